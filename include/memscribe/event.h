@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/* The vocabulary every part of memscribe speaks: one decoded trace event.
+ *
+ * The recorder fills these and hands them to the trace writer; the trace
+ * reader decodes the file back into the same struct for dump and analysis.
+ * docs/format.md says how each field is stored on disk. */
+#ifndef MEMSCRIBE_EVENT_H
+#define MEMSCRIBE_EVENT_H
+
+#include <stdint.h>
+
+/* Event kinds. Values are stored in trace files: append, never renumber. */
+enum fmt_kind {
+    FMT_EV_NONE = 0,
+
+    /* Heap: the malloc family. Allocation kinds start a block (they get a
+     * serial); FMT_EV_FREE ends one; the realloc kinds end one and start one. */
+    FMT_EV_MALLOC = 1,
+    FMT_EV_CALLOC = 2,         /* arg[0] nmemb, arg[1] element size; size = product */
+    FMT_EV_REALLOC = 3,        /* old_addr; ref = block ended (0: from NULL) */
+    FMT_EV_REALLOCARRAY = 4,   /* as REALLOC, arg[0] nmemb, arg[1] element size */
+    FMT_EV_FREE = 5,           /* addr; ref = block ended (0: NULL or unknown) */
+    FMT_EV_MEMALIGN = 6,       /* arg[0] alignment */
+    FMT_EV_POSIX_MEMALIGN = 7, /* arg[0] alignment, arg[1] return code */
+    FMT_EV_ALIGNED_ALLOC = 8,  /* arg[0] alignment */
+    FMT_EV_VALLOC = 9,
+    FMT_EV_PVALLOC = 10,
+
+    /* Virtual memory. size is the length in bytes as passed (not rounded). */
+    FMT_EV_MMAP = 16,     /* arg[0] prot, arg[1] flags, arg[2] fd, arg[3] offset */
+    FMT_EV_MUNMAP = 17,   /* addr, size */
+    FMT_EV_MREMAP = 18,   /* old_addr, old_size, addr (new), size (new), arg[1] flags */
+    FMT_EV_MPROTECT = 19, /* addr, size, arg[0] prot */
+    FMT_EV_BRK = 20,      /* arg[0] requested break; addr = resulting break */
+    FMT_EV_SBRK = 21,     /* arg[0] increment (two's complement); addr = old break */
+
+    /* Life of processes, threads and modules. */
+    FMT_EV_PROCESS_START = 32, /* pid; arg[0] ppid; arg[1] how (enum fmt_start); str = exe
+                                  path, str2 = NUL-separated argv */
+    FMT_EV_PROCESS_EXIT = 33,  /* pid; arg[0] wait status, arg[1] 1 if status is known */
+    FMT_EV_THREAD_START = 34,  /* tid; str = name */
+    FMT_EV_THREAD_EXIT = 35,   /* tid */
+    FMT_EV_THREAD_NAME = 36,   /* tid; str = new name */
+    FMT_EV_MODULE_LOAD = 37,   /* module points at the description */
+    FMT_EV_MODULE_UNLOAD = 38, /* addr = module base */
+
+    /* Measurements and bookkeeping. */
+    FMT_EV_RSS = 48,     /* pid; size = resident bytes */
+    FMT_EV_DROPPED = 49, /* arg[0] number of events the collector could not record */
+};
+
+/* How a process image began (FMT_EV_PROCESS_START arg[1]). */
+enum fmt_start {
+    FMT_START_INITIAL = 0, /* the program memscribe record started */
+    FMT_START_FORK = 1,    /* a child by fork (or clone without exec) */
+    FMT_START_EXEC = 2,    /* a new image after execve in an existing process */
+};
+
+/* Where a virtual-memory call came from (struct fmt_event.origin). */
+enum fmt_origin {
+    FMT_ORIGIN_CALL = 0,     /* the program called the public function */
+    FMT_ORIGIN_LIBC = 1,     /* made inside libc (malloc's own mmaps, stdio, ...) */
+    FMT_ORIGIN_LOADER = 2,   /* made by ld.so (dlopen, startup) */
+    FMT_ORIGIN_THREAD = 3,   /* a thread stack made by pthread_create */
+    FMT_ORIGIN_SNAPSHOT = 4, /* already mapped when tracing began */
+};
+
+/* Event flags (struct fmt_event.flags). */
+#define FMT_EVF_FAILED 0x0001    /* the call failed: NULL, MAP_FAILED, -1 or non-zero */
+#define FMT_EVF_LIBC_MMAP 0x0002 /* glibc served this block with its own mmap */
+#define FMT_EVF_IN_PLACE 0x0004  /* realloc/mremap kept the address */
+
+/* One loaded module (FMT_EV_MODULE_LOAD). Segments let an address be mapped
+ * to the module without the file; build_id lets the analyser find the right
+ * file later, elsewhere. */
+#define FMT_MAX_SEGMENTS 16
+#define FMT_MAX_BUILD_ID 64
+
+struct fmt_segment {
+    uint64_t vaddr;  /* p_vaddr: address relative to base */
+    uint64_t memsz;  /* p_memsz */
+    uint64_t offset; /* p_offset in the file */
+    uint32_t flags;  /* p_flags: PF_X, PF_W, PF_R */
+};
+
+struct fmt_module {
+    uint64_t base; /* load bias (dl_phdr_info.dlpi_addr) */
+    const char *path;
+    uint32_t path_len;
+    uint32_t build_id_len;
+    uint8_t build_id[FMT_MAX_BUILD_ID];
+    uint32_t nr_segments;
+    struct fmt_segment segments[FMT_MAX_SEGMENTS];
+};
+
+/* One event. Fields a kind does not use are zero. Times are nanoseconds of
+ * CLOCK_MONOTONIC since the trace's start (struct fmt_trace_info). */
+struct fmt_event {
+    uint64_t ts_ns;
+    uint16_t kind;   /* enum fmt_kind */
+    uint16_t flags;  /* FMT_EVF_* */
+    uint8_t origin;  /* enum fmt_origin, virtual-memory kinds */
+    uint32_t image;  /* process image index (a pid between execs), dense from 0 */
+    uint32_t thread; /* thread index, dense from 0 across the trace */
+    uint32_t pid;
+    uint32_t tid;
+    uint32_t stack; /* stack id, 0 = no stack */
+
+    uint64_t addr;     /* result address (allocations, mmap), or the address freed */
+    uint64_t size;     /* requested bytes or mapping length */
+    uint64_t old_addr; /* realloc, mremap */
+    uint64_t old_size; /* mremap */
+    uint64_t arg[4];   /* per kind, see enum fmt_kind */
+
+    /* Filled by the reader, ignored by the writer. */
+    uint64_t serial;    /* allocation serial, from 1, for kinds that start a block */
+    uint64_t ref;       /* serial of the block this event ends, 0 = none or unknown */
+    uint64_t ref_size;  /* that block's requested size */
+    uint64_t ref_ts_ns; /* that block's allocation time */
+    uint32_t ref_stack; /* that block's stack id */
+    uint32_t ref_thread;
+
+    /* Strings and the module: valid until the next call that fills this event. */
+    const char *str;
+    uint32_t str_len;
+    const char *str2;
+    uint32_t str2_len;
+    const struct fmt_module *module;
+};
+
+/* Facts about a whole trace (file header and metadata). */
+struct fmt_trace_info {
+    uint32_t version_major;
+    uint32_t version_minor;
+    uint64_t start_realtime_ns;  /* CLOCK_REALTIME when recording began */
+    uint64_t start_monotonic_ns; /* CLOCK_MONOTONIC origin of every ts_ns */
+    uint32_t recorder_pid;
+    uint32_t stack_depth; /* frames kept per stack */
+    const char *command;  /* command line, NUL-separated words */
+    uint32_t command_len;
+    const char *hostname;
+};
+
+/* True for kinds that start a heap block (give it a serial). */
+static inline int fmt_kind_is_heap_alloc(unsigned kind)
+{
+    return (kind >= FMT_EV_MALLOC && kind <= FMT_EV_PVALLOC && kind != FMT_EV_FREE);
+}
+
+#endif

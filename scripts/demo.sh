@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The main job: set up, build, record the demo program and show what it did.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+bash scripts/build.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+mkdir -p demo-out
+./build/bin/memscribe record -o demo-out/demo.mscr -- ./build/examples/memtest_demo
+./build/bin/memscribe dump demo-out/demo.mscr | head -n 40

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Install what memscribe needs from Debian 12's archive, if it is missing.
+# Safe to run again: it only calls apt-get when a package is absent.
+set -euo pipefail
+
+# Build and run.
+PKGS=(build-essential cmake pkg-config libzstd-dev libunwind-dev libdw-dev libelf-dev
+      libiberty-dev)
+# Tests: unit framework, fuzzer (clang), the real tools we compare with.
+if [ "${1:-}" = "--test" ]; then
+  PKGS+=(libcmocka-dev clang valgrind heaptrack)
+fi
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -q >&2
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+fi

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Set up and run the whole test suite: ASan+UBSan on everything but the
+# collector, warnings as errors, then the fuzzer for a bounded time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh --test
+bash scripts/build.sh build-test -DCMAKE_BUILD_TYPE=Debug -DMEMSCRIBE_SANITIZE=ON -DMEMSCRIBE_WERROR=ON
+cd build-test
+ctest --output-on-failure -j2 --timeout 600

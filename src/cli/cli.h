@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/* What every subcommand shares: the command table, dying with a message,
+ * exit codes (0 ok, 1 failure, 2 usage). Only cli/ prints or exits. */
+#ifndef CLI_H
+#define CLI_H
+
+#include <stdio.h>
+
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_FAIL 1
+#define CLI_EXIT_USAGE 2
+
+typedef int cli_cmd_fn(int argc, char **argv);
+
+struct cli_command {
+    const char *name;
+    cli_cmd_fn *fn;
+    const char *summary;
+};
+
+/* Print "memscribe: <message>" to stderr and exit 1. */
+__attribute__((noreturn, format(printf, 1, 2))) void cli_die(const char *fmt, ...);
+
+/* Print "memscribe: <message>" to stderr and exit 2 (a usage error). The
+ * message should say what is wrong and point at --help. */
+__attribute__((noreturn, format(printf, 1, 2))) void cli_usage_error(const char *fmt, ...);
+
+/* Print "memscribe: <message>" to stderr and go on. */
+__attribute__((format(printf, 1, 2))) void cli_warn(const char *fmt, ...);
+
+/* The subcommands; each lives in cmd_<name>.c. */
+cli_cmd_fn cmd_record;
+cli_cmd_fn cmd_dump;
+
+#endif

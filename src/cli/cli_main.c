@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/* Entry point: one table drives both dispatch and help. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const struct cli_command commands[] = {
+    {"record", cmd_record, "run a program and record every allocation it makes"},
+    {"dump", cmd_dump, "print a trace's events, one line each, in time order"},
+};
+
+#define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void vmessage(const char *fmt, va_list ap)
+{
+    fflush(stdout);
+    fputs("memscribe: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+void cli_die(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vmessage(fmt, ap);
+    va_end(ap);
+    exit(CLI_EXIT_FAIL);
+}
+
+void cli_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vmessage(fmt, ap);
+    va_end(ap);
+    exit(CLI_EXIT_USAGE);
+}
+
+void cli_warn(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vmessage(fmt, ap);
+    va_end(ap);
+}
+
+static void print_help(FILE *out)
+{
+    fprintf(out, "usage: memscribe <command> [options] [args]\n\n"
+                 "memscribe records every heap and virtual-memory call a program makes,\n"
+                 "with stack, thread and time, and answers questions about it.\n\n"
+                 "commands:\n");
+    for (size_t i = 0; i < NR_COMMANDS; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\n'memscribe <command> --help' describes a command.\n"
+                 "Example: memscribe record -- ./my-program arg && memscribe dump "
+                 "my-program.<pid>.mscr\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_help(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        print_help(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("memscribe %s\n", MEMSCRIBE_VERSION);
+        return CLI_EXIT_OK;
+    }
+    for (size_t i = 0; i < NR_COMMANDS; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    cli_usage_error("'%s' is not a command; see 'memscribe --help'", argv[1]);
+}

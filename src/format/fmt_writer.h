@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/* Trace writer: takes events in time order and writes a trace file
+ * (docs/format.md): header, zstd-compressed chunks, index, trailer. */
+#ifndef FMT_WRITER_H
+#define FMT_WRITER_H
+
+#include <stdint.h>
+
+#include "memscribe/event.h"
+
+struct fmt_writer;
+
+struct fmt_writer_options {
+    int zstd_level;          /* 0: the default */
+    uint32_t chunk_events;   /* events per chunk, 0: the default */
+};
+
+struct fmt_writer_stats {
+    uint64_t nr_events;     /* events written (definitions included) */
+    uint64_t nr_allocs;     /* blocks started */
+    uint64_t nr_stacks;     /* distinct stack nodes */
+    uint64_t bytes_written; /* file size so far */
+};
+
+/* Start a trace on fd (which the writer does not close). opt may be NULL.
+ * Returns 0 or -errno. */
+int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_info *info,
+                      const struct fmt_writer_options *opt);
+
+/* Intern a stack of image (frames leaf first, as unw_backtrace gives them).
+ * Sets *id to the trace-wide stack id (never 0). Same frames in the same
+ * image give the same id. Returns 0 or -errno. */
+int fmt_writer_stack(struct fmt_writer *w, uint32_t image, const uint64_t *frames,
+                     uint32_t nr_frames, uint32_t *id);
+
+/* Append one event. Events must come in non-decreasing ts_ns order. The
+ * writer matches frees, reallocs and unmaps to the blocks they end by
+ * address within ev->image. Returns 0 or -errno (-ENOSPC: disk full; the
+ * file stays readable up to its last whole chunk). */
+int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev);
+
+/* Flush the last chunk, write the index and trailer. Returns 0 or -errno. */
+int fmt_writer_finish(struct fmt_writer *w);
+
+void fmt_writer_get_stats(const struct fmt_writer *w, struct fmt_writer_stats *st);
+
+/* Free the writer (after finish, or instead of it on an error path). */
+void fmt_writer_destroy(struct fmt_writer *w);
+
+#endif
