@@ -1,0 +1,187 @@
+# SPDX-License-Identifier: MIT
+# Turn bench/run.sh's raw runs into the table: medians per workload and tool,
+# ratios to the untraced run, added time and trace bytes per heap call, and
+# memscribe's targets (issue 2), each marked met or missed and by how much.
+#
+# Usage: awk -v workloads="w1 w2" -v tools="untraced memscribe heaptrack" \
+#            [-v memscribe_missing="why it was not run"] -f report.awk EVENTS.tsv RUNS.tsv
+# EVENTS.tsv: workload, counted heap calls, calls by construction ("-": unknown).
+# RUNS.tsv:   workload, tool, rep, wall_ns, cpu_ns, maxrss_kb, result, trace_bytes.
+# Plain POSIX awk (Debian's default is mawk): no gawk extensions.
+
+BEGIN {
+    FS = "\t"
+    TARGET_RATIO = 0.40     # memscribe's added time per event / heaptrack's
+    TARGET_BYTES = 2.0      # memscribe's trace bytes per event
+    nr_met = nr_missed = nr_unmeasured = 0
+}
+
+FNR == 1 { next }           # header lines
+
+FILENAME == ARGV[1] {
+    counted[$1] = $2
+    constructed[$1] = $3
+    next
+}
+
+{
+    k = $1 SUBSEP $2
+    nr_runs[k]++
+    if ($7 == "ok") {
+        n = ++nr_ok[k]
+        wall[k, n] = $4
+        cpu[k, n] = $5
+        rss[k, n] = $6
+        bytes[k, n] = $8
+    } else if (!(k in failure)) {
+        failure[k] = $7
+        failure_rss[k] = $6
+    }
+}
+
+# Median of arr[k, 1..n], by insertion sort of a copy (n is small).
+function median(arr, k, n,    i, j, v, tmp) {
+    for (i = 1; i <= n; i++) {
+        v = arr[k, i] + 0
+        for (j = i - 1; j >= 1 && tmp[j] > v; j--)
+            tmp[j + 1] = tmp[j]
+        tmp[j + 1] = v
+    }
+    if (n % 2)
+        return tmp[(n + 1) / 2]
+    return (tmp[n / 2] + tmp[n / 2 + 1]) / 2
+}
+
+# "1234567" -> "1,234,567"
+function grouped(n,    s, out) {
+    s = sprintf("%.0f", n)
+    out = ""
+    while (length(s) > 3) {
+        out = "," substr(s, length(s) - 2) out
+        s = substr(s, 1, length(s) - 3)
+    }
+    return s out
+}
+
+function verdict(name, value, limit, unit,    txt) {
+    if (value <= limit) {
+        nr_met++
+        txt = "met"
+    } else {
+        nr_missed++
+        txt = sprintf("MISSED by %.0f%% (%.2fx the limit)", (value / limit - 1) * 100, value / limit)
+    }
+    printf "  target  %-52s %8.2f%s  %s\n", name, value, unit, txt
+}
+
+function unmeasured(name, why) {
+    nr_unmeasured++
+    printf "  target  %-52s %9s  not measured: %s\n", name, "-", why
+}
+
+function why_missing(k, tool) {
+    if (tool == "memscribe" && memscribe_missing != "")
+        return "memscribe " memscribe_missing
+    if (k in failure)
+        return tool " " (failure[k] == "out-of-memory" ? "ran out of memory" : failure[k])
+    return tool " not run"
+}
+
+END {
+    nw = split(workloads, wl, " ")
+    nt = split(tools, tl, " ")
+    for (i = 1; i <= nw; i++) {
+        w = wl[i]
+        ev = counted[w] + 0
+        printf "%s: %s heap calls", w, grouped(ev)
+        if (constructed[w] != "-" && constructed[w] != "")
+            printf " (%s made by the workload itself, the rest by libc and start-up)", grouped(constructed[w])
+        printf "\n"
+        printf "  %-10s %5s %8s %8s %8s %8s %11s %11s %9s %9s\n", "tool", "runs", "wall s", "cpu s",
+               "wall x", "cpu x", "+wall ns/ev", "+cpu ns/ev", "bytes/ev", "peak MiB"
+        base = w SUBSEP "untraced"
+        have_base = (nr_ok[base] > 0)
+        if (have_base) {
+            bw = median(wall, base, nr_ok[base])
+            bc = median(cpu, base, nr_ok[base])
+        }
+        for (j = 1; j <= nt; j++) {
+            t = tl[j]
+            k = w SUBSEP t
+            ok[t] = 0
+            if (!(k in nr_runs)) {
+                printf "  %-10s %5s   not measured\n", t, "-"
+                continue
+            }
+            runs = sprintf("%d/%d", nr_ok[k] + 0, nr_runs[k])
+            if (!nr_ok[k]) {
+                printf "  %-10s %5s   %s (peak %.0f MiB)\n", t, runs,
+                       failure[k] == "out-of-memory" ? "out of memory" : failure[k],
+                       failure_rss[k] / 1024
+                continue
+            }
+            ok[t] = 1
+            mw[t] = median(wall, k, nr_ok[k])
+            mc[t] = median(cpu, k, nr_ok[k])
+            mb[t] = median(bytes, k, nr_ok[k])
+            mr = median(rss, k, nr_ok[k])
+            printf "  %-10s %5s %8.3f %8.3f", t, runs, mw[t] / 1e9, mc[t] / 1e9
+            if (have_base && t != "untraced" && ev > 0) {
+                aw[t] = (mw[t] - bw) / ev
+                ac[t] = (mc[t] - bc) / ev
+                bpe[t] = mb[t] / ev
+                printf " %8.2f %8.2f %11.1f %11.1f %9.3f", mw[t] / bw, mc[t] / bc, aw[t], ac[t], bpe[t]
+            } else if (t == "untraced") {
+                printf " %8.2f %8.2f %11s %11s %9s", 1, 1, "-", "-", "-"
+            } else {
+                printf " %8s %8s %11s %11s %9s", "-", "-", "-", "-", "-"
+            }
+            printf " %9.1f", mr / 1024
+            if (nr_ok[k] < nr_runs[k])
+                printf "  (%d failed: %s)", nr_runs[k] - nr_ok[k], failure[k]
+            printf "\n"
+        }
+
+        # memscribe's targets for this workload.
+        msk = w SUBSEP "memscribe"
+        htk = w SUBSEP "heaptrack"
+        if (!have_base) {
+            unmeasured("(all)", "no untraced run")
+        } else if (!ok["memscribe"]) {
+            unmeasured("memscribe added wall/event <= 0.40 x heaptrack's", why_missing(msk, "memscribe"))
+            unmeasured("memscribe added cpu/event <= 0.40 x heaptrack's", why_missing(msk, "memscribe"))
+            unmeasured("memscribe trace <= 2 bytes/event", why_missing(msk, "memscribe"))
+        } else {
+            if (!ok["heaptrack"]) {
+                why = why_missing(htk, "heaptrack")
+                unmeasured("memscribe added wall/event <= 0.40 x heaptrack's", why)
+                unmeasured("memscribe added cpu/event <= 0.40 x heaptrack's", why)
+                if (htk in failure) {
+                    # heaptrack's failure is the point of this workload: memscribe must not fail.
+                    if (nr_ok[msk] == nr_runs[msk]) {
+                        nr_met++
+                        printf "  target  %-52s %9s  met\n", "memscribe completes where heaptrack fails", "yes"
+                    } else {
+                        nr_missed++
+                        printf "  target  %-52s %9s  MISSED\n", "memscribe completes where heaptrack fails", "no"
+                    }
+                }
+            } else if (aw["heaptrack"] <= 0 || ac["heaptrack"] <= 0) {
+                unmeasured("memscribe added time/event vs heaptrack's", "heaptrack added no time (noise)")
+            } else {
+                verdict("memscribe added wall/event <= 0.40 x heaptrack's", aw["memscribe"] / aw["heaptrack"], TARGET_RATIO, "x")
+                verdict("memscribe added cpu/event <= 0.40 x heaptrack's", ac["memscribe"] / ac["heaptrack"], TARGET_RATIO, "x")
+            }
+            verdict("memscribe trace <= 2 bytes/event", bpe["memscribe"], TARGET_BYTES, "B")
+            if (w ~ /^storm/) {
+                if (ok["heaptrack"])
+                    verdict(sprintf("memscribe trace <= heaptrack's (%.3f bytes/event)", bpe["heaptrack"]),
+                            bpe["memscribe"], bpe["heaptrack"], "B")
+                else
+                    unmeasured("memscribe trace <= heaptrack's bytes/event", why_missing(htk, "heaptrack"))
+            }
+        }
+        printf "\n"
+    }
+    printf "targets: %d met, %d missed, %d not measured\n", nr_met, nr_missed, nr_unmeasured
+}

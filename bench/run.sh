@@ -1,0 +1,260 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# memscribe's benchmark: every workload untraced, under `memscribe record` and
+# under heaptrack, in one run, repeated; prints medians as ratios and per-event
+# costs, and whether memscribe meets its targets. See bench/README.md.
+#
+# To add a workload: write wl_<name> (set CMD, the command to run) and add the
+# name to WORKLOADS. To add a measured tool: write tool_<name> (set RUN from
+# CMD and TRACE, the file it writes) and add the name to TOOLS.
+set -euo pipefail
+
+BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
+SRC_DIR=$(dirname "$BENCH_DIR")
+
+usage() {
+    cat <<EOF
+usage: bash bench/run.sh [options]
+  -r, --repeat N      measure every workload and tool N times, quote medians (default 5)
+  -q, --quick         smoke run: workloads scaled down 10x, 1 repeat (figures not comparable)
+  -w, --only LIST     comma-separated workloads (default: ${WORKLOADS[*]})
+  -m, --mem-limit MIB address-space limit for heaptrack runs (default 4096)
+  -b, --build-dir DIR build directory (default: <source>/build-bench)
+      --no-setup      do not install missing packages
+  -h, --help          this text
+EOF
+}
+
+WORKLOADS=(storm-1t storm-4t deep-small deep sqlite)
+TOOLS=(untraced memscribe heaptrack)
+
+# ---- Workloads: each sets CMD. SCALE is 1, or 10 with --quick. ----------------
+
+wl_storm-1t() { CMD=("$BIN/bench_storm" 1 $((10000000 / SCALE))); }
+wl_storm-4t() { CMD=("$BIN/bench_storm" 4 $((10000000 / SCALE))); }
+# Distinct stacks 300 frames deep. deep-small is sized so heaptrack completes
+# (about 1.3 GB); deep is ten times larger, where heaptrack runs out of memory.
+wl_deep-small() { CMD=("$BIN/bench_deep" $((2000 / SCALE)) 300); }
+wl_deep() { CMD=("$BIN/bench_deep" $((20000 / SCALE)) 300); }
+wl_sqlite() { CMD=(sqlite3 -batch :memory: ".read $SQL_SCRIPT"); }
+
+# ---- Tools: each sets RUN (the command line) and TRACE (file written, or ""). --
+# $1 is an empty directory for this run's files.
+
+tool_untraced() {
+    RUN=("${CMD[@]}")
+    TRACE=""
+}
+tool_memscribe() {
+    RUN=("$MEMSCRIBE" record -o "$1/trace.mscr" -- "${CMD[@]}")
+    TRACE="$1/trace.mscr"
+}
+tool_heaptrack() {
+    # heaptrack appends .zst (or .gz without zstd) to the -o name.
+    RUN=(heaptrack -o "$1/trace" "${CMD[@]}")
+    TRACE=$(compgen -G "$1/trace.*" | head -n 1 || true)
+}
+# The limit keeps heaptrack from taking the machine down on deep stacks.
+limit_heaptrack() { echo $((MEM_LIMIT_MIB * 1024 * 1024)); }
+
+# ---- Options -------------------------------------------------------------------
+
+REPEAT=5
+SCALE=1
+ONLY=""
+MEM_LIMIT_MIB=4096
+BUILD=$SRC_DIR/build-bench
+SETUP=1
+while [ $# -gt 0 ]; do
+    case "$1" in
+    -r | --repeat) REPEAT=${2:?}; shift 2 ;;
+    -q | --quick) SCALE=10; REPEAT=1; shift ;;
+    -w | --only) ONLY=${2:?}; shift 2 ;;
+    -m | --mem-limit) MEM_LIMIT_MIB=${2:?}; shift 2 ;;
+    -b | --build-dir) BUILD=${2:?}; shift 2 ;;
+    --no-setup) SETUP=0; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+    esac
+done
+[[ $REPEAT =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --repeat: not a positive integer: '$REPEAT'" >&2; exit 2; }
+[[ $MEM_LIMIT_MIB =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --mem-limit: not a positive integer: '$MEM_LIMIT_MIB'" >&2; exit 2; }
+if [ -n "$ONLY" ]; then
+    IFS=, read -r -a WORKLOADS <<<"$ONLY"
+    for w in "${WORKLOADS[@]}"; do
+        declare -F "wl_$w" >/dev/null || { echo "run.sh: --only: no workload '$w'" >&2; exit 2; }
+    done
+fi
+
+log() { echo "bench: $*" >&2; }
+
+# ---- Set up and build --------------------------------------------------------
+
+if [ "$SETUP" = 1 ]; then
+    bash "$SRC_DIR/scripts/setup.sh"
+    # Beyond the build's needs: the tool we compare with, the real program we
+    # trace, and cmocka, without which the project does not configure.
+    missing=()
+    for p in heaptrack sqlite3 zstd libcmocka-dev; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        log "installing ${missing[*]}"
+        SUDO=""
+        [ "$(id -u)" -eq 0 ] || SUDO=sudo
+        $SUDO apt-get update -q >&2
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+    fi
+fi
+
+# The workloads and measuring tools build on their own, so heaptrack can be
+# measured even while memscribe, written alongside this bench, does not build:
+# then the table says so.
+log "building in $BUILD"
+BIN=$BUILD/bench-tools
+mkdir -p "$BIN"
+if ! { cmake -S "$BENCH_DIR" -B "$BIN" -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
+    cmake --build "$BIN" -j2; } >"$BIN/build.log" 2>&1; then
+    cat "$BIN/build.log" >&2
+    echo "run.sh: building the bench tools failed (log above)" >&2
+    exit 1
+fi
+RUNNER=$BIN/bench_runner
+MEMSCRIBE=$BUILD/bin/memscribe
+MEMSCRIBE_MISSING=""
+if ! { cmake -S "$SRC_DIR" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
+    cmake --build "$BUILD" -j2 --target memscribe memscribe_collector; } >"$BUILD/memscribe-build.log" 2>&1; then
+    MEMSCRIBE_MISSING="does not build (see $BUILD/memscribe-build.log)"
+elif ! "$MEMSCRIBE" record --help >/dev/null 2>&1; then
+    MEMSCRIBE_MISSING="'memscribe record --help' fails"
+fi
+[ -z "$MEMSCRIBE_MISSING" ] || log "memscribe $MEMSCRIBE_MISSING: measuring the rest"
+
+SQL_SCRIPT=$BIN/sqlite-$((200000 / SCALE)).sql
+[ -s "$SQL_SCRIPT" ] || awk -v rows=$((200000 / SCALE)) -f "$BENCH_DIR/gen_sql.awk" >"$SQL_SCRIPT"
+
+# ---- Measure -----------------------------------------------------------------
+
+STAMP=$(date -u +%Y%m%dT%H%M%SZ)
+RESULTS=$BENCH_DIR/results
+mkdir -p "$RESULTS"
+RUNS_TSV=$RESULTS/$STAMP.tsv
+EVENTS_TSV=$RESULTS/$STAMP.events.tsv
+WORK=$(mktemp -d "$BIN/run.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+printf 'workload\ttool\trep\twall_ns\tcpu_ns\tmaxrss_kb\tresult\ttrace_bytes\n' >"$RUNS_TSV"
+printf 'workload\tcounted\tconstructed\n' >"$EVENTS_TSV"
+
+# Count the heap calls of a workload once, untimed, with the counter preloaded:
+# the divisor for per-event figures. A workload that knows its own count prints
+# "bench-events: N"; the count must be at least that.
+count_events() {
+    local w=$1 out=$WORK/count.out cnt=$WORK/count.txt counted constructed
+    rm -f "$cnt"
+    "wl_$w"
+    BENCH_COUNT_FILE=$cnt LD_PRELOAD=$BIN/libbench_count.so "${CMD[@]}" >"$out" 2>"$WORK/count.err" || {
+        cat "$WORK/count.err" >&2
+        echo "run.sh: workload $w failed untraced: ${CMD[*]}" >&2
+        exit 1
+    }
+    counted=$(awk -F'events=' '/^bench-count:/ { n += $2 } END { print n + 0 }' "$cnt" 2>/dev/null || echo 0)
+    constructed=$(awk '/^bench-events:/ { print $2 }' "$out")
+    if [ -n "$constructed" ] && [ "$counted" -lt "$constructed" ]; then
+        echo "run.sh: $w: counted $counted heap calls, fewer than the $constructed it made" >&2
+        exit 1
+    fi
+    printf '%s\t%s\t%s\n' "$w" "$counted" "${constructed:--}" >>"$EVENTS_TSV"
+}
+
+# Why a run failed, in a few words, from its status, stderr and peak memory.
+classify_failure() {
+    local status=$1 err=$2 maxrss_kb=$3 limit=$4
+    if grep -qE "bad_alloc|[Oo]ut of memory|Cannot allocate memory|ENOMEM" "$err" 2>/dev/null ||
+        { [ -n "$limit" ] && [ "$maxrss_kb" -ge $((limit / 1024 * 9 / 10)) ]; }; then
+        echo "out-of-memory"
+    else
+        echo "failed-$status"
+    fi
+}
+
+# Measure one run of workload $1 under tool $2; append a row to RUNS_TSV.
+measure() {
+    local w=$1 tool=$2 rep=$3 dir line limit="" bytes=0 result
+    local wall_ns cpu_ns maxrss_kb status
+    dir=$WORK/$w.$tool.$rep
+    mkdir -p "$dir"
+    "wl_$w"
+    "tool_$tool" "$dir"
+    declare -F "limit_$tool" >/dev/null && limit=$("limit_$tool")
+    line=$("$RUNNER" ${limit:+--as-limit "$limit"} --stdout "$dir/stdout" --stderr "$dir/stderr" -- "${RUN[@]}")
+    for kv in $line; do
+        case $kv in
+        wall_ns=*) wall_ns=${kv#*=} ;;
+        cpu_ns=*) cpu_ns=${kv#*=} ;;
+        maxrss_kb=*) maxrss_kb=${kv#*=} ;;
+        status=*) status=${kv#*=} ;;
+        esac
+    done
+    "tool_$tool" "$dir" # again: TRACE may only be known once the file exists
+    if [ "$status" = exit:0 ]; then
+        result=ok
+        if [ -n "$TRACE" ]; then
+            if [ -f "$TRACE" ]; then
+                bytes=$(stat -c %s "$TRACE")
+            else
+                result=no-trace
+            fi
+        fi
+    else
+        result=$(classify_failure "$status" "$dir/stderr" "$maxrss_kb" "$limit")
+    fi
+    if [ "$result" != ok ]; then
+        log "$w under $tool: $result; last lines of its stderr:"
+        tail -n 5 "$dir/stderr" | sed 's/^/    /' >&2
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$tool" "$rep" "$wall_ns" "$cpu_ns" "$maxrss_kb" \
+        "$result" "$bytes" >>"$RUNS_TSV"
+    rm -rf "$dir"
+    [ "$result" = ok ]
+}
+
+tools=()
+for t in "${TOOLS[@]}"; do
+    [ "$t" = memscribe ] && [ -n "$MEMSCRIBE_MISSING" ] && continue
+    tools+=("$t")
+done
+
+for w in "${WORKLOADS[@]}"; do
+    log "$w: counting heap calls"
+    count_events "$w"
+    declare -A gave_up=()
+    for ((rep = 1; rep <= REPEAT; rep++)); do
+        # Rotate the order of the tools from one repetition to the next, so a
+        # slow drift of the machine does not always favour the same one.
+        n=${#tools[@]}
+        for ((k = 0; k < n; k++)); do
+            t=${tools[$(((k + rep - 1) % n))]}
+            [ -n "${gave_up[$t]:-}" ] && continue
+            log "$w: $t, run $rep of $REPEAT"
+            # A tool that failed (out of memory, say) fails again the same way:
+            # do not spend the remaining repetitions on it.
+            measure "$w" "$t" "$rep" || gave_up[$t]=1
+        done
+    done
+    unset gave_up
+done
+
+# ---- Report --------------------------------------------------------------------
+
+OUT=$RESULTS/$STAMP.txt
+{
+    echo "memscribe benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "machine:   $(nproc) cpus, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo), kernel $(uname -r)"
+    echo "memscribe: $(git -C "$SRC_DIR" describe --always --dirty 2>/dev/null || echo unknown)${MEMSCRIBE_MISSING:+ — not measured: $MEMSCRIBE_MISSING}"
+    echo "heaptrack: $(heaptrack --version 2>&1 | head -n 1); sqlite3 $(sqlite3 --version | cut -d' ' -f1); $(gcc --version | head -n 1)"
+    echo "runs:      median of $REPEAT per workload and tool$([ "$SCALE" != 1 ] && echo "; QUICK: workloads scaled down ${SCALE}x, not comparable"); heaptrack limited to $MEM_LIMIT_MIB MiB of address space"
+    echo
+    awk -v workloads="${WORKLOADS[*]}" -v tools="${TOOLS[*]}" \
+        -v memscribe_missing="${MEMSCRIBE_MISSING%% (*}" -f "$BENCH_DIR/report.awk" "$EVENTS_TSV" "$RUNS_TSV"
+} | tee "$OUT"
+echo "bench: written to $OUT (raw runs: $RUNS_TSV)" >&2
