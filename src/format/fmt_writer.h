@@ -39,6 +39,11 @@ int fmt_writer_stack(struct fmt_writer *w, uint32_t image, const uint64_t *frame
  * file stays readable up to its last whole chunk). */
 int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev);
 
+/* End the current chunk now and write it (with its DEFS block), so that
+ * what was appended so far survives the recorder dying; the recorder may
+ * call this on a timer. Returns 0 or -errno. */
+int fmt_writer_flush(struct fmt_writer *w);
+
 /* Flush the last chunk, write the index and trailer. Returns 0 or -errno. */
 int fmt_writer_finish(struct fmt_writer *w);
 
