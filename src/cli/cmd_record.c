@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/* memscribe record: run a program with the collector preloaded, gather what
+ * every traced process sends, and write it in time order to a trace. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/rec_internal.h"
+#include "cli/rec_proc.h"
+
+extern char **environ;
+
+#define REC_RSS_PERIOD_NS (10 * 1000 * 1000ull)
+#define REC_FLUSH_PERIOD_NS (1000 * 1000 * 1000ull)
+
+static volatile pid_t rec_forward_pid;
+
+static uint64_t rec_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void print_help(void)
+{
+    printf("usage: memscribe record [-o FILE] [--depth N] [--no-follow] [--quiet] [--] CMD [ARGS...]\n"
+           "\n"
+           "Run CMD with the collector preloaded and record every malloc-family and\n"
+           "mmap-family call it makes, with stack, thread and time, into a trace file.\n"
+           "Children it forks are traced into their own streams, and so are programs\n"
+           "they exec (unless --no-follow). The exit status is CMD's (128+N if signal\n"
+           "N killed it).\n"
+           "\n"
+           "options:\n"
+           "  -o, --output FILE  trace file (default: <program>.<pid>.mscr here)\n"
+           "      --depth N      frames kept per stack, 1-%d (default %d)\n"
+           "      --no-follow    trace only CMD's own image: no exec'd programs,\n"
+           "                     no forked children\n"
+           "  -q, --quiet        no summary on stderr\n"
+           "  -h, --help         this text\n"
+           "\n"
+           "environment:\n"
+           "  MEMSCRIBE_COLLECTOR    path of libmemscribe.so (default:\n"
+           "                         <dir of memscribe>/../lib/memscribe/libmemscribe.so)\n"
+           "  MEMSCRIBE_FREE_STACKS  1: record a stack for each free() too (slower)\n"
+           "Set for the traced program (do not set them yourself): LD_PRELOAD,\n"
+           "MEMSCRIBE_SOCKET, MEMSCRIBE_DEPTH, MEMSCRIBE_NO_FOLLOW.\n",
+           FMT_SHM_MAX_DEPTH, FMT_SHM_DEFAULT_DEPTH);
+}
+
+/* Forward a signal someone sent us to the program; one from the terminal
+ * (si_code > 0) reached the program's process group already. */
+static void rec_on_signal(int sig, siginfo_t *info, void *uctx)
+{
+    (void)uctx;
+    if (info->si_code <= 0 && rec_forward_pid > 0)
+        kill(rec_forward_pid, sig);
+}
+
+static char *rec_collector_path(void)
+{
+    const char *env = getenv("MEMSCRIBE_COLLECTOR");
+    char self[PATH_MAX], *slash, *path;
+    ssize_t n;
+
+    if (env && *env)
+        path = realpath(env, NULL);
+    else {
+        n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        if (n <= 0)
+            cli_die("record: cannot find my own executable: %s", strerror(errno));
+        self[n] = 0;
+        slash = strrchr(self, '/');
+        *slash = 0;
+        if (asprintf(&path, "%s/../lib/memscribe/libmemscribe.so", self) < 0)
+            cli_die("record: out of memory");
+        env = path;
+        path = realpath(path, NULL);
+        if (!path)
+            cli_die("record: collector %s: %s (set MEMSCRIBE_COLLECTOR)", env, strerror(errno));
+        return path;
+    }
+    if (!path)
+        cli_die("record: MEMSCRIBE_COLLECTOR=%s: %s", env, strerror(errno));
+    return path;
+}
+
+/* The environment for the program: ours, with the collector first in
+ * LD_PRELOAD and the protocol variables set. */
+static char **rec_build_env(const char *collector, const char *sock, uint32_t depth, int no_follow)
+{
+    size_t n = 0, k = 0;
+    char **env;
+    const char *old_preload = getenv("LD_PRELOAD");
+
+    while (environ[n])
+        n++;
+    env = calloc(n + 5, sizeof(*env));
+    if (!env)
+        cli_die("record: out of memory");
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "LD_PRELOAD=", 11) && strncmp(environ[i], FMT_SHM_ENV_SOCKET "=", sizeof(FMT_SHM_ENV_SOCKET)) &&
+            strncmp(environ[i], FMT_SHM_ENV_DEPTH "=", sizeof(FMT_SHM_ENV_DEPTH)) &&
+            strncmp(environ[i], FMT_SHM_ENV_NO_FOLLOW "=", sizeof(FMT_SHM_ENV_NO_FOLLOW)))
+            env[k++] = environ[i];
+    if (asprintf(&env[k++], "LD_PRELOAD=%s%s%s", collector, old_preload && *old_preload ? ":" : "",
+                 old_preload ? old_preload : "") < 0 ||
+        asprintf(&env[k++], "%s=%s", FMT_SHM_ENV_SOCKET, sock) < 0 ||
+        asprintf(&env[k++], "%s=%u", FMT_SHM_ENV_DEPTH, depth) < 0 ||
+        asprintf(&env[k++], "%s=%d", FMT_SHM_ENV_NO_FOLLOW, no_follow) < 0)
+        cli_die("record: out of memory");
+    env[k] = NULL;
+    return env;
+}
+
+static int rec_exit_code(int status)
+{
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return CLI_EXIT_FAIL;
+}
+
+int cmd_record(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'}, {"depth", required_argument, NULL, 'd'},
+        {"no-follow", no_argument, NULL, 'n'},    {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+    };
+    const char *out_path = NULL;
+    uint32_t depth = FMT_SHM_DEFAULT_DEPTH;
+    int no_follow = 0, quiet = 0, opt, go_fd, err_fd, lfd, out_fd, exec_err = 0;
+    char sock[108], msg[1024], *prog, *collector, **env, *default_out = NULL, host[256] = "";
+    struct rec_session s = {0};
+    struct rec_statuses st = {0};
+    struct fmt_trace_info info = {0};
+    struct fmt_writer_stats stats;
+    struct sigaction sa = {0};
+    uint64_t last_flush, nr_bad_hellos = 0;
+    size_t cmd_len = 0;
+    char *command;
+    pid_t pid;
+    int rc;
+
+    while ((opt = getopt_long(argc, argv, "+o:qh", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'o':
+            out_path = optarg;
+            break;
+        case 'd': {
+            char *end;
+            long d = strtol(optarg, &end, 10);
+
+            if (*end || d < 1 || d > FMT_SHM_MAX_DEPTH)
+                cli_usage_error("record: --depth wants a number from 1 to %d, not '%s'",
+                                FMT_SHM_MAX_DEPTH, optarg);
+            depth = (uint32_t)d;
+            break;
+        }
+        case 'n':
+            no_follow = 1;
+            break;
+        case 'q':
+            quiet = 1;
+            break;
+        case 'h':
+            print_help();
+            return CLI_EXIT_OK;
+        default:
+            cli_usage_error("record: see 'memscribe record --help'");
+        }
+    }
+    if (optind >= argc)
+        cli_usage_error("record: no program to run; usage: memscribe record [options] -- CMD [ARGS]");
+    prog = rec_resolve_command(argv[optind]);
+    if (!prog)
+        cli_die("record: %s: not found on PATH", argv[optind]);
+    if (rec_check_program(prog, msg, sizeof(msg)) != 0)
+        cli_die("record: %s", msg);
+    collector = rec_collector_path();
+
+    s.start_mono_ns = rec_now();
+    s.recorder_pid = (uint32_t)getpid();
+    lfd = rec_socket_open(sock, sizeof(sock));
+    if (lfd < 0)
+        cli_die("record: cannot open the collector socket: %s", strerror(-lfd));
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+        cli_warn("record: cannot become a subreaper (%s); orphaned children may be missed",
+                 strerror(errno));
+    env = rec_build_env(collector, sock, depth, no_follow);
+    pid = rec_spawn(prog, argv + optind, env, &go_fd, &err_fd);
+    if (pid < 0)
+        cli_die("record: cannot start %s: %s", prog, strerror(errno));
+    s.root_pid = pid;
+    st.root = pid;
+
+    if (!out_path) {
+        const char *base = strrchr(argv[optind], '/') ? strrchr(argv[optind], '/') + 1 : argv[optind];
+
+        if (asprintf(&default_out, "%s.%d.mscr", base, (int)pid) < 0)
+            cli_die("record: out of memory");
+        out_path = default_out;
+    }
+    out_fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out_fd < 0) {
+        int e = errno;
+
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        cli_die("record: cannot create %s: %s", out_path, strerror(e));
+    }
+    for (int i = optind; i < argc; i++)
+        cmd_len += strlen(argv[i]) + 1;
+    command = malloc(cmd_len ? cmd_len : 1);
+    if (!command)
+        cli_die("record: out of memory");
+    cmd_len = 0;
+    for (int i = optind; i < argc; i++) {
+        size_t l = strlen(argv[i]) + 1;
+
+        memcpy(command + cmd_len, argv[i], l);
+        cmd_len += l;
+    }
+    gethostname(host, sizeof(host) - 1);
+    info.start_monotonic_ns = s.start_mono_ns;
+    {
+        struct timespec rt;
+
+        clock_gettime(CLOCK_REALTIME, &rt);
+        info.start_realtime_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+    }
+    info.recorder_pid = s.recorder_pid;
+    info.stack_depth = depth;
+    info.command = command;
+    info.command_len = cmd_len ? (uint32_t)cmd_len - 1 : 0;
+    info.hostname = host;
+    rc = fmt_writer_create(&s.w, out_fd, &info, NULL);
+    if (rc < 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        cli_die("record: cannot start the trace %s: %s", out_path, strerror(-rc));
+    }
+
+    /* While the program runs, INT/TERM/HUP are for it, not for us. */
+    rec_forward_pid = pid;
+    sa.sa_sigaction = rec_on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    if (write(go_fd, "g", 1) != 1)
+        cli_warn("record: cannot release %s: %s", prog, strerror(errno));
+    close(go_fd);
+    if (read(err_fd, &exec_err, sizeof(exec_err)) == (ssize_t)sizeof(exec_err))
+        cli_warn("record: cannot run %s: %s", prog, strerror(exec_err));
+    close(err_fd);
+
+    last_flush = rec_now();
+    for (;;) {
+        uint64_t now = rec_now(), limit, before = s.nr_copied;
+        int no_children;
+
+        rec_socket_accept_all(&s, lfd, now, &nr_bad_hellos);
+        limit = rec_merge_watermark(&s, now);
+        no_children = rec_reap(&st);
+        rec_check_exits(&s, &st, rec_now());
+        rec_merge_emit(&s, limit);
+        rec_sample_rss(&s, now, REC_RSS_PERIOD_NS);
+        if (now - last_flush > REC_FLUSH_PERIOD_NS && s.write_err == 0) {
+            rc = fmt_writer_flush(s.w);
+            if (rc < 0)
+                s.write_err = rc;
+            last_flush = now;
+        }
+        if (no_children && st.root_done) {
+            int open_images = 0;
+
+            for (uint32_t i = 0; i < s.nr_images; i++)
+                open_images += s.images[i]->open;
+            if (!open_images)
+                break;
+        }
+        if (s.nr_copied == before) {
+            struct pollfd pfd = {.fd = lfd, .events = POLLIN};
+
+            poll(&pfd, 1, 1);
+        }
+    }
+    rec_forward_pid = 0;
+    rec_socket_accept_all(&s, lfd, rec_now(), &nr_bad_hellos);
+    for (uint32_t i = 0; i < s.nr_images; i++)
+        rec_stream_close(&s, s.images[i], 0, 0, rec_now());
+    rec_merge_emit(&s, UINT64_MAX);
+    close(lfd);
+    if (s.write_err == 0) {
+        rc = fmt_writer_finish(s.w);
+        if (rc < 0)
+            s.write_err = rc;
+    }
+    fmt_writer_get_stats(s.w, &stats);
+    fmt_writer_destroy(s.w);
+    if (close(out_fd) != 0 && s.write_err == 0)
+        s.write_err = -errno;
+    rec_session_free(&s);
+    if (nr_bad_hellos)
+        cli_warn("record: %llu malformed hello message(s) ignored", (unsigned long long)nr_bad_hellos);
+    if (s.write_err) {
+        cli_warn("record: writing %s failed: %s; the trace holds what was written before "
+                 "(%llu events seen)",
+                 out_path, strerror(-s.write_err), (unsigned long long)s.nr_events);
+        return CLI_EXIT_FAIL;
+    }
+    if (!quiet) {
+        cli_warn("record: trace written to %s: %llu events, %llu bytes%s", out_path,
+                 (unsigned long long)stats.nr_events, (unsigned long long)stats.bytes_written, "");
+        if (s.nr_dropped)
+            cli_warn("record: %llu events were dropped (see FMT_EV_DROPPED in the trace)",
+                     (unsigned long long)s.nr_dropped);
+    }
+    free(default_out);
+    free(command);
+    free(collector);
+    free(prog);
+    return exec_err ? 127 : rec_exit_code(st.root_status);
+}

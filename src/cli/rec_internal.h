@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/* The recorder's parts (memscribe record): checking the program, the traced
+ * process images and their rings, the time-ordered merge into the trace
+ * writer, and the processes' lives. docs/protocol.md explains the rules. */
+#ifndef REC_INTERNAL_H
+#define REC_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "format/fmt_shm.h"
+#include "format/fmt_writer.h"
+
+/* Events younger than now - REC_GUARD_NS are held back: a producer's
+ * marker store may still sit in its CPU's store buffer (docs/protocol.md). */
+#define REC_GUARD_NS (2 * 1000 * 1000ull)
+/* A pending word unchanged this long makes us ask whether its thread lives. */
+#define REC_STALE_NS (100 * 1000 * 1000ull)
+#define REC_MAX_SEGMENTS 64
+#define REC_MAX_RINGS_PER_SEGMENT 64
+
+struct rec_image;
+
+/* One ring of a traced process, as the recorder drains it. Records with a
+ * time are copied into buf (a FIFO) and wait there for the watermark. */
+struct rec_ring {
+    struct rec_image *img;
+    struct fmt_shm_ring_ctl *ctl; /* NULL once the image is unmapped */
+    unsigned char *data;
+    uint32_t size;
+    uint64_t tail;
+
+    unsigned char *buf;
+    size_t buf_pos, buf_len, buf_cap;
+    uint64_t last_ts; /* time of the last record copied */
+
+    int off;             /* a bad record turned this stream off */
+    uint64_t nr_bad;     /* records discarded after that */
+    uint32_t tid;        /* current owner, from THREAD_START */
+    uint32_t thread;     /* its dense thread index */
+    int has_thread;
+    uint64_t seen_pending;    /* last pending value seen */
+    uint64_t seen_pending_ns; /* when it was first seen */
+    int pending_dead;         /* its thread is gone: ignore pending */
+};
+
+struct rec_image {
+    uint32_t index; /* dense image index */
+    uint32_t pid, ppid;
+    uint64_t stream_id;
+    int how;   /* enum fmt_start */
+    int pidfd; /* -1 if none */
+    int open;  /* still producing: constrains the watermark */
+    uint32_t nr_segs;
+    struct {
+        void *base;
+        size_t size;
+    } segs[REC_MAX_SEGMENTS];
+    struct rec_ring *rings[REC_MAX_SEGMENTS * REC_MAX_RINGS_PER_SEGMENT];
+    uint32_t nr_rings;
+    uint32_t *stack_map; /* process-local stack id -> trace stack id */
+    uint32_t stack_map_len;
+    uint64_t nr_unknown_stacks;
+    uint64_t last_rss_ns;
+};
+
+/* An event the recorder makes itself (process start/exit, RSS, drops),
+ * waiting for its turn in the merge. Strings are owned. */
+struct rec_synth {
+    struct fmt_event ev;
+    char *str, *str2;
+    uint64_t seq;
+};
+
+struct rec_session {
+    struct fmt_writer *w;
+    int write_err; /* first writer error (-errno), then events are counted, not written */
+    uint64_t start_mono_ns;
+    uint32_t recorder_pid;
+    pid_t root_pid;
+
+    struct rec_image **images;
+    uint32_t nr_images, cap_images;
+    struct rec_ring **heap; /* merge scratch */
+    uint32_t heap_cap;
+
+    struct rec_synth *synth;
+    uint32_t nr_synth, cap_synth;
+    uint64_t synth_seq;
+
+    uint32_t next_thread;
+    uint64_t last_emitted_ns; /* relative, for the non-decreasing guarantee */
+    uint64_t nr_events;       /* events handed to the writer */
+    uint64_t nr_dropped;      /* events reported lost */
+    uint64_t nr_copied;       /* bytes copied out of rings, ever */
+};
+
+/* rec_check.c: may `path` be traced? Returns 0, or -1 with a message in
+ * msg (naming the file). Follows "#!" to the interpreter. */
+int rec_check_program(const char *path, char *msg, size_t msg_size);
+/* Find cmd on PATH (or take it as a path if it has a '/'). Returns a
+ * malloc'd path or NULL with errno set. */
+char *rec_resolve_command(const char *cmd);
+
+/* rec_stream.c */
+/* Take in a segment the collector announced: validate it, attach it to a
+ * new image (IMAGE, FORK) or to its stream (SEGMENT). `seg` is mapped
+ * shared, `size` bytes. Returns 0 or -errno (-EPROTO: malformed). On
+ * success the session owns the mapping. */
+int rec_stream_attach(struct rec_session *s, const struct fmt_shm_hello *hello, void *seg,
+                      size_t size, int pidfd, uint64_t now_ns);
+/* Copy out everything the image's rings hold. */
+void rec_stream_drain(struct rec_session *s, struct rec_image *img);
+/* The image's process is gone (or replaced by exec): drain what is left,
+ * unmap, and queue its exit. status_known: wait status is valid. */
+void rec_stream_close(struct rec_session *s, struct rec_image *img, int status, int status_known,
+                      uint64_t now_ns);
+struct rec_image *rec_stream_find_pid(struct rec_session *s, uint32_t pid);
+void rec_session_free(struct rec_session *s);
+
+/* rec_merge.c */
+/* The time below which every event has been copied out: reads each open
+ * ring's pending word, then drains it (order matters, docs/protocol.md). */
+uint64_t rec_merge_watermark(struct rec_session *s, uint64_t now_ns);
+/* Hand the writer every buffered event older than limit (absolute
+ * CLOCK_MONOTONIC ns), in time order. UINT64_MAX: everything. */
+void rec_merge_emit(struct rec_session *s, uint64_t limit);
+/* Queue an event the recorder made; takes ownership of str/str2 (malloc'd). */
+void rec_merge_synth(struct rec_session *s, const struct fmt_event *ev, uint64_t abs_ts,
+                     char *str, uint32_t str_len, char *str2, uint32_t str2_len);
+/* Write one event (relative times are filled here), counting errors. */
+void rec_merge_write(struct rec_session *s, struct fmt_event *ev, uint64_t abs_ts);
+
+#endif

@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: MIT */
+/* Traced process images and their rings: taking in the segments the
+ * collector announces, copying records out of shared memory (validating
+ * each one: a wild program may scribble on it), and closing an image. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cli/rec_internal.h"
+
+struct rec_image *rec_stream_find_pid(struct rec_session *s, uint32_t pid)
+{
+    for (uint32_t i = s->nr_images; i-- > 0;)
+        if (s->images[i]->open && s->images[i]->pid == pid)
+            return s->images[i];
+    return NULL;
+}
+
+static struct rec_image *rec_stream_find_id(struct rec_session *s, uint64_t stream_id)
+{
+    for (uint32_t i = s->nr_images; i-- > 0;)
+        if (s->images[i]->open && s->images[i]->stream_id == stream_id)
+            return s->images[i];
+    return NULL;
+}
+
+/* Read a whole small /proc file into a malloc'd buffer. */
+static char *rec_read_proc(uint32_t pid, const char *what, uint32_t *len)
+{
+    char path[64];
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    int fd;
+
+    *len = 0;
+    snprintf(path, sizeof(path), "/proc/%u/%s", pid, what);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || !buf) {
+        if (fd >= 0)
+            close(fd);
+        free(buf);
+        return NULL;
+    }
+    for (;;) {
+        ssize_t r;
+
+        if (n == cap) {
+            char *nb = realloc(buf, cap * 2);
+
+            if (!nb)
+                break;
+            buf = nb;
+            cap *= 2;
+        }
+        r = read(fd, buf + n, cap - n);
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fd);
+    *len = (uint32_t)n;
+    return buf;
+}
+
+static void rec_queue_start(struct rec_session *s, struct rec_image *img, uint64_t ts)
+{
+    struct fmt_event ev = {0};
+    char path[64], exe[4096];
+    uint32_t argv_len = 0;
+    char *argv = rec_read_proc(img->pid, "cmdline", &argv_len);
+    ssize_t n;
+
+    snprintf(path, sizeof(path), "/proc/%u/exe", img->pid);
+    n = readlink(path, exe, sizeof(exe) - 1);
+    ev.kind = FMT_EV_PROCESS_START;
+    ev.image = img->index;
+    ev.pid = img->pid;
+    ev.tid = img->pid;
+    ev.arg[0] = img->ppid;
+    ev.arg[1] = (uint64_t)img->how;
+    /* cmdline ends with a NUL; the trace keeps NUL-separated words. */
+    if (argv_len && argv[argv_len - 1] == 0)
+        argv_len--;
+    rec_merge_synth(s, &ev, ts, n > 0 ? strndup(exe, (size_t)n) : NULL, n > 0 ? (uint32_t)n : 0,
+                    argv, argv_len);
+}
+
+static int rec_check_segment(const struct fmt_shm_hello *hello, const void *seg, size_t size)
+{
+    const struct fmt_shm_header *h = seg;
+    uint64_t ctl_size;
+
+    if (size < FMT_SHM_HEADER_SIZE || h->magic != FMT_SHM_SEG_MAGIC ||
+        h->version != FMT_SHM_VERSION)
+        return -EPROTO;
+    if (h->nr_rings == 0 || h->nr_rings > REC_MAX_RINGS_PER_SEGMENT || h->ring_size < 4096 ||
+        h->ring_size > (256u << 20) || (h->ring_size & (h->ring_size - 1)))
+        return -EPROTO;
+    ctl_size = (uint64_t)h->nr_rings * sizeof(struct fmt_shm_ring_ctl);
+    if (h->ctl_offset != FMT_SHM_HEADER_SIZE ||
+        h->data_offset != FMT_SHM_HEADER_SIZE + ((ctl_size + 4095) & ~4095ull) ||
+        fmt_shm_segment_size(h->nr_rings, h->ring_size) != size)
+        return -EPROTO;
+    if (h->pid != hello->pid || h->stream_id != hello->stream_id ||
+        h->segment_index != hello->segment_index || h->segment_index >= REC_MAX_SEGMENTS)
+        return -EPROTO;
+    return 0;
+}
+
+int rec_stream_attach(struct rec_session *s, const struct fmt_shm_hello *hello, void *seg,
+                      size_t size, int pidfd, uint64_t now_ns)
+{
+    struct fmt_shm_header *h = seg;
+    struct rec_image *img;
+    int rc;
+
+    if (hello->magic != FMT_SHM_HELLO_MAGIC || hello->version != FMT_SHM_VERSION)
+        return -EPROTO;
+    rc = rec_check_segment(hello, seg, size);
+    if (rc)
+        return rc;
+    if (hello->kind == FMT_SHM_HELLO_SEGMENT) {
+        img = rec_stream_find_id(s, hello->stream_id);
+        if (!img || hello->segment_index != img->nr_segs)
+            return -EPROTO;
+        if (pidfd >= 0)
+            close(pidfd);
+    } else if (hello->kind == FMT_SHM_HELLO_IMAGE || hello->kind == FMT_SHM_HELLO_FORK) {
+        struct rec_image *old = rec_stream_find_pid(s, hello->pid);
+        int how = FMT_START_FORK;
+
+        if (hello->segment_index != 0)
+            return -EPROTO;
+        if (hello->kind == FMT_SHM_HELLO_IMAGE)
+            how = (hello->pid == (uint32_t)s->root_pid && !old && s->nr_images == 0)
+                      ? FMT_START_INITIAL
+                      : FMT_START_EXEC;
+        if (old) {
+            /* exec: the earlier image of this pid is finished. Keep its
+             * pidfd for the new image (same process). */
+            if (pidfd < 0) {
+                pidfd = old->pidfd;
+                old->pidfd = -1;
+            }
+            rec_stream_close(s, old, 0, 0, now_ns);
+        }
+        if (s->nr_images == s->cap_images) {
+            uint32_t cap = s->cap_images ? s->cap_images * 2 : 8;
+            struct rec_image **ni = realloc(s->images, cap * sizeof(*ni));
+
+            if (!ni)
+                return -ENOMEM;
+            s->images = ni;
+            s->cap_images = cap;
+        }
+        img = calloc(1, sizeof(*img));
+        if (!img)
+            return -ENOMEM;
+        img->index = s->nr_images;
+        img->pid = hello->pid;
+        img->ppid = hello->ppid;
+        img->stream_id = hello->stream_id;
+        img->how = how;
+        img->pidfd = pidfd;
+        img->open = 1;
+        s->images[s->nr_images++] = img;
+        rec_queue_start(s, img, hello->ts_ns);
+    } else {
+        return -EPROTO;
+    }
+    for (uint32_t i = 0; i < h->nr_rings; i++) {
+        struct rec_ring *r = calloc(1, sizeof(*r));
+
+        if (!r)
+            return -ENOMEM; /* the rings made so far stay attached */
+        r->img = img;
+        r->ctl = fmt_shm_ring_ctl(seg, i);
+        r->data = fmt_shm_ring_data(seg, i);
+        r->size = h->ring_size;
+        r->tail = atomic_load_explicit(&r->ctl->tail, memory_order_acquire);
+        img->rings[img->nr_rings++] = r;
+    }
+    img->segs[img->nr_segs].base = seg;
+    img->segs[img->nr_segs].size = size;
+    img->nr_segs++;
+    atomic_store_explicit(&h->recorder_pid, s->recorder_pid, memory_order_relaxed);
+    return 0;
+}
+
+/* Turn a ring's stream off after a malformed record. */
+static void rec_ring_turn_off(struct rec_ring *r)
+{
+    r->off = 1;
+    r->nr_bad++;
+}
+
+static int rec_buf_append(struct rec_ring *r, const void *p, uint32_t len)
+{
+    if (r->buf_pos && r->buf_pos == r->buf_len)
+        r->buf_pos = r->buf_len = 0;
+    if (r->buf_len + len > r->buf_cap) {
+        if (r->buf_pos > r->buf_cap / 2) {
+            memmove(r->buf, r->buf + r->buf_pos, r->buf_len - r->buf_pos);
+            r->buf_len -= r->buf_pos;
+            r->buf_pos = 0;
+        }
+        if (r->buf_len + len > r->buf_cap) {
+            size_t cap = r->buf_cap ? r->buf_cap * 2 : 1 << 16;
+            unsigned char *nb;
+
+            while (cap < r->buf_len + len)
+                cap *= 2;
+            nb = realloc(r->buf, cap);
+            if (!nb)
+                return -ENOMEM;
+            r->buf = nb;
+            r->buf_cap = cap;
+        }
+    }
+    memcpy(r->buf + r->buf_len, p, len);
+    r->buf_len += len;
+    return 0;
+}
+
+static void rec_stack_define(struct rec_session *s, struct rec_image *img,
+                             const struct fmt_shm_stack *st)
+{
+    uint32_t gid = 0;
+
+    if (st->id == 0 || st->id > (1u << 30))
+        return;
+    if (st->id >= img->stack_map_len) {
+        uint32_t len = img->stack_map_len ? img->stack_map_len : 1024;
+        uint32_t *nm;
+
+        while (len <= st->id)
+            len *= 2;
+        nm = realloc(img->stack_map, len * sizeof(*nm));
+        if (!nm)
+            return;
+        memset(nm + img->stack_map_len, 0, (len - img->stack_map_len) * sizeof(*nm));
+        img->stack_map = nm;
+        img->stack_map_len = len;
+    }
+    if (s->write_err == 0) {
+        int rc = fmt_writer_stack(s->w, img->index, st->frames, st->nr_frames, &gid);
+
+        if (rc < 0)
+            s->write_err = rc;
+    }
+    img->stack_map[st->id] = gid;
+}
+
+/* Length of the record at p with `avail` bytes before the ring end or the
+ * head, or 0 if it is malformed. */
+static uint32_t rec_record_len(const unsigned char *p, uint64_t avail)
+{
+    uint8_t type = p[0];
+    uint32_t len;
+
+    if (avail < 8)
+        return 0;
+    if (type == FMT_SHM_REC_EVENT || type == FMT_SHM_REC_RELEASE) {
+        const struct fmt_shm_event *e = (const void *)p;
+        unsigned nargs = e->origin_nargs >> 4;
+        int want = fmt_shm_event_nargs(e->kind);
+
+        if (want < 0 || (unsigned)want != nargs)
+            return 0;
+        if (type == FMT_SHM_REC_RELEASE && e->kind != FMT_EV_REALLOC &&
+            e->kind != FMT_EV_REALLOCARRAY && e->kind != FMT_EV_MREMAP)
+            return 0;
+        len = FMT_SHM_EVENT_SIZE(nargs);
+    } else if (type >= FMT_SHM_REC_PAD && type <= FMT_SHM_REC_MAX) {
+        len = ((const struct fmt_shm_sized *)(const void *)p)->len;
+        if (len < 8 || (len & 7))
+            return 0;
+    } else {
+        return 0;
+    }
+    if (len > avail)
+        return 0;
+    switch (type) {
+    case FMT_SHM_REC_STACK: {
+        const struct fmt_shm_stack *st = (const void *)p;
+
+        if (len < sizeof(*st) || st->nr_frames > FMT_SHM_MAX_DEPTH ||
+            fmt_shm_stack_size(st->nr_frames) != len)
+            return 0;
+        break;
+    }
+    case FMT_SHM_REC_THREAD_START:
+    case FMT_SHM_REC_THREAD_EXIT:
+    case FMT_SHM_REC_THREAD_NAME: {
+        const struct fmt_shm_thread *t = (const void *)p;
+
+        if (len < sizeof(*t) || t->name_len > 256 || fmt_shm_thread_size(t->name_len) != len)
+            return 0;
+        break;
+    }
+    case FMT_SHM_REC_MODULE_LOAD:
+    case FMT_SHM_REC_MODULE_UNLOAD: {
+        const struct fmt_shm_module *m = (const void *)p;
+
+        if (len < sizeof(*m) || m->nr_segments > FMT_MAX_SEGMENTS ||
+            m->path_len >= FMT_SHM_MAX_PATH || m->build_id_len > FMT_MAX_BUILD_ID ||
+            fmt_shm_module_size(m->nr_segments, m->path_len) != len)
+            return 0;
+        break;
+    }
+    default:
+        break;
+    }
+    return len;
+}
+
+/* The time of a buffered record (every kept type has one at a known place). */
+static uint64_t *rec_record_ts(unsigned char *p)
+{
+    switch (p[0]) {
+    case FMT_SHM_REC_EVENT:
+    case FMT_SHM_REC_RELEASE:
+        return &((struct fmt_shm_event *)(void *)p)->ts_ns;
+    case FMT_SHM_REC_THREAD_START:
+    case FMT_SHM_REC_THREAD_EXIT:
+    case FMT_SHM_REC_THREAD_NAME:
+        return &((struct fmt_shm_thread *)(void *)p)->ts_ns;
+    default:
+        return &((struct fmt_shm_module *)(void *)p)->ts_ns;
+    }
+}
+
+static void rec_ring_drain(struct rec_session *s, struct rec_ring *r)
+{
+    uint64_t head, tail = r->tail;
+
+    if (!r->ctl)
+        return;
+    head = atomic_load_explicit(&r->ctl->head, memory_order_acquire);
+    if (head == tail)
+        return;
+    if (head < tail || head - tail > r->size) {
+        /* Scribbled control block: nothing here can be trusted. */
+        if (!r->off)
+            rec_ring_turn_off(r);
+        r->tail = head;
+        atomic_store_explicit(&r->ctl->tail, head, memory_order_release);
+        return;
+    }
+    while (tail < head) {
+        uint64_t pos = tail & (r->size - 1);
+        uint64_t to_end = r->size - pos;
+        uint64_t avail = head - tail < to_end ? head - tail : to_end;
+        unsigned char *p = r->data + pos;
+        uint32_t len;
+
+        if (r->off) {
+            /* Discard, but keep the producer moving. */
+            r->nr_bad += avail / 32 ? avail / 32 : 1;
+            tail += avail;
+            continue;
+        }
+        len = rec_record_len(p, avail);
+        if (len == 0 || (p[0] == FMT_SHM_REC_PAD && len != to_end)) {
+            rec_ring_turn_off(r);
+            continue;
+        }
+        if (p[0] == FMT_SHM_REC_STACK) {
+            rec_stack_define(s, r->img, (const void *)p);
+        } else if (p[0] != FMT_SHM_REC_PAD) {
+            size_t at = r->buf_len;
+
+            if (rec_buf_append(r, p, len) != 0) {
+                rec_ring_turn_off(r);
+                continue;
+            }
+            /* A stream's times never go back; clamp a scribbled one. */
+            {
+                uint64_t *ts = rec_record_ts(r->buf + at);
+
+                if (*ts < r->last_ts)
+                    *ts = r->last_ts;
+                r->last_ts = *ts;
+            }
+        }
+        tail += len;
+    }
+    s->nr_copied += tail - r->tail;
+    r->tail = tail;
+    atomic_store_explicit(&r->ctl->tail, tail, memory_order_release);
+}
+
+void rec_stream_drain(struct rec_session *s, struct rec_image *img)
+{
+    for (uint32_t i = 0; i < img->nr_rings; i++)
+        rec_ring_drain(s, img->rings[i]);
+}
+
+void rec_stream_close(struct rec_session *s, struct rec_image *img, int status, int status_known,
+                      uint64_t now_ns)
+{
+    struct fmt_event ev = {0};
+    uint64_t dropped = 0, bad = 0, last = 0;
+
+    if (!img->open)
+        return;
+    rec_stream_drain(s, img);
+    for (uint32_t i = 0; i < img->nr_segs; i++) {
+        struct fmt_shm_header *h = img->segs[i].base;
+
+        dropped += atomic_load(&h->nr_dropped);
+    }
+    for (uint32_t i = 0; i < img->nr_rings; i++) {
+        bad += img->rings[i]->nr_bad;
+        if (img->rings[i]->last_ts > last)
+            last = img->rings[i]->last_ts;
+        img->rings[i]->ctl = NULL;
+        img->rings[i]->data = NULL;
+    }
+    for (uint32_t i = 0; i < img->nr_segs; i++)
+        munmap(img->segs[i].base, img->segs[i].size);
+    img->nr_segs = 0;
+    img->open = 0;
+    if (img->pidfd >= 0)
+        close(img->pidfd);
+    img->pidfd = -1;
+    if (last < now_ns)
+        last = now_ns;
+    ev.image = img->index;
+    ev.pid = img->pid;
+    ev.tid = img->pid;
+    if (dropped + bad + img->nr_unknown_stacks) {
+        ev.kind = FMT_EV_DROPPED;
+        ev.arg[0] = dropped + bad;
+        ev.arg[1] = img->nr_unknown_stacks;
+        rec_merge_synth(s, &ev, last, NULL, 0, NULL, 0);
+    }
+    ev.kind = FMT_EV_PROCESS_EXIT;
+    ev.arg[0] = status_known ? (uint64_t)(uint32_t)status : 0;
+    ev.arg[1] = status_known ? 1 : 0;
+    rec_merge_synth(s, &ev, last, NULL, 0, NULL, 0);
+}
+
+void rec_session_free(struct rec_session *s)
+{
+    for (uint32_t i = 0; i < s->nr_images; i++) {
+        struct rec_image *img = s->images[i];
+
+        for (uint32_t j = 0; j < img->nr_segs; j++)
+            munmap(img->segs[j].base, img->segs[j].size);
+        if (img->pidfd >= 0)
+            close(img->pidfd);
+        for (uint32_t j = 0; j < img->nr_rings; j++) {
+            free(img->rings[j]->buf);
+            free(img->rings[j]);
+        }
+        free(img->stack_map);
+        free(img);
+    }
+    for (uint32_t i = 0; i < s->nr_synth; i++) {
+        free(s->synth[i].str);
+        free(s->synth[i].str2);
+    }
+    free(s->synth);
+    free(s->images);
+    free(s->heap);
+}

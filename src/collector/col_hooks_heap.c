@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: MIT */
+/* The malloc family hooks. An allocation is stamped after the real call
+ * returns, a free before it, so that when another thread gets the same
+ * address back, the free sorts first (docs/protocol.md). */
+#include <errno.h>
+#include <link.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/col_internal.h"
+
+#define COL_EXPORT __attribute__((visibility("default")))
+
+_Atomic int col_modules_dirty;
+
+/* Bootstrap arena: memory for the calls dlsym makes before the real
+ * functions are known. Never freed; each block remembers its size for a
+ * later realloc. */
+#define COL_BOOT_SIZE (256 * 1024)
+static _Alignas(64) unsigned char col_boot[COL_BOOT_SIZE];
+static _Atomic size_t col_boot_top;
+
+static int col_is_boot(const void *p)
+{
+    return (const unsigned char *)p >= col_boot && (const unsigned char *)p < col_boot + COL_BOOT_SIZE;
+}
+
+static void *col_boot_alloc(size_t size, size_t align)
+{
+    size_t top, start;
+
+    if (align < 16)
+        align = 16;
+    if (size > COL_BOOT_SIZE || align > 4096)
+        return NULL;
+    top = atomic_load(&col_boot_top);
+    do {
+        start = (top + 16 + align - 1) & ~(align - 1);
+        if (start + size > COL_BOOT_SIZE)
+            return NULL;
+    } while (!atomic_compare_exchange_weak(&col_boot_top, &top, start + size));
+    memcpy(col_boot + start - 8, &size, sizeof(size));
+    return col_boot + start; /* static storage: already zero */
+}
+
+static size_t col_boot_size(const void *p)
+{
+    size_t size;
+
+    memcpy(&size, (const unsigned char *)p - 8, sizeof(size));
+    return size;
+}
+
+/* The loader sets r_state to RT_CONSISTENT once every object of a dlopen
+ * is in the list, before running their constructors. */
+static void col_check_modules(struct col_thread *t)
+{
+    if (COL_UNLIKELY(atomic_load_explicit(&col_modules_dirty, memory_order_relaxed)) &&
+        _r_debug.r_state == RT_CONSISTENT) {
+        atomic_store(&col_modules_dirty, 0);
+        col_modules_rescan(t);
+    }
+}
+
+/* glibc marks a chunk it got from its own mmap: bit 1 of the size word in
+ * front of the block (IS_MMAPPED, malloc/malloc.c). */
+static uint8_t col_libc_mmap_flag(const void *p)
+{
+    return p && (((const size_t *)p)[-1] & 2) ? FMT_EVF_LIBC_MMAP : 0;
+}
+
+/* Record an allocation that has returned p. */
+static void col_alloc_done(struct col_thread *t, uint8_t kind, void *p, uint64_t size,
+                           const uint64_t *extra, unsigned nargs, int failed)
+{
+    uint32_t stack;
+    uint64_t ts;
+
+    col_check_modules(t);
+    stack = col_stack_get(t);
+    ts = col_stamp(t);
+    col_emit_event(t, FMT_SHM_REC_EVENT, kind, (uint8_t)(failed ? FMT_EVF_FAILED : col_libc_mmap_flag(p)),
+                   0, stack, ts, (uint64_t)(uintptr_t)p, size, extra, nargs);
+    col_stamp_done(t);
+    col_leave(t);
+}
+
+COL_EXPORT void *malloc(size_t size)
+{
+    struct col_thread *t = col_enter();
+    void *p;
+
+    if (!t)
+        return col_real.malloc ? col_real.malloc(size) : col_boot_alloc(size, 16);
+    p = col_real.malloc(size);
+    col_alloc_done(t, FMT_EV_MALLOC, p, size, NULL, 0, p == NULL);
+    return p;
+}
+
+COL_EXPORT void *calloc(size_t nmemb, size_t elsize)
+{
+    struct col_thread *t = col_enter();
+    uint64_t extra[2] = {nmemb, elsize};
+    size_t total = 0;
+    void *p;
+
+    if (!t) {
+        if (col_real.calloc)
+            return col_real.calloc(nmemb, elsize);
+        return __builtin_mul_overflow(nmemb, elsize, &total) ? NULL : col_boot_alloc(total, 16);
+    }
+    p = col_real.calloc(nmemb, elsize);
+    if (__builtin_mul_overflow(nmemb, elsize, &total))
+        total = SIZE_MAX;
+    col_alloc_done(t, FMT_EV_CALLOC, p, total, extra, 2, p == NULL);
+    return p;
+}
+
+COL_EXPORT void free(void *p)
+{
+    struct col_thread *t;
+    uint32_t stack = 0;
+    uint64_t ts;
+
+    if (COL_UNLIKELY(col_is_boot(p)))
+        return;
+    t = col_enter();
+    if (!t) {
+        if (col_real.free)
+            col_real.free(p);
+        return;
+    }
+    col_check_modules(t);
+    if (col_free_stacks)
+        stack = col_stack_get(t);
+    ts = col_stamp(t);
+    col_real.free(p);
+    col_emit_event(t, FMT_SHM_REC_EVENT, FMT_EV_FREE, 0, 0, stack, ts, (uint64_t)(uintptr_t)p, 0,
+                   NULL, 0);
+    col_stamp_done(t);
+    col_leave(t);
+}
+
+/* realloc and reallocarray: stamp before the call (the old block may be
+ * released), publish a RELEASE with that time if it was, then the
+ * REALLOC with the time after. */
+static void *col_realloc_common(void *old, size_t nmemb, size_t elsize, int is_array)
+{
+    struct col_thread *t;
+    uint64_t extra[3] = {(uint64_t)(uintptr_t)old, nmemb, elsize};
+    size_t size = 0;
+    int overflow = __builtin_mul_overflow(nmemb, elsize, &size);
+    uint8_t kind = is_array ? FMT_EV_REALLOCARRAY : FMT_EV_REALLOC;
+    uint32_t stack;
+    uint64_t ts0, ts1;
+    uint8_t flags = 0;
+    void *p;
+
+    if (COL_UNLIKELY(col_is_boot(old))) {
+        /* Moving a bootstrap block out: a plain (recorded) allocation. */
+        size_t keep;
+
+        if (overflow) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        p = malloc(size);
+        keep = col_boot_size(old) < size ? col_boot_size(old) : size;
+        if (p)
+            memcpy(p, old, keep);
+        return p;
+    }
+    t = col_enter();
+    if (!t) {
+        if (is_array)
+            return col_real.reallocarray ? col_real.reallocarray(old, nmemb, elsize) : NULL;
+        if (col_real.realloc)
+            return col_real.realloc(old, size);
+        return col_boot_alloc(size, 16); /* only while dlsym runs: old is NULL */
+    }
+    col_check_modules(t);
+    stack = col_stack_get(t);
+    ts0 = col_stamp(t);
+    p = is_array ? col_real.reallocarray(old, nmemb, elsize) : col_real.realloc(old, size);
+    ts1 = col_now();
+    if (p == NULL && (size != 0 || overflow || old == NULL)) {
+        flags = FMT_EVF_FAILED; /* the old block is still there */
+    } else if (p == old) {
+        flags = FMT_EVF_IN_PLACE;
+    } else {
+        flags = col_libc_mmap_flag(p);
+        if (old) /* moved, or freed by realloc(old, 0): old is gone */
+            col_emit_event(t, FMT_SHM_REC_RELEASE, kind, 0, 0, stack, ts0,
+                           (uint64_t)(uintptr_t)old, 0, NULL, 0);
+    }
+    if (p == old && p)
+        flags |= col_libc_mmap_flag(p);
+    col_emit_event(t, FMT_SHM_REC_EVENT, kind, flags, 0, stack, ts1, (uint64_t)(uintptr_t)p,
+                   overflow ? UINT64_MAX : size, extra, is_array ? 3 : 1);
+    col_stamp_done(t);
+    col_leave(t);
+    return p;
+}
+
+COL_EXPORT void *realloc(void *old, size_t size)
+{
+    return col_realloc_common(old, size, 1, 0);
+}
+
+COL_EXPORT void *reallocarray(void *old, size_t nmemb, size_t elsize)
+{
+    return col_realloc_common(old, nmemb, elsize, 1);
+}
+
+COL_EXPORT void *memalign(size_t align, size_t size)
+{
+    struct col_thread *t = col_enter();
+    uint64_t extra[1] = {align};
+    void *p;
+
+    if (!t)
+        return col_real.memalign ? col_real.memalign(align, size) : col_boot_alloc(size, align);
+    p = col_real.memalign(align, size);
+    col_alloc_done(t, FMT_EV_MEMALIGN, p, size, extra, 1, p == NULL);
+    return p;
+}
+
+COL_EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+    struct col_thread *t = col_enter();
+    uint64_t extra[2] = {align, 0};
+    int rc;
+
+    if (!t) {
+        if (col_real.posix_memalign)
+            return col_real.posix_memalign(out, align, size);
+        *out = col_boot_alloc(size, align);
+        return *out ? 0 : ENOMEM;
+    }
+    rc = col_real.posix_memalign(out, align, size);
+    extra[1] = (uint64_t)rc;
+    col_alloc_done(t, FMT_EV_POSIX_MEMALIGN, rc == 0 ? *out : NULL, size, extra, 2, rc != 0);
+    return rc;
+}
+
+COL_EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+    struct col_thread *t = col_enter();
+    uint64_t extra[1] = {align};
+    void *p;
+
+    if (!t)
+        return col_real.aligned_alloc ? col_real.aligned_alloc(align, size)
+                                      : col_boot_alloc(size, align);
+    p = col_real.aligned_alloc(align, size);
+    col_alloc_done(t, FMT_EV_ALIGNED_ALLOC, p, size, extra, 1, p == NULL);
+    return p;
+}
+
+COL_EXPORT void *valloc(size_t size)
+{
+    struct col_thread *t = col_enter();
+    void *p;
+
+    if (!t)
+        return col_real.valloc ? col_real.valloc(size) : col_boot_alloc(size, 4096);
+    p = col_real.valloc(size);
+    col_alloc_done(t, FMT_EV_VALLOC, p, size, NULL, 0, p == NULL);
+    return p;
+}
+
+COL_EXPORT void *pvalloc(size_t size)
+{
+    struct col_thread *t = col_enter();
+    void *p;
+
+    if (!t)
+        return col_real.pvalloc ? col_real.pvalloc(size) : col_boot_alloc(size, 4096);
+    p = col_real.pvalloc(size);
+    col_alloc_done(t, FMT_EV_PVALLOC, p, size, NULL, 0, p == NULL);
+    return p;
+}

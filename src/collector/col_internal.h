@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/* What the collector's files share: the real functions, per-thread and
+ * per-process state, the ring writer, stacks and modules. Nothing here may
+ * malloc, use stdio or lazy TLS (STYLE.md, Inside a hook). */
+#ifndef COL_INTERNAL_H
+#define COL_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "format/fmt_shm.h"
+
+#define COL_LIKELY(x) __builtin_expect(!!(x), 1)
+#define COL_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define COL_TLS __attribute__((tls_model("initial-exec"))) __thread
+
+/* Ring geometry: 16 rings of 4 MiB per segment. The memfd is sparse, so a
+ * ring costs memory only as far as it has been written. */
+#define COL_RINGS_PER_SEGMENT 16
+#define COL_RING_SIZE (4u << 20)
+#define COL_MAX_SEGMENTS 64
+
+/* Per-ring cache of recently seen stacks: 1024 entries of 16 bytes. */
+#define COL_STACK_CACHE_ENTRIES 1024
+#define COL_STACK_CACHE_BYTES (COL_STACK_CACHE_ENTRIES * 16)
+
+/* The real functions, resolved with dlsym(RTLD_NEXT) at init. */
+struct col_real {
+    void *(*malloc)(size_t);
+    void *(*calloc)(size_t, size_t);
+    void *(*realloc)(void *, size_t);
+    void *(*reallocarray)(void *, size_t, size_t);
+    void (*free)(void *);
+    void *(*memalign)(size_t, size_t);
+    int (*posix_memalign)(void **, size_t, size_t);
+    void *(*aligned_alloc)(size_t, size_t);
+    void *(*valloc)(size_t);
+    void *(*pvalloc)(size_t);
+    void *(*mmap)(void *, size_t, int, int, int, off_t);
+    void *(*mmap64)(void *, size_t, int, int, int, off_t);
+    int (*munmap)(void *, size_t);
+    void *(*mremap)(void *, size_t, size_t, int, ...);
+    int (*mprotect)(void *, size_t, int);
+    int (*brk)(void *);
+    void *(*sbrk)(intptr_t);
+    void *(*dlopen)(const char *, int);
+    int (*dlclose)(void *);
+    int (*pthread_setname_np)(unsigned long, const char *);
+};
+extern struct col_real col_real;
+
+/* A ring as its producer sees it (private memory). */
+struct col_ring {
+    struct fmt_shm_ring_ctl *ctl;
+    unsigned char *data;
+    struct fmt_shm_header *seg; /* for the drop counter and recorder pid */
+    uint64_t head;              /* producer's copy of ctl->head */
+    uint64_t cached_tail;       /* last tail read; refreshed only when short of room */
+    struct col_stack_cache *cache;
+    uint32_t index; /* ring index within its segment */
+};
+
+/* Per-thread state: initial-exec TLS, zero in a new thread. */
+struct col_thread {
+    int busy;              /* inside a hook: nested calls pass straight through */
+    uint32_t gen;          /* process generation this ring belongs to */
+    struct col_ring *ring; /* NULL until the first event */
+    pid_t tid;
+};
+extern COL_TLS struct col_thread col_thread;
+
+/* Process state, in a page marked MADV_WIPEONFORK: a forked child reads
+ * gen == 0 and starts its own stream. */
+struct col_process {
+    uint32_t gen; /* 0: not started in this process */
+    pid_t pid;
+    uint64_t stream_id;
+};
+extern struct col_process *col_proc;
+
+enum col_state { COL_UNINIT, COL_INITIALISING, COL_READY, COL_OFF };
+extern _Atomic int col_state;
+
+/* Settings from the environment, read once at init. */
+extern uint32_t col_depth;
+extern int col_no_follow;
+extern int col_free_stacks; /* MEMSCRIBE_FREE_STACKS=1: unwind on free too */
+extern _Atomic int col_modules_dirty; /* a dlopen ran: rescan at the next event */
+
+/* col_state.c */
+struct col_thread *col_enter_slow(struct col_thread *t);
+void col_init(void);
+void col_turn_off(const char *why, int err);
+void col_count_drop(struct col_thread *t);
+uint64_t col_now(void);
+void col_say(const char *msg, int err);
+
+/* Enter a hook: the thread's state if the call is to be recorded, or NULL
+ * if it is nested, the collector is off or not yet started. A non-NULL
+ * result must be paired with col_leave(). */
+static inline struct col_thread *col_enter(void)
+{
+    struct col_thread *t = &col_thread;
+
+    if (COL_UNLIKELY(t->busy))
+        return NULL;
+    t->busy = 1;
+    if (COL_LIKELY(col_proc && t->ring && t->gen == col_proc->gen))
+        return t;
+    t = col_enter_slow(t);
+    if (!t)
+        col_thread.busy = 0;
+    return t;
+}
+
+static inline void col_leave(struct col_thread *t)
+{
+    t->busy = 0;
+}
+
+/* col_ring.c */
+void *col_ring_reserve(struct col_thread *t, uint32_t len);
+static inline void col_ring_commit(struct col_thread *t, uint32_t len)
+{
+    struct col_ring *r = t->ring;
+
+    r->head += len;
+    atomic_store_explicit(&r->ctl->head, r->head, memory_order_release);
+}
+
+/* Stamp the hook: set the ring's pending word (marker, then the time) and
+ * return the time. The event must be published, then col_stamp_done(). */
+static inline uint64_t col_stamp(struct col_thread *t)
+{
+    struct fmt_shm_ring_ctl *c = t->ring->ctl;
+    uint64_t ts;
+
+    atomic_store_explicit(&c->pending, FMT_SHM_PENDING_MARKER, memory_order_relaxed);
+    ts = col_now();
+    atomic_store_explicit(&c->pending, ts, memory_order_release);
+    return ts;
+}
+
+static inline void col_stamp_done(struct col_thread *t)
+{
+    atomic_store_explicit(&t->ring->ctl->pending, 0, memory_order_release);
+}
+
+int col_ring_claim(struct col_thread *t);
+void col_ring_release(struct col_thread *t);
+int col_segments_start(uint16_t hello_kind);
+void col_segments_forget(void);
+void col_emit_thread(struct col_thread *t, uint8_t type, const char *name, uint32_t name_len);
+
+/* Publish one EVENT (or RELEASE) record with nargs extra words. */
+void col_emit_event(struct col_thread *t, uint8_t type, uint8_t kind, uint8_t flags,
+                    uint8_t origin, uint32_t stack, uint64_t ts, uint64_t addr,
+                    uint64_t size, const uint64_t *extra, unsigned nargs);
+
+/* col_stack.c */
+int col_stack_init(void);
+void col_stack_reset(void);
+uint32_t col_stack_get(struct col_thread *t);
+struct col_stack_cache *col_stack_cache_new(void);
+
+/* col_module.c */
+void col_modules_snapshot(struct col_thread *t);
+void col_modules_rescan(struct col_thread *t);
+void col_modules_reset(void);
+int col_self_range(uintptr_t *lo, uintptr_t *hi);
+
+/* Private anonymous memory by raw syscall, never through our own hook. */
+void *col_sys_mmap(size_t len);
+void col_sys_munmap(void *p, size_t len);
+pid_t col_gettid(void);
+
+#endif

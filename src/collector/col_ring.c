@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: MIT */
+/* Segments of per-thread rings in shared memory (docs/protocol.md): making
+ * them, announcing them to the recorder, claiming a ring for a thread, and
+ * writing records into it with lossless back-pressure. */
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "collector/col_internal.h"
+
+struct col_segment {
+    struct fmt_shm_header *hdr;
+    uint64_t size;
+    struct col_ring rings[COL_RINGS_PER_SEGMENT];
+};
+
+static struct col_segment col_segs[COL_MAX_SEGMENTS];
+static _Atomic uint32_t col_nr_segs;
+static _Atomic int col_seg_lock;
+
+/* Send the hello for segment seg over a fresh connection: connect, send,
+ * close, so a program that closes every fd cannot break the channel. */
+static int col_send_hello(int memfd, uint16_t kind, uint32_t index)
+{
+    const char *name = getenv(FMT_SHM_ENV_SOCKET);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    struct fmt_shm_hello hello = {
+        .magic = FMT_SHM_HELLO_MAGIC,
+        .version = FMT_SHM_VERSION,
+        .kind = kind,
+        .pid = (uint32_t)getpid(),
+        .ppid = (uint32_t)getppid(),
+        .segment_index = index,
+        .stream_id = col_proc->stream_id,
+        .ts_ns = col_now(),
+    };
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } ctl;
+    struct iovec iov = {.iov_base = &hello, .iov_len = sizeof(hello)};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
+                         .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
+    struct cmsghdr *cm;
+    size_t len;
+    int fd, rc;
+
+    if (!name || !*name || (len = strlen(name)) >= sizeof(sa.sun_path) - 1) {
+        errno = EINVAL;
+        return -1;
+    }
+    memcpy(sa.sun_path + 1, name, len); /* abstract: leading NUL */
+    fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    do {
+        rc = connect(fd, (struct sockaddr *)&sa,
+                     (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len));
+    } while (rc != 0 && errno == EINTR);
+    if (rc == 0) {
+        memset(ctl.buf, 0, sizeof(ctl.buf));
+        cm = CMSG_FIRSTHDR(&msg);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &memfd, sizeof(int));
+        do {
+            rc = (int)sendmsg(fd, &msg, MSG_NOSIGNAL);
+        } while (rc < 0 && errno == EINTR);
+        rc = rc == (int)sizeof(hello) ? 0 : -1;
+    }
+    {
+        int saved = errno;
+
+        close(fd);
+        errno = saved;
+    }
+    return rc;
+}
+
+/* Make segment number index, map it and announce it. Caller holds the
+ * segment lock (or is the only thread, at process start). */
+static int col_segment_new(uint32_t index, uint16_t kind)
+{
+    uint64_t size = fmt_shm_segment_size(COL_RINGS_PER_SEGMENT, COL_RING_SIZE);
+    uint64_t ctl_size = COL_RINGS_PER_SEGMENT * sizeof(struct fmt_shm_ring_ctl);
+    struct col_segment *s = &col_segs[index];
+    struct fmt_shm_header *h;
+    int fd, saved;
+    long p;
+
+    fd = (int)syscall(SYS_memfd_create, "memscribe", (long)MFD_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (ftruncate(fd, (off_t)size) != 0)
+        goto fail;
+    p = syscall(SYS_mmap, 0L, (long)size, (long)(PROT_READ | PROT_WRITE), (long)MAP_SHARED,
+                (long)fd, 0L);
+    if (p < 0 && p > -4096) {
+        errno = (int)-p;
+        goto fail;
+    }
+    h = (struct fmt_shm_header *)p;
+    h->magic = FMT_SHM_SEG_MAGIC;
+    h->version = FMT_SHM_VERSION;
+    h->nr_rings = COL_RINGS_PER_SEGMENT;
+    h->ring_size = COL_RING_SIZE;
+    h->ctl_offset = FMT_SHM_HEADER_SIZE;
+    h->data_offset = FMT_SHM_HEADER_SIZE + (uint32_t)((ctl_size + 4095) & ~4095ull);
+    h->pid = (uint32_t)getpid();
+    h->stream_id = col_proc->stream_id;
+    h->segment_index = index;
+    h->max_frames = col_depth;
+    for (uint32_t i = 0; i < COL_RINGS_PER_SEGMENT; i++) {
+        struct col_ring *r = &s->rings[i];
+
+        r->ctl = fmt_shm_ring_ctl(h, i);
+        r->data = fmt_shm_ring_data(h, i);
+        r->seg = h;
+        r->index = i;
+        r->head = 0;
+        r->cached_tail = 0;
+    }
+    if (col_send_hello(fd, kind, index) != 0) {
+        saved = errno;
+        syscall(SYS_munmap, p, (long)size);
+        errno = saved;
+        goto fail;
+    }
+    close(fd); /* the mapping stays */
+    s->size = size;
+    s->hdr = h;
+    atomic_store_explicit(&col_nr_segs, index + 1, memory_order_release);
+    return 0;
+fail:
+    saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+}
+
+int col_segments_start(uint16_t kind)
+{
+    uint64_t id = 0;
+
+    if (getrandom(&id, sizeof(id), GRND_NONBLOCK) != (ssize_t)sizeof(id))
+        id = col_now() ^ ((uint64_t)getpid() << 32);
+    col_proc->stream_id = id | 1;
+    atomic_store(&col_nr_segs, 0);
+    return col_segment_new(0, kind);
+}
+
+/* In a forked child: drop the parent's mappings so nothing of ours can
+ * write into the parent's rings. */
+void col_segments_forget(void)
+{
+    uint32_t n = atomic_load(&col_nr_segs);
+
+    for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t j = 0; j < COL_RINGS_PER_SEGMENT; j++)
+            col_sys_munmap(col_segs[i].rings[j].cache, COL_STACK_CACHE_BYTES);
+        col_sys_munmap(col_segs[i].hdr, col_segs[i].size);
+    }
+    memset(col_segs, 0, sizeof(col_segs));
+    atomic_store(&col_nr_segs, 0);
+    atomic_store(&col_seg_lock, 0);
+}
+
+static int col_try_take(struct col_thread *t, struct col_ring *r, uint32_t expect)
+{
+    if (!atomic_compare_exchange_strong(&r->ctl->owner_tid, &expect, (uint32_t)t->tid))
+        return 0;
+    /* A previous owner may have died mid-hook: its pending word is stale. */
+    r->head = atomic_load_explicit(&r->ctl->head, memory_order_relaxed);
+    r->cached_tail = atomic_load_explicit(&r->ctl->tail, memory_order_acquire);
+    atomic_store_explicit(&r->ctl->pending, 0, memory_order_release);
+    if (!r->cache)
+        r->cache = col_stack_cache_new();
+    t->ring = r;
+    return 1;
+}
+
+int col_ring_claim(struct col_thread *t)
+{
+    uint32_t n = atomic_load_explicit(&col_nr_segs, memory_order_acquire);
+    pid_t pid = getpid();
+
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < COL_RINGS_PER_SEGMENT; j++)
+            if (atomic_load_explicit(&col_segs[i].rings[j].ctl->owner_tid,
+                                     memory_order_relaxed) == 0 &&
+                col_try_take(t, &col_segs[i].rings[j], 0))
+                return 0;
+    /* Reclaim a ring whose owner died without its exit hook (raw clone). */
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < COL_RINGS_PER_SEGMENT; j++) {
+            struct col_ring *r = &col_segs[i].rings[j];
+            uint32_t owner = atomic_load(&r->ctl->owner_tid);
+
+            if (owner && syscall(SYS_tgkill, (long)pid, (long)owner, 0L) != 0 &&
+                errno == ESRCH && col_try_take(t, r, owner))
+                return 0;
+        }
+    /* Slow path: one more segment. */
+    while (atomic_exchange_explicit(&col_seg_lock, 1, memory_order_acquire))
+        sched_yield();
+    if (atomic_load(&col_nr_segs) == n) {
+        if (n >= COL_MAX_SEGMENTS || col_segment_new(n, FMT_SHM_HELLO_SEGMENT) != 0) {
+            atomic_store_explicit(&col_seg_lock, 0, memory_order_release);
+            if (n >= COL_MAX_SEGMENTS)
+                col_say("more threads than rings; this thread is not traced", 0);
+            else
+                col_say("cannot add a ring segment; this thread is not traced", errno);
+            return -1;
+        }
+    }
+    atomic_store_explicit(&col_seg_lock, 0, memory_order_release);
+    return col_ring_claim(t);
+}
+
+void col_ring_release(struct col_thread *t)
+{
+    struct col_ring *r = t->ring;
+
+    col_emit_thread(t, FMT_SHM_REC_THREAD_EXIT, NULL, 0);
+    t->ring = NULL;
+    if (r) {
+        atomic_store_explicit(&r->ctl->pending, 0, memory_order_release);
+        atomic_store_explicit(&r->ctl->owner_tid, 0, memory_order_release);
+    }
+}
+
+/* Is the recorder still there? Its pid is in the header once it mapped the
+ * segment; before that, ask the socket. */
+static int col_recorder_alive(struct col_ring *r, unsigned waited_ms)
+{
+    uint32_t pid = atomic_load_explicit(&r->seg->recorder_pid, memory_order_relaxed);
+
+    if (pid)
+        return !(kill((pid_t)pid, 0) != 0 && errno == ESRCH);
+    return waited_ms < 5000;
+}
+
+/* Wait until the recorder has made room for need bytes. Returns 0, or -1
+ * if the recorder is gone (the collector then turns itself off). */
+static int col_ring_wait(struct col_thread *t, uint64_t need)
+{
+    struct col_ring *r = t->ring;
+    unsigned spins = 0, waited_ms = 0, sleeps = 0;
+
+    for (;;) {
+        r->cached_tail = atomic_load_explicit(&r->ctl->tail, memory_order_acquire);
+        if (r->head + need - r->cached_tail <= COL_RING_SIZE)
+            return 0;
+        if (spins < 2000) {
+            spins++;
+            __builtin_ia32_pause();
+            continue;
+        }
+        struct timespec ts = {0, 50 * 1000};
+        nanosleep(&ts, NULL);
+        if (++sleeps % 20 == 0) {
+            waited_ms++;
+            if (!col_recorder_alive(r, waited_ms)) {
+                col_turn_off("the recorder is gone; tracing stops here", 0);
+                return -1;
+            }
+        }
+    }
+}
+
+void *col_ring_reserve(struct col_thread *t, uint32_t len)
+{
+    struct col_ring *r = t->ring;
+    uint64_t pos = r->head & (COL_RING_SIZE - 1);
+    uint64_t to_end = COL_RING_SIZE - pos;
+    uint64_t need = len <= to_end ? len : to_end + len;
+
+    if (COL_UNLIKELY(r->head + need - r->cached_tail > COL_RING_SIZE) &&
+        col_ring_wait(t, need) != 0)
+        return NULL;
+    if (len > to_end) {
+        struct fmt_shm_sized *pad = (struct fmt_shm_sized *)(r->data + pos);
+
+        pad->type = FMT_SHM_REC_PAD;
+        pad->len = (uint32_t)to_end;
+        r->head += to_end; /* published with the record that follows */
+        pos = 0;
+    }
+    return r->data + pos;
+}
+
+void col_emit_event(struct col_thread *t, uint8_t type, uint8_t kind, uint8_t flags,
+                    uint8_t origin, uint32_t stack, uint64_t ts, uint64_t addr,
+                    uint64_t size, const uint64_t *extra, unsigned nargs)
+{
+    uint32_t len = FMT_SHM_EVENT_SIZE(nargs);
+    struct fmt_shm_event *e = col_ring_reserve(t, len);
+
+    if (COL_UNLIKELY(!e))
+        return;
+    e->type = type;
+    e->kind = kind;
+    e->flags = flags;
+    e->origin_nargs = (uint8_t)(origin | nargs << 4);
+    e->stack = stack;
+    e->ts_ns = ts;
+    e->addr = addr;
+    e->size = size;
+    for (unsigned i = 0; i < nargs; i++)
+        e->extra[i] = extra[i];
+    col_ring_commit(t, len);
+}
+
+void col_emit_thread(struct col_thread *t, uint8_t type, const char *name, uint32_t name_len)
+{
+    uint32_t len = fmt_shm_thread_size(name_len);
+    struct fmt_shm_thread *rec;
+
+    if (!t->ring || !(rec = col_ring_reserve(t, len)))
+        return;
+    rec->h.type = type;
+    rec->h.len = len;
+    rec->ts_ns = col_now();
+    rec->tid = (uint32_t)t->tid;
+    rec->name_len = name_len;
+    memset(rec->name, 0, FMT_SHM_ALIGN8(name_len));
+    if (name_len)
+        memcpy(rec->name, name, name_len);
+    col_ring_commit(t, len);
+}

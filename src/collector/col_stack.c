@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/* Call stacks: unwound with libunwind's unw_backtrace (right through code
+ * without frame pointers, NOTES.md) and interned per process so each
+ * distinct stack crosses to the recorder once, as a STACK record. */
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "collector/col_internal.h"
+
+/* A lock-free open-addressing table. key: 0 empty, 1 being filled,
+ * otherwise the stack's hash with the top bit set. The frames live in an
+ * append-only arena: arena[off] = frame count, then the frames. Both are
+ * mmap'd with MAP_NORESERVE and touched only as they fill. */
+#define COL_TABLE_SLOTS (1u << 20)
+#define COL_TABLE_PROBES 64
+#define COL_ARENA_WORDS (32u << 20) /* 256 MiB of address space */
+#define COL_KEY_BUSY 1ull
+
+struct col_stack_slot {
+    _Atomic uint64_t key;
+    uint32_t id;
+    uint32_t off;
+};
+
+struct col_stack_cache {
+    struct {
+        uint64_t key;
+        uint32_t id;
+        uint32_t off;
+    } e[COL_STACK_CACHE_ENTRIES];
+};
+
+static struct col_stack_slot *col_table;
+static uint64_t *col_arena;
+static _Atomic uint64_t col_arena_top;
+static _Atomic uint32_t col_next_id = 1;
+static uintptr_t col_self_lo, col_self_hi;
+
+#define COL_TABLE_BYTES ((size_t)COL_TABLE_SLOTS * sizeof(struct col_stack_slot))
+#define COL_ARENA_BYTES ((size_t)COL_ARENA_WORDS * 8)
+
+int col_stack_init(void)
+{
+    void *warm[8];
+
+    if (col_self_range(&col_self_lo, &col_self_hi) != 0)
+        return -1;
+    col_table = col_sys_mmap(COL_TABLE_BYTES);
+    col_arena = col_sys_mmap(COL_ARENA_BYTES);
+    if (!col_table || !col_arena)
+        return -1;
+    /* The first unw_backtrace scans the modules (~130 us): pay it now. */
+    unw_backtrace(warm, 8);
+    return 0;
+}
+
+/* In a forked child: ids restart with the child's own stream. Mapping
+ * fresh zero pages over the old ones drops the parent's copy at once. */
+void col_stack_reset(void)
+{
+    syscall(SYS_mmap, (long)col_table, (long)COL_TABLE_BYTES, (long)(PROT_READ | PROT_WRITE),
+            (long)(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED), -1L, 0L);
+    syscall(SYS_mmap, (long)col_arena, (long)COL_ARENA_BYTES, (long)(PROT_READ | PROT_WRITE),
+            (long)(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED), -1L, 0L);
+    atomic_store(&col_arena_top, 0);
+    atomic_store(&col_next_id, 1);
+}
+
+struct col_stack_cache *col_stack_cache_new(void)
+{
+    return col_sys_mmap(COL_STACK_CACHE_BYTES);
+}
+
+static uint64_t col_stack_hash(const uint64_t *f, uint32_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+
+    for (uint32_t i = 0; i < n; i++) {
+        h ^= f[i];
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    return h | (1ull << 63);
+}
+
+static int col_stack_equal(uint32_t off, const uint64_t *f, uint32_t n)
+{
+    return col_arena[off] == n && memcmp(&col_arena[off + 1], f, n * sizeof(*f)) == 0;
+}
+
+/* Publish the definition of stack id; it must be in the ring before any
+ * thread can find the id in the table. */
+static void col_stack_publish(struct col_thread *t, uint32_t id, const uint64_t *f, uint32_t n)
+{
+    uint32_t len = fmt_shm_stack_size(n);
+    struct fmt_shm_stack *s = col_ring_reserve(t, len);
+
+    if (!s)
+        return;
+    s->h.type = FMT_SHM_REC_STACK;
+    s->h.len = len;
+    s->id = id;
+    s->nr_frames = n;
+    memcpy(s->frames, f, n * sizeof(*f));
+    col_ring_commit(t, len);
+}
+
+/* Intern frames; returns the id. */
+static uint32_t col_stack_intern(struct col_thread *t, const uint64_t *f, uint32_t n)
+{
+    uint64_t key = col_stack_hash(f, n);
+    struct col_stack_cache *cache = t->ring->cache;
+    uint32_t ci = (uint32_t)(key ^ key >> 20) & (COL_STACK_CACHE_ENTRIES - 1);
+    uint32_t slot = (uint32_t)key & (COL_TABLE_SLOTS - 1);
+    uint32_t id;
+
+    if (cache && cache->e[ci].key == key && col_stack_equal(cache->e[ci].off, f, n))
+        return cache->e[ci].id;
+    for (int probe = 0; probe < COL_TABLE_PROBES;) {
+        struct col_stack_slot *s = &col_table[slot];
+        uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
+
+        if (k == 0) {
+            uint64_t expect = 0, off;
+
+            if (!atomic_compare_exchange_strong(&s->key, &expect, COL_KEY_BUSY))
+                continue; /* someone took it meanwhile: look at it again */
+            off = atomic_fetch_add_explicit(&col_arena_top, n + 1, memory_order_relaxed);
+            if (off + n + 1 > COL_ARENA_WORDS) {
+                atomic_store(&s->key, 0);
+                break; /* arena full: fall through to an uninterned stack */
+            }
+            col_arena[off] = n;
+            memcpy(&col_arena[off + 1], f, n * sizeof(*f));
+            id = atomic_fetch_add_explicit(&col_next_id, 1, memory_order_relaxed);
+            col_stack_publish(t, id, f, n);
+            s->id = id;
+            s->off = (uint32_t)off;
+            atomic_store_explicit(&s->key, key, memory_order_release);
+            if (cache) {
+                cache->e[ci].key = key;
+                cache->e[ci].id = id;
+                cache->e[ci].off = (uint32_t)off;
+            }
+            return id;
+        }
+        /* A busy slot is skipped: at worst the same stack gets two ids,
+         * which the writer folds together. */
+        if (k == key && col_stack_equal(s->off, f, n)) {
+            if (cache) {
+                cache->e[ci].key = key;
+                cache->e[ci].id = s->id;
+                cache->e[ci].off = s->off;
+            }
+            return s->id;
+        }
+        slot = (slot + 1) & (COL_TABLE_SLOTS - 1);
+        probe++;
+    }
+    /* Table or arena full: keep working, send the stack again. */
+    id = atomic_fetch_add_explicit(&col_next_id, 1, memory_order_relaxed);
+    col_stack_publish(t, id, f, n);
+    return id;
+}
+
+uint32_t col_stack_get(struct col_thread *t)
+{
+    void *buf[FMT_SHM_MAX_DEPTH + 4];
+    int n = unw_backtrace(buf, (int)col_depth + 4);
+    int skip = 0;
+
+    /* Drop our own frames (this function, the hook). */
+    while (skip < n && (uintptr_t)buf[skip] >= col_self_lo && (uintptr_t)buf[skip] < col_self_hi)
+        skip++;
+    n -= skip;
+    if (n <= 0)
+        return 0;
+    if ((uint32_t)n > col_depth)
+        n = (int)col_depth;
+    return col_stack_intern(t, (const uint64_t *)(void *)(buf + skip), (uint32_t)n);
+}

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT */
+/* The collector's life: lazy initialisation, the per-process stream (fresh
+ * after fork), each thread's first event, and turning itself off. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "collector/col_internal.h"
+
+struct col_real col_real;
+COL_TLS struct col_thread col_thread;
+struct col_process *col_proc;
+_Atomic int col_state;
+uint32_t col_depth = FMT_SHM_DEFAULT_DEPTH;
+int col_no_follow;
+int col_free_stacks;
+
+/* Generations count process streams; kept outside the wiped page so a
+ * forked child continues the count and never reuses its parent's value. */
+static uint32_t col_gen_counter;
+static int col_started_once;
+static pthread_key_t col_exit_key;
+
+uint64_t col_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+pid_t col_gettid(void)
+{
+    return (pid_t)syscall(SYS_gettid);
+}
+
+void *col_sys_mmap(size_t len)
+{
+    long p = syscall(SYS_mmap, 0L, (long)len, (long)(PROT_READ | PROT_WRITE),
+                     (long)(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE), -1L, 0L);
+
+    return (p < 0 && p > -4096) ? NULL : (void *)p;
+}
+
+void col_sys_munmap(void *p, size_t len)
+{
+    if (p)
+        syscall(SYS_munmap, (long)p, (long)len);
+}
+
+/* One line to stderr with write(2): no stdio, no allocation. */
+void col_say(const char *msg, int err)
+{
+    char buf[512];
+    size_t n = 0;
+    const char *parts[4] = {"memscribe: collector: ", msg, err ? ": " : "",
+                            err ? strerrorname_np(err) : ""};
+
+    for (int i = 0; i < 4; i++)
+        for (const char *s = parts[i]; s && *s && n < sizeof(buf) - 1; s++)
+            buf[n++] = *s;
+    buf[n++] = '\n';
+    (void)!syscall(SYS_write, 2L, (long)buf, (long)n);
+}
+
+void col_turn_off(const char *why, int err)
+{
+    int expect = atomic_load(&col_state);
+
+    if (expect == COL_OFF)
+        return;
+    atomic_store(&col_state, COL_OFF);
+    if (col_proc)
+        col_proc->gen = UINT32_MAX; /* every thread drops to the slow path */
+    if (why)
+        col_say(why, err);
+}
+
+void col_count_drop(struct col_thread *t)
+{
+    if (t && t->ring)
+        atomic_fetch_add_explicit(&t->ring->seg->nr_dropped, 1, memory_order_relaxed);
+}
+
+#define RESOLVE(name)                                                                    \
+    do {                                                                                 \
+        *(void **)&col_real.name = dlsym(RTLD_NEXT, #name);                             \
+    } while (0)
+
+static void col_resolve(void)
+{
+    RESOLVE(malloc);
+    RESOLVE(calloc);
+    RESOLVE(realloc);
+    RESOLVE(reallocarray);
+    RESOLVE(free);
+    RESOLVE(memalign);
+    RESOLVE(posix_memalign);
+    RESOLVE(aligned_alloc);
+    RESOLVE(valloc);
+    RESOLVE(pvalloc);
+    RESOLVE(mmap);
+    RESOLVE(mmap64);
+    RESOLVE(munmap);
+    RESOLVE(mremap);
+    RESOLVE(mprotect);
+    RESOLVE(brk);
+    RESOLVE(sbrk);
+    RESOLVE(dlopen);
+    RESOLVE(dlclose);
+    RESOLVE(pthread_setname_np);
+}
+
+/* --no-follow: take our own path out of LD_PRELOAD, in place (no
+ * allocation), so images this process execs are not traced. The recorder
+ * puts the collector first in the list. */
+static void col_strip_preload(void)
+{
+    char *v = getenv("LD_PRELOAD");
+    Dl_info info;
+    size_t len;
+
+    if (!v || !dladdr((void *)col_strip_preload, &info) || !info.dli_fname)
+        return;
+    len = strlen(info.dli_fname);
+    if (strncmp(v, info.dli_fname, len) != 0 || (v[len] && v[len] != ':' && v[len] != ' '))
+        return;
+    if (v[len])
+        len++;
+    memmove(v, v + len, strlen(v + len) + 1);
+}
+
+static void col_thread_exit(void *arg)
+{
+    struct col_thread *t = &col_thread;
+
+    (void)arg;
+    if (t->busy || !t->ring || !col_proc || t->gen != col_proc->gen)
+        return;
+    t->busy = 1;
+    col_ring_release(t);
+    t->busy = 0;
+}
+
+/* Runs once per process image, with this thread's busy flag set so that
+ * whatever dlsym or libunwind allocate passes straight through. */
+void col_init(void)
+{
+    int expect = COL_UNINIT;
+    const char *s;
+
+    if (!atomic_compare_exchange_strong(&col_state, &expect, COL_INITIALISING)) {
+        while (atomic_load(&col_state) == COL_INITIALISING)
+            sched_yield();
+        return;
+    }
+    col_resolve();
+    if (!getenv(FMT_SHM_ENV_SOCKET)) {
+        atomic_store(&col_state, COL_OFF); /* preloaded without a recorder */
+        return;
+    }
+    s = getenv(FMT_SHM_ENV_DEPTH);
+    if (s && *s) {
+        long d = strtol(s, NULL, 10);
+        col_depth = d < 1 ? 1 : d > FMT_SHM_MAX_DEPTH ? FMT_SHM_MAX_DEPTH : (uint32_t)d;
+    }
+    s = getenv(FMT_SHM_ENV_NO_FOLLOW);
+    col_no_follow = s && *s == '1';
+    if (col_no_follow)
+        col_strip_preload();
+    s = getenv("MEMSCRIBE_FREE_STACKS");
+    col_free_stacks = s && *s == '1';
+
+    col_proc = col_sys_mmap(4096);
+    if (!col_proc || madvise(col_proc, 4096, MADV_WIPEONFORK) != 0) {
+        col_say("cannot set up the process page; not tracing", errno);
+        atomic_store(&col_state, COL_OFF);
+        return;
+    }
+    if (col_stack_init() != 0 || pthread_key_create(&col_exit_key, col_thread_exit) != 0) {
+        col_say("cannot set up stack tables; not tracing", ENOMEM);
+        atomic_store(&col_state, COL_OFF);
+        return;
+    }
+    atomic_store(&col_state, COL_READY);
+}
+
+/* Start this process's stream: the first time, or in a forked child whose
+ * wiped page reads zero. Called with the process lock. */
+static int col_process_start(void)
+{
+    uint16_t kind = FMT_SHM_HELLO_IMAGE;
+
+    if (col_started_once) {
+        /* A forked child: the parent's rings, stacks and modules are not ours. */
+        if (col_no_follow)
+            return -1;
+        col_segments_forget();
+        col_stack_reset();
+        col_modules_reset();
+        kind = FMT_SHM_HELLO_FORK;
+    }
+    col_started_once = 1;
+    col_proc->pid = getpid();
+    if (col_segments_start(kind) != 0)
+        return -1;
+    atomic_store_explicit(&col_proc->gen, ++col_gen_counter, memory_order_release);
+    return 0;
+}
+
+static _Atomic int *col_proc_lock(void)
+{
+    /* The lock lives in the wiped page: a child never inherits it held. */
+    return (_Atomic int *)((char *)col_proc + 2048);
+}
+
+struct col_thread *col_enter_slow(struct col_thread *t)
+{
+    int started_here = 0;
+
+    if (atomic_load(&col_state) != COL_READY) {
+        if (atomic_load(&col_state) == COL_OFF)
+            return NULL;
+        col_init();
+        if (atomic_load(&col_state) != COL_READY)
+            return NULL;
+    }
+    if (atomic_load_explicit(&col_proc->gen, memory_order_acquire) == 0) {
+        _Atomic int *lock = col_proc_lock();
+        int rc = 0;
+
+        while (atomic_exchange_explicit(lock, 1, memory_order_acquire))
+            sched_yield();
+        if (col_proc->gen == 0) {
+            rc = col_process_start();
+            started_here = rc == 0;
+        }
+        atomic_store_explicit(lock, 0, memory_order_release);
+        if (rc != 0) {
+            if (col_no_follow && col_started_once)
+                atomic_store(&col_state, COL_OFF); /* --no-follow: forked children stay quiet */
+            else
+                col_turn_off("cannot reach the recorder; not tracing", errno);
+            return NULL;
+        }
+    }
+    if (col_proc->gen == UINT32_MAX)
+        return NULL;
+    if (t->gen != col_proc->gen || !t->ring) {
+        t->ring = NULL;
+        t->gen = col_proc->gen;
+        t->tid = col_gettid();
+        if (col_ring_claim(t) != 0) {
+            t->ring = NULL;
+            return NULL;
+        }
+        pthread_setspecific(col_exit_key, (void *)1);
+        {
+            char name[16] = {0};
+
+            prctl(PR_GET_NAME, name);
+            col_emit_thread(t, FMT_SHM_REC_THREAD_START, name, (uint32_t)strnlen(name, 16));
+        }
+        if (started_here)
+            col_modules_snapshot(t);
+    }
+    return t->ring ? t : NULL;
+}
+
+/* Start at load time too, so a process that never allocates is still seen;
+ * the hooks start lazily if another constructor allocates before this. */
+__attribute__((constructor)) static void col_constructor(void)
+{
+    struct col_thread *t = col_enter();
+
+    if (t)
+        col_leave(t);
+}

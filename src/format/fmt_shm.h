@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/* The collector<->recorder protocol (docs/protocol.md): the hello message on
+ * the recorder's socket, the shared-memory segment of per-thread rings, and
+ * the raw records that travel in them. Header-only: the collector includes
+ * it without linking anything of format/. */
+#ifndef FMT_SHM_H
+#define FMT_SHM_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "memscribe/event.h"
+
+#define FMT_SHM_VERSION 1
+#define FMT_SHM_HELLO_MAGIC 0x6f6c6568u        /* "helo" */
+#define FMT_SHM_SEG_MAGIC 0x4745534c4f43534dull /* "MSCOLSEG" */
+
+/* Environment the recorder gives the traced program. */
+#define FMT_SHM_ENV_SOCKET "MEMSCRIBE_SOCKET"       /* abstract socket name, without the NUL */
+#define FMT_SHM_ENV_DEPTH "MEMSCRIBE_DEPTH"         /* frames per stack, default 64 */
+#define FMT_SHM_ENV_NO_FOLLOW "MEMSCRIBE_NO_FOLLOW" /* "1": trace only the first image */
+
+#define FMT_SHM_DEFAULT_DEPTH 64
+#define FMT_SHM_MAX_DEPTH 256
+#define FMT_SHM_MAX_PATH 4096 /* longest path or name a record carries */
+
+/* A hello: one SOCK_SEQPACKET message per connection, with the segment's
+ * memfd attached (SCM_RIGHTS). */
+enum fmt_shm_hello_kind {
+    FMT_SHM_HELLO_IMAGE = 0,   /* a freshly loaded image: first program or after exec */
+    FMT_SHM_HELLO_FORK = 1,    /* a forked child's first segment */
+    FMT_SHM_HELLO_SEGMENT = 2, /* one more segment of a stream already announced */
+};
+
+struct fmt_shm_hello {
+    uint32_t magic;   /* FMT_SHM_HELLO_MAGIC */
+    uint16_t version; /* FMT_SHM_VERSION */
+    uint16_t kind;    /* enum fmt_shm_hello_kind */
+    uint32_t pid;
+    uint32_t ppid;
+    uint32_t segment_index; /* 0 for the first segment of a stream */
+    uint32_t reserved;
+    uint64_t stream_id; /* random per process image; ties segments together */
+    uint64_t ts_ns;     /* CLOCK_MONOTONIC when the stream started */
+};
+
+/* The segment: a header page, then nr_rings control blocks, then the ring
+ * data, ring i at data_offset + i * ring_size. */
+#define FMT_SHM_HEADER_SIZE 4096u
+#define FMT_SHM_CACHE_LINE 64
+
+struct fmt_shm_header {
+    uint64_t magic; /* FMT_SHM_SEG_MAGIC */
+    uint32_t version;
+    uint32_t nr_rings;
+    uint32_t ring_size; /* bytes, a power of two */
+    uint32_t ctl_offset;
+    uint32_t data_offset;
+    uint32_t pid;
+    uint64_t stream_id;
+    uint32_t segment_index;
+    uint32_t max_frames;
+    _Atomic uint32_t recorder_pid; /* set by the recorder once it maps the segment */
+    uint32_t reserved;
+    _Atomic uint64_t nr_dropped; /* events the collector could not record */
+};
+
+/* `pending` values: 0 = not inside a hook; MARKER = entering a hook and
+ * about to read the clock; otherwise the hook's time stamp, not yet
+ * published. The recorder's watermark reads it (docs/protocol.md). */
+#define FMT_SHM_PENDING_MARKER 1ull
+
+struct fmt_shm_ring_ctl {
+    /* Written by the producer (the owning thread). */
+    alignas(FMT_SHM_CACHE_LINE) _Atomic uint64_t head; /* bytes ever published */
+    _Atomic uint64_t pending;
+    _Atomic uint32_t owner_tid; /* 0: free */
+    /* Written by the recorder. */
+    alignas(FMT_SHM_CACHE_LINE) _Atomic uint64_t tail; /* bytes ever consumed */
+};
+
+/* Records. Every record is a multiple of 8 bytes and starts with its type
+ * byte; a record never wraps around the ring end (PAD fills the rest). Two
+ * layouts: "event" records (EVENT, RELEASE) whose length follows from their
+ * argument count, and "sized" records with a 32-bit byte length. */
+enum fmt_shm_rec_type {
+    FMT_SHM_REC_PAD = 1,          /* sized; skip to the ring end */
+    FMT_SHM_REC_EVENT = 2,        /* struct fmt_shm_event */
+    FMT_SHM_REC_RELEASE = 3,      /* struct fmt_shm_event, no args: a realloc/mremap
+                                     is about to end old block `addr` (ts before the call) */
+    FMT_SHM_REC_STACK = 4,        /* struct fmt_shm_stack */
+    FMT_SHM_REC_THREAD_START = 5, /* struct fmt_shm_thread, name = comm */
+    FMT_SHM_REC_THREAD_EXIT = 6,  /* struct fmt_shm_thread, no name */
+    FMT_SHM_REC_THREAD_NAME = 7,  /* struct fmt_shm_thread, name = new name */
+    FMT_SHM_REC_MODULE_LOAD = 8,  /* struct fmt_shm_module */
+    FMT_SHM_REC_MODULE_UNLOAD = 9, /* struct fmt_shm_module, no segments, no path */
+    FMT_SHM_REC_MAX = 9,
+};
+
+struct fmt_shm_sized {
+    uint8_t type;
+    uint8_t reserved[3];
+    uint32_t len; /* whole record, bytes, multiple of 8 */
+};
+
+struct fmt_shm_event {
+    uint8_t type;
+    uint8_t kind;         /* enum fmt_kind */
+    uint8_t flags;        /* FMT_EVF_* (all fit in 8 bits) */
+    uint8_t origin_nargs; /* origin (low 4 bits) | number of extra words << 4 */
+    uint32_t stack;       /* process-local stack id, 0 = none */
+    uint64_t ts_ns;       /* CLOCK_MONOTONIC */
+    uint64_t addr;
+    uint64_t size;
+    uint64_t extra[]; /* per kind, see fmt_shm_event_nargs() */
+};
+
+struct fmt_shm_stack {
+    struct fmt_shm_sized h;
+    uint32_t id; /* process-local, from 1 */
+    uint32_t nr_frames;
+    uint64_t frames[]; /* leaf first */
+};
+
+struct fmt_shm_thread {
+    struct fmt_shm_sized h;
+    uint64_t ts_ns;
+    uint32_t tid;
+    uint32_t name_len; /* bytes of name, no NUL */
+    char name[];       /* padded to 8 */
+};
+
+struct fmt_shm_module {
+    struct fmt_shm_sized h;
+    uint64_t ts_ns;
+    uint64_t base;
+    uint32_t path_len;
+    uint32_t build_id_len;
+    uint32_t nr_segments;
+    uint32_t reserved;
+    uint8_t build_id[FMT_MAX_BUILD_ID];
+    struct fmt_shm_segment {
+        uint64_t vaddr, memsz, offset;
+        uint32_t flags, reserved;
+    } segments[]; /* then path, padded to 8 */
+};
+
+#define FMT_SHM_ALIGN8(n) (((n) + 7u) & ~(uint32_t)7u)
+#define FMT_SHM_EVENT_SIZE(nargs) ((uint32_t)sizeof(struct fmt_shm_event) + 8u * (nargs))
+
+/* Extra words an EVENT of this kind carries, or -1 if the kind never
+ * travels as an EVENT. The layout of extra[] per kind:
+ *   CALLOC        nmemb, elsize
+ *   REALLOC       old_addr
+ *   REALLOCARRAY  old_addr, nmemb, elsize
+ *   MEMALIGN, ALIGNED_ALLOC  alignment
+ *   POSIX_MEMALIGN           alignment, return code
+ *   MMAP          prot, flags, fd, offset
+ *   MREMAP        old_addr, old_size, flags
+ *   MPROTECT      prot
+ *   BRK           requested break      SBRK  increment */
+static inline int fmt_shm_event_nargs(unsigned kind)
+{
+    switch (kind) {
+    case FMT_EV_MALLOC:
+    case FMT_EV_FREE:
+    case FMT_EV_VALLOC:
+    case FMT_EV_PVALLOC:
+    case FMT_EV_MUNMAP:
+        return 0;
+    case FMT_EV_REALLOC:
+    case FMT_EV_MEMALIGN:
+    case FMT_EV_ALIGNED_ALLOC:
+    case FMT_EV_MPROTECT:
+    case FMT_EV_BRK:
+    case FMT_EV_SBRK:
+        return 1;
+    case FMT_EV_CALLOC:
+    case FMT_EV_POSIX_MEMALIGN:
+        return 2;
+    case FMT_EV_REALLOCARRAY:
+    case FMT_EV_MREMAP:
+        return 3;
+    case FMT_EV_MMAP:
+        return 4;
+    default:
+        return -1;
+    }
+}
+
+static inline uint32_t fmt_shm_thread_size(uint32_t name_len)
+{
+    return (uint32_t)sizeof(struct fmt_shm_thread) + FMT_SHM_ALIGN8(name_len);
+}
+
+static inline uint32_t fmt_shm_module_size(uint32_t nr_segments, uint32_t path_len)
+{
+    return (uint32_t)(sizeof(struct fmt_shm_module) +
+                      nr_segments * sizeof(struct fmt_shm_segment)) +
+           FMT_SHM_ALIGN8(path_len);
+}
+
+static inline uint32_t fmt_shm_stack_size(uint32_t nr_frames)
+{
+    return (uint32_t)sizeof(struct fmt_shm_stack) + 8u * nr_frames;
+}
+
+/* Where ring i lives in a mapped segment. */
+static inline struct fmt_shm_ring_ctl *fmt_shm_ring_ctl(void *seg, uint32_t i)
+{
+    struct fmt_shm_header *h = (struct fmt_shm_header *)seg;
+    return (struct fmt_shm_ring_ctl *)((char *)seg + h->ctl_offset) + i;
+}
+
+static inline unsigned char *fmt_shm_ring_data(void *seg, uint32_t i)
+{
+    struct fmt_shm_header *h = (struct fmt_shm_header *)seg;
+    return (unsigned char *)seg + h->data_offset + (uint64_t)i * h->ring_size;
+}
+
+static inline uint64_t fmt_shm_segment_size(uint32_t nr_rings, uint32_t ring_size)
+{
+    uint64_t ctl = (uint64_t)nr_rings * sizeof(struct fmt_shm_ring_ctl);
+    uint64_t data_offset = FMT_SHM_HEADER_SIZE + ((ctl + 4095) & ~4095ull);
+    return data_offset + (uint64_t)nr_rings * ring_size;
+}
+
+#endif
