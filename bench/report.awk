@@ -4,7 +4,8 @@
 # memscribe's targets (issue 2), each marked met or missed and by how much.
 #
 # Usage: awk -v workloads="w1 w2" -v tools="untraced memscribe heaptrack" \
-#            [-v memscribe_missing="why it was not run"] -f report.awk EVENTS.tsv RUNS.tsv
+#            [-v memscribe_missing="why it was not run"] [-v mem_limit_mib=N] \
+#            -f report.awk EVENTS.tsv RUNS.tsv
 # EVENTS.tsv: workload, counted heap calls, calls by construction ("-": unknown).
 # RUNS.tsv:   workload, tool, rep, wall_ns, cpu_ns, maxrss_kb, result, trace_bytes.
 # Plain POSIX awk (Debian's default is mawk): no gawk extensions.
@@ -71,12 +72,12 @@ function verdict(name, value, limit, unit,    txt) {
         nr_missed++
         txt = sprintf("MISSED by %.0f%% (%.2fx the limit)", (value / limit - 1) * 100, value / limit)
     }
-    printf "  target  %-52s %8.2f%s  %s\n", name, value, unit, txt
+    printf "  target  %-52s %9.3f %-4s %s\n", name, value, unit, txt
 }
 
 function unmeasured(name, why) {
     nr_unmeasured++
-    printf "  target  %-52s %9s  not measured: %s\n", name, "-", why
+    printf "  target  %-52s %9s %-4s not measured: %s\n", name, "-", "", why
 }
 
 function why_missing(k, tool) {
@@ -115,9 +116,10 @@ END {
             }
             runs = sprintf("%d/%d", nr_ok[k] + 0, nr_runs[k])
             if (!nr_ok[k]) {
-                printf "  %-10s %5s   %s (peak %.0f MiB)\n", t, runs,
+                printf "  %-10s %5s   %s (peak RSS %.0f MiB%s)\n", t, runs,
                        failure[k] == "out-of-memory" ? "out of memory" : failure[k],
-                       failure_rss[k] / 1024
+                       failure_rss[k] / 1024, t == "heaptrack" && mem_limit_mib != "" ?
+                       ", address space limited to " mem_limit_mib " MiB" : ""
                 continue
             }
             ok[t] = 1
@@ -160,10 +162,10 @@ END {
                     # heaptrack's failure is the point of this workload: memscribe must not fail.
                     if (nr_ok[msk] == nr_runs[msk]) {
                         nr_met++
-                        printf "  target  %-52s %9s  met\n", "memscribe completes where heaptrack fails", "yes"
+                        printf "  target  %-52s %9s %-4s met\n", "memscribe completes where heaptrack fails", "yes", ""
                     } else {
                         nr_missed++
-                        printf "  target  %-52s %9s  MISSED\n", "memscribe completes where heaptrack fails", "no"
+                        printf "  target  %-52s %9s %-4s MISSED\n", "memscribe completes where heaptrack fails", "no", ""
                     }
                 }
             } else if (aw["heaptrack"] <= 0 || ac["heaptrack"] <= 0) {
@@ -172,11 +174,11 @@ END {
                 verdict("memscribe added wall/event <= 0.40 x heaptrack's", aw["memscribe"] / aw["heaptrack"], TARGET_RATIO, "x")
                 verdict("memscribe added cpu/event <= 0.40 x heaptrack's", ac["memscribe"] / ac["heaptrack"], TARGET_RATIO, "x")
             }
-            verdict("memscribe trace <= 2 bytes/event", bpe["memscribe"], TARGET_BYTES, "B")
+            verdict("memscribe trace <= 2 bytes/event", bpe["memscribe"], TARGET_BYTES, "B/ev")
             if (w ~ /^storm/) {
                 if (ok["heaptrack"])
                     verdict(sprintf("memscribe trace <= heaptrack's (%.3f bytes/event)", bpe["heaptrack"]),
-                            bpe["memscribe"], bpe["heaptrack"], "B")
+                            bpe["memscribe"], bpe["heaptrack"], "B/ev")
                 else
                     unmeasured("memscribe trace <= heaptrack's bytes/event", why_missing(htk, "heaptrack"))
             }

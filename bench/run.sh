@@ -20,6 +20,7 @@ usage: bash bench/run.sh [options]
   -w, --only LIST     comma-separated workloads (default: ${WORKLOADS[*]})
   -m, --mem-limit MIB address-space limit for heaptrack runs (default 4096)
   -b, --build-dir DIR build directory (default: <source>/build-bench)
+      --memscribe PATH  measure this memscribe binary instead of building one
       --no-setup      do not install missing packages
   -h, --help          this text
 EOF
@@ -65,6 +66,7 @@ ONLY=""
 MEM_LIMIT_MIB=4096
 BUILD=$SRC_DIR/build-bench
 SETUP=1
+MEMSCRIBE=""
 while [ $# -gt 0 ]; do
     case "$1" in
     -r | --repeat) REPEAT=${2:?}; shift 2 ;;
@@ -72,6 +74,7 @@ while [ $# -gt 0 ]; do
     -w | --only) ONLY=${2:?}; shift 2 ;;
     -m | --mem-limit) MEM_LIMIT_MIB=${2:?}; shift 2 ;;
     -b | --build-dir) BUILD=${2:?}; shift 2 ;;
+    --memscribe) MEMSCRIBE=${2:?}; shift 2 ;;
     --no-setup) SETUP=0; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -120,12 +123,17 @@ if ! { cmake -S "$BENCH_DIR" -B "$BIN" -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
     exit 1
 fi
 RUNNER=$BIN/bench_runner
-MEMSCRIBE=$BUILD/bin/memscribe
 MEMSCRIBE_MISSING=""
-if ! { cmake -S "$SRC_DIR" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
-    cmake --build "$BUILD" -j2 --target memscribe memscribe_collector; } >"$BUILD/memscribe-build.log" 2>&1; then
-    MEMSCRIBE_MISSING="does not build (see $BUILD/memscribe-build.log)"
-elif ! "$MEMSCRIBE" record --help >/dev/null 2>&1; then
+if [ -n "$MEMSCRIBE" ]; then
+    [ -x "$MEMSCRIBE" ] || MEMSCRIBE_MISSING="not found at $MEMSCRIBE"
+else
+    MEMSCRIBE=$BUILD/bin/memscribe
+    if ! { cmake -S "$SRC_DIR" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
+        cmake --build "$BUILD" -j2 --target memscribe memscribe_collector; } >"$BUILD/memscribe-build.log" 2>&1; then
+        MEMSCRIBE_MISSING="does not build (see $BUILD/memscribe-build.log)"
+    fi
+fi
+if [ -z "$MEMSCRIBE_MISSING" ] && ! "$MEMSCRIBE" record --help >/dev/null 2>&1; then
     MEMSCRIBE_MISSING="'memscribe record --help' fails"
 fi
 [ -z "$MEMSCRIBE_MISSING" ] || log "memscribe $MEMSCRIBE_MISSING: measuring the rest"
@@ -167,9 +175,13 @@ count_events() {
 }
 
 # Why a run failed, in a few words, from its status, stderr and peak memory.
+# Under an address-space limit, heaptrack's allocation failure surfaces as a
+# C++ "terminate called" (std::bad_alloc thrown in its preloaded library, then
+# abort), so that counts as running out of memory too.
 classify_failure() {
-    local status=$1 err=$2 maxrss_kb=$3 limit=$4
-    if grep -qE "bad_alloc|[Oo]ut of memory|Cannot allocate memory|ENOMEM" "$err" 2>/dev/null ||
+    local status=$1 err=$2 maxrss_kb=$3 limit=$4 oom="bad_alloc|[Oo]ut of memory|Cannot allocate memory"
+    [ -n "$limit" ] && oom="$oom|terminate called"
+    if grep -qE "$oom" "$err" 2>/dev/null ||
         { [ -n "$limit" ] && [ "$maxrss_kb" -ge $((limit / 1024 * 9 / 10)) ]; }; then
         echo "out-of-memory"
     else
@@ -255,6 +267,6 @@ OUT=$RESULTS/$STAMP.txt
     echo "runs:      median of $REPEAT per workload and tool$([ "$SCALE" != 1 ] && echo "; QUICK: workloads scaled down ${SCALE}x, not comparable"); heaptrack limited to $MEM_LIMIT_MIB MiB of address space"
     echo
     awk -v workloads="${WORKLOADS[*]}" -v tools="${TOOLS[*]}" \
-        -v memscribe_missing="${MEMSCRIBE_MISSING%% (*}" -f "$BENCH_DIR/report.awk" "$EVENTS_TSV" "$RUNS_TSV"
+        -v memscribe_missing="${MEMSCRIBE_MISSING%% (*}" -v mem_limit_mib="$MEM_LIMIT_MIB" -f "$BENCH_DIR/report.awk" "$EVENTS_TSV" "$RUNS_TSV"
 } | tee "$OUT"
 echo "bench: written to $OUT (raw runs: $RUNS_TSV)" >&2
