@@ -116,10 +116,9 @@ END {
             }
             runs = sprintf("%d/%d", nr_ok[k] + 0, nr_runs[k])
             if (!nr_ok[k]) {
-                printf "  %-10s %5s   %s (peak RSS %.0f MiB%s)\n", t, runs,
-                       failure[k] == "out-of-memory" ? "out of memory" : failure[k],
-                       failure_rss[k] / 1024, t == "heaptrack" && mem_limit_mib != "" ?
-                       ", address space limited to " mem_limit_mib " MiB" : ""
+                why = failure[k] == "out-of-memory" ? "out of memory" : failure[k]
+                limit = (t == "heaptrack" && mem_limit_mib != "") ? ", address space limited to " mem_limit_mib " MiB" : ""
+                printf "  %-10s %5s   %s (peak RSS %.0f MiB%s)\n", t, runs, why, failure_rss[k] / 1024, limit
                 continue
             }
             ok[t] = 1
