@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/* Reading a trace file: the streaming reader every analysis uses.
+ *
+ * Open a trace, look at its tables (process images, threads, modules,
+ * stacks, chunks), then pull events in order with fmt_reader_next(), or
+ * seek to the chunk holding a time first. Frees, reallocs and unmaps come
+ * with the block they end already resolved (ref, ref_size, ref_stack,
+ * ref_ts_ns, ref_thread). Memory grows with distinct stacks, threads and
+ * modules, never with the number of events: only one chunk is decoded at a
+ * time. The file format is docs/format.md.
+ *
+ * Errors are -errno; the reader never prints. -EPROTO means the file is
+ * corrupt, and fmt_reader_error() (or the open's err buffer) then says
+ * "FILE: offset N: what is wrong". A reader is not thread-safe; open one
+ * per thread to decode chunks in parallel. */
+#ifndef MEMSCRIBE_TRACE_H
+#define MEMSCRIBE_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memscribe/event.h"
+
+struct fmt_reader;
+
+/* A process image (a pid between execs). */
+struct fmt_image_info {
+    uint32_t pid;
+    uint32_t ppid;
+    uint32_t how;      /* enum fmt_start */
+    int has_start;     /* a PROCESS_START was recorded (else only pid is known) */
+    const char *exe;   /* NULL if unknown */
+    uint32_t exe_len;
+    const char *argv;  /* NUL-separated words, argv_len bytes */
+    uint32_t argv_len;
+    uint64_t start_ns;
+    uint64_t end_ns;   /* valid if ended */
+    int ended;
+    uint64_t exit_status; /* wait status, valid if status_known */
+    int status_known;
+};
+
+/* A thread of an image. One entry per distinct (image, thread, pid, tid). */
+struct fmt_thread_info {
+    uint32_t image;
+    uint32_t thread; /* the event's thread index */
+    uint32_t pid;
+    uint32_t tid;
+    const char *name; /* latest name, NULL if none */
+    uint32_t name_len;
+    uint64_t start_ns; /* first event of the thread */
+    uint64_t end_ns;   /* valid if ended */
+    int ended;
+};
+
+/* A loaded module of an image. */
+struct fmt_module_info {
+    uint32_t id; /* from 1, as MODULE_LOAD events refer to it */
+    uint32_t image;
+    uint64_t load_ns;
+    uint64_t unload_ns; /* valid if unloaded */
+    int unloaded;
+    struct fmt_module m;
+};
+
+/* One chunk of events: the unit of seeking. */
+struct fmt_chunk_info {
+    uint64_t offset; /* of its block in the file */
+    uint64_t first_ts_ns;
+    uint64_t last_ts_ns;
+    uint64_t first_serial; /* serial the chunk's first started block gets */
+    uint64_t nr_serials;   /* blocks and mappings started in the chunk */
+    uint32_t nr_events;
+    uint64_t nr_heap_allocs;
+    uint64_t nr_dropped;
+};
+
+struct fmt_trace_counts {
+    uint64_t nr_events;
+    uint64_t nr_heap_allocs; /* heap blocks started */
+    uint64_t nr_serials;     /* heap blocks and mappings started */
+    uint64_t nr_dropped;     /* events the collector reported lost */
+    uint64_t nr_skipped;     /* events of kinds this reader does not know */
+    uint32_t nr_chunks;
+    uint32_t nr_stacks; /* stack nodes; ids are 1..nr_stacks */
+    uint32_t nr_images;
+    uint32_t nr_threads;
+    uint32_t nr_modules;
+    uint64_t first_ts_ns;
+    uint64_t last_ts_ns;
+};
+
+/* Open a trace file. On failure returns -errno (-EPROTO: not a trace or
+ * corrupt) and, if err is not NULL, puts "PATH: [offset N: ]problem" there.
+ * A truncated trace opens fine and is flagged by fmt_reader_incomplete(). */
+int fmt_reader_open(struct fmt_reader **out, const char *path, char *err, size_t err_size);
+
+/* The same on an open file descriptor, which the reader does not close
+ * and which must stay open while the reader is used; name is used in
+ * messages. */
+int fmt_reader_open_fd(struct fmt_reader **out, int fd, const char *name, char *err,
+                       size_t err_size);
+
+void fmt_reader_close(struct fmt_reader *r);
+
+/* "FILE: offset N: problem" for the last failed call. */
+const char *fmt_reader_error(const struct fmt_reader *r);
+
+const struct fmt_trace_info *fmt_reader_info(const struct fmt_reader *r);
+
+/* 1 if the trace has no valid end (recorder killed, disk full): the reader
+ * gives what the last whole chunk holds. */
+int fmt_reader_incomplete(const struct fmt_reader *r);
+
+void fmt_reader_counts(const struct fmt_reader *r, struct fmt_trace_counts *c);
+
+/* Read the next event into *ev (every field set). Returns 1, 0 at the end,
+ * or -errno (-EPROTO: corrupt chunk; see fmt_reader_error()). Pointers in
+ * *ev stay valid until the next call that fills an event. */
+int fmt_reader_next(struct fmt_reader *r, struct fmt_event *ev);
+
+/* Tables. Indexes are dense from 0; getters return NULL when out of range. */
+uint32_t fmt_reader_nr_images(const struct fmt_reader *r);
+const struct fmt_image_info *fmt_reader_image(const struct fmt_reader *r, uint32_t image);
+uint32_t fmt_reader_nr_threads(const struct fmt_reader *r);
+const struct fmt_thread_info *fmt_reader_thread(const struct fmt_reader *r, uint32_t i);
+uint32_t fmt_reader_nr_modules(const struct fmt_reader *r);
+const struct fmt_module_info *fmt_reader_module(const struct fmt_reader *r, uint32_t i);
+/* The module of image whose segments hold addr (the latest loaded if
+ * several did over time), or NULL. */
+const struct fmt_module_info *fmt_reader_find_module(const struct fmt_reader *r, uint32_t image,
+                                                     uint64_t addr);
+
+/* Stacks. Ids run 1..nr_stacks; each is a node of a per-image prefix tree.
+ * fmt_reader_stack() writes up to max frames, leaf first, and returns the
+ * stack's depth (which may exceed max), or -EINVAL for an unknown id. */
+int fmt_reader_stack(const struct fmt_reader *r, uint32_t id, uint32_t *image, uint64_t *frames,
+                     uint32_t max);
+/* One node: its parent (0 for a root) and return address. 0 or -EINVAL. */
+int fmt_reader_stack_node(const struct fmt_reader *r, uint32_t id, uint32_t *parent,
+                          uint64_t *addr, uint32_t *image);
+
+/* Chunks and seeking. */
+uint32_t fmt_reader_nr_chunks(const struct fmt_reader *r);
+const struct fmt_chunk_info *fmt_reader_chunk(const struct fmt_reader *r, uint32_t k);
+/* The first chunk whose last event is at or after ts_ns (nr_chunks if none). */
+uint32_t fmt_reader_find_chunk(const struct fmt_reader *r, uint64_t ts_ns);
+/* Make chunk k's first event the next one fmt_reader_next() returns.
+ * k == nr_chunks seeks to the end. Returns 0 or -EINVAL. */
+int fmt_reader_seek_chunk(struct fmt_reader *r, uint32_t k);
+/* Seek to the chunk holding ts_ns; events before ts_ns in it still come. */
+int fmt_reader_seek_time(struct fmt_reader *r, uint64_t ts_ns);
+
+/* Per-stack heap change over chunk k (bytes and blocks started minus
+ * ended), calling fn once per stack that changed, in increasing id order.
+ * fmt_reader_live_at_chunk() gives live heap bytes and blocks per stack at
+ * the start of chunk k instead (the sum over chunks before it), so that a
+ * reader seeking to k knows what is already live. Both return 0 or
+ * -errno. */
+typedef void fmt_stack_live_fn(void *arg, uint32_t stack, int64_t bytes, int64_t blocks);
+int fmt_reader_chunk_delta(struct fmt_reader *r, uint32_t k, fmt_stack_live_fn *fn, void *arg);
+int fmt_reader_live_at_chunk(struct fmt_reader *r, uint32_t k, fmt_stack_live_fn *fn, void *arg);
+
+/* "malloc", "munmap", ...; "unknown" for other values. */
+const char *fmt_kind_name(unsigned kind);
+
+#endif

@@ -1,0 +1,445 @@
+/* SPDX-License-Identifier: MIT */
+/* memscribe dump: print a trace's events one per line in time order, the
+ * reference every later subcommand is tested against (docs/dump.md). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "cli/cli.h"
+#include "memscribe/trace.h"
+
+#define DUMP_MAX_FRAMES 4096
+
+struct dump_opts {
+    int stacks;
+    int header;
+    int have_pid;
+    uint32_t pid;
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: memscribe dump [options] FILE\n\n"
+            "Print every event of a trace, one line each, in time order:\n"
+            "  TIME PID TID SERIAL KIND FIELDS... stack=ID [ends=#SERIAL]\n"
+            "TIME is seconds.nanoseconds since recording began; SERIAL is the\n"
+            "number of the block or mapping the event starts ('-' if none).\n\n"
+            "options:\n"
+            "  --stacks        after the events, print each stack they use, one\n"
+            "                  frame per line as module+offset\n"
+            "  --pid P         only events of process P\n"
+            "  --header        first print the trace's header and tables as '#' lines\n"
+            "  --format text   output format (text is the only one)\n"
+            "  -h, --help      show this help\n\n"
+            "A truncated trace is dumped up to its last whole chunk, with a note on\n"
+            "stderr. Exit status: 0 ok, 1 unreadable or corrupt trace, 2 usage error.\n"
+            "See docs/dump.md.\n");
+}
+
+/* Strings from the trace may hold anything: print them escaped and quoted. */
+static void put_str(FILE *out, const char *s, uint32_t len, int nul_as_space)
+{
+    fputc('"', out);
+    for (uint32_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!c && nul_as_space && i + 1 < len)
+            fputc(' ', out);
+        else if (!c && nul_as_space)
+            continue;
+        else if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20 || c >= 0x7f)
+            fprintf(out, "\\x%02x", c);
+        else
+            fputc(c, out);
+    }
+    fputc('"', out);
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = path ? strrchr(path, '/') : NULL;
+
+    return slash ? slash + 1 : path ? path : "?";
+}
+
+/* One frame as "0xADDR module+0xOFFSET". The only place that names a
+ * frame, so a symbolizer can be plugged in here. */
+static void dump_frame(FILE *out, const struct fmt_reader *r, uint32_t image, uint64_t addr)
+{
+    const struct fmt_module_info *m = fmt_reader_find_module(r, image, addr);
+
+    if (m)
+        fprintf(out, "0x%" PRIx64 " %s+0x%" PRIx64, addr, base_name(m->m.path),
+                addr - m->m.base);
+    else
+        fprintf(out, "0x%" PRIx64 " ?", addr);
+}
+
+static void put_prot(FILE *out, uint64_t prot)
+{
+    fprintf(out, " prot=0x%" PRIx64 "(%c%c%c)", prot, prot & PROT_READ ? 'r' : '-',
+            prot & PROT_WRITE ? 'w' : '-', prot & PROT_EXEC ? 'x' : '-');
+}
+
+struct dump_bit {
+    uint64_t bit;
+    const char *name;
+};
+
+static void put_bits(FILE *out, const char *key, uint64_t v, const struct dump_bit *names,
+                     size_t n)
+{
+    const char *sep = "";
+
+    fprintf(out, " %s=0x%" PRIx64 "(", key, v);
+    for (size_t i = 0; i < n; i++) {
+        if ((v & names[i].bit) == names[i].bit && names[i].bit) {
+            fprintf(out, "%s%s", sep, names[i].name);
+            sep = "|";
+            v &= ~names[i].bit;
+        }
+    }
+    if (v)
+        fprintf(out, "%s0x%" PRIx64, sep, v);
+    fputc(')', out);
+}
+
+static void put_map_flags(FILE *out, uint64_t flags)
+{
+    static const struct dump_bit names[] = {
+        {MAP_SHARED_VALIDATE, "SHARED_VALIDATE"}, {MAP_SHARED, "SHARED"},
+        {MAP_PRIVATE, "PRIVATE"}, {MAP_FIXED, "FIXED"}, {MAP_ANONYMOUS, "ANONYMOUS"},
+        {MAP_GROWSDOWN, "GROWSDOWN"}, {MAP_DENYWRITE, "DENYWRITE"},
+        {MAP_EXECUTABLE, "EXECUTABLE"}, {MAP_LOCKED, "LOCKED"}, {MAP_NORESERVE, "NORESERVE"},
+        {MAP_POPULATE, "POPULATE"}, {MAP_NONBLOCK, "NONBLOCK"}, {MAP_STACK, "STACK"},
+        {MAP_HUGETLB, "HUGETLB"}, {MAP_SYNC, "SYNC"}, {MAP_FIXED_NOREPLACE, "FIXED_NOREPLACE"},
+    };
+
+    put_bits(out, "flags", flags, names, sizeof(names) / sizeof(names[0]));
+}
+
+static void put_mremap_flags(FILE *out, uint64_t flags)
+{
+    static const struct dump_bit names[] = {
+        {1, "MAYMOVE"}, {2, "FIXED"}, {4, "DONTUNMAP"},
+    };
+
+    put_bits(out, "flags", flags, names, sizeof(names) / sizeof(names[0]));
+}
+
+static const char *origin_name(unsigned origin)
+{
+    static const char *const names[] = {"call", "libc", "loader", "thread", "snapshot"};
+
+    return origin < sizeof(names) / sizeof(names[0]) ? names[origin] : "unknown";
+}
+
+static const char *start_name(uint64_t how)
+{
+    static const char *const names[] = {"initial", "fork", "exec"};
+
+    return how < sizeof(names) / sizeof(names[0]) ? names[how] : "unknown";
+}
+
+static void put_ends(FILE *out, const struct fmt_event *ev)
+{
+    if (!ev->ref)
+        return;
+    fprintf(out, " ends=#%" PRIu64, ev->ref);
+    if (ev->nr_refs > 1)
+        fprintf(out, "+%u", ev->nr_refs - 1);
+    if (ev->flags & FMT_EVF_PARTIAL)
+        fputs("(partial)", out);
+}
+
+/* Fields that depend on the kind, after "KIND". */
+static void put_fields(FILE *out, const struct fmt_event *ev)
+{
+    switch (ev->kind) {
+    case FMT_EV_MALLOC:
+    case FMT_EV_VALLOC:
+    case FMT_EV_PVALLOC:
+        fprintf(out, " addr=0x%" PRIx64 " size=%" PRIu64, ev->addr, ev->size);
+        break;
+    case FMT_EV_CALLOC:
+    case FMT_EV_REALLOCARRAY:
+        if (ev->kind == FMT_EV_REALLOCARRAY)
+            fprintf(out, " old=0x%" PRIx64, ev->old_addr);
+        fprintf(out, " addr=0x%" PRIx64 " size=%" PRIu64 " nmemb=%" PRIu64 " elem=%" PRIu64,
+                ev->addr, ev->size, ev->arg[0], ev->arg[1]);
+        break;
+    case FMT_EV_MEMALIGN:
+    case FMT_EV_ALIGNED_ALLOC:
+        fprintf(out, " addr=0x%" PRIx64 " size=%" PRIu64 " align=%" PRIu64, ev->addr, ev->size,
+                ev->arg[0]);
+        break;
+    case FMT_EV_POSIX_MEMALIGN:
+        fprintf(out, " addr=0x%" PRIx64 " size=%" PRIu64 " align=%" PRIu64 " rc=%" PRId64,
+                ev->addr, ev->size, ev->arg[0], (int64_t)ev->arg[1]);
+        break;
+    case FMT_EV_REALLOC:
+        fprintf(out, " old=0x%" PRIx64 " addr=0x%" PRIx64 " size=%" PRIu64, ev->old_addr,
+                ev->addr, ev->size);
+        break;
+    case FMT_EV_FREE:
+        fprintf(out, " addr=0x%" PRIx64, ev->addr);
+        if (ev->ref)
+            fprintf(out, " size=%" PRIu64, ev->ref_size);
+        break;
+    case FMT_EV_MMAP:
+        fprintf(out, " addr=0x%" PRIx64 " size=%" PRIu64, ev->addr, ev->size);
+        put_prot(out, ev->arg[0]);
+        put_map_flags(out, ev->arg[1]);
+        fprintf(out, " fd=%" PRId64 " off=0x%" PRIx64, (int64_t)ev->arg[2], ev->arg[3]);
+        break;
+    case FMT_EV_MUNMAP:
+        fprintf(out, " addr=0x%" PRIx64 " size=%" PRIu64, ev->addr, ev->size);
+        break;
+    case FMT_EV_MREMAP:
+        fprintf(out, " old=0x%" PRIx64 " old_size=%" PRIu64 " addr=0x%" PRIx64 " size=%" PRIu64,
+                ev->old_addr, ev->old_size, ev->addr, ev->size);
+        put_mremap_flags(out, ev->arg[1]);
+        break;
+    case FMT_EV_MPROTECT:
+        fprintf(out, " addr=0x%" PRIx64 " size=%" PRIu64, ev->addr, ev->size);
+        put_prot(out, ev->arg[0]);
+        break;
+    case FMT_EV_BRK:
+        fprintf(out, " addr=0x%" PRIx64 " req=0x%" PRIx64, ev->addr, ev->arg[0]);
+        break;
+    case FMT_EV_SBRK:
+        fprintf(out, " addr=0x%" PRIx64 " incr=%" PRId64, ev->addr, (int64_t)ev->arg[0]);
+        break;
+    case FMT_EV_PROCESS_START:
+        fprintf(out, " ppid=%" PRIu64 " how=%s exe=", ev->arg[0], start_name(ev->arg[1]));
+        put_str(out, ev->str, ev->str_len, 0);
+        fputs(" argv=", out);
+        put_str(out, ev->str2, ev->str2_len, 1);
+        break;
+    case FMT_EV_PROCESS_EXIT:
+        if (ev->arg[1])
+            fprintf(out, " status=0x%" PRIx64, ev->arg[0]);
+        else
+            fputs(" status=unknown", out);
+        break;
+    case FMT_EV_THREAD_START:
+    case FMT_EV_THREAD_NAME:
+        if (ev->str) {
+            fputs(" name=", out);
+            put_str(out, ev->str, ev->str_len, 0);
+        }
+        break;
+    case FMT_EV_MODULE_LOAD:
+        if (ev->module) {
+            fprintf(out, " base=0x%" PRIx64 " path=", ev->module->base);
+            put_str(out, ev->module->path, ev->module->path_len, 0);
+            fputs(" build_id=", out);
+            for (uint32_t i = 0; i < ev->module->build_id_len; i++)
+                fprintf(out, "%02x", ev->module->build_id[i]);
+            if (!ev->module->build_id_len)
+                fputs("none", out);
+        }
+        break;
+    case FMT_EV_MODULE_UNLOAD:
+        fprintf(out, " base=0x%" PRIx64, ev->addr);
+        break;
+    case FMT_EV_RSS:
+        fprintf(out, " rss=%" PRIu64, ev->size);
+        break;
+    case FMT_EV_DROPPED:
+        fprintf(out, " count=%" PRIu64, ev->arg[0]);
+        break;
+    }
+    if (ev->flags & FMT_EVF_FAILED)
+        fputs(" failed", out);
+    if (ev->flags & FMT_EVF_LIBC_MMAP)
+        fputs(" libc-mmap", out);
+    if (ev->flags & FMT_EVF_IN_PLACE)
+        fputs(" in-place", out);
+    if (ev->kind >= FMT_EV_MMAP && ev->kind <= FMT_EV_SBRK && ev->origin)
+        fprintf(out, " origin=%s", origin_name(ev->origin));
+}
+
+static void dump_event(FILE *out, const struct fmt_event *ev)
+{
+    fprintf(out, "%" PRIu64 ".%09" PRIu64 " %u %u ", ev->ts_ns / 1000000000u,
+            ev->ts_ns % 1000000000u, ev->pid, ev->tid);
+    if (ev->serial)
+        fprintf(out, "#%" PRIu64, ev->serial);
+    else
+        fputc('-', out);
+    fprintf(out, " %s", fmt_kind_name(ev->kind));
+    put_fields(out, ev);
+    fprintf(out, " stack=%u", ev->stack);
+    put_ends(out, ev);
+    fputc('\n', out);
+}
+
+static void dump_header(FILE *out, const struct fmt_reader *r)
+{
+    const struct fmt_trace_info *info = fmt_reader_info(r);
+    struct fmt_trace_counts c;
+
+    fmt_reader_counts(r, &c);
+    fprintf(out, "# memscribe trace version %u.%u%s\n", info->version_major,
+            info->version_minor, fmt_reader_incomplete(r) ? " (incomplete)" : "");
+    fprintf(out, "# start realtime_ns=%" PRIu64 " monotonic_ns=%" PRIu64 " recorder_pid=%u\n",
+            info->start_realtime_ns, info->start_monotonic_ns, info->recorder_pid);
+    fputs("# command ", out);
+    put_str(out, info->command ? info->command : "", info->command_len, 1);
+    fputs(" host ", out);
+    put_str(out, info->hostname ? info->hostname : "",
+            info->hostname ? (uint32_t)strlen(info->hostname) : 0, 0);
+    fprintf(out, " stack_depth=%u\n", info->stack_depth);
+    fprintf(out,
+            "# events=%" PRIu64 " heap_allocs=%" PRIu64 " serials=%" PRIu64 " dropped=%" PRIu64
+            " chunks=%u stacks=%u images=%u threads=%u modules=%u\n",
+            c.nr_events, c.nr_heap_allocs, c.nr_serials, c.nr_dropped, c.nr_chunks, c.nr_stacks,
+            c.nr_images, c.nr_threads, c.nr_modules);
+    for (uint32_t i = 0; i < fmt_reader_nr_images(r); i++) {
+        const struct fmt_image_info *im = fmt_reader_image(r, i);
+        fprintf(out, "# image %u pid=%u ppid=%u how=%s exe=", i, im->pid, im->ppid,
+                im->has_start ? start_name(im->how) : "unknown");
+        put_str(out, im->exe ? im->exe : "", im->exe_len, 0);
+        fputc('\n', out);
+    }
+    for (uint32_t i = 0; i < fmt_reader_nr_threads(r); i++) {
+        const struct fmt_thread_info *t = fmt_reader_thread(r, i);
+        fprintf(out, "# thread %u image=%u pid=%u tid=%u name=", t->thread, t->image, t->pid,
+                t->tid);
+        put_str(out, t->name ? t->name : "", t->name_len, 0);
+        fputc('\n', out);
+    }
+    for (uint32_t i = 0; i < fmt_reader_nr_modules(r); i++) {
+        const struct fmt_module_info *m = fmt_reader_module(r, i);
+        fprintf(out, "# module %u image=%u base=0x%" PRIx64 " path=", m->id, m->image,
+                m->m.base);
+        put_str(out, m->m.path ? m->m.path : "", m->m.path_len, 0);
+        fputc('\n', out);
+    }
+}
+
+static void dump_stacks(FILE *out, const struct fmt_reader *r, const uint8_t *used)
+{
+    uint64_t *frames = malloc(DUMP_MAX_FRAMES * sizeof(*frames));
+    struct fmt_trace_counts c;
+
+    if (!frames)
+        cli_die("dump: out of memory");
+    fmt_reader_counts(r, &c);
+    for (uint32_t id = 1; id <= c.nr_stacks; id++) {
+        if (!(used[id / 8] & (1u << (id % 8))))
+            continue;
+        uint32_t image = 0;
+        int depth = fmt_reader_stack(r, id, &image, frames, DUMP_MAX_FRAMES);
+        if (depth < 0)
+            continue;
+        fprintf(out, "stack %u image=%u depth=%d\n", id, image, depth);
+        for (int i = 0; i < depth && i < DUMP_MAX_FRAMES; i++) {
+            fprintf(out, "  #%d ", i);
+            dump_frame(out, r, image, frames[i]);
+            fputc('\n', out);
+        }
+    }
+    free(frames);
+}
+
+static void parse_args(int argc, char **argv, struct dump_opts *o, const char **path)
+{
+    static const struct option longopts[] = {
+        {"stacks", no_argument, NULL, 's'}, {"pid", required_argument, NULL, 'p'},
+        {"format", required_argument, NULL, 'f'}, {"header", no_argument, NULL, 'H'},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+    };
+    int c;
+
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            o->stacks = 1;
+            break;
+        case 'H':
+            o->header = 1;
+            break;
+        case 'p': {
+            char *end;
+            errno = 0;
+            unsigned long v = strtoul(optarg, &end, 10);
+            if (errno || *end || !*optarg || v > UINT32_MAX || optarg[0] == '-')
+                cli_usage_error("dump: --pid wants a process id, not '%s'", optarg);
+            o->have_pid = 1;
+            o->pid = (uint32_t)v;
+            break;
+        }
+        case 'f':
+            if (strcmp(optarg, "text"))
+                cli_usage_error("dump: unknown --format '%s' (text is the only one)", optarg);
+            break;
+        case 'h':
+            usage(stdout);
+            exit(CLI_EXIT_OK);
+        default:
+            cli_usage_error("dump: unknown or incomplete option '%s'; see 'memscribe dump "
+                            "--help'",
+                            argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1)
+        cli_usage_error("dump: %s; see 'memscribe dump --help'",
+                        optind == argc ? "no trace file given" : "more than one trace file given");
+    *path = argv[optind];
+}
+
+int cmd_dump(int argc, char **argv)
+{
+    struct dump_opts o = {0};
+    const char *path;
+    struct fmt_reader *r;
+    struct fmt_event ev;
+    char err[600];
+    uint8_t *used = NULL;
+    int rc;
+
+    parse_args(argc, argv, &o, &path);
+    if ((rc = fmt_reader_open(&r, path, err, sizeof(err))))
+        cli_die("dump: %s", err);
+    if (fmt_reader_incomplete(r))
+        cli_warn("dump: %s: trace is incomplete (no valid end: the recorder was killed or the "
+                 "disk filled); showing its %u whole chunks",
+                 path, fmt_reader_nr_chunks(r));
+    if (o.header)
+        dump_header(stdout, r);
+    if (o.stacks) {
+        struct fmt_trace_counts c;
+        fmt_reader_counts(r, &c);
+        used = calloc((size_t)c.nr_stacks / 8 + 1, 1);
+        if (!used)
+            cli_die("dump: out of memory");
+    }
+    while ((rc = fmt_reader_next(r, &ev)) > 0) {
+        if (o.have_pid && ev.pid != o.pid)
+            continue;
+        dump_event(stdout, &ev);
+        if (used) {
+            used[ev.stack / 8] |= (uint8_t)(1u << (ev.stack % 8));
+            used[ev.ref_stack / 8] |= (uint8_t)(1u << (ev.ref_stack % 8));
+        }
+    }
+    if (rc < 0)
+        cli_die("dump: %s", fmt_reader_error(r));
+    if (used)
+        dump_stacks(stdout, r, used);
+    free(used);
+    fmt_reader_close(r);
+    if (fflush(stdout) || ferror(stdout))
+        cli_die("dump: writing the output failed");
+    return CLI_EXIT_OK;
+}

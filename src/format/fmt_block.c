@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/* File header, block header and trailer: encoding and validation. */
+#include "format/fmt_block_internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "format/fmt_crc_internal.h"
+
+void fmt_block_encode(uint8_t out[FMT_BLOCK_HEADER_SIZE], const struct fmt_block_hdr *h,
+                      const void *payload)
+{
+    fmt_put_le32(out, FMT_BLOCK_MAGIC);
+    fmt_put_le16(out + 4, h->type);
+    fmt_put_le16(out + 6, h->flags);
+    fmt_put_le32(out + 8, h->stored_size);
+    fmt_put_le32(out + 12, h->raw_size);
+    fmt_put_le32(out + 16, h->seq);
+    uint32_t crc = fmt_crc32c(0, out, 20);
+    crc = fmt_crc32c(crc, payload, h->stored_size);
+    fmt_put_le32(out + 20, crc);
+}
+
+int fmt_block_parse(const uint8_t in[FMT_BLOCK_HEADER_SIZE], struct fmt_block_hdr *h,
+                    const char **why)
+{
+    if (fmt_get_le32(in) != FMT_BLOCK_MAGIC) {
+        *why = "bad block magic";
+        return -EPROTO;
+    }
+    h->type = fmt_get_le16(in + 4);
+    h->flags = fmt_get_le16(in + 6);
+    h->stored_size = fmt_get_le32(in + 8);
+    h->raw_size = fmt_get_le32(in + 12);
+    h->seq = fmt_get_le32(in + 16);
+    h->crc = fmt_get_le32(in + 20);
+    if (h->stored_size > FMT_BLOCK_MAX_PAYLOAD || h->raw_size > FMT_BLOCK_MAX_PAYLOAD) {
+        *why = "impossible block size";
+        return -EPROTO;
+    }
+    if (!(h->flags & FMT_BLOCKF_ZSTD) && h->raw_size != h->stored_size) {
+        *why = "impossible block size (stored and raw differ, not compressed)";
+        return -EPROTO;
+    }
+    return 0;
+}
+
+int fmt_block_crc_ok(const uint8_t in[FMT_BLOCK_HEADER_SIZE], const void *payload, size_t len)
+{
+    uint32_t crc = fmt_crc32c(0, in, 20);
+
+    crc = fmt_crc32c(crc, payload, len);
+    return crc == fmt_get_le32(in + 20);
+}
+
+void fmt_header_encode(uint8_t out[FMT_HEADER_SIZE], const struct fmt_trace_info *info,
+                       uint64_t features)
+{
+    memset(out, 0, FMT_HEADER_SIZE);
+    memcpy(out, FMT_MAGIC, FMT_MAGIC_LEN);
+    fmt_put_le16(out + 8, FMT_VERSION_MAJOR);
+    fmt_put_le16(out + 10, FMT_VERSION_MINOR);
+    fmt_put_le32(out + 12, FMT_HEADER_SIZE);
+    fmt_put_le64(out + 16, features);
+    fmt_put_le64(out + 24, info->start_realtime_ns);
+    fmt_put_le64(out + 32, info->start_monotonic_ns);
+    fmt_put_le32(out + 40, info->recorder_pid);
+    fmt_put_le32(out + 60, fmt_crc32c(0, out, 60));
+}
+
+int fmt_header_parse(const uint8_t in[FMT_HEADER_SIZE], struct fmt_trace_info *info,
+                     uint64_t *features, const char **why)
+{
+    if (memcmp(in, FMT_MAGIC, FMT_MAGIC_LEN)) {
+        *why = "not a memscribe trace (bad magic)";
+        return -EPROTO;
+    }
+    if (fmt_get_le32(in + 60) != fmt_crc32c(0, in, 60)) {
+        *why = "bad header CRC";
+        return -EPROTO;
+    }
+    info->version_major = fmt_get_le16(in + 8);
+    info->version_minor = fmt_get_le16(in + 10);
+    if (info->version_major != FMT_VERSION_MAJOR) {
+        *why = "unsupported major version";
+        return -EPROTO;
+    }
+    if (fmt_get_le32(in + 12) != FMT_HEADER_SIZE) {
+        *why = "bad header size";
+        return -EPROTO;
+    }
+    *features = fmt_get_le64(in + 16);
+    if (*features & FMT_FEAT_REQUIRED_MASK & ~(uint64_t)FMT_FEAT_KNOWN) {
+        *why = "unsupported required feature bits";
+        return -EPROTO;
+    }
+    info->start_realtime_ns = fmt_get_le64(in + 24);
+    info->start_monotonic_ns = fmt_get_le64(in + 32);
+    info->recorder_pid = fmt_get_le32(in + 40);
+    return 0;
+}
+
+void fmt_trailer_encode(uint8_t out[FMT_TRAILER_SIZE], uint64_t index_off, uint64_t nr_blocks)
+{
+    memset(out, 0, FMT_TRAILER_SIZE);
+    memcpy(out, FMT_TRAILER_MAGIC, 8);
+    fmt_put_le64(out + 8, index_off);
+    fmt_put_le64(out + 16, nr_blocks);
+    fmt_put_le32(out + 28, fmt_crc32c(0, out, 28));
+}
+
+int fmt_trailer_parse(const uint8_t in[FMT_TRAILER_SIZE], uint64_t *index_off,
+                      uint64_t *nr_blocks, const char **why)
+{
+    if (memcmp(in, FMT_TRAILER_MAGIC, 8))
+        return -ENOENT;
+    if (fmt_get_le32(in + 28) != fmt_crc32c(0, in, 28)) {
+        *why = "bad trailer CRC";
+        return -EPROTO;
+    }
+    *index_off = fmt_get_le64(in + 8);
+    *nr_blocks = fmt_get_le64(in + 16);
+    return 0;
+}

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/* On-disk constants of the trace file: the numbers docs/format.md fixes.
+ * Writer and reader both take them from here, so they cannot drift. */
+#ifndef FMT_LAYOUT_INTERNAL_H
+#define FMT_LAYOUT_INTERNAL_H
+
+#include <stdint.h>
+#include <string.h>
+
+#define FMT_VERSION_MAJOR 1
+#define FMT_VERSION_MINOR 0
+
+/* File header: 64 bytes at offset 0. The magic starts with a non-ASCII
+ * byte and holds \r\n and ^Z, so text-mode mangling is detected (as PNG). */
+#define FMT_MAGIC "\x89MSCR\r\n\x1a"
+#define FMT_MAGIC_LEN 8
+#define FMT_HEADER_SIZE 64
+
+/* Feature bits: the low 32 are required (a reader refuses a file with a
+ * required bit it does not know), the high 32 optional (ignored). */
+#define FMT_FEAT_ZSTD_COLUMNS 0x1u
+#define FMT_FEAT_REQUIRED_MASK 0xffffffffull
+#define FMT_FEAT_KNOWN FMT_FEAT_ZSTD_COLUMNS
+
+/* Block header: 24 bytes before every block payload. */
+#define FMT_BLOCK_MAGIC 0x4b42534du /* "MSBK" little-endian */
+#define FMT_BLOCK_HEADER_SIZE 24
+#define FMT_BLOCK_MAX_PAYLOAD (64u << 20) /* sanity bound, stored and raw */
+
+enum fmt_block_type {
+    FMT_BLOCK_META = 1,  /* trace metadata: key/value records */
+    FMT_BLOCK_CHUNK = 2, /* events, column-oriented */
+    FMT_BLOCK_DEFS = 3,  /* definitions and the summary of the chunk before */
+    FMT_BLOCK_INDEX = 4, /* directory of every block, before the trailer */
+};
+
+#define FMT_BLOCKF_ZSTD 0x1u /* the whole payload is one zstd frame */
+
+/* Trailer: 32 bytes at the very end of a finished trace. */
+#define FMT_TRAILER_MAGIC "MSCRTEND"
+#define FMT_TRAILER_SIZE 32
+
+/* Columns of a chunk (docs/format.md, "Chunk"). Unknown ids are skipped. */
+enum fmt_column {
+    FMT_COL_OP = 1,
+    FMT_COL_TIME = 2,
+    FMT_COL_CTX = 3,
+    FMT_COL_SIZE = 4,
+    FMT_COL_ADDR = 5,
+    FMT_COL_STACK = 6,
+    FMT_COL_REF = 7,
+    FMT_COL_MISC = 8,
+    FMT_COL_STRS = 9,
+};
+#define FMT_NR_COLUMNS 10 /* ids 1..9 (index 0 unused) */
+
+#define FMT_COL_ENC_RAW 0
+#define FMT_COL_ENC_ZSTD 1
+
+/* Op byte: kind in the low 6 bits, then two flags. */
+#define FMT_OP_KIND_MASK 0x3f
+#define FMT_OP_CTX 0x40   /* the context (thread) changes: CTX column */
+#define FMT_OP_EXTRA 0x80 /* MISC holds flags, origin and a field mask */
+#define FMT_OP_KIND_ESCAPE 63 /* future kinds: MISC holds kind, length, body */
+
+/* Field mask of an EXTRA record (MISC). */
+#define FMT_FIELD_ARG0 0x01
+#define FMT_FIELD_ARG1 0x02
+#define FMT_FIELD_ARG2 0x04
+#define FMT_FIELD_ARG3 0x08
+#define FMT_FIELD_OLD_ADDR 0x10
+#define FMT_FIELD_OLD_SIZE 0x20
+#define FMT_FIELD_STR 0x40
+#define FMT_FIELD_STR2 0x80
+#define FMT_FIELD_KNOWN 0xff
+
+/* Records of a DEFS block: type, length, body. Unknown types are skipped. */
+enum fmt_def_type {
+    FMT_DEF_STACKS = 1,      /* new stack nodes */
+    FMT_DEF_CONTEXT = 2,     /* a (image, thread, pid, tid) tuple */
+    FMT_DEF_IMAGE = 3,       /* a process image began */
+    FMT_DEF_IMAGE_END = 4,   /* a process image ended */
+    FMT_DEF_THREAD_NAME = 5, /* a context's thread got a name */
+    FMT_DEF_THREAD_END = 6,  /* a context's thread ended */
+    FMT_DEF_MODULE = 7,      /* a module was loaded */
+    FMT_DEF_MODULE_END = 8,  /* a module was unloaded */
+    FMT_DEF_SUMMARY = 9,     /* summary of the chunk just before */
+};
+
+/* Records of the META block. */
+enum fmt_meta_type {
+    FMT_META_COMMAND = 1,
+    FMT_META_HOSTNAME = 2,
+    FMT_META_STACK_DEPTH = 3,
+};
+
+/* Limits a reader enforces so that a corrupt file cannot make it allocate
+ * without bound (docs/format.md, "Limits"). */
+#define FMT_MAX_CHUNK_EVENTS (1u << 22)
+#define FMT_MAX_STRING (1u << 20)
+#define FMT_MAX_FRAMES 4096
+
+static inline void fmt_put_le16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static inline void fmt_put_le32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline void fmt_put_le64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint16_t fmt_get_le16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static inline uint32_t fmt_get_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+
+static inline uint64_t fmt_get_le64(const uint8_t *p)
+{
+    return (uint64_t)fmt_get_le32(p) | ((uint64_t)fmt_get_le32(p + 4) << 32);
+}
+
+#endif

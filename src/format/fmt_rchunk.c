@@ -1,0 +1,425 @@
+/* SPDX-License-Identifier: MIT */
+/* Decoding events from the columns of one chunk: the hot loop of every
+ * analysis. Each chunk stands alone (blocks ended that were started before
+ * it carry their facts), so the only state kept is the chunk's own started
+ * blocks, in an array indexed by serial. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/fmt_reader_internal.h"
+
+void fmt_rchunk_reset(struct fmt_reader *r)
+{
+    r->loaded = 0;
+    r->ev_left = 0;
+}
+
+static int load_columns(struct fmt_reader *r, struct fmt_cur *c, uint64_t off, uint32_t nr_ev)
+{
+    uint64_t nr_cols = fmt_cur_varint(c);
+    struct {
+        uint64_t id, enc, raw, stored;
+    } dir[64];
+    uint64_t total = 0;
+
+    if (c->bad || nr_cols > 64)
+        return fmt_rerr(r, -EPROTO, off, "bad chunk header");
+    for (uint64_t i = 0; i < nr_cols; i++) {
+        dir[i].id = fmt_cur_varint(c);
+        dir[i].enc = fmt_cur_varint(c);
+        dir[i].raw = fmt_cur_varint(c);
+        dir[i].stored = fmt_cur_varint(c);
+        if (c->bad || dir[i].raw > FMT_BLOCK_MAX_PAYLOAD || dir[i].stored > fmt_cur_left(c) ||
+            dir[i].enc > FMT_COL_ENC_ZSTD ||
+            (dir[i].enc == FMT_COL_ENC_RAW && dir[i].raw != dir[i].stored))
+            return fmt_rerr(r, -EPROTO, off, "bad column %llu in chunk header",
+                            (unsigned long long)i);
+        total += dir[i].stored;
+    }
+    if (total != fmt_cur_left(c))
+        return fmt_rerr(r, -EPROTO, off, "column sizes do not add up to the chunk size");
+    for (int k = 0; k < FMT_NR_COLUMNS; k++) {
+        r->col[k].len = 0;
+        fmt_cur_init(&r->cur[k], NULL, 0);
+    }
+    uint32_t seen = 0;
+    for (uint64_t i = 0; i < nr_cols; i++) {
+        const uint8_t *src = fmt_cur_bytes(c, dir[i].stored);
+        if (dir[i].id == 0 || dir[i].id >= FMT_NR_COLUMNS)
+            continue; /* a column of a later version */
+        if (seen & (1u << dir[i].id))
+            return fmt_rerr(r, -EPROTO, off, "column %llu appears twice",
+                            (unsigned long long)dir[i].id);
+        seen |= 1u << dir[i].id;
+        struct fmt_buf *b = &r->col[dir[i].id];
+        if (fmt_buf_reserve(b, dir[i].raw + 1))
+            return fmt_rerr(r, -ENOMEM, off, "out of memory");
+        if (dir[i].enc == FMT_COL_ENC_RAW) {
+            memcpy(b->data, src, dir[i].raw);
+        } else {
+            size_t z = ZSTD_decompressDCtx(r->dctx, b->data, dir[i].raw, src, dir[i].stored);
+            if (ZSTD_isError(z) || z != dir[i].raw)
+                return fmt_rerr(r, -EPROTO, off, "column %llu: bad compressed data (%s)",
+                                (unsigned long long)dir[i].id,
+                                ZSTD_isError(z) ? ZSTD_getErrorName(z) : "wrong size");
+        }
+        b->len = dir[i].raw;
+        fmt_cur_init(&r->cur[dir[i].id], b->data, b->len);
+    }
+    if (r->col[FMT_COL_OP].len != nr_ev)
+        return fmt_rerr(r, -EPROTO, off, "op column holds %zu events, chunk says %u",
+                        r->col[FMT_COL_OP].len, nr_ev);
+    return 0;
+}
+
+static int load_chunk(struct fmt_reader *r, uint32_t k)
+{
+    const struct fmt_rchunk *ch = &r->chunks[k];
+    uint64_t off = ch->c.offset;
+    struct fmt_block_hdr h;
+    int rc;
+
+    r->loaded = 0;
+    if ((rc = fmt_rblock_load(r, off, &h)))
+        return rc;
+    if (h.type != FMT_BLOCK_CHUNK)
+        return fmt_rerr(r, -EPROTO, off, "not a chunk block");
+    struct fmt_cur c;
+    fmt_cur_init(&c, r->raw.data, r->raw.len);
+    uint64_t no = fmt_cur_varint(&c);
+    uint64_t nev = fmt_cur_varint(&c);
+    uint64_t first_serial = fmt_cur_varint(&c);
+    uint64_t base_ts = fmt_cur_varint(&c);
+    if (c.bad || no != k || nev != ch->c.nr_events || first_serial != ch->c.first_serial)
+        return fmt_rerr(r, -EPROTO, off, "chunk header does not match its summary");
+    if ((rc = load_columns(r, &c, off, (uint32_t)nev)))
+        return rc;
+    if (ch->c.nr_serials > r->cap_blks) {
+        free(r->blks);
+        r->cap_blks = ch->c.nr_serials;
+        r->blks = malloc(r->cap_blks * sizeof(*r->blks));
+        if (!r->blks) {
+            r->cap_blks = 0;
+            return fmt_rerr(r, -ENOMEM, off, "out of memory");
+        }
+    }
+    if (!r->preds) {
+        r->preds = calloc((size_t)r->nr_ctxs + 1, sizeof(*r->preds));
+        if (!r->preds)
+            return fmt_rerr(r, -ENOMEM, off, "out of memory");
+    }
+    r->pred_gen++;
+    r->cur_chunk = k;
+    r->ev_left = (uint32_t)nev;
+    r->ev_index = 0;
+    r->chunk_first_serial = first_serial;
+    r->next_serial = first_serial;
+    r->end_serial = first_serial + ch->c.nr_serials;
+    r->prev_ts = base_ts;
+    r->ctx = 0;
+    r->loaded = 1;
+    return 0;
+}
+
+/* The event was the chunk's last: everything must be used up exactly. */
+static int finish_chunk(struct fmt_reader *r)
+{
+    uint64_t off = r->chunks[r->cur_chunk].c.offset;
+
+    for (int k = 1; k < FMT_NR_COLUMNS; k++)
+        if (fmt_cur_left(&r->cur[k]))
+            return fmt_rerr(r, -EPROTO, off, "column %d of chunk %u has %zu bytes left over", k,
+                            r->cur_chunk, fmt_cur_left(&r->cur[k]));
+    if (r->next_serial != r->end_serial)
+        return fmt_rerr(r, -EPROTO, off, "chunk %u started %llu blocks, its summary says %llu",
+                        r->cur_chunk, (unsigned long long)(r->next_serial - r->chunk_first_serial),
+                        (unsigned long long)(r->end_serial - r->chunk_first_serial));
+    r->loaded = 0;
+    return 0;
+}
+
+static int bad_event(struct fmt_reader *r, const char *what)
+{
+    return fmt_rerr(r, -EPROTO, r->chunks[r->cur_chunk].c.offset, "chunk %u, event %u: %s",
+                    r->cur_chunk, r->ev_index, what);
+}
+
+static inline int set_ctx(struct fmt_reader *r, struct fmt_event *ev, uint32_t ctx)
+{
+    if (!ctx || ctx > r->nr_ctxs)
+        return -1;
+    const struct fmt_thread_info *t = &r->ctxs[ctx - 1].t;
+    ev->image = t->image;
+    ev->thread = t->thread;
+    ev->pid = t->pid;
+    ev->tid = t->tid;
+    return 0;
+}
+
+/* EXTRA record: flags, origin, field mask, fields, strings. */
+static int get_extra(struct fmt_reader *r, struct fmt_event *ev)
+{
+    struct fmt_cur *m = &r->cur[FMT_COL_MISC];
+    uint64_t flags = fmt_cur_varint(m);
+    uint64_t origin = fmt_cur_varint(m);
+    uint64_t mask = fmt_cur_varint(m);
+
+    if (flags > UINT16_MAX || origin > UINT8_MAX || (mask & ~(uint64_t)FMT_FIELD_KNOWN))
+        return bad_event(r, "bad extra fields");
+    ev->flags = (uint16_t)flags;
+    ev->origin = (uint8_t)origin;
+    for (int i = 0; i < 4; i++)
+        if (mask & (FMT_FIELD_ARG0 << i))
+            ev->arg[i] = (uint64_t)fmt_unzigzag(fmt_cur_varint(m));
+    if (mask & FMT_FIELD_OLD_ADDR)
+        ev->old_addr = fmt_cur_varint(m);
+    if (mask & FMT_FIELD_OLD_SIZE)
+        ev->old_size = fmt_cur_varint(m);
+    if (mask & FMT_FIELD_STR) {
+        uint64_t n = fmt_cur_varint(m);
+        ev->str = (const char *)fmt_cur_bytes(&r->cur[FMT_COL_STRS], n);
+        ev->str_len = (uint32_t)n;
+    }
+    if (mask & FMT_FIELD_STR2) {
+        uint64_t n = fmt_cur_varint(m);
+        ev->str2 = (const char *)fmt_cur_bytes(&r->cur[FMT_COL_STRS], n);
+        ev->str2_len = (uint32_t)n;
+    }
+    if (m->bad || r->cur[FMT_COL_STRS].bad)
+        return bad_event(r, "bad extra fields");
+    return 0;
+}
+
+/* Resolve a back-reference: REF holds the serial distance (0: none).
+ * want is RBLK_HEAP or RBLK_VM. Returns 1 with ev->ref* set, 0 for none,
+ * or -EPROTO. */
+static int get_ref(struct fmt_reader *r, struct fmt_event *ev, int want)
+{
+    uint64_t d = fmt_cur_varint(&r->cur[FMT_COL_REF]);
+
+    if (!d)
+        return 0;
+    ev->nr_refs = 1;
+    if (want == RBLK_VM) {
+        uint64_t v = fmt_cur_varint(&r->cur[FMT_COL_MISC]);
+        if (v >= UINT32_MAX)
+            return bad_event(r, "bad mapping count");
+        ev->nr_refs = (uint32_t)(v >> 1) + 1;
+        if (v & 1)
+            ev->flags |= FMT_EVF_PARTIAL;
+    }
+    if (d >= r->next_serial)
+        return bad_event(r, "reference before the first block");
+    uint64_t serial = r->next_serial - d;
+    ev->ref = serial;
+    if (serial >= r->chunk_first_serial) {
+        struct fmt_rblk *b = &r->blks[serial - r->chunk_first_serial];
+        if (b->state != (uint32_t)want && !(want == RBLK_HEAP && b->state == RBLK_HEAP_ENDED))
+            return bad_event(r, "reference to a block of another kind");
+        if (b->state == RBLK_HEAP_ENDED)
+            return bad_event(r, "reference to a block already ended");
+        if (want == RBLK_HEAP)
+            b->state = RBLK_HEAP_ENDED;
+        ev->ref_size = b->size;
+        ev->ref_stack = b->stack;
+        ev->ref_ts_ns = b->ts_ns;
+        ev->ref_thread = r->ctxs[b->ctx - 1].t.thread;
+        ev->old_addr = b->addr; /* the caller moves it where the kind wants it */
+        return 1;
+    }
+    struct fmt_cur *m = &r->cur[FMT_COL_MISC];
+    ev->ref_size = fmt_cur_varint(m);
+    uint64_t stack = fmt_cur_varint(m);
+    ev->old_addr = fmt_cur_varint(m);
+    ev->ref_ts_ns = ev->ts_ns - (uint64_t)fmt_unzigzag(fmt_cur_varint(m));
+    uint64_t ctx = fmt_cur_varint(m);
+    if (m->bad || stack > r->nr_nodes || !ctx || ctx > r->nr_ctxs)
+        return bad_event(r, "bad reference to an earlier chunk");
+    ev->ref_stack = (uint32_t)stack;
+    ev->ref_thread = r->ctxs[ctx - 1].t.thread;
+    return 1;
+}
+
+static inline void start_block(struct fmt_reader *r, struct fmt_event *ev, uint32_t state)
+{
+    struct fmt_rblk *b = &r->blks[r->next_serial - r->chunk_first_serial];
+
+    ev->serial = r->next_serial++;
+    b->addr = ev->addr;
+    b->size = ev->size;
+    b->ts_ns = ev->ts_ns;
+    b->stack = ev->stack;
+    b->ctx = r->ctx;
+    b->state = state;
+}
+
+/* Skip an event of a kind from a later version (op kind 63). */
+static int skip_escape(struct fmt_reader *r)
+{
+    struct fmt_cur *m = &r->cur[FMT_COL_MISC];
+
+    (void)fmt_cur_varint(m); /* its kind */
+    uint64_t len = fmt_cur_varint(m);
+    fmt_cur_bytes(m, len);
+    if (m->bad)
+        return bad_event(r, "bad escaped event");
+    r->nr_skipped++;
+    return 0;
+}
+
+static int decode(struct fmt_reader *r, struct fmt_event *ev)
+{
+    struct fmt_cur *cur = r->cur;
+    uint8_t op = *cur[FMT_COL_OP].p++;
+    unsigned kind = op & FMT_OP_KIND_MASK;
+    int rc;
+
+    memset(ev, 0, sizeof(*ev));
+    r->prev_ts += (uint64_t)fmt_unzigzag(fmt_cur_varint(&cur[FMT_COL_TIME]));
+    ev->ts_ns = r->prev_ts;
+    if (op & FMT_OP_CTX)
+        r->ctx = fmt_cur_u32(&cur[FMT_COL_CTX]);
+    if (set_ctx(r, ev, r->ctx))
+        return bad_event(r, "unknown thread context");
+    if (kind == FMT_OP_KIND_ESCAPE) {
+        if (op & FMT_OP_EXTRA)
+            return bad_event(r, "escaped event with extra fields");
+        return skip_escape(r) ?: 1;
+    }
+    ev->kind = (uint16_t)kind;
+    if ((op & FMT_OP_EXTRA) && (rc = get_extra(r, ev)))
+        return rc;
+    uint64_t stack = fmt_cur_varint(&cur[FMT_COL_STACK]);
+    if (stack > r->nr_nodes)
+        return bad_event(r, "reference to an unknown stack");
+    ev->stack = (uint32_t)stack;
+
+    struct fmt_pred *pred = &r->preds[r->ctx];
+    fmt_pred_touch(pred, r->pred_gen);
+    int failed = (ev->flags & FMT_EVF_FAILED) != 0;
+    uint64_t guess;
+
+    switch (kind) {
+    case FMT_EV_MALLOC:
+    case FMT_EV_CALLOC:
+    case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC:
+        ev->size = fmt_cur_varint(&cur[FMT_COL_SIZE]);
+        ev->addr = fmt_pred_guess(pred, ev->size) +
+                   (uint64_t)fmt_unzigzag(fmt_cur_varint(&cur[FMT_COL_ADDR]));
+        break;
+    case FMT_EV_FREE:
+        if ((rc = get_ref(r, ev, RBLK_HEAP)) < 0)
+            return rc;
+        if (rc) {
+            ev->addr = ev->old_addr;
+            ev->old_addr = 0;
+            fmt_pred_end(pred, ev->addr, ev->ref_size);
+        } else {
+            ev->addr = fmt_cur_varint(&cur[FMT_COL_ADDR]);
+        }
+        break;
+    case FMT_EV_REALLOC:
+    case FMT_EV_REALLOCARRAY:
+        if ((rc = get_ref(r, ev, RBLK_HEAP)) < 0)
+            return rc;
+        if (rc)
+            fmt_pred_end(pred, ev->old_addr, ev->ref_size);
+        else
+            ev->old_addr = fmt_cur_varint(&cur[FMT_COL_ADDR]);
+        ev->size = fmt_cur_varint(&cur[FMT_COL_SIZE]);
+        guess = ev->old_addr ? ev->old_addr : fmt_pred_guess(pred, ev->size);
+        ev->addr = guess + (uint64_t)fmt_unzigzag(fmt_cur_varint(&cur[FMT_COL_ADDR]));
+        break;
+    case FMT_EV_MMAP ... FMT_EV_SBRK:
+    case FMT_EV_PROCESS_START ... FMT_EV_MODULE_UNLOAD:
+    case FMT_EV_RSS:
+    case FMT_EV_DROPPED:
+        ev->size = fmt_cur_varint(&cur[FMT_COL_SIZE]);
+        ev->addr = fmt_cur_varint(&cur[FMT_COL_ADDR]);
+        break;
+    default:
+        return bad_event(r, "unknown event kind");
+    }
+
+    int ok = !failed && ev->addr;
+    switch (kind) {
+    case FMT_EV_MALLOC:
+    case FMT_EV_CALLOC:
+    case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC:
+    case FMT_EV_REALLOC:
+    case FMT_EV_REALLOCARRAY:
+        if (ok) {
+            if (r->next_serial >= r->end_serial)
+                return bad_event(r, "more blocks than the chunk summary says");
+            start_block(r, ev, RBLK_HEAP);
+            fmt_pred_start(pred, ev->addr, ev->size);
+        }
+        break;
+    case FMT_EV_MMAP:
+    case FMT_EV_MREMAP: {
+        /* The writer keeps the old address of an mremap in the extra
+         * fields; a ref must not overwrite it. */
+        uint64_t keep = ev->old_addr;
+        ok = ok && ev->addr != UINT64_MAX;
+        if (ok && (rc = get_ref(r, ev, RBLK_VM)) < 0)
+            return rc;
+        ev->old_addr = keep;
+        if (!ok)
+            (void)fmt_cur_varint(&cur[FMT_COL_REF]);
+        if (ok) {
+            if (r->next_serial >= r->end_serial)
+                return bad_event(r, "more blocks than the chunk summary says");
+            start_block(r, ev, RBLK_VM);
+        }
+        break;
+    }
+    case FMT_EV_MUNMAP: {
+        uint64_t keep = ev->old_addr;
+        if ((rc = get_ref(r, ev, RBLK_VM)) < 0)
+            return rc;
+        ev->old_addr = keep;
+        break;
+    }
+    case FMT_EV_MODULE_LOAD:
+    case FMT_EV_MODULE_UNLOAD: {
+        uint64_t id = fmt_cur_varint(&cur[FMT_COL_MISC]);
+        if (id > r->nr_mods || (kind == FMT_EV_MODULE_LOAD && !id))
+            return bad_event(r, "reference to an unknown module");
+        ev->module = id ? &r->mods[id - 1].mi.m : NULL;
+        break;
+    }
+    }
+    for (int k = 1; k < FMT_NR_COLUMNS; k++)
+        if (cur[k].bad)
+            return bad_event(r, "field runs past the end of its column");
+    return 1;
+}
+
+int fmt_reader_next(struct fmt_reader *r, struct fmt_event *ev)
+{
+    int rc;
+
+    for (;;) {
+        if (!r->loaded || !r->ev_left) {
+            if (r->loaded && (rc = finish_chunk(r)))
+                return rc;
+            if (r->next_chunk >= r->nr_chunks)
+                return 0;
+            if ((rc = load_chunk(r, r->next_chunk)))
+                return rc;
+            r->next_chunk++;
+        }
+        r->ev_left--;
+        rc = decode(r, ev);
+        r->ev_index++;
+        if (rc < 0) {
+            r->loaded = 0;
+            r->next_chunk = r->nr_chunks; /* stop: the rest is not trusted */
+            return rc;
+        }
+        if (ev->kind)
+            return 1;
+        /* an escaped event was skipped */
+    }
+}

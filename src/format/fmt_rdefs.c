@@ -1,0 +1,460 @@
+/* SPDX-License-Identifier: MIT */
+/* Parsing META and DEFS blocks into the reader's tables. Every count and
+ * index is checked against what the file has defined so far, so a corrupt
+ * record gives an error, never a wild access. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/fmt_reader_internal.h"
+
+#define GROW(r, arr, nr, cap, need, off)                                                       \
+    do {                                                                                       \
+        if ((need) > (cap)) {                                                                  \
+            uint32_t c_ = (cap) ? (cap) : 16;                                                  \
+            while (c_ < (need))                                                                \
+                c_ *= 2;                                                                       \
+            void *p_ = realloc((arr), (size_t)c_ * sizeof(*(arr)));                            \
+            if (!p_)                                                                           \
+                return fmt_rerr((r), -ENOMEM, (off), "out of memory");                         \
+            (arr) = p_;                                                                        \
+            memset((arr) + (cap), 0, (size_t)(c_ - (cap)) * sizeof(*(arr)));                   \
+            (cap) = c_;                                                                        \
+        }                                                                                      \
+    } while (0)
+
+/* A NUL-terminated copy of a length-prefixed string. */
+static char *take_string(struct fmt_cur *c, uint32_t *len)
+{
+    uint64_t n = fmt_cur_varint(c);
+    const uint8_t *p;
+
+    if (n > FMT_MAX_STRING || !(p = fmt_cur_bytes(c, n))) {
+        c->bad = 1;
+        return NULL;
+    }
+    char *s = malloc(n + 1);
+    if (!s) {
+        c->bad = 1;
+        return NULL;
+    }
+    memcpy(s, p, n);
+    s[n] = 0;
+    *len = (uint32_t)n;
+    return s;
+}
+
+int fmt_rdefs_meta(struct fmt_reader *r, uint64_t off)
+{
+    struct fmt_cur c;
+
+    fmt_cur_init(&c, r->raw.data, r->raw.len);
+    while (fmt_cur_left(&c) && !c.bad) {
+        uint64_t type = fmt_cur_varint(&c);
+        uint64_t len = fmt_cur_varint(&c);
+        const uint8_t *body = fmt_cur_bytes(&c, len);
+        if (c.bad)
+            break;
+        struct fmt_cur b;
+        fmt_cur_init(&b, body, len);
+        uint32_t n;
+        switch (type) {
+        case FMT_META_COMMAND:
+        case FMT_META_HOSTNAME: {
+            if (len > FMT_MAX_STRING)
+                return fmt_rerr(r, -EPROTO, off, "metadata string too long");
+            char *s = malloc(len + 1);
+            if (!s)
+                return fmt_rerr(r, -ENOMEM, off, "out of memory");
+            memcpy(s, body, len);
+            s[len] = 0;
+            if (type == FMT_META_COMMAND) {
+                free(r->command);
+                r->command = s;
+                r->info.command_len = (uint32_t)len;
+            } else {
+                free(r->hostname);
+                r->hostname = s;
+            }
+            break;
+        }
+        case FMT_META_STACK_DEPTH:
+            n = fmt_cur_u32(&b);
+            if (b.bad)
+                return fmt_rerr(r, -EPROTO, off, "bad stack depth in metadata");
+            r->info.stack_depth = n;
+            break;
+        }
+    }
+    if (c.bad)
+        return fmt_rerr(r, -EPROTO, off, "bad metadata record");
+    return 0;
+}
+
+int fmt_rdefs_image(struct fmt_reader *r, uint32_t image, uint64_t off)
+{
+    if (image >= FMT_MAX_IMAGES)
+        return fmt_rerr(r, -EPROTO, off, "impossible image index %u", image);
+    if (image < r->nr_images)
+        return 0;
+    GROW(r, r->images, r->nr_images, r->cap_images, image + 1, off);
+    r->nr_images = image + 1;
+    return 0;
+}
+
+static int def_stacks(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
+{
+    uint64_t first = fmt_cur_varint(b);
+    uint64_t n = fmt_cur_varint(b);
+
+    if (b->bad || first != (uint64_t)r->nr_nodes + 1 || n > fmt_cur_left(b) / 2 ||
+        n > UINT32_MAX - 1 - r->nr_nodes)
+        return fmt_rerr(r, -EPROTO, off, "bad stack record (first id %llu, %llu nodes)",
+                        (unsigned long long)first, (unsigned long long)n);
+    GROW(r, r->nodes, r->nr_nodes, r->cap_nodes, r->nr_nodes + (uint32_t)n + 1, off);
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t id = r->nr_nodes + 1;
+        uint64_t dist = fmt_cur_varint(b);
+        struct fmt_rnode *node = &r->nodes[id];
+        if (dist == 0) {
+            uint32_t image = fmt_cur_u32(b);
+            node->addr = fmt_cur_varint(b);
+            node->parent = 0;
+            node->image = image;
+            if (image >= FMT_MAX_IMAGES)
+                b->bad = 1;
+        } else {
+            if (dist >= id) {
+                b->bad = 1;
+                break;
+            }
+            node->parent = id - (uint32_t)dist;
+            node->image = r->nodes[node->parent].image;
+            node->addr = r->nodes[node->parent].addr + (uint64_t)fmt_unzigzag(fmt_cur_varint(b));
+        }
+        if (b->bad)
+            break;
+        r->nr_nodes = id;
+    }
+    if (b->bad || fmt_cur_left(b))
+        return fmt_rerr(r, -EPROTO, off, "bad stack node %u", r->nr_nodes + 1);
+    return 0;
+}
+
+static int def_context(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
+{
+    uint32_t id = fmt_cur_u32(b);
+    struct fmt_thread_info t = {0};
+
+    t.image = fmt_cur_u32(b);
+    t.thread = fmt_cur_u32(b);
+    t.pid = fmt_cur_u32(b);
+    t.tid = fmt_cur_u32(b);
+    t.start_ns = fmt_cur_varint(b);
+    if (b->bad || id != r->nr_ctxs + 1)
+        return fmt_rerr(r, -EPROTO, off, "bad thread context record %u", id);
+    int rc = fmt_rdefs_image(r, t.image, off);
+    if (rc)
+        return rc;
+    GROW(r, r->ctxs, r->nr_ctxs, r->cap_ctxs, r->nr_ctxs + 1, off);
+    r->ctxs[r->nr_ctxs++].t = t;
+    return 0;
+}
+
+static int def_image(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
+{
+    uint32_t image = fmt_cur_u32(b);
+    struct fmt_image_info i = {0};
+    char *exe = NULL, *argv = NULL;
+
+    i.has_start = 1;
+    i.pid = fmt_cur_u32(b);
+    i.ppid = fmt_cur_u32(b);
+    i.how = fmt_cur_u32(b);
+    i.start_ns = fmt_cur_varint(b);
+    if (!b->bad)
+        exe = take_string(b, &i.exe_len);
+    if (!b->bad)
+        argv = take_string(b, &i.argv_len);
+    int rc = b->bad ? fmt_rerr(r, -EPROTO, off, "bad process image record")
+                    : fmt_rdefs_image(r, image, off);
+    if (rc) {
+        free(exe);
+        free(argv);
+        return rc;
+    }
+    struct fmt_rimage *im = &r->images[image];
+    free(im->exe);
+    free(im->argv);
+    im->exe = exe;
+    im->argv = argv;
+    i.exe = i.exe_len ? exe : NULL;
+    i.argv = argv;
+    /* Keep an end that was recorded (an image can be restarted only by a
+     * broken writer, but keep what is known). */
+    i.ended = im->i.ended;
+    i.end_ns = im->i.end_ns;
+    i.exit_status = im->i.exit_status;
+    i.status_known = im->i.status_known;
+    im->i = i;
+    return 0;
+}
+
+static int def_image_end(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
+{
+    uint32_t image = fmt_cur_u32(b);
+    uint64_t ts = fmt_cur_varint(b);
+    uint64_t status = fmt_cur_varint(b);
+    uint64_t known = fmt_cur_varint(b);
+
+    if (b->bad || image >= r->nr_images)
+        return fmt_rerr(r, -EPROTO, off, "bad image end record (image %u)", image);
+    struct fmt_image_info *i = &r->images[image].i;
+    i->ended = 1;
+    i->end_ns = ts;
+    i->exit_status = status;
+    i->status_known = known != 0;
+    return 0;
+}
+
+static int def_thread_name(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
+{
+    uint32_t ctx = fmt_cur_u32(b);
+    uint32_t len = 0;
+
+    (void)fmt_cur_varint(b); /* when it was named */
+    char *name = b->bad ? NULL : take_string(b, &len);
+    if (b->bad || !ctx || ctx > r->nr_ctxs) {
+        free(name);
+        return fmt_rerr(r, -EPROTO, off, "bad thread name record (context %u)", ctx);
+    }
+    struct fmt_rctx *c = &r->ctxs[ctx - 1];
+    free(c->name);
+    c->name = name;
+    c->t.name = name;
+    c->t.name_len = len;
+    return 0;
+}
+
+static int def_thread_end(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
+{
+    uint32_t ctx = fmt_cur_u32(b);
+    uint64_t ts = fmt_cur_varint(b);
+
+    if (b->bad || !ctx || ctx > r->nr_ctxs)
+        return fmt_rerr(r, -EPROTO, off, "bad thread end record (context %u)", ctx);
+    r->ctxs[ctx - 1].t.ended = 1;
+    r->ctxs[ctx - 1].t.end_ns = ts;
+    return 0;
+}
+
+static int def_module(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
+{
+    struct fmt_module_info mi = {0};
+    char *path = NULL;
+
+    mi.id = fmt_cur_u32(b);
+    mi.image = fmt_cur_u32(b);
+    (void)fmt_cur_u32(b); /* the context that loaded it */
+    mi.load_ns = fmt_cur_varint(b);
+    mi.m.base = fmt_cur_varint(b);
+    if (!b->bad)
+        path = take_string(b, &mi.m.path_len);
+    uint64_t bid = fmt_cur_varint(b);
+    const uint8_t *p = bid <= FMT_MAX_BUILD_ID ? fmt_cur_bytes(b, bid) : NULL;
+    if (p) {
+        memcpy(mi.m.build_id, p, bid);
+        mi.m.build_id_len = (uint32_t)bid;
+    }
+    uint64_t nseg = fmt_cur_varint(b);
+    if (nseg > FMT_MAX_SEGMENTS || !p)
+        b->bad = 1;
+    for (uint64_t i = 0; i < nseg && !b->bad; i++) {
+        mi.m.segments[i].vaddr = fmt_cur_varint(b);
+        mi.m.segments[i].memsz = fmt_cur_varint(b);
+        mi.m.segments[i].offset = fmt_cur_varint(b);
+        mi.m.segments[i].flags = fmt_cur_u32(b);
+    }
+    mi.m.nr_segments = (uint32_t)nseg;
+    if (b->bad || mi.id != r->nr_mods + 1) {
+        free(path);
+        return fmt_rerr(r, -EPROTO, off, "bad module record %u", mi.id);
+    }
+    int rc = fmt_rdefs_image(r, mi.image, off);
+    if (rc) {
+        free(path);
+        return rc;
+    }
+    GROW(r, r->mods, r->nr_mods, r->cap_mods, r->nr_mods + 1, off);
+    struct fmt_rmodule *m = &r->mods[r->nr_mods++];
+    m->path = path;
+    m->mi = mi;
+    m->mi.m.path = path;
+    return 0;
+}
+
+static int def_module_end(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
+{
+    uint32_t id = fmt_cur_u32(b);
+    uint64_t ts = fmt_cur_varint(b);
+
+    if (b->bad || !id || id > r->nr_mods)
+        return fmt_rerr(r, -EPROTO, off, "bad module unload record (module %u)", id);
+    r->mods[id - 1].mi.unloaded = 1;
+    r->mods[id - 1].mi.unload_ns = ts;
+    return 0;
+}
+
+/* The fixed part of a SUMMARY record; the deltas follow it in *b. */
+static int summary_head(struct fmt_reader *r, struct fmt_cur *b, uint64_t off,
+                        struct fmt_chunk_info *ci, uint64_t *chunk_no, uint64_t *nr_deltas)
+{
+    *chunk_no = fmt_cur_varint(b);
+    ci->first_ts_ns = fmt_cur_varint(b);
+    uint64_t span = fmt_cur_varint(b);
+    ci->last_ts_ns = ci->first_ts_ns + span;
+    ci->first_serial = fmt_cur_varint(b);
+    uint64_t nev = fmt_cur_varint(b);
+    ci->nr_serials = fmt_cur_varint(b);
+    ci->nr_heap_allocs = fmt_cur_varint(b);
+    ci->nr_dropped = fmt_cur_varint(b);
+    *nr_deltas = fmt_cur_varint(b);
+    if (b->bad || nev == 0 || nev > FMT_MAX_CHUNK_EVENTS || ci->nr_serials > nev ||
+        ci->nr_heap_allocs > ci->nr_serials || ci->last_ts_ns < ci->first_ts_ns ||
+        *nr_deltas > fmt_cur_left(b) / 3)
+        return fmt_rerr(r, -EPROTO, off, "bad chunk summary");
+    ci->nr_events = (uint32_t)nev;
+    return 0;
+}
+
+/* Walk the deltas of a summary, checking stack ids against limit. */
+static int summary_deltas(struct fmt_reader *r, struct fmt_cur *b, uint64_t off, uint64_t n,
+                          uint32_t limit, fmt_stack_live_fn *fn, void *arg)
+{
+    uint64_t stack = 0;
+
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t d = fmt_cur_varint(b);
+        stack += d;
+        int64_t bytes = fmt_unzigzag(fmt_cur_varint(b));
+        int64_t blocks = fmt_unzigzag(fmt_cur_varint(b));
+        if (b->bad || (i && !d) || stack > limit)
+            return fmt_rerr(r, -EPROTO, off, "bad live delta %llu in chunk summary",
+                            (unsigned long long)i);
+        if (fn)
+            fn(arg, (uint32_t)stack, bytes, blocks);
+    }
+    if (fmt_cur_left(b))
+        return fmt_rerr(r, -EPROTO, off, "trailing bytes in chunk summary");
+    return 0;
+}
+
+static int def_summary(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
+{
+    struct fmt_chunk_info ci = {0};
+    uint64_t k, n;
+    int rc = summary_head(r, b, off, &ci, &k, &n);
+
+    if (rc)
+        return rc;
+    if (k != r->nr_chunks || r->nr_chunks >= r->nr_seen_chunks)
+        return fmt_rerr(r, -EPROTO, off, "summary of chunk %llu where chunk %u was expected",
+                        (unsigned long long)k, r->nr_chunks);
+    uint64_t expect = 1;
+    if (k) {
+        const struct fmt_chunk_info *prev = &r->chunks[k - 1].c;
+        expect = prev->first_serial + prev->nr_serials;
+    }
+    if (ci.first_serial != expect)
+        return fmt_rerr(r, -EPROTO, off, "chunk %llu starts at serial %llu, expected %llu",
+                        (unsigned long long)k, (unsigned long long)ci.first_serial,
+                        (unsigned long long)expect);
+    if ((rc = summary_deltas(r, b, off, n, r->nr_nodes, NULL, NULL)))
+        return rc;
+    struct fmt_rchunk *c = &r->chunks[k];
+    ci.offset = c->c.offset;
+    c->c = ci;
+    c->defs_offset = off;
+    c->summarized = 1;
+    r->nr_chunks++;
+    return 0;
+}
+
+int fmt_rdefs_parse(struct fmt_reader *r, uint64_t off)
+{
+    struct fmt_cur c;
+    int rc = 0;
+
+    fmt_cur_init(&c, r->raw.data, r->raw.len);
+    while (fmt_cur_left(&c) && !rc) {
+        uint64_t type = fmt_cur_varint(&c);
+        uint64_t len = fmt_cur_varint(&c);
+        const uint8_t *body = fmt_cur_bytes(&c, len);
+        if (c.bad)
+            return fmt_rerr(r, -EPROTO, off, "bad definition record framing");
+        struct fmt_cur b;
+        fmt_cur_init(&b, body, len);
+        switch (type) {
+        case FMT_DEF_STACKS:
+            rc = def_stacks(r, &b, off);
+            break;
+        case FMT_DEF_CONTEXT:
+            rc = def_context(r, &b, off);
+            break;
+        case FMT_DEF_IMAGE:
+            rc = def_image(r, &b, off);
+            break;
+        case FMT_DEF_IMAGE_END:
+            rc = def_image_end(r, &b, off);
+            break;
+        case FMT_DEF_THREAD_NAME:
+            rc = def_thread_name(r, &b, off);
+            break;
+        case FMT_DEF_THREAD_END:
+            rc = def_thread_end(r, &b, off);
+            break;
+        case FMT_DEF_MODULE:
+            rc = def_module(r, &b, off);
+            break;
+        case FMT_DEF_MODULE_END:
+            rc = def_module_end(r, &b, off);
+            break;
+        case FMT_DEF_SUMMARY:
+            rc = def_summary(r, &b, off);
+            break;
+        default:
+            break; /* a record of a later version: skipped */
+        }
+    }
+    return rc;
+}
+
+int fmt_rdefs_chunk_delta(struct fmt_reader *r, uint32_t k, fmt_stack_live_fn *fn, void *arg)
+{
+    struct fmt_block_hdr h;
+    uint64_t off = r->chunks[k].defs_offset;
+    int rc = fmt_rblock_load(r, off, &h);
+
+    if (rc)
+        return rc;
+    struct fmt_cur c;
+    fmt_cur_init(&c, r->raw.data, r->raw.len);
+    while (fmt_cur_left(&c)) {
+        uint64_t type = fmt_cur_varint(&c);
+        uint64_t len = fmt_cur_varint(&c);
+        const uint8_t *body = fmt_cur_bytes(&c, len);
+        if (c.bad)
+            break;
+        if (type != FMT_DEF_SUMMARY)
+            continue;
+        struct fmt_cur b;
+        struct fmt_chunk_info ci;
+        uint64_t no, n;
+        fmt_cur_init(&b, body, len);
+        if ((rc = summary_head(r, &b, off, &ci, &no, &n)))
+            return rc;
+        if (no == k)
+            return summary_deltas(r, &b, off, n, r->nr_nodes, fn, arg);
+    }
+    return fmt_rerr(r, -EPROTO, off, "summary of chunk %u not found", k);
+}

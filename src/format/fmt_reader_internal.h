@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/* The reader's state, shared by fmt_reader.c (open, framing, tables),
+ * fmt_rdefs.c (DEFS and META records) and fmt_rchunk.c (event decoding). */
+#ifndef FMT_READER_INTERNAL_H
+#define FMT_READER_INTERNAL_H
+
+#include <stdint.h>
+#include <zstd.h>
+
+#include "format/fmt_block_internal.h"
+#include "format/fmt_buf_internal.h"
+#include "format/fmt_layout_internal.h"
+#include "format/fmt_pred_internal.h"
+#include "memscribe/trace.h"
+
+#define FMT_MAX_IMAGES (1u << 20) /* bounds tables a corrupt file could inflate */
+
+struct fmt_rnode {
+    uint64_t addr;
+    uint32_t parent;
+    uint32_t image;
+};
+
+/* A context: an image's thread as events name it. */
+struct fmt_rctx {
+    struct fmt_thread_info t;
+    char *name;
+};
+
+struct fmt_rimage {
+    struct fmt_image_info i;
+    char *exe;
+    char *argv;
+};
+
+struct fmt_rmodule {
+    struct fmt_module_info mi;
+    char *path;
+};
+
+struct fmt_rchunk {
+    struct fmt_chunk_info c;
+    uint32_t stored_size;
+    uint64_t defs_offset; /* the DEFS block holding its summary */
+    int summarized;
+};
+
+/* A block started in the current chunk, indexed by serial - first serial. */
+enum { RBLK_NONE, RBLK_HEAP, RBLK_HEAP_ENDED, RBLK_VM };
+struct fmt_rblk {
+    uint64_t addr;
+    uint64_t size;
+    uint64_t ts_ns;
+    uint32_t stack;
+    uint32_t ctx;
+    uint32_t state;
+};
+
+struct fmt_reader {
+    int fd;
+    int own_fd;
+    char *name;
+    uint64_t file_size;
+    char err[512];
+    ZSTD_DCtx *dctx;
+
+    struct fmt_trace_info info;
+    char *command;
+    char *hostname;
+    int incomplete;
+    uint64_t nr_skipped;
+
+    struct fmt_rnode *nodes; /* [0] unused */
+    uint32_t nr_nodes;
+    uint32_t cap_nodes;
+    struct fmt_rctx *ctxs; /* by context id - 1 */
+    uint32_t nr_ctxs;
+    uint32_t cap_ctxs;
+    struct fmt_rimage *images;
+    uint32_t nr_images;
+    uint32_t cap_images;
+    struct fmt_rmodule *mods;
+    uint32_t nr_mods;
+    uint32_t cap_mods;
+    struct fmt_rchunk *chunks;
+    uint32_t nr_chunks;     /* chunks with their summary */
+    uint32_t nr_seen_chunks; /* chunk blocks seen while opening */
+    uint32_t cap_chunks;
+
+    struct fmt_buf payload; /* one block's stored bytes */
+    struct fmt_buf raw;     /* its decompressed bytes */
+
+    /* Decoding of the current chunk. */
+    uint32_t next_chunk; /* the chunk to load when the current one ends */
+    uint32_t cur_chunk;
+    int loaded;
+    uint32_t ev_left;
+    uint32_t ev_index;
+    struct fmt_buf col[FMT_NR_COLUMNS];
+    struct fmt_cur cur[FMT_NR_COLUMNS];
+    uint64_t chunk_first_serial;
+    uint64_t next_serial;
+    uint64_t end_serial;
+    uint64_t prev_ts;
+    uint32_t ctx;
+    uint64_t pred_gen;
+    struct fmt_pred *preds; /* by context id, sized nr_ctxs + 1 */
+    struct fmt_rblk *blks;
+    uint64_t cap_blks;
+};
+
+/* Format "NAME: offset OFF: message" into r->err and return rc. */
+__attribute__((format(printf, 4, 5))) int fmt_rerr(struct fmt_reader *r, int rc, uint64_t off,
+                                                    const char *fmt, ...);
+
+/* Read, check and decompress the block at off into r->raw. *h gets the
+ * header. Returns 0, -EPROTO (message set) or -errno. */
+int fmt_rblock_load(struct fmt_reader *r, uint64_t off, struct fmt_block_hdr *h);
+
+/* Parse a META payload / a DEFS payload (in r->raw) of the block at off. */
+int fmt_rdefs_meta(struct fmt_reader *r, uint64_t off);
+int fmt_rdefs_parse(struct fmt_reader *r, uint64_t off);
+
+/* Find chunk k's SUMMARY record in its DEFS block and report its deltas. */
+int fmt_rdefs_chunk_delta(struct fmt_reader *r, uint32_t k, fmt_stack_live_fn *fn, void *arg);
+
+/* Make sure image exists in the table (an event may name it before its
+ * PROCESS_START). Returns 0 or -errno. */
+int fmt_rdefs_image(struct fmt_reader *r, uint32_t image, uint64_t off);
+
+/* Forget the decoded chunk (after a seek). */
+void fmt_rchunk_reset(struct fmt_reader *r);
+
+#endif

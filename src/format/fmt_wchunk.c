@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/* Closing a chunk: compress each column on its own (columns differ so much
+ * in statistics that one frame for all compresses worse), write the CHUNK
+ * block, then the DEFS block with new definitions and the chunk's summary.
+ * A chunk counts only once its DEFS block is on disk (docs/format.md). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/fmt_writer_internal.h"
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* Append the summary record of the chunk just written to w->defs. */
+static int put_summary(struct fmt_writer *w)
+{
+    struct fmt_buf b = {0};
+    int rc = fmt_buf_reserve(&b, (10 + 3 * (size_t)w->nr_touched) * FMT_VARINT_MAX);
+
+    if (rc)
+        return rc;
+    if (w->nr_touched)
+        qsort(w->touched, w->nr_touched, sizeof(*w->touched), cmp_u32);
+    uint32_t nr = 0;
+    for (uint32_t i = 0; i < w->nr_touched; i++) {
+        uint32_t s = w->touched[i];
+        if (w->d_bytes[s] || w->d_blocks[s])
+            nr++;
+    }
+    fmt_buf_put_varint(&b, w->nr_chunks);
+    fmt_buf_put_varint(&b, w->chunk_min_ts);
+    fmt_buf_put_varint(&b, w->chunk_max_ts - w->chunk_min_ts);
+    fmt_buf_put_varint(&b, w->chunk_first_serial);
+    fmt_buf_put_varint(&b, w->nr_chunk_events);
+    fmt_buf_put_varint(&b, w->next_serial - w->chunk_first_serial);
+    fmt_buf_put_varint(&b, w->chunk_heap_allocs);
+    fmt_buf_put_varint(&b, w->chunk_dropped);
+    fmt_buf_put_varint(&b, nr);
+    uint32_t prev = 0;
+    for (uint32_t i = 0; i < w->nr_touched; i++) {
+        uint32_t s = w->touched[i];
+        if (!w->d_bytes[s] && !w->d_blocks[s])
+            continue;
+        fmt_buf_put_varint(&b, s - prev);
+        fmt_buf_put_varint(&b, fmt_zigzag(w->d_bytes[s]));
+        fmt_buf_put_varint(&b, fmt_zigzag(w->d_blocks[s]));
+        prev = s;
+    }
+    rc = fmt_buf_add_varint(&w->defs, FMT_DEF_SUMMARY);
+    rc = rc ?: fmt_buf_add_string(&w->defs, b.data, b.len);
+    fmt_buf_free(&b);
+    w->nr_touched = 0;
+    return rc;
+}
+
+int fmt_wchunk_flush_defs(struct fmt_writer *w)
+{
+    struct fmt_buf p = {0};
+    struct fmt_wstack *s = &w->stacks;
+    int rc = 0;
+
+    if (s->nr_pending) {
+        uint8_t hdr[2 * FMT_VARINT_MAX];
+        struct fmt_buf h = {hdr, 0, sizeof(hdr)};
+        fmt_buf_put_varint(&h, s->first_pending);
+        fmt_buf_put_varint(&h, s->nr_pending);
+        rc = rc ?: fmt_buf_add_varint(&p, FMT_DEF_STACKS);
+        rc = rc ?: fmt_buf_add_varint(&p, h.len + s->pending.len);
+        rc = rc ?: fmt_buf_add_bytes(&p, hdr, h.len);
+        rc = rc ?: fmt_buf_add_bytes(&p, s->pending.data, s->pending.len);
+    }
+    rc = rc ?: fmt_buf_add_bytes(&p, w->defs.data, w->defs.len);
+    size_t bound = ZSTD_compressBound(p.len);
+    rc = rc ?: fmt_buf_reserve(&w->scratch, bound);
+    if (!rc) {
+        w->scratch.len = 0;
+        size_t z = ZSTD_compressCCtx(w->cctx, w->scratch.data, bound, p.data, p.len, w->level);
+        if (ZSTD_isError(z)) {
+            rc = -EIO;
+        } else {
+            struct iovec iov = {w->scratch.data, z};
+            rc = fmt_wout_block(&w->out, FMT_BLOCK_DEFS, FMT_BLOCKF_ZSTD, (uint32_t)p.len, &iov,
+                                1);
+        }
+    }
+    fmt_buf_free(&p);
+    if (rc)
+        return rc;
+    s->pending.len = 0;
+    s->first_pending = s->nr_nodes + 1;
+    s->nr_pending = 0;
+    w->defs.len = 0;
+    w->st.bytes_written = w->out.off;
+    return 0;
+}
+
+int fmt_wchunk_flush(struct fmt_writer *w)
+{
+    size_t zoff[FMT_NR_COLUMNS], zlen[FMT_NR_COLUMNS];
+    int enc[FMT_NR_COLUMNS];
+    size_t total_bound = 0;
+    int rc;
+
+    if (w->out.err)
+        return w->out.err;
+    if (!w->nr_chunk_events)
+        return 0;
+    for (int c = 1; c < FMT_NR_COLUMNS; c++)
+        total_bound += ZSTD_compressBound(w->col[c].len);
+    if ((rc = fmt_buf_reserve(&w->scratch, total_bound)))
+        return rc;
+    w->scratch.len = 0;
+
+    uint8_t hdr[(5 + 4 * FMT_NR_COLUMNS) * FMT_VARINT_MAX];
+    struct fmt_buf h = {hdr, 0, sizeof(hdr)};
+    int nr_cols = 0;
+    for (int c = 1; c < FMT_NR_COLUMNS; c++) {
+        const struct fmt_buf *col = &w->col[c];
+        if (!col->len)
+            continue;
+        nr_cols++;
+        zoff[c] = w->scratch.len;
+        size_t z = ZSTD_compressCCtx(w->cctx, w->scratch.data + w->scratch.len,
+                                     w->scratch.cap - w->scratch.len, col->data, col->len,
+                                     w->level);
+        if (ZSTD_isError(z))
+            return -EIO;
+        /* Incompressible columns are stored as they are. */
+        enc[c] = z < col->len ? FMT_COL_ENC_ZSTD : FMT_COL_ENC_RAW;
+        zlen[c] = enc[c] == FMT_COL_ENC_ZSTD ? z : col->len;
+        if (enc[c] == FMT_COL_ENC_ZSTD)
+            w->scratch.len += z;
+    }
+    fmt_buf_put_varint(&h, w->nr_chunks);
+    fmt_buf_put_varint(&h, w->nr_chunk_events);
+    fmt_buf_put_varint(&h, w->chunk_first_serial);
+    fmt_buf_put_varint(&h, w->chunk_base_ts);
+    fmt_buf_put_varint(&h, (uint64_t)nr_cols);
+    struct iovec iov[FMT_NR_COLUMNS + 1];
+    int n = 1;
+    size_t raw_total = 0;
+    for (int c = 1; c < FMT_NR_COLUMNS; c++) {
+        if (!w->col[c].len)
+            continue;
+        fmt_buf_put_varint(&h, (uint64_t)c);
+        fmt_buf_put_varint(&h, (uint64_t)enc[c]);
+        fmt_buf_put_varint(&h, w->col[c].len);
+        fmt_buf_put_varint(&h, zlen[c]);
+        iov[n].iov_base = enc[c] == FMT_COL_ENC_ZSTD ? w->scratch.data + zoff[c] : w->col[c].data;
+        iov[n].iov_len = zlen[c];
+        raw_total += zlen[c];
+        n++;
+    }
+    iov[0] = (struct iovec){hdr, h.len};
+    raw_total += h.len;
+    rc = fmt_wout_block(&w->out, FMT_BLOCK_CHUNK, 0, (uint32_t)raw_total, iov, n);
+    if (rc)
+        return rc;
+    rc = put_summary(w);
+    if (rc)
+        return rc;
+    w->nr_chunks++;
+    w->nr_chunk_events = 0;
+    w->chunk_heap_allocs = 0;
+    w->chunk_dropped = 0;
+    w->cur_ctx = 0;
+    for (int c = 1; c < FMT_NR_COLUMNS; c++)
+        w->col[c].len = 0;
+    return fmt_wchunk_flush_defs(w);
+}

@@ -1,0 +1,694 @@
+/* SPDX-License-Identifier: MIT */
+/* Trace writer: encodes events into the columns of the current chunk
+ * (docs/format.md, "Events"), matching frees, reallocs and unmaps to the
+ * blocks they end. Not thread-safe: the recorder calls it from one thread. */
+#include "format/fmt_writer.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/fmt_block_internal.h"
+#include "format/fmt_writer_internal.h"
+
+/* Worst case bytes one event adds to a column (the MISC column takes an
+ * extra record and an external reference). */
+#define COL_RESERVE (4 * FMT_VARINT_MAX)
+#define MISC_RESERVE (24 * FMT_VARINT_MAX)
+
+static int w_meta(struct fmt_writer *w, const struct fmt_trace_info *info)
+{
+    struct fmt_buf b = {0};
+    int rc = 0;
+
+    if (info->command && info->command_len) {
+        rc = rc ?: fmt_buf_add_varint(&b, FMT_META_COMMAND);
+        rc = rc ?: fmt_buf_add_string(&b, info->command, info->command_len);
+    }
+    if (info->hostname) {
+        rc = rc ?: fmt_buf_add_varint(&b, FMT_META_HOSTNAME);
+        rc = rc ?: fmt_buf_add_string(&b, info->hostname, strlen(info->hostname));
+    }
+    uint8_t tmp[FMT_VARINT_MAX];
+    struct fmt_buf t = {tmp, 0, sizeof(tmp)};
+    fmt_buf_put_varint(&t, info->stack_depth);
+    rc = rc ?: fmt_buf_add_varint(&b, FMT_META_STACK_DEPTH);
+    rc = rc ?: fmt_buf_add_string(&b, tmp, t.len);
+    if (!rc) {
+        struct iovec iov = {b.data, b.len};
+        rc = fmt_wout_block(&w->out, FMT_BLOCK_META, 0, (uint32_t)b.len, &iov, 1);
+    }
+    fmt_buf_free(&b);
+    return rc;
+}
+
+int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_info *info,
+                      const struct fmt_writer_options *opt)
+{
+    struct fmt_writer *w = calloc(1, sizeof(*w));
+    int rc = -ENOMEM;
+
+    *out = NULL;
+    if (!w)
+        return -ENOMEM;
+    w->out.fd = fd;
+    w->level = opt && opt->zstd_level ? opt->zstd_level : FMT_DEFAULT_ZSTD_LEVEL;
+    w->chunk_events = opt && opt->chunk_events ? opt->chunk_events : FMT_DEFAULT_CHUNK_EVENTS;
+    if (w->chunk_events > FMT_MAX_CHUNK_EVENTS)
+        w->chunk_events = FMT_MAX_CHUNK_EVENTS;
+    w->next_serial = 1;
+    w->cctx = ZSTD_createCCtx();
+    w->cap_ctxs = 16;
+    w->ctxs = calloc(w->cap_ctxs, sizeof(*w->ctxs));
+    w->preds = calloc(w->cap_ctxs, sizeof(*w->preds));
+    w->ctx_mask = 63;
+    w->ctx_hash = calloc(w->ctx_mask + 1, sizeof(*w->ctx_hash));
+    if (!w->cctx || !w->ctxs || !w->preds || !w->ctx_hash)
+        goto fail;
+    if ((rc = fmt_wlive_init(&w->live)) || (rc = fmt_wstack_init(&w->stacks)))
+        goto fail;
+    for (int i = 0; i < FMT_NR_COLUMNS; i++)
+        if ((rc = fmt_buf_reserve(&w->col[i], 4096)))
+            goto fail;
+
+    uint8_t hdr[FMT_HEADER_SIZE];
+    fmt_header_encode(hdr, info, FMT_FEAT_ZSTD_COLUMNS);
+    if ((rc = fmt_wout_raw(&w->out, hdr, sizeof(hdr))) || (rc = w_meta(w, info)))
+        goto fail;
+    *out = w;
+    return 0;
+fail:
+    fmt_writer_destroy(w);
+    return rc;
+}
+
+/* Context ids: intern (image, thread, pid, tid). New ones get a CONTEXT
+ * record in the pending definitions. */
+static inline uint32_t ctx_hash(const struct fmt_event *ev)
+{
+    uint64_t h = ((uint64_t)ev->thread << 32 | ev->tid) ^ ((uint64_t)ev->image << 20) ^ ev->pid;
+
+    h *= 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(h >> 32);
+}
+
+static int ctx_rehash(struct fmt_writer *w)
+{
+    uint32_t mask = w->ctx_mask * 2 + 1;
+    uint32_t *h = calloc((size_t)mask + 1, sizeof(*h));
+
+    if (!h)
+        return -ENOMEM;
+    for (uint32_t id = 1; id <= w->nr_ctxs; id++) {
+        struct fmt_event key = {0};
+        key.image = w->ctxs[id].image;
+        key.thread = w->ctxs[id].thread;
+        key.pid = w->ctxs[id].pid;
+        key.tid = w->ctxs[id].tid;
+        uint32_t i = ctx_hash(&key) & mask;
+        while (h[i])
+            i = (i + 1) & mask;
+        h[i] = id;
+    }
+    free(w->ctx_hash);
+    w->ctx_hash = h;
+    w->ctx_mask = mask;
+    return 0;
+}
+
+static inline int ctx_same(const struct fmt_wctx *c, const struct fmt_event *ev)
+{
+    return c->image == ev->image && c->thread == ev->thread && c->pid == ev->pid &&
+           c->tid == ev->tid;
+}
+
+static int ctx_lookup(struct fmt_writer *w, const struct fmt_event *ev, uint32_t *id)
+{
+    uint32_t i = ctx_hash(ev) & w->ctx_mask;
+
+    for (; w->ctx_hash[i]; i = (i + 1) & w->ctx_mask) {
+        if (ctx_same(&w->ctxs[w->ctx_hash[i]], ev)) {
+            *id = w->ctx_hash[i];
+            return 0;
+        }
+    }
+    if (w->nr_ctxs + 1 >= w->cap_ctxs) {
+        uint32_t cap = w->cap_ctxs * 2;
+        struct fmt_wctx *c = realloc(w->ctxs, (size_t)cap * sizeof(*c));
+        if (!c)
+            return -ENOMEM;
+        w->ctxs = c;
+        struct fmt_pred *p = realloc(w->preds, (size_t)cap * sizeof(*p));
+        if (!p)
+            return -ENOMEM;
+        memset(p + w->cap_ctxs, 0, (size_t)(cap - w->cap_ctxs) * sizeof(*p));
+        w->preds = p;
+        w->cap_ctxs = cap;
+    }
+    uint32_t nid = ++w->nr_ctxs;
+    w->ctxs[nid] = (struct fmt_wctx){ev->image, ev->thread, ev->pid, ev->tid};
+    w->ctx_hash[i] = nid;
+    int rc = 0;
+    rc = rc ?: fmt_buf_add_varint(&w->defs, FMT_DEF_CONTEXT);
+    uint8_t body[6 * FMT_VARINT_MAX];
+    struct fmt_buf b = {body, 0, sizeof(body)};
+    fmt_buf_put_varint(&b, nid);
+    fmt_buf_put_varint(&b, ev->image);
+    fmt_buf_put_varint(&b, ev->thread);
+    fmt_buf_put_varint(&b, ev->pid);
+    fmt_buf_put_varint(&b, ev->tid);
+    fmt_buf_put_varint(&b, ev->ts_ns);
+    rc = rc ?: fmt_buf_add_string(&w->defs, body, b.len);
+    if (rc)
+        return rc;
+    *id = nid;
+    if ((uint64_t)w->nr_ctxs * 2 > w->ctx_mask)
+        return ctx_rehash(w);
+    return 0;
+}
+
+/* Per-stack heap deltas for the chunk summary. */
+static int delta_grow(struct fmt_writer *w, uint32_t stack)
+{
+    uint32_t cap = w->d_cap ? w->d_cap : 1024;
+
+    while (cap <= stack)
+        cap *= 2;
+    int64_t *b = realloc(w->d_bytes, (size_t)cap * sizeof(*b));
+    if (!b)
+        return -ENOMEM;
+    w->d_bytes = b;
+    int64_t *k = realloc(w->d_blocks, (size_t)cap * sizeof(*k));
+    if (!k)
+        return -ENOMEM;
+    w->d_blocks = k;
+    uint64_t *g = realloc(w->d_gen, (size_t)cap * sizeof(*g));
+    if (!g)
+        return -ENOMEM;
+    w->d_gen = g;
+    memset(g + w->d_cap, 0, (size_t)(cap - w->d_cap) * sizeof(*g));
+    w->d_cap = cap;
+    return 0;
+}
+
+static inline int delta_add(struct fmt_writer *w, uint32_t stack, int64_t bytes, int64_t blocks)
+{
+    if (stack >= w->d_cap && delta_grow(w, stack))
+        return -ENOMEM;
+    if (w->d_gen[stack] != w->nr_chunks + 1) {
+        if (w->nr_touched == w->cap_touched) {
+            uint32_t cap = w->cap_touched ? w->cap_touched * 2 : 256;
+            uint32_t *t = realloc(w->touched, (size_t)cap * sizeof(*t));
+            if (!t)
+                return -ENOMEM;
+            w->touched = t;
+            w->cap_touched = cap;
+        }
+        w->touched[w->nr_touched++] = stack;
+        w->d_gen[stack] = w->nr_chunks + 1;
+        w->d_bytes[stack] = 0;
+        w->d_blocks[stack] = 0;
+    }
+    w->d_bytes[stack] += bytes;
+    w->d_blocks[stack] += blocks;
+    return 0;
+}
+
+/* A block was started: give it the next serial and remember it. */
+static int start_heap(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx)
+{
+    struct fmt_wblock b = {ev->addr, w->next_serial++, ev->size, ev->ts_ns,
+                           ev->stack, ctx, ev->image};
+
+    fmt_pred_start(&w->preds[ctx], ev->addr, ev->size);
+    w->chunk_heap_allocs++;
+    w->st.nr_allocs++;
+    int rc = fmt_wlive_insert(&w->live, &b);
+    return rc ?: delta_add(w, ev->stack, (int64_t)ev->size, 1);
+}
+
+/* Store the back-reference to block b, which the current event ends:
+ * REF gets the serial distance; a block from an earlier chunk also gets its
+ * facts in MISC, so each chunk can be read on its own. */
+static void put_ref(struct fmt_writer *w, const struct fmt_event *ev, const struct fmt_wblock *b)
+{
+    struct fmt_buf *misc = &w->col[FMT_COL_MISC];
+
+    fmt_buf_put_varint(&w->col[FMT_COL_REF], w->next_serial - b->serial);
+    if (b->serial < w->chunk_first_serial) {
+        fmt_buf_put_varint(misc, b->size);
+        fmt_buf_put_varint(misc, b->stack);
+        fmt_buf_put_varint(misc, b->addr);
+        fmt_buf_put_varint(misc, fmt_zigzag((int64_t)(ev->ts_ns - b->ts_ns)));
+        fmt_buf_put_varint(misc, b->ctx);
+    }
+}
+
+/* Free or realloc ending the heap block at addr; REF 0 and the address
+ * itself when no live block is there. */
+static int end_heap(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx,
+                    uint64_t addr, int may_end)
+{
+    struct fmt_wblock b;
+
+    if (may_end && addr && fmt_wlive_take(&w->live, ev->image, addr, &b)) {
+        put_ref(w, ev, &b);
+        fmt_pred_end(&w->preds[ctx], b.addr, b.size);
+        return delta_add(w, b.stack, -(int64_t)b.size, -1);
+    }
+    fmt_buf_put_varint(&w->col[FMT_COL_REF], 0);
+    fmt_buf_put_varint(&w->col[FMT_COL_ADDR], addr);
+    return 0;
+}
+
+/* munmap, mremap and MAP_FIXED mmap: remove the range and name what it
+ * touched (REF, then in MISC the number touched and whether any survives
+ * in part). */
+static int end_vm(struct fmt_writer *w, const struct fmt_event *ev, uint64_t addr,
+                  uint64_t len, int may_end)
+{
+    struct fmt_wvm_hit hit = {0};
+
+    if (may_end) {
+        int rc = fmt_wvm_remove(&w->vm, ev->image, addr, len, &hit);
+        if (rc)
+            return rc;
+    }
+    if (!hit.nr) {
+        fmt_buf_put_varint(&w->col[FMT_COL_REF], 0);
+        return 0;
+    }
+    fmt_buf_put_varint(&w->col[FMT_COL_MISC], (uint64_t)(hit.nr - 1) << 1 | (hit.partial != 0));
+    put_ref(w, ev, &hit.first);
+    return 0;
+}
+
+static int start_vm(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx)
+{
+    struct fmt_wblock b = {ev->addr, w->next_serial++, ev->size, ev->ts_ns,
+                           ev->stack, ctx, ev->image};
+
+    return ev->size ? fmt_wvm_insert(&w->vm, ev->image, &b) : 0;
+}
+
+static int kind_known(unsigned kind)
+{
+    switch (kind) {
+    case FMT_EV_MALLOC ... FMT_EV_PVALLOC:
+    case FMT_EV_MMAP ... FMT_EV_SBRK:
+    case FMT_EV_PROCESS_START ... FMT_EV_MODULE_UNLOAD:
+    case FMT_EV_RSS:
+    case FMT_EV_DROPPED:
+        return 1;
+    }
+    return 0;
+}
+
+static inline int is_realloc(unsigned kind)
+{
+    return kind == FMT_EV_REALLOC || kind == FMT_EV_REALLOCARRAY;
+}
+
+/* The EXTRA record: flags, origin, a mask of the optional fields, then
+ * those fields; string bytes go to STRS. Returns 1 if one was written. */
+static int put_extra(struct fmt_writer *w, const struct fmt_event *ev)
+{
+    unsigned mask = 0;
+
+    for (int i = 0; i < 4; i++)
+        if (ev->arg[i])
+            mask |= FMT_FIELD_ARG0 << i;
+    if (!is_realloc(ev->kind) && ev->old_addr)
+        mask |= FMT_FIELD_OLD_ADDR;
+    if (ev->old_size)
+        mask |= FMT_FIELD_OLD_SIZE;
+    if (ev->str && ev->str_len)
+        mask |= FMT_FIELD_STR;
+    if (ev->str2 && ev->str2_len)
+        mask |= FMT_FIELD_STR2;
+    if (!mask && !ev->flags && !ev->origin)
+        return 0;
+
+    struct fmt_buf *m = &w->col[FMT_COL_MISC];
+    fmt_buf_put_varint(m, ev->flags);
+    fmt_buf_put_varint(m, ev->origin);
+    fmt_buf_put_varint(m, mask);
+    for (int i = 0; i < 4; i++)
+        if (mask & (FMT_FIELD_ARG0 << i))
+            fmt_buf_put_varint(m, fmt_zigzag((int64_t)ev->arg[i]));
+    if (mask & FMT_FIELD_OLD_ADDR)
+        fmt_buf_put_varint(m, ev->old_addr);
+    if (mask & FMT_FIELD_OLD_SIZE)
+        fmt_buf_put_varint(m, ev->old_size);
+    if (mask & FMT_FIELD_STR) {
+        fmt_buf_put_varint(m, ev->str_len);
+        fmt_buf_put_bytes(&w->col[FMT_COL_STRS], ev->str, ev->str_len);
+    }
+    if (mask & FMT_FIELD_STR2) {
+        fmt_buf_put_varint(m, ev->str2_len);
+        fmt_buf_put_bytes(&w->col[FMT_COL_STRS], ev->str2, ev->str2_len);
+    }
+    return 1;
+}
+
+/* Append a DEFS record whose body is built in a small buffer. */
+static int add_def(struct fmt_writer *w, unsigned type, const struct fmt_buf *body)
+{
+    int rc = fmt_buf_add_varint(&w->defs, type);
+
+    return rc ?: fmt_buf_add_string(&w->defs, body->data, body->len);
+}
+
+static int def_module(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx,
+                      uint32_t *id)
+{
+    const struct fmt_module *m = ev->module;
+    struct fmt_buf b = {0};
+    int rc;
+
+    if (!m || m->nr_segments > FMT_MAX_SEGMENTS || m->build_id_len > FMT_MAX_BUILD_ID ||
+        m->path_len > FMT_MAX_STRING)
+        return -EINVAL;
+    if (w->nr_mods == w->cap_mods) {
+        uint32_t cap = w->cap_mods ? w->cap_mods * 2 : 64;
+        struct fmt_wmod *v = realloc(w->mods, (size_t)cap * sizeof(*v));
+        if (!v)
+            return -ENOMEM;
+        w->mods = v;
+        w->cap_mods = cap;
+    }
+    w->mods[w->nr_mods] = (struct fmt_wmod){m->base, ev->image, 0};
+    *id = ++w->nr_mods;
+    rc = fmt_buf_reserve(&b, 8 * FMT_VARINT_MAX + m->path_len + m->build_id_len +
+                                 m->nr_segments * 4 * FMT_VARINT_MAX);
+    if (rc)
+        return rc;
+    fmt_buf_put_varint(&b, *id);
+    fmt_buf_put_varint(&b, ev->image);
+    fmt_buf_put_varint(&b, ctx);
+    fmt_buf_put_varint(&b, ev->ts_ns);
+    fmt_buf_put_varint(&b, m->base);
+    fmt_buf_put_varint(&b, m->path_len);
+    fmt_buf_put_bytes(&b, m->path, m->path ? m->path_len : 0);
+    fmt_buf_put_varint(&b, m->build_id_len);
+    fmt_buf_put_bytes(&b, m->build_id, m->build_id_len);
+    fmt_buf_put_varint(&b, m->nr_segments);
+    for (uint32_t i = 0; i < m->nr_segments; i++) {
+        fmt_buf_put_varint(&b, m->segments[i].vaddr);
+        fmt_buf_put_varint(&b, m->segments[i].memsz);
+        fmt_buf_put_varint(&b, m->segments[i].offset);
+        fmt_buf_put_varint(&b, m->segments[i].flags);
+    }
+    rc = add_def(w, FMT_DEF_MODULE, &b);
+    fmt_buf_free(&b);
+    return rc;
+}
+
+/* Definitions that life-cycle events add (images, thread names, modules),
+ * and the module id their MISC carries. */
+static int life_defs(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx)
+{
+    uint8_t small[8 * FMT_VARINT_MAX];
+    struct fmt_buf b = {small, 0, sizeof(small)};
+    struct fmt_buf *misc = &w->col[FMT_COL_MISC];
+    uint32_t id = 0;
+    int rc;
+
+    switch (ev->kind) {
+    case FMT_EV_PROCESS_START: {
+        struct fmt_buf big = {0};
+        rc = fmt_buf_reserve(&big, 8 * FMT_VARINT_MAX + ev->str_len + ev->str2_len);
+        if (rc)
+            return rc;
+        fmt_buf_put_varint(&big, ev->image);
+        fmt_buf_put_varint(&big, ev->pid);
+        fmt_buf_put_varint(&big, ev->arg[0]);
+        fmt_buf_put_varint(&big, ev->arg[1]);
+        fmt_buf_put_varint(&big, ev->ts_ns);
+        fmt_buf_put_varint(&big, ev->str ? ev->str_len : 0);
+        fmt_buf_put_bytes(&big, ev->str, ev->str ? ev->str_len : 0);
+        fmt_buf_put_varint(&big, ev->str2 ? ev->str2_len : 0);
+        fmt_buf_put_bytes(&big, ev->str2, ev->str2 ? ev->str2_len : 0);
+        rc = add_def(w, FMT_DEF_IMAGE, &big);
+        fmt_buf_free(&big);
+        return rc;
+    }
+    case FMT_EV_PROCESS_EXIT:
+        fmt_buf_put_varint(&b, ev->image);
+        fmt_buf_put_varint(&b, ev->ts_ns);
+        fmt_buf_put_varint(&b, ev->arg[0]);
+        fmt_buf_put_varint(&b, ev->arg[1]);
+        return add_def(w, FMT_DEF_IMAGE_END, &b);
+    case FMT_EV_THREAD_START:
+    case FMT_EV_THREAD_NAME: {
+        if (!ev->str || !ev->str_len)
+            return 0;
+        struct fmt_buf big = {0};
+        rc = fmt_buf_reserve(&big, 3 * FMT_VARINT_MAX + ev->str_len);
+        if (rc)
+            return rc;
+        fmt_buf_put_varint(&big, ctx);
+        fmt_buf_put_varint(&big, ev->ts_ns);
+        fmt_buf_put_varint(&big, ev->str_len);
+        fmt_buf_put_bytes(&big, ev->str, ev->str_len);
+        rc = add_def(w, FMT_DEF_THREAD_NAME, &big);
+        fmt_buf_free(&big);
+        return rc;
+    }
+    case FMT_EV_THREAD_EXIT:
+        fmt_buf_put_varint(&b, ctx);
+        fmt_buf_put_varint(&b, ev->ts_ns);
+        return add_def(w, FMT_DEF_THREAD_END, &b);
+    case FMT_EV_MODULE_LOAD:
+        rc = def_module(w, ev, ctx, &id);
+        if (rc)
+            return rc;
+        fmt_buf_put_varint(misc, id);
+        return 0;
+    case FMT_EV_MODULE_UNLOAD:
+        for (uint32_t i = w->nr_mods; i-- > 0;) {
+            if (!w->mods[i].gone && w->mods[i].base == ev->addr &&
+                w->mods[i].image == ev->image) {
+                w->mods[i].gone = 1;
+                id = i + 1;
+                break;
+            }
+        }
+        fmt_buf_put_varint(misc, id);
+        if (!id)
+            return 0;
+        fmt_buf_put_varint(&b, id);
+        fmt_buf_put_varint(&b, ev->ts_ns);
+        return add_def(w, FMT_DEF_MODULE_END, &b);
+    }
+    return 0;
+}
+
+static int ensure_room(struct fmt_writer *w, const struct fmt_event *ev)
+{
+    int rc = 0;
+
+    for (int i = 1; i < FMT_NR_COLUMNS && !rc; i++)
+        rc = fmt_buf_reserve(&w->col[i], i == FMT_COL_MISC ? MISC_RESERVE : COL_RESERVE);
+    return rc ?: fmt_buf_reserve(&w->col[FMT_COL_STRS],
+                                 (ev->str ? ev->str_len : 0) + (ev->str2 ? ev->str2_len : 0));
+}
+
+static int encode(struct fmt_writer *w, const struct fmt_event *ev)
+{
+    struct fmt_buf *col = w->col;
+    unsigned kind = ev->kind;
+    int failed = (ev->flags & FMT_EVF_FAILED) != 0;
+    uint32_t ctx = w->cur_ctx;
+    int rc;
+
+    if (!ctx || !ctx_same(&w->ctxs[ctx], ev)) {
+        rc = ctx_lookup(w, ev, &ctx);
+        if (rc)
+            return rc;
+    }
+    if (w->nr_chunk_events == 0) {
+        w->chunk_first_serial = w->next_serial;
+        w->chunk_base_ts = w->chunk_min_ts = w->chunk_max_ts = ev->ts_ns;
+        w->prev_ts = ev->ts_ns;
+    }
+    struct fmt_pred *pred = &w->preds[ctx];
+    fmt_pred_touch(pred, w->nr_chunks + 1);
+
+    uint8_t *op = &col[FMT_COL_OP].data[col[FMT_COL_OP].len++];
+    *op = (uint8_t)kind;
+    fmt_buf_put_varint(&col[FMT_COL_TIME], fmt_zigzag((int64_t)(ev->ts_ns - w->prev_ts)));
+    w->prev_ts = ev->ts_ns;
+    if (ctx != w->cur_ctx || w->nr_chunk_events == 0) {
+        *op |= FMT_OP_CTX;
+        fmt_buf_put_varint(&col[FMT_COL_CTX], ctx);
+        w->cur_ctx = ctx;
+    }
+    if (put_extra(w, ev))
+        *op |= FMT_OP_EXTRA;
+    fmt_buf_put_varint(&col[FMT_COL_STACK], ev->stack);
+
+    switch (kind) {
+    case FMT_EV_MALLOC:
+    case FMT_EV_CALLOC:
+    case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC:
+        fmt_buf_put_varint(&col[FMT_COL_SIZE], ev->size);
+        fmt_buf_put_varint(&col[FMT_COL_ADDR],
+                           fmt_zigzag((int64_t)(ev->addr - fmt_pred_guess(pred, ev->size))));
+        return ev->addr && !failed ? start_heap(w, ev, ctx) : 0;
+    case FMT_EV_FREE:
+        return end_heap(w, ev, ctx, ev->addr, 1);
+    case FMT_EV_REALLOC:
+    case FMT_EV_REALLOCARRAY: {
+        rc = end_heap(w, ev, ctx, ev->old_addr, !failed);
+        if (rc)
+            return rc;
+        uint64_t guess = ev->old_addr ? ev->old_addr : fmt_pred_guess(pred, ev->size);
+        fmt_buf_put_varint(&col[FMT_COL_SIZE], ev->size);
+        fmt_buf_put_varint(&col[FMT_COL_ADDR], fmt_zigzag((int64_t)(ev->addr - guess)));
+        return ev->addr && !failed ? start_heap(w, ev, ctx) : 0;
+    }
+    default:
+        break;
+    }
+
+    /* Everything else: address and size as they are. */
+    fmt_buf_put_varint(&col[FMT_COL_SIZE], ev->size);
+    fmt_buf_put_varint(&col[FMT_COL_ADDR], ev->addr);
+    int ok = !failed && ev->addr != UINT64_MAX;
+    switch (kind) {
+    case FMT_EV_MMAP:
+        rc = end_vm(w, ev, ev->addr, ev->size, ok && ev->addr);
+        return rc ?: (ok && ev->addr ? start_vm(w, ev, ctx) : 0);
+    case FMT_EV_MUNMAP:
+        return end_vm(w, ev, ev->addr, ev->size, ok);
+    case FMT_EV_MREMAP:
+        rc = end_vm(w, ev, ev->old_addr, ev->old_size, ok && ev->addr);
+        return rc ?: (ok && ev->addr ? start_vm(w, ev, ctx) : 0);
+    case FMT_EV_DROPPED:
+        w->chunk_dropped += ev->arg[0];
+        return 0;
+    }
+    return life_defs(w, ev, ctx);
+}
+
+int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev)
+{
+    int rc;
+
+    if (w->out.err)
+        return w->out.err;
+    if (!kind_known(ev->kind) || ev->stack > w->stacks.nr_nodes ||
+        (ev->str && ev->str_len > FMT_MAX_STRING) || (ev->str2 && ev->str2_len > FMT_MAX_STRING))
+        return -EINVAL;
+    if ((rc = ensure_room(w, ev)))
+        return rc;
+    if (w->nr_chunk_events) {
+        if (ev->ts_ns < w->chunk_min_ts)
+            w->chunk_min_ts = ev->ts_ns;
+        if (ev->ts_ns > w->chunk_max_ts)
+            w->chunk_max_ts = ev->ts_ns;
+    }
+    rc = encode(w, ev);
+    /* An event half-encoded into the columns cannot be taken back; the
+     * only failures here are allocation failures, after which the writer
+     * refuses to go on. */
+    if (rc) {
+        w->out.err = rc;
+        return rc;
+    }
+    w->nr_chunk_events++;
+    w->st.nr_events++;
+    if (w->nr_chunk_events >= w->chunk_events || w->col[FMT_COL_STRS].len >= FMT_CHUNK_MAX_STRS)
+        return fmt_wchunk_flush(w);
+    return 0;
+}
+
+int fmt_writer_stack(struct fmt_writer *w, uint32_t image, const uint64_t *frames,
+                     uint32_t nr_frames, uint32_t *id)
+{
+    if (w->out.err)
+        return w->out.err;
+    int rc = fmt_wstack_intern(&w->stacks, image, frames, nr_frames, id);
+    w->st.nr_stacks = w->stacks.nr_nodes;
+    return rc;
+}
+
+int fmt_writer_flush(struct fmt_writer *w)
+{
+    if (w->out.err)
+        return w->out.err;
+    return fmt_wchunk_flush(w);
+}
+
+int fmt_writer_finish(struct fmt_writer *w)
+{
+    int rc = fmt_wchunk_flush(w);
+
+    if (!rc && (w->defs.len || w->stacks.nr_pending))
+        rc = fmt_wchunk_flush_defs(w);
+    if (rc)
+        return rc;
+
+    /* The index: the directory of every block written. */
+    uint64_t index_off = w->out.off;
+    uint64_t nr_blocks = w->out.seq;
+    struct fmt_buf dir = w->out.dir;
+    struct fmt_buf payload = {0};
+    rc = fmt_buf_reserve(&payload, FMT_VARINT_MAX + dir.len);
+    if (rc)
+        return rc;
+    fmt_buf_put_varint(&payload, nr_blocks);
+    fmt_buf_put_bytes(&payload, dir.data, dir.len);
+    size_t bound = ZSTD_compressBound(payload.len);
+    if (!(rc = fmt_buf_reserve(&w->scratch, bound))) {
+        size_t z = ZSTD_compressCCtx(w->cctx, w->scratch.data, bound, payload.data, payload.len,
+                                     w->level);
+        if (ZSTD_isError(z)) {
+            rc = -EIO;
+        } else {
+            struct iovec iov = {w->scratch.data, z};
+            rc = fmt_wout_block(&w->out, FMT_BLOCK_INDEX, FMT_BLOCKF_ZSTD,
+                                (uint32_t)payload.len, &iov, 1);
+        }
+    }
+    fmt_buf_free(&payload);
+    if (rc)
+        return rc;
+    uint8_t trailer[FMT_TRAILER_SIZE];
+    fmt_trailer_encode(trailer, index_off, nr_blocks);
+    rc = fmt_wout_raw(&w->out, trailer, sizeof(trailer));
+    w->st.bytes_written = w->out.off;
+    return rc;
+}
+
+void fmt_writer_get_stats(const struct fmt_writer *w, struct fmt_writer_stats *st)
+{
+    *st = w->st;
+    st->bytes_written = w->out.off;
+    st->nr_stacks = w->stacks.nr_nodes;
+}
+
+void fmt_writer_destroy(struct fmt_writer *w)
+{
+    if (!w)
+        return;
+    ZSTD_freeCCtx(w->cctx);
+    for (int i = 0; i < FMT_NR_COLUMNS; i++)
+        fmt_buf_free(&w->col[i]);
+    fmt_buf_free(&w->defs);
+    fmt_buf_free(&w->scratch);
+    fmt_buf_free(&w->out.dir);
+    free(w->ctxs);
+    free(w->preds);
+    free(w->ctx_hash);
+    fmt_wlive_destroy(&w->live);
+    fmt_wvm_destroy(&w->vm);
+    fmt_wstack_destroy(&w->stacks);
+    free(w->d_bytes);
+    free(w->d_blocks);
+    free(w->d_gen);
+    free(w->touched);
+    free(w->mods);
+    free(w);
+}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/* The writer's state, shared by fmt_writer.c (events) and fmt_wchunk.c
+ * (turning a finished chunk into CHUNK and DEFS blocks). */
+#ifndef FMT_WRITER_INTERNAL_H
+#define FMT_WRITER_INTERNAL_H
+
+#include <stdint.h>
+#include <zstd.h>
+
+#include "format/fmt_buf_internal.h"
+#include "format/fmt_layout_internal.h"
+#include "format/fmt_pred_internal.h"
+#include "format/fmt_wlive_internal.h"
+#include "format/fmt_wout_internal.h"
+#include "format/fmt_writer.h"
+#include "format/fmt_wstack_internal.h"
+#include "format/fmt_wvm_internal.h"
+
+#define FMT_DEFAULT_ZSTD_LEVEL 3
+#define FMT_DEFAULT_CHUNK_EVENTS (1u << 18)
+#define FMT_CHUNK_MAX_STRS (8u << 20) /* flush early when strings pile up */
+
+/* A (image, thread, pid, tid) tuple; events name one by a context id. */
+struct fmt_wctx {
+    uint32_t image;
+    uint32_t thread;
+    uint32_t pid;
+    uint32_t tid;
+};
+
+struct fmt_wmod {
+    uint64_t base;
+    uint32_t image;
+    uint32_t gone;
+};
+
+struct fmt_writer {
+    struct fmt_wout out;
+    int level;
+    uint32_t chunk_events;
+    ZSTD_CCtx *cctx;
+
+    struct fmt_buf col[FMT_NR_COLUMNS];
+    struct fmt_buf defs;    /* pending DEFS records, stacks excepted */
+    struct fmt_buf scratch; /* compressed columns, DEFS payloads */
+
+    /* The chunk being built. */
+    uint32_t nr_chunk_events;
+    uint64_t nr_chunks;
+    uint64_t chunk_first_serial;
+    uint64_t chunk_base_ts;
+    uint64_t chunk_min_ts;
+    uint64_t chunk_max_ts;
+    uint64_t chunk_heap_allocs;
+    uint64_t chunk_dropped;
+    uint64_t prev_ts;
+    uint32_t cur_ctx;
+    uint64_t next_serial;
+
+    struct fmt_wctx *ctxs; /* by id; [0] unused */
+    struct fmt_pred *preds;
+    uint32_t nr_ctxs;
+    uint32_t cap_ctxs;
+    uint32_t *ctx_hash;
+    uint32_t ctx_mask;
+
+    struct fmt_wlive live;
+    struct fmt_wvm vm;
+    struct fmt_wstack stacks;
+
+    /* Per-stack change of live heap bytes and blocks in this chunk. */
+    int64_t *d_bytes;
+    int64_t *d_blocks;
+    uint64_t *d_gen; /* chunk number + 1 when touched in this chunk */
+    uint32_t d_cap;
+    uint32_t *touched;
+    uint32_t nr_touched;
+    uint32_t cap_touched;
+
+    struct fmt_wmod *mods; /* by id - 1 */
+    uint32_t nr_mods;
+    uint32_t cap_mods;
+
+    struct fmt_writer_stats st;
+};
+
+/* Write the chunk being built (if any) and the DEFS block after it.
+ * Returns 0 or -errno. */
+int fmt_wchunk_flush(struct fmt_writer *w);
+
+/* Write a DEFS block with what is pending and no chunk summary. */
+int fmt_wchunk_flush_defs(struct fmt_writer *w);
+
+#endif

@@ -1,0 +1,600 @@
+/* SPDX-License-Identifier: MIT */
+/* Round trip: events written come back exactly, every kind and field, with
+ * back-references resolved, across chunk boundaries, and after seeking. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "test_fmt_util.h"
+
+/* A deterministic generator (xorshift), so failures reproduce. */
+static uint64_t rng_state;
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static struct fmt_module test_module = {
+    .base = 0x7f0000000000ull,
+    .path = "/usr/lib/x86_64-linux-gnu/libtest.so.1",
+    .path_len = 38,
+    .build_id_len = 20,
+    .build_id = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20},
+    .nr_segments = 2,
+    .segments = {{0, 0x1000, 0, 4}, {0x1000, 0x5000, 0x1000, 5}},
+};
+
+static struct fmt_event mk(uint16_t kind, uint64_t ts, uint32_t thread)
+{
+    struct fmt_event ev = {0};
+
+    ev.kind = kind;
+    ev.ts_ns = ts;
+    ev.thread = thread;
+    ev.image = thread >= 2 ? 1 : 0;
+    ev.pid = thread >= 2 ? 200 : 100;
+    ev.tid = 100 + thread * 7;
+    return ev;
+}
+
+/* Write evs, read them back, compare with the model's expectations. */
+static void roundtrip(struct fmt_event *evs, size_t n, uint32_t chunk_events,
+                      const uint32_t *stack_ids)
+{
+    struct tfmt t;
+    struct tmodel m;
+    struct fmt_event *want = calloc(n, sizeof(*want));
+
+    (void)stack_ids;
+    assert_non_null(want);
+    tfmt_start(&t, chunk_events);
+    tmodel_init(&m);
+    for (size_t i = 0; i < n; i++) {
+        if (evs[i].stack > 0) {
+            /* Stacks must exist before use: intern a small one per id. */
+            uint32_t id;
+            uint64_t frames[2] = {0x401000 + evs[i].stack, 0x400500};
+            assert_int_equal(fmt_writer_stack(t.w, evs[i].image, frames, 2, &id), 0);
+            evs[i].stack = id;
+        }
+        assert_int_equal(fmt_writer_event(t.w, &evs[i]), 0);
+        want[i] = evs[i];
+        tmodel_apply(&m, &want[i]);
+    }
+    tfmt_finish(&t);
+
+    struct fmt_reader *r = tfmt_open(&t);
+    struct fmt_event got;
+    size_t i = 0;
+    int rc;
+    assert_false(fmt_reader_incomplete(r));
+    while ((rc = fmt_reader_next(r, &got)) > 0) {
+        assert_true(i < n);
+        tfmt_assert_event(&want[i], &got, i);
+        i++;
+    }
+    if (rc < 0)
+        fail_msg("read failed: %s", fmt_reader_error(r));
+    assert_int_equal(i, n);
+
+    /* Every chunk read on its own gives the same events. */
+    uint32_t nr_chunks = fmt_reader_nr_chunks(r);
+    size_t first = 0;
+    for (uint32_t k = 0; k < nr_chunks; k++) {
+        const struct fmt_chunk_info *ci = fmt_reader_chunk(r, k);
+        assert_int_equal(fmt_reader_seek_chunk(r, k), 0);
+        for (uint32_t e = 0; e < ci->nr_events; e++) {
+            assert_int_equal(fmt_reader_next(r, &got), 1);
+            tfmt_assert_event(&want[first + e], &got, first + e);
+        }
+        first += ci->nr_events;
+    }
+    assert_int_equal(first, n);
+    fmt_reader_close(r);
+    tfmt_close(&t);
+    tmodel_free(&m);
+    free(want);
+}
+
+/* One event of every kind with every field it has. */
+static void test_every_kind(void **state)
+{
+    struct fmt_event ev[64];
+    size_t n = 0;
+    uint64_t ts = 1000;
+
+    (void)state;
+    ev[n] = mk(FMT_EV_PROCESS_START, ts, 0);
+    ev[n].arg[0] = 99;
+    ev[n].arg[1] = FMT_START_INITIAL;
+    ev[n].str = "/usr/bin/prog";
+    ev[n].str_len = 13;
+    ev[n].str2 = "prog\0-x\0file";
+    ev[n++].str2_len = 12;
+    ev[n] = mk(FMT_EV_THREAD_START, ts += 5, 0);
+    ev[n].str = "main";
+    ev[n++].str_len = 4;
+    ev[n] = mk(FMT_EV_MODULE_LOAD, ts += 5, 0);
+    ev[n++].module = &test_module;
+    ev[n] = mk(FMT_EV_MALLOC, ts += 10, 0);
+    ev[n].addr = 0x5555000010;
+    ev[n].size = 24;
+    ev[n++].stack = 1;
+    ev[n] = mk(FMT_EV_CALLOC, ts += 10, 0);
+    ev[n].addr = 0x5555000100;
+    ev[n].size = 40;
+    ev[n].arg[0] = 10;
+    ev[n].arg[1] = 4;
+    ev[n++].stack = 2;
+    ev[n] = mk(FMT_EV_REALLOC, ts += 10, 0);
+    ev[n].old_addr = 0x5555000010;
+    ev[n].addr = 0x5555000010;
+    ev[n].size = 32;
+    ev[n].flags = FMT_EVF_IN_PLACE;
+    ev[n++].stack = 3;
+    ev[n] = mk(FMT_EV_REALLOC, ts += 10, 0); /* from NULL */
+    ev[n].addr = 0x5555000200;
+    ev[n].size = 7;
+    ev[n++].stack = 3;
+    ev[n] = mk(FMT_EV_REALLOCARRAY, ts += 10, 0);
+    ev[n].old_addr = 0x5555000200;
+    ev[n].addr = 0x5555000400;
+    ev[n].size = 60;
+    ev[n].arg[0] = 3;
+    ev[n].arg[1] = 20;
+    ev[n++].stack = 3;
+    ev[n] = mk(FMT_EV_REALLOC, ts += 10, 0); /* to 0: frees, starts nothing */
+    ev[n].old_addr = 0x5555000400;
+    ev[n].size = 0;
+    ev[n++].stack = 3;
+    ev[n] = mk(FMT_EV_MEMALIGN, ts += 10, 0);
+    ev[n].addr = 0x5555001000;
+    ev[n].size = 100;
+    ev[n++].arg[0] = 64;
+    ev[n] = mk(FMT_EV_POSIX_MEMALIGN, ts += 10, 0);
+    ev[n].addr = 0x5555002000;
+    ev[n].size = 100;
+    ev[n].arg[0] = 4096;
+    ev[n++].arg[1] = 0;
+    ev[n] = mk(FMT_EV_POSIX_MEMALIGN, ts += 10, 0); /* failed: EINVAL */
+    ev[n].size = 100;
+    ev[n].arg[0] = 3;
+    ev[n].arg[1] = 22;
+    ev[n++].flags = FMT_EVF_FAILED;
+    ev[n] = mk(FMT_EV_ALIGNED_ALLOC, ts += 10, 1);
+    ev[n].addr = 0x5555003000;
+    ev[n].size = 256;
+    ev[n++].arg[0] = 256;
+    ev[n] = mk(FMT_EV_VALLOC, ts += 10, 1);
+    ev[n].addr = 0x5555004000;
+    ev[n++].size = 10;
+    ev[n] = mk(FMT_EV_PVALLOC, ts += 10, 1);
+    ev[n].addr = 0x5555005000;
+    ev[n++].size = 4096;
+    ev[n] = mk(FMT_EV_MALLOC, ts += 10, 1); /* failed */
+    ev[n].size = 1ull << 50;
+    ev[n++].flags = FMT_EVF_FAILED;
+    ev[n] = mk(FMT_EV_MALLOC, ts += 10, 1); /* glibc's own mmap */
+    ev[n].addr = 0x7f1234560010;
+    ev[n].size = 64 << 20;
+    ev[n++].flags = FMT_EVF_LIBC_MMAP;
+    ev[n] = mk(FMT_EV_FREE, ts += 10, 1);
+    ev[n].addr = 0x7f1234560010;
+    ev[n++].stack = 4;
+    ev[n] = mk(FMT_EV_FREE, ts += 10, 1); /* free(NULL) */
+    ev[n++].addr = 0;
+    ev[n] = mk(FMT_EV_FREE, ts += 10, 1); /* unknown address */
+    ev[n++].addr = 0xdeadbeef0;
+    ev[n] = mk(FMT_EV_FREE, ts += 10, 0);
+    ev[n++].addr = 0x5555000100;
+    ev[n] = mk(FMT_EV_MMAP, ts += 10, 0);
+    ev[n].addr = 0x7f0000100000;
+    ev[n].size = 0x10000;
+    ev[n].arg[0] = 3;
+    ev[n].arg[1] = 0x22;
+    ev[n].arg[2] = (uint64_t)-1;
+    ev[n].arg[3] = 0;
+    ev[n].stack = 5;
+    ev[n++].origin = FMT_ORIGIN_CALL;
+    ev[n] = mk(FMT_EV_MMAP, ts += 10, 0); /* a file mapping, from libc */
+    ev[n].addr = 0x7f0000200000;
+    ev[n].size = 0x3000;
+    ev[n].arg[0] = 1;
+    ev[n].arg[1] = 0x2;
+    ev[n].arg[2] = 7;
+    ev[n].arg[3] = 0x2000;
+    ev[n++].origin = FMT_ORIGIN_LIBC;
+    ev[n] = mk(FMT_EV_MPROTECT, ts += 10, 0);
+    ev[n].addr = 0x7f0000100000;
+    ev[n].size = 0x1000;
+    ev[n++].arg[0] = 0;
+    ev[n] = mk(FMT_EV_MUNMAP, ts += 10, 0); /* a hole in the middle */
+    ev[n].addr = 0x7f0000104000;
+    ev[n++].size = 0x1000;
+    ev[n] = mk(FMT_EV_MUNMAP, ts += 10, 0); /* across both pieces and beyond */
+    ev[n].addr = 0x7f0000100000;
+    ev[n++].size = 0x200000;
+    ev[n] = mk(FMT_EV_MUNMAP, ts += 10, 0); /* the rest of the file mapping */
+    ev[n].addr = 0x7f0000200000;
+    ev[n++].size = 0x3000;
+    ev[n] = mk(FMT_EV_MUNMAP, ts += 10, 0); /* nothing there */
+    ev[n].addr = 0x7f0000200000;
+    ev[n++].size = 0x3000;
+    ev[n] = mk(FMT_EV_MMAP, ts += 10, 0);
+    ev[n].addr = 0x7f0000300000;
+    ev[n].size = 0x4000;
+    ev[n].arg[0] = 3;
+    ev[n++].arg[1] = 0x22;
+    ev[n] = mk(FMT_EV_MREMAP, ts += 10, 0);
+    ev[n].old_addr = 0x7f0000300000;
+    ev[n].old_size = 0x4000;
+    ev[n].addr = 0x7f0000400000;
+    ev[n].size = 0x8000;
+    ev[n++].arg[1] = 1;
+    ev[n] = mk(FMT_EV_MMAP, ts += 10, 0); /* MAP_FIXED over part of it */
+    ev[n].addr = 0x7f0000402000;
+    ev[n].size = 0x1000;
+    ev[n].arg[0] = 3;
+    ev[n++].arg[1] = 0x32;
+    ev[n] = mk(FMT_EV_MMAP, ts += 10, 0); /* failed */
+    ev[n].addr = UINT64_MAX;
+    ev[n].size = 0x1000;
+    ev[n++].flags = FMT_EVF_FAILED;
+    ev[n] = mk(FMT_EV_BRK, ts += 10, 0);
+    ev[n].addr = 0x555600000000;
+    ev[n++].arg[0] = 0x555600000000;
+    ev[n] = mk(FMT_EV_SBRK, ts += 10, 0);
+    ev[n].addr = 0x555600000000;
+    ev[n++].arg[0] = (uint64_t)-4096;
+    ev[n] = mk(FMT_EV_THREAD_START, ts += 10, 2);
+    ev[n++].str = NULL;
+    ev[n] = mk(FMT_EV_PROCESS_START, ts, 2);
+    ev[n].arg[0] = 100;
+    ev[n].arg[1] = FMT_START_FORK;
+    ev[n].str = "/usr/bin/prog";
+    ev[n++].str_len = 13;
+    ev[n] = mk(FMT_EV_MALLOC, ts += 10, 2); /* same address, other image */
+    ev[n].addr = 0x5555000010;
+    ev[n++].size = 24;
+    ev[n] = mk(FMT_EV_FREE, ts += 10, 2);
+    ev[n++].addr = 0x5555000010;
+    ev[n] = mk(FMT_EV_THREAD_NAME, ts += 10, 1);
+    ev[n].str = "worker\x01";
+    ev[n++].str_len = 7;
+    ev[n] = mk(FMT_EV_RSS, ts += 10, 0);
+    ev[n++].size = 123456789;
+    ev[n] = mk(FMT_EV_DROPPED, ts += 10, 0);
+    ev[n++].arg[0] = 17;
+    ev[n] = mk(FMT_EV_MODULE_UNLOAD, ts += 10, 0);
+    ev[n++].addr = test_module.base;
+    ev[n] = mk(FMT_EV_THREAD_EXIT, ts += 10, 1);
+    ev[n++].tid = 107;
+    ev[n] = mk(FMT_EV_PROCESS_EXIT, ts += 10, 2);
+    ev[n].arg[0] = 0x100;
+    ev[n++].arg[1] = 1;
+    ev[n] = mk(FMT_EV_FREE, ts += 10, 0); /* the realloc'd block, same ts */
+    ev[n].ts_ns = ts;
+    ev[n++].addr = 0x5555000010;
+    assert_true(n <= 64);
+    roundtrip(ev, n, 0, NULL);
+    roundtrip(ev, n, 1, NULL); /* every event its own chunk */
+    roundtrip(ev, n, 3, NULL);
+}
+
+/* A random storm over several threads and images with small chunks, so
+ * most references cross chunk boundaries. */
+static void test_random_storm(void **state)
+{
+    size_t n = 200000;
+    struct fmt_event *evs = calloc(n, sizeof(*evs));
+    uint64_t live[3][512] = {{0}};
+    uint64_t ts = 1;
+
+    (void)state;
+    assert_non_null(evs);
+    rng_state = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t th = (uint32_t)(rnd() % 3);
+        uint32_t slot = (uint32_t)(rnd() % 512);
+        ts += rnd() % 100;
+        if (rnd() % 50 == 0)
+            ts -= rnd() % 20; /* the writer copes with slight disorder */
+        uint64_t base = 0x100000000ull * (th + 1);
+        if (!live[th][slot]) {
+            evs[i] = mk(rnd() % 4 ? FMT_EV_MALLOC : FMT_EV_CALLOC, ts, th);
+            evs[i].addr = base + slot * 0x1000 + (rnd() % 16) * 16;
+            evs[i].size = rnd() % 300;
+            if (evs[i].kind == FMT_EV_CALLOC) {
+                evs[i].arg[0] = evs[i].size;
+                evs[i].arg[1] = 1;
+            }
+            evs[i].stack = (uint32_t)(rnd() % 20);
+            live[th][slot] = evs[i].addr;
+        } else if (rnd() % 5 == 0) {
+            evs[i] = mk(FMT_EV_REALLOC, ts, th);
+            evs[i].old_addr = live[th][slot];
+            evs[i].addr = base + slot * 0x1000 + (rnd() % 16) * 16;
+            evs[i].size = rnd() % 5000;
+            evs[i].stack = (uint32_t)(rnd() % 20);
+            live[th][slot] = evs[i].addr;
+        } else {
+            evs[i] = mk(FMT_EV_FREE, ts, th);
+            evs[i].addr = rnd() % 100 ? live[th][slot] : 0;
+            live[th][slot] = 0;
+        }
+    }
+    roundtrip(evs, n, 997, NULL);
+    roundtrip(evs, n, 0, NULL);
+    free(evs);
+}
+
+/* Stacks come back leaf first; shared prefixes share nodes. */
+static void test_stacks(void **state)
+{
+    struct tfmt t;
+    uint64_t deep[300];
+    uint32_t a, b, c, d, e, again;
+    uint64_t frames[400];
+    uint32_t image;
+
+    (void)state;
+    for (int i = 0; i < 300; i++)
+        deep[i] = i % 3 ? 0x401234 : 0x401300; /* recursion: repeated addresses */
+    tfmt_start(&t, 0);
+    uint64_t s1[3] = {0x1000, 0x2000, 0x3000};
+    uint64_t s2[3] = {0x1111, 0x2000, 0x3000};
+    assert_int_equal(fmt_writer_stack(t.w, 0, s1, 3, &a), 0);
+    assert_int_equal(fmt_writer_stack(t.w, 0, s2, 3, &b), 0);
+    assert_int_equal(fmt_writer_stack(t.w, 1, s1, 3, &c), 0);
+    assert_int_equal(fmt_writer_stack(t.w, 0, deep, 300, &d), 0);
+    assert_int_equal(fmt_writer_stack(t.w, 0, NULL, 0, &e), 0);
+    assert_int_equal(fmt_writer_stack(t.w, 0, s1, 3, &again), 0);
+    assert_int_equal(a, again);
+    assert_int_not_equal(a, b);
+    assert_int_not_equal(a, c);
+    assert_int_not_equal(e, 0);
+    /* s1 and s2 share two nodes: 3 + 1 for image 0, 3 for image 1,
+     * 300 for the deep one, 1 for the empty stack. */
+    struct fmt_writer_stats st;
+    fmt_writer_get_stats(t.w, &st);
+    assert_int_equal(st.nr_stacks, 3 + 1 + 3 + 300 + 1);
+    tfmt_finish(&t);
+
+    struct fmt_reader *r = tfmt_open(&t);
+    assert_int_equal(fmt_reader_stack(r, a, &image, frames, 400), 3);
+    assert_int_equal(image, 0);
+    assert_memory_equal(frames, s1, sizeof(s1));
+    assert_int_equal(fmt_reader_stack(r, b, &image, frames, 400), 3);
+    assert_memory_equal(frames, s2, sizeof(s2));
+    assert_int_equal(fmt_reader_stack(r, c, &image, frames, 400), 3);
+    assert_int_equal(image, 1);
+    assert_int_equal(fmt_reader_stack(r, d, &image, frames, 400), 300);
+    assert_memory_equal(frames, deep, sizeof(deep));
+    assert_int_equal(fmt_reader_stack(r, d, &image, frames, 10), 300); /* depth, 10 written */
+    assert_int_equal(fmt_reader_stack(r, e, &image, frames, 400), 0);
+    assert_int_equal(fmt_reader_stack(r, 0, &image, frames, 400), -EINVAL);
+    assert_int_equal(fmt_reader_stack(r, 100000, &image, frames, 400), -EINVAL);
+    uint32_t parent;
+    uint64_t addr;
+    assert_int_equal(fmt_reader_stack_node(r, a, &parent, &addr, &image), 0);
+    assert_int_equal(addr, 0x1000);
+    assert_int_equal(fmt_reader_stack_node(r, parent, NULL, &addr, NULL), 0);
+    assert_int_equal(addr, 0x2000);
+    fmt_reader_close(r);
+    tfmt_close(&t);
+}
+
+/* Header, metadata and the tables of images, threads and modules. */
+static void test_tables(void **state)
+{
+    struct tfmt t;
+    struct fmt_event ev;
+
+    (void)state;
+    tfmt_start(&t, 2);
+    ev = mk(FMT_EV_PROCESS_START, 10, 0);
+    ev.arg[0] = 1;
+    ev.str = "/bin/true";
+    ev.str_len = 9;
+    ev.str2 = "true\0--help";
+    ev.str2_len = 11;
+    assert_int_equal(fmt_writer_event(t.w, &ev), 0);
+    ev = mk(FMT_EV_THREAD_START, 11, 1);
+    ev.str = "first";
+    ev.str_len = 5;
+    assert_int_equal(fmt_writer_event(t.w, &ev), 0);
+    ev = mk(FMT_EV_THREAD_NAME, 12, 1);
+    ev.str = "renamed";
+    ev.str_len = 7;
+    assert_int_equal(fmt_writer_event(t.w, &ev), 0);
+    ev = mk(FMT_EV_MODULE_LOAD, 13, 0);
+    ev.module = &test_module;
+    assert_int_equal(fmt_writer_event(t.w, &ev), 0);
+    ev = mk(FMT_EV_THREAD_EXIT, 14, 1);
+    assert_int_equal(fmt_writer_event(t.w, &ev), 0);
+    ev = mk(FMT_EV_PROCESS_EXIT, 15, 0);
+    ev.arg[0] = 3 << 8;
+    ev.arg[1] = 1;
+    assert_int_equal(fmt_writer_event(t.w, &ev), 0);
+    tfmt_finish(&t);
+
+    struct fmt_reader *r = tfmt_open(&t);
+    const struct fmt_trace_info *info = fmt_reader_info(r);
+    assert_int_equal(info->version_major, 1);
+    assert_int_equal(info->start_realtime_ns, 1700000000123456789ull);
+    assert_int_equal(info->start_monotonic_ns, 5000000000ull);
+    assert_int_equal(info->recorder_pid, 4242);
+    assert_int_equal(info->stack_depth, 64);
+    assert_int_equal(info->command_len, 15);
+    assert_memory_equal(info->command, "prog\0arg1\0arg 2", 15);
+    assert_string_equal(info->hostname, "testhost");
+
+    struct fmt_trace_counts c;
+    fmt_reader_counts(r, &c);
+    assert_int_equal(c.nr_events, 6);
+    assert_int_equal(c.nr_chunks, 3);
+    assert_int_equal(c.nr_images, 1);
+    assert_int_equal(c.nr_threads, 2);
+    assert_int_equal(c.nr_modules, 1);
+    assert_int_equal(c.first_ts_ns, 10);
+    assert_int_equal(c.last_ts_ns, 15);
+
+    const struct fmt_image_info *im = fmt_reader_image(r, 0);
+    assert_non_null(im);
+    assert_true(im->has_start);
+    assert_int_equal(im->pid, 100);
+    assert_int_equal(im->ppid, 1);
+    assert_string_equal(im->exe, "/bin/true");
+    assert_int_equal(im->argv_len, 11);
+    assert_true(im->ended);
+    assert_int_equal(im->end_ns, 15);
+    assert_true(im->status_known);
+    assert_int_equal(im->exit_status, 3 << 8);
+    assert_null(fmt_reader_image(r, 1));
+
+    const struct fmt_thread_info *th = fmt_reader_thread(r, 1);
+    assert_non_null(th);
+    assert_int_equal(th->thread, 1);
+    assert_int_equal(th->tid, 107);
+    assert_string_equal(th->name, "renamed");
+    assert_int_equal(th->start_ns, 11);
+    assert_true(th->ended);
+    assert_int_equal(th->end_ns, 14);
+
+    const struct fmt_module_info *mi = fmt_reader_module(r, 0);
+    assert_non_null(mi);
+    assert_int_equal(mi->id, 1);
+    assert_int_equal(mi->load_ns, 13);
+    assert_string_equal(mi->m.path, test_module.path);
+    assert_ptr_equal(fmt_reader_find_module(r, 0, test_module.base + 0x1234), mi);
+    assert_null(fmt_reader_find_module(r, 0, test_module.base + 0x7000));
+    assert_null(fmt_reader_find_module(r, 1, test_module.base + 0x1234));
+
+    /* Chunk index and seeking by time. */
+    assert_int_equal(fmt_reader_nr_chunks(r), 3);
+    assert_int_equal(fmt_reader_chunk(r, 1)->first_ts_ns, 12);
+    assert_int_equal(fmt_reader_chunk(r, 1)->last_ts_ns, 13);
+    assert_int_equal(fmt_reader_find_chunk(r, 0), 0);
+    assert_int_equal(fmt_reader_find_chunk(r, 13), 1);
+    assert_int_equal(fmt_reader_find_chunk(r, 14), 2);
+    assert_int_equal(fmt_reader_find_chunk(r, 16), 3);
+    assert_int_equal(fmt_reader_seek_time(r, 14), 0);
+    assert_int_equal(fmt_reader_next(r, &ev), 1);
+    assert_int_equal(ev.ts_ns, 14);
+    assert_int_equal(ev.kind, FMT_EV_THREAD_EXIT);
+    assert_int_equal(fmt_reader_seek_chunk(r, 4), -EINVAL);
+    assert_int_equal(fmt_reader_seek_chunk(r, 3), 0);
+    assert_int_equal(fmt_reader_next(r, &ev), 0);
+    fmt_reader_close(r);
+    tfmt_close(&t);
+}
+
+struct live_sum {
+    int64_t bytes[64];
+    int64_t blocks[64];
+};
+
+static void live_visit(void *arg, uint32_t stack, int64_t bytes, int64_t blocks)
+{
+    struct live_sum *s = arg;
+
+    assert_true(stack < 64);
+    s->bytes[stack] += bytes;
+    s->blocks[stack] += blocks;
+}
+
+/* Live heap per stack at each chunk start equals what replaying gives. */
+static void test_live_at_chunk(void **state)
+{
+    struct tfmt t;
+    uint32_t ids[8];
+    uint64_t live_addr[100] = {0}, live_size[100] = {0};
+    uint32_t live_stack[100] = {0};
+    int64_t want_bytes[20][64], want_blocks[20][64];
+    int64_t cur_bytes[64] = {0}, cur_blocks[64] = {0};
+    uint64_t ts = 0;
+
+    (void)state;
+    rng_state = 12345;
+    tfmt_start(&t, 50);
+    for (int i = 0; i < 8; i++) {
+        uint64_t f[2] = {0x1000 + (uint64_t)i, 0x9000};
+        assert_int_equal(fmt_writer_stack(t.w, 0, f, 2, &ids[i]), 0);
+        assert_true(ids[i] < 64);
+    }
+    for (int i = 0; i < 1000; i++) {
+        if (i % 50 == 0) {
+            memcpy(want_bytes[i / 50], cur_bytes, sizeof(cur_bytes));
+            memcpy(want_blocks[i / 50], cur_blocks, sizeof(cur_blocks));
+        }
+        int slot = (int)(rnd() % 100);
+        struct fmt_event ev = mk(FMT_EV_MALLOC, ts++, 0);
+        if (live_addr[slot]) {
+            ev.kind = FMT_EV_FREE;
+            ev.addr = live_addr[slot];
+            cur_bytes[live_stack[slot]] -= (int64_t)live_size[slot];
+            cur_blocks[live_stack[slot]]--;
+            live_addr[slot] = 0;
+        } else {
+            ev.addr = 0x10000 + (uint64_t)slot * 64;
+            ev.size = rnd() % 1000;
+            ev.stack = ids[rnd() % 8];
+            live_addr[slot] = ev.addr;
+            live_size[slot] = ev.size;
+            live_stack[slot] = ev.stack;
+            cur_bytes[ev.stack] += (int64_t)ev.size;
+            cur_blocks[ev.stack]++;
+        }
+        assert_int_equal(fmt_writer_event(t.w, &ev), 0);
+    }
+    tfmt_finish(&t);
+    struct fmt_reader *r = tfmt_open(&t);
+    assert_int_equal(fmt_reader_nr_chunks(r), 20);
+    for (uint32_t k = 0; k < 20; k++) {
+        struct live_sum s;
+        memset(&s, 0, sizeof(s));
+        assert_int_equal(fmt_reader_live_at_chunk(r, k, live_visit, &s), 0);
+        assert_memory_equal(s.bytes, want_bytes[k], sizeof(s.bytes));
+        assert_memory_equal(s.blocks, want_blocks[k], sizeof(s.blocks));
+    }
+    fmt_reader_close(r);
+    tfmt_close(&t);
+}
+
+/* The writer refuses what it cannot store, and says so. */
+static void test_writer_rejects(void **state)
+{
+    struct tfmt t;
+    struct fmt_event ev = mk(FMT_EV_MALLOC, 1, 0);
+
+    (void)state;
+    tfmt_start(&t, 0);
+    ev.stack = 5; /* never interned */
+    assert_int_equal(fmt_writer_event(t.w, &ev), -EINVAL);
+    ev = mk(22, 1, 0); /* not a kind */
+    assert_int_equal(fmt_writer_event(t.w, &ev), -EINVAL);
+    ev = mk(FMT_EV_MODULE_LOAD, 1, 0); /* no module */
+    assert_int_equal(fmt_writer_event(t.w, &ev), -EINVAL);
+    tfmt_close(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_kind),   cmocka_unit_test(test_random_storm),
+        cmocka_unit_test(test_stacks),       cmocka_unit_test(test_tables),
+        cmocka_unit_test(test_live_at_chunk), cmocka_unit_test(test_writer_rejects),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

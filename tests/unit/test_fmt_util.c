@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers for the format tests: memfd traces and the reference model. */
+#include "test_fmt_util.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+void tfmt_start(struct tfmt *t, uint32_t chunk_events)
+{
+    struct fmt_writer_options opt = {0, chunk_events};
+
+    memset(t, 0, sizeof(*t));
+    t->fd = memfd_create("trace", MFD_CLOEXEC);
+    assert_true(t->fd >= 0);
+    t->info.start_realtime_ns = 1700000000123456789ull;
+    t->info.start_monotonic_ns = 5000000000ull;
+    t->info.recorder_pid = 4242;
+    t->info.stack_depth = 64;
+    t->info.command = "prog\0arg1\0arg 2";
+    t->info.command_len = 15;
+    t->info.hostname = "testhost";
+    assert_int_equal(fmt_writer_create(&t->w, t->fd, &t->info, &opt), 0);
+}
+
+void tfmt_finish(struct tfmt *t)
+{
+    assert_int_equal(fmt_writer_finish(t->w), 0);
+    fmt_writer_destroy(t->w);
+    t->w = NULL;
+}
+
+struct fmt_reader *tfmt_open(struct tfmt *t)
+{
+    struct fmt_reader *r = NULL;
+    char err[600] = "";
+    int rc = fmt_reader_open_fd(&r, t->fd, "mem.trace", err, sizeof(err));
+
+    if (rc)
+        fail_msg("open failed: %d %s", rc, err);
+    return r;
+}
+
+void tfmt_close(struct tfmt *t)
+{
+    fmt_writer_destroy(t->w);
+    t->w = NULL;
+    if (t->fd >= 0)
+        close(t->fd);
+    t->fd = -1;
+}
+
+uint8_t *tfmt_bytes(int fd, size_t *size)
+{
+    off_t end = lseek(fd, 0, SEEK_END);
+    assert_true(end >= 0);
+    uint8_t *p = malloc((size_t)end + 1);
+    assert_non_null(p);
+    assert_int_equal(pread(fd, p, (size_t)end, 0), end);
+    *size = (size_t)end;
+    return p;
+}
+
+int tfmt_memfd(const uint8_t *p, size_t size)
+{
+    int fd = memfd_create("copy", MFD_CLOEXEC);
+
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, p, size), (ssize_t)size);
+    return fd;
+}
+
+void tmodel_init(struct tmodel *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->next_serial = 1;
+}
+
+void tmodel_free(struct tmodel *m)
+{
+    free(m->live);
+}
+
+static void model_add(struct tmodel *m, const struct tmodel_blk *b)
+{
+    if (m->nr_live == m->cap_live) {
+        m->cap_live = m->cap_live ? m->cap_live * 2 : 64;
+        m->live = realloc(m->live, m->cap_live * sizeof(*m->live));
+        assert_non_null(m->live);
+    }
+    m->live[m->nr_live++] = *b;
+}
+
+static void model_del(struct tmodel *m, size_t i)
+{
+    m->live[i] = m->live[--m->nr_live];
+}
+
+static void set_ref(struct fmt_event *ev, const struct tmodel_blk *b)
+{
+    ev->ref = b->serial;
+    ev->ref_size = b->orig_size;
+    ev->ref_stack = b->stack;
+    ev->ref_ts_ns = b->ts;
+    ev->ref_thread = b->thread;
+}
+
+/* Heap: the live block at (image, addr), removed. */
+static int heap_end(struct tmodel *m, struct fmt_event *ev, uint64_t addr)
+{
+    for (size_t i = 0; i < m->nr_live; i++) {
+        struct tmodel_blk *b = &m->live[i];
+        if (!b->vm && b->image == ev->image && b->addr == addr) {
+            set_ref(ev, b);
+            ev->nr_refs = 1;
+            model_del(m, i);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Mappings: cut [a, a+len) out of every piece; ref = the lowest touched. */
+static void vm_end(struct tmodel *m, struct fmt_event *ev, uint64_t a, uint64_t len)
+{
+    uint64_t e = a + len;
+    const struct tmodel_blk *low = NULL;
+    struct tmodel_blk lowc;
+    size_t n = m->nr_live;
+    int partial = 0;
+    uint32_t touched = 0;
+
+    if (!len)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        struct tmodel_blk *b = &m->live[i];
+        if (!b->vm || b->image != ev->image || b->end <= a || b->addr >= e)
+            continue;
+        touched++;
+        if (!low || b->addr < low->addr) {
+            lowc = *b;
+            low = &lowc;
+        }
+        if (b->addr >= a && b->end <= e) {
+            b->vm = 2; /* removed below */
+            continue;
+        }
+        partial = 1;
+        if (b->addr < a && b->end > e) {
+            struct tmodel_blk right = *b;
+            right.addr = e;
+            b->end = a;
+            model_add(m, &right);
+            b = &m->live[i];
+        } else if (b->addr < a) {
+            b->end = a;
+        } else {
+            b->addr = e;
+        }
+    }
+    for (size_t i = m->nr_live; i-- > 0;)
+        if (m->live[i].vm == 2)
+            model_del(m, i);
+    if (touched) {
+        set_ref(ev, low);
+        ev->nr_refs = touched;
+        if (partial)
+            ev->flags |= FMT_EVF_PARTIAL;
+    }
+}
+
+static void start(struct tmodel *m, struct fmt_event *ev, int vm)
+{
+    struct tmodel_blk b = {0};
+
+    ev->serial = m->next_serial++;
+    b.serial = ev->serial;
+    b.addr = b.orig_addr = ev->addr;
+    b.size = b.orig_size = ev->size;
+    b.end = ev->addr + ev->size;
+    b.ts = ev->ts_ns;
+    b.stack = ev->stack;
+    b.thread = ev->thread;
+    b.image = ev->image;
+    b.vm = (uint32_t)vm;
+    /* A heap block at an address still live replaces it (its free was
+     * missed), as the writer's live map does. */
+    for (size_t i = 0; !vm && i < m->nr_live; i++)
+        if (!m->live[i].vm && m->live[i].image == b.image && m->live[i].addr == b.addr)
+            model_del(m, i);
+    if (!vm || ev->size)
+        model_add(m, &b);
+}
+
+void tmodel_apply(struct tmodel *m, struct fmt_event *ev)
+{
+    int failed = (ev->flags & FMT_EVF_FAILED) != 0;
+
+    switch (ev->kind) {
+    case FMT_EV_MALLOC:
+    case FMT_EV_CALLOC:
+    case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC:
+        if (ev->addr && !failed)
+            start(m, ev, 0);
+        break;
+    case FMT_EV_FREE:
+        heap_end(m, ev, ev->addr);
+        break;
+    case FMT_EV_REALLOC:
+    case FMT_EV_REALLOCARRAY:
+        if (!failed && ev->old_addr)
+            heap_end(m, ev, ev->old_addr);
+        if (ev->addr && !failed)
+            start(m, ev, 0);
+        break;
+    case FMT_EV_MMAP:
+        if (!failed && ev->addr && ev->addr != UINT64_MAX) {
+            vm_end(m, ev, ev->addr, ev->size);
+            start(m, ev, 1);
+        }
+        break;
+    case FMT_EV_MUNMAP:
+        if (!failed && ev->addr != UINT64_MAX)
+            vm_end(m, ev, ev->addr, ev->size);
+        break;
+    case FMT_EV_MREMAP:
+        if (!failed && ev->addr && ev->addr != UINT64_MAX) {
+            vm_end(m, ev, ev->old_addr, ev->old_size);
+            start(m, ev, 1);
+        }
+        break;
+    }
+}
+
+static void assert_str(const char *want, uint32_t wlen, const char *got, uint32_t glen,
+                       const char *what, uint64_t index)
+{
+    if (!want || !wlen) {
+        if (got && glen)
+            fail_msg("event %llu: %s: want none, got %u bytes", (unsigned long long)index, what,
+                     glen);
+        return;
+    }
+    if (glen != wlen || !got || memcmp(want, got, wlen))
+        fail_msg("event %llu: %s differs", (unsigned long long)index, what);
+}
+
+#define FIELD(f)                                                                               \
+    do {                                                                                       \
+        if ((uint64_t)want->f != (uint64_t)got->f)                                             \
+            fail_msg("event %llu (%s): " #f ": want %llu (0x%llx), got %llu (0x%llx)",         \
+                     (unsigned long long)index, fmt_kind_name(want->kind),                     \
+                     (unsigned long long)want->f, (unsigned long long)want->f,                 \
+                     (unsigned long long)got->f, (unsigned long long)got->f);                  \
+    } while (0)
+
+void tfmt_assert_event(const struct fmt_event *want, const struct fmt_event *got, uint64_t index)
+{
+    FIELD(kind);
+    FIELD(ts_ns);
+    FIELD(flags);
+    FIELD(origin);
+    FIELD(image);
+    FIELD(thread);
+    FIELD(pid);
+    FIELD(tid);
+    FIELD(stack);
+    FIELD(addr);
+    FIELD(size);
+    FIELD(old_addr);
+    FIELD(old_size);
+    FIELD(arg[0]);
+    FIELD(arg[1]);
+    FIELD(arg[2]);
+    FIELD(arg[3]);
+    FIELD(serial);
+    FIELD(ref);
+    FIELD(ref_size);
+    FIELD(ref_ts_ns);
+    FIELD(ref_stack);
+    FIELD(ref_thread);
+    FIELD(nr_refs);
+    assert_str(want->str, want->str_len, got->str, got->str_len, "str", index);
+    assert_str(want->str2, want->str2_len, got->str2, got->str2_len, "str2", index);
+    if (want->kind == FMT_EV_MODULE_LOAD) {
+        assert_non_null(got->module);
+        assert_int_equal(got->module->base, want->module->base);
+        assert_str(want->module->path, want->module->path_len, got->module->path,
+                   got->module->path_len, "module path", index);
+        assert_int_equal(got->module->nr_segments, want->module->nr_segments);
+        assert_int_equal(got->module->build_id_len, want->module->build_id_len);
+        assert_memory_equal(got->module->build_id, want->module->build_id,
+                            want->module->build_id_len);
+        for (uint32_t i = 0; i < want->module->nr_segments; i++) {
+            assert_int_equal(got->module->segments[i].vaddr, want->module->segments[i].vaddr);
+            assert_int_equal(got->module->segments[i].memsz, want->module->segments[i].memsz);
+            assert_int_equal(got->module->segments[i].offset, want->module->segments[i].offset);
+            assert_int_equal(got->module->segments[i].flags, want->module->segments[i].flags);
+        }
+    }
+}

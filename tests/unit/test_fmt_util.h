@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared by the format's unit tests: write events to an in-memory trace
+ * file, and an independent model of what the reader must give back. */
+#ifndef TEST_FMT_UTIL_H
+#define TEST_FMT_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/fmt_writer.h"
+#include "memscribe/event.h"
+#include "memscribe/trace.h"
+
+/* A trace being written into a memfd. */
+struct tfmt {
+    int fd;
+    struct fmt_writer *w;
+    struct fmt_trace_info info;
+};
+
+/* Create a writer on a fresh memfd; chunk_events 0 means the default. */
+void tfmt_start(struct tfmt *t, uint32_t chunk_events);
+/* Finish (or not) and keep the fd for reading. */
+void tfmt_finish(struct tfmt *t);
+/* Open a reader on the trace; asserts success. */
+struct fmt_reader *tfmt_open(struct tfmt *t);
+void tfmt_close(struct tfmt *t);
+
+/* The file's bytes (malloc'd) and size. */
+uint8_t *tfmt_bytes(int fd, size_t *size);
+/* A memfd holding these bytes. */
+int tfmt_memfd(const uint8_t *p, size_t size);
+
+/* The model: what the reader must report for each written event. It keeps
+ * its own live lists (linear, simple, obviously right). */
+struct tmodel_blk {
+    uint64_t serial, addr, size, ts, end; /* end: exclusive, mappings */
+    uint32_t stack, thread, image, vm;
+    uint64_t orig_addr, orig_size;
+};
+
+struct tmodel {
+    uint64_t next_serial;
+    struct tmodel_blk *live;
+    size_t nr_live, cap_live;
+};
+
+void tmodel_init(struct tmodel *m);
+void tmodel_free(struct tmodel *m);
+/* Fill ev's reader fields (serial, ref, ref_*, nr_refs, PARTIAL and the
+ * addresses the reader derives) as the format promises. */
+void tmodel_apply(struct tmodel *m, struct fmt_event *ev);
+
+/* Assert that two events are equal field by field (strings by content). */
+void tfmt_assert_event(const struct fmt_event *want, const struct fmt_event *got, uint64_t index);
+
+#endif
