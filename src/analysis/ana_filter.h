@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/* Which events an analysis looks at: --pid and --thread (WPA's Process and
+ * Thread columns). A heap block belongs to the thread that allocated it, so
+ * a free made by another thread still ends a selected block. */
+#ifndef ANA_FILTER_H
+#define ANA_FILTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memscribe/event.h"
+
+struct ana_filter {
+    uint32_t *pids;
+    size_t nr_pids;
+    uint32_t *tids;
+    size_t nr_tids;
+    /* Learned from events: thread index -> selected. */
+    bool *thread_on;
+    size_t nr_thread_on;
+};
+
+void ana_filter_init(struct ana_filter *f);
+void ana_filter_release(struct ana_filter *f);
+
+/* Parse a comma-separated list of ids ("12,40") into the pid or tid set.
+ * Returns 0, -EINVAL or -ENOMEM. */
+int ana_filter_add_pids(struct ana_filter *f, const char *list);
+int ana_filter_add_tids(struct ana_filter *f, const char *list);
+
+static inline bool ana_filter_is_empty(const struct ana_filter *f)
+{
+    return !f || (!f->nr_pids && !f->nr_tids);
+}
+
+/* Learn the tid of ev's thread index; call for every event before the
+ * tests below. Returns 0 or -ENOMEM. */
+int ana_filter_note(struct ana_filter *f, const struct fmt_event *ev);
+
+bool ana_filter_pid(const struct ana_filter *f, uint32_t pid);
+/* Is the thread with this index (seen by ana_filter_note) selected? */
+bool ana_filter_thread(const struct ana_filter *f, uint32_t thread);
+
+#endif
