@@ -51,8 +51,10 @@ enum fmt_column {
     FMT_COL_REF = 7,
     FMT_COL_MISC = 8,
     FMT_COL_STRS = 9,
+    FMT_COL_FREE_TIME = 10,  /* TIME of FREE events */
+    FMT_COL_FREE_STACK = 11, /* STACK of FREE events */
 };
-#define FMT_NR_COLUMNS 10 /* ids 1..9 (index 0 unused) */
+#define FMT_NR_COLUMNS 12 /* ids 1..11 (index 0 unused) */
 
 #define FMT_COL_ENC_RAW 0
 #define FMT_COL_ENC_ZSTD 1

@@ -372,6 +372,9 @@ void fmt_reader_close(struct fmt_reader *r)
     for (int i = 0; i < FMT_NR_COLUMNS; i++)
         fmt_buf_free(&r->col[i]);
     free(r->preds);
+    for (uint32_t i = 0; r->started && i <= r->nr_ctxs; i++)
+        free(r->started[i].v);
+    free(r->started);
     free(r->blks);
     free(r);
 }

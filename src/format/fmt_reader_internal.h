@@ -56,6 +56,13 @@ struct fmt_rblk {
     uint32_t state;
 };
 
+/* Chunk-local indexes of the blocks one context started, in order. */
+struct fmt_rlist {
+    uint32_t *v;
+    uint32_t len;
+    uint32_t cap;
+};
+
 struct fmt_reader {
     int fd;
     int own_fd;
@@ -105,6 +112,7 @@ struct fmt_reader {
     uint32_t ctx;
     uint64_t pred_gen;
     struct fmt_pred *preds; /* by context id, sized nr_ctxs + 1 */
+    struct fmt_rlist *started; /* by context id: what it started in the chunk */
     struct fmt_rblk *blks;
     uint64_t cap_blks;
 };

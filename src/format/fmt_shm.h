@@ -64,7 +64,15 @@ struct fmt_shm_header {
     _Atomic uint32_t recorder_pid; /* set by the recorder once it maps the segment */
     uint32_t reserved;
     _Atomic uint64_t nr_dropped; /* events the collector could not record */
+    /* Segment 0 only: the program's path and NUL-separated argv (possibly
+     * cut short), at FMT_SHM_INFO_OFFSET, the path first. The process may
+     * be gone before the recorder could read /proc. */
+    uint32_t exe_len;
+    uint32_t argv_len;
 };
+
+#define FMT_SHM_INFO_OFFSET 256u
+_Static_assert(sizeof(struct fmt_shm_header) <= FMT_SHM_INFO_OFFSET, "header overlaps the info");
 
 /* `pending` values: 0 = not inside a hook; MARKER = entering a hook and
  * about to read the clock; otherwise the hook's time stamp, not yet

@@ -15,6 +15,7 @@ struct fmt_wblock {
     uint32_t stack;
     uint32_t ctx;
     uint32_t image;
+    uint32_t ord; /* its index among the blocks its context started in the chunk */
 };
 
 struct fmt_wlive {

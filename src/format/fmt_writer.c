@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "format/fmt_block_internal.h"
 #include "format/fmt_writer_internal.h"
@@ -49,6 +50,12 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     int rc = -ENOMEM;
 
     *out = NULL;
+    /* Offsets in the file are absolute: the trace must start it. (A pipe
+     * cannot seek and is accepted.) */
+    if (lseek(fd, 0, SEEK_CUR) > 0) {
+        free(w);
+        return -EINVAL;
+    }
     if (!w)
         return -ENOMEM;
     w->out.fd = fd;
@@ -218,7 +225,7 @@ static inline int delta_add(struct fmt_writer *w, uint32_t stack, int64_t bytes,
 static int start_heap(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx)
 {
     struct fmt_wblock b = {ev->addr, w->next_serial++, ev->size, ev->ts_ns,
-                           ev->stack, ctx, ev->image};
+                           ev->stack, ctx, ev->image, w->preds[ctx].nr_started++};
 
     fmt_pred_start(&w->preds[ctx], ev->addr, ev->size);
     w->chunk_heap_allocs++;
@@ -227,14 +234,24 @@ static int start_heap(struct fmt_writer *w, const struct fmt_event *ev, uint32_t
     return rc ?: delta_add(w, ev->stack, (int64_t)ev->size, 1);
 }
 
-/* Store the back-reference to block b, which the current event ends:
- * REF gets the serial distance; a block from an earlier chunk also gets its
- * facts in MISC, so each chunk can be read on its own. */
-static void put_ref(struct fmt_writer *w, const struct fmt_event *ev, const struct fmt_wblock *b)
+/* Store the back-reference to block b, which the current event (of
+ * context ctx) ends. A block the same context started in this chunk is
+ * named by how many blocks that context started since (REF = 2d): in a
+ * thread-interleaved stream that distance repeats where the trace-wide one
+ * does not. Any other block by its serial distance (REF = 2d + 1); one from
+ * an earlier chunk also gets its facts in MISC, so each chunk can be read
+ * on its own. */
+static void put_ref(struct fmt_writer *w, const struct fmt_event *ev, const struct fmt_wblock *b,
+                    uint32_t ctx)
 {
     struct fmt_buf *misc = &w->col[FMT_COL_MISC];
 
-    fmt_buf_put_varint(&w->col[FMT_COL_REF], w->next_serial - b->serial);
+    if (b->serial >= w->chunk_first_serial && b->ctx == ctx) {
+        fmt_buf_put_varint(&w->col[FMT_COL_REF], (uint64_t)(w->preds[ctx].nr_started - b->ord)
+                                                     << 1);
+        return;
+    }
+    fmt_buf_put_varint(&w->col[FMT_COL_REF], (w->next_serial - b->serial) << 1 | 1);
     if (b->serial < w->chunk_first_serial) {
         fmt_buf_put_varint(misc, b->size);
         fmt_buf_put_varint(misc, b->stack);
@@ -252,7 +269,7 @@ static int end_heap(struct fmt_writer *w, const struct fmt_event *ev, uint32_t c
     struct fmt_wblock b;
 
     if (may_end && addr && fmt_wlive_take(&w->live, ev->image, addr, &b)) {
-        put_ref(w, ev, &b);
+        put_ref(w, ev, &b, ctx);
         fmt_pred_end(&w->preds[ctx], b.addr, b.size);
         return delta_add(w, b.stack, -(int64_t)b.size, -1);
     }
@@ -264,7 +281,7 @@ static int end_heap(struct fmt_writer *w, const struct fmt_event *ev, uint32_t c
 /* munmap, mremap and MAP_FIXED mmap: remove the range and name what it
  * touched (REF, then in MISC the number touched and whether any survives
  * in part). */
-static int end_vm(struct fmt_writer *w, const struct fmt_event *ev, uint64_t addr,
+static int end_vm(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx, uint64_t addr,
                   uint64_t len, int may_end)
 {
     struct fmt_wvm_hit hit = {0};
@@ -279,14 +296,14 @@ static int end_vm(struct fmt_writer *w, const struct fmt_event *ev, uint64_t add
         return 0;
     }
     fmt_buf_put_varint(&w->col[FMT_COL_MISC], (uint64_t)(hit.nr - 1) << 1 | (hit.partial != 0));
-    put_ref(w, ev, &hit.first);
+    put_ref(w, ev, &hit.first, ctx);
     return 0;
 }
 
 static int start_vm(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx)
 {
     struct fmt_wblock b = {ev->addr, w->next_serial++, ev->size, ev->ts_ns,
-                           ev->stack, ctx, ev->image};
+                           ev->stack, ctx, ev->image, w->preds[ctx].nr_started++};
 
     return ev->size ? fmt_wvm_insert(&w->vm, ev->image, &b) : 0;
 }
@@ -484,14 +501,30 @@ static int life_defs(struct fmt_writer *w, const struct fmt_event *ev, uint32_t 
     return 0;
 }
 
-static int ensure_room(struct fmt_writer *w, const struct fmt_event *ev)
+/* Column space: reserved for a batch of events at a time, so the hot path
+ * checks one counter instead of every column. */
+#define ROOM_BATCH 1024
+
+static int ensure_room_slow(struct fmt_writer *w, const struct fmt_event *ev)
 {
     int rc = 0;
 
     for (int i = 1; i < FMT_NR_COLUMNS && !rc; i++)
-        rc = fmt_buf_reserve(&w->col[i], i == FMT_COL_MISC ? MISC_RESERVE : COL_RESERVE);
-    return rc ?: fmt_buf_reserve(&w->col[FMT_COL_STRS],
-                                 (ev->str ? ev->str_len : 0) + (ev->str2 ? ev->str2_len : 0));
+        rc = fmt_buf_reserve(&w->col[i],
+                             ROOM_BATCH * (i == FMT_COL_MISC ? MISC_RESERVE : COL_RESERVE));
+    rc = rc ?: fmt_buf_reserve(&w->col[FMT_COL_STRS],
+                               (ev->str ? ev->str_len : 0) + (ev->str2 ? ev->str2_len : 0));
+    w->room = rc ? 0 : ROOM_BATCH;
+    return rc;
+}
+
+static inline int ensure_room(struct fmt_writer *w, const struct fmt_event *ev)
+{
+    if (__builtin_expect(w->room > 0 && !ev->str && !ev->str2, 1)) {
+        w->room--;
+        return 0;
+    }
+    return ensure_room_slow(w, ev);
 }
 
 static int encode(struct fmt_writer *w, const struct fmt_event *ev)
@@ -517,7 +550,12 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev)
 
     uint8_t *op = &col[FMT_COL_OP].data[col[FMT_COL_OP].len++];
     *op = (uint8_t)kind;
-    fmt_buf_put_varint(&col[FMT_COL_TIME], fmt_zigzag((int64_t)(ev->ts_ns - w->prev_ts)));
+    /* Frees get their own time and stack columns: their statistics differ
+     * from the allocations' (time since the allocation, often no stack),
+     * and mixing the two costs up to a bit per value. */
+    int fcol = kind == FMT_EV_FREE;
+    fmt_buf_put_varint(&col[fcol ? FMT_COL_FREE_TIME : FMT_COL_TIME],
+                       fmt_zigzag((int64_t)(ev->ts_ns - w->prev_ts)));
     w->prev_ts = ev->ts_ns;
     if (ctx != w->cur_ctx || w->nr_chunk_events == 0) {
         *op |= FMT_OP_CTX;
@@ -526,7 +564,7 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev)
     }
     if (put_extra(w, ev))
         *op |= FMT_OP_EXTRA;
-    fmt_buf_put_varint(&col[FMT_COL_STACK], ev->stack);
+    fmt_buf_put_varint(&col[fcol ? FMT_COL_FREE_STACK : FMT_COL_STACK], ev->stack);
 
     switch (kind) {
     case FMT_EV_MALLOC:
@@ -558,12 +596,12 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev)
     int ok = !failed && ev->addr != UINT64_MAX;
     switch (kind) {
     case FMT_EV_MMAP:
-        rc = end_vm(w, ev, ev->addr, ev->size, ok && ev->addr);
+        rc = end_vm(w, ev, ctx, ev->addr, ev->size, ok && ev->addr);
         return rc ?: (ok && ev->addr ? start_vm(w, ev, ctx) : 0);
     case FMT_EV_MUNMAP:
-        return end_vm(w, ev, ev->addr, ev->size, ok);
+        return end_vm(w, ev, ctx, ev->addr, ev->size, ok);
     case FMT_EV_MREMAP:
-        rc = end_vm(w, ev, ev->old_addr, ev->old_size, ok && ev->addr);
+        rc = end_vm(w, ev, ctx, ev->old_addr, ev->old_size, ok && ev->addr);
         return rc ?: (ok && ev->addr ? start_vm(w, ev, ctx) : 0);
     case FMT_EV_DROPPED:
         w->chunk_dropped += ev->arg[0];

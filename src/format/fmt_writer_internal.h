@@ -16,7 +16,7 @@
 #include "format/fmt_wstack_internal.h"
 #include "format/fmt_wvm_internal.h"
 
-#define FMT_DEFAULT_ZSTD_LEVEL 3
+#define FMT_DEFAULT_ZSTD_LEVEL 1
 #define FMT_DEFAULT_CHUNK_EVENTS (1u << 18)
 #define FMT_CHUNK_MAX_STRS (8u << 20) /* flush early when strings pile up */
 
@@ -41,6 +41,7 @@ struct fmt_writer {
     ZSTD_CCtx *cctx;
 
     struct fmt_buf col[FMT_NR_COLUMNS];
+    uint32_t room; /* events the columns surely have space for */
     struct fmt_buf defs;    /* pending DEFS records, stacks excepted */
     struct fmt_buf scratch; /* compressed columns, DEFS payloads */
 
