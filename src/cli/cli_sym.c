@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/* Symbolized stacks for subcommands: shared options, a symbolizer loaded
+ * with a trace's module map, and printing. */
+#include <errno.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/cli_sym.h"
+
+bool cli_sym_option(const char *cmd, int c, const char *arg, struct cli_sym_opts *o)
+{
+    switch (c) {
+    case CLI_SYM_OPT_DEBUG_DIR:
+        if (o->nr_debug_dirs == CLI_SYM_MAX_DEBUG_DIRS)
+            cli_usage_error("%s: at most %d --debug-dir options", cmd, CLI_SYM_MAX_DEBUG_DIRS);
+        o->debug_dirs[o->nr_debug_dirs++] = arg;
+        return true;
+    case CLI_SYM_OPT_SYSROOT:
+        o->sysroot = arg;
+        return true;
+    case CLI_SYM_OPT_ALL_FRAMES:
+        o->show_internal = true;
+        return true;
+    case CLI_SYM_OPT_RAW:
+        o->raw = true;
+        return true;
+    default:
+        return false;
+    }
+}
+
+struct ana_sym *cli_sym_open(const char *cmd, const struct cli_sym_opts *o, const struct fmt_reader *r)
+{
+    struct ana_sym_options so = {
+        .debug_dirs = o->debug_dirs,
+        .nr_debug_dirs = o->nr_debug_dirs,
+        .sysroot = o->sysroot,
+        .show_internal = o->show_internal,
+        .raw = o->raw,
+    };
+    struct ana_sym *s;
+    int rc = ana_sym_create(&s, &so);
+
+    if (rc)
+        cli_die("%s: symbolizer: %s", cmd, strerror(-rc));
+    /* In load order, so a module loaded later over an unloaded one's range
+     * wins; unloaded modules still name the stacks recorded before. */
+    for (uint32_t i = 0; i < fmt_reader_nr_modules(r); i++) {
+        const struct fmt_module_info *m = fmt_reader_module(r, i);
+
+        rc = ana_sym_add_module(s, m->image, &m->m);
+        if (rc == -EINVAL)
+            continue; /* no segment: its addresses show as "??" */
+        if (rc)
+            cli_die("%s: symbolizer: %s", cmd, strerror(-rc));
+    }
+    for (uint32_t i = 0; i < fmt_reader_nr_modules(r); i++) {
+        const struct fmt_module_info *m = fmt_reader_module(r, i);
+
+        if (m->unloaded)
+            ana_sym_remove_module(s, m->image, m->m.base);
+    }
+    return s;
+}
+
+void cli_sym_print_stack(const char *cmd, FILE *out, struct ana_sym *s, uint32_t image,
+                         const uint64_t *frames, uint32_t nr, const char *indent)
+{
+    struct ana_sym_stack st = {0};
+    char line[1024];
+    int rc = ana_sym_stack(s, image, frames, nr, &st);
+
+    if (rc)
+        cli_die("%s: symbolizer: %s", cmd, strerror(-rc));
+    for (uint32_t i = 0; i < st.nr_lines; i++) {
+        int n = ana_sym_format_line(&st.lines[i], line, sizeof(line));
+        /* Very long C++ names are cut, never the line structure. */
+        fprintf(out, "%s%s%s\n", indent, line, n >= (int)sizeof(line) ? "..." : "");
+    }
+    ana_sym_stack_release(&st);
+}
+
+void cli_sym_print_notes(FILE *out, const struct ana_sym *s)
+{
+    for (size_t i = 0; i < ana_sym_nr_notes(s); i++)
+        fprintf(out, "# note: %s\n", ana_sym_note(s, i));
+}

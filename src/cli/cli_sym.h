@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* Symbolized stacks for every subcommand that prints them: the shared
+ * options (--debug-dir, --sysroot, --all-frames, --raw), a symbolizer fed
+ * with a trace's module map, and stack printing (docs/symbols.md). */
+#ifndef CLI_SYM_H
+#define CLI_SYM_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis/ana_symbolize.h"
+#include "memscribe/trace.h"
+
+#define CLI_SYM_MAX_DEBUG_DIRS 16
+
+/* getopt_long values of the shared options: above any short option. */
+enum {
+    CLI_SYM_OPT_DEBUG_DIR = 0x1000,
+    CLI_SYM_OPT_SYSROOT,
+    CLI_SYM_OPT_ALL_FRAMES,
+    CLI_SYM_OPT_RAW,
+};
+
+/* Put these in a command's struct option table. */
+#define CLI_SYM_LONGOPTS                                                                          \
+    {"debug-dir", required_argument, NULL, CLI_SYM_OPT_DEBUG_DIR},                                \
+        {"sysroot", required_argument, NULL, CLI_SYM_OPT_SYSROOT},                                \
+        {"all-frames", no_argument, NULL, CLI_SYM_OPT_ALL_FRAMES},                                \
+        {"raw", no_argument, NULL, CLI_SYM_OPT_RAW}
+
+/* Lines for a command's --help. */
+#define CLI_SYM_USAGE                                                                             \
+    "  --debug-dir DIR binaries or debug files of the traced program, by name\n"                  \
+    "                  or in DIR/.build-id/xx/yyyy.debug (repeatable)\n"                          \
+    "  --sysroot DIR   the recorded paths are under DIR (trace from elsewhere)\n"                 \
+    "  --all-frames    keep memscribe's and the allocator's own frames on top\n"                  \
+    "  --raw           module+offset only: read no binary or debug file\n"
+
+struct cli_sym_opts {
+    const char *debug_dirs[CLI_SYM_MAX_DEBUG_DIRS];
+    size_t nr_debug_dirs;
+    const char *sysroot;
+    bool show_internal;
+    bool raw;
+};
+
+/* Handle a getopt_long result if it is one of the shared options: returns
+ * true if it was (usage errors exit), false to let the command handle c. */
+bool cli_sym_option(const char *cmd, int c, const char *arg, struct cli_sym_opts *o);
+
+/* A symbolizer that knows every module of the trace. Dies on failure. */
+struct ana_sym *cli_sym_open(const char *cmd, const struct cli_sym_opts *o, const struct fmt_reader *r);
+
+/* Print one stack (leaf first), one "<indent>[n] ..." line per frame. */
+void cli_sym_print_stack(const char *cmd, FILE *out, struct ana_sym *s, uint32_t image,
+                         const uint64_t *frames, uint32_t nr, const char *indent);
+
+/* Print the symbolizer's notes (missing or changed files) as "# note: "
+ * lines, so they stay with the output they explain. */
+void cli_sym_print_notes(FILE *out, const struct ana_sym *s);
+
+#endif
