@@ -11,12 +11,14 @@
 #include <sys/mman.h>
 
 #include "cli/cli.h"
+#include "cli/cli_sym.h"
 #include "memscribe/trace.h"
 
 #define DUMP_MAX_FRAMES 4096
 
 struct dump_opts {
     int stacks;
+    struct cli_sym_opts sym; /* how --stacks resolves frames */
     int header;
     int have_pid;
     uint32_t pid;
@@ -32,7 +34,8 @@ static void usage(FILE *out)
             "number of the block or mapping the event starts ('-' if none).\n\n"
             "options:\n"
             "  --stacks        after the events, print each stack they use, one\n"
-            "                  frame per line as module+offset\n"
+            "                  symbolized frame per line (docs/symbols.md)\n"
+            CLI_SYM_USAGE
             "  --pid P         only events of process P\n"
             "  --header        first print the trace's header and tables as '#' lines\n"
             "  --format text   output format (text is the only one)\n"
@@ -60,26 +63,6 @@ static void put_str(FILE *out, const char *s, uint32_t len, int nul_as_space)
             fputc(c, out);
     }
     fputc('"', out);
-}
-
-static const char *base_name(const char *path)
-{
-    const char *slash = path ? strrchr(path, '/') : NULL;
-
-    return slash ? slash + 1 : path ? path : "?";
-}
-
-/* One frame as "0xADDR module+0xOFFSET". The only place that names a
- * frame, so a symbolizer can be plugged in here. */
-static void dump_frame(FILE *out, const struct fmt_reader *r, uint32_t image, uint64_t addr)
-{
-    const struct fmt_module_info *m = fmt_reader_find_module(r, image, addr);
-
-    if (m)
-        fprintf(out, "0x%" PRIx64 " %s+0x%" PRIx64, addr, base_name(m->m.path),
-                addr - m->m.base);
-    else
-        fprintf(out, "0x%" PRIx64 " ?", addr);
 }
 
 static void put_prot(FILE *out, uint64_t prot)
@@ -326,8 +309,10 @@ static void dump_header(FILE *out, const struct fmt_reader *r)
     }
 }
 
-static void dump_stacks(FILE *out, const struct fmt_reader *r, const uint8_t *used)
+static void dump_stacks(FILE *out, const struct fmt_reader *r, const uint8_t *used,
+                        const struct cli_sym_opts *so)
 {
+    struct ana_sym *s = cli_sym_open("dump", so, r);
     uint64_t *frames = malloc(DUMP_MAX_FRAMES * sizeof(*frames));
     struct fmt_trace_counts c;
 
@@ -342,12 +327,11 @@ static void dump_stacks(FILE *out, const struct fmt_reader *r, const uint8_t *us
         if (depth < 0)
             continue;
         fprintf(out, "stack %u image=%u depth=%d\n", id, image, depth);
-        for (int i = 0; i < depth && i < DUMP_MAX_FRAMES; i++) {
-            fprintf(out, "  #%d ", i);
-            dump_frame(out, r, image, frames[i]);
-            fputc('\n', out);
-        }
+        cli_sym_print_stack("dump", out, s, image, frames,
+                            (uint32_t)(depth < DUMP_MAX_FRAMES ? depth : DUMP_MAX_FRAMES), "  ");
     }
+    cli_sym_print_notes(out, s);
+    ana_sym_destroy(s);
     free(frames);
 }
 
@@ -356,7 +340,7 @@ static void parse_args(int argc, char **argv, struct dump_opts *o, const char **
     static const struct option longopts[] = {
         {"stacks", no_argument, NULL, 's'}, {"pid", required_argument, NULL, 'p'},
         {"format", required_argument, NULL, 'f'}, {"header", no_argument, NULL, 'H'},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'}, CLI_SYM_LONGOPTS, {NULL, 0, NULL, 0},
     };
     int c;
 
@@ -387,6 +371,8 @@ static void parse_args(int argc, char **argv, struct dump_opts *o, const char **
             usage(stdout);
             exit(CLI_EXIT_OK);
         default:
+            if (cli_sym_option("dump", c, optarg, &o->sym))
+                break;
             cli_usage_error("dump: unknown or incomplete option '%s'; see 'memscribe dump "
                             "--help'",
                             argv[optind - 1]);
@@ -436,7 +422,7 @@ int cmd_dump(int argc, char **argv)
     if (rc < 0)
         cli_die("dump: %s", fmt_reader_error(r));
     if (used)
-        dump_stacks(stdout, r, used);
+        dump_stacks(stdout, r, used, &o.sym);
     free(used);
     fmt_reader_close(r);
     if (fflush(stdout) || ferror(stdout))
