@@ -85,7 +85,7 @@ int ana_sym_stack(struct ana_sym *s, uint32_t image, const uint64_t *addrs, uint
         if (n < 0)
             return n;
         /* Cut only while every address so far was internal, and never
-         * the whole stack: an all-internal stack is shown as it is. */
+         * the whole stack: at least the outermost frame stays. */
         if (cutting && i + 1 < nr && address_is_internal(frames, n)) {
             out->nr_cut++;
             precise = frames[n - 1].signal_frame;

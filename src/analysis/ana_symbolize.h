@@ -114,7 +114,8 @@ int ana_sym_resolve(struct ana_sym *s, uint32_t image, uint64_t addr, enum ana_s
 /* Symbolize a recorded stack (leaf first, every address a return address
  * as unw_backtrace gives them; the frame after a signal trampoline is read
  * as precise). Unless show_internal is set, memscribe's frames and
- * allocator wrapper frames are cut from the top. Returns 0 or -ENOMEM. */
+ * allocator wrapper frames are cut from the top (never the last one).
+ * Returns 0 or -ENOMEM. */
 int ana_sym_stack(struct ana_sym *s, uint32_t image, const uint64_t *addrs, uint32_t nr,
                   struct ana_sym_stack *out);
 void ana_sym_stack_release(struct ana_sym_stack *st);
