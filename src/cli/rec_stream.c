@@ -66,16 +66,37 @@ static char *rec_read_proc(uint32_t pid, const char *what, uint32_t *len)
     return buf;
 }
 
-static void rec_queue_start(struct rec_session *s, struct rec_image *img, uint64_t ts)
+static void rec_queue_start(struct rec_session *s, struct rec_image *img,
+                            const struct fmt_shm_header *h, uint64_t ts)
 {
     struct fmt_event ev = {0};
-    char path[64], exe[4096];
-    uint32_t argv_len = 0;
-    char *argv = rec_read_proc(img->pid, "cmdline", &argv_len);
-    ssize_t n;
+    const char *info = (const char *)h + FMT_SHM_INFO_OFFSET;
+    uint32_t room = FMT_SHM_HEADER_SIZE - FMT_SHM_INFO_OFFSET;
+    uint32_t exe_len = h->exe_len, argv_len = h->argv_len;
+    char *exe = NULL, *argv = NULL;
 
-    snprintf(path, sizeof(path), "/proc/%u/exe", img->pid);
-    n = readlink(path, exe, sizeof(exe) - 1);
+    if (exe_len <= room && argv_len <= room - exe_len) {
+        exe = exe_len ? strndup(info, exe_len) : NULL;
+        argv = argv_len ? malloc(argv_len) : NULL;
+        if (argv)
+            memcpy(argv, info + exe_len, argv_len);
+    } else {
+        exe_len = argv_len = 0;
+    }
+    if (!exe) {
+        /* Not sent: ask /proc while the process is there. */
+        char path[64], buf[4096];
+        ssize_t n;
+
+        snprintf(path, sizeof(path), "/proc/%u/exe", img->pid);
+        n = readlink(path, buf, sizeof(buf) - 1);
+        exe_len = n > 0 ? (uint32_t)n : 0;
+        exe = n > 0 ? strndup(buf, (size_t)n) : NULL;
+    }
+    if (!argv) {
+        free(argv);
+        argv = rec_read_proc(img->pid, "cmdline", &argv_len);
+    }
     ev.kind = FMT_EV_PROCESS_START;
     ev.image = img->index;
     ev.pid = img->pid;
@@ -83,10 +104,9 @@ static void rec_queue_start(struct rec_session *s, struct rec_image *img, uint64
     ev.arg[0] = img->ppid;
     ev.arg[1] = (uint64_t)img->how;
     /* cmdline ends with a NUL; the trace keeps NUL-separated words. */
-    if (argv_len && argv[argv_len - 1] == 0)
+    if (argv && argv_len && argv[argv_len - 1] == 0)
         argv_len--;
-    rec_merge_synth(s, &ev, ts, n > 0 ? strndup(exe, (size_t)n) : NULL, n > 0 ? (uint32_t)n : 0,
-                    argv, argv_len);
+    rec_merge_synth(s, &ev, ts, exe, exe ? exe_len : 0, argv, argv ? argv_len : 0);
 }
 
 static int rec_check_segment(const struct fmt_shm_hello *hello, const void *seg, size_t size)
@@ -146,7 +166,8 @@ int rec_stream_attach(struct rec_session *s, const struct fmt_shm_hello *hello, 
                 pidfd = old->pidfd;
                 old->pidfd = -1;
             }
-            rec_stream_close(s, old, 0, 0, now_ns);
+            /* It ended when the new image began, not when we noticed. */
+            rec_stream_close(s, old, 0, 0, hello->ts_ns);
         }
         if (s->nr_images == s->cap_images) {
             uint32_t cap = s->cap_images ? s->cap_images * 2 : 8;
@@ -168,7 +189,7 @@ int rec_stream_attach(struct rec_session *s, const struct fmt_shm_hello *hello, 
         img->pidfd = pidfd;
         img->open = 1;
         s->images[s->nr_images++] = img;
-        rec_queue_start(s, img, hello->ts_ns);
+        rec_queue_start(s, img, h, hello->ts_ns);
     } else {
         return -EPROTO;
     }
@@ -269,11 +290,13 @@ static uint32_t rec_record_len(const unsigned char *p, uint64_t avail)
         unsigned nargs = e->origin_nargs >> 4;
         int want = fmt_shm_event_nargs(e->kind);
 
-        if (want < 0 || (unsigned)want != nargs)
+        if (type == FMT_SHM_REC_RELEASE) {
+            if (nargs != 0 || (e->kind != FMT_EV_REALLOC && e->kind != FMT_EV_REALLOCARRAY &&
+                               e->kind != FMT_EV_MREMAP))
+                return 0;
+        } else if (want < 0 || (unsigned)want != nargs) {
             return 0;
-        if (type == FMT_SHM_REC_RELEASE && e->kind != FMT_EV_REALLOC &&
-            e->kind != FMT_EV_REALLOCARRAY && e->kind != FMT_EV_MREMAP)
-            return 0;
+        }
         len = FMT_SHM_EVENT_SIZE(nargs);
     } else if (type >= FMT_SHM_REC_PAD && type <= FMT_SHM_REC_MAX) {
         len = ((const struct fmt_shm_sized *)(const void *)p)->len;
@@ -372,15 +395,13 @@ static void rec_ring_drain(struct rec_session *s, struct rec_ring *r)
         if (p[0] == FMT_SHM_REC_STACK) {
             rec_stack_define(s, r->img, (const void *)p);
         } else if (p[0] != FMT_SHM_REC_PAD) {
-            size_t at = r->buf_len;
-
             if (rec_buf_append(r, p, len) != 0) {
                 rec_ring_turn_off(r);
                 continue;
             }
             /* A stream's times never go back; clamp a scribbled one. */
             {
-                uint64_t *ts = rec_record_ts(r->buf + at);
+                uint64_t *ts = rec_record_ts(r->buf + r->buf_len - len);
 
                 if (*ts < r->last_ts)
                     *ts = r->last_ts;

@@ -3,7 +3,6 @@
  * returns, a free before it, so that when another thread gets the same
  * address back, the free sorts first (docs/protocol.md). */
 #include <errno.h>
-#include <link.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,15 +51,13 @@ static size_t col_boot_size(const void *p)
     return size;
 }
 
-/* The loader sets r_state to RT_CONSISTENT once every object of a dlopen
- * is in the list, before running their constructors. */
+/* Watch the module set: closely for a while after a dlopen (its
+ * constructors may allocate before it returns), and now and then always. */
 static void col_check_modules(struct col_thread *t)
 {
-    if (COL_UNLIKELY(atomic_load_explicit(&col_modules_dirty, memory_order_relaxed)) &&
-        _r_debug.r_state == RT_CONSISTENT) {
-        atomic_store(&col_modules_dirty, 0);
-        col_modules_rescan(t);
-    }
+    if (COL_UNLIKELY(atomic_load_explicit(&col_modules_dirty, memory_order_relaxed) > 0 ||
+                     (++t->nr_events & COL_MODULE_POLL_MASK) == 0))
+        col_modules_poll(t);
 }
 
 /* glibc marks a chunk it got from its own mmap: bit 1 of the size word in

@@ -175,8 +175,8 @@ COL_EXPORT void *sbrk(intptr_t incr)
 }
 
 /* dlopen looks at its return address to choose the caller's namespace and
- * RUNPATH, so it must be a tail call: flag the module map as stale and let
- * the next event (a constructor's malloc, say) rescan it. */
+ * RUNPATH, so it must be a tail call (it is, at -O2): ask the next events
+ * (a constructor's malloc, say) to watch the module set instead. */
 COL_EXPORT void *dlopen(const char *file, int mode)
 {
     if (COL_UNLIKELY(!col_real.dlopen)) {
@@ -187,7 +187,7 @@ COL_EXPORT void *dlopen(const char *file, int mode)
         if (!col_real.dlopen)
             col_real.dlopen = dlsym(RTLD_NEXT, "dlopen");
     }
-    atomic_store_explicit(&col_modules_dirty, 1, memory_order_relaxed);
+    atomic_store_explicit(&col_modules_dirty, COL_MODULE_WATCH, memory_order_relaxed);
     return col_real.dlopen(file, mode);
 }
 

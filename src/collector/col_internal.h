@@ -69,6 +69,7 @@ struct col_thread {
     uint32_t gen;          /* process generation this ring belongs to */
     struct col_ring *ring; /* NULL until the first event */
     pid_t tid;
+    uint32_t nr_events; /* wraps; paces the module poll */
 };
 extern COL_TLS struct col_thread col_thread;
 
@@ -88,7 +89,12 @@ extern _Atomic int col_state;
 extern uint32_t col_depth;
 extern int col_no_follow;
 extern int col_free_stacks; /* MEMSCRIBE_FREE_STACKS=1: unwind on free too */
-extern _Atomic int col_modules_dirty; /* a dlopen ran: rescan at the next event */
+/* After a dlopen, this many events each check whether the module set
+ * changed; every COL_MODULE_POLL_MASK+1 events of a thread check anyway
+ * (libc's own dlopen of NSS modules and the like). */
+extern _Atomic int col_modules_dirty;
+#define COL_MODULE_WATCH 1024
+#define COL_MODULE_POLL_MASK 0xffffu
 
 /* col_state.c */
 struct col_thread *col_enter_slow(struct col_thread *t);
@@ -169,6 +175,7 @@ struct col_stack_cache *col_stack_cache_new(void);
 /* col_module.c */
 void col_modules_snapshot(struct col_thread *t);
 void col_modules_rescan(struct col_thread *t);
+void col_modules_poll(struct col_thread *t);
 void col_modules_reset(void);
 int col_self_range(uintptr_t *lo, uintptr_t *hi);
 

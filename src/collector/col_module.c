@@ -23,6 +23,8 @@ struct col_known {
 
 static struct col_known col_known[COL_MAX_MODULES];
 static uint32_t col_nr_known;
+/* The loader's counts of objects ever added and removed, at our last scan. */
+static unsigned long long col_seen_adds, col_seen_subs;
 static _Atomic int col_module_lock;
 
 struct col_scan {
@@ -125,6 +127,8 @@ static int col_scan_one(struct dl_phdr_info *info, size_t size, void *arg)
     int is_main = info->dlpi_name == NULL || info->dlpi_name[0] == 0;
 
     (void)size;
+    col_seen_adds = info->dlpi_adds;
+    col_seen_subs = info->dlpi_subs;
     for (uint32_t i = 0; i < col_nr_known; i++)
         if (col_known[i].phdr == key) {
             col_known[i].seen = 1;
@@ -161,6 +165,36 @@ void col_modules_rescan(struct col_thread *t)
 void col_modules_snapshot(struct col_thread *t)
 {
     col_modules_rescan(t);
+}
+
+struct col_counts {
+    unsigned long long adds, subs;
+};
+
+static int col_read_counts(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct col_counts *c = arg;
+
+    (void)size;
+    c->adds = info->dlpi_adds;
+    c->subs = info->dlpi_subs;
+    return 1; /* the first object is enough */
+}
+
+/* Has the set of objects changed since our last scan? The loader's add and
+ * remove counters say so for the price of one locked callback. */
+void col_modules_poll(struct col_thread *t)
+{
+    struct col_counts c = {0, 0};
+    int left = atomic_load_explicit(&col_modules_dirty, memory_order_relaxed);
+
+    dl_iterate_phdr(col_read_counts, &c);
+    if (c.adds != col_seen_adds || c.subs != col_seen_subs) {
+        col_modules_rescan(t);
+        atomic_store_explicit(&col_modules_dirty, COL_MODULE_WATCH, memory_order_relaxed);
+    } else if (left > 0) {
+        atomic_store_explicit(&col_modules_dirty, left - 1, memory_order_relaxed);
+    }
 }
 
 void col_modules_reset(void)

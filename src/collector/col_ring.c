@@ -3,6 +3,7 @@
  * them, announcing them to the recorder, claiming a ring for a thread, and
  * writing records into it with lossless back-pressure. */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -86,6 +87,24 @@ static int col_send_hello(int memfd, uint16_t kind, uint32_t index)
     return rc;
 }
 
+/* Segment 0 carries the program's path and argv for the recorder. */
+static void col_segment_info(struct fmt_shm_header *h)
+{
+    char *out = (char *)h + FMT_SHM_INFO_OFFSET;
+    uint32_t room = FMT_SHM_HEADER_SIZE - FMT_SHM_INFO_OFFSET;
+    long n = syscall(SYS_readlink, "/proc/self/exe", out, (long)room / 2);
+    int fd;
+
+    h->exe_len = n > 0 ? (uint32_t)n : 0;
+    fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t r = read(fd, out + h->exe_len, room - h->exe_len);
+
+        h->argv_len = r > 0 ? (uint32_t)r : 0;
+        close(fd);
+    }
+}
+
 /* Make segment number index, map it and announce it. Caller holds the
  * segment lock (or is the only thread, at process start). */
 static int col_segment_new(uint32_t index, uint16_t kind)
@@ -119,6 +138,8 @@ static int col_segment_new(uint32_t index, uint16_t kind)
     h->stream_id = col_proc->stream_id;
     h->segment_index = index;
     h->max_frames = col_depth;
+    if (index == 0)
+        col_segment_info(h);
     for (uint32_t i = 0; i < COL_RINGS_PER_SEGMENT; i++) {
         struct col_ring *r = &s->rings[i];
 

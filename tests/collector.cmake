@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: MIT
+# The collector and `memscribe record`: traced test programs, unit tests of
+# the recorder's parts, end-to-end scripts (tests/e2e/record_*.sh).
+set(COLP ${PROJECT_SOURCE_DIR}/tests/programs)
+
+# A library whose constructor allocates before the program's main.
+add_library(col_ctor SHARED ${COLP}/col_ctor_lib.c)
+target_compile_options(col_ctor PRIVATE -O0 -g)
+set_target_properties(col_ctor PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/programs)
+
+add_library(col_plug MODULE ${COLP}/col_plug_lib.c)
+target_compile_options(col_plug PRIVATE -O0 -g)
+set_target_properties(col_plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/programs)
+
+ms_test_program(col_calls ${COLP}/col_calls.c LIBS col_ctor)
+ms_test_program(col_cxx ${COLP}/col_cxx.cc)
+ms_test_program(col_threads ${COLP}/col_threads.c LIBS Threads::Threads)
+ms_test_program(col_procs ${COLP}/col_procs.c)
+ms_test_program(col_crash ${COLP}/col_crash.c)
+ms_test_program(col_quirks ${COLP}/col_quirks.c LIBS Threads::Threads dl)
+add_dependencies(col_quirks col_plug)
+ms_test_program(col_static ${COLP}/col_static.c)
+target_link_options(col_static PRIVATE -static)
+
+ms_e2e_test(record_calls record_calls.sh)
+ms_e2e_test(record_cxx record_cxx.sh)
+ms_e2e_test(record_threads record_threads.sh)
+ms_e2e_test(record_procs record_procs.sh)
+ms_e2e_test(record_crash record_crash.sh)
+ms_e2e_test(record_quirks record_quirks.sh)
+ms_e2e_test(record_refuse record_refuse.sh)
+ms_e2e_test(record_valgrind record_valgrind.sh)
+
+ms_unit_test(test_rec_stream ${PROJECT_SOURCE_DIR}/tests/unit/test_rec_stream.c
+             ${PROJECT_SOURCE_DIR}/src/cli/rec_stream.c ${PROJECT_SOURCE_DIR}/src/cli/rec_merge.c
+             ${PROJECT_SOURCE_DIR}/src/cli/rec_check.c)

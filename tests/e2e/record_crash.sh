@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# A program killed by SIGKILL, SIGSEGV or abort() mid-run: every allocation
+# it announced before dying is in the trace, and the exit status says how
+# it died. A killed recorder: the program carries on untraced, and the
+# trace reads as incomplete.
+source "$(dirname "$0")/record_lib.sh"
+
+for how in kill:137 segv:139 abort:134; do
+    mode=${how%:*} want=${how#*:}
+    rc=0
+    "$MEMSCRIBE" record -q -o "$WORK/$mode.mscr" -- "$MS_PROGRAMS/col_crash" $mode 5000 \
+        >"$WORK/$mode.announced" || rc=$?
+    [ "$rc" = "$want" ] || fail "$mode: record exited with $rc, expected $want"
+    [ "$(wc -l <"$WORK/$mode.announced")" = 5000 ] || fail "$mode: the program announced $(wc -l <"$WORK/$mode.announced") blocks"
+    ms_dump_ok "$WORK/$mode.mscr"
+    awk '$5 == "malloc" { for (i = 6; i <= NF; i++) if ($i ~ /^addr=/) print substr($i, 6) "/" $0 }' "$WORK/dump.txt" |
+        awk -F/ 'NR == FNR { seen[$1] = 1; next } !($1 in seen) { missing++ } END { exit missing > 0 }' - "$WORK/$mode.announced" ||
+        fail "$mode: announced blocks are missing from the trace"
+    grep -q " process_exit status=" "$WORK/dump.txt" || fail "$mode: no process_exit"
+done
+
+# Kill the recorder: the program must neither hang nor die.
+"$MEMSCRIBE" record -q -o "$WORK/cut.mscr" -- "$MS_PROGRAMS/col_crash" slow 3 >"$WORK/slow.out" 2>"$WORK/slow.err" &
+rec=$!
+sleep 1
+kill -KILL $rec
+wait $rec 2>/dev/null || true
+for _ in $(seq 1 60); do
+    [ -s "$WORK/slow.out" ] && break
+    sleep 0.5
+done
+[ -s "$WORK/slow.out" ] || fail "the program did not finish after its recorder was killed"
+grep -q "the recorder is gone" "$WORK/slow.err" || fail "the collector did not say that the recorder is gone"
+"$MEMSCRIBE" dump "$WORK/cut.mscr" >"$WORK/cut.txt" 2>"$WORK/cut.err" || fail "dump of the cut trace failed: $(cat "$WORK/cut.err")"
+grep -q "incomplete" "$WORK/cut.err" || fail "dump does not call the cut trace incomplete"
+grep -q " malloc " "$WORK/cut.txt" || fail "the cut trace holds no mallocs"
+echo "ok: SIGKILL, SIGSEGV, abort and a killed recorder"

@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: MIT
+# Shared by the record_*.sh tests: run `memscribe record`, pick events out
+# of `memscribe dump`, compare them with what a test program expected.
+# Needs MEMSCRIBE, MS_PROGRAMS (set by ctest, tests/CMakeLists.txt).
+set -euo pipefail
+
+: "${MEMSCRIBE:?set by ctest}" "${MS_PROGRAMS:?set by ctest}"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-record.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+# Heap and virtual-memory events of one pid, as "KIND key=value..." with the
+# time, pid, tid, serial, stack and ends fields taken off.
+# usage: ms_calls TRACE PID
+ms_calls() {
+    "$MEMSCRIBE" dump "$1" | awk -v pid="$2" '
+        $1 ~ /^#/ { next }
+        $2 != pid { next }
+        $5 ~ /^(malloc|calloc|realloc|reallocarray|free|memalign|posix_memalign|aligned_alloc|valloc|pvalloc|mmap|munmap|mremap|mprotect|brk|sbrk)$/ {
+            out = $5
+            for (i = 6; i <= NF; i++)
+                if ($i !~ /^(stack|ends)=/) out = out " " $i
+            print out
+        }'
+}
+
+# The calls between the marker blocks (malloc+free of 99901 and the
+# malloc of 99902), from ms_calls output on stdin.
+ms_between_marks() {
+    awk '
+        /^malloc .* size=99901$/ { state = 1; next }
+        state == 1 && /^free / { state = 2; next }
+        state == 2 && /^malloc .* size=99902$/ { state = 3; next }
+        state == 2 { print }'
+}
+
+# Compare expected lines with actual ones: same count, same kind, and each
+# line the same tokens, where an expected "k=v" also matches "k=v(...)".
+# usage: ms_compare EXPECTED ACTUAL
+ms_compare() {
+    awk '
+        NR == FNR { want[++ne] = $0; next }
+        { act[++na] = $0 }
+        END {
+            bad = 0
+            if (ne != na) { printf "expected %d events, the trace has %d\n", ne, na; bad = 1 }
+            n = ne < na ? ne : na
+            for (i = 1; i <= n; i++) {
+                ke = split(want[i], w, " "); ka = split(act[i], a, " ")
+                ok = ke == ka
+                for (j = 1; ok && j <= ke; j++)
+                    if (a[j] != w[j] && index(a[j], w[j] "(") != 1) ok = 0
+                if (!ok) { printf "event %d\n  expected: %s\n  in trace: %s\n", i, want[i], act[i]; bad = 1 }
+            }
+            exit bad
+        }' "$1" "$2" || fail "the trace does not hold the expected calls (above)"
+}
+
+# The dump must read the whole trace without complaint.
+ms_dump_ok() {
+    "$MEMSCRIBE" dump "$1" >"$WORK/dump.txt" 2>"$WORK/dump.err" ||
+        fail "dump of $1 failed: $(cat "$WORK/dump.err")"
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# fork without exec, fork+exec, posix_spawn, vfork+exec and a shell
+# pipeline: every process's calls are in the trace, each exactly once.
+source "$(dirname "$0")/record_lib.sh"
+
+# count SIZE: mallocs of SIZE in the dump; pids SIZE: the pids making them.
+count() { awk -v s="size=$1" '$5 == "malloc" && $NF != "" { for (i = 6; i <= NF; i++) if ($i == s) n++ } END { print n + 0 }' "$WORK/dump.txt"; }
+pids() { awk -v s="size=$1" '$5 == "malloc" { for (i = 6; i <= NF; i++) if ($i == s) print $2 }' "$WORK/dump.txt" | sort -u; }
+
+"$MEMSCRIBE" record -q -o "$WORK/t.mscr" -- "$MS_PROGRAMS/col_procs" all || fail "record exited with $?"
+ms_dump_ok "$WORK/t.mscr"
+root=$(awk '$5 == "process_start" && / how=initial / { print $2; exit }' "$WORK/dump.txt")
+[ -n "$root" ] || fail "no initial process_start"
+[ "$(count 2222)" = 1 ] || fail "the parent's malloc(2222) appears $(count 2222) times"
+[ "$(pids 2222)" = "$root" ] || fail "malloc(2222) is not the parent's"
+for size in 1111 3333 4444 5555; do
+    [ "$(count $size)" = 3 ] || fail "malloc($size) appears $(count $size) times, not 3"
+    p=$(pids $size)
+    [ "$(echo "$p" | wc -l)" = 1 ] && [ "$p" != "$root" ] || fail "malloc($size) comes from pids '$p'"
+done
+fork_pid=$(pids 1111)
+grep -q " $fork_pid $fork_pid - process_start ppid=$root how=fork " "$WORK/dump.txt" ||
+    fail "the forked child $fork_pid has no process_start how=fork"
+for size in 3333 4444 5555; do
+    p=$(pids $size)
+    grep -q " $p $p - process_start .* how=exec .*argv=\"[^\"]*leaf $size\"" "$WORK/dump.txt" ||
+        fail "the exec'd child $p (leaf $size) has no process_start how=exec with its argv"
+done
+n=$(grep -c " process_exit " "$WORK/dump.txt")
+[ "$n" = "$(grep -c " process_start " "$WORK/dump.txt")" ] || fail "process_start and process_exit counts differ"
+
+"$MEMSCRIBE" record -q -o "$WORK/p.mscr" -- sh -c "'$MS_PROGRAMS/col_procs' leaf 6666 | '$MS_PROGRAMS/col_procs' leaf 7777" ||
+    fail "record of a pipeline exited with $?"
+ms_dump_ok "$WORK/p.mscr"
+for size in 6666 7777; do
+    [ "$(count $size)" = 3 ] || fail "pipeline: malloc($size) appears $(count $size) times, not 3"
+done
+[ "$(pids 6666)" != "$(pids 7777)" ] || fail "pipeline: both ends in one pid"
+echo "ok: fork, fork+exec, posix_spawn, vfork+exec and a pipeline all traced once"

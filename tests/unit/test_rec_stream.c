@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: MIT */
+/* The recorder's stream handling without processes: segments built in
+ * memory stand in for the collector, and a recording writer for the trace
+ * file. Checks validation, the time-ordered merge, the watermark, stack
+ * mapping and what happens to scribbled records. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cli/rec_internal.h"
+
+/* ---- a writer that remembers what it was given ---- */
+struct seen {
+    uint16_t kind;
+    uint64_t ts;
+    uint32_t tid, stack, image;
+    uint64_t addr, arg0;
+    char str[64];
+};
+
+static struct seen seen[256];
+static int nr_seen;
+static uint64_t stack_frames[16][8];
+static uint32_t nr_stacks;
+
+struct fmt_writer {
+    int unused;
+};
+static struct fmt_writer the_writer;
+
+int fmt_writer_stack(struct fmt_writer *w, uint32_t image, const uint64_t *frames,
+                     uint32_t nr_frames, uint32_t *id)
+{
+    (void)w;
+    (void)image;
+    memcpy(stack_frames[nr_stacks], frames, (nr_frames < 8 ? nr_frames : 8) * sizeof(*frames));
+    *id = 100 + nr_stacks++;
+    return 0;
+}
+
+int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev)
+{
+    struct seen *s = &seen[nr_seen++];
+
+    (void)w;
+    assert_true(nr_seen < 256);
+    s->kind = ev->kind;
+    s->ts = ev->ts_ns;
+    s->tid = ev->tid;
+    s->stack = ev->stack;
+    s->image = ev->image;
+    s->addr = ev->addr;
+    s->arg0 = ev->arg[0];
+    snprintf(s->str, sizeof(s->str), "%.*s", (int)ev->str_len, ev->str ? ev->str : "");
+    return 0;
+}
+
+/* ---- a collector stand-in ---- */
+#define RINGS 2
+#define RING_SIZE 4096u
+
+static void *seg_new(uint32_t pid, uint64_t stream, size_t *size)
+{
+    uint64_t ctl = RINGS * sizeof(struct fmt_shm_ring_ctl);
+    struct fmt_shm_header *h;
+
+    *size = fmt_shm_segment_size(RINGS, RING_SIZE);
+    h = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(h != MAP_FAILED);
+    h->magic = FMT_SHM_SEG_MAGIC;
+    h->version = FMT_SHM_VERSION;
+    h->nr_rings = RINGS;
+    h->ring_size = RING_SIZE;
+    h->ctl_offset = FMT_SHM_HEADER_SIZE;
+    h->data_offset = FMT_SHM_HEADER_SIZE + (uint32_t)((ctl + 4095) & ~4095ull);
+    h->pid = pid;
+    h->stream_id = stream;
+    memcpy((char *)h + FMT_SHM_INFO_OFFSET, "/bin/x\0x\0-v", 11);
+    h->exe_len = 6;
+    h->argv_len = 5;
+    return h;
+}
+
+static struct fmt_shm_hello hello_for(uint32_t pid, uint64_t stream)
+{
+    struct fmt_shm_hello h = {.magic = FMT_SHM_HELLO_MAGIC, .version = FMT_SHM_VERSION,
+                              .kind = FMT_SHM_HELLO_IMAGE, .pid = pid, .ppid = 1,
+                              .stream_id = stream, .ts_ns = 1000};
+
+    return h;
+}
+
+/* Append raw bytes to ring i and publish them. */
+static void put(void *seg, uint32_t i, const void *rec, uint32_t len)
+{
+    struct fmt_shm_ring_ctl *c = fmt_shm_ring_ctl(seg, i);
+    uint64_t head = atomic_load(&c->head);
+
+    memcpy(fmt_shm_ring_data(seg, i) + (head & (RING_SIZE - 1)), rec, len);
+    atomic_store(&c->head, head + len);
+}
+
+static void put_thread(void *seg, uint32_t i, uint64_t ts, uint32_t tid)
+{
+    unsigned char buf[64] = {0};
+    struct fmt_shm_thread *t = (void *)buf;
+
+    t->h.type = FMT_SHM_REC_THREAD_START;
+    t->h.len = fmt_shm_thread_size(2);
+    t->ts_ns = ts;
+    t->tid = tid;
+    t->name_len = 2;
+    memcpy(t->name, "th", 2);
+    put(seg, i, buf, t->h.len);
+}
+
+static void put_malloc(void *seg, uint32_t i, uint64_t ts, uint64_t addr, uint32_t stack)
+{
+    struct fmt_shm_event e = {.type = FMT_SHM_REC_EVENT, .kind = FMT_EV_MALLOC, .stack = stack,
+                              .ts_ns = ts, .addr = addr, .size = 16};
+
+    put(seg, i, &e, sizeof(e));
+}
+
+static void put_stack(void *seg, uint32_t i, uint32_t id)
+{
+    unsigned char buf[64] = {0};
+    struct fmt_shm_stack *s = (void *)buf;
+
+    s->h.type = FMT_SHM_REC_STACK;
+    s->h.len = fmt_shm_stack_size(2);
+    s->id = id;
+    s->nr_frames = 2;
+    s->frames[0] = 0x1234;
+    s->frames[1] = 0x5678;
+    put(seg, i, buf, s->h.len);
+}
+
+static struct rec_session session(void)
+{
+    struct rec_session s = {0};
+
+    nr_seen = 0;
+    nr_stacks = 0;
+    s.w = &the_writer;
+    s.root_pid = 42;
+    s.recorder_pid = 1;
+    return s;
+}
+
+static int setup_attach(struct rec_session *s, void **seg)
+{
+    size_t size;
+    struct fmt_shm_hello h = hello_for(42, 7);
+
+    *seg = seg_new(42, 7, &size);
+    return rec_stream_attach(s, &h, *seg, size, -1, 0);
+}
+
+/* ---- tests ---- */
+static void test_attach_rejects_bad_segments(void **state)
+{
+    struct rec_session s = session();
+    struct fmt_shm_hello h = hello_for(42, 7);
+    size_t size;
+    struct fmt_shm_header *seg = seg_new(42, 7, &size);
+
+    (void)state;
+    seg->magic ^= 1;
+    assert_int_equal(rec_stream_attach(&s, &h, seg, size, -1, 0), -EPROTO);
+    seg->magic ^= 1;
+    assert_int_equal(rec_stream_attach(&s, &h, seg, size - 4096, -1, 0), -EPROTO);
+    seg->ring_size = 3000; /* not a power of two */
+    assert_int_equal(rec_stream_attach(&s, &h, seg, size, -1, 0), -EPROTO);
+    seg->ring_size = RING_SIZE;
+    h.pid = 43; /* header and hello disagree */
+    assert_int_equal(rec_stream_attach(&s, &h, seg, size, -1, 0), -EPROTO);
+    h = hello_for(42, 7);
+    h.kind = FMT_SHM_HELLO_SEGMENT; /* a segment of an unknown stream */
+    assert_int_equal(rec_stream_attach(&s, &h, seg, size, -1, 0), -EPROTO);
+    assert_int_equal(s.nr_images, 0);
+    munmap(seg, size);
+    rec_session_free(&s);
+}
+
+static void test_merge_orders_by_time_and_maps_stacks(void **state)
+{
+    struct rec_session s = session();
+    void *seg;
+
+    (void)state;
+    assert_int_equal(setup_attach(&s, &seg), 0);
+    put_thread(seg, 0, 2000, 42);
+    put_thread(seg, 1, 2001, 43);
+    put_stack(seg, 0, 1);
+    put_malloc(seg, 0, 3000, 0xa0, 1);
+    put_malloc(seg, 0, 5000, 0xa1, 1);
+    put_malloc(seg, 1, 4000, 0xb0, 0);
+    put_malloc(seg, 1, 6000, 0xb1, 0);
+    rec_stream_close(&s, s.images[0], 0, 1, 7000);
+    rec_merge_emit(&s, UINT64_MAX);
+
+    /* process start (ts 1000), 2 thread starts, 4 mallocs, process exit */
+    assert_int_equal(nr_seen, 8);
+    assert_int_equal(seen[0].kind, FMT_EV_PROCESS_START);
+    assert_string_equal(seen[0].str, "/bin/x");
+    assert_int_equal(seen[1].kind, FMT_EV_THREAD_START);
+    assert_int_equal(seen[2].kind, FMT_EV_THREAD_START);
+    assert_int_equal(seen[3].addr, 0xa0);
+    assert_int_equal(seen[3].stack, 100);
+    assert_int_equal(seen[3].tid, 42);
+    assert_int_equal(seen[4].addr, 0xb0);
+    assert_int_equal(seen[4].tid, 43);
+    assert_int_equal(seen[5].addr, 0xa1);
+    assert_int_equal(seen[6].addr, 0xb1);
+    assert_int_equal(seen[7].kind, FMT_EV_PROCESS_EXIT);
+    assert_int_equal(nr_stacks, 1);
+    assert_int_equal(stack_frames[0][1], 0x5678);
+    for (int i = 1; i < nr_seen; i++)
+        assert_true(seen[i].ts >= seen[i - 1].ts);
+    rec_session_free(&s);
+}
+
+static void test_watermark_waits_for_pending_hooks(void **state)
+{
+    struct rec_session s = session();
+    struct fmt_shm_ring_ctl *c1;
+    void *seg;
+
+    (void)state;
+    assert_int_equal(setup_attach(&s, &seg), 0);
+    c1 = fmt_shm_ring_ctl(seg, 1);
+    put_thread(seg, 0, 2000, 42);
+    put_malloc(seg, 0, 3000, 0xa0, 0);
+    put_malloc(seg, 0, 9000, 0xa1, 0);
+    /* Ring 1 is inside a hook stamped 5000: nothing from 5000 on may go. */
+    atomic_store(&c1->pending, 5000);
+    assert_int_equal(rec_merge_watermark(&s, 100 * REC_GUARD_NS), 5000);
+    rec_merge_emit(&s, 5000);
+    assert_int_equal(nr_seen, 3); /* start, thread, malloc 0xa0 */
+    assert_int_equal(seen[2].addr, 0xa0);
+    /* Caught between marker and clock: bounded by its last record. */
+    put_thread(seg, 1, 4000, 43);
+    atomic_store(&c1->pending, FMT_SHM_PENDING_MARKER);
+    rec_merge_watermark(&s, 100 * REC_GUARD_NS);
+    assert_int_equal(rec_merge_watermark(&s, 100 * REC_GUARD_NS), 4000);
+    /* Idle: only the guard holds back. */
+    atomic_store(&c1->pending, 0);
+    assert_int_equal(rec_merge_watermark(&s, 100 * REC_GUARD_NS), 99 * REC_GUARD_NS);
+    rec_merge_emit(&s, 99 * REC_GUARD_NS);
+    assert_int_equal(nr_seen, 5);
+    assert_int_equal(seen[3].kind, FMT_EV_THREAD_START);
+    assert_int_equal(seen[4].addr, 0xa1);
+    rec_stream_close(&s, s.images[0], 0, 1, 7000);
+    rec_session_free(&s);
+}
+
+static void test_scribbled_record_turns_stream_off(void **state)
+{
+    struct rec_session s = session();
+    unsigned char junk[32];
+    void *seg;
+    int dropped = -1, mallocs = 0;
+
+    (void)state;
+    assert_int_equal(setup_attach(&s, &seg), 0);
+    put_thread(seg, 0, 2000, 42);
+    put_thread(seg, 1, 2000, 43);
+    put_malloc(seg, 0, 3000, 0xa0, 0);
+    memset(junk, 0x5a, sizeof(junk)); /* type 0x5a: no such record */
+    put(seg, 0, junk, sizeof(junk));
+    put_malloc(seg, 0, 3500, 0xa1, 0); /* lost behind the junk */
+    put_malloc(seg, 1, 4000, 0xb0, 0); /* another stream: unharmed */
+    put_malloc(seg, 0, 2500, 0xa2, 0);
+    rec_stream_close(&s, s.images[0], 0, 1, 7000);
+    rec_merge_emit(&s, UINT64_MAX);
+    for (int i = 0; i < nr_seen; i++) {
+        if (seen[i].kind == FMT_EV_DROPPED)
+            dropped = (int)seen[i].arg0;
+        mallocs += seen[i].kind == FMT_EV_MALLOC;
+    }
+    assert_int_equal(mallocs, 2);
+    assert_true(dropped >= 1);
+    assert_int_equal(s.nr_dropped, (uint64_t)dropped);
+    rec_session_free(&s);
+}
+
+static void test_times_never_go_back(void **state)
+{
+    struct rec_session s = session();
+    void *seg;
+
+    (void)state;
+    assert_int_equal(setup_attach(&s, &seg), 0);
+    put_thread(seg, 0, 2000, 42);
+    put_malloc(seg, 0, 3000, 0xa0, 0);
+    put_malloc(seg, 0, 2500, 0xa1, 0); /* scribbled time */
+    put_malloc(seg, 0, 3200, 0xa2, 7); /* stack 7 never defined */
+    rec_stream_close(&s, s.images[0], 0, 1, 7000);
+    rec_merge_emit(&s, UINT64_MAX);
+    assert_int_equal(seen[2].addr, 0xa0);
+    assert_int_equal(seen[3].addr, 0xa1);
+    assert_int_equal(seen[3].ts, seen[2].ts);
+    assert_int_equal(seen[4].addr, 0xa2);
+    assert_int_equal(seen[4].stack, 0);
+    assert_int_equal(s.images[0]->nr_unknown_stacks, 1);
+    rec_session_free(&s);
+}
+
+static void test_exec_closes_the_earlier_image(void **state)
+{
+    struct rec_session s = session();
+    struct fmt_shm_hello h = hello_for(42, 8);
+    size_t size;
+    void *seg, *seg2;
+    int exits = 0;
+
+    (void)state;
+    assert_int_equal(setup_attach(&s, &seg), 0);
+    put_thread(seg, 0, 2000, 42);
+    put_malloc(seg, 0, 3000, 0xa0, 0);
+    h.ts_ns = 4000;
+    seg2 = seg_new(42, 8, &size);
+    assert_int_equal(rec_stream_attach(&s, &h, seg2, size, -1, 5000), 0);
+    assert_int_equal(s.nr_images, 2);
+    assert_false(s.images[0]->open);
+    assert_int_equal(s.images[1]->how, FMT_START_EXEC);
+    assert_int_equal(s.images[0]->how, FMT_START_INITIAL);
+    rec_stream_close(&s, s.images[1], 0, 1, 7000);
+    rec_merge_emit(&s, UINT64_MAX);
+    for (int i = 0; i < nr_seen; i++)
+        exits += seen[i].kind == FMT_EV_PROCESS_EXIT;
+    assert_int_equal(exits, 2);
+    assert_int_equal(seen[2].addr, 0xa0);
+    /* The first image ends before the second starts. */
+    assert_int_equal(seen[3].kind, FMT_EV_PROCESS_EXIT);
+    assert_int_equal(seen[3].image, 0);
+    assert_int_equal(seen[4].kind, FMT_EV_PROCESS_START);
+    assert_int_equal(seen[4].image, 1);
+    rec_session_free(&s);
+}
+
+static void test_check_program(void **state)
+{
+    char msg[512], path[] = "/tmp/test_rec_check.XXXXXX";
+    int fd = mkstemp(path);
+
+    (void)state;
+    assert_int_equal(rec_check_program("/bin/sh", msg, sizeof(msg)), 0);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "hello\n", 6), 6);
+    assert_int_equal(rec_check_program(path, msg, sizeof(msg)), -1);
+    assert_non_null(strstr(msg, path));
+    assert_int_equal(pwrite(fd, "#!/bin/sh\n", 10, 0), 10);
+    assert_int_equal(rec_check_program(path, msg, sizeof(msg)), 0);
+    fchmod(fd, 04755);
+    assert_int_equal(rec_check_program(path, msg, sizeof(msg)), -1);
+    assert_non_null(strstr(msg, "set-user-ID"));
+    close(fd);
+    unlink(path);
+    assert_int_equal(rec_check_program("/no/such/file", msg, sizeof(msg)), -1);
+    assert_non_null(strstr(msg, "/no/such/file"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_attach_rejects_bad_segments),
+        cmocka_unit_test(test_merge_orders_by_time_and_maps_stacks),
+        cmocka_unit_test(test_watermark_waits_for_pending_hooks),
+        cmocka_unit_test(test_scribbled_record_turns_stream_off),
+        cmocka_unit_test(test_times_never_go_back),
+        cmocka_unit_test(test_exec_closes_the_earlier_image),
+        cmocka_unit_test(test_check_program),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
