@@ -10,6 +10,9 @@
 static const struct cli_command commands[] = {
     {"record", cmd_record, "run a program and record every allocation it makes"},
     {"dump", cmd_dump, "print a trace's events, one line each, in time order"},
+    {"plot", cmd_plot, "SVG plots: heap use over time, log-log size histogram"},
+    {"flamegraph", cmd_flamegraph, "interactive flame graph SVG (or folded stacks) by cost"},
+    {"html", cmd_html, "one self-contained HTML report: summary, timeline, window, flame graph"},
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
