@@ -26,6 +26,13 @@ static_assert(sizeof(LeakyNode) == 40, "the leak is 40 bytes");
 
 std::vector<char *> g_steady;
 
+// The optimizer may drop a new/delete pair whose memory never escapes
+// (GCC does at -O1): this empty asm makes the buffer visible to the outside.
+inline void Escape(void *p)
+{
+    asm volatile("" : : "g"(p) : "memory");
+}
+
 __attribute__((noinline)) char *AllocateSteadyState(size_t bytes)
 {
     char *p = new char[bytes];
@@ -38,6 +45,7 @@ __attribute__((noinline)) void ManipulateTemporaryBuffer()
 {
     char *buffer = new char[10 * MB];
     memset(buffer, 2, 10 * MB);
+    Escape(buffer);
     std::this_thread::sleep_for(kSpikeLife);
     delete[] buffer;
 }
@@ -51,6 +59,7 @@ __attribute__((noinline)) void TransientSpike()
 {
     char *buffer = new char[10 * MB];
     memset(buffer, 3, 10 * MB);
+    Escape(buffer);
     std::this_thread::sleep_for(kSpikeLife);
     delete[] buffer;
 }
@@ -60,6 +69,7 @@ __attribute__((noinline)) void InnerLoopOperation(int n)
     for (int i = 0; i < n; i++) {
         LeakyNode *node = new LeakyNode;
         memset(node->payload, i, sizeof(node->payload));
+        Escape(node);
         // Never deleted: the leak the reports must find.
     }
 }

@@ -237,6 +237,11 @@ int ana_stacks_leaf(struct ana_stacks *s, uint32_t stack, uint32_t *function)
     return 0;
 }
 
+int ana_stacks_intern(struct ana_stacks *s, const char *str, uint32_t *id)
+{
+    return intern(s, str, id);
+}
+
 struct ana_sym *ana_stacks_sym(struct ana_stacks *s)
 {
     return s->sym;

@@ -35,6 +35,10 @@ int ana_stacks_get(struct ana_stacks *s, uint32_t stack, const struct ana_frame 
 /* The string of an id from struct ana_frame. */
 const char *ana_stacks_str(const struct ana_stacks *s, uint32_t id);
 
+/* Intern another label (a process name for a tree level, ...) so that
+ * it can sit beside frame strings. Returns 0 or -ENOMEM. */
+int ana_stacks_intern(struct ana_stacks *s, const char *str, uint32_t *id);
+
 /* The allocating function of a stack (its leaf after cleaning), as a
  * string id, or the id of "(no stack)". Returns 0 or -errno. */
 int ana_stacks_leaf(struct ana_stacks *s, uint32_t stack, uint32_t *function);

@@ -10,6 +10,12 @@
 static const struct cli_command commands[] = {
     {"record", cmd_record, "run a program and record every allocation it makes"},
     {"dump", cmd_dump, "print a trace's events, one line each, in time order"},
+    {"report", cmd_report, "summary: peak, leaks, temporary allocations, top call sites"},
+    {"leaks", cmd_leaks, "blocks still allocated at the end (or at a time), by stack"},
+    {"window", cmd_window, "a time window as in WPA: transient and impacting allocations"},
+    {"timeline", cmd_timeline, "heap in use, bytes allocated, live blocks and RSS over time"},
+    {"histogram", cmd_histogram, "allocations per power-of-two size class"},
+    {"tree", cmd_tree, "call tree with inclusive and self cost, top-down or bottom-up"},
     {"plot", cmd_plot, "SVG plots: heap use over time, log-log size histogram"},
     {"flamegraph", cmd_flamegraph, "interactive flame graph SVG (or folded stacks) by cost"},
     {"html", cmd_html, "one self-contained HTML report: summary, timeline, window, flame graph"},

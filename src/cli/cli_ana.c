@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared plumbing of the analysis subcommands (see cli_ana.h). */
+#include "cli/cli_ana.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+void cli_ana_init(struct cli_ana *a, const char *cmd, unsigned default_top)
+{
+    memset(a, 0, sizeof(*a));
+    a->cmd = cmd;
+    a->top = default_top;
+    ana_filter_init(&a->filter);
+    a->progress = isatty(STDERR_FILENO);
+}
+
+unsigned long cli_ana_number(struct cli_ana *a, const char *opt, const char *arg)
+{
+    char *end;
+
+    errno = 0;
+    unsigned long v = strtoul(arg, &end, 10);
+    if (errno || *end || !*arg || arg[0] == '-' || v > UINT32_MAX)
+        cli_usage_error("%s: %s wants a number, not '%s'; see 'memscribe %s --help'", a->cmd, opt,
+                        arg, a->cmd);
+    return v;
+}
+
+bool cli_ana_option(struct cli_ana *a, int c, const char *arg)
+{
+    switch (c) {
+    case CLI_ANA_OPT_FORMAT:
+        if (!strcmp(arg, "text"))
+            a->format = CLI_FMT_TEXT;
+        else if (!strcmp(arg, "json"))
+            a->format = CLI_FMT_JSON;
+        else if (!strcmp(arg, "csv"))
+            a->format = CLI_FMT_CSV;
+        else
+            cli_usage_error("%s: unknown --format '%s' (text, json or csv)", a->cmd, arg);
+        return true;
+    case CLI_ANA_OPT_TOP:
+        a->top = (unsigned)cli_ana_number(a, "--top", arg);
+        return true;
+    case CLI_ANA_OPT_PID:
+        if (ana_filter_add_pids(&a->filter, arg))
+            cli_usage_error("%s: --pid wants process ids like 123 or 123,456, not '%s'", a->cmd,
+                            arg);
+        return true;
+    case CLI_ANA_OPT_THREAD:
+        if (ana_filter_add_tids(&a->filter, arg))
+            cli_usage_error("%s: --thread wants thread ids like 123 or 123,456, not '%s'",
+                            a->cmd, arg);
+        return true;
+    default:
+        return cli_sym_option(a->cmd, c, arg, &a->sym);
+    }
+}
+
+void cli_ana_open(struct cli_ana *a, int argc, char **argv, int optind_now)
+{
+    char err[600];
+    struct fmt_trace_counts c;
+    int rc;
+
+    if (optind_now != argc - 1)
+        cli_usage_error("%s: %s; see 'memscribe %s --help'", a->cmd,
+                        optind_now >= argc ? "no trace file given" : "more than one trace file given",
+                        a->cmd);
+    a->path = argv[optind_now];
+    if ((rc = fmt_reader_open(&a->r, a->path, err, sizeof(err))))
+        cli_die("%s: %s", a->cmd, err);
+    fmt_reader_counts(a->r, &c);
+    if (fmt_reader_incomplete(a->r))
+        cli_warn("%s: %s: the trace is incomplete (the recorder did not finish it); the results "
+                 "cover what it holds",
+                 a->cmd, a->path);
+    if (c.nr_dropped)
+        cli_warn("%s: %s: the collector dropped %llu events; numbers may be off", a->cmd, a->path,
+                 (unsigned long long)c.nr_dropped);
+}
+
+struct ana_stacks *cli_ana_stacks(struct cli_ana *a)
+{
+    struct ana_sym_options so = {
+        .debug_dirs = a->sym.debug_dirs,
+        .nr_debug_dirs = a->sym.nr_debug_dirs,
+        .sysroot = a->sym.sysroot,
+        .show_internal = a->sym.show_internal,
+        .raw = a->sym.raw,
+    };
+    int rc;
+
+    if (!a->stacks && (rc = ana_stacks_create(&a->stacks, a->r, &so)))
+        cli_die("%s: %s: cannot start the symbolizer: %s", a->cmd, a->path, strerror(-rc));
+    return a->stacks;
+}
+
+const char *const *cli_ana_stack(struct cli_ana *a, uint32_t stack, bool top_down, unsigned max,
+                                 unsigned *nr)
+{
+    struct ana_stacks *s = cli_ana_stacks(a);
+    const struct ana_frame *f;
+    int n = ana_stacks_get(s, stack, &f);
+
+    if (n < 0)
+        cli_die("%s: %s: stack %u: %s", a->cmd, a->path, stack,
+                n == -EINVAL ? "not in the trace" : strerror(-n));
+    free(a->list);
+    a->list = malloc(((size_t)n + 1) * sizeof(*a->list));
+    if (!a->list)
+        cli_die("%s: out of memory", a->cmd);
+    unsigned k = 0;
+    if (n == 0)
+        a->list[k++] = (char *)ana_stacks_str(s, 0);
+    /* With a limit, keep the frames nearest the allocation: they name the
+     * call site; the root side is the same "main" for every row. */
+    unsigned keep = max && (unsigned)n > max ? max : (unsigned)n;
+    for (unsigned i = 0; i < keep; i++) {
+        unsigned idx = top_down ? keep - 1 - i : i;
+        a->list[k++] = (char *)ana_stacks_str(s, f[idx].place);
+    }
+    a->nr_list = k;
+    *nr = k;
+    return (const char *const *)a->list;
+}
+
+void cli_ana_progress(void *arg, uint64_t ts_ns, uint64_t last_ns)
+{
+    struct cli_ana *a = arg;
+
+    if (!a->progress)
+        return;
+    unsigned pct = last_ns ? (unsigned)(ts_ns * 100 / last_ns) : 100;
+    fprintf(stderr, "\r%s: %u%%", a->cmd, pct > 100 ? 100 : pct);
+    a->progress_shown = true;
+}
+
+void cli_ana_progress_done(struct cli_ana *a)
+{
+    if (a->progress_shown)
+        fputs("\r\033[K", stderr);
+    a->progress_shown = false;
+}
+
+void cli_ana_image_name(struct cli_ana *a, uint32_t image, char *buf, size_t size)
+{
+    const struct fmt_image_info *ii = fmt_reader_image(a->r, image);
+
+    if (!ii) {
+        snprintf(buf, size, "image %u", image);
+        return;
+    }
+    const char *exe = ii->exe ? ii->exe : "";
+    const char *base = strrchr(exe, '/');
+    base = base ? base + 1 : exe;
+    if (*base)
+        snprintf(buf, size, "pid %u %s", ii->pid, base);
+    else
+        snprintf(buf, size, "pid %u", ii->pid);
+}
+
+void cli_ana_image_json(struct cli_ana *a, struct ana_json *j, uint32_t image)
+{
+    const struct fmt_image_info *ii = fmt_reader_image(a->r, image);
+
+    ana_json_kv_u64(j, "image", image);
+    ana_json_kv_u64(j, "pid", ii ? ii->pid : 0);
+    ana_json_key(j, "exe");
+    if (ii && ii->exe)
+        ana_json_strn(j, ii->exe, ii->exe_len);
+    else
+        ana_json_null(j);
+}
+
+void cli_ana_table(struct cli_ana *a, const struct ana_table *t, FILE *out, const char *indent,
+                   bool csv_header)
+{
+    int rc = 0;
+    struct ana_json j;
+
+    switch (a->format) {
+    case CLI_FMT_TEXT:
+        rc = ana_table_write_text(t, out, indent, " < ");
+        break;
+    case CLI_FMT_CSV:
+        rc = ana_table_write_csv(t, out, csv_header);
+        break;
+    case CLI_FMT_JSON:
+        ana_json_init(&j, out, true);
+        ana_table_write_json(t, &j);
+        rc = ana_json_finish(&j);
+        break;
+    }
+    if (rc)
+        cli_die("%s: writing the output: %s", a->cmd, strerror(-rc));
+}
+
+void cli_ana_fail(struct cli_ana *a, int rc)
+{
+    cli_ana_progress_done(a);
+    if (rc == -EPROTO || rc == -EIO)
+        cli_die("%s: %s", a->cmd, fmt_reader_error(a->r));
+    cli_die("%s: %s: %s", a->cmd, a->path, strerror(-rc));
+}
+
+int cli_ana_close(struct cli_ana *a)
+{
+    int bad = fflush(stdout) || ferror(stdout);
+
+    if (a->stacks && a->format == CLI_FMT_TEXT) {
+        struct ana_sym *s = ana_stacks_sym(a->stacks);
+        for (size_t i = 0; i < ana_sym_nr_notes(s); i++)
+            cli_warn("%s: note: %s", a->cmd, ana_sym_note(s, i));
+    }
+    ana_stacks_destroy(a->stacks);
+    fmt_reader_close(a->r);
+    ana_filter_release(&a->filter);
+    free(a->list);
+    if (bad)
+        cli_die("%s: writing the output failed", a->cmd);
+    return CLI_EXIT_OK;
+}

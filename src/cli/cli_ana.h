@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/* What the analysis subcommands (report, leaks, window, timeline,
+ * histogram, tree) share: the options --format, --top, --pid, --thread and
+ * the symbol options, opening the trace with its warnings, progress on a
+ * terminal, stacks as lists of frames, and process headings. */
+#ifndef CLI_ANA_H
+#define CLI_ANA_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis/ana_filter.h"
+#include "analysis/ana_json.h"
+#include "analysis/ana_stacks.h"
+#include "analysis/ana_table.h"
+#include "analysis/ana_tree.h"
+#include "cli/cli_sym.h"
+#include "memscribe/trace.h"
+
+enum cli_format { CLI_FMT_TEXT = 0, CLI_FMT_JSON, CLI_FMT_CSV };
+
+/* getopt_long values: above the short options and cli_sym's. */
+enum {
+    CLI_ANA_OPT_FORMAT = 0x2000,
+    CLI_ANA_OPT_TOP,
+    CLI_ANA_OPT_PID,
+    CLI_ANA_OPT_THREAD,
+    CLI_ANA_OPT_FIRST_OWN, /* commands number their own options from here */
+};
+
+#define CLI_ANA_LONGOPTS                                                                          \
+    {"format", required_argument, NULL, CLI_ANA_OPT_FORMAT},                                      \
+        {"top", required_argument, NULL, CLI_ANA_OPT_TOP},                                        \
+        {"pid", required_argument, NULL, CLI_ANA_OPT_PID},                                        \
+        {"thread", required_argument, NULL, CLI_ANA_OPT_THREAD},                                  \
+        {"help", no_argument, NULL, 'h'}, CLI_SYM_LONGOPTS
+
+#define CLI_ANA_USAGE                                                                             \
+    "  --format=F      text (default), json or csv\n"                                             \
+    "  --pid LIST      only these processes (comma-separated pids)\n"                             \
+    "  --thread LIST   only blocks allocated by these threads (tids)\n"                           \
+    "  -h, --help      this text\n" CLI_SYM_USAGE
+
+struct cli_ana {
+    const char *cmd;
+    enum cli_format format;
+    unsigned top; /* 0: all rows */
+    struct ana_filter filter;
+    struct cli_sym_opts sym;
+    const char *path;
+    struct fmt_reader *r;
+    struct ana_stacks *stacks;
+    bool progress; /* stderr is a terminal */
+    bool progress_shown;
+    char **list; /* frames of the latest cli_ana_stack() */
+    unsigned nr_list;
+};
+
+void cli_ana_init(struct cli_ana *a, const char *cmd, unsigned default_top);
+
+/* Handle c if it is a shared option (usage errors exit): true if it was. */
+bool cli_ana_option(struct cli_ana *a, int c, const char *arg);
+
+/* After getopt: exactly one FILE must remain. Opens it (dies with the
+ * reader's message) and warns on stderr about an incomplete trace and
+ * dropped events. */
+void cli_ana_open(struct cli_ana *a, int argc, char **argv, int optind_now);
+
+/* The stack labeler, created on first use (dies on failure). */
+struct ana_stacks *cli_ana_stacks(struct cli_ana *a);
+
+/* A stack as frame strings, root first (top_down) or leaf first, at most
+ * max frames (0: all). Valid until the next call. Dies on failure. */
+const char *const *cli_ana_stack(struct cli_ana *a, uint32_t stack, bool top_down, unsigned max,
+                                 unsigned *nr);
+
+/* ana_progress_fn: "\r<cmd>: 42%" on a terminal. */
+void cli_ana_progress(void *arg, uint64_t ts_ns, uint64_t last_ns);
+/* Clear the progress line if one was shown. */
+void cli_ana_progress_done(struct cli_ana *a);
+
+/* "pid 123 memtest_demo" for image i. */
+void cli_ana_image_name(struct cli_ana *a, uint32_t image, char *buf, size_t size);
+/* Write the image's identity as JSON members (pid, image, exe). */
+void cli_ana_image_json(struct cli_ana *a, struct ana_json *j, uint32_t image);
+
+/* Write a table in the chosen format; csv_header for the first table of a
+ * CSV stream. Dies on output failure. */
+void cli_ana_table(struct cli_ana *a, const struct ana_table *t, FILE *out, const char *indent,
+                   bool csv_header);
+
+/* Die with "<cmd>: FILE: problem" for reader or analysis error rc. */
+__attribute__((noreturn)) void cli_ana_fail(struct cli_ana *a, int rc);
+
+/* One metric column of a call tree. */
+struct cli_tree_metric {
+    const char *title; /* text */
+    const char *key;   /* JSON and CSV */
+};
+
+/* Write tree t (labels are ana_stacks string ids) in the chosen format:
+ * inclusive columns, then self columns if with_self, then the function,
+ * indented by depth. At most a->top children per node (0: all); children
+ * must already be sorted (ana_tree_sort). */
+void cli_ana_tree(struct cli_ana *a, const struct ana_tree *t, const struct cli_tree_metric *mets,
+                  unsigned nr_mets, bool with_self, FILE *out);
+
+/* Finish output (flush, check for write errors) and free everything. */
+int cli_ana_close(struct cli_ana *a);
+
+/* Parse a non-negative integer option value or exit 2. */
+unsigned long cli_ana_number(struct cli_ana *a, const char *opt, const char *arg);
+
+#endif

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/* Writing a call tree (ana_tree) as indented text, nested JSON or CSV rows
+ * with the path of each node. Shared by `tree` and `window --tree`. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/cli_ana.h"
+
+struct tree_out {
+    struct cli_ana *a;
+    const struct ana_tree *t;
+    const struct cli_tree_metric *mets;
+    unsigned nr_mets;
+    bool with_self;
+    FILE *out;
+    struct ana_json j;
+    int *width;        /* text: per column */
+    uint32_t path[4096]; /* CSV: labels from the root */
+};
+
+static const char *label(struct tree_out *o, uint32_t node)
+{
+    return ana_stacks_str(cli_ana_stacks(o->a), o->t->nodes[node].label);
+}
+
+static void text_node(struct tree_out *o, uint32_t n)
+{
+    const struct ana_tree_node *nd = &o->t->nodes[n];
+    unsigned col = 0;
+
+    for (unsigned k = 0; k < o->nr_mets; k++)
+        fprintf(o->out, "%*" PRId64 "  ", o->width[col++], nd->incl[k]);
+    if (o->with_self)
+        for (unsigned k = 0; k < o->nr_mets; k++)
+            fprintf(o->out, "%*" PRId64 "  ", o->width[col++], nd->self[k]);
+    fprintf(o->out, "%*s%s\n", (int)(2 * (nd->depth - 1)), "", label(o, n));
+}
+
+static void json_node(struct tree_out *o, uint32_t n);
+
+/* The node's path as one CSV field: functions from the root, ';'-joined. */
+static void csv_path(struct tree_out *o, unsigned depth)
+{
+    unsigned max = sizeof(o->path) / sizeof(o->path[0]);
+
+    fputc('"', o->out);
+    for (unsigned i = 0; i <= depth && i < max; i++) {
+        if (i)
+            fputc(';', o->out);
+        for (const char *s = label(o, o->path[i]); *s; s++) {
+            if (*s == '"')
+                fputc('"', o->out);
+            fputc(*s, o->out);
+        }
+    }
+    fputc('"', o->out);
+}
+
+static void walk(struct tree_out *o, uint32_t n, unsigned depth)
+{
+    unsigned shown = 0;
+
+    for (uint32_t c = o->t->nodes[n].first_child; c != ANA_TREE_NONE;
+         c = o->t->nodes[c].next_sibling) {
+        if (o->a->top && shown++ >= o->a->top)
+            break;
+        if (o->a->format == CLI_FMT_TEXT) {
+            text_node(o, c);
+            walk(o, c, depth + 1);
+        } else if (o->a->format == CLI_FMT_JSON) {
+            json_node(o, c);
+        } else {
+            const struct ana_tree_node *nd = &o->t->nodes[c];
+            if (depth < sizeof(o->path) / sizeof(o->path[0]))
+                o->path[depth] = c;
+            fprintf(o->out, "%u,", nd->depth);
+            csv_path(o, depth);
+            for (unsigned k = 0; k < o->nr_mets; k++)
+                fprintf(o->out, ",%" PRId64, nd->incl[k]);
+            for (unsigned k = 0; k < o->nr_mets; k++)
+                fprintf(o->out, ",%" PRId64, nd->self[k]);
+            fputc('\n', o->out);
+            walk(o, c, depth + 1);
+        }
+    }
+}
+
+static void json_costs(struct tree_out *o, const char *key, const int64_t *v)
+{
+    ana_json_key(&o->j, key);
+    ana_json_begin_object(&o->j);
+    for (unsigned k = 0; k < o->nr_mets; k++)
+        ana_json_kv_i64(&o->j, o->mets[k].key, v[k]);
+    ana_json_end_object(&o->j);
+}
+
+static void json_node(struct tree_out *o, uint32_t n)
+{
+    const struct ana_tree_node *nd = &o->t->nodes[n];
+
+    ana_json_begin_object(&o->j);
+    ana_json_kv_str(&o->j, "function", n ? label(o, n) : "(all)");
+    json_costs(o, "inclusive", nd->incl);
+    json_costs(o, "self", nd->self);
+    ana_json_key(&o->j, "children");
+    ana_json_begin_array(&o->j);
+    walk(o, n, nd->depth);
+    ana_json_end_array(&o->j);
+    ana_json_end_object(&o->j);
+}
+
+void cli_ana_tree(struct cli_ana *a, const struct ana_tree *t, const struct cli_tree_metric *mets,
+                  unsigned nr_mets, bool with_self, FILE *out)
+{
+    struct tree_out o = {.a = a, .t = t, .mets = mets, .nr_mets = nr_mets,
+                         .with_self = with_self, .out = out};
+    char num[32];
+
+    if (a->format == CLI_FMT_JSON) {
+        ana_json_init(&o.j, out, true);
+        json_node(&o, 0);
+        if (ana_json_finish(&o.j))
+            cli_die("%s: writing the output failed", a->cmd);
+        return;
+    }
+    if (a->format == CLI_FMT_CSV) {
+        fputs("depth,path", out);
+        for (unsigned k = 0; k < nr_mets; k++)
+            fprintf(out, ",%s", mets[k].key);
+        for (unsigned k = 0; k < nr_mets; k++)
+            fprintf(out, ",self_%s", mets[k].key);
+        fputc('\n', out);
+        walk(&o, 0, 0);
+        return;
+    }
+    /* Text: widths from the root's totals, which bound every node (costs
+     * are sums over paths; a negative one is at most as wide plus sign). */
+    unsigned nr_cols = nr_mets * (with_self ? 2 : 1);
+    o.width = calloc(nr_cols, sizeof(*o.width));
+    if (!o.width)
+        cli_die("%s: out of memory", a->cmd);
+    for (unsigned c = 0; c < nr_cols; c++) {
+        const char *title = mets[c % nr_mets].title;
+        int w = snprintf(num, sizeof(num), "%" PRId64, t->nodes[0].incl[c % nr_mets]) + 1;
+        int tw = (int)strlen(title) + (c >= nr_mets ? 5 : 0);
+        o.width[c] = w > tw ? w : tw;
+        if (c >= nr_mets)
+            fprintf(out, "%*s%s  ", o.width[c] - (int)strlen(title), "self ", title);
+        else
+            fprintf(out, "%*s  ", o.width[c], title);
+    }
+    fprintf(out, "function\n");
+    walk(&o, 0, 0);
+    free(o.width);
+}

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/* memscribe histogram: allocation counts and bytes per power-of-two size
+ * class from 1 byte, for the whole trace or per call site (--by-stack).
+ * docs/histogram.md. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/ana_histogram.h"
+#include "analysis/ana_scan.h"
+#include "cli/cli.h"
+#include "cli/cli_ana.h"
+
+enum { OPT_BY_STACK = CLI_ANA_OPT_FIRST_OWN };
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: memscribe histogram [options] FILE\n\n"
+                 "How many heap blocks of each size were allocated, and how many bytes,\n"
+                 "in power-of-two size classes: 1, 2-3, 4-7, 8-15, ... (0 on its own).\n"
+                 "One table per process.\n\n"
+                 "options:\n"
+                 "  --by-stack      one histogram per call site, the sites with most\n"
+                 "                  allocations first (--top N of them, default 10)\n" CLI_ANA_USAGE);
+}
+
+static const struct ana_column cols[] = {
+    {"pid", "pid", ANA_CELL_U64},         {"stack", "stack", ANA_CELL_LIST},
+    {"min", "min_size", ANA_CELL_U64},    {"max", "max_size", ANA_CELL_U64},
+    {"count", "count", ANA_CELL_U64},     {"bytes", "bytes", ANA_CELL_U64},
+    {"histogram", "bar", ANA_CELL_STR},
+};
+
+/* A bar of log2(count)+1 '#', the seed's log-log view in text. */
+static void bar(char *buf, size_t size, uint64_t n)
+{
+    size_t len = n ? 64u - (size_t)__builtin_clzll(n) : 0;
+
+    if (len >= size)
+        len = size - 1;
+    memset(buf, '#', len);
+    buf[len] = '\0';
+}
+
+struct stack_total {
+    uint32_t stack;
+    uint32_t image;
+    uint64_t nr;
+};
+
+static int by_count(const void *x, const void *y)
+{
+    const struct stack_total *a = x, *b = y;
+
+    if (a->nr != b->nr)
+        return a->nr < b->nr ? 1 : -1;
+    return (a->stack > b->stack) - (a->stack < b->stack);
+}
+
+static int on_event(void *arg, const struct fmt_event *ev)
+{
+    return ana_histogram_event(arg, ev);
+}
+
+/* The table shown: cols[] minus the stack column (without --by-stack) and
+ * minus the bar (outside text). col[i] is cols[i]'s position, or -1. */
+struct hist_table {
+    struct ana_table *t;
+    struct ana_column use[7];
+    int col[7];
+};
+
+static void set_u64(struct hist_table *ht, unsigned i, uint64_t v)
+{
+    if (ht->col[i] >= 0)
+        ana_table_set_u64(ht->t, (unsigned)ht->col[i], v);
+}
+
+static void add_rows(struct cli_ana *a, struct hist_table *ht, uint32_t pid, uint32_t stack,
+                     bool with_stack, const struct ana_histogram *h, uint32_t image)
+{
+    char b[80];
+    unsigned nr;
+
+    for (unsigned cls = 0; cls < ANA_NR_SIZE_CLASSES; cls++) {
+        const struct ana_hist_bin *bin =
+            with_stack ? ana_histogram_stack(h, stack, cls) : &ana_histogram_image(h, image)[cls];
+        if (!bin || !bin->nr)
+            continue;
+        uint64_t lo, hi;
+        ana_size_class_bounds(cls, &lo, &hi);
+        if (ana_table_add_row(ht->t))
+            cli_die("histogram: out of memory");
+        set_u64(ht, 0, pid);
+        if (ht->col[1] >= 0) {
+            const char *const *fr =
+                cli_ana_stack(a, stack, false, a->format == CLI_FMT_TEXT ? 3 : 0, &nr);
+            ana_table_set_list(ht->t, (unsigned)ht->col[1], fr, nr);
+        }
+        set_u64(ht, 2, lo);
+        set_u64(ht, 3, hi);
+        set_u64(ht, 4, bin->nr);
+        set_u64(ht, 5, bin->bytes);
+        if (ht->col[6] >= 0) {
+            bar(b, sizeof(b), bin->nr);
+            ana_table_set_str(ht->t, (unsigned)ht->col[6], b);
+        }
+    }
+}
+
+int cmd_histogram(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        CLI_ANA_LONGOPTS,
+        {"by-stack", no_argument, NULL, OPT_BY_STACK},
+        {NULL, 0, NULL, 0},
+    };
+    struct cli_ana a;
+    bool by_stack = false;
+    int c, rc;
+
+    cli_ana_init(&a, "histogram", 10);
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            return CLI_EXIT_OK;
+        }
+        if (c == OPT_BY_STACK) {
+            by_stack = true;
+            continue;
+        }
+        if (!cli_ana_option(&a, c, optarg))
+            cli_usage_error("histogram: unknown or incomplete option '%s'; see 'memscribe "
+                            "histogram --help'",
+                            argv[optind - 1]);
+    }
+    cli_ana_open(&a, argc, argv, optind);
+
+    struct ana_histogram h;
+    struct ana_scan_options so;
+    ana_histogram_init(&h, &a.filter, by_stack);
+    ana_scan_options_init(&so);
+    so.progress = cli_ana_progress;
+    so.progress_arg = &a;
+    if ((rc = ana_scan(a.r, &so, on_event, &h)))
+        cli_ana_fail(&a, rc);
+    cli_ana_progress_done(&a);
+
+    /* Columns: the stack column only with --by-stack, the bar only in text. */
+    struct hist_table ht;
+    unsigned nc = 0;
+    for (unsigned i = 0; i < 7; i++) {
+        ht.col[i] = -1;
+        if ((i == 1 && !by_stack) || (i == 6 && a.format != CLI_FMT_TEXT))
+            continue;
+        ht.col[i] = (int)nc;
+        ht.use[nc++] = cols[i];
+    }
+    if (ana_table_create(&ht.t, ht.use, nc))
+        cli_die("histogram: out of memory");
+    struct stack_total *st = NULL;
+    size_t nst = 0;
+    for (uint32_t im = 0; im < h.nr_images; im++) {
+        const struct ana_hist_bin *bins = ana_histogram_image(&h, im);
+        const struct fmt_image_info *ii = fmt_reader_image(a.r, im);
+        uint64_t any = 0;
+        for (unsigned cls = 0; cls < ANA_NR_SIZE_CLASSES; cls++)
+            any += bins[cls].nr;
+        if (!any)
+            continue;
+        if (!by_stack) {
+            add_rows(&a, &ht, ii ? ii->pid : 0, 0, false, &h, im);
+        }
+    }
+    if (by_stack) {
+        /* Sites by number of allocations; then each one's classes. */
+        st = malloc((h.stack_image.nr + 1) * sizeof(*st));
+        if (!st)
+            cli_die("histogram: out of memory");
+        for (size_t i = 0; i < h.stack_image.cap; i++) {
+            uint64_t key = ana_map_slot_key(&h.stack_image, i);
+            if (!key)
+                continue;
+            st[nst].stack = (uint32_t)(key - 1);
+            st[nst].image = *(const uint32_t *)ana_map_slot_val(&h.stack_image, i);
+            st[nst].nr = 0;
+            for (unsigned cls = 0; cls < ANA_NR_SIZE_CLASSES; cls++) {
+                const struct ana_hist_bin *b = ana_histogram_stack(&h, st[nst].stack, cls);
+                st[nst].nr += b ? b->nr : 0;
+            }
+            nst++;
+        }
+        qsort(st, nst, sizeof(*st), by_count);
+        for (size_t i = 0; i < nst && (!a.top || i < a.top); i++) {
+            const struct fmt_image_info *ii = fmt_reader_image(a.r, st[i].image);
+            add_rows(&a, &ht, ii ? ii->pid : 0, st[i].stack, true, &h, st[i].image);
+        }
+    }
+    if (a.format == CLI_FMT_TEXT)
+        printf("memscribe histogram: %s\n\n", a.path);
+    cli_ana_table(&a, ht.t, stdout, "", true);
+    ana_table_destroy(ht.t);
+    free(st);
+    ana_histogram_release(&h);
+    return cli_ana_close(&a);
+}

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: MIT */
+/* memscribe leaks: heap blocks still live at the end of the trace (or at
+ * --at T), grouped by stack with count and bytes, largest first; --all
+ * lists each block (serial, address, size, time, thread). docs/leaks.md. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/ana_model.h"
+#include "analysis/ana_scan.h"
+#include "analysis/ana_time.h"
+#include "cli/cli.h"
+#include "cli/cli_ana.h"
+
+enum { OPT_AT = CLI_ANA_OPT_FIRST_OWN, OPT_ALL };
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: memscribe leaks [options] FILE\n\n"
+                 "Heap blocks still allocated at the end of the trace (or at --at T),\n"
+                 "grouped by the stack that allocated them, largest first.\n\n"
+                 "options:\n"
+                 "  --at T          live at time T instead of the end: 1.5s, 250ms, peak,\n"
+                 "                  end, peak-10ms, ...\n"
+                 "  --all           list every live block: serial, address, size, time, thread\n"
+                 "  --top N         stacks (or blocks) to list (default 20; 0: all)\n" CLI_ANA_USAGE
+                 "\nStacks are printed leaf first (the allocating function first).\n");
+}
+
+static const struct ana_column group_cols[] = {
+    {"pid", "pid", ANA_CELL_U64},
+    {"bytes", "bytes", ANA_CELL_U64},
+    {"blocks", "blocks", ANA_CELL_U64},
+    {"stack", "stack", ANA_CELL_LIST},
+};
+static const struct ana_column block_cols[] = {
+    {"pid", "pid", ANA_CELL_U64},   {"serial", "serial", ANA_CELL_U64},
+    {"address", "address", ANA_CELL_STR}, {"size", "size", ANA_CELL_U64},
+    {"time", "time", ANA_CELL_STR}, {"time_ns", "time_ns", ANA_CELL_U64},
+    {"thread", "tid", ANA_CELL_U64}, {"stack", "stack", ANA_CELL_LIST},
+};
+
+static int on_event(void *arg, const struct fmt_event *ev)
+{
+    return ana_model_event(arg, ev);
+}
+
+static int by_bytes(const void *x, const void *y, void *arg)
+{
+    const struct ana_model *m = arg;
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    int64_t va = ana_model_site(m, a)->live_bytes, vb = ana_model_site(m, b)->live_bytes;
+
+    if (va != vb)
+        return va < vb ? 1 : -1;
+    return (a > b) - (a < b);
+}
+
+/* The peak time needs a pass of its own when --at names it. */
+static uint64_t find_peak(struct cli_ana *a)
+{
+    struct ana_model_options mo = {.filter = &a->filter};
+    struct ana_scan_options so;
+    struct ana_model *m;
+    int rc;
+
+    if ((rc = ana_model_create(&m, &mo)))
+        cli_ana_fail(a, rc);
+    ana_scan_options_init(&so);
+    so.progress = cli_ana_progress;
+    so.progress_arg = a;
+    if ((rc = ana_scan(a->r, &so, on_event, m)))
+        cli_ana_fail(a, rc);
+    uint64_t t = ana_model_total(m)->peak_ns;
+    ana_model_destroy(m);
+    return t;
+}
+
+int cmd_leaks(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        CLI_ANA_LONGOPTS,
+        {"at", required_argument, NULL, OPT_AT},
+        {"all", no_argument, NULL, OPT_ALL},
+        {NULL, 0, NULL, 0},
+    };
+    struct cli_ana a;
+    struct ana_time_point at = {.base = ANA_TIME_END};
+    bool all = false;
+    int c, rc;
+
+    cli_ana_init(&a, "leaks", 20);
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return CLI_EXIT_OK;
+        case OPT_AT:
+            if (ana_time_parse_point(optarg, &at))
+                cli_usage_error("leaks: --at wants a time like 1.5s, 250ms, peak or end, not "
+                                "'%s'",
+                                optarg);
+            break;
+        case OPT_ALL:
+            all = true;
+            break;
+        default:
+            if (!cli_ana_option(&a, c, optarg))
+                cli_usage_error("leaks: unknown or incomplete option '%s'; see 'memscribe leaks "
+                                "--help'",
+                                argv[optind - 1]);
+        }
+    }
+    cli_ana_open(&a, argc, argv, optind);
+
+    struct fmt_trace_counts counts;
+    fmt_reader_counts(a.r, &counts);
+    uint64_t peak_ns = at.base == ANA_TIME_PEAK ? find_peak(&a) : 0;
+    uint64_t t = ana_time_resolve(&at, peak_ns, counts.last_ts_ns);
+
+    struct ana_model_options mo = {.filter = &a.filter, .keep_blocks = all};
+    struct ana_model *m;
+    struct ana_scan_options so;
+    if ((rc = ana_model_create(&m, &mo)))
+        cli_ana_fail(&a, rc);
+    ana_scan_options_init(&so);
+    so.until_ns = t;
+    so.progress = cli_ana_progress;
+    so.progress_arg = &a;
+    if ((rc = ana_scan(a.r, &so, on_event, m)))
+        cli_ana_fail(&a, rc);
+    cli_ana_progress_done(&a);
+
+    struct ana_table *tab;
+    char buf[64], name[256];
+    unsigned nr;
+    if (all) {
+        struct ana_block *b;
+        long n = ana_model_blocks(m, &b);
+        if (n < 0)
+            cli_ana_fail(&a, (int)n);
+        if (ana_table_create(&tab, block_cols, sizeof(block_cols) / sizeof(block_cols[0])))
+            cli_die("leaks: out of memory");
+        for (long i = 0; i < n && (!a.top || i < (long)a.top); i++) {
+            const struct ana_scope *s = ana_model_image(m, b[i].image);
+            ana_table_add_row(tab);
+            ana_table_set_u64(tab, 0, s ? s->pid : 0);
+            ana_table_set_u64(tab, 1, b[i].serial);
+            snprintf(buf, sizeof(buf), "0x%" PRIx64, b[i].addr);
+            ana_table_set_str(tab, 2, buf);
+            ana_table_set_u64(tab, 3, b[i].size);
+            ana_table_set_str(tab, 4, ana_time_format(b[i].ts_ns, buf, sizeof(buf)));
+            ana_table_set_u64(tab, 5, b[i].ts_ns);
+            ana_table_set_u64(tab, 6, b[i].tid);
+            const char *const *fr = cli_ana_stack(&a, b[i].stack, false,
+                                                  a.format == CLI_FMT_TEXT ? 1 : 0, &nr);
+            ana_table_set_list(tab, 7, fr, nr);
+        }
+        free(b);
+    } else {
+        uint32_t *ids = malloc(((size_t)ana_model_nr_sites(m) + 1) * sizeof(*ids));
+        uint32_t n = 0;
+        if (!ids)
+            cli_die("leaks: out of memory");
+        for (uint32_t id = 0; id < ana_model_nr_sites(m); id++) {
+            const struct ana_site *s = ana_model_site(m, id);
+            if (s && s->live_blocks > 0)
+                ids[n++] = id;
+        }
+        qsort_r(ids, n, sizeof(*ids), by_bytes, m);
+        if (ana_table_create(&tab, group_cols, sizeof(group_cols) / sizeof(group_cols[0])))
+            cli_die("leaks: out of memory");
+        for (uint32_t i = 0; i < n && (!a.top || i < a.top); i++) {
+            const struct ana_site *s = ana_model_site(m, ids[i]);
+            ana_table_add_row(tab);
+            ana_table_set_u64(tab, 0, ana_model_image(m, s->image)->pid);
+            ana_table_set_u64(tab, 1, (uint64_t)s->live_bytes);
+            ana_table_set_u64(tab, 2, (uint64_t)s->live_blocks);
+            const char *const *fr = cli_ana_stack(&a, ids[i], false, 0, &nr);
+            ana_table_set_list(tab, 3, fr, nr);
+        }
+        free(ids);
+    }
+
+    if (a.format == CLI_FMT_TEXT) {
+        printf("memscribe leaks: %s: live at %s%s\n", a.path, ana_time_format(t, buf, sizeof(buf)),
+               at.base == ANA_TIME_END && !at.offset_ns ? " (the end)" : "");
+        for (uint32_t i = 0; i < ana_model_nr_images(m); i++) {
+            const struct ana_scope *s = ana_model_image(m, i);
+            if (!s->seen)
+                continue;
+            cli_ana_image_name(&a, i, name, sizeof(name));
+            printf("%s: %" PRIu64 " bytes in %" PRIu64 " blocks\n", name, s->heap, s->live_blocks);
+        }
+        if (ana_table_nr_rows(tab)) {
+            putchar('\n');
+            cli_ana_table(&a, tab, stdout, "", true);
+        }
+    } else if (a.format == CLI_FMT_CSV) {
+        cli_ana_table(&a, tab, stdout, "", true);
+    } else {
+        struct ana_json j;
+        ana_json_init(&j, stdout, true);
+        ana_json_begin_object(&j);
+        ana_json_kv_str(&j, "file", a.path);
+        ana_json_kv_u64(&j, "at_ns", t);
+        ana_json_key(&j, "processes");
+        ana_json_begin_array(&j);
+        for (uint32_t i = 0; i < ana_model_nr_images(m); i++) {
+            const struct ana_scope *s = ana_model_image(m, i);
+            if (!s->seen)
+                continue;
+            ana_json_begin_object(&j);
+            cli_ana_image_json(&a, &j, i);
+            ana_json_kv_u64(&j, "bytes", s->heap);
+            ana_json_kv_u64(&j, "blocks", s->live_blocks);
+            ana_json_end_object(&j);
+        }
+        ana_json_end_array(&j);
+        ana_json_key(&j, all ? "blocks" : "stacks");
+        ana_table_write_json(tab, &j);
+        ana_json_end_object(&j);
+        if (ana_json_finish(&j))
+            cli_die("leaks: writing the output failed");
+    }
+    ana_table_destroy(tab);
+    ana_model_destroy(m);
+    return cli_ana_close(&a);
+}

@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: MIT */
+/* memscribe report: the summary people open first. Per process: run time,
+ * calls per function, allocations, bytes, peak heap and when, leaked,
+ * temporary, peak RSS; then the top call sites by peak contribution,
+ * leaked bytes, allocations and temporary allocations. docs/report.md. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/ana_model.h"
+#include "analysis/ana_scan.h"
+#include "analysis/ana_time.h"
+#include "cli/cli.h"
+#include "cli/cli_ana.h"
+
+/* Frames shown per call site in text; JSON and CSV get them all. */
+#define REPORT_TEXT_FRAMES 4
+
+enum { OPT_TEMP_THRESHOLD = CLI_ANA_OPT_FIRST_OWN };
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: memscribe report [options] FILE\n\n"
+            "Summarize a trace: run time, calls per allocation function, allocations,\n"
+            "bytes allocated, peak heap in use and when, leaked bytes and blocks,\n"
+            "temporary allocations, peak RSS; then the top call sites by peak\n"
+            "contribution, leaked bytes, number of allocations and temporary\n"
+            "allocations. One section per process.\n\n"
+            "options:\n"
+            "  --top N         call sites per list (default 10; 0: all)\n"
+            "  --temporary-threshold N\n"
+            "                  count a block as temporary when at most N other\n"
+            "                  allocations of its thread came before its free (default 0:\n"
+            "                  none, heaptrack's definition)\n" CLI_ANA_USAGE
+            "\nCSV output is the call-site table (every site, with its process); the\n"
+            "summary numbers are in the text and JSON forms. docs/report.md explains\n"
+            "every number.\n");
+}
+
+enum rank { BY_PEAK, BY_LEAKED, BY_ALLOCS, BY_TEMPORARY, NR_RANKS };
+
+static const char *const rank_title[NR_RANKS] = {
+    "top call sites by peak contribution",
+    "top call sites by leaked bytes",
+    "top call sites by number of allocations",
+    "top call sites by temporary allocations",
+};
+static const char *const rank_key[NR_RANKS] = {"peak", "leaked", "allocations", "temporary"};
+
+static const struct ana_column site_cols[] = {
+    {"peak", "peak_bytes", ANA_CELL_U64},
+    {"leaked", "leaked_bytes", ANA_CELL_I64},
+    {"blocks", "leaked_blocks", ANA_CELL_I64},
+    {"allocs", "allocations", ANA_CELL_U64},
+    {"bytes", "allocated_bytes", ANA_CELL_U64},
+    {"temp", "temporary", ANA_CELL_U64},
+    {"call site", "stack", ANA_CELL_LIST},
+};
+static const struct ana_column csv_cols[] = {
+    {"pid", "pid", ANA_CELL_U64},
+    {"image", "image", ANA_CELL_U64},
+    {"stack", "stack_id", ANA_CELL_U64},
+    {"peak", "peak_bytes", ANA_CELL_U64},
+    {"leaked", "leaked_bytes", ANA_CELL_I64},
+    {"blocks", "leaked_blocks", ANA_CELL_I64},
+    {"allocs", "allocations", ANA_CELL_U64},
+    {"bytes", "allocated_bytes", ANA_CELL_U64},
+    {"temp", "temporary", ANA_CELL_U64},
+    {"call site", "stack", ANA_CELL_LIST},
+};
+
+struct report {
+    struct cli_ana a;
+    struct ana_model *m;
+    uint64_t temp_threshold;
+    uint32_t *ids; /* scratch: site ids of one image */
+};
+
+static uint64_t rank_value(const struct ana_site *s, enum rank r)
+{
+    switch (r) {
+    case BY_PEAK:
+        return s->peak_bytes;
+    case BY_LEAKED:
+        return s->live_bytes > 0 ? (uint64_t)s->live_bytes : 0;
+    case BY_ALLOCS:
+        return s->nr_allocs;
+    default:
+        return s->nr_temporary;
+    }
+}
+
+struct rank_ctx {
+    const struct ana_model *m;
+    enum rank r;
+};
+
+static int by_rank(const void *x, const void *y, void *arg)
+{
+    const struct rank_ctx *ctx = arg;
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    uint64_t va = rank_value(ana_model_site(ctx->m, a), ctx->r);
+    uint64_t vb = rank_value(ana_model_site(ctx->m, b), ctx->r);
+
+    if (va != vb)
+        return va < vb ? 1 : -1;
+    return (a > b) - (a < b);
+}
+
+/* The sites of image sorted by rank r, only those with a non-zero value. */
+static uint32_t ranked(struct report *rp, uint32_t image, enum rank r)
+{
+    uint32_t n = 0;
+
+    for (uint32_t id = 0; id < ana_model_nr_sites(rp->m); id++) {
+        const struct ana_site *s = ana_model_site(rp->m, id);
+        if (s && s->image == image && rank_value(s, r))
+            rp->ids[n++] = id;
+    }
+    struct rank_ctx ctx = {rp->m, r};
+    qsort_r(rp->ids, n, sizeof(*rp->ids), by_rank, &ctx);
+    return n;
+}
+
+static void site_row(struct report *rp, struct ana_table *t, uint32_t id, unsigned first_col,
+                     unsigned max_frames)
+{
+    const struct ana_site *s = ana_model_site(rp->m, id);
+    unsigned nr;
+
+    ana_table_add_row(t);
+    ana_table_set_u64(t, first_col + 0, s->peak_bytes);
+    ana_table_set_i64(t, first_col + 1, s->live_bytes);
+    ana_table_set_i64(t, first_col + 2, s->live_blocks);
+    ana_table_set_u64(t, first_col + 3, s->nr_allocs);
+    ana_table_set_u64(t, first_col + 4, s->alloc_bytes);
+    ana_table_set_u64(t, first_col + 5, s->nr_temporary);
+    const char *const *fr = cli_ana_stack(&rp->a, id, false, max_frames, &nr);
+    if (ana_table_set_list(t, first_col + 6, fr, nr))
+        cli_die("report: out of memory");
+}
+
+static struct ana_table *rank_table(struct report *rp, uint32_t image, enum rank r, unsigned max)
+{
+    struct ana_table *t;
+    uint32_t n = ranked(rp, image, r);
+
+    if (ana_table_create(&t, site_cols, sizeof(site_cols) / sizeof(site_cols[0])))
+        cli_die("report: out of memory");
+    if (rp->a.top && n > rp->a.top)
+        n = rp->a.top;
+    for (uint32_t i = 0; i < n; i++)
+        site_row(rp, t, rp->ids[i], 0, max);
+    return t;
+}
+
+static uint64_t run_time(struct report *rp, const struct ana_scope *s)
+{
+    const struct fmt_image_info *ii = fmt_reader_image(rp->a.r, s->image);
+
+    if (ii && ii->has_start && ii->ended && ii->end_ns >= ii->start_ns)
+        return ii->end_ns - ii->start_ns;
+    return s->last_ns - s->first_ns;
+}
+
+static void text_calls(FILE *out, const struct ana_scope *s)
+{
+    bool any = false;
+
+    fprintf(out, "  calls:              ");
+    for (unsigned k = 1; k < ANA_NR_KINDS; k++) {
+        if (!s->nr_calls[k] || (k >= FMT_EV_PROCESS_START))
+            continue;
+        fprintf(out, "%s%s %" PRIu64, any ? ", " : "", fmt_kind_name(k), s->nr_calls[k]);
+        any = true;
+    }
+    fprintf(out, "%s\n", any ? "" : "none");
+}
+
+static void text_scope(struct report *rp, FILE *out, const struct ana_scope *s, const char *name)
+{
+    char t1[64], b1[64], b2[64];
+
+    fprintf(out, "%s\n", name);
+    fprintf(out, "  run time:           %s\n", ana_time_format(run_time(rp, s), t1, sizeof(t1)));
+    text_calls(out, s);
+    fprintf(out, "  allocations:        %" PRIu64 " (%" PRIu64 " bytes, %s)\n", s->nr_allocs,
+            s->alloc_bytes, ana_bytes_format(s->alloc_bytes, b1, sizeof(b1)));
+    if (s->nr_failed)
+        fprintf(out, "  failed calls:       %" PRIu64 "\n", s->nr_failed);
+    fprintf(out, "  peak heap in use:   %" PRIu64 " bytes (%s) in %" PRIu64 " blocks at %s\n",
+            s->peak, ana_bytes_format(s->peak, b1, sizeof(b1)), s->peak_blocks,
+            ana_time_format(s->peak_ns, t1, sizeof(t1)));
+    fprintf(out, "  leaked:             %" PRIu64 " bytes (%s) in %" PRIu64 " blocks\n", s->heap,
+            ana_bytes_format(s->heap, b1, sizeof(b1)), s->live_blocks);
+    fprintf(out, "  temporary:          %" PRIu64 " allocations (%" PRIu64 " bytes, %s)\n",
+            s->nr_temporary, s->temporary_bytes,
+            ana_bytes_format(s->temporary_bytes, b2, sizeof(b2)));
+    if (s->has_rss)
+        fprintf(out, "  peak RSS:           %" PRIu64 " bytes (%s) at %s\n", s->rss_peak,
+                ana_bytes_format(s->rss_peak, b1, sizeof(b1)),
+                ana_time_format(s->rss_peak_ns, t1, sizeof(t1)));
+    else
+        fprintf(out, "  peak RSS:           not recorded\n");
+    if (s->nr_unmatched_frees)
+        fprintf(out, "  unmatched frees:    %" PRIu64 " (addresses never seen allocated)\n",
+                s->nr_unmatched_frees);
+    if (s->nr_dropped)
+        fprintf(out, "  dropped events:     %" PRIu64 " (numbers may be off)\n", s->nr_dropped);
+}
+
+static void json_scope(struct report *rp, struct ana_json *j, const struct ana_scope *s)
+{
+    ana_json_kv_u64(j, "run_time_ns", run_time(rp, s));
+    ana_json_kv_u64(j, "first_ns", s->first_ns);
+    ana_json_kv_u64(j, "last_ns", s->last_ns);
+    ana_json_key(j, "calls");
+    ana_json_begin_object(j);
+    for (unsigned k = 1; k < ANA_NR_KINDS; k++)
+        if (s->nr_calls[k] && k < FMT_EV_PROCESS_START)
+            ana_json_kv_u64(j, fmt_kind_name(k), s->nr_calls[k]);
+    ana_json_end_object(j);
+    ana_json_kv_u64(j, "failed_calls", s->nr_failed);
+    ana_json_kv_u64(j, "allocations", s->nr_allocs);
+    ana_json_kv_u64(j, "allocated_bytes", s->alloc_bytes);
+    ana_json_kv_u64(j, "frees", s->nr_frees);
+    ana_json_kv_u64(j, "peak_bytes", s->peak);
+    ana_json_kv_u64(j, "peak_ns", s->peak_ns);
+    ana_json_kv_u64(j, "peak_blocks", s->peak_blocks);
+    ana_json_kv_u64(j, "leaked_bytes", s->heap);
+    ana_json_kv_u64(j, "leaked_blocks", s->live_blocks);
+    ana_json_kv_u64(j, "temporary", s->nr_temporary);
+    ana_json_kv_u64(j, "temporary_bytes", s->temporary_bytes);
+    ana_json_key(j, "peak_rss_bytes");
+    if (s->has_rss)
+        ana_json_u64(j, s->rss_peak);
+    else
+        ana_json_null(j);
+    ana_json_key(j, "peak_rss_ns");
+    if (s->has_rss)
+        ana_json_u64(j, s->rss_peak_ns);
+    else
+        ana_json_null(j);
+    ana_json_kv_u64(j, "unmatched_frees", s->nr_unmatched_frees);
+    ana_json_kv_u64(j, "dropped_events", s->nr_dropped);
+}
+
+static void write_text(struct report *rp, FILE *out)
+{
+    const struct fmt_trace_info *info = fmt_reader_info(rp->a.r);
+    char name[256];
+
+    fprintf(out, "memscribe report: %s\n", rp->a.path);
+    if (info->command_len) {
+        fputs("command: ", out);
+        for (uint32_t i = 0; i < info->command_len; i++)
+            fputc(info->command[i] ? info->command[i] : ' ', out);
+        fputc('\n', out);
+    }
+    if (fmt_reader_incomplete(rp->a.r))
+        fprintf(out, "note: the trace is incomplete; these numbers cover what it holds\n");
+    for (uint32_t i = 0; i < ana_model_nr_images(rp->m); i++) {
+        const struct ana_scope *s = ana_model_image(rp->m, i);
+        if (!s->seen)
+            continue;
+        cli_ana_image_name(&rp->a, i, name, sizeof(name));
+        fputc('\n', out);
+        text_scope(rp, out, s, name);
+        for (enum rank r = 0; r < NR_RANKS; r++) {
+            struct ana_table *t = rank_table(rp, i, r, REPORT_TEXT_FRAMES);
+            if (ana_table_nr_rows(t)) {
+                fprintf(out, "\n  %s:\n", rank_title[r]);
+                cli_ana_table(&rp->a, t, out, "    ", true);
+            }
+            ana_table_destroy(t);
+        }
+    }
+    if (ana_model_nr_seen(rp->m) > 1) {
+        fputc('\n', out);
+        text_scope(rp, out, ana_model_total(rp->m), "all processes");
+    }
+}
+
+static void write_json(struct report *rp, FILE *out)
+{
+    struct ana_json j;
+    struct fmt_trace_counts c;
+
+    fmt_reader_counts(rp->a.r, &c);
+    ana_json_init(&j, out, true);
+    ana_json_begin_object(&j);
+    ana_json_kv_str(&j, "file", rp->a.path);
+    ana_json_kv_bool(&j, "incomplete", fmt_reader_incomplete(rp->a.r));
+    ana_json_kv_u64(&j, "dropped_events", c.nr_dropped);
+    ana_json_key(&j, "processes");
+    ana_json_begin_array(&j);
+    for (uint32_t i = 0; i < ana_model_nr_images(rp->m); i++) {
+        const struct ana_scope *s = ana_model_image(rp->m, i);
+        if (!s->seen)
+            continue;
+        ana_json_begin_object(&j);
+        cli_ana_image_json(&rp->a, &j, i);
+        json_scope(rp, &j, s);
+        ana_json_key(&j, "top");
+        ana_json_begin_object(&j);
+        for (enum rank r = 0; r < NR_RANKS; r++) {
+            struct ana_table *t = rank_table(rp, i, r, 0);
+            ana_json_key(&j, rank_key[r]);
+            ana_table_write_json(t, &j);
+            ana_table_destroy(t);
+        }
+        ana_json_end_object(&j);
+        ana_json_end_object(&j);
+    }
+    ana_json_end_array(&j);
+    ana_json_key(&j, "total");
+    ana_json_begin_object(&j);
+    json_scope(rp, &j, ana_model_total(rp->m));
+    ana_json_end_object(&j);
+    ana_json_end_object(&j);
+    if (ana_json_finish(&j))
+        cli_die("report: writing the output failed");
+}
+
+static void write_csv(struct report *rp, FILE *out)
+{
+    struct ana_table *t;
+
+    if (ana_table_create(&t, csv_cols, sizeof(csv_cols) / sizeof(csv_cols[0])))
+        cli_die("report: out of memory");
+    for (uint32_t i = 0; i < ana_model_nr_images(rp->m); i++) {
+        const struct ana_scope *s = ana_model_image(rp->m, i);
+        if (!s->seen)
+            continue;
+        uint32_t n = ranked(rp, i, BY_PEAK);
+        /* Sites with no peak share but allocations still belong in it. */
+        for (uint32_t id = 0; id < ana_model_nr_sites(rp->m); id++) {
+            const struct ana_site *st = ana_model_site(rp->m, id);
+            if (st && st->image == i && !st->peak_bytes && st->nr_allocs)
+                rp->ids[n++] = id;
+        }
+        if (rp->a.top && n > rp->a.top)
+            n = rp->a.top;
+        for (uint32_t k = 0; k < n; k++) {
+            site_row(rp, t, rp->ids[k], 3, 0);
+            ana_table_set_u64(t, 0, s->pid);
+            ana_table_set_u64(t, 1, i);
+            ana_table_set_u64(t, 2, rp->ids[k]);
+        }
+    }
+    cli_ana_table(&rp->a, t, out, "", true);
+    ana_table_destroy(t);
+}
+
+static int on_event(void *arg, const struct fmt_event *ev)
+{
+    return ana_model_event(arg, ev);
+}
+
+int cmd_report(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        CLI_ANA_LONGOPTS,
+        {"temporary-threshold", required_argument, NULL, OPT_TEMP_THRESHOLD},
+        {NULL, 0, NULL, 0},
+    };
+    struct report rp = {0};
+    struct ana_scan_options so;
+    int c, rc;
+
+    cli_ana_init(&rp.a, "report", 10);
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            return CLI_EXIT_OK;
+        }
+        if (c == OPT_TEMP_THRESHOLD) {
+            rp.temp_threshold = cli_ana_number(&rp.a, "--temporary-threshold", optarg);
+            continue;
+        }
+        if (!cli_ana_option(&rp.a, c, optarg))
+            cli_usage_error("report: unknown or incomplete option '%s'; see 'memscribe report "
+                            "--help'",
+                            argv[optind - 1]);
+    }
+    cli_ana_open(&rp.a, argc, argv, optind);
+
+    struct ana_model_options mo = {.filter = &rp.a.filter, .temporary_threshold = rp.temp_threshold};
+    if ((rc = ana_model_create(&rp.m, &mo)))
+        cli_ana_fail(&rp.a, rc);
+    ana_scan_options_init(&so);
+    so.progress = cli_ana_progress;
+    so.progress_arg = &rp.a;
+    if ((rc = ana_scan(rp.a.r, &so, on_event, rp.m)))
+        cli_ana_fail(&rp.a, rc);
+    cli_ana_progress_done(&rp.a);
+    ana_model_finish(rp.m);
+    rp.ids = malloc(((size_t)ana_model_nr_sites(rp.m) + 1) * sizeof(*rp.ids));
+    if (!rp.ids)
+        cli_die("report: out of memory");
+
+    if (rp.a.format == CLI_FMT_JSON)
+        write_json(&rp, stdout);
+    else if (rp.a.format == CLI_FMT_CSV)
+        write_csv(&rp, stdout);
+    else
+        write_text(&rp, stdout);
+    free(rp.ids);
+    ana_model_destroy(rp.m);
+    return cli_ana_close(&rp.a);
+}

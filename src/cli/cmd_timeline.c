@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/* memscribe timeline: heap in use, bytes allocated so far, live blocks and
+ * RSS over time, one row per interval and process. docs/timeline.md. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/ana_time.h"
+#include "analysis/ana_timeline.h"
+#include "cli/cli.h"
+#include "cli/cli_ana.h"
+
+enum { OPT_INTERVAL = CLI_ANA_OPT_FIRST_OWN };
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: memscribe timeline [options] FILE\n\n"
+                 "Use over time, one row per interval: heap in use at the interval's end\n"
+                 "(heap) and its maximum inside the interval (heap_max), bytes and blocks\n"
+                 "allocated so far (the cumulative total), live blocks, and the latest RSS\n"
+                 "sample. One table per process.\n\n"
+                 "options:\n"
+                 "  --interval D    row spacing: 10ms, 1s, ... (default: a hundredth of\n"
+                 "                  the trace)\n" CLI_ANA_USAGE);
+}
+
+static const struct ana_column cols[] = {
+    {"pid", "pid", ANA_CELL_U64},
+    {"time", "time", ANA_CELL_STR},
+    {"time_ns", "time_ns", ANA_CELL_U64},
+    {"heap", "heap_bytes", ANA_CELL_U64},
+    {"heap_max", "heap_max_bytes", ANA_CELL_U64},
+    {"allocated", "allocated_bytes", ANA_CELL_U64},
+    {"allocations", "allocations", ANA_CELL_U64},
+    {"live_blocks", "live_blocks", ANA_CELL_U64},
+    {"rss", "rss_bytes", ANA_CELL_U64},
+};
+#define NR_COLS (sizeof(cols) / sizeof(cols[0]))
+
+static void add_row(struct ana_table *t, const struct ana_timeline_row *r)
+{
+    char buf[64];
+
+    ana_table_add_row(t);
+    ana_table_set_u64(t, 0, r->pid);
+    ana_table_set_str(t, 1, ana_time_format(r->t_ns, buf, sizeof(buf)));
+    ana_table_set_u64(t, 2, r->t_ns);
+    ana_table_set_u64(t, 3, r->heap);
+    ana_table_set_u64(t, 4, r->heap_max);
+    ana_table_set_u64(t, 5, r->allocated_bytes);
+    ana_table_set_u64(t, 6, r->nr_allocs);
+    ana_table_set_u64(t, 7, r->live_blocks);
+    ana_table_set_u64(t, 8, r->rss);
+}
+
+int cmd_timeline(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        CLI_ANA_LONGOPTS,
+        {"interval", required_argument, NULL, OPT_INTERVAL},
+        {NULL, 0, NULL, 0},
+    };
+    struct cli_ana a;
+    uint64_t interval = 0;
+    int c, rc;
+
+    cli_ana_init(&a, "timeline", 0);
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return CLI_EXIT_OK;
+        case OPT_INTERVAL:
+            if (ana_time_parse_duration(optarg, &interval) || !interval)
+                cli_usage_error("timeline: --interval wants a duration like 10ms or 1s, not '%s'",
+                                optarg);
+            break;
+        default:
+            if (!cli_ana_option(&a, c, optarg))
+                cli_usage_error("timeline: unknown or incomplete option '%s'; see 'memscribe "
+                                "timeline --help'",
+                                argv[optind - 1]);
+        }
+    }
+    cli_ana_open(&a, argc, argv, optind);
+
+    struct ana_timeline tl;
+    rc = ana_timeline_compute(&tl, a.r, &a.filter, interval, cli_ana_progress, &a);
+    cli_ana_progress_done(&a);
+    if (rc == -E2BIG)
+        cli_usage_error("timeline: --interval is too small for this trace (more than %u rows)",
+                        ANA_TIMELINE_MAX_ROWS);
+    if (rc)
+        cli_ana_fail(&a, rc);
+
+    /* Rows come time-major; group them by image for sections. */
+    uint32_t nr_images = 0;
+    for (size_t i = 0; i < tl.nr_rows; i++)
+        if (tl.rows[i].image + 1 > nr_images)
+            nr_images = tl.rows[i].image + 1;
+    char name[256], buf[64];
+    struct ana_json j;
+    bool csv_header_done = false;
+    if (a.format == CLI_FMT_JSON) {
+        ana_json_init(&j, stdout, true);
+        ana_json_begin_object(&j);
+        ana_json_kv_str(&j, "file", a.path);
+        ana_json_kv_u64(&j, "interval_ns", tl.interval_ns);
+        ana_json_key(&j, "processes");
+        ana_json_begin_array(&j);
+    } else if (a.format == CLI_FMT_TEXT) {
+        printf("memscribe timeline: %s: every %s\n", a.path,
+               ana_time_format(tl.interval_ns, buf, sizeof(buf)));
+    }
+    for (uint32_t im = 0; im < nr_images; im++) {
+        struct ana_table *t;
+        if (ana_table_create(&t, cols, NR_COLS))
+            cli_die("timeline: out of memory");
+        for (size_t i = 0; i < tl.nr_rows; i++)
+            if (tl.rows[i].image == im)
+                add_row(t, &tl.rows[i]);
+        if (!ana_table_nr_rows(t)) {
+            ana_table_destroy(t);
+            continue;
+        }
+        if (a.format == CLI_FMT_JSON) {
+            ana_json_begin_object(&j);
+            cli_ana_image_json(&a, &j, im);
+            ana_json_key(&j, "rows");
+            ana_table_write_json(t, &j);
+            ana_json_end_object(&j);
+        } else if (a.format == CLI_FMT_CSV) {
+            cli_ana_table(&a, t, stdout, "", !csv_header_done);
+            csv_header_done = true;
+        } else {
+            cli_ana_image_name(&a, im, name, sizeof(name));
+            printf("\n%s\n", name);
+            cli_ana_table(&a, t, stdout, "  ", true);
+        }
+        ana_table_destroy(t);
+    }
+    if (a.format == CLI_FMT_JSON) {
+        ana_json_end_array(&j);
+        ana_json_end_object(&j);
+        if (ana_json_finish(&j))
+            cli_die("timeline: writing the output failed");
+    }
+    ana_timeline_release(&tl);
+    return cli_ana_close(&a);
+}

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/* memscribe tree: the call tree with inclusive and self cost per function
+ * (allocations, bytes, leaked, peak contribution, temporary), top-down from
+ * main or bottom-up from the allocating functions, with a depth limit.
+ * docs/tree.md. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/ana_model.h"
+#include "analysis/ana_scan.h"
+#include "analysis/ana_tree.h"
+#include "cli/cli.h"
+#include "cli/cli_ana.h"
+
+enum { OPT_BOTTOM_UP = CLI_ANA_OPT_FIRST_OWN, OPT_DEPTH, OPT_SORT, OPT_NO_SELF };
+
+static const struct cli_tree_metric mets[] = {
+    {"peak", "peak_bytes"},     {"leaked", "leaked_bytes"}, {"allocs", "allocations"},
+    {"bytes", "allocated_bytes"}, {"temp", "temporary"},
+};
+#define NR_METS 5
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: memscribe tree [options] FILE\n\n"
+                 "The call tree of every heap allocation, with inclusive cost (the node\n"
+                 "and everything it calls) and self cost (allocations made right there):\n"
+                 "peak (live bytes at the peak of heap in use), leaked (live at the end),\n"
+                 "allocations, bytes allocated, temporary allocations. Functions are\n"
+                 "merged by name. With several processes, each is a first-level node.\n\n"
+                 "options:\n"
+                 "  --bottom-up     allocating functions at the root, callers below\n"
+                 "  --depth N       fold frames deeper than N into their ancestor\n"
+                 "  --sort M        order children by peak (default), leaked, allocations,\n"
+                 "                  bytes or temporary\n"
+                 "  --no-self       only the inclusive columns\n"
+                 "  --top N         children per node (default 10; 0: all)\n" CLI_ANA_USAGE);
+}
+
+static int on_event(void *arg, const struct fmt_event *ev)
+{
+    return ana_model_event(arg, ev);
+}
+
+int cmd_tree(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        CLI_ANA_LONGOPTS,
+        {"bottom-up", no_argument, NULL, OPT_BOTTOM_UP},
+        {"depth", required_argument, NULL, OPT_DEPTH},
+        {"sort", required_argument, NULL, OPT_SORT},
+        {"no-self", no_argument, NULL, OPT_NO_SELF},
+        {NULL, 0, NULL, 0},
+    };
+    static const char *const sort_names[NR_METS] = {"peak", "leaked", "allocations", "bytes",
+                                                    "temporary"};
+    struct cli_ana a;
+    bool bottom_up = false, with_self = true;
+    uint32_t depth = 0;
+    unsigned sort = 0;
+    int c, rc;
+
+    cli_ana_init(&a, "tree", 10);
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return CLI_EXIT_OK;
+        case OPT_BOTTOM_UP:
+            bottom_up = true;
+            break;
+        case OPT_NO_SELF:
+            with_self = false;
+            break;
+        case OPT_DEPTH:
+            depth = (uint32_t)cli_ana_number(&a, "--depth", optarg);
+            break;
+        case OPT_SORT:
+            for (sort = 0; sort < NR_METS && strcmp(optarg, sort_names[sort]); sort++)
+                ;
+            if (sort == NR_METS)
+                cli_usage_error("tree: --sort wants peak, leaked, allocations, bytes or "
+                                "temporary, not '%s'",
+                                optarg);
+            break;
+        default:
+            if (!cli_ana_option(&a, c, optarg))
+                cli_usage_error("tree: unknown or incomplete option '%s'; see 'memscribe tree "
+                                "--help'",
+                                argv[optind - 1]);
+        }
+    }
+    cli_ana_open(&a, argc, argv, optind);
+
+    struct ana_model_options mo = {.filter = &a.filter};
+    struct ana_model *m;
+    struct ana_scan_options so;
+    if ((rc = ana_model_create(&m, &mo)))
+        cli_ana_fail(&a, rc);
+    ana_scan_options_init(&so);
+    so.progress = cli_ana_progress;
+    so.progress_arg = &a;
+    if ((rc = ana_scan(a.r, &so, on_event, m)))
+        cli_ana_fail(&a, rc);
+    cli_ana_progress_done(&a);
+    ana_model_finish(m);
+
+    /* Several processes: each is a first-level node, as WPA's Process
+     * column groups first; the depth limit then counts it too. */
+    bool per_process = ana_model_nr_seen(m) > 1;
+    struct ana_stacks *st = cli_ana_stacks(&a);
+    struct ana_tree t;
+    if (ana_tree_init(&t, NR_METS, depth ? depth + per_process : 0))
+        cli_die("tree: out of memory");
+    uint32_t *labels = NULL;
+    size_t cap = 0;
+    char name[256];
+    for (uint32_t id = 0; id < ana_model_nr_sites(m); id++) {
+        const struct ana_site *s = ana_model_site(m, id);
+        if (!s || (!s->nr_allocs && !s->live_blocks))
+            continue;
+        const struct ana_frame *f;
+        int nf = ana_stacks_get(st, id, &f);
+        if (nf < 0)
+            cli_ana_fail(&a, nf);
+        if ((size_t)nf + 2 > cap) {
+            cap = (size_t)nf + 2;
+            if (!(labels = realloc(labels, cap * sizeof(*labels))))
+                cli_die("tree: out of memory");
+        }
+        uint32_t nl = 0;
+        if (per_process) {
+            cli_ana_image_name(&a, s->image, name, sizeof(name));
+            if (ana_stacks_intern(st, name, &labels[nl++]))
+                cli_die("tree: out of memory");
+        }
+        if (nf == 0)
+            labels[nl++] = 0; /* "(no stack)" */
+        for (int j = 0; j < nf; j++)
+            labels[nl++] = f[bottom_up ? j : nf - 1 - j].function;
+        int64_t v[NR_METS] = {(int64_t)s->peak_bytes, s->live_bytes, (int64_t)s->nr_allocs,
+                              (int64_t)s->alloc_bytes, (int64_t)s->nr_temporary};
+        if (ana_tree_add(&t, labels, nl, v))
+            cli_die("tree: out of memory");
+    }
+    if (ana_tree_sort(&t, sort))
+        cli_die("tree: out of memory");
+    if (a.format == CLI_FMT_TEXT)
+        printf("memscribe tree: %s (%s)\n\n", a.path, bottom_up ? "bottom-up" : "top-down");
+    cli_ana_tree(&a, &t, mets, NR_METS, with_self, stdout);
+    free(labels);
+    ana_tree_release(&t);
+    ana_model_destroy(m);
+    return cli_ana_close(&a);
+}
