@@ -5,11 +5,14 @@
  * table). Per-compile-unit DWARF indexing happens on demand and is counted.
  *
  *   bench_symbolize [--min-rate N] [--limit N] FILE...
+ *   bench_symbolize [--min-rate N] [--limit N] --trace TRACE
  *
- * Addresses: with DWARF, every line-table row (the start of every
+ * Addresses of FILEs: with DWARF, every line-table row (the start of every
  * statement piece, as return address + 1); without, four points inside
- * every sized function symbol. They are resolved in a shuffled order, so
- * no locality helps. Exit 1 if the rate is below --min-rate. */
+ * every sized function symbol. Of a TRACE: every distinct return address
+ * of its stacks, with the trace's module map. They are resolved in a
+ * shuffled order, so no locality helps. Exit 1 if the rate is below
+ * --min-rate. */
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <errno.h>
@@ -23,6 +26,7 @@
 #include <unistd.h>
 
 #include "analysis/ana_symbolize.h"
+#include "memscribe/trace.h"
 
 struct addrs {
     uint64_t *v;
@@ -146,10 +150,76 @@ static int load(const char *path, uint64_t base, struct fmt_module *m, struct ad
     return 0;
 }
 
+static void shuffle(uint64_t *v, size_t n)
+{
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+
+    for (size_t k = n; k > 1; k--) {
+        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+        size_t j = (size_t)(seed % k);
+        uint64_t t = v[k - 1];
+        v[k - 1] = v[j];
+        v[j] = t;
+    }
+}
+
+static size_t unique(uint64_t *v, size_t nr)
+{
+    size_t n = 0;
+
+    qsort(v, nr, sizeof(*v), cmp_u64);
+    for (size_t k = 0; k < nr; k++)
+        if (!n || v[k] != v[n - 1])
+            v[n++] = v[k];
+    return n;
+}
+
+static int bench_trace(const char *path, double min_rate, size_t limit);
+
+/* Image and address packed in one word: images below 2^16, user
+ * addresses below 2^48. */
+#define PACK(image, addr) (((uint64_t)(image) << 48) | (addr))
+#define IMAGE_OF(x) ((uint32_t)((x) >> 48))
+#define ADDR_OF(x) ((x) & ((1ull << 48) - 1))
+
+/* Every distinct (image, return address) of a trace's stacks. */
+static int trace_frames(const char *path, struct ana_sym *s, struct addrs *out)
+{
+    struct fmt_reader *r;
+    struct fmt_trace_counts c;
+    char err[600];
+    const struct ana_sym_frame *fr;
+
+    if (fmt_reader_open(&r, path, err, sizeof(err))) {
+        fprintf(stderr, "bench_symbolize: %s\n", err);
+        return -1;
+    }
+    fmt_reader_counts(r, &c);
+    for (uint32_t id = 1; id <= c.nr_stacks; id++) {
+        uint32_t image;
+        uint64_t addr;
+        if (fmt_reader_stack(r, id, &image, &addr, 1) >= 1 && image < 0x10000 && addr < (1ull << 48))
+            push(out, PACK(image, addr));
+    }
+    double t0 = now_s();
+    for (uint32_t k = 0; k < fmt_reader_nr_modules(r); k++) {
+        const struct fmt_module_info *m = fmt_reader_module(r, k);
+        if (ana_sym_add_module(s, m->image, &m->m) || !m->m.nr_segments)
+            continue;
+        /* First load: find the files, build the symbol table. */
+        ana_sym_resolve(s, m->image, m->m.base + m->m.segments[0].vaddr, ANA_SYM_PRECISE, &fr);
+    }
+    printf("bench_symbolize: %s: %u stack nodes, %u modules loaded in %.1f ms\n", path, c.nr_stacks,
+           fmt_reader_nr_modules(r), (now_s() - t0) * 1e3);
+    fmt_reader_close(r);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     double min_rate = 0;
     size_t limit = 0;
+    const char *trace = NULL;
     int i = 1;
 
     for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
@@ -157,14 +227,19 @@ int main(int argc, char **argv)
             min_rate = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--limit"))
             limit = (size_t)atoll(argv[i + 1]);
+        else if (!strcmp(argv[i], "--trace"))
+            trace = argv[i + 1];
         else
             break;
     }
-    if (i >= argc) {
-        fprintf(stderr, "usage: bench_symbolize [--min-rate N] [--limit N] FILE...\n");
+    if (i >= argc && !trace) {
+        fprintf(stderr, "usage: bench_symbolize [--min-rate N] [--limit N] FILE...\n"
+                        "       bench_symbolize [--min-rate N] [--limit N] --trace TRACE\n");
         return 2;
     }
     elf_version(EV_CURRENT);
+    if (trace)
+        return bench_trace(trace, min_rate, limit);
 
     int nr_files = argc - i;
     struct fmt_module *mods = calloc((size_t)nr_files, sizeof(*mods));
@@ -181,19 +256,8 @@ int main(int argc, char **argv)
     firsts[nr_files] = all.nr;
 
     /* Distinct addresses, in a fixed pseudo-random order. */
-    qsort(all.v, all.nr, sizeof(*all.v), cmp_u64);
-    size_t n = 0;
-    for (size_t k = 0; k < all.nr; k++)
-        if (!n || all.v[k] != all.v[n - 1])
-            all.v[n++] = all.v[k];
-    uint64_t seed = 0x9e3779b97f4a7c15ull;
-    for (size_t k = n; k > 1; k--) {
-        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
-        size_t j = (size_t)(seed % k);
-        uint64_t t = all.v[k - 1];
-        all.v[k - 1] = all.v[j];
-        all.v[j] = t;
-    }
+    size_t n = unique(all.v, all.nr);
+    shuffle(all.v, n);
     if (limit && n > limit)
         n = limit;
 
@@ -242,6 +306,45 @@ int main(int argc, char **argv)
     free(all.v);
     free(mods);
     free(firsts);
+    if (min_rate > 0 && rate < min_rate) {
+        fprintf(stderr, "bench_symbolize: %.0f frames/s is below the target of %.0f\n", rate, min_rate);
+        return 1;
+    }
+    return 0;
+}
+
+static int bench_trace(const char *path, double min_rate, size_t limit)
+{
+    struct ana_sym *s;
+    struct ana_sym_options o = {0};
+    struct addrs all = {0};
+    const struct ana_sym_frame *fr;
+
+    if (ana_sym_create(&s, &o) || trace_frames(path, s, &all))
+        return 1;
+    size_t n = unique(all.v, all.nr);
+    shuffle(all.v, n);
+    if (limit && n > limit)
+        n = limit;
+    uint64_t out_frames = 0, named = 0;
+    double t1 = now_s();
+    for (size_t k = 0; k < n; k++) {
+        int r = ana_sym_resolve(s, IMAGE_OF(all.v[k]), ADDR_OF(all.v[k]), ANA_SYM_RETURN, &fr);
+        if (r < 0) {
+            fprintf(stderr, "bench_symbolize: resolve: %s\n", strerror(-r));
+            return 1;
+        }
+        out_frames += (uint64_t)r;
+        named += fr[r - 1].function != NULL;
+    }
+    double rate = (double)n / (now_s() - t1);
+    printf("bench_symbolize: %zu distinct frames: %.0f frames/s (%" PRIu64 " output frames with inlined ones; "
+           "%.1f%% named)\n",
+           n, rate, out_frames, n ? 100.0 * (double)named / (double)n : 0.0);
+    for (size_t k = 0; k < ana_sym_nr_notes(s); k++)
+        printf("bench_symbolize: note: %s\n", ana_sym_note(s, k));
+    ana_sym_destroy(s);
+    free(all.v);
     if (min_rate > 0 && rate < min_rate) {
         fprintf(stderr, "bench_symbolize: %.0f frames/s is below the target of %.0f\n", rate, min_rate);
         return 1;

@@ -3,10 +3,14 @@
  *
  * dwarf_getscopes() walks a compile unit's DIE tree from its root on every
  * call, which in a C++ unit full of library headers means thousands of
- * sibling DIEs per address. Instead, each compile unit gets an index the
- * first time an address falls in it: every subprogram and inlined
- * subroutine range, sorted, with its enclosing function. An address then
- * costs a binary search plus libdw's own (cached) line-table search. */
+ * sibling DIEs per address. Instead the index is built lazily, in two
+ * levels: the first address in a compile unit lists its functions (the
+ * subprograms with code, found at unit and namespace level, without
+ * entering their bodies); the first address in a function lists the
+ * inlined subroutines in its body. Each level is a sorted range array, so
+ * an address costs two binary searches plus libdw's own (cached) search of
+ * the line table, and a function nobody's stack passes through is never
+ * read beyond its first DIE. */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
@@ -16,29 +20,48 @@
 #include "analysis/ana_sym_internal.h"
 
 #define NO_PARENT UINT32_MAX
-
-struct fn_entry {
-    Dwarf_Off die;   /* the subprogram or inlined_subroutine DIE */
-    uint64_t low;    /* lowest address of any of its ranges */
-    uint32_t parent; /* enclosing entry; NO_PARENT at a subprogram */
-    bool inlined;    /* DW_TAG_inlined_subroutine */
-};
+#define MAX_DIE_DEPTH 256
 
 struct fn_range {
     uint64_t lo, hi;
-    uint32_t entry;
-    uint32_t depth; /* nesting depth: among ranges starting together, outer first */
+    uint32_t entry; /* index into the level's entries */
+};
+
+/* A sorted range array with the prefix maximum of the ends. */
+struct range_set {
+    struct fn_range *v;
+    uint64_t *max_hi; /* max_hi[i] = max(v[0..i].hi): where a backward scan can stop */
+    size_t nr, cap;
+};
+
+/* One inlined subroutine of a function's body (entry 0: the function). */
+struct inl_entry {
+    Dwarf_Off die;
+    uint32_t parent; /* enclosing entry; NO_PARENT for entry 0 */
+};
+
+struct body {
+    struct inl_entry *entries;
+    size_t nr_entries, cap_entries;
+    struct range_set ranges;
+};
+
+/* A function with code at unit or namespace level (or, after the deep
+ * pass, nested in another function's body). */
+struct top_fn {
+    Dwarf_Off die;
+    uint64_t low; /* lowest address of its ranges */
+    struct body *body; /* NULL until an address falls in it */
 };
 
 struct cu_index {
     Dwarf_Die cudie;
-    bool built;
-    struct fn_entry *entries;
-    size_t nr_entries, cap_entries;
-    struct fn_range *ranges;
-    uint64_t *max_hi; /* max_hi[i] = max(ranges[0..i].hi): where a backward scan can stop */
-    size_t nr_ranges, cap_ranges;
-    Dwarf_Files *files; /* for DW_AT_call_file */
+    bool built; /* functions listed */
+    bool deep;  /* bodies searched for nested functions too */
+    struct top_fn *fns;
+    size_t nr_fns, cap_fns;
+    struct range_set ranges; /* entry: index into fns */
+    Dwarf_Files *files;      /* for DW_AT_call_file */
     size_t nr_files;
     bool files_loaded;
 };
@@ -60,7 +83,7 @@ static int grow(void **v, size_t *cap, size_t nr, size_t elem)
 {
     if (nr < *cap)
         return 0;
-    size_t ncap = *cap ? *cap * 2 : 64;
+    size_t ncap = *cap ? *cap * 2 : 16;
     void *nv = realloc(*v, ncap * elem);
 
     if (!nv)
@@ -134,63 +157,171 @@ int ana_sym_dwarf_open(struct ana_sym_dwarf **out, Elf *elf)
     return 0;
 }
 
-static int add_entry(struct cu_index *ci, Dwarf_Die *die, uint32_t parent, uint32_t depth, bool inlined,
-                     uint32_t *entry)
+/* ---- range sets */
+
+/* Does the DIE carry code? Asking the abbreviation is far cheaper than
+ * dwarf_ranges() on the thousands of declarations a C++ unit holds. */
+static bool has_code(Dwarf_Die *die)
+{
+    return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges);
+}
+
+/* Append the DIE's ranges for entry; returns how many, or -ENOMEM. */
+static int add_ranges(struct range_set *rs, Dwarf_Die *die, uint32_t entry, uint64_t *low)
 {
     Dwarf_Addr base, start, end;
     ptrdiff_t off = 0;
-    uint64_t low = UINT64_MAX;
-    uint32_t idx = (uint32_t)ci->nr_entries;
-    size_t first_range = ci->nr_ranges;
+    int n = 0;
 
+    *low = UINT64_MAX;
     while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
         if (start >= end)
             continue;
-        if (grow((void **)&ci->ranges, &ci->cap_ranges, ci->nr_ranges, sizeof(*ci->ranges)))
+        if (grow((void **)&rs->v, &rs->cap, rs->nr, sizeof(*rs->v)))
             return -ENOMEM;
-        ci->ranges[ci->nr_ranges++] = (struct fn_range){.lo = start, .hi = end, .entry = idx, .depth = depth};
-        if (start < low)
-            low = start;
+        rs->v[rs->nr++] = (struct fn_range){.lo = start, .hi = end, .entry = entry};
+        if (start < *low)
+            *low = start;
+        n++;
     }
-    if (ci->nr_ranges == first_range) {
-        *entry = NO_PARENT; /* a declaration or an abstract instance: no code */
+    return n;
+}
+
+/* Stable sort by lo. Ranges are appended in DIE order, an inlined call
+ * after the one it sits in, so among ranges starting at one address the
+ * innermost stays last. LSD radix sort, 8 bits a pass over the bits that
+ * differ: glibc's qsort (a merge sort calling a comparator) was a fifth of
+ * the time of indexing a large C++ unit. */
+static int sort_ranges(struct range_set *rs)
+{
+    size_t n = rs->nr;
+
+    free(rs->max_hi);
+    rs->max_hi = NULL;
+    if (n == 0)
         return 0;
+    uint64_t min = UINT64_MAX, max = 0;
+    for (size_t i = 0; i < n; i++) {
+        min = rs->v[i].lo < min ? rs->v[i].lo : min;
+        max = rs->v[i].lo > max ? rs->v[i].lo : max;
     }
-    if (grow((void **)&ci->entries, &ci->cap_entries, ci->nr_entries, sizeof(*ci->entries)))
+    if (n < 32) {
+        for (size_t i = 1; i < n; i++) {
+            struct fn_range x = rs->v[i];
+            size_t j = i;
+            for (; j > 0 && rs->v[j - 1].lo > x.lo; j--)
+                rs->v[j] = rs->v[j - 1];
+            rs->v[j] = x;
+        }
+    } else if (max > min) {
+        struct fn_range *tmp = malloc(n * sizeof(*tmp));
+        if (!tmp)
+            return -ENOMEM;
+        uint64_t span = max - min;
+        for (unsigned shift = 0; shift < 64 && (span >> shift); shift += 8) {
+            size_t count[257] = {0};
+            for (size_t i = 0; i < n; i++)
+                count[((rs->v[i].lo - min) >> shift & 0xff) + 1]++;
+            for (size_t b = 1; b < 257; b++)
+                count[b] += count[b - 1];
+            for (size_t i = 0; i < n; i++)
+                tmp[count[(rs->v[i].lo - min) >> shift & 0xff]++] = rs->v[i];
+            struct fn_range *t = rs->v;
+            rs->v = tmp;
+            tmp = t;
+        }
+        free(tmp);
+    }
+    rs->max_hi = malloc(n * sizeof(*rs->max_hi));
+    if (!rs->max_hi)
         return -ENOMEM;
-    ci->entries[ci->nr_entries++] =
-        (struct fn_entry){.die = dwarf_dieoffset(die), .low = low, .parent = parent, .inlined = inlined};
-    *entry = idx;
+    uint64_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rs->v[i].hi > m)
+            m = rs->v[i].hi;
+        rs->max_hi[i] = m;
+    }
     return 0;
 }
 
-/* Collect the code-carrying DIEs under `parent_die`. Only tags that can
- * hold functions are entered: namespaces, functions, lexical blocks. Type
- * DIEs are skipped whole (GCC and clang put member function bodies at
- * namespace level, pointing back with DW_AT_specification). */
-static int walk(struct cu_index *ci, Dwarf_Die *parent_die, uint32_t parent, uint32_t depth)
+/* The innermost range holding pc, or NULL. Ranges nest, and among those
+ * holding pc the innermost starts last (ties: it sorts later), so the
+ * first hit going back is it. */
+static const struct fn_range *range_find(const struct range_set *rs, uint64_t pc)
+{
+    size_t lo = 0, hi = rs->nr;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (rs->v[mid].lo <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    while (lo > 0 && rs->max_hi[lo - 1] > pc) {
+        if (pc < rs->v[lo - 1].hi)
+            return &rs->v[lo - 1];
+        lo--;
+    }
+    return NULL;
+}
+
+static void range_set_free(struct range_set *rs)
+{
+    free(rs->v);
+    free(rs->max_hi);
+}
+
+/* ---- level 1: a unit's functions */
+
+static int add_top_fn(struct cu_index *ci, Dwarf_Die *die)
+{
+    uint64_t low;
+    int n = add_ranges(&ci->ranges, die, (uint32_t)ci->nr_fns, &low);
+
+    if (n <= 0)
+        return n;
+    if (grow((void **)&ci->fns, &ci->cap_fns, ci->nr_fns, sizeof(*ci->fns)))
+        return -ENOMEM;
+    ci->fns[ci->nr_fns++] = (struct top_fn){.die = dwarf_dieoffset(die), .low = low};
+    return 0;
+}
+
+/* Functions under parent_die. Namespaces are entered; type DIEs are
+ * skipped whole (GCC and clang put member function bodies at namespace
+ * level, pointing back with DW_AT_specification). With deep set, bodies
+ * are entered too, for functions nested in others (GNU C nested
+ * functions, local classes). */
+static int walk_fns(struct cu_index *ci, Dwarf_Die *parent_die, unsigned depth, bool deep, bool in_body)
 {
     Dwarf_Die child;
     int rc = 0;
 
-    if (depth > 256 || dwarf_child(parent_die, &child) != 0)
+    if (depth > MAX_DIE_DEPTH || dwarf_child(parent_die, &child) != 0)
         return 0;
     do {
-        int tag = dwarf_tag(&child);
-        uint32_t entry;
-
-        switch (tag) {
+        switch (dwarf_tag(&child)) {
         case DW_TAG_subprogram:
-        case DW_TAG_inlined_subroutine:
-            rc = add_entry(ci, &child, tag == DW_TAG_inlined_subroutine ? parent : NO_PARENT, depth,
-                           tag == DW_TAG_inlined_subroutine, &entry);
-            if (!rc && entry != NO_PARENT)
-                rc = walk(ci, &child, entry, depth + 1);
+            if (!has_code(&child))
+                break;
+            /* Top-level functions are listed by the first pass. */
+            if (in_body || !deep)
+                rc = add_top_fn(ci, &child);
+            if (!rc && deep)
+                rc = walk_fns(ci, &child, depth + 1, deep, true);
             break;
-        case DW_TAG_lexical_block:
         case DW_TAG_namespace:
         case DW_TAG_module:
-            rc = walk(ci, &child, parent, depth + 1);
+            rc = walk_fns(ci, &child, depth + 1, deep, in_body);
+            break;
+        case DW_TAG_lexical_block:
+        case DW_TAG_inlined_subroutine:
+        case DW_TAG_class_type:
+        case DW_TAG_structure_type:
+        case DW_TAG_union_type:
+            if (in_body)
+                rc = walk_fns(ci, &child, depth + 1, deep, true);
             break;
         default:
             break;
@@ -199,35 +330,90 @@ static int walk(struct cu_index *ci, Dwarf_Die *parent_die, uint32_t parent, uin
     return rc;
 }
 
-static int range_cmp(const void *pa, const void *pb)
+static int build_cu(struct cu_index *ci, bool deep)
 {
-    const struct fn_range *a = pa, *b = pb;
+    int rc = walk_fns(ci, &ci->cudie, 0, deep, false);
 
-    if (a->lo != b->lo)
-        return a->lo < b->lo ? -1 : 1;
-    return a->depth < b->depth ? -1 : a->depth > b->depth;
+    if (!rc)
+        rc = sort_ranges(&ci->ranges);
+    if (!rc) {
+        ci->built = true;
+        ci->deep |= deep;
+    }
+    return rc;
 }
 
-static int build_cu(struct cu_index *ci)
-{
-    int rc = walk(ci, &ci->cudie, NO_PARENT, 0);
+/* ---- level 2: a function's inlined calls */
 
-    if (rc)
-        return rc;
-    if (ci->nr_ranges) {
-        qsort(ci->ranges, ci->nr_ranges, sizeof(*ci->ranges), range_cmp);
-        ci->max_hi = malloc(ci->nr_ranges * sizeof(*ci->max_hi));
-        if (!ci->max_hi)
-            return -ENOMEM;
-        uint64_t m = 0;
-        for (size_t i = 0; i < ci->nr_ranges; i++) {
-            if (ci->ranges[i].hi > m)
-                m = ci->ranges[i].hi;
-            ci->max_hi[i] = m;
+static int walk_body(struct body *b, Dwarf_Die *parent_die, uint32_t parent, unsigned depth)
+{
+    Dwarf_Die child;
+    int rc = 0;
+
+    if (depth > MAX_DIE_DEPTH || dwarf_child(parent_die, &child) != 0)
+        return 0;
+    do {
+        switch (dwarf_tag(&child)) {
+        case DW_TAG_inlined_subroutine: {
+            uint64_t low;
+            uint32_t idx = (uint32_t)b->nr_entries;
+            int n = add_ranges(&b->ranges, &child, idx, &low);
+            if (n < 0)
+                return n;
+            if (n == 0)
+                break;
+            if (grow((void **)&b->entries, &b->cap_entries, b->nr_entries, sizeof(*b->entries)))
+                return -ENOMEM;
+            b->entries[b->nr_entries++] = (struct inl_entry){.die = dwarf_dieoffset(&child), .parent = parent};
+            rc = walk_body(b, &child, idx, depth + 1);
+            break;
         }
+        case DW_TAG_lexical_block:
+            rc = walk_body(b, &child, parent, depth + 1);
+            break;
+        default:
+            break; /* nested functions are level 1's (deep pass) */
+        }
+    } while (!rc && dwarf_siblingof(&child, &child) == 0);
+    return rc;
+}
+
+static void body_free(struct body *b)
+{
+    if (!b)
+        return;
+    free(b->entries);
+    range_set_free(&b->ranges);
+    free(b);
+}
+
+static int build_body(struct ana_sym_dwarf *d, struct top_fn *fn)
+{
+    struct body *b = calloc(1, sizeof(*b));
+    Dwarf_Die die;
+    int rc = -ENOMEM;
+
+    if (!b)
+        return -ENOMEM;
+    b->entries = malloc(sizeof(*b->entries));
+    if (!b->entries)
+        goto fail;
+    b->cap_entries = 1;
+    b->entries[0] = (struct inl_entry){.die = fn->die, .parent = NO_PARENT};
+    b->nr_entries = 1;
+    if (dwarf_offdie(d->dw, fn->die, &die)) {
+        rc = walk_body(b, &die, 0, 0);
+        if (rc)
+            goto fail;
     }
-    ci->built = true;
+    rc = sort_ranges(&b->ranges);
+    if (rc)
+        goto fail;
+    fn->body = b;
     return 0;
+fail:
+    body_free(b);
+    return rc;
 }
 
 static struct cu_index *find_cu(struct ana_sym_dwarf *d, uint64_t pc)
@@ -249,31 +435,6 @@ static struct cu_index *find_cu(struct ana_sym_dwarf *d, uint64_t pc)
             return &d->cus[d->spans[lo - 1].cu];
     }
     return NULL;
-}
-
-/* The innermost entry whose range holds pc, or NO_PARENT. */
-static uint32_t innermost(const struct cu_index *ci, uint64_t pc)
-{
-    size_t lo = 0, hi = ci->nr_ranges;
-
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-
-        if (ci->ranges[mid].lo <= pc)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    /* Ranges nest, and among those holding pc the innermost starts last
-     * (ties: deeper sorts later), so the first hit going back is it. */
-    while (lo > 0 && ci->max_hi[lo - 1] > pc) {
-        const struct fn_range *r = &ci->ranges[lo - 1];
-
-        if (pc < r->hi)
-            return r->entry;
-        lo--;
-    }
-    return NO_PARENT;
 }
 
 static const char *die_name(Dwarf_Die *die)
@@ -331,9 +492,33 @@ static void line_at(struct cu_index *ci, uint64_t pc, const char **file, uint32_
         *column = (uint32_t)c;
 }
 
+/* The function of the unit holding pc: listed on the unit's first
+ * address; if pc is in none, maybe in a function nested in another's body,
+ * which only a deep pass (once per unit) finds. */
+static int find_fn(struct cu_index *ci, uint64_t pc, struct top_fn **out)
+{
+    const struct fn_range *r;
+    int rc;
+
+    *out = NULL;
+    if (!ci->built && (rc = build_cu(ci, false)))
+        return rc;
+    r = range_find(&ci->ranges, pc);
+    if (!r && !ci->deep) {
+        if ((rc = build_cu(ci, true)))
+            return rc;
+        r = range_find(&ci->ranges, pc);
+    }
+    if (r)
+        *out = &ci->fns[r->entry];
+    return 0;
+}
+
 int ana_sym_dwarf_lookup(struct ana_sym_dwarf *d, uint64_t pc, struct ana_sym_dwarf_chain *out)
 {
     struct cu_index *ci = find_cu(d, pc);
+    struct top_fn *fn;
+    int rc;
 
     out->nr_frames = 0;
     out->file = NULL;
@@ -341,37 +526,35 @@ int ana_sym_dwarf_lookup(struct ana_sym_dwarf *d, uint64_t pc, struct ana_sym_dw
     out->outer_low = 0;
     if (!ci)
         return -ENOENT;
-    if (!ci->built) {
-        int rc = build_cu(ci);
-        if (rc)
-            return rc;
-    }
     line_at(ci, pc, &out->file, &out->line, &out->column);
+    if ((rc = find_fn(ci, pc, &fn)) || !fn)
+        return rc;
+    if (!fn->body && (rc = build_body(d, fn)))
+        return rc;
+    out->outer_low = fn->low;
 
-    uint32_t e = ci->nr_ranges ? innermost(ci, pc) : NO_PARENT;
+    const struct fn_range *r = range_find(&fn->body->ranges, pc);
+    uint32_t e = r ? r->entry : 0;
     const char *file = out->file;
     uint32_t line = out->line, column = out->column;
 
     /* Innermost first: each frame's position is where the frame inside it
      * was called from (DW_AT_call_*), the innermost's the line table's. */
     while (e != NO_PARENT && out->nr_frames < ANA_SYM_MAX_INLINE) {
-        const struct fn_entry *fe = &ci->entries[e];
+        const struct inl_entry *ie = &fn->body->entries[e];
         Dwarf_Die die;
 
-        if (!dwarf_offdie(d->dw, fe->die, &die))
+        if (!dwarf_offdie(d->dw, ie->die, &die))
             break;
         struct ana_sym_dwarf_frame *f = &out->frames[out->nr_frames++];
         f->name = die_name(&die);
         f->file = file;
         f->line = line;
         f->column = column;
-        out->outer_low = fe->low;
-        if (!fe->inlined)
-            break;
         file = call_file(ci, &die);
         line = die_udata(&die, DW_AT_call_line);
         column = die_udata(&die, DW_AT_call_column);
-        e = fe->parent;
+        e = ie->parent;
     }
     return 0;
 }
@@ -381,9 +564,12 @@ void ana_sym_dwarf_close(struct ana_sym_dwarf *d)
     if (!d)
         return;
     for (size_t i = 0; i < d->nr_cus; i++) {
-        free(d->cus[i].entries);
-        free(d->cus[i].ranges);
-        free(d->cus[i].max_hi);
+        struct cu_index *ci = &d->cus[i];
+
+        for (size_t k = 0; k < ci->nr_fns; k++)
+            body_free(ci->fns[k].body);
+        free(ci->fns);
+        range_set_free(&ci->ranges);
     }
     free(d->cus);
     free(d->spans);
