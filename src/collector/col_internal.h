@@ -88,7 +88,8 @@ extern _Atomic int col_state;
 /* Settings from the environment, read once at init. */
 extern uint32_t col_depth;
 extern int col_no_follow;
-extern int col_free_stacks; /* MEMSCRIBE_FREE_STACKS=1: unwind on free too */
+extern int col_free_stacks;
+extern int col_glibc_malloc; /* the real malloc is glibc's: its chunk headers may be read */ /* MEMSCRIBE_FREE_STACKS=1: unwind on free too */
 /* After a dlopen, this many events each check whether the module set
  * changed; every COL_MODULE_POLL_MASK+1 events of a thread check anyway
  * (libc's own dlopen of NSS modules and the like). */

@@ -21,6 +21,7 @@ _Atomic int col_state;
 uint32_t col_depth = FMT_SHM_DEFAULT_DEPTH;
 int col_no_follow;
 int col_free_stacks;
+int col_glibc_malloc;
 
 /* Generations count process streams; kept outside the wiped page so a
  * forked child continues the count and never reuses its parent's value. */
@@ -162,6 +163,16 @@ void col_init(void)
         return;
     }
     col_resolve();
+    {
+        Dl_info info;
+        const char *base;
+
+        if (col_real.malloc && dladdr(*(void **)&col_real.malloc, &info) && info.dli_fname) {
+            base = strrchr(info.dli_fname, '/');
+            base = base ? base + 1 : info.dli_fname;
+            col_glibc_malloc = !strncmp(base, "libc.so", 7);
+        }
+    }
     if (!getenv(FMT_SHM_ENV_SOCKET)) {
         atomic_store(&col_state, COL_OFF); /* preloaded without a recorder */
         return;
