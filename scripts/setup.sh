@@ -10,6 +10,8 @@ PKGS=(build-essential cmake pkg-config libzstd-dev libunwind-dev libdw-dev libel
 # Tests: unit framework, fuzzer (clang), the real tools we compare with.
 if [ "${1:-}" = "--test" ]; then
   PKGS+=(libcmocka-dev clang valgrind heaptrack)
+  # Analysis e2e tests read the JSON output with jq.
+  PKGS+=(jq)
   # memscribe export: the readers of each format, and the libraries it links.
   PKGS+=(massif-visualizer golang-go chromium sqlite3 libsqlite3-dev zlib1g-dev)
 fi
