@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The demo end to end: record examples/memtest_demo (WPA's MemoryTestApp on
+# Linux) and check that the reports find exactly what it does:
+#  - the steady-state step halfway: in a window around it, the row of
+#    AllocateSteadyState (called from main) is Impacting, Count 1,
+#    Size 10 MB, Impacting Size 10 MB;
+#  - the last four spikes: in a window over them, the row under
+#    Operation1 -> ManipulateTemporaryBuffer is Transient, Count 4,
+#    Size 40 MB, Impacting Size 0;
+#  - the leaks: 320 blocks (10 steps x 32) of 40 bytes = 12800 bytes, by
+#    InnerLoopOperation;
+#  - report: 10 temporary allocations of 10 MB, and the peak = 20 MB steady
+#    + one 10 MB spike + what else was live then.
+# Window times come from the trace itself (timeline and leaks --all in
+# JSON), never from the program's sleeps. Needs MEMSCRIBE, MS_BUILD.
+set -euo pipefail
+: "${MEMSCRIBE:?set by ctest}" "${MS_BUILD:?set by ctest}"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-ana-demo.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+T=$WORK/demo.mscr
+MB=1000000
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+# usage: expect WHAT GOT WANT
+expect() {
+    [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
+    echo "ok: $1 = $3"
+}
+
+"$MEMSCRIBE" record -o "$T" -- "$MS_BUILD/examples/memtest_demo" >"$WORK/out" 2>"$WORK/err" ||
+    fail "record exited with $?: $(cat "$WORK/err")"
+
+# --- Leaks: grouped by stack, the InnerLoopOperation row. ------------------
+"$MEMSCRIBE" leaks --format=json --top 0 "$T" >"$WORK/leaks.json"
+inner='.stacks[] | select(.stack[0] | test("InnerLoopOperation"))'
+expect "leaked blocks of InnerLoopOperation" "$(jq "[$inner] | length" "$WORK/leaks.json")" 1
+expect "leaked blocks of InnerLoopOperation" "$(jq "$inner | .blocks" "$WORK/leaks.json")" 320
+expect "leaked bytes of InnerLoopOperation" "$(jq "$inner | .bytes" "$WORK/leaks.json")" 12800
+# Each of them is 40 bytes.
+"$MEMSCRIBE" leaks --all --format=json --top 0 "$T" >"$WORK/blocks.json"
+expect "40-byte leaked blocks from InnerLoopOperation" \
+    "$(jq '[.blocks[] | select(.size == 40 and (.stack[0] | test("InnerLoopOperation")))] | length' \
+        "$WORK/blocks.json")" 320
+
+# --- Steady-state step: its allocation time from the blocks live at the
+# peak (the second AllocateSteadyState block), then a window around it.
+"$MEMSCRIBE" leaks --all --format=json --top 0 --at peak "$T" >"$WORK/peak.json"
+steady=$(jq -r '[.blocks[] | select(.size == 10000000 and (.stack[0] | test("AllocateSteadyState")))
+                | .time_ns] | sort | .[1]' "$WORK/peak.json")
+[ "$steady" != null ] || fail "no second steady-state block live at the peak"
+from=$((steady - 50000000))
+to=$((steady + 50000000))
+"$MEMSCRIBE" window --from "${from}ns" --to "${to}ns" --top 0 --format=json "$T" >"$WORK/w1.json"
+row='.rows[] | select(.stack[-1] | test("AllocateSteadyState"))'
+expect "steady-state rows in the window" "$(jq "[$row] | length" "$WORK/w1.json")" 1
+expect "steady-state impacting type" "$(jq -r "$row | .impacting_type" "$WORK/w1.json")" Impacting
+expect "steady-state count" "$(jq "$row | .count" "$WORK/w1.json")" 1
+expect "steady-state size" "$(jq "$row | .size" "$WORK/w1.json")" $((10 * MB))
+expect "steady-state impacting size" "$(jq "$row | .impacting_size" "$WORK/w1.json")" $((10 * MB))
+expect "steady-state stack: main calls AllocateSteadyState" \
+    "$(jq -r "$row | .stack[-2:] | map(sub(\" [(][^()]*:[0-9]+[)]$\";\"\")) | join(\" -> \")" \
+        "$WORK/w1.json")" "main -> (anonymous namespace)::AllocateSteadyState(unsigned long)"
+
+# --- The last four spikes: from a 1 ms timeline, the intervals where the
+# heap rises by 10 MB (a spike or steady block starts) and where it drops
+# by 10 MB (a spike ends; the last two drops are the steady blocks freed
+# at exit). The last four rises are the last four spikes.
+"$MEMSCRIBE" timeline --interval 1ms --format=json "$T" >"$WORK/tl.json"
+rises=$(jq -r '.processes[0].rows as $r | [range(0; $r | length)
+    | select($r[.].heap_max_bytes - (if . == 0 then 0 else $r[. - 1].heap_bytes end) >= 9500000)
+    | $r[.].time_ns] | .[-4:] | .[0]' "$WORK/tl.json")
+drops=$(jq -r '.processes[0].rows as $r | [range(1; $r | length)
+    | select($r[. - 1].heap_bytes - $r[.].heap_bytes >= 9500000) | $r[.].time_ns] | .[-3]' \
+    "$WORK/tl.json")
+# A row at time t holds the events of [t - 1ms, t).
+from=$((rises - 1000000))
+to=$((drops - 1))
+"$MEMSCRIBE" window --from "${from}ns" --to "${to}ns" --top 0 --format=json "$T" >"$WORK/w2.json"
+row='.rows[] | select(any(.stack[]; test("Operation1")) and (.stack[-1] | test("ManipulateTemporaryBuffer")))'
+expect "ManipulateTemporaryBuffer rows in the window" "$(jq "[$row] | length" "$WORK/w2.json")" 1
+expect "transient impacting type" "$(jq -r "$row | .impacting_type" "$WORK/w2.json")" Transient
+expect "transient count" "$(jq "$row | .count" "$WORK/w2.json")" 4
+expect "transient size" "$(jq "$row | .size" "$WORK/w2.json")" $((40 * MB))
+expect "transient impacting size" "$(jq "$row | .impacting_size" "$WORK/w2.json")" 0
+# No other 10 MB block lives or dies in that window.
+expect "transient blocks in the window (all stacks)" \
+    "$(jq '[.processes[0].aifi] | .[0]' "$WORK/w2.json")" \
+    "$(jq '[.rows[] | select(.impacting_type == "Transient") | .count] | add' "$WORK/w2.json")"
+# Bottom-up: the allocating function comes first.
+"$MEMSCRIBE" window --from "${from}ns" --to "${to}ns" --bottom-up --by function --format=json \
+    "$T" >"$WORK/w3.json"
+expect "bottom-up by function: ManipulateTemporaryBuffer count" \
+    "$(jq '.rows[] | select(.function | test("ManipulateTemporaryBuffer")) | .count' "$WORK/w3.json")" 4
+
+# --- Report: temporary allocations, peak. -----------------------------------
+"$MEMSCRIBE" report --format=json --top 0 "$T" >"$WORK/report.json"
+p='.processes[0]'
+expect "temporary allocations" "$(jq "$p.temporary" "$WORK/report.json")" 10
+expect "temporary bytes" "$(jq "$p.temporary_bytes" "$WORK/report.json")" $((100 * MB))
+expect "top temporary site is a spike" \
+    "$(jq -r "$p.top.temporary[0].stack[0] | test(\"TransientSpike|ManipulateTemporaryBuffer\")" \
+        "$WORK/report.json")" true
+peak=$(jq "$p.peak_bytes" "$WORK/report.json")
+# At the peak: both steady blocks and one spike, plus the small blocks then
+# live (the 72704-byte libstdc++ pool, leaks so far, the vector).
+[ "$peak" -ge $((30 * MB)) ] && [ "$peak" -lt $((30 * MB + 100000)) ] ||
+    fail "peak $peak is not 30 MB plus under 100 kB of small blocks"
+echo "ok: peak $peak"
+expect "peak contribution of the spike site at the peak" \
+    "$(jq "[$p.top.peak[] | select(.stack[0] | test(\"TransientSpike|ManipulateTemporaryBuffer\")) | .peak_bytes] | add" \
+        "$WORK/report.json")" $((10 * MB))
+# The text report runs and names the sections.
+"$MEMSCRIBE" report "$T" >"$WORK/report.txt"
+grep -q "top call sites by peak contribution" "$WORK/report.txt" || fail "text report lacks its lists"
+echo "PASS"
