@@ -1,13 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Flame graphs: a tree of frames merged by name along call paths, each node
- * carrying every cost at once, drawn as an SVG with its own zoom and search
- * script (as flamegraph.pl's SVGs have), as folded stacks, or as data for
- * the HTML report.
- *
- * The costs themselves come from the analysis model (per stack: how many
- * allocations, bytes, leaked bytes, bytes live at the peak, temporary
- * allocations); this tree only sums them along the frames' names, so a
- * picture shows the same numbers as `memscribe report`. */
+/* Flame graphs: the call tree of the analysis core (frames merged by name
+ * along call paths, every cost at once) drawn as an SVG with its own zoom
+ * and search script (as flamegraph.pl's SVGs have), or written as folded
+ * stacks. The costs come from the heap model's call sites (allocations,
+ * bytes, leaked bytes, bytes live at the peak, temporary allocations), so
+ * a picture shows the same numbers as `memscribe report` and `tree`. */
 #ifndef ANA_FLAME_H
 #define ANA_FLAME_H
 
@@ -30,38 +27,28 @@ int ana_flame_cost_parse(const char *name, enum ana_flame_cost *out);
 /* 1 if the cost is in bytes, 0 if it is a count. */
 int ana_flame_cost_is_bytes(enum ana_flame_cost c);
 
-/* One node. Node 0 is the root ("all"); children are linked in name order
- * once ana_flame_finish() has run. cost[] is inclusive (this node and
- * everything under it). */
-struct ana_flame_node {
-    uint32_t name; /* index into the tree's names */
-    uint32_t parent;
-    uint32_t depth; /* root 0 */
-    uint32_t first_child; /* 0: none */
-    uint32_t next_sibling; /* 0: none */
-    uint64_t cost[ANA_FLAME_NR_COSTS];
-};
+/* The tree is the analysis core's call tree (ana_tree.h) with one metric
+ * per cost, metric index = enum ana_flame_cost; labels are string ids that
+ * a name function turns into text. */
+struct ana_tree;
+struct ana_model;
+struct ana_stacks;
+typedef const char *ana_flame_name_fn(void *arg, uint32_t label);
 
-struct ana_flame;
+/* Fill t (initialised with ANA_FLAME_NR_COSTS metrics) from the model's
+ * call sites: one path per stack with any cost, outermost frame first, or
+ * the allocating function first when inverted. Frames are function names
+ * from st (label = ana_stacks string id; name with ana_flame_stacks_name).
+ * Returns 0 or -errno. */
+int ana_flame_build(struct ana_tree *t, const struct ana_model *m, struct ana_stacks *st,
+                    int inverted);
+/* ana_flame_name_fn for labels from ana_flame_build (arg: the stacks). */
+const char *ana_flame_stacks_name(void *arg, uint32_t label);
 
-int ana_flame_create(struct ana_flame **out);
-void ana_flame_destroy(struct ana_flame *f);
-
-/* Add one call path, outermost frame first (for an inverted graph the
- * caller passes the allocating function first), with its costs. Frames
- * are copied. Returns 0 or -ENOMEM. */
-int ana_flame_add(struct ana_flame *f, const char *const *frames, uint32_t nr_frames,
-                  const uint64_t cost[ANA_FLAME_NR_COSTS]);
-
-/* Sort children by name (flame graphs order siblings alphabetically, so
- * that the same call path sits at the same place in every graph). Call
- * once after the last add; returns 0 or -ENOMEM. */
-int ana_flame_finish(struct ana_flame *f);
-
-uint32_t ana_flame_nr_nodes(const struct ana_flame *f);
-const struct ana_flame_node *ana_flame_node(const struct ana_flame *f, uint32_t i);
-uint32_t ana_flame_nr_names(const struct ana_flame *f);
-const char *ana_flame_name(const struct ana_flame *f, uint32_t name);
+/* Order every node's children by name: flame graphs sort siblings
+ * alphabetically, so that the same call path sits at the same place in
+ * every graph whatever the cost. Returns 0 or -ENOMEM. */
+int ana_flame_sort(struct ana_tree *t, ana_flame_name_fn *name, void *arg);
 
 struct ana_flame_svg_options {
     enum ana_flame_cost cost;
@@ -75,13 +62,14 @@ struct ana_flame_svg_options {
  * (click to zoom, Ctrl-F or the Search button to highlight). Nodes whose
  * width would be under a tenth of a pixel are left out. Returns 0 or
  * -errno from writing. */
-int ana_flame_write_svg(const struct ana_flame *f, FILE *out,
+int ana_flame_write_svg(const struct ana_tree *t, ana_flame_name_fn *name, void *arg, FILE *out,
                         const struct ana_flame_svg_options *opt);
 
 /* Folded stacks ("a;b;c 123" per line, the format flamegraph.pl and
- * speedscope read): one line per node with a non-zero self cost (its cost
- * minus its children's). ';' and line breaks inside names are replaced so
- * a name cannot split a line. Returns 0 or -errno from writing. */
-int ana_flame_write_folded(const struct ana_flame *f, FILE *out, enum ana_flame_cost cost);
+ * speedscope read): one line per node with a non-zero self cost. ';' and
+ * line breaks inside names are replaced so that a name cannot split a
+ * frame or a line. Returns 0 or -errno from writing. */
+int ana_flame_write_folded(const struct ana_tree *t, ana_flame_name_fn *name, void *arg,
+                           FILE *out, enum ana_flame_cost cost);
 
 #endif

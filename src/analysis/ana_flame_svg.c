@@ -10,6 +10,7 @@
 #include "analysis/ana_flame.h"
 #include "analysis/ana_html_assets.h"
 #include "analysis/ana_svg.h"
+#include "analysis/ana_tree.h"
 
 #define FRAME_H 16.0
 #define PAD 10.0
@@ -78,7 +79,9 @@ static size_t fit_label(const char *name, double px, int *dots)
 
 struct layout {
     struct ana_svg *svg;
-    const struct ana_flame *f;
+    const struct ana_tree *t;
+    ana_flame_name_fn *name;
+    void *arg;
     enum ana_flame_cost cost;
     int inverted;
     double width; /* drawable */
@@ -94,9 +97,9 @@ static double frame_y(const struct layout *L, uint32_t depth)
 
 static void draw_frame(struct layout *L, uint32_t id, uint64_t left)
 {
-    const struct ana_flame_node *n = ana_flame_node(L->f, id);
-    const char *name = ana_flame_name(L->f, n->name);
-    uint64_t v = n->cost[L->cost];
+    const struct ana_tree_node *n = &L->t->nodes[id];
+    const char *name = id ? L->name(L->arg, n->label) : "all";
+    uint64_t v = (uint64_t)n->incl[L->cost];
     double x = PAD + (double)left / L->total * L->width;
     double w = (double)v / L->total * L->width;
     double y = frame_y(L, n->depth);
@@ -133,7 +136,7 @@ static void draw_frame(struct layout *L, uint32_t id, uint64_t left)
 /* Depth-first, without recursion: stacks of real programs can be deep. */
 static int draw_all(struct layout *L)
 {
-    uint32_t nr = ana_flame_nr_nodes(L->f);
+    uint32_t nr = L->t->nr_nodes;
     uint32_t *ids = malloc((size_t)nr * sizeof(*ids));
     uint64_t *lefts = malloc((size_t)nr * sizeof(*lefts));
     size_t top = 0;
@@ -148,22 +151,22 @@ static int draw_all(struct layout *L)
     while (top) {
         uint32_t id = ids[--top];
         uint64_t left = lefts[top];
-        const struct ana_flame_node *n = ana_flame_node(L->f, id);
+        const struct ana_tree_node *n = &L->t->nodes[id];
         uint64_t child_left = left;
 
-        if ((double)n->cost[L->cost] / L->total * L->width < MIN_PX)
+        if (n->incl[L->cost] <= 0 || (double)n->incl[L->cost] / L->total * L->width < MIN_PX)
             continue;
         draw_frame(L, id, left);
         /* Push children in reverse so they are drawn left to right. */
         size_t first = top;
-        for (uint32_t c = n->first_child; c; c = ana_flame_node(L->f, c)->next_sibling) {
-            uint64_t v = ana_flame_node(L->f, c)->cost[L->cost];
+        for (uint32_t c = n->first_child; c != ANA_TREE_NONE; c = L->t->nodes[c].next_sibling) {
+            int64_t v = L->t->nodes[c].incl[L->cost];
 
-            if (!v)
+            if (v <= 0)
                 continue;
             ids[top] = c;
             lefts[top++] = child_left;
-            child_left += v;
+            child_left += (uint64_t)v;
         }
         for (size_t a = first, b = top; a + 1 < b; a++, b--) {
             uint32_t ti = ids[a];
@@ -178,26 +181,27 @@ static int draw_all(struct layout *L)
     return 0;
 }
 
-int ana_flame_write_svg(const struct ana_flame *f, FILE *out,
+int ana_flame_write_svg(const struct ana_tree *t, ana_flame_name_fn *name, void *arg, FILE *out,
                         const struct ana_flame_svg_options *opt)
 {
     struct ana_svg svg;
-    struct layout L = {.svg = &svg, .f = f, .cost = opt->cost, .inverted = opt->inverted};
+    struct layout L = {.svg = &svg, .t = t, .name = name, .arg = arg, .cost = opt->cost,
+                       .inverted = opt->inverted};
     double width = opt->width > 0 ? opt->width : 1200;
-    const struct ana_flame_node *root = ana_flame_node(f, 0);
+    const struct ana_tree_node *root = &t->nodes[0];
     char title[128], attrs[160];
     double height;
     const char *script = ana_html_asset("flame_svg.js");
     int rc, rc2;
 
-    for (uint32_t i = 0; i < ana_flame_nr_nodes(f); i++) {
-        const struct ana_flame_node *n = ana_flame_node(f, i);
+    for (uint32_t i = 0; i < t->nr_nodes; i++) {
+        const struct ana_tree_node *n = &t->nodes[i];
 
-        if (n->cost[opt->cost] && n->depth > L.max_depth)
+        if (n->incl[opt->cost] > 0 && n->depth > L.max_depth)
             L.max_depth = n->depth;
     }
     L.width = width - 2 * PAD;
-    L.total = root->cost[opt->cost] ? (double)root->cost[opt->cost] : 1;
+    L.total = root->incl[opt->cost] > 0 ? (double)root->incl[opt->cost] : 1;
     height = TOP + (L.max_depth + 1) * FRAME_H + BOTTOM;
     L.base_y = opt->inverted ? TOP : TOP + L.max_depth * FRAME_H;
 

@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: MIT
+// The memscribe HTML report's script. It reads the data memscribe embedded
+// (the JSON in #ms-data, written by src/analysis/ana_html_data.c) and fills
+// the tables, the window selection and the flame graph. Every trace string
+// goes into the page through textContent, never as markup.
+//
+// Data (arrays are columnar; "site" = a call site = a recorded stack):
+//   summary: heap model totals (ana_model.h), exact integers
+//   strings: function names and places; other parts index into it
+//   sites: stack[], frames[] (pairs [function, place] string ids, leaf
+//          first), allocs[], bytes[], leaked[], leakedBlocks[], peak[],
+//          temp[], tempBytes[]
+//   wpa: bucketNs, nrBuckets, and per cell site[], a[] (allocation bucket),
+//        f[] (free bucket, -1: never freed), n[] (blocks), b[] (bytes)
+//   flame, flameInv: nodes depth first, children by name: name[] (string
+//        id, -1 for the root), parent[], cost[5][] (inclusive)
+(function () {
+  'use strict';
+
+  var errors = [];
+  window.addEventListener('error', function (e) {
+    errors.push(String(e.message));
+    document.body.setAttribute('data-errors', errors.join(' | '));
+  });
+
+  var D = JSON.parse(document.getElementById('ms-data').textContent);
+  var S = D.strings;
+  var NR_SITES = D.sites.stack.length;
+
+  function $(id) { return document.getElementById(id); }
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function int(n) { return Math.round(n).toLocaleString('en-US'); }
+  function bytes(n) {
+    var units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'], v = Math.abs(n), k = 0;
+    while (v >= 1024 && k < units.length - 1) { v /= 1024; k++; }
+    var s = k === 0 ? String(v) : v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
+    return (n < 0 ? '-' : '') + s + ' ' + units[k];
+  }
+  function time(ns) {
+    if (ns >= 1e9) return (ns / 1e9).toFixed(3) + ' s';
+    if (ns >= 1e6) return (ns / 1e6).toFixed(3) + ' ms';
+    if (ns >= 1e3) return (ns / 1e3).toFixed(3) + ' \u00b5s';
+    return ns + ' ns';
+  }
+  // "1.5s", "250ms", "40us", "100ns" or a plain number of ns.
+  function parseTime(s) {
+    var m = /^\s*([0-9]*\.?[0-9]+)\s*(ns|us|\u00b5s|ms|s|)\s*$/.exec(s);
+    if (!m) return NaN;
+    var mul = {ns: 1, us: 1e3, '\u00b5s': 1e3, ms: 1e6, s: 1e9, '': 1}[m[2]];
+    return Math.round(parseFloat(m[1]) * mul);
+  }
+  function siteLeaf(i) {
+    var f = D.sites.frames[i];
+    return { fn: S[f[0]], place: S[f[1]] };
+  }
+  // A function cell: the allocating function, and where, on a second line.
+  function fnCell(i) {
+    var td = el('td', 'text fn'), leaf = siteLeaf(i);
+    td.appendChild(document.createTextNode(leaf.fn));
+    if (leaf.place !== leaf.fn) td.appendChild(el('span', 'place', leaf.place));
+    return td;
+  }
+  function numCell(v, kind, cls) {
+    var td = el('td', cls || '', kind === 'bytes' ? int(v) : int(v));
+    td.setAttribute('data-v', String(v));
+    if (kind === 'bytes' && Math.abs(v) >= 1024) td.title = bytes(v);
+    return td;
+  }
+
+  // ---- the stack panel ----------------------------------------------
+  function showStack(i) {
+    var frames = D.sites.frames[i], ol = $('stack-frames');
+    ol.textContent = '';
+    for (var k = 1; k < frames.length; k += 2) ol.appendChild(el('li', '', S[frames[k]]));
+    $('stack-title').textContent = 'Stack ' + D.sites.stack[i] + ' (allocating function first)';
+    $('stack-panel').hidden = false;
+  }
+  $('stack-close').addEventListener('click', function () { $('stack-panel').hidden = true; });
+
+  // ---- tables ---------------------------------------------------------
+  // cols: [title, key, kind, value(row), class(value)]; kind 'fn' is the
+  // allocating function of siteOf(row), 'label' a string value(row),
+  // 'count' and 'bytes' numbers (sortable by clicking the title).
+  function fillTable(table, cols, rows, sortKey, limit, moreEl, total, siteOf) {
+    var state = { key: sortKey };
+    siteOf = siteOf || function (r) { return r; };
+    function render() {
+      var col = cols.filter(function (c) { return c[1] === state.key; })[0];
+      var sorted = rows.slice().sort(function (x, y) {
+        var a = col[3](x), b = col[3](y);
+        return Math.abs(b) - Math.abs(a) || b - a || x - y;
+      });
+      table.textContent = '';
+      var head = el('tr');
+      cols.forEach(function (c) {
+        var text = c[2] === 'fn' || c[2] === 'label';
+        var th = el('th', text ? 'text' : '', c[0]);
+        if (c[1] === state.key) th.classList.add('sorted');
+        if (!text) th.addEventListener('click', function () { state.key = c[1]; render(); });
+        head.appendChild(th);
+      });
+      var thead = el('thead'); thead.appendChild(head); table.appendChild(thead);
+      var tbody = el('tbody');
+      sorted.slice(0, limit).forEach(function (r) {
+        var tr = el('tr', 'row'), site = siteOf(r);
+        tr.setAttribute('data-site', String(site));
+        cols.forEach(function (c) {
+          if (c[2] === 'fn') tr.appendChild(fnCell(site));
+          else if (c[2] === 'label') tr.appendChild(el('td', 'text c-' + c[1], c[3](r)));
+          else tr.appendChild(numCell(c[3](r), c[2], 'c-' + c[1] + (c[4] ? ' ' + c[4](c[3](r)) : '')));
+        });
+        tr.addEventListener('click', function () { showStack(site); });
+        tbody.appendChild(tr);
+      });
+      if (total) {
+        var tr = el('tr', 'total');
+        cols.forEach(function (c, k) {
+          if (c[2] === 'fn' || c[2] === 'label') tr.appendChild(el('td', 'text', k ? '' : 'Total'));
+          else tr.appendChild(numCell(total[c[1]], c[2], 'c-' + c[1]));
+        });
+        tbody.appendChild(tr);
+      }
+      table.appendChild(tbody);
+      moreEl.textContent = sorted.length > limit
+        ? (sorted.length - limit) + ' more rows not shown.' : '';
+    }
+    render();
+  }
+
+  // ---- summary --------------------------------------------------------
+  function card(parent, id, label, value, exact) {
+    var c = el('div', 'card'); c.id = id;
+    c.appendChild(el('div', 'label', label));
+    c.appendChild(el('div', 'value', value));
+    if (exact) c.appendChild(el('div', 'exact', exact));
+    parent.appendChild(c);
+  }
+  function summary() {
+    var s = D.summary, cards = $('summary-cards'), t = $('summary-table');
+    if (D.incomplete) $('incomplete').hidden = false;
+    card(cards, 'card-peak', 'Peak heap in use', bytes(s.peak), int(s.peak) + ' B at ' + time(s.peakNs));
+    card(cards, 'card-allocs', 'Allocations', int(s.nrAllocs), bytes(s.allocBytes) + ' requested');
+    card(cards, 'card-leaked', 'Leaked', bytes(s.leakedBytes), int(s.leakedBlocks) + ' blocks');
+    card(cards, 'card-temp', 'Temporary allocations', int(s.nrTemporary), bytes(s.temporaryBytes));
+    if (s.hasRss) card(cards, 'card-rss', 'Peak RSS', bytes(s.rssPeak), 'at ' + time(s.rssPeakNs));
+    card(cards, 'card-duration', 'Duration', time(D.endNs), int(s.nrEvents) + ' events');
+    var rows = [
+      ['Allocations', 'nrAllocs', s.nrAllocs, 'count'],
+      ['Bytes allocated', 'allocBytes', s.allocBytes, 'bytes'],
+      ['Frees', 'nrFrees', s.nrFrees, 'count'],
+      ['Bytes freed', 'freedBytes', s.freedBytes, 'bytes'],
+      ['Peak heap in use', 'peak', s.peak, 'bytes'],
+      ['Peak at', 'peakNs', s.peakNs, 'time'],
+      ['Blocks live at the peak', 'peakBlocks', s.peakBlocks, 'count'],
+      ['Leaked bytes', 'leakedBytes', s.leakedBytes, 'bytes'],
+      ['Leaked blocks', 'leakedBlocks', s.leakedBlocks, 'count'],
+      ['Temporary allocations', 'nrTemporary', s.nrTemporary, 'count'],
+      ['Temporary bytes', 'temporaryBytes', s.temporaryBytes, 'bytes'],
+      ['Peak RSS', 'rssPeak', s.rssPeak, 'bytes'],
+      ['Failed calls', 'nrFailed', s.nrFailed, 'count'],
+      ['Frees of unknown blocks', 'nrUnmatchedFrees', s.nrUnmatchedFrees, 'count'],
+      ['Events lost by the collector', 'nrDropped', s.nrDropped, 'count'],
+      ['Events', 'nrEvents', s.nrEvents, 'count'],
+      ['Processes', 'nrImages', s.nrImages, 'count'],
+      ['Threads', 'nrThreads', s.nrThreads, 'count'],
+      ['Distinct stacks', 'nrStacks', s.nrStacks, 'count'],
+      ['Duration', 'endNs', D.endNs, 'time']
+    ];
+    Object.keys(s.calls).forEach(function (k) {
+      rows.push(['Calls to ' + k, 'calls-' + k, s.calls[k], 'count']);
+    });
+    if (D.host) rows.push(['Host', 'host', D.host, 'text']);
+    rows.forEach(function (r) {
+      if (r[1] === 'rssPeak' && !s.hasRss) return;
+      var tr = el('tr'), td = el('td');
+      td.id = 'sum-' + r[1];
+      if (r[3] === 'text') td.textContent = r[2];
+      else {
+        td.setAttribute('data-v', String(r[2]));
+        td.textContent = r[3] === 'time' ? time(r[2]) : int(r[2]) +
+          (r[3] === 'bytes' && r[2] >= 1024 ? ' (' + bytes(r[2]) + ')' : '');
+      }
+      tr.appendChild(el('td', '', r[0]));
+      tr.appendChild(td);
+      t.appendChild(tr);
+    });
+  }
+
+  // ---- leaks and top sites ------------------------------------------
+  function sites() {
+    var all = [], leaks = [], C = D.sites;
+    for (var i = 0; i < NR_SITES; i++) {
+      all.push(i);
+      if (C.leaked[i] > 0) leaks.push(i);
+    }
+    function col(title, key, kind) { return [title, key, kind, function (i) { return C[key][i]; }]; }
+    $('leaks-count').textContent = '(' + int(leaks.length) + ' call sites, ' +
+      bytes(D.summary.leakedBytes) + ')';
+    fillTable($('leaks-table'), [
+      ['Allocating function', 'fn', 'fn'],
+      col('Leaked bytes', 'leaked', 'bytes'),
+      col('Leaked blocks', 'leakedBlocks', 'count'),
+      col('Allocations', 'allocs', 'count'),
+      col('Bytes allocated', 'bytes', 'bytes')
+    ], leaks, 'leaked', D.top, $('leaks-more'));
+    fillTable($('sites-table'), [
+      ['Allocating function', 'fn', 'fn'],
+      col('Allocations', 'allocs', 'count'),
+      col('Bytes allocated', 'bytes', 'bytes'),
+      col('At the peak', 'peak', 'bytes'),
+      col('Leaked', 'leaked', 'bytes'),
+      col('Temporary', 'temp', 'count')
+    ], all, 'bytes', D.top, $('sites-more'));
+  }
+
+  // ---- the window -----------------------------------------------------
+  var W = D.wpa, NB = W.nrBuckets, BW = W.bucketNs;
+  var AIFI = 0, AIFO = 1, AOFI = 2, AOFO = 3;
+  function computeWindow(i, j) {
+    var acc = new Float64Array(NR_SITES * 8), n = W.site.length;
+    var site = W.site, A = W.a, F = W.f, N = W.n, B = W.b;
+    for (var k = 0; k < n; k++) {
+      var a = A[k], f = F[k], cls;
+      if (a > j) continue;
+      var freedIn = f >= 0 && f <= j;
+      if (a >= i) cls = freedIn ? AIFI : AIFO;
+      else if (f >= 0 && f < i) continue;
+      else cls = freedIn ? AOFI : AOFO;
+      var o = site[k] * 8 + cls * 2;
+      acc[o] += N[k];
+      acc[o + 1] += B[k];
+    }
+    return acc;
+  }
+  // Rows as `memscribe window` prints them: per call site one Transient
+  // row (AIFI) and one Impacting row (AIFO and AOFI). Row id = site * 2 +
+  // (1 for Transient).
+  function showWindow(i, j) {
+    var acc = computeWindow(i, j), rows = [];
+    function v(s, cls, b) { return acc[s * 8 + cls * 2 + (b ? 1 : 0)]; }
+    function site(r) { return r >> 1; }
+    function transient(r) { return (r & 1) === 1; }
+    var get = {
+      type: function (r) { return transient(r) ? 'Transient' : 'Impacting'; },
+      count: function (r) {
+        var s = site(r);
+        return transient(r) ? v(s, AIFI) : v(s, AIFO) + v(s, AOFI);
+      },
+      size: function (r) { return transient(r) ? v(site(r), AIFI, 1) : v(site(r), AIFO, 1); },
+      impacting: function (r) { return transient(r) ? 0 : v(site(r), AIFO, 1) - v(site(r), AOFI, 1); }
+    };
+    var tot = { count: 0, size: 0, impacting: 0 }, sum = { tc: 0, tb: 0, ic: 0, is: 0, aofo: 0 };
+    for (var s = 0; s < NR_SITES; s++) {
+      if (v(s, AIFI)) rows.push(s * 2 + 1);
+      if (v(s, AIFO) || v(s, AOFI)) rows.push(s * 2);
+      sum.aofo += v(s, AOFO);
+    }
+    rows.forEach(function (r) {
+      tot.count += get.count(r); tot.size += get.size(r); tot.impacting += get.impacting(r);
+      if (transient(r)) { sum.tc += get.count(r); sum.tb += get.size(r); }
+      else { sum.ic += get.count(r); sum.is += get.impacting(r); }
+    });
+    var cols = [
+      ['Impacting Type', 'type', 'label', get.type],
+      ['Allocating function', 'fn', 'fn'],
+      ['Count', 'count', 'count', get.count],
+      ['Size', 'size', 'bytes', get.size],
+      ['Impacting Size', 'impacting', 'bytes', get.impacting,
+       function (x) { return x < 0 ? 'neg' : x > 0 ? 'pos' : ''; }]
+    ];
+    var t0 = i * BW, t1 = (j + 1) * BW;
+    $('window-range').textContent = 'Window ' + time(t0) + ' \u2013 ' + time(t1) +
+      ' (buckets ' + i + '\u2013' + j + ' of ' + NB + ')';
+    $('window-range').setAttribute('data-t0', String(t0));
+    $('window-range').setAttribute('data-t1', String(t1 - 1));
+    var cards = $('window-cards');
+    cards.textContent = '';
+    card(cards, 'win-transient', 'Transient (AIFI)', int(sum.tc) + ' blocks', int(sum.tb) + ' B');
+    card(cards, 'win-impacting', 'Impacting (AIFO + AOFI)', int(sum.ic) + ' blocks');
+    card(cards, 'win-impacting-size', 'Impacting Size', bytes(sum.is), int(sum.is) + ' B');
+    card(cards, 'win-size', 'Size (allocated inside)', bytes(tot.size), int(tot.size) + ' B');
+    card(cards, 'win-aofo', 'Outstanding throughout (AOFO)', int(sum.aofo) + ' blocks');
+    fillTable($('window-table'), cols, rows, 'impacting', D.top, $('window-more'), tot, site);
+    drawSelection(i, j);
+  }
+
+  // ---- timeline selection ------------------------------------------------
+  var tsvg = document.getElementById('timeline-svg');
+  var selRect = null, sel = { i: 0, j: NB - 1 };
+  function tAttr(name) { return parseFloat(tsvg.getAttribute(name)); }
+  function xOfTime(t) {
+    var l = tAttr('data-left'), r = tAttr('data-right'), lo = tAttr('data-t-lo'), hi = tAttr('data-t-hi');
+    return l + (t - lo) / (hi - lo) * (r - l);
+  }
+  function timeOfX(x) {
+    var l = tAttr('data-left'), r = tAttr('data-right'), lo = tAttr('data-t-lo'), hi = tAttr('data-t-hi');
+    return lo + (x - l) / (r - l) * (hi - lo);
+  }
+  function bucketAt(t) { return Math.max(0, Math.min(NB - 1, Math.floor(t / BW))); }
+  function drawSelection(i, j) {
+    if (!tsvg) return;
+    if (!selRect) {
+      selRect = document.createElementNS('http://www.w3.org/2000/svg', 'rect');
+      selRect.setAttribute('class', 'sel-rect');
+      tsvg.appendChild(selRect);
+    }
+    var whole = i === 0 && j === NB - 1;
+    var x0 = xOfTime(i * BW), x1 = xOfTime(Math.min((j + 1) * BW, tAttr('data-t-hi')));
+    selRect.setAttribute('x', x0.toFixed(1));
+    selRect.setAttribute('width', Math.max(1, x1 - x0).toFixed(1));
+    selRect.setAttribute('y', tAttr('data-top'));
+    selRect.setAttribute('height', tAttr('data-bottom') - tAttr('data-top'));
+    selRect.style.display = whole ? 'none' : '';
+  }
+  function select(i, j, fromUser) {
+    sel = { i: Math.min(i, j), j: Math.max(i, j) };
+    showWindow(sel.i, sel.j);
+    if (fromUser && window.history && history.replaceState) {
+      var h = sel.i === 0 && sel.j === NB - 1 ? ' ' :
+        '#window=' + (sel.i * BW) + 'ns-' + ((sel.j + 1) * BW) + 'ns';
+      history.replaceState(null, '', h.trim() || window.location.pathname);
+    }
+  }
+  function svgX(evt) {
+    var pt = tsvg.createSVGPoint();
+    pt.x = evt.clientX; pt.y = evt.clientY;
+    return pt.matrixTransform(tsvg.getScreenCTM().inverse()).x;
+  }
+  if (tsvg) {
+    var dragFrom = null;
+    tsvg.addEventListener('mousedown', function (e) {
+      dragFrom = bucketAt(timeOfX(svgX(e)));
+      e.preventDefault();
+    });
+    tsvg.addEventListener('mousemove', function (e) {
+      if (dragFrom === null) return;
+      var b = bucketAt(timeOfX(svgX(e)));
+      drawSelection(Math.min(dragFrom, b), Math.max(dragFrom, b));
+    });
+    window.addEventListener('mouseup', function (e) {
+      if (dragFrom === null) return;
+      var b = bucketAt(timeOfX(svgX(e)));
+      select(dragFrom, b, true);
+      dragFrom = null;
+    });
+    tsvg.addEventListener('dblclick', function () { select(0, NB - 1, true); });
+  }
+  $('window-all').addEventListener('click', function () { select(0, NB - 1, true); });
+  $('bucket-width').textContent = time(BW);
+
+  // #window=T0-T1 (times as "1.25s", "250ms", or ns): the buckets holding
+  // [T0, T1), for links and for tests.
+  function fromHash() {
+    var m = /[#&]window=([^&-]+)-([^&]+)/.exec(decodeURIComponent(window.location.hash || ''));
+    if (!m) return false;
+    var t0 = parseTime(m[1]), t1 = parseTime(m[2]);
+    if (isNaN(t0) || isNaN(t1) || t1 <= t0) return false;
+    var i = bucketAt(t0), j = Math.max(i, Math.min(NB - 1, Math.ceil(t1 / BW) - 1));
+    select(i, j, false);
+    return true;
+  }
+
+  // ---- flame graph --------------------------------------------------------
+  var FH = 16, FPAD = 10;
+  var fsvg = $('flame-svg');
+  var flame = { tree: null, cost: 1, zoom: 0, term: '' };
+  function layout(t, c) {
+    var n = t.parent.length, left = new Float64Array(n), next = new Float64Array(n);
+    var depth = new Int32Array(n), cost = t.cost[c], maxDepth = 0;
+    for (var k = 1; k < n; k++) {
+      var p = t.parent[k];
+      depth[k] = depth[p] + 1;
+      left[k] = next[p];
+      next[k] = left[k];
+      next[p] += Math.max(0, cost[k]);
+      if (cost[k] > 0 && depth[k] > maxDepth) maxDepth = depth[k];
+    }
+    return { left: left, depth: depth, cost: cost, maxDepth: maxDepth };
+  }
+  function frameName(t, k) { return t.name[k] < 0 ? 'all' : S[t.name[k]]; }
+  function colour(name) {
+    var h = 2166136261;
+    for (var i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 16777619) >>> 0;
+    return 'rgb(' + (205 + h % 50) + ',' + (80 + (h >>> 8) % 150) + ',' + (20 + (h >>> 16) % 50) + ')';
+  }
+  function drawFlame() {
+    var inv = $('flame-inverted').checked;
+    var t = inv ? D.flameInv : D.flame, c = flame.cost;
+    var L = layout(t, c), n = t.parent.length, total = L.cost[0];
+    var width = fsvg.clientWidth || 1100, w = width - 2 * FPAD;
+    var z = flame.zoom < n ? flame.zoom : 0;
+    var zl = L.left[z], zw = L.cost[z] > 0 ? L.cost[z] : total, zd = L.depth[z];
+    var height = (L.maxDepth + 1) * FH + 2 * FPAD;
+    var re = null;
+    if (flame.term) { try { re = new RegExp(flame.term); } catch (e) { re = null; } }
+    fsvg.setAttribute('height', height);
+    fsvg.setAttribute('viewBox', '0 0 ' + width + ' ' + height);
+    fsvg.textContent = '';
+    var frag = document.createDocumentFragment(), spans = [];
+    for (var k = 0; k < n; k++) {
+      var v = L.cost[k];
+      if (!(v > 0)) continue;
+      var l = L.left[k], d = L.depth[k];
+      var x0 = Math.max(l, zl), x1 = Math.min(l + v, zl + zw);
+      if (x1 <= x0) continue;
+      if (d < zd && !(l <= zl && l + v >= zl + zw)) continue;
+      var px = FPAD + (x0 - zl) / zw * w, pw = (x1 - x0) / zw * w;
+      if (pw < 0.1) continue;
+      var name = frameName(t, k);
+      var hit = flame.term && (re ? re.test(name) : name.indexOf(flame.term) >= 0);
+      if (hit) spans.push([l, v]);
+      var y = inv ? FPAD + d * FH : height - FPAD - (d + 1) * FH;
+      var g = document.createElementNS('http://www.w3.org/2000/svg', 'g');
+      g.setAttribute('class', 'f' + (hit ? ' hit' : '') + (d < zd ? ' parent' : ''));
+      g.setAttribute('data-k', String(k));
+      var r = document.createElementNS('http://www.w3.org/2000/svg', 'rect');
+      r.setAttribute('x', px.toFixed(1)); r.setAttribute('y', y);
+      r.setAttribute('width', pw.toFixed(1)); r.setAttribute('height', FH - 1);
+      r.setAttribute('rx', 2); r.setAttribute('fill', k === 0 ? 'rgb(230,200,120)' : colour(name));
+      g.appendChild(r);
+      var chars = Math.floor((pw - 6) / 7);
+      if (chars >= 3) {
+        var tx = document.createElementNS('http://www.w3.org/2000/svg', 'text');
+        tx.setAttribute('x', (px + 3).toFixed(1)); tx.setAttribute('y', y + FH - 4.5);
+        tx.textContent = name.length <= chars ? name : name.slice(0, chars - 2) + '..';
+        g.appendChild(tx);
+      }
+      frag.appendChild(g);
+    }
+    fsvg.appendChild(frag);
+    flame.tree = t; flame.L = L; flame.total = total;
+    if (flame.term) {
+      spans.sort(function (a, b) { return a[0] - b[0]; });
+      var sum = 0, end = -1;
+      spans.forEach(function (s) {
+        var a = Math.max(s[0], end), b = s[0] + s[1];
+        if (b > a) { sum += b - a; end = b; }
+      });
+      $('flame-matched').textContent = 'Matched: ' + (total > 0 ? (100 * sum / total).toFixed(1) : '0') + '%';
+    } else {
+      $('flame-matched').textContent = '';
+    }
+  }
+  function describe(k) {
+    var L = flame.L, v = L.cost[k], name = frameName(flame.tree, k);
+    var unit = flame.cost === 0 ? ' allocations' : flame.cost === 4 ? ' temporary allocations' : ' bytes';
+    var pct = flame.total > 0 ? (100 * v / flame.total).toFixed(2) : '0';
+    return name + ' \u2014 ' + int(v) + unit + (flame.cost !== 0 && flame.cost !== 4 ? ' (' + bytes(v) + ')' : '') +
+      ', ' + pct + '%';
+  }
+  fsvg.addEventListener('click', function (e) {
+    var g = e.target.closest ? e.target.closest('g.f') : null;
+    if (!g) return;
+    flame.zoom = parseInt(g.getAttribute('data-k'), 10);
+    drawFlame();
+  });
+  fsvg.addEventListener('mouseover', function (e) {
+    var g = e.target.closest ? e.target.closest('g.f') : null;
+    if (g) $('flame-details').textContent = describe(parseInt(g.getAttribute('data-k'), 10));
+  });
+  $('flame-cost').addEventListener('change', function () {
+    flame.cost = parseInt(this.value, 10); flame.zoom = 0; drawFlame();
+  });
+  $('flame-inverted').addEventListener('change', function () { flame.zoom = 0; drawFlame(); });
+  $('flame-reset').addEventListener('click', function () { flame.zoom = 0; drawFlame(); });
+  $('flame-search').addEventListener('input', function () { flame.term = this.value; drawFlame(); });
+  window.addEventListener('resize', function () { drawFlame(); });
+
+  // ---- start ------------------------------------------------------------
+  summary();
+  sites();
+  if (!fromHash()) select(0, NB - 1, false);
+  var cm = /[#&]cost=([0-4])/.exec(window.location.hash || '');
+  if (cm) { flame.cost = parseInt(cm[1], 10); $('flame-cost').value = cm[1]; }
+  if (/[#&]inverted/.test(window.location.hash || '')) $('flame-inverted').checked = true;
+  drawFlame();
+  document.body.setAttribute('data-ready', '1');
+})();

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/* memscribe flamegraph: a flame graph of the heap model's call sites by
+ * one cost, as an interactive SVG or as folded stacks (docs/flamegraph.md). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/ana_flame.h"
+#include "analysis/ana_model.h"
+#include "analysis/ana_scan.h"
+#include "analysis/ana_plot_data.h"
+#include "analysis/ana_tree.h"
+#include "cli/cli.h"
+#include "cli/cli_ana.h"
+
+enum {
+    OPT_COST = CLI_ANA_OPT_FIRST_OWN,
+    OPT_INVERTED,
+    OPT_FOLDED,
+    OPT_TITLE,
+    OPT_WIDTH,
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: memscribe flamegraph [options] FILE [-o OUT.svg]\n\n"
+            "Draw a flame graph of where memory is allocated: one box per function on\n"
+            "a call path, as wide as its cost. The SVG is interactive in a browser:\n"
+            "click a frame to zoom, Search (or Ctrl-F) to highlight by regular\n"
+            "expression, Reset Zoom to go back.\n\n"
+            "options:\n"
+            "  -o, --output F  write to F (default: standard output)\n"
+            "  --cost C        allocations, bytes (default), leaked (bytes live at the\n"
+            "                  end), peak (bytes live at the heap's peak) or temporary\n"
+            "                  (allocations freed before the thread allocated again)\n"
+            "  --inverted      the allocating functions at the root (drawn from the\n"
+            "                  top), their callers below\n"
+            "  --folded        folded stacks ('main;f;g 123' per line) for\n"
+            "                  flamegraph.pl, speedscope or inferno instead of SVG\n"
+            "  --title T       the title (default: 'Flame graph: COST')\n"
+            "  --width PX      width of the SVG (default 1200)\n"
+            "  --pid LIST      only these processes (comma-separated pids)\n"
+            "  --thread LIST   only blocks allocated by these threads (tids)\n"
+            "  -h, --help      this text\n" CLI_SYM_USAGE
+            "\nExit status: 0 ok, 1 unreadable trace or failed write, 2 usage error.\n"
+            "See docs/flamegraph.md.\n");
+}
+
+static int model_event(void *arg, const struct fmt_event *ev)
+{
+    return ana_model_event(arg, ev);
+}
+
+int cmd_flamegraph(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"cost", required_argument, NULL, OPT_COST},
+        {"inverted", no_argument, NULL, OPT_INVERTED},
+        {"folded", no_argument, NULL, OPT_FOLDED},
+        {"title", required_argument, NULL, OPT_TITLE},
+        {"width", required_argument, NULL, OPT_WIDTH},
+        {"pid", required_argument, NULL, CLI_ANA_OPT_PID},
+        {"thread", required_argument, NULL, CLI_ANA_OPT_THREAD},
+        {"help", no_argument, NULL, 'h'},
+        CLI_SYM_LONGOPTS,
+        {NULL, 0, NULL, 0},
+    };
+    struct ana_flame_svg_options so = {.cost = ANA_FLAME_BYTES};
+    const char *output = NULL;
+    int folded = 0, c, rc;
+    struct cli_ana a;
+
+    cli_ana_init(&a, "flamegraph", 0);
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return CLI_EXIT_OK;
+        case 'o':
+            output = optarg;
+            break;
+        case OPT_COST:
+            if (ana_flame_cost_parse(optarg, &so.cost))
+                cli_usage_error("flamegraph: --cost wants allocations, bytes, leaked, peak or "
+                                "temporary, not '%s'",
+                                optarg);
+            break;
+        case OPT_INVERTED:
+            so.inverted = 1;
+            break;
+        case OPT_FOLDED:
+            folded = 1;
+            break;
+        case OPT_TITLE:
+            so.title = optarg;
+            break;
+        case OPT_WIDTH:
+            so.width = (double)cli_ana_number(&a, "--width", optarg);
+            if (so.width < 200 || so.width > 100000)
+                cli_usage_error("flamegraph: --width wants 200 to 100000 pixels, not '%s'",
+                                optarg);
+            break;
+        default:
+            if (!cli_ana_option(&a, c, optarg))
+                cli_usage_error("flamegraph: unknown or incomplete option '%s'; see 'memscribe "
+                                "flamegraph --help'",
+                                argv[optind - 1]);
+        }
+    }
+    cli_ana_open(&a, argc, argv, optind);
+
+    struct ana_model_options mo = {.filter = &a.filter};
+    struct ana_model *m;
+    struct ana_scan_options sc;
+    if ((rc = ana_model_create(&m, &mo)))
+        cli_ana_fail(&a, rc);
+    ana_scan_options_init(&sc);
+    sc.progress = cli_ana_progress;
+    sc.progress_arg = &a;
+    if ((rc = ana_scan(a.r, &sc, model_event, m)))
+        cli_ana_fail(&a, rc);
+    ana_model_finish(m);
+    cli_ana_progress_done(&a);
+
+    struct ana_stacks *st = cli_ana_stacks(&a);
+    struct ana_tree t;
+    if ((rc = ana_tree_init(&t, ANA_FLAME_NR_COSTS, 0)) ||
+        (rc = ana_flame_build(&t, m, st, so.inverted)) ||
+        (rc = ana_flame_sort(&t, ana_flame_stacks_name, st)))
+        cli_ana_fail(&a, rc);
+
+    FILE *out = stdout;
+    if (output && strcmp(output, "-") && !(out = fopen(output, "w")))
+        cli_die("flamegraph: %s: %s", output, strerror(errno));
+    char cmdline[1024], subtitle[1200];
+    ana_plot_command_line(fmt_reader_info(a.r), cmdline, sizeof(cmdline));
+    snprintf(subtitle, sizeof(subtitle), "%s%s%s", a.path, *cmdline ? ": " : "", cmdline);
+    so.subtitle = subtitle;
+    if (folded)
+        rc = ana_flame_write_folded(&t, ana_flame_stacks_name, st, out, so.cost);
+    else
+        rc = ana_flame_write_svg(&t, ana_flame_stacks_name, st, out, &so);
+    if (out != stdout && fclose(out) && !rc)
+        rc = -errno;
+    if (rc)
+        cli_die("flamegraph: writing %s: %s", output && strcmp(output, "-") ? output : "stdout",
+                strerror(-rc));
+    ana_tree_release(&t);
+    ana_model_destroy(m);
+    return cli_ana_close(&a);
+}

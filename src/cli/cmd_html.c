@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/* memscribe html: one self-contained HTML report of a trace (docs/html.md). */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/ana_html.h"
+#include "cli/cli.h"
+#include "cli/cli_ana.h"
+
+enum {
+    OPT_BUCKETS = CLI_ANA_OPT_FIRST_OWN,
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: memscribe html [options] FILE [-o report.html]\n\n"
+            "Write one HTML file that opens offline in any browser: the summary, heap\n"
+            "use over time where dragging across a time range recomputes the window\n"
+            "table (Count, Size, Impacting Size, Transient and Impacting by call site,\n"
+            "as 'memscribe window'), leaks, top call sites, a flame graph with a cost\n"
+            "selector and the size histogram.\n\n"
+            "options:\n"
+            "  -o, --output F  write to F (default: standard output)\n"
+            "  --buckets N     time buckets a window selection snaps to (default 400,\n"
+            "                  at most 65534); window figures are exact for them\n"
+            "  --top N         rows per table (default 200)\n"
+            "  -h, --help      this text\n" CLI_SYM_USAGE
+            "\nExit status: 0 ok, 1 unreadable trace or failed write, 2 usage error.\n"
+            "See docs/html.md.\n");
+}
+
+int cmd_html(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"buckets", required_argument, NULL, OPT_BUCKETS},
+        {"top", required_argument, NULL, CLI_ANA_OPT_TOP},
+        {"help", no_argument, NULL, 'h'},
+        CLI_SYM_LONGOPTS,
+        {NULL, 0, NULL, 0},
+    };
+    struct ana_html_options o = {0};
+    const char *output = NULL;
+    struct cli_ana a;
+    int c, rc;
+
+    cli_ana_init(&a, "html", 200);
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return CLI_EXIT_OK;
+        case 'o':
+            output = optarg;
+            break;
+        case OPT_BUCKETS: {
+            unsigned long n = cli_ana_number(&a, "--buckets", optarg);
+
+            if (n < 1 || n > ANA_HTML_MAX_BUCKETS)
+                cli_usage_error("html: --buckets wants 1 to %u, not '%s'", ANA_HTML_MAX_BUCKETS,
+                                optarg);
+            o.nr_buckets = (uint32_t)n;
+            break;
+        }
+        default:
+            if (!cli_ana_option(&a, c, optarg))
+                cli_usage_error("html: unknown or incomplete option '%s'; see 'memscribe html "
+                                "--help'",
+                                argv[optind - 1]);
+        }
+    }
+    cli_ana_open(&a, argc, argv, optind);
+
+    o.sym.debug_dirs = a.sym.debug_dirs;
+    o.sym.nr_debug_dirs = a.sym.nr_debug_dirs;
+    o.sym.sysroot = a.sym.sysroot;
+    o.sym.show_internal = a.sym.show_internal;
+    o.sym.raw = a.sym.raw;
+    o.nr_top = a.top;
+    char *path_copy = strdup(a.path);
+    if (!path_copy)
+        cli_die("html: out of memory");
+    o.trace_name = basename(path_copy);
+    o.progress = cli_ana_progress;
+    o.progress_arg = &a;
+
+    FILE *out = stdout;
+    if (output && strcmp(output, "-") && !(out = fopen(output, "w")))
+        cli_die("html: %s: %s", output, strerror(errno));
+    rc = ana_html_write(a.r, &o, out);
+    cli_ana_progress_done(&a);
+    if (out != stdout && fclose(out) && !rc)
+        rc = -errno;
+    if (rc == -EIO || rc == -ENOSPC)
+        cli_die("html: writing %s: %s", output && strcmp(output, "-") ? output : "stdout",
+                strerror(-rc));
+    if (rc)
+        cli_ana_fail(&a, rc);
+    free(path_copy);
+    return cli_ana_close(&a);
+}

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+/* memscribe plot: SVG pictures of a trace: heap use over time with the peak
+ * marked, and the log-log size histogram (docs/plot.md). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/ana_histogram.h"
+#include "analysis/ana_model.h"
+#include "analysis/ana_scan.h"
+#include "analysis/ana_plot.h"
+#include "analysis/ana_plot_data.h"
+#include "analysis/ana_time.h"
+#include "analysis/ana_timeline.h"
+#include "cli/cli.h"
+#include "cli/cli_ana.h"
+
+enum {
+    OPT_TITLE = CLI_ANA_OPT_FIRST_OWN,
+    OPT_WIDTH,
+    OPT_HEIGHT,
+    OPT_INTERVAL,
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: memscribe plot timeline|histogram [options] FILE [-o OUT.svg]\n\n"
+            "  timeline    heap in use and RSS over time with the peak marked, and\n"
+            "              cumulative allocated bytes below\n"
+            "  histogram   allocations and bytes per power-of-two size class, on\n"
+            "              log-log axes\n\n"
+            "options:\n"
+            "  -o, --output F  write to F (default: standard output)\n"
+            "  --title T       the plot's title\n"
+            "  --width PX      (default 1000)\n"
+            "  --height PX     (default 520 for the timeline, 560 for the histogram)\n"
+            "  --interval T    timeline resolution, e.g. 1ms (default: 1/2000 of the\n"
+            "                  trace; every interval's maximum is drawn)\n"
+            "  --pid LIST      only these processes (comma-separated pids)\n"
+            "  --thread LIST   only blocks allocated by these threads (tids)\n"
+            "  -h, --help      this text\n"
+            "\nExit status: 0 ok, 1 unreadable trace or failed write, 2 usage error.\n"
+            "See docs/plot.md.\n");
+}
+
+struct hist_run {
+    struct ana_histogram *h;
+    struct ana_model *m;
+};
+
+static int plot_event(void *arg, const struct fmt_event *ev)
+{
+    struct hist_run *run = arg;
+    int rc = run->m ? ana_model_event(run->m, ev) : 0;
+
+    return rc ? rc : run->h ? ana_histogram_event(run->h, ev) : 0;
+}
+
+static int plot_timeline(struct cli_ana *a, uint64_t interval, const char *title, double width,
+                         double height, const char *subtitle, FILE *out)
+{
+    struct fmt_trace_counts c;
+    struct ana_model_options mo = {.filter = &a->filter};
+    struct hist_run run = {0};
+    struct ana_scan_options so;
+    struct ana_timeline tl;
+    struct ana_plot_timeline p;
+    struct ana_plot_series s;
+    int rc;
+
+    fmt_reader_counts(a->r, &c);
+    if (!interval)
+        interval = c.last_ts_ns / 2000 ? c.last_ts_ns / 2000 : 1;
+    /* The timeline rows, then the model once more for the exact peak. */
+    if ((rc = ana_timeline_compute(&tl, a->r, &a->filter, interval, cli_ana_progress, a)))
+        cli_ana_fail(a, rc);
+    if ((rc = ana_model_create(&run.m, &mo)))
+        cli_ana_fail(a, rc);
+    ana_scan_options_init(&so);
+    so.progress = cli_ana_progress;
+    so.progress_arg = a;
+    if ((rc = ana_scan(a->r, &so, plot_event, &run)))
+        cli_ana_fail(a, rc);
+    cli_ana_progress_done(a);
+    if ((rc = ana_plot_timeline_from(&p, &s, &tl, ana_model_total(run.m), c.last_ts_ns)))
+        cli_ana_fail(a, rc);
+    p.title = title;
+    p.subtitle = subtitle;
+    p.width = width;
+    p.height = height;
+    rc = ana_plot_timeline_svg(&p, out, 0, NULL);
+    ana_plot_series_release(&s);
+    ana_model_destroy(run.m);
+    ana_timeline_release(&tl);
+    return rc;
+}
+
+static int plot_histogram(struct cli_ana *a, const char *title, double width, double height,
+                          const char *subtitle, FILE *out)
+{
+    struct ana_histogram h;
+    struct hist_run run = {.h = &h};
+    struct ana_scan_options so;
+    struct ana_plot_bucket b[ANA_NR_SIZE_CLASSES];
+    int rc;
+
+    ana_histogram_init(&h, &a->filter, false);
+    ana_scan_options_init(&so);
+    so.progress = cli_ana_progress;
+    so.progress_arg = a;
+    if ((rc = ana_scan(a->r, &so, plot_event, &run)))
+        cli_ana_fail(a, rc);
+    cli_ana_progress_done(a);
+    struct ana_plot_histogram p = {
+        .buckets = b,
+        .nr_buckets = ana_plot_buckets_from(b, &h),
+        .title = title,
+        .subtitle = subtitle,
+        .width = width,
+        .height = height,
+    };
+    rc = ana_plot_histogram_svg(&p, out, 0);
+    ana_histogram_release(&h);
+    return rc;
+}
+
+static double pixels(struct cli_ana *a, const char *opt, const char *arg)
+{
+    unsigned long v = cli_ana_number(a, opt, arg);
+
+    if (v < 200 || v > 20000)
+        cli_usage_error("plot: %s wants 200 to 20000 pixels, not '%s'", opt, arg);
+    return (double)v;
+}
+
+int cmd_plot(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"title", required_argument, NULL, OPT_TITLE},
+        {"width", required_argument, NULL, OPT_WIDTH},
+        {"height", required_argument, NULL, OPT_HEIGHT},
+        {"interval", required_argument, NULL, OPT_INTERVAL},
+        {"pid", required_argument, NULL, CLI_ANA_OPT_PID},
+        {"thread", required_argument, NULL, CLI_ANA_OPT_THREAD},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *output = NULL, *title = NULL, *what;
+    double width = 0, height = 0;
+    uint64_t interval = 0;
+    struct cli_ana a;
+    int c, rc;
+
+    cli_ana_init(&a, "plot", 0);
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return CLI_EXIT_OK;
+        case 'o':
+            output = optarg;
+            break;
+        case OPT_TITLE:
+            title = optarg;
+            break;
+        case OPT_WIDTH:
+            width = pixels(&a, "--width", optarg);
+            break;
+        case OPT_HEIGHT:
+            height = pixels(&a, "--height", optarg);
+            break;
+        case OPT_INTERVAL:
+            if (ana_time_parse_duration(optarg, &interval) || !interval)
+                cli_usage_error("plot: --interval wants a duration like 1ms or 50us, not '%s'",
+                                optarg);
+            break;
+        default:
+            if (!cli_ana_option(&a, c, optarg))
+                cli_usage_error("plot: unknown or incomplete option '%s'; see 'memscribe plot "
+                                "--help'",
+                                argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        cli_usage_error("plot: say what to plot: timeline or histogram; see 'memscribe plot "
+                        "--help'");
+    /* getopt moved the options first: what is left is the plot and FILE. */
+    what = argv[optind++];
+    if (strcmp(what, "timeline") && strcmp(what, "histogram"))
+        cli_usage_error("plot: '%s' is not a plot: timeline or histogram", what);
+    cli_ana_open(&a, argc, argv, optind);
+
+    FILE *out = stdout;
+    if (output && strcmp(output, "-") && !(out = fopen(output, "w")))
+        cli_die("plot: %s: %s", output, strerror(errno));
+    char cmdline[1024], subtitle[1200];
+    ana_plot_command_line(fmt_reader_info(a.r), cmdline, sizeof(cmdline));
+    snprintf(subtitle, sizeof(subtitle), "%s%s%s", a.path, *cmdline ? ": " : "", cmdline);
+    if (!strcmp(what, "timeline"))
+        rc = plot_timeline(&a, interval, title, width, height, subtitle, out);
+    else
+        rc = plot_histogram(&a, title, width, height, subtitle, out);
+    if (out != stdout && fclose(out) && !rc)
+        rc = -errno;
+    if (rc)
+        cli_die("plot: writing %s: %s", output && strcmp(output, "-") ? output : "stdout",
+                strerror(-rc));
+    return cli_ana_close(&a);
+}
