@@ -31,6 +31,7 @@ __attribute__((format(printf, 1, 2))) void cli_warn(const char *fmt, ...);
 /* The subcommands; each lives in cmd_<name>.c. */
 cli_cmd_fn cmd_record;
 cli_cmd_fn cmd_dump;
+cli_cmd_fn cmd_export;
 cli_cmd_fn cmd_report;
 cli_cmd_fn cmd_leaks;
 cli_cmd_fn cmd_window;

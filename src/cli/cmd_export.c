@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT */
+/* memscribe export: write a trace in a format other tools read (massif,
+ * heaptrack, DHAT, pprof, folded stacks, SQLite, CSV); docs/export.md. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analysis/ana_export_api.h"
+#include "cli/cli.h"
+#include "cli/cli_sym.h"
+#include "memscribe/trace.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: memscribe export --to FORMAT [options] FILE [-o OUT]\n\n"
+            "Write the heap of trace FILE in a format another tool reads. Numbers are\n"
+            "memscribe's own: peak, leaked and temporary equal `memscribe report`'s.\n"
+            "Virtual-memory events are kept only by sqlite.\n\n"
+            "formats (what each keeps, and drops):\n"
+            "  massif     ms_print, massif-visualizer. Keeps heap in use over time\n"
+            "             (--snapshots points), a detailed tree at the peak and at the\n"
+            "             end. Drops threads, frees, block counts; '#' in names -> '_'.\n"
+            "  heaptrack  heaptrack_print, heaptrack_gui (.zst: zstd, .gz: gzip, else\n"
+            "             plain). Keeps every allocation and free with its stack and\n"
+            "             size, time in ms, RSS. Drops threads, addresses, kinds.\n"
+            "  dhat       valgrind's dh_view.html, Firefox Profiler. Keeps per stack\n"
+            "             blocks, bytes, lifetimes, maximum, at peak and at end. Drops\n"
+            "             the time series, threads; has no read/write counts.\n"
+            "  pprof      go tool pprof and pprof-based services (gzipped\n"
+            "             profile.proto). Keeps per stack alloc_objects, alloc_space,\n"
+            "             inuse_objects, inuse_space (in use = live at the end).\n"
+            "             Drops time, threads, the peak.\n"
+            "  folded     flamegraph.pl, speedscope, inferno: 'root;...;leaf COST' per\n"
+            "             stack, for one --cost. Drops everything else.\n"
+            "  sqlite     a database (-o required): every heap block with its alloc\n"
+            "             and free time and thread, frames as a tree, stacks, modules,\n"
+            "             threads, processes, mappings with reserve/commit lifetimes.\n"
+            "             Drops nothing memscribe analyses (see docs/export.md).\n"
+            "  csv        one row per heap block: serial, pid, tid, kind, address,\n"
+            "             size, alloc and free time, stack id, leaf function. Drops\n"
+            "             whole stacks and virtual memory.\n\n"
+            "options:\n"
+            "  --to FORMAT       one of the formats above (required)\n"
+            "  -o, --output OUT  write to OUT (default: standard output, not for sqlite)\n"
+            "  --cost C          folded: allocations, bytes, leaked, peak or temporary\n"
+            "                    (default: bytes)\n"
+            "  --snapshots N     massif: evenly spaced snapshots (default 50, 2..100000)\n"
+            "  --threshold PCT   massif: fold tree nodes below PCT%% of a snapshot into\n"
+            "                    'in K places' (default 1.0)\n"
+            CLI_SYM_USAGE
+            "  -h, --help        show this help\n\n"
+            "Exit status: 0 ok, 1 unreadable trace or failed output, 2 usage error.\n"
+            "See docs/export.md.\n");
+}
+
+enum { OPT_TO = 0x2000, OPT_COST, OPT_SNAPSHOTS, OPT_THRESHOLD };
+
+struct export_args {
+    struct ana_export_options opt;
+    struct cli_sym_opts sym;
+    const char *in;
+    const char *out;
+    int have_format;
+};
+
+static void parse_args(int argc, char **argv, struct export_args *a)
+{
+    static const struct option longopts[] = {
+        {"to", required_argument, NULL, OPT_TO},
+        {"output", required_argument, NULL, 'o'},
+        {"cost", required_argument, NULL, OPT_COST},
+        {"snapshots", required_argument, NULL, OPT_SNAPSHOTS},
+        {"threshold", required_argument, NULL, OPT_THRESHOLD},
+        {"help", no_argument, NULL, 'h'},
+        CLI_SYM_LONGOPTS,
+        {NULL, 0, NULL, 0},
+    };
+    int c, have_cost = 0;
+    char *end;
+
+    a->opt.cost = ANA_COST_BYTES;
+    a->opt.massif_threshold = -1;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+        if (cli_sym_option("export", c, optarg, &a->sym))
+            continue;
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            exit(CLI_EXIT_OK);
+        case OPT_TO:
+            if (ana_export_format_parse(optarg, &a->opt.format))
+                cli_usage_error("export: unknown format '%s' (massif, heaptrack, dhat, pprof, "
+                                "folded, sqlite, csv); see 'memscribe export --help'",
+                                optarg);
+            a->have_format = 1;
+            break;
+        case 'o':
+            a->out = optarg;
+            break;
+        case OPT_COST:
+            if (ana_export_cost_parse(optarg, &a->opt.cost))
+                cli_usage_error("export: unknown cost '%s' (allocations, bytes, leaked, peak, "
+                                "temporary)",
+                                optarg);
+            have_cost = 1;
+            break;
+        case OPT_SNAPSHOTS: {
+            errno = 0;
+            unsigned long n = strtoul(optarg, &end, 10);
+            if (errno || *end || end == optarg || optarg[0] == '-' || n < 2 || n > 100000)
+                cli_usage_error("export: --snapshots wants a number from 2 to 100000, not '%s'",
+                                optarg);
+            a->opt.massif_snapshots = (uint32_t)n;
+            break;
+        }
+        case OPT_THRESHOLD:
+            a->opt.massif_threshold = strtod(optarg, &end);
+            if (*end || end == optarg || !(a->opt.massif_threshold >= 0) ||
+                a->opt.massif_threshold > 100)
+                cli_usage_error("export: --threshold wants a percentage from 0 to 100, not '%s'",
+                                optarg);
+            break;
+        case ':':
+            cli_usage_error("export: option '%s' needs a value; see 'memscribe export --help'",
+                            argv[optind - 1]);
+        default:
+            cli_usage_error("export: unknown option '%s'; see 'memscribe export --help'",
+                            argv[optind - 1]);
+        }
+    }
+    if (!a->have_format)
+        cli_usage_error("export: say which format with --to FORMAT; see 'memscribe export --help'");
+    if (optind + 1 != argc)
+        cli_usage_error(optind == argc ? "export: which trace? give one FILE"
+                                       : "export: give exactly one trace FILE");
+    a->in = argv[optind];
+    if (have_cost && a->opt.format != ANA_EXPORT_FOLDED)
+        cli_usage_error("export: --cost is for --to folded");
+    if ((a->opt.massif_snapshots || a->opt.massif_threshold >= 0) &&
+        a->opt.format != ANA_EXPORT_MASSIF)
+        cli_usage_error("export: --snapshots and --threshold are for --to massif");
+    if (a->opt.format == ANA_EXPORT_SQLITE && (!a->out || !strcmp(a->out, "-")))
+        cli_usage_error("export: --to sqlite needs -o DATABASE");
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+
+    return n >= k && !strcmp(s + n - k, suffix);
+}
+
+int cmd_export(int argc, char **argv)
+{
+    struct export_args a = {0};
+    struct fmt_reader *r;
+    char err[600];
+    int fd = STDOUT_FILENO, output_failed, rc;
+    const char *out_name;
+
+    parse_args(argc, argv, &a);
+    a.opt.sym = (struct ana_sym_options){
+        .debug_dirs = a.sym.debug_dirs,
+        .nr_debug_dirs = a.sym.nr_debug_dirs,
+        .sysroot = a.sym.sysroot,
+        .show_internal = a.sym.show_internal,
+        .raw = a.sym.raw,
+    };
+    if ((rc = fmt_reader_open(&r, a.in, err, sizeof(err))))
+        cli_die("export: %s", err);
+    if (fmt_reader_incomplete(r))
+        cli_warn("export: %s: trace is incomplete (no valid end); exporting its %u whole chunks",
+                 a.in, fmt_reader_nr_chunks(r));
+    out_name = a.out && strcmp(a.out, "-") ? a.out : "standard output";
+    if (a.out && !strcmp(a.out, a.in))
+        cli_usage_error("export: the output %s is the input trace", a.out);
+    if (a.opt.format == ANA_EXPORT_HEAPTRACK && a.out)
+        a.opt.compress = ends_with(a.out, ".zst")  ? ANA_COMPRESS_ZSTD
+                         : ends_with(a.out, ".gz") ? ANA_COMPRESS_GZIP
+                                                   : ANA_COMPRESS_NONE;
+    if (a.opt.format == ANA_EXPORT_SQLITE) {
+        /* SQLite appends to an existing database: start from an empty one. */
+        if (unlink(a.out) && errno != ENOENT)
+            cli_die("export: %s: cannot replace it: %s", a.out, strerror(errno));
+    } else if (a.out && strcmp(a.out, "-")) {
+        fd = open(a.out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0)
+            cli_die("export: %s: cannot create it: %s", a.out, strerror(errno));
+    } else if (isatty(STDOUT_FILENO) &&
+               (a.opt.format == ANA_EXPORT_PPROF || a.opt.format == ANA_EXPORT_HEAPTRACK)) {
+        cli_usage_error("export: --to %s writes binary data: give -o FILE",
+                        ana_export_format_name(a.opt.format));
+    }
+    rc = ana_export_run(r, &a.opt, fd, a.out, &output_failed, err, sizeof(err));
+    if (!rc && fd != STDOUT_FILENO && (fsync(fd) && errno != EINVAL))
+        rc = -errno, output_failed = 1;
+    if (fd != STDOUT_FILENO && close(fd) && !rc)
+        rc = -errno, output_failed = 1;
+    if (rc) {
+        if (output_failed)
+            cli_die("export: %s: writing failed: %s", out_name, err[0] ? err : strerror(-rc));
+        if (rc == -EPROTO && !err[0] && fmt_reader_error(r)[0])
+            cli_die("export: %s", fmt_reader_error(r));
+        if (rc == -ENOMEM)
+            cli_die("export: %s: out of memory", a.in);
+        cli_die("export: %s: %s", a.in, err[0] ? err : fmt_reader_error(r)[0] ? fmt_reader_error(r) : strerror(-rc));
+    }
+    fmt_reader_close(r);
+    return CLI_EXIT_OK;
+}

@@ -1,0 +1,625 @@
+/* SPDX-License-Identifier: MIT */
+/* memscribe export on the synthetic trace (test_ana_export_trace.c): each
+ * format's exact output or exact numbers, the SQLite leaks and window
+ * queries of docs/export.md against the analysis core, output errors.
+ * `test_ana_export --write-trace PATH` writes the trace for the e2e tests. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "analysis/ana_export_api.h"
+#include "analysis/ana_export_internal.h"
+#include "analysis/ana_model.h"
+#include "analysis/ana_window.h"
+#include "test_ana_export_trace.h"
+
+struct fixture {
+    int trace_fd;
+    struct fmt_reader *r;
+};
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+    char err[600];
+
+    assert_non_null(f);
+    f->trace_fd = memfd_create("xtrace", MFD_CLOEXEC);
+    assert_true(f->trace_fd >= 0);
+    assert_int_equal(xtrace_write(f->trace_fd), 0);
+    assert_int_equal(fmt_reader_open_fd(&f->r, f->trace_fd, "xtrace", err, sizeof(err)), 0);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+
+    fmt_reader_close(f->r);
+    close(f->trace_fd);
+    free(f);
+    return 0;
+}
+
+/* Run one export into a memfd and return its bytes, NUL-terminated. */
+static char *export(struct fixture *f, enum ana_export_format fmt, enum ana_export_cost cost,
+                    size_t *len)
+{
+    struct ana_export_options o = {.format = fmt, .cost = cost, .massif_threshold = -1};
+    int fd = memfd_create("out", MFD_CLOEXEC), failed = 0;
+    char err[256];
+
+    o.sym.raw = true;
+    assert_true(fd >= 0);
+    assert_int_equal(ana_export_run(f->r, &o, fd, NULL, &failed, err, sizeof(err)), 0);
+    off_t n = lseek(fd, 0, SEEK_END);
+    char *p = malloc((size_t)n + 1);
+    assert_non_null(p);
+    assert_int_equal(pread(fd, p, (size_t)n, 0), n);
+    p[n] = 0;
+    close(fd);
+    if (len)
+        *len = (size_t)n;
+    return p;
+}
+
+static void test_model(void **state)
+{
+    struct fixture *f = *state;
+    struct ana_xmodel m;
+
+    assert_int_equal(ana_xmodel_build(f->r, &m), 0);
+    assert_int_equal(m.nr_allocs, XT_NR_ALLOCS);
+    assert_int_equal(m.alloc_bytes, XT_ALLOC_BYTES);
+    assert_int_equal(m.peak_bytes, XT_PEAK_BYTES);
+    assert_int_equal(m.peak_ts_ns, XT_PEAK_NS);
+    assert_int_equal(m.live_bytes, XT_LEAKED_BYTES);
+    assert_int_equal(m.live_blocks, XT_LEAKED_BLOCKS);
+    assert_int_equal(m.nr_temporary, XT_NR_TEMPORARY);
+    assert_int_equal(m.end_ts_ns, XT_END_NS);
+    /* The 9th heap event (B2 at 9 ms) reaches the peak. */
+    assert_int_equal(m.peak_step, 9);
+    assert_int_equal(m.stacks[XT_STACK_A].peak_bytes, 100);
+    assert_int_equal(m.stacks[XT_STACK_B].peak_bytes, 400);
+    assert_int_equal(m.stacks[XT_STACK_C].peak_bytes, 1000);
+    assert_int_equal(m.stacks[XT_STACK_A].live_bytes, 150);
+    assert_int_equal(m.stacks[XT_STACK_C].live_bytes, 32);
+    assert_int_equal(m.stacks[XT_STACK_A].nr_temporary, 1);
+    assert_int_equal(m.stacks[XT_STACK_B].nr_temporary, 2);
+    assert_int_equal(m.stacks[XT_STACK_C].nr_temporary, 2);
+    ana_xmodel_release(&m);
+}
+
+static void test_folded(void **state)
+{
+    struct fixture *f = *state;
+    static const struct {
+        enum ana_export_cost cost;
+        const char *want;
+    } cases[] = {
+        {ANA_COST_BYTES, "0x1300;0x1200;0x1100 300\n0x1300;0x1200;0x2100 664\n0x3200;0x3100 1332\n"},
+        {ANA_COST_ALLOCATIONS, "0x1300;0x1200;0x1100 3\n0x1300;0x1200;0x2100 3\n0x3200;0x3100 3\n"},
+        {ANA_COST_PEAK, "0x1300;0x1200;0x1100 100\n0x1300;0x1200;0x2100 400\n0x3200;0x3100 1000\n"},
+        {ANA_COST_LEAKED, "0x1300;0x1200;0x1100 150\n0x3200;0x3100 32\n"},
+        {ANA_COST_TEMPORARY, "0x1300;0x1200;0x1100 1\n0x1300;0x1200;0x2100 2\n0x3200;0x3100 2\n"},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *got = export(f, ANA_EXPORT_FOLDED, cases[i].cost, NULL);
+        assert_string_equal(got, cases[i].want);
+        free(got);
+    }
+}
+
+static void test_csv(void **state)
+{
+    struct fixture *f = *state;
+    char *got = export(f, ANA_EXPORT_CSV, 0, NULL);
+
+    assert_string_equal(got,
+                        "serial,pid,tid,kind,address,size,alloc_ns,free_ns,stack,function\n"
+                        "2,4100,4100,malloc,0x20000,200,2000000,3000000,4,0x2100\n"
+                        "4,4100,4101,malloc,0x30000,300,4000000,6000000,6,0x3100\n"
+                        "5,4100,4100,malloc,0x10100,50,5000000,7000000,3,0x1100\n"
+                        "7,4100,4101,malloc,0x40000,1000,8000000,10000000,6,0x3100\n"
+                        "1,4100,4100,malloc,0x10000,100,1000000,11000000,3,0x1100\n"
+                        "8,4100,4100,malloc,0x50000,400,9000000,12000000,4,0x2100\n"
+                        "11,4100,4101,malloc,0x80000,64,14000000,15000000,4,0x2100\n"
+                        "9,4100,4100,realloc,0x60000,150,11000000,,3,0x1100\n"
+                        "10,4100,4100,calloc,0x70000,32,13000000,,6,0x3100\n");
+    free(got);
+}
+
+/* The peak snapshot: memscribe's peak, the tree of the three stacks,
+ * children by decreasing bytes, one space of indent per depth. */
+static void test_massif(void **state)
+{
+    struct fixture *f = *state;
+    char *got = export(f, ANA_EXPORT_MASSIF, 0, NULL);
+    const char *peak = strstr(got, "heap_tree=peak\n");
+
+    assert_true(!strncmp(got, "desc: memscribe export --to massif\ncmd: synthetic --export-test\n"
+                              "time_unit: ms\n#-----------\nsnapshot=0\n", 96));
+    assert_non_null(peak);
+    assert_null(strstr(peak + 1, "heap_tree=peak"));
+    assert_non_null(strstr(got, "time=9.000\nmem_heap_B=1500\nmem_heap_extra_B=0\n"
+                                "mem_stacks_B=0\nheap_tree=peak\n"
+                                "n3: 1500 (heap allocation functions) malloc/new/new[], --alloc-fns, etc.\n"
+                                " n1: 1000 0x3100: 0x3100\n"
+                                "  n0: 1000 0x3200: 0x3200\n"
+                                " n1: 400 0x2100: 0x2100\n"
+                                "  n1: 400 0x1200: 0x1200\n"
+                                "   n0: 400 0x1300: 0x1300\n"
+                                " n1: 100 0x1100: 0x1100\n"
+                                "  n1: 100 0x1200: 0x1200\n"
+                                "   n0: 100 0x1300: 0x1300\n"
+                                "#-----------\n"));
+    /* The last snapshot is detailed and holds what leaked; 32 bytes of 182
+     * are above the 1% threshold. */
+    assert_non_null(strstr(got, "time=16.000\nmem_heap_B=182\nmem_heap_extra_B=0\nmem_stacks_B=0\n"
+                                "heap_tree=detailed\n"
+                                "n2: 182 (heap allocation functions) malloc/new/new[], --alloc-fns, etc.\n"
+                                " n1: 150 0x1100: 0x1100\n"
+                                "  n1: 150 0x1200: 0x1200\n"
+                                "   n0: 150 0x1300: 0x1300\n"
+                                " n1: 32 0x3100: 0x3100\n"
+                                "  n0: 32 0x3200: 0x3200\n"));
+    free(got);
+}
+
+/* DHAT: per program point totals add up to the trace's; stacks unique. */
+static void test_dhat(void **state)
+{
+    struct fixture *f = *state;
+    char *got = export(f, ANA_EXPORT_DHAT, 0, NULL);
+    unsigned long long tb = 0, tbk = 0, gb = 0, eb = 0, ebk = 0, mb_c = 0;
+    char fs[16][64];
+    int n = 0;
+
+    assert_non_null(strstr(got, "{\"dhatFileVersion\":2,\"mode\":\"heap\",\"verb\":\"Allocated\","
+                                "\"bklt\":true,\"bkacc\":false,"));
+    assert_non_null(strstr(got, "\"cmd\":\"synthetic --export-test\",\"pid\":4100,\"te\":16000,"
+                                "\"tg\":9000,\"pps\":["));
+    for (const char *p = strstr(got, "\n{\"tb\""); p; p = strstr(p + 1, "\n{\"tb\"")) {
+        unsigned long long v[9];
+        assert_true(n < 16);
+        assert_int_equal(sscanf(p, "\n{\"tb\":%llu,\"tbk\":%llu,\"tl\":%llu,\"mb\":%llu,\"mbk\":%llu,"
+                                   "\"gb\":%llu,\"gbk\":%llu,\"eb\":%llu,\"ebk\":%llu,\"fs\":[%63[0-9,]]}",
+                                v, v + 1, v + 2, v + 3, v + 4, v + 5, v + 6, v + 7, v + 8, fs[n]),
+                         10);
+        tb += v[0], tbk += v[1], gb += v[5], eb += v[7], ebk += v[8];
+        if (v[0] == 1332) /* stack C: C1 300 and C2 1000 never live together */
+            mb_c = v[3];
+        for (int k = 0; k < n; k++)
+            assert_string_not_equal(fs[k], fs[n]);
+        n++;
+    }
+    assert_int_equal(n, 3);
+    assert_int_equal(tb, XT_ALLOC_BYTES);
+    assert_int_equal(tbk, XT_NR_ALLOCS);
+    assert_int_equal(gb, XT_PEAK_BYTES);
+    assert_int_equal(eb, XT_LEAKED_BYTES);
+    assert_int_equal(ebk, XT_LEAKED_BLOCKS);
+    assert_int_equal(mb_c, 1000);
+    assert_non_null(strstr(got, "\"ftbl\":[\n\"[root]\",\n\"0x1100: 0x1100\",\n"));
+    free(got);
+}
+
+/* heaptrack_print's accounting (heaptrack 1.4, accumulatedtracedata.cpp),
+ * redone here: allocations are "+" lines, a "-" right after "+" of the
+ * same info is temporary, the peak is the largest running sum. Also checks
+ * that every index is defined before use. */
+static void test_heaptrack(void **state)
+{
+    struct fixture *f = *state;
+    char *got = export(f, ANA_EXPORT_HEAPTRACK, 0, NULL);
+    unsigned long long sizes[64], leaked = 0, peak = 0, last = 0, v1, v2;
+    unsigned nr_strings = 0, nr_ips = 0, nr_traces = 0, nr_infos = 0, allocs = 0, temps = 0;
+    int has_last = 0;
+
+    assert_true(!strncmp(got, "v 10400 3\nX synthetic --export-test\nI 1000 0\n", 43));
+    for (char *l = strtok(got, "\n"); l; l = strtok(NULL, "\n")) {
+        switch (l[0]) {
+        case 's':
+            nr_strings++;
+            break;
+        case 'i':
+            assert_int_equal(sscanf(l, "i %llx %llx", &v1, &v2), 2);
+            assert_true(v2 >= 1 && v2 <= nr_strings);
+            nr_ips++;
+            break;
+        case 't':
+            assert_int_equal(sscanf(l, "t %llx %llx", &v1, &v2), 2);
+            assert_true(v1 >= 1 && v1 <= nr_ips && v2 <= nr_traces);
+            nr_traces++;
+            break;
+        case 'a':
+            assert_int_equal(sscanf(l, "a %llx %llx", &v1, &v2), 2);
+            assert_true(v2 <= nr_traces && nr_infos < 64);
+            sizes[nr_infos++] = v1;
+            break;
+        case '+':
+            assert_int_equal(sscanf(l, "+ %llx", &v1), 1);
+            assert_true(v1 < nr_infos);
+            allocs++;
+            leaked += sizes[v1];
+            peak = leaked > peak ? leaked : peak;
+            last = v1, has_last = 1;
+            break;
+        case '-':
+            assert_int_equal(sscanf(l, "- %llx", &v1), 1);
+            assert_true(v1 < nr_infos);
+            temps += has_last && last == v1;
+            has_last = 0;
+            leaked -= sizes[v1];
+            break;
+        case 'c':
+        case 'v':
+        case 'X':
+        case 'I':
+            break;
+        default:
+            fail_msg("unexpected line '%s'", l);
+        }
+    }
+    assert_int_equal(allocs, XT_NR_ALLOCS);
+    assert_int_equal(temps, XT_NR_TEMPORARY);
+    assert_int_equal(peak, XT_PEAK_BYTES);
+    assert_int_equal(leaked, XT_LEAKED_BYTES);
+    free(got);
+}
+
+/* A minimal protobuf reader for the pprof check. */
+static uint64_t pb_varint(const uint8_t **p, const uint8_t *end)
+{
+    uint64_t v = 0;
+
+    for (int shift = 0; *p < end && shift < 64; shift += 7) {
+        uint8_t b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return v;
+    }
+    fail_msg("bad varint");
+    return 0;
+}
+
+static void test_pprof(void **state)
+{
+    struct fixture *f = *state;
+    size_t len;
+    char *gz = export(f, ANA_EXPORT_PPROF, 0, &len);
+    uLongf cap = 1 << 20;
+    uint8_t *pb = malloc(cap);
+    z_stream z = {0};
+    uint64_t sums[4] = {0}, nr_types = 0, nr_samples = 0, nr_strings = 0, first_string_len = 99;
+
+    assert_true(len > 18 && (uint8_t)gz[0] == 0x1f && (uint8_t)gz[1] == 0x8b);
+    assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
+    z.next_in = (Bytef *)gz;
+    z.avail_in = (uInt)len;
+    z.next_out = pb;
+    z.avail_out = (uInt)cap;
+    assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+    const uint8_t *p = pb, *end = pb + z.total_out;
+    inflateEnd(&z);
+    while (p < end) {
+        uint64_t key = pb_varint(&p, end), field = key >> 3;
+        if ((key & 7) == 0) {
+            pb_varint(&p, end);
+            continue;
+        }
+        assert_int_equal(key & 7, 2);
+        uint64_t n = pb_varint(&p, end);
+        const uint8_t *m = p, *mend = p + n;
+        p = mend;
+        if (field == 1)
+            nr_types++;
+        if (field == 6 && nr_strings++ == 0)
+            first_string_len = n;
+        if (field != 2)
+            continue;
+        nr_samples++;
+        while (m < mend) { /* sample: 1 location ids, 2 values, both packed */
+            uint64_t k = pb_varint(&m, mend), l = pb_varint(&m, mend);
+            const uint8_t *v = m;
+            m += l;
+            for (int i = 0; k >> 3 == 2 && v < m; i++)
+                sums[i] += pb_varint(&v, m);
+        }
+    }
+    assert_int_equal(nr_types, 4);
+    assert_int_equal(first_string_len, 0);
+    assert_int_equal(nr_samples, 3);
+    assert_int_equal(sums[0], XT_NR_ALLOCS);
+    assert_int_equal(sums[1], XT_ALLOC_BYTES);
+    assert_int_equal(sums[2], XT_LEAKED_BLOCKS);
+    assert_int_equal(sums[3], XT_LEAKED_BYTES);
+    free(pb);
+    free(gz);
+}
+
+/* The "-- query: NAME" block of docs/export.md, up to its ';'. */
+static char *doc_query(const char *name)
+{
+    char path[4096], marker[64], *doc, *q, *end;
+    FILE *fp;
+    long n;
+
+    snprintf(path, sizeof(path), "%s/docs/export.md", MS_SOURCE_DIR);
+    assert_non_null(fp = fopen(path, "r"));
+    fseek(fp, 0, SEEK_END);
+    n = ftell(fp);
+    rewind(fp);
+    assert_non_null(doc = malloc((size_t)n + 1));
+    assert_int_equal(fread(doc, 1, (size_t)n, fp), (size_t)n);
+    doc[n] = 0;
+    fclose(fp);
+    snprintf(marker, sizeof(marker), "-- query: %s\n", name);
+    assert_non_null(q = strstr(doc, marker));
+    q += strlen(marker);
+    assert_non_null(end = strstr(q, ";\n"));
+    end[1] = 0;
+    q = strdup(q);
+    free(doc);
+    return q;
+}
+
+static sqlite3 *export_db(struct fixture *f, char *path, size_t size)
+{
+    struct ana_export_options o = {.format = ANA_EXPORT_SQLITE, .massif_threshold = -1};
+    char err[256] = "";
+    int failed = 0, fd;
+    sqlite3 *db;
+
+    o.sym.raw = true;
+    snprintf(path, size, "/tmp/test_ana_export.XXXXXX");
+    assert_true((fd = mkstemp(path)) >= 0);
+    close(fd);
+    unlink(path);
+    assert_int_equal(ana_export_run(f->r, &o, -1, path, &failed, err, sizeof(err)), 0);
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    return db;
+}
+
+static sqlite3_stmt *prepare(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+    return st;
+}
+
+static int64_t one(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st = prepare(db, sql);
+    int64_t v;
+
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* The leaks query gives the analysis core's live bytes and blocks per stack. */
+static void test_sqlite_leaks(void **state)
+{
+    struct fixture *f = *state;
+    char path[64], *sql = doc_query("leaks");
+    sqlite3 *db = export_db(f, path, sizeof(path));
+    struct ana_model *m;
+    struct fmt_event ev;
+    uint64_t bytes = 0;
+    int rc, rows = 0;
+
+    assert_int_equal(ana_model_create(&m, NULL), 0);
+    assert_int_equal(fmt_reader_seek_chunk(f->r, 0), 0);
+    while ((rc = fmt_reader_next(f->r, &ev)) > 0)
+        assert_int_equal(ana_model_event(m, &ev), 0);
+    assert_int_equal(rc, 0);
+    ana_model_finish(m);
+
+    sqlite3_stmt *st = prepare(db, sql);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        uint32_t stack = (uint32_t)sqlite3_column_int64(st, 0);
+        const struct ana_site *s = ana_model_site(m, stack);
+        assert_non_null(s);
+        assert_int_equal(sqlite3_column_int64(st, 1), s->live_blocks);
+        assert_int_equal(sqlite3_column_int64(st, 2), s->live_bytes);
+        bytes += (uint64_t)sqlite3_column_int64(st, 2);
+        rows++;
+    }
+    assert_int_equal(rc, SQLITE_DONE);
+    assert_int_equal(rows, 2);
+    assert_int_equal(bytes, ana_model_total(m)->heap);
+    assert_int_equal(bytes, XT_LEAKED_BYTES);
+    sqlite3_finalize(st);
+
+    /* The rest of the schema, in exact numbers. */
+    assert_int_equal(one(db, "SELECT COUNT(*) FROM allocations"), XT_NR_ALLOCS);
+    assert_int_equal(one(db, "SELECT SUM(temporary) FROM allocations"), XT_NR_TEMPORARY);
+    assert_int_equal(one(db, "SELECT COUNT(*) FROM threads"), 2);
+    assert_int_equal(one(db, "SELECT COUNT(*) FROM processes WHERE pid = 4100"), 1);
+    assert_int_equal(one(db, "SELECT value FROM meta WHERE key = 'complete'"), 1);
+    /* Frames as a tree: stacks A and B share their two outer frames. */
+    assert_int_equal(one(db, "SELECT COUNT(*) FROM frames"), 6);
+    assert_int_equal(one(db, "SELECT COUNT(*) FROM frames WHERE parent IS NULL"), 2);
+    assert_int_equal(one(db, "SELECT p.address FROM stacks s JOIN frames f ON f.id = s.frame "
+                             "JOIN frames p ON p.id = f.parent WHERE s.id = 4"),
+                     0x1200);
+    /* Mappings: 3 pages reserved at 2 ms, page 0 committed at 3 ms, page 2
+     * unmapped at 4 ms, the rest at 12 ms; one page committed to the end. */
+    assert_int_equal(one(db, "SELECT COUNT(*) FROM mappings"), 2);
+    assert_int_equal(one(db, "SELECT unmap_ns FROM mappings WHERE address = 0x7f0000000000"),
+                     12000000);
+    assert_int_equal(one(db, "SELECT COUNT(*) FROM mappings WHERE unmap_ns IS NULL"), 1);
+    assert_int_equal(one(db, "SELECT COUNT(*) FROM mapping_states"), 5);
+    assert_int_equal(one(db, "SELECT SUM(size) FROM mapping_states WHERE state = 'reserved' AND "
+                             "start_ns = 2000000 AND end_ns = 3000000"),
+                     4096);
+    assert_int_equal(one(db, "SELECT SUM(size) FROM mapping_states WHERE state = 'reserved' AND "
+                             "end_ns = 4000000"),
+                     4096);
+    assert_int_equal(one(db, "SELECT SUM(size) FROM mapping_states WHERE state = 'reserved' AND "
+                             "end_ns = 12000000"),
+                     4096);
+    assert_int_equal(one(db, "SELECT COUNT(*) FROM mapping_states WHERE state = 'committed' AND "
+                             "start_ns = 3000000 AND end_ns = 12000000 AND size = 4096"),
+                     1);
+    assert_int_equal(one(db, "SELECT COUNT(*) FROM mapping_states WHERE state = 'committed' AND "
+                             "end_ns IS NULL"),
+                     1);
+    sqlite3_close(db);
+    unlink(path);
+    ana_model_destroy(m);
+    free(sql);
+}
+
+/* The window queries give the analysis core's WPA classes, per stack and
+ * in total, for windows that cut blocks in every way. */
+static void test_sqlite_window(void **state)
+{
+    struct fixture *f = *state;
+    char path[64], *sql = doc_query("window"), *totals = doc_query("window-totals");
+    sqlite3 *db = export_db(f, path, sizeof(path));
+    static const uint64_t windows[][2] = {
+        {0, 20000000}, {5000000, 9000000}, {6000000, 6000000}, {9500000, 12000000}, {3000000, 14000000},
+    };
+    static const char *const names[ANA_NR_WPA] = {"AIFI", "AIFO", "AOFI", "AOFO"};
+
+    for (size_t w = 0; w < sizeof(windows) / sizeof(windows[0]); w++) {
+        struct ana_window win;
+        struct ana_window_key *keys;
+        uint64_t seen = 0, want = 0;
+        int rc;
+
+        assert_int_equal(ana_window_compute(&win, f->r, NULL, windows[w][0], windows[w][1],
+                                            ANA_WINDOW_BY_STACK, NULL, NULL),
+                         0);
+        long nr = ana_window_keys(&win, &keys);
+        assert_true(nr >= 0);
+        for (long k = 0; k < nr; k++)
+            for (int c = 0; c < ANA_NR_WPA; c++)
+                want += keys[k].c.nr[c] != 0;
+
+        sqlite3_stmt *st = prepare(db, sql);
+        sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":t0"), (int64_t)windows[w][0]);
+        sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":t1"), (int64_t)windows[w][1]);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            uint64_t stack = (uint64_t)sqlite3_column_int64(st, 0);
+            const char *cls = (const char *)sqlite3_column_text(st, 1);
+            long k;
+            int c;
+            for (c = 0; c < ANA_NR_WPA && strcmp(cls, names[c]); c++)
+                ;
+            assert_true(c < ANA_NR_WPA);
+            for (k = 0; k < nr && keys[k].key != stack; k++)
+                ;
+            if (k == nr)
+                fail_msg("window %zu: stack %llu class %s only in SQL", w,
+                         (unsigned long long)stack, cls);
+            assert_int_equal(sqlite3_column_int64(st, 2), keys[k].c.nr[c]);
+            assert_int_equal(sqlite3_column_int64(st, 3), keys[k].c.bytes[c]);
+            seen++;
+        }
+        assert_int_equal(rc, SQLITE_DONE);
+        assert_int_equal(seen, want);
+        sqlite3_finalize(st);
+
+        const struct ana_wpa *img = &win.images[0];
+        st = prepare(db, totals);
+        sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":t0"), (int64_t)windows[w][0]);
+        sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":t1"), (int64_t)windows[w][1]);
+        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+        assert_int_equal(sqlite3_column_int64(st, 0), img->bytes[ANA_AIFI] + img->bytes[ANA_AIFO]);
+        assert_int_equal(sqlite3_column_int64(st, 1), ana_wpa_impacting_size(img));
+        sqlite3_finalize(st);
+        free(keys);
+        ana_window_release(&win);
+    }
+    sqlite3_close(db);
+    unlink(path);
+    free(sql);
+    free(totals);
+}
+
+/* A full disk: the exporters report -ENOSPC as the output's failure. */
+static void test_disk_full(void **state)
+{
+    struct fixture *f = *state;
+    int fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        skip();
+    for (int fmt = ANA_EXPORT_MASSIF; fmt <= ANA_EXPORT_CSV; fmt++) {
+        struct ana_export_options o = {.format = fmt, .massif_threshold = -1};
+        char err[256];
+        int failed = 0;
+
+        if (fmt == ANA_EXPORT_SQLITE)
+            continue;
+        o.sym.raw = true;
+        assert_int_equal(ana_export_run(f->r, &o, fd, NULL, &failed, err, sizeof(err)), -ENOSPC);
+        assert_int_equal(failed, 1);
+    }
+    close(fd);
+}
+
+static void test_names(void **state)
+{
+    enum ana_export_format fmt;
+    enum ana_export_cost cost;
+
+    (void)state;
+    assert_int_equal(ana_export_format_parse("heaptrack", &fmt), 0);
+    assert_int_equal(fmt, ANA_EXPORT_HEAPTRACK);
+    assert_string_equal(ana_export_format_name(ANA_EXPORT_PPROF), "pprof");
+    assert_int_equal(ana_export_format_parse("callgrind", &fmt), -EINVAL);
+    assert_int_equal(ana_export_cost_parse("temporary", &cost), 0);
+    assert_int_equal(cost, ANA_COST_TEMPORARY);
+    assert_int_equal(ana_export_cost_parse("", &cost), -EINVAL);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_names),
+        cmocka_unit_test_setup_teardown(test_model, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_folded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_csv, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_massif, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dhat, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_heaptrack, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pprof, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sqlite_leaks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sqlite_window, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
+    };
+
+    /* For the e2e tests: write the synthetic trace (or a big one) and exit. */
+    if (argc >= 3 && !strcmp(argv[1], "--write-trace")) {
+        int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        int rc = fd < 0 ? -errno
+                 : argc >= 4 ? xtrace_write_big(fd, strtoull(argv[3], NULL, 10))
+                             : xtrace_write(fd);
+        if (rc || (fd >= 0 && close(fd))) {
+            fprintf(stderr, "test_ana_export: %s: %s\n", argv[2], strerror(rc ? -rc : errno));
+            return 1;
+        }
+        return 0;
+    }
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* A deterministic synthetic trace for the export tests, with every number
+ * the exporters print known exactly (see the table in the .c file). Used by
+ * the unit tests and, through `test_ana_export --write-trace PATH`, by the
+ * e2e scripts that feed the exports to the real readers. */
+#ifndef TEST_ANA_EXPORT_TRACE_H
+#define TEST_ANA_EXPORT_TRACE_H
+
+#include <stdint.h>
+
+/* The expected figures of the trace xtrace_write() makes. */
+#define XT_NR_ALLOCS 9
+#define XT_ALLOC_BYTES 2296
+#define XT_PEAK_BYTES 1500
+#define XT_PEAK_NS 9000000ull
+#define XT_LEAKED_BYTES 182
+#define XT_LEAKED_BLOCKS 2
+#define XT_NR_TEMPORARY 5
+#define XT_END_NS 16000000ull
+
+/* Stack ids the writer gives, in the order they are interned. */
+#define XT_STACK_A 3 /* 0x1300 -> 0x1200 -> 0x1100 (leaf) */
+#define XT_STACK_B 4 /* 0x1300 -> 0x1200 -> 0x2100 */
+#define XT_STACK_C 6 /* 0x3200 -> 0x3100 */
+
+/* Write the trace to fd. Returns 0 or -errno. */
+int xtrace_write(int fd);
+
+/* Write a large trace: nr_events events, a steady churn over a fixed set
+ * of live blocks (for the bounded-memory checks). */
+int xtrace_write_big(int fd, uint64_t nr_events);
+
+#endif
