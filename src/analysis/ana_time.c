@@ -24,9 +24,10 @@ int ana_time_parse_duration(const char *s, uint64_t *ns)
     const char *p = s;
 
     for (; *p >= '0' && *p <= '9'; p++, digits = true) {
-        if (whole > (UINT64_MAX - 9) / 10)
+        uint64_t d = (uint64_t)(*p - '0');
+        if (whole > (UINT64_MAX - d) / 10)
             return -ERANGE;
-        whole = whole * 10 + (uint64_t)(*p - '0');
+        whole = whole * 10 + d;
     }
     if (*p == '.') {
         for (p++; *p >= '0' && *p <= '9'; p++, digits = true) {

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/* The JSON writer (exact integers, escaping, commas, errors), result
+ * tables in text/CSV/JSON, and time parsing and formatting. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "analysis/ana_json.h"
+#include "analysis/ana_table.h"
+#include "analysis/ana_time.h"
+
+/* Run fn writing into a memory stream; returns the text (malloc'd). */
+static char *capture(void (*fn)(FILE *f, void *arg), void *arg)
+{
+    char *s = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&s, &len);
+
+    assert_non_null(f);
+    fn(f, arg);
+    assert_int_equal(fclose(f), 0);
+    return s;
+}
+
+static void json_doc(FILE *f, void *arg)
+{
+    struct ana_json j;
+
+    ana_json_init(&j, f, false);
+    ana_json_begin_object(&j);
+    ana_json_kv_u64(&j, "big", (1ull << 53) + 1);
+    ana_json_kv_u64(&j, "max", UINT64_MAX);
+    ana_json_kv_i64(&j, "min", INT64_MIN);
+    ana_json_kv_str(&j, "s", "a\"b\\c\n\t\x01\x7f\xc3\xa9");
+    ana_json_key(&j, "list");
+    ana_json_begin_array(&j);
+    ana_json_u64(&j, 1);
+    ana_json_begin_object(&j);
+    ana_json_end_object(&j);
+    ana_json_begin_array(&j);
+    ana_json_end_array(&j);
+    ana_json_null(&j);
+    ana_json_bool(&j, false);
+    ana_json_str(&j, NULL);
+    ana_json_end_array(&j);
+    ana_json_end_object(&j);
+    *(int *)arg = ana_json_finish(&j);
+}
+
+static void test_json_exact(void **state)
+{
+    int rc = -1;
+    char *s = capture(json_doc, &rc);
+    (void)state;
+
+    assert_int_equal(rc, 0);
+    assert_string_equal(s, "{\"big\":9007199254740993,\"max\":18446744073709551615,"
+                           "\"min\":-9223372036854775808,"
+                           "\"s\":\"a\\\"b\\\\c\\n\\t\\u0001\\u007f\xc3\xa9\","
+                           "\"list\":[1,{},[],null,false,null]}\n");
+    free(s);
+}
+
+static void json_unbalanced(FILE *f, void *arg)
+{
+    struct ana_json j;
+
+    ana_json_init(&j, f, true);
+    ana_json_begin_object(&j);
+    ana_json_key(&j, "x");
+    *(int *)arg = ana_json_finish(&j);
+}
+
+static void json_pretty(FILE *f, void *arg)
+{
+    struct ana_json j;
+
+    ana_json_init(&j, f, true);
+    ana_json_begin_object(&j);
+    ana_json_kv_u64(&j, "a", 1);
+    ana_json_key(&j, "b");
+    ana_json_begin_array(&j);
+    ana_json_u64(&j, 2);
+    ana_json_end_array(&j);
+    ana_json_end_object(&j);
+    *(int *)arg = ana_json_finish(&j);
+}
+
+static void test_json_errors_and_pretty(void **state)
+{
+    int rc = 0;
+    char *s = capture(json_unbalanced, &rc);
+    (void)state;
+
+    assert_int_equal(rc, -EINVAL);
+    free(s);
+    s = capture(json_pretty, &rc);
+    assert_int_equal(rc, 0);
+    assert_string_equal(s, "{\n  \"a\": 1,\n  \"b\": [\n    2\n  ]\n}\n");
+    free(s);
+}
+
+static const struct ana_column cols[] = {
+    {"name", "name", ANA_CELL_STR},
+    {"n", "count", ANA_CELL_U64},
+    {"delta", "delta", ANA_CELL_I64},
+    {"stack", "stack", ANA_CELL_LIST},
+};
+
+static struct ana_table *sample_table(void)
+{
+    struct ana_table *t;
+    const char *fr[] = {"f(int, char)", "main"};
+
+    assert_int_equal(ana_table_create(&t, cols, 4), 0);
+    assert_int_equal(ana_table_add_row(t), 0);
+    ana_table_set_str(t, 0, "a,b");
+    ana_table_set_u64(t, 1, 12345);
+    ana_table_set_i64(t, 2, -5);
+    ana_table_set_list(t, 3, fr, 2);
+    assert_int_equal(ana_table_add_row(t), 0);
+    ana_table_set_str(t, 0, "q\"x");
+    ana_table_set_u64(t, 1, 7);
+    ana_table_set_i64(t, 2, 0);
+    ana_table_set_list(t, 3, fr + 1, 1);
+    return t;
+}
+
+static void table_text(FILE *f, void *arg)
+{
+    assert_int_equal(ana_table_write_text(arg, f, "> ", " < "), 0);
+}
+static void table_csv(FILE *f, void *arg)
+{
+    assert_int_equal(ana_table_write_csv(arg, f, true), 0);
+}
+static void table_json(FILE *f, void *arg)
+{
+    struct ana_json j;
+
+    ana_json_init(&j, f, false);
+    ana_table_write_json(arg, &j);
+    assert_int_equal(ana_json_finish(&j), 0);
+}
+
+static void test_table(void **state)
+{
+    struct ana_table *t = sample_table();
+    (void)state;
+
+    char *s = capture(table_text, t);
+    assert_string_equal(s, "> name      n  delta  stack\n"
+                           "> a,b   12345     -5  f(int, char) < main\n"
+                           "> q\"x       7      0  main\n");
+    free(s);
+    s = capture(table_csv, t);
+    assert_string_equal(s, "name,count,delta,stack\n"
+                           "\"a,b\",12345,-5,\"f(int, char);main\"\n"
+                           "\"q\"\"x\",7,0,main\n");
+    free(s);
+    s = capture(table_json, t);
+    assert_string_equal(s, "[{\"name\":\"a,b\",\"count\":12345,\"delta\":-5,"
+                           "\"stack\":[\"f(int, char)\",\"main\"]},"
+                           "{\"name\":\"q\\\"x\",\"count\":7,\"delta\":0,\"stack\":[\"main\"]}]\n");
+    free(s);
+    ana_table_destroy(t);
+}
+
+static void test_time_parse(void **state)
+{
+    uint64_t ns;
+    struct ana_time_point p;
+    char buf[64];
+    (void)state;
+
+    assert_int_equal(ana_time_parse_duration("1.5s", &ns), 0);
+    assert_int_equal(ns, 1500000000);
+    assert_int_equal(ana_time_parse_duration("250ms", &ns), 0);
+    assert_int_equal(ns, 250000000);
+    assert_int_equal(ana_time_parse_duration("0.000000001s", &ns), 0);
+    assert_int_equal(ns, 1);
+    assert_int_equal(ana_time_parse_duration("2", &ns), 0);
+    assert_int_equal(ns, 2000000000);
+    assert_int_equal(ana_time_parse_duration("40us", &ns), 0);
+    assert_int_equal(ns, 40000);
+    assert_int_equal(ana_time_parse_duration("1.25us", &ns), 0);
+    assert_int_equal(ns, 1250);
+    assert_int_equal(ana_time_parse_duration("123456789ns", &ns), 0);
+    assert_int_equal(ns, 123456789);
+    assert_int_equal(ana_time_parse_duration("1.5min", &ns), 0);
+    assert_int_equal(ns, 90000000000ull);
+    assert_int_equal(ana_time_parse_duration("18446744073709551615ns", &ns), 0);
+    assert_int_equal(ns, UINT64_MAX);
+    assert_int_equal(ana_time_parse_duration("18446744073709551616ns", &ns), -ERANGE);
+    assert_int_equal(ana_time_parse_duration("1.0000000001s", &ns), -EINVAL);
+    assert_int_equal(ana_time_parse_duration("0.5ns", &ns), -EINVAL);
+    assert_int_equal(ana_time_parse_duration("1.5xs", &ns), -EINVAL);
+    assert_int_equal(ana_time_parse_duration("", &ns), -EINVAL);
+    assert_int_equal(ana_time_parse_duration(".s", &ns), -EINVAL);
+    assert_int_equal(ana_time_parse_duration("-1s", &ns), -EINVAL);
+
+    assert_int_equal(ana_time_parse_point("peak-50ms", &p), 0);
+    assert_int_equal(p.base, ANA_TIME_PEAK);
+    assert_int_equal(p.offset_ns, -50000000);
+    assert_int_equal(ana_time_resolve(&p, 1000000000, 2000000000), 950000000);
+    assert_int_equal(ana_time_resolve(&p, 10, 2000000000), 0); /* clamped */
+    assert_int_equal(ana_time_parse_point("end", &p), 0);
+    assert_int_equal(ana_time_resolve(&p, 5, 77), 77);
+    assert_int_equal(ana_time_parse_point("start+1s", &p), 0);
+    assert_int_equal(ana_time_resolve(&p, 5, 3000000000ull), 1000000000);
+    assert_int_equal(ana_time_resolve(&p, 5, 10), 10); /* clamped to the end */
+    assert_int_equal(ana_time_parse_point("1.5s", &p), 0);
+    assert_int_equal(p.base, ANA_TIME_ABS);
+    assert_int_equal(p.offset_ns, 1500000000);
+    assert_int_equal(ana_time_parse_point("peaks", &p), -EINVAL);
+    assert_int_equal(ana_time_parse_point("end+", &p), -EINVAL);
+
+    assert_string_equal(ana_time_format(1503200999, buf, sizeof(buf)), "1.503200s");
+    assert_string_equal(ana_bytes_format(512, buf, sizeof(buf)), "512 B");
+    assert_string_equal(ana_bytes_format(10000000, buf, sizeof(buf)), "9.53 MiB");
+    assert_string_equal(ana_bytes_format(1536, buf, sizeof(buf)), "1.50 KiB");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_json_exact),
+        cmocka_unit_test(test_json_errors_and_pretty),
+        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_time_parse),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: MIT */
+/* The heap model on hand-made event sequences with exact expectations:
+ * peak and its time, each stack's live bytes at the peak (the lazy
+ * generation trick), leaks, temporary allocations (heaptrack's rule and a
+ * threshold), realloc, calls per kind, RSS, filters, several processes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "analysis/ana_model.h"
+
+/* A little event builder: one process (image 0, pid 10) unless changed. */
+struct seq {
+    struct ana_model *m;
+    uint64_t next_serial;
+    uint64_t ts;
+    uint32_t image, pid, thread, tid;
+    /* Live blocks by serial, as the reader would resolve them. */
+    struct {
+        uint64_t size, ts;
+        uint32_t stack, thread;
+    } blk[64];
+};
+
+static void seq_init(struct seq *s, const struct ana_model_options *opt)
+{
+    memset(s, 0, sizeof(*s));
+    assert_int_equal(ana_model_create(&s->m, opt), 0);
+    s->next_serial = 1;
+    s->pid = 10;
+    s->tid = 10;
+}
+
+static struct fmt_event base(struct seq *s, uint16_t kind)
+{
+    struct fmt_event ev = {0};
+
+    ev.kind = kind;
+    ev.ts_ns = ++s->ts;
+    ev.image = s->image;
+    ev.pid = s->pid;
+    ev.thread = s->thread;
+    ev.tid = s->tid;
+    return ev;
+}
+
+static void set_ref(struct seq *s, struct fmt_event *ev, uint64_t serial)
+{
+    ev->ref = serial;
+    ev->ref_size = s->blk[serial].size;
+    ev->ref_ts_ns = s->blk[serial].ts;
+    ev->ref_stack = s->blk[serial].stack;
+    ev->ref_thread = s->blk[serial].thread;
+    ev->nr_refs = 1;
+}
+
+static void start(struct seq *s, struct fmt_event *ev, uint64_t size, uint32_t stack)
+{
+    ev->serial = s->next_serial++;
+    ev->size = size;
+    ev->stack = stack;
+    ev->addr = 0x1000 * ev->serial;
+    s->blk[ev->serial].size = size;
+    s->blk[ev->serial].ts = ev->ts_ns;
+    s->blk[ev->serial].stack = stack;
+    s->blk[ev->serial].thread = ev->thread;
+}
+
+static uint64_t do_malloc(struct seq *s, uint64_t size, uint32_t stack)
+{
+    struct fmt_event ev = base(s, FMT_EV_MALLOC);
+
+    start(s, &ev, size, stack);
+    assert_int_equal(ana_model_event(s->m, &ev), 0);
+    return ev.serial;
+}
+
+static void do_free(struct seq *s, uint64_t serial)
+{
+    struct fmt_event ev = base(s, FMT_EV_FREE);
+
+    ev.addr = 0x1000 * serial;
+    set_ref(s, &ev, serial);
+    assert_int_equal(ana_model_event(s->m, &ev), 0);
+}
+
+static uint64_t do_realloc(struct seq *s, uint64_t serial, uint64_t size, uint32_t stack)
+{
+    struct fmt_event ev = base(s, FMT_EV_REALLOC);
+
+    ev.old_addr = 0x1000 * serial;
+    set_ref(s, &ev, serial);
+    start(s, &ev, size, stack);
+    assert_int_equal(ana_model_event(s->m, &ev), 0);
+    return ev.serial;
+}
+
+static void test_peak_leaks_temporary(void **state)
+{
+    struct seq s;
+    (void)state;
+
+    seq_init(&s, NULL);
+    uint64_t a = do_malloc(&s, 100, 1); /* t1 */
+    uint64_t b = do_malloc(&s, 50, 2);  /* t2 */
+    do_free(&s, b);                      /* t3: temporary, b was the last */
+    do_malloc(&s, 200, 2);               /* t4: heap 300, a peak */
+    do_free(&s, a);                      /* t5: not temporary */
+    uint64_t d = do_malloc(&s, 250, 1);  /* t6: heap 450, the peak */
+    do_realloc(&s, d, 10, 3);            /* t7: ends d (temporary), heap 210 */
+    do_malloc(&s, 5, 3);                 /* t8: heap 215 */
+    ana_model_finish(s.m);
+
+    const struct ana_scope *sc = ana_model_image(s.m, 0);
+    assert_non_null(sc);
+    assert_true(sc->seen);
+    assert_int_equal(sc->peak, 450);
+    assert_int_equal(sc->peak_ns, 6);
+    assert_int_equal(sc->peak_blocks, 2);
+    assert_int_equal(sc->heap, 215);
+    assert_int_equal(sc->live_blocks, 3);
+    assert_int_equal(sc->nr_allocs, 6);
+    assert_int_equal(sc->alloc_bytes, 615);
+    assert_int_equal(sc->nr_frees, 3);
+    assert_int_equal(sc->nr_temporary, 2);
+    assert_int_equal(sc->temporary_bytes, 300);
+    assert_int_equal(sc->nr_calls[FMT_EV_MALLOC], 5);
+    assert_int_equal(sc->nr_calls[FMT_EV_FREE], 2);
+    assert_int_equal(sc->nr_calls[FMT_EV_REALLOC], 1);
+    assert_int_equal(sc->first_ns, 1);
+    assert_int_equal(sc->last_ns, 8);
+
+    /* At the peak (t6): stack 1 held d (250), stack 2 held c (200). */
+    assert_int_equal(ana_model_site(s.m, 1)->peak_bytes, 250);
+    assert_int_equal(ana_model_site(s.m, 2)->peak_bytes, 200);
+    assert_int_equal(ana_model_site(s.m, 3)->peak_bytes, 0);
+    /* Leaked: c on stack 2; e and f on stack 3. */
+    assert_int_equal(ana_model_site(s.m, 1)->live_bytes, 0);
+    assert_int_equal(ana_model_site(s.m, 2)->live_bytes, 200);
+    assert_int_equal(ana_model_site(s.m, 2)->live_blocks, 1);
+    assert_int_equal(ana_model_site(s.m, 3)->live_bytes, 15);
+    assert_int_equal(ana_model_site(s.m, 3)->live_blocks, 2);
+    assert_int_equal(ana_model_site(s.m, 1)->nr_temporary, 1);
+    assert_int_equal(ana_model_site(s.m, 2)->nr_temporary, 1);
+    assert_int_equal(ana_model_site(s.m, 1)->nr_allocs, 2);
+    assert_int_equal(ana_model_site(s.m, 1)->alloc_bytes, 350);
+    /* One process: the total is the same. */
+    assert_int_equal(ana_model_total(s.m)->peak, 450);
+    assert_int_equal(ana_model_site(s.m, 1)->peak_all_bytes, 250);
+    ana_model_destroy(s.m);
+}
+
+/* The peak contribution must be the value at the peak even when a stack
+ * changes many times after it and never again before the end. */
+static void test_peak_contribution_after_changes(void **state)
+{
+    struct seq s;
+    uint64_t keep[8];
+    (void)state;
+
+    seq_init(&s, NULL);
+    for (int i = 0; i < 8; i++)
+        keep[i] = do_malloc(&s, 10, 1 + (uint32_t)(i % 2)); /* 40 on each stack */
+    do_malloc(&s, 1000, 3);                                  /* the peak: 1080 */
+    for (int i = 0; i < 8; i += 2)
+        do_free(&s, keep[i]); /* stack 1 drops to 0 */
+    do_malloc(&s, 5, 1);
+    ana_model_finish(s.m);
+    assert_int_equal(ana_model_image(s.m, 0)->peak, 1080);
+    assert_int_equal(ana_model_site(s.m, 1)->peak_bytes, 40);
+    assert_int_equal(ana_model_site(s.m, 2)->peak_bytes, 40);
+    assert_int_equal(ana_model_site(s.m, 3)->peak_bytes, 1000);
+    /* Contributions add up to the peak. */
+    ana_model_destroy(s.m);
+}
+
+static void test_temporary_threshold(void **state)
+{
+    struct ana_model_options o = {.temporary_threshold = 1};
+    struct seq s;
+    (void)state;
+
+    /* x, y, free x: one allocation in between. */
+    seq_init(&s, NULL);
+    uint64_t x = do_malloc(&s, 8, 1);
+    do_malloc(&s, 8, 1);
+    do_free(&s, x);
+    assert_int_equal(ana_model_image(s.m, 0)->nr_temporary, 0);
+    ana_model_destroy(s.m);
+
+    seq_init(&s, &o);
+    x = do_malloc(&s, 8, 1);
+    do_malloc(&s, 8, 1);
+    do_free(&s, x);
+    assert_int_equal(ana_model_image(s.m, 0)->nr_temporary, 1);
+    /* Two in between: not even with threshold 1. */
+    x = do_malloc(&s, 8, 1);
+    do_malloc(&s, 8, 1);
+    do_malloc(&s, 8, 1);
+    do_free(&s, x);
+    assert_int_equal(ana_model_image(s.m, 0)->nr_temporary, 1);
+    /* keep_blocks is implied: the live blocks are listed. */
+    struct ana_block *b;
+    long n = ana_model_blocks(s.m, &b);
+    assert_int_equal(n, 3);
+    assert_int_equal(b[0].serial, 2);
+    assert_int_equal(b[1].serial, 4);
+    assert_int_equal(b[2].serial, 5);
+    assert_int_equal(b[2].size, 8);
+    assert_int_equal(b[2].addr, 0x5000);
+    free(b);
+    ana_model_destroy(s.m);
+}
+
+static void test_threads_filter_and_temporary(void **state)
+{
+    struct ana_filter f;
+    struct ana_model_options o = {.filter = &f};
+    struct seq s;
+    (void)state;
+
+    ana_filter_init(&f);
+    assert_int_equal(ana_filter_add_tids(&f, "21"), 0);
+    seq_init(&s, &o);
+    s.thread = 1, s.tid = 21;
+    uint64_t a = do_malloc(&s, 100, 1); /* selected */
+    s.thread = 0, s.tid = 20;
+    uint64_t b = do_malloc(&s, 7, 2); /* not selected */
+    do_free(&s, a);                   /* thread 20 frees thread 21's block: it counts */
+    do_free(&s, b);
+    s.thread = 1, s.tid = 21;
+    uint64_t c = do_malloc(&s, 30, 1);
+    do_free(&s, c); /* temporary for thread 21 */
+    ana_model_finish(s.m);
+
+    const struct ana_scope *sc = ana_model_image(s.m, 0);
+    assert_int_equal(sc->nr_allocs, 2);
+    assert_int_equal(sc->alloc_bytes, 130);
+    assert_int_equal(sc->nr_frees, 2);
+    assert_int_equal(sc->heap, 0);
+    assert_int_equal(sc->peak, 100);
+    assert_int_equal(sc->nr_temporary, 1);
+    /* Calls are those the selected thread made. */
+    assert_int_equal(sc->nr_calls[FMT_EV_MALLOC], 2);
+    assert_int_equal(sc->nr_calls[FMT_EV_FREE], 1);
+    assert_null(ana_model_site(s.m, 2));
+    ana_model_destroy(s.m);
+    ana_filter_release(&f);
+}
+
+static void test_processes_rss_unmatched(void **state)
+{
+    struct ana_filter f;
+    struct ana_model_options o = {.filter = &f};
+    struct seq s;
+    (void)state;
+
+    seq_init(&s, NULL);
+    do_malloc(&s, 100, 1); /* image 0: 100 */
+    s.image = 1, s.pid = 11, s.thread = 1, s.tid = 11;
+    uint64_t b = do_malloc(&s, 300, 5); /* image 1: 300; total 400 */
+    do_free(&s, b);
+    do_malloc(&s, 50, 5);
+    struct fmt_event ev = base(&s, FMT_EV_RSS);
+    ev.size = 4096;
+    assert_int_equal(ana_model_event(s.m, &ev), 0);
+    ev = base(&s, FMT_EV_FREE);
+    ev.addr = 0xdead; /* never allocated: no ref */
+    assert_int_equal(ana_model_event(s.m, &ev), 0);
+    ev = base(&s, FMT_EV_DROPPED);
+    ev.arg[0] = 3;
+    assert_int_equal(ana_model_event(s.m, &ev), 0);
+    s.image = 0, s.pid = 10, s.thread = 0, s.tid = 10;
+    ev = base(&s, FMT_EV_RSS);
+    ev.size = 1000;
+    assert_int_equal(ana_model_event(s.m, &ev), 0);
+    ana_model_finish(s.m);
+
+    assert_int_equal(ana_model_nr_seen(s.m), 2);
+    assert_int_equal(ana_model_image(s.m, 0)->peak, 100);
+    assert_int_equal(ana_model_image(s.m, 1)->peak, 300);
+    assert_int_equal(ana_model_image(s.m, 1)->pid, 11);
+    assert_int_equal(ana_model_total(s.m)->peak, 400);
+    assert_int_equal(ana_model_total(s.m)->peak_ns, 2);
+    assert_int_equal(ana_model_site(s.m, 1)->peak_all_bytes, 100);
+    assert_int_equal(ana_model_site(s.m, 5)->peak_all_bytes, 300);
+    assert_int_equal(ana_model_image(s.m, 1)->rss_peak, 4096);
+    assert_int_equal(ana_model_image(s.m, 0)->rss_peak, 1000);
+    assert_int_equal(ana_model_total(s.m)->rss_peak, 5096); /* summed over processes */
+    assert_int_equal(ana_model_image(s.m, 1)->nr_unmatched_frees, 1);
+    assert_int_equal(ana_model_image(s.m, 1)->nr_dropped, 3);
+    assert_int_equal(ana_model_total(s.m)->heap, 150);
+    ana_model_destroy(s.m);
+
+    /* --pid 11: only the second process. */
+    ana_filter_init(&f);
+    assert_int_equal(ana_filter_add_pids(&f, "11"), 0);
+    seq_init(&s, &o);
+    do_malloc(&s, 100, 1);
+    s.image = 1, s.pid = 11, s.thread = 1, s.tid = 11;
+    do_malloc(&s, 300, 5);
+    assert_int_equal(ana_model_nr_seen(s.m), 1);
+    assert_false(ana_model_image(s.m, 0)->seen);
+    assert_int_equal(ana_model_total(s.m)->peak, 300);
+    ana_model_destroy(s.m);
+    ana_filter_release(&f);
+}
+
+static void test_failed_and_filter_parse(void **state)
+{
+    struct ana_filter f;
+    struct seq s;
+    (void)state;
+
+    seq_init(&s, NULL);
+    struct fmt_event ev = base(&s, FMT_EV_MALLOC);
+    ev.flags = FMT_EVF_FAILED; /* no serial: no block */
+    ev.size = 1ull << 60;
+    assert_int_equal(ana_model_event(s.m, &ev), 0);
+    assert_int_equal(ana_model_image(s.m, 0)->nr_failed, 1);
+    assert_int_equal(ana_model_image(s.m, 0)->nr_allocs, 0);
+    assert_int_equal(ana_model_image(s.m, 0)->nr_calls[FMT_EV_MALLOC], 1);
+    ana_model_destroy(s.m);
+
+    ana_filter_init(&f);
+    assert_int_equal(ana_filter_add_pids(&f, "1,2,300"), 0);
+    assert_int_equal(f.nr_pids, 3);
+    assert_int_equal(ana_filter_add_pids(&f, ""), -EINVAL);
+    assert_int_equal(ana_filter_add_pids(&f, "1,"), -EINVAL);
+    assert_int_equal(ana_filter_add_pids(&f, "x"), -EINVAL);
+    assert_int_equal(ana_filter_add_pids(&f, "-1"), -EINVAL);
+    assert_int_equal(ana_filter_add_tids(&f, "99999999999"), -EINVAL);
+    assert_true(ana_filter_pid(&f, 300));
+    assert_false(ana_filter_pid(&f, 4));
+    ana_filter_release(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_peak_leaks_temporary),
+        cmocka_unit_test(test_peak_contribution_after_changes),
+        cmocka_unit_test(test_temporary_threshold),
+        cmocka_unit_test(test_threads_filter_and_temporary),
+        cmocka_unit_test(test_processes_rss_unmatched),
+        cmocka_unit_test(test_failed_and_filter_parse),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
