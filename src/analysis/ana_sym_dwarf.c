@@ -51,8 +51,20 @@ struct body {
 struct top_fn {
     Dwarf_Off die;
     uint64_t low; /* lowest address of its ranges */
-    struct body *body; /* NULL until an address falls in it */
+    struct body *body; /* NULL until PATH_LOOKUPS addresses fell in it */
+    uint32_t nr_lookups;
 };
+
+/* The first addresses of a function are looked up by walking down from
+ * its DIE along the inlined calls that hold the address, which visits the
+ * siblings on that path only; after this many, the whole body is indexed.
+ * A trace's stacks touch most functions at a few addresses (a 16-unit C++
+ * program's run: 7 per function), where indexing bodies full of inlined
+ * library code cost more than all the rest together. */
+#ifndef ANA_SYM_PATH_LOOKUPS /* -D for tests: 0 always indexes, huge never */
+#define ANA_SYM_PATH_LOOKUPS 8
+#endif
+#define PATH_LOOKUPS ANA_SYM_PATH_LOOKUPS
 
 struct cu_index {
     Dwarf_Die cudie;
@@ -61,7 +73,10 @@ struct cu_index {
     struct top_fn *fns;
     size_t nr_fns, cap_fns;
     struct range_set ranges; /* entry: index into fns */
-    Dwarf_Files *files;      /* for DW_AT_call_file */
+    /* Line table: our decoder's, or libdw's when ours gives up. */
+    struct ana_sym_lines *lines;
+    int lines_state; /* 0: not read yet, 1: ours, -1: libdw's */
+    Dwarf_Files *files; /* libdw's, for DW_AT_call_file */
     size_t nr_files;
     bool files_loaded;
 };
@@ -73,6 +88,8 @@ struct cu_span {
 
 struct ana_sym_dwarf {
     Dwarf *dw;
+    struct ana_sym_sections sec;
+    struct ana_sym_arena arena; /* joined source paths */
     struct cu_index *cus;
     size_t nr_cus;
     struct cu_span *spans; /* sorted by lo */
@@ -135,6 +152,44 @@ static int index_units(struct ana_sym_dwarf *d)
     return 0;
 }
 
+/* The sections our line decoder reads. dwarf_begin_elf() has already
+ * decompressed SHF_COMPRESSED sections in place; doing it again is a
+ * no-op, and covers a file libdw opened some other way. */
+static void find_sections(Elf *elf, struct ana_sym_sections *sec)
+{
+    size_t shstrndx;
+    Elf_Scn *scn = NULL;
+
+    memset(sec, 0, sizeof(*sec));
+    if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+        return;
+    while ((scn = elf_nextscn(elf, scn))) {
+        GElf_Shdr sh;
+        const char *name;
+
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+            !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+            continue;
+        const uint8_t **p = NULL;
+        size_t *size = NULL;
+        if (!strcmp(name, ".debug_line"))
+            p = &sec->line, size = &sec->line_size;
+        else if (!strcmp(name, ".debug_line_str"))
+            p = &sec->line_str, size = &sec->line_str_size;
+        else if (!strcmp(name, ".debug_str"))
+            p = &sec->str, size = &sec->str_size;
+        else
+            continue; /* .zdebug_* (old GNU compression) is left to libdw */
+        if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+            continue;
+        Elf_Data *data = elf_getdata(scn, NULL);
+        if (data && data->d_buf) {
+            *p = data->d_buf;
+            *size = data->d_size;
+        }
+    }
+}
+
 int ana_sym_dwarf_open(struct ana_sym_dwarf **out, Elf *elf)
 {
     if (!ana_sym_elf_has_dwarf(elf))
@@ -148,6 +203,7 @@ int ana_sym_dwarf_open(struct ana_sym_dwarf **out, Elf *elf)
         free(d);
         return -ENODATA;
     }
+    find_sections(elf, &d->sec);
     int rc = index_units(d);
     if (rc) {
         ana_sym_dwarf_close(d);
@@ -459,13 +515,30 @@ static uint32_t die_udata(Dwarf_Die *die, unsigned name)
     return w > UINT32_MAX ? 0 : (uint32_t)w;
 }
 
-static const char *call_file(struct cu_index *ci, Dwarf_Die *die)
+/* Decode the unit's line table with our decoder on first use; if it gives
+ * up, libdw's is used for this unit. */
+static void load_lines(struct ana_sym_dwarf *d, struct cu_index *ci)
+{
+    Dwarf_Attribute attr;
+    Dwarf_Word off;
+
+    ci->lines_state = -1;
+    if (dwarf_formudata(dwarf_attr(&ci->cudie, DW_AT_stmt_list, &attr), &off) != 0)
+        return;
+    const char *comp_dir = dwarf_formstring(dwarf_attr(&ci->cudie, DW_AT_comp_dir, &attr));
+    if (ana_sym_lines_decode(&ci->lines, &d->sec, off, comp_dir) == 0)
+        ci->lines_state = 1;
+}
+
+static const char *call_file(struct ana_sym_dwarf *d, struct cu_index *ci, Dwarf_Die *die)
 {
     Dwarf_Attribute attr;
     Dwarf_Word idx;
 
     if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &idx) != 0)
         return NULL;
+    if (ci->lines_state == 1)
+        return ana_sym_lines_file(ci->lines, &d->arena, idx);
     if (!ci->files_loaded) {
         ci->files_loaded = true;
         if (dwarf_getsrcfiles(&ci->cudie, &ci->files, &ci->nr_files) != 0)
@@ -476,13 +549,22 @@ static const char *call_file(struct cu_index *ci, Dwarf_Die *die)
     return dwarf_filesrc(ci->files, idx, NULL, NULL);
 }
 
-static void line_at(struct cu_index *ci, uint64_t pc, const char **file, uint32_t *line, uint32_t *column)
+static void line_at(struct ana_sym_dwarf *d, struct cu_index *ci, uint64_t pc, const char **file, uint32_t *line,
+                    uint32_t *column)
 {
+    *file = NULL;
+    *line = *column = 0;
+    if (!ci->lines_state)
+        load_lines(d, ci);
+    if (ci->lines_state == 1) {
+        uint32_t f;
+        if (ana_sym_lines_find(ci->lines, pc, &f, line, column) == 0)
+            *file = ana_sym_lines_file(ci->lines, &d->arena, f);
+        return;
+    }
     Dwarf_Line *l = dwarf_getsrc_die(&ci->cudie, pc);
     int n = 0, c = 0;
 
-    *file = NULL;
-    *line = *column = 0;
     if (!l)
         return;
     *file = dwarf_linesrc(l, NULL, NULL);
@@ -514,10 +596,49 @@ static int find_fn(struct cu_index *ci, uint64_t pc, struct top_fn **out)
     return 0;
 }
 
+/* The DIEs holding pc from fn down: fn, then each inlined call inside
+ * the previous one. Returns how many (up to max; the innermost are kept
+ * when deeper). */
+static size_t path_to(struct ana_sym_dwarf *d, const struct top_fn *fn, uint64_t pc, Dwarf_Off *path,
+                      size_t max)
+{
+    Dwarf_Die cur, child;
+    size_t n = 0;
+    unsigned depth = 0;
+
+    if (!dwarf_offdie(d->dw, fn->die, &cur))
+        return 0;
+    path[n++] = fn->die;
+    while (depth++ < MAX_DIE_DEPTH && dwarf_child(&cur, &child) == 0) {
+        bool down = false;
+        do {
+            int tag = dwarf_tag(&child);
+            if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) && has_code(&child) &&
+                dwarf_haspc(&child, pc) == 1) {
+                if (tag == DW_TAG_inlined_subroutine) {
+                    if (n == max) { /* keep the innermost */
+                        memmove(path, path + 1, (max - 1) * sizeof(*path));
+                        n--;
+                    }
+                    path[n++] = dwarf_dieoffset(&child);
+                }
+                down = true;
+                break;
+            }
+        } while (dwarf_siblingof(&child, &child) == 0);
+        if (!down)
+            break;
+        cur = child;
+    }
+    return n;
+}
+
 int ana_sym_dwarf_lookup(struct ana_sym_dwarf *d, uint64_t pc, struct ana_sym_dwarf_chain *out)
 {
     struct cu_index *ci = find_cu(d, pc);
     struct top_fn *fn;
+    Dwarf_Off path[ANA_SYM_MAX_INLINE];
+    size_t nr_path = 0;
     int rc;
 
     out->nr_frames = 0;
@@ -526,35 +647,48 @@ int ana_sym_dwarf_lookup(struct ana_sym_dwarf *d, uint64_t pc, struct ana_sym_dw
     out->outer_low = 0;
     if (!ci)
         return -ENOENT;
-    line_at(ci, pc, &out->file, &out->line, &out->column);
+    line_at(d, ci, pc, &out->file, &out->line, &out->column);
     if ((rc = find_fn(ci, pc, &fn)) || !fn)
-        return rc;
-    if (!fn->body && (rc = build_body(d, fn)))
         return rc;
     out->outer_low = fn->low;
 
-    const struct fn_range *r = range_find(&fn->body->ranges, pc);
-    uint32_t e = r ? r->entry : 0;
+    /* The DIEs to name, innermost first. */
+    if (!fn->body && fn->nr_lookups < PATH_LOOKUPS) {
+        fn->nr_lookups++;
+        size_t n = path_to(d, fn, pc, path, ANA_SYM_MAX_INLINE);
+        for (size_t i = 0; i < n / 2; i++) {
+            Dwarf_Off t = path[i];
+            path[i] = path[n - 1 - i];
+            path[n - 1 - i] = t;
+        }
+        nr_path = n;
+    } else {
+        if (!fn->body && (rc = build_body(d, fn)))
+            return rc;
+        const struct fn_range *r = range_find(&fn->body->ranges, pc);
+        for (uint32_t e = r ? r->entry : 0; e != NO_PARENT && nr_path < ANA_SYM_MAX_INLINE;
+             e = fn->body->entries[e].parent)
+            path[nr_path++] = fn->body->entries[e].die;
+    }
+
     const char *file = out->file;
     uint32_t line = out->line, column = out->column;
 
-    /* Innermost first: each frame's position is where the frame inside it
-     * was called from (DW_AT_call_*), the innermost's the line table's. */
-    while (e != NO_PARENT && out->nr_frames < ANA_SYM_MAX_INLINE) {
-        const struct inl_entry *ie = &fn->body->entries[e];
+    /* Each frame's position is where the frame inside it was called from
+     * (DW_AT_call_*), the innermost's the line table's. */
+    for (size_t i = 0; i < nr_path; i++) {
         Dwarf_Die die;
 
-        if (!dwarf_offdie(d->dw, ie->die, &die))
+        if (!dwarf_offdie(d->dw, path[i], &die))
             break;
         struct ana_sym_dwarf_frame *f = &out->frames[out->nr_frames++];
         f->name = die_name(&die);
         f->file = file;
         f->line = line;
         f->column = column;
-        file = call_file(ci, &die);
+        file = call_file(d, ci, &die);
         line = die_udata(&die, DW_AT_call_line);
         column = die_udata(&die, DW_AT_call_column);
-        e = ie->parent;
     }
     return 0;
 }
@@ -570,9 +704,11 @@ void ana_sym_dwarf_close(struct ana_sym_dwarf *d)
             body_free(ci->fns[k].body);
         free(ci->fns);
         range_set_free(&ci->ranges);
+        ana_sym_lines_free(ci->lines);
     }
     free(d->cus);
     free(d->spans);
+    ana_sym_arena_free(&d->arena);
     if (d->dw)
         dwarf_end(d->dw);
     free(d);

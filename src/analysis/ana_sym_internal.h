@@ -83,6 +83,28 @@ int ana_sym_dwarf_open(struct ana_sym_dwarf **out, Elf *elf);
 int ana_sym_dwarf_lookup(struct ana_sym_dwarf *d, uint64_t pc, struct ana_sym_dwarf_chain *out);
 void ana_sym_dwarf_close(struct ana_sym_dwarf *d);
 
+/* ---- line tables (ana_sym_lines.c) */
+
+/* The DWARF sections a line table refers to, decompressed. */
+struct ana_sym_sections {
+    const uint8_t *line, *line_str, *str;
+    size_t line_size, line_str_size, str_size;
+};
+
+struct ana_sym_lines;
+
+/* Decode the line table at .debug_line offset (a unit's DW_AT_stmt_list).
+ * Returns 0, -EPROTO when the table is corrupt or uses something this
+ * decoder does not handle (use libdw then), or -ENOMEM. */
+int ana_sym_lines_decode(struct ana_sym_lines **out, const struct ana_sym_sections *sec, uint64_t offset,
+                         const char *comp_dir);
+/* The row in effect at pc: file number, line, column. 0 or -ENOENT. */
+int ana_sym_lines_find(const struct ana_sym_lines *lt, uint64_t pc, uint32_t *file, uint32_t *line,
+                       uint32_t *column);
+/* The path of file number index (joined with its directory, in a), or NULL. */
+const char *ana_sym_lines_file(struct ana_sym_lines *lt, struct ana_sym_arena *a, uint64_t index);
+void ana_sym_lines_free(struct ana_sym_lines *lt);
+
 /* ---- demangling */
 
 /* The demangled form of a C++ or Rust (legacy and v0) symbol, without a
