@@ -11,3 +11,6 @@ foreach(name test_ana_json test_ana_model test_ana_window)
 endforeach()
 
 ms_e2e_test(ana_demo ana_demo.sh)
+
+ms_test_program(ana_heapcheck ${PROJECT_SOURCE_DIR}/tests/programs/ana_heapcheck.c)
+ms_e2e_test(ana_heaptrack ana_heaptrack.sh)
