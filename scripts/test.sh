@@ -8,3 +8,7 @@ bash scripts/setup.sh --test
 bash scripts/build.sh build-test -DCMAKE_BUILD_TYPE=Debug -DMEMSCRIBE_SANITIZE=ON -DMEMSCRIBE_WERROR=ON
 cd build-test
 ctest --output-on-failure -j2 --timeout 600
+cd ..
+# The trace reader's libFuzzer target, built with clang in its own build
+# directory, for a bounded time; a crash fails the suite (docs/format.md).
+bash tests/fuzz/run.sh build-fuzz "${MEMSCRIBE_FUZZ_SECONDS:-60}"

@@ -27,14 +27,14 @@ struct fmt_reader;
 struct fmt_image_info {
     uint32_t pid;
     uint32_t ppid;
-    uint32_t how;      /* enum fmt_start */
-    int has_start;     /* a PROCESS_START was recorded (else only pid is known) */
-    const char *exe;   /* NULL if unknown */
+    uint32_t how;    /* enum fmt_start */
+    int has_start;   /* a PROCESS_START was recorded (else only pid is known) */
+    const char *exe; /* NULL if unknown */
     uint32_t exe_len;
-    const char *argv;  /* NUL-separated words, argv_len bytes */
+    const char *argv; /* NUL-separated words, argv_len bytes */
     uint32_t argv_len;
     uint64_t start_ns;
-    uint64_t end_ns;   /* valid if ended */
+    uint64_t end_ns; /* valid if ended */
     int ended;
     uint64_t exit_status; /* wait status, valid if status_known */
     int status_known;
@@ -137,8 +137,8 @@ const struct fmt_module_info *fmt_reader_find_module(const struct fmt_reader *r,
 int fmt_reader_stack(const struct fmt_reader *r, uint32_t id, uint32_t *image, uint64_t *frames,
                      uint32_t max);
 /* One node: its parent (0 for a root) and return address. 0 or -EINVAL. */
-int fmt_reader_stack_node(const struct fmt_reader *r, uint32_t id, uint32_t *parent,
-                          uint64_t *addr, uint32_t *image);
+int fmt_reader_stack_node(const struct fmt_reader *r, uint32_t id, uint32_t *parent, uint64_t *addr,
+                          uint32_t *image);
 
 /* Chunks and seeking. */
 uint32_t fmt_reader_nr_chunks(const struct fmt_reader *r);

@@ -26,23 +26,21 @@ struct dump_opts {
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: memscribe dump [options] FILE\n\n"
-            "Print every event of a trace, one line each, in time order:\n"
-            "  TIME PID TID SERIAL KIND FIELDS... stack=ID [ends=#SERIAL]\n"
-            "TIME is seconds.nanoseconds since recording began; SERIAL is the\n"
-            "number of the block or mapping the event starts ('-' if none).\n\n"
-            "options:\n"
-            "  --stacks        after the events, print each stack they use, one\n"
-            "                  symbolized frame per line (docs/symbols.md)\n"
-            CLI_SYM_USAGE
-            "  --pid P         only events of process P\n"
-            "  --header        first print the trace's header and tables as '#' lines\n"
-            "  --format text   output format (text is the only one)\n"
-            "  -h, --help      show this help\n\n"
-            "A truncated trace is dumped up to its last whole chunk, with a note on\n"
-            "stderr. Exit status: 0 ok, 1 unreadable or corrupt trace, 2 usage error.\n"
-            "See docs/dump.md.\n");
+    fprintf(out, "usage: memscribe dump [options] FILE\n\n"
+                 "Print every event of a trace, one line each, in time order:\n"
+                 "  TIME PID TID SERIAL KIND FIELDS... stack=ID [ends=#SERIAL]\n"
+                 "TIME is seconds.nanoseconds since recording began; SERIAL is the\n"
+                 "number of the block or mapping the event starts ('-' if none).\n\n"
+                 "options:\n"
+                 "  --stacks        after the events, print each stack they use, one\n"
+                 "                  symbolized frame per line (docs/symbols.md)\n" CLI_SYM_USAGE
+                 "  --pid P         only events of process P\n"
+                 "  --header        first print the trace's header and tables as '#' lines\n"
+                 "  --format text   output format (text is the only one)\n"
+                 "  -h, --help      show this help\n\n"
+                 "A truncated trace is dumped up to its last whole chunk, with a note on\n"
+                 "stderr. Exit status: 0 ok, 1 unreadable or corrupt trace, 2 usage error.\n"
+                 "See docs/dump.md.\n");
 }
 
 /* Strings from the trace may hold anything: print them escaped and quoted. */
@@ -76,8 +74,7 @@ struct dump_bit {
     const char *name;
 };
 
-static void put_bits(FILE *out, const char *key, uint64_t v, const struct dump_bit *names,
-                     size_t n)
+static void put_bits(FILE *out, const char *key, uint64_t v, const struct dump_bit *names, size_t n)
 {
     const char *sep = "";
 
@@ -97,12 +94,22 @@ static void put_bits(FILE *out, const char *key, uint64_t v, const struct dump_b
 static void put_map_flags(FILE *out, uint64_t flags)
 {
     static const struct dump_bit names[] = {
-        {MAP_SHARED_VALIDATE, "SHARED_VALIDATE"}, {MAP_SHARED, "SHARED"},
-        {MAP_PRIVATE, "PRIVATE"}, {MAP_FIXED, "FIXED"}, {MAP_ANONYMOUS, "ANONYMOUS"},
-        {MAP_GROWSDOWN, "GROWSDOWN"}, {MAP_DENYWRITE, "DENYWRITE"},
-        {MAP_EXECUTABLE, "EXECUTABLE"}, {MAP_LOCKED, "LOCKED"}, {MAP_NORESERVE, "NORESERVE"},
-        {MAP_POPULATE, "POPULATE"}, {MAP_NONBLOCK, "NONBLOCK"}, {MAP_STACK, "STACK"},
-        {MAP_HUGETLB, "HUGETLB"}, {MAP_SYNC, "SYNC"}, {MAP_FIXED_NOREPLACE, "FIXED_NOREPLACE"},
+        {MAP_SHARED_VALIDATE, "SHARED_VALIDATE"},
+        {MAP_SHARED, "SHARED"},
+        {MAP_PRIVATE, "PRIVATE"},
+        {MAP_FIXED, "FIXED"},
+        {MAP_ANONYMOUS, "ANONYMOUS"},
+        {MAP_GROWSDOWN, "GROWSDOWN"},
+        {MAP_DENYWRITE, "DENYWRITE"},
+        {MAP_EXECUTABLE, "EXECUTABLE"},
+        {MAP_LOCKED, "LOCKED"},
+        {MAP_NORESERVE, "NORESERVE"},
+        {MAP_POPULATE, "POPULATE"},
+        {MAP_NONBLOCK, "NONBLOCK"},
+        {MAP_STACK, "STACK"},
+        {MAP_HUGETLB, "HUGETLB"},
+        {MAP_SYNC, "SYNC"},
+        {MAP_FIXED_NOREPLACE, "FIXED_NOREPLACE"},
     };
 
     put_bits(out, "flags", flags, names, sizeof(names) / sizeof(names[0]));
@@ -111,7 +118,9 @@ static void put_map_flags(FILE *out, uint64_t flags)
 static void put_mremap_flags(FILE *out, uint64_t flags)
 {
     static const struct dump_bit names[] = {
-        {1, "MAYMOVE"}, {2, "FIXED"}, {4, "DONTUNMAP"},
+        {1, "MAYMOVE"},
+        {2, "FIXED"},
+        {4, "DONTUNMAP"},
     };
 
     put_bits(out, "flags", flags, names, sizeof(names) / sizeof(names[0]));
@@ -164,12 +173,12 @@ static void put_fields(FILE *out, const struct fmt_event *ev)
                 ev->arg[0]);
         break;
     case FMT_EV_POSIX_MEMALIGN:
-        fprintf(out, " addr=0x%" PRIx64 " size=%" PRIu64 " align=%" PRIu64 " rc=%" PRId64,
-                ev->addr, ev->size, ev->arg[0], (int64_t)ev->arg[1]);
+        fprintf(out, " addr=0x%" PRIx64 " size=%" PRIu64 " align=%" PRIu64 " rc=%" PRId64, ev->addr,
+                ev->size, ev->arg[0], (int64_t)ev->arg[1]);
         break;
     case FMT_EV_REALLOC:
-        fprintf(out, " old=0x%" PRIx64 " addr=0x%" PRIx64 " size=%" PRIu64, ev->old_addr,
-                ev->addr, ev->size);
+        fprintf(out, " old=0x%" PRIx64 " addr=0x%" PRIx64 " size=%" PRIu64, ev->old_addr, ev->addr,
+                ev->size);
         break;
     case FMT_EV_FREE:
         fprintf(out, " addr=0x%" PRIx64, ev->addr);
@@ -271,8 +280,8 @@ static void dump_header(FILE *out, const struct fmt_reader *r)
     struct fmt_trace_counts c;
 
     fmt_reader_counts(r, &c);
-    fprintf(out, "# memscribe trace version %u.%u%s\n", info->version_major,
-            info->version_minor, fmt_reader_incomplete(r) ? " (incomplete)" : "");
+    fprintf(out, "# memscribe trace version %u.%u%s\n", info->version_major, info->version_minor,
+            fmt_reader_incomplete(r) ? " (incomplete)" : "");
     fprintf(out, "# start realtime_ns=%" PRIu64 " monotonic_ns=%" PRIu64 " recorder_pid=%u\n",
             info->start_realtime_ns, info->start_monotonic_ns, info->recorder_pid);
     fputs("# command ", out);
@@ -302,8 +311,7 @@ static void dump_header(FILE *out, const struct fmt_reader *r)
     }
     for (uint32_t i = 0; i < fmt_reader_nr_modules(r); i++) {
         const struct fmt_module_info *m = fmt_reader_module(r, i);
-        fprintf(out, "# module %u image=%u base=0x%" PRIx64 " path=", m->id, m->image,
-                m->m.base);
+        fprintf(out, "# module %u image=%u base=0x%" PRIx64 " path=", m->id, m->image, m->m.base);
         put_str(out, m->m.path ? m->m.path : "", m->m.path_len, 0);
         fputc('\n', out);
     }
@@ -338,14 +346,18 @@ static void dump_stacks(FILE *out, const struct fmt_reader *r, const uint8_t *us
 static void parse_args(int argc, char **argv, struct dump_opts *o, const char **path)
 {
     static const struct option longopts[] = {
-        {"stacks", no_argument, NULL, 's'}, {"pid", required_argument, NULL, 'p'},
-        {"format", required_argument, NULL, 'f'}, {"header", no_argument, NULL, 'H'},
-        {"help", no_argument, NULL, 'h'}, CLI_SYM_LONGOPTS, {NULL, 0, NULL, 0},
+        {"stacks", no_argument, NULL, 's'},
+        {"pid", required_argument, NULL, 'p'},
+        {"format", required_argument, NULL, 'f'},
+        {"header", no_argument, NULL, 'H'},
+        {"help", no_argument, NULL, 'h'},
+        CLI_SYM_LONGOPTS,
+        {NULL, 0, NULL, 0},
     };
     int c;
 
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 's':
             o->stacks = 1;

@@ -43,7 +43,7 @@ int fmt_header_parse(const uint8_t in[FMT_HEADER_SIZE], struct fmt_trace_info *i
 void fmt_trailer_encode(uint8_t out[FMT_TRAILER_SIZE], uint64_t index_off, uint64_t nr_blocks);
 /* Returns 0, -ENOENT when there is no trailer (magic absent: a truncated
  * trace), or -EPROTO with *why (magic present but damaged). */
-int fmt_trailer_parse(const uint8_t in[FMT_TRAILER_SIZE], uint64_t *index_off,
-                      uint64_t *nr_blocks, const char **why);
+int fmt_trailer_parse(const uint8_t in[FMT_TRAILER_SIZE], uint64_t *index_off, uint64_t *nr_blocks,
+                      const char **why);
 
 #endif

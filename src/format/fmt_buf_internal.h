@@ -76,7 +76,7 @@ struct fmt_cur {
 static inline void fmt_cur_init(struct fmt_cur *c, const void *p, size_t len)
 {
     c->p = p;
-    c->end = c->p + len;
+    c->end = p ? c->p + len : c->p; /* NULL + 0 is undefined in C */
     c->bad = 0;
 }
 
@@ -118,7 +118,8 @@ static inline const uint8_t *fmt_cur_bytes(struct fmt_cur *c, uint64_t n)
         c->bad = 1;
         return NULL;
     }
-    c->p += n;
+    if (n)
+        c->p += n;
     return p;
 }
 

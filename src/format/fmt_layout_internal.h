@@ -61,8 +61,8 @@ enum fmt_column {
 
 /* Op byte: kind in the low 6 bits, then two flags. */
 #define FMT_OP_KIND_MASK 0x3f
-#define FMT_OP_CTX 0x40   /* the context (thread) changes: CTX column */
-#define FMT_OP_EXTRA 0x80 /* MISC holds flags, origin and a field mask */
+#define FMT_OP_CTX 0x40       /* the context (thread) changes: CTX column */
+#define FMT_OP_EXTRA 0x80     /* MISC holds flags, origin and a field mask */
 #define FMT_OP_KIND_ESCAPE 63 /* future kinds: MISC holds kind, length, body */
 
 /* Field mask of an EXTRA record (MISC). */
@@ -127,8 +127,7 @@ static inline uint16_t fmt_get_le16(const uint8_t *p)
 
 static inline uint32_t fmt_get_le32(const uint8_t *p)
 {
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-           ((uint32_t)p[3] << 24);
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
 static inline uint64_t fmt_get_le64(const uint8_t *p)

@@ -5,31 +5,56 @@
 const char *fmt_kind_name(unsigned kind)
 {
     switch (kind) {
-    case FMT_EV_MALLOC: return "malloc";
-    case FMT_EV_CALLOC: return "calloc";
-    case FMT_EV_REALLOC: return "realloc";
-    case FMT_EV_REALLOCARRAY: return "reallocarray";
-    case FMT_EV_FREE: return "free";
-    case FMT_EV_MEMALIGN: return "memalign";
-    case FMT_EV_POSIX_MEMALIGN: return "posix_memalign";
-    case FMT_EV_ALIGNED_ALLOC: return "aligned_alloc";
-    case FMT_EV_VALLOC: return "valloc";
-    case FMT_EV_PVALLOC: return "pvalloc";
-    case FMT_EV_MMAP: return "mmap";
-    case FMT_EV_MUNMAP: return "munmap";
-    case FMT_EV_MREMAP: return "mremap";
-    case FMT_EV_MPROTECT: return "mprotect";
-    case FMT_EV_BRK: return "brk";
-    case FMT_EV_SBRK: return "sbrk";
-    case FMT_EV_PROCESS_START: return "process_start";
-    case FMT_EV_PROCESS_EXIT: return "process_exit";
-    case FMT_EV_THREAD_START: return "thread_start";
-    case FMT_EV_THREAD_EXIT: return "thread_exit";
-    case FMT_EV_THREAD_NAME: return "thread_name";
-    case FMT_EV_MODULE_LOAD: return "module_load";
-    case FMT_EV_MODULE_UNLOAD: return "module_unload";
-    case FMT_EV_RSS: return "rss";
-    case FMT_EV_DROPPED: return "dropped";
+    case FMT_EV_MALLOC:
+        return "malloc";
+    case FMT_EV_CALLOC:
+        return "calloc";
+    case FMT_EV_REALLOC:
+        return "realloc";
+    case FMT_EV_REALLOCARRAY:
+        return "reallocarray";
+    case FMT_EV_FREE:
+        return "free";
+    case FMT_EV_MEMALIGN:
+        return "memalign";
+    case FMT_EV_POSIX_MEMALIGN:
+        return "posix_memalign";
+    case FMT_EV_ALIGNED_ALLOC:
+        return "aligned_alloc";
+    case FMT_EV_VALLOC:
+        return "valloc";
+    case FMT_EV_PVALLOC:
+        return "pvalloc";
+    case FMT_EV_MMAP:
+        return "mmap";
+    case FMT_EV_MUNMAP:
+        return "munmap";
+    case FMT_EV_MREMAP:
+        return "mremap";
+    case FMT_EV_MPROTECT:
+        return "mprotect";
+    case FMT_EV_BRK:
+        return "brk";
+    case FMT_EV_SBRK:
+        return "sbrk";
+    case FMT_EV_PROCESS_START:
+        return "process_start";
+    case FMT_EV_PROCESS_EXIT:
+        return "process_exit";
+    case FMT_EV_THREAD_START:
+        return "thread_start";
+    case FMT_EV_THREAD_EXIT:
+        return "thread_exit";
+    case FMT_EV_THREAD_NAME:
+        return "thread_name";
+    case FMT_EV_MODULE_LOAD:
+        return "module_load";
+    case FMT_EV_MODULE_UNLOAD:
+        return "module_unload";
+    case FMT_EV_RSS:
+        return "rss";
+    case FMT_EV_DROPPED:
+        return "dropped";
     }
     return "unknown";
 }

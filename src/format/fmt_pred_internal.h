@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define FMT_PRED_CLASSES 64 /* glibc chunk sizes 0..1023 in 16-byte classes */
-#define FMT_PRED_DEPTH 7     /* glibc's tcache keeps 7 chunks per class */
+#define FMT_PRED_DEPTH 7    /* glibc's tcache keeps 7 chunks per class */
 
 /* One tcache-like LIFO of freed addresses per size class. */
 struct fmt_pred {

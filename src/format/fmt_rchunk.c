@@ -30,8 +30,13 @@ static int load_columns(struct fmt_reader *r, struct fmt_cur *c, uint64_t off, u
         dir[i].enc = fmt_cur_varint(c);
         dir[i].raw = fmt_cur_varint(c);
         dir[i].stored = fmt_cur_varint(c);
-        if (c->bad || dir[i].raw > FMT_BLOCK_MAX_PAYLOAD || dir[i].stored > fmt_cur_left(c) ||
-            dir[i].enc > FMT_COL_ENC_ZSTD ||
+        /* No event takes more than 32 bytes of a column but MISC and STRS. */
+        uint64_t bound = dir[i].id == FMT_COL_MISC ? (uint64_t)nr_ev * 256
+                         : dir[i].id == FMT_COL_STRS || dir[i].id >= FMT_NR_COLUMNS
+                             ? FMT_BLOCK_MAX_PAYLOAD
+                             : (uint64_t)nr_ev * 32;
+        if (c->bad || dir[i].raw > FMT_BLOCK_MAX_PAYLOAD || dir[i].raw > bound ||
+            dir[i].stored > fmt_cur_left(c) || dir[i].enc > FMT_COL_ENC_ZSTD ||
             (dir[i].enc == FMT_COL_ENC_RAW && dir[i].raw != dir[i].stored))
             return fmt_rerr(r, -EPROTO, off, "bad column %llu in chunk header",
                             (unsigned long long)i);
@@ -160,36 +165,43 @@ static inline int set_ctx(struct fmt_reader *r, struct fmt_event *ev, uint32_t c
     return 0;
 }
 
-/* EXTRA record: flags, origin, field mask, fields, strings. */
+/* EXTRA record: flags, origin, field mask, the fields' length, fields
+ * (strings in STRS). Mask bits this reader does not know belong to fields
+ * after the known ones, and are skipped by the length. */
 static int get_extra(struct fmt_reader *r, struct fmt_event *ev)
 {
     struct fmt_cur *m = &r->cur[FMT_COL_MISC];
     uint64_t flags = fmt_cur_varint(m);
     uint64_t origin = fmt_cur_varint(m);
     uint64_t mask = fmt_cur_varint(m);
+    uint64_t len = fmt_cur_varint(m);
+    const uint8_t *body = fmt_cur_bytes(m, len);
 
-    if (flags > UINT16_MAX || origin > UINT8_MAX || (mask & ~(uint64_t)FMT_FIELD_KNOWN))
+    if (m->bad || flags > UINT16_MAX || origin > UINT8_MAX)
         return bad_event(r, "bad extra fields");
+    struct fmt_cur f;
+    fmt_cur_init(&f, body, len);
     ev->flags = (uint16_t)flags;
     ev->origin = (uint8_t)origin;
     for (int i = 0; i < 4; i++)
         if (mask & (FMT_FIELD_ARG0 << i))
-            ev->arg[i] = (uint64_t)fmt_unzigzag(fmt_cur_varint(m));
+            ev->arg[i] = (uint64_t)fmt_unzigzag(fmt_cur_varint(&f));
     if (mask & FMT_FIELD_OLD_ADDR)
-        ev->old_addr = fmt_cur_varint(m);
+        ev->old_addr = fmt_cur_varint(&f);
     if (mask & FMT_FIELD_OLD_SIZE)
-        ev->old_size = fmt_cur_varint(m);
+        ev->old_size = fmt_cur_varint(&f);
     if (mask & FMT_FIELD_STR) {
-        uint64_t n = fmt_cur_varint(m);
+        uint64_t n = fmt_cur_varint(&f);
         ev->str = (const char *)fmt_cur_bytes(&r->cur[FMT_COL_STRS], n);
         ev->str_len = (uint32_t)n;
     }
     if (mask & FMT_FIELD_STR2) {
-        uint64_t n = fmt_cur_varint(m);
+        uint64_t n = fmt_cur_varint(&f);
         ev->str2 = (const char *)fmt_cur_bytes(&r->cur[FMT_COL_STRS], n);
         ev->str2_len = (uint32_t)n;
     }
-    if (m->bad || r->cur[FMT_COL_STRS].bad)
+    if (f.bad || r->cur[FMT_COL_STRS].bad ||
+        (!(mask & ~(uint64_t)FMT_FIELD_KNOWN) && fmt_cur_left(&f)))
         return bad_event(r, "bad extra fields");
     return 0;
 }

@@ -8,19 +8,19 @@
 
 #include "format/fmt_reader_internal.h"
 
-#define GROW(r, arr, nr, cap, need, off)                                                       \
-    do {                                                                                       \
-        if ((need) > (cap)) {                                                                  \
-            uint32_t c_ = (cap) ? (cap) : 16;                                                  \
-            while (c_ < (need))                                                                \
-                c_ *= 2;                                                                       \
-            void *p_ = realloc((arr), (size_t)c_ * sizeof(*(arr)));                            \
-            if (!p_)                                                                           \
-                return fmt_rerr((r), -ENOMEM, (off), "out of memory");                         \
-            (arr) = p_;                                                                        \
-            memset((arr) + (cap), 0, (size_t)(c_ - (cap)) * sizeof(*(arr)));                   \
-            (cap) = c_;                                                                        \
-        }                                                                                      \
+#define GROW(r, arr, nr, cap, need, off)                                                           \
+    do {                                                                                           \
+        if ((need) > (cap)) {                                                                      \
+            uint32_t c_ = (cap) ? (cap) : 16;                                                      \
+            while (c_ < (need))                                                                    \
+                c_ *= 2;                                                                           \
+            void *p_ = realloc((arr), (size_t)c_ * sizeof(*(arr)));                                \
+            if (!p_)                                                                               \
+                return fmt_rerr((r), -ENOMEM, (off), "out of memory");                             \
+            (arr) = p_;                                                                            \
+            memset((arr) + (cap), 0, (size_t)(c_ - (cap)) * sizeof(*(arr)));                       \
+            (cap) = c_;                                                                            \
+        }                                                                                          \
     } while (0)
 
 /* A NUL-terminated copy of a length-prefixed string. */
@@ -136,7 +136,7 @@ static int def_stacks(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
             break;
         r->nr_nodes = id;
     }
-    if (b->bad || fmt_cur_left(b))
+    if (b->bad)
         return fmt_rerr(r, -EPROTO, off, "bad stack node %u", r->nr_nodes + 1);
     return 0;
 }
@@ -344,9 +344,7 @@ static int summary_deltas(struct fmt_reader *r, struct fmt_cur *b, uint64_t off,
         if (fn)
             fn(arg, (uint32_t)stack, bytes, blocks);
     }
-    if (fmt_cur_left(b))
-        return fmt_rerr(r, -EPROTO, off, "trailing bytes in chunk summary");
-    return 0;
+    return 0; /* bytes after the deltas: fields of a later version */
 }
 
 static int def_summary(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)

@@ -17,8 +17,7 @@
 int fmt_rerr(struct fmt_reader *r, int rc, uint64_t off, const char *fmt, ...)
 {
     va_list ap;
-    int n = snprintf(r->err, sizeof(r->err), "%s: offset %llu: ", r->name,
-                     (unsigned long long)off);
+    int n = snprintf(r->err, sizeof(r->err), "%s: offset %llu: ", r->name, (unsigned long long)off);
 
     if (n < 0 || (size_t)n >= sizeof(r->err))
         return rc;
@@ -81,8 +80,8 @@ int fmt_rblock_load(struct fmt_reader *r, uint64_t off, struct fmt_block_hdr *h)
     }
     if ((rc = fmt_buf_reserve(&r->raw, h->raw_size ? h->raw_size : 1)))
         return fmt_rerr(r, rc, off, "out of memory");
-    size_t z = ZSTD_decompressDCtx(r->dctx, r->raw.data, h->raw_size, r->payload.data,
-                                   h->stored_size);
+    size_t z =
+        ZSTD_decompressDCtx(r->dctx, r->raw.data, h->raw_size, r->payload.data, h->stored_size);
     if (ZSTD_isError(z) || z != h->raw_size)
         return fmt_rerr(r, -EPROTO, off, "bad compressed data (%s)",
                         ZSTD_isError(z) ? ZSTD_getErrorName(z) : "wrong size");
@@ -115,11 +114,16 @@ static int take_block(struct fmt_reader *r, uint64_t off, const struct fmt_block
     case FMT_BLOCK_META:
         return fmt_rdefs_meta(r, off);
     case FMT_BLOCK_DEFS:
+        /* Tables grow with the definitions' decompressed size; a file
+         * cannot hold more than this much of them honestly, and a crafted
+         * one must not make the reader allocate without bound. */
+        r->defs_raw_total += r->raw.len;
+        if (r->defs_raw_total > FMT_DEFS_PER_FILE_BYTE * r->file_size + FMT_BLOCK_MAX_PAYLOAD)
+            return fmt_rerr(r, -EPROTO, off, "implausibly many definitions for the file size");
         return fmt_rdefs_parse(r, off);
     case FMT_BLOCK_CHUNK:
         if (r->nr_seen_chunks != r->nr_chunks)
-            return fmt_rerr(r, -EPROTO, off, "chunk %u has no summary",
-                            r->nr_seen_chunks - 1);
+            return fmt_rerr(r, -EPROTO, off, "chunk %u has no summary", r->nr_seen_chunks - 1);
         return note_chunk(r, off, h->stored_size);
     case FMT_BLOCK_INDEX:
         return fmt_rerr(r, -EPROTO, off, "index block in the middle of the file");
@@ -169,8 +173,9 @@ static int scan_blocks(struct fmt_reader *r)
         if (h.stored_size > r->file_size - off - FMT_BLOCK_HEADER_SIZE)
             break; /* the last block was cut short */
         if (h.seq != seq)
-            return fmt_rerr(r, -EPROTO, off, "block %u out of sequence (expected %u)", h.seq,
-                            seq);
+            return fmt_rerr(r, -EPROTO, off, "block %u out of sequence (expected %u)", h.seq, seq);
+        if (h.type == FMT_BLOCK_INDEX)
+            break; /* the end was being written when the file was cut */
         if ((rc = fmt_rblock_load(r, off, &h)) || (rc = take_block(r, off, &h)))
             return rc;
         seq++;
@@ -198,8 +203,8 @@ static int read_index(struct fmt_reader *r, uint64_t index_off, uint64_t nr_bloc
     if (index_off + FMT_BLOCK_HEADER_SIZE + h.stored_size != r->file_size - FMT_TRAILER_SIZE)
         return fmt_rerr(r, -EPROTO, index_off, "index block does not end at the trailer");
     if (h.seq != nr_blocks)
-        return fmt_rerr(r, -EPROTO, index_off, "index block number %u, trailer says %llu",
-                        h.seq, (unsigned long long)nr_blocks);
+        return fmt_rerr(r, -EPROTO, index_off, "index block number %u, trailer says %llu", h.seq,
+                        (unsigned long long)nr_blocks);
 
     /* Copy the directory: loading blocks reuses r->raw. */
     struct fmt_buf dir = {0};
@@ -290,8 +295,8 @@ static int open_trace(struct fmt_reader *r)
         return rc;
     if (r->nr_seen_chunks != r->nr_chunks) {
         if (!r->incomplete)
-            return fmt_rerr(r, -EPROTO, r->chunks[r->nr_chunks].c.offset,
-                            "chunk %u has no summary", r->nr_chunks);
+            return fmt_rerr(r, -EPROTO, r->chunks[r->nr_chunks].c.offset, "chunk %u has no summary",
+                            r->nr_chunks);
         r->nr_seen_chunks = r->nr_chunks; /* its DEFS block was lost: drop it */
     }
     r->info.command = r->command;
@@ -482,8 +487,8 @@ int fmt_reader_stack(const struct fmt_reader *r, uint32_t id, uint32_t *image, u
     return (int)depth;
 }
 
-int fmt_reader_stack_node(const struct fmt_reader *r, uint32_t id, uint32_t *parent,
-                          uint64_t *addr, uint32_t *image)
+int fmt_reader_stack_node(const struct fmt_reader *r, uint32_t id, uint32_t *parent, uint64_t *addr,
+                          uint32_t *image)
 {
     if (!id || id > r->nr_nodes)
         return -EINVAL;

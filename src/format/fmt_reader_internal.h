@@ -13,7 +13,8 @@
 #include "format/fmt_pred_internal.h"
 #include "memscribe/trace.h"
 
-#define FMT_MAX_IMAGES (1u << 20) /* bounds tables a corrupt file could inflate */
+#define FMT_MAX_IMAGES (1u << 20)  /* bounds tables a corrupt file could inflate */
+#define FMT_DEFS_PER_FILE_BYTE 256 /* decompressed DEFS bytes per file byte, at most */
 
 struct fmt_rnode {
     uint64_t addr;
@@ -76,6 +77,7 @@ struct fmt_reader {
     char *hostname;
     int incomplete;
     uint64_t nr_skipped;
+    uint64_t defs_raw_total;
 
     struct fmt_rnode *nodes; /* [0] unused */
     uint32_t nr_nodes;
@@ -90,7 +92,7 @@ struct fmt_reader {
     uint32_t nr_mods;
     uint32_t cap_mods;
     struct fmt_rchunk *chunks;
-    uint32_t nr_chunks;     /* chunks with their summary */
+    uint32_t nr_chunks;      /* chunks with their summary */
     uint32_t nr_seen_chunks; /* chunk blocks seen while opening */
     uint32_t cap_chunks;
 
@@ -111,7 +113,7 @@ struct fmt_reader {
     uint64_t prev_ts;
     uint32_t ctx;
     uint64_t pred_gen;
-    struct fmt_pred *preds; /* by context id, sized nr_ctxs + 1 */
+    struct fmt_pred *preds;    /* by context id, sized nr_ctxs + 1 */
     struct fmt_rlist *started; /* by context id: what it started in the chunk */
     struct fmt_rblk *blks;
     uint64_t cap_blks;
@@ -119,7 +121,7 @@ struct fmt_reader {
 
 /* Format "NAME: offset OFF: message" into r->err and return rc. */
 __attribute__((format(printf, 4, 5))) int fmt_rerr(struct fmt_reader *r, int rc, uint64_t off,
-                                                    const char *fmt, ...);
+                                                   const char *fmt, ...);
 
 /* Read, check and decompress the block at off into r->raw. *h gets the
  * header. Returns 0, -EPROTO (message set) or -errno. */

@@ -84,8 +84,7 @@ int fmt_wchunk_flush_defs(struct fmt_writer *w)
             rc = -EIO;
         } else {
             struct iovec iov = {w->scratch.data, z};
-            rc = fmt_wout_block(&w->out, FMT_BLOCK_DEFS, FMT_BLOCKF_ZSTD, (uint32_t)p.len, &iov,
-                                1);
+            rc = fmt_wout_block(&w->out, FMT_BLOCK_DEFS, FMT_BLOCKF_ZSTD, (uint32_t)p.len, &iov, 1);
         }
     }
     fmt_buf_free(&p);
@@ -125,9 +124,9 @@ int fmt_wchunk_flush(struct fmt_writer *w)
             continue;
         nr_cols++;
         zoff[c] = w->scratch.len;
-        size_t z = ZSTD_compressCCtx(w->cctx, w->scratch.data + w->scratch.len,
-                                     w->scratch.cap - w->scratch.len, col->data, col->len,
-                                     w->level);
+        size_t z =
+            ZSTD_compressCCtx(w->cctx, w->scratch.data + w->scratch.len,
+                              w->scratch.cap - w->scratch.len, col->data, col->len, w->level);
         if (ZSTD_isError(z))
             return -EIO;
         /* Incompressible columns are stored as they are. */

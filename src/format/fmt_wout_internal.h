@@ -12,9 +12,9 @@
 
 struct fmt_wout {
     int fd;
-    int err;       /* sticky -errno after a failed write */
-    uint64_t off;  /* where the next block goes */
-    uint32_t seq;  /* number of the next block */
+    int err;            /* sticky -errno after a failed write */
+    uint64_t off;       /* where the next block goes */
+    uint32_t seq;       /* number of the next block */
     struct fmt_buf dir; /* index entries: type, offset delta, size */
     uint64_t dir_prev_off;
 };

@@ -224,8 +224,9 @@ static inline int delta_add(struct fmt_writer *w, uint32_t stack, int64_t bytes,
 /* A block was started: give it the next serial and remember it. */
 static int start_heap(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx)
 {
-    struct fmt_wblock b = {ev->addr, w->next_serial++, ev->size, ev->ts_ns,
-                           ev->stack, ctx, ev->image, w->preds[ctx].nr_started++};
+    struct fmt_wblock b = {
+        ev->addr,  w->next_serial++,          ev->size, ev->ts_ns, ev->stack, ctx,
+        ev->image, w->preds[ctx].nr_started++};
 
     fmt_pred_start(&w->preds[ctx], ev->addr, ev->size);
     w->chunk_heap_allocs++;
@@ -263,8 +264,8 @@ static void put_ref(struct fmt_writer *w, const struct fmt_event *ev, const stru
 
 /* Free or realloc ending the heap block at addr; REF 0 and the address
  * itself when no live block is there. */
-static int end_heap(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx,
-                    uint64_t addr, int may_end)
+static int end_heap(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx, uint64_t addr,
+                    int may_end)
 {
     struct fmt_wblock b;
 
@@ -302,8 +303,9 @@ static int end_vm(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
 
 static int start_vm(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx)
 {
-    struct fmt_wblock b = {ev->addr, w->next_serial++, ev->size, ev->ts_ns,
-                           ev->stack, ctx, ev->image, w->preds[ctx].nr_started++};
+    struct fmt_wblock b = {
+        ev->addr,  w->next_serial++,          ev->size, ev->ts_ns, ev->stack, ctx,
+        ev->image, w->preds[ctx].nr_started++};
 
     return ev->size ? fmt_wvm_insert(&w->vm, ev->image, &b) : 0;
 }
@@ -350,6 +352,9 @@ static int put_extra(struct fmt_writer *w, const struct fmt_event *ev)
     fmt_buf_put_varint(m, ev->flags);
     fmt_buf_put_varint(m, ev->origin);
     fmt_buf_put_varint(m, mask);
+    /* The fields go after their length (one byte: at most 8 varints), so
+     * a reader can skip fields of later versions it does not know. */
+    size_t len_at = m->len++;
     for (int i = 0; i < 4; i++)
         if (mask & (FMT_FIELD_ARG0 << i))
             fmt_buf_put_varint(m, fmt_zigzag((int64_t)ev->arg[i]));
@@ -365,6 +370,7 @@ static int put_extra(struct fmt_writer *w, const struct fmt_event *ev)
         fmt_buf_put_varint(m, ev->str2_len);
         fmt_buf_put_bytes(&w->col[FMT_COL_STRS], ev->str2, ev->str2_len);
     }
+    m->data[len_at] = (uint8_t)(m->len - len_at - 1); /* <= 80: a one-byte varint */
     return 1;
 }
 
@@ -376,8 +382,7 @@ static int add_def(struct fmt_writer *w, unsigned type, const struct fmt_buf *bo
     return rc ?: fmt_buf_add_string(&w->defs, body->data, body->len);
 }
 
-static int def_module(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx,
-                      uint32_t *id)
+static int def_module(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx, uint32_t *id)
 {
     const struct fmt_module *m = ev->module;
     struct fmt_buf b = {0};
@@ -484,8 +489,7 @@ static int life_defs(struct fmt_writer *w, const struct fmt_event *ev, uint32_t 
         return 0;
     case FMT_EV_MODULE_UNLOAD:
         for (uint32_t i = w->nr_mods; i-- > 0;) {
-            if (!w->mods[i].gone && w->mods[i].base == ev->addr &&
-                w->mods[i].image == ev->image) {
+            if (!w->mods[i].gone && w->mods[i].base == ev->addr && w->mods[i].image == ev->image) {
                 w->mods[i].gone = 1;
                 id = i + 1;
                 break;
@@ -512,8 +516,9 @@ static int ensure_room_slow(struct fmt_writer *w, const struct fmt_event *ev)
     for (int i = 1; i < FMT_NR_COLUMNS && !rc; i++)
         rc = fmt_buf_reserve(&w->col[i],
                              ROOM_BATCH * (i == FMT_COL_MISC ? MISC_RESERVE : COL_RESERVE));
-    rc = rc ?: fmt_buf_reserve(&w->col[FMT_COL_STRS],
-                               (ev->str ? ev->str_len : 0) + (ev->str2 ? ev->str2_len : 0));
+    rc = rc
+             ?: fmt_buf_reserve(&w->col[FMT_COL_STRS],
+                                (ev->str ? ev->str_len : 0) + (ev->str2 ? ev->str2_len : 0));
     w->room = rc ? 0 : ROOM_BATCH;
     return rc;
 }
@@ -680,14 +685,14 @@ int fmt_writer_finish(struct fmt_writer *w)
     fmt_buf_put_bytes(&payload, dir.data, dir.len);
     size_t bound = ZSTD_compressBound(payload.len);
     if (!(rc = fmt_buf_reserve(&w->scratch, bound))) {
-        size_t z = ZSTD_compressCCtx(w->cctx, w->scratch.data, bound, payload.data, payload.len,
-                                     w->level);
+        size_t z =
+            ZSTD_compressCCtx(w->cctx, w->scratch.data, bound, payload.data, payload.len, w->level);
         if (ZSTD_isError(z)) {
             rc = -EIO;
         } else {
             struct iovec iov = {w->scratch.data, z};
-            rc = fmt_wout_block(&w->out, FMT_BLOCK_INDEX, FMT_BLOCKF_ZSTD,
-                                (uint32_t)payload.len, &iov, 1);
+            rc = fmt_wout_block(&w->out, FMT_BLOCK_INDEX, FMT_BLOCKF_ZSTD, (uint32_t)payload.len,
+                                &iov, 1);
         }
     }
     fmt_buf_free(&payload);

@@ -41,7 +41,7 @@ struct fmt_writer {
     ZSTD_CCtx *cctx;
 
     struct fmt_buf col[FMT_NR_COLUMNS];
-    uint32_t room; /* events the columns surely have space for */
+    uint32_t room;          /* events the columns surely have space for */
     struct fmt_buf defs;    /* pending DEFS records, stacks excepted */
     struct fmt_buf scratch; /* compressed columns, DEFS payloads */
 

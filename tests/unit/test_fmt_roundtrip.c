@@ -24,29 +24,6 @@ static uint64_t rnd(void)
     return rng_state;
 }
 
-static struct fmt_module test_module = {
-    .base = 0x7f0000000000ull,
-    .path = "/usr/lib/x86_64-linux-gnu/libtest.so.1",
-    .path_len = 38,
-    .build_id_len = 20,
-    .build_id = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20},
-    .nr_segments = 2,
-    .segments = {{0, 0x1000, 0, 4}, {0x1000, 0x5000, 0x1000, 5}},
-};
-
-static struct fmt_event mk(uint16_t kind, uint64_t ts, uint32_t thread)
-{
-    struct fmt_event ev = {0};
-
-    ev.kind = kind;
-    ev.ts_ns = ts;
-    ev.thread = thread;
-    ev.image = thread >= 2 ? 1 : 0;
-    ev.pid = thread >= 2 ? 200 : 100;
-    ev.tid = 100 + thread * 7;
-    return ev;
-}
-
 /* Write evs, read them back, compare with the model's expectations. */
 static void roundtrip(struct fmt_event *evs, size_t n, uint32_t chunk_events,
                       const uint32_t *stack_ids)
@@ -110,182 +87,9 @@ static void roundtrip(struct fmt_event *evs, size_t n, uint32_t chunk_events,
 static void test_every_kind(void **state)
 {
     struct fmt_event ev[64];
-    size_t n = 0;
-    uint64_t ts = 1000;
+    size_t n = tfmt_every_kind(ev, 64);
 
     (void)state;
-    ev[n] = mk(FMT_EV_PROCESS_START, ts, 0);
-    ev[n].arg[0] = 99;
-    ev[n].arg[1] = FMT_START_INITIAL;
-    ev[n].str = "/usr/bin/prog";
-    ev[n].str_len = 13;
-    ev[n].str2 = "prog\0-x\0file";
-    ev[n++].str2_len = 12;
-    ev[n] = mk(FMT_EV_THREAD_START, ts += 5, 0);
-    ev[n].str = "main";
-    ev[n++].str_len = 4;
-    ev[n] = mk(FMT_EV_MODULE_LOAD, ts += 5, 0);
-    ev[n++].module = &test_module;
-    ev[n] = mk(FMT_EV_MALLOC, ts += 10, 0);
-    ev[n].addr = 0x5555000010;
-    ev[n].size = 24;
-    ev[n++].stack = 1;
-    ev[n] = mk(FMT_EV_CALLOC, ts += 10, 0);
-    ev[n].addr = 0x5555000100;
-    ev[n].size = 40;
-    ev[n].arg[0] = 10;
-    ev[n].arg[1] = 4;
-    ev[n++].stack = 2;
-    ev[n] = mk(FMT_EV_REALLOC, ts += 10, 0);
-    ev[n].old_addr = 0x5555000010;
-    ev[n].addr = 0x5555000010;
-    ev[n].size = 32;
-    ev[n].flags = FMT_EVF_IN_PLACE;
-    ev[n++].stack = 3;
-    ev[n] = mk(FMT_EV_REALLOC, ts += 10, 0); /* from NULL */
-    ev[n].addr = 0x5555000200;
-    ev[n].size = 7;
-    ev[n++].stack = 3;
-    ev[n] = mk(FMT_EV_REALLOCARRAY, ts += 10, 0);
-    ev[n].old_addr = 0x5555000200;
-    ev[n].addr = 0x5555000400;
-    ev[n].size = 60;
-    ev[n].arg[0] = 3;
-    ev[n].arg[1] = 20;
-    ev[n++].stack = 3;
-    ev[n] = mk(FMT_EV_REALLOC, ts += 10, 0); /* to 0: frees, starts nothing */
-    ev[n].old_addr = 0x5555000400;
-    ev[n].size = 0;
-    ev[n++].stack = 3;
-    ev[n] = mk(FMT_EV_MEMALIGN, ts += 10, 0);
-    ev[n].addr = 0x5555001000;
-    ev[n].size = 100;
-    ev[n++].arg[0] = 64;
-    ev[n] = mk(FMT_EV_POSIX_MEMALIGN, ts += 10, 0);
-    ev[n].addr = 0x5555002000;
-    ev[n].size = 100;
-    ev[n].arg[0] = 4096;
-    ev[n++].arg[1] = 0;
-    ev[n] = mk(FMT_EV_POSIX_MEMALIGN, ts += 10, 0); /* failed: EINVAL */
-    ev[n].size = 100;
-    ev[n].arg[0] = 3;
-    ev[n].arg[1] = 22;
-    ev[n++].flags = FMT_EVF_FAILED;
-    ev[n] = mk(FMT_EV_ALIGNED_ALLOC, ts += 10, 1);
-    ev[n].addr = 0x5555003000;
-    ev[n].size = 256;
-    ev[n++].arg[0] = 256;
-    ev[n] = mk(FMT_EV_VALLOC, ts += 10, 1);
-    ev[n].addr = 0x5555004000;
-    ev[n++].size = 10;
-    ev[n] = mk(FMT_EV_PVALLOC, ts += 10, 1);
-    ev[n].addr = 0x5555005000;
-    ev[n++].size = 4096;
-    ev[n] = mk(FMT_EV_MALLOC, ts += 10, 1); /* failed */
-    ev[n].size = 1ull << 50;
-    ev[n++].flags = FMT_EVF_FAILED;
-    ev[n] = mk(FMT_EV_MALLOC, ts += 10, 1); /* glibc's own mmap */
-    ev[n].addr = 0x7f1234560010;
-    ev[n].size = 64 << 20;
-    ev[n++].flags = FMT_EVF_LIBC_MMAP;
-    ev[n] = mk(FMT_EV_FREE, ts += 10, 1);
-    ev[n].addr = 0x7f1234560010;
-    ev[n++].stack = 4;
-    ev[n] = mk(FMT_EV_FREE, ts += 10, 1); /* free(NULL) */
-    ev[n++].addr = 0;
-    ev[n] = mk(FMT_EV_FREE, ts += 10, 1); /* unknown address */
-    ev[n++].addr = 0xdeadbeef0;
-    ev[n] = mk(FMT_EV_FREE, ts += 10, 0);
-    ev[n++].addr = 0x5555000100;
-    ev[n] = mk(FMT_EV_MMAP, ts += 10, 0);
-    ev[n].addr = 0x7f0000100000;
-    ev[n].size = 0x10000;
-    ev[n].arg[0] = 3;
-    ev[n].arg[1] = 0x22;
-    ev[n].arg[2] = (uint64_t)-1;
-    ev[n].arg[3] = 0;
-    ev[n].stack = 5;
-    ev[n++].origin = FMT_ORIGIN_CALL;
-    ev[n] = mk(FMT_EV_MMAP, ts += 10, 0); /* a file mapping, from libc */
-    ev[n].addr = 0x7f0000200000;
-    ev[n].size = 0x3000;
-    ev[n].arg[0] = 1;
-    ev[n].arg[1] = 0x2;
-    ev[n].arg[2] = 7;
-    ev[n].arg[3] = 0x2000;
-    ev[n++].origin = FMT_ORIGIN_LIBC;
-    ev[n] = mk(FMT_EV_MPROTECT, ts += 10, 0);
-    ev[n].addr = 0x7f0000100000;
-    ev[n].size = 0x1000;
-    ev[n++].arg[0] = 0;
-    ev[n] = mk(FMT_EV_MUNMAP, ts += 10, 0); /* a hole in the middle */
-    ev[n].addr = 0x7f0000104000;
-    ev[n++].size = 0x1000;
-    ev[n] = mk(FMT_EV_MUNMAP, ts += 10, 0); /* across both pieces and beyond */
-    ev[n].addr = 0x7f0000100000;
-    ev[n++].size = 0x200000;
-    ev[n] = mk(FMT_EV_MUNMAP, ts += 10, 0); /* the rest of the file mapping */
-    ev[n].addr = 0x7f0000200000;
-    ev[n++].size = 0x3000;
-    ev[n] = mk(FMT_EV_MUNMAP, ts += 10, 0); /* nothing there */
-    ev[n].addr = 0x7f0000200000;
-    ev[n++].size = 0x3000;
-    ev[n] = mk(FMT_EV_MMAP, ts += 10, 0);
-    ev[n].addr = 0x7f0000300000;
-    ev[n].size = 0x4000;
-    ev[n].arg[0] = 3;
-    ev[n++].arg[1] = 0x22;
-    ev[n] = mk(FMT_EV_MREMAP, ts += 10, 0);
-    ev[n].old_addr = 0x7f0000300000;
-    ev[n].old_size = 0x4000;
-    ev[n].addr = 0x7f0000400000;
-    ev[n].size = 0x8000;
-    ev[n++].arg[1] = 1;
-    ev[n] = mk(FMT_EV_MMAP, ts += 10, 0); /* MAP_FIXED over part of it */
-    ev[n].addr = 0x7f0000402000;
-    ev[n].size = 0x1000;
-    ev[n].arg[0] = 3;
-    ev[n++].arg[1] = 0x32;
-    ev[n] = mk(FMT_EV_MMAP, ts += 10, 0); /* failed */
-    ev[n].addr = UINT64_MAX;
-    ev[n].size = 0x1000;
-    ev[n++].flags = FMT_EVF_FAILED;
-    ev[n] = mk(FMT_EV_BRK, ts += 10, 0);
-    ev[n].addr = 0x555600000000;
-    ev[n++].arg[0] = 0x555600000000;
-    ev[n] = mk(FMT_EV_SBRK, ts += 10, 0);
-    ev[n].addr = 0x555600000000;
-    ev[n++].arg[0] = (uint64_t)-4096;
-    ev[n] = mk(FMT_EV_THREAD_START, ts += 10, 2);
-    ev[n++].str = NULL;
-    ev[n] = mk(FMT_EV_PROCESS_START, ts, 2);
-    ev[n].arg[0] = 100;
-    ev[n].arg[1] = FMT_START_FORK;
-    ev[n].str = "/usr/bin/prog";
-    ev[n++].str_len = 13;
-    ev[n] = mk(FMT_EV_MALLOC, ts += 10, 2); /* same address, other image */
-    ev[n].addr = 0x5555000010;
-    ev[n++].size = 24;
-    ev[n] = mk(FMT_EV_FREE, ts += 10, 2);
-    ev[n++].addr = 0x5555000010;
-    ev[n] = mk(FMT_EV_THREAD_NAME, ts += 10, 1);
-    ev[n].str = "worker\x01";
-    ev[n++].str_len = 7;
-    ev[n] = mk(FMT_EV_RSS, ts += 10, 0);
-    ev[n++].size = 123456789;
-    ev[n] = mk(FMT_EV_DROPPED, ts += 10, 0);
-    ev[n++].arg[0] = 17;
-    ev[n] = mk(FMT_EV_MODULE_UNLOAD, ts += 10, 0);
-    ev[n++].addr = test_module.base;
-    ev[n] = mk(FMT_EV_THREAD_EXIT, ts += 10, 1);
-    ev[n++].tid = 107;
-    ev[n] = mk(FMT_EV_PROCESS_EXIT, ts += 10, 2);
-    ev[n].arg[0] = 0x100;
-    ev[n++].arg[1] = 1;
-    ev[n] = mk(FMT_EV_FREE, ts += 10, 0); /* the realloc'd block, same ts */
-    ev[n].ts_ns = ts;
-    ev[n++].addr = 0x5555000010;
-    assert_true(n <= 64);
     roundtrip(ev, n, 0, NULL);
     roundtrip(ev, n, 1, NULL); /* every event its own chunk */
     roundtrip(ev, n, 3, NULL);
@@ -311,7 +115,7 @@ static void test_random_storm(void **state)
             ts -= rnd() % 20; /* the writer copes with slight disorder */
         uint64_t base = 0x100000000ull * (th + 1);
         if (!live[th][slot]) {
-            evs[i] = mk(rnd() % 4 ? FMT_EV_MALLOC : FMT_EV_CALLOC, ts, th);
+            evs[i] = tfmt_mk(rnd() % 4 ? FMT_EV_MALLOC : FMT_EV_CALLOC, ts, th);
             evs[i].addr = base + slot * 0x1000 + (rnd() % 16) * 16;
             evs[i].size = rnd() % 300;
             if (evs[i].kind == FMT_EV_CALLOC) {
@@ -321,14 +125,14 @@ static void test_random_storm(void **state)
             evs[i].stack = (uint32_t)(rnd() % 20);
             live[th][slot] = evs[i].addr;
         } else if (rnd() % 5 == 0) {
-            evs[i] = mk(FMT_EV_REALLOC, ts, th);
+            evs[i] = tfmt_mk(FMT_EV_REALLOC, ts, th);
             evs[i].old_addr = live[th][slot];
             evs[i].addr = base + slot * 0x1000 + (rnd() % 16) * 16;
             evs[i].size = rnd() % 5000;
             evs[i].stack = (uint32_t)(rnd() % 20);
             live[th][slot] = evs[i].addr;
         } else {
-            evs[i] = mk(FMT_EV_FREE, ts, th);
+            evs[i] = tfmt_mk(FMT_EV_FREE, ts, th);
             evs[i].addr = rnd() % 100 ? live[th][slot] : 0;
             live[th][slot] = 0;
         }
@@ -402,27 +206,27 @@ static void test_tables(void **state)
 
     (void)state;
     tfmt_start(&t, 2);
-    ev = mk(FMT_EV_PROCESS_START, 10, 0);
+    ev = tfmt_mk(FMT_EV_PROCESS_START, 10, 0);
     ev.arg[0] = 1;
     ev.str = "/bin/true";
     ev.str_len = 9;
     ev.str2 = "true\0--help";
     ev.str2_len = 11;
     assert_int_equal(fmt_writer_event(t.w, &ev), 0);
-    ev = mk(FMT_EV_THREAD_START, 11, 1);
+    ev = tfmt_mk(FMT_EV_THREAD_START, 11, 1);
     ev.str = "first";
     ev.str_len = 5;
     assert_int_equal(fmt_writer_event(t.w, &ev), 0);
-    ev = mk(FMT_EV_THREAD_NAME, 12, 1);
+    ev = tfmt_mk(FMT_EV_THREAD_NAME, 12, 1);
     ev.str = "renamed";
     ev.str_len = 7;
     assert_int_equal(fmt_writer_event(t.w, &ev), 0);
-    ev = mk(FMT_EV_MODULE_LOAD, 13, 0);
-    ev.module = &test_module;
+    ev = tfmt_mk(FMT_EV_MODULE_LOAD, 13, 0);
+    ev.module = &tfmt_test_module;
     assert_int_equal(fmt_writer_event(t.w, &ev), 0);
-    ev = mk(FMT_EV_THREAD_EXIT, 14, 1);
+    ev = tfmt_mk(FMT_EV_THREAD_EXIT, 14, 1);
     assert_int_equal(fmt_writer_event(t.w, &ev), 0);
-    ev = mk(FMT_EV_PROCESS_EXIT, 15, 0);
+    ev = tfmt_mk(FMT_EV_PROCESS_EXIT, 15, 0);
     ev.arg[0] = 3 << 8;
     ev.arg[1] = 1;
     assert_int_equal(fmt_writer_event(t.w, &ev), 0);
@@ -475,10 +279,10 @@ static void test_tables(void **state)
     assert_non_null(mi);
     assert_int_equal(mi->id, 1);
     assert_int_equal(mi->load_ns, 13);
-    assert_string_equal(mi->m.path, test_module.path);
-    assert_ptr_equal(fmt_reader_find_module(r, 0, test_module.base + 0x1234), mi);
-    assert_null(fmt_reader_find_module(r, 0, test_module.base + 0x7000));
-    assert_null(fmt_reader_find_module(r, 1, test_module.base + 0x1234));
+    assert_string_equal(mi->m.path, tfmt_test_module.path);
+    assert_ptr_equal(fmt_reader_find_module(r, 0, tfmt_test_module.base + 0x1234), mi);
+    assert_null(fmt_reader_find_module(r, 0, tfmt_test_module.base + 0x7000));
+    assert_null(fmt_reader_find_module(r, 1, tfmt_test_module.base + 0x1234));
 
     /* Chunk index and seeking by time. */
     assert_int_equal(fmt_reader_nr_chunks(r), 3);
@@ -538,7 +342,7 @@ static void test_live_at_chunk(void **state)
             memcpy(want_blocks[i / 50], cur_blocks, sizeof(cur_blocks));
         }
         int slot = (int)(rnd() % 100);
-        struct fmt_event ev = mk(FMT_EV_MALLOC, ts++, 0);
+        struct fmt_event ev = tfmt_mk(FMT_EV_MALLOC, ts++, 0);
         if (live_addr[slot]) {
             ev.kind = FMT_EV_FREE;
             ev.addr = live_addr[slot];
@@ -575,15 +379,15 @@ static void test_live_at_chunk(void **state)
 static void test_writer_rejects(void **state)
 {
     struct tfmt t;
-    struct fmt_event ev = mk(FMT_EV_MALLOC, 1, 0);
+    struct fmt_event ev = tfmt_mk(FMT_EV_MALLOC, 1, 0);
 
     (void)state;
     tfmt_start(&t, 0);
     ev.stack = 5; /* never interned */
     assert_int_equal(fmt_writer_event(t.w, &ev), -EINVAL);
-    ev = mk(22, 1, 0); /* not a kind */
+    ev = tfmt_mk(22, 1, 0); /* not a kind */
     assert_int_equal(fmt_writer_event(t.w, &ev), -EINVAL);
-    ev = mk(FMT_EV_MODULE_LOAD, 1, 0); /* no module */
+    ev = tfmt_mk(FMT_EV_MODULE_LOAD, 1, 0); /* no module */
     assert_int_equal(fmt_writer_event(t.w, &ev), -EINVAL);
     tfmt_close(&t);
 }
@@ -591,8 +395,8 @@ static void test_writer_rejects(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_kind),   cmocka_unit_test(test_random_storm),
-        cmocka_unit_test(test_stacks),       cmocka_unit_test(test_tables),
+        cmocka_unit_test(test_every_kind),    cmocka_unit_test(test_random_storm),
+        cmocka_unit_test(test_stacks),        cmocka_unit_test(test_tables),
         cmocka_unit_test(test_live_at_chunk), cmocka_unit_test(test_writer_rejects),
     };
 

@@ -122,8 +122,8 @@ static void storm(uint64_t pairs, uint32_t nr_threads, int level, struct storm_r
     struct fmt_writer_options opt = {level, 0};
     assert_int_equal(fmt_writer_create(&t.w, t.fd, &t.info, &opt), 0);
     for (uint32_t i = 0; i < 4; i++) {
-        uint64_t frames[6] = {0x401100 + i * 16, 0x401500, 0x402000, 0x7f00001234, 0x7f00005678,
-                              0x400800};
+        uint64_t frames[6] = {0x401100 + i * 16, 0x401500,     0x402000,
+                              0x7f00001234,      0x7f00005678, 0x400800};
         assert_int_equal(fmt_writer_stack(t.w, 0, frames, 6, &stacks[i]), 0);
     }
 

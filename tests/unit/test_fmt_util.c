@@ -252,13 +252,13 @@ static void assert_str(const char *want, uint32_t wlen, const char *got, uint32_
         fail_msg("event %llu: %s differs", (unsigned long long)index, what);
 }
 
-#define FIELD(f)                                                                               \
-    do {                                                                                       \
-        if ((uint64_t)want->f != (uint64_t)got->f)                                             \
-            fail_msg("event %llu (%s): " #f ": want %llu (0x%llx), got %llu (0x%llx)",         \
-                     (unsigned long long)index, fmt_kind_name(want->kind),                     \
-                     (unsigned long long)want->f, (unsigned long long)want->f,                 \
-                     (unsigned long long)got->f, (unsigned long long)got->f);                  \
+#define FIELD(f)                                                                                   \
+    do {                                                                                           \
+        if ((uint64_t)want->f != (uint64_t)got->f)                                                 \
+            fail_msg("event %llu (%s): " #f ": want %llu (0x%llx), got %llu (0x%llx)",             \
+                     (unsigned long long)index, fmt_kind_name(want->kind),                         \
+                     (unsigned long long)want->f, (unsigned long long)want->f,                     \
+                     (unsigned long long)got->f, (unsigned long long)got->f);                      \
     } while (0)
 
 void tfmt_assert_event(const struct fmt_event *want, const struct fmt_event *got, uint64_t index)
@@ -305,4 +305,208 @@ void tfmt_assert_event(const struct fmt_event *want, const struct fmt_event *got
             assert_int_equal(got->module->segments[i].flags, want->module->segments[i].flags);
         }
     }
+}
+
+/* The shared events. */
+const struct fmt_module tfmt_test_module = {
+    .base = 0x7f0000000000ull,
+    .path = "/usr/lib/x86_64-linux-gnu/libtest.so.1",
+    .path_len = 38,
+    .build_id_len = 20,
+    .build_id = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20},
+    .nr_segments = 2,
+    .segments = {{0, 0x1000, 0, 4}, {0x1000, 0x5000, 0x1000, 5}},
+};
+
+struct fmt_event tfmt_mk(uint16_t kind, uint64_t ts, uint32_t thread)
+{
+    struct fmt_event ev = {0};
+
+    ev.kind = kind;
+    ev.ts_ns = ts;
+    ev.thread = thread;
+    ev.image = thread >= 2 ? 1 : 0;
+    ev.pid = thread >= 2 ? 200 : 100;
+    ev.tid = 100 + thread * 7;
+    return ev;
+}
+
+size_t tfmt_every_kind(struct fmt_event *ev, size_t max)
+{
+    size_t n = 0;
+    uint64_t ts = 1000;
+
+    ev[n] = tfmt_mk(FMT_EV_PROCESS_START, ts, 0);
+    ev[n].arg[0] = 99;
+    ev[n].arg[1] = FMT_START_INITIAL;
+    ev[n].str = "/usr/bin/prog";
+    ev[n].str_len = 13;
+    ev[n].str2 = "prog\0-x\0file";
+    ev[n++].str2_len = 12;
+    ev[n] = tfmt_mk(FMT_EV_THREAD_START, ts += 5, 0);
+    ev[n].str = "main";
+    ev[n++].str_len = 4;
+    ev[n] = tfmt_mk(FMT_EV_MODULE_LOAD, ts += 5, 0);
+    ev[n++].module = &tfmt_test_module;
+    ev[n] = tfmt_mk(FMT_EV_MALLOC, ts += 10, 0);
+    ev[n].addr = 0x5555000010;
+    ev[n].size = 24;
+    ev[n++].stack = 1;
+    ev[n] = tfmt_mk(FMT_EV_CALLOC, ts += 10, 0);
+    ev[n].addr = 0x5555000100;
+    ev[n].size = 40;
+    ev[n].arg[0] = 10;
+    ev[n].arg[1] = 4;
+    ev[n++].stack = 2;
+    ev[n] = tfmt_mk(FMT_EV_REALLOC, ts += 10, 0);
+    ev[n].old_addr = 0x5555000010;
+    ev[n].addr = 0x5555000010;
+    ev[n].size = 32;
+    ev[n].flags = FMT_EVF_IN_PLACE;
+    ev[n++].stack = 3;
+    ev[n] = tfmt_mk(FMT_EV_REALLOC, ts += 10, 0); /* from NULL */
+    ev[n].addr = 0x5555000200;
+    ev[n].size = 7;
+    ev[n++].stack = 3;
+    ev[n] = tfmt_mk(FMT_EV_REALLOCARRAY, ts += 10, 0);
+    ev[n].old_addr = 0x5555000200;
+    ev[n].addr = 0x5555000400;
+    ev[n].size = 60;
+    ev[n].arg[0] = 3;
+    ev[n].arg[1] = 20;
+    ev[n++].stack = 3;
+    ev[n] = tfmt_mk(FMT_EV_REALLOC, ts += 10, 0); /* to 0: frees, starts nothing */
+    ev[n].old_addr = 0x5555000400;
+    ev[n].size = 0;
+    ev[n++].stack = 3;
+    ev[n] = tfmt_mk(FMT_EV_MEMALIGN, ts += 10, 0);
+    ev[n].addr = 0x5555001000;
+    ev[n].size = 100;
+    ev[n++].arg[0] = 64;
+    ev[n] = tfmt_mk(FMT_EV_POSIX_MEMALIGN, ts += 10, 0);
+    ev[n].addr = 0x5555002000;
+    ev[n].size = 100;
+    ev[n].arg[0] = 4096;
+    ev[n++].arg[1] = 0;
+    ev[n] = tfmt_mk(FMT_EV_POSIX_MEMALIGN, ts += 10, 0); /* failed: EINVAL */
+    ev[n].size = 100;
+    ev[n].arg[0] = 3;
+    ev[n].arg[1] = 22;
+    ev[n++].flags = FMT_EVF_FAILED;
+    ev[n] = tfmt_mk(FMT_EV_ALIGNED_ALLOC, ts += 10, 1);
+    ev[n].addr = 0x5555003000;
+    ev[n].size = 256;
+    ev[n++].arg[0] = 256;
+    ev[n] = tfmt_mk(FMT_EV_VALLOC, ts += 10, 1);
+    ev[n].addr = 0x5555004000;
+    ev[n++].size = 10;
+    ev[n] = tfmt_mk(FMT_EV_PVALLOC, ts += 10, 1);
+    ev[n].addr = 0x5555005000;
+    ev[n++].size = 4096;
+    ev[n] = tfmt_mk(FMT_EV_MALLOC, ts += 10, 1); /* failed */
+    ev[n].size = 1ull << 50;
+    ev[n++].flags = FMT_EVF_FAILED;
+    ev[n] = tfmt_mk(FMT_EV_MALLOC, ts += 10, 1); /* glibc's own mmap */
+    ev[n].addr = 0x7f1234560010;
+    ev[n].size = 64 << 20;
+    ev[n++].flags = FMT_EVF_LIBC_MMAP;
+    ev[n] = tfmt_mk(FMT_EV_FREE, ts += 10, 1);
+    ev[n].addr = 0x7f1234560010;
+    ev[n++].stack = 4;
+    ev[n] = tfmt_mk(FMT_EV_FREE, ts += 10, 1); /* free(NULL) */
+    ev[n++].addr = 0;
+    ev[n] = tfmt_mk(FMT_EV_FREE, ts += 10, 1); /* unknown address */
+    ev[n++].addr = 0xdeadbeef0;
+    ev[n] = tfmt_mk(FMT_EV_FREE, ts += 10, 0);
+    ev[n++].addr = 0x5555000100;
+    ev[n] = tfmt_mk(FMT_EV_MMAP, ts += 10, 0);
+    ev[n].addr = 0x7f0000100000;
+    ev[n].size = 0x10000;
+    ev[n].arg[0] = 3;
+    ev[n].arg[1] = 0x22;
+    ev[n].arg[2] = (uint64_t)-1;
+    ev[n].arg[3] = 0;
+    ev[n].stack = 5;
+    ev[n++].origin = FMT_ORIGIN_CALL;
+    ev[n] = tfmt_mk(FMT_EV_MMAP, ts += 10, 0); /* a file mapping, from libc */
+    ev[n].addr = 0x7f0000200000;
+    ev[n].size = 0x3000;
+    ev[n].arg[0] = 1;
+    ev[n].arg[1] = 0x2;
+    ev[n].arg[2] = 7;
+    ev[n].arg[3] = 0x2000;
+    ev[n++].origin = FMT_ORIGIN_LIBC;
+    ev[n] = tfmt_mk(FMT_EV_MPROTECT, ts += 10, 0);
+    ev[n].addr = 0x7f0000100000;
+    ev[n].size = 0x1000;
+    ev[n++].arg[0] = 0;
+    ev[n] = tfmt_mk(FMT_EV_MUNMAP, ts += 10, 0); /* a hole in the middle */
+    ev[n].addr = 0x7f0000104000;
+    ev[n++].size = 0x1000;
+    ev[n] = tfmt_mk(FMT_EV_MUNMAP, ts += 10, 0); /* across both pieces and beyond */
+    ev[n].addr = 0x7f0000100000;
+    ev[n++].size = 0x200000;
+    ev[n] = tfmt_mk(FMT_EV_MUNMAP, ts += 10, 0); /* the rest of the file mapping */
+    ev[n].addr = 0x7f0000200000;
+    ev[n++].size = 0x3000;
+    ev[n] = tfmt_mk(FMT_EV_MUNMAP, ts += 10, 0); /* nothing there */
+    ev[n].addr = 0x7f0000200000;
+    ev[n++].size = 0x3000;
+    ev[n] = tfmt_mk(FMT_EV_MMAP, ts += 10, 0);
+    ev[n].addr = 0x7f0000300000;
+    ev[n].size = 0x4000;
+    ev[n].arg[0] = 3;
+    ev[n++].arg[1] = 0x22;
+    ev[n] = tfmt_mk(FMT_EV_MREMAP, ts += 10, 0);
+    ev[n].old_addr = 0x7f0000300000;
+    ev[n].old_size = 0x4000;
+    ev[n].addr = 0x7f0000400000;
+    ev[n].size = 0x8000;
+    ev[n++].arg[1] = 1;
+    ev[n] = tfmt_mk(FMT_EV_MMAP, ts += 10, 0); /* MAP_FIXED over part of it */
+    ev[n].addr = 0x7f0000402000;
+    ev[n].size = 0x1000;
+    ev[n].arg[0] = 3;
+    ev[n++].arg[1] = 0x32;
+    ev[n] = tfmt_mk(FMT_EV_MMAP, ts += 10, 0); /* failed */
+    ev[n].addr = UINT64_MAX;
+    ev[n].size = 0x1000;
+    ev[n++].flags = FMT_EVF_FAILED;
+    ev[n] = tfmt_mk(FMT_EV_BRK, ts += 10, 0);
+    ev[n].addr = 0x555600000000;
+    ev[n++].arg[0] = 0x555600000000;
+    ev[n] = tfmt_mk(FMT_EV_SBRK, ts += 10, 0);
+    ev[n].addr = 0x555600000000;
+    ev[n++].arg[0] = (uint64_t)-4096;
+    ev[n] = tfmt_mk(FMT_EV_THREAD_START, ts += 10, 2);
+    ev[n++].str = NULL;
+    ev[n] = tfmt_mk(FMT_EV_PROCESS_START, ts, 2);
+    ev[n].arg[0] = 100;
+    ev[n].arg[1] = FMT_START_FORK;
+    ev[n].str = "/usr/bin/prog";
+    ev[n++].str_len = 13;
+    ev[n] = tfmt_mk(FMT_EV_MALLOC, ts += 10, 2); /* same address, other image */
+    ev[n].addr = 0x5555000010;
+    ev[n++].size = 24;
+    ev[n] = tfmt_mk(FMT_EV_FREE, ts += 10, 2);
+    ev[n++].addr = 0x5555000010;
+    ev[n] = tfmt_mk(FMT_EV_THREAD_NAME, ts += 10, 1);
+    ev[n].str = "worker\x01";
+    ev[n++].str_len = 7;
+    ev[n] = tfmt_mk(FMT_EV_RSS, ts += 10, 0);
+    ev[n++].size = 123456789;
+    ev[n] = tfmt_mk(FMT_EV_DROPPED, ts += 10, 0);
+    ev[n++].arg[0] = 17;
+    ev[n] = tfmt_mk(FMT_EV_MODULE_UNLOAD, ts += 10, 0);
+    ev[n++].addr = tfmt_test_module.base;
+    ev[n] = tfmt_mk(FMT_EV_THREAD_EXIT, ts += 10, 1);
+    ev[n++].tid = 107;
+    ev[n] = tfmt_mk(FMT_EV_PROCESS_EXIT, ts += 10, 2);
+    ev[n].arg[0] = 0x100;
+    ev[n++].arg[1] = 1;
+    ev[n] = tfmt_mk(FMT_EV_FREE, ts += 10, 0); /* the realloc'd block, same ts */
+    ev[n].ts_ns = ts;
+    ev[n++].addr = 0x5555000010;
+    assert_true(n <= max);
+    return n;
 }

@@ -54,4 +54,12 @@ void tmodel_apply(struct tmodel *m, struct fmt_event *ev);
 /* Assert that two events are equal field by field (strings by content). */
 void tfmt_assert_event(const struct fmt_event *want, const struct fmt_event *got, uint64_t index);
 
+/* A module description the shared events load. */
+extern const struct fmt_module tfmt_test_module;
+/* An event of kind at ts on thread 0..2 (threads 2.. are in image 1). */
+struct fmt_event tfmt_mk(uint16_t kind, uint64_t ts, uint32_t thread);
+/* Fill ev with one event of every kind with every field it has (stacks
+ * named 1..5, which the caller interns). Returns the count (<= max). */
+size_t tfmt_every_kind(struct fmt_event *ev, size_t max);
+
 #endif

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The golden trace of format 1.0 dumps exactly as it always did (old traces
+# stay readable, and dump's output is stable for the tests built on it);
+# --pid keeps one process; a trace cut short dumps its whole chunks, says
+# so on stderr and exits 0.
+set -euo pipefail
+: "${MEMSCRIBE:?}" "${MS_SOURCE:?}"
+golden=$MS_SOURCE/tests/golden/v1.mscr
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+trap 'echo "dump_golden: FAIL at line $LINENO" >&2' ERR
+
+"$MEMSCRIBE" dump --header --stacks --raw "$golden" >"$tmp/out" 2>"$tmp/err"
+diff -u "$MS_SOURCE/tests/golden/v1.dump" "$tmp/out"
+[ ! -s "$tmp/err" ] || { echo "unexpected stderr:"; cat "$tmp/err"; exit 1; }
+
+# Without --header and --stacks: exactly the event lines, 45 of them.
+"$MEMSCRIBE" dump "$golden" >"$tmp/plain"
+grep -v -e '^#' -e '^stack ' -e '^  ' "$MS_SOURCE/tests/golden/v1.dump" | diff -u - "$tmp/plain"
+[ "$(wc -l <"$tmp/plain")" -eq 45 ]
+
+# --pid: the 5 events of the forked child (pid 200) and nothing else.
+"$MEMSCRIBE" dump --pid 200 "$golden" >"$tmp/pid"
+[ "$(wc -l <"$tmp/pid")" -eq 5 ]
+[ "$(awk '$2 != 200' "$tmp/pid" | wc -l)" -eq 0 ]
+"$MEMSCRIBE" dump --pid 4 "$golden" >"$tmp/none"
+[ ! -s "$tmp/none" ]
+
+# Truncated: everything up to the last whole chunk (3 events per chunk).
+size=$(stat -c %s "$golden")
+head -c $((size - 100)) "$golden" >"$tmp/cut.mscr"
+"$MEMSCRIBE" dump "$tmp/cut.mscr" >"$tmp/cut" 2>"$tmp/cuterr"
+grep -q "cut.mscr: trace is incomplete" "$tmp/cuterr"
+[ "$(wc -l <"$tmp/cuterr")" -eq 1 ]
+n=$(wc -l <"$tmp/cut")
+[ "$n" -gt 0 ] && [ "$n" -lt 45 ] && [ $((n % 3)) -eq 0 ]
+head -n "$n" "$tmp/plain" | diff -u - "$tmp/cut"
+echo "dump_golden: ok"

@@ -1,0 +1,701 @@
+/* SPDX-License-Identifier: MIT */
+/* Truncated and corrupt traces: a truncated trace reads up to its last
+ * whole chunk and says it is incomplete; a corrupt one gives -EPROTO and a
+ * message naming the file, the offset and the problem; nothing crashes.
+ *
+ * With MS_FMT_WRITE_CORPUS=DIR set, every malformed file built here is also
+ * written to DIR (that is how tests/fuzz/corpus was seeded). */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "format/fmt_block_internal.h"
+#include "format/fmt_buf_internal.h"
+#include "format/fmt_crc_internal.h"
+#include "format/fmt_layout_internal.h"
+#include "test_fmt_util.h"
+
+static uint64_t rng_state = 0x1234567;
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static void save_corpus(const char *name, const uint8_t *p, size_t n)
+{
+    const char *dir = getenv("MS_FMT_WRITE_CORPUS");
+    char path[512];
+
+    if (!dir)
+        return;
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(p, 1, n, f), n);
+    fclose(f);
+}
+
+/* Read the whole trace in memory: returns 0 and the event count, or the
+ * error of open or next with its message in err. */
+static int read_all(const uint8_t *p, size_t n, uint64_t *nr, int *incomplete, char *err,
+                    size_t err_size, struct fmt_event *evs, size_t max)
+{
+    int fd = tfmt_memfd(p, n);
+    struct fmt_reader *r;
+    struct fmt_event ev;
+    int rc = fmt_reader_open_fd(&r, fd, "bad.trace", err, err_size);
+
+    *nr = 0;
+    if (rc) {
+        close(fd);
+        return rc;
+    }
+    *incomplete = fmt_reader_incomplete(r);
+    while ((rc = fmt_reader_next(r, &ev)) > 0) {
+        if (evs && *nr < max)
+            evs[*nr] = ev;
+        (*nr)++;
+    }
+    if (rc < 0)
+        snprintf(err, err_size, "%s", fmt_reader_error(r));
+    /* The tables and seeking must be safe on whatever opened. */
+    struct fmt_trace_counts c;
+    fmt_reader_counts(r, &c);
+    for (uint32_t k = 0; k < c.nr_chunks; k++) {
+        const struct fmt_chunk_info *ci = fmt_reader_chunk(r, k);
+        assert_non_null(ci);
+    }
+    fmt_reader_close(r);
+    close(fd);
+    return rc;
+}
+
+/* A trace with several chunks, and where its blocks start. */
+struct sample {
+    uint8_t *bytes;
+    size_t size;
+    uint64_t block_off[256];
+    uint16_t block_type[256];
+    uint32_t nr_blocks;
+    uint32_t chunk_events;
+    uint64_t nr_events;
+};
+
+static void make_sample(struct sample *s)
+{
+    struct tfmt t;
+    uint32_t stack;
+    uint64_t frames[3] = {0x401000, 0x402000, 0x403000};
+
+    memset(s, 0, sizeof(*s));
+    s->chunk_events = 40;
+    tfmt_start(&t, s->chunk_events);
+    assert_int_equal(fmt_writer_stack(t.w, 0, frames, 3, &stack), 0);
+    uint64_t live[16] = {0};
+    for (uint32_t i = 0; i < 400; i++) {
+        struct fmt_event ev = {0};
+        uint32_t slot = (uint32_t)(rnd() % 16);
+        ev.ts_ns = 100 + i * 10;
+        ev.pid = 7;
+        ev.tid = 7 + i % 2;
+        ev.thread = i % 2;
+        ev.stack = stack;
+        if (live[slot]) {
+            ev.kind = FMT_EV_FREE;
+            ev.addr = live[slot];
+            live[slot] = 0;
+        } else {
+            ev.kind = FMT_EV_MALLOC;
+            ev.addr = 0x10000 + slot * 0x100;
+            ev.size = 1 + rnd() % 200;
+            live[slot] = ev.addr;
+        }
+        if (i % 37 == 0) {
+            uint64_t f2[2] = {0x405000 + i, 0x402000};
+            assert_int_equal(fmt_writer_stack(t.w, 0, f2, 2, &ev.stack), 0);
+        }
+        assert_int_equal(fmt_writer_event(t.w, &ev), 0);
+    }
+    s->nr_events = 400;
+    tfmt_finish(&t);
+    s->bytes = tfmt_bytes(t.fd, &s->size);
+    tfmt_close(&t);
+
+    /* Walk the block headers. */
+    uint64_t off = FMT_HEADER_SIZE;
+    while (off + FMT_BLOCK_HEADER_SIZE <= s->size - FMT_TRAILER_SIZE) {
+        struct fmt_block_hdr h;
+        const char *why;
+        assert_int_equal(fmt_block_parse(s->bytes + off, &h, &why), 0);
+        assert_true(s->nr_blocks < 256);
+        s->block_off[s->nr_blocks] = off;
+        s->block_type[s->nr_blocks++] = h.type;
+        off += FMT_BLOCK_HEADER_SIZE + h.stored_size;
+    }
+    assert_int_equal(off, s->size - FMT_TRAILER_SIZE);
+}
+
+/* Events a file cut at len must still give: those of every chunk whose
+ * DEFS block is whole. */
+static uint64_t events_before(const struct sample *s, uint64_t len)
+{
+    uint64_t n = 0;
+
+    for (uint32_t b = 0; b + 1 < s->nr_blocks; b++) {
+        if (s->block_type[b] != FMT_BLOCK_CHUNK)
+            continue;
+        uint64_t defs_end = b + 2 < s->nr_blocks ? s->block_off[b + 2] : s->size - FMT_TRAILER_SIZE;
+        if (defs_end <= len)
+            n += s->chunk_events;
+    }
+    return n > s->nr_events ? s->nr_events : n;
+}
+
+static void check_cut(const struct sample *s, const struct fmt_event *all, uint64_t len)
+{
+    uint64_t nr;
+    int incomplete = 0;
+    char err[600] = "";
+    struct fmt_event *evs = calloc(s->nr_events, sizeof(*evs));
+    int rc = read_all(s->bytes, len, &nr, &incomplete, err, sizeof(err), evs, s->nr_events);
+
+    assert_non_null(evs);
+    if (len < FMT_HEADER_SIZE) {
+        assert_int_equal(rc, -EPROTO);
+        assert_non_null(strstr(err, "bad.trace"));
+        free(evs);
+        return;
+    }
+    if (rc)
+        fail_msg("cut at %llu: %s", (unsigned long long)len, err);
+    assert_int_equal(incomplete, len != s->size);
+    assert_int_equal(nr, events_before(s, len));
+    for (uint64_t i = 0; i < nr; i++)
+        tfmt_assert_event(&all[i], &evs[i], i);
+    free(evs);
+}
+
+/* Cut at every block boundary, one byte either side, and at random offsets:
+ * always a valid, incomplete prefix. */
+static void test_truncation(void **state)
+{
+    struct sample s;
+    uint64_t nr;
+    int incomplete;
+    char err[600];
+
+    (void)state;
+    make_sample(&s);
+    struct fmt_event *all = calloc(s.nr_events, sizeof(*all));
+    assert_non_null(all);
+    assert_int_equal(
+        read_all(s.bytes, s.size, &nr, &incomplete, err, sizeof(err), all, s.nr_events), 0);
+    assert_int_equal(nr, s.nr_events);
+    assert_false(incomplete);
+
+    for (uint32_t b = 0; b < s.nr_blocks; b++) {
+        check_cut(&s, all, s.block_off[b]);
+        check_cut(&s, all, s.block_off[b] + 1);
+        check_cut(&s, all, s.block_off[b] - 1);
+        check_cut(&s, all, s.block_off[b] + FMT_BLOCK_HEADER_SIZE);
+    }
+    for (uint64_t len = s.size - FMT_TRAILER_SIZE - 1; len <= s.size; len++)
+        check_cut(&s, all, len);
+    for (int i = 0; i < 300; i++)
+        check_cut(&s, all, rnd() % s.size);
+    for (uint64_t len = 0; len <= FMT_HEADER_SIZE; len += 7)
+        check_cut(&s, all, len);
+
+    /* A zero-filled tail (a crash after the file grew) is truncation too. */
+    uint8_t *z = calloc(1, s.size + 4096);
+    memcpy(z, s.bytes, s.block_off[5]);
+    uint64_t tail = s.block_off[5] + 4096;
+    assert_int_equal(read_all(z, tail, &nr, &incomplete, err, sizeof(err), NULL, 0), 0);
+    assert_true(incomplete);
+    save_corpus("truncated-zero-tail", z, tail);
+    save_corpus("truncated-mid-chunk", s.bytes, s.block_off[4] + 30);
+    save_corpus("complete", s.bytes, s.size);
+    free(z);
+    free(all);
+    free(s.bytes);
+}
+
+/* Flip single bits all over: an error that names the file, or (a flip in
+ * the trailer's magic) a valid read; never a crash. */
+static void test_bit_flips(void **state)
+{
+    struct sample s;
+    char err[600];
+    uint64_t nr;
+    int incomplete, nr_errors = 0;
+
+    (void)state;
+    make_sample(&s);
+    uint8_t *copy = malloc(s.size);
+    for (int i = 0; i < 2000; i++) {
+        uint64_t pos = i < 64 ? (uint64_t)i : rnd() % s.size;
+        memcpy(copy, s.bytes, s.size);
+        copy[pos] ^= (uint8_t)(1u << (rnd() % 8));
+        err[0] = 0;
+        int rc = read_all(copy, s.size, &nr, &incomplete, err, sizeof(err), NULL, 0);
+        if (rc) {
+            assert_int_equal(rc, -EPROTO);
+            assert_non_null(strstr(err, "bad.trace: offset "));
+            nr_errors++;
+        } else {
+            /* Only a damaged trailer magic reads as a (valid, truncated) file. */
+            assert_true(pos >= s.size - FMT_TRAILER_SIZE && pos < s.size - FMT_TRAILER_SIZE + 8);
+            assert_true(incomplete);
+            assert_int_equal(nr, s.nr_events);
+        }
+        if (i == 100)
+            save_corpus("bitflip", copy, s.size);
+    }
+    assert_true(nr_errors > 1900);
+    free(copy);
+    free(s.bytes);
+}
+
+/* A bad CRC in a chunk is found when the chunk is decoded, and names it. */
+static void test_bad_chunk_crc(void **state)
+{
+    struct sample s;
+    char err[600];
+    uint64_t nr;
+    int incomplete;
+
+    (void)state;
+    make_sample(&s);
+    uint32_t b = 0;
+    while (s.block_type[b] != FMT_BLOCK_CHUNK || b < 4)
+        b++;
+    s.bytes[s.block_off[b] + FMT_BLOCK_HEADER_SIZE + 3] ^= 0x40;
+    assert_int_equal(read_all(s.bytes, s.size, &nr, &incomplete, err, sizeof(err), NULL, 0),
+                     -EPROTO);
+    char want[128];
+    snprintf(want, sizeof(want), "bad.trace: offset %llu: bad CRC",
+             (unsigned long long)s.block_off[b]);
+    assert_non_null(strstr(err, want));
+    uint64_t before = 0; /* the chunks before it were fine */
+    for (uint32_t i = 0; i < b; i++)
+        before += s.block_type[i] == FMT_BLOCK_CHUNK ? s.chunk_events : 0;
+    assert_int_equal(nr, before);
+    save_corpus("bad-chunk-crc", s.bytes, s.size);
+    free(s.bytes);
+}
+
+/* Hand-built traces: blocks with valid CRCs around payloads that lie. */
+struct craft {
+    struct fmt_buf b;
+    uint32_t seq;
+    uint64_t dir_prev;
+    struct fmt_buf dir;
+};
+
+static void craft_start(struct craft *c)
+{
+    struct fmt_trace_info info = {0};
+    uint8_t hdr[FMT_HEADER_SIZE];
+
+    memset(c, 0, sizeof(*c));
+    info.start_monotonic_ns = 1;
+    fmt_header_encode(hdr, &info, FMT_FEAT_ZSTD_COLUMNS);
+    assert_int_equal(fmt_buf_add_bytes(&c->b, hdr, sizeof(hdr)), 0);
+}
+
+static void craft_block(struct craft *c, uint16_t type, const void *p, size_t n)
+{
+    struct fmt_block_hdr h = {type, 0, (uint32_t)n, (uint32_t)n, c->seq++, 0};
+    uint8_t hb[FMT_BLOCK_HEADER_SIZE];
+
+    fmt_block_encode(hb, &h, p);
+    assert_int_equal(fmt_buf_add_varint(&c->dir, type), 0);
+    assert_int_equal(fmt_buf_add_varint(&c->dir, c->b.len - c->dir_prev), 0);
+    assert_int_equal(fmt_buf_add_varint(&c->dir, n), 0);
+    c->dir_prev = c->b.len;
+    assert_int_equal(fmt_buf_add_bytes(&c->b, hb, sizeof(hb)), 0);
+    assert_int_equal(fmt_buf_add_bytes(&c->b, p, n), 0);
+}
+
+/* Index and trailer, so the file is complete. */
+static void craft_end(struct craft *c)
+{
+    struct fmt_buf p = {0};
+    uint64_t index_off = c->b.len;
+    uint32_t nr = c->seq;
+
+    assert_int_equal(fmt_buf_add_varint(&p, nr), 0);
+    assert_int_equal(fmt_buf_add_bytes(&p, c->dir.data, c->dir.len), 0);
+    craft_block(c, FMT_BLOCK_INDEX, p.data, p.len);
+    uint8_t tr[FMT_TRAILER_SIZE];
+    fmt_trailer_encode(tr, index_off, nr);
+    assert_int_equal(fmt_buf_add_bytes(&c->b, tr, sizeof(tr)), 0);
+    fmt_buf_free(&p);
+}
+
+static void craft_free(struct craft *c)
+{
+    fmt_buf_free(&c->b);
+    fmt_buf_free(&c->dir);
+}
+
+/* Varint helpers for building payloads. */
+static void v(struct fmt_buf *b, uint64_t x)
+{
+    assert_int_equal(fmt_buf_add_varint(b, x), 0);
+}
+
+static void rec(struct fmt_buf *b, uint64_t type, const struct fmt_buf *body)
+{
+    v(b, type);
+    v(b, body->len);
+    assert_int_equal(fmt_buf_add_bytes(b, body->data, body->len), 0);
+}
+
+/* A DEFS payload: one context (image 0, thread 0, pid 5, tid 5), nr_nodes
+ * stack nodes, and the summary of chunk 0. */
+static void defs_payload(struct fmt_buf *p, uint32_t nr_nodes, uint64_t nev, uint64_t nr_serials)
+{
+    struct fmt_buf body = {0};
+
+    if (nr_nodes) {
+        v(&body, 1);
+        v(&body, nr_nodes);
+        for (uint32_t i = 0; i < nr_nodes; i++) {
+            v(&body, 0);
+            v(&body, 0);
+            v(&body, 0x1000 + i);
+        }
+        rec(p, FMT_DEF_STACKS, &body);
+        body.len = 0;
+    }
+    v(&body, 1);
+    v(&body, 0);
+    v(&body, 0);
+    v(&body, 5);
+    v(&body, 5);
+    v(&body, 10);
+    rec(p, FMT_DEF_CONTEXT, &body);
+    body.len = 0;
+    v(&body, 0);  /* chunk 0 */
+    v(&body, 10); /* first ts */
+    v(&body, 5);  /* span */
+    v(&body, 1);  /* first serial */
+    v(&body, nev);
+    v(&body, nr_serials);
+    v(&body, nr_serials);
+    v(&body, 0);
+    v(&body, 0); /* no deltas */
+    rec(p, FMT_DEF_SUMMARY, &body);
+    fmt_buf_free(&body);
+}
+
+struct col {
+    int id;
+    const uint8_t *p;
+    size_t n;
+};
+
+/* A CHUNK payload with raw columns. */
+static void chunk_payload(struct fmt_buf *p, uint64_t nev, const struct col *cols, int nr)
+{
+    v(p, 0);
+    v(p, nev);
+    v(p, 1);
+    v(p, 10);
+    v(p, (uint64_t)nr);
+    for (int i = 0; i < nr; i++) {
+        v(p, (uint64_t)cols[i].id);
+        v(p, FMT_COL_ENC_RAW);
+        v(p, cols[i].n);
+        v(p, cols[i].n);
+    }
+    for (int i = 0; i < nr; i++)
+        assert_int_equal(fmt_buf_add_bytes(p, cols[i].p, cols[i].n), 0);
+}
+
+/* Build header + META + CHUNK + DEFS (+ index and trailer), read it, and
+ * expect the message to hold want (NULL: expect success). */
+static void crafted(const char *name, uint32_t nr_nodes, uint64_t nev, uint64_t nr_serials,
+                    const struct col *cols, int nr, const char *want)
+{
+    struct craft c;
+    struct fmt_buf chunk = {0}, defs = {0};
+    char err[600] = "";
+    uint64_t n;
+    int incomplete;
+
+    craft_start(&c);
+    craft_block(&c, FMT_BLOCK_META, "", 0);
+    chunk_payload(&chunk, nev, cols, nr);
+    craft_block(&c, FMT_BLOCK_CHUNK, chunk.data, chunk.len);
+    defs_payload(&defs, nr_nodes, nev, nr_serials);
+    craft_block(&c, FMT_BLOCK_DEFS, defs.data, defs.len);
+    craft_end(&c);
+    int rc = read_all(c.b.data, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0);
+    if (!want) {
+        if (rc)
+            fail_msg("%s: %s", name, err);
+    } else {
+        assert_int_equal(rc, -EPROTO);
+        if (!strstr(err, want) || !strstr(err, "bad.trace: offset "))
+            fail_msg("%s: want '%s' in '%s'", name, want, err);
+    }
+    save_corpus(name, c.b.data, c.b.len);
+    craft_free(&c);
+    fmt_buf_free(&chunk);
+    fmt_buf_free(&defs);
+}
+
+static void test_crafted_events(void **state)
+{
+    (void)state;
+    /* A malloc: op, time, ctx, size, addr (zigzag difference to 0x0+0),
+     * stack. */
+    static const uint8_t op_malloc[] = {FMT_EV_MALLOC | FMT_OP_CTX};
+    static const uint8_t zero[] = {0};
+    static const uint8_t one[] = {1};
+    static const uint8_t two[] = {2};
+    static const uint8_t five[] = {5};
+    static const uint8_t addr[] = {0x80, 0x02}; /* zigzag 256 = 128 */
+    static const uint8_t size[] = {24};
+    struct col ok[] = {{FMT_COL_OP, op_malloc, 1}, {FMT_COL_TIME, zero, 1},
+                       {FMT_COL_CTX, one, 1},      {FMT_COL_SIZE, size, 1},
+                       {FMT_COL_ADDR, addr, 2},    {FMT_COL_STACK, one, 1}};
+    crafted("crafted-ok", 1, 1, 1, ok, 6, NULL);
+
+    struct col c1[6];
+    memcpy(c1, ok, sizeof(ok));
+    c1[5].p = five;
+    crafted("unknown-stack", 1, 1, 1, c1, 6, "reference to an unknown stack");
+
+    memcpy(c1, ok, sizeof(ok));
+    c1[2].p = two;
+    crafted("unknown-thread", 1, 1, 1, c1, 6, "unknown thread context");
+
+    static const uint8_t badvar[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                     0xff, 0xff, 0xff, 0xff, 0x7f};
+    memcpy(c1, ok, sizeof(ok));
+    c1[1].p = badvar;
+    c1[1].n = sizeof(badvar);
+    crafted("bad-varint", 1, 1, 1, c1, 6, "field runs past the end of its column");
+
+    memcpy(c1, ok, sizeof(ok));
+    c1[3].n = 0; /* no size */
+    crafted("short-column", 1, 1, 1, c1, 6, "field runs past the end of its column");
+
+    static const uint8_t size2[] = {24, 7};
+    memcpy(c1, ok, sizeof(ok));
+    c1[3].p = size2;
+    c1[3].n = 2;
+    crafted("leftover", 1, 1, 1, c1, 6, "bytes left over");
+
+    crafted("summary-serials", 1, 1, 0, ok, 6, "more blocks than the chunk summary says");
+    crafted("summary-events", 1, 2, 1, ok, 6, "op column holds 1 events, chunk says 2");
+
+    /* A free referring to a block before the first. */
+    static const uint8_t op_free[] = {FMT_EV_FREE | FMT_OP_CTX};
+    static const uint8_t ref3[] = {3};
+    struct col fr[] = {{FMT_COL_OP, op_free, 1},
+                       {FMT_COL_FREE_TIME, zero, 1},
+                       {FMT_COL_CTX, one, 1},
+                       {FMT_COL_REF, ref3, 1},
+                       {FMT_COL_FREE_STACK, zero, 1}};
+    crafted("ref-before-first", 0, 1, 0, fr, 5, "reference before the first block");
+    static const uint8_t ref2[] = {2};
+    fr[3].p = ref2;
+    crafted("ref-thread-empty", 0, 1, 0, fr, 5, "reference past the thread's first block");
+
+    static const uint8_t op_bad[] = {22 | FMT_OP_CTX};
+    memcpy(c1, ok, sizeof(ok));
+    c1[0].p = op_bad;
+    crafted("unknown-kind", 1, 1, 1, c1, 6, "unknown event kind");
+
+    /* Two columns with the same id. */
+    struct col dup[7];
+    memcpy(dup, ok, sizeof(ok));
+    dup[6] = ok[5];
+    crafted("duplicate-column", 1, 1, 1, dup, 7, "appears twice");
+}
+
+/* Damage to the framing itself. */
+static void test_crafted_framing(void **state)
+{
+    struct craft c;
+    char err[600];
+    uint64_t n;
+    int incomplete;
+
+    (void)state;
+    /* Bad magic, with data after it: corruption, not truncation. */
+    craft_start(&c);
+    craft_block(&c, FMT_BLOCK_META, "", 0);
+    static const uint8_t junk[64] = {1, 2, 3};
+    assert_int_equal(fmt_buf_add_bytes(&c.b, junk, sizeof(junk)), 0);
+    assert_int_equal(read_all(c.b.data, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0),
+                     -EPROTO);
+    assert_non_null(strstr(err, "bad.trace: offset 88: bad block magic"));
+    save_corpus("bad-block-magic", c.b.data, c.b.len);
+    craft_free(&c);
+
+    /* An impossible size. */
+    craft_start(&c);
+    uint8_t hb[FMT_BLOCK_HEADER_SIZE];
+    struct fmt_block_hdr h = {FMT_BLOCK_DEFS, 0, 0, 0, 0, 0};
+    fmt_block_encode(hb, &h, "");
+    fmt_put_le32(hb + 8, 0xfffffff0u); /* sizes are checked before the CRC */
+    fmt_put_le32(hb + 12, 0xfffffff0u);
+    assert_int_equal(fmt_buf_add_bytes(&c.b, hb, sizeof(hb)), 0);
+    assert_int_equal(read_all(c.b.data, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0),
+                     -EPROTO);
+    assert_non_null(strstr(err, "bad.trace: offset 64: impossible block size"));
+    save_corpus("impossible-size", c.b.data, c.b.len);
+    craft_free(&c);
+
+    /* Blocks out of sequence. */
+    craft_start(&c);
+    craft_block(&c, FMT_BLOCK_META, "", 0);
+    c.seq = 5;
+    craft_block(&c, FMT_BLOCK_META, "", 0);
+    assert_int_equal(read_all(c.b.data, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0),
+                     -EPROTO);
+    assert_non_null(strstr(err, "out of sequence"));
+    craft_free(&c);
+
+    /* A DEFS record with a bad varint inside. */
+    craft_start(&c);
+    static const uint8_t badrec[] = {FMT_DEF_CONTEXT, 3, 0xff, 0xff, 0xff};
+    craft_block(&c, FMT_BLOCK_DEFS, badrec, sizeof(badrec));
+    assert_int_equal(read_all(c.b.data, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0),
+                     -EPROTO);
+    assert_non_null(strstr(err, "bad thread context record"));
+    save_corpus("bad-defs-varint", c.b.data, c.b.len);
+    craft_free(&c);
+
+    /* A stack node whose parent would be itself or later. */
+    craft_start(&c);
+    static const uint8_t badstack[] = {FMT_DEF_STACKS, 4, 1, 1, 1, 0};
+    craft_block(&c, FMT_BLOCK_DEFS, badstack, sizeof(badstack));
+    assert_int_equal(read_all(c.b.data, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0),
+                     -EPROTO);
+    assert_non_null(strstr(err, "bad stack node 1"));
+    save_corpus("bad-stack-parent", c.b.data, c.b.len);
+    craft_free(&c);
+
+    /* A trailer pointing outside the file, and one at a non-index block. */
+    craft_start(&c);
+    craft_block(&c, FMT_BLOCK_META, "", 0);
+    uint8_t tr[FMT_TRAILER_SIZE];
+    fmt_trailer_encode(tr, 1u << 30, 1);
+    assert_int_equal(fmt_buf_add_bytes(&c.b, tr, sizeof(tr)), 0);
+    assert_int_equal(read_all(c.b.data, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0),
+                     -EPROTO);
+    assert_non_null(strstr(err, "outside the file"));
+    save_corpus("trailer-outside", c.b.data, c.b.len);
+    c.b.len -= FMT_TRAILER_SIZE;
+    fmt_trailer_encode(tr, FMT_HEADER_SIZE, 1);
+    assert_int_equal(fmt_buf_add_bytes(&c.b, tr, sizeof(tr)), 0);
+    assert_int_equal(read_all(c.b.data, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0),
+                     -EPROTO);
+    assert_non_null(strstr(err, "does not point at an index block"));
+    craft_free(&c);
+
+    /* Header: bad magic, bad CRC, a newer major version, unknown required
+     * feature bits; and a file too short to be anything. */
+    craft_start(&c);
+    craft_block(&c, FMT_BLOCK_META, "", 0);
+    craft_end(&c);
+    uint8_t *p = c.b.data;
+    assert_int_equal(read_all(p, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0), 0);
+    assert_false(incomplete);
+    p[0] = 'X';
+    assert_int_equal(read_all(p, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0), -EPROTO);
+    assert_non_null(strstr(err, "bad.trace: offset 0: not a memscribe trace (bad magic)"));
+    p[0] = 0x89;
+    p[40] ^= 1;
+    assert_int_equal(read_all(p, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0), -EPROTO);
+    assert_non_null(strstr(err, "bad header CRC"));
+    p[40] ^= 1;
+    struct fmt_trace_info info = {0};
+    fmt_header_encode(p, &info, 0x2); /* required bit 1: unknown */
+    assert_int_equal(read_all(p, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0), -EPROTO);
+    assert_non_null(strstr(err, "unsupported required feature bits"));
+    fmt_header_encode(p, &info, FMT_FEAT_ZSTD_COLUMNS | (1ull << 40)); /* optional: fine */
+    assert_int_equal(read_all(p, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0), 0);
+    fmt_put_le16(p + 8, 2);
+    fmt_put_le32(p + 60, fmt_crc32c(0, p, 60)); /* only the version is wrong */
+    assert_int_equal(read_all(p, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0), -EPROTO);
+    assert_non_null(strstr(err, "unsupported major version"));
+    save_corpus("future-version", p, c.b.len);
+    assert_int_equal(read_all(p, 10, &n, &incomplete, err, sizeof(err), NULL, 0), -EPROTO);
+    assert_non_null(strstr(err, "truncated inside the file header"));
+    assert_int_equal(
+        read_all((const uint8_t *)"hello\n", 6, &n, &incomplete, err, sizeof(err), NULL, 0),
+        -EPROTO);
+    assert_non_null(strstr(err, "not a memscribe trace"));
+    craft_free(&c);
+}
+
+/* Blocks, records and columns of later versions are skipped. */
+static void test_unknown_parts_skipped(void **state)
+{
+    struct craft c;
+    struct fmt_buf chunk = {0}, defs = {0};
+    char err[600] = "";
+    uint64_t n;
+    int incomplete;
+    static const uint8_t op_malloc[] = {FMT_EV_MALLOC | FMT_OP_CTX};
+    static const uint8_t zero[] = {0}, one[] = {1}, size[] = {24};
+    static const uint8_t addr[] = {0x80, 0x02};
+    static const uint8_t future[] = {9, 9, 9};
+    struct col cols[] = {{FMT_COL_OP, op_malloc, 1},
+                         {FMT_COL_TIME, zero, 1},
+                         {FMT_COL_CTX, one, 1},
+                         {FMT_COL_SIZE, size, 1},
+                         {FMT_COL_ADDR, addr, 2},
+                         {FMT_COL_STACK, one, 1},
+                         {40, future, 3}};
+
+    (void)state;
+    craft_start(&c);
+    craft_block(&c, FMT_BLOCK_META, "", 0);
+    craft_block(&c, 77, future, sizeof(future)); /* a block type of the future */
+    chunk_payload(&chunk, 1, cols, 7);
+    craft_block(&c, FMT_BLOCK_CHUNK, chunk.data, chunk.len);
+    struct fmt_buf body = {0};
+    v(&body, 1);
+    rec(&defs, 99, &body); /* a record type of the future */
+    defs_payload(&defs, 1, 1, 1);
+    craft_block(&c, FMT_BLOCK_DEFS, defs.data, defs.len);
+    craft_end(&c);
+    assert_int_equal(read_all(c.b.data, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0), 0);
+    assert_int_equal(n, 1);
+    save_corpus("future-parts", c.b.data, c.b.len);
+    craft_free(&c);
+    fmt_buf_free(&chunk);
+    fmt_buf_free(&defs);
+    fmt_buf_free(&body);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_truncation),      cmocka_unit_test(test_bit_flips),
+        cmocka_unit_test(test_bad_chunk_crc),   cmocka_unit_test(test_crafted_events),
+        cmocka_unit_test(test_crafted_framing), cmocka_unit_test(test_unknown_parts_skipped),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
