@@ -28,7 +28,7 @@ target_include_directories(sym_capture PRIVATE ${PROJECT_SOURCE_DIR}/tests/progr
 target_link_libraries(sym_capture PRIVATE PkgConfig::UNWIND)
 set_target_properties(sym_capture PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${SYM_PROGRAMS})
 
-foreach(t test_ana_sym_chain test_ana_sym_files test_ana_sym_table)
+foreach(t test_ana_sym_chain test_ana_sym_files test_ana_sym_table test_ana_sym_lines)
   ms_unit_test(${t} ${PROJECT_SOURCE_DIR}/tests/unit/${t}.c
                ${PROJECT_SOURCE_DIR}/tests/unit/test_ana_sym_fixture.c LIBS ms_analysis)
   target_compile_definitions(${t} PRIVATE SYM_PROGRAMS_DIR="${SYM_PROGRAMS}"

@@ -517,7 +517,8 @@ int ana_sym_lines_decode(struct ana_sym_lines **out, const struct ana_sym_sectio
         ana_sym_lines_free(lt);
         return rc;
     }
-    qsort(lt->seqs, lt->nr_seqs, sizeof(*lt->seqs), seq_cmp);
+    if (lt->nr_seqs > 1)
+        qsort(lt->seqs, lt->nr_seqs, sizeof(*lt->seqs), seq_cmp);
     *out = lt;
     return 0;
 }
