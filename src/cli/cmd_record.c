@@ -85,12 +85,14 @@ static char *rec_collector_path(void)
         self[n] = 0;
         slash = strrchr(self, '/');
         *slash = 0;
-        if (asprintf(&path, "%s/../lib/memscribe/libmemscribe.so", self) < 0)
+        char *guess;
+
+        if (asprintf(&guess, "%s/../lib/memscribe/libmemscribe.so", self) < 0)
             cli_die("record: out of memory");
-        env = path;
-        path = realpath(path, NULL);
+        path = realpath(guess, NULL);
         if (!path)
-            cli_die("record: collector %s: %s (set MEMSCRIBE_COLLECTOR)", env, strerror(errno));
+            cli_die("record: collector %s: %s (set MEMSCRIBE_COLLECTOR)", guess, strerror(errno));
+        free(guess);
         return path;
     }
     if (!path)
@@ -124,6 +126,18 @@ static char **rec_build_env(const char *collector, const char *sock, uint32_t de
         cli_die("record: out of memory");
     env[k] = NULL;
     return env;
+}
+
+static void rec_free_env(char **env)
+{
+    size_t n = 0;
+
+    while (env[n])
+        n++;
+    /* Our four settings are the last entries; the rest belong to environ. */
+    for (size_t i = n >= 4 ? n - 4 : 0; i < n; i++)
+        free(env[i]);
+    free(env);
 }
 
 static int rec_exit_code(int status)
@@ -320,24 +334,28 @@ int cmd_record(int argc, char **argv)
     if (close(out_fd) != 0 && s.write_err == 0)
         s.write_err = -errno;
     rec_session_free(&s);
+    rec_free_env(env);
+    free(st.v);
     if (nr_bad_hellos)
         cli_warn("record: %llu malformed hello message(s) ignored", (unsigned long long)nr_bad_hellos);
     if (s.write_err) {
         cli_warn("record: writing %s failed: %s; the trace holds what was written before "
                  "(%llu events seen)",
                  out_path, strerror(-s.write_err), (unsigned long long)s.nr_events);
-        return CLI_EXIT_FAIL;
-    }
-    if (!quiet) {
-        cli_warn("record: trace written to %s: %llu events, %llu bytes%s", out_path,
-                 (unsigned long long)stats.nr_events, (unsigned long long)stats.bytes_written, "");
-        if (s.nr_dropped)
-            cli_warn("record: %llu events were dropped (see FMT_EV_DROPPED in the trace)",
-                     (unsigned long long)s.nr_dropped);
+        rc = CLI_EXIT_FAIL;
+    } else {
+        if (!quiet) {
+            cli_warn("record: trace written to %s: %llu events, %llu bytes", out_path,
+                     (unsigned long long)stats.nr_events, (unsigned long long)stats.bytes_written);
+            if (s.nr_dropped)
+                cli_warn("record: %llu events were dropped (see FMT_EV_DROPPED in the trace)",
+                         (unsigned long long)s.nr_dropped);
+        }
+        rc = exec_err ? 127 : rec_exit_code(st.root_status);
     }
     free(default_out);
     free(command);
     free(collector);
     free(prog);
-    return exec_err ? 127 : rec_exit_code(st.root_status);
+    return rc;
 }

@@ -21,14 +21,18 @@ for how in kill:137 segv:139 abort:134; do
 done
 
 # Kill the recorder: the program must neither hang nor die.
-"$MEMSCRIBE" record -q -o "$WORK/cut.mscr" -- "$MS_PROGRAMS/col_crash" slow 3 >"$WORK/slow.out" 2>"$WORK/slow.err" &
+"$MEMSCRIBE" record -q -o "$WORK/cut.mscr" -- "$MS_PROGRAMS/col_crash" slow 8 >"$WORK/slow.out" 2>"$WORK/slow.err" &
 rec=$!
-sleep 1
+# Kill it once a chunk with calls is on disk (the recorder flushes each second).
+for _ in $(seq 1 60); do
+    "$MEMSCRIBE" dump "$WORK/cut.mscr" 2>/dev/null | grep -q " malloc " && break
+    sleep 0.1
+done
 kill -KILL $rec
 wait $rec 2>/dev/null || true
-for _ in $(seq 1 60); do
+for _ in $(seq 1 100); do
     [ -s "$WORK/slow.out" ] && break
-    sleep 0.5
+    sleep 0.2
 done
 [ -s "$WORK/slow.out" ] || fail "the program did not finish after its recorder was killed"
 grep -q "the recorder is gone" "$WORK/slow.err" || fail "the collector did not say that the recorder is gone"
