@@ -189,6 +189,17 @@ static uint32_t info_hash(uint64_t size, uint32_t trace)
 
 static int info_new(struct heaptrack *h, uint64_t size, uint32_t trace, uint32_t *out)
 {
+    /* heaptrack_print forgets the last "+" after a "-" by setting it to 0,
+     * so a "- 0" after a "-" would count as temporary: info 0 is a copy
+     * of the first real one that no line uses. */
+    if (!h->nr_infos) {
+        h->nr_infos = 1;
+        h->cap_infos = 1024;
+        if (!(h->infos = malloc(h->cap_infos * sizeof(*h->infos))))
+            return -ENOMEM;
+        h->infos[0] = (struct ht_info){.size = size, .trace = trace, .next = UINT32_MAX};
+        ana_xout_printf(h->out, "a %" PRIx64 " %x\n", size, trace);
+    }
     if (h->nr_infos == h->cap_infos) {
         uint32_t cap = h->cap_infos ? h->cap_infos * 2 : 1024;
         struct ht_info *p = realloc(h->infos, cap * sizeof(*p));

@@ -218,16 +218,16 @@ static void test_dhat(void **state)
 }
 
 /* heaptrack_print's accounting (heaptrack 1.4, accumulatedtracedata.cpp),
- * redone here: allocations are "+" lines, a "-" right after "+" of the
- * same info is temporary, the peak is the largest running sum. Also checks
- * that every index is defined before use. */
+ * redone here: allocations are "+" lines, a "-" of the info of the last
+ * "+" is temporary, and a "-" resets that to info 0 (so "- 0" after a "-"
+ * counts too), the peak is the largest running sum. Also checks that
+ * every index is defined before use. */
 static void test_heaptrack(void **state)
 {
     struct fixture *f = *state;
     char *got = export(f, ANA_EXPORT_HEAPTRACK, 0, NULL);
     unsigned long long sizes[64], leaked = 0, peak = 0, last = 0, v1, v2;
     unsigned nr_strings = 0, nr_ips = 0, nr_traces = 0, nr_infos = 0, allocs = 0, temps = 0;
-    int has_last = 0;
 
     assert_true(!strncmp(got, "v 10400 3\nX synthetic --export-test\nI 1000 0\n", 43));
     for (char *l = strtok(got, "\n"); l; l = strtok(NULL, "\n")) {
@@ -256,13 +256,13 @@ static void test_heaptrack(void **state)
             allocs++;
             leaked += sizes[v1];
             peak = leaked > peak ? leaked : peak;
-            last = v1, has_last = 1;
+            last = v1;
             break;
         case '-':
             assert_int_equal(sscanf(l, "- %llx", &v1), 1);
             assert_true(v1 < nr_infos);
-            temps += has_last && last == v1;
-            has_last = 0;
+            temps += last == v1;
+            last = 0;
             leaked -= sizes[v1];
             break;
         case 'c':

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# memscribe export's command line: --help per format, usage errors (exit 2),
+# unreadable input and failed output (exit 1, naming the file).
+source "$(dirname "$0")/export_lib.sh"
+
+expect_exit() { # code pattern command...
+    local want=$1 pat=$2 rc=0
+    shift 2
+    "$@" >"$T/out" 2>"$T/err" || rc=$?
+    expect_eq "exit of $*" "$rc" "$want"
+    grep -q -- "$pat" "$T/err" || fail "$*: stderr lacks '$pat': $(cat "$T/err")"
+}
+
+"$M" export --help >"$T/help"
+for f in massif heaptrack dhat pprof folded sqlite csv; do
+    grep -q "^  $f " "$T/help" || fail "--help does not describe $f"
+done
+grep -q "Drops" "$T/help" || fail "--help says nothing about what is dropped"
+
+syn=$(synth)
+expect_exit 2 "unknown format 'callgrind'" "$M" export --to callgrind "$syn"
+expect_exit 2 "say which format" "$M" export "$syn"
+expect_exit 2 "unknown cost 'cpu'" "$M" export --to folded --cost cpu "$syn"
+expect_exit 2 "--cost is for --to folded" "$M" export --to csv --cost bytes "$syn"
+expect_exit 2 "snapshots wants" "$M" export --to massif --snapshots 1 "$syn"
+expect_exit 2 "threshold wants" "$M" export --to massif --threshold 200 "$syn"
+expect_exit 2 "needs -o DATABASE" "$M" export --to sqlite "$syn"
+expect_exit 2 "which trace" "$M" export --to csv
+expect_exit 2 "unknown option '--bogus'" "$M" export --to csv --bogus "$syn"
+expect_exit 1 "$T/none.mscr" "$M" export --to csv "$T/none.mscr"
+printf 'not a trace' >"$T/junk.mscr"
+expect_exit 1 "$T/junk.mscr" "$M" export --to csv "$T/junk.mscr"
+expect_exit 1 "$T/no/dir/out.csv: cannot create it" "$M" export --to csv "$syn" -o "$T/no/dir/out.csv"
+expect_exit 1 "/dev/full: writing failed: No space left on device" \
+    "$M" export --to massif "$syn" -o /dev/full
+expect_exit 1 "standard output: writing failed" sh -c "'$M' export --to csv '$syn' >/dev/full"
+expect_exit 1 "$T/no/dir/x.db" "$M" export --to sqlite "$syn" -o "$T/no/dir/x.db"
+echo "export_cli: ok"

@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: MIT
+# Sourced by tests/e2e/export_*.sh: a scratch directory, the synthetic trace
+# of tests/unit/test_ana_export_trace.c (exact numbers), a recording of
+# tests/programs/export_prog, and the numbers `memscribe report` gives.
+set -euo pipefail
+
+: "${MEMSCRIBE:?}" "${MS_BUILD:?}" "${MS_PROGRAMS:?}"
+M=$MEMSCRIBE
+T=$(mktemp -d /tmp/ms_export.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+expect_eq() { # what got want
+    [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
+}
+
+# The reader a test needs (scripts/setup.sh --test installs them all).
+need() {
+    command -v "$1" >/dev/null || fail "$1 is not installed: run scripts/setup.sh --test"
+}
+
+# The synthetic trace: 9 allocations, 2296 bytes, peak 1500 bytes at 9 ms,
+# 182 bytes leaked in 2 blocks, 5 temporary (test_ana_export_trace.h).
+synth() {
+    "$MS_BUILD/tests/unit/test_ana_export" --write-trace "$T/syn.mscr"
+    echo "$T/syn.mscr"
+}
+
+# Record export_prog into $T/prog.mscr and set REPORT_* from `memscribe
+# report` (call it directly, not in $(...)).
+recorded() {
+    (cd "$T" && "$M" record -o "$T/prog.mscr" -- "$MS_PROGRAMS/export_prog" >/dev/null 2>"$T/record.err") ||
+        fail "record failed: $(cat "$T/record.err")"
+    "$M" report --format=json "$T/prog.mscr" >"$T/report.json"
+    REPORT_ALLOCS=$(report_num allocations)
+    REPORT_BYTES=$(report_num allocated_bytes)
+    REPORT_PEAK=$(report_num peak_bytes)
+    REPORT_LEAKED=$(report_num leaked_bytes)
+    REPORT_LEAKED_BLOCKS=$(report_num leaked_blocks)
+    REPORT_TEMPORARY=$(report_num temporary)
+}
+
+# The first "KEY": N of the report (the process's own, before its top lists).
+report_num() {
+    sed -n "s/^ *\"$1\": \([0-9][0-9]*\),*$/\1/p" "$T/report.json" | head -n 1
+}

@@ -1,0 +1,16 @@
+# SPDX-License-Identifier: MIT
+# memscribe export (docs/export.md): exact outputs on a synthetic trace, the
+# SQLite queries of the docs against the analysis core, and the real readers
+# (ms_print, massif-visualizer, heaptrack_print, dh_view.html in Chromium,
+# go tool pprof, sqlite3) on that trace and on recordings.
+ms_unit_test(test_ana_export ${PROJECT_SOURCE_DIR}/tests/unit/test_ana_export.c
+             ${PROJECT_SOURCE_DIR}/tests/unit/test_ana_export_trace.c
+             LIBS ms_analysis)
+target_compile_definitions(test_ana_export PRIVATE MS_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+
+foreach(t massif heaptrack dhat pprof folded sqlite csv cli)
+  ms_e2e_test(export_${t} export_${t}.sh)
+endforeach()
+
+# A deterministic program the e2e tests record.
+ms_test_program(export_prog ${PROJECT_SOURCE_DIR}/tests/programs/export_prog.c LIBS Threads::Threads)
