@@ -1,18 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /* Run one command and measure it: wall time, and CPU time of its whole process tree.
  *
- * Usage: bench_runner [--as-limit BYTES] [--stdout FILE] [--stderr FILE] -- CMD ARGS...
+ * Usage: bench_runner [--as-limit BYTES] [--timeout SECONDS] [--stdout FILE]
+ *                     [--stderr FILE] -- CMD ARGS...
  * Prints one line to stdout:
- *   wall_ns=N user_ns=N sys_ns=N cpu_ns=N maxrss_kb=N status=exit:N|signal:N
+ *   wall_ns=N user_ns=N sys_ns=N cpu_ns=N maxrss_kb=N status=exit:N|signal:N|timeout:S
  *
  * Tracers start helper processes (heaptrack_interpret and its compressor, the
  * memscribe recorder) that may outlive the process that started them. The
  * runner makes itself a child subreaper (prctl(2) PR_SET_CHILD_SUBREAPER), so
  * every descendant that is orphaned is reparented to it, and it waits until no
  * descendant is left: wall time ends when the last one exits, and
- * getrusage(RUSAGE_CHILDREN) then holds the CPU time of all of them. */
+ * getrusage(RUSAGE_CHILDREN) then holds the CPU time of all of them.
+ *
+ * The command runs in its own process group; after --timeout seconds the whole
+ * group is killed, so a tracer that hangs cannot stall the benchmark. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +33,7 @@ struct runner_opts {
     const char *stdout_path;
     const char *stderr_path;
     uint64_t as_limit; /* 0: no limit */
+    uint64_t timeout_s; /* 0: none */
     char **argv;
 };
 
@@ -46,9 +52,23 @@ static int64_t tv_ns(struct timeval tv)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: bench_runner [--as-limit BYTES] [--stdout FILE] [--stderr FILE] "
-                    "-- CMD ARGS...\n");
+    fprintf(stderr, "usage: bench_runner [--as-limit BYTES] [--timeout SECONDS] [--stdout FILE] "
+                    "[--stderr FILE] -- CMD ARGS...\n");
     exit(2);
+}
+
+static uint64_t parse_u64(const char *opt, const char *s)
+{
+    char *end;
+    unsigned long long v;
+
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || v == 0) {
+        fprintf(stderr, "bench_runner: %s: not a positive integer: '%s'\n", opt, s);
+        exit(2);
+    }
+    return v;
 }
 
 static void parse_args(int argc, char **argv, struct runner_opts *o)
@@ -67,15 +87,11 @@ static void parse_args(int argc, char **argv, struct runner_opts *o)
         } else if (!strcmp(argv[i], "--stderr")) {
             o->stderr_path = argv[++i];
         } else if (!strcmp(argv[i], "--as-limit")) {
-            char *end;
-
-            errno = 0;
-            o->as_limit = strtoull(argv[++i], &end, 10);
-            if (errno || *end || o->as_limit == 0) {
-                fprintf(stderr, "bench_runner: --as-limit: not a positive byte count: '%s'\n",
-                        argv[i]);
-                exit(2);
-            }
+            o->as_limit = parse_u64(argv[i], argv[i + 1]);
+            i++;
+        } else if (!strcmp(argv[i], "--timeout")) {
+            o->timeout_s = parse_u64(argv[i], argv[i + 1]);
+            i++;
         } else {
             usage();
         }
@@ -113,51 +129,101 @@ static void child_exec(const struct runner_opts *o)
     _exit(127);
 }
 
+/* Reap every process that has exited, without blocking. Returns 1 once no
+ * descendant is left, 0 otherwise. */
+static int reap_all(pid_t child, int *child_st)
+{
+    pid_t pid;
+    int st;
+
+    for (;;) {
+        pid = waitpid(-1, &st, WNOHANG);
+        if (pid > 0) {
+            if (pid == child)
+                *child_st = st;
+            continue;
+        }
+        if (pid == 0)
+            return 0;
+        if (errno == EINTR)
+            continue;
+        if (errno == ECHILD)
+            return 1;
+        fprintf(stderr, "bench_runner: waitpid: %s\n", strerror(errno));
+        exit(1);
+    }
+}
+
 int main(int argc, char **argv)
 {
     struct runner_opts o = {0};
     struct rusage before, after;
-    int64_t t0, t1, user_ns, sys_ns;
-    pid_t child, pid;
-    int st, child_st = 0;
+    int64_t t0, t1, deadline = 0, user_ns, sys_ns;
+    sigset_t chld, old;
+    pid_t child;
+    int child_st = 0, timed_out = 0;
 
     parse_args(argc, argv, &o);
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
         fprintf(stderr, "bench_runner: prctl(PR_SET_CHILD_SUBREAPER): %s\n", strerror(errno));
         return 1;
     }
+    /* SIGCHLD stays blocked and is taken with sigtimedwait(2): a wait with a
+     * deadline and no race between checking and sleeping. */
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, &old);
     fflush(stdout);
     getrusage(RUSAGE_CHILDREN, &before);
     t0 = now_ns();
+    if (o.timeout_s)
+        deadline = t0 + (int64_t)o.timeout_s * 1000000000;
     child = fork();
     if (child < 0) {
         fprintf(stderr, "bench_runner: fork: %s\n", strerror(errno));
         return 1;
     }
-    if (child == 0)
+    if (child == 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        setpgid(0, 0);
         child_exec(&o);
+    }
+    /* Also here: the group must exist before a timeout can kill it. */
+    setpgid(child, child);
     /* Reap the command and every orphan it leaves behind, until none is left. */
-    for (;;) {
-        pid = waitpid(-1, &st, 0);
-        if (pid < 0) {
-            if (errno == EINTR)
+    while (!reap_all(child, &child_st)) {
+        struct timespec ts = {.tv_sec = 1};
+        int64_t left;
+
+        if (deadline && !timed_out) {
+            left = deadline - now_ns();
+            if (left <= 0) {
+                timed_out = 1;
+                kill(-child, SIGKILL);
                 continue;
-            if (errno == ECHILD)
-                break;
-            fprintf(stderr, "bench_runner: waitpid: %s\n", strerror(errno));
+            }
+            if (left < 1000000000) {
+                ts.tv_sec = 0;
+                ts.tv_nsec = left;
+            }
+        }
+        if (sigtimedwait(&chld, NULL, &ts) < 0 && errno != EAGAIN && errno != EINTR) {
+            fprintf(stderr, "bench_runner: sigtimedwait: %s\n", strerror(errno));
             return 1;
         }
-        if (pid == child)
-            child_st = st;
     }
     t1 = now_ns();
     getrusage(RUSAGE_CHILDREN, &after);
     user_ns = tv_ns(after.ru_utime) - tv_ns(before.ru_utime);
     sys_ns = tv_ns(after.ru_stime) - tv_ns(before.ru_stime);
     printf("wall_ns=%" PRId64 " user_ns=%" PRId64 " sys_ns=%" PRId64 " cpu_ns=%" PRId64
-           " maxrss_kb=%ld status=%s:%d\n",
-           t1 - t0, user_ns, sys_ns, user_ns + sys_ns, after.ru_maxrss,
-           WIFSIGNALED(child_st) ? "signal" : "exit",
-           WIFSIGNALED(child_st) ? WTERMSIG(child_st) : WEXITSTATUS(child_st));
+           " maxrss_kb=%ld status=",
+           t1 - t0, user_ns, sys_ns, user_ns + sys_ns, after.ru_maxrss);
+    if (timed_out)
+        printf("timeout:%" PRIu64 "\n", o.timeout_s);
+    else if (WIFSIGNALED(child_st))
+        printf("signal:%d\n", WTERMSIG(child_st));
+    else
+        printf("exit:%d\n", WEXITSTATUS(child_st));
     return 0;
 }

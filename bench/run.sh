@@ -18,7 +18,8 @@ usage: bash bench/run.sh [options]
   -r, --repeat N      measure every workload and tool N times, quote medians (default 5)
   -q, --quick         smoke run: workloads scaled down 10x, 1 repeat (figures not comparable)
   -w, --only LIST     comma-separated workloads (default: ${WORKLOADS[*]})
-  -m, --mem-limit MIB address-space limit for heaptrack runs (default 4096)
+  -m, --mem-limit MIB address-space limit of every traced run (default 4096)
+  -t, --timeout SEC   kill a run after SEC seconds (default 120)
   -b, --build-dir DIR build directory (default: <source>/build-bench)
       --memscribe PATH  measure this memscribe binary instead of building one
       --no-setup      do not install missing packages
@@ -55,7 +56,10 @@ tool_heaptrack() {
     RUN=(heaptrack -o "$1/trace" "${CMD[@]}")
     TRACE=$(compgen -G "$1/trace.*" | head -n 1 || true)
 }
-# The limit keeps heaptrack from taking the machine down on deep stacks.
+# Traced runs get an address-space limit, so that a tracer whose tables grow
+# without bound (heaptrack on deep stacks) cannot take the machine down. Both
+# tracers get the same limit; the untraced program needs none.
+limit_memscribe() { echo $((MEM_LIMIT_MIB * 1024 * 1024)); }
 limit_heaptrack() { echo $((MEM_LIMIT_MIB * 1024 * 1024)); }
 
 # ---- Options -------------------------------------------------------------------
@@ -64,6 +68,7 @@ REPEAT=5
 SCALE=1
 ONLY=""
 MEM_LIMIT_MIB=4096
+TIMEOUT=120
 BUILD=$SRC_DIR/build-bench
 SETUP=1
 MEMSCRIBE=""
@@ -73,6 +78,7 @@ while [ $# -gt 0 ]; do
     -q | --quick) SCALE=10; REPEAT=1; shift ;;
     -w | --only) ONLY=${2:?}; shift 2 ;;
     -m | --mem-limit) MEM_LIMIT_MIB=${2:?}; shift 2 ;;
+    -t | --timeout) TIMEOUT=${2:?}; shift 2 ;;
     -b | --build-dir) BUILD=${2:?}; shift 2 ;;
     --memscribe) MEMSCRIBE=${2:?}; shift 2 ;;
     --no-setup) SETUP=0; shift ;;
@@ -81,6 +87,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 [[ $REPEAT =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --repeat: not a positive integer: '$REPEAT'" >&2; exit 2; }
+[[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --timeout: not a positive integer: '$TIMEOUT'" >&2; exit 2; }
 [[ $MEM_LIMIT_MIB =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --mem-limit: not a positive integer: '$MEM_LIMIT_MIB'" >&2; exit 2; }
 if [ -n "$ONLY" ]; then
     IFS=, read -r -a WORKLOADS <<<"$ONLY"
@@ -181,7 +188,9 @@ count_events() {
 classify_failure() {
     local status=$1 err=$2 maxrss_kb=$3 limit=$4 oom="bad_alloc|[Oo]ut of memory|Cannot allocate memory"
     [ -n "$limit" ] && oom="$oom|terminate called"
-    if grep -qE "$oom" "$err" 2>/dev/null ||
+    if [ "${status%%:*}" = timeout ]; then
+        echo "timeout-${status#*:}s"
+    elif grep -qE "$oom" "$err" 2>/dev/null ||
         { [ -n "$limit" ] && [ "$maxrss_kb" -ge $((limit / 1024 * 9 / 10)) ]; }; then
         echo "out-of-memory"
     else
@@ -198,7 +207,7 @@ measure() {
     "wl_$w"
     "tool_$tool" "$dir"
     declare -F "limit_$tool" >/dev/null && limit=$("limit_$tool")
-    line=$("$RUNNER" ${limit:+--as-limit "$limit"} --stdout "$dir/stdout" --stderr "$dir/stderr" -- "${RUN[@]}")
+    line=$("$RUNNER" ${limit:+--as-limit "$limit"} --timeout "$TIMEOUT" --stdout "$dir/stdout" --stderr "$dir/stderr" -- "${RUN[@]}")
     for kv in $line; do
         case $kv in
         wall_ns=*) wall_ns=${kv#*=} ;;
@@ -230,6 +239,7 @@ measure() {
     [ "$result" = ok ]
 }
 
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 tools=()
 for t in "${TOOLS[@]}"; do
     [ "$t" = memscribe ] && [ -n "$MEMSCRIBE_MISSING" ] && continue
@@ -264,7 +274,8 @@ OUT=$RESULTS/$STAMP.txt
     echo "machine:   $(nproc) cpus, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo), kernel $(uname -r)"
     echo "memscribe: $(git -C "$SRC_DIR" describe --always --dirty 2>/dev/null || echo unknown)${MEMSCRIBE_MISSING:+ — not measured: $MEMSCRIBE_MISSING}"
     echo "heaptrack: $(heaptrack --version 2>&1 | head -n 1); sqlite3 $(sqlite3 --version | cut -d' ' -f1); $(gcc --version | head -n 1)"
-    echo "runs:      median of $REPEAT per workload and tool$([ "$SCALE" != 1 ] && echo "; QUICK: workloads scaled down ${SCALE}x, not comparable"); heaptrack limited to $MEM_LIMIT_MIB MiB of address space"
+    echo "load:      $LOAD_START at start, $(cut -d' ' -f1-3 /proc/loadavg) at end (1/5/15-minute load averages)"
+    echo "runs:      median of $REPEAT per workload and tool$([ "$SCALE" != 1 ] && echo "; QUICK: workloads scaled down ${SCALE}x, not comparable"); traced runs limited to $MEM_LIMIT_MIB MiB of address space and $TIMEOUT s"
     echo
     awk -v workloads="${WORKLOADS[*]}" -v tools="${TOOLS[*]}" \
         -v memscribe_missing="${MEMSCRIBE_MISSING%% (*}" -v mem_limit_mib="$MEM_LIMIT_MIB" -f "$BENCH_DIR/report.awk" "$EVENTS_TSV" "$RUNS_TSV"
