@@ -194,14 +194,15 @@ int ana_flame_write_svg(const struct ana_tree *t, ana_flame_name_fn *name, void 
     const char *script = ana_html_asset("flame_svg.js");
     int rc, rc2;
 
+    L.width = width - 2 * PAD;
+    L.total = root->incl[opt->cost] > 0 ? (double)root->incl[opt->cost] : 1;
+    /* As deep as the frames that are drawn: deeper ones are too narrow. */
     for (uint32_t i = 0; i < t->nr_nodes; i++) {
         const struct ana_tree_node *n = &t->nodes[i];
 
-        if (n->incl[opt->cost] > 0 && n->depth > L.max_depth)
+        if ((double)n->incl[opt->cost] / L.total * L.width >= MIN_PX && n->depth > L.max_depth)
             L.max_depth = n->depth;
     }
-    L.width = width - 2 * PAD;
-    L.total = root->incl[opt->cost] > 0 ? (double)root->incl[opt->cost] : 1;
     height = TOP + (L.max_depth + 1) * FRAME_H + BOTTOM;
     L.base_y = opt->inverted ? TOP : TOP + L.max_depth * FRAME_H;
 

@@ -68,11 +68,10 @@ int ana_html_write(struct fmt_reader *r, const struct ana_html_options *o, FILE 
     end_ns = run.counts.last_ts_ns;
     make_nonce(run.nonce, sizeof(run.nonce));
     ana_histogram_init(&run.hist, NULL, false);
-    ana_html_wpa_init(&run.wpa,
-                      ana_html_bucket_width(end_ns, o->nr_buckets ? o->nr_buckets
-                                                                  : DEFAULT_BUCKETS),
-                      end_ns);
-    if ((rc = ana_model_create(&run.model, &mo)))
+    rc = ana_html_wpa_init(
+        &run.wpa,
+        ana_html_bucket_width(end_ns, o->nr_buckets ? o->nr_buckets : DEFAULT_BUCKETS), end_ns);
+    if (rc || (rc = ana_model_create(&run.model, &mo)))
         goto out;
     ana_scan_options_init(&so);
     so.progress = o->progress;

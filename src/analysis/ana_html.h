@@ -44,7 +44,9 @@ struct ana_html_cell {
  * there are at most about target of them over [0, end_ns]. */
 uint64_t ana_html_bucket_width(uint64_t end_ns, uint32_t target);
 
-void ana_html_wpa_init(struct ana_html_wpa *w, uint64_t bucket_ns, uint64_t end_ns);
+/* Buckets of bucket_ns over [0, end_ns]. Returns 0, or -E2BIG if that
+ * takes more than ANA_HTML_MAX_BUCKETS. */
+int ana_html_wpa_init(struct ana_html_wpa *w, uint64_t bucket_ns, uint64_t end_ns);
 void ana_html_wpa_release(struct ana_html_wpa *w);
 /* Account one event (blocks start at heap allocations, end at frees and
  * reallocs, as ana_window counts them). Returns 0 or -ENOMEM. */

@@ -86,7 +86,8 @@ static void write_summary(struct data_run *d)
     ana_json_kv_u64(j, "nrStacks", c->nr_stacks);
     ana_json_key(j, "calls");
     ana_json_begin_object(j);
-    for (unsigned k = 0; k < ANA_NR_KINDS; k++)
+    /* The memory calls, as `memscribe report` lists them. */
+    for (unsigned k = 1; k < FMT_EV_PROCESS_START; k++)
         if (t->nr_calls[k])
             ana_json_kv_u64(j, fmt_kind_name(k), t->nr_calls[k]);
     ana_json_end_object(j);
@@ -116,6 +117,23 @@ static void write_header(struct data_run *d)
              (unsigned long long)(info ? info->start_realtime_ns : 0));
     ana_json_kv_str(j, "startRealtimeNs", start);
     ana_json_kv_bool(j, "incomplete", fmt_reader_incomplete(d->run->r));
+    /* Threads and their names, as the trace recorded them. */
+    ana_json_key(j, "threads");
+    ana_json_begin_array(j);
+    for (uint32_t i = 0; i < fmt_reader_nr_threads(d->run->r); i++) {
+        const struct fmt_thread_info *t = fmt_reader_thread(d->run->r, i);
+
+        ana_json_begin_object(j);
+        ana_json_kv_u64(j, "pid", t->pid);
+        ana_json_kv_u64(j, "tid", t->tid);
+        ana_json_key(j, "name");
+        if (t->name)
+            ana_json_strn(j, t->name, t->name_len);
+        else
+            ana_json_null(j);
+        ana_json_end_object(j);
+    }
+    ana_json_end_array(j);
     ana_json_kv_u64(j, "endNs", d->run->counts.last_ts_ns);
     ana_json_kv_u64(j, "top", d->run->o->nr_top ? d->run->o->nr_top : 200);
 }

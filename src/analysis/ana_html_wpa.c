@@ -49,11 +49,14 @@ uint64_t ana_html_bucket_width(uint64_t end_ns, uint32_t target)
     }
 }
 
-void ana_html_wpa_init(struct ana_html_wpa *w, uint64_t bucket_ns, uint64_t end_ns)
+int ana_html_wpa_init(struct ana_html_wpa *w, uint64_t bucket_ns, uint64_t end_ns)
 {
     w->bucket_ns = bucket_ns ? bucket_ns : 1;
-    w->nr_buckets = (uint32_t)(end_ns / w->bucket_ns + 1);
     ana_map_init(&w->cells, sizeof(struct ana_html_cell));
+    if (end_ns / w->bucket_ns >= ANA_HTML_MAX_BUCKETS)
+        return -E2BIG;
+    w->nr_buckets = (uint32_t)(end_ns / w->bucket_ns + 1);
+    return 0;
 }
 
 void ana_html_wpa_release(struct ana_html_wpa *w)

@@ -82,7 +82,9 @@ static double nice_step(const struct ana_axis *a, double span, double target)
         return scale;
     mag = pow(10, floor(log10(raw)));
     norm = raw / mag;
-    step = norm <= 1 ? 1 : norm <= 2 ? 2 : norm <= 5 ? 5 : 10;
+    /* The nearest of 1, 2, 5, 10, not the next larger: between four and
+     * nine ticks rather than as few as three. */
+    step = norm < 1.5 ? 1 : norm < 3.5 ? 2 : norm < 7.5 ? 5 : 10;
     return step * mag * scale;
 }
 
@@ -92,7 +94,7 @@ void ana_axis_round_up(struct ana_axis *a)
 
     if (a->log || !(a->hi > a->lo))
         return;
-    step = nice_step(a, a->hi - a->lo, 5);
+    step = nice_step(a, a->hi - a->lo, 6);
     a->hi = a->lo + ceil((a->hi - a->lo) / step - 1e-9) * step;
 }
 
@@ -120,7 +122,7 @@ size_t ana_axis_ticks(const struct ana_axis *a, double *out, size_t max)
             out[n++] = a->lo;
         return n;
     }
-    double step = nice_step(a, a->hi - a->lo, 5);
+    double step = nice_step(a, a->hi - a->lo, 6);
     for (double v = ceil(a->lo / step - 1e-9) * step; v <= a->hi + step * 1e-9 && n < max;
          v += step)
         out[n++] = fabs(v) < step * 1e-9 ? 0 : v;

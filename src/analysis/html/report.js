@@ -62,7 +62,9 @@
   function fnCell(i) {
     var td = el('td', 'text fn'), leaf = siteLeaf(i);
     td.appendChild(document.createTextNode(leaf.fn));
-    if (leaf.place !== leaf.fn) td.appendChild(el('span', 'place', leaf.place));
+    // The place repeats the function: show only what it adds (file:line).
+    var where = leaf.place.indexOf(leaf.fn) === 0 ? leaf.place.slice(leaf.fn.length).trim() : leaf.place;
+    if (where) td.appendChild(el('span', 'place', where));
     return td;
   }
   function numCell(v, kind, cls) {
@@ -175,6 +177,12 @@
       rows.push(['Calls to ' + k, 'calls-' + k, s.calls[k], 'count']);
     });
     if (D.host) rows.push(['Host', 'host', D.host, 'text']);
+    if (D.threads.length) {
+      rows.push(['Threads (tid: name)', 'threads', D.threads.slice(0, 50).map(function (t) {
+        return t.tid + ': ' + (t.name === null ? '(no name)' : t.name);
+      }).join(', ') + (D.threads.length > 50 ? ', \u2026' : ''), 'text']);
+    }
+    if (D.command.length) rows.push(['Command', 'command', D.command.join(' '), 'text']);
     rows.forEach(function (r) {
       if (r[1] === 'rssPeak' && !s.hasRss) return;
       var tr = el('tr'), td = el('td');
@@ -371,16 +379,15 @@
   var flame = { tree: null, cost: 1, zoom: 0, term: '' };
   function layout(t, c) {
     var n = t.parent.length, left = new Float64Array(n), next = new Float64Array(n);
-    var depth = new Int32Array(n), cost = t.cost[c], maxDepth = 0;
+    var depth = new Int32Array(n), cost = t.cost[c];
     for (var k = 1; k < n; k++) {
       var p = t.parent[k];
       depth[k] = depth[p] + 1;
       left[k] = next[p];
       next[k] = left[k];
       next[p] += Math.max(0, cost[k]);
-      if (cost[k] > 0 && depth[k] > maxDepth) maxDepth = depth[k];
     }
-    return { left: left, depth: depth, cost: cost, maxDepth: maxDepth };
+    return { left: left, depth: depth, cost: cost };
   }
   function frameName(t, k) { return t.name[k] < 0 ? 'all' : S[t.name[k]]; }
   function colour(name) {
@@ -395,13 +402,10 @@
     var width = fsvg.clientWidth || 1100, w = width - 2 * FPAD;
     var z = flame.zoom < n ? flame.zoom : 0;
     var zl = L.left[z], zw = L.cost[z] > 0 ? L.cost[z] : total, zd = L.depth[z];
-    var height = (L.maxDepth + 1) * FH + 2 * FPAD;
     var re = null;
     if (flame.term) { try { re = new RegExp(flame.term); } catch (e) { re = null; } }
-    fsvg.setAttribute('height', height);
-    fsvg.setAttribute('viewBox', '0 0 ' + width + ' ' + height);
-    fsvg.textContent = '';
-    var frag = document.createDocumentFragment(), spans = [];
+    // First what is visible (and so how deep the picture is), then draw.
+    var vis = [], maxD = 0;
     for (var k = 0; k < n; k++) {
       var v = L.cost[k];
       if (!(v > 0)) continue;
@@ -409,11 +413,21 @@
       var x0 = Math.max(l, zl), x1 = Math.min(l + v, zl + zw);
       if (x1 <= x0) continue;
       if (d < zd && !(l <= zl && l + v >= zl + zw)) continue;
-      var px = FPAD + (x0 - zl) / zw * w, pw = (x1 - x0) / zw * w;
+      var pw = (x1 - x0) / zw * w;
       if (pw < 0.1) continue;
+      vis.push([k, FPAD + (x0 - zl) / zw * w, pw]);
+      if (d > maxD) maxD = d;
+    }
+    var height = (maxD + 1) * FH + 2 * FPAD;
+    fsvg.setAttribute('height', height);
+    fsvg.setAttribute('viewBox', '0 0 ' + width + ' ' + height);
+    fsvg.textContent = '';
+    var frag = document.createDocumentFragment(), spans = [];
+    vis.forEach(function (e) {
+      var k = e[0], px = e[1], pw = e[2], d = L.depth[k];
       var name = frameName(t, k);
       var hit = flame.term && (re ? re.test(name) : name.indexOf(flame.term) >= 0);
-      if (hit) spans.push([l, v]);
+      if (hit) spans.push([L.left[k], L.cost[k]]);
       var y = inv ? FPAD + d * FH : height - FPAD - (d + 1) * FH;
       var g = document.createElementNS('http://www.w3.org/2000/svg', 'g');
       g.setAttribute('class', 'f' + (hit ? ' hit' : '') + (d < zd ? ' parent' : ''));
@@ -431,7 +445,7 @@
         g.appendChild(tx);
       }
       frag.appendChild(g);
-    }
+    });
     fsvg.appendChild(frag);
     flame.tree = t; flame.L = L; flame.total = total;
     if (flame.term) {
@@ -479,5 +493,7 @@
   if (cm) { flame.cost = parseInt(cm[1], 10); $('flame-cost').value = cm[1]; }
   if (/[#&]inverted/.test(window.location.hash || '')) $('flame-inverted').checked = true;
   drawFlame();
+  // How long the page took to become usable, for tests and the docs.
+  document.body.setAttribute('data-ready-ms', String(Math.round(performance.now())));
   document.body.setAttribute('data-ready', '1');
 })();

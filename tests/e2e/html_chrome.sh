@@ -1,0 +1,19 @@
+# SPDX-License-Identifier: MIT
+# Sourced by the picture tests: run Debian's chromium headless on a local
+# file (flags from ../shared/NOTES.md) with the page's console on stderr.
+# usage: chrome WORKDIR [chromium args...] URL
+chrome() {
+    local work=$1
+    shift
+    local profile
+    profile=$(mktemp -d "$work/chrome-profile.XXXXXX")
+    timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
+        --disable-component-update --disable-sync --no-first-run --hide-scrollbars \
+        --user-data-dir="$profile" --enable-logging=stderr --v=0 --virtual-time-budget=5000 "$@"
+}
+
+# usage: console_errors STDERR_FILE -> prints the page's console lines
+# (our pages log nothing: any line is an error, a CSP violation included).
+console_lines() {
+    grep -a 'CONSOLE' "$1" || true
+}

@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The HTML report of the demo in headless Chromium: record
+# examples/memtest_demo, write the report, open it with a window selected
+# through the URL (#window=T0ns-T1ns) and check the DOM the page's script
+# built:
+#  - the summary shows exactly `memscribe report`'s numbers;
+#  - from the last four spikes on, the window table has the row of
+#    ManipulateTemporaryBuffer as Transient, Count 4, Size 40 MB, Impacting
+#    Size 0, and every row equals `memscribe window` for the same range;
+#  - leaks and the flame graph are there; the console has no line at all.
+# Screenshots go to tests/artifacts/ in the build directory.
+set -euo pipefail
+: "${MEMSCRIBE:?set by ctest}" "${MS_BUILD:?set by ctest}" "${MS_SOURCE:?set by ctest}"
+# shellcheck source=tests/e2e/html_chrome.sh
+source "$MS_SOURCE/tests/e2e/html_chrome.sh"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-html-demo.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+ART=$MS_BUILD/tests/artifacts
+mkdir -p "$ART"
+T=$WORK/demo.mscr
+MB=1000000
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+"$MEMSCRIBE" record -q -o "$T" -- "$MS_BUILD/examples/memtest_demo" >"$WORK/out" 2>"$WORK/err" ||
+    fail "record exited with $?: $(cat "$WORK/err")"
+"$MEMSCRIBE" html "$T" -o "$WORK/report.html" 2>"$WORK/html.err" ||
+    fail "html exited with $?: $(cat "$WORK/html.err")"
+[ ! -s "$WORK/html.err" ] || fail "html wrote to stderr: $(cat "$WORK/html.err")"
+
+# The page's bucket width, from its own data.
+bw=$(python3 - "$WORK/report.html" <<'EOF'
+import json, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+m = re.search(r'<script type="application/json" id="ms-data">(.*?)</script>', page, re.S)
+print(json.loads(m.group(1))["wpa"]["bucketNs"])
+EOF
+)
+echo "bucket width: $bw ns"
+
+# The last four spikes, from the trace (as tests/e2e/ana_demo.sh finds
+# them): the last four 10 MB rises in 1 ms rows; the window runs from the
+# whole bucket before the first of them to the end of the trace (the
+# steady blocks freed at exit add Impacting rows of their own). The spikes
+# are 100 ms apart, so a bucket of the page (10 ms) cannot reach the
+# spike before.
+"$MEMSCRIBE" timeline --interval 1ms --format=json "$T" >"$WORK/tl.json"
+rises=$(jq -r '.processes[0].rows as $r | [range(0; $r | length)
+    | select($r[.].heap_max_bytes - (if . == 0 then 0 else $r[. - 1].heap_bytes end) >= 9500000)
+    | $r[.].time_ns] | .[-4:] | .[0]' "$WORK/tl.json")
+end=$(jq -r '.processes[0].rows[-1].time_ns' "$WORK/tl.json")
+t0=$(((rises - 1000000) / bw * bw))
+t1=$((end / bw * bw + bw)) # exclusive: the page selects [t0, t1), the last bucket included
+echo "window: [$t0, $t1) ns"
+
+"$MEMSCRIBE" report --format=json --top 0 "$T" >"$WORK/report.json"
+"$MEMSCRIBE" window --from "${t0}ns" --to "$((t1 - 1))ns" --top 0 --format=json "$T" >"$WORK/w.json"
+
+url="file://$WORK/report.html#window=${t0}ns-${t1}ns"
+chrome "$WORK" --dump-dom "$url" >"$WORK/dom.html" 2>"$WORK/chrome.err" ||
+    fail "chromium exited with $?: $(tail -5 "$WORK/chrome.err")"
+lines=$(console_lines "$WORK/chrome.err")
+[ -z "$lines" ] || fail "the page wrote to the console: $lines"
+
+python3 - "$WORK/dom.html" "$WORK/report.json" "$WORK/w.json" "$t0" "$t1" <<'EOF'
+import json, sys
+from html.parser import HTMLParser
+
+dom_path, report_path, window_path, t0, t1 = sys.argv[1:6]
+
+class Node:
+    def __init__(self, tag, attrs, parent):
+        self.tag, self.attrs, self.parent = tag, dict(attrs), parent
+        self.children, self.text = [], []
+    def all_text(self):
+        return "".join(self.text)
+    def find_all(self, pred):
+        out = []
+        for c in self.children:
+            if pred(c):
+                out.append(c)
+            out.extend(c.find_all(pred))
+        return out
+
+VOID = {"meta", "link", "br", "input", "img", "hr", "col", "area", "base", "wbr", "source"}
+
+class Tree(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.root = Node("#root", [], None)
+        self.cur = self.root
+        self.by_id = {}
+    def handle_starttag(self, tag, attrs):
+        n = Node(tag, attrs, self.cur)
+        self.cur.children.append(n)
+        if "id" in n.attrs:
+            self.by_id[n.attrs["id"]] = n
+        if tag not in VOID:
+            self.cur = n
+    def handle_startendtag(self, tag, attrs):
+        n = Node(tag, attrs, self.cur)
+        self.cur.children.append(n)
+        if "id" in n.attrs:
+            self.by_id[n.attrs["id"]] = n
+    def handle_endtag(self, tag):
+        n = self.cur
+        while n is not self.root and n.tag != tag:
+            n = n.parent
+        if n is not self.root:
+            self.cur = n.parent
+    def handle_data(self, data):
+        n = self.cur
+        while n is not None:
+            n.text.append(data)
+            n = n.parent
+
+t = Tree()
+t.feed(open(dom_path, encoding="utf-8").read())
+errors = []
+def check(what, got, want):
+    if got != want:
+        errors.append(f"{what}: got {got!r}, want {want!r}")
+    else:
+        print(f"ok: {what} = {want!r}")
+
+body = t.root.find_all(lambda n: n.tag == "body")[0]
+check("page ready", body.attrs.get("data-ready"), "1")
+check("script errors", body.attrs.get("data-errors"), None)
+print("page load to ready:", body.attrs.get("data-ready-ms"), "ms")
+
+# Summary = memscribe report.
+p = json.load(open(report_path))["processes"][0]
+for cell, key in [("nrAllocs", "allocations"), ("allocBytes", "allocated_bytes"),
+                  ("nrFrees", "frees"), ("peak", "peak_bytes"), ("peakNs", "peak_ns"),
+                  ("peakBlocks", "peak_blocks"), ("leakedBytes", "leaked_bytes"),
+                  ("leakedBlocks", "leaked_blocks"), ("nrTemporary", "temporary"),
+                  ("temporaryBytes", "temporary_bytes"), ("rssPeak", "peak_rss_bytes")]:
+    check(f"summary {cell}", int(t.by_id["sum-" + cell].attrs["data-v"]), p[key])
+check("summary leaked bytes as text", t.by_id["sum-leakedBytes"].all_text().split(" ")[0],
+      f"{p['leaked_bytes']:,}")
+
+# The window's range.
+wr = t.by_id["window-range"]
+check("window start", int(wr.attrs["data-t0"]), int(t0))
+check("window end (included)", int(wr.attrs["data-t1"]), int(t1) - 1)
+
+# The window table, row by row, against memscribe window.
+rows = []
+for tr in t.by_id["window-table"].find_all(lambda n: n.tag == "tr" and n.attrs.get("class") == "row"):
+    def v(name):
+        for c in tr.children:
+            if ("c-" + name) in c.attrs.get("class", "").split():
+                return c
+        raise KeyError(name)
+    fn_cell = [c for c in tr.children if "fn" in c.attrs.get("class", "").split()][0]
+    rows.append({"type": v("type").all_text(), "count": int(v("count").attrs["data-v"]),
+                 "size": int(v("size").attrs["data-v"]),
+                 "impacting": int(v("impacting").attrs["data-v"]),
+                 "fn": fn_cell.text[0] if fn_cell.text else ""})
+w = json.load(open(window_path))
+want = sorted((r["impacting_type"], r["count"], r["size"], r["impacting_size"]) for r in w["rows"])
+got = sorted((r["type"], r["count"], r["size"], r["impacting"]) for r in rows)
+check("window rows (type, count, size, impacting size) = memscribe window", got, want)
+spike = [r for r in rows if "ManipulateTemporaryBuffer" in r["fn"]]
+check("ManipulateTemporaryBuffer rows", len(spike), 1)
+if spike:
+    check("its impacting type", spike[0]["type"], "Transient")
+    check("its count", spike[0]["count"], 4)
+    check("its size", spike[0]["size"], 40 * 1000 * 1000)
+    check("its impacting size", spike[0]["impacting"], 0)
+
+# Leaks: InnerLoopOperation leaked 320 x 40 bytes.
+leak = [tr for tr in t.by_id["leaks-table"].find_all(lambda n: n.tag == "tr")
+        if "InnerLoopOperation" in tr.all_text()]
+check("leak rows of InnerLoopOperation", len(leak), 1)
+if leak:
+    vals = {c.attrs["class"]: c.attrs.get("data-v") for c in leak[0].children if "data-v" in c.attrs}
+    check("its leaked bytes", vals.get("c-leaked"), "12800")
+    check("its leaked blocks", vals.get("c-leakedBlocks"), "320")
+
+# The flame graph (bytes): frames drawn, the spikes among them.
+frames = t.by_id["flame-svg"].find_all(lambda n: n.tag == "g")
+names = [f.all_text() for f in frames]
+if len(frames) < 5:
+    errors.append(f"flame graph: only {len(frames)} frames drawn")
+if not any("TransientSpike" in n for n in names):
+    errors.append("flame graph: no TransientSpike frame")
+if errors:
+    print("\n".join("FAIL: " + e for e in errors), file=sys.stderr)
+    sys.exit(1)
+EOF
+
+# Pictures to look at: the page with the selection, and the flame graph by
+# leaked bytes, inverted.
+chrome "$WORK" --window-size=1280,2600 --screenshot="$ART/html_demo.png" "$url" \
+    >/dev/null 2>"$WORK/shot.err" || fail "screenshot: $(tail -3 "$WORK/shot.err")"
+[ -s "$ART/html_demo.png" ] || fail "no screenshot"
+cp "$WORK/report.html" "$ART/html_demo.html"
+echo "PASS (screenshot: $ART/html_demo.png)"

@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+/* The HTML report's parts that compute: the window pre-aggregation (for
+ * every window of whole buckets it must give exactly what ana_window
+ * computes), bucket widths, the <script>-safe JSON stream, and a whole
+ * page on a synthetic trace with markup in its strings. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "analysis/ana_html.h"
+#include "analysis/ana_html_internal.h"
+#include "analysis/ana_scan.h"
+#include "analysis/ana_window.h"
+#include "format/fmt_writer.h"
+#include "memscribe/trace.h"
+
+#define EVIL "</script><img src=x onerror=alert(1)>"
+#define NR_EVENTS 6000
+#define NR_STACKS 6
+#define SLOTS 48
+
+static uint64_t rnd_state;
+static uint64_t rnd(void)
+{
+    rnd_state = rnd_state * 6364136223846793005ull + 1442695040888963407ull;
+    return rnd_state >> 33;
+}
+
+/* Mallocs, frees and reallocs over SLOTS addresses from NR_STACKS stacks,
+ * 64 events per chunk, irregular times. Returns a memfd. */
+static int write_trace(uint64_t *last_ts)
+{
+    static const char cmd[] = "synthetic\0" EVIL;
+    struct fmt_trace_info info = {.command = cmd, .command_len = sizeof(cmd), .hostname = "h"};
+    struct fmt_writer_options opt = {.chunk_events = 64};
+    struct fmt_writer *w;
+    uint64_t addr[SLOTS] = {0};
+    uint32_t stack[NR_STACKS];
+    uint64_t ts = 500;
+    int fd = memfd_create("html-trace", MFD_CLOEXEC);
+
+    assert_true(fd >= 0);
+    rnd_state = 777;
+    assert_int_equal(fmt_writer_create(&w, fd, &info, &opt), 0);
+    for (uint32_t i = 0; i < NR_STACKS; i++) {
+        uint64_t frames[3] = {0x4000 + 0x100 * i, 0x3000 + 0x10 * (i % 3), 0x1000};
+        assert_int_equal(fmt_writer_stack(w, 0, frames, 3, &stack[i]), 0);
+    }
+    for (int n = 0; n < NR_EVENTS; n++) {
+        unsigned slot = (unsigned)(rnd() % SLOTS);
+        struct fmt_event ev = {0};
+
+        ev.ts_ns = ts;
+        ts += 1 + rnd() % 3000;
+        ev.pid = 70;
+        ev.tid = 70;
+        ev.stack = stack[rnd() % NR_STACKS];
+        if (addr[slot] && rnd() % 4 == 0) {
+            ev.kind = FMT_EV_REALLOC;
+            ev.old_addr = addr[slot];
+            ev.addr = addr[slot] + 0x8000; /* moved */
+            ev.size = 1 + rnd() % 9000;
+            addr[slot] = ev.addr;
+        } else if (addr[slot]) {
+            ev.kind = FMT_EV_FREE;
+            ev.addr = addr[slot];
+            addr[slot] = 0;
+        } else {
+            ev.kind = FMT_EV_MALLOC;
+            ev.addr = 0x1000000 + (uint64_t)slot * 0x10000;
+            ev.size = 1 + rnd() % 9000;
+            addr[slot] = ev.addr;
+        }
+        assert_int_equal(fmt_writer_event(w, &ev), 0);
+        *last_ts = ev.ts_ns;
+    }
+    assert_int_equal(fmt_writer_finish(w), 0);
+    fmt_writer_destroy(w);
+    return fd;
+}
+
+static struct fmt_reader *open_trace(int fd)
+{
+    struct fmt_reader *r;
+    char err[600];
+
+    assert_int_equal(fmt_reader_open_fd(&r, fd, "synthetic", err, sizeof(err)), 0);
+    return r;
+}
+
+static int wpa_event(void *arg, const struct fmt_event *ev)
+{
+    return ana_html_wpa_event(arg, ev);
+}
+
+/* The page's classification (html/report.js computeWindow) for buckets
+ * [i, j], per stack. */
+static void classify(const struct ana_html_wpa *w, uint32_t i, uint32_t j, struct ana_wpa *out,
+                     uint32_t nr_stacks)
+{
+    memset(out, 0, (nr_stacks + 1) * sizeof(*out));
+    for (size_t k = 0; k < w->cells.cap; k++) {
+        const struct ana_html_cell *c = ana_map_slot_val(&w->cells, k);
+        uint32_t stack, a, f;
+        int cls;
+
+        if (!ana_map_slot_key(&w->cells, k))
+            continue;
+        ana_html_wpa_key(ana_map_slot_key(&w->cells, k), &stack, &a, &f);
+        int freed_in = f != ANA_HTML_NEVER && f <= j;
+        if (a > j)
+            continue;
+        if (a >= i)
+            cls = freed_in ? ANA_AIFI : ANA_AIFO;
+        else if (f != ANA_HTML_NEVER && f < i)
+            continue;
+        else
+            cls = freed_in ? ANA_AOFI : ANA_AOFO;
+        assert_true(stack <= nr_stacks);
+        out[stack].nr[cls] += c->nr;
+        out[stack].bytes[cls] += c->bytes;
+    }
+}
+
+static void check_windows(uint64_t bucket_ns)
+{
+    uint64_t last_ts;
+    int fd = write_trace(&last_ts);
+    struct fmt_reader *r = open_trace(fd);
+    struct fmt_trace_counts counts;
+    struct ana_html_wpa w;
+    struct ana_scan_options so;
+
+    fmt_reader_counts(r, &counts);
+    assert_int_equal(counts.last_ts_ns, last_ts);
+    assert_int_equal(ana_html_wpa_init(&w, bucket_ns, counts.last_ts_ns), 0);
+    ana_scan_options_init(&so);
+    assert_int_equal(ana_scan(r, &so, wpa_event, &w), 0);
+    struct ana_wpa *got = calloc(counts.nr_stacks + 1, sizeof(*got));
+    assert_non_null(got);
+
+    uint32_t nb = w.nr_buckets;
+    uint32_t cases[][2] = {{0, nb - 1}, {0, 0}, {nb - 1, nb - 1}, {nb / 3, nb / 2},
+                           {nb / 2, nb / 2}, {1, nb - 2}, {nb / 4, nb - 1}, {0, nb / 5}};
+    for (size_t n = 0; n < sizeof(cases) / sizeof(cases[0]); n++) {
+        uint32_t i = cases[n][0], j = cases[n][1];
+        struct ana_window aw;
+        uint64_t t0 = i * w.bucket_ns, t1 = (j + 1) * w.bucket_ns - 1;
+
+        classify(&w, i, j, got, counts.nr_stacks);
+        assert_int_equal(ana_window_compute(&aw, r, NULL, t0, t1, ANA_WINDOW_BY_STACK, NULL, NULL),
+                         0);
+        for (uint32_t s = 1; s <= counts.nr_stacks; s++) {
+            const struct ana_window_key *k = ana_map_get(&aw.keys, (uint64_t)s + 1);
+            for (int c = 0; c < ANA_NR_WPA; c++) {
+                uint64_t wn = k ? k->c.nr[c] : 0, wb = k ? k->c.bytes[c] : 0;
+                if (wn != got[s].nr[c] || wb != got[s].bytes[c])
+                    fail_msg("buckets [%u, %u] of %llu ns, stack %u, class %d: page %llu/%llu, "
+                             "window %llu/%llu",
+                             i, j, (unsigned long long)w.bucket_ns, s, c,
+                             (unsigned long long)got[s].nr[c], (unsigned long long)got[s].bytes[c],
+                             (unsigned long long)wn, (unsigned long long)wb);
+            }
+        }
+        ana_window_release(&aw);
+    }
+    free(got);
+    ana_html_wpa_release(&w);
+    fmt_reader_close(r);
+    close(fd);
+}
+
+static void test_wpa_matches_window(void **state)
+{
+    (void)state;
+    /* Fine, coarse and single-bucket divisions of the same trace. */
+    check_windows(1000);
+    check_windows(50000);
+    check_windows(1000000);
+    check_windows(1ull << 40);
+}
+
+static void test_bucket_width(void **state)
+{
+    (void)state;
+    /* Round widths, never more than the target's buckets. */
+    assert_int_equal(ana_html_bucket_width(2179000000ull, 400), 10000000);
+    assert_int_equal(ana_html_bucket_width(1999999999ull, 400), 5000000);
+    assert_int_equal(ana_html_bucket_width(0, 400), 1);
+    assert_int_equal(ana_html_bucket_width(399, 400), 1);
+    assert_int_equal(ana_html_bucket_width(400, 400), 2);
+    assert_int_equal(ana_html_bucket_width(1000000, 1), 2000000);
+    /* A target above the 16-bit limit is capped. */
+    assert_true(1000000000ull / ana_html_bucket_width(1000000000ull, 1000000) + 1 <=
+                ANA_HTML_MAX_BUCKETS);
+}
+
+static void test_script_stream(void **state)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    FILE *f;
+
+    (void)state;
+    assert_non_null(out);
+    f = ana_html_script_open(out);
+    assert_non_null(f);
+    /* Split writes: the U+2028 sequence across calls is still caught. */
+    fputs("{\"s\":\"" EVIL " & <!-- \xe2", f);
+    fflush(f);
+    fputs("\x80\xa8 \xe2\x80\xa9 \xe2\x82\xac \xe2\x80\"}", f);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(fclose(out), 0);
+    assert_string_equal(buf, "{\"s\":\"\\u003c/script\\u003e\\u003cimg src=x onerror=alert(1)"
+                             "\\u003e \\u0026 \\u003c!-- \\u2028 \\u2029 \xe2\x82\xac "
+                             "\xe2\x80\"}");
+    free(buf);
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+    size_t n = 0;
+
+    for (const char *p = hay; (p = strstr(p, needle)); p++)
+        n++;
+    return n;
+}
+
+static void test_page(void **state)
+{
+    uint64_t last_ts;
+    int fd = write_trace(&last_ts);
+    struct fmt_reader *r = open_trace(fd);
+    struct ana_html_options o = {.trace_name = "t<b>" EVIL, .sym = {.raw = true}};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+
+    (void)state;
+    assert_non_null(out);
+    assert_int_equal(ana_html_write(r, &o, out), 0);
+    assert_int_equal(fclose(out), 0);
+    /* Every marker replaced; the two real script elements and nothing
+     * else can close a script. */
+    assert_null(strstr(buf, "<!--@"));
+    assert_int_equal(count(buf, "</script>"), 2);
+    assert_int_equal(count(buf, "<img"), 0);
+    /* The command line and the trace name as text and as data. */
+    assert_non_null(strstr(buf, "synthetic &lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;"));
+    assert_non_null(strstr(buf, "<title>memscribe: t&lt;b&gt;&lt;/script&gt;"));
+    assert_non_null(strstr(buf, "\"command\":[\"synthetic\",\"\\u003c/script\\u003e\\u003cimg"));
+    /* The script runs under a nonce that the policy names. */
+    char *csp = strstr(buf, "script-src 'nonce-");
+    assert_non_null(csp);
+    char nonce[64];
+    assert_int_equal(sscanf(csp, "script-src 'nonce-%32[0-9a-f]'", nonce), 1);
+    char tag[128];
+    snprintf(tag, sizeof(tag), "<script nonce=\"%s\">", nonce);
+    assert_non_null(strstr(buf, tag));
+    /* The plots are inline. */
+    assert_non_null(strstr(buf, "id=\"timeline-svg\""));
+    assert_non_null(strstr(buf, "id=\"histogram-svg\""));
+    free(buf);
+    fmt_reader_close(r);
+    close(fd);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_wpa_matches_window),
+        cmocka_unit_test(test_bucket_width),
+        cmocka_unit_test(test_script_stream),
+        cmocka_unit_test(test_page),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
