@@ -91,7 +91,7 @@ COL_EXPORT void *malloc(size_t size)
 
     if (!t)
         return col_real.malloc ? col_real.malloc(size) : col_boot_alloc(size, 16);
-    p = col_real.malloc(size);
+    p = COL_REAL_CALL(t, col_real.malloc(size));
     col_alloc_done(t, FMT_EV_MALLOC, p, size, NULL, 0, p == NULL);
     return p;
 }
@@ -108,7 +108,7 @@ COL_EXPORT void *calloc(size_t nmemb, size_t elsize)
             return col_real.calloc(nmemb, elsize);
         return __builtin_mul_overflow(nmemb, elsize, &total) ? NULL : col_boot_alloc(total, 16);
     }
-    p = col_real.calloc(nmemb, elsize);
+    p = COL_REAL_CALL(t, col_real.calloc(nmemb, elsize));
     if (__builtin_mul_overflow(nmemb, elsize, &total))
         total = SIZE_MAX;
     col_alloc_done(t, FMT_EV_CALLOC, p, total, extra, 2, p == NULL);
@@ -133,7 +133,7 @@ COL_EXPORT void free(void *p)
     if (col_free_stacks)
         stack = col_stack_get(t);
     ts = col_stamp(t);
-    col_real.free(p);
+    COL_REAL_CALL_VOID(t, col_real.free(p));
     col_emit_event(t, FMT_SHM_REC_EVENT, FMT_EV_FREE, 0, 0, stack, ts, (uint64_t)(uintptr_t)p, 0,
                    NULL, 0);
     col_stamp_done(t);
@@ -180,7 +180,8 @@ static void *col_realloc_common(void *old, size_t nmemb, size_t elsize, int is_a
     col_check_modules(t);
     stack = col_stack_get(t);
     ts0 = col_stamp(t);
-    p = is_array ? col_real.reallocarray(old, nmemb, elsize) : col_real.realloc(old, size);
+    p = COL_REAL_CALL(t, is_array ? col_real.reallocarray(old, nmemb, elsize)
+                                : col_real.realloc(old, size));
     ts1 = col_now();
     if (p == NULL && (size != 0 || overflow || old == NULL)) {
         flags = FMT_EVF_FAILED; /* the old block is still there */
@@ -219,7 +220,7 @@ COL_EXPORT void *memalign(size_t align, size_t size)
 
     if (!t)
         return col_real.memalign ? col_real.memalign(align, size) : col_boot_alloc(size, align);
-    p = col_real.memalign(align, size);
+    p = COL_REAL_CALL(t, col_real.memalign(align, size));
     col_alloc_done(t, FMT_EV_MEMALIGN, p, size, extra, 1, p == NULL);
     return p;
 }
@@ -236,7 +237,7 @@ COL_EXPORT int posix_memalign(void **out, size_t align, size_t size)
         *out = col_boot_alloc(size, align);
         return *out ? 0 : ENOMEM;
     }
-    rc = col_real.posix_memalign(out, align, size);
+    rc = COL_REAL_CALL(t, col_real.posix_memalign(out, align, size));
     extra[1] = (uint64_t)rc;
     col_alloc_done(t, FMT_EV_POSIX_MEMALIGN, rc == 0 ? *out : NULL, size, extra, 2, rc != 0);
     return rc;
@@ -251,7 +252,7 @@ COL_EXPORT void *aligned_alloc(size_t align, size_t size)
     if (!t)
         return col_real.aligned_alloc ? col_real.aligned_alloc(align, size)
                                       : col_boot_alloc(size, align);
-    p = col_real.aligned_alloc(align, size);
+    p = COL_REAL_CALL(t, col_real.aligned_alloc(align, size));
     col_alloc_done(t, FMT_EV_ALIGNED_ALLOC, p, size, extra, 1, p == NULL);
     return p;
 }
@@ -263,7 +264,7 @@ COL_EXPORT void *valloc(size_t size)
 
     if (!t)
         return col_real.valloc ? col_real.valloc(size) : col_boot_alloc(size, 4096);
-    p = col_real.valloc(size);
+    p = COL_REAL_CALL(t, col_real.valloc(size));
     col_alloc_done(t, FMT_EV_VALLOC, p, size, NULL, 0, p == NULL);
     return p;
 }
@@ -275,7 +276,7 @@ COL_EXPORT void *pvalloc(size_t size)
 
     if (!t)
         return col_real.pvalloc ? col_real.pvalloc(size) : col_boot_alloc(size, 4096);
-    p = col_real.pvalloc(size);
+    p = COL_REAL_CALL(t, col_real.pvalloc(size));
     col_alloc_done(t, FMT_EV_PVALLOC, p, size, NULL, 0, p == NULL);
     return p;
 }

@@ -63,6 +63,9 @@ struct col_ring {
     uint32_t index; /* ring index within its segment */
 };
 
+#define COL_SUD_ALLOW 0 /* SYSCALL_DISPATCH_FILTER_ALLOW */
+#define COL_SUD_BLOCK 1 /* SYSCALL_DISPATCH_FILTER_BLOCK */
+
 /* Per-thread state: initial-exec TLS, zero in a new thread. */
 struct col_thread {
     int busy;              /* inside a hook: nested calls pass straight through */
@@ -70,6 +73,14 @@ struct col_thread {
     struct col_ring *ring; /* NULL until the first event */
     pid_t tid;
     uint32_t nr_events; /* wraps; paces the module poll */
+    /* Syscall User Dispatch (col_sud.c). sud_sel is the byte the kernel
+     * reads on every syscall of this thread: BLOCK traps it. Collector code
+     * runs with ALLOW; program code and the real heap calls with
+     * sud_rearm (BLOCK once dispatch is on for the thread). */
+    volatile uint8_t sud_sel;
+    uint8_t sud_rearm;
+    uint8_t sud_in_real; /* inside a heap hook's real call: its mappings are libc's */
+    uint8_t sud_scope;   /* origin forced for trapped calls (pthread_create: THREAD) */
 };
 extern COL_TLS struct col_thread col_thread;
 
@@ -115,18 +126,42 @@ static inline struct col_thread *col_enter(void)
     if (COL_UNLIKELY(t->busy))
         return NULL;
     t->busy = 1;
+    t->sud_sel = COL_SUD_ALLOW; /* our own syscalls never trap */
     if (COL_LIKELY(col_proc && t->ring && t->gen == col_proc->gen))
         return t;
     t = col_enter_slow(t);
-    if (!t)
+    if (!t) {
         col_thread.busy = 0;
+        col_thread.sud_sel = col_thread.sud_rearm;
+    }
     return t;
 }
 
 static inline void col_leave(struct col_thread *t)
 {
     t->busy = 0;
+    t->sud_sel = t->sud_rearm;
 }
+
+/* Call a real heap function with dispatch armed: the mmap, brk, munmap it
+ * issues inside libc trap and are recorded as libc-internal (col_sud.c). */
+#define COL_REAL_CALL(t, call)                                                           \
+    __extension__({                                                                      \
+        (t)->sud_in_real = 1;                                                            \
+        (t)->sud_sel = (t)->sud_rearm;                                                   \
+        __typeof__(call) col_r_ = (call);                                                \
+        (t)->sud_sel = COL_SUD_ALLOW;                                                    \
+        (t)->sud_in_real = 0;                                                            \
+        col_r_;                                                                          \
+    })
+#define COL_REAL_CALL_VOID(t, call)                                                      \
+    do {                                                                                 \
+        (t)->sud_in_real = 1;                                                            \
+        (t)->sud_sel = (t)->sud_rearm;                                                   \
+        call;                                                                            \
+        (t)->sud_sel = COL_SUD_ALLOW;                                                    \
+        (t)->sud_in_real = 0;                                                            \
+    } while (0)
 
 /* col_ring.c */
 void *col_ring_reserve(struct col_thread *t, uint32_t len);
@@ -179,6 +214,17 @@ void col_modules_rescan(struct col_thread *t);
 void col_modules_poll(struct col_thread *t);
 void col_modules_reset(void);
 int col_self_range(uintptr_t *lo, uintptr_t *hi);
+
+/* col_sud.c: precise capture of the mappings libc, ld.so and
+ * pthread_create make, by Syscall User Dispatch (MEMSCRIBE_VM_PRECISE=1). */
+extern int col_sud_on;
+void col_sud_process_init(void);
+void col_sud_thread_start(struct col_thread *t);
+
+/* col_maps.c: the process's mappings when its stream starts, and the
+ * collector's own mappings, which that snapshot leaves out. */
+void col_maps_snapshot(struct col_thread *t);
+void col_maps_note_own(const void *p, size_t len);
 
 /* Private anonymous memory by raw syscall, never through our own hook. */
 void *col_sys_mmap(size_t len);

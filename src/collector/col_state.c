@@ -47,7 +47,10 @@ void *col_sys_mmap(size_t len)
     long p = syscall(SYS_mmap, 0L, (long)len, (long)(PROT_READ | PROT_WRITE),
                      (long)(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE), -1L, 0L);
 
-    return (p < 0 && p > -4096) ? NULL : (void *)p;
+    if (p < 0 && p > -4096)
+        return NULL;
+    col_maps_note_own((void *)p, len); /* not the program's: the snapshot skips it */
+    return (void *)p;
 }
 
 void col_sys_munmap(void *p, size_t len)
@@ -200,6 +203,7 @@ void col_init(void)
         atomic_store(&col_state, COL_OFF);
         return;
     }
+    col_sud_process_init();
     atomic_store(&col_state, COL_READY);
 }
 
@@ -279,8 +283,11 @@ struct col_thread *col_enter_slow(struct col_thread *t)
             prctl(PR_GET_NAME, name);
             col_emit_thread(t, FMT_SHM_REC_THREAD_START, name, (uint32_t)strnlen(name, 16));
         }
-        if (started_here)
+        if (started_here) {
             col_modules_snapshot(t);
+            col_maps_snapshot(t);
+        }
+        col_sud_thread_start(t);
     }
     return t->ring ? t : NULL;
 }

@@ -1,0 +1,539 @@
+/* SPDX-License-Identifier: MIT */
+/* Precise capture of every mapping by Syscall User Dispatch: the mmap,
+ * munmap, mremap, mprotect and brk that libc, ld.so and pthread_create issue
+ * themselves, which no LD_PRELOAD wrapper sees (NOTES.md, DESIGN.md).
+ *
+ * With dispatch on, every syscall a thread makes from outside our allowed
+ * code range while its selector byte reads BLOCK raises SIGSYS. The handler
+ * re-issues it from the allowed range and records the virtual-memory ones.
+ * Collector code runs with the selector on ALLOW, so the public hooks'
+ * own real calls never trap twice (no double counting).
+ *
+ * Signals stay usable: rt_sigprocmask and rt_sigaction made by the program
+ * trap too and are emulated so that SIGSYS is never blocked and the
+ * program's own SIGSYS disposition is kept aside and served; rt_sigreturn of
+ * a program's handler (glibc's restorer is outside our range) is emulated
+ * by loading its saved context into ours; clone, fork, vfork and exec run
+ * from the program's own instruction (rewound by 2 bytes) with the selector
+ * on ALLOW, re-armed by the next hook, our pthread_create or fork handler. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "collector/col_internal.h"
+
+#define COL_EXPORT __attribute__((visibility("default")))
+
+#ifndef PR_SET_SYSCALL_USER_DISPATCH
+#define PR_SET_SYSCALL_USER_DISPATCH 59
+#define PR_SYS_DISPATCH_ON 1
+#endif
+#ifndef SYS_USER_DISPATCH
+#define SYS_USER_DISPATCH 2 /* si_code of a dispatch trap */
+#endif
+#ifndef SA_RESTORER
+#define SA_RESTORER 0x04000000
+#endif
+
+int col_sud_on;
+
+#if defined(__x86_64__)
+
+/* The allowed range: a raw syscall stub and our rt_sigreturn restorer.
+ * The restorer's bytes are exactly glibc's (mov $15,%rax; syscall), which
+ * is how libunwind and libgcc recognise a signal frame. */
+__asm__(".pushsection col_sud_text,\"ax\",@progbits\n"
+        ".globl col_sud_syscall6\n"
+        ".hidden col_sud_syscall6\n"
+        ".type col_sud_syscall6,@function\n"
+        ".p2align 4\n"
+        "col_sud_syscall6:\n"
+        "  mov %rdi,%rax\n"
+        "  mov %rsi,%rdi\n"
+        "  mov %rdx,%rsi\n"
+        "  mov %rcx,%rdx\n"
+        "  mov %r8,%r10\n"
+        "  mov %r9,%r8\n"
+        "  mov 8(%rsp),%r9\n"
+        "  syscall\n"
+        "  ret\n"
+        ".size col_sud_syscall6,.-col_sud_syscall6\n"
+        ".globl col_sud_restorer\n"
+        ".hidden col_sud_restorer\n"
+        ".type col_sud_restorer,@function\n"
+        ".p2align 4\n"
+        "col_sud_restorer:\n"
+        "  .byte 0x48,0xc7,0xc0,0x0f,0x00,0x00,0x00\n"
+        "  .byte 0x0f,0x05\n"
+        "  hlt\n"
+        ".size col_sud_restorer,.-col_sud_restorer\n"
+        ".popsection\n");
+
+long col_sud_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6);
+void col_sud_restorer(void);
+extern const char __start_col_sud_text[] __attribute__((visibility("hidden")));
+extern const char __stop_col_sud_text[] __attribute__((visibility("hidden")));
+
+/* The kernel's struct sigaction (arch/x86/include/uapi/asm/signal.h). */
+struct col_ksigaction {
+    void *handler;
+    unsigned long flags;
+    void *restorer;
+    uint64_t mask;
+};
+
+#define COL_SIGBIT(s) (1ull << ((s) - 1))
+
+/* The program's SIGSYS disposition, served to it while ours stays installed. */
+static struct col_ksigaction col_app_sigsys;
+static uintptr_t col_libc_lo, col_libc_hi, col_ld_lo, col_ld_hi, col_syscall_fn;
+static COL_TLS uint8_t col_sud_armed;
+static COL_TLS uint8_t col_app_blocks_sigsys; /* the program asked to block SIGSYS */
+
+static long col_raw(long nr, const long *a)
+{
+    return col_sud_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* Which part of the process issued a syscall, from its instruction address:
+ * ld.so (loading libraries), libc (malloc, stdio, ...), or the program
+ * itself, counting libc's syscall(2) wrapper as the program's call. */
+static uint8_t col_sud_origin(uintptr_t ip)
+{
+    if (ip >= col_ld_lo && ip < col_ld_hi)
+        return FMT_ORIGIN_LOADER;
+    if (col_syscall_fn && ip - col_syscall_fn < 64)
+        return FMT_ORIGIN_CALL;
+    if (ip >= col_libc_lo && ip < col_libc_hi)
+        return FMT_ORIGIN_LIBC;
+    return FMT_ORIGIN_CALL;
+}
+
+/* The time for an event recorded inside a hook's real call: a free or
+ * realloc has already stamped the ring (pending holds its time), and its
+ * own record follows ours, so ours takes that time to keep the ring sorted. */
+static uint64_t col_sud_stamp(struct col_thread *t, int *own)
+{
+    uint64_t p = atomic_load_explicit(&t->ring->ctl->pending, memory_order_relaxed);
+
+    if (p > FMT_SHM_PENDING_MARKER) {
+        *own = 0;
+        return p;
+    }
+    *own = 1;
+    return col_stamp(t);
+}
+
+static int col_failed(long r)
+{
+    return r < 0 && r > -4096;
+}
+
+/* Issue a virtual-memory syscall and record it. */
+static long col_sud_vm(struct col_thread *t, long nr, const long *a, uintptr_t ip)
+{
+    uint64_t extra[4];
+    uint8_t origin, evf = 0;
+    uint32_t stack;
+    uint64_t ts, ts1;
+    int entered = 0, own;
+    long r;
+
+    if (t->busy) {
+        /* Only a heap hook's real call is recorded; anything else busy is
+         * the collector itself (ring segments, libunwind). */
+        if (!t->sud_in_real || !t->ring || !col_proc || t->gen != col_proc->gen)
+            return col_raw(nr, a);
+        origin = t->sud_scope ? t->sud_scope : FMT_ORIGIN_LIBC;
+    } else {
+        if (!col_enter())
+            return col_raw(nr, a);
+        entered = 1;
+        origin = t->sud_scope ? t->sud_scope : col_sud_origin(ip);
+    }
+    stack = col_stack_get(t);
+    switch (nr) {
+    case SYS_mmap:
+        r = col_raw(nr, a);
+        ts = col_sud_stamp(t, &own);
+        extra[0] = (uint64_t)a[2], extra[1] = (uint64_t)a[3];
+        extra[2] = (uint64_t)(int64_t)(int)a[4], extra[3] = (uint64_t)a[5];
+        col_emit_event(t, FMT_SHM_REC_EVENT, FMT_EV_MMAP, col_failed(r) ? FMT_EVF_FAILED : 0,
+                       origin, stack, ts, col_failed(r) ? 0 : (uint64_t)r, (uint64_t)a[1], extra, 4);
+        break;
+    case SYS_munmap:
+        ts = col_sud_stamp(t, &own); /* before: the range may be mapped again at once */
+        r = col_raw(nr, a);
+        col_emit_event(t, FMT_SHM_REC_EVENT, FMT_EV_MUNMAP, r ? FMT_EVF_FAILED : 0, origin, stack,
+                       ts, (uint64_t)a[0], (uint64_t)a[1], NULL, 0);
+        break;
+    case SYS_mremap:
+        ts = col_sud_stamp(t, &own);
+        r = col_raw(nr, a);
+        ts1 = own ? col_now() : ts;
+        if (r == a[0])
+            evf = FMT_EVF_IN_PLACE;
+        else if (!col_failed(r))
+            col_emit_event(t, FMT_SHM_REC_RELEASE, FMT_EV_MREMAP, 0, origin, stack, ts,
+                           (uint64_t)a[0], 0, NULL, 0);
+        extra[0] = (uint64_t)a[0], extra[1] = (uint64_t)a[1], extra[2] = (uint64_t)a[3];
+        col_emit_event(t, FMT_SHM_REC_EVENT, FMT_EV_MREMAP,
+                       (uint8_t)(evf | (col_failed(r) ? FMT_EVF_FAILED : 0)), origin, stack, ts1,
+                       col_failed(r) ? 0 : (uint64_t)r, (uint64_t)a[2], extra, 3);
+        break;
+    case SYS_mprotect:
+        r = col_raw(nr, a);
+        ts = col_sud_stamp(t, &own);
+        extra[0] = (uint64_t)a[2];
+        col_emit_event(t, FMT_SHM_REC_EVENT, FMT_EV_MPROTECT, r ? FMT_EVF_FAILED : 0, origin,
+                       stack, ts, (uint64_t)a[0], (uint64_t)a[1], extra, 1);
+        break;
+    default: /* brk: returns the break, unchanged when it failed */
+        r = col_raw(nr, a);
+        ts = col_sud_stamp(t, &own);
+        extra[0] = (uint64_t)a[0];
+        col_emit_event(t, FMT_SHM_REC_EVENT, FMT_EV_BRK, a[0] && r != a[0] ? FMT_EVF_FAILED : 0,
+                       origin, stack, ts, (uint64_t)r, 0, extra, 1);
+        break;
+    }
+    if (own)
+        col_stamp_done(t);
+    if (entered)
+        col_leave(t);
+    return r;
+}
+
+/* rt_sigprocmask, emulated on the mask our sigreturn will restore: SIGSYS
+ * is never blocked, though the program is told it is if it asked. */
+static long col_sud_sigprocmask(ucontext_t *uc, const long *a)
+{
+    const uint64_t *set = (const uint64_t *)a[1];
+    uint64_t *old = (uint64_t *)a[2];
+    uint64_t cur, next = 0;
+    uint8_t asked = col_app_blocks_sigsys;
+
+    if (a[3] != 8)
+        return -EINVAL;
+    memcpy(&cur, &uc->uc_sigmask, 8);
+    if (set) {
+        switch ((int)a[0]) {
+        case SIG_BLOCK:
+            next = cur | *set;
+            asked |= (*set & COL_SIGBIT(SIGSYS)) != 0;
+            break;
+        case SIG_UNBLOCK:
+            next = cur & ~*set;
+            asked &= (*set & COL_SIGBIT(SIGSYS)) == 0;
+            break;
+        case SIG_SETMASK:
+            next = *set;
+            asked = (*set & COL_SIGBIT(SIGSYS)) != 0;
+            break;
+        default:
+            return -EINVAL;
+        }
+    }
+    if (old)
+        *old = cur | (col_app_blocks_sigsys ? COL_SIGBIT(SIGSYS) : 0);
+    if (set) {
+        next &= ~(COL_SIGBIT(SIGSYS) | COL_SIGBIT(SIGKILL) | COL_SIGBIT(SIGSTOP));
+        memcpy(&uc->uc_sigmask, &next, 8);
+        col_app_blocks_sigsys = asked;
+    }
+    return 0;
+}
+
+/* rt_sigaction: the program's SIGSYS disposition is kept aside (ours stays
+ * installed); other handlers get SIGSYS taken out of their blocked set. */
+static long col_sud_sigaction(const long *a)
+{
+    const struct col_ksigaction *act = (const struct col_ksigaction *)a[1];
+    struct col_ksigaction *old = (struct col_ksigaction *)a[2];
+    struct col_ksigaction copy;
+    long b[6];
+
+    if (a[3] != 8)
+        return -EINVAL;
+    if (a[0] == SIGSYS) {
+        struct col_ksigaction prev = col_app_sigsys;
+
+        if (act)
+            col_app_sigsys = *act;
+        if (old)
+            *old = prev;
+        return 0;
+    }
+    if (!act)
+        return col_raw(SYS_rt_sigaction, a);
+    copy = *act;
+    copy.mask &= ~COL_SIGBIT(SIGSYS);
+    memcpy(b, a, sizeof(b));
+    b[1] = (long)&copy;
+    return col_raw(SYS_rt_sigaction, b);
+}
+
+/* A SIGSYS that is not ours (kill, raise, seccomp): the program's. */
+static void col_sud_forward(int sig, siginfo_t *si, void *uc)
+{
+    struct col_ksigaction a = col_app_sigsys;
+
+    if (a.handler == (void *)SIG_IGN)
+        return;
+    if (a.handler == (void *)SIG_DFL) {
+        /* Default action: die as the program would. Unblocked by our
+         * sigreturn, the re-raised signal then meets no handler. */
+        struct col_ksigaction dfl = {.handler = (void *)SIG_DFL};
+
+        col_sud_syscall6(SYS_rt_sigaction, SIGSYS, (long)&dfl, 0, 8, 0, 0);
+        col_sud_syscall6(SYS_tgkill, getpid(), col_gettid(), SIGSYS, 0, 0, 0);
+        return;
+    }
+    if (a.flags & SA_RESETHAND)
+        col_app_sigsys.handler = (void *)SIG_DFL;
+    if (a.flags & SA_SIGINFO)
+        ((void (*)(int, siginfo_t *, void *))a.handler)(sig, si, uc);
+    else
+        ((void (*)(int))a.handler)(sig);
+}
+
+/* rt_sigreturn of a program's handler: the frame at the stack pointer
+ * holds the context to resume; load it into ours and let our restorer,
+ * inside the allowed range, return to it. */
+static void col_sud_sigreturn(ucontext_t *uc)
+{
+    const ucontext_t *app = (const ucontext_t *)uc->uc_mcontext.gregs[REG_RSP];
+    uint64_t mask;
+
+    uc->uc_flags = app->uc_flags;
+    uc->uc_stack = app->uc_stack;
+    uc->uc_mcontext = app->uc_mcontext;
+    memcpy(&mask, &app->uc_sigmask, 8);
+    mask &= ~COL_SIGBIT(SIGSYS);
+    memcpy(&uc->uc_sigmask, &mask, 8);
+}
+
+static void col_sud_handler(int sig, siginfo_t *si, void *ucv)
+{
+    ucontext_t *uc = ucv;
+    greg_t *g = uc->uc_mcontext.gregs;
+    struct col_thread *t = &col_thread;
+    uint8_t sel = t->sud_sel, rearm = t->sud_rearm;
+    int saved_errno = errno;
+    long nr, a[6];
+
+    t->sud_sel = COL_SUD_ALLOW;
+    t->sud_rearm = COL_SUD_ALLOW; /* a col_leave in here must not re-arm */
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (si->si_code != SYS_USER_DISPATCH) {
+        col_sud_forward(sig, si, ucv);
+        goto out;
+    }
+    nr = g[REG_RAX];
+    a[0] = g[REG_RDI], a[1] = g[REG_RSI], a[2] = g[REG_RDX];
+    a[3] = g[REG_R10], a[4] = g[REG_R8], a[5] = g[REG_R9];
+    switch (nr) {
+    case SYS_clone:
+    case SYS_clone3:
+    case SYS_fork:
+    case SYS_vfork:
+    case SYS_execve:
+    case SYS_execveat:
+        /* A new task must not start inside our handler, and exec must see
+         * the program's own signal mask: run the instruction again. */
+        g[REG_RIP] -= 2;
+        sel = COL_SUD_ALLOW;
+        break;
+    case SYS_rt_sigreturn:
+        col_sud_sigreturn(uc);
+        break;
+    case SYS_rt_sigprocmask:
+        g[REG_RAX] = col_sud_sigprocmask(uc, a);
+        break;
+    case SYS_rt_sigaction:
+        g[REG_RAX] = col_sud_sigaction(a);
+        break;
+    case SYS_mmap:
+    case SYS_munmap:
+    case SYS_mremap:
+    case SYS_mprotect:
+    case SYS_brk:
+        g[REG_RAX] = col_sud_vm(t, nr, a, (uintptr_t)g[REG_RIP]);
+        break;
+    default:
+        g[REG_RAX] = col_raw(nr, a);
+        break;
+    }
+out:
+    errno = saved_errno;
+    t->sud_rearm = rearm;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t->sud_sel = sel;
+}
+
+static int col_sud_find_libs(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    const char *name = info->dlpi_name, *base;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+
+    (void)size, (void)arg;
+    if (!name || !*name)
+        return 0;
+    base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        if (info->dlpi_addr + ph->p_vaddr < lo)
+            lo = info->dlpi_addr + ph->p_vaddr;
+        if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
+            hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+    }
+    if (!strncmp(base, "libc.so", 7))
+        col_libc_lo = lo, col_libc_hi = hi;
+    else if (!strncmp(base, "ld-linux", 8) || !strncmp(base, "ld.so", 5))
+        col_ld_lo = lo, col_ld_hi = hi;
+    return 0;
+}
+
+/* Turn dispatch on for the calling thread, once. Its mask must not block
+ * SIGSYS (a trap would kill it): the program's wish is remembered instead. */
+static void col_sud_arm(struct col_thread *t)
+{
+    uint64_t unblock = COL_SIGBIT(SIGSYS), old = 0;
+
+    if (col_sud_armed)
+        return;
+    if (col_sud_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&unblock, (long)&old, 8, 0, 0))
+        return;
+    col_app_blocks_sigsys = (old & unblock) != 0;
+    if (prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, (unsigned long)__start_col_sud_text,
+              (unsigned long)(__stop_col_sud_text - __start_col_sud_text),
+              (unsigned long)&t->sud_sel) != 0) {
+        col_say("cannot turn on syscall user dispatch; library-internal mappings are not recorded",
+                errno);
+        col_sud_on = 0;
+        return;
+    }
+    col_sud_armed = 1;
+    t->sud_rearm = COL_SUD_BLOCK;
+}
+
+void col_sud_thread_start(struct col_thread *t)
+{
+    if (col_sud_on)
+        col_sud_arm(t); /* runs busy: col_leave sets the selector */
+}
+
+static void col_sud_atfork_parent(void)
+{
+    col_thread.sud_sel = col_thread.sud_rearm; /* the clone left it on ALLOW */
+}
+
+static void col_sud_atfork_child(void)
+{
+    /* Dispatch is not inherited by fork (NOTES.md). */
+    col_sud_armed = 0;
+    col_thread.sud_rearm = COL_SUD_ALLOW;
+    if (!col_sud_on)
+        return;
+    col_sud_arm(&col_thread);
+    if (!col_thread.busy)
+        col_thread.sud_sel = col_thread.sud_rearm;
+}
+
+void col_sud_process_init(void)
+{
+    const char *s = getenv("MEMSCRIBE_VM_PRECISE");
+    struct col_ksigaction act = {
+        .handler = (void *)col_sud_handler,
+        .flags = SA_SIGINFO | SA_RESTORER,
+        .restorer = (void *)col_sud_restorer,
+    };
+    void *libc;
+
+    if (!s || *s != '1')
+        return;
+    if (col_sud_syscall6(SYS_rt_sigaction, SIGSYS, (long)&act, (long)&col_app_sigsys, 8, 0, 0)) {
+        col_say("cannot install the SIGSYS handler; library-internal mappings are not recorded",
+                0);
+        return;
+    }
+    dl_iterate_phdr(col_sud_find_libs, NULL);
+    libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    if (libc) {
+        col_syscall_fn = (uintptr_t)dlsym(libc, "syscall");
+        dlclose(libc);
+    }
+    pthread_atfork(NULL, col_sud_atfork_parent, col_sud_atfork_child);
+    col_sud_on = 1;
+}
+
+/* Threads: dispatch is per thread, so a new thread turns it on before it
+ * runs the program's start routine; the stack pthread_create maps for it
+ * is recorded with origin THREAD. */
+struct col_sud_start {
+    void *(*fn)(void *);
+    void *arg;
+};
+
+static void *col_sud_thread_main(void *p)
+{
+    struct col_sud_start s = *(struct col_sud_start *)p;
+
+    col_real.free(p);
+    col_sud_arm(&col_thread);
+    col_thread.sud_sel = col_thread.sud_rearm;
+    return s.fn(s.arg);
+}
+
+COL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+                              void *arg)
+{
+    static int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+    struct col_thread *t = &col_thread;
+    struct col_sud_start *s;
+    int rc;
+
+    if (COL_UNLIKELY(!real))
+        *(void **)&real = dlsym(RTLD_NEXT, "pthread_create");
+    if (!col_sud_on || t->busy || !col_real.malloc ||
+        !(s = col_real.malloc(sizeof(*s))))
+        return real(th, attr, fn, arg);
+    s->fn = fn;
+    s->arg = arg;
+    t->sud_scope = FMT_ORIGIN_THREAD;
+    rc = real(th, attr, col_sud_thread_main, s);
+    t->sud_scope = 0;
+    t->sud_sel = t->sud_rearm; /* the clone left it on ALLOW */
+    if (rc)
+        col_real.free(s);
+    return rc;
+}
+
+#else /* no dispatch support for this architecture yet: public calls only */
+
+void col_sud_process_init(void)
+{
+    const char *s = getenv("MEMSCRIBE_VM_PRECISE");
+
+    if (s && *s == '1')
+        col_say("precise mapping capture is not available on this architecture", 0);
+}
+
+void col_sud_thread_start(struct col_thread *t)
+{
+    (void)t;
+}
+
+#endif
