@@ -83,7 +83,7 @@ function verdict(name, value, limit, unit,    txt) {
         txt = "met"
     } else {
         nr_missed++
-        txt = sprintf("MISSED by %.0f%% (%.2fx the limit)", (value / limit - 1) * 100, value / limit)
+        txt = sprintf("MISSED by %.1f%% (%.2fx the limit)", (value / limit - 1) * 100, value / limit)
     }
     printf "  target  %-52s %9.3f %-4s %s\n", name, value, unit, txt
 }

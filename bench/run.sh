@@ -21,6 +21,8 @@ usage: bash bench/run.sh [options]
   -m, --mem-limit MIB address-space limit of every traced run (default 4096)
   -t, --timeout SEC   kill a run after SEC seconds (default 120)
   -b, --build-dir DIR build directory (default: <source>/build-bench)
+  -c, --commit REV    build memscribe from commit REV (a clean snapshot) instead of the
+                      working tree
       --memscribe PATH  measure this memscribe binary instead of building one
       --no-setup      do not install missing packages
   -h, --help          this text
@@ -72,6 +74,7 @@ TIMEOUT=120
 BUILD=$SRC_DIR/build-bench
 SETUP=1
 MEMSCRIBE=""
+COMMIT=""
 while [ $# -gt 0 ]; do
     case "$1" in
     -r | --repeat) REPEAT=${2:?}; shift 2 ;;
@@ -81,6 +84,7 @@ while [ $# -gt 0 ]; do
     -t | --timeout) TIMEOUT=${2:?}; shift 2 ;;
     -b | --build-dir) BUILD=${2:?}; shift 2 ;;
     --memscribe) MEMSCRIBE=${2:?}; shift 2 ;;
+    -c | --commit) COMMIT=${2:?}; shift 2 ;;
     --no-setup) SETUP=0; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -133,11 +137,30 @@ RUNNER=$BIN/bench_runner
 MEMSCRIBE_MISSING=""
 if [ -n "$MEMSCRIBE" ]; then
     [ -x "$MEMSCRIBE" ] || MEMSCRIBE_MISSING="not found at $MEMSCRIBE"
+    VERSION="$MEMSCRIBE"
 else
-    MEMSCRIBE=$BUILD/bin/memscribe
-    if ! { cmake -S "$SRC_DIR" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
-        cmake --build "$BUILD" -j2 --target memscribe memscribe_collector; } >"$BUILD/memscribe-build.log" 2>&1; then
-        MEMSCRIBE_MISSING="does not build (see $BUILD/memscribe-build.log)"
+    # A commit is built from a clean snapshot in its own build directory, so
+    # edits in progress in the working tree do not leak into the figures.
+    ms_src=$SRC_DIR
+    ms_build=$BUILD
+    VERSION=$(git -C "$SRC_DIR" describe --always --dirty 2>/dev/null || echo "unknown commit")
+    if [ -n "$COMMIT" ]; then
+        rev=$(git -C "$SRC_DIR" rev-parse --short "$COMMIT^{commit}") || {
+            echo "run.sh: --commit: not a commit: '$COMMIT'" >&2
+            exit 2
+        }
+        ms_src=$BUILD/src-$rev
+        ms_build=$BUILD/build-$rev
+        VERSION="$rev (clean snapshot)"
+        rm -rf "$ms_src"
+        mkdir -p "$ms_src"
+        git -C "$SRC_DIR" archive "$rev" | tar -x -C "$ms_src"
+    fi
+    mkdir -p "$ms_build"
+    MEMSCRIBE=$ms_build/bin/memscribe
+    if ! { cmake -S "$ms_src" -B "$ms_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
+        cmake --build "$ms_build" -j2 --target memscribe memscribe_collector; } >"$ms_build/memscribe-build.log" 2>&1; then
+        MEMSCRIBE_MISSING="does not build (see $ms_build/memscribe-build.log)"
     fi
 fi
 if [ -z "$MEMSCRIBE_MISSING" ] && ! "$MEMSCRIBE" record --help >/dev/null 2>&1; then
@@ -272,7 +295,7 @@ OUT=$RESULTS/$STAMP.txt
 {
     echo "memscribe benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "machine:   $(nproc) cpus, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo), kernel $(uname -r)"
-    echo "memscribe: $(git -C "$SRC_DIR" describe --always --dirty 2>/dev/null || echo unknown)${MEMSCRIBE_MISSING:+ — not measured: $MEMSCRIBE_MISSING}"
+    echo "memscribe: $VERSION${MEMSCRIBE_MISSING:+ — not measured: $MEMSCRIBE_MISSING}"
     echo "heaptrack: $(heaptrack --version 2>&1 | head -n 1); sqlite3 $(sqlite3 --version | cut -d' ' -f1); $(gcc --version | head -n 1)"
     echo "load:      $LOAD_START at start, $(cut -d' ' -f1-3 /proc/loadavg) at end (1/5/15-minute load averages)"
     echo "runs:      median of $REPEAT per workload and tool$([ "$SCALE" != 1 ] && echo "; QUICK: workloads scaled down ${SCALE}x, not comparable"); traced runs limited to $MEM_LIMIT_MIB MiB of address space and $TIMEOUT s"
