@@ -144,30 +144,105 @@ static void test_same_as_libdw(void **state)
     assert_true(compare_file(symfix_program("libsym_plugin.so")) >= 2);
 }
 
-/* libc's debug file (libc6-dbg): hundreds of units, compressed sections. */
-static void test_same_as_libdw_libc(void **state)
+/* The path of libc's debug file (libc6-dbg) in path; false if absent. */
+static bool libc_debug_file(char *path, size_t size)
 {
     const void *id;
-    char path[512];
 
     int fd = open("/lib/x86_64-linux-gnu/libc.so.6", O_RDONLY);
     if (fd < 0)
-        skip();
+        return false;
     elf_version(EV_CURRENT);
     Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
     assert_non_null(elf);
     ssize_t len = dwelf_elf_gnu_build_id(elf, &id);
     assert_true(len > 1);
     const unsigned char *b = id;
-    int n = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", b[0]);
+    int n = snprintf(path, size, "/usr/lib/debug/.build-id/%02x/", b[0]);
     for (ssize_t i = 1; i < len; i++)
-        n += snprintf(path + n, sizeof(path) - (size_t)n, "%02x", b[i]);
-    snprintf(path + n, sizeof(path) - (size_t)n, ".debug");
+        n += snprintf(path + n, size - (size_t)n, "%02x", b[i]);
+    snprintf(path + n, size - (size_t)n, ".debug");
     elf_end(elf);
     close(fd);
-    if (access(path, R_OK) != 0)
+    return access(path, R_OK) == 0;
+}
+
+/* libc's debug file: hundreds of units, compressed sections. */
+static void test_same_as_libdw_libc(void **state)
+{
+    char path[512];
+
+    if (!libc_debug_file(path, sizeof(path)))
         skip();
     assert_true(compare_file(path) > 10000);
+}
+
+/* A function's first addresses are resolved by walking its DIEs, later
+ * ones through an index of its body: both must give the same chains. The
+ * first pass over every line address of sym_chain and libc's debug file
+ * (when installed) walks (and, past 8 addresses per function, indexes);
+ * the second pass finds the indexes built and must agree. */
+static size_t chains_agree(const char *path)
+{
+    struct file f;
+    struct ana_sym_dwarf *d;
+    uint64_t *pcs = NULL;
+    size_t nr = 0, cap = 0, differ = 0;
+
+    if (!open_file(path, &f))
+        return 0;
+    assert_int_equal(ana_sym_dwarf_open(&d, f.elf), 0);
+    Dwarf_CU *cu = NULL, *next;
+    Dwarf_Die cudie;
+    uint8_t type;
+    while (dwarf_get_units(f.dw, cu, &next, NULL, &type, &cudie, NULL) == 0) {
+        Dwarf_Lines *lines;
+        size_t n;
+        cu = next;
+        if (dwarf_getsrclines(&cudie, &lines, &n) != 0)
+            continue;
+        for (size_t i = 0; i < n; i++) {
+            Dwarf_Addr a;
+            dwarf_lineaddr(dwarf_onesrcline(lines, i), &a);
+            if (nr == cap) {
+                cap = cap ? cap * 2 : 1024;
+                pcs = realloc(pcs, cap * sizeof(*pcs));
+                assert_non_null(pcs);
+            }
+            pcs[nr++] = a;
+        }
+    }
+    struct ana_sym_dwarf_chain *first = calloc(nr, sizeof(*first));
+    assert_non_null(first);
+    for (size_t i = 0; i < nr; i++)
+        ana_sym_dwarf_lookup(d, pcs[i], &first[i]);
+    for (size_t i = 0; i < nr; i++) {
+        struct ana_sym_dwarf_chain again;
+        ana_sym_dwarf_lookup(d, pcs[i], &again);
+        bool same = again.nr_frames == first[i].nr_frames;
+        for (uint32_t k = 0; same && k < again.nr_frames; k++)
+            same = again.frames[k].name == first[i].frames[k].name &&
+                   again.frames[k].line == first[i].frames[k].line;
+        if (!same && differ++ < 5)
+            print_message("  0x%lx: %u frames, then %u\n", (unsigned long)pcs[i], first[i].nr_frames,
+                          again.nr_frames);
+    }
+    print_message("  %s: %zu addresses, %zu differ\n", path, nr, differ);
+    assert_int_equal(differ, 0);
+    free(first);
+    free(pcs);
+    ana_sym_dwarf_close(d);
+    close_file(&f);
+    return nr;
+}
+
+static void test_path_walk_and_index_agree(void **state)
+{
+    char path[512];
+
+    assert_true(chains_agree(symfix_program("sym_chain")) > 100);
+    if (libc_debug_file(path, sizeof(path)))
+        assert_true(chains_agree(path) > 10000);
 }
 
 /* Flipped bytes and cut tables: 0 or -EPROTO, and ASan watches the reads. */
@@ -221,6 +296,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_as_libdw),
         cmocka_unit_test(test_same_as_libdw_libc),
+        cmocka_unit_test(test_path_walk_and_index_agree),
         cmocka_unit_test(test_corrupt_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
