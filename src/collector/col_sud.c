@@ -97,7 +97,6 @@ struct col_ksigaction {
 static struct col_ksigaction col_app_sigsys;
 static uintptr_t col_libc_lo, col_libc_hi, col_ld_lo, col_ld_hi, col_syscall_fn;
 static COL_TLS uint8_t col_sud_armed;
-static COL_TLS uint8_t col_app_blocks_sigsys; /* the program asked to block SIGSYS */
 
 static long col_raw(long nr, const long *a)
 {
@@ -139,7 +138,7 @@ static int col_failed(long r)
 }
 
 /* Issue a virtual-memory syscall and record it. */
-static long col_sud_vm(struct col_thread *t, long nr, const long *a, uintptr_t ip)
+static long col_sud_vm(struct col_thread *t, long nr, const long *a, ucontext_t *uc)
 {
     uint64_t extra[4];
     uint8_t origin, evf = 0;
@@ -158,9 +157,9 @@ static long col_sud_vm(struct col_thread *t, long nr, const long *a, uintptr_t i
         if (!col_enter())
             return col_raw(nr, a);
         entered = 1;
-        origin = t->sud_scope ? t->sud_scope : col_sud_origin(ip);
+        origin = t->sud_scope ? t->sud_scope : col_sud_origin((uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
     }
-    stack = col_stack_get(t);
+    stack = col_stack_from_context(t, uc);
     switch (nr) {
     case SYS_mmap:
         r = col_raw(nr, a);
@@ -213,13 +212,14 @@ static long col_sud_vm(struct col_thread *t, long nr, const long *a, uintptr_t i
 }
 
 /* rt_sigprocmask, emulated on the mask our sigreturn will restore: SIGSYS
- * is never blocked, though the program is told it is if it asked. */
+ * is never blocked. The program is not told otherwise: a mask it read
+ * could come back through a call that does not trap (after a clone) and
+ * block SIGSYS for real. */
 static long col_sud_sigprocmask(ucontext_t *uc, const long *a)
 {
     const uint64_t *set = (const uint64_t *)a[1];
     uint64_t *old = (uint64_t *)a[2];
     uint64_t cur, next = 0;
-    uint8_t asked = col_app_blocks_sigsys;
 
     if (a[3] != 8)
         return -EINVAL;
@@ -228,26 +228,22 @@ static long col_sud_sigprocmask(ucontext_t *uc, const long *a)
         switch ((int)a[0]) {
         case SIG_BLOCK:
             next = cur | *set;
-            asked |= (*set & COL_SIGBIT(SIGSYS)) != 0;
             break;
         case SIG_UNBLOCK:
             next = cur & ~*set;
-            asked &= (*set & COL_SIGBIT(SIGSYS)) == 0;
             break;
         case SIG_SETMASK:
             next = *set;
-            asked = (*set & COL_SIGBIT(SIGSYS)) != 0;
             break;
         default:
             return -EINVAL;
         }
     }
     if (old)
-        *old = cur | (col_app_blocks_sigsys ? COL_SIGBIT(SIGSYS) : 0);
+        *old = cur;
     if (set) {
         next &= ~(COL_SIGBIT(SIGSYS) | COL_SIGBIT(SIGKILL) | COL_SIGBIT(SIGSTOP));
         memcpy(&uc->uc_sigmask, &next, 8);
-        col_app_blocks_sigsys = asked;
     }
     return 0;
 }
@@ -366,7 +362,7 @@ static void col_sud_handler(int sig, siginfo_t *si, void *ucv)
     case SYS_mremap:
     case SYS_mprotect:
     case SYS_brk:
-        g[REG_RAX] = col_sud_vm(t, nr, a, (uintptr_t)g[REG_RIP]);
+        g[REG_RAX] = col_sud_vm(t, nr, a, uc);
         break;
     default:
         g[REG_RAX] = col_raw(nr, a);
@@ -406,17 +402,21 @@ static int col_sud_find_libs(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-/* Turn dispatch on for the calling thread, once. Its mask must not block
- * SIGSYS (a trap would kill it): the program's wish is remembered instead. */
+/* SIGSYS must never be blocked while dispatch is armed: a trap would kill
+ * the thread. */
+static void col_sud_unblock(void)
+{
+    uint64_t unblock = COL_SIGBIT(SIGSYS);
+
+    col_sud_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&unblock, 0, 8, 0, 0);
+}
+
+/* Turn dispatch on for the calling thread, once. */
 static void col_sud_arm(struct col_thread *t)
 {
-    uint64_t unblock = COL_SIGBIT(SIGSYS), old = 0;
-
     if (col_sud_armed)
         return;
-    if (col_sud_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&unblock, (long)&old, 8, 0, 0))
-        return;
-    col_app_blocks_sigsys = (old & unblock) != 0;
+    col_sud_unblock();
     if (prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, (unsigned long)__start_col_sud_text,
               (unsigned long)(__stop_col_sud_text - __start_col_sud_text),
               (unsigned long)&t->sud_sel) != 0) {
@@ -437,6 +437,7 @@ void col_sud_thread_start(struct col_thread *t)
 
 static void col_sud_atfork_parent(void)
 {
+    col_sud_unblock();
     col_thread.sud_sel = col_thread.sud_rearm; /* the clone left it on ALLOW */
 }
 
@@ -460,8 +461,6 @@ void col_sud_process_init(void)
         .flags = SA_SIGINFO | SA_RESTORER,
         .restorer = (void *)col_sud_restorer,
     };
-    void *libc;
-
     if (!s || *s != '1')
         return;
     if (col_sud_syscall6(SYS_rt_sigaction, SIGSYS, (long)&act, (long)&col_app_sigsys, 8, 0, 0)) {
@@ -470,11 +469,7 @@ void col_sud_process_init(void)
         return;
     }
     dl_iterate_phdr(col_sud_find_libs, NULL);
-    libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
-    if (libc) {
-        col_syscall_fn = (uintptr_t)dlsym(libc, "syscall");
-        dlclose(libc);
-    }
+    col_syscall_fn = (uintptr_t)dlsym(RTLD_DEFAULT, "syscall");
     pthread_atfork(NULL, col_sud_atfork_parent, col_sud_atfork_child);
     col_sud_on = 1;
 }
@@ -515,6 +510,7 @@ COL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(
     t->sud_scope = FMT_ORIGIN_THREAD;
     rc = real(th, attr, col_sud_thread_main, s);
     t->sud_scope = 0;
+    col_sud_unblock();
     t->sud_sel = t->sud_rearm; /* the clone left it on ALLOW */
     if (rc)
         col_real.free(s);
