@@ -206,6 +206,8 @@ void col_emit_event(struct col_thread *t, uint8_t type, uint8_t kind, uint8_t fl
 int col_stack_init(void);
 void col_stack_reset(void);
 uint32_t col_stack_get(struct col_thread *t);
+uint32_t col_stack_intern(struct col_thread *t, const uint64_t *f, uint32_t n);
+uint32_t col_stack_from_context(struct col_thread *t, void *uc);
 struct col_stack_cache *col_stack_cache_new(void);
 
 /* col_module.c */

@@ -110,7 +110,7 @@ static void col_stack_publish(struct col_thread *t, uint32_t id, const uint64_t 
 }
 
 /* Intern frames; returns the id. */
-static uint32_t col_stack_intern(struct col_thread *t, const uint64_t *f, uint32_t n)
+uint32_t col_stack_intern(struct col_thread *t, const uint64_t *f, uint32_t n)
 {
     uint64_t key = col_stack_hash(f, n);
     struct col_stack_cache *cache = t->ring->cache;
@@ -165,6 +165,28 @@ static uint32_t col_stack_intern(struct col_thread *t, const uint64_t *f, uint32
     id = atomic_fetch_add_explicit(&col_next_id, 1, memory_order_relaxed);
     col_stack_publish(t, id, f, n);
     return id;
+}
+
+/* A stack unwound from a signal context (col_sud.c): it starts at the
+ * interrupted instruction; our own frames (a hook between libc and the
+ * program) are dropped. */
+uint32_t col_stack_from_context(struct col_thread *t, void *uc)
+{
+    uint64_t f[FMT_SHM_MAX_DEPTH];
+    unw_cursor_t c;
+    uint32_t n = 0;
+
+    if (unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) != 0)
+        return 0;
+    do {
+        unw_word_t ip;
+
+        if (unw_get_reg(&c, UNW_REG_IP, &ip) != 0 || ip == 0)
+            break;
+        if (ip < col_self_lo || ip >= col_self_hi)
+            f[n++] = ip;
+    } while (n < col_depth && unw_step(&c) > 0);
+    return n ? col_stack_intern(t, f, n) : 0;
 }
 
 uint32_t col_stack_get(struct col_thread *t)
