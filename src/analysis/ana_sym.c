@@ -185,6 +185,43 @@ static struct image_maps *get_image(struct ana_sym *s, uint32_t image, bool crea
     return &s->images[image];
 }
 
+static size_t cache_hash(uint32_t image, uint64_t addr, unsigned kind);
+
+/* Drop the cached answers for image's addresses inside m's segments (an
+ * answer from before m was loaded there, say "??"), keeping the rest: a
+ * trace read in one pass adds modules as it goes. Rebuilds the table,
+ * since open addressing cannot simply delete. */
+static int cache_forget(struct ana_sym *s, uint32_t image, const struct fmt_module *m)
+{
+    struct cache_slot *v = calloc(s->cache_cap, sizeof(*v));
+    size_t mask = s->cache_cap - 1, kept = 0;
+
+    if (!v)
+        return -ENOMEM;
+    for (size_t i = 0; i < s->cache_cap; i++) {
+        const struct cache_slot *c = &s->cache[i];
+        bool drop = false;
+
+        if (!c->kind_used)
+            continue;
+        for (uint32_t k = 0; c->image == image && k < m->nr_segments && !drop; k++) {
+            uint64_t start = m->base + m->segments[k].vaddr;
+            drop = c->addr >= start && c->addr < start + m->segments[k].memsz;
+        }
+        if (drop)
+            continue;
+        size_t j = cache_hash(c->image, c->addr, c->kind_used - 1u) & mask;
+        while (v[j].kind_used)
+            j = (j + 1) & mask;
+        v[j] = *c;
+        kept++;
+    }
+    free(s->cache);
+    s->cache = v;
+    s->cache_nr = kept;
+    return 0;
+}
+
 int ana_sym_add_module(struct ana_sym *s, uint32_t image, const struct fmt_module *m)
 {
     if (!m->nr_segments || m->nr_segments > FMT_MAX_SEGMENTS)
@@ -217,10 +254,8 @@ int ana_sym_add_module(struct ana_sym *s, uint32_t image, const struct fmt_modul
         };
     }
     /* A module loaded over a range invalidates cached answers there. */
-    if (s->cache_nr) {
-        memset(s->cache, 0, s->cache_cap * sizeof(*s->cache));
-        s->cache_nr = 0;
-    }
+    if (s->cache_nr)
+        return cache_forget(s, image, m);
     return 0;
 }
 

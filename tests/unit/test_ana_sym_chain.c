@@ -340,6 +340,23 @@ static void test_unknown_and_cache(void **state)
     ana_sym_resolve(s, 0, rec->addrs[0], ANA_SYM_PRECISE, &b);
     ana_sym_get_stats(s, &stats);
     assert_int_equal(stats.nr_cache_hits, 1);
+
+    /* A module loaded elsewhere keeps the cached answers; one loaded over
+     * the unknown address 0x10 replaces its "??". */
+    struct fmt_module other = *symfix_module(&fx, "sym_chain");
+    other.base = 0;
+    other.nr_segments = 1;
+    other.segments[0] = (struct fmt_segment){.vaddr = 0, .memsz = 0x100, .offset = 0, .flags = 5};
+    assert_int_equal(ana_sym_add_module(s, 0, &other), 0);
+    assert_int_equal(ana_sym_resolve(s, 0, rec->addrs[0], ANA_SYM_RETURN, &b), n1);
+    assert_ptr_equal(a, b);
+    ana_sym_get_stats(s, &stats);
+    assert_int_equal(stats.nr_cache_hits, 2);
+    assert_int_equal(ana_sym_resolve(s, 0, 0x10, ANA_SYM_RETURN, &b), 1);
+    assert_string_equal(base_name(b->module), "sym_chain");
+    assert_int_equal(b->module_offset, 0x10);
+    ana_sym_get_stats(s, &stats);
+    assert_int_equal(stats.nr_cache_hits, 2);
     ana_sym_destroy(s);
 }
 
