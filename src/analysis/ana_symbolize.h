@@ -13,7 +13,7 @@
  *         ana_sym_format_line(&st.lines[i], buf, sizeof(buf));
  *
  * Files are opened lazily, on the first address that falls in a module.
- * A symbolizer is not thread-safe: use one per thread (they share nothing).
+ * A symbolizer is not thread-safe: use one per thread.
  * docs/symbols.md describes how files are found and what the output means. */
 #ifndef ANA_SYMBOLIZE_H
 #define ANA_SYMBOLIZE_H
