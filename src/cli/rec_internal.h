@@ -19,6 +19,9 @@
 #define REC_STALE_NS (100 * 1000 * 1000ull)
 #define REC_MAX_SEGMENTS 64
 #define REC_MAX_RINGS_PER_SEGMENT 64
+/* Releases waiting for their realloc per image: one per busy ring at most;
+ * beyond this the order of a reused address is left to the times alone. */
+#define REC_MAX_RELEASED 256
 
 struct rec_image;
 
@@ -63,6 +66,13 @@ struct rec_image {
     uint32_t stack_map_len;
     uint64_t nr_unknown_stacks;
     uint64_t last_rss_ns;
+    /* Blocks a realloc/mremap released (RELEASE emitted) whose REALLOC or
+     * MREMAP is not written yet: at most one per ring. */
+    struct {
+        uint64_t addr;
+        struct rec_ring *ring;
+    } released[REC_MAX_RELEASED];
+    uint32_t nr_released;
 };
 
 /* An event the recorder makes itself (process start/exit, RSS, drops),

@@ -202,27 +202,81 @@ static void rec_convert_event(struct rec_image *img, const struct fmt_shm_event 
     }
 }
 
-/* Write the ring's next record. */
-static void rec_emit_one(struct rec_session *s, struct rec_ring *r)
+static void rec_release_forget(struct rec_image *img, struct rec_ring *r)
+{
+    for (uint32_t i = 0; i < img->nr_released; i++)
+        if (img->released[i].ring == r) {
+            img->released[i] = img->released[--img->nr_released];
+            return;
+        }
+}
+
+static int rec_emit_one(struct rec_session *s, struct rec_ring *r, uint64_t at_most);
+
+/* An allocation at addr is about to be written; if a realloc or mremap on
+ * another thread released addr and its REALLOC/MREMAP (next in its ring)
+ * is still unwritten, write that first, so the block it ended is gone
+ * before its address comes back. Returns 1 if it wrote something. */
+static int rec_release_settle(struct rec_session *s, struct rec_image *img, struct rec_ring *self,
+                              uint64_t addr, uint64_t ts)
+{
+    for (uint32_t i = 0; i < img->nr_released; i++) {
+        struct rec_ring *owner = img->released[i].ring;
+
+        if (img->released[i].addr != addr || owner == self)
+            continue;
+        if (owner->buf_pos < owner->buf_len)
+            rec_emit_one(s, owner, ts);
+        rec_release_forget(img, owner);
+        return 1;
+    }
+    return 0;
+}
+
+/* Write the ring's next record; at_most, if not UINT64_MAX, caps its time
+ * (a record written early to settle a released address). Returns 1 if
+ * another ring's record was written first (the merge heap is stale). */
+static int rec_emit_one(struct rec_session *s, struct rec_ring *r, uint64_t at_most)
 {
     unsigned char *p = r->buf + r->buf_pos;
     struct rec_image *img = r->img;
     struct fmt_event ev = {0};
     struct fmt_module mod;
     uint64_t ts = rec_buffered_ts(p);
+    int settled = 0;
 
+    if (ts > at_most)
+        ts = at_most;
     r->buf_pos += rec_buffered_len(p);
     if (!r->has_thread && p[0] != FMT_SHM_REC_THREAD_START)
         rec_thread_begin(s, r, img->pid); /* no start seen: a vfork child's stray event */
     ev.image = img->index;
     ev.pid = img->pid;
     switch (p[0]) {
-    case FMT_SHM_REC_EVENT:
-        rec_convert_event(img, (const void *)p, &ev);
+    case FMT_SHM_REC_EVENT: {
+        const struct fmt_shm_event *e = (const void *)p;
+
+        rec_convert_event(img, e, &ev);
+        if (img->nr_released) {
+            if (e->kind == FMT_EV_REALLOC || e->kind == FMT_EV_REALLOCARRAY ||
+                e->kind == FMT_EV_MREMAP)
+                rec_release_forget(img, r);
+            if ((fmt_kind_is_heap_alloc(e->kind) || e->kind == FMT_EV_MMAP ||
+                 e->kind == FMT_EV_MREMAP) &&
+                !(e->flags & FMT_EVF_FAILED) && e->addr)
+                settled = rec_release_settle(s, img, r, e->addr, ts);
+        }
         break;
+    }
     case FMT_SHM_REC_RELEASE:
-        /* Ordering only: the REALLOC/MREMAP after it says what happened. */
-        return;
+        /* The REALLOC/MREMAP after it says what happened; until it is
+         * written, an allocation elsewhere at this address must wait. */
+        if (img->nr_released < sizeof(img->released) / sizeof(img->released[0])) {
+            rec_release_forget(img, r);
+            img->released[img->nr_released].addr = ((const struct fmt_shm_event *)(const void *)p)->addr;
+            img->released[img->nr_released++].ring = r;
+        }
+        return 0;
     case FMT_SHM_REC_THREAD_START:
     case FMT_SHM_REC_THREAD_NAME: {
         const struct fmt_shm_thread *t = (const void *)p;
@@ -274,11 +328,12 @@ static void rec_emit_one(struct rec_session *s, struct rec_ring *r)
         ev.addr = ((const struct fmt_shm_module *)(const void *)p)->base;
         break;
     default:
-        return;
+        return 0;
     }
     ev.tid = r->tid;
     ev.thread = r->thread;
     rec_merge_write(s, &ev, ts);
+    return settled;
 }
 
 static int rec_heap_less(struct rec_ring *a, struct rec_ring *b)
@@ -320,9 +375,28 @@ static void rec_emit_synth_head(struct rec_session *s)
     free(head.str2);
 }
 
+/* Fill the heap with every ring that has a record older than limit. */
+static uint32_t rec_heap_build(struct rec_session *s, uint64_t limit)
+{
+    uint32_t n = 0;
+
+    for (uint32_t i = 0; i < s->nr_images; i++)
+        for (uint32_t j = 0; j < s->images[i]->nr_rings; j++) {
+            struct rec_ring *r = s->images[i]->rings[j];
+
+            if (r->buf_pos == r->buf_len)
+                r->buf_pos = r->buf_len = 0;
+            else if (rec_ring_next_ts(r) < limit)
+                s->heap[n++] = r;
+        }
+    for (uint32_t i = n / 2; i-- > 0;)
+        rec_heap_down(s->heap, n, i);
+    return n;
+}
+
 void rec_merge_emit(struct rec_session *s, uint64_t limit)
 {
-    uint32_t n = 0, total = 0;
+    uint32_t n, total = 0;
 
     for (uint32_t i = 0; i < s->nr_images; i++)
         total += s->images[i]->nr_rings;
@@ -334,15 +408,7 @@ void rec_merge_emit(struct rec_session *s, uint64_t limit)
         s->heap = nh;
         s->heap_cap = total;
     }
-    for (uint32_t i = 0; i < s->nr_images; i++)
-        for (uint32_t j = 0; j < s->images[i]->nr_rings; j++) {
-            struct rec_ring *r = s->images[i]->rings[j];
-
-            if (r->buf_pos < r->buf_len && rec_ring_next_ts(r) < limit)
-                s->heap[n++] = r;
-        }
-    for (uint32_t i = n / 2; i-- > 0;)
-        rec_heap_down(s->heap, n, i);
+    n = rec_heap_build(s, limit);
     for (;;) {
         int have_ring = n > 0;
         int have_synth = s->nr_synth > 0 && s->synth[0].ev.ts_ns < limit;
@@ -355,7 +421,10 @@ void rec_merge_emit(struct rec_session *s, uint64_t limit)
             continue;
         }
         r = s->heap[0];
-        rec_emit_one(s, r);
+        if (rec_emit_one(s, r, UINT64_MAX)) {
+            n = rec_heap_build(s, limit); /* another ring moved on: rare */
+            continue;
+        }
         if (r->buf_pos < r->buf_len && rec_ring_next_ts(r) < limit) {
             rec_heap_down(s->heap, n, 0);
         } else {

@@ -350,6 +350,45 @@ static void test_exec_closes_the_earlier_image(void **state)
     rec_session_free(&s);
 }
 
+static void test_released_address_reused_elsewhere(void **state)
+{
+    struct rec_session s = session();
+    unsigned char buf[64] = {0};
+    struct fmt_shm_event *e = (void *)buf;
+    void *seg;
+
+    (void)state;
+    assert_int_equal(setup_attach(&s, &seg), 0);
+    put_thread(seg, 0, 2000, 42);
+    put_thread(seg, 1, 2000, 43);
+    /* Thread 42: realloc(0xa0) moves to 0xc0; released at 3000, done at 5000. */
+    e->type = FMT_SHM_REC_RELEASE;
+    e->kind = FMT_EV_REALLOC;
+    e->ts_ns = 3000;
+    e->addr = 0xa0;
+    put(seg, 0, buf, FMT_SHM_EVENT_SIZE(0));
+    e->type = FMT_SHM_REC_EVENT;
+    e->origin_nargs = 1 << 4;
+    e->ts_ns = 5000;
+    e->addr = 0xc0;
+    e->size = 64;
+    e->extra[0] = 0xa0;
+    put(seg, 0, buf, FMT_SHM_EVENT_SIZE(1));
+    /* Thread 43 gets 0xa0 back in between. */
+    put_malloc(seg, 1, 4000, 0xa0, 0);
+    rec_stream_close(&s, s.images[0], 0, 1, 7000);
+    rec_merge_emit(&s, UINT64_MAX);
+    assert_int_equal(seen[3].kind, FMT_EV_REALLOC);
+    assert_int_equal(seen[3].addr, 0xc0);
+    assert_int_equal(seen[3].tid, 42);
+    assert_int_equal(seen[4].kind, FMT_EV_MALLOC);
+    assert_int_equal(seen[4].addr, 0xa0);
+    assert_int_equal(seen[4].tid, 43);
+    assert_int_equal(seen[3].ts, seen[4].ts);
+    assert_int_equal(nr_seen, 6);
+    rec_session_free(&s);
+}
+
 static void test_check_program(void **state)
 {
     char msg[512], path[] = "/tmp/test_rec_check.XXXXXX";
@@ -381,6 +420,7 @@ int main(void)
         cmocka_unit_test(test_scribbled_record_turns_stream_off),
         cmocka_unit_test(test_times_never_go_back),
         cmocka_unit_test(test_exec_closes_the_earlier_image),
+        cmocka_unit_test(test_released_address_reused_elsewhere),
         cmocka_unit_test(test_check_program),
     };
 
