@@ -257,10 +257,11 @@ static int sample(struct pprof *p, uint32_t id, const struct ana_xstack *s)
         return rc;
     /* Location ids leaf first: one per recorded address. */
     for (uint32_t i = 0; i < st->nr_lines && !rc;) {
-        uint32_t j = i, loc;
+        uint32_t j = i, loc = 0;
         while (j < st->nr_lines && st->lines[j].index == st->lines[i].index)
             j++;
-        rc = location_id(p, image, &st->lines[i], j - i, &loc);
+        if ((rc = location_id(p, image, &st->lines[i], j - i, &loc)))
+            break;
         pb_varint(&ids, loc);
         i = j;
     }
