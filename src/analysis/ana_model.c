@@ -84,7 +84,7 @@ static int grow_to(void **arr, uint32_t *nr, uint32_t i, size_t elem)
     return 0;
 }
 
-static struct ana_scope *get_image(struct ana_model *m, uint32_t image)
+static struct ana_scope *get_image_slow(struct ana_model *m, uint32_t image)
 {
     uint32_t old = m->nr_images;
 
@@ -95,7 +95,14 @@ static struct ana_scope *get_image(struct ana_model *m, uint32_t image)
     return &m->images[image];
 }
 
-static struct ana_site *get_site(struct ana_model *m, uint32_t stack, uint32_t image)
+/* The common case inline: the per-event cost is what a report on a
+ * large trace pays (bench/bench_report.sh). */
+static inline struct ana_scope *get_image(struct ana_model *m, uint32_t image)
+{
+    return image < m->nr_images ? &m->images[image] : get_image_slow(m, image);
+}
+
+static struct ana_site *get_site_slow(struct ana_model *m, uint32_t stack, uint32_t image)
 {
     uint32_t old = m->nr_sites;
 
@@ -109,8 +116,17 @@ static struct ana_site *get_site(struct ana_model *m, uint32_t stack, uint32_t i
     return s;
 }
 
-static struct ana_thread_state *get_thread(struct ana_model *m, uint32_t thread)
+static inline struct ana_site *get_site(struct ana_model *m, uint32_t stack, uint32_t image)
 {
+    if (stack < m->nr_sites && m->sites[stack].image != UINT32_MAX)
+        return &m->sites[stack];
+    return get_site_slow(m, stack, image);
+}
+
+static inline struct ana_thread_state *get_thread(struct ana_model *m, uint32_t thread)
+{
+    if (thread < m->nr_threads)
+        return &m->threads[thread];
     if (grow_to((void **)&m->threads, &m->nr_threads, thread, sizeof(*m->threads)))
         return NULL;
     return &m->threads[thread];
@@ -242,10 +258,14 @@ int ana_model_event(struct ana_model *m, const struct fmt_event *ev)
     struct ana_filter *f = m->opt.filter;
     int rc;
 
-    if ((rc = ana_filter_note(f, ev)))
-        return rc;
-    if (!ana_filter_pid(f, ev->pid))
-        return 0;
+    if (f && (f->nr_tids || f->nr_pids)) {
+        if ((rc = ana_filter_note(f, ev)))
+            return rc;
+        if (!ana_filter_pid(f, ev->pid))
+            return 0;
+    } else {
+        f = NULL; /* nothing to filter: skip the calls below */
+    }
     struct ana_scope *img = get_image(m, ev->image);
     if (!img)
         return -ENOMEM;
@@ -253,7 +273,7 @@ int ana_model_event(struct ana_model *m, const struct fmt_event *ev)
     note_time(img, ev->ts_ns);
     note_time(&m->total, ev->ts_ns);
 
-    bool mine = ana_filter_thread(f, ev->thread);
+    bool mine = !f || ana_filter_thread(f, ev->thread);
     if (ev->kind < ANA_NR_KINDS && mine) {
         img->nr_calls[ev->kind]++;
         m->total.nr_calls[ev->kind]++;
@@ -286,7 +306,7 @@ int ana_model_event(struct ana_model *m, const struct fmt_event *ev)
         /* End first: a realloc frees the old block before the new one
          * counts, as heaptrack orders it. */
         if (ev->ref) {
-            if (ana_filter_thread(f, ev->ref_thread) && (rc = end_block(m, img, ev)))
+            if ((!f || ana_filter_thread(f, ev->ref_thread)) && (rc = end_block(m, img, ev)))
                 return rc;
         } else if ((ev->kind == FMT_EV_FREE ? ev->addr : ev->old_addr) && mine) {
             img->nr_unmatched_frees++;

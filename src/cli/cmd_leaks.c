@@ -194,6 +194,8 @@ int cmd_leaks(int argc, char **argv)
             cli_ana_image_name(&a, i, name, sizeof(name));
             printf("%s: %" PRIu64 " bytes in %" PRIu64 " blocks\n", name, s->heap, s->live_blocks);
         }
+        if (!ana_model_nr_seen(m))
+            printf("no events of the selected processes (--pid)\n");
         if (ana_table_nr_rows(tab)) {
             putchar('\n');
             cli_ana_table(&a, tab, stdout, "", true);

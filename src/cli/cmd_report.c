@@ -278,6 +278,8 @@ static void write_text(struct report *rp, FILE *out)
             ana_table_destroy(t);
         }
     }
+    if (!ana_model_nr_seen(rp->m))
+        fprintf(out, "\nno events of the selected processes (--pid)\n");
     if (ana_model_nr_seen(rp->m) > 1) {
         fputc('\n', out);
         text_scope(rp, out, ana_model_total(rp->m), "all processes");

@@ -351,7 +351,8 @@ int cmd_window(int argc, char **argv)
         else
             for (long i = 0; i < nk; i++)
                 push(&rs, keys[i].image, keys[i].key, keys[i].tid, &keys[i].c);
-        qsort_r(rs.v, rs.nr, sizeof(*rs.v), by_sort, &sort);
+        if (rs.nr)
+            qsort_r(rs.v, rs.nr, sizeof(*rs.v), by_sort, &sort);
 
         static const char *const key_title[] = {"stack", "function", "thread", "size class"};
         static const char *const key_json[] = {"stack", "function", "tid", "size_class"};
