@@ -7,4 +7,5 @@ bash scripts/setup.sh
 bash scripts/build.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 mkdir -p demo-out
 ./build/bin/memscribe record -o demo-out/demo.mscr -- ./build/examples/memtest_demo
-./build/bin/memscribe dump demo-out/demo.mscr | head -n 40
+# The summary: peak and when, leaks, temporary allocations, top call sites.
+./build/bin/memscribe report --top 5 demo-out/demo.mscr
