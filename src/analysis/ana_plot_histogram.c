@@ -17,7 +17,9 @@ static void panel(struct ana_svg *svg, const struct ana_plot_histogram *h, doubl
 {
     struct ana_axis x = {.lo = 1, .hi = 2, .p0 = LEFT, .p1 = width - RIGHT, .log = 1,
                          .unit = ANA_UNIT_BYTES};
-    struct ana_axis y = {.lo = 1, .hi = 10, .p0 = bottom, .p1 = top, .log = 1,
+    /* The count axis starts below 1 so that a class of one allocation
+     * still gets a visible bar. */
+    struct ana_axis y = {.lo = bytes ? 1 : 0.5, .hi = 10, .p0 = bottom, .p1 = top, .log = 1,
                          .unit = bytes ? ANA_UNIT_BYTES : ANA_UNIT_COUNT};
     int any = 0;
 
@@ -52,7 +54,7 @@ static void panel(struct ana_svg *svg, const struct ana_plot_histogram *h, doubl
         double x0, x1, y0;
         char tip[160], a[48], c[48], d[48];
 
-        if (!b->count || v < 1)
+        if (!b->count || v < y.lo)
             continue;
         x0 = ana_axis_map(&x, b->lo ? (double)b->lo : 1);
         x1 = ana_axis_map(&x, (double)b->hi + 1);

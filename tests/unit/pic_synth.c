@@ -24,9 +24,9 @@ int main(int argc, char **argv)
 {
     static const char cmd[] = "/bin/evil\0</script><img src=x onerror=alert(1)>";
     static const char module_path[] = "/nonexistent/<img src=x onerror=alert(3)>.so";
-    static const char thread_name[] = "<b>t</b>&amp;";
+    static const char thread_name[] = "<evilthread>t</evilthread>&amp;";
     struct fmt_trace_info info = {.command = cmd, .command_len = sizeof(cmd),
-                                  .hostname = "<i>host</i>", .stack_depth = 8};
+                                  .hostname = "<evilhost>h</evilhost>", .stack_depth = 8};
     struct fmt_module mod = {.base = MOD_BASE, .path = module_path,
                              .path_len = sizeof(module_path) - 1, .nr_segments = 1};
     struct fmt_writer *w;

@@ -359,7 +359,8 @@
     tsvg.addEventListener('dblclick', function () { select(0, NB - 1, true); });
   }
   $('window-all').addEventListener('click', function () { select(0, NB - 1, true); });
-  $('bucket-width').textContent = time(BW);
+  // "10 ms", not "10.000 ms".
+  $('bucket-width').textContent = time(BW).replace(/\.?0+ /, ' ');
 
   // #window=T0-T1 (times as "1.25s", "250ms", or ns): the buckets holding
   // [T0, T1), for links and for tests.
