@@ -21,6 +21,7 @@ struct sym_module {
     struct ana_sym_found found;
     struct ana_sym_table table;
     struct ana_sym_dwarf *dwarf;
+    struct ana_sym_code code; /* to recognise signal trampolines */
 };
 
 /* One PT_LOAD segment of a module in an image. */
@@ -116,6 +117,7 @@ void ana_sym_destroy(struct ana_sym *s)
 
         ana_sym_dwarf_close(m->dwarf);
         ana_sym_table_free(&m->table);
+        ana_sym_code_free(&m->code);
         if (m->state == MOD_READY)
             ana_sym_found_release(&m->found);
         free(m->path);
@@ -338,6 +340,8 @@ static int load_module(struct ana_sym *s, struct sym_module *m)
     }
     Elf *elfs[2] = {m->found.dbg.elf, m->found.bin.elf};
     rc = ana_sym_table_build(&m->table, elfs, 2);
+    if (!rc)
+        rc = ana_sym_code_load(&m->code, m->found.bin.elf ? m->found.bin.elf : m->found.dbg.elf);
     if (rc)
         return rc;
     if (m->found.dbg.elf) {
@@ -398,12 +402,15 @@ static const char *demangled(struct ana_sym *s, const char *name)
     return d;
 }
 
-static bool is_sigtramp(const struct ana_sym_symbol *sym, uint64_t off)
+static bool is_sigtramp(const struct sym_module *m, const struct ana_sym_symbol *sym, uint64_t off)
 {
     /* glibc's x86-64 signal return trampoline. Handlers "return" to its
      * first byte, so the recorded address is its start and addr - 1 would
-     * fall in whatever precedes it. */
-    return sym && sym->addr == off && !strcmp(sym->name, "__restore_rt");
+     * fall in whatever precedes it. Known by name when .symtab is there,
+     * else by its code. */
+    if (sym && sym->addr == off && !strcmp(sym->name, "__restore_rt"))
+        return true;
+    return ana_sym_code_is_sigreturn(&m->code, off);
 }
 
 /* Work out the frames of one address into tmp; returns how many. */
@@ -432,8 +439,8 @@ static int compute(struct ana_sym *s, uint32_t image, uint64_t addr, enum ana_sy
     uint64_t pc = off;
     if (kind == ANA_SYM_RETURN) {
         const struct ana_sym_symbol *at = ana_sym_table_find(&m->table, off);
-        if (is_sigtramp(at, off)) {
-            sym = at;
+        if (is_sigtramp(m, at, off)) {
+            sym = at && at->addr <= off && off < at->end ? at : NULL;
             tmp[0].signal_frame = true;
         } else if (off > 0) {
             pc = off - 1;
@@ -474,6 +481,8 @@ static int compute(struct ana_sym *s, uint32_t image, uint64_t addr, enum ana_sy
      * and C++ symbols carry their parameters, which DWARF gives only
      * functions with external linkage. Inlined frames exist only in DWARF. */
     struct ana_sym_frame *phys = &tmp[n - 1];
+    if (!sym && !phys->function && phys->signal_frame)
+        phys->function = "<signal handler called>"; /* gdb's words, for a nameless trampoline */
     if (sym) {
         phys->function = demangled(s, sym->name);
         phys->function_offset = off - sym->addr;

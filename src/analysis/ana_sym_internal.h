@@ -83,6 +83,26 @@ int ana_sym_dwarf_open(struct ana_sym_dwarf **out, Elf *elf);
 int ana_sym_dwarf_lookup(struct ana_sym_dwarf *d, uint64_t pc, struct ana_sym_dwarf_chain *out);
 void ana_sym_dwarf_close(struct ana_sym_dwarf *d);
 
+/* ---- code bytes (ana_sym_sigtramp.c) */
+
+struct ana_sym_code_range {
+    uint64_t vaddr, size;
+    const uint8_t *data;
+};
+
+/* The executable sections of a module whose bytes the file holds. */
+struct ana_sym_code {
+    struct ana_sym_code_range *v;
+    size_t nr;
+};
+
+/* Collect elf's code sections (none for a debug file: its .text is
+ * NOBITS). Returns 0 or -ENOMEM. */
+int ana_sym_code_load(struct ana_sym_code *c, Elf *elf);
+/* Is the code at vaddr a signal return trampoline (rt_sigreturn)? */
+bool ana_sym_code_is_sigreturn(const struct ana_sym_code *c, uint64_t vaddr);
+void ana_sym_code_free(struct ana_sym_code *c);
+
 /* ---- line tables (ana_sym_lines.c) */
 
 /* The DWARF sections a line table refers to, decompressed. */

@@ -126,7 +126,7 @@ X
 stack_of "$WORK/dump.txt" 77005 >"$WORK/s5"
 check signal "$WORK/s5" <<'X'
 [n] sym_chain!on_signal(int) sym_chain.cc signal-malloc
-libc __restore_rt
+libc raise
 [n] sym_chain!run_signal() sym_chain.cc signal-raise
 [n] sym_chain!main sym_chain.cc main-signal
 X

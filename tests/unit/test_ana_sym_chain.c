@@ -234,9 +234,13 @@ static void test_signal_handler(void **state)
     const struct ana_sym_frame *fr;
     int n = ana_sym_resolve(s, 0, rec->addrs[1], ANA_SYM_RETURN, &fr);
     assert_true(n >= 1);
-    assert_string_equal(fr[n - 1].function, "__restore_rt");
     assert_true(fr[n - 1].signal_frame);
-    assert_int_equal(fr[n - 1].function_offset, 0);
+    /* Named by libc's .symtab when its debug file is installed, else by
+     * its code (test_ana_sym_table checks the code is recognised). */
+    if (strcmp(fr[n - 1].function, "<signal handler called>")) {
+        assert_string_equal(fr[n - 1].function, "__restore_rt");
+        assert_int_equal(fr[n - 1].function_offset, 0);
+    }
     ana_sym_destroy(s);
 }
 

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "analysis/ana_sym_internal.h"
+#include "sym_cases.h"
 #include "test_ana_sym_fixture.h"
 
 static struct symfix fx;
@@ -63,6 +64,35 @@ static void test_table_aliases_and_sizes(void **state)
     /* Below every symbol: nothing. */
     assert_null(ana_sym_table_find(&t, t.syms[0].addr - 1));
     ana_sym_table_free(&t);
+    elf_end(elf);
+    close(fd);
+}
+
+/* glibc's signal trampoline is recognised by its code, without symbols:
+ * the signal case's second frame is its first byte. */
+static void test_sigreturn_code(void **state)
+{
+    const struct symfix_stack *rec = symfix_stack(&fx, SYM_CASE_SIGNAL);
+    const struct fmt_module *libc = NULL;
+    struct ana_sym_code code;
+
+    for (size_t i = 0; i < fx.nr_modules; i++)
+        if (strstr(fx.modules[i].path, "/libc.so"))
+            libc = &fx.modules[i];
+    assert_non_null(rec);
+    assert_non_null(libc);
+    int fd = open(libc->path, O_RDONLY);
+    assert_true(fd >= 0);
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    assert_non_null(elf);
+    assert_int_equal(ana_sym_code_load(&code, elf), 0);
+    assert_true(code.nr > 0);
+    uint64_t tramp = rec->addrs[1] - libc->base;
+    assert_true(ana_sym_code_is_sigreturn(&code, tramp));
+    assert_false(ana_sym_code_is_sigreturn(&code, tramp + 1));
+    assert_false(ana_sym_code_is_sigreturn(&code, rec->addrs[2] - libc->base));
+    assert_false(ana_sym_code_is_sigreturn(&code, 0));
+    ana_sym_code_free(&code);
     elf_end(elf);
     close(fd);
 }
@@ -158,6 +188,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table_aliases_and_sizes),
+        cmocka_unit_test(test_sigreturn_code),
         cmocka_unit_test(test_demangle),
         cmocka_unit_test(test_format),
         cmocka_unit_test(test_internal_frames),

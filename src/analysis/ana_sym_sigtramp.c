@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* Recognising a signal trampoline by its code. A handler "returns" into
+ * the trampoline, so its recorded address is the trampoline's first byte;
+ * glibc names it __restore_rt, but only in .symtab, which a stripped libc
+ * without its debug file lacks. The instructions are the same everywhere:
+ * on x86-64, mov $15 (rt_sigreturn), %rax; syscall. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/ana_sym_internal.h"
+
+static const uint8_t x86_64_rt_sigreturn[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+
+int ana_sym_code_load(struct ana_sym_code *c, Elf *elf)
+{
+    Elf_Scn *scn = NULL;
+
+    memset(c, 0, sizeof(*c));
+    while (elf && (scn = elf_nextscn(elf, scn))) {
+        GElf_Shdr sh;
+
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR) ||
+            !(sh.sh_flags & SHF_ALLOC))
+            continue;
+        Elf_Data *d = elf_getdata(scn, NULL);
+        if (!d || !d->d_buf || d->d_size == 0)
+            continue;
+        struct ana_sym_code_range *v = realloc(c->v, (c->nr + 1) * sizeof(*v));
+        if (!v)
+            return -ENOMEM;
+        c->v = v;
+        c->v[c->nr++] = (struct ana_sym_code_range){.vaddr = sh.sh_addr, .size = d->d_size, .data = d->d_buf};
+    }
+    return 0;
+}
+
+bool ana_sym_code_is_sigreturn(const struct ana_sym_code *c, uint64_t vaddr)
+{
+    for (size_t i = 0; i < c->nr; i++) {
+        const struct ana_sym_code_range *r = &c->v[i];
+
+        if (vaddr >= r->vaddr && vaddr - r->vaddr <= r->size - sizeof(x86_64_rt_sigreturn) &&
+            r->size >= sizeof(x86_64_rt_sigreturn))
+            return !memcmp(r->data + (vaddr - r->vaddr), x86_64_rt_sigreturn, sizeof(x86_64_rt_sigreturn));
+    }
+    return false;
+}
+
+void ana_sym_code_free(struct ana_sym_code *c)
+{
+    free(c->v);
+    memset(c, 0, sizeof(*c));
+}
