@@ -98,7 +98,7 @@ static void col_maps_line(struct col_thread *t, uint64_t ts, const char *s, cons
     path = s;
     if (end - path >= 16 && !memcmp(path, "/memfd:memscribe", 16))
         return; /* our rings */
-    if (end - path >= 11 && !memcmp(path, "[vsyscall]", 10))
+    if (end - path >= 10 && !memcmp(path, "[vsyscall]", 10))
         return; /* above the user address space: not the program's to use */
     if (col_maps_is_own(lo, hi))
         return;

@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: MIT */
+/* memscribe frag: address-space fragmentation at a moment (--at, default
+ * the end): holes between mappings, the largest free gap and how it shrank
+ * since tracing began, mappings whose address or size is not a multiple of
+ * the granularity with the stacks that made them and the space they
+ * strand, what now fills the gap that was largest at the start, and an
+ * address-space map as SVG (--svg). docs/frag.md. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/ana_frag.h"
+#include "analysis/ana_scan.h"
+#include "analysis/ana_time.h"
+#include "analysis/ana_vm.h"
+#include "cli/cli.h"
+#include "cli/cli_ana.h"
+
+enum {
+    OPT_AT = CLI_ANA_OPT_FIRST_OWN,
+    OPT_GRAN,
+    OPT_SVG,
+    OPT_INTERVALS,
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: memscribe frag [options] FILE\n\n"
+            "Address-space fragmentation of each process at a moment: the holes\n"
+            "between its mappings, the largest free gap and how it shrank over time,\n"
+            "the mappings whose address or size is not a multiple of the granularity\n"
+            "(grouped by the stack that made them, with the free space they strand:\n"
+            "the bytes beside them up to the next granularity boundary), and what\n"
+            "fills the gap that was largest when tracing began. A 32-bit program's\n"
+            "space is [64 KiB, 4 GiB); a 64-bit one's counts only holes between\n"
+            "mappings.\n\n"
+            "options:\n"
+            "  --at T            the moment (default end): 1.5s, 250ms, end-1s\n"
+            "  --granularity N   alignment that counts, bytes with K, M or G\n"
+            "                    (default 64K)\n"
+            "  --svg FILE        write the address-space map at T as SVG\n"
+            "  --intervals N     rows of the largest-gap table (default 10)\n"
+            "  --top N           rows per table (default 20; 0: all)\n" CLI_ANA_USAGE);
+}
+
+static const char *const origin_names[] = {"call", "libc", "loader", "thread", "snapshot"};
+
+struct sample {
+    uint64_t ts;
+    uint32_t image;
+    struct ana_frag_stats st;
+};
+
+struct frag {
+    struct cli_ana *a;
+    struct ana_vm vm;
+    uint64_t at;
+    unsigned nr_intervals, next_interval;
+    struct sample *v;
+    size_t nr, cap;
+    uint8_t *started; /* per image: the first sample was taken */
+    uint32_t nr_started;
+};
+
+static void add_sample(struct frag *f, uint64_t ts, uint32_t image)
+{
+    const struct ana_vm_image *im = ana_vm_get(&f->vm, image);
+
+    if (!im || !im->nr || !ana_filter_pid(&f->a->filter, fmt_reader_image(f->a->r, image)->pid))
+        return;
+    if (f->nr == f->cap) {
+        f->cap = f->cap ? f->cap * 2 : 64;
+        f->v = realloc(f->v, f->cap * sizeof(*f->v));
+        if (!f->v)
+            cli_die("frag: out of memory");
+    }
+    f->v[f->nr].ts = ts;
+    f->v[f->nr].image = image;
+    ana_frag_stats(im, &f->v[f->nr].st);
+    f->nr++;
+}
+
+static void take_samples(struct frag *f, uint64_t upto)
+{
+    while (f->next_interval <= f->nr_intervals) {
+        uint64_t b = f->next_interval == f->nr_intervals
+                         ? f->at
+                         : f->at / f->nr_intervals * f->next_interval;
+
+        if (b >= upto)
+            return;
+        for (uint32_t i = 0; i < f->vm.nr_images; i++)
+            add_sample(f, b, i);
+        f->next_interval++;
+    }
+}
+
+static int on_event(void *arg, const struct fmt_event *ev)
+{
+    struct frag *f = arg;
+
+    if (ev->ts_ns > f->at)
+        return 1;
+    if (!ana_filter_pid(&f->a->filter, ev->pid))
+        return 0;
+    take_samples(f, ev->ts_ns);
+    /* The state when tracing began: before the first call after the
+     * snapshot of /proc/self/maps. */
+    if (ev->kind >= FMT_EV_MMAP && ev->kind <= FMT_EV_SBRK && ev->origin != FMT_ORIGIN_SNAPSHOT) {
+        if (ev->image >= f->nr_started) {
+            uint32_t n = ev->image + 1;
+            uint8_t *p = realloc(f->started, n);
+
+            if (!p)
+                cli_die("frag: out of memory");
+            memset(p + f->nr_started, 0, n - f->nr_started);
+            f->started = p;
+            f->nr_started = n;
+        }
+        if (!f->started[ev->image]) {
+            f->started[ev->image] = 1;
+            add_sample(f, ev->ts_ns, ev->image);
+        }
+    }
+    return ana_vm_event(&f->vm, ev);
+}
+
+static int parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    unsigned long long v;
+
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return -1;
+    switch (*end) {
+    case 'K':
+    case 'k':
+        v <<= 10, end++;
+        break;
+    case 'M':
+    case 'm':
+        v <<= 20, end++;
+        break;
+    case 'G':
+    case 'g':
+        v <<= 30, end++;
+        break;
+    }
+    if (*end || !v)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static const struct ana_column gap_cols[] = {
+    {"time", "time_ns", ANA_CELL_U64},      {"largest gap", "largest_gap", ANA_CELL_U64},
+    {"gap start", "gap_start", ANA_CELL_STR}, {"free", "free", ANA_CELL_U64},
+    {"holes", "holes", ANA_CELL_U64},       {"mappings", "mappings", ANA_CELL_U64},
+};
+
+static const struct ana_column site_cols[] = {
+    {"count", "count", ANA_CELL_U64},   {"size", "size", ANA_CELL_U64},
+    {"stranded", "stranded", ANA_CELL_U64}, {"origin", "origin", ANA_CELL_STR},
+    {"stack", "stack", ANA_CELL_LIST},
+};
+
+static const struct ana_column occ_cols[] = {
+    {"bytes", "bytes", ANA_CELL_U64},
+    {"mappings", "mappings", ANA_CELL_U64},
+    {"origin", "origin", ANA_CELL_STR},
+    {"stack", "stack", ANA_CELL_LIST},
+};
+
+static struct ana_table *site_table(struct cli_ana *a, const struct ana_frag_site *v, long n,
+                                    int occupants)
+{
+    struct ana_table *t;
+    unsigned nr;
+
+    if (ana_table_create(&t, occupants ? occ_cols : site_cols, occupants ? 4 : 5))
+        cli_die("frag: out of memory");
+    for (long i = 0; i < n && (!a->top || i < (long)a->top); i++) {
+        const char *const *fr = cli_ana_stack(a, v[i].stack, false, 0, &nr);
+        const char *o = v[i].origin < 5 ? origin_names[v[i].origin] : "?";
+
+        ana_table_add_row(t);
+        if (occupants) {
+            ana_table_set_u64(t, 0, v[i].size);
+            ana_table_set_u64(t, 1, v[i].count);
+            ana_table_set_str(t, 2, o);
+            ana_table_set_list(t, 3, fr, nr);
+        } else {
+            ana_table_set_u64(t, 0, v[i].count);
+            ana_table_set_u64(t, 1, v[i].size);
+            ana_table_set_u64(t, 2, v[i].stranded);
+            ana_table_set_str(t, 3, o);
+            ana_table_set_list(t, 4, fr, nr);
+        }
+    }
+    return t;
+}
+
+static void report_image(struct frag *f, uint32_t image, uint64_t gran, struct ana_json *j)
+{
+    struct cli_ana *a = f->a;
+    const struct ana_vm_image *im = ana_vm_get(&f->vm, image);
+    const struct sample *first = NULL;
+    struct ana_frag_stats st;
+    struct ana_frag_site *mis = NULL, *occ = NULL;
+    struct ana_table *gaps, *mt, *ot;
+    long nm, no = 0;
+    char name[256], b1[64], b2[64];
+
+    ana_frag_stats(im, &st);
+    if (ana_table_create(&gaps, gap_cols, 6))
+        cli_die("frag: out of memory");
+    for (size_t i = 0; i < f->nr; i++) {
+        const struct sample *x = &f->v[i];
+
+        if (x->image != image)
+            continue;
+        if (!first)
+            first = x;
+        ana_table_add_row(gaps);
+        ana_table_set_u64(gaps, 0, x->ts);
+        ana_table_set_u64(gaps, 1, x->st.largest_hi - x->st.largest_lo);
+        snprintf(b1, sizeof(b1), "0x%" PRIx64, x->st.largest_lo);
+        ana_table_set_str(gaps, 2, b1);
+        ana_table_set_u64(gaps, 3, x->st.free);
+        ana_table_set_u64(gaps, 4, x->st.nr_holes);
+        ana_table_set_u64(gaps, 5, x->st.nr_mappings);
+    }
+    if ((nm = ana_frag_misaligned(im, gran, &mis)) < 0)
+        cli_ana_fail(a, (int)nm);
+    mt = site_table(a, mis, nm, 0);
+    if (first && first->st.largest_hi > first->st.largest_lo &&
+        (no = ana_frag_occupants(im, first->st.largest_lo, first->st.largest_hi, &occ)) < 0)
+        cli_ana_fail(a, (int)no);
+    ot = site_table(a, occ, no, 1);
+
+    if (j) {
+        ana_json_begin_object(j);
+        cli_ana_image_json(a, j, image);
+        ana_json_kv_bool(j, "is_32bit", st.is_32);
+        ana_json_kv_u64(j, "space_lo", st.space_lo);
+        ana_json_kv_u64(j, "space_hi", st.space_hi);
+        ana_json_kv_u64(j, "mappings", st.nr_mappings);
+        ana_json_kv_u64(j, "mapped", st.mapped);
+        ana_json_kv_u64(j, "holes", st.nr_holes);
+        ana_json_kv_u64(j, "free", st.free);
+        ana_json_kv_u64(j, "largest_gap", st.largest_hi - st.largest_lo);
+        ana_json_kv_u64(j, "largest_gap_start", st.largest_lo);
+        ana_json_key(j, "over_time");
+        ana_table_write_json(gaps, j);
+        ana_json_key(j, "misaligned");
+        ana_table_write_json(mt, j);
+        if (first) {
+            ana_json_kv_u64(j, "initial_gap_start", first->st.largest_lo);
+            ana_json_kv_u64(j, "initial_gap_end", first->st.largest_hi);
+        }
+        ana_json_key(j, "initial_gap_occupants");
+        ana_table_write_json(ot, j);
+        ana_json_end_object(j);
+    } else if (a->format == CLI_FMT_CSV) {
+        cli_ana_table(a, mt, stdout, "", image == 0);
+    } else {
+        cli_ana_image_name(a, image, name, sizeof(name));
+        printf("%s: %s address space [0x%" PRIx64 ", 0x%" PRIx64 ")%s\n", name,
+               st.is_32 ? "32-bit" : "64-bit", st.space_lo, st.space_hi,
+               st.is_32 ? "" : " (holes between mappings only)");
+        printf("  %" PRIu64 " mappings, %" PRIu64 " bytes mapped (%s); %" PRIu64
+               " holes, %" PRIu64 " bytes free\n",
+               st.nr_mappings, st.mapped, ana_bytes_format(st.mapped, b1, sizeof(b1)),
+               st.nr_holes, st.free);
+        printf("  largest free gap: %" PRIu64 " bytes (%s) at 0x%" PRIx64 "-0x%" PRIx64 "\n\n",
+               st.largest_hi - st.largest_lo,
+               ana_bytes_format(st.largest_hi - st.largest_lo, b2, sizeof(b2)), st.largest_lo,
+               st.largest_hi);
+        printf("  largest free gap over time (the first row: when tracing began):\n");
+        cli_ana_table(a, gaps, stdout, "    ", true);
+        printf("\n  mappings not aligned to %" PRIu64 " bytes, by stack:\n", gran);
+        if (ana_table_nr_rows(mt))
+            cli_ana_table(a, mt, stdout, "    ", true);
+        else
+            printf("    none\n");
+        if (first) {
+            printf("\n  what fills the gap that was largest when tracing began "
+                   "(0x%" PRIx64 "-0x%" PRIx64 "):\n",
+                   first->st.largest_lo, first->st.largest_hi);
+            if (ana_table_nr_rows(ot))
+                cli_ana_table(a, ot, stdout, "    ", true);
+            else
+                printf("    nothing\n");
+        }
+        putchar('\n');
+    }
+    ana_table_destroy(gaps);
+    ana_table_destroy(mt);
+    ana_table_destroy(ot);
+    free(mis);
+    free(occ);
+}
+
+int cmd_frag(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        CLI_ANA_LONGOPTS,
+        {"at", required_argument, NULL, OPT_AT},
+        {"granularity", required_argument, NULL, OPT_GRAN},
+        {"svg", required_argument, NULL, OPT_SVG},
+        {"intervals", required_argument, NULL, OPT_INTERVALS},
+        {NULL, 0, NULL, 0},
+    };
+    struct ana_time_point at = {.base = ANA_TIME_END};
+    struct ana_scan_options so;
+    struct fmt_trace_counts counts;
+    struct cli_ana a;
+    struct frag f;
+    uint64_t gran = 64 << 10;
+    const char *svg = NULL;
+    char buf[64];
+    int c, rc;
+
+    memset(&f, 0, sizeof(f));
+    f.nr_intervals = 10;
+    cli_ana_init(&a, "frag", 20);
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return CLI_EXIT_OK;
+        case OPT_AT:
+            if (ana_time_parse_point(optarg, &at) || at.base == ANA_TIME_PEAK)
+                cli_usage_error("frag: --at wants a time like 1.5s, 250ms or end-1s, not '%s'",
+                                optarg);
+            break;
+        case OPT_GRAN:
+            if (parse_size(optarg, &gran))
+                cli_usage_error("frag: --granularity wants a size like 4096, 64K or 2M, not '%s'",
+                                optarg);
+            break;
+        case OPT_SVG:
+            svg = optarg;
+            break;
+        case OPT_INTERVALS:
+            f.nr_intervals = (unsigned)cli_ana_number(&a, "intervals", optarg);
+            if (!f.nr_intervals)
+                cli_usage_error("frag: --intervals wants at least 1");
+            break;
+        default:
+            if (!cli_ana_option(&a, c, optarg)) {
+                usage(stderr);
+                cli_usage_error("frag: unknown option '%s'", argv[optind - 1]);
+            }
+        }
+    }
+    cli_ana_open(&a, argc, argv, optind);
+    fmt_reader_counts(a.r, &counts);
+    f.a = &a;
+    f.at = ana_time_resolve(&at, counts.last_ts_ns, counts.last_ts_ns);
+    f.next_interval = 1;
+    ana_vm_init(&f.vm, NULL, NULL);
+    ana_scan_options_init(&so);
+    if (a.progress) {
+        so.progress = cli_ana_progress;
+        so.progress_arg = &a;
+    }
+    rc = ana_scan(a.r, &so, on_event, &f);
+    cli_ana_progress_done(&a);
+    if (rc < 0)
+        cli_ana_fail(&a, rc);
+    take_samples(&f, UINT64_MAX);
+
+    if (a.format == CLI_FMT_JSON) {
+        struct ana_json j;
+
+        ana_json_init(&j, stdout, true);
+        ana_json_begin_object(&j);
+        ana_json_kv_u64(&j, "at_ns", f.at);
+        ana_json_kv_u64(&j, "granularity", gran);
+        ana_json_key(&j, "processes");
+        ana_json_begin_array(&j);
+        for (uint32_t i = 0; i < f.vm.nr_images; i++)
+            if (f.vm.images[i].nr && ana_filter_pid(&a.filter, fmt_reader_image(a.r, i)->pid))
+                report_image(&f, i, gran, &j);
+        ana_json_end_array(&j);
+        ana_json_end_object(&j);
+        if (ana_json_finish(&j))
+            cli_die("frag: cannot write the output");
+    } else {
+        if (a.format == CLI_FMT_TEXT)
+            printf("memscribe frag: %s: at %s, granularity %" PRIu64 " bytes (times in ns below)\n\n",
+                   a.path, ana_time_format(f.at, buf, sizeof(buf)), gran);
+        for (uint32_t i = 0; i < f.vm.nr_images; i++)
+            if (f.vm.images[i].nr && ana_filter_pid(&a.filter, fmt_reader_image(a.r, i)->pid))
+                report_image(&f, i, gran, NULL);
+    }
+    if (svg) {
+        FILE *out = fopen(svg, "w");
+        uint32_t img = UINT32_MAX;
+
+        if (!out)
+            cli_die("frag: %s: %s", svg, strerror(errno));
+        /* The first process shown (use --pid for another). */
+        for (uint32_t i = 0; i < f.vm.nr_images && img == UINT32_MAX; i++)
+            if (f.vm.images[i].nr && ana_filter_pid(&a.filter, fmt_reader_image(a.r, i)->pid))
+                img = i;
+        if (img == UINT32_MAX)
+            cli_die("frag: %s: no mappings to draw", a.path);
+        {
+            char title[300], name[256];
+
+            cli_ana_image_name(&a, img, name, sizeof(name));
+            snprintf(title, sizeof(title), "address space of %s at %s", name,
+                     ana_time_format(f.at, buf, sizeof(buf)));
+            rc = ana_frag_svg(out, &f.vm.images[img], title);
+        }
+        if (fclose(out) != 0 || rc)
+            cli_die("frag: %s: cannot write the map", svg);
+    }
+    ana_vm_release(&f.vm);
+    free(f.v);
+    free(f.started);
+    return cli_ana_close(&a);
+}
