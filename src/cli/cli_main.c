@@ -14,6 +14,8 @@ static const struct cli_command commands[] = {
     {"leaks", cmd_leaks, "blocks still allocated at the end (or at a time), by stack"},
     {"window", cmd_window, "a time window as in WPA: transient and impacting allocations"},
     {"timeline", cmd_timeline, "heap in use, bytes allocated, live blocks and RSS over time"},
+    {"vmem", cmd_vmem, "commit lifetimes of mapped ranges; reserved and committed over time"},
+    {"frag", cmd_frag, "address-space fragmentation: holes, largest gap, misaligned ranges"},
     {"histogram", cmd_histogram, "allocations per power-of-two size class"},
     {"tree", cmd_tree, "call tree with inclusive and self cost, top-down or bottom-up"},
     {"plot", cmd_plot, "SVG plots: heap use over time, log-log size histogram"},
