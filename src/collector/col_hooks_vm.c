@@ -23,8 +23,25 @@ static void col_vm_event(struct col_thread *t, uint8_t kind, uint64_t ts, uint32
                    FMT_ORIGIN_CALL, stack, ts, addr, size, extra, nargs);
 }
 
-static void *col_mmap_common(void *(*real)(void *, size_t, int, int, int, off_t), void *addr,
-                             size_t len, int prot, int flags, int fd, off_t off)
+/* The real mmap or mmap64: they differ on 32-bit targets, where off_t is
+ * 32 bits and mmap64 takes a 64-bit offset. Before dlsym has run: the raw
+ * syscall (mmap2 counts pages on i386). */
+static void *col_real_mmap(int use64, void *addr, size_t len, int prot, int flags, int fd,
+                           int64_t off)
+{
+    if (use64 && col_real.mmap64)
+        return col_real.mmap64(addr, len, prot, flags, fd, (off64_t)off);
+    if (col_real.mmap)
+        return col_real.mmap(addr, len, prot, flags, fd, (off_t)off);
+#ifdef SYS_mmap2
+    return (void *)syscall(SYS_mmap2, addr, len, prot, flags, fd, (long)(off >> 12));
+#else
+    return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, (long)off);
+#endif
+}
+
+static void *col_mmap_common(int use64, void *addr, size_t len, int prot, int flags, int fd,
+                             int64_t off)
 {
     struct col_thread *t = col_enter();
     uint64_t extra[4] = {(uint64_t)prot, (uint64_t)flags, (uint64_t)(int64_t)fd, (uint64_t)off};
@@ -32,13 +49,10 @@ static void *col_mmap_common(void *(*real)(void *, size_t, int, int, int, off_t)
     uint64_t ts;
     void *p;
 
-    if (!t) {
-        if (real)
-            return real(addr, len, prot, flags, fd, off);
-        return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
-    }
+    if (!t)
+        return col_real_mmap(use64, addr, len, prot, flags, fd, off);
     stack = col_stack_get(t);
-    p = real(addr, len, prot, flags, fd, off);
+    p = col_real_mmap(use64, addr, len, prot, flags, fd, off);
     ts = col_stamp(t);
     col_vm_event(t, FMT_EV_MMAP, ts, stack, p == MAP_FAILED, 0,
                  p == MAP_FAILED ? 0 : (uint64_t)(uintptr_t)p, len, extra, 4);
@@ -49,13 +63,12 @@ static void *col_mmap_common(void *(*real)(void *, size_t, int, int, int, off_t)
 
 COL_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-    return col_mmap_common(col_real.mmap, addr, len, prot, flags, fd, off);
+    return col_mmap_common(0, addr, len, prot, flags, fd, off);
 }
 
-COL_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+COL_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
 {
-    return col_mmap_common(col_real.mmap64 ? col_real.mmap64 : col_real.mmap, addr, len, prot,
-                           flags, fd, off);
+    return col_mmap_common(1, addr, len, prot, flags, fd, off);
 }
 
 COL_EXPORT int munmap(void *addr, size_t len)

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/syscall.h>
 #include <time.h>
 
 #include "format/fmt_shm.h"
@@ -40,7 +41,7 @@ struct col_real {
     void *(*valloc)(size_t);
     void *(*pvalloc)(size_t);
     void *(*mmap)(void *, size_t, int, int, int, off_t);
-    void *(*mmap64)(void *, size_t, int, int, int, off_t);
+    void *(*mmap64)(void *, size_t, int, int, int, off64_t);
     int (*munmap)(void *, size_t);
     void *(*mremap)(void *, size_t, size_t, int, ...);
     int (*mprotect)(void *, size_t, int);
@@ -108,12 +109,26 @@ extern _Atomic int col_modules_dirty;
 #define COL_MODULE_WATCH 1024
 #define COL_MODULE_POLL_MASK 0xffffu
 
+extern int col_clock_tsc; /* MEMSCRIBE_CLOCK=tsc: times are rdtsc ticks */
+
+/* The time stamp of an event: rdtsc when the recorder chose it (the kernel
+ * itself runs on a stable TSC; 9 ns against 21 for the vDSO clock), else
+ * CLOCK_MONOTONIC in ns. */
+static inline uint64_t col_now(void)
+{
+    struct timespec ts;
+
+    if (COL_LIKELY(col_clock_tsc))
+        return __builtin_ia32_rdtsc();
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* col_state.c */
 struct col_thread *col_enter_slow(struct col_thread *t);
 void col_init(void);
 void col_turn_off(const char *why, int err);
 void col_count_drop(struct col_thread *t);
-uint64_t col_now(void);
 void col_say(const char *msg, int err);
 
 /* Enter a hook: the thread's state if the call is to be recorded, or NULL
@@ -227,6 +242,14 @@ void col_sud_thread_start(struct col_thread *t);
  * collector's own mappings, which that snapshot leaves out. */
 void col_maps_snapshot(struct col_thread *t);
 void col_maps_note_own(const void *p, size_t len);
+
+/* The raw mmap syscall for offset-0 mappings: i386's SYS_mmap takes a
+ * pointer to its arguments; mmap2 takes them in registers. */
+#ifdef SYS_mmap2
+#define COL_SYS_MMAP SYS_mmap2
+#else
+#define COL_SYS_MMAP SYS_mmap
+#endif
 
 /* Private anonymous memory by raw syscall, never through our own hook. */
 void *col_sys_mmap(size_t len);

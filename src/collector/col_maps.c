@@ -121,7 +121,7 @@ static void col_maps_line(struct col_thread *t, uint64_t ts, const char *s, cons
 void col_maps_snapshot(struct col_thread *t)
 {
     /* Not col_sys_mmap: this buffer is gone before anyone looks. */
-    long p = syscall(SYS_mmap, 0L, (long)COL_MAPS_BUF, (long)(PROT_READ | PROT_WRITE),
+    long p = syscall(COL_SYS_MMAP, 0L, (long)COL_MAPS_BUF, (long)(PROT_READ | PROT_WRITE),
                      (long)(MAP_PRIVATE | MAP_ANONYMOUS), -1L, 0L);
     char *buf = (char *)p;
     size_t have = 0;

@@ -121,7 +121,7 @@ static int col_segment_new(uint32_t index, uint16_t kind)
         return -1;
     if (ftruncate(fd, (off_t)size) != 0)
         goto fail;
-    p = syscall(SYS_mmap, 0L, (long)size, (long)(PROT_READ | PROT_WRITE), (long)MAP_SHARED,
+    p = syscall(COL_SYS_MMAP, 0L, (long)size, (long)(PROT_READ | PROT_WRITE), (long)MAP_SHARED,
                 (long)fd, 0L);
     if (p < 0 && p > -4096) {
         errno = (int)-p;
@@ -138,6 +138,7 @@ static int col_segment_new(uint32_t index, uint16_t kind)
     h->stream_id = col_proc->stream_id;
     h->segment_index = index;
     h->max_frames = col_depth;
+    h->clock_tsc = (uint32_t)col_clock_tsc;
     if (index == 0)
         col_segment_info(h);
     for (uint32_t i = 0; i < COL_RINGS_PER_SEGMENT; i++) {

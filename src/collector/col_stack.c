@@ -2,8 +2,41 @@
 /* Call stacks: unwound with libunwind's unw_backtrace (right through code
  * without frame pointers, NOTES.md) and interned per process so each
  * distinct stack crosses to the recorder once, as a STACK record. */
+#ifdef COL_UNWIND_LIBGCC
+/* The i386 collector: no 32-bit libunwind in Debian's multilib, so libgcc's
+ * unwinder, linked statically (-static-libgcc): it reads .eh_frame_hdr
+ * through dl_iterate_phdr and does not allocate. Slower (~2 us a stack,
+ * NOTES.md), but right through code without frame pointers. */
+#include <stdint.h>
+#include <unwind.h>
+
+struct col_unw_state {
+    void **buf;
+    int n, max;
+};
+
+static _Unwind_Reason_Code col_unw_step(struct _Unwind_Context *ctx, void *arg)
+{
+    struct col_unw_state *s = arg;
+    uintptr_t ip = (uintptr_t)_Unwind_GetIP(ctx);
+
+    if (s->n >= s->max || !ip)
+        return _URC_END_OF_STACK;
+    s->buf[s->n++] = (void *)ip;
+    return _URC_NO_REASON;
+}
+
+static int unw_backtrace(void **buf, int max)
+{
+    struct col_unw_state s = {buf, 0, max};
+
+    _Unwind_Backtrace(col_unw_step, &s);
+    return s.n;
+}
+#else
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
+#endif
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -62,9 +95,9 @@ int col_stack_init(void)
  * fresh zero pages over the old ones drops the parent's copy at once. */
 void col_stack_reset(void)
 {
-    syscall(SYS_mmap, (long)col_table, (long)COL_TABLE_BYTES, (long)(PROT_READ | PROT_WRITE),
+    syscall(COL_SYS_MMAP, (long)col_table, (long)COL_TABLE_BYTES, (long)(PROT_READ | PROT_WRITE),
             (long)(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED), -1L, 0L);
-    syscall(SYS_mmap, (long)col_arena, (long)COL_ARENA_BYTES, (long)(PROT_READ | PROT_WRITE),
+    syscall(COL_SYS_MMAP, (long)col_arena, (long)COL_ARENA_BYTES, (long)(PROT_READ | PROT_WRITE),
             (long)(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED), -1L, 0L);
     atomic_store(&col_arena_top, 0);
     atomic_store(&col_next_id, 1);
@@ -172,6 +205,10 @@ uint32_t col_stack_intern(struct col_thread *t, const uint64_t *f, uint32_t n)
  * program) are dropped. */
 uint32_t col_stack_from_context(struct col_thread *t, void *uc)
 {
+#ifdef COL_UNWIND_LIBGCC
+    (void)t, (void)uc;
+    return 0; /* dispatch runs on x86-64 only */
+#else
     uint64_t f[FMT_SHM_MAX_DEPTH];
     unw_cursor_t c;
     uint32_t n = 0;
@@ -187,6 +224,7 @@ uint32_t col_stack_from_context(struct col_thread *t, void *uc)
             f[n++] = ip;
     } while (n < col_depth && unw_step(&c) > 0);
     return n ? col_stack_intern(t, f, n) : 0;
+#endif
 }
 
 uint32_t col_stack_get(struct col_thread *t)
@@ -203,5 +241,15 @@ uint32_t col_stack_get(struct col_thread *t)
         return 0;
     if ((uint32_t)n > col_depth)
         n = (int)col_depth;
+#if UINTPTR_MAX == UINT64_MAX
     return col_stack_intern(t, (const uint64_t *)(void *)(buf + skip), (uint32_t)n);
+#else
+    {
+        uint64_t wide[FMT_SHM_MAX_DEPTH + 4];
+
+        for (int i = 0; i < n; i++)
+            wide[i] = (uint64_t)(uintptr_t)buf[skip + i];
+        return col_stack_intern(t, wide, (uint32_t)n);
+    }
+#endif
 }

@@ -22,20 +22,13 @@ uint32_t col_depth = FMT_SHM_DEFAULT_DEPTH;
 int col_no_follow;
 int col_free_stacks;
 int col_glibc_malloc;
+int col_clock_tsc;
 
 /* Generations count process streams; kept outside the wiped page so a
  * forked child continues the count and never reuses its parent's value. */
 static uint32_t col_gen_counter;
 static int col_started_once;
 static pthread_key_t col_exit_key;
-
-uint64_t col_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 pid_t col_gettid(void)
 {
@@ -44,7 +37,7 @@ pid_t col_gettid(void)
 
 void *col_sys_mmap(size_t len)
 {
-    long p = syscall(SYS_mmap, 0L, (long)len, (long)(PROT_READ | PROT_WRITE),
+    long p = syscall(COL_SYS_MMAP, 0L, (long)len, (long)(PROT_READ | PROT_WRITE),
                      (long)(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE), -1L, 0L);
 
     if (p < 0 && p > -4096)
@@ -189,6 +182,8 @@ void col_init(void)
     col_no_follow = s && *s == '1';
     if (col_no_follow)
         col_strip_preload();
+    s = getenv(FMT_SHM_ENV_CLOCK);
+    col_clock_tsc = s && !strcmp(s, "tsc");
     s = getenv("MEMSCRIBE_FREE_STACKS");
     col_free_stacks = s && *s == '1';
 
