@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/rec_class.h"
 #include "cli/rec_internal.h"
 #include "cli/rec_proc.h"
 
@@ -50,6 +51,10 @@ static void print_help(void)
            "      --no-follow    trace only CMD's own image: no exec'd programs,\n"
            "                     no forked children\n"
            "  -q, --quiet        no summary on stderr\n"
+           "      --vm-precise   also record the mappings libc, ld.so and pthread_create\n"
+           "                     make themselves (Syscall User Dispatch; default off,\n"
+           "                     README: Cost)\n"
+           "      --no-vm-precise  only the public mmap/munmap/... calls (default)\n"
            "  -h, --help         this text\n"
            "\n"
            "environment:\n"
@@ -154,7 +159,8 @@ int cmd_record(int argc, char **argv)
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'}, {"depth", required_argument, NULL, 'd'},
         {"no-follow", no_argument, NULL, 'n'},    {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},         {"vm-precise", no_argument, NULL, 'V'},
+        {"no-vm-precise", no_argument, NULL, 'W'}, {NULL, 0, NULL, 0},
     };
     const char *out_path = NULL;
     uint32_t depth = FMT_SHM_DEFAULT_DEPTH;
@@ -192,6 +198,11 @@ int cmd_record(int argc, char **argv)
         case 'q':
             quiet = 1;
             break;
+        case 'V':
+        case 'W':
+            /* The collector reads it (col_sud.c); the program inherits it. */
+            setenv("MEMSCRIBE_VM_PRECISE", opt == 'V' ? "1" : "0", 1);
+            break;
         case 'h':
             print_help();
             return CLI_EXIT_OK;
@@ -206,7 +217,7 @@ int cmd_record(int argc, char **argv)
         cli_die("record: %s: not found on PATH", argv[optind]);
     if (rec_check_program(prog, msg, sizeof(msg)) != 0)
         cli_die("record: %s", msg);
-    collector = rec_collector_path();
+    collector = rec_collector_for(rec_collector_path(), prog);
 
     s.start_mono_ns = rec_now();
     s.recorder_pid = (uint32_t)getpid();

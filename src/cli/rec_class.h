@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+/* Which collector a program needs: the i386 build for 32-bit ELF files. */
+#ifndef REC_CLASS_H
+#define REC_CLASS_H
+
+/* collector is the x86-64 libmemscribe.so (malloc'd). For a 32-bit ELF
+ * program, returns <dir of collector>/i386/libmemscribe.so if it exists
+ * (and frees collector); otherwise returns collector unchanged. A script
+ * is judged by its interpreter (#!). Never fails: an unreadable program is
+ * left to the loader. */
+char *rec_collector_for(char *collector, const char *prog);
+
+#endif
