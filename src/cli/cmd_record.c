@@ -27,14 +27,6 @@ extern char **environ;
 
 static volatile pid_t rec_forward_pid;
 
-static uint64_t rec_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void print_help(void)
 {
     printf("usage: memscribe record [-o FILE] [--depth N] [--no-follow] [--quiet] [--] CMD [ARGS...]\n"
@@ -61,6 +53,8 @@ static void print_help(void)
            "  MEMSCRIBE_COLLECTOR    path of libmemscribe.so (default:\n"
            "                         <dir of memscribe>/../lib/memscribe/libmemscribe.so)\n"
            "  MEMSCRIBE_FREE_STACKS  1: record a stack for each free() too (slower)\n"
+           "  MEMSCRIBE_CLOCK        tsc or monotonic: how events are stamped (default: tsc\n"
+           "                         when the kernel's clocksource is a stable TSC)\n"
            "Set for the traced program (do not set them yourself): LD_PRELOAD,\n"
            "MEMSCRIBE_SOCKET, MEMSCRIBE_DEPTH, MEMSCRIBE_NO_FOLLOW.\n",
            FMT_SHM_MAX_DEPTH, FMT_SHM_DEFAULT_DEPTH);
@@ -107,7 +101,8 @@ static char *rec_collector_path(void)
 
 /* The environment for the program: ours, with the collector first in
  * LD_PRELOAD and the protocol variables set. */
-static char **rec_build_env(const char *collector, const char *sock, uint32_t depth, int no_follow)
+static char **rec_build_env(const char *collector, const char *sock, uint32_t depth, int no_follow,
+                            int tsc)
 {
     size_t n = 0, k = 0;
     char **env;
@@ -115,19 +110,21 @@ static char **rec_build_env(const char *collector, const char *sock, uint32_t de
 
     while (environ[n])
         n++;
-    env = calloc(n + 5, sizeof(*env));
+    env = calloc(n + 6, sizeof(*env));
     if (!env)
         cli_die("record: out of memory");
     for (size_t i = 0; i < n; i++)
         if (strncmp(environ[i], "LD_PRELOAD=", 11) && strncmp(environ[i], FMT_SHM_ENV_SOCKET "=", sizeof(FMT_SHM_ENV_SOCKET)) &&
             strncmp(environ[i], FMT_SHM_ENV_DEPTH "=", sizeof(FMT_SHM_ENV_DEPTH)) &&
-            strncmp(environ[i], FMT_SHM_ENV_NO_FOLLOW "=", sizeof(FMT_SHM_ENV_NO_FOLLOW)))
+            strncmp(environ[i], FMT_SHM_ENV_NO_FOLLOW "=", sizeof(FMT_SHM_ENV_NO_FOLLOW)) &&
+            strncmp(environ[i], FMT_SHM_ENV_CLOCK "=", sizeof(FMT_SHM_ENV_CLOCK)))
             env[k++] = environ[i];
     if (asprintf(&env[k++], "LD_PRELOAD=%s%s%s", collector, old_preload && *old_preload ? ":" : "",
                  old_preload ? old_preload : "") < 0 ||
         asprintf(&env[k++], "%s=%s", FMT_SHM_ENV_SOCKET, sock) < 0 ||
         asprintf(&env[k++], "%s=%u", FMT_SHM_ENV_DEPTH, depth) < 0 ||
-        asprintf(&env[k++], "%s=%d", FMT_SHM_ENV_NO_FOLLOW, no_follow) < 0)
+        asprintf(&env[k++], "%s=%d", FMT_SHM_ENV_NO_FOLLOW, no_follow) < 0 ||
+        asprintf(&env[k++], "%s=%s", FMT_SHM_ENV_CLOCK, tsc ? "tsc" : "monotonic") < 0)
         cli_die("record: out of memory");
     env[k] = NULL;
     return env;
@@ -139,8 +136,8 @@ static void rec_free_env(char **env)
 
     while (env[n])
         n++;
-    /* Our four settings are the last entries; the rest belong to environ. */
-    for (size_t i = n >= 4 ? n - 4 : 0; i < n; i++)
+    /* Our five settings are the last entries; the rest belong to environ. */
+    for (size_t i = n >= 5 ? n - 5 : 0; i < n; i++)
         free(env[i]);
     free(env);
 }
@@ -219,7 +216,8 @@ int cmd_record(int argc, char **argv)
         cli_die("record: %s", msg);
     collector = rec_collector_for(rec_collector_path(), prog);
 
-    s.start_mono_ns = rec_now();
+    rec_clock_init(&s.clock);
+    s.start_mono_ns = s.clock.mono0;
     s.recorder_pid = (uint32_t)getpid();
     lfd = rec_socket_open(sock, sizeof(sock));
     if (lfd < 0)
@@ -227,7 +225,7 @@ int cmd_record(int argc, char **argv)
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
         cli_warn("record: cannot become a subreaper (%s); orphaned children may be missed",
                  strerror(errno));
-    env = rec_build_env(collector, sock, depth, no_follow);
+    env = rec_build_env(collector, sock, depth, no_follow, s.clock.tsc);
     pid = rec_spawn(prog, argv + optind, env, &go_fd, &err_fd);
     if (pid < 0)
         cli_die("record: cannot start %s: %s", prog, strerror(errno));
@@ -298,15 +296,15 @@ int cmd_record(int argc, char **argv)
         cli_warn("record: cannot run %s: %s", prog, strerror(exec_err));
     close(err_fd);
 
-    last_flush = rec_now();
+    last_flush = rec_clock_now(&s.clock);
     for (;;) {
-        uint64_t now = rec_now(), limit, before = s.nr_copied;
+        uint64_t now = rec_clock_now(&s.clock), limit, before = s.nr_copied;
         int no_children;
 
         rec_socket_accept_all(&s, lfd, now, &nr_bad_hellos);
         limit = rec_merge_watermark(&s, now);
         no_children = rec_reap(&st);
-        rec_check_exits(&s, &st, rec_now());
+        rec_check_exits(&s, &st, rec_clock_now(&s.clock));
         rec_merge_emit(&s, limit);
         rec_sample_rss(&s, now, REC_RSS_PERIOD_NS);
         if (now - last_flush > REC_FLUSH_PERIOD_NS && s.write_err == 0) {
@@ -330,9 +328,9 @@ int cmd_record(int argc, char **argv)
         }
     }
     rec_forward_pid = 0;
-    rec_socket_accept_all(&s, lfd, rec_now(), &nr_bad_hellos);
+    rec_socket_accept_all(&s, lfd, rec_clock_now(&s.clock), &nr_bad_hellos);
     for (uint32_t i = 0; i < s.nr_images; i++)
-        rec_stream_close(&s, s.images[i], 0, 0, rec_now());
+        rec_stream_close(&s, s.images[i], 0, 0, rec_clock_now(&s.clock));
     rec_merge_emit(&s, UINT64_MAX);
     close(lfd);
     if (s.write_err == 0) {

@@ -25,6 +25,22 @@
 
 struct rec_image;
 
+/* rec_clock.c: every time the recorder handles is CLOCK_MONOTONIC ns;
+ * collector times in TSC ticks are turned into it as they are copied. */
+struct rec_clock {
+    int tsc;              /* the collector stamps with rdtsc */
+    uint64_t tsc0, mono0; /* a tick and the ns it was read at */
+    double ns_per_tick;
+};
+
+/* Decide on the clock (MEMSCRIBE_CLOCK=tsc|monotonic overrides) and, for
+ * the TSC, calibrate it (10 ms). */
+void rec_clock_init(struct rec_clock *c);
+/* Now, in ns. */
+uint64_t rec_clock_now(const struct rec_clock *c);
+/* A collector time in ns: t itself, or ticks converted when is_tsc. */
+uint64_t rec_clock_ns(const struct rec_clock *c, uint64_t t, int is_tsc);
+
 /* One ring of a traced process, as the recorder drains it. Records with a
  * time are copied into buf (a FIFO) and wait there for the watermark. */
 struct rec_ring {
@@ -55,6 +71,7 @@ struct rec_image {
     int how;   /* enum fmt_start */
     int pidfd; /* -1 if none */
     int open;  /* still producing: constrains the watermark */
+    int clock_tsc; /* its times are TSC ticks */
     uint32_t nr_segs;
     struct {
         void *base;
@@ -85,6 +102,7 @@ struct rec_synth {
 
 struct rec_session {
     struct fmt_writer *w;
+    struct rec_clock clock;
     int write_err; /* first writer error (-errno), then events are counted, not written */
     uint64_t start_mono_ns;
     uint32_t recorder_pid;

@@ -82,6 +82,9 @@ uint64_t rec_merge_watermark(struct rec_session *s, uint64_t now_ns)
             uint64_t p = atomic_load_explicit(&r->ctl->pending, memory_order_acquire);
             uint64_t bound;
 
+            if (p > FMT_SHM_PENDING_MARKER)
+                p = rec_clock_ns(&s->clock, p, img->clock_tsc);
+
             if (p == 0) {
                 r->seen_pending = 0;
                 r->pending_dead = 0;

@@ -136,6 +136,7 @@ int rec_stream_attach(struct rec_session *s, const struct fmt_shm_hello *hello, 
 {
     struct fmt_shm_header *h = seg;
     struct rec_image *img;
+    uint64_t hello_ns;
     int rc;
 
     if (hello->magic != FMT_SHM_HELLO_MAGIC || hello->version != FMT_SHM_VERSION)
@@ -143,9 +144,10 @@ int rec_stream_attach(struct rec_session *s, const struct fmt_shm_hello *hello, 
     rc = rec_check_segment(hello, seg, size);
     if (rc)
         return rc;
+    hello_ns = rec_clock_ns(&s->clock, hello->ts_ns, h->clock_tsc != 0);
     if (hello->kind == FMT_SHM_HELLO_SEGMENT) {
         img = rec_stream_find_id(s, hello->stream_id);
-        if (!img || hello->segment_index != img->nr_segs)
+        if (!img || hello->segment_index != img->nr_segs || img->clock_tsc != (h->clock_tsc != 0))
             return -EPROTO;
         if (pidfd >= 0)
             close(pidfd);
@@ -167,7 +169,7 @@ int rec_stream_attach(struct rec_session *s, const struct fmt_shm_hello *hello, 
                 old->pidfd = -1;
             }
             /* It ended when the new image began, not when we noticed. */
-            rec_stream_close(s, old, 0, 0, hello->ts_ns);
+            rec_stream_close(s, old, 0, 0, hello_ns);
         }
         if (s->nr_images == s->cap_images) {
             uint32_t cap = s->cap_images ? s->cap_images * 2 : 8;
@@ -188,8 +190,9 @@ int rec_stream_attach(struct rec_session *s, const struct fmt_shm_hello *hello, 
         img->how = how;
         img->pidfd = pidfd;
         img->open = 1;
+        img->clock_tsc = h->clock_tsc != 0;
         s->images[s->nr_images++] = img;
-        rec_queue_start(s, img, h, hello->ts_ns);
+        rec_queue_start(s, img, h, hello_ns);
     } else {
         return -EPROTO;
     }
@@ -399,10 +402,12 @@ static void rec_ring_drain(struct rec_session *s, struct rec_ring *r)
                 rec_ring_turn_off(r);
                 continue;
             }
-            /* A stream's times never go back; clamp a scribbled one. */
+            /* In ns from here on; a stream's times never go back, so a
+             * scribbled one is clamped. */
             {
                 uint64_t *ts = rec_record_ts(r->buf + r->buf_len - len);
 
+                *ts = rec_clock_ns(&s->clock, *ts, r->img->clock_tsc);
                 if (*ts < r->last_ts)
                     *ts = r->last_ts;
                 r->last_ts = *ts;

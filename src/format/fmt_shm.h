@@ -20,6 +20,7 @@
 #define FMT_SHM_ENV_SOCKET "MEMSCRIBE_SOCKET"       /* abstract socket name, without the NUL */
 #define FMT_SHM_ENV_DEPTH "MEMSCRIBE_DEPTH"         /* frames per stack, default 64 */
 #define FMT_SHM_ENV_NO_FOLLOW "MEMSCRIBE_NO_FOLLOW" /* "1": trace only the first image */
+#define FMT_SHM_ENV_CLOCK "MEMSCRIBE_CLOCK"         /* "tsc": stamp with rdtsc, not CLOCK_MONOTONIC */
 
 #define FMT_SHM_DEFAULT_DEPTH 64
 #define FMT_SHM_MAX_DEPTH 256
@@ -42,7 +43,7 @@ struct fmt_shm_hello {
     uint32_t segment_index; /* 0 for the first segment of a stream */
     uint32_t reserved;
     uint64_t stream_id; /* random per process image; ties segments together */
-    uint64_t ts_ns;     /* CLOCK_MONOTONIC when the stream started */
+    uint64_t ts_ns;     /* when the stream started (the segment's clock) */
 };
 
 /* The segment: a header page, then nr_rings control blocks, then the ring
@@ -62,7 +63,7 @@ struct fmt_shm_header {
     uint32_t segment_index;
     uint32_t max_frames;
     _Atomic uint32_t recorder_pid; /* set by the recorder once it maps the segment */
-    uint32_t reserved;
+    uint32_t clock_tsc; /* 1: every time in this segment is in TSC ticks, 0: in ns */
     _Atomic uint64_t nr_dropped; /* events the collector could not record */
     /* Segment 0 only: the program's path and NUL-separated argv (possibly
      * cut short), at FMT_SHM_INFO_OFFSET, the path first. The process may
