@@ -4,7 +4,7 @@
 # on recordings of the demo and of heaptrack comparison programs.
 set(ANA_UNIT ${PROJECT_SOURCE_DIR}/tests/unit)
 # test_ana_sym_* belong to the symbolizer (tests/symbolize.cmake).
-foreach(name test_ana_json test_ana_model test_ana_window)
+foreach(name test_ana_json test_ana_model test_ana_window test_ana_pmodel)
   if(EXISTS ${ANA_UNIT}/${name}.c)
     ms_unit_test(${name} ${ANA_UNIT}/${name}.c LIBS ms_analysis ms_format)
   endif()

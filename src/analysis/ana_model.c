@@ -13,29 +13,17 @@
 #include <string.h>
 
 #include "analysis/ana_map.h"
+#include "analysis/ana_model_internal.h"
 
-struct ana_thread_state {
-    uint64_t last_serial; /* the thread's latest allocation */
-    uint64_t seq;         /* allocations the thread made */
-    uint32_t tid;
-};
+/* In partial mode the range's highest heap delta starts below any. */
+#define PARTIAL_PEAK_START ((uint64_t)INT64_MIN)
 
-struct ana_model {
-    struct ana_model_options opt;
-    struct ana_scope *images;
-    uint32_t nr_images;
-    struct ana_scope total;
-    struct ana_site *sites;
-    uint32_t nr_sites;
-    struct ana_thread_state *threads;
-    uint32_t nr_threads;
-    struct ana_map blocks; /* serial -> struct ana_block */
-};
-
-static void scope_init(struct ana_scope *s, uint32_t image)
+static void scope_init(struct ana_scope *s, uint32_t image, bool partial)
 {
     memset(s, 0, sizeof(*s));
     s->image = image;
+    if (partial)
+        s->peak = PARTIAL_PEAK_START;
 }
 
 int ana_model_create(struct ana_model **out, const struct ana_model_options *opt)
@@ -48,9 +36,25 @@ int ana_model_create(struct ana_model **out, const struct ana_model_options *opt
         m->opt = *opt;
     if (m->opt.temporary_threshold)
         m->opt.keep_blocks = true;
-    scope_init(&m->total, UINT32_MAX);
+    scope_init(&m->total, UINT32_MAX, false);
     ana_map_init(&m->blocks, sizeof(struct ana_block));
     *out = m;
+    return 0;
+}
+
+int ana_model_create_partial(struct ana_model **out, const struct ana_model_options *opt)
+{
+    int rc = ana_model_create(out, opt);
+
+    if (rc)
+        return rc;
+    /* Partial replays serve the heaptrack rule only (no blocks kept). */
+    if ((*out)->opt.keep_blocks) {
+        ana_model_destroy(*out);
+        return -EINVAL;
+    }
+    (*out)->partial = true;
+    scope_init(&(*out)->total, UINT32_MAX, true);
     return 0;
 }
 
@@ -61,12 +65,13 @@ void ana_model_destroy(struct ana_model *m)
     free(m->images);
     free(m->sites);
     free(m->threads);
+    free(m->cands);
+    free(m->rss);
     ana_map_release(&m->blocks);
     free(m);
 }
 
-/* Grow an array of elem-sized items to hold index i, zero-filling. */
-static int grow_to(void **arr, uint32_t *nr, uint32_t i, size_t elem)
+int ana_model_grow(void **arr, uint32_t *nr, uint32_t i, size_t elem)
 {
     if (i < *nr)
         return 0;
@@ -88,10 +93,10 @@ static struct ana_scope *get_image_slow(struct ana_model *m, uint32_t image)
 {
     uint32_t old = m->nr_images;
 
-    if (grow_to((void **)&m->images, &m->nr_images, image, sizeof(*m->images)))
+    if (ana_model_grow((void **)&m->images, &m->nr_images, image, sizeof(*m->images)))
         return NULL;
     for (uint32_t i = old; i < m->nr_images; i++)
-        scope_init(&m->images[i], i);
+        scope_init(&m->images[i], i, m->partial);
     return &m->images[image];
 }
 
@@ -106,7 +111,7 @@ static struct ana_site *get_site_slow(struct ana_model *m, uint32_t stack, uint3
 {
     uint32_t old = m->nr_sites;
 
-    if (grow_to((void **)&m->sites, &m->nr_sites, stack, sizeof(*m->sites)))
+    if (ana_model_grow((void **)&m->sites, &m->nr_sites, stack, sizeof(*m->sites)))
         return NULL;
     for (uint32_t i = old; i < m->nr_sites; i++)
         m->sites[i].image = UINT32_MAX;
@@ -127,7 +132,7 @@ static inline struct ana_thread_state *get_thread(struct ana_model *m, uint32_t 
 {
     if (thread < m->nr_threads)
         return &m->threads[thread];
-    if (grow_to((void **)&m->threads, &m->nr_threads, thread, sizeof(*m->threads)))
+    if (ana_model_grow((void **)&m->threads, &m->nr_threads, thread, sizeof(*m->threads)))
         return NULL;
     return &m->threads[thread];
 }
@@ -135,20 +140,28 @@ static inline struct ana_thread_state *get_thread(struct ana_model *m, uint32_t 
 /* Before a site changes: save its live bytes at the latest peaks if it has
  * not changed since them. */
 static inline void touch(struct ana_site *s, const struct ana_scope *img,
-                         const struct ana_scope *all)
+                         const struct ana_scope *all, bool partial)
 {
+    /* A partial model keeps signed deltas (two's complement). */
+    uint64_t v = partial || s->live_bytes > 0 ? (uint64_t)s->live_bytes : 0;
+
     if (s->gen_ < img->gen_) {
-        s->peak_bytes = s->live_bytes > 0 ? (uint64_t)s->live_bytes : 0;
+        s->peak_bytes = v;
         s->gen_ = img->gen_;
     }
     if (s->gen_all_ < all->gen_) {
-        s->peak_all_bytes = s->live_bytes > 0 ? (uint64_t)s->live_bytes : 0;
+        s->peak_all_bytes = v;
         s->gen_all_ = all->gen_;
     }
 }
 
-static inline void heap_sub(struct ana_scope *s, uint64_t size)
+static inline void heap_sub(struct ana_scope *s, uint64_t size, bool partial)
 {
+    if (partial) {
+        s->heap -= size; /* a delta: may wrap below zero */
+        s->live_blocks--;
+        return;
+    }
     /* Blocks are only ended after being started, so this cannot go below
      * zero; saturate anyway rather than wrap on an inconsistent trace. */
     s->heap = s->heap >= size ? s->heap - size : 0;
@@ -163,11 +176,11 @@ static int end_block(struct ana_model *m, struct ana_scope *img, const struct fm
 
     if (!site || !t)
         return -ENOMEM;
-    touch(site, img, &m->total);
+    touch(site, img, &m->total, m->partial);
     site->live_bytes -= (int64_t)ev->ref_size;
     site->live_blocks--;
-    heap_sub(img, ev->ref_size);
-    heap_sub(&m->total, ev->ref_size);
+    heap_sub(img, ev->ref_size, m->partial);
+    heap_sub(&m->total, ev->ref_size, m->partial);
     img->nr_frees++;
     img->freed_bytes += ev->ref_size;
     m->total.nr_frees++;
@@ -179,6 +192,20 @@ static int end_block(struct ana_model *m, struct ana_scope *img, const struct fm
         temporary = b && b->thread == ev->thread &&
                     t->seq - b->seq_ <= m->opt.temporary_threshold;
         ana_map_del(&m->blocks, ev->ref);
+    } else if (m->partial && !t->seq) {
+        /* No allocation by this thread yet in the range: whether the block
+         * was its latest one is known only to the merge. */
+        if (m->nr_cands == m->cap_cands) {
+            size_t n = m->cap_cands ? m->cap_cands * 2 : 64;
+            struct ana_temp_candidate *c = realloc(m->cands, n * sizeof(*c));
+            if (!c)
+                return -ENOMEM;
+            m->cands = c;
+            m->cap_cands = n;
+        }
+        m->cands[m->nr_cands++] = (struct ana_temp_candidate){
+            ev->ref, ev->ref_size, ev->thread, ev->ref_stack, ev->image};
+        temporary = false;
     } else {
         temporary = t->last_serial == ev->ref;
     }
@@ -200,7 +227,7 @@ static int start_block(struct ana_model *m, struct ana_scope *img, const struct 
 
     if (!site || !t)
         return -ENOMEM;
-    touch(site, img, &m->total);
+    touch(site, img, &m->total, m->partial);
     site->nr_allocs++;
     site->alloc_bytes += ev->size;
     site->live_bytes += (int64_t)ev->size;
@@ -232,9 +259,11 @@ static int start_block(struct ana_model *m, struct ana_scope *img, const struct 
     return 0;
 }
 
-static inline void check_peak(struct ana_scope *s, uint64_t ts)
+static inline void check_peak(struct ana_scope *s, uint64_t ts, bool partial)
 {
-    if (s->heap > s->peak) {
+    /* Signed in partial mode, where heap and peak are deltas; the same
+     * for a whole trace, whose heap never reaches 2^63. */
+    if (partial ? (int64_t)s->heap > (int64_t)s->peak : s->heap > s->peak) {
         s->peak = s->heap;
         s->peak_ns = ts;
         s->peak_blocks = s->live_blocks;
@@ -285,6 +314,17 @@ int ana_model_event(struct ana_model *m, const struct fmt_event *ev)
 
     switch (ev->kind) {
     case FMT_EV_RSS:
+        if (m->partial) {
+            if (m->nr_rss == m->cap_rss) {
+                size_t n = m->cap_rss ? m->cap_rss * 2 : 64;
+                struct ana_rss_sample *v = realloc(m->rss, n * sizeof(*v));
+                if (!v)
+                    return -ENOMEM;
+                m->rss = v;
+                m->cap_rss = n;
+            }
+            m->rss[m->nr_rss++] = (struct ana_rss_sample){ev->ts_ns, ev->size, ev->image};
+        }
         m->total.rss = m->total.rss - img->rss + ev->size;
         img->rss = ev->size;
         struct ana_scope *sc[2] = {img, &m->total};
@@ -319,8 +359,8 @@ int ana_model_event(struct ana_model *m, const struct fmt_event *ev)
     if (fmt_kind_is_heap_alloc(ev->kind) && ev->serial && mine &&
         (rc = start_block(m, img, ev)))
         return rc;
-    check_peak(img, ev->ts_ns);
-    check_peak(&m->total, ev->ts_ns);
+    check_peak(img, ev->ts_ns, m->partial);
+    check_peak(&m->total, ev->ts_ns, m->partial);
     return 0;
 }
 
@@ -330,7 +370,7 @@ void ana_model_finish(struct ana_model *m)
         struct ana_site *s = &m->sites[i];
         if (s->image == UINT32_MAX)
             continue;
-        touch(s, &m->images[s->image], &m->total);
+        touch(s, &m->images[s->image], &m->total, m->partial);
     }
 }
 

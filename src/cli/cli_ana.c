@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/ana_pmodel.h"
+#include "analysis/ana_scan.h"
 #include "cli/cli.h"
 
 void cli_ana_init(struct cli_ana *a, const char *cmd, unsigned default_top)
@@ -206,6 +208,51 @@ void cli_ana_fail(struct cli_ana *a, int rc)
     if (rc == -EPROTO || rc == -EIO)
         cli_die("%s: %s", a->cmd, fmt_reader_error(a->r));
     cli_die("%s: %s: %s", a->cmd, a->path, strerror(-rc));
+}
+
+static int model_event(void *arg, const struct fmt_event *ev)
+{
+    return ana_model_event(arg, ev);
+}
+
+struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_options *mo,
+                                uint64_t until_ns)
+{
+    struct ana_model *m;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *jobs = getenv("MEMSCRIBE_JOBS");
+    int rc;
+
+    if (jobs && *jobs)
+        cpus = strtol(jobs, NULL, 10);
+    if (cpus > 1 && ana_pmodel_supported(mo)) {
+        struct ana_pmodel_options po = {
+            .nr_threads = (unsigned)(cpus > 16 ? 16 : cpus),
+            .until_ns = until_ns,
+            .progress = cli_ana_progress,
+            .progress_arg = a,
+        };
+        char err[600] = "";
+        rc = ana_pmodel_build(&m, a->path, mo, &po, err, sizeof(err));
+        cli_ana_progress_done(a);
+        if (rc == -EPROTO || rc == -EIO)
+            cli_die("%s: %s", a->cmd, err[0] ? err : a->path);
+        if (rc)
+            cli_ana_fail(a, rc);
+        return m;
+    }
+    struct ana_scan_options so;
+    if ((rc = ana_model_create(&m, mo)))
+        cli_ana_fail(a, rc);
+    ana_scan_options_init(&so);
+    so.until_ns = until_ns;
+    so.progress = cli_ana_progress;
+    so.progress_arg = a;
+    if ((rc = ana_scan(a->r, &so, model_event, m)))
+        cli_ana_fail(a, rc);
+    cli_ana_progress_done(a);
+    ana_model_finish(m);
+    return m;
 }
 
 int cli_ana_close(struct cli_ana *a)

@@ -13,6 +13,7 @@
 
 #include "analysis/ana_filter.h"
 #include "analysis/ana_json.h"
+#include "analysis/ana_model.h"
 #include "analysis/ana_stacks.h"
 #include "analysis/ana_table.h"
 #include "analysis/ana_tree.h"
@@ -106,6 +107,12 @@ struct cli_tree_metric {
  * must already be sorted (ana_tree_sort). */
 void cli_ana_tree(struct cli_ana *a, const struct ana_tree *t, const struct cli_tree_metric *mets,
                   unsigned nr_mets, bool with_self, FILE *out);
+
+/* Replay the trace (up to until_ns, UINT64_MAX: all) into a finished heap
+ * model: on every CPU in ranges when the options allow (ana_pmodel.h),
+ * else in one pass. MEMSCRIBE_JOBS=N caps the threads. Dies on failure. */
+struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_options *mo,
+                                uint64_t until_ns);
 
 /* Finish output (flush, check for write errors) and free everything. */
 int cli_ana_close(struct cli_ana *a);

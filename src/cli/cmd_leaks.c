@@ -41,11 +41,6 @@ static const struct ana_column block_cols[] = {
     {"thread", "tid", ANA_CELL_U64}, {"stack", "stack", ANA_CELL_LIST},
 };
 
-static int on_event(void *arg, const struct fmt_event *ev)
-{
-    return ana_model_event(arg, ev);
-}
-
 static int by_bytes(const void *x, const void *y, void *arg)
 {
     const struct ana_model *m = arg;
@@ -61,18 +56,9 @@ static int by_bytes(const void *x, const void *y, void *arg)
 static uint64_t find_peak(struct cli_ana *a)
 {
     struct ana_model_options mo = {.filter = &a->filter};
-    struct ana_scan_options so;
-    struct ana_model *m;
-    int rc;
-
-    if ((rc = ana_model_create(&m, &mo)))
-        cli_ana_fail(a, rc);
-    ana_scan_options_init(&so);
-    so.progress = cli_ana_progress;
-    so.progress_arg = a;
-    if ((rc = ana_scan(a->r, &so, on_event, m)))
-        cli_ana_fail(a, rc);
+    struct ana_model *m = cli_ana_model(a, &mo, UINT64_MAX);
     uint64_t t = ana_model_total(m)->peak_ns;
+
     ana_model_destroy(m);
     return t;
 }
@@ -88,7 +74,7 @@ int cmd_leaks(int argc, char **argv)
     struct cli_ana a;
     struct ana_time_point at = {.base = ANA_TIME_END};
     bool all = false;
-    int c, rc;
+    int c;
 
     cli_ana_init(&a, "leaks", 20);
     opterr = 0;
@@ -121,17 +107,7 @@ int cmd_leaks(int argc, char **argv)
     uint64_t t = ana_time_resolve(&at, peak_ns, counts.last_ts_ns);
 
     struct ana_model_options mo = {.filter = &a.filter, .keep_blocks = all};
-    struct ana_model *m;
-    struct ana_scan_options so;
-    if ((rc = ana_model_create(&m, &mo)))
-        cli_ana_fail(&a, rc);
-    ana_scan_options_init(&so);
-    so.until_ns = t;
-    so.progress = cli_ana_progress;
-    so.progress_arg = &a;
-    if ((rc = ana_scan(a.r, &so, on_event, m)))
-        cli_ana_fail(&a, rc);
-    cli_ana_progress_done(&a);
+    struct ana_model *m = cli_ana_model(&a, &mo, t);
 
     struct ana_table *tab;
     char buf[64], name[256];

@@ -357,11 +357,6 @@ static void write_csv(struct report *rp, FILE *out)
     ana_table_destroy(t);
 }
 
-static int on_event(void *arg, const struct fmt_event *ev)
-{
-    return ana_model_event(arg, ev);
-}
-
 int cmd_report(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -370,8 +365,7 @@ int cmd_report(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     struct report rp = {0};
-    struct ana_scan_options so;
-    int c, rc;
+    int c;
 
     cli_ana_init(&rp.a, "report", 10);
     opterr = 0;
@@ -392,15 +386,7 @@ int cmd_report(int argc, char **argv)
     cli_ana_open(&rp.a, argc, argv, optind);
 
     struct ana_model_options mo = {.filter = &rp.a.filter, .temporary_threshold = rp.temp_threshold};
-    if ((rc = ana_model_create(&rp.m, &mo)))
-        cli_ana_fail(&rp.a, rc);
-    ana_scan_options_init(&so);
-    so.progress = cli_ana_progress;
-    so.progress_arg = &rp.a;
-    if ((rc = ana_scan(rp.a.r, &so, on_event, rp.m)))
-        cli_ana_fail(&rp.a, rc);
-    cli_ana_progress_done(&rp.a);
-    ana_model_finish(rp.m);
+    rp.m = cli_ana_model(&rp.a, &mo, UINT64_MAX);
     rp.ids = malloc(((size_t)ana_model_nr_sites(rp.m) + 1) * sizeof(*rp.ids));
     if (!rp.ids)
         cli_die("report: out of memory");

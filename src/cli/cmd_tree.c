@@ -39,11 +39,6 @@ static void usage(FILE *out)
                  "  --top N         children per node (default 10; 0: all)\n" CLI_ANA_USAGE);
 }
 
-static int on_event(void *arg, const struct fmt_event *ev)
-{
-    return ana_model_event(arg, ev);
-}
-
 int cmd_tree(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -60,7 +55,7 @@ int cmd_tree(int argc, char **argv)
     bool bottom_up = false, with_self = true;
     uint32_t depth = 0;
     unsigned sort = 0;
-    int c, rc;
+    int c;
 
     cli_ana_init(&a, "tree", 10);
     opterr = 0;
@@ -96,17 +91,7 @@ int cmd_tree(int argc, char **argv)
     cli_ana_open(&a, argc, argv, optind);
 
     struct ana_model_options mo = {.filter = &a.filter};
-    struct ana_model *m;
-    struct ana_scan_options so;
-    if ((rc = ana_model_create(&m, &mo)))
-        cli_ana_fail(&a, rc);
-    ana_scan_options_init(&so);
-    so.progress = cli_ana_progress;
-    so.progress_arg = &a;
-    if ((rc = ana_scan(a.r, &so, on_event, m)))
-        cli_ana_fail(&a, rc);
-    cli_ana_progress_done(&a);
-    ana_model_finish(m);
+    struct ana_model *m = cli_ana_model(&a, &mo, UINT64_MAX);
 
     /* Several processes: each is a first-level node, as WPA's Process
      * column groups first; the depth limit then counts it too. */

@@ -196,11 +196,6 @@ static void write_tree(struct cli_ana *a, struct ana_window_key *k, long n, bool
     free(labels);
 }
 
-static int model_event(void *arg, const struct fmt_event *ev)
-{
-    return ana_model_event(arg, ev);
-}
-
 static const char *const class_name[ANA_NR_WPA] = {"aifi", "aifo", "aofi", "aofo"};
 
 int cmd_window(int argc, char **argv)
@@ -290,15 +285,7 @@ int cmd_window(int argc, char **argv)
     if (from.base == ANA_TIME_PEAK || to.base == ANA_TIME_PEAK) {
         /* The peak needs a pass over the trace of its own. */
         struct ana_model_options mo = {.filter = &a.filter};
-        struct ana_model *m;
-        if ((rc = ana_model_create(&m, &mo)))
-            cli_ana_fail(&a, rc);
-        struct ana_scan_options so;
-        ana_scan_options_init(&so);
-        so.progress = cli_ana_progress;
-        so.progress_arg = &a;
-        if ((rc = ana_scan(a.r, &so, model_event, m)))
-            cli_ana_fail(&a, rc);
+        struct ana_model *m = cli_ana_model(&a, &mo, UINT64_MAX);
         peak_ns = ana_model_total(m)->peak_ns;
         ana_model_destroy(m);
     }
