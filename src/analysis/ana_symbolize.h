@@ -104,6 +104,12 @@ int ana_sym_add_module(struct ana_sym *s, uint32_t image, const struct fmt_modul
  * over the same range wins. Returns 0, or -ENOENT if no such module. */
 int ana_sym_remove_module(struct ana_sym *s, uint32_t image, uint64_t base);
 
+struct fmt_reader;
+
+/* Add every module of a trace (memscribe/trace.h), in load order, and mark
+ * the unloaded ones. Returns 0 or -ENOMEM. */
+int ana_sym_add_trace_modules(struct ana_sym *s, const struct fmt_reader *r);
+
 /* Resolve one address of `image`. On success *frames points at the frames
  * (innermost inlined first, the physical frame last) and the count (>= 1)
  * is returned; an address in no module gives one frame with module NULL.

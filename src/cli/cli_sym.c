@@ -43,23 +43,8 @@ struct ana_sym *cli_sym_open(const char *cmd, const struct cli_sym_opts *o, cons
 
     if (rc)
         cli_die("%s: symbolizer: %s", cmd, strerror(-rc));
-    /* In load order, so a module loaded later over an unloaded one's range
-     * wins; unloaded modules still name the stacks recorded before. */
-    for (uint32_t i = 0; i < fmt_reader_nr_modules(r); i++) {
-        const struct fmt_module_info *m = fmt_reader_module(r, i);
-
-        rc = ana_sym_add_module(s, m->image, &m->m);
-        if (rc == -EINVAL)
-            continue; /* no segment: its addresses show as "??" */
-        if (rc)
-            cli_die("%s: symbolizer: %s", cmd, strerror(-rc));
-    }
-    for (uint32_t i = 0; i < fmt_reader_nr_modules(r); i++) {
-        const struct fmt_module_info *m = fmt_reader_module(r, i);
-
-        if (m->unloaded)
-            ana_sym_remove_module(s, m->image, m->m.base);
-    }
+    if ((rc = ana_sym_add_trace_modules(s, r)))
+        cli_die("%s: symbolizer: %s", cmd, strerror(-rc));
     return s;
 }
 
