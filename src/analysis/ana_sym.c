@@ -404,11 +404,11 @@ static const char *demangled(struct ana_sym *s, const char *name)
 
 static bool is_sigtramp(const struct sym_module *m, const struct ana_sym_symbol *sym, uint64_t off)
 {
-    /* glibc's x86-64 signal return trampoline. Handlers "return" to its
-     * first byte, so the recorded address is its start and addr - 1 would
+    /* glibc's signal return trampolines. Handlers "return" to their
+     * first byte, so the recorded address is the start and addr - 1 would
      * fall in whatever precedes it. Known by name when .symtab is there,
-     * else by its code. */
-    if (sym && sym->addr == off && !strcmp(sym->name, "__restore_rt"))
+     * else by the code. */
+    if (sym && sym->addr == off && (!strcmp(sym->name, "__restore_rt") || !strcmp(sym->name, "__restore")))
         return true;
     return ana_sym_code_is_sigreturn(&m->code, off);
 }
