@@ -5,7 +5,6 @@
  * Prints, one per line, the mapping events it expects: "KIND ORIGIN
  * addr=0x... size=N FUNCTION", FUNCTION being the function of this program
  * that must appear in the event's stack. vm_every.sh compares. */
-#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>

@@ -1,0 +1,25 @@
+# SPDX-License-Identifier: MIT
+# The whole address space (issue 6): precise capture of every mapping,
+# signals under Syscall User Dispatch, commit lifetimes, 32-bit
+# fragmentation (tests/e2e/vm_*.sh).
+set(VMP ${PROJECT_SOURCE_DIR}/tests/programs)
+
+add_library(vm_plug MODULE ${VMP}/vm_plug_lib.c)
+target_compile_options(vm_plug PRIVATE -O0 -g)
+set_target_properties(vm_plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/programs)
+
+ms_test_program(vm_every ${VMP}/vm_every.c LIBS Threads::Threads dl)
+add_dependencies(vm_every vm_plug)
+ms_test_program(vm_signals ${VMP}/vm_signals.c)
+ms_test_program(vm_reserve ${VMP}/vm_reserve.c)
+
+ms_e2e_test(vm_every vm_every.sh)
+ms_e2e_test(vm_signals vm_signals.sh)
+ms_e2e_test(vm_reserve vm_reserve.sh)
+
+if(MEMSCRIBE_HAVE_M32)
+  ms_test_program(vm_frag32 ${VMP}/vm_frag32.c FLAGS -m32)
+  target_link_options(vm_frag32 PRIVATE -m32)
+  add_dependencies(vm_frag32 memscribe_collector32)
+  ms_e2e_test(vm_frag32 vm_frag32.sh)
+endif()
