@@ -40,14 +40,22 @@ static void *col_real_mmap(int use64, void *addr, size_t len, int prot, int flag
 #endif
 }
 
-static void *col_mmap_common(int use64, void *addr, size_t len, int prot, int flags, int fd,
-                             int64_t off)
+static void *col_mmap_common(const void *ra, int use64, void *addr, size_t len, int prot,
+                             int flags, int fd, int64_t off)
 {
-    struct col_thread *t = col_enter();
+    struct col_thread *t;
     uint64_t extra[4] = {(uint64_t)prot, (uint64_t)flags, (uint64_t)(int64_t)fd, (uint64_t)off};
     uint32_t stack;
     uint64_t ts;
     void *p;
+
+    if (COL_UNLIKELY(col_maps_tool_caller(ra))) {
+        col_thread.sud_sel = COL_SUD_ALLOW; /* nor by dispatch */
+        p = col_real_mmap(use64, addr, len, prot, flags, fd, off);
+        col_thread.sud_sel = col_thread.sud_rearm;
+        return p;
+    }
+    t = col_enter();
 
     if (!t)
         return col_real_mmap(use64, addr, len, prot, flags, fd, off);
@@ -63,20 +71,29 @@ static void *col_mmap_common(int use64, void *addr, size_t len, int prot, int fl
 
 COL_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-    return col_mmap_common(0, addr, len, prot, flags, fd, off);
+    return col_mmap_common(__builtin_return_address(0), 0, addr, len, prot, flags, fd, off);
 }
 
 COL_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
 {
-    return col_mmap_common(1, addr, len, prot, flags, fd, off);
+    return col_mmap_common(__builtin_return_address(0), 1, addr, len, prot, flags, fd, off);
 }
 
 COL_EXPORT int munmap(void *addr, size_t len)
 {
-    struct col_thread *t = col_enter();
+    struct col_thread *t;
     uint32_t stack;
     uint64_t ts;
     int rc;
+
+    /* libunwind's own caches are not the program's (col_maps.c). */
+    if (COL_UNLIKELY(col_maps_tool_caller(__builtin_return_address(0)))) {
+        col_thread.sud_sel = COL_SUD_ALLOW;
+        rc = col_real.munmap ? col_real.munmap(addr, len) : (int)syscall(SYS_munmap, addr, len);
+        col_thread.sud_sel = col_thread.sud_rearm;
+        return rc;
+    }
+    t = col_enter();
 
     if (!t)
         return col_real.munmap ? col_real.munmap(addr, len) : (int)syscall(SYS_munmap, addr, len);

@@ -242,6 +242,8 @@ void col_sud_thread_start(struct col_thread *t);
  * collector's own mappings, which that snapshot leaves out. */
 void col_maps_snapshot(struct col_thread *t);
 void col_maps_note_own(const void *p, size_t len);
+void col_maps_tool_init(void);
+int col_maps_tool_caller(const void *ra); /* a return address in libunwind */
 
 /* The raw mmap syscall for offset-0 mappings: i386's SYS_mmap takes a
  * pointer to its arguments; mmap2 takes them in registers. */

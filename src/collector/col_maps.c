@@ -6,6 +6,7 @@
  * program's. Read with raw syscalls into mmap'd memory (no stdio, no
  * malloc: STYLE.md, Inside a hook). */
 #include <fcntl.h>
+#include <link.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -29,6 +30,42 @@ void col_maps_note_own(const void *p, size_t len)
         return;
     col_own[i].lo = (uintptr_t)p;
     col_own[i].hi = (uintptr_t)p + len;
+}
+
+/* libunwind maps and unmaps its own caches (a thread's at its exit, from a
+ * TLS destructor outside any hook): those calls are the collector's. */
+static uintptr_t col_tool_lo, col_tool_hi;
+
+static int col_find_unwinder(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+
+    (void)size, (void)arg;
+    base = base ? base + 1 : info->dlpi_name;
+    if (!base || strncmp(base, "libunwind", 9))
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        if (!col_tool_lo || lo < col_tool_lo)
+            col_tool_lo = lo;
+        if (lo + ph->p_memsz > col_tool_hi)
+            col_tool_hi = lo + ph->p_memsz;
+    }
+    return 0;
+}
+
+void col_maps_tool_init(void)
+{
+    dl_iterate_phdr(col_find_unwinder, NULL);
+}
+
+int col_maps_tool_caller(const void *ra)
+{
+    return (uintptr_t)ra >= col_tool_lo && (uintptr_t)ra < col_tool_hi;
 }
 
 static int col_maps_is_own(uint64_t lo, uint64_t hi)
