@@ -71,6 +71,9 @@ enum fmt_origin {
 #define FMT_EVF_IN_PLACE 0x0004  /* realloc/mremap kept the address */
 #define FMT_EVF_PARTIAL 0x0008   /* set by the reader: an munmap, mremap or MAP_FIXED
                                     mmap left part of a mapping it touched alive */
+#define FMT_EVF_COLLECTOR 0x0010 /* a snapshot mmap of memscribe's own collector (rings,
+                                    stack tables): it takes address space but is not
+                                    the program's memory */
 
 /* One loaded module (FMT_EV_MODULE_LOAD). Segments let an address be mapped
  * to the module without the file; build_id lets the analyser find the right
