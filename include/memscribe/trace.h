@@ -136,7 +136,10 @@ const struct fmt_module_info *fmt_reader_find_module(const struct fmt_reader *r,
  * stack's depth (which may exceed max), or -EINVAL for an unknown id. */
 int fmt_reader_stack(const struct fmt_reader *r, uint32_t id, uint32_t *image, uint64_t *frames,
                      uint32_t max);
-/* One node: its parent (0 for a root) and return address. 0 or -EINVAL. */
+/* One node: its parent (0 for a root) and return address. 0 or -EINVAL.
+ * The chain of parents is the stack only up to its depth: a stack cut at
+ * the collector's depth limit may be a node under a longer chain (docs/
+ * format.md, "Stacks"); get frames with fmt_reader_stack(). */
 int fmt_reader_stack_node(const struct fmt_reader *r, uint32_t id, uint32_t *parent, uint64_t *addr,
                           uint32_t *image);
 

@@ -47,6 +47,19 @@ static inline void fmt_buf_put_bytes(struct fmt_buf *b, const void *src, size_t 
     b->len += n;
 }
 
+/* A varint split over two columns: its first byte to b, the rest (the
+ * value >> 7, as a varint) to ext. Two byte planes compress better than
+ * one stream mixing low and high bytes (docs/format.md, "Split varint"). */
+static inline void fmt_buf_put_split(struct fmt_buf *b, struct fmt_buf *ext, uint64_t v)
+{
+    if (v < 0x80) {
+        b->data[b->len++] = (uint8_t)v;
+        return;
+    }
+    b->data[b->len++] = (uint8_t)(v | 0x80);
+    fmt_buf_put_varint(ext, v >> 7);
+}
+
 /* Reserve, then append; for cold paths. Return 0 or -ENOMEM. */
 int fmt_buf_add_varint(struct fmt_buf *b, uint64_t v);
 int fmt_buf_add_bytes(struct fmt_buf *b, const void *src, size_t n);
@@ -95,6 +108,21 @@ static inline uint8_t fmt_cur_u8(struct fmt_cur *c)
         return *c->p++;
     c->bad = 1;
     return 0;
+}
+
+/* Read a split varint (fmt_buf_put_split). */
+static inline uint64_t fmt_cur_split(struct fmt_cur *c, struct fmt_cur *ext)
+{
+    uint8_t first = fmt_cur_u8(c);
+
+    if (first < 0x80)
+        return first;
+    uint64_t hi = fmt_cur_varint(ext);
+    if (hi > (UINT64_MAX >> 7)) {
+        ext->bad = 1;
+        return 0;
+    }
+    return (first & 0x7f) | hi << 7;
 }
 
 /* A varint that must fit in 32 bits. */

@@ -53,8 +53,9 @@ enum fmt_column {
     FMT_COL_STRS = 9,
     FMT_COL_FREE_TIME = 10,  /* TIME of FREE events */
     FMT_COL_FREE_STACK = 11, /* STACK of FREE events */
+    FMT_COL_SIZE_HI = 12,    /* SIZE values >> 7 when they do not fit its byte */
 };
-#define FMT_NR_COLUMNS 12 /* ids 1..11 (index 0 unused) */
+#define FMT_NR_COLUMNS 13 /* ids 1..12 (index 0 unused) */
 
 #define FMT_COL_ENC_RAW 0
 #define FMT_COL_ENC_ZSTD 1
@@ -101,6 +102,7 @@ enum fmt_meta_type {
 #define FMT_MAX_CHUNK_EVENTS (1u << 22)
 #define FMT_MAX_STRING (1u << 20)
 #define FMT_MAX_FRAMES 4096
+#define FMT_STACK_MAX_LIMIT 4095 /* a window node's limit fits 12 bits */
 
 static inline void fmt_put_le16(uint8_t *p, uint16_t v)
 {

@@ -3,8 +3,9 @@
  *
  * glibc's tcache hands a thread back the chunk it freed last in the same
  * size class (a LIFO of up to 7 per class), so a model of those LIFOs
- * predicts most allocation addresses exactly; otherwise "right after the previous
- * block" predicts carving from the top chunk. The ADDR column stores the
+ * predicts most allocation addresses exactly; otherwise "right after the
+ * last block that did not come from such a LIFO" predicts carving from the
+ * top chunk. The ADDR column stores the
  * difference to the prediction, which then is mostly zero. Writer and reader
  * run this same code at the same points, per context, reset every chunk. */
 #ifndef FMT_PRED_INTERNAL_H
@@ -17,9 +18,8 @@
 
 /* One tcache-like LIFO of freed addresses per size class. */
 struct fmt_pred {
-    uint64_t gen; /* chunk generation this state belongs to */
-    uint64_t last_addr;
-    uint64_t last_csize;
+    uint64_t gen;        /* chunk generation this state belongs to */
+    uint64_t top;        /* where the next fresh chunk is expected */
     uint32_t nr_started; /* blocks and mappings this context started in the chunk */
     uint8_t nr[FMT_PRED_CLASSES];
     uint64_t bin[FMT_PRED_CLASSES][FMT_PRED_DEPTH];
@@ -39,8 +39,7 @@ static inline void fmt_pred_touch(struct fmt_pred *p, uint64_t gen)
     if (p->gen != gen) {
         for (int i = 0; i < FMT_PRED_CLASSES; i++)
             p->nr[i] = 0;
-        p->last_addr = 0;
-        p->last_csize = 0;
+        p->top = 0;
         p->nr_started = 0;
         p->gen = gen;
     }
@@ -52,27 +51,27 @@ static inline uint64_t fmt_pred_guess(const struct fmt_pred *p, uint64_t size)
 
     if (cls < FMT_PRED_CLASSES && p->nr[cls])
         return p->bin[cls][p->nr[cls] - 1];
-    return p->last_addr + p->last_csize;
+    return p->top;
 }
 
 /* A block of size started at addr: if the class's LIFO holds addr, it was
- * handed out; take it off. */
+ * handed out from there; otherwise it was carved, and the next fresh
+ * chunk is expected right after it. */
 static inline void fmt_pred_start(struct fmt_pred *p, uint64_t addr, uint64_t size)
 {
     uint64_t cls = fmt_pred_csize(size) >> 4;
 
-    p->last_addr = addr;
-    p->last_csize = fmt_pred_csize(size);
-    if (cls >= FMT_PRED_CLASSES)
-        return;
-    for (int i = p->nr[cls]; i-- > 0;) {
-        if (p->bin[cls][i] == addr) {
-            for (int j = i + 1; j < p->nr[cls]; j++)
-                p->bin[cls][j - 1] = p->bin[cls][j];
-            p->nr[cls]--;
-            return;
+    if (cls < FMT_PRED_CLASSES) {
+        for (int i = p->nr[cls]; i-- > 0;) {
+            if (p->bin[cls][i] == addr) {
+                for (int j = i + 1; j < p->nr[cls]; j++)
+                    p->bin[cls][j - 1] = p->bin[cls][j];
+                p->nr[cls]--;
+                return;
+            }
         }
     }
+    p->top = addr + fmt_pred_csize(size);
 }
 
 /* A block of size at addr ended (free, or the old block of a realloc). As

@@ -125,6 +125,7 @@ static int load_chunk(struct fmt_reader *r, uint32_t k)
     r->next_serial = first_serial;
     r->end_serial = first_serial + ch->c.nr_serials;
     r->prev_ts = base_ts;
+    r->prev_stack[0] = r->prev_stack[1] = 0;
     r->ctx = 0;
     r->loaded = 1;
     return 0;
@@ -353,10 +354,13 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
     ev->kind = (uint16_t)kind;
     if ((op & FMT_OP_EXTRA) && (rc = get_extra(r, ev)))
         return rc;
-    uint64_t stack = fmt_cur_varint(&cur[fcol ? FMT_COL_FREE_STACK : FMT_COL_STACK]);
+    uint64_t stack =
+        r->prev_stack[fcol] +
+        (uint64_t)fmt_unzigzag(fmt_cur_varint(&cur[fcol ? FMT_COL_FREE_STACK : FMT_COL_STACK]));
     if (stack > r->nr_nodes)
         return bad_event(r, "reference to an unknown stack");
     ev->stack = (uint32_t)stack;
+    r->prev_stack[fcol] = (uint32_t)stack;
 
     struct fmt_pred *pred = &r->preds[r->ctx];
     fmt_pred_touch(pred, r->pred_gen);
@@ -367,7 +371,7 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
     case FMT_EV_MALLOC:
     case FMT_EV_CALLOC:
     case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC:
-        ev->size = fmt_cur_varint(&cur[FMT_COL_SIZE]);
+        ev->size = fmt_cur_split(&cur[FMT_COL_SIZE], &cur[FMT_COL_SIZE_HI]);
         ev->addr = fmt_pred_guess(pred, ev->size) +
                    (uint64_t)fmt_unzigzag(fmt_cur_varint(&cur[FMT_COL_ADDR]));
         break;
@@ -390,7 +394,7 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
             fmt_pred_end(pred, ev->old_addr, ev->ref_size);
         else
             ev->old_addr = fmt_cur_varint(&cur[FMT_COL_ADDR]);
-        ev->size = fmt_cur_varint(&cur[FMT_COL_SIZE]);
+        ev->size = fmt_cur_split(&cur[FMT_COL_SIZE], &cur[FMT_COL_SIZE_HI]);
         guess = ev->old_addr ? ev->old_addr : fmt_pred_guess(pred, ev->size);
         ev->addr = guess + (uint64_t)fmt_unzigzag(fmt_cur_varint(&cur[FMT_COL_ADDR]));
         break;
@@ -398,7 +402,7 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
     case FMT_EV_PROCESS_START ... FMT_EV_MODULE_UNLOAD:
     case FMT_EV_RSS:
     case FMT_EV_DROPPED:
-        ev->size = fmt_cur_varint(&cur[FMT_COL_SIZE]);
+        ev->size = fmt_cur_split(&cur[FMT_COL_SIZE], &cur[FMT_COL_SIZE_HI]);
         ev->addr = fmt_cur_varint(&cur[FMT_COL_ADDR]);
         break;
     default:

@@ -114,13 +114,14 @@ static int def_stacks(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
     GROW(r, r->nodes, r->nr_nodes, r->cap_nodes, r->nr_nodes + (uint32_t)n + 1, off);
     for (uint64_t i = 0; i < n; i++) {
         uint32_t id = r->nr_nodes + 1;
-        uint64_t dist = fmt_cur_varint(b);
+        uint64_t v = fmt_cur_varint(b);
+        uint64_t dist = v >> 1;
         struct fmt_rnode *node = &r->nodes[id];
+        uint32_t image;
         if (dist == 0) {
-            uint32_t image = fmt_cur_u32(b);
+            image = fmt_cur_u32(b);
             node->addr = fmt_cur_varint(b);
             node->parent = 0;
-            node->image = image;
             if (image >= FMT_MAX_IMAGES)
                 b->bad = 1;
         } else {
@@ -129,11 +130,15 @@ static int def_stacks(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
                 break;
             }
             node->parent = id - (uint32_t)dist;
-            node->image = r->nodes[node->parent].image;
+            image = FMT_RNODE_IMAGE(&r->nodes[node->parent]);
             node->addr = r->nodes[node->parent].addr + (uint64_t)fmt_unzigzag(fmt_cur_varint(b));
         }
+        uint64_t limit = v & 1 ? fmt_cur_varint(b) : 0;
+        if ((v & 1) && (limit == 0 || limit > FMT_STACK_MAX_LIMIT))
+            b->bad = 1;
         if (b->bad)
             break;
+        node->image_limit = image | (uint32_t)limit << 20;
         r->nr_nodes = id;
     }
     if (b->bad)

@@ -475,9 +475,13 @@ int fmt_reader_stack(const struct fmt_reader *r, uint32_t id, uint32_t *image, u
     if (!id || id > r->nr_nodes)
         return -EINVAL;
     if (image)
-        *image = r->nodes[id].image;
+        *image = FMT_RNODE_IMAGE(&r->nodes[id]);
+    /* A window node's stack is the first `limit` frames of its chain. */
+    uint32_t limit = FMT_RNODE_LIMIT(&r->nodes[id]);
+    if (!limit)
+        limit = UINT32_MAX;
     /* Parents have smaller ids (the reader checked), so this ends. */
-    for (uint32_t n = id; n; n = r->nodes[n].parent) {
+    for (uint32_t n = id; n && depth < limit; n = r->nodes[n].parent) {
         if (!r->nodes[n].parent && !r->nodes[n].addr)
             break; /* the root of an empty stack */
         if (depth < max)
@@ -497,7 +501,7 @@ int fmt_reader_stack_node(const struct fmt_reader *r, uint32_t id, uint32_t *par
     if (addr)
         *addr = r->nodes[id].addr;
     if (image)
-        *image = r->nodes[id].image;
+        *image = FMT_RNODE_IMAGE(&r->nodes[id]);
     return 0;
 }
 

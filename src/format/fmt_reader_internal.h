@@ -16,11 +16,16 @@
 #define FMT_MAX_IMAGES (1u << 20)  /* bounds tables a corrupt file could inflate */
 #define FMT_DEFS_PER_FILE_BYTE 256 /* decompressed DEFS bytes per file byte, at most */
 
+/* A stack node. image and limit share a word (images < 2^20, limits <
+ * 2^12) so that tables of millions of nodes stay at 16 bytes a node. */
 struct fmt_rnode {
     uint64_t addr;
     uint32_t parent;
-    uint32_t image;
+    uint32_t image_limit; /* image | limit << 20; limit 0: the whole chain */
 };
+
+#define FMT_RNODE_IMAGE(n) ((n)->image_limit & 0xfffff)
+#define FMT_RNODE_LIMIT(n) ((n)->image_limit >> 20)
 
 /* A context: an image's thread as events name it. */
 struct fmt_rctx {
@@ -111,6 +116,7 @@ struct fmt_reader {
     uint64_t next_serial;
     uint64_t end_serial;
     uint64_t prev_ts;
+    uint32_t prev_stack[2];
     uint32_t ctx;
     uint64_t pred_gen;
     struct fmt_pred *preds;    /* by context id, sized nr_ctxs + 1 */

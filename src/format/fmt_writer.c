@@ -72,7 +72,7 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     w->ctx_hash = calloc(w->ctx_mask + 1, sizeof(*w->ctx_hash));
     if (!w->cctx || !w->ctxs || !w->preds || !w->ctx_hash)
         goto fail;
-    if ((rc = fmt_wlive_init(&w->live)) || (rc = fmt_wstack_init(&w->stacks)))
+    if ((rc = fmt_wlive_init(&w->live)) || (rc = fmt_wstack_init(&w->stacks, info->stack_depth)))
         goto fail;
     for (int i = 0; i < FMT_NR_COLUMNS; i++)
         if ((rc = fmt_buf_reserve(&w->col[i], 4096)))
@@ -549,6 +549,7 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev)
         w->chunk_first_serial = w->next_serial;
         w->chunk_base_ts = w->chunk_min_ts = w->chunk_max_ts = ev->ts_ns;
         w->prev_ts = ev->ts_ns;
+        w->prev_stack[0] = w->prev_stack[1] = 0;
     }
     struct fmt_pred *pred = &w->preds[ctx];
     fmt_pred_touch(pred, w->nr_chunks + 1);
@@ -569,13 +570,18 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev)
     }
     if (put_extra(w, ev))
         *op |= FMT_OP_EXTRA;
-    fmt_buf_put_varint(&col[fcol ? FMT_COL_FREE_STACK : FMT_COL_STACK], ev->stack);
+    /* Stack ids as differences to the previous one of the column: a new
+     * stack is usually the newest id, and a loop's sites repeat. */
+    uint32_t *prev_stack = &w->prev_stack[fcol];
+    fmt_buf_put_varint(&col[fcol ? FMT_COL_FREE_STACK : FMT_COL_STACK],
+                       fmt_zigzag((int64_t)ev->stack - (int64_t)*prev_stack));
+    *prev_stack = ev->stack;
 
     switch (kind) {
     case FMT_EV_MALLOC:
     case FMT_EV_CALLOC:
     case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC:
-        fmt_buf_put_varint(&col[FMT_COL_SIZE], ev->size);
+        fmt_buf_put_split(&col[FMT_COL_SIZE], &col[FMT_COL_SIZE_HI], ev->size);
         fmt_buf_put_varint(&col[FMT_COL_ADDR],
                            fmt_zigzag((int64_t)(ev->addr - fmt_pred_guess(pred, ev->size))));
         return ev->addr && !failed ? start_heap(w, ev, ctx) : 0;
@@ -587,7 +593,7 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev)
         if (rc)
             return rc;
         uint64_t guess = ev->old_addr ? ev->old_addr : fmt_pred_guess(pred, ev->size);
-        fmt_buf_put_varint(&col[FMT_COL_SIZE], ev->size);
+        fmt_buf_put_split(&col[FMT_COL_SIZE], &col[FMT_COL_SIZE_HI], ev->size);
         fmt_buf_put_varint(&col[FMT_COL_ADDR], fmt_zigzag((int64_t)(ev->addr - guess)));
         return ev->addr && !failed ? start_heap(w, ev, ctx) : 0;
     }
@@ -596,7 +602,7 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev)
     }
 
     /* Everything else: address and size as they are. */
-    fmt_buf_put_varint(&col[FMT_COL_SIZE], ev->size);
+    fmt_buf_put_split(&col[FMT_COL_SIZE], &col[FMT_COL_SIZE_HI], ev->size);
     fmt_buf_put_varint(&col[FMT_COL_ADDR], ev->addr);
     int ok = !failed && ev->addr != UINT64_MAX;
     switch (kind) {

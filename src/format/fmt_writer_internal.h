@@ -55,6 +55,7 @@ struct fmt_writer {
     uint64_t chunk_heap_allocs;
     uint64_t chunk_dropped;
     uint64_t prev_ts;
+    uint32_t prev_stack[2]; /* last stack id in STACK and in FREE_STACK */
     uint32_t cur_ctx;
     uint64_t next_serial;
 

@@ -3,6 +3,8 @@
  * node id, and the node encoding of docs/format.md ("STACKS record"). */
 #include "format/fmt_wstack_internal.h"
 
+#include "format/fmt_layout_internal.h"
+
 #include <errno.h>
 #include <stdlib.h>
 
@@ -16,15 +18,18 @@ static inline uint64_t wstack_hash(uint32_t parent, uint64_t addr, uint32_t imag
     return h ^ (h >> 31);
 }
 
-int fmt_wstack_init(struct fmt_wstack *s)
+int fmt_wstack_init(struct fmt_wstack *s, uint32_t depth_limit)
 {
     s->hash = calloc(WSTACK_MIN_HASH, sizeof(*s->hash));
     s->nodes = malloc(1024 * sizeof(*s->nodes));
-    if (!s->hash || !s->nodes) {
+    s->win = calloc(FMT_WSTACK_WINDOW_SLOTS, sizeof(*s->win));
+    if (!s->hash || !s->nodes || !s->win) {
         free(s->hash);
         free(s->nodes);
+        free(s->win);
         return -ENOMEM;
     }
+    s->depth_limit = depth_limit >= 2 && depth_limit <= FMT_STACK_MAX_LIMIT ? depth_limit : 0;
     s->hash_mask = WSTACK_MIN_HASH - 1;
     s->cap_nodes = 1024;
     s->nr_nodes = 0;
@@ -38,6 +43,7 @@ void fmt_wstack_destroy(struct fmt_wstack *s)
 {
     free(s->hash);
     free(s->nodes);
+    free(s->win);
     fmt_buf_free(&s->pending);
 }
 
@@ -61,9 +67,10 @@ static int wstack_rehash(struct fmt_wstack *s)
     return 0;
 }
 
-/* Find or add the child of parent with addr. */
+/* Find or add the child of parent with addr; a new node created for a
+ * window gets limit (0: none). */
 static int wstack_child(struct fmt_wstack *s, uint32_t parent, uint64_t addr, uint32_t image,
-                        uint32_t *id)
+                        uint32_t limit, uint32_t *id)
 {
     uint64_t i = wstack_hash(parent, addr, image) & s->hash_mask;
 
@@ -92,14 +99,15 @@ static int wstack_child(struct fmt_wstack *s, uint32_t parent, uint64_t addr, ui
     /* Encoding: distance to the parent (0: a root, then its image), then
      * the address as a difference to the parent's (recursion repeats
      * return addresses, so this is often 0). */
+    fmt_buf_put_varint(&s->pending, (uint64_t)(parent ? nid - parent : 0) << 1 | (limit != 0));
     if (parent) {
-        fmt_buf_put_varint(&s->pending, nid - parent);
         fmt_buf_put_varint(&s->pending, fmt_zigzag((int64_t)(addr - s->nodes[parent].addr)));
     } else {
-        fmt_buf_put_varint(&s->pending, 0);
         fmt_buf_put_varint(&s->pending, image);
         fmt_buf_put_varint(&s->pending, addr);
     }
+    if (limit)
+        fmt_buf_put_varint(&s->pending, limit);
     s->nr_pending++;
     *id = nid;
     if ((uint64_t)s->nr_nodes * 2 > s->hash_mask + 1)
@@ -107,20 +115,91 @@ static int wstack_child(struct fmt_wstack *s, uint32_t parent, uint64_t addr, ui
     return 0;
 }
 
+/* hash[k] = hash of frames[k..end-1] and the image, for k = 0..end-1:
+ * computed from the outermost frame in, so one pass gives every suffix. */
+static void suffix_hashes(const uint64_t *frames, uint32_t end, uint32_t image, uint64_t *hash)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ image;
+
+    for (uint32_t k = end; k-- > 0;) {
+        h = (h ^ frames[k]) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+        hash[k] = h | 1;
+    }
+}
+
+static inline struct fmt_wwin *win_slot(struct fmt_wstack *s, uint64_t h)
+{
+    return &s->win[(h ^ (h >> 29)) & (FMT_WSTACK_WINDOW_SLOTS - 1)];
+}
+
+/* Does node id's chain start with frames[0..n-1]? */
+static int chain_starts_with(const struct fmt_wstack *s, uint32_t id, const uint64_t *frames,
+                             uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++, id = s->nodes[id].parent)
+        if (!id || s->nodes[id].addr != frames[i])
+            return 0;
+    return 1;
+}
+
+/* A full-depth stack whose frames after its first k are the start of an
+ * earlier window's chain: k new nodes at most, the leaf with a limit.
+ * Returns 0 (found, *id set), 1 (not found) or -errno. */
+static int wstack_window(struct fmt_wstack *s, uint32_t image, const uint64_t *frames, uint32_t n,
+                         const uint64_t *hash, uint32_t *id)
+{
+    for (uint32_t k = 1; k <= FMT_WSTACK_WINDOW_SHIFT && k < n; k++) {
+        const struct fmt_wwin *e = win_slot(s, hash[k]);
+        if (e->hash != hash[k] || e->len != n - k || s->nodes[e->id].image != image ||
+            !chain_starts_with(s, e->id, frames + k, n - k))
+            continue;
+        uint32_t node = e->id;
+        for (uint32_t i = k; i-- > 0;) {
+            int rc = wstack_child(s, node, frames[i], image, i ? 0 : n, &node);
+            if (rc)
+                return rc;
+        }
+        *id = node;
+        return 0;
+    }
+    return 1;
+}
+
 int fmt_wstack_intern(struct fmt_wstack *s, uint32_t image, const uint64_t *frames,
                       uint32_t nr_frames, uint32_t *id)
 {
+    uint64_t hash[FMT_STACK_MAX_LIMIT];
     uint32_t node = 0;
-    int rc;
+    int rc = 1;
 
     if (!nr_frames)
-        return wstack_child(s, 0, 0, image, id);
-    /* Walk from the outermost frame to the leaf. */
-    for (uint32_t k = nr_frames; k-- > 0;) {
-        rc = wstack_child(s, node, frames[k], image, &node);
-        if (rc)
+        return wstack_child(s, 0, 0, image, 0, id);
+    int full = s->depth_limit && nr_frames == s->depth_limit;
+    if (full) {
+        suffix_hashes(frames, nr_frames, image, hash);
+        rc = wstack_window(s, image, frames, nr_frames, hash, &node);
+        if (rc < 0)
             return rc;
     }
+    if (rc) {
+        /* Walk from the outermost frame to the leaf. */
+        for (uint32_t k = nr_frames; k-- > 0;) {
+            rc = wstack_child(s, node, frames[k], image, 0, &node);
+            if (rc)
+                return rc;
+        }
+    }
     *id = node;
+    if (full) {
+        /* The next window's frames after its first k are this stack's
+         * frames j = k-1 on, minus the outermost: remember the nodes at
+         * depth j under the hash of frames[j..n-2]. */
+        suffix_hashes(frames, nr_frames - 1, image, hash);
+        uint32_t n = node;
+        for (uint32_t j = 0; j < FMT_WSTACK_WINDOW_SHIFT && j + 1 < nr_frames && n;
+             j++, n = s->nodes[n].parent)
+            *win_slot(s, hash[j]) = (struct fmt_wwin){hash[j], n, nr_frames - 1 - j};
+    }
     return 0;
 }

@@ -2,7 +2,17 @@
 /* Stack interning for the writer: stacks form a prefix tree per image
  * (node = parent + one return address), so deep or recursive stacks share
  * their outer frames and a stack id is just a node id. New nodes are
- * encoded into a pending buffer that goes out in the next DEFS block. */
+ * encoded into a pending buffer that goes out in the next DEFS block.
+ *
+ * Stacks cut at the collector's depth limit need more: in deep recursion
+ * consecutive stacks are windows of one long path shifted by a level, so
+ * their outermost frames all differ and a plain prefix tree would add a
+ * whole stack of nodes for each. Such a stack is interned as up to a few
+ * nodes under a node of an earlier window (whose chain starts with this
+ * stack's frames after its first k, k <= FMT_WSTACK_WINDOW_SHIFT), the leaf
+ * getting a limit: the stack is the first `limit` frames of the chain
+ * (docs/format.md, "Stacks"). A direct-mapped cache remembers recent
+ * windows; a miss only costs size, never correctness. */
 #ifndef FMT_WSTACK_INTERNAL_H
 #define FMT_WSTACK_INTERNAL_H
 
@@ -25,9 +35,22 @@ struct fmt_wstack {
     struct fmt_buf pending; /* encoded nodes not yet written */
     uint32_t first_pending; /* id of the first of them */
     uint32_t nr_pending;
+    uint32_t depth_limit; /* the collector's depth; 0: no window interning */
+    struct fmt_wwin *win; /* FMT_WSTACK_WINDOW_SLOTS, direct-mapped by hash */
 };
 
-int fmt_wstack_init(struct fmt_wstack *s);
+#define FMT_WSTACK_WINDOW_SHIFT 4 /* frames a recursion level may span */
+#define FMT_WSTACK_WINDOW_SLOTS (1u << 18)
+
+/* A node whose chain starts with the frames that hash to hash. */
+struct fmt_wwin {
+    uint64_t hash;
+    uint32_t id;  /* 0 = empty */
+    uint32_t len; /* how many frames the hash covers */
+};
+
+/* depth_limit: the depth at which the collector cuts stacks (0: unknown). */
+int fmt_wstack_init(struct fmt_wstack *s, uint32_t depth_limit);
 void fmt_wstack_destroy(struct fmt_wstack *s);
 
 /* Intern frames (leaf first) of image; *id gets the leaf node. An empty

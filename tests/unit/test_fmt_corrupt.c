@@ -462,23 +462,23 @@ static void crafted(const char *name, uint32_t nr_nodes, uint64_t nev, uint64_t 
 static void test_crafted_events(void **state)
 {
     (void)state;
-    /* A malloc: op, time, ctx, size, addr (zigzag difference to 0x0+0),
-     * stack. */
+    /* A malloc: op, time, ctx, size, addr (zigzag difference to the
+     * prediction, 0), stack (zigzag difference to 0: 2 is stack 1). */
     static const uint8_t op_malloc[] = {FMT_EV_MALLOC | FMT_OP_CTX};
     static const uint8_t zero[] = {0};
     static const uint8_t one[] = {1};
     static const uint8_t two[] = {2};
-    static const uint8_t five[] = {5};
+    static const uint8_t ten[] = {10};
     static const uint8_t addr[] = {0x80, 0x02}; /* zigzag 256 = 128 */
     static const uint8_t size[] = {24};
     struct col ok[] = {{FMT_COL_OP, op_malloc, 1}, {FMT_COL_TIME, zero, 1},
                        {FMT_COL_CTX, one, 1},      {FMT_COL_SIZE, size, 1},
-                       {FMT_COL_ADDR, addr, 2},    {FMT_COL_STACK, one, 1}};
+                       {FMT_COL_ADDR, addr, 2},    {FMT_COL_STACK, two, 1}};
     crafted("crafted-ok", 1, 1, 1, ok, 6, NULL);
 
     struct col c1[6];
     memcpy(c1, ok, sizeof(ok));
-    c1[5].p = five;
+    c1[5].p = ten;
     crafted("unknown-stack", 1, 1, 1, c1, 6, "reference to an unknown stack");
 
     memcpy(c1, ok, sizeof(ok));
@@ -657,7 +657,7 @@ static void test_unknown_parts_skipped(void **state)
     uint64_t n;
     int incomplete;
     static const uint8_t op_malloc[] = {FMT_EV_MALLOC | FMT_OP_CTX};
-    static const uint8_t zero[] = {0}, one[] = {1}, size[] = {24};
+    static const uint8_t zero[] = {0}, one[] = {1}, two[] = {2}, size[] = {24};
     static const uint8_t addr[] = {0x80, 0x02};
     static const uint8_t future[] = {9, 9, 9};
     struct col cols[] = {{FMT_COL_OP, op_malloc, 1},
@@ -665,7 +665,7 @@ static void test_unknown_parts_skipped(void **state)
                          {FMT_COL_CTX, one, 1},
                          {FMT_COL_SIZE, size, 1},
                          {FMT_COL_ADDR, addr, 2},
-                         {FMT_COL_STACK, one, 1},
+                         {FMT_COL_STACK, two, 1},
                          {40, future, 3}};
 
     (void)state;

@@ -198,6 +198,70 @@ static void test_stacks(void **state)
     tfmt_close(&t);
 }
 
+/* Deep recursion cut at the depth limit: consecutive stacks are windows of
+ * one path shifted by a frame. Each must cost one node, not a stack's
+ * worth, and read back exactly. */
+static uint64_t window_frame(const uint64_t *path, int l, uint32_t i, int leaf_differs)
+{
+    /* With leaf_differs, the leaf is the malloc call's return address in
+     * the level's function, the other frames the recursive calls'. */
+    return path[l - (int)i] + (leaf_differs && i == 0 ? 0x10 : 0);
+}
+
+static void stack_windows(int leaf_differs)
+{
+    enum { DEPTH = 16, LEVELS = 3000, WALKS = 3 };
+    struct tfmt t;
+    uint64_t path[LEVELS];
+    static uint32_t ids[WALKS][LEVELS];
+    uint64_t frames[64];
+    uint32_t image;
+
+    tfmt_start(&t, 0);
+    tfmt_restart(&t, 0, 0, DEPTH);
+    for (int w = 0; w < WALKS; w++) {
+        rng_state = 99 + (uint64_t)w;
+        for (int l = 0; l < LEVELS; l++)
+            path[l] = 0x401000 + (rnd() % 8) * 0x40; /* 8 functions calling each other */
+        for (int l = 0; l < LEVELS; l++) {
+            uint64_t win[DEPTH];
+            uint32_t n = l + 1 < DEPTH ? (uint32_t)l + 1 : DEPTH;
+            for (uint32_t i = 0; i < n; i++)
+                win[i] = window_frame(path, l, i, leaf_differs);
+            assert_int_equal(fmt_writer_stack(t.w, 0, win, n, &ids[w][l]), 0);
+        }
+    }
+    struct fmt_writer_stats st;
+    fmt_writer_get_stats(t.w, &st);
+    /* Up to DEPTH nodes to start each walk, then at most two per level
+     * (fewer where windows repeat); without windows it would be DEPTH. */
+    assert_true(st.nr_stacks <= WALKS * (2 * LEVELS + DEPTH));
+    assert_true(st.nr_stacks >= LEVELS);
+    tfmt_finish(&t);
+
+    struct fmt_reader *r = tfmt_open(&t);
+    for (int w = 0; w < WALKS; w++) {
+        rng_state = 99 + (uint64_t)w;
+        for (int l = 0; l < LEVELS; l++)
+            path[l] = 0x401000 + (rnd() % 8) * 0x40;
+        for (int l = 0; l < LEVELS; l++) {
+            uint32_t n = l + 1 < DEPTH ? (uint32_t)l + 1 : DEPTH;
+            assert_int_equal(fmt_reader_stack(r, ids[w][l], &image, frames, 64), (int)n);
+            for (uint32_t i = 0; i < n; i++)
+                assert_int_equal(frames[i], window_frame(path, l, i, leaf_differs));
+        }
+    }
+    fmt_reader_close(r);
+    tfmt_close(&t);
+}
+
+static void test_stack_windows(void **state)
+{
+    (void)state;
+    stack_windows(0);
+    stack_windows(1);
+}
+
 /* Header, metadata and the tables of images, threads and modules. */
 static void test_tables(void **state)
 {
@@ -395,9 +459,10 @@ static void test_writer_rejects(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_kind),    cmocka_unit_test(test_random_storm),
-        cmocka_unit_test(test_stacks),        cmocka_unit_test(test_tables),
-        cmocka_unit_test(test_live_at_chunk), cmocka_unit_test(test_writer_rejects),
+        cmocka_unit_test(test_every_kind),     cmocka_unit_test(test_random_storm),
+        cmocka_unit_test(test_stacks),         cmocka_unit_test(test_stack_windows),
+        cmocka_unit_test(test_tables),         cmocka_unit_test(test_live_at_chunk),
+        cmocka_unit_test(test_writer_rejects),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -30,6 +30,17 @@ void tfmt_start(struct tfmt *t, uint32_t chunk_events)
     assert_int_equal(fmt_writer_create(&t->w, t->fd, &t->info, &opt), 0);
 }
 
+void tfmt_restart(struct tfmt *t, int zstd_level, uint32_t chunk_events, uint32_t stack_depth)
+{
+    struct fmt_writer_options opt = {zstd_level, chunk_events};
+
+    fmt_writer_destroy(t->w);
+    assert_int_equal(ftruncate(t->fd, 0), 0);
+    assert_int_equal(lseek(t->fd, 0, SEEK_SET), 0);
+    t->info.stack_depth = stack_depth;
+    assert_int_equal(fmt_writer_create(&t->w, t->fd, &t->info, &opt), 0);
+}
+
 void tfmt_finish(struct tfmt *t)
 {
     assert_int_equal(fmt_writer_finish(t->w), 0);

@@ -20,6 +20,9 @@ struct tfmt {
 
 /* Create a writer on a fresh memfd; chunk_events 0 means the default. */
 void tfmt_start(struct tfmt *t, uint32_t chunk_events);
+/* Start again on an empty file with the given writer options and stack
+ * depth in the trace info. */
+void tfmt_restart(struct tfmt *t, int zstd_level, uint32_t chunk_events, uint32_t stack_depth);
 /* Finish (or not) and keep the fd for reading. */
 void tfmt_finish(struct tfmt *t);
 /* Open a reader on the trace; asserts success. */
