@@ -21,7 +21,7 @@
 #define REC_MAX_RINGS_PER_SEGMENT 64
 /* Releases waiting for their realloc per image: one per busy ring at most;
  * beyond this the order of a reused address is left to the times alone. */
-#define REC_MAX_RELEASED 256
+#define REC_MAX_RELEASED 64
 
 struct rec_image;
 
@@ -72,13 +72,14 @@ struct rec_image {
     int pidfd; /* -1 if none */
     int open;  /* still producing: constrains the watermark */
     int clock_tsc; /* its times are TSC ticks */
+    int retired;   /* closed and fully written: its rings are freed */
     uint32_t nr_segs;
     struct {
         void *base;
         size_t size;
     } segs[REC_MAX_SEGMENTS];
-    struct rec_ring *rings[REC_MAX_SEGMENTS * REC_MAX_RINGS_PER_SEGMENT];
-    uint32_t nr_rings;
+    struct rec_ring **rings;
+    uint32_t nr_rings, cap_rings;
     uint32_t *stack_map; /* process-local stack id -> trace stack id */
     uint32_t stack_map_len;
     uint64_t nr_unknown_stacks;
@@ -146,6 +147,9 @@ void rec_stream_close(struct rec_session *s, struct rec_image *img, int status, 
                       uint64_t now_ns);
 struct rec_image *rec_stream_find_pid(struct rec_session *s, uint32_t pid);
 void rec_session_free(struct rec_session *s);
+/* Free the rings and stack map of closed images with nothing left to
+ * write, so a long build's thousands of processes cost little. */
+void rec_stream_retire(struct rec_session *s);
 
 /* rec_merge.c */
 /* The time below which every event has been copied out: reads each open

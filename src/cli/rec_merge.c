@@ -437,4 +437,5 @@ void rec_merge_emit(struct rec_session *s, uint64_t limit)
             rec_heap_down(s->heap, n, 0);
         }
     }
+    rec_stream_retire(s);
 }

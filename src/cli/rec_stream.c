@@ -196,6 +196,15 @@ int rec_stream_attach(struct rec_session *s, const struct fmt_shm_hello *hello, 
     } else {
         return -EPROTO;
     }
+    if (img->nr_rings + h->nr_rings > img->cap_rings) {
+        uint32_t cap = img->nr_rings + h->nr_rings;
+        struct rec_ring **nr = realloc(img->rings, cap * sizeof(*nr));
+
+        if (!nr)
+            return -ENOMEM;
+        img->rings = nr;
+        img->cap_rings = cap;
+    }
     for (uint32_t i = 0; i < h->nr_rings; i++) {
         struct rec_ring *r = calloc(1, sizeof(*r));
 
@@ -471,6 +480,33 @@ void rec_stream_close(struct rec_session *s, struct rec_image *img, int status, 
     rec_merge_synth(s, &ev, last, NULL, 0, NULL, 0);
 }
 
+void rec_stream_retire(struct rec_session *s)
+{
+    for (uint32_t i = 0; i < s->nr_images; i++) {
+        struct rec_image *img = s->images[i];
+        int busy = 0;
+
+        if (img->open || img->retired)
+            continue;
+        for (uint32_t j = 0; j < img->nr_rings && !busy; j++)
+            busy = img->rings[j]->buf_pos < img->rings[j]->buf_len;
+        if (busy)
+            continue;
+        for (uint32_t j = 0; j < img->nr_rings; j++) {
+            free(img->rings[j]->buf);
+            free(img->rings[j]);
+        }
+        free(img->rings);
+        img->rings = NULL;
+        img->nr_rings = img->cap_rings = 0;
+        free(img->stack_map);
+        img->stack_map = NULL;
+        img->stack_map_len = 0;
+        img->nr_released = 0;
+        img->retired = 1;
+    }
+}
+
 void rec_session_free(struct rec_session *s)
 {
     for (uint32_t i = 0; i < s->nr_images; i++) {
@@ -484,6 +520,7 @@ void rec_session_free(struct rec_session *s)
             free(img->rings[j]->buf);
             free(img->rings[j]);
         }
+        free(img->rings);
         free(img->stack_map);
         free(img);
     }

@@ -29,9 +29,13 @@ static _Atomic int col_seg_lock;
 
 /* Send the hello for segment seg over a fresh connection: connect, send,
  * close, so a program that closes every fd cannot break the channel. */
+/* The socket name, kept from the first hello: the program may change or
+ * clear its environment before it starts its next thread. */
+static char col_sock_name[108];
+
 static int col_send_hello(int memfd, uint16_t kind, uint32_t index)
 {
-    const char *name = getenv(FMT_SHM_ENV_SOCKET);
+    const char *name = col_sock_name;
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     struct fmt_shm_hello hello = {
         .magic = FMT_SHM_HELLO_MAGIC,
@@ -54,7 +58,13 @@ static int col_send_hello(int memfd, uint16_t kind, uint32_t index)
     size_t len;
     int fd, rc;
 
-    if (!name || !*name || (len = strlen(name)) >= sizeof(sa.sun_path) - 1) {
+    if (!col_sock_name[0]) {
+        const char *env = getenv(FMT_SHM_ENV_SOCKET);
+
+        if (env && strlen(env) < sizeof(col_sock_name))
+            strcpy(col_sock_name, env);
+    }
+    if (!*name || (len = strlen(name)) >= sizeof(sa.sun_path) - 1) {
         errno = EINVAL;
         return -1;
     }
