@@ -26,12 +26,19 @@
  * index in 16 bits; one value means "never freed"). */
 #define ANA_HTML_MAX_BUCKETS 65534u
 #define ANA_HTML_NEVER 0xffffu
+/* Cells the pre-aggregation keeps at most by default: about 30 bytes of
+ * page each. Past it, buckets double in width (cells merge pairwise), so
+ * memory and page size stay bounded for any trace. */
+#define ANA_HTML_MAX_CELLS 400000u
 
 /* The window pre-aggregation. Bucket k holds times [k*bucket_ns,
  * (k+1)*bucket_ns) from the trace start. */
 struct ana_html_wpa {
     uint64_t bucket_ns;
     uint32_t nr_buckets;
+    uint64_t end_ns;
+    size_t max_cells; /* ANA_HTML_MAX_CELLS unless a test sets it */
+    uint32_t nr_coarsened; /* times the buckets doubled */
     struct ana_map cells; /* wpa_key(stack, alloc bucket, free bucket) -> struct ana_html_cell */
 };
 

@@ -52,6 +52,9 @@ uint64_t ana_html_bucket_width(uint64_t end_ns, uint32_t target)
 int ana_html_wpa_init(struct ana_html_wpa *w, uint64_t bucket_ns, uint64_t end_ns)
 {
     w->bucket_ns = bucket_ns ? bucket_ns : 1;
+    w->end_ns = end_ns;
+    w->max_cells = ANA_HTML_MAX_CELLS;
+    w->nr_coarsened = 0;
     ana_map_init(&w->cells, sizeof(struct ana_html_cell));
     if (end_ns / w->bucket_ns >= ANA_HTML_MAX_BUCKETS)
         return -E2BIG;
@@ -73,9 +76,43 @@ static uint32_t bucket_of(const struct ana_html_wpa *w, uint64_t ts_ns)
     return b < w->nr_buckets ? (uint32_t)b : w->nr_buckets - 1;
 }
 
+/* Double the bucket width: cell (a, f) joins (a/2, f/2). Windows of the
+ * new, whole buckets stay exact. */
+static int coarsen(struct ana_html_wpa *w)
+{
+    struct ana_map old = w->cells;
+
+    ana_map_init(&w->cells, sizeof(struct ana_html_cell));
+    w->bucket_ns *= 2;
+    w->nr_buckets = (uint32_t)(w->end_ns / w->bucket_ns + 1);
+    w->nr_coarsened++;
+    for (size_t i = 0; i < old.cap; i++) {
+        const struct ana_html_cell *c = ana_map_slot_val(&old, i);
+        struct ana_html_cell *n;
+        uint32_t stack, a, f;
+
+        if (!ana_map_slot_key(&old, i))
+            continue;
+        ana_html_wpa_key(ana_map_slot_key(&old, i), &stack, &a, &f);
+        n = ana_map_put(&w->cells, wpa_key(stack, a / 2, f == ANA_HTML_NEVER ? f : f / 2), NULL);
+        if (!n) {
+            ana_map_release(&old);
+            return -ENOMEM;
+        }
+        n->nr += c->nr;
+        n->bytes += c->bytes;
+    }
+    ana_map_release(&old);
+    return 0;
+}
+
 int ana_html_wpa_event(struct ana_html_wpa *w, const struct fmt_event *ev)
 {
     struct ana_html_cell *c;
+    int rc;
+
+    if (w->cells.nr > w->max_cells && w->nr_buckets > 1 && (rc = coarsen(w)))
+        return rc;
 
     /* The same test as ana_window's ends_block(). */
     if (ev->ref && (ev->kind == FMT_EV_FREE || ev->kind == FMT_EV_REALLOC ||

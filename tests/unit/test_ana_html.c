@@ -131,7 +131,7 @@ static void classify(const struct ana_html_wpa *w, uint32_t i, uint32_t j, struc
     }
 }
 
-static void check_windows(uint64_t bucket_ns)
+static void check_windows(uint64_t bucket_ns, size_t max_cells)
 {
     uint64_t last_ts;
     int fd = write_trace(&last_ts);
@@ -143,8 +143,18 @@ static void check_windows(uint64_t bucket_ns)
     fmt_reader_counts(r, &counts);
     assert_int_equal(counts.last_ts_ns, last_ts);
     assert_int_equal(ana_html_wpa_init(&w, bucket_ns, counts.last_ts_ns), 0);
+    if (max_cells)
+        w.max_cells = max_cells;
     ana_scan_options_init(&so);
     assert_int_equal(ana_scan(r, &so, wpa_event, &w), 0);
+    if (max_cells) {
+        /* It had to coarsen, and it stayed near the limit. */
+        assert_true(w.nr_coarsened > 0);
+        assert_true(w.bucket_ns == bucket_ns << w.nr_coarsened);
+        assert_true(w.cells.nr <= 2 * max_cells + 2);
+    } else {
+        assert_int_equal(w.nr_coarsened, 0);
+    }
     struct ana_wpa *got = calloc(counts.nr_stacks + 1, sizeof(*got));
     assert_non_null(got);
 
@@ -183,10 +193,14 @@ static void test_wpa_matches_window(void **state)
 {
     (void)state;
     /* Fine, coarse and single-bucket divisions of the same trace. */
-    check_windows(1000);
-    check_windows(50000);
-    check_windows(1000000);
-    check_windows(1ull << 40);
+    check_windows(1000, 0);
+    check_windows(50000, 0);
+    check_windows(1000000, 0);
+    check_windows(1ull << 40, 0);
+    /* Too many cells: buckets double until they fit, and windows of the
+     * wider buckets are still exact. */
+    check_windows(1000, 2000);
+    check_windows(1000, 100);
 }
 
 static void test_bucket_width(void **state)

@@ -249,6 +249,7 @@
   // row (AIFI) and one Impacting row (AIFO and AOFI). Row id = site * 2 +
   // (1 for Transient).
   function showWindow(i, j) {
+    var started = performance.now();
     var acc = computeWindow(i, j), rows = [];
     function v(s, cls, b) { return acc[s * 8 + cls * 2 + (b ? 1 : 0)]; }
     function site(r) { return r >> 1; }
@@ -295,6 +296,8 @@
     card(cards, 'win-aofo', 'Outstanding throughout (AOFO)', int(sum.aofo) + ' blocks');
     fillTable($('window-table'), cols, rows, 'impacting', D.top, $('window-more'), tot, site);
     drawSelection(i, j);
+    // How long a selection takes to show, for tests and the docs.
+    $('window-range').setAttribute('data-ms', String(Math.round(performance.now() - started)));
   }
 
   // ---- timeline selection ------------------------------------------------
@@ -360,7 +363,9 @@
   }
   $('window-all').addEventListener('click', function () { select(0, NB - 1, true); });
   // "10 ms", not "10.000 ms".
-  $('bucket-width').textContent = time(BW).replace(/\.?0+ /, ' ');
+  $('bucket-width').textContent = time(BW).replace(/\.(\d*?)0+ /, function (m, d) {
+    return (d ? '.' + d : '') + ' ';
+  });
 
   // #window=T0-T1 (times as "1.25s", "250ms", or ns): the buckets holding
   // [T0, T1), for links and for tests.
