@@ -13,7 +13,7 @@ if [ "${1:-}" = "--test" ]; then
   # Analysis e2e tests read the JSON output with jq.
   PKGS+=(jq)
   # memscribe export: the readers of each format, and the libraries it links.
-  PKGS+=(massif-visualizer golang-go chromium sqlite3 libsqlite3-dev zlib1g-dev)
+  PKGS+=(massif-visualizer golang-go chromium sqlite3 libsqlite3-dev zlib1g-dev time)
 fi
 
 missing=()
