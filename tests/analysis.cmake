@@ -14,3 +14,5 @@ ms_e2e_test(ana_demo ana_demo.sh)
 
 ms_test_program(ana_heapcheck ${PROJECT_SOURCE_DIR}/tests/programs/ana_heapcheck.c)
 ms_e2e_test(ana_heaptrack ana_heaptrack.sh)
+ms_test_program(ana_procs ${PROJECT_SOURCE_DIR}/tests/programs/ana_procs.c)
+ms_e2e_test(ana_procs ana_procs.sh)

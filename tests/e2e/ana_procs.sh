@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Per-process reports (WPA's Process column) on a forking program: report,
+# leaks, tree and window give one section (or node, or pid column) per
+# process, --pid keeps one, and the all-processes total adds them up.
+# tests/programs/ana_procs.c states the numbers. Needs MEMSCRIBE, MS_PROGRAMS.
+set -euo pipefail
+: "${MEMSCRIBE:?set by ctest}" "${MS_PROGRAMS:?set by ctest}"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-ana-procs.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+T=$WORK/p.mscr
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+expect() {
+    [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
+    echo "ok: $1 = $3"
+}
+
+"$MEMSCRIBE" record -o "$T" -- "$MS_PROGRAMS/ana_procs" >"$WORK/out" 2>"$WORK/err" ||
+    fail "record exited with $?: $(cat "$WORK/err")"
+"$MEMSCRIBE" report --format=json --top 0 "$T" >"$WORK/r.json"
+expect "processes" "$(jq '.processes | length' "$WORK/r.json")" 2
+# The process whose leaks come from child_work is the child.
+"$MEMSCRIBE" leaks --format=json --top 0 "$T" >"$WORK/l.json"
+child=$(jq '.stacks[] | select(.stack[0] | test("child_work")) | .pid' "$WORK/l.json")
+parent=$(jq '.stacks[] | select(.stack[0] | test("parent_work")) | .pid' "$WORK/l.json")
+[ -n "$child" ] && [ -n "$parent" ] && [ "$child" != "$parent" ] || fail "no child/parent leak rows"
+expect "child's leak" "$(jq '.stacks[] | select(.stack[0] | test("child_work")) | .bytes' "$WORK/l.json")" 2000
+expect "parent's leak" "$(jq '.stacks[] | select(.stack[0] | test("parent_work")) | .bytes' "$WORK/l.json")" 1000
+p() { jq ".processes[] | select(.pid == $1) | .$2" "$WORK/r.json"; }
+expect "child temporary" "$(p "$child" temporary)" 1
+expect "child temporary bytes" "$(p "$child" temporary_bytes)" 30
+expect "parent temporary" "$(p "$parent" temporary)" 0
+expect "child top leaked site" \
+    "$(jq -r ".processes[] | select(.pid == $child) | .top.leaked[0].stack[0] | test(\"child_work\")" "$WORK/r.json")" true
+# The total adds the processes' leaks and peaks (they never shrink here).
+expect "total leaked" "$(jq '.total.leaked_bytes' "$WORK/r.json")" \
+    "$(jq '[.processes[].leaked_bytes] | add' "$WORK/r.json")"
+# --pid keeps one process.
+"$MEMSCRIBE" report --format=json --pid "$child" "$T" >"$WORK/c.json"
+expect "--pid: processes" "$(jq '.processes | length' "$WORK/c.json")" 1
+expect "--pid: the child" "$(jq '.processes[0].pid' "$WORK/c.json")" "$child"
+expect "--pid: total is the child's" "$(jq '.total.allocations' "$WORK/c.json")" "$(p "$child" allocations)"
+# The tree has one first-level node per process.
+"$MEMSCRIBE" tree --format=json --top 0 "$T" >"$WORK/t.json"
+expect "tree: first-level nodes" "$(jq '[.children[].function | test("^pid [0-9]+")] | map(select(.)) | length' "$WORK/t.json")" 2
+# Window rows carry the process.
+"$MEMSCRIBE" window --format=json --top 0 --by function "$T" >"$WORK/w.json"
+expect "window: child_work's row is the child's" \
+    "$(jq ".rows[] | select(.function | test(\"child_work\")) | select(.impacting_type == \"Impacting\") | .pid" "$WORK/w.json")" "$child"
+echo "PASS"
