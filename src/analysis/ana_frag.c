@@ -73,6 +73,7 @@ void ana_frag_stats(const struct ana_vm_image *im, struct ana_frag_stats *s)
     for (uint32_t i = 0; i < im->nr; i = frag_mapping_end(im, i))
         s->nr_mappings++;
     s->mapped = im->mapped;
+    s->collector = im->collector;
     ana_frag_holes(im, 1, count_hole, s);
 }
 
@@ -127,7 +128,7 @@ long ana_frag_misaligned(const struct ana_vm_image *im, uint64_t gran, struct an
 
         j = frag_mapping_end(im, i);
         hi = im->v[j - 1].hi;
-        if (lo % gran == 0 && (hi - lo) % gran == 0)
+        if (im->v[i].collector || (lo % gran == 0 && (hi - lo) % gran == 0))
             continue;
         /* Free bytes between the mapping and the granule boundaries
          * around it: too small for an aligned mapping of gran. */
@@ -163,12 +164,14 @@ long ana_frag_occupants(const struct ana_vm_image *im, uint64_t lo, uint64_t hi,
 
         if (a >= b)
             continue;
-        if (!(s = ana_map_put(&m, (uint64_t)p->map_stack + 1, NULL))) {
+        /* Key 1 + stack; memscribe's own mappings get a key of their own. */
+        if (!(s = ana_map_put(&m, p->collector ? UINT64_MAX : (uint64_t)p->map_stack + 1, NULL))) {
             ana_map_release(&m);
             return -ENOMEM;
         }
         s->stack = p->map_stack;
         s->origin = p->origin;
+        s->collector = p->collector;
         s->count++;
         s->size += b - a;
     }

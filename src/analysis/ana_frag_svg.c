@@ -19,7 +19,7 @@
 
 static const char frag_css[] =
     ".res{fill:#bbbbbb}.com{fill:#7fb3d5}.chg{fill:#1f618d}.hole{fill:#ffffff;stroke:#dddddd}"
-    ".big{fill:none;stroke:#c0392b;stroke-width:2}.brk{fill:#f4f4f4;stroke:#999999;"
+    ".big{fill:none;stroke:#c0392b;stroke-width:2}.col{fill:#e6b0aa}.brk{fill:#f4f4f4;stroke:#999999;"
     "stroke-dasharray:2,2}text{font:12px sans-serif}.ttl{font-size:15px}";
 
 struct layout {
@@ -36,6 +36,8 @@ static double frag_width(const struct layout *l, uint64_t lo, uint64_t hi, int h
 
 static const char *frag_class(const struct ana_vm_piece *p)
 {
+    if (p->collector)
+        return "col";
     if (p->prot == PROT_NONE)
         return "res";
     return ana_vm_is_charge(p->prot, p->flags) ? "chg" : "com";
@@ -47,6 +49,7 @@ int ana_frag_svg(FILE *out, const struct ana_vm_image *im, const char *title)
         {"res", "reserved (PROT_NONE)"},
         {"com", "committed, no charge"},
         {"chg", "commit charge (private writable)"},
+        {"col", "memscribe's own (rings, tables)"},
         {"big", "largest free gap"},
     };
     struct ana_svg_doc doc = {.width = BAR_X * 2 + BAR_W, .height = 190, .title = title,

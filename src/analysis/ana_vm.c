@@ -60,6 +60,10 @@ static void vm_count(struct ana_vm_image *im, const struct ana_vm_piece *p, int 
 
     if (sign < 0)
         n = (uint64_t)0 - n;
+    if (p->collector) {
+        im->collector += n;
+        return;
+    }
     im->mapped += n;
     if (p->prot == PROT_NONE)
         im->reserved += n;
@@ -85,7 +89,7 @@ static int vm_end_commit(struct ana_vm *vm, uint32_t image, const struct ana_vm_
         .charge = (uint8_t)ana_vm_is_charge(p->prot, p->flags),
     };
 
-    if (p->prot == PROT_NONE || !vm->on_lifetime || hi <= lo)
+    if (p->prot == PROT_NONE || p->collector || !vm->on_lifetime || hi <= lo)
         return 0;
     return vm->on_lifetime(vm->arg, &l);
 }
@@ -218,6 +222,7 @@ static struct ana_vm_piece vm_piece(const struct fmt_event *ev, uint64_t lo, uin
         .map_ns = ev->ts_ns,
         .map_stack = ev->stack,
         .origin = ev->origin,
+        .collector = (ev->flags & FMT_EVF_COLLECTOR) != 0,
         .commit_ns = ev->ts_ns,
         .commit_stack = ev->stack,
     };

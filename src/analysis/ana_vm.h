@@ -22,6 +22,7 @@ struct ana_vm_piece {
     uint64_t map_ns;      /* when that call ran */
     uint32_t map_stack;   /* and its stack */
     uint8_t origin;       /* enum fmt_origin of that call */
+    uint8_t collector;    /* memscribe's own (FMT_EVF_COLLECTOR): space, not memory */
     uint64_t commit_ns;   /* committed since (valid if prot != PROT_NONE) */
     uint32_t commit_stack;
 };
@@ -45,7 +46,8 @@ struct ana_vm_image {
     uint64_t brk; /* current break, valid if brk_known */
     int brk_known;
     int ended;
-    uint64_t mapped, reserved, committed, charge; /* bytes now */
+    uint64_t mapped, reserved, committed, charge; /* the program's bytes now */
+    uint64_t collector;                           /* memscribe's own bytes now */
     uint64_t max_addr;                            /* highest end ever mapped */
 };
 

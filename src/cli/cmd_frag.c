@@ -186,7 +186,7 @@ static struct ana_table *site_table(struct cli_ana *a, const struct ana_frag_sit
         cli_die("frag: out of memory");
     for (long i = 0; i < n && (!a->top || i < (long)a->top); i++) {
         const char *const *fr = cli_ana_stack(a, v[i].stack, false, 0, &nr);
-        const char *o = v[i].origin < 5 ? origin_names[v[i].origin] : "?";
+        const char *o = v[i].collector ? "memscribe" : v[i].origin < 5 ? origin_names[v[i].origin] : "?";
 
         ana_table_add_row(t);
         if (occupants) {
@@ -251,6 +251,7 @@ static void report_image(struct frag *f, uint32_t image, uint64_t gran, struct a
         ana_json_kv_u64(j, "space_hi", st.space_hi);
         ana_json_kv_u64(j, "mappings", st.nr_mappings);
         ana_json_kv_u64(j, "mapped", st.mapped);
+        ana_json_kv_u64(j, "collector", st.collector);
         ana_json_kv_u64(j, "holes", st.nr_holes);
         ana_json_kv_u64(j, "free", st.free);
         ana_json_kv_u64(j, "largest_gap", st.largest_hi - st.largest_lo);
@@ -277,6 +278,9 @@ static void report_image(struct frag *f, uint32_t image, uint64_t gran, struct a
                " holes, %" PRIu64 " bytes free\n",
                st.nr_mappings, st.mapped, ana_bytes_format(st.mapped, b1, sizeof(b1)),
                st.nr_holes, st.free);
+        if (st.collector)
+            printf("  %" PRIu64 " bytes (%s) are memscribe's own rings and tables\n", st.collector,
+                   ana_bytes_format(st.collector, b1, sizeof(b1)));
         printf("  largest free gap: %" PRIu64 " bytes (%s) at 0x%" PRIx64 "-0x%" PRIx64 "\n\n",
                st.largest_hi - st.largest_lo,
                ana_bytes_format(st.largest_hi - st.largest_lo, b2, sizeof(b2)), st.largest_lo,

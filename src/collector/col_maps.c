@@ -2,8 +2,7 @@
 /* The address space when a stream starts: every line of /proc/self/maps
  * becomes an mmap event with origin SNAPSHOT, so an analysis sees the
  * program's whole address space from the first instant. The collector's
- * own mappings (rings, stack tables) are left out: they are not the
- * program's. Read with raw syscalls into mmap'd memory (no stdio, no
+ * own mappings (rings, stack tables) are marked FMT_EVF_COLLECTOR. Read with raw syscalls into mmap'd memory (no stdio, no
  * malloc: STYLE.md, Inside a hook). */
 #include <fcntl.h>
 #include <link.h>
@@ -68,15 +67,21 @@ int col_maps_tool_caller(const void *ra)
     return (uintptr_t)ra >= col_tool_lo && (uintptr_t)ra < col_tool_hi;
 }
 
-static int col_maps_is_own(uint64_t lo, uint64_t hi)
+/* The end of the collector's own range that holds addr, or 0; else, in
+ * *next, the lowest own range start above addr (hi if none). */
+static uint64_t col_maps_own_at(uint64_t addr, uint64_t hi, uint64_t *next)
 {
     unsigned n = atomic_load(&col_nr_own);
 
     if (n > COL_OWN_MAX)
         n = COL_OWN_MAX;
-    for (unsigned i = 0; i < n; i++)
-        if (lo >= col_own[i].lo && hi <= col_own[i].hi)
-            return 1;
+    *next = hi;
+    for (unsigned i = 0; i < n; i++) {
+        if (addr >= col_own[i].lo && addr < col_own[i].hi)
+            return col_own[i].hi;
+        if (col_own[i].lo > addr && col_own[i].lo < *next)
+            *next = col_own[i].lo;
+    }
     return 0;
 }
 
@@ -133,12 +138,8 @@ static void col_maps_line(struct col_thread *t, uint64_t ts, const char *s, cons
     while (s < end && *s == ' ')
         s++;
     path = s;
-    if (end - path >= 16 && !memcmp(path, "/memfd:memscribe", 16))
-        return; /* our rings */
     if (end - path >= 10 && !memcmp(path, "[vsyscall]", 10))
         return; /* above the user address space: not the program's to use */
-    if (col_maps_is_own(lo, hi))
-        return;
     prot |= perms[0] == 'r' ? PROT_READ : 0;
     prot |= perms[1] == 'w' ? PROT_WRITE : 0;
     prot |= perms[2] == 'x' ? PROT_EXEC : 0;
@@ -151,8 +152,22 @@ static void col_maps_line(struct col_thread *t, uint64_t ts, const char *s, cons
     extra[1] = (uint64_t)flags;
     extra[2] = (uint64_t)(int64_t)-1;
     extra[3] = off;
-    col_emit_event(t, FMT_SHM_REC_EVENT, FMT_EV_MMAP, 0, FMT_ORIGIN_SNAPSHOT, 0, ts, lo, hi - lo,
-                   extra, 4);
+    /* Our rings, and the parts of the line that are our tables (the kernel
+     * merges neighbouring anonymous mappings into one line), are marked:
+     * they take address space but are not the program's memory. */
+    if (end - path >= 16 && !memcmp(path, "/memfd:memscribe", 16)) {
+        col_emit_event(t, FMT_SHM_REC_EVENT, FMT_EV_MMAP, FMT_EVF_COLLECTOR, FMT_ORIGIN_SNAPSHOT,
+                       0, ts, lo, hi - lo, extra, 4);
+        return;
+    }
+    while (lo < hi) {
+        uint64_t next, own_end = col_maps_own_at(lo, hi, &next);
+        uint64_t piece_end = own_end ? (own_end < hi ? own_end : hi) : next;
+
+        col_emit_event(t, FMT_SHM_REC_EVENT, FMT_EV_MMAP, own_end ? FMT_EVF_COLLECTOR : 0,
+                       FMT_ORIGIN_SNAPSHOT, 0, ts, lo, piece_end - lo, extra, 4);
+        lo = piece_end;
+    }
 }
 
 void col_maps_snapshot(struct col_thread *t)

@@ -48,9 +48,15 @@ static int unw_backtrace(void **buf, int max)
  * otherwise the stack's hash with the top bit set. The frames live in an
  * append-only arena: arena[off] = frame count, then the frames. Both are
  * mmap'd with MAP_NORESERVE and touched only as they fill. */
+#if UINTPTR_MAX == UINT32_MAX
+/* A 32-bit program has 4 GiB in all: take 36 MiB of it, not 272. */
+#define COL_TABLE_SLOTS (1u << 18)
+#define COL_ARENA_WORDS (4u << 20) /* 32 MiB of address space */
+#else
 #define COL_TABLE_SLOTS (1u << 20)
-#define COL_TABLE_PROBES 64
 #define COL_ARENA_WORDS (32u << 20) /* 256 MiB of address space */
+#endif
+#define COL_TABLE_PROBES 64
 #define COL_KEY_BUSY 1ull
 
 struct col_stack_slot {
