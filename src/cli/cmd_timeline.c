@@ -9,6 +9,7 @@
 
 #include "analysis/ana_time.h"
 #include "analysis/ana_timeline.h"
+#include "analysis/ana_vm_series.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 
@@ -20,7 +21,8 @@ static void usage(FILE *out)
                  "Use over time, one row per interval: heap in use at the interval's end\n"
                  "(heap) and its maximum inside the interval (heap_max), bytes and blocks\n"
                  "allocated so far (the cumulative total), live blocks, and the latest RSS\n"
-                 "sample. One table per process.\n\n"
+                 "sample, and committed memory (mapped with access, memscribe vmem).\n"
+                 "One table per process.\n\n"
                  "options:\n"
                  "  --interval D    row spacing: 10ms, 1s, ... (default: a hundredth of\n"
                  "                  the trace)\n" CLI_ANA_USAGE);
@@ -36,10 +38,11 @@ static const struct ana_column cols[] = {
     {"allocations", "allocations", ANA_CELL_U64},
     {"live_blocks", "live_blocks", ANA_CELL_U64},
     {"rss", "rss_bytes", ANA_CELL_U64},
+    {"committed", "committed_bytes", ANA_CELL_U64},
 };
 #define NR_COLS (sizeof(cols) / sizeof(cols[0]))
 
-static void add_row(struct ana_table *t, const struct ana_timeline_row *r)
+static void add_row(struct ana_table *t, const struct ana_timeline_row *r, uint64_t committed)
 {
     char buf[64];
 
@@ -53,6 +56,7 @@ static void add_row(struct ana_table *t, const struct ana_timeline_row *r)
     ana_table_set_u64(t, 6, r->nr_allocs);
     ana_table_set_u64(t, 7, r->live_blocks);
     ana_table_set_u64(t, 8, r->rss);
+    ana_table_set_u64(t, 9, committed);
 }
 
 int cmd_timeline(int argc, char **argv)
@@ -96,6 +100,18 @@ int cmd_timeline(int argc, char **argv)
     if (rc)
         cli_ana_fail(&a, rc);
 
+    /* Committed memory at each row's time: one more pass, over the
+     * address-space model (rows are in time order). */
+    struct ana_vm_point *vp = calloc(tl.nr_rows + 1, sizeof(*vp));
+    if (!vp)
+        cli_die("timeline: out of memory");
+    for (size_t i = 0; i < tl.nr_rows; i++) {
+        vp[i].t_ns = tl.rows[i].t_ns;
+        vp[i].image = tl.rows[i].image;
+    }
+    if ((rc = ana_vm_series(a.r, vp, tl.nr_rows)))
+        cli_ana_fail(&a, rc);
+
     /* Rows come time-major; group them by image for sections. */
     uint32_t nr_images = 0;
     for (size_t i = 0; i < tl.nr_rows; i++)
@@ -121,7 +137,7 @@ int cmd_timeline(int argc, char **argv)
             cli_die("timeline: out of memory");
         for (size_t i = 0; i < tl.nr_rows; i++)
             if (tl.rows[i].image == im)
-                add_row(t, &tl.rows[i]);
+                add_row(t, &tl.rows[i], vp[i].committed);
         if (!ana_table_nr_rows(t)) {
             ana_table_destroy(t);
             continue;
@@ -149,5 +165,6 @@ int cmd_timeline(int argc, char **argv)
             cli_die("timeline: writing the output failed");
     }
     ana_timeline_release(&tl);
+    free(vp);
     return cli_ana_close(&a);
 }
