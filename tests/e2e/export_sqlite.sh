@@ -37,6 +37,17 @@ run "$T/prog.db" "$(query leaks)" >"$T/leaks.txt"
 expect_eq "leaked bytes" "$(awk '{ s += $3 } END { print s }' "$T/leaks.txt")" "$REPORT_LEAKED"
 expect_eq "leaked blocks" "$(awk '{ s += $2 } END { print s }' "$T/leaks.txt")" "$REPORT_LEAKED_BLOCKS"
 grep -q " 333 make$" "$T/leaks.txt" || fail "no 333-byte leak from make: $(cat "$T/leaks.txt")"
+# The same rows as `memscribe leaks` (bytes and blocks per stack).
+"$M" leaks --format=csv --top 0 "$T/prog.mscr" | awk -F, 'NR > 1 { print $2, $3 }' | sort >"$T/want"
+awk '{ print $3, $2 }' "$T/leaks.txt" | sort | diff -u "$T/want" - || fail "leaks differ from memscribe leaks"
+# The window totals as `memscribe window`, for [start, peak] and [peak, end].
+peak_ns=$(report_num peak_ns)
+window_cli() { "$M" window --format=csv --top 0 "$@" "$T/prog.mscr" |
+    awk -F, 'NR > 1 { s += $4; i += $5 } END { print s + 0, i + 0 }'; }
+expect_eq "window to the peak" "$(run "$T/prog.db" "$(query window-totals)" 0 "$peak_ns")" \
+    "$(window_cli --to peak)"
+expect_eq "window from the peak" "$(run "$T/prog.db" "$(query window-totals)" "$peak_ns" 999999999999)" \
+    "$(window_cli --from peak)"
 expect_eq "temporary" "$(run "$T/prog.db" "SELECT SUM(temporary) FROM allocations;")" "$REPORT_TEMPORARY"
 # The whole trace as one window: AIFI + AIFO = every allocation.
 expect_eq "whole window" "$(run "$T/prog.db" "$(query window-totals)" 0 999999999999 | cut -d' ' -f1)" \
