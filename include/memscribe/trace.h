@@ -115,8 +115,10 @@ int fmt_reader_incomplete(const struct fmt_reader *r);
 void fmt_reader_counts(const struct fmt_reader *r, struct fmt_trace_counts *c);
 
 /* Read the next event into *ev (every field set). Returns 1, 0 at the end,
- * or -errno (-EPROTO: corrupt chunk; see fmt_reader_error()). Pointers in
- * *ev stay valid until the next call that fills an event. */
+ * or -errno (-EPROTO: corrupt chunk; see fmt_reader_error()), which every
+ * later call returns again until a seek (a seek past the bad chunk reads
+ * on). Pointers in *ev stay valid until the next call that fills an
+ * event. Events of kinds from later format versions are skipped. */
 int fmt_reader_next(struct fmt_reader *r, struct fmt_event *ev);
 
 /* Tables. Indexes are dense from 0; getters return NULL when out of range. */

@@ -13,6 +13,7 @@ void fmt_rchunk_reset(struct fmt_reader *r)
 {
     r->loaded = 0;
     r->ev_left = 0;
+    r->failed = 0;
 }
 
 static int load_columns(struct fmt_reader *r, struct fmt_cur *c, uint64_t off, uint32_t nr_ev)
@@ -347,6 +348,7 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
     if (set_ctx(r, ev, r->ctx))
         return bad_event(r, "unknown thread context");
     if (kind == FMT_OP_KIND_ESCAPE) {
+        ev->kind = FMT_EV_NONE; /* not an event to return */
         if (op & FMT_OP_EXTRA)
             return bad_event(r, "escaped event with extra fields");
         return skip_escape(r) ?: 1;
@@ -469,26 +471,28 @@ int fmt_reader_next(struct fmt_reader *r, struct fmt_event *ev)
 {
     int rc;
 
+    if (r->failed)
+        return r->failed; /* until a seek: the rest of the chunk is not trusted */
     for (;;) {
         if (!r->loaded || !r->ev_left) {
             if (r->loaded && (rc = finish_chunk(r)))
-                return rc;
+                break;
             if (r->next_chunk >= r->nr_chunks)
                 return 0;
             if ((rc = load_chunk(r, r->next_chunk)))
-                return rc;
+                break;
             r->next_chunk++;
         }
         r->ev_left--;
         rc = decode(r, ev);
         r->ev_index++;
-        if (rc < 0) {
-            r->loaded = 0;
-            r->next_chunk = r->nr_chunks; /* stop: the rest is not trusted */
-            return rc;
-        }
+        if (rc < 0)
+            break;
         if (ev->kind)
             return 1;
         /* an escaped event was skipped */
     }
+    r->loaded = 0;
+    r->failed = rc;
+    return rc;
 }

@@ -108,6 +108,7 @@ struct fmt_reader {
     uint32_t next_chunk; /* the chunk to load when the current one ends */
     uint32_t cur_chunk;
     int loaded;
+    int failed; /* the error of a chunk that failed to decode, until a seek */
     uint32_t ev_left;
     uint32_t ev_index;
     struct fmt_buf col[FMT_NR_COLUMNS];
