@@ -11,7 +11,10 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -310,6 +313,95 @@ static void test_debuginfod_only_when_configured(void **state)
     ana_sym_destroy(s);
 }
 
+/* A local debuginfod: python3's static HTTP server over a directory laid
+ * out as debuginfod's URLs (buildid/<hex>/debuginfo). Returns its pid and
+ * port, or pid -1 if python3 cannot be run. *pipe_fd stays open until the
+ * server is stopped: a write into a closed pipe would kill it. */
+static pid_t start_http(const char *root, int *port, int *pipe_fd)
+{
+    int fds[2];
+    char line[64];
+
+    if (pipe(fds))
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        close(fds[1]);
+        if (chdir(root) == 0)
+            execlp("python3", "python3", "-c",
+                   "import http.server, socketserver\n"
+                   "class Quiet(http.server.SimpleHTTPRequestHandler):\n"
+                   "    def log_message(self, *a): pass\n"
+                   "s = socketserver.TCPServer(('127.0.0.1', 0), Quiet)\n"
+                   "import sys\n"
+                   "sys.stdout.write('%d\\n' % s.server_address[1])\n"
+                   "sys.stdout.flush()\n"
+                   "s.serve_forever()\n",
+                   (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    size_t n = 0;
+    /* The whole line: the port is printed once the socket listens. */
+    while (pid > 0 && n < sizeof(line) - 1 && read(fds[0], line + n, 1) == 1 && line[n] != '\n')
+        n++;
+    line[n] = '\0';
+    if (pid <= 0 || n == 0) {
+        if (pid > 0)
+            waitpid(pid, NULL, 0);
+        close(fds[0]);
+        return -1;
+    }
+    *port = atoi(line);
+    *pipe_fd = fds[0];
+    return pid;
+}
+
+/* Configured and answering: the missing binary comes from debuginfod, by
+ * build id, and symbolizes as at home. */
+static void test_debuginfod_serves_missing_binary(void **state)
+{
+    const struct fmt_module *orig = symfix_module(&fx, "sym_chain");
+    struct text ref, got;
+    struct ana_sym_stats stats;
+    char root[600], id[2 * FMT_MAX_BUILD_ID + 1], url[64], cache[600];
+    int port;
+
+    reference(&ref);
+    for (uint32_t i = 0; i < orig->build_id_len; i++)
+        snprintf(id + 2 * i, 3, "%02x", orig->build_id[i]);
+    snprintf(root, sizeof(root), "%s/debuginfod", dir);
+    assert_int_equal(symfix_sh("mkdir -p %s/buildid/%s && cp %s %s/buildid/%s/debuginfo", root, id,
+                               symfix_program("sym_chain"), root, id),
+                     0);
+    int pipe_fd;
+    pid_t pid = start_http(root, &port, &pipe_fd);
+    if (pid < 0)
+        skip(); /* no python3 here */
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+    snprintf(cache, sizeof(cache), "%s/debuginfod-cache-2", dir);
+    setenv("DEBUGINFOD_URLS", url, 1);
+    setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
+    setenv("DEBUGINFOD_TIMEOUT", "10", 1);
+
+    struct fmt_module m = exe_at("/nonexistent/elsewhere/sym_chain");
+    struct ana_sym_options o = {0};
+    struct ana_sym *s = symbolize(&o, &m, &got);
+    unsetenv("DEBUGINFOD_URLS");
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+    close(pipe_fd);
+    ana_sym_get_stats(s, &stats);
+    assert_int_equal(stats.nr_debuginfod_queries, 1);
+    for (size_t i = 0; i < ana_sym_nr_notes(s); i++)
+        print_message("  note: %s\n", ana_sym_note(s, i));
+    assert_int_equal(ana_sym_nr_notes(s), 0);
+    assert_same_text(&ref, &got);
+    ana_sym_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -320,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_changed_binary),
         cmocka_unit_test(test_not_elf),
         cmocka_unit_test(test_debuginfod_only_when_configured),
+        cmocka_unit_test(test_debuginfod_serves_missing_binary),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
