@@ -23,3 +23,5 @@ if(MEMSCRIBE_HAVE_M32)
   add_dependencies(vm_frag32 memscribe_collector32)
   ms_e2e_test(vm_frag32 vm_frag32.sh)
 endif()
+
+ms_unit_test(test_ana_vm ${PROJECT_SOURCE_DIR}/tests/unit/test_ana_vm.c LIBS ms_analysis ms_format)

@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: MIT */
+/* The address-space model (ana_vm) and fragmentation (ana_frag) on
+ * synthetic events: pieces cut as the kernel cuts mappings, reserved /
+ * committed / charge totals, commit lifetimes with their times and stacks,
+ * mremap, brk and sbrk, the collector's own mappings, holes, the largest
+ * gap, misaligned mappings with stranded bytes, occupants. Exact numbers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <cmocka.h>
+
+#include "analysis/ana_frag.h"
+#include "analysis/ana_vm.h"
+
+#define K 1024ull
+#define M (1024ull * 1024)
+
+struct lives {
+    struct ana_vm_lifetime v[64];
+    int n;
+};
+
+static int keep(void *arg, const struct ana_vm_lifetime *l)
+{
+    struct lives *ls = arg;
+
+    assert_true(ls->n < 64);
+    ls->v[ls->n++] = *l;
+    return 0;
+}
+
+static struct fmt_event ev(uint16_t kind, uint64_t ts, uint64_t addr, uint64_t size, uint32_t stack)
+{
+    struct fmt_event e;
+
+    memset(&e, 0, sizeof(e));
+    e.kind = kind;
+    e.ts_ns = ts;
+    e.addr = addr;
+    e.size = size;
+    e.stack = stack;
+    return e;
+}
+
+static void do_mmap(struct ana_vm *vm, uint64_t ts, uint64_t addr, uint64_t size, int prot,
+                    int flags, uint32_t stack)
+{
+    struct fmt_event e = ev(FMT_EV_MMAP, ts, addr, size, stack);
+
+    e.arg[0] = (uint64_t)prot;
+    e.arg[1] = (uint64_t)flags;
+    assert_int_equal(ana_vm_event(vm, &e), 0);
+}
+
+static void do_protect(struct ana_vm *vm, uint64_t ts, uint64_t addr, uint64_t size, int prot,
+                       uint32_t stack)
+{
+    struct fmt_event e = ev(FMT_EV_MPROTECT, ts, addr, size, stack);
+
+    e.arg[0] = (uint64_t)prot;
+    assert_int_equal(ana_vm_event(vm, &e), 0);
+}
+
+static void do_unmap(struct ana_vm *vm, uint64_t ts, uint64_t addr, uint64_t size, uint32_t stack)
+{
+    struct fmt_event e = ev(FMT_EV_MUNMAP, ts, addr, size, stack);
+
+    assert_int_equal(ana_vm_event(vm, &e), 0);
+}
+
+#define ANON (MAP_PRIVATE | MAP_ANONYMOUS)
+#define RW (PROT_READ | PROT_WRITE)
+#define BASE 0x7f0000000000ull
+
+/* 1 GiB reserved, two parts committed, one decommitted, all unmapped. */
+static void test_reserve_commit(void **state)
+{
+    struct lives ls = {0};
+    struct ana_vm vm;
+    const struct ana_vm_image *im;
+
+    (void)state;
+    ana_vm_init(&vm, keep, &ls);
+    do_mmap(&vm, 10, BASE, 1024 * M, PROT_NONE, ANON | MAP_NORESERVE, 1);
+    im = ana_vm_get(&vm, 0);
+    assert_int_equal(im->reserved, 1024 * M);
+    assert_int_equal(im->committed, 0);
+    assert_int_equal(ls.n, 0);
+
+    do_protect(&vm, 20, BASE + 1 * M, 2 * M, RW, 2);
+    do_protect(&vm, 30, BASE + 100 * M, 8 * M, RW, 3);
+    assert_int_equal(im->committed, 10 * M);
+    assert_int_equal(im->charge, 10 * M);
+    assert_int_equal(im->reserved, 1014 * M);
+    assert_int_equal(im->nr, 5); /* none, rw, none, rw, none */
+
+    do_protect(&vm, 40, BASE + 1 * M, 2 * M, PROT_NONE, 4);
+    assert_int_equal(ls.n, 1);
+    assert_int_equal(ls.v[0].lo, BASE + 1 * M);
+    assert_int_equal(ls.v[0].hi, BASE + 3 * M);
+    assert_int_equal(ls.v[0].commit_ns, 20);
+    assert_int_equal(ls.v[0].decommit_ns, 40);
+    assert_int_equal(ls.v[0].commit_stack, 2);
+    assert_int_equal(ls.v[0].decommit_stack, 4);
+    assert_true(ls.v[0].charge);
+    assert_int_equal(im->committed, 8 * M);
+
+    do_unmap(&vm, 50, BASE, 1024 * M, 5);
+    assert_int_equal(ls.n, 2);
+    assert_int_equal(ls.v[1].lo, BASE + 100 * M);
+    assert_int_equal(ls.v[1].hi, BASE + 108 * M);
+    assert_int_equal(ls.v[1].commit_ns, 30);
+    assert_int_equal(ls.v[1].decommit_ns, 50);
+    assert_int_equal(ls.v[1].commit_stack, 3);
+    assert_int_equal(im->nr, 0);
+    assert_int_equal(im->mapped, 0);
+    assert_int_equal(im->reserved, 0);
+    assert_int_equal(im->committed, 0);
+    assert_int_equal(ana_vm_finish(&vm), 0);
+    assert_int_equal(ls.n, 2);
+    ana_vm_release(&vm);
+}
+
+/* A partial munmap ends the part it removes; MAP_FIXED replaces; lengths
+ * round up to pages; shared or read-only mappings are no charge; what is
+ * left at the end is reported open. */
+static void test_cuts_and_open(void **state)
+{
+    struct lives ls = {0};
+    struct ana_vm vm;
+    const struct ana_vm_image *im;
+
+    (void)state;
+    ana_vm_init(&vm, keep, &ls);
+    do_mmap(&vm, 1, BASE, 10 * 4096 - 100, RW, ANON, 7); /* rounds to 10 pages */
+    do_mmap(&vm, 2, BASE + 1 * M, 4 * 4096, PROT_READ, MAP_PRIVATE, 8);
+    do_mmap(&vm, 3, BASE + 2 * M, 4 * 4096, RW, MAP_SHARED | MAP_ANONYMOUS, 9);
+    im = ana_vm_get(&vm, 0);
+    assert_int_equal(im->committed, 18 * 4096);
+    assert_int_equal(im->charge, 10 * 4096);
+
+    do_unmap(&vm, 4, BASE + 4096, 2 * 4096, 10); /* a hole in the middle */
+    assert_int_equal(ls.n, 1);
+    assert_int_equal(ls.v[0].lo, BASE + 4096);
+    assert_int_equal(ls.v[0].hi, BASE + 3 * 4096);
+    assert_int_equal(ls.v[0].commit_stack, 7);
+    assert_int_equal(im->nr, 4);
+
+    /* MAP_FIXED over the tail of the first mapping, PROT_NONE. */
+    do_mmap(&vm, 5, BASE + 8 * 4096, 2 * 4096, PROT_NONE, ANON | MAP_FIXED, 11);
+    assert_int_equal(ls.n, 2);
+    assert_int_equal(ls.v[1].lo, BASE + 8 * 4096);
+    assert_int_equal(ls.v[1].decommit_ns, 5);
+    assert_int_equal(im->reserved, 2 * 4096);
+    assert_int_equal(im->committed, (1 + 5 + 4 + 4) * 4096);
+
+    assert_int_equal(ana_vm_finish(&vm), 0);
+    /* Open: pages [0,1) and [3,8) of stack 7, the file, the shared one. */
+    assert_int_equal(ls.n, 6);
+    for (int i = 2; i < 6; i++)
+        assert_true(ls.v[i].open);
+    assert_int_equal(ls.v[2].hi - ls.v[2].lo, 4096);
+    assert_int_equal(ls.v[3].hi - ls.v[3].lo, 5 * 4096);
+    assert_true(ls.v[3].charge);
+    assert_false(ls.v[4].charge);
+    assert_false(ls.v[5].charge);
+    ana_vm_release(&vm);
+}
+
+/* mremap in place (grow, shrink) and moved; brk and sbrk move the heap. */
+static void test_mremap_brk(void **state)
+{
+    struct lives ls = {0};
+    struct ana_vm vm;
+    const struct ana_vm_image *im;
+    struct fmt_event e;
+
+    (void)state;
+    ana_vm_init(&vm, keep, &ls);
+    do_mmap(&vm, 1, BASE, 4 * 4096, RW, ANON, 1);
+    e = ev(FMT_EV_MREMAP, 2, BASE, 8 * 4096, 2);
+    e.old_addr = BASE;
+    e.old_size = 4 * 4096;
+    assert_int_equal(ana_vm_event(&vm, &e), 0);
+    im = ana_vm_get(&vm, 0);
+    assert_int_equal(im->committed, 8 * 4096);
+    assert_int_equal(im->nr, 2); /* the grown tail is its own piece, stack 2 */
+    assert_int_equal(im->v[1].commit_stack, 2);
+
+    e = ev(FMT_EV_MREMAP, 3, BASE + M, 8 * 4096, 3); /* moved */
+    e.old_addr = BASE;
+    e.old_size = 8 * 4096;
+    assert_int_equal(ana_vm_event(&vm, &e), 0);
+    assert_int_equal(im->committed, 8 * 4096);
+    assert_int_equal(im->nr, 1);
+    assert_int_equal(im->v[0].lo, BASE + M);
+    assert_int_equal(im->v[0].prot, (uint32_t)RW);
+    assert_int_equal(ls.n, 2); /* both old pieces ended at 3 */
+    assert_int_equal(ls.v[0].decommit_ns, 3);
+    assert_int_equal(ls.v[1].decommit_ns, 3);
+
+    /* brk(0) tells the break; growing maps whole pages above it. */
+    e = ev(FMT_EV_BRK, 4, 0x555500001000ull + 100, 0, 4);
+    assert_int_equal(ana_vm_event(&vm, &e), 0);
+    e = ev(FMT_EV_BRK, 5, 0x555500001000ull + 100 + 3 * 4096, 0, 5);
+    e.arg[0] = e.addr;
+    assert_int_equal(ana_vm_event(&vm, &e), 0);
+    assert_int_equal(im->committed, 8 * 4096 + 3 * 4096);
+    /* sbrk(-2 pages) from there: the top two pages go. */
+    e = ev(FMT_EV_SBRK, 6, 0x555500001000ull + 100 + 3 * 4096, 0, 6);
+    e.arg[0] = (uint64_t)(int64_t)(-2 * 4096);
+    assert_int_equal(ana_vm_event(&vm, &e), 0);
+    assert_int_equal(im->committed, 8 * 4096 + 1 * 4096);
+    assert_int_equal(ls.n, 3);
+    assert_int_equal(ls.v[2].commit_stack, 5);
+    assert_int_equal(ls.v[2].hi - ls.v[2].lo, 2 * 4096);
+    ana_vm_release(&vm);
+}
+
+/* The collector's own mappings: space, not memory, no lifetimes. */
+static void test_collector(void **state)
+{
+    struct lives ls = {0};
+    struct ana_vm vm;
+    const struct ana_vm_image *im;
+    struct fmt_event e = ev(FMT_EV_MMAP, 1, BASE, 64 * M, 0);
+
+    (void)state;
+    ana_vm_init(&vm, keep, &ls);
+    e.arg[0] = RW;
+    e.arg[1] = MAP_SHARED;
+    e.flags = FMT_EVF_COLLECTOR;
+    e.origin = FMT_ORIGIN_SNAPSHOT;
+    assert_int_equal(ana_vm_event(&vm, &e), 0);
+    im = ana_vm_get(&vm, 0);
+    assert_int_equal(im->collector, 64 * M);
+    assert_int_equal(im->mapped, 0);
+    assert_int_equal(im->committed, 0);
+    assert_int_equal(ana_vm_finish(&vm), 0);
+    assert_int_equal(ls.n, 0);
+    ana_vm_release(&vm);
+}
+
+/* A 32-bit space: holes at both ends count; misaligned mappings strand the
+ * bytes up to the next 64 KiB boundary that are free; occupants of a
+ * range are summed per stack. */
+static void test_frag_32(void **state)
+{
+    struct ana_vm vm;
+    const struct ana_vm_image *im;
+    struct ana_frag_stats st;
+    struct ana_frag_site *s;
+    long n;
+
+    (void)state;
+    ana_vm_init(&vm, NULL, NULL);
+    do_mmap(&vm, 1, 0x10000000, 64 * K, RW, ANON, 1);          /* aligned */
+    do_mmap(&vm, 2, 0x20000000, 64 * K + 4 * K, RW, ANON, 2);  /* size off by 4 KiB */
+    do_mmap(&vm, 3, 0x20011000 + 8 * K, 4 * K, RW, ANON, 3);   /* address off */
+    do_mmap(&vm, 4, 0xf0000000, 16 * M, PROT_NONE, ANON, 1);
+    im = ana_vm_get(&vm, 0);
+    ana_frag_stats(im, &st);
+    assert_true(st.is_32);
+    assert_int_equal(st.space_lo, 0x10000);
+    assert_int_equal(st.space_hi, 0x100000000ull);
+    assert_int_equal(st.nr_mappings, 4);
+    assert_int_equal(st.nr_holes, 5);
+    /* Largest: from the end of the second pair to 0xf0000000. */
+    assert_int_equal(st.largest_lo, 0x20011000 + 12 * K);
+    assert_int_equal(st.largest_hi, 0xf0000000);
+    assert_int_equal(st.free, 0x100000000ull - 0x10000 - st.mapped);
+
+    n = ana_frag_misaligned(im, 64 * K, &s);
+    assert_int_equal(n, 2);
+    /* Stack 2 ends at 0x20011000: 8 KiB free up to stack 3, of the 60 KiB
+     * to the boundary. Stack 3 at 0x20013000-0x20014000: 8 KiB below to
+     * stack 2 (and the boundary at 0x20010000 is further), 48 KiB above. */
+    assert_int_equal(s[0].stack, 3);
+    assert_int_equal(s[0].stranded, 8 * K + 48 * K);
+    assert_int_equal(s[1].stack, 2);
+    assert_int_equal(s[1].stranded, 8 * K);
+    assert_int_equal(s[1].size, 68 * K);
+    free(s);
+
+    n = ana_frag_occupants(im, 0x20000000, 0x20020000, &s);
+    assert_int_equal(n, 2);
+    assert_int_equal(s[0].stack, 2);
+    assert_int_equal(s[0].size, 68 * K);
+    assert_int_equal(s[1].size, 4 * K);
+    free(s);
+    ana_vm_release(&vm);
+}
+
+/* The map renders: every mapping and the largest hole are drawn. */
+static void test_frag_svg(void **state)
+{
+    struct ana_vm vm;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    (void)state;
+    ana_vm_init(&vm, NULL, NULL);
+    do_mmap(&vm, 1, 0x10000000, 64 * K, RW, ANON, 1);
+    do_mmap(&vm, 2, 0x20000000, 64 * K, PROT_NONE, ANON, 2);
+    do_mmap(&vm, 3, 0x30000000, 64 * K, PROT_READ, MAP_PRIVATE, 3);
+    assert_int_equal(ana_frag_svg(f, ana_vm_get(&vm, 0), "map <test>"), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "class=\"chg\""));
+    assert_non_null(strstr(buf, "class=\"res\""));
+    assert_non_null(strstr(buf, "class=\"com\""));
+    assert_non_null(strstr(buf, "class=\"big\""));
+    assert_non_null(strstr(buf, "map &lt;test&gt;"));
+    free(buf);
+    ana_vm_release(&vm);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reserve_commit), cmocka_unit_test(test_cuts_and_open),
+        cmocka_unit_test(test_mremap_brk),     cmocka_unit_test(test_collector),
+        cmocka_unit_test(test_frag_32),        cmocka_unit_test(test_frag_svg),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
