@@ -17,9 +17,12 @@ static const char *const allocator_functions[] = {
     "aligned_alloc", "valloc", "pvalloc", "__libc_malloc", "__libc_calloc", "__libc_realloc",
     "__libc_free", "__libc_memalign", "__libc_valloc", "__libc_pvalloc", "__libc_reallocarray",
     "__libc_alloc_buffer_allocate", "_int_malloc", "_int_realloc", "_int_free", "_int_memalign",
-    "_mid_memalign", "sysmalloc", "sysmalloc_mmap", "tcache_init", "malloc_hook_ini", "ptmalloc_init",
-    "_dl_early_allocate", "mmap", "mmap64", "__mmap", "munmap", "__munmap", "mremap", "__mremap",
-    "mprotect", "__mprotect", "brk", "__brk", "sbrk", "__sbrk",
+    "_mid_memalign", "sysmalloc", "sysmalloc_mmap", "sysmalloc_mmap_fallback", "tcache_init",
+    "malloc_hook_ini", "ptmalloc_init", "malloc_consolidate", "systrim", "heap_trim", "shrink_heap",
+    "new_heap", "alloc_new_heap", "grow_heap", "_int_new_arena", "arena_get2", "arena_get_retry",
+    "munmap_chunk", "mremap_chunk", "__default_morecore", "__glibc_morecore", "_dl_early_allocate",
+    "mmap", "mmap64", "__mmap", "__mmap64", "munmap", "__munmap", "mremap", "__mremap", "mprotect",
+    "__mprotect", "brk", "__brk", "sbrk", "__sbrk",
 };
 
 static bool starts_with(const char *s, const char *prefix)

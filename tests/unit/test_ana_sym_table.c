@@ -174,6 +174,8 @@ static void test_internal_frames(void **state)
     assert_true(ana_sym_frame_is_internal(&f));
     f.function = "__libc_calloc";
     assert_true(ana_sym_frame_is_internal(&f));
+    f.function = "__default_morecore"; /* brk for malloc, seen with --vm-precise */
+    assert_true(ana_sym_frame_is_internal(&f));
     f.function = "strdup"; /* allocates, but the call site is what it is */
     assert_false(ana_sym_frame_is_internal(&f));
     f.module = "/opt/memscribe/lib/memscribe/libmemscribe.so";
