@@ -14,7 +14,9 @@
  * getrusage(RUSAGE_CHILDREN) then holds the CPU time of all of them.
  *
  * The command runs in its own process group; after --timeout seconds the whole
- * group is killed, so a tracer that hangs cannot stall the benchmark. */
+ * group is killed, so a tracer that hangs cannot stall the benchmark. Being in
+ * its own group, it does not get the terminal's ^C: SIGINT, SIGTERM or SIGHUP
+ * to the runner kill the group too, and the runner exits with 128 + signal. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -159,20 +161,23 @@ int main(int argc, char **argv)
     struct runner_opts o = {0};
     struct rusage before, after;
     int64_t t0, t1, deadline = 0, user_ns, sys_ns;
-    sigset_t chld, old;
+    sigset_t waited, old;
     pid_t child;
-    int child_st = 0, timed_out = 0;
+    int child_st = 0, timed_out = 0, stop_sig = 0, sig;
 
     parse_args(argc, argv, &o);
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
         fprintf(stderr, "bench_runner: prctl(PR_SET_CHILD_SUBREAPER): %s\n", strerror(errno));
         return 1;
     }
-    /* SIGCHLD stays blocked and is taken with sigtimedwait(2): a wait with a
+    /* These stay blocked and are taken with sigtimedwait(2): a wait with a
      * deadline and no race between checking and sleeping. */
-    sigemptyset(&chld);
-    sigaddset(&chld, SIGCHLD);
-    sigprocmask(SIG_BLOCK, &chld, &old);
+    sigemptyset(&waited);
+    sigaddset(&waited, SIGCHLD);
+    sigaddset(&waited, SIGINT);
+    sigaddset(&waited, SIGTERM);
+    sigaddset(&waited, SIGHUP);
+    sigprocmask(SIG_BLOCK, &waited, &old);
     fflush(stdout);
     getrusage(RUSAGE_CHILDREN, &before);
     t0 = now_ns();
@@ -207,10 +212,19 @@ int main(int argc, char **argv)
                 ts.tv_nsec = left;
             }
         }
-        if (sigtimedwait(&chld, NULL, &ts) < 0 && errno != EAGAIN && errno != EINTR) {
+        sig = sigtimedwait(&waited, NULL, &ts);
+        if (sig < 0 && errno != EAGAIN && errno != EINTR) {
             fprintf(stderr, "bench_runner: sigtimedwait: %s\n", strerror(errno));
             return 1;
         }
+        if (sig > 0 && sig != SIGCHLD && !stop_sig) {
+            stop_sig = sig;
+            kill(-child, SIGKILL);
+        }
+    }
+    if (stop_sig) {
+        fprintf(stderr, "bench_runner: stopped by signal %d; the command was killed\n", stop_sig);
+        return 128 + stop_sig;
     }
     t1 = now_ns();
     getrusage(RUSAGE_CHILDREN, &after);

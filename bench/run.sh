@@ -8,6 +8,9 @@
 # name to WORKLOADS. To add a measured tool: write tool_<name> (set RUN from
 # CMD and TRACE, the file it writes) and add the name to TOOLS.
 set -euo pipefail
+# The whole script is one brace group, read completely before it runs: editing
+# this file while a (long) run is in progress cannot change what that run does.
+{
 
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 SRC_DIR=$(dirname "$BENCH_DIR")
@@ -298,9 +301,15 @@ OUT=$RESULTS/$STAMP.txt
     echo "memscribe: $VERSION${MEMSCRIBE_MISSING:+ — not measured: $MEMSCRIBE_MISSING}"
     echo "heaptrack: $(heaptrack --version 2>&1 | head -n 1); sqlite3 $(sqlite3 --version | cut -d' ' -f1); $(gcc --version | head -n 1)"
     echo "load:      $LOAD_START at start, $(cut -d' ' -f1-3 /proc/loadavg) at end (1/5/15-minute load averages)"
+    nr_cpus=$(nproc)
+    if awk -v a="$LOAD_START" -v b="$(cut -d' ' -f1 /proc/loadavg)" -v n="$nr_cpus" 'BEGIN { exit !(a > n || b > n) }'; then
+        echo "WARNING:   load average above $nr_cpus: other work competed for the cpus; wall figures are unreliable"
+    fi
     echo "runs:      median of $REPEAT per workload and tool$([ "$SCALE" != 1 ] && echo "; QUICK: workloads scaled down ${SCALE}x, not comparable"); traced runs limited to $MEM_LIMIT_MIB MiB of address space and $TIMEOUT s"
     echo
     awk -v workloads="${WORKLOADS[*]}" -v tools="${TOOLS[*]}" \
         -v memscribe_missing="${MEMSCRIBE_MISSING%% (*}" -v mem_limit_mib="$MEM_LIMIT_MIB" -f "$BENCH_DIR/report.awk" "$EVENTS_TSV" "$RUNS_TSV"
 } | tee "$OUT"
 echo "bench: written to $OUT (raw runs: $RUNS_TSV)" >&2
+exit 0
+}
