@@ -22,6 +22,7 @@ struct range {
     uint64_t from_ns; /* first event time of the range */
     uint64_t end_ns;  /* stop before the first event at or after this */
     uint64_t until_ns;
+    uint64_t prog_end_ns; /* the range's last time, for progress */
     ana_progress_fn *progress;
     void *progress_arg;
     struct ana_model *m;
@@ -58,7 +59,7 @@ static void *run_range(void *arg)
         rc = ana_model_event(rg->m, &ev);
         if (rg->progress && ++tick == (1u << 18)) {
             tick = 0;
-            rg->progress(rg->progress_arg, ev.ts_ns - rg->from_ns, rg->end_ns - rg->from_ns);
+            rg->progress(rg->progress_arg, ev.ts_ns - rg->from_ns, rg->prog_end_ns - rg->from_ns);
         }
     }
     if (rc < 0 && rc != -ENOMEM)
@@ -312,7 +313,12 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
         rg[0].end_ns = UINT64_MAX;
         n = 1;
     }
+    struct fmt_trace_counts counts;
+    fmt_reader_counts(r, &counts);
     for (unsigned k = 0; k < n; k++) {
+        rg[k].prog_end_ns = rg[k].end_ns < counts.last_ts_ns ? rg[k].end_ns : counts.last_ts_ns;
+        if (rg[k].prog_end_ns <= rg[k].from_ns)
+            rg[k].prog_end_ns = rg[k].from_ns + 1;
         rg[k].path = path;
         rg[k].opt = opt;
         rg[k].until_ns = until_ns;

@@ -238,6 +238,19 @@ int ana_window_compute(struct ana_window *w, struct fmt_reader *r, struct ana_fi
             k->c.bytes[ANA_AOFO] -= k->c.bytes[ANA_AOFI];
         }
     }
+    /* Rows keyed by thread that were first met through a free by another
+     * thread: their tid from the reader's thread table. */
+    if (by == ANA_WINDOW_BY_THREAD)
+        for (size_t i = 0; i < w->keys.cap; i++) {
+            struct ana_window_key *k = ana_map_slot_val(&w->keys, i);
+            if (!ana_map_slot_key(&w->keys, i) || k->tid)
+                continue;
+            for (uint32_t t = 0; t < fmt_reader_nr_threads(r); t++) {
+                const struct fmt_thread_info *ti = fmt_reader_thread(r, t);
+                if (ti->thread == k->key && ti->image == k->image)
+                    k->tid = ti->tid;
+            }
+        }
     for (uint32_t i = 0; i < w->nr_images; i++) {
         w->images[i].nr[ANA_AOFO] -= w->images[i].nr[ANA_AOFI];
         w->images[i].bytes[ANA_AOFO] -= w->images[i].bytes[ANA_AOFI];
