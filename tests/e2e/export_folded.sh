@@ -8,8 +8,8 @@ sum() { awk '{ s += $NF } END { print s + 0 }' "$1"; }
 
 syn=$(synth)
 "$M" export --to folded "$syn" -o "$T/bytes.folded"
-printf '%s\n' "0x1300;0x1200;0x1100 300" "0x1300;0x1200;0x2100 664" "0x3200;0x3100 1332" \
-    >"$T/want"
+printf '%s\n' "0x1300;0x1200;0x1100 300" "0x1300;0x1200;0x2100 664" \
+    "libc#.so+0x200;libc#.so+0x100 1332" >"$T/want"
 diff -u "$T/want" "$T/bytes.folded" || fail "bytes"
 "$M" export --to folded --cost peak "$syn" >"$T/peak.folded" # standard output
 expect_eq "peak" "$(sum "$T/peak.folded")" 1500

@@ -22,7 +22,7 @@ run() { # db sql [t0 t1]
 syn=$(synth)
 "$M" export --to sqlite "$syn" -o "$T/syn.db"
 expect_eq "integrity" "$(run "$T/syn.db" "PRAGMA integrity_check;")" ok
-expect_eq "leaks" "$(run "$T/syn.db" "$(query leaks)")" "$(printf '3 1 150 0x1100\n6 1 32 0x3100')"
+expect_eq "leaks" "$(run "$T/syn.db" "$(query leaks)")" "$(printf '3 1 150 0x1100\n6 1 32 libc#.so+0x100')"
 expect_eq "window [5,9] ms" "$(run "$T/syn.db" "$(query window)" 5000000 9000000)" \
     "$(printf '%s\n' "3 AIFI 1 50" "3 AOFO 1 100" "4 AIFO 1 400" "6 AIFO 1 1000" "6 AOFI 1 300")"
 expect_eq "window totals [5,9] ms" "$(run "$T/syn.db" "$(query window-totals)" 5000000 9000000)" \

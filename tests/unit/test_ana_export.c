@@ -109,11 +109,15 @@ static void test_folded(void **state)
         enum ana_export_cost cost;
         const char *want;
     } cases[] = {
-        {ANA_COST_BYTES, "0x1300;0x1200;0x1100 300\n0x1300;0x1200;0x2100 664\n0x3200;0x3100 1332\n"},
-        {ANA_COST_ALLOCATIONS, "0x1300;0x1200;0x1100 3\n0x1300;0x1200;0x2100 3\n0x3200;0x3100 3\n"},
-        {ANA_COST_PEAK, "0x1300;0x1200;0x1100 100\n0x1300;0x1200;0x2100 400\n0x3200;0x3100 1000\n"},
-        {ANA_COST_LEAKED, "0x1300;0x1200;0x1100 150\n0x3200;0x3100 32\n"},
-        {ANA_COST_TEMPORARY, "0x1300;0x1200;0x1100 1\n0x1300;0x1200;0x2100 2\n0x3200;0x3100 2\n"},
+        {ANA_COST_BYTES, "0x1300;0x1200;0x1100 300\n0x1300;0x1200;0x2100 664\n"
+                         "libc#.so+0x200;libc#.so+0x100 1332\n"},
+        {ANA_COST_ALLOCATIONS, "0x1300;0x1200;0x1100 3\n0x1300;0x1200;0x2100 3\n"
+                               "libc#.so+0x200;libc#.so+0x100 3\n"},
+        {ANA_COST_PEAK, "0x1300;0x1200;0x1100 100\n0x1300;0x1200;0x2100 400\n"
+                        "libc#.so+0x200;libc#.so+0x100 1000\n"},
+        {ANA_COST_LEAKED, "0x1300;0x1200;0x1100 150\nlibc#.so+0x200;libc#.so+0x100 32\n"},
+        {ANA_COST_TEMPORARY, "0x1300;0x1200;0x1100 1\n0x1300;0x1200;0x2100 2\n"
+                             "libc#.so+0x200;libc#.so+0x100 2\n"},
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -131,14 +135,14 @@ static void test_csv(void **state)
     assert_string_equal(got,
                         "serial,pid,tid,kind,address,size,alloc_ns,free_ns,stack,function\n"
                         "2,4100,4100,malloc,0x20000,200,2000000,3000000,4,0x2100\n"
-                        "4,4100,4101,malloc,0x30000,300,4000000,6000000,6,0x3100\n"
+                        "4,4100,4101,malloc,0x30000,300,4000000,6000000,6,libc#.so+0x100\n"
                         "5,4100,4100,malloc,0x10100,50,5000000,7000000,3,0x1100\n"
-                        "7,4100,4101,malloc,0x40000,1000,8000000,10000000,6,0x3100\n"
+                        "7,4100,4101,malloc,0x40000,1000,8000000,10000000,6,libc#.so+0x100\n"
                         "1,4100,4100,malloc,0x10000,100,1000000,11000000,3,0x1100\n"
                         "8,4100,4100,malloc,0x50000,400,9000000,12000000,4,0x2100\n"
                         "11,4100,4101,malloc,0x80000,64,14000000,15000000,4,0x2100\n"
                         "9,4100,4100,realloc,0x60000,150,11000000,,3,0x1100\n"
-                        "10,4100,4100,calloc,0x70000,32,13000000,,6,0x3100\n");
+                        "10,4100,4100,calloc,0x70000,32,13000000,,6,libc#.so+0x100\n");
     free(got);
 }
 
@@ -157,8 +161,8 @@ static void test_massif(void **state)
     assert_non_null(strstr(got, "time=9.000\nmem_heap_B=1500\nmem_heap_extra_B=0\n"
                                 "mem_stacks_B=0\nheap_tree=peak\n"
                                 "n3: 1500 (heap allocation functions) malloc/new/new[], --alloc-fns, etc.\n"
-                                " n1: 1000 0x3100: 0x3100\n"
-                                "  n0: 1000 0x3200: 0x3200\n"
+                                " n1: 1000 0x3100: libc_.so+0x100 (in /opt/lib_1/libc_.so)\n"
+                                "  n0: 1000 0x3200: libc_.so+0x200 (in /opt/lib_1/libc_.so)\n"
                                 " n1: 400 0x2100: 0x2100\n"
                                 "  n1: 400 0x1200: 0x1200\n"
                                 "   n0: 400 0x1300: 0x1300\n"
@@ -174,8 +178,11 @@ static void test_massif(void **state)
                                 " n1: 150 0x1100: 0x1100\n"
                                 "  n1: 150 0x1200: 0x1200\n"
                                 "   n0: 150 0x1300: 0x1300\n"
-                                " n1: 32 0x3100: 0x3100\n"
-                                "  n0: 32 0x3200: 0x3200\n"));
+                                " n1: 32 0x3100: libc_.so+0x100 (in /opt/lib_1/libc_.so)\n"
+                                "  n0: 32 0x3200: libc_.so+0x200 (in /opt/lib_1/libc_.so)\n"));
+    /* A '#' anywhere but in the separator lines would cut the line for ms_print. */
+    for (const char *p = strchr(got, '#'); p; p = strchr(p + 1, '#'))
+        assert_true(p == got || p[-1] == '\n' || p[-1] == '#');
     free(got);
 }
 

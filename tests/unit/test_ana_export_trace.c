@@ -24,7 +24,11 @@
  * PROT_NONE at 0x7f0000000000 (reserved); at 3 ms makes the first page
  * read-write (committed); at 4 ms unmaps the last page; at 12 ms unmaps the
  * rest. At 5 ms it maps one read-write page at 0x7f1000000000, never
- * unmapped. */
+ * unmapped.
+ *
+ * Stack C's frames (0x3100, 0x3200) lie in a module loaded at 0x3000 whose
+ * path has '#' in it (massif must not write a '#'); the others are in no
+ * module. */
 #include "test_ana_export_trace.h"
 
 #include <errno.h>
@@ -120,6 +124,16 @@ static int create(struct fmt_writer **w, int fd)
     return fmt_writer_create(w, fd, &info, NULL);
 }
 
+static const struct fmt_module xt_module = {
+    .base = 0x3000,
+    .path = "/opt/lib#1/libc#.so",
+    .path_len = 19,
+    .build_id_len = 4,
+    .build_id = {0xde, 0xad, 0xbe, 0xef},
+    .nr_segments = 1,
+    .segments = {{.vaddr = 0, .memsz = 0x1000, .offset = 0, .flags = 1 /* PF_X */}},
+};
+
 static void starts(struct xw *x)
 {
     struct fmt_event ev = mk(FMT_EV_PROCESS_START, 0, 0);
@@ -138,6 +152,9 @@ static void starts(struct xw *x)
     ev = mk(FMT_EV_THREAD_START, 0, 1);
     ev.str = "worker";
     ev.str_len = 6;
+    put(x, &ev);
+    ev = mk(FMT_EV_MODULE_LOAD, 0, 0);
+    ev.module = &xt_module;
     put(x, &ev);
 }
 
