@@ -30,6 +30,7 @@ ms_e2e_test(record_crash record_crash.sh)
 ms_e2e_test(record_quirks record_quirks.sh)
 ms_e2e_test(record_refuse record_refuse.sh)
 ms_e2e_test(record_valgrind record_valgrind.sh)
+ms_e2e_test(record_limits record_limits.sh)
 
 ms_unit_test(test_rec_stream ${PROJECT_SOURCE_DIR}/tests/unit/test_rec_stream.c
              ${PROJECT_SOURCE_DIR}/src/cli/rec_stream.c ${PROJECT_SOURCE_DIR}/src/cli/rec_merge.c

@@ -219,6 +219,9 @@ int cmd_record(int argc, char **argv)
     rec_clock_init(&s.clock);
     s.start_mono_ns = s.clock.mono0;
     s.recorder_pid = (uint32_t)getpid();
+    /* A file size limit is a write error, like a full disk (the child gets
+     * the default back before exec). */
+    signal(SIGXFSZ, SIG_IGN);
     lfd = rec_socket_open(sock, sizeof(sock));
     if (lfd < 0)
         cli_die("record: cannot open the collector socket: %s", strerror(-lfd));

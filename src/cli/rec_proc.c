@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,7 @@ pid_t rec_spawn(const char *path, char *const argv[], char *const envp[], int *g
          * program that has not run yet. */
         if (read(go[0], &c, 1) != 1)
             _exit(127);
+        signal(SIGXFSZ, SIG_DFL);
         execve(path, argv, envp);
         e = errno;
         (void)!write(err[1], &e, sizeof(e));

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -126,6 +127,17 @@ static int col_segment_new(uint32_t index, uint16_t kind)
     int fd, saved;
     long p;
 
+    {
+        /* A memfd counts against the file size limit, and growing past it
+         * would raise SIGXFSZ in the program: refuse instead. */
+        struct rlimit fs;
+
+        if (getrlimit(RLIMIT_FSIZE, &fs) == 0 && fs.rlim_cur != RLIM_INFINITY &&
+            fs.rlim_cur < size) {
+            errno = EFBIG;
+            return -1;
+        }
+    }
     fd = (int)syscall(SYS_memfd_create, "memscribe", (long)MFD_CLOEXEC);
     if (fd < 0)
         return -1;

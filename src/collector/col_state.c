@@ -258,7 +258,7 @@ struct col_thread *col_enter_slow(struct col_thread *t)
             if (col_no_follow && col_started_once)
                 atomic_store(&col_state, COL_OFF); /* --no-follow: forked children stay quiet */
             else
-                col_turn_off("cannot reach the recorder; not tracing", errno);
+                col_turn_off("cannot set up its rings or reach the recorder; not tracing", errno);
             return NULL;
         }
     }
