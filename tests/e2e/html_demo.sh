@@ -8,7 +8,8 @@
 #  - from the last four spikes on, the window table has the row of
 #    ManipulateTemporaryBuffer as Transient, Count 4, Size 40 MB, Impacting
 #    Size 0, and every row equals `memscribe window` for the same range;
-#  - leaks and the flame graph are there; the console has no line at all.
+#  - leaks and the flame graph are there; the console has no line at all;
+#  - a selection dragged with the (synthetic) mouse selects those buckets.
 # Screenshots go to tests/artifacts/ in the build directory.
 set -euo pipefail
 : "${MEMSCRIBE:?set by ctest}" "${MS_BUILD:?set by ctest}" "${MS_SOURCE:?set by ctest}"
@@ -194,8 +195,35 @@ if errors:
     sys.exit(1)
 EOF
 
-# Pictures to look at: the page with the selection, and the flame graph by
-# leaked bytes, inverted.
+# A selection made with the mouse (synthetic events through the page's own
+# handlers, #drag=F0,F1 in fractions of the plot's width) selects the
+# buckets under the pointer.
+chrome "$WORK" --window-size=1280,2000 --dump-dom "file://$WORK/report.html#drag=0.25,0.5" \
+    >"$WORK/drag.html" 2>"$WORK/drag.err" || fail "chromium: $(tail -3 "$WORK/drag.err")"
+lines=$(console_lines "$WORK/drag.err")
+[ -z "$lines" ] || fail "the page wrote to the console: $lines"
+python3 - "$WORK/drag.html" "$WORK/report.html" <<'EOF'
+import json, re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+page = open(sys.argv[2], encoding="utf-8").read()
+svg = re.search(r'<svg[^>]*id="timeline-svg"[^>]*>', page).group(0)
+lo = float(re.search(r'data-t-lo="([0-9.]+)"', svg).group(1))
+hi = float(re.search(r'data-t-hi="([0-9.]+)"', svg).group(1))
+bw = json.loads(re.search(r'<script type="application/json" id="ms-data">(.*?)</script>', page,
+                          re.S).group(1))["wpa"]["bucketNs"]
+m = re.search(r'id="window-range" data-t0="([0-9]+)" data-t1="([0-9]+)"', dom)
+if not m:
+    sys.exit("FAIL: no window after the drag")
+t0, t1 = int(m.group(1)), int(m.group(2))
+# Pointer positions are rounded to device pixels: allow one bucket.
+want0 = int((lo + 0.25 * (hi - lo)) // bw) * bw
+want1 = int((lo + 0.5 * (hi - lo)) // bw) * bw + bw - 1
+if abs(t0 - want0) > bw or abs(t1 - want1) > bw:
+    sys.exit(f"FAIL: drag selected [{t0}, {t1}], want about [{want0}, {want1}]")
+print(f"ok: the drag selected [{t0}, {t1}] ns (want about [{want0}, {want1}])")
+EOF
+
+# Pictures to look at: the page with the selection.
 chrome "$WORK" --window-size=1280,2600 --screenshot="$ART/html_demo.png" "$url" \
     >/dev/null 2>"$WORK/shot.err" || fail "screenshot: $(tail -3 "$WORK/shot.err")"
 [ -s "$ART/html_demo.png" ] || fail "no screenshot"

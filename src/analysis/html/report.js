@@ -491,10 +491,31 @@
   $('flame-search').addEventListener('input', function () { flame.term = this.value; drawFlame(); });
   window.addEventListener('resize', function () { drawFlame(); });
 
+  // #drag=F0,F1: drag with the mouse from fraction F0 to F1 of the plot's
+  // width, through the same handlers a person's mouse goes through (tests
+  // use it: headless browsers have no hand).
+  function dragFromHash() {
+    var m = /[#&]drag=([0-9.]+),([0-9.]+)/.exec(window.location.hash || '');
+    if (!m || !tsvg) return false;
+    var ctm = tsvg.getScreenCTM();
+    var l = tAttr('data-left'), r = tAttr('data-right'), y = (tAttr('data-top') + tAttr('data-bottom')) / 2;
+    function at(f) {
+      var pt = tsvg.createSVGPoint();
+      pt.x = l + parseFloat(f) * (r - l); pt.y = y;
+      var c = pt.matrixTransform(ctm);
+      return { clientX: c.x, clientY: c.y, bubbles: true };
+    }
+    tsvg.dispatchEvent(new MouseEvent('mousedown', at(m[1])));
+    tsvg.dispatchEvent(new MouseEvent('mousemove', at(m[2])));
+    window.dispatchEvent(new MouseEvent('mouseup', at(m[2])));
+    return true;
+  }
+
   // ---- start ------------------------------------------------------------
   summary();
   sites();
   if (!fromHash()) select(0, NB - 1, false);
+  dragFromHash();
   var cm = /[#&]cost=([0-4])/.exec(window.location.hash || '');
   if (cm) { flame.cost = parseInt(cm[1], 10); $('flame-cost').value = cm[1]; }
   if (/[#&]inverted/.test(window.location.hash || '')) $('flame-inverted').checked = true;
