@@ -4,10 +4,14 @@
 # memscribe's targets (issue 2), each marked met or missed and by how much.
 #
 # Usage: awk -v workloads="w1 w2" -v tools="untraced memscribe heaptrack" \
+#            [-v analyses="memscribe-report heaptrack_print"] \
 #            [-v memscribe_missing="why it was not run"] [-v mem_limit_mib=N] \
 #            -f report.awk EVENTS.tsv RUNS.tsv
 # EVENTS.tsv: workload, counted heap calls, calls by construction ("-": unknown).
 # RUNS.tsv:   workload, tool, rep, wall_ns, cpu_ns, maxrss_kb, result, trace_bytes.
+#             A row whose "tool" is one of the analyses timed an analysis of a
+#             trace (bench/run.sh --report); the first analysis is memscribe's,
+#             compared with the second.
 # Plain POSIX awk (Debian's default is mawk): no gawk extensions.
 
 BEGIN {
@@ -102,6 +106,38 @@ function failure_text(f) {
     return f
 }
 
+# The --report rows of workload w: one line per analysis, then memscribe's
+# against the other's. No target: the analysis issues will set them.
+function print_analyses(w, ev,    na, al, i, a, k, any, mw_, mc_, mr_) {
+    na = split(analyses, al, " ")
+    any = 0
+    for (i = 1; i <= na; i++)
+        if ((w SUBSEP al[i]) in nr_runs)
+            any = 1
+    if (!any)
+        return
+    printf "  %-18s %5s %8s %6s %8s %11s %9s\n", "analysis of trace", "runs", "wall s", "+-%", "cpu s",
+           "cpu ns/ev", "peak MiB"
+    for (i = 1; i <= na; i++) {
+        a = al[i]
+        k = w SUBSEP a
+        if (!(k in nr_runs))
+            continue
+        if (!nr_ok[k]) {
+            printf "  %-18s %5s   %s\n", a, "0/" nr_runs[k], failure_text(failure[k])
+            continue
+        }
+        mw_[i] = median(wall, k, nr_ok[k])
+        mc_[i] = median(cpu, k, nr_ok[k])
+        mr_[i] = median(rss, k, nr_ok[k])
+        printf "  %-18s %5s %8.3f %6.0f %8.3f %11.1f %9.1f\n", a, nr_ok[k] "/" nr_runs[k], mw_[i] / 1e9,
+               spread(wall, k, nr_ok[k], mw_[i]), mc_[i] / 1e9, (ev > 0 ? mc_[i] / ev : 0), mr_[i] / 1024
+    }
+    if ((1 in mw_) && (2 in mw_) && mw_[2] > 0 && mc_[2] > 0 && mr_[2] > 0)
+        printf "  %s / %s: wall %.2fx, cpu %.2fx, peak RSS %.2fx\n", al[1], al[2], mw_[1] / mw_[2],
+               mc_[1] / mc_[2], mr_[1] / mr_[2]
+}
+
 function why_missing(k, tool) {
     if (tool == "memscribe" && memscribe_missing != "")
         return "memscribe " memscribe_missing
@@ -164,6 +200,8 @@ END {
                 printf "  (%d failed: %s)", nr_runs[k] - nr_ok[k], failure_text(failure[k])
             printf "\n"
         }
+
+        print_analyses(w, ev)
 
         # memscribe's targets for this workload.
         msk = w SUBSEP "memscribe"

@@ -6,7 +6,9 @@
 #
 # To add a workload: write wl_<name> (set CMD, the command to run) and add the
 # name to WORKLOADS. To add a measured tool: write tool_<name> (set RUN from
-# CMD and TRACE, the file it writes) and add the name to TOOLS.
+# CMD and TRACE, the file it writes) and add the name to TOOLS. To measure how
+# a tool's trace is analysed (--report): write analyse_<tool> (set ANALYSIS, a
+# one-word label, and RUN from the trace file $1).
 set -euo pipefail
 # The whole script is one brace group, read completely before it runs: editing
 # this file while a (long) run is in progress cannot change what that run does.
@@ -20,6 +22,8 @@ usage() {
 usage: bash bench/run.sh [options]
   -r, --repeat N      measure every workload and tool N times, quote medians (default 5)
   -q, --quick         smoke run: workloads scaled down 10x, 1 repeat (figures not comparable)
+  -R, --report        also time the analysis of each tool's trace: memscribe report
+                      against heaptrack_print, on the trace of the first run
   -w, --only LIST     comma-separated workloads (default: ${WORKLOADS[*]})
   -m, --mem-limit MIB address-space limit of every traced run (default 4096)
   -t, --timeout SEC   kill a run after SEC seconds (default 120)
@@ -61,6 +65,19 @@ tool_heaptrack() {
     RUN=(heaptrack -o "$1/trace" "${CMD[@]}")
     TRACE=$(compgen -G "$1/trace.*" | head -n 1 || true)
 }
+# ---- Analyses (--report): each sets ANALYSIS (label) and RUN for trace $1. ------
+# memscribe's is listed first in ANALYSES: the table compares it with the next.
+
+analyse_memscribe() {
+    ANALYSIS=memscribe-report
+    RUN=("$MEMSCRIBE" report "$1")
+}
+analyse_heaptrack() {
+    ANALYSIS=heaptrack_print
+    RUN=(heaptrack_print "$1")
+}
+ANALYSES=(memscribe heaptrack)
+
 # Traced runs get an address-space limit, so that a tracer whose tables grow
 # without bound (heaptrack on deep stacks) cannot take the machine down. Both
 # tracers get the same limit; the untraced program needs none.
@@ -70,6 +87,7 @@ limit_heaptrack() { echo $((MEM_LIMIT_MIB * 1024 * 1024)); }
 # ---- Options -------------------------------------------------------------------
 
 REPEAT=5
+REPORT=0
 SCALE=1
 ONLY=""
 MEM_LIMIT_MIB=4096
@@ -82,6 +100,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
     -r | --repeat) REPEAT=${2:?}; shift 2 ;;
     -q | --quick) SCALE=10; REPEAT=1; shift ;;
+    -R | --report) REPORT=1; shift ;;
     -w | --only) ONLY=${2:?}; shift 2 ;;
     -m | --mem-limit) MEM_LIMIT_MIB=${2:?}; shift 2 ;;
     -t | --timeout) TIMEOUT=${2:?}; shift 2 ;;
@@ -224,26 +243,45 @@ classify_failure() {
     fi
 }
 
-# Measure one run of workload $1 under tool $2; append a row to RUNS_TSV.
+# Run RUN under the runner (limit $2 bytes, or none if empty), its output in
+# directory $1. Sets R_WALL, R_CPU, R_RSS (ns, ns, KiB) and R_STATUS.
+run_measured() {
+    local dir=$1 limit=$2 line kv
+    line=$("$RUNNER" ${limit:+--as-limit "$limit"} --timeout "$TIMEOUT" --stdout "$dir/stdout" \
+        --stderr "$dir/stderr" -- "${RUN[@]}")
+    for kv in $line; do
+        case $kv in
+        wall_ns=*) R_WALL=${kv#*=} ;;
+        cpu_ns=*) R_CPU=${kv#*=} ;;
+        maxrss_kb=*) R_RSS=${kv#*=} ;;
+        status=*) R_STATUS=${kv#*=} ;;
+        esac
+    done
+}
+
+# Append a row to RUNS_TSV for workload $1, tool $2, repetition $3, result $4,
+# trace bytes $5, from the last run_measured; log a failure with its stderr $6.
+record_row() {
+    if [ "$4" != ok ]; then
+        log "$1 under $2: $4; last lines of its stderr:"
+        tail -n 5 "$6" | sed 's/^/    /' >&2
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$R_WALL" "$R_CPU" "$R_RSS" "$4" "$5" \
+        >>"$RUNS_TSV"
+}
+
+# Measure one run of workload $1 under tool $2. With --report, the trace of the
+# tool's first successful run is kept in $WORK/kept/ for the analyses.
 measure() {
-    local w=$1 tool=$2 rep=$3 dir line limit="" bytes=0 result
-    local wall_ns cpu_ns maxrss_kb status
+    local w=$1 tool=$2 rep=$3 dir limit="" bytes=0 result
     dir=$WORK/$w.$tool.$rep
     mkdir -p "$dir"
     "wl_$w"
     "tool_$tool" "$dir"
     declare -F "limit_$tool" >/dev/null && limit=$("limit_$tool")
-    line=$("$RUNNER" ${limit:+--as-limit "$limit"} --timeout "$TIMEOUT" --stdout "$dir/stdout" --stderr "$dir/stderr" -- "${RUN[@]}")
-    for kv in $line; do
-        case $kv in
-        wall_ns=*) wall_ns=${kv#*=} ;;
-        cpu_ns=*) cpu_ns=${kv#*=} ;;
-        maxrss_kb=*) maxrss_kb=${kv#*=} ;;
-        status=*) status=${kv#*=} ;;
-        esac
-    done
+    run_measured "$dir" "$limit"
     "tool_$tool" "$dir" # again: TRACE may only be known once the file exists
-    if [ "$status" = exit:0 ]; then
+    if [ "$R_STATUS" = exit:0 ]; then
         result=ok
         if [ -n "$TRACE" ]; then
             if [ -f "$TRACE" ]; then
@@ -253,14 +291,34 @@ measure() {
             fi
         fi
     else
-        result=$(classify_failure "$status" "$dir/stderr" "$maxrss_kb" "$limit")
+        result=$(classify_failure "$R_STATUS" "$dir/stderr" "$R_RSS" "$limit")
     fi
-    if [ "$result" != ok ]; then
-        log "$w under $tool: $result; last lines of its stderr:"
-        tail -n 5 "$dir/stderr" | sed 's/^/    /' >&2
+    record_row "$w" "$tool" "$rep" "$result" "$bytes" "$dir/stderr"
+    if [ "$REPORT" = 1 ] && [ "$result" = ok ] && [ -n "$TRACE" ] &&
+        ! compgen -G "$WORK/kept/$w.$tool.*" >/dev/null; then
+        mkdir -p "$WORK/kept"
+        # Keep the suffix: heaptrack_print picks the decompressor by it.
+        mv "$TRACE" "$WORK/kept/$w.$tool.${TRACE##*/}"
     fi
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$tool" "$rep" "$wall_ns" "$cpu_ns" "$maxrss_kb" \
-        "$result" "$bytes" >>"$RUNS_TSV"
+    rm -rf "$dir"
+    [ "$result" = ok ]
+}
+
+# Time analyse_$2 on the kept trace of workload $1 under tool $2.
+measure_analysis() {
+    local w=$1 tool=$2 rep=$3 trace dir limit result
+    trace=$(compgen -G "$WORK/kept/$w.$tool.*" | head -n 1) || return 1
+    dir=$WORK/$w.analyse-$tool.$rep
+    mkdir -p "$dir"
+    "analyse_$tool" "$trace"
+    limit=$((MEM_LIMIT_MIB * 1024 * 1024))
+    run_measured "$dir" "$limit"
+    if [ "$R_STATUS" = exit:0 ]; then
+        result=ok
+    else
+        result=$(classify_failure "$R_STATUS" "$dir/stderr" "$R_RSS" "$limit")
+    fi
+    record_row "$w" "$ANALYSIS" "$rep" "$result" 0 "$dir/stderr"
     rm -rf "$dir"
     [ "$result" = ok ]
 }
@@ -290,6 +348,19 @@ for w in "${WORKLOADS[@]}"; do
         done
     done
     unset gave_up
+    if [ "$REPORT" = 1 ]; then
+        declare -A gave_up=()
+        for ((rep = 1; rep <= REPEAT; rep++)); do
+            for t in "${ANALYSES[@]}"; do
+                compgen -G "$WORK/kept/$w.$t.*" >/dev/null || continue
+                [ -n "${gave_up[$t]:-}" ] && continue
+                log "$w: analysing the $t trace, run $rep of $REPEAT"
+                measure_analysis "$w" "$t" "$rep" || gave_up[$t]=1
+            done
+        done
+        unset gave_up
+        rm -rf "$WORK/kept"
+    fi
 done
 
 # ---- Report --------------------------------------------------------------------
@@ -307,7 +378,12 @@ OUT=$RESULTS/$STAMP.txt
     fi
     echo "runs:      median of $REPEAT per workload and tool$([ "$SCALE" != 1 ] && echo "; QUICK: workloads scaled down ${SCALE}x, not comparable"); traced runs limited to $MEM_LIMIT_MIB MiB of address space and $TIMEOUT s"
     echo
-    awk -v workloads="${WORKLOADS[*]}" -v tools="${TOOLS[*]}" \
+    labels=()
+    for t in "${ANALYSES[@]}"; do
+        "analyse_$t" trace
+        labels+=("$ANALYSIS")
+    done
+    awk -v workloads="${WORKLOADS[*]}" -v tools="${TOOLS[*]}" -v analyses="${labels[*]}" \
         -v memscribe_missing="${MEMSCRIBE_MISSING%% (*}" -v mem_limit_mib="$MEM_LIMIT_MIB" -f "$BENCH_DIR/report.awk" "$EVENTS_TSV" "$RUNS_TSV"
 } | tee "$OUT"
 echo "bench: written to $OUT (raw runs: $RUNS_TSV)" >&2
