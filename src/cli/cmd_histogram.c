@@ -162,17 +162,9 @@ int cmd_histogram(int argc, char **argv)
         cli_die("histogram: out of memory");
     struct stack_total *st = NULL;
     size_t nst = 0;
-    for (uint32_t im = 0; im < h.nr_images; im++) {
-        const struct ana_hist_bin *bins = ana_histogram_image(&h, im);
+    for (uint32_t im = 0; im < h.nr_images && !by_stack; im++) {
         const struct fmt_image_info *ii = fmt_reader_image(a.r, im);
-        uint64_t any = 0;
-        for (unsigned cls = 0; cls < ANA_NR_SIZE_CLASSES; cls++)
-            any += bins[cls].nr;
-        if (!any)
-            continue;
-        if (!by_stack) {
-            add_rows(&a, &ht, ii ? ii->pid : 0, 0, false, &h, im);
-        }
+        add_rows(&a, &ht, ii ? ii->pid : 0, 0, false, &h, im); /* no rows if no blocks */
     }
     if (by_stack) {
         /* Sites by number of allocations; then each one's classes. */
