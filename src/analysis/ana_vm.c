@@ -148,7 +148,7 @@ static int vm_carve(struct ana_vm *vm, uint32_t image, struct ana_vm_image *im, 
     uint32_t i, j;
     int rc;
 
-    if (hi <= lo)
+    if (hi <= lo || !im->nr)
         return 0;
     if ((rc = vm_split_at(im, lo)) || (rc = vm_split_at(im, hi)))
         return rc;
