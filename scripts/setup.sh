@@ -7,6 +7,8 @@ set -euo pipefail
 # Build and run.
 PKGS=(build-essential cmake pkg-config libzstd-dev libunwind-dev libdw-dev libelf-dev
       libiberty-dev)
+# The i386 collector for 32-bit programs (lib/memscribe/i386, docs/frag.md).
+PKGS+=(gcc-multilib)
 # Tests: unit framework, fuzzer (clang), the real tools we compare with.
 if [ "${1:-}" = "--test" ]; then
   PKGS+=(libcmocka-dev clang valgrind heaptrack)
