@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/ana_filter.h"
 #include "analysis/ana_symbolize.h"
 #include "memscribe/trace.h"
 
@@ -48,6 +49,7 @@ struct ana_export_options {
     enum ana_export_compress compress; /* heaptrack */
     uint32_t massif_snapshots;         /* 0: the default (50) */
     double massif_threshold;           /* percent of the snapshot; < 0: the default (1%) */
+    struct ana_filter *filter;         /* only these processes (--pid); NULL: all */
     struct ana_sym_options sym;
 };
 

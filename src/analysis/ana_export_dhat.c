@@ -38,6 +38,7 @@ struct dhat {
     struct ana_xstrtab stacks; /* "i,j,k" frame lists -> pp index */
     uint32_t *pp_of;           /* by stack id */
     struct dhat_pp *pps;
+    struct ana_filter *filter;
 };
 
 static const char *dhat_label(const struct ana_sym_frame *f, char *buf, size_t size)
@@ -111,7 +112,7 @@ static void snapshot_peak(struct dhat *d)
 
 static int pass(struct dhat *d)
 {
-    struct ana_xtemp t = {0};
+    struct ana_xtemp t = {.filter = d->filter};
     struct fmt_event ev;
     struct ana_xstep st;
     uint64_t step = 0;
@@ -196,10 +197,10 @@ static int write_json(struct dhat *d)
 
 int ana_export_dhat(struct fmt_reader *r, const struct ana_export_options *o, struct ana_xout *out)
 {
-    struct dhat d = {.r = r, .out = out};
+    struct dhat d = {.r = r, .out = out, .filter = o->filter};
     int rc;
 
-    if ((rc = ana_xmodel_build(r, &d.m)))
+    if ((rc = ana_xmodel_build(r, o->filter, &d.m)))
         return rc;
     if ((rc = ana_xsym_open(&d.sym, r, &o->sym))) {
         ana_xmodel_release(&d.m);

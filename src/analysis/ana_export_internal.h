@@ -35,15 +35,17 @@ struct ana_xstep {
                        in between (DESIGN.md, "Temporary") */
 };
 
-/* Per-thread last allocation, to find temporaries. */
+/* Per-thread last allocation, to find temporaries; and which processes
+ * the export looks at. Start it as {.filter = the options' filter}. */
 struct ana_xtemp {
+    const struct ana_filter *filter; /* NULL: every process */
     uint64_t *last_alloc; /* by thread index: serial of its last block, 0 none */
     uint32_t nr_threads;
 };
 
-/* Classify ev. Returns 1 for a heap event that ends or starts a block, 0
- * for any other event, -ENOMEM. A realloc ends the old block before it
- * starts the new one. */
+/* Classify ev. Returns 1 for a heap event of a selected process that ends
+ * or starts a block, 0 for any other event, -ENOMEM. A realloc ends the
+ * old block before it starts the new one. */
 int ana_xstep_event(struct ana_xtemp *t, const struct fmt_event *ev, struct ana_xstep *st);
 void ana_xtemp_release(struct ana_xtemp *t);
 
@@ -79,7 +81,7 @@ struct ana_xmodel {
 /* One pass over r from its first chunk (r is left at the end). Returns 0
  * or -errno; -EPROTO if the exporters' reading of events and the analysis
  * core's disagree about the peak (a bug, never a silent wrong answer). */
-int ana_xmodel_build(struct fmt_reader *r, struct ana_xmodel *m);
+int ana_xmodel_build(struct fmt_reader *r, struct ana_filter *filter, struct ana_xmodel *m);
 void ana_xmodel_release(struct ana_xmodel *m);
 
 /* ---- Symbolized stacks. */

@@ -32,6 +32,8 @@ int ana_xstep_event(struct ana_xtemp *t, const struct fmt_event *ev, struct ana_
     memset(st, 0, sizeof(*st));
     if (ev->kind != FMT_EV_FREE && !fmt_kind_is_heap_alloc(ev->kind))
         return 0;
+    if (!ana_filter_pid(t->filter, ev->pid))
+        return 0;
     if (ev->thread >= t->nr_threads && temp_grow(t, ev->thread))
         return -ENOMEM;
     if (ev->ref && (ev->kind == FMT_EV_FREE || ev->kind == FMT_EV_REALLOC ||
@@ -49,15 +51,17 @@ int ana_xstep_event(struct ana_xtemp *t, const struct fmt_event *ev, struct ana_
 void ana_xtemp_release(struct ana_xtemp *t)
 {
     free(t->last_alloc);
-    memset(t, 0, sizeof(*t));
+    t->last_alloc = NULL;
+    t->nr_threads = 0;
 }
 
 /* Find the ordinal of the heap event that reached the peak, which the
  * core does not keep: the exporters that place the peak in a stream of
  * events (massif, DHAT, heaptrack) need it. */
-static int pass(struct fmt_reader *r, struct ana_model *am, struct ana_xmodel *m)
+static int pass(struct fmt_reader *r, struct ana_filter *filter, struct ana_model *am,
+                struct ana_xmodel *m)
 {
-    struct ana_xtemp t = {0};
+    struct ana_xtemp t = {.filter = filter};
     struct fmt_event ev;
     struct ana_xstep st;
     uint64_t step = 0, heap = 0;
@@ -65,6 +69,8 @@ static int pass(struct fmt_reader *r, struct ana_model *am, struct ana_xmodel *m
     int rc;
 
     while ((rc = fmt_reader_next(r, &ev)) > 0) {
+        if (!ana_filter_pid(filter, ev.pid))
+            continue;
         if (first)
             m->first_ts_ns = ev.ts_ns, first = false;
         m->end_ts_ns = ev.ts_ns;
@@ -83,8 +89,9 @@ static int pass(struct fmt_reader *r, struct ana_model *am, struct ana_xmodel *m
     return rc;
 }
 
-int ana_xmodel_build(struct fmt_reader *r, struct ana_xmodel *m)
+int ana_xmodel_build(struct fmt_reader *r, struct ana_filter *filter, struct ana_xmodel *m)
 {
+    struct ana_model_options mo = {.filter = filter};
     struct fmt_trace_counts c;
     struct ana_model *am;
     int rc;
@@ -95,11 +102,11 @@ int ana_xmodel_build(struct fmt_reader *r, struct ana_xmodel *m)
     m->stacks = calloc((size_t)m->nr_stacks + 1, sizeof(*m->stacks));
     if (!m->stacks)
         return -ENOMEM;
-    if ((rc = ana_model_create(&am, NULL))) {
+    if ((rc = ana_model_create(&am, &mo))) {
         ana_xmodel_release(m);
         return rc;
     }
-    if ((rc = fmt_reader_seek_chunk(r, 0)) || (rc = pass(r, am, m)) < 0)
+    if ((rc = fmt_reader_seek_chunk(r, 0)) || (rc = pass(r, filter, am, m)) < 0)
         goto out;
     ana_model_finish(am);
     const struct ana_scope *all = ana_model_total(am);

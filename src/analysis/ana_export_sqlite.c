@@ -93,6 +93,7 @@ struct sq {
     uint32_t nr_ranges, cap_ranges;
     char *err;
     size_t err_size;
+    struct ana_filter *filter;
 };
 
 /* Bind helpers: values are bound by position from 1. */
@@ -241,7 +242,8 @@ static int live_rows(struct sq *q)
     if ((rc = fmt_reader_seek_chunk(q->r, 0)))
         return rc;
     while ((rc = fmt_reader_next(q->r, &ev)) > 0) {
-        if (ev.serial && fmt_kind_is_heap_alloc(ev.kind) && ana_xmap_get(&q->live, ev.serial, NULL) &&
+        if (ev.serial && fmt_kind_is_heap_alloc(ev.kind) && ana_filter_pid(q->filter, ev.pid) &&
+            ana_xmap_get(&q->live, ev.serial, NULL) &&
             (rc = block_row(q, ev.serial, ev.kind, ev.image, ev.addr, ev.size, ev.stack, ev.ts_ns,
                             ev.thread, NULL, false)))
             return rc;
@@ -500,7 +502,7 @@ static int tables(struct sq *q)
 
 static int events(struct sq *q)
 {
-    struct ana_xtemp t = {0};
+    struct ana_xtemp t = {.filter = q->filter};
     struct fmt_event ev;
     struct ana_xstep x;
     int rc;
@@ -512,7 +514,7 @@ static int events(struct sq *q)
             break;
         if (rc)
             rc = heap_event(q, &ev, &x);
-        else
+        else if (ana_filter_pid(q->filter, ev.pid))
             rc = vm_event(q, &ev);
         if (rc)
             break;
@@ -530,7 +532,7 @@ int ana_export_sqlite(struct fmt_reader *r, const struct ana_export_options *o, 
                       int *output_failed, char *err, size_t err_size)
 {
     struct fmt_trace_counts c;
-    struct sq q = {.r = r, .err = err, .err_size = err_size};
+    struct sq q = {.r = r, .err = err, .err_size = err_size, .filter = o->filter};
     int rc;
 
     fmt_reader_counts(r, &c);

@@ -53,17 +53,20 @@ static void usage(FILE *out)
             "  --snapshots N     massif: evenly spaced snapshots (default 50, 2..100000)\n"
             "  --threshold PCT   massif: fold tree nodes below PCT%% of a snapshot into\n"
             "                    'in K places' (default 1.0)\n"
+            "  --pid LIST        only these processes (comma-separated pids); by default\n"
+            "                    every process of the trace counts, as one heap\n"
             CLI_SYM_USAGE
             "  -h, --help        show this help\n\n"
             "Exit status: 0 ok, 1 unreadable trace or failed output, 2 usage error.\n"
             "See docs/export.md.\n");
 }
 
-enum { OPT_TO = 0x2000, OPT_COST, OPT_SNAPSHOTS, OPT_THRESHOLD };
+enum { OPT_TO = 0x2000, OPT_COST, OPT_SNAPSHOTS, OPT_THRESHOLD, OPT_PID };
 
 struct export_args {
     struct ana_export_options opt;
     struct cli_sym_opts sym;
+    struct ana_filter filter;
     const char *in;
     const char *out;
     int have_format;
@@ -77,6 +80,7 @@ static void parse_args(int argc, char **argv, struct export_args *a)
         {"cost", required_argument, NULL, OPT_COST},
         {"snapshots", required_argument, NULL, OPT_SNAPSHOTS},
         {"threshold", required_argument, NULL, OPT_THRESHOLD},
+        {"pid", required_argument, NULL, OPT_PID},
         {"help", no_argument, NULL, 'h'},
         CLI_SYM_LONGOPTS,
         {NULL, 0, NULL, 0},
@@ -128,6 +132,11 @@ static void parse_args(int argc, char **argv, struct export_args *a)
                 cli_usage_error("export: --threshold wants a percentage from 0 to 100, not '%s'",
                                 optarg);
             break;
+        case OPT_PID:
+            if (ana_filter_add_pids(&a->filter, optarg))
+                cli_usage_error("export: --pid wants comma-separated pids, not '%s'", optarg);
+            a->opt.filter = &a->filter;
+            break;
         case ':':
             cli_usage_error("export: option '%s' needs a value; see 'memscribe export --help'",
                             argv[optind - 1]);
@@ -166,6 +175,7 @@ int cmd_export(int argc, char **argv)
     int fd = STDOUT_FILENO, output_failed, rc;
     const char *out_name;
 
+    ana_filter_init(&a.filter);
     parse_args(argc, argv, &a);
     a.opt.sym = (struct ana_sym_options){
         .debug_dirs = a.sym.debug_dirs,
@@ -179,6 +189,13 @@ int cmd_export(int argc, char **argv)
     if (fmt_reader_incomplete(r))
         cli_warn("export: %s: trace is incomplete (no valid end); exporting its %u whole chunks",
                  a.in, fmt_reader_nr_chunks(r));
+    if (a.opt.filter) {
+        uint32_t i, n = fmt_reader_nr_images(r);
+        for (i = 0; i < n && !ana_filter_pid(a.opt.filter, fmt_reader_image(r, i)->pid); i++)
+            ;
+        if (i == n)
+            cli_die("export: %s: no process of --pid is in the trace", a.in);
+    }
     out_name = a.out && strcmp(a.out, "-") ? a.out : "standard output";
     if (a.out && !strcmp(a.out, a.in))
         cli_usage_error("export: the output %s is the input trace", a.out);
@@ -214,5 +231,6 @@ int cmd_export(int argc, char **argv)
         cli_die("export: %s: %s", a.in, err[0] ? err : fmt_reader_error(r)[0] ? fmt_reader_error(r) : strerror(-rc));
     }
     fmt_reader_close(r);
+    ana_filter_release(&a.filter);
     return CLI_EXIT_OK;
 }

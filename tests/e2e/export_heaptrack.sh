@@ -20,12 +20,12 @@ check() { # data-file allocs peak-text leaked-text temporary
     expect_eq "$1: temporary" "$(summary "$T/ht.out" "temporary memory allocations")" "$5"
 }
 
-# heaptrack_print's formatBytes: B below 1000, then K, M, G with 2 decimals.
+# heaptrack_print's formatBytes: B up to 1000, then K, M, G with 2 decimals.
 fmt_bytes() {
     awk -v b="$1" 'BEGIN {
-        if (b < 1000) { printf "%dB", b; exit }
+        if (b <= 1000) { printf "%dB", b; exit }
         split("K M G T", u, " "); v = b; i = 0
-        while (v >= 1000 && i < 4) { v /= 1000; i++ }
+        while (v > 1000 && i < 4) { v /= 1000; i++ }
         printf "%.2f%s", v, u[i] }'
 }
 
@@ -45,4 +45,20 @@ check "$T/heaptrack.prog.zst" "$REPORT_ALLOCS" "$(fmt_bytes "$REPORT_PEAK")" \
     "$(fmt_bytes "$REPORT_LEAKED")" "$REPORT_TEMPORARY"
 # Frames are symbolized: heaptrack_print names the program's functions.
 grep -q "^churn$" "$T/ht.out" || fail "no churn frame in heaptrack_print's output"
+# Two processes (tests/programs/ana_procs: a parent and a forked child):
+# --pid exports one, with that process's numbers from memscribe report.
+(cd "$T" && "$M" record -o "$T/procs.mscr" -- "$MS_PROGRAMS/ana_procs" >/dev/null 2>&1) ||
+    fail "recording ana_procs failed"
+"$M" report --format=json "$T/procs.mscr" >"$T/procs.json"
+pids=$(sed -n 's/^      "pid": \([0-9]*\),$/\1/p' "$T/procs.json")
+expect_eq "processes" "$(echo "$pids" | wc -l)" 2
+i=0
+for pid in $pids; do
+    i=$((i + 1))
+    # The i-th process's own numbers (each "allocations" etc. at 6 spaces).
+    num() { sed -n "s/^      \"$1\": \([0-9]*\),$/\1/p" "$T/procs.json" | sed -n "${i}p"; }
+    "$M" export --to heaptrack --pid "$pid" "$T/procs.mscr" -o "$T/heaptrack.$pid.gz"
+    check "$T/heaptrack.$pid.gz" "$(num allocations)" "$(fmt_bytes "$(num peak_bytes)")" \
+        "$(fmt_bytes "$(num leaked_bytes)")" "$(num temporary)"
+done
 echo "export_heaptrack: ok ($REPORT_ALLOCS calls, peak $REPORT_PEAK, leaked $REPORT_LEAKED, $REPORT_TEMPORARY temporary)"

@@ -80,7 +80,7 @@ static void test_model(void **state)
     struct fixture *f = *state;
     struct ana_xmodel m;
 
-    assert_int_equal(ana_xmodel_build(f->r, &m), 0);
+    assert_int_equal(ana_xmodel_build(f->r, NULL, &m), 0);
     assert_int_equal(m.nr_allocs, XT_NR_ALLOCS);
     assert_int_equal(m.alloc_bytes, XT_ALLOC_BYTES);
     assert_int_equal(m.peak_bytes, XT_PEAK_BYTES);
