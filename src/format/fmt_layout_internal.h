@@ -54,8 +54,9 @@ enum fmt_column {
     FMT_COL_FREE_TIME = 10,  /* TIME of FREE events */
     FMT_COL_FREE_STACK = 11, /* STACK of FREE events */
     FMT_COL_SIZE_HI = 12,    /* SIZE values >> 7 when they do not fit its byte */
+    FMT_COL_TIME_HI = 13,    /* the same for TIME and FREE_TIME */
 };
-#define FMT_NR_COLUMNS 13 /* ids 1..12 (index 0 unused) */
+#define FMT_NR_COLUMNS 14 /* ids 1..13 (index 0 unused) */
 
 #define FMT_COL_ENC_RAW 0
 #define FMT_COL_ENC_ZSTD 1

@@ -1,28 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /* Heap address prediction (docs/format.md, "Address prediction").
  *
- * glibc's tcache hands a thread back the chunk it freed last in the same
- * size class (a LIFO of up to 7 per class), so a model of those LIFOs
- * predicts most allocation addresses exactly; otherwise "right after the
- * last block that did not come from such a LIFO" predicts carving from the
- * top chunk. The ADDR column stores the
- * difference to the prediction, which then is mostly zero. Writer and reader
- * run this same code at the same points, per context, reset every chunk. */
+ * glibc hands a thread back the chunks it freed, last in first out per size
+ * class: first from the tcache (7 chunks per class), then for small chunks
+ * from the fastbins (refilling the tcache from them as it goes). A model of
+ * those LIFOs predicts most allocation addresses exactly; otherwise "right
+ * after the last chunk carved" predicts carving from the top chunk. The
+ * ADDR column stores the difference to the prediction, which then is mostly
+ * zero. Writer and reader run this same code at the same points, per
+ * context, reset every chunk: it is part of the format. */
 #ifndef FMT_PRED_INTERNAL_H
 #define FMT_PRED_INTERNAL_H
 
 #include <stdint.h>
 
-#define FMT_PRED_CLASSES 64 /* glibc chunk sizes 0..1023 in 16-byte classes */
-#define FMT_PRED_DEPTH 7    /* glibc's tcache keeps 7 chunks per class */
+#define FMT_PRED_CLASSES 64     /* glibc chunk sizes 0..1023 in 16-byte classes */
+#define FMT_PRED_TCACHE 7       /* glibc's tcache keeps 7 chunks per class */
+#define FMT_PRED_FAST_CLASSES 9 /* fastbins: chunk sizes up to 128 (classes 2..8) */
+#define FMT_PRED_FAST 32        /* fastbin entries remembered per class */
 
-/* One tcache-like LIFO of freed addresses per size class. */
 struct fmt_pred {
     uint64_t gen;        /* chunk generation this state belongs to */
     uint64_t top;        /* where the next fresh chunk is expected */
     uint32_t nr_started; /* blocks and mappings this context started in the chunk */
     uint8_t nr[FMT_PRED_CLASSES];
-    uint64_t bin[FMT_PRED_CLASSES][FMT_PRED_DEPTH];
+    uint8_t nr_fast[FMT_PRED_FAST_CLASSES];
+    uint64_t bin[FMT_PRED_CLASSES][FMT_PRED_TCACHE];
+    uint64_t fast[FMT_PRED_FAST_CLASSES][FMT_PRED_FAST];
 };
 
 /* glibc's chunk size for a request: size + 8, rounded up to 16, at least
@@ -39,6 +43,8 @@ static inline void fmt_pred_touch(struct fmt_pred *p, uint64_t gen)
     if (p->gen != gen) {
         for (int i = 0; i < FMT_PRED_CLASSES; i++)
             p->nr[i] = 0;
+        for (int i = 0; i < FMT_PRED_FAST_CLASSES; i++)
+            p->nr_fast[i] = 0;
         p->top = 0;
         p->nr_started = 0;
         p->gen = gen;
@@ -51,39 +57,63 @@ static inline uint64_t fmt_pred_guess(const struct fmt_pred *p, uint64_t size)
 
     if (cls < FMT_PRED_CLASSES && p->nr[cls])
         return p->bin[cls][p->nr[cls] - 1];
+    if (cls < FMT_PRED_FAST_CLASSES && p->nr_fast[cls])
+        return p->fast[cls][p->nr_fast[cls] - 1];
     return p->top;
 }
 
-/* A block of size started at addr: if the class's LIFO holds addr, it was
- * handed out from there; otherwise it was carved, and the next fresh
- * chunk is expected right after it. */
+/* Take addr out of a LIFO of n entries; returns its index or -1. */
+static inline int fmt_pred_take(uint64_t *v, uint8_t *n, uint64_t addr)
+{
+    for (int i = *n; i-- > 0;) {
+        if (v[i] == addr) {
+            for (int j = i + 1; j < *n; j++)
+                v[j - 1] = v[j];
+            (*n)--;
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* A block of size started at addr: handed out from the tcache, or from a
+ * fastbin (glibc then moves the rest of that fastbin into the tcache, top
+ * first, while there is room), or carved (the top moves past it). */
 static inline void fmt_pred_start(struct fmt_pred *p, uint64_t addr, uint64_t size)
 {
     uint64_t cls = fmt_pred_csize(size) >> 4;
 
-    if (cls < FMT_PRED_CLASSES) {
-        for (int i = p->nr[cls]; i-- > 0;) {
-            if (p->bin[cls][i] == addr) {
-                for (int j = i + 1; j < p->nr[cls]; j++)
-                    p->bin[cls][j - 1] = p->bin[cls][j];
-                p->nr[cls]--;
-                return;
-            }
-        }
+    if (cls < FMT_PRED_CLASSES && fmt_pred_take(p->bin[cls], &p->nr[cls], addr) >= 0)
+        return;
+    if (cls < FMT_PRED_FAST_CLASSES && fmt_pred_take(p->fast[cls], &p->nr_fast[cls], addr) >= 0) {
+        while (p->nr[cls] < FMT_PRED_TCACHE && p->nr_fast[cls])
+            p->bin[cls][p->nr[cls]++] = p->fast[cls][--p->nr_fast[cls]];
+        return;
     }
     p->top = addr + fmt_pred_csize(size);
 }
 
-/* A block of size at addr ended (free, or the old block of a realloc). As
- * in glibc, a full LIFO takes no more (the chunk goes to other bins). */
+/* A block of size at addr ended (free, or the old block of a realloc): to
+ * the tcache while it has room, else to the fastbin for small chunks (a
+ * full model fastbin forgets its oldest entry). */
 static inline void fmt_pred_end(struct fmt_pred *p, uint64_t addr, uint64_t size)
 {
     uint64_t cls = fmt_pred_csize(size) >> 4;
 
     if (cls >= FMT_PRED_CLASSES)
         return;
-    if (p->nr[cls] < FMT_PRED_DEPTH)
+    if (p->nr[cls] < FMT_PRED_TCACHE) {
         p->bin[cls][p->nr[cls]++] = addr;
+        return;
+    }
+    if (cls >= FMT_PRED_FAST_CLASSES)
+        return;
+    if (p->nr_fast[cls] == FMT_PRED_FAST) {
+        for (int j = 1; j < FMT_PRED_FAST; j++)
+            p->fast[cls][j - 1] = p->fast[cls][j];
+        p->nr_fast[cls]--;
+    }
+    p->fast[cls][p->nr_fast[cls]++] = addr;
 }
 
 #endif

@@ -340,8 +340,8 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
 
     clear_event(ev);
     int fcol = kind == FMT_EV_FREE;
-    r->prev_ts +=
-        (uint64_t)fmt_unzigzag(fmt_cur_varint(&cur[fcol ? FMT_COL_FREE_TIME : FMT_COL_TIME]));
+    r->prev_ts += (uint64_t)fmt_unzigzag(
+        fmt_cur_split(&cur[fcol ? FMT_COL_FREE_TIME : FMT_COL_TIME], &cur[FMT_COL_TIME_HI]));
     ev->ts_ns = r->prev_ts;
     if (op & FMT_OP_CTX)
         r->ctx = fmt_cur_u32(&cur[FMT_COL_CTX]);

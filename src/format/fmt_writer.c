@@ -560,8 +560,8 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev)
      * from the allocations' (time since the allocation, often no stack),
      * and mixing the two costs up to a bit per value. */
     int fcol = kind == FMT_EV_FREE;
-    fmt_buf_put_varint(&col[fcol ? FMT_COL_FREE_TIME : FMT_COL_TIME],
-                       fmt_zigzag((int64_t)(ev->ts_ns - w->prev_ts)));
+    fmt_buf_put_split(&col[fcol ? FMT_COL_FREE_TIME : FMT_COL_TIME], &col[FMT_COL_TIME_HI],
+                      fmt_zigzag((int64_t)(ev->ts_ns - w->prev_ts)));
     w->prev_ts = ev->ts_ns;
     if (ctx != w->cur_ctx || w->nr_chunk_events == 0) {
         *op |= FMT_OP_CTX;
