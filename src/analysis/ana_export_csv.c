@@ -16,9 +16,9 @@ struct csv {
     struct ana_xout *out;
     struct ana_xsym sym;
     struct ana_map live; /* serial -> kind of live blocks */
-    char **leaf;          /* by stack id: the leaf function, built on first use */
+    char **leaf;         /* by stack id: the leaf function, built on first use */
     uint32_t nr_stacks;
-    uint32_t *pid;        /* by thread index */
+    uint32_t *pid; /* by thread index */
     uint32_t *tid;
     uint32_t nr_threads;
     struct ana_filter *filter;
@@ -140,7 +140,8 @@ static int pass_live(struct csv *c)
     while ((rc = fmt_reader_next(c->r, &ev)) > 0) {
         if (ev.serial && fmt_kind_is_heap_alloc(ev.kind) && ana_filter_pid(c->filter, ev.pid) &&
             ana_xmap_get(&c->live, ev.serial, NULL) &&
-            (rc = row(c, ev.serial, ev.thread, ev.kind, ev.addr, ev.size, ev.ts_ns, NULL, ev.stack)))
+            (rc =
+                 row(c, ev.serial, ev.thread, ev.kind, ev.addr, ev.size, ev.ts_ns, NULL, ev.stack)))
             break;
     }
     return rc;

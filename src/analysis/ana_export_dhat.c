@@ -127,7 +127,8 @@ static int pass(struct dhat *d)
             continue;
         step++;
         if (st.ends) {
-            struct dhat_pp *p = &d->pps[d->pp_of[ev.ref_stack <= d->m.nr_stacks ? ev.ref_stack : 0]];
+            struct dhat_pp *p =
+                &d->pps[d->pp_of[ev.ref_stack <= d->m.nr_stacks ? ev.ref_stack : 0]];
             p->live -= ev.ref_size;
             p->livebk--;
             p->live_ts_sum -= ev.ref_ts_ns;
@@ -162,9 +163,10 @@ static int write_json(struct dhat *d)
     struct ana_xout *o = d->out;
     uint64_t end = d->m.end_ts_ns;
 
-    ana_xout_printf(o, "{\"dhatFileVersion\":2,\"mode\":\"heap\",\"verb\":\"Allocated\","
-                       "\"bklt\":true,\"bkacc\":false,\"tu\":\"\\u00b5s\",\"Mtu\":\"s\","
-                       "\"tuth\":%d,\"cmd\":\"",
+    ana_xout_printf(o,
+                    "{\"dhatFileVersion\":2,\"mode\":\"heap\",\"verb\":\"Allocated\","
+                    "\"bklt\":true,\"bkacc\":false,\"tu\":\"\\u00b5s\",\"Mtu\":\"s\","
+                    "\"tuth\":%d,\"cmd\":\"",
                     DHAT_SHORT_LIVED_US);
     for (uint32_t i = 0; info->command && i < info->command_len; i++) {
         char c[2] = {info->command[i] ? info->command[i] : ' ', 0};

@@ -36,7 +36,8 @@ static void put_name(struct ana_xout *out, const char *name)
     ana_xout_write(out, name, strlen(name));
 }
 
-int ana_export_folded(struct fmt_reader *r, const struct ana_export_options *o, struct ana_xout *out)
+int ana_export_folded(struct fmt_reader *r, const struct ana_export_options *o,
+                      struct ana_xout *out)
 {
     struct ana_xmodel m;
     struct ana_xsym x;

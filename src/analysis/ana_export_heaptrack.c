@@ -54,8 +54,8 @@ struct ht_info {
  * temporary: at the flush it is a plain "-", or nothing for the block that
  * goes out as "+ -" at the peak. 'x' is the "-" of a temporary "+ -". */
 struct ht_line {
-    char op; /* '+', '-', 'x', 'c', 'T' */
-    uint32_t info; /* or the time in ms for 'c' */
+    char op;         /* '+', '-', 'x', 'c', 'T' */
+    uint32_t info;   /* or the time in ms for 'c' */
     uint64_t serial; /* 'T' */
 };
 
@@ -63,7 +63,7 @@ struct ht_line {
 struct ht_held {
     uint64_t serial; /* 0: none */
     uint32_t info;
-    bool at_peak;    /* held when the peak was reached */
+    bool at_peak; /* held when the peak was reached */
 };
 
 /* A block held at the peak, settled: temporary or not. */
@@ -77,11 +77,11 @@ struct heaptrack {
     struct fmt_reader *r;
     struct ana_xout *out;
     struct ana_xsym sym;
-    struct ana_xstrtab strs;  /* string index = position + 1 */
+    struct ana_xstrtab strs; /* string index = position + 1 */
     struct ana_map ips;      /* (image, addr) -> ip index */
     struct ana_map traces;   /* (parent trace, ip) -> trace index */
     uint32_t nr_ips, nr_traces;
-    uint32_t *trace_of;       /* by stack id: trace index + 1, 0 = not yet */
+    uint32_t *trace_of; /* by stack id: trace index + 1, 0 = not yet */
     uint32_t nr_stacks;
     struct ht_info *infos;
     uint32_t nr_infos, cap_infos;
@@ -94,8 +94,8 @@ struct heaptrack {
     uint64_t last_ms;
     struct ht_held *held; /* by thread index */
     uint32_t nr_threads;
-    bool buffering;         /* after the peak, until nr_peak_open is 0 */
-    uint32_t nr_peak_open;  /* blocks held at the peak not yet settled */
+    bool buffering;        /* after the peak, until nr_peak_open is 0 */
+    uint32_t nr_peak_open; /* blocks held at the peak not yet settled */
     struct ht_settled *settled;
     uint32_t nr_settled, cap_settled;
     struct ht_line *buf;

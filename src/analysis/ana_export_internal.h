@@ -39,7 +39,7 @@ struct ana_xstep {
  * the export looks at. Start it as {.filter = the options' filter}. */
 struct ana_xtemp {
     const struct ana_filter *filter; /* NULL: every process */
-    uint64_t *last_alloc; /* by thread index: serial of its last block, 0 none */
+    uint64_t *last_alloc;            /* by thread index: serial of its last block, 0 none */
     uint32_t nr_threads;
 };
 
@@ -107,10 +107,13 @@ const char *ana_xsym_name(const struct ana_sym_frame *f, char *buf, size_t size)
 const char *ana_xsym_basename(const char *path);
 
 /* ---- The exporters. Each returns 0 or -errno. */
-int ana_export_folded(struct fmt_reader *r, const struct ana_export_options *o, struct ana_xout *out);
+int ana_export_folded(struct fmt_reader *r, const struct ana_export_options *o,
+                      struct ana_xout *out);
 int ana_export_csv(struct fmt_reader *r, const struct ana_export_options *o, struct ana_xout *out);
-int ana_export_pprof(struct fmt_reader *r, const struct ana_export_options *o, struct ana_xout *out);
-int ana_export_massif(struct fmt_reader *r, const struct ana_export_options *o, struct ana_xout *out);
+int ana_export_pprof(struct fmt_reader *r, const struct ana_export_options *o,
+                     struct ana_xout *out);
+int ana_export_massif(struct fmt_reader *r, const struct ana_export_options *o,
+                      struct ana_xout *out);
 int ana_export_dhat(struct fmt_reader *r, const struct ana_export_options *o, struct ana_xout *out);
 int ana_export_heaptrack(struct fmt_reader *r, const struct ana_export_options *o,
                          struct ana_xout *out);

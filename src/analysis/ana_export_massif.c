@@ -118,7 +118,8 @@ static int print_node(struct massif *x, const struct ana_xtree *t, uint32_t id, 
     for (uint32_t i = 0; i < nr_sig && !rc; i++)
         rc = print_node(x, t, kids[i], depth + 1, total);
     if (!rc && nr_insig)
-        ana_xout_printf(x->out, "%.*sn0: %" PRIu64 " in %u place%s, %sbelow massif's threshold (%.2f%%)\n",
+        ana_xout_printf(x->out,
+                        "%.*sn0: %" PRIu64 " in %u place%s, %sbelow massif's threshold (%.2f%%)\n",
                         (int)depth + 1, x->indent, insig_bytes, nr_insig, nr_insig > 1 ? "s" : "",
                         nr_insig > 1 ? "all " : "", x->threshold);
     free(kids);
@@ -194,7 +195,8 @@ static int snapshots(struct massif *x, uint32_t nr_regular)
     return detailed(x, x->m.end_ts_ns, live, false);
 }
 
-int ana_export_massif(struct fmt_reader *r, const struct ana_export_options *o, struct ana_xout *out)
+int ana_export_massif(struct fmt_reader *r, const struct ana_export_options *o,
+                      struct ana_xout *out)
 {
     struct massif x = {.r = r, .out = out, .filter = o->filter};
     const struct fmt_trace_info *info = fmt_reader_info(r);

@@ -17,18 +17,41 @@
 
 /* profile.proto field numbers. */
 enum {
-    PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3, PROFILE_LOCATION = 4,
-    PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6, PROFILE_TIME_NANOS = 9,
-    PROFILE_DURATION_NANOS = 10, PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12,
+    PROFILE_SAMPLE_TYPE = 1,
+    PROFILE_SAMPLE = 2,
+    PROFILE_MAPPING = 3,
+    PROFILE_LOCATION = 4,
+    PROFILE_FUNCTION = 5,
+    PROFILE_STRING_TABLE = 6,
+    PROFILE_TIME_NANOS = 9,
+    PROFILE_DURATION_NANOS = 10,
+    PROFILE_PERIOD_TYPE = 11,
+    PROFILE_PERIOD = 12,
     PROFILE_DEFAULT_SAMPLE_TYPE = 14,
-    VALUETYPE_TYPE = 1, VALUETYPE_UNIT = 2,
-    SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2,
-    MAPPING_ID = 1, MAPPING_START = 2, MAPPING_LIMIT = 3, MAPPING_OFFSET = 4,
-    MAPPING_FILENAME = 5, MAPPING_BUILD_ID = 6, MAPPING_HAS_FUNCTIONS = 7,
-    MAPPING_HAS_FILENAMES = 8, MAPPING_HAS_LINE_NUMBERS = 9, MAPPING_HAS_INLINE_FRAMES = 10,
-    LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_LINE = 4,
-    LINE_FUNCTION_ID = 1, LINE_LINE = 2,
-    FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4,
+    VALUETYPE_TYPE = 1,
+    VALUETYPE_UNIT = 2,
+    SAMPLE_LOCATION_ID = 1,
+    SAMPLE_VALUE = 2,
+    MAPPING_ID = 1,
+    MAPPING_START = 2,
+    MAPPING_LIMIT = 3,
+    MAPPING_OFFSET = 4,
+    MAPPING_FILENAME = 5,
+    MAPPING_BUILD_ID = 6,
+    MAPPING_HAS_FUNCTIONS = 7,
+    MAPPING_HAS_FILENAMES = 8,
+    MAPPING_HAS_LINE_NUMBERS = 9,
+    MAPPING_HAS_INLINE_FRAMES = 10,
+    LOCATION_ID = 1,
+    LOCATION_MAPPING_ID = 2,
+    LOCATION_ADDRESS = 3,
+    LOCATION_LINE = 4,
+    LINE_FUNCTION_ID = 1,
+    LINE_LINE = 2,
+    FUNCTION_ID = 1,
+    FUNCTION_NAME = 2,
+    FUNCTION_SYSTEM_NAME = 3,
+    FUNCTION_FILENAME = 4,
 };
 
 #define WIRE_VARINT 0
@@ -203,8 +226,8 @@ static int function_id(struct pprof *p, const struct ana_sym_frame *f, uint32_t 
 
 /* The location of lines[0..n) (one recorded address: inlined frames
  * first, the physical one last, as pprof's Location.line wants). */
-static int location_id(struct pprof *p, uint32_t image, const struct ana_sym_line *lines, uint32_t n,
-                       uint32_t *id)
+static int location_id(struct pprof *p, uint32_t image, const struct ana_sym_line *lines,
+                       uint32_t n, uint32_t *id)
 {
     const struct ana_sym_frame *phys = lines[n - 1].frame;
     uint64_t key = ((uint64_t)image << 48 | (phys->addr & 0xffffffffffffull)) + 1;

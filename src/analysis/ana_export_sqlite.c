@@ -46,16 +46,24 @@ static const char SCHEMA[] =
     "CREATE TABLE mapping_states(serial INTEGER REFERENCES mappings(serial), address INTEGER,\n"
     "  size INTEGER, state TEXT, prot INTEGER, start_ns INTEGER, end_ns INTEGER);\n";
 
-static const char INDEXES[] =
-    "CREATE INDEX allocations_stack ON allocations(stack);\n"
-    "CREATE INDEX allocations_alloc_ns ON allocations(alloc_ns);\n"
-    "CREATE INDEX allocations_free_ns ON allocations(free_ns);\n"
-    "CREATE INDEX frames_parent ON frames(parent);\n"
-    "CREATE INDEX mapping_states_serial ON mapping_states(serial);\n";
+static const char INDEXES[] = "CREATE INDEX allocations_stack ON allocations(stack);\n"
+                              "CREATE INDEX allocations_alloc_ns ON allocations(alloc_ns);\n"
+                              "CREATE INDEX allocations_free_ns ON allocations(free_ns);\n"
+                              "CREATE INDEX frames_parent ON frames(parent);\n"
+                              "CREATE INDEX mapping_states_serial ON mapping_states(serial);\n";
 
 enum {
-    ST_ALLOC, ST_FRAME, ST_STACK, ST_MAP, ST_UNMAP, ST_STATE, ST_THREAD, ST_MODULE,
-    ST_PROCESS, ST_META, NR_ST
+    ST_ALLOC,
+    ST_FRAME,
+    ST_STACK,
+    ST_MAP,
+    ST_UNMAP,
+    ST_STATE,
+    ST_THREAD,
+    ST_MODULE,
+    ST_PROCESS,
+    ST_META,
+    NR_ST
 };
 
 static const char *const STMTS[NR_ST] = {
@@ -299,8 +307,8 @@ static bool serial_live(const struct sq *q, uint64_t serial)
 /* Apply an munmap (new_prot < 0) or an mprotect to [start, end) of image
  * at ts: the touched part of each range ends its state row; an mprotect
  * starts a new one. Ranges are split at the edges. */
-static int ranges_change(struct sq *q, uint32_t image, uint64_t start, uint64_t end, int64_t new_prot,
-                         uint64_t ts)
+static int ranges_change(struct sq *q, uint32_t image, uint64_t start, uint64_t end,
+                         int64_t new_prot, uint64_t ts)
 {
     int rc;
 
@@ -544,7 +552,8 @@ int ana_export_sqlite(struct fmt_reader *r, const struct ana_export_options *o, 
         free(q.stack_done);
         return rc;
     }
-    if (sqlite3_open_v2(path, &q.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(path, &q.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+        SQLITE_OK) {
         snprintf(err, err_size, "%s", q.db ? sqlite3_errmsg(q.db) : "cannot open the database");
         *output_failed = 1;
         rc = -EIO;

@@ -33,8 +33,8 @@ static int child(struct ana_xtree *t, uint32_t parent, uint32_t label, uint32_t 
         t->cap *= 2;
     }
     *out = t->nr++;
-    t->nodes[*out] = (struct ana_xtree_node){.label = label,
-                                             .next_sibling = t->nodes[parent].first_child};
+    t->nodes[*out] =
+        (struct ana_xtree_node){.label = label, .next_sibling = t->nodes[parent].first_child};
     t->nodes[parent].first_child = *out;
     t->nodes[parent].nr_children++;
     if ((rc = ana_xmap_put(&t->children, key, *out)))
@@ -51,7 +51,8 @@ int ana_xtree_add(struct ana_xtree *t, const struct ana_sym_stack *st, uint64_t 
 
     t->nodes[0].bytes += bytes;
     for (uint32_t i = 0; i < st->nr_lines; i++) {
-        if ((rc = ana_xstrtab_intern(t->labels, label(st->lines[i].frame, buf, sizeof(buf)), &idx)) < 0)
+        if ((rc = ana_xstrtab_intern(t->labels, label(st->lines[i].frame, buf, sizeof(buf)),
+                                     &idx)) < 0)
             return rc;
         if ((rc = child(t, node, idx, &node)))
             return rc;

@@ -54,8 +54,7 @@ static void usage(FILE *out)
             "  --threshold PCT   massif: fold tree nodes below PCT%% of a snapshot into\n"
             "                    'in K places' (default 1.0)\n"
             "  --pid LIST        only these processes (comma-separated pids); by default\n"
-            "                    every process of the trace counts, as one heap\n"
-            CLI_SYM_USAGE
+            "                    every process of the trace counts, as one heap\n" CLI_SYM_USAGE
             "  -h, --help        show this help\n\n"
             "Exit status: 0 ok, 1 unreadable trace or failed output, 2 usage error.\n"
             "See docs/export.md.\n");
@@ -228,7 +227,10 @@ int cmd_export(int argc, char **argv)
             cli_die("export: %s", fmt_reader_error(r));
         if (rc == -ENOMEM)
             cli_die("export: %s: out of memory", a.in);
-        cli_die("export: %s: %s", a.in, err[0] ? err : fmt_reader_error(r)[0] ? fmt_reader_error(r) : strerror(-rc));
+        cli_die("export: %s: %s", a.in,
+                err[0]                   ? err
+                : fmt_reader_error(r)[0] ? fmt_reader_error(r)
+                                         : strerror(-rc));
     }
     fmt_reader_close(r);
     ana_filter_release(&a.filter);

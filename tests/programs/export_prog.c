@@ -2,8 +2,8 @@
 /* A small deterministic program for the export e2e tests: 15 temporary
  * allocations, a realloc, a clear peak (110000 bytes live at once), a
  * thread that runs alone, leaks of 222 and 333 bytes (plus what libc and
- * ld.so keep), a reserved mapping partly committed. Built -O0 -fno-inline by ms_test_program; the tests compare
- * every export with `memscribe report` on its recording. */
+ * ld.so keep), a reserved mapping partly committed. Built -O0 -fno-inline by ms_test_program; the
+ * tests compare every export with `memscribe report` on its recording. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>

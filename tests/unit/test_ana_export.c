@@ -132,17 +132,16 @@ static void test_csv(void **state)
     struct fixture *f = *state;
     char *got = export(f, ANA_EXPORT_CSV, 0, NULL);
 
-    assert_string_equal(got,
-                        "serial,pid,tid,kind,address,size,alloc_ns,free_ns,stack,function\n"
-                        "2,4100,4100,malloc,0x20000,200,2000000,3000000,4,0x2100\n"
-                        "4,4100,4101,malloc,0x30000,300,4000000,6000000,6,libc#.so+0x100\n"
-                        "5,4100,4100,malloc,0x10100,50,5000000,7000000,3,0x1100\n"
-                        "7,4100,4101,malloc,0x40000,1000,8000000,10000000,6,libc#.so+0x100\n"
-                        "1,4100,4100,malloc,0x10000,100,1000000,11000000,3,0x1100\n"
-                        "8,4100,4100,malloc,0x50000,400,9000000,12000000,4,0x2100\n"
-                        "11,4100,4101,malloc,0x80000,64,14000000,15000000,4,0x2100\n"
-                        "9,4100,4100,realloc,0x60000,150,11000000,,3,0x1100\n"
-                        "10,4100,4100,calloc,0x70000,32,13000000,,6,libc#.so+0x100\n");
+    assert_string_equal(got, "serial,pid,tid,kind,address,size,alloc_ns,free_ns,stack,function\n"
+                             "2,4100,4100,malloc,0x20000,200,2000000,3000000,4,0x2100\n"
+                             "4,4100,4101,malloc,0x30000,300,4000000,6000000,6,libc#.so+0x100\n"
+                             "5,4100,4100,malloc,0x10100,50,5000000,7000000,3,0x1100\n"
+                             "7,4100,4101,malloc,0x40000,1000,8000000,10000000,6,libc#.so+0x100\n"
+                             "1,4100,4100,malloc,0x10000,100,1000000,11000000,3,0x1100\n"
+                             "8,4100,4100,malloc,0x50000,400,9000000,12000000,4,0x2100\n"
+                             "11,4100,4101,malloc,0x80000,64,14000000,15000000,4,0x2100\n"
+                             "9,4100,4100,realloc,0x60000,150,11000000,,3,0x1100\n"
+                             "10,4100,4100,calloc,0x70000,32,13000000,,6,libc#.so+0x100\n");
     free(got);
 }
 
@@ -154,32 +153,36 @@ static void test_massif(void **state)
     char *got = export(f, ANA_EXPORT_MASSIF, 0, NULL);
     const char *peak = strstr(got, "heap_tree=peak\n");
 
-    assert_true(!strncmp(got, "desc: memscribe export --to massif\ncmd: synthetic --export-test\n"
-                              "time_unit: ms\n#-----------\nsnapshot=0\n", 96));
+    assert_true(!strncmp(got,
+                         "desc: memscribe export --to massif\ncmd: synthetic --export-test\n"
+                         "time_unit: ms\n#-----------\nsnapshot=0\n",
+                         96));
     assert_non_null(peak);
     assert_null(strstr(peak + 1, "heap_tree=peak"));
-    assert_non_null(strstr(got, "time=9.000\nmem_heap_B=1500\nmem_heap_extra_B=0\n"
-                                "mem_stacks_B=0\nheap_tree=peak\n"
-                                "n3: 1500 (heap allocation functions) malloc/new/new[], --alloc-fns, etc.\n"
-                                " n1: 1000 0x3100: libc_.so+0x100 (in /opt/lib_1/libc_.so)\n"
-                                "  n0: 1000 0x3200: libc_.so+0x200 (in /opt/lib_1/libc_.so)\n"
-                                " n1: 400 0x2100: 0x2100\n"
-                                "  n1: 400 0x1200: 0x1200\n"
-                                "   n0: 400 0x1300: 0x1300\n"
-                                " n1: 100 0x1100: 0x1100\n"
-                                "  n1: 100 0x1200: 0x1200\n"
-                                "   n0: 100 0x1300: 0x1300\n"
-                                "#-----------\n"));
+    assert_non_null(
+        strstr(got, "time=9.000\nmem_heap_B=1500\nmem_heap_extra_B=0\n"
+                    "mem_stacks_B=0\nheap_tree=peak\n"
+                    "n3: 1500 (heap allocation functions) malloc/new/new[], --alloc-fns, etc.\n"
+                    " n1: 1000 0x3100: libc_.so+0x100 (in /opt/lib_1/libc_.so)\n"
+                    "  n0: 1000 0x3200: libc_.so+0x200 (in /opt/lib_1/libc_.so)\n"
+                    " n1: 400 0x2100: 0x2100\n"
+                    "  n1: 400 0x1200: 0x1200\n"
+                    "   n0: 400 0x1300: 0x1300\n"
+                    " n1: 100 0x1100: 0x1100\n"
+                    "  n1: 100 0x1200: 0x1200\n"
+                    "   n0: 100 0x1300: 0x1300\n"
+                    "#-----------\n"));
     /* The last snapshot is detailed and holds what leaked; 32 bytes of 182
      * are above the 1% threshold. */
-    assert_non_null(strstr(got, "time=16.000\nmem_heap_B=182\nmem_heap_extra_B=0\nmem_stacks_B=0\n"
-                                "heap_tree=detailed\n"
-                                "n2: 182 (heap allocation functions) malloc/new/new[], --alloc-fns, etc.\n"
-                                " n1: 150 0x1100: 0x1100\n"
-                                "  n1: 150 0x1200: 0x1200\n"
-                                "   n0: 150 0x1300: 0x1300\n"
-                                " n1: 32 0x3100: libc_.so+0x100 (in /opt/lib_1/libc_.so)\n"
-                                "  n0: 32 0x3200: libc_.so+0x200 (in /opt/lib_1/libc_.so)\n"));
+    assert_non_null(
+        strstr(got, "time=16.000\nmem_heap_B=182\nmem_heap_extra_B=0\nmem_stacks_B=0\n"
+                    "heap_tree=detailed\n"
+                    "n2: 182 (heap allocation functions) malloc/new/new[], --alloc-fns, etc.\n"
+                    " n1: 150 0x1100: 0x1100\n"
+                    "  n1: 150 0x1200: 0x1200\n"
+                    "   n0: 150 0x1300: 0x1300\n"
+                    " n1: 32 0x3100: libc_.so+0x100 (in /opt/lib_1/libc_.so)\n"
+                    "  n0: 32 0x3200: libc_.so+0x200 (in /opt/lib_1/libc_.so)\n"));
     /* A '#' anywhere but in the separator lines would cut the line for ms_print. */
     for (const char *p = strchr(got, '#'); p; p = strchr(p + 1, '#'))
         assert_true(p == got || p[-1] == '\n' || p[-1] == '#');
@@ -202,10 +205,12 @@ static void test_dhat(void **state)
     for (const char *p = strstr(got, "\n{\"tb\""); p; p = strstr(p + 1, "\n{\"tb\"")) {
         unsigned long long v[9];
         assert_true(n < 16);
-        assert_int_equal(sscanf(p, "\n{\"tb\":%llu,\"tbk\":%llu,\"tl\":%llu,\"mb\":%llu,\"mbk\":%llu,"
-                                   "\"gb\":%llu,\"gbk\":%llu,\"eb\":%llu,\"ebk\":%llu,\"fs\":[%63[0-9,]]}",
-                                v, v + 1, v + 2, v + 3, v + 4, v + 5, v + 6, v + 7, v + 8, fs[n]),
-                         10);
+        assert_int_equal(
+            sscanf(p,
+                   "\n{\"tb\":%llu,\"tbk\":%llu,\"tl\":%llu,\"mb\":%llu,\"mbk\":%llu,"
+                   "\"gb\":%llu,\"gbk\":%llu,\"eb\":%llu,\"ebk\":%llu,\"fs\":[%63[0-9,]]}",
+                   v, v + 1, v + 2, v + 3, v + 4, v + 5, v + 6, v + 7, v + 8, fs[n]),
+            10);
         tb += v[0], tbk += v[1], gb += v[5], eb += v[7], ebk += v[8];
         if (v[0] == 1332) /* stack C: C1 300 and C2 1000 never live together */
             mb_c = v[3];
@@ -503,7 +508,8 @@ static void test_sqlite_window(void **state)
     char path[64], *sql = doc_query("window"), *totals = doc_query("window-totals");
     sqlite3 *db = export_db(f, path, sizeof(path));
     static const uint64_t windows[][2] = {
-        {0, 20000000}, {5000000, 9000000}, {6000000, 6000000}, {9500000, 12000000}, {3000000, 14000000},
+        {0, 20000000},       {5000000, 9000000},  {6000000, 6000000},
+        {9500000, 12000000}, {3000000, 14000000},
     };
     static const char *const names[ANA_NR_WPA] = {"AIFI", "AIFO", "AOFI", "AOFO"};
 
@@ -619,7 +625,7 @@ int main(int argc, char **argv)
     /* For the e2e tests: write the synthetic trace (or a big one) and exit. */
     if (argc >= 3 && !strcmp(argv[1], "--write-trace")) {
         int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        int rc = fd < 0 ? -errno
+        int rc = fd < 0      ? -errno
                  : argc >= 4 ? xtrace_write_big(fd, strtoull(argv[3], NULL, 10))
                              : xtrace_write(fd);
         if (rc || (fd >= 0 && close(fd))) {

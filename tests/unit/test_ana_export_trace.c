@@ -78,8 +78,8 @@ static void heap(struct xw *x, unsigned kind, uint64_t ms, uint32_t thread, uint
     put(x, &ev);
 }
 
-static void vm(struct xw *x, unsigned kind, uint64_t ms, uint64_t addr, uint64_t size, uint64_t prot,
-               uint32_t stack)
+static void vm(struct xw *x, unsigned kind, uint64_t ms, uint64_t addr, uint64_t size,
+               uint64_t prot, uint32_t stack)
 {
     struct fmt_event ev = mk(kind, ms, 0);
 
