@@ -228,6 +228,17 @@ int ana_flame_write_svg(const struct ana_tree *t, ana_flame_name_fn *name, void 
     ana_svg_raw(&svg, "<text id=\"matched\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\"></text>\n",
                 width - PAD, height - 10);
     ana_svg_raw(&svg, "<text id=\"details\" x=\"%.1f\" y=\"%.1f\"> </text>\n", PAD, height - 10);
+    if (root->incl[opt->cost] <= 0) {
+        char none[96];
+
+        snprintf(none, sizeof(none), "Nothing to show: no %s in this trace.",
+                 opt->cost == ANA_FLAME_ALLOCATIONS ? "allocations"
+                 : opt->cost == ANA_FLAME_TEMPORARY ? "temporary allocations"
+                 : opt->cost == ANA_FLAME_LEAKED    ? "leaked bytes"
+                 : opt->cost == ANA_FLAME_PEAK      ? "bytes live at the peak"
+                                                    : "bytes allocated");
+        ana_svg_text(&svg, width / 2, L.base_y + FRAME_H - 4, "middle", "subtitle", none);
+    }
     rc = draw_all(&L);
     if (script)
         ana_svg_raw(&svg, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n", script);

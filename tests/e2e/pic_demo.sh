@@ -145,6 +145,55 @@ hits=$(grep -o 'class="f hit"' "$WORK/flame.dom" | wc -l)
 pct=$(python3 -c "print('%.1f' % (100 * 40000000 / $allocated))")
 has "$WORK/flame.dom" "Matched: $pct%"
 
+# Zoom from the URL: the frame fills the width, frames beside it are hidden,
+# its ancestors stay (dimmed).
+chrome "$WORK" --dump-dom "file://$WORK/flame-bytes.svg#zoom=ManipulateTemporaryBuffer" \
+    >"$WORK/zoom.dom" 2>"$WORK/chrome.err" || fail "chromium: $(tail -3 "$WORK/chrome.err")"
+python3 - "$WORK/zoom.dom" <<'EOF'
+import re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+svg = re.search(r'<svg[^>]*>', dom).group(0)
+width = float(re.search(r'data-width="([0-9.]+)"', svg).group(1))
+pad = float(re.search(r'data-pad="([0-9.]+)"', svg).group(1))
+frames = re.findall(r'<g class="f([^"]*)"([^>]*)>.*?<rect x="([0-9.]+)" y="[0-9.]+" width="([0-9.]+)"',
+                    dom, re.S)
+def frame(name):
+    for cls, attrs, x, w in frames:
+        if f'data-n="{name}"' in attrs:
+            return cls, attrs, float(x), float(w)
+    sys.exit(f"FAIL: no frame {name}")
+cls, attrs, x, w = frame("(anonymous namespace)::ManipulateTemporaryBuffer()")
+if abs(x - pad) > 0.2 or abs(w - (width - 2 * pad)) > 0.2 or 'display: none' in attrs:
+    sys.exit(f"FAIL: the zoomed frame is at x={x} width={w}")
+cls, attrs, x, w = frame("(anonymous namespace)::TransientSpike()")
+if 'display: none' not in attrs:
+    sys.exit("FAIL: a frame beside the zoomed one is still shown")
+cls, attrs, x, w = frame("main")
+if "parent" not in cls or 'display: none' in attrs:
+    sys.exit("FAIL: an ancestor of the zoomed frame is not shown dimmed")
+print("ok: zoom from the URL")
+EOF
+
+# --- Errors: usage errors exit 2, unreadable input or output 1, with the
+# file in the message.
+status() {
+    set +e
+    "$@" >"$WORK/st.out" 2>"$WORK/st.err"
+    echo $?
+    set -e
+}
+[ "$(status "$MEMSCRIBE" plot)" = 2 ] || fail "plot without a plot: not a usage error"
+[ "$(status "$MEMSCRIBE" plot pie "$T")" = 2 ] || fail "plot pie: not a usage error"
+[ "$(status "$MEMSCRIBE" flamegraph --cost nope "$T")" = 2 ] || fail "--cost nope: not a usage error"
+[ "$(status "$MEMSCRIBE" html --buckets 0 "$T")" = 2 ] || fail "--buckets 0: not a usage error"
+[ "$(status "$MEMSCRIBE" flamegraph "$WORK/missing.mscr")" = 1 ] || fail "missing trace: not 1"
+grep -q "missing.mscr" "$WORK/st.err" || fail "the message does not name the missing trace"
+[ "$(status "$MEMSCRIBE" html "$T" -o "$WORK/no/such/dir/r.html")" = 1 ] || fail "bad output: not 1"
+grep -q "no/such/dir/r.html" "$WORK/st.err" || fail "the message does not name the output"
+[ "$(status "$MEMSCRIBE" plot --help)" = 0 ] || fail "plot --help"
+grep -q "usage: memscribe plot" "$WORK/st.out" || fail "plot --help says no usage"
+echo "ok: exit statuses and messages"
+
 # Pictures.
 chrome "$WORK" --window-size=1000,520 --screenshot="$ART/pic_timeline.png" \
     "file://$WORK/timeline.svg" >/dev/null 2>&1

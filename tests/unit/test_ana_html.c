@@ -289,6 +289,36 @@ static void test_page(void **state)
     close(fd);
 }
 
+/* A trace with no event at all still gives a whole page. */
+static void test_page_empty(void **state)
+{
+    struct fmt_trace_info info = {.command = "x", .command_len = 1, .hostname = "h"};
+    struct fmt_writer *w;
+    struct fmt_reader *r;
+    struct ana_html_options o = {.trace_name = "empty", .sym = {.raw = true}};
+    char *buf = NULL;
+    size_t len = 0;
+    int fd = memfd_create("empty-trace", MFD_CLOEXEC);
+    FILE *out;
+
+    (void)state;
+    assert_true(fd >= 0);
+    assert_int_equal(fmt_writer_create(&w, fd, &info, NULL), 0);
+    assert_int_equal(fmt_writer_finish(w), 0);
+    fmt_writer_destroy(w);
+    r = open_trace(fd);
+    out = open_memstream(&buf, &len);
+    assert_non_null(out);
+    assert_int_equal(ana_html_write(r, &o, out), 0);
+    assert_int_equal(fclose(out), 0);
+    assert_null(strstr(buf, "<!--@"));
+    assert_non_null(strstr(buf, "\"nrBuckets\":1"));
+    assert_non_null(strstr(buf, "\"nrAllocs\":0"));
+    free(buf);
+    fmt_reader_close(r);
+    close(fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -296,6 +326,7 @@ int main(void)
         cmocka_unit_test(test_bucket_width),
         cmocka_unit_test(test_script_stream),
         cmocka_unit_test(test_page),
+        cmocka_unit_test(test_page_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

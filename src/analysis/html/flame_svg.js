@@ -97,7 +97,14 @@
       reset();
     }
   });
-  // A search given in the URL (#search=regex), for links and for tests.
+  // A search (#search=regex) or a zoom into the first frame whose name
+  // matches (#zoom=regex) given in the URL, for links and for tests.
   var m = /[#&]search=([^&]*)/.exec(window.location.hash || '');
   if (m) search(decodeURIComponent(m[1]));
+  var z = /[#&]zoom=([^&]*)/.exec(window.location.hash || '');
+  if (z) {
+    var zre = new RegExp(decodeURIComponent(z[1]));
+    var target = frames.filter(function (g) { return zre.test(fname(g)); })[0];
+    if (target) zoom(target);
+  }
 })();
