@@ -51,6 +51,11 @@ struct ana_export_options {
     double massif_threshold;           /* percent of the snapshot; < 0: the default (1%) */
     struct ana_filter *filter;         /* only these processes (--pid); NULL: all */
     struct ana_sym_options sym;
+    /* Called with each of the symbolizer's notes (a module whose file is
+     * missing or differs from the recorded one) as the export ends, so
+     * that raw addresses in the output are explained. May be NULL. */
+    void (*note)(void *arg, const char *note);
+    void *note_arg;
 };
 
 /* Name <-> value, for the command line. Return -EINVAL for unknown names. */

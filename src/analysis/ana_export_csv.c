@@ -158,7 +158,7 @@ int ana_export_csv(struct fmt_reader *r, const struct ana_export_options *o, str
     c.leaf = calloc((size_t)c.nr_stacks + 1, sizeof(*c.leaf));
     if (!c.leaf)
         return -ENOMEM;
-    if ((rc = ana_xsym_open(&c.sym, r, &o->sym)))
+    if ((rc = ana_xsym_open(&c.sym, r, o)))
         goto out;
     if ((rc = threads_load(&c)))
         goto out;

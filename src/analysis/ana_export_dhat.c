@@ -204,7 +204,7 @@ int ana_export_dhat(struct fmt_reader *r, const struct ana_export_options *o, st
 
     if ((rc = ana_xmodel_build(r, o->filter, &d.m)))
         return rc;
-    if ((rc = ana_xsym_open(&d.sym, r, &o->sym))) {
+    if ((rc = ana_xsym_open(&d.sym, r, o))) {
         ana_xmodel_release(&d.m);
         return rc;
     }

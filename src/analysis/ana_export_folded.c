@@ -46,7 +46,7 @@ int ana_export_folded(struct fmt_reader *r, const struct ana_export_options *o,
 
     if ((rc = ana_xmodel_build(r, o->filter, &m)))
         return rc;
-    if ((rc = ana_xsym_open(&x, r, &o->sym))) {
+    if ((rc = ana_xsym_open(&x, r, o))) {
         ana_xmodel_release(&m);
         return rc;
     }

@@ -522,7 +522,7 @@ int ana_export_heaptrack(struct fmt_reader *r, const struct ana_export_options *
     h.trace_of = calloc((size_t)h.nr_stacks + 1, sizeof(*h.trace_of));
     if (!h.trace_of)
         return -ENOMEM;
-    if (!(rc = ana_xsym_open(&h.sym, r, &o->sym))) {
+    if (!(rc = ana_xsym_open(&h.sym, r, o))) {
         if (!(rc = header(&h)))
             rc = stream(&h);
         ana_xsym_close(&h.sym);

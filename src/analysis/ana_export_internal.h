@@ -87,14 +87,16 @@ void ana_xmodel_release(struct ana_xmodel *m);
 /* ---- Symbolized stacks. */
 struct ana_xsym {
     struct fmt_reader *r;
+    const struct ana_export_options *o;
     struct ana_sym *sym;
     struct ana_sym_stack st;
     uint64_t *addrs;
     uint32_t cap_addrs;
 };
 
-/* Create the symbolizer and give it every module of the trace. */
-int ana_xsym_open(struct ana_xsym *x, struct fmt_reader *r, const struct ana_sym_options *o);
+/* Create the symbolizer (o->sym) and give it every module of the trace. */
+int ana_xsym_open(struct ana_xsym *x, struct fmt_reader *r, const struct ana_export_options *o);
+/* Pass the symbolizer's notes to o->note, and free it. */
 void ana_xsym_close(struct ana_xsym *x);
 /* Symbolize stack id (0: an empty stack), leaf first, allocator frames
  * cut. *out stays valid until the next call. Returns 0 or -errno. */

@@ -205,7 +205,7 @@ int ana_export_massif(struct fmt_reader *r, const struct ana_export_options *o,
     x.threshold = o->massif_threshold >= 0 ? o->massif_threshold : MASSIF_DEFAULT_THRESHOLD;
     if ((rc = ana_xmodel_build(r, o->filter, &x.m)))
         return rc;
-    if ((rc = ana_xsym_open(&x.sym, r, &o->sym))) {
+    if ((rc = ana_xsym_open(&x.sym, r, o))) {
         ana_xmodel_release(&x.m);
         return rc;
     }

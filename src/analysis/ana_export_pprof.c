@@ -315,7 +315,7 @@ int ana_export_pprof(struct fmt_reader *r, const struct ana_export_options *o, s
 
     if ((rc = ana_xmodel_build(r, o->filter, &m)))
         return rc;
-    if ((rc = ana_xsym_open(&p.sym, r, &o->sym))) {
+    if ((rc = ana_xsym_open(&p.sym, r, o))) {
         ana_xmodel_release(&m);
         return rc;
     }

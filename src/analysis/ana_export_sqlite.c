@@ -548,7 +548,7 @@ int ana_export_sqlite(struct fmt_reader *r, const struct ana_export_options *o, 
     q.stack_done = calloc((size_t)q.nr_stacks / 8 + 1, 1);
     if (!q.stack_done)
         return -ENOMEM;
-    if ((rc = ana_xsym_open(&q.sym, r, &o->sym))) {
+    if ((rc = ana_xsym_open(&q.sym, r, o))) {
         free(q.stack_done);
         return rc;
     }

@@ -10,13 +10,14 @@
 
 #include "analysis/ana_export_internal.h"
 
-int ana_xsym_open(struct ana_xsym *x, struct fmt_reader *r, const struct ana_sym_options *o)
+int ana_xsym_open(struct ana_xsym *x, struct fmt_reader *r, const struct ana_export_options *o)
 {
     int rc;
 
     memset(x, 0, sizeof(*x));
     x->r = r;
-    if ((rc = ana_sym_create(&x->sym, o)))
+    x->o = o;
+    if ((rc = ana_sym_create(&x->sym, &o->sym)))
         return rc;
     /* Modules in load order: one loaded later over the same range wins,
      * which is what a stack recorded after the reload needs. */
@@ -34,6 +35,9 @@ int ana_xsym_open(struct ana_xsym *x, struct fmt_reader *r, const struct ana_sym
 
 void ana_xsym_close(struct ana_xsym *x)
 {
+    if (x->sym && x->o && x->o->note)
+        for (size_t i = 0; i < ana_sym_nr_notes(x->sym); i++)
+            x->o->note(x->o->note_arg, ana_sym_note(x->sym, i));
     ana_sym_stack_release(&x->st);
     ana_sym_destroy(x->sym);
     free(x->addrs);

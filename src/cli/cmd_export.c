@@ -159,6 +159,11 @@ static void parse_args(int argc, char **argv, struct export_args *a)
         cli_usage_error("export: --to sqlite needs -o DATABASE");
 }
 
+static void note(void *arg, const char *text)
+{
+    cli_warn("export: %s: %s", (const char *)arg, text);
+}
+
 static int ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), k = strlen(suffix);
@@ -183,6 +188,8 @@ int cmd_export(int argc, char **argv)
         .show_internal = a.sym.show_internal,
         .raw = a.sym.raw,
     };
+    a.opt.note = note;
+    a.opt.note_arg = (void *)a.in;
     if ((rc = fmt_reader_open(&r, a.in, err, sizeof(err))))
         cli_die("export: %s", err);
     if (fmt_reader_incomplete(r))

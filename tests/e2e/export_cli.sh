@@ -40,4 +40,12 @@ expect_exit 1 "/dev/full: writing failed: No space left on device" \
     "$M" export --to massif "$syn" -o /dev/full
 expect_exit 1 "standard output: writing failed" sh -c "'$M' export --to csv '$syn' >/dev/full"
 expect_exit 1 "$T/no/dir/x.db" "$M" export --to sqlite "$syn" -o "$T/no/dir/x.db"
+# A binary gone since the recording: frames fall back to module+offset and
+# a note on stderr says why.
+cp "$MS_PROGRAMS/export_prog" "$T/gone_prog"
+(cd "$T" && "$M" record -o "$T/gone.mscr" -- "$T/gone_prog" >/dev/null 2>&1) || fail "record gone_prog"
+rm "$T/gone_prog"
+"$M" export --to folded "$T/gone.mscr" -o "$T/gone.folded" 2>"$T/err"
+grep -q "gone.mscr: $T/gone_prog: .*module+offset" "$T/err" || fail "no note: $(cat "$T/err")"
+grep -q ";gone_prog+0x[0-9a-f]*;" "$T/gone.folded" || fail "no module+offset frame"
 echo "export_cli: ok"
