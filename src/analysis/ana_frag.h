@@ -54,7 +54,15 @@ long ana_frag_occupants(const struct ana_vm_image *im, uint64_t lo, uint64_t hi,
                         struct ana_frag_site **out);
 
 /* The address-space map: mappings coloured by state, holes blank, the
- * largest hole marked. Returns 0 or -errno (write error). */
-int ana_frag_svg(FILE *out, const struct ana_vm_image *im, const char *title);
+ * largest hole marked. inline_svg: for HTML (no XML prolog, no <style>:
+ * the page puts ana_frag_css in one). Returns 0 or -errno (write error). */
+int ana_frag_svg(FILE *out, const struct ana_vm_image *im, const char *title, int inline_svg);
+extern const char ana_frag_css[];
+
+/* The HTML report's address-space section: the map at the end of the
+ * trace of the process with the most mappings, with a caption, or a note
+ * that nothing was mapped. Reads the trace once more. Returns 0 or -errno. */
+struct fmt_reader;
+int ana_frag_html(struct fmt_reader *r, FILE *out);
 
 #endif

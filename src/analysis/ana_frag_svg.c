@@ -17,10 +17,11 @@
 #define BAR_H 60.0
 #define BREAK_W 16.0
 
-static const char frag_css[] =
-    ".res{fill:#bbbbbb}.com{fill:#7fb3d5}.chg{fill:#1f618d}.hole{fill:#ffffff;stroke:#dddddd}"
-    ".big{fill:none;stroke:#c0392b;stroke-width:2}.col{fill:#e6b0aa}.brk{fill:#f4f4f4;stroke:#999999;"
-    "stroke-dasharray:2,2}text{font:12px sans-serif}.ttl{font-size:15px}";
+const char ana_frag_css[] =
+    ".fr-res{fill:#bbbbbb}.fr-com{fill:#7fb3d5}.fr-chg{fill:#1f618d}"
+    ".fr-hole{fill:#ffffff;stroke:#dddddd}.fr-big{fill:none;stroke:#c0392b;stroke-width:2}"
+    ".fr-col{fill:#e6b0aa}.fr-brk{fill:#f4f4f4;stroke:#999999;stroke-dasharray:2,2}"
+    ".fr-map text{font:12px sans-serif}.fr-map .fr-ttl{font-size:15px}";
 
 struct layout {
     double scale;  /* px per byte outside breaks */
@@ -37,23 +38,24 @@ static double frag_width(const struct layout *l, uint64_t lo, uint64_t hi, int h
 static const char *frag_class(const struct ana_vm_piece *p)
 {
     if (p->collector)
-        return "col";
+        return "fr-col";
     if (p->prot == PROT_NONE)
-        return "res";
-    return ana_vm_is_charge(p->prot, p->flags) ? "chg" : "com";
+        return "fr-res";
+    return ana_vm_is_charge(p->prot, p->flags) ? "fr-chg" : "fr-com";
 }
 
-int ana_frag_svg(FILE *out, const struct ana_vm_image *im, const char *title)
+int ana_frag_svg(FILE *out, const struct ana_vm_image *im, const char *title, int inline_svg)
 {
     static const struct ana_legend_entry legend[] = {
-        {"res", "reserved (PROT_NONE)"},
-        {"com", "committed, no charge"},
-        {"chg", "commit charge (private writable)"},
-        {"col", "memscribe's own (rings, tables)"},
-        {"big", "largest free gap"},
+        {"fr-res", "reserved (PROT_NONE)"},
+        {"fr-com", "committed, no charge"},
+        {"fr-chg", "commit charge (private writable)"},
+        {"fr-col", "memscribe's own (rings, tables)"},
+        {"fr-big", "largest free gap"},
     };
     struct ana_svg_doc doc = {.width = BAR_X * 2 + BAR_W, .height = 190, .title = title,
-                              .css = frag_css};
+                              .css = ana_frag_css, .root_attrs = "class=\"fr-map\"",
+                              .inline_svg = inline_svg};
     struct ana_frag_stats st;
     struct layout l = {0, UINT64_MAX};
     struct ana_svg s;
@@ -80,7 +82,7 @@ int ana_frag_svg(FILE *out, const struct ana_vm_image *im, const char *title)
     l.scale = (BAR_W - BREAK_W * (double)nr_breaks) / (double)(span - breaks ? span - breaks : 1);
 
     ana_svg_begin(&s, out, &doc);
-    ana_svg_text(&s, BAR_X, 24, "start", "ttl", title);
+    ana_svg_text(&s, BAR_X, 24, "start", "fr-ttl", title);
     snprintf(a, sizeof(a), "0x%" PRIx64, st.space_lo);
     snprintf(b, sizeof(b), "0x%" PRIx64, st.space_hi);
     ana_svg_text(&s, BAR_X, BAR_Y - 6, "start", NULL, a);
@@ -93,9 +95,9 @@ int ana_frag_svg(FILE *out, const struct ana_vm_image *im, const char *title)
         if (next > at) {
             double w = frag_width(&l, at, next, 1);
 
-            ana_svg_rect(&s, x, BAR_Y, w, BAR_H, next - at >= l.cut ? "brk" : "hole");
+            ana_svg_rect(&s, x, BAR_Y, w, BAR_H, next - at >= l.cut ? "fr-brk" : "fr-hole");
             if (at == st.largest_lo && next == st.largest_hi)
-                ana_svg_rect(&s, x, BAR_Y - 2, w, BAR_H + 4, "big");
+                ana_svg_rect(&s, x, BAR_Y - 2, w, BAR_H + 4, "fr-big");
             x += w;
         }
         if (i == im->nr)

@@ -423,7 +423,7 @@ int cmd_frag(int argc, char **argv)
             cli_ana_image_name(&a, img, name, sizeof(name));
             snprintf(title, sizeof(title), "address space of %s at %s", name,
                      ana_time_format(f.at, buf, sizeof(buf)));
-            rc = ana_frag_svg(out, &f.vm.images[img], title);
+            rc = ana_frag_svg(out, &f.vm.images[img], title, 0);
         }
         if (fclose(out) != 0 || rc)
             cli_die("frag: %s: cannot write the map", svg);

@@ -21,5 +21,5 @@ jq -e '.processes[0].misaligned[0].stack[0] | startswith("fill_address_space")' 
     > /dev/null || fail "the top misaligned site is not fill_address_space"
 jq -e '.processes[0].initial_gap_occupants[0].stack[0] | startswith("fill_address_space")' \
     "$WORK/f.json" > /dev/null || fail "fill_address_space does not fill the initial gap"
-grep -q '<svg' "$WORK/map.svg" && grep -q 'class="big"' "$WORK/map.svg" || fail "no map in the SVG"
+grep -q '<svg' "$WORK/map.svg" && grep -q 'class="fr-big"' "$WORK/map.svg" || fail "no map in the SVG"
 echo "vm_frag32: largest gap $first -> $last bytes, fill_address_space named"

@@ -310,12 +310,12 @@ static void test_frag_svg(void **state)
     do_mmap(&vm, 1, 0x10000000, 64 * K, RW, ANON, 1);
     do_mmap(&vm, 2, 0x20000000, 64 * K, PROT_NONE, ANON, 2);
     do_mmap(&vm, 3, 0x30000000, 64 * K, PROT_READ, MAP_PRIVATE, 3);
-    assert_int_equal(ana_frag_svg(f, ana_vm_get(&vm, 0), "map <test>"), 0);
+    assert_int_equal(ana_frag_svg(f, ana_vm_get(&vm, 0), "map <test>", 0), 0);
     fclose(f);
-    assert_non_null(strstr(buf, "class=\"chg\""));
-    assert_non_null(strstr(buf, "class=\"res\""));
-    assert_non_null(strstr(buf, "class=\"com\""));
-    assert_non_null(strstr(buf, "class=\"big\""));
+    assert_non_null(strstr(buf, "class=\"fr-chg\""));
+    assert_non_null(strstr(buf, "class=\"fr-res\""));
+    assert_non_null(strstr(buf, "class=\"fr-com\""));
+    assert_non_null(strstr(buf, "class=\"fr-big\""));
     assert_non_null(strstr(buf, "map &lt;test&gt;"));
     free(buf);
     ana_vm_release(&vm);
