@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "analysis/ana_frag.h"
 #include "analysis/ana_html_assets.h"
 #include "analysis/ana_html_internal.h"
 #include "analysis/ana_plot.h"
@@ -73,6 +74,8 @@ static int write_section(struct ana_html_run *run, const char *name, size_t len,
         return write_timeline(run, out);
     } else if (IS("histogram")) {
         return write_histogram(run, out);
+    } else if (IS("addrspace")) {
+        return ana_frag_html(run->r, out);
     } else if (IS("data")) {
         return ana_html_write_data(run, out);
     } else {
