@@ -410,7 +410,7 @@ static int def_module(struct fmt_writer *w, const struct fmt_event *ev, uint32_t
     fmt_buf_put_varint(&b, ctx);
     fmt_buf_put_varint(&b, ev->ts_ns);
     fmt_buf_put_varint(&b, m->base);
-    fmt_buf_put_varint(&b, m->path_len);
+    fmt_buf_put_varint(&b, m->path ? m->path_len : 0);
     fmt_buf_put_bytes(&b, m->path, m->path ? m->path_len : 0);
     fmt_buf_put_varint(&b, m->build_id_len);
     fmt_buf_put_bytes(&b, m->build_id, m->build_id_len);
