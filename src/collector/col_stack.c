@@ -236,26 +236,15 @@ uint32_t col_stack_from_context(struct col_thread *t, void *uc)
 uint32_t col_stack_get(struct col_thread *t)
 {
     void *buf[FMT_SHM_MAX_DEPTH + 4];
+    uint64_t f[FMT_SHM_MAX_DEPTH + 4];
     int n = unw_backtrace(buf, (int)col_depth + 4);
-    int skip = 0;
+    uint32_t k = 0;
 
-    /* Drop our own frames (this function, the hook). */
-    while (skip < n && (uintptr_t)buf[skip] >= col_self_lo && (uintptr_t)buf[skip] < col_self_hi)
-        skip++;
-    n -= skip;
-    if (n <= 0)
-        return 0;
-    if ((uint32_t)n > col_depth)
-        n = (int)col_depth;
-#if UINTPTR_MAX == UINT64_MAX
-    return col_stack_intern(t, (const uint64_t *)(void *)(buf + skip), (uint32_t)n);
-#else
-    {
-        uint64_t wide[FMT_SHM_MAX_DEPTH + 4];
-
-        for (int i = 0; i < n; i++)
-            wide[i] = (uint64_t)(uintptr_t)buf[skip + i];
-        return col_stack_intern(t, wide, (uint32_t)n);
-    }
-#endif
+    /* Drop our own frames: this function and the hook, and the dispatch
+     * handler's (col_sud.c) when a signal arrived while it re-issued a
+     * syscall, between the program's handler and the interrupted code. */
+    for (int i = 0; i < n && k < col_depth; i++)
+        if ((uintptr_t)buf[i] < col_self_lo || (uintptr_t)buf[i] >= col_self_hi)
+            f[k++] = (uint64_t)(uintptr_t)buf[i];
+    return k ? col_stack_intern(t, f, k) : 0;
 }

@@ -343,8 +343,15 @@ static void col_sud_handler(int sig, siginfo_t *si, void *ucv)
     case SYS_vfork:
     case SYS_execve:
     case SYS_execveat:
-        /* A new task must not start inside our handler, and exec must see
-         * the program's own signal mask: run the instruction again. */
+    case SYS_kill:
+    case SYS_tkill:
+    case SYS_tgkill:
+    case SYS_rt_sigqueueinfo:
+    case SYS_rt_tgsigqueueinfo:
+        /* A new task must not start inside our handler, exec must see the
+         * program's own signal mask, and a signal the program sends itself
+         * must arrive where it would untraced, not on top of our handler:
+         * run the instruction again. */
         g[REG_RIP] -= 2;
         sel = COL_SUD_ALLOW;
         break;
@@ -463,6 +470,13 @@ void col_sud_process_init(void)
     };
     if (!s || *s != '1')
         return;
+    /* Under valgrind the program's code is translated and valgrind's own
+     * syscalls would trap: no dispatch there. */
+    s = getenv("LD_PRELOAD");
+    if (s && strstr(s, "vgpreload")) {
+        col_say("precise mapping capture is off under valgrind", 0);
+        return;
+    }
     if (col_sud_syscall6(SYS_rt_sigaction, SIGSYS, (long)&act, (long)&col_app_sigsys, 8, 0, 0)) {
         col_say("cannot install the SIGSYS handler; library-internal mappings are not recorded",
                 0);
