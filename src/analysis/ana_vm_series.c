@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* One pass of the address-space model, read off at the requested moments. */
+/* One pass of the address-space model, read off at the requested moments:
+ * a point at t sees the events before t, as timeline's rows do. */
 #include "analysis/ana_vm_series.h"
 
 #include "analysis/ana_scan.h"
@@ -13,7 +14,7 @@ struct series {
 
 static void fill_upto(struct series *s, uint64_t ts)
 {
-    for (; s->next < s->n && s->pts[s->next].t_ns < ts; s->next++) {
+    for (; s->next < s->n && s->pts[s->next].t_ns <= ts; s->next++) {
         struct ana_vm_point *p = &s->pts[s->next];
         const struct ana_vm_image *im = ana_vm_get(&s->vm, p->image);
 
