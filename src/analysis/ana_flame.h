@@ -52,10 +52,10 @@ int ana_flame_sort(struct ana_tree *t, ana_flame_name_fn *name, void *arg);
 
 struct ana_flame_svg_options {
     enum ana_flame_cost cost;
-    int inverted;      /* only changes the title and the layout direction */
-    const char *title; /* escaped; NULL: "Flame graph: <cost>" */
+    int inverted;         /* only changes the title and the layout direction */
+    const char *title;    /* escaped; NULL: "Flame graph: <cost>" */
     const char *subtitle; /* escaped, e.g. the command line; may be NULL */
-    double width;      /* 0: 1200 */
+    double width;         /* 0: 1200 */
 };
 
 /* Draw the graph for one cost as a standalone SVG with an inline script
@@ -69,7 +69,7 @@ int ana_flame_write_svg(const struct ana_tree *t, ana_flame_name_fn *name, void 
  * speedscope read): one line per node with a non-zero self cost. ';' and
  * line breaks inside names are replaced so that a name cannot split a
  * frame or a line. Returns 0 or -errno from writing. */
-int ana_flame_write_folded(const struct ana_tree *t, ana_flame_name_fn *name, void *arg,
-                           FILE *out, enum ana_flame_cost cost);
+int ana_flame_write_folded(const struct ana_tree *t, ana_flame_name_fn *name, void *arg, FILE *out,
+                           enum ana_flame_cost cost);
 
 #endif

@@ -15,8 +15,8 @@ static void put_name(FILE *out, const char *name)
         fputc(*p == ';' ? ':' : (*p == '\n' || *p == '\r') ? ' ' : *p, out);
 }
 
-int ana_flame_write_folded(const struct ana_tree *t, ana_flame_name_fn *name, void *arg,
-                           FILE *out, enum ana_flame_cost cost)
+int ana_flame_write_folded(const struct ana_tree *t, ana_flame_name_fn *name, void *arg, FILE *out,
+                           enum ana_flame_cost cost)
 {
     uint32_t *path = malloc((t->nr_nodes ? t->nr_nodes : 1) * sizeof(*path));
 

@@ -19,16 +19,15 @@
 #define CHAR_W 7.0  /* average glyph width at font-size 12 */
 #define MIN_PX 0.1  /* narrower frames are left out, as flamegraph.pl does */
 
-static const char CSS[] =
-    "text { fill: #000; }\n"
-    ".title { font-size: 17px; font-weight: bold; }\n"
-    ".subtitle { fill: #555; }\n"
-    ".button { cursor: pointer; fill: #224; text-decoration: underline; }\n"
-    "g.f { cursor: pointer; }\n"
-    "g.f text { font-size: 11px; pointer-events: none; }\n"
-    "g.f:hover rect { stroke: #000; stroke-width: 0.5; }\n"
-    "g.f.hit rect { fill: #e040e0 !important; }\n"
-    "g.f.parent rect { opacity: 0.5; }\n";
+static const char CSS[] = "text { fill: #000; }\n"
+                          ".title { font-size: 17px; font-weight: bold; }\n"
+                          ".subtitle { fill: #555; }\n"
+                          ".button { cursor: pointer; fill: #224; text-decoration: underline; }\n"
+                          "g.f { cursor: pointer; }\n"
+                          "g.f text { font-size: 11px; pointer-events: none; }\n"
+                          "g.f:hover rect { stroke: #000; stroke-width: 0.5; }\n"
+                          "g.f.hit rect { fill: #e040e0 !important; }\n"
+                          "g.f.parent rect { opacity: 0.5; }\n";
 
 /* A warm colour from the name, stable across runs and graphs. */
 static void frame_colour(const char *name, unsigned rgb[3])
@@ -112,8 +111,10 @@ static void draw_frame(struct layout *L, uint32_t id, uint64_t left)
     if (id == 0)
         rgb[0] = 230, rgb[1] = 200, rgb[2] = 120;
     group_digits(v, num, sizeof(num));
-    ana_svg_raw(L->svg, "<g class=\"f\" data-l=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%u\""
-                " data-n=\"", left, v, n->depth);
+    ana_svg_raw(L->svg,
+                "<g class=\"f\" data-l=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-d=\"%u\""
+                " data-n=\"",
+                left, v, n->depth);
     ana_svg_escaped(L->svg, name, strlen(name));
     ana_svg_raw(L->svg, "\"><title>");
     ana_svg_escaped(L->svg, name, strlen(name));
@@ -185,7 +186,11 @@ int ana_flame_write_svg(const struct ana_tree *t, ana_flame_name_fn *name, void 
                         const struct ana_flame_svg_options *opt)
 {
     struct ana_svg svg;
-    struct layout L = {.svg = &svg, .t = t, .name = name, .arg = arg, .cost = opt->cost,
+    struct layout L = {.svg = &svg,
+                       .t = t,
+                       .name = name,
+                       .arg = arg,
+                       .cost = opt->cost,
                        .inverted = opt->inverted};
     double width = opt->width > 0 ? opt->width : 1200;
     const struct ana_tree_node *root = &t->nodes[0];
@@ -212,18 +217,22 @@ int ana_flame_write_svg(const struct ana_tree *t, ana_flame_name_fn *name, void 
     /* The script reads the scale from the root to map costs to pixels. */
     snprintf(attrs, sizeof(attrs), "data-total=\"%.0f\" data-pad=\"%.0f\" data-width=\"%.0f\"",
              L.total, PAD, width);
-    struct ana_svg_doc doc = {.width = width, .height = height,
-                              .title = opt->title ? opt->title : title, .css = CSS,
+    struct ana_svg_doc doc = {.width = width,
+                              .height = height,
+                              .title = opt->title ? opt->title : title,
+                              .css = CSS,
                               .root_attrs = attrs};
     ana_svg_begin(&svg, out, &doc);
     ana_svg_text(&svg, width / 2, 22, "middle", "title", opt->title ? opt->title : title);
     if (opt->subtitle)
         ana_svg_text(&svg, width / 2, 40, "middle", "subtitle", opt->subtitle);
-    ana_svg_raw(&svg, "<text id=\"unzoom\" class=\"button\" x=\"%.1f\" y=\"22\" "
-                      "style=\"opacity:0.3\">Reset Zoom</text>\n",
+    ana_svg_raw(&svg,
+                "<text id=\"unzoom\" class=\"button\" x=\"%.1f\" y=\"22\" "
+                "style=\"opacity:0.3\">Reset Zoom</text>\n",
                 PAD);
-    ana_svg_raw(&svg, "<text id=\"search\" class=\"button\" x=\"%.1f\" y=\"22\" "
-                      "text-anchor=\"end\">Search</text>\n",
+    ana_svg_raw(&svg,
+                "<text id=\"search\" class=\"button\" x=\"%.1f\" y=\"22\" "
+                "text-anchor=\"end\">Search</text>\n",
                 width - PAD);
     ana_svg_raw(&svg, "<text id=\"matched\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\"></text>\n",
                 width - PAD, height - 10);

@@ -123,8 +123,7 @@ int ana_flame_sort(struct ana_tree *t, ana_flame_name_fn *name, void *arg)
     for (uint32_t i = 0; i < t->nr_nodes; i++) {
         uint32_t n = 0;
 
-        for (uint32_t c = t->nodes[i].first_child; c != ANA_TREE_NONE;
-             c = t->nodes[c].next_sibling)
+        for (uint32_t c = t->nodes[i].first_child; c != ANA_TREE_NONE; c = t->nodes[c].next_sibling)
             tmp[n++] = c;
         if (n < 2)
             continue;

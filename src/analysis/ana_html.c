@@ -69,8 +69,8 @@ int ana_html_write(struct fmt_reader *r, const struct ana_html_options *o, FILE 
     make_nonce(run.nonce, sizeof(run.nonce));
     ana_histogram_init(&run.hist, NULL, false);
     rc = ana_html_wpa_init(
-        &run.wpa,
-        ana_html_bucket_width(end_ns, o->nr_buckets ? o->nr_buckets : DEFAULT_BUCKETS), end_ns);
+        &run.wpa, ana_html_bucket_width(end_ns, o->nr_buckets ? o->nr_buckets : DEFAULT_BUCKETS),
+        end_ns);
     if (rc || (rc = ana_model_create(&run.model, &mo)))
         goto out;
     ana_scan_options_init(&so);
@@ -80,8 +80,8 @@ int ana_html_write(struct fmt_reader *r, const struct ana_html_options *o, FILE 
         goto out;
     ana_model_finish(run.model);
     /* About two timeline rows per pixel of the plot. */
-    if ((rc = ana_timeline_compute(&run.tl, r, NULL, end_ns / 2000 ? end_ns / 2000 : 1,
-                                   o->progress, o->progress_arg)))
+    if ((rc = ana_timeline_compute(&run.tl, r, NULL, end_ns / 2000 ? end_ns / 2000 : 1, o->progress,
+                                   o->progress_arg)))
         goto out;
     if ((rc = ana_stacks_create(&run.stacks, r, &o->sym)))
         goto out;

@@ -37,9 +37,9 @@ struct ana_html_wpa {
     uint64_t bucket_ns;
     uint32_t nr_buckets;
     uint64_t end_ns;
-    size_t max_cells; /* ANA_HTML_MAX_CELLS unless a test sets it */
+    size_t max_cells;      /* ANA_HTML_MAX_CELLS unless a test sets it */
     uint32_t nr_coarsened; /* times the buckets doubled */
-    struct ana_map cells; /* wpa_key(stack, alloc bucket, free bucket) -> struct ana_html_cell */
+    struct ana_map cells;  /* wpa_key(stack, alloc bucket, free bucket) -> struct ana_html_cell */
 };
 
 struct ana_html_cell {
@@ -59,14 +59,13 @@ void ana_html_wpa_release(struct ana_html_wpa *w);
  * reallocs, as ana_window counts them). Returns 0 or -ENOMEM. */
 int ana_html_wpa_event(struct ana_html_wpa *w, const struct fmt_event *ev);
 /* Unpack a cell's key. */
-void ana_html_wpa_key(uint64_t key, uint32_t *stack, uint32_t *alloc_bucket,
-                      uint32_t *free_bucket);
+void ana_html_wpa_key(uint64_t key, uint32_t *stack, uint32_t *alloc_bucket, uint32_t *free_bucket);
 
 struct ana_html_options {
     struct ana_sym_options sym;
-    const char *trace_name; /* shown in the title; escaped */
-    uint32_t nr_buckets;    /* window buckets wanted; 0: 400 */
-    uint32_t nr_top;        /* rows of the leak and top-site tables; 0: 200 */
+    const char *trace_name;    /* shown in the title; escaped */
+    uint32_t nr_buckets;       /* window buckets wanted; 0: 400 */
+    uint32_t nr_top;           /* rows per table; 0: all */
     ana_progress_fn *progress; /* may be NULL */
     void *progress_arg;
 };

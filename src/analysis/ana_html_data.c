@@ -135,7 +135,7 @@ static void write_header(struct data_run *d)
     }
     ana_json_end_array(j);
     ana_json_kv_u64(j, "endNs", d->run->counts.last_ts_ns);
-    ana_json_kv_u64(j, "top", d->run->o->nr_top ? d->run->o->nr_top : 200);
+    ana_json_kv_u64(j, "top", d->run->o->nr_top); /* 0: all rows */
 }
 
 /* Which stacks the page lists: every one that allocated, or is referred
@@ -174,28 +174,43 @@ static int pick_sites(struct data_run *d)
     return 0;
 }
 
-enum site_col { COL_ALLOCS, COL_BYTES, COL_LEAKED, COL_LEAKED_BLOCKS, COL_PEAK, COL_TEMP,
-                COL_TEMP_BYTES, NR_COLS };
+enum site_col {
+    COL_ALLOCS,
+    COL_BYTES,
+    COL_LEAKED,
+    COL_LEAKED_BLOCKS,
+    COL_PEAK,
+    COL_TEMP,
+    COL_TEMP_BYTES,
+    NR_COLS
+};
 
 static int64_t site_value(const struct ana_site *s, enum site_col c)
 {
     if (!s)
         return 0; /* only blocks of the window pre-aggregation refer to it */
     switch (c) {
-    case COL_ALLOCS: return (int64_t)s->nr_allocs;
-    case COL_BYTES: return (int64_t)s->alloc_bytes;
-    case COL_LEAKED: return s->live_bytes;
-    case COL_LEAKED_BLOCKS: return s->live_blocks;
-    case COL_PEAK: return (int64_t)s->peak_all_bytes;
-    case COL_TEMP: return (int64_t)s->nr_temporary;
-    default: return (int64_t)s->temporary_bytes;
+    case COL_ALLOCS:
+        return (int64_t)s->nr_allocs;
+    case COL_BYTES:
+        return (int64_t)s->alloc_bytes;
+    case COL_LEAKED:
+        return s->live_bytes;
+    case COL_LEAKED_BLOCKS:
+        return s->live_blocks;
+    case COL_PEAK:
+        return (int64_t)s->peak_all_bytes;
+    case COL_TEMP:
+        return (int64_t)s->nr_temporary;
+    default:
+        return (int64_t)s->temporary_bytes;
     }
 }
 
 static void write_sites(struct data_run *d)
 {
-    static const char *const keys[NR_COLS] = {"allocs", "bytes", "leaked", "leakedBlocks",
-                                              "peak", "temp", "tempBytes"};
+    static const char *const keys[NR_COLS] = {"allocs", "bytes", "leaked",   "leakedBlocks",
+                                              "peak",   "temp",  "tempBytes"};
     struct ana_json *j = &d->j;
 
     ana_json_key(j, "sites");
@@ -236,8 +251,8 @@ static void write_sites(struct data_run *d)
         ana_json_key(j, keys[c]);
         ana_json_begin_array(j);
         for (uint32_t i = 0; i < d->nr_sites; i++)
-            ana_json_i64(j, site_value(ana_model_site(d->run->model, d->sites[i]),
-                                       (enum site_col)c));
+            ana_json_i64(j,
+                         site_value(ana_model_site(d->run->model, d->sites[i]), (enum site_col)c));
         ana_json_end_array(j);
     }
     ana_json_end_object(j);
@@ -264,11 +279,21 @@ static void write_wpa(struct data_run *d)
                 continue;
             ana_html_wpa_key(ana_map_slot_key(&w->cells, i), &stack, &a, &f);
             switch (col) {
-            case 0: ana_json_u64(j, d->site_of[stack]); break;
-            case 1: ana_json_u64(j, a); break;
-            case 2: ana_json_i64(j, f == ANA_HTML_NEVER ? -1 : (int64_t)f); break;
-            case 3: ana_json_u64(j, c->nr); break;
-            default: ana_json_u64(j, c->bytes); break;
+            case 0:
+                ana_json_u64(j, d->site_of[stack]);
+                break;
+            case 1:
+                ana_json_u64(j, a);
+                break;
+            case 2:
+                ana_json_i64(j, f == ANA_HTML_NEVER ? -1 : (int64_t)f);
+                break;
+            case 3:
+                ana_json_u64(j, c->nr);
+                break;
+            default:
+                ana_json_u64(j, c->bytes);
+                break;
             }
         }
         ana_json_end_array(j);

@@ -21,10 +21,17 @@ struct script_cookie {
 static void put_byte(struct script_cookie *c, unsigned char b)
 {
     switch (b) {
-    case '<': fputs("\\u003c", c->out); break;
-    case '>': fputs("\\u003e", c->out); break;
-    case '&': fputs("\\u0026", c->out); break;
-    default: fputc(b, c->out);
+    case '<':
+        fputs("\\u003c", c->out);
+        break;
+    case '>':
+        fputs("\\u003e", c->out);
+        break;
+    case '&':
+        fputs("\\u0026", c->out);
+        break;
+    default:
+        fputc(b, c->out);
     }
 }
 

@@ -17,8 +17,7 @@ static uint64_t wpa_key(uint32_t stack, uint32_t a, uint32_t f)
     return ((uint64_t)stack << 32 | (uint64_t)a << 16 | f) + 1;
 }
 
-void ana_html_wpa_key(uint64_t key, uint32_t *stack, uint32_t *alloc_bucket,
-                      uint32_t *free_bucket)
+void ana_html_wpa_key(uint64_t key, uint32_t *stack, uint32_t *alloc_bucket, uint32_t *free_bucket)
 {
     key -= 1;
     *stack = (uint32_t)(key >> 32);
@@ -126,8 +125,7 @@ int ana_html_wpa_event(struct ana_html_wpa *w, const struct fmt_event *ev)
             if (!c->nr)
                 ana_map_del(&w->cells, wpa_key(ev->ref_stack, a, ANA_HTML_NEVER));
         }
-        if (!(c = ana_map_put(&w->cells, wpa_key(ev->ref_stack, a, bucket_of(w, ev->ts_ns)),
-                              NULL)))
+        if (!(c = ana_map_put(&w->cells, wpa_key(ev->ref_stack, a, bucket_of(w, ev->ts_ns)), NULL)))
             return -ENOMEM;
         c->nr++;
         c->bytes += ev->ref_size;

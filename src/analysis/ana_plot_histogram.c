@@ -15,11 +15,15 @@
 static void panel(struct ana_svg *svg, const struct ana_plot_histogram *h, double top,
                   double bottom, double width, int bytes)
 {
-    struct ana_axis x = {.lo = 1, .hi = 2, .p0 = LEFT, .p1 = width - RIGHT, .log = 1,
-                         .unit = ANA_UNIT_BYTES};
+    struct ana_axis x = {
+        .lo = 1, .hi = 2, .p0 = LEFT, .p1 = width - RIGHT, .log = 1, .unit = ANA_UNIT_BYTES};
     /* The count axis starts below 1 so that a class of one allocation
      * still gets a visible bar. */
-    struct ana_axis y = {.lo = bytes ? 1 : 0.5, .hi = 10, .p0 = bottom, .p1 = top, .log = 1,
+    struct ana_axis y = {.lo = bytes ? 1 : 0.5,
+                         .hi = 10,
+                         .p0 = bottom,
+                         .p1 = top,
+                         .log = 1,
                          .unit = bytes ? ANA_UNIT_BYTES : ANA_UNIT_COUNT};
     int any = 0;
 
@@ -61,8 +65,9 @@ static void panel(struct ana_svg *svg, const struct ana_plot_histogram *h, doubl
         y0 = ana_axis_map(&y, v);
         if (x1 - x0 < 1)
             x1 = x0 + 1;
-        ana_svg_raw(svg, "<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-                         "height=\"%.1f\"><title>",
+        ana_svg_raw(svg,
+                    "<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                    "height=\"%.1f\"><title>",
                     bytes ? "bar-bytes" : "bar-count", x0, y0, x1 - x0, bottom - y0);
         snprintf(tip, sizeof(tip), "%s .. %s: %llu allocations, %s",
                  ana_unit_format(ANA_UNIT_BYTES, (double)b->lo, a, sizeof(a)),
@@ -80,9 +85,11 @@ int ana_plot_histogram_svg(const struct ana_plot_histogram *h, FILE *out, int in
     double height = h->height > 0 ? h->height : 560;
     double mid = (height - 84) / 2;
     struct ana_svg svg;
-    struct ana_svg_doc doc = {.width = width, .height = height,
+    struct ana_svg_doc doc = {.width = width,
+                              .height = height,
                               .title = h->title ? h->title : "Allocation sizes",
-                              .css = ana_plot_css, .id = inline_svg ? "histogram-svg" : NULL,
+                              .css = ana_plot_css,
+                              .id = inline_svg ? "histogram-svg" : NULL,
                               .inline_svg = inline_svg};
     struct ana_legend_entry legend[] = {
         {"k-count", "allocations per size class"},

@@ -91,8 +91,11 @@ int ana_plot_timeline_svg(const struct ana_plot_timeline *t, FILE *out, int inli
     double height = t->height > 0 ? t->height : 520;
     double heap_top = 84, heap_bottom = height - 200;
     double cum_top = height - 150, cum_bottom = height - 64;
-    struct ana_axis x = {.lo = 0, .hi = t->end_ns ? (double)t->end_ns : 1, .p0 = LEFT,
-                         .p1 = width - RIGHT, .unit = ANA_UNIT_NS};
+    struct ana_axis x = {.lo = 0,
+                         .hi = t->end_ns ? (double)t->end_ns : 1,
+                         .p0 = LEFT,
+                         .p1 = width - RIGHT,
+                         .unit = ANA_UNIT_NS};
     struct ana_axis y = {.lo = 0, .p0 = heap_bottom, .p1 = heap_top, .unit = ANA_UNIT_BYTES};
     struct ana_axis yc = {.lo = 0, .p0 = cum_bottom, .p1 = cum_top, .unit = ANA_UNIT_BYTES};
     struct polyline line = {0};
@@ -101,8 +104,8 @@ int ana_plot_timeline_svg(const struct ana_plot_timeline *t, FILE *out, int inli
     uint64_t top_value = t->peak_bytes;
     int rc = 0, rc2;
 
-    top_value = max_of(t->heap, t->nr_points) > top_value ? max_of(t->heap, t->nr_points)
-                                                           : top_value;
+    top_value =
+        max_of(t->heap, t->nr_points) > top_value ? max_of(t->heap, t->nr_points) : top_value;
     top_value = max_of(t->rss, t->nr_rss) > top_value ? max_of(t->rss, t->nr_rss) : top_value;
     y.hi = top_value ? (double)top_value : 1;
     ana_axis_round_up(&y);
@@ -116,9 +119,11 @@ int ana_plot_timeline_svg(const struct ana_plot_timeline *t, FILE *out, int inli
              "data-left=\"%.1f\" data-right=\"%.1f\" data-top=\"%.1f\" data-bottom=\"%.1f\" "
              "data-t-lo=\"%.0f\" data-t-hi=\"%.0f\"",
              x.p0, x.p1, heap_top, cum_bottom, x.lo, x.hi);
-    struct ana_svg_doc doc = {.width = width, .height = height,
+    struct ana_svg_doc doc = {.width = width,
+                              .height = height,
                               .title = t->title ? t->title : "Heap use over time",
-                              .css = ana_plot_css, .root_attrs = attrs,
+                              .css = ana_plot_css,
+                              .root_attrs = attrs,
                               .id = inline_svg ? "timeline-svg" : NULL,
                               .inline_svg = inline_svg};
     ana_svg_begin(&svg, out, &doc);
@@ -151,8 +156,9 @@ int ana_plot_timeline_svg(const struct ana_plot_timeline *t, FILE *out, int inli
         int right_side = px > (x.p0 + x.p1) / 2;
 
         ana_svg_line(&svg, px, py, px, heap_bottom, "peak-line");
-        ana_svg_raw(&svg, "<circle class=\"peak\" id=\"peak\" cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\"/>\n",
-                    px, py);
+        ana_svg_raw(&svg,
+                    "<circle class=\"peak\" id=\"peak\" cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\"/>\n", px,
+                    py);
         snprintf(label, sizeof(label), "peak %s at %s",
                  ana_unit_format(ANA_UNIT_BYTES, (double)t->peak_bytes, a, sizeof(a)),
                  ana_unit_format(ANA_UNIT_NS, (double)t->peak_ns, b, sizeof(b)));

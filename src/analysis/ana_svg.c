@@ -20,11 +20,21 @@ void ana_xml_escape(FILE *out, const char *s, size_t len)
         size_t n = 1;
 
         switch (p[i]) {
-        case '&': ent = "&amp;"; break;
-        case '<': ent = "&lt;"; break;
-        case '>': ent = "&gt;"; break;
-        case '"': ent = "&quot;"; break;
-        case '\'': ent = "&#39;"; break;
+        case '&':
+            ent = "&amp;";
+            break;
+        case '<':
+            ent = "&lt;";
+            break;
+        case '>':
+            ent = "&gt;";
+            break;
+        case '"':
+            ent = "&quot;";
+            break;
+        case '\'':
+            ent = "&#39;";
+            break;
         default: {
             uint32_t cp;
 
@@ -80,8 +90,9 @@ void ana_svg_begin(struct ana_svg *s, FILE *out, const struct ana_svg_doc *d)
      * page brings its own sheet instead. */
     if (d->css && !d->inline_svg)
         fprintf(out, "<style type=\"text/css\"><![CDATA[\n%s\n]]></style>\n", d->css);
-    fprintf(out, "<rect class=\"background\" x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" "
-                 "fill=\"#ffffff\"/>\n",
+    fprintf(out,
+            "<rect class=\"background\" x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" "
+            "fill=\"#ffffff\"/>\n",
             d->width, d->height);
     note_error(s);
 }

@@ -8,8 +8,8 @@
 
 #include "analysis/ana_flame.h"
 #include "analysis/ana_model.h"
-#include "analysis/ana_scan.h"
 #include "analysis/ana_plot_data.h"
+#include "analysis/ana_scan.h"
 #include "analysis/ana_tree.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
@@ -24,28 +24,27 @@ enum {
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: memscribe flamegraph [options] FILE [-o OUT.svg]\n\n"
-            "Draw a flame graph of where memory is allocated: one box per function on\n"
-            "a call path, as wide as its cost. The SVG is interactive in a browser:\n"
-            "click a frame to zoom, Search (or Ctrl-F) to highlight by regular\n"
-            "expression, Reset Zoom to go back.\n\n"
-            "options:\n"
-            "  -o, --output F  write to F (default: standard output)\n"
-            "  --cost C        allocations, bytes (default), leaked (bytes live at the\n"
-            "                  end), peak (bytes live at the heap's peak) or temporary\n"
-            "                  (allocations freed before the thread allocated again)\n"
-            "  --inverted      the allocating functions at the root (drawn from the\n"
-            "                  top), their callers below\n"
-            "  --folded        folded stacks ('main;f;g 123' per line) for\n"
-            "                  flamegraph.pl, speedscope or inferno instead of SVG\n"
-            "  --title T       the title (default: 'Flame graph: COST')\n"
-            "  --width PX      width of the SVG (default 1200)\n"
-            "  --pid LIST      only these processes (comma-separated pids)\n"
-            "  --thread LIST   only blocks allocated by these threads (tids)\n"
-            "  -h, --help      this text\n" CLI_SYM_USAGE
-            "\nExit status: 0 ok, 1 unreadable trace or failed write, 2 usage error.\n"
-            "See docs/flamegraph.md.\n");
+    fprintf(out, "usage: memscribe flamegraph [options] FILE [-o OUT.svg]\n\n"
+                 "Draw a flame graph of where memory is allocated: one box per function on\n"
+                 "a call path, as wide as its cost. The SVG is interactive in a browser:\n"
+                 "click a frame to zoom, Search (or Ctrl-F) to highlight by regular\n"
+                 "expression, Reset Zoom to go back.\n\n"
+                 "options:\n"
+                 "  -o, --output F  write to F (default: standard output)\n"
+                 "  --cost C        allocations, bytes (default), leaked (bytes live at the\n"
+                 "                  end), peak (bytes live at the heap's peak) or temporary\n"
+                 "                  (allocations freed before the thread allocated again)\n"
+                 "  --inverted      the allocating functions at the root (drawn from the\n"
+                 "                  top), their callers below\n"
+                 "  --folded        folded stacks ('main;f;g 123' per line) for\n"
+                 "                  flamegraph.pl, speedscope or inferno instead of SVG\n"
+                 "  --title T       the title (default: 'Flame graph: COST')\n"
+                 "  --width PX      width of the SVG (default 1200)\n"
+                 "  --pid LIST      only these processes (comma-separated pids)\n"
+                 "  --thread LIST   only blocks allocated by these threads (tids)\n"
+                 "  -h, --help      this text\n" CLI_SYM_USAGE
+                 "\nExit status: 0 ok, 1 unreadable trace or failed write, 2 usage error.\n"
+                 "See docs/flamegraph.md.\n");
 }
 
 static int model_event(void *arg, const struct fmt_event *ev)
@@ -101,8 +100,7 @@ int cmd_flamegraph(int argc, char **argv)
         case OPT_WIDTH:
             so.width = (double)cli_ana_number(&a, "--width", optarg);
             if (so.width < 200 || so.width > 100000)
-                cli_usage_error("flamegraph: --width wants 200 to 100000 pixels, not '%s'",
-                                optarg);
+                cli_usage_error("flamegraph: --width wants 200 to 100000 pixels, not '%s'", optarg);
             break;
         default:
             if (!cli_ana_option(&a, c, optarg))

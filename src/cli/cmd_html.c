@@ -16,21 +16,20 @@ enum {
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: memscribe html [options] FILE [-o report.html]\n\n"
-            "Write one HTML file that opens offline in any browser: the summary, heap\n"
-            "use over time where dragging across a time range recomputes the window\n"
-            "table (Count, Size, Impacting Size, Transient and Impacting by call site,\n"
-            "as 'memscribe window'), leaks, top call sites, a flame graph with a cost\n"
-            "selector and the size histogram.\n\n"
-            "options:\n"
-            "  -o, --output F  write to F (default: standard output)\n"
-            "  --buckets N     time buckets a window selection snaps to (default 400,\n"
-            "                  at most 65534); window figures are exact for them\n"
-            "  --top N         rows per table (default 200)\n"
-            "  -h, --help      this text\n" CLI_SYM_USAGE
-            "\nExit status: 0 ok, 1 unreadable trace or failed write, 2 usage error.\n"
-            "See docs/html.md.\n");
+    fprintf(out, "usage: memscribe html [options] FILE [-o report.html]\n\n"
+                 "Write one HTML file that opens offline in any browser: the summary, heap\n"
+                 "use over time where dragging across a time range recomputes the window\n"
+                 "table (Count, Size, Impacting Size, Transient and Impacting by call site,\n"
+                 "as 'memscribe window'), leaks, top call sites, a flame graph with a cost\n"
+                 "selector and the size histogram.\n\n"
+                 "options:\n"
+                 "  -o, --output F  write to F (default: standard output)\n"
+                 "  --buckets N     time buckets a window selection snaps to (default 400,\n"
+                 "                  at most 65534); window figures are exact for them\n"
+                 "  --top N         rows per table (default 200; 0: all)\n"
+                 "  -h, --help      this text\n" CLI_SYM_USAGE
+                 "\nExit status: 0 ok, 1 unreadable trace or failed write, 2 usage error.\n"
+                 "See docs/html.md.\n");
 }
 
 int cmd_html(int argc, char **argv)

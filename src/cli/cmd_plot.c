@@ -8,9 +8,9 @@
 
 #include "analysis/ana_histogram.h"
 #include "analysis/ana_model.h"
-#include "analysis/ana_scan.h"
 #include "analysis/ana_plot.h"
 #include "analysis/ana_plot_data.h"
+#include "analysis/ana_scan.h"
 #include "analysis/ana_time.h"
 #include "analysis/ana_timeline.h"
 #include "cli/cli.h"
@@ -25,24 +25,23 @@ enum {
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: memscribe plot timeline|histogram [options] FILE [-o OUT.svg]\n\n"
-            "  timeline    heap in use and RSS over time with the peak marked, and\n"
-            "              cumulative allocated bytes below\n"
-            "  histogram   allocations and bytes per power-of-two size class, on\n"
-            "              log-log axes\n\n"
-            "options:\n"
-            "  -o, --output F  write to F (default: standard output)\n"
-            "  --title T       the plot's title\n"
-            "  --width PX      (default 1000)\n"
-            "  --height PX     (default 520 for the timeline, 560 for the histogram)\n"
-            "  --interval T    timeline resolution, e.g. 1ms (default: 1/2000 of the\n"
-            "                  trace; every interval's maximum is drawn)\n"
-            "  --pid LIST      only these processes (comma-separated pids)\n"
-            "  --thread LIST   only blocks allocated by these threads (tids)\n"
-            "  -h, --help      this text\n"
-            "\nExit status: 0 ok, 1 unreadable trace or failed write, 2 usage error.\n"
-            "See docs/plot.md.\n");
+    fprintf(out, "usage: memscribe plot timeline|histogram [options] FILE [-o OUT.svg]\n\n"
+                 "  timeline    heap in use and RSS over time with the peak marked, and\n"
+                 "              cumulative allocated bytes below\n"
+                 "  histogram   allocations and bytes per power-of-two size class, on\n"
+                 "              log-log axes\n\n"
+                 "options:\n"
+                 "  -o, --output F  write to F (default: standard output)\n"
+                 "  --title T       the plot's title\n"
+                 "  --width PX      (default 1000)\n"
+                 "  --height PX     (default 520 for the timeline, 560 for the histogram)\n"
+                 "  --interval T    timeline resolution, e.g. 1ms (default: 1/2000 of the\n"
+                 "                  trace; every interval's maximum is drawn)\n"
+                 "  --pid LIST      only these processes (comma-separated pids)\n"
+                 "  --thread LIST   only blocks allocated by these threads (tids)\n"
+                 "  -h, --help      this text\n"
+                 "\nExit status: 0 ok, 1 unreadable trace or failed write, 2 usage error.\n"
+                 "See docs/plot.md.\n");
 }
 
 struct hist_run {

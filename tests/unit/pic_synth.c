@@ -42,8 +42,8 @@ static uint64_t rnd(void)
 static int write_pairs(const char *path, uint64_t nr_pairs, uint32_t nr_stacks)
 {
     static const char cmd[] = "pic_synth\0--pairs";
-    struct fmt_trace_info info = {.command = cmd, .command_len = sizeof(cmd), .hostname = "h",
-                                  .stack_depth = 8};
+    struct fmt_trace_info info = {
+        .command = cmd, .command_len = sizeof(cmd), .hostname = "h", .stack_depth = 8};
     static uint64_t live[LIVE];
     struct fmt_writer *w;
     uint32_t *stacks = calloc(nr_stacks, sizeof(*stacks));
@@ -97,10 +97,14 @@ int main(int argc, char **argv)
     static const char cmd[] = "/bin/evil\0</script><img src=x onerror=alert(1)>";
     static const char module_path[] = "/nonexistent/<img src=x onerror=alert(3)>.so";
     static const char thread_name[] = "<evilthread>t</evilthread>&amp;";
-    struct fmt_trace_info info = {.command = cmd, .command_len = sizeof(cmd),
-                                  .hostname = "<evilhost>h</evilhost>", .stack_depth = 8};
-    struct fmt_module mod = {.base = MOD_BASE, .path = module_path,
-                             .path_len = sizeof(module_path) - 1, .nr_segments = 1};
+    struct fmt_trace_info info = {.command = cmd,
+                                  .command_len = sizeof(cmd),
+                                  .hostname = "<evilhost>h</evilhost>",
+                                  .stack_depth = 8};
+    struct fmt_module mod = {.base = MOD_BASE,
+                             .path = module_path,
+                             .path_len = sizeof(module_path) - 1,
+                             .nr_segments = 1};
     struct fmt_writer *w;
     uint32_t stacks[3];
     uint64_t ts = 1000;
@@ -122,29 +126,41 @@ int main(int argc, char **argv)
         return die("create", rc);
     mod.segments[0] = (struct fmt_segment){.vaddr = 0, .memsz = 0x100000, .flags = PF_R | PF_X};
 
-    struct fmt_event ev = {.ts_ns = ts, .kind = FMT_EV_PROCESS_START, .pid = 4242, .tid = 4242,
-                           .str = cmd, .str_len = 9, .str2 = cmd, .str2_len = sizeof(cmd)};
+    struct fmt_event ev = {.ts_ns = ts,
+                           .kind = FMT_EV_PROCESS_START,
+                           .pid = 4242,
+                           .tid = 4242,
+                           .str = cmd,
+                           .str_len = 9,
+                           .str2 = cmd,
+                           .str2_len = sizeof(cmd)};
     if ((rc = fmt_writer_event(w, &ev)))
         return die("process start", rc);
-    ev = (struct fmt_event){.ts_ns = ts, .kind = FMT_EV_THREAD_START, .pid = 4242, .tid = 4242,
-                            .str = thread_name, .str_len = sizeof(thread_name) - 1};
+    ev = (struct fmt_event){.ts_ns = ts,
+                            .kind = FMT_EV_THREAD_START,
+                            .pid = 4242,
+                            .tid = 4242,
+                            .str = thread_name,
+                            .str_len = sizeof(thread_name) - 1};
     if ((rc = fmt_writer_event(w, &ev)))
         return die("thread start", rc);
-    ev = (struct fmt_event){.ts_ns = ts, .kind = FMT_EV_MODULE_LOAD, .pid = 4242, .tid = 4242,
-                            .module = &mod};
+    ev = (struct fmt_event){
+        .ts_ns = ts, .kind = FMT_EV_MODULE_LOAD, .pid = 4242, .tid = 4242, .module = &mod};
     if ((rc = fmt_writer_event(w, &ev)))
         return die("module load", rc);
     for (uint32_t i = 0; i < 3; i++) {
         /* leaf first: a function of the module, called from two others. */
-        uint64_t frames[3] = {MOD_BASE + 0x1000 + 0x100 * i, MOD_BASE + 0x2000,
-                              MOD_BASE + 0x3000};
+        uint64_t frames[3] = {MOD_BASE + 0x1000 + 0x100 * i, MOD_BASE + 0x2000, MOD_BASE + 0x3000};
         if ((rc = fmt_writer_stack(w, 0, frames, 3, &stacks[i])))
             return die("stack", rc);
     }
     /* 30 blocks: stack i gets sizes (i+1)*100; every other one is freed. */
     for (uint32_t n = 0; n < 30; n++) {
-        ev = (struct fmt_event){.ts_ns = ts += 1000000, .kind = FMT_EV_MALLOC, .pid = 4242,
-                                .tid = 4242, .stack = stacks[n % 3],
+        ev = (struct fmt_event){.ts_ns = ts += 1000000,
+                                .kind = FMT_EV_MALLOC,
+                                .pid = 4242,
+                                .tid = 4242,
+                                .stack = stacks[n % 3],
                                 .addr = 0x10000 + 0x1000 * (uint64_t)n,
                                 .size = 100 * (n % 3 + 1)};
         if ((rc = fmt_writer_event(w, &ev)))

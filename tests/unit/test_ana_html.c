@@ -159,7 +159,7 @@ static void check_windows(uint64_t bucket_ns, size_t max_cells)
     assert_non_null(got);
 
     uint32_t nb = w.nr_buckets;
-    uint32_t cases[][2] = {{0, nb - 1}, {0, 0}, {nb - 1, nb - 1}, {nb / 3, nb / 2},
+    uint32_t cases[][2] = {{0, nb - 1},      {0, 0},      {nb - 1, nb - 1}, {nb / 3, nb / 2},
                            {nb / 2, nb / 2}, {1, nb - 2}, {nb / 4, nb - 1}, {0, nb / 5}};
     for (size_t n = 0; n < sizeof(cases) / sizeof(cases[0]); n++) {
         uint32_t i = cases[n][0], j = cases[n][1];
@@ -322,10 +322,8 @@ static void test_page_empty(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_wpa_matches_window),
-        cmocka_unit_test(test_bucket_width),
-        cmocka_unit_test(test_script_stream),
-        cmocka_unit_test(test_page),
+        cmocka_unit_test(test_wpa_matches_window), cmocka_unit_test(test_bucket_width),
+        cmocka_unit_test(test_script_stream),      cmocka_unit_test(test_page),
         cmocka_unit_test(test_page_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

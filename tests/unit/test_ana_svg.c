@@ -72,8 +72,11 @@ static void test_escape_bytes(void **state)
     out = escaped("caf\xc3\xa9 \xe2\x82\xac", 9);
     assert_string_equal(out, "caf\xc3\xa9 \xe2\x82\xac");
     free(out);
-    out = escaped("a\xff" "b", 3);
-    assert_string_equal(out, "a\xef\xbf\xbd" "b");
+    out = escaped("a\xff"
+                  "b",
+                  3);
+    assert_string_equal(out, "a\xef\xbf\xbd"
+                             "b");
     free(out);
     out = escaped("x\xe2\x82", 3);
     assert_string_equal(out, "x\xef\xbf\xbd\xef\xbf\xbd");
@@ -84,8 +87,12 @@ static void test_escape_bytes(void **state)
     out = escaped("\xed\xa0\x80", 3);
     assert_string_equal(out, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
     free(out);
-    out = escaped("a\x01" "b\tc\0d", 7);
-    assert_string_equal(out, "a\xef\xbf\xbd" "b\tc\xef\xbf\xbd" "d");
+    out = escaped("a\x01"
+                  "b\tc\0d",
+                  7);
+    assert_string_equal(out, "a\xef\xbf\xbd"
+                             "b\tc\xef\xbf\xbd"
+                             "d");
     free(out);
 }
 
@@ -132,10 +139,9 @@ static void test_ticks_linear(void **state)
 
 static void test_ticks_log(void **state)
 {
-    struct ana_axis a = {.lo = 1, .hi = 1 << 20, .p0 = 0, .p1 = 100, .log = 1,
-                         .unit = ANA_UNIT_BYTES};
-    struct ana_axis c = {.lo = 1, .hi = 1e6, .p0 = 0, .p1 = 100, .log = 1,
-                         .unit = ANA_UNIT_COUNT};
+    struct ana_axis a = {
+        .lo = 1, .hi = 1 << 20, .p0 = 0, .p1 = 100, .log = 1, .unit = ANA_UNIT_BYTES};
+    struct ana_axis c = {.lo = 1, .hi = 1e6, .p0 = 0, .p1 = 100, .log = 1, .unit = ANA_UNIT_COUNT};
     double t[32];
     size_t n;
 
@@ -157,9 +163,16 @@ static void test_timeline_svg(void **state)
     uint64_t cum[] = {0, 10000000, 30000000, 30000000};
     uint64_t rss_ts[] = {150000000}, rss[] = {33000000};
     struct ana_plot_timeline p = {
-        .ts_ns = ts, .heap = heap, .cumulative = cum, .nr_points = 4,
-        .rss_ts_ns = rss_ts, .rss = rss, .nr_rss = 1,
-        .end_ns = 400000000, .peak_ns = 200000000, .peak_bytes = 30000000,
+        .ts_ns = ts,
+        .heap = heap,
+        .cumulative = cum,
+        .nr_points = 4,
+        .rss_ts_ns = rss_ts,
+        .rss = rss,
+        .nr_rss = 1,
+        .end_ns = 400000000,
+        .peak_ns = 200000000,
+        .peak_bytes = 30000000,
         .subtitle = "prog " EVIL,
     };
     struct ana_plot_frame fr;

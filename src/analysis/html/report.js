@@ -90,6 +90,7 @@
   // 'count' and 'bytes' numbers (sortable by clicking the title).
   function fillTable(table, cols, rows, sortKey, limit, moreEl, total, siteOf) {
     var state = { key: sortKey };
+    limit = limit || Infinity; // --top 0: every row
     siteOf = siteOf || function (r) { return r; };
     function render() {
       var col = cols.filter(function (c) { return c[1] === state.key; })[0];
