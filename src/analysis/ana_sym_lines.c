@@ -364,7 +364,9 @@ static int run_program(struct rd *r, struct ana_sym_lines *lt, const struct head
     uint64_t seq_lo = 0;
     uint32_t seq_first = 0;
     bool in_seq = false;
-    int64_t line = 1;
+    /* The line register wraps instead of overflowing (corrupt input can
+     * advance it by anything); only 1..UINT32_MAX is kept as a line. */
+    uint64_t line = 1;
     int rc = 0;
 
     while (!rc && r->p < r->end && !r->bad) {
@@ -374,7 +376,7 @@ static int run_program(struct rd *r, struct ana_sym_lines *lt, const struct head
         if (op >= h->opcode_base) {
             unsigned adj = op - h->opcode_base;
             row.addr += (uint64_t)(adj / h->line_range) * h->min_inst_len;
-            line += h->line_base + (int)(adj % h->line_range);
+            line += (uint64_t)(int64_t)(h->line_base + (int)(adj % h->line_range));
             emit = true;
         } else if (op == 0) {
             uint64_t len = rd_uleb(r);
@@ -406,7 +408,7 @@ static int run_program(struct rd *r, struct ana_sym_lines *lt, const struct head
                 row.addr += rd_uleb(r) * h->min_inst_len;
                 break;
             case LNS_ADVANCE_LINE:
-                line += rd_sleb(r);
+                line += (uint64_t)rd_sleb(r);
                 break;
             case LNS_SET_FILE:
                 row.file = (uint32_t)rd_uleb(r);
@@ -436,7 +438,7 @@ static int run_program(struct rd *r, struct ana_sym_lines *lt, const struct head
                 seq_lo = row.addr;
                 seq_first = (uint32_t)lt->nr_rows;
             }
-            row.line = line > 0 && line <= UINT32_MAX ? (uint32_t)line : 0;
+            row.line = line >= 1 && line <= UINT32_MAX ? (uint32_t)line : 0;
             rc = push_row(lt, &row);
         }
     }

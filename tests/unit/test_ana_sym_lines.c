@@ -245,6 +245,131 @@ static void test_path_walk_and_index_agree(void **state)
         assert_true(chains_agree(path) > 10000);
 }
 
+/* ---- a hand-made DWARF 4 line table, with every opcode kind */
+
+struct buf {
+    uint8_t b[512];
+    size_t n;
+};
+
+static void put(struct buf *b, const void *p, size_t n)
+{
+    assert_true(b->n + n <= sizeof(b->b));
+    memcpy(b->b + b->n, p, n);
+    b->n += n;
+}
+
+static void put_u8(struct buf *b, uint8_t v)
+{
+    put(b, &v, 1);
+}
+
+static void put_uleb(struct buf *b, uint64_t v)
+{
+    do {
+        uint8_t byte = v & 0x7f;
+        v >>= 7;
+        put_u8(b, byte | (v ? 0x80 : 0));
+    } while (v);
+}
+
+static void put_sleb(struct buf *b, int64_t v)
+{
+    bool more = true;
+    while (more) {
+        uint8_t byte = v & 0x7f;
+        v >>= 7; /* arithmetic on gcc and clang */
+        more = !((v == 0 && !(byte & 0x40)) || (v == -1 && (byte & 0x40)));
+        put_u8(b, byte | (more ? 0x80 : 0));
+    }
+}
+
+static void expect_row(struct ana_sym_lines *lt, uint64_t pc, uint32_t file, uint32_t line)
+{
+    uint32_t f, l, c;
+
+    if (ana_sym_lines_find(lt, pc, &f, &l, &c) != 0)
+        fail_msg("0x%lx: no row, expected file %u line %u", (unsigned long)pc, file, line);
+    if (f != file || l != line)
+        fail_msg("0x%lx: file %u line %u, expected file %u line %u", (unsigned long)pc, f, l, file, line);
+}
+
+static void test_handmade_table(void **state)
+{
+    struct buf hdr = {0}, prog = {0}, all = {0};
+    static const uint8_t std_lengths[12] = {0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1};
+    uint64_t addr = 0x1000;
+
+    /* After header_length: the fields up to the file table. */
+    put_u8(&hdr, 1);            /* minimum_instruction_length */
+    put_u8(&hdr, 1);            /* maximum_operations_per_instruction */
+    put_u8(&hdr, 1);            /* default_is_stmt */
+    put_u8(&hdr, (uint8_t)-5);  /* line_base */
+    put_u8(&hdr, 14);           /* line_range */
+    put_u8(&hdr, 13);           /* opcode_base */
+    put(&hdr, std_lengths, sizeof(std_lengths));
+    put(&hdr, "inc", 4);        /* include_directories[1] */
+    put_u8(&hdr, 0);
+    put(&hdr, "a.c", 4);        /* file 1, directory 0 (the compile directory) */
+    put_uleb(&hdr, 0), put_uleb(&hdr, 0), put_uleb(&hdr, 0);
+    put(&hdr, "b.h", 4);        /* file 2, in directory 1 */
+    put_uleb(&hdr, 1), put_uleb(&hdr, 0), put_uleb(&hdr, 0);
+    put_u8(&hdr, 0);
+
+    put_u8(&prog, 0), put_uleb(&prog, 9), put_u8(&prog, 2), put(&prog, &addr, 8); /* set_address */
+    put_u8(&prog, 3), put_sleb(&prog, 9);      /* advance_line: 10 */
+    put_u8(&prog, 1);                          /* copy: 0x1000 a.c:10 */
+    put_u8(&prog, 13 + (1 + 5) + 14 * 2);      /* special: +2 bytes, +1 line: 0x1002 a.c:11 */
+    put_u8(&prog, 4), put_uleb(&prog, 2);      /* set_file 2 */
+    put_u8(&prog, 8);                          /* const_add_pc: +17: 0x1013 */
+    put_u8(&prog, 3), put_sleb(&prog, -8);     /* advance_line: 3 */
+    put_u8(&prog, 12), put_uleb(&prog, 7);     /* an opcode known by its length (set_isa) */
+    put_u8(&prog, 1);                          /* copy: 0x1013 b.h:3 */
+    put_u8(&prog, 9), put_u8(&prog, 0x10), put_u8(&prog, 0); /* fixed_advance_pc: 0x1023 */
+    put_u8(&prog, 3), put_sleb(&prog, INT64_MAX); /* a corrupt advance: no line, no overflow */
+    put_u8(&prog, 1);                          /* copy: 0x1023, line unknown */
+    put_u8(&prog, 2), put_uleb(&prog, 5);      /* advance_pc: 0x1028 */
+    put_u8(&prog, 0), put_uleb(&prog, 1), put_u8(&prog, 1); /* end_sequence */
+
+    uint32_t header_length = (uint32_t)hdr.n;
+    uint32_t unit_length = (uint32_t)(2 + 4 + hdr.n + prog.n);
+    uint16_t version = 4;
+    put(&all, &unit_length, 4);
+    put(&all, &version, 2);
+    put(&all, &header_length, 4);
+    put(&all, hdr.b, hdr.n);
+    put(&all, prog.b, prog.n);
+
+    struct ana_sym_sections sec = {.line = all.b, .line_size = all.n};
+    struct ana_sym_lines *lt;
+    struct ana_sym_arena arena = {0};
+    uint32_t f, l, c;
+    assert_int_equal(ana_sym_lines_decode(&lt, &sec, 0, "/cd"), 0);
+    assert_int_equal(ana_sym_lines_find(lt, 0xfff, &f, &l, &c), -ENOENT);
+    expect_row(lt, 0x1000, 1, 10);
+    expect_row(lt, 0x1001, 1, 10);
+    expect_row(lt, 0x1002, 1, 11);
+    expect_row(lt, 0x1012, 1, 11);
+    expect_row(lt, 0x1013, 2, 3);
+    expect_row(lt, 0x1022, 2, 3);
+    expect_row(lt, 0x1023, 2, 0);
+    expect_row(lt, 0x1027, 2, 0);
+    assert_int_equal(ana_sym_lines_find(lt, 0x1028, &f, &l, &c), -ENOENT); /* the sequence's end */
+    assert_null(ana_sym_lines_file(lt, &arena, 0)); /* before v5, files count from 1 */
+    assert_string_equal(ana_sym_lines_file(lt, &arena, 1), "/cd/a.c"); /* directory 0: the compile directory */
+    assert_string_equal(ana_sym_lines_file(lt, &arena, 2), "/cd/inc/b.h");
+    assert_null(ana_sym_lines_file(lt, &arena, 3));
+    ana_sym_lines_free(lt);
+
+    /* Cut anywhere, it is refused or decoded, never read past its end. */
+    for (size_t cut = 0; cut < all.n; cut++) {
+        sec.line_size = cut;
+        if (ana_sym_lines_decode(&lt, &sec, 0, "/cd") == 0)
+            ana_sym_lines_free(lt);
+    }
+    ana_sym_arena_free(&arena);
+}
+
 /* Flipped bytes and cut tables: 0 or -EPROTO, and ASan watches the reads. */
 static void test_corrupt_tables(void **state)
 {
@@ -297,6 +422,7 @@ int main(void)
         cmocka_unit_test(test_same_as_libdw),
         cmocka_unit_test(test_same_as_libdw_libc),
         cmocka_unit_test(test_path_walk_and_index_agree),
+        cmocka_unit_test(test_handmade_table),
         cmocka_unit_test(test_corrupt_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
