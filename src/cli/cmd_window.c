@@ -277,6 +277,9 @@ int cmd_window(int argc, char **argv)
     if (tree && (by == BY_THREAD || by == BY_SIZE_CLASS))
         cli_usage_error("window: --tree shows stacks; it does not go with --by %s",
                         by == BY_THREAD ? "thread" : "size-class");
+    /* Caught before clamping to the trace, which could hide it. */
+    if (from.base == to.base && from.offset_ns > to.offset_ns)
+        cli_usage_error("window: --to is before --from");
     cli_ana_open(&a, argc, argv, optind);
 
     struct fmt_trace_counts counts;

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The contract of the analysis commands (report, leaks, window, timeline,
+# histogram, tree): --help on stdout with exit 0; usage errors exit 2 with a
+# message on stderr; a missing or garbage file exits 1 naming the file; a
+# truncated trace is read up to its last whole chunk and flagged
+# incomplete; every --format parses (JSON with jq). Needs MEMSCRIBE,
+# MS_PROGRAMS.
+set -euo pipefail
+: "${MEMSCRIBE:?set by ctest}" "${MS_PROGRAMS:?set by ctest}"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-ana-cli.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+T=$WORK/t.mscr
+CMDS=(report leaks window timeline histogram tree)
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+# usage: run WANT_STATUS CMD...: runs, leaves $WORK/out and $WORK/err.
+run() {
+    local want=$1 st=0
+    shift
+    "$MEMSCRIBE" "$@" >"$WORK/out" 2>"$WORK/err" || st=$?
+    [ "$st" = "$want" ] || fail "memscribe $*: exit $st, want $want; stderr: $(cat "$WORK/err")"
+}
+
+"$MEMSCRIBE" record -o "$T" -- "$MS_PROGRAMS/ana_heapcheck" >/dev/null 2>"$WORK/rec.err" ||
+    fail "record: $(cat "$WORK/rec.err")"
+for c in "${CMDS[@]}"; do
+    run 0 "$c" --help
+    grep -q "usage: memscribe $c" "$WORK/out" || fail "$c --help: no usage on stdout"
+    [ ! -s "$WORK/err" ] || fail "$c --help wrote to stderr"
+    run 2 "$c"
+    grep -q "no trace file given" "$WORK/err" || fail "$c without a file: $(cat "$WORK/err")"
+    run 2 "$c" --no-such-option "$T"
+    grep -q "unknown or incomplete option" "$WORK/err" || fail "$c: bad option: $(cat "$WORK/err")"
+    run 2 "$c" --format=xml "$T"
+    run 2 "$c" --pid x "$T"
+    run 2 "$c" "$T" "$T"
+    run 1 "$c" "$WORK/missing.mscr"
+    grep -q "missing.mscr" "$WORK/err" || fail "$c: the error does not name the file"
+    for f in text csv json; do
+        run 0 "$c" --format=$f "$T"
+        [ -s "$WORK/out" ] || fail "$c --format=$f: no output"
+    done
+    jq -e . "$WORK/out" >/dev/null || fail "$c --format=json is not JSON"
+    echo "ok: $c"
+done
+run 2 window --from 2s --to 1s "$T"
+run 2 window --from soon "$T"
+run 2 window --tree --by thread "$T"
+run 2 leaks --at yesterday "$T"
+run 2 timeline --interval 0 "$T"
+run 2 tree --sort height "$T"
+run 2 report --top many "$T"
+
+# Garbage is refused with the file's name.
+head -c 4096 /dev/urandom >"$WORK/garbage.mscr"
+run 1 report "$WORK/garbage.mscr"
+grep -q "garbage.mscr" "$WORK/err" || fail "garbage: the error does not name the file"
+
+# A trace cut short is read up to its last whole chunk and said to be so.
+size=$(stat -c %s "$T")
+head -c $((size * 2 / 3)) "$T" >"$WORK/cut.mscr"
+st=0
+"$MEMSCRIBE" report --format=json "$WORK/cut.mscr" >"$WORK/out" 2>"$WORK/err" || st=$?
+if [ "$st" = 0 ]; then
+    grep -q "incomplete" "$WORK/err" || fail "cut trace: no warning on stderr"
+    [ "$(jq .incomplete "$WORK/out")" = true ] || fail "cut trace: JSON says complete"
+    echo "ok: a cut trace is read and flagged incomplete"
+else
+    [ "$st" = 1 ] && grep -q "cut.mscr" "$WORK/err" || fail "cut trace: exit $st: $(cat "$WORK/err")"
+    echo "ok: a cut trace is refused with its name: $(cat "$WORK/err")"
+fi
+echo "PASS"
