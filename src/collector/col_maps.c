@@ -19,6 +19,8 @@
 static struct {
     uintptr_t lo, hi;
 } col_own[COL_OWN_MAX];
+/* The snapshot's own read buffer: in the maps it reads, gone right after. */
+static uintptr_t col_buf_lo, col_buf_hi;
 static _Atomic unsigned col_nr_own;
 
 void col_maps_note_own(const void *p, size_t len)
@@ -161,8 +163,16 @@ static void col_maps_line(struct col_thread *t, uint64_t ts, const char *s, cons
         return;
     }
     while (lo < hi) {
-        uint64_t next, own_end = col_maps_own_at(lo, hi, &next);
-        uint64_t piece_end = own_end ? (own_end < hi ? own_end : hi) : next;
+        uint64_t next, own_end, piece_end;
+
+        if (lo >= col_buf_lo && lo < col_buf_hi) {
+            lo = col_buf_hi < hi ? col_buf_hi : hi;
+            continue;
+        }
+        own_end = col_maps_own_at(lo, hi, &next);
+        if (!own_end && col_buf_lo > lo && col_buf_lo < next)
+            next = col_buf_lo;
+        piece_end = own_end ? (own_end < hi ? own_end : hi) : next;
 
         col_emit_event(t, FMT_SHM_REC_EVENT, FMT_EV_MMAP, own_end ? FMT_EVF_COLLECTOR : 0,
                        FMT_ORIGIN_SNAPSHOT, 0, ts, lo, piece_end - lo, extra, 4);
@@ -182,9 +192,12 @@ void col_maps_snapshot(struct col_thread *t)
 
     if (p < 0 && p > -4096)
         return;
+    col_buf_lo = (uintptr_t)p;
+    col_buf_hi = (uintptr_t)p + COL_MAPS_BUF;
     fd = syscall(SYS_openat, (long)AT_FDCWD, (long)"/proc/self/maps", (long)(O_RDONLY | O_CLOEXEC));
     if (fd < 0) {
         syscall(SYS_munmap, p, (long)COL_MAPS_BUF);
+        col_buf_lo = col_buf_hi = 0;
         return;
     }
     ts = col_stamp(t);
@@ -206,4 +219,5 @@ void col_maps_snapshot(struct col_thread *t)
     col_stamp_done(t);
     syscall(SYS_close, fd);
     syscall(SYS_munmap, p, (long)COL_MAPS_BUF);
+    col_buf_lo = col_buf_hi = 0;
 }

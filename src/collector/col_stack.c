@@ -212,8 +212,10 @@ uint32_t col_stack_intern(struct col_thread *t, const uint64_t *f, uint32_t n)
 uint32_t col_stack_from_context(struct col_thread *t, void *uc)
 {
 #ifdef COL_UNWIND_LIBGCC
-    (void)t, (void)uc;
-    return 0; /* dispatch runs on x86-64 only */
+    /* libgcc steps through our restorer (its bytes are the kernel
+     * convention's) from the handler to the interrupted code. */
+    (void)uc;
+    return col_stack_get(t);
 #else
     uint64_t f[FMT_SHM_MAX_DEPTH];
     unw_cursor_t c;

@@ -46,11 +46,12 @@
 
 int col_sud_on;
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__i386__)
 
 /* The allowed range: a raw syscall stub and our rt_sigreturn restorer.
- * The restorer's bytes are exactly glibc's (mov $15,%rax; syscall), which
- * is how libunwind and libgcc recognise a signal frame. */
+ * The restorer's bytes are exactly glibc's, which is how libunwind and
+ * libgcc recognise a signal frame. */
+#if defined(__x86_64__)
 __asm__(".pushsection col_sud_text,\"ax\",@progbits\n"
         ".globl col_sud_syscall6\n"
         ".hidden col_sud_syscall6\n"
@@ -72,11 +73,57 @@ __asm__(".pushsection col_sud_text,\"ax\",@progbits\n"
         ".type col_sud_restorer,@function\n"
         ".p2align 4\n"
         "col_sud_restorer:\n"
-        "  .byte 0x48,0xc7,0xc0,0x0f,0x00,0x00,0x00\n"
-        "  .byte 0x0f,0x05\n"
+        "  .byte 0x48,0xc7,0xc0,0x0f,0x00,0x00,0x00\n" /* mov $15,%rax (rt_sigreturn) */
+        "  .byte 0x0f,0x05\n"                          /* syscall */
         "  hlt\n"
         ".size col_sud_restorer,.-col_sud_restorer\n"
         ".popsection\n");
+
+#define COL_REG_NR REG_RAX
+#define COL_REG_IP REG_RIP
+#define COL_REG_SP REG_RSP
+static const int col_arg_regs[6] = {REG_RDI, REG_RSI, REG_RDX, REG_R10, REG_R8, REG_R9};
+#else
+__asm__(".pushsection col_sud_text,\"ax\",@progbits\n"
+        ".globl col_sud_syscall6\n"
+        ".hidden col_sud_syscall6\n"
+        ".type col_sud_syscall6,@function\n"
+        ".p2align 4\n"
+        "col_sud_syscall6:\n"
+        "  push %ebx\n"
+        "  push %esi\n"
+        "  push %edi\n"
+        "  push %ebp\n"
+        "  mov 20(%esp),%eax\n"
+        "  mov 24(%esp),%ebx\n"
+        "  mov 28(%esp),%ecx\n"
+        "  mov 32(%esp),%edx\n"
+        "  mov 36(%esp),%esi\n"
+        "  mov 40(%esp),%edi\n"
+        "  mov 44(%esp),%ebp\n"
+        "  int $0x80\n"
+        "  pop %ebp\n"
+        "  pop %edi\n"
+        "  pop %esi\n"
+        "  pop %ebx\n"
+        "  ret\n"
+        ".size col_sud_syscall6,.-col_sud_syscall6\n"
+        ".globl col_sud_restorer\n"
+        ".hidden col_sud_restorer\n"
+        ".type col_sud_restorer,@function\n"
+        ".p2align 4\n"
+        "col_sud_restorer:\n"
+        "  .byte 0xb8,0xad,0x00,0x00,0x00\n" /* mov $173,%eax (rt_sigreturn) */
+        "  .byte 0xcd,0x80\n"                /* int $0x80 */
+        "  hlt\n"
+        ".size col_sud_restorer,.-col_sud_restorer\n"
+        ".popsection\n");
+
+#define COL_REG_NR REG_EAX
+#define COL_REG_IP REG_EIP
+#define COL_REG_SP REG_ESP
+static const int col_arg_regs[6] = {REG_EBX, REG_ECX, REG_EDX, REG_ESI, REG_EDI, REG_EBP};
+#endif
 
 long col_sud_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6);
 void col_sud_restorer(void);
@@ -96,11 +143,15 @@ struct col_ksigaction {
 /* The program's SIGSYS disposition, served to it while ours stays installed. */
 static struct col_ksigaction col_app_sigsys;
 static uintptr_t col_libc_lo, col_libc_hi, col_ld_lo, col_ld_hi, col_syscall_fn;
+static uintptr_t col_vdso_lo, col_vdso_hi;
 static COL_TLS uint8_t col_sud_armed;
 
-static long col_raw(long nr, const long *a)
+static uintptr_t col_sud_caller(const ucontext_t *uc);
+
+static long col_raw(long nr, const unsigned long *a)
 {
-    return col_sud_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    return col_sud_syscall6(nr, (long)a[0], (long)a[1], (long)a[2], (long)a[3], (long)a[4],
+                           (long)a[5]);
 }
 
 /* Which part of the process issued a syscall, from its instruction address:
@@ -138,7 +189,7 @@ static int col_failed(long r)
 }
 
 /* Issue a virtual-memory syscall and record it. */
-static long col_sud_vm(struct col_thread *t, long nr, const long *a, ucontext_t *uc)
+static long col_sud_vm(struct col_thread *t, long nr, const unsigned long *a, ucontext_t *uc)
 {
     uint64_t extra[4];
     uint8_t origin, evf = 0;
@@ -157,17 +208,18 @@ static long col_sud_vm(struct col_thread *t, long nr, const long *a, ucontext_t 
         if (!col_enter())
             return col_raw(nr, a);
         entered = 1;
-        origin = t->sud_scope ? t->sud_scope : col_sud_origin((uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
+        origin = t->sud_scope ? t->sud_scope : col_sud_origin(col_sud_caller(uc));
     }
     stack = col_stack_from_context(t, uc);
     switch (nr) {
-    case SYS_mmap:
+    case COL_SYS_MMAP: /* i386: mmap2, the offset in pages */
         r = col_raw(nr, a);
         ts = col_sud_stamp(t, &own);
         extra[0] = (uint64_t)a[2], extra[1] = (uint64_t)a[3];
-        extra[2] = (uint64_t)(int64_t)(int)a[4], extra[3] = (uint64_t)a[5];
+        extra[2] = (uint64_t)(int64_t)(int)a[4];
+        extra[3] = COL_SYS_MMAP == SYS_mmap ? (uint64_t)a[5] : (uint64_t)a[5] << 12;
         col_emit_event(t, FMT_SHM_REC_EVENT, FMT_EV_MMAP, col_failed(r) ? FMT_EVF_FAILED : 0,
-                       origin, stack, ts, col_failed(r) ? 0 : (uint64_t)r, (uint64_t)a[1], extra, 4);
+                       origin, stack, ts, col_failed(r) ? 0 : (uint64_t)(unsigned long)r, (uint64_t)a[1], extra, 4);
         break;
     case SYS_munmap:
         ts = col_sud_stamp(t, &own); /* before: the range may be mapped again at once */
@@ -179,7 +231,7 @@ static long col_sud_vm(struct col_thread *t, long nr, const long *a, ucontext_t 
         ts = col_sud_stamp(t, &own);
         r = col_raw(nr, a);
         ts1 = own ? col_now() : ts;
-        if (r == a[0])
+        if ((unsigned long)r == a[0])
             evf = FMT_EVF_IN_PLACE;
         else if (!col_failed(r))
             col_emit_event(t, FMT_SHM_REC_RELEASE, FMT_EV_MREMAP, 0, origin, stack, ts,
@@ -187,7 +239,7 @@ static long col_sud_vm(struct col_thread *t, long nr, const long *a, ucontext_t 
         extra[0] = (uint64_t)a[0], extra[1] = (uint64_t)a[1], extra[2] = (uint64_t)a[3];
         col_emit_event(t, FMT_SHM_REC_EVENT, FMT_EV_MREMAP,
                        (uint8_t)(evf | (col_failed(r) ? FMT_EVF_FAILED : 0)), origin, stack, ts1,
-                       col_failed(r) ? 0 : (uint64_t)r, (uint64_t)a[2], extra, 3);
+                       col_failed(r) ? 0 : (uint64_t)(unsigned long)r, (uint64_t)a[2], extra, 3);
         break;
     case SYS_mprotect:
         r = col_raw(nr, a);
@@ -200,8 +252,9 @@ static long col_sud_vm(struct col_thread *t, long nr, const long *a, ucontext_t 
         r = col_raw(nr, a);
         ts = col_sud_stamp(t, &own);
         extra[0] = (uint64_t)a[0];
-        col_emit_event(t, FMT_SHM_REC_EVENT, FMT_EV_BRK, a[0] && r != a[0] ? FMT_EVF_FAILED : 0,
-                       origin, stack, ts, (uint64_t)r, 0, extra, 1);
+        col_emit_event(t, FMT_SHM_REC_EVENT, FMT_EV_BRK,
+                       a[0] && (unsigned long)r != a[0] ? FMT_EVF_FAILED : 0, origin, stack, ts,
+                       (uint64_t)(unsigned long)r, 0, extra, 1);
         break;
     }
     if (own)
@@ -215,7 +268,7 @@ static long col_sud_vm(struct col_thread *t, long nr, const long *a, ucontext_t 
  * is never blocked. The program is not told otherwise: a mask it read
  * could come back through a call that does not trap (after a clone) and
  * block SIGSYS for real. */
-static long col_sud_sigprocmask(ucontext_t *uc, const long *a)
+static long col_sud_sigprocmask(ucontext_t *uc, const unsigned long *a)
 {
     const uint64_t *set = (const uint64_t *)a[1];
     uint64_t *old = (uint64_t *)a[2];
@@ -250,16 +303,16 @@ static long col_sud_sigprocmask(ucontext_t *uc, const long *a)
 
 /* rt_sigaction: the program's SIGSYS disposition is kept aside (ours stays
  * installed); other handlers get SIGSYS taken out of their blocked set. */
-static long col_sud_sigaction(const long *a)
+static long col_sud_sigaction(const unsigned long *a)
 {
     const struct col_ksigaction *act = (const struct col_ksigaction *)a[1];
     struct col_ksigaction *old = (struct col_ksigaction *)a[2];
     struct col_ksigaction copy;
-    long b[6];
+    unsigned long b[6];
 
     if (a[3] != 8)
         return -EINVAL;
-    if (a[0] == SIGSYS) {
+    if (a[0] == (unsigned long)SIGSYS) {
         struct col_ksigaction prev = col_app_sigsys;
 
         if (act)
@@ -273,7 +326,7 @@ static long col_sud_sigaction(const long *a)
     copy = *act;
     copy.mask &= ~COL_SIGBIT(SIGSYS);
     memcpy(b, a, sizeof(b));
-    b[1] = (long)&copy;
+    b[1] = (unsigned long)&copy;
     return col_raw(SYS_rt_sigaction, b);
 }
 
@@ -303,10 +356,18 @@ static void col_sud_forward(int sig, siginfo_t *si, void *uc)
 
 /* rt_sigreturn of a program's handler: the frame at the stack pointer
  * holds the context to resume; load it into ours and let our restorer,
- * inside the allowed range, return to it. */
+ * inside the allowed range, return to it. The kernel finds the frame
+ * where it built it (arch/x86/kernel/signal_64.c, signal_32.c): on x86-64
+ * the ucontext right at the stack pointer (the handler's return popped
+ * pretcode); on i386 after pretcode, sig, pinfo, puc and the siginfo. */
 static void col_sud_sigreturn(ucontext_t *uc)
 {
-    const ucontext_t *app = (const ucontext_t *)uc->uc_mcontext.gregs[REG_RSP];
+    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[COL_REG_SP];
+#if defined(__x86_64__)
+    const ucontext_t *app = (const ucontext_t *)sp;
+#else
+    const ucontext_t *app = (const ucontext_t *)(sp + 3 * 4 + sizeof(siginfo_t));
+#endif
     uint64_t mask;
 
     uc->uc_flags = app->uc_flags;
@@ -317,6 +378,20 @@ static void col_sud_sigreturn(ucontext_t *uc)
     memcpy(&uc->uc_sigmask, &mask, 8);
 }
 
+/* The instruction that made the syscall, for its origin. On i386 libc
+ * goes through the vDSO's __kernel_vsyscall, which has pushed ecx, edx and
+ * ebp above its return address by the time the kernel returns. */
+static uintptr_t col_sud_caller(const ucontext_t *uc)
+{
+    uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[COL_REG_IP];
+
+#if defined(__i386__)
+    if (ip >= col_vdso_lo && ip < col_vdso_hi)
+        ip = *(const uint32_t *)((uintptr_t)uc->uc_mcontext.gregs[COL_REG_SP] + 12);
+#endif
+    return ip;
+}
+
 static void col_sud_handler(int sig, siginfo_t *si, void *ucv)
 {
     ucontext_t *uc = ucv;
@@ -324,7 +399,8 @@ static void col_sud_handler(int sig, siginfo_t *si, void *ucv)
     struct col_thread *t = &col_thread;
     uint8_t sel = t->sud_sel, rearm = t->sud_rearm;
     int saved_errno = errno;
-    long nr, a[6];
+    unsigned long a[6];
+    long nr;
 
     t->sud_sel = COL_SUD_ALLOW;
     t->sud_rearm = COL_SUD_ALLOW; /* a col_leave in here must not re-arm */
@@ -333,9 +409,9 @@ static void col_sud_handler(int sig, siginfo_t *si, void *ucv)
         col_sud_forward(sig, si, ucv);
         goto out;
     }
-    nr = g[REG_RAX];
-    a[0] = g[REG_RDI], a[1] = g[REG_RSI], a[2] = g[REG_RDX];
-    a[3] = g[REG_R10], a[4] = g[REG_R8], a[5] = g[REG_R9];
+    nr = (long)g[COL_REG_NR];
+    for (int i = 0; i < 6; i++)
+        a[i] = (unsigned long)g[col_arg_regs[i]];
     switch (nr) {
     case SYS_clone:
     case SYS_clone3:
@@ -348,31 +424,35 @@ static void col_sud_handler(int sig, siginfo_t *si, void *ucv)
     case SYS_tgkill:
     case SYS_rt_sigqueueinfo:
     case SYS_rt_tgsigqueueinfo:
+#ifdef SYS_sigreturn
+    case SYS_sigreturn: /* i386's for handlers without SA_SIGINFO: not emulated */
+#endif
         /* A new task must not start inside our handler, exec must see the
          * program's own signal mask, and a signal the program sends itself
          * must arrive where it would untraced, not on top of our handler:
-         * run the instruction again. */
-        g[REG_RIP] -= 2;
+         * run the instruction again (2 bytes: syscall, int $0x80, or the
+         * vDSO's landing pad after its int $0x80). */
+        g[COL_REG_IP] -= 2;
         sel = COL_SUD_ALLOW;
         break;
     case SYS_rt_sigreturn:
         col_sud_sigreturn(uc);
         break;
     case SYS_rt_sigprocmask:
-        g[REG_RAX] = col_sud_sigprocmask(uc, a);
+        g[COL_REG_NR] = (greg_t)col_sud_sigprocmask(uc, a);
         break;
     case SYS_rt_sigaction:
-        g[REG_RAX] = col_sud_sigaction(a);
+        g[COL_REG_NR] = (greg_t)col_sud_sigaction(a);
         break;
-    case SYS_mmap:
+    case COL_SYS_MMAP:
     case SYS_munmap:
     case SYS_mremap:
     case SYS_mprotect:
     case SYS_brk:
-        g[REG_RAX] = col_sud_vm(t, nr, a, uc);
+        g[COL_REG_NR] = (greg_t)col_sud_vm(t, nr, a, uc);
         break;
     default:
-        g[REG_RAX] = col_raw(nr, a);
+        g[COL_REG_NR] = (greg_t)col_raw(nr, a);
         break;
     }
 out:
@@ -406,6 +486,8 @@ static int col_sud_find_libs(struct dl_phdr_info *info, size_t size, void *arg)
         col_libc_lo = lo, col_libc_hi = hi;
     else if (!strncmp(base, "ld-linux", 8) || !strncmp(base, "ld.so", 5))
         col_ld_lo = lo, col_ld_hi = hi;
+    else if (!strncmp(base, "linux-gate", 10) || !strncmp(base, "linux-vdso", 10))
+        col_vdso_lo = lo, col_vdso_hi = hi;
     return 0;
 }
 
@@ -531,7 +613,7 @@ COL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(
     return rc;
 }
 
-#else /* no dispatch support for this architecture yet: public calls only */
+#else /* no dispatch support for this architecture: public calls only */
 
 void col_sud_process_init(void)
 {

@@ -6,8 +6,10 @@
 # stack (vm_every prints what it expects).
 source "$(dirname "$0")/record_lib.sh"
 
-"$MEMSCRIBE" record -q --vm-precise -o "$WORK/t.mscr" -- "$MS_PROGRAMS/vm_every" \
-    "$MS_PROGRAMS/libvm_plug.so" > "$WORK/expect" || fail "record exited with $?"
+# Argument "32": the -m32 build, traced by the i386 collector.
+bits=${1:-}
+"$MEMSCRIBE" record -q --vm-precise -o "$WORK/t.mscr" -- "$MS_PROGRAMS/vm_every$bits" \
+    "$MS_PROGRAMS/libvm_plug$bits.so" > "$WORK/expect" || fail "record exited with $?"
 [ "$(wc -l < "$WORK/expect")" -eq 9 ] || fail "vm_every printed $(wc -l < "$WORK/expect") lines"
 "$MEMSCRIBE" dump --stacks "$WORK/t.mscr" > "$WORK/dump" || fail "dump failed"
 while read -r kind origin addr size fn; do

@@ -5,8 +5,10 @@
 # execs runs exactly as untraced under --vm-precise.
 source "$(dirname "$0")/record_lib.sh"
 
-"$MS_PROGRAMS/vm_signals" > "$WORK/plain"; plain_rc=$?
-"$MEMSCRIBE" record -q --vm-precise -o "$WORK/t.mscr" -- "$MS_PROGRAMS/vm_signals" > "$WORK/traced"
+# Argument "32": the -m32 build, traced by the i386 collector.
+bits=${1:-}
+"$MS_PROGRAMS/vm_signals$bits" > "$WORK/plain"; plain_rc=$?
+"$MEMSCRIBE" record -q --vm-precise -o "$WORK/t.mscr" -- "$MS_PROGRAMS/vm_signals$bits" > "$WORK/traced"
 traced_rc=$?
 [ "$plain_rc" -eq "$traced_rc" ] || fail "exit status $traced_rc traced, $plain_rc untraced"
 diff -u "$WORK/plain" "$WORK/traced" || fail "output differs when traced"

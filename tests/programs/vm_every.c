@@ -74,7 +74,7 @@ __attribute__((noinline)) static void start_threads(void)
 static int find_lib(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
-    if (strstr(info->dlpi_name, "libvm_plug.so"))
+    if (strstr(info->dlpi_name, "libvm_plug"))
         *(uintptr_t *)arg = info->dlpi_addr;
     return 0;
 }
