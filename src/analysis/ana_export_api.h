@@ -56,6 +56,11 @@ struct ana_export_options {
      * that raw addresses in the output are explained. May be NULL. */
     void (*note)(void *arg, const char *note);
     void *note_arg;
+    /* Called now and then with the time of the event reached. Exporters
+     * read the trace two or three times, so the time starts over at each
+     * pass. May be NULL. */
+    void (*progress)(void *arg, uint64_t ts_ns);
+    void *progress_arg;
 };
 
 /* Name <-> value, for the command line. Return -EINVAL for unknown names. */

@@ -21,7 +21,7 @@ struct csv {
     uint32_t *pid; /* by thread index */
     uint32_t *tid;
     uint32_t nr_threads;
-    struct ana_filter *filter;
+    const struct ana_export_options *o;
 };
 
 static int threads_load(struct csv *c)
@@ -103,7 +103,7 @@ static int row(struct csv *c, uint64_t serial, uint32_t thread, unsigned kind, u
 
 static int pass_ended(struct csv *c)
 {
-    struct ana_xtemp t = {.filter = c->filter};
+    struct ana_xtemp t = {.o = c->o};
     struct fmt_event ev;
     struct ana_xstep st;
     int rc;
@@ -138,7 +138,7 @@ static int pass_live(struct csv *c)
     if ((rc = fmt_reader_seek_chunk(c->r, 0)))
         return rc;
     while ((rc = fmt_reader_next(c->r, &ev)) > 0) {
-        if (ev.serial && fmt_kind_is_heap_alloc(ev.kind) && ana_filter_pid(c->filter, ev.pid) &&
+        if (ev.serial && fmt_kind_is_heap_alloc(ev.kind) && ana_filter_pid(c->o->filter, ev.pid) &&
             ana_xmap_get(&c->live, ev.serial, NULL) &&
             (rc =
                  row(c, ev.serial, ev.thread, ev.kind, ev.addr, ev.size, ev.ts_ns, NULL, ev.stack)))
@@ -150,7 +150,7 @@ static int pass_live(struct csv *c)
 int ana_export_csv(struct fmt_reader *r, const struct ana_export_options *o, struct ana_xout *out)
 {
     struct fmt_trace_counts counts;
-    struct csv c = {.r = r, .out = out, .filter = o->filter};
+    struct csv c = {.r = r, .out = out, .o = o};
     int rc;
 
     fmt_reader_counts(r, &counts);

@@ -38,7 +38,7 @@ struct dhat {
     struct ana_xstrtab stacks; /* "i,j,k" frame lists -> pp index */
     uint32_t *pp_of;           /* by stack id */
     struct dhat_pp *pps;
-    struct ana_filter *filter;
+    const struct ana_export_options *o;
 };
 
 static const char *dhat_label(const struct ana_sym_frame *f, char *buf, size_t size)
@@ -112,7 +112,7 @@ static void snapshot_peak(struct dhat *d)
 
 static int pass(struct dhat *d)
 {
-    struct ana_xtemp t = {.filter = d->filter};
+    struct ana_xtemp t = {.o = d->o};
     struct fmt_event ev;
     struct ana_xstep st;
     uint64_t step = 0;
@@ -199,10 +199,10 @@ static int write_json(struct dhat *d)
 
 int ana_export_dhat(struct fmt_reader *r, const struct ana_export_options *o, struct ana_xout *out)
 {
-    struct dhat d = {.r = r, .out = out, .filter = o->filter};
+    struct dhat d = {.r = r, .out = out, .o = o};
     int rc;
 
-    if ((rc = ana_xmodel_build(r, o->filter, &d.m)))
+    if ((rc = ana_xmodel_build(r, o, &d.m)))
         return rc;
     if ((rc = ana_xsym_open(&d.sym, r, o))) {
         ana_xmodel_release(&d.m);

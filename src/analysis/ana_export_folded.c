@@ -44,7 +44,7 @@ int ana_export_folded(struct fmt_reader *r, const struct ana_export_options *o,
     char buf[64];
     int rc;
 
-    if ((rc = ana_xmodel_build(r, o->filter, &m)))
+    if ((rc = ana_xmodel_build(r, o, &m)))
         return rc;
     if ((rc = ana_xsym_open(&x, r, o))) {
         ana_xmodel_release(&m);

@@ -101,7 +101,7 @@ struct heaptrack {
     struct ht_line *buf;
     uint32_t nr_buf, cap_buf;
     uint64_t peak_step, step;
-    struct ana_filter *filter;
+    const struct ana_export_options *o;
 };
 
 static int str(struct heaptrack *h, const char *s, uint32_t *index)
@@ -468,7 +468,7 @@ static int header(struct heaptrack *h)
 
 static int stream(struct heaptrack *h)
 {
-    struct ana_xtemp t = {.filter = h->filter};
+    struct ana_xtemp t = {.o = h->o};
     struct fmt_event ev;
     struct ana_xstep st;
     int rc;
@@ -481,7 +481,7 @@ static int stream(struct heaptrack *h)
         if (ms > h->last_ms && (rc = line(h, 'c', (uint32_t)ms, 0)))
             break;
         h->last_ms = ms > h->last_ms ? ms : h->last_ms;
-        if (ev.kind == FMT_EV_RSS && ana_filter_pid(h->filter, ev.pid)) {
+        if (ev.kind == FMT_EV_RSS && ana_filter_pid(h->o->filter, ev.pid)) {
             /* Resident memory goes out at once: heaptrack only keeps its maximum. */
             if ((rc = ana_xout_printf(h->out, "R %" PRIx64 "\n", ev.size / HT_PAGE_SIZE)))
                 break;
@@ -506,14 +506,14 @@ static int stream(struct heaptrack *h)
 int ana_export_heaptrack(struct fmt_reader *r, const struct ana_export_options *o,
                          struct ana_xout *out)
 {
-    struct heaptrack h = {.r = r, .out = out, .filter = o->filter};
+    struct heaptrack h = {.r = r, .out = out, .o = o};
     struct fmt_trace_counts c;
     int rc;
 
     struct ana_xmodel m;
 
     /* The model says at which heap event the peak is. */
-    if ((rc = ana_xmodel_build(r, o->filter, &m)))
+    if ((rc = ana_xmodel_build(r, o, &m)))
         return rc;
     h.peak_step = m.peak_step;
     ana_xmodel_release(&m);

@@ -35,12 +35,14 @@ struct ana_xstep {
                        in between (DESIGN.md, "Temporary") */
 };
 
-/* Per-thread last allocation, to find temporaries; and which processes
- * the export looks at. Start it as {.filter = the options' filter}. */
+/* Per-thread last allocation, to find temporaries; the options say which
+ * processes the export looks at and whom to tell of progress. Start it
+ * as {.o = the options} (o may be NULL: every process, no progress). */
 struct ana_xtemp {
-    const struct ana_filter *filter; /* NULL: every process */
-    uint64_t *last_alloc;            /* by thread index: serial of its last block, 0 none */
+    const struct ana_export_options *o;
+    uint64_t *last_alloc; /* by thread index: serial of its last block, 0 none */
     uint32_t nr_threads;
+    uint64_t nr_events; /* seen, for progress */
 };
 
 /* Classify ev. Returns 1 for a heap event of a selected process that ends
@@ -81,7 +83,8 @@ struct ana_xmodel {
 /* One pass over r from its first chunk (r is left at the end). Returns 0
  * or -errno; -EPROTO if the exporters' reading of events and the analysis
  * core's disagree about the peak (a bug, never a silent wrong answer). */
-int ana_xmodel_build(struct fmt_reader *r, struct ana_filter *filter, struct ana_xmodel *m);
+int ana_xmodel_build(struct fmt_reader *r, const struct ana_export_options *o,
+                     struct ana_xmodel *m);
 void ana_xmodel_release(struct ana_xmodel *m);
 
 /* ---- Symbolized stacks. */

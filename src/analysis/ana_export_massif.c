@@ -26,7 +26,7 @@ struct massif {
     struct ana_xmodel m;
     struct ana_xstrtab labels;
     double threshold;
-    struct ana_filter *filter;
+    const struct ana_export_options *o;
     uint32_t nr_snapshots; /* written so far */
     char *indent;          /* spaces, as deep as the deepest tree */
     uint32_t indent_len;
@@ -157,7 +157,7 @@ static int snapshots(struct massif *x, uint32_t nr_regular)
     uint64_t first = x->m.first_ts_ns, span = x->m.end_ts_ns - first;
     uint64_t live = 0, step = 0;
     uint32_t next = 0; /* next regular snapshot, 0..nr_regular-1 */
-    struct ana_xtemp t = {.filter = x->filter};
+    struct ana_xtemp t = {.o = x->o};
     struct fmt_event ev;
     struct ana_xstep st;
     int rc;
@@ -198,12 +198,12 @@ static int snapshots(struct massif *x, uint32_t nr_regular)
 int ana_export_massif(struct fmt_reader *r, const struct ana_export_options *o,
                       struct ana_xout *out)
 {
-    struct massif x = {.r = r, .out = out, .filter = o->filter};
+    struct massif x = {.r = r, .out = out, .o = o};
     const struct fmt_trace_info *info = fmt_reader_info(r);
     int rc;
 
     x.threshold = o->massif_threshold >= 0 ? o->massif_threshold : MASSIF_DEFAULT_THRESHOLD;
-    if ((rc = ana_xmodel_build(r, o->filter, &x.m)))
+    if ((rc = ana_xmodel_build(r, o, &x.m)))
         return rc;
     if ((rc = ana_xsym_open(&x.sym, r, o))) {
         ana_xmodel_release(&x.m);

@@ -30,9 +30,12 @@ static int temp_grow(struct ana_xtemp *t, uint32_t thread)
 int ana_xstep_event(struct ana_xtemp *t, const struct fmt_event *ev, struct ana_xstep *st)
 {
     memset(st, 0, sizeof(*st));
+    /* Every pass calls this for every event: a cheap place for progress. */
+    if (t->o && t->o->progress && !(++t->nr_events & 0xfffff))
+        t->o->progress(t->o->progress_arg, ev->ts_ns);
     if (ev->kind != FMT_EV_FREE && !fmt_kind_is_heap_alloc(ev->kind))
         return 0;
-    if (!ana_filter_pid(t->filter, ev->pid))
+    if (t->o && !ana_filter_pid(t->o->filter, ev->pid))
         return 0;
     if (ev->thread >= t->nr_threads && temp_grow(t, ev->thread))
         return -ENOMEM;
@@ -58,10 +61,11 @@ void ana_xtemp_release(struct ana_xtemp *t)
 /* Find the ordinal of the heap event that reached the peak, which the
  * core does not keep: the exporters that place the peak in a stream of
  * events (massif, DHAT, heaptrack) need it. */
-static int pass(struct fmt_reader *r, struct ana_filter *filter, struct ana_model *am,
+static int pass(struct fmt_reader *r, const struct ana_export_options *o, struct ana_model *am,
                 struct ana_xmodel *m)
 {
-    struct ana_xtemp t = {.filter = filter};
+    struct ana_filter *filter = o ? o->filter : NULL;
+    struct ana_xtemp t = {.o = o};
     struct fmt_event ev;
     struct ana_xstep st;
     uint64_t step = 0, heap = 0;
@@ -89,9 +93,9 @@ static int pass(struct fmt_reader *r, struct ana_filter *filter, struct ana_mode
     return rc;
 }
 
-int ana_xmodel_build(struct fmt_reader *r, struct ana_filter *filter, struct ana_xmodel *m)
+int ana_xmodel_build(struct fmt_reader *r, const struct ana_export_options *o, struct ana_xmodel *m)
 {
-    struct ana_model_options mo = {.filter = filter};
+    struct ana_model_options mo = {.filter = o ? o->filter : NULL};
     struct fmt_trace_counts c;
     struct ana_model *am;
     int rc;
@@ -106,7 +110,7 @@ int ana_xmodel_build(struct fmt_reader *r, struct ana_filter *filter, struct ana
         ana_xmodel_release(m);
         return rc;
     }
-    if ((rc = fmt_reader_seek_chunk(r, 0)) || (rc = pass(r, filter, am, m)) < 0)
+    if ((rc = fmt_reader_seek_chunk(r, 0)) || (rc = pass(r, o, am, m)) < 0)
         goto out;
     ana_model_finish(am);
     const struct ana_scope *all = ana_model_total(am);

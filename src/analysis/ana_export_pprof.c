@@ -313,7 +313,7 @@ int ana_export_pprof(struct fmt_reader *r, const struct ana_export_options *o, s
     uint32_t idx, space;
     int rc;
 
-    if ((rc = ana_xmodel_build(r, o->filter, &m)))
+    if ((rc = ana_xmodel_build(r, o, &m)))
         return rc;
     if ((rc = ana_xsym_open(&p.sym, r, o))) {
         ana_xmodel_release(&m);

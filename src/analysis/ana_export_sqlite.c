@@ -101,7 +101,7 @@ struct sq {
     uint32_t nr_ranges, cap_ranges;
     char *err;
     size_t err_size;
-    struct ana_filter *filter;
+    const struct ana_export_options *o;
 };
 
 /* Bind helpers: values are bound by position from 1. */
@@ -250,7 +250,7 @@ static int live_rows(struct sq *q)
     if ((rc = fmt_reader_seek_chunk(q->r, 0)))
         return rc;
     while ((rc = fmt_reader_next(q->r, &ev)) > 0) {
-        if (ev.serial && fmt_kind_is_heap_alloc(ev.kind) && ana_filter_pid(q->filter, ev.pid) &&
+        if (ev.serial && fmt_kind_is_heap_alloc(ev.kind) && ana_filter_pid(q->o->filter, ev.pid) &&
             ana_xmap_get(&q->live, ev.serial, NULL) &&
             (rc = block_row(q, ev.serial, ev.kind, ev.image, ev.addr, ev.size, ev.stack, ev.ts_ns,
                             ev.thread, NULL, false)))
@@ -510,7 +510,7 @@ static int tables(struct sq *q)
 
 static int events(struct sq *q)
 {
-    struct ana_xtemp t = {.filter = q->filter};
+    struct ana_xtemp t = {.o = q->o};
     struct fmt_event ev;
     struct ana_xstep x;
     int rc;
@@ -522,7 +522,7 @@ static int events(struct sq *q)
             break;
         if (rc)
             rc = heap_event(q, &ev, &x);
-        else if (ana_filter_pid(q->filter, ev.pid))
+        else if (ana_filter_pid(q->o->filter, ev.pid))
             rc = vm_event(q, &ev);
         if (rc)
             break;
@@ -540,7 +540,7 @@ int ana_export_sqlite(struct fmt_reader *r, const struct ana_export_options *o, 
                       int *output_failed, char *err, size_t err_size)
 {
     struct fmt_trace_counts c;
-    struct sq q = {.r = r, .err = err, .err_size = err_size, .filter = o->filter};
+    struct sq q = {.r = r, .err = err, .err_size = err_size, .o = o};
     int rc;
 
     fmt_reader_counts(r, &c);

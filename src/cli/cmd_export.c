@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,9 +161,37 @@ static void parse_args(int argc, char **argv, struct export_args *a)
         cli_usage_error("export: --to sqlite needs -o DATABASE");
 }
 
+/* Progress on a terminal: the exporters read the trace in passes, each
+ * from the start, so a time going back starts the next pass. */
+struct progress {
+    const char *path;
+    uint64_t first_ns, last_ns, prev_ns;
+    unsigned pass;
+    bool shown;
+};
+
+static void progress(void *arg, uint64_t ts_ns)
+{
+    struct progress *p = arg;
+    uint64_t span = p->last_ns > p->first_ns ? p->last_ns - p->first_ns : 1;
+    uint64_t done = ts_ns > p->first_ns ? ts_ns - p->first_ns : 0;
+
+    if (ts_ns < p->prev_ns)
+        p->pass++;
+    p->prev_ns = ts_ns;
+    fprintf(stderr, "\rmemscribe: export: %s: pass %u: %3u%%", p->path, p->pass,
+            (unsigned)(done >= span ? 100 : done * 100 / span));
+    p->shown = true;
+}
+
 static void note(void *arg, const char *text)
 {
-    cli_warn("export: %s: %s", (const char *)arg, text);
+    struct progress *p = arg;
+
+    if (p->shown)
+        fputs("\r\033[K", stderr); /* the note replaces the progress line */
+    p->shown = false;
+    cli_warn("export: %s: %s", p->path, text);
 }
 
 static int ends_with(const char *s, const char *suffix)
@@ -188,8 +218,6 @@ int cmd_export(int argc, char **argv)
         .show_internal = a.sym.show_internal,
         .raw = a.sym.raw,
     };
-    a.opt.note = note;
-    a.opt.note_arg = (void *)a.in;
     if ((rc = fmt_reader_open(&r, a.in, err, sizeof(err))))
         cli_die("export: %s", err);
     if (fmt_reader_incomplete(r))
@@ -201,6 +229,17 @@ int cmd_export(int argc, char **argv)
             ;
         if (i == n)
             cli_die("export: %s: no process of --pid is in the trace", a.in);
+    }
+    struct progress prog = {.path = a.in, .pass = 1};
+    a.opt.note = note;
+    a.opt.note_arg = &prog;
+    if (isatty(STDERR_FILENO)) {
+        struct fmt_trace_counts c;
+        fmt_reader_counts(r, &c);
+        prog.first_ns = c.first_ts_ns;
+        prog.last_ns = c.last_ts_ns;
+        a.opt.progress = progress;
+        a.opt.progress_arg = &prog;
     }
     out_name = a.out && strcmp(a.out, "-") ? a.out : "standard output";
     if (a.out && !strcmp(a.out, a.in))
@@ -223,6 +262,8 @@ int cmd_export(int argc, char **argv)
                         ana_export_format_name(a.opt.format));
     }
     rc = ana_export_run(r, &a.opt, fd, a.out, &output_failed, err, sizeof(err));
+    if (prog.shown)
+        fputs("\r\033[K", stderr); /* clear the progress line */
     if (!rc && fd != STDOUT_FILENO && (fsync(fd) && errno != EINVAL))
         rc = -errno, output_failed = 1;
     if (fd != STDOUT_FILENO && close(fd) && !rc)
