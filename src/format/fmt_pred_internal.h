@@ -19,8 +19,13 @@
 #define FMT_PRED_FAST_CLASSES 9 /* fastbins: chunk sizes up to 128 (classes 2..8) */
 #define FMT_PRED_FAST 32        /* fastbin entries remembered per class */
 
+/* At most this many contexts (threads) have events in one chunk: the
+ * writer ends a chunk early rather than exceed it, so that the state kept
+ * per active context stays bounded however many threads a program runs. */
+#define FMT_MAX_ACTIVE_CTX 4096
+#define FMT_SLOT_BITS 12 /* a slot index below FMT_MAX_ACTIVE_CTX */
+
 struct fmt_pred {
-    uint64_t gen;        /* chunk generation this state belongs to */
     uint64_t top;        /* where the next fresh chunk is expected */
     uint32_t nr_started; /* blocks and mappings this context started in the chunk */
     uint8_t nr[FMT_PRED_CLASSES];
@@ -38,17 +43,15 @@ static inline uint64_t fmt_pred_csize(uint64_t size)
     return c < 32 ? 32 : c;
 }
 
-static inline void fmt_pred_touch(struct fmt_pred *p, uint64_t gen)
+/* A context's state at its first event in a chunk. */
+static inline void fmt_pred_reset(struct fmt_pred *p)
 {
-    if (p->gen != gen) {
-        for (int i = 0; i < FMT_PRED_CLASSES; i++)
-            p->nr[i] = 0;
-        for (int i = 0; i < FMT_PRED_FAST_CLASSES; i++)
-            p->nr_fast[i] = 0;
-        p->top = 0;
-        p->nr_started = 0;
-        p->gen = gen;
-    }
+    for (int i = 0; i < FMT_PRED_CLASSES; i++)
+        p->nr[i] = 0;
+    for (int i = 0; i < FMT_PRED_FAST_CLASSES; i++)
+        p->nr_fast[i] = 0;
+    p->top = 0;
+    p->nr_started = 0;
 }
 
 static inline uint64_t fmt_pred_guess(const struct fmt_pred *p, uint64_t size)

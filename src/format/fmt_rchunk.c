@@ -110,15 +110,21 @@ static int load_chunk(struct fmt_reader *r, uint32_t k)
             return fmt_rerr(r, -ENOMEM, off, "out of memory");
         }
     }
-    if (!r->preds) {
-        r->preds = calloc((size_t)r->nr_ctxs + 1, sizeof(*r->preds));
-        r->started = calloc((size_t)r->nr_ctxs + 1, sizeof(*r->started));
-        if (!r->preds || !r->started)
-            return fmt_rerr(r, -ENOMEM, off, "out of memory");
+    if (!r->ctx_slot && !(r->ctx_slot = calloc((size_t)r->nr_ctxs + 1, sizeof(*r->ctx_slot))))
+        return fmt_rerr(r, -ENOMEM, off, "out of memory");
+    /* The lists of started blocks keep their arrays from chunk to chunk;
+     * drop them when they hold far more than this chunk can need. */
+    uint64_t held = 0;
+    for (uint32_t i = 0; i < r->cap_slots; i++)
+        held += r->slots[i].started.cap;
+    if (held > 4 * ch->c.nr_serials + 65536) {
+        for (uint32_t i = 0; i < r->cap_slots; i++) {
+            free(r->slots[i].started.v);
+            r->slots[i].started = (struct fmt_rlist){NULL, 0, 0};
+        }
     }
-    for (uint32_t i = 0; i <= r->nr_ctxs; i++)
-        r->started[i].len = 0;
-    r->pred_gen++;
+    r->gen++;
+    r->nr_slots = 0;
     r->cur_chunk = k;
     r->ev_left = (uint32_t)nev;
     r->ev_index = 0;
@@ -153,6 +159,34 @@ static int bad_event(struct fmt_reader *r, const char *what)
 {
     return fmt_rerr(r, -EPROTO, r->chunks[r->cur_chunk].c.offset, "chunk %u, event %u: %s",
                     r->cur_chunk, r->ev_index, what);
+}
+
+/* Make ctx the current context: find or give it a slot in this chunk.
+ * Returns 0, or -1 if the chunk has more active contexts than allowed. */
+static int use_slot(struct fmt_reader *r, uint32_t ctx)
+{
+    uint64_t v = r->ctx_slot[ctx];
+
+    if (v >> FMT_SLOT_BITS == r->gen) {
+        r->slot = (uint32_t)(v & (FMT_MAX_ACTIVE_CTX - 1));
+        return 0;
+    }
+    if (r->nr_slots == FMT_MAX_ACTIVE_CTX)
+        return -1;
+    if (r->nr_slots == r->cap_slots) {
+        uint32_t cap = r->cap_slots ? r->cap_slots * 2 : 8;
+        struct fmt_rslot *s = realloc(r->slots, (size_t)cap * sizeof(*s));
+        if (!s)
+            return -1;
+        memset(s + r->cap_slots, 0, (size_t)(cap - r->cap_slots) * sizeof(*s));
+        r->slots = s;
+        r->cap_slots = cap;
+    }
+    r->slot = r->nr_slots++;
+    r->ctx_slot[ctx] = r->gen << FMT_SLOT_BITS | r->slot;
+    fmt_pred_reset(&r->slots[r->slot].pred);
+    r->slots[r->slot].started.len = 0;
+    return 0;
 }
 
 static inline int set_ctx(struct fmt_reader *r, struct fmt_event *ev, uint32_t ctx)
@@ -229,7 +263,7 @@ static int get_ref(struct fmt_reader *r, struct fmt_event *ev, int want)
     }
     uint64_t d = v >> 1;
     if (!(v & 1)) {
-        const struct fmt_rlist *l = &r->started[r->ctx];
+        const struct fmt_rlist *l = &r->slots[r->slot].started;
         if (d > l->len)
             return bad_event(r, "reference past the thread's first block in the chunk");
         d = r->next_serial - (r->chunk_first_serial + l->v[l->len - d]);
@@ -270,7 +304,7 @@ static inline int start_block(struct fmt_reader *r, struct fmt_event *ev, uint32
 {
     uint32_t idx = (uint32_t)(r->next_serial - r->chunk_first_serial);
     struct fmt_rblk *b = &r->blks[idx];
-    struct fmt_rlist *l = &r->started[r->ctx];
+    struct fmt_rlist *l = &r->slots[r->slot].started;
 
     if (l->len == l->cap) {
         uint32_t cap = l->cap ? l->cap * 2 : 256;
@@ -347,6 +381,8 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
         r->ctx = fmt_cur_u32(&cur[FMT_COL_CTX]);
     if (set_ctx(r, ev, r->ctx))
         return bad_event(r, "unknown thread context");
+    if ((op & FMT_OP_CTX) && use_slot(r, r->ctx))
+        return bad_event(r, "more threads in one chunk than a writer puts there");
     if (kind == FMT_OP_KIND_ESCAPE) {
         ev->kind = FMT_EV_NONE; /* not an event to return */
         if (op & FMT_OP_EXTRA)
@@ -364,8 +400,7 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
     ev->stack = (uint32_t)stack;
     r->prev_stack[fcol] = (uint32_t)stack;
 
-    struct fmt_pred *pred = &r->preds[r->ctx];
-    fmt_pred_touch(pred, r->pred_gen);
+    struct fmt_pred *pred = &r->slots[r->slot].pred;
     int failed = (ev->flags & FMT_EVF_FAILED) != 0;
     uint64_t guess;
 

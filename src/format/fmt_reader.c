@@ -376,10 +376,10 @@ void fmt_reader_close(struct fmt_reader *r)
     fmt_buf_free(&r->raw);
     for (int i = 0; i < FMT_NR_COLUMNS; i++)
         fmt_buf_free(&r->col[i]);
-    free(r->preds);
-    for (uint32_t i = 0; r->started && i <= r->nr_ctxs; i++)
-        free(r->started[i].v);
-    free(r->started);
+    free(r->ctx_slot);
+    for (uint32_t i = 0; i < r->cap_slots; i++)
+        free(r->slots[i].started.v);
+    free(r->slots);
     free(r->blks);
     free(r);
 }

@@ -69,6 +69,13 @@ struct fmt_rlist {
     uint32_t cap;
 };
 
+/* A context active in the chunk: its address prediction and the blocks it
+ * started (what same-thread references count back in). */
+struct fmt_rslot {
+    struct fmt_pred pred;
+    struct fmt_rlist started;
+};
+
 struct fmt_reader {
     int fd;
     int own_fd;
@@ -119,9 +126,15 @@ struct fmt_reader {
     uint64_t prev_ts;
     uint32_t prev_stack[2];
     uint32_t ctx;
-    uint64_t pred_gen;
-    struct fmt_pred *preds;    /* by context id, sized nr_ctxs + 1 */
-    struct fmt_rlist *started; /* by context id: what it started in the chunk */
+    /* The contexts active in the chunk, in slots (at most
+     * FMT_MAX_ACTIVE_CTX): ctx_slot[ctx] = chunk generation <<
+     * FMT_SLOT_BITS | slot. */
+    uint64_t gen;
+    uint64_t *ctx_slot; /* sized nr_ctxs + 1 */
+    struct fmt_rslot *slots;
+    uint32_t nr_slots;
+    uint32_t cap_slots;
+    uint32_t slot; /* the current context's */
     struct fmt_rblk *blks;
     uint64_t cap_blks;
 };

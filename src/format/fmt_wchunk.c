@@ -168,6 +168,7 @@ int fmt_wchunk_flush(struct fmt_writer *w)
     w->chunk_heap_allocs = 0;
     w->chunk_dropped = 0;
     w->cur_ctx = 0;
+    w->nr_slots = 0;
     for (int c = 1; c < FMT_NR_COLUMNS; c++)
         w->col[c].len = 0;
     return fmt_wchunk_flush_defs(w);

@@ -67,10 +67,10 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     w->cctx = ZSTD_createCCtx();
     w->cap_ctxs = 16;
     w->ctxs = calloc(w->cap_ctxs, sizeof(*w->ctxs));
-    w->preds = calloc(w->cap_ctxs, sizeof(*w->preds));
+    w->ctx_slot = calloc(w->cap_ctxs, sizeof(*w->ctx_slot));
     w->ctx_mask = 63;
     w->ctx_hash = calloc(w->ctx_mask + 1, sizeof(*w->ctx_hash));
-    if (!w->cctx || !w->ctxs || !w->preds || !w->ctx_hash)
+    if (!w->cctx || !w->ctxs || !w->ctx_slot || !w->ctx_hash)
         goto fail;
     if ((rc = fmt_wlive_init(&w->live)) || (rc = fmt_wstack_init(&w->stacks, info->stack_depth)))
         goto fail;
@@ -145,11 +145,11 @@ static int ctx_lookup(struct fmt_writer *w, const struct fmt_event *ev, uint32_t
         if (!c)
             return -ENOMEM;
         w->ctxs = c;
-        struct fmt_pred *p = realloc(w->preds, (size_t)cap * sizeof(*p));
+        uint64_t *p = realloc(w->ctx_slot, (size_t)cap * sizeof(*p));
         if (!p)
             return -ENOMEM;
         memset(p + w->cap_ctxs, 0, (size_t)(cap - w->cap_ctxs) * sizeof(*p));
-        w->preds = p;
+        w->ctx_slot = p;
         w->cap_ctxs = cap;
     }
     uint32_t nid = ++w->nr_ctxs;
@@ -224,11 +224,10 @@ static inline int delta_add(struct fmt_writer *w, uint32_t stack, int64_t bytes,
 /* A block was started: give it the next serial and remember it. */
 static int start_heap(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx)
 {
-    struct fmt_wblock b = {
-        ev->addr,  w->next_serial++,          ev->size, ev->ts_ns, ev->stack, ctx,
-        ev->image, w->preds[ctx].nr_started++};
+    struct fmt_wblock b = {ev->addr,  w->next_serial++,     ev->size, ev->ts_ns, ev->stack, ctx,
+                           ev->image, w->pred->nr_started++};
 
-    fmt_pred_start(&w->preds[ctx], ev->addr, ev->size);
+    fmt_pred_start(w->pred, ev->addr, ev->size);
     w->chunk_heap_allocs++;
     w->st.nr_allocs++;
     int rc = fmt_wlive_insert(&w->live, &b);
@@ -248,8 +247,7 @@ static void put_ref(struct fmt_writer *w, const struct fmt_event *ev, const stru
     struct fmt_buf *misc = &w->col[FMT_COL_MISC];
 
     if (b->serial >= w->chunk_first_serial && b->ctx == ctx) {
-        fmt_buf_put_varint(&w->col[FMT_COL_REF], (uint64_t)(w->preds[ctx].nr_started - b->ord)
-                                                     << 1);
+        fmt_buf_put_varint(&w->col[FMT_COL_REF], (uint64_t)(w->pred->nr_started - b->ord) << 1);
         return;
     }
     fmt_buf_put_varint(&w->col[FMT_COL_REF], (w->next_serial - b->serial) << 1 | 1);
@@ -271,7 +269,7 @@ static int end_heap(struct fmt_writer *w, const struct fmt_event *ev, uint32_t c
 
     if (may_end && addr && fmt_wlive_take(&w->live, ev->image, addr, &b)) {
         put_ref(w, ev, &b, ctx);
-        fmt_pred_end(&w->preds[ctx], b.addr, b.size);
+        fmt_pred_end(w->pred, b.addr, b.size);
         return delta_add(w, b.stack, -(int64_t)b.size, -1);
     }
     fmt_buf_put_varint(&w->col[FMT_COL_REF], 0);
@@ -303,9 +301,8 @@ static int end_vm(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
 
 static int start_vm(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx)
 {
-    struct fmt_wblock b = {
-        ev->addr,  w->next_serial++,          ev->size, ev->ts_ns, ev->stack, ctx,
-        ev->image, w->preds[ctx].nr_started++};
+    struct fmt_wblock b = {ev->addr,  w->next_serial++,     ev->size, ev->ts_ns, ev->stack, ctx,
+                           ev->image, w->pred->nr_started++};
 
     return ev->size ? fmt_wvm_insert(&w->vm, ev->image, &b) : 0;
 }
@@ -532,27 +529,48 @@ static inline int ensure_room(struct fmt_writer *w, const struct fmt_event *ev)
     return ensure_room_slow(w, ev);
 }
 
-static int encode(struct fmt_writer *w, const struct fmt_event *ev)
+/* Is ctx active (has it a slot) in the chunk being built? */
+static inline int ctx_active(const struct fmt_writer *w, uint32_t ctx)
+{
+    return w->nr_chunk_events && w->ctx_slot[ctx] >> FMT_SLOT_BITS == w->nr_chunks + 1;
+}
+
+/* The prediction state of ctx in this chunk, set up at its first event. */
+static struct fmt_pred *ctx_pred(struct fmt_writer *w, uint32_t ctx)
+{
+    if (ctx_active(w, ctx))
+        return &w->slots[w->ctx_slot[ctx] & (FMT_MAX_ACTIVE_CTX - 1)];
+    if (w->nr_slots == w->cap_slots) {
+        uint32_t cap = w->cap_slots ? w->cap_slots * 2 : 8;
+        struct fmt_pred *v = realloc(w->slots, (size_t)cap * sizeof(*v));
+        if (!v)
+            return NULL;
+        w->slots = v;
+        w->cap_slots = cap;
+    }
+    uint32_t slot = w->nr_slots++;
+    w->ctx_slot[ctx] = (w->nr_chunks + 1) << FMT_SLOT_BITS | slot;
+    fmt_pred_reset(&w->slots[slot]);
+    return &w->slots[slot];
+}
+
+static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx)
 {
     struct fmt_buf *col = w->col;
     unsigned kind = ev->kind;
     int failed = (ev->flags & FMT_EVF_FAILED) != 0;
-    uint32_t ctx = w->cur_ctx;
     int rc;
 
-    if (!ctx || !ctx_same(&w->ctxs[ctx], ev)) {
-        rc = ctx_lookup(w, ev, &ctx);
-        if (rc)
-            return rc;
-    }
     if (w->nr_chunk_events == 0) {
         w->chunk_first_serial = w->next_serial;
         w->chunk_base_ts = w->chunk_min_ts = w->chunk_max_ts = ev->ts_ns;
         w->prev_ts = ev->ts_ns;
         w->prev_stack[0] = w->prev_stack[1] = 0;
     }
-    struct fmt_pred *pred = &w->preds[ctx];
-    fmt_pred_touch(pred, w->nr_chunks + 1);
+    struct fmt_pred *pred = ctx_pred(w, ctx);
+    if (!pred)
+        return -ENOMEM;
+    w->pred = pred;
 
     uint8_t *op = &col[FMT_COL_OP].data[col[FMT_COL_OP].len++];
     *op = (uint8_t)kind;
@@ -632,13 +650,23 @@ int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev)
         return -EINVAL;
     if ((rc = ensure_room(w, ev)))
         return rc;
+    uint32_t ctx = w->cur_ctx;
+    if (!ctx || !ctx_same(&w->ctxs[ctx], ev)) {
+        if ((rc = ctx_lookup(w, ev, &ctx))) {
+            w->out.err = rc;
+            return rc;
+        }
+    }
+    /* A new thread when the chunk has as many as it may: the chunk ends. */
+    if (!ctx_active(w, ctx) && w->nr_slots == FMT_MAX_ACTIVE_CTX && (rc = fmt_wchunk_flush(w)))
+        return rc;
     if (w->nr_chunk_events) {
         if (ev->ts_ns < w->chunk_min_ts)
             w->chunk_min_ts = ev->ts_ns;
         if (ev->ts_ns > w->chunk_max_ts)
             w->chunk_max_ts = ev->ts_ns;
     }
-    rc = encode(w, ev);
+    rc = encode(w, ev, ctx);
     /* An event half-encoded into the columns cannot be taken back; the
      * only failures here are allocation failures, after which the writer
      * refuses to go on. */
@@ -729,7 +757,8 @@ void fmt_writer_destroy(struct fmt_writer *w)
     fmt_buf_free(&w->scratch);
     fmt_buf_free(&w->out.dir);
     free(w->ctxs);
-    free(w->preds);
+    free(w->ctx_slot);
+    free(w->slots);
     free(w->ctx_hash);
     fmt_wlive_destroy(&w->live);
     fmt_wvm_destroy(&w->vm);

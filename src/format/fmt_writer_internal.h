@@ -60,7 +60,13 @@ struct fmt_writer {
     uint64_t next_serial;
 
     struct fmt_wctx *ctxs; /* by id; [0] unused */
-    struct fmt_pred *preds;
+    /* Address prediction state of the contexts active in this chunk, in
+     * slots; ctx_slot[ctx] = chunk number + 1 << FMT_SLOT_BITS | slot. */
+    uint64_t *ctx_slot;
+    struct fmt_pred *slots;
+    uint32_t nr_slots;
+    uint32_t cap_slots;
+    struct fmt_pred *pred; /* the current event's */
     uint32_t nr_ctxs;
     uint32_t cap_ctxs;
     uint32_t *ctx_hash;

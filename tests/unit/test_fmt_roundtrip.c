@@ -142,6 +142,41 @@ static void test_random_storm(void **state)
     free(evs);
 }
 
+/* A program with more threads than a chunk may hold: the writer ends
+ * chunks early (docs/format.md, "Contexts"), and everything reads back. */
+static void test_many_threads(void **state)
+{
+    enum { THREADS = 10000 };
+    struct fmt_event *evs = calloc(2 * THREADS, sizeof(*evs));
+    size_t n = 0;
+
+    (void)state;
+    assert_non_null(evs);
+    for (uint32_t t = 0; t < THREADS; t++) {
+        evs[n] = tfmt_mk(FMT_EV_MALLOC, n, t);
+        evs[n].addr = 0x10000 + (uint64_t)t * 0x100;
+        evs[n++].size = 10 + t % 100;
+    }
+    for (uint32_t t = 0; t < THREADS; t++) {
+        evs[n] = tfmt_mk(FMT_EV_FREE, n, t);
+        evs[n++].addr = 0x10000 + (uint64_t)t * 0x100;
+    }
+    roundtrip(evs, n, 0, NULL);
+
+    struct tfmt tf;
+    tfmt_start(&tf, 0);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(fmt_writer_event(tf.w, &evs[i]), 0);
+    tfmt_finish(&tf);
+    struct fmt_reader *r = tfmt_open(&tf);
+    /* 4096 threads at most per chunk: 20000 events need 5 chunks. */
+    assert_int_equal(fmt_reader_nr_chunks(r), 5);
+    assert_int_equal(fmt_reader_nr_threads(r), THREADS);
+    fmt_reader_close(r);
+    tfmt_close(&tf);
+    free(evs);
+}
+
 /* Stacks come back leaf first; shared prefixes share nodes. */
 static void test_stacks(void **state)
 {
@@ -459,10 +494,10 @@ static void test_writer_rejects(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_kind),     cmocka_unit_test(test_random_storm),
-        cmocka_unit_test(test_stacks),         cmocka_unit_test(test_stack_windows),
-        cmocka_unit_test(test_tables),         cmocka_unit_test(test_live_at_chunk),
-        cmocka_unit_test(test_writer_rejects),
+        cmocka_unit_test(test_every_kind),    cmocka_unit_test(test_random_storm),
+        cmocka_unit_test(test_stacks),        cmocka_unit_test(test_stack_windows),
+        cmocka_unit_test(test_tables),        cmocka_unit_test(test_many_threads),
+        cmocka_unit_test(test_live_at_chunk), cmocka_unit_test(test_writer_rejects),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
