@@ -207,11 +207,109 @@ static int64_t site_value(const struct ana_site *s, enum site_col c)
     }
 }
 
+/* Stacks share their outer frames: the page gets them as one prefix tree
+ * of frames (node 0 the root) and each site as its leaf node, so a trace
+ * with many deep stacks still makes a small page. */
+struct frame_trie {
+    struct ana_map index; /* (parent << 32 | place) + 1 -> node */
+    uint32_t *parent, *fn, *place;
+    uint32_t nr, cap;
+};
+
+static int trie_push(struct frame_trie *t, uint32_t parent, uint32_t fn, uint32_t place)
+{
+    if (t->nr == t->cap) {
+        uint32_t cap = t->cap ? t->cap * 2 : 1024;
+        uint32_t *p = realloc(t->parent, cap * sizeof(*p));
+
+        if (!p)
+            return -ENOMEM;
+        t->parent = p;
+        if (!(p = realloc(t->fn, cap * sizeof(*p))))
+            return -ENOMEM;
+        t->fn = p;
+        if (!(p = realloc(t->place, cap * sizeof(*p))))
+            return -ENOMEM;
+        t->place = p;
+        t->cap = cap;
+    }
+    t->parent[t->nr] = parent;
+    t->fn[t->nr] = fn;
+    t->place[t->nr] = place;
+    t->nr++;
+    return 0;
+}
+
+/* The child of parent at place, made on first use. */
+static int trie_node(struct frame_trie *t, uint32_t parent, uint32_t fn, uint32_t place,
+                     uint32_t *out)
+{
+    int created, rc;
+    uint32_t *v = ana_map_put(&t->index, ((uint64_t)parent << 32 | place) + 1, &created);
+
+    if (!v)
+        return -ENOMEM;
+    if (created) {
+        if ((rc = trie_push(t, parent, fn, place)))
+            return rc;
+        *v = t->nr - 1;
+    }
+    *out = *v;
+    return 0;
+}
+
+/* The leaf node of a site's stack, its frames added to the trie. */
+static int site_node(struct data_run *d, struct frame_trie *t, uint32_t stack, uint32_t *out)
+{
+    const struct ana_frame *f;
+    int n = ana_stacks_get(d->run->stacks, stack, &f), rc;
+    uint32_t at = 0, none;
+
+    if (n < 0)
+        return n;
+    if (n == 0) {
+        if ((rc = ana_stacks_leaf(d->run->stacks, stack, &none)))
+            return rc;
+        return trie_node(t, 0, str_ref(d, none), str_ref(d, none), out);
+    }
+    for (int k = n - 1; k >= 0; k--) /* outermost first */
+        if ((rc = trie_node(t, at, str_ref(d, f[k].function), str_ref(d, f[k].place), &at)))
+            return rc;
+    *out = at;
+    return d->rc;
+}
+
 static void write_sites(struct data_run *d)
 {
     static const char *const keys[NR_COLS] = {"allocs", "bytes", "leaked",   "leakedBlocks",
                                               "peak",   "temp",  "tempBytes"};
     struct ana_json *j = &d->j;
+    struct frame_trie t = {0};
+    uint32_t *node = malloc((d->nr_sites ? d->nr_sites : 1) * sizeof(*node));
+
+    ana_map_init(&t.index, sizeof(uint32_t));
+    /* The root, node 0: no frame. */
+    if (!node || (d->rc = trie_push(&t, UINT32_MAX, UINT32_MAX, UINT32_MAX))) {
+        d->rc = d->rc ? d->rc : -ENOMEM;
+        goto out;
+    }
+    for (uint32_t i = 0; i < d->nr_sites && !d->rc; i++)
+        d->rc = site_node(d, &t, d->sites[i], &node[i]);
+    if (d->rc)
+        goto out;
+
+    ana_json_key(j, "frames");
+    ana_json_begin_object(j);
+    const char *const cols[3] = {"parent", "fn", "place"};
+    const uint32_t *vals[3] = {t.parent, t.fn, t.place};
+    for (unsigned c = 0; c < 3; c++) {
+        ana_json_key(j, cols[c]);
+        ana_json_begin_array(j);
+        for (uint32_t k = 0; k < t.nr; k++)
+            ana_json_i64(j, vals[c][k] == UINT32_MAX ? -1 : (int64_t)vals[c][k]);
+        ana_json_end_array(j);
+    }
+    ana_json_end_object(j);
 
     ana_json_key(j, "sites");
     ana_json_begin_object(j);
@@ -220,32 +318,10 @@ static void write_sites(struct data_run *d)
     for (uint32_t i = 0; i < d->nr_sites; i++)
         ana_json_u64(j, d->sites[i]);
     ana_json_end_array(j);
-    /* Frames, leaf first: [function, place] string pairs flattened. */
-    ana_json_key(j, "frames");
+    ana_json_key(j, "node");
     ana_json_begin_array(j);
-    for (uint32_t i = 0; i < d->nr_sites && !d->rc; i++) {
-        const struct ana_frame *f;
-        int n = ana_stacks_get(d->run->stacks, d->sites[i], &f);
-
-        if (n < 0) {
-            d->rc = n;
-            break;
-        }
-        ana_json_begin_array(j);
-        if (n == 0) {
-            uint32_t none;
-
-            if (!(d->rc = ana_stacks_leaf(d->run->stacks, d->sites[i], &none))) {
-                ana_json_u64(j, str_ref(d, none));
-                ana_json_u64(j, str_ref(d, none));
-            }
-        }
-        for (int k = 0; k < n; k++) {
-            ana_json_u64(j, str_ref(d, f[k].function));
-            ana_json_u64(j, str_ref(d, f[k].place));
-        }
-        ana_json_end_array(j);
-    }
+    for (uint32_t i = 0; i < d->nr_sites; i++)
+        ana_json_u64(j, node[i]);
     ana_json_end_array(j);
     for (unsigned c = 0; c < NR_COLS; c++) {
         ana_json_key(j, keys[c]);
@@ -256,6 +332,12 @@ static void write_sites(struct data_run *d)
         ana_json_end_array(j);
     }
     ana_json_end_object(j);
+out:
+    free(node);
+    free(t.parent);
+    free(t.fn);
+    free(t.place);
+    ana_map_release(&t.index);
 }
 
 static void write_wpa(struct data_run *d)

@@ -195,6 +195,25 @@ if errors:
     sys.exit(1)
 EOF
 
+# The stack panel (a click on a row; #stack=REGEX from the URL): the whole
+# stack of the site, allocating function first, main below it.
+chrome "$WORK" --dump-dom "file://$WORK/report.html#stack=ManipulateTemporaryBuffer" \
+    >"$WORK/stack.html" 2>"$WORK/stack.err" || fail "chromium: $(tail -3 "$WORK/stack.err")"
+python3 - "$WORK/stack.html" <<'EOF'
+import re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+panel = re.search(r'<aside id="stack-panel"([^>]*)>(.*?)</aside>', dom, re.S)
+if not panel or "hidden" in panel.group(1):
+    sys.exit("FAIL: the stack panel is not shown")
+frames = re.findall(r'<li>(.*?)</li>', panel.group(2))
+names = [re.sub(r' \(.*', '', f) for f in frames]
+want = ["(anonymous namespace)::ManipulateTemporaryBuffer()", "(anonymous namespace)::Operation1()",
+        "main"]
+if names[:3] != want:
+    sys.exit(f"FAIL: the stack panel shows {names}, want {want} first")
+print(f"ok: stack panel: {' <- '.join(names)}")
+EOF
+
 # A selection made with the mouse (synthetic events through the page's own
 # handlers, #drag=F0,F1 in fractions of the plot's width) selects the
 # buckets under the pointer.

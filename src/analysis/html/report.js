@@ -7,9 +7,11 @@
 // Data (arrays are columnar; "site" = a call site = a recorded stack):
 //   summary: heap model totals (ana_model.h), exact integers
 //   strings: function names and places; other parts index into it
-//   sites: stack[], frames[] (pairs [function, place] string ids, leaf
-//          first), allocs[], bytes[], leaked[], leakedBlocks[], peak[],
-//          temp[], tempBytes[]
+//   frames: the stacks' frames as one prefix tree, node 0 the root:
+//          parent[], fn[] and place[] (string ids)
+//   sites: stack[] (trace stack id), node[] (its leaf in frames),
+//          allocs[], bytes[], leaked[], leakedBlocks[], peak[], temp[],
+//          tempBytes[]
 //   wpa: bucketNs, nrBuckets, and per cell site[], a[] (allocation bucket),
 //        f[] (free bucket, -1: never freed), n[] (blocks), b[] (bytes)
 //   flame, flameInv: nodes depth first, children by name: name[] (string
@@ -54,9 +56,10 @@
     var mul = {ns: 1, us: 1e3, '\u00b5s': 1e3, ms: 1e6, s: 1e9, '': 1}[m[2]];
     return Math.round(parseFloat(m[1]) * mul);
   }
+  var FR = D.frames;
   function siteLeaf(i) {
-    var f = D.sites.frames[i];
-    return { fn: S[f[0]], place: S[f[1]] };
+    var n = D.sites.node[i];
+    return { fn: S[FR.fn[n]], place: S[FR.place[n]] };
   }
   // A function cell: the allocating function, and where, on a second line.
   function fnCell(i) {
@@ -76,9 +79,9 @@
 
   // ---- the stack panel ----------------------------------------------
   function showStack(i) {
-    var frames = D.sites.frames[i], ol = $('stack-frames');
+    var ol = $('stack-frames');
     ol.textContent = '';
-    for (var k = 1; k < frames.length; k += 2) ol.appendChild(el('li', '', S[frames[k]]));
+    for (var n = D.sites.node[i]; n > 0; n = FR.parent[n]) ol.appendChild(el('li', '', S[FR.place[n]]));
     $('stack-title').textContent = 'Stack ' + D.sites.stack[i] + ' (allocating function first)';
     $('stack-panel').hidden = false;
   }
@@ -517,6 +520,15 @@
   sites();
   if (!fromHash()) select(0, NB - 1, false);
   dragFromHash();
+  // #stack=REGEX: show the stack of the first call site whose allocating
+  // function matches (as a click on its row does).
+  var sm = /[#&]stack=([^&]*)/.exec(window.location.hash || '');
+  if (sm) {
+    var sre = new RegExp(decodeURIComponent(sm[1]));
+    for (var si = 0; si < NR_SITES; si++) {
+      if (sre.test(siteLeaf(si).fn)) { showStack(si); break; }
+    }
+  }
   var cm = /[#&]cost=([0-4])/.exec(window.location.hash || '');
   if (cm) { flame.cost = parseInt(cm[1], 10); $('flame-cost').value = cm[1]; }
   if (/[#&]inverted/.test(window.location.hash || '')) $('flame-inverted').checked = true;
