@@ -91,18 +91,20 @@ void rec_clock_init(struct rec_clock *c)
         return;
     }
     c->ns_per_tick = (double)(m1 - c->mono0) / (double)(t1 - c->tsc0);
+    c->mult32 = (uint64_t)(c->ns_per_tick * 4294967296.0);
 }
 
 uint64_t rec_clock_ns(const struct rec_clock *c, uint64_t t, int is_tsc)
 {
-    double d;
+    uint64_t d;
 
     if (!is_tsc)
         return t;
-    d = (double)(int64_t)(t - c->tsc0) * c->ns_per_tick;
-    if (d < 0 && (uint64_t)-d > c->mono0)
-        return 0;
-    return d < 0 ? c->mono0 - (uint64_t)-d : c->mono0 + (uint64_t)d;
+    /* Fixed point (ns per tick << 32): one multiply per record. */
+    if (t >= c->tsc0)
+        return c->mono0 + (uint64_t)(((unsigned __int128)(t - c->tsc0) * c->mult32) >> 32);
+    d = (uint64_t)(((unsigned __int128)(c->tsc0 - t) * c->mult32) >> 32);
+    return d < c->mono0 ? c->mono0 - d : 0;
 }
 
 uint64_t rec_clock_now(const struct rec_clock *c)

@@ -31,6 +31,7 @@ struct rec_clock {
     int tsc;              /* the collector stamps with rdtsc */
     uint64_t tsc0, mono0; /* a tick and the ns it was read at */
     double ns_per_tick;
+    uint64_t mult32; /* ns_per_tick << 32 */
 };
 
 /* Decide on the clock (MEMSCRIBE_CLOCK=tsc|monotonic overrides) and, for
