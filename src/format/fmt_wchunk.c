@@ -9,9 +9,9 @@
 
 #include "format/fmt_writer_internal.h"
 
-static int cmp_u32(const void *a, const void *b)
+static int cmp_stack(const void *a, const void *b)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    uint32_t x = ((const struct fmt_wdelta *)a)->stack, y = ((const struct fmt_wdelta *)b)->stack;
 
     return x < y ? -1 : x > y;
 }
@@ -25,13 +25,11 @@ static int put_summary(struct fmt_writer *w)
     if (rc)
         return rc;
     if (w->nr_touched)
-        qsort(w->touched, w->nr_touched, sizeof(*w->touched), cmp_u32);
+        qsort(w->touched, w->nr_touched, sizeof(*w->touched), cmp_stack);
     uint32_t nr = 0;
-    for (uint32_t i = 0; i < w->nr_touched; i++) {
-        uint32_t s = w->touched[i];
-        if (w->d_bytes[s] || w->d_blocks[s])
+    for (uint32_t i = 0; i < w->nr_touched; i++)
+        if (w->touched[i].bytes || w->touched[i].blocks)
             nr++;
-    }
     fmt_buf_put_varint(&b, w->nr_chunks);
     fmt_buf_put_varint(&b, w->chunk_min_ts);
     fmt_buf_put_varint(&b, w->chunk_max_ts - w->chunk_min_ts);
@@ -43,13 +41,13 @@ static int put_summary(struct fmt_writer *w)
     fmt_buf_put_varint(&b, nr);
     uint32_t prev = 0;
     for (uint32_t i = 0; i < w->nr_touched; i++) {
-        uint32_t s = w->touched[i];
-        if (!w->d_bytes[s] && !w->d_blocks[s])
+        const struct fmt_wdelta *d = &w->touched[i];
+        if (!d->bytes && !d->blocks)
             continue;
-        fmt_buf_put_varint(&b, s - prev);
-        fmt_buf_put_varint(&b, fmt_zigzag(w->d_bytes[s]));
-        fmt_buf_put_varint(&b, fmt_zigzag(w->d_blocks[s]));
-        prev = s;
+        fmt_buf_put_varint(&b, d->stack - prev);
+        fmt_buf_put_varint(&b, fmt_zigzag(d->bytes));
+        fmt_buf_put_varint(&b, fmt_zigzag(d->blocks));
+        prev = d->stack;
     }
     rc = fmt_buf_add_varint(&w->defs, FMT_DEF_SUMMARY);
     rc = rc ?: fmt_buf_add_string(&w->defs, b.data, b.len);

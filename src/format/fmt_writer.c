@@ -174,50 +174,58 @@ static int ctx_lookup(struct fmt_writer *w, const struct fmt_event *ev, uint32_t
     return 0;
 }
 
-/* Per-stack heap deltas for the chunk summary. */
-static int delta_grow(struct fmt_writer *w, uint32_t stack)
+/* Per-stack heap deltas for the summary: a list of the stacks touched in
+ * this chunk and a map to it, so memory follows what one chunk touches,
+ * not every stack of the trace. */
+static inline uint32_t dmap_home(uint32_t stack, uint32_t mask)
 {
-    uint32_t cap = w->d_cap ? w->d_cap : 1024;
+    return (uint32_t)((stack * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
 
-    while (cap <= stack)
-        cap *= 2;
-    int64_t *b = realloc(w->d_bytes, (size_t)cap * sizeof(*b));
-    if (!b)
+static int dmap_grow(struct fmt_writer *w)
+{
+    uint32_t cap = w->dmap ? (w->dmap_mask + 1) * 2 : 1024;
+    struct fmt_wdslot *m = calloc(cap, sizeof(*m));
+    uint64_t gen = w->nr_chunks + 1;
+
+    if (!m)
         return -ENOMEM;
-    w->d_bytes = b;
-    int64_t *k = realloc(w->d_blocks, (size_t)cap * sizeof(*k));
-    if (!k)
-        return -ENOMEM;
-    w->d_blocks = k;
-    uint64_t *g = realloc(w->d_gen, (size_t)cap * sizeof(*g));
-    if (!g)
-        return -ENOMEM;
-    w->d_gen = g;
-    memset(g + w->d_cap, 0, (size_t)(cap - w->d_cap) * sizeof(*g));
-    w->d_cap = cap;
+    for (uint32_t i = 0; i < w->nr_touched; i++) {
+        uint32_t h = dmap_home(w->touched[i].stack, cap - 1);
+        while (m[h].gen == gen)
+            h = (h + 1) & (cap - 1);
+        m[h] = (struct fmt_wdslot){gen, w->touched[i].stack, i};
+    }
+    free(w->dmap);
+    w->dmap = m;
+    w->dmap_mask = cap - 1;
     return 0;
 }
 
-static inline int delta_add(struct fmt_writer *w, uint32_t stack, int64_t bytes, int64_t blocks)
+static int delta_add(struct fmt_writer *w, uint32_t stack, int64_t bytes, int64_t blocks)
 {
-    if (stack >= w->d_cap && delta_grow(w, stack))
+    uint64_t gen = w->nr_chunks + 1;
+
+    if ((!w->dmap || (w->nr_touched + 1) * 2 > w->dmap_mask + 1) && dmap_grow(w))
         return -ENOMEM;
-    if (w->d_gen[stack] != w->nr_chunks + 1) {
-        if (w->nr_touched == w->cap_touched) {
-            uint32_t cap = w->cap_touched ? w->cap_touched * 2 : 256;
-            uint32_t *t = realloc(w->touched, (size_t)cap * sizeof(*t));
-            if (!t)
-                return -ENOMEM;
-            w->touched = t;
-            w->cap_touched = cap;
+    uint32_t h = dmap_home(stack, w->dmap_mask);
+    for (; w->dmap[h].gen == gen; h = (h + 1) & w->dmap_mask) {
+        if (w->dmap[h].stack == stack) {
+            w->touched[w->dmap[h].idx].bytes += bytes;
+            w->touched[w->dmap[h].idx].blocks += blocks;
+            return 0;
         }
-        w->touched[w->nr_touched++] = stack;
-        w->d_gen[stack] = w->nr_chunks + 1;
-        w->d_bytes[stack] = 0;
-        w->d_blocks[stack] = 0;
     }
-    w->d_bytes[stack] += bytes;
-    w->d_blocks[stack] += blocks;
+    if (w->nr_touched == w->cap_touched) {
+        uint32_t cap = w->cap_touched ? w->cap_touched * 2 : 256;
+        struct fmt_wdelta *t = realloc(w->touched, (size_t)cap * sizeof(*t));
+        if (!t)
+            return -ENOMEM;
+        w->touched = t;
+        w->cap_touched = cap;
+    }
+    w->dmap[h] = (struct fmt_wdslot){gen, stack, w->nr_touched};
+    w->touched[w->nr_touched++] = (struct fmt_wdelta){stack, bytes, blocks};
     return 0;
 }
 
@@ -763,10 +771,8 @@ void fmt_writer_destroy(struct fmt_writer *w)
     fmt_wlive_destroy(&w->live);
     fmt_wvm_destroy(&w->vm);
     fmt_wstack_destroy(&w->stacks);
-    free(w->d_bytes);
-    free(w->d_blocks);
-    free(w->d_gen);
     free(w->touched);
+    free(w->dmap);
     free(w->mods);
     free(w);
 }

@@ -34,6 +34,19 @@ struct fmt_wmod {
     uint32_t gone;
 };
 
+/* Per-stack change of live heap bytes and blocks in the chunk. */
+struct fmt_wdelta {
+    uint32_t stack;
+    int64_t bytes;
+    int64_t blocks;
+};
+
+struct fmt_wdslot {
+    uint64_t gen; /* chunk number + 1; other values: empty */
+    uint32_t stack;
+    uint32_t idx;
+};
+
 struct fmt_writer {
     struct fmt_wout out;
     int level;
@@ -77,13 +90,11 @@ struct fmt_writer {
     struct fmt_wstack stacks;
 
     /* Per-stack change of live heap bytes and blocks in this chunk. */
-    int64_t *d_bytes;
-    int64_t *d_blocks;
-    uint64_t *d_gen; /* chunk number + 1 when touched in this chunk */
-    uint32_t d_cap;
-    uint32_t *touched;
+    struct fmt_wdelta *touched; /* stacks whose live heap changed in this chunk */
     uint32_t nr_touched;
     uint32_t cap_touched;
+    struct fmt_wdslot *dmap; /* stack -> index in touched, for this chunk */
+    uint32_t dmap_mask;
 
     struct fmt_wmod *mods; /* by id - 1 */
     uint32_t nr_mods;
