@@ -163,6 +163,13 @@ static int def_context(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
         return rc;
     GROW(r, r->ctxs, r->nr_ctxs, r->cap_ctxs, r->nr_ctxs + 1, off);
     r->ctxs[r->nr_ctxs++].t = t;
+    /* An image named before (or without) its PROCESS_START: its threads
+     * tell at least its pid and when it was first seen. */
+    struct fmt_image_info *im = &r->images[t.image].i;
+    if (!im->has_start && !im->pid) {
+        im->pid = t.pid;
+        im->start_ns = t.start_ns;
+    }
     return 0;
 }
 

@@ -402,6 +402,32 @@ static void test_tables(void **state)
     tfmt_close(&t);
 }
 
+/* An image seen only through its events still has its pid and start. */
+static void test_image_without_start(void **state)
+{
+    struct tfmt t;
+    struct fmt_event ev = tfmt_mk(FMT_EV_MALLOC, 77, 0);
+
+    (void)state;
+    ev.image = 3;
+    ev.pid = 4321;
+    ev.addr = 0x1000;
+    ev.size = 8;
+    tfmt_start(&t, 0);
+    assert_int_equal(fmt_writer_event(t.w, &ev), 0);
+    tfmt_finish(&t);
+    struct fmt_reader *r = tfmt_open(&t);
+    assert_int_equal(fmt_reader_nr_images(r), 4);
+    const struct fmt_image_info *im = fmt_reader_image(r, 3);
+    assert_false(im->has_start);
+    assert_int_equal(im->pid, 4321);
+    assert_int_equal(im->start_ns, 77);
+    assert_null(im->exe);
+    assert_int_equal(fmt_reader_image(r, 1)->pid, 0); /* never named at all */
+    fmt_reader_close(r);
+    tfmt_close(&t);
+}
+
 struct live_sum {
     int64_t bytes[64];
     int64_t blocks[64];
@@ -494,10 +520,15 @@ static void test_writer_rejects(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_kind),    cmocka_unit_test(test_random_storm),
-        cmocka_unit_test(test_stacks),        cmocka_unit_test(test_stack_windows),
-        cmocka_unit_test(test_tables),        cmocka_unit_test(test_many_threads),
-        cmocka_unit_test(test_live_at_chunk), cmocka_unit_test(test_writer_rejects),
+        cmocka_unit_test(test_every_kind),
+        cmocka_unit_test(test_random_storm),
+        cmocka_unit_test(test_stacks),
+        cmocka_unit_test(test_stack_windows),
+        cmocka_unit_test(test_tables),
+        cmocka_unit_test(test_many_threads),
+        cmocka_unit_test(test_image_without_start),
+        cmocka_unit_test(test_live_at_chunk),
+        cmocka_unit_test(test_writer_rejects),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
