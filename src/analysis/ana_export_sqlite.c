@@ -559,9 +559,9 @@ int ana_export_sqlite(struct fmt_reader *r, const struct ana_export_options *o, 
         rc = -EIO;
         goto out;
     }
-    /* One transaction and no journal: the file is new, and a failed export
-     * is deleted by no one but is never mistaken for a whole one (the
-     * meta row 'complete' is written last). */
+    /* One transaction and no journal: the file is new, and the command
+     * deletes it if the export fails (the meta row 'complete', written
+     * last, marks a whole one anyway). */
     if ((rc = exec(&q, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;")) ||
         (rc = exec(&q, SCHEMA)))
         goto sqlfail;

@@ -269,6 +269,14 @@ int cmd_export(int argc, char **argv)
     if (fd != STDOUT_FILENO && close(fd) && !rc)
         rc = -errno, output_failed = 1;
     if (rc) {
+        /* A partial output could be read as a whole one: heaptrack_print,
+         * for one, reads a cut file without a word. */
+        if (a.out && strcmp(a.out, "-") && strcmp(a.out, "/dev/null") &&
+            (a.opt.format == ANA_EXPORT_SQLITE || fd != STDOUT_FILENO)) {
+            struct stat st;
+            if (!stat(a.out, &st) && S_ISREG(st.st_mode))
+                unlink(a.out);
+        }
         if (output_failed)
             cli_die("export: %s: writing failed: %s", out_name, err[0] ? err : strerror(-rc));
         if (rc == -EPROTO && !err[0] && fmt_reader_error(r)[0])

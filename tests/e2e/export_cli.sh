@@ -40,6 +40,17 @@ expect_exit 1 "/dev/full: writing failed: No space left on device" \
     "$M" export --to massif "$syn" -o /dev/full
 expect_exit 1 "standard output: writing failed" sh -c "'$M' export --to csv '$syn' >/dev/full"
 expect_exit 1 "$T/no/dir/x.db" "$M" export --to sqlite "$syn" -o "$T/no/dir/x.db"
+# A chunk corrupt in the middle of the trace: exit 1 with the reader's
+# message, and no partial output left behind to be read as a whole one.
+"$MS_BUILD/tests/unit/test_ana_export" --write-trace "$T/two.mscr" 400000
+size=$(stat -c %s "$T/two.mscr")
+printf '\377\377\377\377\377\377\377\377' |
+    dd of="$T/two.mscr" bs=1 seek=$((size * 3 / 4)) conv=notrunc 2>/dev/null
+for f in heaptrack csv sqlite; do
+    expect_exit 1 "two.mscr: offset [0-9]*: " "$M" export --to "$f" "$T/two.mscr" -o "$T/two.$f"
+    [ ! -e "$T/two.$f" ] || fail "$f: a partial output was left"
+done
+
 # A binary gone since the recording: frames fall back to module+offset and
 # a note on stderr says why.
 cp "$MS_PROGRAMS/export_prog" "$T/gone_prog"
