@@ -321,7 +321,8 @@ static int col_ring_wait(struct col_thread *t, uint64_t need)
     }
 }
 
-void *col_ring_reserve(struct col_thread *t, uint32_t len)
+static inline __attribute__((always_inline)) void *col_ring_reserve_inline(struct col_thread *t,
+                                                                          uint32_t len)
 {
     struct col_ring *r = t->ring;
     uint64_t pos = r->head & (COL_RING_SIZE - 1);
@@ -342,12 +343,17 @@ void *col_ring_reserve(struct col_thread *t, uint32_t len)
     return r->data + pos;
 }
 
+void *col_ring_reserve(struct col_thread *t, uint32_t len)
+{
+    return col_ring_reserve_inline(t, len);
+}
+
 void col_emit_event(struct col_thread *t, uint8_t type, uint8_t kind, uint8_t flags,
                     uint8_t origin, uint32_t stack, uint64_t ts, uint64_t addr,
                     uint64_t size, const uint64_t *extra, unsigned nargs)
 {
     uint32_t len = FMT_SHM_EVENT_SIZE(nargs);
-    struct fmt_shm_event *e = col_ring_reserve(t, len);
+    struct fmt_shm_event *e = col_ring_reserve_inline(t, len);
 
     if (COL_UNLIKELY(!e))
         return;
