@@ -152,6 +152,23 @@ void rec_session_free(struct rec_session *s);
  * write, so a long build's thousands of processes cost little. */
 void rec_stream_retire(struct rec_session *s);
 
+/* Where the time sits in a record kept for the merge (every type but PAD
+ * and STACK has one). */
+static inline uint64_t *rec_record_ts(unsigned char *p)
+{
+    switch (p[0]) {
+    case FMT_SHM_REC_EVENT:
+    case FMT_SHM_REC_RELEASE:
+        return &((struct fmt_shm_event *)(void *)p)->ts_ns;
+    case FMT_SHM_REC_THREAD_START:
+    case FMT_SHM_REC_THREAD_EXIT:
+    case FMT_SHM_REC_THREAD_NAME:
+        return &((struct fmt_shm_thread *)(void *)p)->ts_ns;
+    default:
+        return &((struct fmt_shm_module *)(void *)p)->ts_ns;
+    }
+}
+
 /* rec_merge.c */
 /* The time below which every event has been copied out: reads each open
  * ring's pending word, then drains it (order matters, docs/protocol.md). */

@@ -122,24 +122,9 @@ static uint32_t rec_buffered_len(const unsigned char *p)
     return ((const struct fmt_shm_sized *)(const void *)p)->len;
 }
 
-static uint64_t rec_buffered_ts(const unsigned char *p)
-{
-    switch (p[0]) {
-    case FMT_SHM_REC_EVENT:
-    case FMT_SHM_REC_RELEASE:
-        return ((const struct fmt_shm_event *)(const void *)p)->ts_ns;
-    case FMT_SHM_REC_THREAD_START:
-    case FMT_SHM_REC_THREAD_EXIT:
-    case FMT_SHM_REC_THREAD_NAME:
-        return ((const struct fmt_shm_thread *)(const void *)p)->ts_ns;
-    default:
-        return ((const struct fmt_shm_module *)(const void *)p)->ts_ns;
-    }
-}
-
 static uint64_t rec_ring_next_ts(const struct rec_ring *r)
 {
-    return rec_buffered_ts(r->buf + r->buf_pos);
+    return *rec_record_ts(r->buf + r->buf_pos);
 }
 
 static uint32_t rec_map_stack(struct rec_image *img, uint32_t id)
@@ -255,7 +240,7 @@ static int rec_emit_one(struct rec_session *s, struct rec_ring *r, uint64_t at_m
     struct rec_image *img = r->img;
     struct fmt_event ev;
     struct fmt_module mod;
-    uint64_t ts = rec_buffered_ts(p);
+    uint64_t ts = *rec_record_ts(p);
     int settled = 0;
 
     if (ts > at_most)

@@ -353,22 +353,6 @@ static uint32_t rec_record_len(const unsigned char *p, uint64_t avail)
     return len;
 }
 
-/* The time of a buffered record (every kept type has one at a known place). */
-static uint64_t *rec_record_ts(unsigned char *p)
-{
-    switch (p[0]) {
-    case FMT_SHM_REC_EVENT:
-    case FMT_SHM_REC_RELEASE:
-        return &((struct fmt_shm_event *)(void *)p)->ts_ns;
-    case FMT_SHM_REC_THREAD_START:
-    case FMT_SHM_REC_THREAD_EXIT:
-    case FMT_SHM_REC_THREAD_NAME:
-        return &((struct fmt_shm_thread *)(void *)p)->ts_ns;
-    default:
-        return &((struct fmt_shm_module *)(void *)p)->ts_ns;
-    }
-}
-
 static void rec_ring_drain(struct rec_session *s, struct rec_ring *r)
 {
     uint64_t head, tail = r->tail;
