@@ -3,9 +3,9 @@
  * dh_view.html and the Firefox Profiler. One program point (pp) per
  * distinct symbolized stack: stacks that differ only in frames the
  * symbolizer cuts (allocator wrappers) are merged, since dh_view rejects a
- * stack that appears twice. Frames are written as massif and DHAT do,
- * "0xADDR: function (file:line)" or "0xADDR: function (in module)", the
- * forms the Firefox Profiler parses. Times are in microseconds. Access
+ * stack that appears twice. Frames are written as DHAT does,
+ * "0xADDR: function (file:line[:column])" or "0xADDR: function (in
+ * module)", the forms the Firefox Profiler parses. Times are in microseconds. Access
  * counts (reads, writes) are not recorded, so bkacc is false. */
 #include <errno.h>
 #include <inttypes.h>
@@ -46,7 +46,12 @@ static const char *dhat_label(const struct ana_sym_frame *f, char *buf, size_t s
     char name[64];
     const char *fn = ana_xsym_name(f, name, sizeof(name));
 
-    if (f->file && f->line)
+    /* With a column, "file:line:column" as dhat-rs writes it: older
+     * Firefox Profiler importers parse only that form. */
+    if (f->file && f->line && f->column)
+        snprintf(buf, size, "0x%" PRIx64 ": %s (%s:%u:%u)", f->addr, fn, f->file, f->line,
+                 f->column);
+    else if (f->file && f->line)
         snprintf(buf, size, "0x%" PRIx64 ": %s (%s:%u)", f->addr, fn, f->file, f->line);
     else if (f->module)
         snprintf(buf, size, "0x%" PRIx64 ": %s (in %s)", f->addr, fn, f->module);

@@ -59,5 +59,5 @@ grep -q "^$(commas "$REPORT_BYTES") bytes (100%" "$T/dom.txt" || fail "recorded 
 grep -q "^$(commas "$REPORT_ALLOCS") blocks (100%" "$T/dom.txt" || fail "recorded total blocks"
 grep -q "At t-gmax: $(commas "$REPORT_PEAK") bytes (100%)" "$T/dom.txt" || fail "recorded peak"
 grep -q "At t-end:  $(commas "$REPORT_LEAKED") bytes (100%)" "$T/dom.txt" || fail "recorded leaks"
-grep -q ": churn (.*export_prog.c:[0-9]*)" "$T/dom.txt" || fail "no churn frame"
+grep -q ": churn (.*export_prog.c:[0-9]*:[0-9]*)" "$T/dom.txt" || fail "no churn frame"
 echo "export_dhat: ok"
