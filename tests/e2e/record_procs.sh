@@ -37,4 +37,11 @@ for size in 6666 7777; do
     [ "$(count $size)" = 3 ] || fail "pipeline: malloc($size) appears $(count $size) times, not 3"
 done
 [ "$(pids 6666)" != "$(pids 7777)" ] || fail "pipeline: both ends in one pid"
-echo "ok: fork, fork+exec, posix_spawn, vfork+exec and a pipeline all traced once"
+"$MEMSCRIBE" record -q -o "$WORK/f.mscr" -- "$MS_PROGRAMS/col_procs" forks 100 ||
+    fail "record of 100 forks beside busy threads exited with $?"
+ms_dump_ok "$WORK/f.mscr"
+[ "$(count 4242)" = 300 ] || fail "forks: malloc(4242) appears $(count 4242) times, not 300"
+[ "$(pids 4242 | wc -l)" = 100 ] || fail "forks: malloc(4242) comes from $(pids 4242 | wc -l) pids, not 100"
+n=$(grep -c " process_start .* how=fork " "$WORK/dump.txt" || true)
+[ "$n" = 100 ] || fail "forks: $n process_start how=fork, not 100"
+echo "ok: fork, fork+exec, posix_spawn, vfork+exec, a pipeline and forks beside busy threads, all traced once"
