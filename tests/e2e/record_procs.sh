@@ -44,4 +44,15 @@ ms_dump_ok "$WORK/f.mscr"
 [ "$(pids 4242 | wc -l)" = 100 ] || fail "forks: malloc(4242) comes from $(pids 4242 | wc -l) pids, not 100"
 n=$(grep -c " process_start .* how=fork " "$WORK/dump.txt" || true)
 [ "$n" = 100 ] || fail "forks: $n process_start how=fork, not 100"
-echo "ok: fork, fork+exec, posix_spawn, vfork+exec, a pipeline and forks beside busy threads, all traced once"
+# --no-follow: the first image only; --depth: no stack deeper than asked.
+"$MEMSCRIBE" record -q --no-follow --depth 3 -o "$WORK/n.mscr" -- "$MS_PROGRAMS/col_procs" all ||
+    fail "record --no-follow exited with $?"
+"$MEMSCRIBE" dump --stacks --raw "$WORK/n.mscr" >"$WORK/dump.txt" || fail "dump --stacks failed"
+[ "$(grep -c " process_start " "$WORK/dump.txt")" = 1 ] || fail "--no-follow traced more than one image"
+[ "$(count 2222)" = 1 ] || fail "--no-follow: the program's own malloc(2222) appears $(count 2222) times"
+for size in 1111 3333 4444 5555; do
+    [ "$(count $size)" = 0 ] || fail "--no-follow: a child's malloc($size) was traced"
+done
+deepest=$(awk '/^stack [0-9]+ / { for (i = 1; i <= NF; i++) if ($i ~ /^depth=/) { d = substr($i, 7) + 0; if (d > m) m = d } } END { print m + 0 }' "$WORK/dump.txt")
+[ "$deepest" -ge 1 ] && [ "$deepest" -le 3 ] || fail "--depth 3: the deepest stack has $deepest frames"
+echo "ok: fork, fork+exec, posix_spawn, vfork+exec, a pipeline, forks beside busy threads, --no-follow, --depth"
