@@ -307,31 +307,32 @@ static int line(struct heaptrack *h, char op, uint32_t info, uint64_t serial)
 }
 
 /* The blocks held at the peak are settled (or the buffer is full): write
- * their "+" lines at the peak, the first temporary one as "+ -", then the
- * buffer. */
+ * their "+" lines at the peak, the first temporary one last and as "+ -"
+ * (every other block is in by then, so its "+" reaches the peak), then
+ * the buffer. */
 static int flush_peak(struct heaptrack *h)
 {
+    const struct ht_settled *spike = NULL;
     uint64_t spiked = 0;
     int rc = 0;
 
     h->buffering = false;
-    for (uint32_t i = 0; i < h->nr_settled && !rc; i++)
-        if (!h->settled[i].temporary)
+    for (uint32_t i = 0; i < h->nr_settled && !rc; i++) {
+        if (h->settled[i].temporary && !spike)
+            spike = &h->settled[i];
+        else
             rc = put(h, '+', h->settled[i].info, false);
+    }
     /* Blocks still held (a full buffer): their "+" goes out at the peak. */
     for (uint32_t t = 0; t < h->nr_threads && !rc; t++)
         if (h->held[t].serial && h->held[t].at_peak) {
             rc = put(h, '+', h->held[t].info, false);
             h->held[t].serial = 0;
         }
-    for (uint32_t i = 0; i < h->nr_settled && !rc; i++) {
-        if (!h->settled[i].temporary)
-            continue;
-        rc = put(h, '+', h->settled[i].info, false);
-        if (!spiked && !rc) {
-            spiked = h->settled[i].serial;
-            rc = put(h, '-', h->settled[i].info, true);
-        }
+    if (spike && !rc) {
+        spiked = spike->serial;
+        if (!(rc = put(h, '+', spike->info, false)))
+            rc = put(h, '-', spike->info, true);
     }
     for (uint32_t i = 0; i < h->nr_buf && !rc; i++) {
         const struct ht_line *l = &h->buf[i];

@@ -218,6 +218,28 @@ int xtrace_write(int fd)
     return rc;
 }
 
+int xtrace_write_two_at_peak(int fd)
+{
+    struct xw x = {0};
+    uint32_t st[3];
+    int rc;
+
+    if ((rc = create(&x.w, fd)))
+        return rc;
+    if ((rc = stacks(x.w, &st[0], &st[1], &st[2]))) {
+        fmt_writer_destroy(x.w);
+        return rc;
+    }
+    starts(&x);
+    heap(&x, FMT_EV_MALLOC, 1, 0, 0x10000, 100, st[0]);
+    heap(&x, FMT_EV_MALLOC, 2, 1, 0x20000, 200, st[1]);
+    heap(&x, FMT_EV_FREE, 3, 0, 0x10000, 0, 0);
+    heap(&x, FMT_EV_FREE, 4, 1, 0x20000, 0, 0);
+    rc = x.rc ? x.rc : fmt_writer_finish(x.w);
+    fmt_writer_destroy(x.w);
+    return rc;
+}
+
 int xtrace_write_big(int fd, uint64_t nr_events)
 {
     struct xw x = {0};

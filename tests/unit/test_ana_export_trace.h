@@ -26,6 +26,11 @@
 /* Write the trace to fd. Returns 0 or -errno. */
 int xtrace_write(int fd);
 
+/* Write the trace of heaptrack's limit: T0 allocates X (100 bytes), T1
+ * allocates Y (200: the peak, 300), T0 frees X, T1 frees Y. Both are
+ * temporary for memscribe, and both are live at the peak. */
+int xtrace_write_two_at_peak(int fd);
+
 /* Write a large trace: nr_events events, a steady churn over a fixed set
  * of live blocks (for the bounded-memory checks). */
 int xtrace_write_big(int fd, uint64_t nr_events);
