@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cli/rec_internal.h"
@@ -353,6 +355,18 @@ static uint32_t rec_record_len(const unsigned char *p, uint64_t avail)
     return len;
 }
 
+/* A producer sleeps on wake_seq when its ring is full: ring it. The store
+ * of tail comes first (seq_cst), then the read of waiters, so either the
+ * producer sees the new tail or we see it waiting. */
+static void rec_ring_wake(struct rec_ring *r)
+{
+    if (atomic_load(&r->ctl->waiters)) {
+        atomic_store(&r->ctl->waiters, 0);
+        atomic_fetch_add(&r->ctl->wake_seq, 1);
+        syscall(SYS_futex, &r->ctl->wake_seq, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+    }
+}
+
 static void rec_ring_drain(struct rec_session *s, struct rec_ring *r)
 {
     uint64_t head, tail = r->tail;
@@ -367,7 +381,8 @@ static void rec_ring_drain(struct rec_session *s, struct rec_ring *r)
         if (!r->off)
             rec_ring_turn_off(r);
         r->tail = head;
-        atomic_store_explicit(&r->ctl->tail, head, memory_order_release);
+        atomic_store(&r->ctl->tail, head);
+        rec_ring_wake(r);
         return;
     }
     while (tail < head) {
@@ -410,7 +425,8 @@ static void rec_ring_drain(struct rec_session *s, struct rec_ring *r)
     }
     s->nr_copied += tail - r->tail;
     r->tail = tail;
-    atomic_store_explicit(&r->ctl->tail, tail, memory_order_release);
+    atomic_store(&r->ctl->tail, tail);
+    rec_ring_wake(r);
 }
 
 void rec_stream_drain(struct rec_session *s, struct rec_image *img)

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/resource.h>
@@ -293,15 +294,21 @@ static int col_recorder_alive(struct col_ring *r, unsigned waited_ms)
     return waited_ms < 5000;
 }
 
-/* Wait until the recorder has made room for need bytes. Returns 0, or -1
- * if the recorder is gone (the collector then turns itself off). */
+/* Wait until the recorder has made room for need bytes: spin a little,
+ * then sleep on the ring's futex, which the recorder rings once it has
+ * moved tail (no polling delay, no lost wake-up: waiters and tail are
+ * each written before the other is read). Returns 0, or -1 if the recorder
+ * is gone (the collector then turns itself off). */
 static int col_ring_wait(struct col_thread *t, uint64_t need)
 {
     struct col_ring *r = t->ring;
-    unsigned spins = 0, waited_ms = 0, sleeps = 0;
+    struct fmt_shm_ring_ctl *c = r->ctl;
+    unsigned spins = 0, waited_ms = 0;
 
     for (;;) {
-        r->cached_tail = atomic_load_explicit(&r->ctl->tail, memory_order_acquire);
+        uint32_t seq;
+
+        r->cached_tail = atomic_load_explicit(&c->tail, memory_order_acquire);
         if (r->head + need - r->cached_tail <= COL_RING_SIZE)
             return 0;
         if (spins < 2000) {
@@ -309,14 +316,23 @@ static int col_ring_wait(struct col_thread *t, uint64_t need)
             __builtin_ia32_pause();
             continue;
         }
-        struct timespec ts = {0, 50 * 1000};
-        nanosleep(&ts, NULL);
-        if (++sleeps % 20 == 0) {
-            waited_ms++;
-            if (!col_recorder_alive(r, waited_ms)) {
-                col_turn_off("the recorder is gone; tracing stops here", 0);
-                return -1;
-            }
+        seq = atomic_load(&c->wake_seq);
+        atomic_store(&c->waiters, 1);
+        r->cached_tail = atomic_load(&c->tail);
+        if (r->head + need - r->cached_tail <= COL_RING_SIZE) {
+            atomic_store(&c->waiters, 0);
+            return 0;
+        }
+        {
+            struct timespec ts = {0, 10 * 1000 * 1000};
+
+            /* Not FUTEX_PRIVATE: the word is shared with the recorder. */
+            syscall(SYS_futex, &c->wake_seq, FUTEX_WAIT, seq, &ts, NULL, 0);
+        }
+        waited_ms += 10; /* at most; checking the recorder now and then is enough */
+        if (waited_ms % 100 == 0 && !col_recorder_alive(r, waited_ms)) {
+            col_turn_off("the recorder is gone; tracing stops here", 0);
+            return -1;
         }
     }
 }

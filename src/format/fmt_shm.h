@@ -87,6 +87,10 @@ struct fmt_shm_ring_ctl {
     _Atomic uint32_t owner_tid; /* 0: free */
     /* Written by the recorder. */
     alignas(FMT_SHM_CACHE_LINE) _Atomic uint64_t tail; /* bytes ever consumed */
+    /* A producer waiting for room sets waiters and sleeps on wake_seq (a
+     * shared futex); the recorder, after moving tail, bumps and wakes it. */
+    _Atomic uint32_t waiters;
+    _Atomic uint32_t wake_seq;
 };
 
 /* Records. Every record is a multiple of 8 bytes and starts with its type
