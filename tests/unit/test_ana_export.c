@@ -241,7 +241,8 @@ struct ht_counts {
 
 static struct ht_counts heaptrack_counts(char *text)
 {
-    unsigned long long sizes[64], last = 0, v1, v2;
+    static unsigned long long sizes[1 << 16];
+    unsigned long long last = 0, v1, v2;
     unsigned nr_strings = 0, nr_ips = 0, nr_traces = 0, nr_infos = 0;
     struct ht_counts c = {0};
 
@@ -263,7 +264,7 @@ static struct ht_counts heaptrack_counts(char *text)
             break;
         case 'a':
             assert_int_equal(sscanf(l, "a %llx %llx", &v1, &v2), 2);
-            assert_true(v2 <= nr_traces && nr_infos < 64);
+            assert_true(v2 <= nr_traces && nr_infos < sizeof(sizes) / sizeof(sizes[0]));
             sizes[nr_infos++] = v1;
             break;
         case '+':
@@ -331,6 +332,35 @@ static void test_heaptrack_two_at_peak(void **state)
     free(got);
     fmt_reader_close(f.r);
     close(f.trace_fd);
+}
+
+/* Random traces of three threads: heaptrack_print's peak, calls and leaks
+ * are always memscribe's; its temporaries never more than memscribe's,
+ * and fewer only by blocks live together at the peak. */
+static void test_heaptrack_random(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        struct fixture f = {.trace_fd = memfd_create("random", MFD_CLOEXEC)};
+        struct ana_xmodel m;
+        char err[600];
+
+        assert_int_equal(xtrace_write_random(f.trace_fd, 3000, seed), 0);
+        assert_int_equal(fmt_reader_open_fd(&f.r, f.trace_fd, "random", err, sizeof(err)), 0);
+        assert_int_equal(ana_xmodel_build(f.r, NULL, &m), 0);
+        char *got = export(&f, ANA_EXPORT_HEAPTRACK, 0, NULL);
+        struct ht_counts c = heaptrack_counts(got);
+        assert_int_equal(c.allocs, m.nr_allocs);
+        assert_int_equal(c.peak, m.peak_bytes);
+        assert_int_equal(c.leaked, m.live_bytes);
+        assert_true(c.temps <= m.nr_temporary);
+        /* At most two other threads' blocks can be live at the peak. */
+        assert_true(c.temps + 2 >= m.nr_temporary);
+        free(got);
+        ana_xmodel_release(&m);
+        fmt_reader_close(f.r);
+        close(f.trace_fd);
+    }
 }
 
 /* A minimal protobuf reader for the pprof check. */
@@ -657,6 +687,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_dhat, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heaptrack, setup, teardown),
         cmocka_unit_test(test_heaptrack_two_at_peak),
+        cmocka_unit_test(test_heaptrack_random),
         cmocka_unit_test_setup_teardown(test_pprof, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sqlite_leaks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sqlite_window, setup, teardown),

@@ -240,6 +240,49 @@ int xtrace_write_two_at_peak(int fd)
     return rc;
 }
 
+int xtrace_write_random(int fd, uint64_t nr_events, uint64_t seed)
+{
+    struct xw x = {0};
+    uint32_t st[3];
+    uint64_t live[64] = {0};
+    uint64_t rng = seed * 0x9e3779b97f4a7c15ull + 1;
+    int rc;
+
+    if ((rc = create(&x.w, fd)))
+        return rc;
+    if ((rc = stacks(x.w, &st[0], &st[1], &st[2]))) {
+        fmt_writer_destroy(x.w);
+        return rc;
+    }
+    starts(&x);
+    for (uint64_t i = 0; i < nr_events && !x.rc; i++) {
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        uint32_t slot = (uint32_t)(rng % 64), thread = (uint32_t)((rng >> 32) % 3);
+        uint64_t addr = 0x100000 + (uint64_t)slot * 0x10000 + ((rng >> 40) % 16) * 16;
+        uint64_t size = 1 + (rng >> 48) % 1000;
+        uint64_t ms = 1 + i / 16;
+
+        if (!live[slot]) {
+            heap(&x, FMT_EV_MALLOC, ms, thread, addr, size, st[(rng >> 20) % 3]);
+            live[slot] = addr;
+        } else if ((rng >> 24) % 4 == 0) {
+            struct fmt_event ev = mk(FMT_EV_REALLOC, ms, thread);
+            ev.old_addr = live[slot];
+            ev.addr = addr != live[slot] ? addr : addr + 8;
+            ev.size = size;
+            ev.stack = st[(rng >> 20) % 3];
+            put(&x, &ev);
+            live[slot] = ev.addr;
+        } else {
+            heap(&x, FMT_EV_FREE, ms, thread, live[slot], 0, 0);
+            live[slot] = 0;
+        }
+    }
+    rc = x.rc ? x.rc : fmt_writer_finish(x.w);
+    fmt_writer_destroy(x.w);
+    return rc;
+}
+
 int xtrace_write_big(int fd, uint64_t nr_events)
 {
     struct xw x = {0};
