@@ -572,6 +572,63 @@ static void test_sqlite_leaks(void **state)
 
 /* The window queries give the analysis core's WPA classes, per stack and
  * in total, for windows that cut blocks in every way. */
+/* The docs' window queries against ana_window_compute for [t0, t1]: every
+ * (stack, class) row and the totals. */
+static void check_window(struct fixture *f, sqlite3 *db, const char *sql, const char *totals,
+                         uint64_t t0, uint64_t t1)
+{
+    static const char *const names[ANA_NR_WPA] = {"AIFI", "AIFO", "AOFI", "AOFO"};
+    struct ana_window win;
+    struct ana_window_key *keys;
+    uint64_t seen = 0, want = 0;
+    int rc;
+
+    assert_int_equal(ana_window_compute(&win, f->r, NULL, t0, t1, ANA_WINDOW_BY_STACK, NULL, NULL),
+                     0);
+    long nr = ana_window_keys(&win, &keys);
+    assert_true(nr >= 0);
+    for (long k = 0; k < nr; k++)
+        for (int c = 0; c < ANA_NR_WPA; c++)
+            want += keys[k].c.nr[c] != 0;
+
+    sqlite3_stmt *st = prepare(db, sql);
+    sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":t0"), (int64_t)t0);
+    sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":t1"), (int64_t)t1);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        uint64_t stack = (uint64_t)sqlite3_column_int64(st, 0);
+        const char *cls = (const char *)sqlite3_column_text(st, 1);
+        long k;
+        int c;
+        for (c = 0; c < ANA_NR_WPA && strcmp(cls, names[c]); c++)
+            ;
+        assert_true(c < ANA_NR_WPA);
+        for (k = 0; k < nr && keys[k].key != stack; k++)
+            ;
+        if (k == nr)
+            fail_msg("window [%llu, %llu]: stack %llu class %s only in SQL", (unsigned long long)t0,
+                     (unsigned long long)t1, (unsigned long long)stack, cls);
+        assert_int_equal(sqlite3_column_int64(st, 2), keys[k].c.nr[c]);
+        assert_int_equal(sqlite3_column_int64(st, 3), keys[k].c.bytes[c]);
+        seen++;
+    }
+    assert_int_equal(rc, SQLITE_DONE);
+    assert_int_equal(seen, want);
+    sqlite3_finalize(st);
+
+    const struct ana_wpa *img = &win.images[0];
+    st = prepare(db, totals);
+    sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":t0"), (int64_t)t0);
+    sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":t1"), (int64_t)t1);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int64(st, 0), img->bytes[ANA_AIFI] + img->bytes[ANA_AIFO]);
+    assert_int_equal(sqlite3_column_int64(st, 1), ana_wpa_impacting_size(img));
+    sqlite3_finalize(st);
+    free(keys);
+    ana_window_release(&win);
+}
+
+/* The window queries give the analysis core's WPA classes, per stack and
+ * in total, for windows that cut blocks in every way. */
 static void test_sqlite_window(void **state)
 {
     struct fixture *f = *state;
@@ -581,60 +638,47 @@ static void test_sqlite_window(void **state)
         {0, 20000000},       {5000000, 9000000},  {6000000, 6000000},
         {9500000, 12000000}, {3000000, 14000000},
     };
-    static const char *const names[ANA_NR_WPA] = {"AIFI", "AIFO", "AOFI", "AOFO"};
 
-    for (size_t w = 0; w < sizeof(windows) / sizeof(windows[0]); w++) {
-        struct ana_window win;
-        struct ana_window_key *keys;
-        uint64_t seen = 0, want = 0;
-        int rc;
-
-        assert_int_equal(ana_window_compute(&win, f->r, NULL, windows[w][0], windows[w][1],
-                                            ANA_WINDOW_BY_STACK, NULL, NULL),
-                         0);
-        long nr = ana_window_keys(&win, &keys);
-        assert_true(nr >= 0);
-        for (long k = 0; k < nr; k++)
-            for (int c = 0; c < ANA_NR_WPA; c++)
-                want += keys[k].c.nr[c] != 0;
-
-        sqlite3_stmt *st = prepare(db, sql);
-        sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":t0"), (int64_t)windows[w][0]);
-        sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":t1"), (int64_t)windows[w][1]);
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-            uint64_t stack = (uint64_t)sqlite3_column_int64(st, 0);
-            const char *cls = (const char *)sqlite3_column_text(st, 1);
-            long k;
-            int c;
-            for (c = 0; c < ANA_NR_WPA && strcmp(cls, names[c]); c++)
-                ;
-            assert_true(c < ANA_NR_WPA);
-            for (k = 0; k < nr && keys[k].key != stack; k++)
-                ;
-            if (k == nr)
-                fail_msg("window %zu: stack %llu class %s only in SQL", w,
-                         (unsigned long long)stack, cls);
-            assert_int_equal(sqlite3_column_int64(st, 2), keys[k].c.nr[c]);
-            assert_int_equal(sqlite3_column_int64(st, 3), keys[k].c.bytes[c]);
-            seen++;
-        }
-        assert_int_equal(rc, SQLITE_DONE);
-        assert_int_equal(seen, want);
-        sqlite3_finalize(st);
-
-        const struct ana_wpa *img = &win.images[0];
-        st = prepare(db, totals);
-        sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":t0"), (int64_t)windows[w][0]);
-        sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":t1"), (int64_t)windows[w][1]);
-        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-        assert_int_equal(sqlite3_column_int64(st, 0), img->bytes[ANA_AIFI] + img->bytes[ANA_AIFO]);
-        assert_int_equal(sqlite3_column_int64(st, 1), ana_wpa_impacting_size(img));
-        sqlite3_finalize(st);
-        free(keys);
-        ana_window_release(&win);
-    }
+    for (size_t w = 0; w < sizeof(windows) / sizeof(windows[0]); w++)
+        check_window(f, db, sql, totals, windows[w][0], windows[w][1]);
     sqlite3_close(db);
     unlink(path);
+    free(sql);
+    free(totals);
+}
+
+/* The same on random traces (several chunks, reallocs, three threads) and
+ * random windows, and the leaks query against the core's live bytes. */
+static void test_sqlite_random(void **state)
+{
+    char *sql = doc_query("window"), *totals = doc_query("window-totals");
+    uint64_t rng = 12345;
+
+    (void)state;
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        struct fixture f = {.trace_fd = memfd_create("random", MFD_CLOEXEC)};
+        struct ana_xmodel m;
+        char err[600], path[64];
+
+        assert_int_equal(xtrace_write_random(f.trace_fd, 20000, seed), 0);
+        assert_int_equal(fmt_reader_open_fd(&f.r, f.trace_fd, "random", err, sizeof(err)), 0);
+        assert_int_equal(ana_xmodel_build(f.r, NULL, &m), 0);
+        sqlite3 *db = export_db(&f, path, sizeof(path));
+        assert_int_equal(one(db, "SELECT COUNT(*) FROM allocations"), m.nr_allocs);
+        assert_int_equal(one(db, "SELECT SUM(size) FROM allocations WHERE free_ns IS NULL"),
+                         m.live_bytes);
+        assert_int_equal(one(db, "SELECT SUM(temporary) FROM allocations"), m.nr_temporary);
+        for (int w = 0; w < 5; w++) {
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            uint64_t a = rng % (m.end_ts_ns + 2), b = (rng >> 32) % (m.end_ts_ns + 2);
+            check_window(&f, db, sql, totals, a < b ? a : b, a < b ? b : a);
+        }
+        sqlite3_close(db);
+        unlink(path);
+        ana_xmodel_release(&m);
+        fmt_reader_close(f.r);
+        close(f.trace_fd);
+    }
     free(sql);
     free(totals);
 }
@@ -691,6 +735,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_pprof, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sqlite_leaks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sqlite_window, setup, teardown),
+        cmocka_unit_test(test_sqlite_random),
         cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
     };
 

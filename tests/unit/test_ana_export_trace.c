@@ -107,8 +107,9 @@ static int stacks(struct fmt_writer *w, uint32_t *a, uint32_t *b, uint32_t *c)
     return *a == XT_STACK_A && *b == XT_STACK_B && *c == XT_STACK_C ? 0 : -EPROTO;
 }
 
-static int create(struct fmt_writer **w, int fd)
+static int create(struct fmt_writer **w, int fd, uint32_t chunk_events)
 {
+    struct fmt_writer_options opt = {.chunk_events = chunk_events};
     static const char command[] = "synthetic\0--export-test";
     struct fmt_trace_info info = {
         .version_major = 1,
@@ -121,7 +122,7 @@ static int create(struct fmt_writer **w, int fd)
         .hostname = "testhost",
     };
 
-    return fmt_writer_create(w, fd, &info, NULL);
+    return fmt_writer_create(w, fd, &info, &opt);
 }
 
 static const struct fmt_module xt_module = {
@@ -164,7 +165,7 @@ int xtrace_write(int fd)
     uint32_t A, B, C;
     int rc;
 
-    if ((rc = create(&x.w, fd)))
+    if ((rc = create(&x.w, fd, 0)))
         return rc;
     if ((rc = stacks(x.w, &A, &B, &C))) {
         fmt_writer_destroy(x.w);
@@ -224,7 +225,7 @@ int xtrace_write_two_at_peak(int fd)
     uint32_t st[3];
     int rc;
 
-    if ((rc = create(&x.w, fd)))
+    if ((rc = create(&x.w, fd, 0)))
         return rc;
     if ((rc = stacks(x.w, &st[0], &st[1], &st[2]))) {
         fmt_writer_destroy(x.w);
@@ -248,7 +249,8 @@ int xtrace_write_random(int fd, uint64_t nr_events, uint64_t seed)
     uint64_t rng = seed * 0x9e3779b97f4a7c15ull + 1;
     int rc;
 
-    if ((rc = create(&x.w, fd)))
+    /* Small chunks, so that readers that seek (windows) cross several. */
+    if ((rc = create(&x.w, fd, 997)))
         return rc;
     if ((rc = stacks(x.w, &st[0], &st[1], &st[2]))) {
         fmt_writer_destroy(x.w);
@@ -291,7 +293,7 @@ int xtrace_write_big(int fd, uint64_t nr_events)
     uint64_t rng = 0x9e3779b97f4a7c15ull;
     int rc;
 
-    if ((rc = create(&x.w, fd)))
+    if ((rc = create(&x.w, fd, 0)))
         return rc;
     if ((rc = stacks(x.w, &st[0], &st[1], &st[2]))) {
         fmt_writer_destroy(x.w);

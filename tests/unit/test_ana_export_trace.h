@@ -32,7 +32,8 @@ int xtrace_write(int fd);
 int xtrace_write_two_at_peak(int fd);
 
 /* Write a random trace from seed: nr_events mallocs, reallocs and frees by
- * three threads over 64 slots (threads free each other's blocks too). */
+ * three threads over 64 slots (threads free each other's blocks too), in
+ * chunks of 997 events. */
 int xtrace_write_random(int fd, uint64_t nr_events, uint64_t seed);
 
 /* Write a large trace: nr_events events, a steady churn over a fixed set
