@@ -378,16 +378,20 @@ static uint64_t pb_varint(const uint8_t **p, const uint8_t *end)
     return 0;
 }
 
-static void test_pprof(void **state)
+struct pprof_summary {
+    uint64_t sums[4]; /* per sample type, over all samples */
+    uint64_t nr_types, nr_samples, nr_strings, first_string_len;
+};
+
+/* Gunzip a profile and walk its top-level fields. */
+static struct pprof_summary pprof_decode(const char *gz, size_t len)
 {
-    struct fixture *f = *state;
-    size_t len;
-    char *gz = export(f, ANA_EXPORT_PPROF, 0, &len);
-    uLongf cap = 1 << 20;
+    struct pprof_summary s = {.first_string_len = 99};
+    uLongf cap = 1 << 22;
     uint8_t *pb = malloc(cap);
     z_stream z = {0};
-    uint64_t sums[4] = {0}, nr_types = 0, nr_samples = 0, nr_strings = 0, first_string_len = 99;
 
+    assert_non_null(pb);
     assert_true(len > 18 && (uint8_t)gz[0] == 0x1f && (uint8_t)gz[1] == 0x8b);
     assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
     z.next_in = (Bytef *)gz;
@@ -408,29 +412,125 @@ static void test_pprof(void **state)
         const uint8_t *m = p, *mend = p + n;
         p = mend;
         if (field == 1)
-            nr_types++;
-        if (field == 6 && nr_strings++ == 0)
-            first_string_len = n;
+            s.nr_types++;
+        if (field == 6 && s.nr_strings++ == 0)
+            s.first_string_len = n;
         if (field != 2)
             continue;
-        nr_samples++;
+        s.nr_samples++;
         while (m < mend) { /* sample: 1 location ids, 2 values, both packed */
             uint64_t k = pb_varint(&m, mend), l = pb_varint(&m, mend);
             const uint8_t *v = m;
             m += l;
-            for (int i = 0; k >> 3 == 2 && v < m; i++)
-                sums[i] += pb_varint(&v, m);
+            for (int i = 0; k >> 3 == 2 && v < m && i < 4; i++)
+                s.sums[i] += pb_varint(&v, m);
         }
     }
-    assert_int_equal(nr_types, 4);
-    assert_int_equal(first_string_len, 0);
-    assert_int_equal(nr_samples, 3);
-    assert_int_equal(sums[0], XT_NR_ALLOCS);
-    assert_int_equal(sums[1], XT_ALLOC_BYTES);
-    assert_int_equal(sums[2], XT_LEAKED_BLOCKS);
-    assert_int_equal(sums[3], XT_LEAKED_BYTES);
     free(pb);
+    return s;
+}
+
+static void test_pprof(void **state)
+{
+    struct fixture *f = *state;
+    size_t len;
+    char *gz = export(f, ANA_EXPORT_PPROF, 0, &len);
+    struct pprof_summary s = pprof_decode(gz, len);
+
+    assert_int_equal(s.nr_types, 4);
+    assert_int_equal(s.first_string_len, 0);
+    assert_int_equal(s.nr_samples, 3);
+    assert_int_equal(s.sums[0], XT_NR_ALLOCS);
+    assert_int_equal(s.sums[1], XT_ALLOC_BYTES);
+    assert_int_equal(s.sums[2], XT_LEAKED_BLOCKS);
+    assert_int_equal(s.sums[3], XT_LEAKED_BYTES);
     free(gz);
+}
+
+/* The last number of each line, summed (folded stacks). */
+static uint64_t folded_sum(const char *text)
+{
+    uint64_t sum = 0;
+
+    for (const char *l = text; *l;) {
+        const char *nl = strchr(l, '\n'), *sp = nl;
+        assert_non_null(nl);
+        while (sp > l && sp[-1] != ' ')
+            sp--;
+        assert_true(sp > l);
+        sum += strtoull(sp, NULL, 10);
+        l = nl + 1;
+    }
+    return sum;
+}
+
+/* Every format on random three-thread traces: the numbers each keeps add
+ * up to the model's (which the unit tests of the core check in turn). */
+static void test_random_all(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 100; seed < 106; seed++) {
+        struct fixture f = {.trace_fd = memfd_create("random", MFD_CLOEXEC)};
+        struct ana_xmodel m;
+        char err[600], want[96];
+        size_t len;
+
+        assert_int_equal(xtrace_write_random(f.trace_fd, 5000, seed), 0);
+        assert_int_equal(fmt_reader_open_fd(&f.r, f.trace_fd, "random", err, sizeof(err)), 0);
+        assert_int_equal(ana_xmodel_build(f.r, NULL, &m), 0);
+
+        static const enum ana_export_cost costs[] = {ANA_COST_ALLOCATIONS, ANA_COST_BYTES,
+                                                     ANA_COST_LEAKED, ANA_COST_PEAK,
+                                                     ANA_COST_TEMPORARY};
+        const uint64_t sums[] = {m.nr_allocs, m.alloc_bytes, m.live_bytes, m.peak_bytes,
+                                 m.nr_temporary};
+        for (int i = 0; i < 5; i++) {
+            char *t = export(&f, ANA_EXPORT_FOLDED, costs[i], NULL);
+            assert_int_equal(folded_sum(t), sums[i]);
+            free(t);
+        }
+
+        char *t = export(&f, ANA_EXPORT_MASSIF, 0, NULL);
+        snprintf(want, sizeof(want),
+                 "mem_heap_B=%llu\nmem_heap_extra_B=0\nmem_stacks_B=0\n"
+                 "heap_tree=peak\nn",
+                 (unsigned long long)m.peak_bytes);
+        const char *peak = strstr(t, want);
+        assert_non_null(peak);
+        assert_int_equal(strtoull(strchr(peak + strlen(want), ' ') + 1, NULL, 10), m.peak_bytes);
+        free(t);
+
+        t = export(&f, ANA_EXPORT_DHAT, 0, NULL);
+        uint64_t tb = 0, gb = 0, eb = 0;
+        for (const char *p = strstr(t, "\n{\"tb\""); p; p = strstr(p + 1, "\n{\"tb\"")) {
+            tb += strtoull(p + 7, NULL, 10);
+            gb += strtoull(strstr(p, "\"gb\":") + 5, NULL, 10);
+            eb += strtoull(strstr(p, "\"eb\":") + 5, NULL, 10);
+        }
+        assert_int_equal(tb, m.alloc_bytes);
+        assert_int_equal(gb, m.peak_bytes);
+        assert_int_equal(eb, m.live_bytes);
+        free(t);
+
+        t = export(&f, ANA_EXPORT_PPROF, 0, &len);
+        struct pprof_summary s = pprof_decode(t, len);
+        assert_int_equal(s.sums[0], m.nr_allocs);
+        assert_int_equal(s.sums[1], m.alloc_bytes);
+        assert_int_equal(s.sums[2], m.live_blocks);
+        assert_int_equal(s.sums[3], m.live_bytes);
+        free(t);
+
+        t = export(&f, ANA_EXPORT_CSV, 0, NULL);
+        uint64_t rows = 0;
+        for (const char *p = strchr(t, '\n'); p && p[1]; p = strchr(p + 1, '\n'))
+            rows++;
+        assert_int_equal(rows, m.nr_allocs);
+        free(t);
+
+        ana_xmodel_release(&m);
+        fmt_reader_close(f.r);
+        close(f.trace_fd);
+    }
 }
 
 /* The "-- query: NAME" block of docs/export.md, up to its ';'. */
@@ -733,6 +833,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_heaptrack_two_at_peak),
         cmocka_unit_test(test_heaptrack_random),
         cmocka_unit_test_setup_teardown(test_pprof, setup, teardown),
+        cmocka_unit_test(test_random_all),
         cmocka_unit_test_setup_teardown(test_sqlite_leaks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sqlite_window, setup, teardown),
         cmocka_unit_test(test_sqlite_random),
