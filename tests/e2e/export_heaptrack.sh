@@ -45,6 +45,14 @@ check "$T/heaptrack.prog.zst" "$REPORT_ALLOCS" "$(fmt_bytes "$REPORT_PEAK")" \
     "$(fmt_bytes "$REPORT_LEAKED")" "$REPORT_TEMPORARY"
 # Frames are symbolized: heaptrack_print names the program's functions.
 grep -q "^churn$" "$T/ht.out" || fail "no churn frame in heaptrack_print's output"
+# Two threads churning 4096 slots (200000 events): heaptrack_print agrees
+# with memscribe report on a trace with many temporaries and a busy peak.
+"$MS_BUILD/tests/unit/test_ana_export" --write-trace "$T/churn.mscr" 200000
+"$M" report --format=json "$T/churn.mscr" >"$T/report.json"
+"$M" export --to heaptrack "$T/churn.mscr" -o "$T/heaptrack.churn.zst" 2>/dev/null
+check "$T/heaptrack.churn.zst" "$(report_num allocations)" "$(fmt_bytes "$(report_num peak_bytes)")" \
+    "$(fmt_bytes "$(report_num leaked_bytes)")" "$(report_num temporary)"
+
 # Two processes (tests/programs/ana_procs: a parent and a forked child):
 # --pid exports one, with that process's numbers from memscribe report.
 (cd "$T" && "$M" record -o "$T/procs.mscr" -- "$MS_PROGRAMS/ana_procs" >/dev/null 2>&1) ||
