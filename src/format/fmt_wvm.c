@@ -101,9 +101,12 @@ int fmt_wvm_remove(struct fmt_wvm *vm, uint32_t image, uint64_t start, uint64_t 
 
 int fmt_wvm_insert(struct fmt_wvm *vm, uint32_t image, const struct fmt_wblock *blk)
 {
+    struct fmt_wvm_hit hit;
     struct fmt_wvm_image *im = wvm_image(vm, image);
 
-    if (!im || wvm_make_room(im))
+    /* Whatever the new mapping covers is gone (mremap onto a mapped range:
+     * the kernel unmaps it first), so pieces never overlap. */
+    if (!im || fmt_wvm_remove(vm, image, blk->addr, blk->size, &hit) || wvm_make_room(im))
         return -ENOMEM;
     uint64_t end = blk->addr + blk->size < blk->addr ? UINT64_MAX : blk->addr + blk->size;
     uint32_t i = wvm_first_above(im, blk->addr);

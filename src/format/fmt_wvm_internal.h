@@ -40,7 +40,8 @@ void fmt_wvm_destroy(struct fmt_wvm *vm);
 int fmt_wvm_remove(struct fmt_wvm *vm, uint32_t image, uint64_t start, uint64_t len,
                    struct fmt_wvm_hit *hit);
 
-/* Add a mapping (the caller removed what it overlaps). Returns 0 or -ENOMEM. */
+/* Add a mapping; what it overlaps is removed first (without a report: an
+ * mmap names it through fmt_wvm_remove() before). Returns 0 or -ENOMEM. */
 int fmt_wvm_insert(struct fmt_wvm *vm, uint32_t image, const struct fmt_wblock *blk);
 
 #endif

@@ -114,6 +114,29 @@ static void test_random_storm(void **state)
         if (rnd() % 50 == 0)
             ts -= rnd() % 20; /* the writer copes with slight disorder */
         uint64_t base = 0x100000000ull * (th + 1);
+        if (rnd() % 16 == 0) {
+            /* Mappings in a 64-page window, overlapping at random: every
+             * kind of partial, multiple and replacing unmap. */
+            static const uint16_t kinds[4] = {FMT_EV_MMAP, FMT_EV_MUNMAP, FMT_EV_MREMAP,
+                                              FMT_EV_MPROTECT};
+            uint64_t win = 0x7f0000000000ull;
+            evs[i] = tfmt_mk(kinds[rnd() % 4], ts, th);
+            evs[i].addr = win + (rnd() % 64) * 4096;
+            evs[i].size = (1 + rnd() % 12) * 4096;
+            evs[i].stack = (uint32_t)(rnd() % 20);
+            evs[i].arg[0] = rnd() % 8;
+            evs[i].arg[1] = rnd() % 2 ? 0x22 : 0x32;
+            if (evs[i].kind == FMT_EV_MREMAP) {
+                evs[i].old_addr = win + (rnd() % 64) * 4096;
+                evs[i].old_size = (1 + rnd() % 12) * 4096;
+                evs[i].arg[1] = 1;
+            }
+            if (rnd() % 10 == 0) {
+                evs[i].flags = FMT_EVF_FAILED;
+                evs[i].addr = UINT64_MAX;
+            }
+            continue;
+        }
         if (!live[th][slot]) {
             evs[i] = tfmt_mk(rnd() % 4 ? FMT_EV_MALLOC : FMT_EV_CALLOC, ts, th);
             evs[i].addr = base + slot * 0x1000 + (rnd() % 16) * 16;

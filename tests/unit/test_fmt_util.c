@@ -244,6 +244,9 @@ void tmodel_apply(struct tmodel *m, struct fmt_event *ev)
     case FMT_EV_MREMAP:
         if (!failed && ev->addr && ev->addr != UINT64_MAX) {
             vm_end(m, ev, ev->old_addr, ev->old_size);
+            /* The new range replaces what was there, unreported. */
+            struct fmt_event scratch = *ev;
+            vm_end(m, &scratch, ev->addr, ev->size);
             start(m, ev, 1);
         }
         break;
