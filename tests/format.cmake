@@ -5,7 +5,7 @@
 # itself runs from scripts/test.sh (tests/fuzz/run.sh: it needs clang).
 
 set(FMT_UNIT ${PROJECT_SOURCE_DIR}/tests/unit)
-foreach(t roundtrip corrupt size golden)
+foreach(t prims roundtrip corrupt size golden)
   ms_unit_test(test_fmt_${t} ${FMT_UNIT}/test_fmt_${t}.c ${FMT_UNIT}/test_fmt_util.c
                LIBS ms_format)
 endforeach()

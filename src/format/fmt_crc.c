@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* CRC32C with the SSE4.2 instruction when present and a slice-by-8 table
- * fallback; both give identical results (tests/unit/test_fmt_crc.c). */
+ * fallback; both give identical results (tests/unit/test_fmt_prims.c). */
 #include "format/fmt_crc_internal.h"
 
 #include <pthread.h>
