@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Prefix-tree interning of stacks: a hash of (parent, address, image) to
- * node id, and the node encoding of docs/format.md ("STACKS record"). */
+ * node id, window nodes for stacks cut at the depth limit, and the node
+ * encoding of docs/format.md ("Stacks"). */
 #include "format/fmt_wstack_internal.h"
 
 #include "format/fmt_layout_internal.h"

@@ -25,14 +25,12 @@ static uint64_t rnd(void)
 }
 
 /* Write evs, read them back, compare with the model's expectations. */
-static void roundtrip(struct fmt_event *evs, size_t n, uint32_t chunk_events,
-                      const uint32_t *stack_ids)
+static void roundtrip(struct fmt_event *evs, size_t n, uint32_t chunk_events)
 {
     struct tfmt t;
     struct tmodel m;
     struct fmt_event *want = calloc(n, sizeof(*want));
 
-    (void)stack_ids;
     assert_non_null(want);
     tfmt_start(&t, chunk_events);
     tmodel_init(&m);
@@ -90,9 +88,9 @@ static void test_every_kind(void **state)
     size_t n = tfmt_every_kind(ev, 64);
 
     (void)state;
-    roundtrip(ev, n, 0, NULL);
-    roundtrip(ev, n, 1, NULL); /* every event its own chunk */
-    roundtrip(ev, n, 3, NULL);
+    roundtrip(ev, n, 0);
+    roundtrip(ev, n, 1); /* every event its own chunk */
+    roundtrip(ev, n, 3);
 }
 
 /* A random storm over several threads and images with small chunks, so
@@ -160,8 +158,8 @@ static void test_random_storm(void **state)
             live[th][slot] = 0;
         }
     }
-    roundtrip(evs, n, 997, NULL);
-    roundtrip(evs, n, 0, NULL);
+    roundtrip(evs, n, 997);
+    roundtrip(evs, n, 0);
     free(evs);
 }
 
@@ -184,7 +182,7 @@ static void test_many_threads(void **state)
         evs[n] = tfmt_mk(FMT_EV_FREE, n, t);
         evs[n++].addr = 0x10000 + (uint64_t)t * 0x100;
     }
-    roundtrip(evs, n, 0, NULL);
+    roundtrip(evs, n, 0);
 
     struct tfmt tf;
     tfmt_start(&tf, 0);
