@@ -11,11 +11,12 @@
  *
  * Signals stay usable: rt_sigprocmask and rt_sigaction made by the program
  * trap too and are emulated so that SIGSYS is never blocked and the
- * program's own SIGSYS disposition is kept aside and served; rt_sigreturn of
- * a program's handler (glibc's restorer is outside our range) is emulated
- * by loading its saved context into ours; clone, fork, vfork and exec run
- * from the program's own instruction (rewound by 2 bytes) with the selector
- * on ALLOW, re-armed by the next hook, our pthread_create or fork handler. */
+ * program's own SIGSYS disposition is kept aside and served. Syscalls that
+ * must run in the program's own context (clone, fork, vfork, exec, a
+ * signal to itself, sigreturn of its handlers, whose restorer is glibc's
+ * and outside our range) run from a per-call-site trampoline inside the
+ * allowed range that returns to the program's next instruction: the
+ * selector stays armed throughout. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
@@ -48,7 +49,14 @@ int col_sud_on;
 
 #if defined(__x86_64__) || defined(__i386__)
 
-/* The allowed range: a raw syscall stub and our rt_sigreturn restorer.
+#define COL_TRAMPS 64
+#define COL_TRAMP_LIST "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63"
+
+/* Return addresses of the trampolines, one per call site (col_sud_tramp). */
+_Atomic uintptr_t col_sud_slots[COL_TRAMPS] __attribute__((visibility("hidden")));
+
+/* The allowed range: a raw syscall stub, our rt_sigreturn restorer and
+ * the trampolines.
  * The restorer's bytes are exactly glibc's, which is how libunwind and
  * libgcc recognise a signal frame. */
 #if defined(__x86_64__)
@@ -77,7 +85,21 @@ __asm__(".pushsection col_sud_text,\"ax\",@progbits\n"
         "  .byte 0x0f,0x05\n"                          /* syscall */
         "  hlt\n"
         ".size col_sud_restorer,.-col_sud_restorer\n"
+        /* Trampoline k: the program's syscall, then back to the address in
+         * slot k (r11 is the syscall's to clobber; memory is not read
+         * before the syscall, so a new thread or a forked child returns
+         * the same way). */
+        ".p2align 4\n"
+        ".globl col_sud_tramps\n"
+        ".hidden col_sud_tramps\n"
+        "col_sud_tramps:\n"
+        ".irp k," COL_TRAMP_LIST "\n"
+        "  .p2align 4\n"
+        "  syscall\n"
+        "  jmp *col_sud_slots+8*\\k(%rip)\n"
+        ".endr\n"
         ".popsection\n");
+#define COL_TRAMP_STRIDE 16
 
 #define COL_REG_NR REG_RAX
 #define COL_REG_IP REG_RIP
@@ -117,7 +139,26 @@ __asm__(".pushsection col_sud_text,\"ax\",@progbits\n"
         "  .byte 0xcd,0x80\n"                /* int $0x80 */
         "  hlt\n"
         ".size col_sud_restorer,.-col_sud_restorer\n"
+        /* Trampoline k: the program's syscall, then back to the address in
+         * slot k without touching any register but eax's result: the
+         * target goes through the stack (i386 has no red zone), found
+         * position-independently from a call's return address. */
+        ".p2align 5\n"
+        ".globl col_sud_tramps\n"
+        ".hidden col_sud_tramps\n"
+        "col_sud_tramps:\n"
+        ".irp k," COL_TRAMP_LIST "\n"
+        "  .p2align 5\n"
+        "  int $0x80\n"
+        "  push %eax\n"
+        "  call 1f\n"
+        "1:pop %eax\n"
+        "  mov col_sud_slots+4*\\k-1b(%eax),%eax\n"
+        "  xchg %eax,(%esp)\n"
+        "  ret\n"
+        ".endr\n"
         ".popsection\n");
+#define COL_TRAMP_STRIDE 32
 
 #define COL_REG_NR REG_EAX
 #define COL_REG_IP REG_EIP
@@ -127,6 +168,29 @@ static const int col_arg_regs[6] = {REG_EBX, REG_ECX, REG_EDX, REG_ESI, REG_EDI,
 
 long col_sud_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6);
 void col_sud_restorer(void);
+extern const char col_sud_tramps[] __attribute__((visibility("hidden")));
+
+/* The trampoline that runs the program's syscall from the allowed range
+ * and returns to ret (the instruction after the program's own syscall),
+ * or 0 if every slot is taken by other call sites. */
+static uintptr_t col_sud_tramp(uintptr_t ret)
+{
+    for (unsigned k = 0; k < COL_TRAMPS; k++) {
+        uintptr_t v = atomic_load_explicit(&col_sud_slots[k], memory_order_acquire);
+
+        if (!v) {
+            uintptr_t expect = 0;
+
+            if (atomic_compare_exchange_strong(&col_sud_slots[k], &expect, ret))
+                v = ret;
+            else
+                v = expect; /* another thread took it meanwhile */
+        }
+        if (v == ret)
+            return (uintptr_t)col_sud_tramps + (uintptr_t)k * COL_TRAMP_STRIDE;
+    }
+    return 0;
+}
 extern const char __start_col_sud_text[] __attribute__((visibility("hidden")));
 extern const char __stop_col_sud_text[] __attribute__((visibility("hidden")));
 
@@ -354,28 +418,18 @@ static void col_sud_forward(int sig, siginfo_t *si, void *uc)
         ((void (*)(int))a.handler)(sig);
 }
 
-/* rt_sigreturn of a program's handler: the frame at the stack pointer
- * holds the context to resume; load it into ours and let our restorer,
- * inside the allowed range, return to it. The kernel finds the frame
- * where it built it (arch/x86/kernel/signal_64.c, signal_32.c): on x86-64
- * the ucontext right at the stack pointer (the handler's return popped
- * pretcode); on i386 after pretcode, sig, pinfo, puc and the siginfo. */
-static void col_sud_sigreturn(ucontext_t *uc)
+/* A signal the program sends (perhaps to itself): blocked in our handler
+ * while the syscall runs, so that it stays pending and arrives once our
+ * sigreturn has restored the program's context and mask, at the
+ * instruction after its syscall, as it would untraced (not on top of our
+ * handler). */
+static long col_sud_signal(long nr, const unsigned long *a, unsigned long sig)
 {
-    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[COL_REG_SP];
-#if defined(__x86_64__)
-    const ucontext_t *app = (const ucontext_t *)sp;
-#else
-    const ucontext_t *app = (const ucontext_t *)(sp + 3 * 4 + sizeof(siginfo_t));
-#endif
-    uint64_t mask;
+    uint64_t set = sig >= 1 && sig <= 64 ? COL_SIGBIT(sig) : 0;
 
-    uc->uc_flags = app->uc_flags;
-    uc->uc_stack = app->uc_stack;
-    uc->uc_mcontext = app->uc_mcontext;
-    memcpy(&mask, &app->uc_sigmask, 8);
-    mask &= ~COL_SIGBIT(SIGSYS);
-    memcpy(&uc->uc_sigmask, &mask, 8);
+    if (set)
+        col_sud_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&set, 0, 8, 0, 0);
+    return col_raw(nr, a);
 }
 
 /* The instruction that made the syscall, for its origin. On i386 libc
@@ -419,24 +473,39 @@ static void col_sud_handler(int sig, siginfo_t *si, void *ucv)
     case SYS_vfork:
     case SYS_execve:
     case SYS_execveat:
+    case SYS_rt_sigreturn:
+#ifdef SYS_sigreturn
+    case SYS_sigreturn:
+#endif
+    {
+        /* A new task must not start inside our handler, exec must see the
+         * program's signal mask, and a sigreturn must find its frame at
+         * the program's stack pointer: the syscall runs in the program's
+         * own context, from a trampoline in the allowed range that returns
+         * to the instruction after the program's syscall. */
+        uintptr_t tr = col_sud_tramp((uintptr_t)g[COL_REG_IP]);
+
+        if (tr) {
+            g[COL_REG_IP] = (greg_t)tr;
+        } else {
+            /* No slot left: run the program's own instruction again (2
+             * bytes back: syscall, int $0x80, or the vDSO's int $0x80
+             * before its landing pad) unarmed; the next hook re-arms. */
+            g[COL_REG_IP] -= 2;
+            sel = COL_SUD_ALLOW;
+        }
+        break;
+    }
     case SYS_kill:
     case SYS_tkill:
-    case SYS_tgkill:
-    case SYS_rt_sigqueueinfo:
-    case SYS_rt_tgsigqueueinfo:
-#ifdef SYS_sigreturn
-    case SYS_sigreturn: /* i386's for handlers without SA_SIGINFO: not emulated */
-#endif
-        /* A new task must not start inside our handler, exec must see the
-         * program's own signal mask, and a signal the program sends itself
-         * must arrive where it would untraced, not on top of our handler:
-         * run the instruction again (2 bytes: syscall, int $0x80, or the
-         * vDSO's landing pad after its int $0x80). */
-        g[COL_REG_IP] -= 2;
-        sel = COL_SUD_ALLOW;
+        g[COL_REG_NR] = (greg_t)col_sud_signal(nr, a, a[1]);
         break;
-    case SYS_rt_sigreturn:
-        col_sud_sigreturn(uc);
+    case SYS_tgkill:
+    case SYS_rt_tgsigqueueinfo:
+        g[COL_REG_NR] = (greg_t)col_sud_signal(nr, a, a[2]);
+        break;
+    case SYS_rt_sigqueueinfo:
+        g[COL_REG_NR] = (greg_t)col_sud_signal(nr, a, a[1]);
         break;
     case SYS_rt_sigprocmask:
         g[COL_REG_NR] = (greg_t)col_sud_sigprocmask(uc, a);

@@ -21,11 +21,11 @@ while read -r kind origin addr size fn; do
 $hits"
     o=$(printf '%s\n' "$hits" | grep -o 'origin=[a-z]*' || echo origin=call)
     [ "$o" = "origin=$origin" ] || fail "$kind at $a: $o, expected origin=$origin"
-    [ "$size" = size=0 ] || printf '%s\n' "$hits" | grep -q " $size" || fail "$kind at $a: not $size: $hits"
+    [ "$size" = size=0 ] || [[ "$hits" == *" $size "* ]] || fail "$kind at $a: not $size: $hits"
     # dump --stacks lists each stack after the events: "stack ID ..." then
     # its frames.
     id=$(printf '%s\n' "$hits" | grep -o 'stack=[0-9]*' | cut -d= -f2)
-    awk -v id="$id" '$1 == "stack" { on = ($2 == id); next } on' "$WORK/dump" |
-        grep -q "!$fn+" || fail "$kind at $a: $fn not in stack $id"
+    frames=$(awk -v id="$id" '$1 == "stack" { on = ($2 == id); next } on' "$WORK/dump")
+    [[ "$frames" == *"!$fn+"* ]] || fail "$kind at $a: $fn not in stack $id"
 done < "$WORK/expect"
 echo "vm_every: 9 mappings once each, origins and stacks right"
