@@ -242,7 +242,9 @@ int cmd_export(int argc, char **argv)
         a.opt.progress_arg = &prog;
     }
     out_name = a.out && strcmp(a.out, "-") ? a.out : "standard output";
-    if (a.out && !strcmp(a.out, a.in))
+    struct stat in_st, out_st;
+    if (a.out && strcmp(a.out, "-") && !stat(a.in, &in_st) && !stat(a.out, &out_st) &&
+        in_st.st_dev == out_st.st_dev && in_st.st_ino == out_st.st_ino)
         cli_usage_error("export: the output %s is the input trace", a.out);
     if (a.opt.format == ANA_EXPORT_HEAPTRACK && a.out)
         a.opt.compress = ends_with(a.out, ".zst")  ? ANA_COMPRESS_ZSTD

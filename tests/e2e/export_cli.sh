@@ -40,6 +40,15 @@ expect_exit 1 "/dev/full: writing failed: No space left on device" \
     "$M" export --to massif "$syn" -o /dev/full
 expect_exit 1 "standard output: writing failed" sh -c "'$M' export --to csv '$syn' >/dev/full"
 expect_exit 1 "$T/no/dir/x.db" "$M" export --to sqlite "$syn" -o "$T/no/dir/x.db"
+expect_exit 2 "is the input trace" "$M" export --to csv "$syn" -o "$syn"
+[ -s "$syn" ] || fail "the trace was truncated"
+
+# The symbolizer's options pass through: --raw names frames module+offset.
+recorded
+"$M" export --to folded --raw "$T/prog.mscr" -o "$T/raw.folded"
+grep -q ";export_prog+0x[0-9a-f]*;" "$T/raw.folded" || fail "--raw: $(head -2 "$T/raw.folded")"
+grep -q "churn" "$T/raw.folded" && fail "--raw still names functions"
+
 # A chunk corrupt in the middle of the trace: exit 1 with the reader's
 # message, and no partial output left behind to be read as a whole one.
 "$MS_BUILD/tests/unit/test_ana_export" --write-trace "$T/two.mscr" 400000
