@@ -255,6 +255,8 @@ static void put_fields(FILE *out, const struct fmt_event *ev)
         fputs(" libc-mmap", out);
     if (ev->flags & FMT_EVF_IN_PLACE)
         fputs(" in-place", out);
+    if (ev->flags & FMT_EVF_COLLECTOR)
+        fputs(" collector", out);
     if (ev->kind >= FMT_EV_MMAP && ev->kind <= FMT_EV_SBRK && ev->origin)
         fprintf(out, " origin=%s", origin_name(ev->origin));
 }
