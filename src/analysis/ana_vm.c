@@ -259,7 +259,9 @@ static int vm_mremap(struct ana_vm *vm, uint32_t image, struct ana_vm_image *im,
         p = vm_piece(ev, old_end, new_end, prot, flags);
         return vm_map(vm, image, im, &p, ev->stack);
     }
-    if ((rc = vm_carve(vm, image, im, old, old_end, ev->ts_ns, ev->stack)))
+    /* MREMAP_DONTUNMAP (4) moves the pages but leaves the old range
+     * mapped (and committed, now empty): only the new range starts. */
+    if (!(ev->arg[1] & 4) && (rc = vm_carve(vm, image, im, old, old_end, ev->ts_ns, ev->stack)))
         return rc;
     p = vm_piece(ev, ev->addr, new_end, prot, flags);
     return vm_map(vm, image, im, &p, ev->stack);

@@ -205,6 +205,18 @@ static void test_mremap_brk(void **state)
     assert_int_equal(ls.v[0].decommit_ns, 3);
     assert_int_equal(ls.v[1].decommit_ns, 3);
 
+    /* MREMAP_DONTUNMAP: the old range stays, the new one is added. */
+    e = ev(FMT_EV_MREMAP, 4, BASE + 2 * M, 8 * 4096, 4);
+    e.old_addr = BASE + M;
+    e.old_size = 8 * 4096;
+    e.arg[1] = MREMAP_MAYMOVE | 4;
+    assert_int_equal(ana_vm_event(&vm, &e), 0);
+    assert_int_equal(im->committed, 16 * 4096);
+    assert_int_equal(ls.n, 2);
+    do_unmap(&vm, 4, BASE + 2 * M, 8 * 4096, 4);
+    assert_int_equal(ls.n, 3);
+    ls.n = 2;
+
     /* brk(0) tells the break; growing maps whole pages above it. */
     e = ev(FMT_EV_BRK, 4, 0x555500001000ull + 100, 0, 4);
     assert_int_equal(ana_vm_event(&vm, &e), 0);
