@@ -221,6 +221,13 @@ uint32_t col_stack_from_context(struct col_thread *t, void *uc)
     unw_cursor_t c;
     uint32_t n = 0;
 
+    uint32_t id = col_stack_get(t);
+
+    /* The fast walk crosses our restorer by its unwind information
+     * (col_sud.c); should it stop there, walk from the context itself
+     * (unw_step: slower, it blocks signals around every step). */
+    if (id)
+        return id;
     if (unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) != 0)
         return 0;
     do {
