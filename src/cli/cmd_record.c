@@ -53,6 +53,8 @@ static void print_help(void)
            "  MEMSCRIBE_COLLECTOR    path of libmemscribe.so (default:\n"
            "                         <dir of memscribe>/../lib/memscribe/libmemscribe.so)\n"
            "  MEMSCRIBE_FREE_STACKS  1: record a stack for each free() too (slower)\n"
+           "  MEMSCRIBE_UNWIND       fp: follow frame pointers, not libunwind (much\n"
+           "                         cheaper, lossy: see docs/record.md)\n"
            "  MEMSCRIBE_CLOCK        tsc or monotonic: how events are stamped (default: tsc\n"
            "                         when the kernel's clocksource is a stable TSC)\n"
            "Set for the traced program (do not set them yourself): LD_PRELOAD,\n"
