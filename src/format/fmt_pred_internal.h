@@ -17,7 +17,7 @@
 #define FMT_PRED_CLASSES 64     /* glibc chunk sizes 0..1023 in 16-byte classes */
 #define FMT_PRED_TCACHE 7       /* glibc's tcache keeps 7 chunks per class */
 #define FMT_PRED_FAST_CLASSES 9 /* fastbins: chunk sizes up to 128 (classes 2..8) */
-#define FMT_PRED_FAST 32        /* fastbin entries remembered per class */
+#define FMT_PRED_FAST 64        /* fastbin entries remembered per class */
 
 /* At most this many contexts (threads) have events in one chunk: the
  * writer ends a chunk early rather than exceed it, so that the state kept
@@ -28,8 +28,8 @@
 struct fmt_pred {
     uint64_t top;        /* where the next fresh chunk is expected */
     uint32_t nr_started; /* blocks and mappings this context started in the chunk */
-    uint8_t nr[FMT_PRED_CLASSES];
-    uint8_t nr_fast[FMT_PRED_FAST_CLASSES];
+    uint16_t nr[FMT_PRED_CLASSES];
+    uint16_t nr_fast[FMT_PRED_FAST_CLASSES];
     uint64_t bin[FMT_PRED_CLASSES][FMT_PRED_TCACHE];
     uint64_t fast[FMT_PRED_FAST_CLASSES][FMT_PRED_FAST];
 };
@@ -66,7 +66,7 @@ static inline uint64_t fmt_pred_guess(const struct fmt_pred *p, uint64_t size)
 }
 
 /* Take addr out of a LIFO of n entries; returns its index or -1. */
-static inline int fmt_pred_take(uint64_t *v, uint8_t *n, uint64_t addr)
+static inline int fmt_pred_take(uint64_t *v, uint16_t *n, uint64_t addr)
 {
     for (int i = *n; i-- > 0;) {
         if (v[i] == addr) {
@@ -81,17 +81,32 @@ static inline int fmt_pred_take(uint64_t *v, uint8_t *n, uint64_t addr)
 
 /* A block of size started at addr: handed out from the tcache, or from a
  * fastbin (glibc then moves the rest of that fastbin into the tcache, top
- * first, while there is room), or carved (the top moves past it). */
+ * first, while there is room), or carved (the top moves past it). glibc
+ * looks in the tcache first and in the fastbin next, so a block that did
+ * not come from one means that one was empty: entries the model still
+ * holds there are stale (consolidated, or handed out as another size) and
+ * are dropped, which keeps the model in step. */
 static inline void fmt_pred_start(struct fmt_pred *p, uint64_t addr, uint64_t size)
 {
     uint64_t cls = fmt_pred_csize(size) >> 4;
 
-    if (cls < FMT_PRED_CLASSES && fmt_pred_take(p->bin[cls], &p->nr[cls], addr) >= 0)
-        return;
-    if (cls < FMT_PRED_FAST_CLASSES && fmt_pred_take(p->fast[cls], &p->nr_fast[cls], addr) >= 0) {
-        while (p->nr[cls] < FMT_PRED_TCACHE && p->nr_fast[cls])
-            p->bin[cls][p->nr[cls]++] = p->fast[cls][--p->nr_fast[cls]];
-        return;
+    if (cls < FMT_PRED_CLASSES) {
+        if (fmt_pred_take(p->bin[cls], &p->nr[cls], addr) >= 0)
+            return;
+        p->nr[cls] = 0;
+    }
+    /* A large request (not in glibc's small-bin range, 1024 bytes) makes
+     * malloc_consolidate() merge every fastbin chunk away. */
+    if (fmt_pred_csize(size) >= 1024)
+        for (int i = 0; i < FMT_PRED_FAST_CLASSES; i++)
+            p->nr_fast[i] = 0;
+    if (cls < FMT_PRED_FAST_CLASSES) {
+        if (fmt_pred_take(p->fast[cls], &p->nr_fast[cls], addr) >= 0) {
+            while (p->nr[cls] < FMT_PRED_TCACHE && p->nr_fast[cls])
+                p->bin[cls][p->nr[cls]++] = p->fast[cls][--p->nr_fast[cls]];
+            return;
+        }
+        p->nr_fast[cls] = 0;
     }
     p->top = addr + fmt_pred_csize(size);
 }
