@@ -15,6 +15,7 @@ set_target_properties(col_plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINAR
 ms_test_program(col_calls ${COLP}/col_calls.c LIBS col_ctor)
 ms_test_program(col_cxx ${COLP}/col_cxx.cc)
 ms_test_program(col_threads ${COLP}/col_threads.c LIBS Threads::Threads)
+ms_test_program(col_many ${COLP}/col_many.c LIBS Threads::Threads)
 ms_test_program(col_procs ${COLP}/col_procs.c LIBS Threads::Threads)
 ms_test_program(col_crash ${COLP}/col_crash.c)
 ms_test_program(col_quirks ${COLP}/col_quirks.c LIBS Threads::Threads dl)

@@ -233,10 +233,21 @@ static int col_try_take(struct col_thread *t, struct col_ring *r, uint32_t expec
     return 1;
 }
 
+/* The process generation in which this thread found no ring: it then
+ * stays untraced (each call counted as dropped) instead of searching and
+ * complaining on every call. */
+static COL_TLS uint32_t col_claim_failed_gen;
+
 int col_ring_claim(struct col_thread *t)
 {
     uint32_t n = atomic_load_explicit(&col_nr_segs, memory_order_acquire);
     pid_t pid = getpid();
+
+    if (COL_UNLIKELY(col_claim_failed_gen == col_proc->gen)) {
+        if (n && col_segs[0].hdr)
+            atomic_fetch_add_explicit(&col_segs[0].hdr->nr_dropped, 1, memory_order_relaxed);
+        return -1;
+    }
 
     for (uint32_t i = 0; i < n; i++)
         for (uint32_t j = 0; j < COL_RINGS_PER_SEGMENT; j++)
@@ -260,10 +271,19 @@ int col_ring_claim(struct col_thread *t)
     if (atomic_load(&col_nr_segs) == n) {
         if (n >= COL_MAX_SEGMENTS || col_segment_new(n, FMT_SHM_HELLO_SEGMENT) != 0) {
             atomic_store_explicit(&col_seg_lock, 0, memory_order_release);
-            if (n >= COL_MAX_SEGMENTS)
-                col_say("more threads than rings; this thread is not traced", 0);
-            else
-                col_say("cannot add a ring segment; this thread is not traced", errno);
+            col_claim_failed_gen = col_proc->gen;
+            if (col_segs[0].hdr)
+                atomic_fetch_add_explicit(&col_segs[0].hdr->nr_dropped, 1, memory_order_relaxed);
+            {
+                static _Atomic int said; /* once per process is enough */
+
+                if (!atomic_exchange(&said, 1))
+                    col_say(n >= COL_MAX_SEGMENTS ? "more threads than rings; threads beyond "
+                                                    "them are not traced (counted as dropped)"
+                                                  : "cannot add a ring segment; threads beyond "
+                                                    "the existing rings are not traced",
+                            n >= COL_MAX_SEGMENTS ? 0 : errno);
+            }
             return -1;
         }
     }

@@ -41,4 +41,14 @@ awk -v per=$per -v threads=$threads '
         for (tid in k)
             if (k[tid] != per || frees[tid] != per) { printf "thread %s: %d mallocs, %d frees, expected %d each\n", tid, k[tid], frees[tid], per; exit 1 }
     }' "$WORK/dump.txt" || fail "per-thread calls are wrong (above)"
-echo "ok: $threads threads x $per malloc/free pairs, all in order"
+# 1100 threads at once, 1024 rings (64 segments of 16): the main thread and
+# 1023 workers are traced, the other 77 workers run untraced and counted.
+"$MEMSCRIBE" record -q -o "$WORK/many.mscr" -- "$MS_PROGRAMS/col_many" 2>"$WORK/many.err" ||
+    fail "record of 1100 threads exited with $?: $(cat "$WORK/many.err")"
+ms_dump_ok "$WORK/many.mscr"
+n=$(grep -c " malloc .* size=777 " "$WORK/dump.txt" || true)
+[ "$n" = 1023 ] || fail "1100 threads: $n traced mallocs of 777, expected 1023"
+dropped=$(awk '$5 == "dropped" { for (i = 6; i <= NF; i++) if ($i ~ /^count=/) print substr($i, 7) }' "$WORK/dump.txt")
+[ "${dropped:-0}" -ge 154 ] || fail "1100 threads: dropped count '${dropped}', expected at least 2 x 77"
+[ "$(grep -c "more threads than rings" "$WORK/many.err")" = 1 ] || fail "1100 threads: the collector should say once that it ran out of rings"
+echo "ok: $threads threads x $per malloc/free pairs, all in order; 1100 threads beyond the rings"
