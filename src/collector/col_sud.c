@@ -11,12 +11,13 @@
  *
  * Signals stay usable: rt_sigprocmask and rt_sigaction made by the program
  * trap too and are emulated so that SIGSYS is never blocked and the
- * program's own SIGSYS disposition is kept aside and served. Syscalls that
- * must run in the program's own context (clone, fork, vfork, exec, a
- * signal to itself, sigreturn of its handlers, whose restorer is glibc's
- * and outside our range) run from a per-call-site trampoline inside the
- * allowed range that returns to the program's next instruction: the
- * selector stays armed throughout. */
+ * program's own SIGSYS disposition is kept aside and served; a signal the
+ * program sends itself stays pending until our handler has returned, so it
+ * arrives where it would untraced. Syscalls that must run in the program's
+ * own context (clone, fork, vfork, exec, sigreturn of its handlers, whose
+ * restorer is glibc's and outside our range) run from a per-call-site
+ * trampoline inside the allowed range that returns to the program's next
+ * instruction: the selector stays armed throughout. docs/vmem.md. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
