@@ -23,6 +23,7 @@ enum {
     OPT_ORIGIN,
     OPT_INTERVALS,
     OPT_ROWS,
+    OPT_BY,
 };
 
 static void usage(FILE *out)
@@ -32,7 +33,7 @@ static void usage(FILE *out)
             "Commit lifetimes: each range that became committed (mapped with access;\n"
             "private writable ranges count as commit charge) and when it was\n"
             "decommitted (unmapped, or made PROT_NONE), with the stack that committed\n"
-            "it. Rows overlapping the window, grouped by stack; groups sorted by\n"
+            "it. Rows overlapping the window, grouped (--by); groups sorted by\n"
             "|Impacting Size| then Size, as in `memscribe window`. Impacting Size:\n"
             "+size for a lifetime committed inside and open at the end (AIFO), -size\n"
             "for one committed before and decommitted inside (AOFI), 0 otherwise.\n"
@@ -41,6 +42,8 @@ static void usage(FILE *out)
             "options:\n"
             "  --from T        window start (default start): 1.5s, 250ms, end-1s\n"
             "  --to T          window end, included (default end)\n"
+            "  --by KEY        group per stack (default), function (the committing\n"
+            "                  function) or origin (call, libc, loader, thread, snapshot)\n"
             "  --origin LIST   only lifetimes committed by these origins: call, libc,\n"
             "                  loader, thread, snapshot (default: all but snapshot)\n"
             "  --intervals N   rows of the totals table (default 10)\n"
@@ -51,13 +54,17 @@ static void usage(FILE *out)
 static const char *const origin_names[] = {"call", "libc", "loader", "thread", "snapshot"};
 #define NR_ORIGINS 5
 
+enum by { BY_STACK, BY_FUNCTION, BY_ORIGIN };
+
 struct life {
     struct ana_vm_lifetime l;
     int64_t impacting;
+    uint64_t key; /* the group: stack id, function string id or origin */
 };
 
 struct group {
-    uint32_t image, stack;
+    uint32_t image;
+    uint64_t key;
     uint64_t count, size;
     int64_t impacting;
     size_t first; /* index in the sorted lifetimes */
@@ -167,17 +174,17 @@ static int by_group(const void *x, const void *y)
         return a->size < b->size ? 1 : -1;
     if (a->image != b->image)
         return a->image < b->image ? -1 : 1;
-    return a->stack < b->stack ? -1 : a->stack > b->stack;
+    return a->key < b->key ? -1 : a->key > b->key;
 }
 
-static int by_stack_then_time(const void *x, const void *y)
+static int by_group_then_time(const void *x, const void *y)
 {
     const struct life *a = x, *b = y;
 
     if (a->l.image != b->l.image)
         return a->l.image < b->l.image ? -1 : 1;
-    if (a->l.commit_stack != b->l.commit_stack)
-        return a->l.commit_stack < b->l.commit_stack ? -1 : 1;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
     if (a->l.commit_ns != b->l.commit_ns)
         return a->l.commit_ns < b->l.commit_ns ? -1 : 1;
     return a->l.lo < b->l.lo ? -1 : a->l.lo > b->l.lo;
@@ -200,7 +207,7 @@ static const struct ana_column group_cols[] = {
     {"count", "count", ANA_CELL_U64},
     {"size", "size", ANA_CELL_U64},
     {"impacting size", "impacting_size", ANA_CELL_I64},
-    {"stack", "stack", ANA_CELL_LIST},
+    {"group", "group", ANA_CELL_LIST},
 };
 
 static const struct ana_column total_cols[] = {
@@ -243,8 +250,8 @@ static size_t make_groups(struct vmem *s, struct group **out)
     for (size_t i = 0; i < s->nr; i++) {
         const struct life *x = &s->v[i];
 
-        if (!n || g[n - 1].image != x->l.image || g[n - 1].stack != x->l.commit_stack)
-            g[n++] = (struct group){x->l.image, x->l.commit_stack, 0, 0, 0, i};
+        if (!n || g[n - 1].image != x->l.image || g[n - 1].key != x->key)
+            g[n++] = (struct group){x->l.image, x->key, 0, 0, 0, i};
         g[n - 1].count++;
         g[n - 1].size += x->l.hi - x->l.lo;
         g[n - 1].impacting += x->impacting;
@@ -254,7 +261,7 @@ static size_t make_groups(struct vmem *s, struct group **out)
     return n;
 }
 
-static void write_tables(struct vmem *s, unsigned rows)
+static void write_tables(struct vmem *s, unsigned rows, enum by by)
 {
     struct cli_ana *a = s->a;
     struct ana_table *lt, *gt, *tt;
@@ -269,7 +276,16 @@ static void write_tables(struct vmem *s, unsigned rows)
     for (size_t k = 0; k < ng && (!a->top || k < a->top); k++) {
         const struct group *x = &g[k];
         uint32_t pid = fmt_reader_image(a->r, x->image)->pid;
-        const char *const *fr = cli_ana_stack(a, x->stack, false, 0, &nr);
+        const char *const *fr, *label;
+
+        if (by == BY_STACK) {
+            fr = cli_ana_stack(a, (uint32_t)x->key, false, 0, &nr);
+        } else {
+            label = by == BY_ORIGIN ? (x->key < NR_ORIGINS ? origin_names[x->key] : "?")
+                                    : ana_stacks_str(cli_ana_stacks(a), (uint32_t)x->key);
+            fr = &label;
+            nr = 1;
+        }
 
         ana_table_add_row(gt);
         ana_table_set_u64(gt, 0, pid);
@@ -342,9 +358,12 @@ static void write_tables(struct vmem *s, unsigned rows)
                ana_bytes_format(s->peak_committed, buf, sizeof(buf)),
                ana_time_format(s->peak_ns, buf + 48, 48));
         if (ana_table_nr_rows(gt)) {
-            printf("by stack:\n");
+            printf("by %s:\n", by == BY_STACK ? "stack" : by == BY_FUNCTION ? "function" : "origin");
             cli_ana_table(a, gt, stdout, "  ", true);
-            printf("\nlifetimes (at most %u per stack):\n", rows);
+            if (rows)
+                printf("\nlifetimes (at most %u per group):\n", rows);
+            else
+                printf("\nlifetimes:\n");
             cli_ana_table(a, lt, stdout, "  ", true);
         } else {
             printf("no commit lifetimes in the window\n");
@@ -367,6 +386,7 @@ int cmd_vmem(int argc, char **argv)
         {"origin", required_argument, NULL, OPT_ORIGIN},
         {"intervals", required_argument, NULL, OPT_INTERVALS},
         {"rows", required_argument, NULL, OPT_ROWS},
+        {"by", required_argument, NULL, OPT_BY},
         {NULL, 0, NULL, 0},
     };
     struct ana_time_point from = {.base = ANA_TIME_START}, to = {.base = ANA_TIME_END};
@@ -375,6 +395,7 @@ int cmd_vmem(int argc, char **argv)
     struct cli_ana a;
     struct vmem s;
     unsigned rows = 10;
+    enum by by = BY_STACK;
     int c, rc;
 
     memset(&s, 0, sizeof(s));
@@ -405,6 +426,16 @@ int cmd_vmem(int argc, char **argv)
         case OPT_ROWS:
             rows = (unsigned)cli_ana_number(&a, "rows", optarg);
             break;
+        case OPT_BY:
+            if (!strcmp(optarg, "stack"))
+                by = BY_STACK;
+            else if (!strcmp(optarg, "function"))
+                by = BY_FUNCTION;
+            else if (!strcmp(optarg, "origin"))
+                by = BY_ORIGIN;
+            else
+                cli_usage_error("vmem: --by wants stack, function or origin, not '%s'", optarg);
+            break;
         default:
             if (!cli_ana_option(&a, c, optarg)) {
                 usage(stderr);
@@ -433,8 +464,21 @@ int cmd_vmem(int argc, char **argv)
     take_samples(&s, UINT64_MAX);
     if ((rc = ana_vm_finish(&s.vm)))
         cli_ana_fail(&a, rc);
-    qsort(s.v, s.nr, sizeof(*s.v), by_stack_then_time);
-    write_tables(&s, rows);
+    for (size_t i = 0; i < s.nr; i++) {
+        struct life *x = &s.v[i];
+        uint32_t fn = 0;
+
+        if (by == BY_STACK)
+            x->key = x->l.commit_stack;
+        else if (by == BY_ORIGIN)
+            x->key = x->l.origin;
+        else if ((rc = ana_stacks_leaf(cli_ana_stacks(&a), x->l.commit_stack, &fn)))
+            cli_ana_fail(&a, rc);
+        else
+            x->key = fn;
+    }
+    qsort(s.v, s.nr, sizeof(*s.v), by_group_then_time);
+    write_tables(&s, rows, by);
     ana_vm_release(&s.vm);
     free(s.v);
     free(s.samples);
