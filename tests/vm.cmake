@@ -38,3 +38,4 @@ if(MEMSCRIBE_HAVE_M32)
 endif()
 
 ms_unit_test(test_ana_vm ${PROJECT_SOURCE_DIR}/tests/unit/test_ana_vm.c LIBS ms_analysis ms_format)
+ms_e2e_test(vm_cli vm_cli.sh)
