@@ -128,7 +128,6 @@ static inline uint64_t col_now(void)
 struct col_thread *col_enter_slow(struct col_thread *t);
 void col_init(void);
 void col_turn_off(const char *why, int err);
-void col_count_drop(struct col_thread *t);
 void col_say(const char *msg, int err);
 
 /* Enter a hook: the thread's state if the call is to be recorded, or NULL
@@ -226,7 +225,6 @@ uint32_t col_stack_from_context(struct col_thread *t, void *uc);
 struct col_stack_cache *col_stack_cache_new(void);
 
 /* col_module.c */
-void col_modules_snapshot(struct col_thread *t);
 void col_modules_rescan(struct col_thread *t);
 void col_modules_poll(struct col_thread *t);
 void col_modules_reset(void);

@@ -162,11 +162,6 @@ void col_modules_rescan(struct col_thread *t)
     atomic_store_explicit(&col_module_lock, 0, memory_order_release);
 }
 
-void col_modules_snapshot(struct col_thread *t)
-{
-    col_modules_rescan(t);
-}
-
 struct col_counts {
     unsigned long long adds, subs;
 };

@@ -80,12 +80,6 @@ void col_turn_off(const char *why, int err)
         col_say(why, err);
 }
 
-void col_count_drop(struct col_thread *t)
-{
-    if (t && t->ring)
-        atomic_fetch_add_explicit(&t->ring->seg->nr_dropped, 1, memory_order_relaxed);
-}
-
 #define RESOLVE(name)                                                                    \
     do {                                                                                 \
         *(void **)&col_real.name = dlsym(RTLD_NEXT, #name);                             \
@@ -280,7 +274,7 @@ struct col_thread *col_enter_slow(struct col_thread *t)
             col_emit_thread(t, FMT_SHM_REC_THREAD_START, name, (uint32_t)strnlen(name, 16));
         }
         if (started_here) {
-            col_modules_snapshot(t);
+            col_modules_rescan(t);
             col_maps_snapshot(t);
         }
         col_sud_thread_start(t);
