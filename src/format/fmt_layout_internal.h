@@ -100,7 +100,7 @@ enum fmt_meta_type {
 
 /* Limits a reader enforces so that a corrupt file cannot make it allocate
  * without bound (docs/format.md, "Limits"). */
-#define FMT_MAX_CHUNK_EVENTS (1u << 22)
+#define FMT_MAX_CHUNK_EVENTS (1u << 20)
 #define FMT_MAX_STRING (1u << 20)
 #define FMT_MAX_FRAMES 4096
 #define FMT_STACK_MAX_LIMIT 4095 /* a window node's limit fits 12 bits */

@@ -31,11 +31,16 @@ static int load_columns(struct fmt_reader *r, struct fmt_cur *c, uint64_t off, u
         dir[i].enc = fmt_cur_varint(c);
         dir[i].raw = fmt_cur_varint(c);
         dir[i].stored = fmt_cur_varint(c);
-        /* No event takes more than 32 bytes of a column but MISC and STRS. */
-        uint64_t bound = dir[i].id == FMT_COL_MISC ? (uint64_t)nr_ev * 256
+        /* What an event can put in a column: one varint (ADDR: two), one
+         * op byte, an extra record and references in MISC, strings. Tight
+         * bounds keep a small crafted file from making the reader inflate
+         * columns of zeros to hundreds of megabytes. */
+        uint64_t bound = dir[i].id == FMT_COL_OP     ? nr_ev
+                         : dir[i].id == FMT_COL_ADDR ? (uint64_t)nr_ev * 2 * FMT_VARINT_MAX
+                         : dir[i].id == FMT_COL_MISC ? (uint64_t)nr_ev * 256
                          : dir[i].id == FMT_COL_STRS || dir[i].id >= FMT_NR_COLUMNS
                              ? FMT_BLOCK_MAX_PAYLOAD
-                             : (uint64_t)nr_ev * 32;
+                             : (uint64_t)nr_ev * FMT_VARINT_MAX;
         if (c->bad || dir[i].raw > FMT_BLOCK_MAX_PAYLOAD || dir[i].raw > bound ||
             dir[i].stored > fmt_cur_left(c) || dir[i].enc > FMT_COL_ENC_ZSTD ||
             (dir[i].enc == FMT_COL_ENC_RAW && dir[i].raw != dir[i].stored))

@@ -570,12 +570,20 @@ static void test_crafted_events(void **state)
     c1[2].p = two;
     crafted("unknown-thread", 1, 1, 1, c1, 6, "unknown thread context");
 
-    static const uint8_t badvar[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-                                     0xff, 0xff, 0xff, 0xff, 0x7f};
+    /* Ten bytes whose last carries more than the 64th bit. */
+    static const uint8_t badvar[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02};
     memcpy(c1, ok, sizeof(ok));
     c1[1].p = badvar;
     c1[1].n = sizeof(badvar);
     crafted("bad-varint", 1, 1, 1, c1, 6, "field runs past the end of its column");
+
+    /* More bytes than one event can put in a column: refused before it is
+     * decompressed. */
+    static const uint8_t eleven[11] = {0};
+    memcpy(c1, ok, sizeof(ok));
+    c1[1].p = eleven;
+    c1[1].n = sizeof(eleven);
+    crafted("column-too-big", 1, 1, 1, c1, 6, "bad column 1 in chunk header");
 
     memcpy(c1, ok, sizeof(ok));
     c1[3].n = 0; /* no size */
