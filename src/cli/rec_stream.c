@@ -137,6 +137,7 @@ int rec_stream_attach(struct rec_session *s, const struct fmt_shm_hello *hello, 
                       size_t size, int pidfd, uint64_t now_ns)
 {
     struct fmt_shm_header *h = seg;
+    struct rec_ring *fresh[REC_MAX_RINGS_PER_SEGMENT];
     struct rec_image *img;
     uint64_t hello_ns;
     int rc;
@@ -147,18 +148,30 @@ int rec_stream_attach(struct rec_session *s, const struct fmt_shm_hello *hello, 
     if (rc)
         return rc;
     hello_ns = rec_clock_ns(&s->clock, hello->ts_ns, h->clock_tsc != 0);
+    /* Everything that can fail for want of memory first, before any
+     * image changes: a segment is taken whole or not at all. */
+    for (uint32_t i = 0; i < h->nr_rings; i++)
+        if (!(fresh[i] = calloc(1, sizeof(*fresh[i])))) {
+            while (i-- > 0)
+                free(fresh[i]);
+            return -ENOMEM;
+        }
     if (hello->kind == FMT_SHM_HELLO_SEGMENT) {
         img = rec_stream_find_id(s, hello->stream_id);
-        if (!img || hello->segment_index != img->nr_segs || img->clock_tsc != (h->clock_tsc != 0))
-            return -EPROTO;
+        if (!img || hello->segment_index != img->nr_segs || img->clock_tsc != (h->clock_tsc != 0)) {
+            rc = -EPROTO;
+            goto fail;
+        }
         if (pidfd >= 0)
             close(pidfd);
     } else if (hello->kind == FMT_SHM_HELLO_IMAGE || hello->kind == FMT_SHM_HELLO_FORK) {
         struct rec_image *old = rec_stream_find_pid(s, hello->pid);
         int how = FMT_START_FORK;
 
-        if (hello->segment_index != 0)
-            return -EPROTO;
+        if (hello->segment_index != 0) {
+            rc = -EPROTO;
+            goto fail;
+        }
         if (hello->kind == FMT_SHM_HELLO_IMAGE)
             how = (hello->pid == (uint32_t)s->root_pid && !old && s->nr_images == 0)
                       ? FMT_START_INITIAL
@@ -177,14 +190,18 @@ int rec_stream_attach(struct rec_session *s, const struct fmt_shm_hello *hello, 
             uint32_t cap = s->cap_images ? s->cap_images * 2 : 8;
             struct rec_image **ni = realloc(s->images, cap * sizeof(*ni));
 
-            if (!ni)
-                return -ENOMEM;
+            if (!ni) {
+                rc = -ENOMEM;
+                goto fail;
+            }
             s->images = ni;
             s->cap_images = cap;
         }
         img = calloc(1, sizeof(*img));
-        if (!img)
-            return -ENOMEM;
+        if (!img) {
+            rc = -ENOMEM;
+            goto fail;
+        }
         img->index = s->nr_images;
         img->pid = hello->pid;
         img->ppid = hello->ppid;
@@ -196,22 +213,29 @@ int rec_stream_attach(struct rec_session *s, const struct fmt_shm_hello *hello, 
         s->images[s->nr_images++] = img;
         rec_queue_start(s, img, h, hello_ns);
     } else {
-        return -EPROTO;
+        rc = -EPROTO;
+        goto fail;
     }
     if (img->nr_rings + h->nr_rings > img->cap_rings) {
         uint32_t cap = img->nr_rings + h->nr_rings;
         struct rec_ring **nr = realloc(img->rings, cap * sizeof(*nr));
 
-        if (!nr)
-            return -ENOMEM;
+        if (!nr) {
+            if (img->nr_segs == 0) {
+                /* A new image without its segment: it gives the pidfd
+                 * back to the caller and ends here. */
+                img->pidfd = -1;
+                img->open = 0;
+            }
+            rc = -ENOMEM;
+            goto fail;
+        }
         img->rings = nr;
         img->cap_rings = cap;
     }
     for (uint32_t i = 0; i < h->nr_rings; i++) {
-        struct rec_ring *r = calloc(1, sizeof(*r));
+        struct rec_ring *r = fresh[i];
 
-        if (!r)
-            return -ENOMEM; /* the rings made so far stay attached */
         r->img = img;
         r->ctl = fmt_shm_ring_ctl(seg, i);
         r->data = fmt_shm_ring_data(seg, i);
@@ -224,6 +248,10 @@ int rec_stream_attach(struct rec_session *s, const struct fmt_shm_hello *hello, 
     img->nr_segs++;
     atomic_store_explicit(&h->recorder_pid, s->recorder_pid, memory_order_relaxed);
     return 0;
+fail:
+    for (uint32_t i = 0; i < h->nr_rings; i++)
+        free(fresh[i]);
+    return rc;
 }
 
 /* Turn a ring's stream off after a malformed record. */
