@@ -94,19 +94,6 @@ void rec_clock_init(struct rec_clock *c)
     c->mult32 = (uint64_t)(c->ns_per_tick * 4294967296.0);
 }
 
-uint64_t rec_clock_ns(const struct rec_clock *c, uint64_t t, int is_tsc)
-{
-    uint64_t d;
-
-    if (!is_tsc)
-        return t;
-    /* Fixed point (ns per tick << 32): one multiply per record. */
-    if (t >= c->tsc0)
-        return c->mono0 + (uint64_t)(((unsigned __int128)(t - c->tsc0) * c->mult32) >> 32);
-    d = (uint64_t)(((unsigned __int128)(c->tsc0 - t) * c->mult32) >> 32);
-    return d < c->mono0 ? c->mono0 - d : 0;
-}
-
 uint64_t rec_clock_now(const struct rec_clock *c)
 {
 #if defined(__x86_64__) || defined(__i386__)

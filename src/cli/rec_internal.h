@@ -39,8 +39,19 @@ struct rec_clock {
 void rec_clock_init(struct rec_clock *c);
 /* Now, in ns. */
 uint64_t rec_clock_now(const struct rec_clock *c);
-/* A collector time in ns: t itself, or ticks converted when is_tsc. */
-uint64_t rec_clock_ns(const struct rec_clock *c, uint64_t t, int is_tsc);
+/* A collector time in ns: t itself, or ticks converted when is_tsc (fixed
+ * point, ns per tick << 32: one multiply per record). */
+static inline uint64_t rec_clock_ns(const struct rec_clock *c, uint64_t t, int is_tsc)
+{
+    uint64_t d;
+
+    if (!is_tsc)
+        return t;
+    if (t >= c->tsc0)
+        return c->mono0 + (uint64_t)(((unsigned __int128)(t - c->tsc0) * c->mult32) >> 32);
+    d = (uint64_t)(((unsigned __int128)(c->tsc0 - t) * c->mult32) >> 32);
+    return d < c->mono0 ? c->mono0 - d : 0;
+}
 
 /* One ring of a traced process, as the recorder drains it. Records with a
  * time are copied into buf (a FIFO) and wait there for the watermark. */
