@@ -306,7 +306,7 @@ int cmd_record(int argc, char **argv)
         uint64_t now = rec_clock_now(&s.clock), limit, before = s.nr_copied;
         int no_children;
 
-        rec_socket_accept_all(&s, lfd, now, &nr_bad_hellos);
+        rec_socket_accept_all(&s, &st, lfd, now, &nr_bad_hellos);
         limit = rec_merge_watermark(&s, now);
         no_children = rec_reap(&st);
         rec_check_exits(&s, &st, rec_clock_now(&s.clock));
@@ -333,7 +333,7 @@ int cmd_record(int argc, char **argv)
         }
     }
     rec_forward_pid = 0;
-    rec_socket_accept_all(&s, lfd, rec_clock_now(&s.clock), &nr_bad_hellos);
+    rec_socket_accept_all(&s, &st, lfd, rec_clock_now(&s.clock), &nr_bad_hellos);
     for (uint32_t i = 0; i < s.nr_images; i++)
         rec_stream_close(&s, s.images[i], 0, 0, rec_clock_now(&s.clock));
     rec_merge_emit(&s, UINT64_MAX);

@@ -46,7 +46,10 @@ int rec_socket_open(char *name, size_t name_size)
 }
 
 /* Take one hello off an accepted connection. */
-static void rec_take_hello(struct rec_session *s, int conn, uint64_t now_ns, uint64_t *nr_bad)
+static int rec_status_take(struct rec_statuses *st, pid_t pid, int *status);
+
+static void rec_take_hello(struct rec_session *s, struct rec_statuses *statuses, int conn,
+                           uint64_t now_ns, uint64_t *nr_bad)
 {
     struct fmt_shm_hello hello;
     union {
@@ -98,13 +101,15 @@ static void rec_take_hello(struct rec_session *s, int conn, uint64_t now_ns, uin
     if (hello.kind != FMT_SHM_HELLO_SEGMENT && pidfd < 0) {
         /* Gone already (and maybe reaped): take what it left. */
         struct rec_image *img = rec_stream_find_pid(s, hello.pid);
+        int status = 0, known = rec_status_take(statuses, (pid_t)hello.pid, &status);
 
         if (img)
-            rec_stream_close(s, img, 0, 0, now_ns);
+            rec_stream_close(s, img, status, known, now_ns);
     }
 }
 
-void rec_socket_accept_all(struct rec_session *s, int lfd, uint64_t now_ns, uint64_t *nr_bad)
+void rec_socket_accept_all(struct rec_session *s, struct rec_statuses *st, int lfd, uint64_t now_ns,
+                           uint64_t *nr_bad)
 {
     for (;;) {
         int conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -114,7 +119,7 @@ void rec_socket_accept_all(struct rec_session *s, int lfd, uint64_t now_ns, uint
                 continue;
             return;
         }
-        rec_take_hello(s, conn, now_ns, nr_bad);
+        rec_take_hello(s, st, conn, now_ns, nr_bad);
         close(conn);
     }
 }

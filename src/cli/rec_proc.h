@@ -28,8 +28,9 @@ struct rec_statuses {
  * goes to name. Returns the listening fd or -errno. */
 int rec_socket_open(char *name, size_t name_size);
 /* Accept every queued connection and take in its hello; malformed ones
- * are counted in *nr_bad. */
-void rec_socket_accept_all(struct rec_session *s, int lfd, uint64_t now_ns, uint64_t *nr_bad);
+ * are counted in *nr_bad. A process already gone gets its status from st. */
+void rec_socket_accept_all(struct rec_session *s, struct rec_statuses *st, int lfd, uint64_t now_ns,
+                           uint64_t *nr_bad);
 /* Fork a child that runs path once a byte arrives on *go_fd; if execve
  * fails, the child writes its errno to *err_fd. Returns the pid or -1. */
 pid_t rec_spawn(const char *path, char *const argv[], char *const envp[], int *go_fd, int *err_fd);
