@@ -35,13 +35,24 @@ struct ana_model;
 struct ana_stacks;
 typedef const char *ana_flame_name_fn(void *arg, uint32_t label);
 
+/* The call sites worth drawing when there are more than max (0: no
+ * limit): by the largest share any cost gives them, ties by stack id.
+ * Sets (*keep)[stack] to 1 for those, for every stack id of the model
+ * (a fresh array the caller frees). Returns how many are kept, or -ENOMEM.
+ * Programs with millions of distinct stacks (deep recursion) would
+ * otherwise make trees of tens of millions of nodes that no picture can
+ * show: each of the rest is under 1/max of every total. */
+long ana_flame_top_sites(const struct ana_model *m, uint32_t max, uint8_t **keep);
+
 /* Fill t (initialised with ANA_FLAME_NR_COSTS metrics) from the model's
  * call sites: one path per stack with any cost, outermost frame first, or
  * the allocating function first when inverted. Frames are function names
  * from st (label = ana_stacks string id; name with ana_flame_stacks_name).
- * Returns 0 or -errno. */
+ * If keep is not NULL, sites it does not keep are added together as one
+ * frame "(other call sites)" on the root, so totals stay exact. Returns 0
+ * or -errno. */
 int ana_flame_build(struct ana_tree *t, const struct ana_model *m, struct ana_stacks *st,
-                    int inverted);
+                    int inverted, const uint8_t *keep);
 /* ana_flame_name_fn for labels from ana_flame_build (arg: the stacks). */
 const char *ana_flame_stacks_name(void *arg, uint32_t label);
 

@@ -28,15 +28,18 @@ static int on_event(void *arg, const struct fmt_event *ev)
 
 static int build_flames(struct ana_html_run *run)
 {
+    long kept = ana_flame_top_sites(run->model, ANA_HTML_MAX_SITES, &run->keep);
     int rc;
 
+    if (kept < 0)
+        return (int)kept;
     if ((rc = ana_tree_init(&run->flame, ANA_FLAME_NR_COSTS, 0)))
         return rc;
     if ((rc = ana_tree_init(&run->flame_inv, ANA_FLAME_NR_COSTS, 0)))
         return rc;
-    if ((rc = ana_flame_build(&run->flame, run->model, run->stacks, 0)))
+    if ((rc = ana_flame_build(&run->flame, run->model, run->stacks, 0, run->keep)))
         return rc;
-    if ((rc = ana_flame_build(&run->flame_inv, run->model, run->stacks, 1)))
+    if ((rc = ana_flame_build(&run->flame_inv, run->model, run->stacks, 1, run->keep)))
         return rc;
     if ((rc = ana_flame_sort(&run->flame, ana_flame_stacks_name, run->stacks)))
         return rc;
@@ -91,6 +94,7 @@ int ana_html_write(struct fmt_reader *r, const struct ana_html_options *o, FILE 
 out:
     if (run.stacks)
         ana_stacks_destroy(run.stacks);
+    free(run.keep);
     ana_tree_release(&run.flame);
     ana_tree_release(&run.flame_inv);
     ana_timeline_release(&run.tl);

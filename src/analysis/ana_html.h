@@ -30,6 +30,9 @@
  * page each. Past it, buckets double in width (cells merge pairwise), so
  * memory and page size stay bounded for any trace. */
 #define ANA_HTML_MAX_CELLS 400000u
+/* Call sites the page lists and draws at most; the others are lumped into
+ * one "(N other call sites)" site, each under 1/2000 of every total. */
+#define ANA_HTML_MAX_SITES 2000u
 
 /* The window pre-aggregation. Bucket k holds times [k*bucket_ns,
  * (k+1)*bucket_ns) from the trace start. */

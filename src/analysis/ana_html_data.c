@@ -11,6 +11,7 @@
 #include "analysis/ana_json.h"
 
 #define NO_SITE UINT32_MAX
+#define OTHER_SITE (UINT32_MAX - 1) /* lumped into "(N other call sites)" */
 
 struct data_run {
     struct ana_html_run *run;
@@ -20,12 +21,20 @@ struct data_run {
     uint32_t nr_strings;
     uint32_t *str_order; /* page index -> ana_stacks string id */
     uint32_t cap_order;
-    /* Stack id -> site index in the page (NO_SITE: not listed). */
+    /* Stack id -> site index in the page (NO_SITE: not listed,
+     * OTHER_SITE: in the one site after the listed ones). */
     uint32_t *site_of;
     uint32_t *sites; /* site index -> stack id */
     uint32_t nr_sites;
+    uint32_t nr_other; /* stacks lumped together */
     int rc;
 };
+
+/* The page's index of a stack's site. */
+static uint32_t site_index(const struct data_run *d, uint32_t stack)
+{
+    return d->site_of[stack] == OTHER_SITE ? d->nr_sites : d->site_of[stack];
+}
 
 /* The page index of a string, added on first use. */
 static uint32_t str_ref(struct data_run *d, uint32_t id)
@@ -140,10 +149,14 @@ static void write_header(struct data_run *d)
 
 /* Which stacks the page lists: every one that allocated, or is referred
  * to by the window pre-aggregation. */
+/* Which stacks the page lists: those the flame graph keeps (every one
+ * that allocated, unless there are more than ANA_HTML_MAX_SITES); the rest
+ * are lumped into one site so that every total stays exact. */
 static int pick_sites(struct data_run *d)
 {
     uint32_t n = ana_model_nr_sites(d->run->model);
     const struct ana_map *cells = &d->run->wpa.cells;
+    const uint8_t *keep = d->run->keep;
 
     d->site_of = malloc((n ? n : 1) * sizeof(*d->site_of));
     d->sites = malloc((n ? n : 1) * sizeof(*d->sites));
@@ -153,9 +166,14 @@ static int pick_sites(struct data_run *d)
         const struct ana_site *s = ana_model_site(d->run->model, id);
 
         d->site_of[id] = NO_SITE;
-        if (s && (s->nr_allocs || s->live_bytes)) {
+        if (!s || !(s->nr_allocs || s->live_bytes))
+            continue;
+        if (keep[id]) {
             d->site_of[id] = d->nr_sites;
             d->sites[d->nr_sites++] = id;
+        } else {
+            d->site_of[id] = OTHER_SITE;
+            d->nr_other++;
         }
     }
     for (size_t i = 0; i < cells->cap; i++) {
@@ -167,8 +185,8 @@ static int pick_sites(struct data_run *d)
         if (stack >= n)
             return -EPROTO; /* a block of a stack the model never saw */
         if (d->site_of[stack] == NO_SITE) {
-            d->site_of[stack] = d->nr_sites;
-            d->sites[d->nr_sites++] = stack;
+            d->site_of[stack] = OTHER_SITE;
+            d->nr_other++;
         }
     }
     return 0;
@@ -211,7 +229,7 @@ static int64_t site_value(const struct ana_site *s, enum site_col c)
  * of frames (node 0 the root) and each site as its leaf node, so a trace
  * with many deep stacks still makes a small page. */
 struct frame_trie {
-    struct ana_map index; /* (parent << 32 | place) + 1 -> node */
+    struct ana_map index; /* (place << 32 | parent) + 1 -> node */
     uint32_t *parent, *fn, *place;
     uint32_t nr, cap;
 };
@@ -245,7 +263,8 @@ static int trie_node(struct frame_trie *t, uint32_t parent, uint32_t fn, uint32_
                      uint32_t *out)
 {
     int created, rc;
-    uint32_t *v = ana_map_put(&t->index, ((uint64_t)parent << 32 | place) + 1, &created);
+    /* The parent (dense) in the low bits, which ana_map hashes best. */
+    uint32_t *v = ana_map_put(&t->index, ((uint64_t)place << 32 | parent) + 1, &created);
 
     if (!v)
         return -ENOMEM;
@@ -286,6 +305,7 @@ static void write_sites(struct data_run *d)
     struct ana_json *j = &d->j;
     struct frame_trie t = {0};
     uint32_t *node = malloc((d->nr_sites ? d->nr_sites : 1) * sizeof(*node));
+    uint32_t other_node = 0;
 
     ana_map_init(&t.index, sizeof(uint32_t));
     /* The root, node 0: no frame. */
@@ -295,6 +315,14 @@ static void write_sites(struct data_run *d)
     }
     for (uint32_t i = 0; i < d->nr_sites && !d->rc; i++)
         d->rc = site_node(d, &t, d->sites[i], &node[i]);
+    if (!d->rc && d->nr_other) {
+        char name[64];
+        uint32_t id;
+
+        snprintf(name, sizeof(name), "(%u other call sites)", d->nr_other);
+        if (!(d->rc = ana_stacks_intern(d->run->stacks, name, &id)))
+            d->rc = trie_node(&t, 0, str_ref(d, id), str_ref(d, id), &other_node);
+    }
     if (d->rc)
         goto out;
 
@@ -317,11 +345,15 @@ static void write_sites(struct data_run *d)
     ana_json_begin_array(j);
     for (uint32_t i = 0; i < d->nr_sites; i++)
         ana_json_u64(j, d->sites[i]);
+    if (d->nr_other)
+        ana_json_u64(j, 0); /* many stacks */
     ana_json_end_array(j);
     ana_json_key(j, "node");
     ana_json_begin_array(j);
     for (uint32_t i = 0; i < d->nr_sites; i++)
         ana_json_u64(j, node[i]);
+    if (d->nr_other)
+        ana_json_u64(j, other_node);
     ana_json_end_array(j);
     for (unsigned c = 0; c < NR_COLS; c++) {
         ana_json_key(j, keys[c]);
@@ -329,6 +361,14 @@ static void write_sites(struct data_run *d)
         for (uint32_t i = 0; i < d->nr_sites; i++)
             ana_json_i64(j,
                          site_value(ana_model_site(d->run->model, d->sites[i]), (enum site_col)c));
+        if (d->nr_other) {
+            int64_t sum = 0;
+
+            for (uint32_t id = 0; id < ana_model_nr_sites(d->run->model); id++)
+                if (d->site_of[id] == OTHER_SITE)
+                    sum += site_value(ana_model_site(d->run->model, id), (enum site_col)c);
+            ana_json_i64(j, sum);
+        }
         ana_json_end_array(j);
     }
     ana_json_end_object(j);
@@ -345,7 +385,26 @@ static void write_wpa(struct data_run *d)
     static const char *const keys[5] = {"site", "a", "f", "n", "b"};
     const struct ana_html_wpa *w = &d->run->wpa;
     struct ana_json *j = &d->j;
+    struct ana_map other; /* (a << 16 | f) + 1 -> cell, of the lumped sites */
 
+    ana_map_init(&other, sizeof(struct ana_html_cell));
+    for (size_t i = 0; i < w->cells.cap && d->nr_other; i++) {
+        const struct ana_html_cell *c = ana_map_slot_val(&w->cells, i);
+        struct ana_html_cell *o;
+        uint32_t stack, a, f;
+
+        if (!ana_map_slot_key(&w->cells, i))
+            continue;
+        ana_html_wpa_key(ana_map_slot_key(&w->cells, i), &stack, &a, &f);
+        if (d->site_of[stack] != OTHER_SITE)
+            continue;
+        if (!(o = ana_map_put(&other, ((uint64_t)a << 16 | f) + 1, NULL))) {
+            d->rc = -ENOMEM;
+            goto out;
+        }
+        o->nr += c->nr;
+        o->bytes += c->bytes;
+    }
     ana_json_key(j, "wpa");
     ana_json_begin_object(j);
     ana_json_kv_u64(j, "bucketNs", w->bucket_ns);
@@ -353,34 +412,64 @@ static void write_wpa(struct data_run *d)
     for (unsigned col = 0; col < 5; col++) {
         ana_json_key(j, keys[col]);
         ana_json_begin_array(j);
-        for (size_t i = 0; i < w->cells.cap; i++) {
-            const struct ana_html_cell *c = ana_map_slot_val(&w->cells, i);
-            uint32_t stack, a, f;
+        for (int pass = 0; pass < 2; pass++) {
+            const struct ana_map *m = pass ? &other : &w->cells;
 
-            if (!ana_map_slot_key(&w->cells, i) || !c->nr)
-                continue;
-            ana_html_wpa_key(ana_map_slot_key(&w->cells, i), &stack, &a, &f);
-            switch (col) {
-            case 0:
-                ana_json_u64(j, d->site_of[stack]);
-                break;
-            case 1:
-                ana_json_u64(j, a);
-                break;
-            case 2:
-                ana_json_i64(j, f == ANA_HTML_NEVER ? -1 : (int64_t)f);
-                break;
-            case 3:
-                ana_json_u64(j, c->nr);
-                break;
-            default:
-                ana_json_u64(j, c->bytes);
-                break;
+            for (size_t i = 0; i < m->cap; i++) {
+                const struct ana_html_cell *c = ana_map_slot_val(m, i);
+                uint32_t stack = 0, a, f;
+                uint64_t key = ana_map_slot_key(m, i);
+
+                if (!key || !c->nr)
+                    continue;
+                if (pass) {
+                    a = (uint32_t)((key - 1) >> 16), f = (uint32_t)(key - 1) & 0xffff;
+                } else {
+                    ana_html_wpa_key(key, &stack, &a, &f);
+                    if (d->site_of[stack] == OTHER_SITE)
+                        continue;
+                }
+                switch (col) {
+                case 0:
+                    ana_json_u64(j, pass ? d->nr_sites : site_index(d, stack));
+                    break;
+                case 1:
+                    ana_json_u64(j, a);
+                    break;
+                case 2:
+                    ana_json_i64(j, f == ANA_HTML_NEVER ? -1 : (int64_t)f);
+                    break;
+                case 3:
+                    ana_json_u64(j, c->nr);
+                    break;
+                default:
+                    ana_json_u64(j, c->bytes);
+                    break;
+                }
             }
         }
         ana_json_end_array(j);
     }
     ana_json_end_object(j);
+out:
+    ana_map_release(&other);
+}
+
+/* Frames under 1/FLAME_MIN_SHARE of every total are narrower than half a
+ * pixel until zoomed into; leaving them out keeps the page small for
+ * programs with millions of distinct paths (`memscribe flamegraph` keeps
+ * everything down to a tenth of a pixel). */
+#define FLAME_MIN_SHARE 2000
+
+static int flame_visible(const struct ana_tree *t, uint32_t id)
+{
+    for (unsigned c = 0; c < ANA_FLAME_NR_COSTS; c++) {
+        int64_t v = t->nodes[id].incl[c], total = t->nodes[0].incl[c];
+
+        if (v > 0 && (double)v * FLAME_MIN_SHARE >= (double)total)
+            return 1;
+    }
+    return 0;
 }
 
 /* A flame tree in depth-first order with children by name, so the page
@@ -401,6 +490,8 @@ static void write_flame(struct data_run *d, const char *key, const struct ana_tr
     while (top) {
         uint32_t id = stack[--top], first = top;
 
+        if (id && !flame_visible(t, id))
+            continue; /* and so is everything above it */
         index[id] = n;
         order[n++] = id;
         for (uint32_t c = t->nodes[id].first_child; c != ANA_TREE_NONE;

@@ -23,6 +23,7 @@ struct ana_html_run {
     struct ana_timeline tl;
     struct ana_stacks *stacks;
     struct ana_tree flame, flame_inv;
+    uint8_t *keep; /* per stack id: listed and drawn (ana_flame_top_sites) */
     char nonce[40]; /* the Content-Security-Policy nonce of the page's script */
 };
 

@@ -14,6 +14,9 @@
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 
+/* Call sites an SVG draws at most; see ana_flame_top_sites(). */
+#define FLAME_MAX_SITES 10000
+
 enum {
     OPT_COST = CLI_ANA_OPT_FIRST_OWN,
     OPT_INVERTED,
@@ -126,8 +129,14 @@ int cmd_flamegraph(int argc, char **argv)
 
     struct ana_stacks *st = cli_ana_stacks(&a);
     struct ana_tree t;
+    uint8_t *keep = NULL;
+    /* Folded stacks keep every site; a picture needs no more sites than
+     * it has pixels to show them (the rest are lumped, totals exact). */
+    long kept = folded ? 0 : ana_flame_top_sites(m, FLAME_MAX_SITES, &keep);
+    if (kept < 0)
+        cli_ana_fail(&a, (int)kept);
     if ((rc = ana_tree_init(&t, ANA_FLAME_NR_COSTS, 0)) ||
-        (rc = ana_flame_build(&t, m, st, so.inverted)) ||
+        (rc = ana_flame_build(&t, m, st, so.inverted, keep)) ||
         (rc = ana_flame_sort(&t, ana_flame_stacks_name, st)))
         cli_ana_fail(&a, rc);
 
@@ -148,6 +157,7 @@ int cmd_flamegraph(int argc, char **argv)
         cli_die("flamegraph: writing %s: %s", output && strcmp(output, "-") ? output : "stdout",
                 strerror(-rc));
     ana_tree_release(&t);
+    free(keep);
     ana_model_destroy(m);
     return cli_ana_close(&a);
 }

@@ -16,9 +16,13 @@
 
 #include <cmocka.h>
 
+#include "analysis/ana_flame.h"
 #include "analysis/ana_html.h"
 #include "analysis/ana_html_internal.h"
+#include "analysis/ana_model.h"
 #include "analysis/ana_scan.h"
+#include "analysis/ana_stacks.h"
+#include "analysis/ana_tree.h"
 #include "analysis/ana_window.h"
 #include "format/fmt_writer.h"
 #include "memscribe/trace.h"
@@ -289,6 +293,56 @@ static void test_page(void **state)
     close(fd);
 }
 
+static int model_event(void *arg, const struct fmt_event *ev)
+{
+    return ana_model_event(arg, ev);
+}
+
+/* More call sites than a picture shows: the rest are lumped into one
+ * frame on the root, and every total stays the model's. */
+static void test_flame_lumps_small_sites(void **state)
+{
+    uint64_t last_ts;
+    int fd = write_trace(&last_ts);
+    struct fmt_reader *r = open_trace(fd);
+    struct ana_model_options mo = {0};
+    struct ana_scan_options so;
+    struct ana_sym_options sym = {.raw = true};
+    struct ana_model *m;
+    struct ana_stacks *st;
+    struct ana_tree t;
+    uint8_t *keep;
+
+    (void)state;
+    assert_int_equal(ana_model_create(&m, &mo), 0);
+    ana_scan_options_init(&so);
+    assert_int_equal(ana_scan(r, &so, model_event, m), 0);
+    ana_model_finish(m);
+    assert_int_equal(ana_stacks_create(&st, r, &sym), 0);
+    assert_int_equal(ana_flame_top_sites(m, 2, &keep), 2);
+    assert_int_equal(ana_tree_init(&t, ANA_FLAME_NR_COSTS, 0), 0);
+    assert_int_equal(ana_flame_build(&t, m, st, 0, keep), 0);
+    const struct ana_scope *total = ana_model_total(m);
+    assert_int_equal(t.nodes[0].incl[ANA_FLAME_ALLOCATIONS], total->nr_allocs);
+    assert_int_equal(t.nodes[0].incl[ANA_FLAME_BYTES], total->alloc_bytes);
+    assert_int_equal(t.nodes[0].incl[ANA_FLAME_TEMPORARY], total->nr_temporary);
+    int found = 0;
+    for (uint32_t c = t.nodes[0].first_child; c != ANA_TREE_NONE; c = t.nodes[c].next_sibling)
+        found |= !strcmp(ana_stacks_str(st, t.nodes[c].label), "(4 other call sites)");
+    assert_true(found);
+    /* The kept ones are those with the largest share of some cost. */
+    uint32_t nr_kept = 0;
+    for (uint32_t id = 0; id < ana_model_nr_sites(m); id++)
+        nr_kept += keep[id];
+    assert_int_equal(nr_kept, 2);
+    free(keep);
+    ana_tree_release(&t);
+    ana_stacks_destroy(st);
+    ana_model_destroy(m);
+    fmt_reader_close(r);
+    close(fd);
+}
+
 /* A trace with no event at all still gives a whole page. */
 static void test_page_empty(void **state)
 {
@@ -324,7 +378,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wpa_matches_window), cmocka_unit_test(test_bucket_width),
         cmocka_unit_test(test_script_stream),      cmocka_unit_test(test_page),
-        cmocka_unit_test(test_page_empty),
+        cmocka_unit_test(test_page_empty),         cmocka_unit_test(test_flame_lumps_small_sites),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
