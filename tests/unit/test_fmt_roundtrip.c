@@ -521,6 +521,50 @@ static void test_live_at_chunk(void **state)
     tfmt_close(&t);
 }
 
+/* fmt_writer_flush() ends a chunk at once: what was flushed can be read
+ * while the trace is still being written (as incomplete), and the stats
+ * count the file exactly. */
+static void test_flush(void **state)
+{
+    struct tfmt t;
+    struct fmt_event ev = tfmt_mk(FMT_EV_MALLOC, 10, 0);
+    struct fmt_writer_stats st;
+
+    (void)state;
+    tfmt_start(&t, 0);
+    for (int i = 0; i < 5; i++) {
+        ev.ts_ns = 10 + (uint64_t)i;
+        ev.addr = 0x1000 + (uint64_t)i * 64;
+        ev.size = 16;
+        assert_int_equal(fmt_writer_event(t.w, &ev), 0);
+    }
+    assert_int_equal(fmt_writer_flush(t.w), 0);
+    assert_int_equal(fmt_writer_flush(t.w), 0); /* nothing new: no empty chunk */
+    ev.ts_ns = 20;
+    ev.addr = 0x9000;
+    assert_int_equal(fmt_writer_event(t.w, &ev), 0); /* pending, not flushed */
+
+    struct fmt_reader *r = tfmt_open(&t);
+    assert_true(fmt_reader_incomplete(r));
+    assert_int_equal(fmt_reader_nr_chunks(r), 1);
+    struct fmt_trace_counts c;
+    fmt_reader_counts(r, &c);
+    assert_int_equal(c.nr_events, 5);
+    assert_int_equal(c.nr_heap_allocs, 5);
+    fmt_reader_close(r);
+
+    assert_int_equal(fmt_writer_finish(t.w), 0);
+    fmt_writer_get_stats(t.w, &st);
+    assert_int_equal(st.nr_events, 6);
+    assert_int_equal(st.nr_allocs, 6);
+    assert_int_equal(st.bytes_written, (uint64_t)lseek(t.fd, 0, SEEK_END));
+    r = tfmt_open(&t);
+    assert_false(fmt_reader_incomplete(r));
+    assert_int_equal(fmt_reader_nr_chunks(r), 2);
+    fmt_reader_close(r);
+    tfmt_close(&t);
+}
+
 /* The writer refuses what it cannot store, and says so. */
 static void test_writer_rejects(void **state)
 {
@@ -548,6 +592,7 @@ int main(void)
         cmocka_unit_test(test_tables),
         cmocka_unit_test(test_many_threads),
         cmocka_unit_test(test_image_without_start),
+        cmocka_unit_test(test_flush),
         cmocka_unit_test(test_live_at_chunk),
         cmocka_unit_test(test_writer_rejects),
     };
