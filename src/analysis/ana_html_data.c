@@ -229,7 +229,7 @@ static int64_t site_value(const struct ana_site *s, enum site_col c)
  * of frames (node 0 the root) and each site as its leaf node, so a trace
  * with many deep stacks still makes a small page. */
 struct frame_trie {
-    struct ana_map index; /* (place << 32 | parent) + 1 -> node */
+    struct ana_map index; /* mix((parent << 32 | place) + 1) -> node */
     uint32_t *parent, *fn, *place;
     uint32_t nr, cap;
 };
@@ -263,8 +263,8 @@ static int trie_node(struct frame_trie *t, uint32_t parent, uint32_t fn, uint32_
                      uint32_t *out)
 {
     int created, rc;
-    /* The parent (dense) in the low bits, which ana_map hashes best. */
-    uint32_t *v = ana_map_put(&t->index, ((uint64_t)place << 32 | parent) + 1, &created);
+    uint32_t *v =
+        ana_map_put(&t->index, ana_html_mix(((uint64_t)parent << 32 | place) + 1), &created);
 
     if (!v)
         return -ENOMEM;

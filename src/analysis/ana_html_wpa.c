@@ -11,20 +11,19 @@
 #include <errno.h>
 
 #include "analysis/ana_html.h"
+#include "analysis/ana_html_internal.h"
 
-/* The stack in the low bits: ana_map hashes the low bits of a key best,
- * and stacks are the many-valued part. */
 static uint64_t wpa_key(uint32_t stack, uint32_t a, uint32_t f)
 {
-    return ((uint64_t)f << 48 | (uint64_t)a << 32 | stack) + 1;
+    return ana_html_mix(((uint64_t)stack << 32 | (uint64_t)a << 16 | f) + 1);
 }
 
 void ana_html_wpa_key(uint64_t key, uint32_t *stack, uint32_t *alloc_bucket, uint32_t *free_bucket)
 {
-    key -= 1;
-    *stack = (uint32_t)key;
-    *alloc_bucket = (uint32_t)(key >> 32) & 0xffff;
-    *free_bucket = (uint32_t)(key >> 48);
+    key = ana_html_unmix(key) - 1;
+    *stack = (uint32_t)(key >> 32);
+    *alloc_bucket = (uint32_t)(key >> 16) & 0xffff;
+    *free_bucket = (uint32_t)key & 0xffff;
 }
 
 uint64_t ana_html_bucket_width(uint64_t end_ns, uint32_t target)

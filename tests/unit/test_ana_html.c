@@ -207,6 +207,20 @@ static void test_wpa_matches_window(void **state)
     check_windows(1000, 100);
 }
 
+static void test_key_mix(void **state)
+{
+    (void)state;
+    /* A bijection: unmix undoes mix, only 0 maps to 0, and keys that differ
+     * only in their high half land on different low bits. */
+    uint64_t keys[] = {1, 2, 0x100000001ull, 0x200000001ull, UINT64_MAX, 0x8000000000000000ull};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        assert_true(ana_html_unmix(ana_html_mix(keys[i])) == keys[i]);
+        assert_true(ana_html_mix(keys[i]) != 0);
+    }
+    assert_true(ana_html_mix(0) == 0);
+    assert_true((ana_html_mix(0x100000001ull) & 0xffff) != (ana_html_mix(0x200000001ull) & 0xffff));
+}
+
 static void test_bucket_width(void **state)
 {
     (void)state;
@@ -376,9 +390,13 @@ static void test_page_empty(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_wpa_matches_window), cmocka_unit_test(test_bucket_width),
-        cmocka_unit_test(test_script_stream),      cmocka_unit_test(test_page),
-        cmocka_unit_test(test_page_empty),         cmocka_unit_test(test_flame_lumps_small_sites),
+        cmocka_unit_test(test_wpa_matches_window),
+        cmocka_unit_test(test_bucket_width),
+        cmocka_unit_test(test_key_mix),
+        cmocka_unit_test(test_script_stream),
+        cmocka_unit_test(test_page),
+        cmocka_unit_test(test_page_empty),
+        cmocka_unit_test(test_flame_lumps_small_sites),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
