@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The HTML report's driver: one pass feeds the heap model, the size
- * histogram and the window pre-aggregation; the core's timeline makes a
- * second; then stacks are symbolized and the page is written. */
+/* The HTML report's driver: one pass feeds the heap model and the size
+ * histogram; a second the window pre-aggregation of the sites the page
+ * lists; the core's timeline makes a third; then stacks are symbolized and
+ * the page is written. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,18 +22,18 @@ static int on_event(void *arg, const struct fmt_event *ev)
 
     if ((rc = ana_model_event(run->model, ev)))
         return rc;
-    if ((rc = ana_histogram_event(&run->hist, ev)))
-        return rc;
-    return ana_html_wpa_event(&run->wpa, ev);
+    return ana_histogram_event(&run->hist, ev);
+}
+
+static int on_event_wpa(void *arg, const struct fmt_event *ev)
+{
+    return ana_html_wpa_event(arg, ev);
 }
 
 static int build_flames(struct ana_html_run *run)
 {
-    long kept = ana_flame_top_sites(run->model, ANA_HTML_MAX_SITES, &run->keep);
     int rc;
 
-    if (kept < 0)
-        return (int)kept;
     if ((rc = ana_tree_init(&run->flame, ANA_FLAME_NR_COSTS, 0)))
         return rc;
     if ((rc = ana_tree_init(&run->flame_inv, ANA_FLAME_NR_COSTS, 0)))
@@ -82,6 +83,18 @@ int ana_html_write(struct fmt_reader *r, const struct ana_html_options *o, FILE 
     if ((rc = ana_scan(r, &so, on_event, &run)))
         goto out;
     ana_model_finish(run.model);
+    /* The sites the page lists, known from the model; a second pass
+     * aggregates the window data for them and lumps the rest, so that its
+     * memory and the page stay bounded however many stacks there are. */
+    long kept = ana_flame_top_sites(run.model, ANA_HTML_MAX_SITES, &run.keep);
+    if (kept < 0) {
+        rc = (int)kept;
+        goto out;
+    }
+    run.wpa.keep = run.keep;
+    run.wpa.nr_keep = ana_model_nr_sites(run.model);
+    if ((rc = ana_scan(r, &so, on_event_wpa, &run.wpa)))
+        goto out;
     /* About two timeline rows per pixel of the plot. */
     if ((rc = ana_timeline_compute(&run.tl, r, NULL, end_ns / 2000 ? end_ns / 2000 : 1, o->progress,
                                    o->progress_arg)))

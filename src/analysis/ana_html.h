@@ -26,6 +26,8 @@
  * index in 16 bits; one value means "never freed"). */
 #define ANA_HTML_MAX_BUCKETS 65534u
 #define ANA_HTML_NEVER 0xffffu
+/* The stack id of the lumped sites in the pre-aggregation. */
+#define ANA_HTML_OTHER_STACK UINT32_MAX
 /* Cells the pre-aggregation keeps at most by default: about 30 bytes of
  * page each. Past it, buckets double in width (cells merge pairwise), so
  * memory and page size stay bounded for any trace. */
@@ -42,7 +44,11 @@ struct ana_html_wpa {
     uint64_t end_ns;
     size_t max_cells;      /* ANA_HTML_MAX_CELLS unless a test sets it */
     uint32_t nr_coarsened; /* times the buckets doubled */
-    struct ana_map cells;  /* wpa_key(stack, alloc bucket, free bucket) -> struct ana_html_cell */
+    /* If keep is set, blocks of stacks it does not keep (or beyond
+     * nr_keep) are counted under ANA_HTML_OTHER_STACK. */
+    const uint8_t *keep;
+    uint32_t nr_keep;
+    struct ana_map cells; /* wpa_key(stack, alloc bucket, free bucket) -> struct ana_html_cell */
 };
 
 struct ana_html_cell {

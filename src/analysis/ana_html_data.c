@@ -182,6 +182,10 @@ static int pick_sites(struct data_run *d)
         if (!ana_map_slot_key(cells, i))
             continue;
         ana_html_wpa_key(ana_map_slot_key(cells, i), &stack, &a, &f);
+        if (stack == ANA_HTML_OTHER_STACK) {
+            d->nr_other += !d->nr_other; /* (cannot be 0: a lumped site allocated) */
+            continue;
+        }
         if (stack >= n)
             return -EPROTO; /* a block of a stack the model never saw */
         if (d->site_of[stack] == NO_SITE) {
@@ -385,26 +389,7 @@ static void write_wpa(struct data_run *d)
     static const char *const keys[5] = {"site", "a", "f", "n", "b"};
     const struct ana_html_wpa *w = &d->run->wpa;
     struct ana_json *j = &d->j;
-    struct ana_map other; /* (a << 16 | f) + 1 -> cell, of the lumped sites */
 
-    ana_map_init(&other, sizeof(struct ana_html_cell));
-    for (size_t i = 0; i < w->cells.cap && d->nr_other; i++) {
-        const struct ana_html_cell *c = ana_map_slot_val(&w->cells, i);
-        struct ana_html_cell *o;
-        uint32_t stack, a, f;
-
-        if (!ana_map_slot_key(&w->cells, i))
-            continue;
-        ana_html_wpa_key(ana_map_slot_key(&w->cells, i), &stack, &a, &f);
-        if (d->site_of[stack] != OTHER_SITE)
-            continue;
-        if (!(o = ana_map_put(&other, ((uint64_t)a << 16 | f) + 1, NULL))) {
-            d->rc = -ENOMEM;
-            goto out;
-        }
-        o->nr += c->nr;
-        o->bytes += c->bytes;
-    }
     ana_json_key(j, "wpa");
     ana_json_begin_object(j);
     ana_json_kv_u64(j, "bucketNs", w->bucket_ns);
@@ -412,47 +397,35 @@ static void write_wpa(struct data_run *d)
     for (unsigned col = 0; col < 5; col++) {
         ana_json_key(j, keys[col]);
         ana_json_begin_array(j);
-        for (int pass = 0; pass < 2; pass++) {
-            const struct ana_map *m = pass ? &other : &w->cells;
+        for (size_t i = 0; i < w->cells.cap; i++) {
+            const struct ana_html_cell *c = ana_map_slot_val(&w->cells, i);
+            uint32_t stack, a, f;
 
-            for (size_t i = 0; i < m->cap; i++) {
-                const struct ana_html_cell *c = ana_map_slot_val(m, i);
-                uint32_t stack = 0, a, f;
-                uint64_t key = ana_map_slot_key(m, i);
-
-                if (!key || !c->nr)
-                    continue;
-                if (pass) {
-                    a = (uint32_t)((key - 1) >> 16), f = (uint32_t)(key - 1) & 0xffff;
-                } else {
-                    ana_html_wpa_key(key, &stack, &a, &f);
-                    if (d->site_of[stack] == OTHER_SITE)
-                        continue;
-                }
-                switch (col) {
-                case 0:
-                    ana_json_u64(j, pass ? d->nr_sites : site_index(d, stack));
-                    break;
-                case 1:
-                    ana_json_u64(j, a);
-                    break;
-                case 2:
-                    ana_json_i64(j, f == ANA_HTML_NEVER ? -1 : (int64_t)f);
-                    break;
-                case 3:
-                    ana_json_u64(j, c->nr);
-                    break;
-                default:
-                    ana_json_u64(j, c->bytes);
-                    break;
-                }
+            if (!ana_map_slot_key(&w->cells, i) || !c->nr)
+                continue;
+            ana_html_wpa_key(ana_map_slot_key(&w->cells, i), &stack, &a, &f);
+            switch (col) {
+            case 0:
+                /* The lumped sites are the one after the listed ones. */
+                ana_json_u64(j, stack == ANA_HTML_OTHER_STACK ? d->nr_sites : site_index(d, stack));
+                break;
+            case 1:
+                ana_json_u64(j, a);
+                break;
+            case 2:
+                ana_json_i64(j, f == ANA_HTML_NEVER ? -1 : (int64_t)f);
+                break;
+            case 3:
+                ana_json_u64(j, c->nr);
+                break;
+            default:
+                ana_json_u64(j, c->bytes);
+                break;
             }
         }
         ana_json_end_array(j);
     }
     ana_json_end_object(j);
-out:
-    ana_map_release(&other);
 }
 
 /* Frames under 1/FLAME_MIN_SHARE of every total are narrower than half a

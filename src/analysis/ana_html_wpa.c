@@ -54,6 +54,8 @@ int ana_html_wpa_init(struct ana_html_wpa *w, uint64_t bucket_ns, uint64_t end_n
     w->bucket_ns = bucket_ns ? bucket_ns : 1;
     w->end_ns = end_ns;
     w->max_cells = ANA_HTML_MAX_CELLS;
+    w->keep = NULL;
+    w->nr_keep = 0;
     w->nr_coarsened = 0;
     ana_map_init(&w->cells, sizeof(struct ana_html_cell));
     if (end_ns / w->bucket_ns >= ANA_HTML_MAX_BUCKETS)
@@ -106,6 +108,13 @@ static int coarsen(struct ana_html_wpa *w)
     return 0;
 }
 
+static uint32_t stack_of(const struct ana_html_wpa *w, uint32_t stack)
+{
+    if (w->keep && (stack >= w->nr_keep || !w->keep[stack]))
+        return ANA_HTML_OTHER_STACK;
+    return stack;
+}
+
 int ana_html_wpa_event(struct ana_html_wpa *w, const struct fmt_event *ev)
 {
     struct ana_html_cell *c;
@@ -119,21 +128,24 @@ int ana_html_wpa_event(struct ana_html_wpa *w, const struct fmt_event *ev)
                     ev->kind == FMT_EV_REALLOCARRAY)) {
         uint32_t a = bucket_of(w, ev->ref_ts_ns);
 
-        c = ana_map_get(&w->cells, wpa_key(ev->ref_stack, a, ANA_HTML_NEVER));
+        c = ana_map_get(&w->cells, wpa_key(stack_of(w, ev->ref_stack), a, ANA_HTML_NEVER));
         if (c && c->nr) {
             c->nr--;
             c->bytes -= ev->ref_size;
             if (!c->nr)
-                ana_map_del(&w->cells, wpa_key(ev->ref_stack, a, ANA_HTML_NEVER));
+                ana_map_del(&w->cells, wpa_key(stack_of(w, ev->ref_stack), a, ANA_HTML_NEVER));
         }
-        if (!(c = ana_map_put(&w->cells, wpa_key(ev->ref_stack, a, bucket_of(w, ev->ts_ns)), NULL)))
+        if (!(c = ana_map_put(&w->cells,
+                              wpa_key(stack_of(w, ev->ref_stack), a, bucket_of(w, ev->ts_ns)),
+                              NULL)))
             return -ENOMEM;
         c->nr++;
         c->bytes += ev->ref_size;
     }
     if (fmt_kind_is_heap_alloc(ev->kind) && ev->serial) {
-        if (!(c = ana_map_put(&w->cells,
-                              wpa_key(ev->stack, bucket_of(w, ev->ts_ns), ANA_HTML_NEVER), NULL)))
+        if (!(c = ana_map_put(
+                  &w->cells,
+                  wpa_key(stack_of(w, ev->stack), bucket_of(w, ev->ts_ns), ANA_HTML_NEVER), NULL)))
             return -ENOMEM;
         c->nr++;
         c->bytes += ev->size;
