@@ -16,6 +16,8 @@ if [ "${1:-}" = "--test" ]; then
   PKGS+=(jq)
   # memscribe export: the readers of each format, and the libraries it links.
   PKGS+=(massif-visualizer golang-go chromium sqlite3 libsqlite3-dev zlib1g-dev time)
+  # plot, flamegraph, html: SVGs checked by a real XML parser, DOMs read by python3.
+  PKGS+=(libxml2-utils python3)
 fi
 
 missing=()
