@@ -63,6 +63,15 @@ int fmt_rblock_load(struct fmt_reader *r, uint64_t off, struct fmt_block_hdr *h)
     if (h->stored_size > r->file_size - off - FMT_BLOCK_HEADER_SIZE)
         return fmt_rerr(r, -EPROTO, off, "block of %u bytes runs past the end of the file",
                         h->stored_size);
+    if (h->type == FMT_BLOCK_DEFS && !r->loaded_defs_once) {
+        /* Tables grow with the definitions' decompressed size; a file
+         * cannot hold more than this much of them honestly, and a crafted
+         * one must not make the reader allocate without bound. Checked
+         * before decompressing. */
+        r->defs_raw_total += h->raw_size;
+        if (r->defs_raw_total > FMT_DEFS_PER_FILE_BYTE * r->file_size + FMT_DEFS_SLACK)
+            return fmt_rerr(r, -EPROTO, off, "implausibly many definitions for the file size");
+    }
     if ((rc = fmt_buf_reserve(&r->payload, h->stored_size)))
         return fmt_rerr(r, rc, off, "out of memory");
     r->payload.len = h->stored_size;
@@ -114,12 +123,6 @@ static int take_block(struct fmt_reader *r, uint64_t off, const struct fmt_block
     case FMT_BLOCK_META:
         return fmt_rdefs_meta(r, off);
     case FMT_BLOCK_DEFS:
-        /* Tables grow with the definitions' decompressed size; a file
-         * cannot hold more than this much of them honestly, and a crafted
-         * one must not make the reader allocate without bound. */
-        r->defs_raw_total += r->raw.len;
-        if (r->defs_raw_total > FMT_DEFS_PER_FILE_BYTE * r->file_size + FMT_BLOCK_MAX_PAYLOAD)
-            return fmt_rerr(r, -EPROTO, off, "implausibly many definitions for the file size");
         return fmt_rdefs_parse(r, off);
     case FMT_BLOCK_CHUNK:
         if (r->nr_seen_chunks != r->nr_chunks)
@@ -299,6 +302,7 @@ static int open_trace(struct fmt_reader *r)
                             r->nr_chunks);
         r->nr_seen_chunks = r->nr_chunks; /* its DEFS block was lost: drop it */
     }
+    r->loaded_defs_once = 1; /* later DEFS reads (live deltas) are re-reads */
     r->info.command = r->command;
     r->info.hostname = r->hostname;
     return 0;

@@ -15,6 +15,7 @@
 
 #define FMT_MAX_IMAGES (1u << 20)  /* bounds tables a corrupt file could inflate */
 #define FMT_DEFS_PER_FILE_BYTE 256 /* decompressed DEFS bytes per file byte, at most */
+#define FMT_DEFS_SLACK (1u << 20)  /* ... plus this, for tiny files */
 
 /* A stack node. image and limit share a word (images < 2^20, limits <
  * 2^12) so that tables of millions of nodes stay at 16 bytes a node. */
@@ -90,6 +91,7 @@ struct fmt_reader {
     int incomplete;
     uint64_t nr_skipped;
     uint64_t defs_raw_total;
+    int loaded_defs_once;
 
     struct fmt_rnode *nodes; /* [0] unused */
     uint32_t nr_nodes;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <zstd.h>
 
 #include "format/fmt_block_internal.h"
 #include "format/fmt_buf_internal.h"
@@ -670,6 +671,33 @@ static void test_crafted_framing(void **state)
                      -EPROTO);
     assert_non_null(strstr(err, "bad.trace: offset 64: impossible block size"));
     save_corpus("impossible-size", c.b.data, c.b.len);
+    craft_free(&c);
+
+    /* A tiny file whose definitions would decompress to megabytes: refused
+     * before they are inflated. */
+    craft_start(&c);
+    {
+        size_t raw = 4u << 20;
+        uint8_t *zeros = calloc(1, raw);
+        size_t bound = ZSTD_compressBound(raw);
+        uint8_t *z = malloc(bound);
+        assert_non_null(zeros);
+        assert_non_null(z);
+        size_t zn = ZSTD_compress(z, bound, zeros, raw, 1);
+        assert_false(ZSTD_isError(zn));
+        struct fmt_block_hdr zh = {
+            FMT_BLOCK_DEFS, FMT_BLOCKF_ZSTD, (uint32_t)zn, (uint32_t)raw, 0, 0};
+        uint8_t zhb[FMT_BLOCK_HEADER_SIZE];
+        fmt_block_encode(zhb, &zh, z);
+        assert_int_equal(fmt_buf_add_bytes(&c.b, zhb, sizeof(zhb)), 0);
+        assert_int_equal(fmt_buf_add_bytes(&c.b, z, zn), 0);
+        free(zeros);
+        free(z);
+    }
+    assert_int_equal(read_all(c.b.data, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0),
+                     -EPROTO);
+    assert_non_null(strstr(err, "bad.trace: offset 64: implausibly many definitions"));
+    save_corpus("defs-bomb", c.b.data, c.b.len);
     craft_free(&c);
 
     /* Blocks out of sequence. */
