@@ -93,7 +93,10 @@ int fmt_rdefs_meta(struct fmt_reader *r, uint64_t off)
 
 int fmt_rdefs_image(struct fmt_reader *r, uint32_t image, uint64_t off)
 {
-    if (image >= FMT_MAX_IMAGES)
+    /* Images are numbered densely as they appear; a writer names them a
+     * little out of order at most, so a far jump (which would make the
+     * table huge) is corruption. */
+    if (image >= FMT_MAX_IMAGES || image >= r->nr_images + FMT_MAX_IMAGE_JUMP)
         return fmt_rerr(r, -EPROTO, off, "impossible image index %u", image);
     if (image < r->nr_images)
         return 0;

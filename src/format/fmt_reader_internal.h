@@ -14,6 +14,7 @@
 #include "memscribe/trace.h"
 
 #define FMT_MAX_IMAGES (1u << 20)  /* bounds tables a corrupt file could inflate */
+#define FMT_MAX_IMAGE_JUMP 4096    /* how far past the known images an index may go */
 #define FMT_DEFS_PER_FILE_BYTE 256 /* decompressed DEFS bytes per file byte, at most */
 #define FMT_DEFS_SLACK (1u << 20)  /* ... plus this, for tiny files */
 
