@@ -68,15 +68,16 @@ static uint8_t col_libc_mmap_flag(const void *p)
     return col_glibc_malloc && p && (((const size_t *)p)[-1] & 2) ? FMT_EVF_LIBC_MMAP : 0;
 }
 
-/* Record an allocation that has returned p. */
-static void col_alloc_done(struct col_thread *t, uint8_t kind, void *p, uint64_t size,
+/* Record an allocation that has returned p. Inlined, so that the stack is
+ * unwound from the hook's own frame (col_stack_here). */
+static inline __attribute__((always_inline)) void col_alloc_done(struct col_thread *t, uint8_t kind, void *p, uint64_t size,
                            const uint64_t *extra, unsigned nargs, int failed)
 {
     uint32_t stack;
     uint64_t ts;
 
     col_check_modules(t);
-    stack = col_stack_get(t);
+    stack = col_stack_here(t);
     ts = col_stamp(t);
     col_emit_event(t, FMT_SHM_REC_EVENT, kind, (uint8_t)(failed ? FMT_EVF_FAILED : col_libc_mmap_flag(p)),
                    0, stack, ts, (uint64_t)(uintptr_t)p, size, extra, nargs);
@@ -131,7 +132,7 @@ COL_EXPORT void free(void *p)
     }
     col_check_modules(t);
     if (col_free_stacks)
-        stack = col_stack_get(t);
+        stack = col_stack_here(t);
     ts = col_stamp(t);
     COL_REAL_CALL_VOID(t, col_real.free(p));
     col_emit_event(t, FMT_SHM_REC_EVENT, FMT_EV_FREE, 0, 0, stack, ts, (uint64_t)(uintptr_t)p, 0,
@@ -143,7 +144,8 @@ COL_EXPORT void free(void *p)
 /* realloc and reallocarray: stamp before the call (the old block may be
  * released), publish a RELEASE with that time if it was, then the
  * REALLOC with the time after. */
-static void *col_realloc_common(void *old, size_t nmemb, size_t elsize, int is_array)
+static inline __attribute__((always_inline)) void *col_realloc_common(void *old, size_t nmemb,
+                                                                       size_t elsize, int is_array)
 {
     struct col_thread *t;
     uint64_t extra[3] = {(uint64_t)(uintptr_t)old, nmemb, elsize};
@@ -178,7 +180,7 @@ static void *col_realloc_common(void *old, size_t nmemb, size_t elsize, int is_a
         return col_boot_alloc(size, 16); /* only while dlsym runs: old is NULL */
     }
     col_check_modules(t);
-    stack = col_stack_get(t);
+    stack = col_stack_here(t);
     ts0 = col_stamp(t);
     p = COL_REAL_CALL(t, is_array ? col_real.reallocarray(old, nmemb, elsize)
                                 : col_real.realloc(old, size));

@@ -89,7 +89,7 @@ static uintptr_t col_self_lo, col_self_hi;
  * without frame pointers, like Debian's libc and libstdc++, cuts the chain
  * short or hides a caller. Every step stays inside this thread's stack, so
  * a register that is not a frame pointer cannot make us fault. */
-static int col_unwind_fp;
+int col_unwind_fp;
 static COL_TLS uintptr_t col_fp_stack_hi;
 
 int col_stack_init(void)
@@ -146,9 +146,19 @@ static uint64_t col_stack_hash(const uint64_t *f, uint32_t n)
     return h | (1ull << 63);
 }
 
+/* A plain loop, not memcmp: stacks are a few to a few dozen words, and the
+ * call into libc's memcmp (through the PLT) cost more than the compare on
+ * every cache hit of a malloc storm. */
 static int col_stack_equal(uint32_t off, const uint64_t *f, uint32_t n)
 {
-    return col_arena[off] == n && memcmp(&col_arena[off + 1], f, n * sizeof(*f)) == 0;
+    const uint64_t *a = &col_arena[off + 1];
+    uint64_t diff = 0;
+
+    if (col_arena[off] != n)
+        return 0;
+    for (uint32_t i = 0; i < n; i++)
+        diff |= a[i] ^ f[i];
+    return diff == 0;
 }
 
 /* Publish the definition of stack id; it must be in the ring before any
@@ -262,7 +272,7 @@ uint32_t col_stack_from_context(struct col_thread *t, void *uc)
 #endif
 }
 
-static int col_fp_backtrace(void **buf, int max)
+int col_fp_backtrace(void **buf, int max)
 {
     uintptr_t lo = (uintptr_t)__builtin_frame_address(0), fp = lo, hi = col_fp_stack_hi;
     int n = 0;
@@ -294,21 +304,26 @@ static int col_fp_backtrace(void **buf, int max)
     return n;
 }
 
-uint32_t col_stack_get(struct col_thread *t)
+/* Drop our own frames (the hook's, this library's helpers', and the
+ * dispatch handler's (col_sud.c) when a signal arrived while it re-issued
+ * a syscall, between the program's handler and the interrupted code), then
+ * intern. */
+uint32_t col_stack_finish(struct col_thread *t, void *const *buf, int n)
 {
-    void *buf[FMT_SHM_MAX_DEPTH + 4];
     uint64_t f[FMT_SHM_MAX_DEPTH + 4];
-    int n;
     uint32_t k = 0;
 
-    n = col_unwind_fp ? col_fp_backtrace(buf, (int)col_depth + 4)
-                      : unw_backtrace(buf, (int)col_depth + 4);
-
-    /* Drop our own frames: this function and the hook, and the dispatch
-     * handler's (col_sud.c) when a signal arrived while it re-issued a
-     * syscall, between the program's handler and the interrupted code. */
     for (int i = 0; i < n && k < col_depth; i++)
         if ((uintptr_t)buf[i] < col_self_lo || (uintptr_t)buf[i] >= col_self_hi)
             f[k++] = (uint64_t)(uintptr_t)buf[i];
     return k ? col_stack_intern(t, f, k) : 0;
+}
+
+uint32_t col_stack_get(struct col_thread *t)
+{
+    void *buf[FMT_SHM_MAX_DEPTH + 4];
+    int n = col_unwind_fp ? col_fp_backtrace(buf, (int)col_depth + 4)
+                          : unw_backtrace(buf, (int)col_depth + 4);
+
+    return col_stack_finish(t, buf, n);
 }
