@@ -24,6 +24,7 @@ static int put_summary(struct fmt_writer *w)
 
     if (rc)
         return rc;
+    w->dlast_gen = 0; /* the sort moves what delta_add's memo points at */
     if (w->nr_touched)
         qsort(w->touched, w->nr_touched, sizeof(*w->touched), cmp_stack);
     uint32_t nr = 0;

@@ -216,6 +216,11 @@ static int delta_add(struct fmt_writer *w, uint32_t stack, int64_t bytes, int64_
 {
     uint64_t gen = w->nr_chunks + 1;
 
+    if (w->dlast_gen == gen && w->dlast_stack == stack) {
+        w->touched[w->dlast_idx].bytes += bytes;
+        w->touched[w->dlast_idx].blocks += blocks;
+        return 0;
+    }
     if ((!w->dmap || (w->nr_touched + 1) * 2 > w->dmap_mask + 1) && dmap_grow(w))
         return -ENOMEM;
     uint32_t h = dmap_home(stack, w->dmap_mask);
@@ -223,6 +228,9 @@ static int delta_add(struct fmt_writer *w, uint32_t stack, int64_t bytes, int64_
         if (w->dmap[h].stack == stack) {
             w->touched[w->dmap[h].idx].bytes += bytes;
             w->touched[w->dmap[h].idx].blocks += blocks;
+            w->dlast_gen = gen;
+            w->dlast_stack = stack;
+            w->dlast_idx = w->dmap[h].idx;
             return 0;
         }
     }
@@ -235,6 +243,9 @@ static int delta_add(struct fmt_writer *w, uint32_t stack, int64_t bytes, int64_
         w->cap_touched = cap;
     }
     w->dmap[h] = (struct fmt_wdslot){gen, stack, w->nr_touched};
+    w->dlast_gen = gen;
+    w->dlast_stack = stack;
+    w->dlast_idx = w->nr_touched;
     w->touched[w->nr_touched++] = (struct fmt_wdelta){stack, bytes, blocks};
     return 0;
 }

@@ -95,6 +95,11 @@ struct fmt_writer {
     uint32_t cap_touched;
     struct fmt_wdslot *dmap; /* stack -> index in touched, for this chunk */
     uint32_t dmap_mask;
+    /* The last stack delta_add found: (chunk generation, stack, index in
+     * touched). A loop's allocations and frees repeat one stack. */
+    uint64_t dlast_gen;
+    uint32_t dlast_stack;
+    uint32_t dlast_idx;
 
     struct fmt_wmod *mods; /* by id - 1 */
     uint32_t nr_mods;
