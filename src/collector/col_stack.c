@@ -134,22 +134,38 @@ struct col_stack_cache *col_stack_cache_new(void)
  * wait for each other (a chained xor-multiply-shift cost ~2 ns a frame on
  * deep stacks); a final mix spreads the bits. Equality is checked on the
  * frames themselves, so the hash only has to spread well. */
-static uint64_t col_stack_hash(const uint64_t *f, uint32_t n)
-{
-    uint64_t h = 0x9e3779b97f4a7c15ull * (n + 1), m = 0xff51afd7ed558ccdull;
+#define COL_HASH_M0 0xff51afd7ed558ccdull
 
-    for (uint32_t i = 0; i < n; i++, m += 2)
-        h += (f[i] ^ (f[i] >> 29)) * m;
+static inline uint64_t col_hash_frame(uint64_t frame, uint64_t m)
+{
+    return (frame ^ (frame >> 29)) * m;
+}
+
+/* sum: the frames' terms added up, n: their count. */
+static inline uint64_t col_hash_final(uint64_t sum, uint32_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull * (n + 1) + sum;
+
     h ^= h >> 32;
     h *= 0xc4ceb9fe1a85ec53ull;
     h ^= h >> 29;
     return h | (1ull << 63);
 }
 
+static uint64_t col_stack_hash(const uint64_t *f, uint32_t n)
+{
+    uint64_t sum = 0, m = COL_HASH_M0;
+
+    for (uint32_t i = 0; i < n; i++, m += 2)
+        sum += col_hash_frame(f[i], m);
+    return col_hash_final(sum, n);
+}
+
 /* A plain loop, not memcmp: stacks are a few to a few dozen words, and the
  * call into libc's memcmp (through the PLT) cost more than the compare on
  * every cache hit of a malloc storm. */
-static int col_stack_equal(uint32_t off, const uint64_t *f, uint32_t n)
+static inline __attribute__((always_inline)) int col_stack_equal(uint32_t off, const uint64_t *f,
+                                                                  uint32_t n)
 {
     const uint64_t *a = &col_arena[off + 1];
     uint64_t diff = 0;
@@ -178,10 +194,10 @@ static void col_stack_publish(struct col_thread *t, uint32_t id, const uint64_t 
     col_ring_commit(t, len);
 }
 
-/* Intern frames; returns the id. */
-uint32_t col_stack_intern(struct col_thread *t, const uint64_t *f, uint32_t n)
+/* Intern frames whose hash is key; returns the id. */
+static uint32_t col_stack_intern_key(struct col_thread *t, const uint64_t *f, uint32_t n,
+                                     uint64_t key)
 {
-    uint64_t key = col_stack_hash(f, n);
     struct col_stack_cache *cache = t->ring->cache;
     uint32_t ci = (uint32_t)(key ^ key >> 20) & (COL_STACK_CACHE_ENTRIES - 1);
     uint32_t slot = (uint32_t)key & (COL_TABLE_SLOTS - 1);
@@ -234,6 +250,11 @@ uint32_t col_stack_intern(struct col_thread *t, const uint64_t *f, uint32_t n)
     id = atomic_fetch_add_explicit(&col_next_id, 1, memory_order_relaxed);
     col_stack_publish(t, id, f, n);
     return id;
+}
+
+uint32_t col_stack_intern(struct col_thread *t, const uint64_t *f, uint32_t n)
+{
+    return col_stack_intern_key(t, f, n, col_stack_hash(f, n));
 }
 
 /* A stack unwound from a signal context (col_sud.c): it starts at the
@@ -311,12 +332,20 @@ int col_fp_backtrace(void **buf, int max)
 uint32_t col_stack_finish(struct col_thread *t, void *const *buf, int n)
 {
     uint64_t f[FMT_SHM_MAX_DEPTH + 4];
+    uint64_t sum = 0, m = COL_HASH_M0;
     uint32_t k = 0;
 
-    for (int i = 0; i < n && k < col_depth; i++)
-        if ((uintptr_t)buf[i] < col_self_lo || (uintptr_t)buf[i] >= col_self_hi)
-            f[k++] = (uint64_t)(uintptr_t)buf[i];
-    return k ? col_stack_intern(t, f, k) : 0;
+    /* One pass: filter and hash (col_stack_hash, term by term). */
+    for (int i = 0; i < n && k < col_depth; i++) {
+        uint64_t ip = (uint64_t)(uintptr_t)buf[i];
+
+        if (ip - col_self_lo >= col_self_hi - col_self_lo) {
+            f[k++] = ip;
+            sum += col_hash_frame(ip, m);
+            m += 2;
+        }
+    }
+    return k ? col_stack_intern_key(t, f, k, col_hash_final(sum, k)) : 0;
 }
 
 uint32_t col_stack_get(struct col_thread *t)
