@@ -18,6 +18,9 @@ if [ "${1:-}" = "--test" ]; then
   PKGS+=(massif-visualizer golang-go chromium sqlite3 libsqlite3-dev zlib1g-dev time)
   # plot, flamegraph, html: SVGs checked by a real XML parser, DOMs read by python3.
   PKGS+=(libxml2-utils python3)
+  # glibc's debug info: the tests assert symbolized frames inside libc
+  # (qsort, __libc_start_main); valgrind recommends it too.
+  PKGS+=(libc6-dbg)
 fi
 
 missing=()
