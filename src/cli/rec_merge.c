@@ -424,6 +424,29 @@ void rec_merge_emit(struct rec_session *s, uint64_t limit)
             n = rec_heap_build(s, limit); /* another ring moved on: rare */
             continue;
         }
+        /* A run: while r's next record is strictly older than every other
+         * candidate (the root's children, the next synthetic event, the
+         * limit), the heap would hand out r again, so skip asking it. A
+         * thread writes long runs between others' on a busy machine; with
+         * one ring this is every record. Ties go back to the heap. */
+        {
+            uint64_t bound = limit;
+            int moved = 0;
+
+            if (n > 1 && rec_ring_next_ts(s->heap[1]) < bound)
+                bound = rec_ring_next_ts(s->heap[1]);
+            if (n > 2 && rec_ring_next_ts(s->heap[2]) < bound)
+                bound = rec_ring_next_ts(s->heap[2]);
+            if (s->nr_synth > 0 && s->synth[0].ev.ts_ns < bound)
+                bound = s->synth[0].ev.ts_ns;
+            while (r->buf_pos < r->buf_len && rec_ring_next_ts(r) < bound)
+                if ((moved = rec_emit_one(s, r, UINT64_MAX)))
+                    break;
+            if (moved) {
+                n = rec_heap_build(s, limit);
+                continue;
+            }
+        }
         if (r->buf_pos < r->buf_len && rec_ring_next_ts(r) < limit) {
             rec_heap_down(s->heap, n, 0);
         } else {
