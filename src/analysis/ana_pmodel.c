@@ -15,6 +15,12 @@
  * (opening a reader, merging). */
 #define MIN_EVENTS_PER_RANGE 200000
 
+/* Each range keeps a site per stack id up to the highest it met, and the
+ * merge one more: with many stacks (a trace of distinct deep stacks) the
+ * copies, not the events, are the memory. Above this many bytes of
+ * per-range sites, one pass (a single copy) is used instead. */
+#define MAX_RANGE_SITE_BYTES (64u << 20)
+
 struct range {
     const char *path;
     const struct ana_model_options *opt;
@@ -257,6 +263,34 @@ out:
     return rc;
 }
 
+/* One range: the whole trace replayed in order into a plain model,
+ * exactly as without threads. */
+static int one_pass_event(void *arg, const struct fmt_event *ev)
+{
+    return ana_model_event(arg, ev);
+}
+
+static int one_pass(struct ana_model **out, struct fmt_reader *r,
+                    const struct ana_model_options *opt, const struct ana_pmodel_options *po)
+{
+    struct ana_scan_options so;
+    int rc;
+
+    if ((rc = ana_model_create(out, opt)))
+        return rc;
+    ana_scan_options_init(&so);
+    so.until_ns = po->until_ns;
+    so.progress = po->progress;
+    so.progress_arg = po->progress_arg;
+    if ((rc = ana_scan(r, &so, one_pass_event, *out))) {
+        ana_model_destroy(*out);
+        *out = NULL;
+        return rc;
+    }
+    ana_model_finish(*out);
+    return 0;
+}
+
 int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_model_options *opt,
                      const struct ana_pmodel_options *po, char *err, size_t err_size)
 {
@@ -284,6 +318,17 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
         nr_threads = (unsigned)(total / min_events);
     if (nr_threads < 1)
         nr_threads = 1;
+    struct fmt_trace_counts counts;
+    fmt_reader_counts(r, &counts);
+    uint64_t nr_sites = (uint64_t)counts.nr_stacks + 1;
+    if (nr_threads > 1 && nr_sites * sizeof(struct ana_site) * nr_threads > MAX_RANGE_SITE_BYTES)
+        nr_threads = 1;
+    if (nr_threads == 1) {
+        rc = one_pass(out, r, opt, po);
+        if (rc < 0 && rc != -ENOMEM && err && err_size)
+            snprintf(err, err_size, "%s", fmt_reader_error(r));
+        goto out;
+    }
     rg = calloc(nr_threads, sizeof(*rg));
     tid = calloc(nr_threads, sizeof(*tid));
     if (!rg || !tid) {
@@ -313,8 +358,6 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
         rg[0].end_ns = UINT64_MAX;
         n = 1;
     }
-    struct fmt_trace_counts counts;
-    fmt_reader_counts(r, &counts);
     for (unsigned k = 0; k < n; k++) {
         rg[k].prog_end_ns = rg[k].end_ns < counts.last_ts_ns ? rg[k].end_ns : counts.last_ts_ns;
         if (rg[k].prog_end_ns <= rg[k].from_ns)
