@@ -79,7 +79,7 @@ static inline __attribute__((always_inline)) void col_alloc_done(struct col_thre
     col_check_modules(t);
     stack = col_stack_here(t);
     ts = col_stamp(t);
-    col_emit_event(t, FMT_SHM_REC_EVENT, kind, (uint8_t)(failed ? FMT_EVF_FAILED : col_libc_mmap_flag(p)),
+    col_emit_event_inline(t, FMT_SHM_REC_EVENT, kind, (uint8_t)(failed ? FMT_EVF_FAILED : col_libc_mmap_flag(p)),
                    0, stack, ts, (uint64_t)(uintptr_t)p, size, extra, nargs);
     col_stamp_done(t);
     col_leave(t);
@@ -135,7 +135,7 @@ COL_EXPORT void free(void *p)
         stack = col_stack_here(t);
     ts = col_stamp(t);
     COL_REAL_CALL_VOID(t, col_real.free(p));
-    col_emit_event(t, FMT_SHM_REC_EVENT, FMT_EV_FREE, 0, 0, stack, ts, (uint64_t)(uintptr_t)p, 0,
+    col_emit_event_inline(t, FMT_SHM_REC_EVENT, FMT_EV_FREE, 0, 0, stack, ts, (uint64_t)(uintptr_t)p, 0,
                    NULL, 0);
     col_stamp_done(t);
     col_leave(t);
@@ -192,12 +192,12 @@ static inline __attribute__((always_inline)) void *col_realloc_common(void *old,
     } else {
         flags = col_libc_mmap_flag(p);
         if (old) /* moved, or freed by realloc(old, 0): old is gone */
-            col_emit_event(t, FMT_SHM_REC_RELEASE, kind, 0, 0, stack, ts0,
+            col_emit_event_inline(t, FMT_SHM_REC_RELEASE, kind, 0, 0, stack, ts0,
                            (uint64_t)(uintptr_t)old, 0, NULL, 0);
     }
     if (p == old && p)
         flags |= col_libc_mmap_flag(p);
-    col_emit_event(t, FMT_SHM_REC_EVENT, kind, flags, 0, stack, ts1, (uint64_t)(uintptr_t)p,
+    col_emit_event_inline(t, FMT_SHM_REC_EVENT, kind, flags, 0, stack, ts1, (uint64_t)(uintptr_t)p,
                    overflow ? UINT64_MAX : size, extra, is_array ? 3 : 1);
     col_stamp_done(t);
     col_leave(t);

@@ -211,7 +211,60 @@ int col_segments_start(uint16_t hello_kind);
 void col_segments_forget(void);
 void col_emit_thread(struct col_thread *t, uint8_t type, const char *name, uint32_t name_len);
 
-/* Publish one EVENT (or RELEASE) record with nargs extra words. */
+/* Wait for room for need bytes in the thread's ring: 0, or -1 if the
+ * recorder is gone. */
+int col_ring_wait(struct col_thread *t, uint64_t need);
+
+/* Room for a record of len bytes (a PAD first if it would cross the ring
+ * end), or NULL; publish it with col_ring_commit(). */
+static inline __attribute__((always_inline)) void *col_ring_reserve_inline(struct col_thread *t,
+                                                                          uint32_t len)
+{
+    struct col_ring *r = t->ring;
+    uint64_t pos = r->head & (COL_RING_SIZE - 1);
+    uint64_t to_end = COL_RING_SIZE - pos;
+    uint64_t need = len <= to_end ? len : to_end + len;
+
+    if (COL_UNLIKELY(r->head + need - r->cached_tail > COL_RING_SIZE) &&
+        col_ring_wait(t, need) != 0)
+        return NULL;
+    if (COL_UNLIKELY(len > to_end)) {
+        struct fmt_shm_sized *pad = (struct fmt_shm_sized *)(r->data + pos);
+
+        pad->type = FMT_SHM_REC_PAD;
+        pad->len = (uint32_t)to_end;
+        r->head += to_end; /* published with the record that follows */
+        pos = 0;
+    }
+    return r->data + pos;
+}
+
+/* Publish one EVENT (or RELEASE) record with nargs extra words. Inlined
+ * into the heap hooks (their arguments are mostly constants there: no
+ * call, no stack-passed arguments); col_emit_event is the same out of
+ * line. */
+static inline __attribute__((always_inline)) void
+col_emit_event_inline(struct col_thread *t, uint8_t type, uint8_t kind, uint8_t flags,
+                      uint8_t origin, uint32_t stack, uint64_t ts, uint64_t addr, uint64_t size,
+                      const uint64_t *extra, unsigned nargs)
+{
+    uint32_t len = FMT_SHM_EVENT_SIZE(nargs);
+    struct fmt_shm_event *e = col_ring_reserve_inline(t, len);
+
+    if (COL_UNLIKELY(!e))
+        return;
+    e->type = type;
+    e->kind = kind;
+    e->flags = flags;
+    e->origin_nargs = (uint8_t)(origin | nargs << 4);
+    e->stack = stack;
+    e->ts_ns = ts;
+    e->addr = addr;
+    e->size = size;
+    for (unsigned i = 0; i < nargs; i++)
+        e->extra[i] = extra[i];
+    col_ring_commit(t, len);
+}
 void col_emit_event(struct col_thread *t, uint8_t type, uint8_t kind, uint8_t flags,
                     uint8_t origin, uint32_t stack, uint64_t ts, uint64_t addr,
                     uint64_t size, const uint64_t *extra, unsigned nargs);
