@@ -60,7 +60,7 @@ struct fmt_rblk {
     uint64_t size;
     uint64_t ts_ns;
     uint32_t stack;
-    uint32_t ctx;
+    uint32_t thread; /* of the context that started it */
     uint32_t state;
 };
 
