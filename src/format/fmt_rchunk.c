@@ -251,7 +251,8 @@ static int get_extra(struct fmt_reader *r, struct fmt_event *ev)
  * none, 2d for the block the event's context started d blocks ago in this
  * chunk, 2d+1 for the block d serials back. want is RBLK_HEAP or RBLK_VM.
  * Returns 1 with ev->ref* set, 0 for none, or -EPROTO. */
-static int get_ref(struct fmt_reader *r, struct fmt_event *ev, int want)
+static inline __attribute__((always_inline)) int get_ref(struct fmt_reader *r, struct fmt_event *ev,
+                                                       int want)
 {
     uint64_t v = fmt_cur_varint(&r->cur[FMT_COL_REF]);
 
