@@ -89,6 +89,21 @@ int ana_model_grow(void **arr, uint32_t *nr, uint32_t i, size_t elem)
     return 0;
 }
 
+int ana_model_reserve_sites(struct ana_model *m, uint32_t n)
+{
+    if (n <= m->nr_sites)
+        return 0;
+    struct ana_site *p = realloc(m->sites, (size_t)n * sizeof(*p));
+    if (!p)
+        return -ENOMEM;
+    memset(p + m->nr_sites, 0, (size_t)(n - m->nr_sites) * sizeof(*p));
+    for (uint32_t i = m->nr_sites; i < n; i++)
+        p[i].image = UINT32_MAX;
+    m->sites = p;
+    m->nr_sites = n;
+    return 0;
+}
+
 static struct ana_scope *get_image_slow(struct ana_model *m, uint32_t image)
 {
     uint32_t old = m->nr_images;
@@ -116,8 +131,11 @@ static struct ana_site *get_site_slow(struct ana_model *m, uint32_t stack, uint3
     for (uint32_t i = old; i < m->nr_sites; i++)
         m->sites[i].image = UINT32_MAX;
     struct ana_site *s = &m->sites[stack];
-    if (s->image == UINT32_MAX)
+    if (s->image == UINT32_MAX) {
         s->image = image;
+        if (stack >= m->nr_used)
+            m->nr_used = stack + 1;
+    }
     return s;
 }
 
@@ -404,7 +422,7 @@ uint32_t ana_model_nr_seen(const struct ana_model *m)
 
 uint32_t ana_model_nr_sites(const struct ana_model *m)
 {
-    return m->nr_sites;
+    return m->nr_used;
 }
 
 const struct ana_site *ana_model_site(const struct ana_model *m, uint32_t stack)

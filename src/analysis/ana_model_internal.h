@@ -38,7 +38,8 @@ struct ana_model {
     uint32_t nr_images;
     struct ana_scope total;
     struct ana_site *sites;
-    uint32_t nr_sites;
+    uint32_t nr_sites; /* allocated */
+    uint32_t nr_used;  /* highest stack id with a site, plus one */
     struct ana_thread_state *threads;
     uint32_t nr_threads;
     struct ana_map blocks; /* serial -> struct ana_block */
@@ -57,6 +58,10 @@ struct ana_model {
 
 /* Create a model in partial mode. */
 int ana_model_create_partial(struct ana_model **out, const struct ana_model_options *opt);
+
+/* Size the sites array for stack ids below n at once (no doubling slack)
+ * when the number of stacks is known up front. Returns 0 or -ENOMEM. */
+int ana_model_reserve_sites(struct ana_model *m, uint32_t n);
 
 /* Grow an array of elem-sized items to hold index i, zero-filling. */
 int ana_model_grow(void **arr, uint32_t *nr, uint32_t i, size_t elem);

@@ -223,6 +223,7 @@ static int merge(struct ana_model *out, struct range *rg, unsigned n)
         }
         if (r->image == UINT32_MAX)
             continue;
+        out->nr_used = s + 1;
         r->peak_bytes = share(rg, s, peak_k[r->image], false);
         r->peak_all_bytes = share(rg, s, total_k, true);
     }
@@ -264,14 +265,15 @@ out:
 }
 
 /* One range: the whole trace replayed in order into a plain model,
- * exactly as without threads. */
+ * exactly as without threads; its sites sized once for every stack id. */
 static int one_pass_event(void *arg, const struct fmt_event *ev)
 {
     return ana_model_event(arg, ev);
 }
 
 static int one_pass(struct ana_model **out, struct fmt_reader *r,
-                    const struct ana_model_options *opt, const struct ana_pmodel_options *po)
+                    const struct ana_model_options *opt, const struct ana_pmodel_options *po,
+                    uint32_t nr_sites)
 {
     struct ana_scan_options so;
     int rc;
@@ -282,7 +284,8 @@ static int one_pass(struct ana_model **out, struct fmt_reader *r,
     so.until_ns = po->until_ns;
     so.progress = po->progress;
     so.progress_arg = po->progress_arg;
-    if ((rc = ana_scan(r, &so, one_pass_event, *out))) {
+    if ((rc = ana_model_reserve_sites(*out, nr_sites)) ||
+        (rc = ana_scan(r, &so, one_pass_event, *out))) {
         ana_model_destroy(*out);
         *out = NULL;
         return rc;
@@ -324,7 +327,8 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
     if (nr_threads > 1 && nr_sites * sizeof(struct ana_site) * nr_threads > MAX_RANGE_SITE_BYTES)
         nr_threads = 1;
     if (nr_threads == 1) {
-        rc = one_pass(out, r, opt, po);
+        rc = one_pass(out, r, opt, po,
+                      nr_sites > UINT32_MAX ? UINT32_MAX : (uint32_t)nr_sites);
         if (rc < 0 && rc != -ENOMEM && err && err_size)
             snprintf(err, err_size, "%s", fmt_reader_error(r));
         goto out;
