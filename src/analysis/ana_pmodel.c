@@ -18,7 +18,7 @@
 /* Each range keeps a site per stack id up to the highest it met, and the
  * merge one more: with many stacks (a trace of distinct deep stacks) the
  * copies, not the events, are the memory. Above this many bytes of
- * per-range sites, one pass (a single copy) is used instead. */
+ * per-range sites, fewer ranges, or one pass (a single copy), are used. */
 #define MAX_RANGE_SITE_BYTES (64u << 20)
 
 struct range {
@@ -324,8 +324,9 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
     struct fmt_trace_counts counts;
     fmt_reader_counts(r, &counts);
     uint64_t nr_sites = (uint64_t)counts.nr_stacks + 1;
-    if (nr_threads > 1 && nr_sites * sizeof(struct ana_site) * nr_threads > MAX_RANGE_SITE_BYTES)
-        nr_threads = 1;
+    uint64_t max_ranges = MAX_RANGE_SITE_BYTES / (nr_sites * sizeof(struct ana_site));
+    if (nr_threads > max_ranges)
+        nr_threads = max_ranges > 1 ? (unsigned)max_ranges : 1;
     if (nr_threads == 1) {
         rc = one_pass(out, r, opt, po,
                       nr_sites > UINT32_MAX ? UINT32_MAX : (uint32_t)nr_sites);
