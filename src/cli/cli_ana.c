@@ -241,18 +241,26 @@ struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_option
             cli_ana_fail(a, rc);
         return m;
     }
-    struct ana_scan_options so;
     if ((rc = ana_model_create(&m, mo)))
         cli_ana_fail(a, rc);
+    cli_ana_scan(a, until_ns, model_event, m);
+    ana_model_finish(m);
+    return m;
+}
+
+void cli_ana_scan(struct cli_ana *a, uint64_t until_ns, ana_event_fn *fn, void *arg)
+{
+    struct ana_scan_options so;
+    int rc;
+
     ana_scan_options_init(&so);
     so.until_ns = until_ns;
     so.progress = cli_ana_progress;
     so.progress_arg = a;
-    if ((rc = ana_scan(a->r, &so, model_event, m)))
-        cli_ana_fail(a, rc);
+    rc = ana_scan(a->r, &so, fn, arg);
     cli_ana_progress_done(a);
-    ana_model_finish(m);
-    return m;
+    if (rc)
+        cli_ana_fail(a, rc);
 }
 
 int cli_ana_close(struct cli_ana *a)

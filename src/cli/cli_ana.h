@@ -14,6 +14,7 @@
 #include "analysis/ana_filter.h"
 #include "analysis/ana_json.h"
 #include "analysis/ana_model.h"
+#include "analysis/ana_scan.h"
 #include "analysis/ana_stacks.h"
 #include "analysis/ana_table.h"
 #include "analysis/ana_tree.h"
@@ -79,6 +80,10 @@ const char *const *cli_ana_stack(struct cli_ana *a, uint32_t stack, bool top_dow
 
 /* ana_progress_fn: "\r<cmd>: 42%" on a terminal. */
 void cli_ana_progress(void *arg, uint64_t ts_ns, uint64_t last_ns);
+
+/* Feed the trace's events up to until_ns (UINT64_MAX: all) to fn, with
+ * progress on a terminal; dies with the reader's message on failure. */
+void cli_ana_scan(struct cli_ana *a, uint64_t until_ns, ana_event_fn *fn, void *arg);
 /* Clear the progress line if one was shown. */
 void cli_ana_progress_done(struct cli_ana *a);
 

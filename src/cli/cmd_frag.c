@@ -321,7 +321,6 @@ int cmd_frag(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     struct ana_time_point at = {.base = ANA_TIME_END};
-    struct ana_scan_options so;
     struct fmt_trace_counts counts;
     struct cli_ana a;
     struct frag f;
@@ -370,15 +369,7 @@ int cmd_frag(int argc, char **argv)
     f.at = ana_time_resolve(&at, counts.last_ts_ns, counts.last_ts_ns);
     f.next_interval = 1;
     ana_vm_init(&f.vm, NULL, NULL);
-    ana_scan_options_init(&so);
-    if (a.progress) {
-        so.progress = cli_ana_progress;
-        so.progress_arg = &a;
-    }
-    rc = ana_scan(a.r, &so, on_event, &f);
-    cli_ana_progress_done(&a);
-    if (rc < 0)
-        cli_ana_fail(&a, rc);
+    cli_ana_scan(&a, UINT64_MAX, on_event, &f);
     take_samples(&f, UINT64_MAX);
 
     if (a.format == CLI_FMT_JSON) {

@@ -118,7 +118,7 @@ int cmd_histogram(int argc, char **argv)
     };
     struct cli_ana a;
     bool by_stack = false;
-    int c, rc;
+    int c;
 
     cli_ana_init(&a, "histogram", 10);
     opterr = 0;
@@ -139,14 +139,8 @@ int cmd_histogram(int argc, char **argv)
     cli_ana_open(&a, argc, argv, optind);
 
     struct ana_histogram h;
-    struct ana_scan_options so;
     ana_histogram_init(&h, &a.filter, by_stack);
-    ana_scan_options_init(&so);
-    so.progress = cli_ana_progress;
-    so.progress_arg = &a;
-    if ((rc = ana_scan(a.r, &so, on_event, &h)))
-        cli_ana_fail(&a, rc);
-    cli_ana_progress_done(&a);
+    cli_ana_scan(&a, UINT64_MAX, on_event, &h);
 
     /* Columns: the stack column only with --by-stack, the bar only in text. */
     struct hist_table ht;

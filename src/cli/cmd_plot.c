@@ -63,7 +63,6 @@ static int plot_timeline(struct cli_ana *a, uint64_t interval, const char *title
     struct fmt_trace_counts c;
     struct ana_model_options mo = {.filter = &a->filter};
     struct hist_run run = {0};
-    struct ana_scan_options so;
     struct ana_timeline tl;
     struct ana_plot_timeline p;
     struct ana_plot_series s;
@@ -77,12 +76,7 @@ static int plot_timeline(struct cli_ana *a, uint64_t interval, const char *title
         cli_ana_fail(a, rc);
     if ((rc = ana_model_create(&run.m, &mo)))
         cli_ana_fail(a, rc);
-    ana_scan_options_init(&so);
-    so.progress = cli_ana_progress;
-    so.progress_arg = a;
-    if ((rc = ana_scan(a->r, &so, plot_event, &run)))
-        cli_ana_fail(a, rc);
-    cli_ana_progress_done(a);
+    cli_ana_scan(a, UINT64_MAX, plot_event, &run);
     if ((rc = ana_plot_timeline_from(&p, &s, &tl, ana_model_total(run.m), c.last_ts_ns)))
         cli_ana_fail(a, rc);
     p.title = title;
@@ -101,17 +95,11 @@ static int plot_histogram(struct cli_ana *a, const char *title, double width, do
 {
     struct ana_histogram h;
     struct hist_run run = {.h = &h};
-    struct ana_scan_options so;
     struct ana_plot_bucket b[ANA_NR_SIZE_CLASSES];
     int rc;
 
     ana_histogram_init(&h, &a->filter, false);
-    ana_scan_options_init(&so);
-    so.progress = cli_ana_progress;
-    so.progress_arg = a;
-    if ((rc = ana_scan(a->r, &so, plot_event, &run)))
-        cli_ana_fail(a, rc);
-    cli_ana_progress_done(a);
+    cli_ana_scan(a, UINT64_MAX, plot_event, &run);
     struct ana_plot_histogram p = {
         .buckets = b,
         .nr_buckets = ana_plot_buckets_from(b, &h),

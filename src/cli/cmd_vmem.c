@@ -390,7 +390,6 @@ int cmd_vmem(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     struct ana_time_point from = {.base = ANA_TIME_START}, to = {.base = ANA_TIME_END};
-    struct ana_scan_options so;
     struct fmt_trace_counts counts;
     struct cli_ana a;
     struct vmem s;
@@ -452,15 +451,7 @@ int cmd_vmem(int argc, char **argv)
         cli_usage_error("vmem: --from is after --to");
     s.next_interval = 1;
     ana_vm_init(&s.vm, keep_lifetime, &s);
-    ana_scan_options_init(&so);
-    if (a.progress) {
-        so.progress = cli_ana_progress;
-        so.progress_arg = &a;
-    }
-    rc = ana_scan(a.r, &so, on_event, &s);
-    cli_ana_progress_done(&a);
-    if (rc)
-        cli_ana_fail(&a, rc);
+    cli_ana_scan(&a, UINT64_MAX, on_event, &s);
     take_samples(&s, UINT64_MAX);
     if ((rc = ana_vm_finish(&s.vm)))
         cli_ana_fail(&a, rc);
