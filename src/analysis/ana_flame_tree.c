@@ -196,24 +196,7 @@ static int by_name(const void *a, const void *b, void *arg)
 
 int ana_flame_sort(struct ana_tree *t, ana_flame_name_fn *name, void *arg)
 {
-    uint32_t *tmp = malloc((t->nr_nodes ? t->nr_nodes : 1) * sizeof(*tmp));
     struct name_ctx ctx = {t, name, arg};
 
-    if (!tmp)
-        return -ENOMEM;
-    for (uint32_t i = 0; i < t->nr_nodes; i++) {
-        uint32_t n = 0;
-
-        for (uint32_t c = t->nodes[i].first_child; c != ANA_TREE_NONE; c = t->nodes[c].next_sibling)
-            tmp[n++] = c;
-        if (n < 2)
-            continue;
-        qsort_r(tmp, n, sizeof(*tmp), by_name, &ctx);
-        t->nodes[i].first_child = tmp[0];
-        for (uint32_t k = 0; k + 1 < n; k++)
-            t->nodes[tmp[k]].next_sibling = tmp[k + 1];
-        t->nodes[tmp[n - 1]].next_sibling = ANA_TREE_NONE;
-    }
-    free(tmp);
-    return 0;
+    return ana_tree_sort_children(t, by_name, &ctx);
 }

@@ -106,19 +106,25 @@ static int by_metric(const void *a, const void *b, void *arg)
 
 int ana_tree_sort(struct ana_tree *t, unsigned metric)
 {
+    struct sort_ctx ctx = {t->nodes, metric};
+
+    return ana_tree_sort_children(t, by_metric, &ctx);
+}
+
+int ana_tree_sort_children(struct ana_tree *t, int (*cmp)(const void *, const void *, void *),
+                           void *arg)
+{
     uint32_t *tmp = malloc((t->nr_nodes ? t->nr_nodes : 1) * sizeof(*tmp));
 
     if (!tmp)
         return -ENOMEM;
-    struct sort_ctx ctx = {t->nodes, metric};
-
     for (uint32_t i = 0; i < t->nr_nodes; i++) {
         uint32_t n = 0;
         for (uint32_t c = t->nodes[i].first_child; c != ANA_TREE_NONE; c = t->nodes[c].next_sibling)
             tmp[n++] = c;
         if (n < 2)
             continue;
-        qsort_r(tmp, n, sizeof(*tmp), by_metric, &ctx);
+        qsort_r(tmp, n, sizeof(*tmp), cmp, arg);
         t->nodes[i].first_child = tmp[0];
         for (uint32_t k = 0; k + 1 < n; k++)
             t->nodes[tmp[k]].next_sibling = tmp[k + 1];

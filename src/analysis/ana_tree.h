@@ -45,4 +45,9 @@ int ana_tree_add(struct ana_tree *t, const uint32_t *labels, uint32_t n, const i
  * absolute value, so negative Impacting Sizes rank too). */
 int ana_tree_sort(struct ana_tree *t, unsigned metric);
 
+/* Order every node's children by cmp, a qsort_r comparator over node
+ * indexes (uint32_t) that gets arg. Returns 0 or -ENOMEM. */
+int ana_tree_sort_children(struct ana_tree *t, int (*cmp)(const void *, const void *, void *),
+                           void *arg);
+
 #endif
