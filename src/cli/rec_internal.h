@@ -66,10 +66,11 @@ struct rec_ring {
     size_t buf_pos, buf_len, buf_cap;
     uint64_t last_ts; /* time of the last record copied */
 
-    int off;             /* a bad record turned this stream off */
-    uint64_t nr_bad;     /* records discarded after that */
-    uint32_t tid;        /* current owner, from THREAD_START */
-    uint32_t thread;     /* its dense thread index */
+    int off;                   /* a bad record turned this stream off */
+    uint64_t nr_bad;           /* records discarded after that */
+    struct fmt_writer_who who; /* the owner's context, for fmt_writer_heap() */
+    uint32_t tid;              /* current owner, from THREAD_START */
+    uint32_t thread;           /* its dense thread index */
     int has_thread;
     uint64_t seen_pending;    /* last pending value seen */
     uint64_t seen_pending_ns; /* when it was first seen */
@@ -80,9 +81,9 @@ struct rec_image {
     uint32_t index; /* dense image index */
     uint32_t pid, ppid;
     uint64_t stream_id;
-    int how;   /* enum fmt_start */
-    int pidfd; /* -1 if none */
-    int open;  /* still producing: constrains the watermark */
+    int how;       /* enum fmt_start */
+    int pidfd;     /* -1 if none */
+    int open;      /* still producing: constrains the watermark */
     int clock_tsc; /* its times are TSC ticks */
     int retired;   /* closed and fully written: its rings are freed */
     uint32_t nr_segs;
@@ -188,8 +189,8 @@ uint64_t rec_merge_watermark(struct rec_session *s, uint64_t now_ns);
  * CLOCK_MONOTONIC ns), in time order. UINT64_MAX: everything. */
 void rec_merge_emit(struct rec_session *s, uint64_t limit);
 /* Queue an event the recorder made; takes ownership of str/str2 (malloc'd). */
-void rec_merge_synth(struct rec_session *s, const struct fmt_event *ev, uint64_t abs_ts,
-                     char *str, uint32_t str_len, char *str2, uint32_t str2_len);
+void rec_merge_synth(struct rec_session *s, const struct fmt_event *ev, uint64_t abs_ts, char *str,
+                     uint32_t str_len, char *str2, uint32_t str2_len);
 /* Write one event (relative times are filled here), counting errors. */
 void rec_merge_write(struct rec_session *s, struct fmt_event *ev, uint64_t abs_ts);
 

@@ -11,14 +11,20 @@
 
 #include "cli/rec_internal.h"
 
-void rec_merge_write(struct rec_session *s, struct fmt_event *ev, uint64_t abs_ts)
+/* An absolute time as the trace's: relative to its start, never going back. */
+static inline uint64_t rec_trace_ts(struct rec_session *s, uint64_t abs_ts)
 {
     uint64_t rel = abs_ts > s->start_mono_ns ? abs_ts - s->start_mono_ns : 0;
 
     if (rel < s->last_emitted_ns)
         rel = s->last_emitted_ns;
-    ev->ts_ns = rel;
     s->last_emitted_ns = rel;
+    return rel;
+}
+
+void rec_merge_write(struct rec_session *s, struct fmt_event *ev, uint64_t abs_ts)
+{
+    ev->ts_ns = rec_trace_ts(s, abs_ts);
     if (ev->kind == FMT_EV_DROPPED)
         s->nr_dropped += ev->arg[0];
     if (s->write_err == 0) {
@@ -30,8 +36,8 @@ void rec_merge_write(struct rec_session *s, struct fmt_event *ev, uint64_t abs_t
     s->nr_events++;
 }
 
-void rec_merge_synth(struct rec_session *s, const struct fmt_event *ev, uint64_t abs_ts,
-                     char *str, uint32_t str_len, char *str2, uint32_t str2_len)
+void rec_merge_synth(struct rec_session *s, const struct fmt_event *ev, uint64_t abs_ts, char *str,
+                     uint32_t str_len, char *str2, uint32_t str2_len)
 {
     struct rec_synth *n;
     uint32_t at;
@@ -118,7 +124,8 @@ uint64_t rec_merge_watermark(struct rec_session *s, uint64_t now_ns)
 static uint32_t rec_buffered_len(const unsigned char *p)
 {
     if (p[0] == FMT_SHM_REC_EVENT || p[0] == FMT_SHM_REC_RELEASE)
-        return FMT_SHM_EVENT_SIZE(((const struct fmt_shm_event *)(const void *)p)->origin_nargs >> 4);
+        return FMT_SHM_EVENT_SIZE(((const struct fmt_shm_event *)(const void *)p)->origin_nargs >>
+                                  4);
     return ((const struct fmt_shm_sized *)(const void *)p)->len;
 }
 
@@ -142,6 +149,30 @@ static void rec_thread_begin(struct rec_session *s, struct rec_ring *r, uint32_t
     r->tid = tid;
     r->thread = s->next_thread++;
     r->has_thread = 1;
+    r->who = (struct fmt_writer_who){r->img->index, r->thread, r->img->pid, tid};
+}
+
+/* A plain malloc or free (no flags, no extra words): straight to
+ * fmt_writer_heap(), the bulk of a trace without a struct fmt_event. A
+ * malloc waits for the generic path while a released address may need
+ * settling first (rec_release_settle). Returns 1 if it wrote e. */
+static inline int rec_emit_heap(struct rec_session *s, struct rec_ring *r,
+                                const struct fmt_shm_event *e, uint64_t ts)
+{
+    if (e->flags || e->origin_nargs ||
+        !(e->kind == FMT_EV_FREE || (e->kind == FMT_EV_MALLOC && !r->img->nr_released)))
+        return 0;
+    ts = rec_trace_ts(s, ts);
+    if (s->write_err == 0) {
+        int rc = fmt_writer_heap(s->w, &r->who, e->kind, ts, e->addr,
+                                 e->kind == FMT_EV_MALLOC ? e->size : 0,
+                                 rec_map_stack(r->img, e->stack));
+
+        if (rc < 0)
+            s->write_err = rc;
+    }
+    s->nr_events++;
+    return 1;
 }
 
 /* Fill ev from an EVENT record. */
@@ -248,6 +279,8 @@ static int rec_emit_one(struct rec_session *s, struct rec_ring *r, uint64_t at_m
     r->buf_pos += rec_buffered_len(p);
     if (!r->has_thread && p[0] != FMT_SHM_REC_THREAD_START)
         rec_thread_begin(s, r, img->pid); /* no start seen: a vfork child's stray event */
+    if (p[0] == FMT_SHM_REC_EVENT && rec_emit_heap(s, r, (const void *)p, ts))
+        return 0;
     rec_event_clear(&ev);
     ev.image = img->index;
     ev.pid = img->pid;
@@ -272,7 +305,8 @@ static int rec_emit_one(struct rec_session *s, struct rec_ring *r, uint64_t at_m
          * written, an allocation elsewhere at this address must wait. */
         if (img->nr_released < sizeof(img->released) / sizeof(img->released[0])) {
             rec_release_forget(img, r);
-            img->released[img->nr_released].addr = ((const struct fmt_shm_event *)(const void *)p)->addr;
+            img->released[img->nr_released].addr =
+                ((const struct fmt_shm_event *)(const void *)p)->addr;
             img->released[img->nr_released++].ring = r;
         }
         return 0;
@@ -283,8 +317,11 @@ static int rec_emit_one(struct rec_session *s, struct rec_ring *r, uint64_t at_m
         if (p[0] == FMT_SHM_REC_THREAD_START) {
             if (r->has_thread) {
                 /* The ring passed to a new thread without an exit record. */
-                struct fmt_event ex = {.kind = FMT_EV_THREAD_EXIT, .image = img->index,
-                                       .pid = img->pid, .tid = r->tid, .thread = r->thread};
+                struct fmt_event ex = {.kind = FMT_EV_THREAD_EXIT,
+                                       .image = img->index,
+                                       .pid = img->pid,
+                                       .tid = r->tid,
+                                       .thread = r->thread};
 
                 rec_merge_write(s, &ex, ts);
             }

@@ -91,9 +91,9 @@ fail:
 
 /* Context ids: intern (image, thread, pid, tid). New ones get a CONTEXT
  * record in the pending definitions. */
-static inline uint32_t ctx_hash(const struct fmt_event *ev)
+static inline uint32_t ctx_hash(const struct fmt_writer_who *c)
 {
-    uint64_t h = ((uint64_t)ev->thread << 32 | ev->tid) ^ ((uint64_t)ev->image << 20) ^ ev->pid;
+    uint64_t h = ((uint64_t)c->thread << 32 | c->tid) ^ ((uint64_t)c->image << 20) ^ c->pid;
 
     h *= 0x9e3779b97f4a7c15ull;
     return (uint32_t)(h >> 32);
@@ -107,12 +107,7 @@ static int ctx_rehash(struct fmt_writer *w)
     if (!h)
         return -ENOMEM;
     for (uint32_t id = 1; id <= w->nr_ctxs; id++) {
-        struct fmt_event key = {0};
-        key.image = w->ctxs[id].image;
-        key.thread = w->ctxs[id].thread;
-        key.pid = w->ctxs[id].pid;
-        key.tid = w->ctxs[id].tid;
-        uint32_t i = ctx_hash(&key) & mask;
+        uint32_t i = ctx_hash(&w->ctxs[id]) & mask;
         while (h[i])
             i = (i + 1) & mask;
         h[i] = id;
@@ -128,7 +123,7 @@ static int ctx_rehash(struct fmt_writer *w)
  * forwarded from those stores (a stall of about a quarter of this
  * function's time on a malloc/free storm). The empty asm keeps the loads
  * apart. */
-static inline int ctx_same(const struct fmt_wctx *c, const struct fmt_event *ev)
+static inline int ctx_same(const struct fmt_writer_who *c, const struct fmt_event *ev)
 {
     uint32_t tid = ev->tid, pid = ev->pid, thread = ev->thread, image = ev->image;
 
@@ -136,22 +131,28 @@ static inline int ctx_same(const struct fmt_wctx *c, const struct fmt_event *ev)
     return c->tid == tid && c->pid == pid && c->thread == thread && c->image == image;
 }
 
+static inline int who_same(const struct fmt_writer_who *c, const struct fmt_writer_who *who)
+{
+    return c->tid == who->tid && c->pid == who->pid && c->thread == who->thread &&
+           c->image == who->image;
+}
+
 /* Not inlined: it runs only when the context changes, and inlined its
  * vector copy of the event's fields was hoisted into the hot path. */
-static __attribute__((noinline)) int ctx_lookup(struct fmt_writer *w, const struct fmt_event *ev,
-                                                uint32_t *id)
+static __attribute__((noinline)) int
+ctx_lookup(struct fmt_writer *w, const struct fmt_writer_who *who, uint64_t ts_ns, uint32_t *id)
 {
-    uint32_t i = ctx_hash(ev) & w->ctx_mask;
+    uint32_t i = ctx_hash(who) & w->ctx_mask;
 
     for (; w->ctx_hash[i]; i = (i + 1) & w->ctx_mask) {
-        if (ctx_same(&w->ctxs[w->ctx_hash[i]], ev)) {
+        if (who_same(&w->ctxs[w->ctx_hash[i]], who)) {
             *id = w->ctx_hash[i];
             return 0;
         }
     }
     if (w->nr_ctxs + 1 >= w->cap_ctxs) {
         uint32_t cap = w->cap_ctxs * 2;
-        struct fmt_wctx *c = realloc(w->ctxs, (size_t)cap * sizeof(*c));
+        struct fmt_writer_who *c = realloc(w->ctxs, (size_t)cap * sizeof(*c));
         if (!c)
             return -ENOMEM;
         w->ctxs = c;
@@ -163,18 +164,18 @@ static __attribute__((noinline)) int ctx_lookup(struct fmt_writer *w, const stru
         w->cap_ctxs = cap;
     }
     uint32_t nid = ++w->nr_ctxs;
-    w->ctxs[nid] = (struct fmt_wctx){ev->image, ev->thread, ev->pid, ev->tid};
+    w->ctxs[nid] = *who;
     w->ctx_hash[i] = nid;
     int rc = 0;
     rc = rc ?: fmt_buf_add_varint(&w->defs, FMT_DEF_CONTEXT);
     uint8_t body[6 * FMT_VARINT_MAX];
     struct fmt_buf b = {body, 0, sizeof(body)};
     fmt_buf_put_varint(&b, nid);
-    fmt_buf_put_varint(&b, ev->image);
-    fmt_buf_put_varint(&b, ev->thread);
-    fmt_buf_put_varint(&b, ev->pid);
-    fmt_buf_put_varint(&b, ev->tid);
-    fmt_buf_put_varint(&b, ev->ts_ns);
+    fmt_buf_put_varint(&b, who->image);
+    fmt_buf_put_varint(&b, who->thread);
+    fmt_buf_put_varint(&b, who->pid);
+    fmt_buf_put_varint(&b, who->tid);
+    fmt_buf_put_varint(&b, ts_ns);
     rc = rc ?: fmt_buf_add_string(&w->defs, body, b.len);
     if (rc)
         return rc;
@@ -212,15 +213,11 @@ static int dmap_grow(struct fmt_writer *w)
     return 0;
 }
 
-static int delta_add(struct fmt_writer *w, uint32_t stack, int64_t bytes, int64_t blocks)
+static __attribute__((noinline)) int delta_add_slow(struct fmt_writer *w, uint32_t stack,
+                                                    int64_t bytes, int64_t blocks)
 {
     uint64_t gen = w->nr_chunks + 1;
 
-    if (w->dlast_gen == gen && w->dlast_stack == stack) {
-        w->touched[w->dlast_idx].bytes += bytes;
-        w->touched[w->dlast_idx].blocks += blocks;
-        return 0;
-    }
     if ((!w->dmap || (w->nr_touched + 1) * 2 > w->dmap_mask + 1) && dmap_grow(w))
         return -ENOMEM;
     uint32_t h = dmap_home(stack, w->dmap_mask);
@@ -250,8 +247,31 @@ static int delta_add(struct fmt_writer *w, uint32_t stack, int64_t bytes, int64_
     return 0;
 }
 
+/* Add to stack's live heap change in this chunk; the stack of the last
+ * call, the common case, without a lookup. */
+static inline int delta_add(struct fmt_writer *w, uint32_t stack, int64_t bytes, int64_t blocks)
+{
+    if (w->dlast_gen == w->nr_chunks + 1 && w->dlast_stack == stack) {
+        w->touched[w->dlast_idx].bytes += bytes;
+        w->touched[w->dlast_idx].blocks += blocks;
+        return 0;
+    }
+    return delta_add_slow(w, stack, bytes, blocks);
+}
+
+/* The fields of an event the heap encoding needs, in registers: the
+ * recorder's fast path (fmt_writer_heap) has no struct fmt_event. */
+struct heap_ev {
+    uint64_t ts_ns;
+    uint64_t addr;
+    uint64_t size;
+    uint32_t stack;
+    uint32_t image;
+};
+
 /* A block was started: give it the next serial and remember it. */
-static int start_heap(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx)
+static inline __attribute__((always_inline)) int start_heap(struct fmt_writer *w,
+                                                            const struct heap_ev *ev, uint32_t ctx)
 {
     struct fmt_wblock b = {ev->addr,  w->next_serial++,     ev->size, ev->ts_ns, ev->stack, ctx,
                            ev->image, w->pred->nr_started++};
@@ -270,8 +290,7 @@ static int start_heap(struct fmt_writer *w, const struct fmt_event *ev, uint32_t
  * does not. Any other block by its serial distance (REF = 2d + 1); one from
  * an earlier chunk also gets its facts in MISC, so each chunk can be read
  * on its own. */
-static void put_ref(struct fmt_writer *w, const struct fmt_event *ev, const struct fmt_wblock *b,
-                    uint32_t ctx)
+static void put_ref(struct fmt_writer *w, uint64_t ts_ns, const struct fmt_wblock *b, uint32_t ctx)
 {
     struct fmt_buf *misc = &w->col[FMT_COL_MISC];
 
@@ -284,20 +303,21 @@ static void put_ref(struct fmt_writer *w, const struct fmt_event *ev, const stru
         fmt_buf_put_varint(misc, b->size);
         fmt_buf_put_varint(misc, b->stack);
         fmt_buf_put_varint(misc, b->addr);
-        fmt_buf_put_varint(misc, fmt_zigzag((int64_t)(ev->ts_ns - b->ts_ns)));
+        fmt_buf_put_varint(misc, fmt_zigzag((int64_t)(ts_ns - b->ts_ns)));
         fmt_buf_put_varint(misc, b->ctx);
     }
 }
 
 /* Free or realloc ending the heap block at addr; REF 0 and the address
  * itself when no live block is there. */
-static int end_heap(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx, uint64_t addr,
-                    int may_end)
+static inline __attribute__((always_inline)) int end_heap(struct fmt_writer *w, uint64_t ts_ns,
+                                                          uint32_t image, uint32_t ctx,
+                                                          uint64_t addr, int may_end)
 {
     struct fmt_wblock b;
 
-    if (may_end && addr && fmt_wlive_take(&w->live, ev->image, addr, &b)) {
-        put_ref(w, ev, &b, ctx);
+    if (may_end && addr && fmt_wlive_take(&w->live, image, addr, &b)) {
+        put_ref(w, ts_ns, &b, ctx);
         fmt_pred_end(w->pred, b.addr, b.size);
         return delta_add(w, b.stack, -(int64_t)b.size, -1);
     }
@@ -324,7 +344,7 @@ static int end_vm(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
         return 0;
     }
     fmt_buf_put_varint(&w->col[FMT_COL_MISC], (uint64_t)(hit.nr - 1) << 1 | (hit.partial != 0));
-    put_ref(w, ev, &hit.first, ctx);
+    put_ref(w, ev->ts_ns, &hit.first, ctx);
     return 0;
 }
 
@@ -535,27 +555,27 @@ static int life_defs(struct fmt_writer *w, const struct fmt_event *ev, uint32_t 
  * checks one counter instead of every column. */
 #define ROOM_BATCH 1024
 
-static int ensure_room_slow(struct fmt_writer *w, const struct fmt_event *ev)
+static int ensure_room_slow(struct fmt_writer *w, size_t str_bytes)
 {
     int rc = 0;
 
     for (int i = 1; i < FMT_NR_COLUMNS && !rc; i++)
         rc = fmt_buf_reserve(&w->col[i],
                              ROOM_BATCH * (i == FMT_COL_MISC ? MISC_RESERVE : COL_RESERVE));
-    rc = rc
-             ?: fmt_buf_reserve(&w->col[FMT_COL_STRS],
-                                (ev->str ? ev->str_len : 0) + (ev->str2 ? ev->str2_len : 0));
+    rc = rc ?: fmt_buf_reserve(&w->col[FMT_COL_STRS], str_bytes);
     w->room = rc ? 0 : ROOM_BATCH;
     return rc;
 }
 
-static inline int ensure_room(struct fmt_writer *w, const struct fmt_event *ev)
+/* Column space for one more event; has_str: it carries strings. */
+static inline int ensure_room(struct fmt_writer *w, int has_str, const struct fmt_event *ev)
 {
-    if (__builtin_expect(w->room > 0 && !ev->str && !ev->str2, 1)) {
+    if (__builtin_expect(w->room > 0 && !has_str, 1)) {
         w->room--;
         return 0;
     }
-    return ensure_room_slow(w, ev);
+    return ensure_room_slow(w,
+                            ev ? (ev->str ? ev->str_len : 0) + (ev->str2 ? ev->str2_len : 0) : 0);
 }
 
 /* Is ctx active (has it a slot) in the chunk being built? */
@@ -564,11 +584,9 @@ static inline int ctx_active(const struct fmt_writer *w, uint32_t ctx)
     return w->nr_chunk_events && w->ctx_slot[ctx] >> FMT_SLOT_BITS == w->nr_chunks + 1;
 }
 
-/* The prediction state of ctx in this chunk, set up at its first event. */
-static struct fmt_pred *ctx_pred(struct fmt_writer *w, uint32_t ctx)
+/* A slot for ctx's prediction state, at its first event in the chunk. */
+static __attribute__((noinline)) struct fmt_pred *ctx_pred_new(struct fmt_writer *w, uint32_t ctx)
 {
-    if (ctx_active(w, ctx))
-        return &w->slots[w->ctx_slot[ctx] & (FMT_MAX_ACTIVE_CTX - 1)];
     if (w->nr_slots == w->cap_slots) {
         uint32_t cap = w->cap_slots ? w->cap_slots * 2 : 8;
         struct fmt_pred *v = realloc(w->slots, (size_t)cap * sizeof(*v));
@@ -583,22 +601,66 @@ static struct fmt_pred *ctx_pred(struct fmt_writer *w, uint32_t ctx)
     return &w->slots[slot];
 }
 
-static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx)
+/* The prediction state of ctx in this chunk. */
+static inline struct fmt_pred *ctx_pred(struct fmt_writer *w, uint32_t ctx)
+{
+    if (ctx_active(w, ctx))
+        return &w->slots[w->ctx_slot[ctx] & (FMT_MAX_ACTIVE_CTX - 1)];
+    return ctx_pred_new(w, ctx);
+}
+
+/* Before encoding an event of context ctx at ts_ns: end the chunk if a new
+ * thread would exceed its contexts, keep its time range. */
+static inline __attribute__((always_inline)) int event_begin(struct fmt_writer *w, uint32_t ctx,
+                                                             uint64_t ts_ns)
+{
+    int rc;
+
+    /* A new thread when the chunk has as many as it may: the chunk ends. */
+    if (!ctx_active(w, ctx) && w->nr_slots == FMT_MAX_ACTIVE_CTX && (rc = fmt_wchunk_flush(w)))
+        return rc;
+    if (w->nr_chunk_events) {
+        if (ts_ns < w->chunk_min_ts)
+            w->chunk_min_ts = ts_ns;
+        if (ts_ns > w->chunk_max_ts)
+            w->chunk_max_ts = ts_ns;
+    }
+    return 0;
+}
+
+/* After encoding (rc its result): count the event, end a full chunk. */
+static inline __attribute__((always_inline)) int event_end(struct fmt_writer *w, int rc)
+{
+    /* An event half-encoded into the columns cannot be taken back; the
+     * only failures here are allocation failures, after which the writer
+     * refuses to go on. */
+    if (rc) {
+        w->out.err = rc;
+        return rc;
+    }
+    w->nr_chunk_events++;
+    w->st.nr_events++;
+    if (w->nr_chunk_events >= w->chunk_events || w->col[FMT_COL_STRS].len >= FMT_CHUNK_MAX_STRS)
+        return fmt_wchunk_flush(w);
+    return 0;
+}
+
+/* OP, TIME and CTX of an event (docs/format.md, "Events"); returns its OP
+ * byte, which EXTRA may still mark, or NULL if out of memory. */
+static inline __attribute__((always_inline)) uint8_t *
+encode_head(struct fmt_writer *w, uint32_t ctx, unsigned kind, uint64_t ts_ns)
 {
     struct fmt_buf *col = w->col;
-    unsigned kind = ev->kind;
-    int failed = (ev->flags & FMT_EVF_FAILED) != 0;
-    int rc;
 
     if (w->nr_chunk_events == 0) {
         w->chunk_first_serial = w->next_serial;
-        w->chunk_base_ts = w->chunk_min_ts = w->chunk_max_ts = ev->ts_ns;
-        w->prev_ts = ev->ts_ns;
+        w->chunk_base_ts = w->chunk_min_ts = w->chunk_max_ts = ts_ns;
+        w->prev_ts = ts_ns;
         w->prev_stack[0] = w->prev_stack[1] = 0;
     }
     struct fmt_pred *pred = ctx_pred(w, ctx);
     if (!pred)
-        return -ENOMEM;
+        return NULL;
     w->pred = pred;
 
     uint8_t *op = &col[FMT_COL_OP].data[col[FMT_COL_OP].len++];
@@ -608,41 +670,74 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
      * and mixing the two costs up to a bit per value. */
     int fcol = kind == FMT_EV_FREE;
     fmt_buf_put_split(&col[fcol ? FMT_COL_FREE_TIME : FMT_COL_TIME], &col[FMT_COL_TIME_HI],
-                      fmt_zigzag((int64_t)(ev->ts_ns - w->prev_ts)));
-    w->prev_ts = ev->ts_ns;
+                      fmt_zigzag((int64_t)(ts_ns - w->prev_ts)));
+    w->prev_ts = ts_ns;
     if (ctx != w->cur_ctx || w->nr_chunk_events == 0) {
         *op |= FMT_OP_CTX;
         fmt_buf_put_varint(&col[FMT_COL_CTX], ctx);
         w->cur_ctx = ctx;
     }
+    return op;
+}
+
+/* Stack ids as differences to the previous one of the column: a new
+ * stack is usually the newest id, and a loop's sites repeat. */
+static inline __attribute__((always_inline)) void encode_stack(struct fmt_writer *w, unsigned kind,
+                                                               uint32_t stack)
+{
+    int fcol = kind == FMT_EV_FREE;
+    uint32_t *prev_stack = &w->prev_stack[fcol];
+
+    fmt_buf_put_varint(&w->col[fcol ? FMT_COL_FREE_STACK : FMT_COL_STACK],
+                       fmt_zigzag((int64_t)stack - (int64_t)*prev_stack));
+    *prev_stack = stack;
+}
+
+/* The rest of a malloc-family allocation: SIZE, ADDR, the new block. */
+static inline __attribute__((always_inline)) int
+encode_alloc(struct fmt_writer *w, const struct heap_ev *h, uint32_t ctx, int failed)
+{
+    fmt_buf_put_split(&w->col[FMT_COL_SIZE], &w->col[FMT_COL_SIZE_HI], h->size);
+    fmt_buf_put_varint(&w->col[FMT_COL_ADDR],
+                       fmt_zigzag((int64_t)(h->addr - fmt_pred_guess(w->pred, h->size))));
+    return h->addr && !failed ? start_heap(w, h, ctx) : 0;
+}
+
+static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx)
+{
+    struct fmt_buf *col = w->col;
+    unsigned kind = ev->kind;
+    int failed = (ev->flags & FMT_EVF_FAILED) != 0;
+    int rc;
+
+    uint8_t *op = encode_head(w, ctx, kind, ev->ts_ns);
+    if (!op)
+        return -ENOMEM;
     if (put_extra(w, ev))
         *op |= FMT_OP_EXTRA;
-    /* Stack ids as differences to the previous one of the column: a new
-     * stack is usually the newest id, and a loop's sites repeat. */
-    uint32_t *prev_stack = &w->prev_stack[fcol];
-    fmt_buf_put_varint(&col[fcol ? FMT_COL_FREE_STACK : FMT_COL_STACK],
-                       fmt_zigzag((int64_t)ev->stack - (int64_t)*prev_stack));
-    *prev_stack = ev->stack;
+    encode_stack(w, kind, ev->stack);
 
     switch (kind) {
     case FMT_EV_MALLOC:
     case FMT_EV_CALLOC:
-    case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC:
-        fmt_buf_put_split(&col[FMT_COL_SIZE], &col[FMT_COL_SIZE_HI], ev->size);
-        fmt_buf_put_varint(&col[FMT_COL_ADDR],
-                           fmt_zigzag((int64_t)(ev->addr - fmt_pred_guess(pred, ev->size))));
-        return ev->addr && !failed ? start_heap(w, ev, ctx) : 0;
+    case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC: {
+        struct heap_ev h = {ev->ts_ns, ev->addr, ev->size, ev->stack, ev->image};
+
+        return encode_alloc(w, &h, ctx, failed);
+    }
     case FMT_EV_FREE:
-        return end_heap(w, ev, ctx, ev->addr, 1);
+        return end_heap(w, ev->ts_ns, ev->image, ctx, ev->addr, 1);
     case FMT_EV_REALLOC:
     case FMT_EV_REALLOCARRAY: {
-        rc = end_heap(w, ev, ctx, ev->old_addr, !failed);
+        rc = end_heap(w, ev->ts_ns, ev->image, ctx, ev->old_addr, !failed);
         if (rc)
             return rc;
-        uint64_t guess = ev->old_addr ? ev->old_addr : fmt_pred_guess(pred, ev->size);
+        uint64_t guess = ev->old_addr ? ev->old_addr : fmt_pred_guess(w->pred, ev->size);
         fmt_buf_put_split(&col[FMT_COL_SIZE], &col[FMT_COL_SIZE_HI], ev->size);
         fmt_buf_put_varint(&col[FMT_COL_ADDR], fmt_zigzag((int64_t)(ev->addr - guess)));
-        return ev->addr && !failed ? start_heap(w, ev, ctx) : 0;
+        struct heap_ev h = {ev->ts_ns, ev->addr, ev->size, ev->stack, ev->image};
+
+        return ev->addr && !failed ? start_heap(w, &h, ctx) : 0;
     }
     default:
         break;
@@ -677,37 +772,49 @@ int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev)
     if (!kind_known(ev->kind) || ev->stack > w->stacks.nr_nodes ||
         (ev->str && ev->str_len > FMT_MAX_STRING) || (ev->str2 && ev->str2_len > FMT_MAX_STRING))
         return -EINVAL;
-    if ((rc = ensure_room(w, ev)))
+    if ((rc = ensure_room(w, ev->str || ev->str2, ev)))
         return rc;
     uint32_t ctx = w->cur_ctx;
     if (!ctx || !ctx_same(&w->ctxs[ctx], ev)) {
-        if ((rc = ctx_lookup(w, ev, &ctx))) {
+        struct fmt_writer_who who = {ev->image, ev->thread, ev->pid, ev->tid};
+
+        if ((rc = ctx_lookup(w, &who, ev->ts_ns, &ctx))) {
             w->out.err = rc;
             return rc;
         }
     }
-    /* A new thread when the chunk has as many as it may: the chunk ends. */
-    if (!ctx_active(w, ctx) && w->nr_slots == FMT_MAX_ACTIVE_CTX && (rc = fmt_wchunk_flush(w)))
+    if ((rc = event_begin(w, ctx, ev->ts_ns)))
         return rc;
-    if (w->nr_chunk_events) {
-        if (ev->ts_ns < w->chunk_min_ts)
-            w->chunk_min_ts = ev->ts_ns;
-        if (ev->ts_ns > w->chunk_max_ts)
-            w->chunk_max_ts = ev->ts_ns;
-    }
-    rc = encode(w, ev, ctx);
-    /* An event half-encoded into the columns cannot be taken back; the
-     * only failures here are allocation failures, after which the writer
-     * refuses to go on. */
-    if (rc) {
-        w->out.err = rc;
+    return event_end(w, encode(w, ev, ctx));
+}
+
+int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned kind,
+                    uint64_t ts_ns, uint64_t addr, uint64_t size, uint32_t stack)
+{
+    struct heap_ev h = {ts_ns, addr, size, stack, who->image};
+    int rc;
+
+    if (w->out.err)
+        return w->out.err;
+    if ((kind != FMT_EV_MALLOC && kind != FMT_EV_FREE) || stack > w->stacks.nr_nodes)
+        return -EINVAL;
+    if ((rc = ensure_room(w, 0, NULL)))
         return rc;
+    uint32_t ctx = w->cur_ctx;
+    if (!ctx || !who_same(&w->ctxs[ctx], who)) {
+        if ((rc = ctx_lookup(w, who, ts_ns, &ctx))) {
+            w->out.err = rc;
+            return rc;
+        }
     }
-    w->nr_chunk_events++;
-    w->st.nr_events++;
-    if (w->nr_chunk_events >= w->chunk_events || w->col[FMT_COL_STRS].len >= FMT_CHUNK_MAX_STRS)
-        return fmt_wchunk_flush(w);
-    return 0;
+    if ((rc = event_begin(w, ctx, ts_ns)))
+        return rc;
+    if (!encode_head(w, ctx, kind, ts_ns))
+        return event_end(w, -ENOMEM);
+    encode_stack(w, kind, stack);
+    if (kind == FMT_EV_FREE)
+        return event_end(w, end_heap(w, ts_ns, who->image, ctx, addr, 1));
+    return event_end(w, encode_alloc(w, &h, ctx, 0));
 }
 
 int fmt_writer_stack(struct fmt_writer *w, uint32_t image, const uint64_t *frames,

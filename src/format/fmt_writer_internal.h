@@ -21,12 +21,6 @@
 #define FMT_CHUNK_MAX_STRS (8u << 20) /* flush early when strings pile up */
 
 /* A (image, thread, pid, tid) tuple; events name one by a context id. */
-struct fmt_wctx {
-    uint32_t image;
-    uint32_t thread;
-    uint32_t pid;
-    uint32_t tid;
-};
 
 struct fmt_wmod {
     uint64_t base;
@@ -72,7 +66,7 @@ struct fmt_writer {
     uint32_t cur_ctx;
     uint64_t next_serial;
 
-    struct fmt_wctx *ctxs; /* by id; [0] unused */
+    struct fmt_writer_who *ctxs; /* contexts by id; [0] unused */
     /* Address prediction state of the contexts active in this chunk, in
      * slots; ctx_slot[ctx] = chunk number + 1 << FMT_SLOT_BITS | slot. */
     uint64_t *ctx_slot;

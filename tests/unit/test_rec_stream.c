@@ -65,6 +65,17 @@ int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev)
     return 0;
 }
 
+/* The recorder's path for plain mallocs and frees: seen the same way. */
+int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned kind,
+                    uint64_t ts_ns, uint64_t addr, uint64_t size, uint32_t stack)
+{
+    struct fmt_event ev = {.kind = (uint16_t)kind, .ts_ns = ts_ns, .image = who->image,
+                           .thread = who->thread, .pid = who->pid, .tid = who->tid,
+                           .stack = stack, .addr = addr, .size = size};
+
+    return fmt_writer_event(w, &ev);
+}
+
 /* ---- a collector stand-in ---- */
 #define RINGS 2
 #define RING_SIZE 4096u
