@@ -4,10 +4,10 @@
  * each one: a wild program may scribble on it), and closing an image. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -261,43 +261,49 @@ static void rec_ring_turn_off(struct rec_ring *r)
     r->nr_bad++;
 }
 
-static int rec_buf_append(struct rec_ring *r, const void *p, uint32_t len)
+/* Room for len more bytes at the end of the ring's buffer (r->buf +
+ * r->buf_len). Returns 0 or -ENOMEM. */
+static int rec_buf_room(struct rec_ring *r, uint32_t len)
 {
     if (r->buf_pos && r->buf_pos == r->buf_len)
         r->buf_pos = r->buf_len = 0;
+    if (__builtin_expect(r->buf_len + len <= r->buf_cap, 1))
+        return 0;
+    if (r->buf_pos > r->buf_cap / 2) {
+        memmove(r->buf, r->buf + r->buf_pos, r->buf_len - r->buf_pos);
+        r->buf_len -= r->buf_pos;
+        r->buf_pos = 0;
+    }
     if (r->buf_len + len > r->buf_cap) {
-        if (r->buf_pos > r->buf_cap / 2) {
-            memmove(r->buf, r->buf + r->buf_pos, r->buf_len - r->buf_pos);
-            r->buf_len -= r->buf_pos;
-            r->buf_pos = 0;
-        }
-        if (r->buf_len + len > r->buf_cap) {
-            size_t cap = r->buf_cap ? r->buf_cap * 2 : 1 << 16;
-            unsigned char *nb;
+        size_t cap = r->buf_cap ? r->buf_cap * 2 : 1 << 16;
+        unsigned char *nb;
 
-            while (cap < r->buf_len + len)
-                cap *= 2;
-            nb = realloc(r->buf, cap);
-            if (!nb)
-                return -ENOMEM;
-            r->buf = nb;
-            r->buf_cap = cap;
-        }
+        while (cap < r->buf_len + len)
+            cap *= 2;
+        nb = realloc(r->buf, cap);
+        if (!nb)
+            return -ENOMEM;
+        r->buf = nb;
+        r->buf_cap = cap;
     }
-    if (len <= 64) {
-        /* Most records are 32 to 64 bytes: word copies, not the `rep movs`
-         * an inlined memcpy of unknown size becomes (slow to start). */
-        for (uint32_t i = 0; i < len; i += 8) {
-            uint64_t w;
-
-            memcpy(&w, (const unsigned char *)p + i, 8);
-            memcpy(r->buf + r->buf_len + i, &w, 8);
-        }
-    } else {
-        memcpy(r->buf + r->buf_len, p, len);
-    }
-    r->buf_len += len;
     return 0;
+}
+
+/* Copy len bytes out of the shared ring. Most records are 32 to 64 bytes:
+ * word copies, not the `rep movs` an inlined memcpy of unknown size
+ * becomes (slow to start). */
+static inline void rec_copy_record(unsigned char *dst, const unsigned char *src, uint32_t len)
+{
+    if (len > 64) {
+        memcpy(dst, src, len);
+        return;
+    }
+    for (uint32_t i = 0; i < len; i += 8) {
+        uint64_t w;
+
+        memcpy(&w, src + i, 8);
+        memcpy(dst + i, &w, 8);
+    }
 }
 
 static void rec_stack_define(struct rec_session *s, struct rec_image *img,
@@ -406,6 +412,18 @@ static void rec_ring_wake(struct rec_ring *r)
     }
 }
 
+/* A record just copied to the buffer: its time in ns from here on. A
+ * stream's times never go back, so a scribbled one is clamped. */
+static inline void rec_stamp_copy(struct rec_session *s, struct rec_ring *r, unsigned char *d)
+{
+    uint64_t *ts = rec_record_ts(d);
+
+    *ts = rec_clock_ns(&s->clock, *ts, r->img->clock_tsc);
+    if (*ts < r->last_ts)
+        *ts = r->last_ts;
+    r->last_ts = *ts;
+}
+
 static void rec_ring_drain(struct rec_session *s, struct rec_ring *r)
 {
     uint64_t head, tail = r->tail;
@@ -437,28 +455,64 @@ static void rec_ring_drain(struct rec_session *s, struct rec_ring *r)
             tail += avail;
             continue;
         }
-        len = rec_record_len(p, avail);
-        if (len == 0 || (p[0] == FMT_SHM_REC_PAD && len != to_end)) {
+        /* Every record is copied out of the shared ring before it is
+         * checked, and only the copy is used: the program can write its
+         * ring at any time, and a length or count that changed between the
+         * check and the use would take us out of bounds. First the common
+         * case, a plain malloc or free of 32 bytes. */
+        if (avail >= FMT_SHM_EVENT_SIZE(0) && rec_buf_room(r, FMT_SHM_EVENT_SIZE(0)) == 0) {
+            unsigned char *d = r->buf + r->buf_len;
+
+            rec_copy_record(d, p, FMT_SHM_EVENT_SIZE(0));
+            if (d[0] == FMT_SHM_REC_EVENT && d[3] == 0 &&
+                (d[1] == FMT_EV_MALLOC || d[1] == FMT_EV_FREE)) {
+                r->buf_len += FMT_SHM_EVENT_SIZE(0);
+                rec_stamp_copy(s, r, d);
+                tail += FMT_SHM_EVENT_SIZE(0);
+                continue;
+            }
+        }
+        len = rec_record_len(p, avail); /* how much to copy; checked again below */
+        if (len == 0) {
             rec_ring_turn_off(r);
             continue;
         }
+        if (p[0] == FMT_SHM_REC_PAD) {
+            if (len != to_end)
+                rec_ring_turn_off(r);
+            else
+                tail += len;
+            continue;
+        }
         if (p[0] == FMT_SHM_REC_STACK) {
-            rec_stack_define(s, r->img, (const void *)p);
-        } else if (p[0] != FMT_SHM_REC_PAD) {
-            if (rec_buf_append(r, p, len) != 0) {
+            _Alignas(8) unsigned char st[sizeof(struct fmt_shm_stack) + 8 * FMT_SHM_MAX_DEPTH];
+
+            if (len > sizeof(st)) {
                 rec_ring_turn_off(r);
                 continue;
             }
-            /* In ns from here on; a stream's times never go back, so a
-             * scribbled one is clamped. */
-            {
-                uint64_t *ts = rec_record_ts(r->buf + r->buf_len - len);
-
-                *ts = rec_clock_ns(&s->clock, *ts, r->img->clock_tsc);
-                if (*ts < r->last_ts)
-                    *ts = r->last_ts;
-                r->last_ts = *ts;
+            rec_copy_record(st, p, len);
+            if (st[0] != FMT_SHM_REC_STACK || rec_record_len(st, len) != len) {
+                rec_ring_turn_off(r);
+                continue;
             }
+            rec_stack_define(s, r->img, (const void *)st);
+        } else {
+            unsigned char *d;
+
+            if (rec_buf_room(r, len) != 0) {
+                rec_ring_turn_off(r);
+                continue;
+            }
+            d = r->buf + r->buf_len;
+            rec_copy_record(d, p, len);
+            if (d[0] == FMT_SHM_REC_PAD || d[0] == FMT_SHM_REC_STACK ||
+                rec_record_len(d, len) != len) {
+                rec_ring_turn_off(r);
+                continue;
+            }
+            r->buf_len += len;
+            rec_stamp_copy(s, r, d);
         }
         tail += len;
     }
