@@ -476,9 +476,24 @@ void rec_merge_emit(struct rec_session *s, uint64_t limit)
                 bound = rec_ring_next_ts(s->heap[2]);
             if (s->nr_synth > 0 && s->synth[0].ev.ts_ns < bound)
                 bound = s->synth[0].ev.ts_ns;
-            while (r->buf_pos < r->buf_len && rec_ring_next_ts(r) < bound)
+            while (r->buf_pos < r->buf_len) {
+                const struct fmt_shm_event *e = (const void *)(r->buf + r->buf_pos);
+
+                /* Plain mallocs and frees, the bulk of a run, without the
+                 * detour through rec_emit_one. */
+                if (e->type == FMT_SHM_REC_EVENT && r->has_thread) {
+                    if (e->ts_ns >= bound)
+                        break;
+                    if (rec_emit_heap(s, r, e, e->ts_ns)) {
+                        r->buf_pos += FMT_SHM_EVENT_SIZE(0);
+                        continue;
+                    }
+                } else if (rec_ring_next_ts(r) >= bound) {
+                    break;
+                }
                 if ((moved = rec_emit_one(s, r, UINT64_MAX)))
                     break;
+            }
             if (moved) {
                 n = rec_heap_build(s, limit);
                 continue;
