@@ -364,6 +364,7 @@ void fmt_reader_close(struct fmt_reader *r)
     free(r->command);
     free(r->hostname);
     free(r->nodes);
+    free(r->stkcode);
     for (uint32_t i = 0; i < r->nr_ctxs; i++)
         free(r->ctxs[i].name);
     free(r->ctxs);

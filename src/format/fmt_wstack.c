@@ -24,12 +24,16 @@ int fmt_wstack_init(struct fmt_wstack *s, uint32_t depth_limit)
     s->hash = calloc(WSTACK_MIN_HASH, sizeof(*s->hash));
     s->nodes = malloc(1024 * sizeof(*s->nodes));
     s->win = calloc(FMT_WSTACK_WINDOW_SLOTS, sizeof(*s->win));
-    if (!s->hash || !s->nodes || !s->win) {
+    s->code = calloc(1, sizeof(*s->code));
+    if (!s->hash || !s->nodes || !s->win || !s->code) {
         free(s->hash);
         free(s->nodes);
         free(s->win);
+        free(s->code);
         return -ENOMEM;
     }
+    for (int i = 0; i < FMT_STK_NR_STREAMS; i++)
+        s->pending[i] = (struct fmt_buf){0};
     s->depth_limit = depth_limit >= 2 && depth_limit <= FMT_STACK_MAX_LIMIT ? depth_limit : 0;
     s->hash_mask = WSTACK_MIN_HASH - 1;
     s->cap_nodes = 1024;
@@ -45,7 +49,9 @@ void fmt_wstack_destroy(struct fmt_wstack *s)
     free(s->hash);
     free(s->nodes);
     free(s->win);
-    fmt_buf_free(&s->pending);
+    free(s->code);
+    for (int i = 0; i < FMT_STK_NR_STREAMS; i++)
+        fmt_buf_free(&s->pending[i]);
 }
 
 static int wstack_rehash(struct fmt_wstack *s)
@@ -66,6 +72,38 @@ static int wstack_rehash(struct fmt_wstack *s)
     s->hash = h;
     s->hash_mask = cap - 1;
     return 0;
+}
+
+/* Encode the new node id (docs/format.md, "Stacks", STACK_CODES): its
+ * parent distance (0: a root, then its image and address as they are),
+ * then its address as an index into the candidates of fmt_stkcode_cands()
+ * plus one, or 0 and the difference to the parent's address (recursion
+ * repeats return addresses, so this is often 0). */
+static void stack_encode(struct fmt_wstack *s, uint32_t id, uint32_t limit)
+{
+    const struct fmt_wnode *n = &s->nodes[id];
+    uint32_t l = limit != 0;
+
+    fmt_buf_put_varint(&s->pending[FMT_STK_HEAD], (uint64_t)(n->parent ? id - n->parent : 0) << 1 | l);
+    if (n->parent) {
+        uint64_t pa = s->nodes[n->parent].addr;
+        uint64_t prev = s->nodes[id - 1].addr; /* nodes[0] is all zero */
+        uint64_t cand[FMT_STKCODE_MAX_CANDS];
+        uint32_t nc = fmt_stkcode_cands(s->code, pa, prev, l, cand);
+        uint32_t code = 0;
+        while (code < nc && cand[code] != n->addr)
+            code++;
+        code = code < nc ? code + 1 : 0;
+        fmt_buf_put_u8(&s->pending[id - n->parent == 1 ? FMT_STK_NEAR : FMT_STK_FAR], (uint8_t)code);
+        if (!code)
+            fmt_buf_put_varint(&s->pending[FMT_STK_LIT], fmt_zigzag((int64_t)(n->addr - pa)));
+        fmt_stkcode_update(s->code, pa, prev, l, n->addr);
+    } else {
+        fmt_buf_put_varint(&s->pending[FMT_STK_ROOT], n->image);
+        fmt_buf_put_varint(&s->pending[FMT_STK_ROOT], n->addr);
+    }
+    if (limit)
+        fmt_buf_put_varint(&s->pending[FMT_STK_LIMIT], limit);
 }
 
 /* Find or add the child of parent with addr; a new node created for a
@@ -91,24 +129,15 @@ static int wstack_child(struct fmt_wstack *s, uint32_t parent, uint64_t addr, ui
         s->nodes = v;
         s->cap_nodes *= 2;
     }
-    int rc = fmt_buf_reserve(&s->pending, 3 * FMT_VARINT_MAX);
-    if (rc)
-        return rc;
+    for (int k = 0; k < FMT_STK_NR_STREAMS; k++) {
+        int rc = fmt_buf_reserve(&s->pending[k], 2 * FMT_VARINT_MAX);
+        if (rc)
+            return rc;
+    }
     uint32_t nid = ++s->nr_nodes;
     s->nodes[nid] = (struct fmt_wnode){addr, parent, image};
     s->hash[i] = nid;
-    /* Encoding: distance to the parent (0: a root, then its image), then
-     * the address as a difference to the parent's (recursion repeats
-     * return addresses, so this is often 0). */
-    fmt_buf_put_varint(&s->pending, (uint64_t)(parent ? nid - parent : 0) << 1 | (limit != 0));
-    if (parent) {
-        fmt_buf_put_varint(&s->pending, fmt_zigzag((int64_t)(addr - s->nodes[parent].addr)));
-    } else {
-        fmt_buf_put_varint(&s->pending, image);
-        fmt_buf_put_varint(&s->pending, addr);
-    }
-    if (limit)
-        fmt_buf_put_varint(&s->pending, limit);
+    stack_encode(s, nid, limit);
     s->nr_pending++;
     *id = nid;
     if ((uint64_t)s->nr_nodes * 2 > s->hash_mask + 1)

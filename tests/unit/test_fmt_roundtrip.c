@@ -318,6 +318,50 @@ static void test_stack_windows(void **state)
     stack_windows(1);
 }
 
+/* Stack node addresses coded as candidates (STACK_CODES): random stacks
+ * over a small set of return addresses, many more parent addresses than
+ * the candidate tables have slots (so lists are evicted and rebuilt), in
+ * two images and over many DEFS blocks, read back exactly. */
+static void test_stack_codes(void **state)
+{
+    enum { NR = 20000, MAXD = 12 };
+    struct tfmt t;
+    static uint32_t ids[NR];
+    uint64_t frames[MAXD];
+    uint32_t image;
+
+    (void)state;
+    tfmt_start(&t, 7);
+    for (int pass = 0; pass < 2; pass++) {
+        rng_state = 4242;
+        struct fmt_reader *r = pass ? tfmt_open(&t) : NULL;
+        for (int i = 0; i < NR; i++) {
+            uint32_t n = (uint32_t)(rnd() % MAXD) + 1;
+            uint32_t img = (uint32_t)(rnd() % 2);
+            uint64_t f[MAXD];
+            for (uint32_t k = 0; k < n; k++)
+                f[k] = 0x400000 + (rnd() % (i < NR / 2 ? 12000 : 6)) * 16;
+            if (!pass) {
+                assert_int_equal(fmt_writer_stack(t.w, img, f, n, &ids[i]), 0);
+                struct fmt_event ev = tfmt_mk(FMT_EV_MALLOC, (uint64_t)i, 0);
+                ev.addr = 0x10000 + (uint64_t)i * 64;
+                ev.size = 24;
+                ev.stack = ids[i];
+                assert_int_equal(fmt_writer_event(t.w, &ev), 0);
+                continue;
+            }
+            assert_int_equal(fmt_reader_stack(r, ids[i], &image, frames, MAXD), (int)n);
+            assert_int_equal(image, img);
+            assert_memory_equal(frames, f, n * sizeof(*f));
+        }
+        if (pass)
+            fmt_reader_close(r);
+        else
+            tfmt_finish(&t);
+    }
+    tfmt_close(&t);
+}
+
 /* Header, metadata and the tables of images, threads and modules. */
 static void test_tables(void **state)
 {
@@ -589,6 +633,7 @@ int main(void)
         cmocka_unit_test(test_random_storm),
         cmocka_unit_test(test_stacks),
         cmocka_unit_test(test_stack_windows),
+        cmocka_unit_test(test_stack_codes),
         cmocka_unit_test(test_tables),
         cmocka_unit_test(test_many_threads),
         cmocka_unit_test(test_image_without_start),
