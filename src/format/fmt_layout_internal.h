@@ -20,8 +20,9 @@
  * required bit it does not know), the high 32 optional (ignored). */
 #define FMT_FEAT_ZSTD_COLUMNS 0x1u
 #define FMT_FEAT_STACK_CODES 0x2u /* 1.1: stack nodes in STACK_CODES records */
+#define FMT_FEAT_ADDR_CANDS 0x4u  /* 1.1: heap addresses may name a freed one */
 #define FMT_FEAT_REQUIRED_MASK 0xffffffffull
-#define FMT_FEAT_KNOWN (FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES)
+#define FMT_FEAT_KNOWN (FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS)
 
 /* Block header: 24 bytes before every block payload. */
 #define FMT_BLOCK_MAGIC 0x4b42534du /* "MSBK" little-endian */

@@ -18,6 +18,8 @@
 #define FMT_PRED_TCACHE 7       /* glibc's tcache keeps 7 chunks per class */
 #define FMT_PRED_FAST_CLASSES 9 /* fastbins: chunk sizes up to 128 (classes 2..8) */
 #define FMT_PRED_FAST 64        /* fastbin entries remembered per class */
+#define FMT_PRED_SHADOW_CLASSES 32 /* freed-address candidates: chunk sizes below 512 */
+#define FMT_PRED_SHADOW 64         /* freed addresses remembered per class (a power of 2) */
 
 /* At most this many contexts (threads) have events in one chunk: the
  * writer ends a chunk early rather than exceed it, so that the state kept
@@ -32,7 +34,21 @@ struct fmt_pred {
     uint16_t nr_fast[FMT_PRED_FAST_CLASSES];
     uint64_t bin[FMT_PRED_CLASSES][FMT_PRED_TCACHE];
     uint64_t fast[FMT_PRED_FAST_CLASSES][FMT_PRED_FAST];
+    /* Format 1.1 (FMT_FEAT_ADDR_CANDS): every address ended, per class, in
+     * a ring (the i-th most recent at shadow_head - 1 - i), whatever the
+     * LIFOs above did with it: where the model misses, glibc mostly hands
+     * out one of these (chunks it had put back into its tcache from the
+     * bins, which the model does not follow). */
+    uint8_t shadow_head[FMT_PRED_SHADOW_CLASSES];
+    uint8_t nr_shadow[FMT_PRED_SHADOW_CLASSES];
+    uint64_t shadow[FMT_PRED_SHADOW_CLASSES][FMT_PRED_SHADOW];
 };
+
+/* ADDR codes of a heap block's address (format 1.1): 0 the prediction,
+ * 1..FMT_PRED_SHADOW the freed address of that rank in its class's ring,
+ * FMT_PRED_ADDR_ESCAPE the address itself follows in ADDR, above that
+ * FMT_PRED_ADDR_ESCAPE + zigzag(address - prediction). */
+#define FMT_PRED_ADDR_ESCAPE (FMT_PRED_SHADOW + 1)
 
 /* glibc's chunk size for a request: size + 8, rounded up to 16, at least
  * 32. Wraps harmlessly for absurd sizes (the result is only a guess). */
@@ -50,6 +66,8 @@ static inline void fmt_pred_reset(struct fmt_pred *p)
         p->nr[i] = 0;
     for (int i = 0; i < FMT_PRED_FAST_CLASSES; i++)
         p->nr_fast[i] = 0;
+    for (int i = 0; i < FMT_PRED_SHADOW_CLASSES; i++)
+        p->nr_shadow[i] = p->shadow_head[i] = 0;
     p->top = 0;
     p->nr_started = 0;
 }
@@ -120,6 +138,10 @@ static inline void fmt_pred_end(struct fmt_pred *p, uint64_t addr, uint64_t size
 
     if (cls >= FMT_PRED_CLASSES)
         return;
+    if (cls < FMT_PRED_SHADOW_CLASSES) {
+        p->shadow[cls][p->shadow_head[cls]++ & (FMT_PRED_SHADOW - 1)] = addr;
+        p->nr_shadow[cls] += p->nr_shadow[cls] < FMT_PRED_SHADOW;
+    }
     if (p->nr[cls] < FMT_PRED_TCACHE) {
         p->bin[cls][p->nr[cls]++] = addr;
         return;
@@ -132,6 +154,51 @@ static inline void fmt_pred_end(struct fmt_pred *p, uint64_t addr, uint64_t size
         p->nr_fast[cls]--;
     }
     p->fast[cls][p->nr_fast[cls]++] = addr;
+}
+
+/* Take the entry of rank i out of class cls's ring. */
+static inline void fmt_pred_shadow_remove(struct fmt_pred *p, uint64_t cls, unsigned i)
+{
+    uint64_t *v = p->shadow[cls];
+    unsigned h = p->shadow_head[cls], m = FMT_PRED_SHADOW - 1;
+
+    for (unsigned j = i; j > 0; j--)
+        v[(h - 1 - j) & m] = v[(h - j) & m];
+    p->shadow_head[cls]--;
+    p->nr_shadow[cls]--;
+}
+
+/* The rank of addr among the freed addresses of its class (0: the most
+ * recent), which is then taken out of the ring; -1 if it is not there. */
+static inline int fmt_pred_shadow_take(struct fmt_pred *p, uint64_t addr, uint64_t size)
+{
+    uint64_t cls = fmt_pred_csize(size) >> 4;
+
+    if (cls >= FMT_PRED_SHADOW_CLASSES)
+        return -1;
+    const uint64_t *v = p->shadow[cls];
+    unsigned h = p->shadow_head[cls], n = p->nr_shadow[cls];
+    for (unsigned i = 0; i < n; i++) {
+        if (v[(h - 1 - i) & (FMT_PRED_SHADOW - 1)] == addr) {
+            fmt_pred_shadow_remove(p, cls, i);
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+/* The freed address of rank i in size's class into *addr, taken out of
+ * the ring. Returns 0 if there is no such entry. */
+static inline int fmt_pred_shadow_get(struct fmt_pred *p, uint64_t size, unsigned i,
+                                      uint64_t *addr)
+{
+    uint64_t cls = fmt_pred_csize(size) >> 4;
+
+    if (cls >= FMT_PRED_SHADOW_CLASSES || i >= p->nr_shadow[cls])
+        return 0;
+    *addr = p->shadow[cls][(p->shadow_head[cls] - 1 - i) & (FMT_PRED_SHADOW - 1)];
+    fmt_pred_shadow_remove(p, cls, i);
+    return 1;
 }
 
 #endif

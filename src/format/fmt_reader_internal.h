@@ -91,6 +91,7 @@ struct fmt_reader {
     char *command;
     char *hostname;
     int incomplete;
+    int addr_cands; /* FMT_FEAT_ADDR_CANDS: heap addresses may name freed ones */
     uint64_t nr_skipped;
     uint64_t defs_raw_total;
     int loaded_defs_once;

@@ -79,7 +79,7 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
             goto fail;
 
     uint8_t hdr[FMT_HEADER_SIZE];
-    fmt_header_encode(hdr, info, FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES);
+    fmt_header_encode(hdr, info, FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS);
     if ((rc = fmt_wout_raw(&w->out, hdr, sizeof(hdr))) || (rc = w_meta(w, info)))
         goto fail;
     *out = w;
@@ -583,6 +583,33 @@ static struct fmt_pred *ctx_pred(struct fmt_writer *w, uint32_t ctx)
     return &w->slots[slot];
 }
 
+/* A malloc-family address in ADDR (docs/format.md, "Address prediction"):
+ * 0 when predicted, else its rank among the class's freed addresses, else
+ * the difference to the prediction (or, for a difference that would not
+ * fit beside the codes, the address itself). */
+static inline void put_heap_addr(struct fmt_buf *b, struct fmt_pred *pred, uint64_t addr,
+                                 uint64_t size)
+{
+    uint64_t guess = fmt_pred_guess(pred, size);
+
+    if (addr == guess) {
+        fmt_buf_put_u8(b, 0);
+        return;
+    }
+    int i = fmt_pred_shadow_take(pred, addr, size);
+    if (i >= 0) {
+        fmt_buf_put_u8(b, (uint8_t)(1 + i));
+        return;
+    }
+    uint64_t d = fmt_zigzag((int64_t)(addr - guess));
+    if (d <= UINT64_MAX - FMT_PRED_ADDR_ESCAPE) {
+        fmt_buf_put_varint(b, FMT_PRED_ADDR_ESCAPE + d);
+    } else {
+        fmt_buf_put_u8(b, FMT_PRED_ADDR_ESCAPE);
+        fmt_buf_put_varint(b, addr);
+    }
+}
+
 static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx)
 {
     struct fmt_buf *col = w->col;
@@ -629,8 +656,7 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
     case FMT_EV_CALLOC:
     case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC:
         fmt_buf_put_split(&col[FMT_COL_SIZE], &col[FMT_COL_SIZE_HI], ev->size);
-        fmt_buf_put_varint(&col[FMT_COL_ADDR],
-                           fmt_zigzag((int64_t)(ev->addr - fmt_pred_guess(pred, ev->size))));
+        put_heap_addr(&col[FMT_COL_ADDR], pred, ev->addr, ev->size);
         return ev->addr && !failed ? start_heap(w, ev, ctx) : 0;
     case FMT_EV_FREE:
         return end_heap(w, ev, ctx, ev->addr, 1);

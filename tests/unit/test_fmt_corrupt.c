@@ -26,6 +26,7 @@
 #include "format/fmt_buf_internal.h"
 #include "format/fmt_crc_internal.h"
 #include "format/fmt_layout_internal.h"
+#include "format/fmt_pred_internal.h"
 #include "test_fmt_util.h"
 
 static uint64_t rng_state = 0x1234567;
@@ -383,6 +384,10 @@ struct craft {
     struct fmt_buf dir;
 };
 
+/* The header's feature bits of crafted traces (format 1.0 unless a test
+ * says otherwise). */
+static uint64_t craft_features = FMT_FEAT_ZSTD_COLUMNS;
+
 static void craft_start(struct craft *c)
 {
     struct fmt_trace_info info = {0};
@@ -390,7 +395,7 @@ static void craft_start(struct craft *c)
 
     memset(c, 0, sizeof(*c));
     info.start_monotonic_ns = 1;
-    fmt_header_encode(hdr, &info, FMT_FEAT_ZSTD_COLUMNS);
+    fmt_header_encode(hdr, &info, craft_features);
     assert_int_equal(fmt_buf_add_bytes(&c->b, hdr, sizeof(hdr)), 0);
 }
 
@@ -595,6 +600,22 @@ static void test_crafted_events(void **state)
     c1[3].p = size2;
     c1[3].n = 2;
     crafted("leftover", 1, 1, 1, c1, 6, "bytes left over");
+
+    /* Format 1.1 addresses: the escape code and the address (256) as is;
+     * code 5 names the fifth most recently freed address of the class, and
+     * none was freed; an escape without its address. */
+    craft_features = FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_ADDR_CANDS;
+    static const uint8_t escape[] = {FMT_PRED_ADDR_ESCAPE, 0x80, 0x02};
+    static const uint8_t five[] = {5};
+    memcpy(c1, ok, sizeof(ok));
+    c1[4].p = escape;
+    c1[4].n = 3;
+    crafted("addr-escape", 1, 1, 1, c1, 6, NULL);
+    c1[4].n = 1;
+    crafted("addr-escape-short", 1, 1, 1, c1, 6, "field runs past the end of its column");
+    c1[4].p = five;
+    crafted("addr-no-freed", 1, 1, 1, c1, 6, "address names a freed block that is not there");
+    craft_features = FMT_FEAT_ZSTD_COLUMNS;
 
     crafted("summary-serials", 1, 1, 0, ok, 6, "more blocks than the chunk summary says");
     crafted("summary-events", 1, 2, 1, ok, 6, "op column holds 1 events, chunk says 2");
