@@ -194,15 +194,14 @@ static int def_stack_codes(struct fmt_reader *r, struct fmt_cur *b, uint64_t off
             const struct fmt_rnode *par = &r->nodes[node->parent];
             image = FMT_RNODE_IMAGE(par);
             uint64_t prev = r->nodes[id - 1].addr; /* nodes[0] is all zero */
-            uint64_t cand[FMT_STKCODE_MAX_CANDS];
-            uint32_t nc = fmt_stkcode_cands(r->stkcode, par->addr, prev, l, cand);
             struct fmt_cur *cs = &s[dist == 1 ? SC_NEAR : SC_FAR];
             uint32_t code = fmt_cur_u8(cs);
+            int found = 1;
             if (code)
-                node->addr = code <= nc ? cand[code - 1] : 0;
+                found = fmt_stkcode_get(r->stkcode, par->addr, prev, l, code, &node->addr);
             else
                 node->addr = par->addr + (uint64_t)fmt_unzigzag(fmt_cur_varint(&s[SC_LIT]));
-            bad = cs->bad || s[SC_LIT].bad || code > nc;
+            bad = cs->bad || s[SC_LIT].bad || !found;
             if (!bad)
                 fmt_stkcode_update(r->stkcode, par->addr, prev, l, node->addr);
         }

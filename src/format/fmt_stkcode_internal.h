@@ -16,9 +16,8 @@
 
 #include <stdint.h>
 
-#define FMT_STKCODE_SLOTS (1u << 13) /* lists per table, direct-mapped */
+#define FMT_STKCODE_SLOTS (1u << 10) /* lists per table, direct-mapped */
 #define FMT_STKCODE_WAYS 8           /* addresses per list */
-#define FMT_STKCODE_MAX_CANDS (2 * FMT_STKCODE_WAYS)
 
 /* Recent child addresses under one key, most recent first. */
 struct fmt_stklist {
@@ -49,31 +48,75 @@ static inline int fmt_stklist_match(const struct fmt_stklist *s, uint64_t pa, ui
 }
 
 /* The candidates for a child of a parent at address pa, with limit bit l,
- * the node before it (id - 1) at address prev (0 for node 1): into out
- * (FMT_STKCODE_MAX_CANDS), without duplicates. Returns their number. */
-static inline uint32_t fmt_stkcode_cands(struct fmt_stkcode *c, uint64_t pa, uint64_t prev,
-                                         uint32_t l, uint64_t *out)
+ * the node before it (id - 1) at address prev (0 for node 1), are the
+ * by_prev list of (pa, l, prev), then the entries of the by_parent list of
+ * (pa, l) not in that one, both most recent first. fmt_stkcode_find() and
+ * fmt_stkcode_get() walk that sequence without building it (the writer
+ * runs this for every new node). */
+
+/* Is addr among the n entries of f? */
+static inline int fmt_stklist_has(const struct fmt_stklist *f, uint32_t n, uint64_t addr)
+{
+    int has = 0;
+
+    for (uint32_t i = 0; i < FMT_STKCODE_WAYS; i++)
+        has |= i < n && f->a[i] == addr;
+    return has;
+}
+
+/* The code of addr: its index in the candidates plus one, 0 if absent. */
+static inline uint32_t fmt_stkcode_find(struct fmt_stkcode *c, uint64_t pa, uint64_t prev,
+                                        uint32_t l, uint64_t addr)
 {
     const struct fmt_stklist *f = fmt_stkcode_list(c->by_prev, pa, prev, l);
     const struct fmt_stklist *p = fmt_stkcode_list(c->by_parent, pa, 0, l);
-    uint32_t n = 0;
+    uint32_t nf = fmt_stklist_match(f, pa, prev, l) ? f->n : 0;
 
-    if (fmt_stklist_match(f, pa, prev, l))
-        for (uint32_t i = 0; i < f->n; i++)
-            out[n++] = f->a[i];
-    uint32_t nf = n;
-    if (fmt_stklist_match(p, pa, 0, l)) {
-        for (uint32_t i = 0; i < p->n; i++) {
-            uint32_t j = 0;
-            while (j < nf && out[j] != p->a[i])
-                j++;
-            if (j == nf)
-                out[n++] = p->a[i];
-        }
+    for (uint32_t i = 0; i < nf; i++)
+        if (f->a[i] == addr)
+            return i + 1;
+    if (!fmt_stklist_match(p, pa, 0, l))
+        return 0;
+    uint32_t code = nf + 1;
+    for (uint32_t i = 0; i < p->n; i++) {
+        if (p->a[i] == addr)
+            return code;
+        code += !fmt_stklist_has(f, nf, p->a[i]);
     }
-    return n;
+    return 0;
 }
 
+/* The candidate of code (1..): into *addr. Returns 0 if there is none. */
+static inline int fmt_stkcode_get(struct fmt_stkcode *c, uint64_t pa, uint64_t prev, uint32_t l,
+                                  uint32_t code, uint64_t *addr)
+{
+    const struct fmt_stklist *f = fmt_stkcode_list(c->by_prev, pa, prev, l);
+    const struct fmt_stklist *p = fmt_stkcode_list(c->by_parent, pa, 0, l);
+    uint32_t nf = fmt_stklist_match(f, pa, prev, l) ? f->n : 0;
+
+    if (code == 0)
+        return 0;
+    if (code <= nf) {
+        *addr = f->a[code - 1];
+        return 1;
+    }
+    if (!fmt_stklist_match(p, pa, 0, l))
+        return 0;
+    uint32_t k = nf + 1;
+    for (uint32_t i = 0; i < p->n; i++) {
+        if (fmt_stklist_has(f, nf, p->a[i]))
+            continue;
+        if (k++ == code) {
+            *addr = p->a[i];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Make addr the most recent entry of s (keyed pa, prev, l): moved to the
+ * front if there, else added (a full list forgets its oldest). Fixed trip
+ * counts and selects rather than branches: the position is random. */
 static inline void fmt_stklist_push(struct fmt_stklist *s, uint64_t pa, uint64_t prev, uint32_t l,
                                     uint64_t addr)
 {
@@ -83,15 +126,13 @@ static inline void fmt_stklist_push(struct fmt_stklist *s, uint64_t pa, uint64_t
         s->limit_bit = l;
         s->n = 0;
     }
-    uint32_t i = 0;
-    while (i < s->n && s->a[i] != addr)
-        i++;
-    if (i == s->n && s->n < FMT_STKCODE_WAYS)
-        s->n++;
-    if (i == FMT_STKCODE_WAYS)
-        i--; /* a full list forgets its oldest */
-    for (; i > 0; i--)
-        s->a[i] = s->a[i - 1];
+    uint32_t n = s->n;
+    uint32_t pos = n < FMT_STKCODE_WAYS ? n : FMT_STKCODE_WAYS - 1;
+    for (uint32_t i = FMT_STKCODE_WAYS; i-- > 0;)
+        pos = i < n && s->a[i] == addr ? i : pos;
+    s->n = n + (pos == n);
+    for (uint32_t j = FMT_STKCODE_WAYS - 1; j > 0; j--)
+        s->a[j] = j <= pos ? s->a[j - 1] : s->a[j];
     s->a[0] = addr;
 }
 

@@ -63,6 +63,8 @@ int fmt_wchunk_flush_defs(struct fmt_writer *w)
     struct fmt_wstack *s = &w->stacks;
     int rc = 0;
 
+    if (s->nr_pending && (rc = fmt_wstack_encode(s)))
+        return rc;
     if (s->nr_pending) {
         /* STACK_CODES: first id, count, the streams' lengths, the streams. */
         uint8_t hdr[(2 + FMT_STK_NR_STREAMS) * FMT_VARINT_MAX];

@@ -74,36 +74,35 @@ static int wstack_rehash(struct fmt_wstack *s)
     return 0;
 }
 
-/* Encode the new node id (docs/format.md, "Stacks", STACK_CODES): its
- * parent distance (0: a root, then its image and address as they are),
- * then its address as an index into the candidates of fmt_stkcode_cands()
- * plus one, or 0 and the difference to the parent's address (recursion
- * repeats return addresses, so this is often 0). */
-static void stack_encode(struct fmt_wstack *s, uint32_t id, uint32_t limit)
+int fmt_wstack_encode(struct fmt_wstack *s)
 {
-    const struct fmt_wnode *n = &s->nodes[id];
-    uint32_t l = limit != 0;
+    size_t n = s->nr_pending;
+    int rc = 0;
 
-    fmt_buf_put_varint(&s->pending[FMT_STK_HEAD], (uint64_t)(n->parent ? id - n->parent : 0) << 1 | l);
-    if (n->parent) {
-        uint64_t pa = s->nodes[n->parent].addr;
+    for (int k = FMT_STK_NEAR; k <= FMT_STK_ROOT && !rc; k++)
+        rc = fmt_buf_reserve(&s->pending[k], (k == FMT_STK_NEAR || k == FMT_STK_FAR ? 1 : 2 * FMT_VARINT_MAX) * n);
+    if (rc)
+        return rc;
+    struct fmt_cur head;
+    fmt_cur_init(&head, s->pending[FMT_STK_HEAD].data, s->pending[FMT_STK_HEAD].len);
+    for (uint32_t id = s->first_pending; id < s->first_pending + s->nr_pending; id++) {
+        const struct fmt_wnode *node = &s->nodes[id];
+        uint32_t l = (uint32_t)fmt_cur_varint(&head) & 1;
+        if (!node->parent) {
+            fmt_buf_put_varint(&s->pending[FMT_STK_ROOT], node->image);
+            fmt_buf_put_varint(&s->pending[FMT_STK_ROOT], node->addr);
+            continue;
+        }
+        uint64_t pa = s->nodes[node->parent].addr;
         uint64_t prev = s->nodes[id - 1].addr; /* nodes[0] is all zero */
-        uint64_t cand[FMT_STKCODE_MAX_CANDS];
-        uint32_t nc = fmt_stkcode_cands(s->code, pa, prev, l, cand);
-        uint32_t code = 0;
-        while (code < nc && cand[code] != n->addr)
-            code++;
-        code = code < nc ? code + 1 : 0;
-        fmt_buf_put_u8(&s->pending[id - n->parent == 1 ? FMT_STK_NEAR : FMT_STK_FAR], (uint8_t)code);
+        uint32_t code = fmt_stkcode_find(s->code, pa, prev, l, node->addr);
+        fmt_buf_put_u8(&s->pending[id - node->parent == 1 ? FMT_STK_NEAR : FMT_STK_FAR],
+                       (uint8_t)code);
         if (!code)
-            fmt_buf_put_varint(&s->pending[FMT_STK_LIT], fmt_zigzag((int64_t)(n->addr - pa)));
-        fmt_stkcode_update(s->code, pa, prev, l, n->addr);
-    } else {
-        fmt_buf_put_varint(&s->pending[FMT_STK_ROOT], n->image);
-        fmt_buf_put_varint(&s->pending[FMT_STK_ROOT], n->addr);
+            fmt_buf_put_varint(&s->pending[FMT_STK_LIT], fmt_zigzag((int64_t)(node->addr - pa)));
+        fmt_stkcode_update(s->code, pa, prev, l, node->addr);
     }
-    if (limit)
-        fmt_buf_put_varint(&s->pending[FMT_STK_LIMIT], limit);
+    return 0;
 }
 
 /* Find or add the child of parent with addr; a new node created for a
@@ -129,15 +128,18 @@ static int wstack_child(struct fmt_wstack *s, uint32_t parent, uint64_t addr, ui
         s->nodes = v;
         s->cap_nodes *= 2;
     }
-    for (int k = 0; k < FMT_STK_NR_STREAMS; k++) {
-        int rc = fmt_buf_reserve(&s->pending[k], 2 * FMT_VARINT_MAX);
-        if (rc)
-            return rc;
-    }
+    int rc = fmt_buf_reserve(&s->pending[FMT_STK_HEAD], FMT_VARINT_MAX);
+    rc = rc ?: fmt_buf_reserve(&s->pending[FMT_STK_LIMIT], FMT_VARINT_MAX);
+    if (rc)
+        return rc;
     uint32_t nid = ++s->nr_nodes;
     s->nodes[nid] = (struct fmt_wnode){addr, parent, image};
     s->hash[i] = nid;
-    stack_encode(s, nid, limit);
+    /* The head and the limit now; the address codes when the DEFS block
+     * is written (fmt_wstack_encode), in one pass over the new nodes. */
+    fmt_buf_put_varint(&s->pending[FMT_STK_HEAD], (uint64_t)(parent ? nid - parent : 0) << 1 | (limit != 0));
+    if (limit)
+        fmt_buf_put_varint(&s->pending[FMT_STK_LIMIT], limit);
     s->nr_pending++;
     *id = nid;
     if ((uint64_t)s->nr_nodes * 2 > s->hash_mask + 1)

@@ -46,7 +46,7 @@ struct fmt_wstack {
     uint32_t cap_nodes;
     uint32_t *hash; /* node ids, 0 = empty */
     uint64_t hash_mask;
-    struct fmt_buf pending[FMT_STK_NR_STREAMS]; /* encoded nodes not yet written */
+    struct fmt_buf pending[FMT_STK_NR_STREAMS]; /* nodes not yet written, encoded */
     uint32_t first_pending; /* id of the first of them */
     uint32_t nr_pending;
     uint32_t depth_limit; /* the collector's depth; 0: no window interning */
@@ -72,5 +72,10 @@ void fmt_wstack_destroy(struct fmt_wstack *s);
  * stack is the root node with address 0. Returns 0 or -ENOMEM. */
 int fmt_wstack_intern(struct fmt_wstack *s, uint32_t image, const uint64_t *frames,
                       uint32_t nr_frames, uint32_t *id);
+
+/* Encode the address codes of the pending nodes (the head and limit
+ * streams are written as nodes are made): before their DEFS record is
+ * written. Returns 0 or -ENOMEM. */
+int fmt_wstack_encode(struct fmt_wstack *s);
 
 #endif
