@@ -34,11 +34,12 @@ struct fmt_pred {
     uint16_t nr_fast[FMT_PRED_FAST_CLASSES];
     uint64_t bin[FMT_PRED_CLASSES][FMT_PRED_TCACHE];
     uint64_t fast[FMT_PRED_FAST_CLASSES][FMT_PRED_FAST];
-    /* Format 1.1 (FMT_FEAT_ADDR_CANDS): every address ended, per class, in
-     * a ring (the i-th most recent at shadow_head - 1 - i), whatever the
-     * LIFOs above did with it: where the model misses, glibc mostly hands
-     * out one of these (chunks it had put back into its tcache from the
-     * bins, which the model does not follow). */
+    /* Format 1.1 (FMT_FEAT_ADDR_CANDS): per class, in a ring (the i-th
+     * most recent at shadow_head - 1 - i), the freed addresses the model
+     * let go: ended past a full tcache and fastbin, or dropped as stale.
+     * Where the model misses, glibc mostly hands out one of these (chunks
+     * it moved back into its tcache from its bins, which the model does
+     * not follow). Only the model's rarer paths touch it. */
     uint8_t shadow_head[FMT_PRED_SHADOW_CLASSES];
     uint8_t nr_shadow[FMT_PRED_SHADOW_CLASSES];
     uint64_t shadow[FMT_PRED_SHADOW_CLASSES][FMT_PRED_SHADOW];
@@ -70,6 +71,25 @@ static inline void fmt_pred_reset(struct fmt_pred *p)
         p->nr_shadow[i] = p->shadow_head[i] = 0;
     p->top = 0;
     p->nr_started = 0;
+}
+
+/* A freed address the model lets go of becomes the most recent of its
+ * class's ring (a full ring forgets its oldest). */
+static inline void fmt_pred_shadow_push(struct fmt_pred *p, uint64_t cls, uint64_t addr)
+{
+    if (cls >= FMT_PRED_SHADOW_CLASSES)
+        return;
+    p->shadow[cls][p->shadow_head[cls]++ & (FMT_PRED_SHADOW - 1)] = addr;
+    p->nr_shadow[cls] += p->nr_shadow[cls] < FMT_PRED_SHADOW;
+}
+
+/* A LIFO of n entries dropped as stale: to the ring, oldest first. */
+static inline void fmt_pred_shadow_drop(struct fmt_pred *p, uint64_t cls, const uint64_t *v,
+                                        uint16_t *n)
+{
+    for (unsigned i = 0; i < *n; i++)
+        fmt_pred_shadow_push(p, cls, v[i]);
+    *n = 0;
 }
 
 static inline uint64_t fmt_pred_guess(const struct fmt_pred *p, uint64_t size)
@@ -111,20 +131,20 @@ static inline void fmt_pred_start(struct fmt_pred *p, uint64_t addr, uint64_t si
     if (cls < FMT_PRED_CLASSES) {
         if (fmt_pred_take(p->bin[cls], &p->nr[cls], addr) >= 0)
             return;
-        p->nr[cls] = 0;
+        fmt_pred_shadow_drop(p, cls, p->bin[cls], &p->nr[cls]);
     }
     /* A large request (not in glibc's small-bin range, 1024 bytes) makes
      * malloc_consolidate() merge every fastbin chunk away. */
     if (fmt_pred_csize(size) >= 1024)
         for (int i = 0; i < FMT_PRED_FAST_CLASSES; i++)
-            p->nr_fast[i] = 0;
+            fmt_pred_shadow_drop(p, (uint64_t)i, p->fast[i], &p->nr_fast[i]);
     if (cls < FMT_PRED_FAST_CLASSES) {
         if (fmt_pred_take(p->fast[cls], &p->nr_fast[cls], addr) >= 0) {
             while (p->nr[cls] < FMT_PRED_TCACHE && p->nr_fast[cls])
                 p->bin[cls][p->nr[cls]++] = p->fast[cls][--p->nr_fast[cls]];
             return;
         }
-        p->nr_fast[cls] = 0;
+        fmt_pred_shadow_drop(p, cls, p->fast[cls], &p->nr_fast[cls]);
     }
     p->top = addr + fmt_pred_csize(size);
 }
@@ -138,17 +158,16 @@ static inline void fmt_pred_end(struct fmt_pred *p, uint64_t addr, uint64_t size
 
     if (cls >= FMT_PRED_CLASSES)
         return;
-    if (cls < FMT_PRED_SHADOW_CLASSES) {
-        p->shadow[cls][p->shadow_head[cls]++ & (FMT_PRED_SHADOW - 1)] = addr;
-        p->nr_shadow[cls] += p->nr_shadow[cls] < FMT_PRED_SHADOW;
-    }
     if (p->nr[cls] < FMT_PRED_TCACHE) {
         p->bin[cls][p->nr[cls]++] = addr;
         return;
     }
-    if (cls >= FMT_PRED_FAST_CLASSES)
+    if (cls >= FMT_PRED_FAST_CLASSES) {
+        fmt_pred_shadow_push(p, cls, addr);
         return;
+    }
     if (p->nr_fast[cls] == FMT_PRED_FAST) {
+        fmt_pred_shadow_push(p, cls, p->fast[cls][0]);
         for (int j = 1; j < FMT_PRED_FAST; j++)
             p->fast[cls][j - 1] = p->fast[cls][j];
         p->nr_fast[cls]--;

@@ -16,35 +16,52 @@
 
 #include <stdint.h>
 
-#define FMT_STKCODE_SLOTS (1u << 10) /* lists per table, direct-mapped */
-#define FMT_STKCODE_WAYS 8           /* addresses per list */
+#define FMT_STKCODE_SETS (1u << 11) /* sets of lists per table */
+#define FMT_STKCODE_ASSOC 4         /* lists per set: keys are few, but a
+                                     * direct-mapped table let about every
+                                     * other run of bench_deep collide */
+#define FMT_STKCODE_WAYS 8          /* addresses per list */
 
 /* Recent child addresses under one key, most recent first. */
 struct fmt_stklist {
     uint64_t parent_addr;
     uint64_t prev_addr; /* 0 in the table keyed by the parent alone */
     uint32_t limit_bit;
-    uint32_t n;
+    uint32_t n;     /* 0: unused */
+    uint64_t used;  /* the update count when last updated: the least recent goes */
     uint64_t a[FMT_STKCODE_WAYS];
 };
 
 struct fmt_stkcode {
-    struct fmt_stklist by_prev[FMT_STKCODE_SLOTS];   /* (parent addr, L, prev addr) */
-    struct fmt_stklist by_parent[FMT_STKCODE_SLOTS]; /* (parent addr, L) */
+    uint64_t nr_updates;
+    struct fmt_stklist by_prev[FMT_STKCODE_SETS * FMT_STKCODE_ASSOC];   /* (parent addr, L, prev addr) */
+    struct fmt_stklist by_parent[FMT_STKCODE_SETS * FMT_STKCODE_ASSOC]; /* (parent addr, L) */
 };
 
-static inline struct fmt_stklist *fmt_stkcode_list(struct fmt_stklist *t, uint64_t pa,
-                                                   uint64_t prev, uint32_t l)
+static inline struct fmt_stklist *fmt_stkcode_set(struct fmt_stklist *t, uint64_t pa,
+                                                  uint64_t prev, uint32_t l)
 {
     uint64_t h = (pa ^ (prev * 0xff51afd7ed558ccdull) ^ l) * 0x9e3779b97f4a7c15ull;
 
-    return &t[(h >> 40) & (FMT_STKCODE_SLOTS - 1)];
+    return &t[((h >> 40) & (FMT_STKCODE_SETS - 1)) * FMT_STKCODE_ASSOC];
 }
 
 static inline int fmt_stklist_match(const struct fmt_stklist *s, uint64_t pa, uint64_t prev,
                                     uint32_t l)
 {
-    return s->parent_addr == pa && s->prev_addr == prev && s->limit_bit == l;
+    return s->n && s->parent_addr == pa && s->prev_addr == prev && s->limit_bit == l;
+}
+
+/* The list of a key, or NULL. */
+static inline struct fmt_stklist *fmt_stkcode_list(struct fmt_stklist *t, uint64_t pa,
+                                                   uint64_t prev, uint32_t l)
+{
+    struct fmt_stklist *set = fmt_stkcode_set(t, pa, prev, l);
+
+    for (uint32_t k = 0; k < FMT_STKCODE_ASSOC; k++)
+        if (fmt_stklist_match(&set[k], pa, prev, l))
+            return &set[k];
+    return NULL;
 }
 
 /* The candidates for a child of a parent at address pa, with limit bit l,
@@ -70,12 +87,12 @@ static inline uint32_t fmt_stkcode_find(struct fmt_stkcode *c, uint64_t pa, uint
 {
     const struct fmt_stklist *f = fmt_stkcode_list(c->by_prev, pa, prev, l);
     const struct fmt_stklist *p = fmt_stkcode_list(c->by_parent, pa, 0, l);
-    uint32_t nf = fmt_stklist_match(f, pa, prev, l) ? f->n : 0;
+    uint32_t nf = f ? f->n : 0;
 
     for (uint32_t i = 0; i < nf; i++)
         if (f->a[i] == addr)
             return i + 1;
-    if (!fmt_stklist_match(p, pa, 0, l))
+    if (!p)
         return 0;
     uint32_t code = nf + 1;
     for (uint32_t i = 0; i < p->n; i++) {
@@ -92,7 +109,7 @@ static inline int fmt_stkcode_get(struct fmt_stkcode *c, uint64_t pa, uint64_t p
 {
     const struct fmt_stklist *f = fmt_stkcode_list(c->by_prev, pa, prev, l);
     const struct fmt_stklist *p = fmt_stkcode_list(c->by_parent, pa, 0, l);
-    uint32_t nf = fmt_stklist_match(f, pa, prev, l) ? f->n : 0;
+    uint32_t nf = f ? f->n : 0;
 
     if (code == 0)
         return 0;
@@ -100,7 +117,7 @@ static inline int fmt_stkcode_get(struct fmt_stkcode *c, uint64_t pa, uint64_t p
         *addr = f->a[code - 1];
         return 1;
     }
-    if (!fmt_stklist_match(p, pa, 0, l))
+    if (!p)
         return 0;
     uint32_t k = nf + 1;
     for (uint32_t i = 0; i < p->n; i++) {
@@ -114,18 +131,27 @@ static inline int fmt_stkcode_get(struct fmt_stkcode *c, uint64_t pa, uint64_t p
     return 0;
 }
 
-/* Make addr the most recent entry of s (keyed pa, prev, l): moved to the
- * front if there, else added (a full list forgets its oldest). Fixed trip
- * counts and selects rather than branches: the position is random. */
-static inline void fmt_stklist_push(struct fmt_stklist *s, uint64_t pa, uint64_t prev, uint32_t l,
-                                    uint64_t addr)
+/* Make addr the most recent entry of the list of (pa, prev, l) in table t:
+ * moved to the front if there, else added (a full list forgets its
+ * oldest). A key without a list takes the least recently updated of its
+ * set. Fixed trip counts and selects rather than branches: the position
+ * is random. */
+static inline void fmt_stklist_push(struct fmt_stkcode *c, struct fmt_stklist *t, uint64_t pa,
+                                    uint64_t prev, uint32_t l, uint64_t addr)
 {
-    if (!fmt_stklist_match(s, pa, prev, l)) {
+    struct fmt_stklist *s = fmt_stkcode_list(t, pa, prev, l);
+
+    if (!s) {
+        struct fmt_stklist *set = fmt_stkcode_set(t, pa, prev, l);
+        s = &set[0];
+        for (uint32_t k = 1; k < FMT_STKCODE_ASSOC; k++)
+            s = set[k].used < s->used ? &set[k] : s;
         s->parent_addr = pa;
         s->prev_addr = prev;
         s->limit_bit = l;
         s->n = 0;
     }
+    s->used = ++c->nr_updates;
     uint32_t n = s->n;
     uint32_t pos = n < FMT_STKCODE_WAYS ? n : FMT_STKCODE_WAYS - 1;
     for (uint32_t i = FMT_STKCODE_WAYS; i-- > 0;)
@@ -140,8 +166,8 @@ static inline void fmt_stklist_push(struct fmt_stklist *s, uint64_t pa, uint64_t
 static inline void fmt_stkcode_update(struct fmt_stkcode *c, uint64_t pa, uint64_t prev,
                                       uint32_t l, uint64_t addr)
 {
-    fmt_stklist_push(fmt_stkcode_list(c->by_prev, pa, prev, l), pa, prev, l, addr);
-    fmt_stklist_push(fmt_stkcode_list(c->by_parent, pa, 0, l), pa, 0, l, addr);
+    fmt_stklist_push(c, c->by_prev, pa, prev, l, addr);
+    fmt_stklist_push(c, c->by_parent, pa, 0, l, addr);
 }
 
 #endif
