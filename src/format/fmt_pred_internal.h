@@ -46,10 +46,14 @@ struct fmt_pred {
 };
 
 /* ADDR codes of a heap block's address (format 1.1): 0 the prediction,
- * 1..FMT_PRED_SHADOW the freed address of that rank in its class's ring,
- * FMT_PRED_ADDR_ESCAPE the address itself follows in ADDR, above that
- * FMT_PRED_ADDR_ESCAPE + zigzag(address - prediction). */
+ * 1..FMT_PRED_SHADOW the freed address of that rank + 1 in its class's
+ * ring, FMT_PRED_ADDR_ESCAPE the address itself follows in ADDR, from
+ * FMT_PRED_ADDR_DIFF + 1 on FMT_PRED_ADDR_DIFF + zigzag(address -
+ * prediction): 128 keeps the low 7 bits of the difference as they were
+ * (what the first varint byte holds), so misses compress as in 1.0. The
+ * codes between are corrupt. */
 #define FMT_PRED_ADDR_ESCAPE (FMT_PRED_SHADOW + 1)
+#define FMT_PRED_ADDR_DIFF 128
 
 /* glibc's chunk size for a request: size + 8, rounded up to 16, at least
  * 32. Wraps harmlessly for absurd sizes (the result is only a guess). */

@@ -162,7 +162,7 @@ static int finish_chunk(struct fmt_reader *r)
 
 /* A malloc-family address of format 1.1 (put_heap_addr in fmt_writer.c,
  * docs/format.md "Address prediction"). Returns 0, or -1 for a freed-block
- * rank its class's ring does not have. */
+ * rank its class's ring does not have or an unused code. */
 static inline int get_heap_addr(struct fmt_pred *pred, struct fmt_cur *c, uint64_t size,
                                 uint64_t *addr)
 {
@@ -174,9 +174,10 @@ static inline int get_heap_addr(struct fmt_pred *pred, struct fmt_cur *c, uint64
         return fmt_pred_shadow_get(pred, size, (unsigned)(v - 1), addr) ? 0 : -1;
     else if (v == FMT_PRED_ADDR_ESCAPE)
         *addr = fmt_cur_varint(c);
+    else if (v > FMT_PRED_ADDR_DIFF)
+        *addr = fmt_pred_guess(pred, size) + (uint64_t)fmt_unzigzag(v - FMT_PRED_ADDR_DIFF);
     else
-        *addr = fmt_pred_guess(pred, size) +
-                (uint64_t)fmt_unzigzag(v - FMT_PRED_ADDR_ESCAPE);
+        return -1;
     return 0;
 }
 
@@ -440,7 +441,7 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
         size = fmt_cur_split(&cur[FMT_COL_SIZE], &cur[FMT_COL_SIZE_HI]);
         if (r->addr_cands) {
             if (get_heap_addr(pred, &cur[FMT_COL_ADDR], size, &addr))
-                return bad_event(r, "address names a freed block that is not there");
+                return bad_event(r, "bad address code (or a freed block that is not there)");
             break;
         }
         addr = fmt_pred_guess(pred, size) +

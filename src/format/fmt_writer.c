@@ -602,8 +602,8 @@ static inline void put_heap_addr(struct fmt_buf *b, struct fmt_pred *pred, uint6
         return;
     }
     uint64_t d = fmt_zigzag((int64_t)(addr - guess));
-    if (d <= UINT64_MAX - FMT_PRED_ADDR_ESCAPE) {
-        fmt_buf_put_varint(b, FMT_PRED_ADDR_ESCAPE + d);
+    if (d <= UINT64_MAX - FMT_PRED_ADDR_DIFF) {
+        fmt_buf_put_varint(b, FMT_PRED_ADDR_DIFF + d);
     } else {
         fmt_buf_put_u8(b, FMT_PRED_ADDR_ESCAPE);
         fmt_buf_put_varint(b, addr);

@@ -614,7 +614,10 @@ static void test_crafted_events(void **state)
     c1[4].n = 1;
     crafted("addr-escape-short", 1, 1, 1, c1, 6, "field runs past the end of its column");
     c1[4].p = five;
-    crafted("addr-no-freed", 1, 1, 1, c1, 6, "address names a freed block that is not there");
+    crafted("addr-no-freed", 1, 1, 1, c1, 6, "bad address code");
+    static const uint8_t unused[] = {100};
+    c1[4].p = unused;
+    crafted("addr-unused-code", 1, 1, 1, c1, 6, "bad address code");
     craft_features = FMT_FEAT_ZSTD_COLUMNS;
 
     crafted("summary-serials", 1, 1, 0, ok, 6, "more blocks than the chunk summary says");

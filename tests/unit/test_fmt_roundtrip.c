@@ -166,8 +166,9 @@ static void test_random_storm(void **state)
 /* Addresses glibc hands back out of order (format 1.1 codes them as the
  * rank among the class's freed addresses): allocations that reuse one of
  * the thread's recently freed addresses at random, in the same or another
- * size class, beside fresh ones, failed ones and addresses far from any
- * prediction (the escape), over two threads and small chunks. */
+ * size class, beside fresh ones, failed ones, addresses far from any
+ * prediction and two whose difference to it does not fit beside the codes
+ * (the escape), over two threads and small chunks. */
 static void test_freed_reuse(void **state)
 {
     size_t n = 100000;
@@ -180,8 +181,8 @@ static void test_freed_reuse(void **state)
     assert_non_null(evs);
     rng_state = 777;
     /* The first in its chunk is predicted at 0, the next right after it
-     * (0x1020): 2^63 and 2^63 - 32 bytes further do not fit beside the
-     * codes and escape. */
+     * (0x1020): 2^63 bytes from the prediction, either way, does not fit
+     * beside the codes and escapes. */
     evs[0] = tfmt_mk(FMT_EV_MALLOC, ts, 0);
     evs[0].addr = 0x1000;
     evs[0].size = 24;
@@ -207,7 +208,7 @@ static void test_freed_reuse(void **state)
         if (r < 60 && nr_freed[th])
             evs[i].addr = freed[th][(nr_freed[th] - 1 - rnd() % 80) % 128];
         else if (r < 62)
-            evs[i].addr = 0xfffffffff0000000ull - th * 0x1000000 - (rnd() % 4) * 16; /* escape */
+            evs[i].addr = 0xfffffffff0000000ull - th * 0x1000000 - (rnd() % 4) * 16; /* far */
         else if (r < 63)
             evs[i].addr = 0;
         else
