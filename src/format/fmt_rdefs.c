@@ -196,14 +196,16 @@ static int def_stack_codes(struct fmt_reader *r, struct fmt_cur *b, uint64_t off
             uint64_t prev = r->nodes[id - 1].addr; /* nodes[0] is all zero */
             struct fmt_cur *cs = &s[dist == 1 ? SC_NEAR : SC_FAR];
             uint32_t code = fmt_cur_u8(cs);
+            struct fmt_stkcode_at at;
+            fmt_stkcode_at(r->stkcode, par->addr, prev, l, &at);
             int found = 1;
             if (code)
-                found = fmt_stkcode_get(r->stkcode, par->addr, prev, l, code, &node->addr);
+                found = fmt_stkcode_get(&at, code, &node->addr);
             else
                 node->addr = par->addr + (uint64_t)fmt_unzigzag(fmt_cur_varint(&s[SC_LIT]));
             bad = cs->bad || s[SC_LIT].bad || !found;
             if (!bad)
-                fmt_stkcode_update(r->stkcode, par->addr, prev, l, node->addr);
+                fmt_stkcode_update(r->stkcode, &at, node->addr);
         }
         uint64_t limit = l ? fmt_cur_varint(&s[SC_LIMIT]) : 0;
         if (s[SC_HEAD].bad || s[SC_LIMIT].bad || (l && (limit == 0 || limit > FMT_STACK_MAX_LIMIT)))

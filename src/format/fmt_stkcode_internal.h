@@ -81,13 +81,30 @@ static inline int fmt_stklist_has(const struct fmt_stklist *f, uint32_t n, uint6
     return has;
 }
 
-/* The code of addr: its index in the candidates plus one, 0 if absent. */
-static inline uint32_t fmt_stkcode_find(struct fmt_stkcode *c, uint64_t pa, uint64_t prev,
-                                        uint32_t l, uint64_t addr)
+/* The two lists of a node's keys (NULL: none yet), looked up once for
+ * both the code and the update. */
+struct fmt_stkcode_at {
+    uint64_t pa, prev;
+    uint32_t l, nf; /* nf: entries of f */
+    struct fmt_stklist *f, *p;
+};
+
+static inline void fmt_stkcode_at(struct fmt_stkcode *c, uint64_t pa, uint64_t prev, uint32_t l,
+                                  struct fmt_stkcode_at *at)
 {
-    const struct fmt_stklist *f = fmt_stkcode_list(c->by_prev, pa, prev, l);
-    const struct fmt_stklist *p = fmt_stkcode_list(c->by_parent, pa, 0, l);
-    uint32_t nf = f ? f->n : 0;
+    at->pa = pa;
+    at->prev = prev;
+    at->l = l;
+    at->f = fmt_stkcode_list(c->by_prev, pa, prev, l);
+    at->p = fmt_stkcode_list(c->by_parent, pa, 0, l);
+    at->nf = at->f ? at->f->n : 0;
+}
+
+/* The code of addr: its index in the candidates plus one, 0 if absent. */
+static inline uint32_t fmt_stkcode_find(const struct fmt_stkcode_at *at, uint64_t addr)
+{
+    const struct fmt_stklist *f = at->f, *p = at->p;
+    uint32_t nf = at->nf;
 
     for (uint32_t i = 0; i < nf; i++)
         if (f->a[i] == addr)
@@ -104,12 +121,10 @@ static inline uint32_t fmt_stkcode_find(struct fmt_stkcode *c, uint64_t pa, uint
 }
 
 /* The candidate of code (1..): into *addr. Returns 0 if there is none. */
-static inline int fmt_stkcode_get(struct fmt_stkcode *c, uint64_t pa, uint64_t prev, uint32_t l,
-                                  uint32_t code, uint64_t *addr)
+static inline int fmt_stkcode_get(const struct fmt_stkcode_at *at, uint32_t code, uint64_t *addr)
 {
-    const struct fmt_stklist *f = fmt_stkcode_list(c->by_prev, pa, prev, l);
-    const struct fmt_stklist *p = fmt_stkcode_list(c->by_parent, pa, 0, l);
-    uint32_t nf = f ? f->n : 0;
+    const struct fmt_stklist *f = at->f, *p = at->p;
+    uint32_t nf = at->nf;
 
     if (code == 0)
         return 0;
@@ -131,16 +146,15 @@ static inline int fmt_stkcode_get(struct fmt_stkcode *c, uint64_t pa, uint64_t p
     return 0;
 }
 
-/* Make addr the most recent entry of the list of (pa, prev, l) in table t:
- * moved to the front if there, else added (a full list forgets its
- * oldest). A key without a list takes the least recently updated of its
- * set. Fixed trip counts and selects rather than branches: the position
- * is random. */
-static inline void fmt_stklist_push(struct fmt_stkcode *c, struct fmt_stklist *t, uint64_t pa,
-                                    uint64_t prev, uint32_t l, uint64_t addr)
+/* Make addr the most recent entry of s, the list of (pa, prev, l) in table
+ * t (NULL: there is none): moved to the front if there, else added (a full
+ * list forgets its oldest). A key without a list takes the least recently
+ * updated of its set. Fixed trip counts and selects rather than branches:
+ * the position is random. */
+static inline void fmt_stklist_push(struct fmt_stkcode *c, struct fmt_stklist *t,
+                                    struct fmt_stklist *s, uint64_t pa, uint64_t prev, uint32_t l,
+                                    uint64_t addr)
 {
-    struct fmt_stklist *s = fmt_stkcode_list(t, pa, prev, l);
-
     if (!s) {
         struct fmt_stklist *set = fmt_stkcode_set(t, pa, prev, l);
         s = &set[0];
@@ -162,12 +176,13 @@ static inline void fmt_stklist_push(struct fmt_stkcode *c, struct fmt_stklist *t
     s->a[0] = addr;
 }
 
-/* A node (not a root) was defined: it is now the most recent in both lists. */
-static inline void fmt_stkcode_update(struct fmt_stkcode *c, uint64_t pa, uint64_t prev,
-                                      uint32_t l, uint64_t addr)
+/* The node of at (not a root) was defined at addr: it is now the most
+ * recent in both lists. at is used up. */
+static inline void fmt_stkcode_update(struct fmt_stkcode *c, const struct fmt_stkcode_at *at,
+                                      uint64_t addr)
 {
-    fmt_stklist_push(c, c->by_prev, pa, prev, l, addr);
-    fmt_stklist_push(c, c->by_parent, pa, 0, l, addr);
+    fmt_stklist_push(c, c->by_prev, at->f, at->pa, at->prev, at->l, addr);
+    fmt_stklist_push(c, c->by_parent, at->p, at->pa, 0, at->l, addr);
 }
 
 #endif

@@ -95,12 +95,14 @@ int fmt_wstack_encode(struct fmt_wstack *s)
         }
         uint64_t pa = s->nodes[node->parent].addr;
         uint64_t prev = s->nodes[id - 1].addr; /* nodes[0] is all zero */
-        uint32_t code = fmt_stkcode_find(s->code, pa, prev, l, node->addr);
+        struct fmt_stkcode_at at;
+        fmt_stkcode_at(s->code, pa, prev, l, &at);
+        uint32_t code = fmt_stkcode_find(&at, node->addr);
         fmt_buf_put_u8(&s->pending[id - node->parent == 1 ? FMT_STK_NEAR : FMT_STK_FAR],
                        (uint8_t)code);
         if (!code)
             fmt_buf_put_varint(&s->pending[FMT_STK_LIT], fmt_zigzag((int64_t)(node->addr - pa)));
-        fmt_stkcode_update(s->code, pa, prev, l, node->addr);
+        fmt_stkcode_update(s->code, &at, node->addr);
     }
     return 0;
 }
