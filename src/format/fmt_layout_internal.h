@@ -82,15 +82,15 @@ enum fmt_column {
 
 /* Records of a DEFS block: type, length, body. Unknown types are skipped. */
 enum fmt_def_type {
-    FMT_DEF_STACKS = 1,      /* new stack nodes */
-    FMT_DEF_CONTEXT = 2,     /* a (image, thread, pid, tid) tuple */
-    FMT_DEF_IMAGE = 3,       /* a process image began */
-    FMT_DEF_IMAGE_END = 4,   /* a process image ended */
-    FMT_DEF_THREAD_NAME = 5, /* a context's thread got a name */
-    FMT_DEF_THREAD_END = 6,  /* a context's thread ended */
-    FMT_DEF_MODULE = 7,      /* a module was loaded */
-    FMT_DEF_MODULE_END = 8,  /* a module was unloaded */
-    FMT_DEF_SUMMARY = 9,     /* summary of the chunk just before */
+    FMT_DEF_STACKS = 1,       /* new stack nodes */
+    FMT_DEF_CONTEXT = 2,      /* a (image, thread, pid, tid) tuple */
+    FMT_DEF_IMAGE = 3,        /* a process image began */
+    FMT_DEF_IMAGE_END = 4,    /* a process image ended */
+    FMT_DEF_THREAD_NAME = 5,  /* a context's thread got a name */
+    FMT_DEF_THREAD_END = 6,   /* a context's thread ended */
+    FMT_DEF_MODULE = 7,       /* a module was loaded */
+    FMT_DEF_MODULE_END = 8,   /* a module was unloaded */
+    FMT_DEF_SUMMARY = 9,      /* summary of the chunk just before */
     FMT_DEF_STACK_CODES = 10, /* new stack nodes, coded in streams (1.1) */
 };
 

@@ -14,10 +14,10 @@
 
 #include <stdint.h>
 
-#define FMT_PRED_CLASSES 64     /* glibc chunk sizes 0..1023 in 16-byte classes */
-#define FMT_PRED_TCACHE 7       /* glibc's tcache keeps 7 chunks per class */
-#define FMT_PRED_FAST_CLASSES 9 /* fastbins: chunk sizes up to 128 (classes 2..8) */
-#define FMT_PRED_FAST 64        /* fastbin entries remembered per class */
+#define FMT_PRED_CLASSES 64        /* glibc chunk sizes 0..1023 in 16-byte classes */
+#define FMT_PRED_TCACHE 7          /* glibc's tcache keeps 7 chunks per class */
+#define FMT_PRED_FAST_CLASSES 9    /* fastbins: chunk sizes up to 128 (classes 2..8) */
+#define FMT_PRED_FAST 64           /* fastbin entries remembered per class */
 #define FMT_PRED_SHADOW_CLASSES 32 /* freed-address candidates: chunk sizes below 512 */
 #define FMT_PRED_SHADOW 64         /* freed addresses remembered per class (a power of 2) */
 
@@ -212,8 +212,7 @@ static inline int fmt_pred_shadow_take(struct fmt_pred *p, uint64_t addr, uint64
 
 /* The freed address of rank i in size's class into *addr, taken out of
  * the ring. Returns 0 if there is no such entry. */
-static inline int fmt_pred_shadow_get(struct fmt_pred *p, uint64_t size, unsigned i,
-                                      uint64_t *addr)
+static inline int fmt_pred_shadow_get(struct fmt_pred *p, uint64_t size, unsigned i, uint64_t *addr)
 {
     uint64_t cls = fmt_pred_csize(size) >> 4;
 

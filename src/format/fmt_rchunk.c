@@ -444,8 +444,8 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
                 return bad_event(r, "bad address code (or a freed block that is not there)");
             break;
         }
-        addr = fmt_pred_guess(pred, size) +
-               (uint64_t)fmt_unzigzag(fmt_cur_varint(&cur[FMT_COL_ADDR]));
+        addr =
+            fmt_pred_guess(pred, size) + (uint64_t)fmt_unzigzag(fmt_cur_varint(&cur[FMT_COL_ADDR]));
         break;
     case FMT_EV_FREE:
         if ((rc = get_ref(r, ev, RBLK_HEAP)) < 0)

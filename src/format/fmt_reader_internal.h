@@ -99,8 +99,8 @@ struct fmt_reader {
     struct fmt_rnode *nodes; /* [0] unused */
     uint32_t nr_nodes;
     uint32_t cap_nodes;
-    struct fmt_stkcode *stkcode; /* STACK_CODES candidate lists, at the first */
-    struct fmt_rctx *ctxs; /* by context id - 1 */
+    struct fmt_stkcode *stkcode; /* STACK_CODES candidate lists (from the first one) */
+    struct fmt_rctx *ctxs;       /* by context id - 1 */
     uint32_t nr_ctxs;
     uint32_t cap_ctxs;
     struct fmt_rimage *images;

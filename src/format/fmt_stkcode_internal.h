@@ -17,29 +17,31 @@
 #include <stdint.h>
 
 #define FMT_STKCODE_SETS (1u << 11) /* sets of lists per table */
-#define FMT_STKCODE_ASSOC 4         /* lists per set: keys are few, but a
-                                     * direct-mapped table let about every
-                                     * other run of bench_deep collide */
-#define FMT_STKCODE_WAYS 8          /* addresses per list */
+#define FMT_STKCODE_ASSOC                                                                          \
+    4                      /* lists per set: keys are few, but a                                   \
+                            * direct-mapped table let about every                                  \
+                            * other run of bench_deep collide */
+#define FMT_STKCODE_WAYS 8 /* addresses per list */
 
 /* Recent child addresses under one key, most recent first. */
 struct fmt_stklist {
     uint64_t parent_addr;
     uint64_t prev_addr; /* 0 in the table keyed by the parent alone */
     uint32_t limit_bit;
-    uint32_t n;     /* 0: unused */
-    uint64_t used;  /* the update count when last updated: the least recent goes */
+    uint32_t n;    /* 0: unused */
+    uint64_t used; /* the update count when last updated: the least recent goes */
     uint64_t a[FMT_STKCODE_WAYS];
 };
 
 struct fmt_stkcode {
     uint64_t nr_updates;
-    struct fmt_stklist by_prev[FMT_STKCODE_SETS * FMT_STKCODE_ASSOC];   /* (parent addr, L, prev addr) */
+    struct fmt_stklist
+        by_prev[FMT_STKCODE_SETS * FMT_STKCODE_ASSOC]; /* (parent addr, L, prev addr) */
     struct fmt_stklist by_parent[FMT_STKCODE_SETS * FMT_STKCODE_ASSOC]; /* (parent addr, L) */
 };
 
-static inline struct fmt_stklist *fmt_stkcode_set(struct fmt_stklist *t, uint64_t pa,
-                                                  uint64_t prev, uint32_t l)
+static inline struct fmt_stklist *fmt_stkcode_set(struct fmt_stklist *t, uint64_t pa, uint64_t prev,
+                                                  uint32_t l)
 {
     uint64_t h = (pa ^ (prev * 0xff51afd7ed558ccdull) ^ l) * 0x9e3779b97f4a7c15ull;
 

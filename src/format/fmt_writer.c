@@ -79,7 +79,8 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
             goto fail;
 
     uint8_t hdr[FMT_HEADER_SIZE];
-    fmt_header_encode(hdr, info, FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS);
+    fmt_header_encode(hdr, info,
+                      FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS);
     if ((rc = fmt_wout_raw(&w->out, hdr, sizeof(hdr))) || (rc = w_meta(w, info)))
         goto fail;
     *out = w;

@@ -80,7 +80,8 @@ int fmt_wstack_encode(struct fmt_wstack *s)
     int rc = 0;
 
     for (int k = FMT_STK_NEAR; k <= FMT_STK_ROOT && !rc; k++)
-        rc = fmt_buf_reserve(&s->pending[k], (k == FMT_STK_NEAR || k == FMT_STK_FAR ? 1 : 2 * FMT_VARINT_MAX) * n);
+        rc = fmt_buf_reserve(&s->pending[k],
+                             (k == FMT_STK_NEAR || k == FMT_STK_FAR ? 1 : 2 * FMT_VARINT_MAX) * n);
     if (rc)
         return rc;
     struct fmt_cur head;
@@ -139,7 +140,8 @@ static int wstack_child(struct fmt_wstack *s, uint32_t parent, uint64_t addr, ui
     s->hash[i] = nid;
     /* The head and the limit now; the address codes when the DEFS block
      * is written (fmt_wstack_encode), in one pass over the new nodes. */
-    fmt_buf_put_varint(&s->pending[FMT_STK_HEAD], (uint64_t)(parent ? nid - parent : 0) << 1 | (limit != 0));
+    fmt_buf_put_varint(&s->pending[FMT_STK_HEAD],
+                       (uint64_t)(parent ? nid - parent : 0) << 1 | (limit != 0));
     if (limit)
         fmt_buf_put_varint(&s->pending[FMT_STK_LIMIT], limit);
     s->nr_pending++;

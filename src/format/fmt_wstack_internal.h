@@ -47,10 +47,10 @@ struct fmt_wstack {
     uint32_t *hash; /* node ids, 0 = empty */
     uint64_t hash_mask;
     struct fmt_buf pending[FMT_STK_NR_STREAMS]; /* nodes not yet written, encoded */
-    uint32_t first_pending; /* id of the first of them */
+    uint32_t first_pending;                     /* id of the first of them */
     uint32_t nr_pending;
-    uint32_t depth_limit; /* the collector's depth; 0: no window interning */
-    struct fmt_wwin *win; /* FMT_WSTACK_WINDOW_SLOTS, direct-mapped by hash */
+    uint32_t depth_limit;     /* the collector's depth; 0: no window interning */
+    struct fmt_wwin *win;     /* FMT_WSTACK_WINDOW_SLOTS, direct-mapped by hash */
     struct fmt_stkcode *code; /* candidate lists of the address coding */
 };
 

@@ -758,8 +758,8 @@ static void test_crafted_framing(void **state)
      * far, literals, roots, limits), then the streams: a root at 0x10 and
      * a child of it whose address code names candidate 5 of none. */
     craft_start(&c);
-    static const uint8_t badcode[] = {FMT_DEF_STACK_CODES, 13, 1, 2, 2, 1, 0, 0, 2, 0,
-                                      0,  2,  5, 0, 0x10};
+    static const uint8_t badcode[] = {
+        FMT_DEF_STACK_CODES, 13, 1, 2, 2, 1, 0, 0, 2, 0, 0, 2, 5, 0, 0x10};
     craft_block(&c, FMT_BLOCK_DEFS, badcode, sizeof(badcode));
     assert_int_equal(read_all(c.b.data, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0),
                      -EPROTO);
@@ -769,8 +769,8 @@ static void test_crafted_framing(void **state)
 
     /* The same with code 0 (a literal) but no literal, and with one left over. */
     craft_start(&c);
-    static const uint8_t nolit[] = {FMT_DEF_STACK_CODES, 13, 1, 2, 2, 1, 0, 0, 2, 0,
-                                    0,  2,  0, 0, 0x10};
+    static const uint8_t nolit[] = {
+        FMT_DEF_STACK_CODES, 13, 1, 2, 2, 1, 0, 0, 2, 0, 0, 2, 0, 0, 0x10};
     craft_block(&c, FMT_BLOCK_DEFS, nolit, sizeof(nolit));
     assert_int_equal(read_all(c.b.data, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0),
                      -EPROTO);
@@ -778,8 +778,8 @@ static void test_crafted_framing(void **state)
     save_corpus("bad-stack-nolit", c.b.data, c.b.len);
     craft_free(&c);
     craft_start(&c);
-    static const uint8_t extra[] = {FMT_DEF_STACK_CODES, 15, 1, 2, 2, 1, 0, 2, 2, 0,
-                                    0,  2,  0, 4, 4, 0, 0x10};
+    static const uint8_t extra[] = {
+        FMT_DEF_STACK_CODES, 15, 1, 2, 2, 1, 0, 2, 2, 0, 0, 2, 0, 4, 4, 0, 0x10};
     craft_block(&c, FMT_BLOCK_DEFS, extra, sizeof(extra));
     assert_int_equal(read_all(c.b.data, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0),
                      -EPROTO);
@@ -787,16 +787,16 @@ static void test_crafted_framing(void **state)
     craft_free(&c);
     /* ... and a well-formed one: the child is at 0x12. */
     craft_start(&c);
-    static const uint8_t good[] = {FMT_DEF_STACK_CODES, 14, 1, 2, 2, 1, 0, 1, 2, 0,
-                                   0,  2,  0, 4, 0, 0x10};
+    static const uint8_t good[] = {
+        FMT_DEF_STACK_CODES, 14, 1, 2, 2, 1, 0, 1, 2, 0, 0, 2, 0, 4, 0, 0x10};
     craft_block(&c, FMT_BLOCK_DEFS, good, sizeof(good));
     assert_int_equal(read_all(c.b.data, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0), 0);
     craft_free(&c);
 
     /* Stream lengths past the record's end; a parent after the node. */
     craft_start(&c);
-    static const uint8_t longer[] = {FMT_DEF_STACK_CODES, 13, 1, 2, 2, 1, 0, 9, 2, 0,
-                                     0,  2,  0, 0, 0x10};
+    static const uint8_t longer[] = {
+        FMT_DEF_STACK_CODES, 13, 1, 2, 2, 1, 0, 9, 2, 0, 0, 2, 0, 0, 0x10};
     craft_block(&c, FMT_BLOCK_DEFS, longer, sizeof(longer));
     assert_int_equal(read_all(c.b.data, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0),
                      -EPROTO);
@@ -804,8 +804,8 @@ static void test_crafted_framing(void **state)
     save_corpus("bad-stack-streams", c.b.data, c.b.len);
     craft_free(&c);
     craft_start(&c);
-    static const uint8_t later[] = {FMT_DEF_STACK_CODES, 13, 1, 2, 2, 0, 1, 0, 2, 0,
-                                    0,  4,  1, 0, 0x10};
+    static const uint8_t later[] = {
+        FMT_DEF_STACK_CODES, 13, 1, 2, 2, 0, 1, 0, 2, 0, 0, 4, 1, 0, 0x10};
     craft_block(&c, FMT_BLOCK_DEFS, later, sizeof(later));
     assert_int_equal(read_all(c.b.data, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0),
                      -EPROTO);
