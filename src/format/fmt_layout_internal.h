@@ -8,7 +8,7 @@
 #include <string.h>
 
 #define FMT_VERSION_MAJOR 1
-#define FMT_VERSION_MINOR 0
+#define FMT_VERSION_MINOR 1
 
 /* File header: 64 bytes at offset 0. The magic starts with a non-ASCII
  * byte and holds \r\n and ^Z, so text-mode mangling is detected (as PNG). */
@@ -19,8 +19,10 @@
 /* Feature bits: the low 32 are required (a reader refuses a file with a
  * required bit it does not know), the high 32 optional (ignored). */
 #define FMT_FEAT_ZSTD_COLUMNS 0x1u
+#define FMT_FEAT_STACK_CODES 0x2u /* 1.1: stack nodes in STACK_CODES records */
+#define FMT_FEAT_ADDR_CANDS 0x4u  /* 1.1: heap addresses may name a freed one */
 #define FMT_FEAT_REQUIRED_MASK 0xffffffffull
-#define FMT_FEAT_KNOWN FMT_FEAT_ZSTD_COLUMNS
+#define FMT_FEAT_KNOWN (FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS)
 
 /* Block header: 24 bytes before every block payload. */
 #define FMT_BLOCK_MAGIC 0x4b42534du /* "MSBK" little-endian */
@@ -80,15 +82,16 @@ enum fmt_column {
 
 /* Records of a DEFS block: type, length, body. Unknown types are skipped. */
 enum fmt_def_type {
-    FMT_DEF_STACKS = 1,      /* new stack nodes */
-    FMT_DEF_CONTEXT = 2,     /* a (image, thread, pid, tid) tuple */
-    FMT_DEF_IMAGE = 3,       /* a process image began */
-    FMT_DEF_IMAGE_END = 4,   /* a process image ended */
-    FMT_DEF_THREAD_NAME = 5, /* a context's thread got a name */
-    FMT_DEF_THREAD_END = 6,  /* a context's thread ended */
-    FMT_DEF_MODULE = 7,      /* a module was loaded */
-    FMT_DEF_MODULE_END = 8,  /* a module was unloaded */
-    FMT_DEF_SUMMARY = 9,     /* summary of the chunk just before */
+    FMT_DEF_STACKS = 1,       /* new stack nodes */
+    FMT_DEF_CONTEXT = 2,      /* a (image, thread, pid, tid) tuple */
+    FMT_DEF_IMAGE = 3,        /* a process image began */
+    FMT_DEF_IMAGE_END = 4,    /* a process image ended */
+    FMT_DEF_THREAD_NAME = 5,  /* a context's thread got a name */
+    FMT_DEF_THREAD_END = 6,   /* a context's thread ended */
+    FMT_DEF_MODULE = 7,       /* a module was loaded */
+    FMT_DEF_MODULE_END = 8,   /* a module was unloaded */
+    FMT_DEF_SUMMARY = 9,      /* summary of the chunk just before */
+    FMT_DEF_STACK_CODES = 10, /* new stack nodes, coded in streams (1.1) */
 };
 
 /* Records of the META block. */

@@ -14,10 +14,12 @@
 
 #include <stdint.h>
 
-#define FMT_PRED_CLASSES 64     /* glibc chunk sizes 0..1023 in 16-byte classes */
-#define FMT_PRED_TCACHE 7       /* glibc's tcache keeps 7 chunks per class */
-#define FMT_PRED_FAST_CLASSES 9 /* fastbins: chunk sizes up to 128 (classes 2..8) */
-#define FMT_PRED_FAST 64        /* fastbin entries remembered per class */
+#define FMT_PRED_CLASSES 64        /* glibc chunk sizes 0..1023 in 16-byte classes */
+#define FMT_PRED_TCACHE 7          /* glibc's tcache keeps 7 chunks per class */
+#define FMT_PRED_FAST_CLASSES 9    /* fastbins: chunk sizes up to 128 (classes 2..8) */
+#define FMT_PRED_FAST 64           /* fastbin entries remembered per class */
+#define FMT_PRED_SHADOW_CLASSES 32 /* freed-address candidates: chunk sizes below 512 */
+#define FMT_PRED_SHADOW 64         /* freed addresses remembered per class (a power of 2) */
 
 /* At most this many contexts (threads) have events in one chunk: the
  * writer ends a chunk early rather than exceed it, so that the state kept
@@ -32,7 +34,26 @@ struct fmt_pred {
     uint16_t nr_fast[FMT_PRED_FAST_CLASSES];
     uint64_t bin[FMT_PRED_CLASSES][FMT_PRED_TCACHE];
     uint64_t fast[FMT_PRED_FAST_CLASSES][FMT_PRED_FAST];
+    /* Format 1.1 (FMT_FEAT_ADDR_CANDS): per class, in a ring (the i-th
+     * most recent at shadow_head - 1 - i), the freed addresses the model
+     * let go: ended past a full tcache and fastbin, or dropped as stale.
+     * Where the model misses, glibc mostly hands out one of these (chunks
+     * it moved back into its tcache from its bins, which the model does
+     * not follow). Only the model's rarer paths touch it. */
+    uint8_t shadow_head[FMT_PRED_SHADOW_CLASSES];
+    uint8_t nr_shadow[FMT_PRED_SHADOW_CLASSES];
+    uint64_t shadow[FMT_PRED_SHADOW_CLASSES][FMT_PRED_SHADOW];
 };
+
+/* ADDR codes of a heap block's address (format 1.1): 0 the prediction,
+ * 1..FMT_PRED_SHADOW the freed address of that rank + 1 in its class's
+ * ring, FMT_PRED_ADDR_ESCAPE the address itself follows in ADDR, from
+ * FMT_PRED_ADDR_DIFF + 1 on FMT_PRED_ADDR_DIFF + zigzag(address -
+ * prediction): 128 keeps the low 7 bits of the difference as they were
+ * (what the first varint byte holds), so misses compress as in 1.0. The
+ * codes between are corrupt. */
+#define FMT_PRED_ADDR_ESCAPE (FMT_PRED_SHADOW + 1)
+#define FMT_PRED_ADDR_DIFF 128
 
 /* glibc's chunk size for a request: size + 8, rounded up to 16, at least
  * 32. Wraps harmlessly for absurd sizes (the result is only a guess). */
@@ -50,8 +71,29 @@ static inline void fmt_pred_reset(struct fmt_pred *p)
         p->nr[i] = 0;
     for (int i = 0; i < FMT_PRED_FAST_CLASSES; i++)
         p->nr_fast[i] = 0;
+    for (int i = 0; i < FMT_PRED_SHADOW_CLASSES; i++)
+        p->nr_shadow[i] = p->shadow_head[i] = 0;
     p->top = 0;
     p->nr_started = 0;
+}
+
+/* A freed address the model lets go of becomes the most recent of its
+ * class's ring (a full ring forgets its oldest). */
+static inline void fmt_pred_shadow_push(struct fmt_pred *p, uint64_t cls, uint64_t addr)
+{
+    if (cls >= FMT_PRED_SHADOW_CLASSES)
+        return;
+    p->shadow[cls][p->shadow_head[cls]++ & (FMT_PRED_SHADOW - 1)] = addr;
+    p->nr_shadow[cls] += p->nr_shadow[cls] < FMT_PRED_SHADOW;
+}
+
+/* A LIFO of n entries dropped as stale: to the ring, oldest first. */
+static inline void fmt_pred_shadow_drop(struct fmt_pred *p, uint64_t cls, const uint64_t *v,
+                                        uint16_t *n)
+{
+    for (unsigned i = 0; i < *n; i++)
+        fmt_pred_shadow_push(p, cls, v[i]);
+    *n = 0;
 }
 
 static inline uint64_t fmt_pred_guess(const struct fmt_pred *p, uint64_t size)
@@ -93,20 +135,20 @@ static inline void fmt_pred_start(struct fmt_pred *p, uint64_t addr, uint64_t si
     if (cls < FMT_PRED_CLASSES) {
         if (fmt_pred_take(p->bin[cls], &p->nr[cls], addr) >= 0)
             return;
-        p->nr[cls] = 0;
+        fmt_pred_shadow_drop(p, cls, p->bin[cls], &p->nr[cls]);
     }
     /* A large request (not in glibc's small-bin range, 1024 bytes) makes
      * malloc_consolidate() merge every fastbin chunk away. */
     if (fmt_pred_csize(size) >= 1024)
         for (int i = 0; i < FMT_PRED_FAST_CLASSES; i++)
-            p->nr_fast[i] = 0;
+            fmt_pred_shadow_drop(p, (uint64_t)i, p->fast[i], &p->nr_fast[i]);
     if (cls < FMT_PRED_FAST_CLASSES) {
         if (fmt_pred_take(p->fast[cls], &p->nr_fast[cls], addr) >= 0) {
             while (p->nr[cls] < FMT_PRED_TCACHE && p->nr_fast[cls])
                 p->bin[cls][p->nr[cls]++] = p->fast[cls][--p->nr_fast[cls]];
             return;
         }
-        p->nr_fast[cls] = 0;
+        fmt_pred_shadow_drop(p, cls, p->fast[cls], &p->nr_fast[cls]);
     }
     p->top = addr + fmt_pred_csize(size);
 }
@@ -124,14 +166,61 @@ static inline void fmt_pred_end(struct fmt_pred *p, uint64_t addr, uint64_t size
         p->bin[cls][p->nr[cls]++] = addr;
         return;
     }
-    if (cls >= FMT_PRED_FAST_CLASSES)
+    if (cls >= FMT_PRED_FAST_CLASSES) {
+        fmt_pred_shadow_push(p, cls, addr);
         return;
+    }
     if (p->nr_fast[cls] == FMT_PRED_FAST) {
+        fmt_pred_shadow_push(p, cls, p->fast[cls][0]);
         for (int j = 1; j < FMT_PRED_FAST; j++)
             p->fast[cls][j - 1] = p->fast[cls][j];
         p->nr_fast[cls]--;
     }
     p->fast[cls][p->nr_fast[cls]++] = addr;
+}
+
+/* Take the entry of rank i out of class cls's ring. */
+static inline void fmt_pred_shadow_remove(struct fmt_pred *p, uint64_t cls, unsigned i)
+{
+    uint64_t *v = p->shadow[cls];
+    unsigned h = p->shadow_head[cls], m = FMT_PRED_SHADOW - 1;
+
+    for (unsigned j = i; j > 0; j--)
+        v[(h - 1 - j) & m] = v[(h - j) & m];
+    p->shadow_head[cls]--;
+    p->nr_shadow[cls]--;
+}
+
+/* The rank of addr among the freed addresses of its class (0: the most
+ * recent), which is then taken out of the ring; -1 if it is not there. */
+static inline int fmt_pred_shadow_take(struct fmt_pred *p, uint64_t addr, uint64_t size)
+{
+    uint64_t cls = fmt_pred_csize(size) >> 4;
+
+    if (cls >= FMT_PRED_SHADOW_CLASSES)
+        return -1;
+    const uint64_t *v = p->shadow[cls];
+    unsigned h = p->shadow_head[cls], n = p->nr_shadow[cls];
+    for (unsigned i = 0; i < n; i++) {
+        if (v[(h - 1 - i) & (FMT_PRED_SHADOW - 1)] == addr) {
+            fmt_pred_shadow_remove(p, cls, i);
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+/* The freed address of rank i in size's class into *addr, taken out of
+ * the ring. Returns 0 if there is no such entry. */
+static inline int fmt_pred_shadow_get(struct fmt_pred *p, uint64_t size, unsigned i, uint64_t *addr)
+{
+    uint64_t cls = fmt_pred_csize(size) >> 4;
+
+    if (cls >= FMT_PRED_SHADOW_CLASSES || i >= p->nr_shadow[cls])
+        return 0;
+    *addr = p->shadow[cls][(p->shadow_head[cls] - 1 - i) & (FMT_PRED_SHADOW - 1)];
+    fmt_pred_shadow_remove(p, cls, i);
+    return 1;
 }
 
 #endif

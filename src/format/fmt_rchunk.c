@@ -160,6 +160,27 @@ static int finish_chunk(struct fmt_reader *r)
     return 0;
 }
 
+/* A malloc-family address of format 1.1 (put_heap_addr in fmt_writer.c,
+ * docs/format.md "Address prediction"). Returns 0, or -1 for a freed-block
+ * rank its class's ring does not have or an unused code. */
+static inline int get_heap_addr(struct fmt_pred *pred, struct fmt_cur *c, uint64_t size,
+                                uint64_t *addr)
+{
+    uint64_t v = fmt_cur_varint(c);
+
+    if (v == 0)
+        *addr = fmt_pred_guess(pred, size);
+    else if (v < FMT_PRED_ADDR_ESCAPE)
+        return fmt_pred_shadow_get(pred, size, (unsigned)(v - 1), addr) ? 0 : -1;
+    else if (v == FMT_PRED_ADDR_ESCAPE)
+        *addr = fmt_cur_varint(c);
+    else if (v > FMT_PRED_ADDR_DIFF)
+        *addr = fmt_pred_guess(pred, size) + (uint64_t)fmt_unzigzag(v - FMT_PRED_ADDR_DIFF);
+    else
+        return -1;
+    return 0;
+}
+
 static int bad_event(struct fmt_reader *r, const char *what)
 {
     return fmt_rerr(r, -EPROTO, r->chunks[r->cur_chunk].c.offset, "chunk %u, event %u: %s",
@@ -418,8 +439,13 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
     case FMT_EV_CALLOC:
     case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC:
         size = fmt_cur_split(&cur[FMT_COL_SIZE], &cur[FMT_COL_SIZE_HI]);
-        addr = fmt_pred_guess(pred, size) +
-               (uint64_t)fmt_unzigzag(fmt_cur_varint(&cur[FMT_COL_ADDR]));
+        if (r->addr_cands) {
+            if (get_heap_addr(pred, &cur[FMT_COL_ADDR], size, &addr))
+                return bad_event(r, "bad address code (or a freed block that is not there)");
+            break;
+        }
+        addr =
+            fmt_pred_guess(pred, size) + (uint64_t)fmt_unzigzag(fmt_cur_varint(&cur[FMT_COL_ADDR]));
         break;
     case FMT_EV_FREE:
         if ((rc = get_ref(r, ev, RBLK_HEAP)) < 0)

@@ -149,6 +149,80 @@ static int def_stacks(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
     return 0;
 }
 
+/* The streams of a STACK_CODES record (docs/format.md, "Stacks"). */
+enum { SC_HEAD, SC_NEAR, SC_FAR, SC_LIT, SC_ROOT, SC_LIMIT, SC_NR };
+
+static int def_stack_codes(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
+{
+    uint64_t first = fmt_cur_varint(b);
+    uint64_t n = fmt_cur_varint(b);
+    struct fmt_cur s[SC_NR];
+    uint64_t len[SC_NR];
+
+    for (int k = 0; k < SC_NR; k++)
+        len[k] = fmt_cur_varint(b);
+    for (int k = 0; k < SC_NR && !b->bad; k++) {
+        const uint8_t *p = fmt_cur_bytes(b, len[k]);
+        fmt_cur_init(&s[k], p, p ? len[k] : 0);
+    }
+    /* Every node takes at least a byte of the head stream. */
+    if (b->bad || first != (uint64_t)r->nr_nodes + 1 || n > len[SC_HEAD] ||
+        n > UINT32_MAX - 1 - r->nr_nodes)
+        return fmt_rerr(r, -EPROTO, off, "bad stack record (first id %llu, %llu nodes)",
+                        (unsigned long long)first, (unsigned long long)n);
+    if (!r->stkcode && !(r->stkcode = calloc(1, sizeof(*r->stkcode))))
+        return fmt_rerr(r, -ENOMEM, off, "out of memory");
+    GROW(r, r->nodes, r->nr_nodes, r->cap_nodes, r->nr_nodes + (uint32_t)n + 1, off);
+    int bad = 0;
+    for (uint64_t i = 0; i < n && !bad; i++) {
+        uint32_t id = r->nr_nodes + 1;
+        uint64_t v = fmt_cur_varint(&s[SC_HEAD]);
+        uint64_t dist = v >> 1;
+        uint32_t l = (uint32_t)(v & 1);
+        struct fmt_rnode *node = &r->nodes[id];
+        uint32_t image;
+        if (dist == 0) {
+            image = fmt_cur_u32(&s[SC_ROOT]);
+            node->addr = fmt_cur_varint(&s[SC_ROOT]);
+            node->parent = 0;
+            bad = s[SC_ROOT].bad || image >= FMT_MAX_IMAGES;
+        } else if (dist >= id) {
+            bad = 1;
+            break;
+        } else {
+            node->parent = id - (uint32_t)dist;
+            const struct fmt_rnode *par = &r->nodes[node->parent];
+            image = FMT_RNODE_IMAGE(par);
+            uint64_t prev = r->nodes[id - 1].addr; /* nodes[0] is all zero */
+            struct fmt_cur *cs = &s[dist == 1 ? SC_NEAR : SC_FAR];
+            uint32_t code = fmt_cur_u8(cs);
+            struct fmt_stkcode_at at;
+            fmt_stkcode_at(r->stkcode, par->addr, prev, l, &at);
+            int found = 1;
+            if (code)
+                found = fmt_stkcode_get(&at, code, &node->addr);
+            else
+                node->addr = par->addr + (uint64_t)fmt_unzigzag(fmt_cur_varint(&s[SC_LIT]));
+            bad = cs->bad || s[SC_LIT].bad || !found;
+            if (!bad)
+                fmt_stkcode_update(r->stkcode, &at, node->addr);
+        }
+        uint64_t limit = l ? fmt_cur_varint(&s[SC_LIMIT]) : 0;
+        if (s[SC_HEAD].bad || s[SC_LIMIT].bad || (l && (limit == 0 || limit > FMT_STACK_MAX_LIMIT)))
+            bad = 1;
+        if (bad)
+            break;
+        node->image_limit = image | (uint32_t)limit << 20;
+        r->nr_nodes = id;
+    }
+    /* Every stream used up exactly: a mismatch means the counts are wrong. */
+    for (int k = 0; k < SC_NR && !bad; k++)
+        bad = fmt_cur_left(&s[k]) != 0;
+    if (bad)
+        return fmt_rerr(r, -EPROTO, off, "bad stack node %u", r->nr_nodes + 1);
+    return 0;
+}
+
 static int def_context(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
 {
     uint32_t id = fmt_cur_u32(b);
@@ -410,6 +484,9 @@ int fmt_rdefs_parse(struct fmt_reader *r, uint64_t off)
         switch (type) {
         case FMT_DEF_STACKS:
             rc = def_stacks(r, &b, off);
+            break;
+        case FMT_DEF_STACK_CODES:
+            rc = def_stack_codes(r, &b, off);
             break;
         case FMT_DEF_CONTEXT:
             rc = def_context(r, &b, off);

@@ -281,6 +281,7 @@ static int open_trace(struct fmt_reader *r)
         return fmt_rerr(r, rc, 0, "cannot read header: %s", strerror(-rc));
     if ((rc = fmt_header_parse(hdr, &r->info, &features, &why)))
         return fmt_rerr(r, rc, 0, "%s", why);
+    r->addr_cands = (features & FMT_FEAT_ADDR_CANDS) != 0;
 
     uint8_t tr[FMT_TRAILER_SIZE];
     uint64_t index_off = 0, nr_blocks = 0;
@@ -364,6 +365,7 @@ void fmt_reader_close(struct fmt_reader *r)
     free(r->command);
     free(r->hostname);
     free(r->nodes);
+    free(r->stkcode);
     for (uint32_t i = 0; i < r->nr_ctxs; i++)
         free(r->ctxs[i].name);
     free(r->ctxs);

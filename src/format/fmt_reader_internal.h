@@ -11,6 +11,7 @@
 #include "format/fmt_buf_internal.h"
 #include "format/fmt_layout_internal.h"
 #include "format/fmt_pred_internal.h"
+#include "format/fmt_stkcode_internal.h"
 #include "memscribe/trace.h"
 
 #define FMT_MAX_IMAGES (1u << 20)  /* bounds tables a corrupt file could inflate */
@@ -90,6 +91,7 @@ struct fmt_reader {
     char *command;
     char *hostname;
     int incomplete;
+    int addr_cands; /* FMT_FEAT_ADDR_CANDS: heap addresses may name freed ones */
     uint64_t nr_skipped;
     uint64_t defs_raw_total;
     int loaded_defs_once;
@@ -97,7 +99,8 @@ struct fmt_reader {
     struct fmt_rnode *nodes; /* [0] unused */
     uint32_t nr_nodes;
     uint32_t cap_nodes;
-    struct fmt_rctx *ctxs; /* by context id - 1 */
+    struct fmt_stkcode *stkcode; /* STACK_CODES candidate lists (from the first one) */
+    struct fmt_rctx *ctxs;       /* by context id - 1 */
     uint32_t nr_ctxs;
     uint32_t cap_ctxs;
     struct fmt_rimage *images;

@@ -63,15 +63,24 @@ int fmt_wchunk_flush_defs(struct fmt_writer *w)
     struct fmt_wstack *s = &w->stacks;
     int rc = 0;
 
+    if (s->nr_pending && (rc = fmt_wstack_encode(s)))
+        return rc;
     if (s->nr_pending) {
-        uint8_t hdr[2 * FMT_VARINT_MAX];
+        /* STACK_CODES: first id, count, the streams' lengths, the streams. */
+        uint8_t hdr[(2 + FMT_STK_NR_STREAMS) * FMT_VARINT_MAX];
         struct fmt_buf h = {hdr, 0, sizeof(hdr)};
+        size_t len = 0;
         fmt_buf_put_varint(&h, s->first_pending);
         fmt_buf_put_varint(&h, s->nr_pending);
-        rc = rc ?: fmt_buf_add_varint(&p, FMT_DEF_STACKS);
-        rc = rc ?: fmt_buf_add_varint(&p, h.len + s->pending.len);
+        for (int k = 0; k < FMT_STK_NR_STREAMS; k++) {
+            fmt_buf_put_varint(&h, s->pending[k].len);
+            len += s->pending[k].len;
+        }
+        rc = rc ?: fmt_buf_add_varint(&p, FMT_DEF_STACK_CODES);
+        rc = rc ?: fmt_buf_add_varint(&p, h.len + len);
         rc = rc ?: fmt_buf_add_bytes(&p, hdr, h.len);
-        rc = rc ?: fmt_buf_add_bytes(&p, s->pending.data, s->pending.len);
+        for (int k = 0; k < FMT_STK_NR_STREAMS; k++)
+            rc = rc ?: fmt_buf_add_bytes(&p, s->pending[k].data, s->pending[k].len);
     }
     rc = rc ?: fmt_buf_add_bytes(&p, w->defs.data, w->defs.len);
     size_t bound = ZSTD_compressBound(p.len);
@@ -89,7 +98,8 @@ int fmt_wchunk_flush_defs(struct fmt_writer *w)
     fmt_buf_free(&p);
     if (rc)
         return rc;
-    s->pending.len = 0;
+    for (int k = 0; k < FMT_STK_NR_STREAMS; k++)
+        s->pending[k].len = 0;
     s->first_pending = s->nr_nodes + 1;
     s->nr_pending = 0;
     w->defs.len = 0;

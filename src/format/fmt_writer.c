@@ -79,7 +79,8 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
             goto fail;
 
     uint8_t hdr[FMT_HEADER_SIZE];
-    fmt_header_encode(hdr, info, FMT_FEAT_ZSTD_COLUMNS);
+    fmt_header_encode(hdr, info,
+                      FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS);
     if ((rc = fmt_wout_raw(&w->out, hdr, sizeof(hdr))) || (rc = w_meta(w, info)))
         goto fail;
     *out = w;
@@ -601,6 +602,33 @@ static __attribute__((noinline)) struct fmt_pred *ctx_pred_new(struct fmt_writer
     return &w->slots[slot];
 }
 
+/* A malloc-family address in ADDR (docs/format.md, "Address prediction"):
+ * 0 when predicted, else its rank among the class's freed addresses, else
+ * the difference to the prediction (or, for a difference that would not
+ * fit beside the codes, the address itself). */
+static inline void put_heap_addr(struct fmt_buf *b, struct fmt_pred *pred, uint64_t addr,
+                                 uint64_t size)
+{
+    uint64_t guess = fmt_pred_guess(pred, size);
+
+    if (addr == guess) {
+        fmt_buf_put_u8(b, 0);
+        return;
+    }
+    int i = fmt_pred_shadow_take(pred, addr, size);
+    if (i >= 0) {
+        fmt_buf_put_u8(b, (uint8_t)(1 + i));
+        return;
+    }
+    uint64_t d = fmt_zigzag((int64_t)(addr - guess));
+    if (d <= UINT64_MAX - FMT_PRED_ADDR_DIFF) {
+        fmt_buf_put_varint(b, FMT_PRED_ADDR_DIFF + d);
+    } else {
+        fmt_buf_put_u8(b, FMT_PRED_ADDR_ESCAPE);
+        fmt_buf_put_varint(b, addr);
+    }
+}
+
 /* The prediction state of ctx in this chunk. */
 static inline struct fmt_pred *ctx_pred(struct fmt_writer *w, uint32_t ctx)
 {
@@ -698,8 +726,7 @@ static inline __attribute__((always_inline)) int
 encode_alloc(struct fmt_writer *w, const struct heap_ev *h, uint32_t ctx, int failed)
 {
     fmt_buf_put_split(&w->col[FMT_COL_SIZE], &w->col[FMT_COL_SIZE_HI], h->size);
-    fmt_buf_put_varint(&w->col[FMT_COL_ADDR],
-                       fmt_zigzag((int64_t)(h->addr - fmt_pred_guess(w->pred, h->size))));
+    put_heap_addr(&w->col[FMT_COL_ADDR], w->pred, h->addr, h->size);
     return h->addr && !failed ? start_heap(w, h, ctx) : 0;
 }
 

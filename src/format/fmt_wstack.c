@@ -24,12 +24,16 @@ int fmt_wstack_init(struct fmt_wstack *s, uint32_t depth_limit)
     s->hash = calloc(WSTACK_MIN_HASH, sizeof(*s->hash));
     s->nodes = malloc(1024 * sizeof(*s->nodes));
     s->win = calloc(FMT_WSTACK_WINDOW_SLOTS, sizeof(*s->win));
-    if (!s->hash || !s->nodes || !s->win) {
+    s->code = calloc(1, sizeof(*s->code));
+    if (!s->hash || !s->nodes || !s->win || !s->code) {
         free(s->hash);
         free(s->nodes);
         free(s->win);
+        free(s->code);
         return -ENOMEM;
     }
+    for (int i = 0; i < FMT_STK_NR_STREAMS; i++)
+        s->pending[i] = (struct fmt_buf){0};
     s->depth_limit = depth_limit >= 2 && depth_limit <= FMT_STACK_MAX_LIMIT ? depth_limit : 0;
     s->hash_mask = WSTACK_MIN_HASH - 1;
     s->cap_nodes = 1024;
@@ -45,7 +49,9 @@ void fmt_wstack_destroy(struct fmt_wstack *s)
     free(s->hash);
     free(s->nodes);
     free(s->win);
-    fmt_buf_free(&s->pending);
+    free(s->code);
+    for (int i = 0; i < FMT_STK_NR_STREAMS; i++)
+        fmt_buf_free(&s->pending[i]);
 }
 
 static int wstack_rehash(struct fmt_wstack *s)
@@ -65,6 +71,40 @@ static int wstack_rehash(struct fmt_wstack *s)
     free(s->hash);
     s->hash = h;
     s->hash_mask = cap - 1;
+    return 0;
+}
+
+int fmt_wstack_encode(struct fmt_wstack *s)
+{
+    size_t n = s->nr_pending;
+    int rc = 0;
+
+    for (int k = FMT_STK_NEAR; k <= FMT_STK_ROOT && !rc; k++)
+        rc = fmt_buf_reserve(&s->pending[k],
+                             (k == FMT_STK_NEAR || k == FMT_STK_FAR ? 1 : 2 * FMT_VARINT_MAX) * n);
+    if (rc)
+        return rc;
+    struct fmt_cur head;
+    fmt_cur_init(&head, s->pending[FMT_STK_HEAD].data, s->pending[FMT_STK_HEAD].len);
+    for (uint32_t id = s->first_pending; id < s->first_pending + s->nr_pending; id++) {
+        const struct fmt_wnode *node = &s->nodes[id];
+        uint32_t l = (uint32_t)fmt_cur_varint(&head) & 1;
+        if (!node->parent) {
+            fmt_buf_put_varint(&s->pending[FMT_STK_ROOT], node->image);
+            fmt_buf_put_varint(&s->pending[FMT_STK_ROOT], node->addr);
+            continue;
+        }
+        uint64_t pa = s->nodes[node->parent].addr;
+        uint64_t prev = s->nodes[id - 1].addr; /* nodes[0] is all zero */
+        struct fmt_stkcode_at at;
+        fmt_stkcode_at(s->code, pa, prev, l, &at);
+        uint32_t code = fmt_stkcode_find(&at, node->addr);
+        fmt_buf_put_u8(&s->pending[id - node->parent == 1 ? FMT_STK_NEAR : FMT_STK_FAR],
+                       (uint8_t)code);
+        if (!code)
+            fmt_buf_put_varint(&s->pending[FMT_STK_LIT], fmt_zigzag((int64_t)(node->addr - pa)));
+        fmt_stkcode_update(s->code, &at, node->addr);
+    }
     return 0;
 }
 
@@ -91,24 +131,19 @@ static int wstack_child(struct fmt_wstack *s, uint32_t parent, uint64_t addr, ui
         s->nodes = v;
         s->cap_nodes *= 2;
     }
-    int rc = fmt_buf_reserve(&s->pending, 3 * FMT_VARINT_MAX);
+    int rc = fmt_buf_reserve(&s->pending[FMT_STK_HEAD], FMT_VARINT_MAX);
+    rc = rc ?: fmt_buf_reserve(&s->pending[FMT_STK_LIMIT], FMT_VARINT_MAX);
     if (rc)
         return rc;
     uint32_t nid = ++s->nr_nodes;
     s->nodes[nid] = (struct fmt_wnode){addr, parent, image};
     s->hash[i] = nid;
-    /* Encoding: distance to the parent (0: a root, then its image), then
-     * the address as a difference to the parent's (recursion repeats
-     * return addresses, so this is often 0). */
-    fmt_buf_put_varint(&s->pending, (uint64_t)(parent ? nid - parent : 0) << 1 | (limit != 0));
-    if (parent) {
-        fmt_buf_put_varint(&s->pending, fmt_zigzag((int64_t)(addr - s->nodes[parent].addr)));
-    } else {
-        fmt_buf_put_varint(&s->pending, image);
-        fmt_buf_put_varint(&s->pending, addr);
-    }
+    /* The head and the limit now; the address codes when the DEFS block
+     * is written (fmt_wstack_encode), in one pass over the new nodes. */
+    fmt_buf_put_varint(&s->pending[FMT_STK_HEAD],
+                       (uint64_t)(parent ? nid - parent : 0) << 1 | (limit != 0));
     if (limit)
-        fmt_buf_put_varint(&s->pending, limit);
+        fmt_buf_put_varint(&s->pending[FMT_STK_LIMIT], limit);
     s->nr_pending++;
     *id = nid;
     if ((uint64_t)s->nr_nodes * 2 > s->hash_mask + 1)

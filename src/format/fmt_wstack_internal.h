@@ -19,6 +19,20 @@
 #include <stdint.h>
 
 #include "format/fmt_buf_internal.h"
+#include "format/fmt_stkcode_internal.h"
+
+/* The streams of a STACK_CODES record, in their order there
+ * (docs/format.md, "Stacks"): each has uniform statistics, so zstd codes
+ * each well where one interleaved stream would mix them. */
+enum fmt_stk_stream {
+    FMT_STK_HEAD,  /* varint 2 * parent distance + L, per node */
+    FMT_STK_NEAR,  /* address code byte of nodes at parent distance 1 */
+    FMT_STK_FAR,   /* address code byte of the other non-root nodes */
+    FMT_STK_LIT,   /* zigzag(address - parent's) for code 0 */
+    FMT_STK_ROOT,  /* image, address of roots */
+    FMT_STK_LIMIT, /* the limit of nodes with L */
+    FMT_STK_NR_STREAMS
+};
 
 struct fmt_wnode {
     uint64_t addr;
@@ -32,11 +46,12 @@ struct fmt_wstack {
     uint32_t cap_nodes;
     uint32_t *hash; /* node ids, 0 = empty */
     uint64_t hash_mask;
-    struct fmt_buf pending; /* encoded nodes not yet written */
-    uint32_t first_pending; /* id of the first of them */
+    struct fmt_buf pending[FMT_STK_NR_STREAMS]; /* nodes not yet written, encoded */
+    uint32_t first_pending;                     /* id of the first of them */
     uint32_t nr_pending;
-    uint32_t depth_limit; /* the collector's depth; 0: no window interning */
-    struct fmt_wwin *win; /* FMT_WSTACK_WINDOW_SLOTS, direct-mapped by hash */
+    uint32_t depth_limit;     /* the collector's depth; 0: no window interning */
+    struct fmt_wwin *win;     /* FMT_WSTACK_WINDOW_SLOTS, direct-mapped by hash */
+    struct fmt_stkcode *code; /* candidate lists of the address coding */
 };
 
 #define FMT_WSTACK_WINDOW_SHIFT 4 /* frames a recursion level may span */
@@ -57,5 +72,10 @@ void fmt_wstack_destroy(struct fmt_wstack *s);
  * stack is the root node with address 0. Returns 0 or -ENOMEM. */
 int fmt_wstack_intern(struct fmt_wstack *s, uint32_t image, const uint64_t *frames,
                       uint32_t nr_frames, uint32_t *id);
+
+/* Encode the address codes of the pending nodes (the head and limit
+ * streams are written as nodes are made): before their DEFS record is
+ * written. Returns 0 or -ENOMEM. */
+int fmt_wstack_encode(struct fmt_wstack *s);
 
 #endif

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The golden trace of format 1.0 dumps exactly as it always did (old traces
-# stay readable, and dump's output is stable for the tests built on it);
+# The golden traces of formats 1.0 and 1.1 dump exactly as they always did
+# (old traces stay readable, and dump's output is stable for the tests built
+# on it);
 # --pid keeps one process; a trace cut short dumps its whole chunks, says
 # so on stderr and exits 0.
 set -euo pipefail
@@ -13,6 +14,9 @@ trap 'echo "dump_golden: FAIL at line $LINENO" >&2' ERR
 
 "$MEMSCRIBE" dump --header --stacks --raw "$golden" >"$tmp/out" 2>"$tmp/err"
 diff -u "$MS_SOURCE/tests/golden/v1.dump" "$tmp/out"
+[ ! -s "$tmp/err" ] || { echo "unexpected stderr:"; cat "$tmp/err"; exit 1; }
+"$MEMSCRIBE" dump --header --stacks --raw "$MS_SOURCE/tests/golden/v1_1.mscr" >"$tmp/out11" 2>"$tmp/err"
+diff -u "$MS_SOURCE/tests/golden/v1_1.dump" "$tmp/out11"
 [ ! -s "$tmp/err" ] || { echo "unexpected stderr:"; cat "$tmp/err"; exit 1; }
 
 # Without --header and --stacks: exactly the event lines, 45 of them.

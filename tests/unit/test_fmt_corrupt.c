@@ -26,6 +26,7 @@
 #include "format/fmt_buf_internal.h"
 #include "format/fmt_crc_internal.h"
 #include "format/fmt_layout_internal.h"
+#include "format/fmt_pred_internal.h"
 #include "test_fmt_util.h"
 
 static uint64_t rng_state = 0x1234567;
@@ -383,6 +384,10 @@ struct craft {
     struct fmt_buf dir;
 };
 
+/* The header's feature bits of crafted traces (format 1.0 unless a test
+ * says otherwise). */
+static uint64_t craft_features = FMT_FEAT_ZSTD_COLUMNS;
+
 static void craft_start(struct craft *c)
 {
     struct fmt_trace_info info = {0};
@@ -390,7 +395,7 @@ static void craft_start(struct craft *c)
 
     memset(c, 0, sizeof(*c));
     info.start_monotonic_ns = 1;
-    fmt_header_encode(hdr, &info, FMT_FEAT_ZSTD_COLUMNS);
+    fmt_header_encode(hdr, &info, craft_features);
     assert_int_equal(fmt_buf_add_bytes(&c->b, hdr, sizeof(hdr)), 0);
 }
 
@@ -596,6 +601,25 @@ static void test_crafted_events(void **state)
     c1[3].n = 2;
     crafted("leftover", 1, 1, 1, c1, 6, "bytes left over");
 
+    /* Format 1.1 addresses: the escape code and the address (256) as is;
+     * code 5 names the fifth most recently freed address of the class, and
+     * none was freed; an escape without its address. */
+    craft_features = FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_ADDR_CANDS;
+    static const uint8_t escape[] = {FMT_PRED_ADDR_ESCAPE, 0x80, 0x02};
+    static const uint8_t five[] = {5};
+    memcpy(c1, ok, sizeof(ok));
+    c1[4].p = escape;
+    c1[4].n = 3;
+    crafted("addr-escape", 1, 1, 1, c1, 6, NULL);
+    c1[4].n = 1;
+    crafted("addr-escape-short", 1, 1, 1, c1, 6, "field runs past the end of its column");
+    c1[4].p = five;
+    crafted("addr-no-freed", 1, 1, 1, c1, 6, "bad address code");
+    static const uint8_t unused[] = {100};
+    c1[4].p = unused;
+    crafted("addr-unused-code", 1, 1, 1, c1, 6, "bad address code");
+    craft_features = FMT_FEAT_ZSTD_COLUMNS;
+
     crafted("summary-serials", 1, 1, 0, ok, 6, "more blocks than the chunk summary says");
     crafted("summary-events", 1, 2, 1, ok, 6, "op column holds 1 events, chunk says 2");
 
@@ -730,6 +754,65 @@ static void test_crafted_framing(void **state)
     save_corpus("bad-stack-parent", c.b.data, c.b.len);
     craft_free(&c);
 
+    /* STACK_CODES (1.1): first id 1, 2 nodes, stream lengths (head, near,
+     * far, literals, roots, limits), then the streams: a root at 0x10 and
+     * a child of it whose address code names candidate 5 of none. */
+    craft_start(&c);
+    static const uint8_t badcode[] = {
+        FMT_DEF_STACK_CODES, 13, 1, 2, 2, 1, 0, 0, 2, 0, 0, 2, 5, 0, 0x10};
+    craft_block(&c, FMT_BLOCK_DEFS, badcode, sizeof(badcode));
+    assert_int_equal(read_all(c.b.data, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0),
+                     -EPROTO);
+    assert_non_null(strstr(err, "bad stack node 2"));
+    save_corpus("bad-stack-code", c.b.data, c.b.len);
+    craft_free(&c);
+
+    /* The same with code 0 (a literal) but no literal, and with one left over. */
+    craft_start(&c);
+    static const uint8_t nolit[] = {
+        FMT_DEF_STACK_CODES, 13, 1, 2, 2, 1, 0, 0, 2, 0, 0, 2, 0, 0, 0x10};
+    craft_block(&c, FMT_BLOCK_DEFS, nolit, sizeof(nolit));
+    assert_int_equal(read_all(c.b.data, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0),
+                     -EPROTO);
+    assert_non_null(strstr(err, "bad stack node 2"));
+    save_corpus("bad-stack-nolit", c.b.data, c.b.len);
+    craft_free(&c);
+    craft_start(&c);
+    static const uint8_t extra[] = {
+        FMT_DEF_STACK_CODES, 15, 1, 2, 2, 1, 0, 2, 2, 0, 0, 2, 0, 4, 4, 0, 0x10};
+    craft_block(&c, FMT_BLOCK_DEFS, extra, sizeof(extra));
+    assert_int_equal(read_all(c.b.data, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0),
+                     -EPROTO);
+    assert_non_null(strstr(err, "bad stack node 3"));
+    craft_free(&c);
+    /* ... and a well-formed one: the child is at 0x12. */
+    craft_start(&c);
+    static const uint8_t good[] = {
+        FMT_DEF_STACK_CODES, 14, 1, 2, 2, 1, 0, 1, 2, 0, 0, 2, 0, 4, 0, 0x10};
+    craft_block(&c, FMT_BLOCK_DEFS, good, sizeof(good));
+    assert_int_equal(read_all(c.b.data, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0), 0);
+    craft_free(&c);
+
+    /* Stream lengths past the record's end; a parent after the node. */
+    craft_start(&c);
+    static const uint8_t longer[] = {
+        FMT_DEF_STACK_CODES, 13, 1, 2, 2, 1, 0, 9, 2, 0, 0, 2, 0, 0, 0x10};
+    craft_block(&c, FMT_BLOCK_DEFS, longer, sizeof(longer));
+    assert_int_equal(read_all(c.b.data, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0),
+                     -EPROTO);
+    assert_non_null(strstr(err, "bad stack record"));
+    save_corpus("bad-stack-streams", c.b.data, c.b.len);
+    craft_free(&c);
+    craft_start(&c);
+    static const uint8_t later[] = {
+        FMT_DEF_STACK_CODES, 13, 1, 2, 2, 0, 1, 0, 2, 0, 0, 4, 1, 0, 0x10};
+    craft_block(&c, FMT_BLOCK_DEFS, later, sizeof(later));
+    assert_int_equal(read_all(c.b.data, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0),
+                     -EPROTO);
+    assert_non_null(strstr(err, "bad stack node 2"));
+    save_corpus("bad-stack-code-parent", c.b.data, c.b.len);
+    craft_free(&c);
+
     /* A trailer pointing outside the file, and one at a non-index block. */
     craft_start(&c);
     craft_block(&c, FMT_BLOCK_META, "", 0);
@@ -765,7 +848,7 @@ static void test_crafted_framing(void **state)
     assert_non_null(strstr(err, "bad header CRC"));
     p[40] ^= 1;
     struct fmt_trace_info info = {0};
-    fmt_header_encode(p, &info, 0x2); /* required bit 1: unknown */
+    fmt_header_encode(p, &info, 1u << 20); /* required bit 20: unknown */
     assert_int_equal(read_all(p, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0), -EPROTO);
     assert_non_null(strstr(err, "unsupported required feature bits"));
     fmt_header_encode(p, &info, FMT_FEAT_ZSTD_COLUMNS | (1ull << 40)); /* optional: fine */

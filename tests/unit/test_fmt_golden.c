@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Old traces stay readable: tests/golden/v1.mscr, written by format 1.0
- * from tfmt_every_kind() with 3 events per chunk, must read back exactly.
- * (Its dump is compared with tests/golden/v1.dump by tests/e2e/dump_golden.sh.)
- * MS_FMT_WRITE_GOLDEN=PATH writes the file anew; do that only for a new
- * format version, into a new file, and keep the old one. */
+ * from tfmt_every_kind() with 3 events per chunk, must read back exactly;
+ * so must tests/golden/v1_1.mscr, written by format 1.1 from the same
+ * events and a deep recursion (stack codes) and heap blocks handed out of
+ * order (freed-address ranks). (Their dumps are compared with
+ * tests/golden/v1.dump and v1_1.dump by tests/e2e/dump_golden.sh.)
+ * MS_FMT_WRITE_GOLDEN=PATH writes v1.mscr anew with the current writer,
+ * MS_FMT_WRITE_GOLDEN_1_1=PATH v1_1.mscr; do that only for a new format
+ * version, into a new file, and keep the old ones. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -24,6 +28,9 @@
 #endif
 
 #define GOLDEN_CHUNK_EVENTS 3
+#define GOLDEN11_CHUNK_EVENTS 45 /* the events of v1, then the new ones in a chunk */
+#define GOLDEN11_LEVELS 70       /* recursion levels, past the depth limit (64) */
+#define GOLDEN11_HEAP 0x5555100000ull
 
 /* The events, with their stacks interned on w (if given) the way they were
  * when the golden file was written: ids 1..5 become 2-frame stacks. */
@@ -43,13 +50,68 @@ static size_t golden_events(struct fmt_writer *w, struct fmt_event *ev, size_t m
     return n;
 }
 
-static void write_golden(const char *path)
+/* Frame i (leaf first) of the stack at recursion level l: three functions
+ * calling each other in a fixed irregular order; the leaf is the
+ * allocation's call site in the level's function. */
+static uint64_t golden11_frame(int l, int i)
+{
+    int k = l - i;
+
+    return 0x7f0000003000ull + (uint64_t)((k * k + k / 2) % 3) * 0x100 + (i == 0 ? 0x40 : 0);
+}
+
+/* v1's events, then on thread 0 (see the file comment): the stacks of
+ * every recursion level interned on w (if given), three of them used;
+ * nine blocks freed (seven to the model's tcache, two to its fastbin);
+ * a fresh block (the model drops those nine as stale), then two of them
+ * again, the third and the ninth freed (ranks 6 and 0), all freed. */
+static size_t golden11_events(struct fmt_writer *w, struct fmt_event *ev, size_t max)
+{
+    size_t n = golden_events(w, ev, max);
+    uint32_t deep[GOLDEN11_LEVELS] = {0};
+    uint64_t ts = 1500;
+
+    for (int l = 0; l < GOLDEN11_LEVELS; l++) {
+        uint64_t frames[64];
+        int depth = l + 1 < 64 ? l + 1 : 64;
+        for (int i = 0; i < depth; i++)
+            frames[i] = golden11_frame(l, i);
+        if (w)
+            assert_int_equal(fmt_writer_stack(w, 0, frames, (uint32_t)depth, &deep[l]), 0);
+    }
+    for (int i = 0; i < 9; i++) {
+        ev[n] = tfmt_mk(FMT_EV_MALLOC, ts += 10, 0);
+        ev[n].addr = GOLDEN11_HEAP + 32 * (uint64_t)i;
+        ev[n].size = 24;
+        ev[n++].stack = deep[GOLDEN11_LEVELS - 9 + i];
+    }
+    for (int i = 0; i < 9; i++) {
+        ev[n] = tfmt_mk(FMT_EV_FREE, ts += 10, 0);
+        ev[n++].addr = GOLDEN11_HEAP + 32 * (uint64_t)i;
+    }
+    static const uint64_t again[3] = {0x1000, 32 * 2, 32 * 8};
+    for (int i = 0; i < 3; i++) {
+        ev[n] = tfmt_mk(FMT_EV_MALLOC, ts += 10, 0);
+        ev[n].addr = GOLDEN11_HEAP + again[i];
+        ev[n].size = 24;
+        ev[n++].stack = deep[GOLDEN11_LEVELS - 3 + i];
+    }
+    for (int i = 0; i < 3; i++) {
+        ev[n] = tfmt_mk(FMT_EV_FREE, ts += 10, 0);
+        ev[n++].addr = GOLDEN11_HEAP + again[i];
+    }
+    assert_true(n <= max);
+    return n;
+}
+
+static void write_events(const char *path, uint32_t chunk_events,
+                         size_t (*events)(struct fmt_writer *, struct fmt_event *, size_t))
 {
     struct tfmt t;
-    struct fmt_event ev[64];
+    struct fmt_event ev[128];
 
-    tfmt_start(&t, GOLDEN_CHUNK_EVENTS);
-    size_t n = golden_events(t.w, ev, 64);
+    tfmt_start(&t, chunk_events);
+    size_t n = events(t.w, ev, 128);
     for (size_t i = 0; i < n; i++)
         assert_int_equal(fmt_writer_event(t.w, &ev[i]), 0);
     tfmt_finish(&t);
@@ -72,7 +134,7 @@ static void test_golden_v1(void **state)
 
     (void)state;
     if (getenv("MS_FMT_WRITE_GOLDEN")) {
-        write_golden(getenv("MS_FMT_WRITE_GOLDEN"));
+        write_events(getenv("MS_FMT_WRITE_GOLDEN"), GOLDEN_CHUNK_EVENTS, golden_events);
         skip();
     }
     int rc = fmt_reader_open(&r, MS_GOLDEN_DIR "/v1.mscr", err, sizeof(err));
@@ -116,10 +178,65 @@ static void test_golden_v1(void **state)
     fmt_reader_close(r);
 }
 
+static void test_golden_v1_1(void **state)
+{
+    struct fmt_reader *r;
+    char err[600];
+    struct fmt_event want[128], got;
+    struct tmodel m;
+
+    (void)state;
+    if (getenv("MS_FMT_WRITE_GOLDEN_1_1")) {
+        write_events(getenv("MS_FMT_WRITE_GOLDEN_1_1"), GOLDEN11_CHUNK_EVENTS, golden11_events);
+        skip();
+    }
+    int rc = fmt_reader_open(&r, MS_GOLDEN_DIR "/v1_1.mscr", err, sizeof(err));
+    if (rc)
+        fail_msg("%s", err);
+    struct tfmt t;
+    tfmt_start(&t, GOLDEN11_CHUNK_EVENTS);
+    size_t n = golden11_events(t.w, want, 128);
+    tfmt_close(&t);
+
+    const struct fmt_trace_info *info = fmt_reader_info(r);
+    assert_int_equal(info->version_major, 1);
+    assert_int_equal(info->version_minor, 1);
+    struct fmt_trace_counts c;
+    fmt_reader_counts(r, &c);
+    assert_int_equal(c.nr_events, n);
+    assert_int_equal(c.nr_chunks, 2);
+    tmodel_init(&m);
+    for (size_t i = 0; i < n; i++) {
+        tmodel_apply(&m, &want[i]);
+        assert_int_equal(fmt_reader_next(r, &got), 1);
+        tfmt_assert_event(&want[i], &got, i);
+    }
+    tmodel_free(&m);
+    assert_int_equal(fmt_reader_next(r, &got), 0);
+    /* Every level's stack reads back, the windows past the depth limit
+     * included (the events name only the last twelve). */
+    for (int l = 0; l < GOLDEN11_LEVELS; l++) {
+        uint64_t frames[64];
+        uint32_t image, id = 0;
+        int depth = l + 1 < 64 ? l + 1 : 64;
+        for (uint32_t s = 1; s <= c.nr_stacks && !id; s++) {
+            if (fmt_reader_stack(r, s, &image, frames, 64) != depth)
+                continue;
+            int same = 1;
+            for (int i = 0; i < depth; i++)
+                same &= frames[i] == golden11_frame(l, i);
+            id = same ? s : 0;
+        }
+        assert_true(id != 0);
+    }
+    fmt_reader_close(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_v1),
+        cmocka_unit_test(test_golden_v1_1),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -163,6 +163,68 @@ static void test_random_storm(void **state)
     free(evs);
 }
 
+/* Addresses glibc hands back out of order (format 1.1 codes them as the
+ * rank among the class's freed addresses): allocations that reuse one of
+ * the thread's recently freed addresses at random, in the same or another
+ * size class, beside fresh ones, failed ones, addresses far from any
+ * prediction and two whose difference to it does not fit beside the codes
+ * (the escape), over two threads and small chunks. */
+static void test_freed_reuse(void **state)
+{
+    size_t n = 100000;
+    struct fmt_event *evs = calloc(n, sizeof(*evs));
+    uint64_t live[2][64] = {{0}}, freed[2][128] = {{0}};
+    uint32_t nr_freed[2] = {0, 0};
+    uint64_t ts = 1;
+
+    (void)state;
+    assert_non_null(evs);
+    rng_state = 777;
+    /* The first in its chunk is predicted at 0, the next right after it
+     * (0x1020): 2^63 bytes from the prediction, either way, does not fit
+     * beside the codes and escapes. */
+    evs[0] = tfmt_mk(FMT_EV_MALLOC, ts, 0);
+    evs[0].addr = 0x1000;
+    evs[0].size = 24;
+    evs[1] = evs[0];
+    evs[1].addr = 0x8000000000001020ull;
+    evs[2] = evs[0];
+    evs[2].addr = 0x1040; /* the guess is 0x8000000000001040 now */
+    for (size_t i = 3; i < n; i++) {
+        uint32_t th = (uint32_t)(rnd() % 2);
+        uint32_t slot = (uint32_t)(rnd() % 64);
+        ts += rnd() % 50;
+        if (live[th][slot]) {
+            evs[i] = tfmt_mk(FMT_EV_FREE, ts, th);
+            evs[i].addr = live[th][slot];
+            freed[th][nr_freed[th]++ % 128] = live[th][slot];
+            live[th][slot] = 0;
+            continue;
+        }
+        evs[i] = tfmt_mk(FMT_EV_MALLOC, ts, th);
+        evs[i].size = 8 + (rnd() % 4) * 16 + (rnd() % 30 == 0) * 600;
+        evs[i].stack = 1;
+        uint64_t r = rnd() % 100;
+        if (r < 60 && nr_freed[th])
+            evs[i].addr = freed[th][(nr_freed[th] - 1 - rnd() % 80) % 128];
+        else if (r < 62)
+            evs[i].addr = 0xfffffffff0000000ull - th * 0x1000000 - (rnd() % 4) * 16; /* far */
+        else if (r < 63)
+            evs[i].addr = 0;
+        else
+            evs[i].addr = 0x100000000ull * (th + 1) + (rnd() % 4096) * 16;
+        for (int k = 0; k < 64; k++)
+            if (live[th][k] == evs[i].addr)
+                evs[i].addr += 0x100000; /* not live twice */
+        if (!evs[i].addr)
+            evs[i].flags = FMT_EVF_FAILED;
+        live[th][slot] = evs[i].addr;
+    }
+    roundtrip(evs, n, 501);
+    roundtrip(evs, n, 0);
+    free(evs);
+}
+
 /* A program with more threads than a chunk may hold: the writer ends
  * chunks early (docs/format.md, "Contexts"), and everything reads back. */
 static void test_many_threads(void **state)
@@ -316,6 +378,50 @@ static void test_stack_windows(void **state)
     (void)state;
     stack_windows(0);
     stack_windows(1);
+}
+
+/* Stack node addresses coded as candidates (STACK_CODES): random stacks
+ * over a small set of return addresses, many more parent addresses than
+ * the candidate tables have slots (so lists are evicted and rebuilt), in
+ * two images and over many DEFS blocks, read back exactly. */
+static void test_stack_codes(void **state)
+{
+    enum { NR = 20000, MAXD = 12 };
+    struct tfmt t;
+    static uint32_t ids[NR];
+    uint64_t frames[MAXD];
+    uint32_t image;
+
+    (void)state;
+    tfmt_start(&t, 7);
+    for (int pass = 0; pass < 2; pass++) {
+        rng_state = 4242;
+        struct fmt_reader *r = pass ? tfmt_open(&t) : NULL;
+        for (int i = 0; i < NR; i++) {
+            uint32_t n = (uint32_t)(rnd() % MAXD) + 1;
+            uint32_t img = (uint32_t)(rnd() % 2);
+            uint64_t f[MAXD];
+            for (uint32_t k = 0; k < n; k++)
+                f[k] = 0x400000 + (rnd() % (i < NR / 2 ? 12000 : 6)) * 16;
+            if (!pass) {
+                assert_int_equal(fmt_writer_stack(t.w, img, f, n, &ids[i]), 0);
+                struct fmt_event ev = tfmt_mk(FMT_EV_MALLOC, (uint64_t)i, 0);
+                ev.addr = 0x10000 + (uint64_t)i * 64;
+                ev.size = 24;
+                ev.stack = ids[i];
+                assert_int_equal(fmt_writer_event(t.w, &ev), 0);
+                continue;
+            }
+            assert_int_equal(fmt_reader_stack(r, ids[i], &image, frames, MAXD), (int)n);
+            assert_int_equal(image, img);
+            assert_memory_equal(frames, f, n * sizeof(*f));
+        }
+        if (pass)
+            fmt_reader_close(r);
+        else
+            tfmt_finish(&t);
+    }
+    tfmt_close(&t);
 }
 
 /* Header, metadata and the tables of images, threads and modules. */
@@ -587,8 +693,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_kind),
         cmocka_unit_test(test_random_storm),
+        cmocka_unit_test(test_freed_reuse),
         cmocka_unit_test(test_stacks),
         cmocka_unit_test(test_stack_windows),
+        cmocka_unit_test(test_stack_codes),
         cmocka_unit_test(test_tables),
         cmocka_unit_test(test_many_threads),
         cmocka_unit_test(test_image_without_start),
