@@ -307,11 +307,17 @@ int cmd_record(int argc, char **argv)
         cli_warn("record: cannot run %s: %s", prog, strerror(exec_err));
     close(err_fd);
 
-    last_flush = rec_clock_now(&s.clock);
+    last_flush = s.clock.mono0;
     for (;;) {
-        uint64_t now = rec_clock_now(&s.clock), limit, before = s.nr_copied;
+        uint64_t now, limit, before = s.nr_copied;
         int no_children;
 
+        if (!rec_clock_settle(&s.clock)) {
+            /* Calibrating the TSC: no time can be converted yet. */
+            poll(NULL, 0, 1);
+            continue;
+        }
+        now = rec_clock_now(&s.clock);
         rec_socket_accept_all(&s, &st, lfd, now, &nr_bad_hellos);
         limit = rec_merge_watermark(&s, now);
         no_children = rec_reap(&st);

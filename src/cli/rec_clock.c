@@ -69,35 +69,43 @@ static void rec_clock_pair(uint64_t *tick, uint64_t *ns)
     *ns = a + (rec_mono_ns() - a) / 2;
 }
 
+/* 10 ms between the two pairs: a rate good to ~1e-5, and one line for the
+ * whole run, so times never jump. */
+#define REC_CLOCK_SPAN_NS (10 * 1000 * 1000ull)
+
 void rec_clock_init(struct rec_clock *c)
 {
-    uint64_t t1, m1;
-    struct timespec nap = {0, 10 * 1000 * 1000};
-
     memset(c, 0, sizeof(*c));
     c->tsc = rec_tsc_usable();
     if (!c->tsc) {
         c->mono0 = rec_mono_ns();
+        c->ready = 1;
         return;
     }
-    /* 10 ms between two pairs: a rate good to ~1e-5, and one line for the
-     * whole run, so times never jump. */
     rec_clock_pair(&c->tsc0, &c->mono0);
-    nanosleep(&nap, NULL);
+}
+
+int rec_clock_settle(struct rec_clock *c)
+{
+    uint64_t t1, m1;
+
+    if (c->ready)
+        return 1;
+    if (rec_mono_ns() - c->mono0 < REC_CLOCK_SPAN_NS)
+        return 0;
     rec_clock_pair(&t1, &m1);
-    if (t1 <= c->tsc0 || m1 <= c->mono0) {
-        c->tsc = 0;
-        c->mono0 = rec_mono_ns();
-        return;
-    }
+    if (t1 <= c->tsc0 || m1 <= c->mono0)
+        return 0; /* cannot happen with a constant TSC; try again later */
     c->ns_per_tick = (double)(m1 - c->mono0) / (double)(t1 - c->tsc0);
     c->mult32 = (uint64_t)(c->ns_per_tick * 4294967296.0);
+    c->ready = 1;
+    return 1;
 }
 
 uint64_t rec_clock_now(const struct rec_clock *c)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    if (c->tsc)
+    if (c->tsc && c->ready)
         return rec_clock_ns(c, __builtin_ia32_rdtsc(), 1);
 #endif
     return rec_mono_ns();

@@ -29,15 +29,21 @@ struct rec_image;
  * collector times in TSC ticks are turned into it as they are copied. */
 struct rec_clock {
     int tsc;              /* the collector stamps with rdtsc */
+    int ready;            /* the line is known (at once without the TSC) */
     uint64_t tsc0, mono0; /* a tick and the ns it was read at */
     double ns_per_tick;
     uint64_t mult32; /* ns_per_tick << 32 */
 };
 
 /* Decide on the clock (MEMSCRIBE_CLOCK=tsc|monotonic overrides) and, for
- * the TSC, calibrate it (10 ms). */
+ * the TSC, take the first reading of its calibration. */
 void rec_clock_init(struct rec_clock *c);
-/* Now, in ns. */
+/* For the TSC, take the second reading once 10 ms have passed since the
+ * first: 1 when the line is known, 0 while no time may be converted yet.
+ * The program runs meanwhile (its hellos wait in the socket's queue, its
+ * events in its rings), so tracing does not start 10 ms late. */
+int rec_clock_settle(struct rec_clock *c);
+/* Now, in ns (CLOCK_MONOTONIC itself until the line is known). */
 uint64_t rec_clock_now(const struct rec_clock *c);
 /* A collector time in ns: t itself, or ticks converted when is_tsc (fixed
  * point, ns per tick << 32: one multiply per record). */
