@@ -8,8 +8,8 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
 #include <sys/syscall.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "format/fmt_shm.h"
@@ -24,9 +24,10 @@
 #define COL_RING_SIZE (4u << 20)
 #define COL_MAX_SEGMENTS 64
 
-/* Per-ring cache of recently seen stacks: 1024 entries of 16 bytes. */
+/* Per-ring cache of recently seen stacks: 1024 entries of 16 bytes, and
+ * the ring's last stack (col_stack.c). */
 #define COL_STACK_CACHE_ENTRIES 1024
-#define COL_STACK_CACHE_BYTES (COL_STACK_CACHE_ENTRIES * 16)
+#define COL_STACK_CACHE_BYTES (COL_STACK_CACHE_ENTRIES * 16 + 4096)
 
 /* The real functions, resolved with dlsym(RTLD_NEXT) at init. */
 struct col_real {
@@ -100,8 +101,8 @@ extern _Atomic int col_state;
 /* Settings from the environment, read once at init. */
 extern uint32_t col_depth;
 extern int col_no_follow;
-extern int col_free_stacks;
-extern int col_glibc_malloc; /* the real malloc is glibc's: its chunk headers may be read */ /* MEMSCRIBE_FREE_STACKS=1: unwind on free too */
+extern int col_free_stacks;  /* MEMSCRIBE_FREE_STACKS=1: unwind on free too */
+extern int col_glibc_malloc; /* the real malloc is glibc's: its chunk headers may be read */
 /* After a dlopen, this many events each check whether the module set
  * changed; every COL_MODULE_POLL_MASK+1 events of a thread check anyway
  * (libc's own dlopen of NSS modules and the like). */
@@ -159,22 +160,22 @@ static inline void col_leave(struct col_thread *t)
 
 /* Call a real heap function with dispatch armed: the mmap, brk, munmap it
  * issues inside libc trap and are recorded as libc-internal (col_sud.c). */
-#define COL_REAL_CALL(t, call)                                                           \
-    __extension__({                                                                      \
-        (t)->sud_in_real = 1;                                                            \
-        (t)->sud_sel = (t)->sud_rearm;                                                   \
-        __typeof__(call) col_r_ = (call);                                                \
-        (t)->sud_sel = COL_SUD_ALLOW;                                                    \
-        (t)->sud_in_real = 0;                                                            \
-        col_r_;                                                                          \
+#define COL_REAL_CALL(t, call)                                                                     \
+    __extension__({                                                                                \
+        (t)->sud_in_real = 1;                                                                      \
+        (t)->sud_sel = (t)->sud_rearm;                                                             \
+        __typeof__(call) col_r_ = (call);                                                          \
+        (t)->sud_sel = COL_SUD_ALLOW;                                                              \
+        (t)->sud_in_real = 0;                                                                      \
+        col_r_;                                                                                    \
     })
-#define COL_REAL_CALL_VOID(t, call)                                                      \
-    do {                                                                                 \
-        (t)->sud_in_real = 1;                                                            \
-        (t)->sud_sel = (t)->sud_rearm;                                                   \
-        call;                                                                            \
-        (t)->sud_sel = COL_SUD_ALLOW;                                                    \
-        (t)->sud_in_real = 0;                                                            \
+#define COL_REAL_CALL_VOID(t, call)                                                                \
+    do {                                                                                           \
+        (t)->sud_in_real = 1;                                                                      \
+        (t)->sud_sel = (t)->sud_rearm;                                                             \
+        call;                                                                                      \
+        (t)->sud_sel = COL_SUD_ALLOW;                                                              \
+        (t)->sud_in_real = 0;                                                                      \
     } while (0)
 
 /* col_ring.c */
@@ -218,7 +219,7 @@ int col_ring_wait(struct col_thread *t, uint64_t need);
 /* Room for a record of len bytes (a PAD first if it would cross the ring
  * end), or NULL; publish it with col_ring_commit(). */
 static inline __attribute__((always_inline)) void *col_ring_reserve_inline(struct col_thread *t,
-                                                                          uint32_t len)
+                                                                           uint32_t len)
 {
     struct col_ring *r = t->ring;
     uint64_t pos = r->head & (COL_RING_SIZE - 1);
@@ -265,9 +266,9 @@ col_emit_event_inline(struct col_thread *t, uint8_t type, uint8_t kind, uint8_t 
         e->extra[i] = extra[i];
     col_ring_commit(t, len);
 }
-void col_emit_event(struct col_thread *t, uint8_t type, uint8_t kind, uint8_t flags,
-                    uint8_t origin, uint32_t stack, uint64_t ts, uint64_t addr,
-                    uint64_t size, const uint64_t *extra, unsigned nargs);
+void col_emit_event(struct col_thread *t, uint8_t type, uint8_t kind, uint8_t flags, uint8_t origin,
+                    uint32_t stack, uint64_t ts, uint64_t addr, uint64_t size,
+                    const uint64_t *extra, unsigned nargs);
 
 /* col_stack.c */
 int col_stack_init(void);

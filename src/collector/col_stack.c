@@ -73,7 +73,20 @@ struct col_stack_cache {
         uint32_t id;
         uint32_t off;
     } e[COL_STACK_CACHE_ENTRIES];
+    /* The ring's last stack, while calls keep repeating it (a loop that
+     * allocates at one site): compared frame by frame with the new one, it
+     * saves hashing the frames and probing the cache. After a few misses
+     * in a row it is off for a while, so that a program whose stacks
+     * change at every call does not pay for keeping it. */
+    uint32_t last_n, last_id;
+    uint32_t last_misses; /* consecutive misses */
+    uint32_t last_pause;  /* calls left with it off */
+    uint64_t last[FMT_SHM_MAX_DEPTH + 4];
 };
+_Static_assert(sizeof(struct col_stack_cache) <= COL_STACK_CACHE_BYTES, "COL_STACK_CACHE_BYTES");
+
+#define COL_LAST_MISSES 8   /* misses in a row that turn the last stack off */
+#define COL_LAST_PAUSE 4096 /* for this many calls */
 
 static struct col_stack_slot *col_table;
 static uint64_t *col_arena;
@@ -165,7 +178,7 @@ static uint64_t col_stack_hash(const uint64_t *f, uint32_t n)
  * call into libc's memcmp (through the PLT) cost more than the compare on
  * every cache hit of a malloc storm. */
 static inline __attribute__((always_inline)) int col_stack_equal(uint32_t off, const uint64_t *f,
-                                                                  uint32_t n)
+                                                                 uint32_t n)
 {
     const uint64_t *a = &col_arena[off + 1];
     uint64_t diff = 0;
@@ -331,21 +344,56 @@ int col_fp_backtrace(void **buf, int max)
  * intern. */
 uint32_t col_stack_finish(struct col_thread *t, void *const *buf, int n)
 {
+    struct col_stack_cache *c = t->ring->cache;
     uint64_t f[FMT_SHM_MAX_DEPTH + 4];
     uint64_t sum = 0, m = COL_HASH_M0;
-    uint32_t k = 0;
+    uint32_t k = 0, id;
 
-    /* One pass: filter and hash (col_stack_hash, term by term). */
+    if (!c || c->last_pause) {
+        /* One pass: filter and hash (col_stack_hash, term by term). */
+        for (int i = 0; i < n && k < col_depth; i++) {
+            uint64_t ip = (uint64_t)(uintptr_t)buf[i];
+
+            if (ip - col_self_lo >= col_self_hi - col_self_lo) {
+                f[k++] = ip;
+                sum += col_hash_frame(ip, m);
+                m += 2;
+            }
+        }
+        if (c)
+            c->last_pause--;
+        return k ? col_stack_intern_key(t, f, k, col_hash_final(sum, k)) : 0;
+    }
     for (int i = 0; i < n && k < col_depth; i++) {
         uint64_t ip = (uint64_t)(uintptr_t)buf[i];
 
-        if (ip - col_self_lo >= col_self_hi - col_self_lo) {
+        if (ip - col_self_lo >= col_self_hi - col_self_lo)
             f[k++] = ip;
-            sum += col_hash_frame(ip, m);
-            m += 2;
+    }
+    if (!k)
+        return 0;
+    if (k == c->last_n) {
+        uint64_t diff = 0;
+
+        for (uint32_t i = 0; i < k; i++)
+            diff |= f[i] ^ c->last[i];
+        if (!diff) {
+            c->last_misses = 0;
+            return c->last_id;
         }
     }
-    return k ? col_stack_intern_key(t, f, k, col_hash_final(sum, k)) : 0;
+    id = col_stack_intern_key(t, f, k, col_stack_hash(f, k));
+    if (++c->last_misses >= COL_LAST_MISSES) {
+        c->last_misses = 0;
+        c->last_n = 0;
+        c->last_pause = COL_LAST_PAUSE;
+        return id;
+    }
+    c->last_n = k;
+    c->last_id = id;
+    for (uint32_t i = 0; i < k; i++)
+        c->last[i] = f[i];
+    return id;
 }
 
 uint32_t col_stack_get(struct col_thread *t)
