@@ -672,6 +672,100 @@ static void test_flush(void **state)
 }
 
 /* The writer refuses what it cannot store, and says so. */
+/* The recorder's path for plain mallocs and frees, fmt_writer_heap(),
+ * writes exactly the bytes fmt_writer_event() writes for the same events,
+ * whatever comes between them (reallocs, flagged and failed calls,
+ * mappings, other threads, chunk ends). */
+static void write_mixed(struct tfmt *t, int use_heap_path)
+{
+    uint64_t live[2][64] = {{0}}, ts = 10;
+    uint32_t id;
+    uint64_t frames[2] = {0x401000, 0x400500};
+
+    rng_state = 0x2545f4914f6cdd1dull;
+    for (uint32_t s = 0; s < 8; s++) {
+        frames[0] = 0x401000 + s;
+        assert_int_equal(fmt_writer_stack(t->w, 0, frames, 2, &id), 0);
+    }
+    for (int i = 0; i < 50000; i++) {
+        uint32_t th = (uint32_t)(rnd() % 2), slot = (uint32_t)(rnd() % 64);
+        struct fmt_event ev;
+
+        ts += rnd() % 200;
+        if (rnd() % 40 == 0) {
+            ev = tfmt_mk(FMT_EV_MMAP, ts, th);
+            ev.addr = 0x7f0000000000ull + (rnd() % 32) * 4096;
+            ev.size = 4096;
+            ev.arg[0] = 3;
+            ev.arg[1] = 0x22;
+        } else if (!live[th][slot]) {
+            ev = tfmt_mk(FMT_EV_MALLOC, ts, th);
+            ev.addr = 0x100000000ull * (th + 1) + slot * 0x1000 + (rnd() % 16) * 16;
+            ev.size = rnd() % 600;
+            ev.stack = 1 + (uint32_t)(rnd() % 8);
+            if (rnd() % 30 == 0)
+                ev.flags = FMT_EVF_LIBC_MMAP;
+            if (rnd() % 50 == 0) {
+                ev.flags = FMT_EVF_FAILED;
+                ev.addr = 0;
+            }
+            live[th][slot] = ev.addr;
+        } else if (rnd() % 6 == 0) {
+            ev = tfmt_mk(FMT_EV_REALLOC, ts, th);
+            ev.old_addr = live[th][slot];
+            ev.addr = ev.old_addr + 16 * (rnd() % 3);
+            ev.size = rnd() % 2000;
+            ev.stack = 1 + (uint32_t)(rnd() % 8);
+            live[th][slot] = ev.addr;
+        } else {
+            ev = tfmt_mk(FMT_EV_FREE, ts, th);
+            ev.addr = rnd() % 50 ? live[th][slot] : 0;
+            live[th][slot] = 0;
+        }
+        if (use_heap_path && !ev.flags &&
+            (ev.kind == FMT_EV_MALLOC || ev.kind == FMT_EV_FREE)) {
+            struct fmt_writer_who who = {ev.image, ev.thread, ev.pid, ev.tid};
+
+            assert_int_equal(fmt_writer_heap(t->w, &who, ev.kind, ev.ts_ns, ev.addr,
+                                             ev.kind == FMT_EV_MALLOC ? ev.size : 0, ev.stack),
+                             0);
+        } else {
+            assert_int_equal(fmt_writer_event(t->w, &ev), 0);
+        }
+    }
+    tfmt_finish(t);
+}
+
+static void test_heap_path_same_bytes(void **state)
+{
+    struct tfmt a, b;
+    uint8_t *pa, *pb;
+    size_t na, nb;
+    struct fmt_writer_who who = {0, 0, 1, 1};
+
+    (void)state;
+    tfmt_start(&a, 4096);
+    tfmt_start(&b, 4096);
+    write_mixed(&a, 0);
+    write_mixed(&b, 1);
+    pa = tfmt_bytes(a.fd, &na);
+    pb = tfmt_bytes(b.fd, &nb);
+    assert_int_equal(na, nb);
+    assert_memory_equal(pa, pb, na);
+    free(pa);
+    free(pb);
+    tfmt_close(&a);
+    tfmt_close(&b);
+
+    /* Only mallocs and frees, and only known stacks. */
+    tfmt_start(&a, 0);
+    assert_int_equal(fmt_writer_heap(a.w, &who, FMT_EV_REALLOC, 1, 0x1000, 8, 0), -EINVAL);
+    assert_int_equal(fmt_writer_heap(a.w, &who, FMT_EV_MALLOC, 1, 0x1000, 8, 99), -EINVAL);
+    assert_int_equal(fmt_writer_heap(a.w, &who, FMT_EV_MALLOC, 1, 0x1000, 8, 0), 0);
+    tfmt_finish(&a);
+    tfmt_close(&a);
+}
+
 static void test_writer_rejects(void **state)
 {
     struct tfmt t;
@@ -702,6 +796,7 @@ int main(void)
         cmocka_unit_test(test_image_without_start),
         cmocka_unit_test(test_flush),
         cmocka_unit_test(test_live_at_chunk),
+        cmocka_unit_test(test_heap_path_same_bytes),
         cmocka_unit_test(test_writer_rejects),
     };
 
