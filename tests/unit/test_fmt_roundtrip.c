@@ -722,8 +722,7 @@ static void write_mixed(struct tfmt *t, int use_heap_path)
             ev.addr = rnd() % 50 ? live[th][slot] : 0;
             live[th][slot] = 0;
         }
-        if (use_heap_path && !ev.flags &&
-            (ev.kind == FMT_EV_MALLOC || ev.kind == FMT_EV_FREE)) {
+        if (use_heap_path && !ev.flags && (ev.kind == FMT_EV_MALLOC || ev.kind == FMT_EV_FREE)) {
             struct fmt_writer_who who = {ev.image, ev.thread, ev.pid, ev.tid};
 
             assert_int_equal(fmt_writer_heap(t->w, &who, ev.kind, ev.ts_ns, ev.addr,
