@@ -177,17 +177,20 @@ static uint64_t col_stack_hash(const uint64_t *f, uint32_t n)
 /* A plain loop, not memcmp: stacks are a few to a few dozen words, and the
  * call into libc's memcmp (through the PLT) cost more than the compare on
  * every cache hit of a malloc storm. */
-static inline __attribute__((always_inline)) int col_stack_equal(uint32_t off, const uint64_t *f,
-                                                                 uint32_t n)
+static inline __attribute__((always_inline)) int col_frames_equal(const uint64_t *a,
+                                                                  const uint64_t *f, uint32_t n)
 {
-    const uint64_t *a = &col_arena[off + 1];
     uint64_t diff = 0;
 
-    if (col_arena[off] != n)
-        return 0;
     for (uint32_t i = 0; i < n; i++)
         diff |= a[i] ^ f[i];
     return diff == 0;
+}
+
+static inline __attribute__((always_inline)) int col_stack_equal(uint32_t off, const uint64_t *f,
+                                                                 uint32_t n)
+{
+    return col_arena[off] == n && col_frames_equal(&col_arena[off + 1], f, n);
 }
 
 /* Publish the definition of stack id; it must be in the ring before any
@@ -346,24 +349,8 @@ uint32_t col_stack_finish(struct col_thread *t, void *const *buf, int n)
 {
     struct col_stack_cache *c = t->ring->cache;
     uint64_t f[FMT_SHM_MAX_DEPTH + 4];
-    uint64_t sum = 0, m = COL_HASH_M0;
     uint32_t k = 0, id;
 
-    if (!c || c->last_pause) {
-        /* One pass: filter and hash (col_stack_hash, term by term). */
-        for (int i = 0; i < n && k < col_depth; i++) {
-            uint64_t ip = (uint64_t)(uintptr_t)buf[i];
-
-            if (ip - col_self_lo >= col_self_hi - col_self_lo) {
-                f[k++] = ip;
-                sum += col_hash_frame(ip, m);
-                m += 2;
-            }
-        }
-        if (c)
-            c->last_pause--;
-        return k ? col_stack_intern_key(t, f, k, col_hash_final(sum, k)) : 0;
-    }
     for (int i = 0; i < n && k < col_depth; i++) {
         uint64_t ip = (uint64_t)(uintptr_t)buf[i];
 
@@ -372,15 +359,14 @@ uint32_t col_stack_finish(struct col_thread *t, void *const *buf, int n)
     }
     if (!k)
         return 0;
-    if (k == c->last_n) {
-        uint64_t diff = 0;
-
-        for (uint32_t i = 0; i < k; i++)
-            diff |= f[i] ^ c->last[i];
-        if (!diff) {
-            c->last_misses = 0;
-            return c->last_id;
-        }
+    if (!c || c->last_pause) {
+        if (c)
+            c->last_pause--;
+        return col_stack_intern_key(t, f, k, col_stack_hash(f, k));
+    }
+    if (k == c->last_n && col_frames_equal(c->last, f, k)) {
+        c->last_misses = 0;
+        return c->last_id;
     }
     id = col_stack_intern_key(t, f, k, col_stack_hash(f, k));
     if (++c->last_misses >= COL_LAST_MISSES) {

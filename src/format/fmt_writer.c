@@ -568,10 +568,10 @@ static int ensure_room_slow(struct fmt_writer *w, size_t str_bytes)
     return rc;
 }
 
-/* Column space for one more event; has_str: it carries strings. */
-static inline int ensure_room(struct fmt_writer *w, int has_str, const struct fmt_event *ev)
+/* Column space for one more event (NULL: a plain heap event, no strings). */
+static inline int ensure_room(struct fmt_writer *w, const struct fmt_event *ev)
 {
-    if (__builtin_expect(w->room > 0 && !has_str, 1)) {
+    if (__builtin_expect(w->room > 0 && (!ev || (!ev->str && !ev->str2)), 1)) {
         w->room--;
         return 0;
     }
@@ -799,7 +799,7 @@ int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev)
     if (!kind_known(ev->kind) || ev->stack > w->stacks.nr_nodes ||
         (ev->str && ev->str_len > FMT_MAX_STRING) || (ev->str2 && ev->str2_len > FMT_MAX_STRING))
         return -EINVAL;
-    if ((rc = ensure_room(w, ev->str || ev->str2, ev)))
+    if ((rc = ensure_room(w, ev)))
         return rc;
     uint32_t ctx = w->cur_ctx;
     if (!ctx || !ctx_same(&w->ctxs[ctx], ev)) {
@@ -825,7 +825,7 @@ int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsi
         return w->out.err;
     if ((kind != FMT_EV_MALLOC && kind != FMT_EV_FREE) || stack > w->stacks.nr_nodes)
         return -EINVAL;
-    if ((rc = ensure_room(w, 0, NULL)))
+    if ((rc = ensure_room(w, NULL)))
         return rc;
     uint32_t ctx = w->cur_ctx;
     if (!ctx || !who_same(&w->ctxs[ctx], who)) {
