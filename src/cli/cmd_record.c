@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,7 +36,8 @@ static volatile pid_t rec_forward_pid;
 
 static void print_help(void)
 {
-    printf("usage: memscribe record [-o FILE] [--depth N] [--no-follow] [--quiet] [--] CMD [ARGS...]\n"
+    printf("usage: memscribe record [-o FILE] [--depth N] [--no-follow] [--vm-precise] [--quiet]\n"
+           "                        [--] CMD [ARGS...]\n"
            "\n"
            "Run CMD with the collector preloaded and record every malloc-family and\n"
            "mmap-family call it makes, with stack, thread and time, into a trace file.\n"
@@ -64,7 +66,8 @@ static void print_help(void)
            "  MEMSCRIBE_CLOCK        tsc or monotonic: how events are stamped (default: tsc\n"
            "                         when the kernel's clocksource is a stable TSC)\n"
            "Set for the traced program (do not set them yourself): LD_PRELOAD,\n"
-           "MEMSCRIBE_SOCKET, MEMSCRIBE_DEPTH, MEMSCRIBE_NO_FOLLOW.\n",
+           "MEMSCRIBE_SOCKET, MEMSCRIBE_SECRET, MEMSCRIBE_DEPTH, MEMSCRIBE_NO_FOLLOW,\n"
+           "MEMSCRIBE_CLOCK.\n",
            FMT_SHM_MAX_DEPTH, FMT_SHM_DEFAULT_DEPTH);
 }
 
@@ -109,8 +112,11 @@ static char *rec_collector_path(void)
 
 /* The environment for the program: ours, with the collector first in
  * LD_PRELOAD and the protocol variables set. */
-static char **rec_build_env(const char *collector, const char *sock, uint32_t depth, int no_follow,
-                            int tsc)
+/* What rec_build_env() adds at the end of the environment. */
+#define REC_ENV_OURS 6
+
+static char **rec_build_env(const char *collector, const char *sock, const char *secret,
+                            uint32_t depth, int no_follow, int tsc)
 {
     size_t n = 0, k = 0;
     char **env;
@@ -118,18 +124,20 @@ static char **rec_build_env(const char *collector, const char *sock, uint32_t de
 
     while (environ[n])
         n++;
-    env = calloc(n + 6, sizeof(*env));
+    env = calloc(n + REC_ENV_OURS + 1, sizeof(*env));
     if (!env)
         cli_die("record: out of memory");
     for (size_t i = 0; i < n; i++)
         if (strncmp(environ[i], "LD_PRELOAD=", 11) && strncmp(environ[i], FMT_SHM_ENV_SOCKET "=", sizeof(FMT_SHM_ENV_SOCKET)) &&
             strncmp(environ[i], FMT_SHM_ENV_DEPTH "=", sizeof(FMT_SHM_ENV_DEPTH)) &&
             strncmp(environ[i], FMT_SHM_ENV_NO_FOLLOW "=", sizeof(FMT_SHM_ENV_NO_FOLLOW)) &&
-            strncmp(environ[i], FMT_SHM_ENV_CLOCK "=", sizeof(FMT_SHM_ENV_CLOCK)))
+            strncmp(environ[i], FMT_SHM_ENV_CLOCK "=", sizeof(FMT_SHM_ENV_CLOCK)) &&
+            strncmp(environ[i], FMT_SHM_ENV_SECRET "=", sizeof(FMT_SHM_ENV_SECRET)))
             env[k++] = environ[i];
     if (asprintf(&env[k++], "LD_PRELOAD=%s%s%s", collector, old_preload && *old_preload ? ":" : "",
                  old_preload ? old_preload : "") < 0 ||
         asprintf(&env[k++], "%s=%s", FMT_SHM_ENV_SOCKET, sock) < 0 ||
+        asprintf(&env[k++], "%s=%s", FMT_SHM_ENV_SECRET, secret) < 0 ||
         asprintf(&env[k++], "%s=%u", FMT_SHM_ENV_DEPTH, depth) < 0 ||
         asprintf(&env[k++], "%s=%d", FMT_SHM_ENV_NO_FOLLOW, no_follow) < 0 ||
         asprintf(&env[k++], "%s=%s", FMT_SHM_ENV_CLOCK, tsc ? "tsc" : "monotonic") < 0)
@@ -144,8 +152,8 @@ static void rec_free_env(char **env)
 
     while (env[n])
         n++;
-    /* Our five settings are the last entries; the rest belong to environ. */
-    for (size_t i = n >= 5 ? n - 5 : 0; i < n; i++)
+    /* Our settings are the last entries; the rest belong to environ. */
+    for (size_t i = n >= REC_ENV_OURS ? n - REC_ENV_OURS : 0; i < n; i++)
         free(env[i]);
     free(env);
 }
@@ -171,6 +179,7 @@ int cmd_record(int argc, char **argv)
     uint32_t depth = FMT_SHM_DEFAULT_DEPTH;
     int no_follow = 0, quiet = 0, opt, go_fd, err_fd, lfd, out_fd, exec_err = 0;
     char sock[108], msg[1024], *prog, *collector, **env, *default_out = NULL, host[256] = "";
+    char secret[2 * FMT_SHM_SECRET_BYTES + 1];
     struct rec_session s = {0};
     struct rec_statuses st = {0};
     struct fmt_trace_info info = {0};
@@ -230,13 +239,19 @@ int cmd_record(int argc, char **argv)
     /* A file size limit is a write error, like a full disk (the child gets
      * the default back before exec). */
     signal(SIGXFSZ, SIG_IGN);
+    /* Only the traced tree learns the secret (its environment), and the
+     * recorder takes in only hellos that carry it (docs/protocol.md). */
+    if (getrandom(s.secret, sizeof(s.secret), 0) != (ssize_t)sizeof(s.secret))
+        cli_die("record: cannot make the recording's secret: %s", strerror(errno));
+    for (unsigned i = 0; i < FMT_SHM_SECRET_BYTES; i++)
+        snprintf(secret + 2 * i, 3, "%02x", s.secret[i]);
     lfd = rec_socket_open(sock, sizeof(sock));
     if (lfd < 0)
         cli_die("record: cannot open the collector socket: %s", strerror(-lfd));
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
         cli_warn("record: cannot become a subreaper (%s); orphaned children may be missed",
                  strerror(errno));
-    env = rec_build_env(collector, sock, depth, no_follow, s.clock.tsc);
+    env = rec_build_env(collector, sock, secret, depth, no_follow, s.clock.tsc);
     pid = rec_spawn(prog, argv + optind, env, &go_fd, &err_fd);
     if (pid < 0)
         cli_die("record: cannot start %s: %s", prog, strerror(errno));
@@ -363,7 +378,8 @@ int cmd_record(int argc, char **argv)
     rec_free_env(env);
     free(st.v);
     if (nr_bad_hellos)
-        cli_warn("record: %llu malformed hello message(s) ignored", (unsigned long long)nr_bad_hellos);
+        cli_warn("record: %llu malformed, unauthenticated or silent connection(s) ignored",
+                 (unsigned long long)nr_bad_hellos);
     if (s.write_err) {
         cli_warn("record: writing %s failed: %s; the trace holds what was written before "
                  "(%llu events seen)",

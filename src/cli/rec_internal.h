@@ -19,6 +19,15 @@
 #define REC_STALE_NS (100 * 1000 * 1000ull)
 #define REC_MAX_SEGMENTS 64
 #define REC_MAX_RINGS_PER_SEGMENT 64
+/* No call that succeeded covers more bytes: x86-64's largest address
+ * space (5-level paging) is 2^57 bytes. A bigger size is a scribble. */
+#define REC_MAX_EVENT_SIZE (1ull << 57)
+/* Connections accepted whose hello has not arrived yet; beyond this many
+ * the oldest is dropped, and each gets REC_CONN_WAIT_NS at most. */
+#define REC_MAX_CONNS 64
+#define REC_CONN_WAIT_NS (1000 * 1000 * 1000ull)
+/* Collector messages printed per recording at most. */
+#define REC_MAX_SAYS 100
 /* Releases waiting for their realloc per image: one per busy ring at most;
  * beyond this the order of a reused address is left to the times alone. */
 #define REC_MAX_RELEASED 64
@@ -78,6 +87,10 @@ struct rec_ring {
     uint32_t tid;              /* current owner, from THREAD_START */
     uint32_t thread;           /* its dense thread index */
     int has_thread;
+    int thread_ended; /* its THREAD_EXIT is written; no new owner yet */
+    /* 1 + buf offset of the owner's THREAD_EXIT record while it waits in
+     * buf (0: none): glibc frees after the thread's exit hook ran. */
+    size_t exit_at;
     uint64_t seen_pending;    /* last pending value seen */
     uint64_t seen_pending_ns; /* when it was first seen */
     int pending_dead;         /* its thread is gone: ignore pending */
@@ -92,6 +105,8 @@ struct rec_image {
     int open;      /* still producing: constrains the watermark */
     int clock_tsc; /* its times are TSC ticks */
     int retired;   /* closed and fully written: its rings are freed */
+    /* Its hello's time, within the recording. */
+    uint64_t start_ns;
     uint32_t nr_segs;
     struct {
         void *base;
@@ -127,6 +142,13 @@ struct rec_session {
     uint64_t start_mono_ns;
     uint32_t recorder_pid;
     pid_t root_pid;
+    uint8_t secret[FMT_SHM_SECRET_BYTES]; /* a hello without it is refused */
+    struct {
+        int fd;
+        uint64_t since_ns;
+    } conns[REC_MAX_CONNS]; /* accepted, hello not read yet (rec_proc.c) */
+    uint32_t nr_conns;
+    uint32_t nr_says; /* collector messages printed */
 
     struct rec_image **images;
     uint32_t nr_images, cap_images;

@@ -101,7 +101,7 @@ uint64_t rec_merge_watermark(struct rec_session *s, uint64_t now_ns)
                 r->seen_pending_ns = now_ns;
                 r->pending_dead = 0;
             } else if (!r->pending_dead && now_ns - r->seen_pending_ns > REC_STALE_NS) {
-                uint32_t owner = atomic_load(&r->ctl->owner_tid);
+                uint32_t owner = atomic_load(&r->ctl->owner_tid) & ~FMT_SHM_OWNER_EXITING;
 
                 /* A thread that died inside a hook (exec, a raw exit)
                  * never clears its word. */
@@ -146,6 +146,7 @@ static uint32_t rec_map_stack(struct rec_image *img, uint32_t id)
 
 static void rec_thread_begin(struct rec_session *s, struct rec_ring *r, uint32_t tid)
 {
+    r->thread_ended = 0;
     r->tid = tid;
     r->thread = s->next_thread++;
     r->has_thread = 1;
@@ -277,7 +278,9 @@ static int rec_emit_one(struct rec_session *s, struct rec_ring *r, uint64_t at_m
     if (ts > at_most)
         ts = at_most;
     r->buf_pos += rec_buffered_len(p);
-    if (!r->has_thread && p[0] != FMT_SHM_REC_THREAD_START)
+    if (p[0] == FMT_SHM_REC_PAD)
+        return 0; /* a thread's exit record, moved after its late calls (rec_stream.c) */
+    if (!r->has_thread && !r->thread_ended && p[0] != FMT_SHM_REC_THREAD_START)
         rec_thread_begin(s, r, img->pid); /* no start seen: a vfork child's stray event */
     if (p[0] == FMT_SHM_REC_EVENT && rec_emit_heap(s, r, (const void *)p, ts))
         return 0;
@@ -337,6 +340,9 @@ static int rec_emit_one(struct rec_session *s, struct rec_ring *r, uint64_t at_m
     case FMT_SHM_REC_THREAD_EXIT:
         ev.kind = FMT_EV_THREAD_EXIT;
         r->has_thread = 0;
+        /* A call the thread makes after its exit record was written out
+         * still belongs to it (rec_stream.c moves the record when it can). */
+        r->thread_ended = 1;
         break;
     case FMT_SHM_REC_MODULE_LOAD: {
         const struct fmt_shm_module *m = (const void *)p;

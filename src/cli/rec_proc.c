@@ -45,49 +45,86 @@ int rec_socket_open(char *name, size_t name_size)
     return fd;
 }
 
-/* Take one hello off an accepted connection. */
 static int rec_status_take(struct rec_statuses *st, pid_t pid, int *status);
 
-static void rec_take_hello(struct rec_session *s, struct rec_statuses *statuses, int conn,
-                           uint64_t now_ns, uint64_t *nr_bad)
+/* Does the hello carry the recording's secret? Every byte is compared, so
+ * the time taken tells a guesser nothing. */
+static int rec_hello_authentic(const struct rec_session *s, const struct fmt_shm_hello *hello)
+{
+    unsigned diff = 0;
+
+    for (unsigned i = 0; i < FMT_SHM_SECRET_BYTES; i++)
+        diff |= (unsigned)(hello->secret[i] ^ s->secret[i]);
+    return diff == 0;
+}
+
+/* Print a line a collector sent: what it would have written on the
+ * program's stderr, which may be a data file. Only printable ASCII is
+ * shown, and a recording prints REC_MAX_SAYS lines at most. */
+static void rec_say(struct rec_session *s, uint32_t pid, const char *text, size_t len)
+{
+    char line[FMT_SHM_SAY_MAX + 1];
+
+    if (s->nr_says++ == REC_MAX_SAYS)
+        fprintf(stderr, "memscribe: collector: further messages are not shown\n");
+    if (s->nr_says > REC_MAX_SAYS)
+        return;
+    for (size_t i = 0; i < len; i++)
+        line[i] = text[i] >= 0x20 && text[i] < 0x7f ? text[i] : '?';
+    line[len] = 0;
+    fprintf(stderr, "memscribe: collector: %s (pid %u)\n", line, pid);
+}
+
+/* Take the hello off an accepted connection, never waiting for it: 0 if
+ * nothing has arrived yet, 1 once the connection is done with (its hello
+ * taken in, or refused and counted in *nr_bad). */
+static int rec_take_hello(struct rec_session *s, struct rec_statuses *statuses, int conn,
+                          uint64_t now_ns, uint64_t *nr_bad)
 {
     struct fmt_shm_hello hello;
+    char text[FMT_SHM_SAY_MAX];
     union {
         char buf[CMSG_SPACE(sizeof(int))];
         struct cmsghdr align;
     } ctl;
-    struct iovec iov = {.iov_base = &hello, .iov_len = sizeof(hello)};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
+    struct iovec iov[2] = {{.iov_base = &hello, .iov_len = sizeof(hello)},
+                           {.iov_base = text, .iov_len = sizeof(text)}};
+    struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 2,
                          .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
-    struct timeval tv = {2, 0};
     struct cmsghdr *cm;
     struct stat st;
     int memfd = -1, pidfd = -1;
     ssize_t n;
     void *seg;
 
-    /* The client sends right after connecting; wait a little for it. */
-    setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     do {
-        n = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC);
+        n = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
     } while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return 0;
     for (cm = CMSG_FIRSTHDR(&msg); n >= 0 && cm; cm = CMSG_NXTHDR(&msg, cm))
         if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
             cm->cmsg_len >= CMSG_LEN(sizeof(int)))
             memcpy(&memfd, CMSG_DATA(cm), sizeof(int));
-    if (n != (ssize_t)sizeof(hello) || memfd < 0 || fstat(memfd, &st) != 0 || st.st_size <= 0 ||
-        (uint64_t)st.st_size > (1ull << 34)) {
+    if (n > (ssize_t)sizeof(hello) && !(msg.msg_flags & MSG_TRUNC) && memfd < 0 &&
+        hello.kind == FMT_SHM_HELLO_SAY && rec_hello_authentic(s, &hello)) {
+        rec_say(s, hello.pid, text, (size_t)n - sizeof(hello));
+        return 1;
+    }
+    if (n != (ssize_t)sizeof(hello) || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+        !rec_hello_authentic(s, &hello) || memfd < 0 || fstat(memfd, &st) != 0 ||
+        !S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > (1ull << 34)) {
         if (n != 0) /* 0: the process died between connect and send */
             (*nr_bad)++;
         if (memfd >= 0)
             close(memfd);
-        return;
+        return 1;
     }
     seg = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
     close(memfd);
     if (seg == MAP_FAILED) {
         (*nr_bad)++;
-        return;
+        return 1;
     }
     if (hello.kind != FMT_SHM_HELLO_SEGMENT)
         pidfd = (int)syscall(SYS_pidfd_open, (long)hello.pid, 0L);
@@ -96,7 +133,7 @@ static void rec_take_hello(struct rec_session *s, struct rec_statuses *statuses,
         if (pidfd >= 0)
             close(pidfd);
         (*nr_bad)++;
-        return;
+        return 1;
     }
     if (hello.kind != FMT_SHM_HELLO_SEGMENT && pidfd < 0) {
         /* Gone already (and maybe reaped): take what it left. */
@@ -106,21 +143,55 @@ static void rec_take_hello(struct rec_session *s, struct rec_statuses *statuses,
         if (img)
             rec_stream_close(s, img, status, known, now_ns);
     }
+    return 1;
+}
+
+/* Drop waiting connection i (its hello never came in time, or there are
+ * too many waiting). */
+static void rec_conn_drop(struct rec_session *s, uint32_t i, uint64_t *nr_bad)
+{
+    close(s->conns[i].fd);
+    s->conns[i] = s->conns[--s->nr_conns];
+    (*nr_bad)++;
 }
 
 void rec_socket_accept_all(struct rec_session *s, struct rec_statuses *st, int lfd, uint64_t now_ns,
                            uint64_t *nr_bad)
 {
+    /* No peer is ever waited for: one that connects and sends nothing
+     * waits in s->conns, looked at once a round, for REC_CONN_WAIT_NS. */
+    for (uint32_t i = 0; i < s->nr_conns;) {
+        if (rec_take_hello(s, st, s->conns[i].fd, now_ns, nr_bad)) {
+            close(s->conns[i].fd);
+            s->conns[i] = s->conns[--s->nr_conns];
+        } else if (now_ns - s->conns[i].since_ns > REC_CONN_WAIT_NS) {
+            rec_conn_drop(s, i, nr_bad);
+        } else {
+            i++;
+        }
+    }
     for (;;) {
-        int conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        int conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
         if (conn < 0) {
             if (errno == EINTR || errno == ECONNABORTED)
                 continue;
             return;
         }
-        rec_take_hello(s, st, conn, now_ns, nr_bad);
-        close(conn);
+        if (rec_take_hello(s, st, conn, now_ns, nr_bad)) {
+            close(conn);
+            continue;
+        }
+        if (s->nr_conns == REC_MAX_CONNS) {
+            uint32_t oldest = 0;
+
+            for (uint32_t i = 1; i < s->nr_conns; i++)
+                if (s->conns[i].since_ns < s->conns[oldest].since_ns)
+                    oldest = i;
+            rec_conn_drop(s, oldest, nr_bad);
+        }
+        s->conns[s->nr_conns].fd = conn;
+        s->conns[s->nr_conns++].since_ns = now_ns;
     }
 }
 

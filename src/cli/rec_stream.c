@@ -68,22 +68,25 @@ static char *rec_read_proc(uint32_t pid, const char *what, uint32_t *len)
     return buf;
 }
 
+/* info: a private copy of the segment's info area (FMT_SHM_INFO_OFFSET to
+ * FMT_SHM_HEADER_SIZE); h: the private copy of its header. */
 static void rec_queue_start(struct rec_session *s, struct rec_image *img,
-                            const struct fmt_shm_header *h, uint64_t ts)
+                            const struct fmt_shm_header *h, const char *info, uint64_t ts)
 {
     struct fmt_event ev = {0};
-    const char *info = (const char *)h + FMT_SHM_INFO_OFFSET;
     uint32_t room = FMT_SHM_HEADER_SIZE - FMT_SHM_INFO_OFFSET;
     uint32_t exe_len = h->exe_len, argv_len = h->argv_len;
     char *exe = NULL, *argv = NULL;
 
+    /* Lengths count bytes of the copy, whatever they hold (a NUL inside
+     * the path included): no string function decides how much is read. */
     if (exe_len <= room && argv_len <= room - exe_len) {
-        exe = exe_len ? strndup(info, exe_len) : NULL;
+        exe = exe_len ? malloc(exe_len) : NULL;
         argv = argv_len ? malloc(argv_len) : NULL;
+        if (exe)
+            memcpy(exe, info, exe_len);
         if (argv)
             memcpy(argv, info + exe_len, argv_len);
-    } else {
-        exe_len = argv_len = 0;
     }
     if (!exe) {
         /* Not sent: ask /proc while the process is there. */
@@ -94,11 +97,13 @@ static void rec_queue_start(struct rec_session *s, struct rec_image *img,
         n = readlink(path, buf, sizeof(buf) - 1);
         exe_len = n > 0 ? (uint32_t)n : 0;
         exe = n > 0 ? strndup(buf, (size_t)n) : NULL;
+        if (!exe)
+            exe_len = 0;
     }
-    if (!argv) {
-        free(argv);
+    if (!argv)
         argv = rec_read_proc(img->pid, "cmdline", &argv_len);
-    }
+    if (!argv)
+        argv_len = 0;
     ev.kind = FMT_EV_PROCESS_START;
     ev.image = img->index;
     ev.pid = img->pid;
@@ -108,16 +113,17 @@ static void rec_queue_start(struct rec_session *s, struct rec_image *img,
     /* cmdline ends with a NUL; the trace keeps NUL-separated words. */
     if (argv && argv_len && argv[argv_len - 1] == 0)
         argv_len--;
-    rec_merge_synth(s, &ev, ts, exe, exe ? exe_len : 0, argv, argv ? argv_len : 0);
+    rec_merge_synth(s, &ev, ts, exe, exe_len, argv, argv_len);
 }
 
-static int rec_check_segment(const struct fmt_shm_hello *hello, const void *seg, size_t size)
+/* Check h, the private copy of a segment's header, against the hello and
+ * the segment's size. */
+static int rec_check_segment(const struct fmt_shm_hello *hello, const struct fmt_shm_header *h,
+                             size_t size)
 {
-    const struct fmt_shm_header *h = seg;
     uint64_t ctl_size;
 
-    if (size < FMT_SHM_HEADER_SIZE || h->magic != FMT_SHM_SEG_MAGIC ||
-        h->version != FMT_SHM_VERSION)
+    if (h->magic != FMT_SHM_SEG_MAGIC || h->version != FMT_SHM_VERSION)
         return -EPROTO;
     if (h->nr_rings == 0 || h->nr_rings > REC_MAX_RINGS_PER_SEGMENT || h->ring_size < 4096 ||
         h->ring_size > (256u << 20) || (h->ring_size & (h->ring_size - 1)))
@@ -136,21 +142,33 @@ static int rec_check_segment(const struct fmt_shm_hello *hello, const void *seg,
 int rec_stream_attach(struct rec_session *s, const struct fmt_shm_hello *hello, void *seg,
                       size_t size, int pidfd, uint64_t now_ns)
 {
-    struct fmt_shm_header *h = seg;
+    /* The program can write its segment at any time: the header and the
+     * info after it are copied once, checked, and only the copies are
+     * used from here on (docs/protocol.md, Validation). */
+    struct fmt_shm_header h;
+    char info[FMT_SHM_HEADER_SIZE - FMT_SHM_INFO_OFFSET];
     struct rec_ring *fresh[REC_MAX_RINGS_PER_SEGMENT];
     struct rec_image *img;
     uint64_t hello_ns;
     int rc;
 
-    if (hello->magic != FMT_SHM_HELLO_MAGIC || hello->version != FMT_SHM_VERSION)
+    if (hello->magic != FMT_SHM_HELLO_MAGIC || hello->version != FMT_SHM_VERSION ||
+        size < FMT_SHM_HEADER_SIZE)
         return -EPROTO;
-    rc = rec_check_segment(hello, seg, size);
+    memcpy(&h, seg, sizeof(h));
+    memcpy(info, (const char *)seg + FMT_SHM_INFO_OFFSET, sizeof(info));
+    rc = rec_check_segment(hello, &h, size);
     if (rc)
         return rc;
-    hello_ns = rec_clock_ns(&s->clock, hello->ts_ns, h->clock_tsc != 0);
+    /* The hello was sent after the recording began and before now. */
+    hello_ns = rec_clock_ns(&s->clock, hello->ts_ns, h.clock_tsc != 0);
+    if (hello_ns < s->start_mono_ns)
+        hello_ns = s->start_mono_ns;
+    if (hello_ns > now_ns)
+        hello_ns = now_ns;
     /* Everything that can fail for want of memory first, before any
      * image changes: a segment is taken whole or not at all. */
-    for (uint32_t i = 0; i < h->nr_rings; i++)
+    for (uint32_t i = 0; i < h.nr_rings; i++)
         if (!(fresh[i] = calloc(1, sizeof(*fresh[i])))) {
             while (i-- > 0)
                 free(fresh[i]);
@@ -158,7 +176,7 @@ int rec_stream_attach(struct rec_session *s, const struct fmt_shm_hello *hello, 
         }
     if (hello->kind == FMT_SHM_HELLO_SEGMENT) {
         img = rec_stream_find_id(s, hello->stream_id);
-        if (!img || hello->segment_index != img->nr_segs || img->clock_tsc != (h->clock_tsc != 0)) {
+        if (!img || hello->segment_index != img->nr_segs || img->clock_tsc != (h.clock_tsc != 0)) {
             rc = -EPROTO;
             goto fail;
         }
@@ -209,15 +227,16 @@ int rec_stream_attach(struct rec_session *s, const struct fmt_shm_hello *hello, 
         img->how = how;
         img->pidfd = pidfd;
         img->open = 1;
-        img->clock_tsc = h->clock_tsc != 0;
+        img->clock_tsc = h.clock_tsc != 0;
+        img->start_ns = hello_ns;
         s->images[s->nr_images++] = img;
-        rec_queue_start(s, img, h, hello_ns);
+        rec_queue_start(s, img, &h, info, hello_ns);
     } else {
         rc = -EPROTO;
         goto fail;
     }
-    if (img->nr_rings + h->nr_rings > img->cap_rings) {
-        uint32_t cap = img->nr_rings + h->nr_rings;
+    if (img->nr_rings + h.nr_rings > img->cap_rings) {
+        uint32_t cap = img->nr_rings + h.nr_rings;
         struct rec_ring **nr = realloc(img->rings, cap * sizeof(*nr));
 
         if (!nr) {
@@ -233,23 +252,25 @@ int rec_stream_attach(struct rec_session *s, const struct fmt_shm_hello *hello, 
         img->rings = nr;
         img->cap_rings = cap;
     }
-    for (uint32_t i = 0; i < h->nr_rings; i++) {
+    for (uint32_t i = 0; i < h.nr_rings; i++) {
         struct rec_ring *r = fresh[i];
 
         r->img = img;
-        r->ctl = fmt_shm_ring_ctl(seg, i);
-        r->data = fmt_shm_ring_data(seg, i);
-        r->size = h->ring_size;
+        r->ctl = (struct fmt_shm_ring_ctl *)((char *)seg + h.ctl_offset) + i;
+        r->data = (unsigned char *)seg + h.data_offset + (uint64_t)i * h.ring_size;
+        r->size = h.ring_size;
         r->tail = atomic_load_explicit(&r->ctl->tail, memory_order_acquire);
+        r->last_ts = hello_ns; /* its events come after the hello */
         img->rings[img->nr_rings++] = r;
     }
     img->segs[img->nr_segs].base = seg;
     img->segs[img->nr_segs].size = size;
     img->nr_segs++;
-    atomic_store_explicit(&h->recorder_pid, s->recorder_pid, memory_order_relaxed);
+    atomic_store_explicit(&((struct fmt_shm_header *)seg)->recorder_pid, s->recorder_pid,
+                          memory_order_relaxed);
     return 0;
 fail:
-    for (uint32_t i = 0; i < h->nr_rings; i++)
+    for (uint32_t i = 0; i < h.nr_rings; i++)
         free(fresh[i]);
     return rc;
 }
@@ -265,13 +286,16 @@ static void rec_ring_turn_off(struct rec_ring *r)
  * r->buf_len). Returns 0 or -ENOMEM. */
 static int rec_buf_room(struct rec_ring *r, uint32_t len)
 {
-    if (r->buf_pos && r->buf_pos == r->buf_len)
+    if (r->buf_pos && r->buf_pos == r->buf_len) {
         r->buf_pos = r->buf_len = 0;
+        r->exit_at = 0;
+    }
     if (__builtin_expect(r->buf_len + len <= r->buf_cap, 1))
         return 0;
     if (r->buf_pos > r->buf_cap / 2) {
         memmove(r->buf, r->buf + r->buf_pos, r->buf_len - r->buf_pos);
         r->buf_len -= r->buf_pos;
+        r->exit_at = r->exit_at > r->buf_pos ? r->exit_at - r->buf_pos : 0;
         r->buf_pos = 0;
     }
     if (r->buf_len + len > r->buf_cap) {
@@ -356,6 +380,9 @@ static uint32_t rec_record_len(const unsigned char *p, uint64_t avail)
         } else if (want < 0 || (unsigned)want != nargs) {
             return 0;
         }
+        /* No call that succeeded spans more than the address space. */
+        if (!(e->flags & FMT_EVF_FAILED) && e->size > REC_MAX_EVENT_SIZE)
+            return 0;
         len = FMT_SHM_EVENT_SIZE(nargs);
     } else if (type >= FMT_SHM_REC_PAD && type <= FMT_SHM_REC_MAX) {
         len = ((const struct fmt_shm_sized *)(const void *)p)->len;
@@ -413,26 +440,58 @@ static void rec_ring_wake(struct rec_ring *r)
 }
 
 /* A record just copied to the buffer: its time in ns from here on. A
- * stream's times never go back, so a scribbled one is clamped. */
-static inline void rec_stamp_copy(struct rec_session *s, struct rec_ring *r, unsigned char *d)
+ * stream's times never go back, and no record published before the
+ * recorder read t_max was stamped after it: a scribbled time is clamped
+ * into [previous time, t_max]. */
+static inline void rec_stamp_copy(struct rec_session *s, struct rec_ring *r, unsigned char *d,
+                                  uint64_t t_max)
 {
     uint64_t *ts = rec_record_ts(d);
 
     *ts = rec_clock_ns(&s->clock, *ts, r->img->clock_tsc);
     if (*ts < r->last_ts)
         *ts = r->last_ts;
+    if (*ts > t_max)
+        *ts = t_max > r->last_ts ? t_max : r->last_ts;
     r->last_ts = *ts;
+}
+
+/* The record just appended at `at` came after its thread's exit record,
+ * which is still in the buffer: the thread made a call after its exit
+ * hook ran (glibc frees its thread-local buffers after the key
+ * destructors). One thread, one exit: the exit record moves after it. */
+static void rec_exit_follow(struct rec_ring *r)
+{
+    size_t at = r->exit_at - 1;
+    uint32_t len;
+
+    if (at < r->buf_pos || r->buf[at] != FMT_SHM_REC_THREAD_EXIT) {
+        r->exit_at = 0;
+        return; /* written out already: the call goes to the ended thread */
+    }
+    len = ((const struct fmt_shm_sized *)(const void *)(r->buf + at))->len;
+    if (rec_buf_room(r, len) != 0) {
+        r->exit_at = 0;
+        return;
+    }
+    at = r->exit_at - 1; /* rec_buf_room may have moved the unread bytes */
+    memcpy(r->buf + r->buf_len, r->buf + at, len);
+    r->buf[at] = FMT_SHM_REC_PAD; /* skipped by the merge */
+    *rec_record_ts(r->buf + r->buf_len) = r->last_ts;
+    r->exit_at = r->buf_len + 1;
+    r->buf_len += len;
 }
 
 static void rec_ring_drain(struct rec_session *s, struct rec_ring *r)
 {
-    uint64_t head, tail = r->tail;
+    uint64_t head, tail = r->tail, t_max;
 
     if (!r->ctl)
         return;
     head = atomic_load_explicit(&r->ctl->head, memory_order_acquire);
     if (head == tail)
         return;
+    t_max = rec_clock_now(&s->clock); /* after head: every record below it is older */
     if (head < tail || head - tail > r->size) {
         /* Scribbled control block: nothing here can be trusted. */
         if (!r->off)
@@ -465,9 +524,12 @@ static void rec_ring_drain(struct rec_session *s, struct rec_ring *r)
 
             rec_copy_record(d, p, FMT_SHM_EVENT_SIZE(0));
             if (d[0] == FMT_SHM_REC_EVENT && d[3] == 0 &&
-                (d[1] == FMT_EV_MALLOC || d[1] == FMT_EV_FREE)) {
+                (d[1] == FMT_EV_MALLOC || d[1] == FMT_EV_FREE) &&
+                ((const struct fmt_shm_event *)(const void *)d)->size <= REC_MAX_EVENT_SIZE) {
                 r->buf_len += FMT_SHM_EVENT_SIZE(0);
-                rec_stamp_copy(s, r, d);
+                rec_stamp_copy(s, r, d, t_max);
+                if (__builtin_expect(r->exit_at != 0, 0))
+                    rec_exit_follow(r);
                 tail += FMT_SHM_EVENT_SIZE(0);
                 continue;
             }
@@ -512,7 +574,13 @@ static void rec_ring_drain(struct rec_session *s, struct rec_ring *r)
                 continue;
             }
             r->buf_len += len;
-            rec_stamp_copy(s, r, d);
+            rec_stamp_copy(s, r, d, t_max);
+            if (d[0] == FMT_SHM_REC_THREAD_EXIT)
+                r->exit_at = (size_t)(d - r->buf) + 1;
+            else if (d[0] == FMT_SHM_REC_THREAD_START)
+                r->exit_at = 0;
+            else if (r->exit_at)
+                rec_exit_follow(r);
         }
         tail += len;
     }
@@ -537,17 +605,27 @@ void rec_stream_close(struct rec_session *s, struct rec_image *img, int status, 
     if (!img->open)
         return;
     rec_stream_drain(s, img);
-    for (uint32_t i = 0; i < img->nr_segs; i++) {
-        struct fmt_shm_header *h = img->segs[i].base;
-
-        dropped += atomic_load(&h->nr_dropped);
-    }
     for (uint32_t i = 0; i < img->nr_rings; i++) {
         bad += img->rings[i]->nr_bad;
         if (img->rings[i]->last_ts > last)
             last = img->rings[i]->last_ts;
         img->rings[i]->ctl = NULL;
         img->rings[i]->data = NULL;
+    }
+    {
+        /* The drop counters live in memory the program can write: it
+         * cannot have dropped more than one call per ns on each CPU. */
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        uint64_t end = last > now_ns ? last : now_ns;
+        uint64_t ran = (end > img->start_ns ? end - img->start_ns : 0) + 1000 * 1000;
+        uint64_t most = ran * (uint64_t)(cpus > 0 ? cpus : 1);
+
+        for (uint32_t i = 0; i < img->nr_segs; i++) {
+            struct fmt_shm_header *h = img->segs[i].base;
+            uint64_t d = atomic_load(&h->nr_dropped);
+
+            dropped = d > most - dropped ? most : dropped + d;
+        }
     }
     for (uint32_t i = 0; i < img->nr_segs; i++)
         munmap(img->segs[i].base, img->segs[i].size);
@@ -617,6 +695,9 @@ void rec_session_free(struct rec_session *s)
         free(img->stack_map);
         free(img);
     }
+    for (uint32_t i = 0; i < s->nr_conns; i++)
+        close(s->conns[i].fd);
+    s->nr_conns = 0;
     for (uint32_t i = 0; i < s->nr_synth; i++) {
         free(s->synth[i].str);
         free(s->synth[i].str2);

@@ -206,6 +206,10 @@ static inline void col_stamp_done(struct col_thread *t)
     atomic_store_explicit(&t->ring->ctl->pending, 0, memory_order_release);
 }
 
+int col_channel_init(void);
+/* Hand a line of text to the recorder, which prints it (never our fd 2:
+ * the program may have made it a data file). Dropped if nobody listens. */
+void col_send_say(const char *text, size_t len);
 int col_ring_claim(struct col_thread *t);
 void col_ring_release(struct col_thread *t);
 int col_segments_start(uint16_t hello_kind);

@@ -29,13 +29,26 @@ static struct col_segment col_segs[COL_MAX_SEGMENTS];
 static _Atomic uint32_t col_nr_segs;
 static _Atomic int col_seg_lock;
 
-/* Send the hello for segment seg over a fresh connection: connect, send,
- * close, so a program that closes every fd cannot break the channel. */
-/* The socket name, kept from the first hello: the program may change or
- * clear its environment before it starts its next thread. */
+/* The socket name and the recording's secret, read at init: the program
+ * may change or clear its environment before it starts its next thread. */
 static char col_sock_name[108];
+static uint8_t col_secret[FMT_SHM_SECRET_BYTES];
 
-static int col_send_hello(int memfd, uint16_t kind, uint32_t index)
+int col_channel_init(void)
+{
+    const char *name = getenv(FMT_SHM_ENV_SOCKET), *secret = getenv(FMT_SHM_ENV_SECRET);
+
+    if (!name || !*name || strlen(name) >= sizeof(col_sock_name) - 1 || !secret ||
+        fmt_shm_secret_parse(secret, col_secret) != 0)
+        return -1;
+    strcpy(col_sock_name, name);
+    return 0;
+}
+
+/* Send one message over a fresh connection: connect, send, close, so a
+ * program that closes every fd cannot break the channel. A hello for
+ * segment `index` carries its memfd; a SAY carries text instead. */
+static int col_send(int memfd, uint16_t kind, uint32_t index, const char *text, size_t text_len)
 {
     const char *name = col_sock_name;
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -46,26 +59,21 @@ static int col_send_hello(int memfd, uint16_t kind, uint32_t index)
         .pid = (uint32_t)getpid(),
         .ppid = (uint32_t)getppid(),
         .segment_index = index,
-        .stream_id = col_proc->stream_id,
+        .stream_id = col_proc ? col_proc->stream_id : 0,
         .ts_ns = col_now(),
     };
     union {
         char buf[CMSG_SPACE(sizeof(int))];
         struct cmsghdr align;
     } ctl;
-    struct iovec iov = {.iov_base = &hello, .iov_len = sizeof(hello)};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
-                         .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
+    struct iovec iov[2] = {{.iov_base = &hello, .iov_len = sizeof(hello)},
+                           {.iov_base = (void *)text, .iov_len = text_len}};
+    struct msghdr msg = {.msg_iov = iov, .msg_iovlen = text_len ? 2 : 1};
     struct cmsghdr *cm;
     size_t len;
     int fd, rc;
 
-    if (!col_sock_name[0]) {
-        const char *env = getenv(FMT_SHM_ENV_SOCKET);
-
-        if (env && strlen(env) < sizeof(col_sock_name))
-            strcpy(col_sock_name, env);
-    }
+    memcpy(hello.secret, col_secret, sizeof(hello.secret));
     if (!*name || (len = strlen(name)) >= sizeof(sa.sun_path) - 1) {
         errno = EINVAL;
         return -1;
@@ -79,16 +87,20 @@ static int col_send_hello(int memfd, uint16_t kind, uint32_t index)
                      (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len));
     } while (rc != 0 && errno == EINTR);
     if (rc == 0) {
-        memset(ctl.buf, 0, sizeof(ctl.buf));
-        cm = CMSG_FIRSTHDR(&msg);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cm), &memfd, sizeof(int));
+        if (memfd >= 0) {
+            memset(ctl.buf, 0, sizeof(ctl.buf));
+            msg.msg_control = ctl.buf;
+            msg.msg_controllen = sizeof(ctl.buf);
+            cm = CMSG_FIRSTHDR(&msg);
+            cm->cmsg_level = SOL_SOCKET;
+            cm->cmsg_type = SCM_RIGHTS;
+            cm->cmsg_len = CMSG_LEN(sizeof(int));
+            memcpy(CMSG_DATA(cm), &memfd, sizeof(int));
+        }
         do {
             rc = (int)sendmsg(fd, &msg, MSG_NOSIGNAL);
         } while (rc < 0 && errno == EINTR);
-        rc = rc == (int)sizeof(hello) ? 0 : -1;
+        rc = rc == (int)(sizeof(hello) + text_len) ? 0 : -1;
     }
     {
         int saved = errno;
@@ -97,6 +109,21 @@ static int col_send_hello(int memfd, uint16_t kind, uint32_t index)
         errno = saved;
     }
     return rc;
+}
+
+static int col_send_hello(int memfd, uint16_t kind, uint32_t index)
+{
+    return col_send(memfd, kind, index, NULL, 0);
+}
+
+void col_send_say(const char *text, size_t len)
+{
+    int saved = errno;
+
+    if (col_sock_name[0])
+        (void)col_send(-1, FMT_SHM_HELLO_SAY, 0, text,
+                       len < FMT_SHM_SAY_MAX ? len : FMT_SHM_SAY_MAX);
+    errno = saved;
 }
 
 /* Segment 0 carries the program's path and argv for the recorder. */
@@ -250,18 +277,26 @@ int col_ring_claim(struct col_thread *t)
     }
 
     for (uint32_t i = 0; i < n; i++)
-        for (uint32_t j = 0; j < COL_RINGS_PER_SEGMENT; j++)
-            if (atomic_load_explicit(&col_segs[i].rings[j].ctl->owner_tid,
-                                     memory_order_relaxed) == 0 &&
-                col_try_take(t, &col_segs[i].rings[j], 0))
+        for (uint32_t j = 0; j < COL_RINGS_PER_SEGMENT; j++) {
+            struct col_ring *r = &col_segs[i].rings[j];
+            uint32_t owner = atomic_load_explicit(&r->ctl->owner_tid, memory_order_relaxed);
+
+            if (owner == 0 && col_try_take(t, r, 0))
                 return 0;
+            /* An exited thread's ring, free once the thread is gone. */
+            if ((owner & FMT_SHM_OWNER_EXITING) &&
+                syscall(SYS_tgkill, (long)pid, (long)(owner & ~FMT_SHM_OWNER_EXITING), 0L) != 0 &&
+                errno == ESRCH && col_try_take(t, r, owner))
+                return 0;
+        }
     /* Reclaim a ring whose owner died without its exit hook (raw clone). */
     for (uint32_t i = 0; i < n; i++)
         for (uint32_t j = 0; j < COL_RINGS_PER_SEGMENT; j++) {
             struct col_ring *r = &col_segs[i].rings[j];
             uint32_t owner = atomic_load(&r->ctl->owner_tid);
 
-            if (owner && syscall(SYS_tgkill, (long)pid, (long)owner, 0L) != 0 &&
+            if (owner &&
+                syscall(SYS_tgkill, (long)pid, (long)(owner & ~FMT_SHM_OWNER_EXITING), 0L) != 0 &&
                 errno == ESRCH && col_try_take(t, r, owner))
                 return 0;
         }
@@ -296,11 +331,12 @@ void col_ring_release(struct col_thread *t)
     struct col_ring *r = t->ring;
 
     col_emit_thread(t, FMT_SHM_REC_THREAD_EXIT, NULL, 0);
-    t->ring = NULL;
-    if (r) {
-        atomic_store_explicit(&r->ctl->pending, 0, memory_order_release);
-        atomic_store_explicit(&r->ctl->owner_tid, 0, memory_order_release);
-    }
+    /* The thread keeps its ring: glibc frees its thread-local buffers
+     * after the key destructors, and those calls must not start a second
+     * thread. A claimer takes the ring over once the thread is gone. */
+    if (r)
+        atomic_store_explicit(&r->ctl->owner_tid, (uint32_t)t->tid | FMT_SHM_OWNER_EXITING,
+                              memory_order_release);
 }
 
 /* Is the recorder still there? Its pid is in the header once it mapped the

@@ -52,19 +52,18 @@ void col_sys_munmap(void *p, size_t len)
         syscall(SYS_munmap, (long)p, (long)len);
 }
 
-/* One line to stderr with write(2): no stdio, no allocation. */
+/* One line for the recorder to print (col_send_say): no stdio, no
+ * allocation, and nothing on the program's own descriptors. */
 void col_say(const char *msg, int err)
 {
-    char buf[512];
+    char buf[FMT_SHM_SAY_MAX];
     size_t n = 0;
-    const char *parts[4] = {"memscribe: collector: ", msg, err ? ": " : "",
-                            err ? strerrorname_np(err) : ""};
+    const char *parts[3] = {msg, err ? ": " : "", err ? strerrorname_np(err) : ""};
 
-    for (int i = 0; i < 4; i++)
-        for (const char *s = parts[i]; s && *s && n < sizeof(buf) - 1; s++)
+    for (int i = 0; i < 3; i++)
+        for (const char *s = parts[i]; s && *s && n < sizeof(buf); s++)
             buf[n++] = *s;
-    buf[n++] = '\n';
-    (void)!syscall(SYS_write, 2L, (long)buf, (long)n);
+    col_send_say(buf, n);
 }
 
 void col_turn_off(const char *why, int err)
@@ -163,8 +162,9 @@ void col_init(void)
             col_glibc_malloc = !strncmp(base, "libc.so", 7);
         }
     }
-    if (!getenv(FMT_SHM_ENV_SOCKET)) {
-        atomic_store(&col_state, COL_OFF); /* preloaded without a recorder */
+    if (col_channel_init() != 0) {
+        /* Preloaded without a recorder (or without its secret). */
+        atomic_store(&col_state, COL_OFF);
         return;
     }
     s = getenv(FMT_SHM_ENV_DEPTH);

@@ -12,7 +12,7 @@
 
 #include "memscribe/event.h"
 
-#define FMT_SHM_VERSION 1
+#define FMT_SHM_VERSION 2
 #define FMT_SHM_HELLO_MAGIC 0x6f6c6568u        /* "helo" */
 #define FMT_SHM_SEG_MAGIC 0x4745534c4f43534dull /* "MSCOLSEG" */
 
@@ -21,6 +21,11 @@
 #define FMT_SHM_ENV_DEPTH "MEMSCRIBE_DEPTH"         /* frames per stack, default 64 */
 #define FMT_SHM_ENV_NO_FOLLOW "MEMSCRIBE_NO_FOLLOW" /* "1": trace only the first image */
 #define FMT_SHM_ENV_CLOCK "MEMSCRIBE_CLOCK"         /* "tsc": stamp with rdtsc, not CLOCK_MONOTONIC */
+/* The recording's secret, FMT_SHM_SECRET_BYTES random bytes in hex: every
+ * hello carries it, and the recorder takes in only hellos that do. Only
+ * the traced tree inherits it (docs/protocol.md, Channel and hello). */
+#define FMT_SHM_ENV_SECRET "MEMSCRIBE_SECRET"
+#define FMT_SHM_SECRET_BYTES 16
 
 #define FMT_SHM_DEFAULT_DEPTH 64
 #define FMT_SHM_MAX_DEPTH 256
@@ -32,7 +37,10 @@ enum fmt_shm_hello_kind {
     FMT_SHM_HELLO_IMAGE = 0,   /* a freshly loaded image: first program or after exec */
     FMT_SHM_HELLO_FORK = 1,    /* a forked child's first segment */
     FMT_SHM_HELLO_SEGMENT = 2, /* one more segment of a stream already announced */
+    FMT_SHM_HELLO_SAY = 3,     /* no memfd: FMT_SHM_SAY_MAX bytes of text at most follow,
+                                  a line for the recorder to print */
 };
+#define FMT_SHM_SAY_MAX 256
 
 struct fmt_shm_hello {
     uint32_t magic;   /* FMT_SHM_HELLO_MAGIC */
@@ -44,6 +52,8 @@ struct fmt_shm_hello {
     uint32_t reserved;
     uint64_t stream_id; /* random per process image; ties segments together */
     uint64_t ts_ns;     /* when the stream started (the segment's clock) */
+    /* FMT_SHM_ENV_SECRET's bytes: the recorder refuses a hello without. */
+    uint8_t secret[FMT_SHM_SECRET_BYTES];
 };
 
 /* The segment: a header page, then nr_rings control blocks, then the ring
@@ -84,7 +94,7 @@ struct fmt_shm_ring_ctl {
     /* Written by the producer (the owning thread). */
     alignas(FMT_SHM_CACHE_LINE) _Atomic uint64_t head; /* bytes ever published */
     _Atomic uint64_t pending;
-    _Atomic uint32_t owner_tid; /* 0: free */
+    _Atomic uint32_t owner_tid; /* 0: free; FMT_SHM_OWNER_EXITING: see below */
     /* Written by the recorder. */
     alignas(FMT_SHM_CACHE_LINE) _Atomic uint64_t tail; /* bytes ever consumed */
     /* A producer waiting for room sets waiters and sleeps on wake_seq (a
@@ -92,6 +102,11 @@ struct fmt_shm_ring_ctl {
     _Atomic uint32_t waiters;
     _Atomic uint32_t wake_seq;
 };
+
+/* owner_tid with this bit: the thread ran its exit hook and wrote its
+ * THREAD_EXIT, but keeps the ring until it is gone (glibc frees after the
+ * exit hook). Tids stay below 2^22. */
+#define FMT_SHM_OWNER_EXITING 0x80000000u
 
 /* Records. Every record is a multiple of 8 bytes and starts with its type
  * byte; a record never wraps around the ring end (PAD fills the rest). Two
@@ -217,6 +232,23 @@ static inline uint32_t fmt_shm_module_size(uint32_t nr_segments, uint32_t path_l
 static inline uint32_t fmt_shm_stack_size(uint32_t nr_frames)
 {
     return (uint32_t)sizeof(struct fmt_shm_stack) + 8u * nr_frames;
+}
+
+/* The secret from its hex form (FMT_SHM_ENV_SECRET): 0, or -1 if hex is
+ * not exactly 2 * FMT_SHM_SECRET_BYTES hex digits. */
+static inline int fmt_shm_secret_parse(const char *hex, uint8_t out[FMT_SHM_SECRET_BYTES])
+{
+    for (unsigned i = 0; i < 2 * FMT_SHM_SECRET_BYTES; i++) {
+        char c = hex[i];
+        unsigned v = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                                            : 16u;
+
+        if (v == 16)
+            return -1;
+        out[i / 2] = (uint8_t)(i % 2 ? out[i / 2] | v : v << 4);
+    }
+    return hex[2 * FMT_SHM_SECRET_BYTES] ? -1 : 0;
 }
 
 /* Where ring i lives in a mapped segment. */

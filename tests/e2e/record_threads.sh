@@ -41,6 +41,16 @@ awk -v per=$per -v threads=$threads '
         for (tid in k)
             if (k[tid] != per || frees[tid] != per) { printf "thread %s: %d mallocs, %d frees, expected %d each\n", tid, k[tid], frees[tid], per; exit 1 }
     }' "$WORK/dump.txt" || fail "per-thread calls are wrong (above)"
+# One thread, one start, one exit: glibc frees a thread's buffers after
+# the collector's exit hook ran, and those frees once started the thread
+# a second time (issue 18 item 7).
+awk '$5 == "thread_start" { s[$3]++ } $5 == "thread_exit" { e[$3]++ }
+     END {
+        for (t in s) { n++; if (s[t] != 1) { printf "thread %s started %d times\n", t, s[t]; bad = 1 } }
+        for (t in e) if (e[t] != 1 || !(t in s)) { printf "thread %s exited %d times\n", t, e[t]; bad = 1 }
+        if (n != '$threads' + 1) { printf "%d threads, expected %d\n", n, '$threads' + 1; bad = 1 }
+        exit bad
+     }' "$WORK/dump.txt" || fail "thread starts and exits are wrong (above)"
 # 1100 threads at once, 1024 rings (64 segments of 16): the main thread and
 # 1023 workers are traced, the other 77 workers run untraced and counted.
 "$MEMSCRIBE" record -q -o "$WORK/many.mscr" -- "$MS_PROGRAMS/col_many" 2>"$WORK/many.err" ||

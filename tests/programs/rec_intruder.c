@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/* Attacks on a recording's channel (tests/e2e/record_channel.sh), and the
+ * program traced meanwhile. Usage:
+ *   rec_intruder wait FILE SIZE      wait until FILE exists, then malloc(SIZE)
+ *   rec_intruder silent SOCKET N     hold N connections that send nothing
+ *                                    (until killed, 60 s at most)
+ *   rec_intruder inject SOCKET PID SIZE
+ *                                    announce a made-up process image PID,
+ *                                    its ring holding one malloc of SIZE,
+ *                                    with MEMSCRIBE_SECRET as the secret
+ *                                    (none if unset)
+ * Exit status 0 when the message went out (refusing it is the recorder's
+ * business), 1 on a local failure. */
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "format/fmt_shm.h"
+
+static int connect_to(const char *name)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    size_t len = strlen(name);
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+    if (fd < 0 || len >= sizeof(sa.sun_path) - 1)
+        return -1;
+    memcpy(sa.sun_path + 1, name, len);
+    if (connect(fd, (struct sockaddr *)&sa,
+                (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int do_wait(const char *file, size_t size)
+{
+    void *p;
+
+    while (access(file, F_OK) != 0)
+        usleep(20000);
+    p = malloc(size);
+    free(p);
+    return 0;
+}
+
+static int do_silent(const char *name, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (connect_to(name) < 0) {
+            perror("rec_intruder: connect");
+            return 1;
+        }
+    sleep(60);
+    return 0;
+}
+
+static int do_inject(const char *name, uint32_t pid, uint64_t size)
+{
+    const uint32_t nr_rings = 1, ring_size = 4096;
+    uint64_t seg_size = fmt_shm_segment_size(nr_rings, ring_size);
+    struct fmt_shm_hello hello = {.magic = FMT_SHM_HELLO_MAGIC,
+                                  .version = FMT_SHM_VERSION,
+                                  .kind = FMT_SHM_HELLO_IMAGE,
+                                  .pid = pid,
+                                  .ppid = 1,
+                                  .stream_id = 0x1234567 ^ pid};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } ctl;
+    struct iovec iov = {.iov_base = &hello, .iov_len = sizeof(hello)};
+    struct msghdr msg = {.msg_iov = &iov,
+                         .msg_iovlen = 1,
+                         .msg_control = ctl.buf,
+                         .msg_controllen = sizeof(ctl.buf)};
+    struct cmsghdr *cm;
+    struct fmt_shm_header *h;
+    struct fmt_shm_thread *t;
+    struct fmt_shm_event *e;
+    struct timespec now;
+    uint64_t ns;
+    int memfd, fd;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+#ifdef FMT_SHM_ENV_SECRET /* (built against the protocol before it had one: none) */
+    {
+        const char *secret = getenv(FMT_SHM_ENV_SECRET);
+
+        if (secret && fmt_shm_secret_parse(secret, hello.secret) != 0)
+            return 1;
+    }
+#endif
+    memfd = (int)syscall(SYS_memfd_create, "intruder", 0L);
+    if (memfd < 0 || ftruncate(memfd, (off_t)seg_size) != 0)
+        return 1;
+    h = mmap(NULL, seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+    if (h == MAP_FAILED)
+        return 1;
+    h->magic = FMT_SHM_SEG_MAGIC;
+    h->version = FMT_SHM_VERSION;
+    h->nr_rings = nr_rings;
+    h->ring_size = ring_size;
+    h->ctl_offset = FMT_SHM_HEADER_SIZE;
+    h->data_offset = (uint32_t)(seg_size - ring_size);
+    h->pid = pid;
+    h->stream_id = hello.stream_id;
+    h->max_frames = 1;
+    hello.ts_ns = ns;
+    t = (struct fmt_shm_thread *)(void *)fmt_shm_ring_data(h, 0);
+    t->h.type = FMT_SHM_REC_THREAD_START;
+    t->h.len = fmt_shm_thread_size(0);
+    t->ts_ns = ns;
+    t->tid = pid;
+    e = (struct fmt_shm_event *)(void *)((char *)t + t->h.len);
+    e->type = FMT_SHM_REC_EVENT;
+    e->kind = FMT_EV_MALLOC;
+    e->ts_ns = ns + 1;
+    e->addr = 0x100000;
+    e->size = size;
+    atomic_store(&fmt_shm_ring_ctl(h, 0)->head, t->h.len + FMT_SHM_EVENT_SIZE(0));
+    fd = connect_to(name);
+    if (fd < 0) {
+        perror("rec_intruder: connect");
+        return 1;
+    }
+    memset(ctl.buf, 0, sizeof(ctl.buf));
+    cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &memfd, sizeof(int));
+    if (sendmsg(fd, &msg, 0) != (ssize_t)sizeof(hello)) {
+        perror("rec_intruder: sendmsg");
+        return 1;
+    }
+    close(fd);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 4 && !strcmp(argv[1], "wait"))
+        return do_wait(argv[2], strtoul(argv[3], NULL, 10));
+    if (argc == 4 && !strcmp(argv[1], "silent"))
+        return do_silent(argv[2], atoi(argv[3]));
+    if (argc == 5 && !strcmp(argv[1], "inject"))
+        return do_inject(argv[2], (uint32_t)strtoul(argv[3], NULL, 10),
+                         strtoull(argv[4], NULL, 10));
+    fprintf(stderr, "usage: rec_intruder wait FILE SIZE | silent SOCKET N | "
+                    "inject SOCKET PID SIZE\n");
+    return 2;
+}
