@@ -26,6 +26,8 @@ struct seen {
     uint32_t tid, stack, image;
     uint64_t addr, arg0;
     char str[64];
+    uint32_t str_len;
+    unsigned char raw[64]; /* the first bytes of str, all str_len of them read */
 };
 
 static struct seen seen[256];
@@ -62,6 +64,12 @@ int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev)
     s->addr = ev->addr;
     s->arg0 = ev->arg[0];
     snprintf(s->str, sizeof(s->str), "%.*s", (int)ev->str_len, ev->str ? ev->str : "");
+    s->str_len = ev->str_len;
+    for (uint32_t i = 0; i < ev->str_len; i++) /* the writer reads every byte it is told of */
+        if (i < sizeof(s->raw))
+            s->raw[i] = (unsigned char)ev->str[i];
+        else
+            (void)*(volatile const char *)&ev->str[i];
     return 0;
 }
 
@@ -69,9 +77,15 @@ int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev)
 int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned kind,
                     uint64_t ts_ns, uint64_t addr, uint64_t size, uint32_t stack)
 {
-    struct fmt_event ev = {.kind = (uint16_t)kind, .ts_ns = ts_ns, .image = who->image,
-                           .thread = who->thread, .pid = who->pid, .tid = who->tid,
-                           .stack = stack, .addr = addr, .size = size};
+    struct fmt_event ev = {.kind = (uint16_t)kind,
+                           .ts_ns = ts_ns,
+                           .image = who->image,
+                           .thread = who->thread,
+                           .pid = who->pid,
+                           .tid = who->tid,
+                           .stack = stack,
+                           .addr = addr,
+                           .size = size};
 
     return fmt_writer_event(w, &ev);
 }
@@ -104,9 +118,13 @@ static void *seg_new(uint32_t pid, uint64_t stream, size_t *size)
 
 static struct fmt_shm_hello hello_for(uint32_t pid, uint64_t stream)
 {
-    struct fmt_shm_hello h = {.magic = FMT_SHM_HELLO_MAGIC, .version = FMT_SHM_VERSION,
-                              .kind = FMT_SHM_HELLO_IMAGE, .pid = pid, .ppid = 1,
-                              .stream_id = stream, .ts_ns = 1000};
+    struct fmt_shm_hello h = {.magic = FMT_SHM_HELLO_MAGIC,
+                              .version = FMT_SHM_VERSION,
+                              .kind = FMT_SHM_HELLO_IMAGE,
+                              .pid = pid,
+                              .ppid = 1,
+                              .stream_id = stream,
+                              .ts_ns = 1000};
 
     return h;
 }
@@ -137,8 +155,12 @@ static void put_thread(void *seg, uint32_t i, uint64_t ts, uint32_t tid)
 
 static void put_malloc(void *seg, uint32_t i, uint64_t ts, uint64_t addr, uint32_t stack)
 {
-    struct fmt_shm_event e = {.type = FMT_SHM_REC_EVENT, .kind = FMT_EV_MALLOC, .stack = stack,
-                              .ts_ns = ts, .addr = addr, .size = 16};
+    struct fmt_shm_event e = {.type = FMT_SHM_REC_EVENT,
+                              .kind = FMT_EV_MALLOC,
+                              .stack = stack,
+                              .ts_ns = ts,
+                              .addr = addr,
+                              .size = 16};
 
     put(seg, i, &e, sizeof(e));
 }
@@ -400,6 +422,85 @@ static void test_released_address_reused_elsewhere(void **state)
     rec_session_free(&s);
 }
 
+/* The program's path is copied by the length the header gives, bytes the
+ * recorder actually has: a NUL inside it once made a shorter string that
+ * the writer then read past (issue 18 item 8). */
+static void test_info_lengths_bound_the_copy(void **state)
+{
+    struct rec_session s = session();
+    struct fmt_shm_hello h = hello_for(42, 7);
+    size_t size;
+    struct fmt_shm_header *seg = seg_new(42, 7, &size);
+
+    (void)state;
+    memcpy((char *)seg + FMT_SHM_INFO_OFFSET, "/bin/x\0hidden-bytes-x\0-v", 25);
+    seg->exe_len = 22;
+    seg->argv_len = 3;
+    assert_int_equal(rec_stream_attach(&s, &h, seg, size, -1, 0), 0);
+    memset((char *)seg + FMT_SHM_INFO_OFFSET, 'Z', 64); /* later scribbles change nothing */
+    seg->exe_len = 3000;
+    rec_stream_close(&s, s.images[0], 0, 1, 7000);
+    rec_merge_emit(&s, UINT64_MAX);
+    assert_int_equal(seen[0].kind, FMT_EV_PROCESS_START);
+    assert_int_equal(seen[0].str_len, 22);
+    assert_memory_equal(seen[0].raw, "/bin/x\0hidden-bytes-x", 22);
+    rec_session_free(&s);
+}
+
+/* What the program writes in its segment is bounded by what could have
+ * happened (issue 18 item 9): no time after the recorder's clock, no
+ * successful call larger than the address space, no more dropped calls
+ * than one per ns per CPU. */
+static void test_scribbled_values_are_bounded(void **state)
+{
+    struct rec_session s = session();
+    struct fmt_shm_event big = {.type = FMT_SHM_REC_EVENT,
+                                .kind = FMT_EV_MALLOC,
+                                .ts_ns = 3500,
+                                .addr = 0xc0,
+                                .size = 1ull << 62};
+    struct fmt_shm_header *h;
+    uint64_t before = rec_clock_now(&s.clock), after, last;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int mallocs = 0;
+    void *seg;
+
+    (void)state;
+    assert_int_equal(setup_attach(&s, &seg), 0);
+    h = seg;
+    put_thread(seg, 0, 2000, 42);
+    put_thread(seg, 1, 2000, 43);
+    put_malloc(seg, 0, 3000, 0xa0, 0);
+    put(seg, 0, &big, sizeof(big));              /* 4 EiB allocated: a scribble, ring 0 goes off */
+    put_malloc(seg, 1, UINT64_MAX / 4, 0xb0, 0); /* 146 years from now */
+    rec_merge_watermark(&s, 0);
+    after = rec_clock_now(&s.clock);
+    atomic_store(&h->nr_dropped, 1ull << 61);
+    rec_stream_close(&s, s.images[0], 0, 1, 7000);
+    last = s.images[0]->rings[1]->last_ts;
+    rec_merge_emit(&s, UINT64_MAX);
+    for (int i = 0; i < nr_seen; i++) {
+        if (seen[i].kind == FMT_EV_MALLOC) {
+            mallocs++;
+            assert_int_not_equal(seen[i].addr, 0xc0);
+            if (seen[i].addr == 0xb0) {
+                assert_true(seen[i].ts >= before);
+                assert_true(seen[i].ts <= after);
+            }
+        }
+        if (seen[i].kind == FMT_EV_DROPPED) {
+            /* ring 0's rest (32-byte estimate) + the counter, capped at
+             * one call per ns per CPU from the hello (0) to the last
+             * record, plus 1 ms */
+            assert_true(seen[i].arg0 <= (last + 1000000) * (uint64_t)cpus + 8);
+            assert_true(seen[i].arg0 >= 1000000 * (uint64_t)cpus);
+        }
+    }
+    assert_int_equal(mallocs, 2);
+    assert_true(s.nr_dropped < (1ull << 61));
+    rec_session_free(&s);
+}
+
 static void test_check_program(void **state)
 {
     char msg[512], path[] = "/tmp/test_rec_check.XXXXXX";
@@ -432,6 +533,8 @@ int main(void)
         cmocka_unit_test(test_times_never_go_back),
         cmocka_unit_test(test_exec_closes_the_earlier_image),
         cmocka_unit_test(test_released_address_reused_elsewhere),
+        cmocka_unit_test(test_info_lengths_bound_the_copy),
+        cmocka_unit_test(test_scribbled_values_are_bounded),
         cmocka_unit_test(test_check_program),
     };
 
