@@ -93,7 +93,7 @@ static int rec_take_hello(struct rec_session *s, struct rec_statuses *statuses, 
                          .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
     struct cmsghdr *cm;
     struct stat st;
-    int memfd = -1, pidfd = -1;
+    int memfd = -1, pidfd = -1, seals = -1;
     ssize_t n;
     void *seg;
 
@@ -111,8 +111,13 @@ static int rec_take_hello(struct rec_session *s, struct rec_statuses *statuses, 
         rec_say(s, hello.pid, text, (size_t)n - sizeof(hello));
         return 1;
     }
+    /* A segment must be sealed against shrinking: a mapping read past a
+     * shrunk file's end would be our SIGBUS. */
+    if (memfd >= 0)
+        seals = fcntl(memfd, F_GET_SEALS);
     if (n != (ssize_t)sizeof(hello) || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
-        !rec_hello_authentic(s, &hello) || memfd < 0 || fstat(memfd, &st) != 0 ||
+        !rec_hello_authentic(s, &hello) || memfd < 0 || seals < 0 || !(seals & F_SEAL_SHRINK) ||
+        fstat(memfd, &st) != 0 ||
         !S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > (1ull << 34)) {
         if (n != 0) /* 0: the process died between connect and send */
             (*nr_bad)++;

@@ -166,10 +166,13 @@ static int col_segment_new(uint32_t index, uint16_t kind)
             return -1;
         }
     }
-    fd = (int)syscall(SYS_memfd_create, "memscribe", (long)MFD_CLOEXEC);
+    fd = (int)syscall(SYS_memfd_create, "memscribe", (long)(MFD_CLOEXEC | MFD_ALLOW_SEALING));
     if (fd < 0)
         return -1;
-    if (ftruncate(fd, (off_t)size) != 0)
+    /* Sealed at its size: the recorder maps only a segment nobody can
+     * shrink under it (a read past the end would be its SIGBUS). */
+    if (ftruncate(fd, (off_t)size) != 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
         goto fail;
     p = syscall(COL_SYS_MMAP, 0L, (long)size, (long)(PROT_READ | PROT_WRITE), (long)MAP_SHARED,
                 (long)fd, 0L);

@@ -4,11 +4,12 @@
  *   rec_intruder wait FILE SIZE      wait until FILE exists, then malloc(SIZE)
  *   rec_intruder silent SOCKET N     hold N connections that send nothing
  *                                    (until killed, 60 s at most)
- *   rec_intruder inject SOCKET PID SIZE
+ *   rec_intruder inject SOCKET PID SIZE [unsealed]
  *                                    announce a made-up process image PID,
  *                                    its ring holding one malloc of SIZE,
  *                                    with MEMSCRIBE_SECRET as the secret
- *                                    (none if unset)
+ *                                    (none if unset), in a memfd sealed
+ *                                    against shrinking unless "unsealed"
  * Exit status 0 when the message went out (refusing it is the recorder's
  * business), 1 on a local failure. */
 #include <fcntl.h>
@@ -64,7 +65,7 @@ static int do_silent(const char *name, int n)
     return 0;
 }
 
-static int do_inject(const char *name, uint32_t pid, uint64_t size)
+static int do_inject(const char *name, uint32_t pid, uint64_t size, int sealed)
 {
     const uint32_t nr_rings = 1, ring_size = 4096;
     uint64_t seg_size = fmt_shm_segment_size(nr_rings, ring_size);
@@ -101,8 +102,9 @@ static int do_inject(const char *name, uint32_t pid, uint64_t size)
             return 1;
     }
 #endif
-    memfd = (int)syscall(SYS_memfd_create, "intruder", 0L);
-    if (memfd < 0 || ftruncate(memfd, (off_t)seg_size) != 0)
+    memfd = (int)syscall(SYS_memfd_create, "intruder", (long)MFD_ALLOW_SEALING);
+    if (memfd < 0 || ftruncate(memfd, (off_t)seg_size) != 0 ||
+        (sealed && fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) != 0))
         return 1;
     h = mmap(NULL, seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
     if (h == MAP_FAILED)
@@ -154,10 +156,10 @@ int main(int argc, char **argv)
         return do_wait(argv[2], strtoul(argv[3], NULL, 10));
     if (argc == 4 && !strcmp(argv[1], "silent"))
         return do_silent(argv[2], atoi(argv[3]));
-    if (argc == 5 && !strcmp(argv[1], "inject"))
+    if ((argc == 5 || argc == 6) && !strcmp(argv[1], "inject"))
         return do_inject(argv[2], (uint32_t)strtoul(argv[3], NULL, 10),
-                         strtoull(argv[4], NULL, 10));
+                         strtoull(argv[4], NULL, 10), argc == 5);
     fprintf(stderr, "usage: rec_intruder wait FILE SIZE | silent SOCKET N | "
-                    "inject SOCKET PID SIZE\n");
+                    "inject SOCKET PID SIZE [unsealed]\n");
     return 2;
 }
