@@ -157,8 +157,8 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "silent"))
         return do_silent(argv[2], atoi(argv[3]));
     if ((argc == 5 || argc == 6) && !strcmp(argv[1], "inject"))
-        return do_inject(argv[2], (uint32_t)strtoul(argv[3], NULL, 10),
-                         strtoull(argv[4], NULL, 10), argc == 5);
+        return do_inject(argv[2], (uint32_t)strtoul(argv[3], NULL, 10), strtoull(argv[4], NULL, 10),
+                         argc == 5);
     fprintf(stderr, "usage: rec_intruder wait FILE SIZE | silent SOCKET N | "
                     "inject SOCKET PID SIZE [unsealed]\n");
     return 2;
