@@ -50,9 +50,13 @@ static void *col_mmap_common(const void *ra, int use64, void *addr, size_t len, 
     void *p;
 
     if (COL_UNLIKELY(col_maps_tool_caller(ra))) {
-        col_thread.sud_sel = COL_SUD_ALLOW; /* nor by dispatch */
+        /* Nor by dispatch; libunwind calls from inside a hook, where the
+         * selector must stay as it was (ALLOW), not be re-armed. */
+        uint8_t sel = col_thread.sud_sel;
+
+        col_thread.sud_sel = COL_SUD_ALLOW;
         p = col_real_mmap(use64, addr, len, prot, flags, fd, off);
-        col_thread.sud_sel = col_thread.sud_rearm;
+        col_thread.sud_sel = sel;
         return p;
     }
     t = col_enter();
@@ -88,9 +92,11 @@ COL_EXPORT int munmap(void *addr, size_t len)
 
     /* libunwind's own caches are not the program's (col_maps.c). */
     if (COL_UNLIKELY(col_maps_tool_caller(__builtin_return_address(0)))) {
+        uint8_t sel = col_thread.sud_sel; /* restored, as in mmap */
+
         col_thread.sud_sel = COL_SUD_ALLOW;
         rc = col_real.munmap ? col_real.munmap(addr, len) : (int)syscall(SYS_munmap, addr, len);
-        col_thread.sud_sel = col_thread.sud_rearm;
+        col_thread.sud_sel = sel;
         return rc;
     }
     t = col_enter();

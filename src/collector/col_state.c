@@ -152,6 +152,13 @@ void col_init(void)
         return;
     }
     col_resolve();
+    /* The main thread's heap and tcache now, before the program runs: the
+     * first malloc sets them up under the arena lock, and with --vm-precise
+     * its brk traps and is recorded meanwhile, a window long enough for a
+     * timer signal whose handler mallocs to deadlock on that lock (the
+     * snapshot at stream start shows the heap). */
+    if (col_real.malloc && col_real.free)
+        col_real.free(col_real.malloc(1));
     {
         Dl_info info;
         const char *base;

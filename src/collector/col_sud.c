@@ -28,6 +28,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -356,70 +357,152 @@ static long col_sud_vm(struct col_thread *t, long nr, const unsigned long *a, uc
     return r;
 }
 
+/* Copy from or to the program's memory without trusting its pointer: the
+ * kernel's own calls return EFAULT where a plain access would crash us.
+ * process_vm_readv/writev on ourselves do the same check; where a sandbox
+ * forbids them, the pointer is used as it is. */
+static long col_sud_copy(long nr, void *local, void *remote, size_t n)
+{
+    struct iovec l = {local, n}, r = {remote, n};
+    long got = col_sud_syscall6(nr, col_sud_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0), (long)&l, 1,
+                                (long)&r, 1, 0);
+
+    if (got == (long)n)
+        return 0;
+    if (got == -ENOSYS || got == -EPERM || got == -EACCES) {
+        if (nr == SYS_process_vm_readv)
+            memcpy(local, remote, n);
+        else
+            memcpy(remote, local, n);
+        return 0;
+    }
+    return -EFAULT;
+}
+
+static long col_sud_peek(void *dst, unsigned long src, size_t n)
+{
+    return col_sud_copy(SYS_process_vm_readv, dst, (void *)src, n);
+}
+
+static long col_sud_poke(unsigned long dst, const void *src, size_t n)
+{
+    return col_sud_copy(SYS_process_vm_writev, (void *)src, (void *)dst, n);
+}
+
+/* Whether the program believes it blocked SIGSYS: it is never blocked for
+ * real (a trap would kill the thread), but reading the mask back shows
+ * what the program set. */
+static COL_TLS uint8_t col_sud_sigsys_blocked;
+
 /* rt_sigprocmask, emulated on the mask our sigreturn will restore: SIGSYS
- * is never blocked. The program is not told otherwise: a mask it read
- * could come back through a call that does not trap (after a clone) and
- * block SIGSYS for real. */
+ * is never blocked, though the program reads back what it asked for.
+ * Errors come in the kernel's order: EFAULT for the new set, EINVAL, the
+ * change, then EFAULT for the old set. */
 static long col_sud_sigprocmask(ucontext_t *uc, const unsigned long *a)
 {
-    const uint64_t *set = (const uint64_t *)a[1];
-    uint64_t *old = (uint64_t *)a[2];
-    uint64_t cur, next = 0;
+    uint64_t cur, set, next = 0;
 
     if (a[3] != 8)
         return -EINVAL;
     memcpy(&cur, &uc->uc_sigmask, 8);
-    if (set) {
+    if (col_sud_sigsys_blocked)
+        cur |= COL_SIGBIT(SIGSYS);
+    if (a[1]) {
+        if (col_sud_peek(&set, a[1], 8))
+            return -EFAULT;
         switch ((int)a[0]) {
         case SIG_BLOCK:
-            next = cur | *set;
+            next = cur | set;
             break;
         case SIG_UNBLOCK:
-            next = cur & ~*set;
+            next = cur & ~set;
             break;
         case SIG_SETMASK:
-            next = *set;
+            next = set;
             break;
         default:
             return -EINVAL;
         }
-    }
-    if (old)
-        *old = cur;
-    if (set) {
+        col_sud_sigsys_blocked = (next & COL_SIGBIT(SIGSYS)) != 0;
         next &= ~(COL_SIGBIT(SIGSYS) | COL_SIGBIT(SIGKILL) | COL_SIGBIT(SIGSTOP));
         memcpy(&uc->uc_sigmask, &next, 8);
     }
+    if (a[2] && col_sud_poke(a[2], &cur, 8))
+        return -EFAULT;
     return 0;
 }
 
+/* Handlers the program installed with SA_ONSTACK, which run from ours. */
+static struct col_ksigaction col_sud_onstack[65];
+
+/* A handler on the program's alternate stack, often a few KiB: nothing it
+ * does traps (a SIGSYS frame would not fit), so its own mappings go
+ * unrecorded; we return through our restorer, inside the allowed range.
+ * A handler that leaves by longjmp leaves the thread's dispatch off. */
+static void col_sud_onstack_run(int sig, siginfo_t *si, void *uc)
+{
+    struct col_thread *t = &col_thread;
+    uint8_t sel = t->sud_sel, rearm = t->sud_rearm;
+    struct col_ksigaction a = col_sud_onstack[sig];
+
+    t->sud_rearm = COL_SUD_ALLOW; /* hooks in the handler must not re-arm */
+    t->sud_sel = COL_SUD_ALLOW;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (a.handler != (void *)SIG_DFL && a.handler != (void *)SIG_IGN) {
+        if (a.flags & SA_SIGINFO)
+            ((void (*)(int, siginfo_t *, void *))a.handler)(sig, si, uc);
+        else
+            ((void (*)(int))a.handler)(sig);
+    }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t->sud_rearm = rearm;
+    t->sud_sel = sel;
+}
+
 /* rt_sigaction: the program's SIGSYS disposition is kept aside (ours stays
- * installed); other handlers get SIGSYS taken out of their blocked set. */
+ * installed); other handlers get SIGSYS taken out of their blocked set,
+ * and those for the alternate stack run from col_sud_onstack_run. The
+ * program reads back what it set. */
 static long col_sud_sigaction(const unsigned long *a)
 {
-    const struct col_ksigaction *act = (const struct col_ksigaction *)a[1];
-    struct col_ksigaction *old = (struct col_ksigaction *)a[2];
-    struct col_ksigaction copy;
-    unsigned long b[6];
+    struct col_ksigaction act, prev, was;
+    int sig = (int)a[0], wrap;
+    long r;
 
     if (a[3] != 8)
         return -EINVAL;
-    if (a[0] == (unsigned long)SIGSYS) {
-        struct col_ksigaction prev = col_app_sigsys;
-
-        if (act)
-            col_app_sigsys = *act;
-        if (old)
-            *old = prev;
-        return 0;
+    if (a[1] && col_sud_peek(&act, a[1], sizeof(act)))
+        return -EFAULT;
+    if (sig == SIGSYS) {
+        prev = col_app_sigsys;
+        if (a[1])
+            col_app_sigsys = act;
+        return a[2] && col_sud_poke(a[2], &prev, sizeof(prev)) ? -EFAULT : 0;
     }
-    if (!act)
+    if (sig < 1 || sig > 64)
         return col_raw(SYS_rt_sigaction, a);
-    copy = *act;
-    copy.mask &= ~COL_SIGBIT(SIGSYS);
-    memcpy(b, a, sizeof(b));
-    b[1] = (unsigned long)&copy;
-    return col_raw(SYS_rt_sigaction, b);
+    was = col_sud_onstack[sig];
+    if (a[1]) {
+        struct col_ksigaction k = act;
+
+        k.mask &= ~COL_SIGBIT(SIGSYS);
+        wrap = (act.flags & SA_ONSTACK) && act.handler != (void *)SIG_DFL &&
+               act.handler != (void *)SIG_IGN;
+        if (wrap) {
+            col_sud_onstack[sig] = act;
+            k.handler = (void *)col_sud_onstack_run;
+            k.flags |= SA_SIGINFO | SA_RESTORER;
+            k.restorer = (void *)col_sud_restorer;
+        }
+        r = col_sud_syscall6(SYS_rt_sigaction, sig, (long)&k, (long)&prev, 8, 0, 0);
+    } else {
+        r = col_sud_syscall6(SYS_rt_sigaction, sig, 0, (long)&prev, 8, 0, 0);
+    }
+    if (r)
+        return r;
+    if (prev.handler == (void *)col_sud_onstack_run)
+        prev = was;
+    return a[2] && col_sud_poke(a[2], &prev, sizeof(prev)) ? -EFAULT : 0;
 }
 
 /* A SIGSYS that is not ours (kill, raise, seccomp): the program's. */
@@ -642,10 +725,15 @@ static void col_sud_atfork_child(void)
 void col_sud_process_init(void)
 {
     const char *s = getenv("MEMSCRIBE_VM_PRECISE");
+    /* Every signal is blocked while our handler runs: one arriving there
+     * would run the program's handler with SIGSYS blocked, and its first
+     * trap (its sigreturn at the latest) would kill the program. Held
+     * back, it arrives after the syscall, where it would untraced. */
     struct col_ksigaction act = {
         .handler = (void *)col_sud_handler,
         .flags = SA_SIGINFO | SA_RESTORER,
         .restorer = (void *)col_sud_restorer,
+        .mask = ~0ull,
     };
     if (!s || *s != '1')
         return;

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Programs --vm-precise once harmed (issue 18 item 2) run as untraced: 120
+# threads (libunwind growing its memory inside a hook left the selector
+# armed: SIGSYS), rt_sigprocmask/rt_sigaction given bad pointers (EFAULT,
+# not a crash), a handler on a small alternate stack calling write() (no
+# SIGSYS frame on it), malloc in a frequent SIGALRM handler (a signal inside
+# our SIGSYS handler ran with SIGSYS blocked), and the signal mask read back
+# with SIGSYS in it.
+source "$(dirname "$0")/record_lib.sh"
+
+# Argument "32": the -m32 build, traced by the i386 collector.
+prog="$MS_PROGRAMS/vm_harm${1:-}"
+# The i386 collector unwinds with libgcc, far slower: fewer iterations
+# under the 20 us timer there.
+iterations=300000
+[ -z "${1:-}" ] || iterations=3000
+while read -r mode; do
+    rc=0
+    # shellcheck disable=SC2086 # the mode is words
+    "$prog" $mode >"$WORK/plain" 2>&1 || rc=$?
+    [ "$rc" = 0 ] || fail "$mode: exits with $rc untraced: $(cat "$WORK/plain")"
+    rc=0
+    # shellcheck disable=SC2086
+    timeout 120 "$MEMSCRIBE" record -q --vm-precise -o "$WORK/t.mscr" -- "$prog" $mode \
+        >"$WORK/traced" 2>"$WORK/err" || rc=$?
+    [ "$rc" = 0 ] || fail "$mode: exits with $rc under --vm-precise (124: it hung): $(cat "$WORK/err")"
+    diff -u "$WORK/plain" "$WORK/traced" || fail "$mode: output differs under --vm-precise"
+    ms_dump_ok "$WORK/t.mscr"
+    # Dispatch was on: pthread_create's own stack mappings are recorded.
+    case $mode in threads*)
+        grep -q "origin=thread" "$WORK/dump.txt" || fail "$mode: dispatch was not on (no thread stack)" ;;
+    esac
+done <<MODES
+threads 120
+efault
+altstack
+alarm $iterations
+mask
+MODES
+echo "ok: threads, bad pointers, a small alternate stack, SIGALRM and the mask, as untraced"
