@@ -12,7 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cli/rec_internal.h"
+#include "recorder/rec_internal.h"
 
 struct rec_image *rec_stream_find_pid(struct rec_session *s, uint32_t pid)
 {

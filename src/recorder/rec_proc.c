@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli/rec_proc.h"
+#include "recorder/rec_proc.h"
 
 int rec_socket_open(char *name, size_t name_size)
 {

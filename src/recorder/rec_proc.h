@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cli/rec_internal.h"
+#include "recorder/rec_internal.h"
 
 /* Wait statuses collected by rec_reap(), by pid, until an image claims one. */
 struct rec_status {

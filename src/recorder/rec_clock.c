@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/rec_internal.h"
+#include "recorder/rec_internal.h"
 
 static uint64_t rec_mono_ns(void)
 {

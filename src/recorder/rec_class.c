@@ -2,7 +2,7 @@
 /* Pick the collector matching the program's ELF class: a 64-bit
  * libmemscribe.so cannot be preloaded into a 32-bit program (ld.so
  * ignores it with "wrong ELF class"). */
-#include "cli/rec_class.h"
+#include "recorder/rec_class.h"
 
 #include <elf.h>
 #include <fcntl.h>

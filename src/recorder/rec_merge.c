@@ -9,7 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cli/rec_internal.h"
+#include "recorder/rec_internal.h"
 
 /* An absolute time as the trace's: relative to its start, never going back. */
 static inline uint64_t rec_trace_ts(struct rec_session *s, uint64_t abs_ts)

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/rec_internal.h"
+#include "recorder/rec_internal.h"
 
 char *rec_resolve_command(const char *cmd)
 {
