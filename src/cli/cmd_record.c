@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -231,6 +232,14 @@ int cmd_record(int argc, char **argv)
         cli_die("record: %s: not found on PATH", argv[optind]);
     if (rec_check_program(prog, msg, sizeof(msg)) != 0)
         cli_die("record: %s", msg);
+    if (out_path) {
+        /* Creating the trace truncates the file before the program runs. */
+        struct stat so, sp;
+
+        if (stat(out_path, &so) == 0 && stat(prog, &sp) == 0 && so.st_dev == sp.st_dev &&
+            so.st_ino == sp.st_ino)
+            cli_die("record: -o %s is the program itself; it would be overwritten", out_path);
+    }
     collector = rec_collector_for(rec_collector_path(), prog);
 
     rec_clock_init(&s.clock);
@@ -302,6 +311,7 @@ int cmd_record(int argc, char **argv)
     if (rc < 0) {
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
+        unlink(out_path); /* no empty trace left behind (a full disk) */
         cli_die("record: cannot start the trace %s: %s", out_path, strerror(-rc));
     }
 

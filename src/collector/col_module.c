@@ -69,6 +69,23 @@ static void col_emit_module(struct col_thread *t, uint64_t ts, const struct dl_p
 
         exe[n > 0 ? n : 0] = 0;
         path = exe;
+    } else if (path && *path && *path != '/' && strchr(path, '/')) {
+        /* dlopen("./x.so") keeps the name as given (a name without a slash
+         * is searched for, or is the vDSO's): made absolute with the
+         * working directory as it is now, right after the load, so the
+         * trace still names the file elsewhere. */
+        long n = syscall(SYS_getcwd, exe, sizeof(exe));
+        size_t cwd = n > 0 ? strlen(exe) : 0, rel;
+
+        while (path[0] == '.' && path[1] == '/')
+            path += 2;
+        rel = strlen(path);
+        if (cwd && cwd + 1 + rel < sizeof(exe)) {
+            if (exe[cwd - 1] != '/')
+                exe[cwd++] = '/';
+            memcpy(exe + cwd, path, rel + 1);
+            path = exe;
+        }
     }
     path_len = (uint32_t)strnlen(path ? path : "", FMT_SHM_MAX_PATH - 1);
     for (int i = 0; i < info->dlpi_phnum; i++)

@@ -111,9 +111,11 @@ int rec_check_program(const char *path, char *msg, size_t msg_size)
         n = pread(fd, line, sizeof(line) - 1, 0);
         if (n >= 2 && line[0] == '#' && line[1] == '!') {
             char *p = line + 2, *end, *interp;
+            int more;
 
             close(fd);
             line[n] = 0;
+            line[strcspn(line, "\n")] = 0; /* the first line only */
             while (*p == ' ' || *p == '\t')
                 p++;
             end = p + strcspn(p, " \t\n");
@@ -121,20 +123,37 @@ int rec_check_program(const char *path, char *msg, size_t msg_size)
                 snprintf(msg, msg_size, "%s: empty \"#!\" line", path);
                 return -1;
             }
+            more = *end != 0;
             *end = 0;
             interp = p;
-            /* "#!/usr/bin/env prog": the program that really runs is prog. */
-            if (!strcmp(strrchr(interp, '/') ? strrchr(interp, '/') + 1 : interp, "env") &&
-                end + 1 < line + n) {
+            /* "#!/usr/bin/env prog": the program that really runs is prog,
+             * after env's options ("-S", "-i", "-u NAME", "-C DIR") and
+             * NAME=value words. */
+            if (!strcmp(strrchr(interp, '/') ? strrchr(interp, '/') + 1 : interp, "env") && more) {
                 char *q = end + 1, *word;
                 char *resolved;
 
-                while (*q == ' ' || *q == '\t')
-                    q++;
-                word = q;
-                q += strcspn(q, " \t\n");
-                *q = 0;
-                if (*word && *word != '-' && (resolved = rec_resolve_command(word))) {
+                for (;;) {
+                    while (*q == ' ' || *q == '\t')
+                        q++;
+                    word = q;
+                    q += strcspn(q, " \t\n");
+                    if (*q)
+                        *q++ = 0;
+                    if (!strncmp(word, "-S", 2) && word[2]) {
+                        word += 2; /* "-S/prog": the program follows at once */
+                        break;
+                    }
+                    if (!strcmp(word, "-u") || !strcmp(word, "-C")) {
+                        q += strspn(q, " \t");
+                        q += strcspn(q, " \t\n"); /* its argument */
+                        continue;
+                    }
+                    if (*word == '-' || (*word && strchr(word, '=')))
+                        continue;
+                    break;
+                }
+                if (*word && (resolved = rec_resolve_command(word))) {
                     rc = rec_check_program(resolved, msg, msg_size);
                     free(resolved);
                     return rc;

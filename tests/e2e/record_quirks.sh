@@ -21,4 +21,11 @@ base=$(echo "$load" | sed 's/.* base=\(0x[0-9a-f]*\) .*/\1/')
 [ "${load%%:*}" -lt "$(grep -n " malloc .* size=6543 " "$d" | cut -d: -f1)" ] ||
     fail "libcol_plug.so is announced after its constructor's malloc"
 grep -q " module_unload base=$base" "$d" || fail "no module_unload for libcol_plug.so at $base"
-echo "ok: thread name, signal handler, dlopen/dlclose, closed stdio"
+# dlopen("./libcol_plug.so"): the trace names the file absolutely, so
+# symbols resolve from any directory (issue 18 item 16).
+(cd "$MS_PROGRAMS" && "$MEMSCRIBE" record -q -o "$WORK/rel.mscr" -- ./col_quirks ./libcol_plug.so) ||
+    fail "record of a relative dlopen exited with $?"
+ms_dump_ok "$WORK/rel.mscr"
+grep " module_load " "$d" | grep -q "path=\"$(cd "$MS_PROGRAMS" && pwd -P)/libcol_plug.so\"" ||
+    fail "the relative dlopen is not recorded by its absolute path: $(grep " module_load .*col_plug" "$d")"
+echo "ok: thread name, signal handler, dlopen/dlclose (relative too), closed stdio"

@@ -20,4 +20,25 @@ printf '#!%s\n' "$MS_PROGRAMS/col_static" >"$WORK/script"
 chmod +x "$WORK/script"
 expect_refusal "static interpreter" "$MS_PROGRAMS/col_static is statically linked" "$WORK/script"
 expect_refusal "missing program" "no-such-program-here: not found" no-such-program-here
-echo "ok: static, setuid, static interpreter and missing programs refused"
+# "#!/usr/bin/env -S prog": env's options before the program (issue 18 item 16).
+printf '#!/usr/bin/env -S %s --flag\n' "$MS_PROGRAMS/col_static" >"$WORK/envs"
+chmod +x "$WORK/envs"
+expect_refusal "env -S static" "$MS_PROGRAMS/col_static is statically linked" "$WORK/envs"
+printf '#!/usr/bin/env -i A=1 %s\n' "$MS_PROGRAMS/col_static" >"$WORK/envi"
+chmod +x "$WORK/envi"
+expect_refusal "env -i static" "$MS_PROGRAMS/col_static is statically linked" "$WORK/envi"
+# -o naming the program itself: refused before anything is truncated.
+cp "$MS_PROGRAMS/col_procs" "$WORK/self_prog"
+rc=0
+"$MEMSCRIBE" record -q -o "$WORK/self_prog" -- "$WORK/self_prog" leaf 1 2>"$WORK/r.err" || rc=$?
+[ "$rc" = 1 ] || fail "-o the program: record exited with $rc, expected 1"
+grep -q "is the program itself" "$WORK/r.err" || fail "-o the program: message '$(cat "$WORK/r.err")'"
+cmp -s "$WORK/self_prog" "$MS_PROGRAMS/col_procs" || fail "-o the program: the program was overwritten"
+# A trace that cannot even start (a full disk; a file size limit of 0
+# here) leaves no empty file behind.
+rc=0
+(ulimit -f 0 && exec "$MEMSCRIBE" record -q -o "$WORK/zero.mscr" -- "$MS_PROGRAMS/col_procs" leaf 1) \
+    2>"$WORK/r.err" || rc=$?
+[ "$rc" = 1 ] || fail "no room for the trace: record exited with $rc, expected 1: $(cat "$WORK/r.err")"
+[ ! -e "$WORK/zero.mscr" ] || fail "no room for the trace: an empty trace file was left behind"
+echo "ok: static, setuid, static interpreter (also after env -S/-i), missing programs, -o the program and no room refused"
