@@ -41,6 +41,7 @@ if(MEMSCRIBE_HAVE_M32)
   target_link_options(vm_harm32 PRIVATE -m32)
   add_dependencies(vm_harm32 memscribe_collector32)
   ms_e2e_test(vm_harm32 vm_harm.sh 32)
+  ms_e2e_test(record_exec_class record_exec_class.sh)
 endif()
 
 ms_unit_test(test_ana_vm ${PROJECT_SOURCE_DIR}/tests/unit/test_ana_vm.c LIBS ms_analysis ms_format)

@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -110,7 +111,8 @@ static void col_resolve(void)
 
 /* --no-follow: take our own path out of LD_PRELOAD, in place (no
  * allocation), so images this process execs are not traced. The recorder
- * puts the collector first in the list. */
+ * puts the collector first in the list, either as loaded or as
+ * ".../$PLATFORM/libmemscribe.so" (ld.so fills in the platform). */
 static void col_strip_preload(void)
 {
     char *v = getenv("LD_PRELOAD");
@@ -120,11 +122,34 @@ static void col_strip_preload(void)
     if (!v || !dladdr((void *)col_strip_preload, &info) || !info.dli_fname)
         return;
     len = strlen(info.dli_fname);
-    if (strncmp(v, info.dli_fname, len) != 0 || (v[len] && v[len] != ':' && v[len] != ' '))
-        return;
+    if (strncmp(v, info.dli_fname, len) != 0 || (v[len] && v[len] != ':' && v[len] != ' ')) {
+        static const char tail[] = "/$PLATFORM/libmemscribe.so";
+
+        len = strcspn(v, ": ");
+        if (len < sizeof(tail) - 1 || strncmp(v + len - (sizeof(tail) - 1), tail, sizeof(tail) - 1))
+            return;
+    }
     if (v[len])
         len++;
     memmove(v, v + len, strlen(v + len) + 1);
+}
+
+/* valgrind starts its client with an auxiliary vector without
+ * AT_PLATFORM, where ld.so cannot put the platform in for the recorder's
+ * ".../$PLATFORM/libmemscribe.so" and refuses it aloud: valgrind's
+ * launcher passes the name on expanded (in place: it only gets shorter). */
+static void col_expand_platform(void)
+{
+    extern char *program_invocation_short_name;
+    const char *plat = (const char *)getauxval(AT_PLATFORM);
+    char *v = getenv("LD_PRELOAD"), *p;
+    size_t len;
+
+    if (!v || !plat || strncmp(program_invocation_short_name, "valgrind", 8) ||
+        !(p = strstr(v, "$PLATFORM")) || (len = strlen(plat)) > 9)
+        return;
+    memcpy(p, plat, len);
+    memmove(p + len, p + 9, strlen(p + 9) + 1);
 }
 
 static void col_thread_exit(void *arg)
@@ -169,6 +194,7 @@ void col_init(void)
             col_glibc_malloc = !strncmp(base, "libc.so", 7);
         }
     }
+    col_expand_platform();
     if (col_channel_init() != 0) {
         /* Preloaded without a recorder (or without its secret). */
         atomic_store(&col_state, COL_OFF);

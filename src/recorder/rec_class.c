@@ -37,11 +37,38 @@ static int rec_elf_class(const char *prog, int depth)
     return 0;
 }
 
+/* Both collectors under dir by the name ld.so gives $PLATFORM (x86_64,
+ * i686: symlinks the build and the install make)? */
+static int rec_have_platform_dirs(const char *dir, int len)
+{
+    char *p64, *p32;
+    int ok;
+
+    if (asprintf(&p64, "%.*s/x86_64/libmemscribe.so", len, dir) < 0)
+        return 0;
+    if (asprintf(&p32, "%.*s/i686/libmemscribe.so", len, dir) < 0) {
+        free(p64);
+        return 0;
+    }
+    ok = access(p64, R_OK) == 0 && access(p32, R_OK) == 0;
+    free(p64);
+    free(p32);
+    return ok;
+}
+
 char *rec_collector_for(char *collector, const char *prog)
 {
     const char *slash = strrchr(collector, '/');
     char *alt;
 
+    /* One LD_PRELOAD entry for both classes: ld.so puts the process's own
+     * platform in place of $PLATFORM, so a program that execs one of the
+     * other class is traced by the right collector, silently. */
+    if (slash && rec_have_platform_dirs(collector, (int)(slash - collector)) &&
+        asprintf(&alt, "%.*s/$PLATFORM/libmemscribe.so", (int)(slash - collector), collector) >= 0) {
+        free(collector);
+        return alt;
+    }
     if (rec_elf_class(prog, 0) != ELFCLASS32 || !slash)
         return collector;
     if (asprintf(&alt, "%.*s/i386/libmemscribe.so", (int)(slash - collector), collector) < 0)

@@ -6,7 +6,8 @@
  *   altstack    a handler on a 6 KiB sigaltstack that calls write()
  *   alarm N     malloc/free N times under a 20 us SIGALRM timer whose
  *               handler mallocs too
- *   mask        block SIGSYS, read the mask back, unblock, read again */
+ *   mask        block SIGSYS, read the mask back, unblock, read again
+ *   exec PROG ARGS...  malloc, then exec PROG (tests/e2e/record_exec_class.sh) */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -176,6 +177,12 @@ int main(int argc, char **argv)
         return run_alarm(atol(argv[2]));
     if (argc == 2 && !strcmp(argv[1], "mask"))
         return run_mask();
+    if (argc >= 3 && !strcmp(argv[1], "exec")) {
+        free(malloc(31337));
+        execv(argv[2], argv + 2);
+        perror("vm_harm: exec");
+        return 1;
+    }
     fprintf(stderr, "usage: vm_harm threads N | efault | altstack | alarm N | mask\n");
     return 2;
 }
