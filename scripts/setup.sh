@@ -16,6 +16,9 @@ PKGS=(build-essential cmake pkg-config libzstd-dev libunwind-dev libdw-dev libel
       libiberty-dev zlib1g-dev libsqlite3-dev)
 # The i386 collector for 32-bit programs (lib/memscribe/i386, docs/frag.md).
 PKGS+=(gcc-multilib)
+# memscribe replay: the allocators it replays a trace against by name
+# (jemalloc, tcmalloc, mimalloc; docs/replay.md).
+PKGS+=(libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0)
 if [ "${1:-}" = "--test" ]; then
   # Unit framework, the fuzzer's compiler, the real tools we compare with.
   PKGS+=(libcmocka-dev clang valgrind heaptrack)
