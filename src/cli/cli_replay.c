@@ -428,6 +428,11 @@ static void parse_output(int fd, const char *trace, const char *name,
         line[strcspn(line, "\n")] = 0;
         if (line[0] == 'A' && line[1] == ' ') {
             snprintf(run->library, sizeof(run->library), "%s", line + 2);
+        } else if (line[0] == 'F' && line[1] == ' ') {
+            size_t len = strlen(run->emulated);
+
+            snprintf(run->emulated + len, sizeof(run->emulated) - len, "%s%s", len ? " " : "",
+                     line + 2);
         } else if (sscanf(line, "S %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64, &id, &rss,
                           &minflt, &majflt) == 4) {
             if (id < plan->nr_points) {

@@ -47,7 +47,8 @@ void cli_replay_plan_free(struct cli_replay_plan *plan);
 
 /* What one worker run measured (the worker's output, rpl_main.c). */
 struct cli_replay_run {
-    char library[512]; /* the module malloc came from */
+    char library[512];  /* the module malloc came from */
+    char emulated[128]; /* calls the allocator lacks, made from its others */
     uint64_t calls, failed, cpu_ns, waits;
     uint64_t peak_rss, end_rss, minflt, majflt, live_blocks, live_bytes, bookkeeping;
     uint64_t *rss;   /* by sample id */

@@ -160,6 +160,7 @@ static const struct ana_column cols[] = {
     {"live blocks", "live_blocks", ANA_CELL_U64},
     {"live bytes", "live_bytes", ANA_CELL_U64},
     {"library", "library", ANA_CELL_STR},
+    {"emulated", "emulated", ANA_CELL_STR},
 };
 #define NR_COLS (sizeof(cols) / sizeof(cols[0]))
 #define NR_TEXT_COLS 12 /* text shows up to the major faults */
@@ -194,12 +195,14 @@ static struct ana_table *make_table(const struct opts *o, const struct cli_repla
 
         ana_table_add_row(t);
         ana_table_set_str(t, 0, o->alloc[i].name);
-        for (unsigned c = 1; c < nr_cols && c < NR_COLS - 1; c++)
+        for (unsigned c = 1; c < nr_cols && c < NR_COLS - 2; c++)
             ana_table_set_u64(t, c, v[c]);
         ana_table_set_i64(t, 5, (int64_t)at_peak - (int64_t)p->peak_heap);
         ana_table_set_i64(t, 8, (int64_t)at_end - (int64_t)p->end_heap);
-        if (nr_cols == NR_COLS)
-            ana_table_set_str(t, NR_COLS - 1, r->library);
+        if (nr_cols == NR_COLS) {
+            ana_table_set_str(t, NR_COLS - 2, r->library);
+            ana_table_set_str(t, NR_COLS - 1, r->emulated);
+        }
     }
     return t;
 }
@@ -310,6 +313,10 @@ static void write_text(struct cli_ana *a, const struct opts *o, const struct cli
            touch == RPL_TOUCH_PAGES ? "a byte every 4096 bytes" : "its first byte", o->repeat);
     cli_ana_table(a, t, stdout, "", true);
     ana_table_destroy(t);
+    for (unsigned i = 0; i < o->nr_alloc; i++)
+        if (res[i].run.emulated[0])
+            printf("%s lacks %s: made from its posix_memalign and realloc\n", o->alloc[i].name,
+                   res[i].run.emulated);
 }
 
 int cmd_replay(int argc, char **argv)

@@ -3,9 +3,12 @@
  * written at its start (RPL_TOUCH_FIRST) or every 4096 bytes
  * (RPL_TOUCH_PAGES), as the traced program would at least have done; the
  * worker only writes, so it never reads memory it did not initialise. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "replay/rpl_internal.h"
 
@@ -13,6 +16,85 @@
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
 #define SPINS 200
 #define PAGE 4096u
+
+/* The calls of the family that the allocator's own module does not
+ * provide (jemalloc has no pvalloc or reallocarray, tcmalloc no
+ * reallocarray) would reach glibc's and mix two heaps: they are made from
+ * the allocator's malloc, realloc and posix_memalign instead, as their
+ * manual pages define them. */
+static void *emu_reallocarray(void *p, size_t n, size_t m)
+{
+    size_t bytes;
+
+    if (__builtin_mul_overflow(n, m, &bytes)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return realloc(p, bytes);
+}
+
+static void *emu_memalign(size_t align, size_t size)
+{
+    void *p;
+
+    return posix_memalign(&p, align, size) ? NULL : p;
+}
+
+static void *emu_aligned_alloc(size_t align, size_t size)
+{
+    return emu_memalign(align, size);
+}
+
+static void *emu_valloc(size_t size)
+{
+    return emu_memalign((size_t)sysconf(_SC_PAGESIZE), size);
+}
+
+static void *emu_pvalloc(size_t size)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+    return emu_memalign(page, size ? (size + page - 1) & ~(page - 1) : page);
+}
+
+static struct {
+    void *(*reallocarray)(void *, size_t, size_t);
+    void *(*memalign)(size_t, size_t);
+    void *(*aligned_alloc)(size_t, size_t);
+    void *(*valloc)(size_t);
+    void *(*pvalloc)(size_t);
+} fn;
+
+/* 1 if name is defined in the module malloc comes from. */
+static int own(const char *name, void **out)
+{
+    Dl_info a, b;
+    void *sym = dlsym(RTLD_DEFAULT, name);
+    void *(*m)(size_t) = malloc;
+
+    *out = sym;
+    return sym && dladdr((void *)m, &a) && dladdr(sym, &b) && a.dli_fbase == b.dli_fbase;
+}
+
+#define PICK(name, report)                                                                         \
+    do {                                                                                           \
+        void *sym_;                                                                                \
+        if (own(#name, &sym_)) {                                                                   \
+            *(void **)&fn.name = sym_;                                                             \
+        } else {                                                                                   \
+            fn.name = emu_##name;                                                                  \
+            report(#name);                                                                         \
+        }                                                                                          \
+    } while (0)
+
+void rpl_exec_init(void (*report)(const char *name))
+{
+    PICK(reallocarray, report);
+    PICK(memalign, report);
+    PICK(aligned_alloc, report);
+    PICK(valloc, report);
+    PICK(pvalloc, report);
+}
 
 static struct rpl_slot *slots;
 static uint64_t nr_slots;
@@ -100,7 +182,9 @@ void rpl_exec(const struct rpl_op *op, struct rpl_stats *st, void (*pause)(void 
 
     st->calls++;
     if (op->slot == RPL_NO_SLOT) {
-        free(NULL);
+        void *volatile null = NULL; /* a literal free(NULL) is folded away */
+
+        free(null);
         return;
     }
     s = &slots[op->slot];
@@ -121,27 +205,27 @@ void rpl_exec(const struct rpl_op *op, struct rpl_stats *st, void (*pause)(void 
         break;
     case RPL_OP_REALLOCARRAY:
         size = product(op->a, op->b);
-        p = reallocarray(s->ptr, op->a, op->b);
+        p = fn.reallocarray(s->ptr, op->a, op->b);
         break;
     case RPL_OP_FREE:
         free(s->ptr);
         size = 0;
         break;
     case RPL_OP_MEMALIGN:
-        p = memalign(op->b, size);
+        p = fn.memalign(op->b, size);
         break;
     case RPL_OP_POSIX_MEMALIGN:
         if (posix_memalign(&p, op->b, size))
             p = NULL;
         break;
     case RPL_OP_ALIGNED_ALLOC:
-        p = aligned_alloc(op->b, size);
+        p = fn.aligned_alloc(op->b, size);
         break;
     case RPL_OP_VALLOC:
-        p = valloc(size);
+        p = fn.valloc(size);
         break;
     case RPL_OP_PVALLOC:
-        p = pvalloc(size);
+        p = fn.pvalloc(size);
         break;
     default:
         break;

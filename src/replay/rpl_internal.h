@@ -69,6 +69,10 @@ void rpl_ring_done(struct rpl_ring *r);
 
 /* Slots. */
 int rpl_slots_init(uint64_t nr_slots, uint32_t touch);
+/* Choose, per call of the family, the allocator's own function or an
+ * emulation on its posix_memalign/realloc when its module lacks it;
+ * report(name) is told of each emulated one. */
+void rpl_exec_init(void (*report)(const char *name));
 /* Run one heap operation (waiting for its slot's turn). */
 void rpl_exec(const struct rpl_op *op, struct rpl_stats *st, void (*pause)(void *),
               void (*resume)(void *), void *arg);

@@ -4,6 +4,7 @@
  * thread per traced thread, and writes what it measured to stdout as
  * lines the CLI parses (docs/replay.md):
  *   A <path of the module whose malloc is called>
+ *   F <function the allocator lacks, emulated (rpl_exec.c)>
  *   S <sample id> <rss bytes> <minor faults> <major faults>
  *   T <thread> <calls> <failed> <cpu ns> <waits>
  *   E <peak rss bytes> <rss bytes> <minor faults> <major faults> <live blocks>
@@ -248,6 +249,11 @@ static size_t read_ops(struct rpl_op *buf, size_t max)
     return got / sizeof(*buf);
 }
 
+static void report_emulated(const char *name)
+{
+    out("F %s\n", name);
+}
+
 static void report_allocator(void)
 {
     Dl_info info;
@@ -303,6 +309,7 @@ int main(int argc, char **argv)
     if (!threads)
         die("out of memory for the thread table");
     report_allocator();
+    rpl_exec_init(report_emulated);
     while (!end && (n = read_ops(buf, READ_OPS)) > 0) {
         for (size_t i = 0; i < n && !end; i++)
             end = dispatch(&buf[i]);
