@@ -44,5 +44,6 @@ cli_cmd_fn cmd_plot;
 cli_cmd_fn cmd_flamegraph;
 cli_cmd_fn cmd_html;
 cli_cmd_fn cmd_replay;
+cli_cmd_fn cmd_diff;
 
 #endif
