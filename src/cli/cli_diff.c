@@ -2,6 +2,7 @@
 /* The base run of a differential flame graph (cli_diff.h). */
 #include <stdlib.h>
 
+#include "analysis/ana_html.h"
 #include "analysis/ana_model.h"
 #include "analysis/diff/ana_diff_flame.h"
 #include "cli/cli.h"
@@ -43,4 +44,19 @@ int64_t *cli_diff_flame_base(struct cli_ana *nw, const char *base_path, const st
     ana_model_destroy(m);
     cli_ana_close(&b);
     return out;
+}
+
+void cli_diff_html_base(struct cli_ana *nw, const char *path, struct cli_ana *b,
+                        struct ana_html_base *out)
+{
+    struct ana_model_options mo = {0};
+    char *argv[] = {(char *)path, NULL};
+
+    cli_ana_init(b, nw->cmd, 0);
+    b->sym = nw->sym;
+    cli_ana_open(b, 1, argv, 0);
+    out->trace_name = path;
+    out->model = cli_ana_model(b, &mo, UINT64_MAX);
+    out->stacks = cli_ana_stacks(b);
+    fmt_reader_counts(b->r, &out->counts);
 }

@@ -18,4 +18,11 @@
 int64_t *cli_diff_flame_base(struct cli_ana *nw, const char *base_path, const struct ana_tree *t,
                              enum ana_flame_cost cost, int inverted);
 
+/* The base run of `html --base`: opens path into *b (with nw's symbol
+ * options), builds its model, and fills *out. Close b with cli_ana_close()
+ * and destroy out->model after the page is written. Dies on failure. */
+struct ana_html_base;
+void cli_diff_html_base(struct cli_ana *nw, const char *path, struct cli_ana *b,
+                        struct ana_html_base *out);
+
 #endif

@@ -13,6 +13,7 @@
 #include "analysis/ana_stacks.h"
 #include "analysis/ana_time.h"
 #include "analysis/diff/ana_diff.h"
+#include "analysis/diff/ana_diff_site.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 
@@ -116,38 +117,15 @@ static void side_sites(struct side *s, struct ana_diff *d, enum ana_diff_side wh
 
     for (uint32_t id = 0; id < ana_model_nr_sites(s->m); id++) {
         const struct ana_site *site = ana_model_site(s->m, id);
-        const struct ana_frame *f;
         uint64_t v[ANA_DIFF_NR_METRICS];
-        size_t len = 0;
-        int n;
+        long len;
 
-        if (!site || (!site->nr_allocs && site->live_bytes <= 0 && !site->peak_all_bytes))
+        if (!site || !ana_diff_site_values(site, v))
             continue;
-        n = ana_stacks_get(st, id, &f);
-        if (n < 0)
-            cli_die("diff: %s: stack %" PRIu32 ": %s", s->a.path, id, strerror(-n));
-        for (int i = 0; i < (n ? n : 1); i++) {
-            const char *str = ana_stacks_str(st, n ? (lines ? f[i].place : f[i].function) : 0);
-            size_t l = strlen(str);
-
-            if (len + l + 2 > cap) {
-                cap = (len + l + 2) * 2;
-                key = realloc(key, cap);
-                if (!key)
-                    cli_die("diff: out of memory");
-            }
-            if (len)
-                key[len++] = '\n';
-            memcpy(key + len, str, l);
-            len += l;
-        }
-        key[len] = 0;
-        v[ANA_DIFF_ALLOCS] = site->nr_allocs;
-        v[ANA_DIFF_BYTES] = site->alloc_bytes;
-        v[ANA_DIFF_PEAK] = site->peak_all_bytes;
-        v[ANA_DIFF_LEAKED] = site->live_bytes > 0 ? (uint64_t)site->live_bytes : 0;
-        v[ANA_DIFF_TEMPORARY] = site->nr_temporary;
-        if (ana_diff_add(d, which, key, v))
+        len = ana_diff_site_key(st, id, lines, &key, &cap);
+        if (len < 0)
+            cli_die("diff: %s: stack %" PRIu32 ": %s", s->a.path, id, strerror((int)-len));
+        if (ana_diff_add(d, which, len ? key : ana_stacks_str(st, 0), v))
             cli_die("diff: out of memory");
     }
     free(key);
