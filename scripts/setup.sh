@@ -22,6 +22,9 @@ PKGS+=(libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0)
 if [ "${1:-}" = "--test" ]; then
   # Unit framework, the fuzzer's compiler, the real tools we compare with.
   PKGS+=(libcmocka-dev clang valgrind heaptrack)
+  # libFuzzer and the sanitizer runtimes clang links the fuzzer with
+  # (clang only recommends them).
+  PKGS+=(libclang-rt-14-dev)
   # Analysis e2e tests read the JSON output with jq.
   PKGS+=(jq)
   # memscribe export: the readers of each format (ms_print comes with
