@@ -106,10 +106,7 @@ static int grow_slots(struct gen *g)
     uint32_t *fifo = realloc(g->fifo, cap * sizeof(*fifo));
     if (!fifo)
         return -ENOMEM;
-    /* Unwrap the queue into the doubled array. */
-    for (uint64_t i = 0; i < g->fifo_head; i++)
-        fifo[g->cap_slots + i] = fifo[i];
-    memmove(fifo, fifo + g->fifo_head, (size_t)(g->cap_slots + g->fifo_head - g->fifo_head) * 4);
+    /* Slots are added only when none is free: the queue is empty. */
     g->fifo = fifo;
     g->fifo_head = 0;
     g->cap_slots = cap;
