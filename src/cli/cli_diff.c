@@ -2,9 +2,9 @@
 /* The base run of a differential flame graph (cli_diff.h). */
 #include <stdlib.h>
 
-#include "analysis/ana_html.h"
-#include "analysis/ana_model.h"
 #include "analysis/diff/ana_diff_flame.h"
+#include "analysis/html/ana_html.h"
+#include "analysis/model/ana_model.h"
 #include "cli/cli.h"
 #include "cli/cli_diff.h"
 

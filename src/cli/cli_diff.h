@@ -7,8 +7,8 @@
 
 #include <stdint.h>
 
-#include "analysis/ana_flame.h"
-#include "analysis/ana_tree.h"
+#include "analysis/model/ana_tree.h"
+#include "analysis/pictures/ana_flame.h"
 #include "cli/cli_ana.h"
 
 /* The base run's cost for each node of t, the new run's flame tree (built

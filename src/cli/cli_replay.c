@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "analysis/ana_map.h"
+#include "analysis/core/ana_map.h"
 #include "cli/cli.h"
 #include "cli/cli_replay.h"
 

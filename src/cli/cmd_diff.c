@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/ana_model.h"
-#include "analysis/ana_scan.h"
-#include "analysis/ana_stacks.h"
-#include "analysis/ana_time.h"
+#include "analysis/core/ana_scan.h"
+#include "analysis/core/ana_stacks.h"
+#include "analysis/core/ana_time.h"
 #include "analysis/diff/ana_diff.h"
 #include "analysis/diff/ana_diff_site.h"
+#include "analysis/model/ana_model.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/ana_plot_lines.h"
+#include "analysis/pictures/ana_plot_lines.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_replay.h"

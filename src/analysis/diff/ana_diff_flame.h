@@ -8,8 +8,8 @@
 
 #include <stdint.h>
 
-#include "analysis/ana_flame.h"
-#include "analysis/ana_tree.h"
+#include "analysis/model/ana_tree.h"
+#include "analysis/pictures/ana_flame.h"
 
 /* Both trees must be sorted by name (ana_flame_sort). Fills a fresh array
  * (*out, freed by the caller) with one value per node of t: the

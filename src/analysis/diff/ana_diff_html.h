@@ -3,8 +3,8 @@
 #ifndef ANA_DIFF_HTML_H
 #define ANA_DIFF_HTML_H
 
-#include "analysis/ana_html.h"
-#include "analysis/ana_json.h"
+#include "analysis/core/ana_json.h"
+#include "analysis/html/ana_html.h"
 
 /* Write the "base" member of the page's data: the base's summary and its
  * sites by function chain (html/report.js describes them). Returns 0 or

@@ -8,9 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/ana_model.h"
-#include "analysis/ana_stacks.h"
+#include "analysis/core/ana_stacks.h"
 #include "analysis/diff/ana_diff.h"
+#include "analysis/model/ana_model.h"
 
 /* The key of stack id: its frames' function names (with lines: their
  * places, "f (file.c:12)"), leaf first, one per line, NUL-terminated in
