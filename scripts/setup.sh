@@ -21,6 +21,9 @@ if [ "${1:-}" = "--test" ]; then
   # glibc's debug info: the tests assert symbolized frames inside libc
   # (qsort, __libc_start_main); valgrind recommends it too.
   PKGS+=(libc6-dbg)
+  # The style checks (scripts/check-style.sh, a ctest test): C layout and
+  # shell scripts.
+  PKGS+=(clang-format shellcheck)
 fi
 
 missing=()

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/model/ana_model.h"
 #include "analysis/core/ana_scan.h"
+#include "analysis/model/ana_model.h"
 #include "analysis/model/ana_tree.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
@@ -17,7 +17,7 @@
 enum { OPT_BOTTOM_UP = CLI_ANA_OPT_FIRST_OWN, OPT_DEPTH, OPT_SORT, OPT_NO_SELF };
 
 static const struct cli_tree_metric mets[] = {
-    {"peak", "peak_bytes"},     {"leaked", "leaked_bytes"}, {"allocs", "allocations"},
+    {"peak", "peak_bytes"},       {"leaked", "leaked_bytes"}, {"allocs", "allocations"},
     {"bytes", "allocated_bytes"}, {"temp", "temporary"},
 };
 #define NR_METS 5

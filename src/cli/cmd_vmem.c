@@ -28,27 +28,26 @@ enum {
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: memscribe vmem [options] FILE\n\n"
-            "Commit lifetimes: each range that became committed (mapped with access;\n"
-            "private writable ranges count as commit charge) and when it was\n"
-            "decommitted (unmapped, or made PROT_NONE), with the stack that committed\n"
-            "it. Rows overlapping the window, grouped (--by); groups sorted by\n"
-            "|Impacting Size| then Size, as in `memscribe window`. Impacting Size:\n"
-            "+size for a lifetime committed inside and open at the end (AIFO), -size\n"
-            "for one committed before and decommitted inside (AOFI), 0 otherwise.\n"
-            "Then mapped, reserved (PROT_NONE), committed and commit-charge totals\n"
-            "over the window.\n\n"
-            "options:\n"
-            "  --from T        window start (default start): 1.5s, 250ms, end-1s\n"
-            "  --to T          window end, included (default end)\n"
-            "  --by KEY        group per stack (default), function (the committing\n"
-            "                  function) or origin (call, libc, loader, thread, snapshot)\n"
-            "  --origin LIST   only lifetimes committed by these origins: call, libc,\n"
-            "                  loader, thread, snapshot (default: all but snapshot)\n"
-            "  --intervals N   rows of the totals table (default 10)\n"
-            "  --rows N        lifetimes shown per stack group (default 10; 0: all)\n"
-            "  --top N         stack groups (default 20; 0: all)\n" CLI_ANA_USAGE);
+    fprintf(out, "usage: memscribe vmem [options] FILE\n\n"
+                 "Commit lifetimes: each range that became committed (mapped with access;\n"
+                 "private writable ranges count as commit charge) and when it was\n"
+                 "decommitted (unmapped, or made PROT_NONE), with the stack that committed\n"
+                 "it. Rows overlapping the window, grouped (--by); groups sorted by\n"
+                 "|Impacting Size| then Size, as in `memscribe window`. Impacting Size:\n"
+                 "+size for a lifetime committed inside and open at the end (AIFO), -size\n"
+                 "for one committed before and decommitted inside (AOFI), 0 otherwise.\n"
+                 "Then mapped, reserved (PROT_NONE), committed and commit-charge totals\n"
+                 "over the window.\n\n"
+                 "options:\n"
+                 "  --from T        window start (default start): 1.5s, 250ms, end-1s\n"
+                 "  --to T          window end, included (default end)\n"
+                 "  --by KEY        group per stack (default), function (the committing\n"
+                 "                  function) or origin (call, libc, loader, thread, snapshot)\n"
+                 "  --origin LIST   only lifetimes committed by these origins: call, libc,\n"
+                 "                  loader, thread, snapshot (default: all but snapshot)\n"
+                 "  --intervals N   rows of the totals table (default 10)\n"
+                 "  --rows N        lifetimes shown per stack group (default 10; 0: all)\n"
+                 "  --top N         stack groups (default 20; 0: all)\n" CLI_ANA_USAGE);
 }
 
 static const char *const origin_names[] = {"call", "libc", "loader", "thread", "snapshot"};
@@ -191,22 +190,16 @@ static int by_group_then_time(const void *x, const void *y)
 }
 
 static const struct ana_column life_cols[] = {
-    {"pid", "pid", ANA_CELL_U64},
-    {"range", "range", ANA_CELL_STR},
-    {"commit", "commit_ns", ANA_CELL_U64},
-    {"decommit", "decommit_ns", ANA_CELL_STR},
-    {"size", "size", ANA_CELL_U64},
-    {"impacting size", "impacting_size", ANA_CELL_I64},
-    {"charge", "charge", ANA_CELL_STR},
-    {"origin", "origin", ANA_CELL_STR},
+    {"pid", "pid", ANA_CELL_U64},          {"range", "range", ANA_CELL_STR},
+    {"commit", "commit_ns", ANA_CELL_U64}, {"decommit", "decommit_ns", ANA_CELL_STR},
+    {"size", "size", ANA_CELL_U64},        {"impacting size", "impacting_size", ANA_CELL_I64},
+    {"charge", "charge", ANA_CELL_STR},    {"origin", "origin", ANA_CELL_STR},
     {"stack", "stack", ANA_CELL_LIST},
 };
 
 static const struct ana_column group_cols[] = {
-    {"pid", "pid", ANA_CELL_U64},
-    {"count", "count", ANA_CELL_U64},
-    {"size", "size", ANA_CELL_U64},
-    {"impacting size", "impacting_size", ANA_CELL_I64},
+    {"pid", "pid", ANA_CELL_U64},      {"count", "count", ANA_CELL_U64},
+    {"size", "size", ANA_CELL_U64},    {"impacting size", "impacting_size", ANA_CELL_I64},
     {"group", "group", ANA_CELL_LIST},
 };
 
@@ -232,7 +225,8 @@ static unsigned parse_origins(const char *arg)
         for (k = 0; k < NR_ORIGINS && strcmp(w, origin_names[k]); k++)
             ;
         if (k == NR_ORIGINS)
-            cli_usage_error("vmem: --origin: '%s' is not call, libc, loader, thread or snapshot", w);
+            cli_usage_error("vmem: --origin: '%s' is not call, libc, loader, thread or snapshot",
+                            w);
         mask |= 1u << k;
     }
     free(copy);
@@ -358,7 +352,9 @@ static void write_tables(struct vmem *s, unsigned rows, enum by by)
                ana_bytes_format(s->peak_committed, buf, sizeof(buf)),
                ana_time_format(s->peak_ns, buf + 48, 48));
         if (ana_table_nr_rows(gt)) {
-            printf("by %s:\n", by == BY_STACK ? "stack" : by == BY_FUNCTION ? "function" : "origin");
+            printf("by %s:\n", by == BY_STACK      ? "stack"
+                               : by == BY_FUNCTION ? "function"
+                                                   : "origin");
             cli_ana_table(a, gt, stdout, "  ", true);
             if (rows)
                 printf("\nlifetimes (at most %u per group):\n", rows);

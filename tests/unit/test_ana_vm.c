@@ -272,9 +272,9 @@ static void test_frag_32(void **state)
 
     (void)state;
     ana_vm_init(&vm, NULL, NULL);
-    do_mmap(&vm, 1, 0x10000000, 64 * K, RW, ANON, 1);          /* aligned */
-    do_mmap(&vm, 2, 0x20000000, 64 * K + 4 * K, RW, ANON, 2);  /* size off by 4 KiB */
-    do_mmap(&vm, 3, 0x20011000 + 8 * K, 4 * K, RW, ANON, 3);   /* address off */
+    do_mmap(&vm, 1, 0x10000000, 64 * K, RW, ANON, 1);         /* aligned */
+    do_mmap(&vm, 2, 0x20000000, 64 * K + 4 * K, RW, ANON, 2); /* size off by 4 KiB */
+    do_mmap(&vm, 3, 0x20011000 + 8 * K, 4 * K, RW, ANON, 3);  /* address off */
     do_mmap(&vm, 4, 0xf0000000, 16 * M, PROT_NONE, ANON, 1);
     im = ana_vm_get(&vm, 0);
     ana_frag_stats(im, &st);

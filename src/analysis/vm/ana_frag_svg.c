@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "analysis/vm/ana_frag.h"
 #include "analysis/pictures/ana_svg.h"
+#include "analysis/vm/ana_frag.h"
 
 #define BAR_X 20.0
 #define BAR_W 1160.0
@@ -24,8 +24,8 @@ const char ana_frag_css[] =
     ".fr-map text{font:12px sans-serif}.fr-map .fr-ttl{font-size:15px}";
 
 struct layout {
-    double scale;  /* px per byte outside breaks */
-    uint64_t cut;  /* holes at least this big become breaks */
+    double scale; /* px per byte outside breaks */
+    uint64_t cut; /* holes at least this big become breaks */
 };
 
 static double frag_width(const struct layout *l, uint64_t lo, uint64_t hi, int hole)
@@ -53,8 +53,11 @@ int ana_frag_svg(FILE *out, const struct ana_vm_image *im, const char *title, in
         {"fr-col", "memscribe's own (rings, tables)"},
         {"fr-big", "largest free gap"},
     };
-    struct ana_svg_doc doc = {.width = BAR_X * 2 + BAR_W, .height = 190, .title = title,
-                              .css = ana_frag_css, .root_attrs = "class=\"fr-map\"",
+    struct ana_svg_doc doc = {.width = BAR_X * 2 + BAR_W,
+                              .height = 190,
+                              .title = title,
+                              .css = ana_frag_css,
+                              .root_attrs = "class=\"fr-map\"",
                               .inline_svg = inline_svg};
     struct ana_frag_stats st;
     struct layout l = {0, UINT64_MAX};
@@ -113,13 +116,13 @@ int ana_frag_svg(FILE *out, const struct ana_vm_image *im, const char *title, in
     {
         char line[256];
 
-        snprintf(line, sizeof(line),
-                 "%" PRIu64 " mappings, %" PRIu64 " holes, %s free, largest gap %s at 0x%" PRIx64
-                 "%s",
-                 st.nr_mappings, st.nr_holes, ana_unit_format(ANA_UNIT_BYTES, (double)st.free, a, sizeof(a)),
-                 ana_unit_format(ANA_UNIT_BYTES, (double)(st.largest_hi - st.largest_lo), b,
-                                 sizeof(b)),
-                 st.largest_lo, nr_breaks ? " (dashed: holes drawn shortened)" : "");
+        snprintf(
+            line, sizeof(line),
+            "%" PRIu64 " mappings, %" PRIu64 " holes, %s free, largest gap %s at 0x%" PRIx64 "%s",
+            st.nr_mappings, st.nr_holes,
+            ana_unit_format(ANA_UNIT_BYTES, (double)st.free, a, sizeof(a)),
+            ana_unit_format(ANA_UNIT_BYTES, (double)(st.largest_hi - st.largest_lo), b, sizeof(b)),
+            st.largest_lo, nr_breaks ? " (dashed: holes drawn shortened)" : "");
         ana_svg_text(&s, BAR_X, BAR_Y + BAR_H + 22, "start", NULL, line);
     }
     ana_svg_legend(&s, BAR_X, BAR_Y + BAR_H + 40, legend, sizeof(legend) / sizeof(legend[0]));
