@@ -32,6 +32,29 @@ unsigned long cli_ana_number(struct cli_ana *a, const char *opt, const char *arg
     return v;
 }
 
+unsigned cli_ana_choice(const struct cli_ana *a, const char *opt, const char *arg,
+                        const char *const *names)
+{
+    char list[256];
+    size_t len = 0;
+    unsigned i, n = 0;
+
+    while (names[n])
+        n++;
+    for (i = 0; i < n; i++) {
+        if (!strcmp(arg, names[i]))
+            return i;
+    }
+    list[0] = 0;
+    for (i = 0; i < n && len < sizeof(list); i++) {
+        const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
+        int w = snprintf(list + len, sizeof(list) - len, "%s%s", sep, names[i]);
+
+        len += w > 0 ? (size_t)w : 0;
+    }
+    cli_usage_error("%s: --%s wants %s, not '%s'", a->cmd, opt, list, arg);
+}
+
 bool cli_ana_option(struct cli_ana *a, int c, const char *arg)
 {
     switch (c) {

@@ -62,6 +62,12 @@ struct cli_ana {
 
 void cli_ana_init(struct cli_ana *a, const char *cmd, unsigned default_top);
 
+/* The index of arg among names (NULL-terminated): a keyword option's value.
+ * Anything else is a usage error "<cmd>: --<opt> wants A, B or C, not
+ * '<arg>'". */
+unsigned cli_ana_choice(const struct cli_ana *a, const char *opt, const char *arg,
+                        const char *const *names);
+
 /* Handle c if it is a shared option (usage errors exit): true if it was. */
 bool cli_ana_option(struct cli_ana *a, int c, const char *arg);
 

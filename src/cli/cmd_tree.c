@@ -49,8 +49,8 @@ int cmd_tree(int argc, char **argv)
         {"no-self", no_argument, NULL, OPT_NO_SELF},
         {NULL, 0, NULL, 0},
     };
-    static const char *const sort_names[NR_METS] = {"peak", "leaked", "allocations", "bytes",
-                                                    "temporary"};
+    static const char *const sort_names[NR_METS + 1] = {"peak",  "leaked",    "allocations",
+                                                        "bytes", "temporary", NULL};
     struct cli_ana a;
     bool bottom_up = false, with_self = true;
     uint32_t depth = 0;
@@ -74,12 +74,7 @@ int cmd_tree(int argc, char **argv)
             depth = (uint32_t)cli_ana_number(&a, "--depth", optarg);
             break;
         case OPT_SORT:
-            for (sort = 0; sort < NR_METS && strcmp(optarg, sort_names[sort]); sort++)
-                ;
-            if (sort == NR_METS)
-                cli_usage_error("tree: --sort wants peak, leaked, allocations, bytes or "
-                                "temporary, not '%s'",
-                                optarg);
+            sort = cli_ana_choice(&a, "sort", optarg, sort_names);
             break;
         default:
             if (!cli_ana_option(&a, c, optarg))

@@ -54,6 +54,7 @@ static const char *const origin_names[] = {"call", "libc", "loader", "thread", "
 #define NR_ORIGINS 5
 
 enum by { BY_STACK, BY_FUNCTION, BY_ORIGIN };
+static const char *const by_names[] = {"stack", "function", "origin", NULL};
 
 struct life {
     struct ana_vm_lifetime l;
@@ -422,14 +423,7 @@ int cmd_vmem(int argc, char **argv)
             rows = (unsigned)cli_ana_number(&a, "rows", optarg);
             break;
         case OPT_BY:
-            if (!strcmp(optarg, "stack"))
-                by = BY_STACK;
-            else if (!strcmp(optarg, "function"))
-                by = BY_FUNCTION;
-            else if (!strcmp(optarg, "origin"))
-                by = BY_ORIGIN;
-            else
-                cli_usage_error("vmem: --by wants stack, function or origin, not '%s'", optarg);
+            by = (enum by)cli_ana_choice(&a, "by", optarg, by_names);
             break;
         default:
             if (!cli_ana_option(&a, c, optarg)) {

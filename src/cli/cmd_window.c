@@ -55,6 +55,8 @@ static void usage(FILE *out)
 
 enum by { BY_STACK, BY_FUNCTION, BY_THREAD, BY_SIZE_CLASS };
 enum sort { SORT_IMPACTING, SORT_SIZE, SORT_COUNT };
+static const char *const by_names[] = {"stack", "function", "thread", "size-class", NULL};
+static const char *const sort_names[] = {"impacting", "size", "count", NULL};
 
 struct row {
     uint32_t image;
@@ -238,28 +240,10 @@ int cmd_window(int argc, char **argv)
                                 c == OPT_FROM ? "from" : "to", optarg);
             break;
         case OPT_BY:
-            if (!strcmp(optarg, "stack"))
-                by = BY_STACK;
-            else if (!strcmp(optarg, "function"))
-                by = BY_FUNCTION;
-            else if (!strcmp(optarg, "thread"))
-                by = BY_THREAD;
-            else if (!strcmp(optarg, "size-class"))
-                by = BY_SIZE_CLASS;
-            else
-                cli_usage_error("window: --by wants stack, function, thread or size-class, not "
-                                "'%s'",
-                                optarg);
+            by = (enum by)cli_ana_choice(&a, "by", optarg, by_names);
             break;
         case OPT_SORT:
-            if (!strcmp(optarg, "impacting"))
-                sort = SORT_IMPACTING;
-            else if (!strcmp(optarg, "size"))
-                sort = SORT_SIZE;
-            else if (!strcmp(optarg, "count"))
-                sort = SORT_COUNT;
-            else
-                cli_usage_error("window: --sort wants impacting, size or count, not '%s'", optarg);
+            sort = (enum sort)cli_ana_choice(&a, "sort", optarg, sort_names);
             break;
         case OPT_BOTTOM_UP:
             bottom_up = true;
