@@ -37,6 +37,9 @@ if [ "${1:-}" = "--test" ]; then
   # glibc's debug info: the tests assert symbolized frames inside libc
   # (qsort, __libc_start_main); valgrind recommends it too.
   PKGS+=(libc6-dbg)
+  # The style checks (scripts/check-style.sh, a ctest test): C layout and
+  # shell scripts.
+  PKGS+=(clang-format shellcheck)
   # The symbolizer dlopens libdebuginfod when DEBUGINFOD_URLS is set; its
   # test serves a binary over HTTP and needs the library present.
   PKGS+=(libdebuginfod1)

@@ -23,7 +23,8 @@ static const struct cli_command commands[] = {
     {"html", cmd_html, "one self-contained HTML report: summary, timeline, window, flame graph"},
     {"replay", cmd_replay, "run a process's heap calls again under other allocators, side by side"},
     {"diff", cmd_diff, "what changed between two traces (or windows), call site by call site"},
-    {"export", cmd_export, "write a trace for massif, heaptrack, DHAT, pprof, flame graphs, SQLite, CSV"},
+    {"export", cmd_export,
+     "write a trace for massif, heaptrack, DHAT, pprof, flame graphs, SQLite, CSV"},
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/pictures/ana_flame.h"
-#include "analysis/html/ana_html_internal.h"
 #include "analysis/core/ana_json.h"
 #include "analysis/diff/ana_diff_html.h"
+#include "analysis/html/ana_html_internal.h"
+#include "analysis/pictures/ana_flame.h"
 
 #define NO_SITE UINT32_MAX
 #define OTHER_SITE (UINT32_MAX - 1) /* lumped into "(N other call sites)" */

@@ -6,10 +6,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analysis/model/ana_histogram.h"
-#include "analysis/html/ana_html.h"
-#include "analysis/model/ana_model.h"
 #include "analysis/core/ana_stacks.h"
+#include "analysis/html/ana_html.h"
+#include "analysis/model/ana_histogram.h"
+#include "analysis/model/ana_model.h"
 #include "analysis/model/ana_timeline.h"
 #include "analysis/model/ana_tree.h"
 

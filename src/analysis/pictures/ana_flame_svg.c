@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/pictures/ana_flame.h"
 #include "analysis/html/ana_html_assets.h"
-#include "analysis/pictures/ana_svg.h"
 #include "analysis/model/ana_tree.h"
+#include "analysis/pictures/ana_flame.h"
+#include "analysis/pictures/ana_svg.h"
 
 #define FRAME_H 16.0
 #define PAD 10.0
