@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "recorder/rec_internal.h"
+#include "recorder/rec_shebang.h"
 
 char *rec_resolve_command(const char *cmd)
 {
@@ -87,9 +88,8 @@ static int rec_has_interp(int fd)
 
 int rec_check_program(const char *path, char *msg, size_t msg_size)
 {
-    char line[512], cur[512];
+    char cur[512], next[512];
     struct stat st;
-    ssize_t n;
     int fd, rc;
 
     for (int depth = 0; depth < 4; depth++) {
@@ -108,58 +108,16 @@ int rec_check_program(const char *path, char *msg, size_t msg_size)
             close(fd);
             return -1;
         }
-        n = pread(fd, line, sizeof(line) - 1, 0);
-        if (n >= 2 && line[0] == '#' && line[1] == '!') {
-            char *p = line + 2, *end, *interp;
-            int more;
-
+        rc = rec_shebang_next(path, next, sizeof(next));
+        if (rc < 0) {
+            snprintf(msg, msg_size, rc == -1 ? "%s: empty \"#!\" line" : "%s: \"#!\" path too long",
+                     path);
             close(fd);
-            line[n] = 0;
-            line[strcspn(line, "\n")] = 0; /* the first line only */
-            while (*p == ' ' || *p == '\t')
-                p++;
-            end = p + strcspn(p, " \t\n");
-            if (end == p) {
-                snprintf(msg, msg_size, "%s: empty \"#!\" line", path);
-                return -1;
-            }
-            more = *end != 0;
-            *end = 0;
-            interp = p;
-            /* "#!/usr/bin/env prog": the program that really runs is prog,
-             * after env's options ("-S", "-i", "-u NAME", "-C DIR") and
-             * NAME=value words. */
-            if (!strcmp(strrchr(interp, '/') ? strrchr(interp, '/') + 1 : interp, "env") && more) {
-                char *q = end + 1, *word;
-                char *resolved;
-
-                for (;;) {
-                    while (*q == ' ' || *q == '\t')
-                        q++;
-                    word = q;
-                    q += strcspn(q, " \t\n");
-                    if (*q)
-                        *q++ = 0;
-                    if (!strncmp(word, "-S", 2) && word[2]) {
-                        word += 2; /* "-S/prog": the program follows at once */
-                        break;
-                    }
-                    if (!strcmp(word, "-u") || !strcmp(word, "-C")) {
-                        q += strspn(q, " \t");
-                        q += strcspn(q, " \t\n"); /* its argument */
-                        continue;
-                    }
-                    if (*word == '-' || (*word && strchr(word, '=')))
-                        continue;
-                    break;
-                }
-                if (*word && (resolved = rec_resolve_command(word))) {
-                    rc = rec_check_program(resolved, msg, msg_size);
-                    free(resolved);
-                    return rc;
-                }
-            }
-            snprintf(cur, sizeof(cur), "%s", interp); /* follow the interpreter */
+            return -1;
+        }
+        if (rc == 1) { /* follow the program that runs the script */
+            close(fd);
+            memcpy(cur, next, sizeof(cur));
             path = cur;
             continue;
         }

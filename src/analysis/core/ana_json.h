@@ -17,8 +17,8 @@ struct ana_json {
     FILE *f;
     bool pretty;
     int depth;
-    int err;                              /* first error, sticky (-EIO, -EINVAL) */
-    bool after_key;                       /* a key was written, its value is next */
+    int err;                               /* first error, sticky (-EIO, -EINVAL) */
+    bool after_key;                        /* a key was written, its value is next */
     bool nonempty[ANA_JSON_MAX_DEPTH + 1]; /* the container at each depth has members */
 };
 
