@@ -15,7 +15,7 @@ OWED=(
     src/collector/col_module.c src/collector/col_ring.c src/collector/col_state.c
     src/collector/col_sud.c src/format/fmt_rchunk.c src/format/fmt_shm.h
     src/recorder/rec_clock.c src/recorder/rec_proc.c src/cli/cmd_record.c
-    tests/unit/test_rec_stream.c bench/bench_count.c bench/bench_runner.c
+    bench/bench_count.c bench/bench_runner.c
     bench/bench_symbolize.c
 )
 

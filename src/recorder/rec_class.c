@@ -65,7 +65,8 @@ char *rec_collector_for(char *collector, const char *prog)
      * platform in place of $PLATFORM, so a program that execs one of the
      * other class is traced by the right collector, silently. */
     if (slash && rec_have_platform_dirs(collector, (int)(slash - collector)) &&
-        asprintf(&alt, "%.*s/$PLATFORM/libmemscribe.so", (int)(slash - collector), collector) >= 0) {
+        asprintf(&alt, "%.*s/$PLATFORM/libmemscribe.so", (int)(slash - collector), collector) >=
+            0) {
         free(collector);
         return alt;
     }

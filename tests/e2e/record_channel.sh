@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The recording channel takes in only the traced tree (issue 18 item 8): a
+# The recording channel takes in only the traced tree: a
 # process outside it, which can read the socket's name in /proc/net/unix
 # but not the secret in the tree's environment, cannot add a process,
 # cannot take over a traced pid's stream, and cannot stall the recording
@@ -11,7 +11,7 @@ P=$MS_PROGRAMS
 
 "$MEMSCRIBE" record -o "$WORK/t.mscr" -- "$P/rec_intruder" wait "$WORK/go" 515151 2>"$WORK/err" &
 rpid=$!
-sock= tpid=
+sock='' tpid=''
 for _ in $(seq 200); do
     sock=$(grep -o "@memscribe-$rpid-[0-9a-f]*" /proc/net/unix | head -1 || true)
     tpid=$(pgrep -P "$rpid" || true)

@@ -35,7 +35,7 @@ for _ in $(seq 1 100); do
     sleep 0.2
 done
 [ -s "$WORK/slow.out" ] || fail "the program did not finish after its recorder was killed"
-# The collector writes nothing on the program's stderr (issue 18 item 3):
+# The collector writes nothing on the program's stderr:
 # with the recorder gone, nobody is left to print its message.
 ! grep -q "memscribe: collector" "$WORK/slow.err" ||
     fail "the collector wrote on the program's stderr: $(cat "$WORK/slow.err")"

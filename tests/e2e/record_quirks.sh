@@ -23,7 +23,7 @@ base=$(echo "$load" | sed 's/.* base=\(0x[0-9a-f]*\) .*/\1/')
     fail "libcol_plug.so is announced after its constructor's malloc"
 grep -q " module_unload base=$base" "$d" || fail "no module_unload for libcol_plug.so at $base"
 # dlopen("./libcol_plug.so"): the trace names the file absolutely, so
-# symbols resolve from any directory (issue 18 item 16).
+# symbols resolve from any directory.
 (cd "$MS_PROGRAMS" && "$MEMSCRIBE" record -q -o "$WORK/rel.mscr" -- ./col_quirks ./libcol_plug.so) ||
     fail "record of a relative dlopen exited with $?"
 ms_dump_ok "$WORK/rel.mscr"

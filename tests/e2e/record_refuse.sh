@@ -20,7 +20,7 @@ printf '#!%s\n' "$MS_PROGRAMS/col_static" >"$WORK/script"
 chmod +x "$WORK/script"
 expect_refusal "static interpreter" "$MS_PROGRAMS/col_static is statically linked" "$WORK/script"
 expect_refusal "missing program" "no-such-program-here: not found" no-such-program-here
-# "#!/usr/bin/env -S prog": env's options before the program (issue 18 item 16).
+# "#!/usr/bin/env -S prog": env's options before the program.
 printf '#!/usr/bin/env -S %s --flag\n' "$MS_PROGRAMS/col_static" >"$WORK/envs"
 chmod +x "$WORK/envs"
 expect_refusal "env -S static" "$MS_PROGRAMS/col_static is statically linked" "$WORK/envs"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The collector's messages never land on the program's fd 2, which may be
-# a data file (issue 18 item 3): the recorder prints them instead.
+# a data file: the recorder prints them instead.
 source "$(dirname "$0")/record_lib.sh"
 
 "$MEMSCRIBE" record -q -o "$WORK/t.mscr" -- "$MS_PROGRAMS/col_stderr" "$WORK/data" 40 \

@@ -43,7 +43,7 @@ awk -v per=$per -v threads=$threads '
     }' "$WORK/dump.txt" || fail "per-thread calls are wrong (above)"
 # One thread, one start, one exit: glibc frees a thread's buffers after
 # the collector's exit hook ran, and those frees once started the thread
-# a second time (issue 18 item 7).
+# a second time.
 awk '$5 == "thread_start" { s[$3]++ } $5 == "thread_exit" { e[$3]++ }
      END {
         for (t in s) { n++; if (s[t] != 1) { printf "thread %s started %d times\n", t, s[t]; bad = 1 } }

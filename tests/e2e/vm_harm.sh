@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Programs --vm-precise once harmed (issue 18 item 2) run as untraced: 120
+# Programs --vm-precise once harmed run as untraced: 120
 # threads (libunwind growing its memory inside a hook left the selector
 # armed: SIGSYS), rt_sigprocmask/rt_sigaction given bad pointers (EFAULT,
 # not a crash), a handler on a small alternate stack calling write() (no

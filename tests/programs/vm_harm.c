@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Programs --vm-precise once harmed (issue 18 item 2), one per mode; each
+/* Programs --vm-precise once harmed, one per mode; each
  * prints what it saw, the same traced and untraced (tests/e2e/vm_harm.sh):
  *   threads N   N threads at once, each mallocs and frees
  *   efault      rt_sigprocmask and rt_sigaction given bad pointers

@@ -424,7 +424,7 @@ static void test_released_address_reused_elsewhere(void **state)
 
 /* The program's path is copied by the length the header gives, bytes the
  * recorder actually has: a NUL inside it once made a shorter string that
- * the writer then read past (issue 18 item 8). */
+ * the writer then read past. */
 static void test_info_lengths_bound_the_copy(void **state)
 {
     struct rec_session s = session();
@@ -448,7 +448,7 @@ static void test_info_lengths_bound_the_copy(void **state)
 }
 
 /* What the program writes in its segment is bounded by what could have
- * happened (issue 18 item 9): no time after the recorder's clock, no
+ * happened: no time after the recorder's clock, no
  * successful call larger than the address space, no more dropped calls
  * than one per ns per CPU. */
 static void test_scribbled_values_are_bounded(void **state)
