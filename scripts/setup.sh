@@ -21,6 +21,10 @@ if [ "${1:-}" = "--test" ]; then
   # glibc's debug info: the tests assert symbolized frames inside libc
   # (qsort, __libc_start_main); valgrind recommends it too.
   PKGS+=(libc6-dbg)
+  # Windows (docs/windows.md): the collector DLL, launcher and test programs
+  # are cross-built with mingw-w64 (x86_64 and i686) and run under wine64.
+  PKGS+=(gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 gcc-mingw-w64-i686 g++-mingw-w64-i686
+         wine64)
 fi
 
 missing=()
