@@ -1,6 +1,42 @@
 # SPDX-License-Identifier: MIT
 # Windows (docs/windows.md): the hook engine's decoder and trampoline builder
-# on the host; the cross-built parts under wine64. A missing cross compiler
-# or wine is a failing test naming the package, never a silent skip.
+# on the host; the cross-built collector and launcher under wine64. A missing
+# cross compiler or wine is a failing test naming the package, never a
+# silent skip.
 ms_unit_test(test_win_hook ${PROJECT_SOURCE_DIR}/tests/windows/test_win_hook.c
              LIBS win_hookcore)
+
+set(WIN_TESTS ${PROJECT_SOURCE_DIR}/tests/windows)
+set(WIN_WINE64 /usr/lib/wine/wine64)
+set(WIN_PREFIX ${CMAKE_BINARY_DIR}/windows/wineprefix)
+
+# The decoder agrees with objdump on the first instructions of every export
+# of Wine's own x86-64 DLLs (real compiler output, thousands of prologues).
+add_executable(win_declen ${WIN_TESTS}/win_declen.c)
+ms_target(win_declen)
+target_link_libraries(win_declen PRIVATE win_hookcore)
+add_test(NAME windows.decode_vs_objdump
+         COMMAND python3 ${WIN_TESTS}/decode_vs_objdump.py $<TARGET_FILE:win_declen>
+                 /usr/lib/x86_64-linux-gnu/wine/x86_64-windows)
+
+if(NOT "x86_64" IN_LIST MEMSCRIBE_WINDOWS_ARCHS OR NOT EXISTS ${WIN_WINE64})
+  add_test(NAME windows.toolchain COMMAND sh -c
+    "echo 'mingw-w64 (x86_64-w64-mingw32-gcc/g++) or ${WIN_WINE64} missing: run scripts/setup.sh --test'; exit 1")
+  return()
+endif()
+
+set(WIN_DIR64 ${CMAKE_BINARY_DIR}/windows/x86_64)
+add_test(NAME windows.prefix_setup
+         COMMAND bash ${WIN_TESTS}/wine_prefix.sh setup ${WIN_PREFIX} ${WIN_WINE64})
+add_test(NAME windows.prefix_cleanup
+         COMMAND bash ${WIN_TESTS}/wine_prefix.sh cleanup ${WIN_PREFIX} ${WIN_WINE64})
+set_tests_properties(windows.prefix_setup PROPERTIES FIXTURES_SETUP winepfx TIMEOUT 300)
+set_tests_properties(windows.prefix_cleanup PROPERTIES FIXTURES_CLEANUP winepfx)
+foreach(mode all crash)
+  add_test(NAME windows.known_${mode}
+           COMMAND bash ${WIN_TESTS}/run_known.sh ${WIN_WINE64} ${WIN_DIR64}
+                   $<TARGET_FILE:win_dump> ${WIN_PREFIX} ${CMAKE_BINARY_DIR}/windows/out-x86_64
+                   ${mode})
+  set_tests_properties(windows.known_${mode} PROPERTIES FIXTURES_REQUIRED winepfx
+                       RESOURCE_LOCK winepfx TIMEOUT 300)
+endforeach()

@@ -49,6 +49,7 @@ static struct win_thread *thread_claim(void)
         if (InterlockedCompareExchange(&threads[k].in_use, 1, 0) == 0) {
             thread_hint = (LONG)(k + 1);
             threads[k].busy = 0;
+            threads[k].heap_depth = 0;
             threads[k].seg = NULL;
             threads[k].tid = GetCurrentThreadId();
             return &threads[k];
@@ -57,7 +58,7 @@ static struct win_thread *thread_claim(void)
     return NULL;
 }
 
-struct win_thread *win_col_enter(void)
+struct win_thread *win_col_thread(void)
 {
     struct win_thread *t;
 
@@ -67,6 +68,8 @@ struct win_thread *win_col_enter(void)
     if (t == WIN_THREAD_SETUP)
         return NULL;
     if (!t) {
+        DWORD err = GetLastError();
+
         tls_set(WIN_THREAD_SETUP);
         t = thread_claim();
         tls_set(t ? t : WIN_THREAD_SETUP);
@@ -74,13 +77,20 @@ struct win_thread *win_col_enter(void)
             InterlockedIncrement((volatile LONG *)&win_col.shm->dropped);
             return NULL;
         }
-        t->busy = 1;
-        t->last_error = GetLastError();
         uint64_t a = t->tid;
+        t->busy = 1;
         win_col_emit(t, WIN_REC_THREAD, 0, &a, 1, 0, NULL, 0);
-        return t;
+        t->busy = 0;
+        SetLastError(err);
     }
-    if (t->busy)
+    return t;
+}
+
+struct win_thread *win_col_enter(void)
+{
+    struct win_thread *t = win_col_thread();
+
+    if (!t || t->busy)
         return NULL;
     t->busy = 1;
     t->last_error = GetLastError();
@@ -148,12 +158,13 @@ void win_col_thread_exit(void)
  * start routine (what RtlCaptureStackBackTrace finds past it is junk). */
 static unsigned stack_capture(uint64_t *frames)
 {
-    void *pc[WIN_REC_MAX_FRAMES];
-    /* skip this function, win_col_emit and the hook itself */
-    unsigned n = RtlCaptureStackBackTrace(3, WIN_REC_MAX_FRAMES, pc, NULL);
+    void *pc[WIN_REC_MAX_FRAMES + 4];
+    /* The collector's own frames (this function, win_col_emit, the hook)
+     * are left out by address below, whatever the compiler inlined. */
+    unsigned n = RtlCaptureStackBackTrace(0, WIN_REC_MAX_FRAMES + 4, pc, NULL);
     unsigned k = 0;
 
-    for (unsigned i = 0; i < n && pc[i]; i++) {
+    for (unsigned i = 0; i < n && pc[i] && k < WIN_REC_MAX_FRAMES; i++) {
         uintptr_t a = (uintptr_t)pc[i];
         /* a hook's own frame, when the heap manager's inner calls are hooked too */
         if (a >= win_col.self_lo && a < win_col.self_hi)

@@ -40,14 +40,33 @@ static struct {
 
 #define U(x) ((uint64_t)(uintptr_t)(x))
 
+/* Heap calls made inside another heap call of the same thread (Wine's
+ * RtlReAllocateHeap calls RtlAllocateHeap and RtlFreeHeap) are recorded
+ * with their depth in a7, so that the analysis counts the outer call only. */
+static struct win_thread *heap_begin(void)
+{
+    struct win_thread *t = win_col_thread();
+
+    if (t)
+        t->heap_depth++;
+    return t;
+}
+
+static uint64_t heap_end(struct win_thread *t)
+{
+    return t ? --t->heap_depth : 0;
+}
+
 static PVOID NTAPI hook_alloc(PVOID heap, ULONG flags, SIZE_T size)
 {
+    struct win_thread *d = heap_begin();
     PVOID p = real.alloc(heap, flags, size);
+    uint64_t depth = heap_end(d);
     struct win_thread *t = win_col_enter();
 
     if (t) {
-        uint64_t a[] = {U(heap), flags, size, U(p)};
-        win_col_emit(t, WIN_REC_HEAP_ALLOC, 0, a, 4, 1, NULL, 0);
+        uint64_t a[] = {U(heap), flags, size, U(p), 0, 0, 0, depth};
+        win_col_emit(t, WIN_REC_HEAP_ALLOC, 0, a, 8, 1, NULL, 0);
         win_col_leave(t);
     }
     return p;
@@ -55,13 +74,15 @@ static PVOID NTAPI hook_alloc(PVOID heap, ULONG flags, SIZE_T size)
 
 static PVOID NTAPI hook_realloc(PVOID heap, ULONG flags, PVOID old, SIZE_T size)
 {
+    struct win_thread *d = heap_begin();
     uint64_t seq = win_col_seq();
     PVOID p = real.realloc(heap, flags, old, size);
+    uint64_t depth = heap_end(d);
     struct win_thread *t = win_col_enter();
 
     if (t) {
-        uint64_t a[] = {U(heap), flags, U(old), size, U(p)};
-        win_col_emit(t, WIN_REC_HEAP_REALLOC, seq, a, 5, 1, NULL, 0);
+        uint64_t a[] = {U(heap), flags, U(old), size, U(p), 0, 0, depth};
+        win_col_emit(t, WIN_REC_HEAP_REALLOC, seq, a, 8, 1, NULL, 0);
         win_col_leave(t);
     }
     return p;
@@ -69,13 +90,15 @@ static PVOID NTAPI hook_realloc(PVOID heap, ULONG flags, PVOID old, SIZE_T size)
 
 static BOOLEAN NTAPI hook_free(PVOID heap, ULONG flags, PVOID ptr)
 {
+    struct win_thread *d = heap_begin();
     uint64_t seq = win_col_seq();
     BOOLEAN ok = real.free(heap, flags, ptr);
+    uint64_t depth = heap_end(d);
     struct win_thread *t = win_col_enter();
 
     if (t) {
-        uint64_t a[] = {U(heap), flags, U(ptr), ok};
-        win_col_emit(t, WIN_REC_HEAP_FREE, seq, a, 4, 1, NULL, 0);
+        uint64_t a[] = {U(heap), flags, U(ptr), ok, 0, 0, 0, depth};
+        win_col_emit(t, WIN_REC_HEAP_FREE, seq, a, 8, 1, NULL, 0);
         win_col_leave(t);
     }
     return ok;

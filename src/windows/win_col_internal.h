@@ -14,8 +14,9 @@
 
 struct win_thread {
     volatile LONG in_use;
-    uint32_t busy;    /* inside the collector: nested calls pass through */
-    DWORD last_error; /* the program's, kept across the collector's work */
+    uint32_t busy;       /* inside the collector: nested calls pass through */
+    DWORD last_error;    /* the program's, kept across the collector's work */
+    uint32_t heap_depth; /* heap calls of this thread in progress */
     uint32_t tid;
     struct win_seg_head *seg;
 };
@@ -31,6 +32,9 @@ struct win_col {
 
 extern struct win_col win_col;
 
+/* The calling thread's state (set up on its first call), or NULL when the
+ * collector is off or out of thread slots. Guard not taken. */
+struct win_thread *win_col_thread(void);
 /* The calling thread's state with its guard taken, or NULL (collector off,
  * nested inside the collector, or no thread slot left). */
 struct win_thread *win_col_enter(void);

@@ -31,9 +31,9 @@ static const char *const kind_names[WIN_REC_KIND_MAX + 1] = {
 
 /* Names of a0..a7 per kind; NULL ends the list. */
 static const char *const arg_names[WIN_REC_KIND_MAX + 1][9] = {
-    [WIN_REC_HEAP_ALLOC] = {"heap", "flags", "size", "result"},
-    [WIN_REC_HEAP_REALLOC] = {"heap", "flags", "ptr", "size", "result"},
-    [WIN_REC_HEAP_FREE] = {"heap", "flags", "ptr", "result"},
+    [WIN_REC_HEAP_ALLOC] = {"heap", "flags", "size", "result", "", "", "", "depth"},
+    [WIN_REC_HEAP_REALLOC] = {"heap", "flags", "ptr", "size", "result", "", "", "depth"},
+    [WIN_REC_HEAP_FREE] = {"heap", "flags", "ptr", "result", "", "", "", "depth"},
     [WIN_REC_HEAP_CREATE] = {"flags", "base", "reserve", "commit", "result"},
     [WIN_REC_HEAP_DESTROY] = {"heap", "result"},
     [WIN_REC_VM_ALLOC] = {"process", "base", "size", "type", "protect", "status", "got",

@@ -11,6 +11,8 @@
 #define WIN_REC_MAX_FRAMES 32
 
 enum win_rec_kind {
+    /* Heap calls: a7 is the depth, 0 for a call the program made, > 0 for
+     * one made inside another heap call of the same thread. */
     WIN_REC_HEAP_ALLOC = 1,   /* a0 heap, a1 flags, a2 size, a3 result */
     WIN_REC_HEAP_REALLOC = 2, /* a0 heap, a1 flags, a2 old ptr, a3 size, a4 result */
     WIN_REC_HEAP_FREE = 3,    /* a0 heap, a1 flags, a2 ptr, a3 result (BOOLEAN) */
