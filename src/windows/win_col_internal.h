@@ -61,5 +61,7 @@ void win_col_modules_emit_all(struct win_thread *t);
 /* Install the heap and virtual-memory hooks. Returns 0, or -errno with a
  * one-line reason in why[0..why_size). */
 int win_col_hooks_install(char *why, size_t why_size);
+/* Hook CreateProcessInternalW so that children are traced too. Same returns. */
+int win_col_child_hook(char *why, size_t why_size);
 
 #endif

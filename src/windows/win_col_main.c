@@ -6,8 +6,6 @@
 
 #include <stdio.h>
 
-#define WIN_SHM_ENV L"MEMSCRIBE_WIN_SHM"
-
 /* Write why the collector is off where the launcher reads it, and to stderr. */
 static void col_fail(struct win_shm_head *h, const char *why)
 {
@@ -24,17 +22,15 @@ static void col_fail(struct win_shm_head *h, const char *why)
         WriteFile(GetStdHandle(STD_ERROR_HANDLE), line, (DWORD)len, &n, NULL);
 }
 
-/* The mapping the launcher made for this process: "<prefix>-<pid>". */
+/* The mapping the launcher made for this process. */
 static struct win_shm_head *shm_open(void)
 {
-    WCHAR prefix[200], name[240];
+    WCHAR name[64];
     HANDLE m;
     void *p;
 
-    if (!GetEnvironmentVariableW(WIN_SHM_ENV, prefix, 200))
-        return NULL;
-    _snwprintf(name, 240, L"%ls-%lu", prefix, (unsigned long)GetCurrentProcessId());
-    name[239] = 0;
+    _snwprintf(name, 64, WIN_SHM_NAME_FMT, (unsigned long)GetCurrentProcessId());
+    name[63] = 0;
     m = OpenFileMappingW(FILE_MAP_READ | FILE_MAP_WRITE, FALSE, name);
     if (!m)
         return NULL;
@@ -70,7 +66,7 @@ static void col_init(HINSTANCE self)
     win_col.stop_hi = start ? (uintptr_t)start + 0x100 : 0;
     win_col.pid = GetCurrentProcessId();
     win_col.segs = (uint8_t *)h + WIN_SHM_HEAD_SIZE;
-    if (win_col_hooks_install(why, sizeof(why)) != 0) {
+    if (win_col_hooks_install(why, sizeof(why)) != 0 || win_col_child_hook(why, sizeof(why)) != 0) {
         col_fail(h, why);
         return;
     }

@@ -9,23 +9,18 @@
 #define WIN_SHM_SIZE (WIN_SHM_HEAD_SIZE + (size_t)WIN_SHM_NR_SEGS * WIN_SHM_SEG_SIZE)
 #define WIN_INJECT_WAIT_MS 60000
 
-void win_shm_prefix(WCHAR *out, size_t n)
-{
-    _snwprintf(out, n, L"Local\\memscribe-%lu", (unsigned long)GetCurrentProcessId());
-    out[n - 1] = 0;
-}
-
 DWORD win_shm_create(struct win_proc *p)
 {
-    WCHAR prefix[64], name[96];
+    WCHAR name[64];
 
-    win_shm_prefix(prefix, 64);
-    _snwprintf(name, 96, L"%ls-%lu", prefix, (unsigned long)p->pid);
-    name[95] = 0;
+    _snwprintf(name, 64, WIN_SHM_NAME_FMT, (unsigned long)p->pid);
+    name[63] = 0;
     p->map = CreateFileMappingW(INVALID_HANDLE_VALUE, NULL, PAGE_READWRITE, 0, (DWORD)WIN_SHM_SIZE,
                                 name);
     if (!p->map)
         return GetLastError();
+    if (GetLastError() == ERROR_ALREADY_EXISTS)
+        return ERROR_ALREADY_EXISTS; /* another memscribe traces this pid */
     p->shm = MapViewOfFile(p->map, FILE_MAP_READ | FILE_MAP_WRITE, 0, 0, 0);
     if (!p->shm)
         return GetLastError();
@@ -96,4 +91,18 @@ int win_inject(struct win_proc *p, const WCHAR *dll, char *why, size_t n)
     else
         snprintf(why, n, "the collector loaded but did not start");
     return 1;
+}
+
+int win_proc_attach(struct win_proc *p, const WCHAR *collector_dll, char *why, size_t n)
+{
+    DWORD err = win_shm_create(p);
+
+    if (err) {
+        snprintf(why, n, "shared memory for process %lu: error %lu", p->pid, err);
+        return 1;
+    }
+    if (win_inject(p, collector_dll, why, n) != 0)
+        return 1;
+    p->traced = 1;
+    return 0;
 }

@@ -15,12 +15,13 @@ struct win_proc {
     HANDLE map;
     struct win_shm_head *shm;
     int exited;
+    int traced; /* the collector is in it */
 };
 
-#define WIN_SHM_ENV L"MEMSCRIBE_WIN_SHM"
+/* Start tracing process p (handle and pid set, main thread suspended):
+ * shared memory, then the collector. Returns 0, or nonzero with why. */
+int win_proc_attach(struct win_proc *p, const WCHAR *collector_dll, char *why, size_t n);
 
-/* The mapping name prefix every traced process finds in WIN_SHM_ENV. */
-void win_shm_prefix(WCHAR *out, size_t n);
 /* Create and initialise the shared memory for process pid in *p.
  * Returns 0, or a GetLastError() code. */
 DWORD win_shm_create(struct win_proc *p);

@@ -88,17 +88,85 @@ static void launcher_record(FILE *out, unsigned kind, uint32_t pid, uint64_t seq
     fwrite(&r, sizeof(r), 1, out);
 }
 
+#define WIN_MAX_PROCS 256
+
+static struct win_proc procs[WIN_MAX_PROCS];
+static unsigned nr_procs;
+
+/* A traced process asks for its new child (suspended) to be traced too. */
+static void serve_child(struct win_proc *parent, const WCHAR *dll)
+{
+    struct win_shm_head *h = parent->shm;
+    struct win_proc *c;
+    char why[300];
+
+    if (h->child_state != WIN_CHILD_REQUESTED)
+        return;
+    MemoryBarrier();
+    if (nr_procs == WIN_MAX_PROCS) {
+        fprintf(stderr, "memscribe: more than %d processes: child %u not traced\n", WIN_MAX_PROCS,
+                h->child_pid);
+        h->child_state = WIN_CHILD_FAILED;
+        return;
+    }
+    c = &procs[nr_procs];
+    *c = (struct win_proc){.pid = h->child_pid};
+    c->handle = OpenProcess(PROCESS_ALL_ACCESS, FALSE, c->pid);
+    if (!c->handle || win_proc_attach(c, dll, why, sizeof(why)) != 0) {
+        fprintf(stderr, "memscribe: child %lu not traced: %s\n", (unsigned long)c->pid,
+                c->handle ? why : "OpenProcess failed");
+        if (c->handle)
+            CloseHandle(c->handle);
+        h->child_state = WIN_CHILD_FAILED;
+        return;
+    }
+    nr_procs++;
+    MemoryBarrier();
+    h->child_state = WIN_CHILD_DONE;
+}
+
+/* Drain every process until all have ended; children join on the way. */
+static void drain_all(FILE *out, const WCHAR *out_path, const WCHAR *dll)
+{
+    unsigned live;
+
+    do {
+        live = 0;
+        for (unsigned i = 0; i < nr_procs; i++) {
+            struct win_proc *p = &procs[i];
+            DWORD status = 0;
+
+            if (p->exited)
+                continue;
+            p->exited = WaitForSingleObject(p->handle, 0) == WAIT_OBJECT_0;
+            if (win_drain(p, out) < 0)
+                die("write failed, or the program overwrote its event segments", out_path);
+            if (!p->exited) {
+                serve_child(p, dll);
+                live++;
+                continue;
+            }
+            GetExitCodeProcess(p->handle, &status);
+            if (p->shm->dropped)
+                launcher_record(out, WIN_REC_DROPPED, p->pid, (uint64_t)p->shm->seq + 1,
+                                (uint64_t)p->shm->dropped, 0);
+            launcher_record(out, WIN_REC_EXIT, p->pid, (uint64_t)p->shm->seq + 2, p->pid, status);
+        }
+        if (live)
+            Sleep(WIN_DRAIN_MS);
+    } while (live);
+}
+
 static int record(int argc, WCHAR **argv)
 {
-    static WCHAR cmd[WIN_CMDLINE_MAX], dll[MAX_PATH], prefix[64];
+    static WCHAR cmd[WIN_CMDLINE_MAX], dll[MAX_PATH];
     const WCHAR *out_path = L"memscribe.mswin";
     STARTUPINFOW si = {.cb = sizeof(si)};
     PROCESS_INFORMATION pi;
-    struct win_proc p = {0};
     struct win_file_head fh = {.version = 1, .head_size = sizeof(fh)};
     size_t len = 0;
     char why[300];
-    DWORD status = 1, err;
+    DWORD status = 1;
     int i = 0;
     FILE *out;
 
@@ -123,37 +191,20 @@ static int record(int argc, WCHAR **argv)
     memcpy(fh.magic, WIN_FILE_MAGIC, 8);
     fwrite(&fh, sizeof(fh), 1, out);
 
-    win_shm_prefix(prefix, 64);
-    SetEnvironmentVariableW(WIN_SHM_ENV, prefix);
     if (!CreateProcessW(NULL, cmd, NULL, NULL, TRUE, CREATE_SUSPENDED, NULL, NULL, &si, &pi)) {
         snprintf(why, sizeof(why), "cannot start the program: error %lu", GetLastError());
-        die(why, argv[0]);
+        die(why, cmd);
     }
-    p.handle = pi.hProcess;
-    p.pid = pi.dwProcessId;
-    err = win_shm_create(&p);
-    if (err) {
-        TerminateProcess(pi.hProcess, 1);
-        snprintf(why, sizeof(why), "shared memory: error %lu", err);
-        die(why, NULL);
-    }
-    if (win_inject(&p, dll, why, sizeof(why)) != 0) {
+    procs[0] = (struct win_proc){.handle = pi.hProcess, .pid = pi.dwProcessId};
+    nr_procs = 1;
+    if (win_proc_attach(&procs[0], dll, why, sizeof(why)) != 0) {
         TerminateProcess(pi.hProcess, 1);
         die(why, dll);
     }
     ResumeThread(pi.hThread);
     CloseHandle(pi.hThread);
-
-    while (!p.exited) {
-        p.exited = WaitForSingleObject(p.handle, WIN_DRAIN_MS) == WAIT_OBJECT_0;
-        if (win_drain(&p, out) < 0)
-            die("write failed, or the program overwrote its event segments", out_path);
-    }
-    GetExitCodeProcess(p.handle, &status);
-    if (p.shm->dropped)
-        launcher_record(out, WIN_REC_DROPPED, p.pid, (uint64_t)p.shm->seq + 1,
-                        (uint64_t)p.shm->dropped, 0);
-    launcher_record(out, WIN_REC_EXIT, p.pid, (uint64_t)p.shm->seq + 2, p.pid, status);
+    drain_all(out, out_path, dll);
+    GetExitCodeProcess(procs[0].handle, &status);
     if (fclose(out) != 0)
         die("write failed", out_path);
     return (int)status;

@@ -86,7 +86,23 @@ struct win_shm_head {
     volatile uint32_t ready;  /* 1: hooks installed; 2: collector failed (reason[]) */
     volatile uint32_t hint;   /* where a thread starts looking for a free segment */
     char reason[200];         /* UTF-8, when ready == 2 */
+    /* A child to follow: the collector puts its pid here (REQUESTED), the
+     * launcher loads the collector into it and answers DONE or FAILED, the
+     * collector takes the answer and sets NONE. One child at a time. */
+    volatile uint32_t child_state;
+    volatile uint32_t child_pid;
 };
+
+enum win_child_state {
+    WIN_CHILD_NONE = 0,
+    WIN_CHILD_CLAIMED = 1, /* a thread is filling in child_pid */
+    WIN_CHILD_REQUESTED = 2,
+    WIN_CHILD_DONE = 3,
+    WIN_CHILD_FAILED = 4
+};
+
+/* The shared memory of process <pid>: a named mapping, "Local\\memscribe-<pid>". */
+#define WIN_SHM_NAME_FMT L"Local\\memscribe-%lu"
 
 /* Interim output file: this head, then records as drained (the reader
  * orders them by seq within a process). */

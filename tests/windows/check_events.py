@@ -44,17 +44,23 @@ def main():
     errors = []
     expects = collections.Counter()
     counts = {}
+    nr_procs = 1
     for line in open(expects_path):
         w = line.split()
         if w and w[0] == "EXPECT":
             expects[(int(w[1], 16), int(w[2], 16), w[3], tuple(w[4:]))] += 1
         elif w and w[0] == "COUNT":
             counts[w[1].split("=", 1)[1]] = int(w[2])
+        elif w and w[0] == "PROCESSES":
+            nr_procs = int(w[1])
     if not expects:
         errors.append("the program printed no EXPECT lines")
     procs = [e for e in events if e["kind"] == "PROCESS"]
-    if len(procs) != 1:
-        errors.append("%d PROCESS records, want 1" % len(procs))
+    if len(procs) != nr_procs:
+        errors.append("%d PROCESS records, want %d" % (len(procs), nr_procs))
+    children = [e for e in events if e["kind"] == "CHILD" and e["fields"]["traced"] == "0x1"]
+    if len(children) != nr_procs - 1:
+        errors.append("%d traced CHILD records, want %d" % (len(children), nr_procs - 1))
     for (lo, hi, kind, words), n in sorted(expects.items()):
         want = parse_fields(words)
         got = [e for e in events if e["kind"] == kind
@@ -69,16 +75,17 @@ def main():
     heap_kinds = ("HEAP_ALLOC", "HEAP_REALLOC", "HEAP_FREE")
     # COUNT: the program's own calls, made from its executable (the first
     # module listed) and not from inside another heap call
-    mods = [e for e in events if e["kind"] == "MODULE"]
+    first = procs[0]["pid"] if procs else None
+    mods = [e for e in events if e["kind"] == "MODULE" and e["pid"] == first]
     exe_lo = int(mods[0]["fields"]["base"], 16) if mods else 0
     exe_hi = exe_lo + (int(mods[0]["fields"]["size"], 16) if mods else 0)
     for heap, n in counts.items():
         got = sum(1 for e in events if e["kind"] in heap_kinds and e["fields"].get("heap") == heap
-                  and e["fields"].get("depth") == "0x0" and e["frames"]
+                  and e["pid"] == first and e["fields"].get("depth") == "0x0" and e["frames"]
                   and exe_lo <= e["frames"][0] < exe_hi)
         if got != n:
             errors.append("COUNT heap=%s: %d events, want %d" % (heap, got, n))
-    exits = [e for e in events if e["kind"] == "EXIT"]
+    exits = [e for e in events if e["kind"] == "EXIT" and e["pid"] == first]
     if want_exit is not None and (len(exits) != 1 or int(exits[0]["fields"]["status"], 16) != want_exit):
         errors.append("EXIT %s, want status 0x%x" % ([e["fields"] for e in exits], want_exit))
     if heap_log:
@@ -120,7 +127,8 @@ def check_heap_log(path, events, pid_hex, counts):
         log[(fn, handle, int(ptr.group(1), 16) if ptr else 0)] += 1
     if not log:
         return ["no heap calls of pid %s in %s" % (pid_hex, path)]
-    heap_events = [e for e in events if e["kind"] in ("HEAP_ALLOC", "HEAP_REALLOC", "HEAP_FREE")]
+    heap_events = [e for e in events if e["kind"] in ("HEAP_ALLOC", "HEAP_REALLOC", "HEAP_FREE")
+                   and e["pid"] == pid]
     # Wine logs no RtlFreeHeap(NULL): it returns before its trace line
     ours = collections.Counter(key_of_event(e) for e in heap_events
                                if not (e["kind"] == "HEAP_FREE" and e["fields"]["ptr"] == "0x0"))
