@@ -8,6 +8,10 @@
 set -euo pipefail
 wine=$1 windir=$2 dump=$3 prefix=$4 out=$5 mode=$6
 here=$(cd "$(dirname "$0")" && pwd)
+if [ ! -x "$wine" ]; then
+    echo "run_known: SKIPPED: $wine is missing (wine32:i386 not installed: see scripts/setup.sh)"
+    exit 77
+fi
 export WINEPREFIX=$prefix
 mkdir -p "$out"
 trace=$out/$mode.mswin
