@@ -19,6 +19,10 @@ add_test(NAME windows.decode_vs_objdump
          COMMAND python3 ${WIN_TESTS}/decode_vs_objdump.py $<TARGET_FILE:win_declen>
                  /usr/lib/x86_64-linux-gnu/wine/x86_64-windows)
 
+add_test(NAME windows.dump_bad
+         COMMAND bash ${WIN_TESTS}/dump_bad.sh $<TARGET_FILE:win_dump>
+                 ${CMAKE_BINARY_DIR}/windows/dump_bad)
+
 if(NOT "x86_64" IN_LIST MEMSCRIBE_WINDOWS_ARCHS OR NOT EXISTS ${WIN_WINE64})
   add_test(NAME windows.toolchain COMMAND sh -c
     "echo 'mingw-w64 (x86_64-w64-mingw32-gcc/g++) or ${WIN_WINE64} missing: run scripts/setup.sh --test'; exit 1")

@@ -5,6 +5,7 @@
 #include "win_col_internal.h"
 
 #include <psapi.h>
+#include <stddef.h>
 #include <string.h>
 
 #define WIN_PATH_MAX 1024
@@ -37,7 +38,7 @@ static const struct win_cv_rsds *codeview_find(const BYTE *base)
     const IMAGE_DEBUG_DIRECTORY *dbg = (const IMAGE_DEBUG_DIRECTORY *)(base + dd->VirtualAddress);
     for (size_t i = 0; i < dd->Size / sizeof(*dbg); i++) {
         if (dbg[i].Type != IMAGE_DEBUG_TYPE_CODEVIEW || !dbg[i].AddressOfRawData ||
-            dbg[i].SizeOfData < sizeof(struct win_cv_rsds) ||
+            dbg[i].SizeOfData < offsetof(struct win_cv_rsds, pdb) + 1 ||
             dbg[i].AddressOfRawData + dbg[i].SizeOfData > nt->OptionalHeader.SizeOfImage)
             continue;
         const struct win_cv_rsds *cv = (const struct win_cv_rsds *)(base + dbg[i].AddressOfRawData);

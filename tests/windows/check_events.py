@@ -7,7 +7,9 @@ function; every COUNT exact; the exit status. With --heap-log, Wine's
 WINEDEBUG=+pid,+heap log of the same run is an independent oracle: each
 recorded RtlAllocateHeap/RtlReAllocateHeap/RtlFreeHeap call must be in it,
 and for each COUNTed heap it must hold exactly as many calls as the trace.
-Usage: check_events.py EXPECTS DUMP [--exit HEX] [--heap-log LOG]"""
+With --codeview SIG AGE (objdump -p's "RSDS signature" and age of the
+program), the program's MODULE record must hold that GUID and age.
+Usage: check_events.py EXPECTS DUMP [--exit HEX] [--heap-log LOG] [--codeview SIG AGE]"""
 import collections
 import re
 import sys
@@ -39,6 +41,11 @@ def main():
         i = args.index("--heap-log")
         heap_log = args[i + 1]
         del args[i:i + 2]
+    codeview = None
+    if "--codeview" in args:
+        i = args.index("--codeview")
+        codeview = (args[i + 1], int(args[i + 2]))
+        del args[i:i + 3]
     expects_path, dump_path = args
     events = load_dump(dump_path)
     errors = []
@@ -85,6 +92,14 @@ def main():
                   and exe_lo <= e["frames"][0] < exe_hi)
         if got != n:
             errors.append("COUNT heap=%s: %d events, want %d" % (heap, got, n))
+    if codeview:
+        sig, age = codeview
+        # objdump prints the GUID's first three fields as numbers (byte-swapped)
+        raw = sig[6:8] + sig[4:6] + sig[2:4] + sig[0:2] + sig[10:12] + sig[8:10] + \
+            sig[14:16] + sig[12:14] + sig[16:]
+        got = (mods[0]["fields"].get("guid"), mods[0]["fields"].get("age")) if mods else None
+        if got != (raw, hex(age)):
+            errors.append("program's CodeView %s, want guid=%s age=%s" % (got, raw, hex(age)))
     exits = [e for e in events if e["kind"] == "EXIT" and e["pid"] == first]
     if want_exit is not None and (len(exits) != 1 or int(exits[0]["fields"]["status"], 16) != want_exit):
         errors.append("EXIT %s, want status 0x%x" % ([e["fields"] for e in exits], want_exit))

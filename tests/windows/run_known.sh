@@ -38,4 +38,13 @@ fi
 "$dump" "$trace" >"$out/$mode.dump"
 oracle=()
 [ "$mode" = crash ] || oracle=(--heap-log "$out/$mode.log")
-python3 "$here/check_events.py" "$out/$mode.expect" "$out/$mode.dump" --exit "$want" "${oracle[@]}"
+# The program is linked with --build-id: its CodeView record, as objdump reads it
+arch=$(basename "$windir")
+cv=$("$arch-w64-mingw32-objdump" -p "$windir/win_prog_known.exe" |
+     sed -n 's/.*RSDS signature \([0-9a-f]*\) age \([0-9]*\).*/\1 \2/p')
+if [ -z "$cv" ]; then
+    echo "run_known: $windir/win_prog_known.exe: objdump finds no CodeView record"
+    exit 1
+fi
+python3 "$here/check_events.py" "$out/$mode.expect" "$out/$mode.dump" --exit "$want" \
+    --codeview $cv "${oracle[@]}"
