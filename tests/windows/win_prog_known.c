@@ -8,7 +8,8 @@
  *   COUNT heap=<h> <n>                     exactly n heap events on heap h
  *   PROCESSES <n>                          n processes traced (a child)
  * Modes: (none) everything below; "crash": one allocation, then a fault;
- * "child": what the child started by child() does. */
+ * "child": what the child started by child() does; "argv": print the
+ * arguments as the program got them, one "ARG <text>" line each. */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -227,6 +228,12 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
     if (argc > 1 && strcmp(argv[1], "crash") == 0) {
         crash();
+        return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "argv") == 0) {
+        for (int i = 2; i < argc; i++)
+            printf("ARG %s\n", argv[i]);
+        fflush(stdout);
         return 0;
     }
     if (argc > 1 && strcmp(argv[1], "child") == 0) {
