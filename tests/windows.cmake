@@ -36,6 +36,10 @@ add_test(NAME windows.prefix_cleanup
          COMMAND bash ${WIN_TESTS}/wine_prefix.sh cleanup ${WIN_PREFIX} ${WIN_WINE64})
 set_tests_properties(windows.prefix_setup PROPERTIES FIXTURES_SETUP winepfx TIMEOUT 300)
 set_tests_properties(windows.prefix_cleanup PROPERTIES FIXTURES_CLEANUP winepfx)
+add_test(NAME windows.hook_live
+         COMMAND sh -c "WINEPREFIX=${WIN_PREFIX} WINEDEBUG=-all ${WIN_WINE64} ${WIN_DIR64}/win_hook_live.exe")
+set_tests_properties(windows.hook_live PROPERTIES FIXTURES_REQUIRED winepfx
+                     RESOURCE_LOCK winepfx TIMEOUT 300)
 add_test(NAME windows.launcher_args
          COMMAND bash ${WIN_TESTS}/launcher_args.sh ${WIN_WINE64} ${WIN_DIR64} ${WIN_PREFIX}
                  ${CMAKE_BINARY_DIR}/windows/out-x86_64)
