@@ -72,35 +72,18 @@ static long (*orig_jcc)(long), (*orig_rip)(long), (*orig_save)(long), (*orig_jmp
     (*orig_straddle)(long);
 static int calls;
 
-static long det_jcc(long x)
-{
-    calls++;
-    return orig_jcc(x) * 10;
-}
-
-static long det_rip(long x)
-{
-    calls++;
-    return orig_rip(x) * 10;
-}
-
-static long det_save(long x)
-{
-    calls++;
-    return orig_save(x) * 10;
-}
-
-static long det_jmp8(long x)
-{
-    calls++;
-    return orig_jmp8(x) * 10;
-}
-
-static long det_straddle(long x)
-{
-    calls++;
-    return orig_straddle(x) * 10;
-}
+/* Each detour counts its call and scales what the original returns. */
+#define DETOUR(name)                                                                               \
+    static long det_##name(long x)                                                                 \
+    {                                                                                              \
+        calls++;                                                                                   \
+        return orig_##name(x) * 10;                                                                \
+    }
+DETOUR(jcc)
+DETOUR(rip)
+DETOUR(save)
+DETOUR(jmp8)
+DETOUR(straddle)
 
 static int failures;
 
