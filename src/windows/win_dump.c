@@ -27,6 +27,7 @@ static const char *const kind_names[WIN_REC_KIND_MAX + 1] = {
     [WIN_REC_THREAD] = "THREAD",
     [WIN_REC_DROPPED] = "DROPPED",
     [WIN_REC_CHILD] = "CHILD",
+    [WIN_REC_CLOCK] = "CLOCK",
 };
 
 /* Names of a0..a7 per kind; NULL ends the list. */
@@ -50,7 +51,21 @@ static const char *const arg_names[WIN_REC_KIND_MAX + 1][9] = {
     [WIN_REC_THREAD] = {"tid"},
     [WIN_REC_DROPPED] = {"records"},
     [WIN_REC_CHILD] = {"pid", "traced"},
+    [WIN_REC_CLOCK] = {"tsc0", "qpc0", "tsc1", "qpc1", "qpc_freq"},
 };
+
+/* ns per tsc tick and the tsc of time 0, from the CLOCK record; 0 without. */
+static double ns_per_tick;
+static uint64_t tsc_zero;
+
+static void clock_set(const struct win_rec *r)
+{
+    if (r->a[2] > r->a[0] && r->a[3] > r->a[1] && r->a[4]) {
+        double seconds = (double)(r->a[3] - r->a[1]) / (double)r->a[4];
+        ns_per_tick = seconds * 1e9 / (double)(r->a[2] - r->a[0]);
+        tsc_zero = r->a[0];
+    }
+}
 
 struct rec_ref {
     const struct win_rec *r;
@@ -70,6 +85,9 @@ static void print_rec(const struct win_rec *r)
     const uint64_t *frames = (const uint64_t *)(r + 1);
 
     printf("%" PRIu32 " %" PRIu32 " %" PRIu64 " %s", r->pid, r->tid, r->seq, kind_names[r->kind]);
+    /* time since the launcher started the program, when the clock is known */
+    if (ns_per_tick > 0 && r->tsc >= tsc_zero)
+        printf(" t_ns=%.0f", (double)(r->tsc - tsc_zero) * ns_per_tick);
     for (unsigned i = 0; i < 8 && arg_names[r->kind][i]; i++)
         if (arg_names[r->kind][i][0])
             printf(" %s=0x%" PRIx64, arg_names[r->kind][i], r->a[i]);
@@ -143,6 +161,8 @@ int main(int argc, char **argv)
             }
         }
         refs[nr++].r = r;
+        if (r->kind == WIN_REC_CLOCK)
+            clock_set(r);
         off += r->size;
     }
     if (nr)

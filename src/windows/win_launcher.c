@@ -5,6 +5,7 @@
 #include "win_launch_internal.h"
 
 #include <errno.h>
+#include <intrin.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
@@ -83,8 +84,12 @@ static void collector_path(WCHAR *out, size_t n)
 static void launcher_record(FILE *out, unsigned kind, uint32_t pid, uint64_t seq, uint64_t a0,
                             uint64_t a1)
 {
-    struct win_rec r = {
-        .kind = (uint16_t)kind, .size = WIN_REC_HEAD_SIZE, .pid = pid, .seq = seq, .a = {a0, a1}};
+    struct win_rec r = {.kind = (uint16_t)kind,
+                        .size = WIN_REC_HEAD_SIZE,
+                        .pid = pid,
+                        .seq = seq,
+                        .tsc = __rdtsc(),
+                        .a = {a0, a1}};
     fwrite(&r, sizeof(r), 1, out);
 }
 
@@ -195,6 +200,9 @@ static int record(int argc, WCHAR **argv)
         snprintf(why, sizeof(why), "cannot start the program: error %lu", GetLastError());
         die(why, cmd);
     }
+    LARGE_INTEGER qpc0, qpc1, freq;
+    uint64_t tsc0 = __rdtsc();
+    QueryPerformanceCounter(&qpc0);
     procs[0] = (struct win_proc){.handle = pi.hProcess, .pid = pi.dwProcessId};
     nr_procs = 1;
     if (win_proc_attach(&procs[0], dll, why, sizeof(why)) != 0) {
@@ -204,6 +212,14 @@ static int record(int argc, WCHAR **argv)
     ResumeThread(pi.hThread);
     CloseHandle(pi.hThread);
     drain_all(out, out_path, dll);
+    uint64_t tsc1 = __rdtsc();
+    QueryPerformanceCounter(&qpc1);
+    QueryPerformanceFrequency(&freq);
+    struct win_rec clock = {.kind = WIN_REC_CLOCK,
+                            .size = WIN_REC_HEAD_SIZE,
+                            .a = {tsc0, (uint64_t)qpc0.QuadPart, tsc1, (uint64_t)qpc1.QuadPart,
+                                  (uint64_t)freq.QuadPart}};
+    fwrite(&clock, sizeof(clock), 1, out);
     GetExitCodeProcess(procs[0].handle, &status);
     if (fclose(out) != 0)
         die("write failed", out_path);

@@ -38,7 +38,11 @@ enum win_rec_kind {
     WIN_REC_THREAD = 14,  /* a0 tid: first event of a thread */
     WIN_REC_DROPPED = 15, /* a0 records the collector could not place (ring full) */
     WIN_REC_CHILD = 16,   /* a0 child pid, a1 1: collector loaded in it, 0: not */
-    WIN_REC_KIND_MAX = 16
+    /* The launcher's clock pairs, at start and at end, to turn tsc into time:
+     * a0 tsc, a1 QueryPerformanceCounter at start; a2, a3 the same at end;
+     * a4 QueryPerformanceFrequency. pid 0, seq 0. */
+    WIN_REC_CLOCK = 17,
+    WIN_REC_KIND_MAX = 17
 };
 
 /* Every record: this head, nr_frames 64-bit return addresses, then for

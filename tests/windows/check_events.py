@@ -70,7 +70,8 @@ def main():
         errors.append("%d traced CHILD records, want %d" % (len(children), nr_procs - 1))
     for (lo, hi, kind, words), n in sorted(expects.items()):
         want = parse_fields(words)
-        got = [e for e in events if e["kind"] == kind
+        pid = want.pop("pid", None)  # decimal: the process the call was made in
+        got = [e for e in events if e["kind"] == kind and (pid is None or str(e["pid"]) == pid)
                and all(e["fields"].get(k) == v for k, v in want.items())]
         if len(got) != n:
             errors.append("%d events for %d x %s %s" % (len(got), n, kind, " ".join(words)))
@@ -100,6 +101,16 @@ def main():
         got = (mods[0]["fields"].get("guid"), mods[0]["fields"].get("age")) if mods else None
         if got != (raw, hex(age)):
             errors.append("program's CodeView %s, want guid=%s age=%s" % (got, raw, hex(age)))
+    # Times: with the launcher's CLOCK record, every event has t_ns inside the run
+    clocks = [e for e in events if e["kind"] == "CLOCK"]
+    if clocks:
+        c = {k: int(v, 16) for k, v in clocks[0]["fields"].items()}
+        run_ns = (c["qpc1"] - c["qpc0"]) * 1e9 / c["qpc_freq"]
+        late = [e for e in events if e["kind"] != "CLOCK" and
+                not 0 <= float(e["fields"].get("t_ns", -1)) <= run_ns]
+        if late:
+            errors.append("%d events without a time inside the run (%.0f ns), first: %s" % (
+                len(late), run_ns, late[0]))
     exits = [e for e in events if e["kind"] == "EXIT" and e["pid"] == first]
     if want_exit is not None and (len(exits) != 1 or int(exits[0]["fields"]["status"], 16) != want_exit):
         errors.append("EXIT %s, want status 0x%x" % ([e["fields"] for e in exits], want_exit))

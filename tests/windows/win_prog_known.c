@@ -2,7 +2,8 @@
 /* A Windows program with exactly known heap and virtual-memory calls. It
  * prints what the trace must hold, one line per call, for
  * tests/windows/check_events.py:
- *   EXPECT <lo> <hi> <KIND> key=value...   an event with these fields, whose
+ *   EXPECT <lo> <hi> <KIND> key=value...   an event with these fields (pid=
+ *                                         in decimal: of this process), whose
  *                                         stack has a frame in [lo, hi)
  *                                         (0 0: not checked)
  *   COUNT heap=<h> <n>                     exactly n heap events on heap h
@@ -47,7 +48,8 @@ void expect(void *fn, const char *fmt, ...)
     va_start(ap, fmt);
     vprintf(fmt, ap);
     va_end(ap);
-    putchar('\n');
+    /* a parent and its child may see the same heap handle and address */
+    printf(" pid=%lu\n", (unsigned long)GetCurrentProcessId());
 }
 
 #define P(x) ((unsigned long long)(uintptr_t)(x))
@@ -149,14 +151,17 @@ static DWORD WINAPI thread_main(void *arg)
     for (int i = 0; i < NR_THREAD_ALLOCS; i++) {
         p[i] = HeapAlloc(thread_heap, 0, 24 + i);
         snprintf(line[i], sizeof(line[i]),
-                 "EXPECT 0x%llx 0x%llx HEAP_ALLOC heap=0x%llx flags=0x0 size=0x%x result=0x%llx",
-                 P(lo), P(hi), P(thread_heap), 24 + i, P(p[i]));
+                 "EXPECT 0x%llx 0x%llx HEAP_ALLOC heap=0x%llx flags=0x0 size=0x%x result=0x%llx "
+                 "pid=%lu",
+                 P(lo), P(hi), P(thread_heap), 24 + i, P(p[i]),
+                 (unsigned long)GetCurrentProcessId());
     }
     for (int i = 0; i < NR_THREAD_ALLOCS; i++) {
         HeapFree(thread_heap, 0, p[i]);
-        snprintf(line[NR_THREAD_ALLOCS + i], sizeof(line[0]),
-                 "EXPECT 0x%llx 0x%llx HEAP_FREE heap=0x%llx flags=0x0 ptr=0x%llx result=0x1",
-                 P(lo), P(hi), P(thread_heap), P(p[i]));
+        snprintf(
+            line[NR_THREAD_ALLOCS + i], sizeof(line[0]),
+            "EXPECT 0x%llx 0x%llx HEAP_FREE heap=0x%llx flags=0x0 ptr=0x%llx result=0x1 pid=%lu",
+            P(lo), P(hi), P(thread_heap), P(p[i]), (unsigned long)GetCurrentProcessId());
     }
     for (int i = 0; i < 2 * NR_THREAD_ALLOCS; i++)
         puts(line[i]);
