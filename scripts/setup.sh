@@ -21,6 +21,10 @@ if [ "${1:-}" = "--test" ]; then
   # glibc's debug info: the tests assert symbolized frames inside libc
   # (qsort, __libc_start_main); valgrind recommends it too.
   PKGS+=(libc6-dbg)
+  # The unwinder checked against libunwind on real programs: cc1 -O2 on
+  # libpng's example pngtest.c (tests/e2e/unwind_verify.sh); g++ comes with
+  # build-essential, sqlite3 and python3 are above.
+  PKGS+=(libpng-dev)
 fi
 
 missing=()

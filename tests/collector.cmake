@@ -20,6 +20,7 @@ ms_test_program(col_procs ${COLP}/col_procs.c LIBS Threads::Threads)
 ms_test_program(col_crash ${COLP}/col_crash.c)
 ms_test_program(col_quirks ${COLP}/col_quirks.c LIBS Threads::Threads dl)
 add_dependencies(col_quirks col_plug)
+ms_test_program(col_fds ${COLP}/col_fds.c)
 ms_test_program(col_static ${COLP}/col_static.c)
 target_link_options(col_static PRIVATE -static)
 
@@ -32,6 +33,7 @@ ms_e2e_test(record_quirks record_quirks.sh)
 ms_e2e_test(record_refuse record_refuse.sh)
 ms_e2e_test(record_valgrind record_valgrind.sh)
 ms_e2e_test(record_limits record_limits.sh)
+ms_e2e_test(record_fds record_fds.sh)
 
 ms_unit_test(test_rec_stream ${PROJECT_SOURCE_DIR}/tests/unit/test_rec_stream.c
              ${PROJECT_SOURCE_DIR}/src/cli/rec_stream.c ${PROJECT_SOURCE_DIR}/src/cli/rec_merge.c

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Call stacks: unwound with libunwind's unw_backtrace (right through code
+/* Call stacks: unwound from the program's CFI (col_unwind_x86_64.c, right through code
  * without frame pointers, NOTES.md) and interned per process so each
  * distinct stack crosses to the recorder once, as a STACK record. */
 #ifdef COL_UNWIND_LIBGCC
@@ -9,6 +9,8 @@
  * NOTES.md), but right through code without frame pointers. */
 #include <stdint.h>
 #include <unwind.h>
+
+struct col_unwind_memo;
 
 struct col_unw_state {
     void **buf;
@@ -26,16 +28,16 @@ static _Unwind_Reason_Code col_unw_step(struct _Unwind_Context *ctx, void *arg)
     return _URC_NO_REASON;
 }
 
-static int unw_backtrace(void **buf, int max)
+static int col_unwind_backtrace(void **buf, int max, struct col_unwind_memo *memo)
 {
     struct col_unw_state s = {buf, 0, max};
 
+    (void)memo; /* libgcc walks the whole stack each time */
     _Unwind_Backtrace(col_unw_step, &s);
     return s.n;
 }
 #else
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
+#include "collector/col_unwind_internal.h"
 #endif
 #include <pthread.h>
 #include <stdlib.h>
@@ -82,6 +84,9 @@ struct col_stack_cache {
     uint32_t last_misses; /* consecutive misses */
     uint32_t last_pause;  /* calls left with it off */
     uint64_t last[FMT_SHM_MAX_DEPTH + 4];
+#ifndef COL_UNWIND_LIBGCC
+    struct col_unwind_memo memo; /* the last walk (col_unwind_x86_64.c) */
+#endif
 };
 _Static_assert(sizeof(struct col_stack_cache) <= COL_STACK_CACHE_BYTES, "COL_STACK_CACHE_BYTES");
 
@@ -119,10 +124,14 @@ int col_stack_init(void)
         const char *mode = getenv("MEMSCRIBE_UNWIND");
 
         col_unwind_fp = mode && !strcmp(mode, "fp");
+#ifndef COL_UNWIND_LIBGCC
+        col_unwind_verify = mode && !strcmp(mode, "verify");
+        if (col_unwind_init() != 0)
+            return -1;
+#endif
     }
-    /* The first unw_backtrace scans the modules (~130 us): pay it now. */
     if (!col_unwind_fp)
-        unw_backtrace(warm, 8);
+        col_unwind_backtrace(warm, 8, NULL);
     return 0;
 }
 
@@ -142,6 +151,19 @@ struct col_stack_cache *col_stack_cache_new(void)
 {
     return col_sys_mmap(COL_STACK_CACHE_BYTES);
 }
+
+#ifdef COL_UNWIND_LIBGCC
+static struct col_unwind_memo *col_stack_memo(struct col_thread *t)
+{
+    (void)t;
+    return NULL;
+}
+#else
+struct col_unwind_memo *col_stack_memo(struct col_thread *t)
+{
+    return t->ring && t->ring->cache ? &t->ring->cache->memo : NULL;
+}
+#endif
 
 /* Frames times distinct odd multipliers, summed: the multiplies do not
  * wait for each other (a chained xor-multiply-shift cost ~2 ns a frame on
@@ -284,28 +306,15 @@ uint32_t col_stack_from_context(struct col_thread *t, void *uc)
     (void)uc;
     return col_stack_get(t);
 #else
-    uint64_t f[FMT_SHM_MAX_DEPTH];
-    unw_cursor_t c;
-    uint32_t n = 0;
-
+    void *buf[FMT_SHM_MAX_DEPTH + 4];
     uint32_t id = col_stack_get(t);
 
-    /* The fast walk crosses our restorer by its unwind information
-     * (col_sud.c); should it stop there, walk from the context itself
-     * (unw_step: slower, it blocks signals around every step). */
+    /* The walk from the handler crosses our restorer by its unwind
+     * information (col_sud.c); should it stop there, walk from the
+     * context itself. */
     if (id)
         return id;
-    if (unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) != 0)
-        return 0;
-    do {
-        unw_word_t ip;
-
-        if (unw_get_reg(&c, UNW_REG_IP, &ip) != 0 || ip == 0)
-            break;
-        if (ip < col_self_lo || ip >= col_self_hi)
-            f[n++] = ip;
-    } while (n < col_depth && unw_step(&c) > 0);
-    return n ? col_stack_intern(t, f, n) : 0;
+    return col_stack_finish(t, buf, col_unwind_from_context(uc, buf, (int)col_depth + 4));
 #endif
 }
 
@@ -386,7 +395,7 @@ uint32_t col_stack_get(struct col_thread *t)
 {
     void *buf[FMT_SHM_MAX_DEPTH + 4];
     int n = col_unwind_fp ? col_fp_backtrace(buf, (int)col_depth + 4)
-                          : unw_backtrace(buf, (int)col_depth + 4);
+                          : col_unwind_backtrace(buf, (int)col_depth + 4, col_stack_memo(t));
 
     return col_stack_finish(t, buf, n);
 }
