@@ -17,10 +17,12 @@ void col_unwind_forget(void);
 /* What one walk read, kept for the next walk of the same ring: each
  * frame's registers (ip, sp = the CFA of the frame inside it, rbp) and
  * where its step read the caller's return address and rbp. A later walk
- * that arrives at a frame with the same ip, sp and rbp, and finds every
- * slot the rest of the old walk read still holding what it held, would
- * read and compute the same values from there on: it takes the old
- * frames instead of stepping. */
+ * that arrives at a frame with the same ip and sp (and rbp, where the rest
+ * of the walk uses it: code built without frame pointers keeps data in
+ * rbp), and finds every slot the rest of the old walk read still holding
+ * what it held (the rbp slots only where the value is used), would read
+ * and compute the same values from there on: it takes the old frames
+ * instead of stepping. */
 struct col_unwind_frame {
     uint64_t ip, sp, rbp;
     int16_t rbp_off; /* rbp read at CFA + rbp_off, when COL_UF_RBP_SLOT */
@@ -28,10 +30,13 @@ struct col_unwind_frame {
     uint8_t flags;   /* COL_UF_* */
     uint32_t pad;
 };
-#define COL_UF_RBP_OK 0x01   /* rbp known in this frame */
-#define COL_UF_EXACT 0x02    /* ip is an interrupted instruction */
-#define COL_UF_STEPPED 0x04  /* this frame's step read its slots: the next entry is the result */
-#define COL_UF_RBP_SLOT 0x08 /* and read rbp at CFA + rbp_off */
+#define COL_UF_RBP_OK 0x01    /* rbp known in this frame */
+#define COL_UF_EXACT 0x02     /* ip is an interrupted instruction */
+#define COL_UF_STEPPED 0x04   /* this frame's step read its slots: the next entry is the result */
+#define COL_UF_RBP_SLOT 0x08  /* and read rbp at CFA + rbp_off */
+#define COL_UF_CFA_RBP 0x10   /* and its CFA was rbp + offset */
+#define COL_UF_NEED_RBP 0x20  /* the walk from this entry on depends on its rbp */
+#define COL_UF_CHECK_RBP 0x40 /* the rbp slot must hold the next entry's rbp */
 
 #define COL_UNWIND_MEMO_FRAMES (FMT_SHM_MAX_DEPTH + 5)
 

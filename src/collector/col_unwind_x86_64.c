@@ -575,6 +575,8 @@ static int col_step_slow(struct col_regs *r, uint64_t pc)
         r->rbp_ok = 0;
     else if (col_reg_recover(&row.rbp, cfa, r, r->rbp, &rbp) != 0)
         return -1;
+    else if (row.rbp.how != COL_HOW_SAME)
+        r->rbp_ok = 1; /* restored: known again */
     r->rbp = rbp;
     r->sp = sp;
     r->ip = ra;
@@ -650,31 +652,47 @@ static inline uint8_t col_regs_flags(const struct col_regs *r)
     return (uint8_t)((r->rbp_ok ? COL_UF_RBP_OK : 0) | (r->exact ? COL_UF_EXACT : 0));
 }
 
-static inline void col_memo_put(struct col_unwind_frame *e, const struct col_regs *r)
+/* An entry whose step was not taken, or not recorded. */
+static inline void col_memo_last(struct col_unwind_frame *e, const struct col_regs *r)
 {
-    e->ip = r->ip;
-    e->sp = r->sp;
-    e->rbp = r->rbp;
-    e->flags = col_regs_flags(r);
+    *e = (struct col_unwind_frame){r->ip, r->sp, r->rbp, 0, 0, col_regs_flags(r), 0};
 }
 
 /* Do the slots old[j..n) read still hold what they held? Entry k's step
- * read the return address (and rbp) that entry k + 1 holds. */
+ * read the return address (and rbp) that entry k + 1 holds. Every entry
+ * from the memo's `from` on but the last was stepped (a slow step moves
+ * `from` past itself). */
 static int col_memo_valid(const struct col_unwind_frame *old, uint32_t j, uint32_t n)
 {
     for (uint32_t k = j; k + 1 < n; k++) {
         const struct col_unwind_frame *e = &old[k], *next = &old[k + 1];
         uint64_t cfa = next->sp;
 
-        if (!(e->flags & COL_UF_STEPPED))
-            return 0;
         if (*(const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)e->ra_off8 * 8) != next->ip)
             return 0;
-        if ((e->flags & COL_UF_RBP_SLOT) &&
+        if ((e->flags & COL_UF_CHECK_RBP) &&
             *(const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)e->rbp_off) != next->rbp)
             return 0;
     }
     return 1;
+}
+
+/* Mark, from entry hi - 1 down to lo, which entries' rbp the rest of the
+ * walk depends on, given whether entry hi's does (need). */
+static void col_memo_needs(struct col_unwind_frame *f, uint32_t lo, uint32_t hi, int need)
+{
+    for (uint32_t k = hi; k-- > lo;) {
+        uint8_t fl = f[k].flags & (uint8_t) ~(COL_UF_NEED_RBP | COL_UF_CHECK_RBP);
+
+        if (!(fl & COL_UF_STEPPED) || (fl & COL_UF_CFA_RBP)) {
+            need = 1; /* a slow step or the end: taken as depending on it */
+        } else if (fl & COL_UF_RBP_SLOT) {
+            if (need)
+                fl |= COL_UF_CHECK_RBP;
+            need = 0;
+        }
+        f[k].flags = (uint8_t)(fl | (need ? COL_UF_NEED_RBP : 0));
+    }
 }
 
 /* Walk from r, writing frames' ips to buf; with m, reuse the outer part
@@ -683,9 +701,9 @@ static int col_memo_valid(const struct col_unwind_frame *old, uint32_t j, uint32
 static int col_walk(struct col_regs r, void **buf, int max, struct col_unwind_memo *m)
 {
     struct col_unwind_frame *old = NULL, *f = NULL;
-    uint32_t old_n = 0, old_frames = 0, j = 0, from = 0;
+    uint32_t old_n = 0, old_frames = 0, j = 0, from = 0, reused_at = 0, reused_end = 0;
     uint32_t gen = atomic_load_explicit(&col_rules_gen, memory_order_relaxed);
-    int n = 0, stepped = 0;
+    int n = 0, stepped = 0, in_place = 0;
 
     if (m) {
         if (m->n && m->gen == gen) {
@@ -704,18 +722,42 @@ static int col_walk(struct col_regs r, void **buf, int max, struct col_unwind_me
             while (j < old_frames && old[j].sp < r.sp)
                 j++;
             if (j < old_frames && old[j].sp == r.sp && old[j].ip == r.ip &&
-                (old[j].flags & (COL_UF_RBP_OK | COL_UF_EXACT)) == col_regs_flags(&r) &&
-                (!r.rbp_ok || old[j].rbp == r.rbp) && col_memo_valid(old, j, old_n)) {
+                (old[j].flags & COL_UF_EXACT) == (r.exact ? COL_UF_EXACT : 0) &&
+                (!(old[j].flags & COL_UF_NEED_RBP) ||
+                 ((old[j].flags & COL_UF_RBP_OK) == (r.rbp_ok ? COL_UF_RBP_OK : 0) &&
+                  (!r.rbp_ok || old[j].rbp == r.rbp))) &&
+                col_memo_valid(old, j, old_n)) {
                 uint32_t take = old_frames - j;
 
                 if (take > (uint32_t)(max - n))
                     take = (uint32_t)(max - n);
-                for (uint32_t k = 0; k < take; k++) {
-                    buf[n + (int)k] = (void *)(uintptr_t)old[j + k].ip;
-                    f[n + (int)k] = old[j + k];
+                reused_at = (uint32_t)n;
+                if ((uint32_t)n == j) {
+                    /* Same depth: the old record becomes the new one, with
+                     * the fresh frames in front (none when the whole stack
+                     * was the same). */
+                    for (uint32_t k = 0; k < j; k++)
+                        old[k] = f[k];
+                    f = old;
+                    in_place = 1;
+                    for (uint32_t k = 0; k < take; k++)
+                        buf[n + (int)k] = (void *)(uintptr_t)old[j + k].ip;
+                } else {
+                    for (uint32_t k = 0; k < take; k++) {
+                        buf[n + (int)k] = (void *)(uintptr_t)old[j + k].ip;
+                        f[n + (int)k] = old[j + k];
+                    }
+                }
+                /* The copy keeps the rbp the old walk had where nothing
+                 * depends on it: the fresh frames below must match it. */
+                if (!(old[j].flags & COL_UF_NEED_RBP)) {
+                    f[n].rbp = r.rbp;
+                    f[n].flags =
+                        (uint8_t)((f[n].flags & ~COL_UF_RBP_OK) | (r.rbp_ok ? COL_UF_RBP_OK : 0));
                 }
                 n += (int)take;
                 j += take;
+                reused_end = (uint32_t)n;
                 if (j < old_n) {
                     /* The state after the old walk's last step: the end, or
                      * where it stopped at its maximum. */
@@ -738,58 +780,68 @@ static int col_walk(struct col_regs r, void **buf, int max, struct col_unwind_me
         pc = r.exact ? r.ip : r.ip - 1;
         rule = col_rule_get(pc | ((uint64_t)r.exact << 63), pc);
         buf[n] = (void *)(uintptr_t)r.ip;
-        if (f)
-            col_memo_put(&f[n], &r);
         n++;
         stepped = 0;
-        if (rule.flags & (COL_R_END | COL_R_NOINFO))
-            break;
-        if (rule.flags & COL_R_SLOW) {
-            from = (uint32_t)n; /* what it read is not recorded */
-            if (col_step_slow(&r, pc) <= 0)
+        if (rule.flags & (COL_R_END | COL_R_NOINFO | COL_R_SLOW)) {
+            if (f) {
+                col_memo_last(&f[n - 1], &r);
+                from = (rule.flags & COL_R_SLOW) ? (uint32_t)n : from;
+            }
+            if (!(rule.flags & COL_R_SLOW) || col_step_slow(&r, pc) <= 0)
                 break;
             if (old)
                 j = m->from; /* the walk may have changed stacks */
             continue;
         }
-        if (rule.flags & COL_R_CFA_RBP) {
-            if (!r.rbp_ok)
-                break;
-            cfa = r.rbp + (uint64_t)(int64_t)rule.cfa_off;
-        } else {
-            cfa = r.sp + (uint64_t)(int64_t)rule.cfa_off;
-        }
-        if (cfa <= r.sp || (cfa & 7))
+        cfa = ((rule.flags & COL_R_CFA_RBP) ? r.rbp : r.sp) + (uint64_t)(int64_t)rule.cfa_off;
+        if (((rule.flags & COL_R_CFA_RBP) && !r.rbp_ok) || cfa <= r.sp || (cfa & 7)) {
+            if (f)
+                col_memo_last(&f[n - 1], &r);
             break;
-        ra = *(const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)rule.ra_off8 * 8);
-        if (f) {
-            f[n - 1].flags |= COL_UF_STEPPED;
-            f[n - 1].ra_off8 = rule.ra_off8;
         }
+        ra = *(const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)rule.ra_off8 * 8);
+        if (f)
+            f[n - 1] = (struct col_unwind_frame){
+                r.ip,
+                r.sp,
+                r.rbp,
+                rule.rbp_off,
+                rule.ra_off8,
+                (uint8_t)(col_regs_flags(&r) | COL_UF_STEPPED |
+                          ((rule.flags & COL_R_RBP_SAVED) ? COL_UF_RBP_SLOT : 0) |
+                          ((rule.flags & COL_R_CFA_RBP) ? COL_UF_CFA_RBP : 0)),
+                0};
         if (rule.flags & COL_R_RBP_SAVED) {
             r.rbp = *(const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)rule.rbp_off);
-            if (f) {
-                f[n - 1].flags |= COL_UF_RBP_SLOT;
-                f[n - 1].rbp_off = rule.rbp_off;
-            }
-        } else if (rule.flags & COL_R_RBP_LOST) {
+            r.rbp_ok = 1;
+        } else if (rule.flags & COL_R_RBP_LOST)
             r.rbp_ok = 0;
-        }
         r.sp = cfa;
         r.ip = ra;
         r.exact = (rule.flags & COL_R_SIGNAL) != 0;
         stepped = 1;
     }
     if (m) {
+        uint32_t count = (uint32_t)n + (stepped ? 1u : 0u);
+
         /* After a step, the state it reached closes the record: the end
-         * (ip 0) or the frame past the maximum. */
+         * (ip 0) or the frame past the maximum, which a later walk may
+         * continue from. */
         if (stepped)
-            col_memo_put(&f[n], &r);
+            col_memo_last(&f[n], &r);
+        if (reused_end) {
+            /* Copied entries keep their marks (what follows them is the
+             * old walk's end, or a continuation taken as needing rbp). */
+            col_memo_needs(f, reused_end, count, stepped && r.ip);
+            col_memo_needs(f, 0, reused_at, (f[reused_at].flags & COL_UF_NEED_RBP) != 0);
+        } else {
+            col_memo_needs(f, 0, count, 1);
+        }
         m->nr_frames = (uint32_t)n;
-        m->n = (uint32_t)n + (stepped ? 1u : 0u);
+        m->n = count;
         m->from = from;
         m->gen = gen;
-        m->cur ^= 1;
+        m->cur ^= (uint32_t)!in_place;
     }
     return n;
 }
