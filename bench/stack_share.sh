@@ -13,7 +13,7 @@ ms=${2:-memscribe}
     /^#/ { next }
     /^stack / {
         id = $2; sub(/^image=/, "", $3); img = $3; key = img " " id
-        d = $4; sub(/^depth=/, "", d); depth[key] = d
+        d = substr($4, 7) + 0; depth[key] = d
         for (i = 0; i < d; i++) { getline; frame[key, i] = $2 }
         next
     }

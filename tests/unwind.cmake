@@ -18,3 +18,7 @@ foreach(script record_calls record_cxx record_threads record_procs record_crash 
   set_tests_properties(e2e.unwind_verify.${script} PROPERTIES
     ENVIRONMENT "${MS_TEST_ENV};MEMSCRIBE_UNWIND=verify")
 endforeach()
+
+# The stack table and arena grow on demand (tests/e2e/record_aslimit.sh).
+ms_test_program(col_aslimit ${UNWP}/col_aslimit.c)
+ms_e2e_test(record_aslimit record_aslimit.sh)
