@@ -33,8 +33,8 @@ struct col_unwind_frame {
 #define COL_UF_RBP_OK 0x01    /* rbp known in this frame */
 #define COL_UF_EXACT 0x02     /* ip is an interrupted instruction */
 #define COL_UF_STEPPED 0x04   /* this frame's step read its slots: the next entry is the result */
-#define COL_UF_RBP_SLOT 0x08  /* and read rbp at CFA + rbp_off */
-#define COL_UF_CFA_RBP 0x10   /* and its CFA was rbp + offset */
+#define COL_UF_CFA_RBP 0x08   /* and its CFA was rbp + offset */
+#define COL_UF_RBP_SLOT 0x10  /* and read rbp at CFA + rbp_off */
 #define COL_UF_NEED_RBP 0x20  /* the walk from this entry on depends on its rbp */
 #define COL_UF_CHECK_RBP 0x40 /* the rbp slot must hold the next entry's rbp */
 

@@ -601,11 +601,9 @@ struct col_rule_slot {
 static struct col_rule_slot *_Atomic col_rules;
 static _Atomic uint32_t col_rules_gen = 1; /* walks' memos hold for one generation */
 
-static inline struct col_rule col_rule_get(uint64_t key, uint64_t pc)
+static __attribute__((noinline)) struct col_rule
+col_rule_probe(struct col_rule_slot *tab, uint64_t key, uint64_t pc, uint32_t i)
 {
-    struct col_rule_slot *tab = atomic_load_explicit(&col_rules, memory_order_acquire);
-    uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 48);
-
     for (int probe = 0; tab && probe < COL_RULE_PROBES; probe++) {
         struct col_rule_slot *s = &tab[(i + (uint32_t)probe) & (COL_RULE_SLOTS - 1)];
         uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
@@ -624,6 +622,21 @@ static inline struct col_rule col_rule_get(uint64_t key, uint64_t pc)
         }
     }
     return col_rule_make(pc);
+}
+
+/* The rule of pc (key: pc, top bit set when exact), from tab: the first
+ * probe inline, the rest out of line. */
+static inline struct col_rule col_rule_get(struct col_rule_slot *tab, uint64_t key, uint64_t pc)
+{
+    uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 48);
+
+    if (tab) {
+        struct col_rule_slot *s = &tab[i & (COL_RULE_SLOTS - 1)];
+
+        if (atomic_load_explicit(&s->key, memory_order_acquire) == key)
+            return s->rule;
+    }
+    return col_rule_probe(tab, key, pc, i);
 }
 
 int col_unwind_init(void)
@@ -647,10 +660,17 @@ void col_unwind_forget(void)
     atomic_fetch_add(&col_rules_gen, 1); /* and memos of walks are void */
 }
 
+/* rbp_ok and exact are 0 or 1: their entry flags are the same bits. */
+_Static_assert(COL_UF_RBP_OK == 1 && COL_UF_EXACT == 2, "COL_UF_RBP_OK, COL_UF_EXACT");
 static inline uint8_t col_regs_flags(const struct col_regs *r)
 {
-    return (uint8_t)((r->rbp_ok ? COL_UF_RBP_OK : 0) | (r->exact ? COL_UF_EXACT : 0));
+    return (uint8_t)(r->rbp_ok | r->exact << 1);
 }
+
+/* A rule's CFA and rbp bits, moved to the entry's. */
+_Static_assert(COL_R_CFA_RBP << 2 == COL_UF_CFA_RBP && COL_R_RBP_SAVED << 2 == COL_UF_RBP_SLOT,
+               "COL_R_CFA_RBP, COL_R_RBP_SAVED");
+#define COL_RULE_ENTRY_FLAGS(rf) ((uint8_t)(((rf) & (COL_R_CFA_RBP | COL_R_RBP_SAVED)) << 2))
 
 /* An entry whose step was not taken, or not recorded. */
 static inline void col_memo_last(struct col_unwind_frame *e, const struct col_regs *r)
@@ -703,6 +723,7 @@ static int col_walk(struct col_regs r, void **buf, int max, struct col_unwind_me
     struct col_unwind_frame *old = NULL, *f = NULL;
     uint32_t old_n = 0, old_frames = 0, j = 0, from = 0, reused_at = 0, reused_end = 0;
     uint32_t gen = atomic_load_explicit(&col_rules_gen, memory_order_relaxed);
+    struct col_rule_slot *tab = atomic_load_explicit(&col_rules, memory_order_acquire);
     int n = 0, stepped = 0, in_place = 0;
 
     if (m) {
@@ -778,7 +799,7 @@ static int col_walk(struct col_regs r, void **buf, int max, struct col_unwind_me
             }
         }
         pc = r.exact ? r.ip : r.ip - 1;
-        rule = col_rule_get(pc | ((uint64_t)r.exact << 63), pc);
+        rule = col_rule_get(tab, pc | ((uint64_t)r.exact << 63), pc);
         buf[n] = (void *)(uintptr_t)r.ip;
         n++;
         stepped = 0;
@@ -807,9 +828,7 @@ static int col_walk(struct col_regs r, void **buf, int max, struct col_unwind_me
                 r.rbp,
                 rule.rbp_off,
                 rule.ra_off8,
-                (uint8_t)(col_regs_flags(&r) | COL_UF_STEPPED |
-                          ((rule.flags & COL_R_RBP_SAVED) ? COL_UF_RBP_SLOT : 0) |
-                          ((rule.flags & COL_R_CFA_RBP) ? COL_UF_CFA_RBP : 0)),
+                (uint8_t)(col_regs_flags(&r) | COL_UF_STEPPED | COL_RULE_ENTRY_FLAGS(rule.flags)),
                 0};
         if (rule.flags & COL_R_RBP_SAVED) {
             r.rbp = *(const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)rule.rbp_off);
