@@ -15,7 +15,7 @@
 #   WORKLOAD   storm deep sqlite cc1 python (default: all)
 set -euo pipefail
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
-BIN=$1
+BIN=$(cd "$1" && pwd)
 shift
 TOOLS=() NAMES=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do
@@ -48,7 +48,7 @@ workload() {
 
 # Instructions of every callgrind output in $1 (files $1.*), and of the
 # functions matching $2 (inclusive).
-cg_total() { cat "$1".* | awk '/^(summary|totals):/ { s += $2 } END { print s + 0 }'; }
+cg_total() { cat "$1".* | awk '/^(summary|totals):/ { s += $2 } END { printf "%.0f\n", s }'; }
 cg_incl() {
     local f sum=0 n
     for f in "$1".*; do
