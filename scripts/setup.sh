@@ -47,6 +47,10 @@ if [ "${1:-}" = "--test" ]; then
   # are cross-built with mingw-w64 (x86_64 and i686) and run under wine64.
   PKGS+=(gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 gcc-mingw-w64-i686 g++-mingw-w64-i686
          wine64)
+  # The unwinder checked against libunwind on real programs: cc1 -O2 on
+  # libpng's example pngtest.c (tests/e2e/unwind_verify.sh); g++ comes with
+  # build-essential, sqlite3 and python3 are above.
+  PKGS+=(libpng-dev)
 elif [ $# -gt 0 ]; then
   echo "usage: setup.sh [--test]" >&2
   exit 2
