@@ -7,7 +7,6 @@
  * it, which must be the same traced and untraced: the collector may hold
  * no descriptor the program can see.
  * Usage: col_fds INPUT OUTPUT [loop] */
-#define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
