@@ -7,6 +7,7 @@ set -uo pipefail
 wine=$1 windir=$2 prefix=$3 out=$4
 export WINEPREFIX=$prefix WINEDEBUG=-all
 mkdir -p "$out"
+# shellcheck disable=SC1003 # 'trail\' is an argument ending in a backslash
 args=("plain" "two words" 'a"quote' 'trail\' 'back\\"slash' "" 'tab	in')
 "$wine" "$windir/memscribe.exe" record -o "$out/args.mswin" -- \
     "$windir/win_prog_known.exe" argv "${args[@]}" >"$out/args.out" 2>"$out/args.err"

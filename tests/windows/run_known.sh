@@ -46,5 +46,6 @@ if [ -z "$cv" ]; then
     echo "run_known: $windir/win_prog_known.exe: objdump finds no CodeView record"
     exit 1
 fi
+read -r cv_sig cv_age <<<"$cv"
 python3 "$here/check_events.py" "$out/$mode.expect" "$out/$mode.dump" --exit "$want" \
-    --codeview $cv "${oracle[@]}"
+    --codeview "$cv_sig" "$cv_age" "${oracle[@]}"
