@@ -20,3 +20,5 @@ ms_test_program(ana_threads ${PROJECT_SOURCE_DIR}/tests/programs/ana_threads.c L
 ms_e2e_test(ana_threads ana_threads.sh)
 ms_e2e_test(ana_cli ana_cli.sh)
 ms_e2e_test(ana_notfile ana_notfile.sh)
+ms_test_program(ana_deep ${PROJECT_SOURCE_DIR}/tests/programs/ana_deep.c)
+ms_e2e_test(ana_deep ana_deep.sh)

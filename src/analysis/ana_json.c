@@ -13,6 +13,21 @@ void ana_json_init(struct ana_json *j, FILE *f, bool pretty)
     j->pretty = pretty;
 }
 
+static bool has_members(const struct ana_json *j)
+{
+    return j->nonempty[j->depth / 64] >> (j->depth % 64) & 1;
+}
+
+static void set_members(struct ana_json *j, bool on)
+{
+    uint64_t bit = (uint64_t)1 << (j->depth % 64);
+
+    if (on)
+        j->nonempty[j->depth / 64] |= bit;
+    else
+        j->nonempty[j->depth / 64] &= ~bit;
+}
+
 static void newline(struct ana_json *j)
 {
     if (!j->pretty)
@@ -31,9 +46,9 @@ static void before_item(struct ana_json *j)
     }
     if (j->depth == 0)
         return;
-    if (j->nonempty[j->depth])
+    if (has_members(j))
         fputc(',', j->f);
-    j->nonempty[j->depth] = true;
+    set_members(j, true);
     newline(j);
 }
 
@@ -46,7 +61,7 @@ static void open_container(struct ana_json *j, char c)
     }
     fputc(c, j->f);
     j->depth++;
-    j->nonempty[j->depth] = false;
+    set_members(j, false);
 }
 
 static void close_container(struct ana_json *j, char c)
@@ -55,7 +70,7 @@ static void close_container(struct ana_json *j, char c)
         j->err = j->err ? j->err : -EINVAL;
         return;
     }
-    bool had = j->nonempty[j->depth];
+    bool had = has_members(j);
     j->depth--;
     if (had)
         newline(j);

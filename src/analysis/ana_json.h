@@ -11,15 +11,18 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define ANA_JSON_MAX_DEPTH 32
+/* Deep enough for a call tree of the deepest stacks record keeps (256
+ * frames, two levels each: a node and its children) and what wraps it. */
+#define ANA_JSON_MAX_DEPTH 1024
 
 struct ana_json {
     FILE *f;
     bool pretty;
     int depth;
-    int err;                              /* first error, sticky (-EIO, -EINVAL) */
-    bool after_key;                       /* a key was written, its value is next */
-    bool nonempty[ANA_JSON_MAX_DEPTH + 1]; /* the container at each depth has members */
+    int err;        /* first error, sticky (-EIO, -EINVAL) */
+    bool after_key; /* a key was written, its value is next */
+    /* Bit d: the container at depth d has members. */
+    uint64_t nonempty[ANA_JSON_MAX_DEPTH / 64 + 1];
 };
 
 /* Start writing one JSON value to f; pretty puts one member per line. */
