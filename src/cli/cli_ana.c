@@ -221,6 +221,7 @@ struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_option
     struct ana_model *m;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     const char *jobs = getenv("MEMSCRIBE_JOBS");
+    const char *range = getenv("MEMSCRIBE_RANGE_EVENTS");
     int rc;
 
     if (jobs && *jobs)
@@ -229,6 +230,7 @@ struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_option
         struct ana_pmodel_options po = {
             .nr_threads = (unsigned)(cpus > 16 ? 16 : cpus),
             .until_ns = until_ns,
+            .min_range_events = range && *range ? strtoull(range, NULL, 10) : 0,
             .progress = cli_ana_progress,
             .progress_arg = a,
         };

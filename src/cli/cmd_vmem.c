@@ -468,7 +468,8 @@ int cmd_vmem(int argc, char **argv)
         else
             x->key = fn;
     }
-    qsort(s.v, s.nr, sizeof(*s.v), by_group_then_time);
+    if (s.nr) /* qsort(NULL, 0) is undefined */
+        qsort(s.v, s.nr, sizeof(*s.v), by_group_then_time);
     write_tables(&s, rows, by);
     ana_vm_release(&s.vm);
     free(s.v);
