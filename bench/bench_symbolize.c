@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analysis/ana_symbolize.h"
+#include "analysis/sym/ana_symbolize.h"
 #include "memscribe/trace.h"
 
 struct addrs {

@@ -1,26 +1,45 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Install what memscribe needs from Debian 12's archive, if it is missing.
+#   setup.sh         what the main job needs: build and run memscribe
+#   setup.sh --test  that, and what the test suite needs on top
 # Safe to run again: it only calls apt-get when a package is absent.
+# Every package a build links or a test relies on is named here, including
+# libraries that are only dlopen'd: scripts/fresh-check.sh proves the lists
+# on a fresh Debian 12 root.
 set -euo pipefail
 
-# Build and run.
+# Build and run: compiler and build tools, and every library memscribe
+# links (compression, unwinding, DWARF, demangling; zlib and SQLite for
+# `memscribe export`).
 PKGS=(build-essential cmake pkg-config libzstd-dev libunwind-dev libdw-dev libelf-dev
-      libiberty-dev)
+      libiberty-dev zlib1g-dev libsqlite3-dev)
 # The i386 collector for 32-bit programs (lib/memscribe/i386, docs/frag.md).
 PKGS+=(gcc-multilib)
-# Tests: unit framework, fuzzer (clang), the real tools we compare with.
 if [ "${1:-}" = "--test" ]; then
+  # Unit framework, the fuzzer's compiler, the real tools we compare with.
   PKGS+=(libcmocka-dev clang valgrind heaptrack)
+  # libFuzzer and the sanitizer runtimes clang links the fuzzer with
+  # (clang only recommends them).
+  PKGS+=(libclang-rt-14-dev)
   # Analysis e2e tests read the JSON output with jq.
   PKGS+=(jq)
-  # memscribe export: the readers of each format, and the libraries it links.
-  PKGS+=(massif-visualizer golang-go chromium sqlite3 libsqlite3-dev zlib1g-dev time)
-  # plot, flamegraph, html: SVGs checked by a real XML parser, DOMs read by python3.
+  # memscribe export: the readers of each format (ms_print comes with
+  # valgrind; `go tool pprof`; dh_view.html in chromium; the sqlite3 shell),
+  # and GNU time for peak-RSS checks.
+  PKGS+=(massif-visualizer golang-go chromium sqlite3 time)
+  # plot, flamegraph, html: SVGs checked by a real XML parser, DOMs read by
+  # python3; python3 also serves the debuginfod test's files.
   PKGS+=(libxml2-utils python3)
   # glibc's debug info: the tests assert symbolized frames inside libc
   # (qsort, __libc_start_main); valgrind recommends it too.
   PKGS+=(libc6-dbg)
+  # The symbolizer dlopens libdebuginfod when DEBUGINFOD_URLS is set; its
+  # test serves a binary over HTTP and needs the library present.
+  PKGS+=(libdebuginfod1)
+elif [ $# -gt 0 ]; then
+  echo "usage: setup.sh [--test]" >&2
+  exit 2
 fi
 
 missing=()

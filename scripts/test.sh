@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --test
-bash scripts/build.sh build-test -DCMAKE_BUILD_TYPE=Debug -DMEMSCRIBE_SANITIZE=ON -DMEMSCRIBE_WERROR=ON
+bash scripts/build.sh build-test -DCMAKE_BUILD_TYPE=Debug -DMEMSCRIBE_SANITIZE=ON -DMEMSCRIBE_WERROR=ON -DMEMSCRIBE_TESTS=ON
 cd build-test
 ctest --output-on-failure -j2 --timeout 600
 cd ..

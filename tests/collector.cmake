@@ -32,7 +32,3 @@ ms_e2e_test(record_quirks record_quirks.sh)
 ms_e2e_test(record_refuse record_refuse.sh)
 ms_e2e_test(record_valgrind record_valgrind.sh)
 ms_e2e_test(record_limits record_limits.sh)
-
-ms_unit_test(test_rec_stream ${PROJECT_SOURCE_DIR}/tests/unit/test_rec_stream.c
-             ${PROJECT_SOURCE_DIR}/src/cli/rec_stream.c ${PROJECT_SOURCE_DIR}/src/cli/rec_merge.c
-             ${PROJECT_SOURCE_DIR}/src/cli/rec_check.c ${PROJECT_SOURCE_DIR}/src/cli/rec_clock.c)

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/ana_pmodel.h"
-#include "analysis/ana_scan.h"
+#include "analysis/model/ana_pmodel.h"
+#include "analysis/core/ana_scan.h"
 #include "cli/cli.h"
 
 void cli_ana_init(struct cli_ana *a, const char *cmd, unsigned default_top)

@@ -11,13 +11,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analysis/ana_filter.h"
-#include "analysis/ana_json.h"
-#include "analysis/ana_model.h"
-#include "analysis/ana_scan.h"
-#include "analysis/ana_stacks.h"
-#include "analysis/ana_table.h"
-#include "analysis/ana_tree.h"
+#include "analysis/core/ana_filter.h"
+#include "analysis/core/ana_json.h"
+#include "analysis/model/ana_model.h"
+#include "analysis/core/ana_scan.h"
+#include "analysis/core/ana_stacks.h"
+#include "analysis/core/ana_table.h"
+#include "analysis/model/ana_tree.h"
 #include "cli/cli_sym.h"
 #include "memscribe/trace.h"
 

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analysis/ana_symbolize.h"
+#include "analysis/sym/ana_symbolize.h"
 #include "memscribe/trace.h"
 
 #define CLI_SYM_MAX_DEBUG_DIRS 16

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analysis/ana_export_api.h"
+#include "analysis/export/ana_export_api.h"
 #include "cli/cli.h"
 #include "cli/cli_sym.h"
 #include "memscribe/trace.h"

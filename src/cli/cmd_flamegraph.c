@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/ana_flame.h"
-#include "analysis/ana_model.h"
-#include "analysis/ana_plot_data.h"
-#include "analysis/ana_scan.h"
-#include "analysis/ana_tree.h"
+#include "analysis/pictures/ana_flame.h"
+#include "analysis/model/ana_model.h"
+#include "analysis/pictures/ana_plot_data.h"
+#include "analysis/core/ana_scan.h"
+#include "analysis/model/ana_tree.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/ana_frag.h"
-#include "analysis/ana_scan.h"
-#include "analysis/ana_time.h"
-#include "analysis/ana_vm.h"
+#include "analysis/vm/ana_frag.h"
+#include "analysis/core/ana_scan.h"
+#include "analysis/core/ana_time.h"
+#include "analysis/vm/ana_vm.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/ana_histogram.h"
-#include "analysis/ana_scan.h"
+#include "analysis/model/ana_histogram.h"
+#include "analysis/core/ana_scan.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/ana_html.h"
+#include "analysis/html/ana_html.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/ana_model.h"
-#include "analysis/ana_scan.h"
-#include "analysis/ana_time.h"
+#include "analysis/model/ana_model.h"
+#include "analysis/core/ana_scan.h"
+#include "analysis/core/ana_time.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 

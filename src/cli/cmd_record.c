@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/rec_class.h"
-#include "cli/rec_internal.h"
-#include "cli/rec_proc.h"
+#include "recorder/rec_class.h"
+#include "recorder/rec_internal.h"
+#include "recorder/rec_proc.h"
 
 extern char **environ;
 

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/ana_time.h"
-#include "analysis/ana_timeline.h"
-#include "analysis/ana_vm_series.h"
+#include "analysis/core/ana_time.h"
+#include "analysis/model/ana_timeline.h"
+#include "analysis/vm/ana_vm_series.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 

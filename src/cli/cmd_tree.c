@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/ana_model.h"
-#include "analysis/ana_scan.h"
-#include "analysis/ana_tree.h"
+#include "analysis/model/ana_model.h"
+#include "analysis/core/ana_scan.h"
+#include "analysis/model/ana_tree.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 

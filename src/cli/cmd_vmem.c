@@ -11,9 +11,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "analysis/ana_scan.h"
-#include "analysis/ana_time.h"
-#include "analysis/ana_vm.h"
+#include "analysis/core/ana_scan.h"
+#include "analysis/core/ana_time.h"
+#include "analysis/vm/ana_vm.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 

@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/ana_histogram.h"
-#include "analysis/ana_model.h"
-#include "analysis/ana_time.h"
-#include "analysis/ana_tree.h"
-#include "analysis/ana_window.h"
+#include "analysis/model/ana_histogram.h"
+#include "analysis/model/ana_model.h"
+#include "analysis/core/ana_time.h"
+#include "analysis/model/ana_tree.h"
+#include "analysis/model/ana_window.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 

@@ -7,7 +7,8 @@
 #  - the summary shows exactly `memscribe report`'s numbers;
 #  - from the last four spikes on, the window table has the row of
 #    ManipulateTemporaryBuffer as Transient, Count 4, Size 40 MB, Impacting
-#    Size 0, and every row equals `memscribe window` for the same range;
+#    Size 0, and every row equals `memscribe window` for the same range,
+#    in the same order (|Impacting Size|, then Size);
 #  - leaks and the flame graph are there; the console has no line at all;
 #  - a selection dragged with the (synthetic) mouse selects those buckets.
 # Screenshots go to tests/artifacts/ in the build directory.
@@ -166,6 +167,12 @@ w = json.load(open(window_path))
 want = sorted((r["impacting_type"], r["count"], r["size"], r["impacting_size"]) for r in w["rows"])
 got = sorted((r["type"], r["count"], r["size"], r["impacting"]) for r in rows)
 check("window rows (type, count, size, impacting size) = memscribe window", got, want)
+# And in its order: |Impacting Size|, then Size, as the CLI sorts (rows of
+# equal keys may come in either order).
+order = lambda imp, size: (abs(imp), size)
+check("window row order (|impacting size|, size) = memscribe window's",
+      [order(r["impacting"], r["size"]) for r in rows],
+      [order(r["impacting_size"], r["size"]) for r in w["rows"]][:len(rows)])
 spike = [r for r in rows if "ManipulateTemporaryBuffer" in r["fn"]]
 check("ManipulateTemporaryBuffer rows", len(spike), 1)
 if spike:
@@ -193,6 +200,25 @@ if not any("TransientSpike" in n for n in names):
 if errors:
     print("\n".join("FAIL: " + e for e in errors), file=sys.stderr)
     sys.exit(1)
+EOF
+
+# The whole run as the window: every freed block is Transient (Impacting
+# Size 0), so the order among those rows rests on Size alone.
+"$MEMSCRIBE" window --to "$((t1 - 1))ns" --top 0 --format=json "$T" >"$WORK/wall.json"
+chrome "$WORK" --dump-dom "file://$WORK/report.html#window=0ns-${t1}ns" >"$WORK/all.html" \
+    2>"$WORK/all.err" || fail "chromium: $(tail -3 "$WORK/all.err")"
+python3 - "$WORK/all.html" "$WORK/wall.json" <<'EOF'
+import json, re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+table = re.search(r'<table[^>]*id="window-table"[^>]*>(.*?)</table>', dom, re.S).group(1)
+got = []
+for tr in re.findall(r'<tr class="row"[^>]*>(.*?)</tr>', table, re.S):
+    v = dict(re.findall(r'class="[^"]*c-(size|impacting)[^"]*" data-v="(-?[0-9]+)"', tr))
+    got.append((abs(int(v["impacting"])), int(v["size"])))
+want = [(abs(r["impacting_size"]), r["size"]) for r in json.load(open(sys.argv[2]))["rows"]]
+if len(got) < 5 or got != want[:len(got)]:
+    sys.exit(f"FAIL: whole-run window rows in the page's order {got}, want {want[:len(got)]}")
+print(f"ok: whole-run window: {len(got)} rows in memscribe window's order")
 EOF
 
 # The stack panel (a click on a row; #stack=REGEX from the URL): the whole

@@ -6,7 +6,8 @@
 # `memscribe histogram`, the spikes, leaks and temporary allocations per
 # cost in the flame graph; folded stacks add up to the allocated bytes and
 # agree with `memscribe export --to folded`; the flame graph's own script
-# finds frames (Chromium, #search=). Screenshots go to tests/artifacts/.
+# finds frames (Chromium, #search=); the address-space map shows every
+# mapping. Screenshots go to tests/artifacts/.
 set -euo pipefail
 : "${MEMSCRIBE:?set by ctest}" "${MS_BUILD:?set by ctest}" "${MS_SOURCE:?set by ctest}"
 # shellcheck source=tests/e2e/html_chrome.sh
@@ -193,6 +194,31 @@ grep -q "no/such/dir/r.html" "$WORK/st.err" || fail "the message does not name t
 [ "$(status "$MEMSCRIBE" plot --help)" = 0 ] || fail "plot --help"
 grep -q "usage: memscribe plot" "$WORK/st.out" || fail "plot --help says no usage"
 echo "ok: exit statuses and messages"
+
+# The address-space map of a 64-bit program: every mapping drawn at least
+# a pixel wide, the holes of terabytes between them shortened to breaks
+# labelled with their size, all inside the picture.
+"$MEMSCRIBE" frag --svg "$WORK/map.svg" "$T" >/dev/null || fail "frag --svg exited with $?"
+wellformed "$WORK/map.svg"
+python3 - "$WORK/map.svg" <<'EOF'
+import re, sys
+import xml.etree.ElementTree as ET
+svg = ET.parse(sys.argv[1]).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+width = float(svg.get("width"))
+rects = [r for r in svg.iter(ns + "rect") if r.get("class") in ("fr-res", "fr-com", "fr-chg", "fr-col")]
+thin = [r.attrib for r in rects if float(r.get("width")) < 1]
+if len(rects) < 10 or thin:
+    sys.exit(f"FAIL: {len(rects)} mappings drawn, {len(thin)} under a pixel wide: {thin[:3]}")
+right = max(float(r.get("x")) + float(r.get("width")) for r in svg.iter(ns + "rect")
+            if r.get("class") != "background")
+if right > width:
+    sys.exit(f"FAIL: the map runs to x={right}, past the picture's width {width}")
+labels = [t.text for t in svg.iter(ns + "text") if t.get("class") == "fr-bt"]
+if not labels or not all(re.fullmatch(r"[0-9.]+ [KMGT]iB|[0-9]+ B", l) for l in labels):
+    sys.exit(f"FAIL: breaks labelled {labels}")
+print(f"ok: address-space map: {len(rects)} mappings each >= 1 px, breaks {labels}")
+EOF
 
 # Pictures.
 chrome "$WORK" --window-size=1000,520 --screenshot="$ART/pic_timeline.png" \

@@ -18,10 +18,10 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "analysis/ana_export_api.h"
-#include "analysis/ana_export_internal.h"
-#include "analysis/ana_model.h"
-#include "analysis/ana_window.h"
+#include "analysis/export/ana_export_api.h"
+#include "analysis/export/ana_export_internal.h"
+#include "analysis/model/ana_model.h"
+#include "analysis/model/ana_window.h"
 #include "test_ana_export_trace.h"
 
 struct fixture {

@@ -16,14 +16,14 @@
 
 #include <cmocka.h>
 
-#include "analysis/ana_flame.h"
-#include "analysis/ana_html.h"
-#include "analysis/ana_html_internal.h"
-#include "analysis/ana_model.h"
-#include "analysis/ana_scan.h"
-#include "analysis/ana_stacks.h"
-#include "analysis/ana_tree.h"
-#include "analysis/ana_window.h"
+#include "analysis/pictures/ana_flame.h"
+#include "analysis/html/ana_html.h"
+#include "analysis/html/ana_html_internal.h"
+#include "analysis/model/ana_model.h"
+#include "analysis/core/ana_scan.h"
+#include "analysis/core/ana_stacks.h"
+#include "analysis/model/ana_tree.h"
+#include "analysis/model/ana_window.h"
 #include "format/fmt_writer.h"
 #include "memscribe/trace.h"
 

@@ -12,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "analysis/ana_json.h"
-#include "analysis/ana_table.h"
-#include "analysis/ana_time.h"
+#include "analysis/core/ana_json.h"
+#include "analysis/core/ana_table.h"
+#include "analysis/core/ana_time.h"
 
 /* Run fn writing into a memory stream; returns the text (malloc'd). */
 static char *capture(void (*fn)(FILE *f, void *arg), void *arg)

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "analysis/ana_model.h"
+#include "analysis/model/ana_model.h"
 
 /* A little event builder: one process (image 0, pid 10) unless changed. */
 struct seq {

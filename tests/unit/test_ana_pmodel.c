@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "analysis/ana_pmodel.h"
-#include "analysis/ana_scan.h"
+#include "analysis/model/ana_pmodel.h"
+#include "analysis/core/ana_scan.h"
 #include "format/fmt_writer.h"
 #include "memscribe/trace.h"
 

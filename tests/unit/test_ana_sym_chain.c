@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "analysis/ana_symbolize.h"
+#include "analysis/sym/ana_symbolize.h"
 #include "sym_cases.h"
 #include "test_ana_sym_fixture.h"
 

@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "analysis/ana_symbolize.h"
+#include "analysis/sym/ana_symbolize.h"
 #include "sym_cases.h"
 #include "test_ana_sym_fixture.h"
 
@@ -367,7 +367,7 @@ static void test_debuginfod_serves_missing_binary(void **state)
     struct text ref, got;
     struct ana_sym_stats stats;
     char root[600], id[2 * FMT_MAX_BUILD_ID + 1], url[64], cache[600];
-    int port;
+    int port = 0;
 
     reference(&ref);
     for (uint32_t i = 0; i < orig->build_id_len; i++)
@@ -376,7 +376,7 @@ static void test_debuginfod_serves_missing_binary(void **state)
     assert_int_equal(symfix_sh("mkdir -p %s/buildid/%s && cp %s %s/buildid/%s/debuginfo", root, id,
                                symfix_program("sym_chain"), root, id),
                      0);
-    int pipe_fd;
+    int pipe_fd = -1;
     pid_t pid = start_http(root, &port, &pipe_fd);
     if (pid < 0)
         skip(); /* no python3 here */

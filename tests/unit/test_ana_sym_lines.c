@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "analysis/ana_sym_internal.h"
+#include "analysis/sym/ana_sym_internal.h"
 #include "test_ana_sym_fixture.h"
 
 struct file {

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "analysis/ana_sym_internal.h"
+#include "analysis/sym/ana_sym_internal.h"
 #include "sym_cases.h"
 #include "test_ana_sym_fixture.h"
 

@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "analysis/ana_frag.h"
-#include "analysis/ana_vm.h"
+#include "analysis/vm/ana_frag.h"
+#include "analysis/vm/ana_vm.h"
 
 #define K 1024ull
 #define M (1024ull * 1024)

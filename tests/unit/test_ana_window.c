@@ -16,10 +16,10 @@
 
 #include <cmocka.h>
 
-#include "analysis/ana_histogram.h"
-#include "analysis/ana_timeline.h"
-#include "analysis/ana_tree.h"
-#include "analysis/ana_window.h"
+#include "analysis/model/ana_histogram.h"
+#include "analysis/model/ana_timeline.h"
+#include "analysis/model/ana_tree.h"
+#include "analysis/model/ana_window.h"
 #include "format/fmt_writer.h"
 #include "memscribe/trace.h"
 

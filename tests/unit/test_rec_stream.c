@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "cli/rec_internal.h"
+#include "recorder/rec_internal.h"
 
 /* ---- a writer that remembers what it was given ---- */
 struct seen {

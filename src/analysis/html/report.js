@@ -90,16 +90,25 @@
   // ---- tables ---------------------------------------------------------
   // cols: [title, key, kind, value(row), class(value)]; kind 'fn' is the
   // allocating function of siteOf(row), 'label' a string value(row),
-  // 'count' and 'bytes' numbers (sortable by clicking the title).
-  function fillTable(table, cols, rows, sortKey, limit, moreEl, total, siteOf) {
+  // 'count' and 'bytes' numbers (sortable by clicking the title). Rows
+  // sort by |value| of the chosen column, largest first; ties[key] names
+  // the column that breaks ties when sorting by key (the window table
+  // orders as `memscribe window`: |Impacting Size|, then Size), then the
+  // row id.
+  function fillTable(table, cols, rows, sortKey, limit, moreEl, total, siteOf, ties) {
     var state = { key: sortKey };
     limit = limit || Infinity; // --top 0: every row
     siteOf = siteOf || function (r) { return r; };
+    ties = ties || {};
+    function column(key) { return cols.filter(function (c) { return c[1] === key; })[0]; }
+    function order(col, x, y) {
+      var a = col[3](x), b = col[3](y);
+      return Math.abs(b) - Math.abs(a) || b - a;
+    }
     function render() {
-      var col = cols.filter(function (c) { return c[1] === state.key; })[0];
+      var col = column(state.key), tie = ties[state.key] ? column(ties[state.key]) : null;
       var sorted = rows.slice().sort(function (x, y) {
-        var a = col[3](x), b = col[3](y);
-        return Math.abs(b) - Math.abs(a) || b - a || x - y;
+        return order(col, x, y) || (tie ? order(tie, x, y) : 0) || x - y;
       });
       table.textContent = '';
       var head = el('tr');
@@ -298,7 +307,8 @@
     card(cards, 'win-impacting-size', 'Impacting Size', bytes(sum.is), int(sum.is) + ' B');
     card(cards, 'win-size', 'Size (allocated inside)', bytes(tot.size), int(tot.size) + ' B');
     card(cards, 'win-aofo', 'Outstanding throughout (AOFO)', int(sum.aofo) + ' blocks');
-    fillTable($('window-table'), cols, rows, 'impacting', D.top, $('window-more'), tot, site);
+    fillTable($('window-table'), cols, rows, 'impacting', D.top, $('window-more'), tot, site,
+              { impacting: 'size' });
     drawSelection(i, j);
     // How long a selection takes to show, for tests and the docs.
     $('window-range').setAttribute('data-ms', String(Math.round(performance.now() - started)));

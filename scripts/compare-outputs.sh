@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Byte-identical check for changes that must not change any output (moves,
+# splits): every analysis command and export, run by a frozen baseline binary
+# and by the new one over the same frozen traces, must write the same bytes,
+# the same standard error and the same exit status.
+#
+#   compare-outputs.sh record BUILD TRACES
+#       record the frozen traces into TRACES (outside git) with the programs
+#       of BUILD: the golden traces, the demo, a storm, a small deep (the
+#       quick deep-small of bench/run.sh) and, when
+#       sqlite3 is installed, a small sqlite run.
+#   compare-outputs.sh compare BASE_MEMSCRIBE NEW_MEMSCRIBE TRACES [OUT]
+#       run both binaries over every TRACES/*.mscr; the baseline's outputs
+#       are kept in TRACES/base-outputs, the new one's go to OUT (default: a
+#       temporary folder, removed when all are identical).
+#       Exit status 0 when all are identical, 1 otherwise.
+#
+# A baseline is the tree built once before the change, e.g.
+#   git archive BASE | tar -x -C /tmp/base/src
+#   cmake -S /tmp/base/src -B /tmp/base/build && cmake --build /tmp/base/build
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+usage() {
+    sed -n '8,18p' "$0" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+}
+
+record() {
+    local build=$1 traces=$2 ms
+    ms=$build/bin/memscribe
+    mkdir -p "$traces"
+    cp "$root"/tests/golden/*.mscr "$traces"/
+    "$ms" record -o "$traces/demo.mscr" -- "$build/examples/memtest_demo" >/dev/null
+    "$ms" record -o "$traces/storm.mscr" -- "$build/bench/bench_storm" 2 100000
+    "$ms" record -o "$traces/deep-small.mscr" -- "$build/bench/bench_deep" 200 300
+    if command -v sqlite3 >/dev/null; then
+        awk -v rows=5000 -f "$root/bench/gen_sql.awk" >"$traces/sqlite.sql"
+        "$ms" record -o "$traces/sqlite.mscr" -- sqlite3 -batch :memory: ".read $traces/sqlite.sql" >/dev/null
+    fi
+    ls -l "$traces"
+}
+
+# Every command with options that reach the different code paths. One line
+# per run: a name (the output file's stem) and the arguments; @T is the
+# trace, @O an output file in the run's folder.
+RUNS=(
+    "dump|dump --header --stacks @T"
+    "report|report @T"
+    "report-json|report --format json @T"
+    "report-csv|report --format csv --top 3 @T"
+    "report-temp|report --temporary-threshold 1 @T"
+    "leaks|leaks @T"
+    "leaks-all-json|leaks --all --format json @T"
+    "leaks-at|leaks --at 1ms @T"
+    "window|window @T"
+    "window-json|window --format json @T"
+    "window-tree|window --tree --depth 6 @T"
+    "window-fn|window --by function --bottom-up --sort size @T"
+    "window-from|window --from 1ms --to end-1ms @T"
+    "timeline|timeline @T"
+    "timeline-json|timeline --format json --interval 1ms @T"
+    "histogram|histogram @T"
+    "histogram-stack|histogram --by-stack --format json @T"
+    "tree|tree --depth 12 --top 5 @T"
+    "tree-bu|tree --bottom-up --depth 4 --format json @T"
+    "plot-timeline|plot timeline @T -o @O.svg"
+    "plot-histogram|plot histogram @T -o @O.svg"
+    "flame|flamegraph @T -o @O.svg"
+    "flame-folded|flamegraph --folded --inverted --cost peak @T"
+    "flame-leaked|flamegraph --cost leaked @T -o @O.svg"
+    "html|html @T -o @O.html"
+    "vmem|vmem @T"
+    "vmem-json|vmem --format json --by function @T"
+    "frag|frag @T"
+    "frag-json|frag --format json --svg @O.svg @T"
+    "export-massif|export --to massif @T -o @O"
+    "export-heaptrack|export --to heaptrack @T -o @O.gz"
+    "export-dhat|export --to dhat @T -o @O"
+    "export-pprof|export --to pprof @T -o @O"
+    "export-folded|export --to folded --cost bytes @T"
+    "export-csv|export --to csv @T -o @O"
+    "export-sqlite|export --to sqlite @T -o @O.db"
+)
+
+# run_all MEMSCRIBE TRACE DIR: every run's stdout, stderr, status and output
+# file into DIR. Runs happen inside DIR so relative output names match.
+run_all() {
+    local ms=$1 trace=$2 dir=$3 run name args
+    mkdir -p "$dir"
+    for run in "${RUNS[@]}"; do
+        name=${run%%|*}
+        args=${run#*|}
+        args=${args//@T/$trace}
+        args=${args//@O/$name.file}
+        # shellcheck disable=SC2086 # the arguments are split on purpose
+        (cd "$dir" && "$ms" $args >"$name.stdout" 2>"$name.stderr"; echo $? >"$name.status") || true
+        # A database's bytes hold page layout; its content is what counts.
+        if [ -f "$dir/$name.file.db" ]; then
+            sqlite3 "$dir/$name.file.db" .dump >"$dir/$name.file.db.sql"
+            rm "$dir/$name.file.db"
+        fi
+        # The HTML page's script nonce is random on every run.
+        if [ -f "$dir/$name.file.html" ]; then
+            sed -i -E 's/nonce([-=]"?)[0-9a-f]{32}/nonce\1NONCE/g' "$dir/$name.file.html"
+        fi
+    done
+}
+
+compare() {
+    local base=$1 new=$2 traces=$3 out=${4:-} keep=1 trace t status=0 cache stamp
+    if [ -z "$out" ]; then
+        out=$(mktemp -d)
+        keep=0
+    fi
+    base=$(realpath "$base")
+    new=$(realpath "$new")
+    # The baseline's outputs are kept beside the traces and made again only
+    # when the baseline binary changes.
+    cache=$(realpath "$traces")/base-outputs
+    stamp=$(sha256sum <"$base")
+    if [ "$(cat "$cache/stamp" 2>/dev/null)" != "$stamp" ]; then
+        rm -rf "$cache"
+        mkdir -p "$cache"
+    fi
+    echo "$stamp" >"$cache/stamp"
+    for trace in "$traces"/*.mscr; do
+        trace=$(realpath "$trace")
+        t=$(basename "$trace" .mscr)
+        if [ ! -d "$cache/$t" ]; then
+            rm -rf "$cache/$t.part"
+            run_all "$base" "$trace" "$cache/$t.part"
+            mv "$cache/$t.part" "$cache/$t"
+        fi
+        rm -rf "${out:?}/$t"
+        run_all "$new" "$trace" "$out/$t"
+        if diff -r -q "$cache/$t" "$out/$t"; then
+            echo "same: $t (${#RUNS[@]} runs)"
+        else
+            echo "DIFFERENT: $t" >&2
+            status=1
+        fi
+    done
+    if [ $status = 0 ] && [ $keep = 0 ]; then
+        rm -rf "$out"
+    elif [ $status != 0 ]; then
+        echo "outputs kept in $out" >&2
+    fi
+    return $status
+}
+
+case ${1:-} in
+    record) [ $# = 3 ] || usage; record "$2" "$3" ;;
+    compare) [ $# = 4 ] || [ $# = 5 ] || usage; compare "$2" "$3" "$4" "${5:-}" ;;
+    *) usage ;;
+esac

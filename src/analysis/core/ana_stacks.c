@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/* Stack ids to interned frame strings, cached (see ana_stacks.h). */
+#include "analysis/core/ana_stacks.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NO_STACK "(no stack)"
+
+struct ana_stacks {
+    struct fmt_reader *r;
+    struct ana_sym *sym;
+    struct ana_sym_stack st;
+    uint64_t *addrs;
+    uint32_t cap_addrs;
+
+    /* Interned strings: text[] by id, and an open-addressing index. */
+    char **text;
+    uint32_t nr_text, cap_text;
+    uint32_t *index; /* id + 1, 0 empty */
+    uint32_t cap_index;
+
+    /* Per stack id: where its frames start in pool (UINT32_MAX: not yet). */
+    uint32_t *start;
+    uint32_t *count;
+    uint32_t nr_stacks;
+    struct ana_frame *pool;
+    size_t nr_pool, cap_pool;
+};
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+static int intern(struct ana_stacks *s, const char *str, uint32_t *id)
+{
+    if ((s->nr_text + 1) * 2 > s->cap_index) {
+        uint32_t cap = s->cap_index ? s->cap_index * 2 : 1024;
+        uint32_t *idx = calloc(cap, sizeof(*idx));
+        if (!idx)
+            return -ENOMEM;
+        for (uint32_t i = 0; i < s->nr_text; i++) {
+            uint32_t j = (uint32_t)hash_str(s->text[i]) & (cap - 1);
+            while (idx[j])
+                j = (j + 1) & (cap - 1);
+            idx[j] = i + 1;
+        }
+        free(s->index);
+        s->index = idx;
+        s->cap_index = cap;
+    }
+    uint32_t j = (uint32_t)hash_str(str) & (s->cap_index - 1);
+    for (; s->index[j]; j = (j + 1) & (s->cap_index - 1))
+        if (!strcmp(s->text[s->index[j] - 1], str)) {
+            *id = s->index[j] - 1;
+            return 0;
+        }
+    if (s->nr_text == s->cap_text) {
+        uint32_t cap = s->cap_text ? s->cap_text * 2 : 256;
+        char **t = realloc(s->text, cap * sizeof(*t));
+        if (!t)
+            return -ENOMEM;
+        s->text = t;
+        s->cap_text = cap;
+    }
+    char *copy = strdup(str);
+    if (!copy)
+        return -ENOMEM;
+    s->text[s->nr_text] = copy;
+    s->index[j] = s->nr_text + 1;
+    *id = s->nr_text++;
+    return 0;
+}
+
+int ana_stacks_create(struct ana_stacks **out, struct fmt_reader *r,
+                      const struct ana_sym_options *opt)
+{
+    struct ana_sym_options def = {0};
+    struct fmt_trace_counts c;
+    struct ana_stacks *s = calloc(1, sizeof(*s));
+    uint32_t id;
+    int rc;
+
+    if (!s)
+        return -ENOMEM;
+    s->r = r;
+    fmt_reader_counts(r, &c);
+    s->nr_stacks = c.nr_stacks + 1;
+    s->start = malloc(s->nr_stacks * sizeof(*s->start));
+    s->count = calloc(s->nr_stacks, sizeof(*s->count));
+    if (!s->start || !s->count) {
+        rc = -ENOMEM;
+        goto fail;
+    }
+    memset(s->start, 0xff, s->nr_stacks * sizeof(*s->start));
+    if ((rc = intern(s, NO_STACK, &id)))
+        goto fail;
+    if ((rc = ana_sym_create(&s->sym, opt ? opt : &def)))
+        goto fail;
+    /* Add modules in load order; unloaded ones are then marked so that a
+     * module loaded later over the same range wins, as ana_sym wants. */
+    for (uint32_t i = 0; i < fmt_reader_nr_modules(r); i++) {
+        const struct fmt_module_info *mi = fmt_reader_module(r, i);
+        rc = ana_sym_add_module(s->sym, mi->image, &mi->m);
+        if (rc && rc != -EINVAL)
+            goto fail;
+    }
+    for (uint32_t i = 0; i < fmt_reader_nr_modules(r); i++) {
+        const struct fmt_module_info *mi = fmt_reader_module(r, i);
+        if (mi->unloaded)
+            ana_sym_remove_module(s->sym, mi->image, mi->m.base);
+    }
+    *out = s;
+    return 0;
+fail:
+    ana_stacks_destroy(s);
+    return rc;
+}
+
+void ana_stacks_destroy(struct ana_stacks *s)
+{
+    if (!s)
+        return;
+    if (s->sym) {
+        ana_sym_stack_release(&s->st);
+        ana_sym_destroy(s->sym);
+    }
+    for (uint32_t i = 0; i < s->nr_text; i++)
+        free(s->text[i]);
+    free(s->text);
+    free(s->index);
+    free(s->start);
+    free(s->count);
+    free(s->pool);
+    free(s->addrs);
+    free(s);
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+
+    return slash ? slash + 1 : path;
+}
+
+/* The two strings of one symbolized frame. */
+static int frame_strings(struct ana_stacks *s, const struct ana_sym_frame *f, struct ana_frame *out)
+{
+    char fn[512], place[1024];
+    int rc;
+
+    if (!f->module)
+        snprintf(fn, sizeof(fn), "0x%" PRIx64, f->addr);
+    else if (!f->function)
+        snprintf(fn, sizeof(fn), "%s+0x%" PRIx64, base_name(f->module), f->module_offset);
+    else
+        snprintf(fn, sizeof(fn), "%s", f->function);
+    if (f->function && f->file && f->line)
+        snprintf(place, sizeof(place), "%s (%s:%" PRIu32 ")", fn, base_name(f->file), f->line);
+    else if (f->function && f->module)
+        snprintf(place, sizeof(place), "%s (%s)", fn, base_name(f->module));
+    else
+        snprintf(place, sizeof(place), "%s", fn);
+    if ((rc = intern(s, fn, &out->function)))
+        return rc;
+    return intern(s, place, &out->place);
+}
+
+int ana_stacks_get(struct ana_stacks *s, uint32_t stack, const struct ana_frame **frames)
+{
+    uint32_t image;
+    int depth, rc;
+
+    if (stack >= s->nr_stacks || stack == 0) {
+        *frames = NULL;
+        return 0;
+    }
+    if (s->start[stack] != UINT32_MAX) {
+        *frames = s->pool + s->start[stack];
+        return (int)s->count[stack];
+    }
+    for (;;) {
+        depth = fmt_reader_stack(s->r, stack, &image, s->addrs, s->cap_addrs);
+        if (depth < 0)
+            return depth;
+        if ((uint32_t)depth <= s->cap_addrs)
+            break;
+        uint64_t *a = realloc(s->addrs, (size_t)depth * sizeof(*a));
+        if (!a)
+            return -ENOMEM;
+        s->addrs = a;
+        s->cap_addrs = (uint32_t)depth;
+    }
+    if ((rc = ana_sym_stack(s->sym, image, s->addrs, (uint32_t)depth, &s->st)))
+        return rc;
+    if (s->nr_pool + s->st.nr_lines > s->cap_pool) {
+        size_t cap = s->cap_pool ? s->cap_pool : 1024;
+        while (cap < s->nr_pool + s->st.nr_lines)
+            cap *= 2;
+        struct ana_frame *p = realloc(s->pool, cap * sizeof(*p));
+        if (!p)
+            return -ENOMEM;
+        s->pool = p;
+        s->cap_pool = cap;
+    }
+    for (uint32_t i = 0; i < s->st.nr_lines; i++)
+        if ((rc = frame_strings(s, s->st.lines[i].frame, &s->pool[s->nr_pool + i])))
+            return rc;
+    s->start[stack] = (uint32_t)s->nr_pool;
+    s->count[stack] = s->st.nr_lines;
+    s->nr_pool += s->st.nr_lines;
+    *frames = s->pool + s->start[stack];
+    return (int)s->count[stack];
+}
+
+const char *ana_stacks_str(const struct ana_stacks *s, uint32_t id)
+{
+    return id < s->nr_text ? s->text[id] : "?";
+}
+
+int ana_stacks_leaf(struct ana_stacks *s, uint32_t stack, uint32_t *function)
+{
+    const struct ana_frame *f;
+    int n = ana_stacks_get(s, stack, &f);
+
+    if (n < 0)
+        return n;
+    *function = n ? f[0].function : 0; /* id 0 is "(no stack)" */
+    return 0;
+}
+
+int ana_stacks_intern(struct ana_stacks *s, const char *str, uint32_t *id)
+{
+    return intern(s, str, id);
+}
+
+struct ana_sym *ana_stacks_sym(struct ana_stacks *s)
+{
+    return s->sym;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/* Recorded stacks as text for reports: each stack id becomes its cleaned,
+ * symbolized frames (leaf first), each frame a pair of interned strings:
+ * the function ("Operation1()", or "libx.so+0x1a2b" when unknown) that call
+ * trees merge on, and the full place ("Operation1() (demo.cc:52)") that
+ * tables print. Results are cached per stack id, so a report symbolizes
+ * each stack once. The symbolizer (ana_symbolize.h) does the work. */
+#ifndef ANA_STACKS_H
+#define ANA_STACKS_H
+
+#include <stdint.h>
+
+#include "analysis/sym/ana_symbolize.h"
+#include "memscribe/trace.h"
+
+struct ana_stacks;
+
+/* One frame: string ids for ana_stacks_str(). */
+struct ana_frame {
+    uint32_t function;
+    uint32_t place;
+};
+
+/* Load the modules of every image of r into a new symbolizer. r must
+ * outlive the result. Returns 0 or -errno. */
+int ana_stacks_create(struct ana_stacks **out, struct fmt_reader *r,
+                      const struct ana_sym_options *opt);
+void ana_stacks_destroy(struct ana_stacks *s);
+
+/* The frames of stack id, leaf first, in *frames (valid until destroy).
+ * Returns the number of frames (0 for stack 0 or an empty stack) or
+ * -errno. */
+int ana_stacks_get(struct ana_stacks *s, uint32_t stack, const struct ana_frame **frames);
+
+/* The string of an id from struct ana_frame. */
+const char *ana_stacks_str(const struct ana_stacks *s, uint32_t id);
+
+/* Intern another label (a process name for a tree level, ...) so that
+ * it can sit beside frame strings. Returns 0 or -ENOMEM. */
+int ana_stacks_intern(struct ana_stacks *s, const char *str, uint32_t *id);
+
+/* The allocating function of a stack (its leaf after cleaning), as a
+ * string id, or the id of "(no stack)". Returns 0 or -errno. */
+int ana_stacks_leaf(struct ana_stacks *s, uint32_t stack, uint32_t *function);
+
+/* Symbolizer notes (modules that could not be read), for --verbose. */
+struct ana_sym *ana_stacks_sym(struct ana_stacks *s);
+
+#endif

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/* Result tables as text, CSV and JSON (see ana_table.h). */
+#include "analysis/core/ana_table.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cell {
+    uint64_t u;
+    int64_t i;
+    char *s;      /* STR, and the joined LIST for text output */
+    char **items; /* LIST */
+    unsigned nr_items;
+};
+
+struct ana_table {
+    const struct ana_column *cols;
+    unsigned nr_cols;
+    struct cell *cells; /* nr_rows * nr_cols */
+    unsigned nr_rows, cap_rows;
+};
+
+int ana_table_create(struct ana_table **out, const struct ana_column *cols, unsigned nr_cols)
+{
+    struct ana_table *t = calloc(1, sizeof(*t));
+
+    if (!t)
+        return -ENOMEM;
+    t->cols = cols;
+    t->nr_cols = nr_cols;
+    *out = t;
+    return 0;
+}
+
+void ana_table_destroy(struct ana_table *t)
+{
+    if (!t)
+        return;
+    for (size_t k = 0; k < (size_t)t->nr_rows * t->nr_cols; k++) {
+        free(t->cells[k].s);
+        for (unsigned i = 0; i < t->cells[k].nr_items; i++)
+            free(t->cells[k].items[i]);
+        free(t->cells[k].items);
+    }
+    free(t->cells);
+    free(t);
+}
+
+int ana_table_add_row(struct ana_table *t)
+{
+    if (t->nr_rows == t->cap_rows) {
+        unsigned n = t->cap_rows ? t->cap_rows * 2 : 32;
+        struct cell *c = realloc(t->cells, (size_t)n * t->nr_cols * sizeof(*c));
+        if (!c)
+            return -ENOMEM;
+        t->cells = c;
+        t->cap_rows = n;
+    }
+    memset(&t->cells[(size_t)t->nr_rows * t->nr_cols], 0, t->nr_cols * sizeof(struct cell));
+    t->nr_rows++;
+    return 0;
+}
+
+static struct cell *cur(struct ana_table *t, unsigned col)
+{
+    if (!t->nr_rows || col >= t->nr_cols)
+        return NULL;
+    return &t->cells[(size_t)(t->nr_rows - 1) * t->nr_cols + col];
+}
+
+int ana_table_set_str(struct ana_table *t, unsigned col, const char *s)
+{
+    struct cell *c = cur(t, col);
+
+    if (!c)
+        return -EINVAL;
+    free(c->s);
+    c->s = strdup(s ? s : "");
+    return c->s ? 0 : -ENOMEM;
+}
+
+int ana_table_set_u64(struct ana_table *t, unsigned col, uint64_t v)
+{
+    struct cell *c = cur(t, col);
+
+    if (!c)
+        return -EINVAL;
+    c->u = v;
+    return 0;
+}
+
+int ana_table_set_i64(struct ana_table *t, unsigned col, int64_t v)
+{
+    struct cell *c = cur(t, col);
+
+    if (!c)
+        return -EINVAL;
+    c->i = v;
+    return 0;
+}
+
+int ana_table_set_list(struct ana_table *t, unsigned col, const char *const *items, unsigned nr)
+{
+    struct cell *c = cur(t, col);
+
+    if (!c)
+        return -EINVAL;
+    c->items = calloc(nr ? nr : 1, sizeof(*c->items));
+    if (!c->items)
+        return -ENOMEM;
+    for (unsigned i = 0; i < nr; i++) {
+        c->items[i] = strdup(items[i] ? items[i] : "");
+        if (!c->items[i])
+            return -ENOMEM;
+        c->nr_items = i + 1;
+    }
+    return 0;
+}
+
+unsigned ana_table_nr_rows(const struct ana_table *t)
+{
+    return t->nr_rows;
+}
+
+/* Render one cell as text into buf (lists joined with sep). Returns a
+ * malloc'd string or NULL. */
+static char *render(const struct ana_table *t, const struct cell *c, unsigned col,
+                    const char *sep)
+{
+    char *s = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&s, &len);
+
+    if (!m)
+        return NULL;
+    switch (t->cols[col].type) {
+    case ANA_CELL_STR:
+        fputs(c->s ? c->s : "", m);
+        break;
+    case ANA_CELL_U64:
+        fprintf(m, "%" PRIu64, c->u);
+        break;
+    case ANA_CELL_I64:
+        fprintf(m, "%" PRId64, c->i);
+        break;
+    case ANA_CELL_LIST:
+        for (unsigned i = 0; i < c->nr_items; i++)
+            fprintf(m, "%s%s", i ? sep : "", c->items[i]);
+        break;
+    }
+    if (fclose(m)) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+int ana_table_write_text(const struct ana_table *t, FILE *f, const char *indent, const char *sep)
+{
+    size_t n = (size_t)t->nr_rows * t->nr_cols;
+    char **txt = calloc(n ? n : 1, sizeof(*txt));
+    size_t *width = calloc(t->nr_cols, sizeof(*width));
+    int rc = 0;
+
+    if (!txt || !width) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (unsigned c = 0; c < t->nr_cols; c++)
+        width[c] = strlen(t->cols[c].title);
+    for (size_t k = 0; k < n; k++) {
+        unsigned c = (unsigned)(k % t->nr_cols);
+        txt[k] = render(t, &t->cells[k], c, sep);
+        if (!txt[k]) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        size_t w = strlen(txt[k]);
+        if (w > width[c])
+            width[c] = w;
+    }
+    for (long r = -1; r < (long)t->nr_rows; r++) {
+        fputs(indent, f);
+        for (unsigned c = 0; c < t->nr_cols; c++) {
+            const char *s = r < 0 ? t->cols[c].title : txt[(size_t)r * t->nr_cols + c];
+            bool last = c + 1 == t->nr_cols;
+            bool num = t->cols[c].type == ANA_CELL_U64 || t->cols[c].type == ANA_CELL_I64;
+            if (num)
+                fprintf(f, "%*s", (int)width[c], s);
+            else if (last)
+                fputs(s, f);
+            else
+                fprintf(f, "%-*s", (int)width[c], s);
+            fputs(last ? "\n" : "  ", f);
+        }
+    }
+    if (ferror(f))
+        rc = -EIO;
+out:
+    if (txt)
+        for (size_t k = 0; k < n; k++)
+            free(txt[k]);
+    free(txt);
+    free(width);
+    return rc;
+}
+
+static void csv_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+int ana_table_write_csv(const struct ana_table *t, FILE *f, bool header)
+{
+    if (header)
+        for (unsigned c = 0; c < t->nr_cols; c++) {
+            csv_field(f, t->cols[c].key);
+            fputs(c + 1 == t->nr_cols ? "\n" : ",", f);
+        }
+    for (unsigned r = 0; r < t->nr_rows; r++)
+        for (unsigned c = 0; c < t->nr_cols; c++) {
+            char *s = render(t, &t->cells[(size_t)r * t->nr_cols + c], c, ";");
+            if (!s)
+                return -ENOMEM;
+            csv_field(f, s);
+            free(s);
+            fputs(c + 1 == t->nr_cols ? "\n" : ",", f);
+        }
+    return ferror(f) ? -EIO : 0;
+}
+
+void ana_table_write_json(const struct ana_table *t, struct ana_json *j)
+{
+    ana_json_begin_array(j);
+    for (unsigned r = 0; r < t->nr_rows; r++) {
+        ana_json_begin_object(j);
+        for (unsigned c = 0; c < t->nr_cols; c++) {
+            const struct cell *cl = &t->cells[(size_t)r * t->nr_cols + c];
+            ana_json_key(j, t->cols[c].key);
+            switch (t->cols[c].type) {
+            case ANA_CELL_STR:
+                ana_json_str(j, cl->s ? cl->s : "");
+                break;
+            case ANA_CELL_U64:
+                ana_json_u64(j, cl->u);
+                break;
+            case ANA_CELL_I64:
+                ana_json_i64(j, cl->i);
+                break;
+            case ANA_CELL_LIST:
+                ana_json_begin_array(j);
+                for (unsigned i = 0; i < cl->nr_items; i++)
+                    ana_json_str(j, cl->items[i]);
+                ana_json_end_array(j);
+                break;
+            }
+        }
+        ana_json_end_object(j);
+    }
+    ana_json_end_array(j);
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* A result table written three ways: aligned text for people, CSV and JSON
+ * for programs. Numbers stay exact integers in every form. A list cell (a
+ * stack's frames) is a JSON array, and is joined with a separator in text
+ * and CSV. */
+#ifndef ANA_TABLE_H
+#define ANA_TABLE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis/core/ana_json.h"
+
+enum ana_cell_type {
+    ANA_CELL_STR = 0,
+    ANA_CELL_U64,
+    ANA_CELL_I64,
+    ANA_CELL_LIST,
+};
+
+struct ana_column {
+    const char *title; /* text header */
+    const char *key;   /* JSON member and CSV header */
+    enum ana_cell_type type;
+};
+
+struct ana_table;
+
+/* cols must outlive the table. Returns 0 or -ENOMEM. */
+int ana_table_create(struct ana_table **out, const struct ana_column *cols, unsigned nr_cols);
+void ana_table_destroy(struct ana_table *t);
+
+/* Append an empty row; the setters below fill the latest row. Returns 0 or
+ * -ENOMEM. Strings are copied. */
+int ana_table_add_row(struct ana_table *t);
+int ana_table_set_str(struct ana_table *t, unsigned col, const char *s);
+int ana_table_set_u64(struct ana_table *t, unsigned col, uint64_t v);
+int ana_table_set_i64(struct ana_table *t, unsigned col, int64_t v);
+int ana_table_set_list(struct ana_table *t, unsigned col, const char *const *items,
+                       unsigned nr);
+unsigned ana_table_nr_rows(const struct ana_table *t);
+
+/* Text: a header line, then one line per row, columns aligned (numbers to
+ * the right); list cells joined with sep. indent is put before each line. */
+int ana_table_write_text(const struct ana_table *t, FILE *f, const char *indent,
+                         const char *sep);
+/* CSV (RFC 4180) with a header line; list cells joined with ';'. */
+int ana_table_write_csv(const struct ana_table *t, FILE *f, bool header);
+/* A JSON array of objects, one per row, keyed by column key. */
+void ana_table_write_json(const struct ana_table *t, struct ana_json *j);
+
+#endif

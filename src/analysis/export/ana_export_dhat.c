@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: MIT */
+/* DHAT's JSON (dhatFileVersion 2, "heap" mode), read by valgrind's
+ * dh_view.html and the Firefox Profiler. One program point (pp) per
+ * distinct symbolized stack: stacks that differ only in frames the
+ * symbolizer cuts (allocator wrappers) are merged, since dh_view rejects a
+ * stack that appears twice. Frames are written as DHAT does,
+ * "0xADDR: function (file:line[:column])" or "0xADDR: function (in
+ * module)", the forms the Firefox Profiler parses. Times are in microseconds. Access
+ * counts (reads, writes) are not recorded, so bkacc is false. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/export/ana_export_internal.h"
+#include "analysis/export/ana_export_strtab.h"
+
+/* Blocks living at most this long (in tu, here microseconds) count as
+ * short-lived in dh_view. */
+#define DHAT_SHORT_LIVED_US 1000
+
+struct dhat_pp {
+    uint64_t tb, tbk;     /* total bytes, blocks */
+    uint64_t tl_ns;       /* total lifetime of ended blocks */
+    uint64_t live_ts_sum; /* start times of live blocks */
+    uint64_t live, livebk;
+    uint64_t mb, mbk; /* own maximum */
+    uint64_t gb, gbk; /* at the global peak */
+};
+
+struct dhat {
+    struct fmt_reader *r;
+    struct ana_xout *out;
+    struct ana_xsym sym;
+    struct ana_xmodel m;
+    struct ana_xstrtab frames; /* ftbl */
+    struct ana_xstrtab stacks; /* "i,j,k" frame lists -> pp index */
+    uint32_t *pp_of;           /* by stack id */
+    struct dhat_pp *pps;
+    const struct ana_export_options *o;
+};
+
+static const char *dhat_label(const struct ana_sym_frame *f, char *buf, size_t size)
+{
+    char name[64];
+    const char *fn = ana_xsym_name(f, name, sizeof(name));
+
+    /* With a column, "file:line:column" as dhat-rs writes it: older
+     * Firefox Profiler importers parse only that form. */
+    if (f->file && f->line && f->column)
+        snprintf(buf, size, "0x%" PRIx64 ": %s (%s:%u:%u)", f->addr, fn, f->file, f->line,
+                 f->column);
+    else if (f->file && f->line)
+        snprintf(buf, size, "0x%" PRIx64 ": %s (%s:%u)", f->addr, fn, f->file, f->line);
+    else if (f->module)
+        snprintf(buf, size, "0x%" PRIx64 ": %s (in %s)", f->addr, fn, f->module);
+    else
+        snprintf(buf, size, "0x%" PRIx64 ": %s", f->addr, fn);
+    return buf;
+}
+
+/* Give every stack id its pp: the index of its frame list. */
+static int group_stacks(struct dhat *d)
+{
+    size_t cap = 4096;
+    char *key = malloc(cap), label[8192];
+    uint32_t idx;
+    int rc = 0;
+
+    if (!key)
+        return -ENOMEM;
+    if ((rc = ana_xstrtab_intern(&d->frames, "[root]", &idx)) < 0)
+        goto out;
+    for (uint32_t id = 0; id <= d->m.nr_stacks; id++) {
+        const struct ana_sym_stack *st;
+        size_t len = 0;
+
+        if (!d->m.stacks[id].nr_allocs)
+            continue;
+        if ((rc = ana_xsym_stack(&d->sym, id, &st, NULL)))
+            goto out;
+        for (uint32_t i = 0; i < st->nr_lines || (i == 0 && !st->nr_lines); i++) {
+            const char *l = st->nr_lines ? dhat_label(st->lines[i].frame, label, sizeof(label))
+                                         : "0x0: [unknown stack]";
+            if ((rc = ana_xstrtab_intern(&d->frames, l, &idx)) < 0)
+                goto out;
+            if (len + 16 > cap) {
+                char *k = realloc(key, cap *= 2);
+                if (!k) {
+                    rc = -ENOMEM;
+                    goto out;
+                }
+                key = k;
+            }
+            len += (size_t)snprintf(key + len, cap - len, "%s%u", len ? "," : "", idx);
+        }
+        if ((rc = ana_xstrtab_intern(&d->stacks, key, &d->pp_of[id])) < 0)
+            goto out;
+    }
+    rc = 0;
+    d->pps = calloc(d->stacks.nr + 1, sizeof(*d->pps));
+    if (!d->pps)
+        rc = -ENOMEM;
+out:
+    free(key);
+    return rc;
+}
+
+static void snapshot_peak(struct dhat *d)
+{
+    for (uint32_t i = 0; i < d->stacks.nr; i++) {
+        d->pps[i].gb = d->pps[i].live;
+        d->pps[i].gbk = d->pps[i].livebk;
+    }
+}
+
+static int pass(struct dhat *d)
+{
+    struct ana_xtemp t = {.o = d->o};
+    struct fmt_event ev;
+    struct ana_xstep st;
+    uint64_t step = 0;
+    int rc;
+
+    if ((rc = fmt_reader_seek_chunk(d->r, 0)))
+        return rc;
+    while ((rc = fmt_reader_next(d->r, &ev)) > 0) {
+        if ((rc = ana_xstep_event(&t, &ev, &st)) < 0)
+            break;
+        if (!rc)
+            continue;
+        step++;
+        if (st.ends) {
+            struct dhat_pp *p =
+                &d->pps[d->pp_of[ev.ref_stack <= d->m.nr_stacks ? ev.ref_stack : 0]];
+            p->live -= ev.ref_size;
+            p->livebk--;
+            p->live_ts_sum -= ev.ref_ts_ns;
+            p->tl_ns += ev.ts_ns - ev.ref_ts_ns;
+        }
+        if (st.starts) {
+            struct dhat_pp *p = &d->pps[d->pp_of[ev.stack <= d->m.nr_stacks ? ev.stack : 0]];
+            p->tb += ev.size;
+            p->tbk++;
+            p->live += ev.size;
+            p->livebk++;
+            p->live_ts_sum += ev.ts_ns;
+            if (p->live > p->mb)
+                p->mb = p->live, p->mbk = p->livebk;
+        }
+        if (step == d->m.peak_step)
+            snapshot_peak(d);
+    }
+    ana_xtemp_release(&t);
+    return rc;
+}
+
+static uint64_t us(uint64_t ns)
+{
+    return ns / 1000;
+}
+
+static int write_json(struct dhat *d)
+{
+    const struct fmt_trace_info *info = fmt_reader_info(d->r);
+    const struct fmt_image_info *img = fmt_reader_image(d->r, 0);
+    struct ana_xout *o = d->out;
+    uint64_t end = d->m.end_ts_ns;
+
+    ana_xout_printf(o,
+                    "{\"dhatFileVersion\":2,\"mode\":\"heap\",\"verb\":\"Allocated\","
+                    "\"bklt\":true,\"bkacc\":false,\"tu\":\"\\u00b5s\",\"Mtu\":\"s\","
+                    "\"tuth\":%d,\"cmd\":\"",
+                    DHAT_SHORT_LIVED_US);
+    for (uint32_t i = 0; info->command && i < info->command_len; i++) {
+        char c[2] = {info->command[i] ? info->command[i] : ' ', 0};
+        if (!info->command[i] && i + 1 == info->command_len)
+            break;
+        ana_xout_json_str(o, c);
+    }
+    ana_xout_printf(o, "\",\"pid\":%u,\"te\":%" PRIu64 ",\"tg\":%" PRIu64 ",\"pps\":[",
+                    img ? img->pid : 0, us(end), us(d->m.peak_ts_ns));
+    for (uint32_t i = 0; i < d->stacks.nr; i++) {
+        const struct dhat_pp *p = &d->pps[i];
+        /* Blocks still live at the end count as living until the end. */
+        uint64_t tl = p->tl_ns + p->livebk * end - p->live_ts_sum;
+
+        ana_xout_printf(o,
+                        "%s\n{\"tb\":%" PRIu64 ",\"tbk\":%" PRIu64 ",\"tl\":%" PRIu64
+                        ",\"mb\":%" PRIu64 ",\"mbk\":%" PRIu64 ",\"gb\":%" PRIu64
+                        ",\"gbk\":%" PRIu64 ",\"eb\":%" PRIu64 ",\"ebk\":%" PRIu64 ",\"fs\":[%s]}",
+                        i ? "," : "", p->tb, p->tbk, us(tl), p->mb, p->mbk, p->gb, p->gbk, p->live,
+                        p->livebk, d->stacks.strs[i]);
+    }
+    ana_xout_printf(o, "\n],\"ftbl\":[");
+    for (uint32_t i = 0; i < d->frames.nr; i++) {
+        ana_xout_printf(o, "%s\n\"", i ? "," : "");
+        ana_xout_json_str(o, d->frames.strs[i]);
+        ana_xout_write(o, "\"", 1);
+    }
+    return ana_xout_printf(o, "\n]}\n");
+}
+
+int ana_export_dhat(struct fmt_reader *r, const struct ana_export_options *o, struct ana_xout *out)
+{
+    struct dhat d = {.r = r, .out = out, .o = o};
+    int rc;
+
+    if ((rc = ana_xmodel_build(r, o, &d.m)))
+        return rc;
+    if ((rc = ana_xsym_open(&d.sym, r, o))) {
+        ana_xmodel_release(&d.m);
+        return rc;
+    }
+    d.pp_of = calloc((size_t)d.m.nr_stacks + 1, sizeof(*d.pp_of));
+    if (!d.pp_of)
+        rc = -ENOMEM;
+    if (!rc && !(rc = group_stacks(&d)) && (rc = pass(&d)) >= 0)
+        rc = write_json(&d);
+    free(d.pp_of);
+    free(d.pps);
+    ana_xstrtab_release(&d.frames);
+    ana_xstrtab_release(&d.stacks);
+    ana_xsym_close(&d.sym);
+    ana_xmodel_release(&d.m);
+    return rc;
+}

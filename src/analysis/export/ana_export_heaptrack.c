@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: MIT */
+/* heaptrack's data file, version 3 (as heaptrack_interpret writes it, read
+ * by heaptrack_print and heaptrack_gui): lines of lower-case hex.
+ *
+ *     v <heaptrack version> <file version>   X <command>   I <page size> <pages>
+ *     s <length> <string>          strings, numbered from 1
+ *     i <ip> <module> [<function> <file> <line>]...   ips from 1, inline chain
+ *     t <ip> <parent trace>        the trace tree, from 1 (0: no parent)
+ *     a <size> <trace>             allocation infos, from 0
+ *     + <info>   - <info>          a block starts, ends
+ *     c <ms>   R <pages>           time, resident memory
+ *
+ * Definitions are written just before first use. heaptrack_print counts a
+ * "-" as temporary when the +/- line before it is "+" of the same info;
+ * memscribe calls a block temporary when the thread that allocated it
+ * freed it with no other allocation in between, whatever other threads
+ * did. So the "+" of each thread's latest block is held back: if the
+ * thread frees that block next, "+ -" go out together; if the thread
+ * allocates again (or another thread frees it), the "+" goes out then.
+ * Holding a "+" back only lowers the heap in between, so heaptrack's peak
+ * cannot grow; at memscribe's peak every held "+" must be out, and the
+ * lines after it are buffered until the blocks held at the peak are
+ * settled, so that one of them that turns out temporary can still go out
+ * as "+ -" at the peak. A "-" that would follow a "+" of the same info
+ * without being temporary names a second, equal info instead. Memory
+ * grows with stacks, infos and threads; the buffer after the peak is
+ * capped. heaptrack's one stream cannot show two temporary blocks that
+ * are both live at the peak: such extra ones count as ordinary there.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/export/ana_export_internal.h"
+#include "analysis/export/ana_export_map.h"
+#include "analysis/export/ana_export_strtab.h"
+
+#define HEAPTRACK_VERSION_CODE 0x010400 /* the heaptrack release whose format this is */
+#define HEAPTRACK_FILE_VERSION 3
+#define HT_PAGE_SIZE 4096
+/* Lines buffered after the peak while the blocks held then settle. */
+#define HT_MAX_HELD (1u << 20)
+
+struct ht_info {
+    uint64_t size;
+    uint32_t trace;
+    uint32_t next; /* hash chain, index + 1; UINT32_MAX: a second info, not hashed */
+    uint32_t alt;  /* the equal second info, index + 1, 0: none yet */
+};
+
+/* A buffered line. 'T' marks where a block held at the peak was freed as a
+ * temporary: at the flush it is a plain "-", or nothing for the block that
+ * goes out as "+ -" at the peak. 'x' is the "-" of a temporary "+ -". */
+struct ht_line {
+    char op;         /* '+', '-', 'x', 'c', 'T' */
+    uint32_t info;   /* or the time in ms for 'c' */
+    uint64_t serial; /* 'T' */
+};
+
+/* A thread's latest block whose "+" is held back. */
+struct ht_held {
+    uint64_t serial; /* 0: none */
+    uint32_t info;
+    bool at_peak; /* held when the peak was reached */
+};
+
+/* A block held at the peak, settled: temporary or not. */
+struct ht_settled {
+    uint64_t serial;
+    uint32_t info;
+    bool temporary;
+};
+
+struct heaptrack {
+    struct fmt_reader *r;
+    struct ana_xout *out;
+    struct ana_xsym sym;
+    struct ana_xstrtab strs; /* string index = position + 1 */
+    struct ana_map ips;      /* (image, addr) -> ip index */
+    struct ana_map traces;   /* (parent trace, ip) -> trace index */
+    uint32_t nr_ips, nr_traces;
+    uint32_t *trace_of; /* by stack id: trace index + 1, 0 = not yet */
+    uint32_t nr_stacks;
+    struct ht_info *infos;
+    uint32_t nr_infos, cap_infos;
+    uint32_t *info_hash; /* index + 1 */
+    uint32_t info_mask;
+
+    /* Ordering (see the top of the file). */
+    char last_op;
+    uint32_t last_info;
+    uint64_t last_ms;
+    struct ht_held *held; /* by thread index */
+    uint32_t nr_threads;
+    bool buffering;        /* after the peak, until nr_peak_open is 0 */
+    uint32_t nr_peak_open; /* blocks held at the peak not yet settled */
+    struct ht_settled *settled;
+    uint32_t nr_settled, cap_settled;
+    struct ht_line *buf;
+    uint32_t nr_buf, cap_buf;
+    uint64_t peak_step, step;
+    const struct ana_export_options *o;
+};
+
+static int str(struct heaptrack *h, const char *s, uint32_t *index)
+{
+    int rc = ana_xstrtab_intern(&h->strs, s, index);
+
+    if (rc < 0)
+        return rc;
+    (*index)++;
+    if (rc == 1)
+        ana_xout_printf(h->out, "s %zx %s\n", strlen(s), s);
+    return 0;
+}
+
+static int ip_index(struct heaptrack *h, uint32_t image, const struct ana_sym_line *lines,
+                    uint32_t n, uint32_t *out)
+{
+    const struct ana_sym_frame *phys = lines[n - 1].frame;
+    uint64_t key = ((uint64_t)image << 48 | (phys->addr & 0xffffffffffffull)) + 1;
+    uint32_t mod, fn[64], file[64];
+    char buf[64];
+    int rc;
+
+    if (ana_xmap_get(&h->ips, key, out))
+        return 0;
+    if (n > 64)
+        n = 64;
+    if ((rc = str(h, phys->module ? phys->module : "", &mod)))
+        return rc;
+    for (uint32_t i = 0; i < n; i++)
+        if ((rc = str(h, ana_xsym_name(lines[i].frame, buf, sizeof(buf)), &fn[i])) ||
+            (rc = str(h, lines[i].frame->file ? lines[i].frame->file : "", &file[i])))
+            return rc;
+    *out = ++h->nr_ips;
+    if ((rc = ana_xmap_put(&h->ips, key, *out)))
+        return rc;
+    ana_xout_printf(h->out, "i %" PRIx64 " %x", phys->addr, mod);
+    for (uint32_t i = 0; i < n; i++)
+        ana_xout_printf(h->out, " %x %x %x", fn[i], file[i], lines[i].frame->line);
+    return ana_xout_write(h->out, "\n", 1);
+}
+
+/* The trace of a stack id: its cleaned frames, root first, as a path in
+ * the trace tree. */
+static int trace_index(struct heaptrack *h, uint32_t id, uint32_t *out)
+{
+    const struct ana_sym_stack *st;
+    uint32_t image, parent = 0;
+    int rc;
+
+    if (id > h->nr_stacks)
+        id = 0;
+    if (h->trace_of[id]) {
+        *out = h->trace_of[id] - 1;
+        return 0;
+    }
+    if ((rc = ana_xsym_stack(&h->sym, id, &st, &image)))
+        return rc;
+    /* Walk addresses from the root: lines with the same index form one ip. */
+    for (uint32_t end = st->nr_lines; end > 0;) {
+        uint32_t begin = end - 1, ip, t;
+        while (begin > 0 && st->lines[begin - 1].index == st->lines[end - 1].index)
+            begin--;
+        if ((rc = ip_index(h, image, &st->lines[begin], end - begin, &ip)))
+            return rc;
+        uint64_t key = ((uint64_t)parent << 32 | ip) + 1;
+        if (!ana_xmap_get(&h->traces, key, &t)) {
+            t = ++h->nr_traces;
+            if ((rc = ana_xmap_put(&h->traces, key, t)))
+                return rc;
+            ana_xout_printf(h->out, "t %x %x\n", ip, parent);
+        }
+        parent = t;
+        end = begin;
+    }
+    h->trace_of[id] = parent + 1;
+    *out = parent;
+    return 0;
+}
+
+static uint32_t info_hash(uint64_t size, uint32_t trace)
+{
+    uint64_t k = size * 0x9e3779b97f4a7c15ull ^ trace * 0xff51afd7ed558ccdull;
+    return (uint32_t)(k ^ (k >> 32));
+}
+
+static int info_new(struct heaptrack *h, uint64_t size, uint32_t trace, uint32_t *out)
+{
+    /* heaptrack_print forgets the last "+" after a "-" by setting it to 0,
+     * so a "- 0" after a "-" would count as temporary: info 0 is a copy
+     * of the first real one that no line uses. */
+    if (!h->nr_infos) {
+        h->nr_infos = 1;
+        h->cap_infos = 1024;
+        if (!(h->infos = malloc(h->cap_infos * sizeof(*h->infos))))
+            return -ENOMEM;
+        h->infos[0] = (struct ht_info){.size = size, .trace = trace, .next = UINT32_MAX};
+        ana_xout_printf(h->out, "a %" PRIx64 " %x\n", size, trace);
+    }
+    if (h->nr_infos == h->cap_infos) {
+        uint32_t cap = h->cap_infos ? h->cap_infos * 2 : 1024;
+        struct ht_info *p = realloc(h->infos, cap * sizeof(*p));
+        if (!p)
+            return -ENOMEM;
+        h->infos = p;
+        h->cap_infos = cap;
+    }
+    *out = h->nr_infos++;
+    h->infos[*out] = (struct ht_info){.size = size, .trace = trace};
+    return ana_xout_printf(h->out, "a %" PRIx64 " %x\n", size, trace);
+}
+
+static int info_rehash(struct heaptrack *h)
+{
+    uint32_t cap = h->info_hash ? (h->info_mask + 1) * 2 : 4096;
+    uint32_t *hash = calloc(cap, sizeof(*hash));
+
+    if (!hash)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < h->nr_infos; i++) {
+        if (h->infos[i].next == UINT32_MAX)
+            continue; /* an alt info: not in the hash */
+        uint32_t b = info_hash(h->infos[i].size, h->infos[i].trace) & (cap - 1);
+        h->infos[i].next = hash[b];
+        hash[b] = i + 1;
+    }
+    free(h->info_hash);
+    h->info_hash = hash;
+    h->info_mask = cap - 1;
+    return 0;
+}
+
+static int info_index(struct heaptrack *h, uint64_t size, uint32_t stack, uint32_t *out)
+{
+    uint32_t trace;
+    int rc;
+
+    if ((rc = trace_index(h, stack, &trace)))
+        return rc;
+    if ((!h->info_hash || h->nr_infos > h->info_mask) && (rc = info_rehash(h)))
+        return rc;
+    uint32_t b = info_hash(size, trace) & h->info_mask;
+    for (uint32_t i = h->info_hash[b]; i; i = h->infos[i - 1].next)
+        if (h->infos[i - 1].size == size && h->infos[i - 1].trace == trace) {
+            *out = i - 1;
+            return 0;
+        }
+    if ((rc = info_new(h, size, trace, out)))
+        return rc;
+    h->infos[*out].next = h->info_hash[b];
+    h->info_hash[b] = *out + 1;
+    return 0;
+}
+
+/* Write one +/-/c line, keeping heaptrack's temporary rule honest. */
+static int put(struct heaptrack *h, char op, uint32_t info, bool temporary)
+{
+    int rc;
+
+    if (op == 'c')
+        return ana_xout_printf(h->out, "c %x\n", info);
+    if (op == '-' && !temporary && h->last_op == '+' && h->last_info == info) {
+        if (!h->infos[info].alt) {
+            uint32_t alt;
+            if ((rc = info_new(h, h->infos[info].size, h->infos[info].trace, &alt)))
+                return rc;
+            h->infos[alt].next = UINT32_MAX;
+            h->infos[info].alt = alt + 1;
+        }
+        info = h->infos[info].alt - 1;
+    }
+    h->last_op = op;
+    h->last_info = info;
+    return ana_xout_printf(h->out, "%c %x\n", op, info);
+}
+
+static int grow(void **p, uint32_t *cap, uint32_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    uint32_t n = *cap ? *cap : 256;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(*p, (size_t)n * size);
+    if (!q)
+        return -ENOMEM;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+/* A line in time order: buffered after the peak, else written. */
+static int line(struct heaptrack *h, char op, uint32_t info, uint64_t serial)
+{
+    int rc;
+
+    if (!h->buffering)
+        return put(h, op, info, false);
+    if ((rc = grow((void **)&h->buf, &h->cap_buf, h->nr_buf + 1, sizeof(*h->buf))))
+        return rc;
+    h->buf[h->nr_buf++] = (struct ht_line){op, info, serial};
+    return 0;
+}
+
+/* The blocks held at the peak are settled (or the buffer is full): write
+ * their "+" lines at the peak, the first temporary one last and as "+ -"
+ * (every other block is in by then, so its "+" reaches the peak), then
+ * the buffer. */
+static int flush_peak(struct heaptrack *h)
+{
+    const struct ht_settled *spike = NULL;
+    uint64_t spiked = 0;
+    int rc = 0;
+
+    h->buffering = false;
+    for (uint32_t i = 0; i < h->nr_settled && !rc; i++) {
+        if (h->settled[i].temporary && !spike)
+            spike = &h->settled[i];
+        else
+            rc = put(h, '+', h->settled[i].info, false);
+    }
+    /* Blocks still held (a full buffer): their "+" goes out at the peak. */
+    for (uint32_t t = 0; t < h->nr_threads && !rc; t++)
+        if (h->held[t].serial && h->held[t].at_peak) {
+            rc = put(h, '+', h->held[t].info, false);
+            h->held[t].serial = 0;
+        }
+    if (spike && !rc) {
+        spiked = spike->serial;
+        if (!(rc = put(h, '+', spike->info, false)))
+            rc = put(h, '-', spike->info, true);
+    }
+    for (uint32_t i = 0; i < h->nr_buf && !rc; i++) {
+        const struct ht_line *l = &h->buf[i];
+        if (l->op == 'T' && l->serial == spiked)
+            continue;
+        rc = put(h, l->op == 'T' || l->op == 'x' ? '-' : l->op, l->info, l->op == 'x');
+    }
+    h->nr_buf = 0;
+    h->nr_settled = 0;
+    h->nr_peak_open = 0;
+    return rc;
+}
+
+/* A block held at the peak is settled. */
+static int settle(struct heaptrack *h, struct ht_held *held, bool temporary)
+{
+    int rc;
+
+    if ((rc = grow((void **)&h->settled, &h->cap_settled, h->nr_settled + 1, sizeof(*h->settled))))
+        return rc;
+    h->settled[h->nr_settled++] = (struct ht_settled){held->serial, held->info, temporary};
+    held->serial = 0;
+    if (--h->nr_peak_open == 0)
+        return flush_peak(h);
+    return 0;
+}
+
+/* thread's held block will not be temporary: its "+" goes out now. */
+static int unhold(struct heaptrack *h, struct ht_held *held)
+{
+    if (!held->serial)
+        return 0;
+    if (held->at_peak)
+        return settle(h, held, false);
+    held->serial = 0;
+    return line(h, '+', held->info, 0);
+}
+
+static int thread_grow(struct heaptrack *h, uint32_t thread)
+{
+    uint32_t n = h->nr_threads ? h->nr_threads : 16;
+
+    while (n <= thread)
+        n *= 2;
+    struct ht_held *p = realloc(h->held, n * sizeof(*p));
+    if (!p)
+        return -ENOMEM;
+    memset(p + h->nr_threads, 0, (n - h->nr_threads) * sizeof(*p));
+    h->held = p;
+    h->nr_threads = n;
+    return 0;
+}
+
+/* The peak: every held "+" must count now. Held blocks stay held (so that
+ * one of them can still be shown temporary) and later lines buffer. */
+static int reach_peak(struct heaptrack *h)
+{
+    for (uint32_t t = 0; t < h->nr_threads; t++)
+        if (h->held[t].serial) {
+            h->held[t].at_peak = true;
+            h->nr_peak_open++;
+        }
+    h->buffering = h->nr_peak_open > 0;
+    return 0;
+}
+
+static int end_block(struct heaptrack *h, const struct fmt_event *ev, bool temporary)
+{
+    struct ht_held *held = NULL;
+    uint32_t info;
+    int rc;
+
+    /* Only the allocating thread's held block can be this one. */
+    if (ev->ref_thread < h->nr_threads && h->held[ev->ref_thread].serial == ev->ref)
+        held = &h->held[ev->ref_thread];
+    if (held && temporary) {
+        if (held->at_peak) {
+            if ((rc = line(h, 'T', held->info, held->serial)))
+                return rc;
+            return settle(h, held, true);
+        }
+        held->serial = 0;
+        if ((rc = line(h, '+', held->info, 0)))
+            return rc;
+        return h->buffering ? line(h, 'x', held->info, 0) : put(h, '-', held->info, true);
+    }
+    if (held && (rc = unhold(h, held)))
+        return rc;
+    if ((rc = info_index(h, ev->ref_size, ev->ref_stack, &info)))
+        return rc;
+    return line(h, '-', info, 0);
+}
+
+static int heap_event(struct heaptrack *h, const struct fmt_event *ev, const struct ana_xstep *st)
+{
+    uint32_t info;
+    int rc;
+
+    if (ev->thread >= h->nr_threads && (rc = thread_grow(h, ev->thread)))
+        return rc;
+    if (ev->ref_thread >= h->nr_threads && (rc = thread_grow(h, ev->ref_thread)))
+        return rc;
+    h->step++;
+    if (st->ends && (rc = end_block(h, ev, st->temporary)))
+        return rc;
+    if (st->starts) {
+        struct ht_held *held = &h->held[ev->thread];
+        if ((rc = unhold(h, held)) || (rc = info_index(h, ev->size, ev->stack, &info)))
+            return rc;
+        *held = (struct ht_held){.serial = ev->serial, .info = info};
+    }
+    if (h->step == h->peak_step && (rc = reach_peak(h)))
+        return rc;
+    if (h->buffering && h->nr_buf >= HT_MAX_HELD)
+        return flush_peak(h);
+    return 0;
+}
+
+static int header(struct heaptrack *h)
+{
+    const struct fmt_trace_info *info = fmt_reader_info(h->r);
+
+    ana_xout_printf(h->out, "v %x %x\nX ", HEAPTRACK_VERSION_CODE, HEAPTRACK_FILE_VERSION);
+    for (uint32_t i = 0; info->command && i < info->command_len; i++) {
+        char c = info->command[i];
+        if (!c && i + 1 == info->command_len)
+            break;
+        ana_xout_write(h->out, c && c != '\n' ? &c : " ", 1);
+    }
+    if (!info->command || !info->command_len)
+        ana_xout_printf(h->out, "(unknown)");
+    return ana_xout_printf(h->out, "\nI %x 0\n", HT_PAGE_SIZE);
+}
+
+static int stream(struct heaptrack *h)
+{
+    struct ana_xtemp t = {.o = h->o};
+    struct fmt_event ev;
+    struct ana_xstep st;
+    int rc;
+
+    if ((rc = fmt_reader_seek_chunk(h->r, 0)))
+        return rc;
+    while ((rc = fmt_reader_next(h->r, &ev)) > 0) {
+        uint64_t ms = ev.ts_ns / 1000000;
+
+        if (ms > h->last_ms && (rc = line(h, 'c', (uint32_t)ms, 0)))
+            break;
+        h->last_ms = ms > h->last_ms ? ms : h->last_ms;
+        if (ev.kind == FMT_EV_RSS && ana_filter_pid(h->o->filter, ev.pid)) {
+            /* Resident memory goes out at once: heaptrack only keeps its maximum. */
+            if ((rc = ana_xout_printf(h->out, "R %" PRIx64 "\n", ev.size / HT_PAGE_SIZE)))
+                break;
+            continue;
+        }
+        if ((rc = ana_xstep_event(&t, &ev, &st)) < 0)
+            break;
+        if (rc && (rc = heap_event(h, &ev, &st)))
+            break;
+    }
+    ana_xtemp_release(&t);
+    if (rc < 0)
+        return rc;
+    /* The end: what is still held was allocated and never freed. */
+    if (h->buffering && (rc = flush_peak(h)))
+        return rc;
+    for (uint32_t i = 0; i < h->nr_threads && !rc; i++)
+        rc = unhold(h, &h->held[i]);
+    return rc;
+}
+
+int ana_export_heaptrack(struct fmt_reader *r, const struct ana_export_options *o,
+                         struct ana_xout *out)
+{
+    struct heaptrack h = {.r = r, .out = out, .o = o};
+    struct fmt_trace_counts c;
+    int rc;
+
+    struct ana_xmodel m;
+
+    /* The model says at which heap event the peak is. */
+    if ((rc = ana_xmodel_build(r, o, &m)))
+        return rc;
+    h.peak_step = m.peak_step;
+    ana_xmodel_release(&m);
+    fmt_reader_counts(r, &c);
+    h.nr_stacks = c.nr_stacks;
+    h.trace_of = calloc((size_t)h.nr_stacks + 1, sizeof(*h.trace_of));
+    if (!h.trace_of)
+        return -ENOMEM;
+    if (!(rc = ana_xsym_open(&h.sym, r, o))) {
+        if (!(rc = header(&h)))
+            rc = stream(&h);
+        ana_xsym_close(&h.sym);
+    }
+    free(h.trace_of);
+    free(h.infos);
+    free(h.info_hash);
+    free(h.held);
+    free(h.settled);
+    free(h.buf);
+    ana_map_release(&h.ips);
+    ana_map_release(&h.traces);
+    ana_xstrtab_release(&h.strs);
+    return rc;
+}

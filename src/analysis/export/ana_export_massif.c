@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/* Valgrind massif's output format (read by ms_print and
+ * massif-visualizer): evenly spaced snapshots of heap in use, a detailed
+ * snapshot at memscribe's peak (heap_tree=peak, each stack's live bytes
+ * at that instant) and a detailed last snapshot (what is live at the end).
+ * Heap trees follow massif's rules: one space of indent per depth,
+ * children by decreasing bytes, children below the threshold folded into
+ * one "in K places" node. ms_print reads '#' as a comment, so a '#' in a
+ * name becomes '_'. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/export/ana_export_internal.h"
+#include "analysis/export/ana_export_tree.h"
+
+#define MASSIF_DEFAULT_SNAPSHOTS 50
+#define MASSIF_DEFAULT_THRESHOLD 1.0
+
+struct massif {
+    struct fmt_reader *r;
+    struct ana_xout *out;
+    struct ana_xsym sym;
+    struct ana_xmodel m;
+    struct ana_xstrtab labels;
+    double threshold;
+    const struct ana_export_options *o;
+    uint32_t nr_snapshots; /* written so far */
+    char *indent;          /* spaces, as deep as the deepest tree */
+    uint32_t indent_len;
+};
+
+static void clean(char *s)
+{
+    for (; *s; s++)
+        if (*s == '#' || *s == '\n' || *s == '\r')
+            *s = '_';
+}
+
+/* "0xADDR: function (file:line)" or "0xADDR: function (in module)", as
+ * massif writes them. */
+static const char *massif_label(const struct ana_sym_frame *f, char *buf, size_t size)
+{
+    char name[64];
+    const char *fn = ana_xsym_name(f, name, sizeof(name));
+
+    if (f->file && f->line)
+        snprintf(buf, size, "0x%" PRIX64 ": %s (%s:%u)", f->addr, fn, f->file, f->line);
+    else if (f->module)
+        snprintf(buf, size, "0x%" PRIX64 ": %s (in %s)", f->addr, fn, f->module);
+    else
+        snprintf(buf, size, "0x%" PRIX64 ": %s", f->addr, fn);
+    clean(buf);
+    return buf;
+}
+
+static double ms_of(uint64_t ns)
+{
+    return (double)ns / 1e6;
+}
+
+static void header(struct massif *x, uint64_t ts_ns, uint64_t heap, const char *tree)
+{
+    ana_xout_printf(x->out,
+                    "#-----------\nsnapshot=%u\n#-----------\ntime=%.3f\nmem_heap_B=%" PRIu64
+                    "\nmem_heap_extra_B=0\nmem_stacks_B=0\nheap_tree=%s\n",
+                    x->nr_snapshots++, ms_of(ts_ns), heap, tree);
+}
+
+static int cmp_bytes_desc(const void *a, const void *b, void *arg)
+{
+    const struct ana_xtree_node *n = arg;
+    uint64_t x = n[*(const uint32_t *)a].bytes, y = n[*(const uint32_t *)b].bytes;
+
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static int print_node(struct massif *x, const struct ana_xtree *t, uint32_t id, uint32_t depth,
+                      uint64_t total)
+{
+    const struct ana_xtree_node *n = &t->nodes[id];
+    uint32_t *kids = NULL, nr_sig = 0, nr_insig = 0;
+    uint64_t insig_bytes = 0;
+    int rc = 0;
+
+    if (n->nr_children) {
+        uint32_t k = 0;
+
+        if (!(kids = malloc(n->nr_children * sizeof(*kids))))
+            return -ENOMEM;
+        for (uint32_t c = n->first_child; c; c = t->nodes[c].next_sibling)
+            kids[k++] = c;
+        qsort_r(kids, k, sizeof(*kids), cmp_bytes_desc, t->nodes);
+        for (uint32_t i = 0; i < k; i++) {
+            if (total && (double)t->nodes[kids[i]].bytes * 100.0 / (double)total >= x->threshold)
+                nr_sig++;
+            else
+                nr_insig++, insig_bytes += t->nodes[kids[i]].bytes;
+        }
+    }
+    if (depth >= x->indent_len) {
+        char *p = realloc(x->indent, depth * 2 + 2);
+        if (!p) {
+            free(kids);
+            return -ENOMEM;
+        }
+        memset(p, ' ', depth * 2 + 1);
+        p[depth * 2 + 1] = 0;
+        x->indent = p;
+        x->indent_len = depth * 2 + 1;
+    }
+    ana_xout_printf(x->out, "%.*sn%u: %" PRIu64 " %s\n", (int)depth, x->indent,
+                    nr_sig + (nr_insig ? 1 : 0), n->bytes,
+                    id ? t->labels->strs[n->label]
+                       : "(heap allocation functions) malloc/new/new[], --alloc-fns, etc.");
+    for (uint32_t i = 0; i < nr_sig && !rc; i++)
+        rc = print_node(x, t, kids[i], depth + 1, total);
+    if (!rc && nr_insig)
+        ana_xout_printf(x->out,
+                        "%.*sn0: %" PRIu64 " in %u place%s, %sbelow massif's threshold (%.2f%%)\n",
+                        (int)depth + 1, x->indent, insig_bytes, nr_insig, nr_insig > 1 ? "s" : "",
+                        nr_insig > 1 ? "all " : "", x->threshold);
+    free(kids);
+    return rc;
+}
+
+/* A detailed snapshot: the tree of each stack's bytes (peak or end). */
+static int detailed(struct massif *x, uint64_t ts_ns, uint64_t heap, bool peak)
+{
+    struct ana_xtree t;
+    int rc;
+
+    if ((rc = ana_xtree_init(&t, &x->labels)))
+        return rc;
+    for (uint32_t id = 0; id <= x->m.nr_stacks && !rc; id++) {
+        const struct ana_xstack *s = &x->m.stacks[id];
+        uint64_t bytes = peak ? s->peak_bytes : s->live_bytes;
+        const struct ana_sym_stack *st;
+
+        if (!bytes)
+            continue;
+        if (!(rc = ana_xsym_stack(&x->sym, id, &st, NULL)))
+            rc = ana_xtree_add(&t, st, bytes, massif_label);
+    }
+    if (!rc) {
+        header(x, ts_ns, heap, peak ? "peak" : "detailed");
+        rc = print_node(x, &t, 0, 0, heap);
+    }
+    ana_xtree_release(&t);
+    return rc;
+}
+
+static int snapshots(struct massif *x, uint32_t nr_regular)
+{
+    uint64_t first = x->m.first_ts_ns, span = x->m.end_ts_ns - first;
+    uint64_t live = 0, step = 0;
+    uint32_t next = 0; /* next regular snapshot, 0..nr_regular-1 */
+    struct ana_xtemp t = {.o = x->o};
+    struct fmt_event ev;
+    struct ana_xstep st;
+    int rc;
+
+    if ((rc = fmt_reader_seek_chunk(x->r, 0)))
+        return rc;
+    while ((rc = fmt_reader_next(x->r, &ev)) > 0) {
+        /* Regular snapshots show the heap just before the first event
+         * after their time. */
+        while (next < nr_regular &&
+               ev.ts_ns > first + (nr_regular > 1 ? span * next / (nr_regular - 1) : 0)) {
+            header(x, first + (nr_regular > 1 ? span * next / (nr_regular - 1) : 0), live, "empty");
+            next++;
+        }
+        if ((rc = ana_xstep_event(&t, &ev, &st)) < 0)
+            break;
+        if (!rc)
+            continue;
+        step++;
+        if (st.ends)
+            live -= ev.ref_size;
+        if (st.starts)
+            live += ev.size;
+        if (step == x->m.peak_step && (rc = detailed(x, ev.ts_ns, live, true)))
+            break;
+    }
+    ana_xtemp_release(&t);
+    if (rc < 0)
+        return rc;
+    /* Snapshots at or after the last event; the final one is detailed. */
+    while (next + 1 < nr_regular) {
+        header(x, first + span * next / (nr_regular - 1), live, "empty");
+        next++;
+    }
+    return detailed(x, x->m.end_ts_ns, live, false);
+}
+
+int ana_export_massif(struct fmt_reader *r, const struct ana_export_options *o,
+                      struct ana_xout *out)
+{
+    struct massif x = {.r = r, .out = out, .o = o};
+    const struct fmt_trace_info *info = fmt_reader_info(r);
+    int rc;
+
+    x.threshold = o->massif_threshold >= 0 ? o->massif_threshold : MASSIF_DEFAULT_THRESHOLD;
+    if ((rc = ana_xmodel_build(r, o, &x.m)))
+        return rc;
+    if ((rc = ana_xsym_open(&x.sym, r, o))) {
+        ana_xmodel_release(&x.m);
+        return rc;
+    }
+    /* cmd: the recorded command line, words separated by spaces. */
+    ana_xout_printf(out, "desc: memscribe export --to massif\ncmd: ");
+    for (uint32_t i = 0; info->command && i < info->command_len; i++) {
+        char c = info->command[i];
+        if (!c && i + 1 == info->command_len)
+            break;
+        ana_xout_write(out, c && c != '\n' && c != '#' ? &c : " ", 1);
+    }
+    if (!info->command || !info->command_len)
+        ana_xout_printf(out, "(unknown)");
+    ana_xout_printf(out, "\ntime_unit: ms\n");
+    rc = snapshots(&x, o->massif_snapshots ? o->massif_snapshots : MASSIF_DEFAULT_SNAPSHOTS);
+    free(x.indent);
+    ana_xstrtab_release(&x.labels);
+    ana_xsym_close(&x.sym);
+    ana_xmodel_release(&x.m);
+    return rc;
+}

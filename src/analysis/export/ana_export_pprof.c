@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: MIT */
+/* pprof's profile.proto (github.com/google/pprof, proto/profile.proto),
+ * gzipped by the sink. A small hand-written protobuf encoder: every field
+ * is a varint or length-delimited. Repeated fields may come in any order
+ * and interleave, so samples, locations, functions, mappings and strings
+ * are written as they are first met: only the dedup tables stay in
+ * memory. One sample per stack: alloc_objects, alloc_space (the whole
+ * trace) and inuse_objects, inuse_space (live at the end). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/export/ana_export_internal.h"
+#include "analysis/export/ana_export_map.h"
+#include "analysis/export/ana_export_strtab.h"
+
+/* profile.proto field numbers. */
+enum {
+    PROFILE_SAMPLE_TYPE = 1,
+    PROFILE_SAMPLE = 2,
+    PROFILE_MAPPING = 3,
+    PROFILE_LOCATION = 4,
+    PROFILE_FUNCTION = 5,
+    PROFILE_STRING_TABLE = 6,
+    PROFILE_TIME_NANOS = 9,
+    PROFILE_DURATION_NANOS = 10,
+    PROFILE_PERIOD_TYPE = 11,
+    PROFILE_PERIOD = 12,
+    PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+    VALUETYPE_TYPE = 1,
+    VALUETYPE_UNIT = 2,
+    SAMPLE_LOCATION_ID = 1,
+    SAMPLE_VALUE = 2,
+    MAPPING_ID = 1,
+    MAPPING_START = 2,
+    MAPPING_LIMIT = 3,
+    MAPPING_OFFSET = 4,
+    MAPPING_FILENAME = 5,
+    MAPPING_BUILD_ID = 6,
+    MAPPING_HAS_FUNCTIONS = 7,
+    MAPPING_HAS_FILENAMES = 8,
+    MAPPING_HAS_LINE_NUMBERS = 9,
+    MAPPING_HAS_INLINE_FRAMES = 10,
+    LOCATION_ID = 1,
+    LOCATION_MAPPING_ID = 2,
+    LOCATION_ADDRESS = 3,
+    LOCATION_LINE = 4,
+    LINE_FUNCTION_ID = 1,
+    LINE_LINE = 2,
+    FUNCTION_ID = 1,
+    FUNCTION_NAME = 2,
+    FUNCTION_SYSTEM_NAME = 3,
+    FUNCTION_FILENAME = 4,
+};
+
+#define WIRE_VARINT 0
+#define WIRE_LEN 2
+
+/* A growable message buffer. */
+struct pb {
+    uint8_t *p;
+    size_t len, cap;
+    int err;
+};
+
+static void pb_reserve(struct pb *b, size_t n)
+{
+    if (b->err || b->len + n <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + n)
+        cap *= 2;
+    uint8_t *p = realloc(b->p, cap);
+    if (!p) {
+        b->err = -ENOMEM;
+        return;
+    }
+    b->p = p;
+    b->cap = cap;
+}
+
+static void pb_varint(struct pb *b, uint64_t v)
+{
+    pb_reserve(b, 10);
+    if (b->err)
+        return;
+    while (v >= 0x80) {
+        b->p[b->len++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    b->p[b->len++] = (uint8_t)v;
+}
+
+static void pb_uint(struct pb *b, unsigned field, uint64_t v)
+{
+    pb_varint(b, (uint64_t)field << 3 | WIRE_VARINT);
+    pb_varint(b, v);
+}
+
+static void pb_bytes(struct pb *b, unsigned field, const void *p, size_t n)
+{
+    pb_varint(b, (uint64_t)field << 3 | WIRE_LEN);
+    pb_varint(b, n);
+    pb_reserve(b, n);
+    if (!b->err) {
+        memcpy(b->p + b->len, p, n);
+        b->len += n;
+    }
+}
+
+struct pprof {
+    struct fmt_reader *r;
+    struct ana_xout *out;
+    struct ana_xsym sym;
+    struct ana_xstrtab strs;
+    struct ana_map locations; /* (image, addr) -> location id */
+    struct ana_map functions; /* (name, file) string indexes -> function id */
+    uint32_t nr_locations;
+    uint32_t nr_functions;
+    struct pb msg;  /* the message being built */
+    struct pb body; /* a top-level field's payload */
+};
+
+/* Write one top-level field of the Profile message from p->body. */
+static int emit(struct pprof *p, unsigned field)
+{
+    struct pb *b = &p->body;
+
+    if (b->err)
+        return b->err;
+    p->msg.len = 0;
+    pb_bytes(&p->msg, field, b->p, b->len);
+    b->len = 0;
+    if (p->msg.err)
+        return p->msg.err;
+    return ana_xout_write(p->out, p->msg.p, p->msg.len);
+}
+
+/* The index of s in string_table, writing it out the first time. */
+static int str(struct pprof *p, const char *s, uint32_t *index)
+{
+    int rc = ana_xstrtab_intern(&p->strs, s, index);
+
+    if (rc <= 0)
+        return rc;
+    p->msg.len = 0;
+    pb_bytes(&p->msg, PROFILE_STRING_TABLE, s, strlen(s));
+    return p->msg.err ? p->msg.err : ana_xout_write(p->out, p->msg.p, p->msg.len);
+}
+
+static int value_type(struct pprof *p, unsigned field, const char *type, const char *unit)
+{
+    uint32_t t, u;
+    int rc;
+
+    if ((rc = str(p, type, &t)) || (rc = str(p, unit, &u)))
+        return rc;
+    pb_uint(&p->body, VALUETYPE_TYPE, t);
+    pb_uint(&p->body, VALUETYPE_UNIT, u);
+    return emit(p, field);
+}
+
+static int mappings(struct pprof *p)
+{
+    int rc = 0;
+
+    for (uint32_t i = 0; i < fmt_reader_nr_modules(p->r) && !rc; i++) {
+        const struct fmt_module_info *mi = fmt_reader_module(p->r, i);
+        const struct fmt_module *m = &mi->m;
+        uint64_t lo = UINT64_MAX, hi = 0, off = 0;
+        char path[4096], build_id[2 * FMT_MAX_BUILD_ID + 1];
+        uint32_t fname, bid;
+
+        for (uint32_t k = 0; k < m->nr_segments && k < FMT_MAX_SEGMENTS; k++) {
+            if (m->segments[k].vaddr < lo)
+                lo = m->segments[k].vaddr, off = m->segments[k].offset;
+            if (m->segments[k].vaddr + m->segments[k].memsz > hi)
+                hi = m->segments[k].vaddr + m->segments[k].memsz;
+        }
+        if (lo > hi)
+            lo = hi = 0;
+        snprintf(path, sizeof(path), "%.*s", (int)m->path_len, m->path ? m->path : "");
+        for (uint32_t k = 0; k < m->build_id_len && k < FMT_MAX_BUILD_ID; k++)
+            snprintf(build_id + 2 * k, 3, "%02x", m->build_id[k]);
+        build_id[2 * (m->build_id_len < FMT_MAX_BUILD_ID ? m->build_id_len : FMT_MAX_BUILD_ID)] = 0;
+        if ((rc = str(p, path, &fname)) || (rc = str(p, build_id, &bid)))
+            break;
+        pb_uint(&p->body, MAPPING_ID, i + 1);
+        pb_uint(&p->body, MAPPING_START, m->base + lo);
+        pb_uint(&p->body, MAPPING_LIMIT, m->base + hi);
+        pb_uint(&p->body, MAPPING_OFFSET, off);
+        pb_uint(&p->body, MAPPING_FILENAME, fname);
+        pb_uint(&p->body, MAPPING_BUILD_ID, bid);
+        /* Names are in the profile already: pprof must not symbolize. */
+        pb_uint(&p->body, MAPPING_HAS_FUNCTIONS, 1);
+        pb_uint(&p->body, MAPPING_HAS_FILENAMES, 1);
+        pb_uint(&p->body, MAPPING_HAS_LINE_NUMBERS, 1);
+        pb_uint(&p->body, MAPPING_HAS_INLINE_FRAMES, 1);
+        rc = emit(p, PROFILE_MAPPING);
+    }
+    return rc;
+}
+
+static int function_id(struct pprof *p, const struct ana_sym_frame *f, uint32_t *id)
+{
+    char buf[64];
+    uint32_t name, file;
+    int rc;
+
+    if ((rc = str(p, ana_xsym_name(f, buf, sizeof(buf)), &name)) ||
+        (rc = str(p, f->file ? f->file : "", &file)))
+        return rc;
+    uint64_t key = ((uint64_t)name << 32 | file) + 1;
+    if (ana_xmap_get(&p->functions, key, id))
+        return 0;
+    *id = ++p->nr_functions;
+    if ((rc = ana_xmap_put(&p->functions, key, *id)))
+        return rc;
+    pb_uint(&p->body, FUNCTION_ID, *id);
+    pb_uint(&p->body, FUNCTION_NAME, name);
+    pb_uint(&p->body, FUNCTION_SYSTEM_NAME, name);
+    pb_uint(&p->body, FUNCTION_FILENAME, file);
+    return emit(p, PROFILE_FUNCTION);
+}
+
+/* The location of lines[0..n) (one recorded address: inlined frames
+ * first, the physical one last, as pprof's Location.line wants). */
+static int location_id(struct pprof *p, uint32_t image, const struct ana_sym_line *lines,
+                       uint32_t n, uint32_t *id)
+{
+    const struct ana_sym_frame *phys = lines[n - 1].frame;
+    uint64_t key = ((uint64_t)image << 48 | (phys->addr & 0xffffffffffffull)) + 1;
+    uint32_t fids[64];
+    int rc;
+
+    if (ana_xmap_get(&p->locations, key, id))
+        return 0;
+    if (n > 64)
+        n = 64;
+    for (uint32_t i = 0; i < n; i++)
+        if ((rc = function_id(p, lines[i].frame, &fids[i])))
+            return rc;
+    *id = ++p->nr_locations;
+    if ((rc = ana_xmap_put(&p->locations, key, *id)))
+        return rc;
+    struct pb line = {0};
+    pb_uint(&p->body, LOCATION_ID, *id);
+    if (phys->module) {
+        const struct fmt_module_info *mi = fmt_reader_find_module(p->r, image, phys->addr);
+        if (mi) {
+            for (uint32_t i = 0; i < fmt_reader_nr_modules(p->r); i++)
+                if (fmt_reader_module(p->r, i) == mi)
+                    pb_uint(&p->body, LOCATION_MAPPING_ID, i + 1);
+        }
+    }
+    pb_uint(&p->body, LOCATION_ADDRESS, phys->addr);
+    for (uint32_t i = 0; i < n; i++) {
+        line.len = 0;
+        pb_uint(&line, LINE_FUNCTION_ID, fids[i]);
+        pb_uint(&line, LINE_LINE, lines[i].frame->line);
+        if (line.err) {
+            p->body.err = line.err;
+            break;
+        }
+        pb_bytes(&p->body, LOCATION_LINE, line.p, line.len);
+    }
+    free(line.p);
+    return emit(p, PROFILE_LOCATION);
+}
+
+static int sample(struct pprof *p, uint32_t id, const struct ana_xstack *s)
+{
+    const struct ana_sym_stack *st;
+    struct pb ids = {0}, vals = {0};
+    uint32_t image;
+    int rc;
+
+    if ((rc = ana_xsym_stack(&p->sym, id, &st, &image)))
+        return rc;
+    /* Location ids leaf first: one per recorded address. */
+    for (uint32_t i = 0; i < st->nr_lines && !rc;) {
+        uint32_t j = i, loc = 0;
+        while (j < st->nr_lines && st->lines[j].index == st->lines[i].index)
+            j++;
+        if ((rc = location_id(p, image, &st->lines[i], j - i, &loc)))
+            break;
+        pb_varint(&ids, loc);
+        i = j;
+    }
+    pb_varint(&vals, s->nr_allocs);
+    pb_varint(&vals, s->alloc_bytes);
+    pb_varint(&vals, s->live_blocks);
+    pb_varint(&vals, s->live_bytes);
+    if (!rc)
+        rc = ids.err ? ids.err : vals.err;
+    if (!rc) {
+        /* Packed repeated fields. An empty stack has no location_id field. */
+        if (ids.len)
+            pb_bytes(&p->body, SAMPLE_LOCATION_ID, ids.p, ids.len);
+        pb_bytes(&p->body, SAMPLE_VALUE, vals.p, vals.len);
+        rc = emit(p, PROFILE_SAMPLE);
+    }
+    free(ids.p);
+    free(vals.p);
+    return rc;
+}
+
+int ana_export_pprof(struct fmt_reader *r, const struct ana_export_options *o, struct ana_xout *out)
+{
+    struct pprof p = {.r = r, .out = out};
+    struct ana_xmodel m;
+    uint32_t idx, space;
+    int rc;
+
+    if ((rc = ana_xmodel_build(r, o, &m)))
+        return rc;
+    if ((rc = ana_xsym_open(&p.sym, r, o))) {
+        ana_xmodel_release(&m);
+        return rc;
+    }
+    /* string_table[0] must be "". */
+    if ((rc = str(&p, "", &idx)) < 0)
+        goto out;
+    if ((rc = value_type(&p, PROFILE_SAMPLE_TYPE, "alloc_objects", "count")) ||
+        (rc = value_type(&p, PROFILE_SAMPLE_TYPE, "alloc_space", "bytes")) ||
+        (rc = value_type(&p, PROFILE_SAMPLE_TYPE, "inuse_objects", "count")) ||
+        (rc = value_type(&p, PROFILE_SAMPLE_TYPE, "inuse_space", "bytes")) ||
+        (rc = value_type(&p, PROFILE_PERIOD_TYPE, "space", "bytes")) ||
+        (rc = str(&p, "inuse_space", &space)) < 0 || (rc = mappings(&p)))
+        goto out;
+    const struct fmt_trace_info *info = fmt_reader_info(r);
+    pb_uint(&p.body, PROFILE_TIME_NANOS, info->start_realtime_ns);
+    pb_uint(&p.body, PROFILE_DURATION_NANOS, m.end_ts_ns);
+    pb_uint(&p.body, PROFILE_PERIOD, 1);
+    pb_uint(&p.body, PROFILE_DEFAULT_SAMPLE_TYPE, space);
+    /* Plain varint fields: write the body as it is, not length-delimited. */
+    if ((rc = p.body.err ? p.body.err : ana_xout_write(out, p.body.p, p.body.len)))
+        goto out;
+    p.body.len = 0;
+    for (uint32_t id = 0; id <= m.nr_stacks && !rc; id++)
+        if (m.stacks[id].nr_allocs || m.stacks[id].live_blocks)
+            rc = sample(&p, id, &m.stacks[id]);
+out:
+    free(p.msg.p);
+    free(p.body.p);
+    ana_map_release(&p.locations);
+    ana_map_release(&p.functions);
+    ana_xstrtab_release(&p.strs);
+    ana_xsym_close(&p.sym);
+    ana_xmodel_release(&m);
+    return rc;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/* String interning for the exporters (ana_export_strtab.h). */
+#include "analysis/export/ana_export_strtab.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t str_hash(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static int strtab_grow(struct ana_xstrtab *t)
+{
+    uint32_t cap = t->slots ? (t->mask + 1) * 2 : 1024;
+    uint32_t *slots = calloc(cap, sizeof(*slots));
+
+    if (!slots)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < t->nr; i++) {
+        uint32_t j = str_hash(t->strs[i]) & (cap - 1);
+        while (slots[j])
+            j = (j + 1) & (cap - 1);
+        slots[j] = i + 1;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->mask = cap - 1;
+    return 0;
+}
+
+int ana_xstrtab_intern(struct ana_xstrtab *t, const char *s, uint32_t *index)
+{
+    uint32_t i;
+
+    if ((!t->slots || (t->nr + 1) * 2 > t->mask + 1) && strtab_grow(t))
+        return -ENOMEM;
+    for (i = str_hash(s) & t->mask; t->slots[i]; i = (i + 1) & t->mask) {
+        if (!strcmp(t->strs[t->slots[i] - 1], s)) {
+            *index = t->slots[i] - 1;
+            return 0;
+        }
+    }
+    if (t->nr == t->cap) {
+        uint32_t cap = t->cap ? t->cap * 2 : 256;
+        char **strs = realloc(t->strs, cap * sizeof(*strs));
+        if (!strs)
+            return -ENOMEM;
+        t->strs = strs;
+        t->cap = cap;
+    }
+    if (!(t->strs[t->nr] = strdup(s)))
+        return -ENOMEM;
+    t->slots[i] = ++t->nr;
+    *index = t->nr - 1;
+    return 1;
+}
+
+void ana_xstrtab_release(struct ana_xstrtab *t)
+{
+    for (uint32_t i = 0; i < t->nr; i++)
+        free(t->strs[i]);
+    free(t->strs);
+    free(t->slots);
+    memset(t, 0, sizeof(*t));
+}

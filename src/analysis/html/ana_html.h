@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/* The HTML report: one self-contained page (no network, no files beside
+ * it) with the summary, the usage timeline whose range selection
+ * recomputes the WPA window table, leaks, top call sites, the flame graph
+ * with its cost selector and the size histogram.
+ *
+ * Numbers come from the analysis core (heap model, timeline, histogram,
+ * call sites); the page only adds them up. For the window table the trace
+ * is pre-aggregated per stack into a sparse histogram of (allocation time
+ * bucket, free time bucket) -> blocks and bytes, so that any selection of
+ * whole buckets gives exactly what `memscribe window` prints for that
+ * range, at a cost that grows with stacks and buckets, not with events. */
+#ifndef ANA_HTML_H
+#define ANA_HTML_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis/core/ana_map.h"
+#include "analysis/core/ana_scan.h"
+#include "analysis/sym/ana_symbolize.h"
+#include "memscribe/event.h"
+#include "memscribe/trace.h"
+
+/* Buckets never exceed this many (the pre-aggregation packs a bucket
+ * index in 16 bits; one value means "never freed"). */
+#define ANA_HTML_MAX_BUCKETS 65534u
+#define ANA_HTML_NEVER 0xffffu
+/* The stack id of the lumped sites in the pre-aggregation. */
+#define ANA_HTML_OTHER_STACK UINT32_MAX
+/* Cells the pre-aggregation keeps at most by default: about 30 bytes of
+ * page each. Past it, buckets double in width (cells merge pairwise), so
+ * memory and page size stay bounded for any trace. */
+#define ANA_HTML_MAX_CELLS 400000u
+/* Call sites the page lists and draws at most; the others are lumped into
+ * one "(N other call sites)" site, each under 1/2000 of every total. */
+#define ANA_HTML_MAX_SITES 2000u
+
+/* The window pre-aggregation. Bucket k holds times [k*bucket_ns,
+ * (k+1)*bucket_ns) from the trace start. */
+struct ana_html_wpa {
+    uint64_t bucket_ns;
+    uint32_t nr_buckets;
+    uint64_t end_ns;
+    size_t max_cells;      /* ANA_HTML_MAX_CELLS unless a test sets it */
+    uint32_t nr_coarsened; /* times the buckets doubled */
+    /* If keep is set, blocks of stacks it does not keep (or beyond
+     * nr_keep) are counted under ANA_HTML_OTHER_STACK. */
+    const uint8_t *keep;
+    uint32_t nr_keep;
+    struct ana_map cells; /* wpa_key(stack, alloc bucket, free bucket) -> struct ana_html_cell */
+};
+
+struct ana_html_cell {
+    uint64_t nr;
+    uint64_t bytes;
+};
+
+/* Buckets of a round width (1, 2 or 5 times a power of ten ns) so that
+ * there are at most about target of them over [0, end_ns]. */
+uint64_t ana_html_bucket_width(uint64_t end_ns, uint32_t target);
+
+/* Buckets of bucket_ns over [0, end_ns]. Returns 0, or -E2BIG if that
+ * takes more than ANA_HTML_MAX_BUCKETS. */
+int ana_html_wpa_init(struct ana_html_wpa *w, uint64_t bucket_ns, uint64_t end_ns);
+void ana_html_wpa_release(struct ana_html_wpa *w);
+/* Account one event (blocks start at heap allocations, end at frees and
+ * reallocs, as ana_window counts them). Returns 0 or -ENOMEM. */
+int ana_html_wpa_event(struct ana_html_wpa *w, const struct fmt_event *ev);
+/* Unpack a cell's key. */
+void ana_html_wpa_key(uint64_t key, uint32_t *stack, uint32_t *alloc_bucket, uint32_t *free_bucket);
+
+struct ana_html_options {
+    struct ana_sym_options sym;
+    const char *trace_name;    /* shown in the title; escaped */
+    uint32_t nr_buckets;       /* window buckets wanted; 0: 400 */
+    uint32_t nr_top;           /* rows per table; 0: all */
+    ana_progress_fn *progress; /* may be NULL */
+    void *progress_arg;
+};
+
+/* Write the report of the trace r reads to out. Returns 0, -ENOMEM, -EIO
+ * (or another -errno) for a failed write, or a reader error (see
+ * fmt_reader_error()). */
+int ana_html_write(struct fmt_reader *r, const struct ana_html_options *o, FILE *out);
+
+#endif

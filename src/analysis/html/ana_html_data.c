@@ -1,0 +1,545 @@
+/* SPDX-License-Identifier: MIT */
+/* The report's data: one JSON object the page's script reads (the schema
+ * is described at the top of html/report.js). Arrays are columnar, so a
+ * trace with many stacks and buckets stays compact and fast to parse. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/pictures/ana_flame.h"
+#include "analysis/html/ana_html_internal.h"
+#include "analysis/core/ana_json.h"
+
+#define NO_SITE UINT32_MAX
+#define OTHER_SITE (UINT32_MAX - 1) /* lumped into "(N other call sites)" */
+
+struct data_run {
+    struct ana_html_run *run;
+    struct ana_json j;
+    /* ana_stacks string id + 1 -> index in the page's string table. */
+    struct ana_map str_index;
+    uint32_t nr_strings;
+    uint32_t *str_order; /* page index -> ana_stacks string id */
+    uint32_t cap_order;
+    /* Stack id -> site index in the page (NO_SITE: not listed,
+     * OTHER_SITE: in the one site after the listed ones). */
+    uint32_t *site_of;
+    uint32_t *sites; /* site index -> stack id */
+    uint32_t nr_sites;
+    uint32_t nr_other; /* stacks lumped together */
+    int rc;
+};
+
+/* The page's index of a stack's site. */
+static uint32_t site_index(const struct data_run *d, uint32_t stack)
+{
+    return d->site_of[stack] == OTHER_SITE ? d->nr_sites : d->site_of[stack];
+}
+
+/* The page index of a string, added on first use. */
+static uint32_t str_ref(struct data_run *d, uint32_t id)
+{
+    int created;
+    uint32_t *v = ana_map_put(&d->str_index, (uint64_t)id + 1, &created);
+
+    if (!v) {
+        d->rc = -ENOMEM;
+        return 0;
+    }
+    if (created) {
+        if (d->nr_strings == d->cap_order) {
+            uint32_t cap = d->cap_order ? d->cap_order * 2 : 1024;
+            uint32_t *o = realloc(d->str_order, cap * sizeof(*o));
+
+            if (!o) {
+                d->rc = -ENOMEM;
+                return 0;
+            }
+            d->str_order = o;
+            d->cap_order = cap;
+        }
+        d->str_order[d->nr_strings] = id;
+        *v = d->nr_strings++;
+    }
+    return *v;
+}
+
+static void write_summary(struct data_run *d)
+{
+    struct ana_json *j = &d->j;
+    const struct ana_scope *t = ana_model_total(d->run->model);
+    const struct fmt_trace_counts *c = &d->run->counts;
+
+    ana_json_key(j, "summary");
+    ana_json_begin_object(j);
+    ana_json_kv_u64(j, "nrAllocs", t->nr_allocs);
+    ana_json_kv_u64(j, "allocBytes", t->alloc_bytes);
+    ana_json_kv_u64(j, "nrFrees", t->nr_frees);
+    ana_json_kv_u64(j, "freedBytes", t->freed_bytes);
+    ana_json_kv_u64(j, "peak", t->peak);
+    ana_json_kv_u64(j, "peakNs", t->peak_ns);
+    ana_json_kv_u64(j, "peakBlocks", t->peak_blocks);
+    ana_json_kv_u64(j, "leakedBytes", t->heap);
+    ana_json_kv_u64(j, "leakedBlocks", t->live_blocks);
+    ana_json_kv_u64(j, "nrTemporary", t->nr_temporary);
+    ana_json_kv_u64(j, "temporaryBytes", t->temporary_bytes);
+    ana_json_kv_bool(j, "hasRss", t->has_rss);
+    ana_json_kv_u64(j, "rssPeak", t->rss_peak);
+    ana_json_kv_u64(j, "rssPeakNs", t->rss_peak_ns);
+    ana_json_kv_u64(j, "nrDropped", t->nr_dropped);
+    ana_json_kv_u64(j, "nrUnmatchedFrees", t->nr_unmatched_frees);
+    ana_json_kv_u64(j, "nrFailed", t->nr_failed);
+    ana_json_kv_u64(j, "nrEvents", c->nr_events);
+    ana_json_kv_u64(j, "nrImages", ana_model_nr_seen(d->run->model));
+    ana_json_kv_u64(j, "nrThreads", c->nr_threads);
+    ana_json_kv_u64(j, "nrStacks", c->nr_stacks);
+    ana_json_key(j, "calls");
+    ana_json_begin_object(j);
+    /* The memory calls, as `memscribe report` lists them. */
+    for (unsigned k = 1; k < FMT_EV_PROCESS_START; k++)
+        if (t->nr_calls[k])
+            ana_json_kv_u64(j, fmt_kind_name(k), t->nr_calls[k]);
+    ana_json_end_object(j);
+    ana_json_end_object(j);
+}
+
+static void write_header(struct data_run *d)
+{
+    struct ana_json *j = &d->j;
+    const struct fmt_trace_info *info = fmt_reader_info(d->run->r);
+
+    ana_json_kv_u64(j, "version", 1);
+    ana_json_kv_str(j, "trace", d->run->o->trace_name);
+    ana_json_key(j, "command");
+    ana_json_begin_array(j);
+    for (uint32_t i = 0; info && info->command && i < info->command_len;) {
+        size_t len = strnlen(info->command + i, info->command_len - i);
+
+        ana_json_strn(j, info->command + i, len);
+        i += (uint32_t)len + 1;
+    }
+    ana_json_end_array(j);
+    ana_json_kv_str(j, "host", info ? info->hostname : NULL);
+    /* Wall-clock ns exceed 2^53: a string, so JavaScript keeps every digit. */
+    char start[32];
+    snprintf(start, sizeof(start), "%llu",
+             (unsigned long long)(info ? info->start_realtime_ns : 0));
+    ana_json_kv_str(j, "startRealtimeNs", start);
+    ana_json_kv_bool(j, "incomplete", fmt_reader_incomplete(d->run->r));
+    /* Threads and their names, as the trace recorded them. */
+    ana_json_key(j, "threads");
+    ana_json_begin_array(j);
+    for (uint32_t i = 0; i < fmt_reader_nr_threads(d->run->r); i++) {
+        const struct fmt_thread_info *t = fmt_reader_thread(d->run->r, i);
+
+        ana_json_begin_object(j);
+        ana_json_kv_u64(j, "pid", t->pid);
+        ana_json_kv_u64(j, "tid", t->tid);
+        ana_json_key(j, "name");
+        if (t->name)
+            ana_json_strn(j, t->name, t->name_len);
+        else
+            ana_json_null(j);
+        ana_json_end_object(j);
+    }
+    ana_json_end_array(j);
+    ana_json_kv_u64(j, "endNs", d->run->counts.last_ts_ns);
+    ana_json_kv_u64(j, "top", d->run->o->nr_top); /* 0: all rows */
+}
+
+/* Which stacks the page lists: every one that allocated, or is referred
+ * to by the window pre-aggregation. */
+/* Which stacks the page lists: those the flame graph keeps (every one
+ * that allocated, unless there are more than ANA_HTML_MAX_SITES); the rest
+ * are lumped into one site so that every total stays exact. */
+static int pick_sites(struct data_run *d)
+{
+    uint32_t n = ana_model_nr_sites(d->run->model);
+    const struct ana_map *cells = &d->run->wpa.cells;
+    const uint8_t *keep = d->run->keep;
+
+    d->site_of = malloc((n ? n : 1) * sizeof(*d->site_of));
+    d->sites = malloc((n ? n : 1) * sizeof(*d->sites));
+    if (!d->site_of || !d->sites)
+        return -ENOMEM;
+    for (uint32_t id = 0; id < n; id++) {
+        const struct ana_site *s = ana_model_site(d->run->model, id);
+
+        d->site_of[id] = NO_SITE;
+        if (!s || !(s->nr_allocs || s->live_bytes))
+            continue;
+        if (keep[id]) {
+            d->site_of[id] = d->nr_sites;
+            d->sites[d->nr_sites++] = id;
+        } else {
+            d->site_of[id] = OTHER_SITE;
+            d->nr_other++;
+        }
+    }
+    for (size_t i = 0; i < cells->cap; i++) {
+        uint32_t stack, a, f;
+
+        if (!ana_map_slot_key(cells, i))
+            continue;
+        ana_html_wpa_key(ana_map_slot_key(cells, i), &stack, &a, &f);
+        if (stack == ANA_HTML_OTHER_STACK) {
+            d->nr_other += !d->nr_other; /* (cannot be 0: a lumped site allocated) */
+            continue;
+        }
+        if (stack >= n)
+            return -EPROTO; /* a block of a stack the model never saw */
+        if (d->site_of[stack] == NO_SITE) {
+            d->site_of[stack] = OTHER_SITE;
+            d->nr_other++;
+        }
+    }
+    return 0;
+}
+
+enum site_col {
+    COL_ALLOCS,
+    COL_BYTES,
+    COL_LEAKED,
+    COL_LEAKED_BLOCKS,
+    COL_PEAK,
+    COL_TEMP,
+    COL_TEMP_BYTES,
+    NR_COLS
+};
+
+static int64_t site_value(const struct ana_site *s, enum site_col c)
+{
+    if (!s)
+        return 0; /* only blocks of the window pre-aggregation refer to it */
+    switch (c) {
+    case COL_ALLOCS:
+        return (int64_t)s->nr_allocs;
+    case COL_BYTES:
+        return (int64_t)s->alloc_bytes;
+    case COL_LEAKED:
+        return s->live_bytes;
+    case COL_LEAKED_BLOCKS:
+        return s->live_blocks;
+    case COL_PEAK:
+        return (int64_t)s->peak_all_bytes;
+    case COL_TEMP:
+        return (int64_t)s->nr_temporary;
+    default:
+        return (int64_t)s->temporary_bytes;
+    }
+}
+
+/* Stacks share their outer frames: the page gets them as one prefix tree
+ * of frames (node 0 the root) and each site as its leaf node, so a trace
+ * with many deep stacks still makes a small page. */
+struct frame_trie {
+    struct ana_map index; /* mix((parent << 32 | place) + 1) -> node */
+    uint32_t *parent, *fn, *place;
+    uint32_t nr, cap;
+};
+
+static int trie_push(struct frame_trie *t, uint32_t parent, uint32_t fn, uint32_t place)
+{
+    if (t->nr == t->cap) {
+        uint32_t cap = t->cap ? t->cap * 2 : 1024;
+        uint32_t *p = realloc(t->parent, cap * sizeof(*p));
+
+        if (!p)
+            return -ENOMEM;
+        t->parent = p;
+        if (!(p = realloc(t->fn, cap * sizeof(*p))))
+            return -ENOMEM;
+        t->fn = p;
+        if (!(p = realloc(t->place, cap * sizeof(*p))))
+            return -ENOMEM;
+        t->place = p;
+        t->cap = cap;
+    }
+    t->parent[t->nr] = parent;
+    t->fn[t->nr] = fn;
+    t->place[t->nr] = place;
+    t->nr++;
+    return 0;
+}
+
+/* The child of parent at place, made on first use. */
+static int trie_node(struct frame_trie *t, uint32_t parent, uint32_t fn, uint32_t place,
+                     uint32_t *out)
+{
+    int created, rc;
+    uint32_t *v =
+        ana_map_put(&t->index, ana_html_mix(((uint64_t)parent << 32 | place) + 1), &created);
+
+    if (!v)
+        return -ENOMEM;
+    if (created) {
+        if ((rc = trie_push(t, parent, fn, place)))
+            return rc;
+        *v = t->nr - 1;
+    }
+    *out = *v;
+    return 0;
+}
+
+/* The leaf node of a site's stack, its frames added to the trie. */
+static int site_node(struct data_run *d, struct frame_trie *t, uint32_t stack, uint32_t *out)
+{
+    const struct ana_frame *f;
+    int n = ana_stacks_get(d->run->stacks, stack, &f), rc;
+    uint32_t at = 0, none;
+
+    if (n < 0)
+        return n;
+    if (n == 0) {
+        if ((rc = ana_stacks_leaf(d->run->stacks, stack, &none)))
+            return rc;
+        return trie_node(t, 0, str_ref(d, none), str_ref(d, none), out);
+    }
+    for (int k = n - 1; k >= 0; k--) /* outermost first */
+        if ((rc = trie_node(t, at, str_ref(d, f[k].function), str_ref(d, f[k].place), &at)))
+            return rc;
+    *out = at;
+    return d->rc;
+}
+
+static void write_sites(struct data_run *d)
+{
+    static const char *const keys[NR_COLS] = {"allocs", "bytes", "leaked",   "leakedBlocks",
+                                              "peak",   "temp",  "tempBytes"};
+    struct ana_json *j = &d->j;
+    struct frame_trie t = {0};
+    uint32_t *node = malloc((d->nr_sites ? d->nr_sites : 1) * sizeof(*node));
+    uint32_t other_node = 0;
+
+    ana_map_init(&t.index, sizeof(uint32_t));
+    /* The root, node 0: no frame. */
+    if (!node || (d->rc = trie_push(&t, UINT32_MAX, UINT32_MAX, UINT32_MAX))) {
+        d->rc = d->rc ? d->rc : -ENOMEM;
+        goto out;
+    }
+    for (uint32_t i = 0; i < d->nr_sites && !d->rc; i++)
+        d->rc = site_node(d, &t, d->sites[i], &node[i]);
+    if (!d->rc && d->nr_other) {
+        char name[64];
+        uint32_t id;
+
+        snprintf(name, sizeof(name), "(%u other call sites)", d->nr_other);
+        if (!(d->rc = ana_stacks_intern(d->run->stacks, name, &id)))
+            d->rc = trie_node(&t, 0, str_ref(d, id), str_ref(d, id), &other_node);
+    }
+    if (d->rc)
+        goto out;
+
+    ana_json_key(j, "frames");
+    ana_json_begin_object(j);
+    const char *const cols[3] = {"parent", "fn", "place"};
+    const uint32_t *vals[3] = {t.parent, t.fn, t.place};
+    for (unsigned c = 0; c < 3; c++) {
+        ana_json_key(j, cols[c]);
+        ana_json_begin_array(j);
+        for (uint32_t k = 0; k < t.nr; k++)
+            ana_json_i64(j, vals[c][k] == UINT32_MAX ? -1 : (int64_t)vals[c][k]);
+        ana_json_end_array(j);
+    }
+    ana_json_end_object(j);
+
+    ana_json_key(j, "sites");
+    ana_json_begin_object(j);
+    ana_json_key(j, "stack");
+    ana_json_begin_array(j);
+    for (uint32_t i = 0; i < d->nr_sites; i++)
+        ana_json_u64(j, d->sites[i]);
+    if (d->nr_other)
+        ana_json_u64(j, 0); /* many stacks */
+    ana_json_end_array(j);
+    ana_json_key(j, "node");
+    ana_json_begin_array(j);
+    for (uint32_t i = 0; i < d->nr_sites; i++)
+        ana_json_u64(j, node[i]);
+    if (d->nr_other)
+        ana_json_u64(j, other_node);
+    ana_json_end_array(j);
+    for (unsigned c = 0; c < NR_COLS; c++) {
+        ana_json_key(j, keys[c]);
+        ana_json_begin_array(j);
+        for (uint32_t i = 0; i < d->nr_sites; i++)
+            ana_json_i64(j,
+                         site_value(ana_model_site(d->run->model, d->sites[i]), (enum site_col)c));
+        if (d->nr_other) {
+            int64_t sum = 0;
+
+            for (uint32_t id = 0; id < ana_model_nr_sites(d->run->model); id++)
+                if (d->site_of[id] == OTHER_SITE)
+                    sum += site_value(ana_model_site(d->run->model, id), (enum site_col)c);
+            ana_json_i64(j, sum);
+        }
+        ana_json_end_array(j);
+    }
+    ana_json_end_object(j);
+out:
+    free(node);
+    free(t.parent);
+    free(t.fn);
+    free(t.place);
+    ana_map_release(&t.index);
+}
+
+static void write_wpa(struct data_run *d)
+{
+    static const char *const keys[5] = {"site", "a", "f", "n", "b"};
+    const struct ana_html_wpa *w = &d->run->wpa;
+    struct ana_json *j = &d->j;
+
+    ana_json_key(j, "wpa");
+    ana_json_begin_object(j);
+    ana_json_kv_u64(j, "bucketNs", w->bucket_ns);
+    ana_json_kv_u64(j, "nrBuckets", w->nr_buckets);
+    for (unsigned col = 0; col < 5; col++) {
+        ana_json_key(j, keys[col]);
+        ana_json_begin_array(j);
+        for (size_t i = 0; i < w->cells.cap; i++) {
+            const struct ana_html_cell *c = ana_map_slot_val(&w->cells, i);
+            uint32_t stack, a, f;
+
+            if (!ana_map_slot_key(&w->cells, i) || !c->nr)
+                continue;
+            ana_html_wpa_key(ana_map_slot_key(&w->cells, i), &stack, &a, &f);
+            switch (col) {
+            case 0:
+                /* The lumped sites are the one after the listed ones. */
+                ana_json_u64(j, stack == ANA_HTML_OTHER_STACK ? d->nr_sites : site_index(d, stack));
+                break;
+            case 1:
+                ana_json_u64(j, a);
+                break;
+            case 2:
+                ana_json_i64(j, f == ANA_HTML_NEVER ? -1 : (int64_t)f);
+                break;
+            case 3:
+                ana_json_u64(j, c->nr);
+                break;
+            default:
+                ana_json_u64(j, c->bytes);
+                break;
+            }
+        }
+        ana_json_end_array(j);
+    }
+    ana_json_end_object(j);
+}
+
+/* Frames under 1/FLAME_MIN_SHARE of every total are narrower than half a
+ * pixel until zoomed into; leaving them out keeps the page small for
+ * programs with millions of distinct paths (`memscribe flamegraph` keeps
+ * everything down to a tenth of a pixel). */
+#define FLAME_MIN_SHARE 2000
+
+static int flame_visible(const struct ana_tree *t, uint32_t id)
+{
+    for (unsigned c = 0; c < ANA_FLAME_NR_COSTS; c++) {
+        int64_t v = t->nodes[id].incl[c], total = t->nodes[0].incl[c];
+
+        if (v > 0 && (double)v * FLAME_MIN_SHARE >= (double)total)
+            return 1;
+    }
+    return 0;
+}
+
+/* A flame tree in depth-first order with children by name, so the page
+ * lays it out in one pass: parent indexes point backwards. */
+static void write_flame(struct data_run *d, const char *key, const struct ana_tree *t)
+{
+    struct ana_json *j = &d->j;
+    uint32_t *order = malloc((t->nr_nodes ? t->nr_nodes : 1) * sizeof(*order));
+    uint32_t *index = malloc((t->nr_nodes ? t->nr_nodes : 1) * sizeof(*index));
+    uint32_t *stack = malloc((t->nr_nodes ? t->nr_nodes : 1) * sizeof(*stack));
+    uint32_t n = 0, top = 0;
+
+    if (!order || !index || !stack) {
+        d->rc = -ENOMEM;
+        goto out;
+    }
+    stack[top++] = 0;
+    while (top) {
+        uint32_t id = stack[--top], first = top;
+
+        if (id && !flame_visible(t, id))
+            continue; /* and so is everything above it */
+        index[id] = n;
+        order[n++] = id;
+        for (uint32_t c = t->nodes[id].first_child; c != ANA_TREE_NONE;
+             c = t->nodes[c].next_sibling)
+            stack[top++] = c;
+        for (uint32_t a = first, b = top; a + 1 < b; a++, b--) {
+            uint32_t x = stack[a];
+
+            stack[a] = stack[b - 1];
+            stack[b - 1] = x;
+        }
+    }
+    ana_json_key(j, key);
+    ana_json_begin_object(j);
+    ana_json_key(j, "name");
+    ana_json_begin_array(j);
+    for (uint32_t i = 0; i < n; i++)
+        ana_json_i64(j, order[i] ? (int64_t)str_ref(d, t->nodes[order[i]].label) : -1);
+    ana_json_end_array(j);
+    ana_json_key(j, "parent");
+    ana_json_begin_array(j);
+    for (uint32_t i = 0; i < n; i++)
+        ana_json_i64(j, order[i] ? (int64_t)index[t->nodes[order[i]].parent] : -1);
+    ana_json_end_array(j);
+    ana_json_key(j, "cost");
+    ana_json_begin_array(j);
+    for (unsigned c = 0; c < ANA_FLAME_NR_COSTS; c++) {
+        ana_json_begin_array(j);
+        for (uint32_t i = 0; i < n; i++)
+            ana_json_i64(j, t->nodes[order[i]].incl[c]);
+        ana_json_end_array(j);
+    }
+    ana_json_end_array(j);
+    ana_json_end_object(j);
+out:
+    free(order);
+    free(index);
+    free(stack);
+}
+
+int ana_html_write_data(struct ana_html_run *run, FILE *out)
+{
+    struct data_run d = {.run = run};
+    FILE *f = ana_html_script_open(out);
+    int rc;
+
+    if (!f)
+        return -ENOMEM;
+    ana_map_init(&d.str_index, sizeof(uint32_t));
+    ana_json_init(&d.j, f, false);
+    ana_json_begin_object(&d.j);
+    write_header(&d);
+    write_summary(&d);
+    d.rc = pick_sites(&d);
+    if (!d.rc)
+        write_sites(&d);
+    if (!d.rc)
+        write_wpa(&d);
+    if (!d.rc)
+        write_flame(&d, "flame", &run->flame);
+    if (!d.rc)
+        write_flame(&d, "flameInv", &run->flame_inv);
+    /* Strings last: the sections above decided which ones are used. */
+    ana_json_key(&d.j, "strings");
+    ana_json_begin_array(&d.j);
+    for (uint32_t i = 0; i < d.nr_strings; i++)
+        ana_json_str(&d.j, ana_stacks_str(run->stacks, d.str_order[i]));
+    ana_json_end_array(&d.j);
+    ana_json_end_object(&d.j);
+    rc = ana_json_finish(&d.j);
+    if (fclose(f) && !rc)
+        rc = -EIO;
+    ana_map_release(&d.str_index);
+    free(d.str_order);
+    free(d.site_of);
+    free(d.sites);
+    return d.rc ? d.rc : rc;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/* Parts of the HTML report shared between its files. */
+#ifndef ANA_HTML_INTERNAL_H
+#define ANA_HTML_INTERNAL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis/model/ana_histogram.h"
+#include "analysis/html/ana_html.h"
+#include "analysis/model/ana_model.h"
+#include "analysis/core/ana_stacks.h"
+#include "analysis/model/ana_timeline.h"
+#include "analysis/model/ana_tree.h"
+
+/* Everything the page is made of, computed before any of it is written. */
+struct ana_html_run {
+    struct fmt_reader *r;
+    const struct ana_html_options *o;
+    struct fmt_trace_counts counts;
+    struct ana_model *model;
+    struct ana_histogram hist;
+    struct ana_html_wpa wpa;
+    struct ana_timeline tl;
+    struct ana_stacks *stacks;
+    struct ana_tree flame, flame_inv;
+    uint8_t *keep;  /* per stack id: listed and drawn (ana_flame_top_sites) */
+    char nonce[40]; /* the Content-Security-Policy nonce of the page's script */
+};
+
+/* ana_map hashes the low bits of a key; packed keys (stack, buckets,
+ * parent node) carry their variety anywhere. A bijection that spreads
+ * every bit over the low ones makes any packing hash well: x ^= x >> 32
+ * is its own inverse and an odd multiplier has one modulo 2^64. Zero maps
+ * to zero, so a non-zero key stays non-zero. */
+#define ANA_HTML_MIX 0xd6e8feb86659fd93ull
+
+static inline uint64_t ana_html_mix(uint64_t x)
+{
+    x ^= x >> 32;
+    x *= ANA_HTML_MIX;
+    return x ^ (x >> 32);
+}
+
+static inline uint64_t ana_html_unmix(uint64_t x)
+{
+    uint64_t inv = ANA_HTML_MIX; /* Newton: each step doubles the good bits */
+
+    for (int i = 0; i < 5; i++)
+        inv *= 2 - ANA_HTML_MIX * inv;
+    x ^= x >> 32;
+    x *= inv;
+    return x ^ (x >> 32);
+}
+
+/* A stream that writes JSON into out so that it is safe inside a
+ * <script> element (see ana_html_script.c). fclose() it to finish; that
+ * does not close out. NULL on allocation failure. */
+FILE *ana_html_script_open(FILE *out);
+
+/* The page's data as JSON (schema: html/report.js, "data"). Returns 0 or
+ * -errno. */
+int ana_html_write_data(struct ana_html_run *run, FILE *out);
+
+/* The whole page from the template html/report.html. Returns 0 or
+ * -errno. */
+int ana_html_write_page(struct ana_html_run *run, FILE *out);
+
+#endif

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/* The HTML report's window pre-aggregation: per stack, a sparse histogram
+ * of (allocation bucket, free bucket) -> blocks and bytes.
+ *
+ * A block is counted when it starts, under "never freed"; when it ends it
+ * moves to its free bucket. What stays under "never freed" is outstanding
+ * at the end. For a window of whole buckets [i, j] the page then sums
+ * AIFI (i <= a <= j, f <= j), AIFO (i <= a <= j, f > j), AOFI (a < i,
+ * i <= f <= j) and AOFO (a < i, f > j), which are exactly ana_window's
+ * classes for [i*w, (j+1)*w - 1 ns]. */
+#include <errno.h>
+
+#include "analysis/html/ana_html.h"
+#include "analysis/html/ana_html_internal.h"
+
+static uint64_t wpa_key(uint32_t stack, uint32_t a, uint32_t f)
+{
+    return ana_html_mix(((uint64_t)stack << 32 | (uint64_t)a << 16 | f) + 1);
+}
+
+void ana_html_wpa_key(uint64_t key, uint32_t *stack, uint32_t *alloc_bucket, uint32_t *free_bucket)
+{
+    key = ana_html_unmix(key) - 1;
+    *stack = (uint32_t)(key >> 32);
+    *alloc_bucket = (uint32_t)(key >> 16) & 0xffff;
+    *free_bucket = (uint32_t)key & 0xffff;
+}
+
+uint64_t ana_html_bucket_width(uint64_t end_ns, uint32_t target)
+{
+    static const uint64_t steps[] = {1, 2, 5};
+    uint64_t mag = 1;
+
+    if (target > ANA_HTML_MAX_BUCKETS)
+        target = ANA_HTML_MAX_BUCKETS;
+    if (!target)
+        target = 1;
+    for (;;) {
+        for (unsigned i = 0; i < 3; i++) {
+            uint64_t w = steps[i] * mag;
+
+            /* end_ns itself falls in bucket end_ns / w: count it. */
+            if (end_ns / w + 1 <= target)
+                return w;
+        }
+        if (mag > UINT64_MAX / 100)
+            return UINT64_MAX;
+        mag *= 10;
+    }
+}
+
+int ana_html_wpa_init(struct ana_html_wpa *w, uint64_t bucket_ns, uint64_t end_ns)
+{
+    w->bucket_ns = bucket_ns ? bucket_ns : 1;
+    w->end_ns = end_ns;
+    w->max_cells = ANA_HTML_MAX_CELLS;
+    w->keep = NULL;
+    w->nr_keep = 0;
+    w->nr_coarsened = 0;
+    ana_map_init(&w->cells, sizeof(struct ana_html_cell));
+    if (end_ns / w->bucket_ns >= ANA_HTML_MAX_BUCKETS)
+        return -E2BIG;
+    w->nr_buckets = (uint32_t)(end_ns / w->bucket_ns + 1);
+    return 0;
+}
+
+void ana_html_wpa_release(struct ana_html_wpa *w)
+{
+    ana_map_release(&w->cells);
+}
+
+static uint32_t bucket_of(const struct ana_html_wpa *w, uint64_t ts_ns)
+{
+    uint64_t b = ts_ns / w->bucket_ns;
+
+    /* Events after the end the index promised cannot happen in a whole
+     * trace; keep them in the last bucket rather than overflow. */
+    return b < w->nr_buckets ? (uint32_t)b : w->nr_buckets - 1;
+}
+
+/* Double the bucket width: cell (a, f) joins (a/2, f/2). Windows of the
+ * new, whole buckets stay exact. */
+static int coarsen(struct ana_html_wpa *w)
+{
+    struct ana_map old = w->cells;
+
+    ana_map_init(&w->cells, sizeof(struct ana_html_cell));
+    w->bucket_ns *= 2;
+    w->nr_buckets = (uint32_t)(w->end_ns / w->bucket_ns + 1);
+    w->nr_coarsened++;
+    for (size_t i = 0; i < old.cap; i++) {
+        const struct ana_html_cell *c = ana_map_slot_val(&old, i);
+        struct ana_html_cell *n;
+        uint32_t stack, a, f;
+
+        if (!ana_map_slot_key(&old, i))
+            continue;
+        ana_html_wpa_key(ana_map_slot_key(&old, i), &stack, &a, &f);
+        n = ana_map_put(&w->cells, wpa_key(stack, a / 2, f == ANA_HTML_NEVER ? f : f / 2), NULL);
+        if (!n) {
+            ana_map_release(&old);
+            return -ENOMEM;
+        }
+        n->nr += c->nr;
+        n->bytes += c->bytes;
+    }
+    ana_map_release(&old);
+    return 0;
+}
+
+static uint32_t stack_of(const struct ana_html_wpa *w, uint32_t stack)
+{
+    if (w->keep && (stack >= w->nr_keep || !w->keep[stack]))
+        return ANA_HTML_OTHER_STACK;
+    return stack;
+}
+
+int ana_html_wpa_event(struct ana_html_wpa *w, const struct fmt_event *ev)
+{
+    struct ana_html_cell *c;
+    int rc;
+
+    if (w->cells.nr > w->max_cells && w->nr_buckets > 1 && (rc = coarsen(w)))
+        return rc;
+
+    /* The same test as ana_window's ends_block(). */
+    if (ev->ref && (ev->kind == FMT_EV_FREE || ev->kind == FMT_EV_REALLOC ||
+                    ev->kind == FMT_EV_REALLOCARRAY)) {
+        uint32_t a = bucket_of(w, ev->ref_ts_ns);
+
+        c = ana_map_get(&w->cells, wpa_key(stack_of(w, ev->ref_stack), a, ANA_HTML_NEVER));
+        if (c && c->nr) {
+            c->nr--;
+            c->bytes -= ev->ref_size;
+            if (!c->nr)
+                ana_map_del(&w->cells, wpa_key(stack_of(w, ev->ref_stack), a, ANA_HTML_NEVER));
+        }
+        if (!(c = ana_map_put(&w->cells,
+                              wpa_key(stack_of(w, ev->ref_stack), a, bucket_of(w, ev->ts_ns)),
+                              NULL)))
+            return -ENOMEM;
+        c->nr++;
+        c->bytes += ev->ref_size;
+    }
+    if (fmt_kind_is_heap_alloc(ev->kind) && ev->serial) {
+        if (!(c = ana_map_put(
+                  &w->cells,
+                  wpa_key(stack_of(w, ev->stack), bucket_of(w, ev->ts_ns), ANA_HTML_NEVER), NULL)))
+            return -ENOMEM;
+        c->nr++;
+        c->bytes += ev->size;
+    }
+    return 0;
+}

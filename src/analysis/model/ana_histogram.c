@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/* Power-of-two size histograms (see ana_histogram.h). */
+#include "analysis/model/ana_histogram.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ana_size_class_bounds(unsigned cls, uint64_t *lo, uint64_t *hi)
+{
+    if (cls == 0) {
+        *lo = *hi = 0;
+        return;
+    }
+    *lo = 1ull << (cls - 1);
+    *hi = cls == 64 ? UINT64_MAX : (1ull << cls) - 1;
+}
+
+void ana_histogram_init(struct ana_histogram *h, struct ana_filter *filter, bool by_stack)
+{
+    memset(h, 0, sizeof(*h));
+    h->filter = filter;
+    h->by_stack = by_stack;
+    ana_map_init(&h->stack_bins, sizeof(struct ana_hist_bin));
+    ana_map_init(&h->stack_image, sizeof(uint32_t));
+}
+
+void ana_histogram_release(struct ana_histogram *h)
+{
+    free(h->images);
+    ana_map_release(&h->stack_bins);
+    ana_map_release(&h->stack_image);
+    memset(h, 0, sizeof(*h));
+}
+
+int ana_histogram_event(struct ana_histogram *h, const struct fmt_event *ev)
+{
+    int rc;
+
+    if ((rc = ana_filter_note(h->filter, ev)))
+        return rc;
+    if (!fmt_kind_is_heap_alloc(ev->kind) || !ev->serial || !ana_filter_pid(h->filter, ev->pid) ||
+        !ana_filter_thread(h->filter, ev->thread))
+        return 0;
+    if (ev->image >= h->nr_images) {
+        uint32_t n = h->nr_images ? h->nr_images : 4;
+        while (n <= ev->image)
+            n *= 2;
+        struct ana_hist_bin *b = realloc(h->images, (size_t)n * ANA_NR_SIZE_CLASSES * sizeof(*b));
+        if (!b)
+            return -ENOMEM;
+        memset(b + (size_t)h->nr_images * ANA_NR_SIZE_CLASSES, 0,
+               (size_t)(n - h->nr_images) * ANA_NR_SIZE_CLASSES * sizeof(*b));
+        h->images = b;
+        h->nr_images = n;
+    }
+    unsigned cls = ana_size_class(ev->size);
+    struct ana_hist_bin *b = &h->images[(size_t)ev->image * ANA_NR_SIZE_CLASSES + cls];
+    b->nr++;
+    b->bytes += ev->size;
+    if (!h->by_stack)
+        return 0;
+    b = ana_map_put(&h->stack_bins, ((uint64_t)ev->stack << 7 | cls) + 1, NULL);
+    uint32_t *im = ana_map_put(&h->stack_image, (uint64_t)ev->stack + 1, NULL);
+    if (!b || !im)
+        return -ENOMEM;
+    b->nr++;
+    b->bytes += ev->size;
+    *im = ev->image;
+    return 0;
+}
+
+const struct ana_hist_bin *ana_histogram_image(const struct ana_histogram *h, uint32_t image)
+{
+    return image < h->nr_images ? &h->images[(size_t)image * ANA_NR_SIZE_CLASSES] : NULL;
+}
+
+const struct ana_hist_bin *ana_histogram_stack(const struct ana_histogram *h, uint32_t stack,
+                                               unsigned cls)
+{
+    return ana_map_get(&h->stack_bins, ((uint64_t)stack << 7 | cls) + 1);
+}

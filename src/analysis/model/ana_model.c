@@ -1,0 +1,467 @@
+/* SPDX-License-Identifier: MIT */
+/* The heap model (see ana_model.h).
+ *
+ * Peak contribution uses a lazy trick so that each event costs O(1): every
+ * time a scope's heap reaches a new maximum its generation is bumped; a
+ * site whose generation is older than its scope's has not changed since
+ * the latest peak, so its live bytes then are its live bytes now, saved
+ * just before it next changes (and at ana_model_finish()). */
+#include "analysis/model/ana_model.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/core/ana_map.h"
+#include "analysis/model/ana_model_internal.h"
+
+/* In partial mode the range's highest heap delta starts below any. */
+#define PARTIAL_PEAK_START ((uint64_t)INT64_MIN)
+
+static void scope_init(struct ana_scope *s, uint32_t image, bool partial)
+{
+    memset(s, 0, sizeof(*s));
+    s->image = image;
+    if (partial)
+        s->peak = PARTIAL_PEAK_START;
+}
+
+int ana_model_create(struct ana_model **out, const struct ana_model_options *opt)
+{
+    struct ana_model *m = calloc(1, sizeof(*m));
+
+    if (!m)
+        return -ENOMEM;
+    if (opt)
+        m->opt = *opt;
+    if (m->opt.temporary_threshold)
+        m->opt.keep_blocks = true;
+    scope_init(&m->total, UINT32_MAX, false);
+    ana_map_init(&m->blocks, sizeof(struct ana_block));
+    *out = m;
+    return 0;
+}
+
+int ana_model_create_partial(struct ana_model **out, const struct ana_model_options *opt)
+{
+    int rc = ana_model_create(out, opt);
+
+    if (rc)
+        return rc;
+    /* Partial replays serve the heaptrack rule only (no blocks kept). */
+    if ((*out)->opt.keep_blocks) {
+        ana_model_destroy(*out);
+        return -EINVAL;
+    }
+    (*out)->partial = true;
+    scope_init(&(*out)->total, UINT32_MAX, true);
+    return 0;
+}
+
+void ana_model_destroy(struct ana_model *m)
+{
+    if (!m)
+        return;
+    free(m->images);
+    free(m->sites);
+    free(m->threads);
+    free(m->cands);
+    free(m->rss);
+    ana_map_release(&m->blocks);
+    free(m);
+}
+
+int ana_model_grow(void **arr, uint32_t *nr, uint32_t i, size_t elem)
+{
+    if (i < *nr)
+        return 0;
+    uint64_t n = *nr ? *nr : 16;
+    while (n <= i)
+        n *= 2;
+    if (n > UINT32_MAX)
+        n = (uint64_t)i + 1;
+    void *p = realloc(*arr, n * elem);
+    if (!p)
+        return -ENOMEM;
+    memset((char *)p + (size_t)*nr * elem, 0, (n - *nr) * elem);
+    *arr = p;
+    *nr = (uint32_t)n;
+    return 0;
+}
+
+int ana_model_reserve_sites(struct ana_model *m, uint32_t n)
+{
+    if (n <= m->nr_sites)
+        return 0;
+    struct ana_site *p = realloc(m->sites, (size_t)n * sizeof(*p));
+    if (!p)
+        return -ENOMEM;
+    memset(p + m->nr_sites, 0, (size_t)(n - m->nr_sites) * sizeof(*p));
+    for (uint32_t i = m->nr_sites; i < n; i++)
+        p[i].image = UINT32_MAX;
+    m->sites = p;
+    m->nr_sites = n;
+    return 0;
+}
+
+static struct ana_scope *get_image_slow(struct ana_model *m, uint32_t image)
+{
+    uint32_t old = m->nr_images;
+
+    if (ana_model_grow((void **)&m->images, &m->nr_images, image, sizeof(*m->images)))
+        return NULL;
+    for (uint32_t i = old; i < m->nr_images; i++)
+        scope_init(&m->images[i], i, m->partial);
+    return &m->images[image];
+}
+
+/* The common case inline: the per-event cost is what a report on a
+ * large trace pays (bench/bench_report.sh). */
+static inline struct ana_scope *get_image(struct ana_model *m, uint32_t image)
+{
+    return image < m->nr_images ? &m->images[image] : get_image_slow(m, image);
+}
+
+static struct ana_site *get_site_slow(struct ana_model *m, uint32_t stack, uint32_t image)
+{
+    uint32_t old = m->nr_sites;
+
+    if (ana_model_grow((void **)&m->sites, &m->nr_sites, stack, sizeof(*m->sites)))
+        return NULL;
+    for (uint32_t i = old; i < m->nr_sites; i++)
+        m->sites[i].image = UINT32_MAX;
+    struct ana_site *s = &m->sites[stack];
+    if (s->image == UINT32_MAX) {
+        s->image = image;
+        if (stack >= m->nr_used)
+            m->nr_used = stack + 1;
+    }
+    return s;
+}
+
+static inline struct ana_site *get_site(struct ana_model *m, uint32_t stack, uint32_t image)
+{
+    if (stack < m->nr_sites && m->sites[stack].image != UINT32_MAX)
+        return &m->sites[stack];
+    return get_site_slow(m, stack, image);
+}
+
+static inline struct ana_thread_state *get_thread(struct ana_model *m, uint32_t thread)
+{
+    if (thread < m->nr_threads)
+        return &m->threads[thread];
+    if (ana_model_grow((void **)&m->threads, &m->nr_threads, thread, sizeof(*m->threads)))
+        return NULL;
+    return &m->threads[thread];
+}
+
+/* Before a site changes: save its live bytes at the latest peaks if it has
+ * not changed since them. */
+static inline void touch(struct ana_site *s, const struct ana_scope *img,
+                         const struct ana_scope *all, bool partial)
+{
+    /* A partial model keeps signed deltas (two's complement). */
+    uint64_t v = partial || s->live_bytes > 0 ? (uint64_t)s->live_bytes : 0;
+
+    if (s->gen_ < img->gen_) {
+        s->peak_bytes = v;
+        s->gen_ = img->gen_;
+    }
+    if (s->gen_all_ < all->gen_) {
+        s->peak_all_bytes = v;
+        s->gen_all_ = all->gen_;
+    }
+}
+
+static inline void heap_sub(struct ana_scope *s, uint64_t size, bool partial)
+{
+    if (partial) {
+        s->heap -= size; /* a delta: may wrap below zero */
+        s->live_blocks--;
+        return;
+    }
+    /* Blocks are only ended after being started, so this cannot go below
+     * zero; saturate anyway rather than wrap on an inconsistent trace. */
+    s->heap = s->heap >= size ? s->heap - size : 0;
+    if (s->live_blocks)
+        s->live_blocks--;
+}
+
+static int end_block(struct ana_model *m, struct ana_scope *img, const struct fmt_event *ev)
+{
+    struct ana_site *site = get_site(m, ev->ref_stack, ev->image);
+    struct ana_thread_state *t = get_thread(m, ev->thread);
+
+    if (!site || !t)
+        return -ENOMEM;
+    touch(site, img, &m->total, m->partial);
+    site->live_bytes -= (int64_t)ev->ref_size;
+    site->live_blocks--;
+    heap_sub(img, ev->ref_size, m->partial);
+    heap_sub(&m->total, ev->ref_size, m->partial);
+    img->nr_frees++;
+    img->freed_bytes += ev->ref_size;
+    m->total.nr_frees++;
+    m->total.freed_bytes += ev->ref_size;
+
+    bool temporary;
+    if (m->opt.keep_blocks) {
+        const struct ana_block *b = ana_map_get(&m->blocks, ev->ref);
+        temporary = b && b->thread == ev->thread &&
+                    t->seq - b->seq_ <= m->opt.temporary_threshold;
+        ana_map_del(&m->blocks, ev->ref);
+    } else if (m->partial && !t->seq) {
+        /* No allocation by this thread yet in the range: whether the block
+         * was its latest one is known only to the merge. */
+        if (m->nr_cands == m->cap_cands) {
+            size_t n = m->cap_cands ? m->cap_cands * 2 : 64;
+            struct ana_temp_candidate *c = realloc(m->cands, n * sizeof(*c));
+            if (!c)
+                return -ENOMEM;
+            m->cands = c;
+            m->cap_cands = n;
+        }
+        m->cands[m->nr_cands++] = (struct ana_temp_candidate){
+            ev->ref, ev->ref_size, ev->thread, ev->ref_stack, ev->image};
+        temporary = false;
+    } else {
+        temporary = t->last_serial == ev->ref;
+    }
+    if (temporary) {
+        site->nr_temporary++;
+        site->temporary_bytes += ev->ref_size;
+        img->nr_temporary++;
+        img->temporary_bytes += ev->ref_size;
+        m->total.nr_temporary++;
+        m->total.temporary_bytes += ev->ref_size;
+    }
+    return 0;
+}
+
+static int start_block(struct ana_model *m, struct ana_scope *img, const struct fmt_event *ev)
+{
+    struct ana_site *site = get_site(m, ev->stack, ev->image);
+    struct ana_thread_state *t = get_thread(m, ev->thread);
+
+    if (!site || !t)
+        return -ENOMEM;
+    touch(site, img, &m->total, m->partial);
+    site->nr_allocs++;
+    site->alloc_bytes += ev->size;
+    site->live_bytes += (int64_t)ev->size;
+    site->live_blocks++;
+    struct ana_scope *sc[2] = {img, &m->total};
+    for (int i = 0; i < 2; i++) {
+        sc[i]->nr_allocs++;
+        sc[i]->alloc_bytes += ev->size;
+        sc[i]->heap += ev->size;
+        sc[i]->live_blocks++;
+    }
+    t->last_serial = ev->serial;
+    t->seq++;
+    t->tid = ev->tid;
+    if (m->opt.keep_blocks) {
+        struct ana_block *b = ana_map_put(&m->blocks, ev->serial, NULL);
+        if (!b)
+            return -ENOMEM;
+        b->serial = ev->serial;
+        b->addr = ev->addr;
+        b->size = ev->size;
+        b->ts_ns = ev->ts_ns;
+        b->stack = ev->stack;
+        b->thread = ev->thread;
+        b->image = ev->image;
+        b->tid = ev->tid;
+        b->seq_ = t->seq;
+    }
+    return 0;
+}
+
+static inline void check_peak(struct ana_scope *s, uint64_t ts, bool partial)
+{
+    /* Signed in partial mode, where heap and peak are deltas; the same
+     * for a whole trace, whose heap never reaches 2^63. */
+    if (partial ? (int64_t)s->heap > (int64_t)s->peak : s->heap > s->peak) {
+        s->peak = s->heap;
+        s->peak_ns = ts;
+        s->peak_blocks = s->live_blocks;
+        s->gen_++;
+    }
+    if (s->heap > s->max_since_mark)
+        s->max_since_mark = s->heap;
+}
+
+static void note_time(struct ana_scope *s, uint64_t ts)
+{
+    if (!s->seen) {
+        s->seen = true;
+        s->first_ns = ts;
+    }
+    s->last_ns = ts;
+}
+
+int ana_model_event(struct ana_model *m, const struct fmt_event *ev)
+{
+    struct ana_filter *f = m->opt.filter;
+    int rc;
+
+    if (f && (f->nr_tids || f->nr_pids)) {
+        if ((rc = ana_filter_note(f, ev)))
+            return rc;
+        if (!ana_filter_pid(f, ev->pid))
+            return 0;
+    } else {
+        f = NULL; /* nothing to filter: skip the calls below */
+    }
+    struct ana_scope *img = get_image(m, ev->image);
+    if (!img)
+        return -ENOMEM;
+    img->pid = ev->pid;
+    note_time(img, ev->ts_ns);
+    note_time(&m->total, ev->ts_ns);
+
+    bool mine = !f || ana_filter_thread(f, ev->thread);
+    if (ev->kind < ANA_NR_KINDS && mine) {
+        img->nr_calls[ev->kind]++;
+        m->total.nr_calls[ev->kind]++;
+        if (ev->flags & FMT_EVF_FAILED) {
+            img->nr_failed++;
+            m->total.nr_failed++;
+        }
+    }
+
+    switch (ev->kind) {
+    case FMT_EV_RSS:
+        if (m->partial) {
+            if (m->nr_rss == m->cap_rss) {
+                size_t n = m->cap_rss ? m->cap_rss * 2 : 64;
+                struct ana_rss_sample *v = realloc(m->rss, n * sizeof(*v));
+                if (!v)
+                    return -ENOMEM;
+                m->rss = v;
+                m->cap_rss = n;
+            }
+            m->rss[m->nr_rss++] = (struct ana_rss_sample){ev->ts_ns, ev->size, ev->image};
+        }
+        m->total.rss = m->total.rss - img->rss + ev->size;
+        img->rss = ev->size;
+        struct ana_scope *sc[2] = {img, &m->total};
+        for (int i = 0; i < 2; i++) {
+            sc[i]->has_rss = true;
+            if (sc[i]->rss > sc[i]->rss_peak) {
+                sc[i]->rss_peak = sc[i]->rss;
+                sc[i]->rss_peak_ns = ev->ts_ns;
+            }
+        }
+        return 0;
+    case FMT_EV_DROPPED:
+        img->nr_dropped += ev->arg[0];
+        m->total.nr_dropped += ev->arg[0];
+        return 0;
+    case FMT_EV_FREE:
+    case FMT_EV_REALLOC:
+    case FMT_EV_REALLOCARRAY:
+        /* End first: a realloc frees the old block before the new one
+         * counts, as heaptrack orders it. */
+        if (ev->ref) {
+            if ((!f || ana_filter_thread(f, ev->ref_thread)) && (rc = end_block(m, img, ev)))
+                return rc;
+        } else if ((ev->kind == FMT_EV_FREE ? ev->addr : ev->old_addr) && mine) {
+            img->nr_unmatched_frees++;
+            m->total.nr_unmatched_frees++;
+        }
+        break;
+    default:
+        break;
+    }
+    if (fmt_kind_is_heap_alloc(ev->kind) && ev->serial && mine &&
+        (rc = start_block(m, img, ev)))
+        return rc;
+    check_peak(img, ev->ts_ns, m->partial);
+    check_peak(&m->total, ev->ts_ns, m->partial);
+    return 0;
+}
+
+void ana_model_finish(struct ana_model *m)
+{
+    for (uint32_t i = 0; i < m->nr_sites; i++) {
+        struct ana_site *s = &m->sites[i];
+        if (s->image == UINT32_MAX)
+            continue;
+        touch(s, &m->images[s->image], &m->total, m->partial);
+    }
+}
+
+uint32_t ana_model_nr_images(const struct ana_model *m)
+{
+    uint32_t n = m->nr_images;
+
+    while (n && !m->images[n - 1].seen)
+        n--;
+    return n;
+}
+
+const struct ana_scope *ana_model_image(const struct ana_model *m, uint32_t image)
+{
+    return image < m->nr_images ? &m->images[image] : NULL;
+}
+
+const struct ana_scope *ana_model_total(const struct ana_model *m)
+{
+    return &m->total;
+}
+
+uint32_t ana_model_nr_seen(const struct ana_model *m)
+{
+    uint32_t n = 0;
+
+    for (uint32_t i = 0; i < m->nr_images; i++)
+        n += m->images[i].seen;
+    return n;
+}
+
+uint32_t ana_model_nr_sites(const struct ana_model *m)
+{
+    return m->nr_used;
+}
+
+const struct ana_site *ana_model_site(const struct ana_model *m, uint32_t stack)
+{
+    if (stack >= m->nr_sites || m->sites[stack].image == UINT32_MAX)
+        return NULL;
+    return &m->sites[stack];
+}
+
+void ana_model_mark(struct ana_model *m)
+{
+    for (uint32_t i = 0; i < m->nr_images; i++)
+        m->images[i].max_since_mark = m->images[i].heap;
+    m->total.max_since_mark = m->total.heap;
+}
+
+static int by_serial(const void *a, const void *b)
+{
+    const struct ana_block *x = a, *y = b;
+
+    return (x->serial > y->serial) - (x->serial < y->serial);
+}
+
+long ana_model_blocks(const struct ana_model *m, struct ana_block **out)
+{
+    struct ana_block *v = malloc((m->blocks.nr ? m->blocks.nr : 1) * sizeof(*v));
+    long n = 0;
+
+    if (!v)
+        return -ENOMEM;
+    for (size_t i = 0; i < m->blocks.cap; i++)
+        if (ana_map_slot_key(&m->blocks, i))
+            v[n++] = *(const struct ana_block *)ana_map_slot_val(&m->blocks, i);
+    qsort(v, (size_t)n, sizeof(*v), by_serial);
+    *out = v;
+    return n;
+}
+
+uint32_t ana_model_tid(const struct ana_model *m, uint32_t thread)
+{
+    return thread < m->nr_threads ? m->threads[thread].tid : 0;
+}

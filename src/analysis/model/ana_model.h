@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/* The heap model: replays a trace's events and keeps, per process image and
+ * per stack (call site), every number the reports print: calls per
+ * function, allocations, bytes, heap in use and its peak (with when),
+ * each stack's live bytes at that peak, leaked (live) bytes and blocks,
+ * temporary allocations, RSS. Meanings are DESIGN.md's "Meanings".
+ *
+ * Memory grows with distinct stacks, threads and images (and with live
+ * blocks when keep_blocks is set), never with the number of events: every
+ * event costs O(1). Feed events in trace order with ana_model_event(),
+ * then call ana_model_finish() before reading peak contributions. The
+ * model needs no reader: frees come with their block resolved (ref,
+ * ref_size, ref_stack, ref_thread), as struct fmt_event defines. */
+#ifndef ANA_MODEL_H
+#define ANA_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analysis/core/ana_filter.h"
+#include "memscribe/event.h"
+
+#define ANA_NR_KINDS 64 /* enum fmt_kind values are below this */
+
+struct ana_model_options {
+    struct ana_filter *filter; /* NULL: every event */
+    /* Keep each live block (serial, address, size, time, thread): for
+     * `leaks --all`. Costs memory per live block. */
+    bool keep_blocks;
+    /* Temporary: freed with at most this many other allocations by the
+     * same thread in between. 0 is heaptrack's definition (none). A
+     * non-zero threshold implies keep_blocks. */
+    uint64_t temporary_threshold;
+};
+
+/* One call site: the numbers of one recorded stack id. */
+struct ana_site {
+    uint32_t image;
+    uint64_t nr_allocs;
+    uint64_t alloc_bytes;
+    uint64_t nr_temporary;
+    uint64_t temporary_bytes;
+    int64_t live_bytes; /* at the end (or where replay stopped): leaked */
+    int64_t live_blocks;
+    uint64_t peak_bytes;     /* live bytes at its image's peak (after finish) */
+    uint64_t peak_all_bytes; /* live bytes at the peak of all selected images */
+    uint64_t gen_;           /* private: the lazy peak bookkeeping */
+    uint64_t gen_all_;
+};
+
+/* The totals of one process image, or of all of them. */
+struct ana_scope {
+    uint32_t image; /* UINT32_MAX for the all-images scope */
+    uint32_t pid;
+    bool seen; /* some event of this image was selected */
+    uint64_t first_ns, last_ns;
+    uint64_t nr_calls[ANA_NR_KINDS]; /* per enum fmt_kind, failed calls included */
+    uint64_t nr_failed;
+    uint64_t nr_allocs;   /* heap blocks started */
+    uint64_t alloc_bytes; /* their requested bytes */
+    uint64_t nr_frees;    /* heap blocks ended */
+    uint64_t freed_bytes;
+    uint64_t nr_unmatched_frees; /* free/realloc of an address never seen allocated */
+    uint64_t nr_temporary;
+    uint64_t temporary_bytes;
+    uint64_t heap; /* heap in use now */
+    uint64_t live_blocks;
+    uint64_t peak;       /* maximum of heap */
+    uint64_t peak_ns;    /* first time it was reached */
+    uint64_t peak_blocks;
+    uint64_t max_since_mark; /* maximum of heap since ana_model_mark() */
+    uint64_t rss;            /* latest RSS sample (all: sum of the images') */
+    uint64_t rss_peak;
+    uint64_t rss_peak_ns;
+    bool has_rss;
+    uint64_t nr_dropped; /* events the collector lost */
+    uint64_t gen_;       /* private: peak generation */
+};
+
+/* A live block (keep_blocks). */
+struct ana_block {
+    uint64_t serial;
+    uint64_t addr;
+    uint64_t size;
+    uint64_t ts_ns;
+    uint32_t stack;
+    uint32_t thread;
+    uint32_t image;
+    uint32_t tid;
+    uint64_t seq_; /* private: the thread's allocation count at this block */
+};
+
+struct ana_model;
+
+int ana_model_create(struct ana_model **out, const struct ana_model_options *opt);
+void ana_model_destroy(struct ana_model *m);
+
+/* Apply one event. Returns 0 or -ENOMEM. */
+int ana_model_event(struct ana_model *m, const struct fmt_event *ev);
+
+/* Resolve each site's peak contribution. Call once after the last event
+ * (more events may follow; call it again after them). */
+void ana_model_finish(struct ana_model *m);
+
+/* Scopes of the images seen, in image order (index = image index; an
+ * image with no selected event has seen == false). */
+uint32_t ana_model_nr_images(const struct ana_model *m);
+const struct ana_scope *ana_model_image(const struct ana_model *m, uint32_t image);
+const struct ana_scope *ana_model_total(const struct ana_model *m);
+/* Images whose scope has seen set. */
+uint32_t ana_model_nr_seen(const struct ana_model *m);
+
+/* Sites by stack id, 0..nr_sites-1 (id 0: events without a stack). */
+uint32_t ana_model_nr_sites(const struct ana_model *m);
+const struct ana_site *ana_model_site(const struct ana_model *m, uint32_t stack);
+
+/* Reset every scope's max_since_mark to its heap now (timelines). */
+void ana_model_mark(struct ana_model *m);
+
+/* Live blocks (keep_blocks): fills a fresh malloc'd array sorted by
+ * serial, to be freed by the caller. Returns the count or -ENOMEM. */
+long ana_model_blocks(const struct ana_model *m, struct ana_block **out);
+
+/* Thread index -> tid as seen in events (0 if unknown). */
+uint32_t ana_model_tid(const struct ana_model *m, uint32_t thread);
+
+#endif

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/* The heap model's state, shared by ana_model.c (one pass in order) and
+ * ana_pmodel.c (ranges of chunks replayed in parallel, then merged). */
+#ifndef ANA_MODEL_INTERNAL_H
+#define ANA_MODEL_INTERNAL_H
+
+#include "analysis/core/ana_map.h"
+#include "analysis/model/ana_model.h"
+
+struct ana_thread_state {
+    uint64_t last_serial; /* the thread's latest allocation */
+    uint64_t seq;         /* allocations the thread made */
+    uint32_t tid;
+};
+
+/* Partial mode: a free met before its thread's first allocation in the
+ * range, which is temporary if the block was that thread's latest
+ * allocation before the range (the merge decides). */
+struct ana_temp_candidate {
+    uint64_t ref;
+    uint64_t size;
+    uint32_t thread;
+    uint32_t stack;
+    uint32_t image;
+};
+
+/* Partial mode: an RSS sample, replayed in order by the merge (the
+ * all-images RSS is a sum of each image's latest sample). */
+struct ana_rss_sample {
+    uint64_t ts_ns;
+    uint64_t size;
+    uint32_t image;
+};
+
+struct ana_model {
+    struct ana_model_options opt;
+    struct ana_scope *images;
+    uint32_t nr_images;
+    struct ana_scope total;
+    struct ana_site *sites;
+    uint32_t nr_sites; /* allocated */
+    uint32_t nr_used;  /* highest stack id with a site, plus one */
+    struct ana_thread_state *threads;
+    uint32_t nr_threads;
+    struct ana_map blocks; /* serial -> struct ana_block */
+
+    /* Partial mode (a range of a trace that does not start at its
+     * beginning): heap, live blocks and live bytes are deltas from the
+     * range's start and may go below zero (uint64_t fields hold them in
+     * two's complement); peak is the range's highest delta (starting from
+     * INT64_MIN), and each site's peak_bytes its delta then. */
+    bool partial;
+    struct ana_temp_candidate *cands;
+    size_t nr_cands, cap_cands;
+    struct ana_rss_sample *rss;
+    size_t nr_rss, cap_rss;
+};
+
+/* Create a model in partial mode. */
+int ana_model_create_partial(struct ana_model **out, const struct ana_model_options *opt);
+
+/* Size the sites array for stack ids below n at once (no doubling slack)
+ * when the number of stacks is known up front. Returns 0 or -ENOMEM. */
+int ana_model_reserve_sites(struct ana_model *m, uint32_t n);
+
+/* Grow an array of elem-sized items to hold index i, zero-filling. */
+int ana_model_grow(void **arr, uint32_t *nr, uint32_t i, size_t elem);
+
+#endif

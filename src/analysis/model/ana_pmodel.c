@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: MIT */
+/* The heap model in parallel ranges, merged (see ana_pmodel.h). */
+#include "analysis/model/ana_pmodel.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/model/ana_model_internal.h"
+#include "memscribe/trace.h"
+
+/* Below this many events per range a thread costs more than it saves
+ * (opening a reader, merging). */
+#define MIN_EVENTS_PER_RANGE 200000
+
+/* Each range keeps a site per stack id up to the highest it met, and the
+ * merge one more: with many stacks (a trace of distinct deep stacks) the
+ * copies, not the events, are the memory. Above this many bytes of
+ * per-range sites, fewer ranges, or one pass (a single copy), are used. */
+#define MAX_RANGE_SITE_BYTES (64u << 20)
+
+struct range {
+    const char *path;
+    const struct ana_model_options *opt;
+    uint32_t first_chunk;
+    uint64_t from_ns; /* first event time of the range */
+    uint64_t end_ns;  /* stop before the first event at or after this */
+    uint64_t until_ns;
+    uint64_t prog_end_ns; /* the range's last time, for progress */
+    ana_progress_fn *progress;
+    void *progress_arg;
+    struct ana_model *m;
+    int rc;
+    char err[512];
+};
+
+bool ana_pmodel_supported(const struct ana_model_options *opt)
+{
+    return !opt || (!opt->keep_blocks && !opt->temporary_threshold &&
+                    (!opt->filter || !opt->filter->nr_tids));
+}
+
+static void *run_range(void *arg)
+{
+    struct range *rg = arg;
+    struct fmt_reader *r;
+    struct fmt_event ev;
+    uint32_t tick = 0;
+    int rc;
+
+    if ((rc = fmt_reader_open(&r, rg->path, rg->err, sizeof(rg->err)))) {
+        rg->rc = rc;
+        return NULL;
+    }
+    rc = ana_model_create_partial(&rg->m, rg->opt);
+    if (!rc)
+        rc = fmt_reader_seek_chunk(r, rg->first_chunk);
+    while (!rc && (rc = fmt_reader_next(r, &ev)) == 1) {
+        if (ev.ts_ns >= rg->end_ns || ev.ts_ns > rg->until_ns) {
+            rc = 0;
+            break;
+        }
+        rc = ana_model_event(rg->m, &ev);
+        if (rg->progress && ++tick == (1u << 18)) {
+            tick = 0;
+            rg->progress(rg->progress_arg, ev.ts_ns - rg->from_ns, rg->prog_end_ns - rg->from_ns);
+        }
+    }
+    if (rc < 0 && rc != -ENOMEM)
+        snprintf(rg->err, sizeof(rg->err), "%s", fmt_reader_error(r));
+    if (!rc)
+        ana_model_finish(rg->m);
+    rg->rc = rc;
+    fmt_reader_close(r);
+    return NULL;
+}
+
+/* Scope fields that just add up. */
+static void add_counts(struct ana_scope *r, const struct ana_scope *p)
+{
+    if (!r->seen) {
+        r->seen = true;
+        r->first_ns = p->first_ns;
+    }
+    r->pid = p->pid;
+    r->last_ns = p->last_ns;
+    for (unsigned k = 0; k < ANA_NR_KINDS; k++)
+        r->nr_calls[k] += p->nr_calls[k];
+    r->nr_failed += p->nr_failed;
+    r->nr_allocs += p->nr_allocs;
+    r->alloc_bytes += p->alloc_bytes;
+    r->nr_frees += p->nr_frees;
+    r->freed_bytes += p->freed_bytes;
+    r->nr_unmatched_frees += p->nr_unmatched_frees;
+    r->nr_temporary += p->nr_temporary;
+    r->temporary_bytes += p->temporary_bytes;
+    r->nr_dropped += p->nr_dropped;
+}
+
+/* Merge one scope over the ranges; returns the range holding its peak
+ * (-1 if none). get(k) is the scope of range k or NULL. */
+static int merge_scope(struct ana_scope *r, struct range *rg, unsigned n, uint32_t image)
+{
+    uint64_t heap = 0, blocks = 0;
+    int peak_k = -1;
+
+    for (unsigned k = 0; k < n; k++) {
+        const struct ana_scope *p = image == UINT32_MAX ? ana_model_total(rg[k].m)
+                                                        : ana_model_image(rg[k].m, image);
+        if (!p || !p->seen)
+            continue;
+        add_counts(r, p);
+        /* The whole trace's peak is the first range state above every
+         * earlier one: the range's own highest, from where it starts. */
+        if ((int64_t)p->peak != INT64_MIN && heap + p->peak > r->peak) {
+            r->peak = heap + p->peak;
+            r->peak_ns = p->peak_ns;
+            r->peak_blocks = blocks + p->peak_blocks;
+            peak_k = (int)k;
+        }
+        heap += p->heap;
+        blocks += p->live_blocks;
+    }
+    r->heap = heap;
+    r->live_blocks = blocks;
+    r->max_since_mark = heap;
+    return peak_k;
+}
+
+static const struct ana_site *psite(struct ana_model *m, uint32_t stack)
+{
+    return ana_model_site(m, stack);
+}
+
+/* A site's live bytes at a peak in range pk: the deltas of the ranges
+ * before, plus its delta at that range's peak. */
+static uint64_t share(struct range *rg, uint32_t stack, int pk, bool all)
+{
+    uint64_t v = 0;
+
+    if (pk < 0)
+        return 0;
+    for (int k = 0; k < pk; k++) {
+        const struct ana_site *p = psite(rg[k].m, stack);
+        if (p)
+            v += (uint64_t)p->live_bytes;
+    }
+    const struct ana_site *p = psite(rg[pk].m, stack);
+    if (p)
+        v += all ? p->peak_all_bytes : p->peak_bytes;
+    return (int64_t)v > 0 ? v : 0;
+}
+
+static int merge(struct ana_model *out, struct range *rg, unsigned n)
+{
+    uint32_t nr_images = 0, nr_sites = 0, nr_threads = 0;
+    int *peak_k = NULL;
+    uint64_t *last = NULL;
+    int rc = -ENOMEM;
+
+    for (unsigned k = 0; k < n; k++) {
+        struct ana_model *m = rg[k].m;
+        nr_images = m->nr_images > nr_images ? m->nr_images : nr_images;
+        nr_sites = m->nr_sites > nr_sites ? m->nr_sites : nr_sites;
+        nr_threads = m->nr_threads > nr_threads ? m->nr_threads : nr_threads;
+    }
+    if (nr_images && ana_model_grow((void **)&out->images, &out->nr_images, nr_images - 1,
+                                    sizeof(*out->images)))
+        goto out;
+    if (nr_sites &&
+        ana_model_grow((void **)&out->sites, &out->nr_sites, nr_sites - 1, sizeof(*out->sites)))
+        goto out;
+    if (nr_threads && ana_model_grow((void **)&out->threads, &out->nr_threads, nr_threads - 1,
+                                     sizeof(*out->threads)))
+        goto out;
+    peak_k = calloc((size_t)out->nr_images + 1, sizeof(*peak_k));
+    last = calloc((size_t)out->nr_threads + 1, sizeof(*last));
+    if (!peak_k || !last)
+        goto out;
+
+    for (uint32_t i = 0; i < out->nr_images; i++) {
+        memset(&out->images[i], 0, sizeof(out->images[i]));
+        out->images[i].image = i;
+        peak_k[i] = merge_scope(&out->images[i], rg, n, i);
+    }
+    int total_k = merge_scope(&out->total, rg, n, UINT32_MAX);
+
+    /* RSS in order: the all-images figure is a sum of latest samples. */
+    for (unsigned k = 0; k < n; k++)
+        for (size_t j = 0; j < rg[k].m->nr_rss; j++) {
+            const struct ana_rss_sample *smp = &rg[k].m->rss[j];
+            struct ana_scope *img = &out->images[smp->image];
+            out->total.rss = out->total.rss - img->rss + smp->size;
+            img->rss = smp->size;
+            struct ana_scope *sc[2] = {img, &out->total};
+            for (int s = 0; s < 2; s++) {
+                sc[s]->has_rss = true;
+                if (sc[s]->rss > sc[s]->rss_peak) {
+                    sc[s]->rss_peak = sc[s]->rss;
+                    sc[s]->rss_peak_ns = smp->ts_ns;
+                }
+            }
+        }
+
+    for (uint32_t s = 0; s < out->nr_sites; s++) {
+        struct ana_site *r = &out->sites[s];
+        memset(r, 0, sizeof(*r));
+        r->image = UINT32_MAX;
+        for (unsigned k = 0; k < n; k++) {
+            const struct ana_site *p = psite(rg[k].m, s);
+            if (!p)
+                continue;
+            if (r->image == UINT32_MAX)
+                r->image = p->image;
+            r->nr_allocs += p->nr_allocs;
+            r->alloc_bytes += p->alloc_bytes;
+            r->nr_temporary += p->nr_temporary;
+            r->temporary_bytes += p->temporary_bytes;
+            r->live_bytes += p->live_bytes;
+            r->live_blocks += p->live_blocks;
+        }
+        if (r->image == UINT32_MAX)
+            continue;
+        out->nr_used = s + 1;
+        r->peak_bytes = share(rg, s, peak_k[r->image], false);
+        r->peak_all_bytes = share(rg, s, total_k, true);
+    }
+
+    /* Frees met before their thread's first allocation in a range are
+     * temporary if they end the thread's latest block before the range. */
+    for (unsigned k = 0; k < n; k++) {
+        struct ana_model *m = rg[k].m;
+        for (size_t j = 0; j < m->nr_cands; j++) {
+            const struct ana_temp_candidate *c = &m->cands[j];
+            if (!c->ref || c->thread >= out->nr_threads || last[c->thread] != c->ref)
+                continue;
+            struct ana_scope *sc[2] = {&out->images[c->image], &out->total};
+            for (int i = 0; i < 2; i++) {
+                sc[i]->nr_temporary++;
+                sc[i]->temporary_bytes += c->size;
+            }
+            if (c->stack < out->nr_sites) {
+                out->sites[c->stack].nr_temporary++;
+                out->sites[c->stack].temporary_bytes += c->size;
+            }
+        }
+        for (uint32_t t = 0; t < m->nr_threads; t++) {
+            struct ana_thread_state *ts = &m->threads[t];
+            if (ts->tid)
+                out->threads[t].tid = ts->tid;
+            if (ts->seq) {
+                last[t] = ts->last_serial;
+                out->threads[t].last_serial = ts->last_serial;
+                out->threads[t].seq += ts->seq;
+            }
+        }
+    }
+    rc = 0;
+out:
+    free(peak_k);
+    free(last);
+    return rc;
+}
+
+/* One range: the whole trace replayed in order into a plain model,
+ * exactly as without threads; its sites sized once for every stack id. */
+static int one_pass_event(void *arg, const struct fmt_event *ev)
+{
+    return ana_model_event(arg, ev);
+}
+
+static int one_pass(struct ana_model **out, struct fmt_reader *r,
+                    const struct ana_model_options *opt, const struct ana_pmodel_options *po,
+                    uint32_t nr_sites)
+{
+    struct ana_scan_options so;
+    int rc;
+
+    if ((rc = ana_model_create(out, opt)))
+        return rc;
+    ana_scan_options_init(&so);
+    so.until_ns = po->until_ns;
+    so.progress = po->progress;
+    so.progress_arg = po->progress_arg;
+    if ((rc = ana_model_reserve_sites(*out, nr_sites)) ||
+        (rc = ana_scan(r, &so, one_pass_event, *out))) {
+        ana_model_destroy(*out);
+        *out = NULL;
+        return rc;
+    }
+    ana_model_finish(*out);
+    return 0;
+}
+
+int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_model_options *opt,
+                     const struct ana_pmodel_options *po, char *err, size_t err_size)
+{
+    uint64_t until_ns = po->until_ns;
+    unsigned nr_threads = po->nr_threads;
+    uint64_t min_events = po->min_range_events ? po->min_range_events : MIN_EVENTS_PER_RANGE;
+    struct fmt_reader *r;
+    struct range *rg = NULL;
+    pthread_t *tid = NULL;
+    unsigned n = 0;
+    int rc;
+
+    if (!ana_pmodel_supported(opt))
+        return -ENOTSUP;
+    if ((rc = fmt_reader_open(&r, path, err, err_size)))
+        return rc;
+    uint32_t nr_chunks = fmt_reader_nr_chunks(r);
+    uint32_t last_chunk = until_ns == UINT64_MAX ? nr_chunks : fmt_reader_find_chunk(r, until_ns) + 1;
+    if (last_chunk > nr_chunks)
+        last_chunk = nr_chunks;
+    uint64_t total = 0;
+    for (uint32_t c = 0; c < last_chunk; c++)
+        total += fmt_reader_chunk(r, c)->nr_events;
+    if (nr_threads > total / min_events)
+        nr_threads = (unsigned)(total / min_events);
+    if (nr_threads < 1)
+        nr_threads = 1;
+    struct fmt_trace_counts counts;
+    fmt_reader_counts(r, &counts);
+    uint64_t nr_sites = (uint64_t)counts.nr_stacks + 1;
+    uint64_t max_ranges = MAX_RANGE_SITE_BYTES / (nr_sites * sizeof(struct ana_site));
+    if (nr_threads > max_ranges)
+        nr_threads = max_ranges > 1 ? (unsigned)max_ranges : 1;
+    if (nr_threads == 1) {
+        rc = one_pass(out, r, opt, po,
+                      nr_sites > UINT32_MAX ? UINT32_MAX : (uint32_t)nr_sites);
+        if (rc < 0 && rc != -ENOMEM && err && err_size)
+            snprintf(err, err_size, "%s", fmt_reader_error(r));
+        goto out;
+    }
+    rg = calloc(nr_threads, sizeof(*rg));
+    tid = calloc(nr_threads, sizeof(*tid));
+    if (!rg || !tid) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    /* Cut at chunk edges where time strictly advances, so that "events
+     * before the next range's first time" is exactly the range's chunks. */
+    uint64_t acc = 0;
+    uint32_t c = 0;
+    for (unsigned k = 0; k < nr_threads && c < last_chunk; k++) {
+        rg[n].first_chunk = c;
+        rg[n].from_ns = fmt_reader_chunk(r, c)->first_ts_ns;
+        uint64_t goal = total * (k + 1) / nr_threads;
+        for (acc += fmt_reader_chunk(r, c)->nr_events, c++; c < last_chunk; c++) {
+            const struct fmt_chunk_info *ci = fmt_reader_chunk(r, c);
+            if (acc >= goal && k + 1 < nr_threads &&
+                fmt_reader_chunk(r, c - 1)->last_ts_ns < ci->first_ts_ns)
+                break;
+            acc += ci->nr_events;
+        }
+        rg[n].end_ns = c < last_chunk ? fmt_reader_chunk(r, c)->first_ts_ns : UINT64_MAX;
+        n++;
+    }
+    if (n == 0) { /* an empty trace: one range that reads nothing */
+        rg[0].first_chunk = 0;
+        rg[0].end_ns = UINT64_MAX;
+        n = 1;
+    }
+    for (unsigned k = 0; k < n; k++) {
+        rg[k].prog_end_ns = rg[k].end_ns < counts.last_ts_ns ? rg[k].end_ns : counts.last_ts_ns;
+        if (rg[k].prog_end_ns <= rg[k].from_ns)
+            rg[k].prog_end_ns = rg[k].from_ns + 1;
+        rg[k].path = path;
+        rg[k].opt = opt;
+        rg[k].until_ns = until_ns;
+        if (k == 0) {
+            rg[k].progress = po->progress;
+            rg[k].progress_arg = po->progress_arg;
+        }
+    }
+    unsigned started = 0;
+    for (unsigned k = 1; k < n; k++, started++)
+        if (pthread_create(&tid[k], NULL, run_range, &rg[k]))
+            break;
+    run_range(&rg[0]);
+    for (unsigned k = 1; k <= started; k++)
+        pthread_join(tid[k], NULL);
+    rc = started + 1 < n ? -EAGAIN : 0;
+    for (unsigned k = 0; k < n && !rc; k++)
+        if (rg[k].rc) {
+            rc = rg[k].rc;
+            if (err && err_size)
+                snprintf(err, err_size, "%s", rg[k].err);
+        }
+    if (!rc)
+        rc = ana_model_create(out, opt);
+    if (!rc && (rc = merge(*out, rg, n))) {
+        ana_model_destroy(*out);
+        *out = NULL;
+    }
+out:
+    for (unsigned k = 0; rg && k < n; k++)
+        ana_model_destroy(rg[k].m);
+    free(rg);
+    free(tid);
+    fmt_reader_close(r);
+    return rc;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/* The heap model of a whole trace file computed on several threads: the
+ * chunks are cut into contiguous ranges, each replayed by its own reader
+ * into a partial model (deltas from the range's start), and the partials
+ * are merged in order into exactly the model one pass would give (peak and
+ * when, each stack's share of the peak, temporary allocations across range
+ * edges, RSS). Decoding is most of a report's time; this spreads it. */
+#ifndef ANA_PMODEL_H
+#define ANA_PMODEL_H
+
+#include <stdint.h>
+
+#include "analysis/model/ana_model.h"
+#include "analysis/core/ana_scan.h"
+
+/* Can these options be computed in ranges? Not when each block must be
+ * kept or a temporary threshold looks back over blocks, nor with a thread
+ * filter (a block's thread is learned where it was allocated). */
+bool ana_pmodel_supported(const struct ana_model_options *opt);
+
+struct ana_pmodel_options {
+    unsigned nr_threads;       /* at most this many ranges (and threads) */
+    uint64_t until_ns;         /* stop after this time (UINT64_MAX: the end) */
+    uint64_t min_range_events; /* fewer per range is not worth a thread (0: 200000) */
+    ana_progress_fn *progress; /* called by the first range's thread only */
+    void *progress_arg;
+};
+
+/* Build *out (finished: peak contributions resolved) from the events of
+ * the trace at path. Returns 0, -ENOTSUP (options not supported), or
+ * -errno; a reader error message goes to err. */
+int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_model_options *opt,
+                     const struct ana_pmodel_options *po, char *err, size_t err_size);
+
+#endif

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/* Timelines of heap, cumulative allocation, live blocks and RSS. */
+#include "analysis/model/ana_timeline.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/model/ana_model.h"
+
+struct tl_run {
+    struct ana_timeline *tl;
+    struct ana_model *m;
+    uint64_t next_ns; /* end of the current interval */
+};
+
+static int emit(struct tl_run *run, uint64_t t_ns)
+{
+    struct ana_timeline *tl = run->tl;
+
+    for (uint32_t i = 0; i < ana_model_nr_images(run->m); i++) {
+        const struct ana_scope *s = ana_model_image(run->m, i);
+        if (!s->seen)
+            continue;
+        if (tl->nr_rows >= ANA_TIMELINE_MAX_ROWS)
+            return -E2BIG;
+        if (tl->nr_rows == tl->cap_rows) {
+            size_t n = tl->cap_rows ? tl->cap_rows * 2 : 256;
+            struct ana_timeline_row *v = realloc(tl->rows, n * sizeof(*v));
+            if (!v)
+                return -ENOMEM;
+            tl->rows = v;
+            tl->cap_rows = n;
+        }
+        struct ana_timeline_row *row = &tl->rows[tl->nr_rows++];
+        row->t_ns = t_ns;
+        row->image = i;
+        row->pid = s->pid;
+        row->heap = s->heap;
+        row->heap_max = s->max_since_mark;
+        row->allocated_bytes = s->alloc_bytes;
+        row->nr_allocs = s->nr_allocs;
+        row->live_blocks = s->live_blocks;
+        row->rss = s->rss;
+        row->has_rss = s->has_rss;
+    }
+    ana_model_mark(run->m);
+    return 0;
+}
+
+static int on_event(void *arg, const struct fmt_event *ev)
+{
+    struct tl_run *run = arg;
+    int rc;
+
+    while (ev->ts_ns >= run->next_ns) {
+        if ((rc = emit(run, run->next_ns)))
+            return rc;
+        run->next_ns += run->tl->interval_ns;
+    }
+    return ana_model_event(run->m, ev);
+}
+
+int ana_timeline_compute(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
+                         uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg)
+{
+    struct ana_model_options mo = {.filter = f};
+    struct fmt_trace_counts c;
+    struct ana_scan_options so;
+    struct tl_run run = {.tl = tl};
+    int rc;
+
+    memset(tl, 0, sizeof(*tl));
+    fmt_reader_counts(r, &c);
+    if (!interval_ns)
+        interval_ns = c.last_ts_ns / 100 ? c.last_ts_ns / 100 : 1;
+    if (c.last_ts_ns / interval_ns > ANA_TIMELINE_MAX_ROWS)
+        return -E2BIG;
+    tl->interval_ns = interval_ns;
+    run.next_ns = interval_ns;
+    if ((rc = ana_model_create(&run.m, &mo)))
+        return rc;
+    ana_scan_options_init(&so);
+    so.progress = progress;
+    so.progress_arg = progress_arg;
+    rc = ana_scan(r, &so, on_event, &run);
+    /* The last row: the state after the last event. */
+    if (!rc)
+        rc = emit(&run, c.last_ts_ns);
+    ana_model_destroy(run.m);
+    return rc;
+}
+
+void ana_timeline_release(struct ana_timeline *tl)
+{
+    free(tl->rows);
+    memset(tl, 0, sizeof(*tl));
+}

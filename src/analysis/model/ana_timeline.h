@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* Use over time, one row per interval and process image: heap in use at
+ * the interval's end and its maximum within it, bytes and blocks allocated
+ * so far (seed 001's "total cumulative memory usage"), live blocks, and
+ * the latest RSS sample. Rows are kept (they grow with duration/interval,
+ * not with events); the heap numbers come from ana_model. */
+#ifndef ANA_TIMELINE_H
+#define ANA_TIMELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/core/ana_filter.h"
+#include "analysis/core/ana_scan.h"
+#include "memscribe/trace.h"
+
+/* More rows than this is certainly an interval typed wrong. */
+#define ANA_TIMELINE_MAX_ROWS 10000000u
+
+struct ana_timeline_row {
+    uint64_t t_ns;  /* end of the interval (the last row: the last event) */
+    uint32_t image;
+    uint32_t pid;
+    uint64_t heap;     /* heap in use at t */
+    uint64_t heap_max; /* its maximum within the interval */
+    uint64_t allocated_bytes; /* cumulative */
+    uint64_t nr_allocs;       /* cumulative */
+    uint64_t live_blocks;
+    uint64_t rss; /* latest sample at t, 0 if none yet */
+    bool has_rss;
+};
+
+struct ana_timeline {
+    uint64_t interval_ns;
+    struct ana_timeline_row *rows; /* in time order, images in order within a time */
+    size_t nr_rows, cap_rows;
+};
+
+/* interval_ns 0 picks one that gives about 100 intervals. Returns 0,
+ * -E2BIG (too many rows for the interval), -errno. */
+int ana_timeline_compute(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
+                         uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg);
+void ana_timeline_release(struct ana_timeline *tl);
+
+#endif

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/* Call trees with inclusive and self cost (see ana_tree.h). */
+#include "analysis/model/ana_tree.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int new_node(struct ana_tree *t, uint32_t parent, uint32_t label, uint32_t *out)
+{
+    if (t->nr_nodes == t->cap_nodes) {
+        uint32_t n = t->cap_nodes ? t->cap_nodes * 2 : 256;
+        struct ana_tree_node *v = realloc(t->nodes, (size_t)n * sizeof(*v));
+        if (!v)
+            return -ENOMEM;
+        t->nodes = v;
+        t->cap_nodes = n;
+    }
+    struct ana_tree_node *nd = &t->nodes[t->nr_nodes];
+    memset(nd, 0, sizeof(*nd));
+    nd->label = label;
+    nd->parent = parent;
+    nd->first_child = ANA_TREE_NONE;
+    nd->next_sibling = ANA_TREE_NONE;
+    if (parent != ANA_TREE_NONE) {
+        struct ana_tree_node *p = &t->nodes[parent];
+        nd->depth = p->depth + 1;
+        nd->next_sibling = p->first_child;
+        p->first_child = t->nr_nodes;
+    }
+    *out = t->nr_nodes++;
+    return 0;
+}
+
+int ana_tree_init(struct ana_tree *t, unsigned nr_metrics, uint32_t max_depth)
+{
+    uint32_t root;
+
+    memset(t, 0, sizeof(*t));
+    if (nr_metrics > ANA_TREE_MAX_METRICS)
+        return -EINVAL;
+    t->nr_metrics = nr_metrics;
+    t->max_depth = max_depth;
+    ana_map_init(&t->children, sizeof(uint32_t));
+    return new_node(t, ANA_TREE_NONE, ANA_TREE_NONE, &root);
+}
+
+void ana_tree_release(struct ana_tree *t)
+{
+    free(t->nodes);
+    ana_map_release(&t->children);
+    memset(t, 0, sizeof(*t));
+}
+
+int ana_tree_add(struct ana_tree *t, const uint32_t *labels, uint32_t n, const int64_t *metrics)
+{
+    uint32_t at = 0;
+    int rc;
+
+    if (t->max_depth && n > t->max_depth)
+        n = t->max_depth;
+    for (unsigned k = 0; k < t->nr_metrics; k++)
+        t->nodes[0].incl[k] += metrics[k];
+    for (uint32_t i = 0; i < n; i++) {
+        int created;
+        uint32_t *slot = ana_map_put(&t->children, ((uint64_t)at << 32 | labels[i]) + 1, &created);
+        if (!slot)
+            return -ENOMEM;
+        if (created) {
+            uint32_t child;
+            if ((rc = new_node(t, at, labels[i], &child)))
+                return rc;
+            /* new_node touches only the node array: slot is still valid. */
+            *slot = child;
+        }
+        at = *slot;
+        for (unsigned k = 0; k < t->nr_metrics; k++)
+            t->nodes[at].incl[k] += metrics[k];
+    }
+    for (unsigned k = 0; k < t->nr_metrics; k++)
+        t->nodes[at].self[k] += metrics[k];
+    return 0;
+}
+
+struct sort_ctx {
+    const struct ana_tree_node *nodes;
+    unsigned metric;
+};
+
+static int by_metric(const void *a, const void *b, void *arg)
+{
+    const struct sort_ctx *ctx = arg;
+    const struct ana_tree_node *sort_nodes = ctx->nodes;
+    int64_t x = sort_nodes[*(const uint32_t *)a].incl[ctx->metric];
+    int64_t y = sort_nodes[*(const uint32_t *)b].incl[ctx->metric];
+    uint64_t ax = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
+    uint64_t ay = y < 0 ? (uint64_t)0 - (uint64_t)y : (uint64_t)y;
+
+    if (ax != ay)
+        return ax < ay ? 1 : -1;
+    /* Stable for equal costs: by label, so output is deterministic. */
+    uint32_t la = sort_nodes[*(const uint32_t *)a].label;
+    uint32_t lb = sort_nodes[*(const uint32_t *)b].label;
+    return (la > lb) - (la < lb);
+}
+
+int ana_tree_sort(struct ana_tree *t, unsigned metric)
+{
+    struct sort_ctx ctx = {t->nodes, metric};
+
+    return ana_tree_sort_children(t, by_metric, &ctx);
+}
+
+int ana_tree_sort_children(struct ana_tree *t, int (*cmp)(const void *, const void *, void *),
+                           void *arg)
+{
+    uint32_t *tmp = malloc((t->nr_nodes ? t->nr_nodes : 1) * sizeof(*tmp));
+
+    if (!tmp)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < t->nr_nodes; i++) {
+        uint32_t n = 0;
+        for (uint32_t c = t->nodes[i].first_child; c != ANA_TREE_NONE; c = t->nodes[c].next_sibling)
+            tmp[n++] = c;
+        if (n < 2)
+            continue;
+        qsort_r(tmp, n, sizeof(*tmp), cmp, arg);
+        t->nodes[i].first_child = tmp[0];
+        for (uint32_t k = 0; k + 1 < n; k++)
+            t->nodes[tmp[k]].next_sibling = tmp[k + 1];
+        t->nodes[tmp[n - 1]].next_sibling = ANA_TREE_NONE;
+    }
+    free(tmp);
+    return 0;
+}

@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: MIT */
+/* WPA window classification with seeking (see ana_window.h). */
+#include "analysis/model/ana_window.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/model/ana_histogram.h"
+
+struct win_run {
+    struct ana_window *w;
+    struct fmt_reader *r;
+    struct ana_filter *f;
+    /* Live bytes and blocks per stack before t0: key stack + 1. */
+    struct ana_map live;
+    int rc;
+};
+
+struct live_val {
+    int64_t bytes, blocks;
+    uint32_t image;
+};
+
+static int grow_images(struct ana_window *w, uint32_t image)
+{
+    if (image < w->nr_images)
+        return 0;
+    uint32_t n = w->nr_images ? w->nr_images : 4;
+    while (n <= image)
+        n *= 2;
+    struct ana_wpa *im = realloc(w->images, n * sizeof(*im));
+    if (!im)
+        return -ENOMEM;
+    w->images = im;
+    bool *seen = realloc(w->image_seen, n * sizeof(*seen));
+    if (!seen)
+        return -ENOMEM;
+    w->image_seen = seen;
+    memset(im + w->nr_images, 0, (n - w->nr_images) * sizeof(*im));
+    memset(seen + w->nr_images, 0, (n - w->nr_images) * sizeof(*seen));
+    w->nr_images = n;
+    return 0;
+}
+
+/* Add one block to class cls under key. */
+static int count(struct ana_window *w, uint64_t key, uint32_t image, uint32_t tid, int cls,
+                 uint64_t size)
+{
+    struct ana_window_key *k;
+    int created;
+
+    if (grow_images(w, image))
+        return -ENOMEM;
+    /* Threads and size classes are per image: fold the image into the
+     * map key so that rows of different processes stay apart. */
+    uint64_t mk = w->by == ANA_WINDOW_BY_STACK ? key + 1 : ((uint64_t)image << 40 | key) + 1;
+    if (!(k = ana_map_put(&w->keys, mk, &created)))
+        return -ENOMEM;
+    if (created) {
+        k->key = key;
+        k->image = image;
+        k->tid = tid;
+    }
+    k->c.nr[cls]++;
+    k->c.bytes[cls] += size;
+    w->images[image].nr[cls]++;
+    w->images[image].bytes[cls] += size;
+    w->image_seen[image] = true;
+    return 0;
+}
+
+static uint64_t key_of(const struct ana_window *w, uint32_t stack, uint32_t thread, uint64_t size)
+{
+    switch (w->by) {
+    case ANA_WINDOW_BY_THREAD:
+        return thread;
+    case ANA_WINDOW_BY_SIZE_CLASS:
+        return ana_size_class(size);
+    default:
+        return stack;
+    }
+}
+
+static int live_add(struct win_run *run, uint32_t stack, uint32_t image, int64_t bytes,
+                    int64_t blocks)
+{
+    struct live_val *v = ana_map_put(&run->live, (uint64_t)stack + 1, NULL);
+
+    if (!v)
+        return -ENOMEM;
+    v->bytes += bytes;
+    v->blocks += blocks;
+    v->image = image;
+    return 0;
+}
+
+static void from_index(void *arg, uint32_t stack, int64_t bytes, int64_t blocks)
+{
+    struct win_run *run = arg;
+    uint32_t parent, image;
+    uint64_t addr;
+
+    if (run->rc || fmt_reader_stack_node(run->r, stack, &parent, &addr, &image))
+        return; /* stack 0 (no stack) has no node: skip */
+    const struct fmt_image_info *ii = fmt_reader_image(run->r, image);
+    if (ii && !ana_filter_pid(run->f, ii->pid))
+        return;
+    run->rc = live_add(run, stack, image, bytes, blocks);
+}
+
+static bool ends_block(const struct fmt_event *ev)
+{
+    return ev->ref && (ev->kind == FMT_EV_FREE || ev->kind == FMT_EV_REALLOC ||
+                       ev->kind == FMT_EV_REALLOCARRAY);
+}
+
+static int on_event(void *arg, const struct fmt_event *ev)
+{
+    struct win_run *run = arg;
+    struct ana_window *w = run->w;
+    int rc;
+
+    w->nr_events_read++;
+    if ((rc = ana_filter_note(run->f, ev)))
+        return rc;
+    if (!ana_filter_pid(run->f, ev->pid))
+        return 0;
+    bool end = ends_block(ev) && ana_filter_thread(run->f, ev->ref_thread);
+    bool start = fmt_kind_is_heap_alloc(ev->kind) && ev->serial &&
+                 ana_filter_thread(run->f, ev->thread);
+    if (ev->ts_ns < w->t0_ns) {
+        /* Before the window: only what is outstanding at t0 matters. */
+        if (end && (rc = live_add(run, ev->ref_stack, ev->image, -(int64_t)ev->ref_size, -1)))
+            return rc;
+        if (start && (rc = live_add(run, ev->stack, ev->image, (int64_t)ev->size, 1)))
+            return rc;
+        return 0;
+    }
+    if (end) {
+        uint64_t k = key_of(w, ev->ref_stack, ev->ref_thread, ev->ref_size);
+        uint32_t tid = 0;
+        if (ev->ref_ts_ns >= w->t0_ns) {
+            /* Allocated inside: it was counted AIFO, it is AIFI. */
+            struct ana_window_key *kk = ana_map_get(
+                &w->keys, w->by == ANA_WINDOW_BY_STACK ? k + 1 : ((uint64_t)ev->image << 40 | k) + 1);
+            if (kk) {
+                tid = kk->tid;
+                kk->c.nr[ANA_AIFO]--;
+                kk->c.bytes[ANA_AIFO] -= ev->ref_size;
+                w->images[ev->image].nr[ANA_AIFO]--;
+                w->images[ev->image].bytes[ANA_AIFO] -= ev->ref_size;
+            }
+            if ((rc = count(w, k, ev->image, tid, ANA_AIFI, ev->ref_size)))
+                return rc;
+        } else {
+            if ((rc = count(w, k, ev->image, ev->ref_thread == ev->thread ? ev->tid : 0, ANA_AOFI,
+                            ev->ref_size)))
+                return rc;
+        }
+    }
+    if (start) {
+        uint64_t k = key_of(w, ev->stack, ev->thread, ev->size);
+        if ((rc = count(w, k, ev->image, ev->tid, ANA_AIFO, ev->size)))
+            return rc;
+    }
+    return 0;
+}
+
+int ana_window_compute(struct ana_window *w, struct fmt_reader *r, struct ana_filter *f,
+                       uint64_t t0_ns, uint64_t t1_ns, enum ana_window_by by,
+                       ana_progress_fn *progress, void *progress_arg)
+{
+    struct win_run run = {.w = w, .r = r, .f = f};
+    struct ana_scan_options so;
+    int rc;
+
+    memset(w, 0, sizeof(*w));
+    w->t0_ns = t0_ns;
+    w->t1_ns = t1_ns;
+    w->by = by;
+    ana_map_init(&w->keys, sizeof(struct ana_window_key));
+    ana_map_init(&run.live, sizeof(struct live_val));
+    if (t1_ns < t0_ns)
+        return -EINVAL;
+
+    ana_scan_options_init(&so);
+    so.until_ns = t1_ns;
+    so.progress = progress;
+    so.progress_arg = progress_arg;
+    /* With a thread filter the index's per-stack totals mix threads:
+     * replay from the start instead. */
+    if (!f || !f->nr_tids) {
+        so.from_chunk = fmt_reader_find_chunk(r, t0_ns);
+        if (so.from_chunk >= fmt_reader_nr_chunks(r))
+            so.from_chunk = fmt_reader_nr_chunks(r);
+        rc = fmt_reader_live_at_chunk(r, so.from_chunk, from_index, &run);
+        if (!rc)
+            rc = run.rc;
+        if (rc)
+            goto out;
+    }
+    w->first_chunk = so.from_chunk;
+    if ((rc = ana_scan(r, &so, on_event, &run)))
+        goto out;
+
+    /* AOFO = outstanding at t0 and not freed inside. Per stack when rows
+     * are stacks; per image always. */
+    for (size_t i = 0; i < run.live.cap; i++) {
+        uint64_t key = ana_map_slot_key(&run.live, i);
+        const struct live_val *v = ana_map_slot_val(&run.live, i);
+        if (!key || v->blocks <= 0)
+            continue;
+        if ((rc = grow_images(w, v->image)))
+            goto out;
+        w->images[v->image].nr[ANA_AOFO] += (uint64_t)v->blocks;
+        w->images[v->image].bytes[ANA_AOFO] += (uint64_t)v->bytes;
+        w->image_seen[v->image] = true;
+        if (by != ANA_WINDOW_BY_STACK)
+            continue;
+        struct ana_window_key *k = ana_map_put(&w->keys, key, NULL);
+        if (!k) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        k->key = key - 1;
+        k->image = v->image;
+        k->c.nr[ANA_AOFO] += (uint64_t)v->blocks;
+        k->c.bytes[ANA_AOFO] += (uint64_t)v->bytes;
+    }
+    /* The AOFI blocks were outstanding at t0 too: take them out. */
+    for (size_t i = 0; i < w->keys.cap; i++) {
+        if (!ana_map_slot_key(&w->keys, i))
+            continue;
+        struct ana_window_key *k = ana_map_slot_val(&w->keys, i);
+        if (by == ANA_WINDOW_BY_STACK) {
+            k->c.nr[ANA_AOFO] -= k->c.nr[ANA_AOFI];
+            k->c.bytes[ANA_AOFO] -= k->c.bytes[ANA_AOFI];
+        }
+    }
+    /* Rows keyed by thread that were first met through a free by another
+     * thread: their tid from the reader's thread table. */
+    if (by == ANA_WINDOW_BY_THREAD)
+        for (size_t i = 0; i < w->keys.cap; i++) {
+            struct ana_window_key *k = ana_map_slot_val(&w->keys, i);
+            if (!ana_map_slot_key(&w->keys, i) || k->tid)
+                continue;
+            for (uint32_t t = 0; t < fmt_reader_nr_threads(r); t++) {
+                const struct fmt_thread_info *ti = fmt_reader_thread(r, t);
+                if (ti->thread == k->key && ti->image == k->image)
+                    k->tid = ti->tid;
+            }
+        }
+    for (uint32_t i = 0; i < w->nr_images; i++) {
+        w->images[i].nr[ANA_AOFO] -= w->images[i].nr[ANA_AOFI];
+        w->images[i].bytes[ANA_AOFO] -= w->images[i].bytes[ANA_AOFI];
+    }
+out:
+    ana_map_release(&run.live);
+    return rc;
+}
+
+void ana_window_release(struct ana_window *w)
+{
+    ana_map_release(&w->keys);
+    free(w->images);
+    free(w->image_seen);
+    memset(w, 0, sizeof(*w));
+}
+
+long ana_window_keys(const struct ana_window *w, struct ana_window_key **out)
+{
+    struct ana_window_key *v = malloc((w->keys.nr ? w->keys.nr : 1) * sizeof(*v));
+    long n = 0;
+
+    if (!v)
+        return -ENOMEM;
+    for (size_t i = 0; i < w->keys.cap; i++)
+        if (ana_map_slot_key(&w->keys, i))
+            v[n++] = *(const struct ana_window_key *)ana_map_slot_val(&w->keys, i);
+    *out = v;
+    return n;
+}

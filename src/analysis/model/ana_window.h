@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/* Windows Performance Analyzer's view of a time window [t0, t1] (both
+ * ends included). Each heap block is AIFI (allocated inside, freed
+ * inside), AIFO (inside, outstanding at t1), AOFI (before t0, freed inside)
+ * or AOFO (before, still outstanding at t1). Impacting type: Transient =
+ * AIFI; Impacting = AIFO and AOFI. Size = bytes allocated inside; Impacting
+ * Size = sum(AIFO) - sum(AOFI). Count = allocations.
+ *
+ * The cost is proportional to the window, not the trace: the reader seeks
+ * to the chunk holding t0 and the per-stack live totals at that chunk give
+ * what was outstanding before; frees carry their block's size, stack,
+ * thread and time, so AOFI needs no memory of earlier blocks. Only a
+ * --thread filter makes it read from the start (live totals are per
+ * stack, not per thread). */
+#ifndef ANA_WINDOW_H
+#define ANA_WINDOW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analysis/core/ana_filter.h"
+#include "analysis/core/ana_map.h"
+#include "analysis/core/ana_scan.h"
+#include "memscribe/trace.h"
+
+enum ana_wpa_class { ANA_AIFI = 0, ANA_AIFO, ANA_AOFI, ANA_AOFO, ANA_NR_WPA };
+
+/* Rows are keyed by one of these. */
+enum ana_window_by {
+    ANA_WINDOW_BY_STACK = 0,  /* key: stack id */
+    ANA_WINDOW_BY_THREAD,     /* key: thread index */
+    ANA_WINDOW_BY_SIZE_CLASS, /* key: size class (ana_histogram.h) */
+};
+
+struct ana_wpa {
+    uint64_t nr[ANA_NR_WPA];
+    uint64_t bytes[ANA_NR_WPA];
+};
+
+/* One key's numbers. AOFO is known per key only when grouping by stack;
+ * otherwise it is zero here and only the image totals carry it. */
+struct ana_window_key {
+    uint64_t key;
+    uint32_t image;
+    uint32_t tid; /* by thread: the thread's tid */
+    struct ana_wpa c;
+};
+
+struct ana_window {
+    uint64_t t0_ns, t1_ns;
+    enum ana_window_by by;
+    struct ana_map keys;   /* (key, image) -> struct ana_window_key */
+    struct ana_wpa *images; /* totals per image index */
+    bool *image_seen;
+    uint32_t nr_images;
+    uint64_t nr_events_read; /* events decoded: shows the cost of seeking */
+    uint32_t first_chunk;    /* the chunk reading began at */
+};
+
+/* Compute the window. f may be NULL. Returns 0 or -errno (reader errors:
+ * see fmt_reader_error()). Free with ana_window_release(). */
+int ana_window_compute(struct ana_window *w, struct fmt_reader *r, struct ana_filter *f,
+                       uint64_t t0_ns, uint64_t t1_ns, enum ana_window_by by,
+                       ana_progress_fn *progress, void *progress_arg);
+void ana_window_release(struct ana_window *w);
+
+/* The keys with any block, in a fresh array (caller frees), unordered.
+ * Returns the count or -ENOMEM. */
+long ana_window_keys(const struct ana_window *w, struct ana_window_key **out);
+
+/* Transient and Impacting columns of a count. */
+static inline uint64_t ana_wpa_transient_count(const struct ana_wpa *c)
+{
+    return c->nr[ANA_AIFI];
+}
+static inline uint64_t ana_wpa_impacting_count(const struct ana_wpa *c)
+{
+    return c->nr[ANA_AIFO] + c->nr[ANA_AOFI];
+}
+static inline int64_t ana_wpa_impacting_size(const struct ana_wpa *c)
+{
+    return (int64_t)c->bytes[ANA_AIFO] - (int64_t)c->bytes[ANA_AOFI];
+}
+
+#endif

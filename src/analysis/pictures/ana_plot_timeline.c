@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/* The timeline plot: heap in use and RSS over time with the peak marked,
+ * and cumulative allocated bytes in a panel below. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/pictures/ana_plot.h"
+#include "analysis/pictures/ana_svg.h"
+
+#define LEFT 86.0
+#define RIGHT 24.0
+
+struct polyline {
+    double *xs, *ys;
+    size_t n, cap;
+};
+
+static int push(struct polyline *p, double x, double y)
+{
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 1024;
+        double *xs = realloc(p->xs, cap * sizeof(*xs));
+
+        if (!xs)
+            return -ENOMEM;
+        p->xs = xs;
+        double *ys = realloc(p->ys, cap * sizeof(*ys));
+        if (!ys)
+            return -ENOMEM;
+        p->ys = ys;
+        p->cap = cap;
+    }
+    p->xs[p->n] = x;
+    p->ys[p->n++] = y;
+    return 0;
+}
+
+/* A step function (value v[i] from t[i] on) as a polyline with at most
+ * four points per pixel column: where the column is entered, its largest
+ * and smallest value, and the value it is left with. Spikes narrower than
+ * a pixel stay visible; the polyline stays small for any trace. */
+static int step_line(struct polyline *p, const struct ana_axis *x, const struct ana_axis *y,
+                     const uint64_t *t, const uint64_t *v, size_t n, uint64_t end_ns)
+{
+    size_t i = 0;
+    double prev = 0;
+    int rc = 0;
+
+    while (i < n && !rc) {
+        double col = floor(ana_axis_map(x, (double)t[i]));
+        double px = ana_axis_map(x, (double)t[i]);
+        uint64_t lo = v[i], hi = v[i];
+        size_t j = i;
+
+        while (j + 1 < n && floor(ana_axis_map(x, (double)t[j + 1])) == col) {
+            j++;
+            lo = v[j] < lo ? v[j] : lo;
+            hi = v[j] > hi ? v[j] : hi;
+        }
+        if (i)
+            rc |= push(p, px, prev);
+        else
+            rc |= push(p, px, ana_axis_map(y, (double)v[0]));
+        rc |= push(p, px, ana_axis_map(y, (double)hi));
+        rc |= push(p, px, ana_axis_map(y, (double)lo));
+        prev = ana_axis_map(y, (double)v[j]);
+        rc |= push(p, px, prev);
+        i = j + 1;
+    }
+    if (n && !rc)
+        rc = push(p, ana_axis_map(x, (double)end_ns), prev);
+    return rc;
+}
+
+static uint64_t max_of(const uint64_t *v, size_t n)
+{
+    uint64_t m = 0;
+
+    for (size_t i = 0; i < n; i++)
+        m = v[i] > m ? v[i] : m;
+    return m;
+}
+
+int ana_plot_timeline_svg(const struct ana_plot_timeline *t, FILE *out, int inline_svg,
+                          struct ana_plot_frame *frame)
+{
+    double width = t->width > 0 ? t->width : 1000;
+    double height = t->height > 0 ? t->height : 520;
+    double heap_top = 84, heap_bottom = height - 200;
+    double cum_top = height - 150, cum_bottom = height - 64;
+    struct ana_axis x = {.lo = 0,
+                         .hi = t->end_ns ? (double)t->end_ns : 1,
+                         .p0 = LEFT,
+                         .p1 = width - RIGHT,
+                         .unit = ANA_UNIT_NS};
+    struct ana_axis y = {.lo = 0, .p0 = heap_bottom, .p1 = heap_top, .unit = ANA_UNIT_BYTES};
+    struct ana_axis yc = {.lo = 0, .p0 = cum_bottom, .p1 = cum_top, .unit = ANA_UNIT_BYTES};
+    struct polyline line = {0};
+    struct ana_svg svg;
+    char attrs[256], a[48], b[48], label[128];
+    uint64_t top_value = t->peak_bytes;
+    int rc = 0, rc2;
+
+    top_value =
+        max_of(t->heap, t->nr_points) > top_value ? max_of(t->heap, t->nr_points) : top_value;
+    top_value = max_of(t->rss, t->nr_rss) > top_value ? max_of(t->rss, t->nr_rss) : top_value;
+    y.hi = top_value ? (double)top_value : 1;
+    ana_axis_round_up(&y);
+    yc.hi = t->cumulative && t->nr_points ? (double)t->cumulative[t->nr_points - 1] : 1;
+    yc.hi = yc.hi > 0 ? yc.hi : 1;
+    ana_axis_round_up(&yc);
+    ana_axis_round_up(&x);
+
+    /* The report's selection script reads the heap panel's geometry here. */
+    snprintf(attrs, sizeof(attrs),
+             "data-left=\"%.1f\" data-right=\"%.1f\" data-top=\"%.1f\" data-bottom=\"%.1f\" "
+             "data-t-lo=\"%.0f\" data-t-hi=\"%.0f\"",
+             x.p0, x.p1, heap_top, cum_bottom, x.lo, x.hi);
+    struct ana_svg_doc doc = {.width = width,
+                              .height = height,
+                              .title = t->title ? t->title : "Heap use over time",
+                              .css = ana_plot_css,
+                              .root_attrs = attrs,
+                              .id = inline_svg ? "timeline-svg" : NULL,
+                              .inline_svg = inline_svg};
+    ana_svg_begin(&svg, out, &doc);
+    ana_svg_text(&svg, width / 2, 22, "middle", "title", doc.title);
+    if (t->subtitle)
+        ana_svg_text(&svg, width / 2, 40, "middle", "subtitle", t->subtitle);
+    struct ana_legend_entry legend[] = {
+        {"k-heap", "heap in use"},
+        {"k-rss", "RSS"},
+        {"k-cum", "cumulative allocated (lower panel)"},
+    };
+    ana_svg_legend(&svg, LEFT, 64, legend, 3);
+
+    ana_svg_axes(&svg, &x, &y, NULL, "heap in use, RSS");
+    rc = step_line(&line, &x, &y, t->ts_ns, t->heap, t->nr_points, t->end_ns);
+    if (!rc) {
+        ana_svg_area(&svg, line.xs, line.ys, line.n, heap_bottom, "a-heap");
+        ana_svg_polyline(&svg, line.xs, line.ys, line.n, "s-heap");
+        line.n = 0;
+    }
+    if (!rc && t->nr_rss) {
+        rc = step_line(&line, &x, &y, t->rss_ts_ns, t->rss, t->nr_rss, t->end_ns);
+        if (!rc)
+            ana_svg_polyline(&svg, line.xs, line.ys, line.n, "s-rss");
+        line.n = 0;
+    }
+    if (t->peak_bytes) {
+        double px = ana_axis_map(&x, (double)t->peak_ns);
+        double py = ana_axis_map(&y, (double)t->peak_bytes);
+        int right_side = px > (x.p0 + x.p1) / 2;
+
+        ana_svg_line(&svg, px, py, px, heap_bottom, "peak-line");
+        ana_svg_raw(&svg,
+                    "<circle class=\"peak\" id=\"peak\" cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\"/>\n", px,
+                    py);
+        snprintf(label, sizeof(label), "peak %s at %s",
+                 ana_unit_format(ANA_UNIT_BYTES, (double)t->peak_bytes, a, sizeof(a)),
+                 ana_unit_format(ANA_UNIT_NS, (double)t->peak_ns, b, sizeof(b)));
+        ana_svg_text(&svg, right_side ? px - 8 : px + 8, py < heap_top + 14 ? py + 16 : py - 8,
+                     right_side ? "end" : "start", "peak-label", label);
+    }
+
+    ana_svg_axes(&svg, &x, &yc, "time since start", "allocated");
+    if (!rc && t->cumulative) {
+        rc = step_line(&line, &x, &yc, t->ts_ns, t->cumulative, t->nr_points, t->end_ns);
+        if (!rc) {
+            ana_svg_area(&svg, line.xs, line.ys, line.n, cum_bottom, "a-cum");
+            ana_svg_polyline(&svg, line.xs, line.ys, line.n, "s-cum");
+        }
+    }
+    free(line.xs);
+    free(line.ys);
+    if (frame) {
+        frame->left = x.p0;
+        frame->right = x.p1;
+        frame->top = heap_top;
+        frame->bottom = cum_bottom;
+        frame->t_lo_ns = (uint64_t)x.lo;
+        frame->t_hi_ns = (uint64_t)x.hi;
+    }
+    rc2 = ana_svg_end(&svg);
+    return rc ? rc : rc2;
+}

@@ -1,0 +1,586 @@
+/* SPDX-License-Identifier: MIT */
+/* The symbolizer's core: module maps per process image, lazy loading of a
+ * module's files, and the per-address cache in front of the symbol table
+ * and DWARF lookups. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/sym/ana_sym_internal.h"
+
+enum mod_state {
+    MOD_NEW = 0,  /* files not looked for yet */
+    MOD_READY,    /* looked for; table and dwarf hold whatever was found */
+};
+
+struct sym_module {
+    char *path;
+    uint8_t build_id[FMT_MAX_BUILD_ID];
+    uint32_t build_id_len;
+    enum mod_state state;
+    struct ana_sym_found found;
+    struct ana_sym_table table;
+    struct ana_sym_dwarf *dwarf;
+    struct ana_sym_code code; /* to recognise signal trampolines */
+};
+
+/* One PT_LOAD segment of a module in an image. */
+struct sym_map {
+    uint64_t start, end; /* absolute addresses */
+    uint64_t base;
+    uint64_t seq; /* load order: a later load over the same range wins */
+    bool unloaded;
+    struct sym_module *mod;
+};
+
+struct image_maps {
+    struct sym_map *v;
+    size_t nr, cap;
+};
+
+struct cache_slot {
+    uint64_t addr;
+    uint32_t image;
+    uint16_t kind_used; /* 0: empty, else kind + 1 */
+    uint16_t nr_frames;
+    const struct ana_sym_frame *frames;
+};
+
+struct name_slot {
+    const char *mangled; /* key: names point into mapped ELF data, stable */
+    const char *demangled;
+};
+
+struct ana_sym {
+    struct ana_sym_options opts;
+    struct ana_sym_arena arena;
+
+    struct sym_module **mods;
+    size_t nr_mods, cap_mods;
+    struct image_maps *images;
+    size_t nr_images;
+    uint64_t seq;
+
+    struct cache_slot *cache;
+    size_t cache_cap, cache_nr; /* cap: power of two */
+    struct name_slot *names;
+    size_t names_cap, names_nr;
+
+    char **notes;
+    size_t nr_notes, cap_notes;
+    struct ana_sym_stats stats;
+};
+
+int ana_sym_create(struct ana_sym **out, const struct ana_sym_options *opts)
+{
+    struct ana_sym *s = calloc(1, sizeof(*s));
+
+    if (!s)
+        return -ENOMEM;
+    elf_version(EV_CURRENT);
+    if (opts)
+        s->opts = *opts;
+    /* Copy the option strings: the caller's argv may not outlive us. */
+    if (s->opts.sysroot && !(s->opts.sysroot = ana_sym_arena_strndup(&s->arena, opts->sysroot,
+                                                                      strlen(opts->sysroot))))
+        goto nomem;
+    if (s->opts.nr_debug_dirs) {
+        const char **dirs = ana_sym_arena_alloc(&s->arena, s->opts.nr_debug_dirs * sizeof(*dirs));
+        if (!dirs)
+            goto nomem;
+        for (size_t i = 0; i < s->opts.nr_debug_dirs; i++)
+            if (!(dirs[i] = ana_sym_arena_strndup(&s->arena, opts->debug_dirs[i], strlen(opts->debug_dirs[i]))))
+                goto nomem;
+        s->opts.debug_dirs = dirs;
+    } else {
+        s->opts.debug_dirs = NULL;
+    }
+    s->cache_cap = 1024;
+    s->cache = calloc(s->cache_cap, sizeof(*s->cache));
+    s->names_cap = 1024;
+    s->names = calloc(s->names_cap, sizeof(*s->names));
+    if (!s->cache || !s->names)
+        goto nomem;
+    *out = s;
+    return 0;
+nomem:
+    ana_sym_destroy(s);
+    return -ENOMEM;
+}
+
+void ana_sym_destroy(struct ana_sym *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->nr_mods; i++) {
+        struct sym_module *m = s->mods[i];
+
+        ana_sym_dwarf_close(m->dwarf);
+        ana_sym_table_free(&m->table);
+        ana_sym_code_free(&m->code);
+        if (m->state == MOD_READY)
+            ana_sym_found_release(&m->found);
+        free(m->path);
+        free(m);
+    }
+    free(s->mods);
+    for (size_t i = 0; i < s->nr_images; i++)
+        free(s->images[i].v);
+    free(s->images);
+    free(s->cache);
+    free(s->names);
+    for (size_t i = 0; i < s->nr_notes; i++)
+        free(s->notes[i]);
+    free(s->notes);
+    ana_sym_arena_free(&s->arena);
+    free(s);
+}
+
+/* One module object per file (path + build id), shared by every image
+ * that maps it, so a forked child costs no second load. */
+static struct sym_module *get_module(struct ana_sym *s, const struct fmt_module *m)
+{
+    uint32_t id_len = m->build_id_len > FMT_MAX_BUILD_ID ? FMT_MAX_BUILD_ID : m->build_id_len;
+
+    for (size_t i = 0; i < s->nr_mods; i++) {
+        struct sym_module *x = s->mods[i];
+
+        if (x->build_id_len == id_len && !memcmp(x->build_id, m->build_id, id_len) &&
+            strlen(x->path) == m->path_len && !memcmp(x->path, m->path, m->path_len))
+            return x;
+    }
+    if (s->nr_mods == s->cap_mods) {
+        size_t cap = s->cap_mods ? s->cap_mods * 2 : 16;
+        struct sym_module **v = realloc(s->mods, cap * sizeof(*v));
+        if (!v)
+            return NULL;
+        s->mods = v;
+        s->cap_mods = cap;
+    }
+    struct sym_module *x = calloc(1, sizeof(*x));
+    if (!x)
+        return NULL;
+    x->path = strndup(m->path ? m->path : "", m->path_len);
+    if (!x->path) {
+        free(x);
+        return NULL;
+    }
+    x->build_id_len = id_len;
+    memcpy(x->build_id, m->build_id, id_len);
+    s->mods[s->nr_mods++] = x;
+    return x;
+}
+
+static struct image_maps *get_image(struct ana_sym *s, uint32_t image, bool create)
+{
+    if (image >= s->nr_images) {
+        if (!create)
+            return NULL;
+        size_t nr = (size_t)image + 1;
+        struct image_maps *v = realloc(s->images, nr * sizeof(*v));
+        if (!v)
+            return NULL;
+        memset(v + s->nr_images, 0, (nr - s->nr_images) * sizeof(*v));
+        s->images = v;
+        s->nr_images = nr;
+    }
+    return &s->images[image];
+}
+
+static size_t cache_hash(uint32_t image, uint64_t addr, unsigned kind);
+
+/* Drop the cached answers for image's addresses inside m's segments (an
+ * answer from before m was loaded there, say "??"), keeping the rest: a
+ * trace read in one pass adds modules as it goes. Rebuilds the table,
+ * since open addressing cannot simply delete. */
+static int cache_forget(struct ana_sym *s, uint32_t image, const struct fmt_module *m)
+{
+    struct cache_slot *v = calloc(s->cache_cap, sizeof(*v));
+    size_t mask = s->cache_cap - 1, kept = 0;
+
+    if (!v)
+        return -ENOMEM;
+    for (size_t i = 0; i < s->cache_cap; i++) {
+        const struct cache_slot *c = &s->cache[i];
+        bool drop = false;
+
+        if (!c->kind_used)
+            continue;
+        for (uint32_t k = 0; c->image == image && k < m->nr_segments && !drop; k++) {
+            uint64_t start = m->base + m->segments[k].vaddr;
+            drop = c->addr >= start && c->addr < start + m->segments[k].memsz;
+        }
+        if (drop)
+            continue;
+        size_t j = cache_hash(c->image, c->addr, c->kind_used - 1u) & mask;
+        while (v[j].kind_used)
+            j = (j + 1) & mask;
+        v[j] = *c;
+        kept++;
+    }
+    free(s->cache);
+    s->cache = v;
+    s->cache_nr = kept;
+    return 0;
+}
+
+int ana_sym_add_module(struct ana_sym *s, uint32_t image, const struct fmt_module *m)
+{
+    if (!m->nr_segments || m->nr_segments > FMT_MAX_SEGMENTS)
+        return -EINVAL;
+    struct image_maps *im = get_image(s, image, true);
+    struct sym_module *mod = get_module(s, m);
+
+    if (!im || !mod)
+        return -ENOMEM;
+    s->seq++;
+    for (uint32_t i = 0; i < m->nr_segments; i++) {
+        const struct fmt_segment *seg = &m->segments[i];
+
+        if (!seg->memsz)
+            continue;
+        if (im->nr == im->cap) {
+            size_t cap = im->cap ? im->cap * 2 : 32;
+            struct sym_map *v = realloc(im->v, cap * sizeof(*v));
+            if (!v)
+                return -ENOMEM;
+            im->v = v;
+            im->cap = cap;
+        }
+        im->v[im->nr++] = (struct sym_map){
+            .start = m->base + seg->vaddr,
+            .end = m->base + seg->vaddr + seg->memsz,
+            .base = m->base,
+            .seq = s->seq,
+            .mod = mod,
+        };
+    }
+    /* A module loaded over a range invalidates cached answers there. */
+    if (s->cache_nr)
+        return cache_forget(s, image, m);
+    return 0;
+}
+
+int ana_sym_remove_module(struct ana_sym *s, uint32_t image, uint64_t base)
+{
+    struct image_maps *im = get_image(s, image, false);
+    int found = 0;
+
+    for (size_t i = 0; im && i < im->nr; i++) {
+        if (im->v[i].base == base && !im->v[i].unloaded) {
+            im->v[i].unloaded = true;
+            found = 1;
+        }
+    }
+    return found ? 0 : -ENOENT;
+}
+
+/* The map holding addr: a loaded module first, else the one unloaded last
+ * (a stack recorded while a dlclose'd library was loaded). */
+static const struct sym_map *find_map(const struct ana_sym *s, uint32_t image, uint64_t addr)
+{
+    const struct sym_map *best = NULL;
+
+    if (image >= s->nr_images)
+        return NULL;
+    const struct image_maps *im = &s->images[image];
+    for (size_t i = 0; i < im->nr; i++) {
+        const struct sym_map *m = &im->v[i];
+
+        if (addr < m->start || addr >= m->end)
+            continue;
+        if (!best || (best->unloaded && !m->unloaded) ||
+            (best->unloaded == m->unloaded && m->seq > best->seq))
+            best = m;
+    }
+    return best;
+}
+
+static int add_note(struct ana_sym *s, char *note)
+{
+    if (s->nr_notes == s->cap_notes) {
+        size_t cap = s->cap_notes ? s->cap_notes * 2 : 8;
+        char **v = realloc(s->notes, cap * sizeof(*v));
+        if (!v)
+            return -ENOMEM;
+        s->notes = v;
+        s->cap_notes = cap;
+    }
+    s->notes[s->nr_notes++] = note;
+    return 0;
+}
+
+/* The kernel's vDSO is in every module map but has no file. */
+static bool is_pseudo_module(const char *path)
+{
+    const char *base = strrchr(path, '/');
+
+    base = base ? base + 1 : path;
+    return path[0] == '[' || !strncmp(base, "linux-vdso.so", 13) || !strncmp(base, "linux-gate.so", 13);
+}
+
+static int load_module(struct ana_sym *s, struct sym_module *m)
+{
+    m->state = MOD_READY;
+    memset(&m->found, 0, sizeof(m->found));
+    m->found.bin.fd = m->found.dbg.fd = -1;
+    if (s->opts.raw || is_pseudo_module(m->path))
+        return 0;
+    int rc = ana_sym_find_files(&s->opts, m->path, m->build_id, m->build_id_len, &m->found);
+    if (rc)
+        return rc;
+    s->stats.nr_modules_loaded++;
+    if (m->found.asked_debuginfod)
+        s->stats.nr_debuginfod_queries++;
+    if (m->found.note) {
+        rc = add_note(s, m->found.note);
+        if (rc)
+            return rc;
+        m->found.note = NULL; /* owned by the notes list now */
+    }
+    Elf *elfs[2] = {m->found.dbg.elf, m->found.bin.elf};
+    rc = ana_sym_table_build(&m->table, elfs, 2);
+    if (!rc)
+        rc = ana_sym_code_load(&m->code, m->found.bin.elf ? m->found.bin.elf : m->found.dbg.elf);
+    if (rc)
+        return rc;
+    if (m->found.dbg.elf) {
+        rc = ana_sym_dwarf_open(&m->dwarf, m->found.dbg.elf);
+        if (rc == -ENODATA)
+            rc = 0;
+    }
+    return rc;
+}
+
+static size_t name_hash(const char *name)
+{
+    return (size_t)(((uintptr_t)name >> 3) * 0x9e3779b97f4a7c15ull);
+}
+
+static void names_grow(struct ana_sym *s)
+{
+    size_t cap = s->names_cap * 2;
+    struct name_slot *v = calloc(cap, sizeof(*v));
+
+    if (!v)
+        return; /* keep the fuller table: slower, still correct */
+    for (size_t j = 0; j < s->names_cap; j++) {
+        if (!s->names[j].mangled)
+            continue;
+        size_t k = name_hash(s->names[j].mangled) & (cap - 1);
+        while (v[k].mangled)
+            k = (k + 1) & (cap - 1);
+        v[k] = s->names[j];
+    }
+    free(s->names);
+    s->names = v;
+    s->names_cap = cap;
+}
+
+/* Demangle once per name: functions recur across addresses, and a long
+ * C++ name costs microseconds to demangle. */
+static const char *demangled(struct ana_sym *s, const char *name)
+{
+    if (!name)
+        return NULL;
+    if (s->names_nr * 2 >= s->names_cap)
+        names_grow(s);
+    size_t mask = s->names_cap - 1;
+    size_t i = name_hash(name) & mask;
+
+    for (; s->names[i].mangled; i = (i + 1) & mask) {
+        if (s->names[i].mangled == name)
+            return s->names[i].demangled;
+    }
+    const char *d = ana_sym_demangle(&s->arena, name);
+    if (!d)
+        return name; /* out of memory: the mangled name still says something */
+    if (s->names_nr + 1 < s->names_cap) {
+        s->names[i] = (struct name_slot){.mangled = name, .demangled = d};
+        s->names_nr++;
+    }
+    return d;
+}
+
+static bool is_sigtramp(const struct sym_module *m, const struct ana_sym_symbol *sym, uint64_t off)
+{
+    /* glibc's signal return trampolines. Handlers "return" to their
+     * first byte, so the recorded address is the start and addr - 1 would
+     * fall in whatever precedes it. Known by name when .symtab is there,
+     * else by the code. */
+    if (sym && sym->addr == off && (!strcmp(sym->name, "__restore_rt") || !strcmp(sym->name, "__restore")))
+        return true;
+    return ana_sym_code_is_sigreturn(&m->code, off);
+}
+
+/* Work out the frames of one address into tmp; returns how many. */
+static int compute(struct ana_sym *s, uint32_t image, uint64_t addr, enum ana_sym_addr_kind kind,
+                   struct ana_sym_frame *tmp, struct ana_sym_dwarf_chain *chain)
+{
+    const struct sym_map *map = find_map(s, image, addr);
+
+    memset(&tmp[0], 0, sizeof(tmp[0]));
+    tmp[0].addr = addr;
+    if (!map)
+        return 1;
+    struct sym_module *m = map->mod;
+    if (m->state == MOD_NEW) {
+        int rc = load_module(s, m);
+        if (rc)
+            return rc;
+    }
+    uint64_t off = addr - map->base;
+    tmp[0].module = m->path;
+    tmp[0].module_offset = off;
+    if (s->opts.raw)
+        return 1;
+
+    const struct ana_sym_symbol *sym = NULL;
+    uint64_t pc = off;
+    if (kind == ANA_SYM_RETURN) {
+        const struct ana_sym_symbol *at = ana_sym_table_find(&m->table, off);
+        if (is_sigtramp(m, at, off)) {
+            sym = at && at->addr <= off && off < at->end ? at : NULL;
+            tmp[0].signal_frame = true;
+        } else if (off > 0) {
+            pc = off - 1;
+        }
+    }
+    if (!sym)
+        sym = ana_sym_table_find(&m->table, pc);
+
+    chain->nr_frames = 0;
+    chain->file = NULL;
+    chain->line = chain->column = 0;
+    if (m->dwarf) {
+        int rc = ana_sym_dwarf_lookup(m->dwarf, pc, chain);
+        if (rc && rc != -ENOENT)
+            return rc;
+    }
+
+    uint32_t n = chain->nr_frames ? chain->nr_frames : 1;
+    for (uint32_t i = 0; i < n; i++) {
+        struct ana_sym_frame *f = &tmp[i];
+
+        *f = tmp[0];
+        f->inlined = i + 1 < n;
+        f->signal_frame = tmp[0].signal_frame && i + 1 == n;
+        if (chain->nr_frames) {
+            f->function = demangled(s, chain->frames[i].name);
+            f->file = chain->frames[i].file;
+            f->line = chain->frames[i].line;
+            f->column = chain->frames[i].column;
+        } else {
+            f->file = chain->file;
+            f->line = chain->line;
+            f->column = chain->column;
+        }
+    }
+    /* The physical frame is named by the symbol table when it can be: its
+     * preferred alias is the public name (raise, not DWARF's __GI_raise),
+     * and C++ symbols carry their parameters, which DWARF gives only
+     * functions with external linkage. Inlined frames exist only in DWARF. */
+    struct ana_sym_frame *phys = &tmp[n - 1];
+    if (!sym && !phys->function && phys->signal_frame)
+        phys->function = "<signal handler called>"; /* gdb's words, for a nameless trampoline */
+    if (sym) {
+        phys->function = demangled(s, sym->name);
+        phys->function_offset = off - sym->addr;
+        phys->has_offset = true;
+    } else if (chain->nr_frames && phys->function) {
+        phys->function_offset = off - chain->outer_low;
+        phys->has_offset = true;
+    }
+    return (int)n;
+}
+
+static size_t cache_hash(uint32_t image, uint64_t addr, unsigned kind)
+{
+    uint64_t h = addr ^ ((uint64_t)image << 40) ^ ((uint64_t)kind << 63);
+
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return (size_t)h;
+}
+
+static int cache_grow(struct ana_sym *s)
+{
+    size_t cap = s->cache_cap * 2;
+    struct cache_slot *v = calloc(cap, sizeof(*v));
+
+    if (!v)
+        return -ENOMEM;
+    for (size_t i = 0; i < s->cache_cap; i++) {
+        const struct cache_slot *c = &s->cache[i];
+
+        if (!c->kind_used)
+            continue;
+        size_t k = cache_hash(c->image, c->addr, c->kind_used - 1u) & (cap - 1);
+        while (v[k].kind_used)
+            k = (k + 1) & (cap - 1);
+        v[k] = *c;
+    }
+    free(s->cache);
+    s->cache = v;
+    s->cache_cap = cap;
+    return 0;
+}
+
+int ana_sym_resolve(struct ana_sym *s, uint32_t image, uint64_t addr, enum ana_sym_addr_kind kind,
+                    const struct ana_sym_frame **frames)
+{
+    size_t mask = s->cache_cap - 1;
+    size_t i = cache_hash(image, addr, kind) & mask;
+
+    s->stats.nr_lookups++;
+    for (; s->cache[i].kind_used; i = (i + 1) & mask) {
+        const struct cache_slot *c = &s->cache[i];
+
+        if (c->addr == addr && c->image == image && c->kind_used == kind + 1u) {
+            s->stats.nr_cache_hits++;
+            *frames = c->frames;
+            return c->nr_frames;
+        }
+    }
+
+    struct ana_sym_frame tmp[ANA_SYM_MAX_INLINE];
+    struct ana_sym_dwarf_chain chain;
+    int n = compute(s, image, addr, kind, tmp, &chain);
+    if (n < 0)
+        return n;
+    struct ana_sym_frame *copy = ana_sym_arena_alloc(&s->arena, (size_t)n * sizeof(*copy));
+    if (!copy)
+        return -ENOMEM;
+    memcpy(copy, tmp, (size_t)n * sizeof(*copy));
+
+    /* compute() may have added modules' notes but never cache entries, so
+     * slot i is still the free slot for this key. */
+    s->cache[i] = (struct cache_slot){
+        .addr = addr, .image = image, .kind_used = (uint16_t)(kind + 1u), .nr_frames = (uint16_t)n, .frames = copy};
+    s->cache_nr++;
+    if (s->cache_nr * 2 > s->cache_cap && cache_grow(s))
+        return -ENOMEM;
+    *frames = copy;
+    return n;
+}
+
+size_t ana_sym_nr_notes(const struct ana_sym *s)
+{
+    return s->nr_notes;
+}
+
+const char *ana_sym_note(const struct ana_sym *s, size_t i)
+{
+    return i < s->nr_notes ? s->notes[i] : NULL;
+}
+
+void ana_sym_get_stats(const struct ana_sym *s, struct ana_sym_stats *out)
+{
+    *out = s->stats;
+}
+
+const struct ana_sym_options *ana_sym_options_of(const struct ana_sym *s)
+{
+    return &s->opts;
+}

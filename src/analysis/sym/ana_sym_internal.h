@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/* Pieces the symbolizer's files share: the string arena, the per-module
+ * state, the sorted symbol table, the DWARF index and the file finder. */
+#ifndef ANA_SYM_INTERNAL_H
+#define ANA_SYM_INTERNAL_H
+
+#include <gelf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/sym/ana_symbolize.h"
+
+/* The options the symbolizer was created with. */
+const struct ana_sym_options *ana_sym_options_of(const struct ana_sym *s);
+
+/* ---- arena: strings and frame arrays that live as long as the symbolizer */
+
+struct ana_sym_arena_chunk;
+
+struct ana_sym_arena {
+    struct ana_sym_arena_chunk *head;
+    size_t used; /* bytes used in head */
+    size_t cap;  /* bytes available in head */
+};
+
+void *ana_sym_arena_alloc(struct ana_sym_arena *a, size_t size);
+/* Copy len bytes of s and a NUL. NULL on allocation failure. */
+char *ana_sym_arena_strndup(struct ana_sym_arena *a, const char *s, size_t len);
+void ana_sym_arena_free(struct ana_sym_arena *a);
+
+/* ---- sorted symbol table of one module */
+
+struct ana_sym_symbol {
+    uint64_t addr; /* st_value: ELF virtual address */
+    uint64_t end;  /* one past the last byte: addr + st_size, or up to the next
+                      symbol (at most the section end) when st_size is 0 */
+    const char *name; /* mangled, points into the ELF file's string table */
+};
+
+struct ana_sym_table {
+    struct ana_sym_symbol *syms; /* sorted by addr, one per address */
+    size_t nr;
+};
+
+/* Build the table from the function symbols of every file given (.symtab
+ * and .dynsym; a debug file's .symtab with the stripped binary's .dynsym).
+ * Aliases collapse to one name per address. Returns 0 or -ENOMEM. */
+int ana_sym_table_build(struct ana_sym_table *t, Elf *const *elfs, size_t nr_elfs);
+/* The symbol whose range holds vaddr, or NULL. */
+const struct ana_sym_symbol *ana_sym_table_find(const struct ana_sym_table *t, uint64_t vaddr);
+void ana_sym_table_free(struct ana_sym_table *t);
+
+/* ---- DWARF: source line and inline chain */
+
+struct ana_sym_dwarf;
+
+#define ANA_SYM_MAX_INLINE 64 /* deeper chains keep their innermost frames */
+
+struct ana_sym_dwarf_frame {
+    const char *name; /* linkage name (mangled) if any, else DW_AT_name; NULL: none */
+    const char *file; /* NULL: unknown */
+    uint32_t line;
+    uint32_t column;
+};
+
+struct ana_sym_dwarf_chain {
+    struct ana_sym_dwarf_frame frames[ANA_SYM_MAX_INLINE]; /* innermost first */
+    uint32_t nr_frames; /* 0: no function DIE holds the address */
+    uint64_t outer_low; /* start of the outermost function's range holding the address */
+    /* Source position when no function DIE holds the address, from the
+     * line table alone (assembly, or a CU without subprograms). */
+    const char *file;
+    uint32_t line;
+    uint32_t column;
+};
+
+/* Open the DWARF of elf (which must stay open). Returns 0, -ENODATA when
+ * the file has no DWARF, or -ENOMEM. */
+int ana_sym_dwarf_open(struct ana_sym_dwarf **out, Elf *elf);
+/* Fill *out for ELF virtual address pc. Returns 0, -ENOENT when no compile
+ * unit covers pc, or -ENOMEM. */
+int ana_sym_dwarf_lookup(struct ana_sym_dwarf *d, uint64_t pc, struct ana_sym_dwarf_chain *out);
+void ana_sym_dwarf_close(struct ana_sym_dwarf *d);
+
+/* ---- code bytes (ana_sym_sigtramp.c) */
+
+struct ana_sym_code_range {
+    uint64_t vaddr, size;
+    const uint8_t *data;
+};
+
+/* The executable sections of a module whose bytes the file holds. */
+struct ana_sym_code {
+    struct ana_sym_code_range *v;
+    size_t nr;
+};
+
+/* Collect elf's code sections (none for a debug file: its .text is
+ * NOBITS). Returns 0 or -ENOMEM. */
+int ana_sym_code_load(struct ana_sym_code *c, Elf *elf);
+/* Is the code at vaddr a signal return trampoline (rt_sigreturn)? */
+bool ana_sym_code_is_sigreturn(const struct ana_sym_code *c, uint64_t vaddr);
+void ana_sym_code_free(struct ana_sym_code *c);
+
+/* ---- line tables (ana_sym_lines.c) */
+
+/* The DWARF sections a line table refers to, decompressed. */
+struct ana_sym_sections {
+    const uint8_t *line, *line_str, *str;
+    size_t line_size, line_str_size, str_size;
+};
+
+struct ana_sym_lines;
+
+/* Decode the line table at .debug_line offset (a unit's DW_AT_stmt_list).
+ * Returns 0, -EPROTO when the table is corrupt or uses something this
+ * decoder does not handle (use libdw then), or -ENOMEM. */
+int ana_sym_lines_decode(struct ana_sym_lines **out, const struct ana_sym_sections *sec, uint64_t offset,
+                         const char *comp_dir);
+/* The row in effect at pc: file number, line, column. 0 or -ENOENT. */
+int ana_sym_lines_find(const struct ana_sym_lines *lt, uint64_t pc, uint32_t *file, uint32_t *line,
+                       uint32_t *column);
+/* The path of file number index (joined with its directory, in a), or NULL. */
+const char *ana_sym_lines_file(struct ana_sym_lines *lt, struct ana_sym_arena *a, uint64_t index);
+void ana_sym_lines_free(struct ana_sym_lines *lt);
+
+/* ---- demangling */
+
+/* The demangled form of a C++ or Rust (legacy and v0) symbol, without a
+ * compiler clone suffix (.constprop.0, .cold, ...), in the arena; name
+ * itself when there is nothing to change; NULL on ENOMEM. */
+const char *ana_sym_demangle(struct ana_sym_arena *a, const char *name);
+
+/* ---- finding a module's files */
+
+struct ana_sym_file {
+    int fd;     /* -1: none */
+    Elf *elf;   /* NULL: none */
+    char *path; /* malloc'd */
+};
+
+struct ana_sym_found {
+    struct ana_sym_file bin; /* the binary: symbols, and DWARF if not stripped */
+    struct ana_sym_file dbg; /* a separate debug file, if one was found */
+    char *note; /* malloc'd: why the module will show as module+offset, or NULL */
+    bool asked_debuginfod;
+};
+
+/* Look for the binary and debug files of a module recorded at `path` with
+ * `build_id` (build_id_len 0: unknown). A file whose build id differs from
+ * the recorded one is never used. Returns 0 (look at what was found) or
+ * -ENOMEM. */
+int ana_sym_find_files(const struct ana_sym_options *opts, const char *path, const uint8_t *build_id,
+                       uint32_t build_id_len, struct ana_sym_found *out);
+void ana_sym_found_release(struct ana_sym_found *f);
+
+/* Does elf carry DWARF debug info (a .debug_info with contents)? */
+bool ana_sym_elf_has_dwarf(Elf *elf);
+
+/* Ask debuginfod (only called when DEBUGINFOD_URLS is set and not empty)
+ * for a debug file (want_executable false) or the binary. Returns an open
+ * fd and sets *path (malloc'd), or -errno. */
+int ana_sym_debuginfod_find(const uint8_t *build_id, uint32_t build_id_len, bool want_executable,
+                            char **path);
+
+#endif

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/* Whole stacks: resolve each recorded address, read the frame after a
+ * signal trampoline as precise, and cut memscribe's own frames and the
+ * allocator's wrapper frames from the top so a stack starts at the code
+ * that asked for memory. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/sym/ana_sym_internal.h"
+
+/* Functions that only pass an allocation on: the libc allocator's entry
+ * points and insides, and the raw virtual-memory wrappers. A stack whose
+ * top is in them says nothing the event's kind does not say already. */
+static const char *const allocator_functions[] = {
+    "malloc", "calloc", "realloc", "reallocarray", "free", "cfree", "memalign", "posix_memalign",
+    "aligned_alloc", "valloc", "pvalloc", "__libc_malloc", "__libc_calloc", "__libc_realloc",
+    "__libc_free", "__libc_memalign", "__libc_valloc", "__libc_pvalloc", "__libc_reallocarray",
+    "__libc_alloc_buffer_allocate", "_int_malloc", "_int_realloc", "_int_free", "_int_memalign",
+    "_mid_memalign", "sysmalloc", "sysmalloc_mmap", "sysmalloc_mmap_fallback", "tcache_init",
+    "malloc_hook_ini", "ptmalloc_init", "malloc_consolidate", "systrim", "heap_trim", "shrink_heap",
+    "new_heap", "alloc_new_heap", "grow_heap", "_int_new_arena", "arena_get2", "arena_get_retry",
+    "munmap_chunk", "mremap_chunk", "__default_morecore", "__glibc_morecore", "_dl_early_allocate",
+    "mmap", "mmap64", "__mmap", "__mmap64", "munmap", "__munmap", "mremap", "__mremap", "mprotect",
+    "__mprotect", "brk", "__brk", "sbrk", "__sbrk",
+};
+
+static bool starts_with(const char *s, const char *prefix)
+{
+    return !strncmp(s, prefix, strlen(prefix));
+}
+
+bool ana_sym_frame_is_internal(const struct ana_sym_frame *f)
+{
+    if (f->module) {
+        const char *base = strrchr(f->module, '/');
+
+        base = base ? base + 1 : f->module;
+        if (starts_with(base, "libmemscribe"))
+            return true;
+    }
+    if (!f->function)
+        return false;
+    /* Every overload: sized, aligned, nothrow, array. */
+    if (starts_with(f->function, "operator new") || starts_with(f->function, "operator delete"))
+        return true;
+    for (size_t i = 0; i < sizeof(allocator_functions) / sizeof(allocator_functions[0]); i++)
+        if (!strcmp(f->function, allocator_functions[i]))
+            return true;
+    return false;
+}
+
+/* An address is internal when its physical frame is: an allocator inlined
+ * into user code is still user code's call. */
+static bool address_is_internal(const struct ana_sym_frame *frames, int n)
+{
+    return ana_sym_frame_is_internal(&frames[n - 1]);
+}
+
+static int push_line(struct ana_sym_stack *st, const struct ana_sym_frame *f, uint32_t index)
+{
+    if (st->nr_lines == st->cap_lines) {
+        uint32_t cap = st->cap_lines ? st->cap_lines * 2 : 64;
+        struct ana_sym_line *v = realloc(st->lines, cap * sizeof(*v));
+
+        if (!v)
+            return -ENOMEM;
+        st->lines = v;
+        st->cap_lines = cap;
+    }
+    st->lines[st->nr_lines++] = (struct ana_sym_line){.frame = f, .index = index};
+    return 0;
+}
+
+int ana_sym_stack(struct ana_sym *s, uint32_t image, const uint64_t *addrs, uint32_t nr,
+                  struct ana_sym_stack *out)
+{
+    bool precise = false;
+    bool cutting = !ana_sym_options_of(s)->show_internal;
+    uint32_t index = 0;
+
+    out->nr_lines = 0;
+    out->nr_cut = 0;
+    for (uint32_t i = 0; i < nr; i++) {
+        const struct ana_sym_frame *frames;
+        int n = ana_sym_resolve(s, image, addrs[i], precise ? ANA_SYM_PRECISE : ANA_SYM_RETURN, &frames);
+
+        if (n < 0)
+            return n;
+        /* Cut only while every address so far was internal, and never
+         * the whole stack: at least the outermost frame stays. */
+        if (cutting && i + 1 < nr && address_is_internal(frames, n)) {
+            out->nr_cut++;
+            precise = frames[n - 1].signal_frame;
+            continue;
+        }
+        cutting = false;
+        for (int k = 0; k < n; k++) {
+            int rc = push_line(out, &frames[k], index);
+            if (rc)
+                return rc;
+        }
+        index++;
+        precise = frames[n - 1].signal_frame;
+    }
+    return 0;
+}
+
+void ana_sym_stack_release(struct ana_sym_stack *st)
+{
+    free(st->lines);
+    memset(st, 0, sizeof(*st));
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/* Address-space fragmentation of one image's mappings (ana_vm): holes
+ * between mappings, the largest free gap, mappings whose address or size
+ * is not a multiple of a granularity and the free space they strand, and
+ * an address-space map as SVG. docs/frag.md. */
+#ifndef ANA_FRAG_H
+#define ANA_FRAG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis/vm/ana_vm.h"
+
+/* A 32-bit program (every mapping below 4 GiB) owns [64 KiB, 4 GiB): the
+ * space below its first and above its last mapping are holes too. A 64-bit
+ * one has room far beyond: only holes between mappings count. */
+#define ANA_FRAG_LOW_32 0x10000ull
+#define ANA_FRAG_TOP_32 0x100000000ull
+
+struct ana_frag_stats {
+    uint64_t space_lo, space_hi; /* where holes are counted */
+    int is_32;
+    uint64_t mapped;             /* bytes the program mapped */
+    uint64_t collector;          /* bytes memscribe's collector mapped (rings, tables) */
+    uint64_t free;               /* bytes in holes */
+    uint64_t nr_holes, nr_mappings;
+    uint64_t largest_lo, largest_hi; /* the largest hole (0, 0: none) */
+};
+
+void ana_frag_stats(const struct ana_vm_image *im, struct ana_frag_stats *s);
+
+/* Call fn for every hole of at least min_size bytes, in address order. */
+typedef int ana_frag_hole_fn(void *arg, uint64_t lo, uint64_t hi);
+int ana_frag_holes(const struct ana_vm_image *im, uint64_t min_size, ana_frag_hole_fn *fn,
+                   void *arg);
+
+/* Mappings (pieces of one call, joined again) not aligned to gran. */
+struct ana_frag_site {
+    uint32_t stack;   /* stack of the call that made them */
+    uint8_t origin;
+    uint8_t collector; /* memscribe's own mappings */
+    uint64_t count;
+    uint64_t size;     /* bytes mapped */
+    uint64_t stranded; /* free bytes beside them, up to the next gran boundary */
+};
+
+/* Sites sorted by stranded bytes, then size; *out is malloc'd. Returns
+ * the number of sites or -ENOMEM. */
+long ana_frag_misaligned(const struct ana_vm_image *im, uint64_t gran, struct ana_frag_site **out);
+
+/* Bytes of [lo, hi) each stack's mappings occupy now, sorted by bytes. */
+long ana_frag_occupants(const struct ana_vm_image *im, uint64_t lo, uint64_t hi,
+                        struct ana_frag_site **out);
+
+/* The address-space map: mappings coloured by state, holes blank, the
+ * largest hole marked. inline_svg: for HTML (no XML prolog, no <style>:
+ * the page puts ana_frag_css in one). Returns 0 or -errno (write error). */
+int ana_frag_svg(FILE *out, const struct ana_vm_image *im, const char *title, int inline_svg);
+extern const char ana_frag_css[];
+
+/* The HTML report's address-space section: the map at the end of the
+ * trace of the process with the most mappings, with a caption, or a note
+ * that nothing was mapped. Reads the trace once more. Returns 0 or -errno. */
+struct fmt_reader;
+int ana_frag_html(struct fmt_reader *r, FILE *out);
+
+#endif

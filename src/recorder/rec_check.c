@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/* Before recording: find the program on PATH and refuse what LD_PRELOAD
+ * cannot reach, a static program (no PT_INTERP) or a setuid/setgid one
+ * (ld.so ignores LD_PRELOAD paths with slashes there). Scripts are judged by
+ * their "#!" interpreter. */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "recorder/rec_internal.h"
+
+char *rec_resolve_command(const char *cmd)
+{
+    const char *path = getenv("PATH");
+    size_t cmd_len = strlen(cmd);
+
+    if (strchr(cmd, '/'))
+        return strdup(cmd);
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path) {
+        const char *colon = strchr(path, ':');
+        size_t dir_len = colon ? (size_t)(colon - path) : strlen(path);
+        char *full = malloc(dir_len + cmd_len + 3);
+        struct stat st;
+
+        if (!full)
+            return NULL;
+        if (dir_len == 0)
+            snprintf(full, dir_len + cmd_len + 3, "./%s", cmd);
+        else
+            snprintf(full, dir_len + cmd_len + 3, "%.*s/%s", (int)dir_len, path, cmd);
+        if (stat(full, &st) == 0 && S_ISREG(st.st_mode) && access(full, X_OK) == 0)
+            return full;
+        free(full);
+        path += dir_len + (colon ? 1 : 0);
+    }
+    errno = ENOENT;
+    return NULL;
+}
+
+/* Does the ELF file have a PT_INTERP? 1 yes, 0 no, -1 not ELF/unreadable. */
+static int rec_has_interp(int fd)
+{
+    unsigned char ident[EI_NIDENT];
+    uint64_t phoff;
+    uint16_t phnum, phentsize;
+
+    if (pread(fd, ident, sizeof(ident), 0) != (ssize_t)sizeof(ident) ||
+        memcmp(ident, ELFMAG, SELFMAG) != 0)
+        return -1;
+    if (ident[EI_CLASS] == ELFCLASS64) {
+        Elf64_Ehdr eh;
+
+        if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh))
+            return -1;
+        phoff = eh.e_phoff;
+        phnum = eh.e_phnum;
+        phentsize = eh.e_phentsize;
+    } else if (ident[EI_CLASS] == ELFCLASS32) {
+        Elf32_Ehdr eh;
+
+        if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh))
+            return -1;
+        phoff = eh.e_phoff;
+        phnum = eh.e_phnum;
+        phentsize = eh.e_phentsize;
+    } else {
+        return -1;
+    }
+    for (uint16_t i = 0; i < phnum; i++) {
+        uint32_t type;
+
+        if (pread(fd, &type, sizeof(type), (off_t)(phoff + (uint64_t)i * phentsize)) !=
+            (ssize_t)sizeof(type))
+            return -1;
+        if (type == PT_INTERP)
+            return 1;
+    }
+    return 0;
+}
+
+int rec_check_program(const char *path, char *msg, size_t msg_size)
+{
+    char line[512], cur[512];
+    struct stat st;
+    ssize_t n;
+    int fd, rc;
+
+    for (int depth = 0; depth < 4; depth++) {
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) != 0) {
+            snprintf(msg, msg_size, "%s: %s", path, strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            return -1;
+        }
+        if (st.st_mode & (S_ISUID | S_ISGID)) {
+            snprintf(msg, msg_size,
+                     "%s is set-user-ID or set-group-ID; the loader ignores LD_PRELOAD for it, "
+                     "so it cannot be traced",
+                     path);
+            close(fd);
+            return -1;
+        }
+        n = pread(fd, line, sizeof(line) - 1, 0);
+        if (n >= 2 && line[0] == '#' && line[1] == '!') {
+            char *p = line + 2, *end, *interp;
+
+            close(fd);
+            line[n] = 0;
+            while (*p == ' ' || *p == '\t')
+                p++;
+            end = p + strcspn(p, " \t\n");
+            if (end == p) {
+                snprintf(msg, msg_size, "%s: empty \"#!\" line", path);
+                return -1;
+            }
+            *end = 0;
+            interp = p;
+            /* "#!/usr/bin/env prog": the program that really runs is prog. */
+            if (!strcmp(strrchr(interp, '/') ? strrchr(interp, '/') + 1 : interp, "env") &&
+                end + 1 < line + n) {
+                char *q = end + 1, *word;
+                char *resolved;
+
+                while (*q == ' ' || *q == '\t')
+                    q++;
+                word = q;
+                q += strcspn(q, " \t\n");
+                *q = 0;
+                if (*word && *word != '-' && (resolved = rec_resolve_command(word))) {
+                    rc = rec_check_program(resolved, msg, msg_size);
+                    free(resolved);
+                    return rc;
+                }
+            }
+            snprintf(cur, sizeof(cur), "%s", interp); /* follow the interpreter */
+            path = cur;
+            continue;
+        }
+        rc = rec_has_interp(fd);
+        close(fd);
+        if (rc == 0) {
+            snprintf(msg, msg_size,
+                     "%s is statically linked; memscribe traces through LD_PRELOAD, which a "
+                     "static program never loads",
+                     path);
+            return -1;
+        }
+        if (rc < 0) {
+            snprintf(msg, msg_size, "%s is not an ELF program or a \"#!\" script", path);
+            return -1;
+        }
+        return 0;
+    }
+    snprintf(msg, msg_size, "%s: too many nested \"#!\" interpreters", path);
+    return -1;
+}

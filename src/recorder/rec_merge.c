@@ -1,0 +1,512 @@
+/* SPDX-License-Identifier: MIT */
+/* The time-ordered merge: every ring is a stream sorted by time; the
+ * watermark says how far all of them are complete; a heap of streams hands
+ * the writer events in order. docs/protocol.md gives the argument. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "recorder/rec_internal.h"
+
+/* An absolute time as the trace's: relative to its start, never going back. */
+static inline uint64_t rec_trace_ts(struct rec_session *s, uint64_t abs_ts)
+{
+    uint64_t rel = abs_ts > s->start_mono_ns ? abs_ts - s->start_mono_ns : 0;
+
+    if (rel < s->last_emitted_ns)
+        rel = s->last_emitted_ns;
+    s->last_emitted_ns = rel;
+    return rel;
+}
+
+void rec_merge_write(struct rec_session *s, struct fmt_event *ev, uint64_t abs_ts)
+{
+    ev->ts_ns = rec_trace_ts(s, abs_ts);
+    if (ev->kind == FMT_EV_DROPPED)
+        s->nr_dropped += ev->arg[0];
+    if (s->write_err == 0) {
+        int rc = fmt_writer_event(s->w, ev);
+
+        if (rc < 0)
+            s->write_err = rc;
+    }
+    s->nr_events++;
+}
+
+void rec_merge_synth(struct rec_session *s, const struct fmt_event *ev, uint64_t abs_ts, char *str,
+                     uint32_t str_len, char *str2, uint32_t str2_len)
+{
+    struct rec_synth *n;
+    uint32_t at;
+
+    if (s->nr_synth == s->cap_synth) {
+        uint32_t cap = s->cap_synth ? s->cap_synth * 2 : 16;
+        struct rec_synth *ns = realloc(s->synth, cap * sizeof(*ns));
+
+        if (!ns) {
+            free(str);
+            free(str2);
+            return;
+        }
+        s->synth = ns;
+        s->cap_synth = cap;
+    }
+    /* Few and mostly in order: insertion keeps the list sorted by time. */
+    at = s->nr_synth;
+    while (at > 0 && s->synth[at - 1].ev.ts_ns > abs_ts)
+        at--;
+    memmove(&s->synth[at + 1], &s->synth[at], (s->nr_synth - at) * sizeof(*n));
+    n = &s->synth[at];
+    n->ev = *ev;
+    n->ev.ts_ns = abs_ts; /* absolute until written */
+    n->str = str;
+    n->str2 = str2;
+    n->ev.str = str;
+    n->ev.str_len = str ? str_len : 0;
+    n->ev.str2 = str2;
+    n->ev.str2_len = str2 ? str2_len : 0;
+    n->seq = s->synth_seq++;
+    s->nr_synth++;
+}
+
+uint64_t rec_merge_watermark(struct rec_session *s, uint64_t now_ns)
+{
+    uint64_t limit = now_ns > REC_GUARD_NS ? now_ns - REC_GUARD_NS : 0;
+
+    for (uint32_t i = 0; i < s->nr_images; i++) {
+        struct rec_image *img = s->images[i];
+
+        if (!img->open)
+            continue;
+        for (uint32_t j = 0; j < img->nr_rings; j++) {
+            struct rec_ring *r = img->rings[j];
+            /* Read pending before draining: with MARKER, everything the
+             * thread published before it is then in our copy. */
+            uint64_t p = atomic_load_explicit(&r->ctl->pending, memory_order_acquire);
+            uint64_t bound;
+
+            if (p > FMT_SHM_PENDING_MARKER)
+                p = rec_clock_ns(&s->clock, p, img->clock_tsc);
+
+            if (p == 0) {
+                r->seen_pending = 0;
+                r->pending_dead = 0;
+                continue;
+            }
+            if (p != r->seen_pending) {
+                r->seen_pending = p;
+                r->seen_pending_ns = now_ns;
+                r->pending_dead = 0;
+            } else if (!r->pending_dead && now_ns - r->seen_pending_ns > REC_STALE_NS) {
+                uint32_t owner = atomic_load(&r->ctl->owner_tid);
+
+                /* A thread that died inside a hook (exec, a raw exit)
+                 * never clears its word. */
+                if (owner == 0 ||
+                    (syscall(SYS_tgkill, (long)img->pid, (long)owner, 0L) != 0 && errno == ESRCH))
+                    r->pending_dead = 1;
+                r->seen_pending_ns = now_ns;
+            }
+            if (r->pending_dead || r->off)
+                continue;
+            bound = p == FMT_SHM_PENDING_MARKER ? r->last_ts : p;
+            if (bound < limit)
+                limit = bound;
+        }
+        rec_stream_drain(s, img);
+    }
+    return limit;
+}
+
+static uint32_t rec_buffered_len(const unsigned char *p)
+{
+    if (p[0] == FMT_SHM_REC_EVENT || p[0] == FMT_SHM_REC_RELEASE)
+        return FMT_SHM_EVENT_SIZE(((const struct fmt_shm_event *)(const void *)p)->origin_nargs >>
+                                  4);
+    return ((const struct fmt_shm_sized *)(const void *)p)->len;
+}
+
+static uint64_t rec_ring_next_ts(const struct rec_ring *r)
+{
+    return *rec_record_ts(r->buf + r->buf_pos);
+}
+
+static uint32_t rec_map_stack(struct rec_image *img, uint32_t id)
+{
+    if (id == 0)
+        return 0;
+    if (id < img->stack_map_len && img->stack_map[id])
+        return img->stack_map[id];
+    img->nr_unknown_stacks++;
+    return 0;
+}
+
+static void rec_thread_begin(struct rec_session *s, struct rec_ring *r, uint32_t tid)
+{
+    r->tid = tid;
+    r->thread = s->next_thread++;
+    r->has_thread = 1;
+    r->who = (struct fmt_writer_who){r->img->index, r->thread, r->img->pid, tid};
+}
+
+/* A plain malloc or free (no flags, no extra words): straight to
+ * fmt_writer_heap(), the bulk of a trace without a struct fmt_event. A
+ * malloc waits for the generic path while a released address may need
+ * settling first (rec_release_settle). Returns 1 if it wrote e. */
+static inline int rec_emit_heap(struct rec_session *s, struct rec_ring *r,
+                                const struct fmt_shm_event *e, uint64_t ts)
+{
+    if (e->flags || e->origin_nargs ||
+        !(e->kind == FMT_EV_FREE || (e->kind == FMT_EV_MALLOC && !r->img->nr_released)))
+        return 0;
+    ts = rec_trace_ts(s, ts);
+    if (s->write_err == 0) {
+        int rc = fmt_writer_heap(s->w, &r->who, e->kind, ts, e->addr,
+                                 e->kind == FMT_EV_MALLOC ? e->size : 0,
+                                 rec_map_stack(r->img, e->stack));
+
+        if (rc < 0)
+            s->write_err = rc;
+    }
+    s->nr_events++;
+    return 1;
+}
+
+/* Fill ev from an EVENT record. */
+static void rec_convert_event(struct rec_image *img, const struct fmt_shm_event *e,
+                              struct fmt_event *ev)
+{
+    const uint64_t *x = e->extra;
+
+    ev->kind = e->kind;
+    ev->flags = e->flags;
+    ev->origin = e->origin_nargs & 15;
+    ev->stack = rec_map_stack(img, e->stack);
+    ev->addr = e->addr;
+    ev->size = e->size;
+    switch (e->kind) {
+    case FMT_EV_CALLOC:
+    case FMT_EV_POSIX_MEMALIGN:
+        ev->arg[0] = x[0];
+        ev->arg[1] = x[1];
+        break;
+    case FMT_EV_REALLOC:
+        ev->old_addr = x[0];
+        break;
+    case FMT_EV_REALLOCARRAY:
+        ev->old_addr = x[0];
+        ev->arg[0] = x[1];
+        ev->arg[1] = x[2];
+        break;
+    case FMT_EV_MEMALIGN:
+    case FMT_EV_ALIGNED_ALLOC:
+    case FMT_EV_MPROTECT:
+    case FMT_EV_BRK:
+    case FMT_EV_SBRK:
+        ev->arg[0] = x[0];
+        break;
+    case FMT_EV_MMAP:
+        memcpy(ev->arg, x, 4 * sizeof(*x));
+        break;
+    case FMT_EV_MREMAP:
+        ev->old_addr = x[0];
+        ev->old_size = x[1];
+        ev->arg[1] = x[2];
+        break;
+    default:
+        break;
+    }
+}
+
+/* Zero an event field by field: `= {0}` on the whole struct became a
+ * `rep stos`, half the cost of writing an event. The reader-only fields
+ * are never set, so the writer sees them as zero from the first clear. */
+static inline void rec_event_clear(struct fmt_event *ev)
+{
+    static const struct fmt_event zero;
+
+    *ev = zero;
+}
+
+static void rec_release_forget(struct rec_image *img, struct rec_ring *r)
+{
+    for (uint32_t i = 0; i < img->nr_released; i++)
+        if (img->released[i].ring == r) {
+            img->released[i] = img->released[--img->nr_released];
+            return;
+        }
+}
+
+static int rec_emit_one(struct rec_session *s, struct rec_ring *r, uint64_t at_most);
+
+/* An allocation at addr is about to be written; if a realloc or mremap on
+ * another thread released addr and its REALLOC/MREMAP (next in its ring)
+ * is still unwritten, write that first, so the block it ended is gone
+ * before its address comes back. Returns 1 if it wrote something. */
+static int rec_release_settle(struct rec_session *s, struct rec_image *img, struct rec_ring *self,
+                              uint64_t addr, uint64_t ts)
+{
+    for (uint32_t i = 0; i < img->nr_released; i++) {
+        struct rec_ring *owner = img->released[i].ring;
+
+        if (img->released[i].addr != addr || owner == self)
+            continue;
+        if (owner->buf_pos < owner->buf_len)
+            rec_emit_one(s, owner, ts);
+        rec_release_forget(img, owner);
+        return 1;
+    }
+    return 0;
+}
+
+/* Write the ring's next record; at_most, if not UINT64_MAX, caps its time
+ * (a record written early to settle a released address). Returns 1 if
+ * another ring's record was written first (the merge heap is stale). */
+static int rec_emit_one(struct rec_session *s, struct rec_ring *r, uint64_t at_most)
+{
+    unsigned char *p = r->buf + r->buf_pos;
+    struct rec_image *img = r->img;
+    struct fmt_event ev;
+    struct fmt_module mod;
+    uint64_t ts = *rec_record_ts(p);
+    int settled = 0;
+
+    if (ts > at_most)
+        ts = at_most;
+    r->buf_pos += rec_buffered_len(p);
+    if (!r->has_thread && p[0] != FMT_SHM_REC_THREAD_START)
+        rec_thread_begin(s, r, img->pid); /* no start seen: a vfork child's stray event */
+    if (p[0] == FMT_SHM_REC_EVENT && rec_emit_heap(s, r, (const void *)p, ts))
+        return 0;
+    rec_event_clear(&ev);
+    ev.image = img->index;
+    ev.pid = img->pid;
+    switch (p[0]) {
+    case FMT_SHM_REC_EVENT: {
+        const struct fmt_shm_event *e = (const void *)p;
+
+        rec_convert_event(img, e, &ev);
+        if (img->nr_released) {
+            if (e->kind == FMT_EV_REALLOC || e->kind == FMT_EV_REALLOCARRAY ||
+                e->kind == FMT_EV_MREMAP)
+                rec_release_forget(img, r);
+            if ((fmt_kind_is_heap_alloc(e->kind) || e->kind == FMT_EV_MMAP ||
+                 e->kind == FMT_EV_MREMAP) &&
+                !(e->flags & FMT_EVF_FAILED) && e->addr)
+                settled = rec_release_settle(s, img, r, e->addr, ts);
+        }
+        break;
+    }
+    case FMT_SHM_REC_RELEASE:
+        /* The REALLOC/MREMAP after it says what happened; until it is
+         * written, an allocation elsewhere at this address must wait. */
+        if (img->nr_released < sizeof(img->released) / sizeof(img->released[0])) {
+            rec_release_forget(img, r);
+            img->released[img->nr_released].addr =
+                ((const struct fmt_shm_event *)(const void *)p)->addr;
+            img->released[img->nr_released++].ring = r;
+        }
+        return 0;
+    case FMT_SHM_REC_THREAD_START:
+    case FMT_SHM_REC_THREAD_NAME: {
+        const struct fmt_shm_thread *t = (const void *)p;
+
+        if (p[0] == FMT_SHM_REC_THREAD_START) {
+            if (r->has_thread) {
+                /* The ring passed to a new thread without an exit record. */
+                struct fmt_event ex = {.kind = FMT_EV_THREAD_EXIT,
+                                       .image = img->index,
+                                       .pid = img->pid,
+                                       .tid = r->tid,
+                                       .thread = r->thread};
+
+                rec_merge_write(s, &ex, ts);
+            }
+            rec_thread_begin(s, r, t->tid);
+            ev.kind = FMT_EV_THREAD_START;
+        } else {
+            ev.kind = FMT_EV_THREAD_NAME;
+        }
+        ev.str = t->name;
+        ev.str_len = t->name_len;
+        break;
+    }
+    case FMT_SHM_REC_THREAD_EXIT:
+        ev.kind = FMT_EV_THREAD_EXIT;
+        r->has_thread = 0;
+        break;
+    case FMT_SHM_REC_MODULE_LOAD: {
+        const struct fmt_shm_module *m = (const void *)p;
+
+        memset(&mod, 0, sizeof(mod));
+        mod.base = m->base;
+        mod.path = (const char *)&m->segments[m->nr_segments];
+        mod.path_len = m->path_len;
+        mod.build_id_len = m->build_id_len;
+        memcpy(mod.build_id, m->build_id, m->build_id_len);
+        mod.nr_segments = m->nr_segments;
+        for (uint32_t i = 0; i < m->nr_segments; i++) {
+            mod.segments[i].vaddr = m->segments[i].vaddr;
+            mod.segments[i].memsz = m->segments[i].memsz;
+            mod.segments[i].offset = m->segments[i].offset;
+            mod.segments[i].flags = m->segments[i].flags;
+        }
+        ev.kind = FMT_EV_MODULE_LOAD;
+        ev.module = &mod;
+        ev.addr = m->base;
+        break;
+    }
+    case FMT_SHM_REC_MODULE_UNLOAD:
+        ev.kind = FMT_EV_MODULE_UNLOAD;
+        ev.addr = ((const struct fmt_shm_module *)(const void *)p)->base;
+        break;
+    default:
+        return 0;
+    }
+    ev.tid = r->tid;
+    ev.thread = r->thread;
+    rec_merge_write(s, &ev, ts);
+    return settled;
+}
+
+static int rec_heap_less(struct rec_ring *a, struct rec_ring *b)
+{
+    uint64_t ta = rec_ring_next_ts(a), tb = rec_ring_next_ts(b);
+
+    if (ta != tb)
+        return ta < tb;
+    return a->img->index != b->img->index ? a->img->index < b->img->index : a < b;
+}
+
+static void rec_heap_down(struct rec_ring **h, uint32_t n, uint32_t i)
+{
+    for (;;) {
+        uint32_t l = 2 * i + 1, m = i;
+        struct rec_ring *tmp;
+
+        if (l < n && rec_heap_less(h[l], h[m]))
+            m = l;
+        if (l + 1 < n && rec_heap_less(h[l + 1], h[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        tmp = h[i];
+        h[i] = h[m];
+        h[m] = tmp;
+        i = m;
+    }
+}
+
+static void rec_emit_synth_head(struct rec_session *s)
+{
+    struct rec_synth head = s->synth[0];
+
+    s->nr_synth--;
+    memmove(&s->synth[0], &s->synth[1], s->nr_synth * sizeof(*s->synth));
+    rec_merge_write(s, &head.ev, head.ev.ts_ns);
+    free(head.str);
+    free(head.str2);
+}
+
+/* Fill the heap with every ring that has a record older than limit. */
+static uint32_t rec_heap_build(struct rec_session *s, uint64_t limit)
+{
+    uint32_t n = 0;
+
+    for (uint32_t i = 0; i < s->nr_images; i++)
+        for (uint32_t j = 0; j < s->images[i]->nr_rings; j++) {
+            struct rec_ring *r = s->images[i]->rings[j];
+
+            if (r->buf_pos == r->buf_len)
+                r->buf_pos = r->buf_len = 0;
+            else if (rec_ring_next_ts(r) < limit)
+                s->heap[n++] = r;
+        }
+    for (uint32_t i = n / 2; i-- > 0;)
+        rec_heap_down(s->heap, n, i);
+    return n;
+}
+
+void rec_merge_emit(struct rec_session *s, uint64_t limit)
+{
+    uint32_t n, total = 0;
+
+    for (uint32_t i = 0; i < s->nr_images; i++)
+        total += s->images[i]->nr_rings;
+    if (total > s->heap_cap) {
+        struct rec_ring **nh = realloc(s->heap, total * sizeof(*nh));
+
+        if (!nh)
+            return;
+        s->heap = nh;
+        s->heap_cap = total;
+    }
+    n = rec_heap_build(s, limit);
+    for (;;) {
+        int have_ring = n > 0;
+        int have_synth = s->nr_synth > 0 && s->synth[0].ev.ts_ns < limit;
+        struct rec_ring *r;
+
+        if (!have_ring && !have_synth)
+            break;
+        if (have_synth && (!have_ring || s->synth[0].ev.ts_ns <= rec_ring_next_ts(s->heap[0]))) {
+            rec_emit_synth_head(s);
+            continue;
+        }
+        r = s->heap[0];
+        if (rec_emit_one(s, r, UINT64_MAX)) {
+            n = rec_heap_build(s, limit); /* another ring moved on: rare */
+            continue;
+        }
+        /* A run: while r's next record is strictly older than every other
+         * candidate (the root's children, the next synthetic event, the
+         * limit), the heap would hand out r again, so skip asking it. A
+         * thread writes long runs between others' on a busy machine; with
+         * one ring this is every record. Ties go back to the heap. */
+        {
+            uint64_t bound = limit;
+            int moved = 0;
+
+            if (n > 1 && rec_ring_next_ts(s->heap[1]) < bound)
+                bound = rec_ring_next_ts(s->heap[1]);
+            if (n > 2 && rec_ring_next_ts(s->heap[2]) < bound)
+                bound = rec_ring_next_ts(s->heap[2]);
+            if (s->nr_synth > 0 && s->synth[0].ev.ts_ns < bound)
+                bound = s->synth[0].ev.ts_ns;
+            while (r->buf_pos < r->buf_len) {
+                const struct fmt_shm_event *e = (const void *)(r->buf + r->buf_pos);
+
+                /* Plain mallocs and frees, the bulk of a run, without the
+                 * detour through rec_emit_one. */
+                if (e->type == FMT_SHM_REC_EVENT && r->has_thread) {
+                    if (e->ts_ns >= bound)
+                        break;
+                    if (rec_emit_heap(s, r, e, e->ts_ns)) {
+                        r->buf_pos += FMT_SHM_EVENT_SIZE(0);
+                        continue;
+                    }
+                } else if (rec_ring_next_ts(r) >= bound) {
+                    break;
+                }
+                if ((moved = rec_emit_one(s, r, UINT64_MAX)))
+                    break;
+            }
+            if (moved) {
+                n = rec_heap_build(s, limit);
+                continue;
+            }
+        }
+        if (r->buf_pos < r->buf_len && rec_ring_next_ts(r) < limit) {
+            rec_heap_down(s->heap, n, 0);
+        } else {
+            if (r->buf_pos == r->buf_len)
+                r->buf_pos = r->buf_len = 0;
+            s->heap[0] = s->heap[--n];
+            rec_heap_down(s->heap, n, 0);
+        }
+    }
+    rec_stream_retire(s);
+}

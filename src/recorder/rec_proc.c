@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: MIT */
+/* The recorder's dealings with processes: the listening socket and the
+ * hellos on it, starting the program, learning when traced processes end,
+ * collecting wait statuses, and RSS samples. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "recorder/rec_proc.h"
+
+int rec_socket_open(char *name, size_t name_size)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    uint64_t nonce = 0;
+    size_t len;
+    int fd;
+
+    if (getrandom(&nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce))
+        nonce = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull;
+    snprintf(name, name_size, "memscribe-%d-%016llx", (int)getpid(), (unsigned long long)nonce);
+    len = strlen(name);
+    memcpy(sa.sun_path + 1, name, len);
+    fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    if (bind(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) != 0 ||
+        listen(fd, SOMAXCONN) != 0) {
+        int err = errno;
+
+        close(fd);
+        return -err;
+    }
+    return fd;
+}
+
+/* Take one hello off an accepted connection. */
+static int rec_status_take(struct rec_statuses *st, pid_t pid, int *status);
+
+static void rec_take_hello(struct rec_session *s, struct rec_statuses *statuses, int conn,
+                           uint64_t now_ns, uint64_t *nr_bad)
+{
+    struct fmt_shm_hello hello;
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } ctl;
+    struct iovec iov = {.iov_base = &hello, .iov_len = sizeof(hello)};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
+                         .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
+    struct timeval tv = {2, 0};
+    struct cmsghdr *cm;
+    struct stat st;
+    int memfd = -1, pidfd = -1;
+    ssize_t n;
+    void *seg;
+
+    /* The client sends right after connecting; wait a little for it. */
+    setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    do {
+        n = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC);
+    } while (n < 0 && errno == EINTR);
+    for (cm = CMSG_FIRSTHDR(&msg); n >= 0 && cm; cm = CMSG_NXTHDR(&msg, cm))
+        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+            cm->cmsg_len >= CMSG_LEN(sizeof(int)))
+            memcpy(&memfd, CMSG_DATA(cm), sizeof(int));
+    if (n != (ssize_t)sizeof(hello) || memfd < 0 || fstat(memfd, &st) != 0 || st.st_size <= 0 ||
+        (uint64_t)st.st_size > (1ull << 34)) {
+        if (n != 0) /* 0: the process died between connect and send */
+            (*nr_bad)++;
+        if (memfd >= 0)
+            close(memfd);
+        return;
+    }
+    seg = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+    close(memfd);
+    if (seg == MAP_FAILED) {
+        (*nr_bad)++;
+        return;
+    }
+    if (hello.kind != FMT_SHM_HELLO_SEGMENT)
+        pidfd = (int)syscall(SYS_pidfd_open, (long)hello.pid, 0L);
+    if (rec_stream_attach(s, &hello, seg, (size_t)st.st_size, pidfd, now_ns) != 0) {
+        munmap(seg, (size_t)st.st_size);
+        if (pidfd >= 0)
+            close(pidfd);
+        (*nr_bad)++;
+        return;
+    }
+    if (hello.kind != FMT_SHM_HELLO_SEGMENT && pidfd < 0) {
+        /* Gone already (and maybe reaped): take what it left. */
+        struct rec_image *img = rec_stream_find_pid(s, hello.pid);
+        int status = 0, known = rec_status_take(statuses, (pid_t)hello.pid, &status);
+
+        if (img)
+            rec_stream_close(s, img, status, known, now_ns);
+    }
+}
+
+void rec_socket_accept_all(struct rec_session *s, struct rec_statuses *st, int lfd, uint64_t now_ns,
+                           uint64_t *nr_bad)
+{
+    for (;;) {
+        int conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+        if (conn < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            return;
+        }
+        rec_take_hello(s, st, conn, now_ns, nr_bad);
+        close(conn);
+    }
+}
+
+pid_t rec_spawn(const char *path, char *const argv[], char *const envp[], int *go_fd, int *err_fd)
+{
+    int go[2], err[2];
+    pid_t pid;
+
+    if (pipe2(go, O_CLOEXEC) != 0)
+        return -1;
+    if (pipe2(err, O_CLOEXEC) != 0) {
+        close(go[0]);
+        close(go[1]);
+        return -1;
+    }
+    pid = fork();
+    if (pid == 0) {
+        char c;
+        int e;
+
+        close(go[1]);
+        close(err[0]);
+        /* Wait until the trace file exists, so a failure there kills a
+         * program that has not run yet. */
+        if (read(go[0], &c, 1) != 1)
+            _exit(127);
+        signal(SIGXFSZ, SIG_DFL);
+        execve(path, argv, envp);
+        e = errno;
+        (void)!write(err[1], &e, sizeof(e));
+        _exit(127);
+    }
+    close(go[0]);
+    close(err[1]);
+    if (pid < 0) {
+        close(go[1]);
+        close(err[0]);
+        return -1;
+    }
+    *go_fd = go[1];
+    *err_fd = err[0];
+    return pid;
+}
+
+static void rec_status_add(struct rec_statuses *st, pid_t pid, int status)
+{
+    if (st->n == st->cap) {
+        uint32_t cap = st->cap ? st->cap * 2 : 16;
+        struct rec_status *ns = realloc(st->v, cap * sizeof(*ns));
+
+        if (!ns)
+            return;
+        st->v = ns;
+        st->cap = cap;
+    }
+    st->v[st->n].pid = pid;
+    st->v[st->n].status = status;
+    st->n++;
+}
+
+static int rec_status_take(struct rec_statuses *st, pid_t pid, int *status)
+{
+    for (uint32_t i = 0; i < st->n; i++)
+        if (st->v[i].pid == pid) {
+            *status = st->v[i].status;
+            st->v[i] = st->v[--st->n];
+            return 1;
+        }
+    return 0;
+}
+
+static void rec_status_note(struct rec_statuses *st, pid_t pid, int status)
+{
+    if (pid == st->root) {
+        st->root_status = status;
+        st->root_done = 1;
+    }
+    rec_status_add(st, pid, status);
+}
+
+int rec_reap(struct rec_statuses *st)
+{
+    for (;;) {
+        int status;
+        pid_t pid = waitpid(-1, &status, WNOHANG | __WALL);
+
+        if (pid > 0) {
+            rec_status_note(st, pid, status);
+            continue;
+        }
+        if (pid < 0 && errno == EINTR)
+            continue;
+        return pid < 0 && errno == ECHILD ? 1 : 0;
+    }
+}
+
+/* Close every open image whose process has ended. */
+void rec_check_exits(struct rec_session *s, struct rec_statuses *st, uint64_t now_ns)
+{
+    for (uint32_t i = 0; i < s->nr_images; i++) {
+        struct rec_image *img = s->images[i];
+        struct pollfd pfd;
+        int status = 0, known;
+
+        if (!img->open || img->pidfd < 0)
+            continue;
+        pfd.fd = img->pidfd;
+        pfd.events = POLLIN;
+        if (poll(&pfd, 1, 0) != 1)
+            continue;
+        known = rec_status_take(st, (pid_t)img->pid, &status);
+        if (!known && waitpid((pid_t)img->pid, &status, WNOHANG | __WALL) == (pid_t)img->pid) {
+            known = 1;
+            if ((pid_t)img->pid == st->root) {
+                st->root_status = status;
+                st->root_done = 1;
+            }
+        }
+        rec_stream_close(s, img, status, known, now_ns);
+    }
+}
+
+void rec_sample_rss(struct rec_session *s, uint64_t now_ns, uint64_t period_ns)
+{
+    long page = sysconf(_SC_PAGESIZE);
+
+    for (uint32_t i = 0; i < s->nr_images; i++) {
+        struct rec_image *img = s->images[i];
+        char path[64], buf[128];
+        unsigned long long size_pages, rss_pages;
+        struct fmt_event ev = {0};
+        ssize_t n;
+        int fd;
+
+        if (!img->open || now_ns - img->last_rss_ns < period_ns)
+            continue;
+        img->last_rss_ns = now_ns;
+        snprintf(path, sizeof(path), "/proc/%u/statm", img->pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = 0;
+        if (sscanf(buf, "%llu %llu", &size_pages, &rss_pages) != 2)
+            continue;
+        ev.kind = FMT_EV_RSS;
+        ev.image = img->index;
+        ev.pid = img->pid;
+        ev.tid = img->pid;
+        ev.size = rss_pages * (unsigned long long)page;
+        rec_merge_synth(s, &ev, now_ns, NULL, 0, NULL, 0);
+    }
+}
