@@ -9,6 +9,7 @@
 
 #include "analysis/model/ana_pmodel.h"
 #include "analysis/core/ana_scan.h"
+#include "analysis/core/ana_text.h"
 #include "cli/cli.h"
 
 void cli_ana_init(struct cli_ana *a, const char *cmd, unsigned default_top)
@@ -160,8 +161,10 @@ void cli_ana_image_name(struct cli_ana *a, uint32_t image, char *buf, size_t siz
     const char *exe = ii->exe ? ii->exe : "";
     const char *base = strrchr(exe, '/');
     base = base ? base + 1 : exe;
+    char safe[4 * 256];
+    ana_text_escape(safe, sizeof(safe), base, strlen(base));
     if (*base)
-        snprintf(buf, size, "pid %u %s", ii->pid, base);
+        snprintf(buf, size, "pid %u %s", ii->pid, safe);
     else
         snprintf(buf, size, "pid %u", ii->pid);
 }

@@ -6,6 +6,8 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "analysis/pictures/ana_svg_utf8.h"
+
 void ana_json_init(struct ana_json *j, FILE *f, bool pretty)
 {
     memset(j, 0, sizeof(*j));
@@ -120,14 +122,23 @@ static void put_string(FILE *f, const char *s, size_t len)
         case '\r':
             fputs("\\r", f);
             break;
-        default:
-            if (c < 0x20 || c == 0x7f) {
-                fputs("\\u00", f);
+        default: {
+            uint32_t cp = c;
+            size_t n = c < 0x80 ? 1 : ana_utf8_decode((const unsigned char *)s + i, len - i, &cp);
+            if (!n) { /* not UTF-8: the byte as text, as ana_text_escape() shows it */
+                fputs("\\\\x", f);
                 fputc(hex[c >> 4], f);
                 fputc(hex[c & 15], f);
+            } else if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) { /* C0, DEL, C1 */
+                fputs("\\u00", f);
+                fputc(hex[cp >> 4], f);
+                fputc(hex[cp & 15], f);
+                i += n - 1;
             } else {
-                fputc(c, f);
+                fwrite(s + i, 1, n, f);
+                i += n - 1;
             }
+        }
         }
     }
     fputc('"', f);

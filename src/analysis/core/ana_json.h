@@ -39,8 +39,10 @@ void ana_json_u64(struct ana_json *j, uint64_t v);
 void ana_json_i64(struct ana_json *j, int64_t v);
 void ana_json_bool(struct ana_json *j, bool v);
 void ana_json_null(struct ana_json *j);
-/* s may be NULL (written as null). Bytes >= 0x80 pass through as they are
- * (UTF-8 in, UTF-8 out); control characters become \uXXXX escapes. */
+/* s may be NULL (written as null). UTF-8 passes through; control
+ * characters (C0, DEL, C1) become \uXXXX escapes, and a byte that is not
+ * UTF-8 the text \xHH (as ana_text_escape() writes it): the document is
+ * always valid UTF-8. */
 void ana_json_str(struct ana_json *j, const char *s);
 void ana_json_strn(struct ana_json *j, const char *s, size_t len);
 
