@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 units=16
 [ "${1:-}" = "--quick" ] && units=4
-build=build-bench-sym
+build="build-bench-sym"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" --target bench_symbolize -j2 >/dev/null
 prog=$(bash bench/bench_symbolize_gen.sh "$build/bench-symbolize-cxx" "$units" 40)

@@ -85,7 +85,7 @@ done > "$out/src/jobs.txt"
   for ((u = 0; u < units; u++)); do echo "int gen${u}_entry(int n);"; done
   echo "int main(int argc, char **) { int s = 0;"
   for ((u = 0; u < units; u++)); do echo "    s += gen${u}_entry(argc);"; done
-  echo "    std::printf(\"%d\\n\", s); return 0; }"
+  printf '%s\n' "    std::printf(\"%d\\n\", s); return 0; }"
 } > "$out/src/main.cc"
 # Two compilers at a time: the machine has two cores.
 xargs -P 2 -I{} sh -c '{}' < "$out/src/jobs.txt" >&2

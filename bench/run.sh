@@ -233,6 +233,7 @@ count_events() {
 classify_failure() {
     local status=$1 err=$2 maxrss_kb=$3 limit=$4 oom="bad_alloc|[Oo]ut of memory|Cannot allocate memory"
     [ -n "$limit" ] && oom="$oom|terminate called"
+    # shellcheck disable=SC2017 # the limit in KiB first, as maxrss_kb counts
     if [ "${status%%:*}" = timeout ]; then
         echo "timeout-${status#*:}s"
     elif grep -qE "$oom" "$err" 2>/dev/null ||

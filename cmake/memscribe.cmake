@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Shared build settings: warnings (STYLE.md) and the sanitizer switch.
+# Shared build settings: warnings and the sanitizer switch.
 
 set(MEMSCRIBE_WARNINGS -Wall -Wextra -Wshadow -Wstrict-prototypes
     -Wmissing-prototypes -Wformat=2 -Wno-unused-parameter)
@@ -9,15 +9,34 @@ endif()
 set(MEMSCRIBE_SAN_FLAGS -fsanitize=address,undefined -fno-omit-frame-pointer
     -fno-sanitize-recover=undefined)
 
-# ms_target(<target>): warnings, _GNU_SOURCE, include paths, and (unless the
-# target is the collector or a traced test program) the sanitizers.
+# The layer rule (docs/architecture.md), checked by the compiler: a target
+# built with LAYERS sees, under src/, only the folders it names, through a
+# folder of links of its own (<build>/layers/<target>/). An #include of a
+# layer it may not use fails the build: "No such file or directory".
+function(ms_layer_dir out tgt)
+  set(dir ${CMAKE_BINARY_DIR}/layers/${tgt})
+  file(REMOVE_RECURSE ${dir})
+  file(MAKE_DIRECTORY ${dir})
+  foreach(layer ${ARGN})
+    file(CREATE_LINK ${PROJECT_SOURCE_DIR}/src/${layer} ${dir}/${layer} SYMBOLIC)
+  endforeach()
+  set(${out} ${dir} PARENT_SCOPE)
+endfunction()
+
+# ms_target(<target> [NO_SANITIZE] [LAYERS <src folders>...]): warnings,
+# _GNU_SOURCE, include paths, and (unless the target is the collector or a
+# traced test program) the sanitizers. Without LAYERS (tests, bench) the
+# target sees all of src/.
 function(ms_target tgt)
-  cmake_parse_arguments(A "NO_SANITIZE" "" "" ${ARGN})
-  get_target_property(kind ${tgt} TYPE)
+  cmake_parse_arguments(A "NO_SANITIZE" "" "LAYERS" ${ARGN})
   target_compile_definitions(${tgt} PRIVATE _GNU_SOURCE)
-  get_target_property(langs ${tgt} LINKER_LANGUAGE)
   target_compile_options(${tgt} PRIVATE $<$<COMPILE_LANGUAGE:C>:${MEMSCRIBE_WARNINGS}>)
-  target_include_directories(${tgt} PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
+  if(A_LAYERS)
+    ms_layer_dir(src ${tgt} ${A_LAYERS})
+  else()
+    set(src ${PROJECT_SOURCE_DIR}/src)
+  endif()
+  target_include_directories(${tgt} PRIVATE ${PROJECT_SOURCE_DIR}/include ${src})
   if(MEMSCRIBE_SANITIZE AND NOT A_NO_SANITIZE)
     target_compile_options(${tgt} PRIVATE ${MEMSCRIBE_SAN_FLAGS})
     target_link_options(${tgt} PRIVATE ${MEMSCRIBE_SAN_FLAGS})
@@ -26,7 +45,7 @@ endfunction()
 
 # ms_test_program(<name> <sources...> [LIBS ...] [FLAGS ...]): a program the
 # tests trace. Built -O0 -fno-inline with debug info and no sanitizer, since
-# the collector must interpose its malloc (STYLE.md, Tests).
+# the collector must interpose its malloc.
 function(ms_test_program name)
   cmake_parse_arguments(A "" "" "LIBS;FLAGS" ${ARGN})
   add_executable(${name} ${A_UNPARSED_ARGUMENTS})

@@ -82,6 +82,10 @@ RUNS=(
     "export-folded|export --to folded --cost bytes @T"
     "export-csv|export --to csv @T -o @O"
     "export-sqlite|export --to sqlite @T -o @O.db"
+    "bad-window-by|window --by nope @T"
+    "bad-window-sort|window --sort nope @T"
+    "bad-vmem-by|vmem --by nope @T"
+    "bad-tree-sort|tree --sort nope @T"
 )
 
 # run_all MEMSCRIBE TRACE DIR: every run's stdout, stderr, status and output
@@ -117,9 +121,9 @@ compare() {
     base=$(realpath "$base")
     new=$(realpath "$new")
     # The baseline's outputs are kept beside the traces and made again only
-    # when the baseline binary changes.
+    # when the baseline binary or the list of runs changes.
     cache=$(realpath "$traces")/base-outputs
-    stamp=$(sha256sum <"$base")
+    stamp=$( (cat "$base"; printf '%s\n' "${RUNS[@]}") | sha256sum)
     if [ "$(cat "$cache/stamp" 2>/dev/null)" != "$stamp" ]; then
         rm -rf "$cache"
         mkdir -p "$cache"

@@ -16,6 +16,9 @@ PKGS=(build-essential cmake pkg-config libzstd-dev libunwind-dev libdw-dev libel
       libiberty-dev zlib1g-dev libsqlite3-dev)
 # The i386 collector for 32-bit programs (lib/memscribe/i386, docs/frag.md).
 PKGS+=(gcc-multilib)
+# memscribe replay: the allocators it replays a trace against by name
+# (jemalloc, tcmalloc, mimalloc; docs/replay.md).
+PKGS+=(libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0)
 if [ "${1:-}" = "--test" ]; then
   # Unit framework, the fuzzer's compiler, the real tools we compare with.
   PKGS+=(libcmocka-dev clang valgrind heaptrack)
@@ -34,6 +37,9 @@ if [ "${1:-}" = "--test" ]; then
   # glibc's debug info: the tests assert symbolized frames inside libc
   # (qsort, __libc_start_main); valgrind recommends it too.
   PKGS+=(libc6-dbg)
+  # The style checks (scripts/check-style.sh, a ctest test): C layout and
+  # shell scripts.
+  PKGS+=(clang-format shellcheck)
   # The symbolizer dlopens libdebuginfod when DEBUGINFOD_URLS is set; its
   # test serves a binary over HTTP and needs the library present.
   PKGS+=(libdebuginfod1)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Pictures (issue 5): the SVG writer, plots, flame graphs and the HTML
+# Pictures: the SVG writer, plots, flame graphs and the HTML
 # report. Unit tests on hand-made inputs and synthetic traces; end-to-end
 # tests that check the SVGs with a real XML parser (xmllint) and open the
 # report of the demo in headless Chromium (screenshots under

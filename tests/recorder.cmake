@@ -2,3 +2,11 @@
 # The recorder library (src/recorder) on its own: the stream checks, the
 # time-ordered merge and the clock, without the CLI.
 ms_unit_test(test_rec_stream ${PROJECT_SOURCE_DIR}/tests/unit/test_rec_stream.c LIBS ms_recorder)
+# The "#!" resolver shared by the checks and the choice of collector, on a
+# 32-bit and a 64-bit test program (gcc-multilib).
+if(MEMSCRIBE_HAVE_M32)
+  ms_unit_test(test_rec_shebang ${PROJECT_SOURCE_DIR}/tests/unit/test_rec_shebang.c LIBS ms_recorder)
+  target_compile_definitions(test_rec_shebang PRIVATE PROG32="$<TARGET_FILE:vm_frag32>"
+                             PROG64="$<TARGET_FILE:vm_reserve>")
+  add_dependencies(test_rec_shebang vm_frag32 vm_reserve)
+endif()

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# The whole address space (issue 6): precise capture of every mapping,
+# The whole address space: precise capture of every mapping,
 # signals under Syscall User Dispatch, commit lifetimes, 32-bit
 # fragmentation (tests/e2e/vm_*.sh).
 set(VMP ${PROJECT_SOURCE_DIR}/tests/programs)

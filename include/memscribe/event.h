@@ -69,11 +69,13 @@ enum fmt_origin {
 #define FMT_EVF_FAILED 0x0001    /* the call failed: NULL, MAP_FAILED, -1 or non-zero */
 #define FMT_EVF_LIBC_MMAP 0x0002 /* glibc served this block with its own mmap */
 #define FMT_EVF_IN_PLACE 0x0004  /* realloc/mremap kept the address */
-#define FMT_EVF_PARTIAL 0x0008   /* set by the reader: an munmap, mremap or MAP_FIXED
-                                    mmap left part of a mapping it touched alive */
-#define FMT_EVF_COLLECTOR 0x0010 /* a snapshot mmap of memscribe's own collector (rings,
-                                    stack tables): it takes address space but is not
-                                    the program's memory */
+#define FMT_EVF_PARTIAL                                                                            \
+    0x0008 /* set by the reader: an munmap, mremap or MAP_FIXED                                    \
+              mmap left part of a mapping it touched alive */
+#define FMT_EVF_COLLECTOR                                                                          \
+    0x0010 /* a snapshot mmap of memscribe's own collector (rings,                                 \
+              stack tables): it takes address space but is not                                     \
+              the program's memory */
 
 /* One loaded module (FMT_EV_MODULE_LOAD). Segments let an address be mapped
  * to the module without the file; build_id lets the analyser find the right
@@ -124,8 +126,8 @@ struct fmt_event {
     uint64_t ref_ts_ns; /* that block's allocation time */
     uint32_t ref_stack; /* that block's stack id */
     uint32_t ref_thread;
-    uint32_t nr_refs;   /* mappings an munmap/mremap/MAP_FIXED mmap touched; ref is
-                           the lowest of them (1 for a heap free with a ref) */
+    uint32_t nr_refs; /* mappings an munmap/mremap/MAP_FIXED mmap touched; ref is
+                         the lowest of them (1 for a heap free with a ref) */
 
     /* Strings and the module: valid until the next call that fills this event. */
     const char *str;

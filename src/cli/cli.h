@@ -43,5 +43,7 @@ cli_cmd_fn cmd_tree;
 cli_cmd_fn cmd_plot;
 cli_cmd_fn cmd_flamegraph;
 cli_cmd_fn cmd_html;
+cli_cmd_fn cmd_replay;
+cli_cmd_fn cmd_diff;
 
 #endif

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/model/ana_pmodel.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_text.h"
+#include "analysis/model/ana_pmodel.h"
 #include "cli/cli.h"
 
 void cli_ana_init(struct cli_ana *a, const char *cmd, unsigned default_top)
@@ -31,6 +31,29 @@ unsigned long cli_ana_number(struct cli_ana *a, const char *opt, const char *arg
         cli_usage_error("%s: %s wants a number, not '%s'; see 'memscribe %s --help'", a->cmd, opt,
                         arg, a->cmd);
     return v;
+}
+
+unsigned cli_ana_choice(const struct cli_ana *a, const char *opt, const char *arg,
+                        const char *const *names)
+{
+    char list[256];
+    size_t len = 0;
+    unsigned i, n = 0;
+
+    while (names[n])
+        n++;
+    for (i = 0; i < n; i++) {
+        if (!strcmp(arg, names[i]))
+            return i;
+    }
+    list[0] = 0;
+    for (i = 0; i < n && len < sizeof(list); i++) {
+        const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
+        int w = snprintf(list + len, sizeof(list) - len, "%s%s", sep, names[i]);
+
+        len += w > 0 ? (size_t)w : 0;
+    }
+    cli_usage_error("%s: --%s wants %s, not '%s'", a->cmd, opt, list, arg);
 }
 
 bool cli_ana_option(struct cli_ana *a, int c, const char *arg)
@@ -56,8 +79,8 @@ bool cli_ana_option(struct cli_ana *a, int c, const char *arg)
         return true;
     case CLI_ANA_OPT_THREAD:
         if (ana_filter_add_tids(&a->filter, arg))
-            cli_usage_error("%s: --thread wants thread ids like 123 or 123,456, not '%s'",
-                            a->cmd, arg);
+            cli_usage_error("%s: --thread wants thread ids like 123 or 123,456, not '%s'", a->cmd,
+                            arg);
         return true;
     default:
         return cli_sym_option(a->cmd, c, arg, &a->sym);
@@ -71,9 +94,9 @@ void cli_ana_open(struct cli_ana *a, int argc, char **argv, int optind_now)
     int rc;
 
     if (optind_now != argc - 1)
-        cli_usage_error("%s: %s; see 'memscribe %s --help'", a->cmd,
-                        optind_now >= argc ? "no trace file given" : "more than one trace file given",
-                        a->cmd);
+        cli_usage_error(
+            "%s: %s; see 'memscribe %s --help'", a->cmd,
+            optind_now >= argc ? "no trace file given" : "more than one trace file given", a->cmd);
     a->path = argv[optind_now];
     if ((rc = fmt_reader_open(&a->r, a->path, err, sizeof(err))))
         cli_die("%s: %s", a->cmd, err);

@@ -13,10 +13,10 @@
 
 #include "analysis/core/ana_filter.h"
 #include "analysis/core/ana_json.h"
-#include "analysis/model/ana_model.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_stacks.h"
 #include "analysis/core/ana_table.h"
+#include "analysis/model/ana_model.h"
 #include "analysis/model/ana_tree.h"
 #include "cli/cli_sym.h"
 #include "memscribe/trace.h"
@@ -32,17 +32,17 @@ enum {
     CLI_ANA_OPT_FIRST_OWN, /* commands number their own options from here */
 };
 
-#define CLI_ANA_LONGOPTS                                                                          \
-    {"format", required_argument, NULL, CLI_ANA_OPT_FORMAT},                                      \
-        {"top", required_argument, NULL, CLI_ANA_OPT_TOP},                                        \
-        {"pid", required_argument, NULL, CLI_ANA_OPT_PID},                                        \
-        {"thread", required_argument, NULL, CLI_ANA_OPT_THREAD},                                  \
-        {"help", no_argument, NULL, 'h'}, CLI_SYM_LONGOPTS
+#define CLI_ANA_LONGOPTS                                                                           \
+    {"format", required_argument, NULL, CLI_ANA_OPT_FORMAT},                                       \
+        {"top", required_argument, NULL, CLI_ANA_OPT_TOP},                                         \
+        {"pid", required_argument, NULL, CLI_ANA_OPT_PID},                                         \
+        {"thread", required_argument, NULL, CLI_ANA_OPT_THREAD}, {"help", no_argument, NULL, 'h'}, \
+        CLI_SYM_LONGOPTS
 
-#define CLI_ANA_USAGE                                                                             \
-    "  --format=F      text (default), json or csv\n"                                             \
-    "  --pid LIST      only these processes (comma-separated pids)\n"                             \
-    "  --thread LIST   only blocks allocated by these threads (tids)\n"                           \
+#define CLI_ANA_USAGE                                                                              \
+    "  --format=F      text (default), json or csv\n"                                              \
+    "  --pid LIST      only these processes (comma-separated pids)\n"                              \
+    "  --thread LIST   only blocks allocated by these threads (tids)\n"                            \
     "  -h, --help      this text\n" CLI_SYM_USAGE
 
 struct cli_ana {
@@ -61,6 +61,12 @@ struct cli_ana {
 };
 
 void cli_ana_init(struct cli_ana *a, const char *cmd, unsigned default_top);
+
+/* The index of arg among names (NULL-terminated): a keyword option's value.
+ * Anything else is a usage error "<cmd>: --<opt> wants A, B or C, not
+ * '<arg>'". */
+unsigned cli_ana_choice(const struct cli_ana *a, const char *opt, const char *arg,
+                        const char *const *names);
 
 /* Handle c if it is a shared option (usage errors exit): true if it was. */
 bool cli_ana_option(struct cli_ana *a, int c, const char *arg);

@@ -16,7 +16,7 @@ struct tree_out {
     bool with_self;
     FILE *out;
     struct ana_json j;
-    int *width;        /* text: per column */
+    int *width;          /* text: per column */
     uint32_t path[4096]; /* CSV: labels from the root */
 };
 
@@ -114,8 +114,8 @@ static void json_node(struct tree_out *o, uint32_t n)
 void cli_ana_tree(struct cli_ana *a, const struct ana_tree *t, const struct cli_tree_metric *mets,
                   unsigned nr_mets, bool with_self, FILE *out)
 {
-    struct tree_out o = {.a = a, .t = t, .mets = mets, .nr_mets = nr_mets,
-                         .with_self = with_self, .out = out};
+    struct tree_out o = {
+        .a = a, .t = t, .mets = mets, .nr_mets = nr_mets, .with_self = with_self, .out = out};
     char num[32];
 
     if (a->format == CLI_FMT_JSON) {

@@ -21,7 +21,10 @@ static const struct cli_command commands[] = {
     {"plot", cmd_plot, "SVG plots: heap use over time, log-log size histogram"},
     {"flamegraph", cmd_flamegraph, "interactive flame graph SVG (or folded stacks) by cost"},
     {"html", cmd_html, "one self-contained HTML report: summary, timeline, window, flame graph"},
-    {"export", cmd_export, "write a trace for massif, heaptrack, DHAT, pprof, flame graphs, SQLite, CSV"},
+    {"replay", cmd_replay, "run a process's heap calls again under other allocators, side by side"},
+    {"diff", cmd_diff, "what changed between two traces (or windows), call site by call site"},
+    {"export", cmd_export,
+     "write a trace for massif, heaptrack, DHAT, pprof, flame graphs, SQLite, CSV"},
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))

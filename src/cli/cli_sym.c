@@ -30,7 +30,8 @@ bool cli_sym_option(const char *cmd, int c, const char *arg, struct cli_sym_opts
     }
 }
 
-struct ana_sym *cli_sym_open(const char *cmd, const struct cli_sym_opts *o, const struct fmt_reader *r)
+struct ana_sym *cli_sym_open(const char *cmd, const struct cli_sym_opts *o,
+                             const struct fmt_reader *r)
 {
     struct ana_sym_options so = {
         .debug_dirs = o->debug_dirs,

@@ -24,18 +24,20 @@ enum {
 };
 
 /* Put these in a command's struct option table. */
-#define CLI_SYM_LONGOPTS                                                                          \
-    {"debug-dir", required_argument, NULL, CLI_SYM_OPT_DEBUG_DIR},                                \
-        {"sysroot", required_argument, NULL, CLI_SYM_OPT_SYSROOT},                                \
-        {"all-frames", no_argument, NULL, CLI_SYM_OPT_ALL_FRAMES},                                \
-        {"raw", no_argument, NULL, CLI_SYM_OPT_RAW}
+#define CLI_SYM_LONGOPTS                                                                           \
+    {"debug-dir", required_argument, NULL, CLI_SYM_OPT_DEBUG_DIR},                                 \
+        {"sysroot", required_argument, NULL, CLI_SYM_OPT_SYSROOT},                                 \
+        {"all-frames", no_argument, NULL, CLI_SYM_OPT_ALL_FRAMES},                                 \
+    {                                                                                              \
+        "raw", no_argument, NULL, CLI_SYM_OPT_RAW                                                  \
+    }
 
 /* Lines for a command's --help. */
-#define CLI_SYM_USAGE                                                                             \
-    "  --debug-dir DIR binaries or debug files of the traced program, by name\n"                  \
-    "                  or in DIR/.build-id/xx/yyyy.debug (repeatable)\n"                          \
-    "  --sysroot DIR   the recorded paths are under DIR (trace from elsewhere)\n"                 \
-    "  --all-frames    keep memscribe's and the allocator's own frames on top\n"                  \
+#define CLI_SYM_USAGE                                                                              \
+    "  --debug-dir DIR binaries or debug files of the traced program, by name\n"                   \
+    "                  or in DIR/.build-id/xx/yyyy.debug (repeatable)\n"                           \
+    "  --sysroot DIR   the recorded paths are under DIR (trace from elsewhere)\n"                  \
+    "  --all-frames    keep memscribe's and the allocator's own frames on top\n"                   \
     "  --raw           module+offset only: read no binary or debug file\n"
 
 struct cli_sym_opts {
@@ -51,7 +53,8 @@ struct cli_sym_opts {
 bool cli_sym_option(const char *cmd, int c, const char *arg, struct cli_sym_opts *o);
 
 /* A symbolizer that knows every module of the trace. Dies on failure. */
-struct ana_sym *cli_sym_open(const char *cmd, const struct cli_sym_opts *o, const struct fmt_reader *r);
+struct ana_sym *cli_sym_open(const char *cmd, const struct cli_sym_opts *o,
+                             const struct fmt_reader *r);
 
 /* Print one stack (leaf first), one "<indent>[n] ..." line per frame. */
 void cli_sym_print_stack(const char *cmd, FILE *out, struct ana_sym *s, uint32_t image,

@@ -6,13 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/pictures/ana_flame.h"
-#include "analysis/model/ana_model.h"
-#include "analysis/pictures/ana_plot_data.h"
 #include "analysis/core/ana_scan.h"
+#include "analysis/model/ana_model.h"
 #include "analysis/model/ana_tree.h"
+#include "analysis/pictures/ana_flame.h"
+#include "analysis/pictures/ana_plot_data.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "cli/cli_diff.h"
 
 /* Call sites an SVG draws at most; see ana_flame_top_sites(). */
 #define FLAME_MAX_SITES 10000
@@ -23,11 +24,13 @@ enum {
     OPT_FOLDED,
     OPT_TITLE,
     OPT_WIDTH,
+    OPT_DIFF,
 };
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: memscribe flamegraph [options] FILE [-o OUT.svg]\n\n"
+    fprintf(out, "usage: memscribe flamegraph [options] FILE [-o OUT.svg]\n"
+                 "       memscribe flamegraph --diff [options] BASE NEW [-o OUT.svg]\n\n"
                  "Draw a flame graph of where memory is allocated: one box per function on\n"
                  "a call path, as wide as its cost. The SVG is interactive in a browser:\n"
                  "click a frame to zoom, Search (or Ctrl-F) to highlight by regular\n"
@@ -43,6 +46,9 @@ static void usage(FILE *out)
                  "                  flamegraph.pl, speedscope or inferno instead of SVG\n"
                  "  --title T       the title (default: 'Flame graph: COST')\n"
                  "  --width PX      width of the SVG (default 1200)\n"
+                 "  --diff          a differential graph of NEW against BASE: widths from\n"
+                 "                  NEW, frames red as far as they grew, blue as far as they\n"
+                 "                  shrank (call paths matched by function names)\n"
                  "  --pid LIST      only these processes (comma-separated pids)\n"
                  "  --thread LIST   only blocks allocated by these threads (tids)\n"
                  "  -h, --help      this text\n" CLI_SYM_USAGE
@@ -64,6 +70,7 @@ int cmd_flamegraph(int argc, char **argv)
         {"folded", no_argument, NULL, OPT_FOLDED},
         {"title", required_argument, NULL, OPT_TITLE},
         {"width", required_argument, NULL, OPT_WIDTH},
+        {"diff", no_argument, NULL, OPT_DIFF},
         {"pid", required_argument, NULL, CLI_ANA_OPT_PID},
         {"thread", required_argument, NULL, CLI_ANA_OPT_THREAD},
         {"help", no_argument, NULL, 'h'},
@@ -72,7 +79,7 @@ int cmd_flamegraph(int argc, char **argv)
     };
     struct ana_flame_svg_options so = {.cost = ANA_FLAME_BYTES};
     const char *output = NULL;
-    int folded = 0, c, rc;
+    int folded = 0, diff = 0, c, rc;
     struct cli_ana a;
 
     cli_ana_init(&a, "flamegraph", 0);
@@ -97,6 +104,9 @@ int cmd_flamegraph(int argc, char **argv)
         case OPT_FOLDED:
             folded = 1;
             break;
+        case OPT_DIFF:
+            diff = 1;
+            break;
         case OPT_TITLE:
             so.title = optarg;
             break;
@@ -112,7 +122,12 @@ int cmd_flamegraph(int argc, char **argv)
                                 argv[optind - 1]);
         }
     }
-    cli_ana_open(&a, argc, argv, optind);
+    if (diff && (folded || !ana_filter_is_empty(&a.filter)))
+        cli_usage_error("flamegraph: --diff draws an SVG of two whole traces (no --folded, --pid "
+                        "or --thread)");
+    if (diff && argc - optind != 2)
+        cli_usage_error("flamegraph: --diff wants two traces, BASE and NEW");
+    cli_ana_open(&a, argc, argv, optind + diff);
 
     struct ana_model_options mo = {.filter = &a.filter};
     struct ana_model *m;
@@ -140,6 +155,10 @@ int cmd_flamegraph(int argc, char **argv)
         (rc = ana_flame_sort(&t, ana_flame_stacks_name, st)))
         cli_ana_fail(&a, rc);
 
+    int64_t *base = NULL;
+    if (diff)
+        so.base = base = cli_diff_flame_base(&a, argv[optind], &t, so.cost, so.inverted);
+
     FILE *out = stdout;
     if (output && strcmp(output, "-") && !(out = fopen(output, "w")))
         cli_die("flamegraph: %s: %s", output, strerror(errno));
@@ -157,6 +176,7 @@ int cmd_flamegraph(int argc, char **argv)
         cli_die("flamegraph: writing %s: %s", output && strcmp(output, "-") ? output : "stdout",
                 strerror(-rc));
     ana_tree_release(&t);
+    free(base);
     free(keep);
     ana_model_destroy(m);
     return cli_ana_close(&a);

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/vm/ana_frag.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_time.h"
+#include "analysis/vm/ana_frag.h"
 #include "analysis/vm/ana_vm.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
@@ -27,23 +27,22 @@ enum {
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: memscribe frag [options] FILE\n\n"
-            "Address-space fragmentation of each process at a moment: the holes\n"
-            "between its mappings, the largest free gap and how it shrank over time,\n"
-            "the mappings whose address or size is not a multiple of the granularity\n"
-            "(grouped by the stack that made them, with the free space they strand:\n"
-            "the bytes beside them up to the next granularity boundary), and what\n"
-            "fills the gap that was largest when tracing began. A 32-bit program's\n"
-            "space is [64 KiB, 4 GiB); a 64-bit one's counts only holes between\n"
-            "mappings.\n\n"
-            "options:\n"
-            "  --at T            the moment (default end): 1.5s, 250ms, end-1s\n"
-            "  --granularity N   alignment that counts, bytes with K, M or G\n"
-            "                    (default 64K)\n"
-            "  --svg FILE        write the address-space map at T as SVG\n"
-            "  --intervals N     rows of the largest-gap table (default 10)\n"
-            "  --top N           rows per table (default 20; 0: all)\n" CLI_ANA_USAGE);
+    fprintf(out, "usage: memscribe frag [options] FILE\n\n"
+                 "Address-space fragmentation of each process at a moment: the holes\n"
+                 "between its mappings, the largest free gap and how it shrank over time,\n"
+                 "the mappings whose address or size is not a multiple of the granularity\n"
+                 "(grouped by the stack that made them, with the free space they strand:\n"
+                 "the bytes beside them up to the next granularity boundary), and what\n"
+                 "fills the gap that was largest when tracing began. A 32-bit program's\n"
+                 "space is [64 KiB, 4 GiB); a 64-bit one's counts only holes between\n"
+                 "mappings.\n\n"
+                 "options:\n"
+                 "  --at T            the moment (default end): 1.5s, 250ms, end-1s\n"
+                 "  --granularity N   alignment that counts, bytes with K, M or G\n"
+                 "                    (default 64K)\n"
+                 "  --svg FILE        write the address-space map at T as SVG\n"
+                 "  --intervals N     rows of the largest-gap table (default 10)\n"
+                 "  --top N           rows per table (default 20; 0: all)\n" CLI_ANA_USAGE);
 }
 
 static const char *const origin_names[] = {"call", "libc", "loader", "thread", "snapshot"};
@@ -158,13 +157,13 @@ static int parse_size(const char *s, uint64_t *out)
 }
 
 static const struct ana_column gap_cols[] = {
-    {"time", "time_ns", ANA_CELL_U64},      {"largest gap", "largest_gap", ANA_CELL_U64},
+    {"time", "time_ns", ANA_CELL_U64},        {"largest gap", "largest_gap", ANA_CELL_U64},
     {"gap start", "gap_start", ANA_CELL_STR}, {"free", "free", ANA_CELL_U64},
-    {"holes", "holes", ANA_CELL_U64},       {"mappings", "mappings", ANA_CELL_U64},
+    {"holes", "holes", ANA_CELL_U64},         {"mappings", "mappings", ANA_CELL_U64},
 };
 
 static const struct ana_column site_cols[] = {
-    {"count", "count", ANA_CELL_U64},   {"size", "size", ANA_CELL_U64},
+    {"count", "count", ANA_CELL_U64},       {"size", "size", ANA_CELL_U64},
     {"stranded", "stranded", ANA_CELL_U64}, {"origin", "origin", ANA_CELL_STR},
     {"stack", "stack", ANA_CELL_LIST},
 };
@@ -186,7 +185,9 @@ static struct ana_table *site_table(struct cli_ana *a, const struct ana_frag_sit
         cli_die("frag: out of memory");
     for (long i = 0; i < n && (!a->top || i < (long)a->top); i++) {
         const char *const *fr = cli_ana_stack(a, v[i].stack, false, 0, &nr);
-        const char *o = v[i].collector ? "memscribe" : v[i].origin < 5 ? origin_names[v[i].origin] : "?";
+        const char *o = v[i].collector    ? "memscribe"
+                        : v[i].origin < 5 ? origin_names[v[i].origin]
+                                          : "?";
 
         ana_table_add_row(t);
         if (occupants) {
@@ -274,10 +275,10 @@ static void report_image(struct frag *f, uint32_t image, uint64_t gran, struct a
         printf("%s: %s address space [0x%" PRIx64 ", 0x%" PRIx64 ")%s\n", name,
                st.is_32 ? "32-bit" : "64-bit", st.space_lo, st.space_hi,
                st.is_32 ? "" : " (holes between mappings only)");
-        printf("  %" PRIu64 " mappings, %" PRIu64 " bytes mapped (%s); %" PRIu64
-               " holes, %" PRIu64 " bytes free\n",
-               st.nr_mappings, st.mapped, ana_bytes_format(st.mapped, b1, sizeof(b1)),
-               st.nr_holes, st.free);
+        printf("  %" PRIu64 " mappings, %" PRIu64 " bytes mapped (%s); %" PRIu64 " holes, %" PRIu64
+               " bytes free\n",
+               st.nr_mappings, st.mapped, ana_bytes_format(st.mapped, b1, sizeof(b1)), st.nr_holes,
+               st.free);
         if (st.collector)
             printf("  %" PRIu64 " bytes (%s) are memscribe's own rings and tables\n", st.collector,
                    ana_bytes_format(st.collector, b1, sizeof(b1)));
@@ -390,7 +391,8 @@ int cmd_frag(int argc, char **argv)
             cli_die("frag: cannot write the output");
     } else {
         if (a.format == CLI_FMT_TEXT)
-            printf("memscribe frag: %s: at %s, granularity %" PRIu64 " bytes (times in ns below)\n\n",
+            printf("memscribe frag: %s: at %s, granularity %" PRIu64
+                   " bytes (times in ns below)\n\n",
                    a.path, ana_time_format(f.at, buf, sizeof(buf)), gran);
         for (uint32_t i = 0; i < f.vm.nr_images; i++)
             if (f.vm.images[i].nr && ana_filter_pid(&a.filter, fmt_reader_image(a.r, i)->pid))

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/model/ana_histogram.h"
 #include "analysis/core/ana_scan.h"
+#include "analysis/model/ana_histogram.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 
@@ -16,23 +16,24 @@ enum { OPT_BY_STACK = CLI_ANA_OPT_FIRST_OWN };
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: memscribe histogram [options] FILE\n\n"
-                 "How many heap blocks of each size were allocated, and how many bytes,\n"
-                 "in power-of-two size classes: 1, 2-3, 4-7, 8-15, ... (0 on its own).\n"
-                 "One table per process.\n\n"
-                 "options:\n"
-                 "  --by-stack      one histogram per call site, the sites with most\n"
-                 "                  allocations first (--top N of them, default 10)\n" CLI_ANA_USAGE);
+    fprintf(out,
+            "usage: memscribe histogram [options] FILE\n\n"
+            "How many heap blocks of each size were allocated, and how many bytes,\n"
+            "in power-of-two size classes: 1, 2-3, 4-7, 8-15, ... (0 on its own).\n"
+            "One table per process.\n\n"
+            "options:\n"
+            "  --by-stack      one histogram per call site, the sites with most\n"
+            "                  allocations first (--top N of them, default 10)\n" CLI_ANA_USAGE);
 }
 
 static const struct ana_column cols[] = {
-    {"pid", "pid", ANA_CELL_U64},         {"stack", "stack", ANA_CELL_LIST},
-    {"min", "min_size", ANA_CELL_U64},    {"max", "max_size", ANA_CELL_U64},
-    {"count", "count", ANA_CELL_U64},     {"bytes", "bytes", ANA_CELL_U64},
+    {"pid", "pid", ANA_CELL_U64},       {"stack", "stack", ANA_CELL_LIST},
+    {"min", "min_size", ANA_CELL_U64},  {"max", "max_size", ANA_CELL_U64},
+    {"count", "count", ANA_CELL_U64},   {"bytes", "bytes", ANA_CELL_U64},
     {"histogram", "bar", ANA_CELL_STR},
 };
 
-/* A bar of log2(count)+1 '#', the seed's log-log view in text. */
+/* A bar of log2(count)+1 '#', a log-log view in text. */
 static void bar(char *buf, size_t size, uint64_t n)
 {
     size_t len = n ? 64u - (size_t)__builtin_clzll(n) : 0;

@@ -9,9 +9,11 @@
 #include "analysis/html/ana_html.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "cli/cli_diff.h"
 
 enum {
     OPT_BUCKETS = CLI_ANA_OPT_FIRST_OWN,
+    OPT_BASE,
 };
 
 static void usage(FILE *out)
@@ -27,6 +29,9 @@ static void usage(FILE *out)
                  "  --buckets N     time buckets a window selection snaps to (default 400,\n"
                  "                  at most 65534); window figures are exact for them\n"
                  "  --top N         rows per table (default 200; 0: all)\n"
+                 "  --base B        compare with trace B: each summary number's change, and\n"
+                 "                  per call site the change against B's site of the same\n"
+                 "                  function chain (docs/diff.md)\n"
                  "  -h, --help      this text\n" CLI_SYM_USAGE
                  "\nExit status: 0 ok, 1 unreadable trace or failed write, 2 usage error.\n"
                  "See docs/html.md.\n");
@@ -37,13 +42,16 @@ int cmd_html(int argc, char **argv)
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
         {"buckets", required_argument, NULL, OPT_BUCKETS},
+        {"base", required_argument, NULL, OPT_BASE},
         {"top", required_argument, NULL, CLI_ANA_OPT_TOP},
         {"help", no_argument, NULL, 'h'},
         CLI_SYM_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
     struct ana_html_options o = {0};
-    const char *output = NULL;
+    const char *output = NULL, *base_path = NULL;
+    struct ana_html_base base = {0};
+    struct cli_ana ba;
     struct cli_ana a;
     int c, rc;
 
@@ -56,6 +64,9 @@ int cmd_html(int argc, char **argv)
             return CLI_EXIT_OK;
         case 'o':
             output = optarg;
+            break;
+        case OPT_BASE:
+            base_path = optarg;
             break;
         case OPT_BUCKETS: {
             unsigned long n = cli_ana_number(&a, "--buckets", optarg);
@@ -91,6 +102,10 @@ int cmd_html(int argc, char **argv)
     FILE *out = stdout;
     if (output && strcmp(output, "-") && !(out = fopen(output, "w")))
         cli_die("html: %s: %s", output, strerror(errno));
+    if (base_path) {
+        cli_diff_html_base(&a, base_path, &ba, &base);
+        o.base = &base;
+    }
     rc = ana_html_write(a.r, &o, out);
     cli_ana_progress_done(&a);
     if (out != stdout && fclose(out) && !rc)
@@ -101,5 +116,9 @@ int cmd_html(int argc, char **argv)
     if (rc)
         cli_ana_fail(&a, rc);
     free(path_copy);
+    if (base_path) {
+        ana_model_destroy(base.model);
+        cli_ana_close(&ba);
+    }
     return cli_ana_close(&a);
 }

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/model/ana_model.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_time.h"
+#include "analysis/model/ana_model.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 
@@ -35,10 +35,10 @@ static const struct ana_column group_cols[] = {
     {"stack", "stack", ANA_CELL_LIST},
 };
 static const struct ana_column block_cols[] = {
-    {"pid", "pid", ANA_CELL_U64},   {"serial", "serial", ANA_CELL_U64},
+    {"pid", "pid", ANA_CELL_U64},         {"serial", "serial", ANA_CELL_U64},
     {"address", "address", ANA_CELL_STR}, {"size", "size", ANA_CELL_U64},
-    {"time", "time", ANA_CELL_STR}, {"time_ns", "time_ns", ANA_CELL_U64},
-    {"thread", "tid", ANA_CELL_U64}, {"stack", "stack", ANA_CELL_LIST},
+    {"time", "time", ANA_CELL_STR},       {"time_ns", "time_ns", ANA_CELL_U64},
+    {"thread", "tid", ANA_CELL_U64},      {"stack", "stack", ANA_CELL_LIST},
 };
 
 static int by_bytes(const void *x, const void *y, void *arg)
@@ -130,8 +130,8 @@ int cmd_leaks(int argc, char **argv)
             ana_table_set_str(tab, 4, ana_time_format(b[i].ts_ns, buf, sizeof(buf)));
             ana_table_set_u64(tab, 5, b[i].ts_ns);
             ana_table_set_u64(tab, 6, b[i].tid);
-            const char *const *fr = cli_ana_stack(&a, b[i].stack, false,
-                                                  a.format == CLI_FMT_TEXT ? 1 : 0, &nr);
+            const char *const *fr =
+                cli_ana_stack(&a, b[i].stack, false, a.format == CLI_FMT_TEXT ? 1 : 0, &nr);
             ana_table_set_list(tab, 7, fr, nr);
         }
         free(b);

@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/model/ana_histogram.h"
-#include "analysis/model/ana_model.h"
-#include "analysis/pictures/ana_plot.h"
-#include "analysis/pictures/ana_plot_data.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_time.h"
+#include "analysis/model/ana_histogram.h"
+#include "analysis/model/ana_model.h"
 #include "analysis/model/ana_timeline.h"
+#include "analysis/pictures/ana_plot.h"
+#include "analysis/pictures/ana_plot_data.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 

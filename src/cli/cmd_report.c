@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/model/ana_model.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_text.h"
 #include "analysis/core/ana_time.h"
+#include "analysis/model/ana_model.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 
@@ -23,22 +23,21 @@ enum { OPT_TEMP_THRESHOLD = CLI_ANA_OPT_FIRST_OWN };
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: memscribe report [options] FILE\n\n"
-            "Summarize a trace: run time, calls per allocation function, allocations,\n"
-            "bytes allocated, peak heap in use and when, leaked bytes and blocks,\n"
-            "temporary allocations, peak RSS; then the top call sites by peak\n"
-            "contribution, leaked bytes, number of allocations and temporary\n"
-            "allocations. One section per process.\n\n"
-            "options:\n"
-            "  --top N         call sites per list (default 10; 0: all)\n"
-            "  --temporary-threshold N\n"
-            "                  count a block as temporary when at most N other\n"
-            "                  allocations of its thread came before its free (default 0:\n"
-            "                  none, heaptrack's definition)\n" CLI_ANA_USAGE
-            "\nCSV output is the call-site table (every site, with its process); the\n"
-            "summary numbers are in the text and JSON forms. docs/report.md explains\n"
-            "every number.\n");
+    fprintf(out, "usage: memscribe report [options] FILE\n\n"
+                 "Summarize a trace: run time, calls per allocation function, allocations,\n"
+                 "bytes allocated, peak heap in use and when, leaked bytes and blocks,\n"
+                 "temporary allocations, peak RSS; then the top call sites by peak\n"
+                 "contribution, leaked bytes, number of allocations and temporary\n"
+                 "allocations. One section per process.\n\n"
+                 "options:\n"
+                 "  --top N         call sites per list (default 10; 0: all)\n"
+                 "  --temporary-threshold N\n"
+                 "                  count a block as temporary when at most N other\n"
+                 "                  allocations of its thread came before its free (default 0:\n"
+                 "                  none, heaptrack's definition)\n" CLI_ANA_USAGE
+                 "\nCSV output is the call-site table (every site, with its process); the\n"
+                 "summary numbers are in the text and JSON forms. docs/report.md explains\n"
+                 "every number.\n");
 }
 
 enum rank { BY_PEAK, BY_LEAKED, BY_ALLOCS, BY_TEMPORARY, NR_RANKS };
@@ -52,12 +51,9 @@ static const char *const rank_title[NR_RANKS] = {
 static const char *const rank_key[NR_RANKS] = {"peak", "leaked", "allocations", "temporary"};
 
 static const struct ana_column site_cols[] = {
-    {"peak", "peak_bytes", ANA_CELL_U64},
-    {"leaked", "leaked_bytes", ANA_CELL_I64},
-    {"blocks", "leaked_blocks", ANA_CELL_I64},
-    {"allocs", "allocations", ANA_CELL_U64},
-    {"bytes", "allocated_bytes", ANA_CELL_U64},
-    {"temp", "temporary", ANA_CELL_U64},
+    {"peak", "peak_bytes", ANA_CELL_U64},       {"leaked", "leaked_bytes", ANA_CELL_I64},
+    {"blocks", "leaked_blocks", ANA_CELL_I64},  {"allocs", "allocations", ANA_CELL_U64},
+    {"bytes", "allocated_bytes", ANA_CELL_U64}, {"temp", "temporary", ANA_CELL_U64},
     {"call site", "stack", ANA_CELL_LIST},
 };
 static const struct ana_column csv_cols[] = {
@@ -393,7 +389,8 @@ int cmd_report(int argc, char **argv)
     }
     cli_ana_open(&rp.a, argc, argv, optind);
 
-    struct ana_model_options mo = {.filter = &rp.a.filter, .temporary_threshold = rp.temp_threshold};
+    struct ana_model_options mo = {.filter = &rp.a.filter,
+                                   .temporary_threshold = rp.temp_threshold};
     rp.m = cli_ana_model(&rp.a, &mo, UINT64_MAX);
     rp.ids = malloc(((size_t)ana_model_nr_sites(rp.m) + 1) * sizeof(*rp.ids));
     if (!rp.ids)

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/model/ana_model.h"
 #include "analysis/core/ana_scan.h"
+#include "analysis/model/ana_model.h"
 #include "analysis/model/ana_tree.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
@@ -17,7 +17,7 @@
 enum { OPT_BOTTOM_UP = CLI_ANA_OPT_FIRST_OWN, OPT_DEPTH, OPT_SORT, OPT_NO_SELF };
 
 static const struct cli_tree_metric mets[] = {
-    {"peak", "peak_bytes"},     {"leaked", "leaked_bytes"}, {"allocs", "allocations"},
+    {"peak", "peak_bytes"},       {"leaked", "leaked_bytes"}, {"allocs", "allocations"},
     {"bytes", "allocated_bytes"}, {"temp", "temporary"},
 };
 #define NR_METS 5
@@ -49,8 +49,8 @@ int cmd_tree(int argc, char **argv)
         {"no-self", no_argument, NULL, OPT_NO_SELF},
         {NULL, 0, NULL, 0},
     };
-    static const char *const sort_names[NR_METS] = {"peak", "leaked", "allocations", "bytes",
-                                                    "temporary"};
+    static const char *const sort_names[NR_METS + 1] = {"peak",  "leaked",    "allocations",
+                                                        "bytes", "temporary", NULL};
     struct cli_ana a;
     bool bottom_up = false, with_self = true;
     uint32_t depth = 0;
@@ -74,12 +74,7 @@ int cmd_tree(int argc, char **argv)
             depth = (uint32_t)cli_ana_number(&a, "--depth", optarg);
             break;
         case OPT_SORT:
-            for (sort = 0; sort < NR_METS && strcmp(optarg, sort_names[sort]); sort++)
-                ;
-            if (sort == NR_METS)
-                cli_usage_error("tree: --sort wants peak, leaked, allocations, bytes or "
-                                "temporary, not '%s'",
-                                optarg);
+            sort = cli_ana_choice(&a, "sort", optarg, sort_names);
             break;
         default:
             if (!cli_ana_option(&a, c, optarg))

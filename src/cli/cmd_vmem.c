@@ -14,6 +14,7 @@
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_time.h"
 #include "analysis/vm/ana_vm.h"
+#include "analysis/vm/ana_vm_window.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 
@@ -28,185 +29,50 @@ enum {
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: memscribe vmem [options] FILE\n\n"
-            "Commit lifetimes: each range that became committed (mapped with access;\n"
-            "private writable ranges count as commit charge) and when it was\n"
-            "decommitted (unmapped, or made PROT_NONE), with the stack that committed\n"
-            "it. Rows overlapping the window, grouped (--by); groups sorted by\n"
-            "|Impacting Size| then Size, as in `memscribe window`. Impacting Size:\n"
-            "+size for a lifetime committed inside and open at the end (AIFO), -size\n"
-            "for one committed before and decommitted inside (AOFI), 0 otherwise.\n"
-            "Then mapped, reserved (PROT_NONE), committed and commit-charge totals\n"
-            "over the window.\n\n"
-            "options:\n"
-            "  --from T        window start (default start): 1.5s, 250ms, end-1s\n"
-            "  --to T          window end, included (default end)\n"
-            "  --by KEY        group per stack (default), function (the committing\n"
-            "                  function) or origin (call, libc, loader, thread, snapshot)\n"
-            "  --origin LIST   only lifetimes committed by these origins: call, libc,\n"
-            "                  loader, thread, snapshot (default: all but snapshot)\n"
-            "  --intervals N   rows of the totals table (default 10)\n"
-            "  --rows N        lifetimes shown per stack group (default 10; 0: all)\n"
-            "  --top N         stack groups (default 20; 0: all)\n" CLI_ANA_USAGE);
+    fprintf(out, "usage: memscribe vmem [options] FILE\n\n"
+                 "Commit lifetimes: each range that became committed (mapped with access;\n"
+                 "private writable ranges count as commit charge) and when it was\n"
+                 "decommitted (unmapped, or made PROT_NONE), with the stack that committed\n"
+                 "it. Rows overlapping the window, grouped (--by); groups sorted by\n"
+                 "|Impacting Size| then Size, as in `memscribe window`. Impacting Size:\n"
+                 "+size for a lifetime committed inside and open at the end (AIFO), -size\n"
+                 "for one committed before and decommitted inside (AOFI), 0 otherwise.\n"
+                 "Then mapped, reserved (PROT_NONE), committed and commit-charge totals\n"
+                 "over the window.\n\n"
+                 "options:\n"
+                 "  --from T        window start (default start): 1.5s, 250ms, end-1s\n"
+                 "  --to T          window end, included (default end)\n"
+                 "  --by KEY        group per stack (default), function (the committing\n"
+                 "                  function) or origin (call, libc, loader, thread, snapshot)\n"
+                 "  --origin LIST   only lifetimes committed by these origins: call, libc,\n"
+                 "                  loader, thread, snapshot (default: all but snapshot)\n"
+                 "  --intervals N   rows of the totals table (default 10)\n"
+                 "  --rows N        lifetimes shown per stack group (default 10; 0: all)\n"
+                 "  --top N         stack groups (default 20; 0: all)\n" CLI_ANA_USAGE);
 }
 
 static const char *const origin_names[] = {"call", "libc", "loader", "thread", "snapshot"};
 #define NR_ORIGINS 5
 
 enum by { BY_STACK, BY_FUNCTION, BY_ORIGIN };
-
-struct life {
-    struct ana_vm_lifetime l;
-    int64_t impacting;
-    uint64_t key; /* the group: stack id, function string id or origin */
-};
-
-struct group {
-    uint32_t image;
-    uint64_t key;
-    uint64_t count, size;
-    int64_t impacting;
-    size_t first; /* index in the sorted lifetimes */
-};
-
-struct sample {
-    uint64_t ts;
-    uint32_t image;
-    uint64_t mapped, reserved, committed, charge;
-};
+static const char *const by_names[] = {"stack", "function", "origin", NULL};
 
 struct vmem {
     struct cli_ana *a;
-    struct ana_vm vm;
-    uint64_t t0, t1;
-    unsigned origins; /* bit per enum fmt_origin */
-    struct life *v;
-    size_t nr, cap;
-    unsigned nr_intervals, next_interval;
-    struct sample *samples;
-    size_t nr_samples, cap_samples;
-    uint64_t peak_committed, peak_ns;
-    uint32_t peak_image;
+    struct ana_vm_window w;
 };
 
-static int keep_lifetime(void *arg, const struct ana_vm_lifetime *l)
-{
-    struct vmem *s = arg;
-    uint64_t end = l->open ? UINT64_MAX : l->decommit_ns;
-    struct life *x;
-
-    if (!(s->origins & (1u << l->origin)) || l->commit_ns > s->t1 || end < s->t0)
-        return 0;
-    if (s->nr == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 256;
-        s->v = realloc(s->v, s->cap * sizeof(*s->v));
-        if (!s->v)
-            cli_die("vmem: out of memory");
-    }
-    x = &s->v[s->nr++];
-    x->l = *l;
-    x->impacting = 0;
-    if (l->commit_ns >= s->t0 && end > s->t1)
-        x->impacting = (int64_t)(l->hi - l->lo); /* AIFO */
-    else if (l->commit_ns < s->t0 && end <= s->t1)
-        x->impacting = -(int64_t)(l->hi - l->lo); /* AOFI */
-    return 0;
-}
-
-static void take_samples(struct vmem *s, uint64_t upto)
-{
-    while (s->next_interval <= s->nr_intervals) {
-        uint64_t b = s->t0 + (s->t1 - s->t0) / s->nr_intervals * s->next_interval;
-
-        if (s->next_interval == s->nr_intervals)
-            b = s->t1;
-        if (b >= upto)
-            return;
-        for (uint32_t i = 0; i < s->vm.nr_images; i++) {
-            const struct ana_vm_image *im = &s->vm.images[i];
-            struct sample *x;
-
-            if (!im->max_addr || !ana_filter_pid(&s->a->filter, fmt_reader_image(s->a->r, i)->pid))
-                continue;
-            if (s->nr_samples == s->cap_samples) {
-                s->cap_samples = s->cap_samples ? s->cap_samples * 2 : 64;
-                s->samples = realloc(s->samples, s->cap_samples * sizeof(*s->samples));
-                if (!s->samples)
-                    cli_die("vmem: out of memory");
-            }
-            x = &s->samples[s->nr_samples++];
-            *x = (struct sample){b, i, im->mapped, im->reserved, im->committed, im->charge};
-        }
-        s->next_interval++;
-    }
-}
-
-static int on_event(void *arg, const struct fmt_event *ev)
-{
-    struct vmem *s = arg;
-    const struct ana_vm_image *im;
-    int rc;
-
-    if (!ana_filter_pid(&s->a->filter, ev->pid))
-        return 0;
-    take_samples(s, ev->ts_ns);
-    if ((rc = ana_vm_event(&s->vm, ev)))
-        return rc;
-    im = ana_vm_get(&s->vm, ev->image);
-    if (im && im->committed > s->peak_committed && ev->ts_ns >= s->t0 && ev->ts_ns <= s->t1) {
-        s->peak_committed = im->committed;
-        s->peak_ns = ev->ts_ns;
-        s->peak_image = ev->image;
-    }
-    return 0;
-}
-
-static int by_group(const void *x, const void *y)
-{
-    const struct group *a = x, *b = y;
-    uint64_t ia = a->impacting < 0 ? (uint64_t)0 - (uint64_t)a->impacting : (uint64_t)a->impacting;
-    uint64_t ib = b->impacting < 0 ? (uint64_t)0 - (uint64_t)b->impacting : (uint64_t)b->impacting;
-
-    if (ia != ib)
-        return ia < ib ? 1 : -1;
-    if (a->size != b->size)
-        return a->size < b->size ? 1 : -1;
-    if (a->image != b->image)
-        return a->image < b->image ? -1 : 1;
-    return a->key < b->key ? -1 : a->key > b->key;
-}
-
-static int by_group_then_time(const void *x, const void *y)
-{
-    const struct life *a = x, *b = y;
-
-    if (a->l.image != b->l.image)
-        return a->l.image < b->l.image ? -1 : 1;
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    if (a->l.commit_ns != b->l.commit_ns)
-        return a->l.commit_ns < b->l.commit_ns ? -1 : 1;
-    return a->l.lo < b->l.lo ? -1 : a->l.lo > b->l.lo;
-}
-
 static const struct ana_column life_cols[] = {
-    {"pid", "pid", ANA_CELL_U64},
-    {"range", "range", ANA_CELL_STR},
-    {"commit", "commit_ns", ANA_CELL_U64},
-    {"decommit", "decommit_ns", ANA_CELL_STR},
-    {"size", "size", ANA_CELL_U64},
-    {"impacting size", "impacting_size", ANA_CELL_I64},
-    {"charge", "charge", ANA_CELL_STR},
-    {"origin", "origin", ANA_CELL_STR},
+    {"pid", "pid", ANA_CELL_U64},          {"range", "range", ANA_CELL_STR},
+    {"commit", "commit_ns", ANA_CELL_U64}, {"decommit", "decommit_ns", ANA_CELL_STR},
+    {"size", "size", ANA_CELL_U64},        {"impacting size", "impacting_size", ANA_CELL_I64},
+    {"charge", "charge", ANA_CELL_STR},    {"origin", "origin", ANA_CELL_STR},
     {"stack", "stack", ANA_CELL_LIST},
 };
 
 static const struct ana_column group_cols[] = {
-    {"pid", "pid", ANA_CELL_U64},
-    {"count", "count", ANA_CELL_U64},
-    {"size", "size", ANA_CELL_U64},
-    {"impacting size", "impacting_size", ANA_CELL_I64},
+    {"pid", "pid", ANA_CELL_U64},      {"count", "count", ANA_CELL_U64},
+    {"size", "size", ANA_CELL_U64},    {"impacting size", "impacting_size", ANA_CELL_I64},
     {"group", "group", ANA_CELL_LIST},
 };
 
@@ -232,49 +98,31 @@ static unsigned parse_origins(const char *arg)
         for (k = 0; k < NR_ORIGINS && strcmp(w, origin_names[k]); k++)
             ;
         if (k == NR_ORIGINS)
-            cli_usage_error("vmem: --origin: '%s' is not call, libc, loader, thread or snapshot", w);
+            cli_usage_error("vmem: --origin: '%s' is not call, libc, loader, thread or snapshot",
+                            w);
         mask |= 1u << k;
     }
     free(copy);
     return mask;
 }
 
-/* Groups of the sorted lifetimes: consecutive rows of one stack. */
-static size_t make_groups(struct vmem *s, struct group **out)
-{
-    struct group *g = malloc((s->nr + 1) * sizeof(*g));
-    size_t n = 0;
-
-    if (!g)
-        cli_die("vmem: out of memory");
-    for (size_t i = 0; i < s->nr; i++) {
-        const struct life *x = &s->v[i];
-
-        if (!n || g[n - 1].image != x->l.image || g[n - 1].key != x->key)
-            g[n++] = (struct group){x->l.image, x->key, 0, 0, 0, i};
-        g[n - 1].count++;
-        g[n - 1].size += x->l.hi - x->l.lo;
-        g[n - 1].impacting += x->impacting;
-    }
-    qsort(g, n, sizeof(*g), by_group);
-    *out = g;
-    return n;
-}
-
 static void write_tables(struct vmem *s, unsigned rows, enum by by)
 {
     struct cli_ana *a = s->a;
+    struct ana_vm_window *w = &s->w;
     struct ana_table *lt, *gt, *tt;
-    struct group *g;
-    size_t ng = make_groups(s, &g);
+    struct ana_vm_group *g;
+    long ng = ana_vm_window_groups(w, &g);
     char buf[96];
     unsigned nr;
 
+    if (ng < 0)
+        cli_ana_fail(a, (int)ng);
     if (ana_table_create(&lt, life_cols, 9) || ana_table_create(&gt, group_cols, 5) ||
         ana_table_create(&tt, total_cols, 6))
         cli_die("vmem: out of memory");
-    for (size_t k = 0; k < ng && (!a->top || k < a->top); k++) {
-        const struct group *x = &g[k];
+    for (size_t k = 0; k < (size_t)ng && (!a->top || k < a->top); k++) {
+        const struct ana_vm_group *x = &g[k];
         uint32_t pid = fmt_reader_image(a->r, x->image)->pid;
         const char *const *fr, *label;
 
@@ -294,7 +142,7 @@ static void write_tables(struct vmem *s, unsigned rows, enum by by)
         ana_table_set_i64(gt, 3, x->impacting);
         ana_table_set_list(gt, 4, fr, nr);
         for (size_t i = x->first; i < x->first + x->count && (!rows || i < x->first + rows); i++) {
-            const struct life *l = &s->v[i];
+            const struct ana_vm_life *l = &w->v[i];
 
             fr = cli_ana_stack(a, l->l.commit_stack, false, a->format == CLI_FMT_TEXT ? 1 : 0, &nr);
             ana_table_add_row(lt);
@@ -315,8 +163,8 @@ static void write_tables(struct vmem *s, unsigned rows, enum by by)
             ana_table_set_list(lt, 8, fr, nr);
         }
     }
-    for (size_t i = 0; i < s->nr_samples; i++) {
-        const struct sample *x = &s->samples[i];
+    for (size_t i = 0; i < w->nr_samples; i++) {
+        const struct ana_vm_sample *x = &w->samples[i];
 
         ana_table_add_row(tt);
         ana_table_set_u64(tt, 0, fmt_reader_image(a->r, x->image)->pid);
@@ -332,13 +180,13 @@ static void write_tables(struct vmem *s, unsigned rows, enum by by)
         ana_json_init(&j, stdout, true);
         ana_json_begin_object(&j);
         ana_json_key(&j, "from_ns");
-        ana_json_u64(&j, s->t0);
+        ana_json_u64(&j, w->t0);
         ana_json_key(&j, "to_ns");
-        ana_json_u64(&j, s->t1);
+        ana_json_u64(&j, w->t1);
         ana_json_key(&j, "peak_committed");
-        ana_json_u64(&j, s->peak_committed);
+        ana_json_u64(&j, w->peak_committed);
         ana_json_key(&j, "peak_committed_ns");
-        ana_json_u64(&j, s->peak_ns);
+        ana_json_u64(&j, w->peak_ns);
         ana_json_key(&j, "groups");
         ana_table_write_json(gt, &j);
         ana_json_key(&j, "lifetimes");
@@ -352,13 +200,15 @@ static void write_tables(struct vmem *s, unsigned rows, enum by by)
         cli_ana_table(a, lt, stdout, "", true);
     } else {
         printf("memscribe vmem: %s: commit lifetimes from %s", a->path,
-               ana_time_format(s->t0, buf, sizeof(buf)));
-        printf(" to %s (times in ns below)\n", ana_time_format(s->t1, buf, sizeof(buf)));
-        printf("peak committed: %" PRIu64 " bytes (%s) at %s\n\n", s->peak_committed,
-               ana_bytes_format(s->peak_committed, buf, sizeof(buf)),
-               ana_time_format(s->peak_ns, buf + 48, 48));
+               ana_time_format(w->t0, buf, sizeof(buf)));
+        printf(" to %s (times in ns below)\n", ana_time_format(w->t1, buf, sizeof(buf)));
+        printf("peak committed: %" PRIu64 " bytes (%s) at %s\n\n", w->peak_committed,
+               ana_bytes_format(w->peak_committed, buf, sizeof(buf)),
+               ana_time_format(w->peak_ns, buf + 48, 48));
         if (ana_table_nr_rows(gt)) {
-            printf("by %s:\n", by == BY_STACK ? "stack" : by == BY_FUNCTION ? "function" : "origin");
+            printf("by %s:\n", by == BY_STACK      ? "stack"
+                               : by == BY_FUNCTION ? "function"
+                                                   : "origin");
             cli_ana_table(a, gt, stdout, "  ", true);
             if (rows)
                 printf("\nlifetimes (at most %u per group):\n", rows);
@@ -398,8 +248,8 @@ int cmd_vmem(int argc, char **argv)
     int c, rc;
 
     memset(&s, 0, sizeof(s));
-    s.origins = (1u << NR_ORIGINS) - 1 - (1u << FMT_ORIGIN_SNAPSHOT);
-    s.nr_intervals = 10;
+    s.w.origins = (1u << NR_ORIGINS) - 1 - (1u << FMT_ORIGIN_SNAPSHOT);
+    s.w.nr_intervals = 10;
     cli_ana_init(&a, "vmem", 20);
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
@@ -415,25 +265,18 @@ int cmd_vmem(int argc, char **argv)
                                 c == OPT_FROM ? "from" : "to", optarg);
             break;
         case OPT_ORIGIN:
-            s.origins = parse_origins(optarg);
+            s.w.origins = parse_origins(optarg);
             break;
         case OPT_INTERVALS:
-            s.nr_intervals = (unsigned)cli_ana_number(&a, "intervals", optarg);
-            if (!s.nr_intervals)
+            s.w.nr_intervals = (unsigned)cli_ana_number(&a, "intervals", optarg);
+            if (!s.w.nr_intervals)
                 cli_usage_error("vmem: --intervals wants at least 1");
             break;
         case OPT_ROWS:
             rows = (unsigned)cli_ana_number(&a, "rows", optarg);
             break;
         case OPT_BY:
-            if (!strcmp(optarg, "stack"))
-                by = BY_STACK;
-            else if (!strcmp(optarg, "function"))
-                by = BY_FUNCTION;
-            else if (!strcmp(optarg, "origin"))
-                by = BY_ORIGIN;
-            else
-                cli_usage_error("vmem: --by wants stack, function or origin, not '%s'", optarg);
+            by = (enum by)cli_ana_choice(&a, "by", optarg, by_names);
             break;
         default:
             if (!cli_ana_option(&a, c, optarg)) {
@@ -445,18 +288,18 @@ int cmd_vmem(int argc, char **argv)
     cli_ana_open(&a, argc, argv, optind);
     fmt_reader_counts(a.r, &counts);
     s.a = &a;
-    s.t0 = ana_time_resolve(&from, counts.last_ts_ns, counts.last_ts_ns);
-    s.t1 = ana_time_resolve(&to, counts.last_ts_ns, counts.last_ts_ns);
-    if (s.t0 > s.t1)
+    s.w.filter = &a.filter;
+    s.w.r = a.r;
+    s.w.t0 = ana_time_resolve(&from, counts.last_ts_ns, counts.last_ts_ns);
+    s.w.t1 = ana_time_resolve(&to, counts.last_ts_ns, counts.last_ts_ns);
+    if (s.w.t0 > s.w.t1)
         cli_usage_error("vmem: --from is after --to");
-    s.next_interval = 1;
-    ana_vm_init(&s.vm, keep_lifetime, &s);
-    cli_ana_scan(&a, UINT64_MAX, on_event, &s);
-    take_samples(&s, UINT64_MAX);
-    if ((rc = ana_vm_finish(&s.vm)))
+    ana_vm_window_init(&s.w);
+    cli_ana_scan(&a, UINT64_MAX, ana_vm_window_event, &s.w);
+    if ((rc = ana_vm_window_finish(&s.w)))
         cli_ana_fail(&a, rc);
-    for (size_t i = 0; i < s.nr; i++) {
-        struct life *x = &s.v[i];
+    for (size_t i = 0; i < s.w.nr; i++) {
+        struct ana_vm_life *x = &s.w.v[i];
         uint32_t fn = 0;
 
         if (by == BY_STACK)
@@ -468,11 +311,7 @@ int cmd_vmem(int argc, char **argv)
         else
             x->key = fn;
     }
-    if (s.nr) /* qsort(NULL, 0) is undefined */
-        qsort(s.v, s.nr, sizeof(*s.v), by_group_then_time);
     write_tables(&s, rows, by);
-    ana_vm_release(&s.vm);
-    free(s.v);
-    free(s.samples);
+    ana_vm_window_release(&s.w);
     return cli_ana_close(&a);
 }

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_time.h"
 #include "analysis/model/ana_histogram.h"
 #include "analysis/model/ana_model.h"
-#include "analysis/core/ana_time.h"
 #include "analysis/model/ana_tree.h"
 #include "analysis/model/ana_window.h"
 #include "cli/cli.h"
@@ -29,31 +29,34 @@ enum {
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: memscribe window [options] FILE\n\n"
-            "The heap table of Windows Performance Analyzer for a time window: every\n"
-            "block is AIFI (allocated inside, freed inside), AIFO (allocated inside,\n"
-            "outstanding at the end), AOFI (allocated before, freed inside) or AOFO.\n"
-            "Impacting Type: Transient = AIFI; Impacting = AIFO and AOFI. Count:\n"
-            "allocations; Size: bytes allocated inside the window; Impacting Size:\n"
-            "sum(AIFO) - sum(AOFI), the change of outstanding memory over the window.\n\n"
-            "options:\n"
-            "  --from T        window start (default start): 1.5s, 250ms, peak, end,\n"
-            "                  peak-100ms, ... (times count from the trace start)\n"
-            "  --to T          window end, included (default end)\n"
-            "  --by KEY        rows per stack (default), function (the allocating\n"
-            "                  function), thread or size-class\n"
-            "  --sort COL      impacting (|Impacting Size|, default), size or count\n"
-            "  --bottom-up     stacks leaf first (the allocating function first);\n"
-            "                  with --tree, the allocating functions are the roots\n"
-            "  --tree          a call tree of the window instead of rows (top-down\n"
-            "                  from main unless --bottom-up)\n"
-            "  --depth N       tree depth limit (default 0: none)\n"
-            "  --top N         rows, or children per tree node (default 20; 0: all)\n" CLI_ANA_USAGE);
+    fprintf(
+        out,
+        "usage: memscribe window [options] FILE\n\n"
+        "The heap table of Windows Performance Analyzer for a time window: every\n"
+        "block is AIFI (allocated inside, freed inside), AIFO (allocated inside,\n"
+        "outstanding at the end), AOFI (allocated before, freed inside) or AOFO.\n"
+        "Impacting Type: Transient = AIFI; Impacting = AIFO and AOFI. Count:\n"
+        "allocations; Size: bytes allocated inside the window; Impacting Size:\n"
+        "sum(AIFO) - sum(AOFI), the change of outstanding memory over the window.\n\n"
+        "options:\n"
+        "  --from T        window start (default start): 1.5s, 250ms, peak, end,\n"
+        "                  peak-100ms, ... (times count from the trace start)\n"
+        "  --to T          window end, included (default end)\n"
+        "  --by KEY        rows per stack (default), function (the allocating\n"
+        "                  function), thread or size-class\n"
+        "  --sort COL      impacting (|Impacting Size|, default), size or count\n"
+        "  --bottom-up     stacks leaf first (the allocating function first);\n"
+        "                  with --tree, the allocating functions are the roots\n"
+        "  --tree          a call tree of the window instead of rows (top-down\n"
+        "                  from main unless --bottom-up)\n"
+        "  --depth N       tree depth limit (default 0: none)\n"
+        "  --top N         rows, or children per tree node (default 20; 0: all)\n" CLI_ANA_USAGE);
 }
 
 enum by { BY_STACK, BY_FUNCTION, BY_THREAD, BY_SIZE_CLASS };
 enum sort { SORT_IMPACTING, SORT_SIZE, SORT_COUNT };
+static const char *const by_names[] = {"stack", "function", "thread", "size-class", NULL};
+static const char *const sort_names[] = {"impacting", "size", "count", NULL};
 
 struct row {
     uint32_t image;
@@ -152,8 +155,11 @@ static void merge_functions(struct cli_ana *a, struct ana_window_key *k, long n,
 }
 
 static const struct cli_tree_metric tree_mets[] = {
-    {"impacting size", "impacting_size"}, {"size", "size"}, {"count", "count"},
-    {"transient", "transient_count"},     {"impacting", "impacting_count"},
+    {"impacting size", "impacting_size"},
+    {"size", "size"},
+    {"count", "count"},
+    {"transient", "transient_count"},
+    {"impacting", "impacting_count"},
 };
 
 static void write_tree(struct cli_ana *a, struct ana_window_key *k, long n, bool bottom_up,
@@ -234,29 +240,10 @@ int cmd_window(int argc, char **argv)
                                 c == OPT_FROM ? "from" : "to", optarg);
             break;
         case OPT_BY:
-            if (!strcmp(optarg, "stack"))
-                by = BY_STACK;
-            else if (!strcmp(optarg, "function"))
-                by = BY_FUNCTION;
-            else if (!strcmp(optarg, "thread"))
-                by = BY_THREAD;
-            else if (!strcmp(optarg, "size-class"))
-                by = BY_SIZE_CLASS;
-            else
-                cli_usage_error("window: --by wants stack, function, thread or size-class, not "
-                                "'%s'",
-                                optarg);
+            by = (enum by)cli_ana_choice(&a, "by", optarg, by_names);
             break;
         case OPT_SORT:
-            if (!strcmp(optarg, "impacting"))
-                sort = SORT_IMPACTING;
-            else if (!strcmp(optarg, "size"))
-                sort = SORT_SIZE;
-            else if (!strcmp(optarg, "count"))
-                sort = SORT_COUNT;
-            else
-                cli_usage_error("window: --sort wants impacting, size or count, not '%s'",
-                                optarg);
+            sort = (enum sort)cli_ana_choice(&a, "sort", optarg, sort_names);
             break;
         case OPT_BOTTOM_UP:
             bottom_up = true;
@@ -295,9 +282,8 @@ int cmd_window(int argc, char **argv)
     uint64_t t0 = ana_time_resolve(&from, peak_ns, counts.last_ts_ns);
     uint64_t t1 = ana_time_resolve(&to, peak_ns, counts.last_ts_ns);
     if (t1 < t0)
-        cli_usage_error("window: the window ends (%" PRIu64 " ns) before it starts (%" PRIu64
-                        " ns)",
-                        t1, t0);
+        cli_usage_error(
+            "window: the window ends (%" PRIu64 " ns) before it starts (%" PRIu64 " ns)", t1, t0);
 
     struct ana_window w;
     enum ana_window_by wby = by == BY_THREAD       ? ANA_WINDOW_BY_THREAD
@@ -322,8 +308,8 @@ int cmd_window(int argc, char **argv)
             cli_ana_image_name(&a, i, name, sizeof(name));
             printf("%s: Transient %" PRIu64 " blocks %" PRIu64 " bytes; Impacting %" PRIu64
                    " blocks, Impacting Size %" PRId64 " bytes\n",
-                   name, ana_wpa_transient_count(s), s->bytes[ANA_AIFI],
-                   ana_wpa_impacting_count(s), ana_wpa_impacting_size(s));
+                   name, ana_wpa_transient_count(s), s->bytes[ANA_AIFI], ana_wpa_impacting_count(s),
+                   ana_wpa_impacting_size(s));
             printf("  AIFI %" PRIu64 " (%" PRIu64 " B)  AIFO %" PRIu64 " (%" PRIu64
                    " B)  AOFI %" PRIu64 " (%" PRIu64 " B)  AOFO %" PRIu64 " (%" PRIu64 " B)\n",
                    s->nr[ANA_AIFI], s->bytes[ANA_AIFI], s->nr[ANA_AIFO], s->bytes[ANA_AIFO],
@@ -353,7 +339,9 @@ int cmd_window(int argc, char **argv)
             {"size", "size", ANA_CELL_U64},
             {"impacting size", "impacting_size", ANA_CELL_I64},
             {key_title[by], key_json[by],
-             by == BY_STACK ? ANA_CELL_LIST : by == BY_THREAD ? ANA_CELL_U64 : ANA_CELL_STR},
+             by == BY_STACK    ? ANA_CELL_LIST
+             : by == BY_THREAD ? ANA_CELL_U64
+                               : ANA_CELL_STR},
         };
         struct ana_table *t;
         if (ana_table_create(&t, cols, 6))

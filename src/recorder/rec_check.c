@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "recorder/rec_internal.h"
+#include "recorder/rec_shebang.h"
 
 char *rec_resolve_command(const char *cmd)
 {
@@ -87,9 +88,8 @@ static int rec_has_interp(int fd)
 
 int rec_check_program(const char *path, char *msg, size_t msg_size)
 {
-    char line[512], cur[512];
+    char cur[512], next[512];
     struct stat st;
-    ssize_t n;
     int fd, rc;
 
     for (int depth = 0; depth < 4; depth++) {
@@ -108,39 +108,16 @@ int rec_check_program(const char *path, char *msg, size_t msg_size)
             close(fd);
             return -1;
         }
-        n = pread(fd, line, sizeof(line) - 1, 0);
-        if (n >= 2 && line[0] == '#' && line[1] == '!') {
-            char *p = line + 2, *end, *interp;
-
+        rc = rec_shebang_next(path, next, sizeof(next));
+        if (rc < 0) {
+            snprintf(msg, msg_size, rc == -1 ? "%s: empty \"#!\" line" : "%s: \"#!\" path too long",
+                     path);
             close(fd);
-            line[n] = 0;
-            while (*p == ' ' || *p == '\t')
-                p++;
-            end = p + strcspn(p, " \t\n");
-            if (end == p) {
-                snprintf(msg, msg_size, "%s: empty \"#!\" line", path);
-                return -1;
-            }
-            *end = 0;
-            interp = p;
-            /* "#!/usr/bin/env prog": the program that really runs is prog. */
-            if (!strcmp(strrchr(interp, '/') ? strrchr(interp, '/') + 1 : interp, "env") &&
-                end + 1 < line + n) {
-                char *q = end + 1, *word;
-                char *resolved;
-
-                while (*q == ' ' || *q == '\t')
-                    q++;
-                word = q;
-                q += strcspn(q, " \t\n");
-                *q = 0;
-                if (*word && *word != '-' && (resolved = rec_resolve_command(word))) {
-                    rc = rec_check_program(resolved, msg, msg_size);
-                    free(resolved);
-                    return rc;
-                }
-            }
-            snprintf(cur, sizeof(cur), "%s", interp); /* follow the interpreter */
+            return -1;
+        }
+        if (rc == 1) { /* follow the program that runs the script */
+            close(fd);
+            memcpy(cur, next, sizeof(cur));
             path = cur;
             continue;
         }

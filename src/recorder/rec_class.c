@@ -3,6 +3,7 @@
  * libmemscribe.so cannot be preloaded into a 32-bit program (ld.so
  * ignores it with "wrong ELF class"). */
 #include "recorder/rec_class.h"
+#include "recorder/rec_shebang.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -11,29 +12,28 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ELFCLASS32, ELFCLASS64, or 0; follows one #! line. */
-static int rec_elf_class(const char *prog, int depth)
+/* ELFCLASS32, ELFCLASS64, or 0; a script by the program that runs it
+ * (rec_shebang_next: "#!/usr/bin/env prog" is prog's class). */
+static int rec_elf_class(const char *prog)
 {
-    unsigned char h[256];
+    unsigned char h[EI_NIDENT];
+    char cur[512], next[512];
     ssize_t n;
-    int fd = open(prog, O_RDONLY | O_CLOEXEC);
+    int fd;
 
+    for (int depth = 0; depth < 4; depth++) {
+        if (rec_shebang_next(prog, next, sizeof(next)) != 1)
+            break;
+        memcpy(cur, next, sizeof(cur));
+        prog = cur;
+    }
+    fd = open(prog, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
-    n = read(fd, h, sizeof(h) - 1);
+    n = read(fd, h, sizeof(h));
     close(fd);
-    if (n >= EI_NIDENT && !memcmp(h, ELFMAG, SELFMAG))
+    if (n == EI_NIDENT && !memcmp(h, ELFMAG, SELFMAG))
         return h[EI_CLASS];
-    if (n > 2 && h[0] == '#' && h[1] == '!' && depth == 0) {
-        char *s = (char *)h + 2, *e;
-
-        h[n] = 0;
-        while (*s == ' ' || *s == '\t')
-            s++;
-        e = s + strcspn(s, " \t\n");
-        *e = 0;
-        return *s ? rec_elf_class(s, 1) : 0;
-    }
     return 0;
 }
 
@@ -42,7 +42,7 @@ char *rec_collector_for(char *collector, const char *prog)
     const char *slash = strrchr(collector, '/');
     char *alt;
 
-    if (rec_elf_class(prog, 0) != ELFCLASS32 || !slash)
+    if (rec_elf_class(prog) != ELFCLASS32 || !slash)
         return collector;
     if (asprintf(&alt, "%.*s/i386/libmemscribe.so", (int)(slash - collector), collector) < 0)
         return collector;

@@ -31,6 +31,7 @@ PY
 
 run() { # name depth-option levels want
     local name=$1 opt=$2 levels=$3 want=$4
+    # shellcheck disable=SC2086 # no option or one
     "$MEMSCRIBE" record -q $opt -o "$tmp/$name.mscr" -- "$MS_PROGRAMS/ana_deep" "$levels" ||
         { echo "FAIL: record $name"; fails=$((fails + 1)); return; }
     for cmd in "tree" "tree --bottom-up" "window --tree"; do

@@ -70,8 +70,7 @@ expect 2 "--pid wants a process id, not 'abc'" --pid abc "$golden"
 expect 2 "unknown or incomplete option '--pid'" "$golden" --pid
 
 # --help: usage on stdout, exit 0.
-"$MEMSCRIBE" dump --help >"$tmp/help" 2>"$tmp/err"
-if [ $? -ne 0 ] || ! grep -q "usage: memscribe dump" "$tmp/help" || [ -s "$tmp/err" ]; then
+if ! "$MEMSCRIBE" dump --help >"$tmp/help" 2>"$tmp/err" || ! grep -q "usage: memscribe dump" "$tmp/help" || [ -s "$tmp/err" ]; then
     echo "FAIL: dump --help"
     fails=$((fails + 1))
 fi

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash disable=SC2034 # REPORT_*: read by the tests that source this
 # Sourced by tests/e2e/export_*.sh: a scratch directory, the synthetic trace
 # of tests/unit/test_ana_export_trace.c (exact numbers), a recording of
 # tests/programs/export_prog, and the numbers `memscribe report` gives.

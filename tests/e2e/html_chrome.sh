@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # Sourced by the picture tests: run Debian's chromium headless on a local
-# file (flags from ../shared/NOTES.md) with the page's console on stderr.
+# file (flags that work as root in a container) with the page's console on stderr.
 # usage: chrome WORKDIR [chromium args...] URL
 chrome() {
     local work=$1

@@ -21,7 +21,6 @@ trap 'rm -rf "$WORK"' EXIT
 ART=$MS_BUILD/tests/artifacts
 mkdir -p "$ART"
 T=$WORK/demo.mscr
-MB=1000000
 
 fail() {
     echo "FAIL: $*" >&2

@@ -9,7 +9,7 @@ source "$(dirname "$0")/record_lib.sh"
 for how in kill:137 segv:139 abort:134; do
     mode=${how%:*} want=${how#*:}
     rc=0
-    "$MEMSCRIBE" record -q -o "$WORK/$mode.mscr" -- "$MS_PROGRAMS/col_crash" $mode 5000 \
+    "$MEMSCRIBE" record -q -o "$WORK/$mode.mscr" -- "$MS_PROGRAMS/col_crash" "$mode" 5000 \
         >"$WORK/$mode.announced" || rc=$?
     [ "$rc" = "$want" ] || fail "$mode: record exited with $rc, expected $want"
     [ "$(wc -l <"$WORK/$mode.announced")" = 5000 ] || fail "$mode: the program announced $(wc -l <"$WORK/$mode.announced") blocks"

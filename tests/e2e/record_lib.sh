@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # Shared by the record_*.sh tests: run `memscribe record`, pick events out
 # of `memscribe dump`, compare them with what a test program expected.
 # Needs MEMSCRIBE, MS_PROGRAMS (set by ctest, tests/CMakeLists.txt).

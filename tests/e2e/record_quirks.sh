@@ -17,6 +17,7 @@ tid=$(awk '$5 == "malloc" && / size=7777 / { print $3 }' "$d")
 grep -q " $tid - thread_name name=\"quirky\"" "$d" || fail "no thread_name quirky for thread $tid"
 load=$(grep -n " module_load .*libcol_plug.so" "$d" | head -1 || true)
 [ -n "$load" ] || fail "no module_load for libcol_plug.so"
+# shellcheck disable=SC2001 # a capture group, not a plain replacement
 base=$(echo "$load" | sed 's/.* base=\(0x[0-9a-f]*\) .*/\1/')
 [ "${load%%:*}" -lt "$(grep -n " malloc .* size=6543 " "$d" | cut -d: -f1)" ] ||
     fail "libcol_plug.so is announced after its constructor's malloc"

@@ -51,7 +51,7 @@ stack_of() {
 # MARKER" or "libc FUNCTION" (one or more libc frames, one of them named
 # FUNCTION). Stops at main. usage: check CASE ACTUAL
 check() {
-    local want="$WORK/want.$1" line kind fn file marker n
+    local want="$WORK/want.$1" kind fn file marker n
     : >"$want"
     while read -r kind rest; do
         if [ "$kind" = libc ]; then

@@ -26,7 +26,8 @@ __attribute__((format(printf, 1, 2))) static void col_expect(const char *fmt, ..
     int n;
 
     va_start(ap, fmt);
-    n = vsnprintf(col_expect_buf + col_expect_len, sizeof(col_expect_buf) - col_expect_len, fmt, ap);
+    n = vsnprintf(col_expect_buf + col_expect_len, sizeof(col_expect_buf) - col_expect_len, fmt,
+                  ap);
     va_end(ap);
     if (n > 0 && col_expect_len + (size_t)n + 1 < sizeof(col_expect_buf)) {
         col_expect_len += (size_t)n;

@@ -17,8 +17,8 @@ __attribute__((noinline)) static int fill_address_space(void)
     int n = 0;
 
     while (n < MAX_CHUNKS) {
-        void *p = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                       -1, 0);
+        void *p = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
         if (p == MAP_FAILED)
             break;

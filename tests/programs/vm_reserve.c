@@ -16,7 +16,8 @@ __attribute__((noinline)) static void commit(char *p, size_t len)
 
 int main(void)
 {
-    char *base = mmap(NULL, 1024 * MIB, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    char *base =
+        mmap(NULL, 1024 * MIB, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
     if (base == MAP_FAILED)
         return 1;

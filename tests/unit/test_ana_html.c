@@ -16,14 +16,14 @@
 
 #include <cmocka.h>
 
-#include "analysis/pictures/ana_flame.h"
+#include "analysis/core/ana_scan.h"
+#include "analysis/core/ana_stacks.h"
 #include "analysis/html/ana_html.h"
 #include "analysis/html/ana_html_internal.h"
 #include "analysis/model/ana_model.h"
-#include "analysis/core/ana_scan.h"
-#include "analysis/core/ana_stacks.h"
 #include "analysis/model/ana_tree.h"
 #include "analysis/model/ana_window.h"
+#include "analysis/pictures/ana_flame.h"
 #include "format/fmt_writer.h"
 #include "memscribe/trace.h"
 

@@ -294,12 +294,9 @@ static void test_time_parse(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_json_exact),
-        cmocka_unit_test(test_json_errors_and_pretty),
-        cmocka_unit_test(test_json_text_bytes),
-        cmocka_unit_test(test_json_deep),
-        cmocka_unit_test(test_table),
-        cmocka_unit_test(test_time_parse),
+        cmocka_unit_test(test_json_exact),      cmocka_unit_test(test_json_errors_and_pretty),
+        cmocka_unit_test(test_json_text_bytes), cmocka_unit_test(test_json_deep),
+        cmocka_unit_test(test_table),           cmocka_unit_test(test_time_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

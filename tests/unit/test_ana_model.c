@@ -3,11 +3,11 @@
  * peak and its time, each stack's live bytes at the peak (the lazy
  * generation trick), leaks, temporary allocations (heaptrack's rule and a
  * threshold), realloc, calls per kind, RSS, filters, several processes. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,12 +109,12 @@ static void test_peak_leaks_temporary(void **state)
     seq_init(&s, NULL);
     uint64_t a = do_malloc(&s, 100, 1); /* t1 */
     uint64_t b = do_malloc(&s, 50, 2);  /* t2 */
-    do_free(&s, b);                      /* t3: temporary, b was the last */
-    do_malloc(&s, 200, 2);               /* t4: heap 300, a peak */
-    do_free(&s, a);                      /* t5: not temporary */
-    uint64_t d = do_malloc(&s, 250, 1);  /* t6: heap 450, the peak */
-    do_realloc(&s, d, 10, 3);            /* t7: ends d (temporary), heap 210 */
-    do_malloc(&s, 5, 3);                 /* t8: heap 215 */
+    do_free(&s, b);                     /* t3: temporary, b was the last */
+    do_malloc(&s, 200, 2);              /* t4: heap 300, a peak */
+    do_free(&s, a);                     /* t5: not temporary */
+    uint64_t d = do_malloc(&s, 250, 1); /* t6: heap 450, the peak */
+    do_realloc(&s, d, 10, 3);           /* t7: ends d (temporary), heap 210 */
+    do_malloc(&s, 5, 3);                /* t8: heap 215 */
     ana_model_finish(s.m);
 
     const struct ana_scope *sc = ana_model_image(s.m, 0);
@@ -167,7 +167,7 @@ static void test_peak_contribution_after_changes(void **state)
     seq_init(&s, NULL);
     for (int i = 0; i < 8; i++)
         keep[i] = do_malloc(&s, 10, 1 + (uint32_t)(i % 2)); /* 40 on each stack */
-    do_malloc(&s, 1000, 3);                                  /* the peak: 1080 */
+    do_malloc(&s, 1000, 3);                                 /* the peak: 1080 */
     for (int i = 0; i < 8; i += 2)
         do_free(&s, keep[i]); /* stack 1 drops to 0 */
     do_malloc(&s, 5, 1);

@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "analysis/model/ana_pmodel.h"
 #include "analysis/core/ana_scan.h"
+#include "analysis/model/ana_pmodel.h"
 #include "format/fmt_writer.h"
 #include "memscribe/trace.h"
 
@@ -102,7 +102,7 @@ static void check_scope(const struct ana_scope *a, const struct ana_scope *b, co
 #define EQ(f)                                                                                      \
     do {                                                                                           \
         if (a->f != b->f)                                                                          \
-            fail_msg("%s: " #f ": one pass %llu, ranges %llu", what, (unsigned long long)a->f,    \
+            fail_msg("%s: " #f ": one pass %llu, ranges %llu", what, (unsigned long long)a->f,     \
                      (unsigned long long)b->f);                                                    \
     } while (0)
     EQ(seen);

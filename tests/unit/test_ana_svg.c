@@ -12,10 +12,10 @@
 
 #include <cmocka.h>
 
+#include "analysis/model/ana_tree.h"
 #include "analysis/pictures/ana_flame.h"
 #include "analysis/pictures/ana_plot.h"
 #include "analysis/pictures/ana_svg.h"
-#include "analysis/model/ana_tree.h"
 
 #define EVIL "</script><img src=x onerror=alert(1)>"
 #define EVIL_XML "&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;"

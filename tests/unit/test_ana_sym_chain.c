@@ -104,7 +104,8 @@ static void check_stack(struct ana_sym *s, uint64_t size, const struct exp *exp)
                 i++;
             }
             if (i == first || !named)
-                fail_msg("case %" PRIu64 ": expected libc frames with %s at line %u", size, exp->fn, first);
+                fail_msg("case %" PRIu64 ": expected libc frames with %s at line %u", size, exp->fn,
+                         first);
             continue;
         }
         if (i >= st.nr_lines)
@@ -112,12 +113,13 @@ static void check_stack(struct ana_sym *s, uint64_t size, const struct exp *exp)
         const struct ana_sym_frame *f = st.lines[i].frame;
         int want_line = symfix_line(exp->file, exp->marker);
         assert_true(want_line > 0);
-        if (!f->function || strcmp(f->function, exp->fn) || !f->file || strcmp(base_name(f->file), exp->file) ||
-            f->line != (uint32_t)want_line || f->inlined != exp->inlined || st.lines[i].index != index)
-            fail_msg("case %" PRIu64 " line %u: expected [%s] %s (%s:%d), got [%s %u] %s (%s:%u)", size, i,
-                     exp->inlined ? "i" : "n", exp->fn, exp->file, want_line, f->inlined ? "i" : "n",
-                     st.lines[i].index, f->function ? f->function : "?", f->file ? base_name(f->file) : "?",
-                     f->line);
+        if (!f->function || strcmp(f->function, exp->fn) || !f->file ||
+            strcmp(base_name(f->file), exp->file) || f->line != (uint32_t)want_line ||
+            f->inlined != exp->inlined || st.lines[i].index != index)
+            fail_msg("case %" PRIu64 " line %u: expected [%s] %s (%s:%d), got [%s %u] %s (%s:%u)",
+                     size, i, exp->inlined ? "i" : "n", exp->fn, exp->file, want_line,
+                     f->inlined ? "i" : "n", st.lines[i].index, f->function ? f->function : "?",
+                     f->file ? base_name(f->file) : "?", f->line);
         if (!f->inlined)
             index++;
         i++;
@@ -125,9 +127,18 @@ static void check_stack(struct ana_sym *s, uint64_t size, const struct exp *exp)
     ana_sym_stack_release(&st);
 }
 
-#define F(fn, file, marker) {EXP_FRAME, fn, file, marker, false}
-#define I(fn, file, marker) {EXP_FRAME, fn, file, marker, true}
-#define LIBC(fn) {EXP_LIBC, fn, NULL, NULL, false}
+#define F(fn, file, marker)                                                                        \
+    {                                                                                              \
+        EXP_FRAME, fn, file, marker, false                                                         \
+    }
+#define I(fn, file, marker)                                                                        \
+    {                                                                                              \
+        EXP_FRAME, fn, file, marker, true                                                          \
+    }
+#define LIBC(fn)                                                                                   \
+    {                                                                                              \
+        EXP_LIBC, fn, NULL, NULL, false                                                            \
+    }
 #define CC "sym_chain.cc"
 
 static void test_static_functions(void **state)
@@ -188,7 +199,8 @@ static void test_cpp_show_internal(void **state)
     assert_true(!strncmp(top->function, "operator new", 12));
     assert_true(!strncmp(base_name(top->module), "libstdc++.so", 12));
     assert_true(ana_sym_frame_is_internal(top));
-    assert_string_equal(st.lines[1].frame->function, "char* ns::make_block<ns::Widget>(unsigned long)");
+    assert_string_equal(st.lines[1].frame->function,
+                        "char* ns::make_block<ns::Widget>(unsigned long)");
     assert_int_equal(st.lines[1].index, 1);
     ana_sym_stack_release(&st);
 
@@ -289,7 +301,9 @@ static void test_format_and_raw(void **state)
     assert_int_equal(ana_sym_stack(s, 0, rec->addrs, rec->nr, &st), 0);
     const struct ana_sym_frame *f = st.lines[0].frame;
     assert_true(f->has_offset);
-    snprintf(want, sizeof(want), "[0] %012" PRIx64 " sym_chain!static_leaf(unsigned long)+0x%" PRIx64 " (sym_chain.cc:%d)",
+    snprintf(want, sizeof(want),
+             "[0] %012" PRIx64 " sym_chain!static_leaf(unsigned long)+0x%" PRIx64
+             " (sym_chain.cc:%d)",
              rec->addrs[0], f->function_offset, symfix_line(CC, "static-malloc"));
     int n = ana_sym_format_line(&st.lines[0], buf, sizeof(buf));
     assert_string_equal(buf, want);
@@ -304,7 +318,8 @@ static void test_format_and_raw(void **state)
     s = new_sym(false, true);
     assert_int_equal(ana_sym_stack(s, 0, rec->addrs, rec->nr, &st), 0);
     assert_int_equal(st.nr_lines, rec->nr);
-    snprintf(want, sizeof(want), "[0] %012" PRIx64 " sym_chain+0x%" PRIx64, rec->addrs[0], rec->addrs[0] - exe->base);
+    snprintf(want, sizeof(want), "[0] %012" PRIx64 " sym_chain+0x%" PRIx64, rec->addrs[0],
+             rec->addrs[0] - exe->base);
     ana_sym_format_line(&st.lines[0], buf, sizeof(buf));
     assert_string_equal(buf, want);
     struct ana_sym_stats stats;

@@ -7,11 +7,11 @@
  * when DEBUGINFOD_URLS is set. */
 #include <inttypes.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -48,7 +48,8 @@ struct text {
 
 /* Symbolize the static case with the sym_chain module recorded as *exe
  * (other modules as captured) and format every line. */
-static struct ana_sym *symbolize(const struct ana_sym_options *o, const struct fmt_module *exe, struct text *out)
+static struct ana_sym *symbolize(const struct ana_sym_options *o, const struct fmt_module *exe,
+                                 struct text *out)
 {
     const struct fmt_module *orig = symfix_module(&fx, "sym_chain");
     const struct symfix_stack *rec = symfix_stack(&fx, SYM_CASE_STATIC);
@@ -57,7 +58,8 @@ static struct ana_sym *symbolize(const struct ana_sym_options *o, const struct f
 
     assert_int_equal(ana_sym_create(&s, o), 0);
     for (size_t i = 0; i < fx.nr_modules; i++)
-        assert_int_equal(ana_sym_add_module(s, 0, &fx.modules[i] == orig ? exe : &fx.modules[i]), 0);
+        assert_int_equal(ana_sym_add_module(s, 0, &fx.modules[i] == orig ? exe : &fx.modules[i]),
+                         0);
     assert_int_equal(ana_sym_stack(s, 0, rec->addrs, rec->nr, &st), 0);
     assert_true(st.nr_lines <= MAX_LINES);
     out->nr = st.nr_lines;
@@ -124,8 +126,9 @@ static void test_moved_found_by_debug_dir_name(void **state)
     struct ana_sym *s = symbolize(&o, &m, &got);
     assert_int_equal(ana_sym_nr_notes(s), 1);
     print_message("  note: %s\n", ana_sym_note(s, 0));
-    assert_string_equal(ana_sym_note(s, 0),
-                        "/nonexistent/elsewhere/sym_chain: No such file or directory; frames show module+offset");
+    assert_string_equal(
+        ana_sym_note(s, 0),
+        "/nonexistent/elsewhere/sym_chain: No such file or directory; frames show module+offset");
     assert_unresolved(&got, "sym_chain");
     ana_sym_destroy(s);
 
@@ -151,8 +154,8 @@ static void test_moved_found_by_build_id(void **state)
     snprintf(sub, sizeof(sub), "%02x", orig->build_id[0]);
     for (uint32_t i = 1; i < orig->build_id_len; i++)
         snprintf(rest + 2 * (i - 1), 3, "%02x", orig->build_id[i]);
-    assert_int_equal(symfix_sh("mkdir -p %s/.build-id/%s && cp %s %s/.build-id/%s/%s.debug", dd, sub,
-                               symfix_program("sym_chain"), dd, sub, rest),
+    assert_int_equal(symfix_sh("mkdir -p %s/.build-id/%s && cp %s %s/.build-id/%s/%s.debug", dd,
+                               sub, symfix_program("sym_chain"), dd, sub, rest),
                      0);
     struct fmt_module m = exe_at("/nonexistent/elsewhere/sym_chain");
     struct ana_sym_options o = {.debug_dirs = dirs, .nr_debug_dirs = 1};
@@ -169,7 +172,8 @@ static void test_sysroot(void **state)
 
     reference(&ref);
     snprintf(root, sizeof(root), "%s/root", dir);
-    assert_int_equal(symfix_sh("mkdir -p %s/opt/sym && cp %s %s/opt/sym/", root, symfix_program("sym_chain"), root),
+    assert_int_equal(symfix_sh("mkdir -p %s/opt/sym && cp %s %s/opt/sym/", root,
+                               symfix_program("sym_chain"), root),
                      0);
     /* Recorded at a path this machine does not have; the sysroot has it.
      * libc is not under the sysroot: its build id finds the host's debug
@@ -243,7 +247,8 @@ static void test_changed_binary(void **state)
     struct ana_sym *s = symbolize(&o, &m, &got);
     assert_int_equal(ana_sym_nr_notes(s), 1);
     snprintf(note, sizeof(note),
-             "%s: build id differs from the recorded one (changed since recording?); not used, frames show "
+             "%s: build id differs from the recorded one (changed since recording?); not used, "
+             "frames show "
              "module+offset",
              plugin);
     assert_string_equal(ana_sym_note(s, 0), note);
@@ -254,7 +259,9 @@ static void test_changed_binary(void **state)
     char dd[600];
     const char *dirs[1] = {dd};
     snprintf(dd, sizeof(dd), "%s/changed", dir);
-    assert_int_equal(symfix_sh("mkdir -p %s && cp %s %s/libsym_plugin.so", dd, symfix_program("sym_chain"), dd), 0);
+    assert_int_equal(
+        symfix_sh("mkdir -p %s && cp %s %s/libsym_plugin.so", dd, symfix_program("sym_chain"), dd),
+        0);
     o.debug_dirs = dirs;
     o.nr_debug_dirs = 1;
     s = symbolize(&o, &m, &got);

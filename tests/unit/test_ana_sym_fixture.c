@@ -74,7 +74,8 @@ static int parse_module(struct symfix *fx, char *line)
         int used;
         if (sscanf(p, " %lx %lx %lx %x%n", &v, &sz, &off, &flags, &used) != 4)
             return -1;
-        m.segments[i] = (struct fmt_segment){.vaddr = v, .memsz = sz, .offset = off, .flags = flags};
+        m.segments[i] =
+            (struct fmt_segment){.vaddr = v, .memsz = sz, .offset = off, .flags = flags};
         p += used;
     }
     while (*p == ' ')
@@ -98,8 +99,8 @@ static int parse_stack(struct symfix *fx, char *line)
     unsigned nr;
     int pos;
 
-    if (fx->nr_stacks == SYMFIX_MAX_STACKS || sscanf(line, "stack %lu %u%n", &size, &nr, &pos) != 2 ||
-        nr > SYMFIX_MAX_FRAMES)
+    if (fx->nr_stacks == SYMFIX_MAX_STACKS ||
+        sscanf(line, "stack %lu %u%n", &size, &nr, &pos) != 2 || nr > SYMFIX_MAX_FRAMES)
         return -1;
     st->size = size;
     st->nr = nr;
@@ -190,7 +191,8 @@ const struct fmt_module *symfix_module(const struct symfix *fx, const char *name
     for (size_t i = 0; i < fx->nr_modules; i++) {
         const char *p = fx->modules[i].path;
         size_t plen = strlen(p);
-        if (plen >= len && !strcmp(p + plen - len, name) && (plen == len || p[plen - len - 1] == '/'))
+        if (plen >= len && !strcmp(p + plen - len, name) &&
+            (plen == len || p[plen - len - 1] == '/'))
             return &fx->modules[i];
     }
     return NULL;
@@ -210,7 +212,8 @@ int symfix_line(const char *file, const char *marker)
         n++;
         char *hit = strstr(line, tag);
         /* The whole marker: "@sym:cpp-new" must not match "@sym:cpp-newer". */
-        if (hit && !(hit[strlen(tag)] == '-' || (hit[strlen(tag)] >= 'a' && hit[strlen(tag)] <= 'z'))) {
+        if (hit &&
+            !(hit[strlen(tag)] == '-' || (hit[strlen(tag)] >= 'a' && hit[strlen(tag)] <= 'z'))) {
             found = n;
             break;
         }

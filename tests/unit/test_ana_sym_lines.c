@@ -122,12 +122,13 @@ static size_t compare_file(const char *path)
             dwarf_linecol(l, &col);
             uint32_t ofile, oline, ocol;
             if (ana_sym_lines_find(lt, a, &ofile, &oline, &ocol) != 0)
-                fail_msg("%s: 0x%lx: libdw has line %d, we have none", path, (unsigned long)a, line);
+                fail_msg("%s: 0x%lx: libdw has line %d, we have none", path, (unsigned long)a,
+                         line);
             const char *want = base_name(dwarf_linesrc(l, NULL, NULL));
             const char *got = base_name(ana_sym_lines_file(lt, &arena, ofile));
             if ((int)oline != line || (int)ocol != col || !got || strcmp(want, got))
-                fail_msg("%s: 0x%lx: libdw %s:%d:%d, we %s:%u:%u", path, (unsigned long)a, want, line, col,
-                         got ? got : "?", oline, ocol);
+                fail_msg("%s: 0x%lx: libdw %s:%d:%d, we %s:%u:%u", path, (unsigned long)a, want,
+                         line, col, got ? got : "?", oline, ocol);
             compared++;
         }
         ana_sym_lines_free(lt);
@@ -224,8 +225,8 @@ static size_t chains_agree(const char *path)
             same = again.frames[k].name == first[i].frames[k].name &&
                    again.frames[k].line == first[i].frames[k].line;
         if (!same && differ++ < 5)
-            print_message("  0x%lx: %u frames, then %u\n", (unsigned long)pcs[i], first[i].nr_frames,
-                          again.nr_frames);
+            print_message("  0x%lx: %u frames, then %u\n", (unsigned long)pcs[i],
+                          first[i].nr_frames, again.nr_frames);
     }
     print_message("  %s: %zu addresses, %zu differ\n", path, nr, differ);
     assert_int_equal(differ, 0);
@@ -291,7 +292,8 @@ static void expect_row(struct ana_sym_lines *lt, uint64_t pc, uint32_t file, uin
     if (ana_sym_lines_find(lt, pc, &f, &l, &c) != 0)
         fail_msg("0x%lx: no row, expected file %u line %u", (unsigned long)pc, file, line);
     if (f != file || l != line)
-        fail_msg("0x%lx: file %u line %u, expected file %u line %u", (unsigned long)pc, f, l, file, line);
+        fail_msg("0x%lx: file %u line %u, expected file %u line %u", (unsigned long)pc, f, l, file,
+                 line);
 }
 
 static void test_handmade_table(void **state)
@@ -301,34 +303,34 @@ static void test_handmade_table(void **state)
     uint64_t addr = 0x1000;
 
     /* After header_length: the fields up to the file table. */
-    put_u8(&hdr, 1);            /* minimum_instruction_length */
-    put_u8(&hdr, 1);            /* maximum_operations_per_instruction */
-    put_u8(&hdr, 1);            /* default_is_stmt */
-    put_u8(&hdr, (uint8_t)-5);  /* line_base */
-    put_u8(&hdr, 14);           /* line_range */
-    put_u8(&hdr, 13);           /* opcode_base */
+    put_u8(&hdr, 1);           /* minimum_instruction_length */
+    put_u8(&hdr, 1);           /* maximum_operations_per_instruction */
+    put_u8(&hdr, 1);           /* default_is_stmt */
+    put_u8(&hdr, (uint8_t)-5); /* line_base */
+    put_u8(&hdr, 14);          /* line_range */
+    put_u8(&hdr, 13);          /* opcode_base */
     put(&hdr, std_lengths, sizeof(std_lengths));
-    put(&hdr, "inc", 4);        /* include_directories[1] */
+    put(&hdr, "inc", 4); /* include_directories[1] */
     put_u8(&hdr, 0);
-    put(&hdr, "a.c", 4);        /* file 1, directory 0 (the compile directory) */
+    put(&hdr, "a.c", 4); /* file 1, directory 0 (the compile directory) */
     put_uleb(&hdr, 0), put_uleb(&hdr, 0), put_uleb(&hdr, 0);
-    put(&hdr, "b.h", 4);        /* file 2, in directory 1 */
+    put(&hdr, "b.h", 4); /* file 2, in directory 1 */
     put_uleb(&hdr, 1), put_uleb(&hdr, 0), put_uleb(&hdr, 0);
     put_u8(&hdr, 0);
 
     put_u8(&prog, 0), put_uleb(&prog, 9), put_u8(&prog, 2), put(&prog, &addr, 8); /* set_address */
-    put_u8(&prog, 3), put_sleb(&prog, 9);      /* advance_line: 10 */
-    put_u8(&prog, 1);                          /* copy: 0x1000 a.c:10 */
-    put_u8(&prog, 13 + (1 + 5) + 14 * 2);      /* special: +2 bytes, +1 line: 0x1002 a.c:11 */
-    put_u8(&prog, 4), put_uleb(&prog, 2);      /* set_file 2 */
-    put_u8(&prog, 8);                          /* const_add_pc: +17: 0x1013 */
-    put_u8(&prog, 3), put_sleb(&prog, -8);     /* advance_line: 3 */
-    put_u8(&prog, 12), put_uleb(&prog, 7);     /* an opcode known by its length (set_isa) */
-    put_u8(&prog, 1);                          /* copy: 0x1013 b.h:3 */
+    put_u8(&prog, 3), put_sleb(&prog, 9);  /* advance_line: 10 */
+    put_u8(&prog, 1);                      /* copy: 0x1000 a.c:10 */
+    put_u8(&prog, 13 + (1 + 5) + 14 * 2);  /* special: +2 bytes, +1 line: 0x1002 a.c:11 */
+    put_u8(&prog, 4), put_uleb(&prog, 2);  /* set_file 2 */
+    put_u8(&prog, 8);                      /* const_add_pc: +17: 0x1013 */
+    put_u8(&prog, 3), put_sleb(&prog, -8); /* advance_line: 3 */
+    put_u8(&prog, 12), put_uleb(&prog, 7); /* an opcode known by its length (set_isa) */
+    put_u8(&prog, 1);                      /* copy: 0x1013 b.h:3 */
     put_u8(&prog, 9), put_u8(&prog, 0x10), put_u8(&prog, 0); /* fixed_advance_pc: 0x1023 */
     put_u8(&prog, 3), put_sleb(&prog, INT64_MAX); /* a corrupt advance: no line, no overflow */
-    put_u8(&prog, 1);                          /* copy: 0x1023, line unknown */
-    put_u8(&prog, 2), put_uleb(&prog, 5);      /* advance_pc: 0x1028 */
+    put_u8(&prog, 1);                             /* copy: 0x1023, line unknown */
+    put_u8(&prog, 2), put_uleb(&prog, 5);         /* advance_pc: 0x1028 */
     put_u8(&prog, 0), put_uleb(&prog, 1), put_u8(&prog, 1); /* end_sequence */
 
     uint32_t header_length = (uint32_t)hdr.n;
@@ -356,7 +358,8 @@ static void test_handmade_table(void **state)
     expect_row(lt, 0x1027, 2, 0);
     assert_int_equal(ana_sym_lines_find(lt, 0x1028, &f, &l, &c), -ENOENT); /* the sequence's end */
     assert_null(ana_sym_lines_file(lt, &arena, 0)); /* before v5, files count from 1 */
-    assert_string_equal(ana_sym_lines_file(lt, &arena, 1), "/cd/a.c"); /* directory 0: the compile directory */
+    assert_string_equal(ana_sym_lines_file(lt, &arena, 1),
+                        "/cd/a.c"); /* directory 0: the compile directory */
     assert_string_equal(ana_sym_lines_file(lt, &arena, 2), "/cd/inc/b.h");
     assert_null(ana_sym_lines_file(lt, &arena, 3));
     ana_sym_lines_free(lt);

@@ -104,10 +104,12 @@ static void test_demangle(void **state)
     assert_string_equal(ana_sym_demangle(&a, "_ZN2ns3Cls6methodEi"), "ns::Cls::method(int)");
     assert_string_equal(ana_sym_demangle(&a, "_Znwm"), "operator new(unsigned long)");
     /* Rust, legacy (hash dropped) and v0. */
-    assert_string_equal(ana_sym_demangle(&a, "_ZN7mycrate3foo17h0123456789abcdefE"), "mycrate::foo");
+    assert_string_equal(ana_sym_demangle(&a, "_ZN7mycrate3foo17h0123456789abcdefE"),
+                        "mycrate::foo");
     assert_string_equal(ana_sym_demangle(&a, "_RNvCs1234_7mycrate3foo"), "mycrate::foo");
     /* Clone suffixes go, in C and C++. */
-    assert_string_equal(ana_sym_demangle(&a, "_ZL11static_leafm.constprop.0"), "static_leaf(unsigned long)");
+    assert_string_equal(ana_sym_demangle(&a, "_ZL11static_leafm.constprop.0"),
+                        "static_leaf(unsigned long)");
     assert_string_equal(ana_sym_demangle(&a, "msort_with_tmp.part.0"), "msort_with_tmp");
     assert_string_equal(ana_sym_demangle(&a, "main.cold"), "main");
     /* Plain names come back as they are, the same pointer. */

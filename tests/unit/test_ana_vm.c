@@ -17,6 +17,7 @@
 
 #include "analysis/vm/ana_frag.h"
 #include "analysis/vm/ana_vm.h"
+#include "analysis/vm/ana_vm_window.h"
 
 #define K 1024ull
 #define M (1024ull * 1024)
@@ -125,6 +126,70 @@ static void test_reserve_commit(void **state)
     assert_int_equal(ana_vm_finish(&vm), 0);
     assert_int_equal(ls.n, 2);
     ana_vm_release(&vm);
+}
+
+static void window_event(struct ana_vm_window *w, struct fmt_event e, int prot, int flags)
+{
+    e.arg[0] = (uint64_t)prot;
+    e.arg[1] = (uint64_t)flags;
+    assert_int_equal(ana_vm_window_event(w, &e), 0);
+}
+
+/* Commit lifetimes in the window [25, 45]: one committed before and ended
+ * inside (AOFI, -2 MiB), one committed inside and open at the end (AIFO,
+ * +8 MiB), one inside and out (AIFI, 0), one ended before the window (not
+ * kept); groups by key, largest |impacting| first; totals at 35 and 45;
+ * the committed peak inside the window. */
+static void test_window(void **state)
+{
+    struct ana_vm_window w;
+    struct ana_vm_group *g;
+    long ng;
+
+    (void)state;
+    memset(&w, 0, sizeof(w));
+    w.t0 = 25;
+    w.t1 = 45;
+    w.origins = ~0u;
+    w.nr_intervals = 2;
+    ana_vm_window_init(&w);
+    window_event(&w, ev(FMT_EV_MMAP, 10, BASE, 1024 * M, 0), PROT_NONE, ANON | MAP_NORESERVE);
+    window_event(&w, ev(FMT_EV_MPROTECT, 12, BASE + 200 * M, 1 * M, 5), RW, 0);
+    window_event(&w, ev(FMT_EV_MPROTECT, 15, BASE + 200 * M, 1 * M, 6), PROT_NONE, 0);
+    window_event(&w, ev(FMT_EV_MPROTECT, 20, BASE + 1 * M, 2 * M, 2), RW, 0);
+    window_event(&w, ev(FMT_EV_MPROTECT, 30, BASE + 100 * M, 8 * M, 3), RW, 0);
+    window_event(&w, ev(FMT_EV_MPROTECT, 32, BASE + 300 * M, 4 * M, 3), RW, 0);
+    window_event(&w, ev(FMT_EV_MPROTECT, 38, BASE + 300 * M, 4 * M, 4), PROT_NONE, 0);
+    window_event(&w, ev(FMT_EV_MPROTECT, 40, BASE + 1 * M, 2 * M, 4), PROT_NONE, 0);
+    assert_int_equal(ana_vm_window_finish(&w), 0);
+
+    assert_int_equal(w.peak_committed, 14 * M);
+    assert_int_equal(w.peak_ns, 32);
+    assert_int_equal(w.nr_samples, 2);
+    assert_int_equal(w.samples[0].ts, 35);
+    assert_int_equal(w.samples[0].committed, 14 * M);
+    assert_int_equal(w.samples[0].reserved, 1010 * M);
+    assert_int_equal(w.samples[1].ts, 45);
+    assert_int_equal(w.samples[1].committed, 8 * M);
+
+    assert_int_equal(w.nr, 3);
+    for (size_t i = 0; i < w.nr; i++)
+        w.v[i].key = w.v[i].l.commit_stack;
+    ng = ana_vm_window_groups(&w, &g);
+    assert_int_equal(ng, 2);
+    assert_int_equal(g[0].key, 3); /* +8 MiB open, 0 for the AIFI */
+    assert_int_equal(g[0].count, 2);
+    assert_int_equal(g[0].size, 12 * M);
+    assert_int_equal(g[0].impacting, (int64_t)(8 * M));
+    assert_int_equal(g[1].key, 2);
+    assert_int_equal(g[1].impacting, -(int64_t)(2 * M));
+    /* Lifetimes sorted by key, then commit time. */
+    assert_int_equal(w.v[g[0].first].l.commit_ns, 30);
+    assert_true(w.v[g[0].first].l.open);
+    assert_int_equal(w.v[g[0].first + 1].l.commit_ns, 32);
+    assert_int_equal(w.v[g[0].first + 1].impacting, 0);
+    free(g);
+    ana_vm_window_release(&w);
 }
 
 /* A partial munmap ends the part it removes; MAP_FIXED replaces; lengths
@@ -272,9 +337,9 @@ static void test_frag_32(void **state)
 
     (void)state;
     ana_vm_init(&vm, NULL, NULL);
-    do_mmap(&vm, 1, 0x10000000, 64 * K, RW, ANON, 1);          /* aligned */
-    do_mmap(&vm, 2, 0x20000000, 64 * K + 4 * K, RW, ANON, 2);  /* size off by 4 KiB */
-    do_mmap(&vm, 3, 0x20011000 + 8 * K, 4 * K, RW, ANON, 3);   /* address off */
+    do_mmap(&vm, 1, 0x10000000, 64 * K, RW, ANON, 1);         /* aligned */
+    do_mmap(&vm, 2, 0x20000000, 64 * K + 4 * K, RW, ANON, 2); /* size off by 4 KiB */
+    do_mmap(&vm, 3, 0x20011000 + 8 * K, 4 * K, RW, ANON, 3);  /* address off */
     do_mmap(&vm, 4, 0xf0000000, 16 * M, PROT_NONE, ANON, 1);
     im = ana_vm_get(&vm, 0);
     ana_frag_stats(im, &st);
@@ -336,9 +401,10 @@ static void test_frag_svg(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reserve_commit), cmocka_unit_test(test_cuts_and_open),
-        cmocka_unit_test(test_mremap_brk),     cmocka_unit_test(test_collector),
-        cmocka_unit_test(test_frag_32),        cmocka_unit_test(test_frag_svg),
+        cmocka_unit_test(test_reserve_commit), cmocka_unit_test(test_window),
+        cmocka_unit_test(test_cuts_and_open),  cmocka_unit_test(test_mremap_brk),
+        cmocka_unit_test(test_collector),      cmocka_unit_test(test_frag_32),
+        cmocka_unit_test(test_frag_svg),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

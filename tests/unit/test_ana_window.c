@@ -113,7 +113,7 @@ static struct fmt_reader *open_trace(struct trace *t)
     return r;
 }
 
-/* The truth for [t0, t1]: per stack and class, as DESIGN.md defines. */
+/* The truth for [t0, t1]: per stack and class, as docs/architecture.md defines. */
 static void brute(const struct trace *t, uint64_t t0, uint64_t t1, int thread,
                   struct ana_wpa *per_stack /* indexed by stack id */)
 {
@@ -266,8 +266,8 @@ static void test_window_by_thread_and_size_class(void **state)
         }
     }
     ana_window_release(&w);
-    assert_int_equal(
-        ana_window_compute(&w, r, NULL, t0, t1, ANA_WINDOW_BY_SIZE_CLASS, NULL, NULL), 0);
+    assert_int_equal(ana_window_compute(&w, r, NULL, t0, t1, ANA_WINDOW_BY_SIZE_CLASS, NULL, NULL),
+                     0);
     for (unsigned cl = 0; cl < ANA_NR_SIZE_CLASSES; cl++) {
         const struct ana_window_key *k = ana_map_get(&w.keys, (uint64_t)cl + 1);
         for (int c = ANA_AIFI; c <= ANA_AOFI; c++) {
@@ -362,7 +362,7 @@ static void test_histogram(void **state)
     assert_int_equal(b[41].nr, 1);
     assert_int_equal(b[64].bytes, UINT64_MAX);
     /* Per stack: sizes at odd positions went to stack 2. */
-    assert_int_equal(ana_histogram_stack(&h, 2, 1)->nr, 1);   /* 1 */
+    assert_int_equal(ana_histogram_stack(&h, 2, 1)->nr, 1);    /* 1 */
     assert_int_equal(ana_histogram_stack(&h, 1, 2)->bytes, 2); /* 2 */
     assert_int_equal(ana_histogram_stack(&h, 2, 2)->bytes, 3); /* 3 */
     assert_null(ana_histogram_stack(&h, 2, 5));

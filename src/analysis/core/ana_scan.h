@@ -14,8 +14,8 @@ typedef int ana_event_fn(void *arg, const struct fmt_event *ev);
 typedef void ana_progress_fn(void *arg, uint64_t ts_ns, uint64_t last_ns);
 
 struct ana_scan_options {
-    uint32_t from_chunk;  /* seek here first */
-    uint64_t until_ns;    /* stop before the first event after this */
+    uint32_t from_chunk;       /* seek here first */
+    uint64_t until_ns;         /* stop before the first event after this */
     ana_progress_fn *progress; /* may be NULL */
     void *progress_arg;
 };

@@ -126,8 +126,7 @@ unsigned ana_table_nr_rows(const struct ana_table *t)
 
 /* Render one cell as text into buf (lists joined with sep). Returns a
  * malloc'd string or NULL. */
-static char *render(const struct ana_table *t, const struct cell *c, unsigned col,
-                    const char *sep)
+static char *render(const struct ana_table *t, const struct cell *c, unsigned col, const char *sep)
 {
     char *s = NULL;
     size_t len = 0;

@@ -36,14 +36,12 @@ int ana_table_add_row(struct ana_table *t);
 int ana_table_set_str(struct ana_table *t, unsigned col, const char *s);
 int ana_table_set_u64(struct ana_table *t, unsigned col, uint64_t v);
 int ana_table_set_i64(struct ana_table *t, unsigned col, int64_t v);
-int ana_table_set_list(struct ana_table *t, unsigned col, const char *const *items,
-                       unsigned nr);
+int ana_table_set_list(struct ana_table *t, unsigned col, const char *const *items, unsigned nr);
 unsigned ana_table_nr_rows(const struct ana_table *t);
 
 /* Text: a header line, then one line per row, columns aligned (numbers to
  * the right); list cells joined with sep. indent is put before each line. */
-int ana_table_write_text(const struct ana_table *t, FILE *f, const char *indent,
-                         const char *sep);
+int ana_table_write_text(const struct ana_table *t, FILE *f, const char *indent, const char *sep);
 /* CSV (RFC 4180) with a header line; list cells joined with ';'. */
 int ana_table_write_csv(const struct ana_table *t, FILE *f, bool header);
 /* A JSON array of objects, one per row, keyed by column key. */

@@ -12,9 +12,14 @@ static const struct {
     const char *name;
     uint64_t ns;
 } units[] = {
-    {"ns", 1},          {"us", 1000},          {"ms", 1000000},
-    {"s", 1000000000},  {"sec", 1000000000},   {"min", 60000000000ull},
-    {"m", 60000000000ull}, {"h", 3600000000000ull},
+    {"ns", 1},
+    {"us", 1000},
+    {"ms", 1000000},
+    {"s", 1000000000},
+    {"sec", 1000000000},
+    {"min", 60000000000ull},
+    {"m", 60000000000ull},
+    {"h", 3600000000000ull},
 };
 
 int ana_time_parse_duration(const char *s, uint64_t *ns)

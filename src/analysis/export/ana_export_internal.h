@@ -32,7 +32,7 @@ struct ana_xstep {
     bool starts;    /* the event starts block ev->serial of ev->size bytes */
     bool temporary; /* the ended block is temporary: freed by the thread that
                        allocated it with no other allocation by that thread
-                       in between (DESIGN.md, "Temporary") */
+                       in between (docs/architecture.md, Meanings) */
 };
 
 /* Per-thread last allocation, to find temporaries; the options say which

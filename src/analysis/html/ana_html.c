@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "analysis/pictures/ana_flame.h"
 #include "analysis/html/ana_html_internal.h"
+#include "analysis/pictures/ana_flame.h"
 
 /* Buckets for the window table: enough to select single spikes of the
  * demo (2 s in 5 ms steps), few enough that the page stays small. */

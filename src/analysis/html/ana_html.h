@@ -70,6 +70,18 @@ int ana_html_wpa_event(struct ana_html_wpa *w, const struct fmt_event *ev);
 /* Unpack a cell's key. */
 void ana_html_wpa_key(uint64_t key, uint32_t *stack, uint32_t *alloc_bucket, uint32_t *free_bucket);
 
+/* A base run the page compares with (memscribe html --base): the page
+ * shows each summary number's change and, per call site, the change
+ * against the base's sites of the same function chain. */
+struct ana_model;
+struct ana_stacks;
+struct ana_html_base {
+    const char *trace_name;         /* escaped where shown */
+    struct ana_model *model;        /* finished */
+    struct ana_stacks *stacks;      /* of the base trace */
+    struct fmt_trace_counts counts; /* of the base trace */
+};
+
 struct ana_html_options {
     struct ana_sym_options sym;
     const char *trace_name;    /* shown in the title; escaped */
@@ -77,6 +89,7 @@ struct ana_html_options {
     uint32_t nr_top;           /* rows per table; 0: all */
     ana_progress_fn *progress; /* may be NULL */
     void *progress_arg;
+    const struct ana_html_base *base; /* NULL: no comparison */
 };
 
 /* Write the report of the trace r reads to out. Returns 0, -ENOMEM, -EIO

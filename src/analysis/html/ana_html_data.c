@@ -6,9 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/pictures/ana_flame.h"
-#include "analysis/html/ana_html_internal.h"
 #include "analysis/core/ana_json.h"
+#include "analysis/diff/ana_diff_html.h"
+#include "analysis/html/ana_html_internal.h"
+#include "analysis/pictures/ana_flame.h"
 
 #define NO_SITE UINT32_MAX
 #define OTHER_SITE (UINT32_MAX - 1) /* lumped into "(N other call sites)" */
@@ -64,11 +65,10 @@ static uint32_t str_ref(struct data_run *d, uint32_t id)
     return *v;
 }
 
-static void write_summary(struct data_run *d)
+void ana_html_write_summary(struct ana_json *j, const struct ana_model *m,
+                            const struct fmt_trace_counts *c)
 {
-    struct ana_json *j = &d->j;
-    const struct ana_scope *t = ana_model_total(d->run->model);
-    const struct fmt_trace_counts *c = &d->run->counts;
+    const struct ana_scope *t = ana_model_total(m);
 
     ana_json_key(j, "summary");
     ana_json_begin_object(j);
@@ -90,7 +90,7 @@ static void write_summary(struct data_run *d)
     ana_json_kv_u64(j, "nrUnmatchedFrees", t->nr_unmatched_frees);
     ana_json_kv_u64(j, "nrFailed", t->nr_failed);
     ana_json_kv_u64(j, "nrEvents", c->nr_events);
-    ana_json_kv_u64(j, "nrImages", ana_model_nr_seen(d->run->model));
+    ana_json_kv_u64(j, "nrImages", ana_model_nr_seen(m));
     ana_json_kv_u64(j, "nrThreads", c->nr_threads);
     ana_json_kv_u64(j, "nrStacks", c->nr_stacks);
     ana_json_key(j, "calls");
@@ -517,8 +517,11 @@ int ana_html_write_data(struct ana_html_run *run, FILE *out)
     ana_json_init(&d.j, f, false);
     ana_json_begin_object(&d.j);
     write_header(&d);
-    write_summary(&d);
-    d.rc = pick_sites(&d);
+    ana_html_write_summary(&d.j, d.run->model, &d.run->counts);
+    if (d.run->o->base)
+        d.rc = ana_diff_html_write(&d.j, d.run->o->base);
+    if (!d.rc)
+        d.rc = pick_sites(&d);
     if (!d.rc)
         write_sites(&d);
     if (!d.rc)

@@ -6,10 +6,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analysis/model/ana_histogram.h"
-#include "analysis/html/ana_html.h"
-#include "analysis/model/ana_model.h"
 #include "analysis/core/ana_stacks.h"
+#include "analysis/html/ana_html.h"
+#include "analysis/model/ana_histogram.h"
+#include "analysis/model/ana_model.h"
 #include "analysis/model/ana_timeline.h"
 #include "analysis/model/ana_tree.h"
 
@@ -65,5 +65,11 @@ int ana_html_write_data(struct ana_html_run *run, FILE *out);
 /* The whole page from the template html/report.html. Returns 0 or
  * -errno. */
 int ana_html_write_page(struct ana_html_run *run, FILE *out);
+
+/* The page data's "summary" object of a model (ana_html_data.c); the base
+ * run's is written the same way (diff/ana_diff_html.c). */
+struct ana_json;
+void ana_html_write_summary(struct ana_json *j, const struct ana_model *m,
+                            const struct fmt_trace_counts *c);
 
 #endif

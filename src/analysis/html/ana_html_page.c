@@ -6,12 +6,12 @@
 #include <errno.h>
 #include <string.h>
 
-#include "analysis/vm/ana_frag.h"
 #include "analysis/html/ana_html_assets.h"
 #include "analysis/html/ana_html_internal.h"
 #include "analysis/pictures/ana_plot.h"
 #include "analysis/pictures/ana_plot_data.h"
 #include "analysis/pictures/ana_svg.h"
+#include "analysis/vm/ana_frag.h"
 
 static int write_timeline(struct ana_html_run *run, FILE *out)
 {

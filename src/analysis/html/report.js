@@ -16,6 +16,9 @@
 //        f[] (free bucket, -1: never freed), n[] (blocks), b[] (bytes)
 //   flame, flameInv: nodes depth first, children by name: name[] (string
 //        id, -1 for the root), parent[], cost[5][] (inclusive)
+//   base (html --base only): trace, summary (as summary), and the base
+//        run's sites by function chain: keys[] (function names, leaf first,
+//        one per line) and v[] ([allocs, bytes, peak, leaked, temp] each)
 (function () {
   'use strict';
 
@@ -147,6 +150,42 @@
     render();
   }
 
+  // ---- the base run (html --base) ---------------------------------------
+  var BASE = null, CHAIN = null, KEYS = [];
+  if (D.base) {
+    BASE = {};
+    D.base.keys.forEach(function (k, i) { BASE[k] = D.base.v[i]; });
+    // The page lists recorded stacks; the base is matched by function
+    // chain, so a row's change is its whole chain's: the new run's sites
+    // of that chain added up, against the base's.
+    CHAIN = {};
+    var M = ['allocs', 'bytes', 'peak', 'leaked', 'temp'];
+    for (var i = 0; i < D.sites.stack.length; i++) {
+      var names = [];
+      for (var n = D.sites.node[i]; n > 0; n = D.frames.parent[n]) names.push(S[D.frames.fn[n]]);
+      KEYS.push(names.join('\n'));
+      var c = CHAIN[KEYS[i]] || (CHAIN[KEYS[i]] = [0, 0, 0, 0, 0]);
+      M.forEach(function (m, k) { c[k] += D.sites[m][i]; });
+    }
+  }
+  // The change of metric m (0 allocs, 1 bytes, 2 peak, 3 leaked, 4 temp)
+  // of site i's function chain against the base's (0 there if none).
+  function chainChange(i, m) {
+    var b = BASE[KEYS[i]];
+    return CHAIN[KEYS[i]][m] - (b ? b[m] : 0);
+  }
+  function signed(v) { return (v > 0 ? '+' : '') + int(v); }
+  function posneg(x) { return x < 0 ? 'neg' : x > 0 ? 'pos' : ''; }
+  function baseSummary() {
+    var b = D.base.summary, s = D.summary, cards = $('summary-cards');
+    card(cards, 'card-base', 'Compared with', D.base.trace, 'changes in brackets');
+    [['card-peak', 'peak'], ['card-allocs', 'nrAllocs'], ['card-leaked', 'leakedBytes'],
+     ['card-temp', 'nrTemporary']].forEach(function (c) {
+      var d = el('div', 'change', 'base ' + int(b[c[1]]) + ', ' + signed(s[c[1]] - b[c[1]]));
+      $(c[0]).appendChild(d);
+    });
+  }
+
   // ---- summary --------------------------------------------------------
   function card(parent, id, label, value, exact) {
     var c = el('div', 'card'); c.id = id;
@@ -205,6 +244,11 @@
         td.setAttribute('data-v', String(r[2]));
         td.textContent = r[3] === 'time' ? time(r[2]) : int(r[2]) +
           (r[3] === 'bytes' && r[2] >= 1024 ? ' (' + bytes(r[2]) + ')' : '');
+        if (D.base && r[3] !== 'time' && typeof D.base.summary[r[1]] === 'number') {
+          var chg = el('span', 'change', ' [' + signed(r[2] - D.base.summary[r[1]]) + ']');
+          chg.id = 'chg-' + r[1];
+          td.appendChild(chg);
+        }
       }
       tr.appendChild(el('td', '', r[0]));
       tr.appendChild(td);
@@ -222,21 +266,35 @@
     function col(title, key, kind) { return [title, key, kind, function (i) { return C[key][i]; }]; }
     $('leaks-count').textContent = '(' + int(leaks.length) + ' call sites, ' +
       bytes(D.summary.leakedBytes) + ')';
-    fillTable($('leaks-table'), [
+    // With a base, the change of each row's function chain against the
+    // base's (html --base).
+    function change(title, key, kind, m) {
+      return [title, key, kind, function (i) { return chainChange(i, m); }, posneg];
+    }
+    var leakCols = [
       ['Allocating function', 'fn', 'fn'],
       col('Leaked bytes', 'leaked', 'bytes'),
       col('Leaked blocks', 'leakedBlocks', 'count'),
       col('Allocations', 'allocs', 'count'),
       col('Bytes allocated', 'bytes', 'bytes')
-    ], leaks, 'leaked', D.top, $('leaks-more'));
-    fillTable($('sites-table'), [
+    ];
+    var siteCols = [
       ['Allocating function', 'fn', 'fn'],
       col('Allocations', 'allocs', 'count'),
       col('Bytes allocated', 'bytes', 'bytes'),
       col('At the peak', 'peak', 'bytes'),
       col('Leaked', 'leaked', 'bytes'),
       col('Temporary', 'temp', 'count')
-    ], all, 'bytes', D.top, $('sites-more'));
+    ];
+    if (BASE) {
+      leakCols.splice(2, 0, change('Chain +/- leaked', 'dleaked', 'bytes', 3));
+      siteCols.push(change('Chain +/- allocations', 'dallocs', 'count', 0),
+        change('Chain +/- bytes', 'dbytes', 'bytes', 1), change('Chain +/- peak', 'dpeak', 'bytes', 2),
+        change('Chain +/- leaked', 'dleaked', 'bytes', 3),
+        change('Chain +/- temporary', 'dtemp', 'count', 4));
+    }
+    fillTable($('leaks-table'), leakCols, leaks, 'leaked', D.top, $('leaks-more'));
+    fillTable($('sites-table'), siteCols, all, 'bytes', D.top, $('sites-more'));
   }
 
   // ---- the window -----------------------------------------------------
@@ -527,6 +585,7 @@
 
   // ---- start ------------------------------------------------------------
   summary();
+  if (D.base) baseSummary();
   sites();
   if (!fromHash()) select(0, NB - 1, false);
   dragFromHash();

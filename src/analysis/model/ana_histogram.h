@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Allocation sizes in power-of-two classes from 1 byte: class 0 holds
  * size 0, class k >= 1 holds sizes [2^(k-1), 2^k). Counts and bytes per
- * class, for the whole trace and optionally per stack (the log-log
- * frequency histogram of seed 001). */
+ * class, for the whole trace and optionally per stack (a log-log
+ * frequency histogram). */
 #ifndef ANA_HISTOGRAM_H
 #define ANA_HISTOGRAM_H
 

@@ -207,8 +207,7 @@ static int end_block(struct ana_model *m, struct ana_scope *img, const struct fm
     bool temporary;
     if (m->opt.keep_blocks) {
         const struct ana_block *b = ana_map_get(&m->blocks, ev->ref);
-        temporary = b && b->thread == ev->thread &&
-                    t->seq - b->seq_ <= m->opt.temporary_threshold;
+        temporary = b && b->thread == ev->thread && t->seq - b->seq_ <= m->opt.temporary_threshold;
         ana_map_del(&m->blocks, ev->ref);
     } else if (m->partial && !t->seq) {
         /* No allocation by this thread yet in the range: whether the block
@@ -221,8 +220,8 @@ static int end_block(struct ana_model *m, struct ana_scope *img, const struct fm
             m->cands = c;
             m->cap_cands = n;
         }
-        m->cands[m->nr_cands++] = (struct ana_temp_candidate){
-            ev->ref, ev->ref_size, ev->thread, ev->ref_stack, ev->image};
+        m->cands[m->nr_cands++] = (struct ana_temp_candidate){ev->ref, ev->ref_size, ev->thread,
+                                                              ev->ref_stack, ev->image};
         temporary = false;
     } else {
         temporary = t->last_serial == ev->ref;
@@ -374,8 +373,7 @@ int ana_model_event(struct ana_model *m, const struct fmt_event *ev)
     default:
         break;
     }
-    if (fmt_kind_is_heap_alloc(ev->kind) && ev->serial && mine &&
-        (rc = start_block(m, img, ev)))
+    if (fmt_kind_is_heap_alloc(ev->kind) && ev->serial && mine && (rc = start_block(m, img, ev)))
         return rc;
     check_peak(img, ev->ts_ns, m->partial);
     check_peak(&m->total, ev->ts_ns, m->partial);

@@ -3,7 +3,7 @@
  * per stack (call site), every number the reports print: calls per
  * function, allocations, bytes, heap in use and its peak (with when),
  * each stack's live bytes at that peak, leaked (live) bytes and blocks,
- * temporary allocations, RSS. Meanings are DESIGN.md's "Meanings".
+ * temporary allocations, RSS. Meanings: docs/architecture.md, "Meanings".
  *
  * Memory grows with distinct stacks, threads and images (and with live
  * blocks when keep_blocks is set), never with the number of events: every
@@ -65,8 +65,8 @@ struct ana_scope {
     uint64_t temporary_bytes;
     uint64_t heap; /* heap in use now */
     uint64_t live_blocks;
-    uint64_t peak;       /* maximum of heap */
-    uint64_t peak_ns;    /* first time it was reached */
+    uint64_t peak;    /* maximum of heap */
+    uint64_t peak_ns; /* first time it was reached */
     uint64_t peak_blocks;
     uint64_t max_since_mark; /* maximum of heap since ana_model_mark() */
     uint64_t rss;            /* latest RSS sample (all: sum of the images') */

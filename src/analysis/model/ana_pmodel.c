@@ -107,8 +107,8 @@ static int merge_scope(struct ana_scope *r, struct range *rg, unsigned n, uint32
     int peak_k = -1;
 
     for (unsigned k = 0; k < n; k++) {
-        const struct ana_scope *p = image == UINT32_MAX ? ana_model_total(rg[k].m)
-                                                        : ana_model_image(rg[k].m, image);
+        const struct ana_scope *p =
+            image == UINT32_MAX ? ana_model_total(rg[k].m) : ana_model_image(rg[k].m, image);
         if (!p || !p->seen)
             continue;
         add_counts(r, p);
@@ -166,8 +166,8 @@ static int merge(struct ana_model *out, struct range *rg, unsigned n)
         nr_sites = m->nr_sites > nr_sites ? m->nr_sites : nr_sites;
         nr_threads = m->nr_threads > nr_threads ? m->nr_threads : nr_threads;
     }
-    if (nr_images && ana_model_grow((void **)&out->images, &out->nr_images, nr_images - 1,
-                                    sizeof(*out->images)))
+    if (nr_images &&
+        ana_model_grow((void **)&out->images, &out->nr_images, nr_images - 1, sizeof(*out->images)))
         goto out;
     if (nr_sites &&
         ana_model_grow((void **)&out->sites, &out->nr_sites, nr_sites - 1, sizeof(*out->sites)))
@@ -311,7 +311,8 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
     if ((rc = fmt_reader_open(&r, path, err, err_size)))
         return rc;
     uint32_t nr_chunks = fmt_reader_nr_chunks(r);
-    uint32_t last_chunk = until_ns == UINT64_MAX ? nr_chunks : fmt_reader_find_chunk(r, until_ns) + 1;
+    uint32_t last_chunk =
+        until_ns == UINT64_MAX ? nr_chunks : fmt_reader_find_chunk(r, until_ns) + 1;
     if (last_chunk > nr_chunks)
         last_chunk = nr_chunks;
     uint64_t total = 0;
@@ -328,8 +329,7 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
     if (nr_threads > max_ranges)
         nr_threads = max_ranges > 1 ? (unsigned)max_ranges : 1;
     if (nr_threads == 1) {
-        rc = one_pass(out, r, opt, po,
-                      nr_sites > UINT32_MAX ? UINT32_MAX : (uint32_t)nr_sites);
+        rc = one_pass(out, r, opt, po, nr_sites > UINT32_MAX ? UINT32_MAX : (uint32_t)nr_sites);
         if (rc < 0 && rc != -ENOMEM && err && err_size)
             snprintf(err, err_size, "%s", fmt_reader_error(r));
         goto out;

@@ -10,8 +10,8 @@
 
 #include <stdint.h>
 
-#include "analysis/model/ana_model.h"
 #include "analysis/core/ana_scan.h"
+#include "analysis/model/ana_model.h"
 
 /* Can these options be computed in ranges? Not when each block must be
  * kept or a temporary threshold looks back over blocks, nor with a thread

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Use over time, one row per interval and process image: heap in use at
  * the interval's end and its maximum within it, bytes and blocks allocated
- * so far (seed 001's "total cumulative memory usage"), live blocks, and
+ * so far ("total cumulative memory usage"), live blocks, and
  * the latest RSS sample. Rows are kept (they grow with duration/interval,
  * not with events); the heap numbers come from ana_model. */
 #ifndef ANA_TIMELINE_H
@@ -19,11 +19,11 @@
 #define ANA_TIMELINE_MAX_ROWS 10000000u
 
 struct ana_timeline_row {
-    uint64_t t_ns;  /* end of the interval (the last row: the last event) */
+    uint64_t t_ns; /* end of the interval (the last row: the last event) */
     uint32_t image;
     uint32_t pid;
-    uint64_t heap;     /* heap in use at t */
-    uint64_t heap_max; /* its maximum within the interval */
+    uint64_t heap;            /* heap in use at t */
+    uint64_t heap_max;        /* its maximum within the interval */
     uint64_t allocated_bytes; /* cumulative */
     uint64_t nr_allocs;       /* cumulative */
     uint64_t live_blocks;

@@ -30,7 +30,7 @@ struct ana_tree {
     struct ana_tree_node *nodes;
     uint32_t nr_nodes, cap_nodes;
     unsigned nr_metrics;
-    uint32_t max_depth; /* 0: no limit */
+    uint32_t max_depth;      /* 0: no limit */
     struct ana_map children; /* (parent << 32 | label) + 1 -> node index */
 };
 

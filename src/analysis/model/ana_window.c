@@ -127,8 +127,8 @@ static int on_event(void *arg, const struct fmt_event *ev)
     if (!ana_filter_pid(run->f, ev->pid))
         return 0;
     bool end = ends_block(ev) && ana_filter_thread(run->f, ev->ref_thread);
-    bool start = fmt_kind_is_heap_alloc(ev->kind) && ev->serial &&
-                 ana_filter_thread(run->f, ev->thread);
+    bool start =
+        fmt_kind_is_heap_alloc(ev->kind) && ev->serial && ana_filter_thread(run->f, ev->thread);
     if (ev->ts_ns < w->t0_ns) {
         /* Before the window: only what is outstanding at t0 matters. */
         if (end && (rc = live_add(run, ev->ref_stack, ev->image, -(int64_t)ev->ref_size, -1)))
@@ -143,7 +143,8 @@ static int on_event(void *arg, const struct fmt_event *ev)
         if (ev->ref_ts_ns >= w->t0_ns) {
             /* Allocated inside: it was counted AIFO, it is AIFI. */
             struct ana_window_key *kk = ana_map_get(
-                &w->keys, w->by == ANA_WINDOW_BY_STACK ? k + 1 : ((uint64_t)ev->image << 40 | k) + 1);
+                &w->keys,
+                w->by == ANA_WINDOW_BY_STACK ? k + 1 : ((uint64_t)ev->image << 40 | k) + 1);
             if (kk) {
                 tid = kk->tid;
                 kk->c.nr[ANA_AIFO]--;

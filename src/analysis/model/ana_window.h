@@ -49,7 +49,7 @@ struct ana_window_key {
 struct ana_window {
     uint64_t t0_ns, t1_ns;
     enum ana_window_by by;
-    struct ana_map keys;   /* (key, image) -> struct ana_window_key */
+    struct ana_map keys;    /* (key, image) -> struct ana_window_key */
     struct ana_wpa *images; /* totals per image index */
     bool *image_seen;
     uint32_t nr_images;

@@ -67,6 +67,11 @@ struct ana_flame_svg_options {
     const char *title;    /* escaped; NULL: "Flame graph: <cost>" */
     const char *subtitle; /* escaped, e.g. the command line; may be NULL */
     double width;         /* 0: 1200 */
+    /* A differential graph: the base run's cost per node of the tree
+     * (ana_diff_flame_match). Widths stay the tree's; a frame is red as
+     * far as it grew, blue as far as it shrank, white if unchanged, and
+     * its tooltip gives the change. NULL: an ordinary graph. */
+    const int64_t *base;
 };
 
 /* Draw the graph for one cost as a standalone SVG with an inline script

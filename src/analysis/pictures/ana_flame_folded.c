@@ -4,8 +4,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "analysis/pictures/ana_flame.h"
 #include "analysis/model/ana_tree.h"
+#include "analysis/pictures/ana_flame.h"
 
 /* Names go out as they are except for the two characters that would split
  * a frame or a line: ';' becomes ':' and a line break a space. */

@@ -4,13 +4,14 @@
  * script html/flame_svg.js adds zoom and search. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/pictures/ana_flame.h"
 #include "analysis/html/ana_html_assets.h"
-#include "analysis/pictures/ana_svg.h"
 #include "analysis/model/ana_tree.h"
+#include "analysis/pictures/ana_flame.h"
+#include "analysis/pictures/ana_svg.h"
 
 #define FRAME_H 16.0
 #define PAD 10.0
@@ -86,8 +87,21 @@ struct layout {
     double width; /* drawable */
     double total;
     uint32_t max_depth;
-    double base_y; /* y of depth 0 */
+    double base_y;       /* y of depth 0 */
+    const int64_t *base; /* differential: the base cost per node, or NULL */
+    double max_change;   /* the largest |change| drawn, for the colour scale */
 };
+
+/* Differential colours: red as far as the frame grew, blue as far as it
+ * shrank, relative to the largest change; white when unchanged. */
+static void change_colour(double change, double max_change, unsigned rgb[3])
+{
+    unsigned s = max_change > 0 ? (unsigned)(0.5 + 200.0 * fabs(change) / max_change) : 0;
+
+    rgb[0] = change < 0 ? 255 - s : 255;
+    rgb[1] = 255 - s;
+    rgb[2] = change > 0 ? 255 - s : 255;
+}
 
 static double frame_y(const struct layout *L, uint32_t depth)
 {
@@ -108,7 +122,9 @@ static void draw_frame(struct layout *L, uint32_t id, uint64_t left)
     int dots;
 
     frame_colour(name, rgb);
-    if (id == 0)
+    if (L->base)
+        change_colour((double)n->incl[L->cost] - (double)L->base[id], L->max_change, rgb);
+    else if (id == 0)
         rgb[0] = 230, rgb[1] = 200, rgb[2] = 120;
     group_digits(v, num, sizeof(num));
     ana_svg_raw(L->svg,
@@ -125,6 +141,8 @@ static void draw_frame(struct layout *L, uint32_t id, uint64_t left)
     else
         ana_svg_raw(L->svg, " (%s %s, %.2f%%)", num, ana_flame_cost_name(L->cost),
                     100.0 * (double)v / L->total);
+    if (L->base)
+        ana_svg_raw(L->svg, " (%+" PRId64 " against the base)", n->incl[L->cost] - L->base[id]);
     ana_svg_raw(L->svg,
                 "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"2\" "
                 "fill=\"rgb(%u,%u,%u)\"/><text x=\"%.1f\" y=\"%.1f\">",
@@ -191,7 +209,8 @@ int ana_flame_write_svg(const struct ana_tree *t, ana_flame_name_fn *name, void 
                        .name = name,
                        .arg = arg,
                        .cost = opt->cost,
-                       .inverted = opt->inverted};
+                       .inverted = opt->inverted,
+                       .base = opt->base};
     double width = opt->width > 0 ? opt->width : 1200;
     const struct ana_tree_node *root = &t->nodes[0];
     char title[128], attrs[160];
@@ -205,14 +224,20 @@ int ana_flame_write_svg(const struct ana_tree *t, ana_flame_name_fn *name, void 
     for (uint32_t i = 0; i < t->nr_nodes; i++) {
         const struct ana_tree_node *n = &t->nodes[i];
 
-        if ((double)n->incl[opt->cost] / L.total * L.width >= MIN_PX && n->depth > L.max_depth)
+        if ((double)n->incl[opt->cost] / L.total * L.width < MIN_PX)
+            continue;
+        if (n->depth > L.max_depth)
             L.max_depth = n->depth;
+        if (L.base && fabs((double)n->incl[opt->cost] - (double)L.base[i]) > L.max_change)
+            L.max_change = fabs((double)n->incl[opt->cost] - (double)L.base[i]);
     }
     height = TOP + (L.max_depth + 1) * FRAME_H + BOTTOM;
     L.base_y = opt->inverted ? TOP : TOP + L.max_depth * FRAME_H;
 
     if (!opt->title)
-        snprintf(title, sizeof(title), "%s graph: %s", opt->inverted ? "Inverted flame" : "Flame",
+        snprintf(title, sizeof(title), "%s graph: %s",
+                 opt->base ? (opt->inverted ? "Differential inverted flame" : "Differential flame")
+                           : (opt->inverted ? "Inverted flame" : "Flame"),
                  ana_flame_cost_name(opt->cost));
     /* The script reads the scale from the root to map costs to pixels. */
     snprintf(attrs, sizeof(attrs), "data-total=\"%.0f\" data-pad=\"%.0f\" data-width=\"%.0f\"",

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/pictures/ana_flame.h"
-#include "analysis/model/ana_model.h"
 #include "analysis/core/ana_stacks.h"
+#include "analysis/model/ana_model.h"
 #include "analysis/model/ana_tree.h"
+#include "analysis/pictures/ana_flame.h"
 
 static const char *const cost_names[ANA_FLAME_NR_COSTS] = {
     "allocations", "bytes", "leaked", "peak", "temporary",

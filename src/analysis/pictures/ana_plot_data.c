@@ -7,8 +7,8 @@
 
 #include "analysis/model/ana_histogram.h"
 #include "analysis/model/ana_model.h"
-#include "analysis/pictures/ana_plot_data.h"
 #include "analysis/model/ana_timeline.h"
+#include "analysis/pictures/ana_plot_data.h"
 #include "memscribe/event.h"
 
 void ana_plot_series_release(struct ana_plot_series *s)

@@ -8,72 +8,11 @@
 #include <string.h>
 
 #include "analysis/pictures/ana_plot.h"
+#include "analysis/pictures/ana_plot_step.h"
 #include "analysis/pictures/ana_svg.h"
 
 #define LEFT 86.0
 #define RIGHT 24.0
-
-struct polyline {
-    double *xs, *ys;
-    size_t n, cap;
-};
-
-static int push(struct polyline *p, double x, double y)
-{
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 1024;
-        double *xs = realloc(p->xs, cap * sizeof(*xs));
-
-        if (!xs)
-            return -ENOMEM;
-        p->xs = xs;
-        double *ys = realloc(p->ys, cap * sizeof(*ys));
-        if (!ys)
-            return -ENOMEM;
-        p->ys = ys;
-        p->cap = cap;
-    }
-    p->xs[p->n] = x;
-    p->ys[p->n++] = y;
-    return 0;
-}
-
-/* A step function (value v[i] from t[i] on) as a polyline with at most
- * four points per pixel column: where the column is entered, its largest
- * and smallest value, and the value it is left with. Spikes narrower than
- * a pixel stay visible; the polyline stays small for any trace. */
-static int step_line(struct polyline *p, const struct ana_axis *x, const struct ana_axis *y,
-                     const uint64_t *t, const uint64_t *v, size_t n, uint64_t end_ns)
-{
-    size_t i = 0;
-    double prev = 0;
-    int rc = 0;
-
-    while (i < n && !rc) {
-        double col = floor(ana_axis_map(x, (double)t[i]));
-        double px = ana_axis_map(x, (double)t[i]);
-        uint64_t lo = v[i], hi = v[i];
-        size_t j = i;
-
-        while (j + 1 < n && floor(ana_axis_map(x, (double)t[j + 1])) == col) {
-            j++;
-            lo = v[j] < lo ? v[j] : lo;
-            hi = v[j] > hi ? v[j] : hi;
-        }
-        if (i)
-            rc |= push(p, px, prev);
-        else
-            rc |= push(p, px, ana_axis_map(y, (double)v[0]));
-        rc |= push(p, px, ana_axis_map(y, (double)hi));
-        rc |= push(p, px, ana_axis_map(y, (double)lo));
-        prev = ana_axis_map(y, (double)v[j]);
-        rc |= push(p, px, prev);
-        i = j + 1;
-    }
-    if (n && !rc)
-        rc = push(p, ana_axis_map(x, (double)end_ns), prev);
-    return rc;
-}
 
 static uint64_t max_of(const uint64_t *v, size_t n)
 {
@@ -98,7 +37,7 @@ int ana_plot_timeline_svg(const struct ana_plot_timeline *t, FILE *out, int inli
                          .unit = ANA_UNIT_NS};
     struct ana_axis y = {.lo = 0, .p0 = heap_bottom, .p1 = heap_top, .unit = ANA_UNIT_BYTES};
     struct ana_axis yc = {.lo = 0, .p0 = cum_bottom, .p1 = cum_top, .unit = ANA_UNIT_BYTES};
-    struct polyline line = {0};
+    struct ana_polyline line = {0};
     struct ana_svg svg;
     char attrs[256], a[48], b[48], label[128];
     uint64_t top_value = t->peak_bytes;
@@ -138,14 +77,14 @@ int ana_plot_timeline_svg(const struct ana_plot_timeline *t, FILE *out, int inli
     ana_svg_legend(&svg, LEFT, 64, legend, 3);
 
     ana_svg_axes(&svg, &x, &y, NULL, "heap in use, RSS");
-    rc = step_line(&line, &x, &y, t->ts_ns, t->heap, t->nr_points, t->end_ns);
+    rc = ana_plot_step_line(&line, &x, &y, t->ts_ns, t->heap, t->nr_points, t->end_ns);
     if (!rc) {
         ana_svg_area(&svg, line.xs, line.ys, line.n, heap_bottom, "a-heap");
         ana_svg_polyline(&svg, line.xs, line.ys, line.n, "s-heap");
         line.n = 0;
     }
     if (!rc && t->nr_rss) {
-        rc = step_line(&line, &x, &y, t->rss_ts_ns, t->rss, t->nr_rss, t->end_ns);
+        rc = ana_plot_step_line(&line, &x, &y, t->rss_ts_ns, t->rss, t->nr_rss, t->end_ns);
         if (!rc)
             ana_svg_polyline(&svg, line.xs, line.ys, line.n, "s-rss");
         line.n = 0;
@@ -168,14 +107,13 @@ int ana_plot_timeline_svg(const struct ana_plot_timeline *t, FILE *out, int inli
 
     ana_svg_axes(&svg, &x, &yc, "time since start", "allocated");
     if (!rc && t->cumulative) {
-        rc = step_line(&line, &x, &yc, t->ts_ns, t->cumulative, t->nr_points, t->end_ns);
+        rc = ana_plot_step_line(&line, &x, &yc, t->ts_ns, t->cumulative, t->nr_points, t->end_ns);
         if (!rc) {
             ana_svg_area(&svg, line.xs, line.ys, line.n, cum_bottom, "a-cum");
             ana_svg_polyline(&svg, line.xs, line.ys, line.n, "s-cum");
         }
     }
-    free(line.xs);
-    free(line.ys);
+    ana_polyline_free(&line);
     if (frame) {
         frame->left = x.p0;
         frame->right = x.p1;

@@ -9,8 +9,8 @@
 #include "analysis/sym/ana_sym_internal.h"
 
 enum mod_state {
-    MOD_NEW = 0,  /* files not looked for yet */
-    MOD_READY,    /* looked for; table and dwarf hold whatever was found */
+    MOD_NEW = 0, /* files not looked for yet */
+    MOD_READY,   /* looked for; table and dwarf hold whatever was found */
 };
 
 struct sym_module {
@@ -81,15 +81,16 @@ int ana_sym_create(struct ana_sym **out, const struct ana_sym_options *opts)
     if (opts)
         s->opts = *opts;
     /* Copy the option strings: the caller's argv may not outlive us. */
-    if (s->opts.sysroot && !(s->opts.sysroot = ana_sym_arena_strndup(&s->arena, opts->sysroot,
-                                                                      strlen(opts->sysroot))))
+    if (s->opts.sysroot &&
+        !(s->opts.sysroot = ana_sym_arena_strndup(&s->arena, opts->sysroot, strlen(opts->sysroot))))
         goto nomem;
     if (s->opts.nr_debug_dirs) {
         const char **dirs = ana_sym_arena_alloc(&s->arena, s->opts.nr_debug_dirs * sizeof(*dirs));
         if (!dirs)
             goto nomem;
         for (size_t i = 0; i < s->opts.nr_debug_dirs; i++)
-            if (!(dirs[i] = ana_sym_arena_strndup(&s->arena, opts->debug_dirs[i], strlen(opts->debug_dirs[i]))))
+            if (!(dirs[i] = ana_sym_arena_strndup(&s->arena, opts->debug_dirs[i],
+                                                  strlen(opts->debug_dirs[i]))))
                 goto nomem;
         s->opts.debug_dirs = dirs;
     } else {
@@ -316,7 +317,8 @@ static bool is_pseudo_module(const char *path)
     const char *base = strrchr(path, '/');
 
     base = base ? base + 1 : path;
-    return path[0] == '[' || !strncmp(base, "linux-vdso.so", 13) || !strncmp(base, "linux-gate.so", 13);
+    return path[0] == '[' || !strncmp(base, "linux-vdso.so", 13) ||
+           !strncmp(base, "linux-gate.so", 13);
 }
 
 static int load_module(struct ana_sym *s, struct sym_module *m)
@@ -408,7 +410,8 @@ static bool is_sigtramp(const struct sym_module *m, const struct ana_sym_symbol 
      * first byte, so the recorded address is the start and addr - 1 would
      * fall in whatever precedes it. Known by name when .symtab is there,
      * else by the code. */
-    if (sym && sym->addr == off && (!strcmp(sym->name, "__restore_rt") || !strcmp(sym->name, "__restore")))
+    if (sym && sym->addr == off &&
+        (!strcmp(sym->name, "__restore_rt") || !strcmp(sym->name, "__restore")))
         return true;
     return ana_sym_code_is_sigreturn(&m->code, off);
 }
@@ -556,8 +559,11 @@ int ana_sym_resolve(struct ana_sym *s, uint32_t image, uint64_t addr, enum ana_s
 
     /* compute() may have added modules' notes but never cache entries, so
      * slot i is still the free slot for this key. */
-    s->cache[i] = (struct cache_slot){
-        .addr = addr, .image = image, .kind_used = (uint16_t)(kind + 1u), .nr_frames = (uint16_t)n, .frames = copy};
+    s->cache[i] = (struct cache_slot){.addr = addr,
+                                      .image = image,
+                                      .kind_used = (uint16_t)(kind + 1u),
+                                      .nr_frames = (uint16_t)n,
+                                      .frames = copy};
     s->cache_nr++;
     if (s->cache_nr * 2 > s->cache_cap && cache_grow(s))
         return -ENOMEM;

@@ -50,7 +50,7 @@ struct body {
  * pass, nested in another function's body). */
 struct top_fn {
     Dwarf_Off die;
-    uint64_t low; /* lowest address of its ranges */
+    uint64_t low;      /* lowest address of its ranges */
     struct body *body; /* NULL until PATH_LOOKUPS addresses fell in it */
     uint32_t nr_lookups;
 };
@@ -75,7 +75,7 @@ struct cu_index {
     struct range_set ranges; /* entry: index into fns */
     /* Line table: our decoder's, or libdw's when ours gives up. */
     struct ana_sym_lines *lines;
-    int lines_state; /* 0: not read yet, 1: ours, -1: libdw's */
+    int lines_state;    /* 0: not read yet, 1: ours, -1: libdw's */
     Dwarf_Files *files; /* libdw's, for DW_AT_call_file */
     size_t nr_files;
     bool files_loaded;
@@ -349,7 +349,8 @@ static int add_top_fn(struct cu_index *ci, Dwarf_Die *die)
  * level, pointing back with DW_AT_specification). With deep set, bodies
  * are entered too, for functions nested in others (GNU C nested
  * functions, local classes). */
-static int walk_fns(struct cu_index *ci, Dwarf_Die *parent_die, unsigned depth, bool deep, bool in_body)
+static int walk_fns(struct cu_index *ci, Dwarf_Die *parent_die, unsigned depth, bool deep,
+                    bool in_body)
 {
     Dwarf_Die child;
     int rc = 0;
@@ -420,7 +421,8 @@ static int walk_body(struct body *b, Dwarf_Die *parent_die, uint32_t parent, uns
                 break;
             if (grow((void **)&b->entries, &b->cap_entries, b->nr_entries, sizeof(*b->entries)))
                 return -ENOMEM;
-            b->entries[b->nr_entries++] = (struct inl_entry){.die = dwarf_dieoffset(&child), .parent = parent};
+            b->entries[b->nr_entries++] =
+                (struct inl_entry){.die = dwarf_dieoffset(&child), .parent = parent};
             rc = walk_body(b, &child, idx, depth + 1);
             break;
         }
@@ -549,8 +551,8 @@ static const char *call_file(struct ana_sym_dwarf *d, struct cu_index *ci, Dwarf
     return dwarf_filesrc(ci->files, idx, NULL, NULL);
 }
 
-static void line_at(struct ana_sym_dwarf *d, struct cu_index *ci, uint64_t pc, const char **file, uint32_t *line,
-                    uint32_t *column)
+static void line_at(struct ana_sym_dwarf *d, struct cu_index *ci, uint64_t pc, const char **file,
+                    uint32_t *line, uint32_t *column)
 {
     *file = NULL;
     *line = *column = 0;
@@ -599,8 +601,8 @@ static int find_fn(struct cu_index *ci, uint64_t pc, struct top_fn **out)
 /* The DIEs holding pc from fn down: fn, then each inlined call inside
  * the previous one. Returns how many (up to max; the innermost are kept
  * when deeper). */
-static size_t path_to(struct ana_sym_dwarf *d, const struct top_fn *fn, uint64_t pc, Dwarf_Off *path,
-                      size_t max)
+static size_t path_to(struct ana_sym_dwarf *d, const struct top_fn *fn, uint64_t pc,
+                      Dwarf_Off *path, size_t max)
 {
     Dwarf_Die cur, child;
     size_t n = 0;
@@ -613,8 +615,8 @@ static size_t path_to(struct ana_sym_dwarf *d, const struct top_fn *fn, uint64_t
         bool down = false;
         do {
             int tag = dwarf_tag(&child);
-            if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) && has_code(&child) &&
-                dwarf_haspc(&child, pc) == 1) {
+            if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) &&
+                has_code(&child) && dwarf_haspc(&child, pc) == 1) {
                 if (tag == DW_TAG_inlined_subroutine) {
                     if (n == max) { /* keep the innermost */
                         memmove(path, path + 1, (max - 1) * sizeof(*path));

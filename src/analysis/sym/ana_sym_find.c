@@ -164,8 +164,8 @@ static bool adopt(struct ana_sym_found *out, struct ana_sym_file *f)
 }
 
 /* Try a path built from parts; -ENOMEM, 1 when the search is over, 0 to go on. */
-static int try_candidate(const struct want *w, struct ana_sym_found *out, const char *a, const char *b,
-                         const char *c)
+static int try_candidate(const struct want *w, struct ana_sym_found *out, const char *a,
+                         const char *b, const char *c)
 {
     char *p = join(a, b, c);
     struct ana_sym_file f;
@@ -267,8 +267,8 @@ static char *dir_of(const char *path)
 }
 
 /* A debuglink candidate: the build id decides when known, else the CRC. */
-static int try_debuglink(const struct want *w, struct ana_sym_found *out, uint32_t crc, const char *a,
-                         const char *b, const char *c)
+static int try_debuglink(const struct want *w, struct ana_sym_found *out, uint32_t crc,
+                         const char *a, const char *b, const char *c)
 {
     char *p = join(a, b, c);
     struct ana_sym_file f;
@@ -346,7 +346,8 @@ static int search_debuginfod(const struct want *w, struct ana_sym_found *out)
     return 0;
 }
 
-__attribute__((format(printf, 2, 3))) static int set_note(struct ana_sym_found *out, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static int set_note(struct ana_sym_found *out,
+                                                          const char *fmt, ...)
 {
     va_list ap;
     int n;
@@ -362,10 +363,11 @@ __attribute__((format(printf, 2, 3))) static int set_note(struct ana_sym_found *
     return 0;
 }
 
-int ana_sym_find_files(const struct ana_sym_options *opts, const char *path, const uint8_t *build_id,
-                       uint32_t build_id_len, struct ana_sym_found *out)
+int ana_sym_find_files(const struct ana_sym_options *opts, const char *path,
+                       const uint8_t *build_id, uint32_t build_id_len, struct ana_sym_found *out)
 {
-    struct want w = {.opts = opts, .path = path, .build_id = build_id, .build_id_len = build_id_len};
+    struct want w = {
+        .opts = opts, .path = path, .build_id = build_id, .build_id_len = build_id_len};
     enum check main_check = CHECK_MISSING;
     int main_errno = ENOENT;
     int rc = 0;
@@ -408,8 +410,10 @@ int ana_sym_find_files(const struct ana_sym_options *opts, const char *path, con
     const char *used = out->dbg.elf ? out->dbg.path : out->bin.elf ? out->bin.path : NULL;
     if (main_check == CHECK_MISMATCH) {
         if (used)
-            return set_note(out, "%s: build id differs from the recorded one (changed since recording?); using %s",
-                            shown, used);
+            return set_note(
+                out,
+                "%s: build id differs from the recorded one (changed since recording?); using %s",
+                shown, used);
         return set_note(out,
                         "%s: build id differs from the recorded one (changed since recording?); "
                         "not used, frames show module+offset",

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* One frame as a line of text, in the form of the seed logs:
+/* One frame as a line of text, in the form Windows heap tracers print:
  * "[3] 00007f3a12c4 libfoo.so!ns::Cls::method(int)+0x2b (foo.cc:118)". */
 #include <inttypes.h>
 #include <stdio.h>
@@ -31,10 +31,11 @@ int ana_sym_format_line(const struct ana_sym_line *line, char *buf, size_t size)
     if (!mod[0])
         mod = "?";
     if (!f->function)
-        n = snprintf(buf, size, "%s %012" PRIx64 " %s+0x%" PRIx64, index, f->addr, mod, f->module_offset);
+        n = snprintf(buf, size, "%s %012" PRIx64 " %s+0x%" PRIx64, index, f->addr, mod,
+                     f->module_offset);
     else if (f->has_offset)
-        n = snprintf(buf, size, "%s %012" PRIx64 " %s!%s+0x%" PRIx64, index, f->addr, mod, f->function,
-                     f->function_offset);
+        n = snprintf(buf, size, "%s %012" PRIx64 " %s!%s+0x%" PRIx64, index, f->addr, mod,
+                     f->function, f->function_offset);
     else
         n = snprintf(buf, size, "%s %012" PRIx64 " %s!%s", index, f->addr, mod, f->function);
     if (n < 0 || !f->file)

@@ -32,9 +32,9 @@ void ana_sym_arena_free(struct ana_sym_arena *a);
 /* ---- sorted symbol table of one module */
 
 struct ana_sym_symbol {
-    uint64_t addr; /* st_value: ELF virtual address */
-    uint64_t end;  /* one past the last byte: addr + st_size, or up to the next
-                      symbol (at most the section end) when st_size is 0 */
+    uint64_t addr;    /* st_value: ELF virtual address */
+    uint64_t end;     /* one past the last byte: addr + st_size, or up to the next
+                         symbol (at most the section end) when st_size is 0 */
     const char *name; /* mangled, points into the ELF file's string table */
 };
 
@@ -116,8 +116,8 @@ struct ana_sym_lines;
 /* Decode the line table at .debug_line offset (a unit's DW_AT_stmt_list).
  * Returns 0, -EPROTO when the table is corrupt or uses something this
  * decoder does not handle (use libdw then), or -ENOMEM. */
-int ana_sym_lines_decode(struct ana_sym_lines **out, const struct ana_sym_sections *sec, uint64_t offset,
-                         const char *comp_dir);
+int ana_sym_lines_decode(struct ana_sym_lines **out, const struct ana_sym_sections *sec,
+                         uint64_t offset, const char *comp_dir);
 /* The row in effect at pc: file number, line, column. 0 or -ENOENT. */
 int ana_sym_lines_find(const struct ana_sym_lines *lt, uint64_t pc, uint32_t *file, uint32_t *line,
                        uint32_t *column);
@@ -143,7 +143,7 @@ struct ana_sym_file {
 struct ana_sym_found {
     struct ana_sym_file bin; /* the binary: symbols, and DWARF if not stripped */
     struct ana_sym_file dbg; /* a separate debug file, if one was found */
-    char *note; /* malloc'd: why the module will show as module+offset, or NULL */
+    char *note;              /* malloc'd: why the module will show as module+offset, or NULL */
     bool asked_debuginfod;
 };
 
@@ -151,8 +151,8 @@ struct ana_sym_found {
  * `build_id` (build_id_len 0: unknown). A file whose build id differs from
  * the recorded one is never used. Returns 0 (look at what was found) or
  * -ENOMEM. */
-int ana_sym_find_files(const struct ana_sym_options *opts, const char *path, const uint8_t *build_id,
-                       uint32_t build_id_len, struct ana_sym_found *out);
+int ana_sym_find_files(const struct ana_sym_options *opts, const char *path,
+                       const uint8_t *build_id, uint32_t build_id_len, struct ana_sym_found *out);
 void ana_sym_found_release(struct ana_sym_found *f);
 
 /* Does elf carry DWARF debug info (a .debug_info with contents)? */

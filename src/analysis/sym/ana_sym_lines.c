@@ -226,8 +226,8 @@ static int push_file(struct ana_sym_lines *lt, const char *name, uint32_t dir)
 
 /* Skip or read one attribute of a v5 directory/file entry. Strings come
  * back in *str, numbers in *num. Returns false for a form not handled. */
-static bool rd_form(struct rd *r, uint64_t form, unsigned offset_size, const struct ana_sym_sections *sec,
-                    const char **str, uint64_t *num)
+static bool rd_form(struct rd *r, uint64_t form, unsigned offset_size,
+                    const struct ana_sym_sections *sec, const char **str, uint64_t *num)
 {
     *str = NULL;
     *num = 0;
@@ -264,7 +264,7 @@ static bool rd_form(struct rd *r, uint64_t form, unsigned offset_size, const str
     case FORM_BLOCK1:
     case FORM_BLOCK2:
     case FORM_BLOCK4: {
-        uint64_t len = form == FORM_BLOCK ? rd_uleb(r)
+        uint64_t len = form == FORM_BLOCK    ? rd_uleb(r)
                        : form == FORM_BLOCK1 ? rd_uint(r, 1)
                        : form == FORM_BLOCK2 ? rd_uint(r, 2)
                                              : rd_uint(r, 4);
@@ -308,7 +308,8 @@ static int read_entries_v5(struct rd *r, struct ana_sym_lines *lt, bool files, u
         }
         if (r->bad)
             return -EPROTO;
-        int rc = files ? push_file(lt, path, dir > UINT32_MAX ? UINT32_MAX : (uint32_t)dir) : push_dir(lt, path);
+        int rc = files ? push_file(lt, path, dir > UINT32_MAX ? UINT32_MAX : (uint32_t)dir)
+                       : push_dir(lt, path);
         if (rc)
             return rc;
     }
@@ -386,7 +387,9 @@ static int run_program(struct rd *r, struct ana_sym_lines *lt, const struct head
             unsigned sub = *r->p++;
             if (sub == LNE_END_SEQUENCE) {
                 if (in_seq && row.addr > seq_lo)
-                    rc = push_seq(lt, &(struct seq){.lo = seq_lo, .hi = row.addr, .first = seq_first,
+                    rc = push_seq(lt, &(struct seq){.lo = seq_lo,
+                                                    .hi = row.addr,
+                                                    .first = seq_first,
                                                     .nr = (uint32_t)(lt->nr_rows - seq_first)});
                 in_seq = false;
                 row = (struct row){.file = 1, .line = 1};
@@ -452,8 +455,8 @@ static int seq_cmp(const void *pa, const void *pb)
     return a->lo < b->lo ? -1 : a->lo > b->lo;
 }
 
-int ana_sym_lines_decode(struct ana_sym_lines **out, const struct ana_sym_sections *sec, uint64_t offset,
-                         const char *comp_dir)
+int ana_sym_lines_decode(struct ana_sym_lines **out, const struct ana_sym_sections *sec,
+                         uint64_t offset, const char *comp_dir)
 {
     struct rd r = {.p = sec->line, .end = sec->line + sec->line_size};
     struct header h = {0};

@@ -18,8 +18,10 @@ struct pattern {
 
 static const struct pattern sigreturns[] = {
     {9, {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05}}, /* x86-64: mov $15,%rax; syscall */
-    {7, {0xb8, 0xad, 0x00, 0x00, 0x00, 0xcd, 0x80}},             /* i386 rt: mov $173,%eax; int $0x80 */
-    {8, {0x58, 0xb8, 0x77, 0x00, 0x00, 0x00, 0xcd, 0x80}},       /* i386: pop %eax; mov $119,%eax; int $0x80 */
+    {7, {0xb8, 0xad, 0x00, 0x00, 0x00, 0xcd, 0x80}}, /* i386 rt: mov $173,%eax; int $0x80 */
+    {8,
+     {0x58, 0xb8, 0x77, 0x00, 0x00, 0x00, 0xcd,
+      0x80}}, /* i386: pop %eax; mov $119,%eax; int $0x80 */
 };
 
 int ana_sym_code_load(struct ana_sym_code *c, Elf *elf)
@@ -30,8 +32,8 @@ int ana_sym_code_load(struct ana_sym_code *c, Elf *elf)
     while (elf && (scn = elf_nextscn(elf, scn))) {
         GElf_Shdr sh;
 
-        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR) ||
-            !(sh.sh_flags & SHF_ALLOC))
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+            !(sh.sh_flags & SHF_EXECINSTR) || !(sh.sh_flags & SHF_ALLOC))
             continue;
         Elf_Data *d = elf_getdata(scn, NULL);
         if (!d || !d->d_buf || d->d_size == 0)
@@ -40,7 +42,8 @@ int ana_sym_code_load(struct ana_sym_code *c, Elf *elf)
         if (!v)
             return -ENOMEM;
         c->v = v;
-        c->v[c->nr++] = (struct ana_sym_code_range){.vaddr = sh.sh_addr, .size = d->d_size, .data = d->d_buf};
+        c->v[c->nr++] =
+            (struct ana_sym_code_range){.vaddr = sh.sh_addr, .size = d->d_size, .data = d->d_buf};
     }
     return 0;
 }

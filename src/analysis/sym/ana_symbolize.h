@@ -53,17 +53,17 @@ enum ana_sym_addr_kind {
  * before it one inlined frame per function inlined at that address,
  * innermost first. Strings live as long as the symbolizer. */
 struct ana_sym_frame {
-    uint64_t addr;          /* the recorded address */
-    const char *module;     /* recorded module path; NULL: the address is in no module */
-    uint64_t module_offset; /* addr - load base: the address as the ELF file numbers it */
-    const char *function;   /* demangled; NULL: unknown */
+    uint64_t addr;            /* the recorded address */
+    const char *module;       /* recorded module path; NULL: the address is in no module */
+    uint64_t module_offset;   /* addr - load base: the address as the ELF file numbers it */
+    const char *function;     /* demangled; NULL: unknown */
     uint64_t function_offset; /* module_offset - start of the function (physical frames) */
     bool has_offset;          /* function_offset is meaningful */
     const char *file;         /* source path as the debug info names it; NULL: unknown */
     uint32_t line;            /* 0: unknown */
     uint32_t column;          /* 0: unknown */
     bool inlined;             /* an inlined call: the next frame is the function it sits in */
-    bool signal_frame;        /* a signal trampoline: the next address was interrupted, not a call */
+    bool signal_frame; /* a signal trampoline: the next address was interrupted, not a call */
 };
 
 /* One line of a symbolized stack: a frame and the number of the recorded
@@ -84,9 +84,9 @@ struct ana_sym_stack {
 
 /* Counters, for tests, benchmarks and --verbose output. */
 struct ana_sym_stats {
-    uint64_t nr_lookups;     /* ana_sym_resolve calls */
-    uint64_t nr_cache_hits;  /* answered from the per-address cache */
-    uint64_t nr_modules_loaded; /* files opened and indexed */
+    uint64_t nr_lookups;            /* ana_sym_resolve calls */
+    uint64_t nr_cache_hits;         /* answered from the per-address cache */
+    uint64_t nr_modules_loaded;     /* files opened and indexed */
     uint64_t nr_debuginfod_queries; /* build ids asked of debuginfod */
 };
 

@@ -60,8 +60,7 @@ static uint32_t frag_mapping_end(const struct ana_vm_image *im, uint32_t i)
     uint32_t j = i + 1;
 
     while (j < im->nr && im->v[j].lo == im->v[j - 1].hi && im->v[j].map_ns == im->v[i].map_ns &&
-           im->v[j].map_lo == im->v[i].map_lo &&
-           im->v[j].map_stack == im->v[i].map_stack)
+           im->v[j].map_lo == im->v[i].map_lo && im->v[j].map_stack == im->v[i].map_stack)
         j++;
     return j;
 }

@@ -21,9 +21,9 @@
 struct ana_frag_stats {
     uint64_t space_lo, space_hi; /* where holes are counted */
     int is_32;
-    uint64_t mapped;             /* bytes the program mapped */
-    uint64_t collector;          /* bytes memscribe's collector mapped (rings, tables) */
-    uint64_t free;               /* bytes in holes */
+    uint64_t mapped;    /* bytes the program mapped */
+    uint64_t collector; /* bytes memscribe's collector mapped (rings, tables) */
+    uint64_t free;      /* bytes in holes */
     uint64_t nr_holes, nr_mappings;
     uint64_t largest_lo, largest_hi; /* the largest hole (0, 0: none) */
 };
@@ -37,7 +37,7 @@ int ana_frag_holes(const struct ana_vm_image *im, uint64_t min_size, ana_frag_ho
 
 /* Mappings (pieces of one call, joined again) not aligned to gran. */
 struct ana_frag_site {
-    uint32_t stack;   /* stack of the call that made them */
+    uint32_t stack; /* stack of the call that made them */
     uint8_t origin;
     uint8_t collector; /* memscribe's own mappings */
     uint64_t count;

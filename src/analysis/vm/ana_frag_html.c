@@ -4,9 +4,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "analysis/vm/ana_frag.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/pictures/ana_svg.h"
+#include "analysis/vm/ana_frag.h"
 #include "analysis/vm/ana_vm.h"
 #include "memscribe/trace.h"
 

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "analysis/vm/ana_frag.h"
 #include "analysis/pictures/ana_svg.h"
+#include "analysis/vm/ana_frag.h"
 
 #define BAR_X 20.0
 #define BAR_W 1160.0 /* at least; wider when the mappings need it */

@@ -4,7 +4,7 @@
  * mapped, reserved (no access) or committed (accessible; private writable
  * ones count as commit charge), and every commit lifetime, from the moment
  * a range becomes committed to the moment it is unmapped or made
- * inaccessible (DESIGN.md, Meanings). docs/vmem.md. */
+ * inaccessible (docs/architecture.md, Meanings). docs/vmem.md. */
 #ifndef ANA_VM_H
 #define ANA_VM_H
 

@@ -11,8 +11,8 @@
 #include "memscribe/trace.h"
 
 struct ana_vm_point {
-    uint64_t t_ns;  /* in: the moment (events before it count) */
-    uint32_t image; /* in */
+    uint64_t t_ns;                                /* in: the moment (events before it count) */
+    uint32_t image;                               /* in */
     uint64_t mapped, reserved, committed, charge; /* out */
 };
 

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/* Commit lifetimes in a window, their groups and totals over time (see
+ * ana_vm_window.h). */
+#include "analysis/vm/ana_vm_window.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int keep_lifetime(void *arg, const struct ana_vm_lifetime *l)
+{
+    struct ana_vm_window *w = arg;
+    uint64_t end = l->open ? UINT64_MAX : l->decommit_ns;
+    struct ana_vm_life *x;
+
+    if (!(w->origins & (1u << l->origin)) || l->commit_ns > w->t1 || end < w->t0)
+        return 0;
+    if (w->nr == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 256;
+        struct ana_vm_life *v = realloc(w->v, cap * sizeof(*v));
+
+        if (!v)
+            return w->error = -ENOMEM;
+        w->v = v;
+        w->cap = cap;
+    }
+    x = &w->v[w->nr++];
+    x->l = *l;
+    x->impacting = 0;
+    x->key = 0;
+    if (l->commit_ns >= w->t0 && end > w->t1)
+        x->impacting = (int64_t)(l->hi - l->lo); /* AIFO */
+    else if (l->commit_ns < w->t0 && end <= w->t1)
+        x->impacting = -(int64_t)(l->hi - l->lo); /* AOFI */
+    return 0;
+}
+
+void ana_vm_window_init(struct ana_vm_window *w)
+{
+    w->next_interval = 1;
+    ana_vm_init(&w->vm, keep_lifetime, w);
+}
+
+/* The totals at every interval boundary before upto. */
+static int take_samples(struct ana_vm_window *w, uint64_t upto)
+{
+    while (w->next_interval <= w->nr_intervals) {
+        uint64_t b = w->t0 + (w->t1 - w->t0) / w->nr_intervals * w->next_interval;
+
+        if (w->next_interval == w->nr_intervals)
+            b = w->t1;
+        if (b >= upto)
+            return 0;
+        for (uint32_t i = 0; i < w->vm.nr_images; i++) {
+            const struct ana_vm_image *im = &w->vm.images[i];
+
+            if (!im->max_addr || (!ana_filter_is_empty(w->filter) &&
+                                  !ana_filter_pid(w->filter, fmt_reader_image(w->r, i)->pid)))
+                continue;
+            if (w->nr_samples == w->cap_samples) {
+                size_t cap = w->cap_samples ? w->cap_samples * 2 : 64;
+                struct ana_vm_sample *s = realloc(w->samples, cap * sizeof(*s));
+
+                if (!s)
+                    return -ENOMEM;
+                w->samples = s;
+                w->cap_samples = cap;
+            }
+            w->samples[w->nr_samples++] =
+                (struct ana_vm_sample){b, i, im->mapped, im->reserved, im->committed, im->charge};
+        }
+        w->next_interval++;
+    }
+    return 0;
+}
+
+int ana_vm_window_event(void *arg, const struct fmt_event *ev)
+{
+    struct ana_vm_window *w = arg;
+    const struct ana_vm_image *im;
+    int rc;
+
+    if (!ana_filter_pid(w->filter, ev->pid))
+        return 0;
+    if ((rc = take_samples(w, ev->ts_ns)))
+        return rc;
+    if ((rc = ana_vm_event(&w->vm, ev)))
+        return rc;
+    if (w->error)
+        return w->error;
+    im = ana_vm_get(&w->vm, ev->image);
+    if (im && im->committed > w->peak_committed && ev->ts_ns >= w->t0 && ev->ts_ns <= w->t1) {
+        w->peak_committed = im->committed;
+        w->peak_ns = ev->ts_ns;
+        w->peak_image = ev->image;
+    }
+    return 0;
+}
+
+int ana_vm_window_finish(struct ana_vm_window *w)
+{
+    int rc = take_samples(w, UINT64_MAX);
+
+    if (!rc)
+        rc = ana_vm_finish(&w->vm);
+    return rc ? rc : w->error;
+}
+
+static int by_group(const void *x, const void *y)
+{
+    const struct ana_vm_group *a = x, *b = y;
+    uint64_t ia = a->impacting < 0 ? (uint64_t)0 - (uint64_t)a->impacting : (uint64_t)a->impacting;
+    uint64_t ib = b->impacting < 0 ? (uint64_t)0 - (uint64_t)b->impacting : (uint64_t)b->impacting;
+
+    if (ia != ib)
+        return ia < ib ? 1 : -1;
+    if (a->size != b->size)
+        return a->size < b->size ? 1 : -1;
+    if (a->image != b->image)
+        return a->image < b->image ? -1 : 1;
+    return a->key < b->key ? -1 : a->key > b->key;
+}
+
+static int by_group_then_time(const void *x, const void *y)
+{
+    const struct ana_vm_life *a = x, *b = y;
+
+    if (a->l.image != b->l.image)
+        return a->l.image < b->l.image ? -1 : 1;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    if (a->l.commit_ns != b->l.commit_ns)
+        return a->l.commit_ns < b->l.commit_ns ? -1 : 1;
+    return a->l.lo < b->l.lo ? -1 : a->l.lo > b->l.lo;
+}
+
+long ana_vm_window_groups(struct ana_vm_window *w, struct ana_vm_group **out)
+{
+    struct ana_vm_group *g;
+    size_t n = 0;
+
+    if (w->nr) /* qsort(NULL, 0) is undefined */
+        qsort(w->v, w->nr, sizeof(*w->v), by_group_then_time);
+    g = malloc((w->nr + 1) * sizeof(*g));
+    if (!g)
+        return -ENOMEM;
+    for (size_t i = 0; i < w->nr; i++) {
+        const struct ana_vm_life *x = &w->v[i];
+
+        if (!n || g[n - 1].image != x->l.image || g[n - 1].key != x->key)
+            g[n++] = (struct ana_vm_group){x->l.image, x->key, 0, 0, 0, i};
+        g[n - 1].count++;
+        g[n - 1].size += x->l.hi - x->l.lo;
+        g[n - 1].impacting += x->impacting;
+    }
+    qsort(g, n, sizeof(*g), by_group);
+    *out = g;
+    return (long)n;
+}
+
+void ana_vm_window_release(struct ana_vm_window *w)
+{
+    ana_vm_release(&w->vm);
+    free(w->v);
+    free(w->samples);
+    w->v = NULL;
+    w->samples = NULL;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/* Commit lifetimes in a time window, as Windows Performance Analyzer's
+ * "VirtualAlloc Commit LifeTimes": every lifetime of the chosen origins
+ * that overlaps [t0, t1], with its impacting size (+size for one committed
+ * inside and still committed at t1, -size for one committed before t0 and
+ * decommitted inside, else 0); groups of lifetimes by a key the caller
+ * sets; the committed peak inside the window; and totals (mapped, reserved,
+ * committed, charge) per process image at nr_intervals moments.
+ * docs/vmem.md. */
+#ifndef ANA_VM_WINDOW_H
+#define ANA_VM_WINDOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/core/ana_filter.h"
+#include "analysis/vm/ana_vm.h"
+#include "memscribe/trace.h"
+
+struct ana_vm_life {
+    struct ana_vm_lifetime l;
+    int64_t impacting;
+    uint64_t key; /* the group, set by the caller before ana_vm_window_groups */
+};
+
+struct ana_vm_group {
+    uint32_t image;
+    uint64_t key;
+    uint64_t count, size;
+    int64_t impacting;
+    size_t first; /* index in the sorted lifetimes */
+};
+
+struct ana_vm_sample {
+    uint64_t ts;
+    uint32_t image;
+    uint64_t mapped, reserved, committed, charge;
+};
+
+struct ana_vm_window {
+    /* Set before ana_vm_window_init. */
+    const struct ana_filter *filter; /* NULL: every process */
+    struct fmt_reader *r;            /* the images' pids, for a filter by pid */
+    uint64_t t0, t1;
+    unsigned origins; /* bit per enum fmt_origin */
+    unsigned nr_intervals;
+    /* Results. */
+    struct ana_vm vm;
+    struct ana_vm_life *v;
+    size_t nr, cap;
+    struct ana_vm_sample *samples;
+    size_t nr_samples, cap_samples;
+    uint64_t peak_committed, peak_ns;
+    uint32_t peak_image;
+    unsigned next_interval;
+    int error; /* -ENOMEM from a lifetime kept during the scan */
+};
+
+void ana_vm_window_init(struct ana_vm_window *w);
+/* The scan callback (ana_scan_fn): arg is the window. */
+int ana_vm_window_event(void *arg, const struct fmt_event *ev);
+/* After the scan: the last totals and the lifetimes still open. 0 or -errno. */
+int ana_vm_window_finish(struct ana_vm_window *w);
+/* Sorts the lifetimes by image, key, commit time and address and returns
+ * their groups (malloc'd, *out), largest |impacting size| first, then size,
+ * image and key. -ENOMEM or the number of groups. */
+long ana_vm_window_groups(struct ana_vm_window *w, struct ana_vm_group **out);
+void ana_vm_window_release(struct ana_vm_window *w);
+
+#endif

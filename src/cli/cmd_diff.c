@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: MIT */
+/* memscribe diff: what changed between two runs (or two windows of one),
+ * call site by call site, sites matched by their symbolized function
+ * chain. docs/diff.md. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/core/ana_scan.h"
+#include "analysis/core/ana_stacks.h"
+#include "analysis/core/ana_time.h"
+#include "analysis/diff/ana_diff.h"
+#include "analysis/diff/ana_diff_site.h"
+#include "analysis/model/ana_model.h"
+#include "cli/cli.h"
+#include "cli/cli_ana.h"
+
+enum {
+    OPT_BASE_FROM = CLI_ANA_OPT_FIRST_OWN,
+    OPT_BASE_TO,
+    OPT_FROM,
+    OPT_TO,
+    OPT_SORT,
+    OPT_LINES,
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: memscribe diff [options] BASE NEW\n\n"
+                 "What changed from trace BASE to trace NEW, per call site and in total:\n"
+                 "allocations, bytes allocated, peak contribution, leaked bytes and temporary\n"
+                 "allocations, each as base, new and change. Sites are matched by their\n"
+                 "symbolized function chain, not addresses, so two builds compare; a line that\n"
+                 "moved is not a change (--lines matches function, file and line instead).\n\n"
+                 "options:\n"
+                 "  --sort M          order sites by the largest change of M: allocations,\n"
+                 "                    bytes, peak (default), leaked or temporary\n"
+                 "  --top N           the first N sites (default 20, 0: all)\n"
+                 "  --lines           match sites by function, file and line\n"
+                 "  --base-from T, --base-to T\n"
+                 "                    a window of BASE (1.5s, 250ms, peak, end, peak-100ms, ...)\n"
+                 "  --from T, --to T  a window of NEW; pass one file twice to compare two\n"
+                 "                    moments of one run. In a window only the blocks allocated\n"
+                 "                    in it count: leaked is what of them is live at its end,\n"
+                 "                    peak their live bytes when they peaked together\n"
+                 "  --format=F        text (default), json or csv\n"
+                 "  -h, --help        this text\n" CLI_SYM_USAGE);
+}
+
+struct side {
+    struct cli_ana a;
+    struct ana_time_point from, to;
+    uint64_t t0, t1;
+    struct ana_model *m;
+};
+
+struct window_feed {
+    struct ana_model *m;
+    uint64_t t0;
+};
+
+static int feed(void *arg, const struct fmt_event *ev)
+{
+    struct window_feed *w = arg;
+
+    if (ev->ts_ns < w->t0)
+        return 0;
+    return ana_model_event(w->m, ev);
+}
+
+/* The model of the blocks allocated in [t0, t1]. */
+static struct ana_model *window_model(struct cli_ana *a, uint64_t t0, uint64_t t1)
+{
+    struct ana_model_options mo = {0};
+    struct window_feed w = {.t0 = t0};
+    int rc;
+
+    if ((rc = ana_model_create(&w.m, &mo)))
+        cli_ana_fail(a, rc);
+    cli_ana_scan(a, t1, feed, &w);
+    ana_model_finish(w.m);
+    return w.m;
+}
+
+static void side_open(struct side *s, const char *path)
+{
+    char *argv[] = {(char *)path, NULL};
+    struct fmt_trace_counts c;
+    uint64_t peak_ns = 0;
+
+    cli_ana_open(&s->a, 1, argv, 0);
+    fmt_reader_counts(s->a.r, &c);
+    if (s->from.base == ANA_TIME_PEAK || s->to.base == ANA_TIME_PEAK) {
+        struct ana_model *m = window_model(&s->a, 0, UINT64_MAX);
+
+        peak_ns = ana_model_total(m)->peak_ns;
+        ana_model_destroy(m);
+    }
+    s->t0 = ana_time_resolve(&s->from, peak_ns, c.last_ts_ns);
+    s->t1 = ana_time_resolve(&s->to, peak_ns, c.last_ts_ns);
+    if (s->t1 < s->t0)
+        cli_usage_error("diff: %s: the window ends (%" PRIu64 " ns) before it starts (%" PRIu64
+                        " ns)",
+                        path, s->t1, s->t0);
+    s->m = window_model(&s->a, s->t0, s->t1);
+}
+
+/* Each site of one side into the diff, keyed by its frames' functions (or
+ * places), leaf first, one per line. */
+static void side_sites(struct side *s, struct ana_diff *d, enum ana_diff_side which, int lines)
+{
+    struct ana_stacks *st = cli_ana_stacks(&s->a);
+    char *key = NULL;
+    size_t cap = 0;
+
+    for (uint32_t id = 0; id < ana_model_nr_sites(s->m); id++) {
+        const struct ana_site *site = ana_model_site(s->m, id);
+        uint64_t v[ANA_DIFF_NR_METRICS];
+        long len;
+
+        if (!site || !ana_diff_site_values(site, v))
+            continue;
+        len = ana_diff_site_key(st, id, lines, &key, &cap);
+        if (len < 0)
+            cli_die("diff: %s: stack %" PRIu32 ": %s", s->a.path, id, strerror((int)-len));
+        if (ana_diff_add(d, which, len ? key : ana_stacks_str(st, 0), v))
+            cli_die("diff: out of memory");
+    }
+    free(key);
+}
+
+#define NR_COLS (3 * ANA_DIFF_NR_METRICS + 1)
+
+static void make_columns(struct ana_column *cols, char titles[][24], char keys[][24])
+{
+    static const char *const shortname[ANA_DIFF_NR_METRICS] = {"allocs", "bytes", "peak", "leaked",
+                                                               "temp"};
+    static const char *const part[3] = {"base", "new", "change"};
+
+    for (int m = 0; m < ANA_DIFF_NR_METRICS; m++) {
+        for (int p = 0; p < 3; p++) {
+            int c = 3 * m + p;
+
+            snprintf(titles[c], 24, "%s %s", shortname[m], p == 2 ? "+/-" : part[p]);
+            snprintf(keys[c], 24, "%s_%s", ana_diff_metric_name((enum ana_diff_metric)m), part[p]);
+            cols[c] = (struct ana_column){titles[c], keys[c], p == 2 ? ANA_CELL_I64 : ANA_CELL_U64};
+        }
+    }
+    cols[NR_COLS - 1] = (struct ana_column){"site", "site", ANA_CELL_LIST};
+}
+
+static void add_row(struct ana_table *t, const uint64_t v[2][ANA_DIFF_NR_METRICS], const char *key)
+{
+    const char *items[256];
+    unsigned nr = 0;
+    char *copy = strdup(key), *save = NULL;
+
+    if (!copy || ana_table_add_row(t))
+        cli_die("diff: out of memory");
+    for (int m = 0; m < ANA_DIFF_NR_METRICS; m++) {
+        ana_table_set_u64(t, (unsigned)(3 * m), v[0][m]);
+        ana_table_set_u64(t, (unsigned)(3 * m + 1), v[1][m]);
+        ana_table_set_i64(t, (unsigned)(3 * m + 2), (int64_t)(v[1][m] - v[0][m]));
+    }
+    for (char *tok = strtok_r(copy, "\n", &save); tok && nr < 256;
+         tok = strtok_r(NULL, "\n", &save))
+        items[nr++] = tok;
+    ana_table_set_list(t, NR_COLS - 1, items, nr);
+    free(copy);
+}
+
+static void side_json(struct ana_json *j, const char *name, const struct side *s)
+{
+    ana_json_key(j, name);
+    ana_json_begin_object(j);
+    ana_json_kv_str(j, "trace", s->a.path);
+    ana_json_kv_u64(j, "from_ns", s->t0);
+    ana_json_kv_u64(j, "to_ns", s->t1);
+    ana_json_end_object(j);
+}
+
+int cmd_diff(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"base-from", required_argument, NULL, OPT_BASE_FROM},
+        {"base-to", required_argument, NULL, OPT_BASE_TO},
+        {"from", required_argument, NULL, OPT_FROM},
+        {"to", required_argument, NULL, OPT_TO},
+        {"sort", required_argument, NULL, OPT_SORT},
+        {"lines", no_argument, NULL, OPT_LINES},
+        {"format", required_argument, NULL, CLI_ANA_OPT_FORMAT},
+        {"top", required_argument, NULL, CLI_ANA_OPT_TOP},
+        {"help", no_argument, NULL, 'h'},
+        CLI_SYM_LONGOPTS,
+        {NULL, 0, NULL, 0},
+    };
+    struct side base, nw;
+    struct ana_point_opt {
+        struct ana_time_point *p;
+        const char *name;
+    } points[4] = {
+        {&base.from, "base-from"}, {&base.to, "base-to"}, {&nw.from, "from"}, {&nw.to, "to"}};
+    struct ana_column cols[NR_COLS];
+    char titles[NR_COLS][24], keys[NR_COLS][24];
+    enum ana_diff_metric sort = ANA_DIFF_PEAK;
+    struct ana_diff d;
+    struct ana_table *t;
+    int c, lines = 0, m;
+
+    cli_ana_init(&nw.a, "diff", 20);
+    cli_ana_init(&base.a, "diff", 20);
+    base.from = nw.from = (struct ana_time_point){.base = ANA_TIME_START};
+    base.to = nw.to = (struct ana_time_point){.base = ANA_TIME_END};
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return CLI_EXIT_OK;
+        case OPT_BASE_FROM:
+        case OPT_BASE_TO:
+        case OPT_FROM:
+        case OPT_TO: {
+            struct ana_point_opt *po = &points[c - OPT_BASE_FROM];
+
+            if (ana_time_parse_point(optarg, po->p))
+                cli_usage_error("diff: --%s '%s' is not a time (1.5s, 250ms, peak, end-1s, ...)",
+                                po->name, optarg);
+            break;
+        }
+        case OPT_SORT:
+            if ((m = ana_diff_metric_parse(optarg)) < 0)
+                cli_usage_error("diff: unknown --sort '%s' (allocations, bytes, peak, leaked, "
+                                "temporary)",
+                                optarg);
+            sort = (enum ana_diff_metric)m;
+            break;
+        case OPT_LINES:
+            lines = 1;
+            break;
+        default:
+            if (!cli_ana_option(&nw.a, c, optarg)) {
+                usage(stderr);
+                return CLI_EXIT_USAGE;
+            }
+        }
+    }
+    if (argc - optind != 2)
+        cli_usage_error("diff: give two traces, BASE and NEW; see 'memscribe diff --help'");
+    base.a.sym = nw.a.sym;
+    base.a.format = nw.a.format;
+    side_open(&base, argv[optind]);
+    side_open(&nw, argv[optind + 1]);
+
+    ana_diff_init(&d);
+    side_sites(&base, &d, ANA_DIFF_BASE, lines);
+    side_sites(&nw, &d, ANA_DIFF_NEW, lines);
+    ana_diff_finish(&d);
+    ana_diff_sort(&d, sort);
+
+    make_columns(cols, titles, keys);
+    if (ana_table_create(&t, cols, NR_COLS))
+        cli_die("diff: out of memory");
+    if (nw.a.format != CLI_FMT_JSON)
+        add_row(t, d.total, "(total)");
+    size_t shown = nw.a.top && nw.a.top < d.nr_rows ? nw.a.top : d.nr_rows;
+    for (size_t i = 0; i < shown; i++)
+        add_row(t, (const uint64_t(*)[ANA_DIFF_NR_METRICS])d.rows[i].v, d.rows[i].key);
+
+    if (nw.a.format == CLI_FMT_JSON) {
+        struct ana_json j;
+
+        ana_json_init(&j, stdout, true);
+        ana_json_begin_object(&j);
+        side_json(&j, "base", &base);
+        side_json(&j, "new", &nw);
+        ana_json_kv_str(&j, "match", lines ? "line" : "function");
+        ana_json_kv_str(&j, "sort", ana_diff_metric_name(sort));
+        ana_json_kv_u64(&j, "sites", d.nr_rows);
+        ana_json_key(&j, "total");
+        ana_json_begin_object(&j);
+        for (int k = 0; k < ANA_DIFF_NR_METRICS; k++) {
+            ana_json_kv_u64(&j, keys[3 * k], d.total[0][k]);
+            ana_json_kv_u64(&j, keys[3 * k + 1], d.total[1][k]);
+            ana_json_kv_i64(&j, keys[3 * k + 2], (int64_t)(d.total[1][k] - d.total[0][k]));
+        }
+        ana_json_end_object(&j);
+        ana_json_key(&j, "rows");
+        ana_table_write_json(t, &j);
+        ana_json_end_object(&j);
+        if (ana_json_finish(&j))
+            cli_die("diff: writing JSON failed");
+    } else {
+        if (nw.a.format == CLI_FMT_TEXT) {
+            char a0[32], a1[32], b0[32], b1[32];
+
+            printf("memscribe diff: base %s [%s, %s], new %s [%s, %s]\n", base.a.path,
+                   ana_time_format(base.t0, a0, sizeof(a0)),
+                   ana_time_format(base.t1, a1, sizeof(a1)), nw.a.path,
+                   ana_time_format(nw.t0, b0, sizeof(b0)), ana_time_format(nw.t1, b1, sizeof(b1)));
+            printf("%zu sites matched by %s, sorted by the change of %s; the first row is the "
+                   "total\n\n",
+                   d.nr_rows, lines ? "function, file and line" : "function chain",
+                   ana_diff_metric_name(sort));
+        }
+        cli_ana_table(&nw.a, t, stdout, "", true);
+    }
+    ana_table_destroy(t);
+    ana_diff_release(&d);
+    ana_model_destroy(base.m);
+    ana_model_destroy(nw.m);
+    cli_ana_close(&base.a);
+    return cli_ana_close(&nw.a);
+}

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# memscribe diff on two builds of one program (tests/programs/diff_prog.c):
+# a grown buffer and an extra leak give exactly those changes, in total
+# and per site, though three functions moved 200 lines down; --lines
+# pairs the site that did not move and tells the moved ones apart; a trace against itself is all zeros; a
+# window of one side; outputs and bad input. Needs MEMSCRIBE, MS_PROGRAMS.
+set -euo pipefail
+: "${MEMSCRIBE:?set by ctest}" "${MS_PROGRAMS:?set by ctest}"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-diff.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+B=$WORK/base.mscr N=$WORK/new.mscr
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+expect() {
+    [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
+    echo "ok: $1 = $3"
+}
+
+"$MEMSCRIBE" record -o "$B" -- "$MS_PROGRAMS/diff_base/diff_prog" >/dev/null 2>&1 || fail "record diff_base"
+"$MEMSCRIBE" record -o "$N" -- "$MS_PROGRAMS/diff_new/diff_prog" >/dev/null 2>&1 || fail "record diff_new"
+
+"$MEMSCRIBE" diff --format=json --top 0 "$B" "$N" >"$WORK/d.json"
+t() { jq ".total.$1" "$WORK/d.json"; }
+expect "total allocations change" "$(t allocations_change)" 1
+expect "total bytes change" "$(t bytes_change)" 564
+expect "total peak change" "$(t peak_change)" 500
+expect "total leaked change" "$(t leaked_change)" 64
+expect "total temporary change" "$(t temporary_change)" 0
+expect "match" "$(jq -r .match "$WORK/d.json")" function
+expect "sites" "$(jq .sites "$WORK/d.json")" 4
+row() { jq ".rows[] | select(.site[0] == \"$1\") | .$2" "$WORK/d.json"; }
+expect "make_buffer bytes" "$(row make_buffer bytes_base) $(row make_buffer bytes_new)" "1000 1500"
+expect "make_buffer peak change" "$(row make_buffer peak_change)" 500
+expect "make_buffer allocations change" "$(row make_buffer allocations_change)" 0
+expect "leak_more: new only" "$(row leak_more allocations_base) $(row leak_more allocations_new)" "0 1"
+expect "leak_more leaked change" "$(row leak_more leaked_change)" 64
+for f in leak_some churn; do
+    for m in allocations bytes peak leaked temporary; do
+        expect "$f $m change" "$(row $f ${m}_change)" 0
+    done
+done
+expect "sorted by peak: first" "$(jq -r '.rows[0].site[0]' "$WORK/d.json")" make_buffer
+"$MEMSCRIBE" diff --format=json --sort leaked "$B" "$N" >"$WORK/l.json"
+expect "sorted by leaked: first" "$(jq -r '.rows[0].site[0]' "$WORK/l.json")" leak_more
+
+# By line, the moved functions are sites of one side each.
+"$MEMSCRIBE" diff --format=json --top 0 --lines "$B" "$N" >"$WORK/lines.json"
+expect "--lines: match" "$(jq -r .match "$WORK/lines.json")" line
+expect "--lines: sites" "$(jq .sites "$WORK/lines.json")" 6
+lrow() { jq -c "[.rows[] | select(.site[0] | startswith(\"$1 \")) | [.allocations_base, .allocations_new]]" "$WORK/lines.json"; }
+expect "--lines: make_buffer paired" "$(lrow make_buffer)" "[[1,1]]"
+expect "--lines: leak_some moved" "$(lrow leak_some | jq -c sort)" "[[0,1],[1,0]]"
+expect "--lines: churn moved" "$(lrow churn | jq -c sort)" "[[0,20],[20,0]]"
+expect "--lines: totals unchanged" "$(jq .total.bytes_change "$WORK/lines.json")" 564
+
+# A trace against itself: every change zero, every site paired.
+"$MEMSCRIBE" diff --format=json --top 0 "$N" "$N" >"$WORK/self.json"
+expect "self: non-zero changes" \
+    "$(jq '[.total, .rows[] | to_entries[] | select(.key | endswith("_change")) | select(.value != 0)] | length' "$WORK/self.json")" 0
+expect "self: sites" "$(jq .sites "$WORK/self.json")" 4
+expect "self: the new side is counted" "$(jq .total.allocations_new "$WORK/self.json")" 23
+
+# Windows: an empty window of the base ([end, end]) against the whole of
+# the same trace: the changes are the whole trace's numbers.
+"$MEMSCRIBE" diff --format=json --base-from end --base-to end "$N" "$N" >"$WORK/w.json"
+expect "window: base allocations" "$(jq .total.allocations_base "$WORK/w.json")" 0
+expect "window: change is the whole" "$(jq .total.allocations_change "$WORK/w.json")" 23
+expect "window: leaked change" "$(jq .total.leaked_change "$WORK/w.json")" 104
+[ "$(jq .base.from_ns "$WORK/w.json")" = "$(jq .new.to_ns "$WORK/w.json")" ] || fail "window: base does not start at the end"
+
+# Text and CSV: the total first, then the sites.
+"$MEMSCRIBE" diff "$B" "$N" >"$WORK/d.txt"
+grep -q "sites matched by function chain" "$WORK/d.txt" || fail "text: no heading"
+awk '/\(total\)/ { found = 1 } END { exit !found }' "$WORK/d.txt" || fail "text: no total row"
+"$MEMSCRIBE" diff --format=csv "$B" "$N" >"$WORK/d.csv"
+expect "CSV rows" "$(wc -l <"$WORK/d.csv")" 6
+expect "CSV total bytes change" "$(awk -F, 'NR == 2 { print $6 }' "$WORK/d.csv")" 564
+"$MEMSCRIBE" diff --help | grep -q "usage: memscribe diff" || fail "--help"
+
+# Bad input.
+echo "not a trace" >"$WORK/bad.mscr"
+set +e
+"$MEMSCRIBE" diff "$B" "$WORK/bad.mscr" 2>"$WORK/e1"
+expect "bad trace: exit" $? 1
+"$MEMSCRIBE" diff "$B" 2>"$WORK/e2"
+expect "one trace: exit" $? 2
+"$MEMSCRIBE" diff --sort nosuch "$B" "$N" 2>"$WORK/e3"
+expect "bad --sort: exit" $? 2
+"$MEMSCRIBE" diff --from soon "$B" "$N" 2>"$WORK/e4"
+expect "bad --from: exit" $? 2
+set -e
+grep -q "bad.mscr" "$WORK/e1" || fail "bad trace: message: $(cat "$WORK/e1")"
+echo "PASS"

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# memscribe html --base on two builds of one program
+# (tests/programs/diff_prog.c), read by headless chromium: the summary
+# shows each number's change, the cards the base's value, and the call
+# site table per site the change against the base's site of the same
+# function chain (+500 bytes for make_buffer, +64 leaked for leak_more,
+# 0 for churn, whose two stacks share one chain). Needs MEMSCRIBE, MS_PROGRAMS, MS_SOURCE, chromium.
+set -euo pipefail
+: "${MEMSCRIBE:?set by ctest}" "${MS_PROGRAMS:?set by ctest}" "${MS_SOURCE:?set by ctest}"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-diff-html.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+source "$MS_SOURCE/tests/e2e/html_chrome.sh"
+B=$WORK/base.mscr N=$WORK/new.mscr
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+expect() {
+    [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
+    echo "ok: $1 = $3"
+}
+
+"$MEMSCRIBE" record -o "$B" -- "$MS_PROGRAMS/diff_base/diff_prog" >/dev/null 2>&1 || fail "record base"
+"$MEMSCRIBE" record -o "$N" -- "$MS_PROGRAMS/diff_new/diff_prog" >/dev/null 2>&1 || fail "record new"
+"$MEMSCRIBE" html --base "$B" "$N" -o "$WORK/r.html"
+chrome "$WORK" --dump-dom "file://$WORK/r.html" >"$WORK/dom.html" 2>"$WORK/chrome.err" ||
+    fail "chromium failed: $(tail -5 "$WORK/chrome.err")"
+[ -z "$(console_lines "$WORK/chrome.err")" ] || fail "console: $(console_lines "$WORK/chrome.err")"
+grep -q '<body[^>]*data-errors' "$WORK/dom.html" && fail "script errors: $(grep -o 'data-errors="[^"]*"' "$WORK/dom.html")"
+
+python3 - "$WORK/dom.html" >"$WORK/facts" <<'PY'
+import sys
+from html.parser import HTMLParser
+
+class P(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.ids, self.stack, self.rows, self.row, self.cell = {}, [], [], None, None
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.stack.append((tag, a.get('id'), ''))
+        if tag == 'tr' and a.get('class') == 'row':
+            self.row = {}
+        if tag == 'td' and self.row is not None:
+            self.cell = (a.get('class') or '').split(' ')[0]
+            self.row.setdefault(self.cell, '')
+    def handle_endtag(self, tag):
+        while self.stack:
+            t, i, text = self.stack.pop()
+            if i:
+                self.ids[i] = text
+            if self.stack:
+                pt, pi, ptext = self.stack[-1]
+                self.stack[-1] = (pt, pi, ptext + text)
+            if t == tag:
+                break
+        if tag == 'td':
+            self.cell = None
+        if tag == 'tr' and self.row is not None:
+            self.rows.append(self.row)
+            self.row = None
+    def handle_data(self, data):
+        if self.stack:
+            t, i, text = self.stack[-1]
+            self.stack[-1] = (t, i, text + data)
+        if self.row is not None and self.cell:
+            self.row[self.cell] += data
+
+p = P()
+p.feed(open(sys.argv[1]).read())
+for k in ('chg-nrAllocs', 'chg-allocBytes', 'chg-peak', 'chg-leakedBytes', 'chg-nrTemporary'):
+    print(k, p.ids.get(k, 'missing').strip())
+print('card-base', 'db' if 'base.mscr' in p.ids.get('card-base', '') else 'missing')
+print('card-leaked', p.ids.get('card-leaked', '').split('base')[-1].strip())
+for r in p.rows:
+    if 'c-dbytes' in r:
+        fn = r.get('text', '') or r.get('fn', '')
+        print('site', fn.split('(')[0].strip(), r['c-dbytes'], r['c-dleaked'], r['c-dallocs'])
+PY
+f() { grep "^$1 " "$WORK/facts" | head -1 | cut -d' ' -f2-; }
+expect "summary: allocations" "$(f chg-nrAllocs)" "[+1]"
+expect "summary: bytes" "$(f chg-allocBytes)" "[+564]"
+expect "summary: peak" "$(f chg-peak)" "[+500]"
+expect "summary: leaked" "$(f chg-leakedBytes)" "[+64]"
+expect "summary: temporary" "$(f chg-nrTemporary)" "[0]"
+expect "card: the base's name" "$(f card-base)" db
+expect "card: leaked" "$(f card-leaked)" "40, +64"
+site() { grep "^site $1 " "$WORK/facts" | cut -d' ' -f3-; }
+expect "site make_buffer: bytes leaked allocs" "$(site make_buffer)" "500 0 0"
+expect "site leak_more" "$(site leak_more)" "64 64 1"
+# churn's two stacks (two lines) are one chain: both rows show its change.
+expect "site churn" "$(site churn)" "0 0 0
+0 0 0"
+
+# Without --base the page has no changes.
+"$MEMSCRIBE" html "$N" -o "$WORK/plain.html"
+grep -q '"base"' "$WORK/plain.html" && fail "plain report carries a base"
+echo "PASS"

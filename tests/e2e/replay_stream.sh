@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# memscribe replay streams: its memory and the worker's grow with the
+# blocks live at once, not with the number of calls. Ten times the calls
+# (200 thousand and 2 million, at most 8 blocks live) must leave the
+# worker's peak RSS within 1 MiB and memscribe's own within 4 MiB (a
+# per-call record of even 4 bytes would add 7 MiB). ASan's quarantine
+# keeps freed memory by design, so it is turned off for the measurement.
+# Needs MEMSCRIBE, MS_PROGRAMS and GNU time.
+set -euo pipefail
+: "${MEMSCRIBE:?set by ctest}" "${MS_PROGRAMS:?set by ctest}"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-replay-stream.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+declare -A cli worker
+for n in 100000 1000000; do
+    "$MEMSCRIBE" record -o "$WORK/$n.mscr" -- "$MS_PROGRAMS/rpl_known" big "$n" >/dev/null 2>&1 ||
+        fail "record big $n"
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0 /usr/bin/time -f "%M" -o "$WORK/$n.time" \
+        "$MEMSCRIBE" replay --repeat 1 --format=json "$WORK/$n.mscr" >"$WORK/$n.json"
+    calls=$(jq .calls "$WORK/$n.json")
+    [ "$calls" = $((2 * n + 8)) ] || fail "big $n: $calls calls replayed, want $((2 * n + 8))"
+    [ "$(jq '.allocators[0].calls' "$WORK/$n.json")" = "$calls" ] || fail "big $n: the worker made other calls"
+    cli[$n]=$(($(tail -1 "$WORK/$n.time") * 1024))
+    worker[$n]=$(jq '.allocators[0].peak_rss' "$WORK/$n.json")
+    echo "ok: $calls calls: memscribe ${cli[$n]} bytes, worker ${worker[$n]} bytes at most"
+done
+dw=$((worker[1000000] - worker[100000]))
+dc=$((cli[1000000] - cli[100000]))
+[ "$dw" -lt $((1 << 20)) ] || fail "the worker grew by $dw bytes for 10x the calls"
+[ "$dc" -lt $((4 << 20)) ] || fail "memscribe replay grew by $dc bytes for 10x the calls"
+echo "ok: 10x the calls: worker +$dw, memscribe +$dc bytes"
+echo "PASS"
