@@ -24,10 +24,10 @@
 #define COL_RING_SIZE (4u << 20)
 #define COL_MAX_SEGMENTS 64
 
-/* Per-ring cache of recently seen stacks: 1024 entries of 16 bytes, and
- * the ring's last stack (col_stack.c). */
+/* Per-ring cache of recently seen stacks: 1024 entries of 16 bytes, the
+ * ring's last stack, and what its last unwind read (col_stack.c). */
 #define COL_STACK_CACHE_ENTRIES 1024
-#define COL_STACK_CACHE_BYTES (COL_STACK_CACHE_ENTRIES * 16 + 4096)
+#define COL_STACK_CACHE_BYTES (COL_STACK_CACHE_ENTRIES * 16 + 4096 + 20480)
 
 /* The real functions, resolved with dlsym(RTLD_NEXT) at init. */
 struct col_real {
@@ -278,7 +278,9 @@ uint32_t col_stack_finish(struct col_thread *t, void *const *buf, int n);
 extern int col_unwind_fp; /* MEMSCRIBE_UNWIND=fp */
 int col_fp_backtrace(void **buf, int max);
 #ifndef COL_UNWIND_LIBGCC
-int unw_backtrace(void **buf, int max); /* libunwind-common.h */
+struct col_unwind_memo;
+int col_unwind_backtrace(void **buf, int max, struct col_unwind_memo *memo);
+struct col_unwind_memo *col_stack_memo(struct col_thread *t); /* the ring's last walk */
 #endif
 
 /* The calling hook's stack, unwound from the hook's own frame: inlined
@@ -293,7 +295,7 @@ static inline __attribute__((always_inline)) uint32_t col_stack_here(struct col_
 #else
     void *buf[FMT_SHM_MAX_DEPTH + 4];
     int n = col_unwind_fp ? col_fp_backtrace(buf, (int)col_depth + 4)
-                          : unw_backtrace(buf, (int)col_depth + 4);
+                          : col_unwind_backtrace(buf, (int)col_depth + 4, col_stack_memo(t));
 
     return col_stack_finish(t, buf, n);
 #endif

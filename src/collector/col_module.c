@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "collector/col_internal.h"
+#include "collector/col_unwind_internal.h"
 
 /* Modules we have announced, identified by their program headers' address
  * (unique per loaded object, unlike a base of 0 for a non-PIE program). */
@@ -32,8 +33,7 @@ struct col_scan {
     uint64_t ts;
 };
 
-static uint32_t col_build_id(const struct dl_phdr_info *info, const ElfW(Phdr) *ph,
-                             uint8_t *out)
+static uint32_t col_build_id(const struct dl_phdr_info *info, const ElfW(Phdr) * ph, uint8_t *out)
 {
     const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
     const unsigned char *end = p + ph->p_memsz;
@@ -146,6 +146,7 @@ void col_modules_rescan(struct col_thread *t)
 {
     struct col_scan scan = {t, col_now()};
     uint32_t kept = 0;
+    int forgot = 0;
 
     while (atomic_exchange_explicit(&col_module_lock, 1, memory_order_acquire))
         sched_yield();
@@ -155,10 +156,18 @@ void col_modules_rescan(struct col_thread *t)
     for (uint32_t i = 0; i < col_nr_known; i++) {
         if (col_known[i].seen)
             col_known[kept++] = col_known[i];
-        else
+        else {
             col_emit_unload(t, scan.ts, col_known[i].base);
+            forgot = 1;
+        }
     }
     col_nr_known = kept;
+#ifndef COL_UNWIND_LIBGCC
+    if (forgot)
+        col_unwind_forget(); /* its addresses may come back as another's */
+#else
+    (void)forgot; /* libgcc's unwinder keeps no rules */
+#endif
     atomic_store_explicit(&col_module_lock, 0, memory_order_release);
 }
 

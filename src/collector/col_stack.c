@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Call stacks: unwound with libunwind's unw_backtrace (right through code
+/* Call stacks: unwound from the program's CFI (col_unwind_x86_64.c, right through code
  * without frame pointers, NOTES.md) and interned per process so each
  * distinct stack crosses to the recorder once, as a STACK record. */
 #ifdef COL_UNWIND_LIBGCC
@@ -9,6 +9,8 @@
  * NOTES.md), but right through code without frame pointers. */
 #include <stdint.h>
 #include <unwind.h>
+
+struct col_unwind_memo;
 
 struct col_unw_state {
     void **buf;
@@ -26,16 +28,16 @@ static _Unwind_Reason_Code col_unw_step(struct _Unwind_Context *ctx, void *arg)
     return _URC_NO_REASON;
 }
 
-static int unw_backtrace(void **buf, int max)
+static int col_unwind_backtrace(void **buf, int max, struct col_unwind_memo *memo)
 {
     struct col_unw_state s = {buf, 0, max};
 
+    (void)memo; /* libgcc walks the whole stack each time */
     _Unwind_Backtrace(col_unw_step, &s);
     return s.n;
 }
 #else
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
+#include "collector/col_unwind_internal.h"
 #endif
 #include <pthread.h>
 #include <stdlib.h>
@@ -48,16 +50,23 @@ static int unw_backtrace(void **buf, int max)
 
 /* A lock-free open-addressing table. key: 0 empty, 1 being filled,
  * otherwise the stack's hash with the top bit set. The frames live in an
- * append-only arena: arena[off] = frame count, then the frames. Both are
+ * append-only arena: arena[off] = frame count, then the frames. Both grow
+ * on demand (a program under RLIMIT_AS keeps its address space): the
+ * table in tiers, each four times the last, mapped when the newest is
+ * three quarters full (lookups probe every tier, inserts go to the
+ * newest); the arena in chunks, each twice the last, at fixed offsets
+ * (chunk k holds words [first * (2^k - 1), first * (2^(k+1) - 1))). All
  * mmap'd with MAP_NORESERVE and touched only as they fill. */
 #if UINTPTR_MAX == UINT32_MAX
-/* A 32-bit program has 4 GiB in all: take 36 MiB of it, not 272. */
-#define COL_TABLE_SLOTS (1u << 18)
-#define COL_ARENA_WORDS (4u << 20) /* 32 MiB of address space */
+/* A 32-bit program has 4 GiB in all: at most 21 MiB of it, not 36. */
+#define COL_TABLE_FIRST (1u << 14)
+#define COL_ARENA_FIRST (8u << 10) /* words: 64 KiB, then 128 KiB, ... */
 #else
-#define COL_TABLE_SLOTS (1u << 20)
-#define COL_ARENA_WORDS (32u << 20) /* 256 MiB of address space */
+#define COL_TABLE_FIRST (1u << 16)  /* slots: 1 MiB, then 4 and 16 */
+#define COL_ARENA_FIRST (32u << 10) /* words: 256 KiB, then 512 KiB, ... */
 #endif
+#define COL_TABLE_TIERS 3
+#define COL_ARENA_CHUNKS 10 /* 256 MiB in all (32 MiB on i386) */
 #define COL_TABLE_PROBES 64
 #define COL_KEY_BUSY 1ull
 
@@ -82,20 +91,99 @@ struct col_stack_cache {
     uint32_t last_misses; /* consecutive misses */
     uint32_t last_pause;  /* calls left with it off */
     uint64_t last[FMT_SHM_MAX_DEPTH + 4];
+#ifndef COL_UNWIND_LIBGCC
+    struct col_unwind_memo memo; /* the last walk (col_unwind_x86_64.c) */
+#endif
 };
 _Static_assert(sizeof(struct col_stack_cache) <= COL_STACK_CACHE_BYTES, "COL_STACK_CACHE_BYTES");
 
 #define COL_LAST_MISSES 8   /* misses in a row that turn the last stack off */
 #define COL_LAST_PAUSE 4096 /* for this many calls */
 
-static struct col_stack_slot *col_table;
-static uint64_t *col_arena;
+static struct col_stack_slot *_Atomic col_tables[COL_TABLE_TIERS];
+static _Atomic uint32_t col_table_used[COL_TABLE_TIERS];
+static _Atomic int col_table_newest;
+static uint64_t *_Atomic col_arena_chunks[COL_ARENA_CHUNKS];
 static _Atomic uint64_t col_arena_top;
 static _Atomic uint32_t col_next_id = 1;
 static uintptr_t col_self_lo, col_self_hi;
 
-#define COL_TABLE_BYTES ((size_t)COL_TABLE_SLOTS * sizeof(struct col_stack_slot))
-#define COL_ARENA_BYTES ((size_t)COL_ARENA_WORDS * 8)
+static inline uint32_t col_table_slots(int tier)
+{
+    return COL_TABLE_FIRST << (2 * tier);
+}
+
+static inline size_t col_table_bytes(int tier)
+{
+    return (size_t)col_table_slots(tier) * sizeof(struct col_stack_slot);
+}
+
+static inline uint32_t col_arena_chunk_of(uint64_t off)
+{
+    return 63u - (uint32_t)__builtin_clzll(off / COL_ARENA_FIRST + 1);
+}
+
+static inline uint64_t col_arena_base(uint32_t k)
+{
+    return (uint64_t)COL_ARENA_FIRST * ((1ull << k) - 1);
+}
+
+static inline size_t col_arena_bytes(uint32_t k)
+{
+    return ((size_t)COL_ARENA_FIRST << k) * 8;
+}
+
+/* The word at off of a stack found in the table: its chunk was mapped
+ * before the stack was written, and the slot's key published both. */
+static inline uint64_t *col_arena_at(uint64_t off)
+{
+    uint32_t k = col_arena_chunk_of(off);
+
+    return atomic_load_explicit(&col_arena_chunks[k], memory_order_relaxed) +
+           (off - col_arena_base(k));
+}
+
+/* Map a table tier or an arena chunk once; the loser of a race unmaps its
+ * copy. Returns it, or NULL when the address space is short. */
+static void *col_map_once(void *_Atomic *where, size_t bytes)
+{
+    void *have = atomic_load_explicit(where, memory_order_acquire), *mine;
+
+    if (have)
+        return have;
+    mine = col_sys_mmap(bytes);
+    if (!mine)
+        return NULL;
+    if (atomic_compare_exchange_strong(where, &have, mine))
+        return mine;
+    col_sys_munmap(mine, bytes);
+    return have;
+}
+
+/* Room for words words in one chunk of the arena: their offset, or -1. */
+static int64_t col_arena_reserve(uint32_t words)
+{
+    uint64_t top = atomic_load_explicit(&col_arena_top, memory_order_relaxed);
+
+    for (;;) {
+        uint64_t off = top;
+        uint32_t k = col_arena_chunk_of(off);
+
+        if (k >= COL_ARENA_CHUNKS)
+            return -1;
+        if (off + words > col_arena_base(k + 1)) { /* the rest of chunk k is left empty */
+            k++;
+            off = col_arena_base(k);
+            if (k >= COL_ARENA_CHUNKS || words > (uint64_t)COL_ARENA_FIRST << k)
+                return -1;
+        }
+        if (atomic_compare_exchange_weak_explicit(&col_arena_top, &top, off + words,
+                                                  memory_order_relaxed, memory_order_relaxed))
+            return col_map_once((void *_Atomic *)&col_arena_chunks[k], col_arena_bytes(k))
+                       ? (int64_t)off
+                       : -1;
+    }
+}
 
 /* MEMSCRIBE_UNWIND=fp: follow the frame-pointer chain instead of
  * libunwind. About ten times cheaper, and lossy (NOTES.md): code built
@@ -111,18 +199,21 @@ int col_stack_init(void)
 
     if (col_self_range(&col_self_lo, &col_self_hi) != 0)
         return -1;
-    col_table = col_sys_mmap(COL_TABLE_BYTES);
-    col_arena = col_sys_mmap(COL_ARENA_BYTES);
-    if (!col_table || !col_arena)
+    if (!col_map_once((void *_Atomic *)&col_tables[0], col_table_bytes(0)) ||
+        !col_map_once((void *_Atomic *)&col_arena_chunks[0], col_arena_bytes(0)))
         return -1;
     {
         const char *mode = getenv("MEMSCRIBE_UNWIND");
 
         col_unwind_fp = mode && !strcmp(mode, "fp");
+#ifndef COL_UNWIND_LIBGCC
+        col_unwind_verify = mode && !strcmp(mode, "verify");
+        if (col_unwind_init() != 0)
+            return -1;
+#endif
     }
-    /* The first unw_backtrace scans the modules (~130 us): pay it now. */
     if (!col_unwind_fp)
-        unw_backtrace(warm, 8);
+        col_unwind_backtrace(warm, 8, NULL);
     return 0;
 }
 
@@ -130,10 +221,22 @@ int col_stack_init(void)
  * fresh zero pages over the old ones drops the parent's copy at once. */
 void col_stack_reset(void)
 {
-    syscall(COL_SYS_MMAP, (long)col_table, (long)COL_TABLE_BYTES, (long)(PROT_READ | PROT_WRITE),
-            (long)(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED), -1L, 0L);
-    syscall(COL_SYS_MMAP, (long)col_arena, (long)COL_ARENA_BYTES, (long)(PROT_READ | PROT_WRITE),
-            (long)(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED), -1L, 0L);
+    for (int i = 0; i < COL_TABLE_TIERS; i++) {
+        void *p = atomic_load(&col_tables[i]);
+
+        if (p)
+            syscall(COL_SYS_MMAP, (long)p, (long)col_table_bytes(i), (long)(PROT_READ | PROT_WRITE),
+                    (long)(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED), -1L, 0L);
+        atomic_store(&col_table_used[i], 0);
+    }
+    for (uint32_t k = 0; k < COL_ARENA_CHUNKS; k++) {
+        void *p = atomic_load(&col_arena_chunks[k]);
+
+        if (p)
+            syscall(COL_SYS_MMAP, (long)p, (long)col_arena_bytes(k), (long)(PROT_READ | PROT_WRITE),
+                    (long)(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED), -1L, 0L);
+    }
+    atomic_store(&col_table_newest, 0);
     atomic_store(&col_arena_top, 0);
     atomic_store(&col_next_id, 1);
 }
@@ -142,6 +245,19 @@ struct col_stack_cache *col_stack_cache_new(void)
 {
     return col_sys_mmap(COL_STACK_CACHE_BYTES);
 }
+
+#ifdef COL_UNWIND_LIBGCC
+static struct col_unwind_memo *col_stack_memo(struct col_thread *t)
+{
+    (void)t;
+    return NULL;
+}
+#else
+struct col_unwind_memo *col_stack_memo(struct col_thread *t)
+{
+    return t->ring && t->ring->cache ? &t->ring->cache->memo : NULL;
+}
+#endif
 
 /* Frames times distinct odd multipliers, summed: the multiplies do not
  * wait for each other (a chained xor-multiply-shift cost ~2 ns a frame on
@@ -190,7 +306,9 @@ static inline __attribute__((always_inline)) int col_frames_equal(const uint64_t
 static inline __attribute__((always_inline)) int col_stack_equal(uint32_t off, const uint64_t *f,
                                                                  uint32_t n)
 {
-    return col_arena[off] == n && col_frames_equal(&col_arena[off + 1], f, n);
+    const uint64_t *a = col_arena_at(off);
+
+    return a[0] == n && col_frames_equal(a + 1, f, n);
 }
 
 /* Publish the definition of stack id; it must be in the ring before any
@@ -210,57 +328,93 @@ static void col_stack_publish(struct col_thread *t, uint32_t id, const uint64_t 
     col_ring_commit(t, len);
 }
 
+static inline void col_cache_put(struct col_stack_cache *cache, uint32_t ci, uint64_t key,
+                                 uint32_t id, uint32_t off)
+{
+    if (cache) {
+        cache->e[ci].key = key;
+        cache->e[ci].id = id;
+        cache->e[ci].off = off;
+    }
+}
+
+/* Look for the stack in one tier. Returns its slot, or NULL; *empty gets
+ * the first empty slot on its probe path (NULL if none). */
+static struct col_stack_slot *col_table_find(int tier, const uint64_t *f, uint32_t n, uint64_t key,
+                                             struct col_stack_slot **empty)
+{
+    struct col_stack_slot *tab = atomic_load_explicit(&col_tables[tier], memory_order_acquire);
+    uint32_t mask = col_table_slots(tier) - 1, slot = (uint32_t)key & mask;
+
+    *empty = NULL;
+    for (int probe = 0; probe < COL_TABLE_PROBES; probe++, slot = (slot + 1) & mask) {
+        struct col_stack_slot *s = &tab[slot];
+        uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
+
+        if (k == 0) {
+            *empty = s;
+            return NULL;
+        }
+        /* A busy slot is skipped: at worst the same stack gets two ids,
+         * which the writer folds together. */
+        if (k == key && col_stack_equal(s->off, f, n))
+            return s;
+    }
+    return NULL;
+}
+
 /* Intern frames whose hash is key; returns the id. */
 static uint32_t col_stack_intern_key(struct col_thread *t, const uint64_t *f, uint32_t n,
                                      uint64_t key)
 {
     struct col_stack_cache *cache = t->ring->cache;
     uint32_t ci = (uint32_t)(key ^ key >> 20) & (COL_STACK_CACHE_ENTRIES - 1);
-    uint32_t slot = (uint32_t)key & (COL_TABLE_SLOTS - 1);
+    int newest = atomic_load_explicit(&col_table_newest, memory_order_acquire);
+    struct col_stack_slot *s = NULL, *empty = NULL, *e;
     uint32_t id;
 
     if (cache && cache->e[ci].key == key && col_stack_equal(cache->e[ci].off, f, n))
         return cache->e[ci].id;
-    for (int probe = 0; probe < COL_TABLE_PROBES;) {
-        struct col_stack_slot *s = &col_table[slot];
-        uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
+    for (int tier = newest; tier >= 0 && !s; tier--)
+        s = col_table_find(tier, f, n, key, tier == newest ? &empty : &e);
+    if (s) {
+        col_cache_put(cache, ci, key, s->id, s->off);
+        return s->id;
+    }
+    /* Three quarters full, or no room on this stack's probe path: the
+     * next tier takes the inserts. */
+    if ((!empty ||
+         atomic_fetch_add(&col_table_used[newest], 1) >= col_table_slots(newest) / 4 * 3) &&
+        newest + 1 < COL_TABLE_TIERS &&
+        col_map_once((void *_Atomic *)&col_tables[newest + 1], col_table_bytes(newest + 1))) {
+        int expect = newest;
 
-        if (k == 0) {
-            uint64_t expect = 0, off;
+        atomic_compare_exchange_strong(&col_table_newest, &expect, newest + 1);
+        col_table_find(newest + 1, f, n, key, &empty);
+    }
+    if (empty) {
+        uint64_t expect = 0;
+        int64_t off;
 
-            if (!atomic_compare_exchange_strong(&s->key, &expect, COL_KEY_BUSY))
-                continue; /* someone took it meanwhile: look at it again */
-            off = atomic_fetch_add_explicit(&col_arena_top, n + 1, memory_order_relaxed);
-            if (off + n + 1 > COL_ARENA_WORDS) {
-                atomic_store(&s->key, 0);
-                break; /* arena full: fall through to an uninterned stack */
+        /* Lost to another thread: send the stack as uninterned. */
+        if (atomic_compare_exchange_strong(&empty->key, &expect, COL_KEY_BUSY)) {
+            off = col_arena_reserve(n + 1);
+            if (off < 0) {
+                atomic_store(&empty->key, 0); /* arena full or no room to grow */
+            } else {
+                uint64_t *a = col_arena_at((uint64_t)off);
+
+                a[0] = n;
+                memcpy(a + 1, f, n * sizeof(*f));
+                id = atomic_fetch_add_explicit(&col_next_id, 1, memory_order_relaxed);
+                col_stack_publish(t, id, f, n);
+                empty->id = id;
+                empty->off = (uint32_t)off;
+                atomic_store_explicit(&empty->key, key, memory_order_release);
+                col_cache_put(cache, ci, key, id, (uint32_t)off);
+                return id;
             }
-            col_arena[off] = n;
-            memcpy(&col_arena[off + 1], f, n * sizeof(*f));
-            id = atomic_fetch_add_explicit(&col_next_id, 1, memory_order_relaxed);
-            col_stack_publish(t, id, f, n);
-            s->id = id;
-            s->off = (uint32_t)off;
-            atomic_store_explicit(&s->key, key, memory_order_release);
-            if (cache) {
-                cache->e[ci].key = key;
-                cache->e[ci].id = id;
-                cache->e[ci].off = (uint32_t)off;
-            }
-            return id;
         }
-        /* A busy slot is skipped: at worst the same stack gets two ids,
-         * which the writer folds together. */
-        if (k == key && col_stack_equal(s->off, f, n)) {
-            if (cache) {
-                cache->e[ci].key = key;
-                cache->e[ci].id = s->id;
-                cache->e[ci].off = s->off;
-            }
-            return s->id;
-        }
-        slot = (slot + 1) & (COL_TABLE_SLOTS - 1);
-        probe++;
     }
     /* Table or arena full: keep working, send the stack again. */
     id = atomic_fetch_add_explicit(&col_next_id, 1, memory_order_relaxed);
@@ -284,28 +438,15 @@ uint32_t col_stack_from_context(struct col_thread *t, void *uc)
     (void)uc;
     return col_stack_get(t);
 #else
-    uint64_t f[FMT_SHM_MAX_DEPTH];
-    unw_cursor_t c;
-    uint32_t n = 0;
-
+    void *buf[FMT_SHM_MAX_DEPTH + 4];
     uint32_t id = col_stack_get(t);
 
-    /* The fast walk crosses our restorer by its unwind information
-     * (col_sud.c); should it stop there, walk from the context itself
-     * (unw_step: slower, it blocks signals around every step). */
+    /* The walk from the handler crosses our restorer by its unwind
+     * information (col_sud.c); should it stop there, walk from the
+     * context itself. */
     if (id)
         return id;
-    if (unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) != 0)
-        return 0;
-    do {
-        unw_word_t ip;
-
-        if (unw_get_reg(&c, UNW_REG_IP, &ip) != 0 || ip == 0)
-            break;
-        if (ip < col_self_lo || ip >= col_self_hi)
-            f[n++] = ip;
-    } while (n < col_depth && unw_step(&c) > 0);
-    return n ? col_stack_intern(t, f, n) : 0;
+    return col_stack_finish(t, buf, col_unwind_from_context(uc, buf, (int)col_depth + 4));
 #endif
 }
 
@@ -386,7 +527,7 @@ uint32_t col_stack_get(struct col_thread *t)
 {
     void *buf[FMT_SHM_MAX_DEPTH + 4];
     int n = col_unwind_fp ? col_fp_backtrace(buf, (int)col_depth + 4)
-                          : unw_backtrace(buf, (int)col_depth + 4);
+                          : col_unwind_backtrace(buf, (int)col_depth + 4, col_stack_memo(t));
 
     return col_stack_finish(t, buf, n);
 }

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Where the collector's time goes, in instructions (callgrind, so the
+# figures do not depend on the machine's load): for each workload, the
+# instructions memscribe adds per heap call (traced minus untraced, whole
+# process tree), the part spent in the unwinder (col_unwind_backtrace, or
+# libunwind's unw_backtrace in builds before it), and how many outer frames
+# consecutive allocations of one thread share (bench/stack_share.sh).
+# Workloads are small (callgrind runs programs ~50x slower).
+#
+# usage: bench/unwind_cost.sh BENCH_BIN NAME=MEMSCRIBE... [-- WORKLOAD...]
+#   BENCH_BIN  directory with bench_storm, bench_deep, libbench_count.so
+#   MEMSCRIBE  memscribe binaries to compare, each with a column name
+#              (e.g. before=old/bin/memscribe after=build/bin/memscribe)
+#   WORKLOAD   storm deep sqlite cc1 python (default: all)
+set -euo pipefail
+BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
+BIN=$(cd "$1" && pwd)
+shift
+TOOLS=() NAMES=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do
+    NAMES+=("${1%%=*}")
+    TOOLS+=("${1#*=}")
+    shift
+done
+[ "${1:-}" = -- ] && shift
+WORKLOADS=("$@")
+[ ${#WORKLOADS[@]} -gt 0 ] || WORKLOADS=(storm deep sqlite cc1 python)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/unwind-cost.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+awk -v rows=5000 -f "$BENCH_DIR/gen_sql.awk" >"$WORK/script.sql"
+cat >"$WORK/alloc.py" <<'PY'
+import json
+rows = [{"id": i, "name": "n%d" % i, "tags": [str(j) for j in range(i % 7)]} for i in range(20000)]
+print(len(json.loads(json.dumps(rows))))
+PY
+workload() {
+    case $1 in
+    storm) CMD=("$BIN/bench_storm" 1 200000) ;;
+    deep) CMD=("$BIN/bench_deep" 200 300) ;;
+    sqlite) CMD=(sqlite3 -batch :memory: ".read $WORK/script.sql") ;;
+    cc1) CMD=(gcc -O2 -c /usr/share/doc/libpng-dev/examples/pngtest.c -o "$WORK/pngtest.o") ;;
+    python) CMD=(env PYTHONMALLOC=malloc python3 "$WORK/alloc.py") ;;
+    *) echo "unwind_cost.sh: unknown workload $1" >&2; exit 2 ;;
+    esac
+}
+
+# Instructions of every callgrind output in $1 (files $1.*), and of the
+# functions matching $2 (inclusive).
+cg_total() { cat "$1".* | awk '/^(summary|totals):/ { s += $2 } END { printf "%.0f\n", s }'; }
+cg_incl() {
+    local f sum=0 n
+    for f in "$1".*; do
+        n=$(callgrind_annotate --inclusive=yes --threshold=100 "$f" 2>/dev/null |
+            awk -v pat="$2" '$0 ~ pat && $0 ~ /\[/ { gsub(",", "", $1); print $1; exit }')
+        sum=$((sum + ${n:-0}))
+    done
+    echo "$sum"
+}
+cg() { valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$1.%p" "${@:2}" >/dev/null 2>&1; }
+
+printf '| workload | heap calls | allocation stacks: depth, shared outer frames |'
+for t in "${NAMES[@]}"; do printf ' %s: added Ir/call (unwinder) |' "$t"; done
+printf '\n'
+for w in "${WORKLOADS[@]}"; do
+    workload "$w"
+    rm -f "$WORK"/count
+    BENCH_COUNT_FILE=$WORK/count LD_PRELOAD=$BIN/libbench_count.so "${CMD[@]}" >/dev/null
+    calls=$(awk '{ sub("events=", "", $3); s += $3 } END { print s }' "$WORK/count")
+    "${TOOLS[-1]}" record -q -o "$WORK/share.mscr" -- "${CMD[@]}" >/dev/null
+    share=$(bash "$BENCH_DIR/stack_share.sh" "$WORK/share.mscr" "${TOOLS[-1]}" |
+        sed -E 's/^[0-9]+ allocations, mean //; s/, same stack.*//')
+    rm -f "$WORK"/u.*
+    cg "$WORK/u" "${CMD[@]}"
+    base=$(cg_total "$WORK/u")
+    printf '| %s | %s | %s |' "$w" "$calls" "$share"
+    for t in "${TOOLS[@]}"; do
+        rm -f "$WORK"/t.*
+        "$t" record -q -o "$WORK/t.mscr" -- valgrind --tool=callgrind --trace-children=yes \
+            --callgrind-out-file="$WORK/t.%p" "${CMD[@]}" >/dev/null 2>&1
+        total=$(cg_total "$WORK/t")
+        unw=$(cg_incl "$WORK/t" ':(col_unwind_backtrace|unw_backtrace|backtrace) ')
+        printf ' %d (%d) |' $(((total - base) / calls)) $((unw / calls))
+    done
+    printf '\n'
+done

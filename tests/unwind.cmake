@@ -1,0 +1,24 @@
+# SPDX-License-Identifier: MIT
+# The collector's unwinder (src/collector/col_unwind_*.c): checked against
+# libunwind under MEMSCRIBE_UNWIND=verify on every collector test program
+# and on real programs (tests/e2e/unwind_verify.sh).
+set(UNWP ${PROJECT_SOURCE_DIR}/tests/programs)
+
+ms_test_program(col_unwind ${UNWP}/col_unwind.cc LIBS Threads::Threads)
+ms_test_program(col_unwind_o2 ${UNWP}/col_unwind.cc LIBS Threads::Threads
+                FLAGS -O2 -fomit-frame-pointer -finline)
+
+ms_e2e_test(unwind_verify unwind_verify.sh)
+
+# The collector test programs' own scripts, every walk checked. Not
+# record_fds: verify starts libunwind, whose pipe that test forbids.
+foreach(script record_calls record_cxx record_threads record_procs record_crash record_quirks
+        record_limits vm_every vm_signals vm_reserve)
+  ms_e2e_test(unwind_verify.${script} ${script}.sh)
+  set_tests_properties(e2e.unwind_verify.${script} PROPERTIES
+    ENVIRONMENT "${MS_TEST_ENV};MEMSCRIBE_UNWIND=verify")
+endforeach()
+
+# The stack table and arena grow on demand (tests/e2e/record_aslimit.sh).
+ms_test_program(col_aslimit ${UNWP}/col_aslimit.c)
+ms_e2e_test(record_aslimit record_aslimit.sh)

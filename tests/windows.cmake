@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: MIT
+# Windows (docs/windows.md): the hook engine's decoder and trampoline builder
+# on the host; the cross-built collector and launcher under wine64. A missing
+# cross compiler or wine is a failing test naming the package, never a
+# silent skip.
+ms_unit_test(test_win_hook ${PROJECT_SOURCE_DIR}/tests/windows/test_win_hook.c
+             LIBS win_hookcore)
+
+set(WIN_TESTS ${PROJECT_SOURCE_DIR}/tests/windows)
+set(WIN_WINE64 /usr/lib/wine/wine64)
+set(WIN_PREFIX ${CMAKE_BINARY_DIR}/windows/wineprefix)
+
+# The decoder agrees with objdump on the first instructions of every export
+# of Wine's own x86-64 DLLs (real compiler output, thousands of prologues).
+add_executable(win_declen ${WIN_TESTS}/win_declen.c)
+ms_target(win_declen)
+target_link_libraries(win_declen PRIVATE win_hookcore)
+add_test(NAME windows.decode_vs_objdump
+         COMMAND python3 ${WIN_TESTS}/decode_vs_objdump.py $<TARGET_FILE:win_declen>
+                 /usr/lib/x86_64-linux-gnu/wine/x86_64-windows)
+
+add_test(NAME windows.dump_bad
+         COMMAND bash ${WIN_TESTS}/dump_bad.sh $<TARGET_FILE:win_dump>
+                 ${CMAKE_BINARY_DIR}/windows/dump_bad)
+
+if(NOT "x86_64" IN_LIST MEMSCRIBE_WINDOWS_ARCHS OR NOT EXISTS ${WIN_WINE64})
+  add_test(NAME windows.toolchain COMMAND sh -c
+    "echo 'mingw-w64 (x86_64-w64-mingw32-gcc/g++) or ${WIN_WINE64} missing: run scripts/setup.sh --test'; exit 1")
+  return()
+endif()
+
+set(WIN_DIR64 ${CMAKE_BINARY_DIR}/windows/x86_64)
+add_test(NAME windows.prefix_setup
+         COMMAND bash ${WIN_TESTS}/wine_prefix.sh setup ${WIN_PREFIX} ${WIN_WINE64})
+add_test(NAME windows.prefix_cleanup
+         COMMAND bash ${WIN_TESTS}/wine_prefix.sh cleanup ${WIN_PREFIX} ${WIN_WINE64})
+set_tests_properties(windows.prefix_setup PROPERTIES FIXTURES_SETUP winepfx TIMEOUT 300)
+set_tests_properties(windows.prefix_cleanup PROPERTIES FIXTURES_CLEANUP winepfx)
+add_test(NAME windows.hook_live
+         COMMAND sh -c "WINEPREFIX=${WIN_PREFIX} WINEDEBUG=-all ${WIN_WINE64} ${WIN_DIR64}/win_hook_live.exe")
+set_tests_properties(windows.hook_live PROPERTIES FIXTURES_REQUIRED winepfx
+                     RESOURCE_LOCK winepfx TIMEOUT 300)
+add_test(NAME windows.launcher_args
+         COMMAND bash ${WIN_TESTS}/launcher_args.sh ${WIN_WINE64} ${WIN_DIR64} ${WIN_PREFIX}
+                 ${CMAKE_BINARY_DIR}/windows/out-x86_64)
+set_tests_properties(windows.launcher_args PROPERTIES FIXTURES_REQUIRED winepfx
+                     RESOURCE_LOCK winepfx TIMEOUT 300)
+foreach(mode all crash)
+  add_test(NAME windows.known_${mode}
+           COMMAND bash ${WIN_TESTS}/run_known.sh ${WIN_WINE64} ${WIN_DIR64}
+                   $<TARGET_FILE:win_dump> ${WIN_PREFIX} ${CMAKE_BINARY_DIR}/windows/out-x86_64
+                   ${mode})
+  set_tests_properties(windows.known_${mode} PROPERTIES FIXTURES_REQUIRED winepfx
+                       RESOURCE_LOCK winepfx TIMEOUT 300)
+endforeach()
+
+# 32-bit: the i686 collector and launcher on the i686 program under wine32.
+# Without wine32 (scripts/setup.sh says why it may be missing) the test is
+# reported as skipped with the reason, never passed.
+set(WIN_WINE32 /usr/lib/wine/wine)
+if("i686" IN_LIST MEMSCRIBE_WINDOWS_ARCHS)
+  add_test(NAME windows.known_i686
+           COMMAND bash ${WIN_TESTS}/run_known.sh ${WIN_WINE32} ${CMAKE_BINARY_DIR}/windows/i686
+                   $<TARGET_FILE:win_dump> ${WIN_PREFIX} ${CMAKE_BINARY_DIR}/windows/out-i686 all)
+  set_tests_properties(windows.known_i686 PROPERTIES FIXTURES_REQUIRED winepfx
+                       RESOURCE_LOCK winepfx TIMEOUT 300 SKIP_RETURN_CODE 77)
+else()
+  add_test(NAME windows.toolchain_i686 COMMAND sh -c
+    "echo 'mingw-w64 i686 (i686-w64-mingw32-gcc/g++) missing: run scripts/setup.sh --test'; exit 1")
+endif()
