@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "analysis/core/ana_scan.h"
+#include "analysis/core/ana_text.h"
 #include "analysis/model/ana_pmodel.h"
 #include "cli/cli.h"
 
@@ -183,8 +184,10 @@ void cli_ana_image_name(struct cli_ana *a, uint32_t image, char *buf, size_t siz
     const char *exe = ii->exe ? ii->exe : "";
     const char *base = strrchr(exe, '/');
     base = base ? base + 1 : exe;
+    char safe[4 * 256];
+    ana_text_escape(safe, sizeof(safe), base, strlen(base));
     if (*base)
-        snprintf(buf, size, "pid %u %s", ii->pid, base);
+        snprintf(buf, size, "pid %u %s", ii->pid, safe);
     else
         snprintf(buf, size, "pid %u", ii->pid);
 }
@@ -244,6 +247,7 @@ struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_option
     struct ana_model *m;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     const char *jobs = getenv("MEMSCRIBE_JOBS");
+    const char *range = getenv("MEMSCRIBE_RANGE_EVENTS");
     int rc;
 
     if (jobs && *jobs)
@@ -252,6 +256,7 @@ struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_option
         struct ana_pmodel_options po = {
             .nr_threads = (unsigned)(cpus > 16 ? 16 : cpus),
             .until_ns = until_ns,
+            .min_range_events = range && *range ? strtoull(range, NULL, 10) : 0,
             .progress = cli_ana_progress,
             .progress_arg = a,
         };

@@ -121,7 +121,8 @@ void cli_ana_tree(struct cli_ana *a, const struct ana_tree *t, const struct cli_
 
 /* Replay the trace (up to until_ns, UINT64_MAX: all) into a finished heap
  * model: on every CPU in ranges when the options allow (ana_pmodel.h),
- * else in one pass. MEMSCRIBE_JOBS=N caps the threads. Dies on failure. */
+ * else in one pass. MEMSCRIBE_JOBS=N caps the threads, MEMSCRIBE_RANGE_EVENTS=N
+ * sets the fewest events per range (tests cut small traces so). Dies on failure. */
 struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_options *mo,
                                 uint64_t until_ns);
 

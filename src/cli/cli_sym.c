@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "analysis/core/ana_text.h"
 #include "cli/cli.h"
 #include "cli/cli_sym.h"
 
@@ -60,8 +61,11 @@ void cli_sym_print_stack(const char *cmd, FILE *out, struct ana_sym *s, uint32_t
         cli_die("%s: symbolizer: %s", cmd, strerror(-rc));
     for (uint32_t i = 0; i < st.nr_lines; i++) {
         int n = ana_sym_format_line(&st.lines[i], line, sizeof(line));
-        /* Very long C++ names are cut, never the line structure. */
-        fprintf(out, "%s%s%s\n", indent, line, n >= (int)sizeof(line) ? "..." : "");
+        /* Very long C++ names are cut, never the line structure; the
+         * program's names are escaped (ana_text.h). */
+        fputs(indent, out);
+        ana_text_put(out, line, strlen(line));
+        fputs(n >= (int)sizeof(line) ? "...\n" : "\n", out);
     }
     ana_sym_stack_release(&st);
 }

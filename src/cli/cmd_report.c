@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis/core/ana_scan.h"
+#include "analysis/core/ana_text.h"
 #include "analysis/core/ana_time.h"
 #include "analysis/model/ana_model.h"
 #include "cli/cli.h"
@@ -252,8 +253,15 @@ static void write_text(struct report *rp, FILE *out)
     fprintf(out, "memscribe report: %s\n", rp->a.path);
     if (info->command_len) {
         fputs("command: ", out);
-        for (uint32_t i = 0; i < info->command_len; i++)
-            fputc(info->command[i] ? info->command[i] : ' ', out);
+        /* The words, NUL-separated, escaped (the program's argv may hold
+         * terminal escapes and any bytes). */
+        for (uint32_t i = 0, end; i < info->command_len; i = end + 1) {
+            for (end = i; end < info->command_len && info->command[end]; end++)
+                ;
+            ana_text_put(out, info->command + i, end - i);
+            if (end + 1 < info->command_len)
+                fputc(' ', out);
+        }
         fputc('\n', out);
     }
     if (fmt_reader_incomplete(rp->a.r))

@@ -407,6 +407,13 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
     r->prev_ts += (uint64_t)fmt_unzigzag(
         fmt_cur_split(&cur[fcol ? FMT_COL_FREE_TIME : FMT_COL_TIME], &cur[FMT_COL_TIME_HI]));
     ev->ts_ns = r->prev_ts;
+    /* A scan that stops at a time trusts the summaries' times: a corrupt
+     * event time must not end it "successfully" (docs/format.md). A time
+     * cut short is reported below as a field past its column. */
+    if ((ev->ts_ns < r->chunks[r->cur_chunk].c.first_ts_ns ||
+         ev->ts_ns > r->chunks[r->cur_chunk].c.last_ts_ns) &&
+        !cur[fcol ? FMT_COL_FREE_TIME : FMT_COL_TIME].bad && !cur[FMT_COL_TIME_HI].bad)
+        return bad_event(r, "time outside its chunk's summary");
     if (op & FMT_OP_CTX)
         r->ctx = fmt_cur_u32(&cur[FMT_COL_CTX]);
     if (set_ctx(r, ev, r->ctx))

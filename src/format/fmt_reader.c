@@ -336,7 +336,10 @@ int fmt_reader_open_fd(struct fmt_reader **out, int fd, const char *name, char *
 
 int fmt_reader_open(struct fmt_reader **out, const char *path, char *err, size_t err_size)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO would wait for a writer; this way the
+     * open returns and open_trace() refuses what is not a regular file.
+     * It changes nothing for reads of a regular file. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
     *out = NULL;
     if (fd < 0) {

@@ -70,4 +70,16 @@ res=$(run "$T/prog.db" "SELECT m.serial FROM mappings m WHERE m.size = 12288 AND
 expect_eq "reserve() states" "$(run "$T/prog.db" "SELECT state, size, end_ns = (SELECT unmap_ns FROM
   mappings WHERE serial = $res) FROM mapping_states WHERE serial = $res ORDER BY start_ns, size;")" \
     "$(printf '%s\n' "reserved 4096 0" "reserved 8192 1" "committed 4096 1")"
+# Two process images (ana_procs forks; the child's thread indexes start at
+# 0 again): every thread is exported, and each allocation finds its thread
+# by (image, thread). The parent leaks 1000 bytes, the child 2000 and 30
+# temporary.
+"$M" record -q -o "$T/procs.mscr" -- "$MS_PROGRAMS/ana_procs" || fail "record ana_procs"
+"$M" export --to sqlite "$T/procs.mscr" -o "$T/procs.db" 2>"$T/procs.err" ||
+    fail "export of two process images: $(cat "$T/procs.err")"
+expect_eq "threads of two images" "$(run "$T/procs.db" "SELECT COUNT(*) FROM threads;")" \
+    "$("$M" dump --header "$T/procs.mscr" | grep -c '^# thread ')"
+expect_eq "allocations by pid" "$(run "$T/procs.db" "SELECT p.pid = t.pid, a.size, a.free_ns IS NULL
+  FROM allocations a JOIN threads t ON t.image = a.image AND t.thread = a.alloc_thread
+  JOIN processes p ON p.image = a.image ORDER BY a.serial;")" "$(printf '%s\n' "1 1000 1" "1 2000 1" "1 30 0")"
 echo "export_sqlite: ok"

@@ -14,6 +14,7 @@
 
 #include "analysis/core/ana_json.h"
 #include "analysis/core/ana_table.h"
+#include "analysis/core/ana_text.h"
 #include "analysis/core/ana_time.h"
 
 /* Run fn writing into a memory stream; returns the text (malloc'd). */
@@ -150,6 +151,68 @@ static void table_json(FILE *f, void *arg)
     assert_int_equal(ana_json_finish(&j), 0);
 }
 
+static void json_bytes(FILE *f, void *arg)
+{
+    struct ana_json j;
+
+    (void)arg;
+    ana_json_init(&j, f, false);
+    /* ESC, a C1 control (U+009B, CSI), a byte that is not UTF-8, é, a cut sequence */
+    ana_json_strn(&j, "a\033[2J\xc2\x9b\xff\xc3\xa9\xe2\x82", 12);
+    assert_int_equal(ana_json_finish(&j), 0);
+}
+
+static void json_deep(FILE *f, void *arg)
+{
+    struct ana_json j;
+    int levels = *(int *)arg;
+
+    ana_json_init(&j, f, false);
+    for (int i = 0; i < levels; i++) {
+        ana_json_begin_array(&j);
+        ana_json_u64(&j, (uint64_t)i);
+    }
+    for (int i = 0; i < levels; i++)
+        ana_json_end_array(&j);
+    *(int *)arg = ana_json_finish(&j);
+}
+
+/* Program bytes: JSON stays valid UTF-8, text has no control characters. */
+static void test_json_text_bytes(void **state)
+{
+    char *s = capture(json_bytes, NULL);
+    char buf[64];
+
+    (void)state;
+    assert_string_equal(s, "\"a\\u001b[2J\\u009b\\\\xff\xc3\xa9\\\\xe2\\\\x82\"\n");
+    free(s);
+    assert_int_equal(ana_text_escape(buf, sizeof(buf), "a\033[2J\xc2\x9b\xff\xc3\xa9\x7f", 11),
+                     1 + 4 + 3 + 8 + 4 + 2 + 4);
+    assert_string_equal(buf, "a\\x1b[2J\\xc2\\x9b\\xff\xc3\xa9\\x7f");
+    /* Cut to fit: whole pieces only, never half a character or escape. */
+    assert_int_equal(ana_text_escape(buf, 6, "ab\033cd", 5), 8);
+    assert_string_equal(buf, "ab");
+    assert_int_equal(ana_text_escape(buf, 5, "\xc3\xa9\xc3\xa9\xc3\xa9", 6), 6);
+    assert_string_equal(buf, "\xc3\xa9\xc3\xa9");
+}
+
+/* Nesting as deep as a call tree of 256 frames needs (2 levels each). */
+static void test_json_deep(void **state)
+{
+    int levels = 600;
+    char *s = capture(json_deep, &levels);
+
+    (void)state;
+    assert_int_equal(levels, 0);
+    assert_int_equal(strncmp(s, "[0,[1,[2,", 9), 0);
+    assert_non_null(strstr(s, "[599]]]"));
+    free(s);
+    levels = ANA_JSON_MAX_DEPTH + 1;
+    s = capture(json_deep, &levels);
+    assert_int_equal(levels, -EINVAL);
+    free(s);
+}
+
 static void test_table(void **state)
 {
     struct ana_table *t = sample_table();
@@ -231,10 +294,9 @@ static void test_time_parse(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_json_exact),
-        cmocka_unit_test(test_json_errors_and_pretty),
-        cmocka_unit_test(test_table),
-        cmocka_unit_test(test_time_parse),
+        cmocka_unit_test(test_json_exact),      cmocka_unit_test(test_json_errors_and_pretty),
+        cmocka_unit_test(test_json_text_bytes), cmocka_unit_test(test_json_deep),
+        cmocka_unit_test(test_table),           cmocka_unit_test(test_time_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

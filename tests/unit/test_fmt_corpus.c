@@ -93,6 +93,12 @@ static const struct named_error {
     {"short-column", "field runs past the end of its column"},
     {"summary-events", "op column holds 1 events, chunk says 2"},
     {"summary-serials", "more blocks than the chunk summary says"},
+    /* Mutants (tests/fuzz/mutate.py) that commands once disagreed on. */
+    {"time-4g-timeline", "chunk 1, event 0: time outside its chunk's summary"},
+    {"time-huge-timeline", "chunk 0, event 0: time outside its chunk's summary"},
+    {"time-late-fork", "chunk 0, event 0: time outside its chunk's summary"},
+    {"time-late-leaks", "chunk 14, event 0: time outside its chunk's summary"},
+    {"time-late-process", "chunk 13, event 0: time outside its chunk's summary"},
     {"trailer-outside", "outside the file"},
     {"truncated-mid-chunk", INCOMPLETE},
     {"truncated-mid-chunk-v1.1", INCOMPLETE},

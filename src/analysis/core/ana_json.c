@@ -6,11 +6,28 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "analysis/pictures/ana_svg_utf8.h"
+
 void ana_json_init(struct ana_json *j, FILE *f, bool pretty)
 {
     memset(j, 0, sizeof(*j));
     j->f = f;
     j->pretty = pretty;
+}
+
+static bool has_members(const struct ana_json *j)
+{
+    return j->nonempty[j->depth / 64] >> (j->depth % 64) & 1;
+}
+
+static void set_members(struct ana_json *j, bool on)
+{
+    uint64_t bit = (uint64_t)1 << (j->depth % 64);
+
+    if (on)
+        j->nonempty[j->depth / 64] |= bit;
+    else
+        j->nonempty[j->depth / 64] &= ~bit;
 }
 
 static void newline(struct ana_json *j)
@@ -31,9 +48,9 @@ static void before_item(struct ana_json *j)
     }
     if (j->depth == 0)
         return;
-    if (j->nonempty[j->depth])
+    if (has_members(j))
         fputc(',', j->f);
-    j->nonempty[j->depth] = true;
+    set_members(j, true);
     newline(j);
 }
 
@@ -46,7 +63,7 @@ static void open_container(struct ana_json *j, char c)
     }
     fputc(c, j->f);
     j->depth++;
-    j->nonempty[j->depth] = false;
+    set_members(j, false);
 }
 
 static void close_container(struct ana_json *j, char c)
@@ -55,7 +72,7 @@ static void close_container(struct ana_json *j, char c)
         j->err = j->err ? j->err : -EINVAL;
         return;
     }
-    bool had = j->nonempty[j->depth];
+    bool had = has_members(j);
     j->depth--;
     if (had)
         newline(j);
@@ -105,14 +122,23 @@ static void put_string(FILE *f, const char *s, size_t len)
         case '\r':
             fputs("\\r", f);
             break;
-        default:
-            if (c < 0x20 || c == 0x7f) {
-                fputs("\\u00", f);
+        default: {
+            uint32_t cp = c;
+            size_t n = c < 0x80 ? 1 : ana_utf8_decode((const unsigned char *)s + i, len - i, &cp);
+            if (!n) { /* not UTF-8: the byte as text, as ana_text_escape() shows it */
+                fputs("\\\\x", f);
                 fputc(hex[c >> 4], f);
                 fputc(hex[c & 15], f);
+            } else if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) { /* C0, DEL, C1 */
+                fputs("\\u00", f);
+                fputc(hex[cp >> 4], f);
+                fputc(hex[cp & 15], f);
+                i += n - 1;
             } else {
-                fputc(c, f);
+                fwrite(s + i, 1, n, f);
+                i += n - 1;
             }
+        }
         }
     }
     fputc('"', f);

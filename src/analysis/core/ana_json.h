@@ -11,15 +11,18 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define ANA_JSON_MAX_DEPTH 32
+/* Deep enough for a call tree of the deepest stacks record keeps (256
+ * frames, two levels each: a node and its children) and what wraps it. */
+#define ANA_JSON_MAX_DEPTH 1024
 
 struct ana_json {
     FILE *f;
     bool pretty;
     int depth;
-    int err;                               /* first error, sticky (-EIO, -EINVAL) */
-    bool after_key;                        /* a key was written, its value is next */
-    bool nonempty[ANA_JSON_MAX_DEPTH + 1]; /* the container at each depth has members */
+    int err;        /* first error, sticky (-EIO, -EINVAL) */
+    bool after_key; /* a key was written, its value is next */
+    /* Bit d: the container at depth d has members. */
+    uint64_t nonempty[ANA_JSON_MAX_DEPTH / 64 + 1];
 };
 
 /* Start writing one JSON value to f; pretty puts one member per line. */
@@ -36,8 +39,10 @@ void ana_json_u64(struct ana_json *j, uint64_t v);
 void ana_json_i64(struct ana_json *j, int64_t v);
 void ana_json_bool(struct ana_json *j, bool v);
 void ana_json_null(struct ana_json *j);
-/* s may be NULL (written as null). Bytes >= 0x80 pass through as they are
- * (UTF-8 in, UTF-8 out); control characters become \uXXXX escapes. */
+/* s may be NULL (written as null). UTF-8 passes through; control
+ * characters (C0, DEL, C1) become \uXXXX escapes, and a byte that is not
+ * UTF-8 the text \xHH (as ana_text_escape() writes it): the document is
+ * always valid UTF-8. */
 void ana_json_str(struct ana_json *j, const char *s);
 void ana_json_strn(struct ana_json *j, const char *s, size_t len);
 

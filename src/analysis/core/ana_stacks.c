@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_text.h"
+
 #define NO_STACK "(no stack)"
 
 struct ana_stacks {
@@ -169,9 +171,14 @@ static int frame_strings(struct ana_stacks *s, const struct ana_sym_frame *f, st
         snprintf(place, sizeof(place), "%s (%s)", fn, base_name(f->module));
     else
         snprintf(place, sizeof(place), "%s", fn);
-    if ((rc = intern(s, fn, &out->function)))
+    /* Names and paths are the program's bytes: escape them once here, and
+     * every output that shows a frame gets them safe (ana_text.h). */
+    char safe[4 * sizeof(place)];
+    ana_text_escape(safe, sizeof(safe), fn, strlen(fn));
+    if ((rc = intern(s, safe, &out->function)))
         return rc;
-    return intern(s, place, &out->place);
+    ana_text_escape(safe, sizeof(safe), place, strlen(place));
+    return intern(s, safe, &out->place);
 }
 
 int ana_stacks_get(struct ana_stacks *s, uint32_t stack, const struct ana_frame **frames)

@@ -27,7 +27,7 @@ static const char SCHEMA[] =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value);\n"
     "CREATE TABLE processes(image INTEGER PRIMARY KEY, pid INTEGER, ppid INTEGER, how TEXT,\n"
     "  exe TEXT, argv TEXT, start_ns INTEGER, end_ns INTEGER, exit_status INTEGER);\n"
-    "CREATE TABLE threads(thread INTEGER PRIMARY KEY, image INTEGER, pid INTEGER, tid INTEGER,\n"
+    "CREATE TABLE threads(thread INTEGER, image INTEGER, pid INTEGER, tid INTEGER,\n"
     "  name TEXT, start_ns INTEGER, end_ns INTEGER);\n"
     "CREATE TABLE modules(id INTEGER PRIMARY KEY, image INTEGER, path TEXT, base INTEGER,\n"
     "  build_id TEXT, load_ns INTEGER, unload_ns INTEGER);\n"
@@ -37,7 +37,7 @@ static const char SCHEMA[] =
     "  frame INTEGER REFERENCES frames(id));\n"
     "CREATE TABLE allocations(serial INTEGER PRIMARY KEY, kind TEXT, image INTEGER,\n"
     "  address INTEGER, size INTEGER, stack INTEGER REFERENCES stacks(id),\n"
-    "  alloc_ns INTEGER, alloc_thread INTEGER REFERENCES threads(thread),\n"
+    "  alloc_ns INTEGER, alloc_thread INTEGER,\n"
     "  free_ns INTEGER, free_thread INTEGER, free_kind TEXT, temporary INTEGER);\n"
     "CREATE TABLE mappings(serial INTEGER PRIMARY KEY, kind TEXT, origin TEXT, image INTEGER,\n"
     "  address INTEGER, size INTEGER, prot INTEGER, flags INTEGER, fd INTEGER, offset INTEGER,\n"
@@ -46,7 +46,8 @@ static const char SCHEMA[] =
     "CREATE TABLE mapping_states(serial INTEGER REFERENCES mappings(serial), address INTEGER,\n"
     "  size INTEGER, state TEXT, prot INTEGER, start_ns INTEGER, end_ns INTEGER);\n";
 
-static const char INDEXES[] = "CREATE INDEX allocations_stack ON allocations(stack);\n"
+static const char INDEXES[] = "CREATE INDEX threads_thread ON threads(image, thread);\n"
+                              "CREATE INDEX allocations_stack ON allocations(stack);\n"
                               "CREATE INDEX allocations_alloc_ns ON allocations(alloc_ns);\n"
                               "CREATE INDEX allocations_free_ns ON allocations(free_ns);\n"
                               "CREATE INDEX frames_parent ON frames(parent);\n"

@@ -139,7 +139,8 @@ long ana_vm_window_groups(struct ana_vm_window *w, struct ana_vm_group **out)
     struct ana_vm_group *g;
     size_t n = 0;
 
-    qsort(w->v, w->nr, sizeof(*w->v), by_group_then_time);
+    if (w->nr) /* qsort(NULL, 0) is undefined */
+        qsort(w->v, w->nr, sizeof(*w->v), by_group_then_time);
     g = malloc((w->nr + 1) * sizeof(*g));
     if (!g)
         return -ENOMEM;

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Mutants of tests/fuzz/mutate.py that commands once disagreed on, now in
+# the fuzz corpus: every command rejects each with the same message, which
+# names the file, the offset and the problem, exits 1, and stays within a
+# memory bound the 1-3 KB file justifies. Before: an event time past its
+# chunk's summary made leaks, window and frag stop "at the end" with
+# numbers short of report's (time-late-*), timeline and plot timeline run
+# out of rows (hundreds of MB, then "Argument list too long" or a
+# complaint about an --interval nobody gave) and html hang (time-huge-*,
+# time-4g-*).
+set -uo pipefail
+: "${MEMSCRIBE:?}" "${MS_SOURCE:?}"
+corpus=$MS_SOURCE/tests/fuzz/corpus
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+cmds=("dump" "report" "leaks" "window" "timeline" "vmem" "frag" "histogram" "tree"
+      "plot timeline" "plot histogram" "flamegraph" "html" "export --to csv -o $tmp/out.csv")
+# Peak RSS allowed per command (ASan build included), in MiB.
+max_mib=120
+
+check() { # name offset problem
+    local name=$1 offset=$2 problem=$3 cmd rc mib word
+    cp "$corpus/$name" "$tmp/$name.mscr"
+    for cmd in "${cmds[@]}"; do
+        word=${cmd%% *}
+        # shellcheck disable=SC2086 # the command's words
+        mib=$(python3 - "$tmp/err" "$MEMSCRIBE" $cmd "$tmp/$name.mscr" <<'PY'
+import resource, subprocess, sys
+try:
+    rc = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=open(sys.argv[1], "w"),
+                        timeout=60).returncode
+except subprocess.TimeoutExpired:
+    rc = 124
+print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)
+PY
+)
+        rc=${mib% *}
+        mib=${mib#* }
+        if [ "$rc" -ne 1 ] ||
+            ! grep -qxF "memscribe: $word: $tmp/$name.mscr: offset $offset: $problem" "$tmp/err"; then
+            echo "FAIL: $cmd $name: exit $rc (want 1 and '$tmp/$name.mscr: offset $offset: $problem'):"
+            cat "$tmp/err"
+            fails=$((fails + 1))
+        fi
+        if [ "$mib" -gt "$max_mib" ]; then
+            echo "FAIL: $cmd $name: peak RSS $mib MiB, want at most $max_mib"
+            fails=$((fails + 1))
+        fi
+    done
+}
+
+check time-late-leaks 2428 "chunk 14, event 0: time outside its chunk's summary"
+check time-late-process 2294 "chunk 13, event 0: time outside its chunk's summary"
+check time-late-fork 149 "chunk 0, event 0: time outside its chunk's summary"
+check time-huge-timeline 118 "chunk 0, event 0: time outside its chunk's summary"
+check time-4g-timeline 1341 "chunk 1, event 0: time outside its chunk's summary"
+[ "$fails" -eq 0 ] && echo "ana_corrupt: ${#cmds[@]} commands reject 5 corpus mutants alike"
+exit $((fails > 0))

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Call trees of deep recursion as JSON: `tree` and `window --tree` must
+# write a document python3's json module reads, with every level, at the
+# default depth (64 frames) and at record's deepest (--depth 256).
+set -uo pipefail
+: "${MEMSCRIBE:?}" "${MS_PROGRAMS:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+# check FILE.json WANT: the number of nested "dive" nodes on the path to
+# the 100 leaked bytes, following the first child.
+check() {
+    local got
+    got=$(python3 - "$1" <<'PY'
+import json, sys
+node = json.load(open(sys.argv[1]))
+n = 0
+while node["children"]:
+    node = node["children"][0]
+    n += node["function"].startswith("dive")
+print(n)
+PY
+)
+    if [ "$got" != "$2" ]; then
+        echo "FAIL: $1: $got dive levels in the JSON tree, want $2"
+        fails=$((fails + 1))
+    fi
+}
+
+run() { # name depth-option levels want
+    local name=$1 opt=$2 levels=$3 want=$4
+    # shellcheck disable=SC2086 # no option or one
+    "$MEMSCRIBE" record -q $opt -o "$tmp/$name.mscr" -- "$MS_PROGRAMS/ana_deep" "$levels" ||
+        { echo "FAIL: record $name"; fails=$((fails + 1)); return; }
+    for cmd in "tree" "tree --bottom-up" "window --tree"; do
+        local out="$tmp/$name-${cmd// /_}.json"
+        # shellcheck disable=SC2086 # the command's words
+        if ! "$MEMSCRIBE" $cmd --format=json "$tmp/$name.mscr" >"$out"; then
+            echo "FAIL: $cmd --format=json on $name failed"
+            fails=$((fails + 1))
+            continue
+        fi
+        check "$out" "$want"
+    done
+}
+
+# 40 levels + the bottom: 41 dive frames, all within 64.
+run d40 "" 40 41
+# 300 levels cut at 256 frames: dive fills all but none (the leaf end is kept).
+run d300 "--depth 256" 300 256
+[ "$fails" -eq 0 ] && echo "ana_deep: JSON trees of 41 and 256 levels read back"
+exit $((fails > 0))
