@@ -13,8 +13,8 @@
  * dlsym and no bootstrap buffer. Counting only, never timed: a shared atomic
  * counter is simple and exact across threads. */
 #include <errno.h>
-#include <malloc.h> /* memalign, pvalloc */
 #include <fcntl.h>
+#include <malloc.h> /* memalign, pvalloc */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>

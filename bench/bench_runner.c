@@ -19,8 +19,8 @@
  * to the runner kill the group too, and the runner exits with 128 + signal. */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +34,7 @@
 struct runner_opts {
     const char *stdout_path;
     const char *stderr_path;
-    uint64_t as_limit; /* 0: no limit */
+    uint64_t as_limit;  /* 0: no limit */
     uint64_t timeout_s; /* 0: none */
     char **argv;
 };

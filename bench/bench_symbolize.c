@@ -110,7 +110,8 @@ static void symbol_addresses(Elf *elf, struct addrs *out)
 
     while ((scn = elf_nextscn(elf, scn))) {
         GElf_Shdr sh;
-        if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
+        if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+            !sh.sh_entsize)
             continue;
         Elf_Data *d = elf_getdata(scn, NULL);
         for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
@@ -150,8 +151,10 @@ static int load(const char *path, uint64_t base, struct fmt_module *m, struct ad
     for (size_t i = 0; i < nph && m->nr_segments < FMT_MAX_SEGMENTS; i++) {
         GElf_Phdr ph;
         if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
-            m->segments[m->nr_segments++] = (struct fmt_segment){
-                .vaddr = ph.p_vaddr, .memsz = ph.p_memsz, .offset = ph.p_offset, .flags = ph.p_flags};
+            m->segments[m->nr_segments++] = (struct fmt_segment){.vaddr = ph.p_vaddr,
+                                                                 .memsz = ph.p_memsz,
+                                                                 .offset = ph.p_offset,
+                                                                 .flags = ph.p_flags};
     }
     size_t first = out->nr;
     if (!line_addresses(elf, out))
@@ -211,7 +214,8 @@ static int trace_frames(const char *path, struct ana_sym *s, struct addrs *out)
     for (uint32_t id = 1; id <= c.nr_stacks; id++) {
         uint32_t image;
         uint64_t addr;
-        if (fmt_reader_stack(r, id, &image, &addr, 1) >= 1 && image < 0x10000 && addr < (1ull << 48))
+        if (fmt_reader_stack(r, id, &image, &addr, 1) >= 1 && image < 0x10000 &&
+            addr < (1ull << 48))
             push(out, PACK(image, addr));
     }
     double t0 = now_s();
@@ -260,7 +264,8 @@ int main(int argc, char **argv)
     size_t *firsts = calloc((size_t)nr_files + 1, sizeof(*firsts));
     for (int f = 0; f < nr_files; f++) {
         firsts[f] = all.nr;
-        int rc = load(argv[i + f], 0x7f0000000000ull + (uint64_t)f * 0x100000000ull, &mods[f], &all);
+        int rc =
+            load(argv[i + f], 0x7f0000000000ull + (uint64_t)f * 0x100000000ull, &mods[f], &all);
         if (rc) {
             fprintf(stderr, "bench_symbolize: %s: %s\n", argv[i + f], strerror(-rc));
             return 1;
@@ -287,8 +292,8 @@ int main(int argc, char **argv)
         ana_sym_add_module(s, 0, &mods[f]);
         /* First load: find the files, build the symbol table. */
         ana_sym_resolve(s, 0, mods[f].base + mods[f].segments[0].vaddr, ANA_SYM_PRECISE, &fr);
-        printf("bench_symbolize: %s: %zu addresses, first load %.1f ms\n", argv[i + f], firsts[f + 1] - firsts[f],
-               (now_s() - tf) * 1e3);
+        printf("bench_symbolize: %s: %zu addresses, first load %.1f ms\n", argv[i + f],
+               firsts[f + 1] - firsts[f], (now_s() - tf) * 1e3);
     }
     double t1 = now_s(), c1 = cpu_s();
     uint64_t out_frames = 0, named = 0, with_line = 0;
@@ -309,10 +314,12 @@ int main(int argc, char **argv)
 
     double rate = (double)n / (c2 - c1);
     printf("bench_symbolize: load of %d modules: %.1f ms\n", nr_files, (t1 - t0) * 1e3);
-    printf("bench_symbolize: %zu distinct frames in %.3f s CPU (%.3f s wall): %.0f frames/s per CPU second, "
-           "%.0f by the wall clock (%" PRIu64 " output frames with inlined ones; %.1f%% named, %.1f%% with a line)\n",
-           n, c2 - c1, t2 - t1, rate, (double)n / (t2 - t1), out_frames, 100.0 * (double)named / (double)n,
-           100.0 * (double)with_line / (double)n);
+    printf("bench_symbolize: %zu distinct frames in %.3f s CPU (%.3f s wall): %.0f frames/s per "
+           "CPU second, "
+           "%.0f by the wall clock (%" PRIu64
+           " output frames with inlined ones; %.1f%% named, %.1f%% with a line)\n",
+           n, c2 - c1, t2 - t1, rate, (double)n / (t2 - t1), out_frames,
+           100.0 * (double)named / (double)n, 100.0 * (double)with_line / (double)n);
     printf("bench_symbolize: cached again: %.0f lookups/s\n", (double)n / (t3 - t2));
     for (size_t k = 0; k < ana_sym_nr_notes(s); k++)
         printf("bench_symbolize: note: %s\n", ana_sym_note(s, k));
@@ -321,7 +328,8 @@ int main(int argc, char **argv)
     free(mods);
     free(firsts);
     if (min_rate > 0 && rate < min_rate) {
-        fprintf(stderr, "bench_symbolize: %.0f frames/s is below the target of %.0f\n", rate, min_rate);
+        fprintf(stderr, "bench_symbolize: %.0f frames/s is below the target of %.0f\n", rate,
+                min_rate);
         return 1;
     }
     return 0;
@@ -353,15 +361,18 @@ static int bench_trace(const char *path, double min_rate, size_t limit)
     }
     double wall = now_s() - t1, cpu = cpu_s() - c1;
     double rate = (double)n / cpu;
-    printf("bench_symbolize: %zu distinct frames in %.3f s CPU (%.3f s wall): %.0f frames/s per CPU second, "
+    printf("bench_symbolize: %zu distinct frames in %.3f s CPU (%.3f s wall): %.0f frames/s per "
+           "CPU second, "
            "%.0f by the wall clock (%" PRIu64 " output frames with inlined ones; %.1f%% named)\n",
-           n, cpu, wall, rate, (double)n / wall, out_frames, n ? 100.0 * (double)named / (double)n : 0.0);
+           n, cpu, wall, rate, (double)n / wall, out_frames,
+           n ? 100.0 * (double)named / (double)n : 0.0);
     for (size_t k = 0; k < ana_sym_nr_notes(s); k++)
         printf("bench_symbolize: note: %s\n", ana_sym_note(s, k));
     ana_sym_destroy(s);
     free(all.v);
     if (min_rate > 0 && rate < min_rate) {
-        fprintf(stderr, "bench_symbolize: %.0f frames/s is below the target of %.0f\n", rate, min_rate);
+        fprintf(stderr, "bench_symbolize: %.0f frames/s is below the target of %.0f\n", rate,
+                min_rate);
         return 1;
     }
     return 0;

@@ -129,7 +129,8 @@ static char **rec_build_env(const char *collector, const char *sock, const char 
     if (!env)
         cli_die("record: out of memory");
     for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], "LD_PRELOAD=", 11) && strncmp(environ[i], FMT_SHM_ENV_SOCKET "=", sizeof(FMT_SHM_ENV_SOCKET)) &&
+        if (strncmp(environ[i], "LD_PRELOAD=", 11) &&
+            strncmp(environ[i], FMT_SHM_ENV_SOCKET "=", sizeof(FMT_SHM_ENV_SOCKET)) &&
             strncmp(environ[i], FMT_SHM_ENV_DEPTH "=", sizeof(FMT_SHM_ENV_DEPTH)) &&
             strncmp(environ[i], FMT_SHM_ENV_NO_FOLLOW "=", sizeof(FMT_SHM_ENV_NO_FOLLOW)) &&
             strncmp(environ[i], FMT_SHM_ENV_CLOCK "=", sizeof(FMT_SHM_ENV_CLOCK)) &&
@@ -171,9 +172,9 @@ static int rec_exit_code(int status)
 int cmd_record(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"depth", required_argument, NULL, 'd'},
-        {"no-follow", no_argument, NULL, 'n'},    {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},         {"vm-precise", no_argument, NULL, 'V'},
+        {"output", required_argument, NULL, 'o'},  {"depth", required_argument, NULL, 'd'},
+        {"no-follow", no_argument, NULL, 'n'},     {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},          {"vm-precise", no_argument, NULL, 'V'},
         {"no-vm-precise", no_argument, NULL, 'W'}, {NULL, 0, NULL, 0},
     };
     const char *out_path = NULL;
@@ -226,7 +227,8 @@ int cmd_record(int argc, char **argv)
         }
     }
     if (optind >= argc)
-        cli_usage_error("record: no program to run; usage: memscribe record [options] -- CMD [ARGS]");
+        cli_usage_error(
+            "record: no program to run; usage: memscribe record [options] -- CMD [ARGS]");
     prog = rec_resolve_command(argv[optind]);
     if (!prog)
         cli_die("record: %s: not found on PATH", argv[optind]);
@@ -268,7 +270,8 @@ int cmd_record(int argc, char **argv)
     st.root = pid;
 
     if (!out_path) {
-        const char *base = strrchr(argv[optind], '/') ? strrchr(argv[optind], '/') + 1 : argv[optind];
+        const char *base =
+            strrchr(argv[optind], '/') ? strrchr(argv[optind], '/') + 1 : argv[optind];
 
         if (asprintf(&default_out, "%s.%d.mscr", base, (int)pid) < 0)
             cli_die("record: out of memory");

@@ -22,7 +22,8 @@ static _Atomic size_t col_boot_top;
 
 static int col_is_boot(const void *p)
 {
-    return (const unsigned char *)p >= col_boot && (const unsigned char *)p < col_boot + COL_BOOT_SIZE;
+    return (const unsigned char *)p >= col_boot &&
+           (const unsigned char *)p < col_boot + COL_BOOT_SIZE;
 }
 
 static void *col_boot_alloc(size_t size, size_t align)
@@ -70,8 +71,10 @@ static uint8_t col_libc_mmap_flag(const void *p)
 
 /* Record an allocation that has returned p. Inlined, so that the stack is
  * unwound from the hook's own frame (col_stack_here). */
-static inline __attribute__((always_inline)) void col_alloc_done(struct col_thread *t, uint8_t kind, void *p, uint64_t size,
-                           const uint64_t *extra, unsigned nargs, int failed)
+static inline __attribute__((always_inline)) void col_alloc_done(struct col_thread *t, uint8_t kind,
+                                                                 void *p, uint64_t size,
+                                                                 const uint64_t *extra,
+                                                                 unsigned nargs, int failed)
 {
     uint32_t stack;
     uint64_t ts;
@@ -79,8 +82,9 @@ static inline __attribute__((always_inline)) void col_alloc_done(struct col_thre
     col_check_modules(t);
     stack = col_stack_here(t);
     ts = col_stamp(t);
-    col_emit_event_inline(t, FMT_SHM_REC_EVENT, kind, (uint8_t)(failed ? FMT_EVF_FAILED : col_libc_mmap_flag(p)),
-                   0, stack, ts, (uint64_t)(uintptr_t)p, size, extra, nargs);
+    col_emit_event_inline(t, FMT_SHM_REC_EVENT, kind,
+                          (uint8_t)(failed ? FMT_EVF_FAILED : col_libc_mmap_flag(p)), 0, stack, ts,
+                          (uint64_t)(uintptr_t)p, size, extra, nargs);
     col_stamp_done(t);
     col_leave(t);
 }
@@ -135,8 +139,8 @@ COL_EXPORT void free(void *p)
         stack = col_stack_here(t);
     ts = col_stamp(t);
     COL_REAL_CALL_VOID(t, col_real.free(p));
-    col_emit_event_inline(t, FMT_SHM_REC_EVENT, FMT_EV_FREE, 0, 0, stack, ts, (uint64_t)(uintptr_t)p, 0,
-                   NULL, 0);
+    col_emit_event_inline(t, FMT_SHM_REC_EVENT, FMT_EV_FREE, 0, 0, stack, ts,
+                          (uint64_t)(uintptr_t)p, 0, NULL, 0);
     col_stamp_done(t);
     col_leave(t);
 }
@@ -145,7 +149,7 @@ COL_EXPORT void free(void *p)
  * released), publish a RELEASE with that time if it was, then the
  * REALLOC with the time after. */
 static inline __attribute__((always_inline)) void *col_realloc_common(void *old, size_t nmemb,
-                                                                       size_t elsize, int is_array)
+                                                                      size_t elsize, int is_array)
 {
     struct col_thread *t;
     uint64_t extra[3] = {(uint64_t)(uintptr_t)old, nmemb, elsize};
@@ -183,7 +187,7 @@ static inline __attribute__((always_inline)) void *col_realloc_common(void *old,
     stack = col_stack_here(t);
     ts0 = col_stamp(t);
     p = COL_REAL_CALL(t, is_array ? col_real.reallocarray(old, nmemb, elsize)
-                                : col_real.realloc(old, size));
+                                  : col_real.realloc(old, size));
     ts1 = col_now();
     if (p == NULL && (size != 0 || overflow || old == NULL)) {
         flags = FMT_EVF_FAILED; /* the old block is still there */
@@ -193,12 +197,12 @@ static inline __attribute__((always_inline)) void *col_realloc_common(void *old,
         flags = col_libc_mmap_flag(p);
         if (old) /* moved, or freed by realloc(old, 0): old is gone */
             col_emit_event_inline(t, FMT_SHM_REC_RELEASE, kind, 0, 0, stack, ts0,
-                           (uint64_t)(uintptr_t)old, 0, NULL, 0);
+                                  (uint64_t)(uintptr_t)old, 0, NULL, 0);
     }
     if (p == old && p)
         flags |= col_libc_mmap_flag(p);
     col_emit_event_inline(t, FMT_SHM_REC_EVENT, kind, flags, 0, stack, ts1, (uint64_t)(uintptr_t)p,
-                   overflow ? UINT64_MAX : size, extra, is_array ? 3 : 1);
+                          overflow ? UINT64_MAX : size, extra, is_array ? 3 : 1);
     col_stamp_done(t);
     col_leave(t);
     return p;

@@ -40,8 +40,8 @@ static void *col_real_mmap(int use64, void *addr, size_t len, int prot, int flag
 #endif
 }
 
-static void *col_mmap_common(const void *ra, int use64, void *addr, size_t len, int prot,
-                             int flags, int fd, int64_t off)
+static void *col_mmap_common(const void *ra, int use64, void *addr, size_t len, int prot, int flags,
+                             int fd, int64_t off)
 {
     struct col_thread *t;
     uint64_t extra[4] = {(uint64_t)prot, (uint64_t)flags, (uint64_t)(int64_t)fd, (uint64_t)off};
@@ -164,7 +164,8 @@ COL_EXPORT int mprotect(void *addr, size_t len, int prot)
     stack = col_stack_get(t);
     rc = col_real.mprotect(addr, len, prot);
     ts = col_stamp(t);
-    col_vm_event(t, FMT_EV_MPROTECT, ts, stack, rc != 0, 0, (uint64_t)(uintptr_t)addr, len, extra, 1);
+    col_vm_event(t, FMT_EV_MPROTECT, ts, stack, rc != 0, 0, (uint64_t)(uintptr_t)addr, len, extra,
+                 1);
     col_stamp_done(t);
     col_leave(t);
     return rc;

@@ -2,8 +2,8 @@
 /* The address space when a stream starts: every line of /proc/self/maps
  * becomes an mmap event with origin SNAPSHOT, so an analysis sees the
  * program's whole address space from the first instant. The collector's
- * own mappings (rings, stack tables) are marked FMT_EVF_COLLECTOR. Read with raw syscalls into mmap'd memory (no stdio, no
- * malloc: STYLE.md, Inside a hook). */
+ * own mappings (rings, stack tables) are marked FMT_EVF_COLLECTOR. Read with raw syscalls into
+ * mmap'd memory (no stdio, no malloc: STYLE.md, Inside a hook). */
 #include <fcntl.h>
 #include <link.h>
 #include <string.h>
@@ -158,8 +158,8 @@ static void col_maps_line(struct col_thread *t, uint64_t ts, const char *s, cons
      * merges neighbouring anonymous mappings into one line), are marked:
      * they take address space but are not the program's memory. */
     if (end - path >= 16 && !memcmp(path, "/memfd:memscribe", 16)) {
-        col_emit_event(t, FMT_SHM_REC_EVENT, FMT_EV_MMAP, FMT_EVF_COLLECTOR, FMT_ORIGIN_SNAPSHOT,
-                       0, ts, lo, hi - lo, extra, 4);
+        col_emit_event(t, FMT_SHM_REC_EVENT, FMT_EV_MMAP, FMT_EVF_COLLECTOR, FMT_ORIGIN_SNAPSHOT, 0,
+                       ts, lo, hi - lo, extra, 4);
         return;
     }
     while (lo < hi) {

@@ -4,11 +4,11 @@
  * writing records into it with lossless back-pressure. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/resource.h>
@@ -401,9 +401,9 @@ void *col_ring_reserve(struct col_thread *t, uint32_t len)
     return col_ring_reserve_inline(t, len);
 }
 
-void col_emit_event(struct col_thread *t, uint8_t type, uint8_t kind, uint8_t flags,
-                    uint8_t origin, uint32_t stack, uint64_t ts, uint64_t addr,
-                    uint64_t size, const uint64_t *extra, unsigned nargs)
+void col_emit_event(struct col_thread *t, uint8_t type, uint8_t kind, uint8_t flags, uint8_t origin,
+                    uint32_t stack, uint64_t ts, uint64_t addr, uint64_t size,
+                    const uint64_t *extra, unsigned nargs)
 {
     col_emit_event_inline(t, type, kind, flags, origin, stack, ts, addr, size, extra, nargs);
 }

@@ -80,9 +80,9 @@ void col_turn_off(const char *why, int err)
         col_say(why, err);
 }
 
-#define RESOLVE(name)                                                                    \
-    do {                                                                                 \
-        *(void **)&col_real.name = dlsym(RTLD_NEXT, #name);                             \
+#define RESOLVE(name)                                                                              \
+    do {                                                                                           \
+        *(void **)&col_real.name = dlsym(RTLD_NEXT, #name);                                        \
     } while (0)
 
 static void col_resolve(void)

@@ -52,7 +52,9 @@ int col_sud_on;
 #if defined(__x86_64__) || defined(__i386__)
 
 #define COL_TRAMPS 64
-#define COL_TRAMP_LIST "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63"
+#define COL_TRAMP_LIST                                                                             \
+    "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33," \
+    "34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63"
 
 /* Return addresses of the trampolines, one per call site (col_sud_tramp). */
 _Atomic uintptr_t col_sud_slots[COL_TRAMPS] __attribute__((visibility("hidden")));
@@ -231,7 +233,7 @@ struct col_ksigaction {
     uint64_t mask;
 };
 
-#define COL_SIGBIT(s) (1ull << ((s) - 1))
+#define COL_SIGBIT(s) (1ull << ((s)-1))
 
 /* The program's SIGSYS disposition, served to it while ours stays installed. */
 static struct col_ksigaction col_app_sigsys;
@@ -244,7 +246,7 @@ static uintptr_t col_sud_caller(const ucontext_t *uc);
 static long col_raw(long nr, const unsigned long *a)
 {
     return col_sud_syscall6(nr, (long)a[0], (long)a[1], (long)a[2], (long)a[3], (long)a[4],
-                           (long)a[5]);
+                            (long)a[5]);
 }
 
 /* Which part of the process issued a syscall, from its instruction address:
@@ -312,7 +314,8 @@ static long col_sud_vm(struct col_thread *t, long nr, const unsigned long *a, uc
         extra[2] = (uint64_t)(int64_t)(int)a[4];
         extra[3] = COL_SYS_MMAP == SYS_mmap ? (uint64_t)a[5] : (uint64_t)a[5] << 12;
         col_emit_event(t, FMT_SHM_REC_EVENT, FMT_EV_MMAP, col_failed(r) ? FMT_EVF_FAILED : 0,
-                       origin, stack, ts, col_failed(r) ? 0 : (uint64_t)(unsigned long)r, (uint64_t)a[1], extra, 4);
+                       origin, stack, ts, col_failed(r) ? 0 : (uint64_t)(unsigned long)r,
+                       (uint64_t)a[1], extra, 4);
         break;
     case SYS_munmap:
         ts = col_sud_stamp(t, &own); /* before: the range may be mapped again at once */
@@ -338,8 +341,8 @@ static long col_sud_vm(struct col_thread *t, long nr, const unsigned long *a, uc
         r = col_raw(nr, a);
         ts = col_sud_stamp(t, &own);
         extra[0] = (uint64_t)a[2];
-        col_emit_event(t, FMT_SHM_REC_EVENT, FMT_EV_MPROTECT, r ? FMT_EVF_FAILED : 0, origin,
-                       stack, ts, (uint64_t)a[0], (uint64_t)a[1], extra, 1);
+        col_emit_event(t, FMT_SHM_REC_EVENT, FMT_EV_MPROTECT, r ? FMT_EVF_FAILED : 0, origin, stack,
+                       ts, (uint64_t)a[0], (uint64_t)a[1], extra, 1);
         break;
     default: /* brk: returns the break, unchanged when it failed */
         r = col_raw(nr, a);
@@ -745,8 +748,7 @@ void col_sud_process_init(void)
         return;
     }
     if (col_sud_syscall6(SYS_rt_sigaction, SIGSYS, (long)&act, (long)&col_app_sigsys, 8, 0, 0)) {
-        col_say("cannot install the SIGSYS handler; library-internal mappings are not recorded",
-                0);
+        col_say("cannot install the SIGSYS handler; library-internal mappings are not recorded", 0);
         return;
     }
     dl_iterate_phdr(col_sud_find_libs, NULL);
@@ -783,8 +785,7 @@ COL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(
 
     if (COL_UNLIKELY(!real))
         *(void **)&real = dlsym(RTLD_NEXT, "pthread_create");
-    if (!col_sud_on || t->busy || !col_real.malloc ||
-        !(s = col_real.malloc(sizeof(*s))))
+    if (!col_sud_on || t->busy || !col_real.malloc || !(s = col_real.malloc(sizeof(*s))))
         return real(th, attr, fn, arg);
     s->fn = fn;
     s->arg = arg;

@@ -273,7 +273,7 @@ static int get_extra(struct fmt_reader *r, struct fmt_event *ev)
  * chunk, 2d+1 for the block d serials back. want is RBLK_HEAP or RBLK_VM.
  * Returns 1 with ev->ref* set, 0 for none, or -EPROTO. */
 static inline __attribute__((always_inline)) int get_ref(struct fmt_reader *r, struct fmt_event *ev,
-                                                       int want)
+                                                         int want)
 {
     uint64_t v = fmt_cur_varint(&r->cur[FMT_COL_REF]);
 

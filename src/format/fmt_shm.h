@@ -13,14 +13,14 @@
 #include "memscribe/event.h"
 
 #define FMT_SHM_VERSION 2
-#define FMT_SHM_HELLO_MAGIC 0x6f6c6568u        /* "helo" */
+#define FMT_SHM_HELLO_MAGIC 0x6f6c6568u         /* "helo" */
 #define FMT_SHM_SEG_MAGIC 0x4745534c4f43534dull /* "MSCOLSEG" */
 
 /* Environment the recorder gives the traced program. */
 #define FMT_SHM_ENV_SOCKET "MEMSCRIBE_SOCKET"       /* abstract socket name, without the NUL */
 #define FMT_SHM_ENV_DEPTH "MEMSCRIBE_DEPTH"         /* frames per stack, default 64 */
 #define FMT_SHM_ENV_NO_FOLLOW "MEMSCRIBE_NO_FOLLOW" /* "1": trace only the first image */
-#define FMT_SHM_ENV_CLOCK "MEMSCRIBE_CLOCK"         /* "tsc": stamp with rdtsc, not CLOCK_MONOTONIC */
+#define FMT_SHM_ENV_CLOCK "MEMSCRIBE_CLOCK" /* "tsc": stamp with rdtsc, not CLOCK_MONOTONIC */
 /* The recording's secret, FMT_SHM_SECRET_BYTES random bytes in hex: every
  * hello carries it, and the recorder takes in only hellos that do. Only
  * the traced tree inherits it (docs/protocol.md, Channel and hello). */
@@ -73,8 +73,8 @@ struct fmt_shm_header {
     uint32_t segment_index;
     uint32_t max_frames;
     _Atomic uint32_t recorder_pid; /* set by the recorder once it maps the segment */
-    uint32_t clock_tsc; /* 1: every time in this segment is in TSC ticks, 0: in ns */
-    _Atomic uint64_t nr_dropped; /* events the collector could not record */
+    uint32_t clock_tsc;            /* 1: every time in this segment is in TSC ticks, 0: in ns */
+    _Atomic uint64_t nr_dropped;   /* events the collector could not record */
     /* Segment 0 only: the program's path and NUL-separated argv (possibly
      * cut short), at FMT_SHM_INFO_OFFSET, the path first. The process may
      * be gone before the recorder could read /proc. */
@@ -113,15 +113,15 @@ struct fmt_shm_ring_ctl {
  * layouts: "event" records (EVENT, RELEASE) whose length follows from their
  * argument count, and "sized" records with a 32-bit byte length. */
 enum fmt_shm_rec_type {
-    FMT_SHM_REC_PAD = 1,          /* sized; skip to the ring end */
-    FMT_SHM_REC_EVENT = 2,        /* struct fmt_shm_event */
-    FMT_SHM_REC_RELEASE = 3,      /* struct fmt_shm_event, no args: a realloc/mremap
-                                     is about to end old block `addr` (ts before the call) */
-    FMT_SHM_REC_STACK = 4,        /* struct fmt_shm_stack */
-    FMT_SHM_REC_THREAD_START = 5, /* struct fmt_shm_thread, name = comm */
-    FMT_SHM_REC_THREAD_EXIT = 6,  /* struct fmt_shm_thread, no name */
-    FMT_SHM_REC_THREAD_NAME = 7,  /* struct fmt_shm_thread, name = new name */
-    FMT_SHM_REC_MODULE_LOAD = 8,  /* struct fmt_shm_module */
+    FMT_SHM_REC_PAD = 1,           /* sized; skip to the ring end */
+    FMT_SHM_REC_EVENT = 2,         /* struct fmt_shm_event */
+    FMT_SHM_REC_RELEASE = 3,       /* struct fmt_shm_event, no args: a realloc/mremap
+                                      is about to end old block `addr` (ts before the call) */
+    FMT_SHM_REC_STACK = 4,         /* struct fmt_shm_stack */
+    FMT_SHM_REC_THREAD_START = 5,  /* struct fmt_shm_thread, name = comm */
+    FMT_SHM_REC_THREAD_EXIT = 6,   /* struct fmt_shm_thread, no name */
+    FMT_SHM_REC_THREAD_NAME = 7,   /* struct fmt_shm_thread, name = new name */
+    FMT_SHM_REC_MODULE_LOAD = 8,   /* struct fmt_shm_module */
     FMT_SHM_REC_MODULE_UNLOAD = 9, /* struct fmt_shm_module, no segments, no path */
     FMT_SHM_REC_MAX = 9,
 };

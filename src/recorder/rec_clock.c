@@ -47,8 +47,8 @@ static int rec_tsc_usable(void)
     if (env && *env)
         return !strcmp(env, "tsc");
 #if defined(__x86_64__) || defined(__i386__)
-    return rec_file_has("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-                        "tsc\n", 0) &&
+    return rec_file_has("/sys/devices/system/clocksource/clocksource0/current_clocksource", "tsc\n",
+                        0) &&
            rec_file_has("/proc/cpuinfo", " constant_tsc", 1) &&
            rec_file_has("/proc/cpuinfo", " nonstop_tsc", 1);
 #else

@@ -35,7 +35,8 @@ int rec_socket_open(char *name, size_t name_size)
     fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -errno;
-    if (bind(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) != 0 ||
+    if (bind(fd, (struct sockaddr *)&sa,
+             (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) != 0 ||
         listen(fd, SOMAXCONN) != 0) {
         int err = errno;
 
@@ -89,8 +90,8 @@ static int rec_take_hello(struct rec_session *s, struct rec_statuses *statuses, 
     } ctl;
     struct iovec iov[2] = {{.iov_base = &hello, .iov_len = sizeof(hello)},
                            {.iov_base = text, .iov_len = sizeof(text)}};
-    struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 2,
-                         .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
+    struct msghdr msg = {
+        .msg_iov = iov, .msg_iovlen = 2, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
     struct cmsghdr *cm;
     struct stat st;
     int memfd = -1, pidfd = -1, seals = -1;
@@ -117,8 +118,8 @@ static int rec_take_hello(struct rec_session *s, struct rec_statuses *statuses, 
         seals = fcntl(memfd, F_GET_SEALS);
     if (n != (ssize_t)sizeof(hello) || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
         !rec_hello_authentic(s, &hello) || memfd < 0 || seals < 0 || !(seals & F_SEAL_SHRINK) ||
-        fstat(memfd, &st) != 0 ||
-        !S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > (1ull << 34)) {
+        fstat(memfd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        (uint64_t)st.st_size > (1ull << 34)) {
         if (n != 0) /* 0: the process died between connect and send */
             (*nr_bad)++;
         if (memfd >= 0)
