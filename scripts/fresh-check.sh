@@ -40,7 +40,9 @@ say() { echo "fresh-check: $*" >&2; }
 die() { say "$*"; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "must run as root (debootstrap, chroot and mount need it)"
-git -C "$repo" rev-parse --verify -q "$rev^{commit}" >/dev/null || die "$repo: no commit '$rev'"
+# Pinned now: commits made while the root is being built are not checked.
+commit=$(git -C "$repo" rev-parse --verify -q "$rev^{commit}") || die "$repo: no commit '$rev'"
+rev=$commit
 if [ -n "$(git -C "$repo" status --porcelain --untracked-files=no)" ]; then
   say "note: the working tree has uncommitted changes; checking the committed $rev only"
 fi
