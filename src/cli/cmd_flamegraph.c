@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_diff.h"
+#include "cli/cli_output.h"
 
 /* Call sites an SVG draws at most; see ana_flame_top_sites(). */
 #define FLAME_MAX_SITES 10000
@@ -36,7 +37,8 @@ static void usage(FILE *out)
                  "click a frame to zoom, Search (or Ctrl-F) to highlight by regular\n"
                  "expression, Reset Zoom to go back.\n\n"
                  "options:\n"
-                 "  -o, --output F  write to F (default: standard output)\n"
+                 "  -o, --output F  write to F (default: standard output; on a terminal, a\n"
+                 "                  file named after the trace; -: standard output)\n"
                  "  --cost C        allocations, bytes (default), leaked (bytes live at the\n"
                  "                  end), peak (bytes live at the heap's peak) or temporary\n"
                  "                  (allocations freed before the thread allocated again)\n"
@@ -159,22 +161,20 @@ int cmd_flamegraph(int argc, char **argv)
     if (diff)
         so.base = base = cli_diff_flame_base(&a, argv[optind], &t, so.cost, so.inverted);
 
-    FILE *out = stdout;
-    if (output && strcmp(output, "-") && !(out = fopen(output, "w")))
-        cli_die("flamegraph: %s: %s", output, strerror(errno));
+    struct cli_output out;
+    /* Folded stacks are text: a terminal is a fine place for them. */
+    cli_output_open(&out, "flamegraph", folded && !output ? "-" : output, a.path, "-flame.svg");
     char cmdline[1024], subtitle[1200];
     ana_plot_command_line(fmt_reader_info(a.r), cmdline, sizeof(cmdline));
     snprintf(subtitle, sizeof(subtitle), "%s%s%s", a.path, *cmdline ? ": " : "", cmdline);
     so.subtitle = subtitle;
     if (folded)
-        rc = ana_flame_write_folded(&t, ana_flame_stacks_name, st, out, so.cost);
+        rc = ana_flame_write_folded(&t, ana_flame_stacks_name, st, out.f, so.cost);
     else
-        rc = ana_flame_write_svg(&t, ana_flame_stacks_name, st, out, &so);
-    if (out != stdout && fclose(out) && !rc)
-        rc = -errno;
+        rc = ana_flame_write_svg(&t, ana_flame_stacks_name, st, out.f, &so);
+    rc = cli_output_close(&out, "flamegraph", rc);
     if (rc)
-        cli_die("flamegraph: writing %s: %s", output && strcmp(output, "-") ? output : "stdout",
-                strerror(-rc));
+        cli_die("flamegraph: writing %s: %s", out.name, strerror(-rc));
     ana_tree_release(&t);
     free(base);
     free(keep);

@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_diff.h"
+#include "cli/cli_output.h"
 
 enum {
     OPT_BUCKETS = CLI_ANA_OPT_FIRST_OWN,
@@ -25,7 +26,8 @@ static void usage(FILE *out)
                  "as 'memscribe window'), leaks, top call sites, a flame graph with a cost\n"
                  "selector and the size histogram.\n\n"
                  "options:\n"
-                 "  -o, --output F  write to F (default: standard output)\n"
+                 "  -o, --output F  write to F (default: standard output; on a terminal, a\n"
+                 "                  file named after the trace; -: standard output)\n"
                  "  --buckets N     time buckets a window selection snaps to (default 400,\n"
                  "                  at most 65534); window figures are exact for them\n"
                  "  --top N         rows per table (default 200; 0: all)\n"
@@ -99,20 +101,17 @@ int cmd_html(int argc, char **argv)
     o.progress = cli_ana_progress;
     o.progress_arg = &a;
 
-    FILE *out = stdout;
-    if (output && strcmp(output, "-") && !(out = fopen(output, "w")))
-        cli_die("html: %s: %s", output, strerror(errno));
+    struct cli_output out;
+    cli_output_open(&out, "html", output, a.path, ".html");
     if (base_path) {
         cli_diff_html_base(&a, base_path, &ba, &base);
         o.base = &base;
     }
-    rc = ana_html_write(a.r, &o, out);
+    rc = ana_html_write(a.r, &o, out.f);
     cli_ana_progress_done(&a);
-    if (out != stdout && fclose(out) && !rc)
-        rc = -errno;
+    rc = cli_output_close(&out, "html", rc);
     if (rc == -EIO || rc == -ENOSPC)
-        cli_die("html: writing %s: %s", output && strcmp(output, "-") ? output : "stdout",
-                strerror(-rc));
+        cli_die("html: writing %s: %s", out.name, strerror(-rc));
     if (rc)
         cli_ana_fail(&a, rc);
     free(path_copy);

@@ -15,6 +15,7 @@
 #include "analysis/pictures/ana_plot_data.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "cli/cli_output.h"
 
 enum {
     OPT_TITLE = CLI_ANA_OPT_FIRST_OWN,
@@ -31,7 +32,8 @@ static void usage(FILE *out)
                  "  histogram   allocations and bytes per power-of-two size class, on\n"
                  "              log-log axes\n\n"
                  "options:\n"
-                 "  -o, --output F  write to F (default: standard output)\n"
+                 "  -o, --output F  write to F (default: standard output; on a terminal, a\n"
+                 "                  file named after the trace; -: standard output)\n"
                  "  --title T       the plot's title\n"
                  "  --width PX      (default 1000)\n"
                  "  --height PX     (default 520 for the timeline, 560 for the histogram)\n"
@@ -181,20 +183,18 @@ int cmd_plot(int argc, char **argv)
         cli_usage_error("plot: '%s' is not a plot: timeline or histogram", what);
     cli_ana_open(&a, argc, argv, optind);
 
-    FILE *out = stdout;
-    if (output && strcmp(output, "-") && !(out = fopen(output, "w")))
-        cli_die("plot: %s: %s", output, strerror(errno));
+    struct cli_output out;
+    cli_output_open(&out, "plot", output, a.path,
+                    !strcmp(what, "timeline") ? "-timeline.svg" : "-histogram.svg");
     char cmdline[1024], subtitle[1200];
     ana_plot_command_line(fmt_reader_info(a.r), cmdline, sizeof(cmdline));
     snprintf(subtitle, sizeof(subtitle), "%s%s%s", a.path, *cmdline ? ": " : "", cmdline);
     if (!strcmp(what, "timeline"))
-        rc = plot_timeline(&a, interval, title, width, height, subtitle, out);
+        rc = plot_timeline(&a, interval, title, width, height, subtitle, out.f);
     else
-        rc = plot_histogram(&a, title, width, height, subtitle, out);
-    if (out != stdout && fclose(out) && !rc)
-        rc = -errno;
+        rc = plot_histogram(&a, title, width, height, subtitle, out.f);
+    rc = cli_output_close(&out, "plot", rc);
     if (rc)
-        cli_die("plot: writing %s: %s", output && strcmp(output, "-") ? output : "stdout",
-                strerror(-rc));
+        cli_die("plot: writing %s: %s", out.name, strerror(-rc));
     return cli_ana_close(&a);
 }

@@ -4,7 +4,8 @@
 # histogram, tree): --help on stdout with exit 0; usage errors exit 2 with a
 # message on stderr; a missing or garbage file exits 1 naming the file; a
 # truncated trace is read up to its last whole chunk and flagged
-# incomplete; every --format parses (JSON with jq). Needs MEMSCRIBE,
+# incomplete; every --format parses (JSON with jq); html, plot and
+# flamegraph write a named file, not markup, to a terminal. Needs MEMSCRIBE,
 # MS_PROGRAMS.
 set -euo pipefail
 : "${MEMSCRIBE:?set by ctest}" "${MS_PROGRAMS:?set by ctest}"
@@ -73,4 +74,23 @@ else
     [ "$st" = 1 ] && grep -q "cut.mscr" "$WORK/err" || fail "cut trace: exit $st: $(cat "$WORK/err")"
     echo "ok: a cut trace is refused with its name: $(cat "$WORK/err")"
 fi
+
+# Pages and pictures are not markup for a terminal: with standard output on
+# one (script(1) gives a pseudo-terminal), html, plot and flamegraph write a
+# file named after the trace and say so; into a pipe they write as before.
+mkdir "$WORK/tty"
+for c in "html:t.html" "plot timeline:t-timeline.svg" "plot histogram:t-histogram.svg" \
+    "flamegraph:t-flame.svg"; do
+    (cd "$WORK/tty" && script -qec "'$MEMSCRIBE' ${c%%:*} '$T'" /dev/null >"$WORK/out" 2>&1) ||
+        fail "${c%%:*} on a terminal: $(cat "$WORK/out")"
+    f=$WORK/tty/${c#*:}
+    [ -s "$f" ] || fail "${c%%:*} on a terminal wrote no ${c#*:}: $(cat "$WORK/out")"
+    grep -q "wrote ${c#*:}" "$WORK/out" || fail "${c%%:*} does not say where it wrote"
+    ! grep -q "<svg\|<html" "$WORK/out" || fail "${c%%:*} put markup on the terminal"
+    # The same bytes into a pipe (but for html's script nonce, new each run).
+    read -ra cmd <<<"${c%%:*}"
+    "$MEMSCRIBE" "${cmd[@]}" "$T" | cmp -s - "$f" || [ "${cmd[0]}" = html ] ||
+        fail "${c%%:*} into a pipe differs from its file"
+done
+echo "ok: html, plot and flamegraph on a terminal write a named file"
 echo "PASS"
