@@ -21,6 +21,9 @@
 # the host (apt's archive folder bind-mounted into the root).
 set -euo pipefail
 
+# One block, read whole before it runs: bash reads a script as it goes, and
+# an edit of this file during a check would otherwise break the check.
+{
 keep=0 cache=1 rev=HEAD dir=
 while [ $# -gt 0 ]; do
   case $1 in
@@ -95,6 +98,9 @@ else
   mkdir -p "$dir"
   [ -z "$(ls -A "$dir")" ] || die "$dir: not empty (the root must be made fresh)"
 fi
+# mktemp makes it 0700; as the root's / it must be 0755, or programs run as
+# another user in it (the tests' setpriv --reuid=nobody) find no libc.
+chmod 0755 "$dir"
 root=$(cd "$dir" && pwd)
 
 # Stop whatever still runs in the root (a test's server, a daemonised
@@ -209,3 +215,5 @@ if [ "$rc" -ne 0 ]; then
   die "FAILED (exit $rc)"
 fi
 say "both README commands passed on a fresh Debian 12 root"
+exit
+}
