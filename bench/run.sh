@@ -37,7 +37,7 @@ EOF
 }
 
 WORKLOADS=(storm-1t storm-4t deep-small deep sqlite)
-TOOLS=(untraced memscribe heaptrack)
+TOOLS=(untraced memscribe heaptrack heaptrack-raw)
 
 # ---- Workloads: each sets CMD. SCALE is 1, or 10 with --quick. ----------------
 
@@ -65,6 +65,12 @@ tool_heaptrack() {
     RUN=(heaptrack -o "$1/trace" "${CMD[@]}")
     TRACE=$(compgen -G "$1/trace.*" | head -n 1 || true)
 }
+tool_heaptrack-raw() {
+    # --raw: heaptrack's preloaded library only, without heaptrack_interpret
+    # (no symbolizing, no interning of stacks); the file is trace.raw.zst.
+    RUN=(heaptrack --raw -o "$1/trace" "${CMD[@]}")
+    TRACE=$(compgen -G "$1/trace.*" | head -n 1 || true)
+}
 # ---- Analyses (--report): each sets ANALYSIS (label) and RUN for trace $1. ------
 # memscribe's is listed first in ANALYSES: the table compares it with the next.
 
@@ -83,6 +89,7 @@ ANALYSES=(memscribe heaptrack)
 # tracers get the same limit; the untraced program needs none.
 limit_memscribe() { echo $((MEM_LIMIT_MIB * 1024 * 1024)); }
 limit_heaptrack() { echo $((MEM_LIMIT_MIB * 1024 * 1024)); }
+limit_heaptrack-raw() { limit_heaptrack; }
 
 # ---- Options -------------------------------------------------------------------
 
