@@ -57,7 +57,9 @@ wl_sqlite() { CMD=(sqlite3 -batch :memory: ".read $SQL_SCRIPT"); }
 wl_cc1() { CMD=("$CC1" -fpreprocessed -quiet -O2 "$PNGTEST_I" -o "$WORK/pngtest.s"); }
 # CPython with PYTHONMALLOC=malloc (exported below, for the same reason: not
 # `env`), so every object is a malloc/free.
-wl_python() { CMD=(python3 "$BENCH_DIR/json_roundtrip.py" $((100000 / SCALE))); }
+# Debian's python3 by its path: a python3 found first on PATH may be a wrapper
+# script (pyenv's shim, say), which heaptrack would trace instead.
+wl_python() { CMD=(/usr/bin/python3 "$BENCH_DIR/json_roundtrip.py" $((100000 / SCALE))); }
 
 # ---- Tools: each sets RUN (the command line) and TRACE (file written, or ""). --
 # $1 is an empty directory for this run's files.

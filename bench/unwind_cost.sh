@@ -38,7 +38,7 @@ workload() {
     deep) CMD=("$BIN/bench_deep" 200 300) ;;
     sqlite) CMD=(sqlite3 -batch :memory: ".read $WORK/script.sql") ;;
     cc1) CMD=(gcc -O2 -c "$PNGTEST_C" -o "$WORK/pngtest.o") ;;
-    python) CMD=(env PYTHONMALLOC=malloc python3 "$BENCH_DIR/json_roundtrip.py" 20000) ;;
+    python) CMD=(env PYTHONMALLOC=malloc /usr/bin/python3 "$BENCH_DIR/json_roundtrip.py" 20000) ;;
     *) echo "unwind_cost.sh: unknown workload $1" >&2; exit 2 ;;
     esac
 }
