@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Workload "storm": N malloc/free pairs of mixed small sizes, split over T threads.
  *
- * Usage: bench_storm THREADS PAIRS
+ * Usage: bench_storm THREADS PAIRS [POOL]
+ * Without POOL each thread frees its oldest of 16 live blocks. With POOL each
+ * thread keeps POOL blocks live and every free hits one picked at random, so
+ * frees land all over the heap (and all over a tracer's table of live blocks).
  * Prints "bench-events: E" with E = 2 * PAIRS, the exact number of malloc and
  * free calls this program makes by construction (thread start-up and stdio add
  * a few more that the program does not count; bench_count counts those). */
@@ -18,11 +21,14 @@
 #define STORM_RING 16
 #define STORM_MIN_SIZE 8
 #define STORM_MAX_SIZE 512
+#define STORM_MAX_POOL (1u << 24)
 
 struct storm_thread {
     pthread_t tid;
     uint64_t seed;
     uint64_t nr_pairs;
+    uint64_t pool; /* live blocks; 0: the ring of STORM_RING, oldest freed first */
+    void **blocks; /* pool slots, or NULL for the ring */
     uint64_t nr_mallocs;
     uint64_t nr_frees;
 };
@@ -70,17 +76,21 @@ static void *storm_run(void *arg)
 {
     struct storm_thread *t = arg;
     void *ring[STORM_RING];
-    uint64_t i, nr_fill = t->nr_pairs < STORM_RING ? t->nr_pairs : STORM_RING;
+    void **slots = t->blocks ? t->blocks : ring;
+    uint64_t nr_slots = t->blocks ? t->pool : STORM_RING;
+    uint64_t i, slot, nr_fill = t->nr_pairs < nr_slots ? t->nr_pairs : nr_slots;
 
     for (i = 0; i < nr_fill; i++)
-        ring[i] = storm_alloc(t);
-    /* Steady state: free the oldest block, allocate a new one in its slot. */
+        slots[i] = storm_alloc(t);
+    /* Steady state: free the oldest block (ring) or a random one (pool), and
+     * allocate a new one in its slot. */
     for (; i < t->nr_pairs; i++) {
-        storm_free(t, ring[i % STORM_RING]);
-        ring[i % STORM_RING] = storm_alloc(t);
+        slot = t->blocks ? storm_rand(&t->seed) % nr_fill : i % STORM_RING;
+        storm_free(t, slots[slot]);
+        slots[slot] = storm_alloc(t);
     }
     for (i = 0; i < nr_fill; i++)
-        storm_free(t, ring[i]);
+        storm_free(t, slots[i]);
     return NULL;
 }
 
@@ -101,15 +111,21 @@ static uint64_t parse_count(const char *s, const char *what)
 int main(int argc, char **argv)
 {
     struct storm_thread *th;
-    uint64_t nr_threads, nr_pairs, nr_mallocs = 0, nr_frees = 0, i;
+    uint64_t nr_threads, nr_pairs, pool = 0, nr_mallocs = 0, nr_frees = 0, i;
     int rc;
 
-    if (argc != 3) {
-        fprintf(stderr, "usage: bench_storm THREADS PAIRS\n");
+    if (argc != 3 && argc != 4) {
+        fprintf(stderr, "usage: bench_storm THREADS PAIRS [POOL]\n");
         return 2;
     }
     nr_threads = parse_count(argv[1], "THREADS");
     nr_pairs = parse_count(argv[2], "PAIRS");
+    if (argc == 4)
+        pool = parse_count(argv[3], "POOL");
+    if (pool > STORM_MAX_POOL) {
+        fprintf(stderr, "bench_storm: POOL: at most %u\n", STORM_MAX_POOL);
+        return 2;
+    }
     if (nr_threads > 256) {
         fprintf(stderr, "bench_storm: THREADS: at most 256\n");
         return 2;
@@ -123,6 +139,15 @@ int main(int argc, char **argv)
         /* The first threads take the remainder, so the pairs add up exactly. */
         th[i].nr_pairs = nr_pairs / nr_threads + (i < nr_pairs % nr_threads);
         th[i].seed = 0x9E3779B97F4A7C15ULL * (i + 1);
+        th[i].pool = pool;
+        /* The slot arrays are heap calls too, outside bench-events (as th). */
+        if (pool) {
+            th[i].blocks = calloc(pool, sizeof(void *));
+            if (!th[i].blocks) {
+                fprintf(stderr, "bench_storm: out of memory\n");
+                return 1;
+            }
+        }
     }
     if (nr_threads == 1) {
         storm_run(&th[0]);
@@ -140,6 +165,7 @@ int main(int argc, char **argv)
     for (i = 0; i < nr_threads; i++) {
         nr_mallocs += th[i].nr_mallocs;
         nr_frees += th[i].nr_frees;
+        free(th[i].blocks);
     }
     free(th);
     printf("bench-mallocs: %" PRIu64 "\nbench-frees: %" PRIu64 "\nbench-events: %" PRIu64 "\n",

@@ -138,6 +138,21 @@ function print_analyses(w, ev,    na, al, i, a, k, any, mw_, mc_, mr_) {
                mc_[1] / mc_[2], mr_[1] / mr_[2]
 }
 
+# memscribe's added wall and CPU per event and bytes per event as a multiple of
+# tool h's (heaptrack, or heaptrack --raw: recording without its interpreter),
+# from the medians of the workload just printed. No target: a comparison.
+function print_ratios(h) {
+    if (!have_base || ev <= 0 || !ok["memscribe"] || !ok[h])
+        return
+    printf "  memscribe / %s:", h
+    printf " +wall %s, +cpu %s, bytes %s\n", ratio(aw["memscribe"], aw[h]), ratio(ac["memscribe"], ac[h]),
+           ratio(bpe["memscribe"], bpe[h])
+}
+
+function ratio(a, b) {
+    return b > 0 ? sprintf("%.2fx", a / b) : "-"
+}
+
 function why_missing(k, tool) {
     if (tool == "memscribe" && memscribe_missing != "")
         return "memscribe " memscribe_missing
@@ -156,7 +171,7 @@ END {
         if (constructed[w] != "-" && constructed[w] != "")
             printf " (%s made by the workload itself, the rest by libc and start-up)", grouped(constructed[w])
         printf "\n"
-        printf "  %-10s %5s %8s %6s %8s %8s %8s %11s %11s %9s %9s\n", "tool", "runs", "wall s", "+-%",
+        printf "  %-13s %5s %8s %6s %8s %8s %8s %11s %11s %9s %9s\n", "tool", "runs", "wall s", "+-%",
                "cpu s", "wall x", "cpu x", "+wall ns/ev", "+cpu ns/ev", "bytes/ev", "peak MiB"
         base = w SUBSEP "untraced"
         have_base = (nr_ok[base] > 0)
@@ -169,13 +184,13 @@ END {
             k = w SUBSEP t
             ok[t] = 0
             if (!(k in nr_runs)) {
-                printf "  %-10s %5s   not measured\n", t, "-"
+                printf "  %-13s %5s   not measured\n", t, "-"
                 continue
             }
             runs = sprintf("%d/%d", nr_ok[k] + 0, nr_runs[k])
             if (!nr_ok[k]) {
                 limit = (t != "untraced" && mem_limit_mib != "") ? ", address space limited to " mem_limit_mib " MiB" : ""
-                printf "  %-10s %5s   %s (peak RSS %.0f MiB%s)\n", t, runs, failure_text(failure[k]), failure_rss[k] / 1024, limit
+                printf "  %-13s %5s   %s (peak RSS %.0f MiB%s)\n", t, runs, failure_text(failure[k]), failure_rss[k] / 1024, limit
                 continue
             }
             ok[t] = 1
@@ -183,7 +198,7 @@ END {
             mc[t] = median(cpu, k, nr_ok[k])
             mb[t] = median(bytes, k, nr_ok[k])
             mr = median(rss, k, nr_ok[k])
-            printf "  %-10s %5s %8.3f %6.0f %8.3f", t, runs, mw[t] / 1e9, spread(wall, k, nr_ok[k], mw[t]),
+            printf "  %-13s %5s %8.3f %6.0f %8.3f", t, runs, mw[t] / 1e9, spread(wall, k, nr_ok[k], mw[t]),
                    mc[t] / 1e9
             if (have_base && t != "untraced" && ev > 0) {
                 aw[t] = (mw[t] - bw) / ev
@@ -201,6 +216,8 @@ END {
             printf "\n"
         }
 
+        print_ratios("heaptrack")
+        print_ratios("heaptrack-raw")
         print_analyses(w, ev)
 
         # memscribe's targets for this workload.

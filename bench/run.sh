@@ -36,18 +36,30 @@ usage: bash bench/run.sh [options]
 EOF
 }
 
-WORKLOADS=(storm-1t storm-4t deep-small deep sqlite)
-TOOLS=(untraced memscribe heaptrack)
+WORKLOADS=(storm-1t storm-4t storm-pool deep-small deep sqlite cc1 python)
+TOOLS=(untraced memscribe heaptrack heaptrack-raw)
 
 # ---- Workloads: each sets CMD. SCALE is 1, or 10 with --quick. ----------------
 
 wl_storm-1t() { CMD=("$BIN/bench_storm" 1 $((10000000 / SCALE))); }
 wl_storm-4t() { CMD=("$BIN/bench_storm" 4 $((10000000 / SCALE))); }
+# 4,096 live blocks, each free hitting one at random: frees all over the heap.
+wl_storm-pool() { CMD=("$BIN/bench_storm" 1 $((10000000 / SCALE)) 4096); }
 # Distinct stacks 300 frames deep. deep-small is sized so heaptrack completes
 # (about 1.3 GB); deep is ten times larger, where heaptrack runs out of memory.
 wl_deep-small() { CMD=("$BIN/bench_deep" $((2000 / SCALE)) 300); }
 wl_deep() { CMD=("$BIN/bench_deep" $((20000 / SCALE)) 300); }
 wl_sqlite() { CMD=(sqlite3 -batch :memory: ".read $SQL_SCRIPT"); }
+# gcc's cc1 -O2, run directly, on the C file unwind_cost.sh compiles,
+# preprocessed once beforehand: one process, as heaptrack traces only the
+# process it starts (its library leaves children untraced), so the gcc driver,
+# or env, would hide the work from it. Not scaled by --quick.
+wl_cc1() { CMD=("$CC1" -fpreprocessed -quiet -O2 "$PNGTEST_I" -o "$WORK/pngtest.s"); }
+# CPython with PYTHONMALLOC=malloc (exported below, for the same reason: not
+# `env`), so every object is a malloc/free.
+# Debian's python3 by its path: a python3 found first on PATH may be a wrapper
+# script (pyenv's shim, say), which heaptrack would trace instead.
+wl_python() { CMD=(/usr/bin/python3 "$BENCH_DIR/json_roundtrip.py" $((100000 / SCALE))); }
 
 # ---- Tools: each sets RUN (the command line) and TRACE (file written, or ""). --
 # $1 is an empty directory for this run's files.
@@ -63,6 +75,12 @@ tool_memscribe() {
 tool_heaptrack() {
     # heaptrack appends .zst (or .gz without zstd) to the -o name.
     RUN=(heaptrack -o "$1/trace" "${CMD[@]}")
+    TRACE=$(compgen -G "$1/trace.*" | head -n 1 || true)
+}
+tool_heaptrack-raw() {
+    # --raw: heaptrack's preloaded library only, without heaptrack_interpret
+    # (no symbolizing, no interning of stacks); the file is trace.raw.zst.
+    RUN=(heaptrack --raw -o "$1/trace" "${CMD[@]}")
     TRACE=$(compgen -G "$1/trace.*" | head -n 1 || true)
 }
 # ---- Analyses (--report): each sets ANALYSIS (label) and RUN for trace $1. ------
@@ -83,6 +101,7 @@ ANALYSES=(memscribe heaptrack)
 # tracers get the same limit; the untraced program needs none.
 limit_memscribe() { echo $((MEM_LIMIT_MIB * 1024 * 1024)); }
 limit_heaptrack() { echo $((MEM_LIMIT_MIB * 1024 * 1024)); }
+limit_heaptrack-raw() { limit_heaptrack; }
 
 # ---- Options -------------------------------------------------------------------
 
@@ -131,7 +150,8 @@ if [ "$SETUP" = 1 ]; then
     # Beyond the build's needs: the tool we compare with, the real program we
     # trace, and cmocka, without which the project does not configure.
     missing=()
-    for p in heaptrack sqlite3 zstd libcmocka-dev; do
+    # libpng-dev for the C file of cc1, python3 for python.
+    for p in heaptrack sqlite3 zstd libcmocka-dev libpng-dev python3; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
     done
     if [ ${#missing[@]} -gt 0 ]; then
@@ -190,6 +210,11 @@ if [ -z "$MEMSCRIBE_MISSING" ] && ! "$MEMSCRIBE" record --help >/dev/null 2>&1; 
 fi
 [ -z "$MEMSCRIBE_MISSING" ] || log "memscribe $MEMSCRIBE_MISSING: measuring the rest"
 
+# Only the python workload runs python3.
+export PYTHONMALLOC=malloc
+CC1=$(gcc -print-prog-name=cc1)
+PNGTEST_I=$BIN/pngtest.i
+[ -s "$PNGTEST_I" ] || gcc -E /usr/share/doc/libpng-dev/examples/pngtest.c -o "$PNGTEST_I"
 SQL_SCRIPT=$BIN/sqlite-$((200000 / SCALE)).sql
 [ -s "$SQL_SCRIPT" ] || awk -v rows=$((200000 / SCALE)) -f "$BENCH_DIR/gen_sql.awk" >"$SQL_SCRIPT"
 

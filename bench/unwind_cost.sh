@@ -30,18 +30,15 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/unwind-cost.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
 awk -v rows=5000 -f "$BENCH_DIR/gen_sql.awk" >"$WORK/script.sql"
-cat >"$WORK/alloc.py" <<'PY'
-import json
-rows = [{"id": i, "name": "n%d" % i, "tags": [str(j) for j in range(i % 7)]} for i in range(20000)]
-print(len(json.loads(json.dumps(rows))))
-PY
+# libpng-dev's example, 2,158 lines plus png.h and zlib.h: a C file of real size.
+PNGTEST_C=/usr/share/doc/libpng-dev/examples/pngtest.c
 workload() {
     case $1 in
     storm) CMD=("$BIN/bench_storm" 1 200000) ;;
     deep) CMD=("$BIN/bench_deep" 200 300) ;;
     sqlite) CMD=(sqlite3 -batch :memory: ".read $WORK/script.sql") ;;
-    cc1) CMD=(gcc -O2 -c /usr/share/doc/libpng-dev/examples/pngtest.c -o "$WORK/pngtest.o") ;;
-    python) CMD=(env PYTHONMALLOC=malloc python3 "$WORK/alloc.py") ;;
+    cc1) CMD=(gcc -O2 -c "$PNGTEST_C" -o "$WORK/pngtest.o") ;;
+    python) CMD=(env PYTHONMALLOC=malloc /usr/bin/python3 "$BENCH_DIR/json_roundtrip.py" 20000) ;;
     *) echo "unwind_cost.sh: unknown workload $1" >&2; exit 2 ;;
     esac
 }
