@@ -12,10 +12,12 @@ mkdir -p "$out/new"
 
 # Only the reader's sources: the fuzzer needs nothing else.
 reader=(fmt_block.c fmt_buf.c fmt_crc.c fmt_names.c fmt_rchunk.c fmt_rdefs.c fmt_reader.c)
+# pkg-config prints "-lzstd " (a trailing space): split it into words.
+read -ra zstd_libs < <(pkg-config --libs libzstd)
 clang -std=c11 -D_GNU_SOURCE -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -g -O1 \
     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -I"$src/include" -I"$src/src" "${reader[@]/#/$src/src/format/}" \
-    "$src/tests/fuzz/fuzz_reader.c" "$(pkg-config --libs libzstd)" -o "$out/fuzz_reader"
+    "$src/tests/fuzz/fuzz_reader.c" "${zstd_libs[@]}" -o "$out/fuzz_reader"
 
 # New inputs go to $out/new; the committed corpus is only read. A crash
 # makes libFuzzer exit non-zero, and set -e passes that on.
