@@ -70,27 +70,19 @@ fi
 
 # 32-bit Windows programs (docs/windows.md): wine32 from the i386 architecture.
 # Debian's i386 index of the security suite has been served here with a size
-# mismatch for hours (shared/NOTES.md), and then wine32 will not install. Try
-# a few times; if it still fails, remove the architecture again (or every
-# later apt-get update fails) and say plainly that the 32-bit Windows tests
-# will be skipped (ctest reports windows.known_i686 as skipped, with why).
+# mismatch for hours at a time, and then wine32 will not install. One try:
+# retrying a minute later did not help, and every test run paid for it. If it
+# fails, remove the architecture again (or every later apt-get update fails)
+# and say plainly that the 32-bit Windows tests will be skipped (ctest
+# reports windows.known_i686 as skipped, with why).
 if [ "${1:-}" = "--test" ] &&
    ! dpkg-query -W -f='${Status}' wine32:i386 2>/dev/null | grep -q "install ok installed"; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO=sudo
-  ok=0
-  for try in 1 2 3; do
-    $SUDO dpkg --add-architecture i386
-    if $SUDO apt-get update -q >&2 &&
-       DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
-         wine32:i386 >&2; then
-      ok=1
-      break
-    fi
-    echo "setup: wine32:i386 did not install (try $try of 3)" >&2
-    [ "$try" -lt 3 ] && sleep 30
-  done
-  if [ "$ok" -eq 0 ]; then
+  $SUDO dpkg --add-architecture i386
+  if ! { $SUDO apt-get update -q >&2 &&
+         DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
+           wine32:i386 >&2; }; then
     $SUDO dpkg --remove-architecture i386 || true
     $SUDO apt-get update -q >&2 || true
     echo "setup: WARNING: wine32:i386 is not installed (the i386 package index would not" \
