@@ -9,27 +9,18 @@
 
 #include "format/fmt_writer_internal.h"
 
-static int cmp_stack(const void *a, const void *b)
-{
-    uint32_t x = ((const struct fmt_wdelta *)a)->stack, y = ((const struct fmt_wdelta *)b)->stack;
-
-    return x < y ? -1 : x > y;
-}
-
 /* Append the summary record of the chunk just written to w->defs. */
 static int put_summary(struct fmt_writer *w)
 {
     struct fmt_buf b = {0};
-    int rc = fmt_buf_reserve(&b, (10 + 3 * (size_t)w->nr_touched) * FMT_VARINT_MAX);
+    int rc = fmt_buf_reserve(&b, (10 + 3 * (size_t)w->deltas.nr) * FMT_VARINT_MAX);
 
     if (rc)
         return rc;
-    w->dlast_gen = 0; /* the sort moves what delta_add's memo points at */
-    if (w->nr_touched)
-        qsort(w->touched, w->nr_touched, sizeof(*w->touched), cmp_stack);
+    fmt_wdelta_sort(&w->deltas);
     uint32_t nr = 0;
-    for (uint32_t i = 0; i < w->nr_touched; i++)
-        if (w->touched[i].bytes || w->touched[i].blocks)
+    for (uint32_t i = 0; i < w->deltas.nr; i++)
+        if (w->deltas.touched[i].bytes || w->deltas.touched[i].blocks)
             nr++;
     fmt_buf_put_varint(&b, w->nr_chunks);
     fmt_buf_put_varint(&b, w->chunk_min_ts);
@@ -41,8 +32,8 @@ static int put_summary(struct fmt_writer *w)
     fmt_buf_put_varint(&b, w->chunk_dropped);
     fmt_buf_put_varint(&b, nr);
     uint32_t prev = 0;
-    for (uint32_t i = 0; i < w->nr_touched; i++) {
-        const struct fmt_wdelta *d = &w->touched[i];
+    for (uint32_t i = 0; i < w->deltas.nr; i++) {
+        const struct fmt_wdelta *d = &w->deltas.touched[i];
         if (!d->bytes && !d->blocks)
             continue;
         fmt_buf_put_varint(&b, d->stack - prev);
@@ -53,7 +44,7 @@ static int put_summary(struct fmt_writer *w)
     rc = fmt_buf_add_varint(&w->defs, FMT_DEF_SUMMARY);
     rc = rc ?: fmt_buf_add_string(&w->defs, b.data, b.len);
     fmt_buf_free(&b);
-    w->nr_touched = 0;
+    fmt_wdelta_clear(&w->deltas);
     return rc;
 }
 

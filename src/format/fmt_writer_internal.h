@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The writer's state, shared by fmt_writer.c (events) and fmt_wchunk.c
- * (turning a finished chunk into CHUNK and DEFS blocks). */
+/* The writer's state, shared by its pieces: fmt_writer.c (the file's
+ * header, META and index), fmt_wevent.c (encoding events into columns),
+ * fmt_wctx.c (context ids and their prediction slots), fmt_wdefs.c (the
+ * definitions life-cycle events add) and fmt_wchunk.c (turning a finished
+ * chunk into CHUNK and DEFS blocks). */
 #ifndef FMT_WRITER_INTERNAL_H
 #define FMT_WRITER_INTERNAL_H
 
@@ -10,6 +13,7 @@
 #include "format/fmt_buf_internal.h"
 #include "format/fmt_layout_internal.h"
 #include "format/fmt_pred_internal.h"
+#include "format/fmt_wdelta_internal.h"
 #include "format/fmt_wlive_internal.h"
 #include "format/fmt_wout_internal.h"
 #include "format/fmt_writer.h"
@@ -20,25 +24,11 @@
 #define FMT_DEFAULT_CHUNK_EVENTS (1u << 18)
 #define FMT_CHUNK_MAX_STRS (8u << 20) /* flush early when strings pile up */
 
-/* A (image, thread, pid, tid) tuple; events name one by a context id. */
-
+/* A module the trace loaded, so its unload finds its id. */
 struct fmt_wmod {
     uint64_t base;
     uint32_t image;
     uint32_t gone;
-};
-
-/* Per-stack change of live heap bytes and blocks in the chunk. */
-struct fmt_wdelta {
-    uint32_t stack;
-    int64_t bytes;
-    int64_t blocks;
-};
-
-struct fmt_wdslot {
-    uint64_t gen; /* chunk number + 1; other values: empty */
-    uint32_t stack;
-    uint32_t idx;
 };
 
 struct fmt_writer {
@@ -66,6 +56,7 @@ struct fmt_writer {
     uint32_t cur_ctx;
     uint64_t next_serial;
 
+    /* Contexts: (image, thread, pid, tid) tuples; events name one by id. */
     struct fmt_writer_who *ctxs; /* contexts by id; [0] unused */
     /* Address prediction state of the contexts active in this chunk, in
      * slots; ctx_slot[ctx] = chunk number + 1 << FMT_SLOT_BITS | slot. */
@@ -83,17 +74,7 @@ struct fmt_writer {
     struct fmt_wvm vm;
     struct fmt_wstack stacks;
 
-    /* Per-stack change of live heap bytes and blocks in this chunk. */
-    struct fmt_wdelta *touched; /* stacks whose live heap changed in this chunk */
-    uint32_t nr_touched;
-    uint32_t cap_touched;
-    struct fmt_wdslot *dmap; /* stack -> index in touched, for this chunk */
-    uint32_t dmap_mask;
-    /* The last stack delta_add found: (chunk generation, stack, index in
-     * touched). A loop's allocations and frees repeat one stack. */
-    uint64_t dlast_gen;
-    uint32_t dlast_stack;
-    uint32_t dlast_idx;
+    struct fmt_wdeltas deltas;
 
     struct fmt_wmod *mods; /* by id - 1 */
     uint32_t nr_mods;
@@ -108,5 +89,14 @@ int fmt_wchunk_flush(struct fmt_writer *w);
 
 /* Write a DEFS block with what is pending and no chunk summary. */
 int fmt_wchunk_flush_defs(struct fmt_writer *w);
+
+/* Append a DEFS record of type whose body is built in a small buffer.
+ * Returns 0 or -ENOMEM. */
+int fmt_wdefs_add(struct fmt_writer *w, unsigned type, const struct fmt_buf *body);
+
+/* The definitions a life-cycle event of context ctx adds (images, thread
+ * names, modules), and the module id its MISC carries. Returns 0 or
+ * -errno (-EINVAL: a module beyond the format's limits). */
+int fmt_wdefs_life(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx);
 
 #endif

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/* The writer's per-stack heap deltas of the chunk being built: the map from
+ * stack to its entry, grown as the chunk touches more stacks. */
+#include "format/fmt_wdelta_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+static inline uint32_t dmap_home(uint32_t stack, uint32_t mask)
+{
+    return (uint32_t)((stack * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
+
+static int dmap_grow(struct fmt_wdeltas *d, uint64_t gen)
+{
+    uint32_t cap = d->map ? (d->mask + 1) * 2 : 1024;
+    struct fmt_wdslot *m = calloc(cap, sizeof(*m));
+
+    if (!m)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < d->nr; i++) {
+        uint32_t h = dmap_home(d->touched[i].stack, cap - 1);
+        while (m[h].gen == gen)
+            h = (h + 1) & (cap - 1);
+        m[h] = (struct fmt_wdslot){gen, d->touched[i].stack, i};
+    }
+    free(d->map);
+    d->map = m;
+    d->mask = cap - 1;
+    return 0;
+}
+
+__attribute__((noinline)) int fmt_wdelta_add_slow(struct fmt_wdeltas *d, uint64_t gen,
+                                                  uint32_t stack, int64_t bytes, int64_t blocks)
+{
+    if ((!d->map || (d->nr + 1) * 2 > d->mask + 1) && dmap_grow(d, gen))
+        return -ENOMEM;
+    uint32_t h = dmap_home(stack, d->mask);
+    for (; d->map[h].gen == gen; h = (h + 1) & d->mask) {
+        if (d->map[h].stack == stack) {
+            d->touched[d->map[h].idx].bytes += bytes;
+            d->touched[d->map[h].idx].blocks += blocks;
+            d->last_gen = gen;
+            d->last_stack = stack;
+            d->last_idx = d->map[h].idx;
+            return 0;
+        }
+    }
+    if (d->nr == d->cap) {
+        uint32_t cap = d->cap ? d->cap * 2 : 256;
+        struct fmt_wdelta *t = realloc(d->touched, (size_t)cap * sizeof(*t));
+        if (!t)
+            return -ENOMEM;
+        d->touched = t;
+        d->cap = cap;
+    }
+    d->map[h] = (struct fmt_wdslot){gen, stack, d->nr};
+    d->last_gen = gen;
+    d->last_stack = stack;
+    d->last_idx = d->nr;
+    d->touched[d->nr++] = (struct fmt_wdelta){stack, bytes, blocks};
+    return 0;
+}
+
+static int cmp_stack(const void *a, const void *b)
+{
+    uint32_t x = ((const struct fmt_wdelta *)a)->stack, y = ((const struct fmt_wdelta *)b)->stack;
+
+    return x < y ? -1 : x > y;
+}
+
+void fmt_wdelta_sort(struct fmt_wdeltas *d)
+{
+    d->last_gen = 0; /* the sort moves what the memo points at */
+    if (d->nr)
+        qsort(d->touched, d->nr, sizeof(*d->touched), cmp_stack);
+}
+
+void fmt_wdelta_destroy(struct fmt_wdeltas *d)
+{
+    free(d->touched);
+    free(d->map);
+}

@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: MIT */
+/* The writer's hot path: encodes events into the columns of the current
+ * chunk (docs/format.md, "Events"), matching frees, reallocs and unmaps to
+ * the blocks they end. Not thread-safe: the recorder calls it from one
+ * thread. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "format/fmt_wctx_internal.h"
+#include "format/fmt_writer_internal.h"
+
+/* Worst case bytes one event adds to a column (the MISC column takes an
+ * extra record and an external reference). */
+#define COL_RESERVE (4 * FMT_VARINT_MAX)
+#define MISC_RESERVE (24 * FMT_VARINT_MAX)
+
+/* The fields of an event the heap encoding needs, in registers: the
+ * recorder's fast path (fmt_writer_heap) has no struct fmt_event. */
+struct heap_ev {
+    uint64_t ts_ns;
+    uint64_t addr;
+    uint64_t size;
+    uint32_t stack;
+    uint32_t image;
+};
+
+/* A block was started: give it the next serial and remember it. */
+static inline __attribute__((always_inline)) int start_heap(struct fmt_writer *w,
+                                                            const struct heap_ev *ev, uint32_t ctx)
+{
+    struct fmt_wblock b = {ev->addr,  w->next_serial++,     ev->size, ev->ts_ns, ev->stack, ctx,
+                           ev->image, w->pred->nr_started++};
+
+    fmt_pred_start(w->pred, ev->addr, ev->size);
+    w->chunk_heap_allocs++;
+    w->st.nr_allocs++;
+    int rc = fmt_wlive_insert(&w->live, &b);
+    return rc ?: fmt_wdelta_add(&w->deltas, w->nr_chunks + 1, ev->stack, (int64_t)ev->size, 1);
+}
+
+/* Store the back-reference to block b, which the current event (of
+ * context ctx) ends. A block the same context started in this chunk is
+ * named by how many blocks that context started since (REF = 2d): in a
+ * thread-interleaved stream that distance repeats where the trace-wide one
+ * does not. Any other block by its serial distance (REF = 2d + 1); one from
+ * an earlier chunk also gets its facts in MISC, so each chunk can be read
+ * on its own. */
+static void put_ref(struct fmt_writer *w, uint64_t ts_ns, const struct fmt_wblock *b, uint32_t ctx)
+{
+    struct fmt_buf *misc = &w->col[FMT_COL_MISC];
+
+    if (b->serial >= w->chunk_first_serial && b->ctx == ctx) {
+        fmt_buf_put_varint(&w->col[FMT_COL_REF], (uint64_t)(w->pred->nr_started - b->ord) << 1);
+        return;
+    }
+    fmt_buf_put_varint(&w->col[FMT_COL_REF], (w->next_serial - b->serial) << 1 | 1);
+    if (b->serial < w->chunk_first_serial) {
+        fmt_buf_put_varint(misc, b->size);
+        fmt_buf_put_varint(misc, b->stack);
+        fmt_buf_put_varint(misc, b->addr);
+        fmt_buf_put_varint(misc, fmt_zigzag((int64_t)(ts_ns - b->ts_ns)));
+        fmt_buf_put_varint(misc, b->ctx);
+    }
+}
+
+/* Free or realloc ending the heap block at addr; REF 0 and the address
+ * itself when no live block is there. */
+static inline __attribute__((always_inline)) int end_heap(struct fmt_writer *w, uint64_t ts_ns,
+                                                          uint32_t image, uint32_t ctx,
+                                                          uint64_t addr, int may_end)
+{
+    struct fmt_wblock b;
+
+    if (may_end && addr && fmt_wlive_take(&w->live, image, addr, &b)) {
+        put_ref(w, ts_ns, &b, ctx);
+        fmt_pred_end(w->pred, b.addr, b.size);
+        return fmt_wdelta_add(&w->deltas, w->nr_chunks + 1, b.stack, -(int64_t)b.size, -1);
+    }
+    fmt_buf_put_varint(&w->col[FMT_COL_REF], 0);
+    fmt_buf_put_varint(&w->col[FMT_COL_ADDR], addr);
+    return 0;
+}
+
+/* munmap, mremap and MAP_FIXED mmap: remove the range and name what it
+ * touched (REF, then in MISC the number touched and whether any survives
+ * in part). */
+static int end_vm(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx, uint64_t addr,
+                  uint64_t len, int may_end)
+{
+    struct fmt_wvm_hit hit = {0};
+
+    if (may_end) {
+        int rc = fmt_wvm_remove(&w->vm, ev->image, addr, len, &hit);
+        if (rc)
+            return rc;
+    }
+    if (!hit.nr) {
+        fmt_buf_put_varint(&w->col[FMT_COL_REF], 0);
+        return 0;
+    }
+    fmt_buf_put_varint(&w->col[FMT_COL_MISC], (uint64_t)(hit.nr - 1) << 1 | (hit.partial != 0));
+    put_ref(w, ev->ts_ns, &hit.first, ctx);
+    return 0;
+}
+
+static int start_vm(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx)
+{
+    struct fmt_wblock b = {ev->addr,  w->next_serial++,     ev->size, ev->ts_ns, ev->stack, ctx,
+                           ev->image, w->pred->nr_started++};
+
+    return ev->size ? fmt_wvm_insert(&w->vm, ev->image, &b) : 0;
+}
+
+static int kind_known(unsigned kind)
+{
+    switch (kind) {
+    case FMT_EV_MALLOC ... FMT_EV_PVALLOC:
+    case FMT_EV_MMAP ... FMT_EV_SBRK:
+    case FMT_EV_PROCESS_START ... FMT_EV_MODULE_UNLOAD:
+    case FMT_EV_RSS:
+    case FMT_EV_DROPPED:
+        return 1;
+    }
+    return 0;
+}
+
+static inline int is_realloc(unsigned kind)
+{
+    return kind == FMT_EV_REALLOC || kind == FMT_EV_REALLOCARRAY;
+}
+
+/* The EXTRA record: flags, origin, a mask of the optional fields, then
+ * those fields; string bytes go to STRS. Returns 1 if one was written. */
+static int put_extra(struct fmt_writer *w, const struct fmt_event *ev)
+{
+    unsigned mask = 0;
+
+    for (int i = 0; i < 4; i++)
+        if (ev->arg[i])
+            mask |= FMT_FIELD_ARG0 << i;
+    if (!is_realloc(ev->kind) && ev->old_addr)
+        mask |= FMT_FIELD_OLD_ADDR;
+    if (ev->old_size)
+        mask |= FMT_FIELD_OLD_SIZE;
+    if (ev->str && ev->str_len)
+        mask |= FMT_FIELD_STR;
+    if (ev->str2 && ev->str2_len)
+        mask |= FMT_FIELD_STR2;
+    if (!mask && !ev->flags && !ev->origin)
+        return 0;
+
+    struct fmt_buf *m = &w->col[FMT_COL_MISC];
+    fmt_buf_put_varint(m, ev->flags);
+    fmt_buf_put_varint(m, ev->origin);
+    fmt_buf_put_varint(m, mask);
+    /* The fields go after their length (one byte: at most 8 varints), so
+     * a reader can skip fields of later versions it does not know. */
+    size_t len_at = m->len++;
+    for (int i = 0; i < 4; i++)
+        if (mask & (FMT_FIELD_ARG0 << i))
+            fmt_buf_put_varint(m, fmt_zigzag((int64_t)ev->arg[i]));
+    if (mask & FMT_FIELD_OLD_ADDR)
+        fmt_buf_put_varint(m, ev->old_addr);
+    if (mask & FMT_FIELD_OLD_SIZE)
+        fmt_buf_put_varint(m, ev->old_size);
+    if (mask & FMT_FIELD_STR) {
+        fmt_buf_put_varint(m, ev->str_len);
+        fmt_buf_put_bytes(&w->col[FMT_COL_STRS], ev->str, ev->str_len);
+    }
+    if (mask & FMT_FIELD_STR2) {
+        fmt_buf_put_varint(m, ev->str2_len);
+        fmt_buf_put_bytes(&w->col[FMT_COL_STRS], ev->str2, ev->str2_len);
+    }
+    m->data[len_at] = (uint8_t)(m->len - len_at - 1); /* <= 80: a one-byte varint */
+    return 1;
+}
+
+/* Column space: reserved for a batch of events at a time, so the hot path
+ * checks one counter instead of every column. */
+#define ROOM_BATCH 1024
+
+static int ensure_room_slow(struct fmt_writer *w, size_t str_bytes)
+{
+    int rc = 0;
+
+    for (int i = 1; i < FMT_NR_COLUMNS && !rc; i++)
+        rc = fmt_buf_reserve(&w->col[i],
+                             ROOM_BATCH * (i == FMT_COL_MISC ? MISC_RESERVE : COL_RESERVE));
+    rc = rc ?: fmt_buf_reserve(&w->col[FMT_COL_STRS], str_bytes);
+    w->room = rc ? 0 : ROOM_BATCH;
+    return rc;
+}
+
+/* Column space for one more event (NULL: a plain heap event, no strings). */
+static inline int ensure_room(struct fmt_writer *w, const struct fmt_event *ev)
+{
+    if (__builtin_expect(w->room > 0 && (!ev || (!ev->str && !ev->str2)), 1)) {
+        w->room--;
+        return 0;
+    }
+    return ensure_room_slow(w,
+                            ev ? (ev->str ? ev->str_len : 0) + (ev->str2 ? ev->str2_len : 0) : 0);
+}
+
+/* A malloc-family address in ADDR (docs/format.md, "Address prediction"):
+ * 0 when predicted, else its rank among the class's freed addresses, else
+ * the difference to the prediction (or, for a difference that would not
+ * fit beside the codes, the address itself). */
+static inline void put_heap_addr(struct fmt_buf *b, struct fmt_pred *pred, uint64_t addr,
+                                 uint64_t size)
+{
+    uint64_t guess = fmt_pred_guess(pred, size);
+
+    if (addr == guess) {
+        fmt_buf_put_u8(b, 0);
+        return;
+    }
+    int i = fmt_pred_shadow_take(pred, addr, size);
+    if (i >= 0) {
+        fmt_buf_put_u8(b, (uint8_t)(1 + i));
+        return;
+    }
+    uint64_t d = fmt_zigzag((int64_t)(addr - guess));
+    if (d <= UINT64_MAX - FMT_PRED_ADDR_DIFF) {
+        fmt_buf_put_varint(b, FMT_PRED_ADDR_DIFF + d);
+    } else {
+        fmt_buf_put_u8(b, FMT_PRED_ADDR_ESCAPE);
+        fmt_buf_put_varint(b, addr);
+    }
+}
+
+/* Before encoding an event of context ctx at ts_ns: end the chunk if a new
+ * thread would exceed its contexts, keep its time range. */
+static inline __attribute__((always_inline)) int event_begin(struct fmt_writer *w, uint32_t ctx,
+                                                             uint64_t ts_ns)
+{
+    int rc;
+
+    /* A new thread when the chunk has as many as it may: the chunk ends. */
+    if (!fmt_wctx_active(w, ctx) && w->nr_slots == FMT_MAX_ACTIVE_CTX && (rc = fmt_wchunk_flush(w)))
+        return rc;
+    if (w->nr_chunk_events) {
+        if (ts_ns < w->chunk_min_ts)
+            w->chunk_min_ts = ts_ns;
+        if (ts_ns > w->chunk_max_ts)
+            w->chunk_max_ts = ts_ns;
+    }
+    return 0;
+}
+
+/* After encoding (rc its result): count the event, end a full chunk. */
+static inline __attribute__((always_inline)) int event_end(struct fmt_writer *w, int rc)
+{
+    /* An event half-encoded into the columns cannot be taken back; the
+     * only failures here are allocation failures, after which the writer
+     * refuses to go on. */
+    if (rc) {
+        w->out.err = rc;
+        return rc;
+    }
+    w->nr_chunk_events++;
+    w->st.nr_events++;
+    if (w->nr_chunk_events >= w->chunk_events || w->col[FMT_COL_STRS].len >= FMT_CHUNK_MAX_STRS)
+        return fmt_wchunk_flush(w);
+    return 0;
+}
+
+/* OP, TIME and CTX of an event (docs/format.md, "Events"); returns its OP
+ * byte, which EXTRA may still mark, or NULL if out of memory. */
+static inline __attribute__((always_inline)) uint8_t *
+encode_head(struct fmt_writer *w, uint32_t ctx, unsigned kind, uint64_t ts_ns)
+{
+    struct fmt_buf *col = w->col;
+
+    if (w->nr_chunk_events == 0) {
+        w->chunk_first_serial = w->next_serial;
+        w->chunk_base_ts = w->chunk_min_ts = w->chunk_max_ts = ts_ns;
+        w->prev_ts = ts_ns;
+        w->prev_stack[0] = w->prev_stack[1] = 0;
+    }
+    struct fmt_pred *pred = fmt_wctx_pred(w, ctx);
+    if (!pred)
+        return NULL;
+    w->pred = pred;
+
+    uint8_t *op = &col[FMT_COL_OP].data[col[FMT_COL_OP].len++];
+    *op = (uint8_t)kind;
+    /* Frees get their own time and stack columns: their statistics differ
+     * from the allocations' (time since the allocation, often no stack),
+     * and mixing the two costs up to a bit per value. */
+    int fcol = kind == FMT_EV_FREE;
+    fmt_buf_put_split(&col[fcol ? FMT_COL_FREE_TIME : FMT_COL_TIME], &col[FMT_COL_TIME_HI],
+                      fmt_zigzag((int64_t)(ts_ns - w->prev_ts)));
+    w->prev_ts = ts_ns;
+    if (ctx != w->cur_ctx || w->nr_chunk_events == 0) {
+        *op |= FMT_OP_CTX;
+        fmt_buf_put_varint(&col[FMT_COL_CTX], ctx);
+        w->cur_ctx = ctx;
+    }
+    return op;
+}
+
+/* Stack ids as differences to the previous one of the column: a new
+ * stack is usually the newest id, and a loop's sites repeat. */
+static inline __attribute__((always_inline)) void encode_stack(struct fmt_writer *w, unsigned kind,
+                                                               uint32_t stack)
+{
+    int fcol = kind == FMT_EV_FREE;
+    uint32_t *prev_stack = &w->prev_stack[fcol];
+
+    fmt_buf_put_varint(&w->col[fcol ? FMT_COL_FREE_STACK : FMT_COL_STACK],
+                       fmt_zigzag((int64_t)stack - (int64_t)*prev_stack));
+    *prev_stack = stack;
+}
+
+/* The rest of a malloc-family allocation: SIZE, ADDR, the new block. */
+static inline __attribute__((always_inline)) int
+encode_alloc(struct fmt_writer *w, const struct heap_ev *h, uint32_t ctx, int failed)
+{
+    fmt_buf_put_split(&w->col[FMT_COL_SIZE], &w->col[FMT_COL_SIZE_HI], h->size);
+    put_heap_addr(&w->col[FMT_COL_ADDR], w->pred, h->addr, h->size);
+    return h->addr && !failed ? start_heap(w, h, ctx) : 0;
+}
+
+static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx)
+{
+    struct fmt_buf *col = w->col;
+    unsigned kind = ev->kind;
+    int failed = (ev->flags & FMT_EVF_FAILED) != 0;
+    int rc;
+
+    uint8_t *op = encode_head(w, ctx, kind, ev->ts_ns);
+    if (!op)
+        return -ENOMEM;
+    if (put_extra(w, ev))
+        *op |= FMT_OP_EXTRA;
+    encode_stack(w, kind, ev->stack);
+
+    switch (kind) {
+    case FMT_EV_MALLOC:
+    case FMT_EV_CALLOC:
+    case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC: {
+        struct heap_ev h = {ev->ts_ns, ev->addr, ev->size, ev->stack, ev->image};
+
+        return encode_alloc(w, &h, ctx, failed);
+    }
+    case FMT_EV_FREE:
+        return end_heap(w, ev->ts_ns, ev->image, ctx, ev->addr, 1);
+    case FMT_EV_REALLOC:
+    case FMT_EV_REALLOCARRAY: {
+        rc = end_heap(w, ev->ts_ns, ev->image, ctx, ev->old_addr, !failed);
+        if (rc)
+            return rc;
+        uint64_t guess = ev->old_addr ? ev->old_addr : fmt_pred_guess(w->pred, ev->size);
+        fmt_buf_put_split(&col[FMT_COL_SIZE], &col[FMT_COL_SIZE_HI], ev->size);
+        fmt_buf_put_varint(&col[FMT_COL_ADDR], fmt_zigzag((int64_t)(ev->addr - guess)));
+        struct heap_ev h = {ev->ts_ns, ev->addr, ev->size, ev->stack, ev->image};
+
+        return ev->addr && !failed ? start_heap(w, &h, ctx) : 0;
+    }
+    default:
+        break;
+    }
+
+    /* Everything else: address and size as they are. */
+    fmt_buf_put_split(&col[FMT_COL_SIZE], &col[FMT_COL_SIZE_HI], ev->size);
+    fmt_buf_put_varint(&col[FMT_COL_ADDR], ev->addr);
+    int ok = !failed && ev->addr != UINT64_MAX;
+    switch (kind) {
+    case FMT_EV_MMAP:
+        rc = end_vm(w, ev, ctx, ev->addr, ev->size, ok && ev->addr);
+        return rc ?: (ok && ev->addr ? start_vm(w, ev, ctx) : 0);
+    case FMT_EV_MUNMAP:
+        return end_vm(w, ev, ctx, ev->addr, ev->size, ok);
+    case FMT_EV_MREMAP:
+        rc = end_vm(w, ev, ctx, ev->old_addr, ev->old_size, ok && ev->addr);
+        return rc ?: (ok && ev->addr ? start_vm(w, ev, ctx) : 0);
+    case FMT_EV_DROPPED:
+        w->chunk_dropped += ev->arg[0];
+        return 0;
+    }
+    return fmt_wdefs_life(w, ev, ctx);
+}
+
+int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev)
+{
+    int rc;
+
+    if (w->out.err)
+        return w->out.err;
+    if (!kind_known(ev->kind) || ev->stack > w->stacks.nr_nodes ||
+        (ev->str && ev->str_len > FMT_MAX_STRING) || (ev->str2 && ev->str2_len > FMT_MAX_STRING))
+        return -EINVAL;
+    if ((rc = ensure_room(w, ev)))
+        return rc;
+    uint32_t ctx = w->cur_ctx;
+    if (!ctx || !fmt_wctx_same(&w->ctxs[ctx], ev)) {
+        struct fmt_writer_who who = {ev->image, ev->thread, ev->pid, ev->tid};
+
+        if ((rc = fmt_wctx_lookup(w, &who, ev->ts_ns, &ctx))) {
+            w->out.err = rc;
+            return rc;
+        }
+    }
+    if ((rc = event_begin(w, ctx, ev->ts_ns)))
+        return rc;
+    return event_end(w, encode(w, ev, ctx));
+}
+
+int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned kind,
+                    uint64_t ts_ns, uint64_t addr, uint64_t size, uint32_t stack)
+{
+    struct heap_ev h = {ts_ns, addr, size, stack, who->image};
+    int rc;
+
+    if (w->out.err)
+        return w->out.err;
+    if ((kind != FMT_EV_MALLOC && kind != FMT_EV_FREE) || stack > w->stacks.nr_nodes)
+        return -EINVAL;
+    if ((rc = ensure_room(w, NULL)))
+        return rc;
+    uint32_t ctx = w->cur_ctx;
+    if (!ctx || !fmt_wctx_who_same(&w->ctxs[ctx], who)) {
+        if ((rc = fmt_wctx_lookup(w, who, ts_ns, &ctx))) {
+            w->out.err = rc;
+            return rc;
+        }
+    }
+    if ((rc = event_begin(w, ctx, ts_ns)))
+        return rc;
+    if (!encode_head(w, ctx, kind, ts_ns))
+        return event_end(w, -ENOMEM);
+    encode_stack(w, kind, stack);
+    if (kind == FMT_EV_FREE)
+        return event_end(w, end_heap(w, ts_ns, who->image, ctx, addr, 1));
+    return event_end(w, encode_alloc(w, &h, ctx, 0));
+}
