@@ -32,13 +32,6 @@ enum {
     CLI_ANA_OPT_FIRST_OWN, /* commands number their own options from here */
 };
 
-#define CLI_ANA_LONGOPTS                                                                           \
-    {"format", required_argument, NULL, CLI_ANA_OPT_FORMAT},                                       \
-        {"top", required_argument, NULL, CLI_ANA_OPT_TOP},                                         \
-        {"pid", required_argument, NULL, CLI_ANA_OPT_PID},                                         \
-        {"thread", required_argument, NULL, CLI_ANA_OPT_THREAD}, {"help", no_argument, NULL, 'h'}, \
-        CLI_SYM_LONGOPTS
-
 #define CLI_ANA_USAGE                                                                              \
     "  --format=F      text (default), json or csv\n"                                              \
     "  --pid LIST      only these processes (comma-separated pids)\n"                              \
@@ -52,6 +45,7 @@ struct cli_ana {
     struct ana_filter filter;
     struct cli_sym_opts sym;
     const char *path;
+    const char *output; /* -o FILE (CLI_TAKES_OUTPUT), else NULL */
     struct fmt_reader *r;
     struct ana_stacks *stacks;
     bool progress; /* stderr is a terminal */

@@ -23,15 +23,6 @@ enum {
     CLI_SYM_OPT_RAW,
 };
 
-/* Put these in a command's struct option table. */
-#define CLI_SYM_LONGOPTS                                                                           \
-    {"debug-dir", required_argument, NULL, CLI_SYM_OPT_DEBUG_DIR},                                 \
-        {"sysroot", required_argument, NULL, CLI_SYM_OPT_SYSROOT},                                 \
-        {"all-frames", no_argument, NULL, CLI_SYM_OPT_ALL_FRAMES},                                 \
-    {                                                                                              \
-        "raw", no_argument, NULL, CLI_SYM_OPT_RAW                                                  \
-    }
-
 /* Lines for a command's --help. */
 #define CLI_SYM_USAGE                                                                              \
     "  --debug-dir DIR binaries or debug files of the traced program, by name\n"                   \

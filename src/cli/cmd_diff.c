@@ -16,6 +16,7 @@
 #include "analysis/model/ana_model.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "cli/cli_getopt.h"
 
 enum {
     OPT_BASE_FROM = CLI_ANA_OPT_FIRST_OWN,
@@ -183,19 +184,17 @@ static void side_json(struct ana_json *j, const char *name, const struct side *s
 
 int cmd_diff(int argc, char **argv)
 {
-    static const struct option longopts[] = {
+    static const struct option own[] = {
         {"base-from", required_argument, NULL, OPT_BASE_FROM},
         {"base-to", required_argument, NULL, OPT_BASE_TO},
         {"from", required_argument, NULL, OPT_FROM},
         {"to", required_argument, NULL, OPT_TO},
         {"sort", required_argument, NULL, OPT_SORT},
         {"lines", no_argument, NULL, OPT_LINES},
-        {"format", required_argument, NULL, CLI_ANA_OPT_FORMAT},
-        {"top", required_argument, NULL, CLI_ANA_OPT_TOP},
-        {"help", no_argument, NULL, 'h'},
-        CLI_SYM_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
+    struct cli_getopt g = {
+        .takes = CLI_TAKES_FORMAT | CLI_TAKES_TOP | CLI_TAKES_SYM, .own = own, .usage = usage};
     struct side base, nw;
     struct ana_point_opt {
         struct ana_time_point *p;
@@ -213,11 +212,8 @@ int cmd_diff(int argc, char **argv)
     cli_ana_init(&base.a, "diff", 20);
     base.from = nw.from = (struct ana_time_point){.base = ANA_TIME_START};
     base.to = nw.to = (struct ana_time_point){.base = ANA_TIME_END};
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(&g, &nw.a, argc, argv)) != -1) {
         switch (c) {
-        case 'h':
-            usage(stdout);
-            return CLI_EXIT_OK;
         case OPT_BASE_FROM:
         case OPT_BASE_TO:
         case OPT_FROM:
@@ -239,11 +235,6 @@ int cmd_diff(int argc, char **argv)
         case OPT_LINES:
             lines = 1;
             break;
-        default:
-            if (!cli_ana_option(&nw.a, c, optarg)) {
-                usage(stderr);
-                return CLI_EXIT_USAGE;
-            }
         }
     }
     if (argc - optind != 2)

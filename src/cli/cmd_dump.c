@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 
 #include "cli/cli.h"
+#include "cli/cli_getopt.h"
 #include "cli/cli_sym.h"
 #include "memscribe/trace.h"
 
@@ -347,19 +348,19 @@ static void dump_stacks(FILE *out, const struct fmt_reader *r, const uint8_t *us
 
 static void parse_args(int argc, char **argv, struct dump_opts *o, const char **path)
 {
-    static const struct option longopts[] = {
+    static const struct option own[] = {
         {"stacks", no_argument, NULL, 's'},
         {"pid", required_argument, NULL, 'p'},
         {"format", required_argument, NULL, 'f'},
         {"header", no_argument, NULL, 'H'},
-        {"help", no_argument, NULL, 'h'},
-        CLI_SYM_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
+    struct cli_getopt g = {.takes = CLI_TAKES_SYM, .own = own, .usage = usage};
+    struct cli_ana ca;
     int c;
 
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    cli_ana_init(&ca, "dump", 0);
+    while ((c = cli_getopt(&g, &ca, argc, argv)) != -1) {
         switch (c) {
         case 's':
             o->stacks = 1;
@@ -381,17 +382,9 @@ static void parse_args(int argc, char **argv, struct dump_opts *o, const char **
             if (strcmp(optarg, "text"))
                 cli_usage_error("dump: unknown --format '%s' (text is the only one)", optarg);
             break;
-        case 'h':
-            usage(stdout);
-            exit(CLI_EXIT_OK);
-        default:
-            if (cli_sym_option("dump", c, optarg, &o->sym))
-                break;
-            cli_usage_error("dump: unknown or incomplete option '%s'; see 'memscribe dump "
-                            "--help'",
-                            argv[optind - 1]);
         }
     }
+    o->sym = ca.sym;
     if (optind != argc - 1)
         cli_usage_error("dump: %s; see 'memscribe dump --help'",
                         optind == argc ? "no trace file given" : "more than one trace file given");

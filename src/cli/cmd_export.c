@@ -14,6 +14,7 @@
 
 #include "analysis/export/ana_export_api.h"
 #include "cli/cli.h"
+#include "cli/cli_getopt.h"
 #include "cli/cli_sym.h"
 #include "memscribe/trace.h"
 
@@ -62,7 +63,7 @@ static void usage(FILE *out)
             "See docs/export.md.\n");
 }
 
-enum { OPT_TO = 0x2000, OPT_COST, OPT_SNAPSHOTS, OPT_THRESHOLD, OPT_PID };
+enum { OPT_TO = CLI_ANA_OPT_FIRST_OWN, OPT_COST, OPT_SNAPSHOTS, OPT_THRESHOLD };
 
 struct export_args {
     struct ana_export_options opt;
@@ -75,40 +76,31 @@ struct export_args {
 
 static void parse_args(int argc, char **argv, struct export_args *a)
 {
-    static const struct option longopts[] = {
+    static const struct option own[] = {
         {"to", required_argument, NULL, OPT_TO},
-        {"output", required_argument, NULL, 'o'},
         {"cost", required_argument, NULL, OPT_COST},
         {"snapshots", required_argument, NULL, OPT_SNAPSHOTS},
         {"threshold", required_argument, NULL, OPT_THRESHOLD},
-        {"pid", required_argument, NULL, OPT_PID},
-        {"help", no_argument, NULL, 'h'},
-        CLI_SYM_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
+    struct cli_getopt g = {
+        .takes = CLI_TAKES_PID | CLI_TAKES_SYM | CLI_TAKES_OUTPUT, .own = own, .usage = usage};
+    struct cli_ana ca;
     int c, have_cost = 0;
     char *end;
 
     a->opt.cost = ANA_COST_BYTES;
     a->opt.massif_threshold = -1;
-    opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
-        if (cli_sym_option("export", c, optarg, &a->sym))
-            continue;
+    cli_ana_init(&ca, "export", 0);
+    while ((c = cli_getopt(&g, &ca, argc, argv)) != -1) {
         switch (c) {
-        case 'h':
-            usage(stdout);
-            exit(CLI_EXIT_OK);
         case OPT_TO:
             if (ana_export_format_parse(optarg, &a->opt.format))
                 cli_usage_error("export: unknown format '%s' (massif, heaptrack, dhat, pprof, "
                                 "folded, sqlite, csv); see 'memscribe export --help'",
                                 optarg);
             a->have_format = 1;
-            break;
-        case 'o':
-            a->out = optarg;
             break;
         case OPT_COST:
             if (ana_export_cost_parse(optarg, &a->opt.cost))
@@ -133,19 +125,15 @@ static void parse_args(int argc, char **argv, struct export_args *a)
                 cli_usage_error("export: --threshold wants a percentage from 0 to 100, not '%s'",
                                 optarg);
             break;
-        case OPT_PID:
-            if (ana_filter_add_pids(&a->filter, optarg))
-                cli_usage_error("export: --pid wants comma-separated pids, not '%s'", optarg);
-            a->opt.filter = &a->filter;
-            break;
-        case ':':
-            cli_usage_error("export: option '%s' needs a value; see 'memscribe export --help'",
-                            argv[optind - 1]);
-        default:
-            cli_usage_error("export: unknown option '%s'; see 'memscribe export --help'",
-                            argv[optind - 1]);
         }
     }
+    /* The shared options' results move into the export's own. */
+    a->sym = ca.sym;
+    a->out = ca.output;
+    a->filter = ca.filter;
+    ana_filter_init(&ca.filter);
+    if (!ana_filter_is_empty(&a->filter))
+        a->opt.filter = &a->filter;
     if (!a->have_format)
         cli_usage_error("export: say which format with --to FORMAT; see 'memscribe export --help'");
     if (optind + 1 != argc)

@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_diff.h"
+#include "cli/cli_getopt.h"
 #include "cli/cli_output.h"
 
 /* Call sites an SVG draws at most; see ana_flame_top_sites(). */
@@ -65,35 +66,26 @@ static int model_event(void *arg, const struct fmt_event *ev)
 
 int cmd_flamegraph(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
+    static const struct option own[] = {
         {"cost", required_argument, NULL, OPT_COST},
         {"inverted", no_argument, NULL, OPT_INVERTED},
         {"folded", no_argument, NULL, OPT_FOLDED},
         {"title", required_argument, NULL, OPT_TITLE},
         {"width", required_argument, NULL, OPT_WIDTH},
         {"diff", no_argument, NULL, OPT_DIFF},
-        {"pid", required_argument, NULL, CLI_ANA_OPT_PID},
-        {"thread", required_argument, NULL, CLI_ANA_OPT_THREAD},
-        {"help", no_argument, NULL, 'h'},
-        CLI_SYM_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
+    struct cli_getopt g = {.takes =
+                               CLI_TAKES_PID | CLI_TAKES_THREAD | CLI_TAKES_SYM | CLI_TAKES_OUTPUT,
+                           .own = own,
+                           .usage = usage};
     struct ana_flame_svg_options so = {.cost = ANA_FLAME_BYTES};
-    const char *output = NULL;
     int folded = 0, diff = 0, c, rc;
     struct cli_ana a;
 
     cli_ana_init(&a, "flamegraph", 0);
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(&g, &a, argc, argv)) != -1) {
         switch (c) {
-        case 'h':
-            usage(stdout);
-            return CLI_EXIT_OK;
-        case 'o':
-            output = optarg;
-            break;
         case OPT_COST:
             if (ana_flame_cost_parse(optarg, &so.cost))
                 cli_usage_error("flamegraph: --cost wants allocations, bytes, leaked, peak or "
@@ -117,11 +109,6 @@ int cmd_flamegraph(int argc, char **argv)
             if (so.width < 200 || so.width > 100000)
                 cli_usage_error("flamegraph: --width wants 200 to 100000 pixels, not '%s'", optarg);
             break;
-        default:
-            if (!cli_ana_option(&a, c, optarg))
-                cli_usage_error("flamegraph: unknown or incomplete option '%s'; see 'memscribe "
-                                "flamegraph --help'",
-                                argv[optind - 1]);
         }
     }
     if (diff && (folded || !ana_filter_is_empty(&a.filter)))
@@ -163,7 +150,7 @@ int cmd_flamegraph(int argc, char **argv)
 
     struct cli_output out;
     /* Folded stacks are text: a terminal is a fine place for them. */
-    cli_output_open(&out, "flamegraph", folded && !output ? "-" : output, a.path, "-flame.svg");
+    cli_output_open(&out, "flamegraph", folded && !a.output ? "-" : a.output, a.path, "-flame.svg");
     char cmdline[1024], subtitle[1200];
     ana_plot_command_line(fmt_reader_info(a.r), cmdline, sizeof(cmdline));
     snprintf(subtitle, sizeof(subtitle), "%s%s%s", a.path, *cmdline ? ": " : "", cmdline);

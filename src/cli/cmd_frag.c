@@ -17,6 +17,7 @@
 #include "analysis/vm/ana_vm.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "cli/cli_getopt.h"
 
 enum {
     OPT_AT = CLI_ANA_OPT_FIRST_OWN,
@@ -313,14 +314,14 @@ static void report_image(struct frag *f, uint32_t image, uint64_t gran, struct a
 
 int cmd_frag(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        CLI_ANA_LONGOPTS,
+    static const struct option own[] = {
         {"at", required_argument, NULL, OPT_AT},
         {"granularity", required_argument, NULL, OPT_GRAN},
         {"svg", required_argument, NULL, OPT_SVG},
         {"intervals", required_argument, NULL, OPT_INTERVALS},
         {NULL, 0, NULL, 0},
     };
+    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS, .own = own, .usage = usage};
     struct ana_time_point at = {.base = ANA_TIME_END};
     struct fmt_trace_counts counts;
     struct cli_ana a;
@@ -333,12 +334,8 @@ int cmd_frag(int argc, char **argv)
     memset(&f, 0, sizeof(f));
     f.nr_intervals = 10;
     cli_ana_init(&a, "frag", 20);
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(&g, &a, argc, argv)) != -1) {
         switch (c) {
-        case 'h':
-            usage(stdout);
-            return CLI_EXIT_OK;
         case OPT_AT:
             if (ana_time_parse_point(optarg, &at) || at.base == ANA_TIME_PEAK)
                 cli_usage_error("frag: --at wants a time like 1.5s, 250ms or end-1s, not '%s'",
@@ -357,11 +354,6 @@ int cmd_frag(int argc, char **argv)
             if (!f.nr_intervals)
                 cli_usage_error("frag: --intervals wants at least 1");
             break;
-        default:
-            if (!cli_ana_option(&a, c, optarg)) {
-                usage(stderr);
-                cli_usage_error("frag: unknown option '%s'", argv[optind - 1]);
-            }
         }
     }
     cli_ana_open(&a, argc, argv, optind);

@@ -11,6 +11,7 @@
 #include "analysis/model/ana_histogram.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "cli/cli_getopt.h"
 
 enum { OPT_BY_STACK = CLI_ANA_OPT_FIRST_OWN };
 
@@ -112,30 +113,19 @@ static void add_rows(struct cli_ana *a, struct hist_table *ht, uint32_t pid, uin
 
 int cmd_histogram(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        CLI_ANA_LONGOPTS,
+    static const struct option own[] = {
         {"by-stack", no_argument, NULL, OPT_BY_STACK},
         {NULL, 0, NULL, 0},
     };
+    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS, .own = own, .usage = usage};
     struct cli_ana a;
     bool by_stack = false;
     int c;
 
     cli_ana_init(&a, "histogram", 10);
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-        if (c == 'h') {
-            usage(stdout);
-            return CLI_EXIT_OK;
-        }
-        if (c == OPT_BY_STACK) {
+    while ((c = cli_getopt(&g, &a, argc, argv)) != -1) {
+        if (c == OPT_BY_STACK)
             by_stack = true;
-            continue;
-        }
-        if (!cli_ana_option(&a, c, optarg))
-            cli_usage_error("histogram: unknown or incomplete option '%s'; see 'memscribe "
-                            "histogram --help'",
-                            argv[optind - 1]);
     }
     cli_ana_open(&a, argc, argv, optind);
 

@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_diff.h"
+#include "cli/cli_getopt.h"
 #include "cli/cli_output.h"
 
 enum {
@@ -41,32 +42,23 @@ static void usage(FILE *out)
 
 int cmd_html(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
+    static const struct option own[] = {
         {"buckets", required_argument, NULL, OPT_BUCKETS},
         {"base", required_argument, NULL, OPT_BASE},
-        {"top", required_argument, NULL, CLI_ANA_OPT_TOP},
-        {"help", no_argument, NULL, 'h'},
-        CLI_SYM_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
+    struct cli_getopt g = {
+        .takes = CLI_TAKES_TOP | CLI_TAKES_SYM | CLI_TAKES_OUTPUT, .own = own, .usage = usage};
     struct ana_html_options o = {0};
-    const char *output = NULL, *base_path = NULL;
+    const char *base_path = NULL;
     struct ana_html_base base = {0};
     struct cli_ana ba;
     struct cli_ana a;
     int c, rc;
 
     cli_ana_init(&a, "html", 200);
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(&g, &a, argc, argv)) != -1) {
         switch (c) {
-        case 'h':
-            usage(stdout);
-            return CLI_EXIT_OK;
-        case 'o':
-            output = optarg;
-            break;
         case OPT_BASE:
             base_path = optarg;
             break;
@@ -79,11 +71,6 @@ int cmd_html(int argc, char **argv)
             o.nr_buckets = (uint32_t)n;
             break;
         }
-        default:
-            if (!cli_ana_option(&a, c, optarg))
-                cli_usage_error("html: unknown or incomplete option '%s'; see 'memscribe html "
-                                "--help'",
-                                argv[optind - 1]);
         }
     }
     cli_ana_open(&a, argc, argv, optind);
@@ -102,7 +89,7 @@ int cmd_html(int argc, char **argv)
     o.progress_arg = &a;
 
     struct cli_output out;
-    cli_output_open(&out, "html", output, a.path, ".html");
+    cli_output_open(&out, "html", a.output, a.path, ".html");
     if (base_path) {
         cli_diff_html_base(&a, base_path, &ba, &base);
         o.base = &base;

@@ -12,6 +12,7 @@
 #include "analysis/model/ana_model.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "cli/cli_getopt.h"
 
 enum { OPT_AT = CLI_ANA_OPT_FIRST_OWN, OPT_ALL };
 
@@ -51,7 +52,6 @@ static int by_bytes(const void *x, const void *y, void *arg)
         return va < vb ? 1 : -1;
     return (a > b) - (a < b);
 }
-
 /* The peak time needs a pass of its own when --at names it. */
 static uint64_t find_peak(struct cli_ana *a)
 {
@@ -65,24 +65,20 @@ static uint64_t find_peak(struct cli_ana *a)
 
 int cmd_leaks(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        CLI_ANA_LONGOPTS,
+    static const struct option own[] = {
         {"at", required_argument, NULL, OPT_AT},
         {"all", no_argument, NULL, OPT_ALL},
         {NULL, 0, NULL, 0},
     };
+    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS, .own = own, .usage = usage};
     struct cli_ana a;
     struct ana_time_point at = {.base = ANA_TIME_END};
     bool all = false;
     int c;
 
     cli_ana_init(&a, "leaks", 20);
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(&g, &a, argc, argv)) != -1) {
         switch (c) {
-        case 'h':
-            usage(stdout);
-            return CLI_EXIT_OK;
         case OPT_AT:
             if (ana_time_parse_point(optarg, &at))
                 cli_usage_error("leaks: --at wants a time like 1.5s, 250ms, peak or end, not "
@@ -92,11 +88,6 @@ int cmd_leaks(int argc, char **argv)
         case OPT_ALL:
             all = true;
             break;
-        default:
-            if (!cli_ana_option(&a, c, optarg))
-                cli_usage_error("leaks: unknown or incomplete option '%s'; see 'memscribe leaks "
-                                "--help'",
-                                argv[optind - 1]);
         }
     }
     cli_ana_open(&a, argc, argv, optind);

@@ -15,6 +15,7 @@
 #include "analysis/pictures/ana_plot_data.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "cli/cli_getopt.h"
 #include "cli/cli_output.h"
 
 enum {
@@ -126,33 +127,24 @@ static double pixels(struct cli_ana *a, const char *opt, const char *arg)
 
 int cmd_plot(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
+    static const struct option own[] = {
         {"title", required_argument, NULL, OPT_TITLE},
         {"width", required_argument, NULL, OPT_WIDTH},
         {"height", required_argument, NULL, OPT_HEIGHT},
         {"interval", required_argument, NULL, OPT_INTERVAL},
-        {"pid", required_argument, NULL, CLI_ANA_OPT_PID},
-        {"thread", required_argument, NULL, CLI_ANA_OPT_THREAD},
-        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *output = NULL, *title = NULL, *what;
+    struct cli_getopt g = {
+        .takes = CLI_TAKES_PID | CLI_TAKES_THREAD | CLI_TAKES_OUTPUT, .own = own, .usage = usage};
+    const char *title = NULL, *what;
     double width = 0, height = 0;
     uint64_t interval = 0;
     struct cli_ana a;
     int c, rc;
 
     cli_ana_init(&a, "plot", 0);
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(&g, &a, argc, argv)) != -1) {
         switch (c) {
-        case 'h':
-            usage(stdout);
-            return CLI_EXIT_OK;
-        case 'o':
-            output = optarg;
-            break;
         case OPT_TITLE:
             title = optarg;
             break;
@@ -167,11 +159,6 @@ int cmd_plot(int argc, char **argv)
                 cli_usage_error("plot: --interval wants a duration like 1ms or 50us, not '%s'",
                                 optarg);
             break;
-        default:
-            if (!cli_ana_option(&a, c, optarg))
-                cli_usage_error("plot: unknown or incomplete option '%s'; see 'memscribe plot "
-                                "--help'",
-                                argv[optind - 1]);
         }
     }
     if (optind >= argc)
@@ -184,7 +171,7 @@ int cmd_plot(int argc, char **argv)
     cli_ana_open(&a, argc, argv, optind);
 
     struct cli_output out;
-    cli_output_open(&out, "plot", output, a.path,
+    cli_output_open(&out, "plot", a.output, a.path,
                     !strcmp(what, "timeline") ? "-timeline.svg" : "-histogram.svg");
     char cmdline[1024], subtitle[1200];
     ana_plot_command_line(fmt_reader_info(a.r), cmdline, sizeof(cmdline));

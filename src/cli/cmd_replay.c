@@ -14,6 +14,7 @@
 #include "analysis/pictures/ana_plot_lines.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "cli/cli_getopt.h"
 #include "cli/cli_replay.h"
 
 #define MAX_ALLOCATORS 16
@@ -321,7 +322,7 @@ static void write_text(struct cli_ana *a, const struct opts *o, const struct cli
 
 int cmd_replay(int argc, char **argv)
 {
-    static const struct option longopts[] = {
+    static const struct option own[] = {
         {"allocator", required_argument, NULL, OPT_ALLOCATOR},
         {"pid", required_argument, NULL, CLI_ANA_OPT_PID},
         {"repeat", required_argument, NULL, OPT_REPEAT},
@@ -329,10 +330,9 @@ int cmd_replay(int argc, char **argv)
         {"samples", required_argument, NULL, OPT_SAMPLES},
         {"svg", required_argument, NULL, OPT_SVG},
         {"script", required_argument, NULL, OPT_SCRIPT},
-        {"format", required_argument, NULL, CLI_ANA_OPT_FORMAT},
-        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    struct cli_getopt g = {.takes = CLI_TAKES_FORMAT, .own = own, .usage = usage};
     struct opts o = {.pid = -1, .repeat = 3};
     struct cli_replay_plan plan = {.nr_want_samples = 200};
     struct cli_ana a;
@@ -341,11 +341,8 @@ int cmd_replay(int argc, char **argv)
     int c, rc;
 
     cli_ana_init(&a, "replay", 0);
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(&g, &a, argc, argv)) != -1) {
         switch (c) {
-        case 'h':
-            usage(stdout);
-            return CLI_EXIT_OK;
         case OPT_ALLOCATOR:
             parse_allocator(&o, optarg);
             break;
@@ -376,11 +373,6 @@ int cmd_replay(int argc, char **argv)
         case OPT_SCRIPT:
             o.script = optarg;
             break;
-        default:
-            if (!cli_ana_option(&a, c, optarg)) {
-                usage(stderr);
-                return CLI_EXIT_USAGE;
-            }
         }
     }
     if (!o.nr_alloc)

@@ -15,6 +15,7 @@
 #include "analysis/model/ana_model.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "cli/cli_getopt.h"
 
 /* Frames shown per call site in text; JSON and CSV get them all. */
 #define REPORT_TEXT_FRAMES 4
@@ -363,29 +364,18 @@ static void write_csv(struct report *rp, FILE *out)
 
 int cmd_report(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        CLI_ANA_LONGOPTS,
+    static const struct option own[] = {
         {"temporary-threshold", required_argument, NULL, OPT_TEMP_THRESHOLD},
         {NULL, 0, NULL, 0},
     };
+    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS, .own = own, .usage = usage};
     struct report rp = {0};
     int c;
 
     cli_ana_init(&rp.a, "report", 10);
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-        if (c == 'h') {
-            usage(stdout);
-            return CLI_EXIT_OK;
-        }
-        if (c == OPT_TEMP_THRESHOLD) {
+    while ((c = cli_getopt(&g, &rp.a, argc, argv)) != -1) {
+        if (c == OPT_TEMP_THRESHOLD)
             rp.temp_threshold = cli_ana_number(&rp.a, "--temporary-threshold", optarg);
-            continue;
-        }
-        if (!cli_ana_option(&rp.a, c, optarg))
-            cli_usage_error("report: unknown or incomplete option '%s'; see 'memscribe report "
-                            "--help'",
-                            argv[optind - 1]);
     }
     cli_ana_open(&rp.a, argc, argv, optind);
 

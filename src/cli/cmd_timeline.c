@@ -12,6 +12,7 @@
 #include "analysis/vm/ana_vm_series.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "cli/cli_getopt.h"
 
 enum { OPT_INTERVAL = CLI_ANA_OPT_FIRST_OWN };
 
@@ -61,32 +62,23 @@ static void add_row(struct ana_table *t, const struct ana_timeline_row *r, uint6
 
 int cmd_timeline(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        CLI_ANA_LONGOPTS,
+    static const struct option own[] = {
         {"interval", required_argument, NULL, OPT_INTERVAL},
         {NULL, 0, NULL, 0},
     };
+    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS, .own = own, .usage = usage};
     struct cli_ana a;
     uint64_t interval = 0;
     int c, rc;
 
     cli_ana_init(&a, "timeline", 0);
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(&g, &a, argc, argv)) != -1) {
         switch (c) {
-        case 'h':
-            usage(stdout);
-            return CLI_EXIT_OK;
         case OPT_INTERVAL:
             if (ana_time_parse_duration(optarg, &interval) || !interval)
                 cli_usage_error("timeline: --interval wants a duration like 10ms or 1s, not '%s'",
                                 optarg);
             break;
-        default:
-            if (!cli_ana_option(&a, c, optarg))
-                cli_usage_error("timeline: unknown or incomplete option '%s'; see 'memscribe "
-                                "timeline --help'",
-                                argv[optind - 1]);
         }
     }
     cli_ana_open(&a, argc, argv, optind);

@@ -13,6 +13,7 @@
 #include "analysis/model/ana_tree.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "cli/cli_getopt.h"
 
 enum { OPT_BOTTOM_UP = CLI_ANA_OPT_FIRST_OWN, OPT_DEPTH, OPT_SORT, OPT_NO_SELF };
 
@@ -41,14 +42,14 @@ static void usage(FILE *out)
 
 int cmd_tree(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        CLI_ANA_LONGOPTS,
+    static const struct option own[] = {
         {"bottom-up", no_argument, NULL, OPT_BOTTOM_UP},
         {"depth", required_argument, NULL, OPT_DEPTH},
         {"sort", required_argument, NULL, OPT_SORT},
         {"no-self", no_argument, NULL, OPT_NO_SELF},
         {NULL, 0, NULL, 0},
     };
+    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS, .own = own, .usage = usage};
     static const char *const sort_names[NR_METS + 1] = {"peak",  "leaked",    "allocations",
                                                         "bytes", "temporary", NULL};
     struct cli_ana a;
@@ -58,12 +59,8 @@ int cmd_tree(int argc, char **argv)
     int c;
 
     cli_ana_init(&a, "tree", 10);
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(&g, &a, argc, argv)) != -1) {
         switch (c) {
-        case 'h':
-            usage(stdout);
-            return CLI_EXIT_OK;
         case OPT_BOTTOM_UP:
             bottom_up = true;
             break;
@@ -76,11 +73,6 @@ int cmd_tree(int argc, char **argv)
         case OPT_SORT:
             sort = cli_ana_choice(&a, "sort", optarg, sort_names);
             break;
-        default:
-            if (!cli_ana_option(&a, c, optarg))
-                cli_usage_error("tree: unknown or incomplete option '%s'; see 'memscribe tree "
-                                "--help'",
-                                argv[optind - 1]);
         }
     }
     cli_ana_open(&a, argc, argv, optind);

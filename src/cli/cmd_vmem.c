@@ -17,6 +17,7 @@
 #include "analysis/vm/ana_vm_window.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "cli/cli_getopt.h"
 
 enum {
     OPT_FROM = CLI_ANA_OPT_FIRST_OWN,
@@ -229,8 +230,7 @@ static void write_tables(struct vmem *s, unsigned rows, enum by by)
 
 int cmd_vmem(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        CLI_ANA_LONGOPTS,
+    static const struct option own[] = {
         {"from", required_argument, NULL, OPT_FROM},
         {"to", required_argument, NULL, OPT_TO},
         {"origin", required_argument, NULL, OPT_ORIGIN},
@@ -239,6 +239,7 @@ int cmd_vmem(int argc, char **argv)
         {"by", required_argument, NULL, OPT_BY},
         {NULL, 0, NULL, 0},
     };
+    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS, .own = own, .usage = usage};
     struct ana_time_point from = {.base = ANA_TIME_START}, to = {.base = ANA_TIME_END};
     struct fmt_trace_counts counts;
     struct cli_ana a;
@@ -251,12 +252,8 @@ int cmd_vmem(int argc, char **argv)
     s.w.origins = (1u << NR_ORIGINS) - 1 - (1u << FMT_ORIGIN_SNAPSHOT);
     s.w.nr_intervals = 10;
     cli_ana_init(&a, "vmem", 20);
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(&g, &a, argc, argv)) != -1) {
         switch (c) {
-        case 'h':
-            usage(stdout);
-            return CLI_EXIT_OK;
         case OPT_FROM:
         case OPT_TO:
             if (ana_time_parse_point(optarg, c == OPT_FROM ? &from : &to) ||
@@ -278,11 +275,6 @@ int cmd_vmem(int argc, char **argv)
         case OPT_BY:
             by = (enum by)cli_ana_choice(&a, "by", optarg, by_names);
             break;
-        default:
-            if (!cli_ana_option(&a, c, optarg)) {
-                usage(stderr);
-                cli_usage_error("vmem: unknown option '%s'", argv[optind - 1]);
-            }
         }
     }
     cli_ana_open(&a, argc, argv, optind);

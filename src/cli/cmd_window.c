@@ -16,6 +16,7 @@
 #include "analysis/model/ana_window.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "cli/cli_getopt.h"
 
 enum {
     OPT_FROM = CLI_ANA_OPT_FIRST_OWN,
@@ -206,8 +207,7 @@ static const char *const class_name[ANA_NR_WPA] = {"aifi", "aifo", "aofi", "aofo
 
 int cmd_window(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        CLI_ANA_LONGOPTS,
+    static const struct option own[] = {
         {"from", required_argument, NULL, OPT_FROM},
         {"to", required_argument, NULL, OPT_TO},
         {"by", required_argument, NULL, OPT_BY},
@@ -217,6 +217,7 @@ int cmd_window(int argc, char **argv)
         {"depth", required_argument, NULL, OPT_DEPTH},
         {NULL, 0, NULL, 0},
     };
+    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS, .own = own, .usage = usage};
     struct cli_ana a;
     struct ana_time_point from = {.base = ANA_TIME_START}, to = {.base = ANA_TIME_END};
     enum by by = BY_STACK;
@@ -226,12 +227,8 @@ int cmd_window(int argc, char **argv)
     int c, rc;
 
     cli_ana_init(&a, "window", 20);
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(&g, &a, argc, argv)) != -1) {
         switch (c) {
-        case 'h':
-            usage(stdout);
-            return CLI_EXIT_OK;
         case OPT_FROM:
         case OPT_TO:
             if (ana_time_parse_point(optarg, c == OPT_FROM ? &from : &to))
@@ -254,11 +251,6 @@ int cmd_window(int argc, char **argv)
         case OPT_DEPTH:
             depth = (uint32_t)cli_ana_number(&a, "--depth", optarg);
             break;
-        default:
-            if (!cli_ana_option(&a, c, optarg))
-                cli_usage_error("window: unknown or incomplete option '%s'; see 'memscribe "
-                                "window --help'",
-                                argv[optind - 1]);
         }
     }
     if (tree && (by == BY_THREAD || by == BY_SIZE_CLASS))

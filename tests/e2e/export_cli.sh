@@ -27,7 +27,7 @@ expect_exit 2 "snapshots wants" "$M" export --to massif --snapshots 1 "$syn"
 expect_exit 2 "threshold wants" "$M" export --to massif --threshold 200 "$syn"
 expect_exit 2 "needs -o DATABASE" "$M" export --to sqlite "$syn"
 expect_exit 2 "which trace" "$M" export --to csv
-expect_exit 2 "unknown option '--bogus'" "$M" export --to csv --bogus "$syn"
+expect_exit 2 "unknown or incomplete option '--bogus'" "$M" export --to csv --bogus "$syn"
 expect_exit 2 "pid wants" "$M" export --to csv --pid x1 "$syn"
 expect_exit 1 "no process of --pid" "$M" export --to csv --pid 999999 "$syn"
 "$M" export --to csv --pid 4100 "$syn" >"$T/one.csv"

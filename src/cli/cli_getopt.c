@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/* The shared option loop of the analysis subcommands (see cli_getopt.h). */
+#include "cli/cli_getopt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+/* Each shared option with the CLI_TAKES_ bit that brings it. */
+static const struct {
+    unsigned bit;
+    struct option opt;
+} shared[] = {
+    {CLI_TAKES_FORMAT, {"format", required_argument, NULL, CLI_ANA_OPT_FORMAT}},
+    {CLI_TAKES_TOP, {"top", required_argument, NULL, CLI_ANA_OPT_TOP}},
+    {CLI_TAKES_PID, {"pid", required_argument, NULL, CLI_ANA_OPT_PID}},
+    {CLI_TAKES_THREAD, {"thread", required_argument, NULL, CLI_ANA_OPT_THREAD}},
+    {CLI_TAKES_OUTPUT, {"output", required_argument, NULL, 'o'}},
+    {0, {"help", no_argument, NULL, 'h'}},
+    {CLI_TAKES_SYM, {"debug-dir", required_argument, NULL, CLI_SYM_OPT_DEBUG_DIR}},
+    {CLI_TAKES_SYM, {"sysroot", required_argument, NULL, CLI_SYM_OPT_SYSROOT}},
+    {CLI_TAKES_SYM, {"all-frames", no_argument, NULL, CLI_SYM_OPT_ALL_FRAMES}},
+    {CLI_TAKES_SYM, {"raw", no_argument, NULL, CLI_SYM_OPT_RAW}},
+};
+#define NR_SHARED (sizeof(shared) / sizeof(shared[0]))
+
+static struct option *build(const struct cli_getopt *g, const char *cmd)
+{
+    size_t nr_own = 0, k = 0;
+
+    while (g->own && g->own[nr_own].name)
+        nr_own++;
+    struct option *all = calloc(nr_own + NR_SHARED + 1, sizeof(*all));
+    if (!all)
+        cli_die("%s: out of memory", cmd);
+    for (size_t i = 0; i < nr_own; i++)
+        all[k++] = g->own[i];
+    for (size_t i = 0; i < NR_SHARED; i++) {
+        if (!shared[i].bit || (g->takes & shared[i].bit))
+            all[k++] = shared[i].opt;
+    }
+    return all;
+}
+
+int cli_getopt(struct cli_getopt *g, struct cli_ana *a, int argc, char **argv)
+{
+    /* Options may come before or after the operands in every command
+     * (getopt permutes them; "--" ends them). */
+    const char *shortopts = g->takes & CLI_TAKES_OUTPUT ? "ho:" : "h";
+    int c;
+
+    if (!g->all) {
+        g->all = build(g, a->cmd);
+        opterr = 0;
+    }
+    for (;;) {
+        c = getopt_long(argc, argv, shortopts, g->all, NULL);
+        if (c == -1) {
+            free(g->all);
+            g->all = NULL;
+            return -1;
+        }
+        if (c == 'h') {
+            g->usage(stdout);
+            exit(CLI_EXIT_OK);
+        }
+        if (c == 'o') {
+            a->output = optarg;
+            continue;
+        }
+        if (c == '?' || c == ':')
+            cli_usage_error("%s: unknown or incomplete option '%s'; see 'memscribe %s --help'",
+                            a->cmd, argv[optind - 1], a->cmd);
+        for (const struct option *o = g->own; o && o->name; o++) {
+            if (o->val == c)
+                return c;
+        }
+        if (!cli_ana_option(a, c, optarg))
+            cli_usage_error("%s: unknown or incomplete option '%s'; see 'memscribe %s --help'",
+                            a->cmd, argv[optind - 1], a->cmd);
+    }
+}
