@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_stacks.h"
+
 static int keep_lifetime(void *arg, const struct ana_vm_lifetime *l)
 {
     struct ana_vm_window *w = arg;
@@ -104,6 +106,26 @@ int ana_vm_window_finish(struct ana_vm_window *w)
     if (!rc)
         rc = ana_vm_finish(&w->vm);
     return rc ? rc : w->error;
+}
+
+int ana_vm_window_key(struct ana_vm_window *w, enum ana_vm_by by, struct ana_stacks *stacks)
+{
+    int rc;
+
+    for (size_t i = 0; i < w->nr; i++) {
+        struct ana_vm_life *x = &w->v[i];
+        uint32_t fn = 0;
+
+        if (by == ANA_VM_BY_STACK)
+            x->key = x->l.commit_stack;
+        else if (by == ANA_VM_BY_ORIGIN)
+            x->key = x->l.origin;
+        else if ((rc = ana_stacks_leaf(stacks, x->l.commit_stack, &fn)))
+            return rc;
+        else
+            x->key = fn;
+    }
+    return 0;
 }
 
 static int by_group(const void *x, const void *y)
