@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Fragmentation over a trace, sampled (see ana_frag_scan.h). */
 #include "analysis/vm/ana_frag_scan.h"
+#include "util/util_array.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -18,15 +19,8 @@ static int add_sample(struct ana_frag_scan *f, uint64_t ts, uint32_t image)
 
     if (!im || !im->nr || !ana_filter_pid(f->filter, fmt_reader_image(f->r, image)->pid))
         return 0;
-    if (f->nr == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 64;
-        struct ana_frag_sample *v = realloc(f->v, cap * sizeof(*v));
-
-        if (!v)
-            return -ENOMEM;
-        f->v = v;
-        f->cap = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(f->v, f->cap, (size_t)f->nr + 1, 64))
+        return -ENOMEM;
     f->v[f->nr].ts = ts;
     f->v[f->nr].image = image;
     ana_frag_stats(im, &f->v[f->nr].st);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/core/ana_stacks.h"
+#include "util/util_array.h"
 
 static int keep_lifetime(void *arg, const struct ana_vm_lifetime *l)
 {
@@ -17,15 +18,8 @@ static int keep_lifetime(void *arg, const struct ana_vm_lifetime *l)
 
     if (!(w->origins & (1u << l->origin)) || l->commit_ns > w->t1 || end < w->t0)
         return 0;
-    if (w->nr == w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 256;
-        struct ana_vm_life *v = realloc(w->v, cap * sizeof(*v));
-
-        if (!v)
-            return w->error = -ENOMEM;
-        w->v = v;
-        w->cap = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(w->v, w->cap, (size_t)w->nr + 1, 256))
+        return w->error = -ENOMEM;
     x = &w->v[w->nr++];
     x->l = *l;
     x->impacting = 0;
@@ -59,15 +53,8 @@ static int take_samples(struct ana_vm_window *w, uint64_t upto)
             if (!im->max_addr || (!ana_filter_is_empty(w->filter) &&
                                   !ana_filter_pid(w->filter, fmt_reader_image(w->r, i)->pid)))
                 continue;
-            if (w->nr_samples == w->cap_samples) {
-                size_t cap = w->cap_samples ? w->cap_samples * 2 : 64;
-                struct ana_vm_sample *s = realloc(w->samples, cap * sizeof(*s));
-
-                if (!s)
-                    return -ENOMEM;
-                w->samples = s;
-                w->cap_samples = cap;
-            }
+            if (UTIL_ARRAY_RESERVE(w->samples, w->cap_samples, (size_t)w->nr_samples + 1, 64))
+                return -ENOMEM;
             w->samples[w->nr_samples++] =
                 (struct ana_vm_sample){b, i, im->mapped, im->reserved, im->committed, im->charge};
         }
