@@ -14,6 +14,7 @@
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_time.h"
 #include "analysis/vm/ana_frag.h"
+#include "analysis/vm/ana_frag_scan.h"
 #include "analysis/vm/ana_vm.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
@@ -48,85 +49,11 @@ static void usage(FILE *out)
 
 static const char *const origin_names[] = {"call", "libc", "loader", "thread", "snapshot"};
 
-struct sample {
-    uint64_t ts;
-    uint32_t image;
-    struct ana_frag_stats st;
-};
-
 struct frag {
     struct cli_ana *a;
-    struct ana_vm vm;
-    uint64_t at;
-    unsigned nr_intervals, next_interval;
-    struct sample *v;
-    size_t nr, cap;
-    uint8_t *started; /* per image: the first sample was taken */
-    uint32_t nr_started;
+    unsigned nr_intervals;
+    struct ana_frag_scan s;
 };
-
-static void add_sample(struct frag *f, uint64_t ts, uint32_t image)
-{
-    const struct ana_vm_image *im = ana_vm_get(&f->vm, image);
-
-    if (!im || !im->nr || !ana_filter_pid(&f->a->filter, fmt_reader_image(f->a->r, image)->pid))
-        return;
-    if (f->nr == f->cap) {
-        f->cap = f->cap ? f->cap * 2 : 64;
-        f->v = realloc(f->v, f->cap * sizeof(*f->v));
-        if (!f->v)
-            cli_die("frag: out of memory");
-    }
-    f->v[f->nr].ts = ts;
-    f->v[f->nr].image = image;
-    ana_frag_stats(im, &f->v[f->nr].st);
-    f->nr++;
-}
-
-static void take_samples(struct frag *f, uint64_t upto)
-{
-    while (f->next_interval <= f->nr_intervals) {
-        uint64_t b = f->next_interval == f->nr_intervals
-                         ? f->at
-                         : f->at / f->nr_intervals * f->next_interval;
-
-        if (b >= upto)
-            return;
-        for (uint32_t i = 0; i < f->vm.nr_images; i++)
-            add_sample(f, b, i);
-        f->next_interval++;
-    }
-}
-
-static int on_event(void *arg, const struct fmt_event *ev)
-{
-    struct frag *f = arg;
-
-    if (ev->ts_ns > f->at)
-        return 1;
-    if (!ana_filter_pid(&f->a->filter, ev->pid))
-        return 0;
-    take_samples(f, ev->ts_ns);
-    /* The state when tracing began: before the first call after the
-     * snapshot of /proc/self/maps. */
-    if (ev->kind >= FMT_EV_MMAP && ev->kind <= FMT_EV_SBRK && ev->origin != FMT_ORIGIN_SNAPSHOT) {
-        if (ev->image >= f->nr_started) {
-            uint32_t n = ev->image + 1;
-            uint8_t *p = realloc(f->started, n);
-
-            if (!p)
-                cli_die("frag: out of memory");
-            memset(p + f->nr_started, 0, n - f->nr_started);
-            f->started = p;
-            f->nr_started = n;
-        }
-        if (!f->started[ev->image]) {
-            f->started[ev->image] = 1;
-            add_sample(f, ev->ts_ns, ev->image);
-        }
-    }
-    return ana_vm_event(&f->vm, ev);
-}
 
 static int parse_size(const char *s, uint64_t *out)
 {
@@ -210,8 +137,8 @@ static struct ana_table *site_table(struct cli_ana *a, const struct ana_frag_sit
 static void report_image(struct frag *f, uint32_t image, uint64_t gran, struct ana_json *j)
 {
     struct cli_ana *a = f->a;
-    const struct ana_vm_image *im = ana_vm_get(&f->vm, image);
-    const struct sample *first = NULL;
+    const struct ana_vm_image *im = ana_vm_get(&f->s.vm, image);
+    const struct ana_frag_sample *first = NULL;
     struct ana_frag_stats st;
     struct ana_frag_site *mis = NULL, *occ = NULL;
     struct ana_table *gaps, *mt, *ot;
@@ -221,8 +148,8 @@ static void report_image(struct frag *f, uint32_t image, uint64_t gran, struct a
     ana_frag_stats(im, &st);
     if (ana_table_create(&gaps, gap_cols, 6))
         cli_die("frag: out of memory");
-    for (size_t i = 0; i < f->nr; i++) {
-        const struct sample *x = &f->v[i];
+    for (size_t i = 0; i < f->s.nr; i++) {
+        const struct ana_frag_sample *x = &f->s.v[i];
 
         if (x->image != image)
             continue;
@@ -359,23 +286,26 @@ int cmd_frag(int argc, char **argv)
     cli_ana_open(&a, argc, argv, optind);
     fmt_reader_counts(a.r, &counts);
     f.a = &a;
-    f.at = ana_time_resolve(&at, counts.last_ts_ns, counts.last_ts_ns);
-    f.next_interval = 1;
-    ana_vm_init(&f.vm, NULL, NULL);
-    cli_ana_scan(&a, UINT64_MAX, on_event, &f);
-    take_samples(&f, UINT64_MAX);
+    f.s.filter = &a.filter;
+    f.s.r = a.r;
+    f.s.at = ana_time_resolve(&at, counts.last_ts_ns, counts.last_ts_ns);
+    f.s.nr_intervals = f.nr_intervals;
+    ana_frag_scan_init(&f.s);
+    cli_ana_scan(&a, UINT64_MAX, ana_frag_scan_event, &f.s);
+    if ((rc = ana_frag_scan_finish(&f.s)))
+        cli_ana_fail(&a, rc);
 
     if (a.format == CLI_FMT_JSON) {
         struct ana_json j;
 
         ana_json_init(&j, stdout, true);
         ana_json_begin_object(&j);
-        ana_json_kv_u64(&j, "at_ns", f.at);
+        ana_json_kv_u64(&j, "at_ns", f.s.at);
         ana_json_kv_u64(&j, "granularity", gran);
         ana_json_key(&j, "processes");
         ana_json_begin_array(&j);
-        for (uint32_t i = 0; i < f.vm.nr_images; i++)
-            if (f.vm.images[i].nr && ana_filter_pid(&a.filter, fmt_reader_image(a.r, i)->pid))
+        for (uint32_t i = 0; i < f.s.vm.nr_images; i++)
+            if (f.s.vm.images[i].nr && ana_filter_pid(&a.filter, fmt_reader_image(a.r, i)->pid))
                 report_image(&f, i, gran, &j);
         ana_json_end_array(&j);
         ana_json_end_object(&j);
@@ -385,9 +315,9 @@ int cmd_frag(int argc, char **argv)
         if (a.format == CLI_FMT_TEXT)
             printf("memscribe frag: %s: at %s, granularity %" PRIu64
                    " bytes (times in ns below)\n\n",
-                   a.path, ana_time_format(f.at, buf, sizeof(buf)), gran);
-        for (uint32_t i = 0; i < f.vm.nr_images; i++)
-            if (f.vm.images[i].nr && ana_filter_pid(&a.filter, fmt_reader_image(a.r, i)->pid))
+                   a.path, ana_time_format(f.s.at, buf, sizeof(buf)), gran);
+        for (uint32_t i = 0; i < f.s.vm.nr_images; i++)
+            if (f.s.vm.images[i].nr && ana_filter_pid(&a.filter, fmt_reader_image(a.r, i)->pid))
                 report_image(&f, i, gran, NULL);
     }
     if (svg) {
@@ -397,8 +327,8 @@ int cmd_frag(int argc, char **argv)
         if (!out)
             cli_die("frag: %s: %s", svg, strerror(errno));
         /* The first process shown (use --pid for another). */
-        for (uint32_t i = 0; i < f.vm.nr_images && img == UINT32_MAX; i++)
-            if (f.vm.images[i].nr && ana_filter_pid(&a.filter, fmt_reader_image(a.r, i)->pid))
+        for (uint32_t i = 0; i < f.s.vm.nr_images && img == UINT32_MAX; i++)
+            if (f.s.vm.images[i].nr && ana_filter_pid(&a.filter, fmt_reader_image(a.r, i)->pid))
                 img = i;
         if (img == UINT32_MAX)
             cli_die("frag: %s: no mappings to draw", a.path);
@@ -407,14 +337,12 @@ int cmd_frag(int argc, char **argv)
 
             cli_ana_image_name(&a, img, name, sizeof(name));
             snprintf(title, sizeof(title), "address space of %s at %s", name,
-                     ana_time_format(f.at, buf, sizeof(buf)));
-            rc = ana_frag_svg(out, &f.vm.images[img], title, 0);
+                     ana_time_format(f.s.at, buf, sizeof(buf)));
+            rc = ana_frag_svg(out, &f.s.vm.images[img], title, 0);
         }
         if (fclose(out) != 0 || rc)
             cli_die("frag: %s: cannot write the map", svg);
     }
-    ana_vm_release(&f.vm);
-    free(f.v);
-    free(f.started);
+    ana_frag_scan_release(&f.s);
     return cli_ana_close(&a);
 }

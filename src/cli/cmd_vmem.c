@@ -55,7 +55,11 @@ static void usage(FILE *out)
 static const char *const origin_names[] = {"call", "libc", "loader", "thread", "snapshot"};
 #define NR_ORIGINS 5
 
-enum by { BY_STACK, BY_FUNCTION, BY_ORIGIN };
+enum by {
+    BY_STACK = ANA_VM_BY_STACK,
+    BY_FUNCTION = ANA_VM_BY_FUNCTION,
+    BY_ORIGIN = ANA_VM_BY_ORIGIN
+};
 static const char *const by_names[] = {"stack", "function", "origin", NULL};
 
 struct vmem {
@@ -290,19 +294,9 @@ int cmd_vmem(int argc, char **argv)
     cli_ana_scan(&a, UINT64_MAX, ana_vm_window_event, &s.w);
     if ((rc = ana_vm_window_finish(&s.w)))
         cli_ana_fail(&a, rc);
-    for (size_t i = 0; i < s.w.nr; i++) {
-        struct ana_vm_life *x = &s.w.v[i];
-        uint32_t fn = 0;
-
-        if (by == BY_STACK)
-            x->key = x->l.commit_stack;
-        else if (by == BY_ORIGIN)
-            x->key = x->l.origin;
-        else if ((rc = ana_stacks_leaf(cli_ana_stacks(&a), x->l.commit_stack, &fn)))
-            cli_ana_fail(&a, rc);
-        else
-            x->key = fn;
-    }
+    if ((rc = ana_vm_window_key(&s.w, (enum ana_vm_by)by,
+                                by == BY_FUNCTION && s.w.nr ? cli_ana_stacks(&a) : NULL)))
+        cli_ana_fail(&a, rc);
     write_tables(&s, rows, by);
     ana_vm_window_release(&s.w);
     return cli_ana_close(&a);

@@ -2,6 +2,7 @@
 /* The writer's context ids: interning (image, thread, pid, tid) in an
  * open-addressing table, and the prediction slots of a chunk's contexts. */
 #include "format/fmt_wctx_internal.h"
+#include "util/util_array.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -101,14 +102,8 @@ __attribute__((noinline)) int fmt_wctx_lookup(struct fmt_writer *w,
 
 __attribute__((noinline)) struct fmt_pred *fmt_wctx_pred_new(struct fmt_writer *w, uint32_t ctx)
 {
-    if (w->nr_slots == w->cap_slots) {
-        uint32_t cap = w->cap_slots ? w->cap_slots * 2 : 8;
-        struct fmt_pred *v = realloc(w->slots, (size_t)cap * sizeof(*v));
-        if (!v)
-            return NULL;
-        w->slots = v;
-        w->cap_slots = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(w->slots, w->cap_slots, (size_t)w->nr_slots + 1, 8))
+        return NULL;
     uint32_t slot = w->nr_slots++;
     w->ctx_slot[ctx] = (w->nr_chunks + 1) << FMT_SLOT_BITS | slot;
     fmt_pred_reset(&w->slots[slot]);

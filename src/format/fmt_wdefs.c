@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "format/fmt_writer_internal.h"
+#include "util/util_array.h"
 
 /* Append a DEFS record whose body is built in a small buffer. */
 int fmt_wdefs_add(struct fmt_writer *w, unsigned type, const struct fmt_buf *body)
@@ -24,14 +25,8 @@ static int def_module(struct fmt_writer *w, const struct fmt_event *ev, uint32_t
     if (!m || m->nr_segments > FMT_MAX_SEGMENTS || m->build_id_len > FMT_MAX_BUILD_ID ||
         m->path_len > FMT_MAX_STRING)
         return -EINVAL;
-    if (w->nr_mods == w->cap_mods) {
-        uint32_t cap = w->cap_mods ? w->cap_mods * 2 : 64;
-        struct fmt_wmod *v = realloc(w->mods, (size_t)cap * sizeof(*v));
-        if (!v)
-            return -ENOMEM;
-        w->mods = v;
-        w->cap_mods = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(w->mods, w->cap_mods, (size_t)w->nr_mods + 1, 64))
+        return -ENOMEM;
     w->mods[w->nr_mods] = (struct fmt_wmod){m->base, ev->image, 0};
     *id = ++w->nr_mods;
     rc = fmt_buf_reserve(&b, 8 * FMT_VARINT_MAX + m->path_len + m->build_id_len +

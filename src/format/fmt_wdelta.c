@@ -2,6 +2,7 @@
 /* The writer's per-stack heap deltas of the chunk being built: the map from
  * stack to its entry, grown as the chunk touches more stacks. */
 #include "format/fmt_wdelta_internal.h"
+#include "util/util_array.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -46,14 +47,8 @@ __attribute__((noinline)) int fmt_wdelta_add_slow(struct fmt_wdeltas *d, uint64_
             return 0;
         }
     }
-    if (d->nr == d->cap) {
-        uint32_t cap = d->cap ? d->cap * 2 : 256;
-        struct fmt_wdelta *t = realloc(d->touched, (size_t)cap * sizeof(*t));
-        if (!t)
-            return -ENOMEM;
-        d->touched = t;
-        d->cap = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(d->touched, d->cap, (size_t)d->nr + 1, 256))
+        return -ENOMEM;
     d->map[h] = (struct fmt_wdslot){gen, stack, d->nr};
     d->last_gen = gen;
     d->last_stack = stack;

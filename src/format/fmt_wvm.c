@@ -4,8 +4,12 @@
 #include "format/fmt_wvm_internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/util_array.h"
+#include "util/util_search.h"
 
 void fmt_wvm_destroy(struct fmt_wvm *vm)
 {
@@ -18,44 +22,21 @@ void fmt_wvm_destroy(struct fmt_wvm *vm)
 
 static struct fmt_wvm_image *wvm_image(struct fmt_wvm *vm, uint32_t image)
 {
-    if (image >= vm->nr_images) {
-        uint32_t n = image + 1 > vm->nr_images * 2 ? image + 1 : vm->nr_images * 2;
-        struct fmt_wvm_image *p = realloc(vm->images, (size_t)n * sizeof(*p));
-        if (!p)
-            return NULL;
-        memset(p + vm->nr_images, 0, (size_t)(n - vm->nr_images) * sizeof(*p));
-        vm->images = p;
-        vm->nr_images = n;
-    }
+    if (UTIL_ARRAY_RESERVE_ZERO(vm->images, vm->nr_images, (size_t)image + 1, 1))
+        return NULL;
     return &vm->images[image];
 }
 
 static int wvm_make_room(struct fmt_wvm_image *im)
 {
-    if (im->nr < im->cap)
-        return 0;
-    uint32_t cap = im->cap ? im->cap * 2 : 16;
-    struct fmt_wpiece *v = realloc(im->v, (size_t)cap * sizeof(*v));
-    if (!v)
-        return -ENOMEM;
-    im->v = v;
-    im->cap = cap;
-    return 0;
+    return UTIL_ARRAY_RESERVE(im->v, im->cap, (size_t)im->nr + 1, 16);
 }
 
 /* Index of the first piece whose end is above addr. */
 static uint32_t wvm_first_above(const struct fmt_wvm_image *im, uint64_t addr)
 {
-    uint32_t lo = 0, hi = im->nr;
-
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (im->v[mid].end <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return (uint32_t)util_search_above(im->v, im->nr, sizeof(*im->v),
+                                       offsetof(struct fmt_wpiece, end), addr);
 }
 
 int fmt_wvm_remove(struct fmt_wvm *vm, uint32_t image, uint64_t start, uint64_t len,

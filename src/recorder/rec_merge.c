@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "recorder/rec_internal.h"
+#include "util/util_array.h"
 
 /* An absolute time as the trace's: relative to its start, never going back. */
 static inline uint64_t rec_trace_ts(struct rec_session *s, uint64_t abs_ts)
@@ -42,17 +43,10 @@ void rec_merge_synth(struct rec_session *s, const struct fmt_event *ev, uint64_t
     struct rec_synth *n;
     uint32_t at;
 
-    if (s->nr_synth == s->cap_synth) {
-        uint32_t cap = s->cap_synth ? s->cap_synth * 2 : 16;
-        struct rec_synth *ns = realloc(s->synth, cap * sizeof(*ns));
-
-        if (!ns) {
-            free(str);
-            free(str2);
-            return;
-        }
-        s->synth = ns;
-        s->cap_synth = cap;
+    if (UTIL_ARRAY_RESERVE(s->synth, s->cap_synth, (size_t)s->nr_synth + 1, 16)) {
+        free(str);
+        free(str2);
+        return;
     }
     /* Few and mostly in order: insertion keeps the list sorted by time. */
     at = s->nr_synth;

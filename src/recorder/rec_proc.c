@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "recorder/rec_proc.h"
+#include "util/util_array.h"
 
 int rec_socket_open(char *name, size_t name_size)
 {
@@ -244,15 +245,8 @@ pid_t rec_spawn(const char *path, char *const argv[], char *const envp[], int *g
 
 static void rec_status_add(struct rec_statuses *st, pid_t pid, int status)
 {
-    if (st->n == st->cap) {
-        uint32_t cap = st->cap ? st->cap * 2 : 16;
-        struct rec_status *ns = realloc(st->v, cap * sizeof(*ns));
-
-        if (!ns)
-            return;
-        st->v = ns;
-        st->cap = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(st->v, st->cap, (size_t)st->n + 1, 16))
+        return;
     st->v[st->n].pid = pid;
     st->v[st->n].status = status;
     st->n++;

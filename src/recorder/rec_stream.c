@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "recorder/rec_internal.h"
+#include "util/util_array.h"
 
 struct rec_image *rec_stream_find_pid(struct rec_session *s, uint32_t pid)
 {
@@ -204,16 +205,9 @@ int rec_stream_attach(struct rec_session *s, const struct fmt_shm_hello *hello, 
             /* It ended when the new image began, not when we noticed. */
             rec_stream_close(s, old, 0, 0, hello_ns);
         }
-        if (s->nr_images == s->cap_images) {
-            uint32_t cap = s->cap_images ? s->cap_images * 2 : 8;
-            struct rec_image **ni = realloc(s->images, cap * sizeof(*ni));
-
-            if (!ni) {
-                rc = -ENOMEM;
-                goto fail;
-            }
-            s->images = ni;
-            s->cap_images = cap;
+        if (UTIL_ARRAY_RESERVE(s->images, s->cap_images, (size_t)s->nr_images + 1, 8)) {
+            rc = -ENOMEM;
+            goto fail;
         }
         img = calloc(1, sizeof(*img));
         if (!img) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis/core/ana_text.h"
+#include "util/util_array.h"
 
 #define NO_STACK "(no stack)"
 
@@ -65,14 +66,8 @@ static int intern(struct ana_stacks *s, const char *str, uint32_t *id)
             *id = s->index[j] - 1;
             return 0;
         }
-    if (s->nr_text == s->cap_text) {
-        uint32_t cap = s->cap_text ? s->cap_text * 2 : 256;
-        char **t = realloc(s->text, cap * sizeof(*t));
-        if (!t)
-            return -ENOMEM;
-        s->text = t;
-        s->cap_text = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(s->text, s->cap_text, (size_t)s->nr_text + 1, 256))
+        return -ENOMEM;
     char *copy = strdup(str);
     if (!copy)
         return -ENOMEM;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analysis/diff/ana_diff.h"
+#include "util/util_array.h"
 
 static const char *const names[ANA_DIFF_NR_METRICS] = {"allocations", "bytes", "peak", "leaked",
                                                        "temporary"};
@@ -31,15 +32,8 @@ int ana_diff_add(struct ana_diff *d, enum ana_diff_side side, const char *key,
 
     if (d->finished || (side != ANA_DIFF_BASE && side != ANA_DIFF_NEW))
         return -EINVAL;
-    if (d->nr_rows == d->cap) {
-        size_t cap = d->cap ? d->cap * 2 : 256;
-        struct ana_diff_row *rows = realloc(d->rows, cap * sizeof(*rows));
-
-        if (!rows)
-            return -ENOMEM;
-        d->rows = rows;
-        d->cap = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(d->rows, d->cap, (size_t)d->nr_rows + 1, 256))
+        return -ENOMEM;
     r = &d->rows[d->nr_rows];
     memset(r, 0, sizeof(*r));
     r->key = strdup(key);

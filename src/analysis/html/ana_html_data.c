@@ -10,6 +10,7 @@
 #include "analysis/diff/ana_diff_html.h"
 #include "analysis/html/ana_html_internal.h"
 #include "analysis/pictures/ana_flame.h"
+#include "util/util_array.h"
 
 #define NO_SITE UINT32_MAX
 #define OTHER_SITE (UINT32_MAX - 1) /* lumped into "(N other call sites)" */
@@ -48,16 +49,9 @@ static uint32_t str_ref(struct data_run *d, uint32_t id)
         return 0;
     }
     if (created) {
-        if (d->nr_strings == d->cap_order) {
-            uint32_t cap = d->cap_order ? d->cap_order * 2 : 1024;
-            uint32_t *o = realloc(d->str_order, cap * sizeof(*o));
-
-            if (!o) {
-                d->rc = -ENOMEM;
-                return 0;
-            }
-            d->str_order = o;
-            d->cap_order = cap;
+        if (UTIL_ARRAY_RESERVE(d->str_order, d->cap_order, (size_t)d->nr_strings + 1, 1024)) {
+            d->rc = -ENOMEM;
+            return 0;
         }
         d->str_order[d->nr_strings] = id;
         *v = d->nr_strings++;
@@ -240,21 +234,14 @@ struct frame_trie {
 
 static int trie_push(struct frame_trie *t, uint32_t parent, uint32_t fn, uint32_t place)
 {
-    if (t->nr == t->cap) {
-        uint32_t cap = t->cap ? t->cap * 2 : 1024;
-        uint32_t *p = realloc(t->parent, cap * sizeof(*p));
+    /* Three arrays of one capacity: each grows from a copy of it. */
+    uint32_t c1 = t->cap, c2 = t->cap, c3 = t->cap;
 
-        if (!p)
-            return -ENOMEM;
-        t->parent = p;
-        if (!(p = realloc(t->fn, cap * sizeof(*p))))
-            return -ENOMEM;
-        t->fn = p;
-        if (!(p = realloc(t->place, cap * sizeof(*p))))
-            return -ENOMEM;
-        t->place = p;
-        t->cap = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(t->parent, c1, (size_t)t->nr + 1, 1024) ||
+        UTIL_ARRAY_RESERVE(t->fn, c2, (size_t)t->nr + 1, 1024) ||
+        UTIL_ARRAY_RESERVE(t->place, c3, (size_t)t->nr + 1, 1024))
+        return -ENOMEM;
+    t->cap = c1;
     t->parent[t->nr] = parent;
     t->fn[t->nr] = fn;
     t->place[t->nr] = place;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Click-to-zoom and search inside a standalone flame graph SVG written by
-// memscribe (src/analysis/ana_flame_svg.c). Each frame is a <g class="f">
-// with data-l (cost left of it), data-w (its cost) and data-d (depth); the
-// script moves rects and re-cuts labels from those, so nothing is computed
-// twice and the SVG still shows everything with scripts off.
+// memscribe (src/analysis/pictures/ana_flame_svg.c). Each frame is a
+// <g class="f"> with data-l (cost left of it), data-w (its cost) and data-d
+// (depth); the script moves rects and re-cuts labels from those, so nothing
+// is computed twice and the SVG still shows everything with scripts off.
 (function () {
   'use strict';
   var svg = document.documentElement;

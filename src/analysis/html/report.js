@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The memscribe HTML report's script. It reads the data memscribe embedded
-// (the JSON in #ms-data, written by src/analysis/ana_html_data.c) and fills
-// the tables, the window selection and the flame graph. Every trace string
-// goes into the page through textContent, never as markup.
+// (the JSON in #ms-data, written by src/analysis/html/ana_html_data.c) and
+// fills the tables, the window selection and the flame graph. Every trace
+// string goes into the page through textContent, never as markup.
 //
 // Data (arrays are columnar; "site" = a call site = a recorded stack):
 //   summary: heap model totals (ana_model.h), exact integers

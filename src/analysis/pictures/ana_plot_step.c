@@ -5,22 +5,17 @@
 #include <stdlib.h>
 
 #include "analysis/pictures/ana_plot_step.h"
+#include "util/util_array.h"
 
 static int push(struct ana_polyline *p, double x, double y)
 {
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 1024;
-        double *xs = realloc(p->xs, cap * sizeof(*xs));
+    /* Two arrays of one capacity: each grows from a copy of it. */
+    size_t cx = p->cap, cy = p->cap;
 
-        if (!xs)
-            return -ENOMEM;
-        p->xs = xs;
-        double *ys = realloc(p->ys, cap * sizeof(*ys));
-        if (!ys)
-            return -ENOMEM;
-        p->ys = ys;
-        p->cap = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(p->xs, cx, p->n + 1, 1024) ||
+        UTIL_ARRAY_RESERVE(p->ys, cy, p->n + 1, 1024))
+        return -ENOMEM;
+    p->cap = cx;
     p->xs[p->n] = x;
     p->ys[p->n++] = y;
     return 0;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analysis/sym/ana_sym_internal.h"
+#include "util/util_array.h"
 
 enum mod_state {
     MOD_NEW = 0, /* files not looked for yet */
@@ -150,14 +151,8 @@ static struct sym_module *get_module(struct ana_sym *s, const struct fmt_module 
             strlen(x->path) == m->path_len && !memcmp(x->path, m->path, m->path_len))
             return x;
     }
-    if (s->nr_mods == s->cap_mods) {
-        size_t cap = s->cap_mods ? s->cap_mods * 2 : 16;
-        struct sym_module **v = realloc(s->mods, cap * sizeof(*v));
-        if (!v)
-            return NULL;
-        s->mods = v;
-        s->cap_mods = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(s->mods, s->cap_mods, (size_t)s->nr_mods + 1, 16))
+        return NULL;
     struct sym_module *x = calloc(1, sizeof(*x));
     if (!x)
         return NULL;
@@ -240,14 +235,8 @@ int ana_sym_add_module(struct ana_sym *s, uint32_t image, const struct fmt_modul
 
         if (!seg->memsz)
             continue;
-        if (im->nr == im->cap) {
-            size_t cap = im->cap ? im->cap * 2 : 32;
-            struct sym_map *v = realloc(im->v, cap * sizeof(*v));
-            if (!v)
-                return -ENOMEM;
-            im->v = v;
-            im->cap = cap;
-        }
+        if (UTIL_ARRAY_RESERVE(im->v, im->cap, (size_t)im->nr + 1, 32))
+            return -ENOMEM;
         im->v[im->nr++] = (struct sym_map){
             .start = m->base + seg->vaddr,
             .end = m->base + seg->vaddr + seg->memsz,
@@ -299,14 +288,8 @@ static const struct sym_map *find_map(const struct ana_sym *s, uint32_t image, u
 
 static int add_note(struct ana_sym *s, char *note)
 {
-    if (s->nr_notes == s->cap_notes) {
-        size_t cap = s->cap_notes ? s->cap_notes * 2 : 8;
-        char **v = realloc(s->notes, cap * sizeof(*v));
-        if (!v)
-            return -ENOMEM;
-        s->notes = v;
-        s->cap_notes = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(s->notes, s->cap_notes, (size_t)s->nr_notes + 1, 8))
+        return -ENOMEM;
     s->notes[s->nr_notes++] = note;
     return 0;
 }

@@ -14,10 +14,13 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/sym/ana_sym_internal.h"
+#include "util/util_array.h"
+#include "util/util_search.h"
 
 #define NO_PARENT UINT32_MAX
 #define MAX_DIE_DEPTH 256
@@ -96,20 +99,6 @@ struct ana_sym_dwarf {
     size_t nr_spans;
 };
 
-static int grow(void **v, size_t *cap, size_t nr, size_t elem)
-{
-    if (nr < *cap)
-        return 0;
-    size_t ncap = *cap ? *cap * 2 : 16;
-    void *nv = realloc(*v, ncap * elem);
-
-    if (!nv)
-        return -ENOMEM;
-    *v = nv;
-    *cap = ncap;
-    return 0;
-}
-
 static int span_cmp(const void *pa, const void *pb)
 {
     const struct cu_span *a = pa, *b = pb;
@@ -130,7 +119,7 @@ static int index_units(struct ana_sym_dwarf *d)
         cu = next;
         if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
             continue;
-        if (grow((void **)&d->cus, &cap_cus, d->nr_cus, sizeof(*d->cus)))
+        if (UTIL_ARRAY_RESERVE(d->cus, cap_cus, d->nr_cus + 1, 16))
             return -ENOMEM;
         uint32_t idx = (uint32_t)d->nr_cus;
         memset(&d->cus[idx], 0, sizeof(d->cus[idx]));
@@ -142,7 +131,7 @@ static int index_units(struct ana_sym_dwarf *d)
         while ((off = dwarf_ranges(&cudie, off, &base, &start, &end)) > 0) {
             if (start >= end)
                 continue;
-            if (grow((void **)&d->spans, &cap_spans, d->nr_spans, sizeof(*d->spans)))
+            if (UTIL_ARRAY_RESERVE(d->spans, cap_spans, d->nr_spans + 1, 16))
                 return -ENOMEM;
             d->spans[d->nr_spans++] = (struct cu_span){.lo = start, .hi = end, .cu = idx};
         }
@@ -233,7 +222,7 @@ static int add_ranges(struct range_set *rs, Dwarf_Die *die, uint32_t entry, uint
     while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
         if (start >= end)
             continue;
-        if (grow((void **)&rs->v, &rs->cap, rs->nr, sizeof(*rs->v)))
+        if (UTIL_ARRAY_RESERVE(rs->v, rs->cap, rs->nr + 1, 16))
             return -ENOMEM;
         rs->v[rs->nr++] = (struct fn_range){.lo = start, .hi = end, .entry = entry};
         if (start < *low)
@@ -305,16 +294,8 @@ static int sort_ranges(struct range_set *rs)
  * first hit going back is it. */
 static const struct fn_range *range_find(const struct range_set *rs, uint64_t pc)
 {
-    size_t lo = 0, hi = rs->nr;
+    size_t lo = util_search_above(rs->v, rs->nr, sizeof(*rs->v), offsetof(struct fn_range, lo), pc);
 
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-
-        if (rs->v[mid].lo <= pc)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
     while (lo > 0 && rs->max_hi[lo - 1] > pc) {
         if (pc < rs->v[lo - 1].hi)
             return &rs->v[lo - 1];
@@ -338,7 +319,7 @@ static int add_top_fn(struct cu_index *ci, Dwarf_Die *die)
 
     if (n <= 0)
         return n;
-    if (grow((void **)&ci->fns, &ci->cap_fns, ci->nr_fns, sizeof(*ci->fns)))
+    if (UTIL_ARRAY_RESERVE(ci->fns, ci->cap_fns, ci->nr_fns + 1, 16))
         return -ENOMEM;
     ci->fns[ci->nr_fns++] = (struct top_fn){.die = dwarf_dieoffset(die), .low = low};
     return 0;
@@ -419,7 +400,7 @@ static int walk_body(struct body *b, Dwarf_Die *parent_die, uint32_t parent, uns
                 return n;
             if (n == 0)
                 break;
-            if (grow((void **)&b->entries, &b->cap_entries, b->nr_entries, sizeof(*b->entries)))
+            if (UTIL_ARRAY_RESERVE(b->entries, b->cap_entries, b->nr_entries + 1, 16))
                 return -ENOMEM;
             b->entries[b->nr_entries++] =
                 (struct inl_entry){.die = dwarf_dieoffset(&child), .parent = parent};
@@ -476,16 +457,9 @@ fail:
 
 static struct cu_index *find_cu(struct ana_sym_dwarf *d, uint64_t pc)
 {
-    size_t lo = 0, hi = d->nr_spans;
+    size_t lo = util_search_above(d->spans, d->nr_spans, sizeof(*d->spans),
+                                  offsetof(struct cu_span, lo), pc);
 
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-
-        if (d->spans[mid].lo <= pc)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
     /* Units may overlap (a unit whose range list spans others' code, as
      * with -ffunction-sections and LTO): try a few before. */
     for (size_t k = 0; k < 8 && lo > 0; k++, lo--) {

@@ -12,10 +12,13 @@
  * libdw for that unit. Every read is bounds-checked: the input may be a
  * corrupt or hostile file. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/sym/ana_sym_internal.h"
+#include "util/util_array.h"
+#include "util/util_search.h"
 
 /* DWARF constants (dwarf.h has them too, but spelling them out keeps this
  * decoder readable on its own). */
@@ -160,63 +163,38 @@ static const char *str_at(const uint8_t *sec, size_t size, uint64_t off)
 
 static int push_row(struct ana_sym_lines *lt, const struct row *row)
 {
-    if (lt->nr_rows == lt->cap_rows) {
-        size_t cap = lt->cap_rows ? lt->cap_rows * 2 : 1024;
-        struct row *v = realloc(lt->rows, cap * sizeof(*v));
-        if (!v)
-            return -ENOMEM;
-        lt->rows = v;
-        lt->cap_rows = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(lt->rows, lt->cap_rows, (size_t)lt->nr_rows + 1, 1024))
+        return -ENOMEM;
     lt->rows[lt->nr_rows++] = *row;
     return 0;
 }
 
 static int push_seq(struct ana_sym_lines *lt, const struct seq *s)
 {
-    if (lt->nr_seqs == lt->cap_seqs) {
-        size_t cap = lt->cap_seqs ? lt->cap_seqs * 2 : 64;
-        struct seq *v = realloc(lt->seqs, cap * sizeof(*v));
-        if (!v)
-            return -ENOMEM;
-        lt->seqs = v;
-        lt->cap_seqs = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(lt->seqs, lt->cap_seqs, (size_t)lt->nr_seqs + 1, 64))
+        return -ENOMEM;
     lt->seqs[lt->nr_seqs++] = *s;
     return 0;
 }
 
 static int push_dir(struct ana_sym_lines *lt, const char *d)
 {
-    if (lt->nr_dirs == lt->cap_dirs) {
-        size_t cap = lt->cap_dirs ? lt->cap_dirs * 2 : 16;
-        const char **v = realloc(lt->dirs, cap * sizeof(*v));
-        if (!v)
-            return -ENOMEM;
-        lt->dirs = v;
-        lt->cap_dirs = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(lt->dirs, lt->cap_dirs, (size_t)lt->nr_dirs + 1, 16))
+        return -ENOMEM;
     lt->dirs[lt->nr_dirs++] = d;
     return 0;
 }
 
 static int push_file(struct ana_sym_lines *lt, const char *name, uint32_t dir)
 {
-    if (lt->nr_files == lt->cap_files) {
-        size_t cap = lt->cap_files ? lt->cap_files * 2 : 32;
-        const char **n = realloc(lt->file_names, cap * sizeof(*n));
-        if (n)
-            lt->file_names = n;
-        uint32_t *d = realloc(lt->file_dirs, cap * sizeof(*d));
-        if (d)
-            lt->file_dirs = d;
-        char **p = realloc(lt->file_paths, cap * sizeof(*p));
-        if (p)
-            lt->file_paths = p;
-        if (!n || !d || !p)
-            return -ENOMEM;
-        lt->cap_files = cap;
-    }
+    /* Three arrays of one capacity: each grows from a copy of it. */
+    size_t c1 = lt->cap_files, c2 = lt->cap_files, c3 = lt->cap_files;
+
+    if (UTIL_ARRAY_RESERVE(lt->file_names, c1, lt->nr_files + 1, 32) ||
+        UTIL_ARRAY_RESERVE(lt->file_dirs, c2, lt->nr_files + 1, 32) ||
+        UTIL_ARRAY_RESERVE(lt->file_paths, c3, lt->nr_files + 1, 32))
+        return -ENOMEM;
+    lt->cap_files = c1;
     lt->file_names[lt->nr_files] = name;
     lt->file_dirs[lt->nr_files] = dir;
     lt->file_paths[lt->nr_files] = NULL;
@@ -531,16 +509,10 @@ int ana_sym_lines_decode(struct ana_sym_lines **out, const struct ana_sym_sectio
 int ana_sym_lines_find(const struct ana_sym_lines *lt, uint64_t pc, uint32_t *file, uint32_t *line,
                        uint32_t *column)
 {
-    size_t lo = 0, hi = lt->nr_seqs;
-
     /* The last sequence starting at or before pc... */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (lt->seqs[mid].lo <= pc)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo =
+        util_search_above(lt->seqs, lt->nr_seqs, sizeof(*lt->seqs), offsetof(struct seq, lo), pc);
+
     /* ...that holds it (sequences do not overlap; a few tries for the
      * odd unit whose sequences do). */
     const struct seq *s = NULL;
@@ -555,15 +527,7 @@ int ana_sym_lines_find(const struct ana_sym_lines *lt, uint64_t pc, uint32_t *fi
     /* The last row at or before pc: of several rows at one address, the
      * last is the one in effect for the instructions that follow. */
     const struct row *rows = lt->rows + s->first;
-    lo = 0;
-    hi = s->nr;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (rows[mid].addr <= pc)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    lo = util_search_above(rows, s->nr, sizeof(*rows), offsetof(struct row, addr), pc);
     if (lo == 0)
         return -ENOENT;
     *file = rows[lo - 1].file;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/sym/ana_sym_internal.h"
+#include "util/util_array.h"
 
 /* Functions that only pass an allocation on: the libc allocator's entry
  * points and insides, and the raw virtual-memory wrappers. A stack whose
@@ -109,15 +110,8 @@ static bool address_is_internal(const struct ana_sym_frame *frames, int n)
 
 static int push_line(struct ana_sym_stack *st, const struct ana_sym_frame *f, uint32_t index)
 {
-    if (st->nr_lines == st->cap_lines) {
-        uint32_t cap = st->cap_lines ? st->cap_lines * 2 : 64;
-        struct ana_sym_line *v = realloc(st->lines, cap * sizeof(*v));
-
-        if (!v)
-            return -ENOMEM;
-        st->lines = v;
-        st->cap_lines = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(st->lines, st->cap_lines, (size_t)st->nr_lines + 1, 64))
+        return -ENOMEM;
     st->lines[st->nr_lines++] = (struct ana_sym_line){.frame = f, .index = index};
     return 0;
 }

@@ -3,10 +3,13 @@
  * libdw's own dwfl_module_addrname scans the whole symbol table for every
  * address (~110 us in libc, measured); a binary search here costs ~50 ns. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/sym/ana_sym_internal.h"
+#include "util/util_array.h"
+#include "util/util_search.h"
 
 /* A candidate before aliases are merged: what decides which of several
  * names at one address is shown. */
@@ -26,15 +29,8 @@ struct cand_vec {
 
 static int cand_push(struct cand_vec *cv, const struct cand *c)
 {
-    if (cv->nr == cv->cap) {
-        size_t cap = cv->cap ? cv->cap * 2 : 1024;
-        struct cand *v = realloc(cv->v, cap * sizeof(*v));
-
-        if (!v)
-            return -ENOMEM;
-        cv->v = v;
-        cv->cap = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(cv->v, cv->cap, (size_t)cv->nr + 1, 1024))
+        return -ENOMEM;
     cv->v[cv->nr++] = *c;
     return 0;
 }
@@ -182,17 +178,10 @@ int ana_sym_table_build(struct ana_sym_table *t, Elf *const *elfs, size_t nr_elf
 
 const struct ana_sym_symbol *ana_sym_table_find(const struct ana_sym_table *t, uint64_t vaddr)
 {
-    size_t lo = 0, hi = t->nr;
-
     /* Find the first symbol with addr > vaddr. */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
+    size_t lo = util_search_above(t->syms, t->nr, sizeof(*t->syms),
+                                  offsetof(struct ana_sym_symbol, addr), vaddr);
 
-        if (t->syms[mid].addr <= vaddr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
     for (size_t k = 0; k < NESTED_LOOKBACK && lo > 0; k++, lo--) {
         const struct ana_sym_symbol *s = &t->syms[lo - 1];
 

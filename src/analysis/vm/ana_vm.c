@@ -6,9 +6,13 @@
 #include "analysis/vm/ana_vm.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+
+#include "util/util_array.h"
+#include "util/util_search.h"
 
 #define PAGE_UP(x) (((x) + ANA_VM_PAGE - 1) & ~(uint64_t)(ANA_VM_PAGE - 1))
 
@@ -40,16 +44,8 @@ const struct ana_vm_image *ana_vm_get(const struct ana_vm *vm, uint32_t image)
 
 static struct ana_vm_image *vm_image(struct ana_vm *vm, uint32_t image)
 {
-    if (image >= vm->nr_images) {
-        uint32_t n = image + 1 > vm->nr_images * 2 ? image + 1 : vm->nr_images * 2;
-        struct ana_vm_image *p = realloc(vm->images, (size_t)n * sizeof(*p));
-
-        if (!p)
-            return NULL;
-        memset(p + vm->nr_images, 0, (size_t)(n - vm->nr_images) * sizeof(*p));
-        vm->images = p;
-        vm->nr_images = n;
-    }
+    if (UTIL_ARRAY_RESERVE_ZERO(vm->images, vm->nr_images, (size_t)image + 1, 1))
+        return NULL;
     return &vm->images[image];
 }
 
@@ -97,32 +93,13 @@ static int vm_end_commit(struct ana_vm *vm, uint32_t image, const struct ana_vm_
 /* Index of the first piece whose end is above addr. */
 static uint32_t vm_first_above(const struct ana_vm_image *im, uint64_t addr)
 {
-    uint32_t lo = 0, hi = im->nr;
-
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-
-        if (im->v[mid].hi <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return (uint32_t)util_search_above(im->v, im->nr, sizeof(*im->v),
+                                       offsetof(struct ana_vm_piece, hi), addr);
 }
 
 static int vm_reserve(struct ana_vm_image *im, uint32_t extra)
 {
-    if (im->nr + extra <= im->cap)
-        return 0;
-    uint32_t cap = im->cap ? im->cap * 2 : 64;
-    while (cap < im->nr + extra)
-        cap *= 2;
-    struct ana_vm_piece *v = realloc(im->v, (size_t)cap * sizeof(*v));
-    if (!v)
-        return -ENOMEM;
-    im->v = v;
-    im->cap = cap;
-    return 0;
+    return UTIL_ARRAY_RESERVE(im->v, im->cap, (size_t)im->nr + extra, 64);
 }
 
 /* Cut the piece containing addr (strictly inside) in two. */

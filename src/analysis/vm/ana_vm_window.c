@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_stacks.h"
+#include "util/util_array.h"
+
 static int keep_lifetime(void *arg, const struct ana_vm_lifetime *l)
 {
     struct ana_vm_window *w = arg;
@@ -15,15 +18,8 @@ static int keep_lifetime(void *arg, const struct ana_vm_lifetime *l)
 
     if (!(w->origins & (1u << l->origin)) || l->commit_ns > w->t1 || end < w->t0)
         return 0;
-    if (w->nr == w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 256;
-        struct ana_vm_life *v = realloc(w->v, cap * sizeof(*v));
-
-        if (!v)
-            return w->error = -ENOMEM;
-        w->v = v;
-        w->cap = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(w->v, w->cap, (size_t)w->nr + 1, 256))
+        return w->error = -ENOMEM;
     x = &w->v[w->nr++];
     x->l = *l;
     x->impacting = 0;
@@ -57,15 +53,8 @@ static int take_samples(struct ana_vm_window *w, uint64_t upto)
             if (!im->max_addr || (!ana_filter_is_empty(w->filter) &&
                                   !ana_filter_pid(w->filter, fmt_reader_image(w->r, i)->pid)))
                 continue;
-            if (w->nr_samples == w->cap_samples) {
-                size_t cap = w->cap_samples ? w->cap_samples * 2 : 64;
-                struct ana_vm_sample *s = realloc(w->samples, cap * sizeof(*s));
-
-                if (!s)
-                    return -ENOMEM;
-                w->samples = s;
-                w->cap_samples = cap;
-            }
+            if (UTIL_ARRAY_RESERVE(w->samples, w->cap_samples, (size_t)w->nr_samples + 1, 64))
+                return -ENOMEM;
             w->samples[w->nr_samples++] =
                 (struct ana_vm_sample){b, i, im->mapped, im->reserved, im->committed, im->charge};
         }
@@ -104,6 +93,26 @@ int ana_vm_window_finish(struct ana_vm_window *w)
     if (!rc)
         rc = ana_vm_finish(&w->vm);
     return rc ? rc : w->error;
+}
+
+int ana_vm_window_key(struct ana_vm_window *w, enum ana_vm_by by, struct ana_stacks *stacks)
+{
+    int rc;
+
+    for (size_t i = 0; i < w->nr; i++) {
+        struct ana_vm_life *x = &w->v[i];
+        uint32_t fn = 0;
+
+        if (by == ANA_VM_BY_STACK)
+            x->key = x->l.commit_stack;
+        else if (by == ANA_VM_BY_ORIGIN)
+            x->key = x->l.origin;
+        else if ((rc = ana_stacks_leaf(stacks, x->l.commit_stack, &fn)))
+            return rc;
+        else
+            x->key = fn;
+    }
+    return 0;
 }
 
 static int by_group(const void *x, const void *y)

@@ -3,8 +3,8 @@
  * "VirtualAlloc Commit LifeTimes": every lifetime of the chosen origins
  * that overlaps [t0, t1], with its impacting size (+size for one committed
  * inside and still committed at t1, -size for one committed before t0 and
- * decommitted inside, else 0); groups of lifetimes by a key the caller
- * sets; the committed peak inside the window; and totals (mapped, reserved,
+ * decommitted inside, else 0); groups of lifetimes by stack, function
+ * or origin; the committed peak inside the window; and totals (mapped, reserved,
  * committed, charge) per process image at nr_intervals moments.
  * docs/vmem.md. */
 #ifndef ANA_VM_WINDOW_H
@@ -20,7 +20,7 @@
 struct ana_vm_life {
     struct ana_vm_lifetime l;
     int64_t impacting;
-    uint64_t key; /* the group, set by the caller before ana_vm_window_groups */
+    uint64_t key; /* the group, set by ana_vm_window_key */
 };
 
 struct ana_vm_group {
@@ -61,6 +61,13 @@ void ana_vm_window_init(struct ana_vm_window *w);
 int ana_vm_window_event(void *arg, const struct fmt_event *ev);
 /* After the scan: the last totals and the lifetimes still open. 0 or -errno. */
 int ana_vm_window_finish(struct ana_vm_window *w);
+/* What groups lifetimes: the stack that committed them, its function, or
+ * the origin of the call. */
+enum ana_vm_by { ANA_VM_BY_STACK, ANA_VM_BY_FUNCTION, ANA_VM_BY_ORIGIN };
+struct ana_stacks;
+/* After finish: set each lifetime's key for grouping by by (stacks: the
+ * trace's stack strings, for ANA_VM_BY_FUNCTION). Returns 0 or -errno. */
+int ana_vm_window_key(struct ana_vm_window *w, enum ana_vm_by by, struct ana_stacks *stacks);
 /* Sorts the lifetimes by image, key, commit time and address and returns
  * their groups (malloc'd, *out), largest |impacting size| first, then size,
  * image and key. -ENOMEM or the number of groups. */

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/* util's primitives: arrays grow by doubling from the first size (or to
+ * what is needed, if more), keep their elements, zero the new ones when
+ * asked and refuse sizes that overflow; the binary search finds the first
+ * key above x at every position, with duplicates, at any element size and
+ * key offset. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "util/util_array.h"
+#include "util/util_search.h"
+
+static void test_grow(void **state)
+{
+    uint32_t *v = NULL;
+    uint32_t cap = 0;
+
+    (void)state;
+    /* Nothing to do when the capacity holds it (need 0: cap itself, as a
+     * literal 0 would make the comparison a constant). */
+    assert_int_equal(UTIL_ARRAY_RESERVE(v, cap, cap, 8), 0);
+    assert_null(v);
+    assert_int_equal(cap, 0);
+    /* The first size, then doubling. */
+    assert_int_equal(UTIL_ARRAY_RESERVE(v, cap, 1, 8), 0);
+    assert_non_null(v);
+    assert_int_equal(cap, 8);
+    for (uint32_t i = 0; i < 8; i++)
+        v[i] = i * 3;
+    assert_int_equal(UTIL_ARRAY_RESERVE(v, cap, 8, 8), 0);
+    assert_int_equal(cap, 8);
+    assert_int_equal(UTIL_ARRAY_RESERVE(v, cap, 9, 8), 0);
+    assert_int_equal(cap, 16);
+    /* More than twice: exactly what is needed. */
+    assert_int_equal(UTIL_ARRAY_RESERVE(v, cap, 100, 8), 0);
+    assert_int_equal(cap, 100);
+    for (uint32_t i = 0; i < 8; i++)
+        assert_int_equal(v[i], i * 3);
+    free(v);
+
+    /* A first size below what is needed: what is needed. */
+    uint64_t *w = NULL;
+    size_t wcap = 0;
+    assert_int_equal(UTIL_ARRAY_RESERVE(w, wcap, 5, 1), 0);
+    assert_int_equal(wcap, 5);
+    free(w);
+}
+
+static void test_grow_zero(void **state)
+{
+    uint64_t *v = NULL;
+    uint32_t nr = 0;
+
+    (void)state;
+    assert_int_equal(UTIL_ARRAY_RESERVE_ZERO(v, nr, 3, 1), 0);
+    assert_int_equal(nr, 3);
+    for (uint32_t i = 0; i < nr; i++) {
+        assert_int_equal(v[i], 0);
+        v[i] = ~0ull;
+    }
+    assert_int_equal(UTIL_ARRAY_RESERVE_ZERO(v, nr, 4, 1), 0);
+    assert_int_equal(nr, 6);
+    for (uint32_t i = 0; i < 3; i++)
+        assert_true(v[i] == ~0ull);
+    for (uint32_t i = 3; i < 6; i++)
+        assert_int_equal(v[i], 0);
+    free(v);
+}
+
+static void test_grow_overflow(void **state)
+{
+    uint64_t *v = NULL;
+    size_t cap = 0;
+
+    (void)state;
+    /* need * size overflows: refused, nothing changed. */
+    assert_int_equal(UTIL_ARRAY_RESERVE(v, cap, SIZE_MAX / 4, 1), -ENOMEM);
+    assert_null(v);
+    assert_int_equal(cap, 0);
+    /* Doubling would overflow. */
+    size_t c = SIZE_MAX / 2 + 1;
+    assert_null(util_array_grow(NULL, 1, &c, c + 1, 1, 0));
+    assert_true(c == SIZE_MAX / 2 + 1);
+}
+
+struct piece {
+    uint32_t tag;
+    uint64_t lo, hi;
+};
+
+static void test_search(void **state)
+{
+    uint64_t keys[] = {10, 20, 20, 20, 30, 50};
+    struct piece p[4] = {{1, 0, 10}, {2, 10, 15}, {3, 20, 40}, {4, 40, 41}};
+
+    (void)state;
+    assert_int_equal(util_search_above(keys, 0, 8, 0, 5), 0);
+    assert_int_equal(util_search_above(keys, 6, 8, 0, 0), 0);
+    assert_int_equal(util_search_above(keys, 6, 8, 0, 9), 0);
+    assert_int_equal(util_search_above(keys, 6, 8, 0, 10), 1);
+    assert_int_equal(util_search_above(keys, 6, 8, 0, 19), 1);
+    assert_int_equal(util_search_above(keys, 6, 8, 0, 20), 4);
+    assert_int_equal(util_search_above(keys, 6, 8, 0, 49), 5);
+    assert_int_equal(util_search_above(keys, 6, 8, 0, 50), 6);
+    assert_int_equal(util_search_above(keys, 6, 8, 0, UINT64_MAX), 6);
+    /* Keys inside larger elements: the first piece whose end is above x,
+     * and the last piece starting at or before x. */
+    size_t size = sizeof(p[0]), hi = offsetof(struct piece, hi), lo = offsetof(struct piece, lo);
+    assert_int_equal(util_search_above(p, 4, size, hi, 9), 0);
+    assert_int_equal(util_search_above(p, 4, size, hi, 10), 1);
+    assert_int_equal(util_search_above(p, 4, size, hi, 17), 2);
+    assert_int_equal(util_search_above(p, 4, size, hi, 41), 4);
+    assert_int_equal(util_search_above(p, 4, size, lo, 12), 2);
+    assert_int_equal(p[util_search_above(p, 4, size, lo, 39) - 1].tag, 3);
+    assert_int_equal(p[util_search_above(p, 4, size, lo, 40) - 1].tag, 4);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_grow),
+        cmocka_unit_test(test_grow_zero),
+        cmocka_unit_test(test_grow_overflow),
+        cmocka_unit_test(test_search),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
