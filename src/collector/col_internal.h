@@ -18,11 +18,13 @@
 #define COL_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define COL_TLS __attribute__((tls_model("initial-exec"))) __thread
 
-/* Ring geometry: 16 rings of 4 MiB per segment. The memfd is sparse, so a
- * ring costs memory only as far as it has been written. */
-#define COL_RINGS_PER_SEGMENT 16
+/* Ring geometry: rings of 4 MiB; segment i holds col_segment_rings(i)
+ * of them (1, 1, 2, 4, 8, then 16), so a single-threaded program maps one
+ * ring, not 64 MiB of address space (docs/protocol.md). The memfd is
+ * sparse, so a ring costs memory only as far as it has been written. */
+#define COL_MAX_RINGS_PER_SEGMENT 16
 #define COL_RING_SIZE (4u << 20)
-#define COL_MAX_SEGMENTS 64
+#define COL_MAX_SEGMENTS FMT_SHM_MAX_SEGMENTS
 
 /* Per-ring cache of recently seen stacks: 1024 entries of 16 bytes, the
  * ring's last stack, and what its last unwind read (col_stack.c). */
