@@ -85,6 +85,13 @@ struct col_thread {
     uint8_t sud_rearm;
     uint8_t sud_in_real; /* inside a heap hook's real call: its mappings are libc's */
     uint8_t sud_scope;   /* origin forced for trapped calls (pthread_create: THREAD) */
+    /* 1 while a program's SA_ONSTACK handler runs from ours with dispatch
+     * off: the rearm value to restore and the alternate stack it runs on.
+     * A handler that leaves by longjmp never returns to ours; the next
+     * hook entered off that stack restores it (col_sud_onstack_left). */
+    uint8_t sud_onstack;
+    uint8_t sud_onstack_rearm;
+    uintptr_t sud_alt_lo, sud_alt_hi;
 };
 extern COL_TLS struct col_thread col_thread;
 
@@ -127,6 +134,10 @@ static inline uint64_t col_now(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* col_sud.c: if the thread is off the alternate stack its SA_ONSTACK
+ * handler ran on, that handler was left by longjmp: dispatch is re-armed. */
+void col_sud_onstack_left(struct col_thread *t);
+
 /* col_state.c */
 struct col_thread *col_enter_slow(struct col_thread *t);
 void col_init(void);
@@ -144,6 +155,8 @@ static inline struct col_thread *col_enter(void)
         return NULL;
     t->busy = 1;
     t->sud_sel = COL_SUD_ALLOW; /* our own syscalls never trap */
+    if (COL_UNLIKELY(t->sud_onstack))
+        col_sud_onstack_left(t);
     if (COL_LIKELY(col_proc && t->ring && t->gen == col_proc->gen))
         return t;
     t = col_enter_slow(t);

@@ -6,7 +6,9 @@
 # not a crash), a handler on a small alternate stack calling write() (no
 # SIGSYS frame on it), malloc in a frequent SIGALRM handler (a signal inside
 # our SIGSYS handler ran with SIGSYS blocked), and the signal mask read back
-# with SIGSYS in it.
+# with SIGSYS in it; a SA_ONSTACK handler leaving by siglongjmp (dispatch
+# stayed off for the thread: the 8 MiB mapping malloc made after it was
+# missing from the trace).
 source "$(dirname "$0")/record_lib.sh"
 
 # Argument "32": the -m32 build, traced by the i386 collector.
@@ -28,8 +30,12 @@ while read -r mode; do
     diff -u "$WORK/plain" "$WORK/traced" || fail "$mode: output differs under --vm-precise"
     ms_dump_ok "$WORK/t.mscr"
     # Dispatch was on: pthread_create's own stack mappings are recorded.
-    case $mode in threads*)
+    case $mode in
+    threads*)
         grep -q "origin=thread" "$WORK/dump.txt" || fail "$mode: dispatch was not on (no thread stack)" ;;
+    altjmp)
+        grep -q " mmap .*size=8392704 .*origin=libc" "$WORK/dump.txt" ||
+            fail "$mode: dispatch is off after the handler's siglongjmp (no libc mapping of malloc's 8 MiB)" ;;
     esac
 done <<MODES
 threads 120
@@ -37,5 +43,6 @@ efault
 altstack
 alarm $iterations
 mask
+altjmp
 MODES
-echo "ok: threads, bad pointers, a small alternate stack, SIGALRM and the mask, as untraced"
+echo "ok: threads, bad pointers, a small alternate stack, SIGALRM, the mask and a siglongjmp off the alternate stack, as untraced"
