@@ -77,6 +77,18 @@ int ana_timeline_compute(struct ana_timeline *tl, struct fmt_reader *r, struct a
     if (c.last_ts_ns / interval_ns > ANA_TIMELINE_MAX_ROWS)
         return -E2BIG;
     tl->interval_ns = interval_ns;
+    /* A row per interval and process image (the last row included): with
+     * ~100,000 images even the default interval's 101 rows each are too
+     * many. Said before any row is kept, and not blamed on the interval:
+     * the rows the file's images justify, or an error. */
+    tl->nr_intervals = c.last_ts_ns / interval_ns + 1;
+    for (uint32_t i = 0; i < fmt_reader_nr_images(r); i++) {
+        const struct fmt_image_info *ii = fmt_reader_image(r, i);
+        if (ii && ana_filter_pid(f, ii->pid))
+            tl->nr_images++;
+    }
+    if ((uint64_t)tl->nr_images * tl->nr_intervals > ANA_TIMELINE_MAX_ROWS)
+        return -EOVERFLOW;
     run.next_ns = interval_ns;
     if ((rc = ana_model_create(&run.m, &mo)))
         return rc;
