@@ -793,10 +793,19 @@ struct col_sud_start {
 static void *col_sud_thread_main(void *p)
 {
     struct col_sud_start s = *(struct col_sud_start *)p;
+    uint64_t all = ~COL_SIGBIT(SIGSYS), mask = 0;
 
-    col_real.free(p);
     col_sud_arm(&col_thread);
     col_thread.sud_sel = col_thread.sud_rearm;
+    /* This free is the thread's first heap call: glibc sets up its tcache
+     * and arena in it (a new arena maps, trims and mprotects its heap),
+     * under the arena's lock and with those calls trapped and recorded.
+     * No signal may land meanwhile: a handler that mallocs would wait for
+     * that lock for good. Armed first, so the arena's mappings are in the
+     * trace; the program's mask is back before its start routine runs. */
+    col_sud_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, (long)&mask, 8, 0, 0);
+    col_real.free(p);
+    col_sud_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, 0, 8, 0, 0);
     return s.fn(s.arg);
 }
 
