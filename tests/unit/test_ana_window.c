@@ -5,10 +5,12 @@
  * only the chunks the window needs), timeline rows, size histograms and
  * call trees. */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -329,17 +331,41 @@ static void test_timeline(void **state)
     free(t);
 }
 
-/* Rows are per interval and process image: 2,000 processes over 6,667
- * intervals would be 13 million rows. The error says it is the processes
+#define NR_PROCS 2000
+
+/* A trace of NR_PROCS processes, one starting every microsecond from 1 us:
+ * 0 or -errno. */
+static int write_many_processes(int fd)
+{
+    struct fmt_trace_info info = {.command = "many", .command_len = 4, .hostname = "h"};
+    struct fmt_writer *w = NULL;
+    int rc = fmt_writer_create(&w, fd, &info, NULL);
+
+    for (uint32_t i = 0; i < NR_PROCS && !rc; i++) {
+        struct fmt_event ev = {.ts_ns = 1000 + 1000 * (uint64_t)i,
+                               .kind = FMT_EV_PROCESS_START,
+                               .image = i,
+                               .pid = 1000 + i,
+                               .tid = 1000 + i,
+                               .str = "p",
+                               .str_len = 1};
+        rc = fmt_writer_event(w, &ev);
+    }
+    if (!rc)
+        rc = fmt_writer_finish(w);
+    if (w)
+        fmt_writer_destroy(w);
+    return rc;
+}
+
+/* Rows are per interval and process image, from its start: 2,000
+ * processes over 13,334 intervals would be 13.3 million rows. The error says it is the processes
  * (the interval may be the default one, which nobody gave: with ~100,000
  * processes its 101 rows each are too many) before any row is kept. On
  * main the rows grew towards the cap (720 MB) and the command blamed
- * --interval. */
+ * --interval (tests/e2e/ana_timeline_procs.sh checks the message). */
 static void test_timeline_many_processes(void **state)
 {
-    enum { NR_PROCS = 2000 };
-    struct fmt_trace_info info = {.command = "many", .command_len = 4, .hostname = "h"};
-    struct fmt_writer *w;
     struct fmt_reader *r;
     struct ana_timeline tl;
     struct ana_filter f;
@@ -349,23 +375,12 @@ static void test_timeline_many_processes(void **state)
     (void)state;
 
     assert_true(fd >= 0);
-    assert_int_equal(fmt_writer_create(&w, fd, &info, NULL), 0);
-    for (uint32_t i = 0; i < NR_PROCS; i++) {
-        struct fmt_event ev = {.ts_ns = 1000 + 1000 * (uint64_t)i,
-                               .kind = FMT_EV_PROCESS_START,
-                               .image = i,
-                               .pid = 1000 + i,
-                               .tid = 1000 + i,
-                               .str = "p",
-                               .str_len = 1};
-        assert_int_equal(fmt_writer_event(w, &ev), 0);
-    }
-    assert_int_equal(fmt_writer_finish(w), 0);
-    fmt_writer_destroy(w);
+    assert_int_equal(write_many_processes(fd), 0);
     assert_int_equal(fmt_reader_open_fd(&r, fd, "many", err, sizeof(err)), 0);
-    assert_int_equal(ana_timeline_compute(&tl, r, NULL, 300, NULL, NULL), -EOVERFLOW);
+    assert_int_equal(ana_timeline_compute(&tl, r, NULL, 150, NULL, NULL), -EOVERFLOW);
     assert_int_equal(tl.nr_images, NR_PROCS);
-    assert_int_equal(tl.nr_intervals, (1000 + 1000 * (NR_PROCS - 1)) / 300 + 1);
+    assert_int_equal(tl.nr_intervals, (1000 + 1000 * (NR_PROCS - 1)) / 150 + 1);
+    assert_int_equal(tl.nr_rows_needed, 13328667);
     assert_null(tl.rows);
     ana_timeline_release(&tl);
     /* One process chosen: its 101 rows. */
@@ -474,7 +489,7 @@ static void test_tree(void **state)
     ana_tree_release(&t);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_window_matches_brute_force),
@@ -485,5 +500,16 @@ int main(void)
         cmocka_unit_test(test_histogram),
         cmocka_unit_test(test_tree),
     };
+    /* For tests/e2e/ana_timeline_procs.sh: write the many-process trace. */
+    if (argc == 3 && !strcmp(argv[1], "--write-many-processes")) {
+        int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        int rc = fd < 0 ? -errno : write_many_processes(fd);
+
+        if (rc || close(fd)) {
+            fprintf(stderr, "test_ana_window: %s: %s\n", argv[2], strerror(rc ? -rc : errno));
+            return 1;
+        }
+        return 0;
+    }
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
