@@ -279,6 +279,10 @@ int col_stack_init(void);
 void col_stack_reset(void);
 uint32_t col_stack_get(struct col_thread *t);
 uint32_t col_stack_finish(struct col_thread *t, void *const *buf, int n);
+/* The same for a walk of col_unwind_backtrace with the ring's memo (max:
+ * the walk's): interned by the tree of frames, taking the node of the
+ * frames the walk took from the last one. */
+uint32_t col_stack_finish_walk(struct col_thread *t, void *const *buf, int n, int max);
 extern int col_unwind_fp; /* MEMSCRIBE_UNWIND=fp */
 int col_fp_backtrace(void **buf, int max);
 #ifndef COL_UNWIND_LIBGCC
@@ -298,10 +302,11 @@ static inline __attribute__((always_inline)) uint32_t col_stack_here(struct col_
     return col_stack_get(t);
 #else
     void *buf[FMT_SHM_MAX_DEPTH + 4];
-    int n = col_unwind_fp ? col_fp_backtrace(buf, (int)col_depth + 4)
-                          : col_unwind_backtrace(buf, (int)col_depth + 4, col_stack_memo(t));
+    int max = (int)col_depth + 4;
 
-    return col_stack_finish(t, buf, n);
+    if (col_unwind_fp)
+        return col_stack_finish(t, buf, col_fp_backtrace(buf, max));
+    return col_stack_finish_walk(t, buf, col_unwind_backtrace(buf, max, col_stack_memo(t)), max);
 #endif
 }
 uint32_t col_stack_intern(struct col_thread *t, const uint64_t *f, uint32_t n);

@@ -28,7 +28,11 @@ struct col_unwind_frame {
     int16_t rbp_off; /* rbp read at CFA + rbp_off, when COL_UF_RBP_SLOT */
     int8_t ra_off8;  /* the return address read at CFA + 8 * ra_off8 */
     uint8_t flags;   /* COL_UF_* */
-    uint32_t pad;
+    /* The program's frames from this one out, as a node of col_stack.c's
+     * tree (COL_NODE_ID bits) with their number above (COL_NODE_DEPTH);
+     * 0: not known. Only the memo of a walk that reached the stack's end
+     * holds nodes: a walk that takes its outer frames takes their nodes. */
+    uint32_t node;
 };
 #define COL_UF_RBP_OK 0x01    /* rbp known in this frame */
 #define COL_UF_EXACT 0x02     /* ip is an interrupted instruction */
@@ -63,5 +67,9 @@ int col_unwind_from_context(const void *uc, void **buf, int max);
  * aborts. */
 extern int col_unwind_verify;
 void col_unwind_check(void *const *buf, int n, int max);
+/* Return if a[0..ka) and b[0..kb) are the same frames; else print why and
+ * both (named what_a, what_b) and abort. */
+void col_unwind_check_same(const char *why, const char *what_a, const uint64_t *a, int ka,
+                           const char *what_b, const uint64_t *b, int kb);
 
 #endif
