@@ -282,7 +282,7 @@ uint32_t col_stack_finish(struct col_thread *t, void *const *buf, int n);
 /* The same for a walk of col_unwind_backtrace with the ring's memo (max:
  * the walk's): interned by the tree of frames, taking the node of the
  * frames the walk took from the last one. */
-uint32_t col_stack_finish_walk(struct col_thread *t, void *const *buf, int n, int max);
+uint32_t col_stack_finish_walk(struct col_thread *t, void **buf, int n, int max);
 extern int col_unwind_fp; /* MEMSCRIBE_UNWIND=fp */
 int col_fp_backtrace(void **buf, int max);
 #ifndef COL_UNWIND_LIBGCC

@@ -664,7 +664,7 @@ uint32_t col_stack_finish(struct col_thread *t, void *const *buf, int n)
     return id;
 }
 
-uint32_t col_stack_finish_walk(struct col_thread *t, void *const *buf, int n, int max)
+uint32_t col_stack_finish_walk(struct col_thread *t, void **buf, int n, int max)
 {
 #ifdef COL_UNWIND_LIBGCC
     (void)max;
@@ -678,17 +678,18 @@ uint32_t col_stack_finish_walk(struct col_thread *t, void *const *buf, int n, in
     uint32_t limit = col_depth < 255 ? col_depth : 255, node = 0, depth = 0;
     uint64_t self_lo = col_self_lo, self_len = col_self_hi - col_self_lo;
 
-    if (!m || n <= 0 || m->nr_frames != (uint32_t)n)
+    if (!m || n <= 0)
         return col_stack_finish(t, buf, n);
     f = m->f[m->cur];
     if (n >= max) {
         /* Cut at max: its frames' nodes would be of a stack cut there. */
         for (k = 0; k < n; k++)
             f[k].node = 0;
-        return col_stack_finish(t, buf, n);
+        goto by_hash;
     }
-    /* The fresh frames have no node: the first that has is where the walk
-     * took the rest from the last one. */
+    /* The fresh frames have no node; the ones taken from the last walk
+     * have, unless it had to intern by hash. */
+    k = (int)m->fresh;
     while (k < n && !f[k].node)
         k++;
     if (k < n) {
@@ -702,13 +703,13 @@ uint32_t col_stack_finish_walk(struct col_thread *t, void *const *buf, int n, in
         if (ip - self_lo >= self_len) {
             /* The first probe of the newest tier inline, the rest out of line. */
             if (depth >= limit)
-                return col_stack_finish(t, buf, n);
+                goto by_hash;
             slot = (uint32_t)(col_node_hash(parent, ip) >> 32) & mask;
             if (COL_LIKELY(atomic_load_explicit(&tab[slot].ip, memory_order_acquire) == ip &&
                            tab[slot].parent == parent))
                 id = base + slot + 1;
             else if (!(id = col_node_child(parent, ip)))
-                return col_stack_finish(t, buf, n);
+                goto by_hash;
             node = id | ++depth << COL_NODE_DEPTH_SHIFT;
         }
         f[k].node = node;
@@ -726,6 +727,9 @@ uint32_t col_stack_finish_walk(struct col_thread *t, void *const *buf, int n, in
                               (int)col_node_frames(node, a), "walk:    ", b, kb);
     }
     return node ? col_node_stack(t, node) : 0;
+by_hash:
+    col_unwind_memo_frames(m, buf, n);
+    return col_stack_finish(t, buf, n);
 #endif
 }
 

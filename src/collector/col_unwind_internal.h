@@ -50,14 +50,26 @@ struct col_unwind_memo {
     uint32_t from;      /* entries before this one cannot be taken (a slow step) */
     uint32_t gen;       /* the rule table's generation */
     uint32_t cur;       /* which of the two arrays is the last walk's */
+    uint32_t fresh;     /* its frames before the ones it took from the walk before */
     struct col_unwind_frame f[2][COL_UNWIND_MEMO_FRAMES];
 };
 
 /* The return addresses of the caller's frames, innermost first (the
  * caller's own ip first), at most max (<= FMT_SHM_MAX_DEPTH + 4). Never
  * allocates, opens nothing, makes no syscall once a frame's rule is
- * cached. memo (or NULL) holds the ring's last walk. */
+ * cached. memo (or NULL) holds the ring's last walk; with a memo the
+ * frames are left in it (col_unwind_memo_frames) and buf is written only
+ * under MEMSCRIBE_UNWIND=verify. */
 int col_unwind_backtrace(void **buf, int max, struct col_unwind_memo *memo);
+
+/* The n frames of the memo's walk into buf. */
+static inline void col_unwind_memo_frames(const struct col_unwind_memo *m, void **buf, int n)
+{
+    const struct col_unwind_frame *f = m->f[m->cur];
+
+    for (int i = 0; i < n; i++)
+        buf[i] = (void *)(uintptr_t)f[i].ip;
+}
 
 /* The same from a signal context: the interrupted ip first. */
 int col_unwind_from_context(const void *uc, void **buf, int max);
