@@ -76,12 +76,16 @@ struct col_stack_slot {
     uint32_t off;
 };
 
+/* A stack's (key: its hash, top bit set; its id and arena offset), or a
+ * tree node's (key: its ip; id: its parent; off: its id). */
+struct col_cache_entry {
+    uint64_t key;
+    uint32_t id;
+    uint32_t off;
+};
+
 struct col_stack_cache {
-    struct {
-        uint64_t key;
-        uint32_t id;
-        uint32_t off;
-    } e[COL_STACK_CACHE_ENTRIES];
+    struct col_cache_entry e[COL_STACK_CACHE_ENTRIES];
     /* The ring's last stack, while calls keep repeating it (a loop that
      * allocates at one site): compared frame by frame with the new one, it
      * saves hashing the frames and probing the cache. After a few misses
@@ -671,6 +675,7 @@ uint32_t col_stack_finish_walk(struct col_thread *t, void **buf, int n, int max)
     return col_stack_finish(t, buf, n);
 #else
     struct col_unwind_memo *m = col_stack_memo(t);
+    struct col_stack_cache *c = m ? t->ring->cache : NULL;
     struct col_unwind_frame *f;
     int newest = atomic_load_explicit(&col_nodes_newest, memory_order_relaxed), k = 0;
     struct col_node_slot *tab = atomic_load_explicit(&col_nodes[newest], memory_order_acquire);
@@ -682,8 +687,9 @@ uint32_t col_stack_finish_walk(struct col_thread *t, void **buf, int n, int max)
         return col_stack_finish(t, buf, n);
     f = m->f[m->cur];
     if (n >= max) {
-        /* Cut at max: its frames' nodes would be of a stack cut there. */
-        for (k = 0; k < n; k++)
+        /* Cut at max: the nodes it took would stand for a stack cut there
+         * (its fresh frames have none). */
+        for (k = (int)m->fresh; k < n; k++)
             f[k].node = 0;
         goto by_hash;
     }
@@ -697,19 +703,32 @@ uint32_t col_stack_finish_walk(struct col_thread *t, void **buf, int n, int max)
         depth = node >> COL_NODE_DEPTH_SHIFT;
     }
     while (k-- > 0) {
-        uint64_t ip = f[k].ip;
+        uint64_t ip = f[k].ip, h;
         uint32_t parent = node & COL_NODE_ID, slot, id;
+        struct col_cache_entry *ce;
 
         if (ip - self_lo >= self_len) {
             /* The first probe of the newest tier inline, the rest out of line. */
             if (depth >= limit)
                 goto by_hash;
-            slot = (uint32_t)(col_node_hash(parent, ip) >> 32) & mask;
+            h = col_node_hash(parent, ip);
+            slot = (uint32_t)(h >> 32) & mask;
+            ce = &c->e[(uint32_t)(h >> 20) & (COL_STACK_CACHE_ENTRIES - 1)];
             if (COL_LIKELY(atomic_load_explicit(&tab[slot].ip, memory_order_acquire) == ip &&
-                           tab[slot].parent == parent))
+                           tab[slot].parent == parent)) {
                 id = base + slot + 1;
-            else if (!(id = col_node_child(parent, ip)))
-                goto by_hash;
+            } else if (ce->key == ip && ce->id == parent) {
+                /* Past the first probe, or in an older tier, but seen by this ring before. */
+                id = ce->off;
+            } else {
+                if (!(id = col_node_child(parent, ip)))
+                    goto by_hash;
+                /* A stack's key has the top bit set, an ip never: the two kinds
+                 * of entries share the cache without mistaking each other. */
+                ce->key = ip;
+                ce->id = parent;
+                ce->off = id;
+            }
             node = id | ++depth << COL_NODE_DEPTH_SHIFT;
         }
         f[k].node = node;
