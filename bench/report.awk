@@ -138,15 +138,15 @@ function print_analyses(w, ev,    na, al, i, a, k, any, mw_, mc_, mr_) {
                mc_[1] / mc_[2], mr_[1] / mr_[2]
 }
 
-# memscribe's added wall and CPU per event and bytes per event as a multiple of
-# tool h's (heaptrack, or heaptrack --raw: recording without its interpreter),
-# from the medians of the workload just printed. No target: a comparison.
-function print_ratios(h) {
-    if (!have_base || ev <= 0 || !ok["memscribe"] || !ok[h])
+# memscribe's (m: memscribe, or memscribe-base from run.sh --base) added wall
+# and CPU per event and bytes per event as a multiple of tool h's (heaptrack, or
+# heaptrack --raw: recording without its interpreter), from the medians of the
+# workload just printed. No target: a comparison.
+function print_ratios(m, h) {
+    if (!have_base || ev <= 0 || !ok[m] || !ok[h])
         return
-    printf "  memscribe / %s:", h
-    printf " +wall %s, +cpu %s, bytes %s\n", ratio(aw["memscribe"], aw[h]), ratio(ac["memscribe"], ac[h]),
-           ratio(bpe["memscribe"], bpe[h])
+    printf "  %s / %s:", m, h
+    printf " +wall %s, +cpu %s, bytes %s\n", ratio(aw[m], aw[h]), ratio(ac[m], ac[h]), ratio(bpe[m], bpe[h])
 }
 
 function ratio(a, b) {
@@ -216,8 +216,10 @@ END {
             printf "\n"
         }
 
-        print_ratios("heaptrack")
-        print_ratios("heaptrack-raw")
+        print_ratios("memscribe", "heaptrack")
+        print_ratios("memscribe", "heaptrack-raw")
+        print_ratios("memscribe-base", "heaptrack")
+        print_ratios("memscribe-base", "heaptrack-raw")
         print_analyses(w, ev)
 
         # memscribe's targets for this workload.

@@ -31,6 +31,8 @@ usage: bash bench/run.sh [options]
   -c, --commit REV    build memscribe from commit REV (a clean snapshot) instead of the
                       working tree
       --memscribe PATH  measure this memscribe binary instead of building one
+      --base PATH     also measure this memscribe binary (column memscribe-base): a
+                      before/after comparison in one run, the order rotated as for the others
       --no-setup      do not install missing packages
   -h, --help          this text
 EOF
@@ -72,6 +74,11 @@ tool_memscribe() {
     RUN=("$MEMSCRIBE" record -o "$1/trace.mscr" -- "${CMD[@]}")
     TRACE="$1/trace.mscr"
 }
+# --base PATH: a second memscribe (the one before a change) measured beside.
+tool_memscribe-base() {
+    RUN=("$MEMSCRIBE_BASE" record -o "$1/trace.mscr" -- "${CMD[@]}")
+    TRACE="$1/trace.mscr"
+}
 tool_heaptrack() {
     # heaptrack appends .zst (or .gz without zstd) to the -o name.
     RUN=(heaptrack -o "$1/trace" "${CMD[@]}")
@@ -102,6 +109,7 @@ ANALYSES=(memscribe heaptrack)
 limit_memscribe() { echo $((MEM_LIMIT_MIB * 1024 * 1024)); }
 limit_heaptrack() { echo $((MEM_LIMIT_MIB * 1024 * 1024)); }
 limit_heaptrack-raw() { limit_heaptrack; }
+limit_memscribe-base() { limit_memscribe; }
 
 # ---- Options -------------------------------------------------------------------
 
@@ -114,6 +122,7 @@ TIMEOUT=120
 BUILD=$SRC_DIR/build-bench
 SETUP=1
 MEMSCRIBE=""
+MEMSCRIBE_BASE=""
 COMMIT=""
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -125,6 +134,7 @@ while [ $# -gt 0 ]; do
     -t | --timeout) TIMEOUT=${2:?}; shift 2 ;;
     -b | --build-dir) BUILD=${2:?}; shift 2 ;;
     --memscribe) MEMSCRIBE=${2:?}; shift 2 ;;
+    --base) MEMSCRIBE_BASE=${2:?}; shift 2 ;;
     -c | --commit) COMMIT=${2:?}; shift 2 ;;
     --no-setup) SETUP=0; shift ;;
     -h | --help) usage; exit 0 ;;
@@ -209,6 +219,10 @@ if [ -z "$MEMSCRIBE_MISSING" ] && ! "$MEMSCRIBE" record --help >/dev/null 2>&1; 
     MEMSCRIBE_MISSING="'memscribe record --help' fails"
 fi
 [ -z "$MEMSCRIBE_MISSING" ] || log "memscribe $MEMSCRIBE_MISSING: measuring the rest"
+if [ -n "$MEMSCRIBE_BASE" ]; then
+    [ -x "$MEMSCRIBE_BASE" ] || { echo "run.sh: --base: not an executable: $MEMSCRIBE_BASE" >&2; exit 2; }
+    TOOLS=(untraced memscribe memscribe-base heaptrack heaptrack-raw)
+fi
 
 # Only the python workload runs python3.
 export PYTHONMALLOC=malloc
@@ -396,6 +410,7 @@ OUT=$RESULTS/$STAMP.txt
     echo "memscribe benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "machine:   $(nproc) cpus, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo), kernel $(uname -r)"
     echo "memscribe: $VERSION${MEMSCRIBE_MISSING:+ — not measured: $MEMSCRIBE_MISSING}"
+    [ -z "$MEMSCRIBE_BASE" ] || echo "memscribe-base: $MEMSCRIBE_BASE"
     echo "heaptrack: $(heaptrack --version 2>&1 | head -n 1); sqlite3 $(sqlite3 --version | cut -d' ' -f1); $(gcc --version | head -n 1)"
     echo "load:      $LOAD_START at start, $(cut -d' ' -f1-3 /proc/loadavg) at end (1/5/15-minute load averages)"
     nr_cpus=$(nproc)

@@ -19,10 +19,13 @@ ms_test_program(ana_threads ${PROJECT_SOURCE_DIR}/tests/programs/ana_threads.c L
 ms_e2e_test(ana_threads ana_threads.sh)
 ms_e2e_test(ana_cli ana_cli.sh)
 ms_e2e_test(ana_notfile ana_notfile.sh)
+ms_e2e_test(ana_timeline_procs ana_timeline_procs.sh)
 ms_test_program(ana_deep ${PROJECT_SOURCE_DIR}/tests/programs/ana_deep.c)
 ms_e2e_test(ana_deep ana_deep.sh)
 ms_e2e_test(ana_mutants ana_mutants.sh)
 set_tests_properties(e2e.ana_mutants PROPERTIES TIMEOUT 900)
 ms_e2e_test(ana_corrupt ana_corrupt.sh)
+# 91 runs of ASan-built commands: well over 300 s on a loaded machine.
+set_tests_properties(e2e.ana_corrupt PROPERTIES TIMEOUT 900)
 ms_test_program(ana_escape ${PROJECT_SOURCE_DIR}/tests/programs/ana_escape.c)
 ms_e2e_test(ana_escape ana_escape.sh)

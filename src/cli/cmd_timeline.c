@@ -89,6 +89,12 @@ int cmd_timeline(int argc, char **argv)
     if (rc == -E2BIG)
         cli_usage_error("timeline: --interval is too small for this trace (more than %u rows)",
                         ANA_TIMELINE_MAX_ROWS);
+    if (rc == -EOVERFLOW) /* not the interval's fault: it may not have been given */
+        cli_die("timeline: %s: %u processes over %llu intervals would make %llu rows, more than "
+                "%u; choose processes with --pid%s",
+                a.path, tl.nr_images, (unsigned long long)tl.nr_intervals,
+                (unsigned long long)tl.nr_rows_needed, ANA_TIMELINE_MAX_ROWS,
+                interval ? " or a longer --interval" : "");
     if (rc)
         cli_ana_fail(&a, rc);
 

@@ -63,8 +63,11 @@ static void col_check_modules(struct col_thread *t)
 
 /* glibc marks a chunk it got from its own mmap: bit 1 of the size word in
  * front of the block (IS_MMAPPED, malloc/malloc.c). Only read when the
- * real malloc is glibc's (another allocator may have no such word). */
-static uint8_t col_libc_mmap_flag(const void *p)
+ * real malloc is glibc's (another allocator may have no such word). Never
+ * inlined: valgrind's suppression of that read names this function
+ * (tests/e2e/record_valgrind.supp), and whether gcc inlines it moves with
+ * the code around the hooks. */
+static __attribute__((noinline)) uint8_t col_libc_mmap_flag(const void *p)
 {
     return col_glibc_malloc && p && (((const size_t *)p)[-1] & 2) ? FMT_EVF_LIBC_MMAP : 0;
 }

@@ -18,11 +18,13 @@
 #define COL_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define COL_TLS __attribute__((tls_model("initial-exec"))) __thread
 
-/* Ring geometry: 16 rings of 4 MiB per segment. The memfd is sparse, so a
- * ring costs memory only as far as it has been written. */
-#define COL_RINGS_PER_SEGMENT 16
+/* Ring geometry: rings of 4 MiB; segment i holds col_segment_rings(i)
+ * of them (1, 1, 2, 4, 8, then 16), so a single-threaded program maps one
+ * ring, not 64 MiB of address space (docs/protocol.md). The memfd is
+ * sparse, so a ring costs memory only as far as it has been written. */
+#define COL_MAX_RINGS_PER_SEGMENT 16
 #define COL_RING_SIZE (4u << 20)
-#define COL_MAX_SEGMENTS 64
+#define COL_MAX_SEGMENTS FMT_SHM_MAX_SEGMENTS
 
 /* Per-ring cache of recently seen stacks: 1024 entries of 16 bytes, the
  * ring's last stack, and what its last unwind read (col_stack.c). */
@@ -83,6 +85,13 @@ struct col_thread {
     uint8_t sud_rearm;
     uint8_t sud_in_real; /* inside a heap hook's real call: its mappings are libc's */
     uint8_t sud_scope;   /* origin forced for trapped calls (pthread_create: THREAD) */
+    /* 1 while a program's SA_ONSTACK handler runs from ours with dispatch
+     * off: the rearm value to restore and the alternate stack it runs on.
+     * A handler that leaves by longjmp never returns to ours; the next
+     * hook entered off that stack restores it (col_sud_onstack_left). */
+    uint8_t sud_onstack;
+    uint8_t sud_onstack_rearm;
+    uintptr_t sud_alt_lo, sud_alt_hi;
 };
 extern COL_TLS struct col_thread col_thread;
 
@@ -125,6 +134,10 @@ static inline uint64_t col_now(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* col_sud.c: if the thread is off the alternate stack its SA_ONSTACK
+ * handler ran on, that handler was left by longjmp: dispatch is re-armed. */
+void col_sud_onstack_left(struct col_thread *t);
+
 /* col_state.c */
 struct col_thread *col_enter_slow(struct col_thread *t);
 void col_init(void);
@@ -142,6 +155,8 @@ static inline struct col_thread *col_enter(void)
         return NULL;
     t->busy = 1;
     t->sud_sel = COL_SUD_ALLOW; /* our own syscalls never trap */
+    if (COL_UNLIKELY(t->sud_onstack))
+        col_sud_onstack_left(t);
     if (COL_LIKELY(col_proc && t->ring && t->gen == col_proc->gen))
         return t;
     t = col_enter_slow(t);
@@ -279,6 +294,10 @@ int col_stack_init(void);
 void col_stack_reset(void);
 uint32_t col_stack_get(struct col_thread *t);
 uint32_t col_stack_finish(struct col_thread *t, void *const *buf, int n);
+/* The same for a walk of col_unwind_backtrace with the ring's memo (max:
+ * the walk's): interned by the tree of frames, taking the node of the
+ * frames the walk took from the last one. */
+uint32_t col_stack_finish_walk(struct col_thread *t, void **buf, int n, int max);
 extern int col_unwind_fp; /* MEMSCRIBE_UNWIND=fp */
 int col_fp_backtrace(void **buf, int max);
 #ifndef COL_UNWIND_LIBGCC
@@ -298,10 +317,11 @@ static inline __attribute__((always_inline)) uint32_t col_stack_here(struct col_
     return col_stack_get(t);
 #else
     void *buf[FMT_SHM_MAX_DEPTH + 4];
-    int n = col_unwind_fp ? col_fp_backtrace(buf, (int)col_depth + 4)
-                          : col_unwind_backtrace(buf, (int)col_depth + 4, col_stack_memo(t));
+    int max = (int)col_depth + 4;
 
-    return col_stack_finish(t, buf, n);
+    if (col_unwind_fp)
+        return col_stack_finish(t, buf, col_fp_backtrace(buf, max));
+    return col_stack_finish_walk(t, buf, col_unwind_backtrace(buf, max, col_stack_memo(t)), max);
 #endif
 }
 uint32_t col_stack_intern(struct col_thread *t, const uint64_t *f, uint32_t n);

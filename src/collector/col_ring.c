@@ -22,8 +22,18 @@
 struct col_segment {
     struct fmt_shm_header *hdr;
     uint64_t size;
-    struct col_ring rings[COL_RINGS_PER_SEGMENT];
+    uint32_t nr_rings;
+    struct col_ring rings[COL_MAX_RINGS_PER_SEGMENT];
 };
+
+/* Rings in segment `index`: 1, 1, 2, 4, 8, then 16. A program's address
+ * space grows with its threads, one 4 MiB ring per thread alive at most
+ * in the first segments, instead of 64 MiB up front (an RLIMIT_AS
+ * program keeps what it could allocate untraced, less one ring). */
+static uint32_t col_segment_rings(uint32_t index)
+{
+    return index == 0 ? 1u : index <= 4 ? 1u << (index - 1) : COL_MAX_RINGS_PER_SEGMENT;
+}
 
 static struct col_segment col_segs[COL_MAX_SEGMENTS];
 static _Atomic uint32_t col_nr_segs;
@@ -148,8 +158,9 @@ static void col_segment_info(struct fmt_shm_header *h)
  * segment lock (or is the only thread, at process start). */
 static int col_segment_new(uint32_t index, uint16_t kind)
 {
-    uint64_t size = fmt_shm_segment_size(COL_RINGS_PER_SEGMENT, COL_RING_SIZE);
-    uint64_t ctl_size = COL_RINGS_PER_SEGMENT * sizeof(struct fmt_shm_ring_ctl);
+    uint32_t nr_rings = col_segment_rings(index);
+    uint64_t size = fmt_shm_segment_size(nr_rings, COL_RING_SIZE);
+    uint64_t ctl_size = nr_rings * sizeof(struct fmt_shm_ring_ctl);
     struct col_segment *s = &col_segs[index];
     struct fmt_shm_header *h;
     int fd, saved;
@@ -183,7 +194,7 @@ static int col_segment_new(uint32_t index, uint16_t kind)
     h = (struct fmt_shm_header *)p;
     h->magic = FMT_SHM_SEG_MAGIC;
     h->version = FMT_SHM_VERSION;
-    h->nr_rings = COL_RINGS_PER_SEGMENT;
+    h->nr_rings = nr_rings;
     h->ring_size = COL_RING_SIZE;
     h->ctl_offset = FMT_SHM_HEADER_SIZE;
     h->data_offset = FMT_SHM_HEADER_SIZE + (uint32_t)((ctl_size + 4095) & ~4095ull);
@@ -194,7 +205,7 @@ static int col_segment_new(uint32_t index, uint16_t kind)
     h->clock_tsc = (uint32_t)col_clock_tsc;
     if (index == 0)
         col_segment_info(h);
-    for (uint32_t i = 0; i < COL_RINGS_PER_SEGMENT; i++) {
+    for (uint32_t i = 0; i < nr_rings; i++) {
         struct col_ring *r = &s->rings[i];
 
         r->ctl = fmt_shm_ring_ctl(h, i);
@@ -212,6 +223,7 @@ static int col_segment_new(uint32_t index, uint16_t kind)
     }
     close(fd); /* the mapping stays */
     s->size = size;
+    s->nr_rings = nr_rings;
     s->hdr = h;
     atomic_store_explicit(&col_nr_segs, index + 1, memory_order_release);
     return 0;
@@ -240,7 +252,7 @@ void col_segments_forget(void)
     uint32_t n = atomic_load(&col_nr_segs);
 
     for (uint32_t i = 0; i < n; i++) {
-        for (uint32_t j = 0; j < COL_RINGS_PER_SEGMENT; j++)
+        for (uint32_t j = 0; j < col_segs[i].nr_rings; j++)
             col_sys_munmap(col_segs[i].rings[j].cache, COL_STACK_CACHE_BYTES);
         col_sys_munmap(col_segs[i].hdr, col_segs[i].size);
     }
@@ -280,7 +292,7 @@ int col_ring_claim(struct col_thread *t)
     }
 
     for (uint32_t i = 0; i < n; i++)
-        for (uint32_t j = 0; j < COL_RINGS_PER_SEGMENT; j++) {
+        for (uint32_t j = 0; j < col_segs[i].nr_rings; j++) {
             struct col_ring *r = &col_segs[i].rings[j];
             uint32_t owner = atomic_load_explicit(&r->ctl->owner_tid, memory_order_relaxed);
 
@@ -294,7 +306,7 @@ int col_ring_claim(struct col_thread *t)
         }
     /* Reclaim a ring whose owner died without its exit hook (raw clone). */
     for (uint32_t i = 0; i < n; i++)
-        for (uint32_t j = 0; j < COL_RINGS_PER_SEGMENT; j++) {
+        for (uint32_t j = 0; j < col_segs[i].nr_rings; j++) {
             struct col_ring *r = &col_segs[i].rings[j];
             uint32_t owner = atomic_load(&r->ctl->owner_tid);
 

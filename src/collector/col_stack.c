@@ -76,12 +76,16 @@ struct col_stack_slot {
     uint32_t off;
 };
 
+/* A stack's (key: its hash, top bit set; its id and arena offset), or a
+ * tree node's (key: its ip; id: its parent; off: its id). */
+struct col_cache_entry {
+    uint64_t key;
+    uint32_t id;
+    uint32_t off;
+};
+
 struct col_stack_cache {
-    struct {
-        uint64_t key;
-        uint32_t id;
-        uint32_t off;
-    } e[COL_STACK_CACHE_ENTRIES];
+    struct col_cache_entry e[COL_STACK_CACHE_ENTRIES];
     /* The ring's last stack, while calls keep repeating it (a loop that
      * allocates at one site): compared frame by frame with the new one, it
      * saves hashing the frames and probing the cache. After a few misses
@@ -107,6 +111,29 @@ static uint64_t *_Atomic col_arena_chunks[COL_ARENA_CHUNKS];
 static _Atomic uint64_t col_arena_top;
 static _Atomic uint32_t col_next_id = 1;
 static uintptr_t col_self_lo, col_self_hi;
+
+/* The tree of stacks a walk with a memo interns into: a node is a frame
+ * of the program with the node of the frames outside it (its parent, 0 at
+ * the outermost), found by (parent, ip) in a lock-free table of the same
+ * tiers as the stack table. Its id is its slot's index over the tiers,
+ * plus 1. A walk that takes its outer frames from the last walk takes
+ * their node too (col_unwind_frame.node), so interning costs a probe per
+ * new frame, not a hash and a compare of the whole stack. A node's stack
+ * id is given once, when a walk first ends at it. */
+struct col_node_slot {
+    _Atomic uint64_t ip; /* 0 empty, COL_KEY_BUSY being filled */
+    uint32_t parent;
+    _Atomic uint32_t stack; /* 0 none yet, COL_NODE_STACK_BUSY being published */
+};
+_Static_assert(sizeof(struct col_node_slot) == sizeof(struct col_stack_slot), "col_node_slot");
+
+#define COL_NODE_ID 0x00ffffffu /* a memo's node: the id, and the depth above */
+#define COL_NODE_DEPTH_SHIFT 24
+#define COL_NODE_STACK_BUSY UINT32_MAX
+
+static struct col_node_slot *_Atomic col_nodes[COL_TABLE_TIERS];
+static _Atomic uint32_t col_nodes_used[COL_TABLE_TIERS];
+static _Atomic int col_nodes_newest;
 
 static inline uint32_t col_table_slots(int tier)
 {
@@ -200,6 +227,7 @@ int col_stack_init(void)
     if (col_self_range(&col_self_lo, &col_self_hi) != 0)
         return -1;
     if (!col_map_once((void *_Atomic *)&col_tables[0], col_table_bytes(0)) ||
+        !col_map_once((void *_Atomic *)&col_nodes[0], col_table_bytes(0)) ||
         !col_map_once((void *_Atomic *)&col_arena_chunks[0], col_arena_bytes(0)))
         return -1;
     {
@@ -217,25 +245,26 @@ int col_stack_init(void)
     return 0;
 }
 
-/* In a forked child: ids restart with the child's own stream. Mapping
- * fresh zero pages over the old ones drops the parent's copy at once. */
+/* Fresh zero pages over p: in a forked child, the parent's copy goes at once. */
+static void col_map_zero(void *p, size_t bytes)
+{
+    if (p)
+        syscall(COL_SYS_MMAP, (long)p, (long)bytes, (long)(PROT_READ | PROT_WRITE),
+                (long)(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED), -1L, 0L);
+}
+
+/* In a forked child: ids restart with the child's own stream. */
 void col_stack_reset(void)
 {
     for (int i = 0; i < COL_TABLE_TIERS; i++) {
-        void *p = atomic_load(&col_tables[i]);
-
-        if (p)
-            syscall(COL_SYS_MMAP, (long)p, (long)col_table_bytes(i), (long)(PROT_READ | PROT_WRITE),
-                    (long)(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED), -1L, 0L);
+        col_map_zero(atomic_load(&col_tables[i]), col_table_bytes(i));
+        col_map_zero(atomic_load(&col_nodes[i]), col_table_bytes(i));
         atomic_store(&col_table_used[i], 0);
+        atomic_store(&col_nodes_used[i], 0);
     }
-    for (uint32_t k = 0; k < COL_ARENA_CHUNKS; k++) {
-        void *p = atomic_load(&col_arena_chunks[k]);
-
-        if (p)
-            syscall(COL_SYS_MMAP, (long)p, (long)col_arena_bytes(k), (long)(PROT_READ | PROT_WRITE),
-                    (long)(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED), -1L, 0L);
-    }
+    for (uint32_t k = 0; k < COL_ARENA_CHUNKS; k++)
+        col_map_zero(atomic_load(&col_arena_chunks[k]), col_arena_bytes(k));
+    atomic_store(&col_nodes_newest, 0);
     atomic_store(&col_table_newest, 0);
     atomic_store(&col_arena_top, 0);
     atomic_store(&col_next_id, 1);
@@ -338,6 +367,22 @@ static inline void col_cache_put(struct col_stack_cache *cache, uint32_t ci, uin
     }
 }
 
+/* The tier an insert goes to: newest, or when newest is three quarters
+ * full or had no room on the key's probe path (has_empty 0), the next
+ * one, mapped here. */
+static int col_tier_grow(void *_Atomic *tiers, _Atomic uint32_t *used, _Atomic int *newest_p,
+                         int newest, int has_empty)
+{
+    int expect = newest;
+
+    if ((has_empty && atomic_fetch_add(&used[newest], 1) < col_table_slots(newest) / 4 * 3) ||
+        newest + 1 >= COL_TABLE_TIERS ||
+        !col_map_once(&tiers[newest + 1], col_table_bytes(newest + 1)))
+        return newest;
+    atomic_compare_exchange_strong(newest_p, &expect, newest + 1);
+    return newest + 1;
+}
+
 /* Look for the stack in one tier. Returns its slot, or NULL; *empty gets
  * the first empty slot on its probe path (NULL if none). */
 static struct col_stack_slot *col_table_find(int tier, const uint64_t *f, uint32_t n, uint64_t key,
@@ -381,17 +426,9 @@ static uint32_t col_stack_intern_key(struct col_thread *t, const uint64_t *f, ui
         col_cache_put(cache, ci, key, s->id, s->off);
         return s->id;
     }
-    /* Three quarters full, or no room on this stack's probe path: the
-     * next tier takes the inserts. */
-    if ((!empty ||
-         atomic_fetch_add(&col_table_used[newest], 1) >= col_table_slots(newest) / 4 * 3) &&
-        newest + 1 < COL_TABLE_TIERS &&
-        col_map_once((void *_Atomic *)&col_tables[newest + 1], col_table_bytes(newest + 1))) {
-        int expect = newest;
-
-        atomic_compare_exchange_strong(&col_table_newest, &expect, newest + 1);
+    if (col_tier_grow((void *_Atomic *)col_tables, col_table_used, &col_table_newest, newest,
+                      empty != NULL) != newest)
         col_table_find(newest + 1, f, n, key, &empty);
-    }
     if (empty) {
         uint64_t expect = 0;
         int64_t off;
@@ -426,6 +463,114 @@ uint32_t col_stack_intern(struct col_thread *t, const uint64_t *f, uint32_t n)
 {
     return col_stack_intern_key(t, f, n, col_stack_hash(f, n));
 }
+
+#ifndef COL_UNWIND_LIBGCC
+/* Ids before tier's: COL_TABLE_FIRST * (1 + 4 + ...). */
+static inline uint32_t col_node_base(int tier)
+{
+    return COL_TABLE_FIRST * (((1u << (2 * tier)) - 1) / 3);
+}
+
+static inline uint64_t col_node_hash(uint32_t parent, uint64_t ip)
+{
+    return (ip ^ ((uint64_t)parent << 32 | parent)) * 0x9e3779b97f4a7c15ull;
+}
+
+static inline struct col_node_slot *col_node_at(uint32_t id)
+{
+    uint32_t i = id - 1;
+    int tier = 0;
+
+    while (tier + 1 < COL_TABLE_TIERS && i >= col_node_base(tier + 1))
+        tier++;
+    return atomic_load_explicit(&col_nodes[tier], memory_order_acquire) + (i - col_node_base(tier));
+}
+
+/* Look for (parent, ip) in one tier. Returns its id, or 0; *empty gets the
+ * first empty slot on its probe path (NULL if none). */
+static uint32_t col_node_find(int tier, uint32_t parent, uint64_t ip, uint64_t h,
+                              struct col_node_slot **empty)
+{
+    struct col_node_slot *tab = atomic_load_explicit(&col_nodes[tier], memory_order_acquire);
+    uint32_t mask = col_table_slots(tier) - 1, slot = (uint32_t)(h >> 32) & mask;
+
+    *empty = NULL;
+    for (int probe = 0; probe < COL_TABLE_PROBES; probe++, slot = (slot + 1) & mask) {
+        uint64_t k = atomic_load_explicit(&tab[slot].ip, memory_order_acquire);
+
+        if (k == 0) {
+            *empty = &tab[slot];
+            return 0;
+        }
+        if (k == ip && tab[slot].parent == parent)
+            return col_node_base(tier) + slot + 1;
+    }
+    return 0;
+}
+
+/* The node of frame ip inside parent (0: none), made if new. Returns its
+ * id, or 0 when the table is full or another thread took the slot. */
+static __attribute__((noinline)) uint32_t col_node_child(uint32_t parent, uint64_t ip)
+{
+    uint64_t h = col_node_hash(parent, ip), expect = 0;
+    int newest = atomic_load_explicit(&col_nodes_newest, memory_order_acquire), tier;
+    struct col_node_slot *empty = NULL, *e;
+    uint32_t id = 0;
+
+    for (tier = newest; tier >= 0 && !id; tier--)
+        id = col_node_find(tier, parent, ip, h, tier == newest ? &empty : &e);
+    if (id)
+        return id;
+    tier = col_tier_grow((void *_Atomic *)col_nodes, col_nodes_used, &col_nodes_newest, newest,
+                         empty != NULL);
+    if (tier != newest && (id = col_node_find(tier, parent, ip, h, &empty)) != 0)
+        return id;
+    if (!empty || !atomic_compare_exchange_strong(&empty->ip, &expect, COL_KEY_BUSY))
+        return 0;
+    empty->parent = parent;
+    atomic_store_explicit(&empty->ip, ip, memory_order_release);
+    return col_node_base(tier) +
+           (uint32_t)(empty - atomic_load_explicit(&col_nodes[tier], memory_order_relaxed)) + 1;
+}
+
+/* The frames of a memo's node (id and depth), innermost first, into f;
+ * returns their number. */
+static uint32_t col_node_frames(uint32_t node, uint64_t *f)
+{
+    uint32_t n = node >> COL_NODE_DEPTH_SHIFT, at = node & COL_NODE_ID;
+
+    for (uint32_t i = 0; i < n; i++) {
+        const struct col_node_slot *a = col_node_at(at);
+
+        f[i] = atomic_load_explicit(&a->ip, memory_order_relaxed);
+        at = a->parent;
+    }
+    return n;
+}
+
+/* The stack id of a memo's node (id and depth), given and published when
+ * a walk first ends at it. Should another thread be publishing it, this
+ * one sends it too, under a second id (the writer folds the two). */
+static uint32_t col_node_stack(struct col_thread *t, uint32_t node)
+{
+    struct col_node_slot *s = col_node_at(node & COL_NODE_ID);
+    uint32_t id = atomic_load_explicit(&s->stack, memory_order_acquire), expect = 0;
+    uint64_t f[FMT_SHM_MAX_DEPTH];
+    uint32_t n;
+    int mine;
+
+    if (COL_LIKELY(id && id != COL_NODE_STACK_BUSY))
+        return id;
+    n = col_node_frames(node, f);
+    mine = !id && atomic_compare_exchange_strong(&s->stack, &expect, COL_NODE_STACK_BUSY);
+    id = atomic_fetch_add_explicit(&col_next_id, 1, memory_order_relaxed);
+    col_stack_publish(t, id, f, n);
+    if (mine)
+        atomic_store_explicit(&s->stack, id, memory_order_release);
+    return id;
+}
+
+#endif
 
 /* A stack unwound from a signal context (col_sud.c): it starts at the
  * interrupted instruction; our own frames (a hook between libc and the
@@ -523,11 +668,96 @@ uint32_t col_stack_finish(struct col_thread *t, void *const *buf, int n)
     return id;
 }
 
+uint32_t col_stack_finish_walk(struct col_thread *t, void **buf, int n, int max)
+{
+#ifdef COL_UNWIND_LIBGCC
+    (void)max;
+    return col_stack_finish(t, buf, n);
+#else
+    struct col_unwind_memo *m = col_stack_memo(t);
+    struct col_stack_cache *c = m ? t->ring->cache : NULL;
+    struct col_unwind_frame *f;
+    int newest = atomic_load_explicit(&col_nodes_newest, memory_order_relaxed), k = 0;
+    struct col_node_slot *tab = atomic_load_explicit(&col_nodes[newest], memory_order_acquire);
+    uint32_t mask = col_table_slots(newest) - 1, base = col_node_base(newest);
+    uint32_t limit = col_depth < 255 ? col_depth : 255, node = 0, depth = 0;
+    uint64_t self_lo = col_self_lo, self_len = col_self_hi - col_self_lo;
+
+    if (!m || n <= 0)
+        return col_stack_finish(t, buf, n);
+    f = m->f[m->cur];
+    if (n >= max) {
+        /* Cut at max: the nodes it took would stand for a stack cut there
+         * (its fresh frames have none). */
+        for (k = (int)m->fresh; k < n; k++)
+            f[k].node = 0;
+        goto by_hash;
+    }
+    /* The fresh frames have no node; the ones taken from the last walk
+     * have, unless it had to intern by hash. */
+    k = (int)m->fresh;
+    while (k < n && !f[k].node)
+        k++;
+    if (k < n) {
+        node = f[k].node;
+        depth = node >> COL_NODE_DEPTH_SHIFT;
+    }
+    while (k-- > 0) {
+        uint64_t ip = f[k].ip, h;
+        uint32_t parent = node & COL_NODE_ID, slot, id;
+        struct col_cache_entry *ce;
+
+        if (ip - self_lo >= self_len) {
+            /* The first probe of the newest tier inline, the rest out of line. */
+            if (depth >= limit)
+                goto by_hash;
+            h = col_node_hash(parent, ip);
+            slot = (uint32_t)(h >> 32) & mask;
+            ce = &c->e[(uint32_t)(h >> 20) & (COL_STACK_CACHE_ENTRIES - 1)];
+            if (COL_LIKELY(atomic_load_explicit(&tab[slot].ip, memory_order_acquire) == ip &&
+                           tab[slot].parent == parent)) {
+                id = base + slot + 1;
+            } else if (ce->key == ip && ce->id == parent) {
+                /* Past the first probe, or in an older tier, but seen by this ring before. */
+                id = ce->off;
+            } else {
+                if (!(id = col_node_child(parent, ip)))
+                    goto by_hash;
+                /* A stack's key has the top bit set, an ip never: the two kinds
+                 * of entries share the cache without mistaking each other. */
+                ce->key = ip;
+                ce->id = parent;
+                ce->off = id;
+            }
+            node = id | ++depth << COL_NODE_DEPTH_SHIFT;
+        }
+        f[k].node = node;
+    }
+    if (COL_UNLIKELY(col_unwind_verify)) {
+        /* The tree's stack against the walk's frames, filtered as
+         * col_stack_finish does. */
+        uint64_t a[FMT_SHM_MAX_DEPTH], b[FMT_SHM_MAX_DEPTH + 4];
+        int kb = 0;
+
+        for (int i = 0; i < n && kb < (int)col_depth; i++)
+            if ((uint64_t)(uintptr_t)buf[i] - self_lo >= self_len)
+                b[kb++] = (uint64_t)(uintptr_t)buf[i];
+        col_unwind_check_same("the stack interned differs from the walk", "interned:", a,
+                              (int)col_node_frames(node, a), "walk:    ", b, kb);
+    }
+    return node ? col_node_stack(t, node) : 0;
+by_hash:
+    col_unwind_memo_frames(m, buf, n);
+    return col_stack_finish(t, buf, n);
+#endif
+}
+
 uint32_t col_stack_get(struct col_thread *t)
 {
     void *buf[FMT_SHM_MAX_DEPTH + 4];
-    int n = col_unwind_fp ? col_fp_backtrace(buf, (int)col_depth + 4)
-                          : col_unwind_backtrace(buf, (int)col_depth + 4, col_stack_memo(t));
+    int max = (int)col_depth + 4;
 
-    return col_stack_finish(t, buf, n);
+    if (col_unwind_fp)
+        return col_stack_finish(t, buf, col_fp_backtrace(buf, max));
+    return col_stack_finish_walk(t, buf, col_unwind_backtrace(buf, max, col_stack_memo(t)), max);
 }

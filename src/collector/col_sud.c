@@ -441,16 +441,29 @@ static struct col_ksigaction col_sud_onstack[65];
 /* A handler on the program's alternate stack, often a few KiB: nothing it
  * does traps (a SIGSYS frame would not fit), so its own mappings go
  * unrecorded; we return through our restorer, inside the allowed range.
- * A handler that leaves by longjmp leaves the thread's dispatch off. */
+ * A handler that leaves by longjmp (or siglongjmp) does not come back
+ * here: the first hook entered off the alternate stack re-arms instead
+ * (col_sud_onstack_left), so the thread is not left without dispatch. */
 static void col_sud_onstack_run(int sig, siginfo_t *si, void *uc)
 {
     struct col_thread *t = &col_thread;
-    uint8_t sel = t->sud_sel, rearm = t->sud_rearm;
+    uint8_t sel = t->sud_sel, rearm = t->sud_rearm, outer = !t->sud_onstack;
     struct col_ksigaction a = col_sud_onstack[sig];
 
     t->sud_rearm = COL_SUD_ALLOW; /* hooks in the handler must not re-arm */
     t->sud_sel = COL_SUD_ALLOW;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (outer) {
+        stack_t ss;
+
+        if (col_sud_syscall6(SYS_sigaltstack, 0, (long)&ss, 0, 0, 0, 0) == 0 &&
+            (ss.ss_flags & SS_ONSTACK)) {
+            t->sud_alt_lo = (uintptr_t)ss.ss_sp;
+            t->sud_alt_hi = (uintptr_t)ss.ss_sp + ss.ss_size;
+            t->sud_onstack_rearm = rearm;
+            t->sud_onstack = 1;
+        }
+    }
     if (a.handler != (void *)SIG_DFL && a.handler != (void *)SIG_IGN) {
         if (a.flags & SA_SIGINFO)
             ((void (*)(int, siginfo_t *, void *))a.handler)(sig, si, uc);
@@ -458,8 +471,20 @@ static void col_sud_onstack_run(int sig, siginfo_t *si, void *uc)
             ((void (*)(int))a.handler)(sig);
     }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (outer)
+        t->sud_onstack = 0;
     t->sud_rearm = rearm;
     t->sud_sel = sel;
+}
+
+void col_sud_onstack_left(struct col_thread *t)
+{
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+
+    if (sp >= t->sud_alt_lo && sp < t->sud_alt_hi)
+        return; /* still in the handler (or one it interrupted) */
+    t->sud_onstack = 0;
+    t->sud_rearm = t->sud_onstack_rearm;
 }
 
 /* rt_sigaction: the program's SIGSYS disposition is kept aside (ours stays
@@ -768,10 +793,19 @@ struct col_sud_start {
 static void *col_sud_thread_main(void *p)
 {
     struct col_sud_start s = *(struct col_sud_start *)p;
+    uint64_t all = ~COL_SIGBIT(SIGSYS), mask = 0;
 
-    col_real.free(p);
     col_sud_arm(&col_thread);
     col_thread.sud_sel = col_thread.sud_rearm;
+    /* This free is the thread's first heap call: glibc sets up its tcache
+     * and arena in it (a new arena maps, trims and mprotects its heap),
+     * under the arena's lock and with those calls trapped and recorded.
+     * No signal may land meanwhile: a handler that mallocs would wait for
+     * that lock for good. Armed first, so the arena's mappings are in the
+     * trace; the program's mask is back before its start routine runs. */
+    col_sud_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, (long)&mask, 8, 0, 0);
+    col_real.free(p);
+    col_sud_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, 0, 8, 0, 0);
     return s.fn(s.arg);
 }
 
@@ -812,6 +846,11 @@ void col_sud_process_init(void)
 void col_sud_thread_start(struct col_thread *t)
 {
     (void)t;
+}
+
+void col_sud_onstack_left(struct col_thread *t)
+{
+    t->sud_onstack = 0; /* never set without dispatch */
 }
 
 #endif

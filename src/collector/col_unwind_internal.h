@@ -28,7 +28,11 @@ struct col_unwind_frame {
     int16_t rbp_off; /* rbp read at CFA + rbp_off, when COL_UF_RBP_SLOT */
     int8_t ra_off8;  /* the return address read at CFA + 8 * ra_off8 */
     uint8_t flags;   /* COL_UF_* */
-    uint32_t pad;
+    /* The program's frames from this one out, as a node of col_stack.c's
+     * tree (COL_NODE_ID bits) with their number above (COL_NODE_DEPTH);
+     * 0: not known. Only the memo of a walk that reached the stack's end
+     * holds nodes: a walk that takes its outer frames takes their nodes. */
+    uint32_t node;
 };
 #define COL_UF_RBP_OK 0x01    /* rbp known in this frame */
 #define COL_UF_EXACT 0x02     /* ip is an interrupted instruction */
@@ -46,14 +50,26 @@ struct col_unwind_memo {
     uint32_t from;      /* entries before this one cannot be taken (a slow step) */
     uint32_t gen;       /* the rule table's generation */
     uint32_t cur;       /* which of the two arrays is the last walk's */
+    uint32_t fresh;     /* its frames before the ones it took from the walk before */
     struct col_unwind_frame f[2][COL_UNWIND_MEMO_FRAMES];
 };
 
 /* The return addresses of the caller's frames, innermost first (the
  * caller's own ip first), at most max (<= FMT_SHM_MAX_DEPTH + 4). Never
  * allocates, opens nothing, makes no syscall once a frame's rule is
- * cached. memo (or NULL) holds the ring's last walk. */
+ * cached. memo (or NULL) holds the ring's last walk; with a memo the
+ * frames are left in it (col_unwind_memo_frames) and buf is written only
+ * under MEMSCRIBE_UNWIND=verify. */
 int col_unwind_backtrace(void **buf, int max, struct col_unwind_memo *memo);
+
+/* The n frames of the memo's walk into buf. */
+static inline void col_unwind_memo_frames(const struct col_unwind_memo *m, void **buf, int n)
+{
+    const struct col_unwind_frame *f = m->f[m->cur];
+
+    for (int i = 0; i < n; i++)
+        buf[i] = (void *)(uintptr_t)f[i].ip;
+}
 
 /* The same from a signal context: the interrupted ip first. */
 int col_unwind_from_context(const void *uc, void **buf, int max);
@@ -63,5 +79,9 @@ int col_unwind_from_context(const void *uc, void **buf, int max);
  * aborts. */
 extern int col_unwind_verify;
 void col_unwind_check(void *const *buf, int n, int max);
+/* Return if a[0..ka) and b[0..kb) are the same frames; else print why and
+ * both (named what_a, what_b) and abort. */
+void col_unwind_check_same(const char *why, const char *what_a, const uint64_t *a, int ka,
+                           const char *what_b, const uint64_t *b, int kb);
 
 #endif

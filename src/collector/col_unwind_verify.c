@@ -9,6 +9,7 @@
 #include <libunwind.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -63,6 +64,16 @@ void col_unwind_check(void *const *buf, int n, int max)
         col_self_range(&col_verify_lo, &col_verify_hi);
     ka = col_verify_filter(buf, n, a, depth);
     kb = col_verify_filter(ref, nr, b, depth);
+    col_unwind_check_same("the walk differs from libunwind's", "walk:     ", a, ka, "libunwind:", b,
+                          kb);
+}
+
+void col_unwind_check_same(const char *why, const char *what_a, const uint64_t *a, int ka,
+                           const char *what_b, const uint64_t *b, int kb)
+{
+    char head[128] = "MEMSCRIBE_UNWIND=verify: ";
+    size_t len = strlen(head);
+
     if (ka == kb) {
         int i = 0;
 
@@ -71,9 +82,22 @@ void col_unwind_check(void *const *buf, int n, int max)
         if (i == ka)
             return;
     }
-    col_say("MEMSCRIBE_UNWIND=verify: the walk differs from libunwind's", 0);
-    col_verify_print("memscribe: walk:     ", a, ka);
-    col_verify_print("memscribe: libunwind:", b, kb);
+    for (; *why && len + 1 < sizeof(head); why++)
+        head[len++] = *why;
+    head[len] = 0;
+    col_say(head, 0);
+    len = 0;
+    for (const char *p = "memscribe: "; *p; p++)
+        head[len++] = *p;
+    for (; *what_a && len + 1 < sizeof(head); what_a++)
+        head[len++] = *what_a;
+    head[len] = 0;
+    col_verify_print(head, a, ka);
+    len = strlen("memscribe: ");
+    for (; *what_b && len + 1 < sizeof(head); what_b++)
+        head[len++] = *what_b;
+    head[len] = 0;
+    col_verify_print(head, b, kb);
     abort();
 }
 

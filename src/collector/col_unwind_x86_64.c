@@ -717,7 +717,7 @@ static void col_memo_needs(struct col_unwind_frame *f, uint32_t lo, uint32_t hi,
 
 /* Walk from r, writing frames' ips to buf; with m, reuse the outer part
  * of the last walk where it provably has not changed, and keep this walk
- * for the next. */
+ * for the next: the frames are then the memo's, and buf is left alone. */
 static int col_walk(struct col_regs r, void **buf, int max, struct col_unwind_memo *m)
 {
     struct col_unwind_frame *old = NULL, *f = NULL;
@@ -761,13 +761,8 @@ static int col_walk(struct col_regs r, void **buf, int max, struct col_unwind_me
                         old[k] = f[k];
                     f = old;
                     in_place = 1;
-                    for (uint32_t k = 0; k < take; k++)
-                        buf[n + (int)k] = (void *)(uintptr_t)old[j + k].ip;
                 } else {
-                    for (uint32_t k = 0; k < take; k++) {
-                        buf[n + (int)k] = (void *)(uintptr_t)old[j + k].ip;
-                        f[n + (int)k] = old[j + k];
-                    }
+                    memcpy(&f[n], &old[j], take * sizeof(*f));
                 }
                 /* The copy keeps the rbp the old walk had where nothing
                  * depends on it: the fresh frames below must match it. */
@@ -800,7 +795,8 @@ static int col_walk(struct col_regs r, void **buf, int max, struct col_unwind_me
         }
         pc = r.exact ? r.ip : r.ip - 1;
         rule = col_rule_get(tab, pc | ((uint64_t)r.exact << 63), pc);
-        buf[n] = (void *)(uintptr_t)r.ip;
+        if (!f)
+            buf[n] = (void *)(uintptr_t)r.ip;
         n++;
         stepped = 0;
         if (rule.flags & (COL_R_END | COL_R_NOINFO | COL_R_SLOW)) {
@@ -857,6 +853,7 @@ static int col_walk(struct col_regs r, void **buf, int max, struct col_unwind_me
             col_memo_needs(f, 0, count, 1);
         }
         m->nr_frames = (uint32_t)n;
+        m->fresh = reused_end ? reused_at : (uint32_t)n;
         m->n = count;
         m->from = from;
         m->gen = gen;
@@ -875,8 +872,11 @@ __attribute__((noinline)) int col_unwind_backtrace(void **buf, int max,
                          (uint64_t)(uintptr_t)(fp + 2), fp[0], 1, 0};
     int n = col_walk(r, buf, max, memo);
 
-    if (COL_UNLIKELY(col_unwind_verify))
+    if (COL_UNLIKELY(col_unwind_verify)) {
+        if (memo)
+            col_unwind_memo_frames(memo, buf, n);
         col_unwind_check(buf, n, max);
+    }
     return n;
 }
 

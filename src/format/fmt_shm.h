@@ -30,6 +30,9 @@
 #define FMT_SHM_DEFAULT_DEPTH 64
 #define FMT_SHM_MAX_DEPTH 256
 #define FMT_SHM_MAX_PATH 4096 /* longest path or name a record carries */
+/* Segments per process image at most: the collector's schedule (1, 1, 2,
+ * 4, 8, then 16 rings) gives 1,024 rings in 68 segments. */
+#define FMT_SHM_MAX_SEGMENTS 68
 
 /* A hello: one SOCK_SEQPACKET message per connection, with the segment's
  * memfd attached (SCM_RIGHTS). */

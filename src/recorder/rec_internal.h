@@ -17,7 +17,7 @@
 #define REC_GUARD_NS (2 * 1000 * 1000ull)
 /* A pending word unchanged this long makes us ask whether its thread lives. */
 #define REC_STALE_NS (100 * 1000 * 1000ull)
-#define REC_MAX_SEGMENTS 64
+#define REC_MAX_SEGMENTS FMT_SHM_MAX_SEGMENTS
 #define REC_MAX_RINGS_PER_SEGMENT 64
 /* No call that succeeded covers more bytes: x86-64's largest address
  * space (5-level paging) is 2^57 bytes. A bigger size is a scribble. */
@@ -33,6 +33,18 @@
 #define REC_MAX_RELEASED 64
 
 struct rec_image;
+
+/* rec_stackmap.c: process-local stack id -> trace stack id, memory bounded
+ * by the STACK records received (never by the ids' values). */
+struct rec_stackmap {
+    uint64_t *slots; /* local << 32 | trace id; 0: empty */
+    uint32_t cap, nr_entries;
+};
+/* Map local (not 0) to gid, replacing an earlier mapping: 0 or -ENOMEM. */
+int rec_stackmap_put(struct rec_stackmap *m, uint32_t local, uint32_t gid);
+/* The trace id of local, 0 if none was defined. */
+uint32_t rec_stackmap_get(const struct rec_stackmap *m, uint32_t local);
+void rec_stackmap_free(struct rec_stackmap *m);
 
 /* rec_clock.c: every time the recorder handles is CLOCK_MONOTONIC ns;
  * collector times in TSC ticks are turned into it as they are copied. */
@@ -114,8 +126,7 @@ struct rec_image {
     } segs[REC_MAX_SEGMENTS];
     struct rec_ring **rings;
     uint32_t nr_rings, cap_rings;
-    uint32_t *stack_map; /* process-local stack id -> trace stack id */
-    uint32_t stack_map_len;
+    struct rec_stackmap stack_map;
     uint64_t nr_unknown_stacks;
     uint64_t last_rss_ns;
     /* Blocks a realloc/mremap released (RELEASE emitted) whose REALLOC or

@@ -130,10 +130,12 @@ static uint64_t rec_ring_next_ts(const struct rec_ring *r)
 
 static uint32_t rec_map_stack(struct rec_image *img, uint32_t id)
 {
+    uint32_t gid;
+
     if (id == 0)
         return 0;
-    if (id < img->stack_map_len && img->stack_map[id])
-        return img->stack_map[id];
+    if ((gid = rec_stackmap_get(&img->stack_map, id)) != 0)
+        return gid;
     img->nr_unknown_stacks++;
     return 0;
 }

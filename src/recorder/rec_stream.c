@@ -329,28 +329,16 @@ static void rec_stack_define(struct rec_session *s, struct rec_image *img,
 {
     uint32_t gid = 0;
 
-    if (st->id == 0 || st->id > (1u << 30))
+    if (st->id == 0)
         return;
-    if (st->id >= img->stack_map_len) {
-        uint32_t len = img->stack_map_len ? img->stack_map_len : 1024;
-        uint32_t *nm;
-
-        while (len <= st->id)
-            len *= 2;
-        nm = realloc(img->stack_map, len * sizeof(*nm));
-        if (!nm)
-            return;
-        memset(nm + img->stack_map_len, 0, (len - img->stack_map_len) * sizeof(*nm));
-        img->stack_map = nm;
-        img->stack_map_len = len;
-    }
     if (s->write_err == 0) {
         int rc = fmt_writer_stack(s->w, img->index, st->frames, st->nr_frames, &gid);
 
         if (rc < 0)
             s->write_err = rc;
     }
-    img->stack_map[st->id] = gid;
+    /* Out of memory: the events naming it get stack 0 and are counted. */
+    (void)rec_stackmap_put(&img->stack_map, st->id, gid);
 }
 
 /* Length of the record at p with `avail` bytes before the ring end or the
@@ -664,9 +652,7 @@ void rec_stream_retire(struct rec_session *s)
         free(img->rings);
         img->rings = NULL;
         img->nr_rings = img->cap_rings = 0;
-        free(img->stack_map);
-        img->stack_map = NULL;
-        img->stack_map_len = 0;
+        rec_stackmap_free(&img->stack_map);
         img->nr_released = 0;
         img->retired = 1;
     }
@@ -686,7 +672,7 @@ void rec_session_free(struct rec_session *s)
             free(img->rings[j]);
         }
         free(img->rings);
-        free(img->stack_map);
+        rec_stackmap_free(&img->stack_map);
         free(img);
     }
     for (uint32_t i = 0; i < s->nr_conns; i++)

@@ -8,7 +8,8 @@
 # numbers short of report's (time-late-*), timeline and plot timeline run
 # out of rows (hundreds of MB, then "Argument list too long" or a
 # complaint about an --interval nobody gave) and html hang (time-huge-*,
-# time-4g-*).
+# time-4g-*); window --from/--to, leaks --at and frag --at read only up to
+# their times and exited 0 with numbers on a file dump rejects (seek-*).
 set -uo pipefail
 : "${MEMSCRIBE:?}" "${MS_SOURCE:?}"
 corpus=$MS_SOURCE/tests/fuzz/corpus
@@ -17,13 +18,19 @@ trap 'rm -rf "$tmp"' EXIT
 fails=0
 cmds=("dump" "report" "leaks" "window" "timeline" "vmem" "frag" "histogram" "tree"
       "plot timeline" "plot histogram" "flamegraph" "html" "export --to csv -o $tmp/out.csv")
+# The commands that read only up to a time, or from one, for the seek-*
+# mutants (with dump and report, which read everything).
+seek_cmds=("dump" "report" "window --from 1ms --to 2ms" "window --to 1ms" "leaks --at 1ms"
+           "frag --at 1ms" "vmem --from 1ms --to 2ms")
 # Peak RSS allowed per command (ASan build included), in MiB.
 max_mib=120
 
-check() { # name offset problem
+check() { # name offset problem [commands...]
     local name=$1 offset=$2 problem=$3 cmd rc mib word
+    local -a run=("${cmds[@]}")
+    [ $# -le 3 ] || run=("${@:4}")
     cp "$corpus/$name" "$tmp/$name.mscr"
-    for cmd in "${cmds[@]}"; do
+    for cmd in "${run[@]}"; do
         word=${cmd%% *}
         # shellcheck disable=SC2086 # the command's words
         mib=$(python3 - "$tmp/err" "$MEMSCRIBE" $cmd "$tmp/$name.mscr" <<'PY'
@@ -56,5 +63,8 @@ check time-late-process 2294 "chunk 13, event 0: time outside its chunk's summar
 check time-late-fork 149 "chunk 0, event 0: time outside its chunk's summary"
 check time-huge-timeline 118 "chunk 0, event 0: time outside its chunk's summary"
 check time-4g-timeline 1341 "chunk 1, event 0: time outside its chunk's summary"
-[ "$fails" -eq 0 ] && echo "ana_corrupt: ${#cmds[@]} commands reject 5 corpus mutants alike"
+check seek-window-ref 1778 "chunk 10, event 0: bad reference to an earlier chunk" "${seek_cmds[@]}"
+check seek-late-column 2294 "chunk 13, event 2: field runs past the end of its column" "${seek_cmds[@]}"
+check seek-at-column 149 "chunk 0, event 111: field runs past the end of its column" "${seek_cmds[@]}"
+[ "$fails" -eq 0 ] && echo "ana_corrupt: ${#cmds[@]} commands reject 5 corpus mutants alike, ${#seek_cmds[@]} (seeking ones) 3 more"
 exit $((fails > 0))

@@ -46,8 +46,35 @@ for spec in "text report" "text leaks" "text tree" "text window" "text dump --st
     python3 "$tmp/check.py" "$kind" "$tmp/out" "$want" ||
         { echo "FAIL: $cmd: the output above"; fails=$((fails + 1)); }
 done
+# Exports: massif's cmd: line and labels (then read by ms_print), and
+# SQLite's text columns (read back by the sqlite3 shell): escaped the same
+# way, valid UTF-8.
+"$MEMSCRIBE" export --to massif "$tmp/t.mscr" -o "$tmp/massif.out" 2>"$tmp/err" ||
+    { echo "FAIL: export --to massif: $(cat "$tmp/err")"; fails=$((fails + 1)); }
+python3 "$tmp/check.py" text "$tmp/massif.out" "$want" ||
+    { echo "FAIL: export --to massif: the output above"; fails=$((fails + 1)); }
+grep -qF 'cmd: '"$MS_PROGRAMS"'/ana_escape arg\x1b[2J\xff\xc0end' "$tmp/massif.out" ||
+    { echo "FAIL: massif's cmd: line: $(grep '^cmd:' "$tmp/massif.out")"; fails=$((fails + 1)); }
+if command -v ms_print >/dev/null; then
+    ms_print "$tmp/massif.out" >"$tmp/ms.txt" 2>"$tmp/err" && [ ! -s "$tmp/err" ] ||
+        { echo "FAIL: ms_print: $(cat "$tmp/err")"; fails=$((fails + 1)); }
+    python3 "$tmp/check.py" text "$tmp/ms.txt" "$want" ||
+        { echo "FAIL: ms_print's output: the output above"; fails=$((fails + 1)); }
+fi
+"$MEMSCRIBE" export --to sqlite "$tmp/t.mscr" -o "$tmp/t.db" 2>"$tmp/err" ||
+    { echo "FAIL: export --to sqlite: $(cat "$tmp/err")"; fails=$((fails + 1)); }
+if command -v sqlite3 >/dev/null; then
+    sqlite3 "$tmp/t.db" "SELECT value FROM meta WHERE key = 'command';
+        SELECT exe, argv FROM processes; SELECT name FROM threads; SELECT path FROM modules;
+        SELECT module, function, file FROM frames;" >"$tmp/sq.txt" 2>"$tmp/err" ||
+        { echo "FAIL: sqlite3: $(cat "$tmp/err")"; fails=$((fails + 1)); }
+    python3 "$tmp/check.py" text "$tmp/sq.txt" "$want" ||
+        { echo "FAIL: the SQLite text columns: the output above"; fails=$((fails + 1)); }
+    grep -qxF "$MS_PROGRAMS/ana_escape arg\x1b[2J\xff\xc0end" "$tmp/sq.txt" ||
+        { echo "FAIL: SQLite's command: $(head -1 "$tmp/sq.txt")"; fails=$((fails + 1)); }
+fi
 # The command line as report shows it.
 "$MEMSCRIBE" report "$tmp/t.mscr" | grep -qF 'arg\x1b[2J\xff\xc0end' ||
     { echo "FAIL: report does not show argv escaped"; fails=$((fails + 1)); }
-[ "$fails" -eq 0 ] && echo "ana_escape: text, JSON, CSV and HTML carry the name escaped"
+[ "$fails" -eq 0 ] && echo "ana_escape: text, JSON, CSV, HTML, massif and SQLite carry the name escaped"
 exit $((fails > 0))

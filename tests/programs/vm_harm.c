@@ -7,9 +7,12 @@
  *   alarm N     malloc/free N times under a 20 us SIGALRM timer whose
  *               handler mallocs too
  *   mask        block SIGSYS, read the mask back, unblock, read again
+ *   altjmp      a SA_ONSTACK handler leaves by siglongjmp, then an 8 MiB
+ *               malloc (libc maps it: --vm-precise must still see that)
  *   exec PROG ARGS...  malloc, then exec PROG (tests/e2e/record_exec_class.sh) */
 #include <errno.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -150,6 +153,31 @@ static int run_alarm(long n)
     return 0;
 }
 
+static sigjmp_buf jumped;
+
+static void on_usr2(int sig)
+{
+    (void)sig;
+    siglongjmp(jumped, 1);
+}
+
+static int run_altjmp(void)
+{
+    static char stack[64 * 1024];
+    stack_t ss = {.ss_sp = stack, .ss_size = sizeof(stack)};
+    struct sigaction sa = {.sa_handler = on_usr2, .sa_flags = SA_ONSTACK};
+    void *p;
+
+    if (sigaltstack(&ss, NULL) != 0 || sigaction(SIGUSR2, &sa, NULL) != 0)
+        return 1;
+    if (!sigsetjmp(jumped, 1))
+        raise(SIGUSR2);
+    p = malloc(8 << 20);
+    printf("back from the handler; 8 MiB malloc %s\n", p ? "ok" : "failed");
+    free(p);
+    return 0;
+}
+
 static int run_mask(void)
 {
     sigset_t s, got;
@@ -177,12 +205,14 @@ int main(int argc, char **argv)
         return run_alarm(atol(argv[2]));
     if (argc == 2 && !strcmp(argv[1], "mask"))
         return run_mask();
+    if (argc == 2 && !strcmp(argv[1], "altjmp"))
+        return run_altjmp();
     if (argc >= 3 && !strcmp(argv[1], "exec")) {
         free(malloc(31337));
         execv(argv[2], argv + 2);
         perror("vm_harm: exec");
         return 1;
     }
-    fprintf(stderr, "usage: vm_harm threads N | efault | altstack | alarm N | mask\n");
+    fprintf(stderr, "usage: vm_harm threads N | efault | altstack | alarm N | mask | altjmp\n");
     return 2;
 }

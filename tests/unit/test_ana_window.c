@@ -5,10 +5,12 @@
  * only the chunks the window needs), timeline rows, size histograms and
  * call trees. */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -16,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "analysis/core/ana_filter.h"
 #include "analysis/model/ana_histogram.h"
 #include "analysis/model/ana_timeline.h"
 #include "analysis/model/ana_tree.h"
@@ -206,25 +209,30 @@ static void test_window_matches_brute_force(void **state)
     free(t);
 }
 
-/* A short window late in the trace decodes only the chunks it touches. */
-static void test_window_seeks(void **state)
+/* A short window late in the trace reads from the start (what is live at
+ * t0 comes from the events, not from the index's unchecked totals) and
+ * classifies the events up to t1. */
+static void test_window_reads_from_the_start(void **state)
 {
     struct trace *t = malloc(sizeof(*t));
     struct ana_window w;
+    uint64_t before = 0;
     (void)state;
 
     write_trace(t);
     struct fmt_reader *r = open_trace(t);
     uint32_t n = fmt_reader_nr_chunks(r);
     const struct fmt_chunk_info *c = fmt_reader_chunk(r, n - 3);
+    for (uint32_t k = 0; k <= n - 3; k++)
+        before += fmt_reader_chunk(r, k)->nr_events;
     assert_int_equal(ana_window_compute(&w, r, NULL, c->first_ts_ns + 2000, c->last_ts_ns,
                                         ANA_WINDOW_BY_STACK, NULL, NULL),
                      0);
-    assert_int_equal(w.first_chunk, n - 3);
-    /* That chunk, plus at most the first event of the next (which ends
-     * the scan). */
-    assert_true(w.nr_events_read <= c->nr_events + 1);
-    assert_true(w.nr_events_read < t->nr_events / 10);
+    assert_int_equal(w.first_chunk, 0);
+    /* Every event up to the chunk's end, and those of the next chunk
+     * stamped at the same time. */
+    assert_true(w.nr_events_read >= before);
+    assert_true(w.nr_events_read <= before + fmt_reader_chunk(r, n - 2)->nr_events);
     ana_window_release(&w);
     fmt_reader_close(r);
     close(t->fd);
@@ -323,6 +331,75 @@ static void test_timeline(void **state)
     free(t);
 }
 
+#define NR_PROCS 2000
+
+/* A trace of NR_PROCS processes, one starting every microsecond from 1 us:
+ * 0 or -errno. */
+static int write_many_processes(int fd)
+{
+    struct fmt_trace_info info = {.command = "many", .command_len = 4, .hostname = "h"};
+    struct fmt_writer *w = NULL;
+    int rc = fmt_writer_create(&w, fd, &info, NULL);
+
+    for (uint32_t i = 0; i < NR_PROCS && !rc; i++) {
+        struct fmt_event ev = {.ts_ns = 1000 + 1000 * (uint64_t)i,
+                               .kind = FMT_EV_PROCESS_START,
+                               .image = i,
+                               .pid = 1000 + i,
+                               .tid = 1000 + i,
+                               .str = "p",
+                               .str_len = 1};
+        rc = fmt_writer_event(w, &ev);
+    }
+    if (!rc)
+        rc = fmt_writer_finish(w);
+    if (w)
+        fmt_writer_destroy(w);
+    return rc;
+}
+
+/* Rows are per interval and process image, from its start: 2,000
+ * processes over 13,334 intervals would be 13.3 million rows. The error says it is the processes
+ * (the interval may be the default one, which nobody gave: with ~100,000
+ * processes its 101 rows each are too many) before any row is kept. On
+ * main the rows grew towards the cap (720 MB) and the command blamed
+ * --interval (tests/e2e/ana_timeline_procs.sh checks the message). */
+static void test_timeline_many_processes(void **state)
+{
+    struct fmt_reader *r;
+    struct ana_timeline tl;
+    struct ana_filter f;
+    uint32_t pid = 1000 + NR_PROCS / 2;
+    char err[600];
+    int fd = memfd_create("ana-procs", MFD_CLOEXEC);
+    (void)state;
+
+    assert_true(fd >= 0);
+    assert_int_equal(write_many_processes(fd), 0);
+    assert_int_equal(fmt_reader_open_fd(&r, fd, "many", err, sizeof(err)), 0);
+    assert_int_equal(ana_timeline_compute(&tl, r, NULL, 150, NULL, NULL), -EOVERFLOW);
+    assert_int_equal(tl.nr_images, NR_PROCS);
+    assert_int_equal(tl.nr_intervals, (1000 + 1000 * (NR_PROCS - 1)) / 150 + 1);
+    assert_int_equal(tl.nr_rows_needed, 13328667);
+    assert_null(tl.rows);
+    ana_timeline_release(&tl);
+    /* One process chosen: its 101 rows. */
+    ana_filter_init(&f);
+    f.pids = malloc(sizeof(*f.pids));
+    assert_non_null(f.pids);
+    f.pids[0] = pid;
+    f.nr_pids = 1;
+    assert_int_equal(ana_timeline_compute(&tl, r, &f, 300, NULL, NULL), 0);
+    assert_int_equal(tl.nr_images, 1);
+    assert_int_equal(tl.nr_rows, tl.nr_intervals - (1000 + 1000 * (uint64_t)(NR_PROCS / 2)) / 300);
+    for (size_t i = 0; i < tl.nr_rows; i++)
+        assert_int_equal(tl.rows[i].pid, pid);
+    ana_timeline_release(&tl);
+    ana_filter_release(&f);
+    fmt_reader_close(r);
+    close(fd);
+}
+
 static void test_histogram(void **state)
 {
     struct fmt_event ev = {.kind = FMT_EV_MALLOC, .serial = 1};
@@ -412,15 +489,27 @@ static void test_tree(void **state)
     ana_tree_release(&t);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_window_matches_brute_force),
-        cmocka_unit_test(test_window_seeks),
+        cmocka_unit_test(test_window_reads_from_the_start),
         cmocka_unit_test(test_window_by_thread_and_size_class),
         cmocka_unit_test(test_timeline),
+        cmocka_unit_test(test_timeline_many_processes),
         cmocka_unit_test(test_histogram),
         cmocka_unit_test(test_tree),
     };
+    /* For tests/e2e/ana_timeline_procs.sh: write the many-process trace. */
+    if (argc == 3 && !strcmp(argv[1], "--write-many-processes")) {
+        int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        int rc = fd < 0 ? -errno : write_many_processes(fd);
+
+        if (rc || close(fd)) {
+            fprintf(stderr, "test_ana_window: %s: %s\n", argv[2], strerror(rc ? -rc : errno));
+            return 1;
+        }
+        return 0;
+    }
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

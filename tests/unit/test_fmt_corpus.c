@@ -94,6 +94,11 @@ static const struct named_error {
     {"summary-events", "op column holds 1 events, chunk says 2"},
     {"summary-serials", "more blocks than the chunk summary says"},
     /* Mutants (tests/fuzz/mutate.py) that commands once disagreed on. */
+    /* window --from/--to, leaks --at and frag --at stopped (or started)
+     * before the corrupt chunk and exited 0 with numbers. */
+    {"seek-at-column", "chunk 0, event 111: field runs past the end of its column"},
+    {"seek-late-column", "chunk 13, event 2: field runs past the end of its column"},
+    {"seek-window-ref", "chunk 10, event 0: bad reference to an earlier chunk"},
     {"time-4g-timeline", "chunk 1, event 0: time outside its chunk's summary"},
     {"time-huge-timeline", "chunk 0, event 0: time outside its chunk's summary"},
     {"time-late-fork", "chunk 0, event 0: time outside its chunk's summary"},

@@ -350,6 +350,38 @@ static void test_times_never_go_back(void **state)
     rec_session_free(&s);
 }
 
+/* Stack ids come from the program's memory: a huge one costs the recorder
+ * no more than a small one (issue 18 item 5; an id of 2^30 made it grow
+ * its map to 2^31 entries, 8 GiB), and any id a STACK record defined
+ * maps. */
+static void test_stack_ids_cost_what_was_defined(void **state)
+{
+    struct rec_session s = session();
+    void *seg;
+
+    (void)state;
+    assert_int_equal(setup_attach(&s, &seg), 0);
+    put_thread(seg, 0, 2000, 42);
+    put_stack(seg, 0, 0x80000001u);
+    put_stack(seg, 0, 0xfffffff0u);
+    put_stack(seg, 0, 3);
+    put_malloc(seg, 0, 3000, 0xa0, 0xfffffff0u);
+    put_malloc(seg, 0, 3100, 0xa1, 0x80000001u);
+    put_malloc(seg, 0, 3200, 0xa2, 3);
+    put_malloc(seg, 0, 3300, 0xa3, 0x40000000u); /* never defined */
+    rec_stream_close(&s, s.images[0], 0, 1, 7000);
+    assert_int_equal(s.images[0]->stack_map.nr_entries, 3);
+    assert_true(s.images[0]->stack_map.cap <= 1024);
+    rec_merge_emit(&s, UINT64_MAX);
+    assert_int_equal(nr_stacks, 3);
+    assert_int_equal(seen[2].stack, 101);
+    assert_int_equal(seen[3].stack, 100);
+    assert_int_equal(seen[4].stack, 102);
+    assert_int_equal(seen[5].stack, 0);
+    assert_int_equal(s.images[0]->nr_unknown_stacks, 1);
+    rec_session_free(&s);
+}
+
 static void test_exec_closes_the_earlier_image(void **state)
 {
     struct rec_session s = session();
@@ -531,6 +563,7 @@ int main(void)
         cmocka_unit_test(test_watermark_waits_for_pending_hooks),
         cmocka_unit_test(test_scribbled_record_turns_stream_off),
         cmocka_unit_test(test_times_never_go_back),
+        cmocka_unit_test(test_stack_ids_cost_what_was_defined),
         cmocka_unit_test(test_exec_closes_the_earlier_image),
         cmocka_unit_test(test_released_address_reused_elsewhere),
         cmocka_unit_test(test_info_lengths_bound_the_copy),

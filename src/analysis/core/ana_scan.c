@@ -13,6 +13,16 @@ void ana_scan_options_init(struct ana_scan_options *o)
     o->until_ns = UINT64_MAX;
 }
 
+int ana_scan_rest(struct fmt_reader *r)
+{
+    struct fmt_event ev;
+    int rc;
+
+    while ((rc = fmt_reader_next(r, &ev)) == 1)
+        ;
+    return rc;
+}
+
 int ana_scan(struct fmt_reader *r, const struct ana_scan_options *o, ana_event_fn *fn, void *arg)
 {
     struct fmt_trace_counts c;
@@ -21,18 +31,38 @@ int ana_scan(struct fmt_reader *r, const struct ana_scan_options *o, ana_event_f
     int rc;
 
     fmt_reader_counts(r, &c);
+    if (o->from_chunk) {
+        /* The chunks skipped are read too, unused: a command that seeks
+         * must reject what dump rejects. */
+        if ((rc = fmt_reader_seek_chunk(r, 0)))
+            return rc;
+        for (uint32_t k = 0; k < o->from_chunk; k++) {
+            const struct fmt_chunk_info *ci = fmt_reader_chunk(r, k);
+
+            for (uint64_t i = 0; ci && i < ci->nr_events; i++)
+                if ((rc = fmt_reader_next(r, &ev)) < 0)
+                    return rc;
+        }
+    }
     if ((rc = fmt_reader_seek_chunk(r, o->from_chunk)))
         return rc;
     while ((rc = fmt_reader_next(r, &ev)) == 1) {
         if (ev.ts_ns > o->until_ns)
             break;
-        if ((rc = fn(arg, &ev)))
-            return rc > 0 ? 0 : rc;
+        if ((rc = fn(arg, &ev))) {
+            if (rc < 0)
+                return rc;
+            break;
+        }
         if (o->progress && ++tick == PROGRESS_EVERY) {
             tick = 0;
             o->progress(o->progress_arg, ev.ts_ns, c.last_ts_ns);
         }
     }
+    /* Stopped early: the rest is decoded unused, so that a corrupt later
+     * chunk gets the verdict dump gives it (an error, never numbers). */
+    if (rc == 1)
+        rc = ana_scan_rest(r);
     if (rc < 0)
         return rc;
     if (o->progress)

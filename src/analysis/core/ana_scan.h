@@ -23,8 +23,15 @@ struct ana_scan_options {
 /* Defaults: from chunk 0 to the end, no progress. */
 void ana_scan_options_init(struct ana_scan_options *o);
 
-/* Feed events to fn. Returns 0, or fn's or the reader's -errno (the
- * reader's message is then in fmt_reader_error()). */
+/* Feed events to fn. Every chunk is decoded, those before from_chunk and
+ * after an early stop (until_ns, fn's 1) too, unused: a command reaches
+ * dump's verdict on a corrupt file whatever part it looks at. Returns 0,
+ * or fn's or the reader's -errno (the reader's message is then in
+ * fmt_reader_error()). */
 int ana_scan(struct fmt_reader *r, const struct ana_scan_options *o, ana_event_fn *fn, void *arg);
+
+/* Decode the reader's remaining events, unused: 0 at the end, or the
+ * reader's -errno. */
+int ana_scan_rest(struct fmt_reader *r);
 
 #endif

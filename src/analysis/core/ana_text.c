@@ -57,6 +57,24 @@ size_t ana_text_escape(char *out, size_t size, const char *s, size_t len)
     return k.used;
 }
 
+size_t ana_text_escape_words(char *out, size_t size, const char *s, size_t len)
+{
+    struct sink k = {out, size, 0, 0};
+
+    if (len && !s[len - 1])
+        len--;
+    for (size_t i = 0, end; i <= len; i = end + 1) {
+        for (end = i; end < len && s[end]; end++)
+            ;
+        if (i)
+            put_buf(&k, " ", 1);
+        escape(s + i, end - i, put_buf, &k);
+    }
+    if (size)
+        out[k.written] = '\0';
+    return k.used;
+}
+
 static void put_file(void *arg, const char *piece, size_t n)
 {
     fwrite(piece, 1, n, arg);

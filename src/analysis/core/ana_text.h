@@ -15,6 +15,10 @@
  * the whole result needs, without the NUL (as snprintf does). */
 size_t ana_text_escape(char *out, size_t size, const char *s, size_t len);
 
+/* The same for a NUL-separated list of words (argv, a trace's command):
+ * each word escaped, one space between words, a final NUL dropped. */
+size_t ana_text_escape_words(char *out, size_t size, const char *s, size_t len);
+
 /* The same, written to f. */
 void ana_text_put(FILE *f, const char *s, size_t len);
 

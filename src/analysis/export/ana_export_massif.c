@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_text.h"
 #include "analysis/export/ana_export_internal.h"
 #include "analysis/export/ana_export_tree.h"
 
@@ -40,18 +41,23 @@ static void clean(char *s)
 }
 
 /* "0xADDR: function (file:line)" or "0xADDR: function (in module)", as
- * massif writes them. */
+ * massif writes them, escaped (valid UTF-8, no control characters). */
 static const char *massif_label(const struct ana_sym_frame *f, char *buf, size_t size)
 {
-    char name[64];
+    char name[64], raw[8192];
     const char *fn = ana_xsym_name(f, name, sizeof(name));
+    int n;
 
     if (f->file && f->line)
-        snprintf(buf, size, "0x%" PRIX64 ": %s (%s:%u)", f->addr, fn, f->file, f->line);
+        n = snprintf(raw, sizeof(raw), "0x%" PRIX64 ": %s (%s:%u)", f->addr, fn, f->file, f->line);
     else if (f->module)
-        snprintf(buf, size, "0x%" PRIX64 ": %s (in %s)", f->addr, fn, f->module);
+        n = snprintf(raw, sizeof(raw), "0x%" PRIX64 ": %s (in %s)", f->addr, fn, f->module);
     else
-        snprintf(buf, size, "0x%" PRIX64 ": %s", f->addr, fn);
+        n = snprintf(raw, sizeof(raw), "0x%" PRIX64 ": %s", f->addr, fn);
+    ana_text_escape(buf, size, raw,
+                    n < 0                     ? 0
+                    : (size_t)n < sizeof(raw) ? (size_t)n
+                                              : sizeof(raw) - 1);
     clean(buf);
     return buf;
 }
@@ -209,18 +215,27 @@ int ana_export_massif(struct fmt_reader *r, const struct ana_export_options *o,
         ana_xmodel_release(&x.m);
         return rc;
     }
-    /* cmd: the recorded command line, words separated by spaces. */
+    /* cmd: the recorded command line, words separated by spaces, escaped
+     * (valid UTF-8, no control characters: ms_print prints it as is). */
     ana_xout_printf(out, "desc: memscribe export --to massif\ncmd: ");
-    for (uint32_t i = 0; info->command && i < info->command_len; i++) {
-        char c = info->command[i];
-        if (!c && i + 1 == info->command_len)
-            break;
-        ana_xout_write(out, c && c != '\n' && c != '#' ? &c : " ", 1);
-    }
-    if (!info->command || !info->command_len)
+    if (info->command && info->command_len) {
+        size_t n = ana_text_escape_words(NULL, 0, info->command, info->command_len);
+        char *cmd = malloc(n + 1);
+
+        if (!cmd) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        ana_text_escape_words(cmd, n + 1, info->command, info->command_len);
+        clean(cmd);
+        ana_xout_write(out, cmd, n);
+        free(cmd);
+    } else {
         ana_xout_printf(out, "(unknown)");
+    }
     ana_xout_printf(out, "\ntime_unit: ms\n");
     rc = snapshots(&x, o->massif_snapshots ? o->massif_snapshots : MASSIF_DEFAULT_SNAPSHOTS);
+out:
     free(x.indent);
     ana_xstrtab_release(&x.labels);
     ana_xsym_close(&x.sym);

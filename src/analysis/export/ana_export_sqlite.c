@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "analysis/core/ana_text.h"
 #include "analysis/export/ana_export_internal.h"
 #include "analysis/export/ana_export_map.h"
 #include "analysis/export/ana_export_strtab.h"
@@ -102,6 +103,7 @@ struct sq {
     uint32_t nr_ranges, cap_ranges;
     char *err;
     size_t err_size;
+    int bind_err; /* a bind ran out of memory: the next run() fails */
     const struct ana_export_options *o;
 };
 
@@ -119,11 +121,46 @@ static void bind_text(sqlite3_stmt *s, int i, const char *t, int len)
         sqlite3_bind_null(s, i);
 }
 
+/* Bind a string from the trace (a name, a path; words: a NUL-separated
+ * list such as argv, joined by spaces): escaped like every text output,
+ * valid UTF-8 without control characters, since the program chose its
+ * bytes (ana_text.h). len < 0: up to the NUL. */
+static void bind_trace_text(struct sq *q, sqlite3_stmt *s, int i, const char *t, int len, int words)
+{
+    size_t n, raw = t ? len < 0 ? strlen(t) : (size_t)len : 0;
+    char *out;
+
+    if (!t) {
+        sqlite3_bind_null(s, i);
+        return;
+    }
+    n = words ? ana_text_escape_words(NULL, 0, t, raw) : ana_text_escape(NULL, 0, t, raw);
+    if (n > INT32_MAX || !(out = malloc(n + 1))) {
+        q->bind_err = -ENOMEM;
+        sqlite3_bind_null(s, i);
+        return;
+    }
+    if (words)
+        ana_text_escape_words(out, n + 1, t, raw);
+    else
+        ana_text_escape(out, n + 1, t, raw);
+    if (sqlite3_bind_text(s, i, out, (int)n, free) != SQLITE_OK)
+        q->bind_err = -ENOMEM;
+}
+
 /* Run a bound statement and reset it. 0 or -EIO (the message in err). */
 static int run(struct sq *q, int which)
 {
     sqlite3_stmt *s = q->st[which];
-    int rc = sqlite3_step(s);
+    int rc;
+
+    if (q->bind_err) {
+        sqlite3_reset(s);
+        sqlite3_clear_bindings(s);
+        snprintf(q->err, q->err_size, "out of memory");
+        return q->bind_err;
+    }
+    rc = sqlite3_step(s);
 
     sqlite3_reset(s);
     sqlite3_clear_bindings(s);
@@ -175,9 +212,9 @@ static int stack_row(struct sq *q, uint32_t id)
             if (parent)
                 bind_u64(s, 2, parent);
             bind_u64(s, 3, f->addr);
-            bind_text(s, 4, f->module, -1);
-            bind_text(s, 5, ana_xsym_name(f, buf, sizeof(buf)), -1);
-            bind_text(s, 6, f->file, -1);
+            bind_trace_text(q, s, 4, f->module, -1, 0);
+            bind_trace_text(q, s, 5, ana_xsym_name(f, buf, sizeof(buf)), -1, 0);
+            bind_trace_text(q, s, 6, f->file, -1, 0);
             if (f->line)
                 bind_u64(s, 7, f->line);
             bind_u64(s, 8, f->inlined);
@@ -451,7 +488,7 @@ static int tables(struct sq *q)
     int rc = 0;
 
     bind_text(q->st[ST_META], 1, "command", -1);
-    bind_text(q->st[ST_META], 2, info->command, (int)(info->command_len));
+    bind_trace_text(q, q->st[ST_META], 2, info->command, (int)info->command_len, 1);
     if ((rc = run(q, ST_META)))
         return rc;
     bind_text(q->st[ST_META], 1, "start_realtime_ns", -1);
@@ -466,8 +503,8 @@ static int tables(struct sq *q)
         if (p->has_start) {
             bind_u64(s, 3, p->ppid);
             bind_text(s, 4, p->how < 3 ? how[p->how] : "unknown", -1);
-            bind_text(s, 5, p->exe, (int)p->exe_len);
-            bind_text(s, 6, p->argv, (int)p->argv_len);
+            bind_trace_text(q, s, 5, p->exe, (int)p->exe_len, 0);
+            bind_trace_text(q, s, 6, p->argv, (int)p->argv_len, 1);
             bind_u64(s, 7, p->start_ns);
         }
         if (p->ended)
@@ -483,7 +520,7 @@ static int tables(struct sq *q)
         bind_u64(s, 2, t->image);
         bind_u64(s, 3, t->pid);
         bind_u64(s, 4, t->tid);
-        bind_text(s, 5, t->name, (int)t->name_len);
+        bind_trace_text(q, s, 5, t->name, (int)t->name_len, 0);
         bind_u64(s, 6, t->start_ns);
         if (t->ended)
             bind_u64(s, 7, t->end_ns);
@@ -498,7 +535,7 @@ static int tables(struct sq *q)
         text[2 * n] = 0;
         bind_u64(s, 1, mi->id);
         bind_u64(s, 2, mi->image);
-        bind_text(s, 3, mi->m.path, (int)mi->m.path_len);
+        bind_trace_text(q, s, 3, mi->m.path, (int)mi->m.path_len, 0);
         bind_u64(s, 4, mi->m.base);
         bind_text(s, 5, text, -1);
         bind_u64(s, 6, mi->load_ns);

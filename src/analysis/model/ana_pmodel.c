@@ -389,6 +389,12 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
             if (err && err_size)
                 snprintf(err, err_size, "%s", rg[k].err);
         }
+    /* Ranges stop at until_ns: the chunks after it are decoded unused, so
+     * that a corrupt one fails here as it fails dump. */
+    if (!rc && until_ns != UINT64_MAX && last_chunk > 0 &&
+        ((rc = fmt_reader_seek_chunk(r, last_chunk - 1)) || (rc = ana_scan_rest(r)) < 0) && err &&
+        err_size)
+        snprintf(err, err_size, "%s", fmt_reader_error(r));
     if (!rc)
         rc = ana_model_create(out, opt);
     if (!rc && (rc = merge(*out, rg, n))) {

@@ -22,8 +22,10 @@ static int emit(struct tl_run *run, uint64_t t_ns)
         const struct ana_scope *s = ana_model_image(run->m, i);
         if (!s->seen)
             continue;
-        if (tl->nr_rows >= ANA_TIMELINE_MAX_ROWS)
-            return -E2BIG;
+        if (tl->nr_rows >= ANA_TIMELINE_MAX_ROWS) {
+            tl->nr_rows_needed = tl->nr_rows + 1; /* at least: a start time lied */
+            return -EOVERFLOW;
+        }
         if (tl->nr_rows == tl->cap_rows) {
             size_t n = tl->cap_rows ? tl->cap_rows * 2 : 256;
             struct ana_timeline_row *v = realloc(tl->rows, n * sizeof(*v));
@@ -77,6 +79,23 @@ int ana_timeline_compute(struct ana_timeline *tl, struct fmt_reader *r, struct a
     if (c.last_ts_ns / interval_ns > ANA_TIMELINE_MAX_ROWS)
         return -E2BIG;
     tl->interval_ns = interval_ns;
+    /* A row per interval and process image from the image's start (the
+     * last row included): with ~100,000 images even the default
+     * interval's 101 rows each are too many. Counted before any row is
+     * kept, and not blamed on the interval: the rows the file's images
+     * justify, or an error. */
+    tl->nr_intervals = c.last_ts_ns / interval_ns + 1;
+    for (uint32_t i = 0; i < fmt_reader_nr_images(r); i++) {
+        const struct fmt_image_info *ii = fmt_reader_image(r, i);
+        uint64_t from = ii && ii->has_start ? ii->start_ns / interval_ns : 0;
+
+        if (!ii || !ana_filter_pid(f, ii->pid))
+            continue;
+        tl->nr_images++;
+        tl->nr_rows_needed += from < tl->nr_intervals ? tl->nr_intervals - from : 1;
+    }
+    if (tl->nr_rows_needed > ANA_TIMELINE_MAX_ROWS)
+        return -EOVERFLOW;
     run.next_ns = interval_ns;
     if ((rc = ana_model_create(&run.m, &mo)))
         return rc;

@@ -33,12 +33,17 @@ struct ana_timeline_row {
 
 struct ana_timeline {
     uint64_t interval_ns;
+    uint64_t nr_intervals;         /* rows per process image at most */
+    uint32_t nr_images;            /* process images the filter selects */
+    uint64_t nr_rows_needed;       /* rows they make, each from its start on */
     struct ana_timeline_row *rows; /* in time order, images in order within a time */
     size_t nr_rows, cap_rows;
 };
 
 /* interval_ns 0 picks one that gives about 100 intervals. Returns 0,
- * -E2BIG (too many rows for the interval), -errno. */
+ * -E2BIG (the interval makes more than ANA_TIMELINE_MAX_ROWS rows),
+ * -EOVERFLOW (the selected images make nr_rows_needed rows, more than the
+ * cap: too many processes; nothing is allocated), -errno. */
 int ana_timeline_compute(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
                          uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg);
 void ana_timeline_release(struct ana_timeline *tl);

@@ -95,20 +95,6 @@ static int live_add(struct win_run *run, uint32_t stack, uint32_t image, int64_t
     return 0;
 }
 
-static void from_index(void *arg, uint32_t stack, int64_t bytes, int64_t blocks)
-{
-    struct win_run *run = arg;
-    uint32_t parent, image;
-    uint64_t addr;
-
-    if (run->rc || fmt_reader_stack_node(run->r, stack, &parent, &addr, &image))
-        return; /* stack 0 (no stack) has no node: skip */
-    const struct fmt_image_info *ii = fmt_reader_image(run->r, image);
-    if (ii && !ana_filter_pid(run->f, ii->pid))
-        return;
-    run->rc = live_add(run, stack, image, bytes, blocks);
-}
-
 static bool ends_block(const struct fmt_event *ev)
 {
     return ev->ref && (ev->kind == FMT_EV_FREE || ev->kind == FMT_EV_REALLOC ||
@@ -189,18 +175,10 @@ int ana_window_compute(struct ana_window *w, struct fmt_reader *r, struct ana_fi
     so.until_ns = t1_ns;
     so.progress = progress;
     so.progress_arg = progress_arg;
-    /* With a thread filter the index's per-stack totals mix threads:
-     * replay from the start instead. */
-    if (!f || !f->nr_tids) {
-        so.from_chunk = fmt_reader_find_chunk(r, t0_ns);
-        if (so.from_chunk >= fmt_reader_nr_chunks(r))
-            so.from_chunk = fmt_reader_nr_chunks(r);
-        rc = fmt_reader_live_at_chunk(r, so.from_chunk, from_index, &run);
-        if (!rc)
-            rc = run.rc;
-        if (rc)
-            goto out;
-    }
+    /* From the start, not from the chunk of t0 with the index's per-stack
+     * totals: every chunk is decoded anyway (a corrupt one must fail here
+     * as in dump), and the totals are not checked against the events, so
+     * the events before t0 give what is live at t0, exactly. */
     w->first_chunk = so.from_chunk;
     if ((rc = ana_scan(r, &so, on_event, &run)))
         goto out;

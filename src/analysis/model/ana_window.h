@@ -53,8 +53,8 @@ struct ana_window {
     struct ana_wpa *images; /* totals per image index */
     bool *image_seen;
     uint32_t nr_images;
-    uint64_t nr_events_read; /* events decoded: shows the cost of seeking */
-    uint32_t first_chunk;    /* the chunk reading began at */
+    uint64_t nr_events_read; /* events up to t1 (the rest is decoded unused) */
+    uint32_t first_chunk;    /* the chunk reading began at: 0 */
 };
 
 /* Compute the window. f may be NULL. Returns 0 or -errno (reader errors:
