@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_names.h"
 #include "analysis/core/ana_text.h"
 
 #define NO_STACK "(no stack)"
@@ -16,6 +17,7 @@ struct ana_stacks {
     struct fmt_reader *r;
     struct ana_sym *sym;
     struct ana_sym_stack st;
+    bool full_names; /* else labels are ana_name_short()'s */
     uint64_t *addrs;
     uint32_t cap_addrs;
 
@@ -94,6 +96,7 @@ int ana_stacks_create(struct ana_stacks **out, struct fmt_reader *r,
     if (!s)
         return -ENOMEM;
     s->r = r;
+    s->full_names = opt && opt->full_names;
     fmt_reader_counts(r, &c);
     s->nr_stacks = c.nr_stacks + 1;
     s->start = malloc(s->nr_stacks * sizeof(*s->start));
@@ -163,8 +166,10 @@ static int frame_strings(struct ana_stacks *s, const struct ana_sym_frame *f, st
         snprintf(fn, sizeof(fn), "0x%" PRIx64, f->addr);
     else if (!f->function)
         snprintf(fn, sizeof(fn), "%s+0x%" PRIx64, base_name(f->module), f->module_offset);
-    else
+    else if (s->full_names)
         snprintf(fn, sizeof(fn), "%s", f->function);
+    else
+        ana_name_short(fn, sizeof(fn), f->function);
     if (f->function && f->file && f->line)
         snprintf(place, sizeof(place), "%s (%s:%" PRIu32 ")", fn, base_name(f->file), f->line);
     else if (f->function && f->module)

@@ -92,7 +92,14 @@ void ana_html_write_summary(struct ana_json *j, const struct ana_model *m,
     ana_json_kv_u64(j, "nrEvents", c->nr_events);
     ana_json_kv_u64(j, "nrImages", ana_model_nr_seen(m));
     ana_json_kv_u64(j, "nrThreads", c->nr_threads);
-    ana_json_kv_u64(j, "nrStacks", c->nr_stacks);
+    /* Stacks the heap events use, not the trace's stack nodes (every
+     * prefix of every stack, VM and module-load stacks too). */
+    uint64_t nr_used = 0;
+    for (uint32_t id = 0; id < ana_model_nr_sites(m); id++) {
+        const struct ana_site *s = ana_model_site(m, id);
+        nr_used += s && (s->nr_allocs || s->live_blocks);
+    }
+    ana_json_kv_u64(j, "nrStacks", nr_used);
     ana_json_key(j, "calls");
     ana_json_begin_object(j);
     /* The memory calls, as `memscribe report` lists them. */
