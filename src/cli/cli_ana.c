@@ -72,6 +72,14 @@ bool cli_ana_option(struct cli_ana *a, int c, const char *arg)
     case CLI_ANA_OPT_TOP:
         a->top = (unsigned)cli_ana_number(a, "--top", arg);
         return true;
+    case CLI_ANA_OPT_SUPPRESS:
+        if (a->supp.nr_files == CLI_SUPP_MAX_FILES)
+            cli_usage_error("%s: at most %d --suppress files", a->cmd, CLI_SUPP_MAX_FILES);
+        a->supp.files[a->supp.nr_files++] = arg;
+        return true;
+    case CLI_ANA_OPT_NO_DEFAULT_SUPP:
+        a->supp.no_defaults = true;
+        return true;
     case CLI_ANA_OPT_FRAMES:
         a->frames = (unsigned)cli_ana_number(a, "--frames", arg);
         a->frames_set = true;
@@ -383,6 +391,7 @@ int cli_ana_close(struct cli_ana *a)
     ana_stacks_destroy(a->stacks);
     fmt_reader_close(a->r);
     ana_filter_release(&a->filter);
+    cli_supp_release(&a->supp);
     free(a->list);
     if (bad)
         cli_die("%s: writing the output failed", a->cmd);

@@ -19,6 +19,7 @@
 #include "analysis/core/ana_time.h"
 #include "analysis/model/ana_model.h"
 #include "analysis/model/ana_tree.h"
+#include "cli/cli_supp.h"
 #include "cli/cli_sym.h"
 #include "memscribe/trace.h"
 
@@ -35,6 +36,8 @@ enum {
     CLI_ANA_OPT_PID,
     CLI_ANA_OPT_THREAD,
     CLI_ANA_OPT_FRAMES,
+    CLI_ANA_OPT_SUPPRESS,
+    CLI_ANA_OPT_NO_DEFAULT_SUPP,
     CLI_ANA_OPT_FIRST_OWN, /* commands number their own options from here */
 };
 
@@ -43,6 +46,12 @@ enum {
     "  --pid LIST      only these processes (comma-separated pids)\n"                              \
     "  --thread LIST   only blocks allocated by these threads (tids)\n"                            \
     "  -h, --help      this text\n" CLI_SYM_USAGE
+
+/* For commands that list leaks (CLI_TAKES_SUPP). */
+#define CLI_ANA_SUPP_USAGE                                                                         \
+    "  --suppress FILE rules 'leak:PATTERN' of leaks to list apart (repeatable)\n"                 \
+    "  --no-default-suppressions\n"                                                                \
+    "                  list libstdc++'s emergency pool and the like with the rest\n"
 
 /* For commands that print stacks (CLI_TAKES_FRAMES). */
 #define CLI_ANA_FRAMES_USAGE                                                                       \
@@ -57,6 +66,7 @@ struct cli_ana {
     unsigned frames; /* --frames N (0: all), if frames_set */
     struct ana_filter filter;
     struct cli_sym_opts sym;
+    struct cli_supp supp; /* CLI_TAKES_SUPP */
     const char *path;
     const char *output; /* -o FILE (CLI_TAKES_OUTPUT), else NULL */
     struct fmt_reader *r;
@@ -129,6 +139,14 @@ struct cli_tree_metric {
  * must already be sorted (ana_tree_sort). */
 void cli_ana_tree(struct cli_ana *a, const struct ana_tree *t, const struct cli_tree_metric *mets,
                   unsigned nr_mets, bool with_self, FILE *out);
+
+/* The labels of stack for a call tree after nr_before already in
+ * (*labels), which grows (*cap entries): root first, or leaf first with
+ * bottom_up; "(no stack)" for an empty stack; a stack cut at the recorder's
+ * depth limit gets one "(stack cut at N frames)" on its root side. Returns
+ * the number of labels in all. Dies on failure. */
+uint32_t cli_ana_tree_path(struct cli_ana *a, uint32_t stack, bool bottom_up, uint32_t **labels,
+                           size_t *cap, uint32_t nr_before);
 
 /* Replay the trace (up to until_ns, UINT64_MAX: all) into a finished heap
  * model: on every CPU in ranges when the options allow (ana_pmodel.h),

@@ -2,7 +2,6 @@
 /* Call sites grouped by the frames a row shows (see cli_rows.h). */
 #include "cli/cli_rows.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,26 +10,12 @@
 
 uint32_t cli_rows_key(struct cli_ana *a, uint32_t stack)
 {
-    struct ana_stacks *s = cli_ana_stacks(a);
-    const struct ana_frame *f;
-    int n = ana_stacks_get(s, stack, &f);
-    uint32_t id;
+    uint32_t key;
+    int rc = ana_stacks_key(cli_ana_stacks(a), stack, 1, &key);
 
-    if (n < 0)
-        cli_ana_fail(a, n);
-    if (n == 0)
-        return 0; /* "(no stack)" */
-    /* The place ids as text: "\x01" and 8 hex digits each, a string no
-     * frame label can be (labels are escaped, ana_text.h). */
-    char *key = malloc((size_t)n * 9 + 1);
-    if (!key)
-        cli_die("%s: out of memory", a->cmd);
-    for (int i = 0; i < n; i++)
-        snprintf(key + (size_t)i * 9, 10, "\001%08x", f[i].place);
-    if (ana_stacks_intern(s, key, &id))
-        cli_die("%s: out of memory", a->cmd);
-    free(key);
-    return id;
+    if (rc)
+        cli_ana_fail(a, rc);
+    return key;
 }
 
 uint32_t cli_rows_first(struct cli_ana *a, struct ana_map *m, uint32_t image, uint32_t stack)

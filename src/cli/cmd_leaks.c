@@ -27,7 +27,7 @@ static void usage(FILE *out)
                  "                  end, peak-10ms, ...\n"
                  "  --all           list every live block: serial, address, size, time, thread\n"
                  "  --top N         stacks (or blocks) to list (default 20; 0: all)\n" CLI_ANA_USAGE
-                     CLI_ANA_FRAMES_USAGE
+                     CLI_ANA_FRAMES_USAGE CLI_ANA_SUPP_USAGE
                  "\nStacks are printed leaf first (the allocating function first).\n");
 }
 
@@ -62,8 +62,9 @@ int cmd_leaks(int argc, char **argv)
         {"all", no_argument, NULL, OPT_ALL},
         {NULL, 0, NULL, 0},
     };
-    struct cli_getopt g = {
-        .takes = CLI_TAKES_ANALYSIS | CLI_TAKES_FRAMES, .own = own, .usage = usage};
+    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS | CLI_TAKES_FRAMES | CLI_TAKES_SUPP,
+                           .own = own,
+                           .usage = usage};
     struct cli_ana a;
     struct ana_time_point at = {.base = ANA_TIME_END};
     bool all = false;
@@ -90,7 +91,7 @@ int cmd_leaks(int argc, char **argv)
     struct ana_model_options mo = {.filter = &a.filter, .keep_blocks = all};
     struct ana_model *m = cli_ana_model(&a, &mo, t);
 
-    struct ana_table *tab;
+    struct ana_table *tab, *sup = NULL; /* sup: rows of suppressed stacks */
     char buf[64], name[256];
     unsigned nr;
     if (all) {
@@ -127,17 +128,23 @@ int cmd_leaks(int argc, char **argv)
                 ids[n++] = id;
         }
         qsort_r(ids, n, sizeof(*ids), by_bytes, sites);
-        if (ana_table_create(&tab, group_cols, sizeof(group_cols) / sizeof(group_cols[0])))
+        if (ana_table_create(&tab, group_cols, sizeof(group_cols) / sizeof(group_cols[0])) ||
+            ana_table_create(&sup, group_cols, sizeof(group_cols) / sizeof(group_cols[0])))
             cli_die("leaks: out of memory");
-        for (uint32_t i = 0; i < n && (!a.top || i < a.top); i++) {
+        cli_supp_load(&a.supp, &a);
+        for (uint32_t i = 0, shown = 0; i < n; i++) {
             const struct ana_site *s = &sites[ids[i]];
-            ana_table_add_row(tab);
-            ana_table_set_u64(tab, 0, ana_model_image(m, s->image)->pid);
-            ana_table_set_u64(tab, 1, (uint64_t)s->live_bytes);
-            ana_table_set_u64(tab, 2, (uint64_t)s->live_blocks);
+            /* The runtime's one-time allocations go to a list of their own. */
+            struct ana_table *to = cli_supp_match(&a.supp, &a, ids[i]) ? sup : tab;
+            if (to == tab && a.top && shown++ >= a.top)
+                continue;
+            ana_table_add_row(to);
+            ana_table_set_u64(to, 0, ana_model_image(m, s->image)->pid);
+            ana_table_set_u64(to, 1, (uint64_t)s->live_bytes);
+            ana_table_set_u64(to, 2, (uint64_t)s->live_blocks);
             const char *const *fr = cli_ana_stack(
                 &a, ids[i], false, a.format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
-            ana_table_set_list(tab, 3, fr, nr);
+            ana_table_set_list(to, 3, fr, nr);
         }
         free(ids);
         free(sites);
@@ -158,6 +165,11 @@ int cmd_leaks(int argc, char **argv)
         if (ana_table_nr_rows(tab)) {
             putchar('\n');
             cli_ana_table(&a, tab, stdout, "", true);
+        }
+        if (sup && ana_table_nr_rows(sup)) {
+            printf("\nlisted apart, the runtime's one-time allocations (suppressions; "
+                   "--no-default-suppressions lists them above):\n");
+            cli_ana_table(&a, sup, stdout, "", true);
         }
     } else if (a.format == CLI_FMT_CSV) {
         cli_ana_table(&a, tab, stdout, "", true);
@@ -182,11 +194,16 @@ int cmd_leaks(int argc, char **argv)
         ana_json_end_array(&j);
         ana_json_key(&j, all ? "blocks" : "stacks");
         ana_table_write_json(tab, &j);
+        if (sup) {
+            ana_json_key(&j, "suppressed");
+            ana_table_write_json(sup, &j);
+        }
         ana_json_end_object(&j);
         if (ana_json_finish(&j))
             cli_die("leaks: writing the output failed");
     }
     ana_table_destroy(tab);
+    ana_table_destroy(sup);
     ana_model_destroy(m);
     return cli_ana_close(&a);
 }

@@ -37,6 +37,7 @@ static void usage(FILE *out)
             "                  count a block as temporary when at most N other\n"
             "                  allocations of its thread came before its free (default 0:\n"
             "                  none, heaptrack's definition)\n" CLI_ANA_USAGE CLI_ANA_FRAMES_USAGE
+                CLI_ANA_SUPP_USAGE
             "\nCSV output is the call-site table (every site, with its process); the\n"
             "summary numbers are in the text and JSON forms. docs/report.md explains\n"
             "every number.\n");
@@ -77,7 +78,23 @@ struct report {
     uint64_t temp_threshold;
     uint32_t *ids;          /* scratch: site ids of one image */
     struct ana_site *sites; /* the model's, merged into rows (cli_rows.h) */
+    bool *suppressed;       /* per row: leaks listed apart (cli_supp.h) */
 };
+
+/* Leaked bytes and blocks of image (UINT32_MAX: all) that suppressions
+ * list apart. */
+static void suppressed_leaks(const struct report *rp, uint32_t image, uint64_t *bytes,
+                             uint64_t *blocks)
+{
+    *bytes = *blocks = 0;
+    for (uint32_t id = 0; id < ana_model_nr_sites(rp->m); id++) {
+        const struct ana_site *s = &rp->sites[id];
+        if (rp->suppressed[id] && (image == UINT32_MAX || s->image == image) && s->live_bytes > 0) {
+            *bytes += (uint64_t)s->live_bytes;
+            *blocks += (uint64_t)s->live_blocks;
+        }
+    }
+}
 
 static uint64_t rank_value(const struct ana_site *s, enum rank r)
 {
@@ -117,7 +134,7 @@ static uint32_t ranked(struct report *rp, uint32_t image, enum rank r)
 
     for (uint32_t id = 0; id < ana_model_nr_sites(rp->m); id++) {
         const struct ana_site *s = &rp->sites[id];
-        if (s->image == image && rank_value(s, r))
+        if (s->image == image && rank_value(s, r) && !(r == BY_LEAKED && rp->suppressed[id]))
             rp->ids[n++] = id;
     }
     struct rank_ctx ctx = {rp->sites, r};
@@ -223,6 +240,13 @@ static void text_scope(struct report *rp, FILE *out, const struct ana_scope *s, 
             ana_time_format(s->peak_ns, t1, sizeof(t1)));
     fprintf(out, "  leaked:             %" PRIu64 " bytes (%s) in %" PRIu64 " blocks\n", s->heap,
             ana_bytes_format(s->heap, b1, sizeof(b1)), s->live_blocks);
+    uint64_t sb, sn;
+    suppressed_leaks(rp, s->image, &sb, &sn);
+    if (sb)
+        fprintf(out,
+                "  of which apart:     %" PRIu64 " bytes in %" PRIu64
+                " blocks, the runtime's one-time allocations (see memscribe leaks)\n",
+                sb, sn);
     fprintf(out, "  temporary:          %" PRIu64 " allocations (%" PRIu64 " bytes, %s)\n",
             s->nr_temporary, s->temporary_bytes,
             ana_bytes_format(s->temporary_bytes, b2, sizeof(b2)));
@@ -275,6 +299,10 @@ static void json_scope(struct report *rp, struct ana_json *j, const struct ana_s
         ana_json_null(j);
     ana_json_kv_u64(j, "unmatched_frees", s->nr_unmatched_frees);
     ana_json_kv_u64(j, "dropped_events", s->nr_dropped);
+    uint64_t sb, sn;
+    suppressed_leaks(rp, s->image, &sb, &sn);
+    ana_json_kv_u64(j, "suppressed_leaked_bytes", sb);
+    ana_json_kv_u64(j, "suppressed_leaked_blocks", sn);
     const char *notes[NR_NOTES];
     unsigned nr_notes = scope_notes(rp, s, notes);
     ana_json_key(j, "notes");
@@ -406,8 +434,9 @@ int cmd_report(int argc, char **argv)
         {"temporary-threshold", required_argument, NULL, OPT_TEMP_THRESHOLD},
         {NULL, 0, NULL, 0},
     };
-    struct cli_getopt g = {
-        .takes = CLI_TAKES_ANALYSIS | CLI_TAKES_FRAMES, .own = own, .usage = usage};
+    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS | CLI_TAKES_FRAMES | CLI_TAKES_SUPP,
+                           .own = own,
+                           .usage = usage};
     struct report rp = {0};
     int c;
 
@@ -425,6 +454,13 @@ int cmd_report(int argc, char **argv)
     if (!rp.ids)
         cli_die("report: out of memory");
     rp.sites = cli_rows_sites(&rp.a, rp.m);
+    rp.suppressed = calloc((size_t)ana_model_nr_sites(rp.m) + 1, sizeof(*rp.suppressed));
+    if (!rp.suppressed)
+        cli_die("report: out of memory");
+    cli_supp_load(&rp.a.supp, &rp.a);
+    for (uint32_t id = 0; id < ana_model_nr_sites(rp.m); id++)
+        if (rp.sites[id].image != UINT32_MAX && rp.sites[id].live_blocks > 0)
+            rp.suppressed[id] = cli_supp_match(&rp.a.supp, &rp.a, id) != NULL;
 
     if (rp.a.format == CLI_FMT_JSON)
         write_json(&rp, stdout);
@@ -434,6 +470,7 @@ int cmd_report(int argc, char **argv)
         write_text(&rp, stdout);
     free(rp.ids);
     free(rp.sites);
+    free(rp.suppressed);
     ana_model_destroy(rp.m);
     return cli_ana_close(&rp.a);
 }

@@ -93,47 +93,24 @@ int cmd_tree(int argc, char **argv)
     struct ana_tree t;
     if (ana_tree_init(&t, NR_METS, depth ? depth + per_process : 0))
         cli_die("tree: out of memory");
-    uint32_t *labels = NULL, cut_label = 0;
+    uint32_t *labels = NULL;
     size_t cap = 0;
     char name[256];
     int64_t total[NR_METS] = {0};
-    /* Stacks as deep as the recorder's limit were cut there. */
-    uint32_t limit = fmt_reader_info(a.r)->stack_depth;
-    if (limit) {
-        snprintf(name, sizeof(name), "(stack cut at %u frames)", limit);
-        if (ana_stacks_intern(st, name, &cut_label))
-            cli_die("tree: out of memory");
-    }
     for (uint32_t id = 0; id < ana_model_nr_sites(m); id++) {
         const struct ana_site *s = ana_model_site(m, id);
         if (!s || (!s->nr_allocs && !s->live_blocks))
             continue;
-        const struct ana_frame *f;
-        int nf = ana_stacks_get(st, id, &f);
-        if (nf < 0)
-            cli_ana_fail(&a, nf);
-        uint32_t image;
-        int raw = fmt_reader_stack(a.r, id, &image, NULL, 0);
-        bool cut = limit && raw >= (int)limit;
-        if ((size_t)nf + 3 > cap) {
-            cap = (size_t)nf + 3;
-            if (!(labels = realloc(labels, cap * sizeof(*labels))))
-                cli_die("tree: out of memory");
-        }
-        uint32_t nl = 0;
+        uint32_t nl = 0, proc = 0;
         if (per_process) {
             cli_ana_image_name(&a, s->image, name, sizeof(name));
-            if (ana_stacks_intern(st, name, &labels[nl++]))
+            if (ana_stacks_intern(st, name, &proc))
                 cli_die("tree: out of memory");
+            nl = 1;
         }
-        if (nf == 0)
-            labels[nl++] = 0; /* "(no stack)" */
-        if (cut && !bottom_up)
-            labels[nl++] = cut_label;
-        for (int j = 0; j < nf; j++)
-            labels[nl++] = f[bottom_up ? j : nf - 1 - j].function;
-        if (cut && bottom_up)
-            labels[nl++] = cut_label;
+        nl = cli_ana_tree_path(&a, id, bottom_up, &labels, &cap, nl);
+        if (per_process)
+            labels[0] = proc;
         int64_t v[NR_METS] = {(int64_t)s->peak_bytes, s->live_bytes, (int64_t)s->nr_allocs,
                               (int64_t)s->alloc_bytes, (int64_t)s->nr_temporary};
         for (int k = 0; k < NR_METS; k++)

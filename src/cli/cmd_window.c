@@ -184,21 +184,7 @@ static void write_tree(struct cli_ana *a, struct ana_window_key *k, long n, bool
     if (ana_tree_init(&t, 5, depth))
         cli_die("window: out of memory");
     for (long i = 0; i < n; i++) {
-        const struct ana_frame *f;
-        int nf = ana_stacks_get(cli_ana_stacks(a), (uint32_t)k[i].key, &f);
-        if (nf < 0)
-            cli_ana_fail(a, nf);
-        if ((size_t)nf + 1 > cap) {
-            cap = (size_t)nf + 1;
-            labels = realloc(labels, cap * sizeof(*labels));
-            if (!labels)
-                cli_die("window: out of memory");
-        }
-        uint32_t nl = 0;
-        if (nf == 0)
-            labels[nl++] = 0; /* "(no stack)" */
-        for (int j = 0; j < nf; j++)
-            labels[nl++] = f[bottom_up ? j : nf - 1 - j].function;
+        uint32_t nl = cli_ana_tree_path(a, (uint32_t)k[i].key, bottom_up, &labels, &cap, 0);
         const struct ana_wpa *c = &k[i].c;
         int64_t m[5] = {ana_wpa_impacting_size(c),
                         (int64_t)(c->bytes[ANA_AIFI] + c->bytes[ANA_AIFO]),

@@ -258,3 +258,24 @@ struct ana_sym *ana_stacks_sym(struct ana_stacks *s)
 {
     return s->sym;
 }
+
+int ana_stacks_key(struct ana_stacks *s, uint32_t stack, int by_place, uint32_t *key)
+{
+    const struct ana_frame *f;
+    int n = ana_stacks_get(s, stack, &f), rc;
+
+    if (n <= 0) {
+        *key = 0; /* "(no stack)" */
+        return n;
+    }
+    /* The ids as text: "\x01" and 8 hex digits each, a string no label
+     * can be (labels are escaped, ana_text.h). */
+    char *text = malloc((size_t)n * 9 + 1);
+    if (!text)
+        return -ENOMEM;
+    for (int i = 0; i < n; i++)
+        snprintf(text + (size_t)i * 9, 10, "\001%08x", by_place ? f[i].place : f[i].function);
+    rc = intern(s, text, key);
+    free(text);
+    return rc;
+}

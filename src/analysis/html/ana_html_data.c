@@ -27,7 +27,8 @@ struct data_run {
     uint32_t *site_of;
     uint32_t *sites; /* site index -> stack id */
     uint32_t nr_sites;
-    uint32_t nr_other; /* stacks lumped together */
+    uint32_t nr_other;                  /* stacks lumped together */
+    uint64_t other_allocs, other_bytes; /* their allocations, bytes allocated */
     int rc;
 };
 
@@ -181,6 +182,8 @@ static int pick_sites(struct data_run *d)
         } else {
             d->site_of[id] = OTHER_SITE;
             d->nr_other++;
+            d->other_allocs += s->nr_allocs;
+            d->other_bytes += s->alloc_bytes;
         }
     }
     for (size_t i = 0; i < cells->cap; i++) {
@@ -327,10 +330,17 @@ static void write_sites(struct data_run *d)
     for (uint32_t i = 0; i < d->nr_sites && !d->rc; i++)
         d->rc = site_node(d, &t, d->sites[i], &node[i]);
     if (!d->rc && d->nr_other) {
-        char name[64];
+        char name[160];
         uint32_t id;
+        const struct ana_scope *total = ana_model_total(d->run->model);
 
-        snprintf(name, sizeof(name), "(%u other call sites)", d->nr_other);
+        /* Say how much is lumped (at most 1 % of each total unless the
+         * picture's limit was reached, ana_flame_top_sites). */
+        snprintf(
+            name, sizeof(name), "(%u other call sites: %.1f %% of allocations, %.1f %% of bytes)",
+            d->nr_other,
+            total->nr_allocs ? 100.0 * (double)d->other_allocs / (double)total->nr_allocs : 0.0,
+            total->alloc_bytes ? 100.0 * (double)d->other_bytes / (double)total->alloc_bytes : 0.0);
         if (!(d->rc = ana_stacks_intern(d->run->stacks, name, &id)))
             d->rc = trie_node(&t, 0, str_ref(d, id), str_ref(d, id), &other_node);
     }
