@@ -159,17 +159,23 @@ static void write_header(struct data_run *d)
  * to by the window pre-aggregation. */
 /* Which stacks the page lists: those the flame graph keeps (every one
  * that allocated, unless there are more than ANA_HTML_MAX_SITES); the rest
- * are lumped into one site so that every total stays exact. */
+ * are lumped into one site so that every total stays exact. Stacks whose
+ * frames read the same (function, file, line) in one image are one site,
+ * as in `memscribe report` and `window`: the page's window table adds up
+ * cells by site. */
 static int pick_sites(struct data_run *d)
 {
     uint32_t n = ana_model_nr_sites(d->run->model);
     const struct ana_map *cells = &d->run->wpa.cells;
     const uint8_t *keep = d->run->keep;
+    struct ana_map by_row;
+    int rc = 0;
 
     d->site_of = malloc((n ? n : 1) * sizeof(*d->site_of));
     d->sites = malloc((n ? n : 1) * sizeof(*d->sites));
     if (!d->site_of || !d->sites)
         return -ENOMEM;
+    ana_map_init(&by_row, sizeof(uint32_t));
     for (uint32_t id = 0; id < n; id++) {
         const struct ana_site *s = ana_model_site(d->run->model, id);
 
@@ -177,8 +183,21 @@ static int pick_sites(struct data_run *d)
         if (!s || !(s->nr_allocs || s->live_bytes))
             continue;
         if (keep[id]) {
-            d->site_of[id] = d->nr_sites;
-            d->sites[d->nr_sites++] = id;
+            uint32_t key;
+            int created;
+
+            if ((rc = ana_stacks_key(d->run->stacks, id, 1, &key)))
+                break;
+            uint32_t *site = ana_map_put(&by_row, ((uint64_t)s->image << 32 | key) + 1, &created);
+            if (!site) {
+                rc = -ENOMEM;
+                break;
+            }
+            if (created) {
+                *site = d->nr_sites;
+                d->sites[d->nr_sites++] = id;
+            }
+            d->site_of[id] = *site;
         } else {
             d->site_of[id] = OTHER_SITE;
             d->nr_other++;
@@ -186,6 +205,9 @@ static int pick_sites(struct data_run *d)
             d->other_bytes += s->alloc_bytes;
         }
     }
+    ana_map_release(&by_row);
+    if (rc)
+        return rc;
     for (size_t i = 0; i < cells->cap; i++) {
         uint32_t stack, a, f;
 
@@ -379,17 +401,19 @@ static void write_sites(struct data_run *d)
     for (unsigned c = 0; c < NR_COLS; c++) {
         ana_json_key(j, keys[c]);
         ana_json_begin_array(j);
-        for (uint32_t i = 0; i < d->nr_sites; i++)
-            ana_json_i64(j,
-                         site_value(ana_model_site(d->run->model, d->sites[i]), (enum site_col)c));
-        if (d->nr_other) {
-            int64_t sum = 0;
-
-            for (uint32_t id = 0; id < ana_model_nr_sites(d->run->model); id++)
-                if (d->site_of[id] == OTHER_SITE)
-                    sum += site_value(ana_model_site(d->run->model, id), (enum site_col)c);
-            ana_json_i64(j, sum);
+        /* A site's numbers add up its stacks' (the lumped ones last). */
+        int64_t *sum = calloc((size_t)d->nr_sites + 1, sizeof(*sum));
+        if (!sum) {
+            d->rc = -ENOMEM;
+            goto out;
         }
+        for (uint32_t id = 0; id < ana_model_nr_sites(d->run->model); id++)
+            if (d->site_of[id] != NO_SITE)
+                sum[site_index(d, id)] +=
+                    site_value(ana_model_site(d->run->model, id), (enum site_col)c);
+        for (uint32_t i = 0; i < d->nr_sites + (d->nr_other ? 1 : 0); i++)
+            ana_json_i64(j, sum[i]);
+        free(sum);
         ana_json_end_array(j);
     }
     ana_json_end_object(j);
