@@ -5,7 +5,7 @@
 set(ANA_UNIT ${PROJECT_SOURCE_DIR}/tests/unit)
 # test_ana_sym_* belong to the symbolizer (tests/symbolize.cmake).
 # A test named here that is missing fails the configure step.
-foreach(name test_ana_json test_ana_model test_ana_window test_ana_pmodel)
+foreach(name test_ana_json test_ana_model test_ana_window test_ana_pmodel test_ana_names)
   ms_unit_test(${name} ${ANA_UNIT}/${name}.c LIBS ms_analysis ms_format)
 endforeach()
 
@@ -18,6 +18,10 @@ ms_e2e_test(ana_procs ana_procs.sh)
 ms_test_program(ana_threads ${PROJECT_SOURCE_DIR}/tests/programs/ana_threads.c LIBS Threads::Threads)
 ms_e2e_test(ana_threads ana_threads.sh)
 ms_e2e_test(ana_cli ana_cli.sh)
+ms_e2e_test(ana_select ana_select.sh)
+ms_test_program(ana_rows ${PROJECT_SOURCE_DIR}/tests/programs/ana_rows.c)
+ms_e2e_test(ana_rows ana_rows.sh)
+ms_e2e_test(ana_notes ana_notes.sh)
 ms_e2e_test(ana_notfile ana_notfile.sh)
 ms_e2e_test(ana_timeline_procs ana_timeline_procs.sh)
 ms_test_program(ana_deep ${PROJECT_SOURCE_DIR}/tests/programs/ana_deep.c)

@@ -72,6 +72,18 @@ bool cli_ana_option(struct cli_ana *a, int c, const char *arg)
     case CLI_ANA_OPT_TOP:
         a->top = (unsigned)cli_ana_number(a, "--top", arg);
         return true;
+    case CLI_ANA_OPT_SUPPRESS:
+        if (a->supp.nr_files == CLI_SUPP_MAX_FILES)
+            cli_usage_error("%s: at most %d --suppress files", a->cmd, CLI_SUPP_MAX_FILES);
+        a->supp.files[a->supp.nr_files++] = arg;
+        return true;
+    case CLI_ANA_OPT_NO_DEFAULT_SUPP:
+        a->supp.no_defaults = true;
+        return true;
+    case CLI_ANA_OPT_FRAMES:
+        a->frames = (unsigned)cli_ana_number(a, "--frames", arg);
+        a->frames_set = true;
+        return true;
     case CLI_ANA_OPT_PID:
         if (ana_filter_add_pids(&a->filter, arg))
             cli_usage_error("%s: --pid wants process ids like 123 or 123,456, not '%s'", a->cmd,
@@ -85,6 +97,35 @@ bool cli_ana_option(struct cli_ana *a, int c, const char *arg)
     default:
         return cli_sym_option(a->cmd, c, arg, &a->sym);
     }
+}
+
+static bool has_tid(const struct ana_filter *f, uint32_t tid)
+{
+    for (size_t i = 0; i < f->nr_tids; i++) {
+        if (f->tids[i] == tid)
+            return true;
+    }
+    return false;
+}
+
+/* --pid or --thread that selects nothing in the trace is a mistake (a
+ * wrong id, or the trace of another run), not an empty answer. */
+static void check_selection(struct cli_ana *a)
+{
+    const struct ana_filter *f = &a->filter;
+    bool pid_hit = false, tid_hit = false;
+
+    for (uint32_t i = 0; f->nr_pids && i < fmt_reader_nr_images(a->r); i++)
+        pid_hit |= ana_filter_pid(f, fmt_reader_image(a->r, i)->pid);
+    if (f->nr_pids && !pid_hit)
+        cli_die("%s: %s: no process of --pid is in the trace", a->cmd, a->path);
+    for (uint32_t i = 0; f->nr_tids && i < fmt_reader_nr_threads(a->r); i++) {
+        const struct fmt_thread_info *t = fmt_reader_thread(a->r, i);
+        tid_hit |= ana_filter_pid(f, t->pid) && has_tid(f, t->tid);
+    }
+    if (f->nr_tids && !tid_hit)
+        cli_die("%s: %s: no thread of --thread is in the trace%s", a->cmd, a->path,
+                f->nr_pids ? " (in the processes of --pid)" : "");
 }
 
 void cli_ana_open(struct cli_ana *a, int argc, char **argv, int optind_now)
@@ -108,6 +149,7 @@ void cli_ana_open(struct cli_ana *a, int argc, char **argv, int optind_now)
     if (c.nr_dropped)
         cli_warn("%s: %s: the collector dropped %llu events; numbers may be off", a->cmd, a->path,
                  (unsigned long long)c.nr_dropped);
+    check_selection(a);
 }
 
 struct ana_stacks *cli_ana_stacks(struct cli_ana *a)
@@ -118,6 +160,7 @@ struct ana_stacks *cli_ana_stacks(struct cli_ana *a)
         .sysroot = a->sym.sysroot,
         .show_internal = a->sym.show_internal,
         .raw = a->sym.raw,
+        .full_names = a->sym.full_names,
     };
     int rc;
 
@@ -137,18 +180,32 @@ const char *const *cli_ana_stack(struct cli_ana *a, uint32_t stack, bool top_dow
         cli_die("%s: %s: stack %u: %s", a->cmd, a->path, stack,
                 n == -EINVAL ? "not in the trace" : strerror(-n));
     free(a->list);
-    a->list = malloc(((size_t)n + 1) * sizeof(*a->list));
+    a->list = malloc(((size_t)n + 2) * sizeof(*a->list));
     if (!a->list)
         cli_die("%s: out of memory", a->cmd);
     unsigned k = 0;
     if (n == 0)
         a->list[k++] = (char *)ana_stacks_str(s, 0);
+    if (a->frames_set)
+        max = a->frames;
     /* With a limit, keep the frames nearest the allocation: they name the
      * call site; the root side is the same "main" for every row. */
     unsigned keep = max && (unsigned)n > max ? max : (unsigned)n;
     for (unsigned i = 0; i < keep; i++) {
         unsigned idx = top_down ? keep - 1 - i : i;
         a->list[k++] = (char *)ana_stacks_str(s, f[idx].place);
+    }
+    if (keep < (unsigned)n) {
+        char more[48];
+        uint32_t id;
+
+        snprintf(more, sizeof(more), "... %u more", (unsigned)n - keep);
+        if (ana_stacks_intern(s, more, &id))
+            cli_die("%s: out of memory", a->cmd);
+        if (top_down) /* the cut frames are the root side: first */
+            memmove(a->list + 1, a->list, k * sizeof(*a->list));
+        a->list[top_down ? 0 : k] = (char *)ana_stacks_str(s, id);
+        k++;
     }
     a->nr_list = k;
     *nr = k;
@@ -276,6 +333,37 @@ struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_option
     return m;
 }
 
+uint64_t cli_ana_peak(struct cli_ana *a)
+{
+    if (!a->have_peak) {
+        struct ana_model_options mo = {.filter = &a->filter};
+        struct ana_model *m = cli_ana_model(a, &mo, UINT64_MAX);
+
+        a->peak_ns = ana_model_total(m)->peak_ns;
+        a->have_peak = true;
+        ana_model_destroy(m);
+    }
+    return a->peak_ns;
+}
+
+uint64_t cli_ana_time(struct cli_ana *a, const char *opt, const struct ana_time_point *p)
+{
+    struct fmt_trace_counts c;
+    char b[64];
+
+    fmt_reader_counts(a->r, &c);
+    uint64_t base = p->base == ANA_TIME_PEAK  ? cli_ana_peak(a)
+                    : p->base == ANA_TIME_END ? c.last_ts_ns
+                                              : 0;
+    uint64_t t = ana_time_resolve(p, base, c.last_ts_ns);
+    if (p->offset_ns > 0 && base + (uint64_t)p->offset_ns > c.last_ts_ns)
+        cli_warn("%s: %s is past the end of the trace (%s): the end is used", a->cmd, opt,
+                 ana_time_format(c.last_ts_ns, b, sizeof(b)));
+    else if (p->offset_ns < 0 && (uint64_t)-p->offset_ns > base)
+        cli_warn("%s: %s is before the start of the trace: the start (0s) is used", a->cmd, opt);
+    return t;
+}
+
 void cli_ana_scan(struct cli_ana *a, uint64_t until_ns, ana_event_fn *fn, void *arg)
 {
     struct ana_scan_options so;
@@ -303,6 +391,7 @@ int cli_ana_close(struct cli_ana *a)
     ana_stacks_destroy(a->stacks);
     fmt_reader_close(a->r);
     ana_filter_release(&a->filter);
+    cli_supp_release(&a->supp);
     free(a->list);
     if (bad)
         cli_die("%s: writing the output failed", a->cmd);

@@ -16,12 +16,18 @@
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_stacks.h"
 #include "analysis/core/ana_table.h"
+#include "analysis/core/ana_time.h"
 #include "analysis/model/ana_model.h"
 #include "analysis/model/ana_tree.h"
+#include "cli/cli_supp.h"
 #include "cli/cli_sym.h"
 #include "memscribe/trace.h"
 
 enum cli_format { CLI_FMT_TEXT = 0, CLI_FMT_JSON, CLI_FMT_CSV };
+
+/* Frames a stack column shows in text by default (--frames N changes it);
+ * JSON and CSV have all. */
+#define CLI_ANA_TEXT_FRAMES 6
 
 /* getopt_long values: above the short options and cli_sym's. */
 enum {
@@ -29,6 +35,9 @@ enum {
     CLI_ANA_OPT_TOP,
     CLI_ANA_OPT_PID,
     CLI_ANA_OPT_THREAD,
+    CLI_ANA_OPT_FRAMES,
+    CLI_ANA_OPT_SUPPRESS,
+    CLI_ANA_OPT_NO_DEFAULT_SUPP,
     CLI_ANA_OPT_FIRST_OWN, /* commands number their own options from here */
 };
 
@@ -38,18 +47,34 @@ enum {
     "  --thread LIST   only blocks allocated by these threads (tids)\n"                            \
     "  -h, --help      this text\n" CLI_SYM_USAGE
 
+/* For commands that list leaks (CLI_TAKES_SUPP). */
+#define CLI_ANA_SUPP_USAGE                                                                         \
+    "  --suppress FILE rules 'leak:PATTERN' of leaks to list apart (repeatable)\n"                 \
+    "  --no-default-suppressions\n"                                                                \
+    "                  list libstdc++'s emergency pool and the like with the rest\n"
+
+/* For commands that print stacks (CLI_TAKES_FRAMES). */
+#define CLI_ANA_FRAMES_USAGE                                                                       \
+    "  --frames N      frames per stack (0: all); a cut stack ends in '... N more'\n"              \
+    "                  (stacks read leaf first: A < B is A, called by B)\n"
+
 struct cli_ana {
     const char *cmd;
     enum cli_format format;
     unsigned top; /* 0: all rows */
+    bool frames_set;
+    unsigned frames; /* --frames N (0: all), if frames_set */
     struct ana_filter filter;
     struct cli_sym_opts sym;
+    struct cli_supp supp; /* CLI_TAKES_SUPP */
     const char *path;
     const char *output; /* -o FILE (CLI_TAKES_OUTPUT), else NULL */
     struct fmt_reader *r;
     struct ana_stacks *stacks;
     bool progress; /* stderr is a terminal */
     bool progress_shown;
+    bool have_peak; /* peak_ns is known (cli_ana_peak) */
+    uint64_t peak_ns;
     char **list; /* frames of the latest cli_ana_stack() */
     unsigned nr_list;
 };
@@ -74,7 +99,9 @@ void cli_ana_open(struct cli_ana *a, int argc, char **argv, int optind_now);
 struct ana_stacks *cli_ana_stacks(struct cli_ana *a);
 
 /* A stack as frame strings, root first (top_down) or leaf first, at most
- * max frames (0: all). Valid until the next call. Dies on failure. */
+ * max frames (0: all; --frames N overrides max). A cut stack has one more
+ * string on its cut side, "... N more". Valid until the next call. Dies on
+ * failure. */
 const char *const *cli_ana_stack(struct cli_ana *a, uint32_t stack, bool top_down, unsigned max,
                                  unsigned *nr);
 
@@ -113,12 +140,29 @@ struct cli_tree_metric {
 void cli_ana_tree(struct cli_ana *a, const struct ana_tree *t, const struct cli_tree_metric *mets,
                   unsigned nr_mets, bool with_self, FILE *out);
 
+/* The labels of stack for a call tree after nr_before already in
+ * (*labels), which grows (*cap entries): root first, or leaf first with
+ * bottom_up; "(no stack)" for an empty stack; a stack cut at the recorder's
+ * depth limit gets one "(stack cut at N frames)" on its root side. Returns
+ * the number of labels in all. Dies on failure. */
+uint32_t cli_ana_tree_path(struct cli_ana *a, uint32_t stack, bool bottom_up, uint32_t **labels,
+                           size_t *cap, uint32_t nr_before);
+
 /* Replay the trace (up to until_ns, UINT64_MAX: all) into a finished heap
  * model: on every CPU in ranges when the options allow (ana_pmodel.h),
  * else in one pass. MEMSCRIBE_JOBS=N caps the threads, MEMSCRIBE_RANGE_EVENTS=N
  * sets the fewest events per range (tests cut small traces so). Dies on failure. */
 struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_options *mo,
                                 uint64_t until_ns);
+
+/* When heap in use of the selected processes peaked (ana_model's
+ * peak_ns): a pass over the trace of its own, made once. */
+uint64_t cli_ana_peak(struct cli_ana *a);
+
+/* Point p, given as option opt ("--at"), as a time of the open trace; peak
+ * costs a pass (cli_ana_peak). A point past the end or before the start is
+ * moved to it, and a warning on stderr says so. */
+uint64_t cli_ana_time(struct cli_ana *a, const char *opt, const struct ana_time_point *p);
 
 /* Finish output (flush, check for write errors) and free everything. */
 int cli_ana_close(struct cli_ana *a);

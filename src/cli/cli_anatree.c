@@ -2,6 +2,7 @@
 /* Writing a call tree (ana_tree) as indented text, nested JSON or CSV rows
  * with the path of each node. Shared by `tree` and `window --tree`. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,4 +155,40 @@ void cli_ana_tree(struct cli_ana *a, const struct ana_tree *t, const struct cli_
     fprintf(out, "function\n");
     walk(&o, 0, 0);
     free(o.width);
+}
+
+uint32_t cli_ana_tree_path(struct cli_ana *a, uint32_t stack, bool bottom_up, uint32_t **labels,
+                           size_t *cap, uint32_t nr_before)
+{
+    struct ana_stacks *st = cli_ana_stacks(a);
+    const struct ana_frame *f;
+    int nf = ana_stacks_get(st, stack, &f);
+    uint32_t image, limit = fmt_reader_info(a->r)->stack_depth, cut_label = 0;
+
+    if (nf < 0)
+        cli_ana_fail(a, nf);
+    /* A stack as deep as the recorder's limit was cut there: its root side
+     * is missing, so it must not stand as a root of its own. */
+    bool cut = nf > 0 && limit && fmt_reader_stack(a->r, stack, &image, NULL, 0) >= (int)limit;
+    if (cut) {
+        char name[64];
+        snprintf(name, sizeof(name), "(stack cut at %u frames)", limit);
+        if (ana_stacks_intern(st, name, &cut_label))
+            cli_die("%s: out of memory", a->cmd);
+    }
+    if ((size_t)nr_before + (size_t)nf + 2 > *cap) {
+        *cap = (size_t)nr_before + (size_t)nf + 2;
+        if (!(*labels = realloc(*labels, *cap * sizeof(**labels))))
+            cli_die("%s: out of memory", a->cmd);
+    }
+    uint32_t nl = nr_before;
+    if (nf == 0)
+        (*labels)[nl++] = 0; /* "(no stack)" */
+    if (cut && !bottom_up)
+        (*labels)[nl++] = cut_label;
+    for (int j = 0; j < nf; j++)
+        (*labels)[nl++] = f[bottom_up ? j : nf - 1 - j].function;
+    if (cut && bottom_up)
+        (*labels)[nl++] = cut_label;
+    return nl;
 }

@@ -22,6 +22,10 @@ static const struct {
     {CLI_TAKES_SYM, {"sysroot", required_argument, NULL, CLI_SYM_OPT_SYSROOT}},
     {CLI_TAKES_SYM, {"all-frames", no_argument, NULL, CLI_SYM_OPT_ALL_FRAMES}},
     {CLI_TAKES_SYM, {"raw", no_argument, NULL, CLI_SYM_OPT_RAW}},
+    {CLI_TAKES_SYM, {"full-names", no_argument, NULL, CLI_SYM_OPT_FULL_NAMES}},
+    {CLI_TAKES_FRAMES, {"frames", required_argument, NULL, CLI_ANA_OPT_FRAMES}},
+    {CLI_TAKES_SUPP, {"suppress", required_argument, NULL, CLI_ANA_OPT_SUPPRESS}},
+    {CLI_TAKES_SUPP, {"no-default-suppressions", no_argument, NULL, CLI_ANA_OPT_NO_DEFAULT_SUPP}},
 };
 #define NR_SHARED (sizeof(shared) / sizeof(shared[0]))
 

@@ -19,6 +19,8 @@ enum {
     CLI_TAKES_THREAD = 1u << 3, /* --thread LIST */
     CLI_TAKES_SYM = 1u << 4,    /* --debug-dir, --sysroot, --all-frames, --raw */
     CLI_TAKES_OUTPUT = 1u << 5, /* -o, --output FILE (into a->output) */
+    CLI_TAKES_FRAMES = 1u << 6, /* --frames N: frames per printed stack */
+    CLI_TAKES_SUPP = 1u << 7,   /* --suppress FILE, --no-default-suppressions */
 };
 #define CLI_TAKES_ANALYSIS                                                                         \
     (CLI_TAKES_FORMAT | CLI_TAKES_TOP | CLI_TAKES_PID | CLI_TAKES_THREAD | CLI_TAKES_SYM)

@@ -25,6 +25,9 @@ bool cli_sym_option(const char *cmd, int c, const char *arg, struct cli_sym_opts
     case CLI_SYM_OPT_RAW:
         o->raw = true;
         return true;
+    case CLI_SYM_OPT_FULL_NAMES:
+        o->full_names = true;
+        return true;
     default:
         return false;
     }

@@ -21,6 +21,7 @@ enum {
     CLI_SYM_OPT_SYSROOT,
     CLI_SYM_OPT_ALL_FRAMES,
     CLI_SYM_OPT_RAW,
+    CLI_SYM_OPT_FULL_NAMES,
 };
 
 /* Lines for a command's --help. */
@@ -29,7 +30,9 @@ enum {
     "                  or in DIR/.build-id/xx/yyyy.debug (repeatable)\n"                           \
     "  --sysroot DIR   the recorded paths are under DIR (trace from elsewhere)\n"                  \
     "  --all-frames    keep memscribe's and the allocator's own frames on top\n"                   \
-    "  --raw           module+offset only: read no binary or debug file\n"
+    "  --raw           module+offset only: read no binary or debug file\n"                         \
+    "  --full-names    C++ and Rust names with their template and argument lists\n"                \
+    "                  (default: elided, std::vector<>::push_back())\n"
 
 struct cli_sym_opts {
     const char *debug_dirs[CLI_SYM_MAX_DEBUG_DIRS];
@@ -37,6 +40,7 @@ struct cli_sym_opts {
     const char *sysroot;
     bool show_internal;
     bool raw;
+    bool full_names;
 };
 
 /* Handle a getopt_long result if it is one of the shared options: returns

@@ -53,6 +53,7 @@ static void usage(FILE *out)
 struct side {
     struct cli_ana a;
     struct ana_time_point from, to;
+    const char *from_opt, *to_opt; /* "--base-from", ... for messages */
     uint64_t t0, t1;
     struct ana_model *m;
 };
@@ -88,19 +89,10 @@ static struct ana_model *window_model(struct cli_ana *a, uint64_t t0, uint64_t t
 static void side_open(struct side *s, const char *path)
 {
     char *argv[] = {(char *)path, NULL};
-    struct fmt_trace_counts c;
-    uint64_t peak_ns = 0;
 
     cli_ana_open(&s->a, 1, argv, 0);
-    fmt_reader_counts(s->a.r, &c);
-    if (s->from.base == ANA_TIME_PEAK || s->to.base == ANA_TIME_PEAK) {
-        struct ana_model *m = window_model(&s->a, 0, UINT64_MAX);
-
-        peak_ns = ana_model_total(m)->peak_ns;
-        ana_model_destroy(m);
-    }
-    s->t0 = ana_time_resolve(&s->from, peak_ns, c.last_ts_ns);
-    s->t1 = ana_time_resolve(&s->to, peak_ns, c.last_ts_ns);
+    s->t0 = cli_ana_time(&s->a, s->from_opt, &s->from);
+    s->t1 = cli_ana_time(&s->a, s->to_opt, &s->to);
     if (s->t1 < s->t0)
         cli_usage_error("diff: %s: the window ends (%" PRIu64 " ns) before it starts (%" PRIu64
                         " ns)",
@@ -212,6 +204,10 @@ int cmd_diff(int argc, char **argv)
     cli_ana_init(&base.a, "diff", 20);
     base.from = nw.from = (struct ana_time_point){.base = ANA_TIME_START};
     base.to = nw.to = (struct ana_time_point){.base = ANA_TIME_END};
+    base.from_opt = "--base-from";
+    base.to_opt = "--base-to";
+    nw.from_opt = "--from";
+    nw.to_opt = "--to";
     while ((c = cli_getopt(&g, &nw.a, argc, argv)) != -1) {
         switch (c) {
         case OPT_BASE_FROM:

@@ -136,7 +136,7 @@ int cmd_flamegraph(int argc, char **argv)
     uint8_t *keep = NULL;
     /* Folded stacks keep every site; a picture needs no more sites than
      * it has pixels to show them (the rest are lumped, totals exact). */
-    long kept = folded ? 0 : ana_flame_top_sites(m, FLAME_MAX_SITES, &keep);
+    long kept = folded ? 0 : ana_flame_top_sites(m, st, FLAME_MAX_SITES, &keep);
     if (kept < 0)
         cli_ana_fail(&a, (int)kept);
     if ((rc = ana_tree_init(&t, ANA_FLAME_NR_COSTS, 0)) ||

@@ -39,12 +39,13 @@ static void usage(FILE *out)
                  "space is [64 KiB, 4 GiB); a 64-bit one's counts only holes between\n"
                  "mappings.\n\n"
                  "options:\n"
-                 "  --at T            the moment (default end): 1.5s, 250ms, end-1s\n"
+                 "  --at T            the moment (default end): 1.5s, 250ms, peak, end-1s\n"
                  "  --granularity N   alignment that counts, bytes with K, M or G\n"
                  "                    (default 64K)\n"
                  "  --svg FILE        write the address-space map at T as SVG\n"
                  "  --intervals N     rows of the largest-gap table (default 10)\n"
-                 "  --top N           rows per table (default 20; 0: all)\n" CLI_ANA_USAGE);
+                 "  --top N           rows per table (default 20; 0: all)\n" CLI_ANA_USAGE
+                     CLI_ANA_FRAMES_USAGE);
 }
 
 static const char *const origin_names[] = {"call", "libc", "loader", "thread", "snapshot"};
@@ -112,7 +113,8 @@ static struct ana_table *site_table(struct cli_ana *a, const struct ana_frag_sit
     if (ana_table_create(&t, occupants ? occ_cols : site_cols, occupants ? 4 : 5))
         cli_die("frag: out of memory");
     for (long i = 0; i < n && (!a->top || i < (long)a->top); i++) {
-        const char *const *fr = cli_ana_stack(a, v[i].stack, false, 0, &nr);
+        const char *const *fr = cli_ana_stack(
+            a, v[i].stack, false, a->format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
         const char *o = v[i].collector    ? "memscribe"
                         : v[i].origin < 5 ? origin_names[v[i].origin]
                                           : "?";
@@ -248,9 +250,9 @@ int cmd_frag(int argc, char **argv)
         {"intervals", required_argument, NULL, OPT_INTERVALS},
         {NULL, 0, NULL, 0},
     };
-    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS, .own = own, .usage = usage};
+    struct cli_getopt g = {
+        .takes = CLI_TAKES_ANALYSIS | CLI_TAKES_FRAMES, .own = own, .usage = usage};
     struct ana_time_point at = {.base = ANA_TIME_END};
-    struct fmt_trace_counts counts;
     struct cli_ana a;
     struct frag f;
     uint64_t gran = 64 << 10;
@@ -264,8 +266,9 @@ int cmd_frag(int argc, char **argv)
     while ((c = cli_getopt(&g, &a, argc, argv)) != -1) {
         switch (c) {
         case OPT_AT:
-            if (ana_time_parse_point(optarg, &at) || at.base == ANA_TIME_PEAK)
-                cli_usage_error("frag: --at wants a time like 1.5s, 250ms or end-1s, not '%s'",
+            if (ana_time_parse_point(optarg, &at))
+                cli_usage_error("frag: --at wants a time like 1.5s, 250ms, peak or end-1s, not "
+                                "'%s'",
                                 optarg);
             break;
         case OPT_GRAN:
@@ -284,11 +287,10 @@ int cmd_frag(int argc, char **argv)
         }
     }
     cli_ana_open(&a, argc, argv, optind);
-    fmt_reader_counts(a.r, &counts);
     f.a = &a;
     f.s.filter = &a.filter;
     f.s.r = a.r;
-    f.s.at = ana_time_resolve(&at, counts.last_ts_ns, counts.last_ts_ns);
+    f.s.at = cli_ana_time(&a, "--at", &at);
     f.s.nr_intervals = f.nr_intervals;
     ana_frag_scan_init(&f.s);
     cli_ana_scan(&a, UINT64_MAX, ana_frag_scan_event, &f.s);

@@ -17,14 +17,14 @@ enum { OPT_BY_STACK = CLI_ANA_OPT_FIRST_OWN };
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: memscribe histogram [options] FILE\n\n"
-            "How many heap blocks of each size were allocated, and how many bytes,\n"
-            "in power-of-two size classes: 1, 2-3, 4-7, 8-15, ... (0 on its own).\n"
-            "One table per process.\n\n"
-            "options:\n"
-            "  --by-stack      one histogram per call site, the sites with most\n"
-            "                  allocations first (--top N of them, default 10)\n" CLI_ANA_USAGE);
+    fprintf(out, "usage: memscribe histogram [options] FILE\n\n"
+                 "How many heap blocks of each size were allocated, and how many bytes,\n"
+                 "in power-of-two size classes: 1, 2-3, 4-7, 8-15, ... (0 on its own).\n"
+                 "One table per process.\n\n"
+                 "options:\n"
+                 "  --by-stack      one histogram per call site, the sites with most\n"
+                 "                  allocations first (--top N of them, default 10)\n" CLI_ANA_USAGE
+                     CLI_ANA_FRAMES_USAGE);
 }
 
 static const struct ana_column cols[] = {
@@ -117,7 +117,8 @@ int cmd_histogram(int argc, char **argv)
         {"by-stack", no_argument, NULL, OPT_BY_STACK},
         {NULL, 0, NULL, 0},
     };
-    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS, .own = own, .usage = usage};
+    struct cli_getopt g = {
+        .takes = CLI_TAKES_ANALYSIS | CLI_TAKES_FRAMES, .own = own, .usage = usage};
     struct cli_ana a;
     bool by_stack = false;
     int c;

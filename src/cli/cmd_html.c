@@ -80,6 +80,7 @@ int cmd_html(int argc, char **argv)
     o.sym.sysroot = a.sym.sysroot;
     o.sym.show_internal = a.sym.show_internal;
     o.sym.raw = a.sym.raw;
+    o.sym.full_names = a.sym.full_names;
     o.nr_top = a.top;
     char *path_copy = strdup(a.path);
     if (!path_copy)

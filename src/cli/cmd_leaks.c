@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_getopt.h"
+#include "cli/cli_rows.h"
 
 enum { OPT_AT = CLI_ANA_OPT_FIRST_OWN, OPT_ALL };
 
@@ -26,6 +27,7 @@ static void usage(FILE *out)
                  "                  end, peak-10ms, ...\n"
                  "  --all           list every live block: serial, address, size, time, thread\n"
                  "  --top N         stacks (or blocks) to list (default 20; 0: all)\n" CLI_ANA_USAGE
+                     CLI_ANA_FRAMES_USAGE CLI_ANA_SUPP_USAGE
                  "\nStacks are printed leaf first (the allocating function first).\n");
 }
 
@@ -44,23 +46,13 @@ static const struct ana_column block_cols[] = {
 
 static int by_bytes(const void *x, const void *y, void *arg)
 {
-    const struct ana_model *m = arg;
+    const struct ana_site *sites = arg;
     uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-    int64_t va = ana_model_site(m, a)->live_bytes, vb = ana_model_site(m, b)->live_bytes;
+    int64_t va = sites[a].live_bytes, vb = sites[b].live_bytes;
 
     if (va != vb)
         return va < vb ? 1 : -1;
     return (a > b) - (a < b);
-}
-/* The peak time needs a pass of its own when --at names it. */
-static uint64_t find_peak(struct cli_ana *a)
-{
-    struct ana_model_options mo = {.filter = &a->filter};
-    struct ana_model *m = cli_ana_model(a, &mo, UINT64_MAX);
-    uint64_t t = ana_model_total(m)->peak_ns;
-
-    ana_model_destroy(m);
-    return t;
 }
 
 int cmd_leaks(int argc, char **argv)
@@ -70,7 +62,9 @@ int cmd_leaks(int argc, char **argv)
         {"all", no_argument, NULL, OPT_ALL},
         {NULL, 0, NULL, 0},
     };
-    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS, .own = own, .usage = usage};
+    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS | CLI_TAKES_FRAMES | CLI_TAKES_SUPP,
+                           .own = own,
+                           .usage = usage};
     struct cli_ana a;
     struct ana_time_point at = {.base = ANA_TIME_END};
     bool all = false;
@@ -92,15 +86,12 @@ int cmd_leaks(int argc, char **argv)
     }
     cli_ana_open(&a, argc, argv, optind);
 
-    struct fmt_trace_counts counts;
-    fmt_reader_counts(a.r, &counts);
-    uint64_t peak_ns = at.base == ANA_TIME_PEAK ? find_peak(&a) : 0;
-    uint64_t t = ana_time_resolve(&at, peak_ns, counts.last_ts_ns);
+    uint64_t t = cli_ana_time(&a, "--at", &at);
 
     struct ana_model_options mo = {.filter = &a.filter, .keep_blocks = all};
     struct ana_model *m = cli_ana_model(&a, &mo, t);
 
-    struct ana_table *tab;
+    struct ana_table *tab, *sup = NULL; /* sup: rows of suppressed stacks */
     char buf[64], name[256];
     unsigned nr;
     if (all) {
@@ -128,27 +119,35 @@ int cmd_leaks(int argc, char **argv)
         free(b);
     } else {
         uint32_t *ids = malloc(((size_t)ana_model_nr_sites(m) + 1) * sizeof(*ids));
+        struct ana_site *sites = cli_rows_sites(&a, m);
         uint32_t n = 0;
         if (!ids)
             cli_die("leaks: out of memory");
         for (uint32_t id = 0; id < ana_model_nr_sites(m); id++) {
-            const struct ana_site *s = ana_model_site(m, id);
-            if (s && s->live_blocks > 0)
+            if (sites[id].image != UINT32_MAX && sites[id].live_blocks > 0)
                 ids[n++] = id;
         }
-        qsort_r(ids, n, sizeof(*ids), by_bytes, m);
-        if (ana_table_create(&tab, group_cols, sizeof(group_cols) / sizeof(group_cols[0])))
+        qsort_r(ids, n, sizeof(*ids), by_bytes, sites);
+        if (ana_table_create(&tab, group_cols, sizeof(group_cols) / sizeof(group_cols[0])) ||
+            ana_table_create(&sup, group_cols, sizeof(group_cols) / sizeof(group_cols[0])))
             cli_die("leaks: out of memory");
-        for (uint32_t i = 0; i < n && (!a.top || i < a.top); i++) {
-            const struct ana_site *s = ana_model_site(m, ids[i]);
-            ana_table_add_row(tab);
-            ana_table_set_u64(tab, 0, ana_model_image(m, s->image)->pid);
-            ana_table_set_u64(tab, 1, (uint64_t)s->live_bytes);
-            ana_table_set_u64(tab, 2, (uint64_t)s->live_blocks);
-            const char *const *fr = cli_ana_stack(&a, ids[i], false, 0, &nr);
-            ana_table_set_list(tab, 3, fr, nr);
+        cli_supp_load(&a.supp, &a);
+        for (uint32_t i = 0, shown = 0; i < n; i++) {
+            const struct ana_site *s = &sites[ids[i]];
+            /* The runtime's one-time allocations go to a list of their own. */
+            struct ana_table *to = cli_supp_match(&a.supp, &a, ids[i]) ? sup : tab;
+            if (to == tab && a.top && shown++ >= a.top)
+                continue;
+            ana_table_add_row(to);
+            ana_table_set_u64(to, 0, ana_model_image(m, s->image)->pid);
+            ana_table_set_u64(to, 1, (uint64_t)s->live_bytes);
+            ana_table_set_u64(to, 2, (uint64_t)s->live_blocks);
+            const char *const *fr = cli_ana_stack(
+                &a, ids[i], false, a.format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
+            ana_table_set_list(to, 3, fr, nr);
         }
         free(ids);
+        free(sites);
     }
 
     if (a.format == CLI_FMT_TEXT) {
@@ -166,6 +165,11 @@ int cmd_leaks(int argc, char **argv)
         if (ana_table_nr_rows(tab)) {
             putchar('\n');
             cli_ana_table(&a, tab, stdout, "", true);
+        }
+        if (sup && ana_table_nr_rows(sup)) {
+            printf("\nlisted apart, the runtime's one-time allocations (suppressions; "
+                   "--no-default-suppressions lists them above):\n");
+            cli_ana_table(&a, sup, stdout, "", true);
         }
     } else if (a.format == CLI_FMT_CSV) {
         cli_ana_table(&a, tab, stdout, "", true);
@@ -190,11 +194,16 @@ int cmd_leaks(int argc, char **argv)
         ana_json_end_array(&j);
         ana_json_key(&j, all ? "blocks" : "stacks");
         ana_table_write_json(tab, &j);
+        if (sup) {
+            ana_json_key(&j, "suppressed");
+            ana_table_write_json(sup, &j);
+        }
         ana_json_end_object(&j);
         if (ana_json_finish(&j))
             cli_die("leaks: writing the output failed");
     }
     ana_table_destroy(tab);
+    ana_table_destroy(sup);
     ana_model_destroy(m);
     return cli_ana_close(&a);
 }

@@ -16,29 +16,31 @@
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_getopt.h"
+#include "cli/cli_rows.h"
 
 /* Frames shown per call site in text; JSON and CSV get them all. */
-#define REPORT_TEXT_FRAMES 4
 
 enum { OPT_TEMP_THRESHOLD = CLI_ANA_OPT_FIRST_OWN };
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: memscribe report [options] FILE\n\n"
-                 "Summarize a trace: run time, calls per allocation function, allocations,\n"
-                 "bytes allocated, peak heap in use and when, leaked bytes and blocks,\n"
-                 "temporary allocations, peak RSS; then the top call sites by peak\n"
-                 "contribution, leaked bytes, number of allocations and temporary\n"
-                 "allocations. One section per process.\n\n"
-                 "options:\n"
-                 "  --top N         call sites per list (default 10; 0: all)\n"
-                 "  --temporary-threshold N\n"
-                 "                  count a block as temporary when at most N other\n"
-                 "                  allocations of its thread came before its free (default 0:\n"
-                 "                  none, heaptrack's definition)\n" CLI_ANA_USAGE
-                 "\nCSV output is the call-site table (every site, with its process); the\n"
-                 "summary numbers are in the text and JSON forms. docs/report.md explains\n"
-                 "every number.\n");
+    fprintf(out,
+            "usage: memscribe report [options] FILE\n\n"
+            "Summarize a trace: run time, calls per allocation function, allocations,\n"
+            "bytes allocated, peak heap in use and when, leaked bytes and blocks,\n"
+            "temporary allocations, peak RSS; then the top call sites by peak\n"
+            "contribution, leaked bytes, number of allocations and temporary\n"
+            "allocations. One section per process.\n\n"
+            "options:\n"
+            "  --top N         call sites per list (default 10; 0: all)\n"
+            "  --temporary-threshold N\n"
+            "                  count a block as temporary when at most N other\n"
+            "                  allocations of its thread came before its free (default 0:\n"
+            "                  none, heaptrack's definition)\n" CLI_ANA_USAGE CLI_ANA_FRAMES_USAGE
+                CLI_ANA_SUPP_USAGE
+            "\nCSV output is the call-site table (every site, with its process); the\n"
+            "summary numbers are in the text and JSON forms. docs/report.md explains\n"
+            "every number.\n");
 }
 
 enum rank { BY_PEAK, BY_LEAKED, BY_ALLOCS, BY_TEMPORARY, NR_RANKS };
@@ -74,8 +76,25 @@ struct report {
     struct cli_ana a;
     struct ana_model *m;
     uint64_t temp_threshold;
-    uint32_t *ids; /* scratch: site ids of one image */
+    uint32_t *ids;          /* scratch: site ids of one image */
+    struct ana_site *sites; /* the model's, merged into rows (cli_rows.h) */
+    bool *suppressed;       /* per row: leaks listed apart (cli_supp.h) */
 };
+
+/* Leaked bytes and blocks of image (UINT32_MAX: all) that suppressions
+ * list apart. */
+static void suppressed_leaks(const struct report *rp, uint32_t image, uint64_t *bytes,
+                             uint64_t *blocks)
+{
+    *bytes = *blocks = 0;
+    for (uint32_t id = 0; id < ana_model_nr_sites(rp->m); id++) {
+        const struct ana_site *s = &rp->sites[id];
+        if (rp->suppressed[id] && (image == UINT32_MAX || s->image == image) && s->live_bytes > 0) {
+            *bytes += (uint64_t)s->live_bytes;
+            *blocks += (uint64_t)s->live_blocks;
+        }
+    }
+}
 
 static uint64_t rank_value(const struct ana_site *s, enum rank r)
 {
@@ -92,7 +111,7 @@ static uint64_t rank_value(const struct ana_site *s, enum rank r)
 }
 
 struct rank_ctx {
-    const struct ana_model *m;
+    const struct ana_site *sites;
     enum rank r;
 };
 
@@ -100,8 +119,8 @@ static int by_rank(const void *x, const void *y, void *arg)
 {
     const struct rank_ctx *ctx = arg;
     uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-    uint64_t va = rank_value(ana_model_site(ctx->m, a), ctx->r);
-    uint64_t vb = rank_value(ana_model_site(ctx->m, b), ctx->r);
+    uint64_t va = rank_value(&ctx->sites[a], ctx->r);
+    uint64_t vb = rank_value(&ctx->sites[b], ctx->r);
 
     if (va != vb)
         return va < vb ? 1 : -1;
@@ -114,11 +133,11 @@ static uint32_t ranked(struct report *rp, uint32_t image, enum rank r)
     uint32_t n = 0;
 
     for (uint32_t id = 0; id < ana_model_nr_sites(rp->m); id++) {
-        const struct ana_site *s = ana_model_site(rp->m, id);
-        if (s && s->image == image && rank_value(s, r))
+        const struct ana_site *s = &rp->sites[id];
+        if (s->image == image && rank_value(s, r) && !(r == BY_LEAKED && rp->suppressed[id]))
             rp->ids[n++] = id;
     }
-    struct rank_ctx ctx = {rp->m, r};
+    struct rank_ctx ctx = {rp->sites, r};
     qsort_r(rp->ids, n, sizeof(*rp->ids), by_rank, &ctx);
     return n;
 }
@@ -126,7 +145,7 @@ static uint32_t ranked(struct report *rp, uint32_t image, enum rank r)
 static void site_row(struct report *rp, struct ana_table *t, uint32_t id, unsigned first_col,
                      unsigned max_frames)
 {
-    const struct ana_site *s = ana_model_site(rp->m, id);
+    const struct ana_site *s = &rp->sites[id];
     unsigned nr;
 
     ana_table_add_row(t);
@@ -178,8 +197,35 @@ static void text_calls(FILE *out, const struct ana_scope *s)
     fprintf(out, "%s\n", any ? "" : "none");
 }
 
+/* What the numbers of scope s do not show by themselves (docs/report.md,
+ * "Notes"): at most NR_NOTES lines. */
+#define NR_NOTES 2
+static unsigned scope_notes(struct report *rp, const struct ana_scope *s,
+                            const char *notes[NR_NOTES])
+{
+    unsigned n = 0;
+
+    /* The collector's per-thread rings (COL_RING_SIZE) are shared memory
+     * of the traced process: its RSS samples count the pages written. */
+    if (s->has_rss)
+        notes[n++] = "peak RSS includes memscribe's own ring buffers (up to 4 MiB per traced "
+                     "thread)";
+    /* CPython's small-object allocator takes arenas from malloc (or mmap)
+     * and serves objects of up to 512 bytes from them itself. */
+    const struct fmt_image_info *ii =
+        s->image == UINT32_MAX ? NULL : fmt_reader_image(rp->a.r, s->image);
+    const char *base = ii && ii->exe ? strrchr(ii->exe, '/') : NULL;
+    base = base ? base + 1 : ii ? ii->exe : NULL;
+    if (base && !strncmp(base, "python", 6) && strspn(base + 6, "0123456789.") == strlen(base + 6))
+        notes[n++] = "CPython: with pymalloc on (the default) objects up to 512 bytes come from "
+                     "its own arenas, unseen here; run it with PYTHONMALLOC=malloc to trace them";
+    return n;
+}
+
 static void text_scope(struct report *rp, FILE *out, const struct ana_scope *s, const char *name)
 {
+    const char *notes[NR_NOTES];
+    unsigned nr_notes = scope_notes(rp, s, notes);
     char t1[64], b1[64], b2[64];
 
     fprintf(out, "%s\n", name);
@@ -194,6 +240,13 @@ static void text_scope(struct report *rp, FILE *out, const struct ana_scope *s, 
             ana_time_format(s->peak_ns, t1, sizeof(t1)));
     fprintf(out, "  leaked:             %" PRIu64 " bytes (%s) in %" PRIu64 " blocks\n", s->heap,
             ana_bytes_format(s->heap, b1, sizeof(b1)), s->live_blocks);
+    uint64_t sb, sn;
+    suppressed_leaks(rp, s->image, &sb, &sn);
+    if (sb)
+        fprintf(out,
+                "  of which apart:     %" PRIu64 " bytes in %" PRIu64
+                " blocks, the runtime's one-time allocations (see memscribe leaks)\n",
+                sb, sn);
     fprintf(out, "  temporary:          %" PRIu64 " allocations (%" PRIu64 " bytes, %s)\n",
             s->nr_temporary, s->temporary_bytes,
             ana_bytes_format(s->temporary_bytes, b2, sizeof(b2)));
@@ -208,6 +261,8 @@ static void text_scope(struct report *rp, FILE *out, const struct ana_scope *s, 
                 s->nr_unmatched_frees);
     if (s->nr_dropped)
         fprintf(out, "  dropped events:     %" PRIu64 " (numbers may be off)\n", s->nr_dropped);
+    for (unsigned i = 0; i < nr_notes; i++)
+        fprintf(out, "  note: %s\n", notes[i]);
 }
 
 static void json_scope(struct report *rp, struct ana_json *j, const struct ana_scope *s)
@@ -244,6 +299,17 @@ static void json_scope(struct report *rp, struct ana_json *j, const struct ana_s
         ana_json_null(j);
     ana_json_kv_u64(j, "unmatched_frees", s->nr_unmatched_frees);
     ana_json_kv_u64(j, "dropped_events", s->nr_dropped);
+    uint64_t sb, sn;
+    suppressed_leaks(rp, s->image, &sb, &sn);
+    ana_json_kv_u64(j, "suppressed_leaked_bytes", sb);
+    ana_json_kv_u64(j, "suppressed_leaked_blocks", sn);
+    const char *notes[NR_NOTES];
+    unsigned nr_notes = scope_notes(rp, s, notes);
+    ana_json_key(j, "notes");
+    ana_json_begin_array(j);
+    for (unsigned i = 0; i < nr_notes; i++)
+        ana_json_str(j, notes[i]);
+    ana_json_end_array(j);
 }
 
 static void write_text(struct report *rp, FILE *out)
@@ -275,7 +341,7 @@ static void write_text(struct report *rp, FILE *out)
         fputc('\n', out);
         text_scope(rp, out, s, name);
         for (enum rank r = 0; r < NR_RANKS; r++) {
-            struct ana_table *t = rank_table(rp, i, r, REPORT_TEXT_FRAMES);
+            struct ana_table *t = rank_table(rp, i, r, CLI_ANA_TEXT_FRAMES);
             if (ana_table_nr_rows(t)) {
                 fprintf(out, "\n  %s:\n", rank_title[r]);
                 cli_ana_table(&rp->a, t, out, "    ", true);
@@ -345,8 +411,8 @@ static void write_csv(struct report *rp, FILE *out)
         uint32_t n = ranked(rp, i, BY_PEAK);
         /* Sites with no peak share but allocations still belong in it. */
         for (uint32_t id = 0; id < ana_model_nr_sites(rp->m); id++) {
-            const struct ana_site *st = ana_model_site(rp->m, id);
-            if (st && st->image == i && !st->peak_bytes && st->nr_allocs)
+            const struct ana_site *st = &rp->sites[id];
+            if (st->image == i && !st->peak_bytes && st->nr_allocs)
                 rp->ids[n++] = id;
         }
         if (rp->a.top && n > rp->a.top)
@@ -368,7 +434,9 @@ int cmd_report(int argc, char **argv)
         {"temporary-threshold", required_argument, NULL, OPT_TEMP_THRESHOLD},
         {NULL, 0, NULL, 0},
     };
-    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS, .own = own, .usage = usage};
+    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS | CLI_TAKES_FRAMES | CLI_TAKES_SUPP,
+                           .own = own,
+                           .usage = usage};
     struct report rp = {0};
     int c;
 
@@ -385,6 +453,14 @@ int cmd_report(int argc, char **argv)
     rp.ids = malloc(((size_t)ana_model_nr_sites(rp.m) + 1) * sizeof(*rp.ids));
     if (!rp.ids)
         cli_die("report: out of memory");
+    rp.sites = cli_rows_sites(&rp.a, rp.m);
+    rp.suppressed = calloc((size_t)ana_model_nr_sites(rp.m) + 1, sizeof(*rp.suppressed));
+    if (!rp.suppressed)
+        cli_die("report: out of memory");
+    cli_supp_load(&rp.a.supp, &rp.a);
+    for (uint32_t id = 0; id < ana_model_nr_sites(rp.m); id++)
+        if (rp.sites[id].image != UINT32_MAX && rp.sites[id].live_blocks > 0)
+            rp.suppressed[id] = cli_supp_match(&rp.a.supp, &rp.a, id) != NULL;
 
     if (rp.a.format == CLI_FMT_JSON)
         write_json(&rp, stdout);
@@ -393,6 +469,8 @@ int cmd_report(int argc, char **argv)
     else
         write_text(&rp, stdout);
     free(rp.ids);
+    free(rp.sites);
+    free(rp.suppressed);
     ana_model_destroy(rp.m);
     return cli_ana_close(&rp.a);
 }

@@ -43,6 +43,39 @@ static const struct ana_column cols[] = {
 };
 #define NR_COLS (sizeof(cols) / sizeof(cols[0]))
 
+/* Mappings that libc, ld.so or pthread_create made themselves are seen
+ * only by record --vm-precise; without them committed moves only with the
+ * program's own mmap calls, so a flat column needs saying why. */
+static int precise_event(void *arg, const struct fmt_event *ev)
+{
+    bool *seen = arg;
+
+    if (ev->kind >= FMT_EV_MMAP && ev->kind <= FMT_EV_SBRK &&
+        (ev->origin == FMT_ORIGIN_LIBC || ev->origin == FMT_ORIGIN_LOADER ||
+         ev->origin == FMT_ORIGIN_THREAD)) {
+        *seen = true;
+        return 1; /* enough: stop the scan */
+    }
+    return 0;
+}
+
+static bool committed_flat(const struct ana_timeline *tl, const struct ana_vm_point *vp,
+                           uint32_t image)
+{
+    bool first = true;
+    uint64_t v = 0;
+
+    for (size_t i = 0; i < tl->nr_rows; i++) {
+        if (tl->rows[i].image != image)
+            continue;
+        if (!first && vp[i].committed != v)
+            return false;
+        v = vp[i].committed;
+        first = false;
+    }
+    return true;
+}
+
 static void add_row(struct ana_table *t, const struct ana_timeline_row *r, uint64_t committed)
 {
     char buf[64];
@@ -117,7 +150,11 @@ int cmd_timeline(int argc, char **argv)
             nr_images = tl.rows[i].image + 1;
     char name[256], buf[64];
     struct ana_json j;
-    bool csv_header_done = false;
+    bool csv_header_done = false, any_flat = false, precise = false;
+    for (uint32_t im = 0; im < nr_images && !any_flat; im++)
+        any_flat = committed_flat(&tl, vp, im);
+    if (any_flat && a.format == CLI_FMT_TEXT)
+        cli_ana_scan(&a, UINT64_MAX, precise_event, &precise);
     if (a.format == CLI_FMT_JSON) {
         ana_json_init(&j, stdout, true);
         ana_json_begin_object(&j);
@@ -128,6 +165,7 @@ int cmd_timeline(int argc, char **argv)
     } else if (a.format == CLI_FMT_TEXT) {
         printf("memscribe timeline: %s: every %s\n", a.path,
                ana_time_format(tl.interval_ns, buf, sizeof(buf)));
+        printf("(rss includes memscribe's own ring buffers, up to 4 MiB per traced thread)\n");
     }
     for (uint32_t im = 0; im < nr_images; im++) {
         struct ana_table *t;
@@ -153,6 +191,11 @@ int cmd_timeline(int argc, char **argv)
             cli_ana_image_name(&a, im, name, sizeof(name));
             printf("\n%s\n", name);
             cli_ana_table(&a, t, stdout, "  ", true);
+            if (!precise && committed_flat(&tl, vp, im))
+                printf("  (committed does not change: recorded without --vm-precise, only the\n"
+                       "  program's own mmap calls and the mappings at its start are seen, not\n"
+                       "  malloc's arenas and large blocks, thread stacks or libraries loaded\n"
+                       "  later; record with --vm-precise to follow them)\n");
         }
         ana_table_destroy(t);
     }

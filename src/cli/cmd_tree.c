@@ -22,6 +22,9 @@ static const struct cli_tree_metric mets[] = {
     {"bytes", "allocated_bytes"}, {"temp", "temporary"},
 };
 #define NR_METS 5
+/* Levels shown unless --depth says otherwise: main and a few below it
+ * after the start-up frames; deeper ones fold into their ancestor. */
+#define TREE_DEFAULT_DEPTH 12
 
 static void usage(FILE *out)
 {
@@ -34,10 +37,13 @@ static void usage(FILE *out)
                  "options:\n"
                  "  --bottom-up     allocating functions at the root, callers below\n"
                  "  --depth N       fold frames deeper than N into their ancestor\n"
+                 "                  (default 12; 0: no limit)\n"
                  "  --sort M        order children by peak (default), leaked, allocations,\n"
                  "                  bytes or temporary\n"
                  "  --no-self       only the inclusive columns\n"
-                 "  --top N         children per node (default 10; 0: all)\n" CLI_ANA_USAGE);
+                 "  --top N         children per node (default 10; 0: all)\n" CLI_ANA_USAGE
+                 "\nA stack the recorder cut at its depth limit (record --depth) lacks its\n"
+                 "root side: it hangs under one node '(stack cut at N frames)'.\n");
 }
 
 int cmd_tree(int argc, char **argv)
@@ -54,7 +60,7 @@ int cmd_tree(int argc, char **argv)
                                                         "bytes", "temporary", NULL};
     struct cli_ana a;
     bool bottom_up = false, with_self = true;
-    uint32_t depth = 0;
+    uint32_t depth = TREE_DEFAULT_DEPTH;
     unsigned sort = 0;
     int c;
 
@@ -90,31 +96,25 @@ int cmd_tree(int argc, char **argv)
     uint32_t *labels = NULL;
     size_t cap = 0;
     char name[256];
+    int64_t total[NR_METS] = {0};
     for (uint32_t id = 0; id < ana_model_nr_sites(m); id++) {
         const struct ana_site *s = ana_model_site(m, id);
         if (!s || (!s->nr_allocs && !s->live_blocks))
             continue;
-        const struct ana_frame *f;
-        int nf = ana_stacks_get(st, id, &f);
-        if (nf < 0)
-            cli_ana_fail(&a, nf);
-        if ((size_t)nf + 2 > cap) {
-            cap = (size_t)nf + 2;
-            if (!(labels = realloc(labels, cap * sizeof(*labels))))
-                cli_die("tree: out of memory");
-        }
-        uint32_t nl = 0;
+        uint32_t nl = 0, proc = 0;
         if (per_process) {
             cli_ana_image_name(&a, s->image, name, sizeof(name));
-            if (ana_stacks_intern(st, name, &labels[nl++]))
+            if (ana_stacks_intern(st, name, &proc))
                 cli_die("tree: out of memory");
+            nl = 1;
         }
-        if (nf == 0)
-            labels[nl++] = 0; /* "(no stack)" */
-        for (int j = 0; j < nf; j++)
-            labels[nl++] = f[bottom_up ? j : nf - 1 - j].function;
+        nl = cli_ana_tree_path(&a, id, bottom_up, &labels, &cap, nl);
+        if (per_process)
+            labels[0] = proc;
         int64_t v[NR_METS] = {(int64_t)s->peak_bytes, s->live_bytes, (int64_t)s->nr_allocs,
                               (int64_t)s->alloc_bytes, (int64_t)s->nr_temporary};
+        for (int k = 0; k < NR_METS; k++)
+            total[k] += v[k];
         if (ana_tree_add(&t, labels, nl, v))
             cli_die("tree: out of memory");
     }
@@ -123,6 +123,15 @@ int cmd_tree(int argc, char **argv)
     if (a.format == CLI_FMT_TEXT)
         printf("memscribe tree: %s (%s)\n\n", a.path, bottom_up ? "bottom-up" : "top-down");
     cli_ana_tree(&a, &t, mets, NR_METS, with_self, stdout);
+    if (a.format == CLI_FMT_TEXT) {
+        printf("\ntotal: peak %" PRId64 " bytes, leaked %" PRId64 " bytes, %" PRId64
+               " allocations of %" PRId64 " bytes, %" PRId64 " temporary\n",
+               total[0], total[1], total[2], total[3], total[4]);
+        if (depth)
+            printf("(at most %u levels: deeper frames are in their ancestor's self columns; "
+                   "--depth 0 shows all)\n",
+                   depth);
+    }
     free(labels);
     ana_tree_release(&t);
     ana_model_destroy(m);

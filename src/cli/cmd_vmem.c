@@ -30,26 +30,28 @@ enum {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: memscribe vmem [options] FILE\n\n"
-                 "Commit lifetimes: each range that became committed (mapped with access;\n"
-                 "private writable ranges count as commit charge) and when it was\n"
-                 "decommitted (unmapped, or made PROT_NONE), with the stack that committed\n"
-                 "it. Rows overlapping the window, grouped (--by); groups sorted by\n"
-                 "|Impacting Size| then Size, as in `memscribe window`. Impacting Size:\n"
-                 "+size for a lifetime committed inside and open at the end (AIFO), -size\n"
-                 "for one committed before and decommitted inside (AOFI), 0 otherwise.\n"
-                 "Then mapped, reserved (PROT_NONE), committed and commit-charge totals\n"
-                 "over the window.\n\n"
-                 "options:\n"
-                 "  --from T        window start (default start): 1.5s, 250ms, end-1s\n"
-                 "  --to T          window end, included (default end)\n"
-                 "  --by KEY        group per stack (default), function (the committing\n"
-                 "                  function) or origin (call, libc, loader, thread, snapshot)\n"
-                 "  --origin LIST   only lifetimes committed by these origins: call, libc,\n"
-                 "                  loader, thread, snapshot (default: all but snapshot)\n"
-                 "  --intervals N   rows of the totals table (default 10)\n"
-                 "  --rows N        lifetimes shown per stack group (default 10; 0: all)\n"
-                 "  --top N         stack groups (default 20; 0: all)\n" CLI_ANA_USAGE);
+    fprintf(
+        out,
+        "usage: memscribe vmem [options] FILE\n\n"
+        "Commit lifetimes: each range that became committed (mapped with access;\n"
+        "private writable ranges count as commit charge) and when it was\n"
+        "decommitted (unmapped, or made PROT_NONE), with the stack that committed\n"
+        "it. Rows overlapping the window, grouped (--by); groups sorted by\n"
+        "|Impacting Size| then Size, as in `memscribe window`. Impacting Size:\n"
+        "+size for a lifetime committed inside and open at the end (AIFO), -size\n"
+        "for one committed before and decommitted inside (AOFI), 0 otherwise.\n"
+        "Then mapped, reserved (PROT_NONE), committed and commit-charge totals\n"
+        "over the window.\n\n"
+        "options:\n"
+        "  --from T        window start (default start): 1.5s, 250ms, peak, end-1s\n"
+        "  --to T          window end, included (default end)\n"
+        "  --by KEY        group per stack (default), function (the committing\n"
+        "                  function) or origin (call, libc, loader, thread, snapshot)\n"
+        "  --origin LIST   only lifetimes committed by these origins: call, libc,\n"
+        "                  loader, thread, snapshot (default: all but snapshot)\n"
+        "  --intervals N   rows of the totals table (default 10)\n"
+        "  --rows N        lifetimes shown per stack group (default 10; 0: all)\n"
+        "  --top N         stack groups (default 20; 0: all)\n" CLI_ANA_USAGE CLI_ANA_FRAMES_USAGE);
 }
 
 static const char *const origin_names[] = {"call", "libc", "loader", "thread", "snapshot"};
@@ -132,7 +134,8 @@ static void write_tables(struct vmem *s, unsigned rows, enum by by)
         const char *const *fr, *label;
 
         if (by == BY_STACK) {
-            fr = cli_ana_stack(a, (uint32_t)x->key, false, 0, &nr);
+            fr = cli_ana_stack(a, (uint32_t)x->key, false,
+                               a->format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
         } else {
             label = by == BY_ORIGIN ? (x->key < NR_ORIGINS ? origin_names[x->key] : "?")
                                     : ana_stacks_str(cli_ana_stacks(a), (uint32_t)x->key);
@@ -243,7 +246,8 @@ int cmd_vmem(int argc, char **argv)
         {"by", required_argument, NULL, OPT_BY},
         {NULL, 0, NULL, 0},
     };
-    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS, .own = own, .usage = usage};
+    struct cli_getopt g = {
+        .takes = CLI_TAKES_ANALYSIS | CLI_TAKES_FRAMES, .own = own, .usage = usage};
     struct ana_time_point from = {.base = ANA_TIME_START}, to = {.base = ANA_TIME_END};
     struct fmt_trace_counts counts;
     struct cli_ana a;
@@ -260,9 +264,9 @@ int cmd_vmem(int argc, char **argv)
         switch (c) {
         case OPT_FROM:
         case OPT_TO:
-            if (ana_time_parse_point(optarg, c == OPT_FROM ? &from : &to) ||
-                (c == OPT_FROM ? from : to).base == ANA_TIME_PEAK)
-                cli_usage_error("vmem: --%s wants a time like 1.5s, 250ms or end-1s, not '%s'",
+            if (ana_time_parse_point(optarg, c == OPT_FROM ? &from : &to))
+                cli_usage_error("vmem: --%s wants a time like 1.5s, 250ms, peak or end-1s, not "
+                                "'%s'",
                                 c == OPT_FROM ? "from" : "to", optarg);
             break;
         case OPT_ORIGIN:
@@ -286,8 +290,8 @@ int cmd_vmem(int argc, char **argv)
     s.a = &a;
     s.w.filter = &a.filter;
     s.w.r = a.r;
-    s.w.t0 = ana_time_resolve(&from, counts.last_ts_ns, counts.last_ts_ns);
-    s.w.t1 = ana_time_resolve(&to, counts.last_ts_ns, counts.last_ts_ns);
+    s.w.t0 = cli_ana_time(&a, "--from", &from);
+    s.w.t1 = cli_ana_time(&a, "--to", &to);
     if (s.w.t0 > s.w.t1)
         cli_usage_error("vmem: --from is after --to");
     ana_vm_window_init(&s.w);

@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_getopt.h"
+#include "cli/cli_rows.h"
 
 enum {
     OPT_FROM = CLI_ANA_OPT_FIRST_OWN,
@@ -30,28 +31,27 @@ enum {
 
 static void usage(FILE *out)
 {
-    fprintf(
-        out,
-        "usage: memscribe window [options] FILE\n\n"
-        "The heap table of Windows Performance Analyzer for a time window: every\n"
-        "block is AIFI (allocated inside, freed inside), AIFO (allocated inside,\n"
-        "outstanding at the end), AOFI (allocated before, freed inside) or AOFO.\n"
-        "Impacting Type: Transient = AIFI; Impacting = AIFO and AOFI. Count:\n"
-        "allocations; Size: bytes allocated inside the window; Impacting Size:\n"
-        "sum(AIFO) - sum(AOFI), the change of outstanding memory over the window.\n\n"
-        "options:\n"
-        "  --from T        window start (default start): 1.5s, 250ms, peak, end,\n"
-        "                  peak-100ms, ... (times count from the trace start)\n"
-        "  --to T          window end, included (default end)\n"
-        "  --by KEY        rows per stack (default), function (the allocating\n"
-        "                  function), thread or size-class\n"
-        "  --sort COL      impacting (|Impacting Size|, default), size or count\n"
-        "  --bottom-up     stacks leaf first (the allocating function first);\n"
-        "                  with --tree, the allocating functions are the roots\n"
-        "  --tree          a call tree of the window instead of rows (top-down\n"
-        "                  from main unless --bottom-up)\n"
-        "  --depth N       tree depth limit (default 0: none)\n"
-        "  --top N         rows, or children per tree node (default 20; 0: all)\n" CLI_ANA_USAGE);
+    fprintf(out,
+            "usage: memscribe window [options] FILE\n\n"
+            "The heap table of Windows Performance Analyzer for a time window: every\n"
+            "block is AIFI (allocated inside, freed inside), AIFO (allocated inside,\n"
+            "outstanding at the end), AOFI (allocated before, freed inside) or AOFO.\n"
+            "Impacting Type: Transient = AIFI; Impacting = AIFO and AOFI. Count:\n"
+            "allocations; Size: bytes allocated inside the window; Impacting Size:\n"
+            "sum(AIFO) - sum(AOFI), the change of outstanding memory over the window.\n\n"
+            "options:\n"
+            "  --from T        window start (default start): 1.5s, 250ms, peak, end,\n"
+            "                  peak-100ms, ... (times count from the trace start)\n"
+            "  --to T          window end, included (default end)\n"
+            "  --by KEY        rows per stack (default), function (the allocating\n"
+            "                  function), thread or size-class\n"
+            "  --sort COL      impacting (|Impacting Size|, default), size or count\n"
+            "  --bottom-up     with --tree, the allocating functions are the roots\n"
+            "  --tree          a call tree of the window instead of rows (top-down\n"
+            "                  from main unless --bottom-up)\n"
+            "  --depth N       tree depth limit (default 0: none)\n"
+            "  --top N         rows, or children per tree node (default 20; 0: all)\n" CLI_ANA_USAGE
+                CLI_ANA_FRAMES_USAGE);
 }
 
 enum by { BY_STACK, BY_FUNCTION, BY_THREAD, BY_SIZE_CLASS };
@@ -126,21 +126,32 @@ static void push(struct rows *rs, uint32_t image, uint64_t key, uint32_t tid,
     }
 }
 
-/* Rows of functions: stack keys merged by their allocating function. */
-static void merge_functions(struct cli_ana *a, struct ana_window_key *k, long n, struct rows *rs)
+/* Rows of stack keys merged by their allocating function (by_function),
+ * or by the frames the row shows (cli_rows.h; the row keeps its lowest
+ * stack id, whose frames it prints). */
+static void merge_rows(struct cli_ana *a, struct ana_window_key *k, long n, bool by_function,
+                       struct rows *rs)
 {
     struct ana_map m;
 
     ana_map_init(&m, sizeof(struct ana_window_key));
     for (long i = 0; i < n; i++) {
         uint32_t fn;
-        int rc = ana_stacks_leaf(cli_ana_stacks(a), (uint32_t)k[i].key, &fn);
-        if (rc)
-            cli_ana_fail(a, rc);
-        struct ana_window_key *f = ana_map_put(&m, ((uint64_t)k[i].image << 32 | fn) + 1, NULL);
+        if (by_function) {
+            int rc = ana_stacks_leaf(cli_ana_stacks(a), (uint32_t)k[i].key, &fn);
+            if (rc)
+                cli_ana_fail(a, rc);
+        } else {
+            fn = cli_rows_key(a, (uint32_t)k[i].key);
+        }
+        int created;
+        struct ana_window_key *f = ana_map_put(&m, ((uint64_t)k[i].image << 32 | fn) + 1, &created);
         if (!f)
             cli_die("window: out of memory");
-        f->key = fn;
+        if (by_function)
+            f->key = fn;
+        else if (created || k[i].key < f->key)
+            f->key = k[i].key;
         f->image = k[i].image;
         for (int c = 0; c < ANA_NR_WPA; c++) {
             f->c.nr[c] += k[i].c.nr[c];
@@ -173,21 +184,7 @@ static void write_tree(struct cli_ana *a, struct ana_window_key *k, long n, bool
     if (ana_tree_init(&t, 5, depth))
         cli_die("window: out of memory");
     for (long i = 0; i < n; i++) {
-        const struct ana_frame *f;
-        int nf = ana_stacks_get(cli_ana_stacks(a), (uint32_t)k[i].key, &f);
-        if (nf < 0)
-            cli_ana_fail(a, nf);
-        if ((size_t)nf + 1 > cap) {
-            cap = (size_t)nf + 1;
-            labels = realloc(labels, cap * sizeof(*labels));
-            if (!labels)
-                cli_die("window: out of memory");
-        }
-        uint32_t nl = 0;
-        if (nf == 0)
-            labels[nl++] = 0; /* "(no stack)" */
-        for (int j = 0; j < nf; j++)
-            labels[nl++] = f[bottom_up ? j : nf - 1 - j].function;
+        uint32_t nl = cli_ana_tree_path(a, (uint32_t)k[i].key, bottom_up, &labels, &cap, 0);
         const struct ana_wpa *c = &k[i].c;
         int64_t m[5] = {ana_wpa_impacting_size(c),
                         (int64_t)(c->bytes[ANA_AIFI] + c->bytes[ANA_AIFO]),
@@ -217,7 +214,8 @@ int cmd_window(int argc, char **argv)
         {"depth", required_argument, NULL, OPT_DEPTH},
         {NULL, 0, NULL, 0},
     };
-    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS, .own = own, .usage = usage};
+    struct cli_getopt g = {
+        .takes = CLI_TAKES_ANALYSIS | CLI_TAKES_FRAMES, .own = own, .usage = usage};
     struct cli_ana a;
     struct ana_time_point from = {.base = ANA_TIME_START}, to = {.base = ANA_TIME_END};
     enum by by = BY_STACK;
@@ -261,18 +259,8 @@ int cmd_window(int argc, char **argv)
         cli_usage_error("window: --to is before --from");
     cli_ana_open(&a, argc, argv, optind);
 
-    struct fmt_trace_counts counts;
-    fmt_reader_counts(a.r, &counts);
-    uint64_t peak_ns = 0;
-    if (from.base == ANA_TIME_PEAK || to.base == ANA_TIME_PEAK) {
-        /* The peak needs a pass over the trace of its own. */
-        struct ana_model_options mo = {.filter = &a.filter};
-        struct ana_model *m = cli_ana_model(&a, &mo, UINT64_MAX);
-        peak_ns = ana_model_total(m)->peak_ns;
-        ana_model_destroy(m);
-    }
-    uint64_t t0 = ana_time_resolve(&from, peak_ns, counts.last_ts_ns);
-    uint64_t t1 = ana_time_resolve(&to, peak_ns, counts.last_ts_ns);
+    uint64_t t0 = cli_ana_time(&a, "--from", &from);
+    uint64_t t1 = cli_ana_time(&a, "--to", &to);
     if (t1 < t0)
         cli_usage_error(
             "window: the window ends (%" PRIu64 " ns) before it starts (%" PRIu64 " ns)", t1, t0);
@@ -314,8 +302,8 @@ int cmd_window(int argc, char **argv)
         write_tree(&a, keys, nk, bottom_up, depth, sort);
     } else {
         struct rows rs = {0};
-        if (by == BY_FUNCTION)
-            merge_functions(&a, keys, nk, &rs);
+        if (by == BY_FUNCTION || by == BY_STACK)
+            merge_rows(&a, keys, nk, by == BY_FUNCTION, &rs);
         else
             for (long i = 0; i < nk; i++)
                 push(&rs, keys[i].image, keys[i].key, keys[i].tid, &keys[i].c);
@@ -351,8 +339,9 @@ int cmd_window(int argc, char **argv)
             uint64_t lo, hi;
             switch (by) {
             case BY_STACK: {
-                const char *const *fr = cli_ana_stack(&a, (uint32_t)r->key, !bottom_up,
-                                                      a.format == CLI_FMT_TEXT ? 6 : 0, &nr);
+                const char *const *fr =
+                    cli_ana_stack(&a, (uint32_t)r->key, false,
+                                  a.format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
                 ana_table_set_list(t, 5, fr, nr);
                 break;
             }

@@ -34,7 +34,7 @@ run() { # name depth-option levels want
     # shellcheck disable=SC2086 # no option or one
     "$MEMSCRIBE" record -q $opt -o "$tmp/$name.mscr" -- "$MS_PROGRAMS/ana_deep" "$levels" ||
         { echo "FAIL: record $name"; fails=$((fails + 1)); return; }
-    for cmd in "tree" "tree --bottom-up" "window --tree"; do
+    for cmd in "tree --depth 0" "tree --bottom-up --depth 0" "window --tree"; do
         local out="$tmp/$name-${cmd// /_}.json"
         # shellcheck disable=SC2086 # the command's words
         if ! "$MEMSCRIBE" $cmd --format=json "$tmp/$name.mscr" >"$out"; then
@@ -50,5 +50,16 @@ run() { # name depth-option levels want
 run d40 "" 40 41
 # 300 levels cut at 256 frames: dive fills all but none (the leaf end is kept).
 run d300 "--depth 256" 300 256
+# A stack cut at the recorder's depth limit has no root side: top-down it
+# hangs under one node that says so, not as a root of its own ("dive").
+roots() { "$MEMSCRIBE" tree --depth 1 --format=csv "$1" | awk -F, 'NR > 1 { print $2 }' | sort -u | tr '\n' ' '; }
+got=$(roots "$tmp/d300.mscr")
+if [ "$got" != '"(stack cut at 256 frames)" ' ]; then
+    echo "FAIL: d300: tree roots are $got, want only the cut-stack node"
+    fails=$((fails + 1))
+fi
+case $(roots "$tmp/d40.mscr") in
+*dive* | *cut*) echo "FAIL: d40 (not cut): roots $(roots "$tmp/d40.mscr")"; fails=$((fails + 1)) ;;
+esac
 [ "$fails" -eq 0 ] && echo "ana_deep: JSON trees of 41 and 256 levels read back"
 exit $((fails > 0))

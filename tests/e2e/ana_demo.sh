@@ -11,7 +11,10 @@
 #  - the leaks: 320 blocks (10 steps x 32) of 40 bytes = 12800 bytes, by
 #    InnerLoopOperation;
 #  - report: 10 temporary allocations of 10 MB, and the peak = 20 MB steady
-#    + one 10 MB spike + what else was live then.
+#    + one 10 MB spike + what else was live then;
+#  - stacks read leaf first in every command, --frames N cuts them with
+#    "... N more", C++ names are short unless --full-names; tree has a
+#    default depth and a total line.
 # Window times come from the trace itself (timeline and leaks --all in
 # JSON), never from the program's sleeps. Needs MEMSCRIBE, MS_BUILD.
 set -euo pipefail
@@ -55,15 +58,15 @@ steady=$(jq -r '[.blocks[] | select(.size == 10000000 and (.stack[0] | test("All
 from=$((steady - 50000000))
 to=$((steady + 50000000))
 "$MEMSCRIBE" window --from "${from}ns" --to "${to}ns" --top 0 --format=json "$T" >"$WORK/w1.json"
-row='.rows[] | select(.stack[-1] | test("AllocateSteadyState"))'
+row='.rows[] | select(.stack[0] | test("AllocateSteadyState"))'
 expect "steady-state rows in the window" "$(jq "[$row] | length" "$WORK/w1.json")" 1
 expect "steady-state impacting type" "$(jq -r "$row | .impacting_type" "$WORK/w1.json")" Impacting
 expect "steady-state count" "$(jq "$row | .count" "$WORK/w1.json")" 1
 expect "steady-state size" "$(jq "$row | .size" "$WORK/w1.json")" $((10 * MB))
 expect "steady-state impacting size" "$(jq "$row | .impacting_size" "$WORK/w1.json")" $((10 * MB))
 expect "steady-state stack: main calls AllocateSteadyState" \
-    "$(jq -r "$row | .stack[-2:] | map(sub(\" [(][^()]*:[0-9]+[)]$\";\"\")) | join(\" -> \")" \
-        "$WORK/w1.json")" "main -> (anonymous namespace)::AllocateSteadyState(unsigned long)"
+    "$(jq -r "$row | .stack[0:2] | reverse | map(sub(\" [(][^()]*:[0-9]+[)]$\";\"\")) | join(\" -> \")" \
+        "$WORK/w1.json")" "main -> (anonymous namespace)::AllocateSteadyState()"
 
 # --- The last four spikes: from a 1 ms timeline, the intervals where the
 # heap rises by 10 MB (a spike or steady block starts) and where it drops
@@ -86,7 +89,7 @@ drops=$(jq -r --argjson after "$last_rise" '.processes[0].rows as $r | [range(1;
 from=$((rises - 1000000))
 to=$((drops - 1))
 "$MEMSCRIBE" window --from "${from}ns" --to "${to}ns" --top 0 --format=json "$T" >"$WORK/w2.json"
-row='.rows[] | select(any(.stack[]; test("Operation1")) and (.stack[-1] | test("ManipulateTemporaryBuffer")))'
+row='.rows[] | select(any(.stack[]; test("Operation1")) and (.stack[0] | test("ManipulateTemporaryBuffer")))'
 expect "ManipulateTemporaryBuffer rows in the window" "$(jq "[$row] | length" "$WORK/w2.json")" 1
 expect "transient impacting type" "$(jq -r "$row | .impacting_type" "$WORK/w2.json")" Transient
 expect "transient count" "$(jq "$row | .count" "$WORK/w2.json")" 4
@@ -122,4 +125,73 @@ expect "peak contribution of the spike site at the peak" \
 # The text report runs and names the sections.
 "$MEMSCRIBE" report "$T" >"$WORK/report.txt"
 grep -q "top call sites by peak contribution" "$WORK/report.txt" || fail "text report lacks its lists"
+
+# --- Stacks: one notation, cut stacks marked, short names. -------------------
+# InnerLoopOperation's leak stack, all frames (JSON), leaf first.
+"$MEMSCRIBE" leaks --format=json "$T" >"$WORK/l.json"
+full=$(jq -c "[$inner] | .[0].stack" "$WORK/l.json")
+n=$(jq length <<<"$full")
+[ "$n" -ge 3 ] || fail "InnerLoopOperation's stack has $n frames"
+expect "short C++ name, leaf first" "$(jq -r '.[0] | sub(" [(][^()]*:[0-9]+[)]$";"")' <<<"$full")" \
+    "(anonymous namespace)::InnerLoopOperation()"
+"$MEMSCRIBE" leaks --frames 2 --format=json "$T" >"$WORK/l2.json"
+expect "--frames 2: two frames and what was cut" "$(jq -c "[$inner] | .[0].stack" "$WORK/l2.json")" \
+    "$(jq -c ".[0:2] + [\"... $((n - 2)) more\"]" <<<"$full")"
+"$MEMSCRIBE" leaks --frames 2 "$T" >"$WORK/l2.txt"
+grep -q "InnerLoopOperation() (memtest_demo.cc:[0-9]*) < main (memtest_demo.cc:[0-9]*) < \.\.\. $((n - 2)) more$" \
+    "$WORK/l2.txt" || fail "leaks --frames 2 text: $(grep InnerLoop "$WORK/l2.txt")"
+"$MEMSCRIBE" leaks --full-names --format=json "$T" >"$WORK/lf.json"
+expect "--full-names keeps the arguments" \
+    "$(jq -r "[$inner] | .[0].stack[0] | sub(\" [(][^()]*:[0-9]+[)]\$\";\"\")" "$WORK/lf.json")" \
+    "(anonymous namespace)::InnerLoopOperation(int)"
+# The window's rows read leaf first too (the same list as leaks').
+"$MEMSCRIBE" window --format=json --top 0 "$T" >"$WORK/wall.json"
+expect "window stack = leaks stack" \
+    "$(jq -c '.rows[] | select(.stack[0] | test("InnerLoopOperation")) | .stack' "$WORK/wall.json")" "$full"
+# tree: 12 levels by default, and a total line with report's numbers.
+"$MEMSCRIBE" tree "$T" >"$WORK/tree.txt"
+leaked=$(jq "$p.leaked_bytes" "$WORK/report.json")
+allocs=$(jq "$p.allocations" "$WORK/report.json")
+abytes=$(jq "$p.allocated_bytes" "$WORK/report.json")
+grep -q "^total: peak $peak bytes, leaked $leaked bytes, $allocs allocations of $abytes bytes, 10 temporary$" \
+    "$WORK/tree.txt" ||
+    fail "tree total: $(grep total "$WORK/tree.txt")"
+grep -q "^(at most 12 levels" "$WORK/tree.txt" || fail "tree does not say its depth limit"
+"$MEMSCRIBE" tree --depth 0 --format=json "$T" >"$WORK/tree.json"
+expect "tree total leaked" "$(jq '.inclusive.leaked_bytes' "$WORK/tree.json")" "$leaked"
+
+# --- Suppressions: the runtime's one-time allocations are listed apart. ------
+"$MEMSCRIBE" leaks --format=json "$T" >"$WORK/ls.json"
+expect "libstdc++'s pool, listed apart" \
+    "$(jq '[.suppressed[] | select(.stack[0] | test("libstdc[+][+]"))] | .[0].bytes' "$WORK/ls.json")" 72704
+expect "stdout's buffer, listed apart" \
+    "$(jq '[.suppressed[] | select(.stack[0] | test("_IO_file_doallocate"))] | .[0].bytes' "$WORK/ls.json")" 4096
+expect "and not among the program's leaks" "$(jq '[.stacks[] | select(.bytes == 72704)] | length' "$WORK/ls.json")" 0
+expect "report: leaked total unchanged" "$(jq "$p.leaked_bytes" "$WORK/report.json")" $((12800 + 72704 + 4096))
+expect "report: of which apart" "$(jq "$p.suppressed_leaked_bytes" "$WORK/report.json")" $((72704 + 4096))
+expect "report: top leaked without the pool" \
+    "$(jq "[$p.top.leaked[] | select(.leaked_bytes == 72704)] | length" "$WORK/report.json")" 0
+"$MEMSCRIBE" leaks --no-default-suppressions --format=json "$T" >"$WORK/ln.json"
+expect "--no-default-suppressions: the pool with the rest" \
+    "$(jq '[.stacks[] | select(.bytes == 72704)] | length' "$WORK/ln.json")" 1
+expect "--no-default-suppressions: nothing apart" "$(jq '.suppressed | length' "$WORK/ln.json")" 0
+printf '# ours\nleak:*InnerLoopOperation*\n' >"$WORK/supp"
+"$MEMSCRIBE" leaks --suppress "$WORK/supp" --format=json "$T" >"$WORK/lu.json"
+expect "--suppress FILE: InnerLoopOperation apart" \
+    "$(jq '[.suppressed[] | select(.stack[0] | test("InnerLoopOperation"))] | .[0].bytes' "$WORK/lu.json")" 12800
+printf 'leek:main\n' >"$WORK/bad.supp"
+st=0
+"$MEMSCRIBE" leaks --suppress "$WORK/bad.supp" "$T" >/dev/null 2>"$WORK/err" || st=$?
+expect "a bad suppression file: exit" "$st" 1
+grep -q "bad.supp:1: a rule is 'leak:PATTERN'" "$WORK/err" || fail "bad suppressions: $(cat "$WORK/err")"
+
+# --- timeline: a committed column flat for want of --vm-precise says so. -------
+"$MEMSCRIBE" timeline "$T" >"$WORK/tl.txt"
+grep -q "committed does not change: recorded without --vm-precise" "$WORK/tl.txt" ||
+    fail "timeline does not say why committed is flat"
+"$MEMSCRIBE" record -q --vm-precise -o "$WORK/precise.mscr" -- "$MS_BUILD/examples/memtest_demo" \
+    >/dev/null 2>"$WORK/err" || fail "record --vm-precise: $(cat "$WORK/err")"
+"$MEMSCRIBE" timeline "$WORK/precise.mscr" >"$WORK/tl2.txt"
+! grep -q "committed does not change" "$WORK/tl2.txt" || fail "timeline --vm-precise trace: note"
+echo "ok: timeline says why committed is flat, only without --vm-precise"
 echo "PASS"

@@ -141,6 +141,10 @@ for cell, key in [("nrAllocs", "allocations"), ("allocBytes", "allocated_bytes")
                   ("leakedBlocks", "leaked_blocks"), ("nrTemporary", "temporary"),
                   ("temporaryBytes", "temporary_bytes"), ("rssPeak", "peak_rss_bytes")]:
     check(f"summary {cell}", int(t.by_id["sum-" + cell].attrs["data-v"]), p[key])
+# Distinct stacks: the call sites the heap events use (report's every
+# site by allocations), not the trace's stack nodes.
+check("summary distinct stacks", int(t.by_id["sum-nrStacks"].attrs["data-v"]),
+      len(p["top"]["allocations"]))
 check("summary leaked bytes as text", t.by_id["sum-leakedBytes"].all_text().split(" ")[0],
       f"{p['leaked_bytes']:,}")
 

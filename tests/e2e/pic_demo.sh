@@ -62,7 +62,7 @@ wellformed "$WORK/timeline.svg"
 has "$WORK/timeline.svg" "peak $(human bytes "$peak") at $(human ns "$peak_ns")"
 has "$WORK/timeline.svg" '<circle class="peak" id="peak"'
 has "$WORK/timeline.svg" ">heap in use</text>"
-has "$WORK/timeline.svg" ">RSS</text>"
+has "$WORK/timeline.svg" ">RSS (memscribe ring buffers included)</text>"
 has "$WORK/timeline.svg" ">time since start</text>"
 has "$WORK/timeline.svg" " MiB</text>"
 has "$WORK/timeline.svg" ">1 s</text>"
@@ -94,16 +94,16 @@ done
 has "$WORK/flame-bytes.svg" "<title>${F}ManipulateTemporaryBuffer() (40,000,000 bytes"
 has "$WORK/flame-bytes.svg" "<title>${F}TransientSpike() (60,000,000 bytes"
 has "$WORK/flame-bytes.svg" "<title>all ($(python3 -c "print(f'{$allocated:,}')") bytes"
-has "$WORK/flame-allocations.svg" "<title>${F}InnerLoopOperation(int) (320 allocations"
+has "$WORK/flame-allocations.svg" "<title>${F}InnerLoopOperation() (320 allocations"
 has "$WORK/flame-allocations.svg" "<title>${F}TransientSpike() (6 allocations"
-has "$WORK/flame-leaked.svg" "<title>${F}InnerLoopOperation(int) (12,800 bytes"
+has "$WORK/flame-leaked.svg" "<title>${F}InnerLoopOperation() (12,800 bytes"
 has "$WORK/flame-temporary.svg" "<title>${F}ManipulateTemporaryBuffer() (4 temporary"
 has "$WORK/flame-temporary.svg" "<title>all (10 temporary"
 # At the peak: one spike (the last ones are ManipulateTemporaryBuffer's)
 # and both steady blocks (self cost: the vector's growth sits above them).
 has "$WORK/flame-peak.svg" "<title>${F}ManipulateTemporaryBuffer() (10,000,000 bytes"
 "$MEMSCRIBE" flamegraph --folded --cost peak "$T" >"$WORK/peak.folded"
-has "$WORK/peak.folded" "main;${F}AllocateSteadyState(unsigned long) 20000000"
+has "$WORK/peak.folded" "main;${F}AllocateSteadyState() 20000000"
 # Leaked and peak totals are the report's.
 leaked=$(jq '.processes[0].leaked_bytes' "$WORK/report.json")
 grep -q "<title>all ($(python3 -c "print(f'{$leaked:,}')") bytes" "$WORK/flame-leaked.svg" ||
@@ -128,9 +128,11 @@ grep -qE ";${F//[()]/.}Operation1\(\);${F//[()]/.}ManipulateTemporaryBuffer\(\) 
     "$WORK/bytes.folded" || fail "no folded line for Operation1;ManipulateTemporaryBuffer 40000000"
 echo "ok: folded line of ManipulateTemporaryBuffer"
 "$MEMSCRIBE" export --to folded --cost bytes "$T" -o "$WORK/export.folded"
-# Readers add up lines of the same path: compare after doing that.
+# Readers add up lines of the same path: compare after doing that. Exports
+# keep whole C++ names; the flame graph shortens them unless --full-names.
 merge() { awk '{ n = $NF; $NF = ""; s[$0] += n } END { for (k in s) print k s[k] }' "$1" | sort; }
-merge "$WORK/bytes.folded" >"$WORK/a"
+"$MEMSCRIBE" flamegraph --folded --full-names "$T" >"$WORK/bytes-full.folded"
+merge "$WORK/bytes-full.folded" >"$WORK/a"
 merge "$WORK/export.folded" >"$WORK/b"
 diff "$WORK/a" "$WORK/b" >"$WORK/folded.diff" ||
     fail "flamegraph --folded and export --to folded differ: $(head -5 "$WORK/folded.diff")"

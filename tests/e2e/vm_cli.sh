@@ -22,7 +22,8 @@ expect_rc 0 "$MEMSCRIBE" vmem --help
 expect_rc 0 "$MEMSCRIBE" frag --help
 expect_rc 2 "$MEMSCRIBE" vmem --by nothing "$T"
 expect_rc 2 "$MEMSCRIBE" vmem --origin nowhere "$T"
-expect_rc 2 "$MEMSCRIBE" vmem --from peak "$T"
+expect_rc 0 "$MEMSCRIBE" vmem --from peak "$T" # peak: when heap in use peaked (ana_select.sh)
+expect_rc 2 "$MEMSCRIBE" vmem --from nowish "$T"
 expect_rc 2 "$MEMSCRIBE" frag --granularity 0 "$T"
 expect_rc 2 "$MEMSCRIBE" frag --at soon "$T"
 expect_rc 1 "$MEMSCRIBE" vmem "$WORK/missing.mscr"

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_names.h"
 #include "analysis/core/ana_text.h"
 #include "util/util_array.h"
 
@@ -17,6 +18,7 @@ struct ana_stacks {
     struct fmt_reader *r;
     struct ana_sym *sym;
     struct ana_sym_stack st;
+    bool full_names; /* else labels are ana_name_short()'s */
     uint64_t *addrs;
     uint32_t cap_addrs;
 
@@ -89,6 +91,7 @@ int ana_stacks_create(struct ana_stacks **out, struct fmt_reader *r,
     if (!s)
         return -ENOMEM;
     s->r = r;
+    s->full_names = opt && opt->full_names;
     fmt_reader_counts(r, &c);
     s->nr_stacks = c.nr_stacks + 1;
     s->start = malloc(s->nr_stacks * sizeof(*s->start));
@@ -158,8 +161,10 @@ static int frame_strings(struct ana_stacks *s, const struct ana_sym_frame *f, st
         snprintf(fn, sizeof(fn), "0x%" PRIx64, f->addr);
     else if (!f->function)
         snprintf(fn, sizeof(fn), "%s+0x%" PRIx64, base_name(f->module), f->module_offset);
-    else
+    else if (s->full_names)
         snprintf(fn, sizeof(fn), "%s", f->function);
+    else
+        ana_name_short(fn, sizeof(fn), f->function);
     if (f->function && f->file && f->line)
         snprintf(place, sizeof(place), "%s (%s:%" PRIu32 ")", fn, base_name(f->file), f->line);
     else if (f->function && f->module)
@@ -247,4 +252,25 @@ int ana_stacks_intern(struct ana_stacks *s, const char *str, uint32_t *id)
 struct ana_sym *ana_stacks_sym(struct ana_stacks *s)
 {
     return s->sym;
+}
+
+int ana_stacks_key(struct ana_stacks *s, uint32_t stack, int by_place, uint32_t *key)
+{
+    const struct ana_frame *f;
+    int n = ana_stacks_get(s, stack, &f), rc;
+
+    if (n <= 0) {
+        *key = 0; /* "(no stack)" */
+        return n;
+    }
+    /* The ids as text: "\x01" and 8 hex digits each, a string no label
+     * can be (labels are escaped, ana_text.h). */
+    char *text = malloc((size_t)n * 9 + 1);
+    if (!text)
+        return -ENOMEM;
+    for (int i = 0; i < n; i++)
+        snprintf(text + (size_t)i * 9, 10, "\001%08x", by_place ? f[i].place : f[i].function);
+    rc = intern(s, text, key);
+    free(text);
+    return rc;
 }

@@ -86,7 +86,9 @@ int ana_html_write(struct fmt_reader *r, const struct ana_html_options *o, FILE 
     /* The sites the page lists, known from the model; a second pass
      * aggregates the window data for them and lumps the rest, so that its
      * memory and the page stay bounded however many stacks there are. */
-    long kept = ana_flame_top_sites(run.model, ANA_HTML_MAX_SITES, &run.keep);
+    if ((rc = ana_stacks_create(&run.stacks, r, &o->sym)))
+        goto out;
+    long kept = ana_flame_top_sites(run.model, run.stacks, ANA_HTML_MAX_SITES, &run.keep);
     if (kept < 0) {
         rc = (int)kept;
         goto out;
@@ -98,8 +100,6 @@ int ana_html_write(struct fmt_reader *r, const struct ana_html_options *o, FILE 
     /* About two timeline rows per pixel of the plot. */
     if ((rc = ana_timeline_compute(&run.tl, r, NULL, end_ns / 2000 ? end_ns / 2000 : 1, o->progress,
                                    o->progress_arg)))
-        goto out;
-    if ((rc = ana_stacks_create(&run.stacks, r, &o->sym)))
         goto out;
     if ((rc = build_flames(&run)))
         goto out;

@@ -28,7 +28,8 @@ struct data_run {
     uint32_t *site_of;
     uint32_t *sites; /* site index -> stack id */
     uint32_t nr_sites;
-    uint32_t nr_other; /* stacks lumped together */
+    uint32_t nr_other;                  /* stacks lumped together */
+    uint64_t other_allocs, other_bytes; /* their allocations, bytes allocated */
     int rc;
 };
 
@@ -86,7 +87,14 @@ void ana_html_write_summary(struct ana_json *j, const struct ana_model *m,
     ana_json_kv_u64(j, "nrEvents", c->nr_events);
     ana_json_kv_u64(j, "nrImages", ana_model_nr_seen(m));
     ana_json_kv_u64(j, "nrThreads", c->nr_threads);
-    ana_json_kv_u64(j, "nrStacks", c->nr_stacks);
+    /* Stacks the heap events use, not the trace's stack nodes (every
+     * prefix of every stack, VM and module-load stacks too). */
+    uint64_t nr_used = 0;
+    for (uint32_t id = 0; id < ana_model_nr_sites(m); id++) {
+        const struct ana_site *s = ana_model_site(m, id);
+        nr_used += s && (s->nr_allocs || s->live_blocks);
+    }
+    ana_json_kv_u64(j, "nrStacks", nr_used);
     ana_json_key(j, "calls");
     ana_json_begin_object(j);
     /* The memory calls, as `memscribe report` lists them. */
@@ -145,17 +153,23 @@ static void write_header(struct data_run *d)
  * to by the window pre-aggregation. */
 /* Which stacks the page lists: those the flame graph keeps (every one
  * that allocated, unless there are more than ANA_HTML_MAX_SITES); the rest
- * are lumped into one site so that every total stays exact. */
+ * are lumped into one site so that every total stays exact. Stacks whose
+ * frames read the same (function, file, line) in one image are one site,
+ * as in `memscribe report` and `window`: the page's window table adds up
+ * cells by site. */
 static int pick_sites(struct data_run *d)
 {
     uint32_t n = ana_model_nr_sites(d->run->model);
     const struct ana_map *cells = &d->run->wpa.cells;
     const uint8_t *keep = d->run->keep;
+    struct ana_map by_row;
+    int rc = 0;
 
     d->site_of = malloc((n ? n : 1) * sizeof(*d->site_of));
     d->sites = malloc((n ? n : 1) * sizeof(*d->sites));
     if (!d->site_of || !d->sites)
         return -ENOMEM;
+    ana_map_init(&by_row, sizeof(uint32_t));
     for (uint32_t id = 0; id < n; id++) {
         const struct ana_site *s = ana_model_site(d->run->model, id);
 
@@ -163,13 +177,31 @@ static int pick_sites(struct data_run *d)
         if (!s || !(s->nr_allocs || s->live_bytes))
             continue;
         if (keep[id]) {
-            d->site_of[id] = d->nr_sites;
-            d->sites[d->nr_sites++] = id;
+            uint32_t key;
+            int created;
+
+            if ((rc = ana_stacks_key(d->run->stacks, id, 1, &key)))
+                break;
+            uint32_t *site = ana_map_put(&by_row, ((uint64_t)s->image << 32 | key) + 1, &created);
+            if (!site) {
+                rc = -ENOMEM;
+                break;
+            }
+            if (created) {
+                *site = d->nr_sites;
+                d->sites[d->nr_sites++] = id;
+            }
+            d->site_of[id] = *site;
         } else {
             d->site_of[id] = OTHER_SITE;
             d->nr_other++;
+            d->other_allocs += s->nr_allocs;
+            d->other_bytes += s->alloc_bytes;
         }
     }
+    ana_map_release(&by_row);
+    if (rc)
+        return rc;
     for (size_t i = 0; i < cells->cap; i++) {
         uint32_t stack, a, f;
 
@@ -307,10 +339,17 @@ static void write_sites(struct data_run *d)
     for (uint32_t i = 0; i < d->nr_sites && !d->rc; i++)
         d->rc = site_node(d, &t, d->sites[i], &node[i]);
     if (!d->rc && d->nr_other) {
-        char name[64];
+        char name[160];
         uint32_t id;
+        const struct ana_scope *total = ana_model_total(d->run->model);
 
-        snprintf(name, sizeof(name), "(%u other call sites)", d->nr_other);
+        /* Say how much is lumped (at most 1 % of each total unless the
+         * picture's limit was reached, ana_flame_top_sites). */
+        snprintf(
+            name, sizeof(name), "(%u other call sites: %.1f %% of allocations, %.1f %% of bytes)",
+            d->nr_other,
+            total->nr_allocs ? 100.0 * (double)d->other_allocs / (double)total->nr_allocs : 0.0,
+            total->alloc_bytes ? 100.0 * (double)d->other_bytes / (double)total->alloc_bytes : 0.0);
         if (!(d->rc = ana_stacks_intern(d->run->stacks, name, &id)))
             d->rc = trie_node(&t, 0, str_ref(d, id), str_ref(d, id), &other_node);
     }
@@ -349,17 +388,19 @@ static void write_sites(struct data_run *d)
     for (unsigned c = 0; c < NR_COLS; c++) {
         ana_json_key(j, keys[c]);
         ana_json_begin_array(j);
-        for (uint32_t i = 0; i < d->nr_sites; i++)
-            ana_json_i64(j,
-                         site_value(ana_model_site(d->run->model, d->sites[i]), (enum site_col)c));
-        if (d->nr_other) {
-            int64_t sum = 0;
-
-            for (uint32_t id = 0; id < ana_model_nr_sites(d->run->model); id++)
-                if (d->site_of[id] == OTHER_SITE)
-                    sum += site_value(ana_model_site(d->run->model, id), (enum site_col)c);
-            ana_json_i64(j, sum);
+        /* A site's numbers add up its stacks' (the lumped ones last). */
+        int64_t *sum = calloc((size_t)d->nr_sites + 1, sizeof(*sum));
+        if (!sum) {
+            d->rc = -ENOMEM;
+            goto out;
         }
+        for (uint32_t id = 0; id < ana_model_nr_sites(d->run->model); id++)
+            if (d->site_of[id] != NO_SITE)
+                sum[site_index(d, id)] +=
+                    site_value(ana_model_site(d->run->model, id), (enum site_col)c);
+        for (uint32_t i = 0; i < d->nr_sites + (d->nr_other ? 1 : 0); i++)
+            ana_json_i64(j, sum[i]);
+        free(sum);
         ana_json_end_array(j);
     }
     ana_json_end_object(j);

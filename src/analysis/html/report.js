@@ -201,7 +201,10 @@
     card(cards, 'card-allocs', 'Allocations', int(s.nrAllocs), bytes(s.allocBytes) + ' requested');
     card(cards, 'card-leaked', 'Leaked', bytes(s.leakedBytes), int(s.leakedBlocks) + ' blocks');
     card(cards, 'card-temp', 'Temporary allocations', int(s.nrTemporary), bytes(s.temporaryBytes));
-    if (s.hasRss) card(cards, 'card-rss', 'Peak RSS', bytes(s.rssPeak), 'at ' + time(s.rssPeakNs));
+    if (s.hasRss) {
+      card(cards, 'card-rss', 'Peak RSS', bytes(s.rssPeak),
+        'at ' + time(s.rssPeakNs) + ', with memscribe\u2019s ring buffers (up to 4 MiB a thread)');
+    }
     card(cards, 'card-duration', 'Duration', time(D.endNs), int(s.nrEvents) + ' events');
     var rows = [
       ['Allocations', 'nrAllocs', s.nrAllocs, 'count'],
@@ -215,7 +218,8 @@
       ['Leaked blocks', 'leakedBlocks', s.leakedBlocks, 'count'],
       ['Temporary allocations', 'nrTemporary', s.nrTemporary, 'count'],
       ['Temporary bytes', 'temporaryBytes', s.temporaryBytes, 'bytes'],
-      ['Peak RSS', 'rssPeak', s.rssPeak, 'bytes'],
+      ['Peak RSS (with memscribe\u2019s ring buffers, up to 4 MiB a thread)', 'rssPeak', s.rssPeak,
+        'bytes'],
       ['Failed calls', 'nrFailed', s.nrFailed, 'count'],
       ['Frees of unknown blocks', 'nrUnmatchedFrees', s.nrUnmatchedFrees, 'count'],
       ['Events lost by the collector', 'nrDropped', s.nrDropped, 'count'],

@@ -36,13 +36,17 @@ struct ana_stacks;
 typedef const char *ana_flame_name_fn(void *arg, uint32_t label);
 
 /* The call sites worth drawing when there are more than max (0: no
- * limit): by the largest share any cost gives them, ties by stack id.
- * Sets (*keep)[stack] to 1 for those, for every stack id of the model
- * (a fresh array the caller frees). Returns how many are kept, or -ENOMEM.
- * Programs with millions of distinct stacks (deep recursion) would
- * otherwise make trees of tens of millions of nodes that no picture can
- * show: each of the rest is under 1/max of every total. */
-long ana_flame_top_sites(const struct ana_model *m, uint32_t max, uint8_t **keep);
+ * limit). Stacks are grouped first by what the picture shows, their chain
+ * of functions (ana_stacks_key), and the groups ranked by the largest
+ * share any cost gives them, ties by stack id. The max largest groups are
+ * kept, and more while the rest would hold over 1 % of some total, up to
+ * 8 x max. Sets (*keep)[stack] to 1 for the kept groups' stacks, for every
+ * stack id of the model (a fresh array the caller frees). Returns how many
+ * stacks are kept, or -errno. Programs with millions of distinct stacks
+ * (deep recursion) would otherwise make trees of tens of millions of nodes
+ * that no picture can show. */
+long ana_flame_top_sites(const struct ana_model *m, struct ana_stacks *st, uint32_t max,
+                         uint8_t **keep);
 
 /* Fill t (initialised with ANA_FLAME_NR_COSTS metrics) from the model's
  * call sites: one path per stack with any cost, outermost frame first, or

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_map.h"
 #include "analysis/core/ana_stacks.h"
 #include "analysis/model/ana_model.h"
 #include "analysis/model/ana_tree.h"
@@ -61,25 +62,42 @@ static int site_costs(const struct ana_site *s, int64_t cost[ANA_FLAME_NR_COSTS]
     return any;
 }
 
-struct ranked {
-    double share;
-    uint32_t stack;
+struct group {
+    int64_t cost[ANA_FLAME_NR_COSTS];
+    double share;   /* the largest share of a total any cost gives it */
+    uint32_t first; /* its lowest stack id: ties, and a stable order */
 };
 
 static int by_share(const void *a, const void *b)
 {
-    const struct ranked *x = a, *y = b;
+    const struct group *x = a, *y = b;
 
     if (x->share != y->share)
         return x->share < y->share ? 1 : -1;
-    return (x->stack > y->stack) - (x->stack < y->stack);
+    return (x->first > y->first) - (x->first < y->first);
 }
 
-long ana_flame_top_sites(const struct ana_model *m, uint32_t max, uint8_t **keep)
+/* Whether what is not kept still holds more than 1/LUMP_MAX of a total. */
+#define LUMP_MAX 100
+
+static int lump_too_big(const int64_t rest[ANA_FLAME_NR_COSTS],
+                        const int64_t total[ANA_FLAME_NR_COSTS])
+{
+    for (unsigned c = 0; c < ANA_FLAME_NR_COSTS; c++)
+        if (rest[c] * LUMP_MAX > total[c])
+            return 1;
+    return 0;
+}
+
+long ana_flame_top_sites(const struct ana_model *m, struct ana_stacks *st, uint32_t max,
+                         uint8_t **keep)
 {
     uint32_t n = ana_model_nr_sites(m), nr = 0;
     int64_t total[ANA_FLAME_NR_COSTS] = {0}, cost[ANA_FLAME_NR_COSTS];
-    struct ranked *r;
+    uint32_t *group_of = NULL;
+    struct group *g = NULL;
+    struct ana_map by_key;
+    long rc = 0;
 
     *keep = calloc(n ? n : 1, 1);
     if (!*keep)
@@ -96,28 +114,87 @@ long ana_flame_top_sites(const struct ana_model *m, uint32_t max, uint8_t **keep
             (*keep)[id] = (uint8_t)site_costs(ana_model_site(m, id), cost);
         return nr;
     }
-    r = malloc((size_t)nr * sizeof(*r));
-    if (!r) {
-        free(*keep);
-        *keep = NULL;
-        return -ENOMEM;
+    /* Group first, by what the picture shows (the chain of functions), then
+     * rank the groups: a call site split over many raw stacks (unrolled
+     * loops, inlined copies, template instances) counts as one. */
+    ana_map_init(&by_key, sizeof(uint32_t));
+    group_of = malloc((size_t)n * sizeof(*group_of));
+    g = calloc(nr, sizeof(*g));
+    uint32_t nr_groups = 0;
+    if (!group_of || !g) {
+        rc = -ENOMEM;
+        goto out;
     }
-    nr = 0;
     for (uint32_t id = 0; id < n; id++) {
-        double share = 0;
+        uint32_t key;
+        int created;
 
+        group_of[id] = UINT32_MAX;
         if (!site_costs(ana_model_site(m, id), cost))
             continue;
+        if ((rc = ana_stacks_key(st, id, 0, &key)))
+            goto out;
+        uint32_t *gi = ana_map_put(&by_key, (uint64_t)key + 1, &created);
+        if (!gi) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        if (created) {
+            *gi = nr_groups++;
+            g[*gi].first = id;
+        }
+        group_of[id] = *gi;
         for (unsigned c = 0; c < ANA_FLAME_NR_COSTS; c++)
-            if (total[c] > 0 && (double)cost[c] / (double)total[c] > share)
-                share = (double)cost[c] / (double)total[c];
-        r[nr++] = (struct ranked){share, id};
+            g[*gi].cost[c] += cost[c];
     }
-    qsort(r, nr, sizeof(*r), by_share);
-    for (uint32_t i = 0; i < max; i++)
-        (*keep)[r[i].stack] = 1;
-    free(r);
-    return max;
+    /* Rank a copy: group_of keeps indices into g. */
+    struct group *sorted = malloc((size_t)(nr_groups ? nr_groups : 1) * sizeof(*sorted));
+    if (!sorted) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (uint32_t i = 0; i < nr_groups; i++) {
+        for (unsigned c = 0; c < ANA_FLAME_NR_COSTS; c++)
+            if (total[c] > 0 && (double)g[i].cost[c] / (double)total[c] > g[i].share)
+                g[i].share = (double)g[i].cost[c] / (double)total[c];
+        sorted[i] = g[i];
+        sorted[i].first = i; /* the group's index (groups are in stack id order) */
+    }
+    qsort(sorted, nr_groups, sizeof(*sorted), by_share);
+    /* Keep the max largest groups, and more while the rest would still
+     * hold over 1 % of a total (a lump that big hides real call sites),
+     * up to 8 x max so no picture becomes unreadable. */
+    int64_t rest[ANA_FLAME_NR_COSTS];
+    memcpy(rest, total, sizeof(rest));
+    uint8_t *kept = calloc(nr_groups ? nr_groups : 1, 1);
+    if (!kept) {
+        free(sorted);
+        rc = -ENOMEM;
+        goto out;
+    }
+    uint32_t k = 0;
+    for (; k < nr_groups && (k < max || (lump_too_big(rest, total) && k < 8 * (uint64_t)max));
+         k++) {
+        kept[sorted[k].first] = 1;
+        for (unsigned c = 0; c < ANA_FLAME_NR_COSTS; c++)
+            rest[c] -= g[sorted[k].first].cost[c];
+    }
+    for (uint32_t id = 0; id < n; id++)
+        if (group_of[id] != UINT32_MAX && kept[group_of[id]]) {
+            (*keep)[id] = 1;
+            rc++;
+        }
+    free(kept);
+    free(sorted);
+out:
+    ana_map_release(&by_key);
+    free(group_of);
+    free(g);
+    if (rc < 0) {
+        free(*keep);
+        *keep = NULL;
+    }
+    return rc;
 }
 
 int ana_flame_build(struct ana_tree *t, const struct ana_model *m, struct ana_stacks *st,

@@ -71,7 +71,7 @@ int ana_plot_timeline_svg(const struct ana_plot_timeline *t, FILE *out, int inli
         ana_svg_text(&svg, width / 2, 40, "middle", "subtitle", t->subtitle);
     struct ana_legend_entry legend[] = {
         {"k-heap", "heap in use"},
-        {"k-rss", "RSS"},
+        {"k-rss", "RSS (memscribe ring buffers included)"},
         {"k-cum", "cumulative allocated (lower panel)"},
     };
     ana_svg_legend(&svg, LEFT, 64, legend, 3);

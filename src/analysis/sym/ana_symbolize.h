@@ -38,6 +38,9 @@ struct ana_sym_options {
     bool show_internal;
     /* Resolve to module+offset only and open no file (--raw). */
     bool raw;
+    /* ana_stacks' labels keep template and argument lists (--full-names);
+     * by default they are elided (ana_names.h). */
+    bool full_names;
 };
 
 /* How to read one recorded address. */
