@@ -32,9 +32,9 @@ static void usage(FILE *out)
                  "options:\n"
                  "  --top N         call sites per list (default 10; 0: all)\n"
                  "  --temporary-threshold N\n"
-                 "                  count a block as temporary when at most N other\n"
-                 "                  allocations of its thread came before its free (default 0:\n"
-                 "                  none, heaptrack's definition)\n" CLI_ANA_USAGE
+                 "                  loose rule: temporary when the thread made at most N\n"
+                 "                  other allocations, and any frees, before the free\n"
+                 "                  (default, strict: nothing else in between)\n" CLI_ANA_USAGE
                  "\nCSV output is the call-site table (every site, with its process); the\n"
                  "summary numbers are in the text and JSON forms. docs/report.md explains\n"
                  "every number.\n");
@@ -74,6 +74,7 @@ struct report {
     struct ana_model *m;
     uint64_t temp_threshold;
     uint32_t *ids; /* scratch: site ids of one image */
+    bool loose;    /* --temporary-threshold given: the loose rule */
 };
 
 static uint64_t rank_value(const struct ana_site *s, enum rank r)
@@ -380,6 +381,7 @@ int cmd_report(int argc, char **argv)
         }
         if (c == OPT_TEMP_THRESHOLD) {
             rp.temp_threshold = cli_ana_number(&rp.a, "--temporary-threshold", optarg);
+            rp.loose = true;
             continue;
         }
         if (!cli_ana_option(&rp.a, c, optarg))
@@ -390,6 +392,7 @@ int cmd_report(int argc, char **argv)
     cli_ana_open(&rp.a, argc, argv, optind);
 
     struct ana_model_options mo = {.filter = &rp.a.filter,
+                                   .loose_temporary = rp.loose,
                                    .temporary_threshold = rp.temp_threshold};
     rp.m = cli_ana_model(&rp.a, &mo, UINT64_MAX);
     rp.ids = malloc(((size_t)ana_model_nr_sites(rp.m) + 1) * sizeof(*rp.ids));

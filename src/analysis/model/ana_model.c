@@ -40,6 +40,7 @@ int ana_model_create(struct ana_model **out, const struct ana_model_options *opt
     ana_map_init(&m->blocks, sizeof(struct ana_block));
     ana_stepper_init(&m->step, &(struct ana_step_options){
                                    .filter = m->opt.filter,
+                                   .loose_temporary = m->opt.loose_temporary,
                                    .temporary_threshold = m->opt.temporary_threshold,
                                });
     *out = m;
@@ -52,8 +53,8 @@ int ana_model_create_partial(struct ana_model **out, const struct ana_model_opti
 
     if (rc)
         return rc;
-    /* Partial replays serve the heaptrack rule only (no blocks kept). */
-    if ((*out)->opt.keep_blocks) {
+    /* Partial replays serve the strict rule only (no blocks kept). */
+    if ((*out)->opt.keep_blocks || (*out)->opt.loose_temporary) {
         ana_model_destroy(*out);
         return -EINVAL;
     }
@@ -62,7 +63,6 @@ int ana_model_create_partial(struct ana_model **out, const struct ana_model_opti
     ana_stepper_release(&(*out)->step);
     ana_stepper_init(&(*out)->step, &(struct ana_step_options){
                                         .filter = (*out)->opt.filter,
-                                        .temporary_threshold = (*out)->opt.temporary_threshold,
                                         .partial = true,
                                     });
     return 0;

@@ -28,9 +28,11 @@ struct ana_model_options {
     /* Keep each live block (serial, address, size, time, thread): for
      * `leaks --all`. Costs memory per live block. */
     bool keep_blocks;
-    /* Temporary: freed with at most this many other allocations by the
-     * same thread in between (ana_step.h). A non-zero threshold implies
-     * keep_blocks. */
+    /* Temporary (ana_step.h): by default nothing else by the thread
+     * between allocation and free. loose_temporary (implied by a non-zero
+     * threshold): frees and at most temporary_threshold other allocations
+     * by the thread in between. A non-zero threshold implies keep_blocks. */
+    bool loose_temporary;
     uint64_t temporary_threshold;
 };
 

@@ -38,7 +38,7 @@ struct range {
 
 bool ana_pmodel_supported(const struct ana_model_options *opt)
 {
-    return !opt || (!opt->keep_blocks && !opt->temporary_threshold &&
+    return !opt || (!opt->keep_blocks && !opt->temporary_threshold && !opt->loose_temporary &&
                     (!opt->filter || !opt->filter->nr_tids));
 }
 
@@ -228,8 +228,9 @@ static int merge(struct ana_model *out, struct range *rg, unsigned n)
         r->peak_all_bytes = share(rg, s, total_k, true);
     }
 
-    /* Frees met before their thread's first allocation in a range are
-     * temporary if they end the thread's latest block before the range. */
+    /* Frees met before their thread's first heap event in a range are
+     * temporary if the thread's latest heap event before the range was
+     * that block's allocation. */
     for (unsigned k = 0; k < n; k++) {
         struct ana_model *m = rg[k].m;
         for (size_t j = 0; j < m->nr_cands; j++) {
@@ -251,11 +252,13 @@ static int merge(struct ana_model *out, struct range *rg, unsigned n)
             struct ana_step_thread *o = &out->step.threads[t];
             if (ts->tid)
                 o->tid = ts->tid;
-            if (ts->seq) {
+            if (ts->nr_heap) {
                 last[t] = ts->last_serial;
                 o->last_serial = ts->last_serial;
-                o->seq += ts->seq;
+                o->last_alloc = ts->last_alloc;
             }
+            o->seq += ts->seq;
+            o->nr_heap += ts->nr_heap;
         }
     }
     rc = 0;

@@ -7,10 +7,11 @@
  * it), was the ended block temporary, what is the heap in use of the
  * selected blocks after it, and did that reach a new peak.
  *
- * Temporary (docs/architecture.md, "Meanings"): the block was the freeing
- * thread's latest allocation and, with the loose rule (loose_temporary),
- * at most temporary_threshold other allocations by that thread came
- * between (frees in between do not count).
+ * Temporary (docs/architecture.md, "Meanings"): by default heaptrack's
+ * rule applied per thread: the thread that allocated the block frees it
+ * with nothing else, no allocation and no free, by that thread in
+ * between. The loose rule (loose_temporary, `--temporary-threshold N`)
+ * lets frees and up to N other allocations by the thread come between.
  *
  * Cost: O(1) per event; memory grows with threads (and with live blocks
  * under a threshold above 0). */
@@ -29,7 +30,7 @@ enum ana_temp {
     ANA_TEMP_NO = 0,
     ANA_TEMP_YES,
     /* Partial replay: the thread had no heap event yet in the range, so
-     * only the merge knows whether the block was its latest one. */
+     * only the merge knows whether the block was its latest event. */
     ANA_TEMP_ASK_MERGE,
 };
 
@@ -46,7 +47,7 @@ struct ana_step {
 
 struct ana_step_options {
     struct ana_filter *filter; /* NULL: every event; its sets fixed before init */
-    bool loose_temporary;      /* the loose rule with temporary_threshold */
+    bool loose_temporary;      /* the loose rule with temporary_threshold (set by N > 0) */
     uint64_t temporary_threshold;
     /* A range that does not start at the trace's beginning: heap is a
      * delta from the range's start (two's complement below zero), its
@@ -57,8 +58,10 @@ struct ana_step_options {
 
 /* A thread's state for the temporary rule. */
 struct ana_step_thread {
-    uint64_t last_serial; /* the thread's latest allocation */
+    uint64_t last_serial; /* the thread's latest heap event if an allocation, else 0 */
+    uint64_t last_alloc;  /* the thread's latest allocation (loose rule) */
     uint64_t seq;         /* allocations the thread made */
+    uint64_t nr_heap;     /* its allocations and frees of known blocks */
     uint32_t tid;
 };
 
@@ -96,7 +99,9 @@ static inline enum ana_temp ana_stepper_temporary(struct ana_stepper *s,
 {
     if (s->opt.temporary_threshold)
         return ana_stepper_seq_end(s, t, ev) ? ANA_TEMP_YES : ANA_TEMP_NO;
-    if (s->opt.partial && !t->seq)
+    if (s->opt.loose_temporary)
+        return t->last_alloc == ev->ref ? ANA_TEMP_YES : ANA_TEMP_NO;
+    if (s->opt.partial && !t->nr_heap)
         return ANA_TEMP_ASK_MERGE;
     return t->last_serial == ev->ref ? ANA_TEMP_YES : ANA_TEMP_NO;
 }
@@ -129,10 +134,10 @@ ana_stepper_event(struct ana_stepper *s, const struct fmt_event *ev, struct ana_
         goto other;
     if (kind - FMT_EV_REALLOC <= FMT_EV_FREE - FMT_EV_REALLOC) {
         if (ev->ref) {
+            struct ana_step_thread *t = ana_stepper_thread(s, ev->thread);
+            if (!t)
+                goto nomem;
             if (!f || ana_filter_thread(f, ev->ref_thread)) {
-                struct ana_step_thread *t = ana_stepper_thread(s, ev->thread);
-                if (!t)
-                    goto nomem;
                 ends = true;
                 temp = ana_stepper_temporary(s, t, ev);
                 /* Partial mode keeps a delta, which may wrap below zero;
@@ -143,6 +148,9 @@ ana_stepper_event(struct ana_stepper *s, const struct fmt_event *ev, struct ana_
                 else
                     s->heap = s->heap >= ev->ref_size ? s->heap - ev->ref_size : 0;
             }
+            /* Any free by the thread ends the strict rule's chance. */
+            t->last_serial = 0;
+            t->nr_heap++;
         } else {
             unmatched = (kind == FMT_EV_FREE ? ev->addr : ev->old_addr) && mine;
         }
@@ -154,6 +162,8 @@ ana_stepper_event(struct ana_stepper *s, const struct fmt_event *ev, struct ana_
         starts = true;
         s->heap += ev->size;
         t->last_serial = ev->serial;
+        t->last_alloc = ev->serial;
+        t->nr_heap++;
         t->seq++;
         t->tid = ev->tid;
         if (s->opt.temporary_threshold && (rc = ana_stepper_seq_start(s, t, ev)))
