@@ -191,18 +191,20 @@ static inline void heap_sub(struct ana_scope *s, uint64_t size, bool partial)
 }
 
 /* The total's heap is the step's; images keep their own. */
-static int end_block(struct ana_model *m, struct ana_scope *img, const struct fmt_event *ev,
-                     enum ana_temp temp)
+static inline __attribute__((always_inline)) int end_block(struct ana_model *m,
+                                                           struct ana_scope *img,
+                                                           const struct fmt_event *ev,
+                                                           enum ana_temp temp, bool partial)
 {
     struct ana_site *site = get_site(m, ev->ref_stack, ev->image);
 
     if (!site)
         return -ENOMEM;
-    touch(site, img, &m->total, m->partial);
+    touch(site, img, &m->total, partial);
     site->live_bytes -= (int64_t)ev->ref_size;
     site->live_blocks--;
-    heap_sub(img, ev->ref_size, m->partial);
-    if (m->total.live_blocks || m->partial)
+    heap_sub(img, ev->ref_size, partial);
+    if (m->total.live_blocks || partial)
         m->total.live_blocks--;
     img->nr_frees++;
     img->freed_bytes += ev->ref_size;
@@ -233,13 +235,14 @@ static int end_block(struct ana_model *m, struct ana_scope *img, const struct fm
     return 0;
 }
 
-static int start_block(struct ana_model *m, struct ana_scope *img, const struct fmt_event *ev)
+static inline __attribute__((always_inline)) int
+start_block(struct ana_model *m, struct ana_scope *img, const struct fmt_event *ev, bool partial)
 {
     struct ana_site *site = get_site(m, ev->stack, ev->image);
 
     if (!site)
         return -ENOMEM;
-    touch(site, img, &m->total, m->partial);
+    touch(site, img, &m->total, partial);
     site->nr_allocs++;
     site->alloc_bytes += ev->size;
     site->live_bytes += (int64_t)ev->size;
@@ -327,7 +330,7 @@ static int other_event(struct ana_model *m, struct ana_scope *img, const struct 
 
 /* Inline into ana_model_event(): every report's per-event cost. */
 static inline __attribute__((always_inline)) int
-apply(struct ana_model *m, const struct fmt_event *ev, const struct ana_step *st)
+apply(struct ana_model *m, const struct fmt_event *ev, const struct ana_step *st, bool partial)
 {
     int rc;
 
@@ -357,41 +360,48 @@ apply(struct ana_model *m, const struct fmt_event *ev, const struct ana_step *st
         /* The heap did not change: no peak to check. */
         return (rc = other_event(m, img, ev)) < 0 ? rc : 0;
     }
-    if (st->ends && (rc = end_block(m, img, ev, st->temporary)))
+    if (st->ends && (rc = end_block(m, img, ev, st->temporary, partial)))
         return rc;
     if (st->unmatched) {
         img->nr_unmatched_frees++;
         m->total.nr_unmatched_frees++;
     }
-    if (st->starts && (rc = start_block(m, img, ev)))
+    if (st->starts && (rc = start_block(m, img, ev, partial)))
         return rc;
     m->total.heap = st->heap;
     /* Signed in partial mode, where heap and peak are deltas; the same
      * for a whole trace, whose heap never reaches 2^63. */
-    note_heap(img, m->partial ? (int64_t)img->heap > (int64_t)img->peak : img->heap > img->peak,
+    note_heap(img, partial ? (int64_t)img->heap > (int64_t)img->peak : img->heap > img->peak,
               ev->ts_ns);
     note_heap(&m->total, st->peak, ev->ts_ns); /* the step's decision */
     return 0;
 }
 
+/* One event in one mode: partial is a constant in each caller below, so
+ * the compiler drops the other mode's branches from the per-event path. */
+static inline __attribute__((always_inline)) int
+event(struct ana_model *m, const struct fmt_event *ev, struct ana_step *st, bool partial)
+{
+    int rc = ana_stepper_event_mode(&m->step, ev, st, partial);
+
+    return rc < 0 ? rc : apply(m, ev, st, partial);
+}
+
 int ana_model_event(struct ana_model *m, const struct fmt_event *ev)
 {
     struct ana_step st;
-    int rc = ana_stepper_event(&m->step, ev, &st);
 
-    return rc < 0 ? rc : apply(m, ev, &st);
+    return m->partial ? event(m, ev, &st, true) : event(m, ev, &st, false);
 }
 
 int ana_model_event_step(struct ana_model *m, const struct fmt_event *ev, struct ana_step *st)
 {
-    int rc = ana_stepper_event(&m->step, ev, st);
-
-    return rc < 0 ? rc : apply(m, ev, st);
+    return m->partial ? event(m, ev, st, true) : event(m, ev, st, false);
 }
 
 int ana_model_apply(struct ana_model *m, const struct fmt_event *ev, const struct ana_step *st)
 {
-    return apply(m, ev, st);
+    return m->partial ? apply(m, ev, st, true) : apply(m, ev, st, false);
 }
 
 void ana_model_finish(struct ana_model *m)

@@ -95,13 +95,13 @@ static inline struct ana_step_thread *ana_stepper_thread(struct ana_stepper *s, 
 /* Was the block ev ends temporary? t: the freeing thread. */
 static inline enum ana_temp ana_stepper_temporary(struct ana_stepper *s,
                                                   const struct ana_step_thread *t,
-                                                  const struct fmt_event *ev)
+                                                  const struct fmt_event *ev, bool partial)
 {
     if (s->opt.temporary_threshold)
         return ana_stepper_seq_end(s, t, ev) ? ANA_TEMP_YES : ANA_TEMP_NO;
     if (s->opt.loose_temporary)
         return t->last_alloc == ev->ref ? ANA_TEMP_YES : ANA_TEMP_NO;
-    if (s->opt.partial && !t->nr_heap)
+    if (partial && !t->nr_heap)
         return ANA_TEMP_ASK_MERGE;
     return t->last_serial == ev->ref ? ANA_TEMP_YES : ANA_TEMP_NO;
 }
@@ -110,8 +110,12 @@ static inline enum ana_temp ana_stepper_temporary(struct ana_stepper *s,
  * it starts or ends a selected block, 0 if not, or -ENOMEM. Feed every
  * event in trace order (the filter learns threads from each). Inline: it
  * is every report's per-event cost (bench/bench_report.sh). */
-static inline __attribute__((always_inline)) int
-ana_stepper_event(struct ana_stepper *s, const struct fmt_event *ev, struct ana_step *st)
+/* ana_stepper_event() with partial (== s->opt.partial) a constant the
+ * compiler can fold into a caller that picks the mode once. */
+static inline __attribute__((always_inline)) int ana_stepper_event_mode(struct ana_stepper *s,
+                                                                        const struct fmt_event *ev,
+                                                                        struct ana_step *st,
+                                                                        bool partial)
 {
     struct ana_filter *f = s->filtering ? s->opt.filter : NULL;
     bool mine = true, ends = false, starts = false, unmatched = false, peak = false;
@@ -139,11 +143,11 @@ ana_stepper_event(struct ana_stepper *s, const struct fmt_event *ev, struct ana_
                 goto nomem;
             if (!f || ana_filter_thread(f, ev->ref_thread)) {
                 ends = true;
-                temp = ana_stepper_temporary(s, t, ev);
+                temp = ana_stepper_temporary(s, t, ev, partial);
                 /* Partial mode keeps a delta, which may wrap below zero;
                  * a whole trace saturates rather than wrap on an
                  * inconsistent trace. */
-                if (s->opt.partial)
+                if (partial)
                     s->heap -= ev->ref_size;
                 else
                     s->heap = s->heap >= ev->ref_size ? s->heap - ev->ref_size : 0;
@@ -171,7 +175,7 @@ ana_stepper_event(struct ana_stepper *s, const struct fmt_event *ev, struct ana_
     }
     /* Signed in partial mode, where heap and peak are deltas; the same for
      * a whole trace, whose heap never reaches 2^63. */
-    if (s->opt.partial ? (int64_t)s->heap > (int64_t)s->peak : s->heap > s->peak) {
+    if (partial ? (int64_t)s->heap > (int64_t)s->peak : s->heap > s->peak) {
         s->peak = s->heap;
         peak = true;
     }
@@ -192,6 +196,12 @@ nomem:
 fail:
     *st = (struct ana_step){0};
     return rc;
+}
+
+static inline __attribute__((always_inline)) int
+ana_stepper_event(struct ana_stepper *s, const struct fmt_event *ev, struct ana_step *st)
+{
+    return ana_stepper_event_mode(s, ev, st, s->opt.partial);
 }
 
 /* Thread index -> tid as seen in its allocations (0 if unknown). */
