@@ -24,23 +24,22 @@ enum { OPT_TEMP_THRESHOLD = CLI_ANA_OPT_FIRST_OWN };
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: memscribe report [options] FILE\n\n"
-            "Summarize a trace: run time, calls per allocation function, allocations,\n"
-            "bytes allocated, peak heap in use and when, leaked bytes and blocks,\n"
-            "temporary allocations, peak RSS; then the top call sites by peak\n"
-            "contribution, leaked bytes, number of allocations and temporary\n"
-            "allocations. One section per process.\n\n"
-            "options:\n"
-            "  --top N         call sites per list (default 10; 0: all)\n"
-            "  --temporary-threshold N\n"
-            "                  count a block as temporary when at most N other\n"
-            "                  allocations of its thread came before its free (default 0:\n"
-            "                  none, heaptrack's definition)\n" CLI_ANA_USAGE CLI_ANA_FRAMES_USAGE
-                CLI_ANA_SUPP_USAGE
-            "\nCSV output is the call-site table (every site, with its process); the\n"
-            "summary numbers are in the text and JSON forms. docs/report.md explains\n"
-            "every number.\n");
+    fprintf(out, "usage: memscribe report [options] FILE\n\n"
+                 "Summarize a trace: run time, calls per allocation function, allocations,\n"
+                 "bytes allocated, peak heap in use and when, leaked bytes and blocks,\n"
+                 "temporary allocations, peak RSS; then the top call sites by peak\n"
+                 "contribution, leaked bytes, number of allocations and temporary\n"
+                 "allocations. One section per process.\n\n"
+                 "options:\n"
+                 "  --top N         call sites per list (default 10; 0: all)\n"
+                 "  --temporary-threshold N\n"
+                 "                  loose rule: temporary when the thread made at most N\n"
+                 "                  other allocations, and any frees, before the free\n"
+                 "                  (default, strict: nothing else in between)\n" CLI_ANA_USAGE
+                     CLI_ANA_FRAMES_USAGE CLI_ANA_SUPP_USAGE
+                 "\nCSV output is the call-site table (every site, with its process); the\n"
+                 "summary numbers are in the text and JSON forms. docs/report.md explains\n"
+                 "every number.\n");
 }
 
 enum rank { BY_PEAK, BY_LEAKED, BY_ALLOCS, BY_TEMPORARY, NR_RANKS };
@@ -79,6 +78,7 @@ struct report {
     uint32_t *ids;          /* scratch: site ids of one image */
     struct ana_site *sites; /* the model's, merged into rows (cli_rows.h) */
     bool *suppressed;       /* per row: leaks listed apart (cli_supp.h) */
+    bool loose;             /* --temporary-threshold given: the loose rule */
 };
 
 /* Leaked bytes and blocks of image (UINT32_MAX: all) that suppressions
@@ -442,12 +442,15 @@ int cmd_report(int argc, char **argv)
 
     cli_ana_init(&rp.a, "report", 10);
     while ((c = cli_getopt(&g, &rp.a, argc, argv)) != -1) {
-        if (c == OPT_TEMP_THRESHOLD)
+        if (c == OPT_TEMP_THRESHOLD) {
             rp.temp_threshold = cli_ana_number(&rp.a, "--temporary-threshold", optarg);
+            rp.loose = true;
+        }
     }
     cli_ana_open(&rp.a, argc, argv, optind);
 
     struct ana_model_options mo = {.filter = &rp.a.filter,
+                                   .loose_temporary = rp.loose,
                                    .temporary_threshold = rp.temp_threshold};
     rp.m = cli_ana_model(&rp.a, &mo, UINT64_MAX);
     rp.ids = malloc(((size_t)ana_model_nr_sites(rp.m) + 1) * sizeof(*rp.ids));

@@ -25,6 +25,27 @@ __attribute__((noinline)) static void temporaries(void)
     }
 }
 
+#define NR_NODES 5
+
+/* A std::map erase in miniature: each node is freed right after another
+ * block, so neither is temporary for heaptrack (its "last allocation" is
+ * forgotten at every free), nor for memscribe's strict rule. */
+__attribute__((noinline)) static void map_nodes(void)
+{
+    void *old[NR_NODES];
+
+    for (int i = 0; i < NR_NODES; i++) {
+        old[i] = malloc(32);
+        escape(old[i]);
+    }
+    for (int i = 0; i < NR_NODES; i++) {
+        char *node = malloc(96);
+        escape(node);
+        free(old[i]);
+        free(node);
+    }
+}
+
 __attribute__((noinline)) static void *realloc_chain(void)
 {
     char *p = malloc(10);
@@ -68,6 +89,7 @@ int main(void)
     void *later;
 
     temporaries();
+    map_nodes();
     void *chain = realloc_chain();
     void *v = aligned_ones(&later);
     void *kept = calloc(10, 10); /* leaked */

@@ -218,6 +218,36 @@ static void test_temporary_threshold(void **state)
     ana_model_destroy(s.m);
 }
 
+/* The strict rule (default): a free by the same thread in between makes a
+ * block not temporary (a std::map node freed after other nodes); another
+ * thread's events do not. The loose rule (threshold 0) ignores frees. */
+static void test_temporary_strict(void **state)
+{
+    struct ana_model_options loose = {.loose_temporary = true};
+    const struct ana_model_options *opts[2] = {NULL, &loose};
+    uint64_t want[2] = {1, 2};
+    struct seq s;
+    (void)state;
+
+    for (int i = 0; i < 2; i++) {
+        seq_init(&s, opts[i]);
+        uint64_t old = do_malloc(&s, 32, 1);
+        uint64_t node = do_malloc(&s, 96, 2);
+        do_free(&s, old);  /* not temporary: node came after it */
+        do_free(&s, node); /* strict: not temporary (a free in between) */
+        uint64_t p = do_malloc(&s, 70, 3);
+        s.thread = 1, s.tid = 2;
+        do_free(&s, do_malloc(&s, 40, 4)); /* thread 1: temporary */
+        s.thread = 0, s.tid = 10;
+        do_free(&s, p); /* temporary: thread 1's events do not count */
+        assert_int_equal(ana_model_site(s.m, 2)->nr_temporary, (uint64_t)i);
+        assert_int_equal(ana_model_site(s.m, 3)->nr_temporary, 1);
+        assert_int_equal(ana_model_site(s.m, 4)->nr_temporary, 1);
+        assert_int_equal(ana_model_image(s.m, 0)->nr_temporary, want[i] + 1);
+        ana_model_destroy(s.m);
+    }
+}
+
 static void test_threads_filter_and_temporary(void **state)
 {
     struct ana_filter f;
@@ -347,6 +377,7 @@ int main(void)
         cmocka_unit_test(test_peak_leaks_temporary),
         cmocka_unit_test(test_peak_contribution_after_changes),
         cmocka_unit_test(test_temporary_threshold),
+        cmocka_unit_test(test_temporary_strict),
         cmocka_unit_test(test_threads_filter_and_temporary),
         cmocka_unit_test(test_processes_rss_unmatched),
         cmocka_unit_test(test_failed_and_filter_parse),

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "analysis/export/ana_export_api.h"
+#include "analysis/model/ana_step.h"
 #include "analysis/sym/ana_symbolize.h"
 #include "memscribe/trace.h"
 
@@ -35,13 +36,14 @@ struct ana_xstep {
                        in between (docs/architecture.md, Meanings) */
 };
 
-/* Per-thread last allocation, to find temporaries; the options say which
- * processes the export looks at and whom to tell of progress. Start it
- * as {.o = the options} (o may be NULL: every process, no progress). */
+/* The analysis core's reading of events (ana_step.h) with the export's
+ * options: which processes it looks at and whom to tell of progress.
+ * Start it as {.o = the options} (o may be NULL: every process, no
+ * progress). */
 struct ana_xtemp {
     const struct ana_export_options *o;
-    uint64_t *last_alloc; /* by thread index: serial of its last block, 0 none */
-    uint32_t nr_threads;
+    struct ana_stepper step; /* set up at the first event */
+    bool started;
     uint64_t nr_events; /* seen, for progress */
 };
 
@@ -75,14 +77,13 @@ struct ana_xmodel {
     uint64_t peak_blocks;
     uint64_t peak_ts_ns;
     uint64_t peak_step; /* ordinal (from 1) of the heap event (ana_xstep_event
-                           returned 1) that reached the peak; 0: none */
+                           returns 1) whose step reached the peak; 0: none */
     uint64_t first_ts_ns;
     uint64_t end_ts_ns; /* last event's time */
 };
 
 /* One pass over r from its first chunk (r is left at the end). Returns 0
- * or -errno; -EPROTO if the exporters' reading of events and the analysis
- * core's disagree about the peak (a bug, never a silent wrong answer). */
+ * or -errno. */
 int ana_xmodel_build(struct fmt_reader *r, const struct ana_export_options *o,
                      struct ana_xmodel *m);
 void ana_xmodel_release(struct ana_xmodel *m);

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The one reading of heap events every exporter uses (it mirrors the
- * analysis core's ana_model_event: a free or realloc ends the block the
- * reader matched, then an allocation starts one), and the per-stack model
- * the exporters print, taken from ana_model so the numbers are the
- * report's. Memory grows with stacks and threads. */
+/* The exporters' reading of heap events (the analysis core's, ana_step.h,
+ * with the export's options and progress), and the per-stack model the
+ * exporters print, taken from ana_model so the numbers are the report's.
+ * Memory grows with stacks and threads. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,85 +10,63 @@
 #include "analysis/export/ana_export_internal.h"
 #include "analysis/model/ana_model.h"
 
-static int temp_grow(struct ana_xtemp *t, uint32_t thread)
-{
-    uint32_t n = t->nr_threads ? t->nr_threads : 16;
-    uint64_t *p;
-
-    while (n <= thread)
-        n *= 2;
-    p = realloc(t->last_alloc, n * sizeof(*p));
-    if (!p)
-        return -ENOMEM;
-    memset(p + t->nr_threads, 0, (n - t->nr_threads) * sizeof(*p));
-    t->last_alloc = p;
-    t->nr_threads = n;
-    return 0;
-}
-
 int ana_xstep_event(struct ana_xtemp *t, const struct fmt_event *ev, struct ana_xstep *st)
 {
-    memset(st, 0, sizeof(*st));
+    int rc;
+
     /* Every pass calls this for every event: a cheap place for progress. */
     if (t->o && t->o->progress && !(++t->nr_events & 0xfffff))
         t->o->progress(t->o->progress_arg, ev->ts_ns);
-    if (ev->kind != FMT_EV_FREE && !fmt_kind_is_heap_alloc(ev->kind))
-        return 0;
-    if (t->o && !ana_filter_pid(t->o->filter, ev->pid))
-        return 0;
-    if (ev->thread >= t->nr_threads && temp_grow(t, ev->thread))
-        return -ENOMEM;
-    if (ev->ref && (ev->kind == FMT_EV_FREE || ev->kind == FMT_EV_REALLOC ||
-                    ev->kind == FMT_EV_REALLOCARRAY)) {
-        st->ends = true;
-        st->temporary = t->last_alloc[ev->thread] == ev->ref;
+    if (!t->started) {
+        ana_stepper_init(&t->step,
+                         &(struct ana_step_options){.filter = t->o ? t->o->filter : NULL});
+        t->started = true;
     }
-    if (ev->kind != FMT_EV_FREE && ev->serial) {
-        st->starts = true;
-        t->last_alloc[ev->thread] = ev->serial;
-    }
-    return st->ends || st->starts;
+    struct ana_step step;
+    if ((rc = ana_stepper_event(&t->step, ev, &step)) < 0)
+        return rc;
+    st->ends = step.ends;
+    st->starts = step.starts;
+    st->temporary = step.temporary == ANA_TEMP_YES;
+    return rc;
 }
 
 void ana_xtemp_release(struct ana_xtemp *t)
 {
-    free(t->last_alloc);
-    t->last_alloc = NULL;
-    t->nr_threads = 0;
+    if (t->started)
+        ana_stepper_release(&t->step);
+    t->started = false;
 }
 
-/* Find the ordinal of the heap event that reached the peak, which the
- * core does not keep: the exporters that place the peak in a stream of
- * events (massif, DHAT, heaptrack) need it. */
+/* Find the ordinal of the heap event that reached the peak (the last one
+ * whose step reached a new peak), which the core does not keep: the exporters that place the peak
+ * in a stream of events (massif, DHAT, heaptrack) need it. */
 static int pass(struct fmt_reader *r, const struct ana_export_options *o, struct ana_model *am,
                 struct ana_xmodel *m)
 {
     struct ana_filter *filter = o ? o->filter : NULL;
-    struct ana_xtemp t = {.o = o};
     struct fmt_event ev;
-    struct ana_xstep st;
-    uint64_t step = 0, heap = 0;
+    uint64_t step = 0, nr_events = 0;
     bool first = true;
     int rc;
 
     while ((rc = fmt_reader_next(r, &ev)) > 0) {
         if (!ana_filter_pid(filter, ev.pid))
             continue;
+        if (o && o->progress && !(++nr_events & 0xfffff))
+            o->progress(o->progress_arg, ev.ts_ns);
         if (first)
             m->first_ts_ns = ev.ts_ns, first = false;
         m->end_ts_ns = ev.ts_ns;
-        if ((rc = ana_model_event(am, &ev)) || (rc = ana_xstep_event(&t, &ev, &st)) < 0)
+        struct ana_step st;
+        if ((rc = ana_model_event_step(am, &ev, &st)))
             break;
-        if (!rc)
+        if (!st.ends && !st.starts)
             continue;
         step++;
-        heap += (st.starts ? ev.size : 0) - (st.ends ? ev.ref_size : 0);
-        if (heap > m->peak_bytes) {
-            m->peak_bytes = heap;
+        if (st.peak)
             m->peak_step = step;
-        }
     }
-    ana_xtemp_release(&t);
     return rc;
 }
 
@@ -114,10 +91,7 @@ int ana_xmodel_build(struct fmt_reader *r, const struct ana_export_options *o, s
         goto out;
     ana_model_finish(am);
     const struct ana_scope *all = ana_model_total(am);
-    if (all->peak != m->peak_bytes) {
-        rc = -EPROTO;
-        goto out;
-    }
+    m->peak_bytes = all->peak;
     m->nr_allocs = all->nr_allocs;
     m->alloc_bytes = all->alloc_bytes;
     m->nr_temporary = all->nr_temporary;

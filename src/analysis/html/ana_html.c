@@ -18,11 +18,13 @@
 static int on_event(void *arg, const struct fmt_event *ev)
 {
     struct ana_html_run *run = arg;
+    struct ana_step st;
     int rc;
 
-    if ((rc = ana_model_event(run->model, ev)))
+    /* Both unfiltered: the model's step serves the histogram. */
+    if ((rc = ana_model_event_step(run->model, ev, &st)))
         return rc;
-    return ana_histogram_event(&run->hist, ev);
+    return ana_histogram_step(&run->hist, ev, &st);
 }
 
 static int on_event_wpa(void *arg, const struct fmt_event *ev)

@@ -18,6 +18,7 @@
 
 #include "analysis/core/ana_map.h"
 #include "analysis/core/ana_scan.h"
+#include "analysis/model/ana_step.h"
 #include "analysis/sym/ana_symbolize.h"
 #include "memscribe/event.h"
 #include "memscribe/trace.h"
@@ -48,7 +49,8 @@ struct ana_html_wpa {
      * nr_keep) are counted under ANA_HTML_OTHER_STACK. */
     const uint8_t *keep;
     uint32_t nr_keep;
-    struct ana_map cells; /* wpa_key(stack, alloc bucket, free bucket) -> struct ana_html_cell */
+    struct ana_map cells;    /* wpa_key(stack, alloc bucket, free bucket) -> struct ana_html_cell */
+    struct ana_stepper step; /* what each event means */
 };
 
 struct ana_html_cell {

@@ -58,6 +58,7 @@ int ana_html_wpa_init(struct ana_html_wpa *w, uint64_t bucket_ns, uint64_t end_n
     w->nr_keep = 0;
     w->nr_coarsened = 0;
     ana_map_init(&w->cells, sizeof(struct ana_html_cell));
+    ana_stepper_init(&w->step, NULL);
     if (end_ns / w->bucket_ns >= ANA_HTML_MAX_BUCKETS)
         return -E2BIG;
     w->nr_buckets = (uint32_t)(end_ns / w->bucket_ns + 1);
@@ -67,6 +68,7 @@ int ana_html_wpa_init(struct ana_html_wpa *w, uint64_t bucket_ns, uint64_t end_n
 void ana_html_wpa_release(struct ana_html_wpa *w)
 {
     ana_map_release(&w->cells);
+    ana_stepper_release(&w->step);
 }
 
 static uint32_t bucket_of(const struct ana_html_wpa *w, uint64_t ts_ns)
@@ -123,9 +125,10 @@ int ana_html_wpa_event(struct ana_html_wpa *w, const struct fmt_event *ev)
     if (w->cells.nr > w->max_cells && w->nr_buckets > 1 && (rc = coarsen(w)))
         return rc;
 
-    /* The same test as ana_window's ends_block(). */
-    if (ev->ref && (ev->kind == FMT_EV_FREE || ev->kind == FMT_EV_REALLOC ||
-                    ev->kind == FMT_EV_REALLOCARRAY)) {
+    struct ana_step st;
+    if ((rc = ana_stepper_event(&w->step, ev, &st)) <= 0)
+        return rc;
+    if (st.ends) {
         uint32_t a = bucket_of(w, ev->ref_ts_ns);
 
         c = ana_map_get(&w->cells, wpa_key(stack_of(w, ev->ref_stack), a, ANA_HTML_NEVER));
@@ -142,7 +145,7 @@ int ana_html_wpa_event(struct ana_html_wpa *w, const struct fmt_event *ev)
         c->nr++;
         c->bytes += ev->ref_size;
     }
-    if (fmt_kind_is_heap_alloc(ev->kind) && ev->serial) {
+    if (st.starts) {
         if (!(c = ana_map_put(
                   &w->cells,
                   wpa_key(stack_of(w, ev->stack), bucket_of(w, ev->ts_ns), ANA_HTML_NEVER), NULL)))

@@ -23,6 +23,7 @@ void ana_histogram_init(struct ana_histogram *h, struct ana_filter *filter, bool
     h->by_stack = by_stack;
     ana_map_init(&h->stack_bins, sizeof(struct ana_hist_bin));
     ana_map_init(&h->stack_image, sizeof(uint32_t));
+    ana_stepper_init(&h->step, &(struct ana_step_options){.filter = filter});
 }
 
 void ana_histogram_release(struct ana_histogram *h)
@@ -30,17 +31,22 @@ void ana_histogram_release(struct ana_histogram *h)
     free(h->images);
     ana_map_release(&h->stack_bins);
     ana_map_release(&h->stack_image);
+    ana_stepper_release(&h->step);
     memset(h, 0, sizeof(*h));
 }
 
 int ana_histogram_event(struct ana_histogram *h, const struct fmt_event *ev)
 {
-    int rc;
+    struct ana_step st;
+    int rc = ana_stepper_event(&h->step, ev, &st);
 
-    if ((rc = ana_filter_note(h->filter, ev)))
-        return rc;
-    if (!fmt_kind_is_heap_alloc(ev->kind) || !ev->serial || !ana_filter_pid(h->filter, ev->pid) ||
-        !ana_filter_thread(h->filter, ev->thread))
+    return rc < 0 ? rc : ana_histogram_step(h, ev, &st);
+}
+
+int ana_histogram_step(struct ana_histogram *h, const struct fmt_event *ev,
+                       const struct ana_step *st)
+{
+    if (!st->starts)
         return 0;
     if (ev->image >= h->nr_images) {
         uint32_t n = h->nr_images ? h->nr_images : 4;

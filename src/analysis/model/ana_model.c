@@ -35,9 +35,14 @@ int ana_model_create(struct ana_model **out, const struct ana_model_options *opt
     if (opt)
         m->opt = *opt;
     if (m->opt.temporary_threshold)
-        m->opt.keep_blocks = true;
+        m->opt.keep_blocks = true; /* as ana_model.h promises */
     scope_init(&m->total, UINT32_MAX, false);
     ana_map_init(&m->blocks, sizeof(struct ana_block));
+    ana_stepper_init(&m->step, &(struct ana_step_options){
+                                   .filter = m->opt.filter,
+                                   .loose_temporary = m->opt.loose_temporary,
+                                   .temporary_threshold = m->opt.temporary_threshold,
+                               });
     *out = m;
     return 0;
 }
@@ -48,13 +53,18 @@ int ana_model_create_partial(struct ana_model **out, const struct ana_model_opti
 
     if (rc)
         return rc;
-    /* Partial replays serve the heaptrack rule only (no blocks kept). */
-    if ((*out)->opt.keep_blocks) {
+    /* Partial replays serve the strict rule only (no blocks kept). */
+    if ((*out)->opt.keep_blocks || (*out)->opt.loose_temporary) {
         ana_model_destroy(*out);
         return -EINVAL;
     }
     (*out)->partial = true;
     scope_init(&(*out)->total, UINT32_MAX, true);
+    ana_stepper_release(&(*out)->step);
+    ana_stepper_init(&(*out)->step, &(struct ana_step_options){
+                                        .filter = (*out)->opt.filter,
+                                        .partial = true,
+                                    });
     return 0;
 }
 
@@ -64,7 +74,7 @@ void ana_model_destroy(struct ana_model *m)
         return;
     free(m->images);
     free(m->sites);
-    free(m->threads);
+    ana_stepper_release(&m->step);
     free(m->cands);
     free(m->rss);
     ana_map_release(&m->blocks);
@@ -146,20 +156,13 @@ static inline struct ana_site *get_site(struct ana_model *m, uint32_t stack, uin
     return get_site_slow(m, stack, image);
 }
 
-static inline struct ana_thread_state *get_thread(struct ana_model *m, uint32_t thread)
-{
-    if (thread < m->nr_threads)
-        return &m->threads[thread];
-    if (ana_model_grow((void **)&m->threads, &m->nr_threads, thread, sizeof(*m->threads)))
-        return NULL;
-    return &m->threads[thread];
-}
-
 /* Before a site changes: save its live bytes at the latest peaks if it has
  * not changed since them. */
 static inline void touch(struct ana_site *s, const struct ana_scope *img,
                          const struct ana_scope *all, bool partial)
 {
+    if (s->gen_ >= img->gen_ && s->gen_all_ >= all->gen_)
+        return; /* the common case: no peak since it last changed */
     /* A partial model keeps signed deltas (two's complement). */
     uint64_t v = partial || s->live_bytes > 0 ? (uint64_t)s->live_bytes : 0;
 
@@ -187,31 +190,30 @@ static inline void heap_sub(struct ana_scope *s, uint64_t size, bool partial)
         s->live_blocks--;
 }
 
-static int end_block(struct ana_model *m, struct ana_scope *img, const struct fmt_event *ev)
+/* The total's heap is the step's; images keep their own. */
+static inline __attribute__((always_inline)) int end_block(struct ana_model *m,
+                                                           struct ana_scope *img,
+                                                           const struct fmt_event *ev,
+                                                           enum ana_temp temp, bool partial)
 {
     struct ana_site *site = get_site(m, ev->ref_stack, ev->image);
-    struct ana_thread_state *t = get_thread(m, ev->thread);
 
-    if (!site || !t)
+    if (!site)
         return -ENOMEM;
-    touch(site, img, &m->total, m->partial);
+    touch(site, img, &m->total, partial);
     site->live_bytes -= (int64_t)ev->ref_size;
     site->live_blocks--;
-    heap_sub(img, ev->ref_size, m->partial);
-    heap_sub(&m->total, ev->ref_size, m->partial);
+    heap_sub(img, ev->ref_size, partial);
+    if (m->total.live_blocks || partial)
+        m->total.live_blocks--;
     img->nr_frees++;
     img->freed_bytes += ev->ref_size;
     m->total.nr_frees++;
     m->total.freed_bytes += ev->ref_size;
-
-    bool temporary;
-    if (m->opt.keep_blocks) {
-        const struct ana_block *b = ana_map_get(&m->blocks, ev->ref);
-        temporary = b && b->thread == ev->thread && t->seq - b->seq_ <= m->opt.temporary_threshold;
+    if (m->opt.keep_blocks)
         ana_map_del(&m->blocks, ev->ref);
-    } else if (m->partial && !t->seq) {
-        /* No allocation by this thread yet in the range: whether the block
-         * was its latest one is known only to the merge. */
+
+    if (temp == ANA_TEMP_ASK_MERGE) {
         if (m->nr_cands == m->cap_cands) {
             size_t n = m->cap_cands ? m->cap_cands * 2 : 64;
             struct ana_temp_candidate *c = realloc(m->cands, n * sizeof(*c));
@@ -222,11 +224,7 @@ static int end_block(struct ana_model *m, struct ana_scope *img, const struct fm
         }
         m->cands[m->nr_cands++] = (struct ana_temp_candidate){ev->ref, ev->ref_size, ev->thread,
                                                               ev->ref_stack, ev->image};
-        temporary = false;
-    } else {
-        temporary = t->last_serial == ev->ref;
-    }
-    if (temporary) {
+    } else if (temp == ANA_TEMP_YES) {
         site->nr_temporary++;
         site->temporary_bytes += ev->ref_size;
         img->nr_temporary++;
@@ -237,28 +235,25 @@ static int end_block(struct ana_model *m, struct ana_scope *img, const struct fm
     return 0;
 }
 
-static int start_block(struct ana_model *m, struct ana_scope *img, const struct fmt_event *ev)
+static inline __attribute__((always_inline)) int
+start_block(struct ana_model *m, struct ana_scope *img, const struct fmt_event *ev, bool partial)
 {
     struct ana_site *site = get_site(m, ev->stack, ev->image);
-    struct ana_thread_state *t = get_thread(m, ev->thread);
 
-    if (!site || !t)
+    if (!site)
         return -ENOMEM;
-    touch(site, img, &m->total, m->partial);
+    touch(site, img, &m->total, partial);
     site->nr_allocs++;
     site->alloc_bytes += ev->size;
     site->live_bytes += (int64_t)ev->size;
     site->live_blocks++;
+    img->heap += ev->size;
     struct ana_scope *sc[2] = {img, &m->total};
     for (int i = 0; i < 2; i++) {
         sc[i]->nr_allocs++;
         sc[i]->alloc_bytes += ev->size;
-        sc[i]->heap += ev->size;
         sc[i]->live_blocks++;
     }
-    t->last_serial = ev->serial;
-    t->seq++;
-    t->tid = ev->tid;
     if (m->opt.keep_blocks) {
         struct ana_block *b = ana_map_put(&m->blocks, ev->serial, NULL);
         if (!b)
@@ -271,16 +266,14 @@ static int start_block(struct ana_model *m, struct ana_scope *img, const struct 
         b->thread = ev->thread;
         b->image = ev->image;
         b->tid = ev->tid;
-        b->seq_ = t->seq;
     }
     return 0;
 }
 
-static inline void check_peak(struct ana_scope *s, uint64_t ts, bool partial)
+/* After the heap changed: reached says whether it is a new peak. */
+static inline void note_heap(struct ana_scope *s, bool reached, uint64_t ts)
 {
-    /* Signed in partial mode, where heap and peak are deltas; the same
-     * for a whole trace, whose heap never reaches 2^63. */
-    if (partial ? (int64_t)s->heap > (int64_t)s->peak : s->heap > s->peak) {
+    if (reached) {
         s->peak = s->heap;
         s->peak_ns = ts;
         s->peak_blocks = s->live_blocks;
@@ -299,36 +292,9 @@ static void note_time(struct ana_scope *s, uint64_t ts)
     s->last_ns = ts;
 }
 
-int ana_model_event(struct ana_model *m, const struct fmt_event *ev)
+/* RSS samples and dropped-event counts. Returns 1 if ev was one. */
+static int other_event(struct ana_model *m, struct ana_scope *img, const struct fmt_event *ev)
 {
-    struct ana_filter *f = m->opt.filter;
-    int rc;
-
-    if (f && (f->nr_tids || f->nr_pids)) {
-        if ((rc = ana_filter_note(f, ev)))
-            return rc;
-        if (!ana_filter_pid(f, ev->pid))
-            return 0;
-    } else {
-        f = NULL; /* nothing to filter: skip the calls below */
-    }
-    struct ana_scope *img = get_image(m, ev->image);
-    if (!img)
-        return -ENOMEM;
-    img->pid = ev->pid;
-    note_time(img, ev->ts_ns);
-    note_time(&m->total, ev->ts_ns);
-
-    bool mine = !f || ana_filter_thread(f, ev->thread);
-    if (ev->kind < ANA_NR_KINDS && mine) {
-        img->nr_calls[ev->kind]++;
-        m->total.nr_calls[ev->kind]++;
-        if (ev->flags & FMT_EVF_FAILED) {
-            img->nr_failed++;
-            m->total.nr_failed++;
-        }
-    }
-
     switch (ev->kind) {
     case FMT_EV_RSS:
         if (m->partial) {
@@ -352,32 +318,90 @@ int ana_model_event(struct ana_model *m, const struct fmt_event *ev)
                 sc[i]->rss_peak_ns = ev->ts_ns;
             }
         }
-        return 0;
+        return 1;
     case FMT_EV_DROPPED:
         img->nr_dropped += ev->arg[0];
         m->total.nr_dropped += ev->arg[0];
+        return 1;
+    default:
         return 0;
-    case FMT_EV_FREE:
-    case FMT_EV_REALLOC:
-    case FMT_EV_REALLOCARRAY:
-        /* End first: a realloc frees the old block before the new one
-         * counts, as heaptrack orders it. */
-        if (ev->ref) {
-            if ((!f || ana_filter_thread(f, ev->ref_thread)) && (rc = end_block(m, img, ev)))
-                return rc;
-        } else if ((ev->kind == FMT_EV_FREE ? ev->addr : ev->old_addr) && mine) {
+    }
+}
+
+/* Inline into ana_model_event(): every report's per-event cost. */
+static inline __attribute__((always_inline)) int
+apply(struct ana_model *m, const struct fmt_event *ev, const struct ana_step *st, bool partial)
+{
+    int rc;
+
+    if (!st->selected)
+        return 0;
+    struct ana_scope *img = get_image(m, ev->image);
+    if (!img)
+        return -ENOMEM;
+    img->pid = ev->pid;
+    note_time(img, ev->ts_ns);
+    note_time(&m->total, ev->ts_ns);
+
+    if (ev->kind < ANA_NR_KINDS && st->mine) {
+        img->nr_calls[ev->kind]++;
+        m->total.nr_calls[ev->kind]++;
+        if (ev->flags & FMT_EVF_FAILED) {
+            img->nr_failed++;
+            m->total.nr_failed++;
+        }
+    }
+
+    if (!st->ends && !st->starts) {
+        if (st->unmatched) {
             img->nr_unmatched_frees++;
             m->total.nr_unmatched_frees++;
         }
-        break;
-    default:
-        break;
+        /* The heap did not change: no peak to check. */
+        return (rc = other_event(m, img, ev)) < 0 ? rc : 0;
     }
-    if (fmt_kind_is_heap_alloc(ev->kind) && ev->serial && mine && (rc = start_block(m, img, ev)))
+    if (st->ends && (rc = end_block(m, img, ev, st->temporary, partial)))
         return rc;
-    check_peak(img, ev->ts_ns, m->partial);
-    check_peak(&m->total, ev->ts_ns, m->partial);
+    if (st->unmatched) {
+        img->nr_unmatched_frees++;
+        m->total.nr_unmatched_frees++;
+    }
+    if (st->starts && (rc = start_block(m, img, ev, partial)))
+        return rc;
+    m->total.heap = st->heap;
+    /* Signed in partial mode, where heap and peak are deltas; the same
+     * for a whole trace, whose heap never reaches 2^63. */
+    note_heap(img, partial ? (int64_t)img->heap > (int64_t)img->peak : img->heap > img->peak,
+              ev->ts_ns);
+    note_heap(&m->total, st->peak, ev->ts_ns); /* the step's decision */
     return 0;
+}
+
+/* One event in one mode: partial is a constant in each caller below, so
+ * the compiler drops the other mode's branches from the per-event path. */
+static inline __attribute__((always_inline)) int
+event(struct ana_model *m, const struct fmt_event *ev, struct ana_step *st, bool partial)
+{
+    int rc = ana_stepper_event_mode(&m->step, ev, st, partial);
+
+    return rc < 0 ? rc : apply(m, ev, st, partial);
+}
+
+int ana_model_event(struct ana_model *m, const struct fmt_event *ev)
+{
+    struct ana_step st;
+
+    return m->partial ? event(m, ev, &st, true) : event(m, ev, &st, false);
+}
+
+int ana_model_event_step(struct ana_model *m, const struct fmt_event *ev, struct ana_step *st)
+{
+    return m->partial ? event(m, ev, st, true) : event(m, ev, st, false);
+}
+
+int ana_model_apply(struct ana_model *m, const struct fmt_event *ev, const struct ana_step *st)
+{
+    return m->partial ? apply(m, ev, st, true) : apply(m, ev, st, false);
 }
 
 void ana_model_finish(struct ana_model *m)
@@ -461,5 +485,5 @@ long ana_model_blocks(const struct ana_model *m, struct ana_block **out)
 
 uint32_t ana_model_tid(const struct ana_model *m, uint32_t thread)
 {
-    return thread < m->nr_threads ? m->threads[thread].tid : 0;
+    return ana_stepper_tid(&m->step, thread);
 }

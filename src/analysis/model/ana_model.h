@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "analysis/core/ana_filter.h"
+#include "analysis/model/ana_step.h"
 #include "memscribe/event.h"
 
 #define ANA_NR_KINDS 64 /* enum fmt_kind values are below this */
@@ -27,9 +28,11 @@ struct ana_model_options {
     /* Keep each live block (serial, address, size, time, thread): for
      * `leaks --all`. Costs memory per live block. */
     bool keep_blocks;
-    /* Temporary: freed with at most this many other allocations by the
-     * same thread in between. 0 is heaptrack's definition (none). A
-     * non-zero threshold implies keep_blocks. */
+    /* Temporary (ana_step.h): by default nothing else by the thread
+     * between allocation and free. loose_temporary (implied by a non-zero
+     * threshold): frees and at most temporary_threshold other allocations
+     * by the thread in between. A non-zero threshold implies keep_blocks. */
+    bool loose_temporary;
     uint64_t temporary_threshold;
 };
 
@@ -87,7 +90,6 @@ struct ana_block {
     uint32_t thread;
     uint32_t image;
     uint32_t tid;
-    uint64_t seq_; /* private: the thread's allocation count at this block */
 };
 
 struct ana_model;
@@ -97,6 +99,14 @@ void ana_model_destroy(struct ana_model *m);
 
 /* Apply one event. Returns 0 or -ENOMEM. */
 int ana_model_event(struct ana_model *m, const struct fmt_event *ev);
+
+/* Apply one event whose meaning st was decided by a stepper with the same
+ * filter and temporary rule as the model's (ana_model_event() runs the
+ * model's own). Returns 0 or -ENOMEM. */
+int ana_model_apply(struct ana_model *m, const struct fmt_event *ev, const struct ana_step *st);
+
+/* ana_model_event() that also gives what the event meant. */
+int ana_model_event_step(struct ana_model *m, const struct fmt_event *ev, struct ana_step *st);
 
 /* Resolve each site's peak contribution. Call once after the last event
  * (more events may follow; call it again after them). */

@@ -6,12 +6,7 @@
 
 #include "analysis/core/ana_map.h"
 #include "analysis/model/ana_model.h"
-
-struct ana_thread_state {
-    uint64_t last_serial; /* the thread's latest allocation */
-    uint64_t seq;         /* allocations the thread made */
-    uint32_t tid;
-};
+#include "analysis/model/ana_step.h"
 
 /* Partial mode: a free met before its thread's first allocation in the
  * range, which is temporary if the block was that thread's latest
@@ -38,11 +33,10 @@ struct ana_model {
     uint32_t nr_images;
     struct ana_scope total;
     struct ana_site *sites;
-    uint32_t nr_sites; /* allocated */
-    uint32_t nr_used;  /* highest stack id with a site, plus one */
-    struct ana_thread_state *threads;
-    uint32_t nr_threads;
-    struct ana_map blocks; /* serial -> struct ana_block */
+    uint32_t nr_sites;       /* allocated */
+    uint32_t nr_used;        /* highest stack id with a site, plus one */
+    struct ana_stepper step; /* what each event means; its threads' state */
+    struct ana_map blocks;   /* serial -> struct ana_block */
 
     /* Partial mode (a range of a trace that does not start at its
      * beginning): heap, live blocks and live bytes are deltas from the

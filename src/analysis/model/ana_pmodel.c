@@ -38,7 +38,7 @@ struct range {
 
 bool ana_pmodel_supported(const struct ana_model_options *opt)
 {
-    return !opt || (!opt->keep_blocks && !opt->temporary_threshold &&
+    return !opt || (!opt->keep_blocks && !opt->temporary_threshold && !opt->loose_temporary &&
                     (!opt->filter || !opt->filter->nr_tids));
 }
 
@@ -164,7 +164,7 @@ static int merge(struct ana_model *out, struct range *rg, unsigned n)
         struct ana_model *m = rg[k].m;
         nr_images = m->nr_images > nr_images ? m->nr_images : nr_images;
         nr_sites = m->nr_sites > nr_sites ? m->nr_sites : nr_sites;
-        nr_threads = m->nr_threads > nr_threads ? m->nr_threads : nr_threads;
+        nr_threads = m->step.nr_threads > nr_threads ? m->step.nr_threads : nr_threads;
     }
     if (nr_images &&
         ana_model_grow((void **)&out->images, &out->nr_images, nr_images - 1, sizeof(*out->images)))
@@ -172,11 +172,11 @@ static int merge(struct ana_model *out, struct range *rg, unsigned n)
     if (nr_sites &&
         ana_model_grow((void **)&out->sites, &out->nr_sites, nr_sites - 1, sizeof(*out->sites)))
         goto out;
-    if (nr_threads && ana_model_grow((void **)&out->threads, &out->nr_threads, nr_threads - 1,
-                                     sizeof(*out->threads)))
+    if (nr_threads && ana_model_grow((void **)&out->step.threads, &out->step.nr_threads,
+                                     nr_threads - 1, sizeof(*out->step.threads)))
         goto out;
     peak_k = calloc((size_t)out->nr_images + 1, sizeof(*peak_k));
-    last = calloc((size_t)out->nr_threads + 1, sizeof(*last));
+    last = calloc((size_t)out->step.nr_threads + 1, sizeof(*last));
     if (!peak_k || !last)
         goto out;
 
@@ -228,13 +228,14 @@ static int merge(struct ana_model *out, struct range *rg, unsigned n)
         r->peak_all_bytes = share(rg, s, total_k, true);
     }
 
-    /* Frees met before their thread's first allocation in a range are
-     * temporary if they end the thread's latest block before the range. */
+    /* Frees met before their thread's first heap event in a range are
+     * temporary if the thread's latest heap event before the range was
+     * that block's allocation. */
     for (unsigned k = 0; k < n; k++) {
         struct ana_model *m = rg[k].m;
         for (size_t j = 0; j < m->nr_cands; j++) {
             const struct ana_temp_candidate *c = &m->cands[j];
-            if (!c->ref || c->thread >= out->nr_threads || last[c->thread] != c->ref)
+            if (!c->ref || c->thread >= out->step.nr_threads || last[c->thread] != c->ref)
                 continue;
             struct ana_scope *sc[2] = {&out->images[c->image], &out->total};
             for (int i = 0; i < 2; i++) {
@@ -246,15 +247,18 @@ static int merge(struct ana_model *out, struct range *rg, unsigned n)
                 out->sites[c->stack].temporary_bytes += c->size;
             }
         }
-        for (uint32_t t = 0; t < m->nr_threads; t++) {
-            struct ana_thread_state *ts = &m->threads[t];
+        for (uint32_t t = 0; t < m->step.nr_threads; t++) {
+            const struct ana_step_thread *ts = &m->step.threads[t];
+            struct ana_step_thread *o = &out->step.threads[t];
             if (ts->tid)
-                out->threads[t].tid = ts->tid;
-            if (ts->seq) {
+                o->tid = ts->tid;
+            if (ts->nr_heap) {
                 last[t] = ts->last_serial;
-                out->threads[t].last_serial = ts->last_serial;
-                out->threads[t].seq += ts->seq;
+                o->last_serial = ts->last_serial;
+                o->last_alloc = ts->last_alloc;
             }
+            o->seq += ts->seq;
+            o->nr_heap += ts->nr_heap;
         }
     }
     rc = 0;

@@ -14,7 +14,7 @@
 #include "analysis/model/ana_model.h"
 
 /* Can these options be computed in ranges? Not when each block must be
- * kept or a temporary threshold looks back over blocks, nor with a thread
+ * kept or the loose temporary rule looks back over blocks, nor with a thread
  * filter (a block's thread is learned where it was allocated). */
 bool ana_pmodel_supported(const struct ana_model_options *opt);
 

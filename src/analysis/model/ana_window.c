@@ -7,11 +7,13 @@
 #include <string.h>
 
 #include "analysis/model/ana_histogram.h"
+#include "analysis/model/ana_step.h"
 
 struct win_run {
     struct ana_window *w;
     struct fmt_reader *r;
     struct ana_filter *f;
+    struct ana_stepper step; /* what each event means */
     /* Live bytes and blocks per stack before t0: key stack + 1. */
     struct ana_map live;
     int rc;
@@ -94,11 +96,6 @@ static int live_add(struct win_run *run, uint32_t stack, uint32_t image, int64_t
     v->image = image;
     return 0;
 }
-
-static bool ends_block(const struct fmt_event *ev)
-{
-    return ev->ref && (ev->kind == FMT_EV_FREE || ev->kind == FMT_EV_REALLOC ||
-                       ev->kind == FMT_EV_REALLOCARRAY);
 }
 
 static int on_event(void *arg, const struct fmt_event *ev)
@@ -108,13 +105,10 @@ static int on_event(void *arg, const struct fmt_event *ev)
     int rc;
 
     w->nr_events_read++;
-    if ((rc = ana_filter_note(run->f, ev)))
+    struct ana_step st;
+    if ((rc = ana_stepper_event(&run->step, ev, &st)) <= 0)
         return rc;
-    if (!ana_filter_pid(run->f, ev->pid))
-        return 0;
-    bool end = ends_block(ev) && ana_filter_thread(run->f, ev->ref_thread);
-    bool start =
-        fmt_kind_is_heap_alloc(ev->kind) && ev->serial && ana_filter_thread(run->f, ev->thread);
+    bool end = st.ends, start = st.starts;
     if (ev->ts_ns < w->t0_ns) {
         /* Before the window: only what is outstanding at t0 matters. */
         if (end && (rc = live_add(run, ev->ref_stack, ev->image, -(int64_t)ev->ref_size, -1)))
@@ -170,6 +164,7 @@ int ana_window_compute(struct ana_window *w, struct fmt_reader *r, struct ana_fi
     ana_map_init(&run.live, sizeof(struct live_val));
     if (t1_ns < t0_ns)
         return -EINVAL;
+    ana_stepper_init(&run.step, &(struct ana_step_options){.filter = f});
 
     ana_scan_options_init(&so);
     so.until_ns = t1_ns;
@@ -235,6 +230,7 @@ int ana_window_compute(struct ana_window *w, struct fmt_reader *r, struct ana_fi
         w->images[i].bytes[ANA_AOFO] -= w->images[i].bytes[ANA_AOFI];
     }
 out:
+    ana_stepper_release(&run.step);
     ana_map_release(&run.live);
     return rc;
 }

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/* What one event means for the heap (see ana_step.h). */
+#include "analysis/model/ana_step.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct seq_val {
+    uint64_t seq;
+    uint32_t thread;
+};
+
+void ana_stepper_init(struct ana_stepper *s, const struct ana_step_options *opt)
+{
+    memset(s, 0, sizeof(*s));
+    if (opt)
+        s->opt = *opt;
+    s->filtering = !ana_filter_is_empty(s->opt.filter);
+    if (s->opt.temporary_threshold)
+        s->opt.loose_temporary = true;
+    if (s->opt.partial)
+        s->peak = ANA_STEP_PARTIAL_PEAK_START;
+    ana_map_init(&s->seqs, sizeof(struct seq_val));
+}
+
+void ana_stepper_release(struct ana_stepper *s)
+{
+    free(s->threads);
+    ana_map_release(&s->seqs);
+    memset(s, 0, sizeof(*s));
+}
+
+struct ana_step_thread *ana_stepper_grow(struct ana_stepper *s, uint32_t thread)
+{
+    uint64_t n = s->nr_threads ? s->nr_threads : 16;
+
+    while (n <= thread)
+        n *= 2;
+    if (n > UINT32_MAX)
+        n = (uint64_t)thread + 1;
+    struct ana_step_thread *p = realloc(s->threads, n * sizeof(*p));
+    if (!p)
+        return NULL;
+    memset(p + s->nr_threads, 0, (n - s->nr_threads) * sizeof(*p));
+    s->threads = p;
+    s->nr_threads = (uint32_t)n;
+    return &p[thread];
+}
+
+bool ana_stepper_seq_end(struct ana_stepper *s, const struct ana_step_thread *t,
+                         const struct fmt_event *ev)
+{
+    const struct seq_val *v = ana_map_get(&s->seqs, ev->ref);
+    bool yes = v && v->thread == ev->thread && t->seq - v->seq <= s->opt.temporary_threshold;
+
+    ana_map_del(&s->seqs, ev->ref);
+    return yes;
+}
+
+int ana_stepper_seq_start(struct ana_stepper *s, const struct ana_step_thread *t,
+                          const struct fmt_event *ev)
+{
+    struct seq_val *v = ana_map_put(&s->seqs, ev->serial, NULL);
+
+    if (!v)
+        return -ENOMEM;
+    v->seq = t->seq;
+    v->thread = ev->thread;
+    return 0;
+}
+
+uint32_t ana_stepper_tid(const struct ana_stepper *s, uint32_t thread)
+{
+    return thread < s->nr_threads ? s->threads[thread].tid : 0;
+}

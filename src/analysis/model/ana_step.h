@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/* What one event means for the heap, decided once for every consumer: the
+ * model, the window, the HTML report's window buckets, the timeline (through
+ * the model) and each exporter read a struct ana_step instead of working it
+ * out again. Per event: is it selected (--pid, --thread), does it end a
+ * block, start one (a realloc does both, ending first as heaptrack orders
+ * it), was the ended block temporary, what is the heap in use of the
+ * selected blocks after it, and did that reach a new peak.
+ *
+ * Temporary (docs/architecture.md, "Meanings"): by default heaptrack's
+ * rule applied per thread: the thread that allocated the block frees it
+ * with nothing else, no allocation and no free, by that thread in
+ * between. The loose rule (loose_temporary, `--temporary-threshold N`)
+ * lets frees and up to N other allocations by the thread come between.
+ *
+ * Cost: O(1) per event; memory grows with threads (and with live blocks
+ * under a threshold above 0). */
+#ifndef ANA_STEP_H
+#define ANA_STEP_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analysis/core/ana_filter.h"
+#include "analysis/core/ana_map.h"
+#include "memscribe/event.h"
+
+enum ana_temp {
+    ANA_TEMP_NO = 0,
+    ANA_TEMP_YES,
+    /* Partial replay: the thread had no heap event yet in the range, so
+     * only the merge knows whether the block was its latest event. */
+    ANA_TEMP_ASK_MERGE,
+};
+
+struct ana_step {
+    bool selected;           /* its process passes --pid; nothing below is set otherwise */
+    bool mine;               /* its thread passes --thread: the call counts */
+    bool ends;               /* it ends block ev->ref (ev->ref_size, ref_stack, ref_thread) */
+    bool unmatched;          /* a free or realloc of an address never seen allocated (mine) */
+    bool starts;             /* it starts block ev->serial (ev->size, stack, thread) */
+    bool peak;               /* heap reached a new maximum at this event */
+    enum ana_temp temporary; /* of the ended block */
+    uint64_t heap;           /* heap in use by the selected blocks after it */
+};
+
+struct ana_step_options {
+    struct ana_filter *filter; /* NULL: every event; its sets fixed before init */
+    bool loose_temporary;      /* the loose rule with temporary_threshold (set by N > 0) */
+    uint64_t temporary_threshold;
+    /* A range that does not start at the trace's beginning: heap is a
+     * delta from the range's start (two's complement below zero), its
+     * peak the range's highest delta, and frees before a thread's first
+     * heap event in the range are ANA_TEMP_ASK_MERGE. */
+    bool partial;
+};
+
+/* A thread's state for the temporary rule. */
+struct ana_step_thread {
+    uint64_t last_serial; /* the thread's latest heap event if an allocation, else 0 */
+    uint64_t last_alloc;  /* the thread's latest allocation (loose rule) */
+    uint64_t seq;         /* allocations the thread made */
+    uint64_t nr_heap;     /* its allocations and frees of known blocks */
+    uint32_t tid;
+};
+
+struct ana_stepper {
+    struct ana_step_options opt;
+    struct ana_step_thread *threads;
+    uint32_t nr_threads;
+    bool filtering; /* the filter selects some pids or tids */
+    uint64_t heap, peak;
+    struct ana_map seqs; /* loose rule above 0: serial -> the thread's seq then */
+};
+
+void ana_stepper_init(struct ana_stepper *s, const struct ana_step_options *opt);
+void ana_stepper_release(struct ana_stepper *s);
+
+/* In partial mode the range's highest heap delta starts below any. */
+#define ANA_STEP_PARTIAL_PEAK_START ((uint64_t)INT64_MIN)
+
+/* The slow paths of ana_stepper_event() (private). */
+struct ana_step_thread *ana_stepper_grow(struct ana_stepper *s, uint32_t thread);
+bool ana_stepper_seq_end(struct ana_stepper *s, const struct ana_step_thread *t,
+                         const struct fmt_event *ev);
+int ana_stepper_seq_start(struct ana_stepper *s, const struct ana_step_thread *t,
+                          const struct fmt_event *ev);
+
+static inline struct ana_step_thread *ana_stepper_thread(struct ana_stepper *s, uint32_t thread)
+{
+    return thread < s->nr_threads ? &s->threads[thread] : ana_stepper_grow(s, thread);
+}
+
+/* Was the block ev ends temporary? t: the freeing thread. */
+static inline enum ana_temp ana_stepper_temporary(struct ana_stepper *s,
+                                                  const struct ana_step_thread *t,
+                                                  const struct fmt_event *ev, bool partial)
+{
+    if (s->opt.temporary_threshold)
+        return ana_stepper_seq_end(s, t, ev) ? ANA_TEMP_YES : ANA_TEMP_NO;
+    if (s->opt.loose_temporary)
+        return t->last_alloc == ev->ref ? ANA_TEMP_YES : ANA_TEMP_NO;
+    if (partial && !t->nr_heap)
+        return ANA_TEMP_ASK_MERGE;
+    return t->last_serial == ev->ref ? ANA_TEMP_YES : ANA_TEMP_NO;
+}
+
+/* Decide what ev does into *st. Returns 1 if
+ * it starts or ends a selected block, 0 if not, or -ENOMEM. Feed every
+ * event in trace order (the filter learns threads from each). Inline: it
+ * is every report's per-event cost (bench/bench_report.sh). */
+/* ana_stepper_event() with partial (== s->opt.partial) a constant the
+ * compiler can fold into a caller that picks the mode once. */
+static inline __attribute__((always_inline)) int ana_stepper_event_mode(struct ana_stepper *s,
+                                                                        const struct fmt_event *ev,
+                                                                        struct ana_step *st,
+                                                                        bool partial)
+{
+    struct ana_filter *f = s->filtering ? s->opt.filter : NULL;
+    bool mine = true, ends = false, starts = false, unmatched = false, peak = false;
+    enum ana_temp temp = ANA_TEMP_NO;
+    int rc;
+
+    if (f) {
+        if ((rc = ana_filter_note(f, ev)))
+            goto fail;
+        if (!ana_filter_pid(f, ev->pid)) {
+            *st = (struct ana_step){.heap = s->heap};
+            return 0;
+        }
+        mine = ana_filter_thread(f, ev->thread);
+    }
+    /* Heap kinds are MALLOC..PVALLOC; REALLOC, REALLOCARRAY and FREE (3..5)
+     * end blocks: two compares instead of a switch per event. */
+    unsigned kind = ev->kind;
+    if (kind - FMT_EV_MALLOC > FMT_EV_PVALLOC - FMT_EV_MALLOC)
+        goto other;
+    if (kind - FMT_EV_REALLOC <= FMT_EV_FREE - FMT_EV_REALLOC) {
+        if (ev->ref) {
+            struct ana_step_thread *t = ana_stepper_thread(s, ev->thread);
+            if (!t)
+                goto nomem;
+            if (!f || ana_filter_thread(f, ev->ref_thread)) {
+                ends = true;
+                temp = ana_stepper_temporary(s, t, ev, partial);
+                /* Partial mode keeps a delta, which may wrap below zero;
+                 * a whole trace saturates rather than wrap on an
+                 * inconsistent trace. */
+                if (partial)
+                    s->heap -= ev->ref_size;
+                else
+                    s->heap = s->heap >= ev->ref_size ? s->heap - ev->ref_size : 0;
+            }
+            /* Any free by the thread ends the strict rule's chance. */
+            t->last_serial = 0;
+            t->nr_heap++;
+        } else {
+            unmatched = (kind == FMT_EV_FREE ? ev->addr : ev->old_addr) && mine;
+        }
+    }
+    if (kind != FMT_EV_FREE && ev->serial && mine) {
+        struct ana_step_thread *t = ana_stepper_thread(s, ev->thread);
+        if (!t)
+            goto nomem;
+        starts = true;
+        s->heap += ev->size;
+        t->last_serial = ev->serial;
+        t->last_alloc = ev->serial;
+        t->nr_heap++;
+        t->seq++;
+        t->tid = ev->tid;
+        if (s->opt.temporary_threshold && (rc = ana_stepper_seq_start(s, t, ev)))
+            goto fail;
+    }
+    /* Signed in partial mode, where heap and peak are deltas; the same for
+     * a whole trace, whose heap never reaches 2^63. */
+    if (partial ? (int64_t)s->heap > (int64_t)s->peak : s->heap > s->peak) {
+        s->peak = s->heap;
+        peak = true;
+    }
+other:
+    *st = (struct ana_step){
+        .selected = true,
+        .mine = mine,
+        .ends = ends,
+        .unmatched = unmatched,
+        .starts = starts,
+        .peak = peak,
+        .temporary = temp,
+        .heap = s->heap,
+    };
+    return starts || ends;
+nomem:
+    rc = -ENOMEM;
+fail:
+    *st = (struct ana_step){0};
+    return rc;
+}
+
+static inline __attribute__((always_inline)) int
+ana_stepper_event(struct ana_stepper *s, const struct fmt_event *ev, struct ana_step *st)
+{
+    return ana_stepper_event_mode(s, ev, st, s->opt.partial);
+}
+
+/* Thread index -> tid as seen in its allocations (0 if unknown). */
+uint32_t ana_stepper_tid(const struct ana_stepper *s, uint32_t thread);
+
+#endif
