@@ -96,7 +96,6 @@ static int live_add(struct win_run *run, uint32_t stack, uint32_t image, int64_t
     v->image = image;
     return 0;
 }
-}
 
 static int on_event(void *arg, const struct fmt_event *ev)
 {
