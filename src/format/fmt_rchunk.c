@@ -481,9 +481,15 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
     case FMT_EV_PROCESS_START ... FMT_EV_MODULE_UNLOAD:
     case FMT_EV_RSS:
     case FMT_EV_DROPPED:
+    plain:
         size = fmt_cur_split(&cur[FMT_COL_SIZE], &cur[FMT_COL_SIZE_HI]);
         addr = fmt_cur_varint(&cur[FMT_COL_ADDR]);
         break;
+    case FMT_EV_HEAP_CREATE ... FMT_EV_HEAP_DESTROY:
+    case FMT_EV_VM_RESERVE ... FMT_EV_SECTION_UNMAP:
+        if (r->pe) /* format 1.2: Windows kinds, stored as is */
+            goto plain;
+        return bad_event(r, "unknown event kind"); /* not without the PE feature bit */
     default:
         return bad_event(r, "unknown event kind");
     }

@@ -282,6 +282,7 @@ static int open_trace(struct fmt_reader *r)
     if ((rc = fmt_header_parse(hdr, &r->info, &features, &why)))
         return fmt_rerr(r, rc, 0, "%s", why);
     r->addr_cands = (features & FMT_FEAT_ADDR_CANDS) != 0;
+    r->pe = (features & FMT_FEAT_PE_PROCESS) != 0;
 
     uint8_t tr[FMT_TRAILER_SIZE];
     uint64_t index_off = 0, nr_blocks = 0;
@@ -406,6 +407,11 @@ const struct fmt_trace_info *fmt_reader_info(const struct fmt_reader *r)
 int fmt_reader_incomplete(const struct fmt_reader *r)
 {
     return r->incomplete;
+}
+
+int fmt_reader_pe(const struct fmt_reader *r)
+{
+    return r->pe;
 }
 
 void fmt_reader_counts(const struct fmt_reader *r, struct fmt_trace_counts *c)

@@ -61,6 +61,7 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     w->out.fd = fd;
     w->level = opt && opt->zstd_level ? opt->zstd_level : FMT_DEFAULT_ZSTD_LEVEL;
     w->chunk_events = opt && opt->chunk_events ? opt->chunk_events : FMT_DEFAULT_CHUNK_EVENTS;
+    w->pe = opt && opt->pe_process;
     if (w->chunk_events > FMT_MAX_CHUNK_EVENTS)
         w->chunk_events = FMT_MAX_CHUNK_EVENTS;
     w->next_serial = 1;
@@ -80,7 +81,8 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
 
     uint8_t hdr[FMT_HEADER_SIZE];
     fmt_header_encode(hdr, info,
-                      FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS);
+                      FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS |
+                          (opt && opt->pe_process ? FMT_FEAT_PE_PROCESS : 0));
     if ((rc = fmt_wout_raw(&w->out, hdr, sizeof(hdr))) || (rc = w_meta(w, info)))
         goto fail;
     *out = w;
@@ -357,7 +359,7 @@ static int start_vm(struct fmt_writer *w, const struct fmt_event *ev, uint32_t c
     return ev->size ? fmt_wvm_insert(&w->vm, ev->image, &b) : 0;
 }
 
-static int kind_known(unsigned kind)
+static int kind_known(unsigned kind, int pe)
 {
     switch (kind) {
     case FMT_EV_MALLOC ... FMT_EV_PVALLOC:
@@ -366,6 +368,9 @@ static int kind_known(unsigned kind)
     case FMT_EV_RSS:
     case FMT_EV_DROPPED:
         return 1;
+    case FMT_EV_HEAP_CREATE ... FMT_EV_HEAP_DESTROY:
+    case FMT_EV_VM_RESERVE ... FMT_EV_SECTION_UNMAP:
+        return pe; /* format 1.2, PE traces only */
     }
     return 0;
 }
@@ -796,7 +801,7 @@ int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev)
 
     if (w->out.err)
         return w->out.err;
-    if (!kind_known(ev->kind) || ev->stack > w->stacks.nr_nodes ||
+    if (!kind_known(ev->kind, w->pe) || ev->stack > w->stacks.nr_nodes ||
         (ev->str && ev->str_len > FMT_MAX_STRING) || (ev->str2 && ev->str2_len > FMT_MAX_STRING))
         return -EINVAL;
     if ((rc = ensure_room(w, ev)))

@@ -45,6 +45,7 @@ struct fmt_writer {
     struct fmt_wout out;
     int level;
     uint32_t chunk_events;
+    int pe; /* FMT_FEAT_PE_PROCESS: Windows kinds allowed */
     ZSTD_CCtx *cctx;
 
     struct fmt_buf col[FMT_NR_COLUMNS];
