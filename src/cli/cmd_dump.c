@@ -257,10 +257,17 @@ static void put_fields(FILE *out, const struct fmt_event *ev)
         break;
     case FMT_EV_VM_RESERVE ... FMT_EV_SECTION_UNMAP:
         /* Windows virtual memory (format 1.2): PAGE_* and MEM_* as passed. */
-        fprintf(out,
-                " addr=0x%" PRIx64 " size=%" PRIu64 " page=0x%" PRIx64 " mem=0x%" PRIx64
-                " asked=%" PRIu64,
-                ev->addr, ev->size, ev->arg[0], ev->arg[1], ev->arg[2]);
+        fprintf(out, " addr=0x%" PRIx64 " size=%" PRIu64, ev->addr, ev->size);
+        if (ev->kind == FMT_EV_VM_RESERVE || ev->kind == FMT_EV_VM_COMMIT)
+            fprintf(out, " page=0x%" PRIx64 " mem=0x%" PRIx64 " asked=%" PRIu64, ev->arg[0],
+                    ev->arg[1], ev->arg[2]);
+        else if (ev->kind == FMT_EV_VM_DECOMMIT || ev->kind == FMT_EV_VM_RELEASE)
+            fprintf(out, " mem=0x%" PRIx64, ev->arg[1]);
+        else if (ev->kind == FMT_EV_VM_PROTECT)
+            fprintf(out, " page=0x%" PRIx64 " old=0x%" PRIx64, ev->arg[0], ev->arg[1]);
+        else if (ev->kind == FMT_EV_SECTION_MAP)
+            fprintf(out, " page=0x%" PRIx64 " mem=0x%" PRIx64 " section=0x%" PRIx64, ev->arg[0],
+                    ev->arg[1], ev->arg[2]);
         break;
     }
     if ((ev->kind == FMT_EV_MALLOC || ev->kind == FMT_EV_REALLOC || ev->kind == FMT_EV_FREE) &&
@@ -276,7 +283,8 @@ static void put_fields(FILE *out, const struct fmt_event *ev)
         fputs(" collector", out);
     if (ev->flags & FMT_EVF_HEAP_DESTROYED)
         fputs(" heap-destroyed", out);
-    if (ev->kind >= FMT_EV_MMAP && ev->kind <= FMT_EV_SBRK && ev->origin)
+    if (((ev->kind >= FMT_EV_MMAP && ev->kind <= FMT_EV_SBRK) || fmt_kind_is_win_vm(ev->kind)) &&
+        ev->origin)
         fprintf(out, " origin=%s", origin_name(ev->origin));
 }
 

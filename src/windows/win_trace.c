@@ -17,6 +17,8 @@
 #define MEM_RESERVE 0x2000u
 #define MEM_DECOMMIT 0x4000u
 #define MEM_RELEASE 0x8000u
+#define MEM_IMAGE 0x1000000u
+#define PAGE_EXECUTE_READ 0x20u
 
 struct item {
     const struct win_rec *r;
@@ -285,7 +287,19 @@ static int module_event(struct conv *c, const struct win_rec *r, struct fmt_even
     ev->addr = m.base;
     ev->module = &m;
     int rc = put(c, ev);
-    return rc ?: win_live_put(&c->modules, ev->image, m.base, 1);
+    if (rc || (rc = win_live_put(&c->modules, ev->image, m.base, 1)))
+        return rc;
+    if (win_live_get(&c->views, ev->image, m.base))
+        return 0;
+    /* Loaded before the hooks (EnumProcessModules at start): its image
+     * view, as already mapped when tracing began. */
+    ev->kind = FMT_EV_SECTION_MAP;
+    ev->origin = FMT_ORIGIN_SNAPSHOT;
+    ev->module = NULL;
+    ev->size = m.segments[0].memsz;
+    ev->arg[0] = PAGE_EXECUTE_READ;
+    ev->arg[1] = MEM_IMAGE;
+    return (rc = put(c, ev)) ? rc : win_live_put(&c->views, ev->image, m.base, ev->size);
 }
 
 /* The parent of a process: the one whose CreateProcess detour followed it

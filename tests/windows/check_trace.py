@@ -75,6 +75,9 @@ def expected(win_dump):
             want[(pid, "section_unmap", h(f["base"]), views.pop((pid, h(f["base"])), 0))] += 1
         elif kind == "MODULE":
             want[(pid, "module_load", h(f["base"]))] += 1
+            if (pid, h(f["base"])) not in views:  # loaded before the hooks
+                want[(pid, "section_map", h(f["base"]), h(f["size"]))] += 1
+                views[(pid, h(f["base"]))] = h(f["size"])
         elif kind == "PROCESS":
             want[(pid, "process_start")] += 1
         elif kind == "EXIT":
