@@ -54,6 +54,14 @@ foreach(mode all crash)
                        RESOURCE_LOCK winepfx TIMEOUT 300)
 endforeach()
 
+# The demo (WPA's MemoryTestApp) and its numbers, with offline symbols.
+add_test(NAME windows.demo
+         COMMAND bash ${WIN_TESTS}/run_demo.sh ${WIN_WINE64} ${WIN_DIR64} ${WIN_PREFIX}
+                 ${CMAKE_BINARY_DIR}/windows/out-x86_64 $<TARGET_FILE:win_trace>
+                 $<TARGET_FILE:memscribe>)
+set_tests_properties(windows.demo PROPERTIES FIXTURES_REQUIRED winepfx
+                     RESOURCE_LOCK winepfx TIMEOUT 300)
+
 # 32-bit: the i686 collector and launcher on the i686 program under wine32.
 # Without wine32 (scripts/setup.sh says why it may be missing) the test is
 # reported as skipped with the reason, never passed.
