@@ -57,8 +57,7 @@ endforeach()
 # The demo (WPA's MemoryTestApp) and its numbers, with offline symbols.
 add_test(NAME windows.demo
          COMMAND bash ${WIN_TESTS}/run_demo.sh ${WIN_WINE64} ${WIN_DIR64} ${WIN_PREFIX}
-                 ${CMAKE_BINARY_DIR}/windows/out-x86_64 $<TARGET_FILE:win_trace>
-                 $<TARGET_FILE:memscribe>)
+                 ${CMAKE_BINARY_DIR}/windows/out-x86_64 $<TARGET_FILE:memscribe>)
 set_tests_properties(windows.demo PROPERTIES FIXTURES_REQUIRED winepfx
                      RESOURCE_LOCK winepfx TIMEOUT 300)
 

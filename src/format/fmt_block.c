@@ -38,7 +38,7 @@ int fmt_block_parse(const uint8_t in[FMT_BLOCK_HEADER_SIZE], struct fmt_block_hd
         *why = "impossible block size";
         return -EPROTO;
     }
-    if (!(h->flags & FMT_BLOCKF_ZSTD) && h->raw_size != h->stored_size) {
+    if (!(h->flags & (FMT_BLOCKF_ZSTD | FMT_BLOCKF_ZLIB)) && h->raw_size != h->stored_size) {
         *why = "impossible block size (stored and raw differ, not compressed)";
         return -EPROTO;
     }

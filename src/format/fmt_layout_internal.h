@@ -39,6 +39,7 @@ enum fmt_block_type {
 };
 
 #define FMT_BLOCKF_ZSTD 0x1u /* the whole payload is one zstd frame */
+#define FMT_BLOCKF_ZLIB 0x2u /* 1.2: the whole payload is one zlib stream */
 
 /* Trailer: 32 bytes at the very end of a finished trace. */
 #define FMT_TRAILER_MAGIC "MSCRTEND"
@@ -64,6 +65,7 @@ enum fmt_column {
 
 #define FMT_COL_ENC_RAW 0
 #define FMT_COL_ENC_ZSTD 1
+#define FMT_COL_ENC_ZLIB 2 /* 1.2: a zlib stream (Windows launcher) */
 
 /* Op byte: kind in the low 6 bits, then two flags. */
 #define FMT_OP_KIND_MASK 0x3f

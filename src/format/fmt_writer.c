@@ -65,14 +65,16 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     if (w->chunk_events > FMT_MAX_CHUNK_EVENTS)
         w->chunk_events = FMT_MAX_CHUNK_EVENTS;
     w->next_serial = 1;
-    w->cctx = ZSTD_createCCtx();
+    rc = fmt_zc_init(&w->zc, opt && opt->zlib ? FMT_ZC_ZLIB : FMT_ZC_ZSTD, w->level);
     w->cap_ctxs = 16;
     w->ctxs = calloc(w->cap_ctxs, sizeof(*w->ctxs));
     w->ctx_slot = calloc(w->cap_ctxs, sizeof(*w->ctx_slot));
     w->ctx_mask = 63;
     w->ctx_hash = calloc(w->ctx_mask + 1, sizeof(*w->ctx_hash));
-    if (!w->cctx || !w->ctxs || !w->ctx_slot || !w->ctx_hash)
+    if (rc || !w->ctxs || !w->ctx_slot || !w->ctx_hash) {
+        rc = rc ?: -ENOMEM;
         goto fail;
+    }
     if ((rc = fmt_wlive_init(&w->live)) || (rc = fmt_wstack_init(&w->stacks, info->stack_depth)))
         goto fail;
     for (int i = 0; i < FMT_NR_COLUMNS; i++)
@@ -885,16 +887,15 @@ int fmt_writer_finish(struct fmt_writer *w)
         return rc;
     fmt_buf_put_varint(&payload, nr_blocks);
     fmt_buf_put_bytes(&payload, dir.data, dir.len);
-    size_t bound = ZSTD_compressBound(payload.len);
+    size_t bound = fmt_zc_bound(&w->zc, payload.len);
     if (!(rc = fmt_buf_reserve(&w->scratch, bound))) {
-        size_t z =
-            ZSTD_compressCCtx(w->cctx, w->scratch.data, bound, payload.data, payload.len, w->level);
-        if (ZSTD_isError(z)) {
+        size_t z = fmt_zc_compress(&w->zc, w->scratch.data, bound, payload.data, payload.len);
+        if (!z) {
             rc = -EIO;
         } else {
             struct iovec iov = {w->scratch.data, z};
-            rc = fmt_wout_block(&w->out, FMT_BLOCK_INDEX, FMT_BLOCKF_ZSTD, (uint32_t)payload.len,
-                                &iov, 1);
+            rc = fmt_wout_block(&w->out, FMT_BLOCK_INDEX, fmt_zc_block_flag(&w->zc),
+                                (uint32_t)payload.len, &iov, 1);
         }
     }
     fmt_buf_free(&payload);
@@ -918,7 +919,7 @@ void fmt_writer_destroy(struct fmt_writer *w)
 {
     if (!w)
         return;
-    ZSTD_freeCCtx(w->cctx);
+    fmt_zc_free(&w->zc);
     for (int i = 0; i < FMT_NR_COLUMNS; i++)
         fmt_buf_free(&w->col[i]);
     fmt_buf_free(&w->defs);

@@ -37,20 +37,32 @@ static int fail(struct win_file *f, char *err, size_t err_size, const char *path
 
 int win_file_load(struct win_file *f, const char *path, char *err, size_t err_size)
 {
+    FILE *in = fopen(path, "rb");
+
+    if (!in) {
+        memset(f, 0, sizeof(*f));
+        return fail(f, err, err_size, path, strerror(errno));
+    }
+    return win_file_read(f, in, path, err, err_size);
+}
+
+int win_file_read(struct win_file *f, FILE *in, const char *path, char *err, size_t err_size)
+{
     struct win_file_head fh;
     struct stat st;
     size_t cap = 0;
-    FILE *in;
 
     memset(f, 0, sizeof(*f));
-    in = fopen(path, "rb");
-    if (!in || fstat(fileno(in), &st) || st.st_size < 0) {
-        if (in)
-            fclose(in);
+    if (fstat(fileno(in), &st) || st.st_size < 0) {
+        fclose(in);
         return fail(f, err, err_size, path, strerror(errno));
     }
     f->len = (size_t)st.st_size;
+#ifdef _WIN32
+    f->mtime_ns = (uint64_t)st.st_mtime * 1000000000u;
+#else
     f->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+#endif
     f->buf = malloc(f->len + 1);
     if (!f->buf || fread(f->buf, 1, f->len, in) != f->len) {
         fclose(in);

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "win_rec.h"
 
@@ -23,6 +24,9 @@ struct win_file {
 /* Load and check path. Returns 0, or -1 with a message "PATH: problem" in
  * err. */
 int win_file_load(struct win_file *f, const char *path, char *err, size_t err_size);
+/* The same from a file open for reading in binary mode (closed here);
+ * name is for messages. */
+int win_file_read(struct win_file *f, FILE *in, const char *name, char *err, size_t err_size);
 
 void win_file_release(struct win_file *f);
 

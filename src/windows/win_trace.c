@@ -386,10 +386,10 @@ static struct item *items_in_time_order(const struct win_file *f)
     return v;
 }
 
-int win_trace_write(const struct win_file *f, int fd, struct win_trace_stats *st, char *err,
-                    size_t err_size)
+int win_trace_write(const struct win_file *f, int fd, struct win_trace_stats *st, int zlib,
+                    char *err, size_t err_size)
 {
-    struct fmt_writer_options opt = {.pe_process = 1};
+    struct fmt_writer_options opt = {.pe_process = 1, .zlib = zlib};
     struct conv c = {.f = f, .err = err, .err_size = err_size};
     struct item *items = items_in_time_order(f);
     uint64_t end = 0;

@@ -14,9 +14,10 @@ struct win_trace_stats {
     size_t destroy_frees; /* blocks ended by their heap's destruction */
 };
 
-/* Write f's records as a trace on fd (not closed). Returns 0 or -errno
- * (the message in err). */
-int win_trace_write(const struct win_file *f, int fd, struct win_trace_stats *st, char *err,
-                    size_t err_size);
+/* Write f's records as a trace on fd (not closed), its chunks coded with
+ * zlib if zlib, else zstd. st may be NULL. Returns 0 or -errno (the
+ * message in err). */
+int win_trace_write(const struct win_file *f, int fd, struct win_trace_stats *st, int zlib,
+                    char *err, size_t err_size);
 
 #endif

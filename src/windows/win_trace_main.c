@@ -31,7 +31,7 @@ int main(int argc, char **argv)
         win_file_release(&f);
         return 1;
     }
-    rc = win_trace_write(&f, fd, &st, err, sizeof(err));
+    rc = win_trace_write(&f, fd, &st, 0, err, sizeof(err));
     if (close(fd) && !rc) {
         snprintf(err, sizeof(err), "%s", strerror(errno));
         rc = -1;

@@ -145,9 +145,9 @@ static size_t golden_win_events(struct fmt_event *ev)
     return n;
 }
 
-static void start(struct tfmt *t, int pe)
+static void start_coded(struct tfmt *t, int pe, int zlib)
 {
-    struct fmt_writer_options opt = {.chunk_events = 8, .pe_process = pe};
+    struct fmt_writer_options opt = {.chunk_events = 8, .pe_process = pe, .zlib = zlib};
 
     memset(t, 0, sizeof(*t));
     t->fd = memfd_create("trace", MFD_CLOEXEC);
@@ -156,6 +156,11 @@ static void start(struct tfmt *t, int pe)
     t->info.recorder_pid = 4242;
     t->info.stack_depth = 32;
     assert_int_equal(fmt_writer_create(&t->w, t->fd, &t->info, &opt), 0);
+}
+
+static void start(struct tfmt *t, int pe)
+{
+    start_coded(t, pe, 0);
 }
 
 /* The events with their stacks interned on t's writer. */
@@ -236,11 +241,44 @@ static void test_windows_kinds_need_pe(void **state)
     tfmt_close(&t);
 }
 
+/* The zlib coding (the Windows launcher's): the same events read back, and
+ * no zstd frame in the file. */
+static void test_zlib_coding(void **state)
+{
+    struct fmt_event want[32], got;
+    struct tmodel m;
+    struct tfmt t;
+
+    (void)state;
+    start_coded(&t, 1, 1);
+    size_t n = events(&t, want);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(fmt_writer_event(t.w, &want[i]), 0);
+    tfmt_finish(&t);
+    size_t size;
+    uint8_t *p = tfmt_bytes(t.fd, &size);
+    static const uint8_t zstd_magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
+    assert_null(memmem(p, size, zstd_magic, 4));
+    free(p);
+    struct fmt_reader *r = tfmt_open(&t);
+    tmodel_init(&m);
+    for (size_t i = 0; i < n; i++) {
+        tmodel_apply(&m, &want[i]);
+        assert_int_equal(fmt_reader_next(r, &got), 1);
+        tfmt_assert_event(&want[i], &got, i);
+    }
+    assert_int_equal(fmt_reader_next(r, &got), 0);
+    tmodel_free(&m);
+    fmt_reader_close(r);
+    tfmt_close(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_v1_2_windows),
         cmocka_unit_test(test_windows_kinds_need_pe),
+        cmocka_unit_test(test_zlib_coding),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
