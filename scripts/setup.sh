@@ -47,6 +47,9 @@ if [ "${1:-}" = "--test" ]; then
   # are cross-built with mingw-w64 (x86_64 and i686) and run under wine64.
   PKGS+=(gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 gcc-mingw-w64-i686 g++-mingw-w64-i686
          wine64)
+  # The launcher writes the trace itself, its chunks coded with zlib: Debian
+  # packages zlib for mingw-w64 (x86_64 and i686), but not zstd.
+  PKGS+=(libz-mingw-w64-dev)
   # The unwinder checked against libunwind on real programs: cc1 -O2 on
   # libpng's example pngtest.c (tests/e2e/unwind_verify.sh); g++ comes with
   # build-essential, sqlite3 and python3 are above.

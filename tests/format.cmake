@@ -5,12 +5,14 @@
 # itself runs from scripts/test.sh (tests/fuzz/run.sh: it needs clang).
 
 set(FMT_UNIT ${PROJECT_SOURCE_DIR}/tests/unit)
-foreach(t prims roundtrip corrupt size golden)
+foreach(t prims roundtrip corrupt size golden golden_win)
   ms_unit_test(test_fmt_${t} ${FMT_UNIT}/test_fmt_${t}.c ${FMT_UNIT}/test_fmt_util.c
                LIBS ms_format)
 endforeach()
-target_compile_definitions(test_fmt_golden PRIVATE
-  MS_GOLDEN_DIR="${PROJECT_SOURCE_DIR}/tests/golden")
+foreach(t golden golden_win)
+  target_compile_definitions(test_fmt_${t} PRIVATE
+    MS_GOLDEN_DIR="${PROJECT_SOURCE_DIR}/tests/golden")
+endforeach()
 
 ms_unit_test(test_fmt_corpus ${FMT_UNIT}/test_fmt_corpus.c
              ${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_reader.c LIBS ms_format)
@@ -19,3 +21,4 @@ target_compile_definitions(test_fmt_corpus PRIVATE
 
 ms_e2e_test(dump_golden dump_golden.sh)
 ms_e2e_test(dump_errors dump_errors.sh)
+ms_e2e_test(windows_golden windows_golden.sh)

@@ -49,10 +49,17 @@ foreach(mode all crash)
   add_test(NAME windows.known_${mode}
            COMMAND bash ${WIN_TESTS}/run_known.sh ${WIN_WINE64} ${WIN_DIR64}
                    $<TARGET_FILE:win_dump> ${WIN_PREFIX} ${CMAKE_BINARY_DIR}/windows/out-x86_64
-                   ${mode})
+                   ${mode} $<TARGET_FILE:win_trace> $<TARGET_FILE:memscribe>)
   set_tests_properties(windows.known_${mode} PROPERTIES FIXTURES_REQUIRED winepfx
                        RESOURCE_LOCK winepfx TIMEOUT 300)
 endforeach()
+
+# The demo (WPA's MemoryTestApp) and its numbers, with offline symbols.
+add_test(NAME windows.demo
+         COMMAND bash ${WIN_TESTS}/run_demo.sh ${WIN_WINE64} ${WIN_DIR64} ${WIN_PREFIX}
+                 ${CMAKE_BINARY_DIR}/windows/out-x86_64 $<TARGET_FILE:memscribe>)
+set_tests_properties(windows.demo PROPERTIES FIXTURES_REQUIRED winepfx
+                     RESOURCE_LOCK winepfx TIMEOUT 300)
 
 # 32-bit: the i686 collector and launcher on the i686 program under wine32.
 # Without wine32 (scripts/setup.sh says why it may be missing) the test is
@@ -61,7 +68,8 @@ set(WIN_WINE32 /usr/lib/wine/wine)
 if("i686" IN_LIST MEMSCRIBE_WINDOWS_ARCHS)
   add_test(NAME windows.known_i686
            COMMAND bash ${WIN_TESTS}/run_known.sh ${WIN_WINE32} ${CMAKE_BINARY_DIR}/windows/i686
-                   $<TARGET_FILE:win_dump> ${WIN_PREFIX} ${CMAKE_BINARY_DIR}/windows/out-i686 all)
+                   $<TARGET_FILE:win_dump> ${WIN_PREFIX} ${CMAKE_BINARY_DIR}/windows/out-i686 all
+                   $<TARGET_FILE:win_trace> $<TARGET_FILE:memscribe>)
   set_tests_properties(windows.known_i686 PROPERTIES FIXTURES_REQUIRED winepfx
                        RESOURCE_LOCK winepfx TIMEOUT 300 SKIP_RETURN_CODE 77)
 else()

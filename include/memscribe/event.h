@@ -26,6 +26,12 @@ enum fmt_kind {
     FMT_EV_VALLOC = 9,
     FMT_EV_PVALLOC = 10,
 
+    /* Windows heaps (format 1.2, PE traces; docs/windows.md). HeapAlloc,
+     * HeapReAlloc and HeapFree are MALLOC, REALLOC and FREE with arg[0] the
+     * HEAP_* flags and arg[1] the heap handle. */
+    FMT_EV_HEAP_CREATE = 11,  /* addr = handle; size = reserve; arg[0] flags, arg[1] commit */
+    FMT_EV_HEAP_DESTROY = 12, /* addr = handle (its live blocks were freed just before) */
+
     /* Virtual memory. size is the length in bytes as passed (not rounded). */
     FMT_EV_MMAP = 16,     /* arg[0] prot, arg[1] flags, arg[2] fd, arg[3] offset */
     FMT_EV_MUNMAP = 17,   /* addr, size */
@@ -33,6 +39,17 @@ enum fmt_kind {
     FMT_EV_MPROTECT = 19, /* addr, size, arg[0] prot */
     FMT_EV_BRK = 20,      /* arg[0] requested break; addr = resulting break */
     FMT_EV_SBRK = 21,     /* arg[0] increment (two's complement); addr = old break */
+    /* Windows virtual memory (format 1.2, PE traces): addr and size as
+     * rounded by the kernel; arg[0] PAGE_* protection, arg[1] MEM_* type as
+     * asked, arg[2] the size asked. MEM_RESERVE|MEM_COMMIT in one call is a
+     * VM_RESERVE then a VM_COMMIT of the same time and stack. */
+    FMT_EV_VM_RESERVE = 22,    /* starts a region */
+    FMT_EV_VM_COMMIT = 23,     /* commits pages of a region */
+    FMT_EV_VM_DECOMMIT = 24,   /* decommits pages; the region stays reserved */
+    FMT_EV_VM_RELEASE = 25,    /* ends the region at addr (size: all of it) */
+    FMT_EV_VM_PROTECT = 26,    /* arg[0] new PAGE_*, arg[1] old PAGE_* */
+    FMT_EV_SECTION_MAP = 27,   /* a view: arg[0] PAGE_*, arg[1] MEM_*, arg[2] section handle */
+    FMT_EV_SECTION_UNMAP = 28, /* addr = view base, size = the view's size */
 
     /* Life of processes, threads and modules. */
     FMT_EV_PROCESS_START = 32, /* pid; arg[0] ppid; arg[1] how (enum fmt_start); str = exe
@@ -51,9 +68,10 @@ enum fmt_kind {
 
 /* How a process image began (FMT_EV_PROCESS_START arg[1]). */
 enum fmt_start {
-    FMT_START_INITIAL = 0, /* the program memscribe record started */
-    FMT_START_FORK = 1,    /* a child by fork (or clone without exec) */
-    FMT_START_EXEC = 2,    /* a new image after execve in an existing process */
+    FMT_START_INITIAL = 0,       /* the program memscribe record started */
+    FMT_START_FORK = 1,          /* a child by fork (or clone without exec) */
+    FMT_START_EXEC = 2,          /* a new image after execve in an existing process */
+    FMT_START_CREATEPROCESS = 3, /* a Windows child by CreateProcess (format 1.2) */
 };
 
 /* Where a virtual-memory call came from (struct fmt_event.origin). */
@@ -76,6 +94,16 @@ enum fmt_origin {
     0x0010 /* a snapshot mmap of memscribe's own collector (rings,                                 \
               stack tables): it takes address space but is not                                     \
               the program's memory */
+
+#define FMT_EVF_HEAP_DESTROYED                                                                     \
+    0x0020 /* a free the program did not call: the block's heap was                                \
+              destroyed (FMT_EV_HEAP_DESTROY follows) */
+
+/* Kinds of Windows virtual memory (format 1.2). */
+static inline int fmt_kind_is_win_vm(unsigned kind)
+{
+    return kind >= FMT_EV_VM_RESERVE && kind <= FMT_EV_SECTION_UNMAP;
+}
 
 /* One loaded module (FMT_EV_MODULE_LOAD). Segments let an address be mapped
  * to the module without the file; build_id lets the analyser find the right

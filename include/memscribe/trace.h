@@ -112,6 +112,10 @@ const struct fmt_trace_info *fmt_reader_info(const struct fmt_reader *r);
  * gives what the last whole chunk holds. */
 int fmt_reader_incomplete(const struct fmt_reader *r);
 
+/* 1 for a trace of Windows programs (format 1.2, docs/windows.md): heap
+ * events carry arg[0] HEAP_* flags and arg[1] the heap handle. */
+int fmt_reader_pe(const struct fmt_reader *r);
+
 void fmt_reader_counts(const struct fmt_reader *r, struct fmt_trace_counts *c);
 
 /* Read the next event into *ev (every field set). Returns 1, 0 at the end,

@@ -136,7 +136,7 @@ static const char *origin_name(unsigned origin)
 
 static const char *start_name(uint64_t how)
 {
-    static const char *const names[] = {"initial", "fork", "exec"};
+    static const char *const names[] = {"initial", "fork", "exec", "createprocess"};
 
     return how < sizeof(names) / sizeof(names[0]) ? names[how] : "unknown";
 }
@@ -249,7 +249,31 @@ static void put_fields(FILE *out, const struct fmt_event *ev)
     case FMT_EV_DROPPED:
         fprintf(out, " count=%" PRIu64, ev->arg[0]);
         break;
+    case FMT_EV_HEAP_CREATE:
+        fprintf(out, " heap=0x%" PRIx64 " reserve=%" PRIu64 " commit=%" PRIu64 " hflags=0x%" PRIx64,
+                ev->addr, ev->size, ev->arg[1], ev->arg[0]);
+        break;
+    case FMT_EV_HEAP_DESTROY:
+        fprintf(out, " heap=0x%" PRIx64, ev->addr);
+        break;
+    case FMT_EV_VM_RESERVE ... FMT_EV_SECTION_UNMAP:
+        /* Windows virtual memory (format 1.2): PAGE_* and MEM_* as passed. */
+        fprintf(out, " addr=0x%" PRIx64 " size=%" PRIu64, ev->addr, ev->size);
+        if (ev->kind == FMT_EV_VM_RESERVE || ev->kind == FMT_EV_VM_COMMIT)
+            fprintf(out, " page=0x%" PRIx64 " mem=0x%" PRIx64 " asked=%" PRIu64, ev->arg[0],
+                    ev->arg[1], ev->arg[2]);
+        else if (ev->kind == FMT_EV_VM_DECOMMIT || ev->kind == FMT_EV_VM_RELEASE)
+            fprintf(out, " mem=0x%" PRIx64, ev->arg[1]);
+        else if (ev->kind == FMT_EV_VM_PROTECT)
+            fprintf(out, " page=0x%" PRIx64 " old=0x%" PRIx64, ev->arg[0], ev->arg[1]);
+        else if (ev->kind == FMT_EV_SECTION_MAP)
+            fprintf(out, " page=0x%" PRIx64 " mem=0x%" PRIx64 " section=0x%" PRIx64, ev->arg[0],
+                    ev->arg[1], ev->arg[2]);
+        break;
     }
+    if ((ev->kind == FMT_EV_MALLOC || ev->kind == FMT_EV_REALLOC || ev->kind == FMT_EV_FREE) &&
+        (ev->arg[0] | ev->arg[1])) /* a Windows heap call (format 1.2) */
+        fprintf(out, " heap=0x%" PRIx64 " hflags=0x%" PRIx64, ev->arg[1], ev->arg[0]);
     if (ev->flags & FMT_EVF_FAILED)
         fputs(" failed", out);
     if (ev->flags & FMT_EVF_LIBC_MMAP)
@@ -258,7 +282,10 @@ static void put_fields(FILE *out, const struct fmt_event *ev)
         fputs(" in-place", out);
     if (ev->flags & FMT_EVF_COLLECTOR)
         fputs(" collector", out);
-    if (ev->kind >= FMT_EV_MMAP && ev->kind <= FMT_EV_SBRK && ev->origin)
+    if (ev->flags & FMT_EVF_HEAP_DESTROYED)
+        fputs(" heap-destroyed", out);
+    if (((ev->kind >= FMT_EV_MMAP && ev->kind <= FMT_EV_SBRK) || fmt_kind_is_win_vm(ev->kind)) &&
+        ev->origin)
         fprintf(out, " origin=%s", origin_name(ev->origin));
 }
 

@@ -44,7 +44,8 @@ static void usage(FILE *out)
             "                  peak-100ms, ... (times count from the trace start)\n"
             "  --to T          window end, included (default end)\n"
             "  --by KEY        rows per stack (default), function (the allocating\n"
-            "                  function), thread or size-class\n"
+            "                  function), thread, size-class or heap (Windows\n"
+            "                  traces: the heap handle, WPA's Handle column)\n"
             "  --sort COL      impacting (|Impacting Size|, default), size or count\n"
             "  --bottom-up     with --tree, the allocating functions are the roots\n"
             "  --tree          a call tree of the window instead of rows (top-down\n"
@@ -54,9 +55,9 @@ static void usage(FILE *out)
                 CLI_ANA_FRAMES_USAGE);
 }
 
-enum by { BY_STACK, BY_FUNCTION, BY_THREAD, BY_SIZE_CLASS };
+enum by { BY_STACK, BY_FUNCTION, BY_THREAD, BY_SIZE_CLASS, BY_HEAP };
 enum sort { SORT_IMPACTING, SORT_SIZE, SORT_COUNT };
-static const char *const by_names[] = {"stack", "function", "thread", "size-class", NULL};
+static const char *const by_names[] = {"stack", "function", "thread", "size-class", "heap", NULL};
 static const char *const sort_names[] = {"impacting", "size", "count", NULL};
 
 struct row {
@@ -251,13 +252,14 @@ int cmd_window(int argc, char **argv)
             break;
         }
     }
-    if (tree && (by == BY_THREAD || by == BY_SIZE_CLASS))
-        cli_usage_error("window: --tree shows stacks; it does not go with --by %s",
-                        by == BY_THREAD ? "thread" : "size-class");
+    if (tree && (by == BY_THREAD || by == BY_SIZE_CLASS || by == BY_HEAP))
+        cli_usage_error("window: --tree shows stacks; it does not go with --by %s", by_names[by]);
     /* Caught before clamping to the trace, which could hide it. */
     if (from.base == to.base && from.offset_ns > to.offset_ns)
         cli_usage_error("window: --to is before --from");
     cli_ana_open(&a, argc, argv, optind);
+    if (by == BY_HEAP && !fmt_reader_pe(a.r))
+        cli_die("window: %s: --by heap needs a trace of a Windows program (heap handles)", a.path);
 
     uint64_t t0 = cli_ana_time(&a, "--from", &from);
     uint64_t t1 = cli_ana_time(&a, "--to", &to);
@@ -268,6 +270,7 @@ int cmd_window(int argc, char **argv)
     struct ana_window w;
     enum ana_window_by wby = by == BY_THREAD       ? ANA_WINDOW_BY_THREAD
                              : by == BY_SIZE_CLASS ? ANA_WINDOW_BY_SIZE_CLASS
+                             : by == BY_HEAP       ? ANA_WINDOW_BY_HEAP
                                                    : ANA_WINDOW_BY_STACK;
     if ((rc = ana_window_compute(&w, a.r, &a.filter, t0, t1, wby, cli_ana_progress, &a)))
         cli_ana_fail(&a, rc);
@@ -310,8 +313,9 @@ int cmd_window(int argc, char **argv)
         if (rs.nr)
             qsort_r(rs.v, rs.nr, sizeof(*rs.v), by_sort, &sort);
 
-        static const char *const key_title[] = {"stack", "function", "thread", "size class"};
-        static const char *const key_json[] = {"stack", "function", "tid", "size_class"};
+        static const char *const key_title[] = {"stack", "function", "thread", "size class",
+                                                "handle"};
+        static const char *const key_json[] = {"stack", "function", "tid", "size_class", "heap"};
         struct ana_column cols[] = {
             {"pid", "pid", ANA_CELL_U64},
             {"type", "impacting_type", ANA_CELL_STR},
@@ -354,6 +358,10 @@ int cmd_window(int argc, char **argv)
             case BY_SIZE_CLASS:
                 ana_size_class_bounds((unsigned)r->key, &lo, &hi);
                 snprintf(b0, sizeof(b0), "%" PRIu64 "-%" PRIu64, lo, hi);
+                ana_table_set_str(t, 5, b0);
+                break;
+            case BY_HEAP:
+                snprintf(b0, sizeof(b0), "0x%" PRIx64, r->key);
                 ana_table_set_str(t, 5, b0);
                 break;
             }

@@ -38,7 +38,7 @@ int fmt_block_parse(const uint8_t in[FMT_BLOCK_HEADER_SIZE], struct fmt_block_hd
         *why = "impossible block size";
         return -EPROTO;
     }
-    if (!(h->flags & FMT_BLOCKF_ZSTD) && h->raw_size != h->stored_size) {
+    if (!(h->flags & (FMT_BLOCKF_ZSTD | FMT_BLOCKF_ZLIB)) && h->raw_size != h->stored_size) {
         *why = "impossible block size (stored and raw differ, not compressed)";
         return -EPROTO;
     }
@@ -67,7 +67,8 @@ void fmt_header_encode(uint8_t out[FMT_HEADER_SIZE], const struct fmt_trace_info
     memset(out, 0, FMT_HEADER_SIZE);
     memcpy(out, FMT_MAGIC, FMT_MAGIC_LEN);
     fmt_put_le16(out + 8, FMT_VERSION_MAJOR);
-    fmt_put_le16(out + 10, FMT_VERSION_MINOR);
+    /* 1.2 only says something for PE traces: Linux ones stay 1.1 files. */
+    fmt_put_le16(out + 10, (features & FMT_FEAT_PE_PROCESS) ? 2 : FMT_VERSION_MINOR);
     fmt_put_le32(out + 12, FMT_HEADER_SIZE);
     fmt_put_le64(out + 16, features);
     fmt_put_le64(out + 24, info->start_realtime_ns);

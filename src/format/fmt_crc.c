@@ -10,7 +10,9 @@
 
 static uint32_t crc_table[8][256];
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+#if defined(__x86_64__)
 static int crc_have_sse42;
+#endif
 
 static void crc_init(void)
 {

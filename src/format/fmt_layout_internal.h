@@ -21,8 +21,10 @@
 #define FMT_FEAT_ZSTD_COLUMNS 0x1u
 #define FMT_FEAT_STACK_CODES 0x2u /* 1.1: stack nodes in STACK_CODES records */
 #define FMT_FEAT_ADDR_CANDS 0x4u  /* 1.1: heap addresses may name a freed one */
+#define FMT_FEAT_PE_PROCESS 0x8u  /* 1.2: Windows kinds and heap handles (docs/windows.md) */
 #define FMT_FEAT_REQUIRED_MASK 0xffffffffull
-#define FMT_FEAT_KNOWN (FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS)
+#define FMT_FEAT_KNOWN                                                                             \
+    (FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS | FMT_FEAT_PE_PROCESS)
 
 /* Block header: 24 bytes before every block payload. */
 #define FMT_BLOCK_MAGIC 0x4b42534du /* "MSBK" little-endian */
@@ -37,6 +39,7 @@ enum fmt_block_type {
 };
 
 #define FMT_BLOCKF_ZSTD 0x1u /* the whole payload is one zstd frame */
+#define FMT_BLOCKF_ZLIB 0x2u /* 1.2: the whole payload is one zlib stream */
 
 /* Trailer: 32 bytes at the very end of a finished trace. */
 #define FMT_TRAILER_MAGIC "MSCRTEND"
@@ -62,6 +65,7 @@ enum fmt_column {
 
 #define FMT_COL_ENC_RAW 0
 #define FMT_COL_ENC_ZSTD 1
+#define FMT_COL_ENC_ZLIB 2 /* 1.2: a zlib stream (Windows launcher) */
 
 /* Op byte: kind in the low 6 bits, then two flags. */
 #define FMT_OP_KIND_MASK 0x3f

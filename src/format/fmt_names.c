@@ -55,6 +55,24 @@ const char *fmt_kind_name(unsigned kind)
         return "rss";
     case FMT_EV_DROPPED:
         return "dropped";
+    case FMT_EV_HEAP_CREATE:
+        return "heap_create";
+    case FMT_EV_HEAP_DESTROY:
+        return "heap_destroy";
+    case FMT_EV_VM_RESERVE:
+        return "vm_reserve";
+    case FMT_EV_VM_COMMIT:
+        return "vm_commit";
+    case FMT_EV_VM_DECOMMIT:
+        return "vm_decommit";
+    case FMT_EV_VM_RELEASE:
+        return "vm_release";
+    case FMT_EV_VM_PROTECT:
+        return "vm_protect";
+    case FMT_EV_SECTION_MAP:
+        return "section_map";
+    case FMT_EV_SECTION_UNMAP:
+        return "section_unmap";
     }
     return "unknown";
 }

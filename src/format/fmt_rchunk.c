@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "format/fmt_reader_internal.h"
+#include "format/fmt_zc_internal.h"
 
 void fmt_rchunk_reset(struct fmt_reader *r)
 {
@@ -42,7 +43,7 @@ static int load_columns(struct fmt_reader *r, struct fmt_cur *c, uint64_t off, u
                              ? FMT_BLOCK_MAX_PAYLOAD
                              : (uint64_t)nr_ev * FMT_VARINT_MAX;
         if (c->bad || dir[i].raw > FMT_BLOCK_MAX_PAYLOAD || dir[i].raw > bound ||
-            dir[i].stored > fmt_cur_left(c) || dir[i].enc > FMT_COL_ENC_ZSTD ||
+            dir[i].stored > fmt_cur_left(c) || dir[i].enc > FMT_COL_ENC_ZLIB ||
             (dir[i].enc == FMT_COL_ENC_RAW && dir[i].raw != dir[i].stored))
             return fmt_rerr(r, -EPROTO, off, "bad column %llu in chunk header",
                             (unsigned long long)i);
@@ -68,6 +69,10 @@ static int load_columns(struct fmt_reader *r, struct fmt_cur *c, uint64_t off, u
             return fmt_rerr(r, -ENOMEM, off, "out of memory");
         if (dir[i].enc == FMT_COL_ENC_RAW) {
             memcpy(b->data, src, dir[i].raw);
+        } else if (dir[i].enc == FMT_COL_ENC_ZLIB) { /* 1.2: the Windows launcher's coding */
+            if (fmt_zc_inflate(b->data, dir[i].raw, src, dir[i].stored))
+                return fmt_rerr(r, -EPROTO, off, "column %llu: bad compressed data (zlib)",
+                                (unsigned long long)dir[i].id);
         } else {
             size_t z = ZSTD_decompressDCtx(r->dctx, b->data, dir[i].raw, src, dir[i].stored);
             if (ZSTD_isError(z) || z != dir[i].raw)
@@ -481,9 +486,15 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
     case FMT_EV_PROCESS_START ... FMT_EV_MODULE_UNLOAD:
     case FMT_EV_RSS:
     case FMT_EV_DROPPED:
+    plain:
         size = fmt_cur_split(&cur[FMT_COL_SIZE], &cur[FMT_COL_SIZE_HI]);
         addr = fmt_cur_varint(&cur[FMT_COL_ADDR]);
         break;
+    case FMT_EV_HEAP_CREATE ... FMT_EV_HEAP_DESTROY:
+    case FMT_EV_VM_RESERVE ... FMT_EV_SECTION_UNMAP:
+        if (r->pe) /* format 1.2: Windows kinds, stored as is */
+            goto plain;
+        return bad_event(r, "unknown event kind"); /* not without the PE feature bit */
     default:
         return bad_event(r, "unknown event kind");
     }

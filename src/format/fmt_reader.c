@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "format/fmt_reader_internal.h"
+#include "format/fmt_zc_internal.h"
 
 int fmt_rerr(struct fmt_reader *r, int rc, uint64_t off, const char *fmt, ...)
 {
@@ -81,7 +82,7 @@ int fmt_rblock_load(struct fmt_reader *r, uint64_t off, struct fmt_block_hdr *h)
     if (!fmt_block_crc_ok(hb, r->payload.data, h->stored_size))
         return fmt_rerr(r, -EPROTO, off, "bad CRC (block type %u, %u bytes)", h->type,
                         h->stored_size);
-    if (!(h->flags & FMT_BLOCKF_ZSTD)) {
+    if (!(h->flags & (FMT_BLOCKF_ZSTD | FMT_BLOCKF_ZLIB))) {
         struct fmt_buf t = r->raw;
         r->raw = r->payload;
         r->payload = t;
@@ -89,6 +90,12 @@ int fmt_rblock_load(struct fmt_reader *r, uint64_t off, struct fmt_block_hdr *h)
     }
     if ((rc = fmt_buf_reserve(&r->raw, h->raw_size ? h->raw_size : 1)))
         return fmt_rerr(r, rc, off, "out of memory");
+    if (h->flags & FMT_BLOCKF_ZLIB) { /* 1.2: the Windows launcher's coding */
+        if (fmt_zc_inflate(r->raw.data, h->raw_size, r->payload.data, h->stored_size))
+            return fmt_rerr(r, -EPROTO, off, "bad compressed data (zlib)");
+        r->raw.len = h->raw_size;
+        return 0;
+    }
     size_t z =
         ZSTD_decompressDCtx(r->dctx, r->raw.data, h->raw_size, r->payload.data, h->stored_size);
     if (ZSTD_isError(z) || z != h->raw_size)
@@ -282,6 +289,7 @@ static int open_trace(struct fmt_reader *r)
     if ((rc = fmt_header_parse(hdr, &r->info, &features, &why)))
         return fmt_rerr(r, rc, 0, "%s", why);
     r->addr_cands = (features & FMT_FEAT_ADDR_CANDS) != 0;
+    r->pe = (features & FMT_FEAT_PE_PROCESS) != 0;
 
     uint8_t tr[FMT_TRAILER_SIZE];
     uint64_t index_off = 0, nr_blocks = 0;
@@ -406,6 +414,11 @@ const struct fmt_trace_info *fmt_reader_info(const struct fmt_reader *r)
 int fmt_reader_incomplete(const struct fmt_reader *r)
 {
     return r->incomplete;
+}
+
+int fmt_reader_pe(const struct fmt_reader *r)
+{
+    return r->pe;
 }
 
 void fmt_reader_counts(const struct fmt_reader *r, struct fmt_trace_counts *c)

@@ -92,6 +92,7 @@ struct fmt_reader {
     char *hostname;
     int incomplete;
     int addr_cands; /* FMT_FEAT_ADDR_CANDS: heap addresses may name freed ones */
+    int pe;         /* FMT_FEAT_PE_PROCESS: Windows kinds allowed */
     uint64_t nr_skipped;
     uint64_t defs_raw_total;
     int loaded_defs_once;

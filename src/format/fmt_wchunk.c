@@ -74,16 +74,17 @@ int fmt_wchunk_flush_defs(struct fmt_writer *w)
             rc = rc ?: fmt_buf_add_bytes(&p, s->pending[k].data, s->pending[k].len);
     }
     rc = rc ?: fmt_buf_add_bytes(&p, w->defs.data, w->defs.len);
-    size_t bound = ZSTD_compressBound(p.len);
+    size_t bound = fmt_zc_bound(&w->zc, p.len);
     rc = rc ?: fmt_buf_reserve(&w->scratch, bound);
     if (!rc) {
         w->scratch.len = 0;
-        size_t z = ZSTD_compressCCtx(w->cctx, w->scratch.data, bound, p.data, p.len, w->level);
-        if (ZSTD_isError(z)) {
+        size_t z = fmt_zc_compress(&w->zc, w->scratch.data, bound, p.data, p.len);
+        if (!z) {
             rc = -EIO;
         } else {
             struct iovec iov = {w->scratch.data, z};
-            rc = fmt_wout_block(&w->out, FMT_BLOCK_DEFS, FMT_BLOCKF_ZSTD, (uint32_t)p.len, &iov, 1);
+            rc = fmt_wout_block(&w->out, FMT_BLOCK_DEFS, fmt_zc_block_flag(&w->zc), (uint32_t)p.len,
+                                &iov, 1);
         }
     }
     fmt_buf_free(&p);
@@ -110,7 +111,7 @@ int fmt_wchunk_flush(struct fmt_writer *w)
     if (!w->nr_chunk_events)
         return 0;
     for (int c = 1; c < FMT_NR_COLUMNS; c++)
-        total_bound += ZSTD_compressBound(w->col[c].len);
+        total_bound += fmt_zc_bound(&w->zc, w->col[c].len);
     if ((rc = fmt_buf_reserve(&w->scratch, total_bound)))
         return rc;
     w->scratch.len = 0;
@@ -124,15 +125,14 @@ int fmt_wchunk_flush(struct fmt_writer *w)
             continue;
         nr_cols++;
         zoff[c] = w->scratch.len;
-        size_t z =
-            ZSTD_compressCCtx(w->cctx, w->scratch.data + w->scratch.len,
-                              w->scratch.cap - w->scratch.len, col->data, col->len, w->level);
-        if (ZSTD_isError(z))
+        size_t z = fmt_zc_compress(&w->zc, w->scratch.data + w->scratch.len,
+                                   w->scratch.cap - w->scratch.len, col->data, col->len);
+        if (!z)
             return -EIO;
         /* Incompressible columns are stored as they are. */
-        enc[c] = z < col->len ? FMT_COL_ENC_ZSTD : FMT_COL_ENC_RAW;
-        zlen[c] = enc[c] == FMT_COL_ENC_ZSTD ? z : col->len;
-        if (enc[c] == FMT_COL_ENC_ZSTD)
+        enc[c] = z < col->len ? (int)fmt_zc_col_enc(&w->zc) : FMT_COL_ENC_RAW;
+        zlen[c] = enc[c] != FMT_COL_ENC_RAW ? z : col->len;
+        if (enc[c] != FMT_COL_ENC_RAW)
             w->scratch.len += z;
     }
     fmt_buf_put_varint(&h, w->nr_chunks);
@@ -150,7 +150,7 @@ int fmt_wchunk_flush(struct fmt_writer *w)
         fmt_buf_put_varint(&h, (uint64_t)enc[c]);
         fmt_buf_put_varint(&h, w->col[c].len);
         fmt_buf_put_varint(&h, zlen[c]);
-        iov[n].iov_base = enc[c] == FMT_COL_ENC_ZSTD ? w->scratch.data + zoff[c] : w->col[c].data;
+        iov[n].iov_base = enc[c] != FMT_COL_ENC_RAW ? w->scratch.data + zoff[c] : w->col[c].data;
         iov[n].iov_len = zlen[c];
         raw_total += zlen[c];
         n++;

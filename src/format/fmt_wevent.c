@@ -111,7 +111,7 @@ static int start_vm(struct fmt_writer *w, const struct fmt_event *ev, uint32_t c
     return ev->size ? fmt_wvm_insert(&w->vm, ev->image, &b) : 0;
 }
 
-static int kind_known(unsigned kind)
+static int kind_known(unsigned kind, int pe)
 {
     switch (kind) {
     case FMT_EV_MALLOC ... FMT_EV_PVALLOC:
@@ -120,6 +120,9 @@ static int kind_known(unsigned kind)
     case FMT_EV_RSS:
     case FMT_EV_DROPPED:
         return 1;
+    case FMT_EV_HEAP_CREATE ... FMT_EV_HEAP_DESTROY:
+    case FMT_EV_VM_RESERVE ... FMT_EV_SECTION_UNMAP:
+        return pe; /* format 1.2, PE traces only */
     }
     return 0;
 }
@@ -388,7 +391,7 @@ int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev)
 
     if (w->out.err)
         return w->out.err;
-    if (!kind_known(ev->kind) || ev->stack > w->stacks.nr_nodes ||
+    if (!kind_known(ev->kind, w->pe) || ev->stack > w->stacks.nr_nodes ||
         (ev->str && ev->str_len > FMT_MAX_STRING) || (ev->str2 && ev->str2_len > FMT_MAX_STRING))
         return -EINVAL;
     if ((rc = ensure_room(w, ev)))

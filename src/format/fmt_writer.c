@@ -57,11 +57,12 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     w->out.fd = fd;
     w->level = opt && opt->zstd_level ? opt->zstd_level : FMT_DEFAULT_ZSTD_LEVEL;
     w->chunk_events = opt && opt->chunk_events ? opt->chunk_events : FMT_DEFAULT_CHUNK_EVENTS;
+    w->pe = opt && opt->pe_process;
     if (w->chunk_events > FMT_MAX_CHUNK_EVENTS)
         w->chunk_events = FMT_MAX_CHUNK_EVENTS;
     w->next_serial = 1;
-    w->cctx = ZSTD_createCCtx();
-    if (!w->cctx || (rc = fmt_wctx_init(w)))
+    if ((rc = fmt_zc_init(&w->zc, opt && opt->zlib ? FMT_ZC_ZLIB : FMT_ZC_ZSTD, w->level)) ||
+        (rc = fmt_wctx_init(w)))
         goto fail;
     if ((rc = fmt_wlive_init(&w->live)) || (rc = fmt_wstack_init(&w->stacks, info->stack_depth)))
         goto fail;
@@ -71,7 +72,8 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
 
     uint8_t hdr[FMT_HEADER_SIZE];
     fmt_header_encode(hdr, info,
-                      FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS);
+                      FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS |
+                          (opt && opt->pe_process ? FMT_FEAT_PE_PROCESS : 0));
     if ((rc = fmt_wout_raw(&w->out, hdr, sizeof(hdr))) || (rc = w_meta(w, info)))
         goto fail;
     *out = w;
@@ -117,16 +119,15 @@ int fmt_writer_finish(struct fmt_writer *w)
         return rc;
     fmt_buf_put_varint(&payload, nr_blocks);
     fmt_buf_put_bytes(&payload, dir.data, dir.len);
-    size_t bound = ZSTD_compressBound(payload.len);
+    size_t bound = fmt_zc_bound(&w->zc, payload.len);
     if (!(rc = fmt_buf_reserve(&w->scratch, bound))) {
-        size_t z =
-            ZSTD_compressCCtx(w->cctx, w->scratch.data, bound, payload.data, payload.len, w->level);
-        if (ZSTD_isError(z)) {
+        size_t z = fmt_zc_compress(&w->zc, w->scratch.data, bound, payload.data, payload.len);
+        if (!z) {
             rc = -EIO;
         } else {
             struct iovec iov = {w->scratch.data, z};
-            rc = fmt_wout_block(&w->out, FMT_BLOCK_INDEX, FMT_BLOCKF_ZSTD, (uint32_t)payload.len,
-                                &iov, 1);
+            rc = fmt_wout_block(&w->out, FMT_BLOCK_INDEX, fmt_zc_block_flag(&w->zc),
+                                (uint32_t)payload.len, &iov, 1);
         }
     }
     fmt_buf_free(&payload);
@@ -150,7 +151,7 @@ void fmt_writer_destroy(struct fmt_writer *w)
 {
     if (!w)
         return;
-    ZSTD_freeCCtx(w->cctx);
+    fmt_zc_free(&w->zc);
     for (int i = 0; i < FMT_NR_COLUMNS; i++)
         fmt_buf_free(&w->col[i]);
     fmt_buf_free(&w->defs);

@@ -13,6 +13,8 @@ struct fmt_writer;
 struct fmt_writer_options {
     int zstd_level;        /* 0: the default */
     uint32_t chunk_events; /* events per chunk, 0: the default */
+    int pe_process;        /* a Windows trace: format 1.2, feature bit PE_PROCESS */
+    int zlib;              /* chunks coded with zlib, not zstd (format 1.2) */
 };
 
 struct fmt_writer_stats {

@@ -7,8 +7,8 @@
 #ifndef FMT_WRITER_INTERNAL_H
 #define FMT_WRITER_INTERNAL_H
 
+#include "format/fmt_zc_internal.h"
 #include <stdint.h>
-#include <zstd.h>
 
 #include "format/fmt_buf_internal.h"
 #include "format/fmt_layout_internal.h"
@@ -35,7 +35,8 @@ struct fmt_writer {
     struct fmt_wout out;
     int level;
     uint32_t chunk_events;
-    ZSTD_CCtx *cctx;
+    int pe;           /* FMT_FEAT_PE_PROCESS: Windows kinds allowed */
+    struct fmt_zc zc; /* zstd or zlib */
 
     struct fmt_buf col[FMT_NR_COLUMNS];
     uint32_t room;          /* events the columns surely have space for */

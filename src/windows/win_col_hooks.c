@@ -104,10 +104,15 @@ static BOOLEAN NTAPI hook_free(PVOID heap, ULONG flags, PVOID ptr)
     return ok;
 }
 
+/* RtlCreateHeap and RtlDestroyHeap count as heap calls for the depth:
+ * the blocks Wine's RtlCreateHeap allocates in the new heap for itself are
+ * not the program's. */
 static PVOID NTAPI hook_create(ULONG flags, PVOID base, SIZE_T reserve, SIZE_T commit, PVOID lock,
                                PVOID params)
 {
+    struct win_thread *d = heap_begin();
     PVOID h = real.create(flags, base, reserve, commit, lock, params);
+    heap_end(d);
     struct win_thread *t = win_col_enter();
 
     if (t) {
@@ -120,8 +125,10 @@ static PVOID NTAPI hook_create(ULONG flags, PVOID base, SIZE_T reserve, SIZE_T c
 
 static PVOID NTAPI hook_destroy(PVOID heap)
 {
+    struct win_thread *d = heap_begin();
     uint64_t seq = win_col_seq();
     PVOID r = real.destroy(heap);
+    heap_end(d);
     struct win_thread *t = win_col_enter();
 
     if (t) {

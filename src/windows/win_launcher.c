@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* memscribe.exe record [-o FILE] -- prog.exe args: start the program
- * suspended, load the collector into it, resume it, and drain its events
- * into FILE until it ends; exit with its status. */
+/* memscribe.exe record [-o FILE] [-t TRACE] -- prog.exe args: start the
+ * program suspended, load the collector into it, resume it, and drain its
+ * events into FILE until it ends; then, with -t, write them as a memscribe
+ * trace (format 1.2, zlib-coded chunks) into TRACE; exit with its status. */
 #include "win_launch_internal.h"
+#include "win_trace.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <intrin.h>
+#include <io.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <wchar.h>
 
 #define WIN_CMDLINE_MAX 32768
@@ -15,7 +20,7 @@
 
 static void usage(void)
 {
-    fputs("usage: memscribe.exe record [-o FILE] -- PROGRAM [ARGS...]\n", stderr);
+    fputs("usage: memscribe.exe record [-o FILE] [-t TRACE] -- PROGRAM [ARGS...]\n", stderr);
     exit(2);
 }
 
@@ -162,10 +167,32 @@ static void drain_all(FILE *out, const WCHAR *out_path, const WCHAR *dll)
     } while (live);
 }
 
+/* The drained records, now complete on disk whatever the program did, as
+ * a trace (win_trace.c), its chunks coded with zlib. */
+static void write_trace(const WCHAR *in_path, const WCHAR *trace_path)
+{
+    struct win_file f;
+    char err[512];
+    FILE *in = _wfopen(in_path, L"rb");
+    int fd, rc;
+
+    if (!in || win_file_read(&f, in, "the event file", err, sizeof(err)))
+        die(in ? err : strerror(errno), in_path);
+    fd = _wopen(trace_path, _O_WRONLY | _O_CREAT | _O_TRUNC | _O_BINARY, _S_IREAD | _S_IWRITE);
+    if (fd < 0)
+        die(strerror(errno), trace_path);
+    rc = win_trace_write(&f, fd, NULL, 1, err, sizeof(err));
+    win_file_release(&f);
+    if (_close(fd) && !rc)
+        die("write failed", trace_path);
+    if (rc)
+        die(err, trace_path);
+}
+
 static int record(int argc, WCHAR **argv)
 {
     static WCHAR cmd[WIN_CMDLINE_MAX], dll[MAX_PATH];
-    const WCHAR *out_path = L"memscribe.mswin";
+    const WCHAR *out_path = L"memscribe.mswin", *trace_path = NULL;
     STARTUPINFOW si = {.cb = sizeof(si)};
     PROCESS_INFORMATION pi;
     struct win_file_head fh = {.version = 1, .head_size = sizeof(fh)};
@@ -176,9 +203,14 @@ static int record(int argc, WCHAR **argv)
     FILE *out;
 
     while (i < argc && wcscmp(argv[i], L"--") != 0) {
-        if (wcscmp(argv[i], L"-o") != 0 || i + 1 >= argc)
+        if (i + 1 >= argc)
             usage();
-        out_path = argv[i + 1];
+        if (wcscmp(argv[i], L"-o") == 0)
+            out_path = argv[i + 1];
+        else if (wcscmp(argv[i], L"-t") == 0)
+            trace_path = argv[i + 1];
+        else
+            usage();
         i += 2;
     }
     if (i + 1 >= argc)
@@ -223,6 +255,8 @@ static int record(int argc, WCHAR **argv)
     GetExitCodeProcess(procs[0].handle, &status);
     if (fclose(out) != 0)
         die("write failed", out_path);
+    if (trace_path)
+        write_trace(out_path, trace_path);
     return (int)status;
 }
 

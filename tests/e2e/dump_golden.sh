@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The golden traces of formats 1.0 and 1.1 dump exactly as they always did
+# The golden traces of formats 1.0, 1.1 and 1.2 (Windows) dump exactly as they always did
 # (old traces stay readable, and dump's output is stable for the tests built
 # on it);
 # --pid keeps one process; a trace cut short dumps its whole chunks, says
@@ -17,6 +17,11 @@ diff -u "$MS_SOURCE/tests/golden/v1.dump" "$tmp/out"
 [ ! -s "$tmp/err" ] || { echo "unexpected stderr:"; cat "$tmp/err"; exit 1; }
 "$MEMSCRIBE" dump --header --stacks --raw "$MS_SOURCE/tests/golden/v1_1.mscr" >"$tmp/out11" 2>"$tmp/err"
 diff -u "$MS_SOURCE/tests/golden/v1_1.dump" "$tmp/out11"
+[ ! -s "$tmp/err" ] || { echo "unexpected stderr:"; cat "$tmp/err"; exit 1; }
+# Format 1.2, a Windows program's trace (docs/windows.md)
+"$MEMSCRIBE" dump --header --stacks --raw "$MS_SOURCE/tests/golden/v1_2_windows.mscr" \
+    >"$tmp/out12" 2>"$tmp/err"
+diff -u "$MS_SOURCE/tests/golden/v1_2_windows.dump" "$tmp/out12"
 [ ! -s "$tmp/err" ] || { echo "unexpected stderr:"; cat "$tmp/err"; exit 1; }
 
 # Without --header and --stacks: exactly the event lines, 45 of them.

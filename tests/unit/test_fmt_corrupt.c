@@ -254,7 +254,7 @@ static void test_disk_full(void **state)
             if (setrlimit(RLIMIT_FSIZE, &rl))
                 _exit(3);
             struct fmt_trace_info info = {0};
-            struct fmt_writer_options opt = {0, 50};
+            struct fmt_writer_options opt = {.chunk_events = 50};
             struct fmt_writer *w;
             int rc = fmt_writer_create(&w, fd, &info, &opt);
             for (uint32_t i = 0; !rc && i < 100000; i++) {

@@ -15,7 +15,7 @@
 
 void tfmt_start(struct tfmt *t, uint32_t chunk_events)
 {
-    struct fmt_writer_options opt = {0, chunk_events};
+    struct fmt_writer_options opt = {.chunk_events = chunk_events};
 
     memset(t, 0, sizeof(*t));
     t->fd = memfd_create("trace", MFD_CLOEXEC);
@@ -32,7 +32,7 @@ void tfmt_start(struct tfmt *t, uint32_t chunk_events)
 
 void tfmt_restart(struct tfmt *t, int zstd_level, uint32_t chunk_events, uint32_t stack_depth)
 {
-    struct fmt_writer_options opt = {zstd_level, chunk_events};
+    struct fmt_writer_options opt = {.zstd_level = zstd_level, .chunk_events = chunk_events};
 
     fmt_writer_destroy(t->w);
     assert_int_equal(ftruncate(t->fd, 0), 0);

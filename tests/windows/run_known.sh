@@ -2,11 +2,14 @@
 # SPDX-License-Identifier: MIT
 # Record tests/windows/win_prog_known.exe under Wine with memscribe.exe and
 # check the trace against what the program printed (check_events.py).
-# Usage: run_known.sh WINE WINDIR WIN_DUMP PREFIX OUTDIR MODE
+# Then turn it into a memscribe trace (win_trace) and check the trace
+# against the interim records (check_trace.py); the trace the launcher
+# wrote itself (-t, zlib-coded chunks) must read as the same events.
+# Usage: run_known.sh WINE WINDIR WIN_DUMP PREFIX OUTDIR MODE [WIN_TRACE MEMSCRIBE]
 #   MODE all:   every call, exit status 7, WINEDEBUG=+heap as an oracle
 #   MODE crash: one allocation, then a fault (status c0000005)
 set -euo pipefail
-wine=$1 windir=$2 dump=$3 prefix=$4 out=$5 mode=$6
+wine=$1 windir=$2 dump=$3 prefix=$4 out=$5 mode=$6 win_trace=${7:-} memscribe=${8:-}
 here=$(cd "$(dirname "$0")" && pwd)
 if [ ! -x "$wine" ]; then
     echo "run_known: SKIPPED: $wine is missing (wine32:i386 not installed: see scripts/setup.sh)"
@@ -25,7 +28,7 @@ else
     debug=+pid,+heap
 fi
 set +e
-WINEDEBUG=$debug "$wine" "$windir/memscribe.exe" record -o "$trace" -- \
+WINEDEBUG=$debug "$wine" "$windir/memscribe.exe" record -o "$trace" -t "$out/$mode.launcher.mscr" -- \
     "$windir/win_prog_known.exe" "${args[@]}" >"$out/$mode.expect" 2>"$out/$mode.log"
 rc=$?
 set -e
@@ -49,3 +52,17 @@ fi
 read -r cv_sig cv_age <<<"$cv"
 python3 "$here/check_events.py" "$out/$mode.expect" "$out/$mode.dump" --exit "$want" \
     --codeview "$cv_sig" "$cv_age" "${oracle[@]}"
+[ -n "$win_trace" ] || exit 0
+"$win_trace" "$trace" "$out/$mode.mscr"
+"$memscribe" dump "$out/$mode.mscr" >"$out/$mode.trace.dump"
+python3 "$here/check_trace.py" "$out/$mode.dump" "$out/$mode.trace.dump"
+"$memscribe" dump "$out/$mode.launcher.mscr" >"$out/$mode.launcher.dump"
+if ! cmp -s "$out/$mode.trace.dump" "$out/$mode.launcher.dump"; then
+    echo "run_known: the launcher's trace differs from win_trace's:"
+    diff "$out/$mode.trace.dump" "$out/$mode.launcher.dump" | head -5
+    exit 1
+fi
+if ! od -An -tx1 -v "$out/$mode.launcher.mscr" | tr -d ' \n' | grep -q '789c'; then
+    echo "run_known: no zlib stream in the launcher's trace"
+    exit 1
+fi

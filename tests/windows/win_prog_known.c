@@ -58,7 +58,7 @@ static HANDLE heaps(void)
 {
     HANDLE h1 = HeapCreate(0, 0, 0);
     HANDLE h2 = HeapCreate(0, 0x10000, 0x100000);
-    void *a, *b, *c, *b2, *d;
+    void *a, *b, *c, *b2, *d, *e;
 
     expect(heaps, "HEAP_CREATE result=0x%llx", P(h1));
     expect(heaps, "HEAP_CREATE result=0x%llx", P(h2));
@@ -81,9 +81,12 @@ static HANDLE heaps(void)
     expect(heaps, "HEAP_FREE heap=0x%llx flags=0x0 ptr=0x%llx result=0x1", P(h1), P(b2));
     HeapFree(h2, 0, d);
     expect(heaps, "HEAP_FREE heap=0x%llx flags=0x0 ptr=0x%llx result=0x1", P(h2), P(d));
+    /* still live when h2 is destroyed: the trace ends it with the heap */
+    e = HeapAlloc(h2, 0, 64);
+    expect(heaps, "HEAP_ALLOC heap=0x%llx flags=0x0 size=0x40 result=0x%llx", P(h2), P(e));
     printf("COUNT heap=0x%llx 7\n", P(h1));
-    printf("COUNT heap=0x%llx 2\n", P(h2));
-    /* h1 stays: a heap the program never destroys; h2 goes at the end
+    printf("COUNT heap=0x%llx 3\n", P(h2));
+    /* h1 stays: a heap the program never destroys; h2 goes at the end, with e
      * (destroyed now, its handle would come back for the next heap) */
     return h2;
 }

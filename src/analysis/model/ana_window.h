@@ -30,6 +30,7 @@ enum ana_window_by {
     ANA_WINDOW_BY_STACK = 0,  /* key: stack id */
     ANA_WINDOW_BY_THREAD,     /* key: thread index */
     ANA_WINDOW_BY_SIZE_CLASS, /* key: size class (ana_histogram.h) */
+    ANA_WINDOW_BY_HEAP,       /* key: heap handle (Windows traces: arg[1]) */
 };
 
 struct ana_wpa {

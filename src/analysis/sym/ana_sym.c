@@ -422,6 +422,8 @@ static int compute(struct ana_sym *s, uint32_t image, uint64_t addr, enum ana_sy
         return 1;
 
     const struct ana_sym_symbol *sym = NULL;
+    /* A Windows PE's addresses count from its ImageBase (ana_sym_pe.c) */
+    off += m->found.dbg.elf ? m->found.dbg.pe_base : m->found.bin.pe_base;
     uint64_t pc = off;
     if (kind == ANA_SYM_RETURN) {
         const struct ana_sym_symbol *at = ana_sym_table_find(&m->table, off);

@@ -52,6 +52,17 @@ static int file_open(const char *path, struct ana_sym_file *f)
         return -errno;
     f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
     f->path = strdup(path);
+    f->pe_base = 0;
+    if (f->elf && elf_kind(f->elf) != ELF_K_ELF) { /* a Windows PE? */
+        int efd;
+        Elf *e;
+        if (!ana_sym_pe_open(f->fd, &efd, &e, &f->pe_base)) {
+            elf_end(f->elf);
+            close(f->fd);
+            f->fd = efd;
+            f->elf = e;
+        }
+    }
     if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || !f->path) {
         int rc = f->path ? -ENOEXEC : -ENOMEM;
         file_close(f);
@@ -142,9 +153,22 @@ static char *join(const char *a, const char *b, const char *c)
 
 static const char *base_name(const char *path)
 {
-    const char *slash = strrchr(path, '/');
+    const char *slash = strrchr(path, path[0] && path[1] == ':' ? '\\' : '/');
 
     return slash ? slash + 1 : path;
+}
+
+/* A path Wine recorded, "Z:\\dir\\file", as the host's "/dir/file", in
+ * place (no longer than it was). Other drives are left as they are: their
+ * files are found by name in --debug-dir directories. */
+static void win_host_path(char *p)
+{
+    if (p[0] != 'Z' && p[0] != 'z')
+        return;
+    memmove(p, p + 2, strlen(p + 2) + 1);
+    for (; *p; p++)
+        if (*p == '\\')
+            *p = '/';
 }
 
 /* Take a found file: the debug file if it has DWARF, else the binary if
@@ -377,6 +401,8 @@ int ana_sym_find_files(const struct ana_sym_options *opts, const char *path,
 
     if (path[0]) {
         char *p = join(opts->sysroot, path, NULL);
+        if (p && path[1] == ':' && path[2] == '\\') /* Windows: Wine's Z: is / */
+            win_host_path(p + (opts->sysroot ? strlen(opts->sysroot) : 0));
         struct ana_sym_file f;
 
         if (!p)

@@ -135,10 +135,17 @@ const char *ana_sym_demangle(struct ana_sym_arena *a, const char *name);
 /* ---- finding a module's files */
 
 struct ana_sym_file {
-    int fd;     /* -1: none */
-    Elf *elf;   /* NULL: none */
-    char *path; /* malloc'd */
+    int fd;           /* -1: none */
+    Elf *elf;         /* NULL: none */
+    char *path;       /* malloc'd */
+    uint64_t pe_base; /* a Windows PE read as ELF: its ImageBase; 0 for ELF */
 };
+
+/* A Windows PE file (pe_fd) as an ELF file in memory with its DWARF
+ * sections, function symbols and CodeView id as build id
+ * (ana_sym_pe.c). Addresses are the PE's: ImageBase + RVA. Returns 0 and
+ * an open memfd and Elf, or -ENOEXEC (not a PE) or -errno. */
+int ana_sym_pe_open(int pe_fd, int *elf_fd, Elf **elf, uint64_t *image_base);
 
 struct ana_sym_found {
     struct ana_sym_file bin; /* the binary: symbols, and DWARF if not stripped */

@@ -61,7 +61,8 @@ int ana_frag_scan_event(void *arg, const struct fmt_event *ev)
         return rc;
     /* The state when tracing began: before the first call after the
      * snapshot of /proc/self/maps. */
-    if (ev->kind >= FMT_EV_MMAP && ev->kind <= FMT_EV_SBRK && ev->origin != FMT_ORIGIN_SNAPSHOT) {
+    if (((ev->kind >= FMT_EV_MMAP && ev->kind <= FMT_EV_SBRK) || fmt_kind_is_win_vm(ev->kind)) &&
+        ev->origin != FMT_ORIGIN_SNAPSHOT) {
         if (ev->image >= f->nr_started) {
             uint32_t n = ev->image + 1;
             uint8_t *p = realloc(f->started, n);

@@ -4,6 +4,7 @@
  * for every commit lifetime that ends. Programs hold hundreds to a few
  * thousand mappings: binary search plus memmove is plenty. */
 #include "analysis/vm/ana_vm.h"
+#include "analysis/vm/ana_vm_win.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -248,8 +249,14 @@ int ana_vm_event(struct ana_vm *vm, const struct fmt_event *ev)
 {
     struct ana_vm_image *im;
     struct ana_vm_piece p;
+    struct fmt_event win;
     uint64_t old;
 
+    if (fmt_kind_is_win_vm(ev->kind)) { /* Windows (format 1.2): as its Linux twin */
+        if (!ana_vm_win_event(ev, &win))
+            return 0;
+        ev = &win;
+    }
     switch (ev->kind) {
     case FMT_EV_MMAP:
     case FMT_EV_MUNMAP:

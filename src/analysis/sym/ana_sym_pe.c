@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: MIT */
+/* Windows PE modules for the symbolizer, offline (docs/windows.md,
+ * "Symbols"): mingw's gcc writes DWARF into a PE's sections (.debug_info
+ * and the rest, long names through the COFF string table), and a COFF
+ * symbol table. This copies those into an ELF file in memory (a memfd)
+ * with the same addresses, the PE's ImageBase-based ones, plus the
+ * CodeView GUID and age as a GNU build id note, so that libdw, the symbol
+ * table and the build-id check read a PE like any ELF file. */
+#include <errno.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analysis/sym/ana_sym_internal.h"
+
+#define PE_MAX_SECTIONS 96
+
+struct pe_sec {
+    char name[64];
+    uint32_t vaddr, vsize, raw_off, raw_size, flags;
+};
+
+struct pe {
+    const uint8_t *p;
+    size_t size;
+    int is64;
+    uint16_t machine;
+    uint64_t image_base;
+    struct pe_sec sec[PE_MAX_SECTIONS];
+    uint32_t nr_sec;
+    uint32_t sym_off, nr_syms; /* COFF symbol table; its string table follows */
+    uint8_t build_id[20];      /* CodeView RSDS GUID + age */
+    int has_build_id;
+};
+
+static uint16_t le16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static int in_file(const struct pe *pe, uint64_t off, uint64_t len)
+{
+    return off <= pe->size && len <= pe->size - off;
+}
+
+/* The string table entry at off, if it is one (NUL inside the file). */
+static const char *coff_str(const struct pe *pe, uint32_t off)
+{
+    uint64_t tab = (uint64_t)pe->sym_off + (uint64_t)pe->nr_syms * 18;
+
+    if (!pe->sym_off || !in_file(pe, tab, 4) || off < 4 || off >= le32(pe->p + tab) ||
+        !in_file(pe, tab + off, 1) || !memchr(pe->p + tab + off, 0, pe->size - tab - off))
+        return NULL;
+    return (const char *)pe->p + tab + off;
+}
+
+static void codeview(struct pe *pe, uint32_t dir_rva, uint32_t dir_size)
+{
+    for (uint32_t i = 0; i < pe->nr_sec; i++) {
+        const struct pe_sec *s = &pe->sec[i];
+        if (dir_rva < s->vaddr || dir_rva - s->vaddr >= s->raw_size)
+            continue;
+        uint64_t off = (uint64_t)s->raw_off + (dir_rva - s->vaddr);
+        for (uint32_t k = 0; k + 28 <= dir_size && in_file(pe, off + k, 28); k += 28) {
+            const uint8_t *d = pe->p + off + k;
+            uint32_t raw = le32(d + 24);
+            if (le32(d + 12) != 2 || !in_file(pe, raw, 24) || memcmp(pe->p + raw, "RSDS", 4))
+                continue; /* not IMAGE_DEBUG_TYPE_CODEVIEW */
+            memcpy(pe->build_id, pe->p + raw + 4, 20);
+            pe->has_build_id = 1;
+            return;
+        }
+    }
+}
+
+/* Returns 0, or -ENOEXEC when p is not a PE image it can read. */
+static int pe_parse(struct pe *pe)
+{
+    const uint8_t *p = pe->p;
+
+    if (!in_file(pe, 0, 64) || p[0] != 'M' || p[1] != 'Z')
+        return -ENOEXEC;
+    uint32_t nt = le32(p + 60);
+    if (!in_file(pe, nt, 24) || memcmp(p + nt, "PE\0\0", 4))
+        return -ENOEXEC;
+    const uint8_t *coff = p + nt + 4;
+    pe->machine = le16(coff);
+    pe->nr_sec = le16(coff + 2);
+    pe->sym_off = le32(coff + 8);
+    pe->nr_syms = le32(coff + 12);
+    uint16_t opt_size = le16(coff + 16);
+    const uint8_t *opt = coff + 20;
+    if (!in_file(pe, (uint64_t)(opt - p), opt_size) || opt_size < 96 ||
+        pe->nr_sec > PE_MAX_SECTIONS)
+        return -ENOEXEC;
+    pe->is64 = le16(opt) == 0x20b;
+    if (!pe->is64 && le16(opt) != 0x10b)
+        return -ENOEXEC;
+    pe->image_base = pe->is64 ? le32(opt + 24) | (uint64_t)le32(opt + 28) << 32 : le32(opt + 28);
+    uint32_t dirs = pe->is64 ? 112 : 96; /* data directories; 6 is the debug one */
+    const uint8_t *sh = opt + opt_size;
+    if (!in_file(pe, (uint64_t)(sh - p), (uint64_t)pe->nr_sec * 40))
+        return -ENOEXEC;
+    for (uint32_t i = 0; i < pe->nr_sec; i++, sh += 40) {
+        struct pe_sec *s = &pe->sec[i];
+        const char *longname = NULL;
+        if (sh[0] == '/')
+            longname = coff_str(pe, (uint32_t)strtoul((const char *)sh + 1, NULL, 10));
+        if (longname)
+            snprintf(s->name, sizeof(s->name), "%s", longname);
+        else
+            snprintf(s->name, sizeof(s->name), "%.8s", (const char *)sh);
+        s->vsize = le32(sh + 8);
+        s->vaddr = le32(sh + 12);
+        s->raw_size = le32(sh + 16);
+        s->raw_off = le32(sh + 20);
+        s->flags = le32(sh + 36);
+        if (!in_file(pe, s->raw_off, s->raw_size))
+            s->raw_size = 0;
+    }
+    if (opt_size >= dirs + 7 * 8)
+        codeview(pe, le32(opt + dirs + 6 * 8), le32(opt + dirs + 6 * 8 + 4));
+    return 0;
+}
+
+struct out_buf {
+    uint8_t *v;
+    size_t nr, cap;
+};
+
+static int put(struct out_buf *b, const void *p, size_t n)
+{
+    if (b->nr + n > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 4096;
+        while (cap < b->nr + n)
+            cap *= 2;
+        uint8_t *v = realloc(b->v, cap);
+        if (!v)
+            return -ENOMEM;
+        b->v = v;
+        b->cap = cap;
+    }
+    memcpy(b->v + b->nr, p, n);
+    b->nr += n;
+    return 0;
+}
+
+/* The COFF function symbols as an ELF .symtab (and its .strtab). */
+static int coff_symbols(const struct pe *pe, Elf *elf, struct out_buf *syms, struct out_buf *strs)
+{
+    GElf_Sym null = {0};
+    int rc = put(strs, "", 1);
+
+    if (!rc)
+        rc = gelf_getclass(elf) == ELFCLASS64 ? put(syms, &null, sizeof(Elf64_Sym))
+                                              : put(syms, &null, sizeof(Elf32_Sym));
+    for (uint32_t i = 0; !rc && i < pe->nr_syms; i++) {
+        uint64_t off = (uint64_t)pe->sym_off + (uint64_t)i * 18;
+        if (!in_file(pe, off, 18))
+            break;
+        const uint8_t *s = pe->p + off;
+        int16_t sec = (int16_t)le16(s + 12);
+        uint8_t cls = s[16], naux = s[17];
+        i += naux;
+        /* functions: type DT_FCN (0x20), external or static, in a section */
+        if ((le16(s + 14) & 0x30) != 0x20 || (cls != 2 && cls != 3) || sec < 1 ||
+            (uint32_t)sec > pe->nr_sec)
+            continue;
+        char shortname[9];
+        const char *name = shortname;
+        if (le32(s) == 0) {
+            name = coff_str(pe, le32(s + 4));
+        } else {
+            memcpy(shortname, s, 8);
+            shortname[8] = '\0';
+        }
+        if (!name || !*name)
+            continue;
+        uint64_t addr = pe->image_base + pe->sec[sec - 1].vaddr + le32(s + 8);
+        uint32_t name_off = (uint32_t)strs->nr;
+        if ((rc = put(strs, name, strlen(name) + 1)))
+            break;
+        if (gelf_getclass(elf) == ELFCLASS64) {
+            Elf64_Sym e = {.st_name = name_off,
+                           .st_info = ELF64_ST_INFO(cls == 2 ? STB_GLOBAL : STB_LOCAL, STT_FUNC),
+                           .st_shndx = 1, /* any section but SHN_UNDEF */
+                           .st_value = addr};
+            rc = put(syms, &e, sizeof(e));
+        } else {
+            Elf32_Sym e = {.st_name = name_off,
+                           .st_info = ELF32_ST_INFO(cls == 2 ? STB_GLOBAL : STB_LOCAL, STT_FUNC),
+                           .st_shndx = 1,
+                           .st_value = (uint32_t)addr};
+            rc = put(syms, &e, sizeof(e));
+        }
+    }
+    return rc;
+}
+
+static int add_section(Elf *elf, struct out_buf *shstr, const char *name, uint32_t type,
+                       uint64_t flags, uint64_t addr, const void *data, size_t size, uint32_t link,
+                       uint64_t entsize)
+{
+    Elf_Scn *scn = elf_newscn(elf);
+    GElf_Shdr sh;
+    Elf_Data *d;
+
+    if (!scn || !gelf_getshdr(scn, &sh) || !(d = elf_newdata(scn)))
+        return -ENOMEM;
+    sh.sh_name = (uint32_t)shstr->nr;
+    sh.sh_type = type;
+    sh.sh_flags = flags;
+    sh.sh_addr = addr;
+    sh.sh_link = link;
+    sh.sh_entsize = entsize;
+    sh.sh_addralign = 1;
+    d->d_buf = (void *)data;
+    d->d_size = size;
+    d->d_type = ELF_T_BYTE;
+    d->d_align = 1;
+    if (!gelf_update_shdr(scn, &sh))
+        return -ENOMEM;
+    return put(shstr, name, strlen(name) + 1);
+}
+
+static int write_elf(const struct pe *pe, int fd)
+{
+    struct out_buf shstr = {0}, syms = {0}, strs = {0};
+    int cls = pe->is64 ? ELFCLASS64 : ELFCLASS32;
+    Elf *elf = elf_begin(fd, ELF_C_WRITE, NULL);
+    GElf_Ehdr eh;
+    int rc = -ENOMEM;
+
+    if (!elf || !gelf_newehdr(elf, cls) || !gelf_getehdr(elf, &eh))
+        goto out;
+    eh.e_ident[EI_DATA] = ELFDATA2LSB;
+    eh.e_type = ET_DYN;
+    eh.e_machine = pe->machine == 0x14c ? EM_386 : EM_X86_64;
+    eh.e_version = EV_CURRENT;
+    if (!gelf_update_ehdr(elf, &eh) || put(&shstr, "", 1))
+        goto out;
+    /* the build id note: namesz 4, descsz 20, NT_GNU_BUILD_ID, "GNU\0" */
+    uint8_t note[16 + 20] = {4, 0, 0, 0, 20, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0};
+    memcpy(note + 16, pe->build_id, 20);
+    if (pe->has_build_id && (rc = add_section(elf, &shstr, ".note.gnu.build-id", SHT_NOTE,
+                                              SHF_ALLOC, 0, note, sizeof(note), 0, 0)))
+        goto out;
+    for (uint32_t i = 0; i < pe->nr_sec; i++) {
+        const struct pe_sec *s = &pe->sec[i];
+        int debug = !strncmp(s->name, ".debug_", 7);
+        int code = (s->flags & 0x20000000) != 0; /* IMAGE_SCN_MEM_EXECUTE */
+        if (!debug && !code)
+            continue;
+        size_t size = s->raw_size < s->vsize || !s->vsize ? s->raw_size : s->vsize;
+        if ((rc = add_section(
+                 elf, &shstr, s->name, SHT_PROGBITS, code ? SHF_ALLOC | SHF_EXECINSTR : 0,
+                 code ? pe->image_base + s->vaddr : 0, pe->p + s->raw_off, size, 0, 0)))
+            goto out;
+    }
+    if ((rc = coff_symbols(pe, elf, &syms, &strs)))
+        goto out;
+    size_t nr_scn;
+    if (elf_getshdrnum(elf, &nr_scn))
+        goto out;
+    /* .symtab links to .strtab, the section after it */
+    if ((rc =
+             add_section(elf, &shstr, ".symtab", SHT_SYMTAB, 0, 0, syms.v, syms.nr,
+                         (uint32_t)nr_scn + 1, pe->is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym))) ||
+        (rc = add_section(elf, &shstr, ".strtab", SHT_STRTAB, 0, 0, strs.v, strs.nr, 0, 0)))
+        goto out;
+    if ((rc = put(&shstr, ".shstrtab", 10)))
+        goto out;
+    Elf_Scn *scn = elf_newscn(elf);
+    GElf_Shdr sh;
+    Elf_Data *d;
+    rc = -ENOMEM;
+    if (!scn || !gelf_getshdr(scn, &sh) || !(d = elf_newdata(scn)))
+        goto out;
+    sh.sh_name = (uint32_t)shstr.nr - 10;
+    sh.sh_type = SHT_STRTAB;
+    sh.sh_addralign = 1;
+    d->d_buf = shstr.v;
+    d->d_size = shstr.nr;
+    d->d_type = ELF_T_BYTE;
+    if (!gelf_update_shdr(scn, &sh) || !gelf_getehdr(elf, &eh))
+        goto out;
+    eh.e_shstrndx = (uint16_t)elf_ndxscn(scn);
+    if (!gelf_update_ehdr(elf, &eh))
+        goto out;
+    rc = elf_update(elf, ELF_C_WRITE) < 0 ? -EIO : 0;
+out:
+    if (elf)
+        elf_end(elf);
+    free(shstr.v);
+    free(syms.v);
+    free(strs.v);
+    return rc;
+}
+
+int ana_sym_pe_open(int pe_fd, int *elf_fd, Elf **elf, uint64_t *image_base)
+{
+    struct pe pe = {0};
+    struct stat st;
+    int rc;
+
+    if (fstat(pe_fd, &st) || st.st_size < 64)
+        return -ENOEXEC;
+    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, pe_fd, 0);
+    if (map == MAP_FAILED)
+        return -errno;
+    pe.p = map;
+    pe.size = (size_t)st.st_size;
+    if ((rc = pe_parse(&pe)))
+        goto out;
+    int fd = memfd_create("memscribe-pe-elf", MFD_CLOEXEC);
+    if (fd < 0) {
+        rc = -errno;
+        goto out;
+    }
+    if ((rc = write_elf(&pe, fd)) || !(*elf = elf_begin(fd, ELF_C_READ_MMAP, NULL))) {
+        close(fd);
+        rc = rc ? rc : -ENOEXEC;
+        goto out;
+    }
+    *elf_fd = fd;
+    *image_base = pe.image_base;
+out:
+    munmap(map, (size_t)st.st_size);
+    return rc;
+}

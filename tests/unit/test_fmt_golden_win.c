@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT */
+/* Format 1.2, traces of Windows programs (docs/windows.md, "The trace"):
+ * tests/golden/v1_2_windows.mscr, written from golden_win_events() with
+ * the PE feature bit, must read back exactly (its dump is compared with
+ * v1_2_windows.dump by tests/e2e/dump_golden.sh). A writer without the bit
+ * refuses the Windows kinds and writes a 1.1 file. MS_FMT_WRITE_GOLDEN_1_2
+ * =PATH writes the golden file anew: only for a new format version, into
+ * a new file. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "test_fmt_util.h"
+
+#ifndef MS_GOLDEN_DIR
+#error "MS_GOLDEN_DIR must name tests/golden"
+#endif
+
+#define HEAP 0x5a0000ull
+#define HEAP2 0x17c0000ull
+
+static const struct fmt_module pe_module = {
+    .base = 0x140000000ull,
+    .path = "Z:\\tmp\\prog.exe",
+    .path_len = 15,
+    .build_id_len = 20, /* CodeView GUID, age 1 */
+    .build_id = {0x32, 0x9d, 0x97, 0x01, 0x10, 0x83, 0x9c, 0xa7, 0xa5, 0x9a,
+                 0x42, 0x28, 0x35, 0x5d, 0xd8, 0xc8, 1,    0,    0,    0},
+    .nr_segments = 1,
+    .segments = {{0, 0x2d000, 0, 5}},
+};
+
+static struct fmt_event mk(uint16_t kind, uint64_t *ts, uint32_t stack)
+{
+    struct fmt_event ev = tfmt_mk(kind, *ts += 100, 0);
+
+    ev.stack = stack;
+    return ev;
+}
+
+/* A process with every Windows kind: two heaps (one destroyed with a block
+ * still in it), HeapAlloc/ReAlloc/Free with flags, a reservation committed,
+ * protected, decommitted and released, a failed commit, an image view
+ * mapped before tracing and a section view mapped and unmapped. Stacks
+ * 1..2, which the caller interns. */
+static size_t golden_win_events(struct fmt_event *ev)
+{
+    uint64_t ts = 1000;
+    size_t n = 0;
+
+    ev[n] = mk(FMT_EV_PROCESS_START, &ts, 0);
+    ev[n].arg[0] = 4;
+    ev[n].arg[1] = FMT_START_CREATEPROCESS;
+    ev[n].str = pe_module.path;
+    ev[n++].str_len = pe_module.path_len;
+    ev[n] = mk(FMT_EV_MODULE_LOAD, &ts, 0);
+    ev[n].addr = pe_module.base;
+    ev[n++].module = &pe_module;
+    ev[n] = mk(FMT_EV_SECTION_MAP, &ts, 0);
+    ev[n].origin = FMT_ORIGIN_SNAPSHOT;
+    ev[n].addr = pe_module.base;
+    ev[n].size = 0x2d000;
+    ev[n].arg[0] = 0x20;        /* PAGE_EXECUTE_READ */
+    ev[n++].arg[1] = 0x1000000; /* MEM_IMAGE */
+    ev[n] = mk(FMT_EV_HEAP_CREATE, &ts, 1);
+    ev[n].addr = HEAP2;
+    ev[n].size = 0x100000;
+    ev[n].arg[0] = 0x2; /* HEAP_GROWABLE */
+    ev[n++].arg[1] = 0x2000;
+    ev[n] = mk(FMT_EV_MALLOC, &ts, 1);
+    ev[n].addr = HEAP + 0x40;
+    ev[n].size = 40;
+    ev[n].arg[0] = 0x8; /* HEAP_ZERO_MEMORY */
+    ev[n++].arg[1] = HEAP;
+    ev[n] = mk(FMT_EV_MALLOC, &ts, 2);
+    ev[n].addr = HEAP2 + 0x370;
+    ev[n].size = 100;
+    ev[n++].arg[1] = HEAP2;
+    ev[n] = mk(FMT_EV_REALLOC, &ts, 2);
+    ev[n].old_addr = HEAP + 0x40;
+    ev[n].addr = HEAP + 0x40;
+    ev[n].size = 60;
+    ev[n].flags = FMT_EVF_IN_PLACE;
+    ev[n++].arg[1] = HEAP;
+    ev[n] = mk(FMT_EV_FREE, &ts, 2);
+    ev[n].addr = HEAP + 0x40;
+    ev[n++].arg[1] = HEAP;
+    ev[n] = mk(FMT_EV_FREE, &ts, 0);
+    ev[n].addr = HEAP2 + 0x370;
+    ev[n].flags = FMT_EVF_HEAP_DESTROYED;
+    ev[n++].arg[1] = HEAP2;
+    ev[n] = mk(FMT_EV_HEAP_DESTROY, &ts, 1);
+    ev[n++].addr = HEAP2;
+    ev[n] = mk(FMT_EV_VM_RESERVE, &ts, 1);
+    ev[n].addr = 0x1cc0000;
+    ev[n].size = 0x100000;
+    ev[n].arg[0] = 0x1;    /* PAGE_NOACCESS */
+    ev[n].arg[1] = 0x2000; /* MEM_RESERVE */
+    ev[n++].arg[2] = 0x100000;
+    ev[n] = mk(FMT_EV_VM_COMMIT, &ts, 2);
+    ev[n].addr = 0x1cd0000;
+    ev[n].size = 0x2000;
+    ev[n].arg[0] = 0x4; /* PAGE_READWRITE */
+    ev[n].arg[1] = 0x1000;
+    ev[n++].arg[2] = 0x1800;
+    ev[n] = mk(FMT_EV_VM_COMMIT, &ts, 2);
+    ev[n].flags = FMT_EVF_FAILED;
+    ev[n].addr = 0x1;
+    ev[n].size = 0x1000;
+    ev[n].arg[0] = 0x4;
+    ev[n++].arg[1] = 0x1000;
+    ev[n] = mk(FMT_EV_VM_PROTECT, &ts, 2);
+    ev[n].addr = 0x1cd0000;
+    ev[n].size = 0x1000;
+    ev[n].arg[0] = 0x2; /* PAGE_READONLY, was PAGE_READWRITE */
+    ev[n++].arg[1] = 0x4;
+    ev[n] = mk(FMT_EV_VM_DECOMMIT, &ts, 2);
+    ev[n].addr = 0x1cd0000;
+    ev[n].size = 0x2000;
+    ev[n++].arg[1] = 0x4000;
+    ev[n] = mk(FMT_EV_VM_RELEASE, &ts, 2);
+    ev[n].addr = 0x1cc0000;
+    ev[n].size = 0x100000;
+    ev[n++].arg[1] = 0x8000;
+    ev[n] = mk(FMT_EV_SECTION_MAP, &ts, 1);
+    ev[n].addr = 0x2000000;
+    ev[n].size = 0x11000;
+    ev[n].arg[0] = 0x2;
+    ev[n++].arg[2] = 0x44; /* the section handle */
+    ev[n] = mk(FMT_EV_SECTION_UNMAP, &ts, 1);
+    ev[n].addr = 0x2000000;
+    ev[n++].size = 0x11000;
+    ev[n] = mk(FMT_EV_PROCESS_EXIT, &ts, 0);
+    ev[n].arg[0] = 7;
+    ev[n++].arg[1] = 1;
+    return n;
+}
+
+static void start_coded(struct tfmt *t, int pe, int zlib)
+{
+    struct fmt_writer_options opt = {.chunk_events = 8, .pe_process = pe, .zlib = zlib};
+
+    memset(t, 0, sizeof(*t));
+    t->fd = memfd_create("trace", MFD_CLOEXEC);
+    assert_true(t->fd >= 0);
+    t->info.start_realtime_ns = 1700000000123456789ull;
+    t->info.recorder_pid = 4242;
+    t->info.stack_depth = 32;
+    assert_int_equal(fmt_writer_create(&t->w, t->fd, &t->info, &opt), 0);
+}
+
+static void start(struct tfmt *t, int pe)
+{
+    start_coded(t, pe, 0);
+}
+
+/* The events with their stacks interned on t's writer. */
+static size_t events(struct tfmt *t, struct fmt_event *ev)
+{
+    uint32_t ids[3] = {0};
+
+    for (uint32_t s = 1; s <= 2; s++) {
+        uint64_t frames[3] = {0x7b00a000ull + s, 0x140001713ull + s, 0x140001a45ull};
+        assert_int_equal(fmt_writer_stack(t->w, 0, frames, 3, &ids[s]), 0);
+    }
+    size_t n = golden_win_events(ev);
+    for (size_t i = 0; i < n; i++)
+        ev[i].stack = ids[ev[i].stack];
+    return n;
+}
+
+static void test_golden_v1_2_windows(void **state)
+{
+    struct fmt_event want[32], got;
+    struct fmt_reader *r;
+    struct tmodel m;
+    struct tfmt t;
+    char err[600];
+
+    (void)state;
+    start(&t, 1);
+    size_t n = events(&t, want);
+    if (getenv("MS_FMT_WRITE_GOLDEN_1_2")) {
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(fmt_writer_event(t.w, &want[i]), 0);
+        tfmt_finish(&t);
+        size_t size;
+        uint8_t *p = tfmt_bytes(t.fd, &size);
+        FILE *f = fopen(getenv("MS_FMT_WRITE_GOLDEN_1_2"), "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(p, 1, size, f), size);
+        assert_int_equal(fclose(f), 0);
+        free(p);
+        tfmt_close(&t);
+        skip();
+    }
+    tfmt_close(&t);
+    if (fmt_reader_open(&r, MS_GOLDEN_DIR "/v1_2_windows.mscr", err, sizeof(err)))
+        fail_msg("%s", err);
+    assert_int_equal(fmt_reader_info(r)->version_minor, 2);
+    assert_true(fmt_reader_pe(r));
+    tmodel_init(&m);
+    for (size_t i = 0; i < n; i++) {
+        tmodel_apply(&m, &want[i]);
+        assert_int_equal(fmt_reader_next(r, &got), 1);
+        tfmt_assert_event(&want[i], &got, i);
+    }
+    assert_int_equal(fmt_reader_next(r, &got), 0);
+    tmodel_free(&m);
+    fmt_reader_close(r);
+}
+
+/* Without the PE bit: every Windows kind refused, the file stays 1.1. */
+static void test_windows_kinds_need_pe(void **state)
+{
+    struct fmt_event ev[32];
+    struct tfmt t;
+
+    (void)state;
+    start(&t, 0);
+    size_t n = events(&t, ev);
+    for (size_t i = 0; i < n; i++) {
+        int win = ev[i].kind == FMT_EV_HEAP_CREATE || ev[i].kind == FMT_EV_HEAP_DESTROY ||
+                  fmt_kind_is_win_vm(ev[i].kind);
+        assert_int_equal(fmt_writer_event(t.w, &ev[i]), win ? -EINVAL : 0);
+    }
+    tfmt_finish(&t);
+    struct fmt_reader *r = tfmt_open(&t);
+    assert_int_equal(fmt_reader_info(r)->version_minor, 1);
+    assert_false(fmt_reader_pe(r));
+    fmt_reader_close(r);
+    tfmt_close(&t);
+}
+
+/* The zlib coding (the Windows launcher's): the same events read back, and
+ * no zstd frame in the file. */
+static void test_zlib_coding(void **state)
+{
+    struct fmt_event want[32], got;
+    struct tmodel m;
+    struct tfmt t;
+
+    (void)state;
+    start_coded(&t, 1, 1);
+    size_t n = events(&t, want);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(fmt_writer_event(t.w, &want[i]), 0);
+    tfmt_finish(&t);
+    size_t size;
+    uint8_t *p = tfmt_bytes(t.fd, &size);
+    static const uint8_t zstd_magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
+    assert_null(memmem(p, size, zstd_magic, 4));
+    free(p);
+    struct fmt_reader *r = tfmt_open(&t);
+    tmodel_init(&m);
+    for (size_t i = 0; i < n; i++) {
+        tmodel_apply(&m, &want[i]);
+        assert_int_equal(fmt_reader_next(r, &got), 1);
+        tfmt_assert_event(&want[i], &got, i);
+    }
+    assert_int_equal(fmt_reader_next(r, &got), 0);
+    tmodel_free(&m);
+    fmt_reader_close(r);
+    tfmt_close(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_golden_v1_2_windows),
+        cmocka_unit_test(test_windows_kinds_need_pe),
+        cmocka_unit_test(test_zlib_coding),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
