@@ -39,7 +39,9 @@ for spec in "text report" "text leaks" "text tree" "text window" "text dump --st
     "json report --format=json" "json leaks --format=json" "json tree --format=json" \
     "json window --format=json" "json window --tree --format=json" \
     "csv leaks --format=csv" "csv report --format=csv" "csv tree --format=csv" \
-    "csv window --format=csv" "html html"; do
+    "csv window --format=csv" "html html" "text flamegraph --folded" \
+    "text diff $tmp/t.mscr" "json diff --format=json $tmp/t.mscr" \
+    "csv diff --format=csv $tmp/t.mscr" "html html --base $tmp/t.mscr"; do
     kind=${spec%% *}
     cmd=${spec#* }
     # shellcheck disable=SC2086 # the command's words
