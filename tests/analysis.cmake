@@ -35,3 +35,6 @@ ms_e2e_test(ana_corrupt ana_corrupt.sh)
 set_tests_properties(e2e.ana_corrupt PROPERTIES TIMEOUT 900)
 ms_test_program(ana_escape ${PROJECT_SOURCE_DIR}/tests/programs/ana_escape.c)
 ms_e2e_test(ana_escape ana_escape.sh)
+# Compiles a generated program of 12,000 functions: about 70 s on a loaded machine.
+ms_e2e_test(ana_lump ana_lump.sh)
+set_tests_properties(e2e.ana_lump PROPERTIES TIMEOUT 900)

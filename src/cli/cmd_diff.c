@@ -47,7 +47,7 @@ static void usage(FILE *out)
                  "                    in it count: leaked is what of them is live at its end,\n"
                  "                    peak their live bytes when they peaked together\n"
                  "  --format=F        text (default), json or csv\n"
-                 "  -h, --help        this text\n" CLI_SYM_USAGE);
+                 "  -h, --help        this text\n" CLI_ANA_FRAMES_USAGE CLI_SYM_USAGE);
 }
 
 struct side {
@@ -144,11 +144,15 @@ static void make_columns(struct ana_column *cols, char titles[][24], char keys[]
     cols[NR_COLS - 1] = (struct ana_column){"site", "site", ANA_CELL_LIST};
 }
 
-static void add_row(struct ana_table *t, const uint64_t v[2][ANA_DIFF_NR_METRICS], const char *key)
+/* A row: the values and the site's frames (key: leaf first, one per line),
+ * at most frames of them (0: all), a cut site ending in "... N more" as in
+ * every command that prints stacks. */
+static void add_row(struct ana_table *t, const uint64_t v[2][ANA_DIFF_NR_METRICS], const char *key,
+                    unsigned frames)
 {
-    const char *items[256];
-    unsigned nr = 0;
-    char *copy = strdup(key), *save = NULL;
+    const char *items[257];
+    unsigned nr = 0, cut = 0;
+    char *copy = strdup(key), *save = NULL, more[48];
 
     if (!copy || ana_table_add_row(t))
         cli_die("diff: out of memory");
@@ -157,9 +161,16 @@ static void add_row(struct ana_table *t, const uint64_t v[2][ANA_DIFF_NR_METRICS
         ana_table_set_u64(t, (unsigned)(3 * m + 1), v[1][m]);
         ana_table_set_i64(t, (unsigned)(3 * m + 2), (int64_t)(v[1][m] - v[0][m]));
     }
-    for (char *tok = strtok_r(copy, "\n", &save); tok && nr < 256;
-         tok = strtok_r(NULL, "\n", &save))
-        items[nr++] = tok;
+    for (char *tok = strtok_r(copy, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
+        if (nr < 256 && (!frames || nr < frames))
+            items[nr++] = tok;
+        else
+            cut++;
+    }
+    if (cut) {
+        snprintf(more, sizeof(more), "... %u more", cut);
+        items[nr++] = more;
+    }
     ana_table_set_list(t, NR_COLS - 1, items, nr);
     free(copy);
 }
@@ -185,8 +196,10 @@ int cmd_diff(int argc, char **argv)
         {"lines", no_argument, NULL, OPT_LINES},
         {NULL, 0, NULL, 0},
     };
-    struct cli_getopt g = {
-        .takes = CLI_TAKES_FORMAT | CLI_TAKES_TOP | CLI_TAKES_SYM, .own = own, .usage = usage};
+    struct cli_getopt g = {.takes =
+                               CLI_TAKES_FORMAT | CLI_TAKES_TOP | CLI_TAKES_SYM | CLI_TAKES_FRAMES,
+                           .own = own,
+                           .usage = usage};
     struct side base, nw;
     struct ana_point_opt {
         struct ana_time_point *p;
@@ -246,14 +259,17 @@ int cmd_diff(int argc, char **argv)
     ana_diff_finish(&d);
     ana_diff_sort(&d, sort);
 
+    /* Sites are matched on all their frames; --frames only cuts what is
+     * shown (all by default). */
+    unsigned frames = nw.a.frames_set ? nw.a.frames : 0;
     make_columns(cols, titles, keys);
     if (ana_table_create(&t, cols, NR_COLS))
         cli_die("diff: out of memory");
     if (nw.a.format != CLI_FMT_JSON)
-        add_row(t, d.total, "(total)");
+        add_row(t, d.total, "(total)", frames);
     size_t shown = nw.a.top && nw.a.top < d.nr_rows ? nw.a.top : d.nr_rows;
     for (size_t i = 0; i < shown; i++)
-        add_row(t, (const uint64_t(*)[ANA_DIFF_NR_METRICS])d.rows[i].v, d.rows[i].key);
+        add_row(t, (const uint64_t(*)[ANA_DIFF_NR_METRICS])d.rows[i].v, d.rows[i].key, frames);
 
     if (nw.a.format == CLI_FMT_JSON) {
         struct ana_json j;

@@ -81,6 +81,21 @@ expect "CSV rows" "$(wc -l <"$WORK/d.csv")" 6
 expect "CSV total bytes change" "$(awk -F, 'NR == 2 { print $6 }' "$WORK/d.csv")" 564
 "$MEMSCRIBE" diff --help | grep -q "usage: memscribe diff" || fail "--help"
 
+# --frames N, as in every command that prints stacks: at most N frames per
+# site (leaf first), a cut site ending in "... K more"; sites are still
+# matched on all their frames, so the numbers do not change.
+"$MEMSCRIBE" diff --format=json --top 0 --frames 1 "$B" "$N" >"$WORK/f1.json"
+expect "--frames 1: sites" "$(jq -c '[.rows[].site]' "$WORK/f1.json")" \
+    '[["make_buffer","... 4 more"],["churn","... 4 more"],["leak_more","... 4 more"],["leak_some","... 4 more"]]'
+expect "--frames 1: totals unchanged" "$(jq -c .total "$WORK/f1.json")" "$(jq -c .total "$WORK/d.json")"
+"$MEMSCRIBE" diff --format=json --top 0 --frames 0 "$B" "$N" >"$WORK/f0.json"
+expect "--frames 0: every frame" "$(jq -c '[.rows[].site]' "$WORK/f0.json")" \
+    "$(jq -c '[.rows[].site]' "$WORK/d.json")"
+"$MEMSCRIBE" diff --frames 2 "$B" "$N" >"$WORK/f2.txt"
+grep -q " make_buffer < main < \.\.\. 3 more$" "$WORK/f2.txt" || fail "--frames 2: text: $(cat "$WORK/f2.txt")"
+echo "ok: --frames 2: make_buffer < main < ... 3 more"
+"$MEMSCRIBE" diff --help | grep -q -- "--frames N" || fail "--help does not list --frames"
+
 # Bad input.
 echo "not a trace" >"$WORK/bad.mscr"
 set +e
@@ -92,6 +107,8 @@ expect "one trace: exit" $? 2
 expect "bad --sort: exit" $? 2
 "$MEMSCRIBE" diff --from soon "$B" "$N" 2>"$WORK/e4"
 expect "bad --from: exit" $? 2
+"$MEMSCRIBE" diff --frames many "$B" "$N" 2>"$WORK/e5"
+expect "bad --frames: exit" $? 2
 set -e
 grep -q "bad.mscr" "$WORK/e1" || fail "bad trace: message: $(cat "$WORK/e1")"
 echo "PASS"

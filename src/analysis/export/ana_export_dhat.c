@@ -167,18 +167,20 @@ static int write_json(struct dhat *d)
     const struct fmt_image_info *img = fmt_reader_image(d->r, 0);
     struct ana_xout *o = d->out;
     uint64_t end = d->m.end_ts_ns;
+    /* The command line, words joined by spaces, escaped (valid UTF-8 for
+     * a strict JSON reader, no control characters). */
+    char *cmd =
+        ana_xtext(info->command ? info->command : "", info->command ? info->command_len : 0, true);
 
+    if (!cmd)
+        return -ENOMEM;
     ana_xout_printf(o,
                     "{\"dhatFileVersion\":2,\"mode\":\"heap\",\"verb\":\"Allocated\","
                     "\"bklt\":true,\"bkacc\":false,\"tu\":\"\\u00b5s\",\"Mtu\":\"s\","
                     "\"tuth\":%d,\"cmd\":\"",
                     DHAT_SHORT_LIVED_US);
-    for (uint32_t i = 0; info->command && i < info->command_len; i++) {
-        char c[2] = {info->command[i] ? info->command[i] : ' ', 0};
-        if (!info->command[i] && i + 1 == info->command_len)
-            break;
-        ana_xout_json_str(o, c);
-    }
+    ana_xout_json_str(o, cmd);
+    free(cmd);
     ana_xout_printf(o, "\",\"pid\":%u,\"te\":%" PRIu64 ",\"tg\":%" PRIu64 ",\"pps\":[",
                     img ? img->pid : 0, us(end), us(d->m.peak_ts_ns));
     for (uint32_t i = 0; i < d->stacks.nr; i++) {

@@ -455,16 +455,19 @@ static int header(struct heaptrack *h)
 {
     const struct fmt_trace_info *info = fmt_reader_info(h->r);
 
-    ana_xout_printf(h->out, "v %x %x\nX ", HEAPTRACK_VERSION_CODE, HEAPTRACK_FILE_VERSION);
-    for (uint32_t i = 0; info->command && i < info->command_len; i++) {
-        char c = info->command[i];
-        if (!c && i + 1 == info->command_len)
-            break;
-        ana_xout_write(h->out, c && c != '\n' ? &c : " ", 1);
-    }
-    if (!info->command || !info->command_len)
-        ana_xout_printf(h->out, "(unknown)");
-    return ana_xout_printf(h->out, "\nI %x 0\n", HT_PAGE_SIZE);
+    /* X: the command line, words joined by spaces, escaped (valid UTF-8,
+     * no control characters: heaptrack_print shows it as is). */
+    char *cmd = info->command && info->command_len
+                    ? ana_xtext(info->command, info->command_len, true)
+                    : strdup("(unknown)");
+
+    if (!cmd)
+        return -ENOMEM;
+    int rc = ana_xout_printf(h->out, "v %x %x\nX %s\nI %x 0\n", HEAPTRACK_VERSION_CODE,
+                             HEAPTRACK_FILE_VERSION, cmd, HT_PAGE_SIZE);
+
+    free(cmd);
+    return rc;
 }
 
 static int stream(struct heaptrack *h)

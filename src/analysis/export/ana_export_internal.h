@@ -93,7 +93,12 @@ struct ana_xsym {
     struct fmt_reader *r;
     const struct ana_export_options *o;
     struct ana_sym *sym;
-    struct ana_sym_stack st;
+    struct ana_sym_stack raw; /* as the symbolizer gives it */
+    struct ana_sym_stack st;  /* raw with its strings escaped */
+    struct ana_sym_frame *frames;
+    uint32_t cap_frames;
+    char **owned; /* escaped strings of the latest stack */
+    uint32_t nr_owned, cap_owned;
     uint64_t *addrs;
     uint32_t cap_addrs;
 };
@@ -103,12 +108,17 @@ int ana_xsym_open(struct ana_xsym *x, struct fmt_reader *r, const struct ana_exp
 /* Pass the symbolizer's notes to o->note, and free it. */
 void ana_xsym_close(struct ana_xsym *x);
 /* Symbolize stack id (0: an empty stack), leaf first, allocator frames
- * cut. *out stays valid until the next call. Returns 0 or -errno. */
+ * cut. The frames' function, file and module are escaped (ana_text.h:
+ * valid UTF-8, control characters as \xHH), since the program chose
+ * their bytes. *out stays valid until the next call. Returns 0 or -errno. */
 int ana_xsym_stack(struct ana_xsym *x, uint32_t id, const struct ana_sym_stack **out,
                    uint32_t *image);
 /* A frame's short name: the function, else "module+0xOFF", else "0xADDR".
  * Returns buf (or the symbolizer's string). */
 const char *ana_xsym_name(const struct ana_sym_frame *f, char *buf, size_t size);
+/* s (len bytes; words: NUL-separated, as a command line) escaped as
+ * ana_text.h says, in a new string the caller frees; NULL: out of memory. */
+char *ana_xtext(const char *s, size_t len, bool words);
 /* The last path component of a module, or "???" */
 const char *ana_xsym_basename(const char *path);
 

@@ -219,16 +219,14 @@ int ana_export_massif(struct fmt_reader *r, const struct ana_export_options *o,
      * (valid UTF-8, no control characters: ms_print prints it as is). */
     ana_xout_printf(out, "desc: memscribe export --to massif\ncmd: ");
     if (info->command && info->command_len) {
-        size_t n = ana_text_escape_words(NULL, 0, info->command, info->command_len);
-        char *cmd = malloc(n + 1);
+        char *cmd = ana_xtext(info->command, info->command_len, true);
 
         if (!cmd) {
             rc = -ENOMEM;
             goto out;
         }
-        ana_text_escape_words(cmd, n + 1, info->command, info->command_len);
         clean(cmd);
-        ana_xout_write(out, cmd, n);
+        ana_xout_write(out, cmd, strlen(cmd));
         free(cmd);
     } else {
         ana_xout_printf(out, "(unknown)");

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_text.h"
 #include "analysis/export/ana_export_internal.h"
 #include "analysis/export/ana_export_map.h"
 #include "analysis/export/ana_export_strtab.h"
@@ -180,7 +181,8 @@ static int mappings(struct pprof *p)
         }
         if (lo > hi)
             lo = hi = 0;
-        snprintf(path, sizeof(path), "%.*s", (int)m->path_len, m->path ? m->path : "");
+        /* Escaped as the frames' strings are (ana_xsym_stack). */
+        ana_text_escape(path, sizeof(path), m->path ? m->path : "", m->path ? m->path_len : 0);
         for (uint32_t k = 0; k < m->build_id_len && k < FMT_MAX_BUILD_ID; k++)
             snprintf(build_id + 2 * k, 3, "%02x", m->build_id[k]);
         build_id[2 * (m->build_id_len < FMT_MAX_BUILD_ID ? m->build_id_len : FMT_MAX_BUILD_ID)] = 0;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_text.h"
 #include "analysis/export/ana_export_internal.h"
 
 int ana_xsym_open(struct ana_xsym *x, struct fmt_reader *r, const struct ana_export_options *o)
@@ -33,15 +34,99 @@ int ana_xsym_open(struct ana_xsym *x, struct fmt_reader *r, const struct ana_exp
     return 0;
 }
 
+static void free_owned(struct ana_xsym *x)
+{
+    for (uint32_t i = 0; i < x->nr_owned; i++)
+        free(x->owned[i]);
+    x->nr_owned = 0;
+}
+
 void ana_xsym_close(struct ana_xsym *x)
 {
     if (x->sym && x->o && x->o->note)
         for (size_t i = 0; i < ana_sym_nr_notes(x->sym); i++)
             x->o->note(x->o->note_arg, ana_sym_note(x->sym, i));
-    ana_sym_stack_release(&x->st);
+    ana_sym_stack_release(&x->raw);
+    free(x->st.lines);
+    free(x->frames);
+    free_owned(x);
+    free(x->owned);
     ana_sym_destroy(x->sym);
     free(x->addrs);
     memset(x, 0, sizeof(*x));
+}
+
+char *ana_xtext(const char *s, size_t len, bool words)
+{
+    size_t n = words ? ana_text_escape_words(NULL, 0, s, len) : ana_text_escape(NULL, 0, s, len);
+    char *out = malloc(n + 1);
+
+    if (!out)
+        return NULL;
+    if (words)
+        ana_text_escape_words(out, n + 1, s, len);
+    else
+        ana_text_escape(out, n + 1, s, len);
+    return out;
+}
+
+/* *s escaped: unchanged when it needs nothing (escaping always lengthens),
+ * else a copy owned until the next stack. */
+static int escape_str(struct ana_xsym *x, const char **s)
+{
+    size_t len;
+    char *e;
+
+    if (!*s)
+        return 0;
+    len = strlen(*s);
+    if (ana_text_escape(NULL, 0, *s, len) == len)
+        return 0;
+    if (x->nr_owned == x->cap_owned) {
+        uint32_t cap = x->cap_owned ? 2 * x->cap_owned : 16;
+        char **o = realloc(x->owned, cap * sizeof(*o));
+        if (!o)
+            return -ENOMEM;
+        x->owned = o;
+        x->cap_owned = cap;
+    }
+    if (!(e = ana_xtext(*s, len, false)))
+        return -ENOMEM;
+    x->owned[x->nr_owned++] = e;
+    *s = e;
+    return 0;
+}
+
+/* x->st: x->raw with copies of its frames whose strings are escaped. */
+static int escape_stack(struct ana_xsym *x)
+{
+    uint32_t n = x->raw.nr_lines;
+
+    free_owned(x);
+    if (n > x->cap_frames) {
+        struct ana_sym_frame *f = realloc(x->frames, n * sizeof(*f));
+        struct ana_sym_line *l;
+        if (!f)
+            return -ENOMEM;
+        x->frames = f;
+        if (!(l = realloc(x->st.lines, n * sizeof(*l))))
+            return -ENOMEM;
+        x->st.lines = l;
+        x->cap_frames = x->st.cap_lines = n;
+    }
+    x->st.nr_lines = n;
+    x->st.nr_cut = x->raw.nr_cut;
+    for (uint32_t i = 0; i < n; i++) {
+        struct ana_sym_frame *f = &x->frames[i];
+        int rc;
+
+        *f = *x->raw.lines[i].frame;
+        if ((rc = escape_str(x, &f->function)) || (rc = escape_str(x, &f->file)) ||
+            (rc = escape_str(x, &f->module)))
+            return rc;
+        x->st.lines[i] = (struct ana_sym_line){.frame = f, .index = x->raw.lines[i].index};
+    }
+    return 0;
 }
 
 int ana_xsym_stack(struct ana_xsym *x, uint32_t id, const struct ana_sym_stack **out,
@@ -66,7 +151,8 @@ int ana_xsym_stack(struct ana_xsym *x, uint32_t id, const struct ana_sym_stack *
     }
     if (image)
         *image = img;
-    return ana_sym_stack(x->sym, img, x->addrs, (uint32_t)depth, &x->st);
+    int rc = ana_sym_stack(x->sym, img, x->addrs, (uint32_t)depth, &x->raw);
+    return rc ? rc : escape_stack(x);
 }
 
 const char *ana_xsym_basename(const char *path)
