@@ -173,11 +173,14 @@ static int write_json(struct dhat *d)
                     "\"bklt\":true,\"bkacc\":false,\"tu\":\"\\u00b5s\",\"Mtu\":\"s\","
                     "\"tuth\":%d,\"cmd\":\"",
                     DHAT_SHORT_LIVED_US);
-    for (uint32_t i = 0; info->command && i < info->command_len; i++) {
-        char c[2] = {info->command[i] ? info->command[i] : ' ', 0};
-        if (!info->command[i] && i + 1 == info->command_len)
-            break;
-        ana_xout_json_str(o, c);
+    /* The arguments (each NUL-terminated), one space between. */
+    for (uint32_t i = 0; info->command && i < info->command_len;) {
+        size_t len = strnlen(info->command + i, info->command_len - i);
+
+        if (i)
+            ana_xout_write(o, " ", 1);
+        ana_xout_json_strn(o, info->command + i, len);
+        i += (uint32_t)len + 1;
     }
     ana_xout_printf(o, "\",\"pid\":%u,\"te\":%" PRIu64 ",\"tg\":%" PRIu64 ",\"pps\":[",
                     img ? img->pid : 0, us(end), us(d->m.peak_ts_ns));
@@ -196,7 +199,7 @@ static int write_json(struct dhat *d)
     ana_xout_printf(o, "\n],\"ftbl\":[");
     for (uint32_t i = 0; i < d->frames.nr; i++) {
         ana_xout_printf(o, "%s\n\"", i ? "," : "");
-        ana_xout_json_str(o, d->frames.strs[i]);
+        ana_xout_json_strn(o, d->frames.strs[i], strlen(d->frames.strs[i]));
         ana_xout_write(o, "\"", 1);
     }
     return ana_xout_printf(o, "\n]}\n");
