@@ -13,6 +13,7 @@
 #include "analysis/core/ana_text.h"
 #include "analysis/core/ana_time.h"
 #include "analysis/model/ana_model.h"
+#include "analysis/model/ana_scope_json.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_getopt.h"
@@ -270,35 +271,7 @@ static void json_scope(struct report *rp, struct ana_json *j, const struct ana_s
     ana_json_kv_u64(j, "run_time_ns", run_time(rp, s));
     ana_json_kv_u64(j, "first_ns", s->first_ns);
     ana_json_kv_u64(j, "last_ns", s->last_ns);
-    ana_json_key(j, "calls");
-    ana_json_begin_object(j);
-    for (unsigned k = 1; k < ANA_NR_KINDS; k++)
-        if (s->nr_calls[k] && k < FMT_EV_PROCESS_START)
-            ana_json_kv_u64(j, fmt_kind_name(k), s->nr_calls[k]);
-    ana_json_end_object(j);
-    ana_json_kv_u64(j, "failed_calls", s->nr_failed);
-    ana_json_kv_u64(j, "allocations", s->nr_allocs);
-    ana_json_kv_u64(j, "allocated_bytes", s->alloc_bytes);
-    ana_json_kv_u64(j, "frees", s->nr_frees);
-    ana_json_kv_u64(j, "peak_bytes", s->peak);
-    ana_json_kv_u64(j, "peak_ns", s->peak_ns);
-    ana_json_kv_u64(j, "peak_blocks", s->peak_blocks);
-    ana_json_kv_u64(j, "leaked_bytes", s->heap);
-    ana_json_kv_u64(j, "leaked_blocks", s->live_blocks);
-    ana_json_kv_u64(j, "temporary", s->nr_temporary);
-    ana_json_kv_u64(j, "temporary_bytes", s->temporary_bytes);
-    ana_json_key(j, "peak_rss_bytes");
-    if (s->has_rss)
-        ana_json_u64(j, s->rss_peak);
-    else
-        ana_json_null(j);
-    ana_json_key(j, "peak_rss_ns");
-    if (s->has_rss)
-        ana_json_u64(j, s->rss_peak_ns);
-    else
-        ana_json_null(j);
-    ana_json_kv_u64(j, "unmatched_frees", s->nr_unmatched_frees);
-    ana_json_kv_u64(j, "dropped_events", s->nr_dropped);
+    ana_scope_write_json(j, s);
     uint64_t sb, sn;
     suppressed_leaks(rp, s->image, &sb, &sn);
     ana_json_kv_u64(j, "suppressed_leaked_bytes", sb);

@@ -70,7 +70,7 @@ class P(HTMLParser):
 
 p = P()
 p.feed(open(sys.argv[1]).read())
-for k in ('chg-nrAllocs', 'chg-allocBytes', 'chg-peak', 'chg-leakedBytes', 'chg-nrTemporary'):
+for k in ('chg-allocations', 'chg-allocated_bytes', 'chg-peak_bytes', 'chg-leaked_bytes', 'chg-temporary'):
     print(k, p.ids.get(k, 'missing').strip())
 print('card-base', 'db' if 'base.mscr' in p.ids.get('card-base', '') else 'missing')
 print('card-leaked', p.ids.get('card-leaked', '').split('base')[-1].strip())
@@ -80,11 +80,11 @@ for r in p.rows:
         print('site', fn.split('(')[0].strip(), r['c-dbytes'], r['c-dleaked'], r['c-dallocs'])
 PY
 f() { grep "^$1 " "$WORK/facts" | head -1 | cut -d' ' -f2-; }
-expect "summary: allocations" "$(f chg-nrAllocs)" "[+1]"
-expect "summary: bytes" "$(f chg-allocBytes)" "[+564]"
-expect "summary: peak" "$(f chg-peak)" "[+500]"
-expect "summary: leaked" "$(f chg-leakedBytes)" "[+64]"
-expect "summary: temporary" "$(f chg-nrTemporary)" "[0]"
+expect "summary: allocations" "$(f chg-allocations)" "[+1]"
+expect "summary: bytes" "$(f chg-allocated_bytes)" "[+564]"
+expect "summary: peak" "$(f chg-peak_bytes)" "[+500]"
+expect "summary: leaked" "$(f chg-leaked_bytes)" "[+64]"
+expect "summary: temporary" "$(f chg-temporary)" "[0]"
 expect "card: the base's name" "$(f card-base)" db
 expect "card: leaked" "$(f card-leaked)" "40, +64"
 site() { grep "^site $1 " "$WORK/facts" | cut -d' ' -f3-; }

@@ -135,17 +135,16 @@ print("page load to ready:", body.attrs.get("data-ready-ms"), "ms")
 
 # Summary = memscribe report.
 p = json.load(open(report_path))["processes"][0]
-for cell, key in [("nrAllocs", "allocations"), ("allocBytes", "allocated_bytes"),
-                  ("nrFrees", "frees"), ("peak", "peak_bytes"), ("peakNs", "peak_ns"),
-                  ("peakBlocks", "peak_blocks"), ("leakedBytes", "leaked_bytes"),
-                  ("leakedBlocks", "leaked_blocks"), ("nrTemporary", "temporary"),
-                  ("temporaryBytes", "temporary_bytes"), ("rssPeak", "peak_rss_bytes")]:
-    check(f"summary {cell}", int(t.by_id["sum-" + cell].attrs["data-v"]), p[key])
+# One vocabulary (docs/json.md): each summary cell is named by report's key.
+for key in ["allocations", "allocated_bytes", "frees", "peak_bytes", "peak_ns", "peak_blocks",
+            "leaked_bytes", "leaked_blocks", "temporary", "temporary_bytes", "peak_rss_bytes",
+            "failed_calls", "unmatched_frees", "dropped_events"]:
+    check(f"summary {key}", int(t.by_id["sum-" + key].attrs["data-v"]), p[key])
 # Distinct stacks: the call sites the heap events use (report's every
 # site by allocations), not the trace's stack nodes.
-check("summary distinct stacks", int(t.by_id["sum-nrStacks"].attrs["data-v"]),
+check("summary distinct stacks", int(t.by_id["sum-stack_count"].attrs["data-v"]),
       len(p["top"]["allocations"]))
-check("summary leaked bytes as text", t.by_id["sum-leakedBytes"].all_text().split(" ")[0],
+check("summary leaked bytes as text", t.by_id["sum-leaked_bytes"].all_text().split(" ")[0],
       f"{p['leaked_bytes']:,}")
 
 # The window's range.
@@ -190,8 +189,8 @@ leak = [tr for tr in t.by_id["leaks-table"].find_all(lambda n: n.tag == "tr")
 check("leak rows of InnerLoopOperation", len(leak), 1)
 if leak:
     vals = {c.attrs["class"]: c.attrs.get("data-v") for c in leak[0].children if "data-v" in c.attrs}
-    check("its leaked bytes", vals.get("c-leaked"), "12800")
-    check("its leaked blocks", vals.get("c-leakedBlocks"), "320")
+    check("its leaked bytes", vals.get("c-leaked_bytes"), "12800")
+    check("its leaked blocks", vals.get("c-leaked_blocks"), "320")
 
 # The flame graph (bytes): frames drawn, the spikes among them.
 frames = t.by_id["flame-svg"].find_all(lambda n: n.tag == "g")

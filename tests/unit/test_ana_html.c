@@ -410,7 +410,7 @@ static void test_page_empty(void **state)
     assert_int_equal(fclose(out), 0);
     assert_null(strstr(buf, "<!--@"));
     assert_non_null(strstr(buf, "\"nrBuckets\":1"));
-    assert_non_null(strstr(buf, "\"nrAllocs\":0"));
+    assert_non_null(strstr(buf, "\"allocations\":0"));
     free(buf);
     fmt_reader_close(r);
     close(fd);

@@ -196,6 +196,43 @@ static void test_json_text_bytes(void **state)
     assert_string_equal(buf, "\xc3\xa9\xc3\xa9");
 }
 
+struct pieces {
+    char text[128];
+    size_t len;
+    unsigned nr;
+};
+
+static void put_piece(void *arg, const char *s, size_t len)
+{
+    struct pieces *p = arg;
+
+    assert_true(len > 0 && p->len + len < sizeof(p->text));
+    memcpy(p->text + p->len, s, len);
+    p->len += len;
+    p->nr++;
+}
+
+/* The one escaper (ana_json_escape) writes what ana_json_str() writes
+ * between the quotes, plain runs as one piece each: the DHAT export uses
+ * it for its strings. */
+static void test_json_escape(void **state)
+{
+    static const char in[] = "fn\"x\n\t\r\x01\x7f\xc2\x9b\xc3\xa9\xff end";
+    struct pieces p = {0};
+
+    (void)state;
+    ana_json_escape(in, sizeof(in) - 1, put_piece, &p);
+    p.text[p.len] = 0;
+    assert_string_equal(p.text, "fn\\\"x\\n\\t\\r\\u0001\\u007f\\u009b\xc3\xa9\\\\xff end");
+    /* Four plain runs ("fn", "x", the e acute, " end") and 8 escapes. */
+    assert_int_equal(p.nr, 4 + 8);
+    p = (struct pieces){0};
+    ana_json_escape("plain", 5, put_piece, &p);
+    assert_int_equal(p.nr, 1);
+    ana_json_escape("", 0, put_piece, &p);
+    assert_int_equal(p.nr, 1);
+}
+
 /* Nesting as deep as a call tree of 256 frames needs (2 levels each). */
 static void test_json_deep(void **state)
 {
@@ -295,8 +332,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_exact),      cmocka_unit_test(test_json_errors_and_pretty),
-        cmocka_unit_test(test_json_text_bytes), cmocka_unit_test(test_json_deep),
-        cmocka_unit_test(test_table),           cmocka_unit_test(test_time_parse),
+        cmocka_unit_test(test_json_text_bytes), cmocka_unit_test(test_json_escape),
+        cmocka_unit_test(test_json_deep),       cmocka_unit_test(test_table),
+        cmocka_unit_test(test_time_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

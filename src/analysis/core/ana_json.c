@@ -99,48 +99,65 @@ void ana_json_end_array(struct ana_json *j)
     close_container(j, ']');
 }
 
-static void put_string(FILE *f, const char *s, size_t len)
+void ana_json_escape(const char *s, size_t len, ana_json_put_fn put, void *arg)
 {
     static const char hex[] = "0123456789abcdef";
+    size_t run = 0; /* the first byte not yet put */
 
-    fputc('"', f);
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
-        switch (c) {
-        case '"':
-            fputs("\\\"", f);
-            break;
-        case '\\':
-            fputs("\\\\", f);
-            break;
-        case '\n':
-            fputs("\\n", f);
-            break;
-        case '\t':
-            fputs("\\t", f);
-            break;
-        case '\r':
-            fputs("\\r", f);
-            break;
-        default: {
+        char esc[8];
+        size_t nr_esc, used = 1;
+
+        if (c == '"' || c == '\\') {
+            esc[0] = '\\';
+            esc[1] = (char)c;
+            nr_esc = 2;
+        } else if (c == '\n' || c == '\t' || c == '\r') {
+            esc[0] = '\\';
+            esc[1] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+            nr_esc = 2;
+        } else if (c >= 0x20 && c < 0x7f) {
+            continue;
+        } else {
             uint32_t cp = c;
             size_t n = c < 0x80 ? 1 : ana_utf8_decode((const unsigned char *)s + i, len - i, &cp);
+
             if (!n) { /* not UTF-8: the byte as text, as ana_text_escape() shows it */
-                fputs("\\\\x", f);
-                fputc(hex[c >> 4], f);
-                fputc(hex[c & 15], f);
+                memcpy(esc, "\\\\x", 3);
+                esc[3] = hex[c >> 4];
+                esc[4] = hex[c & 15];
+                nr_esc = 5;
             } else if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) { /* C0, DEL, C1 */
-                fputs("\\u00", f);
-                fputc(hex[cp >> 4], f);
-                fputc(hex[cp & 15], f);
-                i += n - 1;
+                memcpy(esc, "\\u00", 4);
+                esc[4] = hex[cp >> 4];
+                esc[5] = hex[cp & 15];
+                nr_esc = 6;
+                used = n;
             } else {
-                fwrite(s + i, 1, n, f);
-                i += n - 1;
+                i += n - 1; /* UTF-8 passes through */
+                continue;
             }
         }
-        }
+        if (i > run)
+            put(arg, s + run, i - run);
+        put(arg, esc, nr_esc);
+        i += used - 1;
+        run = i + 1;
     }
+    if (len > run)
+        put(arg, s + run, len - run);
+}
+
+static void put_file(void *f, const char *s, size_t len)
+{
+    fwrite(s, 1, len, f);
+}
+
+static void put_string(FILE *f, const char *s, size_t len)
+{
+    fputc('"', f);
+    ana_json_escape(s, len, put_file, f);
     fputc('"', f);
 }
 

@@ -46,6 +46,12 @@ void ana_json_null(struct ana_json *j);
 void ana_json_str(struct ana_json *j, const char *s);
 void ana_json_strn(struct ana_json *j, const char *s, size_t len);
 
+/* The one JSON string escaper (every JSON memscribe writes goes through
+ * it): the contents of s, without the quotes, as ana_json_str() writes
+ * them, passed to put in pieces. */
+typedef void (*ana_json_put_fn)(void *arg, const char *s, size_t len);
+void ana_json_escape(const char *s, size_t len, ana_json_put_fn put, void *arg);
+
 /* Shorthands for a member: key then value. */
 void ana_json_kv_u64(struct ana_json *j, const char *key, uint64_t v);
 void ana_json_kv_i64(struct ana_json *j, const char *key, int64_t v);

@@ -179,7 +179,7 @@ static int write_json(struct dhat *d)
                     "\"bklt\":true,\"bkacc\":false,\"tu\":\"\\u00b5s\",\"Mtu\":\"s\","
                     "\"tuth\":%d,\"cmd\":\"",
                     DHAT_SHORT_LIVED_US);
-    ana_xout_json_str(o, cmd);
+    ana_xout_json_strn(o, cmd, strlen(cmd));
     free(cmd);
     ana_xout_printf(o, "\",\"pid\":%u,\"te\":%" PRIu64 ",\"tg\":%" PRIu64 ",\"pps\":[",
                     img ? img->pid : 0, us(end), us(d->m.peak_ts_ns));
@@ -198,7 +198,7 @@ static int write_json(struct dhat *d)
     ana_xout_printf(o, "\n],\"ftbl\":[");
     for (uint32_t i = 0; i < d->frames.nr; i++) {
         ana_xout_printf(o, "%s\n\"", i ? "," : "");
-        ana_xout_json_str(o, d->frames.strs[i]);
+        ana_xout_json_strn(o, d->frames.strs[i], strlen(d->frames.strs[i]));
         ana_xout_write(o, "\"", 1);
     }
     return ana_xout_printf(o, "\n]}\n");

@@ -22,8 +22,9 @@ struct ana_xout;
 int ana_xout_open(struct ana_xout **out, int fd, enum ana_export_compress c);
 int ana_xout_write(struct ana_xout *o, const void *p, size_t n);
 __attribute__((format(printf, 2, 3))) int ana_xout_printf(struct ana_xout *o, const char *fmt, ...);
-/* Write a string with JSON escaping (no quotes added). */
-int ana_xout_json_str(struct ana_xout *o, const char *s);
+/* Write len bytes of s with JSON escaping (no quotes added), through the
+ * one JSON escaper, ana_json_escape(). */
+int ana_xout_json_strn(struct ana_xout *o, const char *s, size_t len);
 /* Flush, end the compressed stream, free. Returns the first error. */
 int ana_xout_close(struct ana_xout *o);
 

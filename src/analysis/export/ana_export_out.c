@@ -11,6 +11,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "analysis/core/ana_json.h"
 #include "analysis/export/ana_export_internal.h"
 
 #define XOUT_BUF_SIZE (64 * 1024)
@@ -170,23 +171,15 @@ int ana_xout_printf(struct ana_xout *o, const char *fmt, ...)
     return o->err;
 }
 
-int ana_xout_json_str(struct ana_xout *o, const char *s)
+static void put_xout(void *o, const char *s, size_t len)
 {
-    const char *run = s;
+    ana_xout_write(o, s, len);
+}
 
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-
-        if (c >= 0x20 && c != '"' && c != '\\')
-            continue;
-        ana_xout_write(o, run, (size_t)(s - run));
-        if (c == '"' || c == '\\')
-            ana_xout_printf(o, "\\%c", c);
-        else
-            ana_xout_printf(o, "\\u%04x", c);
-        run = s + 1;
-    }
-    return ana_xout_write(o, run, (size_t)(s - run));
+int ana_xout_json_strn(struct ana_xout *o, const char *s, size_t len)
+{
+    ana_json_escape(s, len, put_xout, o);
+    return o->err;
 }
 
 int ana_xout_close(struct ana_xout *o)

@@ -9,6 +9,7 @@
 #include "analysis/core/ana_json.h"
 #include "analysis/diff/ana_diff_html.h"
 #include "analysis/html/ana_html_internal.h"
+#include "analysis/model/ana_scope_json.h"
 #include "analysis/pictures/ana_flame.h"
 #include "util/util_array.h"
 
@@ -67,26 +68,11 @@ void ana_html_write_summary(struct ana_json *j, const struct ana_model *m,
 
     ana_json_key(j, "summary");
     ana_json_begin_object(j);
-    ana_json_kv_u64(j, "nrAllocs", t->nr_allocs);
-    ana_json_kv_u64(j, "allocBytes", t->alloc_bytes);
-    ana_json_kv_u64(j, "nrFrees", t->nr_frees);
-    ana_json_kv_u64(j, "freedBytes", t->freed_bytes);
-    ana_json_kv_u64(j, "peak", t->peak);
-    ana_json_kv_u64(j, "peakNs", t->peak_ns);
-    ana_json_kv_u64(j, "peakBlocks", t->peak_blocks);
-    ana_json_kv_u64(j, "leakedBytes", t->heap);
-    ana_json_kv_u64(j, "leakedBlocks", t->live_blocks);
-    ana_json_kv_u64(j, "nrTemporary", t->nr_temporary);
-    ana_json_kv_u64(j, "temporaryBytes", t->temporary_bytes);
-    ana_json_kv_bool(j, "hasRss", t->has_rss);
-    ana_json_kv_u64(j, "rssPeak", t->rss_peak);
-    ana_json_kv_u64(j, "rssPeakNs", t->rss_peak_ns);
-    ana_json_kv_u64(j, "nrDropped", t->nr_dropped);
-    ana_json_kv_u64(j, "nrUnmatchedFrees", t->nr_unmatched_frees);
-    ana_json_kv_u64(j, "nrFailed", t->nr_failed);
-    ana_json_kv_u64(j, "nrEvents", c->nr_events);
-    ana_json_kv_u64(j, "nrImages", ana_model_nr_seen(m));
-    ana_json_kv_u64(j, "nrThreads", c->nr_threads);
+    ana_scope_write_json(j, t);
+    ana_json_kv_u64(j, "freed_bytes", t->freed_bytes);
+    ana_json_kv_u64(j, "events", c->nr_events);
+    ana_json_kv_u64(j, "process_count", ana_model_nr_seen(m));
+    ana_json_kv_u64(j, "thread_count", c->nr_threads);
     /* Stacks the heap events use, not the trace's stack nodes (every
      * prefix of every stack, VM and module-load stacks too). */
     uint64_t nr_used = 0;
@@ -94,14 +80,7 @@ void ana_html_write_summary(struct ana_json *j, const struct ana_model *m,
         const struct ana_site *s = ana_model_site(m, id);
         nr_used += s && (s->nr_allocs || s->live_blocks);
     }
-    ana_json_kv_u64(j, "nrStacks", nr_used);
-    ana_json_key(j, "calls");
-    ana_json_begin_object(j);
-    /* The memory calls, as `memscribe report` lists them. */
-    for (unsigned k = 1; k < FMT_EV_PROCESS_START; k++)
-        if (t->nr_calls[k])
-            ana_json_kv_u64(j, fmt_kind_name(k), t->nr_calls[k]);
-    ana_json_end_object(j);
+    ana_json_kv_u64(j, "stack_count", nr_used);
     ana_json_end_object(j);
 }
 
@@ -146,7 +125,7 @@ static void write_header(struct data_run *d)
     }
     ana_json_end_array(j);
     ana_json_kv_u64(j, "endNs", d->run->counts.last_ts_ns);
-    ana_json_kv_u64(j, "top", d->run->o->nr_top); /* 0: all rows */
+    ana_json_kv_u64(j, "top_rows", d->run->o->nr_top); /* 0: all rows */
 }
 
 /* Which stacks the page lists: every one that allocated, or is referred
@@ -323,8 +302,9 @@ static int site_node(struct data_run *d, struct frame_trie *t, uint32_t stack, u
 
 static void write_sites(struct data_run *d)
 {
-    static const char *const keys[NR_COLS] = {"allocs", "bytes", "leaked",   "leakedBlocks",
-                                              "peak",   "temp",  "tempBytes"};
+    static const char *const keys[NR_COLS] = {"allocations",    "allocated_bytes", "leaked_bytes",
+                                              "leaked_blocks",  "peak_bytes",      "temporary",
+                                              "temporary_bytes"};
     struct ana_json *j = &d->j;
     struct frame_trie t = {0};
     uint32_t *node = malloc((d->nr_sites ? d->nr_sites : 1) * sizeof(*node));

@@ -5,13 +5,14 @@
 // string goes into the page through textContent, never as markup.
 //
 // Data (arrays are columnar; "site" = a call site = a recorded stack):
-//   summary: heap model totals (ana_model.h), exact integers
+//   summary: heap model totals (ana_model.h), exact integers, named as in
+//          `memscribe report --format json` (docs/json.md)
 //   strings: function names and places; other parts index into it
 //   frames: the stacks' frames as one prefix tree, node 0 the root:
 //          parent[], fn[] and place[] (string ids)
 //   sites: stack[] (trace stack id), node[] (its leaf in frames),
-//          allocs[], bytes[], leaked[], leakedBlocks[], peak[], temp[],
-//          tempBytes[]
+//          allocations[], allocated_bytes[], leaked_bytes[], leaked_blocks[],
+//          peak_bytes[], temporary[], temporary_bytes[] (docs/json.md)
 //   wpa: bucketNs, nrBuckets, and per cell site[], a[] (allocation bucket),
 //        f[] (free bucket, -1: never freed), n[] (blocks), b[] (bytes)
 //   flame, flameInv: nodes depth first, children by name: name[] (string
@@ -159,7 +160,7 @@
     // chain, so a row's change is its whole chain's: the new run's sites
     // of that chain added up, against the base's.
     CHAIN = {};
-    var M = ['allocs', 'bytes', 'peak', 'leaked', 'temp'];
+    var M = ['allocations', 'allocated_bytes', 'peak_bytes', 'leaked_bytes', 'temporary'];
     for (var i = 0; i < D.sites.stack.length; i++) {
       var names = [];
       for (var n = D.sites.node[i]; n > 0; n = D.frames.parent[n]) names.push(S[D.frames.fn[n]]);
@@ -179,8 +180,8 @@
   function baseSummary() {
     var b = D.base.summary, s = D.summary, cards = $('summary-cards');
     card(cards, 'card-base', 'Compared with', D.base.trace, 'changes in brackets');
-    [['card-peak', 'peak'], ['card-allocs', 'nrAllocs'], ['card-leaked', 'leakedBytes'],
-     ['card-temp', 'nrTemporary']].forEach(function (c) {
+    [['card-peak', 'peak_bytes'], ['card-allocs', 'allocations'], ['card-leaked', 'leaked_bytes'],
+     ['card-temp', 'temporary']].forEach(function (c) {
       var d = el('div', 'change', 'base ' + int(b[c[1]]) + ', ' + signed(s[c[1]] - b[c[1]]));
       $(c[0]).appendChild(d);
     });
@@ -197,36 +198,36 @@
   function summary() {
     var s = D.summary, cards = $('summary-cards'), t = $('summary-table');
     if (D.incomplete) $('incomplete').hidden = false;
-    card(cards, 'card-peak', 'Peak heap in use', bytes(s.peak), int(s.peak) + ' B at ' + time(s.peakNs));
-    card(cards, 'card-allocs', 'Allocations', int(s.nrAllocs), bytes(s.allocBytes) + ' requested');
-    card(cards, 'card-leaked', 'Leaked', bytes(s.leakedBytes), int(s.leakedBlocks) + ' blocks');
-    card(cards, 'card-temp', 'Temporary allocations', int(s.nrTemporary), bytes(s.temporaryBytes));
-    if (s.hasRss) {
-      card(cards, 'card-rss', 'Peak RSS', bytes(s.rssPeak),
-        'at ' + time(s.rssPeakNs) + ', with memscribe\u2019s ring buffers (up to 4 MiB a thread)');
+    card(cards, 'card-peak', 'Peak heap in use', bytes(s.peak_bytes), int(s.peak_bytes) + ' B at ' + time(s.peak_ns));
+    card(cards, 'card-allocs', 'Allocations', int(s.allocations), bytes(s.allocated_bytes) + ' requested');
+    card(cards, 'card-leaked', 'Leaked', bytes(s.leaked_bytes), int(s.leaked_blocks) + ' blocks');
+    card(cards, 'card-temp', 'Temporary allocations', int(s.temporary), bytes(s.temporary_bytes));
+    if (s.peak_rss_bytes !== null) {
+      card(cards, 'card-rss', 'Peak RSS', bytes(s.peak_rss_bytes),
+        'at ' + time(s.peak_rss_ns) + ', with memscribe\u2019s ring buffers (up to 4 MiB a thread)');
     }
-    card(cards, 'card-duration', 'Duration', time(D.endNs), int(s.nrEvents) + ' events');
+    card(cards, 'card-duration', 'Duration', time(D.endNs), int(s.events) + ' events');
     var rows = [
-      ['Allocations', 'nrAllocs', s.nrAllocs, 'count'],
-      ['Bytes allocated', 'allocBytes', s.allocBytes, 'bytes'],
-      ['Frees', 'nrFrees', s.nrFrees, 'count'],
-      ['Bytes freed', 'freedBytes', s.freedBytes, 'bytes'],
-      ['Peak heap in use', 'peak', s.peak, 'bytes'],
-      ['Peak at', 'peakNs', s.peakNs, 'time'],
-      ['Blocks live at the peak', 'peakBlocks', s.peakBlocks, 'count'],
-      ['Leaked bytes', 'leakedBytes', s.leakedBytes, 'bytes'],
-      ['Leaked blocks', 'leakedBlocks', s.leakedBlocks, 'count'],
-      ['Temporary allocations', 'nrTemporary', s.nrTemporary, 'count'],
-      ['Temporary bytes', 'temporaryBytes', s.temporaryBytes, 'bytes'],
-      ['Peak RSS (with memscribe\u2019s ring buffers, up to 4 MiB a thread)', 'rssPeak', s.rssPeak,
+      ['Allocations', 'allocations', s.allocations, 'count'],
+      ['Bytes allocated', 'allocated_bytes', s.allocated_bytes, 'bytes'],
+      ['Frees', 'frees', s.frees, 'count'],
+      ['Bytes freed', 'freed_bytes', s.freed_bytes, 'bytes'],
+      ['Peak heap in use', 'peak_bytes', s.peak_bytes, 'bytes'],
+      ['Peak at', 'peak_ns', s.peak_ns, 'time'],
+      ['Blocks live at the peak', 'peak_blocks', s.peak_blocks, 'count'],
+      ['Leaked bytes', 'leaked_bytes', s.leaked_bytes, 'bytes'],
+      ['Leaked blocks', 'leaked_blocks', s.leaked_blocks, 'count'],
+      ['Temporary allocations', 'temporary', s.temporary, 'count'],
+      ['Temporary bytes', 'temporary_bytes', s.temporary_bytes, 'bytes'],
+      ['Peak RSS (with memscribe\u2019s ring buffers, up to 4 MiB a thread)', 'peak_rss_bytes', s.peak_rss_bytes,
         'bytes'],
-      ['Failed calls', 'nrFailed', s.nrFailed, 'count'],
-      ['Frees of unknown blocks', 'nrUnmatchedFrees', s.nrUnmatchedFrees, 'count'],
-      ['Events lost by the collector', 'nrDropped', s.nrDropped, 'count'],
-      ['Events', 'nrEvents', s.nrEvents, 'count'],
-      ['Processes', 'nrImages', s.nrImages, 'count'],
-      ['Threads', 'nrThreads', s.nrThreads, 'count'],
-      ['Distinct stacks', 'nrStacks', s.nrStacks, 'count'],
+      ['Failed calls', 'failed_calls', s.failed_calls, 'count'],
+      ['Frees of unknown blocks', 'unmatched_frees', s.unmatched_frees, 'count'],
+      ['Events lost by the collector', 'dropped_events', s.dropped_events, 'count'],
+      ['Events', 'events', s.events, 'count'],
+      ['Processes', 'process_count', s.process_count, 'count'],
+      ['Threads', 'thread_count', s.thread_count, 'count'],
+      ['Distinct stacks', 'stack_count', s.stack_count, 'count'],
       ['Duration', 'endNs', D.endNs, 'time']
     ];
     Object.keys(s.calls).forEach(function (k) {
@@ -240,7 +241,7 @@
     }
     if (D.command.length) rows.push(['Command', 'command', D.command.join(' '), 'text']);
     rows.forEach(function (r) {
-      if (r[1] === 'rssPeak' && !s.hasRss) return;
+      if (r[1] === 'peak_rss_bytes' && s.peak_rss_bytes === null) return;
       var tr = el('tr'), td = el('td');
       td.id = 'sum-' + r[1];
       if (r[3] === 'text') td.textContent = r[2];
@@ -265,11 +266,11 @@
     var all = [], leaks = [], C = D.sites;
     for (var i = 0; i < NR_SITES; i++) {
       all.push(i);
-      if (C.leaked[i] > 0) leaks.push(i);
+      if (C.leaked_bytes[i] > 0) leaks.push(i);
     }
     function col(title, key, kind) { return [title, key, kind, function (i) { return C[key][i]; }]; }
     $('leaks-count').textContent = '(' + int(leaks.length) + ' call sites, ' +
-      bytes(D.summary.leakedBytes) + ')';
+      bytes(D.summary.leaked_bytes) + ')';
     // With a base, the change of each row's function chain against the
     // base's (html --base).
     function change(title, key, kind, m) {
@@ -277,18 +278,18 @@
     }
     var leakCols = [
       ['Allocating function', 'fn', 'fn'],
-      col('Leaked bytes', 'leaked', 'bytes'),
-      col('Leaked blocks', 'leakedBlocks', 'count'),
-      col('Allocations', 'allocs', 'count'),
-      col('Bytes allocated', 'bytes', 'bytes')
+      col('Leaked bytes', 'leaked_bytes', 'bytes'),
+      col('Leaked blocks', 'leaked_blocks', 'count'),
+      col('Allocations', 'allocations', 'count'),
+      col('Bytes allocated', 'allocated_bytes', 'bytes')
     ];
     var siteCols = [
       ['Allocating function', 'fn', 'fn'],
-      col('Allocations', 'allocs', 'count'),
-      col('Bytes allocated', 'bytes', 'bytes'),
-      col('At the peak', 'peak', 'bytes'),
-      col('Leaked', 'leaked', 'bytes'),
-      col('Temporary', 'temp', 'count')
+      col('Allocations', 'allocations', 'count'),
+      col('Bytes allocated', 'allocated_bytes', 'bytes'),
+      col('At the peak', 'peak_bytes', 'bytes'),
+      col('Leaked', 'leaked_bytes', 'bytes'),
+      col('Temporary', 'temporary', 'count')
     ];
     if (BASE) {
       leakCols.splice(2, 0, change('Chain +/- leaked', 'dleaked', 'bytes', 3));
@@ -297,8 +298,8 @@
         change('Chain +/- leaked', 'dleaked', 'bytes', 3),
         change('Chain +/- temporary', 'dtemp', 'count', 4));
     }
-    fillTable($('leaks-table'), leakCols, leaks, 'leaked', D.top, $('leaks-more'));
-    fillTable($('sites-table'), siteCols, all, 'bytes', D.top, $('sites-more'));
+    fillTable($('leaks-table'), leakCols, leaks, 'leaked_bytes', D.top_rows, $('leaks-more'));
+    fillTable($('sites-table'), siteCols, all, 'allocated_bytes', D.top_rows, $('sites-more'));
   }
 
   // ---- the window -----------------------------------------------------
@@ -369,7 +370,7 @@
     card(cards, 'win-impacting-size', 'Impacting Size', bytes(sum.is), int(sum.is) + ' B');
     card(cards, 'win-size', 'Size (allocated inside)', bytes(tot.size), int(tot.size) + ' B');
     card(cards, 'win-aofo', 'Outstanding throughout (AOFO)', int(sum.aofo) + ' blocks');
-    fillTable($('window-table'), cols, rows, 'impacting', D.top, $('window-more'), tot, site,
+    fillTable($('window-table'), cols, rows, 'impacting', D.top_rows, $('window-more'), tot, site,
               { impacting: 'size' });
     drawSelection(i, j);
     // How long a selection takes to show, for tests and the docs.

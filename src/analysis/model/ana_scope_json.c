@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+#include "analysis/model/ana_scope_json.h"
+
+#include "memscribe/trace.h"
+
+static void u64_or_null(struct ana_json *j, const char *key, bool has, uint64_t v)
+{
+    ana_json_key(j, key);
+    if (has)
+        ana_json_u64(j, v);
+    else
+        ana_json_null(j);
+}
+
+void ana_scope_write_json(struct ana_json *j, const struct ana_scope *s)
+{
+    ana_json_key(j, "calls");
+    ana_json_begin_object(j);
+    /* The memory calls, as `memscribe report` lists them. */
+    for (unsigned k = 1; k < ANA_NR_KINDS; k++)
+        if (s->nr_calls[k] && k < FMT_EV_PROCESS_START)
+            ana_json_kv_u64(j, fmt_kind_name(k), s->nr_calls[k]);
+    ana_json_end_object(j);
+    ana_json_kv_u64(j, "failed_calls", s->nr_failed);
+    ana_json_kv_u64(j, "allocations", s->nr_allocs);
+    ana_json_kv_u64(j, "allocated_bytes", s->alloc_bytes);
+    ana_json_kv_u64(j, "frees", s->nr_frees);
+    ana_json_kv_u64(j, "peak_bytes", s->peak);
+    ana_json_kv_u64(j, "peak_ns", s->peak_ns);
+    ana_json_kv_u64(j, "peak_blocks", s->peak_blocks);
+    ana_json_kv_u64(j, "leaked_bytes", s->heap);
+    ana_json_kv_u64(j, "leaked_blocks", s->live_blocks);
+    ana_json_kv_u64(j, "temporary", s->nr_temporary);
+    ana_json_kv_u64(j, "temporary_bytes", s->temporary_bytes);
+    u64_or_null(j, "peak_rss_bytes", s->has_rss, s->rss_peak);
+    u64_or_null(j, "peak_rss_ns", s->has_rss, s->rss_peak_ns);
+    ana_json_kv_u64(j, "unmatched_frees", s->nr_unmatched_frees);
+    ana_json_kv_u64(j, "dropped_events", s->nr_dropped);
+}
