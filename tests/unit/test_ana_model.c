@@ -366,8 +366,8 @@ static void test_failed_and_filter_parse(void **state)
     assert_int_equal(ana_filter_add_pids(&f, "x"), -EINVAL);
     assert_int_equal(ana_filter_add_pids(&f, "-1"), -EINVAL);
     assert_int_equal(ana_filter_add_tids(&f, "99999999999"), -EINVAL);
-    assert_true(ana_filter_pid(&f, 300));
-    assert_false(ana_filter_pid(&f, 4));
+    assert_true(ana_filter_image(&f, 0, 300));
+    assert_false(ana_filter_image(&f, 0, 4));
     ana_filter_release(&f);
 }
 
