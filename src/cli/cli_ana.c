@@ -89,6 +89,11 @@ bool cli_ana_option(struct cli_ana *a, int c, const char *arg)
             cli_usage_error("%s: --pid wants process ids like 123 or 123,456, not '%s'", a->cmd,
                             arg);
         return true;
+    case CLI_ANA_OPT_EXE:
+        if (ana_filter_add_exe(&a->filter, arg))
+            cli_usage_error("%s: --exe wants an executable name or glob like cc1 or 'python3*'",
+                            a->cmd);
+        return true;
     case CLI_ANA_OPT_THREAD:
         if (ana_filter_add_tids(&a->filter, arg))
             cli_usage_error("%s: --thread wants thread ids like 123 or 123,456, not '%s'", a->cmd,
@@ -108,20 +113,26 @@ static bool has_tid(const struct ana_filter *f, uint32_t tid)
     return false;
 }
 
-/* --pid or --thread that selects nothing in the trace is a mistake (a
- * wrong id, or the trace of another run), not an empty answer. */
+/* --pid, --exe or --thread that selects nothing in the trace is a mistake
+ * (a wrong id, or the trace of another run), not an empty answer. */
 static void check_selection(struct cli_ana *a)
 {
-    const struct ana_filter *f = &a->filter;
+    struct ana_filter *f = &a->filter;
     bool pid_hit = false, tid_hit = false;
+    long exe_hits = ana_filter_resolve_exes(f, a->r);
 
+    if (exe_hits < 0)
+        cli_ana_fail(a, (int)exe_hits);
+    if (f->nr_exes && !exe_hits)
+        cli_die("%s: %s: no process of --exe is in the trace", a->cmd, a->path);
     for (uint32_t i = 0; f->nr_pids && i < fmt_reader_nr_images(a->r); i++)
-        pid_hit |= ana_filter_pid(f, fmt_reader_image(a->r, i)->pid);
+        pid_hit |= ana_filter_image(f, i, fmt_reader_image(a->r, i)->pid);
     if (f->nr_pids && !pid_hit)
-        cli_die("%s: %s: no process of --pid is in the trace", a->cmd, a->path);
+        cli_die("%s: %s: no process of --pid%s is in the trace", a->cmd, a->path,
+                f->nr_exes ? " and --exe" : "");
     for (uint32_t i = 0; f->nr_tids && i < fmt_reader_nr_threads(a->r); i++) {
         const struct fmt_thread_info *t = fmt_reader_thread(a->r, i);
-        tid_hit |= ana_filter_pid(f, t->pid) && has_tid(f, t->tid);
+        tid_hit |= ana_filter_image(f, t->image, t->pid) && has_tid(f, t->tid);
     }
     if (f->nr_tids && !tid_hit)
         cli_die("%s: %s: no thread of --thread is in the trace%s", a->cmd, a->path,

@@ -38,12 +38,14 @@ enum {
     CLI_ANA_OPT_FRAMES,
     CLI_ANA_OPT_SUPPRESS,
     CLI_ANA_OPT_NO_DEFAULT_SUPP,
+    CLI_ANA_OPT_EXE,
     CLI_ANA_OPT_FIRST_OWN, /* commands number their own options from here */
 };
 
 #define CLI_ANA_USAGE                                                                              \
     "  --format=F      text (default), json or csv\n"                                              \
     "  --pid LIST      only these processes (comma-separated pids)\n"                              \
+    "  --exe GLOB      only processes whose executable (name or path) matches; repeatable\n"       \
     "  --thread LIST   only blocks allocated by these threads (tids)\n"                            \
     "  -h, --help      this text\n" CLI_SYM_USAGE
 

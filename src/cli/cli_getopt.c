@@ -15,6 +15,7 @@ static const struct {
     {CLI_TAKES_FORMAT, {"format", required_argument, NULL, CLI_ANA_OPT_FORMAT}},
     {CLI_TAKES_TOP, {"top", required_argument, NULL, CLI_ANA_OPT_TOP}},
     {CLI_TAKES_PID, {"pid", required_argument, NULL, CLI_ANA_OPT_PID}},
+    {CLI_TAKES_PID, {"exe", required_argument, NULL, CLI_ANA_OPT_EXE}},
     {CLI_TAKES_THREAD, {"thread", required_argument, NULL, CLI_ANA_OPT_THREAD}},
     {CLI_TAKES_OUTPUT, {"output", required_argument, NULL, 'o'}},
     {0, {"help", no_argument, NULL, 'h'}},

@@ -56,6 +56,7 @@ static void usage(FILE *out)
             "  --snapshots N     massif: evenly spaced snapshots (default 50, 2..100000)\n"
             "  --threshold PCT   massif: fold tree nodes below PCT%% of a snapshot into\n"
             "                    'in K places' (default 1.0)\n"
+            "  --exe GLOB        only processes whose executable (name or path) matches\n"
             "  --pid LIST        only these processes (comma-separated pids); by default\n"
             "                    every process of the trace counts, as one heap\n" CLI_SYM_USAGE
             "  -h, --help        show this help\n\n"
@@ -213,10 +214,15 @@ int cmd_export(int argc, char **argv)
                  a.in, fmt_reader_nr_chunks(r));
     if (a.opt.filter) {
         uint32_t i, n = fmt_reader_nr_images(r);
-        for (i = 0; i < n && !ana_filter_pid(a.opt.filter, fmt_reader_image(r, i)->pid); i++)
+        if (ana_filter_resolve_exes(a.opt.filter, r) < 0)
+            cli_die("export: out of memory");
+        for (i = 0; i < n && !ana_filter_image(a.opt.filter, i, fmt_reader_image(r, i)->pid); i++)
             ;
         if (i == n)
-            cli_die("export: %s: no process of --pid is in the trace", a.in);
+            cli_die("export: %s: no process of %s is in the trace", a.in,
+                    !a.opt.filter->nr_exes  ? "--pid"
+                    : a.opt.filter->nr_pids ? "--pid and --exe"
+                                            : "--exe");
     }
     struct progress prog = {.path = a.in, .pass = 1};
     a.opt.note = note;

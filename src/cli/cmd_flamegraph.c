@@ -53,6 +53,7 @@ static void usage(FILE *out)
                  "                  NEW, frames red as far as they grew, blue as far as they\n"
                  "                  shrank (call paths matched by function names)\n"
                  "  --pid LIST      only these processes (comma-separated pids)\n"
+                 "  --exe GLOB      only processes whose executable (name or path) matches\n"
                  "  --thread LIST   only blocks allocated by these threads (tids)\n"
                  "  -h, --help      this text\n" CLI_SYM_USAGE
                  "\nExit status: 0 ok, 1 unreadable trace or failed write, 2 usage error.\n"

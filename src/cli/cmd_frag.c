@@ -307,7 +307,8 @@ int cmd_frag(int argc, char **argv)
         ana_json_key(&j, "processes");
         ana_json_begin_array(&j);
         for (uint32_t i = 0; i < f.s.vm.nr_images; i++)
-            if (f.s.vm.images[i].nr && ana_filter_pid(&a.filter, fmt_reader_image(a.r, i)->pid))
+            if (f.s.vm.images[i].nr &&
+                ana_filter_image(&a.filter, i, fmt_reader_image(a.r, i)->pid))
                 report_image(&f, i, gran, &j);
         ana_json_end_array(&j);
         ana_json_end_object(&j);
@@ -319,7 +320,8 @@ int cmd_frag(int argc, char **argv)
                    " bytes (times in ns below)\n\n",
                    a.path, ana_time_format(f.s.at, buf, sizeof(buf)), gran);
         for (uint32_t i = 0; i < f.s.vm.nr_images; i++)
-            if (f.s.vm.images[i].nr && ana_filter_pid(&a.filter, fmt_reader_image(a.r, i)->pid))
+            if (f.s.vm.images[i].nr &&
+                ana_filter_image(&a.filter, i, fmt_reader_image(a.r, i)->pid))
                 report_image(&f, i, gran, NULL);
     }
     if (svg) {
@@ -330,7 +332,8 @@ int cmd_frag(int argc, char **argv)
             cli_die("frag: %s: %s", svg, strerror(errno));
         /* The first process shown (use --pid for another). */
         for (uint32_t i = 0; i < f.s.vm.nr_images && img == UINT32_MAX; i++)
-            if (f.s.vm.images[i].nr && ana_filter_pid(&a.filter, fmt_reader_image(a.r, i)->pid))
+            if (f.s.vm.images[i].nr &&
+                ana_filter_image(&a.filter, i, fmt_reader_image(a.r, i)->pid))
                 img = i;
         if (img == UINT32_MAX)
             cli_die("frag: %s: no mappings to draw", a.path);

@@ -41,6 +41,7 @@ static void usage(FILE *out)
                  "  --interval T    timeline resolution, e.g. 1ms (default: 1/2000 of the\n"
                  "                  trace; every interval's maximum is drawn)\n"
                  "  --pid LIST      only these processes (comma-separated pids)\n"
+                 "  --exe GLOB      only processes whose executable (name or path) matches\n"
                  "  --thread LIST   only blocks allocated by these threads (tids)\n"
                  "  -h, --help      this text\n"
                  "\nExit status: 0 ok, 1 unreadable trace or failed write, 2 usage error.\n"

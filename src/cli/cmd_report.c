@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_getopt.h"
+#include "cli/cli_procs.h"
 #include "cli/cli_rows.h"
 
 /* Frames shown per call site in text; JSON and CSV get them all. */
@@ -306,6 +307,7 @@ static void write_text(struct report *rp, FILE *out)
     }
     if (fmt_reader_incomplete(rp->a.r))
         fprintf(out, "note: the trace is incomplete; these numbers cover what it holds\n");
+    cli_procs_text(&rp->a, rp->m, out);
     for (uint32_t i = 0; i < ana_model_nr_images(rp->m); i++) {
         const struct ana_scope *s = ana_model_image(rp->m, i);
         if (!s->seen)
@@ -341,6 +343,7 @@ static void write_json(struct report *rp, FILE *out)
     ana_json_kv_str(&j, "file", rp->a.path);
     ana_json_kv_bool(&j, "incomplete", fmt_reader_incomplete(rp->a.r));
     ana_json_kv_u64(&j, "dropped_events", c.nr_dropped);
+    cli_procs_json(&rp->a, rp->m, &j);
     ana_json_key(&j, "processes");
     ana_json_begin_array(&j);
     for (uint32_t i = 0; i < ana_model_nr_images(rp->m); i++) {

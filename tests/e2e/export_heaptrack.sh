@@ -58,13 +58,13 @@ check "$T/heaptrack.churn.zst" "$(report_num allocations)" "$(fmt_bytes "$(repor
 (cd "$T" && "$M" record -o "$T/procs.mscr" -- "$MS_PROGRAMS/ana_procs" >/dev/null 2>&1) ||
     fail "recording ana_procs failed"
 "$M" report --format=json "$T/procs.mscr" >"$T/procs.json"
-pids=$(sed -n 's/^      "pid": \([0-9]*\),$/\1/p' "$T/procs.json")
+pids=$(jq '.processes[].pid' "$T/procs.json")
 expect_eq "processes" "$(echo "$pids" | wc -l)" 2
 i=0
 for pid in $pids; do
     i=$((i + 1))
-    # The i-th process's own numbers (each "allocations" etc. at 6 spaces).
-    num() { sed -n "s/^      \"$1\": \([0-9]*\),$/\1/p" "$T/procs.json" | sed -n "${i}p"; }
+    # The i-th process's own numbers.
+    num() { jq ".processes[$((i - 1))].$1" "$T/procs.json"; }
     "$M" export --to heaptrack --pid "$pid" "$T/procs.mscr" -o "$T/heaptrack.$pid.gz"
     check "$T/heaptrack.$pid.gz" "$(num allocations)" "$(fmt_bytes "$(num peak_bytes)")" \
         "$(fmt_bytes "$(num leaked_bytes)")" "$(num temporary)"

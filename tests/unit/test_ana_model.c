@@ -342,6 +342,65 @@ static void test_processes_rss_unmatched(void **state)
     ana_filter_release(&f);
 }
 
+/* A process's heap and RSS leave the totals at its exit; its blocks stay
+ * its leaks; a site of a process that ended before the tree's peak had
+ * nothing at that peak, one that ended after it keeps its share. */
+static void test_exit_leaves_totals(void **state)
+{
+    struct seq s;
+    (void)state;
+
+    seq_init(&s, NULL);
+    do_malloc(&s, 100, 1); /* image 0 (pid 10): 100, for ever */
+    s.image = 1, s.pid = 11, s.thread = 1, s.tid = 11;
+    do_malloc(&s, 500, 2); /* image 1: 500; total 600 at ts 2 */
+    struct fmt_event ev = base(&s, FMT_EV_RSS);
+    ev.size = 8000;
+    assert_int_equal(ana_model_event(s.m, &ev), 0);
+    ev = base(&s, FMT_EV_PROCESS_EXIT); /* ts 4: image 1 ends, leaking 500 */
+    assert_int_equal(ana_model_event(s.m, &ev), 0);
+    s.image = 2, s.pid = 12, s.thread = 2, s.tid = 12;
+    do_malloc(&s, 400, 3); /* total 500: below 600 */
+    do_malloc(&s, 300, 3); /* total 800 at ts 6: the new peak */
+    ev = base(&s, FMT_EV_RSS);
+    ev.size = 3000;
+    assert_int_equal(ana_model_event(s.m, &ev), 0);
+    ana_model_finish(s.m);
+
+    const struct ana_scope *t = ana_model_total(s.m);
+    assert_int_equal(t->peak, 800);
+    assert_int_equal(t->peak_ns, 6);
+    assert_int_equal(t->peak_blocks, 3);
+    assert_int_equal(t->running_heap, 800);
+    assert_int_equal(t->heap, 1300); /* every process's leaks */
+    assert_int_equal(t->live_blocks, 4);
+    assert_true(ana_model_image(s.m, 1)->ended);
+    assert_int_equal(ana_model_image(s.m, 1)->end_ns, 4);
+    assert_int_equal(ana_model_image(s.m, 1)->heap, 500);
+    assert_int_equal(ana_model_image(s.m, 1)->peak, 500);
+    assert_int_equal(ana_model_site(s.m, 1)->peak_all_bytes, 100);
+    assert_int_equal(ana_model_site(s.m, 2)->peak_all_bytes, 0); /* ended before */
+    assert_int_equal(ana_model_site(s.m, 3)->peak_all_bytes, 700);
+    assert_int_equal(t->rss_peak, 8000); /* 8000 left at the exit: 3000 after */
+    assert_int_equal(t->rss, 3000);
+    ana_model_destroy(s.m);
+
+    /* An exit after the peak keeps the site's share in it. */
+    seq_init(&s, NULL);
+    do_malloc(&s, 100, 1);
+    s.image = 1, s.pid = 11, s.thread = 1, s.tid = 11;
+    do_malloc(&s, 500, 2); /* peak 600 */
+    ev = base(&s, FMT_EV_PROCESS_EXIT);
+    assert_int_equal(ana_model_event(s.m, &ev), 0);
+    s.image = 0, s.pid = 10, s.thread = 0, s.tid = 10;
+    do_malloc(&s, 200, 1); /* 300: no new peak */
+    ana_model_finish(s.m);
+    assert_int_equal(ana_model_total(s.m)->peak, 600);
+    assert_int_equal(ana_model_site(s.m, 2)->peak_all_bytes, 500);
+    assert_int_equal(ana_model_site(s.m, 1)->peak_all_bytes, 100);
+    ana_model_destroy(s.m);
+}
+
 static void test_failed_and_filter_parse(void **state)
 {
     struct ana_filter f;
@@ -366,8 +425,8 @@ static void test_failed_and_filter_parse(void **state)
     assert_int_equal(ana_filter_add_pids(&f, "x"), -EINVAL);
     assert_int_equal(ana_filter_add_pids(&f, "-1"), -EINVAL);
     assert_int_equal(ana_filter_add_tids(&f, "99999999999"), -EINVAL);
-    assert_true(ana_filter_pid(&f, 300));
-    assert_false(ana_filter_pid(&f, 4));
+    assert_true(ana_filter_image(&f, 0, 300));
+    assert_false(ana_filter_image(&f, 0, 4));
     ana_filter_release(&f);
 }
 
@@ -380,6 +439,7 @@ int main(void)
         cmocka_unit_test(test_temporary_strict),
         cmocka_unit_test(test_threads_filter_and_temporary),
         cmocka_unit_test(test_processes_rss_unmatched),
+        cmocka_unit_test(test_exit_leaves_totals),
         cmocka_unit_test(test_failed_and_filter_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* --pid / --thread selection of events and blocks. */
+/* --pid / --exe / --thread selection of events and blocks. */
 #include "analysis/core/ana_filter.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "memscribe/trace.h"
 
 void ana_filter_init(struct ana_filter *f)
 {
@@ -15,6 +18,10 @@ void ana_filter_release(struct ana_filter *f)
 {
     free(f->pids);
     free(f->tids);
+    for (size_t i = 0; i < f->nr_exes; i++)
+        free(f->exes[i]);
+    free(f->exes);
+    free(f->image_on);
     free(f->thread_on);
     ana_filter_init(f);
 }
@@ -54,6 +61,55 @@ int ana_filter_add_tids(struct ana_filter *f, const char *list)
     return add_list(list, &f->tids, &f->nr_tids);
 }
 
+int ana_filter_add_exe(struct ana_filter *f, const char *glob)
+{
+    if (!*glob)
+        return -EINVAL;
+    char **v = realloc(f->exes, (f->nr_exes + 1) * sizeof(*v));
+    if (!v)
+        return -ENOMEM;
+    f->exes = v;
+    if (!(v[f->nr_exes] = strdup(glob)))
+        return -ENOMEM;
+    f->nr_exes++;
+    return 0;
+}
+
+static bool exe_matches(const struct ana_filter *f, const struct fmt_image_info *ii)
+{
+    char path[4096];
+
+    if (!ii || !ii->exe || ii->exe_len >= sizeof(path))
+        return false;
+    memcpy(path, ii->exe, ii->exe_len);
+    path[ii->exe_len] = '\0';
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    for (size_t i = 0; i < f->nr_exes; i++)
+        if (!fnmatch(f->exes[i], base, 0) || !fnmatch(f->exes[i], path, 0))
+            return true;
+    return false;
+}
+
+long ana_filter_resolve_exes(struct ana_filter *f, struct fmt_reader *r)
+{
+    uint32_t n = fmt_reader_nr_images(r);
+    long hits = 0;
+
+    if (!f->nr_exes)
+        return n;
+    free(f->image_on);
+    f->nr_image_on = 0;
+    if (!(f->image_on = calloc(n ? n : 1, sizeof(*f->image_on))))
+        return -ENOMEM;
+    f->nr_image_on = n;
+    for (uint32_t i = 0; i < n; i++) {
+        f->image_on[i] = exe_matches(f, fmt_reader_image(r, i));
+        hits += f->image_on[i];
+    }
+    return hits;
+}
+
 static bool in(const uint32_t *ids, size_t nr, uint32_t id)
 {
     for (size_t i = 0; i < nr; i++)
@@ -82,9 +138,13 @@ int ana_filter_note(struct ana_filter *f, const struct fmt_event *ev)
     return 0;
 }
 
-bool ana_filter_pid(const struct ana_filter *f, uint32_t pid)
+bool ana_filter_image(const struct ana_filter *f, uint32_t image, uint32_t pid)
 {
-    return !f || !f->nr_pids || in(f->pids, f->nr_pids, pid);
+    if (!f)
+        return true;
+    if (f->nr_pids && !in(f->pids, f->nr_pids, pid))
+        return false;
+    return !f->nr_exes || (image < f->nr_image_on && f->image_on[image]);
 }
 
 bool ana_filter_thread(const struct ana_filter *f, uint32_t thread)

@@ -138,7 +138,8 @@ static int pass_live(struct csv *c)
     if ((rc = fmt_reader_seek_chunk(c->r, 0)))
         return rc;
     while ((rc = fmt_reader_next(c->r, &ev)) > 0) {
-        if (ev.serial && fmt_kind_is_heap_alloc(ev.kind) && ana_filter_pid(c->o->filter, ev.pid) &&
+        if (ev.serial && fmt_kind_is_heap_alloc(ev.kind) &&
+            ana_filter_image(c->o->filter, ev.image, ev.pid) &&
             ana_xmap_get(&c->live, ev.serial, NULL) &&
             (rc =
                  row(c, ev.serial, ev.thread, ev.kind, ev.addr, ev.size, ev.ts_ns, NULL, ev.stack)))

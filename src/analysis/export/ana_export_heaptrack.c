@@ -485,7 +485,7 @@ static int stream(struct heaptrack *h)
         if (ms > h->last_ms && (rc = line(h, 'c', (uint32_t)ms, 0)))
             break;
         h->last_ms = ms > h->last_ms ? ms : h->last_ms;
-        if (ev.kind == FMT_EV_RSS && ana_filter_pid(h->o->filter, ev.pid)) {
+        if (ev.kind == FMT_EV_RSS && ana_filter_image(h->o->filter, ev.image, ev.pid)) {
             /* Resident memory goes out at once: heaptrack only keeps its maximum. */
             if ((rc = ana_xout_printf(h->out, "R %" PRIx64 "\n", ev.size / HT_PAGE_SIZE)))
                 break;

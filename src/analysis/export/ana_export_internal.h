@@ -35,6 +35,7 @@ struct ana_xstep {
     bool temporary; /* the ended block is temporary: freed by the thread that
                        allocated it with no other allocation by that thread
                        in between (docs/architecture.md, Meanings) */
+    uint64_t heap;  /* heap in use after it by the selected running processes */
 };
 
 /* The analysis core's reading of events (ana_step.h) with the export's

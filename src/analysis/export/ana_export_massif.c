@@ -183,10 +183,7 @@ static int snapshots(struct massif *x, uint32_t nr_regular)
         if (!rc)
             continue;
         step++;
-        if (st.ends)
-            live -= ev.ref_size;
-        if (st.starts)
-            live += ev.size;
+        live = st.heap; /* of running processes: an exited one's blocks left it */
         if (step == x->m.peak_step && (rc = detailed(x, ev.ts_ns, live, true)))
             break;
     }
@@ -198,7 +195,8 @@ static int snapshots(struct massif *x, uint32_t nr_regular)
         header(x, first + span * next / (nr_regular - 1), live, "empty");
         next++;
     }
-    return detailed(x, x->m.end_ts_ns, live, false);
+    /* The last snapshot: what every process left (its tree is the leaks). */
+    return detailed(x, x->m.end_ts_ns, x->m.live_bytes, false);
 }
 
 int ana_export_massif(struct fmt_reader *r, const struct ana_export_options *o,

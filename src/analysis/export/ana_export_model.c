@@ -28,6 +28,7 @@ int ana_xstep_event(struct ana_xtemp *t, const struct fmt_event *ev, struct ana_
     st->ends = step.ends;
     st->starts = step.starts;
     st->temporary = step.temporary == ANA_TEMP_YES;
+    st->heap = step.heap;
     return rc;
 }
 
@@ -51,7 +52,7 @@ static int pass(struct fmt_reader *r, const struct ana_export_options *o, struct
     int rc;
 
     while ((rc = fmt_reader_next(r, &ev)) > 0) {
-        if (!ana_filter_pid(filter, ev.pid))
+        if (!ana_filter_image(filter, ev.image, ev.pid))
             continue;
         if (o && o->progress && !(++nr_events & 0xfffff))
             o->progress(o->progress_arg, ev.ts_ns);

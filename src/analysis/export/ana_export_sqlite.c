@@ -288,7 +288,8 @@ static int live_rows(struct sq *q)
     if ((rc = fmt_reader_seek_chunk(q->r, 0)))
         return rc;
     while ((rc = fmt_reader_next(q->r, &ev)) > 0) {
-        if (ev.serial && fmt_kind_is_heap_alloc(ev.kind) && ana_filter_pid(q->o->filter, ev.pid) &&
+        if (ev.serial && fmt_kind_is_heap_alloc(ev.kind) &&
+            ana_filter_image(q->o->filter, ev.image, ev.pid) &&
             ana_xmap_get(&q->live, ev.serial, NULL) &&
             (rc = block_row(q, ev.serial, ev.kind, ev.image, ev.addr, ev.size, ev.stack, ev.ts_ns,
                             ev.thread, NULL, false)))
@@ -560,7 +561,7 @@ static int events(struct sq *q)
             break;
         if (rc)
             rc = heap_event(q, &ev, &x);
-        else if (ana_filter_pid(q->o->filter, ev.pid))
+        else if (ana_filter_image(q->o->filter, ev.image, ev.pid))
             rc = vm_event(q, &ev);
         if (rc)
             break;

@@ -171,7 +171,8 @@ static inline void touch(struct ana_site *s, const struct ana_scope *img,
         s->gen_ = img->gen_;
     }
     if (s->gen_all_ < all->gen_) {
-        s->peak_all_bytes = v;
+        /* An image that ended before the latest peak had nothing then. */
+        s->peak_all_bytes = img->ended && img->end_gen_ < all->gen_ ? 0 : v;
         s->gen_all_ = all->gen_;
     }
 }
@@ -204,8 +205,9 @@ static inline __attribute__((always_inline)) int end_block(struct ana_model *m,
     site->live_bytes -= (int64_t)ev->ref_size;
     site->live_blocks--;
     heap_sub(img, ev->ref_size, partial);
-    if (m->total.live_blocks || partial)
-        m->total.live_blocks--;
+    heap_sub(&m->total, ev->ref_size, partial);
+    if (!img->ended && (m->total.running_blocks || partial))
+        m->total.running_blocks--;
     img->nr_frees++;
     img->freed_bytes += ev->ref_size;
     m->total.nr_frees++;
@@ -247,13 +249,15 @@ start_block(struct ana_model *m, struct ana_scope *img, const struct fmt_event *
     site->alloc_bytes += ev->size;
     site->live_bytes += (int64_t)ev->size;
     site->live_blocks++;
-    img->heap += ev->size;
     struct ana_scope *sc[2] = {img, &m->total};
     for (int i = 0; i < 2; i++) {
+        sc[i]->heap += ev->size;
         sc[i]->nr_allocs++;
         sc[i]->alloc_bytes += ev->size;
         sc[i]->live_blocks++;
     }
+    if (!img->ended)
+        m->total.running_blocks++;
     if (m->opt.keep_blocks) {
         struct ana_block *b = ana_map_put(&m->blocks, ev->serial, NULL);
         if (!b)
@@ -283,6 +287,38 @@ static inline void note_heap(struct ana_scope *s, bool reached, uint64_t ts)
         s->max_since_mark = s->heap;
 }
 
+/* The all-images scope after the heap changed: its running heap is the
+ * step's, and reached the step's decision. */
+static inline void note_total(struct ana_scope *s, uint64_t heap, bool reached, uint64_t ts)
+{
+    s->running_heap = heap;
+    if (reached) {
+        s->peak = heap;
+        s->peak_ns = ts;
+        s->peak_blocks = s->running_blocks;
+        s->gen_++;
+    }
+    if (heap > s->max_since_mark)
+        s->max_since_mark = heap;
+}
+
+/* Image img exits (or exec replaces it): what it holds leaves the running
+ * totals, heap and RSS, and stays its own (its leaks). */
+static void image_exit(struct ana_model *m, struct ana_scope *img, const struct fmt_event *ev,
+                       uint64_t heap)
+{
+    if (img->ended)
+        return;
+    img->ended = true;
+    img->end_ns = ev->ts_ns;
+    img->end_gen_ = m->total.gen_;
+    m->total.running_blocks = m->total.running_blocks >= img->live_blocks
+                                  ? m->total.running_blocks - img->live_blocks
+                                  : 0;
+    m->total.running_heap = heap;
+    m->total.rss -= img->rss;
+}
+
 static void note_time(struct ana_scope *s, uint64_t ts)
 {
     if (!s->seen) {
@@ -293,7 +329,8 @@ static void note_time(struct ana_scope *s, uint64_t ts)
 }
 
 /* RSS samples and dropped-event counts. Returns 1 if ev was one. */
-static int other_event(struct ana_model *m, struct ana_scope *img, const struct fmt_event *ev)
+static int other_event(struct ana_model *m, struct ana_scope *img, const struct fmt_event *ev,
+                       uint64_t heap)
 {
     switch (ev->kind) {
     case FMT_EV_RSS:
@@ -308,7 +345,8 @@ static int other_event(struct ana_model *m, struct ana_scope *img, const struct 
             }
             m->rss[m->nr_rss++] = (struct ana_rss_sample){ev->ts_ns, ev->size, ev->image};
         }
-        m->total.rss = m->total.rss - img->rss + ev->size;
+        if (!img->ended)
+            m->total.rss = m->total.rss - img->rss + ev->size;
         img->rss = ev->size;
         struct ana_scope *sc[2] = {img, &m->total};
         for (int i = 0; i < 2; i++) {
@@ -322,6 +360,11 @@ static int other_event(struct ana_model *m, struct ana_scope *img, const struct 
     case FMT_EV_DROPPED:
         img->nr_dropped += ev->arg[0];
         m->total.nr_dropped += ev->arg[0];
+        return 1;
+    case FMT_EV_PROCESS_EXIT:
+        /* Partial ranges leave exits out (ana_step.h). */
+        if (!m->partial)
+            image_exit(m, img, ev, heap);
         return 1;
     default:
         return 0;
@@ -358,7 +401,7 @@ apply(struct ana_model *m, const struct fmt_event *ev, const struct ana_step *st
             m->total.nr_unmatched_frees++;
         }
         /* The heap did not change: no peak to check. */
-        return (rc = other_event(m, img, ev)) < 0 ? rc : 0;
+        return (rc = other_event(m, img, ev, st->heap)) < 0 ? rc : 0;
     }
     if (st->ends && (rc = end_block(m, img, ev, st->temporary, partial)))
         return rc;
@@ -368,12 +411,11 @@ apply(struct ana_model *m, const struct fmt_event *ev, const struct ana_step *st
     }
     if (st->starts && (rc = start_block(m, img, ev, partial)))
         return rc;
-    m->total.heap = st->heap;
     /* Signed in partial mode, where heap and peak are deltas; the same
      * for a whole trace, whose heap never reaches 2^63. */
     note_heap(img, partial ? (int64_t)img->heap > (int64_t)img->peak : img->heap > img->peak,
               ev->ts_ns);
-    note_heap(&m->total, st->peak, ev->ts_ns); /* the step's decision */
+    note_total(&m->total, st->heap, st->peak, ev->ts_ns); /* the step's decision */
     return 0;
 }
 
@@ -458,7 +500,7 @@ void ana_model_mark(struct ana_model *m)
 {
     for (uint32_t i = 0; i < m->nr_images; i++)
         m->images[i].max_since_mark = m->images[i].heap;
-    m->total.max_since_mark = m->total.heap;
+    m->total.max_since_mark = m->total.running_heap;
 }
 
 static int by_serial(const void *a, const void *b)

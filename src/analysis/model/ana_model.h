@@ -46,7 +46,8 @@ struct ana_site {
     int64_t live_bytes; /* at the end (or where replay stopped): leaked */
     int64_t live_blocks;
     uint64_t peak_bytes;     /* live bytes at its image's peak (after finish) */
-    uint64_t peak_all_bytes; /* live bytes at the peak of all selected images */
+    uint64_t peak_all_bytes; /* live bytes at the peak of all selected images (0 if its
+                                image had ended by then) */
     uint64_t gen_;           /* private: the lazy peak bookkeeping */
     uint64_t gen_all_;
 };
@@ -66,13 +67,25 @@ struct ana_scope {
     uint64_t nr_unmatched_frees; /* free/realloc of an address never seen allocated */
     uint64_t nr_temporary;
     uint64_t temporary_bytes;
-    uint64_t heap; /* heap in use now */
+    /* Heap in use now and its blocks; after an image's exit, what it left
+     * (its leaks). The all-images scope: the sum over every image, ended
+     * ones included (all leaks at the end). */
+    uint64_t heap;
     uint64_t live_blocks;
-    uint64_t peak;    /* maximum of heap */
+    /* The all-images scope only: heap and blocks of the images still
+     * running (an image leaves at its exit or exec). Its peak, peak_blocks
+     * and max_since_mark follow these (a tree's peak sums live processes);
+     * an image's follow heap. */
+    uint64_t running_heap;
+    uint64_t running_blocks;
+    uint64_t peak;    /* maximum of heap (all: of running_heap) */
     uint64_t peak_ns; /* first time it was reached */
     uint64_t peak_blocks;
-    uint64_t max_since_mark; /* maximum of heap since ana_model_mark() */
-    uint64_t rss;            /* latest RSS sample (all: sum of the images') */
+    uint64_t max_since_mark; /* maximum of heap (all: running_heap) since ana_model_mark() */
+    bool ended;              /* images: the image exited (or exec replaced it) */
+    uint64_t end_ns;         /* when */
+    uint64_t end_gen_;       /* private: the all-images peak generation then */
+    uint64_t rss;            /* latest RSS sample (all: sum of the running images' latest) */
     uint64_t rss_peak;
     uint64_t rss_peak_ns;
     bool has_rss;

@@ -268,6 +268,17 @@ out:
     return rc;
 }
 
+static uint32_t selected_images(struct fmt_reader *r, const struct ana_model_options *opt)
+{
+    uint32_t n = 0;
+
+    for (uint32_t i = 0; i < fmt_reader_nr_images(r); i++) {
+        const struct fmt_image_info *ii = fmt_reader_image(r, i);
+        n += ii && ana_filter_image(opt ? opt->filter : NULL, i, ii->pid);
+    }
+    return n;
+}
+
 /* One range: the whole trace replayed in order into a plain model,
  * exactly as without threads; its sites sized once for every stack id. */
 static int one_pass_event(void *arg, const struct fmt_event *ev)
@@ -332,6 +343,11 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
     uint64_t max_ranges = MAX_RANGE_SITE_BYTES / (nr_sites * sizeof(struct ana_site));
     if (nr_threads > max_ranges)
         nr_threads = max_ranges > 1 ? (unsigned)max_ranges : 1;
+    /* A range cannot take an image's exit out of the running total (it
+     * does not know the image's heap at its start): more than one image
+     * selected is replayed in one pass. */
+    if (nr_threads > 1 && selected_images(r, opt) > 1)
+        nr_threads = 1;
     if (nr_threads == 1) {
         rc = one_pass(out, r, opt, po, nr_sites > UINT32_MAX ? UINT32_MAX : (uint32_t)nr_sites);
         if (rc < 0 && rc != -ENOMEM && err && err_size)

@@ -27,25 +27,50 @@ void ana_stepper_init(struct ana_stepper *s, const struct ana_step_options *opt)
 void ana_stepper_release(struct ana_stepper *s)
 {
     free(s->threads);
+    free(s->images);
     ana_map_release(&s->seqs);
     memset(s, 0, sizeof(*s));
 }
 
-struct ana_step_thread *ana_stepper_grow(struct ana_stepper *s, uint32_t thread)
+/* Grow *arr of elem-sized items to hold index i, zero-filling. */
+static void *grow(void **arr, uint32_t *nr, uint32_t i, size_t elem)
 {
-    uint64_t n = s->nr_threads ? s->nr_threads : 16;
+    uint64_t n = *nr ? *nr : 16;
 
-    while (n <= thread)
+    while (n <= i)
         n *= 2;
     if (n > UINT32_MAX)
-        n = (uint64_t)thread + 1;
-    struct ana_step_thread *p = realloc(s->threads, n * sizeof(*p));
+        n = (uint64_t)i + 1;
+    char *p = realloc(*arr, n * elem);
     if (!p)
         return NULL;
-    memset(p + s->nr_threads, 0, (n - s->nr_threads) * sizeof(*p));
-    s->threads = p;
-    s->nr_threads = (uint32_t)n;
-    return &p[thread];
+    memset(p + (size_t)*nr * elem, 0, (n - *nr) * elem);
+    *arr = p;
+    *nr = (uint32_t)n;
+    return p + (size_t)i * elem;
+}
+
+struct ana_step_thread *ana_stepper_grow(struct ana_stepper *s, uint32_t thread)
+{
+    return grow((void **)&s->threads, &s->nr_threads, thread, sizeof(*s->threads));
+}
+
+struct ana_step_image *ana_stepper_grow_images(struct ana_stepper *s, uint32_t image)
+{
+    return grow((void **)&s->images, &s->nr_images, image, sizeof(*s->images));
+}
+
+int ana_stepper_exit(struct ana_stepper *s, const struct fmt_event *ev)
+{
+    struct ana_step_image *im = ana_stepper_image(s, ev->image);
+
+    if (!im)
+        return -ENOMEM;
+    if (!im->ended) {
+        im->ended = true;
+        s->heap = s->heap >= im->heap ? s->heap - im->heap : 0;
+    }
+    return 0;
 }
 
 bool ana_stepper_seq_end(struct ana_stepper *s, const struct ana_step_thread *t,

@@ -7,6 +7,15 @@
  * it), was the ended block temporary, what is the heap in use of the
  * selected blocks after it, and did that reach a new peak.
  *
+ * Heap in use counts the blocks of processes still running: at a process
+ * image's exit (FMT_EV_PROCESS_EXIT, which the recorder also writes for
+ * the image an exec replaces) its remaining blocks leave heap (they stay
+ * that image's leaks, which the model keeps), so the peak of a process
+ * tree is the peak of the sum of its live processes. A partial range
+ * (ana_pmodel.c) does not know an image's heap at its start and so keeps
+ * exits out: ana_pmodel.c replays traces with more than one selected
+ * image in one pass.
+ *
  * Temporary (docs/architecture.md, "Meanings"): by default heaptrack's
  * rule applied per thread: the thread that allocated the block frees it
  * with nothing else, no allocation and no free, by that thread in
@@ -42,7 +51,7 @@ struct ana_step {
     bool starts;             /* it starts block ev->serial (ev->size, stack, thread) */
     bool peak;               /* heap reached a new maximum at this event */
     enum ana_temp temporary; /* of the ended block */
-    uint64_t heap;           /* heap in use by the selected blocks after it */
+    uint64_t heap;           /* heap in use by the selected blocks of running processes */
 };
 
 struct ana_step_options {
@@ -65,10 +74,18 @@ struct ana_step_thread {
     uint32_t tid;
 };
 
+/* A process image's part of heap (whole traces only). */
+struct ana_step_image {
+    uint64_t heap;
+    bool ended; /* its exit was seen: its blocks no longer count in heap */
+};
+
 struct ana_stepper {
     struct ana_step_options opt;
     struct ana_step_thread *threads;
     uint32_t nr_threads;
+    struct ana_step_image *images;
+    uint32_t nr_images;
     bool filtering; /* the filter selects some pids or tids */
     uint64_t heap, peak;
     struct ana_map seqs; /* loose rule above 0: serial -> the thread's seq then */
@@ -86,6 +103,30 @@ bool ana_stepper_seq_end(struct ana_stepper *s, const struct ana_step_thread *t,
                          const struct fmt_event *ev);
 int ana_stepper_seq_start(struct ana_stepper *s, const struct ana_step_thread *t,
                           const struct fmt_event *ev);
+struct ana_step_image *ana_stepper_grow_images(struct ana_stepper *s, uint32_t image);
+
+static inline struct ana_step_image *ana_stepper_image(struct ana_stepper *s, uint32_t image)
+{
+    return image < s->nr_images ? &s->images[image] : ana_stepper_grow_images(s, image);
+}
+
+/* A whole trace: the heap of image ev->image changes by +add -sub; heap
+ * (of running images) with it unless the image has ended. */
+static inline int ana_stepper_image_heap(struct ana_stepper *s, const struct fmt_event *ev,
+                                         uint64_t add, uint64_t sub)
+{
+    struct ana_step_image *im = ana_stepper_image(s, ev->image);
+
+    if (!im)
+        return -ENOMEM;
+    im->heap = (im->heap >= sub ? im->heap - sub : 0) + add;
+    if (!im->ended)
+        s->heap = (s->heap >= sub ? s->heap - sub : 0) + add;
+    return 0;
+}
+
+/* A whole trace: image ev->image exits; its blocks leave heap. */
+int ana_stepper_exit(struct ana_stepper *s, const struct fmt_event *ev);
 
 static inline struct ana_step_thread *ana_stepper_thread(struct ana_stepper *s, uint32_t thread)
 {
@@ -125,7 +166,7 @@ static inline __attribute__((always_inline)) int ana_stepper_event_mode(struct a
     if (f) {
         if ((rc = ana_filter_note(f, ev)))
             goto fail;
-        if (!ana_filter_pid(f, ev->pid)) {
+        if (!ana_filter_image(f, ev->image, ev->pid)) {
             *st = (struct ana_step){.heap = s->heap};
             return 0;
         }
@@ -134,8 +175,11 @@ static inline __attribute__((always_inline)) int ana_stepper_event_mode(struct a
     /* Heap kinds are MALLOC..PVALLOC; REALLOC, REALLOCARRAY and FREE (3..5)
      * end blocks: two compares instead of a switch per event. */
     unsigned kind = ev->kind;
-    if (kind - FMT_EV_MALLOC > FMT_EV_PVALLOC - FMT_EV_MALLOC)
+    if (kind - FMT_EV_MALLOC > FMT_EV_PVALLOC - FMT_EV_MALLOC) {
+        if (kind == FMT_EV_PROCESS_EXIT && !partial && (rc = ana_stepper_exit(s, ev)))
+            goto fail;
         goto other;
+    }
     if (kind - FMT_EV_REALLOC <= FMT_EV_FREE - FMT_EV_REALLOC) {
         if (ev->ref) {
             struct ana_step_thread *t = ana_stepper_thread(s, ev->thread);
@@ -149,8 +193,8 @@ static inline __attribute__((always_inline)) int ana_stepper_event_mode(struct a
                  * inconsistent trace. */
                 if (partial)
                     s->heap -= ev->ref_size;
-                else
-                    s->heap = s->heap >= ev->ref_size ? s->heap - ev->ref_size : 0;
+                else if (ana_stepper_image_heap(s, ev, 0, ev->ref_size))
+                    goto nomem;
             }
             /* Any free by the thread ends the strict rule's chance. */
             t->last_serial = 0;
@@ -164,7 +208,10 @@ static inline __attribute__((always_inline)) int ana_stepper_event_mode(struct a
         if (!t)
             goto nomem;
         starts = true;
-        s->heap += ev->size;
+        if (partial)
+            s->heap += ev->size;
+        else if (ana_stepper_image_heap(s, ev, ev->size, 0))
+            goto nomem;
         t->last_serial = ev->serial;
         t->last_alloc = ev->serial;
         t->nr_heap++;

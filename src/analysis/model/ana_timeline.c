@@ -20,7 +20,9 @@ static int emit(struct tl_run *run, uint64_t t_ns)
 
     for (uint32_t i = 0; i < ana_model_nr_images(run->m); i++) {
         const struct ana_scope *s = ana_model_image(run->m, i);
-        if (!s->seen)
+        /* A process that has ended has no more rows: its heap is not in
+         * use any more (what it left stays its leaks). */
+        if (!s->seen || (s->ended && s->end_ns < t_ns))
             continue;
         if (tl->nr_rows >= ANA_TIMELINE_MAX_ROWS) {
             tl->nr_rows_needed = tl->nr_rows + 1; /* at least: a start time lied */
@@ -89,7 +91,7 @@ int ana_timeline_compute(struct ana_timeline *tl, struct fmt_reader *r, struct a
         const struct fmt_image_info *ii = fmt_reader_image(r, i);
         uint64_t from = ii && ii->has_start ? ii->start_ns / interval_ns : 0;
 
-        if (!ii || !ana_filter_pid(f, ii->pid))
+        if (!ii || !ana_filter_image(f, i, ii->pid))
             continue;
         tl->nr_images++;
         tl->nr_rows_needed += from < tl->nr_intervals ? tl->nr_intervals - from : 1;

@@ -17,7 +17,7 @@ static int add_sample(struct ana_frag_scan *f, uint64_t ts, uint32_t image)
 {
     const struct ana_vm_image *im = ana_vm_get(&f->vm, image);
 
-    if (!im || !im->nr || !ana_filter_pid(f->filter, fmt_reader_image(f->r, image)->pid))
+    if (!im || !im->nr || !ana_filter_image(f->filter, image, fmt_reader_image(f->r, image)->pid))
         return 0;
     if (UTIL_ARRAY_RESERVE(f->v, f->cap, (size_t)f->nr + 1, 64))
         return -ENOMEM;
@@ -55,7 +55,7 @@ int ana_frag_scan_event(void *arg, const struct fmt_event *ev)
 
     if (ev->ts_ns > f->at)
         return 1;
-    if (!ana_filter_pid(f->filter, ev->pid))
+    if (!ana_filter_image(f->filter, ev->image, ev->pid))
         return 0;
     if ((rc = take_samples(f, ev->ts_ns)))
         return rc;

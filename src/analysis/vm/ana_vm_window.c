@@ -51,7 +51,7 @@ static int take_samples(struct ana_vm_window *w, uint64_t upto)
             const struct ana_vm_image *im = &w->vm.images[i];
 
             if (!im->max_addr || (!ana_filter_is_empty(w->filter) &&
-                                  !ana_filter_pid(w->filter, fmt_reader_image(w->r, i)->pid)))
+                                  !ana_filter_image(w->filter, i, fmt_reader_image(w->r, i)->pid)))
                 continue;
             if (UTIL_ARRAY_RESERVE(w->samples, w->cap_samples, (size_t)w->nr_samples + 1, 64))
                 return -ENOMEM;
@@ -69,7 +69,7 @@ int ana_vm_window_event(void *arg, const struct fmt_event *ev)
     const struct ana_vm_image *im;
     int rc;
 
-    if (!ana_filter_pid(w->filter, ev->pid))
+    if (!ana_filter_image(w->filter, ev->image, ev->pid))
         return 0;
     if ((rc = take_samples(w, ev->ts_ns)))
         return rc;
