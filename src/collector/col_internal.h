@@ -144,6 +144,9 @@ void col_init(void);
 void col_turn_off(const char *why, int err);
 void col_say(const char *msg, int err);
 
+/* col_only.c */
+int col_only_wanted(void);
+
 /* Enter a hook: the thread's state if the call is to be recorded, or NULL
  * if it is nested, the collector is off or not yet started. A non-NULL
  * result must be paired with col_leave(). */

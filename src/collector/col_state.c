@@ -195,6 +195,12 @@ void col_init(void)
         }
     }
     col_expand_platform();
+    if (!col_only_wanted()) {
+        /* record --only: not this image. Dormant, with the environment
+         * left as it is, so its children and exec'd images still load us. */
+        atomic_store(&col_state, COL_OFF);
+        return;
+    }
     if (col_channel_init() != 0) {
         /* Preloaded without a recorder (or without its secret). */
         atomic_store(&col_state, COL_OFF);
