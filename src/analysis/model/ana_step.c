@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What one event means for the heap (see ana_step.h). */
 #include "analysis/model/ana_step.h"
+#include "analysis/model/ana_model_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -32,22 +33,13 @@ void ana_stepper_release(struct ana_stepper *s)
     memset(s, 0, sizeof(*s));
 }
 
-/* Grow *arr of elem-sized items to hold index i, zero-filling. */
+/* Grow *arr of elem-sized items to hold index i, zero-filling (the
+ * model's growth rule); the item's address, or NULL without memory. */
 static void *grow(void **arr, uint32_t *nr, uint32_t i, size_t elem)
 {
-    uint64_t n = *nr ? *nr : 16;
-
-    while (n <= i)
-        n *= 2;
-    if (n > UINT32_MAX)
-        n = (uint64_t)i + 1;
-    char *p = realloc(*arr, n * elem);
-    if (!p)
+    if (ana_model_grow(arr, nr, i, elem))
         return NULL;
-    memset(p + (size_t)*nr * elem, 0, (n - *nr) * elem);
-    *arr = p;
-    *nr = (uint32_t)n;
-    return p + (size_t)i * elem;
+    return (char *)*arr + (size_t)i * elem;
 }
 
 struct ana_step_thread *ana_stepper_grow(struct ana_stepper *s, uint32_t thread)
