@@ -21,6 +21,7 @@
 #include "recorder/rec_class.h"
 #include "recorder/rec_internal.h"
 #include "recorder/rec_proc.h"
+#include "recorder/rec_serve.h"
 
 extern char **environ;
 
@@ -57,6 +58,8 @@ static void print_help(void)
            "                     README: Cost)\n"
            "      --no-vm-precise  only the public mmap/munmap/... calls (default)\n"
            "  -h, --help         this text\n"
+           "      --serve --pid PID -o FILE  (not for use by hand) the recorder that\n"
+           "                     libmemscribe.so starts for LD_PRELOAD=... MEMSCRIBE_OUTPUT=...\n"
            "\n"
            "environment:\n"
            "  MEMSCRIBE_COLLECTOR    path of libmemscribe.so (default:\n"
@@ -68,7 +71,10 @@ static void print_help(void)
            "                         when the kernel's clocksource is a stable TSC)\n"
            "Set for the traced program (do not set them yourself): LD_PRELOAD,\n"
            "MEMSCRIBE_SOCKET, MEMSCRIBE_SECRET, MEMSCRIBE_DEPTH, MEMSCRIBE_NO_FOLLOW,\n"
-           "MEMSCRIBE_CLOCK.\n",
+           "MEMSCRIBE_CLOCK.\n"
+           "\n"
+           "Without record: LD_PRELOAD=<collector> MEMSCRIBE_OUTPUT=FILE CMD (%%p in FILE\n"
+           "is the pid) traces CMD and its children into FILE (docs/record.md).\n",
            FMT_SHM_MAX_DEPTH, FMT_SHM_DEFAULT_DEPTH);
 }
 
@@ -175,12 +181,16 @@ int cmd_record(int argc, char **argv)
         {"output", required_argument, NULL, 'o'},  {"depth", required_argument, NULL, 'd'},
         {"no-follow", no_argument, NULL, 'n'},     {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},          {"vm-precise", no_argument, NULL, 'V'},
-        {"no-vm-precise", no_argument, NULL, 'W'}, {NULL, 0, NULL, 0},
+        {"no-vm-precise", no_argument, NULL, 'W'}, {"serve", no_argument, NULL, 'S'},
+        {"pid", required_argument, NULL, 'P'},     {NULL, 0, NULL, 0},
     };
     const char *out_path = NULL;
     uint32_t depth = FMT_SHM_DEFAULT_DEPTH;
-    int no_follow = 0, quiet = 0, opt, go_fd, err_fd, lfd, out_fd, exec_err = 0;
-    char sock[108], msg[1024], *prog, *collector, **env, *default_out = NULL, host[256] = "";
+    int no_follow = 0, quiet = 0, opt, go_fd = -1, err_fd = -1, lfd, out_fd, exec_err = 0;
+    int serve = 0;
+    char sock[108], msg[1024], *prog = NULL, *collector = NULL, **env = NULL;
+    char *default_out = NULL, host[256] = "";
+    struct rec_serve sv = {.rootfd = -1};
     char secret[2 * FMT_SHM_SECRET_BYTES + 1];
     struct rec_session s = {0};
     struct rec_statuses st = {0};
@@ -190,7 +200,7 @@ int cmd_record(int argc, char **argv)
     uint64_t last_flush, nr_bad_hellos = 0;
     size_t cmd_len = 0;
     char *command;
-    pid_t pid;
+    pid_t pid = 0;
     int rc;
 
     while ((opt = getopt_long(argc, argv, "+o:qh", longopts, NULL)) != -1) {
@@ -219,6 +229,12 @@ int cmd_record(int argc, char **argv)
             /* The collector reads it (col_sud.c); the program inherits it. */
             setenv("MEMSCRIBE_VM_PRECISE", opt == 'V' ? "1" : "0", 1);
             break;
+        case 'S':
+            serve = 1;
+            break;
+        case 'P':
+            pid = (pid_t)strtol(optarg, NULL, 10);
+            break;
         case 'h':
             print_help();
             return CLI_EXIT_OK;
@@ -226,23 +242,32 @@ int cmd_record(int argc, char **argv)
             cli_usage_error("record: see 'memscribe record --help'");
         }
     }
-    if (optind >= argc)
-        cli_usage_error(
-            "record: no program to run; usage: memscribe record [options] -- CMD [ARGS]");
-    prog = rec_resolve_command(argv[optind]);
-    if (!prog)
-        cli_die("record: %s: not found on PATH", argv[optind]);
-    if (rec_check_program(prog, msg, sizeof(msg)) != 0)
-        cli_die("record: %s", msg);
-    if (out_path) {
-        /* Creating the trace truncates the file before the program runs. */
-        struct stat so, sp;
+    if (serve) {
+        if (pid <= 0 || !out_path)
+            cli_usage_error("record: --serve (started by the collector) wants --pid and -o");
+        /* Until the trace exists, what goes wrong is the collector's to say. */
+        if (dup2(REC_SERVE_WORD_FD, 2) < 0)
+            return CLI_EXIT_FAIL;
+        quiet = 1;
+    } else {
+        if (optind >= argc)
+            cli_usage_error(
+                "record: no program to run; usage: memscribe record [options] -- CMD [ARGS]");
+        prog = rec_resolve_command(argv[optind]);
+        if (!prog)
+            cli_die("record: %s: not found on PATH", argv[optind]);
+        if (rec_check_program(prog, msg, sizeof(msg)) != 0)
+            cli_die("record: %s", msg);
+        if (out_path) {
+            /* Creating the trace truncates the file before the program runs. */
+            struct stat so, sp;
 
-        if (stat(out_path, &so) == 0 && stat(prog, &sp) == 0 && so.st_dev == sp.st_dev &&
-            so.st_ino == sp.st_ino)
-            cli_die("record: -o %s is the program itself; it would be overwritten", out_path);
+            if (stat(out_path, &so) == 0 && stat(prog, &sp) == 0 && so.st_dev == sp.st_dev &&
+                so.st_ino == sp.st_ino)
+                cli_die("record: -o %s is the program itself; it would be overwritten", out_path);
+        }
+        collector = rec_collector_for(rec_collector_path(), prog);
     }
-    collector = rec_collector_for(rec_collector_path(), prog);
 
     rec_clock_init(&s.clock);
     s.start_mono_ns = s.clock.mono0;
@@ -250,26 +275,32 @@ int cmd_record(int argc, char **argv)
     /* A file size limit is a write error, like a full disk (the child gets
      * the default back before exec). */
     signal(SIGXFSZ, SIG_IGN);
-    /* Only the traced tree learns the secret (its environment), and the
-     * recorder takes in only hellos that carry it (docs/protocol.md). */
-    if (getrandom(s.secret, sizeof(s.secret), 0) != (ssize_t)sizeof(s.secret))
-        cli_die("record: cannot make the recording's secret: %s", strerror(errno));
-    for (unsigned i = 0; i < FMT_SHM_SECRET_BYTES; i++)
-        snprintf(secret + 2 * i, 3, "%02x", s.secret[i]);
-    lfd = rec_socket_open(sock, sizeof(sock));
-    if (lfd < 0)
-        cli_die("record: cannot open the collector socket: %s", strerror(-lfd));
-    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
-        cli_warn("record: cannot become a subreaper (%s); orphaned children may be missed",
-                 strerror(errno));
-    env = rec_build_env(collector, sock, secret, depth, no_follow, s.clock.tsc);
-    pid = rec_spawn(prog, argv + optind, env, &go_fd, &err_fd);
-    if (pid < 0)
-        cli_die("record: cannot start %s: %s", prog, strerror(errno));
-    s.root_pid = pid;
+    if (serve) {
+        lfd = rec_serve_init(&sv, &s, pid, msg, sizeof(msg));
+        if (lfd < 0)
+            cli_die("record: %s", msg);
+    } else {
+        /* Only the traced tree learns the secret (its environment), and the
+         * recorder takes in only hellos that carry it (docs/protocol.md). */
+        if (getrandom(s.secret, sizeof(s.secret), 0) != (ssize_t)sizeof(s.secret))
+            cli_die("record: cannot make the recording's secret: %s", strerror(errno));
+        for (unsigned i = 0; i < FMT_SHM_SECRET_BYTES; i++)
+            snprintf(secret + 2 * i, 3, "%02x", s.secret[i]);
+        lfd = rec_socket_open(sock, sizeof(sock));
+        if (lfd < 0)
+            cli_die("record: cannot open the collector socket: %s", strerror(-lfd));
+        if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+            cli_warn("record: cannot become a subreaper (%s); orphaned children may be missed",
+                     strerror(errno));
+        env = rec_build_env(collector, sock, secret, depth, no_follow, s.clock.tsc);
+        pid = rec_spawn(prog, argv + optind, env, &go_fd, &err_fd);
+        if (pid < 0)
+            cli_die("record: cannot start %s: %s", prog, strerror(errno));
+        s.root_pid = pid;
+    }
     st.root = pid;
 
-    if (!out_path) {
+    if (!out_path) { /* not with --serve */
         const char *base =
             strrchr(argv[optind], '/') ? strrchr(argv[optind], '/') + 1 : argv[optind];
 
@@ -281,21 +312,27 @@ int cmd_record(int argc, char **argv)
     if (out_fd < 0) {
         int e = errno;
 
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
+        if (!serve) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+        }
         cli_die("record: cannot create %s: %s", out_path, strerror(e));
     }
-    for (int i = optind; i < argc; i++)
-        cmd_len += strlen(argv[i]) + 1;
-    command = malloc(cmd_len ? cmd_len : 1);
-    if (!command)
-        cli_die("record: out of memory");
-    cmd_len = 0;
-    for (int i = optind; i < argc; i++) {
-        size_t l = strlen(argv[i]) + 1;
+    if (serve) {
+        command = rec_serve_command(pid, &cmd_len);
+    } else {
+        for (int i = optind; i < argc; i++)
+            cmd_len += strlen(argv[i]) + 1;
+        command = malloc(cmd_len ? cmd_len : 1);
+        if (!command)
+            cli_die("record: out of memory");
+        cmd_len = 0;
+        for (int i = optind; i < argc; i++) {
+            size_t l = strlen(argv[i]) + 1;
 
-        memcpy(command + cmd_len, argv[i], l);
-        cmd_len += l;
+            memcpy(command + cmd_len, argv[i], l);
+            cmd_len += l;
+        }
     }
     gethostname(host, sizeof(host) - 1);
     info.start_monotonic_ns = s.start_mono_ns;
@@ -312,14 +349,18 @@ int cmd_record(int argc, char **argv)
     info.hostname = host;
     rc = fmt_writer_create(&s.w, out_fd, &info, NULL);
     if (rc < 0) {
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
+        if (!serve) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+        }
         unlink(out_path); /* no empty trace left behind (a full disk) */
         cli_die("record: cannot start the trace %s: %s", out_path, strerror(-rc));
     }
 
-    /* While the program runs, INT/TERM/HUP are for it, not for us. */
-    rec_forward_pid = pid;
+    /* While the program runs, INT/TERM/HUP are for it, not for us. With
+     * --serve they are not ours either: a service manager that stops the
+     * program's group gets the trace finished as soon as the program ends. */
+    rec_forward_pid = serve ? 0 : pid;
     sa.sa_sigaction = rec_on_signal;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
@@ -328,12 +369,16 @@ int cmd_record(int argc, char **argv)
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    if (write(go_fd, "g", 1) != 1)
-        cli_warn("record: cannot release %s: %s", prog, strerror(errno));
-    close(go_fd);
-    if (read(err_fd, &exec_err, sizeof(exec_err)) == (ssize_t)sizeof(exec_err))
-        cli_warn("record: cannot run %s: %s", prog, strerror(exec_err));
-    close(err_fd);
+    if (serve) {
+        rec_serve_ready(&sv);
+    } else {
+        if (write(go_fd, "g", 1) != 1)
+            cli_warn("record: cannot release %s: %s", prog, strerror(errno));
+        close(go_fd);
+        if (read(err_fd, &exec_err, sizeof(exec_err)) == (ssize_t)sizeof(exec_err))
+            cli_warn("record: cannot run %s: %s", prog, strerror(exec_err));
+        close(err_fd);
+    }
 
     last_flush = s.clock.mono0;
     for (;;) {
@@ -358,7 +403,10 @@ int cmd_record(int argc, char **argv)
                 s.write_err = rc;
             last_flush = now;
         }
-        if (no_children && st.root_done) {
+        if (serve) {
+            if (rec_serve_finished(&sv, &s, now))
+                break;
+        } else if (no_children && st.root_done) {
             int open_images = 0;
 
             for (uint32_t i = 0; i < s.nr_images; i++)
@@ -388,7 +436,9 @@ int cmd_record(int argc, char **argv)
     if (close(out_fd) != 0 && s.write_err == 0)
         s.write_err = -errno;
     rec_session_free(&s);
-    rec_free_env(env);
+    rec_serve_free(&sv);
+    if (env)
+        rec_free_env(env);
     free(st.v);
     if (nr_bad_hellos)
         cli_warn("record: %llu malformed, unauthenticated or silent connection(s) ignored",
@@ -406,7 +456,8 @@ int cmd_record(int argc, char **argv)
                 cli_warn("record: %llu events were dropped (see FMT_EV_DROPPED in the trace)",
                          (unsigned long long)s.nr_dropped);
         }
-        rc = exec_err ? 127 : rec_exit_code(st.root_status);
+        /* --serve: nobody waits for us, and the program's status is not ours */
+        rc = serve ? CLI_EXIT_OK : exec_err ? 127 : rec_exit_code(st.root_status);
     }
     free(default_out);
     free(command);

@@ -222,6 +222,10 @@ static inline void col_stamp_done(struct col_thread *t)
 }
 
 int col_channel_init(void);
+/* col_selfrec.c: no recorder in the environment but MEMSCRIBE_OUTPUT set:
+ * start one, fill in its socket's name and the secret, and put both in
+ * the environment for the program's children. 0, or -1: run untraced. */
+int col_selfrec_start(char *sock_name, size_t sock_size, uint8_t secret[FMT_SHM_SECRET_BYTES]);
 /* Hand a line of text to the recorder, which prints it (never our fd 2:
  * the program may have made it a data file). Dropped if nobody listens. */
 void col_send_say(const char *text, size_t len);

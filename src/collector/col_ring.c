@@ -48,6 +48,8 @@ int col_channel_init(void)
 {
     const char *name = getenv(FMT_SHM_ENV_SOCKET), *secret = getenv(FMT_SHM_ENV_SECRET);
 
+    if (!name && !secret) /* no recorder: MEMSCRIBE_OUTPUT may ask for our own */
+        return col_selfrec_start(col_sock_name, sizeof(col_sock_name), col_secret);
     if (!name || !*name || strlen(name) >= sizeof(col_sock_name) - 1 || !secret ||
         fmt_shm_secret_parse(secret, col_secret) != 0)
         return -1;
@@ -177,7 +179,7 @@ static int col_segment_new(uint32_t index, uint16_t kind)
             return -1;
         }
     }
-    fd = (int)syscall(SYS_memfd_create, "memscribe", (long)(MFD_CLOEXEC | MFD_ALLOW_SEALING));
+    fd = (int)syscall(SYS_memfd_create, col_sock_name, (long)(MFD_CLOEXEC | MFD_ALLOW_SEALING));
     if (fd < 0)
         return -1;
     /* Sealed at its size: the recorder maps only a segment nobody can

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/* `record --serve`: the recorder a collector started for itself (no
+ * wrapper; src/collector/col_selfrec.c). It is nobody's parent, so it
+ * cannot wait for the traced tree: it watches the first program's pidfd
+ * and, once every image it knows has ended, looks in /proc for a process
+ * that may still speak to it before it finishes the trace. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "recorder/rec_serve.h"
+
+/* How often the tree is looked for in /proc once every image has ended. */
+#define REC_SERVE_SCAN_NS (20 * 1000 * 1000ull)
+
+int rec_serve_init(struct rec_serve *sv, struct rec_session *s, pid_t root, char *msg,
+                   size_t msg_size)
+{
+    const char *name = getenv(FMT_SHM_ENV_SOCKET), *secret = getenv(FMT_SHM_ENV_SECRET);
+    int acc = 0;
+    socklen_t len = sizeof(acc);
+
+    memset(sv, 0, sizeof(*sv));
+    sv->rootfd = -1;
+    if (!name || !*name || strlen(name) >= sizeof(sv->sock) || !secret ||
+        fmt_shm_secret_parse(secret, s->secret) != 0) {
+        snprintf(msg, msg_size, "--serve wants %s and %s in its environment", FMT_SHM_ENV_SOCKET,
+                 FMT_SHM_ENV_SECRET);
+        return -1;
+    }
+    if (getsockopt(REC_SERVE_LFD, SOL_SOCKET, SO_ACCEPTCONN, &acc, &len) != 0 || !acc) {
+        snprintf(msg, msg_size, "--serve wants a listening socket on fd %d", REC_SERVE_LFD);
+        return -1;
+    }
+    fcntl(REC_SERVE_LFD, F_SETFD, FD_CLOEXEC);
+    fcntl(REC_SERVE_LFD, F_SETFL, fcntl(REC_SERVE_LFD, F_GETFL) | O_NONBLOCK);
+    strcpy(sv->sock, name);
+    sv->root = root;
+    sv->rootfd = (int)syscall(SYS_pidfd_open, (long)root, 0L);
+    s->root_pid = root;
+    return REC_SERVE_LFD;
+}
+
+/* Does the file hold `want` (NUL bytes and all)? Read in overlapping
+ * pieces, so a file of any size is searched. */
+static int rec_file_holds(const char *path, const char *want, size_t want_len)
+{
+    char buf[65536];
+    size_t keep = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+
+    if (fd < 0)
+        return 0;
+    while (!found) {
+        ssize_t n = read(fd, buf + keep, sizeof(buf) - keep);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        n += (ssize_t)keep;
+        found = memmem(buf, (size_t)n, want, want_len) != NULL;
+        keep = (size_t)n < want_len ? (size_t)n : want_len - 1;
+        memmove(buf, buf + n - keep, keep);
+    }
+    close(fd);
+    return found;
+}
+
+/* Is a process of the traced tree still there, one we have no image of
+ * yet? A forked child keeps its parent's segment mapped until its first
+ * call ("/memfd:<socket name>"); an exec'd image not yet at its collector
+ * has the socket in its environment. */
+static int rec_serve_tree_alive(const struct rec_serve *sv)
+{
+    char env[160], map[160], path[64];
+    size_t env_len, map_len;
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    pid_t self = getpid();
+    int alive = 0;
+
+    if (!d)
+        return 0;
+    env_len = (size_t)snprintf(env, sizeof(env), "%s=%s%c", FMT_SHM_ENV_SOCKET, sv->sock, 0);
+    map_len = (size_t)snprintf(map, sizeof(map), "/memfd:%s ", sv->sock);
+    while (!alive && (e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+
+        if (*end || pid <= 0 || pid == self)
+            continue;
+        snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
+        alive = rec_file_holds(path, env, env_len);
+        snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
+        alive = alive || rec_file_holds(path, map, map_len);
+    }
+    closedir(d);
+    return alive;
+}
+
+int rec_serve_finished(struct rec_serve *sv, const struct rec_session *s, uint64_t now_ns)
+{
+    struct pollfd pfd = {.fd = sv->rootfd, .events = POLLIN};
+
+    if (sv->rootfd >= 0 && poll(&pfd, 1, 0) != 1)
+        return 0; /* the first program runs */
+    if (s->nr_conns)
+        return 0;
+    for (uint32_t i = 0; i < s->nr_images; i++)
+        if (s->images[i]->open)
+            return 0;
+    if (now_ns - sv->last_scan_ns < REC_SERVE_SCAN_NS)
+        return 0;
+    sv->last_scan_ns = now_ns;
+    return !rec_serve_tree_alive(sv);
+}
+
+char *rec_serve_command(pid_t pid, size_t *len)
+{
+    char path[64], *buf = NULL;
+    size_t cap = 0, n = 0;
+    int fd;
+
+    *len = 0;
+    snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    for (;;) {
+        ssize_t r;
+
+        if (n + 4096 > cap) {
+            char *nb = realloc(buf, cap + 65536);
+
+            if (!nb)
+                break;
+            buf = nb;
+            cap += 65536;
+        }
+        r = fd >= 0 ? read(fd, buf + n, cap - n - 1) : 0;
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    if (fd >= 0)
+        close(fd);
+    if (buf) {
+        buf[n] = 0;
+        *len = n;
+    }
+    return buf;
+}
+
+void rec_serve_ready(struct rec_serve *sv)
+{
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+    (void)sv;
+    (void)!write(REC_SERVE_WORD_FD, "ok", 2);
+    close(REC_SERVE_WORD_FD);
+    if (null >= 0) {
+        dup2(null, 2);
+        close(null);
+    }
+    /* Hold no directory the user may want to unmount or remove. */
+    (void)!chdir("/");
+}
+
+void rec_serve_free(struct rec_serve *sv)
+{
+    if (sv->rootfd >= 0)
+        close(sv->rootfd);
+    sv->rootfd = -1;
+}
