@@ -54,6 +54,10 @@ if [ "${1:-}" = "--test" ]; then
   # libpng's example pngtest.c (tests/e2e/unwind_verify.sh); g++ comes with
   # build-essential, sqlite3 and python3 are above.
   PKGS+=(libpng-dev)
+  # Programs linked against jemalloc, mimalloc and tcmalloc as their malloc,
+  # traced with their own APIs and operator new (tests/e2e/record_allocators.sh):
+  # their headers and link libraries.
+  PKGS+=(libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev)
 elif [ $# -gt 0 ]; then
   echo "usage: setup.sh [--test]" >&2
   exit 2

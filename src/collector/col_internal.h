@@ -221,6 +221,9 @@ static inline void col_stamp_done(struct col_thread *t)
     atomic_store_explicit(&t->ring->ctl->pending, 0, memory_order_release);
 }
 
+/* col_hooks_alloc.c: look up the next operator new/delete, *allocx, mi_*,
+ * tc_* once. */
+void col_alloc_resolve(void);
 int col_channel_init(void);
 /* col_selfrec.c: no recorder in the environment but MEMSCRIBE_OUTPUT set:
  * start one, fill in its socket's name and the secret, and put both in

@@ -107,6 +107,7 @@ static void col_resolve(void)
     RESOLVE(dlopen);
     RESOLVE(dlclose);
     RESOLVE(pthread_setname_np);
+    col_alloc_resolve(); /* other allocators' entry points (col_hooks_alloc.c) */
 }
 
 /* --no-follow: take our own path out of LD_PRELOAD, in place (no

@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: MIT */
+/* Allocators linked in the program instead of glibc's malloc (docs/record.md,
+ * "Other allocators"). Their malloc, free, ... are the hooks of
+ * col_hooks_heap.c already (RTLD_NEXT finds theirs). Here: their own
+ * entry points, which do not go through malloc -- C++ operator new and
+ * delete (jemalloc, mimalloc and tcmalloc each define them), jemalloc's
+ * *allocx, mimalloc's mi_*, tcmalloc's tc_* -- recorded as the malloc
+ * family kinds they behave as.
+ *
+ * operator new and delete are interposed in every program; where the next
+ * definition is libstdc++'s (which calls malloc, recorded there) the hook
+ * only passes the call on. Otherwise the thread is marked busy during the
+ * real call (jemalloc's aligned new calls aligned_alloc through the PLT:
+ * recorded once, as the new), and a cleanup clears the mark again also
+ * when the call throws (this file is built with -fexceptions). */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/col_internal.h"
+
+#define COL_EXPORT __attribute__((visibility("default")))
+
+/* The next definition of each name, and whether to record calls to it. */
+struct col_next {
+    const char *name;
+    void *fn;
+    int record; /* 0: libstdc++'s operator new/delete, recorded in malloc */
+};
+
+enum {
+    /* C++ */
+    N_NEW,
+    N_NEW_NT,
+    N_NEW_AL,
+    N_NEW_AL_NT,
+    N_NEWA,
+    N_NEWA_NT,
+    N_NEWA_AL,
+    N_NEWA_AL_NT,
+    N_DEL,
+    N_DEL_NT,
+    N_DEL_SZ,
+    N_DEL_AL,
+    N_DEL_AL_NT,
+    N_DEL_SZ_AL,
+    N_DELA,
+    N_DELA_NT,
+    N_DELA_SZ,
+    N_DELA_AL,
+    N_DELA_AL_NT,
+    N_DELA_SZ_AL,
+    /* jemalloc */
+    N_MALLOCX,
+    N_RALLOCX,
+    N_DALLOCX,
+    N_SDALLOCX,
+    /* mimalloc */
+    N_MI_MALLOC,
+    N_MI_ZALLOC,
+    N_MI_CALLOC,
+    N_MI_REALLOC,
+    N_MI_FREE,
+    N_MI_MALLOC_AL,
+    N_MI_ZALLOC_AL,
+    N_MI_REALLOC_AL,
+    N_MI_FREE_SZ,
+    N_MI_FREE_AL,
+    N_MI_STRDUP,
+    /* tcmalloc */
+    N_TC_MALLOC,
+    N_TC_CALLOC,
+    N_TC_REALLOC,
+    N_TC_FREE,
+    N_TC_CFREE,
+    N_TC_FREE_SZ,
+    N_TC_MEMALIGN,
+    N_TC_POSIX_MEMALIGN,
+    N_TC_NEW,
+    N_TC_NEWARRAY,
+    N_TC_NEW_NT,
+    N_TC_NEWARRAY_NT,
+    N_TC_DELETE,
+    N_TC_DELETEARRAY,
+    N_TC_DELETE_SZ,
+    N_TC_DELETEARRAY_SZ,
+    N_COUNT
+};
+
+static struct col_next col_next[N_COUNT] = {
+    [N_NEW] = {"_Znwm"},
+    [N_NEW_NT] = {"_ZnwmRKSt9nothrow_t"},
+    [N_NEW_AL] = {"_ZnwmSt11align_val_t"},
+    [N_NEW_AL_NT] = {"_ZnwmSt11align_val_tRKSt9nothrow_t"},
+    [N_NEWA] = {"_Znam"},
+    [N_NEWA_NT] = {"_ZnamRKSt9nothrow_t"},
+    [N_NEWA_AL] = {"_ZnamSt11align_val_t"},
+    [N_NEWA_AL_NT] = {"_ZnamSt11align_val_tRKSt9nothrow_t"},
+    [N_DEL] = {"_ZdlPv"},
+    [N_DEL_NT] = {"_ZdlPvRKSt9nothrow_t"},
+    [N_DEL_SZ] = {"_ZdlPvm"},
+    [N_DEL_AL] = {"_ZdlPvSt11align_val_t"},
+    [N_DEL_AL_NT] = {"_ZdlPvSt11align_val_tRKSt9nothrow_t"},
+    [N_DEL_SZ_AL] = {"_ZdlPvmSt11align_val_t"},
+    [N_DELA] = {"_ZdaPv"},
+    [N_DELA_NT] = {"_ZdaPvRKSt9nothrow_t"},
+    [N_DELA_SZ] = {"_ZdaPvm"},
+    [N_DELA_AL] = {"_ZdaPvSt11align_val_t"},
+    [N_DELA_AL_NT] = {"_ZdaPvSt11align_val_tRKSt9nothrow_t"},
+    [N_DELA_SZ_AL] = {"_ZdaPvmSt11align_val_t"},
+    [N_MALLOCX] = {"mallocx"},
+    [N_RALLOCX] = {"rallocx"},
+    [N_DALLOCX] = {"dallocx"},
+    [N_SDALLOCX] = {"sdallocx"},
+    [N_MI_MALLOC] = {"mi_malloc"},
+    [N_MI_ZALLOC] = {"mi_zalloc"},
+    [N_MI_CALLOC] = {"mi_calloc"},
+    [N_MI_REALLOC] = {"mi_realloc"},
+    [N_MI_FREE] = {"mi_free"},
+    [N_MI_MALLOC_AL] = {"mi_malloc_aligned"},
+    [N_MI_ZALLOC_AL] = {"mi_zalloc_aligned"},
+    [N_MI_REALLOC_AL] = {"mi_realloc_aligned"},
+    [N_MI_FREE_SZ] = {"mi_free_size"},
+    [N_MI_FREE_AL] = {"mi_free_aligned"},
+    [N_MI_STRDUP] = {"mi_strdup"},
+    [N_TC_MALLOC] = {"tc_malloc"},
+    [N_TC_CALLOC] = {"tc_calloc"},
+    [N_TC_REALLOC] = {"tc_realloc"},
+    [N_TC_FREE] = {"tc_free"},
+    [N_TC_CFREE] = {"tc_cfree"},
+    [N_TC_FREE_SZ] = {"tc_free_sized"},
+    [N_TC_MEMALIGN] = {"tc_memalign"},
+    [N_TC_POSIX_MEMALIGN] = {"tc_posix_memalign"},
+    [N_TC_NEW] = {"tc_new"},
+    [N_TC_NEWARRAY] = {"tc_newarray"},
+    [N_TC_NEW_NT] = {"tc_new_nothrow"},
+    [N_TC_NEWARRAY_NT] = {"tc_newarray_nothrow"},
+    [N_TC_DELETE] = {"tc_delete"},
+    [N_TC_DELETEARRAY] = {"tc_deletearray"},
+    [N_TC_DELETE_SZ] = {"tc_delete_sized"},
+    [N_TC_DELETEARRAY_SZ] = {"tc_deletearray_sized"},
+};
+
+static _Atomic int col_next_done;
+
+/* Look every name up once (col_resolve, or the first call if it comes
+ * earlier: a constructor's new before ours). */
+void col_alloc_resolve(void)
+{
+    for (int i = 0; i < N_COUNT; i++) {
+        Dl_info info;
+        const char *base;
+        void *fn = dlsym(RTLD_NEXT, col_next[i].name);
+
+        col_next[i].record = 1;
+        if (fn && i <= N_DELA_SZ_AL && dladdr(fn, &info) && info.dli_fname) {
+            base = strrchr(info.dli_fname, '/');
+            base = base ? base + 1 : info.dli_fname;
+            col_next[i].record = strncmp(base, "libstdc++", 9) != 0;
+        }
+        col_next[i].fn = fn;
+    }
+    atomic_store(&col_next_done, 1);
+}
+
+static inline const struct col_next *col_next_get(int i)
+{
+    if (COL_UNLIKELY(!atomic_load_explicit(&col_next_done, memory_order_acquire))) {
+        /* a failed dlsym allocates: not the program's calls */
+        int busy = col_thread.busy;
+
+        col_thread.busy = 1;
+        col_alloc_resolve();
+        col_thread.busy = busy;
+    }
+    return &col_next[i];
+}
+
+/* Mark the thread busy for the real call of a recorded entry point; the
+ * cleanup puts the mark back as it was, on return or an exception. */
+static inline void col_x_unhold(int *was)
+{
+    if (*was >= 0)
+        col_thread.busy = *was;
+}
+#define COL_X_HOLD(record)                                                                         \
+    __attribute__((cleanup(col_x_unhold))) int col_held_ = (record) ? col_thread.busy : -1;        \
+    if (col_held_ >= 0)                                                                            \
+    col_thread.busy = 1
+#define COL_X_UNHOLD() (col_x_unhold(&col_held_), col_held_ = -1)
+
+/* Record an allocation that returned p (the call is made). Inlined: the
+ * stack is unwound from the hook's frame. */
+static inline __attribute__((always_inline)) void
+col_x_alloc(int record, uint8_t kind, void *p, uint64_t size, const uint64_t *extra, unsigned nargs)
+{
+    struct col_thread *t;
+    uint32_t stack;
+    uint64_t ts;
+
+    if (!record || !(t = col_enter()))
+        return;
+    stack = col_stack_here(t);
+    ts = col_stamp(t);
+    col_emit_event_inline(t, FMT_SHM_REC_EVENT, kind, p ? 0 : FMT_EVF_FAILED, 0, stack, ts,
+                          (uint64_t)(uintptr_t)p, size, extra, nargs);
+    col_stamp_done(t);
+    col_leave(t);
+}
+
+/* A free: stamped before the real call, as free() is. Returns the thread
+ * to leave after the call, or NULL. */
+static inline __attribute__((always_inline)) struct col_thread *col_x_free_start(int record,
+                                                                                 void *p)
+{
+    struct col_thread *t;
+    uint32_t stack = 0;
+
+    if (!record || !(t = col_enter()))
+        return NULL;
+    if (col_free_stacks)
+        stack = col_stack_here(t);
+    col_emit_event_inline(t, FMT_SHM_REC_EVENT, FMT_EV_FREE, 0, 0, stack, col_stamp(t),
+                          (uint64_t)(uintptr_t)p, 0, NULL, 0);
+    return t;
+}
+
+static inline void col_x_free_end(struct col_thread *t)
+{
+    if (t) {
+        col_stamp_done(t);
+        col_leave(t);
+    }
+}
+
+/* A realloc, entered and stamped (ts0) before the real call: the old
+ * block's RELEASE with that time when it moved, then the REALLOC (old
+ * address in arg[0]). */
+static inline __attribute__((always_inline)) void
+col_x_realloc(struct col_thread *t, void *old, void *p, uint64_t size, uint64_t ts0)
+{
+    uint64_t extra[1] = {(uint64_t)(uintptr_t)old};
+    uint8_t flags;
+    uint32_t stack;
+
+    if (!t)
+        return;
+    stack = col_stack_here(t);
+    flags = p == NULL && (size || !old) ? FMT_EVF_FAILED : p == old ? FMT_EVF_IN_PLACE : 0;
+    if (old && !flags)
+        col_emit_event_inline(t, FMT_SHM_REC_RELEASE, FMT_EV_REALLOC, 0, 0, stack, ts0,
+                              (uint64_t)(uintptr_t)old, 0, NULL, 0);
+    col_emit_event_inline(t, FMT_SHM_REC_EVENT, FMT_EV_REALLOC, flags, 0, stack, col_now(),
+                          (uint64_t)(uintptr_t)p, size, extra, 1);
+    col_stamp_done(t);
+    col_leave(t);
+}
+
+/* Hooks by shape: NAME(ARGS) calls the next definition with CALLARGS. */
+#define COL_X_ALLOC(ret_name, idx, params, type, args, kind, size_expr, nargs, ...)                \
+    COL_EXPORT void *ret_name params;                                                              \
+    COL_EXPORT void *ret_name params                                                               \
+    {                                                                                              \
+        const struct col_next *n = col_next_get(idx);                                              \
+        void *p;                                                                                   \
+                                                                                                   \
+        if (!n->fn)                                                                                \
+            return NULL;                                                                           \
+        {                                                                                          \
+            COL_X_HOLD(n->record);                                                                 \
+            p = ((void *(*)type)n->fn)args;                                                        \
+            COL_X_UNHOLD();                                                                        \
+        }                                                                                          \
+        {                                                                                          \
+            uint64_t extra[nargs ? nargs : 1] = {__VA_ARGS__};                                     \
+            col_x_alloc(n->record, kind, p, size_expr, extra, nargs);                              \
+        }                                                                                          \
+        return p;                                                                                  \
+    }
+
+#define COL_X_FREE(ret_name, idx, params, type, args, ptr)                                         \
+    COL_EXPORT void ret_name params;                                                               \
+    COL_EXPORT void ret_name params                                                                \
+    {                                                                                              \
+        const struct col_next *n = col_next_get(idx);                                              \
+        struct col_thread *t;                                                                      \
+                                                                                                   \
+        if (!n->fn)                                                                                \
+            return;                                                                                \
+        if (!n->record) {                                                                          \
+            ((void(*) type)n->fn) args;                                                            \
+            return;                                                                                \
+        }                                                                                          \
+        t = col_x_free_start(1, ptr);                                                              \
+        ((void(*) type)n->fn) args;                                                                \
+        col_x_free_end(t);                                                                         \
+    }
+
+#define COL_X_REALLOC(ret_name, idx, params, type, args, old, size_expr)                           \
+    COL_EXPORT void *ret_name params;                                                              \
+    COL_EXPORT void *ret_name params                                                               \
+    {                                                                                              \
+        const struct col_next *n = col_next_get(idx);                                              \
+        struct col_thread *t;                                                                      \
+        uint64_t ts0 = 0;                                                                          \
+        void *p;                                                                                   \
+                                                                                                   \
+        if (!n->fn)                                                                                \
+            return NULL;                                                                           \
+        t = n->record ? col_enter() : NULL;                                                        \
+        if (t)                                                                                     \
+            ts0 = col_stamp(t);                                                                    \
+        p = ((void *(*)type)n->fn)args;                                                            \
+        col_x_realloc(t, old, p, size_expr, ts0);                                                  \
+        return p;                                                                                  \
+    }
+
+/* C++ (operator new(size_t, align_val_t): align_val_t is a size_t enum). */
+COL_X_ALLOC(_Znwm, N_NEW, (size_t s), (size_t), (s), FMT_EV_MALLOC, s, 0, 0)
+COL_X_ALLOC(_Znam, N_NEWA, (size_t s), (size_t), (s), FMT_EV_MALLOC, s, 0, 0)
+COL_X_ALLOC(_ZnwmRKSt9nothrow_t, N_NEW_NT, (size_t s, const void *nt), (size_t, const void *),
+            (s, nt), FMT_EV_MALLOC, s, 0, 0)
+COL_X_ALLOC(_ZnamRKSt9nothrow_t, N_NEWA_NT, (size_t s, const void *nt), (size_t, const void *),
+            (s, nt), FMT_EV_MALLOC, s, 0, 0)
+COL_X_ALLOC(_ZnwmSt11align_val_t, N_NEW_AL, (size_t s, size_t al), (size_t, size_t), (s, al),
+            FMT_EV_ALIGNED_ALLOC, s, 1, al)
+COL_X_ALLOC(_ZnamSt11align_val_t, N_NEWA_AL, (size_t s, size_t al), (size_t, size_t), (s, al),
+            FMT_EV_ALIGNED_ALLOC, s, 1, al)
+COL_X_ALLOC(_ZnwmSt11align_val_tRKSt9nothrow_t, N_NEW_AL_NT, (size_t s, size_t al, const void *nt),
+            (size_t, size_t, const void *), (s, al, nt), FMT_EV_ALIGNED_ALLOC, s, 1, al)
+COL_X_ALLOC(_ZnamSt11align_val_tRKSt9nothrow_t, N_NEWA_AL_NT, (size_t s, size_t al, const void *nt),
+            (size_t, size_t, const void *), (s, al, nt), FMT_EV_ALIGNED_ALLOC, s, 1, al)
+COL_X_FREE(_ZdlPv, N_DEL, (void *p), (void *), (p), p)
+COL_X_FREE(_ZdaPv, N_DELA, (void *p), (void *), (p), p)
+COL_X_FREE(_ZdlPvRKSt9nothrow_t, N_DEL_NT, (void *p, const void *nt), (void *, const void *),
+           (p, nt), p)
+COL_X_FREE(_ZdaPvRKSt9nothrow_t, N_DELA_NT, (void *p, const void *nt), (void *, const void *),
+           (p, nt), p)
+COL_X_FREE(_ZdlPvm, N_DEL_SZ, (void *p, size_t s), (void *, size_t), (p, s), p)
+COL_X_FREE(_ZdaPvm, N_DELA_SZ, (void *p, size_t s), (void *, size_t), (p, s), p)
+COL_X_FREE(_ZdlPvSt11align_val_t, N_DEL_AL, (void *p, size_t al), (void *, size_t), (p, al), p)
+COL_X_FREE(_ZdaPvSt11align_val_t, N_DELA_AL, (void *p, size_t al), (void *, size_t), (p, al), p)
+COL_X_FREE(_ZdlPvSt11align_val_tRKSt9nothrow_t, N_DEL_AL_NT, (void *p, size_t al, const void *nt),
+           (void *, size_t, const void *), (p, al, nt), p)
+COL_X_FREE(_ZdaPvSt11align_val_tRKSt9nothrow_t, N_DELA_AL_NT, (void *p, size_t al, const void *nt),
+           (void *, size_t, const void *), (p, al, nt), p)
+COL_X_FREE(_ZdlPvmSt11align_val_t, N_DEL_SZ_AL, (void *p, size_t s, size_t al),
+           (void *, size_t, size_t), (p, s, al), p)
+COL_X_FREE(_ZdaPvmSt11align_val_t, N_DELA_SZ_AL, (void *p, size_t s, size_t al),
+           (void *, size_t, size_t), (p, s, al), p)
+
+/* jemalloc: flags' low 6 bits are lg(alignment) (MALLOCX_LG_ALIGN), bit 6
+ * zeroes (MALLOCX_ZERO). An aligned mallocx is an aligned_alloc. */
+#define COL_JE_ALIGN(flags) ((flags)&0x3f ? (uint64_t)1 << ((flags)&0x3f) : 0)
+COL_EXPORT void *mallocx(size_t size, int flags);
+COL_EXPORT void *mallocx(size_t size, int flags)
+{
+    const struct col_next *n = col_next_get(N_MALLOCX);
+    uint64_t extra[1] = {COL_JE_ALIGN(flags)};
+    void *p;
+
+    if (!n->fn)
+        return NULL;
+    {
+        COL_X_HOLD(n->record);
+        p = ((void *(*)(size_t, int))n->fn)(size, flags);
+        COL_X_UNHOLD();
+    }
+    col_x_alloc(n->record, extra[0] ? FMT_EV_ALIGNED_ALLOC : FMT_EV_MALLOC, p, size, extra,
+                extra[0] ? 1 : 0);
+    return p;
+}
+COL_X_REALLOC(rallocx, N_RALLOCX, (void *old, size_t s, int fl), (void *, size_t, int),
+              (old, s, fl), old, s)
+COL_X_FREE(dallocx, N_DALLOCX, (void *p, int fl), (void *, int), (p, fl), p)
+COL_X_FREE(sdallocx, N_SDALLOCX, (void *p, size_t s, int fl), (void *, size_t, int), (p, s, fl), p)
+
+/* mimalloc */
+COL_X_ALLOC(mi_malloc, N_MI_MALLOC, (size_t s), (size_t), (s), FMT_EV_MALLOC, s, 0, 0)
+COL_X_ALLOC(mi_zalloc, N_MI_ZALLOC, (size_t s), (size_t), (s), FMT_EV_CALLOC, s, 2, 1, s)
+COL_X_ALLOC(mi_calloc, N_MI_CALLOC, (size_t c, size_t s), (size_t, size_t), (c, s), FMT_EV_CALLOC,
+            c *s, 2, c, s)
+COL_X_ALLOC(mi_malloc_aligned, N_MI_MALLOC_AL, (size_t s, size_t al), (size_t, size_t), (s, al),
+            FMT_EV_ALIGNED_ALLOC, s, 1, al)
+COL_X_ALLOC(mi_zalloc_aligned, N_MI_ZALLOC_AL, (size_t s, size_t al), (size_t, size_t), (s, al),
+            FMT_EV_ALIGNED_ALLOC, s, 1, al)
+COL_X_ALLOC(mi_strdup, N_MI_STRDUP, (const char *str), (const char *), (str), FMT_EV_MALLOC,
+            str ? strlen(str) + 1 : 0, 0, 0)
+COL_X_REALLOC(mi_realloc, N_MI_REALLOC, (void *old, size_t s), (void *, size_t), (old, s), old, s)
+COL_X_REALLOC(mi_realloc_aligned, N_MI_REALLOC_AL, (void *old, size_t s, size_t al),
+              (void *, size_t, size_t), (old, s, al), old, s)
+COL_X_FREE(mi_free, N_MI_FREE, (void *p), (void *), (p), p)
+COL_X_FREE(mi_free_size, N_MI_FREE_SZ, (void *p, size_t s), (void *, size_t), (p, s), p)
+COL_X_FREE(mi_free_aligned, N_MI_FREE_AL, (void *p, size_t al), (void *, size_t), (p, al), p)
+
+/* tcmalloc */
+COL_X_ALLOC(tc_malloc, N_TC_MALLOC, (size_t s), (size_t), (s), FMT_EV_MALLOC, s, 0, 0)
+COL_X_ALLOC(tc_calloc, N_TC_CALLOC, (size_t c, size_t s), (size_t, size_t), (c, s), FMT_EV_CALLOC,
+            c *s, 2, c, s)
+COL_X_ALLOC(tc_memalign, N_TC_MEMALIGN, (size_t al, size_t s), (size_t, size_t), (al, s),
+            FMT_EV_MEMALIGN, s, 1, al)
+COL_X_ALLOC(tc_new, N_TC_NEW, (size_t s), (size_t), (s), FMT_EV_MALLOC, s, 0, 0)
+COL_X_ALLOC(tc_newarray, N_TC_NEWARRAY, (size_t s), (size_t), (s), FMT_EV_MALLOC, s, 0, 0)
+COL_X_ALLOC(tc_new_nothrow, N_TC_NEW_NT, (size_t s, const void *nt), (size_t, const void *),
+            (s, nt), FMT_EV_MALLOC, s, 0, 0)
+COL_X_ALLOC(tc_newarray_nothrow, N_TC_NEWARRAY_NT, (size_t s, const void *nt),
+            (size_t, const void *), (s, nt), FMT_EV_MALLOC, s, 0, 0)
+COL_X_REALLOC(tc_realloc, N_TC_REALLOC, (void *old, size_t s), (void *, size_t), (old, s), old, s)
+COL_X_FREE(tc_free, N_TC_FREE, (void *p), (void *), (p), p)
+COL_X_FREE(tc_cfree, N_TC_CFREE, (void *p), (void *), (p), p)
+COL_X_FREE(tc_free_sized, N_TC_FREE_SZ, (void *p, size_t s), (void *, size_t), (p, s), p)
+COL_X_FREE(tc_delete, N_TC_DELETE, (void *p), (void *), (p), p)
+COL_X_FREE(tc_deletearray, N_TC_DELETEARRAY, (void *p), (void *), (p), p)
+COL_X_FREE(tc_delete_sized, N_TC_DELETE_SZ, (void *p, size_t s), (void *, size_t), (p, s), p)
+COL_X_FREE(tc_deletearray_sized, N_TC_DELETEARRAY_SZ, (void *p, size_t s), (void *, size_t), (p, s),
+           p)
+
+COL_EXPORT int tc_posix_memalign(void **out, size_t al, size_t s);
+COL_EXPORT int tc_posix_memalign(void **out, size_t al, size_t s)
+{
+    const struct col_next *n = col_next_get(N_TC_POSIX_MEMALIGN);
+    uint64_t extra[2] = {al, 0};
+    int rc;
+
+    if (!n->fn)
+        return ENOMEM;
+    {
+        COL_X_HOLD(n->record);
+        rc = ((int (*)(void **, size_t, size_t))n->fn)(out, al, s);
+        COL_X_UNHOLD();
+    }
+    extra[1] = (uint64_t)rc;
+    col_x_alloc(n->record, FMT_EV_POSIX_MEMALIGN, rc == 0 ? *out : NULL, s, extra, 2);
+    return rc;
+}
