@@ -394,7 +394,7 @@ int cmd_record(int argc, char **argv)
         rec_socket_accept_all(&s, &st, lfd, now, &nr_bad_hellos);
         limit = rec_merge_watermark(&s, now);
         no_children = rec_reap(&st);
-        rec_check_exits(&s, &st, rec_clock_now(&s.clock));
+        rec_check_exits(&s, &st, lfd, rec_clock_now(&s.clock), &nr_bad_hellos);
         rec_merge_emit(&s, limit);
         rec_sample_rss(&s, now, REC_RSS_PERIOD_NS);
         if (now - last_flush > REC_FLUSH_PERIOD_NS && s.write_err == 0) {

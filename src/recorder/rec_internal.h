@@ -117,6 +117,7 @@ struct rec_image {
     int open;      /* still producing: constrains the watermark */
     int clock_tsc; /* its times are TSC ticks */
     int retired;   /* closed and fully written: its rings are freed */
+    int gone;      /* its process has ended: closed once the queued hellos are read */
     /* Its hello's time, within the recording. */
     uint64_t start_ns;
     uint32_t nr_segs;

@@ -143,13 +143,15 @@ static int rec_take_hello(struct rec_session *s, struct rec_statuses *statuses, 
         return 1;
     }
     if (hello.kind != FMT_SHM_HELLO_SEGMENT && pidfd < 0) {
-        /* Gone already (and maybe reaped): take what it left. */
+        /* Gone already (and maybe reaped): take what it left, once the
+         * hellos of its other segments, queued behind this one, are in
+         * (rec_check_exits). */
         struct rec_image *img = rec_stream_find_pid(s, hello.pid);
-        int status = 0, known = rec_status_take(statuses, (pid_t)hello.pid, &status);
 
         if (img)
-            rec_stream_close(s, img, status, known, now_ns);
+            img->gone = 1;
     }
+    (void)statuses;
     return 1;
 }
 
@@ -288,19 +290,34 @@ int rec_reap(struct rec_statuses *st)
     }
 }
 
-/* Close every open image whose process has ended. */
-void rec_check_exits(struct rec_session *s, struct rec_statuses *st, uint64_t now_ns)
+/* Has the image's process ended? Marks it gone if so. */
+static int rec_image_ended(struct rec_image *img)
 {
+    struct pollfd pfd = {.fd = img->pidfd, .events = POLLIN};
+
+    if (img->open && !img->gone && img->pidfd >= 0 && poll(&pfd, 1, 0) == 1)
+        img->gone = 1;
+    return img->open && img->gone;
+}
+
+/* Close every open image whose process has ended: first take in every
+ * hello still queued, since a thread's SEGMENT hello sent just before the
+ * process ended may wait behind (its rings would be lost). */
+void rec_check_exits(struct rec_session *s, struct rec_statuses *st, int lfd, uint64_t now_ns,
+                     uint64_t *nr_bad)
+{
+    uint32_t ended = 0;
+
+    for (uint32_t i = 0; i < s->nr_images; i++)
+        ended += rec_image_ended(s->images[i]) ? 1 : 0;
+    if (!ended)
+        return;
+    rec_socket_accept_all(s, st, lfd, now_ns, nr_bad);
     for (uint32_t i = 0; i < s->nr_images; i++) {
         struct rec_image *img = s->images[i];
-        struct pollfd pfd;
         int status = 0, known;
 
-        if (!img->open || img->pidfd < 0)
-            continue;
-        pfd.fd = img->pidfd;
-        pfd.events = POLLIN;
-        if (poll(&pfd, 1, 0) != 1)
+        if (!img->open || !img->gone) /* one that ended meanwhile: next round */
             continue;
         known = rec_status_take(st, (pid_t)img->pid, &status);
         if (!known && waitpid((pid_t)img->pid, &status, WNOHANG | __WALL) == (pid_t)img->pid) {

@@ -36,8 +36,10 @@ void rec_socket_accept_all(struct rec_session *s, struct rec_statuses *st, int l
 pid_t rec_spawn(const char *path, char *const argv[], char *const envp[], int *go_fd, int *err_fd);
 /* Collect every exited child's status. Returns 1 when no child is left. */
 int rec_reap(struct rec_statuses *st);
-/* Close the open images whose processes have ended. */
-void rec_check_exits(struct rec_session *s, struct rec_statuses *st, uint64_t now_ns);
+/* Close the open images whose processes have ended (after taking in the
+ * hellos still queued on lfd, which may add segments to them). */
+void rec_check_exits(struct rec_session *s, struct rec_statuses *st, int lfd, uint64_t now_ns,
+                     uint64_t *nr_bad);
 /* Queue an RSS sample for each open image due one. */
 void rec_sample_rss(struct rec_session *s, uint64_t now_ns, uint64_t period_ns);
 

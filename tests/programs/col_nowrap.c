@@ -7,8 +7,11 @@
  * 3004 five times and execs "col_nowrap leaf", which allocates 3005 five
  * times, and prints "fds=N" (the descriptors it saw) and its exit status
  * 7. "orphan" forks a child that allocates 3006 bytes five times 300 ms
- * after its parent has exited. Usage: col_nowrap [leaf | orphan] (no
- * threads then) */
+ * after its parent has exited; "sigchld", started with SIGCHLD blocked,
+ * allocates 3007 bytes once and exits 27 if a SIGCHLD is pending.
+ * "quick" only runs the constructor's threads and exits.
+ * Usage: col_nowrap [leaf | orphan | sigchld | quick] (no threads but
+ * with quick) */
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
@@ -40,9 +43,8 @@ static void *worker(void *arg)
 /* glibc passes the program's arguments to its constructors. */
 __attribute__((constructor)) static void col_nowrap_ctor(int argc, char **argv)
 {
-    if (argc != 1)
+    if (argc != 1 && strcmp(argv[1], "quick"))
         return;
-    (void)argv;
     for (long i = 0; i < 2; i++)
         if (pthread_create(&threads[i], NULL, worker, (void *)i) != 0)
             _exit(20);
@@ -73,6 +75,14 @@ int main(int argc, char **argv)
         allocate(3005, 5);
         return 0;
     }
+    if (argc == 2 && !strcmp(argv[1], "sigchld")) {
+        /* Started with SIGCHLD blocked: a child of the collector's that
+         * ended would have left it pending. */
+        sigset_t pending;
+
+        allocate(3007, 1);
+        return sigpending(&pending) != 0 || sigismember(&pending, SIGCHLD) ? 27 : 0;
+    }
     if (argc == 2 && !strcmp(argv[1], "orphan")) {
         /* The parent ends at once; its child starts its stream 300 ms
          * later, long after every image the recorder knew had ended. */
@@ -86,6 +96,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < 2; i++)
         if (pthread_join(threads[i], NULL) != 0)
             return 21;
+    if (argc == 2 && !strcmp(argv[1], "quick"))
+        return 0;
     if (wait(NULL) != -1 || errno != ECHILD)
         return 22; /* a child of the collector's is left over */
     if (sigprocmask(SIG_BLOCK, NULL, &blocked) != 0 || !sigisemptyset(&blocked))
