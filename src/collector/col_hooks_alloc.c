@@ -68,6 +68,11 @@ enum {
     N_MI_FREE_SZ,
     N_MI_FREE_AL,
     N_MI_STRDUP,
+    N_MI_HEAP_MALLOC,
+    N_MI_HEAP_ZALLOC,
+    N_MI_HEAP_CALLOC,
+    N_MI_HEAP_REALLOC,
+    N_MI_HEAP_MALLOC_AL,
     /* tcmalloc */
     N_TC_MALLOC,
     N_TC_CALLOC,
@@ -124,6 +129,11 @@ static struct col_next col_next[N_COUNT] = {
     [N_MI_FREE_SZ] = {"mi_free_size"},
     [N_MI_FREE_AL] = {"mi_free_aligned"},
     [N_MI_STRDUP] = {"mi_strdup"},
+    [N_MI_HEAP_MALLOC] = {"mi_heap_malloc"},
+    [N_MI_HEAP_ZALLOC] = {"mi_heap_zalloc"},
+    [N_MI_HEAP_CALLOC] = {"mi_heap_calloc"},
+    [N_MI_HEAP_REALLOC] = {"mi_heap_realloc"},
+    [N_MI_HEAP_MALLOC_AL] = {"mi_heap_malloc_aligned"},
     [N_TC_MALLOC] = {"tc_malloc"},
     [N_TC_CALLOC] = {"tc_calloc"},
     [N_TC_REALLOC] = {"tc_realloc"},
@@ -393,6 +403,18 @@ COL_X_REALLOC(mi_realloc_aligned, N_MI_REALLOC_AL, (void *old, size_t s, size_t 
 COL_X_FREE(mi_free, N_MI_FREE, (void *p), (void *), (p), p)
 COL_X_FREE(mi_free_size, N_MI_FREE_SZ, (void *p, size_t s), (void *, size_t), (p, s), p)
 COL_X_FREE(mi_free_aligned, N_MI_FREE_AL, (void *p, size_t al), (void *, size_t), (p, al), p)
+
+/* mimalloc heaps of the program's own (their blocks are freed with mi_free) */
+COL_X_ALLOC(mi_heap_malloc, N_MI_HEAP_MALLOC, (void *h, size_t s), (void *, size_t), (h, s),
+            FMT_EV_MALLOC, s, 0, 0)
+COL_X_ALLOC(mi_heap_zalloc, N_MI_HEAP_ZALLOC, (void *h, size_t s), (void *, size_t), (h, s),
+            FMT_EV_CALLOC, s, 2, 1, s)
+COL_X_ALLOC(mi_heap_calloc, N_MI_HEAP_CALLOC, (void *h, size_t c, size_t s),
+            (void *, size_t, size_t), (h, c, s), FMT_EV_CALLOC, c *s, 2, c, s)
+COL_X_ALLOC(mi_heap_malloc_aligned, N_MI_HEAP_MALLOC_AL, (void *h, size_t s, size_t al),
+            (void *, size_t, size_t), (h, s, al), FMT_EV_ALIGNED_ALLOC, s, 1, al)
+COL_X_REALLOC(mi_heap_realloc, N_MI_HEAP_REALLOC, (void *h, void *old, size_t s),
+              (void *, void *, size_t), (h, old, s), old, s)
 
 /* tcmalloc */
 COL_X_ALLOC(tc_malloc, N_TC_MALLOC, (size_t s), (size_t), (s), FMT_EV_MALLOC, s, 0, 0)

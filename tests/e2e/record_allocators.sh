@@ -45,7 +45,7 @@ END
     # tc_calloc are callocs; an aligned one an aligned_alloc or memalign.
     case $alloc in
     jemalloc) printf 'malloc 5102 2\naligned_alloc 5104 1\n' ;;
-    mimalloc) printf 'calloc 5102 2\naligned_alloc 5104 1\n' ;;
+    mimalloc) printf 'calloc 5102 2\naligned_alloc 5104 1\nmalloc 5105 1\nfree 5105 1\ncalloc 5106 1\nrealloc 5107 1\nfree 5107 1\n' ;;
     tcmalloc) printf 'calloc 5102 2\nmemalign 5104 1\n' ;;
     esac >>"$WORK/want"
     sort "$WORK/want" >"$WORK/want.sorted"

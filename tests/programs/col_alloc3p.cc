@@ -6,7 +6,8 @@
 // C++, through its operator new: new char[5005] x2, new of 5004 bytes x4,
 // and of an alignas(64) type of 5056 bytes x1. Its own API: 5101 x3,
 // zeroed 5102 x2, realloc to 5103 x1, 64-aligned 5104 x1. Every block is
-// freed by the matching call. Then a new that throws bad_alloc (not with
+// freed by the matching call. mimalloc also: from a heap of its own,
+// malloc 5105, calloc 5106 reallocated to 5107. Then a new that throws bad_alloc (not with
 // mimalloc) and malloc(5201) x1.
 #include <cstdio>
 #include <cstdlib>
@@ -51,6 +52,13 @@ static void own_api()
     mi_free(use(mi_calloc(1, 5102)));
     mi_free(use(mi_realloc(use(mi_malloc(20)), 5103)));
     mi_free(use(mi_malloc_aligned(5104, 64)));
+    {
+        mi_heap_t *heap = mi_heap_new();
+
+        mi_free(use(mi_heap_malloc(heap, 5105)));
+        mi_free(use(mi_heap_realloc(heap, use(mi_heap_calloc(heap, 1, 5106)), 5107)));
+        mi_heap_delete(heap);
+    }
 #elif defined(COL_TCMALLOC)
     for (int i = 0; i < 3; i++)
         tc_free(use(tc_malloc(5101)));
