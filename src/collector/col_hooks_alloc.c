@@ -171,6 +171,11 @@ void col_alloc_resolve(void)
         }
         col_next[i].fn = fn;
     }
+    /* A failed lookup leaves its message allocated until the next dl call,
+     * which would free it in the program's stream: the first dlerror()
+     * frees the error, the second the text it made of it. */
+    (void)dlerror();
+    (void)dlerror();
     atomic_store(&col_next_done, 1);
 }
 

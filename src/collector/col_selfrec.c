@@ -107,6 +107,7 @@ static void col_selfrec_exec(int lfd, int wfd)
                           "--depth",    col_rec_depth, "--output", col_rec_out, NULL};
     char *const envp[] = {col_rec_env_sock, col_rec_env_secret, col_rec_env_clock, NULL};
     static const char no_exec[] = "cannot run the recorder";
+    const char *why;
     sigset_t none;
     int null, l2, w2, e;
 
@@ -126,9 +127,12 @@ static void col_selfrec_exec(int lfd, int wfd)
             syscall(SYS_close, fd);
     syscall(SYS_execve, col_rec_path, argv, envp);
     e = errno;
+    why = strerrorname_np(e);
     syscall(SYS_write, COL_SELFREC_RFD, no_exec, sizeof(no_exec) - 1);
-    syscall(SYS_write, COL_SELFREC_RFD, ": ", 2);
-    syscall(SYS_write, COL_SELFREC_RFD, strerrorname_np(e), strlen(strerrorname_np(e)));
+    if (why) {
+        syscall(SYS_write, COL_SELFREC_RFD, ": ", 2);
+        syscall(SYS_write, COL_SELFREC_RFD, why, strlen(why));
+    }
     syscall(SYS_exit_group, 127);
 }
 

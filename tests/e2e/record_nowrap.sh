@@ -113,11 +113,17 @@ awk '$5 == "malloc" { for (i = 6; i <= NF; i++) if ($i ~ /^addr=/) print substr(
     fail "announced blocks of the crashed program are missing from the trace"
 
 # 4. No recorder to start, or no file to write: one line, untraced, same status.
-for how in recorder output; do
+printf '\177ELF not really\n' >"$WORK/bad-recorder"
+chmod +x "$WORK/bad-recorder"
+for how in recorder exec output; do
     rc=0
     if [ $how = recorder ]; then
         env LD_PRELOAD="$COL" MEMSCRIBE_OUTPUT="$WORK/e.mscr" MEMSCRIBE_RECORDER=/nonexistent/memscribe \
             "$PROG" >"$WORK/e.out" 2>"$WORK/e.err" || rc=$?
+    elif [ $how = exec ]; then
+        env LD_PRELOAD="$COL" MEMSCRIBE_OUTPUT="$WORK/e.mscr" MEMSCRIBE_RECORDER="$WORK/bad-recorder" \
+            "$PROG" >"$WORK/e.out" 2>"$WORK/e.err" || rc=$?
+        grep -q "cannot run the recorder: ENOEXEC" "$WORK/e.err" || fail "exec: $(cat "$WORK/e.err")"
     else
         env LD_PRELOAD="$COL" MEMSCRIBE_OUTPUT="$WORK/no/such/dir/e.mscr" \
             "$PROG" >"$WORK/e.out" 2>"$WORK/e.err" || rc=$?
