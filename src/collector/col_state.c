@@ -107,6 +107,7 @@ static void col_resolve(void)
     RESOLVE(dlopen);
     RESOLVE(dlclose);
     RESOLVE(pthread_setname_np);
+    RESOLVE(_exit);
 }
 
 /* --no-follow: take our own path out of LD_PRELOAD, in place (no

@@ -8,9 +8,8 @@
 # 1: main said 150); two at once: 100 MiB plus the shells'. The others'
 # share (sh, sleep) is measured exactly from the dump by an independent
 # replay that keys processes by pid (an exec ends the image it replaces
-# with an exit). The recorder stamps an exit when it notices it (its pidfd
-# polls), which on a loaded machine can be after sh started the next
-# program: a sleep between the runs keeps the trace's order the real one.
+# with an exit). The sleeps between the runs keep the processes well apart
+# (exits are dated when they began, tests/e2e/ana_exits.sh).
 # The heaptrack export follows the same tree peak, read by heaptrack_print.
 # Needs MEMSCRIBE, MS_PROGRAMS, heaptrack_print.
 # shellcheck source=tests/e2e/ana_lib.sh
