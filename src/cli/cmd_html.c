@@ -32,6 +32,9 @@ static void usage(FILE *out)
                  "  --buckets N     time buckets a window selection snaps to (default 400,\n"
                  "                  at most 65534); window figures are exact for them\n"
                  "  --top N         rows per table (default 200; 0: all)\n"
+                 "  --pid LIST      only these processes (comma-separated pids)\n"
+                 "  --exe GLOB      only processes whose executable (name or path) matches\n"
+                 "  --thread LIST   only blocks allocated by these threads (tids)\n"
                  "  --base B        compare with trace B: each summary number's change, and\n"
                  "                  per call site the change against B's site of the same\n"
                  "                  function chain (docs/diff.md)\n"
@@ -47,8 +50,10 @@ int cmd_html(int argc, char **argv)
         {"base", required_argument, NULL, OPT_BASE},
         {NULL, 0, NULL, 0},
     };
-    struct cli_getopt g = {
-        .takes = CLI_TAKES_TOP | CLI_TAKES_SYM | CLI_TAKES_OUTPUT, .own = own, .usage = usage};
+    struct cli_getopt g = {.takes = CLI_TAKES_TOP | CLI_TAKES_PID | CLI_TAKES_THREAD |
+                                    CLI_TAKES_SYM | CLI_TAKES_OUTPUT,
+                           .own = own,
+                           .usage = usage};
     struct ana_html_options o = {0};
     const char *base_path = NULL;
     struct ana_html_base base = {0};
@@ -73,6 +78,9 @@ int cmd_html(int argc, char **argv)
         }
         }
     }
+    if (base_path && !ana_filter_is_empty(&a.filter))
+        cli_usage_error("html: --base compares whole traces; it does not go with --pid, --exe or "
+                        "--thread");
     cli_ana_open(&a, argc, argv, optind);
 
     o.sym.debug_dirs = a.sym.debug_dirs;
@@ -82,6 +90,7 @@ int cmd_html(int argc, char **argv)
     o.sym.raw = a.sym.raw;
     o.sym.full_names = a.sym.full_names;
     o.nr_top = a.top;
+    o.filter = &a.filter;
     char *path_copy = strdup(a.path);
     if (!path_copy)
         cli_die("html: out of memory");

@@ -81,17 +81,62 @@ struct report {
     struct ana_site *sites; /* the model's, merged into rows (cli_rows.h) */
     bool *suppressed;       /* per row: leaks listed apart (cli_supp.h) */
     bool loose;             /* --temporary-threshold given: the loose rule */
+    /* Site ids by image, ascending within each: image i's are
+     * by_image[image_start[i] .. image_start[i + 1]). Each table reads its
+     * image's sites only, not every site of the trace once per image. */
+    uint32_t *by_image;
+    uint32_t *image_start;
 };
+
+static void index_images(struct report *rp)
+{
+    uint32_t nr = ana_model_nr_images(rp->m), nr_sites = ana_model_nr_sites(rp->m);
+    uint32_t *next;
+
+    rp->image_start = calloc((size_t)nr + 2, sizeof(*rp->image_start));
+    rp->by_image = malloc(((size_t)nr_sites + 1) * sizeof(*rp->by_image));
+    next = malloc(((size_t)nr + 1) * sizeof(*next));
+    if (!rp->image_start || !rp->by_image || !next)
+        cli_die("report: out of memory");
+    for (uint32_t id = 0; id < nr_sites; id++)
+        if (rp->sites[id].image < nr)
+            rp->image_start[rp->sites[id].image + 1]++;
+    for (uint32_t i = 0; i < nr; i++) {
+        rp->image_start[i + 1] += rp->image_start[i];
+        next[i] = rp->image_start[i];
+    }
+    for (uint32_t id = 0; id < nr_sites; id++)
+        if (rp->sites[id].image < nr)
+            rp->by_image[next[rp->sites[id].image]++] = id;
+    free(next);
+}
+
+/* The site ids of image (UINT32_MAX: all images, by_image in full). */
+static const uint32_t *image_sites(const struct report *rp, uint32_t image, uint32_t *n)
+{
+    uint32_t nr = ana_model_nr_images(rp->m);
+
+    if (image >= nr) {
+        *n = rp->image_start[nr];
+        return rp->by_image;
+    }
+    *n = rp->image_start[image + 1] - rp->image_start[image];
+    return rp->by_image + rp->image_start[image];
+}
 
 /* Leaked bytes and blocks of image (UINT32_MAX: all) that suppressions
  * list apart. */
 static void suppressed_leaks(const struct report *rp, uint32_t image, uint64_t *bytes,
                              uint64_t *blocks)
 {
+    uint32_t nr;
+    const uint32_t *ids = image_sites(rp, image, &nr);
+
     *bytes = *blocks = 0;
-    for (uint32_t id = 0; id < ana_model_nr_sites(rp->m); id++) {
+    for (uint32_t k = 0; k < nr; k++) {
+        uint32_t id = ids[k];
         const struct ana_site *s = &rp->sites[id];
-        if (rp->suppressed[id] && (image == UINT32_MAX || s->image == image) && s->live_bytes > 0) {
+        if (rp->suppressed[id] && s->live_bytes > 0) {
             *bytes += (uint64_t)s->live_bytes;
             *blocks += (uint64_t)s->live_blocks;
         }
@@ -132,11 +177,13 @@ static int by_rank(const void *x, const void *y, void *arg)
 /* The sites of image sorted by rank r, only those with a non-zero value. */
 static uint32_t ranked(struct report *rp, uint32_t image, enum rank r)
 {
-    uint32_t n = 0;
+    uint32_t n = 0, nr;
+    const uint32_t *ids = image_sites(rp, image, &nr);
 
-    for (uint32_t id = 0; id < ana_model_nr_sites(rp->m); id++) {
+    for (uint32_t k = 0; k < nr; k++) {
+        uint32_t id = ids[k];
         const struct ana_site *s = &rp->sites[id];
-        if (s->image == image && rank_value(s, r) && !(r == BY_LEAKED && rp->suppressed[id]))
+        if (rank_value(s, r) && !(r == BY_LEAKED && rp->suppressed[id]))
             rp->ids[n++] = id;
     }
     struct rank_ctx ctx = {rp->sites, r};
@@ -384,12 +431,13 @@ static void write_csv(struct report *rp, FILE *out)
         const struct ana_scope *s = ana_model_image(rp->m, i);
         if (!s->seen)
             continue;
-        uint32_t n = ranked(rp, i, BY_PEAK);
+        uint32_t n = ranked(rp, i, BY_PEAK), nr;
+        const uint32_t *ids = image_sites(rp, i, &nr);
         /* Sites with no peak share but allocations still belong in it. */
-        for (uint32_t id = 0; id < ana_model_nr_sites(rp->m); id++) {
-            const struct ana_site *st = &rp->sites[id];
-            if (st->image == i && !st->peak_bytes && st->nr_allocs)
-                rp->ids[n++] = id;
+        for (uint32_t k = 0; k < nr; k++) {
+            const struct ana_site *st = &rp->sites[ids[k]];
+            if (!st->peak_bytes && st->nr_allocs)
+                rp->ids[n++] = ids[k];
         }
         if (rp->a.top && n > rp->a.top)
             n = rp->a.top;
@@ -433,6 +481,7 @@ int cmd_report(int argc, char **argv)
     if (!rp.ids)
         cli_die("report: out of memory");
     rp.sites = cli_rows_sites(&rp.a, rp.m);
+    index_images(&rp);
     rp.suppressed = calloc((size_t)ana_model_nr_sites(rp.m) + 1, sizeof(*rp.suppressed));
     if (!rp.suppressed)
         cli_die("report: out of memory");
@@ -450,6 +499,8 @@ int cmd_report(int argc, char **argv)
     free(rp.ids);
     free(rp.sites);
     free(rp.suppressed);
+    free(rp.by_image);
+    free(rp.image_start);
     ana_model_destroy(rp.m);
     return cli_ana_close(&rp.a);
 }

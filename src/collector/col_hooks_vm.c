@@ -253,3 +253,21 @@ COL_EXPORT int pthread_setname_np(pthread_t th, const char *name)
     col_leave(t);
     return rc;
 }
+
+/* exit(): glibc calls the libraries' destructors from the last exit
+ * handler (_dl_fini), the preloaded collector's after the program's, just
+ * before the process ends: the exit's time. */
+__attribute__((destructor)) static void col_fini(void)
+{
+    col_ring_stamp_exit();
+}
+
+/* _exit() runs no destructor (a forked child, a shell between commands). */
+COL_EXPORT void _exit(int status)
+{
+    col_ring_stamp_exit();
+    if (col_real._exit)
+        col_real._exit(status);
+    for (;;)
+        syscall(SYS_exit_group, status);
+}

@@ -53,6 +53,7 @@ struct col_real {
     void *(*dlopen)(const char *, int);
     int (*dlclose)(void *);
     int (*pthread_setname_np)(unsigned long, const char *);
+    void (*_exit)(int) __attribute__((noreturn));
 };
 extern struct col_real col_real;
 
@@ -234,6 +235,9 @@ int col_selfrec_start(char *sock_name, size_t sock_size, uint8_t secret[FMT_SHM_
 void col_send_say(const char *text, size_t len);
 int col_ring_claim(struct col_thread *t);
 void col_ring_release(struct col_thread *t);
+/* The process image is ending (exit() or _exit()): stamp segment 0's
+ * exit_ts with the time, so that the recorder dates the exit then. */
+void col_ring_stamp_exit(void);
 int col_segments_start(uint16_t hello_kind);
 void col_segments_forget(void);
 void col_emit_thread(struct col_thread *t, uint8_t type, const char *name, uint32_t name_len);

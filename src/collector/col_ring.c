@@ -356,6 +356,18 @@ void col_ring_release(struct col_thread *t)
                               memory_order_release);
 }
 
+void col_ring_stamp_exit(void)
+{
+    struct fmt_shm_header *h = col_segs[0].hdr;
+
+    /* Not started in this process (a forked child before its first
+     * event: the page of col_proc reads zero), or a vfork child, which
+     * shares our memory but not our pid. */
+    if (!h || !col_proc || !col_proc->gen || col_proc->pid != (pid_t)syscall(SYS_getpid))
+        return;
+    atomic_store_explicit(&h->exit_ts, col_now(), memory_order_release);
+}
+
 /* Is the recorder still there? Its pid is in the header once it mapped the
  * segment; before that, ask the socket. */
 static int col_recorder_alive(struct col_ring *r, unsigned waited_ms)

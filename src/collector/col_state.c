@@ -107,6 +107,7 @@ static void col_resolve(void)
     RESOLVE(dlopen);
     RESOLVE(dlclose);
     RESOLVE(pthread_setname_np);
+    RESOLVE(_exit);
     col_alloc_resolve(); /* other allocators' entry points (col_hooks_alloc.c) */
 }
 

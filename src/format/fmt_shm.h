@@ -83,6 +83,12 @@ struct fmt_shm_header {
      * be gone before the recorder could read /proc. */
     uint32_t exe_len;
     uint32_t argv_len;
+    /* Segment 0 only: when the process image began to end (exit() reached
+     * the collector's destructor, or _exit() was called), in the
+     * segment's clock; 0: not seen (killed by a signal, an exec, or a
+     * collector before this field). The recorder dates the image's exit
+     * then rather than when it notices the exit (docs/protocol.md). */
+    _Atomic uint64_t exit_ts;
 };
 
 #define FMT_SHM_INFO_OFFSET 256u

@@ -578,6 +578,22 @@ void rec_stream_drain(struct rec_session *s, struct rec_image *img)
         rec_ring_drain(s, img->rings[i]);
 }
 
+/* The exit time segment 0 of img holds (fmt_shm.h exit_ts), in the
+ * recorder's clock; 0: none. */
+static uint64_t rec_exit_stamp(struct rec_session *s, const struct rec_image *img)
+{
+    for (uint32_t i = 0; i < img->nr_segs; i++) {
+        struct fmt_shm_header *h = img->segs[i].base;
+        uint64_t raw;
+
+        if (h->segment_index != 0)
+            continue;
+        raw = atomic_load_explicit(&h->exit_ts, memory_order_acquire);
+        return raw ? rec_clock_ns(&s->clock, raw, img->clock_tsc) : 0;
+    }
+    return 0;
+}
+
 void rec_stream_close(struct rec_session *s, struct rec_image *img, int status, int status_known,
                       uint64_t now_ns)
 {
@@ -608,6 +624,15 @@ void rec_stream_close(struct rec_session *s, struct rec_image *img, int status, 
 
             dropped = d > most - dropped ? most : dropped + d;
         }
+    }
+    {
+        /* The collector stamps when the image began to end; we notice only
+         * later (a poll round, a busy loop). The stamp is in memory the
+         * program can write: used only between its start and now. */
+        uint64_t end = rec_exit_stamp(s, img);
+
+        if (end > img->start_ns && end < now_ns)
+            now_ns = end;
     }
     for (uint32_t i = 0; i < img->nr_segs; i++)
         munmap(img->segs[i].base, img->segs[i].size);

@@ -51,4 +51,23 @@ expect "tree: first-level nodes" "$(jq '[.children[].function | test("^pid [0-9]
 "$MEMSCRIBE" window --format=json --top 0 --by function "$T" >"$WORK/w.json"
 expect "window: child_work's row is the child's" \
     "$(jq ".rows[] | select(.function | test(\"child_work\")) | select(.impacting_type == \"Impacting\") | .pid" "$WORK/w.json")" "$child"
+# The HTML report takes the same selection: its summary is the selection's.
+page_summary() {
+    python3 -c 'import json, re, sys
+page = open(sys.argv[1]).read()
+m = re.search(r"<script type=\"application/json\" id=\"ms-data\">(.*?)</script>", page, re.S)
+s = json.loads(m.group(1))["summary"]
+print(s["leaked_bytes"], s["allocations"], s["process_count"])' "$1"
+}
+"$MEMSCRIBE" html --pid "$child" -o "$WORK/c.html" "$T"
+expect "html --pid child: leaked, allocations, processes" "$(page_summary "$WORK/c.html")" \
+    "2000 $(p "$child" allocations) 1"
+"$MEMSCRIBE" html --pid "$parent" -o "$WORK/p.html" "$T"
+expect "html --pid parent: leaked, allocations, processes" "$(page_summary "$WORK/p.html")" \
+    "1000 $(p "$parent" allocations) 1"
+"$MEMSCRIBE" html --exe 'ana_pro*' -o "$WORK/e.html" "$T"
+expect "html --exe: both processes" "$(page_summary "$WORK/e.html")" \
+    "3000 $(jq '.total.allocations' "$WORK/r.json") 2"
+"$MEMSCRIBE" html --pid "$child" --base "$T" -o "$WORK/b.html" "$T" 2>"$WORK/err" && rc=0 || rc=$?
+expect "html --pid with --base: usage error" "$rc" 2
 echo "PASS"

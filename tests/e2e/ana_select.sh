@@ -17,7 +17,7 @@ end_ns=$(jq '.at_ns' <("$MEMSCRIBE" leaks --format=json "$T"))
 none=4194305
 
 for c in report leaks window timeline histogram tree frag vmem "flamegraph --folded" \
-    "plot timeline -o $WORK/p.svg"; do
+    "plot timeline -o $WORK/p.svg" "html -o $WORK/p.html"; do
     read -ra cmd <<<"$c"
     run 1 "${cmd[@]}" --pid "$none" "$T"
     grep -q "t.mscr: no process of --pid is in the trace" "$WORK/err" ||

@@ -8,10 +8,10 @@
 # 1: main said 150); two at once: 100 MiB plus the shells'. The others'
 # share (sh, sleep) is measured exactly from the dump by an independent
 # replay that keys processes by pid (an exec ends the image it replaces
-# with an exit). The recorder stamps an exit when it notices it (its pidfd
-# polls), which on a loaded machine can be after sh started the next
-# program: a sleep between the runs keeps the trace's order the real one.
-# Needs MEMSCRIBE, MS_PROGRAMS.
+# with an exit). The sleeps between the runs keep the processes well apart
+# (exits are dated when they began, tests/e2e/ana_exits.sh).
+# The heaptrack export follows the same tree peak, read by heaptrack_print.
+# Needs MEMSCRIBE, MS_PROGRAMS, heaptrack_print.
 # shellcheck source=tests/e2e/ana_lib.sh
 source "$(dirname "$0")/ana_lib.sh"
 HOG=$MS_PROGRAMS/ana_hog
@@ -60,6 +60,36 @@ check() { # name trace hogs-at-once
             "$WORK/$name.json" | tr -d ' \n')" "[$MIB50]"
     expect "$name: total leaked" "$(jq '.total.leaked_bytes' "$WORK/$name.json")" \
         "$(jq '[.processes[].leaked_bytes] | add' "$WORK/$name.json")"
+    # heaptrack's one stream follows the tree's heap: an ended process's
+    # blocks leave it before the next allocation, so its peak is the tree's
+    # to the byte (main: every hog's 50 MiB stayed, 150 MiB in sequence).
+    "$MEMSCRIBE" export --to heaptrack -o "$WORK/$name.heaptrack.txt" "$t" ||
+        fail "$name: export --to heaptrack"
+    expect "$name: heaptrack stream's peak" "$(ht_peak "$WORK/$name.heaptrack.txt")" "$peak"
+    heaptrack_print "$WORK/$name.heaptrack.txt" >"$WORK/ht.out" 2>"$WORK/ht.err" ||
+        fail "$name: heaptrack_print failed"
+    [ ! -s "$WORK/ht.err" ] || fail "$name: heaptrack_print complained: $(head -3 "$WORK/ht.err")"
+    expect "$name: heaptrack_print's peak" \
+        "$(sed -n 's/^peak heap memory consumption: //p' "$WORK/ht.out")" "$(mega "$peak")"
+}
+
+# The highest running sum of a heaptrack data file's "+" and "-" lines.
+ht_peak() {
+    python3 -c 'import sys
+size, heap, peak = [], 0, 0
+for line in open(sys.argv[1]):
+    w = line.split()
+    if w[0] == "a":
+        size.append(int(w[1], 16))
+    elif w[0] in "+-":
+        heap += size[int(w[1], 16)] * (1 if w[0] == "+" else -1)
+        peak = max(peak, heap)
+print(peak)' "$1"
+}
+
+# heaptrack_print's formatBytes for bytes above 1 MB: M with 2 decimals.
+mega() {
+    awk -v b="$1" 'BEGIN { printf "%.2fM", b / 1000000 }'
 }
 
 "$MEMSCRIBE" record -o "$WORK/seq.mscr" -- sh -c "'$HOG'; sleep 0.5; '$HOG'; sleep 0.5; '$HOG'" >/dev/null 2>"$WORK/err" ||
@@ -91,7 +121,7 @@ echo "ok: seq: tree peak RSS $rss below 100 MiB"
 "$MEMSCRIBE" timeline --format=csv "$WORK/seq.mscr" >"$WORK/tl.csv"
 jq -r ".process_table[] | select(.exe == \"$HOG\") | \"\(.pid) \(.end_ns)\"" "$S" |
     while read -r pid end; do
-        last=$(awk -F, -v p="$pid" 'NR > 1 && $1 == p { t = $3 } END { print t + 0 }' "$WORK/tl.csv")
+        last=$(awk -F, -v p="$pid" 'NR > 1 && $1 == p { t = $3 } END { print (t == "" ? 0 : t) }' "$WORK/tl.csv")
         [ "$last" -le "$end" ] || fail "timeline: pid $pid has a row at $last ns, after its exit at $end"
         echo "ok: timeline: pid $pid's last row ($last ns) is not after its exit ($end ns)"
     done

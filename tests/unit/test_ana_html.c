@@ -148,7 +148,7 @@ static void check_windows(uint64_t bucket_ns, size_t max_cells, int lump)
 
     fmt_reader_counts(r, &counts);
     assert_int_equal(counts.last_ts_ns, last_ts);
-    assert_int_equal(ana_html_wpa_init(&w, bucket_ns, counts.last_ts_ns), 0);
+    assert_int_equal(ana_html_wpa_init(&w, bucket_ns, counts.last_ts_ns, NULL), 0);
     if (max_cells)
         w.max_cells = max_cells;
     /* Lumping: only even stack ids keep their own cells. */

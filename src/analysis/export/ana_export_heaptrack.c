@@ -26,6 +26,16 @@
  * grows with stacks, infos and threads; the buffer after the peak is
  * capped. heaptrack's one stream cannot show two temporary blocks that
  * are both live at the peak: such extra ones count as ordinary there.
+ *
+ * A process tree (docs/event-model.md): an image's blocks leave heap in
+ * use at its exit (or exec) and stay its leaks. heaptrack's one stream has
+ * no processes: its heap in use and its leaks are one sum. So the blocks
+ * an ended image left go out as "-" lines just before the next "+" of a
+ * running one (nothing else can raise heaptrack's total): its peak is the
+ * tree's, and what every image that ended after the last allocation left
+ * stays leaked (for a single process: all of its leaks). The blocks of
+ * images that ended earlier read as freed at that point; their leaks are
+ * in memscribe's report, or in an export of that process (--pid, --exe).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -36,6 +46,7 @@
 #include "analysis/export/ana_export_internal.h"
 #include "analysis/export/ana_export_map.h"
 #include "analysis/export/ana_export_strtab.h"
+#include "util/util_array.h"
 
 #define HEAPTRACK_VERSION_CODE 0x010400 /* the heaptrack release whose format this is */
 #define HEAPTRACK_FILE_VERSION 3
@@ -73,6 +84,14 @@ struct ht_settled {
     bool temporary;
 };
 
+/* A live block of a trace with several images, by serial. */
+struct ht_live {
+    uint64_t size;
+    uint32_t stack;
+    uint32_t thread;
+    uint32_t image;
+};
+
 struct heaptrack {
     struct fmt_reader *r;
     struct ana_xout *out;
@@ -102,6 +121,15 @@ struct heaptrack {
     uint32_t nr_buf, cap_buf;
     uint64_t peak_step, step;
     const struct ana_export_options *o;
+
+    /* Process trees (see the top of the file). */
+    bool tree;           /* the trace has more than one image */
+    struct ana_map live; /* serial -> struct ht_live */
+    bool *ended;         /* by image: exited, its blocks not yet out */
+    uint32_t nr_ended_cap;
+    uint32_t nr_ended; /* images in ended[] */
+    uint64_t *serials; /* scratch for the blocks going out */
+    uint32_t cap_serials;
 };
 
 static int str(struct heaptrack *h, const char *s, uint32_t *index)
@@ -426,6 +454,69 @@ static int end_block(struct heaptrack *h, const struct fmt_event *ev, bool tempo
     return line(h, '-', info, 0);
 }
 
+static int by_serial(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+    return (a > b) - (a < b);
+}
+
+/* Before a "+" of a running image: the blocks the ended images left go
+ * out, in allocation order, as plain frees. */
+static int flush_ended(struct heaptrack *h)
+{
+    uint32_t n = 0;
+    int rc = 0;
+
+    for (size_t i = 0; i < h->live.cap; i++) {
+        const struct ht_live *v = ana_map_slot_val(&h->live, i);
+        if (!ana_map_slot_key(&h->live, i) || v->image >= h->nr_ended_cap || !h->ended[v->image])
+            continue;
+        if (UTIL_ARRAY_RESERVE(h->serials, h->cap_serials, (size_t)n + 1, 256))
+            return -ENOMEM;
+        h->serials[n++] = ana_map_slot_key(&h->live, i);
+    }
+    qsort(h->serials, n, sizeof(*h->serials), by_serial);
+    for (uint32_t i = 0; i < n && !rc; i++) {
+        const struct ht_live *v = ana_map_get(&h->live, h->serials[i]);
+        struct fmt_event ev = {.ref = h->serials[i],
+                               .ref_size = v->size,
+                               .ref_stack = v->stack,
+                               .ref_thread = v->thread};
+        ana_map_del(&h->live, h->serials[i]);
+        rc = end_block(h, &ev, false);
+    }
+    memset(h->ended, 0, h->nr_ended_cap * sizeof(*h->ended));
+    h->nr_ended = 0;
+    return rc;
+}
+
+/* Image `image` has exited: its blocks leave heaptrack's total before the
+ * next allocation. */
+static int note_exit(struct heaptrack *h, uint32_t image)
+{
+    if (UTIL_ARRAY_RESERVE_ZERO(h->ended, h->nr_ended_cap, (size_t)image + 1, 16))
+        return -ENOMEM;
+    if (!h->ended[image])
+        h->nr_ended++;
+    h->ended[image] = true;
+    return 0;
+}
+
+/* Keep the live blocks of a tree by serial. */
+static int track(struct heaptrack *h, const struct fmt_event *ev, const struct ana_xstep *st)
+{
+    if (st->ends)
+        ana_map_del(&h->live, ev->ref);
+    if (st->starts) {
+        struct ht_live *v = ana_map_put(&h->live, ev->serial, NULL);
+        if (!v)
+            return -ENOMEM;
+        *v = (struct ht_live){ev->size, ev->stack, ev->thread, ev->image};
+    }
+    return 0;
+}
+
 static int heap_event(struct heaptrack *h, const struct fmt_event *ev, const struct ana_xstep *st)
 {
     uint32_t info;
@@ -436,6 +527,12 @@ static int heap_event(struct heaptrack *h, const struct fmt_event *ev, const str
     if (ev->ref_thread >= h->nr_threads && (rc = thread_grow(h, ev->ref_thread)))
         return rc;
     h->step++;
+    if (h->tree) {
+        if (st->starts && h->nr_ended && (rc = flush_ended(h)))
+            return rc;
+        if ((rc = track(h, ev, st)))
+            return rc;
+    }
     if (st->ends && (rc = end_block(h, ev, st->temporary)))
         return rc;
     if (st->starts) {
@@ -493,6 +590,9 @@ static int stream(struct heaptrack *h)
         }
         if ((rc = ana_xstep_event(&t, &ev, &st)) < 0)
             break;
+        if (h->tree && ev.kind == FMT_EV_PROCESS_EXIT &&
+            ana_filter_image(h->o->filter, ev.image, ev.pid) && (rc = note_exit(h, ev.image)))
+            break;
         if (rc && (rc = heap_event(h, &ev, &st)))
             break;
     }
@@ -523,6 +623,8 @@ int ana_export_heaptrack(struct fmt_reader *r, const struct ana_export_options *
     ana_xmodel_release(&m);
     fmt_reader_counts(r, &c);
     h.nr_stacks = c.nr_stacks;
+    h.tree = fmt_reader_nr_images(r) > 1;
+    ana_map_init(&h.live, sizeof(struct ht_live));
     h.trace_of = calloc((size_t)h.nr_stacks + 1, sizeof(*h.trace_of));
     if (!h.trace_of)
         return -ENOMEM;
@@ -537,6 +639,9 @@ int ana_export_heaptrack(struct fmt_reader *r, const struct ana_export_options *
     free(h.held);
     free(h.settled);
     free(h.buf);
+    free(h.ended);
+    free(h.serials);
+    ana_map_release(&h.live);
     ana_map_release(&h.ips);
     ana_map_release(&h.traces);
     ana_xstrtab_release(&h.strs);

@@ -21,7 +21,7 @@ static int on_event(void *arg, const struct fmt_event *ev)
     struct ana_step st;
     int rc;
 
-    /* Both unfiltered: the model's step serves the histogram. */
+    /* Both with the page's filter: the model's step serves the histogram. */
     if ((rc = ana_model_event_step(run->model, ev, &st)))
         return rc;
     return ana_histogram_step(&run->hist, ev, &st);
@@ -65,7 +65,7 @@ static void make_nonce(char *buf, size_t size)
 int ana_html_write(struct fmt_reader *r, const struct ana_html_options *o, FILE *out)
 {
     struct ana_html_run run = {.r = r, .o = o};
-    struct ana_model_options mo = {0};
+    struct ana_model_options mo = {.filter = o->filter};
     struct ana_scan_options so;
     uint64_t end_ns;
     int rc;
@@ -73,10 +73,10 @@ int ana_html_write(struct fmt_reader *r, const struct ana_html_options *o, FILE 
     fmt_reader_counts(r, &run.counts);
     end_ns = run.counts.last_ts_ns;
     make_nonce(run.nonce, sizeof(run.nonce));
-    ana_histogram_init(&run.hist, NULL, false);
+    ana_histogram_init(&run.hist, o->filter, false);
     rc = ana_html_wpa_init(
         &run.wpa, ana_html_bucket_width(end_ns, o->nr_buckets ? o->nr_buckets : DEFAULT_BUCKETS),
-        end_ns);
+        end_ns, o->filter);
     if (rc || (rc = ana_model_create(&run.model, &mo)))
         goto out;
     ana_scan_options_init(&so);
@@ -100,8 +100,8 @@ int ana_html_write(struct fmt_reader *r, const struct ana_html_options *o, FILE 
     if ((rc = ana_scan(r, &so, on_event_wpa, &run.wpa)))
         goto out;
     /* About two timeline rows per pixel of the plot. */
-    if ((rc = ana_timeline_compute(&run.tl, r, NULL, end_ns / 2000 ? end_ns / 2000 : 1, o->progress,
-                                   o->progress_arg)))
+    if ((rc = ana_timeline_compute(&run.tl, r, o->filter, end_ns / 2000 ? end_ns / 2000 : 1,
+                                   o->progress, o->progress_arg)))
         goto out;
     if ((rc = build_flames(&run)))
         goto out;

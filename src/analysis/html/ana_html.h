@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analysis/core/ana_filter.h"
 #include "analysis/core/ana_map.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/model/ana_step.h"
@@ -64,7 +65,9 @@ uint64_t ana_html_bucket_width(uint64_t end_ns, uint32_t target);
 
 /* Buckets of bucket_ns over [0, end_ns]. Returns 0, or -E2BIG if that
  * takes more than ANA_HTML_MAX_BUCKETS. */
-int ana_html_wpa_init(struct ana_html_wpa *w, uint64_t bucket_ns, uint64_t end_ns);
+/* filter: the events counted (NULL: all; see ana_filter.h), kept by w. */
+int ana_html_wpa_init(struct ana_html_wpa *w, uint64_t bucket_ns, uint64_t end_ns,
+                      struct ana_filter *filter);
 void ana_html_wpa_release(struct ana_html_wpa *w);
 /* Account one event (blocks start at heap allocations, end at frees and
  * reallocs, as ana_window counts them). Returns 0 or -ENOMEM. */
@@ -92,6 +95,9 @@ struct ana_html_options {
     ana_progress_fn *progress; /* may be NULL */
     void *progress_arg;
     const struct ana_html_base *base; /* NULL: no comparison */
+    /* The processes and threads the page covers (--pid, --exe, --thread;
+     * NULL: all). The event and thread counts stay the trace's. */
+    struct ana_filter *filter;
 };
 
 /* Write the report of the trace r reads to out. Returns 0, -ENOMEM, -EIO

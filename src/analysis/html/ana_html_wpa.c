@@ -49,7 +49,8 @@ uint64_t ana_html_bucket_width(uint64_t end_ns, uint32_t target)
     }
 }
 
-int ana_html_wpa_init(struct ana_html_wpa *w, uint64_t bucket_ns, uint64_t end_ns)
+int ana_html_wpa_init(struct ana_html_wpa *w, uint64_t bucket_ns, uint64_t end_ns,
+                      struct ana_filter *filter)
 {
     w->bucket_ns = bucket_ns ? bucket_ns : 1;
     w->end_ns = end_ns;
@@ -58,7 +59,7 @@ int ana_html_wpa_init(struct ana_html_wpa *w, uint64_t bucket_ns, uint64_t end_n
     w->nr_keep = 0;
     w->nr_coarsened = 0;
     ana_map_init(&w->cells, sizeof(struct ana_html_cell));
-    ana_stepper_init(&w->step, NULL);
+    ana_stepper_init(&w->step, &(struct ana_step_options){.filter = filter});
     if (end_ns / w->bucket_ns >= ANA_HTML_MAX_BUCKETS)
         return -E2BIG;
     w->nr_buckets = (uint32_t)(end_ns / w->bucket_ns + 1);
