@@ -11,6 +11,8 @@ its TLS callback made before the collector was loaded, and its stack:
 - vmem: the TLS commit's snapshot lifetime ends at that release; the stack's
   lasts; across the release, reserved drops by 3 MiB + 52 KiB and committed
   by 12 KiB, exactly;
+- a PAGE_NOACCESS commit by main is committed (not reserved) and has a
+  commit lifetime;
 - frag at the end: the snapshot mappings not aligned to 64 KiB are exactly
   those the REGION and MODULE records give (count and stranded bytes), the
   TLS page among them.
@@ -108,6 +110,22 @@ def main():
     expect("reserved freed by the release", before["reserved"] - after["reserved"],
            tls_size - commit_size)
     expect("committed freed by the release", before["committed"] - after["committed"], commit_size)
+
+    # a PAGE_NOACCESS commit counts as committed, not reserved, with a lifetime
+    na, na_size = made["CALL_NOACCESS"]
+    com = [l for l in dump if " vm_commit " in l and f"addr={na:#x} " in l]
+    expect("the traced PAGE_NOACCESS commit", [fields(l)["page"] for l in com], ["0x1"])
+    t_c = int(round(float(com[0].split()[0]) * 1e9)) if com else 0
+    before, after = totals(t_c - 1), totals(t_c)
+    expect("PAGE_NOACCESS commit: committed", after["committed"] - before["committed"], na_size)
+    expect("PAGE_NOACCESS commit: reserved", after["reserved"] - before["reserved"], -na_size)
+    expect("PAGE_NOACCESS commit: commit charge", after["commit_charge"] - before["commit_charge"],
+           0)
+    j = json.loads(run(memscribe, "vmem", "--format", "json", "--top", "0", "--rows", "0",
+                       f"{out}/snap.mscr"))
+    expect("PAGE_NOACCESS commit lifetime",
+           [(l["commit_ns"], l["size"]) for l in j["lifetimes"]
+            if l["range"] == f"{na:#x}-{na + na_size:#x}"], [(t_c, na_size)])
 
     # frag at the end: snapshot mappings not aligned to 64 KiB, from the
     # records: the free bytes beside each, up to the granule boundaries or

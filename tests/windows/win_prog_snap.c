@@ -8,6 +8,7 @@
  *   TLS_SMALL <base> <size>            one page reserved and committed there, kept
  *   STACK <allocation base> <address>  the main thread's stack, a local in it
  *   CALL_RESERVE <base> <size>         reserved by main: a traced call
+ *   CALL_NOACCESS <base> <size>        committed there with PAGE_NOACCESS
  * and then releases the TLS region (a traced release of a snapshot region). */
 #include <stdio.h>
 #include <windows.h>
@@ -49,6 +50,9 @@ int main(void)
     printf("STACK %p %p\n", mbi.AllocationBase, (void *)&local);
     void *p = VirtualAlloc(NULL, 0x20000, MEM_RESERVE, PAGE_NOACCESS);
     printf("CALL_RESERVE %p %#x\n", p, 0x20000);
+    /* committed without access: committed, not reserved */
+    void *c = VirtualAlloc(p, 0x2000, MEM_COMMIT, PAGE_NOACCESS);
+    printf("CALL_NOACCESS %p %#x\n", c, 0x2000);
     fflush(stdout);
     VirtualFree(p, 0, MEM_RELEASE);
     VirtualFree(tls_region, 0, MEM_RELEASE);
