@@ -2,8 +2,8 @@
 /* The PDB reader on a PDB lld wrote (tests/fuzz/corpus_pdb/tiny.pdb, from
  * tests/fuzz/pdb/tiny.c): exact functions, lines and file at known RVAs,
  * the GUID and age check; and on damaged copies (cut at every 512 bytes, a
- * byte set to 0xff or 0 at many offsets), where it must answer or refuse
- * with a reason, never crash (ASan, UBSan). */
+ * byte set to 0xff or 0 at many offsets, names left without their NUL),
+ * where it must answer or refuse with a reason, never crash (ASan, UBSan). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -121,11 +121,44 @@ static void test_damaged(void **state)
     free(buf);
 }
 
+/* A symbol's name that does not end inside its record (its NUL and the
+ * padding after it overwritten): the record is left out, never taken for
+ * an allocation failure. */
+static void test_unended_names(void **state)
+{
+    size_t size;
+    uint8_t *buf = load(&size);
+    uint8_t *copy = malloc(size);
+    int parsed = 0;
+
+    (void)state;
+    assert_non_null(copy);
+    for (size_t k = 1; k < size; k++) {
+        if (buf[k] || buf[k - 1] < 'a' || buf[k - 1] > 'z')
+            continue;
+        struct ana_sym_pdb *p;
+        const char *why = NULL;
+        memcpy(copy, buf, size);
+        for (size_t i = k; i == k || i % 4; i++)
+            copy[i] = 'x';
+        int rc = ana_sym_pdb_parse(&p, copy, size, NULL, 0, &why);
+        assert_true(rc == 0 || rc == -EPROTO);
+        if (!rc) {
+            parsed++;
+            ana_sym_pdb_close(p);
+        }
+    }
+    assert_true(parsed > 0);
+    free(copy);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tiny),
         cmocka_unit_test(test_damaged),
+        cmocka_unit_test(test_unended_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

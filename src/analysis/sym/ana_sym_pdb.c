@@ -91,16 +91,6 @@ static uint32_t rva_of(const struct pdb_parse *x, uint16_t seg, uint32_t off)
     return x->sec_va[seg - 1] + off;
 }
 
-/* A NUL-ended string at p (len bytes available), copied into the arena. */
-static const char *name_at(struct pdb_parse *x, const uint8_t *p, size_t len)
-{
-    const uint8_t *nul = memchr(p, 0, len);
-
-    if (!nul)
-        return NULL;
-    return ana_sym_arena_strndup(&x->p->arena, (const char *)p, (size_t)(nul - p));
-}
-
 /* The stream index of "/names" in the info stream's named stream map, or
  * 0xffffffff. The map: string buffer, then a hash table of (offset in
  * the buffer, stream) for the buckets its "present" bit vector marks. */
@@ -239,15 +229,23 @@ static int read_c13(struct pdb_parse *x, const uint8_t *c, uint32_t len)
     return 0;
 }
 
-static int add_func(struct pdb_parse *x, bool pub, uint32_t start, uint32_t size, const char *name)
+/* A function named by the string at name (len bytes available; a name
+ * that does not end inside its record is left out). */
+static int add_func(struct pdb_parse *x, bool pub, uint32_t start, uint32_t size,
+                    const uint8_t *name, size_t len)
 {
     struct ana_sym_pdb *p = x->p;
     struct pdb_func **v = pub ? &p->pubs : &p->procs;
     size_t *nr = pub ? &p->nr_pubs : &p->nr_procs;
+    const uint8_t *nul = memchr(name, 0, len);
 
-    if (!name || grow((void **)v, pub ? &p->cap_pubs : &p->cap_procs, *nr, sizeof(**v)))
+    if (!nul)
+        return 0;
+    const char *copy =
+        ana_sym_arena_strndup(&x->p->arena, (const char *)name, (size_t)(nul - name));
+    if (!copy || grow((void **)v, pub ? &p->cap_pubs : &p->cap_procs, *nr, sizeof(**v)))
         return -ENOMEM;
-    (*v)[(*nr)++] = (struct pdb_func){.start = start, .end = pub ? 0 : start + size, .name = name};
+    (*v)[(*nr)++] = (struct pdb_func){.start = start, .end = pub ? 0 : start + size, .name = copy};
     return 0;
 }
 
@@ -266,12 +264,12 @@ static int read_symbols(struct pdb_parse *x, const uint8_t *s, uint32_t at, uint
              kind == S_LPROC32_ID)) {
             uint32_t rva = rva_of(x, rd16(d + 32), rd32(d + 28));
             if (rva)
-                rc = add_func(x, false, rva, rd32(d + 12), name_at(x, d + 35, dlen - 35));
+                rc = add_func(x, false, rva, rd32(d + 12), d + 35, dlen - 35);
         } else if (pub && kind == S_PUB32 && dlen > 10) {
             uint16_t seg = rd16(d + 8);
             uint32_t rva = rva_of(x, seg, rd32(d + 4));
             if (rva && x->sec_code[seg - 1])
-                rc = add_func(x, true, rva, 0, name_at(x, d + 10, dlen - 10));
+                rc = add_func(x, true, rva, 0, d + 10, dlen - 10);
         }
         if (rc)
             return rc;
