@@ -50,6 +50,9 @@ if [ "${1:-}" = "--test" ]; then
   # The launcher writes the trace itself, its chunks coded with zlib: Debian
   # packages zlib for mingw-w64 (x86_64 and i686), but not zstd.
   PKGS+=(libz-mingw-w64-dev)
+  # Symbols from PDBs (tests/windows/run_pdb.sh): clang (above) links the test
+  # program with lld, which writes the PDB.
+  PKGS+=(lld)
   # The unwinder checked against libunwind on real programs: cc1 -O2 on
   # libpng's example pngtest.c (tests/e2e/unwind_verify.sh); g++ comes with
   # build-essential, sqlite3 and python3 are above.

@@ -38,3 +38,10 @@ foreach(t test_ana_sym_chain test_ana_sym_files test_ana_sym_table test_ana_sym_
 endforeach()
 
 ms_e2e_test(sym_stacks sym_stacks.sh)
+
+# The PDB reader (Windows modules, docs/windows.md "Symbols") on a PDB lld
+# wrote and on damaged copies, through the fuzz target's code.
+ms_unit_test(test_sym_pdb ${PROJECT_SOURCE_DIR}/tests/unit/test_sym_pdb.c
+             ${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_pdb.c LIBS ms_analysis)
+target_compile_definitions(test_sym_pdb PRIVATE
+  MS_PDB_CORPUS="${PROJECT_SOURCE_DIR}/tests/fuzz/corpus_pdb")

@@ -61,6 +61,21 @@ add_test(NAME windows.demo
 set_tests_properties(windows.demo PROPERTIES FIXTURES_REQUIRED winepfx
                      RESOURCE_LOCK winepfx TIMEOUT 300)
 
+# The address space at start: regions made before the collector loaded.
+add_test(NAME windows.snapshot
+         COMMAND bash ${WIN_TESTS}/run_snap.sh ${WIN_WINE64} ${WIN_DIR64} $<TARGET_FILE:win_dump>
+                 ${WIN_PREFIX} ${CMAKE_BINARY_DIR}/windows/out-snap $<TARGET_FILE:memscribe>)
+set_tests_properties(windows.snapshot PROPERTIES FIXTURES_REQUIRED winepfx
+                     RESOURCE_LOCK winepfx TIMEOUT 300)
+
+# Symbols from a PDB: a program built by clang with lld writing a PDB, its
+# leaks named from the PDB found in each place the symbolizer looks.
+add_test(NAME windows.pdb_symbols
+         COMMAND bash ${WIN_TESTS}/run_pdb.sh ${WIN_WINE64} ${WIN_DIR64} ${WIN_PREFIX}
+                 ${CMAKE_BINARY_DIR}/windows/out-pdb $<TARGET_FILE:memscribe>)
+set_tests_properties(windows.pdb_symbols PROPERTIES FIXTURES_REQUIRED winepfx
+                     RESOURCE_LOCK winepfx TIMEOUT 300)
+
 # 32-bit: the i686 collector and launcher on the i686 program under wine32.
 # Without wine32 (scripts/setup.sh says why it may be missing) the test is
 # reported as skipped with the reason, never passed.

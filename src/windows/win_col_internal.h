@@ -58,6 +58,11 @@ void win_col_module_emit(struct win_thread *t, const void *base, const WCHAR *pa
 /* A WIN_REC_MODULE for every module loaded now. */
 void win_col_modules_emit_all(struct win_thread *t);
 
+/* A WIN_REC_REGION for every region in use now that is not part of an
+ * image (docs/windows.md, "The address space at start"); shm: the view of
+ * the launcher's shared memory, the collector's own. Never allocates. */
+void win_col_regions_emit_all(struct win_thread *t, const void *shm);
+
 /* Install the heap and virtual-memory hooks. Returns 0, or -errno with a
  * one-line reason in why[0..why_size). */
 int win_col_hooks_install(char *why, size_t why_size);

@@ -84,6 +84,7 @@ static void col_init(HINSTANCE self)
         uint64_t a[] = {win_col.pid, 0, sizeof(void *)};
         win_col_emit(t, WIN_REC_PROCESS, 0, a, 3, 0, NULL, 0);
         win_col_modules_emit_all(t);
+        win_col_regions_emit_all(t, h);
         win_col_leave(t);
     }
     MemoryBarrier();

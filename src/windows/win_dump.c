@@ -28,6 +28,7 @@ static const char *const kind_names[WIN_REC_KIND_MAX + 1] = {
     [WIN_REC_DROPPED] = "DROPPED",
     [WIN_REC_CHILD] = "CHILD",
     [WIN_REC_CLOCK] = "CLOCK",
+    [WIN_REC_REGION] = "REGION",
 };
 
 /* Names of a0..a7 per kind; NULL ends the list. */
@@ -52,6 +53,8 @@ static const char *const arg_names[WIN_REC_KIND_MAX + 1][9] = {
     [WIN_REC_DROPPED] = {"records"},
     [WIN_REC_CHILD] = {"pid", "traced"},
     [WIN_REC_CLOCK] = {"tsc0", "qpc0", "tsc1", "qpc1", "qpc_freq"},
+    [WIN_REC_REGION] = {"alloc_base", "base", "size", "state", "protect", "alloc_protect", "type",
+                        "alloc_size"},
 };
 
 static void print_rec(const struct win_file *f, const struct win_rec *r)

@@ -71,6 +71,14 @@ static uint8_t *pool_alloc_near(uintptr_t target)
     return NULL;
 }
 
+int win_hook_is_pool(const void *base)
+{
+    for (unsigned i = 0; i < nr_pools; i++)
+        if (pools[i].base == base)
+            return 1;
+    return 0;
+}
+
 /* n bytes of executable memory within reach of target. */
 static uint8_t *slot_alloc(uintptr_t target, size_t n)
 {

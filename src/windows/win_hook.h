@@ -13,4 +13,7 @@
  * -ENOMEM (no free page in reach), -EACCES (VirtualProtect failed). */
 int win_hook_install(void *target, void *detour, void **original);
 
+/* Is base one of the pages the hook engine allocated for trampolines? */
+int win_hook_is_pool(const void *base);
+
 #endif

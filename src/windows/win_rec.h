@@ -42,8 +42,17 @@ enum win_rec_kind {
      * a0 tsc, a1 QueryPerformanceCounter at start; a2, a3 the same at end;
      * a4 QueryPerformanceFrequency. pid 0, seq 0. */
     WIN_REC_CLOCK = 17,
-    WIN_REC_KIND_MAX = 17
+    /* The address space when the collector started (VirtualQuery), one
+     * record per region in use that is not part of an image: a0 AllocationBase,
+     * a1 BaseAddress, a2 RegionSize, a3 State (MEM_COMMIT or MEM_RESERVE),
+     * a4 Protect, a5 AllocationProtect, a6 Type (MEM_PRIVATE or MEM_MAPPED)
+     * | WIN_REGION_COLLECTOR when the collector made the allocation, a7 the
+     * allocation's size (its regions together) in its first region, else 0. */
+    WIN_REC_REGION = 18,
+    WIN_REC_KIND_MAX = 18
 };
+
+#define WIN_REGION_COLLECTOR 1ull /* in WIN_REC_REGION's a6 */
 
 /* Every record: this head, nr_frames 64-bit return addresses, then for
  * WIN_REC_MODULE the text. size counts all of it, padded to 8 bytes. */

@@ -18,6 +18,7 @@
 #define MEM_DECOMMIT 0x4000u
 #define MEM_RELEASE 0x8000u
 #define MEM_IMAGE 0x1000000u
+#define MEM_MAPPED 0x40000u
 #define PAGE_EXECUTE_READ 0x20u
 
 struct item {
@@ -302,6 +303,51 @@ static int module_event(struct conv *c, const struct win_rec *r, struct fmt_even
     return (rc = put(c, ev)) ? rc : win_live_put(&c->views, ev->image, m.base, ev->size);
 }
 
+/* A region in use when the collector started (WIN_REC_REGION), as events of
+ * origin snapshot: a private allocation as one VM_RESERVE (in its first
+ * region) and a VM_COMMIT per committed region; a mapped view as one
+ * SECTION_MAP. The collector's own allocations are flagged COLLECTOR. */
+static int region_event(struct conv *c, const struct win_rec *r, struct fmt_event *ev)
+{
+    uint64_t type = r->a[6] & ~WIN_REGION_COLLECTOR;
+    int rc;
+
+    ev->origin = FMT_ORIGIN_SNAPSHOT;
+    if (r->a[6] & WIN_REGION_COLLECTOR)
+        ev->flags |= FMT_EVF_COLLECTOR;
+    if (type == MEM_MAPPED) {
+        if (!r->a[7])
+            return 0; /* a view is mapped whole: its first region stands for it */
+        ev->kind = FMT_EV_SECTION_MAP;
+        ev->addr = r->a[0];
+        ev->size = r->a[7];
+        ev->arg[0] = r->a[5];
+        ev->arg[1] = MEM_MAPPED;
+        if ((rc = put(c, ev)))
+            return rc;
+        return win_live_put(&c->views, ev->image, ev->addr, ev->size);
+    }
+    if (r->a[7]) {
+        ev->kind = FMT_EV_VM_RESERVE;
+        ev->addr = r->a[0];
+        ev->size = r->a[7];
+        ev->arg[0] = r->a[5];
+        ev->arg[1] = MEM_RESERVE;
+        ev->arg[2] = r->a[7];
+        if ((rc = put(c, ev)))
+            return rc;
+    }
+    if (r->a[3] != MEM_COMMIT)
+        return 0;
+    ev->kind = FMT_EV_VM_COMMIT;
+    ev->addr = r->a[1];
+    ev->size = r->a[2];
+    ev->arg[0] = r->a[4];
+    ev->arg[1] = MEM_COMMIT;
+    ev->arg[2] = r->a[2];
+    return put(c, ev);
+}
+
 /* The parent of a process: the one whose CreateProcess detour followed it
  * (its CHILD record); 0 for the program the launcher started. */
 static uint32_t parent_of(const struct win_file *f, uint32_t pid)
@@ -344,6 +390,8 @@ static int convert(struct conv *c, const struct item *it)
         return vm_event(c, r, &ev);
     case WIN_REC_MODULE:
         return module_event(c, r, &ev);
+    case WIN_REC_REGION:
+        return region_event(c, r, &ev);
     case WIN_REC_PROCESS:
         exe_of(c->f, r->pid, &ev);
         ev.kind = FMT_EV_PROCESS_START;

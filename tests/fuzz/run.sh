@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Build the trace reader's libFuzzer target with clang in its own build
-# directory and run it for a bounded time; exit non-zero if it finds a
-# crash (the input is left in BUILD_DIR as crash-*: add it to corpus/).
+# Build the trace reader's and the PDB reader's libFuzzer targets with clang
+# in their own build directory and run each for a bounded time; exit
+# non-zero if one finds a crash (the input is left in BUILD_DIR as crash-*
+# or pdb-crash-*: add it to corpus/ or corpus_pdb/).
 # Usage: tests/fuzz/run.sh [BUILD_DIR [SECONDS]]
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -27,3 +28,16 @@ clang -std=c11 -D_GNU_SOURCE -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -g -O1 \
     2> "$out/fuzz.log" || { tail -40 "$out/fuzz.log" >&2; exit 1; }
 grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$out/fuzz.log" >&2 || true
 echo "fuzz: no crash in ${secs}s" >&2
+
+# The PDB reader (Windows symbols): its sources and the arena it copies
+# names into; seeded with a PDB lld wrote (corpus_pdb/tiny.pdb, 72 KiB).
+sym=(ana_sym_msf.c ana_sym_pdb.c ana_sym_arena.c)
+clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+    -fno-sanitize-recover=undefined -I"$src/include" -I"$src/src" \
+    "${sym[@]/#/$src/src/analysis/sym/}" "$src/tests/fuzz/fuzz_pdb.c" -o "$out/fuzz_pdb"
+mkdir -p "$out/new_pdb"
+"$out/fuzz_pdb" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -max_len=131072 \
+    -print_final_stats=1 -artifact_prefix="$out/pdb-" "$out/new_pdb" "$src/tests/fuzz/corpus_pdb" \
+    2> "$out/fuzz_pdb.log" || { tail -40 "$out/fuzz_pdb.log" >&2; exit 1; }
+grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$out/fuzz_pdb.log" >&2 || true
+echo "fuzz_pdb: no crash in ${secs}s" >&2

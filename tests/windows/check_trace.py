@@ -12,6 +12,7 @@ import collections
 import sys
 
 MEM_COMMIT, MEM_RESERVE, MEM_DECOMMIT, MEM_RELEASE = 0x1000, 0x2000, 0x4000, 0x8000
+MEM_MAPPED = 0x40000
 
 
 def fields(words):
@@ -78,6 +79,16 @@ def expected(win_dump):
             if (pid, h(f["base"])) not in views:  # loaded before the hooks
                 want[(pid, "section_map", h(f["base"]), h(f["size"]))] += 1
                 views[(pid, h(f["base"]))] = h(f["size"])
+        elif kind == "REGION":  # in use before the hooks: origin snapshot
+            if h(f["type"]) & ~1 == MEM_MAPPED:
+                if h(f["alloc_size"]):
+                    want[(pid, "section_map", h(f["base"]), h(f["alloc_size"]))] += 1
+                    views[(pid, h(f["base"]))] = h(f["alloc_size"])
+                continue
+            if h(f["alloc_size"]):
+                want[(pid, "vm_reserve", h(f["base"]), h(f["alloc_size"]))] += 1
+            if h(f["state"]) == MEM_COMMIT:
+                want[(pid, "vm_commit", h(f["base"]), h(f["size"]))] += 1
         elif kind == "PROCESS":
             want[(pid, "process_start")] += 1
         elif kind == "EXIT":

@@ -22,6 +22,7 @@ struct sym_module {
     struct ana_sym_found found;
     struct ana_sym_table table;
     struct ana_sym_dwarf *dwarf;
+    struct ana_sym_pdb *pdb;  /* a Windows module's PDB (ana_sym_pdb.c) */
     struct ana_sym_code code; /* to recognise signal trampolines */
 };
 
@@ -118,6 +119,7 @@ void ana_sym_destroy(struct ana_sym *s)
         struct sym_module *m = s->mods[i];
 
         ana_sym_dwarf_close(m->dwarf);
+        ana_sym_pdb_close(m->pdb);
         ana_sym_table_free(&m->table);
         ana_sym_code_free(&m->code);
         if (m->state == MOD_READY)
@@ -304,6 +306,34 @@ static bool is_pseudo_module(const char *path)
            !strncmp(base, "linux-gate.so", 13);
 }
 
+/* A Windows module's PDB (ana_sym_pdb_find.c), when the PE names one or
+ * the PE is missing; DWARF in the PE (mingw's runtime objects, when linked
+ * by lld) still answers for the addresses the PDB does not know. When a
+ * PDB is found, a note that the PE itself was missing no longer holds. */
+static int load_pdb(struct ana_sym *s, struct sym_module *m)
+{
+    const struct ana_sym_file *pe = m->found.dbg.pe_base   ? &m->found.dbg
+                                    : m->found.bin.pe_base ? &m->found.bin
+                                                           : NULL;
+    bool win_path = m->path[0] && m->path[1] == ':' && m->path[2] == '\\';
+    char *note = NULL;
+
+    if ((!pe && !win_path) || (pe && !pe->pdb_name))
+        return 0;
+    int rc = ana_sym_pdb_find(&s->opts, m->path, pe ? pe->path : NULL, pe ? pe->pdb_name : NULL,
+                              m->build_id, m->build_id_len, &m->pdb, &note);
+    if (rc)
+        return rc;
+    if (m->pdb && !m->found.bin.elf && !m->found.dbg.elf) {
+        free(m->found.note);
+        m->found.note = NULL;
+    }
+    /* a PDB there but bad or another build's is worth saying */
+    if (note && (rc = add_note(s, note)))
+        free(note);
+    return rc;
+}
+
 static int load_module(struct ana_sym *s, struct sym_module *m)
 {
     m->state = MOD_READY;
@@ -317,22 +347,21 @@ static int load_module(struct ana_sym *s, struct sym_module *m)
     s->stats.nr_modules_loaded++;
     if (m->found.asked_debuginfod)
         s->stats.nr_debuginfod_queries++;
-    if (m->found.note) {
-        rc = add_note(s, m->found.note);
-        if (rc)
-            return rc;
-        m->found.note = NULL; /* owned by the notes list now */
-    }
     Elf *elfs[2] = {m->found.dbg.elf, m->found.bin.elf};
     rc = ana_sym_table_build(&m->table, elfs, 2);
     if (!rc)
         rc = ana_sym_code_load(&m->code, m->found.bin.elf ? m->found.bin.elf : m->found.dbg.elf);
-    if (rc)
-        return rc;
-    if (m->found.dbg.elf) {
+    if (!rc && m->found.dbg.elf) {
         rc = ana_sym_dwarf_open(&m->dwarf, m->found.dbg.elf);
         if (rc == -ENODATA)
             rc = 0;
+    }
+    if (!rc)
+        rc = load_pdb(s, m);
+    if (!rc && m->found.note) {
+        rc = add_note(s, m->found.note);
+        if (!rc)
+            m->found.note = NULL; /* owned by the notes list now */
     }
     return rc;
 }
@@ -423,7 +452,8 @@ static int compute(struct ana_sym *s, uint32_t image, uint64_t addr, enum ana_sy
 
     const struct ana_sym_symbol *sym = NULL;
     /* A Windows PE's addresses count from its ImageBase (ana_sym_pe.c) */
-    off += m->found.dbg.elf ? m->found.dbg.pe_base : m->found.bin.pe_base;
+    uint64_t pe_base = m->found.dbg.elf ? m->found.dbg.pe_base : m->found.bin.pe_base;
+    off += pe_base;
     uint64_t pc = off;
     if (kind == ANA_SYM_RETURN) {
         const struct ana_sym_symbol *at = ana_sym_table_find(&m->table, off);
@@ -444,6 +474,18 @@ static int compute(struct ana_sym *s, uint32_t image, uint64_t addr, enum ana_sy
         int rc = ana_sym_dwarf_lookup(m->dwarf, pc, chain);
         if (rc && rc != -ENOENT)
             return rc;
+    }
+    struct ana_sym_pdb_hit hit;
+    if (m->pdb && !chain->nr_frames && !ana_sym_pdb_lookup(m->pdb, pc - pe_base, &hit)) {
+        if (hit.function) {
+            chain->nr_frames = 1;
+            chain->frames[0] = (struct ana_sym_dwarf_frame){
+                .name = hit.function, .file = hit.file, .line = hit.line};
+            chain->outer_low = pe_base + hit.function_rva;
+        } else {
+            chain->file = hit.file;
+            chain->line = hit.line;
+        }
     }
 
     uint32_t n = chain->nr_frames ? chain->nr_frames : 1;

@@ -37,9 +37,11 @@ static void file_close(struct ana_sym_file *f)
     if (f->fd >= 0)
         close(f->fd);
     free(f->path);
+    free(f->pdb_name);
     f->elf = NULL;
     f->fd = -1;
     f->path = NULL;
+    f->pdb_name = NULL;
 }
 
 /* Open path as an ELF file. Returns 0 or -errno (-ENOEXEC: not ELF). */
@@ -48,6 +50,7 @@ static int file_open(const char *path, struct ana_sym_file *f)
     f->fd = open(path, O_RDONLY | O_CLOEXEC);
     f->elf = NULL;
     f->path = NULL;
+    f->pdb_name = NULL;
     if (f->fd < 0)
         return -errno;
     f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
@@ -56,7 +59,7 @@ static int file_open(const char *path, struct ana_sym_file *f)
     if (f->elf && elf_kind(f->elf) != ELF_K_ELF) { /* a Windows PE? */
         int efd;
         Elf *e;
-        if (!ana_sym_pe_open(f->fd, &efd, &e, &f->pe_base)) {
+        if (!ana_sym_pe_open(f->fd, &efd, &e, &f->pe_base, &f->pdb_name)) {
             elf_end(f->elf);
             close(f->fd);
             f->fd = efd;
@@ -161,7 +164,7 @@ static const char *base_name(const char *path)
 /* A path Wine recorded, "Z:\\dir\\file", as the host's "/dir/file", in
  * place (no longer than it was). Other drives are left as they are: their
  * files are found by name in --debug-dir directories. */
-static void win_host_path(char *p)
+void ana_sym_win_host_path(char *p)
 {
     if (p[0] != 'Z' && p[0] != 'z')
         return;
@@ -402,7 +405,7 @@ int ana_sym_find_files(const struct ana_sym_options *opts, const char *path,
     if (path[0]) {
         char *p = join(opts->sysroot, path, NULL);
         if (p && path[1] == ':' && path[2] == '\\') /* Windows: Wine's Z: is / */
-            win_host_path(p + (opts->sysroot ? strlen(opts->sysroot) : 0));
+            ana_sym_win_host_path(p + (opts->sysroot ? strlen(opts->sysroot) : 0));
         struct ana_sym_file f;
 
         if (!p)

@@ -139,13 +139,18 @@ struct ana_sym_file {
     Elf *elf;         /* NULL: none */
     char *path;       /* malloc'd */
     uint64_t pe_base; /* a Windows PE read as ELF: its ImageBase; 0 for ELF */
+    char *pdb_name;   /* a PE's CodeView PDB name (malloc'd), or NULL */
 };
 
 /* A Windows PE file (pe_fd) as an ELF file in memory with its DWARF
  * sections, function symbols and CodeView id as build id
  * (ana_sym_pe.c). Addresses are the PE's: ImageBase + RVA. Returns 0 and
- * an open memfd and Elf, or -ENOEXEC (not a PE) or -errno. */
-int ana_sym_pe_open(int pe_fd, int *elf_fd, Elf **elf, uint64_t *image_base);
+ * an open memfd and Elf and *pdb_name (the CodeView record's PDB name,
+ * malloc'd, NULL if none), or -ENOEXEC (not a PE) or -errno. */
+int ana_sym_pe_open(int pe_fd, int *elf_fd, Elf **elf, uint64_t *image_base, char **pdb_name);
+/* A path Wine recorded, "Z:\\dir\\file", as the host's "/dir/file", in
+ * place. Other drives are left as they are. */
+void ana_sym_win_host_path(char *p);
 
 struct ana_sym_found {
     struct ana_sym_file bin; /* the binary: symbols, and DWARF if not stripped */
@@ -170,5 +175,54 @@ bool ana_sym_elf_has_dwarf(Elf *elf);
  * fd and sets *path (malloc'd), or -errno. */
 int ana_sym_debuginfod_find(const uint8_t *build_id, uint32_t build_id_len, bool want_executable,
                             char **path);
+
+/* ---- PDB files (ana_sym_msf.c, ana_sym_pdb.c, ana_sym_pdb_find.c) */
+
+/* An MSF container over data (which must outlive it): numbered streams. */
+struct ana_sym_msf {
+    const uint8_t *data;
+    size_t size;
+    uint32_t block_size, nr_blocks, nr_streams;
+    uint8_t *dir; /* the stream directory, gathered */
+    uint32_t dir_size;
+    uint32_t *lists; /* per stream: offset in dir of its block list */
+};
+
+/* Read the superblock and stream directory. Returns 0, -EPROTO (*why: what
+ * is wrong) or -ENOMEM. */
+int ana_sym_msf_open(struct ana_sym_msf *m, const uint8_t *data, size_t size, const char **why);
+/* Stream index, gathered into a malloc'd buffer. 0, -EPROTO or -ENOMEM. */
+int ana_sym_msf_stream(const struct ana_sym_msf *m, uint32_t index, uint8_t **out, uint32_t *size,
+                       const char **why);
+void ana_sym_msf_close(struct ana_sym_msf *m);
+
+struct ana_sym_pdb;
+
+/* What a PDB says about one RVA. */
+struct ana_sym_pdb_hit {
+    const char *function; /* NULL: no procedure or public symbol holds it */
+    uint32_t function_rva;
+    const char *file; /* NULL: no line row holds it */
+    uint32_t line;
+};
+
+/* Read a PDB from memory (size bytes, copied as needed: data may go after
+ * the call). id: the recorded CodeView GUID (16 bytes) and age (4, little
+ * endian); id_len 0: not checked. Returns 0, -EPROTO (*why: what is
+ * wrong), -ESTALE (another GUID or age) or -ENOMEM. */
+int ana_sym_pdb_parse(struct ana_sym_pdb **out, const uint8_t *data, size_t size, const uint8_t *id,
+                      uint32_t id_len, const char **why);
+/* The function and line at rva. 0, or -ENOENT when neither is known. */
+int ana_sym_pdb_lookup(const struct ana_sym_pdb *p, uint64_t rva, struct ana_sym_pdb_hit *out);
+void ana_sym_pdb_close(struct ana_sym_pdb *p);
+
+/* Find and read the PDB of a Windows module (docs/windows.md, "Symbols"):
+ * pdb_name from the PE's CodeView record (NULL: unknown, then the module's
+ * name with .pdb), module_path as recorded, pe_path the PE file used (or
+ * NULL). Only a PDB with the recorded GUID and age is taken. Returns 0
+ * with *out set or NULL (then *note, malloc'd, may say why), or -ENOMEM. */
+int ana_sym_pdb_find(const struct ana_sym_options *opts, const char *module_path,
+                     const char *pe_path, const char *pdb_name, const uint8_t *id, uint32_t id_len,
+                     struct ana_sym_pdb **out, char **note);
 
 #endif

@@ -35,6 +35,7 @@ struct pe {
     uint32_t sym_off, nr_syms; /* COFF symbol table; its string table follows */
     uint8_t build_id[20];      /* CodeView RSDS GUID + age */
     int has_build_id;
+    char pdb[512]; /* the RSDS record's PDB name; "" if none */
 };
 
 static uint16_t le16(const uint8_t *p)
@@ -77,6 +78,11 @@ static void codeview(struct pe *pe, uint32_t dir_rva, uint32_t dir_size)
                 continue; /* not IMAGE_DEBUG_TYPE_CODEVIEW */
             memcpy(pe->build_id, pe->p + raw + 4, 20);
             pe->has_build_id = 1;
+            const uint8_t *name = pe->p + raw + 24;
+            size_t room = pe->size - raw - 24;
+            const uint8_t *nul = memchr(name, 0, room < sizeof(pe->pdb) ? room : sizeof(pe->pdb));
+            if (nul)
+                memcpy(pe->pdb, name, (size_t)(nul - name) + 1);
             return;
         }
     }
@@ -306,7 +312,7 @@ out:
     return rc;
 }
 
-int ana_sym_pe_open(int pe_fd, int *elf_fd, Elf **elf, uint64_t *image_base)
+int ana_sym_pe_open(int pe_fd, int *elf_fd, Elf **elf, uint64_t *image_base, char **pdb_name)
 {
     struct pe pe = {0};
     struct stat st;
@@ -329,6 +335,13 @@ int ana_sym_pe_open(int pe_fd, int *elf_fd, Elf **elf, uint64_t *image_base)
     if ((rc = write_elf(&pe, fd)) || !(*elf = elf_begin(fd, ELF_C_READ_MMAP, NULL))) {
         close(fd);
         rc = rc ? rc : -ENOEXEC;
+        goto out;
+    }
+    *pdb_name = pe.pdb[0] ? strdup(pe.pdb) : NULL;
+    if (pe.pdb[0] && !*pdb_name) {
+        elf_end(*elf);
+        close(fd);
+        rc = -ENOMEM;
         goto out;
     }
     *elf_fd = fd;

@@ -4,6 +4,8 @@
 
 #include <sys/mman.h>
 
+#include "analysis/vm/ana_vm.h"
+
 unsigned ana_vm_win_prot(uint64_t page)
 {
     switch (page & 0xff) {
@@ -39,8 +41,12 @@ int ana_vm_win_event(const struct fmt_event *ev, struct fmt_event *out)
         return 1;
     case FMT_EV_VM_COMMIT:
     case FMT_EV_VM_PROTECT:
+        /* Committed pages stay committed whatever their access: VirtualProtect
+         * works only on committed pages, and PAGE_NOACCESS commits too. */
         out->kind = FMT_EV_MPROTECT;
         out->arg[0] = ana_vm_win_prot(ev->arg[0]);
+        if (out->arg[0] == PROT_NONE)
+            out->arg[0] = ANA_VM_PROT_COMMITTED;
         return 1;
     case FMT_EV_VM_DECOMMIT:
         out->kind = FMT_EV_MPROTECT;

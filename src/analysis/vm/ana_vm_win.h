@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Windows virtual memory (format 1.2) in the terms of the mapping model
  * (ana_vm): a reservation is a mapping without access, a commit gives its
- * pages the PAGE_* protection as PROT_*, a decommit takes it away again,
+ * pages the PAGE_* protection as PROT_* (PAGE_NOACCESS as
+ * ANA_VM_PROT_COMMITTED: committed, no access), a decommit takes it away,
  * a release unmaps; a view of a section is a shared mapping. So reserved
  * vs committed, commit lifetimes and fragmentation come out of the same
  * code for both systems. docs/windows.md. */
