@@ -22,9 +22,15 @@
 #define FMT_FEAT_STACK_CODES 0x2u /* 1.1: stack nodes in STACK_CODES records */
 #define FMT_FEAT_ADDR_CANDS 0x4u  /* 1.1: heap addresses may name a freed one */
 #define FMT_FEAT_PE_PROCESS 0x8u  /* 1.2: Windows kinds and heap handles (docs/windows.md) */
+#define FMT_FEAT_TIME_UNIT 0x10u  /* 1.3: chunk times count units of the header's time unit */
 #define FMT_FEAT_REQUIRED_MASK 0xffffffffull
 #define FMT_FEAT_KNOWN                                                                             \
-    (FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS | FMT_FEAT_PE_PROCESS)
+    (FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS | FMT_FEAT_PE_PROCESS |    \
+     FMT_FEAT_TIME_UNIT)
+/* The time unit (feature bit TIME_UNIT): ns per unit, a 32-bit field of the
+ * header at this offset, at most FMT_MAX_TIME_UNIT (one second). */
+#define FMT_HEADER_TIME_UNIT 44
+#define FMT_MAX_TIME_UNIT 1000000000u
 
 /* Block header: 24 bytes before every block payload. */
 #define FMT_BLOCK_MAGIC 0x4b42534du /* "MSBK" little-endian */

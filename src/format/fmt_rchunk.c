@@ -323,7 +323,7 @@ static inline __attribute__((always_inline)) int get_ref(struct fmt_reader *r, s
     ev->ref_size = fmt_cur_varint(m);
     uint64_t stack = fmt_cur_varint(m);
     ev->old_addr = fmt_cur_varint(m);
-    ev->ref_ts_ns = ev->ts_ns - (uint64_t)fmt_unzigzag(fmt_cur_varint(m));
+    ev->ref_ts_ns = ev->ts_ns - (uint64_t)fmt_unzigzag(fmt_cur_varint(m)) * r->info.time_unit_ns;
     uint64_t ctx = fmt_cur_varint(m);
     if (m->bad || stack > r->nr_nodes || !ctx || ctx > r->nr_ctxs)
         return bad_event(r, "bad reference to an earlier chunk");
@@ -409,8 +409,11 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
 
     clear_event(ev);
     int fcol = kind == FMT_EV_FREE;
-    r->prev_ts += (uint64_t)fmt_unzigzag(
-        fmt_cur_split(&cur[fcol ? FMT_COL_FREE_TIME : FMT_COL_TIME], &cur[FMT_COL_TIME_HI]));
+    /* Deltas count time units (format 1.3; 1 ns before): wrapping
+     * arithmetic, as for ns, and a corrupt product is caught below. */
+    r->prev_ts += (uint64_t)fmt_unzigzag(fmt_cur_split(
+                      &cur[fcol ? FMT_COL_FREE_TIME : FMT_COL_TIME], &cur[FMT_COL_TIME_HI])) *
+                  r->info.time_unit_ns;
     ev->ts_ns = r->prev_ts;
     /* A scan that stops at a time trusts the summaries' times: a corrupt
      * event time must not end it "successfully" (docs/format.md). A time

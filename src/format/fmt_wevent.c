@@ -58,7 +58,7 @@ static void put_ref(struct fmt_writer *w, uint64_t ts_ns, const struct fmt_wbloc
         fmt_buf_put_varint(misc, b->size);
         fmt_buf_put_varint(misc, b->stack);
         fmt_buf_put_varint(misc, b->addr);
-        fmt_buf_put_varint(misc, fmt_zigzag((int64_t)(ts_ns - b->ts_ns)));
+        fmt_buf_put_varint(misc, fmt_zigzag(fmt_wtime_units(w, (int64_t)(ts_ns - b->ts_ns))));
         fmt_buf_put_varint(misc, b->ctx);
     }
 }
@@ -293,7 +293,7 @@ encode_head(struct fmt_writer *w, uint32_t ctx, unsigned kind, uint64_t ts_ns)
      * and mixing the two costs up to a bit per value. */
     int fcol = kind == FMT_EV_FREE;
     fmt_buf_put_split(&col[fcol ? FMT_COL_FREE_TIME : FMT_COL_TIME], &col[FMT_COL_TIME_HI],
-                      fmt_zigzag((int64_t)(ts_ns - w->prev_ts)));
+                      fmt_zigzag(fmt_wtime_units(w, (int64_t)(ts_ns - w->prev_ts))));
     w->prev_ts = ts_ns;
     if (ctx != w->cur_ctx || w->nr_chunk_events == 0) {
         *op |= FMT_OP_CTX;
@@ -387,10 +387,16 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
 
 int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev)
 {
+    struct fmt_event rounded;
     int rc;
 
     if (w->out.err)
         return w->out.err;
+    if (w->tu > 1) {
+        rounded = *ev;
+        rounded.ts_ns = fmt_wtime_round(w, ev->ts_ns);
+        ev = &rounded;
+    }
     if (!kind_known(ev->kind, w->pe) || ev->stack > w->stacks.nr_nodes ||
         (ev->str && ev->str_len > FMT_MAX_STRING) || (ev->str2 && ev->str2_len > FMT_MAX_STRING))
         return -EINVAL;
@@ -413,6 +419,7 @@ int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev)
 int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned kind,
                     uint64_t ts_ns, uint64_t addr, uint64_t size, uint32_t stack)
 {
+    ts_ns = fmt_wtime_round(w, ts_ns);
     struct heap_ev h = {ts_ns, addr, size, stack, who->image};
     int rc;
 

@@ -36,6 +36,7 @@ struct fmt_writer {
     int level;
     uint32_t chunk_events;
     int pe;           /* FMT_FEAT_PE_PROCESS: Windows kinds allowed */
+    uint32_t tu;      /* time unit, ns (1: none, format 1.1) */
     struct fmt_zc zc; /* zstd or zlib */
 
     struct fmt_buf col[FMT_NR_COLUMNS];
@@ -83,6 +84,23 @@ struct fmt_writer {
 
     struct fmt_writer_stats st;
 };
+
+/* A time rounded down to the time unit (docs/format.md, "Time unit"). The
+ * default unit, 1 us, is a constant divisor: a multiply, not a division. */
+static inline uint64_t fmt_wtime_round(const struct fmt_writer *w, uint64_t ts_ns)
+{
+    if (w->tu == 1000)
+        return ts_ns - ts_ns % 1000;
+    return w->tu > 1 ? ts_ns - ts_ns % w->tu : ts_ns;
+}
+
+/* A difference of two rounded times, in time units (exact). */
+static inline int64_t fmt_wtime_units(const struct fmt_writer *w, int64_t d_ns)
+{
+    if (w->tu == 1000)
+        return d_ns / 1000;
+    return w->tu > 1 ? d_ns / (int64_t)w->tu : d_ns;
+}
 
 /* Write the chunk being built (if any) and the DEFS block after it.
  * Returns 0 or -errno. */
