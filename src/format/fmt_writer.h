@@ -18,8 +18,8 @@ struct fmt_writer_options {
     uint32_t chunk_events; /* events per chunk, 0: the default */
     int pe_process;        /* a Windows trace: format 1.2, feature bit PE_PROCESS */
     int zlib;              /* chunks coded with zlib, not zstd (format 1.2) */
-    uint32_t time_unit_ns; /* 0 or 1: nanoseconds (a 1.1 file); more: every time is
-                              rounded down to a multiple of it (format 1.3) */
+    uint32_t time_unit_ns; /* 0: nanoseconds, a format 1.1 file; else a 1.3 file whose
+                              times are rounded down to multiples of this (1: ns) */
 };
 
 struct fmt_writer_stats {

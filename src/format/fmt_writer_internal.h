@@ -36,7 +36,8 @@ struct fmt_writer {
     int level;
     uint32_t chunk_events;
     int pe;           /* FMT_FEAT_PE_PROCESS: Windows kinds allowed */
-    uint32_t tu;      /* time unit, ns (1: none, format 1.1) */
+    uint32_t tu;      /* time unit, ns (1: nanoseconds) */
+    int v13;          /* format 1.3: FMT_FEAT_TIME_UNIT, REF split, FACT_* columns */
     struct fmt_zc zc; /* zstd or zlib */
 
     struct fmt_buf col[FMT_NR_COLUMNS];
@@ -54,7 +55,9 @@ struct fmt_writer {
     uint64_t chunk_heap_allocs;
     uint64_t chunk_dropped;
     uint64_t prev_ts;
-    uint32_t prev_stack[2]; /* last stack id in STACK and in FREE_STACK */
+    uint64_t prev_fact_addr; /* FACT_ADDR's previous address (1.3) */
+    uint64_t prev_fact_ts;   /* FACT_TIME's previous time (1.3) */
+    uint32_t prev_stack[2];  /* last stack id in STACK and in FREE_STACK */
     uint32_t cur_ctx;
     uint64_t next_serial;
 
