@@ -29,10 +29,6 @@ extern char **environ;
 /* Event times in whole microseconds by default (format 1.3): a nanosecond
  * time took most of a trace's bytes (docs/format.md, "Time unit"). */
 #define REC_DEFAULT_TIME_UNIT_NS 1000u
-/* Events per chunk: the format's largest. A free of a block from an earlier
- * chunk repeats the block's facts (docs/format.md, "References"); on python3
- * they were 1.2 bytes/event with the writer's default of 2^18. */
-#define REC_CHUNK_EVENTS (1u << 20)
 /* Below this many bytes copied in a round, wait (1 ms, or a new process)
  * before the next one. A recorder that keeps right behind a thread reads
  * the cache line the thread is still filling, and every such line then
@@ -215,8 +211,7 @@ int cmd_record(int argc, char **argv)
         {"time-unit", required_argument, NULL, 'T'},
         {NULL, 0, NULL, 0},
     };
-    struct fmt_writer_options wopt = {.time_unit_ns = REC_DEFAULT_TIME_UNIT_NS,
-                                      .chunk_events = REC_CHUNK_EVENTS};
+    struct fmt_writer_options wopt = {.time_unit_ns = REC_DEFAULT_TIME_UNIT_NS};
     const char *out_path = NULL;
     uint32_t depth = FMT_SHM_DEFAULT_DEPTH;
     int no_follow = 0, quiet = 0, opt, go_fd, err_fd, lfd, out_fd, exec_err = 0;
