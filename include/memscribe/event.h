@@ -176,6 +176,7 @@ struct fmt_trace_info {
     const char *command;  /* command line, NUL-separated words */
     uint32_t command_len;
     const char *hostname;
+    uint32_t time_unit_ns; /* resolution of every ts_ns: 1, or (format 1.3) the unit's ns */
 };
 
 /* True for kinds that start a heap block (give it a serial). */

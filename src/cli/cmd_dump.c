@@ -314,6 +314,8 @@ static void dump_header(FILE *out, const struct fmt_reader *r)
             fmt_reader_incomplete(r) ? " (incomplete)" : "");
     fprintf(out, "# start realtime_ns=%" PRIu64 " monotonic_ns=%" PRIu64 " recorder_pid=%u\n",
             info->start_realtime_ns, info->start_monotonic_ns, info->recorder_pid);
+    if (info->time_unit_ns > 1) /* format 1.3; ns traces keep their old header */
+        fprintf(out, "# time_unit_ns=%u\n", info->time_unit_ns);
     fputs("# command ", out);
     put_str(out, info->command ? info->command : "", info->command_len, 1);
     fputs(" host ", out);

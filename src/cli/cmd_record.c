@@ -27,6 +27,9 @@ extern char **environ;
 
 #define REC_RSS_PERIOD_NS (10 * 1000 * 1000ull)
 #define REC_FLUSH_PERIOD_NS (1000 * 1000 * 1000ull)
+/* Event times in whole microseconds by default (format 1.3): a nanosecond
+ * time took most of a trace's bytes (docs/format.md, "Time unit"). */
+#define REC_DEFAULT_TIME_UNIT_NS 1000u
 /* Below this many bytes copied in a round, wait (1 ms, or a new process)
  * before the next one. A recorder that keeps right behind a thread reads
  * the cache line the thread is still filling, and every such line then
@@ -38,8 +41,8 @@ static volatile pid_t rec_forward_pid;
 
 static void print_help(void)
 {
-    printf("usage: memscribe record [-o FILE] [--depth N] [--no-follow] [--vm-precise] [--quiet]\n"
-           "                        [--] CMD [ARGS...]\n"
+    printf("usage: memscribe record [-o FILE] [--depth N] [--time-unit U] [--no-follow]\n"
+           "                        [--vm-precise] [--quiet] [--] CMD [ARGS...]\n"
            "\n"
            "Run CMD with the collector preloaded and record every malloc-family and\n"
            "mmap-family call it makes, with stack, thread and time, into a trace file.\n"
@@ -50,6 +53,9 @@ static void print_help(void)
            "options:\n"
            "  -o, --output FILE  trace file (default: <program>.<pid>.mscr here)\n"
            "      --depth N      frames kept per stack, 1-%d (default %d)\n"
+           "      --time-unit U  resolution of event times: ns, us (the default), ms,\n"
+           "                     or a count of them (10us); events keep their exact\n"
+           "                     order whatever the unit (docs/format.md)\n"
            "      --no-follow    trace only CMD's own image: no exec'd programs,\n"
            "                     no forked children\n"
            "  -q, --quiet        no summary on stderr\n"
@@ -175,15 +181,45 @@ static int rec_exit_code(int status)
     return CLI_EXIT_FAIL;
 }
 
+/* --time-unit: "ns", "us", "ms", or a count of them ("250ns", "10us"), at
+ * most a second. Returns the unit in ns, or 0 if s is none of these. */
+static uint32_t parse_time_unit(const char *s)
+{
+    static const struct {
+        const char *name;
+        uint64_t ns;
+    } units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}};
+    uint64_t count = 1;
+    char *end = (char *)s;
+
+    if (*s >= '0' && *s <= '9') {
+        errno = 0;
+        count = strtoull(s, &end, 10);
+        if (errno || !count || count > FMT_WRITER_MAX_TIME_UNIT_NS)
+            return 0;
+    }
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        if (!strcmp(end, units[i].name) && count * units[i].ns <= FMT_WRITER_MAX_TIME_UNIT_NS)
+            return (uint32_t)(count * units[i].ns);
+    return 0;
+}
+
 int cmd_record(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},  {"depth", required_argument, NULL, 'd'},
-        {"no-follow", no_argument, NULL, 'n'},     {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},          {"vm-precise", no_argument, NULL, 'V'},
-        {"no-vm-precise", no_argument, NULL, 'W'}, {"serve", no_argument, NULL, 'S'},
-        {"pid", required_argument, NULL, 'P'},     {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'},
+        {"depth", required_argument, NULL, 'd'},
+        {"no-follow", no_argument, NULL, 'n'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {"vm-precise", no_argument, NULL, 'V'},
+        {"no-vm-precise", no_argument, NULL, 'W'},
+        {"time-unit", required_argument, NULL, 'T'},
+        {"serve", no_argument, NULL, 'S'},
+        {"pid", required_argument, NULL, 'P'},
+        {NULL, 0, NULL, 0},
     };
+    struct fmt_writer_options wopt = {.time_unit_ns = REC_DEFAULT_TIME_UNIT_NS};
     const char *out_path = NULL;
     uint32_t depth = FMT_SHM_DEFAULT_DEPTH;
     int no_follow = 0, quiet = 0, opt, go_fd = -1, err_fd = -1, lfd, out_fd, exec_err = 0;
@@ -218,6 +254,12 @@ int cmd_record(int argc, char **argv)
             depth = (uint32_t)d;
             break;
         }
+        case 'T':
+            if (!(wopt.time_unit_ns = parse_time_unit(optarg)))
+                cli_usage_error("record: --time-unit wants ns, us, ms or a count of them "
+                                "(10us) up to 1 s, not '%s'",
+                                optarg);
+            break;
         case 'n':
             no_follow = 1;
             break;
@@ -347,7 +389,7 @@ int cmd_record(int argc, char **argv)
     info.command = command;
     info.command_len = cmd_len ? (uint32_t)cmd_len - 1 : 0;
     info.hostname = host;
-    rc = fmt_writer_create(&s.w, out_fd, &info, NULL);
+    rc = fmt_writer_create(&s.w, out_fd, &info, &wopt);
     if (rc < 0) {
         if (!serve) {
             kill(pid, SIGKILL);

@@ -67,13 +67,18 @@ void fmt_header_encode(uint8_t out[FMT_HEADER_SIZE], const struct fmt_trace_info
     memset(out, 0, FMT_HEADER_SIZE);
     memcpy(out, FMT_MAGIC, FMT_MAGIC_LEN);
     fmt_put_le16(out + 8, FMT_VERSION_MAJOR);
-    /* 1.2 only says something for PE traces: Linux ones stay 1.1 files. */
-    fmt_put_le16(out + 10, (features & FMT_FEAT_PE_PROCESS) ? 2 : FMT_VERSION_MINOR);
+    /* 1.2 only says something for PE traces, 1.3 for traces with a time
+     * unit: Linux traces in nanoseconds stay 1.1 files. */
+    fmt_put_le16(out + 10, (features & FMT_FEAT_TIME_UNIT)    ? 3
+                           : (features & FMT_FEAT_PE_PROCESS) ? 2
+                                                              : FMT_VERSION_MINOR);
     fmt_put_le32(out + 12, FMT_HEADER_SIZE);
     fmt_put_le64(out + 16, features);
     fmt_put_le64(out + 24, info->start_realtime_ns);
     fmt_put_le64(out + 32, info->start_monotonic_ns);
     fmt_put_le32(out + 40, info->recorder_pid);
+    if (features & FMT_FEAT_TIME_UNIT)
+        fmt_put_le32(out + FMT_HEADER_TIME_UNIT, info->time_unit_ns);
     fmt_put_le32(out + 60, fmt_crc32c(0, out, 60));
 }
 
@@ -106,6 +111,14 @@ int fmt_header_parse(const uint8_t in[FMT_HEADER_SIZE], struct fmt_trace_info *i
     info->start_realtime_ns = fmt_get_le64(in + 24);
     info->start_monotonic_ns = fmt_get_le64(in + 32);
     info->recorder_pid = fmt_get_le32(in + 40);
+    info->time_unit_ns = 1;
+    if (*features & FMT_FEAT_TIME_UNIT) {
+        info->time_unit_ns = fmt_get_le32(in + FMT_HEADER_TIME_UNIT);
+        if (info->time_unit_ns < 1 || info->time_unit_ns > FMT_MAX_TIME_UNIT) {
+            *why = "bad time unit in the header";
+            return -EPROTO;
+        }
+    }
     return 0;
 }
 

@@ -22,9 +22,15 @@
 #define FMT_FEAT_STACK_CODES 0x2u /* 1.1: stack nodes in STACK_CODES records */
 #define FMT_FEAT_ADDR_CANDS 0x4u  /* 1.1: heap addresses may name a freed one */
 #define FMT_FEAT_PE_PROCESS 0x8u  /* 1.2: Windows kinds and heap handles (docs/windows.md) */
+#define FMT_FEAT_TIME_UNIT 0x10u  /* 1.3: a time unit; REF split; facts in columns */
 #define FMT_FEAT_REQUIRED_MASK 0xffffffffull
 #define FMT_FEAT_KNOWN                                                                             \
-    (FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS | FMT_FEAT_PE_PROCESS)
+    (FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS | FMT_FEAT_PE_PROCESS |    \
+     FMT_FEAT_TIME_UNIT)
+/* The time unit (feature bit TIME_UNIT): ns per unit, a 32-bit field of the
+ * header at this offset, at most FMT_MAX_TIME_UNIT (one second). */
+#define FMT_HEADER_TIME_UNIT 44
+#define FMT_MAX_TIME_UNIT 1000000000u
 
 /* Block header: 24 bytes before every block payload. */
 #define FMT_BLOCK_MAGIC 0x4b42534du /* "MSBK" little-endian */
@@ -60,8 +66,15 @@ enum fmt_column {
     FMT_COL_FREE_STACK = 11, /* STACK of FREE events */
     FMT_COL_SIZE_HI = 12,    /* SIZE values >> 7 when they do not fit its byte */
     FMT_COL_TIME_HI = 13,    /* the same for TIME and FREE_TIME */
+    FMT_COL_REF_HI = 14,     /* 1.3 (feature bit TIME_UNIT): the same for REF */
+    /* 1.3: the facts of a block from an earlier chunk, which 1.1 puts in MISC */
+    FMT_COL_FACT_SIZE = 15,
+    FMT_COL_FACT_STACK = 16,
+    FMT_COL_FACT_ADDR = 17, /* zigzag difference to the chunk's previous one */
+    FMT_COL_FACT_TIME = 18,
+    FMT_COL_FACT_CTX = 19,
 };
-#define FMT_NR_COLUMNS 14 /* ids 1..13 (index 0 unused) */
+#define FMT_NR_COLUMNS 20 /* ids 1..19 (index 0 unused) */
 
 #define FMT_COL_ENC_RAW 0
 #define FMT_COL_ENC_ZSTD 1

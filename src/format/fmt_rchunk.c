@@ -142,6 +142,8 @@ static int load_chunk(struct fmt_reader *r, uint32_t k)
     r->next_serial = first_serial;
     r->end_serial = first_serial + ch->c.nr_serials;
     r->prev_ts = base_ts;
+    r->prev_fact_addr = 0;
+    r->prev_fact_ts = base_ts;
     r->prev_stack[0] = r->prev_stack[1] = 0;
     r->ctx = 0;
     r->loaded = 1;
@@ -273,6 +275,14 @@ static int get_extra(struct fmt_reader *r, struct fmt_event *ev)
     return 0;
 }
 
+/* A REF value: a split varint in format 1.3, a varint before. */
+static inline uint64_t get_ref_value(struct fmt_reader *r)
+{
+    if (r->v13)
+        return fmt_cur_split(&r->cur[FMT_COL_REF], &r->cur[FMT_COL_REF_HI]);
+    return fmt_cur_varint(&r->cur[FMT_COL_REF]);
+}
+
 /* Resolve a back-reference (docs/format.md, "References"): REF is 0 for
  * none, 2d for the block the event's context started d blocks ago in this
  * chunk, 2d+1 for the block d serials back. want is RBLK_HEAP or RBLK_VM.
@@ -280,7 +290,7 @@ static int get_extra(struct fmt_reader *r, struct fmt_event *ev)
 static inline __attribute__((always_inline)) int get_ref(struct fmt_reader *r, struct fmt_event *ev,
                                                          int want)
 {
-    uint64_t v = fmt_cur_varint(&r->cur[FMT_COL_REF]);
+    uint64_t v = get_ref_value(r);
 
     if (!v)
         return 0;
@@ -319,13 +329,29 @@ static inline __attribute__((always_inline)) int get_ref(struct fmt_reader *r, s
         ev->old_addr = b->addr; /* the caller moves it where the kind wants it */
         return 1;
     }
-    struct fmt_cur *m = &r->cur[FMT_COL_MISC];
-    ev->ref_size = fmt_cur_varint(m);
-    uint64_t stack = fmt_cur_varint(m);
-    ev->old_addr = fmt_cur_varint(m);
-    ev->ref_ts_ns = ev->ts_ns - (uint64_t)fmt_unzigzag(fmt_cur_varint(m));
-    uint64_t ctx = fmt_cur_varint(m);
-    if (m->bad || stack > r->nr_nodes || !ctx || ctx > r->nr_ctxs)
+    /* Its facts: in MISC (1.1), or each in its own column (1.3). */
+    struct fmt_cur *cur = r->cur, *m = &cur[FMT_COL_MISC];
+    int v13 = r->v13;
+    ev->ref_size = fmt_cur_varint(v13 ? &cur[FMT_COL_FACT_SIZE] : m);
+    uint64_t stack = fmt_cur_varint(v13 ? &cur[FMT_COL_FACT_STACK] : m);
+    if (v13) {
+        r->prev_fact_addr += (uint64_t)fmt_unzigzag(fmt_cur_varint(&cur[FMT_COL_FACT_ADDR]));
+        ev->old_addr = r->prev_fact_addr;
+    } else {
+        ev->old_addr = fmt_cur_varint(m);
+    }
+    if (v13) {
+        r->prev_fact_ts +=
+            (uint64_t)fmt_unzigzag(fmt_cur_varint(&cur[FMT_COL_FACT_TIME])) * r->info.time_unit_ns;
+        ev->ref_ts_ns = r->prev_fact_ts;
+    } else {
+        ev->ref_ts_ns =
+            ev->ts_ns - (uint64_t)fmt_unzigzag(fmt_cur_varint(m)) * r->info.time_unit_ns;
+    }
+    uint64_t ctx = fmt_cur_varint(v13 ? &cur[FMT_COL_FACT_CTX] : m);
+    if (m->bad || cur[FMT_COL_FACT_SIZE].bad || cur[FMT_COL_FACT_STACK].bad ||
+        cur[FMT_COL_FACT_ADDR].bad || cur[FMT_COL_FACT_TIME].bad || cur[FMT_COL_FACT_CTX].bad ||
+        stack > r->nr_nodes || !ctx || ctx > r->nr_ctxs)
         return bad_event(r, "bad reference to an earlier chunk");
     ev->ref_stack = (uint32_t)stack;
     ev->ref_thread = r->ctxs[ctx - 1].t.thread;
@@ -409,8 +435,11 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
 
     clear_event(ev);
     int fcol = kind == FMT_EV_FREE;
-    r->prev_ts += (uint64_t)fmt_unzigzag(
-        fmt_cur_split(&cur[fcol ? FMT_COL_FREE_TIME : FMT_COL_TIME], &cur[FMT_COL_TIME_HI]));
+    /* Deltas count time units (format 1.3; 1 ns before): wrapping
+     * arithmetic, as for ns, and a corrupt product is caught below. */
+    r->prev_ts += (uint64_t)fmt_unzigzag(fmt_cur_split(
+                      &cur[fcol ? FMT_COL_FREE_TIME : FMT_COL_TIME], &cur[FMT_COL_TIME_HI])) *
+                  r->info.time_unit_ns;
     ev->ts_ns = r->prev_ts;
     /* A scan that stops at a time trusts the summaries' times: a corrupt
      * event time must not end it "successfully" (docs/format.md). A time
@@ -526,7 +555,7 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
             return rc;
         ev->old_addr = keep;
         if (!ok)
-            (void)fmt_cur_varint(&cur[FMT_COL_REF]);
+            (void)get_ref_value(r);
         if (ok) {
             if (r->next_serial >= r->end_serial)
                 return bad_event(r, "more blocks than the chunk summary says");
@@ -552,9 +581,10 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
     }
     }
     /* Without a branch per column: this runs for every event. */
-    _Static_assert(FMT_NR_COLUMNS == 14, "check every column");
+    _Static_assert(FMT_NR_COLUMNS == 20, "check every column");
     if (cur[1].bad | cur[2].bad | cur[3].bad | cur[4].bad | cur[5].bad | cur[6].bad | cur[7].bad |
-        cur[8].bad | cur[9].bad | cur[10].bad | cur[11].bad | cur[12].bad | cur[13].bad)
+        cur[8].bad | cur[9].bad | cur[10].bad | cur[11].bad | cur[12].bad | cur[13].bad |
+        cur[14].bad | cur[15].bad | cur[16].bad | cur[17].bad | cur[18].bad | cur[19].bad)
         return bad_event(r, "field runs past the end of its column");
     return 1;
 }

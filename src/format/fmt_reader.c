@@ -290,6 +290,7 @@ static int open_trace(struct fmt_reader *r)
         return fmt_rerr(r, rc, 0, "%s", why);
     r->addr_cands = (features & FMT_FEAT_ADDR_CANDS) != 0;
     r->pe = (features & FMT_FEAT_PE_PROCESS) != 0;
+    r->v13 = (features & FMT_FEAT_TIME_UNIT) != 0;
 
     uint8_t tr[FMT_TRAILER_SIZE];
     uint64_t index_off = 0, nr_blocks = 0;

@@ -93,6 +93,7 @@ struct fmt_reader {
     int incomplete;
     int addr_cands; /* FMT_FEAT_ADDR_CANDS: heap addresses may name freed ones */
     int pe;         /* FMT_FEAT_PE_PROCESS: Windows kinds allowed */
+    int v13;        /* FMT_FEAT_TIME_UNIT (1.3): REF split, facts in FACT_* columns */
     uint64_t nr_skipped;
     uint64_t defs_raw_total;
     int loaded_defs_once;
@@ -131,6 +132,8 @@ struct fmt_reader {
     uint64_t next_serial;
     uint64_t end_serial;
     uint64_t prev_ts;
+    uint64_t prev_fact_addr; /* FACT_ADDR's previous address (1.3) */
+    uint64_t prev_fact_ts;   /* FACT_TIME's previous time (1.3) */
     uint32_t prev_stack[2];
     uint32_t ctx;
     /* The contexts active in the chunk, in slots (at most

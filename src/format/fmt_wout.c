@@ -50,12 +50,12 @@ int fmt_wout_block(struct fmt_wout *o, uint16_t type, uint16_t flags, uint32_t r
                    const struct iovec *parts, int nr_parts)
 {
     uint8_t hdr[FMT_BLOCK_HEADER_SIZE];
-    struct iovec iov[17];
+    struct iovec iov[FMT_WOUT_MAX_PARTS + 1];
     size_t stored = 0;
 
     if (o->err)
         return o->err;
-    if (nr_parts > 16)
+    if (nr_parts > FMT_WOUT_MAX_PARTS)
         return -EINVAL;
     for (int i = 0; i < nr_parts; i++)
         stored += parts[i].iov_len;

@@ -9,6 +9,7 @@
 #include <sys/uio.h>
 
 #include "format/fmt_buf_internal.h"
+#include "format/fmt_layout_internal.h"
 
 struct fmt_wout {
     int fd;
@@ -22,8 +23,11 @@ struct fmt_wout {
 /* Write raw bytes at the current offset (file header, trailer). */
 int fmt_wout_raw(struct fmt_wout *o, const void *p, size_t len);
 
+/* Parts of one block at most: a CHUNK block's header and its columns. */
+#define FMT_WOUT_MAX_PARTS (FMT_NR_COLUMNS + 1)
+
 /* Write one block of type whose payload is the concatenation of parts
- * (at most 16). raw_size is the payload size after decompression (equal to
+ * (at most FMT_WOUT_MAX_PARTS). raw_size is the payload size after decompression (equal to
  * the stored size unless flags has FMT_BLOCKF_ZSTD). Returns 0 or -errno. */
 int fmt_wout_block(struct fmt_wout *o, uint16_t type, uint16_t flags, uint32_t raw_size,
                    const struct iovec *parts, int nr_parts);

@@ -58,6 +58,12 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     w->level = opt && opt->zstd_level ? opt->zstd_level : FMT_DEFAULT_ZSTD_LEVEL;
     w->chunk_events = opt && opt->chunk_events ? opt->chunk_events : FMT_DEFAULT_CHUNK_EVENTS;
     w->pe = opt && opt->pe_process;
+    w->tu = opt && opt->time_unit_ns ? opt->time_unit_ns : 1;
+    w->v13 = opt && opt->time_unit_ns;
+    if (w->tu > FMT_WRITER_MAX_TIME_UNIT_NS) {
+        free(w);
+        return -EINVAL;
+    }
     if (w->chunk_events > FMT_MAX_CHUNK_EVENTS)
         w->chunk_events = FMT_MAX_CHUNK_EVENTS;
     w->next_serial = 1;
@@ -71,9 +77,12 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
             goto fail;
 
     uint8_t hdr[FMT_HEADER_SIZE];
-    fmt_header_encode(hdr, info,
+    struct fmt_trace_info hinfo = *info;
+    hinfo.time_unit_ns = w->tu;
+    fmt_header_encode(hdr, &hinfo,
                       FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS |
-                          (opt && opt->pe_process ? FMT_FEAT_PE_PROCESS : 0));
+                          (opt && opt->pe_process ? FMT_FEAT_PE_PROCESS : 0) |
+                          (w->v13 ? FMT_FEAT_TIME_UNIT : 0));
     if ((rc = fmt_wout_raw(&w->out, hdr, sizeof(hdr))) || (rc = w_meta(w, info)))
         goto fail;
     *out = w;

@@ -10,11 +10,16 @@
 
 struct fmt_writer;
 
+/* The largest time unit (fmt_writer_options.time_unit_ns): one second. */
+#define FMT_WRITER_MAX_TIME_UNIT_NS 1000000000u
+
 struct fmt_writer_options {
     int zstd_level;        /* 0: the default */
     uint32_t chunk_events; /* events per chunk, 0: the default */
     int pe_process;        /* a Windows trace: format 1.2, feature bit PE_PROCESS */
     int zlib;              /* chunks coded with zlib, not zstd (format 1.2) */
+    uint32_t time_unit_ns; /* 0: nanoseconds, a format 1.1 file; else a 1.3 file whose
+                              times are rounded down to multiples of this (1: ns) */
 };
 
 struct fmt_writer_stats {
@@ -35,7 +40,8 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
 int fmt_writer_stack(struct fmt_writer *w, uint32_t image, const uint64_t *frames,
                      uint32_t nr_frames, uint32_t *id);
 
-/* Append one event. Events must come in non-decreasing ts_ns order. The
+/* Append one event. Events must come in non-decreasing ts_ns order (with
+ * a time unit, ts_ns is rounded down to a multiple of it). The
  * writer matches frees, reallocs and unmaps to the blocks they end by
  * address within ev->image. Returns 0 or -errno (-ENOSPC: disk full; the
  * file stays readable up to its last whole chunk). */

@@ -36,6 +36,8 @@ struct fmt_writer {
     int level;
     uint32_t chunk_events;
     int pe;           /* FMT_FEAT_PE_PROCESS: Windows kinds allowed */
+    uint32_t tu;      /* time unit, ns (1: nanoseconds) */
+    int v13;          /* format 1.3: FMT_FEAT_TIME_UNIT, REF split, FACT_* columns */
     struct fmt_zc zc; /* zstd or zlib */
 
     struct fmt_buf col[FMT_NR_COLUMNS];
@@ -53,7 +55,9 @@ struct fmt_writer {
     uint64_t chunk_heap_allocs;
     uint64_t chunk_dropped;
     uint64_t prev_ts;
-    uint32_t prev_stack[2]; /* last stack id in STACK and in FREE_STACK */
+    uint64_t prev_fact_addr; /* FACT_ADDR's previous address (1.3) */
+    uint64_t prev_fact_ts;   /* FACT_TIME's previous time (1.3) */
+    uint32_t prev_stack[2];  /* last stack id in STACK and in FREE_STACK */
     uint32_t cur_ctx;
     uint64_t next_serial;
 
@@ -83,6 +87,23 @@ struct fmt_writer {
 
     struct fmt_writer_stats st;
 };
+
+/* A time rounded down to the time unit (docs/format.md, "Time unit"). The
+ * default unit, 1 us, is a constant divisor: a multiply, not a division. */
+static inline uint64_t fmt_wtime_round(const struct fmt_writer *w, uint64_t ts_ns)
+{
+    if (w->tu == 1000)
+        return ts_ns - ts_ns % 1000;
+    return w->tu > 1 ? ts_ns - ts_ns % w->tu : ts_ns;
+}
+
+/* A difference of two rounded times, in time units (exact). */
+static inline int64_t fmt_wtime_units(const struct fmt_writer *w, int64_t d_ns)
+{
+    if (w->tu == 1000)
+        return d_ns / 1000;
+    return w->tu > 1 ? d_ns / (int64_t)w->tu : d_ns;
+}
 
 /* Write the chunk being built (if any) and the DEFS block after it.
  * Returns 0 or -errno. */

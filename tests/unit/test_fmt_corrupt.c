@@ -853,6 +853,19 @@ static void test_crafted_framing(void **state)
     assert_non_null(strstr(err, "unsupported required feature bits"));
     fmt_header_encode(p, &info, FMT_FEAT_ZSTD_COLUMNS | (1ull << 40)); /* optional: fine */
     assert_int_equal(read_all(p, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0), 0);
+    /* Format 1.3: a time unit of 0 or above a second is refused; 1 and
+     * 10^9 are fine. */
+    static const uint32_t units[4] = {0, 1000000001u, 1, 1000000000u};
+    for (int i = 0; i < 4; i++) {
+        info.time_unit_ns = units[i];
+        fmt_header_encode(p, &info, FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_TIME_UNIT);
+        int rc = read_all(p, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0);
+        assert_int_equal(rc, i < 2 ? -EPROTO : 0);
+        if (i < 2)
+            assert_non_null(strstr(err, "bad.trace: offset 0: bad time unit in the header"));
+    }
+    info.time_unit_ns = 0;
+    fmt_header_encode(p, &info, FMT_FEAT_ZSTD_COLUMNS);
     fmt_put_le16(p + 8, 2);
     fmt_put_le32(p + 60, fmt_crc32c(0, p, 60)); /* only the version is wrong */
     assert_int_equal(read_all(p, c.b.len, &n, &incomplete, err, sizeof(err), NULL, 0), -EPROTO);

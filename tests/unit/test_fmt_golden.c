@@ -5,9 +5,13 @@
  * events and a deep recursion (stack codes) and heap blocks handed out of
  * order (freed-address ranks). (Their dumps are compared with
  * tests/golden/v1.dump and v1_1.dump by tests/e2e/dump_golden.sh.)
+ * tests/golden/v1_3.mscr, format 1.3, holds v1_1's events with times in
+ * ns (each a few hundred ns past a whole us) written with a time unit of
+ * 1 us: they read back rounded down, in their order.
  * MS_FMT_WRITE_GOLDEN=PATH writes v1.mscr anew with the current writer,
- * MS_FMT_WRITE_GOLDEN_1_1=PATH v1_1.mscr; do that only for a new format
- * version, into a new file, and keep the old ones. */
+ * MS_FMT_WRITE_GOLDEN_1_1=PATH v1_1.mscr, MS_FMT_WRITE_GOLDEN_1_3=PATH
+ * v1_3.mscr; do that only for a new format version, into a new file, and
+ * keep the old ones. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -104,13 +108,33 @@ static size_t golden11_events(struct fmt_writer *w, struct fmt_event *ev, size_t
     return n;
 }
 
-static void write_events(const char *path, uint32_t chunk_events,
+#define GOLDEN13_UNIT 1000 /* ns */
+
+/* v1_1's events at 1000 times their times (so that a time unit of 1 us
+ * keeps them apart), each event i a further (i * 337) % 1000 ns later
+ * unless rounded: what the writer is given, and what the reader gives
+ * back. */
+static size_t golden13_events(struct fmt_writer *w, struct fmt_event *ev, size_t max, int rounded)
+{
+    size_t n = golden11_events(w, ev, max);
+
+    for (size_t i = 0; i < n; i++)
+        ev[i].ts_ns = ev[i].ts_ns * GOLDEN13_UNIT + (rounded ? 0 : (i * 337) % GOLDEN13_UNIT);
+    return n;
+}
+
+static size_t golden13_written(struct fmt_writer *w, struct fmt_event *ev, size_t max)
+{
+    return golden13_events(w, ev, max, 0);
+}
+
+static void write_events(const char *path, uint32_t chunk_events, uint32_t time_unit_ns,
                          size_t (*events)(struct fmt_writer *, struct fmt_event *, size_t))
 {
     struct tfmt t;
     struct fmt_event ev[128];
 
-    tfmt_start(&t, chunk_events);
+    tfmt_start_unit(&t, chunk_events, time_unit_ns);
     size_t n = events(t.w, ev, 128);
     for (size_t i = 0; i < n; i++)
         assert_int_equal(fmt_writer_event(t.w, &ev[i]), 0);
@@ -134,7 +158,7 @@ static void test_golden_v1(void **state)
 
     (void)state;
     if (getenv("MS_FMT_WRITE_GOLDEN")) {
-        write_events(getenv("MS_FMT_WRITE_GOLDEN"), GOLDEN_CHUNK_EVENTS, golden_events);
+        write_events(getenv("MS_FMT_WRITE_GOLDEN"), GOLDEN_CHUNK_EVENTS, 0, golden_events);
         skip();
     }
     int rc = fmt_reader_open(&r, MS_GOLDEN_DIR "/v1.mscr", err, sizeof(err));
@@ -178,16 +202,35 @@ static void test_golden_v1(void **state)
     fmt_reader_close(r);
 }
 
+/* The trace holds exactly the n events want, in nr_chunks chunks. */
+static void read_all(struct fmt_reader *r, struct fmt_event *want, size_t n, uint32_t nr_chunks)
+{
+    struct fmt_trace_counts c;
+    struct fmt_event got;
+    struct tmodel m;
+
+    fmt_reader_counts(r, &c);
+    assert_int_equal(c.nr_events, n);
+    assert_int_equal(c.nr_chunks, nr_chunks);
+    tmodel_init(&m);
+    for (size_t i = 0; i < n; i++) {
+        tmodel_apply(&m, &want[i]);
+        assert_int_equal(fmt_reader_next(r, &got), 1);
+        tfmt_assert_event(&want[i], &got, i);
+    }
+    tmodel_free(&m);
+    assert_int_equal(fmt_reader_next(r, &got), 0);
+}
+
 static void test_golden_v1_1(void **state)
 {
     struct fmt_reader *r;
     char err[600];
-    struct fmt_event want[128], got;
-    struct tmodel m;
+    struct fmt_event want[128];
 
     (void)state;
     if (getenv("MS_FMT_WRITE_GOLDEN_1_1")) {
-        write_events(getenv("MS_FMT_WRITE_GOLDEN_1_1"), GOLDEN11_CHUNK_EVENTS, golden11_events);
+        write_events(getenv("MS_FMT_WRITE_GOLDEN_1_1"), GOLDEN11_CHUNK_EVENTS, 0, golden11_events);
         skip();
     }
     int rc = fmt_reader_open(&r, MS_GOLDEN_DIR "/v1_1.mscr", err, sizeof(err));
@@ -203,16 +246,7 @@ static void test_golden_v1_1(void **state)
     assert_int_equal(info->version_minor, 1);
     struct fmt_trace_counts c;
     fmt_reader_counts(r, &c);
-    assert_int_equal(c.nr_events, n);
-    assert_int_equal(c.nr_chunks, 2);
-    tmodel_init(&m);
-    for (size_t i = 0; i < n; i++) {
-        tmodel_apply(&m, &want[i]);
-        assert_int_equal(fmt_reader_next(r, &got), 1);
-        tfmt_assert_event(&want[i], &got, i);
-    }
-    tmodel_free(&m);
-    assert_int_equal(fmt_reader_next(r, &got), 0);
+    read_all(r, want, n, 2);
     /* Every level's stack reads back, the windows past the depth limit
      * included (the events name only the last twelve). */
     for (int l = 0; l < GOLDEN11_LEVELS; l++) {
@@ -232,11 +266,59 @@ static void test_golden_v1_1(void **state)
     fmt_reader_close(r);
 }
 
+static void test_golden_v1_3(void **state)
+{
+    struct fmt_reader *r;
+    char err[600];
+    struct fmt_event want[128];
+
+    (void)state;
+    if (getenv("MS_FMT_WRITE_GOLDEN_1_3")) {
+        write_events(getenv("MS_FMT_WRITE_GOLDEN_1_3"), GOLDEN11_CHUNK_EVENTS, GOLDEN13_UNIT,
+                     golden13_written);
+        skip();
+    }
+    int rc = fmt_reader_open(&r, MS_GOLDEN_DIR "/v1_3.mscr", err, sizeof(err));
+    if (rc)
+        fail_msg("%s", err);
+    struct tfmt t;
+    tfmt_start(&t, GOLDEN11_CHUNK_EVENTS);
+    size_t n = golden13_events(t.w, want, 128, 1);
+    tfmt_close(&t);
+
+    const struct fmt_trace_info *info = fmt_reader_info(r);
+    assert_int_equal(info->version_major, 1);
+    assert_int_equal(info->version_minor, 3);
+    assert_int_equal(info->time_unit_ns, GOLDEN13_UNIT);
+    /* Times rounded down to the microsecond, everything else (references
+     * to earlier chunks and their times included) exactly as written. */
+    read_all(r, want, n, 2);
+    fmt_reader_close(r);
+}
+
+/* Older files say their times are nanoseconds. */
+static void test_golden_ns(void **state)
+{
+    static const char *const files[] = {MS_GOLDEN_DIR "/v1.mscr", MS_GOLDEN_DIR "/v1_1.mscr"};
+    char err[600];
+
+    (void)state;
+    for (size_t i = 0; i < 2; i++) {
+        struct fmt_reader *r;
+        if (fmt_reader_open(&r, files[i], err, sizeof(err)))
+            fail_msg("%s", err);
+        assert_int_equal(fmt_reader_info(r)->time_unit_ns, 1);
+        fmt_reader_close(r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_v1),
         cmocka_unit_test(test_golden_v1_1),
+        cmocka_unit_test(test_golden_v1_3),
+        cmocka_unit_test(test_golden_ns),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -24,15 +24,18 @@ static uint64_t rnd(void)
     return rng_state;
 }
 
-/* Write evs, read them back, compare with the model's expectations. */
-static void roundtrip(struct fmt_event *evs, size_t n, uint32_t chunk_events)
+/* Write evs with a time unit (0: ns, format 1.1; else format 1.3), read
+ * them back, compare with the model's expectations: times rounded down to
+ * the unit, all else exact. */
+static void roundtrip_unit(struct fmt_event *evs, size_t n, uint32_t chunk_events,
+                           uint32_t time_unit_ns)
 {
     struct tfmt t;
     struct tmodel m;
     struct fmt_event *want = calloc(n, sizeof(*want));
 
     assert_non_null(want);
-    tfmt_start(&t, chunk_events);
+    tfmt_start_unit(&t, chunk_events, time_unit_ns);
     tmodel_init(&m);
     for (size_t i = 0; i < n; i++) {
         if (evs[i].stack > 0) {
@@ -44,6 +47,8 @@ static void roundtrip(struct fmt_event *evs, size_t n, uint32_t chunk_events)
         }
         assert_int_equal(fmt_writer_event(t.w, &evs[i]), 0);
         want[i] = evs[i];
+        if (time_unit_ns > 1)
+            want[i].ts_ns -= want[i].ts_ns % time_unit_ns;
         tmodel_apply(&m, &want[i]);
     }
     tfmt_finish(&t);
@@ -81,6 +86,11 @@ static void roundtrip(struct fmt_event *evs, size_t n, uint32_t chunk_events)
     free(want);
 }
 
+static void roundtrip(struct fmt_event *evs, size_t n, uint32_t chunk_events)
+{
+    roundtrip_unit(evs, n, chunk_events, 0);
+}
+
 /* One event of every kind with every field it has. */
 static void test_every_kind(void **state)
 {
@@ -91,6 +101,10 @@ static void test_every_kind(void **state)
     roundtrip(ev, n, 0);
     roundtrip(ev, n, 1); /* every event its own chunk */
     roundtrip(ev, n, 3);
+    /* Format 1.3: split references and the facts' columns, in ns, then
+     * with times rounded to 7 ns (the writer's general division). */
+    roundtrip_unit(ev, n, 3, 1);
+    roundtrip_unit(ev, n, 3, 7);
 }
 
 /* A random storm over several threads and images with small chunks, so
@@ -160,6 +174,8 @@ static void test_random_storm(void **state)
     }
     roundtrip(evs, n, 997);
     roundtrip(evs, n, 0);
+    roundtrip_unit(evs, n, 997, 1); /* format 1.3 */
+    roundtrip_unit(evs, n, 997, 1000);
     free(evs);
 }
 

@@ -15,7 +15,12 @@
 
 void tfmt_start(struct tfmt *t, uint32_t chunk_events)
 {
-    struct fmt_writer_options opt = {.chunk_events = chunk_events};
+    tfmt_start_unit(t, chunk_events, 0);
+}
+
+void tfmt_start_unit(struct tfmt *t, uint32_t chunk_events, uint32_t time_unit_ns)
+{
+    struct fmt_writer_options opt = {.chunk_events = chunk_events, .time_unit_ns = time_unit_ns};
 
     memset(t, 0, sizeof(*t));
     t->fd = memfd_create("trace", MFD_CLOEXEC);
