@@ -77,7 +77,14 @@ static void *run_range(void *arg)
     return NULL;
 }
 
-/* Scope fields that just add up. */
+/* n counters that add up. */
+static void add_u64s(uint64_t *r, const uint64_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        r[i] += p[i];
+}
+
+/* The scope's counters (ANA_SCOPE_COUNTERS) and its time span. */
 static void add_counts(struct ana_scope *r, const struct ana_scope *p)
 {
     if (!r->seen) {
@@ -86,17 +93,10 @@ static void add_counts(struct ana_scope *r, const struct ana_scope *p)
     }
     r->pid = p->pid;
     r->last_ns = p->last_ns;
-    for (unsigned k = 0; k < ANA_NR_KINDS; k++)
-        r->nr_calls[k] += p->nr_calls[k];
-    r->nr_failed += p->nr_failed;
-    r->nr_allocs += p->nr_allocs;
-    r->alloc_bytes += p->alloc_bytes;
-    r->nr_frees += p->nr_frees;
-    r->freed_bytes += p->freed_bytes;
-    r->nr_unmatched_frees += p->nr_unmatched_frees;
-    r->nr_temporary += p->nr_temporary;
-    r->temporary_bytes += p->temporary_bytes;
-    r->nr_dropped += p->nr_dropped;
+#define ADD_SCOPE_COUNTER(name, dim)                                                               \
+    add_u64s((uint64_t *)&r->name, (const uint64_t *)&p->name, sizeof(r->name) / sizeof(uint64_t));
+    ANA_SCOPE_COUNTERS(ADD_SCOPE_COUNTER)
+#undef ADD_SCOPE_COUNTER
 }
 
 /* Merge one scope over the ranges; returns the range holding its peak
@@ -214,12 +214,9 @@ static int merge(struct ana_model *out, struct range *rg, unsigned n)
                 continue;
             if (r->image == UINT32_MAX)
                 r->image = p->image;
-            r->nr_allocs += p->nr_allocs;
-            r->alloc_bytes += p->alloc_bytes;
-            r->nr_temporary += p->nr_temporary;
-            r->temporary_bytes += p->temporary_bytes;
-            r->live_bytes += p->live_bytes;
-            r->live_blocks += p->live_blocks;
+#define ADD_SITE_COUNTER(type, name) r->name += p->name;
+            ANA_SITE_COUNTERS(ADD_SITE_COUNTER)
+#undef ADD_SITE_COUNTER
         }
         if (r->image == UINT32_MAX)
             continue;
