@@ -86,10 +86,10 @@ static const struct ana_column group_cols[] = {
 static const struct ana_column total_cols[] = {
     {"pid", "pid", ANA_CELL_U64},
     {"time", "time_ns", ANA_CELL_U64},
-    {"mapped", "mapped", ANA_CELL_U64},
-    {"reserved", "reserved", ANA_CELL_U64},
-    {"committed", "committed", ANA_CELL_U64},
-    {"charge", "commit_charge", ANA_CELL_U64},
+    {"mapped", "mapped_bytes", ANA_CELL_U64},
+    {"reserved", "reserved_bytes", ANA_CELL_U64},
+    {"committed", "committed_bytes", ANA_CELL_U64},
+    {"charge", "commit_charge_bytes", ANA_CELL_U64},
 };
 
 static unsigned parse_origins(const char *arg)
@@ -191,7 +191,7 @@ static void write_tables(struct vmem *s, unsigned rows, enum by by)
         ana_json_u64(&j, w->t0);
         ana_json_key(&j, "to_ns");
         ana_json_u64(&j, w->t1);
-        ana_json_key(&j, "peak_committed");
+        ana_json_key(&j, "peak_committed_bytes");
         ana_json_u64(&j, w->peak_committed);
         ana_json_key(&j, "peak_committed_ns");
         ana_json_u64(&j, w->peak_ns);

@@ -28,8 +28,8 @@ expect "processes" "$(jq '.processes | length' "$WORK/r.json")" 2
 child=$(jq '.stacks[] | select(.stack[0] | test("child_work")) | .pid' "$WORK/l.json")
 parent=$(jq '.stacks[] | select(.stack[0] | test("parent_work")) | .pid' "$WORK/l.json")
 [ -n "$child" ] && [ -n "$parent" ] && [ "$child" != "$parent" ] || fail "no child/parent leak rows"
-expect "child's leak" "$(jq '.stacks[] | select(.stack[0] | test("child_work")) | .bytes' "$WORK/l.json")" 2000
-expect "parent's leak" "$(jq '.stacks[] | select(.stack[0] | test("parent_work")) | .bytes' "$WORK/l.json")" 1000
+expect "child's leak" "$(jq '.stacks[] | select(.stack[0] | test("child_work")) | .leaked_bytes' "$WORK/l.json")" 2000
+expect "parent's leak" "$(jq '.stacks[] | select(.stack[0] | test("parent_work")) | .leaked_bytes' "$WORK/l.json")" 1000
 p() { jq ".processes[] | select(.pid == $1) | .$2" "$WORK/r.json"; }
 expect "child temporary" "$(p "$child" temporary)" 1
 expect "child temporary bytes" "$(p "$child" temporary_bytes)" 30

@@ -62,5 +62,5 @@ expect "window --by thread: leaker's impacting size" \
 expect "window --thread maker: transient count" \
     "$(jq '[.rows[] | select(.impacting_type == "Transient") | .count] | add' "$WORK/w2.json")" 7
 "$MEMSCRIBE" leaks --thread "$leaker" --format=json "$T" >"$WORK/l.json"
-expect "leaks --thread leaker" "$(jq '.processes[0].bytes' "$WORK/l.json")" 6400
+expect "leaks --thread leaker" "$(jq '.processes[0].leaked_bytes' "$WORK/l.json")" 6400
 echo "PASS"

@@ -106,7 +106,7 @@ expect "--exe ana_hog: leaked" "$(jq '.total.leaked_bytes' "$WORK/exe.json")" $(
 expect "--exe glob on the path" "$(jq -c '[.processes[].pid]' "$WORK/glob.json")" \
     "$(jq -c '[.processes[].pid]' "$WORK/exe.json")"
 "$MEMSCRIBE" leaks --format=json --top 0 --exe 'ana_*' "$WORK/seq.mscr" >"$WORK/leaks.json"
-expect "leaks --exe: bytes" "$(jq '[.stacks[].bytes] | add' "$WORK/leaks.json")" $((3 * MIB50))
+expect "leaks --exe: bytes" "$(jq '[.stacks[].leaked_bytes] | add' "$WORK/leaks.json")" $((3 * MIB50))
 rc=0
 "$MEMSCRIBE" report --exe no-such-program "$WORK/seq.mscr" >/dev/null 2>"$WORK/err" || rc=$?
 expect "--exe matching nothing: exit" "$rc" 1

@@ -47,7 +47,7 @@ lives = sorted((l["range"], l["commit_ns"], l["decommit_ns"], l["charge"])
 assert lives == [("0x1cd0000-0x1cd1000", 2200, "2500", "no"),
                  ("0x1cd1000-0x1cd2000", 2200, "2500", "yes")], lives
 t = [s for s in d["totals"] if s["time_ns"] == 2320]
-assert t and t[0]["reserved"] == 0x100000 - 0x2000 and t[0]["committed"] == 0x2000 + 0x2d000, t
+assert t and t[0]["reserved_bytes"] == 0x100000 - 0x2000 and t[0]["committed_bytes"] == 0x2000 + 0x2d000, t
 PY
 
 # frag while the view of 0x11000 bytes is mapped: not a multiple of 64 KiB,
