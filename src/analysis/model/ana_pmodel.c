@@ -10,6 +10,7 @@
 
 #include "analysis/model/ana_model_internal.h"
 #include "memscribe/trace.h"
+#include "util/util_array.h"
 
 /* Below this many events per range a thread costs more than it saves
  * (opening a reader, merging). */
@@ -166,14 +167,9 @@ static int merge(struct ana_model *out, struct range *rg, unsigned n)
         nr_sites = m->nr_sites > nr_sites ? m->nr_sites : nr_sites;
         nr_threads = m->step.nr_threads > nr_threads ? m->step.nr_threads : nr_threads;
     }
-    if (nr_images &&
-        ana_model_grow((void **)&out->images, &out->nr_images, nr_images - 1, sizeof(*out->images)))
-        goto out;
-    if (nr_sites &&
-        ana_model_grow((void **)&out->sites, &out->nr_sites, nr_sites - 1, sizeof(*out->sites)))
-        goto out;
-    if (nr_threads && ana_model_grow((void **)&out->step.threads, &out->step.nr_threads,
-                                     nr_threads - 1, sizeof(*out->step.threads)))
+    if (UTIL_ARRAY_RESERVE_ZERO(out->images, out->nr_images, nr_images, 16) ||
+        UTIL_ARRAY_RESERVE_ZERO(out->sites, out->nr_sites, nr_sites, 16) ||
+        UTIL_ARRAY_RESERVE_ZERO(out->step.threads, out->step.nr_threads, nr_threads, 16))
         goto out;
     peak_k = calloc((size_t)out->nr_images + 1, sizeof(*peak_k));
     last = calloc((size_t)out->step.nr_threads + 1, sizeof(*last));
