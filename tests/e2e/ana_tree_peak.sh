@@ -91,7 +91,9 @@ echo "ok: seq: tree peak RSS $rss below 100 MiB"
 "$MEMSCRIBE" timeline --format=csv "$WORK/seq.mscr" >"$WORK/tl.csv"
 jq -r ".process_table[] | select(.exe == \"$HOG\") | \"\(.pid) \(.end_ns)\"" "$S" |
     while read -r pid end; do
-        last=$(awk -F, -v p="$pid" 'NR > 1 && $1 == p { t = $3 } END { print t + 0 }' "$WORK/tl.csv")
+        # The time as the text it is: mawk prints a number past 2^31 as
+        # 2.14783e+09 (and printf %d stops at 2^31 - 1).
+        last=$(awk -F, -v p="$pid" 'NR > 1 && $1 == p { t = $3 } END { print (t == "" ? 0 : t) }' "$WORK/tl.csv")
         [ "$last" -le "$end" ] || fail "timeline: pid $pid has a row at $last ns, after its exit at $end"
         echo "ok: timeline: pid $pid's last row ($last ns) is not after its exit ($end ns)"
     done
