@@ -17,22 +17,10 @@
 #    default depth and a total line.
 # Window times come from the trace itself (timeline and leaks --all in
 # JSON), never from the program's sleeps. Needs MEMSCRIBE, MS_BUILD.
-set -euo pipefail
-: "${MEMSCRIBE:?set by ctest}" "${MS_BUILD:?set by ctest}"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-ana-demo.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" ana-demo MEMSCRIBE MS_BUILD
 T=$WORK/demo.mscr
 MB=1000000
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-# usage: expect WHAT GOT WANT
-expect() {
-    [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
-    echo "ok: $1 = $3"
-}
 
 "$MEMSCRIBE" record -o "$T" -- "$MS_BUILD/examples/memtest_demo" >"$WORK/out" 2>"$WORK/err" ||
     fail "record exited with $?: $(cat "$WORK/err")"

@@ -6,11 +6,10 @@
 # destroyed heap ended with it, Windows reserve/commit/decommit/release in
 # vmem's commit lifetimes and reserved-vs-committed totals, a view not
 # aligned to 64 KiB in frag; --by heap refused on a Linux trace.
-set -euo pipefail
-: "${MEMSCRIBE:?}" "${MS_SOURCE:?}"
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" windows-golden MEMSCRIBE MS_SOURCE
 g=$MS_SOURCE/tests/golden/v1_2_windows.mscr
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+tmp=$WORK
 trap 'echo "windows_golden: FAIL at line $LINENO" >&2' ERR
 
 # Heap 0x5a0000: a 40-byte block reallocated in place to 60 and freed (two
