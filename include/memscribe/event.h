@@ -82,6 +82,7 @@ enum fmt_origin {
     FMT_ORIGIN_THREAD = 3,   /* a thread stack made by pthread_create */
     FMT_ORIGIN_SNAPSHOT = 4, /* already mapped when tracing began */
 };
+#define FMT_NR_ORIGINS 5
 
 /* Event flags (struct fmt_event.flags). */
 #define FMT_EVF_FAILED 0x0001    /* the call failed: NULL, MAP_FAILED, -1 or non-zero */

@@ -172,5 +172,9 @@ int fmt_reader_live_at_chunk(struct fmt_reader *r, uint32_t k, fmt_stack_live_fn
 
 /* "malloc", "munmap", ...; "unknown" for other values. */
 const char *fmt_kind_name(unsigned kind);
+/* The name of an enum fmt_origin ("call", "libc", "loader", "thread",
+ * "snapshot"), NULL for a value the format does not define (below
+ * FMT_NR_ORIGINS every value has one). */
+const char *fmt_origin_name(unsigned origin);
 
 #endif

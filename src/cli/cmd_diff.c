@@ -137,7 +137,7 @@ static void make_columns(struct ana_column *cols, char titles[][24], char keys[]
             int c = 3 * m + p;
 
             snprintf(titles[c], 24, "%s %s", shortname[m], p == 2 ? "+/-" : part[p]);
-            snprintf(keys[c], 24, "%s_%s", ana_diff_metric_name((enum ana_diff_metric)m), part[p]);
+            snprintf(keys[c], 24, "%s_%s", ana_diff_metric_key((enum ana_diff_metric)m), part[p]);
             cols[c] = (struct ana_column){titles[c], keys[c], p == 2 ? ANA_CELL_I64 : ANA_CELL_U64};
         }
     }

@@ -129,9 +129,9 @@ static void put_mremap_flags(FILE *out, uint64_t flags)
 
 static const char *origin_name(unsigned origin)
 {
-    static const char *const names[] = {"call", "libc", "loader", "thread", "snapshot"};
+    const char *name = fmt_origin_name(origin);
 
-    return origin < sizeof(names) / sizeof(names[0]) ? names[origin] : "unknown";
+    return name ? name : "unknown";
 }
 
 static const char *start_name(uint64_t how)

@@ -48,8 +48,6 @@ static void usage(FILE *out)
                      CLI_ANA_FRAMES_USAGE);
 }
 
-static const char *const origin_names[] = {"call", "libc", "loader", "thread", "snapshot"};
-
 struct frag {
     struct cli_ana *a;
     unsigned nr_intervals;
@@ -115,9 +113,9 @@ static struct ana_table *site_table(struct cli_ana *a, const struct ana_frag_sit
     for (long i = 0; i < n && (!a->top || i < (long)a->top); i++) {
         const char *const *fr = cli_ana_stack(
             a, v[i].stack, false, a->format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
-        const char *o = v[i].collector    ? "memscribe"
-                        : v[i].origin < 5 ? origin_names[v[i].origin]
-                                          : "?";
+        const char *o = v[i].collector                 ? "memscribe"
+                        : v[i].origin < FMT_NR_ORIGINS ? fmt_origin_name(v[i].origin)
+                                                       : "?";
 
         ana_table_add_row(t);
         if (occupants) {

@@ -33,8 +33,8 @@ static void usage(FILE *out)
 
 static const struct ana_column group_cols[] = {
     {"pid", "pid", ANA_CELL_U64},
-    {"bytes", "bytes", ANA_CELL_U64},
-    {"blocks", "blocks", ANA_CELL_U64},
+    {"bytes", "leaked_bytes", ANA_CELL_U64},
+    {"blocks", "leaked_blocks", ANA_CELL_U64},
     {"stack", "stack", ANA_CELL_LIST},
 };
 static const struct ana_column block_cols[] = {
@@ -187,8 +187,8 @@ int cmd_leaks(int argc, char **argv)
                 continue;
             ana_json_begin_object(&j);
             cli_ana_image_json(&a, &j, i);
-            ana_json_kv_u64(&j, "bytes", s->heap);
-            ana_json_kv_u64(&j, "blocks", s->live_blocks);
+            ana_json_kv_u64(&j, "leaked_bytes", s->heap);
+            ana_json_kv_u64(&j, "leaked_blocks", s->live_blocks);
             ana_json_end_object(&j);
         }
         ana_json_end_array(&j);

@@ -9,7 +9,6 @@
 
 #include "analysis/core/ana_time.h"
 #include "analysis/model/ana_timeline.h"
-#include "analysis/vm/ana_vm_series.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_getopt.h"
@@ -59,8 +58,7 @@ static int precise_event(void *arg, const struct fmt_event *ev)
     return 0;
 }
 
-static bool committed_flat(const struct ana_timeline *tl, const struct ana_vm_point *vp,
-                           uint32_t image)
+static bool committed_flat(const struct ana_timeline *tl, uint32_t image)
 {
     bool first = true;
     uint64_t v = 0;
@@ -68,15 +66,15 @@ static bool committed_flat(const struct ana_timeline *tl, const struct ana_vm_po
     for (size_t i = 0; i < tl->nr_rows; i++) {
         if (tl->rows[i].image != image)
             continue;
-        if (!first && vp[i].committed != v)
+        if (!first && tl->rows[i].committed != v)
             return false;
-        v = vp[i].committed;
+        v = tl->rows[i].committed;
         first = false;
     }
     return true;
 }
 
-static void add_row(struct ana_table *t, const struct ana_timeline_row *r, uint64_t committed)
+static void add_row(struct ana_table *t, const struct ana_timeline_row *r)
 {
     char buf[64];
 
@@ -90,7 +88,7 @@ static void add_row(struct ana_table *t, const struct ana_timeline_row *r, uint6
     ana_table_set_u64(t, 6, r->nr_allocs);
     ana_table_set_u64(t, 7, r->live_blocks);
     ana_table_set_u64(t, 8, r->rss);
-    ana_table_set_u64(t, 9, committed);
+    ana_table_set_u64(t, 9, r->committed);
 }
 
 int cmd_timeline(int argc, char **argv)
@@ -131,18 +129,6 @@ int cmd_timeline(int argc, char **argv)
     if (rc)
         cli_ana_fail(&a, rc);
 
-    /* Committed memory at each row's time: one more pass, over the
-     * address-space model (rows are in time order). */
-    struct ana_vm_point *vp = calloc(tl.nr_rows + 1, sizeof(*vp));
-    if (!vp)
-        cli_die("timeline: out of memory");
-    for (size_t i = 0; i < tl.nr_rows; i++) {
-        vp[i].t_ns = tl.rows[i].t_ns;
-        vp[i].image = tl.rows[i].image;
-    }
-    if ((rc = ana_vm_series(a.r, vp, tl.nr_rows)))
-        cli_ana_fail(&a, rc);
-
     /* Rows come time-major; group them by image for sections. */
     uint32_t nr_images = 0;
     for (size_t i = 0; i < tl.nr_rows; i++)
@@ -152,7 +138,7 @@ int cmd_timeline(int argc, char **argv)
     struct ana_json j;
     bool csv_header_done = false, any_flat = false, precise = false;
     for (uint32_t im = 0; im < nr_images && !any_flat; im++)
-        any_flat = committed_flat(&tl, vp, im);
+        any_flat = committed_flat(&tl, im);
     if (any_flat && a.format == CLI_FMT_TEXT)
         cli_ana_scan(&a, UINT64_MAX, precise_event, &precise);
     if (a.format == CLI_FMT_JSON) {
@@ -173,7 +159,7 @@ int cmd_timeline(int argc, char **argv)
             cli_die("timeline: out of memory");
         for (size_t i = 0; i < tl.nr_rows; i++)
             if (tl.rows[i].image == im)
-                add_row(t, &tl.rows[i], vp[i].committed);
+                add_row(t, &tl.rows[i]);
         if (!ana_table_nr_rows(t)) {
             ana_table_destroy(t);
             continue;
@@ -191,7 +177,7 @@ int cmd_timeline(int argc, char **argv)
             cli_ana_image_name(&a, im, name, sizeof(name));
             printf("\n%s\n", name);
             cli_ana_table(&a, t, stdout, "  ", true);
-            if (!precise && committed_flat(&tl, vp, im))
+            if (!precise && committed_flat(&tl, im))
                 printf("  (committed does not change: recorded without --vm-precise, only the\n"
                        "  program's own mmap calls and the mappings at its start are seen, not\n"
                        "  malloc's arenas and large blocks, thread stacks or libraries loaded\n"
@@ -206,6 +192,5 @@ int cmd_timeline(int argc, char **argv)
             cli_die("timeline: writing the output failed");
     }
     ana_timeline_release(&tl);
-    free(vp);
     return cli_ana_close(&a);
 }

@@ -54,9 +54,6 @@ static void usage(FILE *out)
         "  --top N         stack groups (default 20; 0: all)\n" CLI_ANA_USAGE CLI_ANA_FRAMES_USAGE);
 }
 
-static const char *const origin_names[] = {"call", "libc", "loader", "thread", "snapshot"};
-#define NR_ORIGINS 5
-
 enum by {
     BY_STACK = ANA_VM_BY_STACK,
     BY_FUNCTION = ANA_VM_BY_FUNCTION,
@@ -86,10 +83,10 @@ static const struct ana_column group_cols[] = {
 static const struct ana_column total_cols[] = {
     {"pid", "pid", ANA_CELL_U64},
     {"time", "time_ns", ANA_CELL_U64},
-    {"mapped", "mapped", ANA_CELL_U64},
-    {"reserved", "reserved", ANA_CELL_U64},
-    {"committed", "committed", ANA_CELL_U64},
-    {"charge", "commit_charge", ANA_CELL_U64},
+    {"mapped", "mapped_bytes", ANA_CELL_U64},
+    {"reserved", "reserved_bytes", ANA_CELL_U64},
+    {"committed", "committed_bytes", ANA_CELL_U64},
+    {"charge", "commit_charge_bytes", ANA_CELL_U64},
 };
 
 static unsigned parse_origins(const char *arg)
@@ -102,9 +99,9 @@ static unsigned parse_origins(const char *arg)
     for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
         int k;
 
-        for (k = 0; k < NR_ORIGINS && strcmp(w, origin_names[k]); k++)
+        for (k = 0; k < FMT_NR_ORIGINS && strcmp(w, fmt_origin_name((unsigned)k)); k++)
             ;
-        if (k == NR_ORIGINS)
+        if (k == FMT_NR_ORIGINS)
             cli_usage_error("vmem: --origin: '%s' is not call, libc, loader, thread or snapshot",
                             w);
         mask |= 1u << k;
@@ -137,8 +134,9 @@ static void write_tables(struct vmem *s, unsigned rows, enum by by)
             fr = cli_ana_stack(a, (uint32_t)x->key, false,
                                a->format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
         } else {
-            label = by == BY_ORIGIN ? (x->key < NR_ORIGINS ? origin_names[x->key] : "?")
-                                    : ana_stacks_str(cli_ana_stacks(a), (uint32_t)x->key);
+            label = by == BY_ORIGIN
+                        ? (x->key < FMT_NR_ORIGINS ? fmt_origin_name((unsigned)x->key) : "?")
+                        : ana_stacks_str(cli_ana_stacks(a), (uint32_t)x->key);
             fr = &label;
             nr = 1;
         }
@@ -167,7 +165,8 @@ static void write_tables(struct vmem *s, unsigned rows, enum by by)
             ana_table_set_u64(lt, 4, l->l.hi - l->l.lo);
             ana_table_set_i64(lt, 5, l->impacting);
             ana_table_set_str(lt, 6, l->l.charge ? "yes" : "no");
-            ana_table_set_str(lt, 7, l->l.origin < NR_ORIGINS ? origin_names[l->l.origin] : "?");
+            ana_table_set_str(lt, 7,
+                              l->l.origin < FMT_NR_ORIGINS ? fmt_origin_name(l->l.origin) : "?");
             ana_table_set_list(lt, 8, fr, nr);
         }
     }
@@ -191,7 +190,7 @@ static void write_tables(struct vmem *s, unsigned rows, enum by by)
         ana_json_u64(&j, w->t0);
         ana_json_key(&j, "to_ns");
         ana_json_u64(&j, w->t1);
-        ana_json_key(&j, "peak_committed");
+        ana_json_key(&j, "peak_committed_bytes");
         ana_json_u64(&j, w->peak_committed);
         ana_json_key(&j, "peak_committed_ns");
         ana_json_u64(&j, w->peak_ns);
@@ -257,7 +256,7 @@ int cmd_vmem(int argc, char **argv)
     int c, rc;
 
     memset(&s, 0, sizeof(s));
-    s.w.origins = (1u << NR_ORIGINS) - 1 - (1u << FMT_ORIGIN_SNAPSHOT);
+    s.w.origins = (1u << FMT_NR_ORIGINS) - 1 - (1u << FMT_ORIGIN_SNAPSHOT);
     s.w.nr_intervals = 10;
     cli_ana_init(&a, "vmem", 20);
     while ((c = cli_getopt(&g, &a, argc, argv)) != -1) {

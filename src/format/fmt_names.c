@@ -76,3 +76,11 @@ const char *fmt_kind_name(unsigned kind)
     }
     return "unknown";
 }
+
+const char *fmt_origin_name(unsigned origin)
+{
+    static const char *const names[FMT_NR_ORIGINS] = {"call", "libc", "loader", "thread",
+                                                      "snapshot"};
+
+    return origin < FMT_NR_ORIGINS ? names[origin] : NULL;
+}

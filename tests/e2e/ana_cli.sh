@@ -7,17 +7,11 @@
 # incomplete; every --format parses (JSON with jq); html, plot and
 # flamegraph write a named file, not markup, to a terminal. Needs MEMSCRIBE,
 # MS_PROGRAMS.
-set -euo pipefail
-: "${MEMSCRIBE:?set by ctest}" "${MS_PROGRAMS:?set by ctest}"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-ana-cli.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" ana-cli MEMSCRIBE MS_PROGRAMS
 T=$WORK/t.mscr
 CMDS=(report leaks window timeline histogram tree)
 
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
 # usage: run WANT_STATUS CMD...: runs, leaves $WORK/out and $WORK/err.
 run() {
     local want=$1 st=0

@@ -17,22 +17,10 @@
 #    default depth and a total line.
 # Window times come from the trace itself (timeline and leaks --all in
 # JSON), never from the program's sleeps. Needs MEMSCRIBE, MS_BUILD.
-set -euo pipefail
-: "${MEMSCRIBE:?set by ctest}" "${MS_BUILD:?set by ctest}"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-ana-demo.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" ana-demo MEMSCRIBE MS_BUILD
 T=$WORK/demo.mscr
 MB=1000000
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-# usage: expect WHAT GOT WANT
-expect() {
-    [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
-    echo "ok: $1 = $3"
-}
 
 "$MEMSCRIBE" record -o "$T" -- "$MS_BUILD/examples/memtest_demo" >"$WORK/out" 2>"$WORK/err" ||
     fail "record exited with $?: $(cat "$WORK/err")"
@@ -41,8 +29,8 @@ expect() {
 "$MEMSCRIBE" leaks --format=json --top 0 "$T" >"$WORK/leaks.json"
 inner='.stacks[] | select(.stack[0] | test("InnerLoopOperation"))'
 expect "leaked blocks of InnerLoopOperation" "$(jq "[$inner] | length" "$WORK/leaks.json")" 1
-expect "leaked blocks of InnerLoopOperation" "$(jq "$inner | .blocks" "$WORK/leaks.json")" 320
-expect "leaked bytes of InnerLoopOperation" "$(jq "$inner | .bytes" "$WORK/leaks.json")" 12800
+expect "leaked blocks of InnerLoopOperation" "$(jq "$inner | .leaked_blocks" "$WORK/leaks.json")" 320
+expect "leaked bytes of InnerLoopOperation" "$(jq "$inner | .leaked_bytes" "$WORK/leaks.json")" 12800
 # Each of them is 40 bytes.
 "$MEMSCRIBE" leaks --all --format=json --top 0 "$T" >"$WORK/blocks.json"
 expect "40-byte leaked blocks from InnerLoopOperation" \
@@ -163,22 +151,22 @@ expect "tree total leaked" "$(jq '.inclusive.leaked_bytes' "$WORK/tree.json")" "
 # --- Suppressions: the runtime's one-time allocations are listed apart. ------
 "$MEMSCRIBE" leaks --format=json "$T" >"$WORK/ls.json"
 expect "libstdc++'s pool, listed apart" \
-    "$(jq '[.suppressed[] | select(.stack[0] | test("libstdc[+][+]"))] | .[0].bytes' "$WORK/ls.json")" 72704
+    "$(jq '[.suppressed[] | select(.stack[0] | test("libstdc[+][+]"))] | .[0].leaked_bytes' "$WORK/ls.json")" 72704
 expect "stdout's buffer, listed apart" \
-    "$(jq '[.suppressed[] | select(.stack[0] | test("_IO_file_doallocate"))] | .[0].bytes' "$WORK/ls.json")" 4096
-expect "and not among the program's leaks" "$(jq '[.stacks[] | select(.bytes == 72704)] | length' "$WORK/ls.json")" 0
+    "$(jq '[.suppressed[] | select(.stack[0] | test("_IO_file_doallocate"))] | .[0].leaked_bytes' "$WORK/ls.json")" 4096
+expect "and not among the program's leaks" "$(jq '[.stacks[] | select(.leaked_bytes == 72704)] | length' "$WORK/ls.json")" 0
 expect "report: leaked total unchanged" "$(jq "$p.leaked_bytes" "$WORK/report.json")" $((12800 + 72704 + 4096))
 expect "report: of which apart" "$(jq "$p.suppressed_leaked_bytes" "$WORK/report.json")" $((72704 + 4096))
 expect "report: top leaked without the pool" \
     "$(jq "[$p.top.leaked[] | select(.leaked_bytes == 72704)] | length" "$WORK/report.json")" 0
 "$MEMSCRIBE" leaks --no-default-suppressions --format=json "$T" >"$WORK/ln.json"
 expect "--no-default-suppressions: the pool with the rest" \
-    "$(jq '[.stacks[] | select(.bytes == 72704)] | length' "$WORK/ln.json")" 1
+    "$(jq '[.stacks[] | select(.leaked_bytes == 72704)] | length' "$WORK/ln.json")" 1
 expect "--no-default-suppressions: nothing apart" "$(jq '.suppressed | length' "$WORK/ln.json")" 0
 printf '# ours\nleak:*InnerLoopOperation*\n' >"$WORK/supp"
 "$MEMSCRIBE" leaks --suppress "$WORK/supp" --format=json "$T" >"$WORK/lu.json"
 expect "--suppress FILE: InnerLoopOperation apart" \
-    "$(jq '[.suppressed[] | select(.stack[0] | test("InnerLoopOperation"))] | .[0].bytes' "$WORK/lu.json")" 12800
+    "$(jq '[.suppressed[] | select(.stack[0] | test("InnerLoopOperation"))] | .[0].leaked_bytes' "$WORK/lu.json")" 12800
 printf 'leek:main\n' >"$WORK/bad.supp"
 st=0
 "$MEMSCRIBE" leaks --suppress "$WORK/bad.supp" "$T" >/dev/null 2>"$WORK/err" || st=$?

@@ -6,21 +6,10 @@
 # heaptrack_print's flame-graph output (one integer per stack, summed; its
 # summary rounds bytes). Every difference is explained below and asserted
 # as that exact difference. Needs MEMSCRIBE, MS_BUILD, MS_PROGRAMS.
-set -euo pipefail
-: "${MEMSCRIBE:?set by ctest}" "${MS_BUILD:?set by ctest}" "${MS_PROGRAMS:?set by ctest}"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-ana-ht.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" ana-ht MEMSCRIBE MS_BUILD MS_PROGRAMS
 command -v heaptrack >/dev/null && command -v heaptrack_print >/dev/null ||
     { echo "FAIL: heaptrack is not installed (bash scripts/setup.sh --test)" >&2; exit 1; }
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-expect() {
-    [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
-    echo "ok: $1 = $3"
-}
 
 # usage: heaptrack_costs NAME PROG: runs heaptrack, leaves $WORK/NAME.<cost>
 # (flame-graph lines) for allocations, temporary, leaked and peak.

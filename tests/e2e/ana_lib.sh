@@ -1,21 +1,9 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash
-# Sourced by tests/e2e/ana_*.sh: a scratch directory $WORK (removed on exit)
-# and the checks fail, expect and run. Needs MEMSCRIBE, MS_PROGRAMS.
-set -euo pipefail
-: "${MEMSCRIBE:?set by ctest}" "${MS_PROGRAMS:?set by ctest}"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-ana.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-# usage: expect WHAT GOT WANT
-expect() {
-    [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
-    echo "ok: $1 = $3"
-}
+# Sourced by tests/e2e/ana_*.sh: the shared preamble (lib.sh: $WORK, fail,
+# expect) and run, record. Needs MEMSCRIBE, MS_PROGRAMS.
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" ana MEMSCRIBE MS_PROGRAMS
 # usage: run WANT_STATUS CMD...: runs memscribe, leaves $WORK/out and $WORK/err.
 run() {
     local want=$1 st=0

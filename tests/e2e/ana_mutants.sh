@@ -26,7 +26,7 @@ fail() {
 cat >"$tmp/leaked.py" <<'PY'
 import json, sys
 rep = {p["image"]: p["leaked_bytes"] for p in json.load(open(sys.argv[1]))["processes"]}
-lk = {p["image"]: p["bytes"] for p in json.load(open(sys.argv[2]))["processes"] if p["bytes"]}
+lk = {p["image"]: p["leaked_bytes"] for p in json.load(open(sys.argv[2]))["processes"] if p["leaked_bytes"]}
 want = {k: v for k, v in rep.items() if v}
 sys.exit(0 if want == lk else "report says %s leaked, leaks %s" % (want, lk))
 PY

@@ -4,20 +4,9 @@
 # leaks, tree and window give one section (or node, or pid column) per
 # process, --pid keeps one, and the all-processes total adds them up.
 # tests/programs/ana_procs.c states the numbers. Needs MEMSCRIBE, MS_PROGRAMS.
-set -euo pipefail
-: "${MEMSCRIBE:?set by ctest}" "${MS_PROGRAMS:?set by ctest}"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-ana-procs.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" ana-procs MEMSCRIBE MS_PROGRAMS
 T=$WORK/p.mscr
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-expect() {
-    [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
-    echo "ok: $1 = $3"
-}
 
 "$MEMSCRIBE" record -o "$T" -- "$MS_PROGRAMS/ana_procs" >"$WORK/out" 2>"$WORK/err" ||
     fail "record exited with $?: $(cat "$WORK/err")"
@@ -28,8 +17,8 @@ expect "processes" "$(jq '.processes | length' "$WORK/r.json")" 2
 child=$(jq '.stacks[] | select(.stack[0] | test("child_work")) | .pid' "$WORK/l.json")
 parent=$(jq '.stacks[] | select(.stack[0] | test("parent_work")) | .pid' "$WORK/l.json")
 [ -n "$child" ] && [ -n "$parent" ] && [ "$child" != "$parent" ] || fail "no child/parent leak rows"
-expect "child's leak" "$(jq '.stacks[] | select(.stack[0] | test("child_work")) | .bytes' "$WORK/l.json")" 2000
-expect "parent's leak" "$(jq '.stacks[] | select(.stack[0] | test("parent_work")) | .bytes' "$WORK/l.json")" 1000
+expect "child's leak" "$(jq '.stacks[] | select(.stack[0] | test("child_work")) | .leaked_bytes' "$WORK/l.json")" 2000
+expect "parent's leak" "$(jq '.stacks[] | select(.stack[0] | test("parent_work")) | .leaked_bytes' "$WORK/l.json")" 1000
 p() { jq ".processes[] | select(.pid == $1) | .$2" "$WORK/r.json"; }
 expect "child temporary" "$(p "$child" temporary)" 1
 expect "child temporary bytes" "$(p "$child" temporary_bytes)" 30

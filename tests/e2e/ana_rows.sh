@@ -23,8 +23,8 @@ expect "report: temporary of other()" "$(jq "$other | .temporary" "$WORK/r.json"
 
 "$MEMSCRIBE" leaks --format=json "$T" >"$WORK/l.json"
 expect "leaks: rows of three()" "$(jq '[.stacks[] | select(.stack[0] | test("^three "))] | length' "$WORK/l.json")" 1
-expect "leaks: its blocks" "$(jq '.stacks[] | select(.stack[0] | test("^three ")) | .blocks' "$WORK/l.json")" 3
-expect "leaks: its bytes" "$(jq '.stacks[] | select(.stack[0] | test("^three ")) | .bytes' "$WORK/l.json")" 72
+expect "leaks: its blocks" "$(jq '.stacks[] | select(.stack[0] | test("^three ")) | .leaked_blocks' "$WORK/l.json")" 3
+expect "leaks: its bytes" "$(jq '.stacks[] | select(.stack[0] | test("^three ")) | .leaked_bytes' "$WORK/l.json")" 72
 
 "$MEMSCRIBE" window --top 0 --format=json "$T" >"$WORK/w.json"
 w='.rows[] | select(.stack[0] | test("^three "))'

@@ -4,20 +4,9 @@
 # states the numbers (a std::map-like node freed after other frees is not
 # temporary by default; --temporary-threshold N brings the loose rule back).
 # Needs MEMSCRIBE, MS_PROGRAMS.
-set -euo pipefail
-: "${MEMSCRIBE:?set by ctest}" "${MS_PROGRAMS:?set by ctest}"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-ana-temp.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" ana-temp MEMSCRIBE MS_PROGRAMS
 T=$WORK/t.mscr
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-expect() {
-    [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
-    echo "ok: $1 = $3"
-}
 
 "$MEMSCRIBE" record -o "$T" -- "$MS_PROGRAMS/ana_temporary" >"$WORK/out" 2>"$WORK/err" ||
     fail "record exited with $?: $(cat "$WORK/err")"

@@ -4,20 +4,9 @@
 # belongs to the thread that allocated it, also when another thread frees
 # it. report, leaks and window keep the selected threads' blocks; window
 # --by thread has one row per thread. Needs MEMSCRIBE, MS_PROGRAMS.
-set -euo pipefail
-: "${MEMSCRIBE:?set by ctest}" "${MS_PROGRAMS:?set by ctest}"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-ana-threads.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" ana-threads MEMSCRIBE MS_PROGRAMS
 T=$WORK/t.mscr
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-expect() {
-    [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
-    echo "ok: $1 = $3"
-}
 
 "$MEMSCRIBE" record -o "$T" -- "$MS_PROGRAMS/ana_threads" >"$WORK/out" 2>"$WORK/err" ||
     fail "record exited with $?: $(cat "$WORK/err")"
@@ -62,5 +51,5 @@ expect "window --by thread: leaker's impacting size" \
 expect "window --thread maker: transient count" \
     "$(jq '[.rows[] | select(.impacting_type == "Transient") | .count] | add' "$WORK/w2.json")" 7
 "$MEMSCRIBE" leaks --thread "$leaker" --format=json "$T" >"$WORK/l.json"
-expect "leaks --thread leaker" "$(jq '.processes[0].bytes' "$WORK/l.json")" 6400
+expect "leaks --thread leaker" "$(jq '.processes[0].leaked_bytes' "$WORK/l.json")" 6400
 echo "PASS"

@@ -121,6 +121,8 @@ echo "ok: seq: tree peak RSS $rss below 100 MiB"
 "$MEMSCRIBE" timeline --format=csv "$WORK/seq.mscr" >"$WORK/tl.csv"
 jq -r ".process_table[] | select(.exe == \"$HOG\") | \"\(.pid) \(.end_ns)\"" "$S" |
     while read -r pid end; do
+        # The time as the text it is: mawk prints a number past 2^31 as
+        # 2.14783e+09 (and printf %d stops at 2^31 - 1).
         last=$(awk -F, -v p="$pid" 'NR > 1 && $1 == p { t = $3 } END { print (t == "" ? 0 : t) }' "$WORK/tl.csv")
         [ "$last" -le "$end" ] || fail "timeline: pid $pid has a row at $last ns, after its exit at $end"
         echo "ok: timeline: pid $pid's last row ($last ns) is not after its exit ($end ns)"
@@ -136,7 +138,7 @@ expect "--exe ana_hog: leaked" "$(jq '.total.leaked_bytes' "$WORK/exe.json")" $(
 expect "--exe glob on the path" "$(jq -c '[.processes[].pid]' "$WORK/glob.json")" \
     "$(jq -c '[.processes[].pid]' "$WORK/exe.json")"
 "$MEMSCRIBE" leaks --format=json --top 0 --exe 'ana_*' "$WORK/seq.mscr" >"$WORK/leaks.json"
-expect "leaks --exe: bytes" "$(jq '[.stacks[].bytes] | add' "$WORK/leaks.json")" $((3 * MIB50))
+expect "leaks --exe: bytes" "$(jq '[.stacks[].leaked_bytes] | add' "$WORK/leaks.json")" $((3 * MIB50))
 rc=0
 "$MEMSCRIBE" report --exe no-such-program "$WORK/seq.mscr" >/dev/null 2>"$WORK/err" || rc=$?
 expect "--exe matching nothing: exit" "$rc" 1

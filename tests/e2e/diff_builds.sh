@@ -5,20 +5,9 @@
 # and per site, though three functions moved 200 lines down; --lines
 # pairs the site that did not move and tells the moved ones apart; a trace against itself is all zeros; a
 # window of one side; outputs and bad input. Needs MEMSCRIBE, MS_PROGRAMS.
-set -euo pipefail
-: "${MEMSCRIBE:?set by ctest}" "${MS_PROGRAMS:?set by ctest}"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-diff.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" diff MEMSCRIBE MS_PROGRAMS
 B=$WORK/base.mscr N=$WORK/new.mscr
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-expect() {
-    [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
-    echo "ok: $1 = $3"
-}
 
 "$MEMSCRIBE" record -o "$B" -- "$MS_PROGRAMS/diff_base/diff_prog" >/dev/null 2>&1 || fail "record diff_base"
 "$MEMSCRIBE" record -o "$N" -- "$MS_PROGRAMS/diff_new/diff_prog" >/dev/null 2>&1 || fail "record diff_new"
@@ -26,20 +15,20 @@ expect() {
 "$MEMSCRIBE" diff --format=json --top 0 "$B" "$N" >"$WORK/d.json"
 t() { jq ".total.$1" "$WORK/d.json"; }
 expect "total allocations change" "$(t allocations_change)" 1
-expect "total bytes change" "$(t bytes_change)" 564
-expect "total peak change" "$(t peak_change)" 500
-expect "total leaked change" "$(t leaked_change)" 64
+expect "total bytes change" "$(t allocated_bytes_change)" 564
+expect "total peak change" "$(t peak_bytes_change)" 500
+expect "total leaked change" "$(t leaked_bytes_change)" 64
 expect "total temporary change" "$(t temporary_change)" 0
 expect "match" "$(jq -r .match "$WORK/d.json")" function
 expect "sites" "$(jq .sites "$WORK/d.json")" 4
 row() { jq ".rows[] | select(.site[0] == \"$1\") | .$2" "$WORK/d.json"; }
-expect "make_buffer bytes" "$(row make_buffer bytes_base) $(row make_buffer bytes_new)" "1000 1500"
-expect "make_buffer peak change" "$(row make_buffer peak_change)" 500
+expect "make_buffer bytes" "$(row make_buffer allocated_bytes_base) $(row make_buffer allocated_bytes_new)" "1000 1500"
+expect "make_buffer peak change" "$(row make_buffer peak_bytes_change)" 500
 expect "make_buffer allocations change" "$(row make_buffer allocations_change)" 0
 expect "leak_more: new only" "$(row leak_more allocations_base) $(row leak_more allocations_new)" "0 1"
-expect "leak_more leaked change" "$(row leak_more leaked_change)" 64
+expect "leak_more leaked change" "$(row leak_more leaked_bytes_change)" 64
 for f in leak_some churn; do
-    for m in allocations bytes peak leaked temporary; do
+    for m in allocations allocated_bytes peak_bytes leaked_bytes temporary; do
         expect "$f $m change" "$(row $f ${m}_change)" 0
     done
 done
@@ -55,7 +44,7 @@ lrow() { jq -c "[.rows[] | select(.site[0] | startswith(\"$1 \")) | [.allocation
 expect "--lines: make_buffer paired" "$(lrow make_buffer)" "[[1,1]]"
 expect "--lines: leak_some moved" "$(lrow leak_some | jq -c sort)" "[[0,1],[1,0]]"
 expect "--lines: churn moved" "$(lrow churn | jq -c sort)" "[[0,20],[20,0]]"
-expect "--lines: totals unchanged" "$(jq .total.bytes_change "$WORK/lines.json")" 564
+expect "--lines: totals unchanged" "$(jq .total.allocated_bytes_change "$WORK/lines.json")" 564
 
 # A trace against itself: every change zero, every site paired.
 "$MEMSCRIBE" diff --format=json --top 0 "$N" "$N" >"$WORK/self.json"
@@ -69,7 +58,7 @@ expect "self: the new side is counted" "$(jq .total.allocations_new "$WORK/self.
 "$MEMSCRIBE" diff --format=json --base-from end --base-to end "$N" "$N" >"$WORK/w.json"
 expect "window: base allocations" "$(jq .total.allocations_base "$WORK/w.json")" 0
 expect "window: change is the whole" "$(jq .total.allocations_change "$WORK/w.json")" 23
-expect "window: leaked change" "$(jq .total.leaked_change "$WORK/w.json")" 104
+expect "window: leaked change" "$(jq .total.leaked_bytes_change "$WORK/w.json")" 104
 [ "$(jq .base.from_ns "$WORK/w.json")" = "$(jq .new.to_ns "$WORK/w.json")" ] || fail "window: base does not start at the end"
 
 # Text and CSV: the total first, then the sites.

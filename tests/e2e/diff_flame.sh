@@ -4,20 +4,10 @@
 # (tests/programs/diff_prog.c): widths from NEW, each frame's change in its
 # tooltip, red for growth, blue for shrink, white when unchanged; a
 # well-formed SVG; the options it refuses. Needs MEMSCRIBE, MS_PROGRAMS.
-set -euo pipefail
-: "${MEMSCRIBE:?set by ctest}" "${MS_PROGRAMS:?set by ctest}"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-diff-flame.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" diff-flame MEMSCRIBE MS_PROGRAMS
 B=$WORK/base.mscr N=$WORK/new.mscr
 
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-expect() {
-    [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
-    echo "ok: $1 = $3"
-}
 # "<title> fill" of the frame named $2 in SVG $1.
 frame() {
     grep -o "<title>$2 ([^<]*</title><rect[^>]*fill=\"[^\"]*\"" "$1" |

@@ -6,21 +6,10 @@
 # site table per site the change against the base's site of the same
 # function chain (+500 bytes for make_buffer, +64 leaked for leak_more,
 # 0 for churn, whose two stacks share one chain). Needs MEMSCRIBE, MS_PROGRAMS, MS_SOURCE, chromium.
-set -euo pipefail
-: "${MEMSCRIBE:?set by ctest}" "${MS_PROGRAMS:?set by ctest}" "${MS_SOURCE:?set by ctest}"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-diff-html.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" diff-html MEMSCRIBE MS_PROGRAMS MS_SOURCE
 source "$MS_SOURCE/tests/e2e/html_chrome.sh"
 B=$WORK/base.mscr N=$WORK/new.mscr
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-expect() {
-    [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
-    echo "ok: $1 = $3"
-}
 
 "$MEMSCRIBE" record -o "$B" -- "$MS_PROGRAMS/diff_base/diff_prog" >/dev/null 2>&1 || fail "record base"
 "$MEMSCRIBE" record -o "$N" -- "$MS_PROGRAMS/diff_new/diff_prog" >/dev/null 2>&1 || fail "record new"

@@ -5,11 +5,10 @@
 # on it);
 # --pid keeps one process; a trace cut short dumps its whole chunks, says
 # so on stderr and exits 0.
-set -euo pipefail
-: "${MEMSCRIBE:?}" "${MS_SOURCE:?}"
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" dump-golden MEMSCRIBE MS_SOURCE
 golden=$MS_SOURCE/tests/golden/v1.mscr
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+tmp=$WORK
 trap 'echo "dump_golden: FAIL at line $LINENO" >&2' ERR
 
 "$MEMSCRIBE" dump --header --stacks --raw "$golden" >"$tmp/out" 2>"$tmp/err"

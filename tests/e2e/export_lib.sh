@@ -3,26 +3,10 @@
 # Sourced by tests/e2e/export_*.sh: a scratch directory, the synthetic trace
 # of tests/unit/test_ana_export_trace.c (exact numbers), a recording of
 # tests/programs/export_prog, and the numbers `memscribe report` gives.
-set -euo pipefail
-
-: "${MEMSCRIBE:?}" "${MS_BUILD:?}" "${MS_PROGRAMS:?}"
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" export MEMSCRIBE MS_BUILD MS_PROGRAMS
 M=$MEMSCRIBE
-T=$(mktemp -d /tmp/ms_export.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-
-expect_eq() { # what got want
-    [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
-}
-
-# The reader a test needs (scripts/setup.sh --test installs them all).
-need() {
-    command -v "$1" >/dev/null || fail "$1 is not installed: run scripts/setup.sh --test"
-}
+T=$WORK
 
 # The synthetic trace: 9 allocations, 2296 bytes, peak 1500 bytes at 9 ms,
 # 182 bytes leaked in 2 blocks, 5 temporary (test_ana_export_trace.h).

@@ -12,20 +12,13 @@
 #  - leaks and the flame graph are there; the console has no line at all;
 #  - a selection dragged with the (synthetic) mouse selects those buckets.
 # Screenshots go to tests/artifacts/ in the build directory.
-set -euo pipefail
-: "${MEMSCRIBE:?set by ctest}" "${MS_BUILD:?set by ctest}" "${MS_SOURCE:?set by ctest}"
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" html-demo MEMSCRIBE MS_BUILD MS_SOURCE
 # shellcheck source=tests/e2e/html_chrome.sh
 source "$MS_SOURCE/tests/e2e/html_chrome.sh"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-html-demo.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
 ART=$MS_BUILD/tests/artifacts
 mkdir -p "$ART"
 T=$WORK/demo.mscr
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
 
 "$MEMSCRIBE" record -q -o "$T" -- "$MS_BUILD/examples/memtest_demo" >"$WORK/out" 2>"$WORK/err" ||
     fail "record exited with $?: $(cat "$WORK/err")"

@@ -8,20 +8,14 @@
 # agree with `memscribe export --to folded`; the flame graph's own script
 # finds frames (Chromium, #search=); the address-space map shows every
 # mapping. Screenshots go to tests/artifacts/.
-set -euo pipefail
-: "${MEMSCRIBE:?set by ctest}" "${MS_BUILD:?set by ctest}" "${MS_SOURCE:?set by ctest}"
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" pic-demo MEMSCRIBE MS_BUILD MS_SOURCE
 # shellcheck source=tests/e2e/html_chrome.sh
 source "$MS_SOURCE/tests/e2e/html_chrome.sh"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-pic-demo.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
 ART=$MS_BUILD/tests/artifacts
 mkdir -p "$ART"
 T=$WORK/demo.mscr
 
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
 # usage: has FILE TEXT: the file contains TEXT literally.
 has() {
     grep -qF -- "$2" "$1" || fail "$(basename "$1") lacks '$2'"

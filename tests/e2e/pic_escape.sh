@@ -8,20 +8,14 @@
 # well-formed and shows them escaped; in Chromium the HTML report shows
 # them as text: no element came from the trace, the script ran to the end
 # and the console is silent.
-set -euo pipefail
-: "${MEMSCRIBE:?set by ctest}" "${MS_BUILD:?set by ctest}" "${MS_SOURCE:?set by ctest}"
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" pic-escape MEMSCRIBE MS_BUILD MS_SOURCE
 # shellcheck source=tests/e2e/html_chrome.sh
 source "$MS_SOURCE/tests/e2e/html_chrome.sh"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-pic-escape.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
 ART=$MS_BUILD/tests/artifacts
 mkdir -p "$ART"
 T=$WORK/evil.mscr
 
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
 has() {
     grep -qF -- "$2" "$1" || fail "$(basename "$1") lacks '$2'"
     echo "ok: $(basename "$1") has '$2'"

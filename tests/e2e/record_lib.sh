@@ -3,16 +3,8 @@
 # Shared by the record_*.sh tests: run `memscribe record`, pick events out
 # of `memscribe dump`, compare them with what a test program expected.
 # Needs MEMSCRIBE, MS_PROGRAMS (set by ctest, tests/CMakeLists.txt).
-set -euo pipefail
-
-: "${MEMSCRIBE:?set by ctest}" "${MS_PROGRAMS:?set by ctest}"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-record.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" record MEMSCRIBE MS_PROGRAMS
 
 # Heap and virtual-memory events of one pid, as "KIND key=value..." with the
 # time, pid, tid, serial, stack and ends fields taken off.
@@ -65,4 +57,19 @@ ms_compare() {
 ms_dump_ok() {
     "$MEMSCRIBE" dump "$1" >"$WORK/dump.txt" 2>"$WORK/dump.err" ||
         fail "dump of $1 failed: $(cat "$WORK/dump.err")"
+}
+
+# Record tests/programs/PROGRAM (it prints the calls it makes between its
+# marker blocks) into $WORK/t.mscr and check the trace holds exactly those
+# calls of its first process. Leaves $WORK/calls (all of them) and
+# $WORK/dump.txt. usage: ms_record_marked PROGRAM
+ms_record_marked() {
+    "$MEMSCRIBE" record -q -o "$WORK/t.mscr" -- "$MS_PROGRAMS/$1" >"$WORK/expected" ||
+        fail "record exited with $?"
+    ms_dump_ok "$WORK/t.mscr"
+    local pid
+    pid=$(awk '$5 == "process_start" { print $2; exit }' "$WORK/dump.txt")
+    ms_calls "$WORK/t.mscr" "$pid" >"$WORK/calls"
+    ms_between_marks <"$WORK/calls" >"$WORK/actual"
+    ms_compare "$WORK/expected" "$WORK/actual"
 }

@@ -6,16 +6,9 @@
 # replays (tests/programs/rpl_known.c: every call of the family, and four
 # threads freeing each other's blocks). The worker's main thread only
 # dispatches and is left out. Needs MEMSCRIBE, MS_PROGRAMS, MS_BUILD.
-set -euo pipefail
-: "${MEMSCRIBE:?set by ctest}" "${MS_PROGRAMS:?set by ctest}" "${MS_BUILD:?set by ctest}"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-replay-exact.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" replay-exact MEMSCRIBE MS_PROGRAMS MS_BUILD
 WORKER=$MS_BUILD/lib/memscribe/memscribe-replay
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
 
 # One line per thread (sorted): its heap calls with sizes and arguments,
 # addresses left out. Threads whose tid is the pid (the worker's

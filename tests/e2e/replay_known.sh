@@ -6,19 +6,9 @@
 # threads freeing each other's blocks replay without deadlock; a fork
 # child's frees of its parent's blocks are counted and left out; the
 # outputs (text, JSON, CSV, SVG) and bad input. Needs MEMSCRIBE, MS_PROGRAMS.
-set -euo pipefail
-: "${MEMSCRIBE:?set by ctest}" "${MS_PROGRAMS:?set by ctest}"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-replay-known.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" replay-known MEMSCRIBE MS_PROGRAMS
 
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-expect() {
-    [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
-    echo "ok: $1 = $3"
-}
 record() {
     "$MEMSCRIBE" record -o "$WORK/$1.mscr" -- "$MS_PROGRAMS/rpl_known" "$1" >/dev/null 2>"$WORK/$1.err" ||
         fail "record $1: $(cat "$WORK/$1.err")"

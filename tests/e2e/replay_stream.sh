@@ -7,15 +7,8 @@
 # per-call record of even 4 bytes would add 7 MiB). ASan's quarantine
 # keeps freed memory by design, so it is turned off for the measurement.
 # Needs MEMSCRIBE, MS_PROGRAMS and GNU time.
-set -euo pipefail
-: "${MEMSCRIBE:?set by ctest}" "${MS_PROGRAMS:?set by ctest}"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-replay-stream.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" replay-stream MEMSCRIBE MS_PROGRAMS
 
 declare -A cli worker
 for n in 100000 1000000; do

@@ -7,17 +7,10 @@
 # through libc, a signal handler, a dlopen'd library dlclose'd before the
 # end. Then --raw, --all-frames, --sysroot, --debug-dir and a changed
 # binary. Needs MEMSCRIBE, MS_PROGRAMS, MS_SOURCE (set by ctest).
-set -euo pipefail
-: "${MEMSCRIBE:?set by ctest}" "${MS_PROGRAMS:?set by ctest}" "${MS_SOURCE:?set by ctest}"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-sym.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" sym MEMSCRIBE MS_PROGRAMS MS_SOURCE
 SRC=$MS_SOURCE/tests/programs
 PROG=$MS_PROGRAMS/sym_chain
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
 
 "$MEMSCRIBE" record -q -o "$WORK/t.mscr" -- "$PROG" >/dev/null 2>"$WORK/record.err" ||
     fail "record exited with $?: $(cat "$WORK/record.err")"

@@ -6,11 +6,10 @@
 # destroyed heap ended with it, Windows reserve/commit/decommit/release in
 # vmem's commit lifetimes and reserved-vs-committed totals, a view not
 # aligned to 64 KiB in frag; --by heap refused on a Linux trace.
-set -euo pipefail
-: "${MEMSCRIBE:?}" "${MS_SOURCE:?}"
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" windows-golden MEMSCRIBE MS_SOURCE
 g=$MS_SOURCE/tests/golden/v1_2_windows.mscr
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+tmp=$WORK
 trap 'echo "windows_golden: FAIL at line $LINENO" >&2' ERR
 
 # Heap 0x5a0000: a 40-byte block reallocated in place to 60 and freed (two
@@ -47,7 +46,7 @@ lives = sorted((l["range"], l["commit_ns"], l["decommit_ns"], l["charge"])
 assert lives == [("0x1cd0000-0x1cd1000", 2200, "2500", "no"),
                  ("0x1cd1000-0x1cd2000", 2200, "2500", "yes")], lives
 t = [s for s in d["totals"] if s["time_ns"] == 2320]
-assert t and t[0]["reserved"] == 0x100000 - 0x2000 and t[0]["committed"] == 0x2000 + 0x2d000, t
+assert t and t[0]["reserved_bytes"] == 0x100000 - 0x2000 and t[0]["committed_bytes"] == 0x2000 + 0x2d000, t
 PY
 
 # frag while the view of 0x11000 bytes is mapped: not a multiple of 64 KiB,

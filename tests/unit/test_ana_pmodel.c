@@ -109,16 +109,16 @@ static void check_scope(const struct ana_scope *a, const struct ana_scope *b, co
     EQ(pid);
     EQ(first_ns);
     EQ(last_ns);
-    for (unsigned k = 0; k < ANA_NR_KINDS; k++)
-        EQ(nr_calls[k]);
-    EQ(nr_failed);
-    EQ(nr_allocs);
-    EQ(alloc_bytes);
-    EQ(nr_frees);
-    EQ(freed_bytes);
-    EQ(nr_unmatched_frees);
-    EQ(nr_temporary);
-    EQ(temporary_bytes);
+    /* Every counter of the one list, the ones added later too. */
+#define EQ_COUNTER(name, dim)                                                                      \
+    for (size_t k = 0; k < sizeof(a->name) / sizeof(uint64_t); k++) {                              \
+        uint64_t x = ((const uint64_t *)&a->name)[k], y = ((const uint64_t *)&b->name)[k];         \
+        if (x != y)                                                                                \
+            fail_msg("%s: " #name "[%zu]: one pass %llu, ranges %llu", what, k,                    \
+                     (unsigned long long)x, (unsigned long long)y);                                \
+    }
+    ANA_SCOPE_COUNTERS(EQ_COUNTER)
+#undef EQ_COUNTER
     EQ(heap);
     EQ(live_blocks);
     EQ(peak);
@@ -128,7 +128,6 @@ static void check_scope(const struct ana_scope *a, const struct ana_scope *b, co
     EQ(rss_peak);
     EQ(rss_peak_ns);
     EQ(has_rss);
-    EQ(nr_dropped);
 #undef EQ
 }
 
@@ -169,12 +168,9 @@ static void compare(int fd, uint64_t until_ns)
             }
             assert_non_null(b);
             assert_int_equal(a->image, b->image);
-            assert_int_equal(a->nr_allocs, b->nr_allocs);
-            assert_int_equal(a->alloc_bytes, b->alloc_bytes);
-            assert_int_equal(a->nr_temporary, b->nr_temporary);
-            assert_int_equal(a->temporary_bytes, b->temporary_bytes);
-            assert_int_equal(a->live_bytes, b->live_bytes);
-            assert_int_equal(a->live_blocks, b->live_blocks);
+#define EQ_SITE_COUNTER(type, name) assert_int_equal(a->name, b->name);
+            ANA_SITE_COUNTERS(EQ_SITE_COUNTER)
+#undef EQ_SITE_COUNTER
             if (a->peak_bytes != b->peak_bytes || a->peak_all_bytes != b->peak_all_bytes)
                 fail_msg("%u ranges, site %u: peak share %llu/%llu, ranges %llu/%llu", threads, s,
                          (unsigned long long)a->peak_bytes, (unsigned long long)a->peak_all_bytes,

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "analysis/core/ana_ticks.h"
 #include "analysis/vm/ana_frag.h"
 #include "analysis/vm/ana_vm.h"
 #include "analysis/vm/ana_vm_window.h"
@@ -190,6 +191,28 @@ static void test_window(void **state)
     assert_int_equal(w.v[g[0].first + 1].impacting, 0);
     free(g);
     ana_vm_window_release(&w);
+}
+
+/* The samplers' moments (ana_ticks): nr even moments over [t0, t1], the
+ * last exactly t1, each taken only before a later time. */
+static void test_ticks(void **state)
+{
+    struct ana_ticks t;
+    uint64_t at = 0;
+
+    (void)state;
+    ana_ticks_init(&t, 10, 110, 3);
+    assert_true(ana_ticks_due(&t, 44, &at));
+    assert_int_equal(at, 43);
+    ana_ticks_taken(&t);
+    assert_false(ana_ticks_due(&t, 76, &at)); /* 76 is not before 76 */
+    assert_int_equal(at, 76);
+    assert_true(ana_ticks_due(&t, 77, &at));
+    ana_ticks_taken(&t);
+    assert_true(ana_ticks_due(&t, UINT64_MAX, &at));
+    assert_int_equal(at, 110); /* not 10 + 99 */
+    ana_ticks_taken(&t);
+    assert_false(ana_ticks_due(&t, UINT64_MAX, &at));
 }
 
 /* A partial munmap ends the part it removes; MAP_FIXED replaces; lengths
@@ -404,7 +427,7 @@ int main(void)
         cmocka_unit_test(test_reserve_commit), cmocka_unit_test(test_window),
         cmocka_unit_test(test_cuts_and_open),  cmocka_unit_test(test_mremap_brk),
         cmocka_unit_test(test_collector),      cmocka_unit_test(test_frag_32),
-        cmocka_unit_test(test_frag_svg),
+        cmocka_unit_test(test_frag_svg),       cmocka_unit_test(test_ticks),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,7 @@
 
 #include "format/fmt_buf_internal.h"
 #include "format/fmt_crc_internal.h"
+#include "memscribe/trace.h"
 
 static void test_crc32c(void **state)
 {
@@ -126,10 +127,25 @@ static void test_zigzag_and_split(void **state)
     assert_int_equal(fmt_cur_left(&cl) + fmt_cur_left(&ch), 0);
 }
 
+/* Origin names, the one table dump, vmem, frag and the SQLite export use:
+ * every origin below FMT_NR_ORIGINS has one, nothing beyond. */
+static void test_origin_names(void **state)
+{
+    (void)state;
+    assert_string_equal(fmt_origin_name(FMT_ORIGIN_CALL), "call");
+    assert_string_equal(fmt_origin_name(FMT_ORIGIN_LIBC), "libc");
+    assert_string_equal(fmt_origin_name(FMT_ORIGIN_LOADER), "loader");
+    assert_string_equal(fmt_origin_name(FMT_ORIGIN_THREAD), "thread");
+    assert_string_equal(fmt_origin_name(FMT_ORIGIN_SNAPSHOT), "snapshot");
+    assert_null(fmt_origin_name(FMT_NR_ORIGINS));
+    assert_null(fmt_origin_name(255));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crc32c),
+        cmocka_unit_test(test_origin_names),
         cmocka_unit_test(test_varints),
         cmocka_unit_test(test_zigzag_and_split),
     };

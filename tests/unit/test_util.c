@@ -85,8 +85,26 @@ static void test_grow_overflow(void **state)
     assert_int_equal(cap, 0);
     /* Doubling would overflow. */
     size_t c = SIZE_MAX / 2 + 1;
-    assert_null(util_array_grow(NULL, 1, &c, c + 1, 1, 0));
+    assert_null(util_array_grow(NULL, 1, &c, c + 1, 1, SIZE_MAX, 0));
     assert_true(c == SIZE_MAX / 2 + 1);
+}
+
+/* A capacity of a narrow type: doubling stops at what the type holds, and
+ * a need beyond it is refused. */
+static void test_grow_narrow_cap(void **state)
+{
+    uint8_t *v = NULL;
+    uint8_t cap = 0;
+
+    (void)state;
+    assert_int_equal(UTIL_ARRAY_RESERVE_ZERO(v, cap, 200, 16), 0);
+    assert_int_equal(cap, 200);
+    assert_int_equal(UTIL_ARRAY_RESERVE_ZERO(v, cap, 201, 16), 0);
+    assert_int_equal(cap, 255); /* not 400, which a uint8_t cannot hold */
+    assert_int_equal(v[254], 0);
+    assert_int_equal(UTIL_ARRAY_RESERVE_ZERO(v, cap, 256, 16), -ENOMEM);
+    assert_int_equal(cap, 255);
+    free(v);
 }
 
 struct piece {
@@ -124,9 +142,8 @@ static void test_search(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_grow),
-        cmocka_unit_test(test_grow_zero),
-        cmocka_unit_test(test_grow_overflow),
+        cmocka_unit_test(test_grow),          cmocka_unit_test(test_grow_zero),
+        cmocka_unit_test(test_grow_overflow), cmocka_unit_test(test_grow_narrow_cap),
         cmocka_unit_test(test_search),
     };
 

@@ -105,19 +105,8 @@ int ana_stacks_create(struct ana_stacks **out, struct fmt_reader *r,
         goto fail;
     if ((rc = ana_sym_create(&s->sym, opt ? opt : &def)))
         goto fail;
-    /* Add modules in load order; unloaded ones are then marked so that a
-     * module loaded later over the same range wins, as ana_sym wants. */
-    for (uint32_t i = 0; i < fmt_reader_nr_modules(r); i++) {
-        const struct fmt_module_info *mi = fmt_reader_module(r, i);
-        rc = ana_sym_add_module(s->sym, mi->image, &mi->m);
-        if (rc && rc != -EINVAL)
-            goto fail;
-    }
-    for (uint32_t i = 0; i < fmt_reader_nr_modules(r); i++) {
-        const struct fmt_module_info *mi = fmt_reader_module(r, i);
-        if (mi->unloaded)
-            ana_sym_remove_module(s->sym, mi->image, mi->m.base);
-    }
+    if ((rc = ana_sym_add_trace_modules(s->sym, r)))
+        goto fail;
     *out = s;
     return 0;
 fail:

@@ -11,6 +11,8 @@
 
 static const char *const names[ANA_DIFF_NR_METRICS] = {"allocations", "bytes", "peak", "leaked",
                                                        "temporary"};
+static const char *const keys[ANA_DIFF_NR_METRICS] = {"allocations", "allocated_bytes",
+                                                      "peak_bytes", "leaked_bytes", "temporary"};
 
 void ana_diff_init(struct ana_diff *d)
 {
@@ -109,6 +111,11 @@ void ana_diff_sort(struct ana_diff *d, enum ana_diff_metric m)
 const char *ana_diff_metric_name(enum ana_diff_metric m)
 {
     return (unsigned)m < ANA_DIFF_NR_METRICS ? names[m] : "unknown";
+}
+
+const char *ana_diff_metric_key(enum ana_diff_metric m)
+{
+    return (unsigned)m < ANA_DIFF_NR_METRICS ? keys[m] : "unknown";
 }
 
 int ana_diff_metric_parse(const char *name)

@@ -52,8 +52,12 @@ int64_t ana_diff_change(const struct ana_diff_row *r, enum ana_diff_metric m);
  * before an equal shrink), then by key. After ana_diff_finish(). */
 void ana_diff_sort(struct ana_diff *d, enum ana_diff_metric m);
 
-/* "allocations", "bytes", "peak", "leaked", "temporary". */
+/* "allocations", "bytes", "peak", "leaked", "temporary": --sort's words. */
 const char *ana_diff_metric_name(enum ana_diff_metric m);
+/* The metric's JSON and CSV key, report's for the same number
+ * (docs/json.md): "allocations", "allocated_bytes", "peak_bytes",
+ * "leaked_bytes", "temporary". */
+const char *ana_diff_metric_key(enum ana_diff_metric m);
 /* The metric of a name, or -EINVAL. */
 int ana_diff_metric_parse(const char *name);
 

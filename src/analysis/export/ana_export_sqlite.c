@@ -396,9 +396,9 @@ static int ranges_change(struct sq *q, uint32_t image, uint64_t start, uint64_t 
 
 static const char *origin_name(unsigned o)
 {
-    static const char *const names[] = {"call", "libc", "loader", "thread", "snapshot"};
+    const char *name = fmt_origin_name(o);
 
-    return o < sizeof(names) / sizeof(names[0]) ? names[o] : "unknown";
+    return name ? name : "unknown";
 }
 
 static uint64_t page_end(uint64_t addr, uint64_t size)

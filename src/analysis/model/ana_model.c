@@ -14,6 +14,7 @@
 
 #include "analysis/core/ana_map.h"
 #include "analysis/model/ana_model_internal.h"
+#include "util/util_array.h"
 
 /* In partial mode the range's highest heap delta starts below any. */
 #define PARTIAL_PEAK_START ((uint64_t)INT64_MIN)
@@ -81,36 +82,14 @@ void ana_model_destroy(struct ana_model *m)
     free(m);
 }
 
-int ana_model_grow(void **arr, uint32_t *nr, uint32_t i, size_t elem)
-{
-    if (i < *nr)
-        return 0;
-    uint64_t n = *nr ? *nr : 16;
-    while (n <= i)
-        n *= 2;
-    if (n > UINT32_MAX)
-        n = (uint64_t)i + 1;
-    void *p = realloc(*arr, n * elem);
-    if (!p)
-        return -ENOMEM;
-    memset((char *)p + (size_t)*nr * elem, 0, (n - *nr) * elem);
-    *arr = p;
-    *nr = (uint32_t)n;
-    return 0;
-}
-
 int ana_model_reserve_sites(struct ana_model *m, uint32_t n)
 {
-    if (n <= m->nr_sites)
-        return 0;
-    struct ana_site *p = realloc(m->sites, (size_t)n * sizeof(*p));
-    if (!p)
+    uint32_t old = m->nr_sites;
+
+    if (UTIL_ARRAY_RESERVE_ZERO(m->sites, m->nr_sites, n, n))
         return -ENOMEM;
-    memset(p + m->nr_sites, 0, (size_t)(n - m->nr_sites) * sizeof(*p));
-    for (uint32_t i = m->nr_sites; i < n; i++)
-        p[i].image = UINT32_MAX;
-    m->sites = p;
-    m->nr_sites = n;
+    for (uint32_t i = old; i < m->nr_sites; i++)
+        m->sites[i].image = UINT32_MAX;
     return 0;
 }
 
@@ -118,7 +97,7 @@ static struct ana_scope *get_image_slow(struct ana_model *m, uint32_t image)
 {
     uint32_t old = m->nr_images;
 
-    if (ana_model_grow((void **)&m->images, &m->nr_images, image, sizeof(*m->images)))
+    if (UTIL_ARRAY_RESERVE_ZERO(m->images, m->nr_images, (size_t)image + 1, 16))
         return NULL;
     for (uint32_t i = old; i < m->nr_images; i++)
         scope_init(&m->images[i], i, m->partial);
@@ -136,7 +115,7 @@ static struct ana_site *get_site_slow(struct ana_model *m, uint32_t stack, uint3
 {
     uint32_t old = m->nr_sites;
 
-    if (ana_model_grow((void **)&m->sites, &m->nr_sites, stack, sizeof(*m->sites)))
+    if (UTIL_ARRAY_RESERVE_ZERO(m->sites, m->nr_sites, (size_t)stack + 1, 16))
         return NULL;
     for (uint32_t i = old; i < m->nr_sites; i++)
         m->sites[i].image = UINT32_MAX;

@@ -36,15 +36,24 @@ struct ana_model_options {
     uint64_t temporary_threshold;
 };
 
+/* A site's counters: they add up over the ranges of a parallel replay,
+ * which merges them by this one list (ana_pmodel.c), so a counter added
+ * here is merged too. X(type, name). live_bytes and live_blocks: at the
+ * end (or where replay stopped), the leaks; in a range, its delta. */
+#define ANA_SITE_COUNTERS(X)                                                                       \
+    X(uint64_t, nr_allocs)                                                                         \
+    X(uint64_t, alloc_bytes)                                                                       \
+    X(uint64_t, nr_temporary)                                                                      \
+    X(uint64_t, temporary_bytes)                                                                   \
+    X(int64_t, live_bytes)                                                                         \
+    X(int64_t, live_blocks)
+
+#define ANA_SITE_COUNTER_FIELD(type, name) type name;
+
 /* One call site: the numbers of one recorded stack id. */
 struct ana_site {
     uint32_t image;
-    uint64_t nr_allocs;
-    uint64_t alloc_bytes;
-    uint64_t nr_temporary;
-    uint64_t temporary_bytes;
-    int64_t live_bytes; /* at the end (or where replay stopped): leaked */
-    int64_t live_blocks;
+    ANA_SITE_COUNTERS(ANA_SITE_COUNTER_FIELD)
     uint64_t peak_bytes;     /* live bytes at its image's peak (after finish) */
     uint64_t peak_all_bytes; /* live bytes at the peak of all selected images (0 if its
                                 image had ended by then) */
@@ -52,21 +61,34 @@ struct ana_site {
     uint64_t gen_all_;
 };
 
+/* A scope's counters, all uint64_t: they add up over the ranges of a
+ * parallel replay, which merges them by this one list (ana_pmodel.c), so
+ * a counter added here is merged too. X(name, dimension): nr_calls per
+ * enum fmt_kind (failed calls included); nr_allocs heap blocks started,
+ * alloc_bytes their requested bytes; nr_frees heap blocks ended;
+ * nr_unmatched_frees frees and reallocs of an address never seen
+ * allocated; nr_dropped events the collector lost. */
+#define ANA_SCOPE_COUNTERS(X)                                                                      \
+    X(nr_calls, [ANA_NR_KINDS])                                                                    \
+    X(nr_failed, )                                                                                 \
+    X(nr_allocs, )                                                                                 \
+    X(alloc_bytes, )                                                                               \
+    X(nr_frees, )                                                                                  \
+    X(freed_bytes, )                                                                               \
+    X(nr_unmatched_frees, )                                                                        \
+    X(nr_temporary, )                                                                              \
+    X(temporary_bytes, )                                                                           \
+    X(nr_dropped, )
+
+#define ANA_SCOPE_COUNTER_FIELD(name, dim) uint64_t name dim;
+
 /* The totals of one process image, or of all of them. */
 struct ana_scope {
     uint32_t image; /* UINT32_MAX for the all-images scope */
     uint32_t pid;
     bool seen; /* some event of this image was selected */
     uint64_t first_ns, last_ns;
-    uint64_t nr_calls[ANA_NR_KINDS]; /* per enum fmt_kind, failed calls included */
-    uint64_t nr_failed;
-    uint64_t nr_allocs;   /* heap blocks started */
-    uint64_t alloc_bytes; /* their requested bytes */
-    uint64_t nr_frees;    /* heap blocks ended */
-    uint64_t freed_bytes;
-    uint64_t nr_unmatched_frees; /* free/realloc of an address never seen allocated */
-    uint64_t nr_temporary;
-    uint64_t temporary_bytes;
+    ANA_SCOPE_COUNTERS(ANA_SCOPE_COUNTER_FIELD)
     /* Heap in use now and its blocks; after an image's exit, what it left
      * (its leaks). The all-images scope: the sum over every image, ended
      * ones included (all leaks at the end). */
@@ -89,8 +111,7 @@ struct ana_scope {
     uint64_t rss_peak;
     uint64_t rss_peak_ns;
     bool has_rss;
-    uint64_t nr_dropped; /* events the collector lost */
-    uint64_t gen_;       /* private: peak generation */
+    uint64_t gen_; /* private: peak generation */
 };
 
 /* A live block (keep_blocks). */

@@ -57,7 +57,4 @@ int ana_model_create_partial(struct ana_model **out, const struct ana_model_opti
  * when the number of stacks is known up front. Returns 0 or -ENOMEM. */
 int ana_model_reserve_sites(struct ana_model *m, uint32_t n);
 
-/* Grow an array of elem-sized items to hold index i, zero-filling. */
-int ana_model_grow(void **arr, uint32_t *nr, uint32_t i, size_t elem);
-
 #endif

@@ -10,6 +10,7 @@
 
 #include "analysis/model/ana_model_internal.h"
 #include "memscribe/trace.h"
+#include "util/util_array.h"
 
 /* Below this many events per range a thread costs more than it saves
  * (opening a reader, merging). */
@@ -77,7 +78,14 @@ static void *run_range(void *arg)
     return NULL;
 }
 
-/* Scope fields that just add up. */
+/* n counters that add up. */
+static void add_u64s(uint64_t *r, const uint64_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        r[i] += p[i];
+}
+
+/* The scope's counters (ANA_SCOPE_COUNTERS) and its time span. */
 static void add_counts(struct ana_scope *r, const struct ana_scope *p)
 {
     if (!r->seen) {
@@ -86,17 +94,10 @@ static void add_counts(struct ana_scope *r, const struct ana_scope *p)
     }
     r->pid = p->pid;
     r->last_ns = p->last_ns;
-    for (unsigned k = 0; k < ANA_NR_KINDS; k++)
-        r->nr_calls[k] += p->nr_calls[k];
-    r->nr_failed += p->nr_failed;
-    r->nr_allocs += p->nr_allocs;
-    r->alloc_bytes += p->alloc_bytes;
-    r->nr_frees += p->nr_frees;
-    r->freed_bytes += p->freed_bytes;
-    r->nr_unmatched_frees += p->nr_unmatched_frees;
-    r->nr_temporary += p->nr_temporary;
-    r->temporary_bytes += p->temporary_bytes;
-    r->nr_dropped += p->nr_dropped;
+#define ADD_SCOPE_COUNTER(name, dim)                                                               \
+    add_u64s((uint64_t *)&r->name, (const uint64_t *)&p->name, sizeof(r->name) / sizeof(uint64_t));
+    ANA_SCOPE_COUNTERS(ADD_SCOPE_COUNTER)
+#undef ADD_SCOPE_COUNTER
 }
 
 /* Merge one scope over the ranges; returns the range holding its peak
@@ -166,14 +167,9 @@ static int merge(struct ana_model *out, struct range *rg, unsigned n)
         nr_sites = m->nr_sites > nr_sites ? m->nr_sites : nr_sites;
         nr_threads = m->step.nr_threads > nr_threads ? m->step.nr_threads : nr_threads;
     }
-    if (nr_images &&
-        ana_model_grow((void **)&out->images, &out->nr_images, nr_images - 1, sizeof(*out->images)))
-        goto out;
-    if (nr_sites &&
-        ana_model_grow((void **)&out->sites, &out->nr_sites, nr_sites - 1, sizeof(*out->sites)))
-        goto out;
-    if (nr_threads && ana_model_grow((void **)&out->step.threads, &out->step.nr_threads,
-                                     nr_threads - 1, sizeof(*out->step.threads)))
+    if (UTIL_ARRAY_RESERVE_ZERO(out->images, out->nr_images, nr_images, 16) ||
+        UTIL_ARRAY_RESERVE_ZERO(out->sites, out->nr_sites, nr_sites, 16) ||
+        UTIL_ARRAY_RESERVE_ZERO(out->step.threads, out->step.nr_threads, nr_threads, 16))
         goto out;
     peak_k = calloc((size_t)out->nr_images + 1, sizeof(*peak_k));
     last = calloc((size_t)out->step.nr_threads + 1, sizeof(*last));
@@ -214,12 +210,9 @@ static int merge(struct ana_model *out, struct range *rg, unsigned n)
                 continue;
             if (r->image == UINT32_MAX)
                 r->image = p->image;
-            r->nr_allocs += p->nr_allocs;
-            r->alloc_bytes += p->alloc_bytes;
-            r->nr_temporary += p->nr_temporary;
-            r->temporary_bytes += p->temporary_bytes;
-            r->live_bytes += p->live_bytes;
-            r->live_blocks += p->live_blocks;
+#define ADD_SITE_COUNTER(type, name) r->name += p->name;
+            ANA_SITE_COUNTERS(ADD_SITE_COUNTER)
+#undef ADD_SITE_COUNTER
         }
         if (r->image == UINT32_MAX)
             continue;

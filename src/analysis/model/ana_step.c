@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/util_array.h"
+
 struct seq_val {
     uint64_t seq;
     uint32_t thread;
@@ -33,23 +35,18 @@ void ana_stepper_release(struct ana_stepper *s)
     memset(s, 0, sizeof(*s));
 }
 
-/* Grow *arr of elem-sized items to hold index i, zero-filling (the
- * model's growth rule); the item's address, or NULL without memory. */
-static void *grow(void **arr, uint32_t *nr, uint32_t i, size_t elem)
-{
-    if (ana_model_grow(arr, nr, i, elem))
-        return NULL;
-    return (char *)*arr + (size_t)i * elem;
-}
-
 struct ana_step_thread *ana_stepper_grow(struct ana_stepper *s, uint32_t thread)
 {
-    return grow((void **)&s->threads, &s->nr_threads, thread, sizeof(*s->threads));
+    if (UTIL_ARRAY_RESERVE_ZERO(s->threads, s->nr_threads, (size_t)thread + 1, 16))
+        return NULL;
+    return &s->threads[thread];
 }
 
 struct ana_step_image *ana_stepper_grow_images(struct ana_stepper *s, uint32_t image)
 {
-    return grow((void **)&s->images, &s->nr_images, image, sizeof(*s->images));
+    if (UTIL_ARRAY_RESERVE_ZERO(s->images, s->nr_images, (size_t)image + 1, 16))
+        return NULL;
+    return &s->images[image];
 }
 
 int ana_stepper_exit(struct ana_stepper *s, const struct fmt_event *ev)

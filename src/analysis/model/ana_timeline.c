@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Timelines of heap, cumulative allocation, live blocks and RSS. */
+/* Timelines of heap, cumulative allocation, live blocks, RSS and committed
+ * memory: one pass feeds the heap model and the address-space model. */
 #include "analysis/model/ana_timeline.h"
 
 #include <errno.h>
@@ -7,10 +8,12 @@
 #include <string.h>
 
 #include "analysis/model/ana_model.h"
+#include "analysis/vm/ana_vm.h"
 
 struct tl_run {
     struct ana_timeline *tl;
     struct ana_model *m;
+    struct ana_vm vm; /* mappings, for committed */
     uint64_t next_ns; /* end of the current interval */
 };
 
@@ -20,6 +23,7 @@ static int emit(struct tl_run *run, uint64_t t_ns)
 
     for (uint32_t i = 0; i < ana_model_nr_images(run->m); i++) {
         const struct ana_scope *s = ana_model_image(run->m, i);
+        const struct ana_vm_image *vi = ana_vm_get(&run->vm, i);
         /* A process that has ended has no more rows: its heap is not in
          * use any more (what it left stays its leaks). */
         if (!s->seen || (s->ended && s->end_ns < t_ns))
@@ -47,6 +51,7 @@ static int emit(struct tl_run *run, uint64_t t_ns)
         row->live_blocks = s->live_blocks;
         row->rss = s->rss;
         row->has_rss = s->has_rss;
+        row->committed = vi ? vi->committed : 0;
     }
     ana_model_mark(run->m);
     return 0;
@@ -62,7 +67,9 @@ static int on_event(void *arg, const struct fmt_event *ev)
             return rc;
         run->next_ns += run->tl->interval_ns;
     }
-    return ana_model_event(run->m, ev);
+    if ((rc = ana_model_event(run->m, ev)))
+        return rc;
+    return ana_vm_event(&run->vm, ev);
 }
 
 int ana_timeline_compute(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
@@ -101,6 +108,7 @@ int ana_timeline_compute(struct ana_timeline *tl, struct fmt_reader *r, struct a
     run.next_ns = interval_ns;
     if ((rc = ana_model_create(&run.m, &mo)))
         return rc;
+    ana_vm_init(&run.vm, NULL, NULL);
     ana_scan_options_init(&so);
     so.progress = progress;
     so.progress_arg = progress_arg;
@@ -109,6 +117,7 @@ int ana_timeline_compute(struct ana_timeline *tl, struct fmt_reader *r, struct a
     if (!rc)
         rc = emit(&run, c.last_ts_ns);
     ana_model_destroy(run.m);
+    ana_vm_release(&run.vm);
     return rc;
 }
 

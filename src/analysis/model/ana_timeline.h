@@ -2,8 +2,10 @@
 /* Use over time, one row per interval and process image: heap in use at
  * the interval's end and its maximum within it, bytes and blocks allocated
  * so far ("total cumulative memory usage"), live blocks, and
- * the latest RSS sample. Rows are kept (they grow with duration/interval,
- * not with events); the heap numbers come from ana_model. */
+ * the latest RSS sample, and committed memory. Rows are kept (they grow
+ * with duration/interval, not with events); the heap numbers come from
+ * ana_model, committed from the address-space model (ana_vm), both fed by
+ * the same pass over the trace. */
 #ifndef ANA_TIMELINE_H
 #define ANA_TIMELINE_H
 
@@ -29,6 +31,7 @@ struct ana_timeline_row {
     uint64_t live_blocks;
     uint64_t rss; /* latest sample at t, 0 if none yet */
     bool has_rss;
+    uint64_t committed; /* mapped with access at t (ana_vm; docs/vmem.md) */
 };
 
 struct ana_timeline {

@@ -9,7 +9,7 @@
 
 void ana_frag_scan_init(struct ana_frag_scan *f)
 {
-    f->next_interval = 1;
+    ana_ticks_init(&f->ticks, 0, f->at, f->nr_intervals);
     ana_vm_init(&f->vm, NULL, NULL);
 }
 
@@ -28,23 +28,16 @@ static int add_sample(struct ana_frag_scan *f, uint64_t ts, uint32_t image)
     return 0;
 }
 
-/* The samples of every interval boundary before upto. */
+/* The samples of every moment before upto (ana_ticks). */
 static int take_samples(struct ana_frag_scan *f, uint64_t upto)
 {
+    uint64_t b;
     int rc;
 
-    while (f->next_interval <= f->nr_intervals) {
-        uint64_t b = f->next_interval == f->nr_intervals
-                         ? f->at
-                         : f->at / f->nr_intervals * f->next_interval;
-
-        if (b >= upto)
-            return 0;
+    for (; ana_ticks_due(&f->ticks, upto, &b); ana_ticks_taken(&f->ticks))
         for (uint32_t i = 0; i < f->vm.nr_images; i++)
             if ((rc = add_sample(f, b, i)))
                 return rc;
-        f->next_interval++;
-    }
     return 0;
 }
 

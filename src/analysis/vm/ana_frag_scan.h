@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "analysis/core/ana_filter.h"
+#include "analysis/core/ana_ticks.h"
 #include "analysis/vm/ana_frag.h"
 #include "analysis/vm/ana_vm.h"
 #include "memscribe/trace.h"
@@ -31,8 +32,8 @@ struct ana_frag_scan {
     struct ana_vm vm; /* the mappings at the moment */
     struct ana_frag_sample *v;
     size_t nr, cap;
-    unsigned next_interval;
-    uint8_t *started; /* per image: the first sample was taken */
+    struct ana_ticks ticks; /* the sampled moments */
+    uint8_t *started;       /* per image: the first sample was taken */
     uint32_t nr_started;
 };
 

@@ -33,20 +33,16 @@ static int keep_lifetime(void *arg, const struct ana_vm_lifetime *l)
 
 void ana_vm_window_init(struct ana_vm_window *w)
 {
-    w->next_interval = 1;
+    ana_ticks_init(&w->ticks, w->t0, w->t1, w->nr_intervals);
     ana_vm_init(&w->vm, keep_lifetime, w);
 }
 
-/* The totals at every interval boundary before upto. */
+/* The totals at every moment before upto (ana_ticks). */
 static int take_samples(struct ana_vm_window *w, uint64_t upto)
 {
-    while (w->next_interval <= w->nr_intervals) {
-        uint64_t b = w->t0 + (w->t1 - w->t0) / w->nr_intervals * w->next_interval;
+    uint64_t b;
 
-        if (w->next_interval == w->nr_intervals)
-            b = w->t1;
-        if (b >= upto)
-            return 0;
+    for (; ana_ticks_due(&w->ticks, upto, &b); ana_ticks_taken(&w->ticks)) {
         for (uint32_t i = 0; i < w->vm.nr_images; i++) {
             const struct ana_vm_image *im = &w->vm.images[i];
 
@@ -58,7 +54,6 @@ static int take_samples(struct ana_vm_window *w, uint64_t upto)
             w->samples[w->nr_samples++] =
                 (struct ana_vm_sample){b, i, im->mapped, im->reserved, im->committed, im->charge};
         }
-        w->next_interval++;
     }
     return 0;
 }

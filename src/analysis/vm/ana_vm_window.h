@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "analysis/core/ana_filter.h"
+#include "analysis/core/ana_ticks.h"
 #include "analysis/vm/ana_vm.h"
 #include "memscribe/trace.h"
 
@@ -52,8 +53,8 @@ struct ana_vm_window {
     size_t nr_samples, cap_samples;
     uint64_t peak_committed, peak_ns;
     uint32_t peak_image;
-    unsigned next_interval;
-    int error; /* -ENOMEM from a lifetime kept during the scan */
+    struct ana_ticks ticks; /* the sampled moments */
+    int error;              /* -ENOMEM from a lifetime kept during the scan */
 };
 
 void ana_vm_window_init(struct ana_vm_window *w);
