@@ -171,12 +171,15 @@ void col_alloc_resolve(void)
         }
         col_next[i].fn = fn;
     }
+    /* The table is whole: calls made from here on (dlerror's asprintf
+     * reallocs through an allocator whose realloc calls its own exported
+     * mi_heap_realloc, which is ours) find it and do not resolve again. */
+    atomic_store(&col_next_done, 1);
     /* A failed lookup leaves its message allocated until the next dl call,
      * which would free it in the program's stream: the first dlerror()
      * frees the error, the second the text it made of it. */
     (void)dlerror();
     (void)dlerror();
-    atomic_store(&col_next_done, 1);
 }
 
 static inline const struct col_next *col_next_get(int i)

@@ -52,16 +52,16 @@ def check_named(case, memscribe, trace, lines, env, extra=()):
     j, err = leaks(memscribe, trace, env, extra)
     for site, (size, blocks, fn) in SITES.items():
         want = f"{fn} (win_prog_pdb.c:{lines[site]})"
-        rows = [s for s in j["stacks"] if s["bytes"] == size and s["blocks"] == blocks
+        rows = [s for s in j["stacks"] if s["leaked_bytes"] == size and s["leaked_blocks"] == blocks
                 and program_leaf(s["stack"]) is not None
                 and program_leaf(s["stack"]).startswith(want)]
         if len(rows) != 1:
-            got = [(s["bytes"], s["blocks"], program_leaf(s["stack"])) for s in j["stacks"]]
+            got = [(s["leaked_bytes"], s["leaked_blocks"], program_leaf(s["stack"])) for s in j["stacks"]]
             errors.append(f"{case}: no single row of {size} bytes in {blocks} blocks at {want}; "
                           f"rows {got}")
     # main called every site: the next frame is main, also named with its line
     for s in j["stacks"]:
-        if s["bytes"] == 4242:
+        if s["leaked_bytes"] == 4242:
             if not any(re.match(r"main \(win_prog_pdb\.c:\d+\)", f) for f in s["stack"]):
                 errors.append(f"{case}: main missing under pdb_heap_leak: {s['stack']}")
     if "win_prog_pdb" in err and "not used" in err:

@@ -107,9 +107,9 @@ def main():
         return j["totals"][-1]
 
     before, after = totals(t_rel - 1), totals(t_rel)
-    expect("reserved freed by the release", before["reserved"] - after["reserved"],
+    expect("reserved freed by the release", before["reserved_bytes"] - after["reserved_bytes"],
            tls_size - commit_size)
-    expect("committed freed by the release", before["committed"] - after["committed"], commit_size)
+    expect("committed freed by the release", before["committed_bytes"] - after["committed_bytes"], commit_size)
 
     # a PAGE_NOACCESS commit counts as committed, not reserved, with a lifetime
     na, na_size = made["CALL_NOACCESS"]
@@ -117,9 +117,9 @@ def main():
     expect("the traced PAGE_NOACCESS commit", [fields(l)["page"] for l in com], ["0x1"])
     t_c = int(round(float(com[0].split()[0]) * 1e9)) if com else 0
     before, after = totals(t_c - 1), totals(t_c)
-    expect("PAGE_NOACCESS commit: committed", after["committed"] - before["committed"], na_size)
-    expect("PAGE_NOACCESS commit: reserved", after["reserved"] - before["reserved"], -na_size)
-    expect("PAGE_NOACCESS commit: commit charge", after["commit_charge"] - before["commit_charge"],
+    expect("PAGE_NOACCESS commit: committed", after["committed_bytes"] - before["committed_bytes"], na_size)
+    expect("PAGE_NOACCESS commit: reserved", after["reserved_bytes"] - before["reserved_bytes"], -na_size)
+    expect("PAGE_NOACCESS commit: commit charge", after["commit_charge_bytes"] - before["commit_charge_bytes"],
            0)
     j = json.loads(run(memscribe, "vmem", "--format", "json", "--top", "0", "--rows", "0",
                        f"{out}/snap.mscr"))
