@@ -165,8 +165,8 @@ static int col_scan_one(struct dl_phdr_info *info, size_t size, void *arg)
     is_main = is_main && col_nr_known == 0;
     col_emit_module(scan->t, scan->ts, info, is_main);
     if (col_nr_known < COL_MAX_MODULES)
-        col_known[col_nr_known++] = (struct col_known){
-            key, info->dlpi_addr, 1, is_main, info->dlpi_name, info->dlpi_phnum};
+        col_known[col_nr_known++] =
+            (struct col_known){key, info->dlpi_addr, 1, is_main, info->dlpi_name, info->dlpi_phnum};
     return 0;
 }
 
