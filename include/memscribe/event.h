@@ -176,7 +176,6 @@ struct fmt_trace_info {
     const char *command;  /* command line, NUL-separated words */
     uint32_t command_len;
     const char *hostname;
-    const char *only; /* record --only's glob; NULL: every process was traced */
 };
 
 /* True for kinds that start a heap block (give it a serial). */
