@@ -339,6 +339,15 @@ uint32_t col_stack_intern(struct col_thread *t, const uint64_t *f, uint32_t n);
 uint32_t col_stack_from_context(struct col_thread *t, void *uc);
 struct col_stack_cache *col_stack_cache_new(void);
 
+/* col_fork.c: our calls into dl_iterate_phdr (directly or through an
+ * unwinder) are kept out of the moment a fork() copies the process, whose
+ * child would inherit the loader's lock held. */
+struct dl_phdr_info;
+void col_fork_init(void);
+void col_loader_enter(void);
+void col_loader_leave(void);
+int col_dl_iterate_phdr(int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg);
+
 /* col_module.c */
 void col_modules_rescan(struct col_thread *t);
 void col_modules_poll(struct col_thread *t);

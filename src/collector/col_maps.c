@@ -61,7 +61,7 @@ static int col_find_unwinder(struct dl_phdr_info *info, size_t size, void *arg)
 
 void col_maps_tool_init(void)
 {
-    dl_iterate_phdr(col_find_unwinder, NULL);
+    col_dl_iterate_phdr(col_find_unwinder, NULL);
 }
 
 int col_maps_tool_caller(const void *ra)

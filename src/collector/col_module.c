@@ -20,6 +20,11 @@ struct col_known {
     uintptr_t phdr;
     uint64_t base;
     int seen;
+    int is_main;
+    /* What a forked child announces again without a dl_iterate_phdr: the
+     * name and program headers stay where the loader put them. */
+    const char *name;
+    uint16_t phnum;
 };
 
 static struct col_known col_known[COL_MAX_MODULES];
@@ -27,6 +32,10 @@ static uint32_t col_nr_known;
 /* The loader's counts of objects ever added and removed, at our last scan. */
 static unsigned long long col_seen_adds, col_seen_subs;
 static _Atomic int col_module_lock;
+/* A forked child: announce col_known as it is instead of scanning, since
+ * the loader's lock may have been copied held by a thread of the program
+ * (col_fork.c keeps ours out, not the program's own). */
+static int col_modules_replay;
 
 struct col_scan {
     struct col_thread *t;
@@ -153,10 +162,26 @@ static int col_scan_one(struct dl_phdr_info *info, size_t size, void *arg)
         }
     /* The first object is the program; a nameless one later is the vDSO's
      * twin or an anonymous object: keep its empty name. */
-    col_emit_module(scan->t, scan->ts, info, is_main && col_nr_known == 0);
+    is_main = is_main && col_nr_known == 0;
+    col_emit_module(scan->t, scan->ts, info, is_main);
     if (col_nr_known < COL_MAX_MODULES)
-        col_known[col_nr_known++] = (struct col_known){key, info->dlpi_addr, 1};
+        col_known[col_nr_known++] =
+            (struct col_known){key, info->dlpi_addr, 1, is_main, info->dlpi_name, info->dlpi_phnum};
     return 0;
+}
+
+static void col_modules_announce_known(const struct col_scan *scan)
+{
+    for (uint32_t i = 0; i < col_nr_known; i++) {
+        struct dl_phdr_info info = {
+            .dlpi_addr = col_known[i].base,
+            .dlpi_name = col_known[i].name,
+            .dlpi_phdr = (const ElfW(Phdr) *)col_known[i].phdr,
+            .dlpi_phnum = col_known[i].phnum,
+        };
+
+        col_emit_module(scan->t, scan->ts, &info, col_known[i].is_main);
+    }
 }
 
 void col_modules_rescan(struct col_thread *t)
@@ -167,9 +192,15 @@ void col_modules_rescan(struct col_thread *t)
 
     while (atomic_exchange_explicit(&col_module_lock, 1, memory_order_acquire))
         sched_yield();
+    if (col_modules_replay) {
+        col_modules_replay = 0;
+        col_modules_announce_known(&scan);
+        atomic_store_explicit(&col_module_lock, 0, memory_order_release);
+        return;
+    }
     for (uint32_t i = 0; i < col_nr_known; i++)
         col_known[i].seen = 0;
-    dl_iterate_phdr(col_scan_one, &scan);
+    col_dl_iterate_phdr(col_scan_one, &scan);
     for (uint32_t i = 0; i < col_nr_known; i++) {
         if (col_known[i].seen)
             col_known[kept++] = col_known[i];
@@ -209,7 +240,7 @@ void col_modules_poll(struct col_thread *t)
     struct col_counts c = {0, 0};
     int left = atomic_load_explicit(&col_modules_dirty, memory_order_relaxed);
 
-    dl_iterate_phdr(col_read_counts, &c);
+    col_dl_iterate_phdr(col_read_counts, &c);
     if (c.adds != col_seen_adds || c.subs != col_seen_subs) {
         col_modules_rescan(t);
         atomic_store_explicit(&col_modules_dirty, COL_MODULE_WATCH, memory_order_relaxed);
@@ -220,7 +251,7 @@ void col_modules_poll(struct col_thread *t)
 
 void col_modules_reset(void)
 {
-    col_nr_known = 0;
+    col_modules_replay = 1;
     atomic_store(&col_module_lock, 0);
 }
 
@@ -257,7 +288,7 @@ int col_self_range(uintptr_t *lo, uintptr_t *hi)
 {
     struct col_range r = {(uintptr_t)col_self_range, 0, 0};
 
-    if (!dl_iterate_phdr(col_find_self, &r))
+    if (!col_dl_iterate_phdr(col_find_self, &r))
         return -1;
     *lo = r.lo;
     *hi = r.hi;

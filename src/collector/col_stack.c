@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <unwind.h>
 
+#include "collector/col_internal.h"
+
 struct col_unwind_memo;
 
 struct col_unw_state {
@@ -32,8 +34,10 @@ static int col_unwind_backtrace(void **buf, int max, struct col_unwind_memo *mem
 {
     struct col_unw_state s = {buf, 0, max};
 
-    (void)memo; /* libgcc walks the whole stack each time */
+    (void)memo;         /* libgcc walks the whole stack each time */
+    col_loader_enter(); /* its FDE search is a dl_iterate_phdr (col_fork.c) */
     _Unwind_Backtrace(col_unw_step, &s);
+    col_loader_leave();
     return s.n;
 }
 #else

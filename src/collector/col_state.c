@@ -227,6 +227,7 @@ void col_init(void)
         atomic_store(&col_state, COL_OFF);
         return;
     }
+    col_fork_init();
     col_maps_tool_init();
     col_sud_process_init();
     atomic_store(&col_state, COL_READY);

@@ -776,7 +776,7 @@ void col_sud_process_init(void)
         col_say("cannot install the SIGSYS handler; library-internal mappings are not recorded", 0);
         return;
     }
-    dl_iterate_phdr(col_sud_find_libs, NULL);
+    col_dl_iterate_phdr(col_sud_find_libs, NULL);
     col_syscall_fn = (uintptr_t)dlsym(RTLD_DEFAULT, "syscall");
     pthread_atfork(NULL, col_sud_atfork_parent, col_sud_atfork_child);
     col_sud_on = 1;

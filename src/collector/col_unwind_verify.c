@@ -55,10 +55,14 @@ void col_unwind_check(void *const *buf, int n, int max)
 {
     void *ref[FMT_SHM_MAX_DEPTH + 32];
     uint64_t a[FMT_SHM_MAX_DEPTH + 4], b[FMT_SHM_MAX_DEPTH + 4];
-    int nr = unw_backtrace(ref, max + 28 > (int)(sizeof(ref) / sizeof(ref[0]))
-                                    ? (int)(sizeof(ref) / sizeof(ref[0]))
-                                    : max + 28);
-    int ka, kb, depth = (int)col_depth;
+    int nr, ka, kb, depth = (int)col_depth;
+
+    /* libunwind looks up unwind tables with dl_iterate_phdr (col_fork.c). */
+    col_loader_enter();
+    nr = unw_backtrace(ref, max + 28 > (int)(sizeof(ref) / sizeof(ref[0]))
+                                ? (int)(sizeof(ref) / sizeof(ref[0]))
+                                : max + 28);
+    col_loader_leave();
 
     if (!col_verify_hi)
         col_self_range(&col_verify_lo, &col_verify_hi);

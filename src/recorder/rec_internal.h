@@ -199,6 +199,9 @@ void rec_stream_drain(struct rec_session *s, struct rec_image *img);
 void rec_stream_close(struct rec_session *s, struct rec_image *img, int status, int status_known,
                       uint64_t now_ns);
 struct rec_image *rec_stream_find_pid(struct rec_session *s, uint32_t pid);
+/* 1 if hello announces a later segment of an open stream than the next one
+ * expected: an earlier segment's connection is still waiting (rec_proc.c). */
+int rec_stream_segment_early(struct rec_session *s, const struct fmt_shm_hello *hello);
 void rec_session_free(struct rec_session *s);
 /* Free the rings and stack map of closed images with nothing left to
  * write, so a long build's thousands of processes cost little. */

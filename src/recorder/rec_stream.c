@@ -31,6 +31,15 @@ static struct rec_image *rec_stream_find_id(struct rec_session *s, uint64_t stre
     return NULL;
 }
 
+int rec_stream_segment_early(struct rec_session *s, const struct fmt_shm_hello *hello)
+{
+    struct rec_image *img;
+
+    if (hello->kind != FMT_SHM_HELLO_SEGMENT || !(img = rec_stream_find_id(s, hello->stream_id)))
+        return 0;
+    return hello->segment_index > img->nr_segs;
+}
+
 /* Read a whole small /proc file into a malloc'd buffer. */
 static char *rec_read_proc(uint32_t pid, const char *what, uint32_t *len)
 {

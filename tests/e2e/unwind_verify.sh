@@ -20,7 +20,7 @@ verified() {
         fail "$name under MEMSCRIBE_UNWIND=verify exited with $?: $(grep -A2 'walk differs' "$WORK/$name.err" || tail -3 "$WORK/$name.err")"
     ! grep -q "walk differs" "$WORK/$name.err" || fail "$name: $(cat "$WORK/$name.err")"
     n=$("$MEMSCRIBE" dump "$WORK/$name.mscr" | awk '$5 ~ /^(malloc|calloc|realloc)$/ && / stack=[1-9]/ { n++ } END { print n + 0 }')
-    [ "$n" -ge "$min" ] || fail "$name: only $n allocations with a stack, expected at least $min"
+    [ "$n" -ge "$min" ] || fail "$name: only $n allocations with a stack, expected at least $min; stdout: $(head -c 300 "$WORK/$name.out"); stderr: $(tail -5 "$WORK/$name.err")"
     echo "ok: $name, $n allocations with stacks, every walk the same as libunwind's"
 }
 

@@ -3,8 +3,14 @@
  * exits; "all" forks a child that allocates 1111 three times, forks and
  * execs "leaf 3333", posix_spawns "leaf 4444", vforks and execs
  * "leaf 5555", and itself allocates 2222 once; "forks N" forks N children
- * (each allocates 4242 three times) while three threads allocate. */
+ * (each allocates 4242 three times) while three threads allocate;
+ * "loaderfork" forks while a thread of its own is inside dl_iterate_phdr
+ * (the loader's lock held: glibc does not reset it in the child), and the
+ * child allocates 4343 three times, which needs no loader lock; a child
+ * still not done after 20 s is killed and the program exits 7. */
+#include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +36,53 @@ static void *spin(void *arg)
     return NULL;
 }
 
+static int hold_pipe[2], release_pipe[2];
+
+/* Tell main we hold the loader's lock, then keep it until released. */
+static int hold_loader(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    char c = 0;
+
+    (void)info, (void)size, (void)arg;
+    if (write(hold_pipe[1], &c, 1) != 1 || read(release_pipe[0], &c, 1) != 1)
+        _exit(8);
+    return 1;
+}
+
+static void *in_loader(void *arg)
+{
+    (void)arg;
+    dl_iterate_phdr(hold_loader, NULL);
+    return NULL;
+}
+
+static int loader_fork(void)
+{
+    pthread_t th;
+    char c = 0;
+    pid_t pid;
+    int st = 0;
+
+    if (pipe(hold_pipe) != 0 || pipe(release_pipe) != 0 ||
+        pthread_create(&th, NULL, in_loader, NULL) != 0 || read(hold_pipe[0], &c, 1) != 1)
+        return 6;
+    pid = fork();
+    if (pid == 0) {
+        leaf(4343);
+        _exit(0);
+    }
+    for (int i = 0; i < 2000 && waitpid(pid, &st, WNOHANG) == 0; i++)
+        usleep(10000);
+    if (waitpid(pid, &st, WNOHANG) == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+        return 7;
+    }
+    if (write(release_pipe[1], &c, 1) != 1 || pthread_join(th, NULL) != 0)
+        return 6;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 3;
+}
+
 static void wait_ok(pid_t pid)
 {
     int st;
@@ -51,6 +104,8 @@ int main(int argc, char **argv)
         leaf((size_t)atol(argv[2]));
         return 0;
     }
+    if (argc == 2 && !strcmp(argv[1], "loaderfork"))
+        return loader_fork();
     if (argc == 3 && !strcmp(argv[1], "forks")) {
         /* fork while other threads are inside the collector */
         pthread_t th[3];

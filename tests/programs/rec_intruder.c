@@ -10,6 +10,10 @@
  *                                    with MEMSCRIBE_SECRET as the secret
  *                                    (none if unset), in a memfd sealed
  *                                    against shrinking unless "unsealed"
+ *   rec_intruder segments SOCKET SIZE
+ *                                    announce this process in three
+ *                                    segments, the second one's hello sent
+ *                                    last (mallocs of SIZE, SIZE+1, SIZE+2)
  * Exit status 0 when the message went out (refusing it is the recorder's
  * business), 1 on a local failure. */
 #include <fcntl.h>
@@ -65,50 +69,45 @@ static int do_silent(const char *name, int n)
     return 0;
 }
 
-static int do_inject(const char *name, uint32_t pid, uint64_t size, int sealed)
+/* A segment of one 4 KiB ring holding a thread start and one malloc of
+ * size, in a memfd (sealed against shrinking if sealed), and its hello in
+ * *hello. Returns the memfd, or -1. */
+static int make_segment(struct fmt_shm_hello *hello, uint16_t kind, uint32_t index, uint32_t pid,
+                        uint64_t size, int sealed)
 {
     const uint32_t nr_rings = 1, ring_size = 4096;
     uint64_t seg_size = fmt_shm_segment_size(nr_rings, ring_size);
-    struct fmt_shm_hello hello = {.magic = FMT_SHM_HELLO_MAGIC,
-                                  .version = FMT_SHM_VERSION,
-                                  .kind = FMT_SHM_HELLO_IMAGE,
-                                  .pid = pid,
-                                  .ppid = 1,
-                                  .stream_id = 0x1234567 ^ pid};
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } ctl;
-    struct iovec iov = {.iov_base = &hello, .iov_len = sizeof(hello)};
-    struct msghdr msg = {.msg_iov = &iov,
-                         .msg_iovlen = 1,
-                         .msg_control = ctl.buf,
-                         .msg_controllen = sizeof(ctl.buf)};
-    struct cmsghdr *cm;
     struct fmt_shm_header *h;
     struct fmt_shm_thread *t;
     struct fmt_shm_event *e;
     struct timespec now;
     uint64_t ns;
-    int memfd, fd;
+    int memfd;
 
+    *hello = (struct fmt_shm_hello){.magic = FMT_SHM_HELLO_MAGIC,
+                                    .version = FMT_SHM_VERSION,
+                                    .kind = kind,
+                                    .pid = pid,
+                                    .ppid = 1,
+                                    .segment_index = index,
+                                    .stream_id = 0x1234567 ^ pid};
     clock_gettime(CLOCK_MONOTONIC, &now);
     ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 #ifdef FMT_SHM_ENV_SECRET /* (built against the protocol before it had one: none) */
     {
         const char *secret = getenv(FMT_SHM_ENV_SECRET);
 
-        if (secret && fmt_shm_secret_parse(secret, hello.secret) != 0)
-            return 1;
+        if (secret && fmt_shm_secret_parse(secret, hello->secret) != 0)
+            return -1;
     }
 #endif
     memfd = (int)syscall(SYS_memfd_create, "intruder", (long)MFD_ALLOW_SEALING);
     if (memfd < 0 || ftruncate(memfd, (off_t)seg_size) != 0 ||
         (sealed && fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) != 0))
-        return 1;
+        return -1;
     h = mmap(NULL, seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
     if (h == MAP_FAILED)
-        return 1;
+        return -1;
     h->magic = FMT_SHM_SEG_MAGIC;
     h->version = FMT_SHM_VERSION;
     h->nr_rings = nr_rings;
@@ -116,14 +115,15 @@ static int do_inject(const char *name, uint32_t pid, uint64_t size, int sealed)
     h->ctl_offset = FMT_SHM_HEADER_SIZE;
     h->data_offset = (uint32_t)(seg_size - ring_size);
     h->pid = pid;
-    h->stream_id = hello.stream_id;
+    h->stream_id = hello->stream_id;
+    h->segment_index = index;
     h->max_frames = 1;
-    hello.ts_ns = ns;
+    hello->ts_ns = ns;
     t = (struct fmt_shm_thread *)(void *)fmt_shm_ring_data(h, 0);
     t->h.type = FMT_SHM_REC_THREAD_START;
     t->h.len = fmt_shm_thread_size(0);
     t->ts_ns = ns;
-    t->tid = pid;
+    t->tid = pid + index;
     e = (struct fmt_shm_event *)(void *)((char *)t + t->h.len);
     e->type = FMT_SHM_REC_EVENT;
     e->kind = FMT_EV_MALLOC;
@@ -131,22 +131,79 @@ static int do_inject(const char *name, uint32_t pid, uint64_t size, int sealed)
     e->addr = 0x100000;
     e->size = size;
     atomic_store(&fmt_shm_ring_ctl(h, 0)->head, t->h.len + FMT_SHM_EVENT_SIZE(0));
-    fd = connect_to(name);
-    if (fd < 0) {
-        perror("rec_intruder: connect");
-        return 1;
-    }
+    return memfd;
+}
+
+/* Send hello with memfd on the connected fd, and close it. */
+static int send_segment(int fd, struct fmt_shm_hello *hello, int memfd)
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } ctl;
+    struct iovec iov = {.iov_base = hello, .iov_len = sizeof(*hello)};
+    struct msghdr msg = {.msg_iov = &iov,
+                         .msg_iovlen = 1,
+                         .msg_control = ctl.buf,
+                         .msg_controllen = sizeof(ctl.buf)};
+    struct cmsghdr *cm;
+
     memset(ctl.buf, 0, sizeof(ctl.buf));
     cm = CMSG_FIRSTHDR(&msg);
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
     cm->cmsg_len = CMSG_LEN(sizeof(int));
     memcpy(CMSG_DATA(cm), &memfd, sizeof(int));
-    if (sendmsg(fd, &msg, 0) != (ssize_t)sizeof(hello)) {
+    if (sendmsg(fd, &msg, 0) != (ssize_t)sizeof(*hello)) {
         perror("rec_intruder: sendmsg");
         return 1;
     }
     close(fd);
+    return 0;
+}
+
+static int do_inject(const char *name, uint32_t pid, uint64_t size, int sealed)
+{
+    struct fmt_shm_hello hello;
+    int memfd = make_segment(&hello, FMT_SHM_HELLO_IMAGE, 0, pid, size, sealed), fd;
+
+    if (memfd < 0)
+        return 1;
+    fd = connect_to(name);
+    if (fd < 0) {
+        perror("rec_intruder: connect");
+        return 1;
+    }
+    return send_segment(fd, &hello, memfd);
+}
+
+/* This process's own image, in three segments whose hellos reach the
+ * recorder out of order: segment 1's connection is made first but its
+ * hello is sent after segment 2's, as a collector thread descheduled
+ * between connect and send does. Each holds one malloc: size, size + 1,
+ * size + 2. */
+static int do_segments(const char *name, uint64_t size)
+{
+    struct fmt_shm_hello hello[3];
+    uint32_t pid = (uint32_t)getpid();
+    int memfd[3], fd0, fd1, fd2;
+
+    for (uint32_t i = 0; i < 3; i++)
+        if ((memfd[i] = make_segment(&hello[i], i ? FMT_SHM_HELLO_SEGMENT : FMT_SHM_HELLO_IMAGE, i,
+                                     pid, size + i, 1)) < 0)
+            return 1;
+    if ((fd0 = connect_to(name)) < 0 || send_segment(fd0, &hello[0], memfd[0]) != 0)
+        return 1;
+    usleep(100000);
+    if ((fd1 = connect_to(name)) < 0)
+        return 1;
+    usleep(100000); /* the recorder takes it in, with no hello yet */
+    if ((fd2 = connect_to(name)) < 0 || send_segment(fd2, &hello[2], memfd[2]) != 0)
+        return 1;
+    usleep(100000);
+    if (send_segment(fd1, &hello[1], memfd[1]) != 0)
+        return 1;
+    usleep(200000); /* alive while the recorder maps all three */
     return 0;
 }
 
@@ -156,10 +213,12 @@ int main(int argc, char **argv)
         return do_wait(argv[2], strtoul(argv[3], NULL, 10));
     if (argc == 4 && !strcmp(argv[1], "silent"))
         return do_silent(argv[2], atoi(argv[3]));
+    if (argc == 4 && !strcmp(argv[1], "segments"))
+        return do_segments(argv[2], strtoull(argv[3], NULL, 10));
     if ((argc == 5 || argc == 6) && !strcmp(argv[1], "inject"))
         return do_inject(argv[2], (uint32_t)strtoul(argv[3], NULL, 10), strtoull(argv[4], NULL, 10),
                          argc == 5);
     fprintf(stderr, "usage: rec_intruder wait FILE SIZE | silent SOCKET N | "
-                    "inject SOCKET PID SIZE [unsealed]\n");
+                    "inject SOCKET PID SIZE [unsealed] | segments SOCKET SIZE\n");
     return 2;
 }
