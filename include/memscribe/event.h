@@ -178,6 +178,7 @@ struct fmt_trace_info {
     uint32_t command_len;
     const char *hostname;
     uint32_t time_unit_ns; /* resolution of every ts_ns: 1, or (format 1.3) the unit's ns */
+    const char *only; /* record --only's glob; NULL: every process was traced */
 };
 
 /* True for kinds that start a heap block (give it a serial). */

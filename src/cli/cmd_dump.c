@@ -322,6 +322,12 @@ static void dump_header(FILE *out, const struct fmt_reader *r)
     put_str(out, info->hostname ? info->hostname : "",
             info->hostname ? (uint32_t)strlen(info->hostname) : 0, 0);
     fprintf(out, " stack_depth=%u\n", info->stack_depth);
+    if (info->only) {
+        /* record --only: only the processes it matched are in the trace. */
+        fputs("# only ", out);
+        put_str(out, info->only, (uint32_t)strlen(info->only), 0);
+        fputc('\n', out);
+    }
     fprintf(out,
             "# events=%" PRIu64 " heap_allocs=%" PRIu64 " serials=%" PRIu64 " dropped=%" PRIu64
             " chunks=%u stacks=%u images=%u threads=%u modules=%u\n",

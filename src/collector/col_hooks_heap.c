@@ -92,7 +92,12 @@ static inline __attribute__((always_inline)) void col_alloc_done(struct col_thre
     col_leave(t);
 }
 
-COL_EXPORT void *malloc(size_t size)
+/* The four hottest hooks are each split in two: the exported one sends a
+ * dormant image (record --only did not pick it, col_only.c) straight to
+ * the real function, before the traced half's prologue (six registers
+ * and a 2 KiB frame), and otherwise jumps to the traced half (a tail
+ * call: no extra frame for the unwinder, which drops ours anyway). */
+static __attribute__((noinline)) void *col_malloc(size_t size)
 {
     struct col_thread *t = col_enter();
     void *p;
@@ -104,7 +109,14 @@ COL_EXPORT void *malloc(size_t size)
     return p;
 }
 
-COL_EXPORT void *calloc(size_t nmemb, size_t elsize)
+COL_EXPORT void *malloc(size_t size)
+{
+    if (COL_UNLIKELY(col_dormant))
+        return col_real.malloc(size);
+    return col_malloc(size);
+}
+
+static __attribute__((noinline)) void *col_calloc(size_t nmemb, size_t elsize)
 {
     struct col_thread *t = col_enter();
     uint64_t extra[2] = {nmemb, elsize};
@@ -123,7 +135,14 @@ COL_EXPORT void *calloc(size_t nmemb, size_t elsize)
     return p;
 }
 
-COL_EXPORT void free(void *p)
+COL_EXPORT void *calloc(size_t nmemb, size_t elsize)
+{
+    if (COL_UNLIKELY(col_dormant))
+        return col_real.calloc(nmemb, elsize);
+    return col_calloc(nmemb, elsize);
+}
+
+static __attribute__((noinline)) void col_free(void *p)
 {
     struct col_thread *t;
     uint32_t stack = 0;
@@ -211,9 +230,25 @@ static inline __attribute__((always_inline)) void *col_realloc_common(void *old,
     return p;
 }
 
-COL_EXPORT void *realloc(void *old, size_t size)
+COL_EXPORT void free(void *p)
+{
+    if (COL_UNLIKELY(col_dormant) && !col_is_boot(p)) {
+        col_real.free(p);
+        return;
+    }
+    col_free(p);
+}
+
+static __attribute__((noinline)) void *col_realloc(void *old, size_t size)
 {
     return col_realloc_common(old, size, 1, 0);
+}
+
+COL_EXPORT void *realloc(void *old, size_t size)
+{
+    if (COL_UNLIKELY(col_dormant) && !col_is_boot(old))
+        return col_real.realloc(old, size);
+    return col_realloc(old, size);
 }
 
 COL_EXPORT void *reallocarray(void *old, size_t nmemb, size_t elsize)

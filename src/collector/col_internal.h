@@ -111,6 +111,9 @@ extern _Atomic int col_state;
 /* Settings from the environment, read once at init. */
 extern uint32_t col_depth;
 extern int col_no_follow;
+/* record --only did not pick this image: every hook goes straight to the
+ * real function (col_only.c). Set once, before the program runs. */
+extern int col_dormant;
 extern int col_free_stacks;  /* MEMSCRIBE_FREE_STACKS=1: unwind on free too */
 extern int col_glibc_malloc; /* the real malloc is glibc's: its chunk headers may be read */
 /* After a dlopen, this many events each check whether the module set
@@ -145,6 +148,9 @@ void col_init(void);
 void col_turn_off(const char *why, int err);
 void col_say(const char *msg, int err);
 
+/* col_only.c */
+int col_only_wanted(void);
+
 /* Enter a hook: the thread's state if the call is to be recorded, or NULL
  * if it is nested, the collector is off or not yet started. A non-NULL
  * result must be paired with col_leave(). */
@@ -152,6 +158,8 @@ static inline struct col_thread *col_enter(void)
 {
     struct col_thread *t = &col_thread;
 
+    if (COL_UNLIKELY(col_dormant))
+        return NULL;
     if (COL_UNLIKELY(t->busy))
         return NULL;
     t->busy = 1;

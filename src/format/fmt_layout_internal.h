@@ -116,6 +116,7 @@ enum fmt_meta_type {
     FMT_META_COMMAND = 1,
     FMT_META_HOSTNAME = 2,
     FMT_META_STACK_DEPTH = 3,
+    FMT_META_ONLY = 5, /* record --only's glob (absent: no filter) */
 };
 
 /* Limits a reader enforces so that a corrupt file cannot make it allocate

@@ -60,7 +60,8 @@ int fmt_rdefs_meta(struct fmt_reader *r, uint64_t off)
         uint32_t n;
         switch (type) {
         case FMT_META_COMMAND:
-        case FMT_META_HOSTNAME: {
+        case FMT_META_HOSTNAME:
+        case FMT_META_ONLY: {
             if (len > FMT_MAX_STRING)
                 return fmt_rerr(r, -EPROTO, off, "metadata string too long");
             char *s = malloc(len + 1);
@@ -72,9 +73,12 @@ int fmt_rdefs_meta(struct fmt_reader *r, uint64_t off)
                 free(r->command);
                 r->command = s;
                 r->info.command_len = (uint32_t)len;
-            } else {
+            } else if (type == FMT_META_HOSTNAME) {
                 free(r->hostname);
                 r->hostname = s;
+            } else {
+                free(r->only);
+                r->only = s;
             }
             break;
         }

@@ -315,6 +315,7 @@ static int open_trace(struct fmt_reader *r)
     r->loaded_defs_once = 1; /* later DEFS reads (live deltas) are re-reads */
     r->info.command = r->command;
     r->info.hostname = r->hostname;
+    r->info.only = r->only;
     return 0;
 }
 
@@ -376,6 +377,7 @@ void fmt_reader_close(struct fmt_reader *r)
     ZSTD_freeDCtx(r->dctx);
     free(r->command);
     free(r->hostname);
+    free(r->only);
     free(r->nodes);
     free(r->stkcode);
     for (uint32_t i = 0; i < r->nr_ctxs; i++)

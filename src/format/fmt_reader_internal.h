@@ -90,6 +90,7 @@ struct fmt_reader {
     struct fmt_trace_info info;
     char *command;
     char *hostname;
+    char *only;
     int incomplete;
     int addr_cands; /* FMT_FEAT_ADDR_CANDS: heap addresses may name freed ones */
     int pe;         /* FMT_FEAT_PE_PROCESS: Windows kinds allowed */

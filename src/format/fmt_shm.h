@@ -21,6 +21,9 @@
 #define FMT_SHM_ENV_DEPTH "MEMSCRIBE_DEPTH"         /* frames per stack, default 64 */
 #define FMT_SHM_ENV_NO_FOLLOW "MEMSCRIBE_NO_FOLLOW" /* "1": trace only the first image */
 #define FMT_SHM_ENV_CLOCK "MEMSCRIBE_CLOCK" /* "tsc": stamp with rdtsc, not CLOCK_MONOTONIC */
+/* record --only: a glob; an image whose executable's name matches it not
+ * stays dormant (no rings, no hello) but keeps the environment. */
+#define FMT_SHM_ENV_ONLY "MEMSCRIBE_ONLY"
 /* The recording's secret, FMT_SHM_SECRET_BYTES random bytes in hex: every
  * hello carries it, and the recorder takes in only hellos that do. Only
  * the traced tree inherits it (docs/protocol.md, Channel and hello). */

@@ -26,6 +26,10 @@ static int w_meta(struct fmt_writer *w, const struct fmt_trace_info *info)
         rc = rc ?: fmt_buf_add_varint(&b, FMT_META_HOSTNAME);
         rc = rc ?: fmt_buf_add_string(&b, info->hostname, strlen(info->hostname));
     }
+    if (info->only) {
+        rc = rc ?: fmt_buf_add_varint(&b, FMT_META_ONLY);
+        rc = rc ?: fmt_buf_add_string(&b, info->only, strlen(info->only));
+    }
     uint8_t tmp[FMT_VARINT_MAX];
     struct fmt_buf t = {tmp, 0, sizeof(tmp)};
     fmt_buf_put_varint(&t, info->stack_depth);

@@ -484,6 +484,7 @@ static void test_tables(void **state)
     assert_int_equal(info->command_len, 15);
     assert_memory_equal(info->command, "prog\0arg1\0arg 2", 15);
     assert_string_equal(info->hostname, "testhost");
+    assert_null(info->only); /* not filtered by record --only */
 
     struct fmt_trace_counts c;
     fmt_reader_counts(r, &c);
@@ -546,6 +547,26 @@ static void test_tables(void **state)
 }
 
 /* An image seen only through its events still has its pid and start. */
+/* record --only's glob travels in the metadata (META record 4). */
+static void test_only_meta(void **state)
+{
+    struct tfmt t;
+
+    (void)state;
+    tfmt_start(&t, 0);
+    t.info.only = "cc1*";
+    tfmt_restart(&t, 0, 0, 64);
+    tfmt_finish(&t);
+
+    struct fmt_reader *r = tfmt_open(&t);
+    const struct fmt_trace_info *info = fmt_reader_info(r);
+    assert_string_equal(info->only, "cc1*");
+    assert_string_equal(info->hostname, "testhost");
+    assert_int_equal(info->stack_depth, 64);
+    fmt_reader_close(r);
+    tfmt_close(&t);
+}
+
 static void test_image_without_start(void **state)
 {
     struct tfmt t;
@@ -804,6 +825,7 @@ int main(void)
         cmocka_unit_test(test_random_storm),
         cmocka_unit_test(test_freed_reuse),
         cmocka_unit_test(test_stacks),
+        cmocka_unit_test(test_only_meta),
         cmocka_unit_test(test_stack_windows),
         cmocka_unit_test(test_stack_codes),
         cmocka_unit_test(test_tables),
