@@ -21,6 +21,7 @@
 #include "recorder/rec_class.h"
 #include "recorder/rec_internal.h"
 #include "recorder/rec_proc.h"
+#include "util/util_size.h"
 
 extern char **environ;
 
@@ -38,7 +39,7 @@ static volatile pid_t rec_forward_pid;
 static void print_help(void)
 {
     printf("usage: memscribe record [-o FILE] [--depth N] [--no-follow] [--vm-precise] [--quiet]\n"
-           "                        [--] CMD [ARGS...]\n"
+           "                        [--sample BYTES] [--] CMD [ARGS...]\n"
            "\n"
            "Run CMD with the collector preloaded and record every malloc-family and\n"
            "mmap-family call it makes, with stack, thread and time, into a trace file.\n"
@@ -52,6 +53,11 @@ static void print_help(void)
            "      --no-follow    trace only CMD's own image: no exec'd programs,\n"
            "                     no forked children\n"
            "  -q, --quiet        no summary on stderr\n"
+           "      --sample BYTES record a sample of the heap blocks: each byte allocated\n"
+           "                     is a sampling point with probability 1/BYTES (K, M, G:\n"
+           "                     KiB, MiB, GiB; 512K costs little in production); the\n"
+           "                     reports then give estimates (docs/record.md: Sampling).\n"
+           "                     Mappings are all recorded. Default: every block\n"
            "      --vm-precise   also record the mappings libc, ld.so and pthread_create\n"
            "                     make themselves (Syscall User Dispatch; default off,\n"
            "                     README: Cost)\n"
@@ -66,9 +72,11 @@ static void print_help(void)
            "                         cheaper, lossy: see docs/record.md)\n"
            "  MEMSCRIBE_CLOCK        tsc or monotonic: how events are stamped (default: tsc\n"
            "                         when the kernel's clocksource is a stable TSC)\n"
+           "  MEMSCRIBE_SAMPLE_SEED  with --sample: a number that makes the choice of\n"
+           "                         blocks repeat from run to run (tests)\n"
            "Set for the traced program (do not set them yourself): LD_PRELOAD,\n"
            "MEMSCRIBE_SOCKET, MEMSCRIBE_SECRET, MEMSCRIBE_DEPTH, MEMSCRIBE_NO_FOLLOW,\n"
-           "MEMSCRIBE_CLOCK.\n",
+           "MEMSCRIBE_CLOCK, MEMSCRIBE_SAMPLE.\n",
            FMT_SHM_MAX_DEPTH, FMT_SHM_DEFAULT_DEPTH);
 }
 
@@ -172,13 +180,19 @@ static int rec_exit_code(int status)
 int cmd_record(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},  {"depth", required_argument, NULL, 'd'},
-        {"no-follow", no_argument, NULL, 'n'},     {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},          {"vm-precise", no_argument, NULL, 'V'},
-        {"no-vm-precise", no_argument, NULL, 'W'}, {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'},
+        {"depth", required_argument, NULL, 'd'},
+        {"no-follow", no_argument, NULL, 'n'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {"vm-precise", no_argument, NULL, 'V'},
+        {"no-vm-precise", no_argument, NULL, 'W'},
+        {"sample", required_argument, NULL, 'S'},
+        {NULL, 0, NULL, 0},
     };
     const char *out_path = NULL;
     uint32_t depth = FMT_SHM_DEFAULT_DEPTH;
+    uint64_t sample_bytes = 0;
     int no_follow = 0, quiet = 0, opt, go_fd, err_fd, lfd, out_fd, exec_err = 0;
     char sock[108], msg[1024], *prog, *collector, **env, *default_out = NULL, host[256] = "";
     char secret[2 * FMT_SHM_SECRET_BYTES + 1];
@@ -219,6 +233,11 @@ int cmd_record(int argc, char **argv)
             /* The collector reads it (col_sud.c); the program inherits it. */
             setenv("MEMSCRIBE_VM_PRECISE", opt == 'V' ? "1" : "0", 1);
             break;
+        case 'S':
+            if (util_size_parse(optarg, &sample_bytes))
+                cli_usage_error("record: --sample wants a byte count such as 512K, not '%s'",
+                                optarg);
+            break;
         case 'h':
             print_help();
             return CLI_EXIT_OK;
@@ -243,6 +262,14 @@ int cmd_record(int argc, char **argv)
             cli_die("record: -o %s is the program itself; it would be overwritten", out_path);
     }
     collector = rec_collector_for(rec_collector_path(), prog);
+    {
+        /* Always set: one inherited from our environment must not sample
+         * a trace that says it is exact. */
+        char rate[24];
+
+        snprintf(rate, sizeof(rate), "%llu", (unsigned long long)sample_bytes);
+        setenv(FMT_SHM_ENV_SAMPLE, rate, 1);
+    }
 
     rec_clock_init(&s.clock);
     s.start_mono_ns = s.clock.mono0;
@@ -307,6 +334,7 @@ int cmd_record(int argc, char **argv)
     }
     info.recorder_pid = s.recorder_pid;
     info.stack_depth = depth;
+    info.sample_bytes = sample_bytes;
     info.command = command;
     info.command_len = cmd_len ? (uint32_t)cmd_len - 1 : 0;
     info.hostname = host;

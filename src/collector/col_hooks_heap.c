@@ -82,6 +82,10 @@ static inline __attribute__((always_inline)) void col_alloc_done(struct col_thre
     uint32_t stack;
     uint64_t ts;
 
+    if (COL_UNLIKELY(col_sample_bytes) && col_sample_skip(t, p, size)) {
+        col_leave(t); /* not sampled: no unwind, no event */
+        return;
+    }
     col_check_modules(t);
     stack = col_stack_here(t);
     ts = col_stamp(t);
@@ -137,6 +141,11 @@ COL_EXPORT void free(void *p)
             col_real.free(p);
         return;
     }
+    if (COL_UNLIKELY(col_sample_bytes) && !col_sample_forget(p)) {
+        COL_REAL_CALL_VOID(t, col_real.free(p)); /* not a sampled block */
+        col_leave(t);
+        return;
+    }
     col_check_modules(t);
     if (col_free_stacks)
         stack = col_stack_here(t);
@@ -146,6 +155,71 @@ COL_EXPORT void free(void *p)
                           (uint64_t)(uintptr_t)p, 0, NULL, 0);
     col_stamp_done(t);
     col_leave(t);
+}
+
+/* realloc and reallocarray under sampling. The old block is recorded
+ * only if it was sampled, the new one only if it is sampled now (by its
+ * whole size, as any allocation): both, as an exact trace has them; only
+ * the old, as a free; only the new, as a realloc of NULL. Never inlined:
+ * the exact path stays as it was. */
+static __attribute__((noinline)) void *
+col_realloc_sampled(struct col_thread *t, void *old, size_t nmemb, size_t elsize, int is_array)
+{
+    uint64_t extra[3] = {(uint64_t)(uintptr_t)old, nmemb, elsize};
+    size_t size = 0;
+    int overflow = __builtin_mul_overflow(nmemb, elsize, &size);
+    uint8_t kind = is_array ? FMT_EV_REALLOCARRAY : FMT_EV_REALLOC;
+    int had = old && col_sample_forget(old), failed;
+    uint32_t stack = 0;
+    uint64_t ts0 = 0, ts1;
+    uint8_t flags = 0;
+    void *p;
+
+    if (had) {
+        col_check_modules(t);
+        stack = col_stack_here(t);
+        ts0 = col_stamp(t);
+    }
+    p = COL_REAL_CALL(t, is_array ? col_real.reallocarray(old, nmemb, elsize)
+                                  : col_real.realloc(old, size));
+    failed = p == NULL && (size != 0 || overflow || old == NULL);
+    if (failed && had) {
+        col_sample_note(old); /* still there, still sampled */
+    } else if (p && col_sample_skip(t, p, overflow ? UINT64_MAX : size)) {
+        if (had) { /* the sampled old block ends; the new one is not recorded */
+            col_emit_event_inline(t, FMT_SHM_REC_EVENT, FMT_EV_FREE, 0, 0, 0, ts0,
+                                  (uint64_t)(uintptr_t)old, 0, NULL, 0);
+            col_stamp_done(t);
+        }
+        col_leave(t);
+        return p;
+    } else if (!had && (failed ? col_sample_skip(t, NULL, overflow ? UINT64_MAX : size) : !p)) {
+        col_leave(t); /* nothing sampled: realloc(NULL, 0) returning NULL, or a failure */
+        return p;
+    }
+    if (!had) {
+        col_check_modules(t);
+        stack = col_stack_here(t);
+        ts1 = col_stamp(t);
+        extra[0] = 0; /* the old block was not sampled: a realloc of NULL */
+        flags = failed ? FMT_EVF_FAILED : col_libc_mmap_flag(p);
+    } else {
+        ts1 = col_now();
+        if (failed) {
+            flags = FMT_EVF_FAILED;
+        } else if (p == old) {
+            flags = FMT_EVF_IN_PLACE | col_libc_mmap_flag(p);
+        } else {
+            flags = col_libc_mmap_flag(p);
+            col_emit_event_inline(t, FMT_SHM_REC_RELEASE, kind, 0, 0, stack, ts0,
+                                  (uint64_t)(uintptr_t)old, 0, NULL, 0);
+        }
+    }
+    col_emit_event_inline(t, FMT_SHM_REC_EVENT, kind, flags, 0, stack, ts1, (uint64_t)(uintptr_t)p,
+                          overflow ? UINT64_MAX : size, extra, is_array ? 3 : 1);
+    col_stamp_done(t);
+    col_leave(t);
+    return p;
 }
 
 /* realloc and reallocarray: stamp before the call (the old block may be
@@ -186,6 +260,8 @@ static inline __attribute__((always_inline)) void *col_realloc_common(void *old,
             return col_real.realloc(old, size);
         return col_boot_alloc(size, 16); /* only while dlsym runs: old is NULL */
     }
+    if (COL_UNLIKELY(col_sample_bytes))
+        return col_realloc_sampled(t, old, nmemb, elsize, is_array);
     col_check_modules(t);
     stack = col_stack_here(t);
     ts0 = col_stamp(t);

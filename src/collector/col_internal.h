@@ -92,6 +92,10 @@ struct col_thread {
     uint8_t sud_onstack;
     uint8_t sud_onstack_rearm;
     uintptr_t sud_alt_lo, sud_alt_hi;
+    /* Sampling (col_sample.c): bytes left to the next sampling point, and
+     * the thread's generator (0: not seeded yet). */
+    uint64_t sample_left;
+    uint64_t sample_rng;
 };
 extern COL_TLS struct col_thread col_thread;
 
@@ -288,6 +292,51 @@ col_emit_event_inline(struct col_thread *t, uint8_t type, uint8_t kind, uint8_t 
 void col_emit_event(struct col_thread *t, uint8_t type, uint8_t kind, uint8_t flags, uint8_t origin,
                     uint32_t stack, uint64_t ts, uint64_t addr, uint64_t size,
                     const uint64_t *extra, unsigned nargs);
+
+/* col_sample.c: record --sample BYTES (0: every allocation, the default). */
+extern uint64_t col_sample_bytes;
+extern _Atomic uint32_t *col_sample_filter;
+#define COL_SAMPLE_FILTER_BITS 18
+int col_sample_init(void);
+void col_sample_reset(void);
+int col_sample_take(struct col_thread *t, uint64_t s);
+void col_sample_note(const void *p);
+int col_sample_forget_slow(uint64_t key);
+
+static inline uint32_t col_sample_slot(uint64_t key)
+{
+    return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - COL_SAMPLE_FILTER_BITS));
+}
+
+/* Sampling mode: 1 if an allocation of size bytes that returned p is
+ * left out; a sampled block is added to the live set. */
+static inline __attribute__((always_inline)) int col_sample_skip(struct col_thread *t, void *p,
+                                                                 uint64_t size)
+{
+    uint64_t s = size + (size == 0);
+
+    if (COL_LIKELY(s < t->sample_left)) {
+        t->sample_left -= s;
+        return 1;
+    }
+    if (!col_sample_take(t, s))
+        return 1;
+    if (p)
+        col_sample_note(p);
+    return 0;
+}
+
+/* Sampling mode: 1 if p is a live sampled block, which is then removed
+ * (before the real free: the address cannot be handed out meanwhile). */
+static inline __attribute__((always_inline)) int col_sample_forget(const void *p)
+{
+    uint64_t key = (uint64_t)(uintptr_t)p;
+
+    if (COL_LIKELY(
+            !atomic_load_explicit(&col_sample_filter[col_sample_slot(key)], memory_order_acquire)))
+        return 0;
+    return col_sample_forget_slow(key);
+}
 
 /* col_stack.c */
 int col_stack_init(void);

@@ -22,9 +22,11 @@
 #define FMT_FEAT_STACK_CODES 0x2u /* 1.1: stack nodes in STACK_CODES records */
 #define FMT_FEAT_ADDR_CANDS 0x4u  /* 1.1: heap addresses may name a freed one */
 #define FMT_FEAT_PE_PROCESS 0x8u  /* 1.2: Windows kinds and heap handles (docs/windows.md) */
+#define FMT_FEAT_SAMPLED 0x20u    /* 1.3: heap blocks are a sample (META SAMPLE_BYTES) */
 #define FMT_FEAT_REQUIRED_MASK 0xffffffffull
 #define FMT_FEAT_KNOWN                                                                             \
-    (FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS | FMT_FEAT_PE_PROCESS)
+    (FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS | FMT_FEAT_PE_PROCESS |    \
+     FMT_FEAT_SAMPLED)
 
 /* Block header: 24 bytes before every block payload. */
 #define FMT_BLOCK_MAGIC 0x4b42534du /* "MSBK" little-endian */
@@ -103,6 +105,7 @@ enum fmt_meta_type {
     FMT_META_COMMAND = 1,
     FMT_META_HOSTNAME = 2,
     FMT_META_STACK_DEPTH = 3,
+    FMT_META_SAMPLE_BYTES = 4, /* 1.3: the sampling rate (feature bit SAMPLED) */
 };
 
 /* Limits a reader enforces so that a corrupt file cannot make it allocate

@@ -93,6 +93,8 @@ struct fmt_reader {
     int incomplete;
     int addr_cands; /* FMT_FEAT_ADDR_CANDS: heap addresses may name freed ones */
     int pe;         /* FMT_FEAT_PE_PROCESS: Windows kinds allowed */
+    int sampled;    /* FMT_FEAT_SAMPLED: info.sample_bytes is set */
+    int estimates;  /* sampled: heap sizes are estimates (fmt_reader_estimates) */
     uint64_t nr_skipped;
     uint64_t defs_raw_total;
     int loaded_defs_once;

@@ -20,7 +20,8 @@
 #define FMT_SHM_ENV_SOCKET "MEMSCRIBE_SOCKET"       /* abstract socket name, without the NUL */
 #define FMT_SHM_ENV_DEPTH "MEMSCRIBE_DEPTH"         /* frames per stack, default 64 */
 #define FMT_SHM_ENV_NO_FOLLOW "MEMSCRIBE_NO_FOLLOW" /* "1": trace only the first image */
-#define FMT_SHM_ENV_CLOCK "MEMSCRIBE_CLOCK" /* "tsc": stamp with rdtsc, not CLOCK_MONOTONIC */
+#define FMT_SHM_ENV_CLOCK "MEMSCRIBE_CLOCK"   /* "tsc": stamp with rdtsc, not CLOCK_MONOTONIC */
+#define FMT_SHM_ENV_SAMPLE "MEMSCRIBE_SAMPLE" /* mean bytes between samples; 0: every call */
 /* The recording's secret, FMT_SHM_SECRET_BYTES random bytes in hex: every
  * hello carries it, and the recorder takes in only hellos that do. Only
  * the traced tree inherits it (docs/protocol.md, Channel and hello). */
