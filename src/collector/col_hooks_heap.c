@@ -96,7 +96,13 @@ static inline __attribute__((always_inline)) void col_alloc_done(struct col_thre
     col_leave(t);
 }
 
-COL_EXPORT void *malloc(size_t size)
+/* The hooks of the calls a program makes most come in two parts: the
+ * exported function takes the fast path of sampling (an unsampled call
+ * goes straight to the real function) and otherwise jumps (a tail call:
+ * no frame of its own, so stacks are unwound as before) to the whole
+ * hook, whose frame (callee-saved registers, the unwind buffer) a fast
+ * path would pay for on every call. */
+static __attribute__((noinline)) void *col_malloc(size_t size)
 {
     struct col_thread *t = col_enter();
     void *p;
@@ -108,7 +114,7 @@ COL_EXPORT void *malloc(size_t size)
     return p;
 }
 
-COL_EXPORT void *calloc(size_t nmemb, size_t elsize)
+static __attribute__((noinline)) void *col_calloc(size_t nmemb, size_t elsize)
 {
     struct col_thread *t = col_enter();
     uint64_t extra[2] = {nmemb, elsize};
@@ -127,7 +133,7 @@ COL_EXPORT void *calloc(size_t nmemb, size_t elsize)
     return p;
 }
 
-COL_EXPORT void free(void *p)
+static __attribute__((noinline)) void col_free(void *p)
 {
     struct col_thread *t;
     uint32_t stack = 0;
@@ -287,14 +293,66 @@ static inline __attribute__((always_inline)) void *col_realloc_common(void *old,
     return p;
 }
 
-COL_EXPORT void *realloc(void *old, size_t size)
+static __attribute__((noinline)) void *col_realloc(void *old, size_t size)
 {
     return col_realloc_common(old, size, 1, 0);
 }
 
-COL_EXPORT void *reallocarray(void *old, size_t nmemb, size_t elsize)
+static __attribute__((noinline)) void *col_reallocarray(void *old, size_t nmemb, size_t elsize)
 {
     return col_realloc_common(old, nmemb, elsize, 1);
+}
+
+COL_EXPORT void *malloc(size_t size)
+{
+    if (COL_UNLIKELY(col_sample_fast) && col_sample_pass(size))
+        return col_real.malloc(size); /* not sampled: the real call only */
+    return col_malloc(size);
+}
+
+COL_EXPORT void *calloc(size_t nmemb, size_t elsize)
+{
+    size_t total;
+
+    if (COL_UNLIKELY(col_sample_fast) &&
+        col_sample_pass(__builtin_mul_overflow(nmemb, elsize, &total) ? SIZE_MAX : total))
+        return col_real.calloc(nmemb, elsize);
+    return col_calloc(nmemb, elsize);
+}
+
+COL_EXPORT void free(void *p)
+{
+    /* A bootstrap block is never in the sampled set: col_free drops it. */
+    if (COL_UNLIKELY(col_sample_fast) && !col_is_boot(p) && col_sample_surely_not(p)) {
+        col_real.free(p); /* not a sampled block: the real call only */
+        return;
+    }
+    col_free(p);
+}
+
+/* Unsampled when the old block was not sampled (or NULL) and the new one
+ * is not: a bootstrap block (never in the set) takes the whole hook. */
+static inline __attribute__((always_inline)) int col_realloc_pass(void *old, size_t nmemb,
+                                                                  size_t elsize)
+{
+    size_t size;
+
+    return (!old || (!col_is_boot(old) && col_sample_surely_not(old))) &&
+           col_sample_pass(__builtin_mul_overflow(nmemb, elsize, &size) ? SIZE_MAX : size);
+}
+
+COL_EXPORT void *realloc(void *old, size_t size)
+{
+    if (COL_UNLIKELY(col_sample_fast) && col_realloc_pass(old, size, 1))
+        return col_real.realloc(old, size);
+    return col_realloc(old, size);
+}
+
+COL_EXPORT void *reallocarray(void *old, size_t nmemb, size_t elsize)
+{
+    if (COL_UNLIKELY(col_sample_fast) && col_realloc_pass(old, nmemb, elsize))
+        return col_real.reallocarray(old, nmemb, elsize);
+    return col_reallocarray(old, nmemb, elsize);
 }
 
 COL_EXPORT void *memalign(size_t align, size_t size)

@@ -27,6 +27,7 @@
 #include "collector/col_internal.h"
 
 uint64_t col_sample_bytes;
+int col_sample_fast;
 _Atomic uint32_t *col_sample_filter;
 static double col_sample_logq; /* log(1 - 1/BYTES) */
 static uint64_t col_sample_seed;
@@ -204,16 +205,15 @@ int col_sample_forget_slow(uint64_t key)
 int col_sample_init(void)
 {
     const char *s = getenv(FMT_SHM_ENV_SAMPLE);
+    uint64_t rate;
     char *end;
 
     if (!s || !*s)
         return 0;
-    col_sample_bytes = strtoull(s, &end, 10);
-    if (*end)
-        col_sample_bytes = 0;
-    if (!col_sample_bytes)
+    rate = strtoull(s, &end, 10);
+    if (*end || !rate)
         return 0;
-    col_sample_logq = log1p(-1.0 / (double)col_sample_bytes);
+    col_sample_logq = log1p(-1.0 / (double)rate);
     s = getenv("MEMSCRIBE_SAMPLE_SEED");
     if (s && *s) {
         col_sample_seed = strtoull(s, NULL, 0);
@@ -221,7 +221,10 @@ int col_sample_init(void)
     }
     col_sample_filter = col_sys_mmap(sizeof(*col_sample_filter) << COL_SAMPLE_FILTER_BITS);
     col_sample_shards = col_sys_mmap(sizeof(*col_sample_shards) * COL_SAMPLE_SHARDS);
-    return col_sample_filter && col_sample_shards ? 0 : -1;
+    if (!col_sample_filter || !col_sample_shards)
+        return -1;
+    col_sample_bytes = rate; /* sampling is on from here, with its tables */
+    return 0;
 }
 
 /* A forked child starts a stream of its own: the blocks it inherited are

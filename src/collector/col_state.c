@@ -232,6 +232,7 @@ void col_init(void)
     }
     col_maps_tool_init();
     col_sud_process_init();
+    col_sample_fast = col_sample_bytes && !col_sud_on;
     atomic_store(&col_state, COL_READY);
 }
 
