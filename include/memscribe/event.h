@@ -160,8 +160,10 @@ struct fmt_event {
     /* The size as recorded. Equal to size, except in a sampled trace read
      * with estimates (fmt_reader_estimates), where a heap allocation's
      * size and the ref_size of a heap block ended are the estimated bytes
-     * the recorded block stands for: round(size / fmt_sample_prob). */
+     * the recorded block stands for: round(size / fmt_sample_prob). Size
+     * classes are of the raw sizes. */
     uint64_t raw_size;
+    uint64_t raw_ref_size;
 
     /* Strings and the module: valid until the next call that fills this event. */
     const char *str;

@@ -603,6 +603,7 @@ int fmt_reader_next(struct fmt_reader *r, struct fmt_event *ev)
             break;
         if (ev->kind) {
             ev->raw_size = ev->size;
+            ev->raw_ref_size = ev->ref_size;
             if (r->estimates)
                 fmt_reader_estimate(r, ev);
             return 1;

@@ -72,6 +72,12 @@ for cmd in leaks timeline histogram; do
     grep -q "sampled trace (record --sample 16384)" "$WORK/err" || fail "$cmd: no sampling note on stderr"
 done
 
+# Size classes are those of the recorded sizes (16 to 4,111 bytes in main),
+# not of the estimates (a 16-byte block stands for about 16 KiB).
+"$MEMSCRIBE" histogram --format=csv "$WORK/s16.mscr" 2>/dev/null >"$WORK/hist.csv"
+awk -F, 'NR > 1 && $2 >= 8192 { bad = 1 } END { exit bad }' "$WORK/hist.csv" ||
+    fail "histogram: a class of 8 KiB or more: $(cat "$WORK/hist.csv")"
+
 # A rate that is not a byte count is a usage error.
 set +e
 "$MEMSCRIBE" record --sample 12X -- "$P" >/dev/null 2>"$WORK/err"
