@@ -67,6 +67,10 @@ grep -q "^note: sampled trace (record --sample 16384): bytes are estimates" "$WO
     fail "report JSON has no sampled member"
 "$MEMSCRIBE" report --format=json "$WORK/exact.mscr" | jq -e 'has("sampled") | not' >/dev/null ||
     fail "an exact trace's JSON says sampled"
+for cmd in leaks timeline window; do
+    "$MEMSCRIBE" "$cmd" --format=json "$WORK/s16.mscr" 2>/dev/null | jq -e '.sampled.sample_bytes == 16384' >/dev/null ||
+        fail "$cmd JSON has no sampled member"
+done
 for cmd in leaks timeline histogram; do
     "$MEMSCRIBE" "$cmd" "$WORK/s16.mscr" >/dev/null 2>"$WORK/err" || fail "$cmd failed: $(cat "$WORK/err")"
     grep -q "sampled trace (record --sample 16384)" "$WORK/err" || fail "$cmd: no sampling note on stderr"
