@@ -33,6 +33,8 @@ usage: bash bench/run.sh [options]
       --memscribe PATH  measure this memscribe binary instead of building one
       --base PATH     also measure this memscribe binary (column memscribe-base): a
                       before/after comparison in one run, the order rotated as for the others
+      --sample BYTES  also measure memscribe record --sample BYTES (column sampled;
+                      512K is the production rate): its cost beside the exact one
       --no-setup      do not install missing packages
   -h, --help          this text
 EOF
@@ -74,6 +76,11 @@ tool_memscribe() {
     RUN=("$MEMSCRIBE" record -o "$1/trace.mscr" -- "${CMD[@]}")
     TRACE="$1/trace.mscr"
 }
+# --sample BYTES: memscribe recording a sample of the heap blocks (docs/record.md).
+tool_sampled() {
+    RUN=("$MEMSCRIBE" record --sample "$SAMPLE" -o "$1/trace.mscr" -- "${CMD[@]}")
+    TRACE="$1/trace.mscr"
+}
 # --base PATH: a second memscribe (the one before a change) measured beside.
 tool_memscribe-base() {
     RUN=("$MEMSCRIBE_BASE" record -o "$1/trace.mscr" -- "${CMD[@]}")
@@ -110,6 +117,7 @@ limit_memscribe() { echo $((MEM_LIMIT_MIB * 1024 * 1024)); }
 limit_heaptrack() { echo $((MEM_LIMIT_MIB * 1024 * 1024)); }
 limit_heaptrack-raw() { limit_heaptrack; }
 limit_memscribe-base() { limit_memscribe; }
+limit_sampled() { limit_memscribe; }
 
 # ---- Options -------------------------------------------------------------------
 
@@ -124,6 +132,7 @@ SETUP=1
 MEMSCRIBE=""
 MEMSCRIBE_BASE=""
 COMMIT=""
+SAMPLE=""
 while [ $# -gt 0 ]; do
     case "$1" in
     -r | --repeat) REPEAT=${2:?}; shift 2 ;;
@@ -136,6 +145,7 @@ while [ $# -gt 0 ]; do
     --memscribe) MEMSCRIBE=${2:?}; shift 2 ;;
     --base) MEMSCRIBE_BASE=${2:?}; shift 2 ;;
     -c | --commit) COMMIT=${2:?}; shift 2 ;;
+    --sample) SAMPLE=${2:?}; shift 2 ;;
     --no-setup) SETUP=0; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -223,6 +233,7 @@ if [ -n "$MEMSCRIBE_BASE" ]; then
     [ -x "$MEMSCRIBE_BASE" ] || { echo "run.sh: --base: not an executable: $MEMSCRIBE_BASE" >&2; exit 2; }
     TOOLS=(untraced memscribe memscribe-base heaptrack heaptrack-raw)
 fi
+[ -z "$SAMPLE" ] || TOOLS=("${TOOLS[0]}" "${TOOLS[1]}" sampled "${TOOLS[@]:2}")
 
 # Only the python workload runs python3.
 export PYTHONMALLOC=malloc

@@ -59,3 +59,7 @@ ms_e2e_test(record_stderr record_stderr.sh)
 ms_e2e_test(record_nowrap record_nowrap.sh)
 ms_e2e_test(record_allocators record_allocators.sh)
 ms_e2e_test(record_fds record_fds.sh)
+
+# record --sample (tests/e2e/record_sample.sh).
+ms_test_program(col_sample ${COLP}/col_sample.c)
+ms_e2e_test(record_sample record_sample.sh)

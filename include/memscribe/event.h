@@ -7,6 +7,7 @@
 #ifndef MEMSCRIBE_EVENT_H
 #define MEMSCRIBE_EVENT_H
 
+#include <math.h>
 #include <stdint.h>
 
 /* Event kinds. Values are stored in trace files: append, never renumber. */
@@ -157,6 +158,13 @@ struct fmt_event {
     uint32_t ref_thread;
     uint32_t nr_refs; /* mappings an munmap/mremap/MAP_FIXED mmap touched; ref is
                          the lowest of them (1 for a heap free with a ref) */
+    /* The size as recorded. Equal to size, except in a sampled trace read
+     * with estimates (fmt_reader_estimates), where a heap allocation's
+     * size and the ref_size of a heap block ended are the estimated bytes
+     * the recorded block stands for: round(size / fmt_sample_prob). Size
+     * classes are of the raw sizes. */
+    uint64_t raw_size;
+    uint64_t raw_ref_size;
 
     /* Strings and the module: valid until the next call that fills this event. */
     const char *str;
@@ -178,8 +186,27 @@ struct fmt_trace_info {
     uint32_t command_len;
     const char *hostname;
     uint32_t time_unit_ns; /* resolution of every ts_ns: 1, or (format 1.3) the unit's ns */
-    const char *only; /* record --only's glob; NULL: every process was traced */
+    const char *only;      /* record --only's glob; NULL: every process was traced */
+    /* record --sample: mean bytes between sampling points, 0 in an exact
+     * trace (format 1.3, feature bit SAMPLED). A block of s bytes was
+     * recorded with probability fmt_sample_prob(sample_bytes, s). */
+    uint64_t sample_bytes;
 };
+
+/* A sampled trace (fmt_trace_info.sample_bytes = rate, 0 for exact):
+ * the probability that a block of size bytes was recorded, 1 - (1 -
+ * 1/rate)^size (size 0 counts as 1 byte; 1 for an exact trace, and for
+ * rate 1). Its inverse is the block's weight: each recorded block stands
+ * for 1/p blocks of its size, which makes sums of counts and bytes
+ * unbiased estimates (docs/record.md, Sampling). */
+static inline double fmt_sample_prob(uint64_t rate, uint64_t size)
+{
+    double s = size ? (double)size : 1.0;
+
+    if (rate <= 1)
+        return 1.0;
+    return -expm1(s * log1p(-1.0 / (double)rate));
+}
 
 /* True for kinds that start a heap block (give it a serial). */
 static inline int fmt_kind_is_heap_alloc(unsigned kind)

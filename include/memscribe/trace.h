@@ -118,6 +118,18 @@ int fmt_reader_pe(const struct fmt_reader *r);
 
 void fmt_reader_counts(const struct fmt_reader *r, struct fmt_trace_counts *c);
 
+/* A sampled trace (format 1.3, record --sample): the rate, else 0. */
+uint64_t fmt_reader_sample_bytes(const struct fmt_reader *r);
+
+/* A sampled trace is read with estimates by default: each heap
+ * allocation's size, and the ref_size of each heap block ended, is the
+ * bytes that block stands for (size / fmt_sample_prob, rounded), so that
+ * sums of bytes over any set of blocks (allocated, in use at an instant,
+ * per site, per window) are unbiased estimates; the recorded size stays
+ * in raw_size. on = 0 reads the sizes as recorded (dump). No effect on
+ * an exact trace. */
+void fmt_reader_estimates(struct fmt_reader *r, int on);
+
 /* Read the next event into *ev (every field set). Returns 1, 0 at the end,
  * or -errno (-EPROTO: corrupt chunk; see fmt_reader_error()), which every
  * later call returns again until a seek (a seek past the bad chunk reads

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_text.h"
 #include "analysis/model/ana_pmodel.h"
@@ -160,6 +161,12 @@ void cli_ana_open(struct cli_ana *a, int argc, char **argv, int optind_now)
     if (c.nr_dropped)
         cli_warn("%s: %s: the collector dropped %llu events; numbers may be off", a->cmd, a->path,
                  (unsigned long long)c.nr_dropped);
+    if (fmt_reader_sample_bytes(a->r)) {
+        char note[256];
+
+        cli_warn("%s: %s: %s", a->cmd, a->path,
+                 ana_sample_note(note, sizeof(note), fmt_reader_sample_bytes(a->r)));
+    }
     check_selection(a);
 }
 

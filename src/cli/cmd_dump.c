@@ -321,7 +321,10 @@ static void dump_header(FILE *out, const struct fmt_reader *r)
     fputs(" host ", out);
     put_str(out, info->hostname ? info->hostname : "",
             info->hostname ? (uint32_t)strlen(info->hostname) : 0, 0);
-    fprintf(out, " stack_depth=%u\n", info->stack_depth);
+    fprintf(out, " stack_depth=%u", info->stack_depth);
+    if (info->sample_bytes) /* record --sample: sizes below are as recorded */
+        fprintf(out, " sample_bytes=%" PRIu64, info->sample_bytes);
+    fputc('\n', out);
     if (info->only) {
         /* record --only: only the processes it matched are in the trace. */
         fputs("# only ", out);
@@ -439,6 +442,7 @@ int cmd_dump(int argc, char **argv)
     parse_args(argc, argv, &o, &path);
     if ((rc = fmt_reader_open(&r, path, err, sizeof(err))))
         cli_die("dump: %s", err);
+    fmt_reader_estimates(r, 0); /* dump shows what was recorded */
     if (fmt_reader_incomplete(r))
         cli_warn("dump: %s: trace is incomplete (no valid end: the recorder was killed or the "
                  "disk filled); showing its %u whole chunks",

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/core/ana_sample.h"
 #include "analysis/export/ana_export_api.h"
 #include "cli/cli.h"
 #include "cli/cli_getopt.h"
@@ -209,6 +210,12 @@ int cmd_export(int argc, char **argv)
     };
     if ((rc = fmt_reader_open(&r, a.in, err, sizeof(err))))
         cli_die("export: %s", err);
+    if (fmt_reader_sample_bytes(r)) {
+        char note[256];
+
+        cli_warn("export: %s: %s", a.in,
+                 ana_sample_note(note, sizeof(note), fmt_reader_sample_bytes(r)));
+    }
     if (fmt_reader_incomplete(r))
         cli_warn("export: %s: trace is incomplete (no valid end); exporting its %u whole chunks",
                  a.in, fmt_reader_nr_chunks(r));

@@ -19,6 +19,7 @@
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_getopt.h"
+#include "util/util_size.h"
 
 enum {
     OPT_AT = CLI_ANA_OPT_FIRST_OWN,
@@ -53,35 +54,6 @@ struct frag {
     unsigned nr_intervals;
     struct ana_frag_scan s;
 };
-
-static int parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    unsigned long long v;
-
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno || end == s)
-        return -1;
-    switch (*end) {
-    case 'K':
-    case 'k':
-        v <<= 10, end++;
-        break;
-    case 'M':
-    case 'm':
-        v <<= 20, end++;
-        break;
-    case 'G':
-    case 'g':
-        v <<= 30, end++;
-        break;
-    }
-    if (*end || !v)
-        return -1;
-    *out = v;
-    return 0;
-}
 
 static const struct ana_column gap_cols[] = {
     {"time", "time_ns", ANA_CELL_U64},        {"largest gap", "largest_gap", ANA_CELL_U64},
@@ -270,7 +242,7 @@ int cmd_frag(int argc, char **argv)
                                 optarg);
             break;
         case OPT_GRAN:
-            if (parse_size(optarg, &gran))
+            if (util_size_parse(optarg, &gran))
                 cli_usage_error("frag: --granularity wants a size like 4096, 64K or 2M, not '%s'",
                                 optarg);
             break;

@@ -22,6 +22,7 @@
 #include "recorder/rec_internal.h"
 #include "recorder/rec_proc.h"
 #include "recorder/rec_serve.h"
+#include "util/util_size.h"
 
 extern char **environ;
 
@@ -47,8 +48,8 @@ static volatile pid_t rec_forward_pid;
 static void print_help(void)
 {
     printf("usage: memscribe record [-o FILE] [--depth N] [--time-unit U] [--no-follow]\n"
-           "                        [--only GLOB] [--vm-precise] [--quiet] [--] CMD [ARGS...]\n"
-           "                        [--vm-precise] [--quiet] [--] CMD [ARGS...]\n"
+           "                        [--only GLOB] [--sample BYTES] [--vm-precise] [--quiet]\n"
+           "                        [--] CMD [ARGS...]\n"
            "\n"
            "Run CMD with the collector preloaded and record every malloc-family and\n"
            "mmap-family call it makes, with stack, thread and time, into a trace file.\n"
@@ -69,6 +70,11 @@ static void print_help(void)
            "                     matches GLOB (fnmatch: cc1, 'hog*'); the others run\n"
            "                     untraced but pass the collector on to their children\n"
            "  -q, --quiet        no summary on stderr\n"
+           "      --sample BYTES record a sample of the heap blocks: each byte allocated\n"
+           "                     is a sampling point with probability 1/BYTES (K, M, G:\n"
+           "                     KiB, MiB, GiB; 512K costs little in production); the\n"
+           "                     reports then give estimates (docs/record.md: Sampling).\n"
+           "                     Mappings are all recorded. Default: every block\n"
            "      --vm-precise   also record the mappings libc, ld.so and pthread_create\n"
            "                     make themselves (Syscall User Dispatch; default off,\n"
            "                     README: Cost)\n"
@@ -85,9 +91,11 @@ static void print_help(void)
            "                         cheaper, lossy: see docs/record.md)\n"
            "  MEMSCRIBE_CLOCK        tsc or monotonic: how events are stamped (default: tsc\n"
            "                         when the kernel's clocksource is a stable TSC)\n"
+           "  MEMSCRIBE_SAMPLE_SEED  with --sample: a number that makes the choice of\n"
+           "                         blocks repeat from run to run (tests)\n"
            "Set for the traced program (do not set them yourself): LD_PRELOAD,\n"
            "MEMSCRIBE_SOCKET, MEMSCRIBE_SECRET, MEMSCRIBE_DEPTH, MEMSCRIBE_NO_FOLLOW,\n"
-           "MEMSCRIBE_CLOCK, MEMSCRIBE_ONLY.\n"
+           "MEMSCRIBE_CLOCK, MEMSCRIBE_ONLY, MEMSCRIBE_SAMPLE.\n"
            "\n"
            "Without record: LD_PRELOAD=<collector> MEMSCRIBE_OUTPUT=FILE CMD (%%p in FILE\n"
            "is the pid) traces CMD and its children into FILE (docs/record.md).\n",
@@ -246,11 +254,13 @@ int cmd_record(int argc, char **argv)
         {"serve", no_argument, NULL, 'S'},
         {"pid", required_argument, NULL, 'P'},
         {"only", required_argument, NULL, 'O'},
+        {"sample", required_argument, NULL, 'A'},
         {NULL, 0, NULL, 0},
     };
     struct fmt_writer_options wopt = {.time_unit_ns = REC_DEFAULT_TIME_UNIT_NS};
     const char *out_path = NULL, *only = NULL;
     uint32_t depth = FMT_SHM_DEFAULT_DEPTH;
+    uint64_t sample_bytes = 0;
     int no_follow = 0, quiet = 0, opt, go_fd = -1, err_fd = -1, lfd, out_fd, exec_err = 0;
     int serve = 0;
     char sock[108], msg[1024], *prog = NULL, *collector = NULL, **env = NULL;
@@ -305,6 +315,11 @@ int cmd_record(int argc, char **argv)
             /* The collector reads it (col_sud.c); the program inherits it. */
             setenv("MEMSCRIBE_VM_PRECISE", opt == 'V' ? "1" : "0", 1);
             break;
+        case 'A':
+            if (util_size_parse(optarg, &sample_bytes))
+                cli_usage_error("record: --sample wants a byte count such as 512K, not '%s'",
+                                optarg);
+            break;
         case 'S':
             serve = 1;
             break;
@@ -343,6 +358,24 @@ int cmd_record(int argc, char **argv)
                 cli_die("record: -o %s is the program itself; it would be overwritten", out_path);
         }
         collector = rec_collector_for(rec_collector_path(), prog);
+    }
+    if (serve) {
+        /* The collector that started us samples by the program's
+         * MEMSCRIBE_SAMPLE, read by col_sample.c's rule (a whole decimal
+         * number; anything else: exact), and passed it on to us. */
+        const char *v = getenv(FMT_SHM_ENV_SAMPLE);
+        char *end;
+
+        sample_bytes = v && *v ? strtoull(v, &end, 10) : 0;
+        if (v && *v && *end)
+            sample_bytes = 0;
+    } else {
+        /* Always set: one inherited from our environment must not sample
+         * a trace that says it is exact. */
+        char rate[24];
+
+        snprintf(rate, sizeof(rate), "%llu", (unsigned long long)sample_bytes);
+        setenv(FMT_SHM_ENV_SAMPLE, rate, 1);
     }
 
     rec_clock_init(&s.clock);
@@ -420,6 +453,7 @@ int cmd_record(int argc, char **argv)
     }
     info.recorder_pid = s.recorder_pid;
     info.stack_depth = depth;
+    info.sample_bytes = sample_bytes;
     info.command = command;
     info.command_len = cmd_len ? (uint32_t)cmd_len - 1 : 0;
     info.hostname = host;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_text.h"
 #include "analysis/core/ana_time.h"
@@ -354,6 +355,12 @@ static void write_text(struct report *rp, FILE *out)
     }
     if (fmt_reader_incomplete(rp->a.r))
         fprintf(out, "note: the trace is incomplete; these numbers cover what it holds\n");
+    if (fmt_reader_sample_bytes(rp->a.r)) {
+        char note[256];
+
+        fprintf(out, "note: %s\n",
+                ana_sample_note(note, sizeof(note), fmt_reader_sample_bytes(rp->a.r)));
+    }
     cli_procs_text(&rp->a, rp->m, out);
     for (uint32_t i = 0; i < ana_model_nr_images(rp->m); i++) {
         const struct ana_scope *s = ana_model_image(rp->m, i);
@@ -390,6 +397,7 @@ static void write_json(struct report *rp, FILE *out)
     ana_json_kv_str(&j, "file", rp->a.path);
     ana_json_kv_bool(&j, "incomplete", fmt_reader_incomplete(rp->a.r));
     ana_json_kv_u64(&j, "dropped_events", c.nr_dropped);
+    ana_sample_json(&j, fmt_reader_sample_bytes(rp->a.r));
     cli_procs_json(&rp->a, rp->m, &j);
     ana_json_key(&j, "processes");
     ana_json_begin_array(&j);

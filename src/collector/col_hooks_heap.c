@@ -82,6 +82,10 @@ static inline __attribute__((always_inline)) void col_alloc_done(struct col_thre
     uint32_t stack;
     uint64_t ts;
 
+    if (COL_UNLIKELY(col_sample_bytes) && col_sample_skip(t, p, size)) {
+        col_leave(t); /* not sampled: no unwind, no event */
+        return;
+    }
     col_check_modules(t);
     stack = col_stack_here(t);
     ts = col_stamp(t);
@@ -92,11 +96,13 @@ static inline __attribute__((always_inline)) void col_alloc_done(struct col_thre
     col_leave(t);
 }
 
-/* The four hottest hooks are each split in two: the exported one sends a
- * dormant image (record --only did not pick it, col_only.c) straight to
- * the real function, before the traced half's prologue (six registers
- * and a 2 KiB frame), and otherwise jumps to the traced half (a tail
- * call: no extra frame for the unwinder, which drops ours anyway). */
+/* The hooks of the calls a program makes most come in two parts: the
+ * exported function takes the fast paths (a dormant image, one record
+ * --only did not pick (col_only.c), and an unsampled call go straight to
+ * the real function) and otherwise jumps (a tail call:
+ * no frame of its own, so stacks are unwound as before) to the whole
+ * hook, whose frame (callee-saved registers, the unwind buffer) a fast
+ * path would pay for on every call. */
 static __attribute__((noinline)) void *col_malloc(size_t size)
 {
     struct col_thread *t = col_enter();
@@ -107,13 +113,6 @@ static __attribute__((noinline)) void *col_malloc(size_t size)
     p = COL_REAL_CALL(t, col_real.malloc(size));
     col_alloc_done(t, FMT_EV_MALLOC, p, size, NULL, 0, p == NULL);
     return p;
-}
-
-COL_EXPORT void *malloc(size_t size)
-{
-    if (COL_UNLIKELY(col_dormant))
-        return col_real.malloc(size);
-    return col_malloc(size);
 }
 
 static __attribute__((noinline)) void *col_calloc(size_t nmemb, size_t elsize)
@@ -135,13 +134,6 @@ static __attribute__((noinline)) void *col_calloc(size_t nmemb, size_t elsize)
     return p;
 }
 
-COL_EXPORT void *calloc(size_t nmemb, size_t elsize)
-{
-    if (COL_UNLIKELY(col_dormant))
-        return col_real.calloc(nmemb, elsize);
-    return col_calloc(nmemb, elsize);
-}
-
 static __attribute__((noinline)) void col_free(void *p)
 {
     struct col_thread *t;
@@ -156,6 +148,11 @@ static __attribute__((noinline)) void col_free(void *p)
             col_real.free(p);
         return;
     }
+    if (COL_UNLIKELY(col_sample_bytes) && !col_sample_forget(p)) {
+        COL_REAL_CALL_VOID(t, col_real.free(p)); /* not a sampled block */
+        col_leave(t);
+        return;
+    }
     col_check_modules(t);
     if (col_free_stacks)
         stack = col_stack_here(t);
@@ -165,6 +162,71 @@ static __attribute__((noinline)) void col_free(void *p)
                           (uint64_t)(uintptr_t)p, 0, NULL, 0);
     col_stamp_done(t);
     col_leave(t);
+}
+
+/* realloc and reallocarray under sampling. The old block is recorded
+ * only if it was sampled, the new one only if it is sampled now (by its
+ * whole size, as any allocation): both, as an exact trace has them; only
+ * the old, as a free; only the new, as a realloc of NULL. Never inlined:
+ * the exact path stays as it was. */
+static __attribute__((noinline)) void *
+col_realloc_sampled(struct col_thread *t, void *old, size_t nmemb, size_t elsize, int is_array)
+{
+    uint64_t extra[3] = {(uint64_t)(uintptr_t)old, nmemb, elsize};
+    size_t size = 0;
+    int overflow = __builtin_mul_overflow(nmemb, elsize, &size);
+    uint8_t kind = is_array ? FMT_EV_REALLOCARRAY : FMT_EV_REALLOC;
+    int had = old && col_sample_forget(old), failed;
+    uint32_t stack = 0;
+    uint64_t ts0 = 0, ts1;
+    uint8_t flags = 0;
+    void *p;
+
+    if (had) {
+        col_check_modules(t);
+        stack = col_stack_here(t);
+        ts0 = col_stamp(t);
+    }
+    p = COL_REAL_CALL(t, is_array ? col_real.reallocarray(old, nmemb, elsize)
+                                  : col_real.realloc(old, size));
+    failed = p == NULL && (size != 0 || overflow || old == NULL);
+    if (failed && had) {
+        col_sample_note(old); /* still there, still sampled */
+    } else if (p && col_sample_skip(t, p, overflow ? UINT64_MAX : size)) {
+        if (had) { /* the sampled old block ends; the new one is not recorded */
+            col_emit_event_inline(t, FMT_SHM_REC_EVENT, FMT_EV_FREE, 0, 0, 0, ts0,
+                                  (uint64_t)(uintptr_t)old, 0, NULL, 0);
+            col_stamp_done(t);
+        }
+        col_leave(t);
+        return p;
+    } else if (!had && (failed ? col_sample_skip(t, NULL, overflow ? UINT64_MAX : size) : !p)) {
+        col_leave(t); /* nothing sampled: realloc(NULL, 0) returning NULL, or a failure */
+        return p;
+    }
+    if (!had) {
+        col_check_modules(t);
+        stack = col_stack_here(t);
+        ts1 = col_stamp(t);
+        extra[0] = 0; /* the old block was not sampled: a realloc of NULL */
+        flags = failed ? FMT_EVF_FAILED : col_libc_mmap_flag(p);
+    } else {
+        ts1 = col_now();
+        if (failed) {
+            flags = FMT_EVF_FAILED;
+        } else if (p == old) {
+            flags = FMT_EVF_IN_PLACE | col_libc_mmap_flag(p);
+        } else {
+            flags = col_libc_mmap_flag(p);
+            col_emit_event_inline(t, FMT_SHM_REC_RELEASE, kind, 0, 0, stack, ts0,
+                                  (uint64_t)(uintptr_t)old, 0, NULL, 0);
+        }
+    }
+    col_emit_event_inline(t, FMT_SHM_REC_EVENT, kind, flags, 0, stack, ts1, (uint64_t)(uintptr_t)p,
+                          overflow ? UINT64_MAX : size, extra, is_array ? 3 : 1);
+    col_stamp_done(t);
+    col_leave(t);
+    return p;
 }
 
 /* realloc and reallocarray: stamp before the call (the old block may be
@@ -205,6 +267,8 @@ static inline __attribute__((always_inline)) void *col_realloc_common(void *old,
             return col_real.realloc(old, size);
         return col_boot_alloc(size, 16); /* only while dlsym runs: old is NULL */
     }
+    if (COL_UNLIKELY(col_sample_bytes))
+        return col_realloc_sampled(t, old, nmemb, elsize, is_array);
     col_check_modules(t);
     stack = col_stack_here(t);
     ts0 = col_stamp(t);
@@ -230,30 +294,78 @@ static inline __attribute__((always_inline)) void *col_realloc_common(void *old,
     return p;
 }
 
+static __attribute__((noinline)) void *col_realloc(void *old, size_t size)
+{
+    return col_realloc_common(old, size, 1, 0);
+}
+
+static __attribute__((noinline)) void *col_reallocarray(void *old, size_t nmemb, size_t elsize)
+{
+    return col_realloc_common(old, nmemb, elsize, 1);
+}
+
+COL_EXPORT void *malloc(size_t size)
+{
+    if (COL_UNLIKELY(col_dormant))
+        return col_real.malloc(size);
+    if (COL_UNLIKELY(col_sample_fast) && col_sample_pass(size))
+        return col_real.malloc(size); /* not sampled: the real call only */
+    return col_malloc(size);
+}
+
+COL_EXPORT void *calloc(size_t nmemb, size_t elsize)
+{
+    size_t total;
+
+    if (COL_UNLIKELY(col_dormant))
+        return col_real.calloc(nmemb, elsize);
+    if (COL_UNLIKELY(col_sample_fast) &&
+        col_sample_pass(__builtin_mul_overflow(nmemb, elsize, &total) ? SIZE_MAX : total))
+        return col_real.calloc(nmemb, elsize);
+    return col_calloc(nmemb, elsize);
+}
+
 COL_EXPORT void free(void *p)
 {
     if (COL_UNLIKELY(col_dormant) && !col_is_boot(p)) {
         col_real.free(p);
         return;
     }
+    /* A bootstrap block is never in the sampled set: col_free drops it. */
+    if (COL_UNLIKELY(col_sample_fast) && !col_is_boot(p) && col_sample_surely_not(p)) {
+        col_real.free(p); /* not a sampled block: the real call only */
+        return;
+    }
     col_free(p);
 }
 
-static __attribute__((noinline)) void *col_realloc(void *old, size_t size)
+/* Unsampled when the old block was not sampled (or NULL) and the new one
+ * is not: a bootstrap block (never in the set) takes the whole hook. */
+static inline __attribute__((always_inline)) int col_realloc_pass(void *old, size_t nmemb,
+                                                                  size_t elsize)
 {
-    return col_realloc_common(old, size, 1, 0);
+    size_t size;
+
+    return (!old || (!col_is_boot(old) && col_sample_surely_not(old))) &&
+           col_sample_pass(__builtin_mul_overflow(nmemb, elsize, &size) ? SIZE_MAX : size);
 }
 
 COL_EXPORT void *realloc(void *old, size_t size)
 {
     if (COL_UNLIKELY(col_dormant) && !col_is_boot(old))
         return col_real.realloc(old, size);
+    if (COL_UNLIKELY(col_sample_fast) && col_realloc_pass(old, size, 1))
+        return col_real.realloc(old, size);
     return col_realloc(old, size);
 }
 
 COL_EXPORT void *reallocarray(void *old, size_t nmemb, size_t elsize)
 {
-    return col_realloc_common(old, nmemb, elsize, 1);
+    if (COL_UNLIKELY(col_dormant) && !col_is_boot(old))
+        return col_real.reallocarray(old, nmemb, elsize);
+    if (COL_UNLIKELY(col_sample_fast) && col_realloc_pass(old, nmemb, elsize))
+        return col_real.reallocarray(old, nmemb, elsize);
+    return col_reallocarray(old, nmemb, elsize);
 }
 
 COL_EXPORT void *memalign(size_t align, size_t size)

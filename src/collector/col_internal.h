@@ -93,6 +93,10 @@ struct col_thread {
     uint8_t sud_onstack;
     uint8_t sud_onstack_rearm;
     uintptr_t sud_alt_lo, sud_alt_hi;
+    /* Sampling (col_sample.c): bytes left to the next sampling point, and
+     * the thread's generator (0: not seeded yet). */
+    uint64_t sample_left;
+    uint64_t sample_rng;
 };
 extern COL_TLS struct col_thread col_thread;
 
@@ -307,6 +311,78 @@ col_emit_event_inline(struct col_thread *t, uint8_t type, uint8_t kind, uint8_t 
 void col_emit_event(struct col_thread *t, uint8_t type, uint8_t kind, uint8_t flags, uint8_t origin,
                     uint32_t stack, uint64_t ts, uint64_t addr, uint64_t size,
                     const uint64_t *extra, unsigned nargs);
+
+/* col_sample.c: record --sample BYTES (0: every allocation, the default). */
+extern uint64_t col_sample_bytes;
+/* Sampling without Syscall User Dispatch: an unsampled call may skip
+ * col_enter() altogether (col_sample_pass). With dispatch on, the real
+ * call must run inside a hook, so that the mappings it makes are marked
+ * as libc's. */
+extern int col_sample_fast;
+extern _Atomic uint32_t *col_sample_filter;
+#define COL_SAMPLE_FILTER_BITS 18
+int col_sample_init(void);
+void col_sample_reset(void);
+int col_sample_take(struct col_thread *t, uint64_t s);
+void col_sample_note(const void *p);
+int col_sample_forget_slow(uint64_t key);
+
+static inline uint32_t col_sample_slot(uint64_t key)
+{
+    return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - COL_SAMPLE_FILTER_BITS));
+}
+
+/* Sampling mode: 1 if an allocation of size bytes that returned p is
+ * left out; a sampled block is added to the live set. */
+static inline __attribute__((always_inline)) int col_sample_skip(struct col_thread *t, void *p,
+                                                                 uint64_t size)
+{
+    uint64_t s = size + (size == 0);
+    uint64_t left = t->sample_left; /* read once: a signal handler may allocate too */
+
+    if (COL_LIKELY(s < left)) {
+        t->sample_left = left - s;
+        return 1;
+    }
+    if (!col_sample_take(t, s))
+        return 1;
+    if (p)
+        col_sample_note(p);
+    return 0;
+}
+
+/* The fast path of an allocation under sampling, before col_enter(): 1
+ * if it is not sampled (the countdown is taken down; call the real
+ * function and return), 0 to go the hook's whole way (the thread is in
+ * a hook, the countdown runs out, or its first allocation). */
+static inline __attribute__((always_inline)) int col_sample_pass(uint64_t size)
+{
+    struct col_thread *t = &col_thread;
+    uint64_t s = size + (size == 0);
+    uint64_t left = t->sample_left;
+
+    if (COL_LIKELY(s < left && !t->busy)) {
+        t->sample_left = left - s;
+        return 1;
+    }
+    return 0;
+}
+
+/* 1 if p cannot be a live sampled block (its counter is zero). */
+static inline __attribute__((always_inline)) int col_sample_surely_not(const void *p)
+{
+    return !atomic_load_explicit(&col_sample_filter[col_sample_slot((uint64_t)(uintptr_t)p)],
+                                 memory_order_acquire);
+}
+
+/* Sampling mode: 1 if p is a live sampled block, which is then removed
+ * (before the real free: the address cannot be handed out meanwhile). */
+static inline __attribute__((always_inline)) int col_sample_forget(const void *p)
+{
+    if (COL_LIKELY(col_sample_surely_not(p)))
+        return 0;
+    return col_sample_forget_slow((uint64_t)(uintptr_t)p);
+}
 
 /* col_stack.c */
 int col_stack_init(void);

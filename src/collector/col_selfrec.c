@@ -32,6 +32,7 @@ static char col_rec_path[PATH_MAX];
 static char col_rec_out[PATH_MAX];
 static char col_rec_pid[24], col_rec_depth[32];
 static char col_rec_env_sock[160], col_rec_env_secret[64], col_rec_env_clock[40];
+static char col_rec_env_sample[48]; /* the program's MEMSCRIBE_SAMPLE: the trace must say so */
 
 /* One line on the program's stderr: the user asked for a trace and gets
  * none. The only thing the collector ever writes there. MEMSCRIBE_OUTPUT
@@ -105,7 +106,8 @@ static void col_selfrec_exec(int lfd, int wfd)
 {
     char *const argv[] = {col_rec_path, "record",      "--serve",  "--pid",     col_rec_pid,
                           "--depth",    col_rec_depth, "--output", col_rec_out, NULL};
-    char *const envp[] = {col_rec_env_sock, col_rec_env_secret, col_rec_env_clock, NULL};
+    char *const envp[] = {col_rec_env_sock, col_rec_env_secret, col_rec_env_clock,
+                          col_rec_env_sample, NULL};
     static const char no_exec[] = "cannot run the recorder";
     const char *why;
     sigset_t none;
@@ -221,6 +223,11 @@ int col_selfrec_start(char *sock_name, size_t sock_size, uint8_t secret[FMT_SHM_
     snprintf(col_rec_env_secret, sizeof(col_rec_env_secret), "%s=%s", FMT_SHM_ENV_SECRET, hex);
     snprintf(col_rec_env_clock, sizeof(col_rec_env_clock), "%s=%s", FMT_SHM_ENV_CLOCK,
              clock && !strcmp(clock, "tsc") ? "tsc" : "monotonic");
+    /* The collector samples by its own MEMSCRIBE_SAMPLE (col_sample.c), so
+     * the recorder writes the same rate into the trace. */
+    const char *rate = getenv(FMT_SHM_ENV_SAMPLE);
+    snprintf(col_rec_env_sample, sizeof(col_rec_env_sample), "%s=%s", FMT_SHM_ENV_SAMPLE,
+             rate && strlen(rate) < 24 ? rate : "0");
     rc = col_selfrec_spawn(lfd, word, sizeof(word));
     close(lfd);
     word[strcspn(word, "\n")] = 0;

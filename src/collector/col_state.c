@@ -223,6 +223,11 @@ void col_init(void)
     col_clock_tsc = s && !strcmp(s, "tsc");
     s = getenv("MEMSCRIBE_FREE_STACKS");
     col_free_stacks = s && *s == '1';
+    if (col_sample_init() != 0) {
+        col_say("cannot set up the sampled-block set; not tracing", ENOMEM);
+        atomic_store(&col_state, COL_OFF);
+        return;
+    }
 
     col_proc = col_sys_mmap(4096);
     if (!col_proc || madvise(col_proc, 4096, MADV_WIPEONFORK) != 0) {
@@ -238,6 +243,7 @@ void col_init(void)
     col_fork_init();
     col_maps_tool_init();
     col_sud_process_init();
+    col_sample_fast = col_sample_bytes && !col_sud_on;
     atomic_store(&col_state, COL_READY);
 }
 
@@ -254,6 +260,7 @@ static int col_process_start(void)
         col_segments_forget();
         col_stack_reset();
         col_modules_reset();
+        col_sample_reset();
         kind = FMT_SHM_HELLO_FORK;
     }
     col_started_once = 1;

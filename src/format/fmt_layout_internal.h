@@ -23,10 +23,11 @@
 #define FMT_FEAT_ADDR_CANDS 0x4u  /* 1.1: heap addresses may name a freed one */
 #define FMT_FEAT_PE_PROCESS 0x8u  /* 1.2: Windows kinds and heap handles (docs/windows.md) */
 #define FMT_FEAT_TIME_UNIT 0x10u  /* 1.3: a time unit; REF split; facts in columns */
+#define FMT_FEAT_SAMPLED 0x20u    /* 1.3: heap blocks are a sample (META SAMPLE_BYTES) */
 #define FMT_FEAT_REQUIRED_MASK 0xffffffffull
 #define FMT_FEAT_KNOWN                                                                             \
     (FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS | FMT_FEAT_PE_PROCESS |    \
-     FMT_FEAT_TIME_UNIT)
+     FMT_FEAT_TIME_UNIT | FMT_FEAT_SAMPLED)
 /* The time unit (feature bit TIME_UNIT): ns per unit, a 32-bit field of the
  * header at this offset, at most FMT_MAX_TIME_UNIT (one second). */
 #define FMT_HEADER_TIME_UNIT 44
@@ -116,7 +117,8 @@ enum fmt_meta_type {
     FMT_META_COMMAND = 1,
     FMT_META_HOSTNAME = 2,
     FMT_META_STACK_DEPTH = 3,
-    FMT_META_ONLY = 5, /* record --only's glob (absent: no filter) */
+    FMT_META_SAMPLE_BYTES = 4, /* 1.3: the sampling rate (feature bit SAMPLED) */
+    FMT_META_ONLY = 5,         /* record --only's glob (absent: no filter) */
 };
 
 /* Limits a reader enforces so that a corrupt file cannot make it allocate

@@ -589,6 +589,27 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
     return 1;
 }
 
+/* Bytes a recorded block of size bytes stands for in a sampled trace. */
+static uint64_t estimate_bytes(uint64_t rate, uint64_t size)
+{
+    double p = fmt_sample_prob(rate, size);
+
+    return p >= 1.0 ? size : (uint64_t)llround((double)size / p);
+}
+
+/* Sampled trace: heap allocations and the heap blocks ended carry the
+ * estimated bytes (docs/format.md, Sampled traces). Mappings are not
+ * sampled. */
+static void fmt_reader_estimate(const struct fmt_reader *r, struct fmt_event *ev)
+{
+    uint64_t rate = r->info.sample_bytes;
+
+    if (fmt_kind_is_heap_alloc(ev->kind))
+        ev->size = estimate_bytes(rate, ev->size);
+    if (ev->ref && ev->kind >= FMT_EV_REALLOC && ev->kind <= FMT_EV_FREE)
+        ev->ref_size = estimate_bytes(rate, ev->ref_size);
+}
+
 int fmt_reader_next(struct fmt_reader *r, struct fmt_event *ev)
 {
     int rc;
@@ -610,8 +631,13 @@ int fmt_reader_next(struct fmt_reader *r, struct fmt_event *ev)
         r->ev_index++;
         if (rc < 0)
             break;
-        if (ev->kind)
+        if (ev->kind) {
+            ev->raw_size = ev->size;
+            ev->raw_ref_size = ev->ref_size;
+            if (r->estimates)
+                fmt_reader_estimate(r, ev);
             return 1;
+        }
         /* an escaped event was skipped */
     }
     r->loaded = 0;

@@ -88,6 +88,11 @@ int fmt_rdefs_meta(struct fmt_reader *r, uint64_t off)
                 return fmt_rerr(r, -EPROTO, off, "bad stack depth in metadata");
             r->info.stack_depth = n;
             break;
+        case FMT_META_SAMPLE_BYTES:
+            r->info.sample_bytes = fmt_cur_varint(&b);
+            if (b.bad || !r->info.sample_bytes)
+                return fmt_rerr(r, -EPROTO, off, "bad sampling rate in metadata");
+            break;
         }
     }
     if (c.bad)

@@ -291,6 +291,8 @@ static int open_trace(struct fmt_reader *r)
     r->addr_cands = (features & FMT_FEAT_ADDR_CANDS) != 0;
     r->pe = (features & FMT_FEAT_PE_PROCESS) != 0;
     r->v13 = (features & FMT_FEAT_TIME_UNIT) != 0;
+    r->sampled = (features & FMT_FEAT_SAMPLED) != 0;
+    r->estimates = r->sampled;
 
     uint8_t tr[FMT_TRAILER_SIZE];
     uint64_t index_off = 0, nr_blocks = 0;
@@ -312,11 +314,26 @@ static int open_trace(struct fmt_reader *r)
                             r->nr_chunks);
         r->nr_seen_chunks = r->nr_chunks; /* its DEFS block was lost: drop it */
     }
+    /* The rate is what makes the figures of a sampled trace mean anything. */
+    if (r->sampled != (r->info.sample_bytes != 0))
+        return fmt_rerr(r, -EPROTO, FMT_HEADER_SIZE,
+                        r->sampled ? "sampled trace without a sampling rate"
+                                   : "sampling rate in an exact trace");
     r->loaded_defs_once = 1; /* later DEFS reads (live deltas) are re-reads */
     r->info.command = r->command;
     r->info.hostname = r->hostname;
     r->info.only = r->only;
     return 0;
+}
+
+uint64_t fmt_reader_sample_bytes(const struct fmt_reader *r)
+{
+    return r->info.sample_bytes;
+}
+
+void fmt_reader_estimates(struct fmt_reader *r, int on)
+{
+    r->estimates = on && r->sampled;
 }
 
 int fmt_reader_open_fd(struct fmt_reader **out, int fd, const char *name, char *err,

@@ -95,6 +95,8 @@ struct fmt_reader {
     int addr_cands; /* FMT_FEAT_ADDR_CANDS: heap addresses may name freed ones */
     int pe;         /* FMT_FEAT_PE_PROCESS: Windows kinds allowed */
     int v13;        /* FMT_FEAT_TIME_UNIT (1.3): REF split, facts in FACT_* columns */
+    int sampled;    /* FMT_FEAT_SAMPLED: info.sample_bytes is set */
+    int estimates;  /* sampled: heap sizes are estimates (fmt_reader_estimates) */
     uint64_t nr_skipped;
     uint64_t defs_raw_total;
     int loaded_defs_once;

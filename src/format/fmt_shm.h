@@ -20,7 +20,8 @@
 #define FMT_SHM_ENV_SOCKET "MEMSCRIBE_SOCKET"       /* abstract socket name, without the NUL */
 #define FMT_SHM_ENV_DEPTH "MEMSCRIBE_DEPTH"         /* frames per stack, default 64 */
 #define FMT_SHM_ENV_NO_FOLLOW "MEMSCRIBE_NO_FOLLOW" /* "1": trace only the first image */
-#define FMT_SHM_ENV_CLOCK "MEMSCRIBE_CLOCK" /* "tsc": stamp with rdtsc, not CLOCK_MONOTONIC */
+#define FMT_SHM_ENV_CLOCK "MEMSCRIBE_CLOCK"   /* "tsc": stamp with rdtsc, not CLOCK_MONOTONIC */
+#define FMT_SHM_ENV_SAMPLE "MEMSCRIBE_SAMPLE" /* mean bytes between samples; 0: every call */
 /* record --only: a glob; an image whose executable's name matches it not
  * stays dormant (no rings, no hello) but keeps the environment. */
 #define FMT_SHM_ENV_ONLY "MEMSCRIBE_ONLY"

@@ -35,6 +35,12 @@ static int w_meta(struct fmt_writer *w, const struct fmt_trace_info *info)
     fmt_buf_put_varint(&t, info->stack_depth);
     rc = rc ?: fmt_buf_add_varint(&b, FMT_META_STACK_DEPTH);
     rc = rc ?: fmt_buf_add_string(&b, tmp, t.len);
+    if (info->sample_bytes) {
+        t.len = 0;
+        fmt_buf_put_varint(&t, info->sample_bytes);
+        rc = rc ?: fmt_buf_add_varint(&b, FMT_META_SAMPLE_BYTES);
+        rc = rc ?: fmt_buf_add_string(&b, tmp, t.len);
+    }
     if (!rc) {
         struct iovec iov = {b.data, b.len};
         rc = fmt_wout_block(&w->out, FMT_BLOCK_META, 0, (uint32_t)b.len, &iov, 1);
@@ -86,7 +92,8 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     fmt_header_encode(hdr, &hinfo,
                       FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS |
                           (opt && opt->pe_process ? FMT_FEAT_PE_PROCESS : 0) |
-                          (w->v13 ? FMT_FEAT_TIME_UNIT : 0));
+                          (w->v13 ? FMT_FEAT_TIME_UNIT : 0) |
+                          (info->sample_bytes ? FMT_FEAT_SAMPLED : 0));
     if ((rc = fmt_wout_raw(&w->out, hdr, sizeof(hdr))) || (rc = w_meta(w, info)))
         goto fail;
     *out = w;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The golden traces of formats 1.0, 1.1, 1.2 (Windows) and 1.3 (a time unit) dump exactly as they always did
+# The golden traces of formats 1.0, 1.1, 1.2 (Windows) and 1.3 (a time unit; sampled) dump exactly as they always did
 # (old traces stay readable, and dump's output is stable for the tests built
 # on it);
 # --pid keeps one process; a trace cut short dumps its whole chunks, says
@@ -26,6 +26,9 @@ diff -u "$MS_SOURCE/tests/golden/v1_2_windows.dump" "$tmp/out12"
 "$MEMSCRIBE" dump --header --stacks --raw "$MS_SOURCE/tests/golden/v1_3.mscr" \
     >"$tmp/out13" 2>"$tmp/err"
 diff -u "$MS_SOURCE/tests/golden/v1_3.dump" "$tmp/out13"
+"$MEMSCRIBE" dump --header --stacks --raw "$MS_SOURCE/tests/golden/v1_3_sampled.mscr" \
+    >"$tmp/out13s" 2>"$tmp/err"
+diff -u "$MS_SOURCE/tests/golden/v1_3_sampled.dump" "$tmp/out13s"
 [ ! -s "$tmp/err" ] || { echo "unexpected stderr:"; cat "$tmp/err"; exit 1; }
 
 # Without --header and --stacks: exactly the event lines, 45 of them.

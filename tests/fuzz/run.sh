@@ -14,12 +14,13 @@ mkdir -p "$out/new"
 # Only the reader's sources: the fuzzer needs nothing else.
 reader=(fmt_block.c fmt_buf.c fmt_crc.c fmt_names.c fmt_rchunk.c fmt_rdefs.c fmt_reader.c fmt_zc.c)
 # pkg-config prints "-lzstd -lz " (a trailing space): split it into words.
-# zlib: chunks of Windows traces are zlib-coded (format 1.2).
+# zlib: chunks of Windows traces are zlib-coded (format 1.2); libm: the
+# estimates of sampled traces (format 1.3).
 read -ra zstd_libs < <(pkg-config --libs libzstd zlib)
 clang -std=c11 -D_GNU_SOURCE -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -g -O1 \
     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -I"$src/include" -I"$src/src" "${reader[@]/#/$src/src/format/}" \
-    "$src/tests/fuzz/fuzz_reader.c" "${zstd_libs[@]}" -o "$out/fuzz_reader"
+    "$src/tests/fuzz/fuzz_reader.c" "${zstd_libs[@]}" -lm -o "$out/fuzz_reader"
 
 # New inputs go to $out/new; the committed corpus is only read. A crash
 # makes libFuzzer exit non-zero, and set -e passes that on.

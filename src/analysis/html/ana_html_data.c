@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analysis/core/ana_json.h"
+#include "analysis/core/ana_sample.h"
 #include "analysis/diff/ana_diff_html.h"
 #include "analysis/html/ana_html_internal.h"
 #include "analysis/model/ana_scope_json.h"
@@ -107,6 +108,7 @@ static void write_header(struct data_run *d)
              (unsigned long long)(info ? info->start_realtime_ns : 0));
     ana_json_kv_str(j, "startRealtimeNs", start);
     ana_json_kv_bool(j, "incomplete", fmt_reader_incomplete(d->run->r));
+    ana_sample_json(j, fmt_reader_sample_bytes(d->run->r));
     /* Threads and their names, as the trace recorded them. */
     ana_json_key(j, "threads");
     ana_json_begin_array(j);

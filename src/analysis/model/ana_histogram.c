@@ -60,7 +60,7 @@ int ana_histogram_step(struct ana_histogram *h, const struct fmt_event *ev,
         h->images = b;
         h->nr_images = n;
     }
-    unsigned cls = ana_size_class(ev->size);
+    unsigned cls = ana_size_class(ev->raw_size); /* of a sampled trace: the size recorded */
     struct ana_hist_bin *b = &h->images[(size_t)ev->image * ANA_NR_SIZE_CLASSES + cls];
     b->nr++;
     b->bytes += ev->size;

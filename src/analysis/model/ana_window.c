@@ -72,6 +72,8 @@ static int count(struct ana_window *w, uint64_t key, uint32_t image, uint32_t ti
     return 0;
 }
 
+/* size: the block's size as recorded (raw_size: a size class of a sampled
+ * trace is that of the recorded block, not of its estimate). */
 static uint64_t key_of(const struct ana_window *w, uint32_t stack, uint32_t thread, uint64_t size,
                        uint64_t heap)
 {
@@ -120,7 +122,7 @@ static int on_event(void *arg, const struct fmt_event *ev)
         return 0;
     }
     if (end) {
-        uint64_t k = key_of(w, ev->ref_stack, ev->ref_thread, ev->ref_size, ev->arg[1]);
+        uint64_t k = key_of(w, ev->ref_stack, ev->ref_thread, ev->raw_ref_size, ev->arg[1]);
         uint32_t tid = 0;
         if (ev->ref_ts_ns >= w->t0_ns) {
             /* Allocated inside: it was counted AIFO, it is AIFI. */
@@ -143,7 +145,7 @@ static int on_event(void *arg, const struct fmt_event *ev)
         }
     }
     if (start) {
-        uint64_t k = key_of(w, ev->stack, ev->thread, ev->size, ev->arg[1]);
+        uint64_t k = key_of(w, ev->stack, ev->thread, ev->raw_size, ev->arg[1]);
         if ((rc = count(w, k, ev->image, ev->tid, ANA_AIFO, ev->size)))
             return rc;
     }

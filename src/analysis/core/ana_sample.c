@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/* The labels of sampled traces' outputs (see ana_sample.h). */
+#include "analysis/core/ana_sample.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "analysis/core/ana_json.h"
+
+char *ana_sample_note(char *buf, size_t size, uint64_t rate)
+{
+    snprintf(buf, size,
+             "sampled trace (record --sample %" PRIu64 "): bytes are estimates (~), counts are of "
+             "the recorded blocks only, and a peak is not an unbiased estimate",
+             rate);
+    return buf;
+}
+
+void ana_sample_json(struct ana_json *j, uint64_t rate)
+{
+    if (!rate)
+        return;
+    ana_json_key(j, "sampled");
+    ana_json_begin_object(j);
+    ana_json_kv_u64(j, "sample_bytes", rate);
+    ana_json_kv_str(j, "bytes", "estimate");
+    ana_json_kv_str(j, "counts", "recorded");
+    ana_json_kv_bool(j, "peak_unbiased", false);
+    ana_json_end_object(j);
+}
