@@ -56,14 +56,16 @@ struct frag {
 };
 
 static const struct ana_column gap_cols[] = {
-    {"time", "time_ns", ANA_CELL_U64},        {"largest gap", "largest_gap", ANA_CELL_U64},
-    {"gap start", "gap_start", ANA_CELL_STR}, {"free", "free", ANA_CELL_U64},
+    {"time", "time_ns", ANA_CELL_U64},        {"largest gap", "largest_gap_bytes", ANA_CELL_U64},
+    {"gap start", "gap_start", ANA_CELL_STR}, {"free", "free_bytes", ANA_CELL_U64},
     {"holes", "holes", ANA_CELL_U64},         {"mappings", "mappings", ANA_CELL_U64},
 };
 
 static const struct ana_column site_cols[] = {
-    {"count", "count", ANA_CELL_U64},       {"size", "size", ANA_CELL_U64},
-    {"stranded", "stranded", ANA_CELL_U64}, {"origin", "origin", ANA_CELL_STR},
+    {"count", "count", ANA_CELL_U64},
+    {"size", "size", ANA_CELL_U64},
+    {"stranded", "stranded_bytes", ANA_CELL_U64},
+    {"origin", "origin", ANA_CELL_STR},
     {"stack", "stack", ANA_CELL_LIST},
 };
 
@@ -151,11 +153,11 @@ static void report_image(struct frag *f, uint32_t image, uint64_t gran, struct a
         ana_json_kv_u64(j, "space_lo", st.space_lo);
         ana_json_kv_u64(j, "space_hi", st.space_hi);
         ana_json_kv_u64(j, "mappings", st.nr_mappings);
-        ana_json_kv_u64(j, "mapped", st.mapped);
-        ana_json_kv_u64(j, "collector", st.collector);
+        ana_json_kv_u64(j, "mapped_bytes", st.mapped);
+        ana_json_kv_u64(j, "collector_bytes", st.collector);
         ana_json_kv_u64(j, "holes", st.nr_holes);
-        ana_json_kv_u64(j, "free", st.free);
-        ana_json_kv_u64(j, "largest_gap", st.largest_hi - st.largest_lo);
+        ana_json_kv_u64(j, "free_bytes", st.free);
+        ana_json_kv_u64(j, "largest_gap_bytes", st.largest_hi - st.largest_lo);
         ana_json_kv_u64(j, "largest_gap_start", st.largest_lo);
         ana_json_key(j, "over_time");
         ana_table_write_json(gaps, j);

@@ -37,7 +37,7 @@ expect_rc 1 "$MEMSCRIBE" frag "$WORK/junk.mscr"
 jq -e '.groups[0].group and (.lifetimes | length) > 0 and (.totals | length) > 0' "$WORK/v.json" \
     > /dev/null || fail "vmem JSON lacks groups, lifetimes or totals"
 "$MEMSCRIBE" frag --format json "$T" > "$WORK/f.json"
-jq -e '.processes[0] | (.is_32bit == false) and .largest_gap > 0 and .collector > 0' \
+jq -e '.processes[0] | (.is_32bit == false) and .largest_gap_bytes > 0 and .collector_bytes > 0' \
     "$WORK/f.json" > /dev/null || fail "frag JSON: $(head -c 400 "$WORK/f.json")"
 # Committed memory next to heap and RSS: the program's libraries at least.
 "$MEMSCRIBE" timeline --format json "$T" > "$WORK/t.json"

@@ -13,8 +13,8 @@ grep -q "large allocation failed" "$WORK/out" || fail "the address space did not
 "$MEMSCRIBE" frag --top 0 --svg "$WORK/map.svg" --format json "$WORK/t.mscr" > "$WORK/f.json" ||
     fail "frag failed"
 jq -e '.processes[0].is_32bit' "$WORK/f.json" > /dev/null || fail "not seen as a 32-bit space"
-first=$(jq '.processes[0].over_time[0].largest_gap' "$WORK/f.json")
-last=$(jq '.processes[0].largest_gap' "$WORK/f.json")
+first=$(jq '.processes[0].over_time[0].largest_gap_bytes' "$WORK/f.json")
+last=$(jq '.processes[0].largest_gap_bytes' "$WORK/f.json")
 [ "$first" -gt 1073741824 ] || fail "largest gap at the start only $first bytes"
 [ "$last" -lt $((first / 10)) ] || fail "largest gap did not collapse: $first -> $last"
 jq -e '.processes[0].misaligned[0].stack[0] | startswith("fill_address_space")' "$WORK/f.json" \

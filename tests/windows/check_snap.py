@@ -164,7 +164,7 @@ def main():
     j = json.loads(run(memscribe, "frag", "--format", "json", "--top", "0", f"{out}/snap.mscr"))
     rows = [m for p in j["processes"] for m in p["misaligned"] if m["origin"] == "snapshot"]
     expect("frag: snapshot mappings not aligned, stranded bytes",
-           [(m["count"], m["stranded"]) for m in rows], [want])
+           [(m["count"], m["stranded_bytes"]) for m in rows], [want])
 
     for e in errors:
         print("check_snap:", e)
