@@ -650,6 +650,12 @@ void rec_stream_close(struct rec_session *s, struct rec_image *img, int status, 
     if (img->pidfd >= 0)
         close(img->pidfd);
     img->pidfd = -1;
+    /* After the image's last event, never beside it: the merge puts a
+     * synthetic event first among equal times, and an exit dated by the
+     * collector's stamp can equal the time of a call made after the stamp
+     * (a free from a later destructor). */
+    if (last)
+        last++;
     if (last < now_ns)
         last = now_ns;
     ev.image = img->index;

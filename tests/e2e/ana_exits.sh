@@ -30,4 +30,15 @@ for i in 0 1 2 3 4; do
             "ended at $end ns, its block at $child_ns ns, the parent's next at $after_ns ns"
     echo "ok: child $i: its block at $child_ns <= its end at $end <= the parent's next block at $after_ns"
 done
+# Nothing of a process after its exit: a free from a destructor that ran
+# after the collector's stamp was once written after the exit event, both
+# at the same time. Programs exiting through libc's exit handlers: ls.
+"$MEMSCRIBE" record -q --time-unit ns -o "$WORK/ls.mscr" -- ls / >/dev/null ||
+    fail "record of ls exited with $?"
+for t in t ls; do
+    "$MEMSCRIBE" dump "$WORK/$t.mscr" >"$WORK/$t.dump" || fail "dump of $t.mscr failed"
+    after=$(awk '$5 == "process_exit" { gone[$2] = 1; next } ($2 in gone) { n++ } END { print n + 0 }' "$WORK/$t.dump")
+    expect "$t: events after their process's exit" "$after" 0
+done
+echo "ok: no event of a process after its process_exit"
 echo "PASS"
