@@ -4,10 +4,10 @@
 # file (flags that work as root in a container) with the page's console on stderr.
 # usage: chrome WORKDIR [chromium args...] URL
 chrome() {
-    local work=$1
+    local dir=$1
     shift
     local profile
-    profile=$(mktemp -d "$work/chrome-profile.XXXXXX")
+    profile=$(mktemp -d "$dir/chrome-profile.XXXXXX")
     timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
         --disable-component-update --disable-sync --no-first-run --hide-scrollbars \
         --user-data-dir="$profile" --enable-logging=stderr --v=0 --virtual-time-budget=5000 "$@"

@@ -88,4 +88,17 @@ set +e
 rc=$?
 set -e
 [ "$rc" = 2 ] && grep -q "sample wants a byte count" "$WORK/err" || fail "--sample 12X: exit $rc"
+# The HTML page says so too, where a reader looks first; an exact trace's
+# page does not (chromium renders the page: the note is the script's).
+# shellcheck source=tests/e2e/html_chrome.sh
+source "$(dirname "$0")/html_chrome.sh"
+for t in s16 exact; do
+    "$MEMSCRIBE" html -o "$WORK/$t.html" "$WORK/$t.mscr" 2>/dev/null || fail "html of $t.mscr failed"
+    chrome "$WORK" --dump-dom "file://$WORK/$t.html" >"$WORK/$t.dom" 2>"$WORK/chrome.err" ||
+        fail "chromium exited with $?: $(tail -5 "$WORK/chrome.err")"
+done
+grep -q '<p class="warn" id="sampled">Sampled trace (record --sample 16,384 bytes): byte figures are estimates' \
+    "$WORK/s16.dom" || fail "the sampled trace's page has no sampling note: $(grep -o '<p class="warn" id="sampled"[^<]*' "$WORK/s16.dom")"
+grep -q '<p class="warn" id="sampled" hidden=""></p>' "$WORK/exact.dom" ||
+    fail "the exact trace's page shows a sampling note: $(grep -o '<p class="warn" id="sampled"[^<]*' "$WORK/exact.dom")"
 echo "ok: --sample 1 is exact; 16K: $n_malloc mallocs, $n_free frees, estimates within bounds"

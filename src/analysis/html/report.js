@@ -198,6 +198,13 @@
   function summary() {
     var s = D.summary, cards = $('summary-cards'), t = $('summary-table');
     if (D.incomplete) $('incomplete').hidden = false;
+    if (D.sampled) {
+      // record --sample: the page's bytes are estimates (as every command says)
+      $('sampled').hidden = false;
+      $('sampled').textContent = 'Sampled trace (record --sample ' + int(D.sampled.sample_bytes) +
+        ' bytes): byte figures are estimates, counts are of the recorded blocks only, and a peak ' +
+        'is not an unbiased estimate.';
+    }
     card(cards, 'card-peak', 'Peak heap in use', bytes(s.peak_bytes), int(s.peak_bytes) + ' B at ' + time(s.peak_ns));
     card(cards, 'card-allocs', 'Allocations', int(s.allocations), bytes(s.allocated_bytes) + ' requested');
     card(cards, 'card-leaked', 'Leaked', bytes(s.leaked_bytes), int(s.leaked_blocks) + ' blocks');
