@@ -138,15 +138,7 @@ static void write_events(const char *path, uint32_t chunk_events, uint32_t time_
     size_t n = events(t.w, ev, 128);
     for (size_t i = 0; i < n; i++)
         assert_int_equal(fmt_writer_event(t.w, &ev[i]), 0);
-    tfmt_finish(&t);
-    size_t size;
-    uint8_t *p = tfmt_bytes(t.fd, &size);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(p, 1, size, f), size);
-    assert_int_equal(fclose(f), 0);
-    free(p);
-    tfmt_close(&t);
+    tfmt_save(&t, path);
 }
 
 static void test_golden_v1(void **state)

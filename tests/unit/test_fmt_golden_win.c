@@ -192,15 +192,7 @@ static void test_golden_v1_2_windows(void **state)
     if (getenv("MS_FMT_WRITE_GOLDEN_1_2")) {
         for (size_t i = 0; i < n; i++)
             assert_int_equal(fmt_writer_event(t.w, &want[i]), 0);
-        tfmt_finish(&t);
-        size_t size;
-        uint8_t *p = tfmt_bytes(t.fd, &size);
-        FILE *f = fopen(getenv("MS_FMT_WRITE_GOLDEN_1_2"), "wb");
-        assert_non_null(f);
-        assert_int_equal(fwrite(p, 1, size, f), size);
-        assert_int_equal(fclose(f), 0);
-        free(p);
-        tfmt_close(&t);
+        tfmt_save(&t, getenv("MS_FMT_WRITE_GOLDEN_1_2"));
         skip();
     }
     tfmt_close(&t);

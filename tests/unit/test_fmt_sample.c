@@ -4,7 +4,7 @@
  * 1,000 bytes, reads back exactly with the estimates off, and with them
  * on gives each heap size as round(s / p(s)), p(s) = 1 - 0.999^s; the
  * feature bit and the META rate come together or the file is refused.
- * MS_FMT_WRITE_GOLDEN_1_3=PATH writes the golden file anew: only for a
+ * MS_FMT_WRITE_GOLDEN_1_3_SAMPLED=PATH writes the golden file anew: only for a
  * new format version, into a new file. */
 #include <errno.h>
 #include <setjmp.h>
@@ -119,18 +119,10 @@ static void test_golden_v1_3_sampled(void **state)
     (void)state;
     start(&t, RATE);
     size_t n = events(&t, want);
-    if (getenv("MS_FMT_WRITE_GOLDEN_1_3")) {
+    if (getenv("MS_FMT_WRITE_GOLDEN_1_3_SAMPLED")) {
         for (size_t i = 0; i < n; i++)
             assert_int_equal(fmt_writer_event(t.w, &want[i]), 0);
-        tfmt_finish(&t);
-        size_t size;
-        uint8_t *p = tfmt_bytes(t.fd, &size);
-        FILE *f = fopen(getenv("MS_FMT_WRITE_GOLDEN_1_3"), "wb");
-        assert_non_null(f);
-        assert_int_equal(fwrite(p, 1, size, f), size);
-        assert_int_equal(fclose(f), 0);
-        free(p);
-        tfmt_close(&t);
+        tfmt_save(&t, getenv("MS_FMT_WRITE_GOLDEN_1_3_SAMPLED"));
         skip();
     }
     tfmt_close(&t);

@@ -84,6 +84,22 @@ uint8_t *tfmt_bytes(int fd, size_t *size)
     return p;
 }
 
+void tfmt_save(struct tfmt *t, const char *path)
+{
+    size_t size;
+    uint8_t *p;
+    FILE *f;
+
+    tfmt_finish(t);
+    p = tfmt_bytes(t->fd, &size);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(p, 1, size, f), size);
+    assert_int_equal(fclose(f), 0);
+    free(p);
+    tfmt_close(t);
+}
+
 int tfmt_memfd(const uint8_t *p, size_t size)
 {
     int fd = memfd_create("copy", MFD_CLOEXEC);

@@ -33,6 +33,9 @@ void tfmt_close(struct tfmt *t);
 
 /* The file's bytes (malloc'd) and size. */
 uint8_t *tfmt_bytes(int fd, size_t *size);
+/* Finish t's trace, write its bytes to PATH (a golden file made anew) and
+ * close t. */
+void tfmt_save(struct tfmt *t, const char *path);
 /* A memfd holding these bytes. */
 int tfmt_memfd(const uint8_t *p, size_t size);
 
