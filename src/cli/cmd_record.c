@@ -360,14 +360,11 @@ int cmd_record(int argc, char **argv)
         collector = rec_collector_for(rec_collector_path(), prog);
     }
     if (serve) {
-        /* The collector that started us samples by the program's
-         * MEMSCRIBE_SAMPLE, read by col_sample.c's rule (a whole decimal
-         * number; anything else: exact), and passed it on to us. */
+        /* The collector that started us passes the rate it samples at (a
+         * whole number, 0: exact; col_selfrec.c). */
         const char *v = getenv(FMT_SHM_ENV_SAMPLE);
-        char *end;
 
-        sample_bytes = v && *v ? strtoull(v, &end, 10) : 0;
-        if (v && *v && *end)
+        if (!v || util_size_parse(v, &sample_bytes))
             sample_bytes = 0;
     } else {
         /* Always set: one inherited from our environment must not sample

@@ -321,6 +321,9 @@ extern uint64_t col_sample_bytes;
 extern int col_sample_fast;
 extern _Atomic uint32_t *col_sample_filter;
 #define COL_SAMPLE_FILTER_BITS 18
+/* The rate MEMSCRIBE_SAMPLE asks for: a whole decimal number; 0 (exact)
+ * for anything else. */
+uint64_t col_sample_env_rate(void);
 int col_sample_init(void);
 void col_sample_reset(void);
 int col_sample_take(struct col_thread *t, uint64_t s);

@@ -234,7 +234,7 @@ int col_sample_forget_slow(uint64_t key)
     return found;
 }
 
-int col_sample_init(void)
+uint64_t col_sample_env_rate(void)
 {
     const char *s = getenv(FMT_SHM_ENV_SAMPLE);
     uint64_t rate;
@@ -243,7 +243,15 @@ int col_sample_init(void)
     if (!s || !*s)
         return 0;
     rate = strtoull(s, &end, 10);
-    if (*end || !rate)
+    return *end ? 0 : rate;
+}
+
+int col_sample_init(void)
+{
+    uint64_t rate = col_sample_env_rate();
+    const char *s;
+
+    if (!rate)
         return 0;
     /* log(1 - 1/rate); rate 1 never gets here (col_sample_draw) */
     col_sample_logq =

@@ -223,11 +223,10 @@ int col_selfrec_start(char *sock_name, size_t sock_size, uint8_t secret[FMT_SHM_
     snprintf(col_rec_env_secret, sizeof(col_rec_env_secret), "%s=%s", FMT_SHM_ENV_SECRET, hex);
     snprintf(col_rec_env_clock, sizeof(col_rec_env_clock), "%s=%s", FMT_SHM_ENV_CLOCK,
              clock && !strcmp(clock, "tsc") ? "tsc" : "monotonic");
-    /* The collector samples by its own MEMSCRIBE_SAMPLE (col_sample.c), so
-     * the recorder writes the same rate into the trace. */
-    const char *rate = getenv(FMT_SHM_ENV_SAMPLE);
-    snprintf(col_rec_env_sample, sizeof(col_rec_env_sample), "%s=%s", FMT_SHM_ENV_SAMPLE,
-             rate && strlen(rate) < 24 ? rate : "0");
+    /* The collector samples at the rate its MEMSCRIBE_SAMPLE asks for: the
+     * recorder writes that rate into the trace. */
+    snprintf(col_rec_env_sample, sizeof(col_rec_env_sample), "%s=%llu", FMT_SHM_ENV_SAMPLE,
+             (unsigned long long)col_sample_env_rate());
     rc = col_selfrec_spawn(lfd, word, sizeof(word));
     close(lfd);
     word[strcspn(word, "\n")] = 0;
