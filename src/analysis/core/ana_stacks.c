@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_map.h"
 #include "analysis/core/ana_names.h"
 #include "analysis/core/ana_text.h"
 #include "util/util_array.h"
@@ -34,6 +35,12 @@ struct ana_stacks {
     uint32_t nr_stacks;
     struct ana_frame *pool;
     size_t nr_pool, cap_pool;
+
+    /* The strings of each symbolized frame already seen, by the frame's
+     * address: the symbolizer keeps one frame per address for its whole
+     * life, and deep stacks share most of their frames, so each frame is
+     * formatted and escaped once, not once per stack. */
+    struct ana_map frames;
 };
 
 static uint64_t hash_str(const char *s)
@@ -91,6 +98,7 @@ int ana_stacks_create(struct ana_stacks **out, struct fmt_reader *r,
     if (!s)
         return -ENOMEM;
     s->r = r;
+    ana_map_init(&s->frames, sizeof(struct ana_frame));
     s->full_names = opt && opt->full_names;
     fmt_reader_counts(r, &c);
     s->nr_stacks = c.nr_stacks + 1;
@@ -130,6 +138,7 @@ void ana_stacks_destroy(struct ana_stacks *s)
     free(s->count);
     free(s->pool);
     free(s->addrs);
+    ana_map_release(&s->frames);
     free(s);
 }
 
@@ -207,9 +216,19 @@ int ana_stacks_get(struct ana_stacks *s, uint32_t stack, const struct ana_frame 
         s->pool = p;
         s->cap_pool = cap;
     }
-    for (uint32_t i = 0; i < s->st.nr_lines; i++)
-        if ((rc = frame_strings(s, s->st.lines[i].frame, &s->pool[s->nr_pool + i])))
+    for (uint32_t i = 0; i < s->st.nr_lines; i++) {
+        const struct ana_sym_frame *f = s->st.lines[i].frame;
+        int created;
+        struct ana_frame *known = ana_map_put(&s->frames, (uint64_t)(uintptr_t)f, &created);
+
+        if (!known)
+            return -ENOMEM;
+        if (created && (rc = frame_strings(s, f, known))) {
+            ana_map_del(&s->frames, (uint64_t)(uintptr_t)f);
             return rc;
+        }
+        s->pool[s->nr_pool + i] = *known;
+    }
     s->start[stack] = (uint32_t)s->nr_pool;
     s->count[stack] = s->st.nr_lines;
     s->nr_pool += s->st.nr_lines;
@@ -253,12 +272,20 @@ int ana_stacks_key(struct ana_stacks *s, uint32_t stack, int by_place, uint32_t 
         return n;
     }
     /* The ids as text: "\x01" and 8 hex digits each, a string no label
-     * can be (labels are escaped, ana_text.h). */
-    char *text = malloc((size_t)n * 9 + 1);
+     * can be (labels are escaped, ana_text.h). Written by hand: this runs
+     * for every site of a report, and printf's cost showed. */
+    static const char hex[] = "0123456789abcdef";
+    char *text = malloc((size_t)n * 9 + 1), *p = text;
     if (!text)
         return -ENOMEM;
-    for (int i = 0; i < n; i++)
-        snprintf(text + (size_t)i * 9, 10, "\001%08x", by_place ? f[i].place : f[i].function);
+    for (int i = 0; i < n; i++) {
+        uint32_t id = by_place ? f[i].place : f[i].function;
+
+        *p++ = '\001';
+        for (int shift = 28; shift >= 0; shift -= 4)
+            *p++ = hex[(id >> shift) & 0xf];
+    }
+    *p = 0;
     rc = intern(s, text, key);
     free(text);
     return rc;
