@@ -20,16 +20,10 @@ int ana_xsym_open(struct ana_xsym *x, struct fmt_reader *r, const struct ana_exp
     x->o = o;
     if ((rc = ana_sym_create(&x->sym, &o->sym)))
         return rc;
-    /* Modules in load order: one loaded later over the same range wins,
-     * which is what a stack recorded after the reload needs. */
-    for (uint32_t i = 0; i < fmt_reader_nr_modules(r); i++) {
-        const struct fmt_module_info *mi = fmt_reader_module(r, i);
-
-        rc = ana_sym_add_module(x->sym, mi->image, &mi->m);
-        if (rc == -ENOMEM) {
-            ana_xsym_close(x);
-            return rc;
-        }
+    /* The trace's modules as every report feeds them (ana_stacks.c). */
+    if ((rc = ana_sym_add_trace_modules(x->sym, r))) {
+        ana_xsym_close(x);
+        return rc;
     }
     return 0;
 }
