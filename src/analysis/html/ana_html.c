@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The HTML report's driver: one pass feeds the heap model and the size
  * histogram; a second the window pre-aggregation of the sites the page
- * lists; the core's timeline makes a third; then stacks are symbolized and
- * the page is written. */
+ * lists; the core's timeline makes a third, which also replays the
+ * mappings for the address-space map; then stacks are symbolized and the
+ * page is written. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,7 @@ int ana_html_write(struct fmt_reader *r, const struct ana_html_options *o, FILE 
     fmt_reader_counts(r, &run.counts);
     end_ns = run.counts.last_ts_ns;
     make_nonce(run.nonce, sizeof(run.nonce));
+    ana_vm_init(&run.vm, NULL, NULL);
     ana_histogram_init(&run.hist, o->filter, false);
     rc = ana_html_wpa_init(
         &run.wpa, ana_html_bucket_width(end_ns, o->nr_buckets ? o->nr_buckets : DEFAULT_BUCKETS),
@@ -100,8 +102,9 @@ int ana_html_write(struct fmt_reader *r, const struct ana_html_options *o, FILE 
     if ((rc = ana_scan(r, &so, on_event_wpa, &run.wpa)))
         goto out;
     /* About two timeline rows per pixel of the plot. */
-    if ((rc = ana_timeline_compute(&run.tl, r, o->filter, end_ns / 2000 ? end_ns / 2000 : 1,
-                                   o->progress, o->progress_arg)))
+    if ((rc = ana_timeline_compute_vm(&run.tl, &run.vm, r, o->filter,
+                                      end_ns / 2000 ? end_ns / 2000 : 1, o->progress,
+                                      o->progress_arg)))
         goto out;
     if ((rc = build_flames(&run)))
         goto out;
@@ -113,6 +116,7 @@ out:
     ana_tree_release(&run.flame);
     ana_tree_release(&run.flame_inv);
     ana_timeline_release(&run.tl);
+    ana_vm_release(&run.vm);
     ana_html_wpa_release(&run.wpa);
     ana_histogram_release(&run.hist);
     ana_model_destroy(run.model);

@@ -13,7 +13,8 @@
 struct tl_run {
     struct ana_timeline *tl;
     struct ana_model *m;
-    struct ana_vm vm; /* mappings, for committed */
+    struct ana_vm own; /* mappings, for committed, unless the caller keeps them */
+    struct ana_vm *vm;
     uint64_t next_ns; /* end of the current interval */
 };
 
@@ -23,7 +24,7 @@ static int emit(struct tl_run *run, uint64_t t_ns)
 
     for (uint32_t i = 0; i < ana_model_nr_images(run->m); i++) {
         const struct ana_scope *s = ana_model_image(run->m, i);
-        const struct ana_vm_image *vi = ana_vm_get(&run->vm, i);
+        const struct ana_vm_image *vi = ana_vm_get(run->vm, i);
         /* A process that has ended has no more rows: its heap is not in
          * use any more (what it left stays its leaks). */
         if (!s->seen || (s->ended && s->end_ns < t_ns))
@@ -69,11 +70,18 @@ static int on_event(void *arg, const struct fmt_event *ev)
     }
     if ((rc = ana_model_event(run->m, ev)))
         return rc;
-    return ana_vm_event(&run->vm, ev);
+    return ana_vm_event(run->vm, ev);
 }
 
 int ana_timeline_compute(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
                          uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg)
+{
+    return ana_timeline_compute_vm(tl, NULL, r, f, interval_ns, progress, progress_arg);
+}
+
+int ana_timeline_compute_vm(struct ana_timeline *tl, struct ana_vm *vm, struct fmt_reader *r,
+                            struct ana_filter *f, uint64_t interval_ns, ana_progress_fn *progress,
+                            void *progress_arg)
 {
     struct ana_model_options mo = {.filter = f};
     struct fmt_trace_counts c;
@@ -108,7 +116,8 @@ int ana_timeline_compute(struct ana_timeline *tl, struct fmt_reader *r, struct a
     run.next_ns = interval_ns;
     if ((rc = ana_model_create(&run.m, &mo)))
         return rc;
-    ana_vm_init(&run.vm, NULL, NULL);
+    ana_vm_init(&run.own, NULL, NULL);
+    run.vm = vm ? vm : &run.own;
     ana_scan_options_init(&so);
     so.progress = progress;
     so.progress_arg = progress_arg;
@@ -117,7 +126,7 @@ int ana_timeline_compute(struct ana_timeline *tl, struct fmt_reader *r, struct a
     if (!rc)
         rc = emit(&run, c.last_ts_ns);
     ana_model_destroy(run.m);
-    ana_vm_release(&run.vm);
+    ana_vm_release(&run.own);
     return rc;
 }
 

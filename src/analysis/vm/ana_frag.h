@@ -60,9 +60,10 @@ int ana_frag_svg(FILE *out, const struct ana_vm_image *im, const char *title, in
 extern const char ana_frag_css[];
 
 /* The HTML report's address-space section: the map at the end of the
- * trace of the process with the most mappings, with a caption, or a note
- * that nothing was mapped. Reads the trace once more. Returns 0 or -errno. */
+ * trace (vm, every event replayed: the timeline's pass feeds it) of the
+ * process with the most mappings, with a caption, or a note that nothing
+ * was mapped. r names the process. Returns 0 or -errno. */
 struct fmt_reader;
-int ana_frag_html(struct fmt_reader *r, FILE *out);
+int ana_frag_html(struct fmt_reader *r, const struct ana_vm *vm, FILE *out);
 
 #endif
