@@ -31,14 +31,13 @@ uint32_t cli_rows_first(struct cli_ana *a, struct ana_map *m, uint32_t image, ui
     return *first;
 }
 
+/* A row's numbers: the sums of its sites' (all additive), by the model's
+ * one list of site counters and the two peak shares. */
 static void add(struct ana_site *to, const struct ana_site *s)
 {
-    to->nr_allocs += s->nr_allocs;
-    to->alloc_bytes += s->alloc_bytes;
-    to->nr_temporary += s->nr_temporary;
-    to->temporary_bytes += s->temporary_bytes;
-    to->live_bytes += s->live_bytes;
-    to->live_blocks += s->live_blocks;
+#define ADD(type, name) to->name += s->name;
+    ANA_SITE_COUNTERS(ADD)
+#undef ADD
     to->peak_bytes += s->peak_bytes;
     to->peak_all_bytes += s->peak_all_bytes;
 }
