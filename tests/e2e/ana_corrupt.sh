@@ -10,14 +10,11 @@
 # complaint about an --interval nobody gave) and html hang (time-huge-*,
 # time-4g-*); window --from/--to, leaks --at and frag --at read only up to
 # their times and exited 0 with numbers on a file dump rejects (seek-*).
-set -uo pipefail
-: "${MEMSCRIBE:?}" "${MS_SOURCE:?}"
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" --go-on ana-corrupt MEMSCRIBE MS_SOURCE
 corpus=$MS_SOURCE/tests/fuzz/corpus
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
 cmds=("dump" "report" "leaks" "window" "timeline" "vmem" "frag" "histogram" "tree"
-      "plot timeline" "plot histogram" "flamegraph" "html" "export --to csv -o $tmp/out.csv")
+      "plot timeline" "plot histogram" "flamegraph" "html" "export --to csv -o $WORK/out.csv")
 # The commands that read only up to a time, or from one, for the seek-*
 # mutants (with dump and report, which read everything).
 seek_cmds=("dump" "report" "window --from 1ms --to 2ms" "window --to 1ms" "leaks --at 1ms"
@@ -29,11 +26,11 @@ check() { # name offset problem [commands...]
     local name=$1 offset=$2 problem=$3 cmd rc mib word
     local -a run=("${cmds[@]}")
     [ $# -le 3 ] || run=("${@:4}")
-    cp "$corpus/$name" "$tmp/$name.mscr"
+    cp "$corpus/$name" "$WORK/$name.mscr"
     for cmd in "${run[@]}"; do
         word=${cmd%% *}
         # shellcheck disable=SC2086 # the command's words
-        mib=$(python3 - "$tmp/err" "$MEMSCRIBE" $cmd "$tmp/$name.mscr" <<'PY'
+        mib=$(python3 - "$WORK/err" "$MEMSCRIBE" $cmd "$WORK/$name.mscr" <<'PY'
 import resource, subprocess, sys
 try:
     rc = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=open(sys.argv[1], "w"),
@@ -46,14 +43,12 @@ PY
         rc=${mib% *}
         mib=${mib#* }
         if [ "$rc" -ne 1 ] ||
-            ! grep -qxF "memscribe: $word: $tmp/$name.mscr: offset $offset: $problem" "$tmp/err"; then
-            echo "FAIL: $cmd $name: exit $rc (want 1 and '$tmp/$name.mscr: offset $offset: $problem'):"
-            cat "$tmp/err"
-            fails=$((fails + 1))
+            ! grep -qxF "memscribe: $word: $WORK/$name.mscr: offset $offset: $problem" "$WORK/err"; then
+            fail "$cmd $name: exit $rc (want 1 and '$WORK/$name.mscr: offset $offset: $problem'):"
+            cat "$WORK/err"
         fi
         if [ "$mib" -gt "$max_mib" ]; then
-            echo "FAIL: $cmd $name: peak RSS $mib MiB, want at most $max_mib"
-            fails=$((fails + 1))
+            fail "$cmd $name: peak RSS $mib MiB, want at most $max_mib"
         fi
     done
 }
@@ -66,5 +61,4 @@ check time-4g-timeline 1341 "chunk 1, event 0: time outside its chunk's summary"
 check seek-window-ref 1778 "chunk 10, event 0: bad reference to an earlier chunk" "${seek_cmds[@]}"
 check seek-late-column 2294 "chunk 13, event 2: field runs past the end of its column" "${seek_cmds[@]}"
 check seek-at-column 149 "chunk 0, event 111: field runs past the end of its column" "${seek_cmds[@]}"
-[ "$fails" -eq 0 ] && echo "ana_corrupt: ${#cmds[@]} commands reject 5 corpus mutants alike, ${#seek_cmds[@]} (seeking ones) 3 more"
-exit $((fails > 0))
+finish "ana_corrupt: ${#cmds[@]} commands reject 5 corpus mutants alike, ${#seek_cmds[@]} (seeking ones) 3 more"

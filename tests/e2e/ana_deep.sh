@@ -3,11 +3,8 @@
 # Call trees of deep recursion as JSON: `tree` and `window --tree` must
 # write a document python3's json module reads, with every level, at the
 # default depth (64 frames) and at record's deepest (--depth 256).
-set -uo pipefail
-: "${MEMSCRIBE:?}" "${MS_PROGRAMS:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" --go-on ana-deep MEMSCRIBE MS_PROGRAMS
 
 # check FILE.json WANT: the number of nested "dive" nodes on the path to
 # the 100 leaked bytes, following the first child.
@@ -24,22 +21,20 @@ print(n)
 PY
 )
     if [ "$got" != "$2" ]; then
-        echo "FAIL: $1: $got dive levels in the JSON tree, want $2"
-        fails=$((fails + 1))
+        fail "$1: $got dive levels in the JSON tree, want $2"
     fi
 }
 
 run() { # name depth-option levels want
     local name=$1 opt=$2 levels=$3 want=$4
     # shellcheck disable=SC2086 # no option or one
-    "$MEMSCRIBE" record -q $opt -o "$tmp/$name.mscr" -- "$MS_PROGRAMS/ana_deep" "$levels" ||
-        { echo "FAIL: record $name"; fails=$((fails + 1)); return; }
+    "$MEMSCRIBE" record -q $opt -o "$WORK/$name.mscr" -- "$MS_PROGRAMS/ana_deep" "$levels" ||
+        { fail "record $name"; return; }
     for cmd in "tree --depth 0" "tree --bottom-up --depth 0" "window --tree"; do
-        local out="$tmp/$name-${cmd// /_}.json"
+        local out="$WORK/$name-${cmd// /_}.json"
         # shellcheck disable=SC2086 # the command's words
-        if ! "$MEMSCRIBE" $cmd --format=json "$tmp/$name.mscr" >"$out"; then
-            echo "FAIL: $cmd --format=json on $name failed"
-            fails=$((fails + 1))
+        if ! "$MEMSCRIBE" $cmd --format=json "$WORK/$name.mscr" >"$out"; then
+            fail "$cmd --format=json on $name failed"
             continue
         fi
         check "$out" "$want"
@@ -53,13 +48,11 @@ run d300 "--depth 256" 300 256
 # A stack cut at the recorder's depth limit has no root side: top-down it
 # hangs under one node that says so, not as a root of its own ("dive").
 roots() { "$MEMSCRIBE" tree --depth 1 --format=csv "$1" | awk -F, 'NR > 1 { print $2 }' | sort -u | tr '\n' ' '; }
-got=$(roots "$tmp/d300.mscr")
+got=$(roots "$WORK/d300.mscr")
 if [ "$got" != '"(stack cut at 256 frames)" ' ]; then
-    echo "FAIL: d300: tree roots are $got, want only the cut-stack node"
-    fails=$((fails + 1))
+    fail "d300: tree roots are $got, want only the cut-stack node"
 fi
-case $(roots "$tmp/d40.mscr") in
-*dive* | *cut*) echo "FAIL: d40 (not cut): roots $(roots "$tmp/d40.mscr")"; fails=$((fails + 1)) ;;
+case $(roots "$WORK/d40.mscr") in
+*dive* | *cut*) fail "d40 (not cut): roots $(roots "$WORK/d40.mscr")" ;;
 esac
-[ "$fails" -eq 0 ] && echo "ana_deep: JSON trees of 41 and 256 levels read back"
-exit $((fails > 0))
+finish "ana_deep: JSON trees of 41 and 256 levels read back"

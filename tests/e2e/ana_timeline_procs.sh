@@ -5,33 +5,28 @@
 # before keeping any row; it blames --interval only when one was given and
 # is the cause. Before: the rows grew towards the 10 million cap and the
 # message blamed --interval, which with ~100,000 processes nobody had to
-# give (issue 18 item 11); on this 40 KB file at 300 ns (6.7 million rows,
+# give; on this 40 KB file at 300 ns (6.7 million rows,
 # under the cap) main's release build took 566 s and 840 MB (load ~25).
-set -uo pipefail
-: "${MEMSCRIBE:?}" "${MS_BUILD:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-f=$tmp/many.mscr
-"$MS_BUILD/tests/unit/test_ana_window" --write-many-processes "$f" || { echo "FAIL: writing $f"; exit 1; }
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" --go-on ana-timeline-procs MEMSCRIBE MS_BUILD
+f=$WORK/many.mscr
+"$MS_BUILD/tests/unit/test_ana_window" --write-many-processes "$f" || { fail "writing $f"; exit 1; }
 
 # 2,000 processes over 13,334 intervals of 150 ns, each from its start:
 # 13.3 million rows.
-"$MEMSCRIBE" timeline --interval 150ns "$f" >"$tmp/out" 2>"$tmp/err"
+"$MEMSCRIBE" timeline --interval 150ns "$f" >"$WORK/out" 2>"$WORK/err"
 rc=$?
 want="memscribe: timeline: $f: 2000 processes over 13334 intervals would make 13328667 rows, more than 10000000; choose processes with --pid or a longer --interval"
-if [ "$rc" -ne 1 ] || ! grep -qxF "$want" "$tmp/err"; then
-    echo "FAIL: timeline --interval 150ns: exit $rc, want 1 and '$want':"
-    cat "$tmp/err"
-    fails=$((fails + 1))
+if [ "$rc" -ne 1 ] || ! grep -qxF "$want" "$WORK/err"; then
+    fail "timeline --interval 150ns: exit $rc, want 1 and '$want':"
+    cat "$WORK/err"
 fi
 # One process chosen: its rows, from its start on.
-"$MEMSCRIBE" timeline --interval 300ns --pid 2000 --format=csv "$f" >"$tmp/out" 2>"$tmp/err" ||
-    { echo "FAIL: timeline --pid 2000: $(cat "$tmp/err")"; fails=$((fails + 1)); }
-rows=$(($(wc -l <"$tmp/out") - 1))
-[ "$rows" -eq 3331 ] || { echo "FAIL: timeline --pid 2000: $rows rows, want 3331"; fails=$((fails + 1)); }
+"$MEMSCRIBE" timeline --interval 300ns --pid 2000 --format=csv "$f" >"$WORK/out" 2>"$WORK/err" ||
+    fail "timeline --pid 2000: $(cat "$WORK/err")"
+rows=$(($(wc -l <"$WORK/out") - 1))
+[ "$rows" -eq 3331 ] || fail "timeline --pid 2000: $rows rows, want 3331"
 # The default interval: 101 rows for each of the 2,000 processes.
-"$MEMSCRIBE" timeline --format=csv "$f" >"$tmp/out" 2>"$tmp/err" ||
-    { echo "FAIL: timeline: $(cat "$tmp/err")"; fails=$((fails + 1)); }
-[ "$fails" -eq 0 ] && echo "ana_timeline_procs: too many processes are named as such, the file too"
-exit $((fails > 0))
+"$MEMSCRIBE" timeline --format=csv "$f" >"$WORK/out" 2>"$WORK/err" ||
+    fail "timeline: $(cat "$WORK/err")"
+finish "ana_timeline_procs: too many processes are named as such, the file too"

@@ -1,12 +1,24 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # The one preamble of the e2e tests, sourced first:
-#   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" NAME [VAR...]
+#   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" [--go-on] NAME [VAR...]
 # strict mode; each VAR (MEMSCRIBE, MS_PROGRAMS, MS_BUILD, MS_SOURCE: set
 # by ctest, tests/CMakeLists.txt) must be set; a scratch directory $WORK
 # (ms-NAME.XXXXXX, removed on exit); and the checks every test uses.
-set -euo pipefail
-ms_lib_name=${1:?usage: source lib.sh NAME [VAR...]}
+# --go-on: a test that counts its failures and goes on to its next check
+# (a table of commands or files, where one failure should not hide the
+# others): no `set -e`; `fail` says FAIL and counts it in $fails instead of
+# exiting; `finish MSG` ends the test, saying MSG if nothing failed, with
+# exit status 1 if anything did.
+ms_lib_go_on=0
+if [ "${1:-}" = --go-on ]; then
+    ms_lib_go_on=1
+    shift
+    set -uo pipefail
+else
+    set -euo pipefail
+fi
+ms_lib_name=${1:?usage: source lib.sh [--go-on] NAME [VAR...]}
 shift
 for ms_lib_var in "$@"; do
     if [ -z "${!ms_lib_var:-}" ]; then
@@ -16,15 +28,25 @@ for ms_lib_var in "$@"; do
 done
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ms-$ms_lib_name.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
+fails=0
 
 fail() {
     echo "FAIL: $*" >&2
-    exit 1
+    [ "$ms_lib_go_on" = 1 ] || exit 1
+    fails=$((fails + 1))
+}
+# usage: finish MSG (--go-on: the last line)
+finish() {
+    [ "$fails" -eq 0 ] && echo "$*"
+    exit $((fails > 0))
 }
 # usage: expect WHAT GOT WANT (says ok)
 expect() {
-    [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
-    echo "ok: $1 = $3"
+    if [ "$2" = "$3" ]; then
+        echo "ok: $1 = $3"
+    else
+        fail "$1: got '$2', want '$3'"
+    fi
 }
 # usage: expect_eq WHAT GOT WANT (quietly)
 expect_eq() {
