@@ -16,7 +16,7 @@ enum ana_diff_metric {
     ANA_DIFF_BYTES,      /* their requested bytes */
     ANA_DIFF_PEAK,       /* live bytes at the peak of heap in use */
     ANA_DIFF_LEAKED,     /* live bytes at the end */
-    ANA_DIFF_TEMPORARY,  /* temporary allocations (DESIGN.md) */
+    ANA_DIFF_TEMPORARY,  /* temporary allocations (docs/architecture.md, Meanings) */
     ANA_DIFF_NR_METRICS,
 };
 
