@@ -64,5 +64,6 @@ ms_e2e_test(record_fds record_fds.sh)
 
 # record --sample (tests/e2e/record_sample.sh).
 ms_test_program(col_sample ${COLP}/col_sample.c)
+ms_test_program(col_phases ${COLP}/col_phases.c)
 ms_e2e_test(record_sample record_sample.sh)
 ms_e2e_test(record_sample_alloc record_sample_alloc.sh)
