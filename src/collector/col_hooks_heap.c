@@ -320,12 +320,14 @@ static __attribute__((noinline)) void *col_reallocarray(void *old, size_t nmemb,
     return col_realloc_common(old, nmemb, elsize, 1);
 }
 
+/* The exported hooks' fast paths (a dormant image, an unsampled call)
+ * sit behind one test of col_hook_fast: the exact path pays one load and
+ * one branch for them. */
 COL_EXPORT void *malloc(size_t size)
 {
-    if (COL_UNLIKELY(col_dormant))
+    /* not sampled: the real call only */
+    if (COL_UNLIKELY(col_hook_fast) && (col_dormant || col_sample_pass(size)))
         return col_real.malloc(size);
-    if (COL_UNLIKELY(col_sample_fast) && col_sample_pass(size))
-        return col_real.malloc(size); /* not sampled: the real call only */
     return col_malloc(size);
 }
 
@@ -333,22 +335,18 @@ COL_EXPORT void *calloc(size_t nmemb, size_t elsize)
 {
     size_t total;
 
-    if (COL_UNLIKELY(col_dormant))
-        return col_real.calloc(nmemb, elsize);
-    if (COL_UNLIKELY(col_sample_fast) &&
-        col_sample_pass(__builtin_mul_overflow(nmemb, elsize, &total) ? SIZE_MAX : total))
+    if (COL_UNLIKELY(col_hook_fast) &&
+        (col_dormant ||
+         col_sample_pass(__builtin_mul_overflow(nmemb, elsize, &total) ? SIZE_MAX : total)))
         return col_real.calloc(nmemb, elsize);
     return col_calloc(nmemb, elsize);
 }
 
 COL_EXPORT void free(void *p)
 {
-    if (COL_UNLIKELY(col_dormant) && !col_is_boot(p)) {
-        col_real.free(p);
-        return;
-    }
     /* A bootstrap block is never in the sampled set: col_free drops it. */
-    if (COL_UNLIKELY(col_sample_fast) && !col_is_boot(p) && col_sample_surely_not(p)) {
+    if (COL_UNLIKELY(col_hook_fast) && !col_is_boot(p) &&
+        (col_dormant || col_sample_surely_not(p))) {
         col_real.free(p); /* not a sampled block: the real call only */
         return;
     }
@@ -368,18 +366,16 @@ static inline __attribute__((always_inline)) int col_realloc_pass(void *old, siz
 
 COL_EXPORT void *realloc(void *old, size_t size)
 {
-    if (COL_UNLIKELY(col_dormant) && !col_is_boot(old))
-        return col_real.realloc(old, size);
-    if (COL_UNLIKELY(col_sample_fast) && col_realloc_pass(old, size, 1))
+    if (COL_UNLIKELY(col_hook_fast) &&
+        (col_dormant ? !col_is_boot(old) : col_realloc_pass(old, size, 1)))
         return col_real.realloc(old, size);
     return col_realloc(old, size);
 }
 
 COL_EXPORT void *reallocarray(void *old, size_t nmemb, size_t elsize)
 {
-    if (COL_UNLIKELY(col_dormant) && !col_is_boot(old))
-        return col_real.reallocarray(old, nmemb, elsize);
-    if (COL_UNLIKELY(col_sample_fast) && col_realloc_pass(old, nmemb, elsize))
+    if (COL_UNLIKELY(col_hook_fast) &&
+        (col_dormant ? !col_is_boot(old) : col_realloc_pass(old, nmemb, elsize)))
         return col_real.reallocarray(old, nmemb, elsize);
     return col_reallocarray(old, nmemb, elsize);
 }

@@ -319,6 +319,10 @@ extern uint64_t col_sample_bytes;
  * call must run inside a hook, so that the mappings it makes are marked
  * as libc's. */
 extern int col_sample_fast;
+/* col_dormant || col_sample_fast, set with them: the one flag the exported
+ * heap hooks test on the exact path (col_hooks_heap.c). A col_dormant set
+ * without it is still honoured, by col_enter(). */
+extern int col_hook_fast;
 extern _Atomic uint32_t *col_sample_filter;
 #define COL_SAMPLE_FILTER_BITS 18
 /* The rate MEMSCRIBE_SAMPLE asks for: a whole decimal number; 0 (exact)
