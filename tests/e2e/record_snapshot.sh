@@ -31,9 +31,10 @@ for mode in exact sampled; do
     "$MEMSCRIBE" report --format=json "$D/trace.mscr" 2>/dev/null |
         jq -e '.incomplete == false and .processes[0].allocations == 28 and .processes[0].leaked_bytes == 2097152' >/dev/null ||
         fail "$mode: $D/trace.mscr is not the whole trace"
-    ls "$D" | grep -v '^trace\.mscr$' | grep -v '^heap\.[0-9][0-9][0-9][0-9]\.pb\.gz$' >"$WORK/other" || true
-    [ ! -s "$WORK/other" ] || fail "$mode: other files in $D: $(cat "$WORK/other")"
-    n=$(ls "$D"/heap.*.pb.gz 2>/dev/null | wc -l)
+    # Only the trace and whole profiles (a .part is renamed when complete).
+    other=$(find "$D" -mindepth 1 ! -name trace.mscr ! -name 'heap.[0-9][0-9][0-9][0-9].pb.gz')
+    [ -z "$other" ] || fail "$mode: other files in $D: $other"
+    n=$(find "$D" -name 'heap.*.pb.gz' | wc -l)
     [ "$n" -ge 2 ] || fail "$mode: $n snapshots in $D"
     : >"$WORK/$mode.seen"
     for f in "$D"/heap.*.pb.gz; do
