@@ -3,10 +3,12 @@
 # record --snapshot-every T -o DIR (docs/record.md, Snapshots): while the
 # program runs, pprof profiles of the heap in use and allocated so far
 # appear in DIR beside the trace, each read by `go tool pprof` (a strict
-# profile.proto reader). tests/programs/col_phases.c pauses 2 s after each
+# profile.proto reader). tests/programs/col_phases.c pauses 4 s after each
 # of its first two phases: in use 1 MiB in 16 blocks (1 MiB allocated),
 # then 2.5 MiB in 16 blocks (3 MiB allocated). A snapshot taken in a pause
-# gives those exactly; one taken as a phase runs may fall between. With
+# gives those exactly; one taken as a phase runs may fall between. Each
+# export (0.2 s of CPU for this trace) took over 2 s of wall time on this
+# machine under load, hence pauses of 4 s. With
 # --sample 1K the same (its blocks of 64 KiB and more are each sampled
 # with probability 1), and the profile's comment says it is sampled.
 source "$(dirname "$0")/record_lib.sh"
@@ -24,7 +26,7 @@ for mode in exact sampled; do
     D=$WORK/$mode
     args=()
     [ "$mode" = sampled ] && args=(--sample 1K)
-    "$MEMSCRIBE" record -q "${args[@]}" --snapshot-every 250ms -o "$D" -- "$MS_PROGRAMS/col_phases" 2000 \
+    "$MEMSCRIBE" record -q "${args[@]}" --snapshot-every 250ms -o "$D" -- "$MS_PROGRAMS/col_phases" 4000 \
         2>"$WORK/err" || fail "$mode: record exited with $?: $(cat "$WORK/err")"
     [ ! -s "$WORK/err" ] || fail "$mode: record said: $(cat "$WORK/err")"
     # The trace is whole, and the same as without snapshots.
