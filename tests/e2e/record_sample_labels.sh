@@ -46,6 +46,15 @@ for t in s exact; do
     else
         ! grep -q "~" "$WORK/exact.leaks" || fail "leaks of an exact trace has a '~'"
     fi
+    "$MEMSCRIBE" tree "$WORK/$t.mscr" >"$WORK/$t.tree" 2>/dev/null || fail "tree $t failed"
+    if [ "$t" = s ]; then
+        grep -q "^ *~3145728 *~2097152 *~28 *~3670016 *~4 *~0 .* _start$" "$WORK/s.tree" ||
+            fail "tree: not marked: $(head -4 "$WORK/s.tree")"
+        grep -q "^total: peak ~3145728 bytes, leaked ~2097152 bytes, ~28 allocations of ~3670016 bytes, ~4 temporary$" "$WORK/s.tree" ||
+            fail "tree: total not marked: $(grep total: "$WORK/s.tree")"
+    else
+        ! grep -q "~" "$WORK/exact.tree" || fail "tree of an exact trace has a '~'"
+    fi
     "$MEMSCRIBE" window "$WORK/$t.mscr" >"$WORK/$t.window" 2>/dev/null || fail "window $t failed"
     "$MEMSCRIBE" histogram "$WORK/$t.mscr" >"$WORK/$t.hist" 2>/dev/null || fail "histogram $t failed"
     if [ "$t" = s ]; then
