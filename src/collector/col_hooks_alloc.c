@@ -12,7 +12,12 @@
  * only passes the call on. Otherwise the thread is marked busy during the
  * real call (jemalloc's aligned new calls aligned_alloc through the PLT:
  * recorded once, as the new), and a cleanup clears the mark again also
- * when the call throws (this file is built with -fexceptions). */
+ * when the call throws (this file is built with -fexceptions).
+ *
+ * Under record --sample they are sampled as malloc is (col_sample_skip,
+ * col_sample_forget, a realloc by col_realloc_sampled_begin/end), but
+ * without malloc's fast path before col_enter(): the mark above must be
+ * set around the real call either way. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
