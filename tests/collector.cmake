@@ -38,6 +38,8 @@ foreach(alloc jemalloc:JEMALLOC:jemalloc mimalloc:MIMALLOC:mimalloc tcmalloc:TCM
   endif()
   ms_test_program(col_alloc_${short} ${COLP}/col_alloc3p.cc LIBS ${MS_LIB_${macro}})
   target_compile_definitions(col_alloc_${short} PRIVATE COL_${macro})
+  ms_test_program(col_sample_${short} ${COLP}/col_sample3p.cc LIBS ${MS_LIB_${macro}})
+  target_compile_definitions(col_sample_${short} PRIVATE COL_${macro})
 endforeach()
 ms_test_program(col_static ${COLP}/col_static.c)
 target_link_options(col_static PRIVATE -static)
@@ -62,4 +64,8 @@ ms_e2e_test(record_fds record_fds.sh)
 
 # record --sample (tests/e2e/record_sample.sh).
 ms_test_program(col_sample ${COLP}/col_sample.c)
+ms_test_program(col_phases ${COLP}/col_phases.c)
 ms_e2e_test(record_sample record_sample.sh)
+ms_e2e_test(record_sample_alloc record_sample_alloc.sh)
+ms_e2e_test(record_sample_labels record_sample_labels.sh)
+ms_e2e_test(record_snapshot record_snapshot.sh)

@@ -165,6 +165,15 @@ struct fmt_event {
      * classes are of the raw sizes. */
     uint64_t raw_size;
     uint64_t raw_ref_size;
+    /* The blocks a recorded heap allocation (count) and the heap block it
+     * ends (ref_count) stand for: 1, except in a sampled trace read with
+     * estimates, where it is the block's weight 1 / fmt_sample_prob rounded
+     * up or down at random (by a hash of the block's serial, so the free
+     * gives its block the count its allocation had) with the probability
+     * that makes the count an unbiased estimate. 0 is read as 1
+     * (fmt_event_count), so events made without the reader count once. */
+    uint64_t count;
+    uint64_t ref_count;
 
     /* Strings and the module: valid until the next call that fills this event. */
     const char *str;
@@ -206,6 +215,17 @@ static inline double fmt_sample_prob(uint64_t rate, uint64_t size)
     if (rate <= 1)
         return 1.0;
     return -expm1(s * log1p(-1.0 / (double)rate));
+}
+
+/* The blocks an event's allocation, or the block it ends, stands for
+ * (struct fmt_event, count). */
+static inline uint64_t fmt_event_count(const struct fmt_event *ev)
+{
+    return ev->count ? ev->count : 1;
+}
+static inline uint64_t fmt_event_ref_count(const struct fmt_event *ev)
+{
+    return ev->ref_count ? ev->ref_count : 1;
 }
 
 /* True for kinds that start a heap block (give it a serial). */

@@ -288,7 +288,8 @@ void cli_ana_table(struct cli_ana *a, const struct ana_table *t, FILE *out, cons
 
     switch (a->format) {
     case CLI_FMT_TEXT:
-        rc = ana_table_write_text(t, out, indent, " < ");
+        rc = ana_table_write_text_marked(t, out, indent, " < ",
+                                         ana_sample_mark(fmt_reader_sample_bytes(a->r)));
         break;
     case CLI_FMT_CSV:
         rc = ana_table_write_csv(t, out, csv_header);

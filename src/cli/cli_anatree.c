@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_sample.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 
@@ -18,6 +19,7 @@ struct tree_out {
     FILE *out;
     struct ana_json j;
     int *width;          /* text: per column */
+    const char *mark;    /* text: before each number (a sampled trace's estimates) */
     uint32_t path[4096]; /* CSV: labels from the root */
 };
 
@@ -31,11 +33,17 @@ static void text_node(struct tree_out *o, uint32_t n)
     const struct ana_tree_node *nd = &o->t->nodes[n];
     unsigned col = 0;
 
-    for (unsigned k = 0; k < o->nr_mets; k++)
-        fprintf(o->out, "%*" PRId64 "  ", o->width[col++], nd->incl[k]);
+    char num[48];
+
+    for (unsigned k = 0; k < o->nr_mets; k++) {
+        snprintf(num, sizeof(num), "%s%" PRId64, o->mark, nd->incl[k]);
+        fprintf(o->out, "%*s  ", o->width[col++], num);
+    }
     if (o->with_self)
-        for (unsigned k = 0; k < o->nr_mets; k++)
-            fprintf(o->out, "%*" PRId64 "  ", o->width[col++], nd->self[k]);
+        for (unsigned k = 0; k < o->nr_mets; k++) {
+            snprintf(num, sizeof(num), "%s%" PRId64, o->mark, nd->self[k]);
+            fprintf(o->out, "%*s  ", o->width[col++], num);
+        }
     fprintf(o->out, "%*s%s\n", (int)(2 * (nd->depth - 1)), "", label(o, n));
 }
 
@@ -140,11 +148,14 @@ void cli_ana_tree(struct cli_ana *a, const struct ana_tree *t, const struct cli_
      * are sums over paths; a negative one is at most as wide plus sign). */
     unsigned nr_cols = nr_mets * (with_self ? 2 : 1);
     o.width = calloc(nr_cols, sizeof(*o.width));
+    /* Every metric of a call tree is a heap count or bytes: estimates in a
+     * sampled trace (ana_sample.h). */
+    o.mark = ana_sample_mark(fmt_reader_sample_bytes(a->r));
     if (!o.width)
         cli_die("%s: out of memory", a->cmd);
     for (unsigned c = 0; c < nr_cols; c++) {
         const char *title = mets[c % nr_mets].title;
-        int w = snprintf(num, sizeof(num), "%" PRId64, t->nodes[0].incl[c % nr_mets]) + 1;
+        int w = snprintf(num, sizeof(num), "%s%" PRId64, o.mark, t->nodes[0].incl[c % nr_mets]) + 1;
         int tw = (int)strlen(title) + (c >= nr_mets ? 5 : 0);
         o.width[c] = w > tw ? w : tw;
         if (c >= nr_mets)

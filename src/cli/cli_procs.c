@@ -4,15 +4,19 @@
 
 #include <string.h>
 
+#include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_table.h"
 #include "analysis/core/ana_text.h"
 #include "analysis/core/ana_time.h"
 #include "cli/cli.h"
 
 static const struct ana_column cols[] = {
-    {"pid", "pid", ANA_CELL_U64},        {"parent", "ppid", ANA_CELL_U64},
-    {"start", "start", ANA_CELL_STR},    {"end", "end", ANA_CELL_STR},
-    {"peak", "peak", ANA_CELL_U64},      {"leaked", "leaked", ANA_CELL_U64},
+    {"pid", "pid", ANA_CELL_U64},
+    {"parent", "ppid", ANA_CELL_U64},
+    {"start", "start", ANA_CELL_STR},
+    {"end", "end", ANA_CELL_STR},
+    {"peak", "peak", ANA_CELL_U64 | ANA_CELL_EST},
+    {"leaked", "leaked", ANA_CELL_U64 | ANA_CELL_EST},
     {"executable", "exe", ANA_CELL_STR},
 };
 
@@ -51,7 +55,8 @@ void cli_procs_text(struct cli_ana *a, const struct ana_model *m, FILE *out)
     if (rc)
         cli_ana_fail(a, rc);
     fprintf(out, "\nprocesses (end: exit or exec; peak and leaked: heap bytes):\n");
-    if ((rc = ana_table_write_text(t, out, "  ", " ")))
+    if ((rc = ana_table_write_text_marked(t, out, "  ", " ",
+                                          ana_sample_mark(fmt_reader_sample_bytes(a->r)))))
         cli_die("%s: writing the output: %s", a->cmd, strerror(-rc));
     ana_table_destroy(t);
 }

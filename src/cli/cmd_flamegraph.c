@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/model/ana_model.h"
 #include "analysis/model/ana_tree.h"
@@ -152,10 +153,16 @@ int cmd_flamegraph(int argc, char **argv)
     struct cli_output out;
     /* Folded stacks are text: a terminal is a fine place for them. */
     cli_output_open(&out, "flamegraph", folded && !a.output ? "-" : a.output, a.path, "-flame.svg");
-    char cmdline[1024], subtitle[1200];
+    char cmdline[1024], subtitle[1400], label[160];
     ana_plot_command_line(fmt_reader_info(a.r), cmdline, sizeof(cmdline));
-    snprintf(subtitle, sizeof(subtitle), "%s%s%s", a.path, *cmdline ? ": " : "", cmdline);
+    /* A sampled trace: the subtitle, and a first line of folded stacks,
+     * say its figures are estimates (ana_sample.h). */
+    ana_sample_label(label, sizeof(label), fmt_reader_sample_bytes(a.r));
+    snprintf(subtitle, sizeof(subtitle), "%s%s%s%s%s", a.path, *cmdline ? ": " : "", cmdline,
+             *label ? " -- " : "", label);
     so.subtitle = subtitle;
+    if (folded && *label)
+        fprintf(out.f, "# %s\n", label);
     if (folded)
         rc = ana_flame_write_folded(&t, ana_flame_stacks_name, st, out.f, so.cost);
     else

@@ -28,9 +28,12 @@ static void usage(FILE *out)
 }
 
 static const struct ana_column cols[] = {
-    {"pid", "pid", ANA_CELL_U64},       {"stack", "stack", ANA_CELL_LIST},
-    {"min", "min_size", ANA_CELL_U64},  {"max", "max_size", ANA_CELL_U64},
-    {"count", "count", ANA_CELL_U64},   {"bytes", "bytes", ANA_CELL_U64},
+    {"pid", "pid", ANA_CELL_U64},
+    {"stack", "stack", ANA_CELL_LIST},
+    {"min", "min_size", ANA_CELL_U64},
+    {"max", "max_size", ANA_CELL_U64},
+    {"count", "count", ANA_CELL_U64 | ANA_CELL_EST},
+    {"bytes", "bytes", ANA_CELL_U64 | ANA_CELL_EST},
     {"histogram", "bar", ANA_CELL_STR},
 };
 

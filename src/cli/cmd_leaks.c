@@ -34,13 +34,13 @@ static void usage(FILE *out)
 
 static const struct ana_column group_cols[] = {
     {"pid", "pid", ANA_CELL_U64},
-    {"bytes", "leaked_bytes", ANA_CELL_U64},
-    {"blocks", "leaked_blocks", ANA_CELL_U64},
+    {"bytes", "leaked_bytes", ANA_CELL_U64 | ANA_CELL_EST},
+    {"blocks", "leaked_blocks", ANA_CELL_U64 | ANA_CELL_EST},
     {"stack", "stack", ANA_CELL_LIST},
 };
 static const struct ana_column block_cols[] = {
     {"pid", "pid", ANA_CELL_U64},         {"serial", "serial", ANA_CELL_U64},
-    {"address", "address", ANA_CELL_STR}, {"size", "size", ANA_CELL_U64},
+    {"address", "address", ANA_CELL_STR}, {"size", "size", ANA_CELL_U64 | ANA_CELL_EST},
     {"time", "time", ANA_CELL_STR},       {"time_ns", "time_ns", ANA_CELL_U64},
     {"thread", "tid", ANA_CELL_U64},      {"stack", "stack", ANA_CELL_LIST},
 };
@@ -159,7 +159,10 @@ int cmd_leaks(int argc, char **argv)
             if (!s->seen)
                 continue;
             cli_ana_image_name(&a, i, name, sizeof(name));
-            printf("%s: %" PRIu64 " bytes in %" PRIu64 " blocks\n", name, s->heap, s->live_blocks);
+            const char *e = ana_sample_mark(fmt_reader_sample_bytes(a.r)); /* estimates */
+
+            printf("%s: %s%" PRIu64 " bytes in %s%" PRIu64 " blocks\n", name, e, s->heap, e,
+                   s->live_blocks);
         }
         if (!ana_model_nr_seen(m))
             printf("no events of the selected processes (--pid)\n");

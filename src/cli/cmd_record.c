@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/cli_snap.h"
 #include "recorder/rec_class.h"
 #include "recorder/rec_internal.h"
 #include "recorder/rec_proc.h"
@@ -49,6 +50,7 @@ static void print_help(void)
 {
     printf("usage: memscribe record [-o FILE] [--depth N] [--time-unit U] [--no-follow]\n"
            "                        [--only GLOB] [--sample BYTES] [--vm-precise] [--quiet]\n"
+           "                        [--snapshot-every T -o DIR]\n"
            "                        [--] CMD [ARGS...]\n"
            "\n"
            "Run CMD with the collector preloaded and record every malloc-family and\n"
@@ -75,6 +77,10 @@ static void print_help(void)
            "                     KiB, MiB, GiB; 512K costs little in production); the\n"
            "                     reports then give estimates (docs/record.md: Sampling).\n"
            "                     Mappings are all recorded. Default: every block\n"
+           "      --snapshot-every T  with -o DIR: every T (500ms, 10s, 5m) while CMD\n"
+           "                     runs, a pprof profile of the heap in use and allocated\n"
+           "                     so far, DIR/heap.0001.pb.gz, ...; the trace is\n"
+           "                     DIR/trace.mscr (docs/record.md: Snapshots)\n"
            "      --vm-precise   also record the mappings libc, ld.so and pthread_create\n"
            "                     make themselves (Syscall User Dispatch; default off,\n"
            "                     README: Cost)\n"
@@ -255,12 +261,14 @@ int cmd_record(int argc, char **argv)
         {"pid", required_argument, NULL, 'P'},
         {"only", required_argument, NULL, 'O'},
         {"sample", required_argument, NULL, 'A'},
+        {"snapshot-every", required_argument, NULL, 'E'},
         {NULL, 0, NULL, 0},
     };
     struct fmt_writer_options wopt = {.time_unit_ns = REC_DEFAULT_TIME_UNIT_NS};
     const char *out_path = NULL, *only = NULL;
     uint32_t depth = FMT_SHM_DEFAULT_DEPTH;
-    uint64_t sample_bytes = 0;
+    uint64_t sample_bytes = 0, snap_every_ns = 0;
+    struct cli_snap snap = {0};
     int no_follow = 0, quiet = 0, opt, go_fd = -1, err_fd = -1, lfd, out_fd, exec_err = 0;
     int serve = 0;
     char sock[108], msg[1024], *prog = NULL, *collector = NULL, **env = NULL;
@@ -320,6 +328,12 @@ int cmd_record(int argc, char **argv)
                 cli_usage_error("record: --sample wants a byte count such as 512K, not '%s'",
                                 optarg);
             break;
+        case 'E':
+            if (cli_snap_parse_period(optarg, &snap_every_ns))
+                cli_usage_error("record: --snapshot-every wants a time such as 500ms or 10s, "
+                                "not '%s'",
+                                optarg);
+            break;
         case 'S':
             serve = 1;
             break;
@@ -333,6 +347,9 @@ int cmd_record(int argc, char **argv)
             cli_usage_error("record: see 'memscribe record --help'");
         }
     }
+    if (snap_every_ns && (!out_path || serve))
+        cli_usage_error("record: --snapshot-every wants -o DIR, the directory of the trace and "
+                        "the profiles");
     if (serve) {
         if (pid <= 0 || !out_path)
             cli_usage_error("record: --serve (started by the collector) wants --pid and -o");
@@ -377,6 +394,10 @@ int cmd_record(int argc, char **argv)
 
     rec_clock_init(&s.clock);
     s.start_mono_ns = s.clock.mono0;
+    if (snap_every_ns) {
+        cli_snap_init(&snap, out_path, snap_every_ns, s.clock.mono0);
+        out_path = snap.trace;
+    }
     s.recorder_pid = (uint32_t)getpid();
     /* A file size limit is a write error, like a full disk (the child gets
      * the default back before exec). */
@@ -507,6 +528,8 @@ int cmd_record(int argc, char **argv)
         no_children = rec_reap(&st);
         rec_check_exits(&s, &st, lfd, rec_clock_now(&s.clock), &nr_bad_hellos);
         rec_merge_emit(&s, limit);
+        if (s.write_err == 0)
+            cli_snap_round(&snap, &st, s.w, now);
         rec_sample_rss(&s, now, REC_RSS_PERIOD_NS);
         if (now - last_flush > REC_FLUSH_PERIOD_NS && s.write_err == 0) {
             rc = fmt_writer_flush(s.w);
@@ -546,6 +569,7 @@ int cmd_record(int argc, char **argv)
     fmt_writer_destroy(s.w);
     if (close(out_fd) != 0 && s.write_err == 0)
         s.write_err = -errno;
+    cli_snap_finish(&snap, &st, quiet);
     rec_session_free(&s);
     rec_serve_free(&sv);
     if (env)
@@ -574,6 +598,7 @@ int cmd_record(int argc, char **argv)
         rc = serve ? CLI_EXIT_OK : exec_err ? 127 : rec_exit_code(st.root_status);
     }
     free(default_out);
+    cli_snap_release(&snap);
     free(command);
     free(collector);
     free(prog);

@@ -56,9 +56,12 @@ static const char *const rank_title[NR_RANKS] = {
 static const char *const rank_key[NR_RANKS] = {"peak", "leaked", "allocations", "temporary"};
 
 static const struct ana_column site_cols[] = {
-    {"peak", "peak_bytes", ANA_CELL_U64},       {"leaked", "leaked_bytes", ANA_CELL_I64},
-    {"blocks", "leaked_blocks", ANA_CELL_I64},  {"allocs", "allocations", ANA_CELL_U64},
-    {"bytes", "allocated_bytes", ANA_CELL_U64}, {"temp", "temporary", ANA_CELL_U64},
+    {"peak", "peak_bytes", ANA_CELL_U64 | ANA_CELL_EST},
+    {"leaked", "leaked_bytes", ANA_CELL_I64 | ANA_CELL_EST},
+    {"blocks", "leaked_blocks", ANA_CELL_I64 | ANA_CELL_EST},
+    {"allocs", "allocations", ANA_CELL_U64 | ANA_CELL_EST},
+    {"bytes", "allocated_bytes", ANA_CELL_U64 | ANA_CELL_EST},
+    {"temp", "temporary", ANA_CELL_U64 | ANA_CELL_EST},
     {"call site", "stack", ANA_CELL_LIST},
 };
 static const struct ana_column csv_cols[] = {
@@ -233,7 +236,7 @@ static uint64_t run_time(struct report *rp, const struct ana_scope *s)
     return s->last_ns - s->first_ns;
 }
 
-static void text_calls(FILE *out, const struct ana_scope *s)
+static void text_calls(FILE *out, const struct ana_scope *s, const char *e)
 {
     bool any = false;
 
@@ -241,7 +244,9 @@ static void text_calls(FILE *out, const struct ana_scope *s)
     for (unsigned k = 1; k < ANA_NR_KINDS; k++) {
         if (!s->nr_calls[k] || (k >= FMT_EV_PROCESS_START))
             continue;
-        fprintf(out, "%s%s %" PRIu64, any ? ", " : "", fmt_kind_name(k), s->nr_calls[k]);
+        /* a sampled trace's heap calls are estimates; its mappings are not sampled */
+        fprintf(out, "%s%s %s%" PRIu64, any ? ", " : "", fmt_kind_name(k),
+                fmt_kind_is_heap_alloc(k) || k == FMT_EV_FREE ? e : "", s->nr_calls[k]);
         any = true;
     }
     fprintf(out, "%s\n", any ? "" : "none");
@@ -277,28 +282,32 @@ static void text_scope(struct report *rp, FILE *out, const struct ana_scope *s, 
     const char *notes[NR_NOTES];
     unsigned nr_notes = scope_notes(rp, s, notes);
     char t1[64], b1[64], b2[64];
+    /* A sampled trace's figures are estimates: each is marked (ana_sample.h). */
+    const char *e = ana_sample_mark(fmt_reader_sample_bytes(rp->a.r));
 
     fprintf(out, "%s\n", name);
     fprintf(out, "  run time:           %s\n", ana_time_format(run_time(rp, s), t1, sizeof(t1)));
-    text_calls(out, s);
-    fprintf(out, "  allocations:        %" PRIu64 " (%" PRIu64 " bytes, %s)\n", s->nr_allocs,
-            s->alloc_bytes, ana_bytes_format(s->alloc_bytes, b1, sizeof(b1)));
+    text_calls(out, s, e);
+    fprintf(out, "  allocations:        %s%" PRIu64 " (%s%" PRIu64 " bytes, %s%s)\n", e,
+            s->nr_allocs, e, s->alloc_bytes, e, ana_bytes_format(s->alloc_bytes, b1, sizeof(b1)));
     if (s->nr_failed)
-        fprintf(out, "  failed calls:       %" PRIu64 "\n", s->nr_failed);
-    fprintf(out, "  peak heap in use:   %" PRIu64 " bytes (%s) in %" PRIu64 " blocks at %s\n",
-            s->peak, ana_bytes_format(s->peak, b1, sizeof(b1)), s->peak_blocks,
-            ana_time_format(s->peak_ns, t1, sizeof(t1)));
-    fprintf(out, "  leaked:             %" PRIu64 " bytes (%s) in %" PRIu64 " blocks\n", s->heap,
-            ana_bytes_format(s->heap, b1, sizeof(b1)), s->live_blocks);
+        fprintf(out, "  failed calls:       %s%" PRIu64 "\n", e, s->nr_failed);
+    fprintf(out,
+            "  peak heap in use:   %s%" PRIu64 " bytes (%s%s) in %s%" PRIu64 " blocks at %s%s\n", e,
+            s->peak, e, ana_bytes_format(s->peak, b1, sizeof(b1)), e, s->peak_blocks,
+            ana_time_format(s->peak_ns, t1, sizeof(t1)),
+            *e ? " (sampled: not an unbiased estimate of the peak)" : "");
+    fprintf(out, "  leaked:             %s%" PRIu64 " bytes (%s%s) in %s%" PRIu64 " blocks\n", e,
+            s->heap, e, ana_bytes_format(s->heap, b1, sizeof(b1)), e, s->live_blocks);
     uint64_t sb, sn;
     suppressed_leaks(rp, s->image, &sb, &sn);
     if (sb)
         fprintf(out,
-                "  of which apart:     %" PRIu64 " bytes in %" PRIu64
+                "  of which apart:     %s%" PRIu64 " bytes in %s%" PRIu64
                 " blocks, the runtime's one-time allocations (see memscribe leaks)\n",
-                sb, sn);
-    fprintf(out, "  temporary:          %" PRIu64 " allocations (%" PRIu64 " bytes, %s)\n",
-            s->nr_temporary, s->temporary_bytes,
+                e, sb, e, sn);
+    fprintf(out, "  temporary:          %s%" PRIu64 " allocations (%s%" PRIu64 " bytes, %s%s)\n", e,
+            s->nr_temporary, e, s->temporary_bytes, e,
             ana_bytes_format(s->temporary_bytes, b2, sizeof(b2)));
     if (s->has_rss)
         fprintf(out, "  peak RSS:           %" PRIu64 " bytes (%s) at %s\n", s->rss_peak,

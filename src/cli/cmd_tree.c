@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/model/ana_model.h"
 #include "analysis/model/ana_tree.h"
@@ -124,9 +125,11 @@ int cmd_tree(int argc, char **argv)
         printf("memscribe tree: %s (%s)\n\n", a.path, bottom_up ? "bottom-up" : "top-down");
     cli_ana_tree(&a, &t, mets, NR_METS, with_self, stdout);
     if (a.format == CLI_FMT_TEXT) {
-        printf("\ntotal: peak %" PRId64 " bytes, leaked %" PRId64 " bytes, %" PRId64
-               " allocations of %" PRId64 " bytes, %" PRId64 " temporary\n",
-               total[0], total[1], total[2], total[3], total[4]);
+        const char *e = ana_sample_mark(fmt_reader_sample_bytes(a.r)); /* estimates */
+
+        printf("\ntotal: peak %s%" PRId64 " bytes, leaked %s%" PRId64 " bytes, %s%" PRId64
+               " allocations of %s%" PRId64 " bytes, %s%" PRId64 " temporary\n",
+               e, total[0], e, total[1], e, total[2], e, total[3], e, total[4]);
         if (depth)
             printf("(at most %u levels: deeper frames are in their ancestor's self columns; "
                    "--depth 0 shows all)\n",

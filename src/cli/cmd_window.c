@@ -289,15 +289,19 @@ int cmd_window(int argc, char **argv)
             if (!w.image_seen[i])
                 continue;
             const struct ana_wpa *s = &w.images[i];
+            const char *e = ana_sample_mark(fmt_reader_sample_bytes(a.r)); /* estimates */
+
             cli_ana_image_name(&a, i, name, sizeof(name));
-            printf("%s: Transient %" PRIu64 " blocks %" PRIu64 " bytes; Impacting %" PRIu64
-                   " blocks, Impacting Size %" PRId64 " bytes\n",
-                   name, ana_wpa_transient_count(s), s->bytes[ANA_AIFI], ana_wpa_impacting_count(s),
-                   ana_wpa_impacting_size(s));
-            printf("  AIFI %" PRIu64 " (%" PRIu64 " B)  AIFO %" PRIu64 " (%" PRIu64
-                   " B)  AOFI %" PRIu64 " (%" PRIu64 " B)  AOFO %" PRIu64 " (%" PRIu64 " B)\n",
-                   s->nr[ANA_AIFI], s->bytes[ANA_AIFI], s->nr[ANA_AIFO], s->bytes[ANA_AIFO],
-                   s->nr[ANA_AOFI], s->bytes[ANA_AOFI], s->nr[ANA_AOFO], s->bytes[ANA_AOFO]);
+            printf("%s: Transient %s%" PRIu64 " blocks %s%" PRIu64 " bytes; Impacting %s%" PRIu64
+                   " blocks, Impacting Size %s%" PRId64 " bytes\n",
+                   name, e, ana_wpa_transient_count(s), e, s->bytes[ANA_AIFI], e,
+                   ana_wpa_impacting_count(s), e, ana_wpa_impacting_size(s));
+            printf("  AIFI %s%" PRIu64 " (%s%" PRIu64 " B)  AIFO %s%" PRIu64 " (%s%" PRIu64
+                   " B)  AOFI %s%" PRIu64 " (%s%" PRIu64 " B)  AOFO %s%" PRIu64 " (%s%" PRIu64
+                   " B)\n",
+                   e, s->nr[ANA_AIFI], e, s->bytes[ANA_AIFI], e, s->nr[ANA_AIFO], e,
+                   s->bytes[ANA_AIFO], e, s->nr[ANA_AOFI], e, s->bytes[ANA_AOFI], e,
+                   s->nr[ANA_AOFO], e, s->bytes[ANA_AOFO]);
         }
         putchar('\n');
     }
@@ -320,9 +324,9 @@ int cmd_window(int argc, char **argv)
         struct ana_column cols[] = {
             {"pid", "pid", ANA_CELL_U64},
             {"type", "impacting_type", ANA_CELL_STR},
-            {"count", "count", ANA_CELL_U64},
-            {"size", "size", ANA_CELL_U64},
-            {"impacting size", "impacting_size", ANA_CELL_I64},
+            {"count", "count", ANA_CELL_U64 | ANA_CELL_EST},
+            {"size", "size", ANA_CELL_U64 | ANA_CELL_EST},
+            {"impacting size", "impacting_size", ANA_CELL_I64 | ANA_CELL_EST},
             {key_title[by], key_json[by],
              by == BY_STACK    ? ANA_CELL_LIST
              : by == BY_THREAD ? ANA_CELL_U64

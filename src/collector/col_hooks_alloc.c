@@ -12,7 +12,12 @@
  * only passes the call on. Otherwise the thread is marked busy during the
  * real call (jemalloc's aligned new calls aligned_alloc through the PLT:
  * recorded once, as the new), and a cleanup clears the mark again also
- * when the call throws (this file is built with -fexceptions). */
+ * when the call throws (this file is built with -fexceptions).
+ *
+ * Under record --sample they are sampled as malloc is (col_sample_skip,
+ * col_sample_forget, a realloc by col_realloc_sampled_begin/end), but
+ * without malloc's fast path before col_enter(): the mark above must be
+ * set around the real call either way. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -219,6 +224,10 @@ col_x_alloc(int record, uint8_t kind, void *p, uint64_t size, const uint64_t *ex
 
     if (!record || !(t = col_enter()))
         return;
+    if (COL_UNLIKELY(col_sample_bytes) && col_sample_skip(t, p, size)) {
+        col_leave(t); /* not sampled: no unwind, no event (col_hooks_heap.c) */
+        return;
+    }
     stack = col_stack_here(t);
     ts = col_stamp(t);
     col_emit_event_inline(t, FMT_SHM_REC_EVENT, kind, p ? 0 : FMT_EVF_FAILED, 0, stack, ts,
@@ -228,7 +237,7 @@ col_x_alloc(int record, uint8_t kind, void *p, uint64_t size, const uint64_t *ex
 }
 
 /* A free: stamped before the real call, as free() is. Returns the thread
- * to leave after the call, or NULL. */
+ * to leave after the call, or NULL (also for a block sampling left out). */
 static inline __attribute__((always_inline)) struct col_thread *col_x_free_start(int record,
                                                                                  void *p)
 {
@@ -237,6 +246,10 @@ static inline __attribute__((always_inline)) struct col_thread *col_x_free_start
 
     if (!record || !(t = col_enter()))
         return NULL;
+    if (COL_UNLIKELY(col_sample_bytes) && !col_sample_forget(p)) {
+        col_leave(t); /* not a sampled block */
+        return NULL;
+    }
     if (col_free_stacks)
         stack = col_stack_here(t);
     col_emit_event_inline(t, FMT_SHM_REC_EVENT, FMT_EV_FREE, 0, 0, stack, col_stamp(t),
@@ -327,6 +340,14 @@ col_x_realloc(struct col_thread *t, void *old, void *p, uint64_t size, uint64_t 
         if (!n->fn)                                                                                \
             return NULL;                                                                           \
         t = n->record ? col_enter() : NULL;                                                        \
+        if (t && COL_UNLIKELY(col_sample_bytes)) {                                                 \
+            uint64_t extra[1] = {(uint64_t)(uintptr_t)old};                                        \
+            struct col_realloc_sampled rs;                                                         \
+                                                                                                   \
+            col_realloc_sampled_begin(t, old, &rs);                                                \
+            p = ((void *(*)type)n->fn)args;                                                        \
+            return col_realloc_sampled_end(t, &rs, old, p, size_expr, FMT_EV_REALLOC, extra, 1);   \
+        }                                                                                          \
         if (t)                                                                                     \
             ts0 = col_stamp(t);                                                                    \
         p = ((void *(*)type)n->fn)args;                                                            \

@@ -164,47 +164,44 @@ static __attribute__((noinline)) void col_free(void *p)
     col_leave(t);
 }
 
-/* realloc and reallocarray under sampling. The old block is recorded
- * only if it was sampled, the new one only if it is sampled now (by its
- * whole size, as any allocation): both, as an exact trace has them; only
- * the old, as a free; only the new, as a realloc of NULL. Never inlined:
- * the exact path stays as it was. */
-static __attribute__((noinline)) void *
-col_realloc_sampled(struct col_thread *t, void *old, size_t nmemb, size_t elsize, int is_array)
+/* A realloc under sampling (docs/record.md, Sampling), for every hook of
+ * that shape (col_internal.h). Never inlined: the exact paths stay as
+ * they were. */
+void col_realloc_sampled_begin(struct col_thread *t, void *old, struct col_realloc_sampled *rs)
 {
-    uint64_t extra[3] = {(uint64_t)(uintptr_t)old, nmemb, elsize};
-    size_t size = 0;
-    int overflow = __builtin_mul_overflow(nmemb, elsize, &size);
-    uint8_t kind = is_array ? FMT_EV_REALLOCARRAY : FMT_EV_REALLOC;
-    int had = old && col_sample_forget(old), failed;
-    uint32_t stack = 0;
-    uint64_t ts0 = 0, ts1;
-    uint8_t flags = 0;
-    void *p;
-
-    if (had) {
+    rs->had = old && col_sample_forget(old);
+    rs->stack = 0;
+    rs->ts0 = 0;
+    if (rs->had) {
         col_check_modules(t);
-        stack = col_stack_here(t);
-        ts0 = col_stamp(t);
+        rs->stack = col_stack_here(t);
+        rs->ts0 = col_stamp(t);
     }
-    p = COL_REAL_CALL(t, is_array ? col_real.reallocarray(old, nmemb, elsize)
-                                  : col_real.realloc(old, size));
-    failed = p == NULL && (size != 0 || overflow || old == NULL);
-    if (failed && had) {
+}
+
+void *col_realloc_sampled_end(struct col_thread *t, const struct col_realloc_sampled *rs, void *old,
+                              void *p, uint64_t size, uint8_t kind, uint64_t *extra, unsigned nargs)
+{
+    int failed = p == NULL && (size != 0 || old == NULL);
+    uint32_t stack = rs->stack;
+    uint64_t ts1;
+    uint8_t flags = 0;
+
+    if (failed && rs->had) {
         col_sample_note(old); /* still there, still sampled */
-    } else if (p && col_sample_skip(t, p, overflow ? UINT64_MAX : size)) {
-        if (had) { /* the sampled old block ends; the new one is not recorded */
-            col_emit_event_inline(t, FMT_SHM_REC_EVENT, FMT_EV_FREE, 0, 0, 0, ts0,
+    } else if (p && col_sample_skip(t, p, size)) {
+        if (rs->had) { /* the sampled old block ends; the new one is not recorded */
+            col_emit_event_inline(t, FMT_SHM_REC_EVENT, FMT_EV_FREE, 0, 0, 0, rs->ts0,
                                   (uint64_t)(uintptr_t)old, 0, NULL, 0);
             col_stamp_done(t);
         }
         col_leave(t);
         return p;
-    } else if (!had && (failed ? col_sample_skip(t, NULL, overflow ? UINT64_MAX : size) : !p)) {
+    } else if (!rs->had && (failed ? col_sample_skip(t, NULL, size) : !p)) {
         col_leave(t); /* nothing sampled: realloc(NULL, 0) returning NULL, or a failure */
         return p;
     }
-    if (!had) {
+    if (!rs->had) {
         col_check_modules(t);
         stack = col_stack_here(t);
         ts1 = col_stamp(t);
@@ -218,15 +215,34 @@ col_realloc_sampled(struct col_thread *t, void *old, size_t nmemb, size_t elsize
             flags = FMT_EVF_IN_PLACE | col_libc_mmap_flag(p);
         } else {
             flags = col_libc_mmap_flag(p);
-            col_emit_event_inline(t, FMT_SHM_REC_RELEASE, kind, 0, 0, stack, ts0,
+            col_emit_event_inline(t, FMT_SHM_REC_RELEASE, kind, 0, 0, stack, rs->ts0,
                                   (uint64_t)(uintptr_t)old, 0, NULL, 0);
         }
     }
     col_emit_event_inline(t, FMT_SHM_REC_EVENT, kind, flags, 0, stack, ts1, (uint64_t)(uintptr_t)p,
-                          overflow ? UINT64_MAX : size, extra, is_array ? 3 : 1);
+                          size, extra, nargs);
     col_stamp_done(t);
     col_leave(t);
     return p;
+}
+
+/* realloc and reallocarray under sampling: the real call between the two
+ * halves. Never inlined, as they are. */
+static __attribute__((noinline)) void *
+col_realloc_sampled(struct col_thread *t, void *old, size_t nmemb, size_t elsize, int is_array)
+{
+    uint64_t extra[3] = {(uint64_t)(uintptr_t)old, nmemb, elsize};
+    size_t size = 0;
+    int overflow = __builtin_mul_overflow(nmemb, elsize, &size);
+    struct col_realloc_sampled rs;
+    void *p;
+
+    col_realloc_sampled_begin(t, old, &rs);
+    p = COL_REAL_CALL(t, is_array ? col_real.reallocarray(old, nmemb, elsize)
+                                  : col_real.realloc(old, size));
+    return col_realloc_sampled_end(t, &rs, old, p, overflow ? UINT64_MAX : size,
+                                   is_array ? FMT_EV_REALLOCARRAY : FMT_EV_REALLOC, extra,
+                                   is_array ? 3 : 1);
 }
 
 /* realloc and reallocarray: stamp before the call (the old block may be
@@ -304,12 +320,14 @@ static __attribute__((noinline)) void *col_reallocarray(void *old, size_t nmemb,
     return col_realloc_common(old, nmemb, elsize, 1);
 }
 
+/* The exported hooks' fast paths (a dormant image, an unsampled call)
+ * sit behind one test of col_hook_fast: the exact path pays one load and
+ * one branch for them. */
 COL_EXPORT void *malloc(size_t size)
 {
-    if (COL_UNLIKELY(col_dormant))
+    /* not sampled: the real call only */
+    if (COL_UNLIKELY(col_hook_fast) && (col_dormant || col_sample_pass(size)))
         return col_real.malloc(size);
-    if (COL_UNLIKELY(col_sample_fast) && col_sample_pass(size))
-        return col_real.malloc(size); /* not sampled: the real call only */
     return col_malloc(size);
 }
 
@@ -317,22 +335,18 @@ COL_EXPORT void *calloc(size_t nmemb, size_t elsize)
 {
     size_t total;
 
-    if (COL_UNLIKELY(col_dormant))
-        return col_real.calloc(nmemb, elsize);
-    if (COL_UNLIKELY(col_sample_fast) &&
-        col_sample_pass(__builtin_mul_overflow(nmemb, elsize, &total) ? SIZE_MAX : total))
+    if (COL_UNLIKELY(col_hook_fast) &&
+        (col_dormant ||
+         col_sample_pass(__builtin_mul_overflow(nmemb, elsize, &total) ? SIZE_MAX : total)))
         return col_real.calloc(nmemb, elsize);
     return col_calloc(nmemb, elsize);
 }
 
 COL_EXPORT void free(void *p)
 {
-    if (COL_UNLIKELY(col_dormant) && !col_is_boot(p)) {
-        col_real.free(p);
-        return;
-    }
     /* A bootstrap block is never in the sampled set: col_free drops it. */
-    if (COL_UNLIKELY(col_sample_fast) && !col_is_boot(p) && col_sample_surely_not(p)) {
+    if (COL_UNLIKELY(col_hook_fast) && !col_is_boot(p) &&
+        (col_dormant || col_sample_surely_not(p))) {
         col_real.free(p); /* not a sampled block: the real call only */
         return;
     }
@@ -352,18 +366,16 @@ static inline __attribute__((always_inline)) int col_realloc_pass(void *old, siz
 
 COL_EXPORT void *realloc(void *old, size_t size)
 {
-    if (COL_UNLIKELY(col_dormant) && !col_is_boot(old))
-        return col_real.realloc(old, size);
-    if (COL_UNLIKELY(col_sample_fast) && col_realloc_pass(old, size, 1))
+    if (COL_UNLIKELY(col_hook_fast) &&
+        (col_dormant ? !col_is_boot(old) : col_realloc_pass(old, size, 1)))
         return col_real.realloc(old, size);
     return col_realloc(old, size);
 }
 
 COL_EXPORT void *reallocarray(void *old, size_t nmemb, size_t elsize)
 {
-    if (COL_UNLIKELY(col_dormant) && !col_is_boot(old))
-        return col_real.reallocarray(old, nmemb, elsize);
-    if (COL_UNLIKELY(col_sample_fast) && col_realloc_pass(old, nmemb, elsize))
+    if (COL_UNLIKELY(col_hook_fast) &&
+        (col_dormant ? !col_is_boot(old) : col_realloc_pass(old, nmemb, elsize)))
         return col_real.reallocarray(old, nmemb, elsize);
     return col_reallocarray(old, nmemb, elsize);
 }

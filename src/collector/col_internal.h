@@ -319,6 +319,10 @@ extern uint64_t col_sample_bytes;
  * call must run inside a hook, so that the mappings it makes are marked
  * as libc's. */
 extern int col_sample_fast;
+/* col_dormant || col_sample_fast, set with them: the one flag the exported
+ * heap hooks test on the exact path (col_hooks_heap.c). A col_dormant set
+ * without it is still honoured, by col_enter(). */
+extern int col_hook_fast;
 extern _Atomic uint32_t *col_sample_filter;
 #define COL_SAMPLE_FILTER_BITS 18
 /* The rate MEMSCRIBE_SAMPLE asks for: a whole decimal number; 0 (exact)
@@ -386,6 +390,26 @@ static inline __attribute__((always_inline)) int col_sample_forget(const void *p
         return 0;
     return col_sample_forget_slow((uint64_t)(uintptr_t)p);
 }
+
+/* col_hooks_heap.c: a realloc-shaped call under sampling, in two halves
+ * around the real call, made by the caller with the thread entered. The
+ * old block is recorded only if it was sampled, the new one only if it
+ * is sampled now (by its whole size, as any allocation): both, as an
+ * exact trace has them; only the old, as a free; only the new, as a
+ * realloc of NULL. */
+struct col_realloc_sampled {
+    int had; /* the old block was a live sampled one */
+    uint32_t stack;
+    uint64_t ts0;
+};
+void col_realloc_sampled_begin(struct col_thread *t, void *old, struct col_realloc_sampled *rs);
+/* After the real call returned p for size bytes (UINT64_MAX: an overflow):
+ * the events of kind with extra[0..nargs) (extra[0] is the old address,
+ * zeroed here when the old block was not sampled), and col_leave(t).
+ * Returns p. */
+void *col_realloc_sampled_end(struct col_thread *t, const struct col_realloc_sampled *rs, void *old,
+                              void *p, uint64_t size, uint8_t kind, uint64_t *extra,
+                              unsigned nargs);
 
 /* col_stack.c */
 int col_stack_init(void);

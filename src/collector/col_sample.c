@@ -27,6 +27,7 @@
 
 uint64_t col_sample_bytes;
 int col_sample_fast;
+int col_hook_fast;
 _Atomic uint32_t *col_sample_filter;
 static double col_sample_logq; /* log(1 - 1/BYTES) */
 static uint64_t col_sample_seed;

@@ -202,6 +202,7 @@ void col_init(void)
         /* record --only: not this image. Dormant, with the environment
          * left as it is, so its children and exec'd images still load us. */
         col_dormant = 1;
+        col_hook_fast = 1;
         atomic_store(&col_state, COL_OFF);
         return;
     }
@@ -244,6 +245,7 @@ void col_init(void)
     col_maps_tool_init();
     col_sud_process_init();
     col_sample_fast = col_sample_bytes && !col_sud_on;
+    col_hook_fast = col_sample_fast;
     atomic_store(&col_state, COL_READY);
 }
 

@@ -597,17 +597,38 @@ static uint64_t estimate_bytes(uint64_t rate, uint64_t size)
     return p >= 1.0 ? size : (uint64_t)llround((double)size / p);
 }
 
+/* Blocks a recorded block of size bytes stands for: its weight w = 1/p,
+ * rounded up with probability w - floor(w), else down, so that its
+ * expected value is w. The draw is a hash of key (the block's serial):
+ * its allocation and its end get the same count, in every reading. */
+static uint64_t estimate_count(uint64_t rate, uint64_t size, uint64_t key)
+{
+    double w = 1.0 / fmt_sample_prob(rate, size);
+    uint64_t n = (uint64_t)w;
+
+    key += 0x9e3779b97f4a7c15ull; /* splitmix64's finaliser */
+    key = (key ^ (key >> 30)) * 0xbf58476d1ce4e5b9ull;
+    key = (key ^ (key >> 27)) * 0x94d049bb133111ebull;
+    key ^= key >> 31;
+    return n + ((double)(key >> 11) * 0x1p-53 < w - (double)n);
+}
+
 /* Sampled trace: heap allocations and the heap blocks ended carry the
- * estimated bytes (docs/format.md, Sampled traces). Mappings are not
- * sampled. */
+ * estimated bytes and blocks (docs/format.md, Sampled traces). Mappings
+ * are not sampled. */
 static void fmt_reader_estimate(const struct fmt_reader *r, struct fmt_event *ev)
 {
     uint64_t rate = r->info.sample_bytes;
 
-    if (fmt_kind_is_heap_alloc(ev->kind))
-        ev->size = estimate_bytes(rate, ev->size);
-    if (ev->ref && ev->kind >= FMT_EV_REALLOC && ev->kind <= FMT_EV_FREE)
-        ev->ref_size = estimate_bytes(rate, ev->ref_size);
+    if (fmt_kind_is_heap_alloc(ev->kind)) {
+        ev->size = estimate_bytes(rate, ev->raw_size);
+        /* a failed call starts no block: its time is its key */
+        ev->count = estimate_count(rate, ev->raw_size, ev->serial ? ev->serial : ev->ts_ns);
+    }
+    if (ev->ref && ev->kind >= FMT_EV_REALLOC && ev->kind <= FMT_EV_FREE) {
+        ev->ref_size = estimate_bytes(rate, ev->raw_ref_size);
+        ev->ref_count = estimate_count(rate, ev->raw_ref_size, ev->ref);
+    }
 }
 
 int fmt_reader_next(struct fmt_reader *r, struct fmt_event *ev)
@@ -634,6 +655,8 @@ int fmt_reader_next(struct fmt_reader *r, struct fmt_event *ev)
         if (ev->kind) {
             ev->raw_size = ev->size;
             ev->raw_ref_size = ev->ref_size;
+            ev->count = 1;
+            ev->ref_count = 1;
             if (r->estimates)
                 fmt_reader_estimate(r, ev);
             return 1;

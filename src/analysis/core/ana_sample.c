@@ -7,11 +7,30 @@
 
 #include "analysis/core/ana_json.h"
 
+const char *ana_sample_mark(uint64_t rate)
+{
+    return rate ? ANA_SAMPLE_MARK : "";
+}
+
 char *ana_sample_note(char *buf, size_t size, uint64_t rate)
 {
     snprintf(buf, size,
-             "sampled trace (record --sample %" PRIu64 "): bytes are estimates (~), counts are of "
-             "the recorded blocks only, and a peak is not an unbiased estimate",
+             "sampled trace (record --sample %" PRIu64 "): bytes and counts are estimates "
+             "(" ANA_SAMPLE_MARK "), and a peak is not an unbiased estimate",
+             rate);
+    return buf;
+}
+
+char *ana_sample_label(char *buf, size_t size, uint64_t rate)
+{
+    if (!rate) {
+        if (size)
+            buf[0] = '\0';
+        return buf;
+    }
+    snprintf(buf, size,
+             "memscribe: sampled trace (record --sample %" PRIu64 "): figures are estimates, a "
+             "peak is not an unbiased estimate",
              rate);
     return buf;
 }
@@ -24,7 +43,7 @@ void ana_sample_json(struct ana_json *j, uint64_t rate)
     ana_json_begin_object(j);
     ana_json_kv_u64(j, "sample_bytes", rate);
     ana_json_kv_str(j, "bytes", "estimate");
-    ana_json_kv_str(j, "counts", "recorded");
+    ana_json_kv_str(j, "counts", "estimate");
     ana_json_kv_bool(j, "peak_unbiased", false);
     ana_json_end_object(j);
 }

@@ -134,7 +134,7 @@ static char *render(const struct ana_table *t, const struct cell *c, unsigned co
 
     if (!m)
         return NULL;
-    switch (t->cols[col].type) {
+    switch (t->cols[col].type & ~ANA_CELL_EST) {
     case ANA_CELL_STR:
         fputs(c->s ? c->s : "", m);
         break;
@@ -158,6 +158,12 @@ static char *render(const struct ana_table *t, const struct cell *c, unsigned co
 
 int ana_table_write_text(const struct ana_table *t, FILE *f, const char *indent, const char *sep)
 {
+    return ana_table_write_text_marked(t, f, indent, sep, "");
+}
+
+int ana_table_write_text_marked(const struct ana_table *t, FILE *f, const char *indent,
+                                const char *sep, const char *mark)
+{
     size_t n = (size_t)t->nr_rows * t->nr_cols;
     char **txt = calloc(n ? n : 1, sizeof(*txt));
     size_t *width = calloc(t->nr_cols, sizeof(*width));
@@ -172,6 +178,14 @@ int ana_table_write_text(const struct ana_table *t, FILE *f, const char *indent,
     for (size_t k = 0; k < n; k++) {
         unsigned c = (unsigned)(k % t->nr_cols);
         txt[k] = render(t, &t->cells[k], c, sep);
+        if (txt[k] && *mark && (t->cols[c].type & ANA_CELL_EST)) {
+            char *marked = NULL;
+
+            if (asprintf(&marked, "%s%s", mark, txt[k]) < 0)
+                marked = NULL;
+            free(txt[k]);
+            txt[k] = marked;
+        }
         if (!txt[k]) {
             rc = -ENOMEM;
             goto out;
@@ -185,7 +199,8 @@ int ana_table_write_text(const struct ana_table *t, FILE *f, const char *indent,
         for (unsigned c = 0; c < t->nr_cols; c++) {
             const char *s = r < 0 ? t->cols[c].title : txt[(size_t)r * t->nr_cols + c];
             bool last = c + 1 == t->nr_cols;
-            bool num = t->cols[c].type == ANA_CELL_U64 || t->cols[c].type == ANA_CELL_I64;
+            unsigned type = t->cols[c].type & ~ANA_CELL_EST;
+            bool num = type == ANA_CELL_U64 || type == ANA_CELL_I64;
             if (num)
                 fprintf(f, "%*s", (int)width[c], s);
             else if (last)
@@ -248,7 +263,7 @@ void ana_table_write_json(const struct ana_table *t, struct ana_json *j)
         for (unsigned c = 0; c < t->nr_cols; c++) {
             const struct cell *cl = &t->cells[(size_t)r * t->nr_cols + c];
             ana_json_key(j, t->cols[c].key);
-            switch (t->cols[c].type) {
+            switch (t->cols[c].type & ~ANA_CELL_EST) {
             case ANA_CELL_STR:
                 ana_json_str(j, cl->s ? cl->s : "");
                 break;

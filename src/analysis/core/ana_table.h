@@ -16,6 +16,9 @@ enum ana_cell_type {
     ANA_CELL_U64,
     ANA_CELL_I64,
     ANA_CELL_LIST,
+    /* Or'd with U64 or I64: a count or bytes that a sampled trace
+     * estimates (ana_table_write_text_marked). */
+    ANA_CELL_EST = 0x10,
 };
 
 struct ana_column {
@@ -42,6 +45,10 @@ unsigned ana_table_nr_rows(const struct ana_table *t);
 /* Text: a header line, then one line per row, columns aligned (numbers to
  * the right); list cells joined with sep. indent is put before each line. */
 int ana_table_write_text(const struct ana_table *t, FILE *f, const char *indent, const char *sep);
+/* The same with mark before the numbers of the estimate columns (a sampled
+ * trace: ANA_SAMPLE_MARK, ana_sample.h); "" marks nothing. */
+int ana_table_write_text_marked(const struct ana_table *t, FILE *f, const char *indent,
+                                const char *sep, const char *mark);
 /* CSV (RFC 4180) with a header line; list cells joined with ';'. */
 int ana_table_write_csv(const struct ana_table *t, FILE *f, bool header);
 /* A JSON array of objects, one per row, keyed by column key. */

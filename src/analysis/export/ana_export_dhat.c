@@ -134,18 +134,22 @@ static int pass(struct dhat *d)
         if (st.ends) {
             struct dhat_pp *p =
                 &d->pps[d->pp_of[ev.ref_stack <= d->m.nr_stacks ? ev.ref_stack : 0]];
+            uint64_t n = fmt_event_ref_count(&ev); /* an estimate in a sampled trace */
+
             p->live -= ev.ref_size;
-            p->livebk--;
-            p->live_ts_sum -= ev.ref_ts_ns;
-            p->tl_ns += ev.ts_ns - ev.ref_ts_ns;
+            p->livebk -= n;
+            p->live_ts_sum -= n * ev.ref_ts_ns;
+            p->tl_ns += n * (ev.ts_ns - ev.ref_ts_ns);
         }
         if (st.starts) {
             struct dhat_pp *p = &d->pps[d->pp_of[ev.stack <= d->m.nr_stacks ? ev.stack : 0]];
+            uint64_t n = fmt_event_count(&ev);
+
             p->tb += ev.size;
-            p->tbk++;
+            p->tbk += n;
             p->live += ev.size;
-            p->livebk++;
-            p->live_ts_sum += ev.ts_ns;
+            p->livebk += n;
+            p->live_ts_sum += n * ev.ts_ns;
             if (p->live > p->mb)
                 p->mb = p->live, p->mbk = p->livebk;
         }
@@ -179,6 +183,16 @@ static int write_json(struct dhat *d)
                     "\"bklt\":true,\"bkacc\":false,\"tu\":\"\\u00b5s\",\"Mtu\":\"s\","
                     "\"tuth\":%d,\"cmd\":\"",
                     DHAT_SHORT_LIVED_US);
+    {
+        /* A sampled trace: dh_view shows cmd ("Invocation"), led by the label. */
+        char label[160];
+
+        if (*ana_sample_label(label, sizeof(label), fmt_reader_sample_bytes(d->r))) {
+            ana_xout_printf(o, "[");
+            ana_xout_json_strn(o, label, strlen(label));
+            ana_xout_printf(o, "] ");
+        }
+    }
     ana_xout_json_strn(o, cmd, strlen(cmd));
     free(cmd);
     ana_xout_printf(o, "\",\"pid\":%u,\"te\":%" PRIu64 ",\"tg\":%" PRIu64 ",\"pps\":[",

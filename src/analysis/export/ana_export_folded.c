@@ -41,7 +41,7 @@ int ana_export_folded(struct fmt_reader *r, const struct ana_export_options *o,
 {
     struct ana_xmodel m;
     struct ana_xsym x;
-    char buf[64];
+    char buf[64], label[160];
     int rc;
 
     if ((rc = ana_xmodel_build(r, o, &m)))
@@ -50,6 +50,10 @@ int ana_export_folded(struct fmt_reader *r, const struct ana_export_options *o,
         ana_xmodel_release(&m);
         return rc;
     }
+    /* A sampled trace: a first line that says so (flamegraph.pl and
+     * inferno skip a line without a count, with a warning). */
+    if (*ana_sample_label(label, sizeof(label), fmt_reader_sample_bytes(r)))
+        rc = ana_xout_printf(out, "# %s\n", label);
     for (uint32_t id = 0; id <= m.nr_stacks && !rc; id++) {
         uint64_t cost = stack_cost(&m.stacks[id], o->cost);
         const struct ana_sym_stack *st;

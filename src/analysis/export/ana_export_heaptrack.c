@@ -558,10 +558,22 @@ static int header(struct heaptrack *h)
                     ? ana_xtext(info->command, info->command_len, true)
                     : strdup("(unknown)");
 
+    /* A sampled trace: the label leads the command, which heaptrack_print
+     * and heaptrack_gui show ("Debuggee command was: ..."), and a comment
+     * line (heaptrack skips lines starting with '#') says it too. */
+    char label[160];
+
     if (!cmd)
         return -ENOMEM;
-    int rc = ana_xout_printf(h->out, "v %x %x\nX %s\nI %x 0\n", HEAPTRACK_VERSION_CODE,
-                             HEAPTRACK_FILE_VERSION, cmd, HT_PAGE_SIZE);
+    ana_sample_label(label, sizeof(label), fmt_reader_sample_bytes(h->r));
+    int rc = ana_xout_printf(h->out, "v %x %x\n", HEAPTRACK_VERSION_CODE, HEAPTRACK_FILE_VERSION);
+
+    if (!rc && *label)
+        rc = ana_xout_printf(h->out, "# %s\nX [%s] %s\n", label, label, cmd);
+    else if (!rc)
+        rc = ana_xout_printf(h->out, "X %s\n", cmd);
+    if (!rc)
+        rc = ana_xout_printf(h->out, "I %x 0\n", HT_PAGE_SIZE);
 
     free(cmd);
     return rc;

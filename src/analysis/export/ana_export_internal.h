@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/core/ana_sample.h"
 #include "analysis/export/ana_export_api.h"
 #include "analysis/model/ana_step.h"
 #include "analysis/sym/ana_symbolize.h"

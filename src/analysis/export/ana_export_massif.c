@@ -215,7 +215,12 @@ int ana_export_massif(struct fmt_reader *r, const struct ana_export_options *o,
     }
     /* cmd: the recorded command line, words separated by spaces, escaped
      * (valid UTF-8, no control characters: ms_print prints it as is). */
-    ana_xout_printf(out, "desc: memscribe export --to massif\ncmd: ");
+    /* desc: ms_print shows it; a sampled trace's says its figures are estimates */
+    char label[160];
+
+    ana_sample_label(label, sizeof(label), fmt_reader_sample_bytes(r));
+    ana_xout_printf(out, "desc: memscribe export --to massif%s%s\ncmd: ", *label ? "; " : "",
+                    label);
     if (info->command && info->command_len) {
         char *cmd = ana_xtext(info->command, info->command_len, true);
 

@@ -28,6 +28,7 @@ enum {
     PROFILE_DURATION_NANOS = 10,
     PROFILE_PERIOD_TYPE = 11,
     PROFILE_PERIOD = 12,
+    PROFILE_COMMENT = 13,
     PROFILE_DEFAULT_SAMPLE_TYPE = 14,
     VALUETYPE_TYPE = 1,
     VALUETYPE_UNIT = 2,
@@ -312,7 +313,9 @@ int ana_export_pprof(struct fmt_reader *r, const struct ana_export_options *o, s
 {
     struct pprof p = {.r = r, .out = out};
     struct ana_xmodel m;
-    uint32_t idx, space;
+    uint32_t idx, space, comment = 0;
+    uint64_t rate = fmt_reader_sample_bytes(r);
+    char label[160];
     int rc;
 
     if ((rc = ana_xmodel_build(r, o, &m)))
@@ -331,10 +334,17 @@ int ana_export_pprof(struct fmt_reader *r, const struct ana_export_options *o, s
         (rc = value_type(&p, PROFILE_PERIOD_TYPE, "space", "bytes")) ||
         (rc = str(&p, "inuse_space", &space)) < 0 || (rc = mappings(&p)))
         goto out;
+    /* A sampled trace: a comment says its values are estimates (pprof
+     * -raw, go tool pprof -comments), and the period is the rate, as Go's
+     * heap profiles give theirs (values already scaled). */
+    if (rate && (rc = str(&p, ana_sample_label(label, sizeof(label), rate), &comment)) < 0)
+        goto out;
     const struct fmt_trace_info *info = fmt_reader_info(r);
     pb_uint(&p.body, PROFILE_TIME_NANOS, info->start_realtime_ns);
     pb_uint(&p.body, PROFILE_DURATION_NANOS, m.end_ts_ns);
-    pb_uint(&p.body, PROFILE_PERIOD, 1);
+    pb_uint(&p.body, PROFILE_PERIOD, rate ? rate : 1);
+    if (rate)
+        pb_uint(&p.body, PROFILE_COMMENT, comment);
     pb_uint(&p.body, PROFILE_DEFAULT_SAMPLE_TYPE, space);
     /* Plain varint fields: write the body as it is, not length-delimited. */
     if ((rc = p.body.err ? p.body.err : ana_xout_write(out, p.body.p, p.body.len)))

@@ -496,6 +496,21 @@ static int tables(struct sq *q)
     bind_u64(q->st[ST_META], 2, info->start_realtime_ns);
     if ((rc = run(q, ST_META)))
         return rc;
+    if (info->sample_bytes) {
+        /* A sampled trace: each row is a recorded block, its sizes the
+         * bytes it stands for (ana_sample.h). */
+        char label[160];
+
+        bind_text(q->st[ST_META], 1, "sampled", -1);
+        bind_text(q->st[ST_META], 2, ana_sample_label(label, sizeof(label), info->sample_bytes),
+                  -1);
+        if ((rc = run(q, ST_META)))
+            return rc;
+        bind_text(q->st[ST_META], 1, "sample_bytes", -1);
+        bind_u64(q->st[ST_META], 2, info->sample_bytes);
+        if ((rc = run(q, ST_META)))
+            return rc;
+    }
     for (uint32_t i = 0; i < fmt_reader_nr_images(q->r) && !rc; i++) {
         const struct fmt_image_info *p = fmt_reader_image(q->r, i);
         sqlite3_stmt *s = q->st[ST_PROCESS];

@@ -134,7 +134,7 @@ int ana_html_wpa_event(struct ana_html_wpa *w, const struct fmt_event *ev)
 
         c = ana_map_get(&w->cells, wpa_key(stack_of(w, ev->ref_stack), a, ANA_HTML_NEVER));
         if (c && c->nr) {
-            c->nr--;
+            c->nr = c->nr >= fmt_event_ref_count(ev) ? c->nr - fmt_event_ref_count(ev) : 0;
             c->bytes -= ev->ref_size;
             if (!c->nr)
                 ana_map_del(&w->cells, wpa_key(stack_of(w, ev->ref_stack), a, ANA_HTML_NEVER));
@@ -143,7 +143,7 @@ int ana_html_wpa_event(struct ana_html_wpa *w, const struct fmt_event *ev)
                               wpa_key(stack_of(w, ev->ref_stack), a, bucket_of(w, ev->ts_ns)),
                               NULL)))
             return -ENOMEM;
-        c->nr++;
+        c->nr += fmt_event_ref_count(ev); /* an estimate in a sampled trace */
         c->bytes += ev->ref_size;
     }
     if (st.starts) {
@@ -151,7 +151,7 @@ int ana_html_wpa_event(struct ana_html_wpa *w, const struct fmt_event *ev)
                   &w->cells,
                   wpa_key(stack_of(w, ev->stack), bucket_of(w, ev->ts_ns), ANA_HTML_NEVER), NULL)))
             return -ENOMEM;
-        c->nr++;
+        c->nr += fmt_event_count(ev);
         c->bytes += ev->size;
     }
     return 0;

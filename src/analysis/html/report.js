@@ -199,10 +199,10 @@
     var s = D.summary, cards = $('summary-cards'), t = $('summary-table');
     if (D.incomplete) $('incomplete').hidden = false;
     if (D.sampled) {
-      // record --sample: the page's bytes are estimates (as every command says)
+      // record --sample: the page's bytes and counts are estimates (as every command says)
       $('sampled').hidden = false;
       $('sampled').textContent = 'Sampled trace (record --sample ' + int(D.sampled.sample_bytes) +
-        ' bytes): byte figures are estimates, counts are of the recorded blocks only, and a peak ' +
+        ' bytes): byte figures and counts are estimates, and a peak ' +
         'is not an unbiased estimate.';
     }
     card(cards, 'card-peak', 'Peak heap in use', bytes(s.peak_bytes), int(s.peak_bytes) + ' B at ' + time(s.peak_ns));

@@ -62,7 +62,7 @@ int ana_histogram_step(struct ana_histogram *h, const struct fmt_event *ev,
     }
     unsigned cls = ana_size_class(ev->raw_size); /* of a sampled trace: the size recorded */
     struct ana_hist_bin *b = &h->images[(size_t)ev->image * ANA_NR_SIZE_CLASSES + cls];
-    b->nr++;
+    b->nr += fmt_event_count(ev); /* of a sampled trace: an estimate */
     b->bytes += ev->size;
     if (!h->by_stack)
         return 0;
@@ -70,7 +70,7 @@ int ana_histogram_step(struct ana_histogram *h, const struct fmt_event *ev,
     uint32_t *im = ana_map_put(&h->stack_image, (uint64_t)ev->stack + 1, NULL);
     if (!b || !im)
         return -ENOMEM;
-    b->nr++;
+    b->nr += fmt_event_count(ev); /* of a sampled trace: an estimate */
     b->bytes += ev->size;
     *im = ev->image;
     return 0;

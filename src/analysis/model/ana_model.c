@@ -156,18 +156,17 @@ static inline void touch(struct ana_site *s, const struct ana_scope *img,
     }
 }
 
-static inline void heap_sub(struct ana_scope *s, uint64_t size, bool partial)
+static inline void heap_sub(struct ana_scope *s, uint64_t size, uint64_t count, bool partial)
 {
     if (partial) {
         s->heap -= size; /* a delta: may wrap below zero */
-        s->live_blocks--;
+        s->live_blocks -= count;
         return;
     }
     /* Blocks are only ended after being started, so this cannot go below
      * zero; saturate anyway rather than wrap on an inconsistent trace. */
     s->heap = s->heap >= size ? s->heap - size : 0;
-    if (s->live_blocks)
-        s->live_blocks--;
+    s->live_blocks = s->live_blocks >= count ? s->live_blocks - count : 0;
 }
 
 /* The total's heap is the step's; images keep their own. */
@@ -177,40 +176,42 @@ static inline __attribute__((always_inline)) int end_block(struct ana_model *m,
                                                            enum ana_temp temp, bool partial)
 {
     struct ana_site *site = get_site(m, ev->ref_stack, ev->image);
+    uint64_t n = fmt_event_ref_count(ev); /* blocks: an estimate in a sampled trace */
 
     if (!site)
         return -ENOMEM;
     touch(site, img, &m->total, partial);
     site->live_bytes -= (int64_t)ev->ref_size;
-    site->live_blocks--;
-    heap_sub(img, ev->ref_size, partial);
-    heap_sub(&m->total, ev->ref_size, partial);
-    if (!img->ended && (m->total.running_blocks || partial))
-        m->total.running_blocks--;
-    img->nr_frees++;
+    site->live_blocks -= (int64_t)n;
+    heap_sub(img, ev->ref_size, n, partial);
+    heap_sub(&m->total, ev->ref_size, n, partial);
+    if (!img->ended)
+        m->total.running_blocks =
+            m->total.running_blocks >= n || partial ? m->total.running_blocks - n : 0;
+    img->nr_frees += n;
     img->freed_bytes += ev->ref_size;
-    m->total.nr_frees++;
+    m->total.nr_frees += n;
     m->total.freed_bytes += ev->ref_size;
     if (m->opt.keep_blocks)
         ana_map_del(&m->blocks, ev->ref);
 
     if (temp == ANA_TEMP_ASK_MERGE) {
         if (m->nr_cands == m->cap_cands) {
-            size_t n = m->cap_cands ? m->cap_cands * 2 : 64;
-            struct ana_temp_candidate *c = realloc(m->cands, n * sizeof(*c));
+            size_t cap = m->cap_cands ? m->cap_cands * 2 : 64;
+            struct ana_temp_candidate *c = realloc(m->cands, cap * sizeof(*c));
             if (!c)
                 return -ENOMEM;
             m->cands = c;
-            m->cap_cands = n;
+            m->cap_cands = cap;
         }
-        m->cands[m->nr_cands++] = (struct ana_temp_candidate){ev->ref, ev->ref_size, ev->thread,
-                                                              ev->ref_stack, ev->image};
+        m->cands[m->nr_cands++] = (struct ana_temp_candidate){ev->ref,    ev->ref_size,  n,
+                                                              ev->thread, ev->ref_stack, ev->image};
     } else if (temp == ANA_TEMP_YES) {
-        site->nr_temporary++;
+        site->nr_temporary += n;
         site->temporary_bytes += ev->ref_size;
-        img->nr_temporary++;
+        img->nr_temporary += n;
         img->temporary_bytes += ev->ref_size;
-        m->total.nr_temporary++;
+        m->total.nr_temporary += n;
         m->total.temporary_bytes += ev->ref_size;
     }
     return 0;
@@ -220,23 +221,24 @@ static inline __attribute__((always_inline)) int
 start_block(struct ana_model *m, struct ana_scope *img, const struct fmt_event *ev, bool partial)
 {
     struct ana_site *site = get_site(m, ev->stack, ev->image);
+    uint64_t n = fmt_event_count(ev); /* blocks: an estimate in a sampled trace */
 
     if (!site)
         return -ENOMEM;
     touch(site, img, &m->total, partial);
-    site->nr_allocs++;
+    site->nr_allocs += n;
     site->alloc_bytes += ev->size;
     site->live_bytes += (int64_t)ev->size;
-    site->live_blocks++;
+    site->live_blocks += (int64_t)n;
     struct ana_scope *sc[2] = {img, &m->total};
     for (int i = 0; i < 2; i++) {
         sc[i]->heap += ev->size;
-        sc[i]->nr_allocs++;
+        sc[i]->nr_allocs += n;
         sc[i]->alloc_bytes += ev->size;
-        sc[i]->live_blocks++;
+        sc[i]->live_blocks += n;
     }
     if (!img->ended)
-        m->total.running_blocks++;
+        m->total.running_blocks += n;
     if (m->opt.keep_blocks) {
         struct ana_block *b = ana_map_put(&m->blocks, ev->serial, NULL);
         if (!b)
@@ -366,11 +368,16 @@ apply(struct ana_model *m, const struct fmt_event *ev, const struct ana_step *st
     note_time(&m->total, ev->ts_ns);
 
     if (ev->kind < ANA_NR_KINDS && st->mine) {
-        img->nr_calls[ev->kind]++;
-        m->total.nr_calls[ev->kind]++;
+        /* A sampled trace's heap calls: the calls they stand for. */
+        uint64_t n = fmt_kind_is_heap_alloc(ev->kind) ? fmt_event_count(ev)
+                     : ev->kind == FMT_EV_FREE        ? fmt_event_ref_count(ev)
+                                                      : 1;
+
+        img->nr_calls[ev->kind] += n;
+        m->total.nr_calls[ev->kind] += n;
         if (ev->flags & FMT_EVF_FAILED) {
-            img->nr_failed++;
-            m->total.nr_failed++;
+            img->nr_failed += n;
+            m->total.nr_failed += n;
         }
     }
 

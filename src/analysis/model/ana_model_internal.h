@@ -14,6 +14,7 @@
 struct ana_temp_candidate {
     uint64_t ref;
     uint64_t size;
+    uint64_t count; /* blocks it stands for (fmt_event_ref_count) */
     uint32_t thread;
     uint32_t stack;
     uint32_t image;

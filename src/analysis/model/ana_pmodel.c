@@ -232,11 +232,11 @@ static int merge(struct ana_model *out, struct range *rg, unsigned n)
                 continue;
             struct ana_scope *sc[2] = {&out->images[c->image], &out->total};
             for (int i = 0; i < 2; i++) {
-                sc[i]->nr_temporary++;
+                sc[i]->nr_temporary += c->count;
                 sc[i]->temporary_bytes += c->size;
             }
             if (c->stack < out->nr_sites) {
-                out->sites[c->stack].nr_temporary++;
+                out->sites[c->stack].nr_temporary += c->count;
                 out->sites[c->stack].temporary_bytes += c->size;
             }
         }

@@ -45,9 +45,10 @@ static int grow_images(struct ana_window *w, uint32_t image)
     return 0;
 }
 
-/* Add one block to class cls under key. */
+/* Add a block of size bytes, standing for n blocks (fmt_event_count), to
+ * class cls under key. */
 static int count(struct ana_window *w, uint64_t key, uint32_t image, uint32_t tid, int cls,
-                 uint64_t size)
+                 uint64_t size, uint64_t n)
 {
     struct ana_window_key *k;
     int created;
@@ -64,9 +65,9 @@ static int count(struct ana_window *w, uint64_t key, uint32_t image, uint32_t ti
         k->image = image;
         k->tid = tid;
     }
-    k->c.nr[cls]++;
+    k->c.nr[cls] += n;
     k->c.bytes[cls] += size;
-    w->images[image].nr[cls]++;
+    w->images[image].nr[cls] += n;
     w->images[image].bytes[cls] += size;
     w->image_seen[image] = true;
     return 0;
@@ -115,9 +116,11 @@ static int on_event(void *arg, const struct fmt_event *ev)
     bool end = st.ends, start = st.starts;
     if (ev->ts_ns < w->t0_ns) {
         /* Before the window: only what is outstanding at t0 matters. */
-        if (end && (rc = live_add(run, ev->ref_stack, ev->image, -(int64_t)ev->ref_size, -1)))
+        if (end && (rc = live_add(run, ev->ref_stack, ev->image, -(int64_t)ev->ref_size,
+                                  -(int64_t)fmt_event_ref_count(ev))))
             return rc;
-        if (start && (rc = live_add(run, ev->stack, ev->image, (int64_t)ev->size, 1)))
+        if (start && (rc = live_add(run, ev->stack, ev->image, (int64_t)ev->size,
+                                    (int64_t)fmt_event_count(ev))))
             return rc;
         return 0;
     }
@@ -131,22 +134,22 @@ static int on_event(void *arg, const struct fmt_event *ev)
                 w->by == ANA_WINDOW_BY_STACK ? k + 1 : ((uint64_t)ev->image << 40 | k) + 1);
             if (kk) {
                 tid = kk->tid;
-                kk->c.nr[ANA_AIFO]--;
+                kk->c.nr[ANA_AIFO] -= fmt_event_ref_count(ev);
                 kk->c.bytes[ANA_AIFO] -= ev->ref_size;
-                w->images[ev->image].nr[ANA_AIFO]--;
+                w->images[ev->image].nr[ANA_AIFO] -= fmt_event_ref_count(ev);
                 w->images[ev->image].bytes[ANA_AIFO] -= ev->ref_size;
             }
-            if ((rc = count(w, k, ev->image, tid, ANA_AIFI, ev->ref_size)))
+            if ((rc = count(w, k, ev->image, tid, ANA_AIFI, ev->ref_size, fmt_event_ref_count(ev))))
                 return rc;
         } else {
             if ((rc = count(w, k, ev->image, ev->ref_thread == ev->thread ? ev->tid : 0, ANA_AOFI,
-                            ev->ref_size)))
+                            ev->ref_size, fmt_event_ref_count(ev))))
                 return rc;
         }
     }
     if (start) {
         uint64_t k = key_of(w, ev->stack, ev->thread, ev->raw_size, ev->arg[1]);
-        if ((rc = count(w, k, ev->image, ev->tid, ANA_AIFO, ev->size)))
+        if ((rc = count(w, k, ev->image, ev->tid, ANA_AIFO, ev->size, fmt_event_count(ev))))
             return rc;
     }
     return 0;

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/* record --snapshot-every: pprof profiles while the program runs (see
+ * cli_snap.h). */
+#include "cli/cli_snap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "format/fmt_writer.h"
+#include "recorder/rec_proc.h"
+
+extern char **environ;
+
+int cli_snap_parse_period(const char *s, uint64_t *ns)
+{
+    static const struct {
+        const char *name;
+        uint64_t ns;
+    } units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {"m", 60000000000}};
+    char *end;
+    unsigned long long v;
+
+    if (*s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno || !v)
+        return -1;
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        if (!strcmp(end, units[i].name)) {
+            if (v > UINT64_MAX / units[i].ns)
+                return -1;
+            *ns = v * units[i].ns;
+            return 0;
+        }
+    return -1;
+}
+
+void cli_snap_init(struct cli_snap *sn, const char *dir, uint64_t every_ns, uint64_t start_ns)
+{
+    memset(sn, 0, sizeof(*sn));
+    if (mkdir(dir, 0755) && errno != EEXIST)
+        cli_die("record: --snapshot-every: cannot make the directory %s: %s", dir, strerror(errno));
+    sn->dir = strdup(dir);
+    if (!sn->dir || asprintf(&sn->trace, "%s/trace.mscr", dir) < 0)
+        cli_die("record: out of memory");
+    sn->every_ns = every_ns;
+    sn->next_ns = start_ns + every_ns;
+}
+
+/* The export that ran has ended with status: its file under its name, or
+ * a word on stderr and no file. */
+static void snap_done(struct cli_snap *sn, int status)
+{
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        if (rename(sn->tmp, sn->final))
+            cli_warn("record: snapshot %s: %s", sn->final, strerror(errno));
+    } else {
+        cli_warn("record: snapshot %s was not written (memscribe export %s %d)", sn->final,
+                 WIFEXITED(status) ? "exited with" : "killed by signal",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+        unlink(sn->tmp);
+    }
+    free(sn->tmp);
+    free(sn->final);
+    sn->tmp = sn->final = NULL;
+    sn->pid = 0;
+}
+
+/* The running export's status, if rec_reap collected it (latest first). */
+static int snap_reaped(const struct cli_snap *sn, const struct rec_statuses *st, int *status)
+{
+    for (uint32_t i = st->n; i-- > 0;)
+        if (st->v[i].pid == sn->pid) {
+            *status = st->v[i].status;
+            return 1;
+        }
+    return 0;
+}
+
+static void snap_start(struct cli_snap *sn, struct fmt_writer *w)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    posix_spawn_file_actions_t fa;
+    int rc;
+
+    /* What the reader will see: every event merged so far, in whole chunks. */
+    if (fmt_writer_flush(w) < 0)
+        return; /* the loop reports the write error */
+    if (n <= 0)
+        cli_die("record: cannot find my own executable: %s", strerror(errno));
+    self[n] = 0;
+    sn->nr++;
+    if (asprintf(&sn->final, "%s/heap.%04u.pb.gz", sn->dir, sn->nr) < 0 ||
+        asprintf(&sn->tmp, "%s/.heap.%04u.pb.gz.part", sn->dir, sn->nr) < 0)
+        cli_die("record: out of memory");
+    char *argv[] = {self, "export", "--to", "pprof", "-o", sn->tmp, sn->trace, NULL};
+    /* Its notes (an unfinished trace, a sampled one) are for a person
+     * reading a report, not for every tick. */
+    if (posix_spawn_file_actions_init(&fa) ||
+        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0) ||
+        posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0))
+        cli_die("record: out of memory");
+    rc = posix_spawn(&sn->pid, self, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc) {
+        cli_warn("record: snapshot %s: cannot start memscribe export: %s", sn->final, strerror(rc));
+        free(sn->tmp);
+        free(sn->final);
+        sn->tmp = sn->final = NULL;
+        sn->pid = 0;
+    }
+}
+
+void cli_snap_round(struct cli_snap *sn, const struct rec_statuses *st, struct fmt_writer *w,
+                    uint64_t now_ns)
+{
+    int status;
+
+    if (!sn->every_ns)
+        return;
+    if (sn->pid && snap_reaped(sn, st, &status))
+        snap_done(sn, status);
+    if (now_ns < sn->next_ns)
+        return;
+    while (sn->next_ns <= now_ns)
+        sn->next_ns += sn->every_ns;
+    if (st->root_done)
+        return; /* the program ended: the trace is about to be whole */
+    if (sn->pid)
+        sn->nr_late++;
+    else
+        snap_start(sn, w);
+}
+
+void cli_snap_finish(struct cli_snap *sn, const struct rec_statuses *st, int quiet)
+{
+    int status;
+
+    if (!sn->every_ns)
+        return;
+    if (sn->pid) {
+        if (snap_reaped(sn, st, &status) || waitpid(sn->pid, &status, 0) == sn->pid)
+            snap_done(sn, status);
+    }
+    if (!quiet)
+        cli_warn("record: %u snapshot(s) in %s%s", sn->nr, sn->dir,
+                 sn->nr_late ? " (some ticks skipped: an export was still running)" : "");
+}
+
+void cli_snap_release(struct cli_snap *sn)
+{
+    free(sn->dir);
+    free(sn->trace);
+    sn->dir = sn->trace = NULL;
+}
