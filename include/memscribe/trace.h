@@ -116,6 +116,11 @@ int fmt_reader_incomplete(const struct fmt_reader *r);
  * events carry arg[0] HEAP_* flags and arg[1] the heap handle. */
 int fmt_reader_pe(const struct fmt_reader *r);
 
+/* 1 for a trace that may hold the program's own pools (format 1.4,
+ * memscribe/annotate.h): events with FMT_EVF_POOL carry the pool handle
+ * in arg[1], and HEAP_CREATE names a pool (str). */
+int fmt_reader_pools(const struct fmt_reader *r);
+
 void fmt_reader_counts(const struct fmt_reader *r, struct fmt_trace_counts *c);
 
 /* A sampled trace (format 1.3, record --sample): the rate, else 0. */

@@ -292,6 +292,7 @@ static int open_trace(struct fmt_reader *r)
     r->pe = (features & FMT_FEAT_PE_PROCESS) != 0;
     r->v13 = (features & FMT_FEAT_TIME_UNIT) != 0;
     r->sampled = (features & FMT_FEAT_SAMPLED) != 0;
+    r->pools = (features & FMT_FEAT_POOLS) != 0;
     r->estimates = r->sampled;
 
     uint8_t tr[FMT_TRAILER_SIZE];
@@ -439,6 +440,11 @@ int fmt_reader_incomplete(const struct fmt_reader *r)
 int fmt_reader_pe(const struct fmt_reader *r)
 {
     return r->pe;
+}
+
+int fmt_reader_pools(const struct fmt_reader *r)
+{
+    return r->pools;
 }
 
 void fmt_reader_counts(const struct fmt_reader *r, struct fmt_trace_counts *c)

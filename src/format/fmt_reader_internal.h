@@ -96,6 +96,7 @@ struct fmt_reader {
     int pe;         /* FMT_FEAT_PE_PROCESS: Windows kinds allowed */
     int v13;        /* FMT_FEAT_TIME_UNIT (1.3): REF split, facts in FACT_* columns */
     int sampled;    /* FMT_FEAT_SAMPLED: info.sample_bytes is set */
+    int pools;      /* FMT_FEAT_POOLS (1.4): pool events (FMT_EVF_POOL) allowed */
     int estimates;  /* sampled: heap sizes are estimates (fmt_reader_estimates) */
     uint64_t nr_skipped;
     uint64_t defs_raw_total;

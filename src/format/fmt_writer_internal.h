@@ -16,6 +16,7 @@
 #include "format/fmt_wdelta_internal.h"
 #include "format/fmt_wlive_internal.h"
 #include "format/fmt_wout_internal.h"
+#include "format/fmt_wpool_internal.h"
 #include "format/fmt_writer.h"
 #include "format/fmt_wstack_internal.h"
 #include "format/fmt_wvm_internal.h"
@@ -38,6 +39,7 @@ struct fmt_writer {
     int pe;           /* FMT_FEAT_PE_PROCESS: Windows kinds allowed */
     uint32_t tu;      /* time unit, ns (1: nanoseconds) */
     int v13;          /* format 1.3: FMT_FEAT_TIME_UNIT, REF split, FACT_* columns */
+    int pools;        /* format 1.4: FMT_FEAT_POOLS, pool events allowed (pool is set up) */
     struct fmt_zc zc; /* zstd or zlib */
 
     struct fmt_buf col[FMT_NR_COLUMNS];
@@ -76,6 +78,7 @@ struct fmt_writer {
     uint32_t ctx_mask;
 
     struct fmt_wlive live;
+    struct fmt_wpool pool; /* with pools only */
     struct fmt_wvm vm;
     struct fmt_wstack stacks;
 
