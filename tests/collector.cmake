@@ -63,3 +63,10 @@ ms_e2e_test(record_fds record_fds.sh)
 # record --sample (tests/e2e/record_sample.sh).
 ms_test_program(col_sample ${COLP}/col_sample.c)
 ms_e2e_test(record_sample record_sample.sh)
+
+# Programs with pools of their own (memscribe/annotate.h): C and C++.
+ms_test_program(col_pool ${COLP}/col_pool.c)
+ms_test_program(col_pool_cxx ${COLP}/col_pool_cxx.cc)
+foreach(p col_pool col_pool_cxx)
+  target_include_directories(${p} PRIVATE ${PROJECT_SOURCE_DIR}/include)
+endforeach()
