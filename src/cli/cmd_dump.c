@@ -367,6 +367,12 @@ static void dump_header(FILE *out, const struct fmt_reader *r)
         put_str(out, m->m.path ? m->m.path : "", m->m.path_len, 0);
         fputc('\n', out);
     }
+    for (uint32_t i = 0; i < fmt_reader_nr_pools(r); i++) {
+        const struct fmt_pool_info *p = fmt_reader_pool(r, i);
+        fprintf(out, "# pool image=%u pool=0x%" PRIx64 " name=", p->image, p->handle);
+        put_str(out, p->name, p->name_len, 0);
+        fputc('\n', out);
+    }
 }
 
 static void dump_stacks(FILE *out, const struct fmt_reader *r, const uint8_t *used,

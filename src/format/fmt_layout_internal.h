@@ -111,6 +111,7 @@ enum fmt_def_type {
     FMT_DEF_MODULE_END = 8,   /* a module was unloaded */
     FMT_DEF_SUMMARY = 9,      /* summary of the chunk just before */
     FMT_DEF_STACK_CODES = 10, /* new stack nodes, coded in streams (1.1) */
+    FMT_DEF_POOL = 11,        /* a pool of the program was created (1.4, POOLS) */
 };
 
 /* Records of the META block. */

@@ -47,6 +47,11 @@ struct fmt_rmodule {
     char *path;
 };
 
+struct fmt_rpool {
+    struct fmt_pool_info pi;
+    char *name;
+};
+
 struct fmt_rchunk {
     struct fmt_chunk_info c;
     uint32_t stored_size;
@@ -115,6 +120,9 @@ struct fmt_reader {
     struct fmt_rmodule *mods;
     uint32_t nr_mods;
     uint32_t cap_mods;
+    struct fmt_rpool *pools_tab; /* POOL definitions (1.4), in order */
+    uint32_t nr_pools;
+    uint32_t cap_pools;
     struct fmt_rchunk *chunks;
     uint32_t nr_chunks;      /* chunks with their summary */
     uint32_t nr_seen_chunks; /* chunk blocks seen while opening */

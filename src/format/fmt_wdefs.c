@@ -105,6 +105,24 @@ int fmt_wdefs_life(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ct
         fmt_buf_free(&big);
         return rc;
     }
+    case FMT_EV_HEAP_CREATE: {
+        /* A pool's name where every analysis finds it (format 1.4). */
+        if (!(ev->flags & FMT_EVF_POOL))
+            return 0;
+        struct fmt_buf big = {0};
+        uint32_t len = ev->str ? ev->str_len : 0;
+        rc = fmt_buf_reserve(&big, 4 * FMT_VARINT_MAX + len);
+        if (rc)
+            return rc;
+        fmt_buf_put_varint(&big, ev->image);
+        fmt_buf_put_varint(&big, ev->addr);
+        fmt_buf_put_varint(&big, ev->ts_ns);
+        fmt_buf_put_varint(&big, len);
+        fmt_buf_put_bytes(&big, ev->str, len);
+        rc = fmt_wdefs_add(w, FMT_DEF_POOL, &big);
+        fmt_buf_free(&big);
+        return rc;
+    }
     case FMT_EV_THREAD_EXIT:
         fmt_buf_put_varint(&b, ctx);
         fmt_buf_put_varint(&b, ev->ts_ns);
