@@ -366,11 +366,18 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
     uint32_t key = ev->image;
     int rc;
 
-    /* A pool's blocks are apart from malloc's (fmt_wpool_internal.h). */
-    if ((ev->flags & FMT_EVF_POOL) && (rc = fmt_wpool_id(&w->pool, ev->image, ev->arg[1], &key)))
-        return rc;
-    if (ev->flags & FMT_EVF_POOL)
+    /* A pool's blocks are apart from malloc's (fmt_wpool_internal.h). A
+     * pool used without a HEAP_CREATE is defined, nameless, at its first
+     * event. */
+    if (ev->flags & FMT_EVF_POOL) {
+        int created;
+
+        if ((rc = fmt_wpool_id(&w->pool, ev->image, ev->arg[1], &key, &created)) ||
+            (created && kind != FMT_EV_HEAP_CREATE &&
+             (rc = fmt_wdefs_pool(w, ev->image, ev->arg[1], ev->ts_ns, NULL, 0))))
+            return rc;
         live = &w->pool.blocks;
+    }
     uint8_t *op = encode_head(w, ctx, kind, ev->ts_ns);
     if (!op)
         return -ENOMEM;
@@ -432,7 +439,8 @@ static int end_pool(struct fmt_writer *w, const struct fmt_event *ev)
     struct fmt_wblock *v;
     uint64_t nr;
     uint32_t id;
-    int rc = fmt_wpool_id(&w->pool, ev->image, ev->arg[1], &id);
+    int created;
+    int rc = fmt_wpool_id(&w->pool, ev->image, ev->arg[1], &id, &created);
 
     if (rc || (rc = fmt_wpool_blocks(&w->pool, id, &v, &nr)))
         return rc;

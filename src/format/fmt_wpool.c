@@ -24,10 +24,11 @@ void fmt_wpool_destroy(struct fmt_wpool *p)
     fmt_wlive_destroy(&p->ids);
 }
 
-int fmt_wpool_id(struct fmt_wpool *p, uint32_t image, uint64_t handle, uint32_t *id)
+int fmt_wpool_id(struct fmt_wpool *p, uint32_t image, uint64_t handle, uint32_t *id, int *created)
 {
     struct fmt_wblock *b = fmt_wlive_find(&p->ids, image, handle);
 
+    *created = !b;
     if (b) {
         *id = (uint32_t)b->serial;
         return 0;

@@ -20,9 +20,9 @@ struct fmt_wpool {
 int fmt_wpool_init(struct fmt_wpool *p);
 void fmt_wpool_destroy(struct fmt_wpool *p);
 
-/* The id of pool handle of image (from 1), given at its first sight.
- * Returns 0 or -ENOMEM. */
-int fmt_wpool_id(struct fmt_wpool *p, uint32_t image, uint64_t handle, uint32_t *id);
+/* The id of pool handle of image (from 1), given at its first sight
+ * (*created set to 1 then, else 0). Returns 0 or -ENOMEM. */
+int fmt_wpool_id(struct fmt_wpool *p, uint32_t image, uint64_t handle, uint32_t *id, int *created);
 
 /* The live blocks of pool id, oldest first (by serial), into a calloc'd
  * array *out (free it) of *nr. Returns 0 or -ENOMEM. */

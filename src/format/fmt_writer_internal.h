@@ -119,6 +119,11 @@ int fmt_wchunk_flush_defs(struct fmt_writer *w);
  * Returns 0 or -ENOMEM. */
 int fmt_wdefs_add(struct fmt_writer *w, unsigned type, const struct fmt_buf *body);
 
+/* A POOL record (format 1.4): pool handle of image, created at ts_ns, named
+ * name (name_len bytes, may be 0). Returns 0 or -ENOMEM. */
+int fmt_wdefs_pool(struct fmt_writer *w, uint32_t image, uint64_t handle, uint64_t ts_ns,
+                   const char *name, uint32_t name_len);
+
 /* The definitions a life-cycle event of context ctx adds (images, thread
  * names, modules), and the module id its MISC carries. Returns 0 or
  * -errno (-EINVAL: a module beyond the format's limits). */

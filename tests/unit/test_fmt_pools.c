@@ -164,11 +164,12 @@ static void test_golden_v1_4_pools(void **state)
     assert_true(fmt_reader_pools(r));
     assert_false(fmt_reader_pe(r));
     /* The names, from the definitions, before any event is read. */
-    assert_int_equal(fmt_reader_nr_pools(r), 2);
+    assert_int_equal(fmt_reader_nr_pools(r), 3);
     assert_string_equal(fmt_reader_find_pool(r, 0, POOL_A)->name, "arena");
     assert_string_equal(fmt_reader_find_pool(r, 0, POOL_B)->name, "nodes");
     assert_int_equal(fmt_reader_find_pool(r, 0, POOL_B)->create_ns, 1600);
-    assert_null(fmt_reader_find_pool(r, 0, POOL_C));
+    assert_string_equal(fmt_reader_find_pool(r, 0, POOL_C)->name, "");     /* never created */
+    assert_int_equal(fmt_reader_find_pool(r, 0, POOL_C)->create_ns, 2200); /* first used */
     assert_null(fmt_reader_find_pool(r, 1, POOL_A));
     tfmt_read_expect(r, want, expect(in, n, want));
     fmt_reader_close(r);
