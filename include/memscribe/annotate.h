@@ -11,7 +11,8 @@
  *     MEMSCRIBE_POOL_REALLOC(pool, old, p, size);
  *     MEMSCRIBE_POOL_DESTROY(pool);            ends the blocks still in it
  *
- * pool is any pointer that names the pool (its address, usually); a block
+ * pool is any non-null pointer that names the pool (its address, usually;
+ * calls with a null pool are ignored); a block
  * belongs to the pool it was allocated in, so an address may be live in a
  * pool and in malloc's heap (the arena the pool carves) at once.
  *

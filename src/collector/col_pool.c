@@ -22,10 +22,11 @@ static inline __attribute__((always_inline)) void col_pool_emit(uint8_t kind, co
                                                                 const void *old_addr,
                                                                 const char *name)
 {
-    struct col_thread *t = col_enter();
+    struct col_thread *t;
     uint32_t name_len = 0;
 
-    if (!t)
+    /* Handle 0 is malloc's heap in the trace: no pool is NULL. */
+    if (!pool || !(t = col_enter()))
         return;
     if (name)
         while (name_len < FMT_SHM_MAX_POOL_NAME && name[name_len])
