@@ -82,6 +82,15 @@ diff -u "$WORK/want" "$WORK/have" >"$WORK/diff" || fail "window --by heap differ
 for f in massif heaptrack dhat pprof folded sqlite csv; do
     "$MEMSCRIBE" export --to "$f" -o "$WORK/c.$f" "$WORK/c.mscr" || fail "export --to $f failed"
 done
+# pprof labels each pool's samples "heap" with the pool's name: the in-use
+# space at the end is the nodes pool's 288 bytes (go tool pprof -tags).
+if command -v go >/dev/null; then
+    (
+        export HOME=$WORK GOCACHE=$WORK/gocache GOFLAGS=-mod=mod GOTOOLCHAIN=local
+        go tool pprof -tags -sample_index=inuse_space "$WORK/c.pprof" >"$WORK/tags" 2>"$WORK/tags.err"
+    ) || fail "go tool pprof -tags failed: $(cat "$WORK/tags.err")"
+    grep -q '^ *288\.0B (  100%): nodes$' "$WORK/tags" || fail "pprof heap labels: $(cat "$WORK/tags")"
+fi
 
 # 6. C++: a class's pool.
 run_both col_pool_cxx cxx

@@ -143,6 +143,45 @@ int ana_heaps_compute(struct ana_heaps *h, struct fmt_reader *r, struct ana_filt
     return rc;
 }
 
+struct by_stack_run {
+    struct ana_heaps *h;
+    uint32_t *of;
+    uint32_t nr_stacks;
+};
+
+static int on_alloc(void *arg, const struct fmt_event *ev)
+{
+    struct by_stack_run *run = arg;
+    uint32_t id;
+
+    if (!ev->serial || !fmt_kind_is_heap_alloc(ev->kind) || ev->stack > run->nr_stacks)
+        return 0;
+    if (!ana_heaps_of(run->h, ev, &id))
+        return -ENOMEM;
+    uint32_t *v = &run->of[ev->stack];
+    *v = !*v || *v == id + 1 ? id + 1 : ANA_HEAPS_MIXED;
+    return 0;
+}
+
+int ana_heaps_by_stack(struct ana_heaps *h, struct fmt_reader *r, uint32_t nr_stacks,
+                       uint32_t **out)
+{
+    struct by_stack_run run = {.h = h, .nr_stacks = nr_stacks};
+    struct ana_scan_options so;
+    int rc;
+
+    *out = NULL;
+    if (!(run.of = calloc((size_t)nr_stacks + 1, sizeof(*run.of))))
+        return -ENOMEM;
+    ana_scan_options_init(&so);
+    if ((rc = ana_scan(r, &so, on_alloc, &run))) {
+        free(run.of);
+        return rc;
+    }
+    *out = run.of;
+    return 0;
+}
+
 bool ana_heaps_present(const struct fmt_reader *r)
 {
     return fmt_reader_nr_pools(r) > 0;

@@ -58,6 +58,14 @@ struct ana_heap *ana_heaps_of(struct ana_heaps *h, const struct fmt_event *ev, u
 int ana_heaps_compute(struct ana_heaps *h, struct fmt_reader *r, struct ana_filter *f,
                       uint64_t until_ns, ana_progress_fn *progress, void *progress_arg);
 
+/* The heap each stack allocated in, for a trace with pools: *out gets a
+ * calloc'd array of nr_stacks + 1 (free it): heap id + 1, 0 for a stack
+ * that started no block, ANA_HEAPS_MIXED for one that allocated in
+ * several heaps. Reads the whole trace. Returns 0 or -errno. */
+#define ANA_HEAPS_MIXED UINT32_MAX
+int ana_heaps_by_stack(struct ana_heaps *h, struct fmt_reader *r, uint32_t nr_stacks,
+                       uint32_t **out);
+
 /* True if the trace has pools of the program's own to show (their
  * definitions, format 1.4). A Windows program's heaps are shown by
  * `window --by heap` only, as WPA does. */
