@@ -69,3 +69,11 @@ ms_e2e_test(record_sample record_sample.sh)
 ms_e2e_test(record_sample_alloc record_sample_alloc.sh)
 ms_e2e_test(record_sample_labels record_sample_labels.sh)
 ms_e2e_test(record_snapshot record_snapshot.sh)
+
+# Programs with pools of their own (memscribe/annotate.h): C and C++.
+ms_test_program(col_pool ${COLP}/col_pool.c)
+ms_test_program(col_pool_cxx ${COLP}/col_pool_cxx.cc)
+foreach(p col_pool col_pool_cxx)
+  target_include_directories(${p} PRIVATE ${PROJECT_SOURCE_DIR}/include)
+endforeach()
+ms_e2e_test(record_pools record_pools.sh)

@@ -29,7 +29,8 @@ enum fmt_kind {
 
     /* Windows heaps (format 1.2, PE traces; docs/windows.md). HeapAlloc,
      * HeapReAlloc and HeapFree are MALLOC, REALLOC and FREE with arg[0] the
-     * HEAP_* flags and arg[1] the heap handle. */
+     * HEAP_* flags and arg[1] the heap handle. The program's own pools
+     * (format 1.4, FMT_EVF_POOL) use them too: addr = handle, str = name. */
     FMT_EV_HEAP_CREATE = 11,  /* addr = handle; size = reserve; arg[0] flags, arg[1] commit */
     FMT_EV_HEAP_DESTROY = 12, /* addr = handle (its live blocks were freed just before) */
 
@@ -100,6 +101,11 @@ enum fmt_origin {
 #define FMT_EVF_HEAP_DESTROYED                                                                     \
     0x0020 /* a free the program did not call: the block's heap was                                \
               destroyed (FMT_EV_HEAP_DESTROY follows) */
+#define FMT_EVF_POOL                                                                               \
+    0x0040 /* format 1.4 (feature bit POOLS): an event of the program's own                        \
+              pool (memscribe/annotate.h), arg[1] the pool's handle: a                             \
+              MALLOC, REALLOC or FREE of a block of that pool, a                                   \
+              HEAP_CREATE (str = its name) or a HEAP_DESTROY */
 
 /* Kinds of Windows virtual memory (format 1.2). */
 static inline int fmt_kind_is_win_vm(unsigned kind)
@@ -182,6 +188,14 @@ struct fmt_event {
     uint32_t str2_len;
     const struct fmt_module *module;
 };
+
+/* The heap an event's block belongs to: the pool's handle (format 1.4),
+ * the Windows heap handle (format 1.2, pe a trace of Windows programs),
+ * or 0 for malloc's heap. */
+static inline uint64_t fmt_event_heap(const struct fmt_event *ev, int pe)
+{
+    return (pe || (ev->flags & FMT_EVF_POOL)) ? ev->arg[1] : 0;
+}
 
 /* Facts about a whole trace (file header and metadata). */
 struct fmt_trace_info {

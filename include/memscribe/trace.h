@@ -116,6 +116,28 @@ int fmt_reader_incomplete(const struct fmt_reader *r);
  * events carry arg[0] HEAP_* flags and arg[1] the heap handle. */
 int fmt_reader_pe(const struct fmt_reader *r);
 
+/* 1 for a trace that may hold the program's own pools (format 1.4,
+ * memscribe/annotate.h): events with FMT_EVF_POOL carry the pool handle
+ * in arg[1], and HEAP_CREATE names a pool (str). */
+int fmt_reader_pools(const struct fmt_reader *r);
+
+/* A pool of the program (format 1.4): its HEAP_CREATE. */
+struct fmt_pool_info {
+    uint32_t image;
+    uint64_t handle;
+    uint64_t create_ns;
+    const char *name; /* NUL-terminated, may be empty */
+    uint32_t name_len;
+};
+/* The pools created in the trace, in order; getters return NULL when out
+ * of range. fmt_reader_find_pool() gives the one image created last with
+ * this handle (a handle may be reused after a destroy), or NULL: a pool
+ * used without MEMSCRIBE_POOL_CREATE has no name. */
+uint32_t fmt_reader_nr_pools(const struct fmt_reader *r);
+const struct fmt_pool_info *fmt_reader_pool(const struct fmt_reader *r, uint32_t i);
+const struct fmt_pool_info *fmt_reader_find_pool(const struct fmt_reader *r, uint32_t image,
+                                                 uint64_t handle);
+
 void fmt_reader_counts(const struct fmt_reader *r, struct fmt_trace_counts *c);
 
 /* A sampled trace (format 1.3, record --sample): the rate, else 0. */

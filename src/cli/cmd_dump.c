@@ -250,11 +250,17 @@ static void put_fields(FILE *out, const struct fmt_event *ev)
         fprintf(out, " count=%" PRIu64, ev->arg[0]);
         break;
     case FMT_EV_HEAP_CREATE:
+        if (ev->flags & FMT_EVF_POOL) { /* a pool of the program (format 1.4) */
+            fprintf(out, " pool=0x%" PRIx64 " name=", ev->addr);
+            put_str(out, ev->str ? ev->str : "", ev->str_len, 0);
+            break;
+        }
         fprintf(out, " heap=0x%" PRIx64 " reserve=%" PRIu64 " commit=%" PRIu64 " hflags=0x%" PRIx64,
                 ev->addr, ev->size, ev->arg[1], ev->arg[0]);
         break;
     case FMT_EV_HEAP_DESTROY:
-        fprintf(out, " heap=0x%" PRIx64, ev->addr);
+        fprintf(out, (ev->flags & FMT_EVF_POOL) ? " pool=0x%" PRIx64 : " heap=0x%" PRIx64,
+                ev->addr);
         break;
     case FMT_EV_VM_RESERVE ... FMT_EV_SECTION_UNMAP:
         /* Windows virtual memory (format 1.2): PAGE_* and MEM_* as passed. */
@@ -271,7 +277,12 @@ static void put_fields(FILE *out, const struct fmt_event *ev)
                     ev->arg[1], ev->arg[2]);
         break;
     }
+    if (fmt_kind_is_heap_alloc(ev->kind) || ev->kind == FMT_EV_FREE) {
+        if (ev->flags & FMT_EVF_POOL) /* a block of the program's pool (format 1.4) */
+            fprintf(out, " pool=0x%" PRIx64, ev->arg[1]);
+    }
     if ((ev->kind == FMT_EV_MALLOC || ev->kind == FMT_EV_REALLOC || ev->kind == FMT_EV_FREE) &&
+        !(ev->flags & FMT_EVF_POOL) &&
         (ev->arg[0] | ev->arg[1])) /* a Windows heap call (format 1.2) */
         fprintf(out, " heap=0x%" PRIx64 " hflags=0x%" PRIx64, ev->arg[1], ev->arg[0]);
     if (ev->flags & FMT_EVF_FAILED)
@@ -354,6 +365,12 @@ static void dump_header(FILE *out, const struct fmt_reader *r)
         const struct fmt_module_info *m = fmt_reader_module(r, i);
         fprintf(out, "# module %u image=%u base=0x%" PRIx64 " path=", m->id, m->image, m->m.base);
         put_str(out, m->m.path ? m->m.path : "", m->m.path_len, 0);
+        fputc('\n', out);
+    }
+    for (uint32_t i = 0; i < fmt_reader_nr_pools(r); i++) {
+        const struct fmt_pool_info *p = fmt_reader_pool(r, i);
+        fprintf(out, "# pool image=%u pool=0x%" PRIx64 " name=", p->image, p->handle);
+        put_str(out, p->name, p->name_len, 0);
         fputc('\n', out);
     }
 }

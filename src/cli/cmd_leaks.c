@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_getopt.h"
+#include "cli/cli_heaps.h"
 #include "cli/cli_rows.h"
 
 enum { OPT_AT = CLI_ANA_OPT_FIRST_OWN, OPT_ALL };
@@ -91,6 +92,8 @@ int cmd_leaks(int argc, char **argv)
 
     struct ana_model_options mo = {.filter = &a.filter, .keep_blocks = all};
     struct ana_model *m = cli_ana_model(&a, &mo, t);
+    struct ana_heaps heaps; /* a trace with pools: the leaks of each heap */
+    cli_heaps_load(&a, &heaps, t);
 
     struct ana_table *tab, *sup = NULL; /* sup: rows of suppressed stacks */
     char buf[64], name[256];
@@ -163,6 +166,7 @@ int cmd_leaks(int argc, char **argv)
 
             printf("%s: %s%" PRIu64 " bytes in %s%" PRIu64 " blocks\n", name, e, s->heap, e,
                    s->live_blocks);
+            cli_heaps_leaks_text(&a, &heaps, i, stdout);
         }
         if (!ana_model_nr_seen(m))
             printf("no events of the selected processes (--pid)\n");
@@ -194,6 +198,7 @@ int cmd_leaks(int argc, char **argv)
             cli_ana_image_json(&a, &j, i);
             ana_json_kv_u64(&j, "leaked_bytes", s->heap);
             ana_json_kv_u64(&j, "leaked_blocks", s->live_blocks);
+            cli_heaps_json(&a, &heaps, i, &j);
             ana_json_end_object(&j);
         }
         ana_json_end_array(&j);
@@ -209,6 +214,7 @@ int cmd_leaks(int argc, char **argv)
     }
     ana_table_destroy(tab);
     ana_table_destroy(sup);
+    ana_heaps_release(&heaps);
     ana_model_destroy(m);
     return cli_ana_close(&a);
 }

@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_getopt.h"
+#include "cli/cli_heaps.h"
 #include "cli/cli_procs.h"
 #include "cli/cli_rows.h"
 
@@ -90,6 +91,7 @@ struct report {
      * image's sites only, not every site of the trace once per image. */
     uint32_t *by_image;
     uint32_t *image_start;
+    struct ana_heaps heaps; /* a trace with pools: each heap's numbers (cli_heaps.h) */
 };
 
 static void index_images(struct report *rp)
@@ -378,6 +380,7 @@ static void write_text(struct report *rp, FILE *out)
         cli_ana_image_name(&rp->a, i, name, sizeof(name));
         fputc('\n', out);
         text_scope(rp, out, s, name);
+        cli_heaps_text(&rp->a, &rp->heaps, i, out);
         for (enum rank r = 0; r < NR_RANKS; r++) {
             struct ana_table *t = rank_table(rp, i, r, CLI_ANA_TEXT_FRAMES);
             if (ana_table_nr_rows(t)) {
@@ -417,6 +420,7 @@ static void write_json(struct report *rp, FILE *out)
         ana_json_begin_object(&j);
         cli_ana_image_json(&rp->a, &j, i);
         json_scope(rp, &j, s);
+        cli_heaps_json(&rp->a, &rp->heaps, i, &j);
         ana_json_key(&j, "top");
         ana_json_begin_object(&j);
         for (enum rank r = 0; r < NR_RANKS; r++) {
@@ -494,6 +498,7 @@ int cmd_report(int argc, char **argv)
                                    .loose_temporary = rp.loose,
                                    .temporary_threshold = rp.temp_threshold};
     rp.m = cli_ana_model(&rp.a, &mo, UINT64_MAX);
+    cli_heaps_load(&rp.a, &rp.heaps, UINT64_MAX);
     rp.ids = malloc(((size_t)ana_model_nr_sites(rp.m) + 1) * sizeof(*rp.ids));
     if (!rp.ids)
         cli_die("report: out of memory");
@@ -518,6 +523,7 @@ int cmd_report(int argc, char **argv)
     free(rp.suppressed);
     free(rp.by_image);
     free(rp.image_start);
+    ana_heaps_release(&rp.heaps);
     ana_model_destroy(rp.m);
     return cli_ana_close(&rp.a);
 }

@@ -46,7 +46,9 @@ static void usage(FILE *out)
             "  --to T          window end, included (default end)\n"
             "  --by KEY        rows per stack (default), function (the allocating\n"
             "                  function), thread, size-class or heap (Windows\n"
-            "                  traces: the heap handle, WPA's Handle column)\n"
+            "                  traces: the heap handle, WPA's Handle column; Linux:\n"
+            "                  malloc, or the name of the program's own pool,\n"
+            "                  memscribe/annotate.h)\n"
             "  --sort COL      impacting (|Impacting Size|, default), size or count\n"
             "  --bottom-up     with --tree, the allocating functions are the roots\n"
             "  --tree          a call tree of the window instead of rows (top-down\n"
@@ -259,8 +261,10 @@ int cmd_window(int argc, char **argv)
     if (from.base == to.base && from.offset_ns > to.offset_ns)
         cli_usage_error("window: --to is before --from");
     cli_ana_open(&a, argc, argv, optind);
-    if (by == BY_HEAP && !fmt_reader_pe(a.r))
-        cli_die("window: %s: --by heap needs a trace of a Windows program (heap handles)", a.path);
+    if (by == BY_HEAP && !fmt_reader_pe(a.r) && !fmt_reader_pools(a.r))
+        cli_die("window: %s: --by heap needs a trace of a Windows program (heap handles) or one "
+                "recorded with pools (format 1.4, memscribe record)",
+                a.path);
 
     uint64_t t0 = cli_ana_time(&a, "--from", &from);
     uint64_t t1 = cli_ana_time(&a, "--to", &to);
@@ -327,7 +331,7 @@ int cmd_window(int argc, char **argv)
             {"count", "count", ANA_CELL_U64 | ANA_CELL_EST},
             {"size", "size", ANA_CELL_U64 | ANA_CELL_EST},
             {"impacting size", "impacting_size", ANA_CELL_I64 | ANA_CELL_EST},
-            {key_title[by], key_json[by],
+            {by == BY_HEAP && !fmt_reader_pe(a.r) ? "heap" : key_title[by], key_json[by],
              by == BY_STACK    ? ANA_CELL_LIST
              : by == BY_THREAD ? ANA_CELL_U64
                                : ANA_CELL_STR},
@@ -366,7 +370,12 @@ int cmd_window(int argc, char **argv)
                 ana_table_set_str(t, 5, b0);
                 break;
             case BY_HEAP:
-                snprintf(b0, sizeof(b0), "0x%" PRIx64, r->key);
+                if (fmt_reader_pe(a.r)) {
+                    snprintf(b0, sizeof(b0), "0x%" PRIx64, r->key);
+                } else { /* a Linux trace's heap id: malloc's, or a pool's name */
+                    const struct ana_heap *hp = &w.heaps.v[r->key];
+                    ana_heap_name(a.r, hp->image, hp->handle, b0, sizeof(b0));
+                }
                 ana_table_set_str(t, 5, b0);
                 break;
             }

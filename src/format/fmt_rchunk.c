@@ -523,6 +523,8 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
     case FMT_EV_VM_RESERVE ... FMT_EV_SECTION_UNMAP:
         if (r->pe) /* format 1.2: Windows kinds, stored as is */
             goto plain;
+        if (kind <= FMT_EV_HEAP_DESTROY && r->pools && (ev->flags & FMT_EVF_POOL))
+            goto plain;                            /* format 1.4: a pool created or destroyed */
         return bad_event(r, "unknown event kind"); /* not without the PE feature bit */
     default:
         return bad_event(r, "unknown event kind");

@@ -346,6 +346,27 @@ static int def_thread_end(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
     return 0;
 }
 
+static int def_pool(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
+{
+    struct fmt_pool_info pi = {0};
+    char *name = NULL;
+
+    GROW(r, r->pools_tab, r->nr_pools, r->cap_pools, r->nr_pools + 1, off);
+    pi.image = fmt_cur_u32(b);
+    pi.handle = fmt_cur_varint(b);
+    pi.create_ns = fmt_cur_varint(b);
+    if (!b->bad)
+        name = take_string(b, &pi.name_len);
+    if (b->bad || !r->pools) {
+        free(name);
+        return fmt_rerr(r, -EPROTO, off, "bad pool record%s", b->bad ? "" : " (no POOLS bit)");
+    }
+    pi.name = name;
+    r->pools_tab[r->nr_pools].pi = pi;
+    r->pools_tab[r->nr_pools++].name = name;
+    return 0;
+}
+
 static int def_module(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
 {
     struct fmt_module_info mi = {0};
@@ -520,6 +541,9 @@ int fmt_rdefs_parse(struct fmt_reader *r, uint64_t off)
             break;
         case FMT_DEF_SUMMARY:
             rc = def_summary(r, &b, off);
+            break;
+        case FMT_DEF_POOL:
+            rc = def_pool(r, &b, off);
             break;
         default:
             break; /* a record of a later version: skipped */

@@ -292,6 +292,7 @@ static int open_trace(struct fmt_reader *r)
     r->pe = (features & FMT_FEAT_PE_PROCESS) != 0;
     r->v13 = (features & FMT_FEAT_TIME_UNIT) != 0;
     r->sampled = (features & FMT_FEAT_SAMPLED) != 0;
+    r->pools = (features & FMT_FEAT_POOLS) != 0;
     r->estimates = r->sampled;
 
     uint8_t tr[FMT_TRAILER_SIZE];
@@ -408,6 +409,9 @@ void fmt_reader_close(struct fmt_reader *r)
     for (uint32_t i = 0; i < r->nr_mods; i++)
         free(r->mods[i].path);
     free(r->mods);
+    for (uint32_t i = 0; i < r->nr_pools; i++)
+        free(r->pools_tab[i].name);
+    free(r->pools_tab);
     free(r->chunks);
     fmt_buf_free(&r->payload);
     fmt_buf_free(&r->raw);
@@ -439,6 +443,30 @@ int fmt_reader_incomplete(const struct fmt_reader *r)
 int fmt_reader_pe(const struct fmt_reader *r)
 {
     return r->pe;
+}
+
+int fmt_reader_pools(const struct fmt_reader *r)
+{
+    return r->pools;
+}
+
+uint32_t fmt_reader_nr_pools(const struct fmt_reader *r)
+{
+    return r->nr_pools;
+}
+
+const struct fmt_pool_info *fmt_reader_pool(const struct fmt_reader *r, uint32_t i)
+{
+    return i < r->nr_pools ? &r->pools_tab[i].pi : NULL;
+}
+
+const struct fmt_pool_info *fmt_reader_find_pool(const struct fmt_reader *r, uint32_t image,
+                                                 uint64_t handle)
+{
+    for (uint32_t i = r->nr_pools; i-- > 0;)
+        if (r->pools_tab[i].pi.image == image && r->pools_tab[i].pi.handle == handle)
+            return &r->pools_tab[i].pi;
+    return NULL;
 }
 
 void fmt_reader_counts(const struct fmt_reader *r, struct fmt_trace_counts *c)

@@ -47,6 +47,11 @@ struct fmt_rmodule {
     char *path;
 };
 
+struct fmt_rpool {
+    struct fmt_pool_info pi;
+    char *name;
+};
+
 struct fmt_rchunk {
     struct fmt_chunk_info c;
     uint32_t stored_size;
@@ -96,6 +101,7 @@ struct fmt_reader {
     int pe;         /* FMT_FEAT_PE_PROCESS: Windows kinds allowed */
     int v13;        /* FMT_FEAT_TIME_UNIT (1.3): REF split, facts in FACT_* columns */
     int sampled;    /* FMT_FEAT_SAMPLED: info.sample_bytes is set */
+    int pools;      /* FMT_FEAT_POOLS (1.4): pool events (FMT_EVF_POOL) allowed */
     int estimates;  /* sampled: heap sizes are estimates (fmt_reader_estimates) */
     uint64_t nr_skipped;
     uint64_t defs_raw_total;
@@ -114,6 +120,9 @@ struct fmt_reader {
     struct fmt_rmodule *mods;
     uint32_t nr_mods;
     uint32_t cap_mods;
+    struct fmt_rpool *pools_tab; /* POOL definitions (1.4), in order */
+    uint32_t nr_pools;
+    uint32_t cap_pools;
     struct fmt_rchunk *chunks;
     uint32_t nr_chunks;      /* chunks with their summary */
     uint32_t nr_seen_chunks; /* chunk blocks seen while opening */

@@ -12,7 +12,7 @@
 
 #include "memscribe/event.h"
 
-#define FMT_SHM_VERSION 2
+#define FMT_SHM_VERSION 3
 #define FMT_SHM_HELLO_MAGIC 0x6f6c6568u         /* "helo" */
 #define FMT_SHM_SEG_MAGIC 0x4745534c4f43534dull /* "MSCOLSEG" */
 
@@ -136,7 +136,8 @@ enum fmt_shm_rec_type {
     FMT_SHM_REC_THREAD_NAME = 7,   /* struct fmt_shm_thread, name = new name */
     FMT_SHM_REC_MODULE_LOAD = 8,   /* struct fmt_shm_module */
     FMT_SHM_REC_MODULE_UNLOAD = 9, /* struct fmt_shm_module, no segments, no path */
-    FMT_SHM_REC_MAX = 9,
+    FMT_SHM_REC_POOL = 10,         /* struct fmt_shm_pool (memscribe/annotate.h) */
+    FMT_SHM_REC_MAX = 10,
 };
 
 struct fmt_shm_sized {
@@ -185,6 +186,25 @@ struct fmt_shm_module {
         uint64_t vaddr, memsz, offset;
         uint32_t flags, reserved;
     } segments[]; /* then path, padded to 8 */
+};
+
+/* An event of the program's own pool (memscribe/annotate.h, format 1.4):
+ * kind MALLOC, REALLOC or FREE of a block of pool, or HEAP_CREATE (with
+ * the pool's name) or HEAP_DESTROY. Stamped as the heap events are. */
+#define FMT_SHM_MAX_POOL_NAME 255
+struct fmt_shm_pool {
+    struct fmt_shm_sized h;
+    uint64_t ts_ns;
+    uint8_t kind; /* enum fmt_kind */
+    uint8_t reserved[3];
+    uint32_t stack; /* process-local stack id, 0 = none */
+    uint64_t pool;  /* the handle the program passed */
+    uint64_t addr;
+    uint64_t size;
+    uint64_t old_addr; /* REALLOC */
+    uint32_t name_len; /* HEAP_CREATE: bytes of name, no NUL */
+    uint32_t reserved2;
+    char name[]; /* padded to 8 */
 };
 
 #define FMT_SHM_ALIGN8(n) (((n) + 7u) & ~(uint32_t)7u)
@@ -240,6 +260,18 @@ static inline uint32_t fmt_shm_module_size(uint32_t nr_segments, uint32_t path_l
     return (uint32_t)(sizeof(struct fmt_shm_module) +
                       nr_segments * sizeof(struct fmt_shm_segment)) +
            FMT_SHM_ALIGN8(path_len);
+}
+
+static inline uint32_t fmt_shm_pool_size(uint32_t name_len)
+{
+    return (uint32_t)sizeof(struct fmt_shm_pool) + FMT_SHM_ALIGN8(name_len);
+}
+
+/* The kinds a POOL record may carry. */
+static inline int fmt_shm_pool_kind(unsigned kind)
+{
+    return kind == FMT_EV_MALLOC || kind == FMT_EV_REALLOC || kind == FMT_EV_FREE ||
+           kind == FMT_EV_HEAP_CREATE || kind == FMT_EV_HEAP_DESTROY;
 }
 
 static inline uint32_t fmt_shm_stack_size(uint32_t nr_frames)

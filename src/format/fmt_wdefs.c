@@ -54,6 +54,24 @@ static int def_module(struct fmt_writer *w, const struct fmt_event *ev, uint32_t
     return rc;
 }
 
+int fmt_wdefs_pool(struct fmt_writer *w, uint32_t image, uint64_t handle, uint64_t ts_ns,
+                   const char *name, uint32_t name_len)
+{
+    struct fmt_buf b = {0};
+    int rc = fmt_buf_reserve(&b, 4 * FMT_VARINT_MAX + name_len);
+
+    if (rc)
+        return rc;
+    fmt_buf_put_varint(&b, image);
+    fmt_buf_put_varint(&b, handle);
+    fmt_buf_put_varint(&b, ts_ns);
+    fmt_buf_put_varint(&b, name_len);
+    fmt_buf_put_bytes(&b, name, name_len);
+    rc = fmt_wdefs_add(w, FMT_DEF_POOL, &b);
+    fmt_buf_free(&b);
+    return rc;
+}
+
 /* Definitions that life-cycle events add (images, thread names, modules),
  * and the module id their MISC carries. */
 int fmt_wdefs_life(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx)
@@ -105,6 +123,12 @@ int fmt_wdefs_life(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ct
         fmt_buf_free(&big);
         return rc;
     }
+    case FMT_EV_HEAP_CREATE:
+        /* A pool's name where every analysis finds it (format 1.4). */
+        if (!(ev->flags & FMT_EVF_POOL))
+            return 0;
+        return fmt_wdefs_pool(w, ev->image, ev->addr, ev->ts_ns, ev->str,
+                              ev->str ? ev->str_len : 0);
     case FMT_EV_THREAD_EXIT:
         fmt_buf_put_varint(&b, ctx);
         fmt_buf_put_varint(&b, ev->ts_ns);

@@ -25,8 +25,8 @@ struct heap_ev {
 };
 
 /* A block was started: give it the next serial and remember it. */
-static inline __attribute__((always_inline)) int start_heap(struct fmt_writer *w,
-                                                            const struct heap_ev *ev, uint32_t ctx)
+static inline __attribute__((always_inline)) int
+start_heap(struct fmt_writer *w, struct fmt_wlive *live, const struct heap_ev *ev, uint32_t ctx)
 {
     struct fmt_wblock b = {ev->addr,  w->next_serial++,     ev->size, ev->ts_ns, ev->stack, ctx,
                            ev->image, w->pred->nr_started++};
@@ -34,7 +34,7 @@ static inline __attribute__((always_inline)) int start_heap(struct fmt_writer *w
     fmt_pred_start(w->pred, ev->addr, ev->size);
     w->chunk_heap_allocs++;
     w->st.nr_allocs++;
-    int rc = fmt_wlive_insert(&w->live, &b);
+    int rc = fmt_wlive_insert(live, &b);
     return rc ?: fmt_wdelta_add(&w->deltas, w->nr_chunks + 1, ev->stack, (int64_t)ev->size, 1);
 }
 
@@ -84,14 +84,15 @@ static void put_ref(struct fmt_writer *w, uint64_t ts_ns, const struct fmt_wbloc
 }
 
 /* Free or realloc ending the heap block at addr; REF 0 and the address
- * itself when no live block is there. */
+ * itself when no live block is there. live and key: malloc's blocks by
+ * image, or a pool's by pool id (fmt_wpool_internal.h). */
 static inline __attribute__((always_inline)) int end_heap(struct fmt_writer *w, uint64_t ts_ns,
-                                                          uint32_t image, uint32_t ctx,
-                                                          uint64_t addr, int may_end)
+                                                          struct fmt_wlive *live, uint32_t key,
+                                                          uint32_t ctx, uint64_t addr, int may_end)
 {
     struct fmt_wblock b;
 
-    if (may_end && addr && fmt_wlive_take(&w->live, image, addr, &b)) {
+    if (may_end && addr && fmt_wlive_take(live, key, addr, &b)) {
         put_ref(w, ts_ns, &b, ctx);
         fmt_pred_end(w->pred, b.addr, b.size);
         return fmt_wdelta_add(&w->deltas, w->nr_chunks + 1, b.stack, -(int64_t)b.size, -1);
@@ -131,8 +132,13 @@ static int start_vm(struct fmt_writer *w, const struct fmt_event *ev, uint32_t c
     return ev->size ? fmt_wvm_insert(&w->vm, ev->image, &b) : 0;
 }
 
-static int kind_known(unsigned kind, int pe)
+static int kind_known(const struct fmt_writer *w, const struct fmt_event *ev)
 {
+    unsigned kind = ev->kind;
+
+    /* A pool event needs the feature bit that says what arg[1] is. */
+    if ((ev->flags & FMT_EVF_POOL) && !w->pools)
+        return 0;
     switch (kind) {
     case FMT_EV_MALLOC ... FMT_EV_PVALLOC:
     case FMT_EV_MMAP ... FMT_EV_SBRK:
@@ -141,8 +147,10 @@ static int kind_known(unsigned kind, int pe)
     case FMT_EV_DROPPED:
         return 1;
     case FMT_EV_HEAP_CREATE ... FMT_EV_HEAP_DESTROY:
+        /* Windows heaps (format 1.2), or the program's pools (1.4) */
+        return w->pe || (w->pools && (ev->flags & FMT_EVF_POOL));
     case FMT_EV_VM_RESERVE ... FMT_EV_SECTION_UNMAP:
-        return pe; /* format 1.2, PE traces only */
+        return w->pe; /* format 1.2, PE traces only */
     }
     return 0;
 }
@@ -339,12 +347,14 @@ static inline __attribute__((always_inline)) void encode_stack(struct fmt_writer
 }
 
 /* The rest of a malloc-family allocation: SIZE, ADDR, the new block. */
-static inline __attribute__((always_inline)) int
-encode_alloc(struct fmt_writer *w, const struct heap_ev *h, uint32_t ctx, int failed)
+static inline __attribute__((always_inline)) int encode_alloc(struct fmt_writer *w,
+                                                              struct fmt_wlive *live,
+                                                              const struct heap_ev *h, uint32_t ctx,
+                                                              int failed)
 {
     fmt_buf_put_split(&w->col[FMT_COL_SIZE], &w->col[FMT_COL_SIZE_HI], h->size);
     put_heap_addr(&w->col[FMT_COL_ADDR], w->pred, h->addr, h->size);
-    return h->addr && !failed ? start_heap(w, h, ctx) : 0;
+    return h->addr && !failed ? start_heap(w, live, h, ctx) : 0;
 }
 
 static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx)
@@ -352,8 +362,22 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
     struct fmt_buf *col = w->col;
     unsigned kind = ev->kind;
     int failed = (ev->flags & FMT_EVF_FAILED) != 0;
+    struct fmt_wlive *live = &w->live;
+    uint32_t key = ev->image;
     int rc;
 
+    /* A pool's blocks are apart from malloc's (fmt_wpool_internal.h). A
+     * pool used without a HEAP_CREATE is defined, nameless, at its first
+     * event. */
+    if (ev->flags & FMT_EVF_POOL) {
+        int created;
+
+        if ((rc = fmt_wpool_id(&w->pool, ev->image, ev->arg[1], &key, &created)) ||
+            (created && kind != FMT_EV_HEAP_CREATE &&
+             (rc = fmt_wdefs_pool(w, ev->image, ev->arg[1], ev->ts_ns, NULL, 0))))
+            return rc;
+        live = &w->pool.blocks;
+    }
     uint8_t *op = encode_head(w, ctx, kind, ev->ts_ns);
     if (!op)
         return -ENOMEM;
@@ -365,23 +389,23 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
     case FMT_EV_MALLOC:
     case FMT_EV_CALLOC:
     case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC: {
-        struct heap_ev h = {ev->ts_ns, ev->addr, ev->size, ev->stack, ev->image};
+        struct heap_ev h = {ev->ts_ns, ev->addr, ev->size, ev->stack, key};
 
-        return encode_alloc(w, &h, ctx, failed);
+        return encode_alloc(w, live, &h, ctx, failed);
     }
     case FMT_EV_FREE:
-        return end_heap(w, ev->ts_ns, ev->image, ctx, ev->addr, 1);
+        return end_heap(w, ev->ts_ns, live, key, ctx, ev->addr, 1);
     case FMT_EV_REALLOC:
     case FMT_EV_REALLOCARRAY: {
-        rc = end_heap(w, ev->ts_ns, ev->image, ctx, ev->old_addr, !failed);
+        rc = end_heap(w, ev->ts_ns, live, key, ctx, ev->old_addr, !failed);
         if (rc)
             return rc;
         uint64_t guess = ev->old_addr ? ev->old_addr : fmt_pred_guess(w->pred, ev->size);
         fmt_buf_put_split(&col[FMT_COL_SIZE], &col[FMT_COL_SIZE_HI], ev->size);
         fmt_buf_put_varint(&col[FMT_COL_ADDR], fmt_zigzag((int64_t)(ev->addr - guess)));
-        struct heap_ev h = {ev->ts_ns, ev->addr, ev->size, ev->stack, ev->image};
+        struct heap_ev h = {ev->ts_ns, ev->addr, ev->size, ev->stack, key};
 
-        return ev->addr && !failed ? start_heap(w, &h, ctx) : 0;
+        return ev->addr && !failed ? start_heap(w, live, &h, ctx) : 0;
     }
     default:
         break;
@@ -407,6 +431,37 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
     return fmt_wdefs_life(w, ev, ctx);
 }
 
+/* A pool destroyed (format 1.4): its blocks still live end just before
+ * the HEAP_DESTROY, by frees flagged HEAP_DESTROYED with its time, thread
+ * and stack, oldest block first (docs/format.md, "Pools"). */
+static int end_pool(struct fmt_writer *w, const struct fmt_event *ev)
+{
+    struct fmt_wblock *v;
+    uint64_t nr;
+    uint32_t id;
+    int created;
+    int rc = fmt_wpool_id(&w->pool, ev->image, ev->arg[1], &id, &created);
+
+    if (rc || (rc = fmt_wpool_blocks(&w->pool, id, &v, &nr)))
+        return rc;
+    for (uint64_t i = 0; i < nr && !rc; i++) {
+        struct fmt_event f = {.ts_ns = ev->ts_ns,
+                              .kind = FMT_EV_FREE,
+                              .flags = FMT_EVF_POOL | FMT_EVF_HEAP_DESTROYED,
+                              .image = ev->image,
+                              .thread = ev->thread,
+                              .pid = ev->pid,
+                              .tid = ev->tid,
+                              .stack = ev->stack,
+                              .addr = v[i].addr,
+                              .arg = {0, ev->arg[1]}};
+
+        rc = fmt_writer_event(w, &f);
+    }
+    free(v);
+    return rc;
+}
+
 int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev)
 {
     struct fmt_event rounded;
@@ -419,9 +474,11 @@ int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev)
         rounded.ts_ns = fmt_wtime_round(w, ev->ts_ns);
         ev = &rounded;
     }
-    if (!kind_known(ev->kind, w->pe) || ev->stack > w->stacks.nr_nodes ||
+    if (!kind_known(w, ev) || ev->stack > w->stacks.nr_nodes ||
         (ev->str && ev->str_len > FMT_MAX_STRING) || (ev->str2 && ev->str2_len > FMT_MAX_STRING))
         return -EINVAL;
+    if (ev->kind == FMT_EV_HEAP_DESTROY && (ev->flags & FMT_EVF_POOL) && (rc = end_pool(w, ev)))
+        return rc;
     if ((rc = ensure_room(w, ev)))
         return rc;
     uint32_t ctx = w->cur_ctx;
@@ -464,6 +521,6 @@ int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsi
         return event_end(w, -ENOMEM);
     encode_stack(w, kind, stack);
     if (kind == FMT_EV_FREE)
-        return event_end(w, end_heap(w, ts_ns, who->image, ctx, addr, 1));
-    return event_end(w, encode_alloc(w, &h, ctx, 0));
+        return event_end(w, end_heap(w, ts_ns, &w->live, who->image, ctx, addr, 1));
+    return event_end(w, encode_alloc(w, &w->live, &h, ctx, 0));
 }

@@ -4,6 +4,7 @@
 #ifndef FMT_WLIVE_INTERNAL_H
 #define FMT_WLIVE_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* A block (heap block or mapping) as the writer remembers it. */
@@ -79,6 +80,16 @@ static inline int fmt_wlive_insert(struct fmt_wlive *l, const struct fmt_wblock 
     fmt_wlive_copy_new(&l->slots[i], b);
     l->nr++;
     return 0;
+}
+
+/* The live block at (image, addr), or NULL; valid until the next change. */
+static inline struct fmt_wblock *fmt_wlive_find(struct fmt_wlive *l, uint32_t image, uint64_t addr)
+{
+    for (uint64_t i = fmt_wlive_hash(image, addr) & l->mask; l->slots[i].serial;
+         i = (i + 1) & l->mask)
+        if (l->slots[i].addr == addr && l->slots[i].image == image)
+            return &l->slots[i];
+    return NULL;
 }
 
 /* Remove the block at (image, addr) into *out. Returns 1, or 0 if none. */

@@ -70,6 +70,7 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     w->pe = opt && opt->pe_process;
     w->tu = opt && opt->time_unit_ns ? opt->time_unit_ns : 1;
     w->v13 = opt && opt->time_unit_ns;
+    w->pools = opt && opt->pools;
     if (w->tu > FMT_WRITER_MAX_TIME_UNIT_NS) {
         free(w);
         return -EINVAL;
@@ -82,6 +83,10 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
         goto fail;
     if ((rc = fmt_wlive_init(&w->live)) || (rc = fmt_wstack_init(&w->stacks, info->stack_depth)))
         goto fail;
+    if (w->pools && (rc = fmt_wpool_init(&w->pool))) {
+        w->pools = 0;
+        goto fail;
+    }
     for (int i = 0; i < FMT_NR_COLUMNS; i++)
         if ((rc = fmt_buf_reserve(&w->col[i], 4096)))
             goto fail;
@@ -89,11 +94,11 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     uint8_t hdr[FMT_HEADER_SIZE];
     struct fmt_trace_info hinfo = *info;
     hinfo.time_unit_ns = w->tu;
-    fmt_header_encode(hdr, &hinfo,
-                      FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS |
-                          (opt && opt->pe_process ? FMT_FEAT_PE_PROCESS : 0) |
-                          (w->v13 ? FMT_FEAT_TIME_UNIT : 0) |
-                          (info->sample_bytes ? FMT_FEAT_SAMPLED : 0));
+    fmt_header_encode(
+        hdr, &hinfo,
+        FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS |
+            (opt && opt->pe_process ? FMT_FEAT_PE_PROCESS : 0) | (w->v13 ? FMT_FEAT_TIME_UNIT : 0) |
+            (info->sample_bytes ? FMT_FEAT_SAMPLED : 0) | (w->pools ? FMT_FEAT_POOLS : 0));
     if ((rc = fmt_wout_raw(&w->out, hdr, sizeof(hdr))) || (rc = w_meta(w, info)))
         goto fail;
     *out = w;
@@ -179,6 +184,8 @@ void fmt_writer_destroy(struct fmt_writer *w)
     fmt_buf_free(&w->out.dir);
     fmt_wctx_destroy(w);
     fmt_wlive_destroy(&w->live);
+    if (w->pools)
+        fmt_wpool_destroy(&w->pool);
     fmt_wvm_destroy(&w->vm);
     fmt_wstack_destroy(&w->stacks);
     fmt_wdelta_destroy(&w->deltas);

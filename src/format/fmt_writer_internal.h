@@ -16,6 +16,7 @@
 #include "format/fmt_wdelta_internal.h"
 #include "format/fmt_wlive_internal.h"
 #include "format/fmt_wout_internal.h"
+#include "format/fmt_wpool_internal.h"
 #include "format/fmt_writer.h"
 #include "format/fmt_wstack_internal.h"
 #include "format/fmt_wvm_internal.h"
@@ -38,6 +39,7 @@ struct fmt_writer {
     int pe;           /* FMT_FEAT_PE_PROCESS: Windows kinds allowed */
     uint32_t tu;      /* time unit, ns (1: nanoseconds) */
     int v13;          /* format 1.3: FMT_FEAT_TIME_UNIT, REF split, FACT_* columns */
+    int pools;        /* format 1.4: FMT_FEAT_POOLS, pool events allowed (pool is set up) */
     struct fmt_zc zc; /* zstd or zlib */
 
     struct fmt_buf col[FMT_NR_COLUMNS];
@@ -76,6 +78,7 @@ struct fmt_writer {
     uint32_t ctx_mask;
 
     struct fmt_wlive live;
+    struct fmt_wpool pool; /* with pools only */
     struct fmt_wvm vm;
     struct fmt_wstack stacks;
 
@@ -115,6 +118,11 @@ int fmt_wchunk_flush_defs(struct fmt_writer *w);
 /* Append a DEFS record of type whose body is built in a small buffer.
  * Returns 0 or -ENOMEM. */
 int fmt_wdefs_add(struct fmt_writer *w, unsigned type, const struct fmt_buf *body);
+
+/* A POOL record (format 1.4): pool handle of image, created at ts_ns, named
+ * name (name_len bytes, may be 0). Returns 0 or -ENOMEM. */
+int fmt_wdefs_pool(struct fmt_writer *w, uint32_t image, uint64_t handle, uint64_t ts_ns,
+                   const char *name, uint32_t name_len);
 
 /* The definitions a life-cycle event of context ctx adds (images, thread
  * names, modules), and the module id its MISC carries. Returns 0 or

@@ -219,6 +219,8 @@ static inline uint64_t *rec_record_ts(unsigned char *p)
     case FMT_SHM_REC_THREAD_EXIT:
     case FMT_SHM_REC_THREAD_NAME:
         return &((struct fmt_shm_thread *)(void *)p)->ts_ns;
+    case FMT_SHM_REC_POOL:
+        return &((struct fmt_shm_pool *)(void *)p)->ts_ns;
     default:
         return &((struct fmt_shm_module *)(void *)p)->ts_ns;
     }

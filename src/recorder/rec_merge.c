@@ -365,6 +365,22 @@ static int rec_emit_one(struct rec_session *s, struct rec_ring *r, uint64_t at_m
         ev.kind = FMT_EV_MODULE_UNLOAD;
         ev.addr = ((const struct fmt_shm_module *)(const void *)p)->base;
         break;
+    case FMT_SHM_REC_POOL: {
+        /* A block of the program's own pool, or the pool made or ended
+         * (memscribe/annotate.h; docs/format.md, "Pools"). */
+        const struct fmt_shm_pool *pl = (const void *)p;
+
+        ev.kind = pl->kind;
+        ev.flags = FMT_EVF_POOL;
+        ev.stack = rec_map_stack(img, pl->stack);
+        ev.arg[1] = pl->pool;
+        ev.addr = pl->addr;
+        ev.size = pl->size;
+        ev.old_addr = pl->old_addr;
+        ev.str = pl->name_len ? pl->name : NULL;
+        ev.str_len = pl->name_len;
+        break;
+    }
     default:
         return 0;
     }

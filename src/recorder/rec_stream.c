@@ -412,6 +412,15 @@ static uint32_t rec_record_len(const unsigned char *p, uint64_t avail)
             return 0;
         break;
     }
+    case FMT_SHM_REC_POOL: {
+        const struct fmt_shm_pool *pl = (const void *)p;
+
+        if (len < sizeof(*pl) || pl->name_len > FMT_SHM_MAX_POOL_NAME ||
+            fmt_shm_pool_size(pl->name_len) != len || !fmt_shm_pool_kind(pl->kind) ||
+            pl->size > REC_MAX_EVENT_SIZE)
+            return 0;
+        break;
+    }
     default:
         break;
     }

@@ -33,7 +33,7 @@ grep -q "^allocations 2001[0-9][0-9]$" "$WORK/exact.txt" || fail "exact: $(head 
 # The sampled trace: format 1.3 with its rate; a sample of the blocks;
 # no free that does not end a recorded block.
 "$MEMSCRIBE" dump --header "$WORK/s16.mscr" >"$WORK/s16.dump" || fail "dump failed"
-grep -q "^# memscribe trace version 1.3$" "$WORK/s16.dump" || fail "not a 1.3 trace"
+grep -q "^# memscribe trace version 1.4$" "$WORK/s16.dump" || fail "not a 1.4 trace (1.3, sampled, and 1.4: record allows pools)"
 grep -q " sample_bytes=16384$" "$WORK/s16.dump" || fail "dump header has no sample_bytes=16384"
 n_malloc=$(grep -c " malloc " "$WORK/s16.dump" || true)
 n_free=$(grep -c " free " "$WORK/s16.dump" || true)

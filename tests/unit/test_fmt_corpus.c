@@ -85,6 +85,7 @@ static const struct named_error {
     {"future-parts", READS_OK},
     {"future-version", "unsupported major version"},
     {"golden-v1", READS_OK},
+    {"golden-v1.4-pools", READS_OK},
     {"impossible-size", "impossible block size"},
     {"leftover", "has 1 bytes left over"},
     {"recorded-demo", READS_OK},

@@ -144,12 +144,20 @@ static void set_ref(struct fmt_event *ev, const struct tmodel_blk *b)
     ev->ref_thread = b->thread;
 }
 
-/* Heap: the live block at (image, addr), removed. */
+/* The heap a block of ev lives in: a pool's handle + 1 (format 1.4), 0
+ * for malloc's (and every Windows heap, whose blocks never share an
+ * address). */
+static uint64_t pool_of(const struct fmt_event *ev)
+{
+    return ev->flags & FMT_EVF_POOL ? ev->arg[1] + 1 : 0;
+}
+
+/* Heap: the live block at (image, heap, addr), removed. */
 static int heap_end(struct tmodel *m, struct fmt_event *ev, uint64_t addr)
 {
     for (size_t i = 0; i < m->nr_live; i++) {
         struct tmodel_blk *b = &m->live[i];
-        if (!b->vm && b->image == ev->image && b->addr == addr) {
+        if (!b->vm && b->image == ev->image && b->pool == pool_of(ev) && b->addr == addr) {
             set_ref(ev, b);
             ev->nr_refs = 1;
             model_del(m, i);
@@ -222,10 +230,12 @@ static void start(struct tmodel *m, struct fmt_event *ev, int vm)
     b.thread = ev->thread;
     b.image = ev->image;
     b.vm = (uint32_t)vm;
+    b.pool = vm ? 0 : pool_of(ev);
     /* A heap block at an address still live replaces it (its free was
      * missed), as the writer's live map does. */
     for (size_t i = 0; !vm && i < m->nr_live; i++)
-        if (!m->live[i].vm && m->live[i].image == b.image && m->live[i].addr == b.addr)
+        if (!m->live[i].vm && m->live[i].image == b.image && m->live[i].pool == b.pool &&
+            m->live[i].addr == b.addr)
             model_del(m, i);
     if (!vm || ev->size)
         model_add(m, &b);
@@ -272,6 +282,21 @@ void tmodel_apply(struct tmodel *m, struct fmt_event *ev)
         }
         break;
     }
+}
+
+void tfmt_read_expect(struct fmt_reader *r, struct fmt_event *want, size_t n)
+{
+    struct fmt_event got;
+    struct tmodel m;
+
+    tmodel_init(&m);
+    for (size_t i = 0; i < n; i++) {
+        tmodel_apply(&m, &want[i]);
+        assert_int_equal(fmt_reader_next(r, &got), 1);
+        tfmt_assert_event(&want[i], &got, i);
+    }
+    assert_int_equal(fmt_reader_next(r, &got), 0);
+    tmodel_free(&m);
 }
 
 static void assert_str(const char *want, uint32_t wlen, const char *got, uint32_t glen,

@@ -45,6 +45,7 @@ struct tmodel_blk {
     uint64_t serial, addr, size, ts, end; /* end: exclusive, mappings */
     uint32_t stack, thread, image, vm;
     uint64_t orig_addr, orig_size;
+    uint64_t pool; /* a block of a pool (FMT_EVF_POOL): its handle + 1; 0 for malloc's */
 };
 
 struct tmodel {
@@ -58,6 +59,10 @@ void tmodel_free(struct tmodel *m);
 /* Fill ev's reader fields (serial, ref, ref_*, nr_refs, PARTIAL and the
  * addresses the reader derives) as the format promises. */
 void tmodel_apply(struct tmodel *m, struct fmt_event *ev);
+
+/* Read r to its end: it must give exactly want[0..n) (their reader
+ * fields filled by a model on the way). */
+void tfmt_read_expect(struct fmt_reader *r, struct fmt_event *want, size_t n);
 
 /* Assert that two events are equal field by field (strings by content). */
 void tfmt_assert_event(const struct fmt_event *want, const struct fmt_event *got, uint64_t index);

@@ -15,6 +15,7 @@
 #include "analysis/export/ana_export_internal.h"
 #include "analysis/export/ana_export_map.h"
 #include "analysis/export/ana_export_strtab.h"
+#include "analysis/model/ana_heaps.h"
 
 /* profile.proto field numbers. */
 enum {
@@ -34,6 +35,9 @@ enum {
     VALUETYPE_UNIT = 2,
     SAMPLE_LOCATION_ID = 1,
     SAMPLE_VALUE = 2,
+    SAMPLE_LABEL = 3,
+    LABEL_KEY = 1,
+    LABEL_STR = 2,
     MAPPING_ID = 1,
     MAPPING_START = 2,
     MAPPING_LIMIT = 3,
@@ -122,6 +126,10 @@ struct pprof {
     uint32_t nr_functions;
     struct pb msg;  /* the message being built */
     struct pb body; /* a top-level field's payload */
+    /* A trace with pools: the heap each stack allocated in (ana_heaps.h),
+     * given as a sample label "heap" when it is one pool. */
+    struct ana_heaps heaps;
+    uint32_t *stack_heap;
 };
 
 /* Write one top-level field of the Profile message from p->body. */
@@ -297,15 +305,33 @@ static int sample(struct pprof *p, uint32_t id, const struct ana_xstack *s)
     pb_varint(&vals, s->live_bytes);
     if (!rc)
         rc = ids.err ? ids.err : vals.err;
+    /* Blocks of one pool of the program's own: label heap = its name. */
+    uint32_t h = p->stack_heap ? p->stack_heap[id] : 0;
+    struct pb label = {0};
+    if (!rc && h && h != ANA_HEAPS_MIXED && p->heaps.v[h - 1].handle) {
+        char name[300];
+        uint32_t key, val;
+        const struct ana_heap *hp = &p->heaps.v[h - 1];
+        if ((rc = str(p, "heap", &key)) >= 0 &&
+            (rc = str(p, ana_heap_name(p->r, hp->image, hp->handle, name, sizeof(name)), &val)) >=
+                0) {
+            pb_uint(&label, LABEL_KEY, key);
+            pb_uint(&label, LABEL_STR, val);
+            rc = label.err;
+        }
+    }
     if (!rc) {
         /* Packed repeated fields. An empty stack has no location_id field. */
         if (ids.len)
             pb_bytes(&p->body, SAMPLE_LOCATION_ID, ids.p, ids.len);
         pb_bytes(&p->body, SAMPLE_VALUE, vals.p, vals.len);
+        if (label.len)
+            pb_bytes(&p->body, SAMPLE_LABEL, label.p, label.len);
         rc = emit(p, PROFILE_SAMPLE);
     }
     free(ids.p);
     free(vals.p);
+    free(label.p);
     return rc;
 }
 
@@ -324,6 +350,9 @@ int ana_export_pprof(struct fmt_reader *r, const struct ana_export_options *o, s
         ana_xmodel_release(&m);
         return rc;
     }
+    ana_heaps_init(&p.heaps, r);
+    if (ana_heaps_present(r) && (rc = ana_heaps_by_stack(&p.heaps, r, m.nr_stacks, &p.stack_heap)))
+        goto out;
     /* string_table[0] must be "". */
     if ((rc = str(&p, "", &idx)) < 0)
         goto out;
@@ -354,6 +383,8 @@ int ana_export_pprof(struct fmt_reader *r, const struct ana_export_options *o, s
         if (m.stacks[id].nr_allocs || m.stacks[id].live_blocks)
             rc = sample(&p, id, &m.stacks[id]);
 out:
+    free(p.stack_heap);
+    ana_heaps_release(&p.heaps);
     free(p.msg.p);
     free(p.body.p);
     ana_map_release(&p.locations);

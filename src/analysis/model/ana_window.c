@@ -75,12 +75,19 @@ static int count(struct ana_window *w, uint64_t key, uint32_t image, uint32_t ti
 
 /* size: the block's size as recorded (raw_size: a size class of a sampled
  * trace is that of the recorded block, not of its estimate). */
-static uint64_t key_of(const struct ana_window *w, uint32_t stack, uint32_t thread, uint64_t size,
-                       uint64_t heap)
+static uint64_t key_of(struct ana_window *w, uint32_t stack, uint32_t thread, uint64_t size,
+                       const struct fmt_event *ev)
 {
+    uint32_t id;
+
     switch (w->by) {
     case ANA_WINDOW_BY_HEAP:
-        return heap;
+        /* A Windows heap by its handle, as WPA shows it; a Linux trace's
+         * heaps (malloc's, pools) by id: a pool's handle is an address,
+         * wider than the key keeps beside the image. */
+        if (w->heaps.pe)
+            return ev->arg[1];
+        return ana_heaps_of(&w->heaps, ev, &id) ? id : UINT64_MAX;
     case ANA_WINDOW_BY_THREAD:
         return thread;
     case ANA_WINDOW_BY_SIZE_CLASS:
@@ -125,7 +132,9 @@ static int on_event(void *arg, const struct fmt_event *ev)
         return 0;
     }
     if (end) {
-        uint64_t k = key_of(w, ev->ref_stack, ev->ref_thread, ev->raw_ref_size, ev->arg[1]);
+        uint64_t k = key_of(w, ev->ref_stack, ev->ref_thread, ev->raw_ref_size, ev);
+        if (k == UINT64_MAX)
+            return -ENOMEM;
         uint32_t tid = 0;
         if (ev->ref_ts_ns >= w->t0_ns) {
             /* Allocated inside: it was counted AIFO, it is AIFI. */
@@ -148,7 +157,9 @@ static int on_event(void *arg, const struct fmt_event *ev)
         }
     }
     if (start) {
-        uint64_t k = key_of(w, ev->stack, ev->thread, ev->raw_size, ev->arg[1]);
+        uint64_t k = key_of(w, ev->stack, ev->thread, ev->raw_size, ev);
+        if (k == UINT64_MAX)
+            return -ENOMEM;
         if ((rc = count(w, k, ev->image, ev->tid, ANA_AIFO, ev->size, fmt_event_count(ev))))
             return rc;
     }
@@ -167,6 +178,7 @@ int ana_window_compute(struct ana_window *w, struct fmt_reader *r, struct ana_fi
     w->t0_ns = t0_ns;
     w->t1_ns = t1_ns;
     w->by = by;
+    ana_heaps_init(&w->heaps, r);
     ana_map_init(&w->keys, sizeof(struct ana_window_key));
     ana_map_init(&run.live, sizeof(struct live_val));
     if (t1_ns < t0_ns)
@@ -244,6 +256,7 @@ out:
 
 void ana_window_release(struct ana_window *w)
 {
+    ana_heaps_release(&w->heaps);
     ana_map_release(&w->keys);
     free(w->images);
     free(w->image_seen);

@@ -21,6 +21,7 @@
 #include "analysis/core/ana_filter.h"
 #include "analysis/core/ana_map.h"
 #include "analysis/core/ana_scan.h"
+#include "analysis/model/ana_heaps.h"
 #include "memscribe/trace.h"
 
 enum ana_wpa_class { ANA_AIFI = 0, ANA_AIFO, ANA_AOFI, ANA_AOFO, ANA_NR_WPA };
@@ -30,7 +31,8 @@ enum ana_window_by {
     ANA_WINDOW_BY_STACK = 0,  /* key: stack id */
     ANA_WINDOW_BY_THREAD,     /* key: thread index */
     ANA_WINDOW_BY_SIZE_CLASS, /* key: size class (ana_histogram.h) */
-    ANA_WINDOW_BY_HEAP,       /* key: heap handle (Windows traces: arg[1]) */
+    ANA_WINDOW_BY_HEAP,       /* key: heap handle (Windows traces: arg[1]); with pools
+                                 (format 1.4), the id in heaps (malloc's too) */
 };
 
 struct ana_wpa {
@@ -56,6 +58,7 @@ struct ana_window {
     uint32_t nr_images;
     uint64_t nr_events_read; /* events up to t1 (the rest is decoded unused) */
     uint32_t first_chunk;    /* the chunk reading began at: 0 */
+    struct ana_heaps heaps;  /* by heap, a Linux trace: the heaps keys name */
 };
 
 /* Compute the window. f may be NULL. Returns 0 or -errno (reader errors:

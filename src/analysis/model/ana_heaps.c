@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/* The heaps of a trace and their numbers (see ana_heaps.h). */
+#include "analysis/model/ana_heaps.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/model/ana_step.h"
+
+void ana_heaps_init(struct ana_heaps *h, const struct fmt_reader *r)
+{
+    memset(h, 0, sizeof(*h));
+    h->pe = fmt_reader_pe(r);
+    ana_map_init(&h->ids, sizeof(uint32_t));
+}
+
+void ana_heaps_release(struct ana_heaps *h)
+{
+    ana_map_release(&h->ids);
+    free(h->v);
+    h->v = NULL;
+}
+
+/* The map's key of a handle: never 0 (a handle of all ones shares key 1
+ * with handle 0; the chain tells them apart). */
+static uint64_t handle_key(uint64_t handle)
+{
+    return handle + 1 ? handle + 1 : 1;
+}
+
+struct ana_heap *ana_heaps_get(struct ana_heaps *h, uint32_t image, uint64_t handle, uint32_t *id)
+{
+    int created;
+    uint32_t *first = ana_map_put(&h->ids, handle_key(handle), &created);
+
+    if (!first)
+        return NULL;
+    uint32_t *link = first;
+    for (uint32_t i = *first; i; i = h->v[i - 1].next_) {
+        struct ana_heap *hp = &h->v[i - 1];
+        if (hp->image == image && hp->handle == handle) {
+            *id = i - 1;
+            return hp;
+        }
+        link = &hp->next_;
+    }
+    if (h->nr == h->cap) {
+        uint32_t cap = h->cap ? h->cap * 2 : 16;
+        /* link may point into v: keep its offset across the move. */
+        ptrdiff_t at = link == first ? -1 : (const char *)link - (const char *)h->v;
+        struct ana_heap *v = realloc(h->v, cap * sizeof(*v));
+        if (!v)
+            return NULL;
+        h->v = v;
+        h->cap = cap;
+        if (at >= 0)
+            link = (uint32_t *)(void *)((char *)h->v + at);
+    }
+    struct ana_heap *hp = &h->v[h->nr];
+    memset(hp, 0, sizeof(*hp));
+    hp->image = image;
+    hp->handle = handle;
+    *id = h->nr++;
+    *link = h->nr;
+    return hp;
+}
+
+struct ana_heap *ana_heaps_of(struct ana_heaps *h, const struct fmt_event *ev, uint32_t *id)
+{
+    return ana_heaps_get(h, ev->image, fmt_event_heap(ev, h->pe), id);
+}
+
+struct heaps_run {
+    struct ana_heaps *h;
+    struct ana_stepper step;
+};
+
+static int on_event(void *arg, const struct fmt_event *ev)
+{
+    struct heaps_run *run = arg;
+    struct ana_step st;
+    struct ana_heap *hp;
+    uint32_t id;
+    int rc;
+
+    if ((rc = ana_stepper_event(&run->step, ev, &st)) <= 0)
+        return rc;
+    if (!st.ends && !st.starts)
+        return 0;
+    if (!(hp = ana_heaps_of(run->h, ev, &id)))
+        return -ENOMEM;
+    if (st.ends) {
+        hp->nr_frees++;
+        hp->freed_bytes += ev->ref_size;
+        hp->nr_destroyed += (ev->flags & FMT_EVF_HEAP_DESTROYED) != 0;
+        if (st.temporary == ANA_TEMP_YES) {
+            hp->nr_temporary++;
+            hp->temporary_bytes += ev->ref_size;
+        }
+        hp->live -= ev->ref_size;
+        hp->live_blocks--;
+    }
+    if (st.starts) {
+        hp->nr_allocs++;
+        hp->alloc_bytes += ev->size;
+        hp->live += ev->size;
+        hp->live_blocks++;
+        if (hp->live > hp->peak) {
+            hp->peak = hp->live;
+            hp->peak_blocks = hp->live_blocks;
+            hp->peak_ns = ev->ts_ns;
+        }
+    }
+    return 0;
+}
+
+int ana_heaps_compute(struct ana_heaps *h, struct fmt_reader *r, struct ana_filter *f,
+                      uint64_t until_ns, ana_progress_fn *progress, void *progress_arg)
+{
+    struct heaps_run run = {.h = h};
+    struct ana_scan_options so;
+    uint32_t id;
+
+    /* malloc's heap of each image first, then the pools as defined. */
+    for (uint32_t i = 0; i < fmt_reader_nr_images(r); i++)
+        if (!ana_heaps_get(h, i, 0, &id))
+            return -ENOMEM;
+    for (uint32_t i = 0; i < fmt_reader_nr_pools(r); i++) {
+        const struct fmt_pool_info *p = fmt_reader_pool(r, i);
+        if (!ana_heaps_get(h, p->image, p->handle, &id))
+            return -ENOMEM;
+    }
+    ana_stepper_init(&run.step, &(struct ana_step_options){.filter = f});
+    ana_scan_options_init(&so);
+    so.until_ns = until_ns;
+    so.progress = progress;
+    so.progress_arg = progress_arg;
+    int rc = ana_scan(r, &so, on_event, &run);
+    ana_stepper_release(&run.step);
+    return rc;
+}
+
+struct by_stack_run {
+    struct ana_heaps *h;
+    uint32_t *of;
+    uint32_t nr_stacks;
+};
+
+static int on_alloc(void *arg, const struct fmt_event *ev)
+{
+    struct by_stack_run *run = arg;
+    uint32_t id;
+
+    if (!ev->serial || !fmt_kind_is_heap_alloc(ev->kind) || ev->stack > run->nr_stacks)
+        return 0;
+    if (!ana_heaps_of(run->h, ev, &id))
+        return -ENOMEM;
+    uint32_t *v = &run->of[ev->stack];
+    *v = !*v || *v == id + 1 ? id + 1 : ANA_HEAPS_MIXED;
+    return 0;
+}
+
+int ana_heaps_by_stack(struct ana_heaps *h, struct fmt_reader *r, uint32_t nr_stacks,
+                       uint32_t **out)
+{
+    struct by_stack_run run = {.h = h, .nr_stacks = nr_stacks};
+    struct ana_scan_options so;
+    int rc;
+
+    *out = NULL;
+    if (!(run.of = calloc((size_t)nr_stacks + 1, sizeof(*run.of))))
+        return -ENOMEM;
+    ana_scan_options_init(&so);
+    if ((rc = ana_scan(r, &so, on_alloc, &run))) {
+        free(run.of);
+        return rc;
+    }
+    *out = run.of;
+    return 0;
+}
+
+bool ana_heaps_present(const struct fmt_reader *r)
+{
+    return fmt_reader_nr_pools(r) > 0;
+}
+
+const char *ana_heap_name(const struct fmt_reader *r, uint32_t image, uint64_t handle, char *buf,
+                          size_t size)
+{
+    const struct fmt_pool_info *p;
+
+    if (fmt_reader_pe(r))
+        snprintf(buf, size, "0x%" PRIx64, handle);
+    else if (!handle)
+        snprintf(buf, size, "malloc");
+    else if ((p = fmt_reader_find_pool(r, image, handle)) && p->name_len)
+        snprintf(buf, size, "%s", p->name);
+    else
+        snprintf(buf, size, "pool 0x%" PRIx64, handle);
+    return buf;
+}
