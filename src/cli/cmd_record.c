@@ -257,7 +257,7 @@ int cmd_record(int argc, char **argv)
         {"sample", required_argument, NULL, 'A'},
         {NULL, 0, NULL, 0},
     };
-    struct fmt_writer_options wopt = {.time_unit_ns = REC_DEFAULT_TIME_UNIT_NS};
+    struct fmt_writer_options wopt = {.time_unit_ns = REC_DEFAULT_TIME_UNIT_NS, .time_pack = 1};
     const char *out_path = NULL, *only = NULL;
     uint32_t depth = FMT_SHM_DEFAULT_DEPTH;
     uint64_t sample_bytes = 0;

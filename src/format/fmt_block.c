@@ -69,8 +69,9 @@ void fmt_header_encode(uint8_t out[FMT_HEADER_SIZE], const struct fmt_trace_info
     fmt_put_le16(out + 8, FMT_VERSION_MAJOR);
     /* 1.2 only says something for PE traces, 1.3 for traces with a time
      * unit or sampled ones: Linux traces in nanoseconds stay 1.1 files. */
-    fmt_put_le16(out + 10, (features & (FMT_FEAT_TIME_UNIT | FMT_FEAT_SAMPLED)) ? 3
-                           : (features & FMT_FEAT_PE_PROCESS)                   ? 2
+    fmt_put_le16(out + 10, (features & FMT_FEAT_TIME_PACK)                        ? 4
+                           : (features & (FMT_FEAT_TIME_UNIT | FMT_FEAT_SAMPLED)) ? 3
+                           : (features & FMT_FEAT_PE_PROCESS)                     ? 2
                                                               : FMT_VERSION_MINOR);
     fmt_put_le32(out + 12, FMT_HEADER_SIZE);
     fmt_put_le64(out + 16, features);

@@ -70,6 +70,7 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     w->pe = opt && opt->pe_process;
     w->tu = opt && opt->time_unit_ns ? opt->time_unit_ns : 1;
     w->v13 = opt && opt->time_unit_ns;
+    w->tpack = w->v13 && opt->time_pack;
     if (w->tu > FMT_WRITER_MAX_TIME_UNIT_NS) {
         free(w);
         return -EINVAL;
@@ -92,7 +93,7 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     fmt_header_encode(hdr, &hinfo,
                       FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS |
                           (opt && opt->pe_process ? FMT_FEAT_PE_PROCESS : 0) |
-                          (w->v13 ? FMT_FEAT_TIME_UNIT : 0) |
+                          (w->v13 ? FMT_FEAT_TIME_UNIT : 0) | (w->tpack ? FMT_FEAT_TIME_PACK : 0) |
                           (info->sample_bytes ? FMT_FEAT_SAMPLED : 0));
     if ((rc = fmt_wout_raw(&w->out, hdr, sizeof(hdr))) || (rc = w_meta(w, info)))
         goto fail;
