@@ -3,8 +3,9 @@
  * encodings are compared on the same events (recording twice changes the
  * times, and with them the size): bench/README.md, "Trace size".
  *
- * usage: trace_recode IN OUT [TIME_UNIT_NS [CHUNK_EVENTS [ZSTD_LEVEL]]]
+ * usage: trace_recode IN OUT [TIME_UNIT_NS [CHUNK_EVENTS [ZSTD_LEVEL [FORMAT]]]]
  *   TIME_UNIT_NS  1 (default): nanoseconds, a 1.1 file; more: format 1.3
+ *   FORMAT        13 (default with a time unit) or 14: packed times
  * Prints the events written and OUT's size. Exit 1 on any error. */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,13 +55,15 @@ int main(int argc, char **argv)
     char err[1024];
     int rc;
 
-    if (argc < 3 || argc > 6) {
-        fprintf(stderr, "usage: trace_recode IN OUT [TIME_UNIT_NS [CHUNK_EVENTS [ZSTD_LEVEL]]]\n");
+    if (argc < 3 || argc > 7) {
+        fprintf(stderr, "usage: trace_recode IN OUT [TIME_UNIT_NS [CHUNK_EVENTS [ZSTD_LEVEL "
+                        "[FORMAT]]]]\n");
         return 2;
     }
     opt.time_unit_ns = argc > 3 ? (uint32_t)strtoul(argv[3], NULL, 10) : 1;
     opt.chunk_events = argc > 4 ? (uint32_t)strtoul(argv[4], NULL, 10) : 0;
     opt.zstd_level = argc > 5 ? atoi(argv[5]) : 0;
+    opt.time_pack = argc > 6 && atoi(argv[6]) >= 14;
     if (fmt_reader_open(&r, argv[1], err, sizeof(err))) {
         fprintf(stderr, "trace_recode: %s\n", err);
         return 1;

@@ -24,11 +24,12 @@
 #define FMT_FEAT_PE_PROCESS 0x8u  /* 1.2: Windows kinds and heap handles (docs/windows.md) */
 #define FMT_FEAT_TIME_UNIT 0x10u  /* 1.3: a time unit; REF split; facts in columns */
 #define FMT_FEAT_SAMPLED 0x20u    /* 1.3: heap blocks are a sample (META SAMPLE_BYTES) */
+#define FMT_FEAT_TIME_PACK 0x40u  /* 1.4: time deltas packed four to a byte */
 #define FMT_FEAT_POOLS 0x80u      /* 1.4: the program's own pools are heaps (FMT_EVF_POOL) */
 #define FMT_FEAT_REQUIRED_MASK 0xffffffffull
 #define FMT_FEAT_KNOWN                                                                             \
     (FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS | FMT_FEAT_PE_PROCESS |    \
-     FMT_FEAT_TIME_UNIT | FMT_FEAT_SAMPLED | FMT_FEAT_POOLS)
+     FMT_FEAT_TIME_UNIT | FMT_FEAT_SAMPLED | FMT_FEAT_TIME_PACK | FMT_FEAT_POOLS)
 /* The time unit (feature bit TIME_UNIT): ns per unit, a 32-bit field of the
  * header at this offset, at most FMT_MAX_TIME_UNIT (one second). */
 #define FMT_HEADER_TIME_UNIT 44

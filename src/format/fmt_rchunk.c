@@ -142,6 +142,7 @@ static int load_chunk(struct fmt_reader *r, uint32_t k)
     r->next_serial = first_serial;
     r->end_serial = first_serial + ch->c.nr_serials;
     r->prev_ts = base_ts;
+    r->tq[0] = r->tq[1] = (struct fmt_tpack){0, 0};
     r->prev_fact_addr = 0;
     r->prev_fact_ts = base_ts;
     r->prev_stack[0] = r->prev_stack[1] = 0;
@@ -159,6 +160,9 @@ static int finish_chunk(struct fmt_reader *r)
         if (fmt_cur_left(&r->cur[k]))
             return fmt_rerr(r, -EPROTO, off, "column %d of chunk %u has %zu bytes left over", k,
                             r->cur_chunk, fmt_cur_left(&r->cur[k]));
+    if (r->tq[0].nr || r->tq[1].nr)
+        return fmt_rerr(r, -EPROTO, off, "a group of packed times of chunk %u has %u left over",
+                        r->cur_chunk, r->tq[0].nr + r->tq[1].nr);
     if (r->next_serial != r->end_serial)
         return fmt_rerr(r, -EPROTO, off, "chunk %u started %llu blocks, its summary says %llu",
                         r->cur_chunk, (unsigned long long)(r->next_serial - r->chunk_first_serial),
@@ -437,16 +441,20 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
     int fcol = kind == FMT_EV_FREE;
     /* Deltas count time units (format 1.3; 1 ns before): wrapping
      * arithmetic, as for ns, and a corrupt product is caught below. */
-    r->prev_ts += (uint64_t)fmt_unzigzag(fmt_cur_split(
-                      &cur[fcol ? FMT_COL_FREE_TIME : FMT_COL_TIME], &cur[FMT_COL_TIME_HI])) *
-                  r->info.time_unit_ns;
+    struct fmt_cur *tcol = &cur[fcol ? FMT_COL_FREE_TIME : FMT_COL_TIME];
+    int64_t dt;
+    if (!r->tpack)
+        dt = fmt_unzigzag(fmt_cur_split(tcol, &cur[FMT_COL_TIME_HI]));
+    else if (fmt_tpack_get(&r->tq[fcol], tcol, &cur[FMT_COL_TIME_HI], &dt))
+        return bad_event(r, "bad packed time token");
+    r->prev_ts += (uint64_t)dt * r->info.time_unit_ns;
     ev->ts_ns = r->prev_ts;
     /* A scan that stops at a time trusts the summaries' times: a corrupt
      * event time must not end it "successfully" (docs/format.md). A time
      * cut short is reported below as a field past its column. */
     if ((ev->ts_ns < r->chunks[r->cur_chunk].c.first_ts_ns ||
          ev->ts_ns > r->chunks[r->cur_chunk].c.last_ts_ns) &&
-        !cur[fcol ? FMT_COL_FREE_TIME : FMT_COL_TIME].bad && !cur[FMT_COL_TIME_HI].bad)
+        !tcol->bad && !cur[FMT_COL_TIME_HI].bad)
         return bad_event(r, "time outside its chunk's summary");
     if (op & FMT_OP_CTX)
         r->ctx = fmt_cur_u32(&cur[FMT_COL_CTX]);

@@ -12,6 +12,7 @@
 #include "format/fmt_layout_internal.h"
 #include "format/fmt_pred_internal.h"
 #include "format/fmt_stkcode_internal.h"
+#include "format/fmt_tpack_internal.h"
 #include "memscribe/trace.h"
 
 #define FMT_MAX_IMAGES (1u << 20)  /* bounds tables a corrupt file could inflate */
@@ -100,6 +101,7 @@ struct fmt_reader {
     int addr_cands; /* FMT_FEAT_ADDR_CANDS: heap addresses may name freed ones */
     int pe;         /* FMT_FEAT_PE_PROCESS: Windows kinds allowed */
     int v13;        /* FMT_FEAT_TIME_UNIT (1.3): REF split, facts in FACT_* columns */
+    int tpack;      /* FMT_FEAT_TIME_PACK (1.4): time deltas packed */
     int sampled;    /* FMT_FEAT_SAMPLED: info.sample_bytes is set */
     int pools;      /* FMT_FEAT_POOLS (1.4): pool events (FMT_EVF_POOL) allowed */
     int estimates;  /* sampled: heap sizes are estimates (fmt_reader_estimates) */
@@ -144,6 +146,7 @@ struct fmt_reader {
     uint64_t next_serial;
     uint64_t end_serial;
     uint64_t prev_ts;
+    struct fmt_tpack tq[2];  /* TIME's and FREE_TIME's group being read (1.4) */
     uint64_t prev_fact_addr; /* FACT_ADDR's previous address (1.3) */
     uint64_t prev_fact_ts;   /* FACT_TIME's previous time (1.3) */
     uint32_t prev_stack[2];

@@ -110,6 +110,13 @@ int fmt_wchunk_flush(struct fmt_writer *w)
         return w->out.err;
     if (!w->nr_chunk_events)
         return 0;
+    if (w->tpack) { /* the groups of deltas still held (docs/format.md, "Packed times") */
+        if ((rc = fmt_buf_reserve(&w->col[FMT_COL_TIME], 1)) ||
+            (rc = fmt_buf_reserve(&w->col[FMT_COL_FREE_TIME], 1)))
+            return rc;
+        fmt_tpack_flush(&w->tp[0], &w->col[FMT_COL_TIME]);
+        fmt_tpack_flush(&w->tp[1], &w->col[FMT_COL_FREE_TIME]);
+    }
     for (int c = 1; c < FMT_NR_COLUMNS; c++)
         total_bound += fmt_zc_bound(&w->zc, w->col[c].len);
     if ((rc = fmt_buf_reserve(&w->scratch, total_bound)))

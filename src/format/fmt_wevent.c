@@ -322,8 +322,13 @@ encode_head(struct fmt_writer *w, uint32_t ctx, unsigned kind, uint64_t ts_ns)
      * from the allocations' (time since the allocation, often no stack),
      * and mixing the two costs up to a bit per value. */
     int fcol = kind == FMT_EV_FREE;
-    fmt_buf_put_split(&col[fcol ? FMT_COL_FREE_TIME : FMT_COL_TIME], &col[FMT_COL_TIME_HI],
-                      fmt_zigzag(fmt_wtime_units(w, (int64_t)(ts_ns - w->prev_ts))));
+    int64_t dt = fmt_wtime_units(w, (int64_t)(ts_ns - w->prev_ts));
+    if (w->tpack)
+        fmt_tpack_put(&w->tp[fcol], &col[fcol ? FMT_COL_FREE_TIME : FMT_COL_TIME],
+                      &col[FMT_COL_TIME_HI], dt);
+    else
+        fmt_buf_put_split(&col[fcol ? FMT_COL_FREE_TIME : FMT_COL_TIME], &col[FMT_COL_TIME_HI],
+                          fmt_zigzag(dt));
     w->prev_ts = ts_ns;
     if (ctx != w->cur_ctx || w->nr_chunk_events == 0) {
         *op |= FMT_OP_CTX;

@@ -71,6 +71,7 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     w->tu = opt && opt->time_unit_ns ? opt->time_unit_ns : 1;
     w->v13 = opt && opt->time_unit_ns;
     w->pools = opt && opt->pools;
+    w->tpack = w->v13 && opt->time_pack;
     if (w->tu > FMT_WRITER_MAX_TIME_UNIT_NS) {
         free(w);
         return -EINVAL;
@@ -94,11 +95,12 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     uint8_t hdr[FMT_HEADER_SIZE];
     struct fmt_trace_info hinfo = *info;
     hinfo.time_unit_ns = w->tu;
-    fmt_header_encode(
-        hdr, &hinfo,
-        FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS |
-            (opt && opt->pe_process ? FMT_FEAT_PE_PROCESS : 0) | (w->v13 ? FMT_FEAT_TIME_UNIT : 0) |
-            (info->sample_bytes ? FMT_FEAT_SAMPLED : 0) | (w->pools ? FMT_FEAT_POOLS : 0));
+    fmt_header_encode(hdr, &hinfo,
+                      FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS |
+                          (opt && opt->pe_process ? FMT_FEAT_PE_PROCESS : 0) |
+                          (w->v13 ? FMT_FEAT_TIME_UNIT : 0) | (w->tpack ? FMT_FEAT_TIME_PACK : 0) |
+                          (info->sample_bytes ? FMT_FEAT_SAMPLED : 0) |
+                          (w->pools ? FMT_FEAT_POOLS : 0));
     if ((rc = fmt_wout_raw(&w->out, hdr, sizeof(hdr))) || (rc = w_meta(w, info)))
         goto fail;
     *out = w;

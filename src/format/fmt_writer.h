@@ -20,6 +20,8 @@ struct fmt_writer_options {
     int zlib;              /* chunks coded with zlib, not zstd (format 1.2) */
     uint32_t time_unit_ns; /* 0: nanoseconds, a format 1.1 file; else a 1.3 file whose
                               times are rounded down to multiples of this (1: ns) */
+    int time_pack;         /* with time_unit_ns: a format 1.4 file, time deltas packed
+                              (feature bit TIME_PACK) */
     int pools;             /* events of the program's own pools (FMT_EVF_POOL) allowed:
                               format 1.4, feature bit POOLS */
 };

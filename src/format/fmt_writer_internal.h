@@ -13,6 +13,7 @@
 #include "format/fmt_buf_internal.h"
 #include "format/fmt_layout_internal.h"
 #include "format/fmt_pred_internal.h"
+#include "format/fmt_tpack_internal.h"
 #include "format/fmt_wdelta_internal.h"
 #include "format/fmt_wlive_internal.h"
 #include "format/fmt_wout_internal.h"
@@ -36,11 +37,13 @@ struct fmt_writer {
     struct fmt_wout out;
     int level;
     uint32_t chunk_events;
-    int pe;           /* FMT_FEAT_PE_PROCESS: Windows kinds allowed */
-    uint32_t tu;      /* time unit, ns (1: nanoseconds) */
-    int v13;          /* format 1.3: FMT_FEAT_TIME_UNIT, REF split, FACT_* columns */
-    int pools;        /* format 1.4: FMT_FEAT_POOLS, pool events allowed (pool is set up) */
-    struct fmt_zc zc; /* zstd or zlib */
+    int pe;                 /* FMT_FEAT_PE_PROCESS: Windows kinds allowed */
+    uint32_t tu;            /* time unit, ns (1: nanoseconds) */
+    int v13;                /* format 1.3: FMT_FEAT_TIME_UNIT, REF split, FACT_* columns */
+    int tpack;              /* format 1.4: FMT_FEAT_TIME_PACK, time deltas packed */
+    struct fmt_tpack tp[2]; /* the TIME and FREE_TIME groups being filled */
+    int pools;              /* format 1.4: FMT_FEAT_POOLS, pool events allowed (pool is set up) */
+    struct fmt_zc zc;       /* zstd or zlib */
 
     struct fmt_buf col[FMT_NR_COLUMNS];
     uint32_t room;          /* events the columns surely have space for */

@@ -7,11 +7,12 @@
  * tests/golden/v1.dump and v1_1.dump by tests/e2e/dump_golden.sh.)
  * tests/golden/v1_3.mscr, format 1.3, holds v1_1's events with times in
  * ns (each a few hundred ns past a whole us) written with a time unit of
- * 1 us: they read back rounded down, in their order.
+ * 1 us: they read back rounded down, in their order. tests/golden/v1_4.mscr,
+ * format 1.4, holds them at other times, packed (see test_golden_v1_4).
  * MS_FMT_WRITE_GOLDEN=PATH writes v1.mscr anew with the current writer,
  * MS_FMT_WRITE_GOLDEN_1_1=PATH v1_1.mscr, MS_FMT_WRITE_GOLDEN_1_3=PATH
- * v1_3.mscr; do that only for a new format version, into a new file, and
- * keep the old ones. */
+ * v1_3.mscr, MS_FMT_WRITE_GOLDEN_1_4=PATH v1_4.mscr; do that only for a new format version, into a
+ * new file, and keep the old ones. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -128,17 +129,45 @@ static size_t golden13_written(struct fmt_writer *w, struct fmt_event *ev, size_
     return golden13_events(w, ev, max, 0);
 }
 
-static void write_events(const char *path, uint32_t chunk_events, uint32_t time_unit_ns,
-                         size_t (*events)(struct fmt_writer *, struct fmt_event *, size_t))
+/* v1_1's events at new times, in units of 1 us: deltas of 0, 1 and 2
+ * units in runs (four to a byte in format 1.4), cut by larger ones, each
+ * time (i * 337) % 1000 ns past its unit unless rounded. */
+static size_t golden14_events(struct fmt_writer *w, struct fmt_event *ev, size_t max, int rounded)
+{
+    static const uint64_t steps[] = {0, 1, 2, 1, 0, 0, 1, 2, 2, 0, 5, 1, 1, 0, 70, 2, 0, 1};
+    size_t n = golden11_events(w, ev, max);
+    uint64_t units = 3;
+
+    for (size_t i = 0; i < n; i++) {
+        units += steps[i % (sizeof(steps) / sizeof(steps[0]))];
+        ev[i].ts_ns = units * GOLDEN13_UNIT + (rounded ? 0 : (i * 337) % GOLDEN13_UNIT);
+    }
+    return n;
+}
+
+static size_t golden14_written(struct fmt_writer *w, struct fmt_event *ev, size_t max)
+{
+    return golden14_events(w, ev, max, 0);
+}
+
+static void write_events_pack(const char *path, uint32_t chunk_events, uint32_t time_unit_ns,
+                              int time_pack,
+                              size_t (*events)(struct fmt_writer *, struct fmt_event *, size_t))
 {
     struct tfmt t;
     struct fmt_event ev[128];
 
-    tfmt_start_unit(&t, chunk_events, time_unit_ns);
+    tfmt_start_pack(&t, chunk_events, time_unit_ns, time_pack);
     size_t n = events(t.w, ev, 128);
     for (size_t i = 0; i < n; i++)
         assert_int_equal(fmt_writer_event(t.w, &ev[i]), 0);
     tfmt_save(&t, path);
+}
+
+static void write_events(const char *path, uint32_t chunk_events, uint32_t time_unit_ns,
+                         size_t (*events)(struct fmt_writer *, struct fmt_event *, size_t))
+{
+    write_events_pack(path, chunk_events, time_unit_ns, 0, events);
 }
 
 static void test_golden_v1(void **state)
@@ -288,6 +317,39 @@ static void test_golden_v1_3(void **state)
     fmt_reader_close(r);
 }
 
+/* tests/golden/v1_4.mscr, format 1.4: golden14_events' times, packed
+ * (feature bit TIME_PACK), with chunks of 7 events so that groups of
+ * digits end at every length where a chunk ends. */
+#define GOLDEN14_CHUNK_EVENTS 7
+
+static void test_golden_v1_4(void **state)
+{
+    struct fmt_reader *r;
+    char err[600];
+    struct fmt_event want[128];
+
+    (void)state;
+    if (getenv("MS_FMT_WRITE_GOLDEN_1_4")) {
+        write_events_pack(getenv("MS_FMT_WRITE_GOLDEN_1_4"), GOLDEN14_CHUNK_EVENTS, GOLDEN13_UNIT,
+                          1, golden14_written);
+        skip();
+    }
+    int rc = fmt_reader_open(&r, MS_GOLDEN_DIR "/v1_4.mscr", err, sizeof(err));
+    if (rc)
+        fail_msg("%s", err);
+    struct tfmt t;
+    tfmt_start(&t, GOLDEN11_CHUNK_EVENTS);
+    size_t n = golden14_events(t.w, want, 128, 1);
+    tfmt_close(&t);
+
+    const struct fmt_trace_info *info = fmt_reader_info(r);
+    assert_int_equal(info->version_major, 1);
+    assert_int_equal(info->version_minor, 4);
+    assert_int_equal(info->time_unit_ns, GOLDEN13_UNIT);
+    read_all(r, want, n, (uint32_t)((n + GOLDEN14_CHUNK_EVENTS - 1) / GOLDEN14_CHUNK_EVENTS));
+    fmt_reader_close(r);
+}
+
 /* Older files say their times are nanoseconds. */
 static void test_golden_ns(void **state)
 {
@@ -307,9 +369,8 @@ static void test_golden_ns(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_golden_v1),
-        cmocka_unit_test(test_golden_v1_1),
-        cmocka_unit_test(test_golden_v1_3),
+        cmocka_unit_test(test_golden_v1),   cmocka_unit_test(test_golden_v1_1),
+        cmocka_unit_test(test_golden_v1_3), cmocka_unit_test(test_golden_v1_4),
         cmocka_unit_test(test_golden_ns),
     };
 

@@ -24,18 +24,18 @@ static uint64_t rnd(void)
     return rng_state;
 }
 
-/* Write evs with a time unit (0: ns, format 1.1; else format 1.3), read
- * them back, compare with the model's expectations: times rounded down to
- * the unit, all else exact. */
-static void roundtrip_unit(struct fmt_event *evs, size_t n, uint32_t chunk_events,
-                           uint32_t time_unit_ns)
+/* Write evs with a time unit (0: ns, format 1.1; else format 1.3, or 1.4
+ * with packed times), read them back, compare with the model's
+ * expectations: times rounded down to the unit, all else exact. */
+static void roundtrip_pack(struct fmt_event *evs, size_t n, uint32_t chunk_events,
+                           uint32_t time_unit_ns, int time_pack)
 {
     struct tfmt t;
     struct tmodel m;
     struct fmt_event *want = calloc(n, sizeof(*want));
 
     assert_non_null(want);
-    tfmt_start_unit(&t, chunk_events, time_unit_ns);
+    tfmt_start_pack(&t, chunk_events, time_unit_ns, time_pack);
     tmodel_init(&m);
     for (size_t i = 0; i < n; i++) {
         if (evs[i].stack > 0) {
@@ -86,6 +86,12 @@ static void roundtrip_unit(struct fmt_event *evs, size_t n, uint32_t chunk_event
     free(want);
 }
 
+static void roundtrip_unit(struct fmt_event *evs, size_t n, uint32_t chunk_events,
+                           uint32_t time_unit_ns)
+{
+    roundtrip_pack(evs, n, chunk_events, time_unit_ns, 0);
+}
+
 static void roundtrip(struct fmt_event *evs, size_t n, uint32_t chunk_events)
 {
     roundtrip_unit(evs, n, chunk_events, 0);
@@ -105,6 +111,9 @@ static void test_every_kind(void **state)
      * with times rounded to 7 ns (the writer's general division). */
     roundtrip_unit(ev, n, 3, 1);
     roundtrip_unit(ev, n, 3, 7);
+    /* Format 1.4: the same with packed times. */
+    roundtrip_pack(ev, n, 3, 1, 1);
+    roundtrip_pack(ev, n, 3, 7, 1);
 }
 
 /* A random storm over several threads and images with small chunks, so
@@ -176,6 +185,39 @@ static void test_random_storm(void **state)
     roundtrip(evs, n, 0);
     roundtrip_unit(evs, n, 997, 1); /* format 1.3 */
     roundtrip_unit(evs, n, 997, 1000);
+    /* Format 1.4: packed times; in ns most deltas are too large for a
+     * digit and some negative, at 1 us most are digits. */
+    roundtrip_pack(evs, n, 997, 1, 1);
+    roundtrip_pack(evs, n, 997, 1000, 1);
+    free(evs);
+}
+
+/* Packed times (format 1.4): deltas of every token kind (groups of four
+ * digits, groups cut short by a large delta or by the chunk's end at each
+ * length, single deltas below 64 units and far above), in TIME and in
+ * FREE_TIME, with chunks of 1 to 9 events so that groups end at every
+ * position of a chunk; every event read back exactly. */
+static void test_time_pack(void **state)
+{
+    static const uint64_t steps[] = {0,  1, 2, 0, 1, 1,       2, 2, 0,          3, 0, 1, 63,
+                                     64, 2, 2, 0, 1, 5000000, 0, 0, 1ull << 40, 1, 0, 2, 7};
+    size_t n = 2000;
+    struct fmt_event *evs = calloc(n, sizeof(*evs));
+    uint64_t ts = 1000, unit = 1000;
+
+    (void)state;
+    assert_non_null(evs);
+    for (size_t i = 0; i < n; i++) {
+        /* A step a little past whole units: the writer rounds down. */
+        ts += steps[(i * 7 + i / 26) % (sizeof(steps) / sizeof(steps[0]))] * unit;
+        evs[i] = tfmt_mk(i % 2 ? FMT_EV_FREE : FMT_EV_MALLOC, ts + i % unit, 0);
+        evs[i].addr = 0x10000 + 64 * (i / 2 % 8);
+        evs[i].size = i % 2 ? 0 : 24;
+        evs[i].stack = 1 + (uint32_t)(i % 3);
+    }
+    for (uint32_t chunk = 1; chunk <= 9; chunk++)
+        roundtrip_pack(evs, n, chunk, (uint32_t)unit, 1);
+    roundtrip_pack(evs, n, 0, (uint32_t)unit, 1);
     free(evs);
 }
 
@@ -824,6 +866,7 @@ int main(void)
         cmocka_unit_test(test_every_kind),
         cmocka_unit_test(test_random_storm),
         cmocka_unit_test(test_freed_reuse),
+        cmocka_unit_test(test_time_pack),
         cmocka_unit_test(test_stacks),
         cmocka_unit_test(test_only_meta),
         cmocka_unit_test(test_stack_windows),

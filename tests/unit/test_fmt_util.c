@@ -20,7 +20,13 @@ void tfmt_start(struct tfmt *t, uint32_t chunk_events)
 
 void tfmt_start_unit(struct tfmt *t, uint32_t chunk_events, uint32_t time_unit_ns)
 {
-    struct fmt_writer_options opt = {.chunk_events = chunk_events, .time_unit_ns = time_unit_ns};
+    tfmt_start_pack(t, chunk_events, time_unit_ns, 0);
+}
+
+void tfmt_start_pack(struct tfmt *t, uint32_t chunk_events, uint32_t time_unit_ns, int time_pack)
+{
+    struct fmt_writer_options opt = {
+        .chunk_events = chunk_events, .time_unit_ns = time_unit_ns, .time_pack = time_pack};
 
     memset(t, 0, sizeof(*t));
     t->fd = memfd_create("trace", MFD_CLOEXEC);
