@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/* Symbols of a file mapped in another process (record -p): which file
+ * /proc/PID/maps shows, where it is loaded, and a symbol's value in its
+ * ELF symbol tables, read from the file as that process sees it. */
+#include <elf.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "recorder/rec_attach.h"
+
+/* The lowest mapping of a file whose path ends in suffix: its start, the
+ * file offset it maps, and the path. 0 if none. */
+static uint64_t rec_maps_find(pid_t pid, const char *suffix, uint64_t *offset, char *path,
+                              size_t path_size)
+{
+    char name[64], line[4352];
+    size_t slen = strlen(suffix);
+    uint64_t best = 0;
+    FILE *f;
+
+    snprintf(name, sizeof(name), "/proc/%d/maps", (int)pid);
+    f = fopen(name, "re");
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof(line), f)) {
+        uint64_t lo, hi, off;
+        char file[4096];
+        size_t flen;
+
+        file[0] = 0;
+        if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*s %*s %4095[^\n]", &lo, &hi,
+                   &off, file) < 3)
+            continue;
+        flen = strlen(file);
+        if (flen < slen || strcmp(file + flen - slen, suffix) || (best && lo >= best))
+            continue;
+        best = lo;
+        *offset = off;
+        snprintf(path, path_size, "%s", file);
+    }
+    fclose(f);
+    return best;
+}
+
+/* A symbol's value in the ELF file at path (its .dynsym, else .symtab);
+ * sets *first_load to the first PT_LOAD's page-aligned address. 0 if
+ * absent or undefined. */
+static uint64_t rec_elf_value(const char *path, const char *want, uint64_t *first_load)
+{
+    struct stat st;
+    const unsigned char *m;
+    const Elf64_Ehdr *eh;
+    const Elf64_Shdr *sh;
+    uint64_t value = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    *first_load = UINT64_MAX;
+    if (fd < 0)
+        return 0;
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(Elf64_Ehdr)) {
+        close(fd);
+        return 0;
+    }
+    m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return 0;
+    eh = (const Elf64_Ehdr *)m;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > (uint64_t)st.st_size ||
+        eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > (uint64_t)st.st_size)
+        goto out;
+    for (unsigned i = 0; i < eh->e_phnum; i++) {
+        const Elf64_Phdr *ph = (const Elf64_Phdr *)(m + eh->e_phoff) + i;
+
+        if (ph->p_type == PT_LOAD) {
+            *first_load = ph->p_vaddr & ~(uint64_t)4095;
+            break;
+        }
+    }
+    sh = (const Elf64_Shdr *)(m + eh->e_shoff);
+    for (unsigned pass = 0; pass < 2 && !value; pass++) {
+        for (unsigned i = 0; i < eh->e_shnum && !value; i++) {
+            const Elf64_Shdr *s = &sh[i], *strs;
+
+            if (s->sh_type != (pass ? SHT_SYMTAB : SHT_DYNSYM) || s->sh_link >= eh->e_shnum ||
+                s->sh_offset + s->sh_size > (uint64_t)st.st_size)
+                continue;
+            strs = &sh[s->sh_link];
+            if (strs->sh_offset + strs->sh_size > (uint64_t)st.st_size)
+                continue;
+            for (uint64_t k = 0; k < s->sh_size / sizeof(Elf64_Sym); k++) {
+                const Elf64_Sym *sym = (const Elf64_Sym *)(m + s->sh_offset) + k;
+                const char *name = (const char *)m + strs->sh_offset + sym->st_name;
+
+                if (sym->st_name < strs->sh_size && sym->st_shndx != SHN_UNDEF && sym->st_value &&
+                    ELF64_ST_TYPE(sym->st_info) == STT_FUNC &&
+                    strnlen(name, strs->sh_size - sym->st_name) < strs->sh_size - sym->st_name &&
+                    !strcmp(name, want)) {
+                    value = sym->st_value;
+                    break;
+                }
+            }
+        }
+    }
+out:
+    munmap((void *)m, (size_t)st.st_size);
+    return value;
+}
+
+uint64_t rec_attach_symbol(pid_t pid, const char *file_suffix, const char *name, char *path,
+                           size_t path_size)
+{
+    char inside[4200];
+    uint64_t offset = 0, start, value, first_load;
+
+    start = rec_maps_find(pid, file_suffix, &offset, path, path_size);
+    if (!start || offset != 0)
+        return 0;
+    /* The file as the process sees it (its mount namespace, a file
+     * replaced on disk since it was loaded): through /proc/PID/root. */
+    snprintf(inside, sizeof(inside), "/proc/%d/root%s", (int)pid, path);
+    value = rec_elf_value(inside, name, &first_load);
+    if (!value)
+        value = rec_elf_value(path, name, &first_load);
+    if (!value || first_load == UINT64_MAX)
+        return 0;
+    return start - first_load + value;
+}

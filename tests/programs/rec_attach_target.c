@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/* A program record -p attaches to mid-run (tests/e2e/record_attach.sh).
+ * Usage: rec_attach_target DIR ROUNDS (1-6). It allocates 8 blocks
+ * (4001..4008 bytes) and writes DIR/ready.0, then for each round N waits
+ * until DIR/go.N exists and, in that round, makes exactly these heap calls:
+ * frees the 7 blocks of the round before (round 1: blocks 0 and 1 of the 8
+ * from before), mallocs 5 blocks of 5000 + N bytes, callocs 3 x 100,
+ * reallocs block N + 1 of the 8 to 6000 + N bytes; then writes
+ * DIR/done.N. Files are made with open(2) and stdout's buffer exists
+ * before the first round, so nothing else allocates. Its output is the
+ * same traced or not: a checksum of what it wrote, per round. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void touch(const char *dir, const char *name, int round)
+{
+    char path[4096];
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/%s.%d", dir, name, round);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        perror(path);
+        exit(1);
+    }
+    close(fd);
+}
+
+static void wait_for(const char *dir, const char *name, int round)
+{
+    char path[4096];
+
+    snprintf(path, sizeof(path), "%s/%s.%d", dir, name, round);
+    while (access(path, F_OK) != 0)
+        usleep(2000);
+}
+
+int main(int argc, char **argv)
+{
+    void *early[8], *prev[7] = {0};
+    unsigned long sum = 0;
+    int rounds;
+
+    if (argc != 3)
+        return 2;
+    rounds = atoi(argv[2]);
+    if (rounds < 1 || rounds > 6)
+        return 2;
+    printf("rounds: %d\n", rounds); /* stdout's buffer, before any attach */
+    fflush(stdout);
+    for (int i = 0; i < 8; i++) {
+        early[i] = malloc(4001 + i);
+        memset(early[i], i, 4001 + i);
+    }
+    touch(argv[1], "ready", 0);
+    for (int r = 1; r <= rounds; r++) {
+        void *cur[7];
+
+        wait_for(argv[1], "go", r);
+        if (r == 1) {
+            free(early[0]);
+            free(early[1]);
+        } else {
+            for (int i = 0; i < 7; i++)
+                free(prev[i]);
+        }
+        for (int i = 0; i < 5; i++) {
+            cur[i] = malloc(5000 + r);
+            memset(cur[i], r + i, 5000 + r);
+        }
+        cur[5] = calloc(3, 100);
+        cur[6] = realloc(early[r + 1], 6000 + r);
+        early[r + 1] = NULL;
+        for (int i = 0; i < 7; i++)
+            sum += ((unsigned char *)cur[i])[0];
+        memcpy(prev, cur, sizeof(cur));
+        printf("round %d: %lu\n", r, sum);
+        fflush(stdout);
+        touch(argv[1], "done", r);
+    }
+    return 0;
+}
