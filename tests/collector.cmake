@@ -63,3 +63,15 @@ ms_e2e_test(record_fds record_fds.sh)
 # record --sample (tests/e2e/record_sample.sh).
 ms_test_program(col_sample ${COLP}/col_sample.c)
 ms_e2e_test(record_sample record_sample.sh)
+
+# record -p: attach to a running program (tests/e2e/record_attach.sh).
+# The same program static and (gcc-multilib) 32-bit, which -p refuses.
+ms_test_program(rec_attach_target ${COLP}/rec_attach_target.c)
+add_dependencies(rec_attach_target memscribe_collector_attach)
+ms_test_program(rec_attach_static ${COLP}/rec_attach_target.c)
+target_link_options(rec_attach_static PRIVATE -static)
+if(MEMSCRIBE_HAVE_M32)
+  ms_test_program(rec_attach_target32 ${COLP}/rec_attach_target.c FLAGS -m32)
+  target_link_options(rec_attach_target32 PRIVATE -m32)
+endif()
+ms_e2e_test(record_attach record_attach.sh)

@@ -7,7 +7,9 @@
  * from before), mallocs 5 blocks of 5000 + N bytes, callocs 3 x 100,
  * reallocs block N + 1 of the 8 to 6000 + N bytes; then writes
  * DIR/done.N. Files are made with open(2) and stdout's buffer exists
- * before the first round, so nothing else allocates. Its output is the
+ * before the first round, so nothing else allocates. DIR/got.N says
+ * whether malloc's address as the program sees it (its GOT) was the one
+ * it saw at the start ("same") or not ("other": attached). Its output is the
  * same traced or not: a checksum of what it wrote, per round. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -29,6 +31,20 @@ static void touch(const char *dir, const char *name, int round)
     close(fd);
 }
 
+static void say_got(const char *dir, int round, int same)
+{
+    char path[4096];
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/got.%d", dir, round);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || write(fd, same ? "same\n" : "other\n", same ? 5 : 6) < 0) {
+        perror(path);
+        exit(1);
+    }
+    close(fd);
+}
+
 static void wait_for(const char *dir, const char *name, int round)
 {
     char path[4096];
@@ -40,6 +56,7 @@ static void wait_for(const char *dir, const char *name, int round)
 
 int main(int argc, char **argv)
 {
+    void *(*volatile start_malloc)(size_t) = malloc;
     void *early[8], *prev[7] = {0};
     unsigned long sum = 0;
     int rounds;
@@ -79,6 +96,7 @@ int main(int argc, char **argv)
         memcpy(prev, cur, sizeof(cur));
         printf("round %d: %lu\n", r, sum);
         fflush(stdout);
+        say_got(argv[1], r, (void *(*volatile)(size_t))malloc == start_malloc);
         touch(argv[1], "done", r);
     }
     return 0;
