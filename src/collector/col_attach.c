@@ -3,6 +3,7 @@
  * The recorder's injector (src/recorder/rec_attach.c) makes the program
  * call memscribe_attach_start() with the recording's settings, and later
  * memscribe_attach_stop(); the library stays loaded, inert, after that. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,22 @@ __attribute__((visibility("hidden"))) char *getenv(const char *name)
         if (!strncmp(p, name, len) && p[len] == '=')
             return p + len + 1;
     return NULL;
+}
+
+/* dlsym: the dlopen hook must jump to the real dlopen (which reads its
+ * caller's address), so a new module's GOT is patched here instead, when
+ * the program asks it for a function, and at our next events otherwise.
+ * RTLD_NEXT depends on the caller too: passed on with a jump. */
+COL_EXPORT void *dlsym(void *handle, const char *name)
+{
+    if (handle == RTLD_NEXT) {
+        static void *(*real)(void *, const char *);
+
+        if (!real)
+            *(void **)&real = col_attach_dlsym(RTLD_DEFAULT, "dlsym");
+        return real(handle, name);
+    }
+    return col_attach_dlsym(handle, name);
 }
 
 /* Start recording: settings are "NAME=value\n" lines (MEMSCRIBE_SOCKET,

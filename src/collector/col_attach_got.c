@@ -3,6 +3,7 @@
  * hooks by name, so each loaded module's GOT entries (JUMP_SLOT and
  * GLOB_DAT relocations) that name a function we export are pointed at
  * ours, and put back as they were on detach. */
+#include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 #include <sched.h>
@@ -292,6 +293,29 @@ int col_attach_patch(int begin)
         col_dl_iterate_phdr(col_patch_one, NULL);
     col_got_lock_drop();
     return rc;
+}
+
+static int col_read_adds(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    *(unsigned long long *)arg = info->dlpi_adds;
+    return 1; /* the first object is enough */
+}
+
+void *col_attach_dlsym(void *handle, const char *name)
+{
+    static void *(*real)(void *, const char *);
+    static unsigned long long seen_adds;
+    unsigned long long adds = 0;
+
+    if (COL_UNLIKELY(!real)) /* libc's: we are in no global scope */
+        *(void **)&real = dlsym(RTLD_DEFAULT, "dlsym");
+    col_dl_iterate_phdr(col_read_adds, &adds);
+    if (adds != __atomic_load_n(&seen_adds, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&seen_adds, adds, __ATOMIC_RELAXED);
+        col_attach_patch(0);
+    }
+    return real(handle, name);
 }
 
 /* Put back the entries of a module still loaded (a module dlclosed

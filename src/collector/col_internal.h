@@ -179,6 +179,10 @@ int col_attach_patch(int begin);
 /* Put back what the entries held, in the modules still loaded; returns
  * how many were put back. */
 uint32_t col_attach_restore(void);
+/* libc's dlsym(handle, name), after patching the modules loaded since the
+ * last look: a plugin's functions are called through what dlsym returns,
+ * before any event of ours would notice the dlopen. */
+void *col_attach_dlsym(void *handle, const char *name);
 #endif
 
 /* col_only.c */

@@ -439,20 +439,26 @@ int rec_attach_start(pid_t pid, const char *lib, const char *settings, char *msg
         rec_say(msg, size, "process %d: cannot write to its stack: %s", (int)pid, strerror(errno));
         goto out;
     }
-    if (rec_hold_call(h, dlopen_fn, a_lib, RTLD_NOW, &handle, msg, size) != 0)
-        goto out;
-    if (!handle) {
-        uint64_t e = 0;
-
-        err[0] = 0;
-        if (dlerror_fn && rec_hold_call(h, dlerror_fn, 0, 0, &e, msg, size) == 0)
-            rec_hold_read(h, e, err, sizeof(err));
-        rec_say(msg, size, "process %d: cannot load %s: %s", (int)pid, lib,
-                err[0] ? err : "dlopen failed");
-        goto out;
-    }
+    /* Loaded by an earlier attach: no dlopen again, whose own heap calls
+     * a recorder attached meanwhile would take for the program's. */
     start_fn =
         rec_attach_symbol(pid, rec_lib_suffix(lib), "memscribe_attach_start", path, sizeof(path));
+    if (!start_fn) {
+        if (rec_hold_call(h, dlopen_fn, a_lib, RTLD_NOW, &handle, msg, size) != 0)
+            goto out;
+        if (!handle) {
+            uint64_t e = 0;
+
+            err[0] = 0;
+            if (dlerror_fn && rec_hold_call(h, dlerror_fn, 0, 0, &e, msg, size) == 0)
+                rec_hold_read(h, e, err, sizeof(err));
+            rec_say(msg, size, "process %d: cannot load %s: %s", (int)pid, lib,
+                    err[0] ? err : "dlopen failed");
+            goto out;
+        }
+        start_fn = rec_attach_symbol(pid, rec_lib_suffix(lib), "memscribe_attach_start", path,
+                                     sizeof(path));
+    }
     if (!start_fn) {
         rec_say(msg, size, "process %d: %s is loaded but memscribe_attach_start is not found",
                 (int)pid, lib);

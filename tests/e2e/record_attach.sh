@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # record -p PID: attach to rec_attach_target mid-run, twice in a row. Each
 # trace holds exactly the heap calls of the round made while attached
-# (none of the rounds between or after), the program's GOT points at the
+# (none of the rounds between or after), a thread's from before the
+# attach and a plugin's dlopen'ed while attached included, the program's GOT points at the
 # collector only while attached, the frees and the realloc of
 # blocks from before the attach are counted as such, every report says
 # the trace starts mid-run, and the program's output and exit status are
@@ -38,24 +39,30 @@ start_target() {
     wait_file "$1/ready.0"
 }
 # Attach to $target for round $2 into trace $1: attach, wait for the
-# announcement, release the round, wait for it, detach by --duration.
+# announcement, release the round, wait for it, detach by --duration, or
+# by SIGINT (Ctrl-C) if $4 is "int".
 attach_round() {
-    local dir=$3
-    "$MEMSCRIBE" record -p "$target" -o "$1" --duration 1.5 2>"$1.err" &
+    local dir=$3 how=${4:-duration}
+    if [ "$how" = int ]; then
+        "$MEMSCRIBE" record -p "$target" -o "$1" 2>"$1.err" &
+    else
+        "$MEMSCRIBE" record -p "$target" -o "$1" --duration 1.5 2>"$1.err" &
+    fi
     local rec=$!
     wait_line "$1.err" "attached to process $target"
     touch "$dir/go.$2"
     wait_file "$dir/done.$2"
+    [ "$how" != int ] || kill -INT "$rec"
     local rc=0
     wait "$rec" || rc=$?
     [ "$rc" = 0 ] || fail "record -p exited with $rc: $(cat "$1.err")"
     grep -q "detached from process $target" "$1.err" || fail "no detach: $(cat "$1.err")"
 }
-# Heap calls of a trace as "kind size" lines (frees: "free -", or "free
-# known" if the trace knows the block), sorted.
+# Heap calls of a trace as "kind size count" lines, sorted; frees are
+# "free known" if the trace knows the block, "free unknown", "free null".
 heap_calls() {
     "$MEMSCRIBE" dump "$1" | awk '
-        $5 == "free" { print "free " ($0 ~ / size=/ ? "known" : "unknown"); next }
+        $5 == "free" { print "free " ($6 == "addr=0x0" ? "null" : $0 ~ / size=/ ? "known" : "unknown"); next }
         $5 == "realloc" { print "realloc " ($7 ~ /^size=/ ? $7 : $8) ; next }
         $5 ~ /^(malloc|calloc|memalign|posix_memalign|aligned_alloc|valloc|pvalloc|reallocarray)$/ {
             for (i = 6; i <= NF; i++) if ($i ~ /^size=/) print $5 " " $i
@@ -67,13 +74,14 @@ mkdir "$WORK/plain"
 touch "$WORK/plain/go.1" "$WORK/plain/go.2" "$WORK/plain/go.3" "$WORK/plain/go.4"
 "$PROG" "$WORK/plain" 4 >"$WORK/plain.out"
 
-# Attached in round 1, not in round 2, again in round 3, not in round 4.
+# Attached in round 1 (until --duration), not in round 2, again in round 3
+# (until Ctrl-C), not in round 4.
 D=$WORK/run
 start_target "$D" 4
 attach_round "$WORK/t1.mscr" 1 "$D"
 touch "$D/go.2"
 wait_file "$D/done.2"
-attach_round "$WORK/t3.mscr" 3 "$D"
+attach_round "$WORK/t3.mscr" 3 "$D" int
 touch "$D/go.4"
 rc=0
 wait "$target" || rc=$?
@@ -86,10 +94,14 @@ expect "malloc's address seen by the program, rounds 1-4" "$(cat "$D"/got.1 "$D"
 
 # Round 1: the two frees and the realloc of blocks from before the attach.
 expect "round 1's heap calls" "$(heap_calls "$WORK/t1.mscr" | tr '\n' ';')" \
-    "calloc size=300 1;free unknown 2;malloc size=5001 5;realloc size=6001 1;"
-# Round 3: the 7 blocks of round 2 were allocated while detached.
+    "calloc size=300 1;free known 3;free unknown 2;malloc size=5001 5;malloc size=7001 3;realloc size=6001 1;"
+# Round 3: the 7 blocks of round 2 were allocated while detached; the
+# plugin loaded while attached has its malloc seen.
 expect "round 3's heap calls" "$(heap_calls "$WORK/t3.mscr" | tr '\n' ';')" \
-    "calloc size=300 1;free unknown 7;malloc size=5003 5;realloc size=6003 1;"
+    "calloc size=300 1;free known 4;free unknown 7;malloc size=5003 5;malloc size=7003 3;malloc size=7703 1;realloc size=6003 1;"
+# The thread started before the attach (dynamic TLS of a dlopen'ed
+# collector) is traced: its mallocs come from another tid.
+expect "threads with heap calls in round 3" "$("$MEMSCRIBE" dump "$WORK/t3.mscr" | awk '$5 == "malloc" { print $3 }' | sort -u | wc -l)" 2
 
 # The reports say so.
 "$MEMSCRIBE" report "$WORK/t1.mscr" >"$WORK/report.txt" 2>&1
@@ -157,7 +169,7 @@ touch "$D/go.1"
 wait_file "$D/done.1"
 wait "$first" || fail "the first recorder failed: $(cat "$WORK/first.err")"
 expect "the first recorder's round" "$(heap_calls "$WORK/first.mscr" | tr '\n' ';')" \
-    "calloc size=300 1;free unknown 2;malloc size=5001 5;realloc size=6001 1;"
+    "calloc size=300 1;free known 3;free null 2;free unknown 2;malloc size=5001 5;malloc size=7001 3;realloc size=6001 1;"
 wait "$target" || fail "the program failed after the refusals"
 expect "round 1's output after the refusals" "$(sed -n 2p "$D/out")" "$(sed -n 2p "$WORK/plain.out")"
 

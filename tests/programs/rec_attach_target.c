@@ -10,8 +10,15 @@
  * before the first round, so nothing else allocates. DIR/got.N says
  * whether malloc's address as the program sees it (its GOT) was the one
  * it saw at the start ("same") or not ("other": attached). Its output is the
- * same traced or not: a checksum of what it wrote, per round. */
+ * same traced or not: a checksum of what it wrote, per round.
+ * A thread started before DIR/ready.0 also mallocs 3 blocks of 7000 + N
+ * bytes in round N and frees them. In round 3, main dlopens the plugin
+ * librec_attach_plug.so (beside the program), which mallocs 7703 bytes
+ * for it; main frees them. */
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,12 +61,54 @@ static void wait_for(const char *dir, const char *name, int round)
         usleep(2000);
 }
 
+static const char *dir;
+static int rounds;
+static sem_t worker_done;
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    for (int r = 1; r <= rounds; r++) {
+        void *b[3];
+
+        wait_for(dir, "go", r);
+        for (int i = 0; i < 3; i++)
+            b[i] = malloc(7000 + r);
+        for (int i = 0; i < 3; i++)
+            free(b[i]);
+        sem_post(&worker_done);
+    }
+    return NULL;
+}
+
+/* Round 3: a module loaded while attached (its GOT is patched too). */
+static void plugin_round(const char *argv0)
+{
+#ifdef REC_ATTACH_STATIC /* no dlopen there: -p refuses it before round 1 */
+    (void)argv0;
+#else
+    char path[4096];
+    const char *slash = strrchr(argv0, '/');
+    void *(*alloc)(size_t);
+    void *h;
+
+    snprintf(path, sizeof(path), "%.*s/librec_attach_plug.so", slash ? (int)(slash - argv0) : 1,
+             slash ? argv0 : ".");
+    h = dlopen(path, RTLD_NOW);
+    if (!h || !(*(void **)&alloc = dlsym(h, "rec_attach_plug_alloc"))) {
+        fprintf(stderr, "%s\n", dlerror());
+        exit(1);
+    }
+    free(alloc(7703));
+#endif
+}
+
 int main(int argc, char **argv)
 {
     void *(*volatile start_malloc)(size_t) = malloc;
     void *early[8], *prev[7] = {0};
     unsigned long sum = 0;
-    int rounds;
+    pthread_t th;
 
     if (argc != 3)
         return 2;
@@ -72,6 +121,10 @@ int main(int argc, char **argv)
         early[i] = malloc(4001 + i);
         memset(early[i], i, 4001 + i);
     }
+    dir = argv[1];
+    sem_init(&worker_done, 0, 0);
+    if (pthread_create(&th, NULL, worker, NULL) != 0)
+        return 1;
     touch(argv[1], "ready", 0);
     for (int r = 1; r <= rounds; r++) {
         void *cur[7];
@@ -96,8 +149,13 @@ int main(int argc, char **argv)
         memcpy(prev, cur, sizeof(cur));
         printf("round %d: %lu\n", r, sum);
         fflush(stdout);
+        if (r == 3)
+            plugin_round(argv[0]);
+        while (sem_wait(&worker_done) != 0)
+            ;
         say_got(argv[1], r, (void *(*volatile)(size_t))malloc == start_malloc);
         touch(argv[1], "done", r);
     }
+    pthread_join(th, NULL);
     return 0;
 }
