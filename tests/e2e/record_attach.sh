@@ -9,8 +9,9 @@
 # the trace starts mid-run, and the program's output and exit status are
 # those of an untraced run. Then the refusals, each exit 1 with the reason,
 # the program untouched: no such process, a static program, a 32-bit one,
-# one traced by strace, one preloaded by record, one attached already, and
-# (as root) a recorder running as another user.
+# one traced by strace, one preloaded by record, one attached already, one
+# in a PID namespace of its own, and (as root) a recorder running as
+# another user.
 source "$(dirname "$0")/record_lib.sh"
 
 PROG=$MS_PROGRAMS/rec_attach_target
@@ -158,6 +159,19 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
     refuse "a recorder of another user" "process $target: not permitted: it belongs to uid 0" \
         setpriv --reuid=65534 --regid=65534 --clear-groups "$MEMSCRIBE" record -p "$target" \
         -o /dev/null
+fi
+# A process in a PID namespace of its own (its pids are not ours).
+if unshare --pid --fork true 2>/dev/null; then
+    ND=$WORK/ns
+    mkdir -p "$ND"
+    unshare --pid --fork "$PROG" "$ND" 1 >"$ND/out" 2>&1 &
+    outer=$!
+    wait_file "$ND/ready.0"
+    inner=$(pgrep -P "$outer")
+    refuse "a process in another PID namespace" "process $inner: in another pid namespace" \
+        "$MEMSCRIBE" record -p "$inner" -o "$WORK/refused.mscr"
+    touch "$ND/go.1"
+    wait "$outer" || fail "the program in its namespace failed after the refusal"
 fi
 # One attached already: a second recorder is turned away, the first goes on.
 "$MEMSCRIBE" record -p "$target" -o "$WORK/first.mscr" --duration 3 2>"$WORK/first.err" &
