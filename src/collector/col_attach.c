@@ -51,8 +51,9 @@ COL_EXPORT void *dlsym(void *handle, const char *name)
 
 /* Start recording: settings are "NAME=value\n" lines (MEMSCRIBE_SOCKET,
  * MEMSCRIBE_SECRET, MEMSCRIBE_DEPTH, ...). Returns 0, -EBUSY if a
- * recorder is attached already, -EINVAL for bad settings, -EIO if the
- * recorder cannot be reached or the GOTs cannot be read. */
+ * recorder is attached already, -EINVAL for bad settings, -ENOTSUP if an
+ * earlier attach sampled at another rate, -EIO if the recorder cannot be
+ * reached or the GOTs cannot be read. */
 COL_EXPORT int memscribe_attach_start(const char *settings);
 COL_EXPORT int memscribe_attach_start(const char *settings)
 {
@@ -69,9 +70,13 @@ COL_EXPORT int memscribe_attach_start(const char *settings)
     memset(col_settings, 0, sizeof(col_settings));
     for (size_t i = 0; i < len; i++) /* lines become strings, the block ends in two NULs */
         col_settings[i] = settings[i] == '\n' ? 0 : settings[i];
-    if (atomic_load(&col_state) != COL_UNINIT && col_attach_restart() != 0) {
-        atomic_store(&col_attached, 0);
-        return -EIO;
+    if (atomic_load(&col_state) != COL_UNINIT) {
+        int rc = col_attach_restart();
+
+        if (rc != 0) {
+            atomic_store(&col_attached, 0);
+            return rc;
+        }
     }
     t = col_enter(); /* starts the stream: hello, modules, mappings */
     if (!t) {

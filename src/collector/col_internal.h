@@ -169,7 +169,8 @@ void col_turn_off(const char *why, int err);
 void col_say(const char *msg, int err);
 #ifdef COL_ATTACH
 /* record -p (col_attach.c, col_attach_got.c). A second attach after a
- * detach: a new recorder, a fresh stream. 0 or -1. */
+ * detach: a new recorder, a fresh stream. 0, -ENOTSUP if it asks for
+ * another sampling rate than the first, -EIO. */
 int col_attach_restart(void);
 /* Point every loaded module's GOT entries of the functions we export at
  * ours (entries patched before are skipped: called again after a dlopen).

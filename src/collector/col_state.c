@@ -344,8 +344,12 @@ static __attribute__((noinline)) struct col_thread *col_enter_start(struct col_t
  * loaded and off; a new recorder, a fresh stream announced as an image. */
 int col_attach_restart(void)
 {
+    /* The sampled-block tables and the hooks' fast path were set up for
+     * the first rate; another one would be labelled wrongly. */
+    if (col_sample_env_rate() != col_sample_bytes)
+        return -ENOTSUP;
     if (col_channel_init() != 0)
-        return -1;
+        return -EIO;
     col_read_settings();
     col_segments_forget();
     col_stack_reset();

@@ -468,6 +468,11 @@ int rec_attach_start(pid_t pid, const char *lib, const char *settings, char *msg
         goto out;
     if ((int)rc == -EBUSY)
         rec_say(msg, size, "process %d is being recorded already by another 'record -p'", (int)pid);
+    else if ((int)rc == -ENOTSUP)
+        rec_say(msg, size,
+                "process %d was attached to before with another --sample rate; the collector "
+                "loaded there keeps that one: attach with it",
+                (int)pid);
     else if ((int)rc != 0)
         rec_say(msg, size,
                 "process %d: the collector could not start there (%s): it cannot reach this "

@@ -115,6 +115,15 @@ expect "JSON attached.pid" "$(python3 -c 'import json,sys; print(json.load(open(
 "$MEMSCRIBE" leaks "$WORK/t1.mscr" >/dev/null 2>"$WORK/leaks.err"
 grep -q "starts mid-run" "$WORK/leaks.err" || fail "leaks says nothing of the attach: $(cat "$WORK/leaks.err")"
 
+# The attach build has no initial-exec TLS, which a dlopen'ed library
+# gets only out of glibc's static TLS surplus (no STATIC_TLS flag, no
+# TPOFF relocations); the preloaded build keeps it.
+need readelf
+LIBDIR=$(dirname "$MEMSCRIBE")/../lib/memscribe
+readelf -d "$LIBDIR/libmemscribe-attach.so" | grep -q STATIC_TLS && fail "libmemscribe-attach.so wants static TLS"
+expect "TPOFF relocations of libmemscribe-attach.so" "$(readelf -rW "$LIBDIR/libmemscribe-attach.so" | grep -c TPOFF)" 0
+readelf -d "$LIBDIR/libmemscribe.so" | grep -q STATIC_TLS || fail "libmemscribe.so lost its initial-exec TLS"
+
 # Refusals: exit 1, one line naming the process and the reason.
 refuse() {
     local what=$1 want=$2
@@ -186,6 +195,18 @@ expect "the first recorder's round" "$(heap_calls "$WORK/first.mscr" | tr '\n' '
     "calloc size=300 1;free known 3;free null 2;free unknown 2;malloc size=5001 5;malloc size=7001 3;realloc size=6001 1;"
 wait "$target" || fail "the program failed after the refusals"
 expect "round 1's output after the refusals" "$(sed -n 2p "$D/out")" "$(sed -n 2p "$WORK/plain.out")"
+
+# --sample through the settings; a later attach must ask for the same rate.
+D=$WORK/sampled
+start_target "$D" 1
+"$MEMSCRIBE" record -p "$target" -o "$WORK/s1.mscr" --sample 1K --duration 0.5 2>"$WORK/s1.err" ||
+    fail "sampled attach failed: $(cat "$WORK/s1.err")"
+"$MEMSCRIBE" dump --header "$WORK/s1.mscr" | grep -q "^# .* sample_bytes=1024" ||
+    fail "the sampled attach's trace does not say sample_bytes=1024"
+refuse "another --sample rate than the first attach" "process $target was attached to before with another --sample rate" \
+    "$MEMSCRIBE" record -p "$target" -o "$WORK/refused.mscr"
+touch "$D/go.1"
+wait "$target" || fail "the program failed after the sampled attach"
 
 # A program that record started with the collector preloaded.
 D=$WORK/pre
