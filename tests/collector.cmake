@@ -65,7 +65,7 @@ ms_test_program(col_sample ${COLP}/col_sample.c)
 ms_e2e_test(record_sample record_sample.sh)
 
 # record -p: attach to a running program (tests/e2e/record_attach.sh).
-# The same program static and (gcc-multilib) 32-bit, which -p refuses.
+# The same program static (which -p refuses) and (gcc-multilib) 32-bit.
 add_library(rec_attach_plug MODULE ${COLP}/rec_attach_plug.c)
 target_compile_options(rec_attach_plug PRIVATE -O0 -g)
 set_target_properties(rec_attach_plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/programs)
@@ -77,5 +77,6 @@ target_compile_definitions(rec_attach_static PRIVATE REC_ATTACH_STATIC)
 if(MEMSCRIBE_HAVE_M32)
   ms_test_program(rec_attach_target32 ${COLP}/rec_attach_target.c FLAGS -m32 LIBS Threads::Threads dl)
   target_link_options(rec_attach_target32 PRIVATE -m32)
+  add_dependencies(rec_attach_target32 memscribe_collector32_attach)
 endif()
 ms_e2e_test(record_attach record_attach.sh)

@@ -32,14 +32,18 @@ uint64_t cli_attach_duration(const char *s)
     return 0;
 }
 
-char *cli_attach_lib(const char *collector)
+char *cli_attach_lib(const char *collector, int pid, int is32)
 {
     const char *slash = strrchr(collector, '/');
     char *lib;
 
-    if (asprintf(&lib, "%.*s/libmemscribe-attach.so", slash ? (int)(slash - collector) : 1,
-                 slash ? collector : ".") < 0)
+    if (asprintf(&lib, "%.*s/%slibmemscribe-attach.so", slash ? (int)(slash - collector) : 1,
+                 slash ? collector : ".", is32 ? "i386/" : "") < 0)
         cli_die("record: out of memory");
+    if (access(lib, R_OK) != 0 && is32)
+        cli_die("record: process %d is a 32-bit program and the i386 attach collector %s is "
+                "not there (%s): build memscribe with gcc-multilib",
+                pid, lib, strerror(errno));
     if (access(lib, R_OK) != 0)
         cli_die("record: -p needs the attach collector %s: %s", lib, strerror(errno));
     return lib;

@@ -300,7 +300,7 @@ int cmd_record(int argc, char **argv)
     uint32_t depth = FMT_SHM_DEFAULT_DEPTH;
     uint64_t sample_bytes = 0;
     int no_follow = 0, quiet = 0, opt, go_fd = -1, err_fd = -1, lfd, out_fd, exec_err = 0;
-    int serve = 0, attach = 0, attach_pidfd = -1, vm_precise_set = 0;
+    int serve = 0, attach = 0, attach32 = 0, attach_pidfd = -1, vm_precise_set = 0;
     uint64_t duration_ns = 0, attach_start_ns = 0;
     char *attach_lib = NULL, *settings = NULL;
     char sock[108], msg[1024], *prog = NULL, *collector = NULL, **env = NULL;
@@ -400,10 +400,10 @@ int cmd_record(int argc, char **argv)
             cli_usage_error("record: -p attaches to a running process; it takes no command");
         if (only || no_follow || vm_precise_set)
             cli_usage_error("record: --only, --no-follow and --vm-precise do not go with -p");
-        if (rec_attach_check(pid, msg, sizeof(msg)) != 0)
+        if (rec_attach_check(pid, &attach32, msg, sizeof(msg)) != 0)
             cli_die("record: %s", msg);
         collector = rec_collector_path();
-        attach_lib = cli_attach_lib(collector);
+        attach_lib = cli_attach_lib(collector, (int)pid, attach32);
     } else {
         if (duration_ns)
             cli_usage_error("record: --duration goes with -p");

@@ -14,6 +14,26 @@
 
 #include "collector/col_internal.h"
 
+/* x86-64 relocates with RELA, i386 with REL; JUMP_SLOT and GLOB_DAT
+ * entries hold the symbol's address either way. */
+#ifdef __x86_64__
+typedef ElfW(Rela) col_rel_t;
+#define COL_DT_REL DT_RELA
+#define COL_DT_RELSZ DT_RELASZ
+#define COL_R_TYPE ELF64_R_TYPE
+#define COL_R_SYM ELF64_R_SYM
+#define COL_R_JUMP_SLOT R_X86_64_JUMP_SLOT
+#define COL_R_GLOB_DAT R_X86_64_GLOB_DAT
+#else
+typedef ElfW(Rel) col_rel_t;
+#define COL_DT_REL DT_REL
+#define COL_DT_RELSZ DT_RELSZ
+#define COL_R_TYPE ELF32_R_TYPE
+#define COL_R_SYM ELF32_R_SYM
+#define COL_R_JUMP_SLOT R_386_JMP_SLOT
+#define COL_R_GLOB_DAT R_386_GLOB_DAT
+#endif
+
 /* One GOT entry we changed: where, what it held, what we wrote. */
 struct col_got_slot {
     uintptr_t *slot;
@@ -69,7 +89,7 @@ struct col_dyn {
     const ElfW(Sym) * symtab;
     const char *strtab;
     const uint32_t *hash, *gnu_hash;
-    const ElfW(Rela) * rela, *jmprel;
+    const col_rel_t *rela, *jmprel;
     size_t rela_size, jmprel_size;
     uintptr_t relro_lo, relro_hi;
 };
@@ -107,21 +127,21 @@ static int col_dyn_read(const struct dl_phdr_info *info, struct col_dyn *d)
         case DT_GNU_HASH:
             d->gnu_hash = (const uint32_t *)p;
             break;
-        case DT_RELA:
-            d->rela = (const ElfW(Rela) *)p;
+        case COL_DT_REL:
+            d->rela = (const col_rel_t *)p;
             break;
-        case DT_RELASZ:
+        case COL_DT_RELSZ:
             d->rela_size = dyn->d_un.d_val;
             break;
         case DT_JMPREL:
-            d->jmprel = (const ElfW(Rela) *)p;
+            d->jmprel = (const col_rel_t *)p;
             break;
         case DT_PLTRELSZ:
             d->jmprel_size = dyn->d_un.d_val;
             break;
         case DT_PLTREL:
-            if (dyn->d_un.d_val != DT_RELA)
-                return -1; /* x86-64 uses RELA only */
+            if (dyn->d_un.d_val != COL_DT_REL)
+                return -1; /* x86-64 uses RELA only, i386 REL */
             break;
         }
     }
@@ -160,7 +180,7 @@ static int col_exports_one(struct dl_phdr_info *info, size_t size, void *arg)
     for (uint32_t i = 0; i < n; i++) {
         const ElfW(Sym) *s = &d.symtab[i];
         const char *name = d.strtab + s->st_name;
-        int type = ELF64_ST_TYPE(s->st_info), bind = ELF64_ST_BIND(s->st_info);
+        int type = ELF32_ST_TYPE(s->st_info), bind = ELF32_ST_BIND(s->st_info);
 
         if (s->st_shndx == SHN_UNDEF || (type != STT_FUNC && type != STT_GNU_IFUNC) ||
             (bind != STB_GLOBAL && bind != STB_WEAK) || !strncmp(name, "memscribe_", 10) ||
@@ -214,15 +234,15 @@ static int col_slot_add(uintptr_t *slot, uintptr_t old, uintptr_t hook)
 }
 
 static void col_got_relocs(const struct dl_phdr_info *info, const struct col_dyn *d,
-                           const ElfW(Rela) * r, size_t size)
+                           const col_rel_t *r, size_t size)
 {
     for (size_t i = 0; r && i < size / sizeof(*r); i++) {
-        unsigned long type = ELF64_R_TYPE(r[i].r_info);
+        unsigned long type = COL_R_TYPE(r[i].r_info);
         uintptr_t *slot, hook, cur;
 
-        if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+        if (type != COL_R_JUMP_SLOT && type != COL_R_GLOB_DAT)
             continue;
-        hook = col_export_find(d->strtab + d->symtab[ELF64_R_SYM(r[i].r_info)].st_name);
+        hook = col_export_find(d->strtab + d->symtab[COL_R_SYM(r[i].r_info)].st_name);
         if (!hook)
             continue;
         slot = (uintptr_t *)(info->dlpi_addr + r[i].r_offset);

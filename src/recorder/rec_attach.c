@@ -166,6 +166,18 @@ static int rec_exe_class(pid_t pid, int *cls, int *dynamic)
                 break;
             *dynamic |= ph.p_type == PT_INTERP;
         }
+    if (*cls == ELFCLASS32) {
+        const Elf32_Ehdr *e32 = (const Elf32_Ehdr *)(const void *)&eh; /* the shorter header */
+
+        for (unsigned i = 0; i < e32->e_phnum; i++) {
+            Elf32_Phdr ph;
+
+            if (pread(fd, &ph, sizeof(ph), (off_t)(e32->e_phoff + i * sizeof(ph))) !=
+                (ssize_t)sizeof(ph))
+                break;
+            *dynamic |= ph.p_type == PT_INTERP;
+        }
+    }
     close(fd);
     return 0;
 }
@@ -178,7 +190,7 @@ static int rec_mapped(pid_t pid, const char *suffix)
     return rec_attach_symbol(pid, suffix, "", path, sizeof(path)) != 0 || path[0];
 }
 
-int rec_attach_check(pid_t pid, char *msg, size_t size)
+int rec_attach_check(pid_t pid, int *is32, char *msg, size_t size)
 {
     char path[64], v[256];
     int cls = 0, dynamic = 0;
@@ -213,12 +225,8 @@ int rec_attach_check(pid_t pid, char *msg, size_t size)
         return errno == EACCES || errno == EPERM
                    ? rec_why_denied(pid, msg, size)
                    : rec_say(msg, size, "process %d: %s", (int)pid, strerror(errno));
-    if (cls == ELFCLASS32)
-        return rec_say(msg, size,
-                       "process %d is a 32-bit program: record -p attaches to 64-bit programs "
-                       "only (record -- CMD traces 32-bit ones)",
-                       (int)pid);
-    if (cls != ELFCLASS64)
+    *is32 = cls == ELFCLASS32;
+    if (cls != ELFCLASS64 && cls != ELFCLASS32)
         return rec_say(msg, size, "process %d: its executable is not an ELF file", (int)pid);
     if (!dynamic || !rec_mapped(pid, "/libc.so.6"))
         return rec_say(msg, size,
@@ -268,6 +276,7 @@ struct rec_hold {
     struct iovec xiov;
     int have_xstate;
     uint64_t scratch; /* below the thread's stack pointer, for our strings */
+    int is32;         /* an i386 process: arguments on the stack, 32-bit pointers */
 };
 
 static int rec_gone(const struct rec_hold *h, int status, char *msg, size_t size)
@@ -326,6 +335,11 @@ static int rec_hold_take(struct rec_hold *h, pid_t pid, char *msg, size_t size)
     h->xiov.iov_len = sizeof(h->xstate);
     h->have_xstate = ptrace(PTRACE_GETREGSET, h->tid, (void *)NT_X86_XSTATE, &h->xiov) == 0;
     h->scratch = (h->regs.rsp - REC_STACK_GAP) & ~(uint64_t)15;
+    {
+        int cls = 0, dynamic = 0;
+
+        h->is32 = rec_exe_class(pid, &cls, &dynamic) == 0 && cls == ELFCLASS32;
+    }
     return 0;
 }
 
@@ -359,12 +373,20 @@ static int rec_hold_call(struct rec_hold *h, uint64_t fn, uint64_t a0, uint64_t 
 {
     struct user_regs_struct r = h->regs;
     uint64_t zero = 0, sp = (h->scratch - 256) & ~(uint64_t)15;
+    uint32_t frame[3] = {0, (uint32_t)a0, (uint32_t)a1}; /* i386: return address, arguments */
     int status;
 
-    sp -= 8; /* the return address: the callee sees rsp + 8 16-aligned */
-    if (pwrite(h->memfd, &zero, sizeof(zero), (off_t)sp) != (ssize_t)sizeof(zero))
-        return rec_say(msg, size, "process %d: cannot write to its stack: %s", (int)h->pid,
-                       strerror(errno));
+    if (h->is32) { /* cdecl: the callee sees esp + 4 16-aligned */
+        sp -= 16 + 4;
+        if (pwrite(h->memfd, frame, sizeof(frame), (off_t)sp) != (ssize_t)sizeof(frame))
+            return rec_say(msg, size, "process %d: cannot write to its stack: %s", (int)h->pid,
+                           strerror(errno));
+    } else {
+        sp -= 8; /* the return address: the callee sees rsp + 8 16-aligned */
+        if (pwrite(h->memfd, &zero, sizeof(zero), (off_t)sp) != (ssize_t)sizeof(zero))
+            return rec_say(msg, size, "process %d: cannot write to its stack: %s", (int)h->pid,
+                           strerror(errno));
+    }
     r.rsp = sp;
     r.rip = fn;
     r.rdi = a0;
@@ -393,7 +415,7 @@ static int rec_hold_call(struct rec_hold *h, uint64_t fn, uint64_t a0, uint64_t 
         /* The program's own signal: its handler runs on top of our call. */
         ptrace(PTRACE_CONT, h->tid, 0L, (long)WSTOPSIG(status));
     }
-    *ret = r.rax;
+    *ret = h->is32 ? (uint64_t)(int64_t)(int32_t)r.rax : r.rax;
     return 0;
 }
 

@@ -12,9 +12,10 @@
 /* Can pid be attached to at all? Reads /proc only, touches nothing: the
  * process exists, is ours to trace (ptrace_scope, its owner, our
  * capabilities), is not traced already, shares our namespaces, is a
- * 64-bit dynamically linked program, and has no memscribe collector
- * preloaded. 0, or -1 with the reason in msg. */
-int rec_attach_check(pid_t pid, char *msg, size_t msg_size);
+ * dynamically linked program, and has no memscribe collector preloaded.
+ * *is32: an i386 program (it needs the i386 collector). 0, or -1 with
+ * the reason in msg. */
+int rec_attach_check(pid_t pid, int *is32, char *msg, size_t msg_size);
 
 /* Stop pid's thread pid, make it dlopen lib and call
  * memscribe_attach_start(settings), put it back as it was and let it go.

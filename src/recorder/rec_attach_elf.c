@@ -48,22 +48,69 @@ static uint64_t rec_maps_find(pid_t pid, const char *suffix, uint64_t *offset, c
     return best;
 }
 
-/* A symbol's value in the ELF file at path (its .dynsym, else .symtab);
- * sets *first_load to the first PT_LOAD's page-aligned address. 0 if
- * absent or undefined. */
+/* A symbol's value in an ELF image of m_size bytes of one class (its
+ * .dynsym, else .symtab); sets *first_load to the first PT_LOAD's
+ * page-aligned address. 0 if absent or undefined. The same code for
+ * both classes, by their types. */
+#define REC_ELF_SCAN(name, Ehdr, Phdr, Shdr, Sym, ST_TYPE)                                         \
+    static uint64_t name(const unsigned char *m, uint64_t m_size, const char *want,                \
+                         uint64_t *first_load)                                                     \
+    {                                                                                              \
+        const Ehdr *eh = (const Ehdr *)m;                                                          \
+        const Shdr *sh;                                                                            \
+                                                                                                   \
+        if (m_size < sizeof(Ehdr) ||                                                               \
+            eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Shdr) > m_size ||                         \
+            eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Phdr) > m_size)                           \
+            return 0;                                                                              \
+        for (unsigned i = 0; i < eh->e_phnum; i++) {                                               \
+            const Phdr *ph = (const Phdr *)(m + eh->e_phoff) + i;                                  \
+                                                                                                   \
+            if (ph->p_type == PT_LOAD) {                                                           \
+                *first_load = ph->p_vaddr & ~(uint64_t)4095;                                       \
+                break;                                                                             \
+            }                                                                                      \
+        }                                                                                          \
+        sh = (const Shdr *)(m + eh->e_shoff);                                                      \
+        for (unsigned pass = 0; pass < 2; pass++)                                                  \
+            for (unsigned i = 0; i < eh->e_shnum; i++) {                                           \
+                const Shdr *s = &sh[i], *strs;                                                     \
+                                                                                                   \
+                if (s->sh_type != (pass ? SHT_SYMTAB : SHT_DYNSYM) || s->sh_link >= eh->e_shnum || \
+                    s->sh_offset + (uint64_t)s->sh_size > m_size)                                  \
+                    continue;                                                                      \
+                strs = &sh[s->sh_link];                                                            \
+                if (strs->sh_offset + (uint64_t)strs->sh_size > m_size)                            \
+                    continue;                                                                      \
+                for (uint64_t k = 0; k < s->sh_size / sizeof(Sym); k++) {                          \
+                    const Sym *sym = (const Sym *)(m + s->sh_offset) + k;                          \
+                    const char *str = (const char *)m + strs->sh_offset + sym->st_name;            \
+                                                                                                   \
+                    if (sym->st_name < strs->sh_size && sym->st_shndx != SHN_UNDEF &&              \
+                        sym->st_value && ST_TYPE(sym->st_info) == STT_FUNC &&                      \
+                        strnlen(str, strs->sh_size - sym->st_name) <                               \
+                            strs->sh_size - sym->st_name &&                                        \
+                        !strcmp(str, want))                                                        \
+                        return sym->st_value;                                                      \
+                }                                                                                  \
+            }                                                                                      \
+        return 0;                                                                                  \
+    }
+REC_ELF_SCAN(rec_elf_scan64, Elf64_Ehdr, Elf64_Phdr, Elf64_Shdr, Elf64_Sym, ELF64_ST_TYPE)
+REC_ELF_SCAN(rec_elf_scan32, Elf32_Ehdr, Elf32_Phdr, Elf32_Shdr, Elf32_Sym, ELF32_ST_TYPE)
+
+/* A symbol's value in the ELF file at path, 64- or 32-bit. */
 static uint64_t rec_elf_value(const char *path, const char *want, uint64_t *first_load)
 {
     struct stat st;
     const unsigned char *m;
-    const Elf64_Ehdr *eh;
-    const Elf64_Shdr *sh;
     uint64_t value = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
 
     *first_load = UINT64_MAX;
     if (fd < 0)
         return 0;
-    if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(Elf64_Ehdr)) {
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size < EI_NIDENT) {
         close(fd);
         return 0;
     }
@@ -71,45 +118,10 @@ static uint64_t rec_elf_value(const char *path, const char *want, uint64_t *firs
     close(fd);
     if (m == MAP_FAILED)
         return 0;
-    eh = (const Elf64_Ehdr *)m;
-    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-        eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > (uint64_t)st.st_size ||
-        eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > (uint64_t)st.st_size)
-        goto out;
-    for (unsigned i = 0; i < eh->e_phnum; i++) {
-        const Elf64_Phdr *ph = (const Elf64_Phdr *)(m + eh->e_phoff) + i;
-
-        if (ph->p_type == PT_LOAD) {
-            *first_load = ph->p_vaddr & ~(uint64_t)4095;
-            break;
-        }
-    }
-    sh = (const Elf64_Shdr *)(m + eh->e_shoff);
-    for (unsigned pass = 0; pass < 2 && !value; pass++) {
-        for (unsigned i = 0; i < eh->e_shnum && !value; i++) {
-            const Elf64_Shdr *s = &sh[i], *strs;
-
-            if (s->sh_type != (pass ? SHT_SYMTAB : SHT_DYNSYM) || s->sh_link >= eh->e_shnum ||
-                s->sh_offset + s->sh_size > (uint64_t)st.st_size)
-                continue;
-            strs = &sh[s->sh_link];
-            if (strs->sh_offset + strs->sh_size > (uint64_t)st.st_size)
-                continue;
-            for (uint64_t k = 0; k < s->sh_size / sizeof(Elf64_Sym); k++) {
-                const Elf64_Sym *sym = (const Elf64_Sym *)(m + s->sh_offset) + k;
-                const char *name = (const char *)m + strs->sh_offset + sym->st_name;
-
-                if (sym->st_name < strs->sh_size && sym->st_shndx != SHN_UNDEF && sym->st_value &&
-                    ELF64_ST_TYPE(sym->st_info) == STT_FUNC &&
-                    strnlen(name, strs->sh_size - sym->st_name) < strs->sh_size - sym->st_name &&
-                    !strcmp(name, want)) {
-                    value = sym->st_value;
-                    break;
-                }
-            }
-        }
-    }
-out:
+    if (!memcmp(m, ELFMAG, SELFMAG) && m[EI_CLASS] == ELFCLASS64)
+        value = rec_elf_scan64(m, (uint64_t)st.st_size, want, first_load);
+    else if (!memcmp(m, ELFMAG, SELFMAG) && m[EI_CLASS] == ELFCLASS32)
+        value = rec_elf_scan32(m, (uint64_t)st.st_size, want, first_load);
     munmap((void *)m, (size_t)st.st_size);
     return value;
 }

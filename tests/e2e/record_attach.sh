@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# record -p PID: attach to rec_attach_target mid-run, twice in a row. Each
+# record -p PID: attach to rec_attach_target mid-run, twice in a row, and
+# to its 32-bit build. Each
 # trace holds exactly the heap calls of the round made while attached
 # (none of the rounds between or after), a thread's from before the
 # attach and a plugin's dlopen'ed while attached included, the program's GOT points at the
@@ -8,8 +9,8 @@
 # blocks from before the attach are counted as such, every report says
 # the trace starts mid-run, and the program's output and exit status are
 # those of an untraced run. Then the refusals, each exit 1 with the reason,
-# the program untouched: no such process, a static program, a 32-bit one,
-# one traced by strace, one preloaded by record, one attached already, one
+# the program untouched: no such process, a static program, one traced by
+# strace, one preloaded by record, one attached already, one
 # in a PID namespace of its own, and (as root) a recorder running as
 # another user.
 source "$(dirname "$0")/record_lib.sh"
@@ -120,9 +121,15 @@ grep -q "starts mid-run" "$WORK/leaks.err" || fail "leaks says nothing of the at
 # TPOFF relocations); the preloaded build keeps it.
 need readelf
 LIBDIR=$(dirname "$MEMSCRIBE")/../lib/memscribe
-readelf -d "$LIBDIR/libmemscribe-attach.so" | grep -q STATIC_TLS && fail "libmemscribe-attach.so wants static TLS"
-expect "TPOFF relocations of libmemscribe-attach.so" "$(readelf -rW "$LIBDIR/libmemscribe-attach.so" | grep -c TPOFF)" 0
-readelf -d "$LIBDIR/libmemscribe.so" | grep -q STATIC_TLS || fail "libmemscribe.so lost its initial-exec TLS"
+for lib in "$LIBDIR/libmemscribe-attach.so" "$LIBDIR/i386/libmemscribe-attach.so"; do
+    [ -e "$lib" ] || continue
+    readelf -dW "$lib" >"$WORK/dyn.txt"
+    readelf -rW "$lib" >"$WORK/rel.txt"
+    ! grep -q STATIC_TLS "$WORK/dyn.txt" || fail "$lib wants static TLS"
+    expect "TPOFF relocations of $lib" "$(grep -c TPOFF "$WORK/rel.txt" || true)" 0
+done
+readelf -dW "$LIBDIR/libmemscribe.so" >"$WORK/dyn.txt"
+grep -q STATIC_TLS "$WORK/dyn.txt" || fail "libmemscribe.so lost its initial-exec TLS"
 
 # Refusals: exit 1, one line naming the process and the reason.
 refuse() {
@@ -145,13 +152,17 @@ refuse "a static program" "process $target is statically linked" \
 touch "$D/go.1"
 wait "$target" || fail "the static program failed after the refusal"
 
+# A 32-bit program gets the i386 attach collector.
 if [ -x "$MS_PROGRAMS/rec_attach_target32" ]; then
     D=$WORK/p32
-    start_target "$D" 1 "$MS_PROGRAMS/rec_attach_target32"
-    refuse "a 32-bit program" "process $target is a 32-bit program" \
-        "$MEMSCRIBE" record -p "$target" -o "$WORK/refused.mscr"
-    touch "$D/go.1"
-    wait "$target" || fail "the 32-bit program failed after the refusal"
+    start_target "$D" 2 "$MS_PROGRAMS/rec_attach_target32"
+    attach_round "$WORK/t32.mscr" 1 "$D"
+    touch "$D/go.2"
+    wait "$target" || fail "the 32-bit program failed after the attach"
+    expect "the 32-bit program's round 1" "$(heap_calls "$WORK/t32.mscr" | tr '\n' ';')" \
+        "calloc size=300 1;free known 3;free unknown 2;malloc size=5001 5;malloc size=7001 3;realloc size=6001 1;"
+    expect "the 32-bit program's GOT, rounds 1-2" "$(cat "$D/got.1" "$D/got.2" | tr '\n' ' ')" "other same "
+    expect "the 32-bit program's output" "$(sed -n 2,3p "$D/out")" "$(sed -n 2,3p "$WORK/plain.out")"
 fi
 
 D=$WORK/others
@@ -201,7 +212,8 @@ D=$WORK/sampled
 start_target "$D" 1
 "$MEMSCRIBE" record -p "$target" -o "$WORK/s1.mscr" --sample 1K --duration 0.5 2>"$WORK/s1.err" ||
     fail "sampled attach failed: $(cat "$WORK/s1.err")"
-"$MEMSCRIBE" dump --header "$WORK/s1.mscr" | grep -q "^# .* sample_bytes=1024" ||
+"$MEMSCRIBE" dump --header "$WORK/s1.mscr" >"$WORK/s1.dump"
+grep -q "^# .* sample_bytes=1024" "$WORK/s1.dump" ||
     fail "the sampled attach's trace does not say sample_bytes=1024"
 refuse "another --sample rate than the first attach" "process $target was attached to before with another --sample rate" \
     "$MEMSCRIBE" record -p "$target" -o "$WORK/refused.mscr"
