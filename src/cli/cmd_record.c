@@ -287,13 +287,20 @@ static void rec_attach_detach(struct rec_session *s, pid_t pid, const char *lib,
 int cmd_record(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},   {"depth", required_argument, NULL, 'd'},
-        {"no-follow", no_argument, NULL, 'n'},      {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},           {"vm-precise", no_argument, NULL, 'V'},
-        {"no-vm-precise", no_argument, NULL, 'W'},  {"time-unit", required_argument, NULL, 'T'},
-        {"serve", no_argument, NULL, 'S'},          {"pid", required_argument, NULL, 'P'},
-        {"only", required_argument, NULL, 'O'},     {"sample", required_argument, NULL, 'A'},
-        {"duration", required_argument, NULL, 'U'}, {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'},
+        {"depth", required_argument, NULL, 'd'},
+        {"no-follow", no_argument, NULL, 'n'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {"vm-precise", no_argument, NULL, 'V'},
+        {"no-vm-precise", no_argument, NULL, 'W'},
+        {"time-unit", required_argument, NULL, 'T'},
+        {"serve", no_argument, NULL, 'S'},
+        {"pid", required_argument, NULL, 'P'},
+        {"only", required_argument, NULL, 'O'},
+        {"sample", required_argument, NULL, 'A'},
+        {"duration", required_argument, NULL, 'U'}, /* with -p */
+        {NULL, 0, NULL, 0},
     };
     struct fmt_writer_options wopt = {.time_unit_ns = REC_DEFAULT_TIME_UNIT_NS};
     const char *out_path = NULL, *only = NULL;
@@ -571,13 +578,13 @@ int cmd_record(int argc, char **argv)
     if (serve) {
         rec_serve_ready(&sv);
     } else if (attach) {
+        rec_attached = 1; /* a Ctrl-C while attaching detaches right after */
         if (rec_attach_start(pid, attach_lib, settings, msg, sizeof(msg)) != 0) {
             fmt_writer_destroy(s.w);
             close(out_fd);
             unlink(out_path); /* nothing was recorded */
             cli_die("record: %s", msg);
         }
-        rec_attached = 1;
         attach_start_ns = rec_clock_now(&s.clock);
         if (!quiet)
             cli_warn("record: attached to process %d; Ctrl-C detaches", (int)pid);

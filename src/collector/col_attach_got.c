@@ -105,8 +105,10 @@ static int col_dyn_read(const struct dl_phdr_info *info, struct col_dyn *d)
         if (ph->p_type == PT_DYNAMIC)
             dyn = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
         if (ph->p_type == PT_GNU_RELRO) {
+            /* What ld.so made read-only: whole pages only, a last partial
+             * page stays writable (_dl_protect_relro), and must stay so. */
             d->relro_lo = (info->dlpi_addr + ph->p_vaddr) & ~(uintptr_t)4095;
-            d->relro_hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+            d->relro_hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(uintptr_t)4095;
         }
     }
     if (!dyn)
