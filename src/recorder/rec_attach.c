@@ -7,6 +7,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +25,9 @@
 /* The injected calls' frames start this far below the thread's stack
  * pointer: past the red zone (128 bytes) and what a signal frame needs. */
 #define REC_STACK_GAP 8192
+/* An injected call that has not returned by then is given up (its thread
+ * waits for a lock, perhaps one the program held when we stopped it). */
+#define REC_CALL_TIMEOUT_MS 10000
 /* x86-64 extended state (NT_X86_XSTATE) is a few KiB with AVX-512. */
 #define REC_XSTATE_MAX 16384
 
@@ -200,6 +204,9 @@ int rec_attach_check(pid_t pid, int *is32, char *msg, size_t size)
         return rec_say(msg, size, "no process %d", (int)pid);
     if (v[0] == 'Z' || v[0] == 'X')
         return rec_say(msg, size, "process %d has exited", (int)pid);
+    if (v[0] == 'T') /* resuming it for our calls would undo its job control stop */
+        return rec_say(msg, size, "process %d is stopped (SIGSTOP, Ctrl-Z): continue it first",
+                       (int)pid);
     if (pid == getpid())
         return rec_say(msg, size, "process %d is memscribe itself", (int)pid);
     rec_status_field(path, "TracerPid", v, sizeof(v));
@@ -366,6 +373,39 @@ static uint64_t rec_hold_push(struct rec_hold *h, const char *s)
     return h->scratch;
 }
 
+/* waitpid for the thread, at most timeout_ms: 0, 1 on timeout, -1. */
+static int rec_wait_timed(pid_t tid, int *status, int timeout_ms)
+{
+    for (int waited = 0;; waited++) {
+        pid_t got = waitpid(tid, status, __WALL | WNOHANG);
+
+        if (got == tid)
+            return 0;
+        if (got < 0 && errno != EINTR)
+            return -1;
+        if (waited >= timeout_ms)
+            return 1;
+        poll(NULL, 0, 1);
+    }
+}
+
+/* Stop a thread that is running one of our calls, so that it can be put
+ * back: its signals are delivered meanwhile. 0, or -1 if it is gone. */
+static int rec_hold_abandon(struct rec_hold *h)
+{
+    int status;
+
+    if (ptrace(PTRACE_INTERRUPT, h->tid, 0L, 0L) != 0)
+        return -1;
+    for (;;) {
+        if (waitpid(h->tid, &status, __WALL) < 0 || !WIFSTOPPED(status))
+            return -1;
+        if (status >> 16 == PTRACE_EVENT_STOP)
+            return 0;
+        ptrace(PTRACE_CONT, h->tid, 0L, (long)WSTOPSIG(status));
+    }
+}
+
 /* Call fn(a0, a1) in the thread: a return to address 0 faults, and that
  * fault (never delivered) ends the call. *ret gets rax. */
 static int rec_hold_call(struct rec_hold *h, uint64_t fn, uint64_t a0, uint64_t a1, uint64_t *ret,
@@ -396,7 +436,17 @@ static int rec_hold_call(struct rec_hold *h, uint64_t fn, uint64_t a0, uint64_t 
     if (ptrace(PTRACE_SETREGS, h->tid, 0L, &r) != 0 || ptrace(PTRACE_CONT, h->tid, 0L, 0L) != 0)
         return rec_say(msg, size, "process %d: ptrace: %s", (int)h->pid, strerror(errno));
     for (;;) {
-        if (waitpid(h->tid, &status, __WALL) < 0)
+        int w = rec_wait_timed(h->tid, &status, REC_CALL_TIMEOUT_MS);
+
+        if (w > 0) {
+            rec_hold_abandon(h);
+            return rec_say(msg, size,
+                           "process %d: the call at %#llx did not return within %d s; its "
+                           "thread is put back where it was (it may have stopped holding a "
+                           "lock the call needs)",
+                           (int)h->pid, (unsigned long long)fn, REC_CALL_TIMEOUT_MS / 1000);
+        }
+        if (w < 0)
             return rec_say(msg, size, "process %d: waitpid: %s", (int)h->pid, strerror(errno));
         if (!WIFSTOPPED(status))
             return rec_gone(h, status, msg, size);

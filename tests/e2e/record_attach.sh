@@ -207,6 +207,33 @@ expect "the first recorder's round" "$(heap_calls "$WORK/first.mscr" | tr '\n' '
 wait "$target" || fail "the program failed after the refusals"
 expect "round 1's output after the refusals" "$(sed -n 2p "$D/out")" "$(sed -n 2p "$WORK/plain.out")"
 
+# A stopped process (job control): resuming it for our calls would undo that.
+D=$WORK/stopped
+start_target "$D" 1
+kill -STOP "$target"
+wait_line "/proc/$target/status" "^State:[[:space:]]*T"
+refuse "a stopped process" "process $target is stopped" \
+    "$MEMSCRIBE" record -p "$target" -o "$WORK/refused.mscr"
+kill -CONT "$target"
+touch "$D/go.1"
+wait "$target" || fail "the stopped program failed after the refusal"
+
+# A thread holds the loader's lock (a constructor that waits): the
+# injected dlopen cannot get it, is given up after 10 s, and the program,
+# put back, finishes as it would have.
+D=$WORK/locked
+mkdir -p "$D"
+"$MS_PROGRAMS/rec_attach_locked" "$D" >"$D/out" 2>&1 &
+target=$!
+wait_file "$D/inctor.0"
+refuse "a process whose loader lock is held" "process $target: the call at .* did not return within 10 s" \
+    "$MEMSCRIBE" record -p "$target" -o "$WORK/refused.mscr"
+touch "$D/unblock.0" "$D/go.1"
+rc=0
+wait "$target" || rc=$?
+expect "exit status of the program whose dlopen was given up" "$rc" 0
+expect "its output" "$(cat "$D/out")" "done"
+
 # --sample through the settings; a later attach must ask for the same rate.
 D=$WORK/sampled
 start_target "$D" 1
