@@ -57,6 +57,9 @@ if [ "${1:-}" = "--test" ]; then
   # libpng's example pngtest.c (tests/e2e/unwind_verify.sh); g++ comes with
   # build-essential, sqlite3 and python3 are above.
   PKGS+=(libpng-dev)
+  # record -p (tests/e2e/record_attach.sh): a program strace traces is
+  # refused; pgrep finds the program a recorder started.
+  PKGS+=(strace procps)
   # Programs linked against jemalloc, mimalloc and tcmalloc as their malloc,
   # traced with their own APIs and operator new (tests/e2e/record_allocators.sh):
   # their headers and link libraries.

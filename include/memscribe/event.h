@@ -214,6 +214,10 @@ struct fmt_trace_info {
      * trace (format 1.3, feature bit SAMPLED). A block of s bytes was
      * recorded with probability fmt_sample_prob(sample_bytes, s). */
     uint64_t sample_bytes;
+    /* record -p: the pid the recorder attached to, mid-run (META
+     * ATTACHED); 0: recorded from the program's start. Blocks allocated
+     * before the attach are not in the trace; their frees are. */
+    uint32_t attached_pid;
 };
 
 /* A sampled trace (fmt_trace_info.sample_bytes = rate, 0 for exact):

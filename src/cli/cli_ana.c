@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/core/ana_attach.h"
 #include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_text.h"
@@ -166,6 +167,12 @@ void cli_ana_open(struct cli_ana *a, int argc, char **argv, int optind_now)
 
         cli_warn("%s: %s: %s", a->cmd, a->path,
                  ana_sample_note(note, sizeof(note), fmt_reader_sample_bytes(a->r)));
+    }
+    if (fmt_reader_info(a->r)->attached_pid) {
+        char note[256];
+
+        cli_warn("%s: %s: %s", a->cmd, a->path,
+                 ana_attach_note(note, sizeof(note), fmt_reader_info(a->r)->attached_pid));
     }
     check_selection(a);
 }

@@ -342,6 +342,8 @@ static void dump_header(FILE *out, const struct fmt_reader *r)
         put_str(out, info->only, (uint32_t)strlen(info->only), 0);
         fputc('\n', out);
     }
+    if (info->attached_pid) /* record -p: blocks from before are not in it */
+        fprintf(out, "# attached pid=%u (the trace starts mid-run)\n", info->attached_pid);
     fprintf(out,
             "# events=%" PRIu64 " heap_allocs=%" PRIu64 " serials=%" PRIu64 " dropped=%" PRIu64
             " chunks=%u stacks=%u images=%u threads=%u modules=%u\n",

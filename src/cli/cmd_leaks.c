@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_attach.h"
 #include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_time.h"
@@ -187,6 +188,7 @@ int cmd_leaks(int argc, char **argv)
         ana_json_begin_object(&j);
         ana_json_kv_str(&j, "file", a.path);
         ana_sample_json(&j, fmt_reader_sample_bytes(a.r));
+        ana_attach_json(&j, fmt_reader_info(a.r)->attached_pid);
         ana_json_kv_u64(&j, "at_ns", t);
         ana_json_key(&j, "processes");
         ana_json_begin_array(&j);

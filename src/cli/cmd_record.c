@@ -13,12 +13,15 @@
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/cli_snap.h"
+#include "cli/cli_attach.h"
+#include "recorder/rec_attach.h"
 #include "recorder/rec_class.h"
 #include "recorder/rec_internal.h"
 #include "recorder/rec_proc.h"
@@ -45,6 +48,11 @@ extern char **environ;
 #define REC_IDLE_WAIT_MS 50
 
 static volatile pid_t rec_forward_pid;
+/* record -p: INT/TERM/HUP ask to detach (the program is not ours to stop). */
+static volatile sig_atomic_t rec_attached, rec_detach_asked;
+/* Once detached, wait this long for hooks that were under way to publish
+ * their last events before the rings are read for the last time. */
+#define REC_DETACH_SETTLE_MS 20
 
 static void print_help(void)
 {
@@ -52,6 +60,8 @@ static void print_help(void)
            "                        [--only GLOB] [--sample BYTES] [--vm-precise] [--quiet]\n"
            "                        [--snapshot-every T -o DIR]\n"
            "                        [--] CMD [ARGS...]\n"
+           "       memscribe record -p PID [-o FILE] [--duration T] [--depth N]\n"
+           "                        [--sample BYTES] [--time-unit U] [--quiet]\n"
            "\n"
            "Run CMD with the collector preloaded and record every malloc-family and\n"
            "mmap-family call it makes, with stack, thread and time, into a trace file.\n"
@@ -61,6 +71,12 @@ static void print_help(void)
            "\n"
            "options:\n"
            "  -o, --output FILE  trace file (default: <program>.<pid>.mscr here)\n"
+           "  -p, --pid PID      attach to the running process PID instead: load the\n"
+           "                     collector into it (ptrace, a moment's stop), record\n"
+           "                     until it exits, --duration ends or Ctrl-C detaches;\n"
+           "                     it then runs on untraced. The trace starts mid-run:\n"
+           "                     blocks from before are unknown (docs/record.md: Attach)\n"
+           "      --duration T   with -p: detach after T (seconds, or 500ms, 2m, 1h)\n"
            "      --depth N      frames kept per stack, 1-%d (default %d)\n"
            "      --time-unit U  resolution of event times: ns, us (the default), ms,\n"
            "                     or a count of them (10us); events keep their exact\n"
@@ -113,6 +129,10 @@ static void print_help(void)
 static void rec_on_signal(int sig, siginfo_t *info, void *uctx)
 {
     (void)uctx;
+    if (rec_attached) {
+        rec_detach_asked = 1;
+        return;
+    }
     if (info->si_code <= 0 && rec_forward_pid > 0)
         kill(rec_forward_pid, sig);
 }
@@ -246,6 +266,30 @@ static uint32_t parse_time_unit(const char *s)
     return 0;
 }
 
+/* record -p's end by --duration or Ctrl-C: the program's GOTs put back
+ * and the collector off, then what its hooks under way still publish. A
+ * process that ended meanwhile needs no detaching. */
+static void rec_attach_detach(struct rec_session *s, pid_t pid, const char *lib, int quiet)
+{
+    char msg[1024];
+    long nr_restored = 0;
+
+    rec_attached = 0;
+    if (rec_attach_stop(pid, lib, &nr_restored, msg, sizeof(msg)) != 0) {
+        if (kill(pid, 0) == 0)
+            cli_warn("record: detaching: %s", msg);
+        return;
+    }
+    poll(NULL, 0, REC_DETACH_SETTLE_MS);
+    for (uint32_t i = 0; i < s->nr_images; i++)
+        if (s->images[i]->open)
+            rec_stream_drain(s, s->images[i]);
+    if (!quiet)
+        cli_warn("record: detached from process %d (%ld GOT entries put back); it runs on "
+                 "untraced",
+                 (int)pid, nr_restored);
+}
+
 int cmd_record(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -262,6 +306,7 @@ int cmd_record(int argc, char **argv)
         {"only", required_argument, NULL, 'O'},
         {"sample", required_argument, NULL, 'A'},
         {"snapshot-every", required_argument, NULL, 'E'},
+        {"duration", required_argument, NULL, 'U'}, /* with -p */
         {NULL, 0, NULL, 0},
     };
     /* pools: the program may announce its own pools at any time
@@ -273,7 +318,9 @@ int cmd_record(int argc, char **argv)
     uint64_t sample_bytes = 0, snap_every_ns = 0;
     struct cli_snap snap = {0};
     int no_follow = 0, quiet = 0, opt, go_fd = -1, err_fd = -1, lfd, out_fd, exec_err = 0;
-    int serve = 0;
+    int serve = 0, attach = 0, attach32 = 0, attach_pidfd = -1, vm_precise_set = 0;
+    uint64_t duration_ns = 0, attach_start_ns = 0;
+    char *attach_lib = NULL, *settings = NULL;
     char sock[108], msg[1024], *prog = NULL, *collector = NULL, **env = NULL;
     char *default_out = NULL, host[256] = "";
     struct rec_serve sv = {.rootfd = -1};
@@ -289,7 +336,7 @@ int cmd_record(int argc, char **argv)
     pid_t pid = 0;
     int rc;
 
-    while ((opt = getopt_long(argc, argv, "+o:qh", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "+o:qhp:", longopts, NULL)) != -1) {
         switch (opt) {
         case 'o':
             out_path = optarg;
@@ -325,6 +372,7 @@ int cmd_record(int argc, char **argv)
         case 'W':
             /* The collector reads it (col_sud.c); the program inherits it. */
             setenv("MEMSCRIBE_VM_PRECISE", opt == 'V' ? "1" : "0", 1);
+            vm_precise_set = opt == 'V';
             break;
         case 'A':
             if (util_size_parse(optarg, &sample_bytes))
@@ -341,7 +389,20 @@ int cmd_record(int argc, char **argv)
             serve = 1;
             break;
         case 'P':
-            pid = (pid_t)strtol(optarg, NULL, 10);
+        case 'p': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+
+            if (*end || v <= 0 || v > INT32_MAX)
+                cli_usage_error("record: -p wants a process id, not '%s'", optarg);
+            pid = (pid_t)v;
+            break;
+        }
+        case 'U':
+            if (!(duration_ns = cli_attach_duration(optarg)))
+                cli_usage_error("record: --duration wants a time such as 10, 1.5s, 500ms or 2m, "
+                                "not '%s'",
+                                optarg);
             break;
         case 'h':
             print_help();
@@ -360,7 +421,19 @@ int cmd_record(int argc, char **argv)
         if (dup2(REC_SERVE_WORD_FD, 2) < 0)
             return CLI_EXIT_FAIL;
         quiet = 1;
+    } else if (pid > 0) {
+        attach = 1;
+        if (optind < argc)
+            cli_usage_error("record: -p attaches to a running process; it takes no command");
+        if (only || no_follow || vm_precise_set)
+            cli_usage_error("record: --only, --no-follow and --vm-precise do not go with -p");
+        if (rec_attach_check(pid, &attach32, msg, sizeof(msg)) != 0)
+            cli_die("record: %s", msg);
+        collector = rec_collector_path();
+        attach_lib = cli_attach_lib(collector, (int)pid, attach32);
     } else {
+        if (duration_ns)
+            cli_usage_error("record: --duration goes with -p");
         if (optind >= argc)
             cli_usage_error(
                 "record: no program to run; usage: memscribe record [options] -- CMD [ARGS]");
@@ -422,17 +495,38 @@ int cmd_record(int argc, char **argv)
         if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
             cli_warn("record: cannot become a subreaper (%s); orphaned children may be missed",
                      strerror(errno));
-        env = rec_build_env(collector, sock, secret, depth, no_follow, s.clock.tsc, only);
-        pid = rec_spawn(prog, argv + optind, env, &go_fd, &err_fd);
-        if (pid < 0)
-            cli_die("record: cannot start %s: %s", prog, strerror(errno));
+        if (!attach) {
+            env = rec_build_env(collector, sock, secret, depth, no_follow, s.clock.tsc, only);
+            pid = rec_spawn(prog, argv + optind, env, &go_fd, &err_fd);
+            if (pid < 0)
+                cli_die("record: cannot start %s: %s", prog, strerror(errno));
+        }
         s.root_pid = pid;
     }
     st.root = pid;
+    if (attach) {
+        settings = cli_attach_settings(sock, secret, depth, s.clock.tsc, sample_bytes);
+        attach_pidfd = (int)syscall(SYS_pidfd_open, (long)pid, 0L);
+    }
 
     if (!out_path) { /* not with --serve */
-        const char *base =
-            strrchr(argv[optind], '/') ? strrchr(argv[optind], '/') + 1 : argv[optind];
+        char comm[64] = "process";
+
+        if (attach) {
+            char cpath[64];
+            FILE *f;
+
+            snprintf(cpath, sizeof(cpath), "/proc/%d/comm", (int)pid);
+            if ((f = fopen(cpath, "re"))) {
+                if (!fgets(comm, sizeof(comm), f))
+                    snprintf(comm, sizeof(comm), "process");
+                comm[strcspn(comm, "\n/")] = 0;
+                fclose(f);
+            }
+        }
+        const char *base = attach                       ? comm
+                           : strrchr(argv[optind], '/') ? strrchr(argv[optind], '/') + 1
+                                                        : argv[optind];
 
         if (asprintf(&default_out, "%s.%d.mscr", base, (int)pid) < 0)
             cli_die("record: out of memory");
@@ -442,13 +536,13 @@ int cmd_record(int argc, char **argv)
     if (out_fd < 0) {
         int e = errno;
 
-        if (!serve) {
+        if (!serve && !attach) {
             kill(pid, SIGKILL);
             waitpid(pid, NULL, 0);
         }
         cli_die("record: cannot create %s: %s", out_path, strerror(e));
     }
-    if (serve) {
+    if (serve || attach) {
         command = rec_serve_command(pid, &cmd_len);
     } else {
         for (int i = optind; i < argc; i++)
@@ -479,9 +573,10 @@ int cmd_record(int argc, char **argv)
     info.command_len = cmd_len ? (uint32_t)cmd_len - 1 : 0;
     info.hostname = host;
     info.only = only;
+    info.attached_pid = attach ? (uint32_t)pid : 0;
     rc = fmt_writer_create(&s.w, out_fd, &info, &wopt);
     if (rc < 0) {
-        if (!serve) {
+        if (!serve && !attach) {
             kill(pid, SIGKILL);
             waitpid(pid, NULL, 0);
         }
@@ -492,7 +587,7 @@ int cmd_record(int argc, char **argv)
     /* While the program runs, INT/TERM/HUP are for it, not for us. With
      * --serve they are not ours either: a service manager that stops the
      * program's group gets the trace finished as soon as the program ends. */
-    rec_forward_pid = serve ? 0 : pid;
+    rec_forward_pid = serve || attach ? 0 : pid;
     sa.sa_sigaction = rec_on_signal;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
@@ -506,6 +601,17 @@ int cmd_record(int argc, char **argv)
 
     if (serve) {
         rec_serve_ready(&sv);
+    } else if (attach) {
+        rec_attached = 1; /* a Ctrl-C while attaching detaches right after */
+        if (rec_attach_start(pid, attach_lib, settings, msg, sizeof(msg)) != 0) {
+            fmt_writer_destroy(s.w);
+            close(out_fd);
+            unlink(out_path); /* nothing was recorded */
+            cli_die("record: %s", msg);
+        }
+        attach_start_ns = rec_clock_now(&s.clock);
+        if (!quiet)
+            cli_warn("record: attached to process %d; Ctrl-C detaches", (int)pid);
     } else {
         if (write(go_fd, "g", 1) != 1)
             cli_warn("record: cannot release %s: %s", prog, strerror(errno));
@@ -540,7 +646,16 @@ int cmd_record(int argc, char **argv)
                 s.write_err = rc;
             last_flush = now;
         }
-        if (serve) {
+        if (attach) {
+            struct pollfd pfd = {.fd = attach_pidfd, .events = POLLIN};
+
+            if (rec_detach_asked || (duration_ns && now - attach_start_ns >= duration_ns)) {
+                rec_attach_detach(&s, pid, attach_lib, quiet);
+                break;
+            }
+            if (attach_pidfd >= 0 && poll(&pfd, 1, 0) == 1 && rec_idle(&s))
+                break; /* the process ended, its stream with it */
+        } else if (serve) {
             if (rec_serve_finished(&sv, &s, now))
                 break;
         } else if (no_children && st.root_done) {
@@ -598,8 +713,12 @@ int cmd_record(int argc, char **argv)
             cli_warn("record: --only '%s' matched no process of the tree; the trace is empty",
                      only);
         /* --serve: nobody waits for us, and the program's status is not ours */
-        rc = serve ? CLI_EXIT_OK : exec_err ? 127 : rec_exit_code(st.root_status);
+        rc = serve || attach ? CLI_EXIT_OK : exec_err ? 127 : rec_exit_code(st.root_status);
     }
+    if (attach_pidfd >= 0)
+        close(attach_pidfd);
+    free(attach_lib);
+    free(settings);
     free(default_out);
     cli_snap_release(&snap);
     free(command);

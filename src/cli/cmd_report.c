@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_attach.h"
 #include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_text.h"
@@ -317,7 +318,10 @@ static void text_scope(struct report *rp, FILE *out, const struct ana_scope *s, 
                 ana_time_format(s->rss_peak_ns, t1, sizeof(t1)));
     else
         fprintf(out, "  peak RSS:           not recorded\n");
-    if (s->nr_unmatched_frees)
+    if (s->nr_unmatched_frees && fmt_reader_info(rp->a.r)->attached_pid)
+        fprintf(out, "  frees of blocks from before the attach: %" PRIu64 "\n",
+                s->nr_unmatched_frees);
+    else if (s->nr_unmatched_frees)
         fprintf(out, "  unmatched frees:    %" PRIu64 " (addresses never seen allocated)\n",
                 s->nr_unmatched_frees);
     if (s->nr_dropped)
@@ -372,6 +376,12 @@ static void write_text(struct report *rp, FILE *out)
         fprintf(out, "note: %s\n",
                 ana_sample_note(note, sizeof(note), fmt_reader_sample_bytes(rp->a.r)));
     }
+    if (fmt_reader_info(rp->a.r)->attached_pid) {
+        char note[256];
+
+        fprintf(out, "note: %s\n",
+                ana_attach_note(note, sizeof(note), fmt_reader_info(rp->a.r)->attached_pid));
+    }
     cli_procs_text(&rp->a, rp->m, out);
     for (uint32_t i = 0; i < ana_model_nr_images(rp->m); i++) {
         const struct ana_scope *s = ana_model_image(rp->m, i);
@@ -410,6 +420,7 @@ static void write_json(struct report *rp, FILE *out)
     ana_json_kv_bool(&j, "incomplete", fmt_reader_incomplete(rp->a.r));
     ana_json_kv_u64(&j, "dropped_events", c.nr_dropped);
     ana_sample_json(&j, fmt_reader_sample_bytes(rp->a.r));
+    ana_attach_json(&j, fmt_reader_info(rp->a.r)->attached_pid);
     cli_procs_json(&rp->a, rp->m, &j);
     ana_json_key(&j, "processes");
     ana_json_begin_array(&j);

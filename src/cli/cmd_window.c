@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_attach.h"
 #include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_time.h"
 #include "analysis/model/ana_histogram.h"
@@ -386,6 +387,7 @@ int cmd_window(int argc, char **argv)
             ana_json_begin_object(&j);
             ana_json_kv_str(&j, "file", a.path);
             ana_sample_json(&j, fmt_reader_sample_bytes(a.r));
+            ana_attach_json(&j, fmt_reader_info(a.r)->attached_pid);
             ana_json_kv_u64(&j, "from_ns", t0);
             ana_json_kv_u64(&j, "to_ns", t1);
             ana_json_kv_u64(&j, "events_read", w.nr_events_read);

@@ -166,7 +166,7 @@ void col_alloc_resolve(void)
     for (int i = 0; i < N_COUNT; i++) {
         Dl_info info;
         const char *base;
-        void *fn = dlsym(RTLD_NEXT, col_next[i].name);
+        void *fn = dlsym(COL_RTLD_NEXT, col_next[i].name);
 
         col_next[i].record = 1;
         if (fn && i <= N_DELA_SZ_AL && dladdr(fn, &info) && info.dli_fname) {

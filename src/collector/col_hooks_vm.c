@@ -222,7 +222,7 @@ COL_EXPORT void *dlopen(const char *file, int mode)
         if (t)
             col_leave(t);
         if (!col_real.dlopen)
-            col_real.dlopen = dlsym(RTLD_NEXT, "dlopen");
+            col_real.dlopen = dlsym(COL_RTLD_NEXT, "dlopen");
     }
     atomic_store_explicit(&col_modules_dirty, COL_MODULE_WATCH, memory_order_relaxed);
     return col_real.dlopen(file, mode);

@@ -16,7 +16,23 @@
 
 #define COL_LIKELY(x) __builtin_expect(!!(x), 1)
 #define COL_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* Initial-exec TLS costs nothing to reach, but a library dlopen'ed into a
+ * running program (the attach build, COL_ATTACH) gets it only from
+ * glibc's small static TLS surplus: that build takes the model its
+ * compiler flags give (TLS descriptors, docs/record.md: Attach). */
+#ifdef COL_ATTACH
+#define COL_TLS __thread
+#else
 #define COL_TLS __attribute__((tls_model("initial-exec"))) __thread
+#endif
+/* Where the real functions are looked up: the next object after us when
+ * preloaded; attached, we are in no global scope, and the real ones are
+ * whatever the program's symbols resolve to. */
+#ifdef COL_ATTACH
+#define COL_RTLD_NEXT RTLD_DEFAULT
+#else
+#define COL_RTLD_NEXT RTLD_NEXT
+#endif
 
 /* Ring geometry: rings of 4 MiB; segment i holds col_segment_rings(i)
  * of them (1, 1, 2, 4, 8, then 16), so a single-threaded program maps one
@@ -151,6 +167,24 @@ struct col_thread *col_enter_slow(struct col_thread *t);
 void col_init(void);
 void col_turn_off(const char *why, int err);
 void col_say(const char *msg, int err);
+#ifdef COL_ATTACH
+/* record -p (col_attach.c, col_attach_got.c). A second attach after a
+ * detach: a new recorder, a fresh stream. 0, -ENOTSUP if it asks for
+ * another sampling rate than the first, -EIO. */
+int col_attach_restart(void);
+/* Point every loaded module's GOT entries of the functions we export at
+ * ours (entries patched before are skipped: called again after a dlopen).
+ * begin: a new attach (else nothing is done after col_attach_restore).
+ * 0, or -1 if our own exports cannot be read. */
+int col_attach_patch(int begin);
+/* Put back what the entries held, in the modules still loaded; returns
+ * how many were put back. */
+uint32_t col_attach_restore(void);
+/* libc's dlsym(handle, name), after patching the modules loaded since the
+ * last look: a plugin's functions are called through what dlsym returns,
+ * before any event of ours would notice the dlopen. */
+void *col_attach_dlsym(void *handle, const char *name);
+#endif
 
 /* col_only.c */
 int col_only_wanted(void);

@@ -243,6 +243,9 @@ void col_modules_poll(struct col_thread *t)
     col_dl_iterate_phdr(col_read_counts, &c);
     if (c.adds != col_seen_adds || c.subs != col_seen_subs) {
         col_modules_rescan(t);
+#ifdef COL_ATTACH
+        col_attach_patch(0); /* record -p: the new modules' GOTs too */
+#endif
         atomic_store_explicit(&col_modules_dirty, COL_MODULE_WATCH, memory_order_relaxed);
     } else if (left > 0) {
         atomic_store_explicit(&col_modules_dirty, left - 1, memory_order_relaxed);

@@ -83,7 +83,7 @@ void col_turn_off(const char *why, int err)
 
 #define RESOLVE(name)                                                                              \
     do {                                                                                           \
-        *(void **)&col_real.name = dlsym(RTLD_NEXT, #name);                                        \
+        *(void **)&col_real.name = dlsym(COL_RTLD_NEXT, #name);                                    \
     } while (0)
 
 static void col_resolve(void)
@@ -167,12 +167,32 @@ static void col_thread_exit(void *arg)
     t->busy = 0;
 }
 
+/* The recorder's settings (the environment; in the attach build the
+ * block memscribe_attach_start() was handed, col_attach.c). */
+static void col_read_settings(void)
+{
+    const char *s;
+
+    s = getenv(FMT_SHM_ENV_DEPTH);
+    if (s && *s) {
+        long d = strtol(s, NULL, 10);
+        col_depth = d < 1 ? 1 : d > FMT_SHM_MAX_DEPTH ? FMT_SHM_MAX_DEPTH : (uint32_t)d;
+    }
+    s = getenv(FMT_SHM_ENV_NO_FOLLOW);
+    col_no_follow = s && *s == '1';
+    if (col_no_follow)
+        col_strip_preload();
+    s = getenv(FMT_SHM_ENV_CLOCK);
+    col_clock_tsc = s && !strcmp(s, "tsc");
+    s = getenv("MEMSCRIBE_FREE_STACKS");
+    col_free_stacks = s && *s == '1';
+}
+
 /* Runs once per process image, with this thread's busy flag set so that
  * whatever dlsym or libunwind allocate passes straight through. */
 void col_init(void)
 {
     int expect = COL_UNINIT;
-    const char *s;
 
     if (!atomic_compare_exchange_strong(&col_state, &expect, COL_INITIALISING)) {
         while (atomic_load(&col_state) == COL_INITIALISING)
@@ -211,19 +231,7 @@ void col_init(void)
         atomic_store(&col_state, COL_OFF);
         return;
     }
-    s = getenv(FMT_SHM_ENV_DEPTH);
-    if (s && *s) {
-        long d = strtol(s, NULL, 10);
-        col_depth = d < 1 ? 1 : d > FMT_SHM_MAX_DEPTH ? FMT_SHM_MAX_DEPTH : (uint32_t)d;
-    }
-    s = getenv(FMT_SHM_ENV_NO_FOLLOW);
-    col_no_follow = s && *s == '1';
-    if (col_no_follow)
-        col_strip_preload();
-    s = getenv(FMT_SHM_ENV_CLOCK);
-    col_clock_tsc = s && !strcmp(s, "tsc");
-    s = getenv("MEMSCRIBE_FREE_STACKS");
-    col_free_stacks = s && *s == '1';
+    col_read_settings();
     if (col_sample_init() != 0) {
         col_say("cannot set up the sampled-block set; not tracing", ENOMEM);
         atomic_store(&col_state, COL_OFF);
@@ -333,6 +341,29 @@ static __attribute__((noinline)) struct col_thread *col_enter_start(struct col_t
     return t->ring ? t : NULL;
 }
 
+#ifdef COL_ATTACH
+/* record -p again after a detach (col_attach.c): the library is still
+ * loaded and off; a new recorder, a fresh stream announced as an image. */
+int col_attach_restart(void)
+{
+    /* The sampled-block tables and the hooks' fast path were set up for
+     * the first rate; another one would be labelled wrongly. */
+    if (col_sample_env_rate() != col_sample_bytes)
+        return -ENOTSUP;
+    if (col_channel_init() != 0)
+        return -EIO;
+    col_read_settings();
+    col_segments_forget();
+    col_stack_reset();
+    col_modules_reset();
+    col_sample_reset();
+    col_started_once = 0;
+    atomic_store(&col_proc->gen, 0);
+    atomic_store(&col_state, COL_READY);
+    return 0;
+}
+#endif
+
 /* Kept apart from col_enter_start so that an image that is off (dormant
  * under record --only, or turned off) pays a load and a branch per hooked
  * call, not the big function's prologue: 23 instructions less a call. */
@@ -347,8 +378,10 @@ struct col_thread *col_enter_slow(struct col_thread *t)
  * the hooks start lazily if another constructor allocates before this. */
 __attribute__((constructor)) static void col_constructor(void)
 {
+#ifndef COL_ATTACH /* record -p: memscribe_attach_start() starts us */
     struct col_thread *t = col_enter();
 
     if (t)
         col_leave(t);
+#endif
 }

@@ -122,6 +122,7 @@ enum fmt_meta_type {
     FMT_META_STACK_DEPTH = 3,
     FMT_META_SAMPLE_BYTES = 4, /* 1.3: the sampling rate (feature bit SAMPLED) */
     FMT_META_ONLY = 5,         /* record --only's glob (absent: no filter) */
+    FMT_META_ATTACHED = 6,     /* record -p: varint pid; the trace starts mid-run */
 };
 
 /* Limits a reader enforces so that a corrupt file cannot make it allocate

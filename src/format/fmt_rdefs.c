@@ -93,6 +93,11 @@ int fmt_rdefs_meta(struct fmt_reader *r, uint64_t off)
             if (b.bad || !r->info.sample_bytes)
                 return fmt_rerr(r, -EPROTO, off, "bad sampling rate in metadata");
             break;
+        case FMT_META_ATTACHED:
+            r->info.attached_pid = fmt_cur_u32(&b);
+            if (b.bad || !r->info.attached_pid)
+                return fmt_rerr(r, -EPROTO, off, "bad attached pid in metadata");
+            break;
         }
     }
     if (c.bad)

@@ -41,6 +41,12 @@ static int w_meta(struct fmt_writer *w, const struct fmt_trace_info *info)
         rc = rc ?: fmt_buf_add_varint(&b, FMT_META_SAMPLE_BYTES);
         rc = rc ?: fmt_buf_add_string(&b, tmp, t.len);
     }
+    if (info->attached_pid) {
+        t.len = 0;
+        fmt_buf_put_varint(&t, info->attached_pid);
+        rc = rc ?: fmt_buf_add_varint(&b, FMT_META_ATTACHED);
+        rc = rc ?: fmt_buf_add_string(&b, tmp, t.len);
+    }
     if (!rc) {
         struct iovec iov = {b.data, b.len};
         rc = fmt_wout_block(&w->out, FMT_BLOCK_META, 0, (uint32_t)b.len, &iov, 1);

@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: MIT */
+/* `record -p` (the attach build): without LD_PRELOAD nothing binds to our
+ * hooks by name, so each loaded module's GOT entries (JUMP_SLOT and
+ * GLOB_DAT relocations) that name a function we export are pointed at
+ * ours, and put back as they were on detach. */
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "collector/col_internal.h"
+
+/* x86-64 relocates with RELA, i386 with REL; JUMP_SLOT and GLOB_DAT
+ * entries hold the symbol's address either way. */
+#ifdef __x86_64__
+typedef ElfW(Rela) col_rel_t;
+#define COL_DT_REL DT_RELA
+#define COL_DT_RELSZ DT_RELASZ
+#define COL_R_TYPE ELF64_R_TYPE
+#define COL_R_SYM ELF64_R_SYM
+#define COL_R_JUMP_SLOT R_X86_64_JUMP_SLOT
+#define COL_R_GLOB_DAT R_X86_64_GLOB_DAT
+#else
+typedef ElfW(Rel) col_rel_t;
+#define COL_DT_REL DT_REL
+#define COL_DT_RELSZ DT_RELSZ
+#define COL_R_TYPE ELF32_R_TYPE
+#define COL_R_SYM ELF32_R_SYM
+#define COL_R_JUMP_SLOT R_386_JMP_SLOT
+#define COL_R_GLOB_DAT R_386_GLOB_DAT
+#endif
+
+/* One GOT entry we changed: where, what it held, what we wrote. */
+struct col_got_slot {
+    uintptr_t *slot;
+    uintptr_t old, hook;
+};
+
+/* One function we export, by name. */
+struct col_export {
+    const char *name;
+    uintptr_t addr;
+};
+
+static struct col_got_slot *col_slots;
+static uint32_t col_nr_slots, col_cap_slots;
+static struct col_export *col_exports;
+static uint32_t col_nr_exports;
+static uintptr_t col_self_lo, col_self_hi;
+static _Atomic int col_got_lock;
+static int col_got_closed; /* restored: a late dlopen's poll patches nothing */
+
+/* A d_ptr of .dynamic: glibc relocates most in place, a few loaders do not. */
+static uintptr_t col_dyn_ptr(const struct dl_phdr_info *info, uintptr_t p)
+{
+    return p >= info->dlpi_addr ? p : p + info->dlpi_addr;
+}
+
+/* How many symbols .dynsym holds: DT_HASH says, DT_GNU_HASH must be walked
+ * to the end of its longest chain. */
+static uint32_t col_nr_dynsyms(const uint32_t *hash, const uint32_t *gnu)
+{
+    uint32_t nbuckets, symoffset, last = 0;
+    const uint32_t *buckets, *chain;
+
+    if (hash)
+        return hash[1];
+    if (!gnu)
+        return 0;
+    nbuckets = gnu[0];
+    symoffset = gnu[1];
+    buckets = gnu + 4 + gnu[2] * (sizeof(ElfW(Addr)) / 4);
+    chain = buckets + nbuckets;
+    for (uint32_t i = 0; i < nbuckets; i++)
+        if (buckets[i] > last)
+            last = buckets[i];
+    if (last < symoffset)
+        return symoffset;
+    while (!(chain[last - symoffset] & 1))
+        last++;
+    return last + 1;
+}
+
+struct col_dyn {
+    const ElfW(Sym) * symtab;
+    const char *strtab;
+    const uint32_t *hash, *gnu_hash;
+    const col_rel_t *rela, *jmprel;
+    size_t rela_size, jmprel_size;
+    uintptr_t relro_lo, relro_hi;
+};
+
+static int col_dyn_read(const struct dl_phdr_info *info, struct col_dyn *d)
+{
+    const ElfW(Dyn) *dyn = NULL;
+
+    memset(d, 0, sizeof(*d));
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+        if (ph->p_type == PT_DYNAMIC)
+            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
+        if (ph->p_type == PT_GNU_RELRO) {
+            /* What ld.so made read-only: whole pages only, a last partial
+             * page stays writable (_dl_protect_relro), and must stay so. */
+            d->relro_lo = (info->dlpi_addr + ph->p_vaddr) & ~(uintptr_t)4095;
+            d->relro_hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(uintptr_t)4095;
+        }
+    }
+    if (!dyn)
+        return -1;
+    for (; dyn->d_tag != DT_NULL; dyn++) {
+        uintptr_t p = col_dyn_ptr(info, dyn->d_un.d_ptr);
+
+        switch (dyn->d_tag) {
+        case DT_SYMTAB:
+            d->symtab = (const ElfW(Sym) *)p;
+            break;
+        case DT_STRTAB:
+            d->strtab = (const char *)p;
+            break;
+        case DT_HASH:
+            d->hash = (const uint32_t *)p;
+            break;
+        case DT_GNU_HASH:
+            d->gnu_hash = (const uint32_t *)p;
+            break;
+        case COL_DT_REL:
+            d->rela = (const col_rel_t *)p;
+            break;
+        case COL_DT_RELSZ:
+            d->rela_size = dyn->d_un.d_val;
+            break;
+        case DT_JMPREL:
+            d->jmprel = (const col_rel_t *)p;
+            break;
+        case DT_PLTRELSZ:
+            d->jmprel_size = dyn->d_un.d_val;
+            break;
+        case DT_PLTREL:
+            if (dyn->d_un.d_val != COL_DT_REL)
+                return -1; /* x86-64 uses RELA only, i386 REL */
+            break;
+        }
+    }
+    return d->symtab && d->strtab ? 0 : -1;
+}
+
+static int col_module_is_self(const struct dl_phdr_info *info)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+        if (ph->p_type == PT_LOAD && (uintptr_t)col_self_range >= lo &&
+            (uintptr_t)col_self_range < lo + ph->p_memsz)
+            return 1;
+    }
+    return 0;
+}
+
+/* The functions we export (our hooks), from our own .dynsym: the entry
+ * points memscribe_attach_* and pthread_create (Syscall User Dispatch,
+ * off when attached) excepted. */
+static int col_exports_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct col_dyn d;
+    uint32_t n;
+
+    (void)size;
+    (void)arg;
+    if (!col_module_is_self(info) || col_dyn_read(info, &d) != 0)
+        return 0;
+    n = col_nr_dynsyms(d.hash, d.gnu_hash);
+    col_exports = col_sys_mmap(((size_t)n * sizeof(*col_exports) + 4095) & ~(size_t)4095);
+    if (!col_exports)
+        return 1;
+    for (uint32_t i = 0; i < n; i++) {
+        const ElfW(Sym) *s = &d.symtab[i];
+        const char *name = d.strtab + s->st_name;
+        int type = ELF32_ST_TYPE(s->st_info), bind = ELF32_ST_BIND(s->st_info);
+
+        if (s->st_shndx == SHN_UNDEF || (type != STT_FUNC && type != STT_GNU_IFUNC) ||
+            (bind != STB_GLOBAL && bind != STB_WEAK) || !strncmp(name, "memscribe_", 10) ||
+            !strcmp(name, "pthread_create"))
+            continue;
+        col_exports[col_nr_exports].name = name;
+        col_exports[col_nr_exports].addr = info->dlpi_addr + s->st_value;
+        col_nr_exports++;
+    }
+    return 1;
+}
+
+static uintptr_t col_export_find(const char *name)
+{
+    for (uint32_t i = 0; i < col_nr_exports; i++)
+        if (col_exports[i].name[0] == name[0] && !strcmp(col_exports[i].name, name))
+            return col_exports[i].addr;
+    return 0;
+}
+
+/* Write one GOT entry, lifting RELRO's read-only protection around it. */
+static void col_got_write(uintptr_t *slot, uintptr_t value, const struct col_dyn *d)
+{
+    uintptr_t page = (uintptr_t)slot & ~(uintptr_t)4095;
+    int relro = (uintptr_t)slot >= d->relro_lo && (uintptr_t)slot < d->relro_hi;
+
+    if (relro)
+        syscall(SYS_mprotect, page, 4096L, (long)(PROT_READ | PROT_WRITE));
+    __atomic_store_n(slot, value, __ATOMIC_RELEASE);
+    if (relro)
+        syscall(SYS_mprotect, page, 4096L, (long)PROT_READ);
+}
+
+static int col_slot_add(uintptr_t *slot, uintptr_t old, uintptr_t hook)
+{
+    if (col_nr_slots == col_cap_slots) {
+        uint32_t cap = col_cap_slots ? 2 * col_cap_slots : 512;
+        struct col_got_slot *v = col_sys_mmap(cap * sizeof(*v));
+
+        if (!v)
+            return -1;
+        if (col_slots) {
+            memcpy(v, col_slots, col_nr_slots * sizeof(*v));
+            col_sys_munmap(col_slots, col_cap_slots * sizeof(*v));
+        }
+        col_slots = v;
+        col_cap_slots = cap;
+    }
+    col_slots[col_nr_slots++] = (struct col_got_slot){slot, old, hook};
+    return 0;
+}
+
+static void col_got_relocs(const struct dl_phdr_info *info, const struct col_dyn *d,
+                           const col_rel_t *r, size_t size)
+{
+    for (size_t i = 0; r && i < size / sizeof(*r); i++) {
+        unsigned long type = COL_R_TYPE(r[i].r_info);
+        uintptr_t *slot, hook, cur;
+
+        if (type != COL_R_JUMP_SLOT && type != COL_R_GLOB_DAT)
+            continue;
+        hook = col_export_find(d->strtab + d->symtab[COL_R_SYM(r[i].r_info)].st_name);
+        if (!hook)
+            continue;
+        slot = (uintptr_t *)(info->dlpi_addr + r[i].r_offset);
+        cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+        /* Already ours (a module seen before), or pointing into us. */
+        if (cur == hook || (cur >= col_self_lo && cur < col_self_hi))
+            continue;
+        if (col_slot_add(slot, cur, hook) != 0)
+            return;
+        col_got_write(slot, hook, d);
+    }
+}
+
+/* The loader and the vDSO are left alone: ld.so reaches malloc through
+ * pointers of its own, and neither is the program's. */
+static int col_module_skipped(const struct dl_phdr_info *info)
+{
+    const char *name = info->dlpi_name ? info->dlpi_name : "";
+
+    return col_module_is_self(info) || strstr(name, "/ld-linux") || strstr(name, "linux-vdso") ||
+           strstr(name, "linux-gate");
+}
+
+static int col_patch_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct col_dyn d;
+
+    (void)size;
+    (void)arg;
+    if (col_module_skipped(info) || col_dyn_read(info, &d) != 0)
+        return 0;
+    col_got_relocs(info, &d, d.jmprel, d.jmprel_size);
+    col_got_relocs(info, &d, d.rela, d.rela_size);
+    return 0;
+}
+
+static void col_got_lock_take(void)
+{
+    while (atomic_exchange_explicit(&col_got_lock, 1, memory_order_acquire))
+        sched_yield();
+}
+
+static void col_got_lock_drop(void)
+{
+    atomic_store_explicit(&col_got_lock, 0, memory_order_release);
+}
+
+int col_attach_patch(int begin)
+{
+    int rc = 0;
+
+    col_got_lock_take();
+    if (begin)
+        col_got_closed = 0;
+    if (col_got_closed) {
+        col_got_lock_drop();
+        return 0;
+    }
+    if (!col_exports) {
+        if (col_self_range(&col_self_lo, &col_self_hi) != 0)
+            rc = -1;
+        else
+            col_dl_iterate_phdr(col_exports_one, NULL);
+        if (!col_exports || !col_nr_exports)
+            rc = -1;
+    }
+    if (rc == 0)
+        col_dl_iterate_phdr(col_patch_one, NULL);
+    col_got_lock_drop();
+    return rc;
+}
+
+static int col_read_adds(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    *(unsigned long long *)arg = info->dlpi_adds;
+    return 1; /* the first object is enough */
+}
+
+void *col_attach_dlsym(void *handle, const char *name)
+{
+    static void *(*real)(void *, const char *);
+    static unsigned long long seen_adds;
+    unsigned long long adds = 0;
+
+    if (COL_UNLIKELY(!real)) /* libc's: we are in no global scope */
+        *(void **)&real = dlsym(RTLD_DEFAULT, "dlsym");
+    col_dl_iterate_phdr(col_read_adds, &adds);
+    if (adds != __atomic_load_n(&seen_adds, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&seen_adds, adds, __ATOMIC_RELAXED);
+        col_attach_patch(0);
+    }
+    return real(handle, name);
+}
+
+/* Put back the entries of a module still loaded (a module dlclosed
+ * meanwhile took its GOT with it), unless the program changed them. */
+static int col_restore_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct col_dyn d;
+    uint32_t *nr_restored = arg;
+
+    (void)size;
+    if (col_module_skipped(info) || col_dyn_read(info, &d) != 0)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
+            continue;
+        for (uint32_t k = 0; k < col_nr_slots; k++) {
+            struct col_got_slot *s = &col_slots[k];
+
+            if (!s->slot || (uintptr_t)s->slot < lo || (uintptr_t)s->slot >= hi)
+                continue;
+            if (__atomic_load_n(s->slot, __ATOMIC_ACQUIRE) == s->hook) {
+                col_got_write(s->slot, s->old, &d);
+                ++*nr_restored;
+            }
+            s->slot = NULL;
+        }
+    }
+    return 0;
+}
+
+uint32_t col_attach_restore(void)
+{
+    uint32_t nr_restored = 0;
+
+    col_got_lock_take();
+    col_dl_iterate_phdr(col_restore_one, &nr_restored);
+    col_nr_slots = 0;
+    col_got_closed = 1;
+    col_got_lock_drop();
+    return nr_restored;
+}

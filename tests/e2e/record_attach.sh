@@ -1,0 +1,260 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# record -p PID: attach to rec_attach_target mid-run, twice in a row, and
+# to its 32-bit build. Each
+# trace holds exactly the heap calls of the round made while attached
+# (none of the rounds between or after), a thread's from before the
+# attach and a plugin's dlopen'ed while attached included, the program's GOT points at the
+# collector only while attached, the frees and the realloc of
+# blocks from before the attach are counted as such, every report says
+# the trace starts mid-run, and the program's output and exit status are
+# those of an untraced run. Then the refusals, each exit 1 with the reason,
+# the program untouched: no such process, a static program, one traced by
+# strace, one preloaded by record, one attached already, one
+# in a PID namespace of its own, and (as root) a recorder running as
+# another user.
+source "$(dirname "$0")/record_lib.sh"
+
+PROG=$MS_PROGRAMS/rec_attach_target
+
+# Wait (60 s at most) until file $1 exists.
+wait_file() {
+    for _ in $(seq 1 3000); do
+        [ -e "$1" ] && return 0
+        sleep 0.02
+    done
+    fail "$1 did not appear within 60 s"
+}
+# Wait (30 s at most) until file $1 has a line matching $2 (grep -E).
+wait_line() {
+    for _ in $(seq 1 1500); do
+        grep -Eq "$2" "$1" 2>/dev/null && return 0
+        sleep 0.02
+    done
+    fail "no '$2' in $1 within 30 s: $(cat "$1")"
+}
+# Start the program in directory $1 for $2 rounds; sets $target.
+start_target() {
+    mkdir -p "$1"
+    "${3:-$PROG}" "$1" "$2" >"$1/out" 2>&1 &
+    target=$!
+    wait_file "$1/ready.0"
+}
+# Attach to $target for round $2 into trace $1: attach, wait for the
+# announcement, release the round, wait for it, detach by --duration, or
+# by SIGINT (Ctrl-C) if $4 is "int".
+attach_round() {
+    local dir=$3 how=${4:-duration}
+    if [ "$how" = int ]; then
+        "$MEMSCRIBE" record -p "$target" -o "$1" 2>"$1.err" &
+    else
+        "$MEMSCRIBE" record -p "$target" -o "$1" --duration 1.5 2>"$1.err" &
+    fi
+    local rec=$!
+    wait_line "$1.err" "attached to process $target"
+    touch "$dir/go.$2"
+    wait_file "$dir/done.$2"
+    [ "$how" != int ] || kill -INT "$rec"
+    local rc=0
+    wait "$rec" || rc=$?
+    [ "$rc" = 0 ] || fail "record -p exited with $rc: $(cat "$1.err")"
+    grep -q "detached from process $target" "$1.err" || fail "no detach: $(cat "$1.err")"
+}
+# Heap calls of a trace as "kind size count" lines, sorted; frees are
+# "free known" if the trace knows the block, "free unknown", "free null".
+heap_calls() {
+    "$MEMSCRIBE" dump "$1" | awk '
+        $5 == "free" { print "free " ($6 == "addr=0x0" ? "null" : $0 ~ / size=/ ? "known" : "unknown"); next }
+        $5 == "realloc" { print "realloc " ($7 ~ /^size=/ ? $7 : $8) ; next }
+        $5 ~ /^(malloc|calloc|memalign|posix_memalign|aligned_alloc|valloc|pvalloc|reallocarray)$/ {
+            for (i = 6; i <= NF; i++) if ($i ~ /^size=/) print $5 " " $i
+        }' | sort | uniq -c | awk '{ print $2, $3, $1 }'
+}
+
+# Untraced, for comparison.
+mkdir "$WORK/plain"
+touch "$WORK/plain/go.1" "$WORK/plain/go.2" "$WORK/plain/go.3" "$WORK/plain/go.4"
+"$PROG" "$WORK/plain" 4 >"$WORK/plain.out"
+
+# Attached in round 1 (until --duration), not in round 2, again in round 3
+# (until Ctrl-C), not in round 4.
+D=$WORK/run
+start_target "$D" 4
+attach_round "$WORK/t1.mscr" 1 "$D"
+touch "$D/go.2"
+wait_file "$D/done.2"
+attach_round "$WORK/t3.mscr" 3 "$D" int
+touch "$D/go.4"
+rc=0
+wait "$target" || rc=$?
+expect "exit status of the program attached to twice" "$rc" 0
+cmp -s "$WORK/plain.out" "$D/out" || fail "output differs: $(cat "$D/out") vs $(cat "$WORK/plain.out")"
+
+# The program's GOT pointed malloc at the collector while attached only.
+expect "malloc's address seen by the program, rounds 1-4" "$(cat "$D"/got.1 "$D"/got.2 "$D"/got.3 "$D"/got.4 | tr '\n' ' ')" \
+    "other same other same "
+
+# Round 1: the two frees and the realloc of blocks from before the attach.
+expect "round 1's heap calls" "$(heap_calls "$WORK/t1.mscr" | tr '\n' ';')" \
+    "calloc size=300 1;free known 3;free unknown 2;malloc size=5001 5;malloc size=7001 3;realloc size=6001 1;"
+# Round 3: the 7 blocks of round 2 were allocated while detached; the
+# plugin loaded while attached has its malloc seen.
+expect "round 3's heap calls" "$(heap_calls "$WORK/t3.mscr" | tr '\n' ';')" \
+    "calloc size=300 1;free known 4;free unknown 7;malloc size=5003 5;malloc size=7003 3;malloc size=7703 1;realloc size=6003 1;"
+# The thread started before the attach (dynamic TLS of a dlopen'ed
+# collector) is traced: its mallocs come from another tid.
+expect "threads with heap calls in round 3" "$("$MEMSCRIBE" dump "$WORK/t3.mscr" | awk '$5 == "malloc" { print $3 }' | sort -u | wc -l)" 2
+
+# The reports say so.
+"$MEMSCRIBE" report "$WORK/t1.mscr" >"$WORK/report.txt" 2>&1
+grep -q "note: the trace starts mid-run (record -p $target)" "$WORK/report.txt" ||
+    fail "no mid-run note in the report: $(cat "$WORK/report.txt")"
+grep -q "frees of blocks from before the attach: 3" "$WORK/report.txt" ||
+    fail "the report does not count 3 frees of blocks from before: $(cat "$WORK/report.txt")"
+"$MEMSCRIBE" report --format json "$WORK/t1.mscr" >"$WORK/report.json"
+expect "JSON attached.pid" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["attached"]["pid"])' "$WORK/report.json")" "$target"
+"$MEMSCRIBE" leaks "$WORK/t1.mscr" >/dev/null 2>"$WORK/leaks.err"
+grep -q "starts mid-run" "$WORK/leaks.err" || fail "leaks says nothing of the attach: $(cat "$WORK/leaks.err")"
+
+# The attach build has no initial-exec TLS, which a dlopen'ed library
+# gets only out of glibc's static TLS surplus (no STATIC_TLS flag, no
+# TPOFF relocations); the preloaded build keeps it.
+need readelf
+LIBDIR=$(dirname "$MEMSCRIBE")/../lib/memscribe
+for lib in "$LIBDIR/libmemscribe-attach.so" "$LIBDIR/i386/libmemscribe-attach.so"; do
+    [ -e "$lib" ] || continue
+    readelf -dW "$lib" >"$WORK/dyn.txt"
+    readelf -rW "$lib" >"$WORK/rel.txt"
+    ! grep -q STATIC_TLS "$WORK/dyn.txt" || fail "$lib wants static TLS"
+    expect "TPOFF relocations of $lib" "$(grep -c TPOFF "$WORK/rel.txt" || true)" 0
+done
+readelf -dW "$LIBDIR/libmemscribe.so" >"$WORK/dyn.txt"
+grep -q STATIC_TLS "$WORK/dyn.txt" || fail "libmemscribe.so lost its initial-exec TLS"
+
+# Refusals: exit 1, one line naming the process and the reason.
+refuse() {
+    local what=$1 want=$2
+    shift 2
+    local rc=0
+    "$@" >"$WORK/refuse.out" 2>"$WORK/refuse.err" || rc=$?
+    [ "$rc" = 1 ] || fail "$what: exit $rc, not 1: $(cat "$WORK/refuse.err")"
+    grep -q "$want" "$WORK/refuse.err" || fail "$what: '$want' not in: $(cat "$WORK/refuse.err")"
+    [ ! -e "$WORK/refused.mscr" ] || fail "$what: a trace was left behind"
+    echo "ok: $what refused"
+}
+refuse "no such process" "no process 999999999" \
+    "$MEMSCRIBE" record -p 999999999 -o "$WORK/refused.mscr"
+
+D=$WORK/static
+start_target "$D" 1 "$MS_PROGRAMS/rec_attach_static"
+refuse "a static program" "process $target is statically linked" \
+    "$MEMSCRIBE" record -p "$target" -o "$WORK/refused.mscr"
+touch "$D/go.1"
+wait "$target" || fail "the static program failed after the refusal"
+
+# A 32-bit program gets the i386 attach collector.
+if [ -x "$MS_PROGRAMS/rec_attach_target32" ]; then
+    D=$WORK/p32
+    start_target "$D" 2 "$MS_PROGRAMS/rec_attach_target32"
+    attach_round "$WORK/t32.mscr" 1 "$D"
+    touch "$D/go.2"
+    wait "$target" || fail "the 32-bit program failed after the attach"
+    expect "the 32-bit program's round 1" "$(heap_calls "$WORK/t32.mscr" | tr '\n' ';')" \
+        "calloc size=300 1;free known 3;free unknown 2;malloc size=5001 5;malloc size=7001 3;realloc size=6001 1;"
+    expect "the 32-bit program's GOT, rounds 1-2" "$(cat "$D/got.1" "$D/got.2" | tr '\n' ' ')" "other same "
+    expect "the 32-bit program's output" "$(sed -n 2,3p "$D/out")" "$(sed -n 2,3p "$WORK/plain.out")"
+fi
+
+D=$WORK/others
+start_target "$D" 1
+need strace
+strace -p "$target" -o /dev/null 2>/dev/null &
+tracer=$!
+wait_line "/proc/$target/status" "^TracerPid:[[:space:]]*$tracer$"
+refuse "a program strace traces" "process $target is traced already, by process $tracer (strace)" \
+    "$MEMSCRIBE" record -p "$target" -o "$WORK/refused.mscr"
+kill "$tracer"
+wait "$tracer" || true
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    refuse "a recorder of another user" "process $target: not permitted: it belongs to uid 0" \
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$MEMSCRIBE" record -p "$target" \
+        -o /dev/null
+fi
+# A process in a PID namespace of its own (its pids are not ours).
+if unshare --pid --fork true 2>/dev/null; then
+    ND=$WORK/ns
+    mkdir -p "$ND"
+    unshare --pid --fork "$PROG" "$ND" 1 >"$ND/out" 2>&1 &
+    outer=$!
+    wait_file "$ND/ready.0"
+    inner=$(pgrep -P "$outer")
+    refuse "a process in another PID namespace" "process $inner: in another pid namespace" \
+        "$MEMSCRIBE" record -p "$inner" -o "$WORK/refused.mscr"
+    touch "$ND/go.1"
+    wait "$outer" || fail "the program in its namespace failed after the refusal"
+fi
+# One attached already: a second recorder is turned away, the first goes on.
+"$MEMSCRIBE" record -p "$target" -o "$WORK/first.mscr" --duration 3 2>"$WORK/first.err" &
+first=$!
+wait_line "$WORK/first.err" "attached to process $target"
+refuse "a second attach at once" "process $target is being recorded already by another 'record -p'" \
+    "$MEMSCRIBE" record -p "$target" -o "$WORK/refused.mscr"
+touch "$D/go.1"
+wait_file "$D/done.1"
+wait "$first" || fail "the first recorder failed: $(cat "$WORK/first.err")"
+expect "the first recorder's round" "$(heap_calls "$WORK/first.mscr" | tr '\n' ';')" \
+    "calloc size=300 1;free known 3;free null 2;free unknown 2;malloc size=5001 5;malloc size=7001 3;realloc size=6001 1;"
+wait "$target" || fail "the program failed after the refusals"
+expect "round 1's output after the refusals" "$(sed -n 2p "$D/out")" "$(sed -n 2p "$WORK/plain.out")"
+
+# A stopped process (job control): resuming it for our calls would undo that.
+D=$WORK/stopped
+start_target "$D" 1
+kill -STOP "$target"
+wait_line "/proc/$target/status" "^State:[[:space:]]*T"
+refuse "a stopped process" "process $target is stopped" \
+    "$MEMSCRIBE" record -p "$target" -o "$WORK/refused.mscr"
+kill -CONT "$target"
+touch "$D/go.1"
+wait "$target" || fail "the stopped program failed after the refusal"
+
+# A thread holds the loader's lock (a constructor that waits): the
+# injected dlopen cannot get it, is given up after 10 s, and the program,
+# put back, finishes as it would have.
+D=$WORK/locked
+mkdir -p "$D"
+"$MS_PROGRAMS/rec_attach_locked" "$D" >"$D/out" 2>&1 &
+target=$!
+wait_file "$D/inctor.0"
+refuse "a process whose loader lock is held" "process $target: the call at .* did not return within 10 s" \
+    "$MEMSCRIBE" record -p "$target" -o "$WORK/refused.mscr"
+touch "$D/unblock.0" "$D/go.1"
+rc=0
+wait "$target" || rc=$?
+expect "exit status of the program whose dlopen was given up" "$rc" 0
+expect "its output" "$(cat "$D/out")" "done"
+
+# --sample through the settings; a later attach must ask for the same rate.
+D=$WORK/sampled
+start_target "$D" 1
+"$MEMSCRIBE" record -p "$target" -o "$WORK/s1.mscr" --sample 1K --duration 0.5 2>"$WORK/s1.err" ||
+    fail "sampled attach failed: $(cat "$WORK/s1.err")"
+"$MEMSCRIBE" dump --header "$WORK/s1.mscr" >"$WORK/s1.dump"
+grep -q "^# .* sample_bytes=1024" "$WORK/s1.dump" ||
+    fail "the sampled attach's trace does not say sample_bytes=1024"
+refuse "another --sample rate than the first attach" "process $target was attached to before with another --sample rate" \
+    "$MEMSCRIBE" record -p "$target" -o "$WORK/refused.mscr"
+touch "$D/go.1"
+wait "$target" || fail "the program failed after the sampled attach"
+
+# A program that record started with the collector preloaded.
+D=$WORK/pre
+mkdir -p "$D"
+"$MEMSCRIBE" record -q -o "$WORK/pre.mscr" -- "$PROG" "$D" 1 >"$D/out" 2>&1 &
+rec=$!
+wait_file "$D/ready.0"
+target=$(pgrep -P "$rec" -x rec_attach_targ)
+refuse "a program record preloads" "process $target runs with memscribe's collector preloaded" \
+    "$MEMSCRIBE" record -p "$target" -o "$WORK/refused.mscr"
+touch "$D/go.1"
+wait "$rec" || fail "record of the preloaded program failed"
