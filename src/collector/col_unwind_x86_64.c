@@ -866,11 +866,14 @@ static int col_walk(struct col_regs r, void **buf, int max, struct col_unwind_me
 __attribute__((noinline)) int col_unwind_backtrace(void **buf, int max,
                                                    struct col_unwind_memo *memo)
 {
-    /* Start in our caller: built with frame pointers, our frame's CFA is
-     * rbp + 16, and the caller's rbp is saved at rbp. */
-    const uint64_t *fp = __builtin_frame_address(0);
-    struct col_regs r = {(uint64_t)(uintptr_t)__builtin_return_address(0),
-                         (uint64_t)(uintptr_t)(fp + 2), fp[0], 1, 0};
+    /* Start in our caller's caller: the collector is built with frame
+     * pointers, so our caller's frame starts at the rbp we saved (fp[0]),
+     * its CFA is that + 16, and it saved its caller's rbp there: the state
+     * its CFI step would give, without the rule lookup, the memo entry and
+     * the slot check of a frame that is ours (a hook's, dropped from every
+     * stack) and new on every walk whose stack changed. */
+    const uint64_t *fp = __builtin_frame_address(0), *caller = (const uint64_t *)(uintptr_t)fp[0];
+    struct col_regs r = {caller[1], (uint64_t)(uintptr_t)(caller + 2), caller[0], 1, 0};
     int n = col_walk(r, buf, max, memo);
 
     if (COL_UNLIKELY(col_unwind_verify)) {
