@@ -700,7 +700,8 @@ static int col_memo_valid(const struct col_unwind_frame *old, uint32_t j, uint32
 
 /* Mark, from entry hi - 1 down to lo, which entries' rbp the rest of the
  * walk depends on, given whether entry hi's does (need). */
-static void col_memo_needs(struct col_unwind_frame *f, uint32_t lo, uint32_t hi, int need)
+static inline __attribute__((always_inline)) void col_memo_needs(struct col_unwind_frame *f,
+                                                                 uint32_t lo, uint32_t hi, int need)
 {
     for (uint32_t k = hi; k-- > lo;) {
         uint8_t fl = f[k].flags & (uint8_t) ~(COL_UF_NEED_RBP | COL_UF_CHECK_RBP);
