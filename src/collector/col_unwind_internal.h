@@ -54,12 +54,12 @@ struct col_unwind_memo {
     struct col_unwind_frame f[2][COL_UNWIND_MEMO_FRAMES];
 };
 
-/* The return addresses of the caller's frames, innermost first (the
- * caller's own ip first), at most max (<= FMT_SHM_MAX_DEPTH + 4). Never
- * allocates, opens nothing, makes no syscall once a frame's rule is
- * cached. memo (or NULL) holds the ring's last walk; with a memo the
- * frames are left in it (col_unwind_memo_frames) and buf is written only
- * under MEMSCRIBE_UNWIND=verify. */
+/* The return addresses of the frames outside the caller, innermost first
+ * (the caller's return address first: the caller, a function of the
+ * collector, must keep a frame pointer, as all of them do), at most max (<= FMT_SHM_MAX_DEPTH + 4).
+ * Never allocates, opens nothing, makes no syscall once a frame's rule is cached. memo (or NULL)
+ * holds the ring's last walk; with a memo the frames are left in it (col_unwind_memo_frames) and
+ * buf is written only under MEMSCRIBE_UNWIND=verify. */
 int col_unwind_backtrace(void **buf, int max, struct col_unwind_memo *memo);
 
 /* The n frames of the memo's walk into buf. */

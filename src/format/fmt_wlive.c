@@ -3,6 +3,7 @@
  * backward-shift deletion (no tombstones, so a long malloc/free storm does
  * not degrade the table). */
 #include "format/fmt_wlive_internal.h"
+#include "format/fmt_writer_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -59,4 +60,11 @@ int fmt_wlive_insert_grow(struct fmt_wlive *l, const struct fmt_wblock *b)
     wlive_put(l->slots, l->mask, b);
     l->nr++;
     return 0;
+}
+
+void fmt_writer_prefetch(const struct fmt_writer *w, uint32_t image, uint64_t addr)
+{
+    const struct fmt_wlive *l = &w->live;
+
+    __builtin_prefetch(&l->slots[fmt_wlive_hash(image, addr) & l->mask]);
 }

@@ -68,6 +68,13 @@ struct fmt_writer_who {
 int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned kind,
                     uint64_t ts_ns, uint64_t addr, uint64_t size, uint32_t stack);
 
+/* A hint that changes nothing in the trace: a heap event of image at addr
+ * comes soon, so start loading the slot of the writer's table of live
+ * blocks it will look at. With many live blocks (python3: a million) each
+ * event's lookup is a cache miss, most of the writer's time per event; the
+ * recorder calls this a few events ahead. */
+void fmt_writer_prefetch(const struct fmt_writer *w, uint32_t image, uint64_t addr);
+
 /* End the current chunk now and write it (with its DEFS block), so that
  * what was appended so far survives the recorder dying; the recorder may
  * call this on a timer. Returns 0 or -errno. */

@@ -172,6 +172,25 @@ static inline int rec_emit_heap(struct rec_session *s, struct rec_ring *r,
     return 1;
 }
 
+/* Records are mostly plain events of one size: the one REC_AHEAD of them
+ * ahead is likely a malloc or free, whose live-block slot the writer can
+ * start loading now (fmt_writer_prefetch). A guess that lands inside
+ * another record reads bytes of the buffer and prefetches a wrong slot:
+ * harmless. */
+#define REC_AHEAD 8
+
+static inline void rec_prefetch_ahead(struct rec_session *s, const struct rec_ring *r)
+{
+    uint64_t at = r->buf_pos + (uint64_t)REC_AHEAD * FMT_SHM_EVENT_SIZE(0);
+    const struct fmt_shm_event *e;
+
+    if (at + FMT_SHM_EVENT_SIZE(0) > r->buf_len)
+        return;
+    e = (const void *)(r->buf + at);
+    if (e->type == FMT_SHM_REC_EVENT && (e->kind == FMT_EV_FREE || e->kind == FMT_EV_MALLOC))
+        fmt_writer_prefetch(s->w, r->who.image, e->addr);
+}
+
 /* Fill ev from an EVENT record. */
 static void rec_convert_event(struct rec_image *img, const struct fmt_shm_event *e,
                               struct fmt_event *ev)
@@ -496,6 +515,8 @@ void rec_merge_emit(struct rec_session *s, uint64_t limit)
                 bound = s->synth[0].ev.ts_ns;
             while (r->buf_pos < r->buf_len) {
                 const struct fmt_shm_event *e = (const void *)(r->buf + r->buf_pos);
+
+                rec_prefetch_ahead(s, r);
 
                 /* Plain mallocs and frees, the bulk of a run, without the
                  * detour through rec_emit_one. */
