@@ -8,7 +8,8 @@
 #               on the launcher's records, kept with MEMSCRIBE_WINE_EVENTS,
 #               Wine's +heap log as the oracle), and every one of them in the
 #               trace (check_trace.py); the trace is format 1.3 with the PE
-#               bit, zstd-coded, in microseconds, times never going back
+#               bit, zstd-coded, in microseconds, times never going back; its
+#               SQLite export has the Windows tables (check_sqlite.py)
 #   MODE crash: one allocation, then an access violation: the trace reads
 #               whole, with every record before the fault
 #   MODE demo:  the Windows demo: WPA's numbers (check_demo.py)
@@ -77,4 +78,11 @@ if [ "$mode" = all ] && ! grep -q '^# image 1 pid=[0-9]* ppid=[1-9][0-9]* how=cr
     echo "run_record: the child's image names no parent"
     grep '^# image' "$out/$name.hdump"
     exit 1
+fi
+# The SQLite export: the Windows VM calls with MEM_*/PAGE_*, the heaps by
+# handle, each block's heap (check_sqlite.py)
+if [ "$mode" = all ]; then
+    rm -f "$out/$name.db"
+    "$memscribe" export --to sqlite -o "$out/$name.db" "$out/$name.mscr" 2>/dev/null
+    python3 "$here/check_sqlite.py" "$out/$name.expect" "$out/$name.dump" "$out/$name.db"
 fi
