@@ -29,6 +29,29 @@ name=$mode
 [ "$mode" = demo ] && name=demo
 # The program is found by its PE header, not its name: a copy without .exe
 cp "$prog" "$out/$mode.prog"
+if [ "$mode" = crash ]; then
+    # What cannot work says so: no Wine, no launcher (exit 1); a Linux-only
+    # option (exit 2)
+    for bad in "MEMSCRIBE_WINE=$out/no-wine|1|no-wine is missing" \
+               "MEMSCRIBE_WINDOWS_DIR=$out/no-dir|1|no-dir/memscribe.exe is missing" \
+               "MEMSCRIBE_SAMPLE_SEED=1 --sample=4K|2|--sample is for Linux programs"; do
+        IFS='|' read -r setting code text <<<"$bad"
+        envs=() opts=()
+        for word in $setting; do
+            case $word in --*) opts+=("$word") ;; *) envs+=("$word") ;; esac
+        done
+        set +e
+        env "${envs[@]}" "$memscribe" record "${opts[@]}" -o "$out/bad.mscr" -- "$out/$mode.prog" \
+            >/dev/null 2>"$out/bad.log"
+        rc=$?
+        set -e
+        if [ $rc -ne "$code" ] || ! grep -qF -- "$text" "$out/bad.log"; then
+            echo "run_record: $setting: exit $rc, want $code and '$text':"
+            cat "$out/bad.log"
+            exit 1
+        fi
+    done
+fi
 set +e
 MEMSCRIBE_WINE_EVENTS=$out/$name.mswin WINEDEBUG=+pid,+heap \
     "$memscribe" record -o "$out/$name.mscr" -- "$out/$mode.prog" "${args[@]}" \
