@@ -39,6 +39,23 @@ static uint8_t *load_file(const char *path, size_t *size)
     return buf;
 }
 
+/* Every step-th byte of the PDB set to 0 and to 0xff, each copy read by
+ * the fuzz target: an answer or a refusal, never a crash (ASan, UBSan). */
+static void overwrite_each(const uint8_t *buf, size_t size, size_t step)
+{
+    uint8_t *copy = malloc(size);
+
+    assert_non_null(copy);
+    for (size_t off = 0; off < size; off += step) {
+        for (int v = 0; v < 2; v++) {
+            memcpy(copy, buf, size);
+            copy[off] = v ? 0xff : 0;
+            LLVMFuzzerTestOneInput(copy, size);
+        }
+    }
+    free(copy);
+}
+
 static uint8_t *load(size_t *size)
 {
     uint8_t *buf = load_file(MS_PDB_CORPUS "/tiny.pdb", size);
@@ -118,13 +135,7 @@ static void test_damaged(void **state)
         }
     }
     assert_int_equal(refused, 70144 / 512);
-    for (size_t off = 0; off < size; off += 61) {
-        for (int v = 0; v < 2; v++) {
-            memcpy(copy, buf, size);
-            copy[off] = v ? 0xff : 0;
-            LLVMFuzzerTestOneInput(copy, size);
-        }
-    }
+    overwrite_each(buf, size, 61);
     free(copy);
     free(buf);
 }
@@ -238,16 +249,7 @@ static void test_inline_pdb(void **state)
     assert_int_equal(hit.inl[0].line, 23);
     ana_sym_pdb_close(p);
 
-    uint8_t *copy = malloc(size);
-    assert_non_null(copy);
-    for (size_t off = 0; off < size; off += 149) {
-        for (int v = 0; v < 2; v++) {
-            memcpy(copy, buf, size);
-            copy[off] = v ? 0xff : 0;
-            LLVMFuzzerTestOneInput(copy, size);
-        }
-    }
-    free(copy);
+    overwrite_each(buf, size, 149);
     free(buf);
 }
 
