@@ -54,6 +54,17 @@ foreach(mode all crash)
                        RESOURCE_LOCK winepfx TIMEOUT 300)
 endforeach()
 
+# memscribe record -- prog.exe on Linux: the same records streamed to the
+# Linux recorder while the program runs (docs/windows.md).
+foreach(mode all crash demo)
+  add_test(NAME windows.record_${mode}
+           COMMAND bash ${WIN_TESTS}/run_record.sh ${WIN_WINE64} ${WIN_DIR64}
+                   $<TARGET_FILE:win_dump> ${WIN_PREFIX} ${CMAKE_BINARY_DIR}/windows/out-record
+                   ${mode} $<TARGET_FILE:memscribe>)
+  set_tests_properties(windows.record_${mode} PROPERTIES FIXTURES_REQUIRED winepfx
+                       RESOURCE_LOCK winepfx TIMEOUT 300)
+endforeach()
+
 # The demo (WPA's MemoryTestApp) and its numbers, with offline symbols.
 add_test(NAME windows.demo
          COMMAND bash ${WIN_TESTS}/run_demo.sh ${WIN_WINE64} ${WIN_DIR64} ${WIN_PREFIX}

@@ -22,10 +22,12 @@
 #include "cli/cli_snap.h"
 #include "cli/cli_attach.h"
 #include "recorder/rec_attach.h"
+#include "cli/cmd_record_win.h"
 #include "recorder/rec_class.h"
 #include "recorder/rec_internal.h"
 #include "recorder/rec_proc.h"
 #include "recorder/rec_serve.h"
+#include "recorder/rec_win.h"
 #include "util/util_size.h"
 
 extern char **environ;
@@ -67,7 +69,8 @@ static void print_help(void)
            "mmap-family call it makes, with stack, thread and time, into a trace file.\n"
            "Children it forks are traced into their own streams, and so are programs\n"
            "they exec (unless --no-follow). The exit status is CMD's (128+N if signal\n"
-           "N killed it).\n"
+           "N killed it). A Windows program (a PE file) runs under Wine with the\n"
+           "Windows collector, its events streamed to this recorder (docs/windows.md).\n"
            "\n"
            "options:\n"
            "  -o, --output FILE  trace file (default: <program>.<pid>.mscr here)\n"
@@ -440,6 +443,14 @@ int cmd_record(int argc, char **argv)
         prog = rec_resolve_command(argv[optind]);
         if (!prog)
             cli_die("record: %s: not found on PATH", argv[optind]);
+        unsigned pe = rec_win_pe_machine(prog); /* a Windows program: run under Wine */
+        if (pe) {
+            struct cmd_record_win_opts wo = {out_path, wopt.time_unit_ns, depth, quiet, no_follow,
+                                             only,     sample_bytes};
+            rc = cmd_record_win(prog, pe, argc - optind, argv + optind, &wo);
+            free(prog);
+            return rc;
+        }
         if (rec_check_program(prog, msg, sizeof(msg)) != 0)
             cli_die("record: %s", msg);
         if (out_path) {

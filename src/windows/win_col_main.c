@@ -81,7 +81,7 @@ static void col_init(HINSTANCE self)
     win_col.shm = h; /* recording starts here */
     struct win_thread *t = win_col_enter();
     if (t) {
-        uint64_t a[] = {win_col.pid, 0, sizeof(void *)};
+        uint64_t a[] = {win_col.pid, h->parent_pid, sizeof(void *)};
         win_col_emit(t, WIN_REC_PROCESS, 0, a, 3, 0, NULL, 0);
         win_col_modules_emit_all(t);
         win_col_regions_emit_all(t, h);

@@ -76,9 +76,7 @@ int win_file_read(struct win_file *f, FILE *in, const char *path, char *err, siz
     for (size_t off = sizeof(fh); off < f->len;) {
         const struct win_rec *r = (const struct win_rec *)(f->buf + off);
 
-        if (f->len - off < WIN_REC_HEAD_SIZE || r->size < WIN_REC_HEAD_SIZE || r->size % 8 ||
-            r->size > f->len - off || r->kind == 0 || r->kind > WIN_REC_KIND_MAX ||
-            r->nr_frames > WIN_REC_MAX_FRAMES || WIN_REC_HEAD_SIZE + 8u * r->nr_frames > r->size) {
+        if (f->len - off < WIN_REC_HEAD_SIZE || r->size > f->len - off || !win_rec_valid(r)) {
             char why[64];
 
             snprintf(why, sizeof(why), "corrupt record at byte %zu", off);
@@ -100,6 +98,13 @@ int win_file_read(struct win_file *f, FILE *in, const char *path, char *err, siz
     if (f->nr)
         qsort(f->recs, f->nr, sizeof(*f->recs), by_pid_seq);
     return 0;
+}
+
+int win_rec_valid(const struct win_rec *r)
+{
+    return r->size >= WIN_REC_HEAD_SIZE && r->size <= WIN_SHM_SEG_SIZE && r->size % 8 == 0 &&
+           r->kind != 0 && r->kind <= WIN_REC_KIND_MAX && r->nr_frames <= WIN_REC_MAX_FRAMES &&
+           WIN_REC_HEAD_SIZE + 8u * r->nr_frames <= r->size;
 }
 
 void win_file_release(struct win_file *f)

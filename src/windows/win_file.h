@@ -30,6 +30,10 @@ int win_file_read(struct win_file *f, FILE *in, const char *name, char *err, siz
 
 void win_file_release(struct win_file *f);
 
+/* 1 if r's head is sound (size, kind, frames within its size); its size
+ * bytes must be there to read. */
+int win_rec_valid(const struct win_rec *r);
+
 /* Time of a record since the launcher started the program (0 without a
  * clock). */
 uint64_t win_file_ns(const struct win_file *f, const struct win_rec *r);

@@ -29,6 +29,7 @@ DWORD win_shm_create(struct win_proc *p)
     p->shm->nr_segs = WIN_SHM_NR_SEGS;
     p->shm->seg_size = WIN_SHM_SEG_SIZE;
     p->shm->pid = p->pid;
+    p->shm->parent_pid = p->parent_pid;
     MemoryBarrier();
     p->shm->magic = WIN_SHM_MAGIC;
     return 0;

@@ -12,6 +12,7 @@
 struct win_proc {
     HANDLE handle;
     DWORD pid;
+    DWORD parent_pid; /* the traced parent, 0 for the program started */
     HANDLE map;
     struct win_shm_head *shm;
     int exited;

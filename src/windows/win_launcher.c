@@ -120,7 +120,7 @@ static void serve_child(struct win_proc *parent, const WCHAR *dll)
         return;
     }
     c = &procs[nr_procs];
-    *c = (struct win_proc){.pid = h->child_pid};
+    *c = (struct win_proc){.pid = h->child_pid, .parent_pid = parent->pid};
     c->handle = OpenProcess(PROCESS_ALL_ACCESS, FALSE, c->pid);
     if (!c->handle || win_proc_attach(c, dll, why, sizeof(why)) != 0) {
         fprintf(stderr, "memscribe: child %lu not traced: %s\n", (unsigned long)c->pid,
@@ -141,6 +141,8 @@ static void drain_all(FILE *out, const WCHAR *out_path, const WCHAR *dll)
     unsigned live;
 
     do {
+        long copied = 0, n;
+
         live = 0;
         for (unsigned i = 0; i < nr_procs; i++) {
             struct win_proc *p = &procs[i];
@@ -149,8 +151,9 @@ static void drain_all(FILE *out, const WCHAR *out_path, const WCHAR *dll)
             if (p->exited)
                 continue;
             p->exited = WaitForSingleObject(p->handle, 0) == WAIT_OBJECT_0;
-            if (win_drain(p, out) < 0)
+            if ((n = win_drain(p, out)) < 0)
                 die("write failed, or the program overwrote its event segments", out_path);
+            copied += n;
             if (!p->exited) {
                 serve_child(p, dll);
                 live++;
@@ -161,7 +164,12 @@ static void drain_all(FILE *out, const WCHAR *out_path, const WCHAR *dll)
                 launcher_record(out, WIN_REC_DROPPED, p->pid, (uint64_t)p->shm->seq + 1,
                                 (uint64_t)p->shm->dropped, 0);
             launcher_record(out, WIN_REC_EXIT, p->pid, (uint64_t)p->shm->seq + 2, p->pid, status);
+            copied++;
         }
+        /* Whole rounds reach the file at once: memscribe record on Linux
+         * reads it as it grows (docs/windows.md, "memscribe record"). */
+        if (copied && fflush(out) != 0)
+            die("write failed", out_path);
         if (live)
             Sleep(WIN_DRAIN_MS);
     } while (live);

@@ -104,6 +104,9 @@ struct win_shm_head {
      * collector takes the answer and sets NONE. One child at a time. */
     volatile uint32_t child_state;
     volatile uint32_t child_pid;
+    /* The traced process that started this one (the launcher sets it
+     * before loading the collector; 0 for the program it started). */
+    uint32_t parent_pid;
 };
 
 enum win_child_state {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The interim Windows records as trace events (docs/windows.md, "The
- * trace"): one image per process, heap calls as the malloc kinds with the
- * heap handle, virtual memory as the Windows kinds of format 1.2. */
+/* The launcher's whole interim event file as a trace (docs/windows.md, "The
+ * trace"): records given times from the CLOCK record, merged by time, each
+ * converted by win_conv.c and written with the format's writer. */
 #include "win_trace.h"
 
 #include <errno.h>
@@ -10,34 +10,11 @@
 #include <string.h>
 
 #include "format/fmt_writer.h"
-#include "win_live.h"
-
-/* Windows constants (winnt.h): the host has no Windows headers. */
-#define MEM_COMMIT 0x1000u
-#define MEM_RESERVE 0x2000u
-#define MEM_DECOMMIT 0x4000u
-#define MEM_RELEASE 0x8000u
-#define MEM_IMAGE 0x1000000u
-#define MEM_MAPPED 0x40000u
-#define PAGE_EXECUTE_READ 0x20u
+#include "win_conv.h"
 
 struct item {
     const struct win_rec *r;
     uint64_t ts;
-};
-
-struct conv {
-    const struct win_file *f;
-    struct fmt_writer *w;
-    struct win_live blocks;  /* live heap blocks: value the heap handle */
-    struct win_live views;   /* mapped views: value the size */
-    struct win_live modules; /* loaded modules by base: value 1 */
-    struct win_live threads; /* (image, tid): value the thread index + 1 */
-    uint32_t *pids;          /* image index -> pid */
-    uint32_t nr_images, nr_threads;
-    struct win_trace_stats st;
-    char *err;
-    size_t err_size;
 };
 
 static int by_time(const void *a, const void *b)
@@ -51,305 +28,10 @@ static int by_time(const void *a, const void *b)
     return x->r->seq < y->r->seq ? -1 : x->r->seq > y->r->seq;
 }
 
-static int image_of(struct conv *c, uint32_t pid, uint32_t *image)
-{
-    for (uint32_t i = 0; i < c->nr_images; i++)
-        if (c->pids[i] == pid) {
-            *image = i;
-            return 0;
-        }
-    uint32_t *v = realloc(c->pids, (c->nr_images + 1) * sizeof(*v));
-
-    if (!v)
-        return -ENOMEM;
-    c->pids = v;
-    v[c->nr_images] = pid;
-    *image = c->nr_images++;
-    return 0;
-}
-
-/* Who an event belongs to, and its stack. */
-static int event_of(struct conv *c, const struct item *it, struct fmt_event *ev)
-{
-    const struct win_rec *r = it->r;
-    const struct win_live_ent *t;
-    int rc;
-
-    memset(ev, 0, sizeof(*ev));
-    ev->ts_ns = it->ts;
-    ev->pid = r->pid;
-    ev->tid = r->tid;
-    if ((rc = image_of(c, r->pid, &ev->image)))
-        return rc;
-    /* tid 0 (the launcher's records): a thread of its own per image */
-    if ((t = win_live_get(&c->threads, ev->image, (uint64_t)r->tid + 1))) {
-        ev->thread = (uint32_t)t->val - 1;
-    } else {
-        ev->thread = c->nr_threads++;
-        if ((rc = win_live_put(&c->threads, ev->image, (uint64_t)r->tid + 1, ev->thread + 1)))
-            return rc;
-    }
-    if (r->nr_frames)
-        return fmt_writer_stack(c->w, ev->image, win_rec_frames(r), r->nr_frames, &ev->stack);
-    return 0;
-}
-
-static int put(struct conv *c, const struct fmt_event *ev)
-{
-    c->st.events++;
-    return fmt_writer_event(c->w, ev);
-}
-
-/* HeapDestroy ends the blocks still live in the heap: frees flagged
- * FMT_EVF_HEAP_DESTROYED, with the destroy's time and thread. */
-static int destroy_heap(struct conv *c, const struct fmt_event *destroy)
-{
-    for (size_t i = 0; i < c->blocks.cap; i++) {
-        const struct win_live_ent *e = &c->blocks.v[i];
-
-        if (!e->addr || e->image != destroy->image || e->val != destroy->addr)
-            continue;
-        struct fmt_event ev = *destroy;
-        ev.kind = FMT_EV_FREE;
-        ev.flags = FMT_EVF_HEAP_DESTROYED;
-        ev.addr = e->addr;
-        ev.arg[1] = e->val;
-        ev.stack = 0;
-        int rc = put(c, &ev);
-        if (rc)
-            return rc;
-        c->st.destroy_frees++;
-        win_live_del(&c->blocks, destroy->image, ev.addr);
-        i--; /* the backward shift may have moved an entry into slot i */
-    }
-    return 0;
-}
-
-static int heap_event(struct conv *c, const struct win_rec *r, struct fmt_event *ev)
-{
-    int rc;
-
-    if (r->kind <= WIN_REC_HEAP_FREE && r->a[7]) {
-        c->st.nested++; /* inside another heap call: the outer one counts */
-        return 0;
-    }
-    switch (r->kind) {
-    case WIN_REC_HEAP_ALLOC:
-        ev->kind = FMT_EV_MALLOC;
-        ev->arg[0] = r->a[1];
-        ev->arg[1] = r->a[0];
-        ev->size = r->a[2];
-        ev->addr = r->a[3];
-        if (!ev->addr)
-            ev->flags |= FMT_EVF_FAILED;
-        if ((rc = put(c, ev)))
-            return rc;
-        return ev->addr ? win_live_put(&c->blocks, ev->image, ev->addr, r->a[0]) : 0;
-    case WIN_REC_HEAP_REALLOC:
-        ev->kind = FMT_EV_REALLOC;
-        ev->arg[0] = r->a[1];
-        ev->arg[1] = r->a[0];
-        ev->old_addr = r->a[2];
-        ev->size = r->a[3];
-        ev->addr = r->a[4];
-        if (!ev->addr)
-            ev->flags |= FMT_EVF_FAILED; /* the old block stays */
-        else if (ev->addr == ev->old_addr)
-            ev->flags |= FMT_EVF_IN_PLACE;
-        if ((rc = put(c, ev)))
-            return rc;
-        if (!ev->addr)
-            return 0;
-        win_live_del(&c->blocks, ev->image, ev->old_addr);
-        return win_live_put(&c->blocks, ev->image, ev->addr, r->a[0]);
-    case WIN_REC_HEAP_FREE:
-        ev->kind = FMT_EV_FREE;
-        ev->arg[0] = r->a[1];
-        ev->arg[1] = r->a[0];
-        ev->addr = r->a[2];
-        if (!(r->a[3] & 0xff))
-            ev->flags |= FMT_EVF_FAILED;
-        win_live_del(&c->blocks, ev->image, ev->addr);
-        return put(c, ev);
-    case WIN_REC_HEAP_CREATE:
-        ev->kind = FMT_EV_HEAP_CREATE;
-        ev->addr = r->a[4];
-        ev->size = r->a[2];
-        ev->arg[0] = r->a[0];
-        ev->arg[1] = r->a[3];
-        if (!ev->addr)
-            ev->flags |= FMT_EVF_FAILED;
-        return put(c, ev);
-    default: /* WIN_REC_HEAP_DESTROY: NULL on success, else the handle */
-        ev->kind = FMT_EV_HEAP_DESTROY;
-        ev->addr = r->a[0];
-        if (r->a[1])
-            ev->flags |= FMT_EVF_FAILED;
-        else if ((rc = destroy_heap(c, ev)))
-            return rc;
-        return put(c, ev);
-    }
-}
-
-/* NTSTATUS: success and informational codes are not negative. */
-static int nt_failed(uint64_t status)
-{
-    return (int32_t)(uint32_t)status < 0;
-}
-
-static int vm_event(struct conv *c, const struct win_rec *r, struct fmt_event *ev)
-{
-    const struct win_live_ent *e;
-    int rc;
-
-    ev->addr = r->a[6];
-    ev->size = r->a[7];
-    ev->arg[0] = r->a[4];
-    ev->arg[1] = r->a[3];
-    ev->arg[2] = r->a[2];
-    if (nt_failed(r->a[5])) {
-        ev->flags |= FMT_EVF_FAILED;
-        ev->addr = r->a[1]; /* as asked */
-        ev->size = r->a[2];
-    }
-    switch (r->kind) {
-    case WIN_REC_VM_ALLOC:
-        /* MEM_RESERVE|MEM_COMMIT: a region, then its pages committed */
-        if (r->a[3] & MEM_RESERVE) {
-            ev->kind = FMT_EV_VM_RESERVE;
-            if ((rc = put(c, ev)) || (ev->flags & FMT_EVF_FAILED) || !(r->a[3] & MEM_COMMIT))
-                return rc;
-        }
-        if (!(r->a[3] & (MEM_COMMIT | MEM_RESERVE)))
-            return 0; /* MEM_RESET and the like: no change of commit */
-        ev->kind = FMT_EV_VM_COMMIT;
-        return put(c, ev);
-    case WIN_REC_VM_FREE:
-        ev->arg[0] = 0;
-        if (r->a[3] & MEM_RELEASE)
-            ev->kind = FMT_EV_VM_RELEASE;
-        else if (r->a[3] & MEM_DECOMMIT)
-            ev->kind = FMT_EV_VM_DECOMMIT;
-        else
-            return 0; /* an invalid type: the call failed and changed nothing */
-        return put(c, ev);
-    case WIN_REC_VM_PROTECT:
-        ev->kind = FMT_EV_VM_PROTECT;
-        ev->arg[0] = r->a[4];
-        ev->arg[1] = r->a[3];
-        return put(c, ev);
-    case WIN_REC_MAP_VIEW:
-        ev->kind = FMT_EV_SECTION_MAP;
-        ev->arg[2] = r->a[1];
-        if ((rc = put(c, ev)))
-            return rc;
-        return (ev->flags & FMT_EVF_FAILED)
-                   ? 0
-                   : win_live_put(&c->views, ev->image, ev->addr, ev->size);
-    default: /* WIN_REC_UNMAP_VIEW */
-        memset(ev->arg, 0, sizeof(ev->arg));
-        ev->kind = FMT_EV_SECTION_UNMAP;
-        ev->addr = r->a[1];
-        ev->size = (e = win_live_get(&c->views, ev->image, ev->addr)) ? e->val : 0;
-        if (nt_failed(r->a[5]))
-            return put(c, ev);
-        win_live_del(&c->views, ev->image, ev->addr);
-        if ((rc = put(c, ev)))
-            return rc;
-        if (!win_live_get(&c->modules, ev->image, ev->addr))
-            return 0;
-        win_live_del(&c->modules, ev->image, ev->addr);
-        ev->kind = FMT_EV_MODULE_UNLOAD;
-        ev->size = 0;
-        return put(c, ev);
-    }
-}
-
-static int module_event(struct conv *c, const struct win_rec *r, struct fmt_event *ev)
-{
-    static const uint8_t zero[16];
-    struct fmt_module m = {0};
-    size_t path_len, pdb_len;
-    const char *path, *pdb;
-
-    win_rec_module_text(r, &path, &path_len, &pdb, &pdb_len);
-    m.base = r->a[0];
-    m.path = path;
-    m.path_len = (uint32_t)path_len;
-    if (memcmp(&r->a[3], zero, 16)) { /* CodeView GUID, then age */
-        memcpy(m.build_id, &r->a[3], 16);
-        for (int i = 0; i < 4; i++)
-            m.build_id[16 + i] = (uint8_t)(r->a[2] >> (8 * i));
-        m.build_id_len = 20;
-    }
-    m.nr_segments = 1;
-    m.segments[0] = (struct fmt_segment){0, r->a[1], 0, 5 /* PF_R | PF_X */};
-    ev->kind = FMT_EV_MODULE_LOAD;
-    ev->addr = m.base;
-    ev->module = &m;
-    int rc = put(c, ev);
-    if (rc || (rc = win_live_put(&c->modules, ev->image, m.base, 1)))
-        return rc;
-    if (win_live_get(&c->views, ev->image, m.base))
-        return 0;
-    /* Loaded before the hooks (EnumProcessModules at start): its image
-     * view, as already mapped when tracing began. */
-    ev->kind = FMT_EV_SECTION_MAP;
-    ev->origin = FMT_ORIGIN_SNAPSHOT;
-    ev->module = NULL;
-    ev->size = m.segments[0].memsz;
-    ev->arg[0] = PAGE_EXECUTE_READ;
-    ev->arg[1] = MEM_IMAGE;
-    return (rc = put(c, ev)) ? rc : win_live_put(&c->views, ev->image, m.base, ev->size);
-}
-
-/* A region in use when the collector started (WIN_REC_REGION), as events of
- * origin snapshot: a private allocation as one VM_RESERVE (in its first
- * region) and a VM_COMMIT per committed region; a mapped view as one
- * SECTION_MAP. The collector's own allocations are flagged COLLECTOR. */
-static int region_event(struct conv *c, const struct win_rec *r, struct fmt_event *ev)
-{
-    uint64_t type = r->a[6] & ~WIN_REGION_COLLECTOR;
-    int rc;
-
-    ev->origin = FMT_ORIGIN_SNAPSHOT;
-    if (r->a[6] & WIN_REGION_COLLECTOR)
-        ev->flags |= FMT_EVF_COLLECTOR;
-    if (type == MEM_MAPPED) {
-        if (!r->a[7])
-            return 0; /* a view is mapped whole: its first region stands for it */
-        ev->kind = FMT_EV_SECTION_MAP;
-        ev->addr = r->a[0];
-        ev->size = r->a[7];
-        ev->arg[0] = r->a[5];
-        ev->arg[1] = MEM_MAPPED;
-        if ((rc = put(c, ev)))
-            return rc;
-        return win_live_put(&c->views, ev->image, ev->addr, ev->size);
-    }
-    if (r->a[7]) {
-        ev->kind = FMT_EV_VM_RESERVE;
-        ev->addr = r->a[0];
-        ev->size = r->a[7];
-        ev->arg[0] = r->a[5];
-        ev->arg[1] = MEM_RESERVE;
-        ev->arg[2] = r->a[7];
-        if ((rc = put(c, ev)))
-            return rc;
-    }
-    if (r->a[3] != MEM_COMMIT)
-        return 0;
-    ev->kind = FMT_EV_VM_COMMIT;
-    ev->addr = r->a[1];
-    ev->size = r->a[2];
-    ev->arg[0] = r->a[4];
-    ev->arg[1] = MEM_COMMIT;
-    ev->arg[2] = r->a[2];
-    return put(c, ev);
-}
-
 /* The parent of a process: the one whose CreateProcess detour followed it
- * (its CHILD record); 0 for the program the launcher started. */
+ * (its CHILD record); 0 for the program the launcher started. (Since the
+ * collector's PROCESS record carries the parent, only older files need
+ * this.) */
 static uint32_t parent_of(const struct win_file *f, uint32_t pid)
 {
     for (size_t i = 0; i < f->nr; i++)
@@ -360,57 +42,18 @@ static uint32_t parent_of(const struct win_file *f, uint32_t pid)
 
 /* The program of a process: its first module (EnumProcessModules lists the
  * exe first). */
-static void exe_of(const struct win_file *f, uint32_t pid, struct fmt_event *ev)
+static void exe_of(const struct win_file *f, uint32_t pid, const char **exe, size_t *len)
 {
+    *exe = NULL;
+    *len = 0;
     for (size_t i = 0; i < f->nr; i++)
         if (f->recs[i]->pid == pid && f->recs[i]->kind == WIN_REC_MODULE) {
             const char *pdb;
-            size_t len, pdb_len;
+            size_t pdb_len;
 
-            win_rec_module_text(f->recs[i], &ev->str, &len, &pdb, &pdb_len);
-            ev->str_len = (uint32_t)len;
+            win_rec_module_text(f->recs[i], exe, len, &pdb, &pdb_len);
             return;
         }
-}
-
-static int convert(struct conv *c, const struct item *it)
-{
-    const struct win_rec *r = it->r;
-    struct fmt_event ev;
-    int rc;
-
-    if (r->kind == WIN_REC_CLOCK || r->kind == WIN_REC_CHILD)
-        return 0; /* the clock made the times; PROCESS records name children */
-    if ((rc = event_of(c, it, &ev)))
-        return rc;
-    switch (r->kind) {
-    case WIN_REC_HEAP_ALLOC ... WIN_REC_HEAP_DESTROY:
-        return heap_event(c, r, &ev);
-    case WIN_REC_VM_ALLOC ... WIN_REC_UNMAP_VIEW:
-        return vm_event(c, r, &ev);
-    case WIN_REC_MODULE:
-        return module_event(c, r, &ev);
-    case WIN_REC_REGION:
-        return region_event(c, r, &ev);
-    case WIN_REC_PROCESS:
-        exe_of(c->f, r->pid, &ev);
-        ev.kind = FMT_EV_PROCESS_START;
-        ev.arg[0] = r->a[1] ? r->a[1] : parent_of(c->f, r->pid);
-        ev.arg[1] = ev.arg[0] ? FMT_START_CREATEPROCESS : FMT_START_INITIAL;
-        return put(c, &ev);
-    case WIN_REC_EXIT:
-        ev.kind = FMT_EV_PROCESS_EXIT;
-        ev.arg[0] = r->a[1];
-        ev.arg[1] = 1;
-        return put(c, &ev);
-    case WIN_REC_THREAD:
-        ev.kind = FMT_EV_THREAD_START;
-        return put(c, &ev);
-    default: /* WIN_REC_DROPPED */
-        ev.kind = FMT_EV_DROPPED;
-        ev.arg[0] = r->a[0];
-        return put(c, &ev);
-    }
 }
 
 /* Times in each process's order: a record takes its seq before the call
@@ -434,12 +77,42 @@ static struct item *items_in_time_order(const struct win_file *f)
     return v;
 }
 
-int win_trace_write(const struct win_file *f, int fd, struct win_trace_stats *st, int zlib,
+static int sink_stack(void *ctx, uint32_t image, const uint64_t *frames, uint32_t nr, uint32_t *id)
+{
+    return fmt_writer_stack(ctx, image, frames, nr, id);
+}
+
+static int sink_event(void *ctx, struct fmt_event *ev)
+{
+    return fmt_writer_event(ctx, ev);
+}
+
+static int convert_all(const struct win_file *f, const struct item *items, struct win_conv *c)
+{
+    int rc = 0;
+
+    for (size_t i = 0; i < f->nr && !rc; i++) {
+        const struct win_rec *r = items[i].r;
+        uint32_t ppid = 0;
+        const char *exe = NULL;
+        size_t exe_len = 0;
+
+        if (r->kind == WIN_REC_PROCESS) {
+            ppid = r->a[1] ? (uint32_t)r->a[1] : parent_of(f, r->pid);
+            exe_of(f, r->pid, &exe, &exe_len);
+        }
+        rc = win_conv_record(c, r, items[i].ts, ppid, exe, exe_len);
+    }
+    return rc;
+}
+
+int win_trace_write(const struct win_file *f, int fd, struct win_conv_stats *st, int zlib,
                     char *err, size_t err_size)
 {
     struct fmt_writer_options opt = {.pe_process = 1, .zlib = zlib};
-    struct conv c = {.f = f, .err = err, .err_size = err_size};
     struct item *items = items_in_time_order(f);
+    struct fmt_writer *w;
+    struct win_conv *c;
     uint64_t end = 0;
     int rc;
 
@@ -451,25 +124,24 @@ int win_trace_write(const struct win_file *f, int fd, struct win_trace_stats *st
         .start_realtime_ns = f->mtime_ns > end ? f->mtime_ns - end : 0,
         .stack_depth = WIN_REC_MAX_FRAMES,
     };
-    if ((rc = fmt_writer_create(&c.w, fd, &info, &opt))) {
+    if ((rc = fmt_writer_create(&w, fd, &info, &opt))) {
         snprintf(err, err_size, "cannot start the trace: %s", strerror(-rc));
         free(items);
         return rc;
     }
-    for (size_t i = 0; i < f->nr && !rc; i++)
-        rc = convert(&c, &items[i]);
+    struct win_conv_sink sink = {w, sink_stack, sink_event};
+    if (!(c = win_conv_new(&sink)))
+        rc = -ENOMEM;
     if (!rc)
-        rc = fmt_writer_finish(c.w);
+        rc = convert_all(f, items, c);
+    if (!rc)
+        rc = fmt_writer_finish(w);
     if (rc)
         snprintf(err, err_size, "writing the trace: %s", strerror(-rc));
-    fmt_writer_destroy(c.w);
-    win_live_release(&c.blocks);
-    win_live_release(&c.views);
-    win_live_release(&c.modules);
-    win_live_release(&c.threads);
-    free(c.pids);
+    fmt_writer_destroy(w);
+    if (c && st)
+        win_conv_stats(c, st);
+    win_conv_free(c);
     free(items);
-    if (st)
-        *st = c.st;
     return rc;
 }

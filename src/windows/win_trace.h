@@ -8,16 +8,12 @@
 
 #include "win_file.h"
 
-struct win_trace_stats {
-    size_t events;        /* written to the trace */
-    size_t nested;        /* heap calls inside heap calls, left out */
-    size_t destroy_frees; /* blocks ended by their heap's destruction */
-};
+struct win_conv_stats;
 
 /* Write f's records as a trace on fd (not closed), its chunks coded with
  * zlib if zlib, else zstd. st may be NULL. Returns 0 or -errno (the
  * message in err). */
-int win_trace_write(const struct win_file *f, int fd, struct win_trace_stats *st, int zlib,
+int win_trace_write(const struct win_file *f, int fd, struct win_conv_stats *st, int zlib,
                     char *err, size_t err_size);
 
 #endif

@@ -8,11 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "win_conv.h"
 #include "win_trace.h"
 
 int main(int argc, char **argv)
 {
-    struct win_trace_stats st;
+    struct win_conv_stats st;
     struct win_file f;
     char err[512];
     int fd, rc;

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "analysis/sym/ana_sym_internal.h"
+#include "analysis/sym/ana_sym_pdb_inl.h"
 
 #ifndef MS_PDB_CORPUS
 #error "MS_PDB_CORPUS must name tests/fuzz/corpus_pdb"
@@ -26,15 +27,39 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const uint8_t tiny_id[20] = {0x3c, 0x02, 0x2c, 0x92, 0x74, 0xa0, 0x6d, 0x8a, 0x4c, 0x4c,
                                     0x44, 0x20, 0x50, 0x44, 0x42, 0x2e, 0x01, 0x00, 0x00, 0x00};
 
-static uint8_t *load(size_t *size)
+static uint8_t *load_file(const char *path, size_t *size)
 {
-    FILE *f = fopen(MS_PDB_CORPUS "/tiny.pdb", "rb");
+    FILE *f = fopen(path, "rb");
     uint8_t *buf = malloc(1 << 20);
 
     assert_non_null(f);
     assert_non_null(buf);
     *size = fread(buf, 1, 1 << 20, f);
     fclose(f);
+    return buf;
+}
+
+/* Every step-th byte of the PDB set to 0 and to 0xff, each copy read by
+ * the fuzz target: an answer or a refusal, never a crash (ASan, UBSan). */
+static void overwrite_each(const uint8_t *buf, size_t size, size_t step)
+{
+    uint8_t *copy = malloc(size);
+
+    assert_non_null(copy);
+    for (size_t off = 0; off < size; off += step) {
+        for (int v = 0; v < 2; v++) {
+            memcpy(copy, buf, size);
+            copy[off] = v ? 0xff : 0;
+            LLVMFuzzerTestOneInput(copy, size);
+        }
+    }
+    free(copy);
+}
+
+static uint8_t *load(size_t *size)
+{
+    uint8_t *buf = load_file(MS_PDB_CORPUS "/tiny.pdb", size);
+
     assert_int_equal(*size, 73728);
     return buf;
 }
@@ -110,13 +135,7 @@ static void test_damaged(void **state)
         }
     }
     assert_int_equal(refused, 70144 / 512);
-    for (size_t off = 0; off < size; off += 61) {
-        for (int v = 0; v < 2; v++) {
-            memcpy(copy, buf, size);
-            copy[off] = v ? 0xff : 0;
-            LLVMFuzzerTestOneInput(copy, size);
-        }
-    }
+    overwrite_each(buf, size, 61);
     free(copy);
     free(buf);
 }
@@ -153,9 +172,92 @@ static void test_unended_names(void **state)
     free(buf);
 }
 
+/* Binary annotations as lld wrote them for inl_outer in inline.pdb
+ * (llvm-pdbutil: "0B45 code 0x5 line +2, 0602 line +1, 031F code 0x24,
+ * 0407 code end 0x2B"), and the other operations and operand sizes. */
+static void test_inline_annotations(void **state)
+{
+    static const uint8_t lld[] = {0x0b, 0x45, 0x06, 0x02, 0x03, 0x1f, 0x04, 0x07, 0x00};
+    /* a file change, a 2-byte offset (0x81 0x00 = 0x100), a line -3
+     * (7: odd, so negative), then code length and offset together (12:
+     * length 4, offset +8), and no explicit end for the last range */
+    static const uint8_t ops[] = {0x05, 0x18, 0x01, 0x81, 0x00, 0x06,
+                                  0x07, 0x0c, 0x04, 0x08, 0x03, 0x10};
+    static const uint8_t cut[] = {0x0b}, big[] = {0x03, 0xc0, 0x01, 0x00, 0x00};
+    struct pdb_inl_row r[8];
+
+    (void)state;
+    assert_int_equal(pdb_inl_decode(lld, sizeof(lld), 20, 0, 56, r, 8), 2);
+    assert_int_equal(r[0].start, 0x5);
+    assert_int_equal(r[0].end, 0x24);
+    assert_int_equal(r[0].line, 22);
+    assert_int_equal(r[1].start, 0x24);
+    assert_int_equal(r[1].end, 0x2b);
+    assert_int_equal(r[1].line, 23);
+
+    assert_int_equal(pdb_inl_decode(ops, sizeof(ops), 10, 0, 0x200, r, 8), 3);
+    assert_int_equal(r[0].start, 0x100);
+    assert_int_equal(r[0].end, 0x108);
+    assert_int_equal(r[0].file, 0x18);
+    assert_int_equal(r[0].line, 10);
+    assert_int_equal(r[1].start, 0x108);
+    assert_int_equal(r[1].end, 0x10c);
+    assert_int_equal(r[1].line, 7);
+    assert_int_equal(r[2].start, 0x118);
+    assert_int_equal(r[2].end, 0x200);
+
+    assert_int_equal(pdb_inl_decode(cut, sizeof(cut), 1, 0, 9, r, 8), -EPROTO);
+    assert_int_equal(pdb_inl_decode(big, sizeof(big), 1, 0, 0x20000, r, 8), 1);
+    assert_int_equal(r[0].start, 0x10000);
+    /* more ranges than room: the first ones are kept */
+    assert_int_equal(pdb_inl_decode(lld, sizeof(lld), 20, 0, 56, r, 1), 1);
+    assert_int_equal(r[0].end, 0x24);
+}
+
+/* inline.pdb (tests/windows/win_prog_inline.c, clang -O2, lld): the return
+ * address of the HeapAlloc call in inl_caller, where inl_outer and, inside
+ * it, inl_inner were inlined: three frames, each at its line. Then the
+ * same PDB with bytes overwritten through the fuzz target (never a crash). */
+static void test_inline_pdb(void **state)
+{
+    size_t size;
+    uint8_t *buf = load_file(MS_PDB_CORPUS "/inline.pdb", &size);
+    struct ana_sym_pdb *p;
+    struct ana_sym_pdb_hit hit;
+    const char *why = NULL;
+
+    (void)state;
+    assert_int_equal(size, 118784);
+    assert_int_equal(ana_sym_pdb_parse(&p, buf, size, NULL, 0, &why), 0);
+    assert_int_equal(ana_sym_pdb_lookup(p, 0x152c, &hit), 0);
+    assert_string_equal(hit.function, "inl_caller");
+    assert_int_equal(hit.function_rva, 0x1510);
+    assert_int_equal(hit.line, 30);
+    assert_int_equal(hit.nr_inline, 2);
+    assert_string_equal(hit.inl[0].function, "inl_inner");
+    assert_int_equal(hit.inl[0].line, 15);
+    assert_non_null(strstr(hit.inl[0].file, "win_prog_inline.c"));
+    assert_string_equal(hit.inl[1].function, "inl_outer");
+    assert_int_equal(hit.inl[1].line, 22);
+    /* before the inlined code (the procedure's first instruction): none */
+    assert_int_equal(ana_sym_pdb_lookup(p, 0x1510, &hit), 0);
+    assert_int_equal(hit.nr_inline, 0);
+    /* inside inl_outer, after inl_inner's code: one */
+    assert_int_equal(ana_sym_pdb_lookup(p, 0x1534, &hit), 0);
+    assert_int_equal(hit.nr_inline, 1);
+    assert_string_equal(hit.inl[0].function, "inl_outer");
+    assert_int_equal(hit.inl[0].line, 23);
+    ana_sym_pdb_close(p);
+
+    overwrite_each(buf, size, 149);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_inline_annotations),
+        cmocka_unit_test(test_inline_pdb),
         cmocka_unit_test(test_tiny),
         cmocka_unit_test(test_damaged),
         cmocka_unit_test(test_unended_names),

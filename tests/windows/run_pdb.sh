@@ -29,3 +29,21 @@ WINEDEBUG=-all "$wine" "$windir/memscribe.exe" record -o "$out/pdb.mswin" -t "$o
     "$out/bin/win_prog_pdb.exe" >"$out/run.out" 2>"$out/run.log"
 grep -q '^win_prog_pdb: ' "$out/run.out"
 python3 "$here/check_pdb.py" "$here/win_prog_pdb.c" "$out" "$memscribe"
+# Inline sites: win_prog_inline.c at -O2, its allocating function forced
+# inline into another forced inline into inl_caller, recorded by
+# `memscribe record` on Linux: the leak's stack names each inlined function
+# at its line, as DWARF's inline chains do (docs/windows.md, "Symbols")
+clang --target=x86_64-w64-mingw32 -g -gcodeview -O2 -fuse-ld=lld -L"$libgcc" \
+    -Wl,--pdb="$out/bin/win_prog_inline.pdb" "$here/win_prog_inline.c" -o "$out/bin/win_prog_inline.exe"
+line() { grep -n "INL-$1" "$here/win_prog_inline.c" | cut -d: -f1; }
+MEMSCRIBE_WINE=$wine MEMSCRIBE_WINDOWS_DIR=$windir WINEDEBUG=-all "$memscribe" record -q \
+    -o "$out/inline.mscr" -- "$out/bin/win_prog_inline.exe" >"$out/inline.out"
+grep -q '^win_prog_inline: ' "$out/inline.out"
+want="inl_inner (win_prog_inline.c:$(line inner)) < inl_outer (win_prog_inline.c:$(line outer))"
+want+=" < inl_caller (win_prog_inline.c:$(line caller)) < main (win_prog_inline.c:$(line main))"
+"$memscribe" leaks --top 0 "$out/inline.mscr" 2>/dev/null >"$out/inline.leaks"
+if ! grep -E "^[0-9]+ +5000 +1  " "$out/inline.leaks" | grep -qF "  $want"; then
+    echo "run_pdb: the 5000-byte leak's stack is not: $want"
+    grep -E " 5000 " "$out/inline.leaks"
+    exit 1
+fi

@@ -20,7 +20,9 @@
 #include "analysis/core/ana_text.h"
 #include "analysis/export/ana_export_internal.h"
 #include "analysis/export/ana_export_map.h"
+#include "analysis/export/ana_export_sqlite_win.h"
 #include "analysis/export/ana_export_strtab.h"
+#include "analysis/vm/ana_vm_win.h"
 
 #define SQL_PAGE 4096ull
 
@@ -105,6 +107,7 @@ struct sq {
     size_t err_size;
     int bind_err; /* a bind ran out of memory: the next run() fails */
     const struct ana_export_options *o;
+    struct ana_sqw *win; /* a Windows trace's tables, else NULL */
 };
 
 /* Bind helpers: values are bound by position from 1. */
@@ -408,7 +411,10 @@ static uint64_t page_end(uint64_t addr, uint64_t size)
     return e < addr ? UINT64_MAX & ~(SQL_PAGE - 1) : (e + SQL_PAGE - 1) & ~(SQL_PAGE - 1);
 }
 
-static int map_row(struct sq *q, const struct fmt_event *ev, uint32_t prot, uint64_t old_serial)
+/* kind: the row's kind, the event's own or (a Windows trace) the Windows
+ * kind it stands for. */
+static int map_row(struct sq *q, const struct fmt_event *ev, unsigned kind, uint32_t prot,
+                   uint64_t old_serial)
 {
     sqlite3_stmt *s = q->st[ST_MAP];
     int rc;
@@ -416,7 +422,7 @@ static int map_row(struct sq *q, const struct fmt_event *ev, uint32_t prot, uint
     if ((rc = stack_row(q, ev->stack)))
         return rc;
     bind_u64(s, 1, ev->serial);
-    bind_text(s, 2, fmt_kind_name(ev->kind), -1);
+    bind_text(s, 2, fmt_kind_name(kind), -1);
     bind_text(s, 3, origin_name(ev->origin), -1);
     bind_u64(s, 4, ev->image);
     bind_u64(s, 5, ev->addr);
@@ -444,7 +450,7 @@ static int map_row(struct sq *q, const struct fmt_event *ev, uint32_t prot, uint
                                           .prot = prot});
 }
 
-static int vm_event(struct sq *q, const struct fmt_event *ev)
+static int vm_event(struct sq *q, const struct fmt_event *ev, unsigned kind)
 {
     int rc;
 
@@ -456,7 +462,7 @@ static int vm_event(struct sq *q, const struct fmt_event *ev)
         if ((rc = ranges_change(q, ev->image, ev->addr & ~(SQL_PAGE - 1),
                                 page_end(ev->addr, ev->size), -1, ev->ts_ns)))
             return rc;
-        return ev->serial ? map_row(q, ev, (uint32_t)ev->arg[0], 0) : 0;
+        return ev->serial ? map_row(q, ev, kind, (uint32_t)ev->arg[0], 0) : 0;
     case FMT_EV_MUNMAP:
         return ranges_change(q, ev->image, ev->addr & ~(SQL_PAGE - 1), page_end(ev->addr, ev->size),
                              -1, ev->ts_ns);
@@ -474,11 +480,35 @@ static int vm_event(struct sq *q, const struct fmt_event *ev)
         if ((rc = ranges_change(q, ev->image, old_start, page_end(ev->old_addr, ev->old_size), -1,
                                 ev->ts_ns)))
             return rc;
-        return ev->serial ? map_row(q, ev, prot, ev->ref) : 0;
+        return ev->serial ? map_row(q, ev, kind, prot, ev->ref) : 0;
     }
     default:
         return 0;
     }
+}
+
+/* A Windows trace: the call with its MEM_* and PAGE_* in the Windows
+ * tables; a VM kind also in mappings and mapping_states as the mapping
+ * event of the same meaning (ana_vm_win.h), named by its Windows kind. */
+static int win_event(struct sq *q, const struct fmt_event *ev)
+{
+    struct fmt_event as;
+    int rc;
+
+    if ((rc = ana_sqw_event(q->win, ev)) || !fmt_kind_is_win_vm(ev->kind))
+        return rc;
+    if (!ana_vm_win_event(ev, &as))
+        return 0;
+    /* A reservation or a view has no serial in the trace: its mappings row
+     * takes the id of its vm_calls row, just inserted. */
+    if (as.kind == FMT_EV_MMAP && !as.serial)
+        as.serial = (uint64_t)sqlite3_last_insert_rowid(q->db);
+    return vm_event(q, &as, ev->kind);
+}
+
+static int win_stack_row(void *ctx, uint32_t id)
+{
+    return stack_row(ctx, id);
 }
 
 static int tables(struct sq *q)
@@ -574,10 +604,12 @@ static int events(struct sq *q)
     while ((rc = fmt_reader_next(q->r, &ev)) > 0) {
         if ((rc = ana_xstep_event(&t, &ev, &x)) < 0)
             break;
-        if (rc)
-            rc = heap_event(q, &ev, &x);
-        else if (ana_filter_image(q->o->filter, ev.image, ev.pid))
-            rc = vm_event(q, &ev);
+        if (rc) {
+            if (!(rc = heap_event(q, &ev, &x)) && q->win && x.starts)
+                rc = ana_sqw_event(q->win, &ev);
+        } else if (ana_filter_image(q->o->filter, ev.image, ev.pid)) {
+            rc = q->win ? win_event(q, &ev) : vm_event(q, &ev, ev.kind);
+        }
         if (rc)
             break;
     }
@@ -625,6 +657,9 @@ int ana_export_sqlite(struct fmt_reader *r, const struct ana_export_options *o, 
             rc = -EIO;
             goto sqlfail;
         }
+    if (fmt_reader_pe(r) &&
+        (rc = ana_sqw_open(&q.win, q.db, &(struct ana_sqw_host){&q, win_stack_row}, err, err_size)))
+        goto sqlfail;
     if ((rc = tables(&q)))
         goto sqlfail;
     if ((rc = events(&q)) < 0) {
@@ -642,6 +677,7 @@ sqlfail:
 out:
     for (int i = 0; i < NR_ST; i++)
         sqlite3_finalize(q.st[i]);
+    ana_sqw_close(q.win);
     if (q.db && sqlite3_close(q.db) != SQLITE_OK && !rc) {
         snprintf(err, err_size, "%s", sqlite3_errmsg(q.db));
         *output_failed = 1;

@@ -478,8 +478,12 @@ static int compute(struct ana_sym *s, uint32_t image, uint64_t addr, enum ana_sy
     struct ana_sym_pdb_hit hit;
     if (m->pdb && !chain->nr_frames && !ana_sym_pdb_lookup(m->pdb, pc - pe_base, &hit)) {
         if (hit.function) {
-            chain->nr_frames = 1;
-            chain->frames[0] = (struct ana_sym_dwarf_frame){
+            /* inlined functions first (S_INLINESITE), as DWARF's chain */
+            for (uint32_t i = 0; i < hit.nr_inline; i++)
+                chain->frames[i] = (struct ana_sym_dwarf_frame){
+                    .name = hit.inl[i].function, .file = hit.inl[i].file, .line = hit.inl[i].line};
+            chain->nr_frames = hit.nr_inline + 1;
+            chain->frames[hit.nr_inline] = (struct ana_sym_dwarf_frame){
                 .name = hit.function, .file = hit.file, .line = hit.line};
             chain->outer_low = pe_base + hit.function_rva;
         } else {

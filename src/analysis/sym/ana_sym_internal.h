@@ -198,12 +198,21 @@ void ana_sym_msf_close(struct ana_sym_msf *m);
 
 struct ana_sym_pdb;
 
+#define ANA_SYM_PDB_MAX_INLINE 16 /* deeper inline chains keep their innermost frames */
+
 /* What a PDB says about one RVA. */
 struct ana_sym_pdb_hit {
     const char *function; /* NULL: no procedure or public symbol holds it */
     uint32_t function_rva;
     const char *file; /* NULL: no line row holds it */
     uint32_t line;
+    /* The functions inlined at rva (S_INLINESITE), innermost first; the
+     * procedure's own line (above) is the call of the outermost one. */
+    struct {
+        const char *function, *file;
+        uint32_t line;
+    } inl[ANA_SYM_PDB_MAX_INLINE];
+    uint32_t nr_inline;
 };
 
 /* Read a PDB from memory (size bytes, copied as needed: data may go after

@@ -6,27 +6,42 @@
  * and its C13 line information (DEBUG_S_LINES rows, DEBUG_S_FILECHKSMS
  * entries naming files in "/names"), and the public symbols (S_PUB32) for
  * code without debug info. Everything is turned into two tables sorted by
- * RVA. Inline sites are not read: an inlined call shows as the function
- * it was inlined into, at the line of the inlined code. */
+ * RVA. Inline sites (S_INLINESITE, their inlinees named in the IPI stream
+ * and started by DEBUG_S_INLINEELINES) become code ranges per procedure
+ * (ana_sym_pdb_inl.c), so an inlined call is a frame of its own. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/sym/ana_sym_internal.h"
+#include "analysis/sym/ana_sym_pdb_inl.h"
 
 #define S_PUB32 0x110e
 #define S_LPROC32 0x110f
 #define S_GPROC32 0x1110
 #define S_LPROC32_ID 0x1146
 #define S_GPROC32_ID 0x1147
+#define S_INLINESITE 0x114d
+#define S_INLINESITE_END 0x114e
+#define S_INLINESITE2 0x115d
 #define DEBUG_S_LINES 0xf2
 #define DEBUG_S_FILECHKSMS 0xf4
+#define DEBUG_S_INLINEELINES 0xf6
+#define PDB_IPI_STREAM 4
+#define PDB_MAX_INL_ROWS 256 /* code ranges of one inline site */
 #define SCN_MEM_EXECUTE 0x20000000u
 #define PDB_MAX_SECTIONS 4096
 
 struct pdb_func {
     uint32_t start, end; /* end 0: a public symbol, it ends where the next one starts */
     const char *name;
+    uint32_t inl_first, nr_inl; /* its inline ranges in ana_sym_pdb.inls */
+};
+
+/* A code range of a function inlined into a procedure, depth 1 directly. */
+struct pdb_inl {
+    uint32_t start, end, line, depth;
+    const char *name, *file;
 };
 
 struct pdb_row {
@@ -40,6 +55,8 @@ struct ana_sym_pdb {
     size_t nr_procs, nr_pubs, cap_procs, cap_pubs;
     struct pdb_row *rows;
     size_t nr_rows, cap_rows;
+    struct pdb_inl *inls;
+    size_t nr_inls, cap_inls;
     uint8_t *names; /* the "/names" stream: file names point into it */
     uint32_t names_size;
 };
@@ -52,6 +69,19 @@ struct pdb_parse {
     uint32_t sec_va[PDB_MAX_SECTIONS], sec_end[PDB_MAX_SECTIONS];
     uint8_t sec_code[PDB_MAX_SECTIONS];
     uint32_t nr_sec;
+    struct pdb_ipi ipi; /* inlinee names */
+    /* The module being read: its checksums, where each inlinee starts
+     * (DEBUG_S_INLINEELINES), the procedure being read and its open inline
+     * sites. */
+    const uint8_t *chk;
+    uint32_t chk_len;
+    struct pdb_inlinee {
+        uint32_t id, file, line;
+    } * inlinees;
+    size_t nr_inlinees, cap_inlinees;
+    long proc; /* index in procs, -1: none */
+    uint32_t depth;
+    struct pdb_inl_row inl_rows[PDB_MAX_INL_ROWS];
 };
 
 static uint16_t rd16(const uint8_t *p)
@@ -203,28 +233,96 @@ static int read_lines(struct pdb_parse *x, const uint8_t *d, uint32_t len, const
     return 0;
 }
 
-/* The C13 subsections of one module: the checksums first (the rows name
- * files by their offset there), then the lines. */
-static int read_c13(struct pdb_parse *x, const uint8_t *c, uint32_t len)
+/* DEBUG_S_INLINEELINES: where each inlined function starts (file, line). */
+static int read_inlinees(struct pdb_parse *x, const uint8_t *d, uint32_t len)
 {
-    const uint8_t *chk = NULL;
-    uint32_t chk_len = 0;
-
-    for (int pass = 0; pass < 2; pass++) {
-        for (uint32_t at = 0; at + 8 <= len;) {
-            uint32_t kind = rd32(c + at) & 0x7fffffffu, n = rd32(c + at + 4);
-            if (n > len - at - 8)
-                return bad(x, "C13 line subsection larger than its module stream");
-            if (pass == 0 && kind == DEBUG_S_FILECHKSMS) {
-                chk = c + at + 8;
-                chk_len = n;
-            } else if (pass == 1 && kind == DEBUG_S_LINES) {
-                int rc = read_lines(x, c + at + 8, n, chk, chk_len);
-                if (rc)
-                    return rc;
-            }
-            at += 8 + ((n + 3) & ~3u);
+    if (len < 4)
+        return bad(x, "DEBUG_S_INLINEELINES subsection too short");
+    int extended = rd32(d) == 1;
+    for (uint32_t at = 4; at < len;) {
+        if (len - at < 12 + (extended ? 4u : 0u))
+            return bad(x, "DEBUG_S_INLINEELINES entry cut short");
+        if (grow((void **)&x->inlinees, &x->cap_inlinees, x->nr_inlinees, sizeof(*x->inlinees)))
+            return -ENOMEM;
+        x->inlinees[x->nr_inlinees++] =
+            (struct pdb_inlinee){rd32(d + at), rd32(d + at + 4), rd32(d + at + 8)};
+        at += 12;
+        if (extended) { /* the files of the inlinee's other lines */
+            uint32_t extra = rd32(d + at);
+            if (extra > (len - at - 4) / 4)
+                return bad(x, "DEBUG_S_INLINEELINES entry cut short");
+            at += 4 + 4 * extra;
         }
+    }
+    return 0;
+}
+
+/* The C13 subsections of one module. Pass 0, before the symbols: the
+ * checksums (rows and inlinees name files by their offset there) and the
+ * inlinees' starts; pass 1: the lines. */
+static int read_c13(struct pdb_parse *x, const uint8_t *c, uint32_t len, int pass)
+{
+    for (uint32_t at = 0; at + 8 <= len;) {
+        uint32_t kind = rd32(c + at) & 0x7fffffffu, n = rd32(c + at + 4);
+        int rc = 0;
+        if (n > len - at - 8)
+            return bad(x, "C13 line subsection larger than its module stream");
+        if (pass == 0 && kind == DEBUG_S_FILECHKSMS) {
+            x->chk = c + at + 8;
+            x->chk_len = n;
+        } else if (pass == 0 && kind == DEBUG_S_INLINEELINES) {
+            rc = read_inlinees(x, c + at + 8, n);
+        } else if (pass == 1 && kind == DEBUG_S_LINES) {
+            rc = read_lines(x, c + at + 8, n, x->chk, x->chk_len);
+        }
+        if (rc)
+            return rc;
+        at += 8 + ((n + 3) & ~3u);
+    }
+    return 0;
+}
+
+/* An S_INLINESITE (or S_INLINESITE2, with an invocation count) inside the
+ * procedure being read: its annotations as ranges of the inlinee. */
+static int read_inline_site(struct pdb_parse *x, const uint8_t *d, uint32_t dlen, uint32_t kind)
+{
+    struct ana_sym_pdb *p = x->p;
+    uint32_t head = kind == S_INLINESITE2 ? 16 : 12;
+
+    x->depth++;
+    if (x->proc < 0 || dlen < head)
+        return 0;
+    struct pdb_func *f = &p->procs[x->proc];
+    uint32_t id = rd32(d + 8), line = 0, file = 0xffffffffu;
+    const char *name = pdb_ipi_func_name(&x->ipi, id);
+    /* the IPI stream goes when the parse ends: the name is copied */
+    if (name && !(name = ana_sym_arena_strndup(&p->arena, name, strlen(name))))
+        return -ENOMEM;
+    for (size_t i = 0; i < x->nr_inlinees; i++)
+        if (x->inlinees[i].id == id) {
+            line = x->inlinees[i].line;
+            file = x->inlinees[i].file;
+            break;
+        }
+    int n = pdb_inl_decode(d + head, dlen - head, line, file, f->end - f->start, x->inl_rows,
+                           PDB_MAX_INL_ROWS);
+    if (n < 0)
+        return bad(x, "S_INLINESITE annotations cut short");
+    for (int i = 0; i < n; i++) {
+        const struct pdb_inl_row *r = &x->inl_rows[i];
+        if (r->end <= r->start)
+            continue;
+        if (grow((void **)&p->inls, &p->cap_inls, p->nr_inls, sizeof(*p->inls)))
+            return -ENOMEM;
+        p->inls[p->nr_inls++] = (struct pdb_inl){
+            .start = f->start + r->start,
+            .end = f->start + r->end,
+            .line = r->line,
+            .depth = x->depth,
+            .name = name ? name : "<inlined>",
+            .file = file_name(x, x->chk, x->chk_len, r->file),
+        };
+        p->procs[x->proc].nr_inl++;
     }
     return 0;
 }
@@ -263,8 +361,17 @@ static int read_symbols(struct pdb_parse *x, const uint8_t *s, uint32_t at, uint
             (kind == S_GPROC32 || kind == S_LPROC32 || kind == S_GPROC32_ID ||
              kind == S_LPROC32_ID)) {
             uint32_t rva = rva_of(x, rd16(d + 32), rd32(d + 28));
-            if (rva)
-                rc = add_func(x, false, rva, rd32(d + 12), d + 35, dlen - 35);
+            x->proc = -1;
+            x->depth = 0;
+            if (rva && !(rc = add_func(x, false, rva, rd32(d + 12), d + 35, dlen - 35)) &&
+                x->p->nr_procs && x->p->procs[x->p->nr_procs - 1].start == rva) {
+                x->proc = (long)x->p->nr_procs - 1;
+                x->p->procs[x->proc].inl_first = (uint32_t)x->p->nr_inls;
+            }
+        } else if (!pub && (kind == S_INLINESITE || kind == S_INLINESITE2)) {
+            rc = read_inline_site(x, d, dlen, kind);
+        } else if (!pub && kind == S_INLINESITE_END) {
+            x->depth -= x->depth > 0;
         } else if (pub && kind == S_PUB32 && dlen > 10) {
             uint16_t seg = rd16(d + 8);
             uint32_t rva = rva_of(x, seg, rd32(d + 4));
@@ -292,10 +399,17 @@ static int read_module(struct pdb_parse *x, uint16_t stream, uint32_t sym_bytes,
         return rc;
     if ((uint64_t)sym_bytes + c11_bytes + c13_bytes > size || (sym_bytes && sym_bytes < 4))
         rc = bad(x, "module info sizes larger than the module's stream");
+    x->chk = NULL;
+    x->chk_len = 0;
+    x->nr_inlinees = 0;
+    x->proc = -1;
+    if (!rc)
+        rc = read_c13(x, s + sym_bytes + c11_bytes, c13_bytes, 0);
     if (!rc && sym_bytes)
         rc = read_symbols(x, s, 4, sym_bytes, false);
     if (!rc)
-        rc = read_c13(x, s + sym_bytes + c11_bytes, c13_bytes);
+        rc = read_c13(x, s + sym_bytes + c11_bytes, c13_bytes, 1);
+    x->chk = NULL; /* it points into s */
     free(s);
     return rc;
 }
@@ -342,6 +456,14 @@ static int read_dbi(struct pdb_parse *x, const uint8_t *d, uint32_t size)
         return rc;
     uint16_t sym_records = rd16(d + 20);
     const uint8_t *m = d + 64;
+    if (x->msf.nr_streams > PDB_IPI_STREAM) { /* the inlinees' names */
+        uint8_t *ipi;
+        uint32_t ipi_size;
+        if ((rc = ana_sym_msf_stream(&x->msf, PDB_IPI_STREAM, &ipi, &ipi_size, x->why)))
+            return rc;
+        if ((rc = pdb_ipi_load(&x->ipi, ipi, ipi_size)))
+            return rc == -EPROTO ? bad(x, "IPI record larger than its stream") : rc;
+    }
     for (uint32_t at = 0; at < sub[0];) {
         if (sub[0] - at < 65)
             return bad(x, "DBI module info cut short");
@@ -428,6 +550,8 @@ int ana_sym_pdb_parse(struct ana_sym_pdb **out, const uint8_t *data, size_t size
     x->p = NULL;
 out:
     free(dbi);
+    free(x->inlinees);
+    pdb_ipi_free(&x->ipi);
     ana_sym_msf_close(&x->msf);
     ana_sym_pdb_close(x->p);
     free(x);
@@ -454,6 +578,33 @@ static const struct pdb_func *func_find(const struct pdb_func *v, size_t nr, uin
     return NULL;
 }
 
+/* The functions inlined at rva in procedure f, innermost first. */
+static void inline_chain(const struct ana_sym_pdb *p, const struct pdb_func *f, uint64_t rva,
+                         struct ana_sym_pdb_hit *out)
+{
+    const struct pdb_inl *by_depth[ANA_SYM_PDB_MAX_INLINE] = {0};
+    uint32_t deepest = 0;
+
+    for (uint32_t i = 0; i < f->nr_inl; i++) {
+        const struct pdb_inl *r = &p->inls[f->inl_first + i];
+        if (rva < r->start || rva >= r->end || !r->depth || r->depth > ANA_SYM_PDB_MAX_INLINE)
+            continue;
+        by_depth[r->depth - 1] = r;
+        deepest = r->depth > deepest ? r->depth : deepest;
+    }
+    /* innermost first; a depth without a range (a gap) ends the chain */
+    uint32_t whole = 0;
+    while (whole < deepest && by_depth[whole])
+        whole++;
+    for (uint32_t d = whole; d-- > 0;) {
+        const struct pdb_inl *r = by_depth[d];
+        out->inl[out->nr_inline].function = r->name;
+        out->inl[out->nr_inline].file = r->line ? r->file : NULL;
+        out->inl[out->nr_inline].line = r->line;
+        out->nr_inline++;
+    }
+}
+
 int ana_sym_pdb_lookup(const struct ana_sym_pdb *p, uint64_t rva, struct ana_sym_pdb_hit *out)
 {
     memset(out, 0, sizeof(*out));
@@ -463,6 +614,7 @@ int ana_sym_pdb_lookup(const struct ana_sym_pdb *p, uint64_t rva, struct ana_sym
     if (f) {
         out->function = f->name;
         out->function_rva = f->start;
+        inline_chain(p, f, rva, out);
     }
     size_t lo = 0, hi = p->nr_rows;
     while (lo < hi) {
@@ -487,6 +639,7 @@ void ana_sym_pdb_close(struct ana_sym_pdb *p)
     free(p->procs);
     free(p->pubs);
     free(p->rows);
+    free(p->inls);
     free(p->names);
     free(p);
 }
