@@ -45,7 +45,8 @@ workload() {
 
 # Instructions of every callgrind output in $1 (files $1.*), and of the
 # functions matching $2 (inclusive).
-cg_total() { cat "$1".* | awk '/^(summary|totals):/ { s += $2 } END { printf "%.0f\n", s }'; }
+# Each callgrind file states its total twice (summary: and totals:); count it once.
+cg_total() { cat "$1".* | awk '/^totals:/ { s += $2 } END { printf "%.0f\n", s }'; }
 cg_incl() {
     local f sum=0 n
     for f in "$1".*; do
