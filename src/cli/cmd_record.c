@@ -19,10 +19,10 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/cli_snap.h"
 #include "cli/cli_attach.h"
-#include "recorder/rec_attach.h"
+#include "cli/cli_snap.h"
 #include "cli/cmd_record_win.h"
+#include "recorder/rec_attach.h"
 #include "recorder/rec_class.h"
 #include "recorder/rec_internal.h"
 #include "recorder/rec_proc.h"

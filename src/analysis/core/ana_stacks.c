@@ -41,6 +41,16 @@ struct ana_stacks {
      * life, and deep stacks share most of their frames, so each frame is
      * formatted and escaped once, not once per stack. */
     struct ana_map frames;
+
+    /* Row keys (ana_stacks_key): each distinct sequence of frame string ids,
+     * kept in key_ids at key_off[k - 1], key_len[k - 1], with an
+     * open-addressing index of key + 1 (0 empty). Key 0 is "(no stack)". */
+    uint32_t *key_ids;
+    size_t nr_key_ids, cap_key_ids;
+    uint32_t *key_off, *key_len;
+    uint32_t nr_keys, cap_keys;
+    uint32_t *key_index;
+    uint32_t cap_key_index;
 };
 
 static uint64_t hash_str(const char *s)
@@ -138,6 +148,10 @@ void ana_stacks_destroy(struct ana_stacks *s)
     free(s->count);
     free(s->pool);
     free(s->addrs);
+    free(s->key_ids);
+    free(s->key_off);
+    free(s->key_len);
+    free(s->key_index);
     ana_map_release(&s->frames);
     free(s);
 }
@@ -262,6 +276,58 @@ struct ana_sym *ana_stacks_sym(struct ana_stacks *s)
     return s->sym;
 }
 
+static uint64_t hash_ids(const uint32_t *ids, uint32_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+
+    for (uint32_t i = 0; i < n; i++)
+        h = (h ^ ids[i]) * 0xff51afd7ed558ccdull;
+    return h ^ (h >> 29);
+}
+
+/* The key of the sequence ids[0..n): found, or added. */
+static int key_intern(struct ana_stacks *s, const uint32_t *ids, uint32_t n, uint32_t *key)
+{
+    if (((size_t)s->nr_keys + 1) * 2 > s->cap_key_index) {
+        uint32_t cap = s->cap_key_index ? s->cap_key_index * 2 : 1024;
+        uint32_t *idx = calloc(cap, sizeof(*idx));
+        if (!idx)
+            return -ENOMEM;
+        for (uint32_t k = 0; k < s->nr_keys; k++) {
+            uint32_t j = (uint32_t)hash_ids(s->key_ids + s->key_off[k], s->key_len[k]) & (cap - 1);
+            while (idx[j])
+                j = (j + 1) & (cap - 1);
+            idx[j] = k + 1;
+        }
+        free(s->key_index);
+        s->key_index = idx;
+        s->cap_key_index = cap;
+    }
+    uint32_t j = (uint32_t)hash_ids(ids, n) & (s->cap_key_index - 1);
+    for (; s->key_index[j]; j = (j + 1) & (s->cap_key_index - 1)) {
+        uint32_t k = s->key_index[j] - 1;
+        if (s->key_len[k] == n && !memcmp(s->key_ids + s->key_off[k], ids, n * sizeof(*ids))) {
+            *key = k + 1;
+            return 0;
+        }
+    }
+    if (UTIL_ARRAY_RESERVE(s->key_ids, s->cap_key_ids, s->nr_key_ids + n, 1024) ||
+        UTIL_ARRAY_RESERVE(s->key_off, s->cap_keys, (size_t)s->nr_keys + 1, 256))
+        return -ENOMEM;
+    /* key_len grows with key_off: same count, same capacity. */
+    uint32_t *len = realloc(s->key_len, s->cap_keys * sizeof(*len));
+    if (!len)
+        return -ENOMEM;
+    s->key_len = len;
+    memcpy(s->key_ids + s->nr_key_ids, ids, n * sizeof(*ids));
+    s->key_off[s->nr_keys] = (uint32_t)s->nr_key_ids;
+    s->key_len[s->nr_keys] = n;
+    s->nr_key_ids += n;
+    s->key_index[j] = s->nr_keys + 1;
+    *key = ++s->nr_keys;
+    return 0;
+}
+
 int ana_stacks_key(struct ana_stacks *s, uint32_t stack, int by_place, uint32_t *key)
 {
     const struct ana_frame *f;
@@ -271,22 +337,15 @@ int ana_stacks_key(struct ana_stacks *s, uint32_t stack, int by_place, uint32_t 
         *key = 0; /* "(no stack)" */
         return n;
     }
-    /* The ids as text: "\x01" and 8 hex digits each, a string no label
-     * can be (labels are escaped, ana_text.h). Written by hand: this runs
-     * for every site of a report, and printf's cost showed. */
-    static const char hex[] = "0123456789abcdef";
-    char *text = malloc((size_t)n * 9 + 1), *p = text;
-    if (!text)
+    /* The frames' string ids in a sequence of their own, hashed and
+     * compared as words: this runs for every site of a report, and
+     * interning the ids as text showed. */
+    uint32_t *ids = malloc((size_t)n * sizeof(*ids));
+    if (!ids)
         return -ENOMEM;
-    for (int i = 0; i < n; i++) {
-        uint32_t id = by_place ? f[i].place : f[i].function;
-
-        *p++ = '\001';
-        for (int shift = 28; shift >= 0; shift -= 4)
-            *p++ = hex[(id >> shift) & 0xf];
-    }
-    *p = 0;
-    rc = intern(s, text, key);
-    free(text);
+    for (int i = 0; i < n; i++)
+        ids[i] = by_place ? f[i].place : f[i].function;
+    rc = key_intern(s, ids, (uint32_t)n, key);
+    free(ids);
     return rc;
 }

@@ -43,10 +43,10 @@ int ana_stacks_intern(struct ana_stacks *s, const char *str, uint32_t *id);
  * string id, or the id of "(no stack)". Returns 0 or -errno. */
 int ana_stacks_leaf(struct ana_stacks *s, uint32_t stack, uint32_t *function);
 
-/* A string id that is the same for two stacks exactly when their frames
- * read the same: the sequence of places (by_place: function, file, line)
- * or of functions. Rows and flame graphs group stacks by it. Returns 0 or
- * -errno. */
+/* A key (not a string id) that is the same for two stacks exactly when
+ * their frames read the same: the sequence of places (by_place: function,
+ * file, line) or of functions; 0 for no stack. Rows and flame graphs group
+ * stacks by it. Returns 0 or -errno. */
 int ana_stacks_key(struct ana_stacks *s, uint32_t stack, int by_place, uint32_t *key);
 
 /* Symbolizer notes (modules that could not be read), for --verbose. */
