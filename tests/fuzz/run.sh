@@ -32,7 +32,7 @@ echo "fuzz: no crash in ${secs}s" >&2
 
 # The PDB reader (Windows symbols): its sources and the arena it copies
 # names into; seeded with a PDB lld wrote (corpus_pdb/tiny.pdb, 72 KiB).
-sym=(ana_sym_msf.c ana_sym_pdb.c ana_sym_arena.c)
+sym=(ana_sym_msf.c ana_sym_pdb.c ana_sym_pdb_inl.c ana_sym_arena.c)
 clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
     -fno-sanitize-recover=undefined -I"$src/include" -I"$src/src" \
     "${sym[@]/#/$src/src/analysis/sym/}" "$src/tests/fuzz/fuzz_pdb.c" -o "$out/fuzz_pdb"
