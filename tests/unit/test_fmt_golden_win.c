@@ -180,9 +180,8 @@ static size_t events(struct tfmt *t, struct fmt_event *ev)
 
 static void test_golden_v1_2_windows(void **state)
 {
-    struct fmt_event want[32], got;
+    struct fmt_event want[32];
     struct fmt_reader *r;
-    struct tmodel m;
     struct tfmt t;
     char err[600];
 
@@ -200,14 +199,7 @@ static void test_golden_v1_2_windows(void **state)
         fail_msg("%s", err);
     assert_int_equal(fmt_reader_info(r)->version_minor, 2);
     assert_true(fmt_reader_pe(r));
-    tmodel_init(&m);
-    for (size_t i = 0; i < n; i++) {
-        tmodel_apply(&m, &want[i]);
-        assert_int_equal(fmt_reader_next(r, &got), 1);
-        tfmt_assert_event(&want[i], &got, i);
-    }
-    assert_int_equal(fmt_reader_next(r, &got), 0);
-    tmodel_free(&m);
+    tfmt_read_expect(r, want, n);
     fmt_reader_close(r);
 }
 
@@ -237,8 +229,7 @@ static void test_windows_kinds_need_pe(void **state)
  * no zstd frame in the file. */
 static void test_zlib_coding(void **state)
 {
-    struct fmt_event want[32], got;
-    struct tmodel m;
+    struct fmt_event want[32];
     struct tfmt t;
 
     (void)state;
@@ -253,14 +244,7 @@ static void test_zlib_coding(void **state)
     assert_null(memmem(p, size, zstd_magic, 4));
     free(p);
     struct fmt_reader *r = tfmt_open(&t);
-    tmodel_init(&m);
-    for (size_t i = 0; i < n; i++) {
-        tmodel_apply(&m, &want[i]);
-        assert_int_equal(fmt_reader_next(r, &got), 1);
-        tfmt_assert_event(&want[i], &got, i);
-    }
-    assert_int_equal(fmt_reader_next(r, &got), 0);
-    tmodel_free(&m);
+    tfmt_read_expect(r, want, n);
     fmt_reader_close(r);
     tfmt_close(&t);
 }
