@@ -624,12 +624,10 @@ int cmd_record(int argc, char **argv)
         if (!quiet)
             cli_warn("record: attached to process %d; Ctrl-C detaches", (int)pid);
     } else {
-        if (write(go_fd, "g", 1) != 1)
-            cli_warn("record: cannot release %s: %s", prog, strerror(errno));
-        close(go_fd);
-        if (read(err_fd, &exec_err, sizeof(exec_err)) == (ssize_t)sizeof(exec_err))
+        if ((rc = rec_spawn_go(go_fd, err_fd, &exec_err)))
+            cli_warn("record: cannot release %s: %s", prog, strerror(-rc));
+        if (exec_err)
             cli_warn("record: cannot run %s: %s", prog, strerror(exec_err));
-        close(err_fd);
     }
 
     last_flush = s.clock.mono0;

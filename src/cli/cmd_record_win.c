@@ -291,12 +291,10 @@ int cmd_record_win(const char *prog, unsigned machine, int argc, char **argv,
     signal(SIGHUP, rw_on_signal);
     while (!rec_clock_settle(&s.clock))
         poll(NULL, 0, 1);
-    if (write(go_fd, "g", 1) != 1)
-        cli_warn("record: cannot release %s: %s", wine, strerror(errno));
-    close(go_fd);
-    if (read(err_fd, &exec_err, sizeof(exec_err)) == (ssize_t)sizeof(exec_err))
+    if ((rc = rec_spawn_go(go_fd, err_fd, &exec_err)))
+        cli_warn("record: cannot release %s: %s", wine, strerror(-rc));
+    if (exec_err)
         cli_warn("record: cannot run %s: %s", wine, strerror(exec_err));
-    close(err_fd);
 
     bad = rw_loop(&s, w, pid, &status);
     rw_forward_pid = 0;

@@ -258,6 +258,18 @@ pid_t rec_spawn(const char *path, char *const argv[], char *const envp[], int *g
     return pid;
 }
 
+int rec_spawn_go(int go_fd, int err_fd, int *exec_err)
+{
+    int rc = write(go_fd, "g", 1) == 1 ? 0 : -errno;
+
+    close(go_fd);
+    /* Closed on a successful execve (O_CLOEXEC): nothing to read then. */
+    if (read(err_fd, exec_err, sizeof(*exec_err)) != (ssize_t)sizeof(*exec_err))
+        *exec_err = 0;
+    close(err_fd);
+    return rc;
+}
+
 static void rec_status_add(struct rec_statuses *st, pid_t pid, int status)
 {
     if (UTIL_ARRAY_RESERVE(st->v, st->cap, (size_t)st->n + 1, 16))

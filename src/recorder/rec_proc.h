@@ -34,6 +34,11 @@ void rec_socket_accept_all(struct rec_session *s, struct rec_statuses *st, int l
 /* Fork a child that runs path once a byte arrives on *go_fd; if execve
  * fails, the child writes its errno to *err_fd. Returns the pid or -1. */
 pid_t rec_spawn(const char *path, char *const argv[], char *const envp[], int *go_fd, int *err_fd);
+
+/* Let rec_spawn's child run and close both descriptors: *exec_err is
+ * execve's errno when it failed, else 0. Returns 0, or -errno when the
+ * child could not be told to go. */
+int rec_spawn_go(int go_fd, int err_fd, int *exec_err);
 /* Collect every exited child's status. Returns 1 when no child is left. */
 int rec_reap(struct rec_statuses *st);
 /* Close the open images whose processes have ended (after taking in the
