@@ -22,6 +22,7 @@
 #include "cli/cli_heaps.h"
 #include "cli/cli_procs.h"
 #include "cli/cli_rows.h"
+#include "util/util_sort.h"
 
 /* Frames shown per call site in text; JSON and CSV get them all. */
 
@@ -181,8 +182,9 @@ static int by_rank(const void *x, const void *y, void *arg)
     return (a > b) - (a < b);
 }
 
-/* The sites of image sorted by rank r, only those with a non-zero value. */
-static uint32_t ranked(struct report *rp, uint32_t image, enum rank r)
+/* The sites of image with a non-zero value by rank r, in rp->ids: their
+ * number, the first `first` of them sorted (0: all). */
+static uint32_t ranked(struct report *rp, uint32_t image, enum rank r, uint32_t first)
 {
     uint32_t n = 0, nr;
     const uint32_t *ids = image_sites(rp, image, &nr);
@@ -194,7 +196,7 @@ static uint32_t ranked(struct report *rp, uint32_t image, enum rank r)
             rp->ids[n++] = id;
     }
     struct rank_ctx ctx = {rp->sites, r};
-    qsort_r(rp->ids, n, sizeof(*rp->ids), by_rank, &ctx);
+    util_sort_first(rp->ids, n, sizeof(*rp->ids), first, by_rank, &ctx);
     return n;
 }
 
@@ -219,7 +221,7 @@ static void site_row(struct report *rp, struct ana_table *t, uint32_t id, unsign
 static struct ana_table *rank_table(struct report *rp, uint32_t image, enum rank r, unsigned max)
 {
     struct ana_table *t;
-    uint32_t n = ranked(rp, image, r);
+    uint32_t n = ranked(rp, image, r, rp->a.top);
 
     if (ana_table_create(&t, site_cols, sizeof(site_cols) / sizeof(site_cols[0])))
         cli_die("report: out of memory");
@@ -463,7 +465,7 @@ static void write_csv(struct report *rp, FILE *out)
         const struct ana_scope *s = ana_model_image(rp->m, i);
         if (!s->seen)
             continue;
-        uint32_t n = ranked(rp, i, BY_PEAK), nr;
+        uint32_t n = ranked(rp, i, BY_PEAK, rp->a.top), nr;
         const uint32_t *ids = image_sites(rp, i, &nr);
         /* Sites with no peak share but allocations still belong in it. */
         for (uint32_t k = 0; k < nr; k++) {
