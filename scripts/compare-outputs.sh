@@ -75,6 +75,8 @@ RUNS=(
     "vmem-json|vmem --format json --by function @T"
     "frag|frag @T"
     "frag-json|frag --format json --svg @O.svg @T"
+    "frag-at|frag --at 1ms --intervals 3 @T"
+    "vmem-window|vmem --from 1ms --to end-1ms --intervals 4 --by origin @T"
     "export-massif|export --to massif @T -o @O"
     "export-heaptrack|export --to heaptrack @T -o @O.gz"
     "export-dhat|export --to dhat @T -o @O"

@@ -8,13 +8,13 @@
 #include <string.h>
 
 #include "analysis/model/ana_model.h"
-#include "analysis/vm/ana_vm.h"
+#include "analysis/vm/ana_vm_replay.h"
 
 struct tl_run {
     struct ana_timeline *tl;
     struct ana_model *m;
-    struct ana_vm own; /* mappings, for committed, unless the caller keeps them */
-    struct ana_vm *vm;
+    struct ana_vm_replay own; /* mappings, for committed, unless the caller keeps them */
+    struct ana_vm_replay *vm;
     uint64_t next_ns; /* end of the current interval */
 };
 
@@ -24,7 +24,7 @@ static int emit(struct tl_run *run, uint64_t t_ns)
 
     for (uint32_t i = 0; i < ana_model_nr_images(run->m); i++) {
         const struct ana_scope *s = ana_model_image(run->m, i);
-        const struct ana_vm_image *vi = ana_vm_get(run->vm, i);
+        const struct ana_vm_image *vi = ana_vm_get(&run->vm->vm, i);
         /* A process that has ended has no more rows: its heap is not in
          * use any more (what it left stays its leaks). */
         if (!s->seen || (s->ended && s->end_ns < t_ns))
@@ -70,7 +70,7 @@ static int on_event(void *arg, const struct fmt_event *ev)
     }
     if ((rc = ana_model_event(run->m, ev)))
         return rc;
-    return ana_vm_event(run->vm, ev);
+    return ana_vm_replay_event(run->vm, ev);
 }
 
 int ana_timeline_compute(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
@@ -79,7 +79,7 @@ int ana_timeline_compute(struct ana_timeline *tl, struct fmt_reader *r, struct a
     return ana_timeline_compute_vm(tl, NULL, r, f, interval_ns, progress, progress_arg);
 }
 
-int ana_timeline_compute_vm(struct ana_timeline *tl, struct ana_vm *vm, struct fmt_reader *r,
+int ana_timeline_compute_vm(struct ana_timeline *tl, struct ana_vm_replay *vm, struct fmt_reader *r,
                             struct ana_filter *f, uint64_t interval_ns, ana_progress_fn *progress,
                             void *progress_arg)
 {
@@ -116,7 +116,9 @@ int ana_timeline_compute_vm(struct ana_timeline *tl, struct ana_vm *vm, struct f
     run.next_ns = interval_ns;
     if ((rc = ana_model_create(&run.m, &mo)))
         return rc;
-    ana_vm_init(&run.own, NULL, NULL);
+    /* Every process's mappings: rows are the model's selected images. */
+    run.own.until = UINT64_MAX;
+    ana_vm_replay_init(&run.own, NULL, NULL);
     run.vm = vm ? vm : &run.own;
     ana_scan_options_init(&so);
     so.progress = progress;
@@ -126,7 +128,7 @@ int ana_timeline_compute_vm(struct ana_timeline *tl, struct ana_vm *vm, struct f
     if (!rc)
         rc = emit(&run, c.last_ts_ns);
     ana_model_destroy(run.m);
-    ana_vm_release(&run.own);
+    ana_vm_replay_release(&run.own);
     return rc;
 }
 

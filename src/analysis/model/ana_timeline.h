@@ -49,11 +49,12 @@ struct ana_timeline {
  * cap: too many processes; nothing is allocated), -errno. */
 int ana_timeline_compute(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
                          uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg);
-/* The same, feeding vm (initialised by the caller, NULL: one of its own)
- * in the same pass: what the trace mapped, at its end, for a caller that
- * shows the address space too (the HTML report's map, ana_frag_html). */
-struct ana_vm;
-int ana_timeline_compute_vm(struct ana_timeline *tl, struct ana_vm *vm, struct fmt_reader *r,
+/* The same, feeding the address-space replay vm (initialised by the
+ * caller for every event of every process, NULL: one of its own) in the
+ * same pass: what the trace mapped, at its end, for a caller that shows
+ * the address space too (the HTML report's map, ana_frag_html). */
+struct ana_vm_replay;
+int ana_timeline_compute_vm(struct ana_timeline *tl, struct ana_vm_replay *vm, struct fmt_reader *r,
                             struct ana_filter *f, uint64_t interval_ns, ana_progress_fn *progress,
                             void *progress_arg);
 void ana_timeline_release(struct ana_timeline *tl);
