@@ -184,11 +184,7 @@ int cmd_leaks(int argc, char **argv)
         cli_ana_table(&a, tab, stdout, "", true);
     } else {
         struct ana_json j;
-        ana_json_init(&j, stdout, true);
-        ana_json_begin_object(&j);
-        ana_json_kv_str(&j, "file", a.path);
-        ana_sample_json(&j, fmt_reader_sample_bytes(a.r));
-        ana_attach_json(&j, fmt_reader_info(a.r)->attached_pid);
+        cli_ana_json_begin(&a, &j);
         ana_json_kv_u64(&j, "at_ns", t);
         ana_json_key(&j, "processes");
         ana_json_begin_array(&j);

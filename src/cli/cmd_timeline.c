@@ -144,11 +144,7 @@ int cmd_timeline(int argc, char **argv)
     if (any_flat && a.format == CLI_FMT_TEXT)
         cli_ana_scan(&a, UINT64_MAX, precise_event, &precise);
     if (a.format == CLI_FMT_JSON) {
-        ana_json_init(&j, stdout, true);
-        ana_json_begin_object(&j);
-        ana_json_kv_str(&j, "file", a.path);
-        ana_sample_json(&j, fmt_reader_sample_bytes(a.r));
-        ana_attach_json(&j, fmt_reader_info(a.r)->attached_pid);
+        cli_ana_json_begin(&a, &j);
         ana_json_kv_u64(&j, "interval_ns", tl.interval_ns);
         ana_json_key(&j, "processes");
         ana_json_begin_array(&j);

@@ -383,11 +383,7 @@ int cmd_window(int argc, char **argv)
         }
         if (a.format == CLI_FMT_JSON) {
             struct ana_json j;
-            ana_json_init(&j, stdout, true);
-            ana_json_begin_object(&j);
-            ana_json_kv_str(&j, "file", a.path);
-            ana_sample_json(&j, fmt_reader_sample_bytes(a.r));
-            ana_attach_json(&j, fmt_reader_info(a.r)->attached_pid);
+            cli_ana_json_begin(&a, &j);
             ana_json_kv_u64(&j, "from_ns", t0);
             ana_json_kv_u64(&j, "to_ns", t1);
             ana_json_kv_u64(&j, "events_read", w.nr_events_read);

@@ -16,16 +16,6 @@ ART=$MS_BUILD/tests/artifacts
 mkdir -p "$ART"
 T=$WORK/demo.mscr
 
-# usage: has FILE TEXT: the file contains TEXT literally.
-has() {
-    grep -qF -- "$2" "$1" || fail "$(basename "$1") lacks '$2'"
-    echo "ok: $(basename "$1") has '$2'"
-}
-wellformed() {
-    xmllint --noout "$1" 2>"$WORK/xmllint.err" || fail "$1 is not well-formed: $(cat "$WORK/xmllint.err")"
-    echo "ok: $(basename "$1") is well-formed XML"
-}
-
 "$MEMSCRIBE" record -q -o "$T" -- "$MS_BUILD/examples/memtest_demo" >"$WORK/out" 2>"$WORK/err" ||
     fail "record exited with $?: $(cat "$WORK/err")"
 "$MEMSCRIBE" report --format=json --top 0 "$T" >"$WORK/report.json"

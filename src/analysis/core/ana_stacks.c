@@ -26,23 +26,38 @@ static uint64_t hash_str(const char *s)
     return h;
 }
 
+int ana_stacks_index_room(const struct ana_stacks *s, uint32_t **index, uint32_t *cap, uint32_t n,
+                          ana_stacks_slot_fn *slot_of)
+{
+    if (((size_t)n + 1) * 2 <= *cap)
+        return 0;
+    uint32_t c = *cap ? *cap * 2 : 1024;
+    uint32_t *idx = calloc(c, sizeof(*idx));
+    if (!idx)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t j = slot_of(s, i, c);
+        while (idx[j])
+            j = (j + 1) & (c - 1);
+        idx[j] = i + 1;
+    }
+    free(*index);
+    *index = idx;
+    *cap = c;
+    return 0;
+}
+
+static uint32_t text_slot(const struct ana_stacks *s, uint32_t i, uint32_t cap)
+{
+    return (uint32_t)hash_str(s->text[i]) & (cap - 1);
+}
+
 static int intern(struct ana_stacks *s, const char *str, uint32_t *id)
 {
-    if ((s->nr_text + 1) * 2 > s->cap_index) {
-        uint32_t cap = s->cap_index ? s->cap_index * 2 : 1024;
-        uint32_t *idx = calloc(cap, sizeof(*idx));
-        if (!idx)
-            return -ENOMEM;
-        for (uint32_t i = 0; i < s->nr_text; i++) {
-            uint32_t j = (uint32_t)hash_str(s->text[i]) & (cap - 1);
-            while (idx[j])
-                j = (j + 1) & (cap - 1);
-            idx[j] = i + 1;
-        }
-        free(s->index);
-        s->index = idx;
-        s->cap_index = cap;
-    }
+    int rc = ana_stacks_index_room(s, &s->index, &s->cap_index, s->nr_text, text_slot);
+
+    if (rc)
+        return rc;
     uint32_t j = (uint32_t)hash_str(str) & (s->cap_index - 1);
     for (; s->index[j]; j = (j + 1) & (s->cap_index - 1))
         if (!strcmp(s->text[s->index[j] - 1], str)) {

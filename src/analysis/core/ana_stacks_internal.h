@@ -119,4 +119,14 @@ int ana_stacks_index_nodes(struct ana_stacks *s);
 
 void ana_stacks_keys_release(struct ana_stacks *s);
 
+/* The slot of entry i (0-based) in an index of cap slots. */
+typedef uint32_t ana_stacks_slot_fn(const struct ana_stacks *s, uint32_t i, uint32_t cap);
+
+/* Room for one more entry in an open-addressing index of n entries (slots
+ * hold entry + 1, 0 empty; load under a half): when full, the index
+ * doubles (from 1024) and every entry is placed again at slot_of's slot.
+ * The strings' index and the row keys' use it. Returns 0 or -ENOMEM. */
+int ana_stacks_index_room(const struct ana_stacks *s, uint32_t **index, uint32_t *cap, uint32_t n,
+                          ana_stacks_slot_fn *slot_of);
+
 #endif

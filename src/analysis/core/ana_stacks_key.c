@@ -199,26 +199,20 @@ static uint32_t slot_of(uint64_t hash, uint32_t lines, uint32_t cap)
     return (uint32_t)ana_map_mix(hash ^ ((uint64_t)lines << 32)) & (cap - 1);
 }
 
+static uint32_t key_slot(const struct ana_stacks *s, uint32_t k, uint32_t cap)
+{
+    return slot_of(s->keys[k].hash, s->keys[k].lines, cap);
+}
+
 /* The key of frames (hash, lines) of stack: one whose frames compare equal,
  * or a new one. Returns 0 or -errno. */
 static int key_find(struct ana_stacks *s, uint64_t hash, uint32_t lines, uint32_t stack,
                     bool by_place, uint32_t *key)
 {
-    if (((size_t)s->nr_keys + 1) * 2 > s->cap_key_index) {
-        uint32_t cap = s->cap_key_index ? s->cap_key_index * 2 : 1024;
-        uint32_t *idx = calloc(cap, sizeof(*idx));
-        if (!idx)
-            return -ENOMEM;
-        for (uint32_t k = 0; k < s->nr_keys; k++) {
-            uint32_t j = slot_of(s->keys[k].hash, s->keys[k].lines, cap);
-            while (idx[j])
-                j = (j + 1) & (cap - 1);
-            idx[j] = k + 1;
-        }
-        free(s->key_index);
-        s->key_index = idx;
-        s->cap_key_index = cap;
-    }
+    int rc = ana_stacks_index_room(s, &s->key_index, &s->cap_key_index, s->nr_keys, key_slot);
+
+    if (rc)
+        return rc;
     uint32_t j = slot_of(hash, lines, s->cap_key_index);
     for (; s->key_index[j]; j = (j + 1) & (s->cap_key_index - 1)) {
         const struct key_entry *k = &s->keys[s->key_index[j] - 1];
