@@ -23,6 +23,7 @@
 #include "analysis/export/ana_export_sqlite_win.h"
 #include "analysis/export/ana_export_strtab.h"
 #include "analysis/vm/ana_vm_win.h"
+#include "util/util_array.h"
 
 #define SQL_PAGE 4096ull
 
@@ -326,14 +327,8 @@ static int state_row(struct sq *q, const struct sq_range *g, uint64_t start, uin
 
 static int range_add(struct sq *q, struct sq_range g)
 {
-    if (q->nr_ranges == q->cap_ranges) {
-        uint32_t cap = q->cap_ranges ? q->cap_ranges * 2 : 256;
-        struct sq_range *p = realloc(q->ranges, cap * sizeof(*p));
-        if (!p)
-            return -ENOMEM;
-        q->ranges = p;
-        q->cap_ranges = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(q->ranges, q->cap_ranges, (size_t)q->nr_ranges + 1, 256))
+        return -ENOMEM;
     q->ranges[q->nr_ranges++] = g;
     return 0;
 }

@@ -9,6 +9,7 @@
 
 #include "analysis/model/ana_model.h"
 #include "analysis/vm/ana_vm_replay.h"
+#include "util/util_array.h"
 
 struct tl_run {
     struct ana_timeline *tl;
@@ -33,14 +34,8 @@ static int emit(struct tl_run *run, uint64_t t_ns)
             tl->nr_rows_needed = tl->nr_rows + 1; /* at least: a start time lied */
             return -EOVERFLOW;
         }
-        if (tl->nr_rows == tl->cap_rows) {
-            size_t n = tl->cap_rows ? tl->cap_rows * 2 : 256;
-            struct ana_timeline_row *v = realloc(tl->rows, n * sizeof(*v));
-            if (!v)
-                return -ENOMEM;
-            tl->rows = v;
-            tl->cap_rows = n;
-        }
+        if (UTIL_ARRAY_RESERVE(tl->rows, tl->cap_rows, tl->nr_rows + 1, 256))
+            return -ENOMEM;
         struct ana_timeline_row *row = &tl->rows[tl->nr_rows++];
         row->t_ns = t_ns;
         row->image = i;
@@ -70,6 +65,10 @@ static int on_event(void *arg, const struct fmt_event *ev)
     }
     if ((rc = ana_model_event(run->m, ev)))
         return rc;
+    if (ev->kind >= FMT_EV_MMAP && ev->kind <= FMT_EV_SBRK &&
+        (ev->origin == FMT_ORIGIN_LIBC || ev->origin == FMT_ORIGIN_LOADER ||
+         ev->origin == FMT_ORIGIN_THREAD))
+        run->tl->vm_precise = true;
     return ana_vm_replay_event(run->vm, ev);
 }
 
@@ -136,4 +135,20 @@ void ana_timeline_release(struct ana_timeline *tl)
 {
     free(tl->rows);
     memset(tl, 0, sizeof(*tl));
+}
+
+bool ana_timeline_committed_flat(const struct ana_timeline *tl, uint32_t image)
+{
+    bool first = true;
+    uint64_t v = 0;
+
+    for (size_t i = 0; i < tl->nr_rows; i++) {
+        if (tl->rows[i].image != image)
+            continue;
+        if (!first && tl->rows[i].committed != v)
+            return false;
+        v = tl->rows[i].committed;
+        first = false;
+    }
+    return true;
 }
