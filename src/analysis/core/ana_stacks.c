@@ -182,6 +182,15 @@ int ana_stacks_read_node(struct ana_stacks *s, uint32_t n, uint32_t image,
 
     if ((rc = fmt_reader_stack_node(s->r, n, NULL, &addr, NULL)))
         return rc;
+    /* Deep stacks repeat few return addresses over many nodes: the last
+     * reading of an address is kept in a small table before the
+     * symbolizer's lookup and the strings' map. */
+    struct recent_read *recent =
+        &s->recent[ana_map_mix(addr ^ (uint64_t)image << 48) & (ANA_STACKS_RECENT - 1)];
+    if (kind == ANA_SYM_RETURN && recent->rd.nr && recent->addr == addr && recent->image == image) {
+        *out = s->reads[n] = recent->rd;
+        return 0;
+    }
     if ((nr = ana_sym_resolve(s->sym, image, addr, kind, &f)) < 0)
         return nr;
     struct addr_read *rd = ana_map_put(&s->read_of, (uint64_t)(uintptr_t)f, &created);
@@ -202,8 +211,10 @@ int ana_stacks_read_node(struct ana_stacks *s, uint32_t n, uint32_t image,
         s->nr_spans += (size_t)nr;
     }
     *out = *rd;
-    if (kind == ANA_SYM_RETURN)
+    if (kind == ANA_SYM_RETURN) {
         s->reads[n] = *rd;
+        *recent = (struct recent_read){.addr = addr, .image = image, .rd = *rd};
+    }
     return 0;
 }
 

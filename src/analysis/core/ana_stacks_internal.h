@@ -22,6 +22,15 @@ struct addr_read {
     bool signal_frame;
 };
 
+/* The reading of a return address kept in ana_stacks.recent. */
+struct recent_read {
+    uint64_t addr;
+    uint32_t image;
+    struct addr_read rd; /* rd.nr 0: empty */
+};
+
+#define ANA_STACKS_RECENT 4096 /* a power of two */
+
 /* Sums over a stack node's chain, from its root down to the node, its
  * address read as a return address (ana_stacks_key.c): a row key's hash
  * of a stack's frames is the difference of two nodes' sums. */
@@ -75,6 +84,7 @@ struct ana_stacks {
     struct ana_map read_of;
     struct ana_frame *spans;
     size_t nr_spans, cap_spans;
+    struct recent_read recent[ANA_STACKS_RECENT];
     struct ana_frame *walked; /* the last walk's frames */
     size_t cap_walked;
     uint32_t *ids; /* the last walk's string ids */
