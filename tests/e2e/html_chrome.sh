@@ -3,6 +3,9 @@
 # Sourced by the picture tests: run Debian's chromium headless on a local
 # file (flags that work as root in a container) with the page's console on
 # stderr; and the checks of the files they write (has, lacks, wellformed).
+# Screenshots go to $ART, tests/artifacts/ of the build directory.
+ART=$MS_BUILD/tests/artifacts
+mkdir -p "$ART"
 # usage: chrome WORKDIR [chromium args...] URL
 chrome() {
     local dir=$1
@@ -34,4 +37,9 @@ lacks() {
 wellformed() {
     xmllint --noout "$1" 2>"$WORK/xmllint.err" || fail "$1 is not well-formed: $(cat "$WORK/xmllint.err")"
     echo "ok: $(basename "$1") is well-formed XML"
+}
+# usage: record_demo TRACE: the demo (examples/memtest_demo) recorded.
+record_demo() {
+    "$MEMSCRIBE" record -q -o "$1" -- "$MS_BUILD/examples/memtest_demo" >"$WORK/out" 2>"$WORK/err" ||
+        fail "record exited with $?: $(cat "$WORK/err")"
 }

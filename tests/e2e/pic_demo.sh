@@ -12,12 +12,8 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" pic-demo MEMSCRIBE MS_BUILD MS_SOURCE
 # shellcheck source=tests/e2e/html_chrome.sh
 source "$MS_SOURCE/tests/e2e/html_chrome.sh"
-ART=$MS_BUILD/tests/artifacts
-mkdir -p "$ART"
 T=$WORK/demo.mscr
-
-"$MEMSCRIBE" record -q -o "$T" -- "$MS_BUILD/examples/memtest_demo" >"$WORK/out" 2>"$WORK/err" ||
-    fail "record exited with $?: $(cat "$WORK/err")"
+record_demo "$T"
 "$MEMSCRIBE" report --format=json --top 0 "$T" >"$WORK/report.json"
 peak=$(jq '.processes[0].peak_bytes' "$WORK/report.json")
 peak_ns=$(jq '.processes[0].peak_ns' "$WORK/report.json")

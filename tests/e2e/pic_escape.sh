@@ -12,8 +12,6 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" pic-escape MEMSCRIBE MS_BUILD MS_SOURCE
 # shellcheck source=tests/e2e/html_chrome.sh
 source "$MS_SOURCE/tests/e2e/html_chrome.sh"
-ART=$MS_BUILD/tests/artifacts
-mkdir -p "$ART"
 T=$WORK/evil.mscr
 
 
