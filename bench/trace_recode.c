@@ -64,6 +64,7 @@ int main(int argc, char **argv)
     opt.chunk_events = argc > 4 ? (uint32_t)strtoul(argv[4], NULL, 10) : 0;
     opt.zstd_level = argc > 5 ? atoi(argv[5]) : 0;
     opt.time_pack = argc > 6 && atoi(argv[6]) >= 14;
+    opt.free_ranks = argc > 6 && atoi(argv[6]) >= 15;
     if (fmt_reader_open(&r, argv[1], err, sizeof(err))) {
         fprintf(stderr, "trace_recode: %s\n", err);
         return 1;

@@ -54,6 +54,9 @@ struct fmt_pred {
  * codes between are corrupt. */
 #define FMT_PRED_ADDR_ESCAPE (FMT_PRED_SHADOW + 1)
 #define FMT_PRED_ADDR_DIFF 128
+/* Format 1.5: the address of the heap block that ended a rank (in
+ * ADDR_REC) ago in the chunk (fmt_recent_internal.h). */
+#define FMT_PRED_ADDR_RECENT (FMT_PRED_SHADOW + 2)
 
 /* glibc's chunk size for a request: size + 8, rounded up to 16, at least
  * 32. Wraps harmlessly for absurd sizes (the result is only a guess). */

@@ -143,6 +143,7 @@ static int load_chunk(struct fmt_reader *r, uint32_t k)
     r->end_serial = first_serial + ch->c.nr_serials;
     r->prev_ts = base_ts;
     r->tq[0] = r->tq[1] = (struct fmt_tpack){0, 0};
+    fmt_recent_reset(&r->recent);
     r->prev_fact_addr = 0;
     r->prev_fact_ts = base_ts;
     r->prev_stack[0] = r->prev_stack[1] = 0;
@@ -174,9 +175,10 @@ static int finish_chunk(struct fmt_reader *r)
 /* A malloc-family address of format 1.1 (put_heap_addr in fmt_writer.c,
  * docs/format.md "Address prediction"). Returns 0, or -1 for a freed-block
  * rank its class's ring does not have or an unused code. */
-static inline int get_heap_addr(struct fmt_pred *pred, struct fmt_cur *c, uint64_t size,
+static inline int get_heap_addr(struct fmt_reader *r, struct fmt_pred *pred, uint64_t size,
                                 uint64_t *addr)
 {
+    struct fmt_cur *c = &r->cur[FMT_COL_ADDR];
     uint64_t v = fmt_cur_varint(c);
 
     if (v == 0)
@@ -187,6 +189,12 @@ static inline int get_heap_addr(struct fmt_pred *pred, struct fmt_cur *c, uint64
         *addr = fmt_cur_varint(c);
     else if (v > FMT_PRED_ADDR_DIFF)
         *addr = fmt_pred_guess(pred, size) + (uint64_t)fmt_unzigzag(v - FMT_PRED_ADDR_DIFF);
+    else if (v == FMT_PRED_ADDR_RECENT && r->v15) /* 1.5: a recently ended block's */
+        return fmt_recent_get(
+                   &r->recent,
+                   fmt_cur_split(&r->cur[FMT_COL_ADDR_REC], &r->cur[FMT_COL_ADDR_REC_HI]), addr)
+                   ? 0
+                   : -1;
     else
         return -1;
     return 0;
@@ -489,7 +497,7 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
     case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC:
         size = fmt_cur_split(&cur[FMT_COL_SIZE], &cur[FMT_COL_SIZE_HI]);
         if (r->addr_cands) {
-            if (get_heap_addr(pred, &cur[FMT_COL_ADDR], size, &addr))
+            if (get_heap_addr(r, pred, size, &addr))
                 return bad_event(r, "bad address code (or a freed block that is not there)");
             break;
         }
@@ -503,6 +511,8 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
             addr = ev->old_addr;
             ev->old_addr = 0;
             fmt_pred_end(pred, addr, ev->ref_size);
+            if (r->v15)
+                fmt_recent_push(&r->recent, addr);
         } else {
             addr = fmt_cur_varint(&cur[FMT_COL_ADDR]);
         }
@@ -511,9 +521,11 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
     case FMT_EV_REALLOCARRAY:
         if ((rc = get_ref(r, ev, RBLK_HEAP)) < 0)
             return rc;
-        if (rc)
+        if (rc) {
             fmt_pred_end(pred, ev->old_addr, ev->ref_size);
-        else
+            if (r->v15)
+                fmt_recent_push(&r->recent, ev->old_addr);
+        } else
             ev->old_addr = fmt_cur_varint(&cur[FMT_COL_ADDR]);
         size = fmt_cur_split(&cur[FMT_COL_SIZE], &cur[FMT_COL_SIZE_HI]);
         guess = ev->old_addr ? ev->old_addr : fmt_pred_guess(pred, size);
@@ -591,10 +603,11 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
     }
     }
     /* Without a branch per column: this runs for every event. */
-    _Static_assert(FMT_NR_COLUMNS == 20, "check every column");
+    _Static_assert(FMT_NR_COLUMNS == 22, "check every column");
     if (cur[1].bad | cur[2].bad | cur[3].bad | cur[4].bad | cur[5].bad | cur[6].bad | cur[7].bad |
         cur[8].bad | cur[9].bad | cur[10].bad | cur[11].bad | cur[12].bad | cur[13].bad |
-        cur[14].bad | cur[15].bad | cur[16].bad | cur[17].bad | cur[18].bad | cur[19].bad)
+        cur[14].bad | cur[15].bad | cur[16].bad | cur[17].bad | cur[18].bad | cur[19].bad |
+        cur[20].bad | cur[21].bad)
         return bad_event(r, "field runs past the end of its column");
     return 1;
 }

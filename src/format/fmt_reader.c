@@ -292,6 +292,7 @@ static int open_trace(struct fmt_reader *r)
     r->pe = (features & FMT_FEAT_PE_PROCESS) != 0;
     r->v13 = (features & FMT_FEAT_TIME_UNIT) != 0;
     r->tpack = (features & FMT_FEAT_TIME_PACK) != 0;
+    r->v15 = (features & FMT_FEAT_FREE_RANKS) != 0;
     r->sampled = (features & FMT_FEAT_SAMPLED) != 0;
     r->pools = (features & FMT_FEAT_POOLS) != 0;
     r->estimates = r->sampled;

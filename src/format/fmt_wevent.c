@@ -95,6 +95,8 @@ static inline __attribute__((always_inline)) int end_heap(struct fmt_writer *w, 
     if (may_end && addr && fmt_wlive_take(live, key, addr, &b)) {
         put_ref(w, ts_ns, &b, ctx);
         fmt_pred_end(w->pred, b.addr, b.size);
+        if (w->v15)
+            fmt_recent_put(&w->recent, w->recent_ix, b.addr);
         return fmt_wdelta_add(&w->deltas, w->nr_chunks + 1, b.stack, -(int64_t)b.size, -1);
     }
     fmt_buf_put_varint(&w->col[FMT_COL_REF], 0);
@@ -237,9 +239,10 @@ static inline int ensure_room(struct fmt_writer *w, const struct fmt_event *ev)
  * 0 when predicted, else its rank among the class's freed addresses, else
  * the difference to the prediction (or, for a difference that would not
  * fit beside the codes, the address itself). */
-static inline void put_heap_addr(struct fmt_buf *b, struct fmt_pred *pred, uint64_t addr,
-                                 uint64_t size)
+static inline void put_heap_addr(struct fmt_writer *w, uint64_t addr, uint64_t size)
 {
+    struct fmt_buf *b = &w->col[FMT_COL_ADDR];
+    struct fmt_pred *pred = w->pred;
     uint64_t guess = fmt_pred_guess(pred, size);
 
     if (addr == guess) {
@@ -249,6 +252,12 @@ static inline void put_heap_addr(struct fmt_buf *b, struct fmt_pred *pred, uint6
     int i = fmt_pred_shadow_take(pred, addr, size);
     if (i >= 0) {
         fmt_buf_put_u8(b, (uint8_t)(1 + i));
+        return;
+    }
+    int64_t k = w->v15 ? fmt_recent_rank(&w->recent, w->recent_ix, addr) : -1;
+    if (k >= 0) {
+        fmt_buf_put_u8(b, FMT_PRED_ADDR_RECENT);
+        fmt_buf_put_split(&w->col[FMT_COL_ADDR_REC], &w->col[FMT_COL_ADDR_REC_HI], (uint64_t)k);
         return;
     }
     uint64_t d = fmt_zigzag((int64_t)(addr - guess));
@@ -310,6 +319,7 @@ encode_head(struct fmt_writer *w, uint32_t ctx, unsigned kind, uint64_t ts_ns)
         w->prev_fact_addr = 0;
         w->prev_fact_ts = ts_ns;
         w->prev_stack[0] = w->prev_stack[1] = 0;
+        fmt_recent_reset(&w->recent);
     }
     struct fmt_pred *pred = fmt_wctx_pred(w, ctx);
     if (!pred)
@@ -358,7 +368,7 @@ static inline __attribute__((always_inline)) int encode_alloc(struct fmt_writer 
                                                               int failed)
 {
     fmt_buf_put_split(&w->col[FMT_COL_SIZE], &w->col[FMT_COL_SIZE_HI], h->size);
-    put_heap_addr(&w->col[FMT_COL_ADDR], w->pred, h->addr, h->size);
+    put_heap_addr(w, h->addr, h->size);
     return h->addr && !failed ? start_heap(w, live, h, ctx) : 0;
 }
 

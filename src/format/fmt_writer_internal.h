@@ -13,6 +13,7 @@
 #include "format/fmt_buf_internal.h"
 #include "format/fmt_layout_internal.h"
 #include "format/fmt_pred_internal.h"
+#include "format/fmt_recent_internal.h"
 #include "format/fmt_tpack_internal.h"
 #include "format/fmt_wdelta_internal.h"
 #include "format/fmt_wlive_internal.h"
@@ -43,6 +44,7 @@ struct fmt_writer {
     int tpack;              /* format 1.4: FMT_FEAT_TIME_PACK, time deltas packed */
     struct fmt_tpack tp[2]; /* the TIME and FREE_TIME groups being filled */
     int pools;              /* format 1.4: FMT_FEAT_POOLS, pool events allowed (pool is set up) */
+    int v15;                /* format 1.5: FMT_FEAT_FREE_RANKS */
     struct fmt_zc zc;       /* zstd or zlib */
 
     struct fmt_buf col[FMT_NR_COLUMNS];
@@ -79,6 +81,9 @@ struct fmt_writer {
     uint32_t cap_ctxs;
     uint32_t *ctx_hash;
     uint32_t ctx_mask;
+
+    struct fmt_recent recent;           /* 1.5: the chunk's ended addresses */
+    struct fmt_recent_index *recent_ix; /* 1.5: and where each is in the ring */
 
     struct fmt_wlive live;
     struct fmt_wpool pool; /* with pools only */
