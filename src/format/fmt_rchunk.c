@@ -146,6 +146,7 @@ static int load_chunk(struct fmt_reader *r, uint32_t k)
     fmt_recent_reset(&r->recent);
     r->prev_fact_addr = 0;
     r->prev_fact_ts = base_ts;
+    r->prev_fact_serial = first_serial;
     r->prev_stack[0] = r->prev_stack[1] = 0;
     r->ctx = 0;
     r->loaded = 1;
@@ -321,6 +322,17 @@ static inline __attribute__((always_inline)) int get_ref(struct fmt_reader *r, s
         if (d > l->len)
             return bad_event(r, "reference past the thread's first block in the chunk");
         d = r->next_serial - (r->chunk_first_serial + l->v[l->len - d]);
+    } else if (r->v15) { /* 1.5: this chunk's block d back, or an earlier chunk's */
+        d = v >> 2;
+        if (v & 2) {
+            uint64_t s = r->prev_fact_serial + (uint64_t)fmt_unzigzag(d);
+            if (s >= r->chunk_first_serial || !s)
+                return bad_event(r, "reference to an earlier chunk's block out of range");
+            r->prev_fact_serial = s;
+            d = r->next_serial - s;
+        } else if (d > r->next_serial - r->chunk_first_serial) {
+            return bad_event(r, "reference before the chunk's first block");
+        }
     }
     if (d >= r->next_serial || !d)
         return bad_event(r, "reference before the first block");

@@ -148,10 +148,11 @@ struct fmt_reader {
     uint64_t next_serial;
     uint64_t end_serial;
     uint64_t prev_ts;
-    struct fmt_tpack tq[2];   /* TIME's and FREE_TIME's group being read (1.4) */
-    struct fmt_recent recent; /* the chunk's ended heap addresses (1.5) */
-    uint64_t prev_fact_addr;  /* FACT_ADDR's previous address (1.3) */
-    uint64_t prev_fact_ts;    /* FACT_TIME's previous time (1.3) */
+    struct fmt_tpack tq[2];    /* TIME's and FREE_TIME's group being read (1.4) */
+    struct fmt_recent recent;  /* the chunk's ended heap addresses (1.5) */
+    uint64_t prev_fact_addr;   /* FACT_ADDR's previous address (1.3) */
+    uint64_t prev_fact_ts;     /* FACT_TIME's previous time (1.3) */
+    uint64_t prev_fact_serial; /* the previous earlier-chunk block's serial (1.5) */
     uint32_t prev_stack[2];
     uint32_t ctx;
     /* The contexts active in the chunk, in slots (at most

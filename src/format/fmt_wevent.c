@@ -48,9 +48,15 @@ start_heap(struct fmt_writer *w, struct fmt_wlive *live, const struct heap_ev *e
 static void put_ref(struct fmt_writer *w, uint64_t ts_ns, const struct fmt_wblock *b, uint32_t ctx)
 {
     struct fmt_buf *misc = &w->col[FMT_COL_MISC];
-    uint64_t v = b->serial >= w->chunk_first_serial && b->ctx == ctx
-                     ? (uint64_t)(w->pred->nr_started - b->ord) << 1
-                     : (w->next_serial - b->serial) << 1 | 1;
+    int here = b->serial >= w->chunk_first_serial;
+    uint64_t v = here && b->ctx == ctx ? (uint64_t)(w->pred->nr_started - b->ord) << 1
+                 : !w->v15             ? (w->next_serial - b->serial) << 1 | 1
+                 /* 1.5: a block of this chunk by its serial distance, one of
+                  * an earlier chunk by the difference to the previous such
+                  * serial (python3 frees old objects in the order it made
+                  * them: 2-3 bytes a reference become 1) */
+                 : here ? (w->next_serial - b->serial) << 2 | 1
+                        : fmt_zigzag((int64_t)(b->serial - w->prev_fact_serial)) << 2 | 3;
 
     /* Format 1.3 splits REF as SIZE is split: on python3 the low byte plane
      * repeats where the mixed varints do not (0.68 -> 0.08 bytes/event). */
@@ -58,8 +64,9 @@ static void put_ref(struct fmt_writer *w, uint64_t ts_ns, const struct fmt_wbloc
         fmt_buf_put_split(&w->col[FMT_COL_REF], &w->col[FMT_COL_REF_HI], v);
     else
         fmt_buf_put_varint(&w->col[FMT_COL_REF], v);
-    if (!(v & 1) || b->serial >= w->chunk_first_serial)
+    if (!(v & 1) || here)
         return;
+    w->prev_fact_serial = b->serial;
     /* Its facts: in MISC (1.1), or each in its own column (1.3), where the
      * facts of one kind compress together (python3: 1.2 -> 0.x bytes/event). */
     if (!w->v13) {
@@ -318,6 +325,7 @@ encode_head(struct fmt_writer *w, uint32_t ctx, unsigned kind, uint64_t ts_ns)
         w->prev_ts = ts_ns;
         w->prev_fact_addr = 0;
         w->prev_fact_ts = ts_ns;
+        w->prev_fact_serial = w->next_serial;
         w->prev_stack[0] = w->prev_stack[1] = 0;
         fmt_recent_reset(&w->recent);
     }

@@ -62,9 +62,10 @@ struct fmt_writer {
     uint64_t chunk_heap_allocs;
     uint64_t chunk_dropped;
     uint64_t prev_ts;
-    uint64_t prev_fact_addr; /* FACT_ADDR's previous address (1.3) */
-    uint64_t prev_fact_ts;   /* FACT_TIME's previous time (1.3) */
-    uint32_t prev_stack[2];  /* last stack id in STACK and in FREE_STACK */
+    uint64_t prev_fact_addr;   /* FACT_ADDR's previous address (1.3) */
+    uint64_t prev_fact_ts;     /* FACT_TIME's previous time (1.3) */
+    uint64_t prev_fact_serial; /* the previous earlier-chunk block's serial (1.5) */
+    uint32_t prev_stack[2];    /* last stack id in STACK and in FREE_STACK */
     uint32_t cur_ctx;
     uint64_t next_serial;
 
