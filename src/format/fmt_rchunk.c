@@ -317,7 +317,16 @@ static inline __attribute__((always_inline)) int get_ref(struct fmt_reader *r, s
             ev->flags |= FMT_EVF_PARTIAL;
     }
     uint64_t d = v >> 1;
-    if (!(v & 1)) {
+    if (!(v & 1) && r->v15) { /* 1.5: rank + 1 among the context's live blocks */
+        struct fmt_rslot *sl = &r->slots[r->slot];
+        int64_t o = d - 1 < UINT32_MAX ? fmt_rank_select(&sl->pred.rank, (uint32_t)(d - 1)) : -1;
+        if (o < 0)
+            return bad_event(r, "reference past the thread's live blocks in the chunk");
+        struct fmt_rblk *b = &r->blks[sl->started.v[o]];
+        if (want == RBLK_HEAP && b->state == RBLK_HEAP)
+            fmt_rank_end(&sl->pred.rank, (uint32_t)o);
+        d = r->next_serial - (r->chunk_first_serial + sl->started.v[o]);
+    } else if (!(v & 1)) {
         const struct fmt_rlist *l = &r->slots[r->slot].started;
         if (d > l->len)
             return bad_event(r, "reference past the thread's first block in the chunk");
@@ -400,6 +409,8 @@ static inline int start_block(struct fmt_reader *r, struct fmt_event *ev, uint32
         l->v = v;
         l->cap = cap;
     }
+    if (r->v15 && fmt_rank_start(&r->slots[r->slot].pred.rank, l->len))
+        return -ENOMEM;
     l->v[l->len++] = idx;
 
     ev->serial = r->next_serial++;

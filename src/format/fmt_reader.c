@@ -420,8 +420,10 @@ void fmt_reader_close(struct fmt_reader *r)
     for (int i = 0; i < FMT_NR_COLUMNS; i++)
         fmt_buf_free(&r->col[i]);
     free(r->ctx_slot);
-    for (uint32_t i = 0; i < r->cap_slots; i++)
+    for (uint32_t i = 0; i < r->cap_slots; i++) {
         free(r->slots[i].started.v);
+        fmt_rank_free(&r->slots[i].pred.rank);
+    }
     free(r->slots);
     free(r->blks);
     free(r);

@@ -34,6 +34,8 @@ start_heap(struct fmt_writer *w, struct fmt_wlive *live, const struct heap_ev *e
     fmt_pred_start(w->pred, ev->addr, ev->size);
     w->chunk_heap_allocs++;
     w->st.nr_allocs++;
+    if (w->v15 && fmt_rank_start(&w->pred->rank, b.ord))
+        return -ENOMEM;
     int rc = fmt_wlive_insert(live, &b);
     return rc ?: fmt_wdelta_add(&w->deltas, w->nr_chunks + 1, ev->stack, (int64_t)ev->size, 1);
 }
@@ -49,14 +51,18 @@ static void put_ref(struct fmt_writer *w, uint64_t ts_ns, const struct fmt_wbloc
 {
     struct fmt_buf *misc = &w->col[FMT_COL_MISC];
     int here = b->serial >= w->chunk_first_serial;
-    uint64_t v = here && b->ctx == ctx ? (uint64_t)(w->pred->nr_started - b->ord) << 1
-                 : !w->v15             ? (w->next_serial - b->serial) << 1 | 1
-                 /* 1.5: a block of this chunk by its serial distance, one of
-                  * an earlier chunk by the difference to the previous such
-                  * serial (python3 frees old objects in the order it made
-                  * them: 2-3 bytes a reference become 1) */
-                 : here ? (w->next_serial - b->serial) << 2 | 1
-                        : fmt_zigzag((int64_t)(b->serial - w->prev_fact_serial)) << 2 | 3;
+    uint64_t v = here && b->ctx == ctx
+                     /* 1.5: its rank among the context's live blocks + 1 */
+                     ? (uint64_t)(w->v15 ? fmt_rank_count(&w->pred->rank, b->ord + 1) + 1
+                                         : w->pred->nr_started - b->ord)
+                           << 1
+                     : !w->v15 ? (w->next_serial - b->serial) << 1 | 1
+                       /* 1.5: a block of this chunk by its serial distance, one of
+                        * an earlier chunk by the difference to the previous such
+                        * serial (python3 frees old objects in the order it made
+                        * them: 2-3 bytes a reference become 1) */
+                       : here ? (w->next_serial - b->serial) << 2 | 1
+                              : fmt_zigzag((int64_t)(b->serial - w->prev_fact_serial)) << 2 | 3;
 
     /* Format 1.3 splits REF as SIZE is split: on python3 the low byte plane
      * repeats where the mixed varints do not (0.68 -> 0.08 bytes/event). */
@@ -102,8 +108,11 @@ static inline __attribute__((always_inline)) int end_heap(struct fmt_writer *w, 
     if (may_end && addr && fmt_wlive_take(live, key, addr, &b)) {
         put_ref(w, ts_ns, &b, ctx);
         fmt_pred_end(w->pred, b.addr, b.size);
-        if (w->v15)
+        if (w->v15) {
             fmt_recent_put(&w->recent, w->recent_ix, b.addr);
+            if (b.ctx == ctx && b.serial >= w->chunk_first_serial)
+                fmt_rank_end(&w->pred->rank, b.ord);
+        }
         return fmt_wdelta_add(&w->deltas, w->nr_chunks + 1, b.stack, -(int64_t)b.size, -1);
     }
     fmt_buf_put_varint(&w->col[FMT_COL_REF], 0);
@@ -138,6 +147,8 @@ static int start_vm(struct fmt_writer *w, const struct fmt_event *ev, uint32_t c
     struct fmt_wblock b = {ev->addr,  w->next_serial++,     ev->size, ev->ts_ns, ev->stack, ctx,
                            ev->image, w->pred->nr_started++};
 
+    if (w->v15 && fmt_rank_start(&w->pred->rank, b.ord))
+        return -ENOMEM;
     return ev->size ? fmt_wvm_insert(&w->vm, ev->image, &b) : 0;
 }
 
