@@ -22,6 +22,16 @@
 #define FMT_RANK_SB_SHIFT 9 /* 512 ords per count */
 #define FMT_RANK_SB_WORDS (1u << (FMT_RANK_SB_SHIFT - 6))
 
+/* Bits set in x. Not __builtin_popcountll: without -mpopcnt (the x86-64
+ * baseline) that is a call into libgcc of about 25 instructions. */
+static inline uint32_t fmt_rank_pop(uint64_t x)
+{
+    x -= (x >> 1) & 0x5555555555555555ull;
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (uint32_t)((x * 0x0101010101010101ull) >> 56);
+}
+
 struct fmt_rank {
     uint64_t *bits;
     uint32_t *sb;  /* live bits per 512 ords */
@@ -90,16 +100,23 @@ static inline uint32_t fmt_rank_count(const struct fmt_rank *k, uint32_t o)
     if (o >= k->used)
         return 0;
     uint32_t w = o >> 6, last = (k->used - 1) >> 6;
-    uint32_t n = (uint32_t)__builtin_popcountll(k->bits[w] >> (o & 63));
-    /* words to the end of o's 512, whole 512s, words of the last 512 */
-    uint32_t end = (w | (FMT_RANK_SB_WORDS - 1)) < last ? (w | (FMT_RANK_SB_WORDS - 1)) : last;
-    while (w < end)
-        n += (uint32_t)__builtin_popcountll(k->bits[++w]);
-    for (uint32_t s = (w >> (FMT_RANK_SB_SHIFT - 6)) + 1; s < last >> (FMT_RANK_SB_SHIFT - 6); s++)
+    uint64_t x = k->bits[w] >> (o & 63);
+    if (w == last) /* one word; all of them live is the common case */
+        return x == ~0ull >> (64 - (k->used - o)) ? k->used - o : fmt_rank_pop(x);
+    uint32_t n = fmt_rank_pop(x);
+    if (last - w <= FMT_RANK_SB_WORDS) {
+        while (w < last)
+            n += fmt_rank_pop(k->bits[++w]);
+        return n;
+    }
+    /* the words to the end of o's 512, the whole 512s, the last one's words */
+    while (++w & (FMT_RANK_SB_WORDS - 1))
+        n += fmt_rank_pop(k->bits[w]);
+    uint32_t s = w >> (FMT_RANK_SB_SHIFT - 6);
+    for (; s < last >> (FMT_RANK_SB_SHIFT - 6); s++)
         n += k->sb[s];
-    if (w < last)
-        for (w = last & ~(FMT_RANK_SB_WORDS - 1); w <= last; w++)
-            n += (uint32_t)__builtin_popcountll(k->bits[w]);
+    for (w = s << (FMT_RANK_SB_SHIFT - 6); w <= last; w++)
+        n += fmt_rank_pop(k->bits[w]);
     return n;
 }
 
@@ -113,7 +130,7 @@ static inline int64_t fmt_rank_select(const struct fmt_rank *k, uint32_t r)
     uint32_t w = last;
     /* words of the last 512, down to its first */
     for (;;) {
-        uint32_t c = (uint32_t)__builtin_popcountll(k->bits[w]);
+        uint32_t c = fmt_rank_pop(k->bits[w]);
         if (r < c)
             break;
         r -= c;

@@ -132,10 +132,19 @@ int fmt_wchunk_flush(struct fmt_writer *w)
             continue;
         nr_cols++;
         zoff[c] = w->scratch.len;
+        /* A column that repeated itself in the chunk before (compressed
+         * to an eighth or less) gets a deeper match search: real programs
+         * repeat their sizes, addresses and stacks far apart, which zstd's
+         * level 1 mostly misses (sqlite3: 0.242 -> 0.197 bytes/event). */
+        int level = w->zc.level;
+        if (w->rep_level && w->col_rep[c])
+            w->zc.level = w->rep_level;
         size_t z = fmt_zc_compress(&w->zc, w->scratch.data + w->scratch.len,
                                    w->scratch.cap - w->scratch.len, col->data, col->len);
+        w->zc.level = level;
         if (!z)
             return -EIO;
+        w->col_rep[c] = z * FMT_REPEAT_RATIO <= col->len;
         /* Incompressible columns are stored as they are. */
         enc[c] = z < col->len ? (int)fmt_zc_col_enc(&w->zc) : FMT_COL_ENC_RAW;
         zlen[c] = enc[c] != FMT_COL_ENC_RAW ? z : col->len;

@@ -47,7 +47,8 @@ start_heap(struct fmt_writer *w, struct fmt_wlive *live, const struct heap_ev *e
  * does not. Any other block by its serial distance (REF = 2d + 1); one from
  * an earlier chunk also gets its facts in MISC, so each chunk can be read
  * on its own. */
-static void put_ref(struct fmt_writer *w, uint64_t ts_ns, const struct fmt_wblock *b, uint32_t ctx)
+static inline __attribute__((always_inline)) void put_ref(struct fmt_writer *w, uint64_t ts_ns,
+                                                          const struct fmt_wblock *b, uint32_t ctx)
 {
     struct fmt_buf *misc = &w->col[FMT_COL_MISC];
     int here = b->serial >= w->chunk_first_serial;
@@ -257,7 +258,8 @@ static inline int ensure_room(struct fmt_writer *w, const struct fmt_event *ev)
  * 0 when predicted, else its rank among the class's freed addresses, else
  * the difference to the prediction (or, for a difference that would not
  * fit beside the codes, the address itself). */
-static inline void put_heap_addr(struct fmt_writer *w, uint64_t addr, uint64_t size)
+static inline __attribute__((always_inline)) void put_heap_addr(struct fmt_writer *w, uint64_t addr,
+                                                                uint64_t size)
 {
     struct fmt_buf *b = &w->col[FMT_COL_ADDR];
     struct fmt_pred *pred = w->pred;

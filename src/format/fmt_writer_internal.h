@@ -24,6 +24,10 @@
 #include "format/fmt_wvm_internal.h"
 
 #define FMT_DEFAULT_ZSTD_LEVEL 1
+/* Format 1.5 writers: the zstd level of a column that compressed to
+ * 1/FMT_REPEAT_RATIO or less in the chunk before (fmt_wchunk.c). */
+#define FMT_REPEAT_ZSTD_LEVEL 5
+#define FMT_REPEAT_RATIO 8
 #define FMT_DEFAULT_CHUNK_EVENTS (1u << 18)
 #define FMT_CHUNK_MAX_STRS (8u << 20) /* flush early when strings pile up */
 
@@ -48,9 +52,11 @@ struct fmt_writer {
     struct fmt_zc zc;       /* zstd or zlib */
 
     struct fmt_buf col[FMT_NR_COLUMNS];
-    uint32_t room;          /* events the columns surely have space for */
-    struct fmt_buf defs;    /* pending DEFS records, stacks excepted */
-    struct fmt_buf scratch; /* compressed columns, DEFS payloads */
+    int rep_level;                   /* 0, or FMT_REPEAT_ZSTD_LEVEL (1.5, default level) */
+    uint8_t col_rep[FMT_NR_COLUMNS]; /* the column repeated itself in the chunk before */
+    uint32_t room;                   /* events the columns surely have space for */
+    struct fmt_buf defs;             /* pending DEFS records, stacks excepted */
+    struct fmt_buf scratch;          /* compressed columns, DEFS payloads */
 
     /* The chunk being built. */
     uint32_t nr_chunk_events;
