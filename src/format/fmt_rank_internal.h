@@ -8,8 +8,9 @@
  *
  * A bit per block in start order (its ord: how many blocks the context had
  * started in the chunk before it), set when it starts and cleared when the
- * context ends it, and per 512 bits their count, so that counting and
- * selecting over long spans step by 512. Writer and reader keep it alike;
+ * context ends it, and their counts per 64 and per 512 bits, so that
+ * counting and selecting over long spans step by 64 and 512 without
+ * counting bits (the pool storm: 4,096 blocks back on average). Writer and reader keep it alike;
  * the arrays are kept from chunk to chunk and cleared as far as used. */
 #ifndef FMT_RANK_INTERNAL_H
 #define FMT_RANK_INTERNAL_H
@@ -34,6 +35,7 @@ static inline uint32_t fmt_rank_pop(uint64_t x)
 
 struct fmt_rank {
     uint64_t *bits;
+    uint8_t *wc;   /* live bits per word of bits */
     uint32_t *sb;  /* live bits per 512 ords */
     uint32_t cap;  /* ords the arrays hold, a multiple of 512 */
     uint32_t used; /* ords set since the last clear */
@@ -42,7 +44,9 @@ struct fmt_rank {
 static inline void fmt_rank_clear(struct fmt_rank *k)
 {
     if (k->used) {
-        memset(k->bits, 0, ((size_t)(k->used + 63) >> 6) * sizeof(*k->bits));
+        size_t words = (size_t)(k->used + 63) >> 6;
+        memset(k->bits, 0, words * sizeof(*k->bits));
+        memset(k->wc, 0, words);
         memset(k->sb, 0, ((size_t)((k->used - 1) >> FMT_RANK_SB_SHIFT) + 1) * sizeof(*k->sb));
     }
     k->used = 0;
@@ -51,6 +55,7 @@ static inline void fmt_rank_clear(struct fmt_rank *k)
 static inline void fmt_rank_free(struct fmt_rank *k)
 {
     free(k->bits);
+    free(k->wc);
     free(k->sb);
     *k = (struct fmt_rank){0};
 }
@@ -65,11 +70,16 @@ __attribute__((noinline, cold)) static int fmt_rank_grow(struct fmt_rank *k, uin
     if (!b)
         return -ENOMEM;
     k->bits = b;
+    uint8_t *c = realloc(k->wc, (size_t)cap / 64);
+    if (!c)
+        return -ENOMEM;
+    k->wc = c;
     uint32_t *s = realloc(k->sb, (size_t)(cap >> FMT_RANK_SB_SHIFT) * sizeof(*s));
     if (!s)
         return -ENOMEM;
     k->sb = s;
     memset(b + k->cap / 64, 0, (size_t)(cap - k->cap) / 8);
+    memset(c + k->cap / 64, 0, (size_t)(cap - k->cap) / 64);
     memset(s + (k->cap >> FMT_RANK_SB_SHIFT), 0,
            (size_t)((cap - k->cap) >> FMT_RANK_SB_SHIFT) * sizeof(*s));
     k->cap = cap;
@@ -82,6 +92,7 @@ static inline int fmt_rank_start(struct fmt_rank *k, uint32_t ord)
     if (ord >= k->cap && fmt_rank_grow(k, ord))
         return -ENOMEM;
     k->bits[ord >> 6] |= 1ull << (ord & 63);
+    k->wc[ord >> 6]++;
     k->sb[ord >> FMT_RANK_SB_SHIFT]++;
     k->used = ord + 1;
     return 0;
@@ -91,7 +102,28 @@ static inline int fmt_rank_start(struct fmt_rank *k, uint32_t ord)
 static inline void fmt_rank_end(struct fmt_rank *k, uint32_t ord)
 {
     k->bits[ord >> 6] &= ~(1ull << (ord & 63));
+    k->wc[ord >> 6]--;
     k->sb[ord >> FMT_RANK_SB_SHIFT]--;
+}
+
+/* fmt_rank_count past o's word: the live bits of o's word from o (x), the
+ * counts of the words to the end of its 512, of the whole 512s, of the
+ * last 512's words. */
+__attribute__((noinline)) static uint32_t fmt_rank_count_far(const struct fmt_rank *k, uint32_t w,
+                                                             uint32_t last, uint64_t x)
+{
+    uint32_t n = fmt_rank_pop(x);
+
+    while (++w <= last && (w & (FMT_RANK_SB_WORDS - 1)))
+        n += k->wc[w];
+    if (w > last)
+        return n;
+    uint32_t s = w >> (FMT_RANK_SB_SHIFT - 6);
+    for (; s < last >> (FMT_RANK_SB_SHIFT - 6); s++)
+        n += k->sb[s];
+    for (w = s << (FMT_RANK_SB_SHIFT - 6); w <= last; w++)
+        n += k->wc[w];
+    return n;
 }
 
 /* Live blocks among ords o..used-1. */
@@ -101,23 +133,10 @@ static inline uint32_t fmt_rank_count(const struct fmt_rank *k, uint32_t o)
         return 0;
     uint32_t w = o >> 6, last = (k->used - 1) >> 6;
     uint64_t x = k->bits[w] >> (o & 63);
-    if (w == last) /* one word; all of them live is the common case */
-        return x == ~0ull >> (64 - (k->used - o)) ? k->used - o : fmt_rank_pop(x);
-    uint32_t n = fmt_rank_pop(x);
-    if (last - w <= FMT_RANK_SB_WORDS) {
-        while (w < last)
-            n += fmt_rank_pop(k->bits[++w]);
-        return n;
-    }
-    /* the words to the end of o's 512, the whole 512s, the last one's words */
-    while (++w & (FMT_RANK_SB_WORDS - 1))
-        n += fmt_rank_pop(k->bits[w]);
-    uint32_t s = w >> (FMT_RANK_SB_SHIFT - 6);
-    for (; s < last >> (FMT_RANK_SB_SHIFT - 6); s++)
-        n += k->sb[s];
-    for (w = s << (FMT_RANK_SB_SHIFT - 6); w <= last; w++)
-        n += fmt_rank_pop(k->bits[w]);
-    return n;
+    if (w != last)
+        return fmt_rank_count_far(k, w, last, x);
+    /* all of them live (a thread freeing its oldest of a few) needs no count */
+    return x == ~0ull >> (64 - (k->used - o)) ? k->used - o : fmt_rank_pop(x);
 }
 
 /* The ord of the live block of rank r (0: the newest), or -1 if fewer are
@@ -126,11 +145,10 @@ static inline int64_t fmt_rank_select(const struct fmt_rank *k, uint32_t r)
 {
     if (!k->used)
         return -1;
-    uint32_t last = (k->used - 1) >> 6;
-    uint32_t w = last;
+    uint32_t w = (k->used - 1) >> 6;
     /* words of the last 512, down to its first */
     for (;;) {
-        uint32_t c = fmt_rank_pop(k->bits[w]);
+        uint32_t c = k->wc[w];
         if (r < c)
             break;
         r -= c;

@@ -195,6 +195,7 @@ void fmt_writer_destroy(struct fmt_writer *w)
         fmt_buf_free(&w->col[i]);
     fmt_buf_free(&w->defs);
     fmt_buf_free(&w->scratch);
+    fmt_buf_free(&w->probe);
     fmt_buf_free(&w->out.dir);
     fmt_wctx_destroy(w);
     fmt_wlive_destroy(&w->live);

@@ -24,10 +24,11 @@
 #include "format/fmt_wvm_internal.h"
 
 #define FMT_DEFAULT_ZSTD_LEVEL 1
-/* Format 1.5 writers: the zstd level of a column that compressed to
- * 1/FMT_REPEAT_RATIO or less in the chunk before (fmt_wchunk.c). */
+/* Format 1.5 writers at the default level: the zstd level of a column
+ * whose repeats it finds (fmt_wchunk.c), tried every FMT_REPEAT_PROBE-th
+ * chunk. */
 #define FMT_REPEAT_ZSTD_LEVEL 5
-#define FMT_REPEAT_RATIO 8
+#define FMT_REPEAT_PROBE 16
 #define FMT_DEFAULT_CHUNK_EVENTS (1u << 18)
 #define FMT_CHUNK_MAX_STRS (8u << 20) /* flush early when strings pile up */
 
@@ -53,7 +54,8 @@ struct fmt_writer {
 
     struct fmt_buf col[FMT_NR_COLUMNS];
     int rep_level;                   /* 0, or FMT_REPEAT_ZSTD_LEVEL (1.5, default level) */
-    uint8_t col_rep[FMT_NR_COLUMNS]; /* the column repeated itself in the chunk before */
+    uint8_t col_rep[FMT_NR_COLUMNS]; /* the column is compressed at rep_level */
+    struct fmt_buf probe;            /* a column compressed at the other level */
     uint32_t room;                   /* events the columns surely have space for */
     struct fmt_buf defs;             /* pending DEFS records, stacks excepted */
     struct fmt_buf scratch;          /* compressed columns, DEFS payloads */

@@ -79,6 +79,7 @@ static const struct named_error {
     {"complete", READS_OK},
     {"complete-v1.1", READS_OK},
     {"complete-v1.4", READS_OK},
+    {"complete-v1.5", READS_OK},
     {"crafted-ok", READS_OK},
     {"crash-null-column", "bad block magic"},
     {"defs-bomb", "implausibly many definitions"},
