@@ -21,6 +21,7 @@
 #include <string.h>
 
 #define FMT_RANK_SB_SHIFT 9 /* 512 ords per count */
+#define FMT_RANK_NEAR 64    /* references this near go by distance */
 #define FMT_RANK_SB_WORDS (1u << (FMT_RANK_SB_SHIFT - 6))
 
 /* Bits set in x. Not __builtin_popcountll: without -mpopcnt (the x86-64
@@ -137,6 +138,15 @@ static inline uint32_t fmt_rank_count(const struct fmt_rank *k, uint32_t o)
         return fmt_rank_count_far(k, w, last, x);
     /* all of them live (a thread freeing its oldest of a few) needs no count */
     return x == ~0ull >> (64 - (k->used - o)) ? k->used - o : fmt_rank_pop(x);
+}
+
+/* Live blocks among the last FMT_RANK_NEAR (at most two words), used >
+ * FMT_RANK_NEAR. */
+static inline uint32_t fmt_rank_count_near(const struct fmt_rank *k)
+{
+    uint32_t o = k->used - FMT_RANK_NEAR, w = o >> 6, last = (k->used - 1) >> 6;
+
+    return fmt_rank_pop(k->bits[w] >> (o & 63)) + (w != last ? k->wc[last] : 0);
 }
 
 /* The ord of the live block of rank r (0: the newest), or -1 if fewer are

@@ -317,9 +317,18 @@ static inline __attribute__((always_inline)) int get_ref(struct fmt_reader *r, s
             ev->flags |= FMT_EVF_PARTIAL;
     }
     uint64_t d = v >> 1;
-    if (!(v & 1) && r->v15) { /* 1.5: rank + 1 among the context's live blocks */
+    if (!(v & 1) && r->v15) {
+        /* 1.5: d blocks back, or past FMT_RANK_NEAR the live block of rank
+         * d - FMT_RANK_NEAR - 1 among those started before the last
+         * FMT_RANK_NEAR (fmt_rank_internal.h) */
         struct fmt_rslot *sl = &r->slots[r->slot];
-        int64_t o = d - 1 < UINT32_MAX ? fmt_rank_select(&sl->pred.rank, (uint32_t)(d - 1)) : -1;
+        uint32_t len = sl->started.len;
+        int64_t o = -1;
+        if (d <= FMT_RANK_NEAR)
+            o = d <= len ? (int64_t)(len - d) : -1;
+        else if (len > FMT_RANK_NEAR && d - FMT_RANK_NEAR - 1 < len)
+            o = fmt_rank_select(&sl->pred.rank, (uint32_t)(d - FMT_RANK_NEAR - 1) +
+                                                    fmt_rank_count_near(&sl->pred.rank));
         if (o < 0)
             return bad_event(r, "reference past the thread's live blocks in the chunk");
         struct fmt_rblk *b = &r->blks[sl->started.v[o]];

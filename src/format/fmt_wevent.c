@@ -40,6 +40,22 @@ start_heap(struct fmt_writer *w, struct fmt_wlive *live, const struct heap_ev *e
     return rc ?: fmt_wdelta_add(&w->deltas, w->nr_chunks + 1, ev->stack, (int64_t)ev->size, 1);
 }
 
+/* REF / 2 for the block its own context started in the chunk as the
+ * ord-th: how many blocks the context started since, or in format 1.5
+ * beyond FMT_RANK_NEAR of them FMT_RANK_NEAR + 1 + its rank among the live
+ * blocks started before the last FMT_RANK_NEAR (no counting for the near
+ * ones, where most frees are). */
+static inline __attribute__((always_inline)) uint64_t ref_own(const struct fmt_writer *w,
+                                                              uint32_t ord)
+{
+    uint32_t n = w->pred->nr_started, d = n - ord;
+
+    if (!w->v15 || d <= FMT_RANK_NEAR)
+        return d;
+    const struct fmt_rank *k = &w->pred->rank;
+    return FMT_RANK_NEAR + 1 + fmt_rank_count(k, ord + 1) - fmt_rank_count_near(k);
+}
+
 /* Store the back-reference to block b, which the current event (of
  * context ctx) ends. A block the same context started in this chunk is
  * named by how many blocks that context started since (REF = 2d): in a
@@ -52,18 +68,14 @@ static inline __attribute__((always_inline)) void put_ref(struct fmt_writer *w, 
 {
     struct fmt_buf *misc = &w->col[FMT_COL_MISC];
     int here = b->serial >= w->chunk_first_serial;
-    uint64_t v = here && b->ctx == ctx
-                     /* 1.5: its rank among the context's live blocks + 1 */
-                     ? (uint64_t)(w->v15 ? fmt_rank_count(&w->pred->rank, b->ord + 1) + 1
-                                         : w->pred->nr_started - b->ord)
-                           << 1
-                     : !w->v15 ? (w->next_serial - b->serial) << 1 | 1
-                       /* 1.5: a block of this chunk by its serial distance, one of
-                        * an earlier chunk by the difference to the previous such
-                        * serial (python3 frees old objects in the order it made
-                        * them: 2-3 bytes a reference become 1) */
-                       : here ? (w->next_serial - b->serial) << 2 | 1
-                              : fmt_zigzag((int64_t)(b->serial - w->prev_fact_serial)) << 2 | 3;
+    uint64_t v = here && b->ctx == ctx ? ref_own(w, b->ord) << 1
+                 : !w->v15             ? (w->next_serial - b->serial) << 1 | 1
+                 /* 1.5: a block of this chunk by its serial distance, one of
+                  * an earlier chunk by the difference to the previous such
+                  * serial (python3 frees old objects in the order it made
+                  * them: 2-3 bytes a reference become 1) */
+                 : here ? (w->next_serial - b->serial) << 2 | 1
+                        : fmt_zigzag((int64_t)(b->serial - w->prev_fact_serial)) << 2 | 3;
 
     /* Format 1.3 splits REF as SIZE is split: on python3 the low byte plane
      * repeats where the mixed varints do not (0.68 -> 0.08 bytes/event). */

@@ -156,10 +156,10 @@ static void write_events_pack(const char *path, uint32_t chunk_events, uint32_t 
                               size_t (*events)(struct fmt_writer *, struct fmt_event *, size_t))
 {
     struct tfmt t;
-    struct fmt_event ev[160];
+    struct fmt_event ev[256];
 
     tfmt_start_pack(&t, chunk_events, time_unit_ns, time_pack);
-    size_t n = events(t.w, ev, 160);
+    size_t n = events(t.w, ev, 256);
     for (size_t i = 0; i < n; i++)
         assert_int_equal(fmt_writer_event(t.w, &ev[i]), 0);
     tfmt_save(&t, path);
@@ -344,14 +344,16 @@ static void test_golden_v1_4(void **state)
 }
 
 /* tests/golden/v1_5.mscr, format 1.5 (feature bit FREE_RANKS): v1_4's
- * events, then on thread 0 eight blocks of 200 bytes freed out of order
- * (references by rank past ended blocks), a block of 40 bytes at the
- * fourth's address (the model's bins and rings of its class do not hold
- * it: named by its rank among the ended addresses), a block of thread 1
- * freed by thread 0 (another context's: 4d + 1), all in chunks of 7
- * events, so that frees of blocks from earlier chunks (serial differences)
- * abound. */
+ * events, then on thread 0 eight blocks of 200 bytes and sixty of 24,
+ * the eight freed out of order (more than 64 blocks back: references by
+ * rank past ended blocks), a block of 40 bytes at the fourth's address
+ * (the model's bins and rings of its class do not hold it: named by its
+ * rank among the ended addresses), a block of thread 1 freed by thread 0
+ * (another context's: 4d + 1), a third of the sixty freed, in chunks of
+ * 100 events, so that frees of blocks from the chunk before (serial
+ * differences) come too. */
 #define GOLDEN15_HEAP 0x5555200000ull
+#define GOLDEN15_CHUNK_EVENTS 100
 
 static size_t golden15_events(struct fmt_writer *w, struct fmt_event *ev, size_t max, int rounded)
 {
@@ -364,6 +366,12 @@ static size_t golden15_events(struct fmt_writer *w, struct fmt_event *ev, size_t
         ev[n].addr = GOLDEN15_HEAP + 0x100 * (uint64_t)i;
         ev[n].size = 200;
         ev[n++].stack = 1 + (uint32_t)i % 3;
+    }
+    for (int i = 0; i < 60; i++) { /* the eight now more than 64 blocks back */
+        ev[n] = tfmt_mk(FMT_EV_MALLOC, 0, 0);
+        ev[n].addr = GOLDEN15_HEAP + 0x10000 + 32 * (uint64_t)i;
+        ev[n].size = 24;
+        ev[n++].stack = 1;
     }
     for (int i = 0; i < 8; i++) {
         if (i == 4) { /* the fourth's address handed out as another size */
@@ -383,7 +391,11 @@ static size_t golden15_events(struct fmt_writer *w, struct fmt_event *ev, size_t
     ev[n++].addr = GOLDEN15_HEAP + 0x1000;
     ev[n] = tfmt_mk(FMT_EV_FREE, 0, 0);
     ev[n++].addr = GOLDEN15_HEAP + 0x100 * 3;
-    for (size_t i = n - 21; i < n; i++)
+    for (int i = 59; i >= 0; i -= 3) {
+        ev[n] = tfmt_mk(FMT_EV_FREE, 0, 0);
+        ev[n++].addr = GOLDEN15_HEAP + 0x10000 + 32 * (uint64_t)i;
+    }
+    for (size_t i = n - 101; i < n; i++)
         ev[i].ts_ns = (units += i % 3) * GOLDEN13_UNIT + (rounded ? 0 : (i * 337) % GOLDEN13_UNIT);
     assert_true(n <= max);
     return n;
@@ -398,11 +410,11 @@ static void test_golden_v1_5(void **state)
 {
     struct fmt_reader *r;
     char err[600];
-    struct fmt_event want[160];
+    struct fmt_event want[256];
 
     (void)state;
     if (getenv("MS_FMT_WRITE_GOLDEN_1_5")) {
-        write_events_pack(getenv("MS_FMT_WRITE_GOLDEN_1_5"), GOLDEN14_CHUNK_EVENTS, GOLDEN13_UNIT,
+        write_events_pack(getenv("MS_FMT_WRITE_GOLDEN_1_5"), GOLDEN15_CHUNK_EVENTS, GOLDEN13_UNIT,
                           2, golden15_written);
         skip();
     }
@@ -411,14 +423,14 @@ static void test_golden_v1_5(void **state)
         fail_msg("%s", err);
     struct tfmt t;
     tfmt_start(&t, GOLDEN11_CHUNK_EVENTS);
-    size_t n = golden15_events(t.w, want, 160, 1);
+    size_t n = golden15_events(t.w, want, 256, 1);
     tfmt_close(&t);
 
     const struct fmt_trace_info *info = fmt_reader_info(r);
     assert_int_equal(info->version_major, 1);
     assert_int_equal(info->version_minor, 5);
     assert_int_equal(info->time_unit_ns, GOLDEN13_UNIT);
-    read_all(r, want, n, (uint32_t)((n + GOLDEN14_CHUNK_EVENTS - 1) / GOLDEN14_CHUNK_EVENTS));
+    read_all(r, want, n, (uint32_t)((n + GOLDEN15_CHUNK_EVENTS - 1) / GOLDEN15_CHUNK_EVENTS));
     fmt_reader_close(r);
 }
 
