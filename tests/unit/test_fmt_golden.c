@@ -315,32 +315,45 @@ static void test_golden_v1_3(void **state)
  * digits end at every length where a chunk ends. */
 #define GOLDEN14_CHUNK_EVENTS 7
 
-static void test_golden_v1_4(void **state)
+/* A golden file of format 1.minor with packed times (1.4 on), written in
+ * chunks of chunk_events at 1 us (time_pack as tfmt_start_pack takes it)
+ * when the environment variable env names a path; else read back against
+ * events(..., rounded), which give at most 256. */
+static void check_packed_golden(const char *file, unsigned minor, uint32_t chunk_events,
+                                int time_pack, const char *env,
+                                size_t (*events)(struct fmt_writer *, struct fmt_event *, size_t,
+                                                 int),
+                                size_t (*written)(struct fmt_writer *, struct fmt_event *, size_t))
 {
     struct fmt_reader *r;
     char err[600];
-    struct fmt_event want[128];
+    struct fmt_event want[256];
 
-    (void)state;
-    if (getenv("MS_FMT_WRITE_GOLDEN_1_4")) {
-        write_events_pack(getenv("MS_FMT_WRITE_GOLDEN_1_4"), GOLDEN14_CHUNK_EVENTS, GOLDEN13_UNIT,
-                          1, golden14_written);
+    if (getenv(env)) {
+        write_events_pack(getenv(env), chunk_events, GOLDEN13_UNIT, time_pack, written);
         skip();
     }
-    int rc = fmt_reader_open(&r, MS_GOLDEN_DIR "/v1_4.mscr", err, sizeof(err));
+    int rc = fmt_reader_open(&r, file, err, sizeof(err));
     if (rc)
         fail_msg("%s", err);
     struct tfmt t;
     tfmt_start(&t, GOLDEN11_CHUNK_EVENTS);
-    size_t n = golden14_events(t.w, want, 128, 1);
+    size_t n = events(t.w, want, 256, 1);
     tfmt_close(&t);
 
     const struct fmt_trace_info *info = fmt_reader_info(r);
     assert_int_equal(info->version_major, 1);
-    assert_int_equal(info->version_minor, 4);
+    assert_int_equal(info->version_minor, minor);
     assert_int_equal(info->time_unit_ns, GOLDEN13_UNIT);
-    read_all(r, want, n, (uint32_t)((n + GOLDEN14_CHUNK_EVENTS - 1) / GOLDEN14_CHUNK_EVENTS));
+    read_all(r, want, n, (uint32_t)((n + chunk_events - 1) / chunk_events));
     fmt_reader_close(r);
+}
+
+static void test_golden_v1_4(void **state)
+{
+    (void)state;
+    check_packed_golden(MS_GOLDEN_DIR "/v1_4.mscr", 4, GOLDEN14_CHUNK_EVENTS, 1,
+                        "MS_FMT_WRITE_GOLDEN_1_4", golden14_events, golden14_written);
 }
 
 /* tests/golden/v1_5.mscr, format 1.5 (feature bit FREE_RANKS): v1_4's
@@ -408,30 +421,9 @@ static size_t golden15_written(struct fmt_writer *w, struct fmt_event *ev, size_
 
 static void test_golden_v1_5(void **state)
 {
-    struct fmt_reader *r;
-    char err[600];
-    struct fmt_event want[256];
-
     (void)state;
-    if (getenv("MS_FMT_WRITE_GOLDEN_1_5")) {
-        write_events_pack(getenv("MS_FMT_WRITE_GOLDEN_1_5"), GOLDEN15_CHUNK_EVENTS, GOLDEN13_UNIT,
-                          2, golden15_written);
-        skip();
-    }
-    int rc = fmt_reader_open(&r, MS_GOLDEN_DIR "/v1_5.mscr", err, sizeof(err));
-    if (rc)
-        fail_msg("%s", err);
-    struct tfmt t;
-    tfmt_start(&t, GOLDEN11_CHUNK_EVENTS);
-    size_t n = golden15_events(t.w, want, 256, 1);
-    tfmt_close(&t);
-
-    const struct fmt_trace_info *info = fmt_reader_info(r);
-    assert_int_equal(info->version_major, 1);
-    assert_int_equal(info->version_minor, 5);
-    assert_int_equal(info->time_unit_ns, GOLDEN13_UNIT);
-    read_all(r, want, n, (uint32_t)((n + GOLDEN15_CHUNK_EVENTS - 1) / GOLDEN15_CHUNK_EVENTS));
-    fmt_reader_close(r);
+    check_packed_golden(MS_GOLDEN_DIR "/v1_5.mscr", 5, GOLDEN15_CHUNK_EVENTS, 2,
+                        "MS_FMT_WRITE_GOLDEN_1_5", golden15_events, golden15_written);
 }
 
 /* Older files say their times are nanoseconds. */
