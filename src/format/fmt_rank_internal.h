@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* The live blocks a context started in the chunk (format 1.5, feature bit
  * FREE_RANKS; docs/format.md, "References"): a free names its own
- * context's block by its rank among them (0: the newest still live)
- * instead of by how many blocks the context started since. Where frees
- * hit blocks at random (the pool storm: one of 4,096) the distance spreads
- * over ~13.4 bits of entropy, the rank over 12.
+ * context's block more than FMT_RANK_NEAR blocks back by its rank among
+ * the live ones older than the last FMT_RANK_NEAR, instead of by how many
+ * blocks the context started since. Where frees hit blocks at random (the
+ * pool storm: one of 4,096) the distance spreads over ~13.4 bits of
+ * entropy, the rank over 12.
  *
- * A bit per block in start order (its ord: how many blocks the context had
- * started in the chunk before it), set when it starts and cleared when the
- * context ends it, and their counts per 64 and per 512 bits, so that
- * counting and selecting over long spans step by 64 and 512 without
- * counting bits (the pool storm: 4,096 blocks back on average). Writer and reader keep it alike;
- * the arrays are kept from chunk to chunk and cleared as far as used. */
+ * Blocks are numbered in start order (ord: how many blocks the context had
+ * started in the chunk before it; n of them started so far). A bit per
+ * ord is set when the context ends that block, with counts of set bits per
+ * 64 and per 512, so that counting and selecting over long spans step by
+ * 64 and 512 without counting bits (the pool storm: 4,096 blocks back on
+ * average), and a block starting costs nothing but room. Writer and reader
+ * keep it alike; the arrays are kept from chunk to chunk. */
 #ifndef FMT_RANK_INTERNAL_H
 #define FMT_RANK_INTERNAL_H
 
@@ -35,29 +37,26 @@ static inline uint32_t fmt_rank_pop(uint64_t x)
 }
 
 struct fmt_rank {
-    uint64_t *bits;
-    uint8_t *wc;   /* live bits per word of bits */
-    uint32_t *sb;  /* live bits per 512 ords */
-    uint32_t cap;  /* ords the arrays hold, a multiple of 512 */
-    uint32_t used; /* ords set since the last clear */
+    uint64_t *dead; /* a bit per ord: ended by its own context */
+    uint8_t *wd;    /* set bits per word of dead */
+    uint32_t *sd;   /* set bits per 512 ords */
+    uint32_t cap;   /* ords the arrays hold, a multiple of 512 */
 };
 
 static inline void fmt_rank_clear(struct fmt_rank *k)
 {
-    if (k->used) {
-        size_t words = (size_t)(k->used + 63) >> 6;
-        memset(k->bits, 0, words * sizeof(*k->bits));
-        memset(k->wc, 0, words);
-        memset(k->sb, 0, ((size_t)((k->used - 1) >> FMT_RANK_SB_SHIFT) + 1) * sizeof(*k->sb));
+    if (k->cap) {
+        memset(k->dead, 0, (size_t)k->cap / 8);
+        memset(k->wd, 0, (size_t)k->cap / 64);
+        memset(k->sd, 0, (size_t)(k->cap >> FMT_RANK_SB_SHIFT) * sizeof(*k->sd));
     }
-    k->used = 0;
 }
 
 static inline void fmt_rank_free(struct fmt_rank *k)
 {
-    free(k->bits);
-    free(k->wc);
-    free(k->sb);
+    free(k->dead);
+    free(k->wd);
+    free(k->sd);
     *k = (struct fmt_rank){0};
 }
 
@@ -67,18 +66,18 @@ __attribute__((noinline, cold)) static int fmt_rank_grow(struct fmt_rank *k, uin
 
     while (cap <= ord)
         cap *= 2;
-    uint64_t *b = realloc(k->bits, (size_t)cap / 8);
+    uint64_t *b = realloc(k->dead, (size_t)cap / 8);
     if (!b)
         return -ENOMEM;
-    k->bits = b;
-    uint8_t *c = realloc(k->wc, (size_t)cap / 64);
+    k->dead = b;
+    uint8_t *c = realloc(k->wd, (size_t)cap / 64);
     if (!c)
         return -ENOMEM;
-    k->wc = c;
-    uint32_t *s = realloc(k->sb, (size_t)(cap >> FMT_RANK_SB_SHIFT) * sizeof(*s));
+    k->wd = c;
+    uint32_t *s = realloc(k->sd, (size_t)(cap >> FMT_RANK_SB_SHIFT) * sizeof(*s));
     if (!s)
         return -ENOMEM;
-    k->sb = s;
+    k->sd = s;
     memset(b + k->cap / 64, 0, (size_t)(cap - k->cap) / 8);
     memset(c + k->cap / 64, 0, (size_t)(cap - k->cap) / 64);
     memset(s + (k->cap >> FMT_RANK_SB_SHIFT), 0,
@@ -87,98 +86,93 @@ __attribute__((noinline, cold)) static int fmt_rank_grow(struct fmt_rank *k, uin
     return 0;
 }
 
-/* Block ord (the context's next) started. Returns 0 or -ENOMEM. */
+/* Block ord (the context's next) started: room for its bit. Returns 0 or
+ * -ENOMEM. */
 static inline int fmt_rank_start(struct fmt_rank *k, uint32_t ord)
 {
-    if (ord >= k->cap && fmt_rank_grow(k, ord))
-        return -ENOMEM;
-    k->bits[ord >> 6] |= 1ull << (ord & 63);
-    k->wc[ord >> 6]++;
-    k->sb[ord >> FMT_RANK_SB_SHIFT]++;
-    k->used = ord + 1;
-    return 0;
+    return ord < k->cap ? 0 : fmt_rank_grow(k, ord);
 }
 
-/* Block ord, started and live, ended. */
+/* Block ord, started and live, ended by its own context. */
 static inline void fmt_rank_end(struct fmt_rank *k, uint32_t ord)
 {
-    k->bits[ord >> 6] &= ~(1ull << (ord & 63));
-    k->wc[ord >> 6]--;
-    k->sb[ord >> FMT_RANK_SB_SHIFT]--;
+    k->dead[ord >> 6] |= 1ull << (ord & 63);
+    k->wd[ord >> 6]++;
+    k->sd[ord >> FMT_RANK_SB_SHIFT]++;
 }
 
-/* fmt_rank_count past o's word: the live bits of o's word from o (x), the
- * counts of the words to the end of its 512, of the whole 512s, of the
- * last 512's words. */
-__attribute__((noinline)) static uint32_t fmt_rank_count_far(const struct fmt_rank *k, uint32_t w,
-                                                             uint32_t last, uint64_t x)
+/* Ended blocks in words w (from the bits in x on) to last, w < last: the
+ * words to the end of w's 512, the whole 512s, the last 512's words. */
+__attribute__((noinline)) static uint32_t fmt_rank_dead_far(const struct fmt_rank *k, uint32_t w,
+                                                            uint32_t last, uint64_t x)
 {
     uint32_t n = fmt_rank_pop(x);
 
     while (++w <= last && (w & (FMT_RANK_SB_WORDS - 1)))
-        n += k->wc[w];
+        n += k->wd[w];
     if (w > last)
         return n;
     uint32_t s = w >> (FMT_RANK_SB_SHIFT - 6);
     for (; s < last >> (FMT_RANK_SB_SHIFT - 6); s++)
-        n += k->sb[s];
+        n += k->sd[s];
     for (w = s << (FMT_RANK_SB_SHIFT - 6); w <= last; w++)
-        n += k->wc[w];
+        n += k->wd[w];
     return n;
 }
 
-/* Live blocks among ords o..used-1. */
-static inline uint32_t fmt_rank_count(const struct fmt_rank *k, uint32_t o)
+/* Live blocks among ords o..n-1 (n started). */
+static inline uint32_t fmt_rank_count(const struct fmt_rank *k, uint32_t o, uint32_t n)
 {
-    if (o >= k->used)
+    if (o >= n)
         return 0;
-    uint32_t w = o >> 6, last = (k->used - 1) >> 6;
-    uint64_t x = k->bits[w] >> (o & 63);
+    uint32_t w = o >> 6, last = (n - 1) >> 6;
+    uint64_t x = k->dead[w] >> (o & 63);
     if (w != last)
-        return fmt_rank_count_far(k, w, last, x);
-    /* all of them live (a thread freeing its oldest of a few) needs no count */
-    return x == ~0ull >> (64 - (k->used - o)) ? k->used - o : fmt_rank_pop(x);
+        return n - o - fmt_rank_dead_far(k, w, last, x);
+    return x ? n - o - fmt_rank_pop(x) : n - o; /* none ended: no counting */
 }
 
-/* Live blocks among the last FMT_RANK_NEAR (at most two words), used >
- * FMT_RANK_NEAR. */
-static inline uint32_t fmt_rank_count_near(const struct fmt_rank *k)
+/* Live blocks among the last FMT_RANK_NEAR of n > FMT_RANK_NEAR started
+ * (at most two words). */
+static inline uint32_t fmt_rank_count_near(const struct fmt_rank *k, uint32_t n)
 {
-    uint32_t o = k->used - FMT_RANK_NEAR, w = o >> 6, last = (k->used - 1) >> 6;
+    uint32_t o = n - FMT_RANK_NEAR, w = o >> 6, last = (n - 1) >> 6;
 
-    return fmt_rank_pop(k->bits[w] >> (o & 63)) + (w != last ? k->wc[last] : 0);
+    return FMT_RANK_NEAR - fmt_rank_pop(k->dead[w] >> (o & 63)) - (w != last ? k->wd[last] : 0);
 }
 
-/* The ord of the live block of rank r (0: the newest), or -1 if fewer are
- * live. */
-static inline int64_t fmt_rank_select(const struct fmt_rank *k, uint32_t r)
+/* The ord of the live block of rank r (0: the newest) among n started, or
+ * -1 if fewer are live. */
+static inline int64_t fmt_rank_select(const struct fmt_rank *k, uint32_t r, uint32_t n)
 {
-    if (!k->used)
+    if (!n)
         return -1;
-    uint32_t w = (k->used - 1) >> 6;
+    uint32_t last = (n - 1) >> 6, w = last;
+    uint32_t top = ((n - 1) & 63) + 1; /* blocks started in the last word */
     /* words of the last 512, down to its first */
     for (;;) {
-        uint32_t c = k->wc[w];
+        uint32_t c = (w == last ? top : 64) - k->wd[w];
         if (r < c)
             break;
         r -= c;
         if (!(w & (FMT_RANK_SB_WORDS - 1))) {
-            /* whole 512s below, then that 512's words from its top */
+            /* whole 512s below (all started), then that 512's words from its top */
             uint32_t s = w >> (FMT_RANK_SB_SHIFT - 6);
             for (;;) {
                 if (!s)
                     return -1;
                 s--;
-                if (r < k->sb[s])
+                uint32_t cs = (1u << FMT_RANK_SB_SHIFT) - k->sd[s];
+                if (r < cs)
                     break;
-                r -= k->sb[s];
+                r -= cs;
             }
             w = (s << (FMT_RANK_SB_SHIFT - 6)) + FMT_RANK_SB_WORDS;
         }
         w--;
     }
-    /* the (r+1)-th set bit of word w from its top */
-    uint64_t b = k->bits[w];
+    /* the (r+1)-th live block of word w from its top */
+    uint64_t b = ~k->dead[w] & (w == last ? ~0ull >> (64 - top) : ~0ull);
     for (; r; r--)
         b &= ~(1ull << (63 - __builtin_clzll(b)));
     return (int64_t)w * 64 + (63 - __builtin_clzll(b));

@@ -327,8 +327,9 @@ static inline __attribute__((always_inline)) int get_ref(struct fmt_reader *r, s
         if (d <= FMT_RANK_NEAR)
             o = d <= len ? (int64_t)(len - d) : -1;
         else if (len > FMT_RANK_NEAR && d - FMT_RANK_NEAR - 1 < len)
-            o = fmt_rank_select(&sl->pred.rank, (uint32_t)(d - FMT_RANK_NEAR - 1) +
-                                                    fmt_rank_count_near(&sl->pred.rank));
+            o = fmt_rank_select(
+                &sl->pred.rank,
+                (uint32_t)(d - FMT_RANK_NEAR - 1) + fmt_rank_count_near(&sl->pred.rank, len), len);
         if (o < 0)
             return bad_event(r, "reference past the thread's live blocks in the chunk");
         struct fmt_rblk *b = &r->blks[sl->started.v[o]];
