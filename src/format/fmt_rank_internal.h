@@ -171,11 +171,19 @@ static inline int64_t fmt_rank_select(const struct fmt_rank *k, uint32_t r, uint
         }
         w--;
     }
-    /* the (r+1)-th live block of word w from its top */
+    /* the (r+1)-th live block of word w from its top: the j-th set bit
+     * from the bottom, found by halves */
     uint64_t b = ~k->dead[w] & (w == last ? ~0ull >> (64 - top) : ~0ull);
-    for (; r; r--)
-        b &= ~(1ull << (63 - __builtin_clzll(b)));
-    return (int64_t)w * 64 + (63 - __builtin_clzll(b));
+    uint32_t j = fmt_rank_pop(b) - 1 - r, at = 0;
+    for (uint32_t half = 32; half; half >>= 1) {
+        uint32_t c = fmt_rank_pop(b & (~0ull >> (64 - half)));
+        if (j >= c) {
+            j -= c;
+            b >>= half;
+            at += half;
+        }
+    }
+    return (int64_t)w * 64 + at;
 }
 
 #endif
