@@ -5,7 +5,8 @@
  *
  * usage: trace_recode IN OUT [TIME_UNIT_NS [CHUNK_EVENTS [ZSTD_LEVEL [FORMAT]]]]
  *   TIME_UNIT_NS  1 (default): nanoseconds, a 1.1 file; more: format 1.3
- *   FORMAT        13 (default with a time unit) or 14: packed times
+ *   FORMAT        13 (default with a time unit), 14: packed times, 15: also recent
+ *                 addresses and ranked references (ZSTD_LEVEL 0: level 5 where it pays)
  * Prints the events written and OUT's size. Exit 1 on any error. */
 #include <errno.h>
 #include <fcntl.h>
