@@ -126,11 +126,12 @@ static int load_chunk(struct fmt_reader *r, uint32_t k)
      * drop them when they hold far more than this chunk can need. */
     uint64_t held = 0;
     for (uint32_t i = 0; i < r->cap_slots; i++)
-        held += r->slots[i].started.cap;
+        held += r->slots[i].started.cap + r->slots[i].pred.rank.cap / 16;
     if (held > 4 * ch->c.nr_serials + 65536) {
         for (uint32_t i = 0; i < r->cap_slots; i++) {
             free(r->slots[i].started.v);
             r->slots[i].started = (struct fmt_rlist){NULL, 0, 0};
+            fmt_rank_free(&r->slots[i].pred.rank); /* 1.5: bits of ended blocks */
         }
     }
     r->gen++;
