@@ -154,49 +154,60 @@ static inline uint32_t fmt_rank_count_near(const struct fmt_rank *k, uint32_t n)
     return FMT_RANK_NEAR - fmt_rank_pop(k->dead[w] >> (o & 63)) - (w != last ? k->wd[last] : 0);
 }
 
+/* The position of set bit j (0: the lowest) of b, which has more than j:
+ * its byte by the bytes' running counts, then within the byte. */
+static inline uint32_t fmt_rank_bit(uint64_t b, uint32_t j)
+{
+    uint64_t c = b - ((b >> 1) & 0x5555555555555555ull);
+    c = (c & 0x3333333333333333ull) + ((c >> 2) & 0x3333333333333333ull);
+    c = (c + (c >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    uint64_t run = c * 0x0101010101010101ull; /* byte i: the bits of bytes 0..i */
+    /* the high bit of each byte whose running count exceeds j (they are at most 64) */
+    uint64_t over =
+        ((run | 0x8080808080808080ull) - (j + 1) * 0x0101010101010101ull) & 0x8080808080808080ull;
+    uint32_t i = (uint32_t)__builtin_ctzll(over) >> 3;
+    uint32_t k = j - (i ? (uint32_t)(run >> (8 * i - 8)) & 0xff : 0);
+    uint32_t byte = (uint32_t)(b >> (8 * i)) & 0xff;
+    for (; k; k--)
+        byte &= byte - 1;
+    return 8 * i + (uint32_t)__builtin_ctz(byte);
+}
+
 /* The ord of the live block of rank r (0: the newest) among n started, or
  * -1 if fewer are live. */
 static inline int64_t fmt_rank_select(const struct fmt_rank *k, uint32_t r, uint32_t n)
 {
     if (!n)
         return -1;
-    uint32_t last = (n - 1) >> 6, w = last;
+    uint32_t last = (n - 1) >> 6, w = last, s = last / FMT_RANK_SB_WORDS;
     uint32_t top = ((n - 1) & 63) + 1; /* blocks started in the last word */
-    /* words of the last 512, down to its first */
-    for (;;) {
+    /* the last 512's live blocks at once: past them, whole 512s below
+     * (all started), down to the one that holds the rank */
+    uint32_t first = s * FMT_RANK_SB_WORDS;
+    uint32_t live = (last - first) * 64 + top - fmt_rank_wsum(k->wd + first, 0, last - first);
+    if (r >= live) {
+        r -= live;
+        for (;;) {
+            if (!s)
+                return -1;
+            s--;
+            uint32_t cs = (1u << FMT_RANK_SB_SHIFT) - k->sd[s];
+            if (r < cs)
+                break;
+            r -= cs;
+        }
+        w = s * FMT_RANK_SB_WORDS + FMT_RANK_SB_WORDS - 1;
+    }
+    /* that 512's words from the top */
+    for (;; w--) {
         uint32_t c = (w == last ? top : 64) - k->wd[w];
         if (r < c)
             break;
         r -= c;
-        if (!(w & (FMT_RANK_SB_WORDS - 1))) {
-            /* whole 512s below (all started), then that 512's words from its top */
-            uint32_t s = w >> (FMT_RANK_SB_SHIFT - 6);
-            for (;;) {
-                if (!s)
-                    return -1;
-                s--;
-                uint32_t cs = (1u << FMT_RANK_SB_SHIFT) - k->sd[s];
-                if (r < cs)
-                    break;
-                r -= cs;
-            }
-            w = (s << (FMT_RANK_SB_SHIFT - 6)) + FMT_RANK_SB_WORDS;
-        }
-        w--;
     }
-    /* the (r+1)-th live block of word w from its top: the j-th set bit
-     * from the bottom, found by halves */
+    /* the (r+1)-th live block of word w from its top */
     uint64_t b = ~k->dead[w] & (w == last ? ~0ull >> (64 - top) : ~0ull);
-    uint32_t j = fmt_rank_pop(b) - 1 - r, at = 0;
-    for (uint32_t half = 32; half; half >>= 1) {
-        uint32_t c = fmt_rank_pop(b & (~0ull >> (64 - half)));
-        if (j >= c) {
-            j -= c;
-            b >>= half;
-            at += half;
-        }
-    }
-    return (int64_t)w * 64 + at;
+    return (int64_t)w * 64 + fmt_rank_bit(b, fmt_rank_pop(b) - 1 - r);
 }
 
 #endif
