@@ -315,7 +315,7 @@ int cmd_record(int argc, char **argv)
     /* pools: the program may announce its own pools at any time
      * (memscribe/annotate.h), after the header is written. */
     struct fmt_writer_options wopt = {
-        .time_unit_ns = REC_DEFAULT_TIME_UNIT_NS, .time_pack = 1, .pools = 1};
+        .time_unit_ns = REC_DEFAULT_TIME_UNIT_NS, .time_pack = 1, .free_ranks = 1, .pools = 1};
     const char *out_path = NULL, *only = NULL;
     uint32_t depth = FMT_SHM_DEFAULT_DEPTH;
     uint64_t sample_bytes = 0, snap_every_ns = 0;

@@ -22,6 +22,8 @@ struct fmt_writer_options {
                               times are rounded down to multiples of this (1: ns) */
     int time_pack;         /* with time_unit_ns: a format 1.4 file, time deltas packed
                               (feature bit TIME_PACK) */
+    int free_ranks;        /* with time_pack: a format 1.5 file, recently ended addresses
+                              named by rank (feature bit FREE_RANKS) */
     int pools;             /* events of the program's own pools (FMT_EVF_POOL) allowed:
                               format 1.4, feature bit POOLS */
 };
