@@ -45,7 +45,7 @@
 /* Per-ring cache of recently seen stacks: 1024 entries of 16 bytes, the
  * ring's last stack, and what its last unwind read (col_stack.c). */
 #define COL_STACK_CACHE_ENTRIES 1024
-#define COL_STACK_CACHE_BYTES (COL_STACK_CACHE_ENTRIES * 16 + 4096 + 20480)
+#define COL_STACK_CACHE_BYTES (COL_STACK_CACHE_ENTRIES * 16 + 4096 + 40960)
 
 /* The real functions, resolved with dlsym(RTLD_NEXT) at init. */
 struct col_real {

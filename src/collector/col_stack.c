@@ -681,32 +681,30 @@ uint32_t col_stack_finish_walk(struct col_thread *t, void **buf, int n, int max)
     struct col_unwind_memo *m = col_stack_memo(t);
     struct col_stack_cache *c = m ? t->ring->cache : NULL;
     struct col_unwind_frame *f;
-    int newest = atomic_load_explicit(&col_nodes_newest, memory_order_relaxed), k = 0;
+    int newest = atomic_load_explicit(&col_nodes_newest, memory_order_relaxed), k, base;
     struct col_node_slot *tab = atomic_load_explicit(&col_nodes[newest], memory_order_acquire);
-    uint32_t mask = col_table_slots(newest) - 1, base = col_node_base(newest);
+    uint32_t mask = col_table_slots(newest) - 1, base_id = col_node_base(newest);
     uint32_t limit = col_depth < 255 ? col_depth : 255, node = 0, depth = 0;
     uint64_t self_lo = col_self_lo, self_len = col_self_hi - col_self_lo;
 
     if (!m || n <= 0)
         return col_stack_finish(t, buf, n);
-    f = m->f[m->cur];
-    if (n >= max) {
-        /* Cut at max: the nodes it took would stand for a stack cut there
-         * (its fresh frames have none). */
-        for (k = (int)m->fresh; k < n; k++)
-            f[k].node = 0;
+    /* Cut at max: the nodes it took would stand for a stack cut there. */
+    if (n >= max)
         goto by_hash;
-    }
-    /* The fresh frames have no node; the ones taken from the last walk
-     * have, unless it had to intern by hash. */
-    k = (int)m->fresh;
-    while (k < n && !f[k].node)
-        k++;
-    if (k < n) {
+    /* The memo's entries, outermost first: the fresh frames have no node;
+     * the ones taken from the last walk have, unless it had to intern by
+     * hash. */
+    f = m->f + 1;
+    base = (int)(m->n - m->nr_frames);
+    k = (int)m->fresh - 1;
+    while (k >= base && !f[k].node)
+        k--;
+    if (k >= base) {
         node = f[k].node;
         depth = node >> COL_NODE_DEPTH_SHIFT;
     }
-    while (k-- > 0) {
+    for (k++; k < (int)m->n; k++) {
         uint64_t ip = f[k].ip, h;
         uint32_t parent = node & COL_NODE_ID, slot, id;
         struct col_cache_entry *ce;
@@ -720,7 +718,7 @@ uint32_t col_stack_finish_walk(struct col_thread *t, void **buf, int n, int max)
             ce = &c->e[(uint32_t)(h >> 20) & (COL_STACK_CACHE_ENTRIES - 1)];
             if (COL_LIKELY(atomic_load_explicit(&tab[slot].ip, memory_order_acquire) == ip &&
                            tab[slot].parent == parent)) {
-                id = base + slot + 1;
+                id = base_id + slot + 1;
             } else if (ce->key == ip && ce->id == parent) {
                 /* Past the first probe, or in an older tier, but seen by this ring before. */
                 id = ce->off;
