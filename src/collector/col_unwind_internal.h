@@ -14,25 +14,29 @@ void col_unwind_forget(void);
 
 #include "format/fmt_shm.h"
 
-/* What one walk read, kept for the next walk of the same ring, outermost
- * entry first (f[1] the last entry, f[n] the innermost frame): each
+/* What one walk read, kept for the next walk of the same ring: each
  * frame's registers (ip, sp = the CFA of the frame inside it, rbp, 0 when
- * not known), and in
- * chk the slots the steps read, with what they held. A later walk that
- * arrives at a frame with the same ip and sp (and rbp, where the rest of
- * the walk uses it: code built without frame pointers keeps data in rbp),
- * and finds every slot the steps from there out read still holding what
- * it held (the rbp slots only where the value is used), would read and
- * compute the same values from there on: it takes the old frames instead
- * of stepping. Outermost first, the frames it takes stay where they are
- * and only its new inner frames are written; the slots to check for a
- * frame are chk[0..nchk), one tight array. */
+ * not known) and the slots its step read, with what they held. A later
+ * walk that arrives at a frame with the same ip and sp (and rbp, where the
+ * rest of the walk uses it: code built without frame pointers keeps data
+ * in rbp), and finds every slot the steps from there out read still
+ * holding what it held (the rbp slots only where the value is used), would
+ * read and compute the same values from there on: it takes the old frames
+ * instead of stepping.
+ *
+ * The walk's frames are in two parts. The outer part, the frames it took
+ * from the walk before (and the entry where the stack ended), is f[],
+ * outermost first, so that the frames a walk takes stay where they are;
+ * the slots their steps read are one tight array, chk[]. The inner part,
+ * the frames it stepped itself, stays as the walk wrote them, innermost
+ * first, in s[cur]; a later walk moves into f[] only those it takes (on
+ * sqlite fewer than one a walk, of five and a half). */
 struct col_unwind_frame {
     uint64_t ip, sp, rbp;
     /* The program's frames from this one out, as a node of col_stack.c's
      * tree (COL_NODE_ID bits) with their number above (COL_NODE_DEPTH);
-     * 0: not known. Only the memo of a walk that reached the stack's end
-     * holds nodes: a walk that takes its outer frames takes their nodes. */
+     * 0: not known. Only a walk that reached the stack's end gives nodes:
+     * a walk that takes its outer frames takes their nodes. */
     uint32_t node;
     uint16_t nchk; /* chk[0..nchk): the slots the steps from this frame out read */
     uint8_t flags; /* COL_UF_* */
@@ -44,7 +48,7 @@ _Static_assert(sizeof(struct col_unwind_frame) == 32, "col_unwind_frame");
                               */
 #define COL_UF_CFA_RBP 0x08  /* and its CFA was rbp + offset */
 #define COL_UF_RBP_SLOT 0x10 /* and read rbp at CFA + 8 * rbp_off8 */
-#define COL_UF_NEED_RBP 0x20 /* the walk from this entry on depends on its rbp */
+#define COL_UF_NEED_RBP 0x20 /* the walk from this entry on depends on its rbp (f[] only) */
 #define COL_UF_CUT 0x40      /* the last entry only: the walk stopped at its maximum here */
 
 /* A slot a step read, and the value it held. */
@@ -53,29 +57,51 @@ struct col_unwind_check {
     uint64_t val;
 };
 
-/* A frame of the walk in progress (innermost first) and the slots its
- * step read, with what they held (rbp's when COL_UF_RBP_SLOT). */
+/* The cached short form of a frame's unwind rule (col_unwind_x86_64.c):
+ * CFA = rsp or rbp plus cfa_off; the return address and rbp at CFA plus 8
+ * times their offsets. */
+struct col_unwind_rule {
+    int32_t cfa_off;
+    int8_t rbp_off8;
+    int8_t ra_off8;
+    uint8_t flags; /* COL_R_* */
+    uint8_t pad;
+};
+
+/* A frame a walk stepped itself and the rule its step followed: the slots
+ * it read are found from the sp of the next frame out, its CFA, and held
+ * what that frame holds (its ip, and its rbp where the rule restored it). */
 struct col_unwind_fresh {
     uint64_t ip, sp, rbp;
-    uint64_t flags; /* COL_UF_* but COL_UF_NEED_RBP and COL_UF_CUT */
-    struct col_unwind_check ra, rbp_slot;
+    struct col_unwind_rule rule; /* flags COL_R_SLOW: a slow step, which read other slots */
+    uint32_t exact;              /* COL_UF_EXACT or 0 */
+    uint32_t node;               /* as col_unwind_frame's */
 };
 
 #define COL_UNWIND_MEMO_FRAMES (FMT_SHM_MAX_DEPTH + 5)
 
 struct col_unwind_memo {
-    uint32_t n;         /* entries in f, 0: none */
-    uint32_t nr_frames; /* of them frames: n, or n - 1 when the last entry is the state after the
-                           last step */
-    uint32_t stop;      /* entries from this one in cannot be taken (a slow step) */
-    uint32_t gen;       /* the rule table's generation */
-    uint32_t fresh; /* the first entry the last walk stepped itself (the ones before it it took) */
-    /* The entries from f[1] on; f[0] is a sentinel: an sp above every
-     * stack's, where the search for a frame by its sp stops. */
+    uint32_t n;      /* entries in f[1..], 0: no walk (or one of another rule table) */
+    uint32_t base;   /* 1 if f[1] is the state after the last step, not a frame */
+    uint32_t stop;   /* f[1 + stop..] cannot be taken (0: a slow step ended the walk) */
+    uint32_t nr_s;   /* the walk's own frames, s[cur][0..nr_s) */
+    uint32_t s_stop; /* s[cur][0..s_stop) cannot be taken (a slow step and the frames inside it) */
+    uint32_t cur;
+    uint32_t gen; /* the rule table's generation */
+    uint32_t pad;
+    /* f[1..n]; f[0] is a sentinel: an sp above every stack's, where the
+     * search for a frame by its sp stops. */
     struct col_unwind_frame f[1 + COL_UNWIND_MEMO_FRAMES];
-    struct col_unwind_fresh s[COL_UNWIND_MEMO_FRAMES];
     struct col_unwind_check chk[2 * COL_UNWIND_MEMO_FRAMES];
+    /* One more for a sentinel */
+    struct col_unwind_fresh s[2][COL_UNWIND_MEMO_FRAMES + 1];
 };
+
+/* The frames of a memo's walk: its own, then the ones it took. */
+static inline uint32_t col_unwind_memo_nr(const struct col_unwind_memo *m)
+{
+    return m->nr_s + m->n - m->base;
+}
 
 /* The return addresses of the frames outside the caller, innermost first
  * (the caller's return address first: the caller, a function of the
@@ -88,10 +114,14 @@ int col_unwind_backtrace(void **buf, int max, struct col_unwind_memo *memo);
 /* The n frames of the memo's walk into buf, innermost first. */
 static inline void col_unwind_memo_frames(const struct col_unwind_memo *m, void **buf, int n)
 {
+    const struct col_unwind_fresh *s = m->s[m->cur];
     const struct col_unwind_frame *f = m->f + m->n;
+    int i = 0;
 
-    for (int i = 0; i < n; i++)
-        buf[i] = (void *)(uintptr_t)f[-i].ip;
+    for (; i < n && i < (int)m->nr_s; i++)
+        buf[i] = (void *)(uintptr_t)s[i].ip;
+    for (; i < n; i++, f--)
+        buf[i] = (void *)(uintptr_t)f->ip;
 }
 
 /* The same from a signal context: the interrupted ip first. */

@@ -478,16 +478,6 @@ static int col_expr_eval(const uint8_t *e, const struct col_regs *r, uint64_t *o
 #define COL_R_SLOW 0x40                 /* interpret the CFI at each step */
 #define COL_R_NOINFO 0x80               /* no FDE, or CFI we do not read: the walk ends */
 
-/* CFA = rsp or rbp plus cfa_off; the return address and rbp at CFA plus 8
- * times their offsets. */
-struct col_unwind_rule {
-    int32_t cfa_off;
-    int8_t rbp_off8;
-    int8_t ra_off8;
-    uint8_t flags; /* COL_R_* */
-    uint8_t pad;
-};
-
 static struct col_unwind_rule col_rule_make(uint64_t pc)
 {
     struct col_unwind_rule r = {0, 0, 0, 0, 0};
@@ -692,7 +682,7 @@ void col_unwind_forget(void)
 enum { COL_STEP_SLOW = -1, COL_STEP_END = 0, COL_STEP_END_RBP, COL_STEP_DONE };
 
 /* One step of a walk from *r by its frame's cached rule: COL_STEP_DONE
- * (*r is the caller's state; with e, *e is the frame and its slots),
+ * (*r is the caller's state; with e, *e is the frame and its rule),
  * COL_STEP_END or COL_STEP_END_RBP (the walk ends at this frame, the
  * second for a reason that depends on rbp), COL_STEP_SLOW (the frame's
  * rule must be read again at each step: col_step_slow). Inlined into both
@@ -704,37 +694,25 @@ col_step(struct col_rule_slot *tab, struct col_regs *r, struct col_unwind_fresh 
     const struct col_unwind_rule *ru = col_rule_get(tab, col_rule_key(r->ip, r->exact), &spare);
     uint8_t rf = ru->flags;
     uint64_t cfa;
-    const uint64_t *ra_at;
 
-    _Static_assert(COL_UF_EXACT == 2, "COL_UF_EXACT");
     if (COL_UNLIKELY(rf & (COL_R_END | COL_R_NOINFO | COL_R_SLOW)))
         return (rf & COL_R_SLOW) ? COL_STEP_SLOW : COL_STEP_END;
     cfa = ((rf & COL_R_CFA_RBP) ? r->rbp : r->sp) + (uint64_t)(int64_t)ru->cfa_off;
     if (COL_UNLIKELY(((rf & COL_R_CFA_RBP) && !r->rbp) || cfa <= r->sp || (cfa & 7)))
         return (rf & COL_R_CFA_RBP) ? COL_STEP_END_RBP : COL_STEP_END;
-    ra_at = (const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)ru->ra_off8 * 8);
     if (e) {
         e->ip = r->ip;
         e->sp = r->sp;
         e->rbp = r->rbp;
-        e->flags = (rf & (COL_R_STEPPED | COL_R_CFA_RBP | COL_R_RBP_SAVED)) | r->exact;
-        e->ra.at = ra_at;
-        e->ra.val = *ra_at;
+        e->rule = *ru;
+        e->exact = (uint32_t)r->exact;
+        e->node = 0;
     }
-    r->ip = *ra_at;
-    if (rf & (COL_R_RBP_SAVED | COL_R_RBP_LOST)) {
-        r->rbp = 0;
-        if (rf & COL_R_RBP_SAVED) {
-            const uint64_t *at =
-                (const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)ru->rbp_off8 * 8);
-
-            r->rbp = *at;
-            if (e) {
-                e->rbp_slot.at = at;
-                e->rbp_slot.val = r->rbp;
-            }
-        }
-    }
+    r->ip = *(const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)ru->ra_off8 * 8);
+    if (rf & (COL_R_RBP_SAVED | COL_R_RBP_LOST))
+        r->rbp = (rf & COL_R_RBP_SAVED)
+                     ? *(const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)ru->rbp_off8 * 8)
+                     : 0;
     r->exact = rf & COL_R_SIGNAL;
     r->sp = cfa;
     return COL_STEP_DONE;
@@ -759,79 +737,31 @@ static int col_walk(struct col_regs r, void **buf, int max)
     return n;
 }
 
-/* Make the memo's entries from at on of the fresh frames s[0..nr) (the
- * innermost first), outside which the entries before at lie; need: whether
- * the walk from entry at - 1 on depends on its rbp (COL_UF_NEED_RBP or 0);
- * nc: its checks. The entries before at are kept, their marks, nodes and
- * checks too. The slots each fresh frame's step read become checks,
- * rbp's only where the rest of the walk depends on it. */
-static void col_memo_commit(struct col_unwind_memo *m, uint32_t at, uint32_t nr, uint64_t need,
-                            uint64_t nc, uint32_t base, uint32_t gen)
-{
-    struct col_unwind_frame *restrict e = m->f + 1 + at;
-    const struct col_unwind_fresh *restrict s = m->s + nr;
-    struct col_unwind_check *restrict chk = m->chk;
-    uint32_t stop = at + nr;
-
-    _Static_assert(
-        offsetof(struct col_unwind_frame, nchk) == offsetof(struct col_unwind_frame, node) + 4 &&
-            offsetof(struct col_unwind_frame, flags) == offsetof(struct col_unwind_frame, node) + 6,
-        "node, nchk, flags: one word");
-    while (s-- > m->s) {
-        uint64_t fl = s->flags, word;
-
-        if (COL_LIKELY(fl & COL_UF_STEPPED)) {
-            chk[nc++] = s->ra;
-            if (fl & COL_UF_CFA_RBP) {
-                need = COL_UF_NEED_RBP;
-            } else if (fl & COL_UF_RBP_SLOT) {
-                if (need)
-                    chk[nc++] = s->rbp_slot;
-                need = 0;
-            }
-        } else {
-            /* A slow step: neither it nor the frames inside it can be
-             * taken; the frames outside it can. */
-            need = COL_UF_NEED_RBP;
-            if (stop == at + nr)
-                stop = (uint32_t)(e - (m->f + 1));
-        }
-        e->ip = s->ip;
-        e->sp = s->sp;
-        e->rbp = s->rbp;
-        /* node 0, nchk, flags: one store */
-        word = nc << 32 | (fl | need) << 48;
-        memcpy(&e->node, &word, sizeof(word));
-        e++;
-    }
-    m->n = at + nr;
-    m->nr_frames = m->n - base;
-    m->fresh = at;
-    m->stop = stop;
-    m->gen = gen;
-}
-
-/* The end of a walk with fresh frames m->s[0..nr): its last entry r (the
- * frame where it ended, or the state after its last step), with flags fl;
- * the walk from there depends on its rbp when need. */
+/* The end of a walk: f[] becomes its last entry r alone (the frame where
+ * it ended, or the state after its last step), with flags fl; need: the
+ * walk from there depends on its rbp. Its own frames are in s[cur ^ 1]. */
 static __attribute__((noinline)) int col_memo_end(struct col_unwind_memo *m, struct col_regs r,
                                                   uint32_t fl, uint32_t need, uint32_t nr,
-                                                  int is_frame, uint32_t gen)
+                                                  uint32_t s_stop, int is_frame, uint32_t gen)
 {
-    need = need ? COL_UF_NEED_RBP : 0;
-    fl |= need | r.exact;
+    fl |= (need ? COL_UF_NEED_RBP : 0) | (uint32_t)r.exact;
     m->f[1] = (struct col_unwind_frame){r.ip, r.sp, r.rbp, 0, 0, (uint8_t)fl, 0};
-    col_memo_commit(m, 1, nr, need, 0, !is_frame, gen);
-    m->fresh = 0;
-    return (int)m->nr_frames;
+    m->n = 1;
+    m->base = !is_frame;
+    m->stop = 1;
+    m->nr_s = nr;
+    m->s_stop = s_stop;
+    m->cur ^= 1;
+    m->gen = gen;
+    return (int)col_unwind_memo_nr(m);
 }
 
-/* A walk with n fresh frames takes entries i - take + 1..i of the last
- * one and stops at its maximum there (take = max - n): those entries move
- * down to 1..take, behind a last entry marked COL_UF_CUT, which a later
- * walk cannot go on from; it can take them only if it reaches its maximum
- * too. Their marks stay: a walk that never goes on past the cut depends
- * on no more than the old walk did. */
+/* A walk with n frames of its own takes entries i - take + 1..i of f[] and
+ * stops at its maximum there (take = max - n): those entries move down to
+ * 1..take, behind a last entry marked COL_UF_CUT, which a later walk
+ * cannot go on from; it can take them only if it reaches its maximum too.
+ * Their marks stay: a walk that never goes on past the cut depends on no
+ * more than the old walk did. */
 static __attribute__((noinline)) void col_memo_cut(struct col_unwind_memo *m, uint32_t i,
                                                    uint32_t take)
 {
@@ -847,105 +777,217 @@ static __attribute__((noinline)) void col_memo_cut(struct col_unwind_memo *m, ui
         if (k)
             f[k].nchk = (uint16_t)(f[k].nchk - c0);
     }
+    m->base = 1;
 }
 
-/* The slots chk[0..ok) are known to hold what they held, chk[bad] not. */
+/* What a walk learnt of the last one's slots: chk[0..ok) hold what they
+ * held, chk[bad] not; the frames s[..s_bad] of the last walk's own
+ * cannot be taken. */
 struct col_memo_seen {
     uint32_t ok, bad;
+    int32_t s_bad;
 };
 
-/* The walk's state r has arrived at entry i of the last walk (same ip and
- * sp) with n fresh frames in m->s. If the entry can be taken (the same
- * exactness, the same rbp if the rest depends on it, the slots of the
- * steps from it out as they were), take it and the entries outside it
- * and return the walk's number of frames; else -1. */
+/* Do chk[0..nc) hold what they held? */
 static inline __attribute__((always_inline)) int
-col_memo_take(struct col_unwind_memo *m, uint32_t i, struct col_regs r, uint32_t n, uint32_t max,
-              struct col_memo_seen *seen, uint32_t gen)
+col_memo_valid(const struct col_unwind_memo *m, uint32_t nc, struct col_memo_seen *seen)
 {
-    struct col_unwind_frame *e = m->f + 1 + i;
-    uint32_t base = m->n - m->nr_frames, have = i + 1 - base, fl = e->flags, nc = e->nchk;
     const struct col_unwind_check *c, *end = m->chk + nc;
 
-    if (i < base || (fl & COL_UF_EXACT) != r.exact || ((fl & COL_UF_NEED_RBP) && e->rbp != r.rbp) ||
-        ((m->f[1].flags & COL_UF_CUT) && n + have < max) || nc > seen->bad)
-        return -1;
-    /* Two slots a round, and this runs for every frame a walk takes. */
-    for (c = m->chk + seen->ok; c < end; c += 2) {
-        if (COL_UNLIKELY((*c[0].at ^ c[0].val) | (c + 1 < end ? *c[1].at ^ c[1].val : 0))) {
-            if (*c->at == c->val)
-                c++;
+    if (nc > seen->bad)
+        return 0;
+    /* By pointer: this runs for every frame a walk takes. */
+    for (c = m->chk + seen->ok; c < end; c++) {
+        if (COL_UNLIKELY(*c->at != c->val)) {
             seen->ok = seen->bad = (uint32_t)(c - m->chk);
-            return -1;
+            return 0;
         }
     }
     if (nc > seen->ok)
         seen->ok = nc;
-    if (n + have > max) {
-        col_memo_cut(m, i, max - n);
-        i = max - n;
-        base = 1;
+    return 1;
+}
+
+/* Can the last walk's own frames s[t..nr) be taken, with the entries of
+ * f[] outside them (already checked)? The slots each one's step read,
+ * found from the frame outside it, still hold what that frame holds (rbp's
+ * only where the rest of the walk depends on it), and s[t]'s rbp is rbp if
+ * the rest depends on it. They are written behind f[]'s entries, outermost
+ * first, with their checks, as they are checked; the memo takes them only
+ * if they pass. Returns 1 if they do, else 0 (*bad: the one that did not). */
+static inline __attribute__((always_inline)) int col_memo_keep(struct col_unwind_memo *m,
+                                                               const struct col_unwind_fresh *s,
+                                                               uint32_t t, uint32_t nr,
+                                                               uint64_t rbp, int32_t *bad)
+{
+    struct col_unwind_frame *e = m->f + 1 + m->n;
+    uint64_t need = e[-1].flags & COL_UF_NEED_RBP, nc = e[-1].nchk;
+    uint64_t ip = e[-1].ip, cfa = e[-1].sp, nrbp = e[-1].rbp;
+
+    for (uint32_t u = nr; u-- > t; e++) {
+        const struct col_unwind_rule *ru = &s[u].rule;
+        uint64_t rf = ru->flags;
+        const uint64_t *at =
+            (const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)ru->ra_off8 * 8);
+
+        if (*at != ip)
+            goto bad;
+        m->chk[nc++] = (struct col_unwind_check){at, ip};
+        if (rf & COL_R_CFA_RBP) {
+            need = COL_UF_NEED_RBP;
+        } else if (rf & COL_R_RBP_SAVED) {
+            if (need) {
+                at = (const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)ru->rbp_off8 * 8);
+                if (*at != nrbp)
+                    goto bad;
+                m->chk[nc++] = (struct col_unwind_check){at, nrbp};
+            }
+            need = 0;
+        }
+        ip = s[u].ip;
+        cfa = s[u].sp;
+        nrbp = s[u].rbp;
+        *e = (struct col_unwind_frame){
+            ip,
+            cfa,
+            nrbp,
+            s[u].node,
+            (uint16_t)nc,
+            (uint8_t)((rf & (COL_R_STEPPED | COL_R_CFA_RBP | COL_R_RBP_SAVED)) | s[u].exact | need),
+            0};
+        continue;
+    bad:
+        *bad = (int32_t)u;
+        return 0;
+    }
+    if (need && nrbp != rbp)
+        return 0;
+    m->n += nr - t;
+    return 1;
+}
+
+/* The walk's state r has arrived at a frame of the last walk, with the
+ * same ip and sp: f[i] (t < 0) or its own frame s[t] (i = n - 1). The
+ * walk has n_new frames of its own, in s[cur ^ 1][0..n_new). If the frame
+ * can be taken (the same exactness, the same rbp if the rest depends on
+ * it, the slots of the steps from it out as they were), take it and the
+ * frames outside it and return the walk's number of frames; else -1. */
+static inline __attribute__((always_inline)) int
+col_memo_take(struct col_unwind_memo *m, uint32_t i, int32_t t, const struct col_regs *r,
+              uint32_t n_new, uint32_t s_stop, uint32_t max, struct col_memo_seen *seen)
+{
+    const struct col_unwind_fresh *s = m->s[m->cur];
+    struct col_unwind_frame *e = m->f + 1 + i;
+    uint32_t have = i + 1 - m->base;
+
+    if (t >= 0) {
+        /* All of f[] and s[t..nr) would be taken. */
+        if (m->stop != m->n || t <= seen->s_bad || s[t].exact != r->exact)
+            return -1;
+        have += m->nr_s - (uint32_t)t;
+    } else if (i < m->base || i >= m->stop || (e->flags & COL_UF_EXACT) != r->exact) {
+        return -1;
+    }
+    if (((m->f[1].flags & COL_UF_CUT) && n_new + have < max) || !col_memo_valid(m, e->nchk, seen))
+        return -1;
+    if (t >= 0) {
+        if (!col_memo_keep(m, s, (uint32_t)t, m->nr_s, r->rbp, &seen->s_bad))
+            return -1;
+        i = m->n - 1;
+        e = m->f + 1 + i;
+    } else if ((e->flags & COL_UF_NEED_RBP) && e->rbp != r->rbp) {
+        return -1;
+    }
+    if (COL_UNLIKELY(n_new + have > max)) {
+        col_memo_cut(m, i, max - n_new);
+        i = max - n_new;
         e = m->f + 1 + i;
     }
     /* The entry keeps the rbp the old walk had where nothing depends on
      * it: make it this walk's. */
-    e->rbp = r.rbp;
-    col_memo_commit(m, i + 1, n, e->flags & COL_UF_NEED_RBP, e->nchk, base, gen);
-    return (int)m->nr_frames;
+    e->rbp = r->rbp;
+    m->n = i + 1;
+    m->stop = m->n;
+    m->nr_s = n_new;
+    m->s_stop = s_stop;
+    m->cur ^= 1;
+    return (int)col_unwind_memo_nr(m);
 }
 
 /* Walk from r with the ring's memo: a frame of the last walk that is still
- * there is found by its sp (the entries' sp falls from the outermost in),
- * and the walk takes it and every entry outside it. The frames are left
+ * there is found by its sp (the sp of the last walk's own frames rises from
+ * the innermost out, the sp of its entries falls from the outermost in),
+ * and the walk takes it and every frame outside it. The frames are left
  * in the memo. */
 static int col_walk_memo(struct col_regs r, int max, struct col_unwind_memo *m)
 {
     uint32_t gen = atomic_load_explicit(&col_rules_gen, memory_order_relaxed);
     struct col_rule_slot *tab = atomic_load_explicit(&col_rules, memory_order_acquire);
-    const struct col_unwind_frame *f = m->f + 1;
-    const struct col_unwind_frame *top = f + (m->n && m->gen == gen ? (int)m->stop : 0) - 1, *o;
-    struct col_unwind_fresh *s = m->s, *s_max = m->s + max;
-    struct col_memo_seen seen = {0, UINT32_MAX};
+    uint32_t valid = m->n && m->gen == gen, s_stop = 0;
+    struct col_unwind_fresh *old = m->s[m->cur], *s = m->s[m->cur ^ 1], *s_max = s + max;
+    const struct col_unwind_fresh *old_from = old + (valid ? m->s_stop : 0),
+                                  *old_end = old + (valid ? m->nr_s : 0), *so;
+    const struct col_unwind_frame *f = m->f + 1, *top = f + (valid ? m->stop : 0) - 1, *o;
+    struct col_memo_seen seen = {0, UINT32_MAX, -1};
     int rc;
 
     m->f[0].sp = UINT64_MAX;
+    m->s[m->cur][old_end - old].sp = UINT64_MAX;
+    so = old_from;
     o = top;
     for (;;) {
-        while (o->sp < r.sp)
-            o--;
-        if (COL_UNLIKELY(o->sp == r.sp) && o->ip == r.ip) {
-            rc = col_memo_take(m, (uint32_t)(o - f), r, (uint32_t)(s - m->s), (uint32_t)max, &seen,
-                               gen);
-            if (rc >= 0)
-                return rc;
+        while (so->sp < r.sp)
+            so++;
+        if (COL_UNLIKELY(so->sp == r.sp)) {
+            if (so->ip == r.ip) {
+                rc = col_memo_take(m, m->n - 1, (int32_t)(so - old), &r,
+                                   (uint32_t)(s - m->s[m->cur ^ 1]), s_stop, (uint32_t)max, &seen);
+                if (rc >= 0)
+                    return rc;
+            }
+        } else if (so == old_end) {
+            while (o->sp < r.sp)
+                o--;
+            if (COL_UNLIKELY(o->sp == r.sp) && o->ip == r.ip) {
+                rc = col_memo_take(m, (uint32_t)(o - f), -1, &r, (uint32_t)(s - m->s[m->cur ^ 1]),
+                                   s_stop, (uint32_t)max, &seen);
+                if (rc >= 0)
+                    return rc;
+            }
         }
         if (COL_UNLIKELY(s == s_max))
-            return col_memo_end(m, r, COL_UF_CUT, 0, (uint32_t)(s - m->s), 0, gen);
+            return col_memo_end(m, r, COL_UF_CUT, 0, (uint32_t)max, s_stop, 0, gen);
         rc = col_step(tab, &r, s);
         if (COL_LIKELY(rc == COL_STEP_DONE)) {
             s++;
             if (COL_LIKELY(r.ip))
                 continue;
             /* The end: the state after the last step, ip 0. */
-            return col_memo_end(m, r, 0, 0, (uint32_t)(s - m->s), 0, gen);
+            return col_memo_end(m, r, 0, 0, (uint32_t)(s - m->s[m->cur ^ 1]), s_stop, 0, gen);
         }
         if (rc != COL_STEP_SLOW)
             /* Ends at this frame, for a reason that depends on its rbp or not. */
-            return col_memo_end(m, r, 0, rc == COL_STEP_END_RBP, (uint32_t)(s - m->s), 1, gen);
+            return col_memo_end(m, r, 0, rc == COL_STEP_END_RBP, (uint32_t)(s - m->s[m->cur ^ 1]),
+                                s_stop, 1, gen);
         {
             struct col_regs next = r;
+            uint32_t nr = (uint32_t)(s - m->s[m->cur ^ 1]);
 
             if (col_step_slow(&next, col_frame_pc(r.ip, r.exact)) <= 0) {
-                /* A slow step that ends the walk: this frame cannot be
+                /* A slow step that ends the walk: no frame of it can be
                  * taken. */
-                rc = col_memo_end(m, r, 0, 1, (uint32_t)(s - m->s), 1, gen);
+                rc = col_memo_end(m, r, 0, 1, nr, nr, 1, gen);
                 m->stop = 0;
                 return rc;
             }
-            *s++ = (struct col_unwind_fresh){r.ip, r.sp, r.rbp, r.exact, {0, 0}, {0, 0}};
+            /* Neither it nor the frames inside it can be taken. */
+            *s++ = (struct col_unwind_fresh){
+                r.ip, r.sp, r.rbp, {0, 0, 0, COL_R_SLOW, 0}, (uint32_t)r.exact, 0};
+            s_stop = nr + 1;
             r = next;
         }
-        o = top; /* the walk may have changed stacks */
+        so = old_from; /* the walk may have changed stacks */
+        o = top;
     }
 }
 
