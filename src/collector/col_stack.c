@@ -676,9 +676,9 @@ uint32_t col_stack_finish(struct col_thread *t, void *const *buf, int n)
 /* A walk's probes of the tree: its newest tier, the depth limit, our own
  * code's range (frames of ours are left out), the ring's cache. */
 struct col_node_probe {
-    struct col_node_slot *tab;
+    struct col_node_slot *tab; /* the newest tier */
     uint32_t mask;
-    uint32_t id0;   /* the node of slot 0 of tab, one frame deeper than depth 0 */
+    uint32_t id0;   /* the node of its slot 0, one frame deeper than depth 0 */
     uint32_t limit; /* the first node that is too deep to have a child */
     uint64_t self_lo, self_len;
     struct col_cache_entry *cache;
@@ -701,25 +701,25 @@ col_node_next(const struct col_node_probe *p, uint32_t node, uint64_t ip, int ch
         return node;
     if (checked && node >= p->limit)
         return COL_NODE_NONE;
-    /* The first probe of the newest tier inline, the rest out of line. */
+    /* First the ring's cache of the nodes it met (a table that grew holds
+     * them in every tier, each three quarters full, and a probe of one
+     * slot finds about half); then the first probe of the newest tier
+     * inline, the rest out of line. A stack's key has the top bit set, an
+     * ip never: the two kinds of entries share the cache without
+     * mistaking each other. */
     h = col_node_hash(parent, ip);
+    ce = &p->cache[(uint32_t)(h >> 32) & (COL_STACK_CACHE_ENTRIES - 1)];
+    if (COL_LIKELY(ce->key == ip && ce->id == parent))
+        return ((node & ~COL_NODE_ID) + (1u << COL_NODE_DEPTH_SHIFT)) | ce->off;
     slot = (uint32_t)(h >> 32) & p->mask;
-    if (COL_LIKELY(atomic_load_explicit(&p->tab[slot].ip, memory_order_acquire) == ip &&
-                   p->tab[slot].parent == parent))
-        return (node & ~COL_NODE_ID) + p->id0 + slot;
-    ce = &p->cache[(uint32_t)(h >> 20) & (COL_STACK_CACHE_ENTRIES - 1)];
-    if (ce->key == ip && ce->id == parent) {
-        /* Past the first probe, or in an older tier, but seen by this ring before. */
-        id = ce->off;
-    } else {
-        if (!(id = col_node_child(parent, ip)))
-            return COL_NODE_NONE;
-        /* A stack's key has the top bit set, an ip never: the two kinds
-         * of entries share the cache without mistaking each other. */
-        ce->key = ip;
-        ce->id = parent;
-        ce->off = id;
-    }
+    if (atomic_load_explicit(&p->tab[slot].ip, memory_order_acquire) == ip &&
+        p->tab[slot].parent == parent)
+        id = p->id0 - (1u << COL_NODE_DEPTH_SHIFT) + slot;
+    else if (!(id = col_node_child(parent, ip)))
+        return COL_NODE_NONE;
+    ce->key = ip;
+    ce->id = parent;
+    ce->off = id;
     return ((node & ~COL_NODE_ID) + (1u << COL_NODE_DEPTH_SHIFT)) | id;
 }
 #endif
@@ -797,8 +797,8 @@ uint32_t col_stack_finish_walk(struct col_thread *t, void **buf, int n, int max,
         f[k].node = node;
     }
     /* No frame can be past the limit when there are fewer. */
-    node = (uint32_t)n > limit ? col_node_fresh(&p, node, m->s[m->cur], m->nr_s, 1)
-                               : col_node_fresh(&p, node, m->s[m->cur], m->nr_s, 0);
+    node = (uint32_t)n > limit ? col_node_fresh(&p, node, m->s, m->nr_s, 1)
+                               : col_node_fresh(&p, node, m->s, m->nr_s, 0);
     if (node == COL_NODE_NONE)
         goto by_hash;
     if (COL_UNLIKELY(col_unwind_verify))

@@ -29,7 +29,7 @@ void col_unwind_forget(void);
  * outermost first, so that the frames a walk takes stay where they are;
  * the slots their steps read are one tight array, chk[]. The inner part,
  * the frames it stepped itself, stays as the walk wrote them, innermost
- * first, in s[cur]; a later walk moves into f[] only those it takes (on
+ * first, in s[]; a later walk moves into f[] only those it takes (on
  * sqlite fewer than one a walk, of five and a half). */
 struct col_unwind_frame {
     uint64_t ip, sp, rbp;
@@ -43,8 +43,9 @@ struct col_unwind_frame {
     uint8_t pad;
 };
 _Static_assert(sizeof(struct col_unwind_frame) == 32, "col_unwind_frame");
-#define COL_UF_EXACT 0x02    /* ip is an interrupted instruction */
-#define COL_UF_STEPPED 0x04  /* this frame's step read its slots: the next entry out is the result \
+#define COL_UF_EXACT 0x02 /* ip is an interrupted instruction */
+#define COL_UF_STEPPED                                                                             \
+    0x04                     /* this frame's step read its slots: the next entry out is the result \
                               */
 #define COL_UF_CFA_RBP 0x08  /* and its CFA was rbp + offset */
 #define COL_UF_RBP_SLOT 0x10 /* and read rbp at CFA + 8 * rbp_off8 */
@@ -57,26 +58,18 @@ struct col_unwind_check {
     uint64_t val;
 };
 
-/* The cached short form of a frame's unwind rule (col_unwind_x86_64.c):
- * CFA = rsp or rbp plus cfa_off; the return address and rbp at CFA plus 8
- * times their offsets. */
-struct col_unwind_rule {
-    int32_t cfa_off;
-    int8_t rbp_off8;
-    int8_t ra_off8;
-    uint8_t flags; /* COL_R_* */
-    uint8_t pad;
-};
-
-/* A frame a walk stepped itself and the rule its step followed: the slots
- * it read are found from the sp of the next frame out, its CFA, and held
- * what that frame holds (its ip, and its rbp where the rule restored it). */
+/* A frame a walk stepped itself, and the offsets of the rule its step
+ * followed: the slots it read are found from the sp of the next frame out,
+ * its CFA, and held what that frame holds (its ip, and its rbp where the
+ * rule restored it). The last 8 bytes are the rule's word (col_step). */
 struct col_unwind_fresh {
     uint64_t ip, sp, rbp;
-    struct col_unwind_rule rule; /* flags COL_R_SLOW: a slow step, which read other slots */
-    uint32_t exact;              /* COL_UF_EXACT or 0 */
-    uint32_t node;               /* as col_unwind_frame's */
+    uint32_t node; /* as col_unwind_frame's */
+    int8_t rbp_off8, ra_off8;
+    uint8_t rule;  /* the rule's flags (COL_R_SLOW: a slow step, which read other slots) */
+    uint8_t exact; /* COL_UF_EXACT or 0 */
 };
+_Static_assert(sizeof(struct col_unwind_fresh) == 32, "col_unwind_fresh");
 
 #define COL_UNWIND_MEMO_FRAMES (FMT_SHM_MAX_DEPTH + 5)
 
@@ -84,17 +77,18 @@ struct col_unwind_memo {
     uint32_t n;      /* entries in f[1..], 0: no walk (or one of another rule table) */
     uint32_t base;   /* 1 if f[1] is the state after the last step, not a frame */
     uint32_t stop;   /* f[1 + stop..] cannot be taken (0: a slow step ended the walk) */
-    uint32_t nr_s;   /* the walk's own frames, s[cur][0..nr_s) */
-    uint32_t s_stop; /* s[cur][0..s_stop) cannot be taken (a slow step and the frames inside it) */
-    uint32_t cur;
-    uint32_t gen; /* the rule table's generation */
-    uint32_t pad;
+    uint32_t nr_s;   /* the walk's own frames, s[0..nr_s) */
+    uint32_t s_stop; /* s[0..s_stop) cannot be taken (a slow step and the frames inside it) */
+    uint32_t gen;    /* the rule table's generation */
+    /* The walk's own frames, and where the next walk writes its own: the
+     * two halves of s_buf, swapped at each walk (NULL: not yet). */
+    struct col_unwind_fresh *s, *s_next;
     /* f[1..n]; f[0] is a sentinel: an sp above every stack's, where the
      * search for a frame by its sp stops. */
     struct col_unwind_frame f[1 + COL_UNWIND_MEMO_FRAMES];
     struct col_unwind_check chk[2 * COL_UNWIND_MEMO_FRAMES];
-    /* One more for a sentinel */
-    struct col_unwind_fresh s[2][COL_UNWIND_MEMO_FRAMES + 1];
+    /* One more each for a sentinel */
+    struct col_unwind_fresh s_buf[2][COL_UNWIND_MEMO_FRAMES + 1];
 };
 
 /* The frames of a memo's walk: its own, then the ones it took. */
@@ -114,7 +108,7 @@ int col_unwind_backtrace(void **buf, int max, struct col_unwind_memo *memo);
 /* The n frames of the memo's walk into buf, innermost first. */
 static inline void col_unwind_memo_frames(const struct col_unwind_memo *m, void **buf, int n)
 {
-    const struct col_unwind_fresh *s = m->s[m->cur];
+    const struct col_unwind_fresh *s = m->s;
     const struct col_unwind_frame *f = m->f + m->n;
     int i = 0;
 

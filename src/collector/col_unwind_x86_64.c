@@ -478,6 +478,27 @@ static int col_expr_eval(const uint8_t *e, const struct col_regs *r, uint64_t *o
 #define COL_R_SLOW 0x40                 /* interpret the CFI at each step */
 #define COL_R_NOINFO 0x80               /* no FDE, or CFI we do not read: the walk ends */
 
+/* CFA = rsp or rbp plus cfa_off; the return address and rbp at CFA plus 8
+ * times their offsets. */
+struct col_unwind_rule {
+    int32_t cfa_off;
+    int8_t rbp_off8;
+    int8_t ra_off8;
+    uint8_t flags; /* COL_R_* */
+    uint8_t pad;
+};
+/* Its last 4 bytes are a fresh frame's from rbp_off8 on (col_step). */
+_Static_assert(
+    offsetof(struct col_unwind_fresh, rbp_off8) - offsetof(struct col_unwind_fresh, node) ==
+            offsetof(struct col_unwind_rule, rbp_off8) &&
+        offsetof(struct col_unwind_fresh, ra_off8) - offsetof(struct col_unwind_fresh, node) ==
+            offsetof(struct col_unwind_rule, ra_off8) &&
+        offsetof(struct col_unwind_fresh, rule) - offsetof(struct col_unwind_fresh, node) ==
+            offsetof(struct col_unwind_rule, flags) &&
+        offsetof(struct col_unwind_fresh, exact) - offsetof(struct col_unwind_fresh, node) == 7 &&
+        sizeof(struct col_unwind_rule) == 8,
+    "col_unwind_rule, col_unwind_fresh");
+
 static struct col_unwind_rule col_rule_make(uint64_t pc)
 {
     struct col_unwind_rule r = {0, 0, 0, 0, 0};
@@ -701,12 +722,15 @@ col_step(struct col_rule_slot *tab, struct col_regs *r, struct col_unwind_fresh 
     if (COL_UNLIKELY(((rf & COL_R_CFA_RBP) && !r->rbp) || cfa <= r->sp || (cfa & 7)))
         return (rf & COL_R_CFA_RBP) ? COL_STEP_END_RBP : COL_STEP_END;
     if (e) {
+        uint64_t word;
+
+        /* node 0, the rule's offsets and flags, exact: one store */
+        memcpy(&word, ru, sizeof(word));
+        word = (word & 0x00ffffff00000000ull) | r->exact << 56;
         e->ip = r->ip;
         e->sp = r->sp;
         e->rbp = r->rbp;
-        e->rule = *ru;
-        e->exact = (uint32_t)r->exact;
-        e->node = 0;
+        memcpy(&e->node, &word, sizeof(word));
     }
     r->ip = *(const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)ru->ra_off8 * 8);
     if (rf & (COL_R_RBP_SAVED | COL_R_RBP_LOST))
@@ -737,13 +761,16 @@ static int col_walk(struct col_regs r, void **buf, int max)
     return n;
 }
 
-/* The end of a walk: f[] becomes its last entry r alone (the frame where
- * it ended, or the state after its last step), with flags fl; need: the
- * walk from there depends on its rbp. Its own frames are in s[cur ^ 1]. */
+/* The end of a walk whose own frames are m->s_next[0..nr): f[] becomes
+ * its last entry r alone (the frame where it ended, or the state after its
+ * last step), with flags fl; need: the walk from there depends on its
+ * rbp. */
 static __attribute__((noinline)) int col_memo_end(struct col_unwind_memo *m, struct col_regs r,
                                                   uint32_t fl, uint32_t need, uint32_t nr,
                                                   uint32_t s_stop, int is_frame, uint32_t gen)
 {
+    struct col_unwind_fresh *s = m->s_next;
+
     fl |= (need ? COL_UF_NEED_RBP : 0) | (uint32_t)r.exact;
     m->f[1] = (struct col_unwind_frame){r.ip, r.sp, r.rbp, 0, 0, (uint8_t)fl, 0};
     m->n = 1;
@@ -751,7 +778,8 @@ static __attribute__((noinline)) int col_memo_end(struct col_unwind_memo *m, str
     m->stop = 1;
     m->nr_s = nr;
     m->s_stop = s_stop;
-    m->cur ^= 1;
+    m->s_next = m->s;
+    m->s = s;
     m->gen = gen;
     return (int)col_unwind_memo_nr(m);
 }
@@ -781,11 +809,11 @@ static __attribute__((noinline)) void col_memo_cut(struct col_unwind_memo *m, ui
 }
 
 /* What a walk learnt of the last one's slots: chk[0..ok) hold what they
- * held, chk[bad] not; the frames s[..s_bad] of the last walk's own
- * cannot be taken. */
+ * held, chk[bad] not; only the last walk's own frames from s_from out can
+ * be taken. */
 struct col_memo_seen {
     uint32_t ok, bad;
-    int32_t s_bad;
+    const struct col_unwind_fresh *s_from;
 };
 
 /* Do chk[0..nc) hold what they held? */
@@ -796,39 +824,44 @@ col_memo_valid(const struct col_unwind_memo *m, uint32_t nc, struct col_memo_see
 
     if (nc > seen->bad)
         return 0;
-    /* By pointer: this runs for every frame a walk takes. */
-    for (c = m->chk + seen->ok; c < end; c++) {
-        if (COL_UNLIKELY(*c->at != c->val)) {
-            seen->ok = seen->bad = (uint32_t)(c - m->chk);
-            return 0;
-        }
-    }
+    /* This runs for every frame a walk takes: four slots a round, their
+     * differences or-ed, one branch; the first that differs is looked for
+     * only when one does. */
+    for (c = m->chk + seen->ok; c + 4 <= end; c += 4)
+        if (COL_UNLIKELY((*c[0].at ^ c[0].val) | (*c[1].at ^ c[1].val) | (*c[2].at ^ c[2].val) |
+                         (*c[3].at ^ c[3].val)))
+            goto differs;
+    for (; c < end; c++)
+        if (COL_UNLIKELY(*c->at != c->val))
+            goto differs;
     if (nc > seen->ok)
         seen->ok = nc;
     return 1;
+differs:
+    while (*c->at == c->val)
+        c++;
+    seen->ok = seen->bad = (uint32_t)(c - m->chk);
+    return 0;
 }
 
-/* Can the last walk's own frames s[t..nr) be taken, with the entries of
- * f[] outside them (already checked)? The slots each one's step read,
- * found from the frame outside it, still hold what that frame holds (rbp's
- * only where the rest of the walk depends on it), and s[t]'s rbp is rbp if
- * the rest depends on it. They are written behind f[]'s entries, outermost
- * first, with their checks, as they are checked; the memo takes them only
- * if they pass. Returns 1 if they do, else 0 (*bad: the one that did not). */
-static inline __attribute__((always_inline)) int col_memo_keep(struct col_unwind_memo *m,
-                                                               const struct col_unwind_fresh *s,
-                                                               uint32_t t, uint32_t nr,
-                                                               uint64_t rbp, int32_t *bad)
+/* Can the last walk's own frames t..end (s[] from t out) be taken, with
+ * the entries of f[] outside them (already checked)? The slots each one's
+ * step read, found from the frame outside it, still hold what that frame
+ * holds (rbp's only where the rest of the walk depends on it), and t's rbp
+ * is rbp if the rest depends on it. They are written behind f[]'s entries,
+ * outermost first, with their checks, as they are checked; the memo takes
+ * them only if they pass. Returns 1 if they do, else 0. */
+static inline __attribute__((always_inline)) int
+col_memo_keep(struct col_unwind_memo *m, const struct col_unwind_fresh *t,
+              const struct col_unwind_fresh *end, uint64_t rbp, struct col_memo_seen *seen)
 {
     struct col_unwind_frame *e = m->f + 1 + m->n;
     uint64_t need = e[-1].flags & COL_UF_NEED_RBP, nc = e[-1].nchk;
     uint64_t ip = e[-1].ip, cfa = e[-1].sp, nrbp = e[-1].rbp;
 
-    for (uint32_t u = nr; u-- > t; e++) {
-        const struct col_unwind_rule *ru = &s[u].rule;
-        uint64_t rf = ru->flags;
-        const uint64_t *at =
-            (const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)ru->ra_off8 * 8);
+    for (const struct col_unwind_fresh *u = end; u-- > t; e++) {
+        uint64_t rf = u->rule;
+        const uint64_t *at = (const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)u->ra_off8 * 8);
 
         if (*at != ip)
             goto bad;
@@ -837,123 +870,117 @@ static inline __attribute__((always_inline)) int col_memo_keep(struct col_unwind
             need = COL_UF_NEED_RBP;
         } else if (rf & COL_R_RBP_SAVED) {
             if (need) {
-                at = (const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)ru->rbp_off8 * 8);
+                at = (const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)u->rbp_off8 * 8);
                 if (*at != nrbp)
                     goto bad;
                 m->chk[nc++] = (struct col_unwind_check){at, nrbp};
             }
             need = 0;
         }
-        ip = s[u].ip;
-        cfa = s[u].sp;
-        nrbp = s[u].rbp;
+        ip = u->ip;
+        cfa = u->sp;
+        nrbp = u->rbp;
         *e = (struct col_unwind_frame){
             ip,
             cfa,
             nrbp,
-            s[u].node,
+            u->node,
             (uint16_t)nc,
-            (uint8_t)((rf & (COL_R_STEPPED | COL_R_CFA_RBP | COL_R_RBP_SAVED)) | s[u].exact | need),
+            (uint8_t)((rf & (COL_R_STEPPED | COL_R_CFA_RBP | COL_R_RBP_SAVED)) | u->exact | need),
             0};
         continue;
     bad:
-        *bad = (int32_t)u;
+        seen->s_from = u + 1;
         return 0;
     }
     if (need && nrbp != rbp)
         return 0;
-    m->n += nr - t;
+    m->n += (uint32_t)(end - t);
     return 1;
 }
 
-/* The walk's state r has arrived at a frame of the last walk, with the
- * same ip and sp: f[i] (t < 0) or its own frame s[t] (i = n - 1). The
- * walk has n_new frames of its own, in s[cur ^ 1][0..n_new). If the frame
- * can be taken (the same exactness, the same rbp if the rest depends on
- * it, the slots of the steps from it out as they were), take it and the
- * frames outside it and return the walk's number of frames; else -1. */
-static inline __attribute__((always_inline)) int
-col_memo_take(struct col_unwind_memo *m, uint32_t i, int32_t t, const struct col_regs *r,
-              uint32_t n_new, uint32_t s_stop, uint32_t max, struct col_memo_seen *seen)
+/* A walk with nr frames of its own (in m->s_next) has taken f[0..i]:
+ * stop at its maximum if that is past it, give f[i] this walk's rbp, and
+ * make the walk the memo's. Returns the walk's number of frames. */
+static inline __attribute__((always_inline)) int col_memo_took(struct col_unwind_memo *m,
+                                                               uint32_t i, uint64_t rbp,
+                                                               uint32_t nr, uint32_t s_stop,
+                                                               uint32_t max)
 {
-    const struct col_unwind_fresh *s = m->s[m->cur];
-    struct col_unwind_frame *e = m->f + 1 + i;
-    uint32_t have = i + 1 - m->base;
+    struct col_unwind_fresh *s = m->s_next;
 
-    if (t >= 0) {
-        /* All of f[] and s[t..nr) would be taken. */
-        if (m->stop != m->n || t <= seen->s_bad || s[t].exact != r->exact)
-            return -1;
-        have += m->nr_s - (uint32_t)t;
-    } else if (i < m->base || i >= m->stop || (e->flags & COL_UF_EXACT) != r->exact) {
-        return -1;
-    }
-    if (((m->f[1].flags & COL_UF_CUT) && n_new + have < max) || !col_memo_valid(m, e->nchk, seen))
-        return -1;
-    if (t >= 0) {
-        if (!col_memo_keep(m, s, (uint32_t)t, m->nr_s, r->rbp, &seen->s_bad))
-            return -1;
-        i = m->n - 1;
-        e = m->f + 1 + i;
-    } else if ((e->flags & COL_UF_NEED_RBP) && e->rbp != r->rbp) {
-        return -1;
-    }
-    if (COL_UNLIKELY(n_new + have > max)) {
-        col_memo_cut(m, i, max - n_new);
-        i = max - n_new;
-        e = m->f + 1 + i;
+    if (COL_UNLIKELY(nr + i + 1 - m->base > max)) {
+        col_memo_cut(m, i, max - nr);
+        i = max - nr;
     }
     /* The entry keeps the rbp the old walk had where nothing depends on
      * it: make it this walk's. */
-    e->rbp = r->rbp;
+    m->f[1 + i].rbp = rbp;
     m->n = i + 1;
     m->stop = m->n;
-    m->nr_s = n_new;
+    m->nr_s = nr;
     m->s_stop = s_stop;
-    m->cur ^= 1;
+    m->s_next = m->s;
+    m->s = s;
     return (int)col_unwind_memo_nr(m);
 }
 
 /* Walk from r with the ring's memo: a frame of the last walk that is still
  * there is found by its sp (the sp of the last walk's own frames rises from
  * the innermost out, the sp of its entries falls from the outermost in),
- * and the walk takes it and every frame outside it. The frames are left
- * in the memo. */
+ * and the walk takes it and every frame outside it: if it can (the same
+ * exactness, the same rbp if the rest depends on it, the slots of the
+ * steps from it out as they were). The frames are left in the memo. */
 static int col_walk_memo(struct col_regs r, int max, struct col_unwind_memo *m)
 {
-    uint32_t gen = atomic_load_explicit(&col_rules_gen, memory_order_relaxed);
+    uint32_t gen = atomic_load_explicit(&col_rules_gen, memory_order_relaxed), s_stop = 0;
     struct col_rule_slot *tab = atomic_load_explicit(&col_rules, memory_order_acquire);
-    uint32_t valid = m->n && m->gen == gen, s_stop = 0;
-    struct col_unwind_fresh *old = m->s[m->cur], *s = m->s[m->cur ^ 1], *s_max = s + max;
-    const struct col_unwind_fresh *old_from = old + (valid ? m->s_stop : 0),
-                                  *old_end = old + (valid ? m->nr_s : 0), *so;
-    const struct col_unwind_frame *f = m->f + 1, *top = f + (valid ? m->stop : 0) - 1, *o;
-    struct col_memo_seen seen = {0, UINT32_MAX, -1};
+    struct col_unwind_frame *f = m->f + 1, *top = f - 1, *o;
+    struct col_unwind_fresh *old = m->s, *s = m->s_next, *s_max, *so;
+    struct col_memo_seen seen = {0, UINT32_MAX, NULL};
     int rc;
 
+    if (COL_UNLIKELY(!old)) {
+        old = m->s = m->s_buf[0];
+        s = m->s_next = m->s_buf[1];
+    }
+    s_max = s + max;
     m->f[0].sp = UINT64_MAX;
-    m->s[m->cur][old_end - old].sp = UINT64_MAX;
-    so = old_from;
+    so = old;
+    if (m->n && m->gen == gen) {
+        so = old + m->s_stop;
+        seen.s_from = so;
+        top = f + m->stop - 1;
+        old[m->nr_s].sp = UINT64_MAX;
+    } else {
+        old[0].sp = UINT64_MAX;
+    }
     o = top;
     for (;;) {
         while (so->sp < r.sp)
             so++;
         if (COL_UNLIKELY(so->sp == r.sp)) {
-            if (so->ip == r.ip) {
-                rc = col_memo_take(m, m->n - 1, (int32_t)(so - old), &r,
-                                   (uint32_t)(s - m->s[m->cur ^ 1]), s_stop, (uint32_t)max, &seen);
-                if (rc >= 0)
-                    return rc;
-            }
-        } else if (so == old_end) {
+            /* All of f[] and the last walk's own frames from so out would
+             * be taken. */
+            if (so->ip == r.ip && so->exact == r.exact && so >= seen.s_from && m->stop == m->n &&
+                (!(m->f[1].flags & COL_UF_CUT) ||
+                 (uint64_t)(s - m->s_next) + m->n - m->base + (uint64_t)(old + m->nr_s - so) >=
+                     (uint64_t)max) &&
+                col_memo_valid(m, f[m->n - 1].nchk, &seen) &&
+                col_memo_keep(m, so, old + m->nr_s, r.rbp, &seen))
+                return col_memo_took(m, m->n - 1, r.rbp, (uint32_t)(s - m->s_next), s_stop,
+                                     (uint32_t)max);
+        } else if (so->sp == UINT64_MAX) {
             while (o->sp < r.sp)
                 o--;
-            if (COL_UNLIKELY(o->sp == r.sp) && o->ip == r.ip) {
-                rc = col_memo_take(m, (uint32_t)(o - f), -1, &r, (uint32_t)(s - m->s[m->cur ^ 1]),
-                                   s_stop, (uint32_t)max, &seen);
-                if (rc >= 0)
-                    return rc;
-            }
+            if (COL_UNLIKELY(o->sp == r.sp) && o->ip == r.ip &&
+                (o->flags & COL_UF_EXACT) == r.exact && o >= f + m->base &&
+                (!(m->f[1].flags & COL_UF_CUT) ||
+                 (uint64_t)(s - m->s_next) + (uint64_t)(o - f) + 1 - m->base >= (uint64_t)max) &&
+                (!(o->flags & COL_UF_NEED_RBP) || o->rbp == r.rbp) &&
+                col_memo_valid(m, o->nchk, &seen))
+                return col_memo_took(m, (uint32_t)(o - f), r.rbp, (uint32_t)(s - m->s_next), s_stop,
+                                     (uint32_t)max);
         }
         if (COL_UNLIKELY(s == s_max))
             return col_memo_end(m, r, COL_UF_CUT, 0, (uint32_t)max, s_stop, 0, gen);
@@ -963,15 +990,15 @@ static int col_walk_memo(struct col_regs r, int max, struct col_unwind_memo *m)
             if (COL_LIKELY(r.ip))
                 continue;
             /* The end: the state after the last step, ip 0. */
-            return col_memo_end(m, r, 0, 0, (uint32_t)(s - m->s[m->cur ^ 1]), s_stop, 0, gen);
+            return col_memo_end(m, r, 0, 0, (uint32_t)(s - m->s_next), s_stop, 0, gen);
         }
         if (rc != COL_STEP_SLOW)
             /* Ends at this frame, for a reason that depends on its rbp or not. */
-            return col_memo_end(m, r, 0, rc == COL_STEP_END_RBP, (uint32_t)(s - m->s[m->cur ^ 1]),
-                                s_stop, 1, gen);
+            return col_memo_end(m, r, 0, rc == COL_STEP_END_RBP, (uint32_t)(s - m->s_next), s_stop,
+                                1, gen);
         {
             struct col_regs next = r;
-            uint32_t nr = (uint32_t)(s - m->s[m->cur ^ 1]);
+            uint32_t nr = (uint32_t)(s - m->s_next);
 
             if (col_step_slow(&next, col_frame_pc(r.ip, r.exact)) <= 0) {
                 /* A slow step that ends the walk: no frame of it can be
@@ -981,12 +1008,13 @@ static int col_walk_memo(struct col_regs r, int max, struct col_unwind_memo *m)
                 return rc;
             }
             /* Neither it nor the frames inside it can be taken. */
-            *s++ = (struct col_unwind_fresh){
-                r.ip, r.sp, r.rbp, {0, 0, 0, COL_R_SLOW, 0}, (uint32_t)r.exact, 0};
+            *s++ =
+                (struct col_unwind_fresh){r.ip, r.sp, r.rbp, 0, 0, 0, COL_R_SLOW, (uint8_t)r.exact};
             s_stop = nr + 1;
             r = next;
         }
-        so = old_from; /* the walk may have changed stacks */
+        /* The walk may have changed stacks. */
+        so = old + (m->n && m->gen == gen ? m->s_stop : 0);
         o = top;
     }
 }
