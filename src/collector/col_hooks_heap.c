@@ -134,6 +134,13 @@ static __attribute__((noinline)) void *col_calloc(size_t nmemb, size_t elsize)
     return p;
 }
 
+/* MEMSCRIBE_FREE_STACKS=1: a free's stack. Out of line, so that a free
+ * without one has no unwind buffer in its frame. */
+static __attribute__((noinline)) uint32_t col_free_stack(struct col_thread *t)
+{
+    return col_stack_here(t);
+}
+
 static __attribute__((noinline)) void col_free(void *p)
 {
     struct col_thread *t;
@@ -154,8 +161,8 @@ static __attribute__((noinline)) void col_free(void *p)
         return;
     }
     col_check_modules(t);
-    if (col_free_stacks)
-        stack = col_stack_here(t);
+    if (COL_UNLIKELY(col_free_stacks))
+        stack = col_free_stack(t);
     ts = col_stamp(t);
     COL_REAL_CALL_VOID(t, col_real.free(p));
     col_emit_event_inline(t, FMT_SHM_REC_EVENT, FMT_EV_FREE, 0, 0, stack, ts,

@@ -471,6 +471,12 @@ static inline uint32_t col_node_base(int tier)
     return COL_TABLE_FIRST * (((1u << (2 * tier)) - 1) / 3);
 }
 
+/* The same, and a tier's slots less one, as constants a walk's probe loads. */
+_Static_assert(COL_TABLE_TIERS == 3, "col_tier_*");
+static const uint32_t col_tier_base[COL_TABLE_TIERS] = {0, COL_TABLE_FIRST, 5 * COL_TABLE_FIRST};
+static const uint32_t col_tier_mask[COL_TABLE_TIERS] = {
+    COL_TABLE_FIRST - 1, 4 * COL_TABLE_FIRST - 1, 16 * COL_TABLE_FIRST - 1};
+
 /* Probes use bits 32 and up, which the multiply makes of every bit of
  * ip ^ parent. Two nodes' keys are the same only if the xor of their ips
  * is the xor of their parents: not a pattern of code addresses and node
@@ -768,8 +774,8 @@ uint32_t col_stack_finish_walk(struct col_thread *t, void **buf, int n, int max,
     int newest = atomic_load_explicit(&col_nodes_newest, memory_order_relaxed), k;
     uint32_t limit = col_depth < 255 ? col_depth : 255, node = 0, base = COL_NODE_NONE;
     struct col_node_probe p = {atomic_load_explicit(&col_nodes[newest], memory_order_acquire),
-                               col_table_slots(newest) - 1,
-                               col_node_base(newest) + 1 + (1u << COL_NODE_DEPTH_SHIFT),
+                               col_tier_mask[newest],
+                               col_tier_base[newest] + 1 + (1u << COL_NODE_DEPTH_SHIFT),
                                limit << COL_NODE_DEPTH_SHIFT,
                                col_self_lo,
                                col_self_hi - col_self_lo,
