@@ -22,8 +22,7 @@ static _Atomic size_t col_boot_top;
 
 static int col_is_boot(const void *p)
 {
-    return (const unsigned char *)p >= col_boot &&
-           (const unsigned char *)p < col_boot + COL_BOOT_SIZE;
+    return (uintptr_t)p - (uintptr_t)col_boot < COL_BOOT_SIZE;
 }
 
 static void *col_boot_alloc(size_t size, size_t align)
@@ -134,17 +133,33 @@ static __attribute__((noinline)) void *col_calloc(size_t nmemb, size_t elsize)
     return p;
 }
 
-/* MEMSCRIBE_FREE_STACKS=1: a free's stack. Out of line, so that a free
- * without one has no unwind buffer in its frame. */
-static __attribute__((noinline)) uint32_t col_free_stack(struct col_thread *t)
+/* A free under sampling (is the block a sampled one?) or with a stack
+ * (MEMSCRIBE_FREE_STACKS=1), t entered: out of line, so that the common
+ * free keeps fewer registers and no unwind buffer in its frame. */
+static __attribute__((noinline)) void col_free_rare(struct col_thread *t, void *p)
 {
-    return col_stack_here(t);
+    uint32_t stack = 0;
+    uint64_t ts;
+
+    if (col_sample_bytes && !col_sample_forget(p)) {
+        COL_REAL_CALL_VOID(t, col_real.free(p)); /* not a sampled block */
+        col_leave(t);
+        return;
+    }
+    col_check_modules(t);
+    if (col_free_stacks)
+        stack = col_stack_here(t);
+    ts = col_stamp(t);
+    COL_REAL_CALL_VOID(t, col_real.free(p));
+    col_emit_event_inline(t, FMT_SHM_REC_EVENT, FMT_EV_FREE, 0, 0, stack, ts,
+                          (uint64_t)(uintptr_t)p, 0, NULL, 0);
+    col_stamp_done(t);
+    col_leave(t);
 }
 
 static __attribute__((noinline)) void col_free(void *p)
 {
     struct col_thread *t;
-    uint32_t stack = 0;
     uint64_t ts;
 
     if (COL_UNLIKELY(col_is_boot(p)))
@@ -155,18 +170,15 @@ static __attribute__((noinline)) void col_free(void *p)
             col_real.free(p);
         return;
     }
-    if (COL_UNLIKELY(col_sample_bytes) && !col_sample_forget(p)) {
-        COL_REAL_CALL_VOID(t, col_real.free(p)); /* not a sampled block */
-        col_leave(t);
+    if (COL_UNLIKELY(col_sample_bytes | (uint64_t)col_free_stacks)) {
+        col_free_rare(t, p);
         return;
     }
     col_check_modules(t);
-    if (COL_UNLIKELY(col_free_stacks))
-        stack = col_free_stack(t);
     ts = col_stamp(t);
     COL_REAL_CALL_VOID(t, col_real.free(p));
-    col_emit_event_inline(t, FMT_SHM_REC_EVENT, FMT_EV_FREE, 0, 0, stack, ts,
-                          (uint64_t)(uintptr_t)p, 0, NULL, 0);
+    col_emit_event_inline(t, FMT_SHM_REC_EVENT, FMT_EV_FREE, 0, 0, 0, ts, (uint64_t)(uintptr_t)p, 0,
+                          NULL, 0);
     col_stamp_done(t);
     col_leave(t);
 }
