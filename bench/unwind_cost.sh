@@ -4,8 +4,10 @@
 # figures do not depend on the machine's load): for each workload, the
 # instructions memscribe adds per heap call (traced minus untraced, whole
 # process tree), the part spent in the unwinder (col_unwind_backtrace, or
-# libunwind's unw_backtrace in builds before it), and how many outer frames
-# consecutive allocations of one thread share (bench/stack_share.sh).
+# libunwind's unw_backtrace in builds before it) and in interning the
+# stacks it walked (col_stack_finish_walk, where the build has it), and how
+# many outer frames consecutive allocations of one thread share
+# (bench/stack_share.sh).
 # Workloads are small (callgrind runs programs ~50x slower).
 #
 # usage: bench/unwind_cost.sh BENCH_BIN NAME=MEMSCRIBE... [-- WORKLOAD...]
@@ -59,7 +61,7 @@ cg_incl() {
 cg() { valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$1.%p" "${@:2}" >/dev/null 2>&1; }
 
 printf '| workload | heap calls | allocation stacks: depth, shared outer frames |'
-for t in "${NAMES[@]}"; do printf ' %s: added Ir/call (unwinder) |' "$t"; done
+for t in "${NAMES[@]}"; do printf ' %s: added Ir/call (unwinder + interning) |' "$t"; done
 printf '\n'
 for w in "${WORKLOADS[@]}"; do
     workload "$w"
@@ -79,7 +81,8 @@ for w in "${WORKLOADS[@]}"; do
             --callgrind-out-file="$WORK/t.%p" "${CMD[@]}" >/dev/null 2>&1
         total=$(cg_total "$WORK/t")
         unw=$(cg_incl "$WORK/t" ':(col_unwind_backtrace|unw_backtrace|backtrace) ')
-        printf ' %d (%d) |' $(((total - base) / calls)) $((unw / calls))
+        intern=$(cg_incl "$WORK/t" ':col_stack_finish_walk ')
+        printf ' %d (%d + %d) |' $(((total - base) / calls)) $((unw / calls)) $((intern / calls))
     done
     printf '\n'
 done

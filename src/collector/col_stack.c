@@ -477,13 +477,25 @@ static const uint32_t col_tier_base[COL_TABLE_TIERS] = {0, COL_TABLE_FIRST, 5 * 
 static const uint32_t col_tier_mask[COL_TABLE_TIERS] = {
     COL_TABLE_FIRST - 1, 4 * COL_TABLE_FIRST - 1, 16 * COL_TABLE_FIRST - 1};
 
-/* Probes use bits 32 and up, which the multiply makes of every bit of
- * ip ^ parent. Two nodes' keys are the same only if the xor of their ips
- * is the xor of their parents: not a pattern of code addresses and node
- * ids, and a probe compares both anyway. */
+/* Two nodes' keys are the same only if the xor of their ips is the xor
+ * of their parents: not a pattern of code addresses and node ids, and a
+ * probe compares both anyway. */
 static inline uint64_t col_node_hash(uint32_t parent, uint64_t ip)
 {
     return (ip ^ parent) * 0x9e3779b97f4a7c15ull;
+}
+
+/* The top bits of the multiply: the ones every bit of the key reaches
+ * (bits 32..47 left the nodes of a program's stacks in runs: 1.8 slots
+ * from home on average in a table half full). */
+static inline uint32_t col_node_shift(int tier)
+{
+    return 64u - (uint32_t)__builtin_ctz(col_table_slots(tier));
+}
+
+static inline uint32_t col_node_home(uint64_t h, int tier)
+{
+    return (uint32_t)(h >> col_node_shift(tier));
 }
 
 static inline struct col_node_slot *col_node_at(uint32_t id)
@@ -502,7 +514,7 @@ static uint32_t col_node_find(int tier, uint32_t parent, uint64_t ip, uint64_t h
                               struct col_node_slot **empty)
 {
     struct col_node_slot *tab = atomic_load_explicit(&col_nodes[tier], memory_order_acquire);
-    uint32_t mask = col_table_slots(tier) - 1, slot = (uint32_t)(h >> 32) & mask;
+    uint32_t mask = col_table_slots(tier) - 1, slot = col_node_home(h, tier);
 
     *empty = NULL;
     for (int probe = 0; probe < COL_TABLE_PROBES; probe++, slot = (slot + 1) & mask) {
@@ -683,7 +695,7 @@ uint32_t col_stack_finish(struct col_thread *t, void *const *buf, int n)
  * code's range (frames of ours are left out), the ring's cache. */
 struct col_node_probe {
     struct col_node_slot *tab; /* the newest tier */
-    uint32_t mask;
+    uint32_t mask, shift;
     uint32_t id0;   /* the node of its slot 0, one frame deeper than depth 0 */
     uint32_t limit; /* the first node that is too deep to have a child */
     uint64_t self_lo, self_len;
@@ -691,6 +703,7 @@ struct col_node_probe {
 };
 
 #define COL_NODE_NONE UINT32_MAX /* no node: intern by hash (no id is 0xffffff) */
+#define COL_NODE_PROBES_INLINE 4
 _Static_assert(COL_TABLE_FIRST * 21 < COL_NODE_ID, "node ids");
 
 /* The node of frame ip inside node (a memo's: id and depth), made if new;
@@ -701,27 +714,37 @@ col_node_next(const struct col_node_probe *p, uint32_t node, uint64_t ip, int ch
 {
     uint32_t parent = node & COL_NODE_ID, slot, id;
     struct col_cache_entry *ce;
-    uint64_t h;
+    uint64_t h, k;
 
     if (ip - p->self_lo < p->self_len)
         return node;
     if (checked && node >= p->limit)
         return COL_NODE_NONE;
-    /* First the ring's cache of the nodes it met (a table that grew holds
-     * them in every tier, each three quarters full, and a probe of one
-     * slot finds about half); then the first probe of the newest tier
-     * inline, the rest out of line. A stack's key has the top bit set, an
-     * ip never: the two kinds of entries share the cache without
-     * mistaking each other. */
+    /* Inline: the first probe of the newest tier (most nodes of a table
+     * that has not grown), then the ring's cache of the nodes it found
+     * past the first probe (a table that grew holds them in every tier,
+     * each three quarters full: a probe of one slot finds about half),
+     * then a few more probes (in the same cache line mostly); the rest out
+     * of line. A stack's key has the top bit set, an ip never: the two
+     * kinds of entries share the cache without mistaking each other. */
     h = col_node_hash(parent, ip);
+    slot = (uint32_t)(h >> p->shift);
+    k = atomic_load_explicit(&p->tab[slot].ip, memory_order_acquire);
+    if (COL_LIKELY(k == ip && p->tab[slot].parent == parent))
+        return (node & ~COL_NODE_ID) + p->id0 + slot;
     ce = &p->cache[(uint32_t)(h >> 32) & (COL_STACK_CACHE_ENTRIES - 1)];
-    if (COL_LIKELY(ce->key == ip && ce->id == parent))
+    if (ce->key == ip && ce->id == parent)
         return ((node & ~COL_NODE_ID) + (1u << COL_NODE_DEPTH_SHIFT)) | ce->off;
-    slot = (uint32_t)(h >> 32) & p->mask;
-    if (atomic_load_explicit(&p->tab[slot].ip, memory_order_acquire) == ip &&
-        p->tab[slot].parent == parent)
-        id = p->id0 - (1u << COL_NODE_DEPTH_SHIFT) + slot;
-    else if (!(id = col_node_child(parent, ip)))
+    id = 0;
+    for (int probe = 1; k && probe < COL_NODE_PROBES_INLINE; probe++) {
+        slot = (slot + 1) & p->mask;
+        k = atomic_load_explicit(&p->tab[slot].ip, memory_order_acquire);
+        if (k == ip && p->tab[slot].parent == parent) {
+            id = p->id0 - (1u << COL_NODE_DEPTH_SHIFT) + slot;
+            break;
+        }
+    }
+    if (!id && !(id = col_node_child(parent, ip)))
         return COL_NODE_NONE;
     ce->key = ip;
     ce->id = parent;
@@ -775,6 +798,7 @@ uint32_t col_stack_finish_walk(struct col_thread *t, void **buf, int n, int max,
     uint32_t limit = col_depth < 255 ? col_depth : 255, node = 0, base = COL_NODE_NONE;
     struct col_node_probe p = {atomic_load_explicit(&col_nodes[newest], memory_order_acquire),
                                col_tier_mask[newest],
+                               col_node_shift(newest),
                                col_tier_base[newest] + 1 + (1u << COL_NODE_DEPTH_SHIFT),
                                limit << COL_NODE_DEPTH_SHIFT,
                                col_self_lo,
