@@ -103,8 +103,11 @@ struct col_stack_cache {
     uint32_t last_misses; /* consecutive misses */
     uint32_t last_pause;  /* calls left with it off */
     uint64_t last[FMT_SHM_MAX_DEPTH + 4];
+    size_t bytes; /* of its mapping */
 };
-_Static_assert(sizeof(struct col_stack_cache) <= COL_STACK_CACHE_BYTES, "COL_STACK_CACHE_BYTES");
+#ifndef COL_UNWIND_LIBGCC
+_Static_assert(sizeof(struct col_stack_cache) % 8 == 0, "the memo's arrays after it");
+#endif
 
 #define COL_LAST_MISSES 8   /* misses in a row that turn the last stack off */
 #define COL_LAST_PAUSE 4096 /* for this many calls */
@@ -275,15 +278,47 @@ void col_stack_reset(void)
     atomic_store(&col_next_id, 1);
 }
 
+/* The bytes of a stack cache whose memo has room for walks of max
+ * frames: the struct, then the memo's arrays. */
+static size_t col_stack_cache_bytes(uint32_t max)
+{
+    size_t bytes = sizeof(struct col_stack_cache);
+
+#ifndef COL_UNWIND_LIBGCC
+    bytes += col_unwind_memo_bytes(max);
+#else
+    (void)max;
+#endif
+    return bytes;
+}
+
 struct col_stack_cache *col_stack_cache_new(void)
 {
-    return col_sys_mmap(COL_STACK_CACHE_BYTES);
+    /* Sized for this process's walks: under RLIMIT_AS every page counts
+     * (tests/e2e/record_aslimit.sh). */
+    uint32_t max = col_depth + 4;
+    struct col_stack_cache *c = col_sys_mmap(col_stack_cache_bytes(max));
+
+    if (!c)
+        return NULL;
+#ifndef COL_UNWIND_LIBGCC
+    col_unwind_memo_init(&c->memo, c + 1, max);
+#endif
+    c->bytes = col_stack_cache_bytes(max);
+    return c;
+}
+
+void col_stack_cache_free(struct col_stack_cache *c)
+{
+    if (c)
+        col_sys_munmap(c, c->bytes);
 }
 
 #ifdef COL_UNWIND_LIBGCC
-static struct col_unwind_memo *col_stack_memo(struct col_thread *t)
+static struct col_unwind_memo *col_stack_memo(struct col_thread *t, int max)
 {
     (void)t;
+    (void)max;
     return NULL;
 }
 #endif
@@ -811,10 +846,15 @@ uint32_t col_stack_finish_walk(struct col_thread *t, void **buf, int n, int max,
     /* Cut at max: the nodes it took would stand for a stack cut there. */
     if (n >= max)
         goto by_hash;
+    f = m->f + 1;
+    /* The whole stack the last walk's, or one it had the node of: the
+     * innermost frame's node is the stack's. */
+    if (!m->nr_s && (node = f[m->n - 1].node) && !col_unwind_verify)
+        goto stack_id;
     p.cache = t->ring->cache->e;
     /* The frames the walk took have their node, unless the walk that gave
      * them had to intern by hash; its own frames have none yet. */
-    f = m->f + 1;
+    node = 0;
     for (k = (int)m->n - 1; k >= (int)m->base; k--) {
         if (f[k].node) {
             node = f[k].node;
@@ -835,6 +875,7 @@ uint32_t col_stack_finish_walk(struct col_thread *t, void **buf, int n, int max,
         col_node_verify(node, buf, n);
     if (!node)
         return 0;
+stack_id:
     /* The stack id of a node of the newest tier, at once. */
     base = p.id0 - (1u << COL_NODE_DEPTH_SHIFT);
     if ((node & COL_NODE_ID) - base <= p.mask) {
@@ -859,7 +900,7 @@ uint32_t col_stack_get(struct col_thread *t)
     if (col_unwind_fp)
         return col_stack_finish(t, buf, col_fp_backtrace(buf, max));
     {
-        struct col_unwind_memo *m = col_stack_memo(t);
+        struct col_unwind_memo *m = col_stack_memo(t, max);
 
         return col_stack_finish_walk(t, buf, col_unwind_backtrace(buf, max, m), max, m);
     }

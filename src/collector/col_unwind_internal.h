@@ -10,6 +10,7 @@ int col_unwind_init(void);
 /* An object was unloaded: forget every cached rule. */
 void col_unwind_forget(void);
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "format/fmt_shm.h"
@@ -71,8 +72,6 @@ struct col_unwind_fresh {
 };
 _Static_assert(sizeof(struct col_unwind_fresh) == 32, "col_unwind_fresh");
 
-#define COL_UNWIND_MEMO_FRAMES (FMT_SHM_MAX_DEPTH + 5)
-
 struct col_unwind_memo {
     uint32_t n;      /* entries in f[1..], 0: no walk (or one of another rule table) */
     uint32_t base;   /* 1 if f[1] is the state after the last step, not a frame */
@@ -80,16 +79,40 @@ struct col_unwind_memo {
     uint32_t nr_s;   /* the walk's own frames, s[0..nr_s) */
     uint32_t s_stop; /* s[0..s_stop) cannot be taken (a slow step and the frames inside it) */
     uint32_t gen;    /* the rule table's generation */
-    /* The walk's own frames, and where the next walk writes its own: the
-     * two halves of s_buf, swapped at each walk (NULL: not yet). */
+    uint32_t max;    /* the longest walk it has room for */
+    uint32_t pad;
+    /* The walk's own frames, and where the next walk writes its own (the
+     * two swapped at each walk), max + 1 entries each with a sentinel. */
     struct col_unwind_fresh *s, *s_next;
-    /* f[1..n]; f[0] is a sentinel: an sp above every stack's, where the
-     * search for a frame by its sp stops. */
-    struct col_unwind_frame f[1 + COL_UNWIND_MEMO_FRAMES];
-    struct col_unwind_check chk[2 * COL_UNWIND_MEMO_FRAMES];
-    /* One more each for a sentinel */
-    struct col_unwind_fresh s_buf[2][COL_UNWIND_MEMO_FRAMES + 1];
+    /* f[1..n], max + 2 entries; f[0] is a sentinel: an sp above every
+     * stack's, where the search for a frame by its sp stops. */
+    struct col_unwind_frame *f;
+    struct col_unwind_check *chk; /* 2 * (max + 1) */
 };
+
+/* The bytes of the arrays of a memo for walks of max frames. */
+static inline size_t col_unwind_memo_bytes(uint32_t max)
+{
+    return 2 * (max + 1) * sizeof(struct col_unwind_fresh) +
+           (max + 2) * sizeof(struct col_unwind_frame) +
+           2 * (max + 1) * sizeof(struct col_unwind_check);
+}
+
+/* Set up a memo for walks of max frames, its arrays at mem
+ * (col_unwind_memo_bytes(max) bytes, zeroed). */
+static inline void col_unwind_memo_init(struct col_unwind_memo *m, void *mem, uint32_t max)
+{
+    unsigned char *p = mem;
+
+    m->max = max;
+    m->s = (struct col_unwind_fresh *)(void *)p;
+    m->s_next = m->s + max + 1;
+    p += 2 * (max + 1) * sizeof(struct col_unwind_fresh);
+    m->f = (struct col_unwind_frame *)(void *)p;
+    m->f[0].sp = UINT64_MAX;
+    p += (max + 2) * sizeof(struct col_unwind_frame);
+    m->chk = (struct col_unwind_check *)(void *)p;
+}
 
 /* The frames of a memo's walk: its own, then the ones it took. */
 static inline uint32_t col_unwind_memo_nr(const struct col_unwind_memo *m)

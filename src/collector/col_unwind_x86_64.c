@@ -940,12 +940,7 @@ static int col_walk_memo(struct col_regs r, int max, struct col_unwind_memo *m)
     struct col_memo_seen seen = {0, UINT32_MAX, NULL};
     int rc;
 
-    if (COL_UNLIKELY(!old)) {
-        old = m->s = m->s_buf[0];
-        s = m->s_next = m->s_buf[1];
-    }
     s_max = s + max;
-    m->f[0].sp = UINT64_MAX;
     so = old;
     if (m->n && m->gen == gen) {
         so = old + m->s_stop;
