@@ -255,7 +255,7 @@ void col_segments_forget(void)
 
     for (uint32_t i = 0; i < n; i++) {
         for (uint32_t j = 0; j < col_segs[i].nr_rings; j++)
-            col_sys_munmap(col_segs[i].rings[j].cache, COL_STACK_CACHE_BYTES);
+            col_stack_cache_free(col_segs[i].rings[j].cache);
         col_sys_munmap(col_segs[i].hdr, col_segs[i].size);
     }
     memset(col_segs, 0, sizeof(col_segs));
