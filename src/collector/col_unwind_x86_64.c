@@ -678,24 +678,48 @@ static inline const struct col_unwind_rule *col_rule_get(struct col_rule_slot *t
     return col_rule_probe(tab, key, i, spare);
 }
 
+/* Tables, one in use: an unload moves to the next (mapped the first time,
+ * wiped when it comes round again), so that address space stays bounded
+ * however often a program loads and unloads objects. A walk may still
+ * hold the table it started with; reused only COL_RULE_TABLES unloads
+ * later, it is long done with it. Even then a slot it reads as the wipe
+ * passes holds zeros or its old rule, and a zero rule (CFA = rsp + 0)
+ * only ends that walk (col_step). */
+#define COL_RULE_TABLES 8
+
+static struct col_rule_slot *col_rule_tabs[COL_RULE_TABLES];
+static uint32_t col_rule_cur; /* changed under col_module_lock only */
+
 int col_unwind_init(void)
 {
     struct col_rule_slot *tab = col_sys_mmap(COL_RULE_BYTES);
 
     if (!tab)
         return -1;
+    col_rule_tabs[0] = tab;
     atomic_store(&col_rules, tab);
     return 0;
 }
 
 void col_unwind_forget(void)
 {
-    /* An object was unloaded: its addresses may come back as another's.
-     * Readers may still hold the old table, so it stays mapped. */
-    struct col_rule_slot *tab = col_sys_mmap(COL_RULE_BYTES);
+    /* An object was unloaded: its addresses may come back as another's,
+     * so no rule made before may be used again. */
+    uint32_t k = (col_rule_cur + 1) % COL_RULE_TABLES;
+    struct col_rule_slot *tab = col_rule_tabs[k];
 
-    if (tab)
-        atomic_store(&col_rules, tab);
+    if (!tab)
+        tab = col_rule_tabs[k] = col_sys_mmap(COL_RULE_BYTES);
+    else
+        madvise(tab, COL_RULE_BYTES, MADV_DONTNEED); /* zero pages again */
+    if (!tab) {
+        /* No room for a new one: wipe the one in use. */
+        k = col_rule_cur;
+        tab = col_rule_tabs[k];
+        madvise(tab, COL_RULE_BYTES, MADV_DONTNEED);
+    }
+    col_rule_cur = k;
+    atomic_store(&col_rules, tab);
     atomic_fetch_add(&col_rules_gen, 1); /* and memos of walks are void */
 }
 
