@@ -22,21 +22,21 @@ struct fmt_wblock {
 /* A block packed into 32 bytes, two to a cache line (a struct fmt_wblock
  * takes 48): the table of a program with a million live blocks is a
  * third of the size, which is fewer pages to fault in and fewer cache
- * and TLB misses. A block with a field too wide for its bits goes to a
- * table of whole blocks beside it (struct fmt_wlive_wide); every real
- * trace so far fits. The time is kept in time units, so a trace in the
- * default microseconds fits for 200 days. */
+ * and TLB misses. A block with a field too wide for its bits (an
+ * address of 2^48 or more, an image or a context id past 2^16 or 2^20, a
+ * block of 4 GiB or more, a serial past 2^44) goes to a table of whole
+ * blocks beside it (struct fmt_wlive_wide); every real trace so far fits.
+ * The time is kept in time units, so a trace in the default microseconds
+ * fits for 200 days. */
 struct fmt_wslot {
     uint64_t key;    /* addr | image << 48 */
     uint64_t serial; /* serial | ord << 44; 0: an empty slot */
-    uint64_t size;   /* size | stack << 36 */
+    uint64_t size;   /* size | stack << 32 */
     uint64_t time;   /* ts_ns / time unit | ctx << 44 */
 };
 
 #define FMT_WSLOT_ADDR_BITS 48
-#define FMT_WSLOT_SERIAL_BITS 44
-#define FMT_WSLOT_SIZE_BITS 36
-#define FMT_WSLOT_TIME_BITS 44
+#define FMT_WSLOT_SERIAL_BITS 44 /* the time's too; ord and ctx have the other 20 */
 
 /* The blocks that do not pack: open addressing with linear probing, whole
  * blocks. Usually empty. */
@@ -93,38 +93,56 @@ static inline int fmt_wlive_key_fits(uint32_t image, uint64_t addr)
 static inline int fmt_wlive_pack(const struct fmt_wlive *l, const struct fmt_wblock *b,
                                  struct fmt_wslot *s)
 {
-    uint64_t t = l->tu == 1000 ? b->ts_ns / 1000 : l->tu == 1 ? b->ts_ns : b->ts_ns / l->tu;
+    uint64_t addr = b->addr, serial = b->serial, size = b->size, ts = b->ts_ns;
+    uint64_t image = b->image, ord = b->ord, stack = b->stack, ctx = b->ctx;
+    uint64_t t = l->tu == 1000 ? ts / 1000 : l->tu == 1 ? ts : ts / l->tu;
 
-    s->key = fmt_wlive_key(b->image, b->addr);
-    s->serial = b->serial | (uint64_t)b->ord << FMT_WSLOT_SERIAL_BITS;
-    s->size = b->size | (uint64_t)b->stack << FMT_WSLOT_SIZE_BITS;
-    s->time = t | (uint64_t)b->ctx << FMT_WSLOT_TIME_BITS;
-    return !((b->addr >> FMT_WSLOT_ADDR_BITS) | (b->image >> (64 - FMT_WSLOT_ADDR_BITS)) |
-             (b->serial >> FMT_WSLOT_SERIAL_BITS) | (b->ord >> (64 - FMT_WSLOT_SERIAL_BITS)) |
-             (b->size >> FMT_WSLOT_SIZE_BITS) | (b->stack >> (64 - FMT_WSLOT_SIZE_BITS)) |
-             (t >> FMT_WSLOT_TIME_BITS) | (b->ctx >> (64 - FMT_WSLOT_TIME_BITS))) &&
-           t * l->tu == b->ts_ns && b->serial;
+    s->key = addr | image << FMT_WSLOT_ADDR_BITS;
+    s->serial = serial | ord << FMT_WSLOT_SERIAL_BITS;
+    s->size = size | stack << 32;
+    s->time = t | ctx << FMT_WSLOT_SERIAL_BITS;
+    return !((addr >> FMT_WSLOT_ADDR_BITS) | (image >> (64 - FMT_WSLOT_ADDR_BITS)) |
+             ((serial | t) >> FMT_WSLOT_SERIAL_BITS) |
+             ((ord | ctx) >> (64 - FMT_WSLOT_SERIAL_BITS)) | (size >> 32)) &&
+           t * l->tu == ts && serial;
+}
+
+/* Store a slot word by word: a struct copy from the stack loads it as
+ * 16-byte vectors, which stall on the 8-byte stores that just made it (a
+ * third of an insert's time on a malloc/free storm, when the writer
+ * copied whole blocks). The empty asm keeps the loads apart. */
+static inline void fmt_wlive_store(struct fmt_wslot *d, const struct fmt_wslot *n)
+{
+    uint64_t key = n->key, serial = n->serial, size = n->size, time = n->time;
+
+    __asm__("" : "+r"(key), "+r"(serial));
+    __asm__("" : "+r"(size), "+r"(time));
+    d->key = key;
+    d->serial = serial;
+    d->size = size;
+    d->time = time;
 }
 
 static inline void fmt_wlive_unpack(const struct fmt_wlive *l, const struct fmt_wslot *s,
                                     struct fmt_wblock *b)
 {
-    const uint64_t m44 = ((uint64_t)1 << 44) - 1;
+    const uint64_t low = ((uint64_t)1 << FMT_WSLOT_SERIAL_BITS) - 1;
 
     b->addr = s->key & (((uint64_t)1 << FMT_WSLOT_ADDR_BITS) - 1);
     b->image = (uint32_t)(s->key >> FMT_WSLOT_ADDR_BITS);
-    b->serial = s->serial & (((uint64_t)1 << FMT_WSLOT_SERIAL_BITS) - 1);
+    b->serial = s->serial & low;
     b->ord = (uint32_t)(s->serial >> FMT_WSLOT_SERIAL_BITS);
-    b->size = s->size & (((uint64_t)1 << FMT_WSLOT_SIZE_BITS) - 1);
-    b->stack = (uint32_t)(s->size >> FMT_WSLOT_SIZE_BITS);
-    b->ts_ns = (s->time & m44) * l->tu;
-    b->ctx = (uint32_t)(s->time >> FMT_WSLOT_TIME_BITS);
+    b->size = (uint32_t)s->size;
+    b->stack = (uint32_t)(s->size >> 32);
+    b->ts_ns = (s->time & low) * l->tu;
+    b->ctx = (uint32_t)(s->time >> FMT_WSLOT_SERIAL_BITS);
 }
 
-/* The rare ends of insert and take: a wide block, a full table, a run
- * to move up (fmt_wlive.c). */
+/* The rare ends of insert and take: a wide block, a full table
+ * (fmt_wlive.c). They take copies made on their branch only, so that the
+ * fast path keeps its block and slot in registers. */
 int fmt_wlive_insert_wide(struct fmt_wlive *l, const struct fmt_wblock *b);
-int fmt_wlive_insert_at(struct fmt_wlive *l, uint64_t i, const struct fmt_wslot *s);
+int fmt_wlive_insert_grow(struct fmt_wlive *l, const struct fmt_wslot *n);
 void fmt_wlive_drop_wide(struct fmt_wlive *l, uint32_t image, uint64_t addr);
 int fmt_wlive_take_wide(struct fmt_wlive *l, uint32_t image, uint64_t addr, struct fmt_wblock *out);
 int fmt_wlive_get_wide(const struct fmt_wlive *l, uint32_t image, uint64_t addr,
@@ -133,35 +151,50 @@ int fmt_wlive_get_wide(const struct fmt_wlive *l, uint32_t image, uint64_t addr,
 /* Add b (b->serial != 0). A live block at the same address is replaced:
  * its free was missed, and the new block is what a later free ends.
  * Returns 0 or -ENOMEM. */
-static inline int fmt_wlive_insert(struct fmt_wlive *l, const struct fmt_wblock *b)
+static inline __attribute__((always_inline)) int fmt_wlive_insert(struct fmt_wlive *l,
+                                                                  const struct fmt_wblock *b)
 {
     struct fmt_wslot n;
 
-    if (__builtin_expect(!fmt_wlive_pack(l, b, &n), 0))
-        return fmt_wlive_insert_wide(l, b);
+    if (__builtin_expect(!fmt_wlive_pack(l, b, &n), 0)) {
+        struct fmt_wblock copy = *b;
+
+        return fmt_wlive_insert_wide(l, &copy);
+    }
     if (__builtin_expect(l->wide.nr != 0, 0))
         fmt_wlive_drop_wide(l, b->image, b->addr);
 
     uint64_t h = fmt_wlive_hash(n.key);
     uint64_t i = h >> l->shift;
+    uint64_t e;
     for (;; i++) {
         const struct fmt_wslot *s = &l->slots[i];
 
-        if (!s->serial)
+        if (!s->serial) {
+            e = i;
             break;
+        }
         if (s->key == n.key) {
-            l->slots[i] = n;
+            fmt_wlive_store(&l->slots[i], &n);
             return 0;
         }
-        if (fmt_wlive_hash(s->key) > h)
+        if (fmt_wlive_hash(s->key) > h) {
+            /* Before this block: the rest of the run moves up one slot. */
+            for (e = i + 1; l->slots[e].serial; e++)
+                ;
             break;
+        }
     }
-    if (__builtin_expect(!l->slots[i].serial && i < l->end && l->nr < l->max_nr, 1)) {
-        l->slots[i] = n;
-        l->nr++;
-        return 0;
+    if (__builtin_expect(e >= l->end || l->nr >= l->max_nr, 0)) {
+        struct fmt_wslot copy = n;
+
+        return fmt_wlive_insert_grow(l, &copy);
     }
-    return fmt_wlive_insert_at(l, i, &n);
+    for (; e > i; e--) /* a slot or two: no memmove call */
+        fmt_wlive_store(&l->slots[e], &l->slots[e - 1]);
+    fmt_wlive_store(&l->slots[i], &n);
+    l->nr++;
+    return 0;
 }
 
 /* The slot of the packed block with key, or -1. */
@@ -195,8 +228,8 @@ static inline int fmt_wlive_get(const struct fmt_wlive *l, uint32_t image, uint6
 }
 
 /* Remove the block at (image, addr) into *out. Returns 1, or 0 if none. */
-static inline int fmt_wlive_take(struct fmt_wlive *l, uint32_t image, uint64_t addr,
-                                 struct fmt_wblock *out)
+static inline __attribute__((always_inline)) int
+fmt_wlive_take(struct fmt_wlive *l, uint32_t image, uint64_t addr, struct fmt_wblock *out)
 {
     int64_t at =
         fmt_wlive_key_fits(image, addr) ? fmt_wlive_slot(l, fmt_wlive_key(image, addr)) : -1;

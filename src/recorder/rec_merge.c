@@ -190,11 +190,14 @@ static inline void rec_prefetch_record(struct rec_session *s, const struct rec_r
 }
 
 /* The buffer offset REC_AHEAD records past r's next one, with a
- * prefetch for every record on the way. */
+ * prefetch for every record on the way; UINT64_MAX (no prefetches) while
+ * the writer's table is small enough to stay in the caches. */
 static uint64_t rec_prefetch_start(struct rec_session *s, const struct rec_ring *r)
 {
     uint64_t at = r->buf_pos;
 
+    if (!fmt_writer_prefetch_pays(s->w))
+        return UINT64_MAX;
     for (int k = 0; k < REC_AHEAD && at < r->buf_len; k++) {
         rec_prefetch_record(s, r, r->buf + at);
         at += rec_buffered_len(r->buf + at);

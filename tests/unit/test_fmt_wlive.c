@@ -83,10 +83,10 @@ static struct fmt_wblock make_block(uint32_t image, uint64_t addr, uint64_t seri
 
     switch (wide ? rng() % 4 : 4) {
     case 0:
-        b.size = ((uint64_t)1 << 36) + rng() % 1000;
+        b.size = ((uint64_t)1 << 32) + rng() % 1000;
         break;
     case 1:
-        b.stack = (1u << 28) + (uint32_t)(rng() % 1000);
+        b.image = (1u << 16) + (uint32_t)(rng() % 4);
         break;
     case 2:
         b.ctx = (1u << 20) + (uint32_t)(rng() % 1000);
@@ -322,9 +322,9 @@ static void test_widths(void **state)
     struct fmt_wblock got;
     struct fmt_wblock edge = {.addr = ((uint64_t)1 << 48) - 16,
                               .serial = ((uint64_t)1 << 44) - 1,
-                              .size = ((uint64_t)1 << 36) - 1,
+                              .size = UINT32_MAX,
                               .ts_ns = (((uint64_t)1 << 44) - 1) * tu,
-                              .stack = (1u << 28) - 1,
+                              .stack = UINT32_MAX,
                               .ctx = (1u << 20) - 1,
                               .image = 0xffff,
                               .ord = (1u << 20) - 1};
@@ -350,7 +350,7 @@ static void test_widths(void **state)
             b.serial = (uint64_t)1 << 44;
             break;
         case 3:
-            b.size = (uint64_t)1 << 36;
+            b.size = (uint64_t)1 << 32;
             break;
         case 4:
             b.ts_ns = ((uint64_t)1 << 44) * tu;
@@ -359,7 +359,7 @@ static void test_widths(void **state)
             b.ts_ns = tu + 1;
             break;
         case 6:
-            b.stack = 1u << 28;
+            b.ord = 1u << 20;
             break;
         case 7:
             b.ctx = 1u << 20;
