@@ -42,8 +42,21 @@ struct rec_stackmap {
 };
 /* Map local (not 0) to gid, replacing an earlier mapping: 0 or -ENOMEM. */
 int rec_stackmap_put(struct rec_stackmap *m, uint32_t local, uint32_t gid);
-/* The trace id of local, 0 if none was defined. */
-uint32_t rec_stackmap_get(const struct rec_stackmap *m, uint32_t local);
+static inline uint32_t rec_stackmap_slot(const struct rec_stackmap *m, uint32_t local)
+{
+    /* Fibonacci hashing: the collector's ids are dense (1, 2, 3, ...). */
+    return (uint32_t)((local * 0x9e3779b97f4a7c15ull) >> 32) & (m->cap - 1);
+}
+/* The trace id of local, 0 if none was defined. Once per event: inline. */
+static inline uint32_t rec_stackmap_get(const struct rec_stackmap *m, uint32_t local)
+{
+    if (!m->cap || local == 0)
+        return 0;
+    for (uint32_t j = rec_stackmap_slot(m, local); m->slots[j]; j = (j + 1) & (m->cap - 1))
+        if ((uint32_t)(m->slots[j] >> 32) == local)
+            return (uint32_t)m->slots[j];
+    return 0;
+}
 void rec_stackmap_free(struct rec_stackmap *m);
 
 /* rec_clock.c: every time the recorder handles is CLOCK_MONOTONIC ns;
