@@ -127,19 +127,13 @@ static int add_stack(struct fmt_reader *r, uint32_t ring, uint32_t id)
 
 static void *segment(uint32_t pid, size_t *size)
 {
-    uint64_t ctl = RINGS * sizeof(struct fmt_shm_ring_ctl);
     struct fmt_shm_header *h;
 
     *size = fmt_shm_segment_size(RINGS, RING_SIZE);
     h = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (h == MAP_FAILED)
         return NULL;
-    h->magic = FMT_SHM_SEG_MAGIC;
-    h->version = FMT_SHM_VERSION;
-    h->nr_rings = RINGS;
-    h->ring_size = RING_SIZE;
-    h->ctl_offset = FMT_SHM_HEADER_SIZE;
-    h->data_offset = FMT_SHM_HEADER_SIZE + (uint32_t)((ctl + 4095) & ~4095ull);
+    fmt_shm_header_layout(h, RINGS, RING_SIZE);
     h->pid = pid;
     h->stream_id = 1;
     h->clock_tsc = 1; /* as on x86-64: the merge converts every time */
