@@ -41,7 +41,8 @@ static size_t wlive_bytes(uint64_t end)
  * lookup, and the part a growth adds is faulted in at once
  * (MADV_POPULATE_WRITE, Linux 5.14; before it, the first pass of the
  * growth faults it in). On python3's JSON round trip (1.5 M live blocks)
- * the recorder took 154 ns per event with 4 KiB pages, 112 with these.
+ * the recorder took 154 ns per event with 4 KiB pages, 112-127 with these
+ * (medians of 5 alternating runs each, load 3-5).
  * Elsewhere (the Windows build of the writer) the C heap. */
 #ifdef __linux__
 #define WLIVE_HUGE ((size_t)2 << 20)
