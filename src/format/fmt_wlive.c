@@ -15,7 +15,9 @@
 
 #define WLIVE_MIN_BITS 10
 /* Slots past the last home, for the runs that spill over: a fixed share
- * of the homes, so that doubling doubles them too (wlive_grow). */
+ * of the homes, so that doubling doubles them too (wlive_grow); the last
+ * of them is slots[end]. A large table is then a whole number of 2 MiB
+ * pages. */
 #define WLIVE_SPILL_SHARE 16
 /* Grow when more than this share of the homes holds blocks (x/256): a
  * table in a core's cache (WLIVE_SMALL_BYTES) keeps runs short, a larger
@@ -143,7 +145,7 @@ static void wlive_limits(struct fmt_wlive *l, unsigned shift)
     uint64_t homes = wlive_homes(shift);
 
     l->shift = shift;
-    l->end = homes + homes / WLIVE_SPILL_SHARE;
+    l->end = homes + homes / WLIVE_SPILL_SHARE - 1;
     l->max_nr = homes / 256 *
                 (homes * sizeof(struct fmt_wslot) < WLIVE_SMALL_BYTES ? WLIVE_MAX_LOAD_SMALL
                                                                       : WLIVE_MAX_LOAD);
@@ -177,9 +179,10 @@ static int wlive_grow(struct fmt_wlive *l)
     struct fmt_wslot *s;
     int rc;
 
-    if (l->shift <= 1 || old_end * 2 > SIZE_MAX / sizeof(*s) - 1)
+    /* Twice the slots: [0, 2 * old_end + 1) and the empty last one. */
+    if (l->shift <= 1 || old_end > SIZE_MAX / sizeof(*s) / 2 - 1)
         return -ENOMEM;
-    if ((rc = wlive_realloc(l, wlive_bytes(old_end * 2))))
+    if ((rc = wlive_realloc(l, wlive_bytes(2 * old_end + 1))))
         return rc;
     wlive_limits(l, l->shift - 1);
     s = l->slots;
