@@ -23,11 +23,12 @@ struct fmt_wblock {
  * takes 48): the table of a program with a million live blocks is a
  * third of the size, which is fewer pages to fault in and fewer cache
  * and TLB misses. A block with a field too wide for its bits (an
- * address of 2^48 or more, an image or a context id past 2^16 or 2^20, a
- * block of 4 GiB or more, a serial past 2^44) goes to a table of whole
- * blocks beside it (struct fmt_wlive_wide); every real trace so far fits.
- * The time is kept in time units, so a trace in the default microseconds
- * fits for 200 days. */
+ * address of 2^48 or more, an image past 2^16, a context id or ord past
+ * 2^20, a block of 4 GiB or more, a serial or a time past 2^44, a time
+ * not a multiple of the unit) goes to a table of whole blocks beside it
+ * (struct fmt_wlive_wide); every real trace so far fits. The time is kept
+ * in time units, so a trace in the default microseconds fits for 200
+ * days (in nanoseconds, for 4.8 hours). */
 struct fmt_wslot {
     uint64_t key;    /* addr | image << 48 */
     uint64_t serial; /* serial | ord << 44; 0: an empty slot */
