@@ -128,7 +128,7 @@ static uint64_t rec_ring_next_ts(const struct rec_ring *r)
     return *rec_record_ts(r->buf + r->buf_pos);
 }
 
-static uint32_t rec_map_stack(struct rec_image *img, uint32_t id)
+static inline uint32_t rec_map_stack(struct rec_image *img, uint32_t id)
 {
     uint32_t gid;
 
