@@ -316,4 +316,19 @@ static inline uint64_t fmt_shm_segment_size(uint32_t nr_rings, uint32_t ring_siz
     return data_offset + (uint64_t)nr_rings * ring_size;
 }
 
+/* The layout half of a fresh segment's header (magic, version, rings),
+ * for stand-ins of the collector (tests, bench/rec_replay.c). */
+static inline void fmt_shm_header_layout(struct fmt_shm_header *h, uint32_t nr_rings,
+                                         uint32_t ring_size)
+{
+    uint64_t ctl = (uint64_t)nr_rings * sizeof(struct fmt_shm_ring_ctl);
+
+    h->magic = FMT_SHM_SEG_MAGIC;
+    h->version = FMT_SHM_VERSION;
+    h->nr_rings = nr_rings;
+    h->ring_size = ring_size;
+    h->ctl_offset = FMT_SHM_HEADER_SIZE;
+    h->data_offset = FMT_SHM_HEADER_SIZE + (uint32_t)((ctl + 4095) & ~4095ull);
+}
+
 #endif

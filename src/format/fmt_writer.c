@@ -90,13 +90,14 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     if ((rc = fmt_zc_init(&w->zc, opt && opt->zlib ? FMT_ZC_ZLIB : FMT_ZC_ZSTD, w->level)) ||
         (rc = fmt_wctx_init(w)))
         goto fail;
-    if ((rc = fmt_wlive_init(&w->live)) || (rc = fmt_wstack_init(&w->stacks, info->stack_depth)))
+    if ((rc = fmt_wlive_init(&w->live, w->tu)) ||
+        (rc = fmt_wstack_init(&w->stacks, info->stack_depth)))
         goto fail;
     if (w->v15 && !(w->recent_ix = calloc(1, sizeof(*w->recent_ix)))) {
         rc = -ENOMEM;
         goto fail;
     }
-    if (w->pools && (rc = fmt_wpool_init(&w->pool))) {
+    if (w->pools && (rc = fmt_wpool_init(&w->pool, w->tu))) {
         w->pools = 0;
         goto fail;
     }

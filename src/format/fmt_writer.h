@@ -77,6 +77,10 @@ int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsi
  * recorder calls this a few events ahead. */
 void fmt_writer_prefetch(const struct fmt_writer *w, uint32_t image, uint64_t addr);
 
+/* 1 when fmt_writer_prefetch() pays: the table of live blocks is larger
+ * than a core's cache. */
+int fmt_writer_prefetch_pays(const struct fmt_writer *w);
+
 /* End the current chunk now and write it (with its DEFS block), so that
  * what was appended so far survives the recorder dying; the recorder may
  * call this on a timer. Returns 0 or -errno. */

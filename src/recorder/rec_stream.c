@@ -316,6 +316,10 @@ static int rec_buf_room(struct rec_ring *r, uint32_t len)
     return 0;
 }
 
+/* How far ahead of the record being copied the drain asks for the ring's
+ * lines (bytes). */
+#define REC_DRAIN_AHEAD 512
+
 /* Copy len bytes out of the shared ring. Most records are 32 to 64 bytes:
  * word copies, not the `rep movs` an inlined memcpy of unknown size
  * becomes (slow to start). */
@@ -482,6 +486,37 @@ static void rec_exit_follow(struct rec_ring *r)
     r->buf_len += len;
 }
 
+/* Copy the plain mallocs and frees at the start of the avail bytes at p
+ * into the buffer, which has room for all of them; returns the bytes
+ * taken (a multiple of a record's), up to the first other record. */
+static uint64_t rec_drain_plain(struct rec_session *s, struct rec_ring *r, const unsigned char *p,
+                                uint64_t avail, uint64_t t_max)
+{
+    const uint32_t len = FMT_SHM_EVENT_SIZE(0);
+    unsigned char *d = r->buf + r->buf_len;
+    uint64_t done = 0;
+
+    for (; avail - done >= len; done += len, d += len) {
+        /* The producer's core has the lines: ask for them early (only
+         * written ones: a line it is still writing would bounce). */
+        if (avail - done > REC_DRAIN_AHEAD)
+            __builtin_prefetch(p + done + REC_DRAIN_AHEAD);
+        memcpy(d, p + done, FMT_SHM_EVENT_SIZE(0)); /* a constant size: two vector moves */
+        if (d[0] != FMT_SHM_REC_EVENT || d[3] != 0 ||
+            (d[1] != FMT_EV_MALLOC && d[1] != FMT_EV_FREE) ||
+            ((const struct fmt_shm_event *)(const void *)d)->size > REC_MAX_EVENT_SIZE)
+            break;
+        r->buf_len += len;
+        rec_stamp_copy(s, r, d, t_max);
+        if (__builtin_expect(r->exit_at != 0, 0)) {
+            /* It may move what the buffer holds: go on one at a time. */
+            rec_exit_follow(r);
+            return done + len;
+        }
+    }
+    return done;
+}
+
 static void rec_ring_drain(struct rec_session *s, struct rec_ring *r)
 {
     uint64_t head, tail = r->tail, t_max;
@@ -519,20 +554,14 @@ static void rec_ring_drain(struct rec_session *s, struct rec_ring *r)
          * ring at any time, and a length or count that changed between the
          * check and the use would take us out of bounds. First the common
          * case, a plain malloc or free of 32 bytes. */
-        if (avail >= FMT_SHM_EVENT_SIZE(0) && rec_buf_room(r, FMT_SHM_EVENT_SIZE(0)) == 0) {
-            unsigned char *d = r->buf + r->buf_len;
+        if (avail >= FMT_SHM_EVENT_SIZE(0) && rec_buf_room(r, (uint32_t)avail) == 0) {
+            /* Room for all of them at once, so the loop over a run of
+             * them checks nothing else. */
+            uint64_t done = rec_drain_plain(s, r, p, avail, t_max);
 
-            rec_copy_record(d, p, FMT_SHM_EVENT_SIZE(0));
-            if (d[0] == FMT_SHM_REC_EVENT && d[3] == 0 &&
-                (d[1] == FMT_EV_MALLOC || d[1] == FMT_EV_FREE) &&
-                ((const struct fmt_shm_event *)(const void *)d)->size <= REC_MAX_EVENT_SIZE) {
-                r->buf_len += FMT_SHM_EVENT_SIZE(0);
-                rec_stamp_copy(s, r, d, t_max);
-                if (__builtin_expect(r->exit_at != 0, 0))
-                    rec_exit_follow(r);
-                tail += FMT_SHM_EVENT_SIZE(0);
+            tail += done;
+            if (done)
                 continue;
-            }
         }
         len = rec_record_len(p, avail); /* how much to copy; checked again below */
         if (len == 0) {
