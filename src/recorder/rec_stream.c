@@ -131,16 +131,13 @@ static void rec_queue_start(struct rec_session *s, struct rec_image *img,
 static int rec_check_segment(const struct fmt_shm_hello *hello, const struct fmt_shm_header *h,
                              size_t size)
 {
-    uint64_t ctl_size;
-
     if (h->magic != FMT_SHM_SEG_MAGIC || h->version != FMT_SHM_VERSION)
         return -EPROTO;
     if (h->nr_rings == 0 || h->nr_rings > REC_MAX_RINGS_PER_SEGMENT || h->ring_size < 4096 ||
         h->ring_size > (256u << 20) || (h->ring_size & (h->ring_size - 1)))
         return -EPROTO;
-    ctl_size = (uint64_t)h->nr_rings * sizeof(struct fmt_shm_ring_ctl);
     if (h->ctl_offset != FMT_SHM_HEADER_SIZE ||
-        h->data_offset != FMT_SHM_HEADER_SIZE + ((ctl_size + 4095) & ~4095ull) ||
+        h->data_offset != fmt_shm_data_offset(h->nr_rings) ||
         fmt_shm_segment_size(h->nr_rings, h->ring_size) != size)
         return -EPROTO;
     if (h->pid != hello->pid || h->stream_id != hello->stream_id ||
