@@ -2,9 +2,18 @@
 /* Run one command and measure it: wall time, and CPU time of its whole process tree.
  *
  * Usage: bench_runner [--as-limit BYTES] [--timeout SECONDS] [--stdout FILE]
- *                     [--stderr FILE] -- CMD ARGS...
+ *                     [--stderr FILE] [--self] -- CMD ARGS...
  * Prints one line to stdout:
- *   wall_ns=N user_ns=N sys_ns=N cpu_ns=N maxrss_kb=N status=exit:N|signal:N|timeout:S
+ *   wall_ns=N user_ns=N sys_ns=N cpu_ns=N maxrss_kb=N [self_...] status=exit:N|signal:N|timeout:S
+ *
+ * With --self, also the figures of the command's own process (not its
+ * descendants), as it was when it exited: self_user_ns, self_sys_ns,
+ * self_minflt (minor page faults) and self_hwm_kb (its peak RSS). For
+ * `memscribe record -- PROGRAM` that is the recorder alone. The runner
+ * ptraces the command (PTRACE_O_TRACEEXIT) to read /proc/PID/stat and
+ * status at its exit stop, while its memory is still there; the figures
+ * of a zombie would lack the peak RSS, and getrusage's ru_maxrss mixes in
+ * its children's. Its children are not traced.
  *
  * Tracers start helper processes (heaptrack_interpret and its compressor, the
  * memscribe recorder) that may outlive the process that started them. The
@@ -26,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -36,6 +46,7 @@ struct runner_opts {
     const char *stderr_path;
     uint64_t as_limit;  /* 0: no limit */
     uint64_t timeout_s; /* 0: none */
+    int self;           /* --self: report the command's own process too */
     char **argv;
 };
 
@@ -55,7 +66,7 @@ static int64_t tv_ns(struct timeval tv)
 static void usage(void)
 {
     fprintf(stderr, "usage: bench_runner [--as-limit BYTES] [--timeout SECONDS] [--stdout FILE] "
-                    "[--stderr FILE] -- CMD ARGS...\n");
+                    "[--stderr FILE] [--self] -- CMD ARGS...\n");
     exit(2);
 }
 
@@ -81,6 +92,10 @@ static void parse_args(int argc, char **argv, struct runner_opts *o)
         if (!strcmp(argv[i], "--")) {
             i++;
             break;
+        }
+        if (!strcmp(argv[i], "--self")) {
+            o->self = 1;
+            continue;
         }
         if (i + 1 >= argc)
             usage();
@@ -126,14 +141,75 @@ static void child_exec(const struct runner_opts *o)
             _exit(127);
         }
     }
+    if (o->self && ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0) {
+        fprintf(stderr, "bench_runner: ptrace(PTRACE_TRACEME): %s\n", strerror(errno));
+        _exit(127);
+    }
     execvp(o->argv[0], o->argv);
     fprintf(stderr, "bench_runner: %s: %s\n", o->argv[0], strerror(errno));
     _exit(127);
 }
 
+/* The command's own figures (--self), read at its exit stop. */
+struct self_figures {
+    int seen;
+    int64_t user_ns, sys_ns;
+    uint64_t minflt, hwm_kb;
+};
+
+static void self_read(pid_t pid, struct self_figures *f)
+{
+    char path[64], buf[4096];
+    unsigned long minflt, utime, stime;
+    long tick = sysconf(_SC_CLK_TCK);
+    const char *p;
+    FILE *fp;
+    size_t n;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if (!(fp = fopen(path, "r")))
+        return;
+    n = fread(buf, 1, sizeof(buf) - 1, fp);
+    fclose(fp);
+    buf[n] = 0;
+    /* Fields after the command name, which may hold spaces and ')'. */
+    p = strrchr(buf, ')');
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %lu %*u %*u %*u %lu %lu", &minflt, &utime,
+                     &stime) != 3)
+        return;
+    f->user_ns = (int64_t)utime * (1000000000 / tick);
+    f->sys_ns = (int64_t)stime * (1000000000 / tick);
+    f->minflt = minflt;
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    if ((fp = fopen(path, "r"))) {
+        while (fgets(buf, sizeof(buf), fp))
+            if (sscanf(buf, "VmHWM: %" SCNu64, &f->hwm_kb) == 1)
+                break;
+        fclose(fp);
+    }
+    f->seen = 1;
+}
+
+/* A ptrace stop of the command (--self): the stop after exec sets the
+ * options, the exit stop reads its figures, a signal is passed on. */
+static void self_stopped(pid_t child, int st, struct self_figures *f)
+{
+    int sig = WSTOPSIG(st);
+
+    if (st >> 8 == (SIGTRAP | PTRACE_EVENT_EXIT << 8)) {
+        self_read(child, f);
+        sig = 0;
+    } else if (sig == SIGTRAP) {
+        ptrace(PTRACE_SETOPTIONS, child, NULL,
+               (void *)(long)(PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL));
+        sig = 0;
+    }
+    ptrace(PTRACE_CONT, child, NULL, (void *)(long)sig);
+}
+
 /* Reap every process that has exited, without blocking. Returns 1 once no
  * descendant is left, 0 otherwise. */
-static int reap_all(pid_t child, int *child_st)
+static int reap_all(pid_t child, int *child_st, struct self_figures *f)
 {
     pid_t pid;
     int st;
@@ -141,7 +217,9 @@ static int reap_all(pid_t child, int *child_st)
     for (;;) {
         pid = waitpid(-1, &st, WNOHANG);
         if (pid > 0) {
-            if (pid == child)
+            if (pid == child && WIFSTOPPED(st))
+                self_stopped(child, st, f);
+            else if (pid == child)
                 *child_st = st;
             continue;
         }
@@ -160,6 +238,7 @@ int main(int argc, char **argv)
 {
     struct runner_opts o = {0};
     struct rusage before, after;
+    struct self_figures self = {0};
     int64_t t0, t1, deadline = 0, user_ns, sys_ns;
     sigset_t waited, old;
     pid_t child;
@@ -196,7 +275,7 @@ int main(int argc, char **argv)
     /* Also here: the group must exist before a timeout can kill it. */
     setpgid(child, child);
     /* Reap the command and every orphan it leaves behind, until none is left. */
-    while (!reap_all(child, &child_st)) {
+    while (!reap_all(child, &child_st, &self)) {
         struct timespec ts = {.tv_sec = 1};
         int64_t left;
 
@@ -231,8 +310,13 @@ int main(int argc, char **argv)
     user_ns = tv_ns(after.ru_utime) - tv_ns(before.ru_utime);
     sys_ns = tv_ns(after.ru_stime) - tv_ns(before.ru_stime);
     printf("wall_ns=%" PRId64 " user_ns=%" PRId64 " sys_ns=%" PRId64 " cpu_ns=%" PRId64
-           " maxrss_kb=%ld status=",
+           " maxrss_kb=%ld ",
            t1 - t0, user_ns, sys_ns, user_ns + sys_ns, after.ru_maxrss);
+    if (self.seen)
+        printf("self_user_ns=%" PRId64 " self_sys_ns=%" PRId64 " self_minflt=%" PRIu64
+               " self_hwm_kb=%" PRIu64 " ",
+               self.user_ns, self.sys_ns, self.minflt, self.hwm_kb);
+    printf("status=");
     if (timed_out)
         printf("timeout:%" PRIu64 "\n", o.timeout_s);
     else if (WIFSIGNALED(child_st))

@@ -12,7 +12,7 @@ import sys
 COLUMNS = {1: "OP", 2: "TIME", 3: "CTX", 4: "SIZE", 5: "ADDR", 6: "STACK", 7: "REF", 8: "MISC",
            9: "STRS", 10: "FREE_TIME", 11: "FREE_STACK", 12: "SIZE_HI", 13: "TIME_HI",
            14: "REF_HI", 15: "FACT_SIZE", 16: "FACT_STACK", 17: "FACT_ADDR", 18: "FACT_TIME",
-           19: "FACT_CTX"}
+           19: "FACT_CTX", 20: "ADDR_REC", 21: "ADDR_REC_HI"}
 BLOCKS = {1: "META", 2: "CHUNK", 3: "DEFS", 4: "INDEX"}
 
 

@@ -5,7 +5,8 @@
  *
  * usage: trace_recode IN OUT [TIME_UNIT_NS [CHUNK_EVENTS [ZSTD_LEVEL [FORMAT]]]]
  *   TIME_UNIT_NS  1 (default): nanoseconds, a 1.1 file; more: format 1.3
- *   FORMAT        13 (default with a time unit) or 14: packed times
+ *   FORMAT        13 (default with a time unit), 14: packed times, 15: also recent
+ *                 addresses and ranked references (ZSTD_LEVEL 0: level 5 where it pays)
  * Prints the events written and OUT's size. Exit 1 on any error. */
 #include <errno.h>
 #include <fcntl.h>
@@ -64,6 +65,7 @@ int main(int argc, char **argv)
     opt.chunk_events = argc > 4 ? (uint32_t)strtoul(argv[4], NULL, 10) : 0;
     opt.zstd_level = argc > 5 ? atoi(argv[5]) : 0;
     opt.time_pack = argc > 6 && atoi(argv[6]) >= 14;
+    opt.free_ranks = argc > 6 && atoi(argv[6]) >= 15;
     if (fmt_reader_open(&r, argv[1], err, sizeof(err))) {
         fprintf(stderr, "trace_recode: %s\n", err);
         return 1;

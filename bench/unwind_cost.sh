@@ -4,8 +4,10 @@
 # figures do not depend on the machine's load): for each workload, the
 # instructions memscribe adds per heap call (traced minus untraced, whole
 # process tree), the part spent in the unwinder (col_unwind_backtrace, or
-# libunwind's unw_backtrace in builds before it), and how many outer frames
-# consecutive allocations of one thread share (bench/stack_share.sh).
+# libunwind's unw_backtrace in builds before it) and in interning the
+# stacks it walked (col_stack_finish_walk, where the build has it), and how
+# many outer frames consecutive allocations of one thread share
+# (bench/stack_share.sh).
 # Workloads are small (callgrind runs programs ~50x slower).
 #
 # usage: bench/unwind_cost.sh BENCH_BIN NAME=MEMSCRIBE... [-- WORKLOAD...]
@@ -44,14 +46,27 @@ workload() {
 }
 
 # Instructions of every callgrind output in $1 (files $1.*), and of the
-# functions matching $2 (inclusive).
+# functions whose name matches $2 (inclusive: every cost line inside their
+# fn= blocks, their own and their calls'; callgrind_annotate's inclusive
+# list stops where its running total passes 100 % and left some out).
 # Each callgrind file states its total twice (summary: and totals:); count it once.
 cg_total() { cat "$1".* | awk '/^totals:/ { s += $2 } END { printf "%.0f\n", s }'; }
 cg_incl() {
     local f sum=0 n
     for f in "$1".*; do
-        n=$(callgrind_annotate --inclusive=yes --threshold=100 "$f" 2>/dev/null |
-            awk -v pat="$2" '$0 ~ pat && $0 ~ /\[/ { gsub(",", "", $1); print $1; exit }')
+        n=$(awk -v pat="$2" '
+            /^fn=/ {
+                id = $0; sub(/^fn=/, "", id); name = id; sub(/\).*/, ")", id)
+                if (name ~ /^\([0-9]+\) /) { sub(/^\([0-9]+\) /, "", name); names[id] = name }
+                in_fn = (names[id] ~ pat); next
+            }
+            /^cfn=\([0-9]+\) / {
+                id = $0; sub(/^cfn=/, "", id); name = id; sub(/\).*/, ")", id)
+                sub(/^\([0-9]+\) /, "", name); names[id] = name; next
+            }
+            /^[a-z]+=/ { next }
+            in_fn && /^[0-9+*-]/ { s += $2 }
+            END { printf "%.0f\n", s }' "$f")
         sum=$((sum + ${n:-0}))
     done
     echo "$sum"
@@ -59,7 +74,7 @@ cg_incl() {
 cg() { valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$1.%p" "${@:2}" >/dev/null 2>&1; }
 
 printf '| workload | heap calls | allocation stacks: depth, shared outer frames |'
-for t in "${NAMES[@]}"; do printf ' %s: added Ir/call (unwinder) |' "$t"; done
+for t in "${NAMES[@]}"; do printf ' %s: added Ir/call (unwinder + interning) |' "$t"; done
 printf '\n'
 for w in "${WORKLOADS[@]}"; do
     workload "$w"
@@ -74,12 +89,13 @@ for w in "${WORKLOADS[@]}"; do
     base=$(cg_total "$WORK/u")
     printf '| %s | %s | %s |' "$w" "$calls" "$share"
     for t in "${TOOLS[@]}"; do
-        rm -f "$WORK"/t.*
-        "$t" record -q -o "$WORK/t.mscr" -- valgrind --tool=callgrind --trace-children=yes \
+        rm -f "$WORK"/t.* "$WORK"/trace.mscr
+        "$t" record -q -o "$WORK/trace.mscr" -- valgrind --tool=callgrind --trace-children=yes \
             --callgrind-out-file="$WORK/t.%p" "${CMD[@]}" >/dev/null 2>&1
         total=$(cg_total "$WORK/t")
-        unw=$(cg_incl "$WORK/t" ':(col_unwind_backtrace|unw_backtrace|backtrace) ')
-        printf ' %d (%d) |' $(((total - base) / calls)) $((unw / calls))
+        unw=$(cg_incl "$WORK/t" '^(col_unwind_backtrace|unw_backtrace|backtrace)$')
+        intern=$(cg_incl "$WORK/t" '^col_stack_finish_walk$')
+        printf ' %d (%d + %d) |' $(((total - base) / calls)) $((unw / calls)) $((intern / calls))
     done
     printf '\n'
 done

@@ -14,6 +14,8 @@ foreach(t golden golden_win sample pools)
     MS_GOLDEN_DIR="${PROJECT_SOURCE_DIR}/tests/golden")
 endforeach()
 
+ms_unit_test(test_fmt_wlive ${FMT_UNIT}/test_fmt_wlive.c LIBS ms_format)
+
 ms_unit_test(test_fmt_corpus ${FMT_UNIT}/test_fmt_corpus.c
              ${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_reader.c LIBS ms_format)
 target_compile_definitions(test_fmt_corpus PRIVATE

@@ -34,9 +34,6 @@ extern char **environ;
 
 #define REC_RSS_PERIOD_NS (10 * 1000 * 1000ull)
 #define REC_FLUSH_PERIOD_NS (1000 * 1000 * 1000ull)
-/* Event times in whole microseconds by default (format 1.3): a nanosecond
- * time took most of a trace's bytes (docs/format.md, "Time unit"). */
-#define REC_DEFAULT_TIME_UNIT_NS 1000u
 /* Below this many bytes copied in a round, wait (1 ms, or a new process)
  * before the next one. A recorder that keeps right behind a thread reads
  * the cache line the thread is still filling, and every such line then
@@ -314,8 +311,7 @@ int cmd_record(int argc, char **argv)
     };
     /* pools: the program may announce its own pools at any time
      * (memscribe/annotate.h), after the header is written. */
-    struct fmt_writer_options wopt = {
-        .time_unit_ns = REC_DEFAULT_TIME_UNIT_NS, .time_pack = 1, .pools = 1};
+    struct fmt_writer_options wopt = REC_WRITER_OPTIONS;
     const char *out_path = NULL, *only = NULL;
     uint32_t depth = FMT_SHM_DEFAULT_DEPTH;
     uint64_t sample_bytes = 0, snap_every_ns = 0;

@@ -22,8 +22,7 @@ static _Atomic size_t col_boot_top;
 
 static int col_is_boot(const void *p)
 {
-    return (const unsigned char *)p >= col_boot &&
-           (const unsigned char *)p < col_boot + COL_BOOT_SIZE;
+    return (uintptr_t)p - (uintptr_t)col_boot < COL_BOOT_SIZE;
 }
 
 static void *col_boot_alloc(size_t size, size_t align)
@@ -134,21 +133,15 @@ static __attribute__((noinline)) void *col_calloc(size_t nmemb, size_t elsize)
     return p;
 }
 
-static __attribute__((noinline)) void col_free(void *p)
+/* A free under sampling (is the block a sampled one?) or with a stack
+ * (MEMSCRIBE_FREE_STACKS=1), t entered: out of line, so that the common
+ * free keeps fewer registers and no unwind buffer in its frame. */
+static __attribute__((noinline)) void col_free_rare(struct col_thread *t, void *p)
 {
-    struct col_thread *t;
     uint32_t stack = 0;
     uint64_t ts;
 
-    if (COL_UNLIKELY(col_is_boot(p)))
-        return;
-    t = col_enter();
-    if (!t) {
-        if (col_real.free)
-            col_real.free(p);
-        return;
-    }
-    if (COL_UNLIKELY(col_sample_bytes) && !col_sample_forget(p)) {
+    if (col_sample_bytes && !col_sample_forget(p)) {
         COL_REAL_CALL_VOID(t, col_real.free(p)); /* not a sampled block */
         col_leave(t);
         return;
@@ -160,6 +153,32 @@ static __attribute__((noinline)) void col_free(void *p)
     COL_REAL_CALL_VOID(t, col_real.free(p));
     col_emit_event_inline(t, FMT_SHM_REC_EVENT, FMT_EV_FREE, 0, 0, stack, ts,
                           (uint64_t)(uintptr_t)p, 0, NULL, 0);
+    col_stamp_done(t);
+    col_leave(t);
+}
+
+static __attribute__((noinline)) void col_free(void *p)
+{
+    struct col_thread *t;
+    uint64_t ts;
+
+    if (COL_UNLIKELY(col_is_boot(p)))
+        return;
+    t = col_enter();
+    if (!t) {
+        if (col_real.free)
+            col_real.free(p);
+        return;
+    }
+    if (COL_UNLIKELY(col_sample_bytes | (uint64_t)col_free_stacks)) {
+        col_free_rare(t, p);
+        return;
+    }
+    col_check_modules(t);
+    ts = col_stamp(t);
+    COL_REAL_CALL_VOID(t, col_real.free(p));
+    col_emit_event_inline(t, FMT_SHM_REC_EVENT, FMT_EV_FREE, 0, 0, 0, ts, (uint64_t)(uintptr_t)p, 0,
+                          NULL, 0);
     col_stamp_done(t);
     col_leave(t);
 }

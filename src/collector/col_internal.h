@@ -13,6 +13,9 @@
 #include <time.h>
 
 #include "format/fmt_shm.h"
+#ifndef COL_UNWIND_LIBGCC
+#include "collector/col_unwind_internal.h"
+#endif
 
 #define COL_LIKELY(x) __builtin_expect(!!(x), 1)
 #define COL_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -45,7 +48,6 @@
 /* Per-ring cache of recently seen stacks: 1024 entries of 16 bytes, the
  * ring's last stack, and what its last unwind read (col_stack.c). */
 #define COL_STACK_CACHE_ENTRIES 1024
-#define COL_STACK_CACHE_BYTES (COL_STACK_CACHE_ENTRIES * 16 + 4096 + 20480)
 
 /* The real functions, resolved with dlsym(RTLD_NEXT) at init. */
 struct col_real {
@@ -450,16 +452,25 @@ int col_stack_init(void);
 void col_stack_reset(void);
 uint32_t col_stack_get(struct col_thread *t);
 uint32_t col_stack_finish(struct col_thread *t, void *const *buf, int n);
-/* The same for a walk of col_unwind_backtrace with the ring's memo (max:
+struct col_unwind_memo;
+/* The same for a walk of col_unwind_backtrace with the ring's memo m (max:
  * the walk's): interned by the tree of frames, taking the node of the
  * frames the walk took from the last one. */
-uint32_t col_stack_finish_walk(struct col_thread *t, void **buf, int n, int max);
+uint32_t col_stack_finish_walk(struct col_thread *t, void **buf, int n, int max,
+                               struct col_unwind_memo *m);
 extern int col_unwind_fp; /* MEMSCRIBE_UNWIND=fp */
 int col_fp_backtrace(void **buf, int max);
 #ifndef COL_UNWIND_LIBGCC
-struct col_unwind_memo;
 int col_unwind_backtrace(void **buf, int max, struct col_unwind_memo *memo);
-struct col_unwind_memo *col_stack_memo(struct col_thread *t); /* the ring's last walk */
+/* The ring's last walk, the first member of its stack cache (col_stack.c),
+ * if it has one with room for walks of max frames (a later attach may ask
+ * for deeper stacks than the cache was made for). */
+static inline struct col_unwind_memo *col_stack_memo(struct col_thread *t, int max)
+{
+    struct col_unwind_memo *m = (struct col_unwind_memo *)(void *)t->ring->cache;
+
+    return m && (uint32_t)max <= m->max ? m : NULL;
+}
 #endif
 
 /* The calling hook's stack, unwound from the hook's own frame: inlined
@@ -477,12 +488,17 @@ static inline __attribute__((always_inline)) uint32_t col_stack_here(struct col_
 
     if (col_unwind_fp)
         return col_stack_finish(t, buf, col_fp_backtrace(buf, max));
-    return col_stack_finish_walk(t, buf, col_unwind_backtrace(buf, max, col_stack_memo(t)), max);
+    {
+        struct col_unwind_memo *m = col_stack_memo(t, max);
+
+        return col_stack_finish_walk(t, buf, col_unwind_backtrace(buf, max, m), max, m);
+    }
 #endif
 }
 uint32_t col_stack_intern(struct col_thread *t, const uint64_t *f, uint32_t n);
 uint32_t col_stack_from_context(struct col_thread *t, void *uc);
 struct col_stack_cache *col_stack_cache_new(void);
+void col_stack_cache_free(struct col_stack_cache *c);
 
 /* col_fork.c: our calls into dl_iterate_phdr (directly or through an
  * unwinder) are kept out of the moment a fork() copies the process, whose

@@ -162,7 +162,6 @@ static int col_segment_new(uint32_t index, uint16_t kind)
 {
     uint32_t nr_rings = col_segment_rings(index);
     uint64_t size = fmt_shm_segment_size(nr_rings, COL_RING_SIZE);
-    uint64_t ctl_size = nr_rings * sizeof(struct fmt_shm_ring_ctl);
     struct col_segment *s = &col_segs[index];
     struct fmt_shm_header *h;
     int fd, saved;
@@ -194,12 +193,7 @@ static int col_segment_new(uint32_t index, uint16_t kind)
         goto fail;
     }
     h = (struct fmt_shm_header *)p;
-    h->magic = FMT_SHM_SEG_MAGIC;
-    h->version = FMT_SHM_VERSION;
-    h->nr_rings = nr_rings;
-    h->ring_size = COL_RING_SIZE;
-    h->ctl_offset = FMT_SHM_HEADER_SIZE;
-    h->data_offset = FMT_SHM_HEADER_SIZE + (uint32_t)((ctl_size + 4095) & ~4095ull);
+    fmt_shm_header_layout(h, nr_rings, COL_RING_SIZE);
     h->pid = (uint32_t)getpid();
     h->stream_id = col_proc->stream_id;
     h->segment_index = index;
@@ -255,7 +249,7 @@ void col_segments_forget(void)
 
     for (uint32_t i = 0; i < n; i++) {
         for (uint32_t j = 0; j < col_segs[i].nr_rings; j++)
-            col_sys_munmap(col_segs[i].rings[j].cache, COL_STACK_CACHE_BYTES);
+            col_stack_cache_free(col_segs[i].rings[j].cache);
         col_sys_munmap(col_segs[i].hdr, col_segs[i].size);
     }
     memset(col_segs, 0, sizeof(col_segs));

@@ -89,6 +89,10 @@ struct col_cache_entry {
 };
 
 struct col_stack_cache {
+#ifndef COL_UNWIND_LIBGCC
+    /* The last walk (col_unwind_x86_64.c): first, for col_stack_memo. */
+    struct col_unwind_memo memo;
+#endif
     struct col_cache_entry e[COL_STACK_CACHE_ENTRIES];
     /* The ring's last stack, while calls keep repeating it (a loop that
      * allocates at one site): compared frame by frame with the new one, it
@@ -99,11 +103,11 @@ struct col_stack_cache {
     uint32_t last_misses; /* consecutive misses */
     uint32_t last_pause;  /* calls left with it off */
     uint64_t last[FMT_SHM_MAX_DEPTH + 4];
-#ifndef COL_UNWIND_LIBGCC
-    struct col_unwind_memo memo; /* the last walk (col_unwind_x86_64.c) */
-#endif
+    size_t bytes; /* of its mapping */
 };
-_Static_assert(sizeof(struct col_stack_cache) <= COL_STACK_CACHE_BYTES, "COL_STACK_CACHE_BYTES");
+#ifndef COL_UNWIND_LIBGCC
+_Static_assert(sizeof(struct col_stack_cache) % 8 == 0, "the memo's arrays after it");
+#endif
 
 #define COL_LAST_MISSES 8   /* misses in a row that turn the last stack off */
 #define COL_LAST_PAUSE 4096 /* for this many calls */
@@ -274,21 +278,48 @@ void col_stack_reset(void)
     atomic_store(&col_next_id, 1);
 }
 
+/* The bytes of a stack cache whose memo has room for walks of max
+ * frames: the struct, then the memo's arrays. */
+static size_t col_stack_cache_bytes(uint32_t max)
+{
+    size_t bytes = sizeof(struct col_stack_cache);
+
+#ifndef COL_UNWIND_LIBGCC
+    bytes += col_unwind_memo_bytes(max);
+#else
+    (void)max;
+#endif
+    return bytes;
+}
+
 struct col_stack_cache *col_stack_cache_new(void)
 {
-    return col_sys_mmap(COL_STACK_CACHE_BYTES);
+    /* Sized for this process's walks: under RLIMIT_AS every page counts
+     * (tests/e2e/record_aslimit.sh). */
+    uint32_t max = col_depth + 4;
+    struct col_stack_cache *c = col_sys_mmap(col_stack_cache_bytes(max));
+
+    if (!c)
+        return NULL;
+#ifndef COL_UNWIND_LIBGCC
+    col_unwind_memo_init(&c->memo, c + 1, max);
+#endif
+    c->bytes = col_stack_cache_bytes(max);
+    return c;
+}
+
+void col_stack_cache_free(struct col_stack_cache *c)
+{
+    if (c)
+        col_sys_munmap(c, c->bytes);
 }
 
 #ifdef COL_UNWIND_LIBGCC
-static struct col_unwind_memo *col_stack_memo(struct col_thread *t)
+static struct col_unwind_memo *col_stack_memo(struct col_thread *t, int max)
 {
     (void)t;
+    (void)max;
     return NULL;
-}
-#else
-struct col_unwind_memo *col_stack_memo(struct col_thread *t)
-{
-    return t->ring && t->ring->cache ? &t->ring->cache->memo : NULL;
 }
 #endif
 
@@ -475,9 +506,31 @@ static inline uint32_t col_node_base(int tier)
     return COL_TABLE_FIRST * (((1u << (2 * tier)) - 1) / 3);
 }
 
+/* The same, and a tier's slots less one, as constants a walk's probe loads. */
+_Static_assert(COL_TABLE_TIERS == 3, "col_tier_*");
+static const uint32_t col_tier_base[COL_TABLE_TIERS] = {0, COL_TABLE_FIRST, 5 * COL_TABLE_FIRST};
+static const uint32_t col_tier_mask[COL_TABLE_TIERS] = {
+    COL_TABLE_FIRST - 1, 4 * COL_TABLE_FIRST - 1, 16 * COL_TABLE_FIRST - 1};
+
+/* Two nodes' keys are the same only if the xor of their ips is the xor
+ * of their parents: not a pattern of code addresses and node ids, and a
+ * probe compares both anyway. */
 static inline uint64_t col_node_hash(uint32_t parent, uint64_t ip)
 {
-    return (ip ^ ((uint64_t)parent << 32 | parent)) * 0x9e3779b97f4a7c15ull;
+    return (ip ^ parent) * 0x9e3779b97f4a7c15ull;
+}
+
+/* The top bits of the multiply: the ones every bit of the key reaches
+ * (bits 32..47 left the nodes of a program's stacks in runs: 1.8 slots
+ * from home on average in a table half full). */
+static inline uint32_t col_node_shift(int tier)
+{
+    return 64u - (uint32_t)__builtin_ctz(col_table_slots(tier));
+}
+
+static inline uint32_t col_node_home(uint64_t h, int tier)
+{
+    return (uint32_t)(h >> col_node_shift(tier));
 }
 
 static inline struct col_node_slot *col_node_at(uint32_t id)
@@ -496,7 +549,7 @@ static uint32_t col_node_find(int tier, uint32_t parent, uint64_t ip, uint64_t h
                               struct col_node_slot **empty)
 {
     struct col_node_slot *tab = atomic_load_explicit(&col_nodes[tier], memory_order_acquire);
-    uint32_t mask = col_table_slots(tier) - 1, slot = (uint32_t)(h >> 32) & mask;
+    uint32_t mask = col_table_slots(tier) - 1, slot = col_node_home(h, tier);
 
     *empty = NULL;
     for (int probe = 0; probe < COL_TABLE_PROBES; probe++, slot = (slot + 1) & mask) {
@@ -672,84 +725,167 @@ uint32_t col_stack_finish(struct col_thread *t, void *const *buf, int n)
     return id;
 }
 
-uint32_t col_stack_finish_walk(struct col_thread *t, void **buf, int n, int max)
+#ifndef COL_UNWIND_LIBGCC
+/* A walk's probes of the tree: its newest tier, the depth limit, our own
+ * code's range (frames of ours are left out), the ring's cache. */
+struct col_node_probe {
+    struct col_node_slot *tab; /* the newest tier */
+    uint32_t mask, shift;
+    uint32_t id0;   /* the node of its slot 0, one frame deeper than depth 0 */
+    uint32_t limit; /* the first node that is too deep to have a child */
+    uint64_t self_lo, self_len;
+    struct col_cache_entry *cache;
+};
+
+#define COL_NODE_NONE UINT32_MAX /* no node: intern by hash (no id is 0xffffff) */
+#define COL_NODE_PROBES_INLINE 4
+_Static_assert(COL_TABLE_FIRST * 21 < COL_NODE_ID, "node ids");
+
+/* The node of frame ip inside node (a memo's: id and depth), made if new;
+ * node itself for a frame of ours; COL_NODE_NONE past the depth limit
+ * (checked: it may be) or when the table is full. */
+static inline __attribute__((always_inline)) uint32_t
+col_node_next(const struct col_node_probe *p, uint32_t node, uint64_t ip, int checked)
+{
+    uint32_t parent = node & COL_NODE_ID, slot, id;
+    struct col_cache_entry *ce;
+    uint64_t h, k;
+
+    if (ip - p->self_lo < p->self_len)
+        return node;
+    if (checked && node >= p->limit)
+        return COL_NODE_NONE;
+    /* Inline: the first probe of the newest tier (most nodes of a table
+     * that has not grown), then the ring's cache of the nodes it found
+     * past the first probe (a table that grew holds them in every tier,
+     * each three quarters full: a probe of one slot finds about half),
+     * then a few more probes (in the same cache line mostly); the rest out
+     * of line. A stack's key has the top bit set, an ip never: the two
+     * kinds of entries share the cache without mistaking each other. */
+    h = col_node_hash(parent, ip);
+    slot = (uint32_t)(h >> p->shift);
+    k = atomic_load_explicit(&p->tab[slot].ip, memory_order_acquire);
+    if (COL_LIKELY(k == ip && p->tab[slot].parent == parent))
+        return (node & ~COL_NODE_ID) + p->id0 + slot;
+    ce = &p->cache[(uint32_t)(h >> 32) & (COL_STACK_CACHE_ENTRIES - 1)];
+    if (ce->key == ip && ce->id == parent)
+        return ((node & ~COL_NODE_ID) + (1u << COL_NODE_DEPTH_SHIFT)) | ce->off;
+    id = 0;
+    for (int probe = 1; k && probe < COL_NODE_PROBES_INLINE; probe++) {
+        slot = (slot + 1) & p->mask;
+        k = atomic_load_explicit(&p->tab[slot].ip, memory_order_acquire);
+        if (k == ip && p->tab[slot].parent == parent) {
+            id = p->id0 - (1u << COL_NODE_DEPTH_SHIFT) + slot;
+            break;
+        }
+    }
+    if (!id && !(id = col_node_child(parent, ip)))
+        return COL_NODE_NONE;
+    ce->key = ip;
+    ce->id = parent;
+    ce->off = id;
+    return ((node & ~COL_NODE_ID) + (1u << COL_NODE_DEPTH_SHIFT)) | id;
+}
+#endif
+
+#ifndef COL_UNWIND_LIBGCC
+/* The nodes of the walk's own frames s[0..nr), from the outermost in,
+ * inside node; checked: a frame may be past the depth limit. Returns the
+ * innermost frame's node, or COL_NODE_NONE. */
+static inline __attribute__((always_inline)) uint32_t col_node_fresh(const struct col_node_probe *p,
+                                                                     uint32_t node,
+                                                                     struct col_unwind_fresh *s,
+                                                                     uint32_t nr, int checked)
+{
+    for (struct col_unwind_fresh *e = s + nr; e-- > s;) {
+        node = col_node_next(p, node, e->ip, checked);
+        if (node == COL_NODE_NONE)
+            break;
+        e->node = node;
+    }
+    return node;
+}
+
+/* MEMSCRIBE_UNWIND=verify: the tree's stack against the walk's frames,
+ * filtered as col_stack_finish does. */
+static __attribute__((noinline)) void col_node_verify(uint32_t node, void *const *buf, int n)
+{
+    uint64_t a[FMT_SHM_MAX_DEPTH], b[FMT_SHM_MAX_DEPTH + 4];
+    int kb = 0;
+
+    for (int i = 0; i < n && kb < (int)col_depth; i++)
+        if ((uint64_t)(uintptr_t)buf[i] - col_self_lo >= col_self_hi - col_self_lo)
+            b[kb++] = (uint64_t)(uintptr_t)buf[i];
+    col_unwind_check_same("the stack interned differs from the walk", "interned:", a,
+                          (int)col_node_frames(node, a), "walk:    ", b, kb);
+}
+#endif
+
+uint32_t col_stack_finish_walk(struct col_thread *t, void **buf, int n, int max,
+                               struct col_unwind_memo *m)
 {
 #ifdef COL_UNWIND_LIBGCC
     (void)max;
+    (void)m;
     return col_stack_finish(t, buf, n);
 #else
-    struct col_unwind_memo *m = col_stack_memo(t);
-    struct col_stack_cache *c = m ? t->ring->cache : NULL;
+    int newest = atomic_load_explicit(&col_nodes_newest, memory_order_relaxed), k;
+    uint32_t limit = col_depth < 255 ? col_depth : 255, node = 0, base = COL_NODE_NONE;
+    struct col_node_probe p = {atomic_load_explicit(&col_nodes[newest], memory_order_acquire),
+                               col_tier_mask[newest],
+                               col_node_shift(newest),
+                               col_tier_base[newest] + 1 + (1u << COL_NODE_DEPTH_SHIFT),
+                               limit << COL_NODE_DEPTH_SHIFT,
+                               col_self_lo,
+                               col_self_hi - col_self_lo,
+                               NULL};
     struct col_unwind_frame *f;
-    int newest = atomic_load_explicit(&col_nodes_newest, memory_order_relaxed), k = 0;
-    struct col_node_slot *tab = atomic_load_explicit(&col_nodes[newest], memory_order_acquire);
-    uint32_t mask = col_table_slots(newest) - 1, base = col_node_base(newest);
-    uint32_t limit = col_depth < 255 ? col_depth : 255, node = 0, depth = 0;
-    uint64_t self_lo = col_self_lo, self_len = col_self_hi - col_self_lo;
 
     if (!m || n <= 0)
         return col_stack_finish(t, buf, n);
-    f = m->f[m->cur];
-    if (n >= max) {
-        /* Cut at max: the nodes it took would stand for a stack cut there
-         * (its fresh frames have none). */
-        for (k = (int)m->fresh; k < n; k++)
-            f[k].node = 0;
+    /* Cut at max: the nodes it took would stand for a stack cut there. */
+    if (n >= max)
         goto by_hash;
-    }
-    /* The fresh frames have no node; the ones taken from the last walk
-     * have, unless it had to intern by hash. */
-    k = (int)m->fresh;
-    while (k < n && !f[k].node)
-        k++;
-    if (k < n) {
-        node = f[k].node;
-        depth = node >> COL_NODE_DEPTH_SHIFT;
-    }
-    while (k-- > 0) {
-        uint64_t ip = f[k].ip, h;
-        uint32_t parent = node & COL_NODE_ID, slot, id;
-        struct col_cache_entry *ce;
-
-        if (ip - self_lo >= self_len) {
-            /* The first probe of the newest tier inline, the rest out of line. */
-            if (depth >= limit)
-                goto by_hash;
-            h = col_node_hash(parent, ip);
-            slot = (uint32_t)(h >> 32) & mask;
-            ce = &c->e[(uint32_t)(h >> 20) & (COL_STACK_CACHE_ENTRIES - 1)];
-            if (COL_LIKELY(atomic_load_explicit(&tab[slot].ip, memory_order_acquire) == ip &&
-                           tab[slot].parent == parent)) {
-                id = base + slot + 1;
-            } else if (ce->key == ip && ce->id == parent) {
-                /* Past the first probe, or in an older tier, but seen by this ring before. */
-                id = ce->off;
-            } else {
-                if (!(id = col_node_child(parent, ip)))
-                    goto by_hash;
-                /* A stack's key has the top bit set, an ip never: the two kinds
-                 * of entries share the cache without mistaking each other. */
-                ce->key = ip;
-                ce->id = parent;
-                ce->off = id;
-            }
-            node = id | ++depth << COL_NODE_DEPTH_SHIFT;
+    f = m->f + 1;
+    /* The whole stack the last walk's, or one it had the node of: the
+     * innermost frame's node is the stack's. */
+    if (!m->nr_s && (node = f[m->n - 1].node) && !col_unwind_verify)
+        goto stack_id;
+    p.cache = t->ring->cache->e;
+    /* The frames the walk took have their node, unless the walk that gave
+     * them had to intern by hash; its own frames have none yet. */
+    node = 0;
+    for (k = (int)m->n - 1; k >= (int)m->base; k--) {
+        if (f[k].node) {
+            node = f[k].node;
+            break;
         }
+    }
+    for (k++; k < (int)m->n; k++) {
+        if ((node = col_node_next(&p, node, f[k].ip, 1)) == COL_NODE_NONE)
+            goto by_hash;
         f[k].node = node;
     }
-    if (COL_UNLIKELY(col_unwind_verify)) {
-        /* The tree's stack against the walk's frames, filtered as
-         * col_stack_finish does. */
-        uint64_t a[FMT_SHM_MAX_DEPTH], b[FMT_SHM_MAX_DEPTH + 4];
-        int kb = 0;
+    /* No frame can be past the limit when there are fewer. */
+    node = (uint32_t)n > limit ? col_node_fresh(&p, node, m->s, m->nr_s, 1)
+                               : col_node_fresh(&p, node, m->s, m->nr_s, 0);
+    if (node == COL_NODE_NONE)
+        goto by_hash;
+    if (COL_UNLIKELY(col_unwind_verify))
+        col_node_verify(node, buf, n);
+    if (!node)
+        return 0;
+stack_id:
+    /* The stack id of a node of the newest tier, at once. */
+    base = p.id0 - (1u << COL_NODE_DEPTH_SHIFT);
+    if ((node & COL_NODE_ID) - base <= p.mask) {
+        uint32_t id =
+            atomic_load_explicit(&p.tab[(node & COL_NODE_ID) - base].stack, memory_order_acquire);
 
-        for (int i = 0; i < n && kb < (int)col_depth; i++)
-            if ((uint64_t)(uintptr_t)buf[i] - self_lo >= self_len)
-                b[kb++] = (uint64_t)(uintptr_t)buf[i];
-        col_unwind_check_same("the stack interned differs from the walk", "interned:", a,
-                              (int)col_node_frames(node, a), "walk:    ", b, kb);
+        if (COL_LIKELY(id && id != COL_NODE_STACK_BUSY))
+            return id;
     }
-    return node ? col_node_stack(t, node) : 0;
+    return col_node_stack(t, node);
 by_hash:
     col_unwind_memo_frames(m, buf, n);
     return col_stack_finish(t, buf, n);
@@ -763,5 +899,9 @@ uint32_t col_stack_get(struct col_thread *t)
 
     if (col_unwind_fp)
         return col_stack_finish(t, buf, col_fp_backtrace(buf, max));
-    return col_stack_finish_walk(t, buf, col_unwind_backtrace(buf, max, col_stack_memo(t)), max);
+    {
+        struct col_unwind_memo *m = col_stack_memo(t, max);
+
+        return col_stack_finish_walk(t, buf, col_unwind_backtrace(buf, max, m), max, m);
+    }
 }

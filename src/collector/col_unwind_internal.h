@@ -10,49 +10,115 @@ int col_unwind_init(void);
 /* An object was unloaded: forget every cached rule. */
 void col_unwind_forget(void);
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "format/fmt_shm.h"
 
 /* What one walk read, kept for the next walk of the same ring: each
- * frame's registers (ip, sp = the CFA of the frame inside it, rbp) and
- * where its step read the caller's return address and rbp. A later walk
- * that arrives at a frame with the same ip and sp (and rbp, where the rest
- * of the walk uses it: code built without frame pointers keeps data in
- * rbp), and finds every slot the rest of the old walk read still holding
- * what it held (the rbp slots only where the value is used), would read
- * and compute the same values from there on: it takes the old frames
- * instead of stepping. */
+ * frame's registers (ip, sp = the CFA of the frame inside it, rbp, 0 when
+ * not known) and the slots its step read, with what they held. A later
+ * walk that arrives at a frame with the same ip and sp (and rbp, where the
+ * rest of the walk uses it: code built without frame pointers keeps data
+ * in rbp), and finds every slot the steps from there out read still
+ * holding what it held (the rbp slots only where the value is used), would
+ * read and compute the same values from there on: it takes the old frames
+ * instead of stepping.
+ *
+ * The walk's frames are in two parts. The outer part, the frames it took
+ * from the walk before (and the entry where the stack ended), is f[],
+ * outermost first, so that the frames a walk takes stay where they are;
+ * the slots their steps read are one tight array, chk[]. The inner part,
+ * the frames it stepped itself, stays as the walk wrote them, innermost
+ * first, in s[]; a later walk moves into f[] only those it takes (on
+ * sqlite fewer than one a walk, of five and a half). */
 struct col_unwind_frame {
     uint64_t ip, sp, rbp;
-    int16_t rbp_off; /* rbp read at CFA + rbp_off, when COL_UF_RBP_SLOT */
-    int8_t ra_off8;  /* the return address read at CFA + 8 * ra_off8 */
-    uint8_t flags;   /* COL_UF_* */
     /* The program's frames from this one out, as a node of col_stack.c's
      * tree (COL_NODE_ID bits) with their number above (COL_NODE_DEPTH);
-     * 0: not known. Only the memo of a walk that reached the stack's end
-     * holds nodes: a walk that takes its outer frames takes their nodes. */
+     * 0: not known. Only a walk that reached the stack's end gives nodes:
+     * a walk that takes its outer frames takes their nodes. */
     uint32_t node;
+    uint16_t nchk; /* chk[0..nchk): the slots the steps from this frame out read */
+    uint8_t flags; /* COL_UF_* */
+    uint8_t pad;
 };
-#define COL_UF_RBP_OK 0x01    /* rbp known in this frame */
-#define COL_UF_EXACT 0x02     /* ip is an interrupted instruction */
-#define COL_UF_STEPPED 0x04   /* this frame's step read its slots: the next entry is the result */
-#define COL_UF_CFA_RBP 0x08   /* and its CFA was rbp + offset */
-#define COL_UF_RBP_SLOT 0x10  /* and read rbp at CFA + rbp_off */
-#define COL_UF_NEED_RBP 0x20  /* the walk from this entry on depends on its rbp */
-#define COL_UF_CHECK_RBP 0x40 /* the rbp slot must hold the next entry's rbp */
+_Static_assert(sizeof(struct col_unwind_frame) == 32, "col_unwind_frame");
+#define COL_UF_EXACT 0x02 /* ip is an interrupted instruction */
+#define COL_UF_STEPPED                                                                             \
+    0x04                     /* this frame's step read its slots: the next entry out is the result \
+                              */
+#define COL_UF_CFA_RBP 0x08  /* and its CFA was rbp + offset */
+#define COL_UF_RBP_SLOT 0x10 /* and read rbp at CFA + 8 * rbp_off8 */
+#define COL_UF_NEED_RBP 0x20 /* the walk from this entry on depends on its rbp (f[] only) */
+#define COL_UF_CUT 0x40      /* the last entry only: the walk stopped at its maximum here */
 
-#define COL_UNWIND_MEMO_FRAMES (FMT_SHM_MAX_DEPTH + 5)
+/* A slot a step read, and the value it held. */
+struct col_unwind_check {
+    const uint64_t *at;
+    uint64_t val;
+};
+
+/* A frame a walk stepped itself, and the offsets of the rule its step
+ * followed: the slots it read are found from the sp of the next frame out,
+ * its CFA, and held what that frame holds (its ip, and its rbp where the
+ * rule restored it). The last 8 bytes are the rule's word (col_step). */
+struct col_unwind_fresh {
+    uint64_t ip, sp, rbp;
+    uint32_t node; /* as col_unwind_frame's */
+    int8_t rbp_off8, ra_off8;
+    uint8_t rule;  /* the rule's flags (COL_R_SLOW: a slow step, which read other slots) */
+    uint8_t exact; /* COL_UF_EXACT or 0 */
+};
+_Static_assert(sizeof(struct col_unwind_fresh) == 32, "col_unwind_fresh");
 
 struct col_unwind_memo {
-    uint32_t n;         /* entries in f, 0: none */
-    uint32_t nr_frames; /* of them frames (one more: the state after the last step) */
-    uint32_t from;      /* entries before this one cannot be taken (a slow step) */
-    uint32_t gen;       /* the rule table's generation */
-    uint32_t cur;       /* which of the two arrays is the last walk's */
-    uint32_t fresh;     /* its frames before the ones it took from the walk before */
-    struct col_unwind_frame f[2][COL_UNWIND_MEMO_FRAMES];
+    uint32_t n;      /* entries in f[1..], 0: no walk (or one of another rule table) */
+    uint32_t base;   /* 1 if f[1] is the state after the last step, not a frame */
+    uint32_t stop;   /* f[1 + stop..] cannot be taken (0: a slow step ended the walk) */
+    uint32_t nr_s;   /* the walk's own frames, s[0..nr_s) */
+    uint32_t s_stop; /* s[0..s_stop) cannot be taken (a slow step and the frames inside it) */
+    uint32_t gen;    /* the rule table's generation */
+    uint32_t max;    /* the longest walk it has room for */
+    uint32_t pad;
+    /* The walk's own frames, and where the next walk writes its own (the
+     * two swapped at each walk), max + 1 entries each with a sentinel. */
+    struct col_unwind_fresh *s, *s_next;
+    /* f[1..n], max + 2 entries; f[0] is a sentinel: an sp above every
+     * stack's, where the search for a frame by its sp stops. */
+    struct col_unwind_frame *f;
+    struct col_unwind_check *chk; /* 2 * (max + 1) */
 };
+
+/* The bytes of the arrays of a memo for walks of max frames. */
+static inline size_t col_unwind_memo_bytes(uint32_t max)
+{
+    return 2 * (max + 1) * sizeof(struct col_unwind_fresh) +
+           (max + 2) * sizeof(struct col_unwind_frame) +
+           2 * (max + 1) * sizeof(struct col_unwind_check);
+}
+
+/* Set up a memo for walks of max frames, its arrays at mem
+ * (col_unwind_memo_bytes(max) bytes, zeroed). */
+static inline void col_unwind_memo_init(struct col_unwind_memo *m, void *mem, uint32_t max)
+{
+    unsigned char *p = mem;
+
+    m->max = max;
+    m->s = (struct col_unwind_fresh *)(void *)p;
+    m->s_next = m->s + max + 1;
+    p += 2 * (max + 1) * sizeof(struct col_unwind_fresh);
+    m->f = (struct col_unwind_frame *)(void *)p;
+    m->f[0].sp = UINT64_MAX;
+    p += (max + 2) * sizeof(struct col_unwind_frame);
+    m->chk = (struct col_unwind_check *)(void *)p;
+}
+
+/* The frames of a memo's walk: its own, then the ones it took. */
+static inline uint32_t col_unwind_memo_nr(const struct col_unwind_memo *m)
+{
+    return m->nr_s + m->n - m->base;
+}
 
 /* The return addresses of the frames outside the caller, innermost first
  * (the caller's return address first: the caller, a function of the
@@ -62,13 +128,17 @@ struct col_unwind_memo {
  * buf is written only under MEMSCRIBE_UNWIND=verify. */
 int col_unwind_backtrace(void **buf, int max, struct col_unwind_memo *memo);
 
-/* The n frames of the memo's walk into buf. */
+/* The n frames of the memo's walk into buf, innermost first. */
 static inline void col_unwind_memo_frames(const struct col_unwind_memo *m, void **buf, int n)
 {
-    const struct col_unwind_frame *f = m->f[m->cur];
+    const struct col_unwind_fresh *s = m->s;
+    const struct col_unwind_frame *f = m->f + m->n;
+    int i = 0;
 
-    for (int i = 0; i < n; i++)
-        buf[i] = (void *)(uintptr_t)f[i].ip;
+    for (; i < n && i < (int)m->nr_s; i++)
+        buf[i] = (void *)(uintptr_t)s[i].ip;
+    for (; i < n; i++, f--)
+        buf[i] = (void *)(uintptr_t)f->ip;
 }
 
 /* The same from a signal context: the interrupted ip first. */

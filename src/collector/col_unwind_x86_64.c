@@ -17,6 +17,7 @@
  * interpreted again at each step, which is exact but slower. */
 #if defined(__x86_64__) && !defined(COL_UNWIND_LIBGCC)
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -74,9 +75,13 @@ struct col_cfi {
 /* The registers a walk knows: the ones the CFI of the frames compilers
  * write read. */
 struct col_regs {
-    uint64_t ip, sp, rbp;
-    int rbp_ok;
-    int exact; /* ip is the interrupted instruction, not a return address */
+    uint64_t ip, sp;
+    /* 0: not known (the CFI said so). A known rbp of 0 (the outermost
+     * frame's) is as good as none: no CFA is found from it. */
+    uint64_t rbp;
+    /* COL_UF_EXACT: ip is the interrupted instruction, not a return
+     * address; else 0. */
+    uint64_t exact;
 };
 
 static uint64_t col_uleb(const uint8_t **pp, const uint8_t *end)
@@ -429,7 +434,7 @@ static int col_expr_eval(const uint8_t *e, const struct col_regs *r, uint64_t *o
 
             if (reg == COL_DW_RSP)
                 st[n++] = r->sp + (uint64_t)off;
-            else if (reg == COL_DW_RBP && r->rbp_ok)
+            else if (reg == COL_DW_RBP && r->rbp)
                 st[n++] = r->rbp + (uint64_t)off;
             else
                 return -1;
@@ -462,26 +467,41 @@ static int col_expr_eval(const uint8_t *e, const struct col_regs *r, uint64_t *o
     return 0;
 }
 
-/* The cached short form of a row. */
-#define COL_R_VALID 0x01
-#define COL_R_CFA_RBP 0x02   /* CFA = rbp + cfa_off, else rsp + cfa_off */
-#define COL_R_RBP_SAVED 0x04 /* rbp restored from CFA + rbp_off */
-#define COL_R_RBP_LOST 0x08  /* rbp undefined in the caller */
-#define COL_R_END 0x10       /* return address undefined: the outermost frame */
-#define COL_R_SIGNAL 0x20    /* a signal trampoline: the caller's ip is exact */
-#define COL_R_SLOW 0x40      /* interpret the CFI at each step */
-#define COL_R_NOINFO 0x80    /* no FDE, or CFI we do not read: the walk ends */
+/* The cached short form of a row. The bits a memo entry has too are the
+ * same (COL_UF_*), so that they move over as they are. */
+#define COL_R_RBP_LOST 0x01             /* rbp undefined in the caller */
+#define COL_R_SIGNAL COL_UF_EXACT       /* a signal trampoline: the caller's ip is exact */
+#define COL_R_STEPPED COL_UF_STEPPED    /* set in every rule a step can follow */
+#define COL_R_CFA_RBP COL_UF_CFA_RBP    /* CFA = rbp + cfa_off, else rsp + cfa_off */
+#define COL_R_RBP_SAVED COL_UF_RBP_SLOT /* rbp restored from CFA + 8 * rbp_off8 */
+#define COL_R_END 0x20                  /* return address undefined: the outermost frame */
+#define COL_R_SLOW 0x40                 /* interpret the CFI at each step */
+#define COL_R_NOINFO 0x80               /* no FDE, or CFI we do not read: the walk ends */
 
-struct col_rule {
+/* CFA = rsp or rbp plus cfa_off; the return address and rbp at CFA plus 8
+ * times their offsets. */
+struct col_unwind_rule {
     int32_t cfa_off;
-    int16_t rbp_off;
-    int8_t ra_off8; /* return address at CFA + 8 * ra_off8 */
-    uint8_t flags;
+    int8_t rbp_off8;
+    int8_t ra_off8;
+    uint8_t flags; /* COL_R_* */
+    uint8_t pad;
 };
+/* Its last 4 bytes are a fresh frame's from rbp_off8 on (col_step). */
+_Static_assert(
+    offsetof(struct col_unwind_fresh, rbp_off8) - offsetof(struct col_unwind_fresh, node) ==
+            offsetof(struct col_unwind_rule, rbp_off8) &&
+        offsetof(struct col_unwind_fresh, ra_off8) - offsetof(struct col_unwind_fresh, node) ==
+            offsetof(struct col_unwind_rule, ra_off8) &&
+        offsetof(struct col_unwind_fresh, rule) - offsetof(struct col_unwind_fresh, node) ==
+            offsetof(struct col_unwind_rule, flags) &&
+        offsetof(struct col_unwind_fresh, exact) - offsetof(struct col_unwind_fresh, node) == 7 &&
+        sizeof(struct col_unwind_rule) == 8,
+    "col_unwind_rule, col_unwind_fresh");
 
-static struct col_rule col_rule_make(uint64_t pc)
+static struct col_unwind_rule col_rule_make(uint64_t pc)
 {
-    struct col_rule r = {0, 0, 0, COL_R_VALID};
+    struct col_unwind_rule r = {0, 0, 0, 0, 0};
     struct col_row row;
     uint8_t signal = 0;
 
@@ -496,11 +516,13 @@ static struct col_rule col_rule_make(uint64_t pc)
         (row.ra.how != COL_HOW_UNDEF && (row.ra.how != COL_HOW_OFFSET || row.ra.off % 8 ||
                                          row.ra.off / 8 != (int8_t)(row.ra.off / 8))) ||
         (row.rbp.how != COL_HOW_SAME && row.rbp.how != COL_HOW_UNDEF &&
-         (row.rbp.how != COL_HOW_OFFSET || row.rbp.off != (int16_t)row.rbp.off))) {
+         (row.rbp.how != COL_HOW_OFFSET || row.rbp.off % 8 ||
+          row.rbp.off / 8 != (int8_t)(row.rbp.off / 8)))) {
         r.flags |= COL_R_SLOW;
         return r;
     }
     r.cfa_off = (int32_t)row.cfa_off;
+    r.flags |= COL_R_STEPPED;
     if (row.cfa_reg == COL_DW_RBP)
         r.flags |= COL_R_CFA_RBP;
     if (row.ra.how == COL_HOW_UNDEF)
@@ -509,7 +531,7 @@ static struct col_rule col_rule_make(uint64_t pc)
         r.ra_off8 = (int8_t)(row.ra.off / 8);
     if (row.rbp.how == COL_HOW_OFFSET) {
         r.flags |= COL_R_RBP_SAVED;
-        r.rbp_off = (int16_t)row.rbp.off;
+        r.rbp_off8 = (int8_t)(row.rbp.off / 8);
     } else if (row.rbp.how == COL_HOW_UNDEF) {
         r.flags |= COL_R_RBP_LOST;
     }
@@ -559,7 +581,7 @@ static int col_step_slow(struct col_regs *r, uint64_t pc)
             return -1;
     } else if (row.cfa_reg == COL_DW_RSP) {
         cfa = r->sp + (uint64_t)row.cfa_off;
-    } else if (row.cfa_reg == COL_DW_RBP && r->rbp_ok) {
+    } else if (row.cfa_reg == COL_DW_RBP && r->rbp) {
         cfa = r->rbp + (uint64_t)row.cfa_off;
     } else {
         return -1;
@@ -572,28 +594,26 @@ static int col_step_slow(struct col_regs *r, uint64_t pc)
     if (row.rsp.how != COL_HOW_SAME && col_reg_recover(&row.rsp, cfa, r, r->sp, &sp) != 0)
         return -1;
     if (row.rbp.how == COL_HOW_UNDEF)
-        r->rbp_ok = 0;
+        rbp = 0;
     else if (col_reg_recover(&row.rbp, cfa, r, r->rbp, &rbp) != 0)
         return -1;
-    else if (row.rbp.how != COL_HOW_SAME)
-        r->rbp_ok = 1; /* restored: known again */
     r->rbp = rbp;
     r->sp = sp;
     r->ip = ra;
-    r->exact = signal;
+    r->exact = signal ? COL_UF_EXACT : 0;
     return 1;
 }
 
 /* The process-wide rule table: open addressing, insert-only, key = pc
  * (top bit set for an exact pc) with its rule published after it. A full
  * table only means rules are made again. */
-#define COL_RULE_SLOTS (1u << 16)
+#define COL_RULE_SLOTS (1u << 16) /* col_rule_get's index: 16 bits of a hash */
 #define COL_RULE_PROBES 16
 #define COL_RULE_BUSY 1ull
 
 struct col_rule_slot {
     _Atomic uint64_t key;
-    struct col_rule rule;
+    struct col_unwind_rule rule;
 };
 
 #define COL_RULE_BYTES ((size_t)COL_RULE_SLOTS * sizeof(struct col_rule_slot))
@@ -601,43 +621,74 @@ struct col_rule_slot {
 static struct col_rule_slot *_Atomic col_rules;
 static _Atomic uint32_t col_rules_gen = 1; /* walks' memos hold for one generation */
 
-static __attribute__((noinline)) struct col_rule
-col_rule_probe(struct col_rule_slot *tab, uint64_t key, uint64_t pc, uint32_t i)
+/* The key of a frame in the rule table: its ip, the top bit set when the
+ * ip is exact (exact: COL_UF_EXACT; the rule is then the ip's own, else
+ * the call's, ip - 1). */
+static inline uint64_t col_rule_key(uint64_t ip, uint64_t exact)
 {
+    _Static_assert(COL_UF_EXACT == 2, "COL_UF_EXACT");
+    return ip | exact << 62;
+}
+
+/* The pc whose rule a frame follows. */
+static inline uint64_t col_frame_pc(uint64_t ip, uint64_t exact)
+{
+    return ip - 1 + (exact >> 1);
+}
+
+/* The rule of key past the first probe: in the table, made and put there,
+ * or, the table being full, made into *spare. */
+static __attribute__((noinline)) const struct col_unwind_rule *
+col_rule_probe(struct col_rule_slot *tab, uint64_t key, uint32_t i, struct col_unwind_rule *spare)
+{
+    uint64_t pc = col_frame_pc(key << 1 >> 1, key >> 63 << 1);
+
     for (int probe = 0; tab && probe < COL_RULE_PROBES; probe++) {
         struct col_rule_slot *s = &tab[(i + (uint32_t)probe) & (COL_RULE_SLOTS - 1)];
         uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
 
         if (k == key)
-            return s->rule;
+            return &s->rule;
         if (k == 0) {
-            struct col_rule r = col_rule_make(pc);
             uint64_t expect = 0;
 
+            *spare = col_rule_make(pc);
             if (atomic_compare_exchange_strong(&s->key, &expect, COL_RULE_BUSY)) {
-                s->rule = r;
+                s->rule = *spare;
                 atomic_store_explicit(&s->key, key, memory_order_release);
             }
-            return r;
+            return spare;
         }
     }
-    return col_rule_make(pc);
+    *spare = col_rule_make(pc);
+    return spare;
 }
 
-/* The rule of pc (key: pc, top bit set when exact), from tab: the first
- * probe inline, the rest out of line. */
-static inline struct col_rule col_rule_get(struct col_rule_slot *tab, uint64_t key, uint64_t pc)
+/* The rule of key (col_rule_key) from tab (mapped before the collector
+ * starts: never NULL in a walk): the first probe inline, the rest out of
+ * line. A rule in the table never changes. */
+static inline const struct col_unwind_rule *col_rule_get(struct col_rule_slot *tab, uint64_t key,
+                                                         struct col_unwind_rule *spare)
 {
-    uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 48);
+    uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 48); /* < COL_RULE_SLOTS */
+    struct col_rule_slot *s = &tab[i];
 
-    if (tab) {
-        struct col_rule_slot *s = &tab[i & (COL_RULE_SLOTS - 1)];
-
-        if (atomic_load_explicit(&s->key, memory_order_acquire) == key)
-            return s->rule;
-    }
-    return col_rule_probe(tab, key, pc, i);
+    if (COL_LIKELY(atomic_load_explicit(&s->key, memory_order_acquire) == key))
+        return &s->rule;
+    return col_rule_probe(tab, key, i, spare);
 }
+
+/* Tables, one in use: an unload moves to the next (mapped the first time,
+ * wiped when it comes round again), so that address space stays bounded
+ * however often a program loads and unloads objects. A walk may still
+ * hold the table it started with; reused only COL_RULE_TABLES unloads
+ * later, it is long done with it. Even then a slot it reads as the wipe
+ * passes holds zeros or its old rule, and a zero rule (CFA = rsp + 0)
+ * only ends that walk (col_step). */
+#define COL_RULE_TABLES 8
+
+static struct col_rule_slot *col_rule_tabs[COL_RULE_TABLES];
+static uint32_t col_rule_cur; /* changed under col_module_lock only */
 
 int col_unwind_init(void)
 {
@@ -645,223 +696,346 @@ int col_unwind_init(void)
 
     if (!tab)
         return -1;
+    col_rule_tabs[0] = tab;
     atomic_store(&col_rules, tab);
     return 0;
 }
 
 void col_unwind_forget(void)
 {
-    /* An object was unloaded: its addresses may come back as another's.
-     * Readers may still hold the old table, so it stays mapped. */
-    struct col_rule_slot *tab = col_sys_mmap(COL_RULE_BYTES);
+    /* An object was unloaded: its addresses may come back as another's,
+     * so no rule made before may be used again. */
+    uint32_t k = (col_rule_cur + 1) % COL_RULE_TABLES;
+    struct col_rule_slot *tab = col_rule_tabs[k];
 
-    if (tab)
-        atomic_store(&col_rules, tab);
+    if (!tab)
+        tab = col_rule_tabs[k] = col_sys_mmap(COL_RULE_BYTES);
+    else
+        madvise(tab, COL_RULE_BYTES, MADV_DONTNEED); /* zero pages again */
+    if (!tab) {
+        /* No room for a new one: wipe the one in use. */
+        k = col_rule_cur;
+        tab = col_rule_tabs[k];
+        madvise(tab, COL_RULE_BYTES, MADV_DONTNEED);
+    }
+    col_rule_cur = k;
+    atomic_store(&col_rules, tab);
     atomic_fetch_add(&col_rules_gen, 1); /* and memos of walks are void */
 }
 
-/* rbp_ok and exact are 0 or 1: their entry flags are the same bits. */
-_Static_assert(COL_UF_RBP_OK == 1 && COL_UF_EXACT == 2, "COL_UF_RBP_OK, COL_UF_EXACT");
-static inline uint8_t col_regs_flags(const struct col_regs *r)
+/* What col_step did. */
+enum { COL_STEP_SLOW = -1, COL_STEP_END = 0, COL_STEP_END_RBP, COL_STEP_DONE };
+
+/* One step of a walk from *r by its frame's cached rule: COL_STEP_DONE
+ * (*r is the caller's state; with e, *e is the frame and its rule),
+ * COL_STEP_END or COL_STEP_END_RBP (the walk ends at this frame, the
+ * second for a reason that depends on rbp), COL_STEP_SLOW (the frame's
+ * rule must be read again at each step: col_step_slow). Inlined into both
+ * walks, whose state then stays in registers. */
+static inline __attribute__((always_inline)) int
+col_step(struct col_rule_slot *tab, struct col_regs *r, struct col_unwind_fresh *e)
 {
-    return (uint8_t)(r->rbp_ok | r->exact << 1);
-}
+    struct col_unwind_rule spare;
+    const struct col_unwind_rule *ru = col_rule_get(tab, col_rule_key(r->ip, r->exact), &spare);
+    uint8_t rf = ru->flags;
+    uint64_t cfa;
 
-/* A rule's CFA and rbp bits, moved to the entry's. */
-_Static_assert(COL_R_CFA_RBP << 2 == COL_UF_CFA_RBP && COL_R_RBP_SAVED << 2 == COL_UF_RBP_SLOT,
-               "COL_R_CFA_RBP, COL_R_RBP_SAVED");
-#define COL_RULE_ENTRY_FLAGS(rf) ((uint8_t)(((rf) & (COL_R_CFA_RBP | COL_R_RBP_SAVED)) << 2))
+    if (COL_UNLIKELY(rf & (COL_R_END | COL_R_NOINFO | COL_R_SLOW)))
+        return (rf & COL_R_SLOW) ? COL_STEP_SLOW : COL_STEP_END;
+    cfa = ((rf & COL_R_CFA_RBP) ? r->rbp : r->sp) + (uint64_t)(int64_t)ru->cfa_off;
+    if (COL_UNLIKELY(((rf & COL_R_CFA_RBP) && !r->rbp) || cfa <= r->sp || (cfa & 7)))
+        return (rf & COL_R_CFA_RBP) ? COL_STEP_END_RBP : COL_STEP_END;
+    if (e) {
+        uint64_t word;
 
-/* An entry whose step was not taken, or not recorded. */
-static inline void col_memo_last(struct col_unwind_frame *e, const struct col_regs *r)
-{
-    *e = (struct col_unwind_frame){r->ip, r->sp, r->rbp, 0, 0, col_regs_flags(r), 0};
-}
-
-/* Do the slots old[j..n) read still hold what they held? Entry k's step
- * read the return address (and rbp) that entry k + 1 holds. Every entry
- * from the memo's `from` on but the last was stepped (a slow step moves
- * `from` past itself). */
-static int col_memo_valid(const struct col_unwind_frame *old, uint32_t j, uint32_t n)
-{
-    /* By pointer, the next entry's loads shared: ~16 -> ~10 instructions a
-     * frame, and this runs for every frame a walk takes. */
-    for (const struct col_unwind_frame *e = old + j, *last = old + n - 1; e < last; e++) {
-        const uint64_t *cfa = (const uint64_t *)(uintptr_t)e[1].sp;
-
-        if (cfa[e->ra_off8] != e[1].ip)
-            return 0;
-        if (COL_UNLIKELY(e->flags & COL_UF_CHECK_RBP) &&
-            *(const uint64_t *)(uintptr_t)(e[1].sp + (uint64_t)(int64_t)e->rbp_off) != e[1].rbp)
-            return 0;
+        /* node 0, the rule's offsets and flags, exact: one store */
+        memcpy(&word, ru, sizeof(word));
+        word = (word & 0x00ffffff00000000ull) | r->exact << 56;
+        e->ip = r->ip;
+        e->sp = r->sp;
+        e->rbp = r->rbp;
+        memcpy(&e->node, &word, sizeof(word));
     }
+    r->ip = *(const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)ru->ra_off8 * 8);
+    if (rf & (COL_R_RBP_SAVED | COL_R_RBP_LOST))
+        r->rbp = (rf & COL_R_RBP_SAVED)
+                     ? *(const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)ru->rbp_off8 * 8)
+                     : 0;
+    r->exact = rf & COL_R_SIGNAL;
+    r->sp = cfa;
+    return COL_STEP_DONE;
+}
+
+/* A walk without a memo: the frames' ips into buf. */
+static int col_walk(struct col_regs r, void **buf, int max)
+{
+    struct col_rule_slot *tab = atomic_load_explicit(&col_rules, memory_order_acquire);
+    int n = 0;
+
+    while (n < max && r.ip) {
+        uint64_t ip = r.ip;
+        int rc = col_step(tab, &r, NULL);
+
+        buf[n++] = (void *)(uintptr_t)ip;
+        if (rc == COL_STEP_DONE)
+            continue;
+        if (rc != COL_STEP_SLOW || col_step_slow(&r, col_frame_pc(r.ip, r.exact)) <= 0)
+            break;
+    }
+    return n;
+}
+
+/* The end of a walk whose own frames are m->s_next[0..nr): f[] becomes
+ * its last entry r alone (the frame where it ended, or the state after its
+ * last step), with flags fl; need: the walk from there depends on its
+ * rbp. */
+static __attribute__((noinline)) int col_memo_end(struct col_unwind_memo *m, struct col_regs r,
+                                                  uint32_t fl, uint32_t need, uint32_t nr,
+                                                  uint32_t s_stop, int is_frame, uint32_t gen)
+{
+    struct col_unwind_fresh *s = m->s_next;
+
+    fl |= (need ? COL_UF_NEED_RBP : 0) | (uint32_t)r.exact;
+    m->f[1] = (struct col_unwind_frame){r.ip, r.sp, r.rbp, 0, 0, (uint8_t)fl, 0};
+    m->n = 1;
+    m->base = !is_frame;
+    m->stop = 1;
+    m->nr_s = nr;
+    m->s_stop = s_stop;
+    m->s_next = m->s;
+    m->s = s;
+    m->gen = gen;
+    return (int)col_unwind_memo_nr(m);
+}
+
+/* A walk with n frames of its own takes entries i - take + 1..i of f[] and
+ * stops at its maximum there (take = max - n): those entries move down to
+ * 1..take, behind a last entry marked COL_UF_CUT, which a later walk
+ * cannot go on from; it can take them only if it reaches its maximum too.
+ * Their marks stay: a walk that never goes on past the cut depends on no
+ * more than the old walk did. */
+static __attribute__((noinline)) void col_memo_cut(struct col_unwind_memo *m, uint32_t i,
+                                                   uint32_t take)
+{
+    struct col_unwind_frame *f = m->f + 1;
+    uint32_t lo = i - take, c0 = f[lo].nchk, c1 = f[i].nchk;
+
+    memmove(m->chk, m->chk + c0, (c1 - c0) * sizeof(*m->chk));
+    memmove(f, f + lo, (take + 1) * sizeof(*f));
+    f[0].flags = (uint8_t)((f[0].flags & COL_UF_EXACT) | COL_UF_CUT);
+    f[0].nchk = 0;
+    for (uint32_t k = 0; k <= take; k++) {
+        f[k].node = 0;
+        if (k)
+            f[k].nchk = (uint16_t)(f[k].nchk - c0);
+    }
+    m->base = 1;
+}
+
+/* What a walk learnt of the last one's slots: chk[0..ok) hold what they
+ * held, chk[bad] not; only the last walk's own frames from s_from out can
+ * be taken. */
+struct col_memo_seen {
+    uint32_t ok, bad;
+    const struct col_unwind_fresh *s_from;
+};
+
+/* Do chk[0..nc) hold what they held? */
+static inline __attribute__((always_inline)) int
+col_memo_valid(const struct col_unwind_memo *m, uint32_t nc, struct col_memo_seen *seen)
+{
+    const struct col_unwind_check *c, *end = m->chk + nc;
+
+    if (nc > seen->bad)
+        return 0;
+    /* This runs for every frame a walk takes: four slots a round, their
+     * differences or-ed, one branch; the first that differs is looked for
+     * only when one does. */
+    for (c = m->chk + seen->ok; c + 4 <= end; c += 4)
+        if (COL_UNLIKELY((*c[0].at ^ c[0].val) | (*c[1].at ^ c[1].val) | (*c[2].at ^ c[2].val) |
+                         (*c[3].at ^ c[3].val)))
+            goto differs;
+    for (; c < end; c++)
+        if (COL_UNLIKELY(*c->at != c->val))
+            goto differs;
+    if (nc > seen->ok)
+        seen->ok = nc;
+    return 1;
+differs:
+    while (*c->at == c->val)
+        c++;
+    seen->ok = seen->bad = (uint32_t)(c - m->chk);
+    return 0;
+}
+
+/* Can the last walk's own frames t..end (s[] from t out) be taken, with
+ * the entries of f[] outside them (already checked)? The slots each one's
+ * step read, found from the frame outside it, still hold what that frame
+ * holds (rbp's only where the rest of the walk depends on it), and t's rbp
+ * is rbp if the rest depends on it. They are written behind f[]'s entries,
+ * outermost first, with their checks, as they are checked; the memo takes
+ * them only if they pass. Returns 1 if they do, else 0. */
+static inline __attribute__((always_inline)) int
+col_memo_keep(struct col_unwind_memo *m, const struct col_unwind_fresh *t,
+              const struct col_unwind_fresh *end, uint64_t rbp, struct col_memo_seen *seen)
+{
+    struct col_unwind_frame *e = m->f + 1 + m->n;
+    uint64_t need = e[-1].flags & COL_UF_NEED_RBP, nc = e[-1].nchk;
+    uint64_t ip = e[-1].ip, cfa = e[-1].sp, nrbp = e[-1].rbp;
+
+    for (const struct col_unwind_fresh *u = end; u-- > t; e++) {
+        uint64_t rf = u->rule;
+        const uint64_t *at = (const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)u->ra_off8 * 8);
+
+        if (*at != ip)
+            goto bad;
+        m->chk[nc++] = (struct col_unwind_check){at, ip};
+        if (rf & COL_R_CFA_RBP) {
+            need = COL_UF_NEED_RBP;
+        } else if (rf & COL_R_RBP_SAVED) {
+            if (need) {
+                at = (const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)u->rbp_off8 * 8);
+                if (*at != nrbp)
+                    goto bad;
+                m->chk[nc++] = (struct col_unwind_check){at, nrbp};
+            }
+            need = 0;
+        }
+        ip = u->ip;
+        cfa = u->sp;
+        nrbp = u->rbp;
+        *e = (struct col_unwind_frame){
+            ip,
+            cfa,
+            nrbp,
+            u->node,
+            (uint16_t)nc,
+            (uint8_t)((rf & (COL_R_STEPPED | COL_R_CFA_RBP | COL_R_RBP_SAVED)) | u->exact | need),
+            0};
+        continue;
+    bad:
+        seen->s_from = u + 1;
+        return 0;
+    }
+    if (need && nrbp != rbp)
+        return 0;
+    m->n += (uint32_t)(end - t);
     return 1;
 }
 
-/* Mark, from entry hi - 1 down to lo, which entries' rbp the rest of the
- * walk depends on, given whether entry hi's does (need). */
-static inline __attribute__((always_inline)) void col_memo_needs(struct col_unwind_frame *f,
-                                                                 uint32_t lo, uint32_t hi, int need)
+/* A walk with nr frames of its own (in m->s_next) has taken f[0..i]:
+ * stop at its maximum if that is past it, give f[i] this walk's rbp, and
+ * make the walk the memo's. Returns the walk's number of frames. */
+static inline __attribute__((always_inline)) int col_memo_took(struct col_unwind_memo *m,
+                                                               uint32_t i, uint64_t rbp,
+                                                               uint32_t nr, uint32_t s_stop,
+                                                               uint32_t max)
 {
-    for (uint32_t k = hi; k-- > lo;) {
-        uint8_t fl = f[k].flags & (uint8_t) ~(COL_UF_NEED_RBP | COL_UF_CHECK_RBP);
+    struct col_unwind_fresh *s = m->s_next;
 
-        if (!(fl & COL_UF_STEPPED) || (fl & COL_UF_CFA_RBP)) {
-            need = 1; /* a slow step or the end: taken as depending on it */
-        } else if (fl & COL_UF_RBP_SLOT) {
-            if (need)
-                fl |= COL_UF_CHECK_RBP;
-            need = 0;
-        }
-        f[k].flags = (uint8_t)(fl | (need ? COL_UF_NEED_RBP : 0));
+    if (COL_UNLIKELY(nr + i + 1 - m->base > max)) {
+        col_memo_cut(m, i, max - nr);
+        i = max - nr;
     }
+    /* The entry keeps the rbp the old walk had where nothing depends on
+     * it: make it this walk's. */
+    m->f[1 + i].rbp = rbp;
+    m->n = i + 1;
+    m->stop = m->n;
+    m->nr_s = nr;
+    m->s_stop = s_stop;
+    m->s_next = m->s;
+    m->s = s;
+    return (int)col_unwind_memo_nr(m);
 }
 
-/* Walk from r, writing frames' ips to buf; with m, reuse the outer part
- * of the last walk where it provably has not changed, and keep this walk
- * for the next: the frames are then the memo's, and buf is left alone. */
-static int col_walk(struct col_regs r, void **buf, int max, struct col_unwind_memo *m)
+/* Walk from r with the ring's memo: a frame of the last walk that is still
+ * there is found by its sp (the sp of the last walk's own frames rises from
+ * the innermost out, the sp of its entries falls from the outermost in),
+ * and the walk takes it and every frame outside it: if it can (the same
+ * exactness, the same rbp if the rest depends on it, the slots of the
+ * steps from it out as they were). The frames are left in the memo. */
+static int col_walk_memo(struct col_regs r, int max, struct col_unwind_memo *m)
 {
-    struct col_unwind_frame *old = NULL, *f = NULL;
-    uint32_t old_n = 0, old_frames = 0, j = 0, from = 0, reused_at = 0, reused_end = 0;
-    uint32_t gen = atomic_load_explicit(&col_rules_gen, memory_order_relaxed);
+    uint32_t gen = atomic_load_explicit(&col_rules_gen, memory_order_relaxed), s_stop = 0;
     struct col_rule_slot *tab = atomic_load_explicit(&col_rules, memory_order_acquire);
-    int n = 0, stepped = 0, in_place = 0;
+    struct col_unwind_frame *f = m->f + 1, *top = f - 1, *o;
+    struct col_unwind_fresh *old = m->s, *s = m->s_next, *s_max, *so;
+    struct col_memo_seen seen = {0, UINT32_MAX, NULL};
+    int rc;
 
-    if (m) {
-        if (m->n && m->gen == gen) {
-            old = m->f[m->cur];
-            old_n = m->n;
-            old_frames = m->nr_frames;
-            j = m->from;
-        }
-        f = m->f[m->cur ^ 1];
+    s_max = s + max;
+    so = old;
+    if (m->n && m->gen == gen) {
+        so = old + m->s_stop;
+        seen.s_from = so;
+        top = f + m->stop - 1;
+        old[m->nr_s].sp = UINT64_MAX;
+    } else {
+        old[0].sp = UINT64_MAX;
     }
-    while (n < max && r.ip) {
-        uint64_t pc, cfa, ra;
-        struct col_rule rule;
+    o = top;
+    for (;;) {
+        while (so->sp < r.sp)
+            so++;
+        if (COL_UNLIKELY(so->sp == r.sp)) {
+            /* All of f[] and the last walk's own frames from so out would
+             * be taken. */
+            if (so->ip == r.ip && so->exact == r.exact && so >= seen.s_from && m->stop == m->n &&
+                (!(m->f[1].flags & COL_UF_CUT) ||
+                 (uint64_t)(s - m->s_next) + m->n - m->base + (uint64_t)(old + m->nr_s - so) >=
+                     (uint64_t)max) &&
+                col_memo_valid(m, f[m->n - 1].nchk, &seen) &&
+                col_memo_keep(m, so, old + m->nr_s, r.rbp, &seen))
+                return col_memo_took(m, m->n - 1, r.rbp, (uint32_t)(s - m->s_next), s_stop,
+                                     (uint32_t)max);
+        } else if (so->sp == UINT64_MAX) {
+            while (o->sp < r.sp)
+                o--;
+            if (COL_UNLIKELY(o->sp == r.sp) && o->ip == r.ip &&
+                (o->flags & COL_UF_EXACT) == r.exact && o >= f + m->base &&
+                (!(m->f[1].flags & COL_UF_CUT) ||
+                 (uint64_t)(s - m->s_next) + (uint64_t)(o - f) + 1 - m->base >= (uint64_t)max) &&
+                (!(o->flags & COL_UF_NEED_RBP) || o->rbp == r.rbp) &&
+                col_memo_valid(m, o->nchk, &seen))
+                return col_memo_took(m, (uint32_t)(o - f), r.rbp, (uint32_t)(s - m->s_next), s_stop,
+                                     (uint32_t)max);
+        }
+        if (COL_UNLIKELY(s == s_max))
+            return col_memo_end(m, r, COL_UF_CUT, 0, (uint32_t)max, s_stop, 0, gen);
+        rc = col_step(tab, &r, s);
+        if (COL_LIKELY(rc == COL_STEP_DONE)) {
+            s++;
+            if (COL_LIKELY(r.ip))
+                continue;
+            /* The end: the state after the last step, ip 0. */
+            return col_memo_end(m, r, 0, 0, (uint32_t)(s - m->s_next), s_stop, 0, gen);
+        }
+        if (rc != COL_STEP_SLOW)
+            /* Ends at this frame, for a reason that depends on its rbp or not. */
+            return col_memo_end(m, r, 0, rc == COL_STEP_END_RBP, (uint32_t)(s - m->s_next), s_stop,
+                                1, gen);
+        {
+            struct col_regs next = r;
+            uint32_t nr = (uint32_t)(s - m->s_next);
 
-        if (old) {
-            while (j < old_frames && old[j].sp < r.sp)
-                j++;
-            if (j < old_frames && old[j].sp == r.sp && old[j].ip == r.ip &&
-                (old[j].flags & COL_UF_EXACT) == (r.exact ? COL_UF_EXACT : 0) &&
-                (!(old[j].flags & COL_UF_NEED_RBP) ||
-                 ((old[j].flags & COL_UF_RBP_OK) == (r.rbp_ok ? COL_UF_RBP_OK : 0) &&
-                  (!r.rbp_ok || old[j].rbp == r.rbp))) &&
-                col_memo_valid(old, j, old_n)) {
-                uint32_t take = old_frames - j;
-
-                if (take > (uint32_t)(max - n))
-                    take = (uint32_t)(max - n);
-                reused_at = (uint32_t)n;
-                if ((uint32_t)n == j) {
-                    /* Same depth: the old record becomes the new one, with
-                     * the fresh frames in front (none when the whole stack
-                     * was the same). */
-                    for (uint32_t k = 0; k < j; k++)
-                        old[k] = f[k];
-                    f = old;
-                    in_place = 1;
-                } else {
-                    memcpy(&f[n], &old[j], take * sizeof(*f));
-                }
-                /* The copy keeps the rbp the old walk had where nothing
-                 * depends on it: the fresh frames below must match it. */
-                if (!(old[j].flags & COL_UF_NEED_RBP)) {
-                    f[n].rbp = r.rbp;
-                    f[n].flags =
-                        (uint8_t)((f[n].flags & ~COL_UF_RBP_OK) | (r.rbp_ok ? COL_UF_RBP_OK : 0));
-                }
-                n += (int)take;
-                j += take;
-                reused_end = (uint32_t)n;
-                if (j < old_n) {
-                    /* The state after the old walk's last step: the end, or
-                     * where it stopped at its maximum. */
-                    const struct col_unwind_frame *e = &old[j];
-
-                    f[n] = *e;
-                    r.ip = e->ip;
-                    r.sp = e->sp;
-                    r.rbp = e->rbp;
-                    r.rbp_ok = (e->flags & COL_UF_RBP_OK) != 0;
-                    r.exact = (e->flags & COL_UF_EXACT) != 0;
-                    stepped = 1;
-                    old = NULL;
-                    continue;
-                }
-                stepped = 0;
-                break; /* the old walk ended there */
+            if (col_step_slow(&next, col_frame_pc(r.ip, r.exact)) <= 0) {
+                /* A slow step that ends the walk: no frame of it can be
+                 * taken. */
+                rc = col_memo_end(m, r, 0, 1, nr, nr, 1, gen);
+                m->stop = 0;
+                return rc;
             }
+            /* Neither it nor the frames inside it can be taken. */
+            *s++ =
+                (struct col_unwind_fresh){r.ip, r.sp, r.rbp, 0, 0, 0, COL_R_SLOW, (uint8_t)r.exact};
+            s_stop = nr + 1;
+            r = next;
         }
-        pc = r.exact ? r.ip : r.ip - 1;
-        rule = col_rule_get(tab, pc | ((uint64_t)r.exact << 63), pc);
-        if (!f)
-            buf[n] = (void *)(uintptr_t)r.ip;
-        n++;
-        stepped = 0;
-        if (rule.flags & (COL_R_END | COL_R_NOINFO | COL_R_SLOW)) {
-            if (f) {
-                col_memo_last(&f[n - 1], &r);
-                from = (rule.flags & COL_R_SLOW) ? (uint32_t)n : from;
-            }
-            if (!(rule.flags & COL_R_SLOW) || col_step_slow(&r, pc) <= 0)
-                break;
-            if (old)
-                j = m->from; /* the walk may have changed stacks */
-            continue;
-        }
-        cfa = ((rule.flags & COL_R_CFA_RBP) ? r.rbp : r.sp) + (uint64_t)(int64_t)rule.cfa_off;
-        if (((rule.flags & COL_R_CFA_RBP) && !r.rbp_ok) || cfa <= r.sp || (cfa & 7)) {
-            if (f)
-                col_memo_last(&f[n - 1], &r);
-            break;
-        }
-        ra = *(const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)rule.ra_off8 * 8);
-        if (f)
-            f[n - 1] = (struct col_unwind_frame){
-                r.ip,
-                r.sp,
-                r.rbp,
-                rule.rbp_off,
-                rule.ra_off8,
-                (uint8_t)(col_regs_flags(&r) | COL_UF_STEPPED | COL_RULE_ENTRY_FLAGS(rule.flags)),
-                0};
-        if (rule.flags & COL_R_RBP_SAVED) {
-            r.rbp = *(const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)rule.rbp_off);
-            r.rbp_ok = 1;
-        } else if (rule.flags & COL_R_RBP_LOST)
-            r.rbp_ok = 0;
-        r.sp = cfa;
-        r.ip = ra;
-        r.exact = (rule.flags & COL_R_SIGNAL) != 0;
-        stepped = 1;
+        /* The walk may have changed stacks. */
+        so = old + (m->n && m->gen == gen ? m->s_stop : 0);
+        o = top;
     }
-    if (m) {
-        uint32_t count = (uint32_t)n + (stepped ? 1u : 0u);
-
-        /* After a step, the state it reached closes the record: the end
-         * (ip 0) or the frame past the maximum, which a later walk may
-         * continue from. */
-        if (stepped)
-            col_memo_last(&f[n], &r);
-        if (reused_end) {
-            /* Copied entries keep their marks (what follows them is the
-             * old walk's end, or a continuation taken as needing rbp). */
-            col_memo_needs(f, reused_end, count, stepped && r.ip);
-            col_memo_needs(f, 0, reused_at, (f[reused_at].flags & COL_UF_NEED_RBP) != 0);
-        } else {
-            col_memo_needs(f, 0, count, 1);
-        }
-        m->nr_frames = (uint32_t)n;
-        m->fresh = reused_end ? reused_at : (uint32_t)n;
-        m->n = count;
-        m->from = from;
-        m->gen = gen;
-        m->cur ^= (uint32_t)!in_place;
-    }
-    return n;
 }
 
 __attribute__((noinline)) int col_unwind_backtrace(void **buf, int max,
@@ -874,8 +1048,8 @@ __attribute__((noinline)) int col_unwind_backtrace(void **buf, int max,
      * the slot check of a frame that is ours (a hook's, dropped from every
      * stack) and new on every walk whose stack changed. */
     const uint64_t *fp = __builtin_frame_address(0), *caller = (const uint64_t *)(uintptr_t)fp[0];
-    struct col_regs r = {caller[1], (uint64_t)(uintptr_t)(caller + 2), caller[0], 1, 0};
-    int n = col_walk(r, buf, max, memo);
+    struct col_regs r = {caller[1], (uint64_t)(uintptr_t)(caller + 2), caller[0], 0};
+    int n = memo ? col_walk_memo(r, max, memo) : col_walk(r, buf, max);
 
     if (COL_UNLIKELY(col_unwind_verify)) {
         if (memo)
@@ -890,9 +1064,9 @@ int col_unwind_from_context(const void *uc, void **buf, int max)
     const ucontext_t *u = uc;
     struct col_regs r = {(uint64_t)u->uc_mcontext.gregs[REG_RIP],
                          (uint64_t)u->uc_mcontext.gregs[REG_RSP],
-                         (uint64_t)u->uc_mcontext.gregs[REG_RBP], 1, 1};
+                         (uint64_t)u->uc_mcontext.gregs[REG_RBP], COL_UF_EXACT};
 
-    return col_walk(r, buf, max, NULL);
+    return col_walk(r, buf, max);
 }
 
 #endif

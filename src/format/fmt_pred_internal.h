@@ -14,6 +14,8 @@
 
 #include <stdint.h>
 
+#include "format/fmt_rank_internal.h"
+
 #define FMT_PRED_CLASSES 64        /* glibc chunk sizes 0..1023 in 16-byte classes */
 #define FMT_PRED_TCACHE 7          /* glibc's tcache keeps 7 chunks per class */
 #define FMT_PRED_FAST_CLASSES 9    /* fastbins: chunk sizes up to 128 (classes 2..8) */
@@ -43,6 +45,10 @@ struct fmt_pred {
     uint8_t shadow_head[FMT_PRED_SHADOW_CLASSES];
     uint8_t nr_shadow[FMT_PRED_SHADOW_CLASSES];
     uint64_t shadow[FMT_PRED_SHADOW_CLASSES][FMT_PRED_SHADOW];
+    /* Format 1.5 (FMT_FEAT_FREE_RANKS): which of the blocks this context
+     * started in the chunk are live, for references by rank. Its arrays
+     * outlive the chunk (fmt_rank_free when the slot goes). */
+    struct fmt_rank rank;
 };
 
 /* ADDR codes of a heap block's address (format 1.1): 0 the prediction,
@@ -54,6 +60,9 @@ struct fmt_pred {
  * codes between are corrupt. */
 #define FMT_PRED_ADDR_ESCAPE (FMT_PRED_SHADOW + 1)
 #define FMT_PRED_ADDR_DIFF 128
+/* Format 1.5: the address of the heap block that ended a rank (in
+ * ADDR_REC) ago in the chunk (fmt_recent_internal.h). */
+#define FMT_PRED_ADDR_RECENT (FMT_PRED_SHADOW + 2)
 
 /* glibc's chunk size for a request: size + 8, rounded up to 16, at least
  * 32. Wraps harmlessly for absurd sizes (the result is only a guess). */
@@ -75,6 +84,7 @@ static inline void fmt_pred_reset(struct fmt_pred *p)
         p->nr_shadow[i] = p->shadow_head[i] = 0;
     p->top = 0;
     p->nr_started = 0;
+    fmt_rank_clear(&p->rank);
 }
 
 /* A freed address the model lets go of becomes the most recent of its

@@ -126,11 +126,12 @@ static int load_chunk(struct fmt_reader *r, uint32_t k)
      * drop them when they hold far more than this chunk can need. */
     uint64_t held = 0;
     for (uint32_t i = 0; i < r->cap_slots; i++)
-        held += r->slots[i].started.cap;
+        held += r->slots[i].started.cap + r->slots[i].pred.rank.cap / 16;
     if (held > 4 * ch->c.nr_serials + 65536) {
         for (uint32_t i = 0; i < r->cap_slots; i++) {
             free(r->slots[i].started.v);
             r->slots[i].started = (struct fmt_rlist){NULL, 0, 0};
+            fmt_rank_free(&r->slots[i].pred.rank); /* 1.5: bits of ended blocks */
         }
     }
     r->gen++;
@@ -143,8 +144,10 @@ static int load_chunk(struct fmt_reader *r, uint32_t k)
     r->end_serial = first_serial + ch->c.nr_serials;
     r->prev_ts = base_ts;
     r->tq[0] = r->tq[1] = (struct fmt_tpack){0, 0};
+    fmt_recent_reset(&r->recent);
     r->prev_fact_addr = 0;
     r->prev_fact_ts = base_ts;
+    r->prev_fact_serial = first_serial;
     r->prev_stack[0] = r->prev_stack[1] = 0;
     r->ctx = 0;
     r->loaded = 1;
@@ -174,9 +177,10 @@ static int finish_chunk(struct fmt_reader *r)
 /* A malloc-family address of format 1.1 (put_heap_addr in fmt_writer.c,
  * docs/format.md "Address prediction"). Returns 0, or -1 for a freed-block
  * rank its class's ring does not have or an unused code. */
-static inline int get_heap_addr(struct fmt_pred *pred, struct fmt_cur *c, uint64_t size,
+static inline int get_heap_addr(struct fmt_reader *r, struct fmt_pred *pred, uint64_t size,
                                 uint64_t *addr)
 {
+    struct fmt_cur *c = &r->cur[FMT_COL_ADDR];
     uint64_t v = fmt_cur_varint(c);
 
     if (v == 0)
@@ -187,6 +191,12 @@ static inline int get_heap_addr(struct fmt_pred *pred, struct fmt_cur *c, uint64
         *addr = fmt_cur_varint(c);
     else if (v > FMT_PRED_ADDR_DIFF)
         *addr = fmt_pred_guess(pred, size) + (uint64_t)fmt_unzigzag(v - FMT_PRED_ADDR_DIFF);
+    else if (v == FMT_PRED_ADDR_RECENT && r->v15) /* 1.5: a recently ended block's */
+        return fmt_recent_get(
+                   &r->recent,
+                   fmt_cur_split(&r->cur[FMT_COL_ADDR_REC], &r->cur[FMT_COL_ADDR_REC_HI]), addr)
+                   ? 0
+                   : -1;
     else
         return -1;
     return 0;
@@ -308,11 +318,41 @@ static inline __attribute__((always_inline)) int get_ref(struct fmt_reader *r, s
             ev->flags |= FMT_EVF_PARTIAL;
     }
     uint64_t d = v >> 1;
-    if (!(v & 1)) {
+    if (!(v & 1) && r->v15) {
+        /* 1.5: d blocks back, or past FMT_RANK_NEAR the live block of rank
+         * d - FMT_RANK_NEAR - 1 among those started before the last
+         * FMT_RANK_NEAR (fmt_rank_internal.h) */
+        struct fmt_rslot *sl = &r->slots[r->slot];
+        uint32_t len = sl->started.len;
+        int64_t o = -1;
+        if (d <= FMT_RANK_NEAR)
+            o = d <= len ? (int64_t)(len - d) : -1;
+        else if (len > FMT_RANK_NEAR && d - FMT_RANK_NEAR - 1 < len)
+            o = fmt_rank_select(
+                &sl->pred.rank,
+                (uint32_t)(d - FMT_RANK_NEAR - 1) + fmt_rank_count_near(&sl->pred.rank, len), len);
+        if (o < 0)
+            return bad_event(r, "reference past the thread's live blocks in the chunk");
+        struct fmt_rblk *b = &r->blks[sl->started.v[o]];
+        if (want == RBLK_HEAP && b->state == RBLK_HEAP)
+            fmt_rank_end(&sl->pred.rank, (uint32_t)o);
+        d = r->next_serial - (r->chunk_first_serial + sl->started.v[o]);
+    } else if (!(v & 1)) {
         const struct fmt_rlist *l = &r->slots[r->slot].started;
         if (d > l->len)
             return bad_event(r, "reference past the thread's first block in the chunk");
         d = r->next_serial - (r->chunk_first_serial + l->v[l->len - d]);
+    } else if (r->v15) { /* 1.5: this chunk's block d back, or an earlier chunk's */
+        d = v >> 2;
+        if (v & 2) {
+            uint64_t s = r->prev_fact_serial + (uint64_t)fmt_unzigzag(d);
+            if (s >= r->chunk_first_serial || !s)
+                return bad_event(r, "reference to an earlier chunk's block out of range");
+            r->prev_fact_serial = s;
+            d = r->next_serial - s;
+        } else if (d > r->next_serial - r->chunk_first_serial) {
+            return bad_event(r, "reference before the chunk's first block");
+        }
     }
     if (d >= r->next_serial || !d)
         return bad_event(r, "reference before the first block");
@@ -380,6 +420,8 @@ static inline int start_block(struct fmt_reader *r, struct fmt_event *ev, uint32
         l->v = v;
         l->cap = cap;
     }
+    if (r->v15 && fmt_rank_start(&r->slots[r->slot].pred.rank, l->len))
+        return -ENOMEM;
     l->v[l->len++] = idx;
 
     ev->serial = r->next_serial++;
@@ -489,7 +531,7 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
     case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC:
         size = fmt_cur_split(&cur[FMT_COL_SIZE], &cur[FMT_COL_SIZE_HI]);
         if (r->addr_cands) {
-            if (get_heap_addr(pred, &cur[FMT_COL_ADDR], size, &addr))
+            if (get_heap_addr(r, pred, size, &addr))
                 return bad_event(r, "bad address code (or a freed block that is not there)");
             break;
         }
@@ -503,6 +545,8 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
             addr = ev->old_addr;
             ev->old_addr = 0;
             fmt_pred_end(pred, addr, ev->ref_size);
+            if (r->v15)
+                fmt_recent_push(&r->recent, addr);
         } else {
             addr = fmt_cur_varint(&cur[FMT_COL_ADDR]);
         }
@@ -511,9 +555,11 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
     case FMT_EV_REALLOCARRAY:
         if ((rc = get_ref(r, ev, RBLK_HEAP)) < 0)
             return rc;
-        if (rc)
+        if (rc) {
             fmt_pred_end(pred, ev->old_addr, ev->ref_size);
-        else
+            if (r->v15)
+                fmt_recent_push(&r->recent, ev->old_addr);
+        } else
             ev->old_addr = fmt_cur_varint(&cur[FMT_COL_ADDR]);
         size = fmt_cur_split(&cur[FMT_COL_SIZE], &cur[FMT_COL_SIZE_HI]);
         guess = ev->old_addr ? ev->old_addr : fmt_pred_guess(pred, size);
@@ -591,10 +637,11 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
     }
     }
     /* Without a branch per column: this runs for every event. */
-    _Static_assert(FMT_NR_COLUMNS == 20, "check every column");
+    _Static_assert(FMT_NR_COLUMNS == 22, "check every column");
     if (cur[1].bad | cur[2].bad | cur[3].bad | cur[4].bad | cur[5].bad | cur[6].bad | cur[7].bad |
         cur[8].bad | cur[9].bad | cur[10].bad | cur[11].bad | cur[12].bad | cur[13].bad |
-        cur[14].bad | cur[15].bad | cur[16].bad | cur[17].bad | cur[18].bad | cur[19].bad)
+        cur[14].bad | cur[15].bad | cur[16].bad | cur[17].bad | cur[18].bad | cur[19].bad |
+        cur[20].bad | cur[21].bad)
         return bad_event(r, "field runs past the end of its column");
     return 1;
 }

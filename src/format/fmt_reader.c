@@ -292,6 +292,7 @@ static int open_trace(struct fmt_reader *r)
     r->pe = (features & FMT_FEAT_PE_PROCESS) != 0;
     r->v13 = (features & FMT_FEAT_TIME_UNIT) != 0;
     r->tpack = (features & FMT_FEAT_TIME_PACK) != 0;
+    r->v15 = (features & FMT_FEAT_FREE_RANKS) != 0;
     r->sampled = (features & FMT_FEAT_SAMPLED) != 0;
     r->pools = (features & FMT_FEAT_POOLS) != 0;
     r->estimates = r->sampled;
@@ -419,8 +420,10 @@ void fmt_reader_close(struct fmt_reader *r)
     for (int i = 0; i < FMT_NR_COLUMNS; i++)
         fmt_buf_free(&r->col[i]);
     free(r->ctx_slot);
-    for (uint32_t i = 0; i < r->cap_slots; i++)
+    for (uint32_t i = 0; i < r->cap_slots; i++) {
         free(r->slots[i].started.v);
+        fmt_rank_free(&r->slots[i].pred.rank);
+    }
     free(r->slots);
     free(r->blks);
     free(r);

@@ -11,6 +11,7 @@
 #include "format/fmt_buf_internal.h"
 #include "format/fmt_layout_internal.h"
 #include "format/fmt_pred_internal.h"
+#include "format/fmt_recent_internal.h"
 #include "format/fmt_stkcode_internal.h"
 #include "format/fmt_tpack_internal.h"
 #include "memscribe/trace.h"
@@ -104,6 +105,7 @@ struct fmt_reader {
     int tpack;      /* FMT_FEAT_TIME_PACK (1.4): time deltas packed */
     int sampled;    /* FMT_FEAT_SAMPLED: info.sample_bytes is set */
     int pools;      /* FMT_FEAT_POOLS (1.4): pool events (FMT_EVF_POOL) allowed */
+    int v15;        /* FMT_FEAT_FREE_RANKS (1.5): recent ended addresses, ranked references */
     int estimates;  /* sampled: heap sizes are estimates (fmt_reader_estimates) */
     uint64_t nr_skipped;
     uint64_t defs_raw_total;
@@ -146,9 +148,11 @@ struct fmt_reader {
     uint64_t next_serial;
     uint64_t end_serial;
     uint64_t prev_ts;
-    struct fmt_tpack tq[2];  /* TIME's and FREE_TIME's group being read (1.4) */
-    uint64_t prev_fact_addr; /* FACT_ADDR's previous address (1.3) */
-    uint64_t prev_fact_ts;   /* FACT_TIME's previous time (1.3) */
+    struct fmt_tpack tq[2];    /* TIME's and FREE_TIME's group being read (1.4) */
+    struct fmt_recent recent;  /* the chunk's ended heap addresses (1.5) */
+    uint64_t prev_fact_addr;   /* FACT_ADDR's previous address (1.3) */
+    uint64_t prev_fact_ts;     /* FACT_TIME's previous time (1.3) */
+    uint64_t prev_fact_serial; /* the previous earlier-chunk block's serial (1.5) */
     uint32_t prev_stack[2];
     uint32_t ctx;
     /* The contexts active in the chunk, in slots (at most

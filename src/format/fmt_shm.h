@@ -309,11 +309,31 @@ static inline unsigned char *fmt_shm_ring_data(void *seg, uint32_t i)
     return (unsigned char *)seg + h->data_offset + (uint64_t)i * h->ring_size;
 }
 
-static inline uint64_t fmt_shm_segment_size(uint32_t nr_rings, uint32_t ring_size)
+/* Where the rings' data starts: past the header and the ring controls,
+ * page-aligned. */
+static inline uint32_t fmt_shm_data_offset(uint32_t nr_rings)
 {
     uint64_t ctl = (uint64_t)nr_rings * sizeof(struct fmt_shm_ring_ctl);
-    uint64_t data_offset = FMT_SHM_HEADER_SIZE + ((ctl + 4095) & ~4095ull);
-    return data_offset + (uint64_t)nr_rings * ring_size;
+
+    return FMT_SHM_HEADER_SIZE + (uint32_t)((ctl + 4095) & ~4095ull);
+}
+
+static inline uint64_t fmt_shm_segment_size(uint32_t nr_rings, uint32_t ring_size)
+{
+    return fmt_shm_data_offset(nr_rings) + (uint64_t)nr_rings * ring_size;
+}
+
+/* The layout half of a fresh segment's header (magic, version, rings),
+ * for the collector and its stand-ins (tests, bench/rec_replay.c). */
+static inline void fmt_shm_header_layout(struct fmt_shm_header *h, uint32_t nr_rings,
+                                         uint32_t ring_size)
+{
+    h->magic = FMT_SHM_SEG_MAGIC;
+    h->version = FMT_SHM_VERSION;
+    h->nr_rings = nr_rings;
+    h->ring_size = ring_size;
+    h->ctl_offset = FMT_SHM_HEADER_SIZE;
+    h->data_offset = fmt_shm_data_offset(nr_rings);
 }
 
 #endif

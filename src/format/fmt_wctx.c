@@ -22,6 +22,8 @@ void fmt_wctx_destroy(struct fmt_writer *w)
 {
     free(w->ctxs);
     free(w->ctx_slot);
+    for (uint32_t i = 0; i < w->cap_slots; i++)
+        fmt_rank_free(&w->slots[i].rank);
     free(w->slots);
     free(w->ctx_hash);
 }
@@ -102,7 +104,8 @@ __attribute__((noinline)) int fmt_wctx_lookup(struct fmt_writer *w,
 
 __attribute__((noinline)) struct fmt_pred *fmt_wctx_pred_new(struct fmt_writer *w, uint32_t ctx)
 {
-    if (UTIL_ARRAY_RESERVE(w->slots, w->cap_slots, (size_t)w->nr_slots + 1, 8))
+    /* zeroed: a slot's rank arrays (1.5) are kept from chunk to chunk */
+    if (UTIL_ARRAY_RESERVE_ZERO(w->slots, w->cap_slots, (size_t)w->nr_slots + 1, 8))
         return NULL;
     uint32_t slot = w->nr_slots++;
     w->ctx_slot[ctx] = (w->nr_chunks + 1) << FMT_SLOT_BITS | slot;

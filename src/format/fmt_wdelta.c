@@ -7,11 +7,6 @@
 #include <errno.h>
 #include <stdlib.h>
 
-static inline uint32_t dmap_home(uint32_t stack, uint32_t mask)
-{
-    return (uint32_t)((stack * 0x9e3779b97f4a7c15ull) >> 32) & mask;
-}
-
 static int dmap_grow(struct fmt_wdeltas *d, uint64_t gen)
 {
     uint32_t cap = d->map ? (d->mask + 1) * 2 : 1024;
@@ -20,7 +15,7 @@ static int dmap_grow(struct fmt_wdeltas *d, uint64_t gen)
     if (!m)
         return -ENOMEM;
     for (uint32_t i = 0; i < d->nr; i++) {
-        uint32_t h = dmap_home(d->touched[i].stack, cap - 1);
+        uint32_t h = fmt_wdelta_home(d->touched[i].stack, cap - 1);
         while (m[h].gen == gen)
             h = (h + 1) & (cap - 1);
         m[h] = (struct fmt_wdslot){gen, d->touched[i].stack, i};
@@ -36,7 +31,7 @@ __attribute__((noinline)) int fmt_wdelta_add_slow(struct fmt_wdeltas *d, uint64_
 {
     if ((!d->map || (d->nr + 1) * 2 > d->mask + 1) && dmap_grow(d, gen))
         return -ENOMEM;
-    uint32_t h = dmap_home(stack, d->mask);
+    uint32_t h = fmt_wdelta_home(stack, d->mask);
     for (; d->map[h].gen == gen; h = (h + 1) & d->mask) {
         if (d->map[h].stack == stack) {
             d->touched[d->map[h].idx].bytes += bytes;

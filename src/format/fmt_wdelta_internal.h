@@ -6,6 +6,7 @@
 #ifndef FMT_WDELTA_INTERNAL_H
 #define FMT_WDELTA_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct fmt_wdelta {
@@ -33,6 +34,12 @@ struct fmt_wdeltas {
     uint32_t last_idx;
 };
 
+/* The map's home slot of stack. */
+static inline uint32_t fmt_wdelta_home(uint32_t stack, uint32_t mask)
+{
+    return (uint32_t)((stack * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
+
 /* fmt_wdelta_add() when the stack is not the last one. Returns 0 or
  * -ENOMEM. */
 int fmt_wdelta_add_slow(struct fmt_wdeltas *d, uint64_t gen, uint32_t stack, int64_t bytes,
@@ -44,12 +51,23 @@ int fmt_wdelta_add_slow(struct fmt_wdeltas *d, uint64_t gen, uint32_t stack, int
 static inline int fmt_wdelta_add(struct fmt_wdeltas *d, uint64_t gen, uint32_t stack, int64_t bytes,
                                  int64_t blocks)
 {
-    if (d->last_gen == gen && d->last_stack == stack) {
-        d->touched[d->last_idx].bytes += bytes;
-        d->touched[d->last_idx].blocks += blocks;
-        return 0;
+    uint32_t idx = d->last_idx;
+
+    if (d->last_gen != gen || d->last_stack != stack) {
+        /* A stack at its home slot: the common other case, without a call
+         * (sqlite3 interleaves dozens of stacks). */
+        const struct fmt_wdslot *m = d->map ? &d->map[fmt_wdelta_home(stack, d->mask)] : NULL;
+
+        if (!m || m->gen != gen || m->stack != stack)
+            return fmt_wdelta_add_slow(d, gen, stack, bytes, blocks);
+        idx = m->idx;
+        d->last_gen = gen;
+        d->last_stack = stack;
+        d->last_idx = idx;
     }
-    return fmt_wdelta_add_slow(d, gen, stack, bytes, blocks);
+    d->touched[idx].bytes += bytes;
+    d->touched[idx].blocks += blocks;
+    return 0;
 }
 
 /* Sort the chunk's deltas by stack, for its summary. */

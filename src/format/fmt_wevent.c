@@ -34,8 +34,26 @@ start_heap(struct fmt_writer *w, struct fmt_wlive *live, const struct heap_ev *e
     fmt_pred_start(w->pred, ev->addr, ev->size);
     w->chunk_heap_allocs++;
     w->st.nr_allocs++;
+    if (w->v15 && fmt_rank_start(&w->pred->rank, b.ord))
+        return -ENOMEM;
     int rc = fmt_wlive_insert(live, &b);
     return rc ?: fmt_wdelta_add(&w->deltas, w->nr_chunks + 1, ev->stack, (int64_t)ev->size, 1);
+}
+
+/* REF / 2 for the block its own context started in the chunk as the
+ * ord-th: how many blocks the context started since, or in format 1.5
+ * beyond FMT_RANK_NEAR of them FMT_RANK_NEAR + 1 + its rank among the live
+ * blocks started before the last FMT_RANK_NEAR (no counting for the near
+ * ones, where most frees are). */
+static inline __attribute__((always_inline)) uint64_t ref_own(const struct fmt_writer *w,
+                                                              uint32_t ord)
+{
+    uint32_t n = w->pred->nr_started, d = n - ord;
+
+    if (!w->v15 || d <= FMT_RANK_NEAR)
+        return d;
+    const struct fmt_rank *k = &w->pred->rank;
+    return FMT_RANK_NEAR + 1 + fmt_rank_count(k, ord + 1, n) - fmt_rank_count_near(k, n);
 }
 
 /* Store the back-reference to block b, which the current event (of
@@ -45,12 +63,19 @@ start_heap(struct fmt_writer *w, struct fmt_wlive *live, const struct heap_ev *e
  * does not. Any other block by its serial distance (REF = 2d + 1); one from
  * an earlier chunk also gets its facts in MISC, so each chunk can be read
  * on its own. */
-static void put_ref(struct fmt_writer *w, uint64_t ts_ns, const struct fmt_wblock *b, uint32_t ctx)
+static inline __attribute__((always_inline)) void put_ref(struct fmt_writer *w, uint64_t ts_ns,
+                                                          const struct fmt_wblock *b, uint32_t ctx)
 {
     struct fmt_buf *misc = &w->col[FMT_COL_MISC];
-    uint64_t v = b->serial >= w->chunk_first_serial && b->ctx == ctx
-                     ? (uint64_t)(w->pred->nr_started - b->ord) << 1
-                     : (w->next_serial - b->serial) << 1 | 1;
+    int here = b->serial >= w->chunk_first_serial;
+    uint64_t v = here && b->ctx == ctx ? ref_own(w, b->ord) << 1
+                 : !w->v15             ? (w->next_serial - b->serial) << 1 | 1
+                 /* 1.5: a block of this chunk by its serial distance, one of
+                  * an earlier chunk by the difference to the previous such
+                  * serial (python3 frees old objects in the order it made
+                  * them: 2-3 bytes a reference become 1) */
+                 : here ? (w->next_serial - b->serial) << 2 | 1
+                        : fmt_zigzag((int64_t)(b->serial - w->prev_fact_serial)) << 2 | 3;
 
     /* Format 1.3 splits REF as SIZE is split: on python3 the low byte plane
      * repeats where the mixed varints do not (0.68 -> 0.08 bytes/event). */
@@ -58,8 +83,9 @@ static void put_ref(struct fmt_writer *w, uint64_t ts_ns, const struct fmt_wbloc
         fmt_buf_put_split(&w->col[FMT_COL_REF], &w->col[FMT_COL_REF_HI], v);
     else
         fmt_buf_put_varint(&w->col[FMT_COL_REF], v);
-    if (!(v & 1) || b->serial >= w->chunk_first_serial)
+    if (!(v & 1) || here)
         return;
+    w->prev_fact_serial = b->serial;
     /* Its facts: in MISC (1.1), or each in its own column (1.3), where the
      * facts of one kind compress together (python3: 1.2 -> 0.x bytes/event). */
     if (!w->v13) {
@@ -95,6 +121,11 @@ static inline __attribute__((always_inline)) int end_heap(struct fmt_writer *w, 
     if (may_end && addr && fmt_wlive_take(live, key, addr, &b)) {
         put_ref(w, ts_ns, &b, ctx);
         fmt_pred_end(w->pred, b.addr, b.size);
+        if (w->v15) {
+            fmt_recent_put(&w->recent, w->recent_ix, b.addr);
+            if (b.ctx == ctx && b.serial >= w->chunk_first_serial)
+                fmt_rank_end(&w->pred->rank, b.ord);
+        }
         return fmt_wdelta_add(&w->deltas, w->nr_chunks + 1, b.stack, -(int64_t)b.size, -1);
     }
     fmt_buf_put_varint(&w->col[FMT_COL_REF], 0);
@@ -129,6 +160,8 @@ static int start_vm(struct fmt_writer *w, const struct fmt_event *ev, uint32_t c
     struct fmt_wblock b = {ev->addr,  w->next_serial++,     ev->size, ev->ts_ns, ev->stack, ctx,
                            ev->image, w->pred->nr_started++};
 
+    if (w->v15 && fmt_rank_start(&w->pred->rank, b.ord))
+        return -ENOMEM;
     return ev->size ? fmt_wvm_insert(&w->vm, ev->image, &b) : 0;
 }
 
@@ -237,9 +270,11 @@ static inline int ensure_room(struct fmt_writer *w, const struct fmt_event *ev)
  * 0 when predicted, else its rank among the class's freed addresses, else
  * the difference to the prediction (or, for a difference that would not
  * fit beside the codes, the address itself). */
-static inline void put_heap_addr(struct fmt_buf *b, struct fmt_pred *pred, uint64_t addr,
-                                 uint64_t size)
+static inline __attribute__((always_inline)) void put_heap_addr(struct fmt_writer *w, uint64_t addr,
+                                                                uint64_t size)
 {
+    struct fmt_buf *b = &w->col[FMT_COL_ADDR];
+    struct fmt_pred *pred = w->pred;
     uint64_t guess = fmt_pred_guess(pred, size);
 
     if (addr == guess) {
@@ -249,6 +284,12 @@ static inline void put_heap_addr(struct fmt_buf *b, struct fmt_pred *pred, uint6
     int i = fmt_pred_shadow_take(pred, addr, size);
     if (i >= 0) {
         fmt_buf_put_u8(b, (uint8_t)(1 + i));
+        return;
+    }
+    int64_t k = w->v15 ? fmt_recent_rank(&w->recent, w->recent_ix, addr) : -1;
+    if (k >= 0) {
+        fmt_buf_put_u8(b, FMT_PRED_ADDR_RECENT);
+        fmt_buf_put_split(&w->col[FMT_COL_ADDR_REC], &w->col[FMT_COL_ADDR_REC_HI], (uint64_t)k);
         return;
     }
     uint64_t d = fmt_zigzag((int64_t)(addr - guess));
@@ -309,7 +350,9 @@ encode_head(struct fmt_writer *w, uint32_t ctx, unsigned kind, uint64_t ts_ns)
         w->prev_ts = ts_ns;
         w->prev_fact_addr = 0;
         w->prev_fact_ts = ts_ns;
+        w->prev_fact_serial = w->next_serial;
         w->prev_stack[0] = w->prev_stack[1] = 0;
+        fmt_recent_reset(&w->recent);
     }
     struct fmt_pred *pred = fmt_wctx_pred(w, ctx);
     if (!pred)
@@ -358,7 +401,7 @@ static inline __attribute__((always_inline)) int encode_alloc(struct fmt_writer 
                                                               int failed)
 {
     fmt_buf_put_split(&w->col[FMT_COL_SIZE], &w->col[FMT_COL_SIZE_HI], h->size);
-    put_heap_addr(&w->col[FMT_COL_ADDR], w->pred, h->addr, h->size);
+    put_heap_addr(w, h->addr, h->size);
     return h->addr && !failed ? start_heap(w, live, h, ctx) : 0;
 }
 

@@ -6,13 +6,13 @@
 #include <errno.h>
 #include <stdlib.h>
 
-int fmt_wpool_init(struct fmt_wpool *p)
+int fmt_wpool_init(struct fmt_wpool *p, uint32_t time_unit_ns)
 {
-    int rc = fmt_wlive_init(&p->blocks);
+    int rc = fmt_wlive_init(&p->blocks, time_unit_ns);
 
     if (rc)
         return rc;
-    if ((rc = fmt_wlive_init(&p->ids)))
+    if ((rc = fmt_wlive_init(&p->ids, 1)))
         fmt_wlive_destroy(&p->blocks);
     p->nr_ids = 0;
     return rc;
@@ -26,11 +26,11 @@ void fmt_wpool_destroy(struct fmt_wpool *p)
 
 int fmt_wpool_id(struct fmt_wpool *p, uint32_t image, uint64_t handle, uint32_t *id, int *created)
 {
-    struct fmt_wblock *b = fmt_wlive_find(&p->ids, image, handle);
+    struct fmt_wblock b;
 
-    *created = !b;
-    if (b) {
-        *id = (uint32_t)b->serial;
+    *created = !fmt_wlive_get(&p->ids, image, handle, &b);
+    if (!*created) {
+        *id = (uint32_t)b.serial;
         return 0;
     }
     if (p->nr_ids == UINT32_MAX)
@@ -49,21 +49,23 @@ static int by_serial(const void *a, const void *b)
 
 int fmt_wpool_blocks(struct fmt_wpool *p, uint32_t id, struct fmt_wblock **out, uint64_t *nr)
 {
-    uint64_t n = 0;
+    struct fmt_wblock b;
+    uint64_t n = 0, pos = 0;
 
     *out = NULL;
     *nr = 0;
-    for (uint64_t i = 0; i <= p->blocks.mask; i++)
-        n += p->blocks.slots[i].serial && p->blocks.slots[i].image == id;
+    while (fmt_wlive_next(&p->blocks, &pos, &b))
+        n += b.image == id;
     if (!n)
         return 0;
     struct fmt_wblock *v = calloc(n, sizeof(*v));
     if (!v)
         return -ENOMEM;
     n = 0;
-    for (uint64_t i = 0; i <= p->blocks.mask; i++)
-        if (p->blocks.slots[i].serial && p->blocks.slots[i].image == id)
-            v[n++] = p->blocks.slots[i];
+    pos = 0;
+    while (fmt_wlive_next(&p->blocks, &pos, &b))
+        if (b.image == id)
+            v[n++] = b;
     qsort(v, n, sizeof(*v), by_serial);
     *out = v;
     *nr = n;

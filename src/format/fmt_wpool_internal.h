@@ -17,7 +17,8 @@ struct fmt_wpool {
     uint32_t nr_ids;
 };
 
-int fmt_wpool_init(struct fmt_wpool *p);
+/* Pool blocks' times are multiples of time_unit_ns. 0 or -ENOMEM. */
+int fmt_wpool_init(struct fmt_wpool *p, uint32_t time_unit_ns);
 void fmt_wpool_destroy(struct fmt_wpool *p);
 
 /* The id of pool handle of image (from 1), given at its first sight

@@ -78,6 +78,8 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     w->v13 = opt && opt->time_unit_ns;
     w->pools = opt && opt->pools;
     w->tpack = w->v13 && opt->time_pack;
+    w->v15 = w->tpack && opt->free_ranks;
+    w->rep_level = w->v15 && !opt->zstd_level && !opt->zlib ? FMT_REPEAT_ZSTD_LEVEL : 0;
     if (w->tu > FMT_WRITER_MAX_TIME_UNIT_NS) {
         free(w);
         return -EINVAL;
@@ -88,9 +90,14 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     if ((rc = fmt_zc_init(&w->zc, opt && opt->zlib ? FMT_ZC_ZLIB : FMT_ZC_ZSTD, w->level)) ||
         (rc = fmt_wctx_init(w)))
         goto fail;
-    if ((rc = fmt_wlive_init(&w->live)) || (rc = fmt_wstack_init(&w->stacks, info->stack_depth)))
+    if ((rc = fmt_wlive_init(&w->live, w->tu)) ||
+        (rc = fmt_wstack_init(&w->stacks, info->stack_depth)))
         goto fail;
-    if (w->pools && (rc = fmt_wpool_init(&w->pool))) {
+    if (w->v15 && !(w->recent_ix = calloc(1, sizeof(*w->recent_ix)))) {
+        rc = -ENOMEM;
+        goto fail;
+    }
+    if (w->pools && (rc = fmt_wpool_init(&w->pool, w->tu))) {
         w->pools = 0;
         goto fail;
     }
@@ -106,7 +113,7 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
                           (opt && opt->pe_process ? FMT_FEAT_PE_PROCESS : 0) |
                           (w->v13 ? FMT_FEAT_TIME_UNIT : 0) | (w->tpack ? FMT_FEAT_TIME_PACK : 0) |
                           (info->sample_bytes ? FMT_FEAT_SAMPLED : 0) |
-                          (w->pools ? FMT_FEAT_POOLS : 0));
+                          (w->pools ? FMT_FEAT_POOLS : 0) | (w->v15 ? FMT_FEAT_FREE_RANKS : 0));
     if ((rc = fmt_wout_raw(&w->out, hdr, sizeof(hdr))) || (rc = w_meta(w, info)))
         goto fail;
     *out = w;
@@ -189,6 +196,7 @@ void fmt_writer_destroy(struct fmt_writer *w)
         fmt_buf_free(&w->col[i]);
     fmt_buf_free(&w->defs);
     fmt_buf_free(&w->scratch);
+    fmt_buf_free(&w->probe);
     fmt_buf_free(&w->out.dir);
     fmt_wctx_destroy(w);
     fmt_wlive_destroy(&w->live);
@@ -198,5 +206,6 @@ void fmt_writer_destroy(struct fmt_writer *w)
     fmt_wstack_destroy(&w->stacks);
     fmt_wdelta_destroy(&w->deltas);
     free(w->mods);
+    free(w->recent_ix);
     free(w);
 }

@@ -22,6 +22,8 @@ struct fmt_writer_options {
                               times are rounded down to multiples of this (1: ns) */
     int time_pack;         /* with time_unit_ns: a format 1.4 file, time deltas packed
                               (feature bit TIME_PACK) */
+    int free_ranks;        /* with time_pack: a format 1.5 file, recently ended addresses
+                              named by rank (feature bit FREE_RANKS) */
     int pools;             /* events of the program's own pools (FMT_EVF_POOL) allowed:
                               format 1.4, feature bit POOLS */
 };
@@ -74,6 +76,10 @@ int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsi
  * event's lookup is a cache miss, most of the writer's time per event; the
  * recorder calls this a few events ahead. */
 void fmt_writer_prefetch(const struct fmt_writer *w, uint32_t image, uint64_t addr);
+
+/* 1 when fmt_writer_prefetch() pays: the table of live blocks is larger
+ * than a core's cache. */
+int fmt_writer_prefetch_pays(const struct fmt_writer *w);
 
 /* End the current chunk now and write it (with its DEFS block), so that
  * what was appended so far survives the recorder dying; the recorder may

@@ -13,6 +13,7 @@
 #include "format/fmt_buf_internal.h"
 #include "format/fmt_layout_internal.h"
 #include "format/fmt_pred_internal.h"
+#include "format/fmt_recent_internal.h"
 #include "format/fmt_tpack_internal.h"
 #include "format/fmt_wdelta_internal.h"
 #include "format/fmt_wlive_internal.h"
@@ -23,6 +24,11 @@
 #include "format/fmt_wvm_internal.h"
 
 #define FMT_DEFAULT_ZSTD_LEVEL 1
+/* Format 1.5 writers at the default level: the zstd level of a column
+ * whose repeats it finds (fmt_wchunk.c), tried every FMT_REPEAT_PROBE-th
+ * chunk. */
+#define FMT_REPEAT_ZSTD_LEVEL 5
+#define FMT_REPEAT_PROBE 16
 #define FMT_DEFAULT_CHUNK_EVENTS (1u << 18)
 #define FMT_CHUNK_MAX_STRS (8u << 20) /* flush early when strings pile up */
 
@@ -43,12 +49,16 @@ struct fmt_writer {
     int tpack;              /* format 1.4: FMT_FEAT_TIME_PACK, time deltas packed */
     struct fmt_tpack tp[2]; /* the TIME and FREE_TIME groups being filled */
     int pools;              /* format 1.4: FMT_FEAT_POOLS, pool events allowed (pool is set up) */
+    int v15;                /* format 1.5: FMT_FEAT_FREE_RANKS */
     struct fmt_zc zc;       /* zstd or zlib */
 
     struct fmt_buf col[FMT_NR_COLUMNS];
-    uint32_t room;          /* events the columns surely have space for */
-    struct fmt_buf defs;    /* pending DEFS records, stacks excepted */
-    struct fmt_buf scratch; /* compressed columns, DEFS payloads */
+    int rep_level;                   /* 0, or FMT_REPEAT_ZSTD_LEVEL (1.5, default level) */
+    uint8_t col_rep[FMT_NR_COLUMNS]; /* the column is compressed at rep_level */
+    struct fmt_buf probe;            /* a column compressed at the other level */
+    uint32_t room;                   /* events the columns surely have space for */
+    struct fmt_buf defs;             /* pending DEFS records, stacks excepted */
+    struct fmt_buf scratch;          /* compressed columns, DEFS payloads */
 
     /* The chunk being built. */
     uint32_t nr_chunk_events;
@@ -60,9 +70,10 @@ struct fmt_writer {
     uint64_t chunk_heap_allocs;
     uint64_t chunk_dropped;
     uint64_t prev_ts;
-    uint64_t prev_fact_addr; /* FACT_ADDR's previous address (1.3) */
-    uint64_t prev_fact_ts;   /* FACT_TIME's previous time (1.3) */
-    uint32_t prev_stack[2];  /* last stack id in STACK and in FREE_STACK */
+    uint64_t prev_fact_addr;   /* FACT_ADDR's previous address (1.3) */
+    uint64_t prev_fact_ts;     /* FACT_TIME's previous time (1.3) */
+    uint64_t prev_fact_serial; /* the previous earlier-chunk block's serial (1.5) */
+    uint32_t prev_stack[2];    /* last stack id in STACK and in FREE_STACK */
     uint32_t cur_ctx;
     uint64_t next_serial;
 
@@ -79,6 +90,9 @@ struct fmt_writer {
     uint32_t cap_ctxs;
     uint32_t *ctx_hash;
     uint32_t ctx_mask;
+
+    struct fmt_recent recent;           /* 1.5: the chunk's ended addresses */
+    struct fmt_recent_index *recent_ix; /* 1.5: and where each is in the ring */
 
     struct fmt_wlive live;
     struct fmt_wpool pool; /* with pools only */

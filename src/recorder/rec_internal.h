@@ -12,6 +12,17 @@
 #include "format/fmt_shm.h"
 #include "format/fmt_writer.h"
 
+/* What `memscribe record` writes unless told otherwise (docs/record.md):
+ * times in whole microseconds (format 1.3: a nanosecond time took most of
+ * a trace's bytes, docs/format.md "Time unit"), packed (1.4), references by rank and
+ * recently ended addresses (1.5), pools announced at any time. The
+ * benchmark's recorder replay (bench/rec_replay.c) writes the same. */
+#define REC_DEFAULT_TIME_UNIT_NS 1000u
+#define REC_WRITER_OPTIONS                                                                         \
+    {                                                                                              \
+        .time_unit_ns = REC_DEFAULT_TIME_UNIT_NS, .time_pack = 1, .free_ranks = 1, .pools = 1      \
+    }
+
 /* Events younger than now - REC_GUARD_NS are held back: a producer's
  * marker store may still sit in its CPU's store buffer (docs/protocol.md). */
 #define REC_GUARD_NS (2 * 1000 * 1000ull)
@@ -42,8 +53,21 @@ struct rec_stackmap {
 };
 /* Map local (not 0) to gid, replacing an earlier mapping: 0 or -ENOMEM. */
 int rec_stackmap_put(struct rec_stackmap *m, uint32_t local, uint32_t gid);
-/* The trace id of local, 0 if none was defined. */
-uint32_t rec_stackmap_get(const struct rec_stackmap *m, uint32_t local);
+static inline uint32_t rec_stackmap_slot(const struct rec_stackmap *m, uint32_t local)
+{
+    /* Fibonacci hashing: the collector's ids are dense (1, 2, 3, ...). */
+    return (uint32_t)((local * 0x9e3779b97f4a7c15ull) >> 32) & (m->cap - 1);
+}
+/* The trace id of local, 0 if none was defined. Once per event: inline. */
+static inline uint32_t rec_stackmap_get(const struct rec_stackmap *m, uint32_t local)
+{
+    if (!m->cap || local == 0)
+        return 0;
+    for (uint32_t j = rec_stackmap_slot(m, local); m->slots[j]; j = (j + 1) & (m->cap - 1))
+        if ((uint32_t)(m->slots[j] >> 32) == local)
+            return (uint32_t)m->slots[j];
+    return 0;
+}
 void rec_stackmap_free(struct rec_stackmap *m);
 
 /* rec_clock.c: every time the recorder handles is CLOCK_MONOTONIC ns;

@@ -128,7 +128,7 @@ static uint64_t rec_ring_next_ts(const struct rec_ring *r)
     return *rec_record_ts(r->buf + r->buf_pos);
 }
 
-static uint32_t rec_map_stack(struct rec_image *img, uint32_t id)
+static inline uint32_t rec_map_stack(struct rec_image *img, uint32_t id)
 {
     uint32_t gid;
 
@@ -172,23 +172,37 @@ static inline int rec_emit_heap(struct rec_session *s, struct rec_ring *r,
     return 1;
 }
 
-/* Records are mostly plain events of one size: the one REC_AHEAD of them
- * ahead is likely a malloc or free, whose live-block slot the writer can
- * start loading now (fmt_writer_prefetch). A guess that lands inside
- * another record reads bytes of the buffer and prefetches a wrong slot:
- * harmless. */
+/* While a run of records is written, the writer starts loading the
+ * live-block slot of the malloc or free REC_AHEAD records ahead
+ * (fmt_writer_prefetch, a hint that changes nothing in the trace): with a
+ * million live blocks each lookup is a cache miss otherwise. The records
+ * ahead are walked by their lengths, not guessed from the common one: one
+ * realloc or calloc among them would put the guess inside a record. */
 #define REC_AHEAD 8
 
-static inline void rec_prefetch_ahead(struct rec_session *s, const struct rec_ring *r)
+static inline void rec_prefetch_record(struct rec_session *s, const struct rec_ring *r,
+                                       const unsigned char *p)
 {
-    uint64_t at = r->buf_pos + (uint64_t)REC_AHEAD * FMT_SHM_EVENT_SIZE(0);
-    const struct fmt_shm_event *e;
+    const struct fmt_shm_event *e = (const void *)p;
 
-    if (at + FMT_SHM_EVENT_SIZE(0) > r->buf_len)
-        return;
-    e = (const void *)(r->buf + at);
-    if (e->type == FMT_SHM_REC_EVENT && (e->kind == FMT_EV_FREE || e->kind == FMT_EV_MALLOC))
+    if (p[0] == FMT_SHM_REC_EVENT && (e->kind == FMT_EV_FREE || e->kind == FMT_EV_MALLOC))
         fmt_writer_prefetch(s->w, r->who.image, e->addr);
+}
+
+/* The buffer offset REC_AHEAD records past r's next one, with a
+ * prefetch for every record on the way; UINT64_MAX (no prefetches) while
+ * the writer's table is small enough to stay in the caches. */
+static uint64_t rec_prefetch_start(struct rec_session *s, const struct rec_ring *r)
+{
+    uint64_t at = r->buf_pos;
+
+    if (!fmt_writer_prefetch_pays(s->w))
+        return UINT64_MAX;
+    for (int k = 0; k < REC_AHEAD && at < r->buf_len; k++) {
+        rec_prefetch_record(s, r, r->buf + at);
+        at += rec_buffered_len(r->buf + at);
+    }
+    return at;
 }
 
 /* Fill ev from an EVENT record. */
@@ -513,10 +527,15 @@ void rec_merge_emit(struct rec_session *s, uint64_t limit)
                 bound = rec_ring_next_ts(s->heap[2]);
             if (s->nr_synth > 0 && s->synth[0].ev.ts_ns < bound)
                 bound = s->synth[0].ev.ts_ns;
+            uint64_t ahead = rec_prefetch_start(s, r);
+
             while (r->buf_pos < r->buf_len) {
                 const struct fmt_shm_event *e = (const void *)(r->buf + r->buf_pos);
 
-                rec_prefetch_ahead(s, r);
+                if (ahead < r->buf_len) {
+                    rec_prefetch_record(s, r, r->buf + ahead);
+                    ahead += rec_buffered_len(r->buf + ahead);
+                }
 
                 /* Plain mallocs and frees, the bulk of a run, without the
                  * detour through rec_emit_one. */

@@ -9,12 +9,6 @@
 
 #include "recorder/rec_internal.h"
 
-static uint32_t rec_stackmap_slot(const struct rec_stackmap *m, uint32_t local)
-{
-    /* Fibonacci hashing: the collector's ids are dense (1, 2, 3, ...). */
-    return (uint32_t)((local * 0x9e3779b97f4a7c15ull) >> 32) & (m->cap - 1);
-}
-
 static int rec_stackmap_grow(struct rec_stackmap *m)
 {
     uint32_t cap = m->cap ? 2 * m->cap : 1024;
@@ -54,16 +48,6 @@ int rec_stackmap_put(struct rec_stackmap *m, uint32_t local, uint32_t gid)
         }
     m->slots[j] = (uint64_t)local << 32 | gid;
     m->nr_entries++;
-    return 0;
-}
-
-uint32_t rec_stackmap_get(const struct rec_stackmap *m, uint32_t local)
-{
-    if (!m->cap || local == 0)
-        return 0;
-    for (uint32_t j = rec_stackmap_slot(m, local); m->slots[j]; j = (j + 1) & (m->cap - 1))
-        if ((uint32_t)(m->slots[j] >> 32) == local)
-            return (uint32_t)m->slots[j];
     return 0;
 }
 

@@ -131,16 +131,13 @@ static void rec_queue_start(struct rec_session *s, struct rec_image *img,
 static int rec_check_segment(const struct fmt_shm_hello *hello, const struct fmt_shm_header *h,
                              size_t size)
 {
-    uint64_t ctl_size;
-
     if (h->magic != FMT_SHM_SEG_MAGIC || h->version != FMT_SHM_VERSION)
         return -EPROTO;
     if (h->nr_rings == 0 || h->nr_rings > REC_MAX_RINGS_PER_SEGMENT || h->ring_size < 4096 ||
         h->ring_size > (256u << 20) || (h->ring_size & (h->ring_size - 1)))
         return -EPROTO;
-    ctl_size = (uint64_t)h->nr_rings * sizeof(struct fmt_shm_ring_ctl);
     if (h->ctl_offset != FMT_SHM_HEADER_SIZE ||
-        h->data_offset != FMT_SHM_HEADER_SIZE + ((ctl_size + 4095) & ~4095ull) ||
+        h->data_offset != fmt_shm_data_offset(h->nr_rings) ||
         fmt_shm_segment_size(h->nr_rings, h->ring_size) != size)
         return -EPROTO;
     if (h->pid != hello->pid || h->stream_id != hello->stream_id ||
@@ -316,6 +313,10 @@ static int rec_buf_room(struct rec_ring *r, uint32_t len)
     return 0;
 }
 
+/* How far ahead of the record being copied the drain asks for the ring's
+ * lines (bytes). */
+#define REC_DRAIN_AHEAD 512
+
 /* Copy len bytes out of the shared ring. Most records are 32 to 64 bytes:
  * word copies, not the `rep movs` an inlined memcpy of unknown size
  * becomes (slow to start). */
@@ -482,6 +483,37 @@ static void rec_exit_follow(struct rec_ring *r)
     r->buf_len += len;
 }
 
+/* Copy the plain mallocs and frees at the start of the avail bytes at p
+ * into the buffer, which has room for all of them; returns the bytes
+ * taken (a multiple of a record's), up to the first other record. */
+static uint64_t rec_drain_plain(struct rec_session *s, struct rec_ring *r, const unsigned char *p,
+                                uint64_t avail, uint64_t t_max)
+{
+    const uint32_t len = FMT_SHM_EVENT_SIZE(0);
+    unsigned char *d = r->buf + r->buf_len;
+    uint64_t done = 0;
+
+    for (; avail - done >= len; done += len, d += len) {
+        /* The producer's core has the lines: ask for them early (only
+         * written ones: a line it is still writing would bounce). */
+        if (avail - done > REC_DRAIN_AHEAD)
+            __builtin_prefetch(p + done + REC_DRAIN_AHEAD);
+        memcpy(d, p + done, FMT_SHM_EVENT_SIZE(0)); /* a constant size: two vector moves */
+        if (d[0] != FMT_SHM_REC_EVENT || d[3] != 0 ||
+            (d[1] != FMT_EV_MALLOC && d[1] != FMT_EV_FREE) ||
+            ((const struct fmt_shm_event *)(const void *)d)->size > REC_MAX_EVENT_SIZE)
+            break;
+        r->buf_len += len;
+        rec_stamp_copy(s, r, d, t_max);
+        if (__builtin_expect(r->exit_at != 0, 0)) {
+            /* It may move what the buffer holds: go on one at a time. */
+            rec_exit_follow(r);
+            return done + len;
+        }
+    }
+    return done;
+}
+
 static void rec_ring_drain(struct rec_session *s, struct rec_ring *r)
 {
     uint64_t head, tail = r->tail, t_max;
@@ -519,20 +551,14 @@ static void rec_ring_drain(struct rec_session *s, struct rec_ring *r)
          * ring at any time, and a length or count that changed between the
          * check and the use would take us out of bounds. First the common
          * case, a plain malloc or free of 32 bytes. */
-        if (avail >= FMT_SHM_EVENT_SIZE(0) && rec_buf_room(r, FMT_SHM_EVENT_SIZE(0)) == 0) {
-            unsigned char *d = r->buf + r->buf_len;
+        if (avail >= FMT_SHM_EVENT_SIZE(0) && rec_buf_room(r, (uint32_t)avail) == 0) {
+            /* Room for all of them at once, so the loop over a run of
+             * them checks nothing else. */
+            uint64_t done = rec_drain_plain(s, r, p, avail, t_max);
 
-            rec_copy_record(d, p, FMT_SHM_EVENT_SIZE(0));
-            if (d[0] == FMT_SHM_REC_EVENT && d[3] == 0 &&
-                (d[1] == FMT_EV_MALLOC || d[1] == FMT_EV_FREE) &&
-                ((const struct fmt_shm_event *)(const void *)d)->size <= REC_MAX_EVENT_SIZE) {
-                r->buf_len += FMT_SHM_EVENT_SIZE(0);
-                rec_stamp_copy(s, r, d, t_max);
-                if (__builtin_expect(r->exit_at != 0, 0))
-                    rec_exit_follow(r);
-                tail += FMT_SHM_EVENT_SIZE(0);
+            tail += done;
+            if (done)
                 continue;
-            }
         }
         len = rec_record_len(p, avail); /* how much to copy; checked again below */
         if (len == 0) {

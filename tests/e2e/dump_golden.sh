@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The golden traces of formats 1.0, 1.1, 1.2 (Windows), 1.3 (a time unit; sampled) and 1.4
-# (packed times; pools) dump exactly as they always did
+# The golden traces of formats 1.0, 1.1, 1.2 (Windows), 1.3 (a time unit; sampled), 1.4
+# (packed times; pools) and 1.5 (ranked references) dump exactly as they always did
 # (old traces stay readable, and dump's output is stable for the tests built
 # on it);
 # --pid keeps one process; a trace cut short dumps its whole chunks, says
@@ -35,6 +35,11 @@ diff -u "$MS_SOURCE/tests/golden/v1_3_sampled.dump" "$tmp/out13s"
 "$MEMSCRIBE" dump --header --stacks --raw "$MS_SOURCE/tests/golden/v1_4.mscr" \
     >"$tmp/out14" 2>"$tmp/err"
 diff -u "$MS_SOURCE/tests/golden/v1_4.dump" "$tmp/out14"
+# Format 1.5: recent addresses, references by rank (docs/format.md, "References")
+"$MEMSCRIBE" dump --header --stacks --raw "$MS_SOURCE/tests/golden/v1_5.mscr" \
+    >"$tmp/out15" 2>"$tmp/err"
+diff -u "$MS_SOURCE/tests/golden/v1_5.dump" "$tmp/out15"
+[ ! -s "$tmp/err" ] || { echo "unexpected stderr:"; cat "$tmp/err"; exit 1; }
 # Format 1.4, feature bit POOLS: the program's own pools (docs/format.md, "Pools")
 "$MEMSCRIBE" dump --header --stacks --raw "$MS_SOURCE/tests/golden/v1_4_pools.mscr" \
     >"$tmp/out14p" 2>"$tmp/err"

@@ -8,16 +8,16 @@
 source "$(dirname "$0")/record_lib.sh"
 
 # The limit is put on the recorder once the program runs, so that only
-# the recorder's writes hit it. It is small (32 KiB; 4 s of the program
-# make ~1 MB) so that a program slowed down by a loaded machine still
-# writes past it.
+# the recorder's writes hit it. It is small (4 KiB; 4 s of the program
+# make ~100 KB in format 1.5, ~1.4 MB in 1.4) so that a program slowed
+# down by a loaded machine still writes past it.
 "$MEMSCRIBE" record -q -o "$WORK/full.mscr" -- "$MS_PROGRAMS/col_crash" slow 4 >"$WORK/full.out" 2>"$WORK/full.err" &
 rec=$!
 for _ in $(seq 1 100); do
     [ -e "$WORK/full.mscr" ] && break
     sleep 0.05
 done
-prlimit --pid $rec --fsize=32768
+prlimit --pid $rec --fsize=4096
 rc=0
 wait $rec || rc=$?
 [ "$rc" = 1 ] || fail "with the file size limit, record exited with $rc, expected 1"

@@ -7,16 +7,19 @@
 # gcc's cc1 -O2 on libpng's pngtest.c (2,158 lines, png.h and zlib.h
 # included), and col_unwind (C++ exceptions, longjmp and siglongjmp out of
 # allocating frames, allocations in signal handlers on an alternate stack,
-# 8 threads) at -O0 with frame pointers and at -O2 without.
+# recursion past the walks' maximum, 8 threads) at -O0 with frame pointers
+# and at -O2 without; col_unwind and sqlite3 also with 6 frames a stack.
 source "$(dirname "$0")/record_lib.sh"
 export MEMSCRIBE_UNWIND=verify
 
 # usage: verified NAME MIN_ALLOCS COMMAND...: the program exits 0, nothing
 # differed, and its trace holds at least MIN_ALLOCS allocations with stacks.
+# RECORD_OPTS: more options of memscribe record.
 verified() {
     local name=$1 min=$2 n
     shift 2
-    "$MEMSCRIBE" record -q -o "$WORK/$name.mscr" -- "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" ||
+    # shellcheck disable=SC2086 # RECORD_OPTS is a list of options
+    "$MEMSCRIBE" record -q ${RECORD_OPTS:-} -o "$WORK/$name.mscr" -- "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" ||
         fail "$name under MEMSCRIBE_UNWIND=verify exited with $?: $(grep -A2 'walk differs' "$WORK/$name.err" || tail -3 "$WORK/$name.err")"
     ! grep -q "walk differs" "$WORK/$name.err" || fail "$name: $(cat "$WORK/$name.err")"
     n=$("$MEMSCRIBE" dump "$WORK/$name.mscr" | awk '$5 ~ /^(malloc|calloc|realloc)$/ && / stack=[1-9]/ { n++ } END { print n + 0 }')
@@ -28,6 +31,10 @@ verified col_unwind 30000 "$MS_PROGRAMS/col_unwind"
 verified col_unwind_o2 30000 "$MS_PROGRAMS/col_unwind_o2"
 awk -v rows=5000 -f "$MS_SOURCE/bench/gen_sql.awk" >"$WORK/script.sql"
 verified sqlite 50000 sqlite3 -batch :memory: ".read $WORK/script.sql"
+# A walk of 10 frames at most: most walks stop at their maximum, take the
+# last one's frames past it, or fall short of it and step on.
+RECORD_OPTS="--depth 6" verified col_unwind_depth6 30000 "$MS_PROGRAMS/col_unwind_o2"
+RECORD_OPTS="--depth 6" verified sqlite_depth6 50000 sqlite3 -batch :memory: ".read $WORK/script.sql"
 PYTHONMALLOC=malloc verified python3 50000 python3 -c '
 import json, re
 rows = [{"id": i, "name": "n%d" % i, "tags": [str(j) for j in range(i % 7)]} for i in range(20000)]

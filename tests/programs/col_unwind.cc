@@ -4,7 +4,9 @@
 // C++ exceptions thrown through frames that allocate, setjmp/longjmp and
 // sigsetjmp/siglongjmp out of allocating frames (so the next walk starts
 // where the last one's outer part is gone), allocations in a signal
-// handler running on an alternate stack, and 8 threads doing all of it.
+// handler running on an alternate stack, recursion deeper than the walks'
+// maximum, one frame at the same place from two callers, and 8 threads
+// doing all of it.
 // Prints the number of allocations it made.
 #include <atomic>
 #include <csetjmp>
@@ -69,6 +71,73 @@ static __attribute__((noinline)) void jumper(int depth, bool sig)
     free(alloc(8));
 }
 
+// Deep stacks, past the collector's maximum (--depth 64 keeps 68 frames a
+// walk): each level allocates on the way down and on the way up, from one
+// of two call sites, so that consecutive walks are cut at the maximum at
+// different frames, take the last walk's frames past it or fall short of
+// it.
+static __attribute__((noinline)) void diver(int depth, unsigned seed);
+
+static __attribute__((noinline)) void diver_b(int depth, unsigned seed)
+{
+    void *p = alloc(40);
+    diver(depth - 1, seed * 1103515245u + 12345u);
+    free(p);
+}
+
+static __attribute__((noinline)) void diver(int depth, unsigned seed)
+{
+    free(alloc(8 + (size_t)(seed & 63)));
+    if (depth <= 0)
+        return;
+    if (seed & 0x100)
+        diver_b(depth, seed);
+    else
+        diver(depth - 1, seed * 1103515245u + 12345u);
+    free(alloc(16));
+}
+
+// The same frame at the same place from two callers: leaf() is called by
+// via_a() and via_b(), whose frames are the same size, from the same depth,
+// and allocates through one of two paths. After a walk through via_a() and
+// one path, one through via_a() and the other takes leaf() and what is
+// outside it; the next, through via_b(), meets that leaf() at the same ip
+// and sp, and only the slot holding leaf()'s return address tells that the
+// frame outside it is another.
+static volatile int sink;
+
+static __attribute__((noinline)) void *detour(void)
+{
+    void *p = alloc(32);
+    sink = sink + 3;
+    return p;
+}
+
+static __attribute__((noinline)) void *pick(int k)
+{
+    if (k & 1)
+        return detour();
+    return alloc(24);
+}
+
+static __attribute__((noinline)) void leaf(int k)
+{
+    free(pick(k));
+    sink = k;
+}
+
+static __attribute__((noinline)) void via_a(int k)
+{
+    leaf(k);
+    sink = sink + 1;
+}
+
+static __attribute__((noinline)) void via_b(int k)
+{
+    leaf(k);
+    sink = sink + 2;
+}
+
 static volatile sig_atomic_t handled;
 
 static void on_alarm(int)
@@ -101,6 +170,9 @@ static void *worker(void *arg)
             free(alloc(48));
         if (sigsetjmp(sjb, 1) == 0)
             jumper(i % 6, true);
+        diver(20 + i % 130, (unsigned)(i * 7 + id));
+        for (int k = 0; k < 8; k++)
+            ((k >> 1) & 1 ? via_b : via_a)(k);
         std::vector<int> v((size_t)(i + 1));
         nr_allocs++;
         free(alloc(v.size()));

@@ -636,6 +636,29 @@ static void test_crafted_events(void **state)
     fr[3].p = ref2;
     crafted("ref-thread-empty", 0, 1, 0, fr, 5, "reference past the thread's first block");
 
+    /* Format 1.5 (FREE_RANKS): rank 0 of the thread's live blocks, none
+     * live; a block of the chunk 1 serial back, before its first; a block
+     * of an earlier chunk at the chunk's first serial; a recently ended
+     * address (code 66, rank 0 in ADDR_REC) when none ended. */
+    craft_features = FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_ADDR_CANDS | FMT_FEAT_FREE_RANKS;
+    fr[3].p = ref2;
+    crafted("ref-rank-none", 0, 1, 0, fr, 5, "reference past the thread's live blocks");
+    static const uint8_t ref5[] = {5};
+    fr[3].p = ref5;
+    crafted("ref-chunk-before", 0, 1, 0, fr, 5, "reference before the chunk's first block");
+    fr[3].p = ref3;
+    crafted("ref-fact-range", 0, 1, 0, fr, 5, "reference to an earlier chunk's block out of range");
+    static const uint8_t recent[] = {FMT_PRED_ADDR_RECENT};
+    struct col rc1[7];
+    memcpy(rc1, ok, sizeof(ok));
+    rc1[4].p = recent;
+    rc1[4].n = 1;
+    rc1[6] = (struct col){FMT_COL_ADDR_REC, zero, 1};
+    crafted("addr-recent-none", 1, 1, 1, rc1, 7, "bad address code");
+    craft_features = FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_ADDR_CANDS;
+    crafted("addr-recent-no-bit", 1, 1, 1, rc1, 6, "bad address code");
+    craft_features = FMT_FEAT_ZSTD_COLUMNS;
+
     static const uint8_t op_bad[] = {22 | FMT_OP_CTX};
     memcpy(c1, ok, sizeof(ok));
     c1[0].p = op_bad;

@@ -11,7 +11,8 @@
  * format 1.4, holds them at other times, packed (see test_golden_v1_4).
  * MS_FMT_WRITE_GOLDEN=PATH writes v1.mscr anew with the current writer,
  * MS_FMT_WRITE_GOLDEN_1_1=PATH v1_1.mscr, MS_FMT_WRITE_GOLDEN_1_3=PATH
- * v1_3.mscr, MS_FMT_WRITE_GOLDEN_1_4=PATH v1_4.mscr; do that only for a new format version, into a
+ * v1_3.mscr, MS_FMT_WRITE_GOLDEN_1_4=PATH v1_4.mscr, MS_FMT_WRITE_GOLDEN_1_5=PATH
+ * v1_5.mscr (format 1.5, see test_golden_v1_5); do that only for a new format version, into a
  * new file, and keep the old ones. */
 #include <errno.h>
 #include <fcntl.h>
@@ -155,10 +156,10 @@ static void write_events_pack(const char *path, uint32_t chunk_events, uint32_t 
                               size_t (*events)(struct fmt_writer *, struct fmt_event *, size_t))
 {
     struct tfmt t;
-    struct fmt_event ev[128];
+    struct fmt_event ev[256];
 
     tfmt_start_pack(&t, chunk_events, time_unit_ns, time_pack);
-    size_t n = events(t.w, ev, 128);
+    size_t n = events(t.w, ev, 256);
     for (size_t i = 0; i < n; i++)
         assert_int_equal(fmt_writer_event(t.w, &ev[i]), 0);
     tfmt_save(&t, path);
@@ -314,32 +315,115 @@ static void test_golden_v1_3(void **state)
  * digits end at every length where a chunk ends. */
 #define GOLDEN14_CHUNK_EVENTS 7
 
-static void test_golden_v1_4(void **state)
+/* A golden file of format 1.minor with packed times (1.4 on), written in
+ * chunks of chunk_events at 1 us (time_pack as tfmt_start_pack takes it)
+ * when the environment variable env names a path; else read back against
+ * events(..., rounded), which give at most 256. */
+static void check_packed_golden(const char *file, unsigned minor, uint32_t chunk_events,
+                                int time_pack, const char *env,
+                                size_t (*events)(struct fmt_writer *, struct fmt_event *, size_t,
+                                                 int),
+                                size_t (*written)(struct fmt_writer *, struct fmt_event *, size_t))
 {
     struct fmt_reader *r;
     char err[600];
-    struct fmt_event want[128];
+    struct fmt_event want[256];
 
-    (void)state;
-    if (getenv("MS_FMT_WRITE_GOLDEN_1_4")) {
-        write_events_pack(getenv("MS_FMT_WRITE_GOLDEN_1_4"), GOLDEN14_CHUNK_EVENTS, GOLDEN13_UNIT,
-                          1, golden14_written);
+    if (getenv(env)) {
+        write_events_pack(getenv(env), chunk_events, GOLDEN13_UNIT, time_pack, written);
         skip();
     }
-    int rc = fmt_reader_open(&r, MS_GOLDEN_DIR "/v1_4.mscr", err, sizeof(err));
+    int rc = fmt_reader_open(&r, file, err, sizeof(err));
     if (rc)
         fail_msg("%s", err);
     struct tfmt t;
     tfmt_start(&t, GOLDEN11_CHUNK_EVENTS);
-    size_t n = golden14_events(t.w, want, 128, 1);
+    size_t n = events(t.w, want, 256, 1);
     tfmt_close(&t);
 
     const struct fmt_trace_info *info = fmt_reader_info(r);
     assert_int_equal(info->version_major, 1);
-    assert_int_equal(info->version_minor, 4);
+    assert_int_equal(info->version_minor, minor);
     assert_int_equal(info->time_unit_ns, GOLDEN13_UNIT);
-    read_all(r, want, n, (uint32_t)((n + GOLDEN14_CHUNK_EVENTS - 1) / GOLDEN14_CHUNK_EVENTS));
+    read_all(r, want, n, (uint32_t)((n + chunk_events - 1) / chunk_events));
     fmt_reader_close(r);
+}
+
+static void test_golden_v1_4(void **state)
+{
+    (void)state;
+    check_packed_golden(MS_GOLDEN_DIR "/v1_4.mscr", 4, GOLDEN14_CHUNK_EVENTS, 1,
+                        "MS_FMT_WRITE_GOLDEN_1_4", golden14_events, golden14_written);
+}
+
+/* tests/golden/v1_5.mscr, format 1.5 (feature bit FREE_RANKS): v1_4's
+ * events, then on thread 0 eight blocks of 200 bytes and sixty of 24,
+ * the eight freed out of order (more than 64 blocks back: references by
+ * rank past ended blocks), a block of 40 bytes at the fourth's address
+ * (the model's bins and rings of its class do not hold it: named by its
+ * rank among the ended addresses), a block of thread 1 freed by thread 0
+ * (another context's: 4d + 1), a third of the sixty freed, in chunks of
+ * 100 events, so that frees of blocks from the chunk before (serial
+ * differences) come too. */
+#define GOLDEN15_HEAP 0x5555200000ull
+#define GOLDEN15_CHUNK_EVENTS 100
+
+static size_t golden15_events(struct fmt_writer *w, struct fmt_event *ev, size_t max, int rounded)
+{
+    static const int order[8] = {3, 1, 6, 0, 2, 5, 4, 7};
+    size_t n = golden14_events(w, ev, max, rounded);
+    uint64_t units = ev[n - 1].ts_ns / GOLDEN13_UNIT;
+
+    for (int i = 0; i < 8; i++) {
+        ev[n] = tfmt_mk(FMT_EV_MALLOC, 0, 0);
+        ev[n].addr = GOLDEN15_HEAP + 0x100 * (uint64_t)i;
+        ev[n].size = 200;
+        ev[n++].stack = 1 + (uint32_t)i % 3;
+    }
+    for (int i = 0; i < 60; i++) { /* the eight now more than 64 blocks back */
+        ev[n] = tfmt_mk(FMT_EV_MALLOC, 0, 0);
+        ev[n].addr = GOLDEN15_HEAP + 0x10000 + 32 * (uint64_t)i;
+        ev[n].size = 24;
+        ev[n++].stack = 1;
+    }
+    for (int i = 0; i < 8; i++) {
+        if (i == 4) { /* the fourth's address handed out as another size */
+            ev[n] = tfmt_mk(FMT_EV_MALLOC, 0, 0);
+            ev[n].addr = GOLDEN15_HEAP + 0x100 * 3;
+            ev[n].size = 40;
+            ev[n++].stack = 2;
+            ev[n] = tfmt_mk(FMT_EV_MALLOC, 0, 1);
+            ev[n].addr = GOLDEN15_HEAP + 0x1000;
+            ev[n].size = 16;
+            ev[n++].stack = 3;
+        }
+        ev[n] = tfmt_mk(FMT_EV_FREE, 0, 0);
+        ev[n++].addr = GOLDEN15_HEAP + 0x100 * (uint64_t)order[i];
+    }
+    ev[n] = tfmt_mk(FMT_EV_FREE, 0, 0);
+    ev[n++].addr = GOLDEN15_HEAP + 0x1000;
+    ev[n] = tfmt_mk(FMT_EV_FREE, 0, 0);
+    ev[n++].addr = GOLDEN15_HEAP + 0x100 * 3;
+    for (int i = 59; i >= 0; i -= 3) {
+        ev[n] = tfmt_mk(FMT_EV_FREE, 0, 0);
+        ev[n++].addr = GOLDEN15_HEAP + 0x10000 + 32 * (uint64_t)i;
+    }
+    for (size_t i = n - 101; i < n; i++)
+        ev[i].ts_ns = (units += i % 3) * GOLDEN13_UNIT + (rounded ? 0 : (i * 337) % GOLDEN13_UNIT);
+    assert_true(n <= max);
+    return n;
+}
+
+static size_t golden15_written(struct fmt_writer *w, struct fmt_event *ev, size_t max)
+{
+    return golden15_events(w, ev, max, 0);
+}
+
+static void test_golden_v1_5(void **state)
+{
+    (void)state;
+    check_packed_golden(MS_GOLDEN_DIR "/v1_5.mscr", 5, GOLDEN15_CHUNK_EVENTS, 2,
+                        "MS_FMT_WRITE_GOLDEN_1_5", golden15_events, golden15_written);
 }
 
 /* Older files say their times are nanoseconds. */
@@ -363,7 +447,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_v1),   cmocka_unit_test(test_golden_v1_1),
         cmocka_unit_test(test_golden_v1_3), cmocka_unit_test(test_golden_v1_4),
-        cmocka_unit_test(test_golden_ns),
+        cmocka_unit_test(test_golden_v1_5), cmocka_unit_test(test_golden_ns),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

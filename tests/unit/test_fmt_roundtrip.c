@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "format/fmt_buf_internal.h"
+#include "format/fmt_layout_internal.h"
 #include "test_fmt_util.h"
 
 /* A deterministic generator (xorshift), so failures reproduce. */
@@ -114,6 +116,9 @@ static void test_every_kind(void **state)
     /* Format 1.4: the same with packed times. */
     roundtrip_pack(ev, n, 3, 1, 1);
     roundtrip_pack(ev, n, 3, 7, 1);
+    /* Format 1.5: recent addresses, ranked references. */
+    roundtrip_pack(ev, n, 3, 7, 2);
+    roundtrip_pack(ev, n, 0, 1000, 2);
 }
 
 /* A random storm over several threads and images with small chunks, so
@@ -189,6 +194,8 @@ static void test_random_storm(void **state)
      * digit and some negative, at 1 us most are digits. */
     roundtrip_pack(evs, n, 997, 1, 1);
     roundtrip_pack(evs, n, 997, 1000, 1);
+    roundtrip_pack(evs, n, 997, 1000, 2); /* format 1.5 */
+    roundtrip_pack(evs, n, 0, 1000, 2);
     free(evs);
 }
 
@@ -280,6 +287,106 @@ static void test_freed_reuse(void **state)
     }
     roundtrip(evs, n, 501);
     roundtrip(evs, n, 0);
+    roundtrip_pack(evs, n, 501, 1000, 2); /* format 1.5: recent addresses */
+    roundtrip_pack(evs, n, 0, 1, 2);
+    free(evs);
+}
+
+/* The stored bytes of column id in the chunks of t's file (0: absent). */
+static uint64_t column_bytes(struct tfmt *t, unsigned id)
+{
+    size_t size;
+    uint8_t *p = tfmt_bytes(t->fd, &size);
+    uint64_t sum = 0;
+
+    for (size_t off = 64; off + 24 <= size && !memcmp(p + off, "MSBK", 4);) {
+        uint32_t stored = (uint32_t)p[off + 8] | (uint32_t)p[off + 9] << 8 |
+                          (uint32_t)p[off + 10] << 16 | (uint32_t)p[off + 11] << 24;
+        if (p[off + 4] == 2) { /* a CHUNK: number, events, serial, time, columns */
+            struct fmt_cur c;
+            fmt_cur_init(&c, p + off + 24, stored);
+            for (int i = 0; i < 4; i++)
+                (void)fmt_cur_varint(&c);
+            uint64_t nr = fmt_cur_varint(&c);
+            for (uint64_t i = 0; i < nr; i++) {
+                uint64_t cid = fmt_cur_varint(&c);
+                (void)fmt_cur_varint(&c);
+                (void)fmt_cur_varint(&c);
+                uint64_t z = fmt_cur_varint(&c);
+                sum += cid == id ? z : 0;
+            }
+        }
+        off += 24 + stored;
+    }
+    free(p);
+    return sum;
+}
+
+/* Format 1.5's references by rank and recent addresses over long spans:
+ * one thread keeps up to 6,000 blocks live and frees one at random (ranks
+ * past many 512-block counts, both ways), a second thread frees some of
+ * them (another context's blocks, which stay counted), and every other
+ * allocation takes an address freed a little earlier as another size (the
+ * recent ring; ADDR_REC must be used). Small chunks as well: blocks of
+ * earlier chunks by serial differences, both signs. */
+static void test_ranks(void **state)
+{
+    enum { LIVE = 6000 };
+    size_t n = 120000;
+    struct fmt_event *evs = calloc(n, sizeof(*evs));
+    uint64_t *live = calloc(LIVE, sizeof(*live));
+    uint64_t freed[16] = {0}, ts = 1, next = 0x10000000;
+    uint32_t nr_freed = 0;
+    size_t i = 0;
+
+    (void)state;
+    assert_non_null(evs);
+    assert_non_null(live);
+    rng_state = 4242;
+    for (int k = 0; k < LIVE; k++) {
+        evs[i] = tfmt_mk(FMT_EV_MALLOC, ts += rnd() % 300, 0);
+        evs[i].addr = live[k] = next += 0x400;
+        evs[i].size = 16 + rnd() % 900;
+        evs[i++].stack = 1 + (uint32_t)(rnd() % 4);
+    }
+    while (i + 2 < n) {
+        uint32_t k = (uint32_t)(rnd() % LIVE);
+        evs[i] = tfmt_mk(FMT_EV_FREE, ts += rnd() % 300, rnd() % 8 == 0);
+        evs[i++].addr = live[k];
+        freed[nr_freed++ % 16] = live[k];
+        evs[i] = tfmt_mk(FMT_EV_MALLOC, ts += rnd() % 300, 0);
+        evs[i].size = 16 + rnd() % 900;
+        evs[i].stack = 1 + (uint32_t)(rnd() % 4);
+        /* a freed address at most once (0 once taken), or a fresh one */
+        uint64_t *a = &freed[(nr_freed - 1 - rnd() % 8) % 16];
+        evs[i++].addr = live[k] = *a && rnd() % 2 ? *a : (next += 0x400);
+        if (live[k] == *a)
+            *a = 0;
+    }
+    n = i;
+    struct fmt_event *copy = malloc(n * sizeof(*copy));
+    assert_non_null(copy);
+    memcpy(copy, evs, n * sizeof(*copy));
+    roundtrip_pack(evs, n, 0, 1000, 2);
+    memcpy(evs, copy, n * sizeof(*copy));
+    roundtrip_pack(evs, n, 7001, 1000, 2);
+
+    /* The recent ring named addresses: ADDR_REC holds their ranks. */
+    struct tfmt t;
+    tfmt_start_pack(&t, 0, 1000, 2);
+    memcpy(evs, copy, n * sizeof(*copy));
+    for (size_t j = 0; j < n; j++) {
+        uint32_t id;
+        uint64_t frames[2] = {0x401000 + evs[j].stack, 0x400500};
+        assert_int_equal(fmt_writer_stack(t.w, 0, frames, 2, &id), 0);
+        evs[j].stack = id;
+        assert_int_equal(fmt_writer_event(t.w, &evs[j]), 0);
+    }
+    tfmt_finish(&t);
+    assert_true(column_bytes(&t, FMT_COL_ADDR_REC) > 0);
+    tfmt_close(&t);
+    free(copy);
+    free(live);
     free(evs);
 }
 
@@ -866,6 +973,7 @@ int main(void)
         cmocka_unit_test(test_every_kind),
         cmocka_unit_test(test_random_storm),
         cmocka_unit_test(test_freed_reuse),
+        cmocka_unit_test(test_ranks),
         cmocka_unit_test(test_time_pack),
         cmocka_unit_test(test_stacks),
         cmocka_unit_test(test_only_meta),

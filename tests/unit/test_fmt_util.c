@@ -25,8 +25,10 @@ void tfmt_start_unit(struct tfmt *t, uint32_t chunk_events, uint32_t time_unit_n
 
 void tfmt_start_pack(struct tfmt *t, uint32_t chunk_events, uint32_t time_unit_ns, int time_pack)
 {
-    struct fmt_writer_options opt = {
-        .chunk_events = chunk_events, .time_unit_ns = time_unit_ns, .time_pack = time_pack};
+    struct fmt_writer_options opt = {.chunk_events = chunk_events,
+                                     .time_unit_ns = time_unit_ns,
+                                     .time_pack = time_pack,
+                                     .free_ranks = time_pack > 1};
 
     memset(t, 0, sizeof(*t));
     t->fd = memfd_create("trace", MFD_CLOEXEC);

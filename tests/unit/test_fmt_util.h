@@ -22,7 +22,8 @@ struct tfmt {
 void tfmt_start(struct tfmt *t, uint32_t chunk_events);
 /* The same with a time unit (0: nanoseconds, format 1.1; more: 1.3). */
 void tfmt_start_unit(struct tfmt *t, uint32_t chunk_events, uint32_t time_unit_ns);
-/* The same with packed times too (format 1.4) if time_pack is set. */
+/* The same with packed times too (format 1.4) if time_pack is set, and
+ * with recent addresses and ranked references (format 1.5) if it is 2. */
 void tfmt_start_pack(struct tfmt *t, uint32_t chunk_events, uint32_t time_unit_ns, int time_pack);
 /* Start again on an empty file with the given writer options and stack
  * depth in the trace info. */
