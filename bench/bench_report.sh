@@ -6,7 +6,7 @@
 # run, alternating, with medians of wall time, CPU time and peak RSS. Then
 # the cost of a window over a 1-second slice of that (long) trace against a
 # window over all of it: seeking must make it proportional to the slice.
-# Targets (issue 4): memscribe >= 4x faster, no more peak memory.
+# Targets (bench/README.md): memscribe >= 4x faster, no more peak memory.
 set -euo pipefail
 
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)

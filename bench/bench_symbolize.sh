@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Symbolizer throughput (docs/symbols.md, issue 3). Builds bench_symbolize
+# Symbolizer throughput (docs/symbols.md). Builds bench_symbolize
 # (release build in build-bench-sym) and a large generated C++ program with
 # debug info, then measures, after each module's first load:
 #   1. every distinct code address of that program (each line-table row),

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Turn bench/run.sh's raw runs into the table: medians per workload and tool,
 # ratios to the untraced run, added time and trace bytes per heap call, and
-# memscribe's targets (issue 2), each marked met or missed and by how much.
+# memscribe's targets (bench/README.md), each marked met or missed and by how much.
 #
 # Usage: awk -v workloads="w1 w2" -v tools="untraced memscribe heaptrack" \
 #            [-v analyses="memscribe-report heaptrack_print"] \

@@ -15,6 +15,17 @@
 #       are kept in TRACES/base-outputs, the new one's go to OUT (default: a
 #       temporary folder, removed when all are identical).
 #       Exit status 0 when all are identical, 1 otherwise.
+#   compare-outputs.sh chain OLD NEW WORK TRACES
+#       which commit changed each output that differs between commits OLD
+#       and NEW (an audit of their differences, docs/output-audit.md):
+#       builds memscribe at OLD, NEW and every commit of NEW's first-parent
+#       history after OLD that touches what the analysis is built from, in
+#       WORK (a worktree WORK/src and build WORK/build, the binaries kept in
+#       WORK/bin), runs every run of TRACES with each, and prints a line per
+#       trace, run and commit where an output changed:
+#           TRACE RUN COMMIT SUBJECT
+#       The outputs of each binary are kept in WORK/out (made again only
+#       for binaries not run yet).
 #
 # A baseline is the tree built once before the change, e.g.
 #   git archive BASE | tar -x -C /tmp/base/src
@@ -23,7 +34,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 usage() {
-    sed -n '8,18p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '8,30p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -75,6 +86,8 @@ RUNS=(
     "vmem-json|vmem --format json --by function @T"
     "frag|frag @T"
     "frag-json|frag --format json --svg @O.svg @T"
+    "frag-at|frag --at 1ms --intervals 3 @T"
+    "vmem-window|vmem --from 1ms --to end-1ms --intervals 4 --by origin @T"
     "export-massif|export --to massif @T -o @O"
     "export-heaptrack|export --to heaptrack @T -o @O.gz"
     "export-dhat|export --to dhat @T -o @O"
@@ -154,8 +167,110 @@ compare() {
     return $status
 }
 
+# The commits of chain OLD..NEW, oldest first: OLD, each first parent of
+# NEW's history after it whose change reaches what the analysis commands
+# read and run (not the recorder, the collector or the writer), NEW.
+chain_commits() {
+    local old=$1 new=$2 c last
+    last=$(git -C "$root" rev-parse "$new")
+    git -C "$root" rev-parse --short "$old"
+    for c in $(git -C "$root" rev-list --first-parent --reverse "$old..$new"); do
+        if [ "$c" = "$last" ] ||
+            ! git -C "$root" diff --quiet "$c^1" "$c" -- src/analysis src/cli src/format src/util include \
+                ':(exclude)src/cli/cmd_record*' ':(exclude)src/format/fmt_w*'; then
+            git -C "$root" rev-parse --short "$c"
+        fi
+    done
+}
+
+# chain_build WORK N COMMIT: memscribe at COMMIT as WORK/bin/NNN-COMMIT
+# (kept: built once), or WORK/bin/NNN-COMMIT.failed with the build's log.
+chain_build() {
+    local work=$1 bin
+    bin=$work/bin/$(printf %03d "$2")-$3
+    [ -x "$bin" ] || [ -e "$bin.failed" ] && return 0
+    git -C "$work/src" checkout --detach -q "$3"
+    if cmake -S "$work/src" -B "$work/build" >"$work/build.log" 2>&1 &&
+        cmake --build "$work/build" --target memscribe -j2 >>"$work/build.log" 2>&1; then
+        cp "$work/build/bin/memscribe" "$bin"
+    else
+        cp "$work/build.log" "$bin.failed"
+        echo "$3 does not build (log in $bin.failed): its change counts with the next" >&2
+    fi
+}
+
+# chain_runs BIN TRACE DIR NAMES...: the named runs of BIN on TRACE into
+# DIR, each once (a run's .status file says it ran).
+chain_runs() {
+    local bin=$1 trace=$2 dir=$3 run name keep=("${RUNS[@]}")
+    shift 3
+    RUNS=()
+    for run in "${keep[@]}"; do
+        name=${run%%|*}
+        if [[ " $* " == *" $name "* ]] && [ ! -e "$dir/$name.status" ]; then
+            RUNS+=("$run")
+        fi
+    done
+    [ ${#RUNS[@]} = 0 ] || run_all "$bin" "$trace" "$dir"
+    RUNS=("${keep[@]}")
+}
+
+# chain_same DIR1 NAME DIR2: did run NAME write the same files in both?
+chain_same() {
+    local f sfx
+    for f in "$1/$2".* "$3/$2".*; do
+        [ -e "$f" ] || continue
+        sfx=${f#"${f%/*}/$2"}
+        cmp -s "$1/$2$sfx" "$3/$2$sfx" || return 1
+    done
+}
+
+chain() {
+    local old=$1 new=$2 work=$3 traces=$4 i=0 c bin first last trace t run name prev
+    local commits names=() all=() bins=()
+    work=$(realpath -m "$work")
+    traces=$(realpath "$traces")
+    mkdir -p "$work/bin" "$work/out"
+    [ -d "$work/src" ] || git -C "$root" worktree add --detach -q "$work/src" "$old"
+    mapfile -t commits < <(chain_commits "$old" "$new")
+    for c in "${commits[@]}"; do
+        i=$((i + 1))
+        chain_build "$work" "$i" "$c"
+    done
+    for run in "${RUNS[@]}"; do
+        all+=("${run%%|*}")
+    done
+    for bin in "$work"/bin/*; do
+        [[ $bin == *.failed ]] || bins+=("${bin##*/}")
+    done
+    first=${bins[0]}
+    last=${bins[${#bins[@]} - 1]}
+    for trace in "$traces"/*.mscr; do
+        t=$(basename "$trace" .mscr)
+        # What differs between OLD and NEW; only those runs go through the chain.
+        chain_runs "$work/bin/$first" "$trace" "$work/out/$first/$t" "${all[@]}"
+        chain_runs "$work/bin/$last" "$trace" "$work/out/$last/$t" "${all[@]}"
+        names=()
+        for name in "${all[@]}"; do
+            chain_same "$work/out/$first/$t" "$name" "$work/out/$last/$t" || names+=("$name")
+        done
+        prev=""
+        for bin in "${bins[@]}"; do
+            chain_runs "$work/bin/$bin" "$trace" "$work/out/$bin/$t" "${names[@]}"
+            if [ -n "$prev" ]; then
+                for name in "${names[@]}"; do
+                    chain_same "$work/out/$prev/$t" "$name" "$work/out/$bin/$t" ||
+                        echo "$t $name ${bin#*-} $(git -C "$root" log -1 --format=%s "${bin#*-}" | cut -c1-100)"
+                done
+            fi
+            prev=$bin
+        done
+    done
+}
+
 case ${1:-} in
     record) [ $# = 3 ] || usage; record "$2" "$3" ;;
     compare) [ $# = 4 ] || [ $# = 5 ] || usage; compare "$2" "$3" "$4" "${5:-}" ;;
+    chain) [ $# = 5 ] || usage; chain "$2" "$3" "$4" "$5" ;;
     *) usage ;;
 esac

@@ -42,3 +42,12 @@ ms_e2e_test(ana_escape ana_escape.sh)
 # Compiles a generated program of 12,000 functions: about 70 s on a loaded machine.
 ms_e2e_test(ana_lump ana_lump.sh)
 set_tests_properties(e2e.ana_lump PROPERTIES TIMEOUT 900)
+
+# Row keys (ana_stacks_key) against their definition, on a synthetic trace
+# and the golden ones; e2e.ana_keys on recordings of deep recursion,
+# allocations in a signal handler and unrolled loops.
+ms_unit_test(test_ana_stacks ${ANA_UNIT}/test_ana_stacks.c ${ANA_UNIT}/test_fmt_util.c
+             LIBS ms_analysis ms_format)
+target_compile_definitions(test_ana_stacks PRIVATE
+  MS_GOLDEN_DIR="${PROJECT_SOURCE_DIR}/tests/golden")
+ms_e2e_test(ana_keys ana_keys.sh)

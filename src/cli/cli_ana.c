@@ -274,6 +274,15 @@ void cli_ana_image_name(struct cli_ana *a, uint32_t image, char *buf, size_t siz
         snprintf(buf, size, "pid %u", ii->pid);
 }
 
+void cli_ana_json_begin(struct cli_ana *a, struct ana_json *j)
+{
+    ana_json_init(j, stdout, true);
+    ana_json_begin_object(j);
+    ana_json_kv_str(j, "file", a->path);
+    ana_sample_json(j, fmt_reader_sample_bytes(a->r));
+    ana_attach_json(j, fmt_reader_info(a->r)->attached_pid);
+}
+
 void cli_ana_image_json(struct cli_ana *a, struct ana_json *j, uint32_t image)
 {
     const struct fmt_image_info *ii = fmt_reader_image(a->r, image);

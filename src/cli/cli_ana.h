@@ -120,6 +120,9 @@ void cli_ana_progress_done(struct cli_ana *a);
 void cli_ana_image_name(struct cli_ana *a, uint32_t image, char *buf, size_t size);
 /* Write the image's identity as JSON members (pid, image, exe). */
 void cli_ana_image_json(struct cli_ana *a, struct ana_json *j, uint32_t image);
+/* Start a command's JSON document on stdout: the object, the trace's file,
+ * and what a sampled or an attached trace's numbers are (docs/json.md). */
+void cli_ana_json_begin(struct cli_ana *a, struct ana_json *j);
 
 /* Write a table in the chosen format; csv_header for the first table of a
  * CSV stream. Dies on output failure. */

@@ -7,6 +7,7 @@
 
 #include "analysis/core/ana_map.h"
 #include "cli/cli.h"
+#include "util/util_array.h"
 
 uint32_t cli_rows_key(struct cli_ana *a, uint32_t stack)
 {
@@ -18,12 +19,31 @@ uint32_t cli_rows_key(struct cli_ana *a, uint32_t stack)
     return key;
 }
 
-uint32_t cli_rows_first(struct cli_ana *a, struct ana_map *m, uint32_t image, uint32_t stack)
-{
-    uint64_t k = ((uint64_t)image << 32 | cli_rows_key(a, stack)) + 1;
-    int created;
-    uint32_t *first = ana_map_put(m, k, &created);
+/* The first stack id of each (image, key): by key for the first image a
+ * key comes in (keys are dense), in a map for the rare key of another. */
+struct firsts {
+    uint32_t *stack; /* by key: first stack id + 1, 0 none */
+    uint32_t *image;
+    size_t cap;
+    struct ana_map other; /* ((image << 32 | key) + 1) -> first stack id */
+};
 
+static uint32_t first_of(struct cli_ana *a, struct firsts *f, uint32_t image, uint32_t stack)
+{
+    uint32_t key = cli_rows_key(a, stack);
+    size_t cap = f->cap;
+    int created;
+
+    if (UTIL_ARRAY_RESERVE_ZERO(f->stack, f->cap, (size_t)key + 1, 1024) ||
+        UTIL_ARRAY_RESERVE_ZERO(f->image, cap, (size_t)key + 1, 1024))
+        cli_die("%s: out of memory", a->cmd);
+    if (!f->stack[key]) {
+        f->stack[key] = stack + 1;
+        f->image[key] = image;
+    }
+    if (f->image[key] == image)
+        return f->stack[key] - 1;
+    uint32_t *first = ana_map_put(&f->other, ((uint64_t)image << 32 | key) + 1, &created);
     if (!first)
         cli_die("%s: out of memory", a->cmd);
     if (created)
@@ -42,25 +62,57 @@ static void add(struct ana_site *to, const struct ana_site *s)
     to->peak_all_bytes += s->peak_all_bytes;
 }
 
-struct ana_site *cli_rows_sites(struct cli_ana *a, const struct ana_model *m)
-{
-    uint32_t n = ana_model_nr_sites(m);
-    struct ana_site *v = calloc((size_t)n + 1, sizeof(*v));
-    struct ana_map first;
+/* row[f] while the first pass finds that f's row has more sites. */
+static const struct ana_site several;
 
-    if (!v)
+void cli_rows_make(struct cli_ana *a, const struct ana_model *m, struct cli_rows *out)
+{
+    uint32_t n = ana_model_nr_sites(m), nr_merged = 0;
+    uint32_t *first = malloc(((size_t)n + 1) * sizeof(*first));
+    struct firsts fs = {0};
+
+    out->row = calloc((size_t)n + 1, sizeof(*out->row));
+    out->merged = NULL;
+    if (!first || !out->row)
         cli_die("%s: out of memory", a->cmd);
-    ana_map_init(&first, sizeof(uint32_t));
+    ana_map_init(&fs.other, sizeof(uint32_t));
     for (uint32_t id = 0; id < n; id++) {
         const struct ana_site *s = ana_model_site(m, id);
 
-        v[id].image = UINT32_MAX;
+        first[id] = UINT32_MAX;
         if (!s || (!s->nr_allocs && !s->live_blocks))
             continue;
-        uint32_t f = cli_rows_first(a, &first, s->image, id);
-        v[f].image = s->image;
-        add(&v[f], s);
+        uint32_t f = first[id] = first_of(a, &fs, s->image, id);
+        if (f == id)
+            out->row[id] = s;
+        else if (out->row[f] != &several) {
+            out->row[f] = &several;
+            nr_merged++;
+        }
     }
-    ana_map_release(&first);
-    return v;
+    free(fs.stack);
+    free(fs.image);
+    ana_map_release(&fs.other);
+    out->merged = calloc((size_t)nr_merged + 1, sizeof(*out->merged));
+    if (!out->merged)
+        cli_die("%s: out of memory", a->cmd);
+    nr_merged = 0;
+    for (uint32_t id = 0; id < n; id++)
+        if (out->row[id] == &several) {
+            out->merged[nr_merged].image = ana_model_site(m, id)->image;
+            out->row[id] = &out->merged[nr_merged++];
+        }
+    for (uint32_t id = 0; id < n; id++) {
+        uint32_t f = first[id];
+        if (f != UINT32_MAX && out->row[f] >= out->merged && out->row[f] < out->merged + nr_merged)
+            add((struct ana_site *)out->row[f], ana_model_site(m, id));
+    }
+    free(first);
+}
+
+void cli_rows_release(struct cli_rows *r)
+{
+    free(r->row);
+    free(r->merged);
+    memset(r, 0, sizeof(*r));
 }

@@ -10,7 +10,6 @@
 
 #include <stdint.h>
 
-#include "analysis/core/ana_map.h"
 #include "analysis/model/ana_model.h"
 #include "cli/cli_ana.h"
 
@@ -18,14 +17,16 @@
  * the same frames: a string id of the place sequence. */
 uint32_t cli_rows_key(struct cli_ana *a, uint32_t stack);
 
-/* The model's sites merged into rows: indexed by stack id like
- * ana_model_site(); each row's sums sit at its first (lowest) stack id, the
- * other ids are empty (image UINT32_MAX). nr_sites entries; free() it. */
-struct ana_site *cli_rows_sites(struct cli_ana *a, const struct ana_model *m);
-
-/* The group's first stack id for (image, stack): rows of window keys. Call
- * with stacks in increasing order for each map m (an ana_map of uint32_t,
- * initialised by the caller). Dies on failure. */
-uint32_t cli_rows_first(struct cli_ana *a, struct ana_map *m, uint32_t image, uint32_t stack);
+/* The model's sites merged into rows, indexed by stack id like
+ * ana_model_site(): row[id] is the row whose first (lowest) stack id is id
+ * (the model's site itself when no other site reads the same, else the
+ * sums of those that do, in merged), NULL for every other id. nr_sites
+ * entries. Dies on failure. */
+struct cli_rows {
+    const struct ana_site **row;
+    struct ana_site *merged;
+};
+void cli_rows_make(struct cli_ana *a, const struct ana_model *m, struct cli_rows *out);
+void cli_rows_release(struct cli_rows *r);
 
 #endif

@@ -111,7 +111,7 @@ static struct ana_table *site_table(struct cli_ana *a, const struct ana_frag_sit
 static void report_image(struct frag *f, uint32_t image, uint64_t gran, struct ana_json *j)
 {
     struct cli_ana *a = f->a;
-    const struct ana_vm_image *im = ana_vm_get(&f->s.vm, image);
+    const struct ana_vm_image *im = ana_vm_get(&f->s.replay.vm, image);
     const struct ana_frag_sample *first = NULL;
     struct ana_frag_stats st;
     struct ana_frag_site *mis = NULL, *occ = NULL;
@@ -260,13 +260,13 @@ int cmd_frag(int argc, char **argv)
     }
     cli_ana_open(&a, argc, argv, optind);
     f.a = &a;
-    f.s.filter = &a.filter;
-    f.s.r = a.r;
-    f.s.at = cli_ana_time(&a, "--at", &at);
-    f.s.nr_intervals = f.nr_intervals;
+    f.s.replay.filter = &a.filter;
+    f.s.replay.r = a.r;
+    f.s.replay.until = cli_ana_time(&a, "--at", &at);
+    f.s.replay.nr_intervals = f.nr_intervals;
     ana_frag_scan_init(&f.s);
-    cli_ana_scan(&a, UINT64_MAX, ana_frag_scan_event, &f.s);
-    if ((rc = ana_frag_scan_finish(&f.s)))
+    cli_ana_scan(&a, UINT64_MAX, ana_vm_replay_event, &f.s.replay);
+    if ((rc = ana_vm_replay_finish(&f.s.replay)))
         cli_ana_fail(&a, rc);
 
     if (a.format == CLI_FMT_JSON) {
@@ -274,12 +274,12 @@ int cmd_frag(int argc, char **argv)
 
         ana_json_init(&j, stdout, true);
         ana_json_begin_object(&j);
-        ana_json_kv_u64(&j, "at_ns", f.s.at);
+        ana_json_kv_u64(&j, "at_ns", f.s.replay.until);
         ana_json_kv_u64(&j, "granularity", gran);
         ana_json_key(&j, "processes");
         ana_json_begin_array(&j);
-        for (uint32_t i = 0; i < f.s.vm.nr_images; i++)
-            if (f.s.vm.images[i].nr &&
+        for (uint32_t i = 0; i < f.s.replay.vm.nr_images; i++)
+            if (f.s.replay.vm.images[i].nr &&
                 ana_filter_image(&a.filter, i, fmt_reader_image(a.r, i)->pid))
                 report_image(&f, i, gran, &j);
         ana_json_end_array(&j);
@@ -290,9 +290,9 @@ int cmd_frag(int argc, char **argv)
         if (a.format == CLI_FMT_TEXT)
             printf("memscribe frag: %s: at %s, granularity %" PRIu64
                    " bytes (times in ns below)\n\n",
-                   a.path, ana_time_format(f.s.at, buf, sizeof(buf)), gran);
-        for (uint32_t i = 0; i < f.s.vm.nr_images; i++)
-            if (f.s.vm.images[i].nr &&
+                   a.path, ana_time_format(f.s.replay.until, buf, sizeof(buf)), gran);
+        for (uint32_t i = 0; i < f.s.replay.vm.nr_images; i++)
+            if (f.s.replay.vm.images[i].nr &&
                 ana_filter_image(&a.filter, i, fmt_reader_image(a.r, i)->pid))
                 report_image(&f, i, gran, NULL);
     }
@@ -303,8 +303,8 @@ int cmd_frag(int argc, char **argv)
         if (!out)
             cli_die("frag: %s: %s", svg, strerror(errno));
         /* The first process shown (use --pid for another). */
-        for (uint32_t i = 0; i < f.s.vm.nr_images && img == UINT32_MAX; i++)
-            if (f.s.vm.images[i].nr &&
+        for (uint32_t i = 0; i < f.s.replay.vm.nr_images && img == UINT32_MAX; i++)
+            if (f.s.replay.vm.images[i].nr &&
                 ana_filter_image(&a.filter, i, fmt_reader_image(a.r, i)->pid))
                 img = i;
         if (img == UINT32_MAX)
@@ -314,8 +314,8 @@ int cmd_frag(int argc, char **argv)
 
             cli_ana_image_name(&a, img, name, sizeof(name));
             snprintf(title, sizeof(title), "address space of %s at %s", name,
-                     ana_time_format(f.s.at, buf, sizeof(buf)));
-            rc = ana_frag_svg(out, &f.s.vm.images[img], title, 0);
+                     ana_time_format(f.s.replay.until, buf, sizeof(buf)));
+            rc = ana_frag_svg(out, &f.s.replay.vm.images[img], title, 0);
         }
         if (fclose(out) != 0 || rc)
             cli_die("frag: %s: cannot write the map", svg);

@@ -48,21 +48,6 @@ static void bar(char *buf, size_t size, uint64_t n)
     buf[len] = '\0';
 }
 
-struct stack_total {
-    uint32_t stack;
-    uint32_t image;
-    uint64_t nr;
-};
-
-static int by_count(const void *x, const void *y)
-{
-    const struct stack_total *a = x, *b = y;
-
-    if (a->nr != b->nr)
-        return a->nr < b->nr ? 1 : -1;
-    return (a->stack > b->stack) - (a->stack < b->stack);
-}
-
 static int on_event(void *arg, const struct fmt_event *ev)
 {
     return ana_histogram_event(arg, ev);
@@ -149,32 +134,17 @@ int cmd_histogram(int argc, char **argv)
     }
     if (ana_table_create(&ht.t, ht.use, nc))
         cli_die("histogram: out of memory");
-    struct stack_total *st = NULL;
-    size_t nst = 0;
+    struct ana_hist_site *st = NULL;
     for (uint32_t im = 0; im < h.nr_images && !by_stack; im++) {
         const struct fmt_image_info *ii = fmt_reader_image(a.r, im);
         add_rows(&a, &ht, ii ? ii->pid : 0, 0, false, &h, im); /* no rows if no blocks */
     }
     if (by_stack) {
         /* Sites by number of allocations; then each one's classes. */
-        st = malloc((h.stack_image.nr + 1) * sizeof(*st));
-        if (!st)
+        long nst = ana_histogram_sites(&h, &st);
+        if (nst < 0)
             cli_die("histogram: out of memory");
-        for (size_t i = 0; i < h.stack_image.cap; i++) {
-            uint64_t key = ana_map_slot_key(&h.stack_image, i);
-            if (!key)
-                continue;
-            st[nst].stack = (uint32_t)(key - 1);
-            st[nst].image = *(const uint32_t *)ana_map_slot_val(&h.stack_image, i);
-            st[nst].nr = 0;
-            for (unsigned cls = 0; cls < ANA_NR_SIZE_CLASSES; cls++) {
-                const struct ana_hist_bin *b = ana_histogram_stack(&h, st[nst].stack, cls);
-                st[nst].nr += b ? b->nr : 0;
-            }
-            nst++;
-        }
-        qsort(st, nst, sizeof(*st), by_count);
-        for (size_t i = 0; i < nst && (!a.top || i < a.top); i++) {
+        for (long i = 0; i < nst && (!a.top || i < (long)a.top); i++) {
             const struct fmt_image_info *ii = fmt_reader_image(a.r, st[i].image);
             add_rows(&a, &ht, ii ? ii->pid : 0, st[i].stack, true, &h, st[i].image);
         }

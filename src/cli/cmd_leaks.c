@@ -49,9 +49,9 @@ static const struct ana_column block_cols[] = {
 
 static int by_bytes(const void *x, const void *y, void *arg)
 {
-    const struct ana_site *sites = arg;
+    const struct ana_site *const *rows = arg;
     uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-    int64_t va = sites[a].live_bytes, vb = sites[b].live_bytes;
+    int64_t va = rows[a]->live_bytes, vb = rows[b]->live_bytes;
 
     if (va != vb)
         return va < vb ? 1 : -1;
@@ -124,21 +124,22 @@ int cmd_leaks(int argc, char **argv)
         free(b);
     } else {
         uint32_t *ids = malloc(((size_t)ana_model_nr_sites(m) + 1) * sizeof(*ids));
-        struct ana_site *sites = cli_rows_sites(&a, m);
+        struct cli_rows rows;
         uint32_t n = 0;
         if (!ids)
             cli_die("leaks: out of memory");
+        cli_rows_make(&a, m, &rows);
         for (uint32_t id = 0; id < ana_model_nr_sites(m); id++) {
-            if (sites[id].image != UINT32_MAX && sites[id].live_blocks > 0)
+            if (rows.row[id] && rows.row[id]->live_blocks > 0)
                 ids[n++] = id;
         }
-        qsort_r(ids, n, sizeof(*ids), by_bytes, sites);
+        qsort_r(ids, n, sizeof(*ids), by_bytes, rows.row);
         if (ana_table_create(&tab, group_cols, sizeof(group_cols) / sizeof(group_cols[0])) ||
             ana_table_create(&sup, group_cols, sizeof(group_cols) / sizeof(group_cols[0])))
             cli_die("leaks: out of memory");
         cli_supp_load(&a.supp, &a);
         for (uint32_t i = 0, shown = 0; i < n; i++) {
-            const struct ana_site *s = &sites[ids[i]];
+            const struct ana_site *s = rows.row[ids[i]];
             /* The runtime's one-time allocations go to a list of their own. */
             struct ana_table *to = cli_supp_match(&a.supp, &a, ids[i]) ? sup : tab;
             if (to == tab && a.top && shown++ >= a.top)
@@ -152,7 +153,7 @@ int cmd_leaks(int argc, char **argv)
             ana_table_set_list(to, 3, fr, nr);
         }
         free(ids);
-        free(sites);
+        cli_rows_release(&rows);
     }
 
     if (a.format == CLI_FMT_TEXT) {
@@ -184,11 +185,7 @@ int cmd_leaks(int argc, char **argv)
         cli_ana_table(&a, tab, stdout, "", true);
     } else {
         struct ana_json j;
-        ana_json_init(&j, stdout, true);
-        ana_json_begin_object(&j);
-        ana_json_kv_str(&j, "file", a.path);
-        ana_sample_json(&j, fmt_reader_sample_bytes(a.r));
-        ana_attach_json(&j, fmt_reader_info(a.r)->attached_pid);
+        cli_ana_json_begin(&a, &j);
         ana_json_kv_u64(&j, "at_ns", t);
         ana_json_key(&j, "processes");
         ana_json_begin_array(&j);

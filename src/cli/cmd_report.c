@@ -22,6 +22,7 @@
 #include "cli/cli_heaps.h"
 #include "cli/cli_procs.h"
 #include "cli/cli_rows.h"
+#include "util/util_sort.h"
 
 /* Frames shown per call site in text; JSON and CSV get them all. */
 
@@ -83,10 +84,10 @@ struct report {
     struct cli_ana a;
     struct ana_model *m;
     uint64_t temp_threshold;
-    uint32_t *ids;          /* scratch: site ids of one image */
-    struct ana_site *sites; /* the model's, merged into rows (cli_rows.h) */
-    bool *suppressed;       /* per row: leaks listed apart (cli_supp.h) */
-    bool loose;             /* --temporary-threshold given: the loose rule */
+    uint32_t *ids;        /* scratch: site ids of one image */
+    struct cli_rows rows; /* the model's sites merged into rows (cli_rows.h) */
+    bool *suppressed;     /* per row: leaks listed apart (cli_supp.h) */
+    bool loose;           /* --temporary-threshold given: the loose rule */
     /* Site ids by image, ascending within each: image i's are
      * by_image[image_start[i] .. image_start[i + 1]). Each table reads its
      * image's sites only, not every site of the trace once per image. */
@@ -106,15 +107,15 @@ static void index_images(struct report *rp)
     if (!rp->image_start || !rp->by_image || !next)
         cli_die("report: out of memory");
     for (uint32_t id = 0; id < nr_sites; id++)
-        if (rp->sites[id].image < nr)
-            rp->image_start[rp->sites[id].image + 1]++;
+        if (rp->rows.row[id] && rp->rows.row[id]->image < nr)
+            rp->image_start[rp->rows.row[id]->image + 1]++;
     for (uint32_t i = 0; i < nr; i++) {
         rp->image_start[i + 1] += rp->image_start[i];
         next[i] = rp->image_start[i];
     }
     for (uint32_t id = 0; id < nr_sites; id++)
-        if (rp->sites[id].image < nr)
-            rp->by_image[next[rp->sites[id].image]++] = id;
+        if (rp->rows.row[id] && rp->rows.row[id]->image < nr)
+            rp->by_image[next[rp->rows.row[id]->image]++] = id;
     free(next);
 }
 
@@ -142,7 +143,7 @@ static void suppressed_leaks(const struct report *rp, uint32_t image, uint64_t *
     *bytes = *blocks = 0;
     for (uint32_t k = 0; k < nr; k++) {
         uint32_t id = ids[k];
-        const struct ana_site *s = &rp->sites[id];
+        const struct ana_site *s = rp->rows.row[id];
         if (rp->suppressed[id] && s->live_bytes > 0) {
             *bytes += (uint64_t)s->live_bytes;
             *blocks += (uint64_t)s->live_blocks;
@@ -165,7 +166,7 @@ static uint64_t rank_value(const struct ana_site *s, enum rank r)
 }
 
 struct rank_ctx {
-    const struct ana_site *sites;
+    const struct ana_site *const *rows;
     enum rank r;
 };
 
@@ -173,35 +174,36 @@ static int by_rank(const void *x, const void *y, void *arg)
 {
     const struct rank_ctx *ctx = arg;
     uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-    uint64_t va = rank_value(&ctx->sites[a], ctx->r);
-    uint64_t vb = rank_value(&ctx->sites[b], ctx->r);
+    uint64_t va = rank_value(ctx->rows[a], ctx->r);
+    uint64_t vb = rank_value(ctx->rows[b], ctx->r);
 
     if (va != vb)
         return va < vb ? 1 : -1;
     return (a > b) - (a < b);
 }
 
-/* The sites of image sorted by rank r, only those with a non-zero value. */
-static uint32_t ranked(struct report *rp, uint32_t image, enum rank r)
+/* The sites of image with a non-zero value by rank r, in rp->ids: their
+ * number, the first `first` of them sorted (0: all). */
+static uint32_t ranked(struct report *rp, uint32_t image, enum rank r, uint32_t first)
 {
     uint32_t n = 0, nr;
     const uint32_t *ids = image_sites(rp, image, &nr);
 
     for (uint32_t k = 0; k < nr; k++) {
         uint32_t id = ids[k];
-        const struct ana_site *s = &rp->sites[id];
+        const struct ana_site *s = rp->rows.row[id];
         if (rank_value(s, r) && !(r == BY_LEAKED && rp->suppressed[id]))
             rp->ids[n++] = id;
     }
-    struct rank_ctx ctx = {rp->sites, r};
-    qsort_r(rp->ids, n, sizeof(*rp->ids), by_rank, &ctx);
+    struct rank_ctx ctx = {rp->rows.row, r};
+    util_sort_first(rp->ids, n, sizeof(*rp->ids), first, by_rank, &ctx);
     return n;
 }
 
 static void site_row(struct report *rp, struct ana_table *t, uint32_t id, unsigned first_col,
                      unsigned max_frames)
 {
-    const struct ana_site *s = &rp->sites[id];
+    const struct ana_site *s = rp->rows.row[id];
     unsigned nr;
 
     ana_table_add_row(t);
@@ -219,7 +221,7 @@ static void site_row(struct report *rp, struct ana_table *t, uint32_t id, unsign
 static struct ana_table *rank_table(struct report *rp, uint32_t image, enum rank r, unsigned max)
 {
     struct ana_table *t;
-    uint32_t n = ranked(rp, image, r);
+    uint32_t n = ranked(rp, image, r, rp->a.top);
 
     if (ana_table_create(&t, site_cols, sizeof(site_cols) / sizeof(site_cols[0])))
         cli_die("report: out of memory");
@@ -463,11 +465,11 @@ static void write_csv(struct report *rp, FILE *out)
         const struct ana_scope *s = ana_model_image(rp->m, i);
         if (!s->seen)
             continue;
-        uint32_t n = ranked(rp, i, BY_PEAK), nr;
+        uint32_t n = ranked(rp, i, BY_PEAK, rp->a.top), nr;
         const uint32_t *ids = image_sites(rp, i, &nr);
         /* Sites with no peak share but allocations still belong in it. */
         for (uint32_t k = 0; k < nr; k++) {
-            const struct ana_site *st = &rp->sites[ids[k]];
+            const struct ana_site *st = rp->rows.row[ids[k]];
             if (!st->peak_bytes && st->nr_allocs)
                 rp->ids[n++] = ids[k];
         }
@@ -513,14 +515,14 @@ int cmd_report(int argc, char **argv)
     rp.ids = malloc(((size_t)ana_model_nr_sites(rp.m) + 1) * sizeof(*rp.ids));
     if (!rp.ids)
         cli_die("report: out of memory");
-    rp.sites = cli_rows_sites(&rp.a, rp.m);
+    cli_rows_make(&rp.a, rp.m, &rp.rows);
     index_images(&rp);
     rp.suppressed = calloc((size_t)ana_model_nr_sites(rp.m) + 1, sizeof(*rp.suppressed));
     if (!rp.suppressed)
         cli_die("report: out of memory");
     cli_supp_load(&rp.a.supp, &rp.a);
     for (uint32_t id = 0; id < ana_model_nr_sites(rp.m); id++)
-        if (rp.sites[id].image != UINT32_MAX && rp.sites[id].live_blocks > 0)
+        if (rp.rows.row[id] && rp.rows.row[id]->live_blocks > 0)
             rp.suppressed[id] = cli_supp_match(&rp.a.supp, &rp.a, id) != NULL;
 
     if (rp.a.format == CLI_FMT_JSON)
@@ -530,7 +532,7 @@ int cmd_report(int argc, char **argv)
     else
         write_text(&rp, stdout);
     free(rp.ids);
-    free(rp.sites);
+    cli_rows_release(&rp.rows);
     free(rp.suppressed);
     free(rp.by_image);
     free(rp.image_start);

@@ -44,38 +44,6 @@ static const struct ana_column cols[] = {
 };
 #define NR_COLS (sizeof(cols) / sizeof(cols[0]))
 
-/* Mappings that libc, ld.so or pthread_create made themselves are seen
- * only by record --vm-precise; without them committed moves only with the
- * program's own mmap calls, so a flat column needs saying why. */
-static int precise_event(void *arg, const struct fmt_event *ev)
-{
-    bool *seen = arg;
-
-    if (ev->kind >= FMT_EV_MMAP && ev->kind <= FMT_EV_SBRK &&
-        (ev->origin == FMT_ORIGIN_LIBC || ev->origin == FMT_ORIGIN_LOADER ||
-         ev->origin == FMT_ORIGIN_THREAD)) {
-        *seen = true;
-        return 1; /* enough: stop the scan */
-    }
-    return 0;
-}
-
-static bool committed_flat(const struct ana_timeline *tl, uint32_t image)
-{
-    bool first = true;
-    uint64_t v = 0;
-
-    for (size_t i = 0; i < tl->nr_rows; i++) {
-        if (tl->rows[i].image != image)
-            continue;
-        if (!first && tl->rows[i].committed != v)
-            return false;
-        v = tl->rows[i].committed;
-        first = false;
-    }
-    return true;
-}
-
 static void add_row(struct ana_table *t, const struct ana_timeline_row *r)
 {
     char buf[64];
@@ -138,17 +106,9 @@ int cmd_timeline(int argc, char **argv)
             nr_images = tl.rows[i].image + 1;
     char name[256], buf[64];
     struct ana_json j;
-    bool csv_header_done = false, any_flat = false, precise = false;
-    for (uint32_t im = 0; im < nr_images && !any_flat; im++)
-        any_flat = committed_flat(&tl, im);
-    if (any_flat && a.format == CLI_FMT_TEXT)
-        cli_ana_scan(&a, UINT64_MAX, precise_event, &precise);
+    bool csv_header_done = false;
     if (a.format == CLI_FMT_JSON) {
-        ana_json_init(&j, stdout, true);
-        ana_json_begin_object(&j);
-        ana_json_kv_str(&j, "file", a.path);
-        ana_sample_json(&j, fmt_reader_sample_bytes(a.r));
-        ana_attach_json(&j, fmt_reader_info(a.r)->attached_pid);
+        cli_ana_json_begin(&a, &j);
         ana_json_kv_u64(&j, "interval_ns", tl.interval_ns);
         ana_json_key(&j, "processes");
         ana_json_begin_array(&j);
@@ -181,7 +141,7 @@ int cmd_timeline(int argc, char **argv)
             cli_ana_image_name(&a, im, name, sizeof(name));
             printf("\n%s\n", name);
             cli_ana_table(&a, t, stdout, "  ", true);
-            if (!precise && committed_flat(&tl, im))
+            if (!tl.vm_precise && ana_timeline_committed_flat(&tl, im))
                 printf("  (committed does not change: recorded without --vm-precise, only the\n"
                        "  program's own mmap calls and the mappings at its start are seen, not\n"
                        "  malloc's arenas and large blocks, thread stacks or libraries loaded\n"

@@ -187,9 +187,9 @@ static void write_tables(struct vmem *s, unsigned rows, enum by by)
         ana_json_init(&j, stdout, true);
         ana_json_begin_object(&j);
         ana_json_key(&j, "from_ns");
-        ana_json_u64(&j, w->t0);
+        ana_json_u64(&j, w->replay.t0);
         ana_json_key(&j, "to_ns");
-        ana_json_u64(&j, w->t1);
+        ana_json_u64(&j, w->replay.t1);
         ana_json_key(&j, "peak_committed_bytes");
         ana_json_u64(&j, w->peak_committed);
         ana_json_key(&j, "peak_committed_ns");
@@ -207,8 +207,8 @@ static void write_tables(struct vmem *s, unsigned rows, enum by by)
         cli_ana_table(a, lt, stdout, "", true);
     } else {
         printf("memscribe vmem: %s: commit lifetimes from %s", a->path,
-               ana_time_format(w->t0, buf, sizeof(buf)));
-        printf(" to %s (times in ns below)\n", ana_time_format(w->t1, buf, sizeof(buf)));
+               ana_time_format(w->replay.t0, buf, sizeof(buf)));
+        printf(" to %s (times in ns below)\n", ana_time_format(w->replay.t1, buf, sizeof(buf)));
         printf("peak committed: %" PRIu64 " bytes (%s) at %s\n\n", w->peak_committed,
                ana_bytes_format(w->peak_committed, buf, sizeof(buf)),
                ana_time_format(w->peak_ns, buf + 48, 48));
@@ -257,7 +257,7 @@ int cmd_vmem(int argc, char **argv)
 
     memset(&s, 0, sizeof(s));
     s.w.origins = (1u << FMT_NR_ORIGINS) - 1 - (1u << FMT_ORIGIN_SNAPSHOT);
-    s.w.nr_intervals = 10;
+    s.w.replay.nr_intervals = 10;
     cli_ana_init(&a, "vmem", 20);
     while ((c = cli_getopt(&g, &a, argc, argv)) != -1) {
         switch (c) {
@@ -272,8 +272,8 @@ int cmd_vmem(int argc, char **argv)
             s.w.origins = parse_origins(optarg);
             break;
         case OPT_INTERVALS:
-            s.w.nr_intervals = (unsigned)cli_ana_number(&a, "intervals", optarg);
-            if (!s.w.nr_intervals)
+            s.w.replay.nr_intervals = (unsigned)cli_ana_number(&a, "intervals", optarg);
+            if (!s.w.replay.nr_intervals)
                 cli_usage_error("vmem: --intervals wants at least 1");
             break;
         case OPT_ROWS:
@@ -287,15 +287,15 @@ int cmd_vmem(int argc, char **argv)
     cli_ana_open(&a, argc, argv, optind);
     fmt_reader_counts(a.r, &counts);
     s.a = &a;
-    s.w.filter = &a.filter;
-    s.w.r = a.r;
-    s.w.t0 = cli_ana_time(&a, "--from", &from);
-    s.w.t1 = cli_ana_time(&a, "--to", &to);
-    if (s.w.t0 > s.w.t1)
+    s.w.replay.filter = &a.filter;
+    s.w.replay.r = a.r;
+    s.w.replay.t0 = cli_ana_time(&a, "--from", &from);
+    s.w.replay.t1 = cli_ana_time(&a, "--to", &to);
+    if (s.w.replay.t0 > s.w.replay.t1)
         cli_usage_error("vmem: --from is after --to");
     ana_vm_window_init(&s.w);
-    cli_ana_scan(&a, UINT64_MAX, ana_vm_window_event, &s.w);
-    if ((rc = ana_vm_window_finish(&s.w)))
+    cli_ana_scan(&a, UINT64_MAX, ana_vm_replay_event, &s.w.replay);
+    if ((rc = ana_vm_replay_finish(&s.w.replay)))
         cli_ana_fail(&a, rc);
     if ((rc = ana_vm_window_key(&s.w, (enum ana_vm_by)by,
                                 by == BY_FUNCTION && s.w.nr ? cli_ana_stacks(&a) : NULL)))

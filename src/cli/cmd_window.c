@@ -20,6 +20,7 @@
 #include "cli/cli_ana.h"
 #include "cli/cli_getopt.h"
 #include "cli/cli_rows.h"
+#include "util/util_array.h"
 
 enum {
     OPT_FROM = CLI_ANA_OPT_FIRST_OWN,
@@ -114,12 +115,8 @@ static void push(struct rows *rs, uint32_t image, uint64_t key, uint32_t tid,
         uint64_t count = tr ? ana_wpa_transient_count(c) : ana_wpa_impacting_count(c);
         if (!count)
             continue;
-        if (rs->nr == rs->cap) {
-            rs->cap = rs->cap ? rs->cap * 2 : 256;
-            rs->v = realloc(rs->v, rs->cap * sizeof(*rs->v));
-            if (!rs->v)
-                cli_die("window: out of memory");
-        }
+        if (UTIL_ARRAY_RESERVE(rs->v, rs->cap, (size_t)rs->nr + 1, 256))
+            cli_die("window: out of memory");
         struct row *r = &rs->v[rs->nr++];
         r->image = image;
         r->key = key;
@@ -383,11 +380,7 @@ int cmd_window(int argc, char **argv)
         }
         if (a.format == CLI_FMT_JSON) {
             struct ana_json j;
-            ana_json_init(&j, stdout, true);
-            ana_json_begin_object(&j);
-            ana_json_kv_str(&j, "file", a.path);
-            ana_sample_json(&j, fmt_reader_sample_bytes(a.r));
-            ana_attach_json(&j, fmt_reader_info(a.r)->attached_pid);
+            cli_ana_json_begin(&a, &j);
             ana_json_kv_u64(&j, "from_ns", t0);
             ana_json_kv_u64(&j, "to_ns", t1);
             ana_json_kv_u64(&j, "events_read", w.nr_events_read);

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Call stacks: unwound from the program's CFI (col_unwind_x86_64.c, right through code
- * without frame pointers, NOTES.md) and interned per process so each
+ * without frame pointers) and interned per process so each
  * distinct stack crosses to the recorder once, as a STACK record. */
 #ifdef COL_UNWIND_LIBGCC
 /* The i386 collector: no 32-bit libunwind in Debian's multilib, so libgcc's
  * unwinder, linked statically (-static-libgcc): it reads .eh_frame_hdr
  * through dl_iterate_phdr and does not allocate. Slower (~2 us a stack,
- * NOTES.md), but right through code without frame pointers. */
+ * measured here), but right through code without frame pointers. */
 #include <stdint.h>
 #include <unwind.h>
 
@@ -221,7 +221,7 @@ static int64_t col_arena_reserve(uint32_t words)
 }
 
 /* MEMSCRIBE_UNWIND=fp: follow the frame-pointer chain instead of
- * libunwind. About ten times cheaper, and lossy (NOTES.md): code built
+ * libunwind. About ten times cheaper, and lossy: code built
  * without frame pointers, like Debian's libc and libstdc++, cuts the chain
  * short or hides a caller. Every step stays inside this thread's stack, so
  * a register that is not a frame pointer cannot make us fault. */

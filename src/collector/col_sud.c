@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Precise capture of every mapping by Syscall User Dispatch: the mmap,
  * munmap, mremap, mprotect and brk that libc, ld.so and pthread_create issue
- * themselves, which no LD_PRELOAD wrapper sees (NOTES.md, DESIGN.md).
+ * themselves, which no LD_PRELOAD wrapper sees (docs/record.md).
  *
  * With dispatch on, every syscall a thread makes from outside our allowed
  * code range while its selector byte reads BLOCK raises SIGSYS. The handler
@@ -740,7 +740,7 @@ static void col_sud_atfork_parent(void)
 
 static void col_sud_atfork_child(void)
 {
-    /* Dispatch is not inherited by fork (NOTES.md). */
+    /* Dispatch is not inherited by fork (measured: the child runs with it off). */
     col_sud_armed = 0;
     col_thread.sud_rearm = COL_SUD_ALLOW;
     if (!col_sud_on)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # A process's exit is dated when it ended, not when the recorder noticed
-# (issue 17 item 4): tests/programs/ana_exits.c forks five children one
+# (docs/report.md): tests/programs/ana_exits.c forks five children one
 # after another, each leaving by exit() or _exit(), and allocates right
 # after each waitpid. Each child's end (report's process table) must come
 # before that allocation and after the child's own; main dated exits at

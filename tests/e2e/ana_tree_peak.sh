@@ -4,8 +4,8 @@
 # process's heap leaves every total at its exit (its blocks stay its
 # leaks). tests/programs/ana_hog.c takes exactly 50 MiB and exits without
 # freeing. Three run one after another under sh: the tree's peak is one
-# hog's 50 MiB plus what the shells held then, not 150 MiB (issue 17 item
-# 1: main said 150); two at once: 100 MiB plus the shells'. The others'
+# hog's 50 MiB plus what the shells held then, not 150 MiB (memscribe
+# once said 150); two at once: 100 MiB plus the shells'. The others'
 # share (sh, sleep) is measured exactly from the dump by an independent
 # replay that keys processes by pid (an exec ends the image it replaces
 # with an exit). The sleeps between the runs keep the processes well apart

@@ -1,7 +1,11 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # Sourced by the picture tests: run Debian's chromium headless on a local
-# file (flags that work as root in a container) with the page's console on stderr.
+# file (flags that work as root in a container) with the page's console on
+# stderr; and the checks of the files they write (has, lacks, wellformed).
+# Screenshots go to $ART, tests/artifacts/ of the build directory.
+ART=$MS_BUILD/tests/artifacts
+mkdir -p "$ART"
 # usage: chrome WORKDIR [chromium args...] URL
 chrome() {
     local dir=$1
@@ -17,4 +21,25 @@ chrome() {
 # (our pages log nothing: any line is an error, a CSP violation included).
 console_lines() {
     grep -a 'CONSOLE' "$1" || true
+}
+
+# usage: has FILE TEXT: the file contains TEXT literally.
+has() {
+    grep -qF -- "$2" "$1" || fail "$(basename "$1") lacks '$2'"
+    echo "ok: $(basename "$1") has '$2'"
+}
+# usage: lacks FILE TEXT: the file does not contain TEXT.
+lacks() {
+    ! grep -qF -- "$2" "$1" || fail "$(basename "$1") contains '$2'"
+    echo "ok: $(basename "$1") has no '$2'"
+}
+# usage: wellformed FILE: xmllint, a real XML parser, reads it.
+wellformed() {
+    xmllint --noout "$1" 2>"$WORK/xmllint.err" || fail "$1 is not well-formed: $(cat "$WORK/xmllint.err")"
+    echo "ok: $(basename "$1") is well-formed XML"
+}
+# usage: record_demo TRACE: the demo (examples/memtest_demo) recorded.
+record_demo() {
+    "$MEMSCRIBE" record -q -o "$1" -- "$MS_BUILD/examples/memtest_demo" >"$WORK/out" 2>"$WORK/err" ||
+        fail "record exited with $?: $(cat "$WORK/err")"
 }

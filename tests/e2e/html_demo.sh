@@ -16,12 +16,8 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" html-demo MEMSCRIBE MS_BUILD MS_SOURCE
 # shellcheck source=tests/e2e/html_chrome.sh
 source "$MS_SOURCE/tests/e2e/html_chrome.sh"
-ART=$MS_BUILD/tests/artifacts
-mkdir -p "$ART"
 T=$WORK/demo.mscr
-
-"$MEMSCRIBE" record -q -o "$T" -- "$MS_BUILD/examples/memtest_demo" >"$WORK/out" 2>"$WORK/err" ||
-    fail "record exited with $?: $(cat "$WORK/err")"
+record_demo "$T"
 "$MEMSCRIBE" html "$T" -o "$WORK/report.html" 2>"$WORK/html.err" ||
     fail "html exited with $?: $(cat "$WORK/html.err")"
 [ ! -s "$WORK/html.err" ] || fail "html wrote to stderr: $(cat "$WORK/html.err")"

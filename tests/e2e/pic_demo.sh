@@ -12,22 +12,8 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" pic-demo MEMSCRIBE MS_BUILD MS_SOURCE
 # shellcheck source=tests/e2e/html_chrome.sh
 source "$MS_SOURCE/tests/e2e/html_chrome.sh"
-ART=$MS_BUILD/tests/artifacts
-mkdir -p "$ART"
 T=$WORK/demo.mscr
-
-# usage: has FILE TEXT: the file contains TEXT literally.
-has() {
-    grep -qF -- "$2" "$1" || fail "$(basename "$1") lacks '$2'"
-    echo "ok: $(basename "$1") has '$2'"
-}
-wellformed() {
-    xmllint --noout "$1" 2>"$WORK/xmllint.err" || fail "$1 is not well-formed: $(cat "$WORK/xmllint.err")"
-    echo "ok: $(basename "$1") is well-formed XML"
-}
-
-"$MEMSCRIBE" record -q -o "$T" -- "$MS_BUILD/examples/memtest_demo" >"$WORK/out" 2>"$WORK/err" ||
-    fail "record exited with $?: $(cat "$WORK/err")"
+record_demo "$T"
 "$MEMSCRIBE" report --format=json --top 0 "$T" >"$WORK/report.json"
 peak=$(jq '.processes[0].peak_bytes' "$WORK/report.json")
 peak_ns=$(jq '.processes[0].peak_ns' "$WORK/report.json")

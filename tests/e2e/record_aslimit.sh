@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Under RLIMIT_AS the collector takes little address space (issue 18 item
-# 5): the stack table and arena grow on demand, and so does the ring
-# segment (one 4 MiB ring for the first thread, docs/protocol.md). Under a
-# 64 or a 256 MiB limit the program is traced, its trace holds every one of
-# its 1 MiB mallocs, and it gets all but 8 MiB of what it gets untraced
-# (measured: 7 MiB, one ring, the first stack tier and arena, the
-# collector's own mapping; docs/record.md). Before, the collector mapped a
-# 64 MiB segment up front: under 64 MiB it turned itself off, under 256
-# MiB the program got 185 of its 252 MiB.
+# Under RLIMIT_AS the collector takes little address space (docs/record.md,
+# "What the collector cannot promise"): the stack table and arena grow on
+# demand, and so does the ring segment (one 4 MiB ring for the first thread,
+# docs/protocol.md). Under a 64 or a 256 MiB limit the program is traced,
+# its trace holds every one of its 1 MiB mallocs, and it gets all but 8 MiB
+# of what it gets untraced (measured: 7 MiB, one ring, the first stack tier
+# and arena, the collector's own mapping; docs/record.md). Before, the
+# collector mapped a 64 MiB segment up front: under 64 MiB it turned itself
+# off, under 256 MiB the program got 185 of its 252 MiB.
 source "$(dirname "$0")/record_lib.sh"
 
 margin=8

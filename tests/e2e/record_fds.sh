@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The collector holds no descriptor the program can see (issue 18 item 1:
-# libunwind's memory-validation pipe sat on 3 and 4): a program that closes
+# The collector holds no descriptor the program can see (libunwind's
+# old memory-validation pipe sat on 3 and 4): a program that closes
 # every descriptor from 3 up (close_range, and a close() loop) and reopens
 # its input on 3 and its output on 4 copies its input intact while new
 # call sites are unwound, and open() gives it the same numbers traced as

@@ -94,17 +94,18 @@ static void vm(struct xw *x, unsigned kind, uint64_t ms, uint64_t addr, uint64_t
     put(x, &ev);
 }
 
-static int stacks(struct fmt_writer *w, uint32_t *a, uint32_t *b, uint32_t *c)
+static int stacks(struct fmt_writer *w, uint32_t st[3])
 {
     static const uint64_t fa[] = {0x1100, 0x1200, 0x1300};
     static const uint64_t fb[] = {0x2100, 0x1200, 0x1300};
     static const uint64_t fc[] = {0x3100, 0x3200};
     int rc;
 
-    if ((rc = fmt_writer_stack(w, 0, fa, 3, a)) || (rc = fmt_writer_stack(w, 0, fb, 3, b)) ||
-        (rc = fmt_writer_stack(w, 0, fc, 2, c)))
+    if ((rc = fmt_writer_stack(w, 0, fa, 3, &st[0])) ||
+        (rc = fmt_writer_stack(w, 0, fb, 3, &st[1])) ||
+        (rc = fmt_writer_stack(w, 0, fc, 2, &st[2])))
         return rc;
-    return *a == XT_STACK_A && *b == XT_STACK_B && *c == XT_STACK_C ? 0 : -EPROTO;
+    return st[0] == XT_STACK_A && st[1] == XT_STACK_B && st[2] == XT_STACK_C ? 0 : -EPROTO;
 }
 
 static int create(struct fmt_writer **w, int fd, uint32_t chunk_events)
@@ -159,19 +160,39 @@ static void starts(struct xw *x)
     put(x, &ev);
 }
 
+/* Every trace here starts alike: the writer (chunk_events, 0: the
+ * default), the three stacks, the process, its threads and its module. */
+static int begin(struct xw *x, int fd, uint32_t chunk_events, uint32_t st[3])
+{
+    int rc = create(&x->w, fd, chunk_events);
+
+    if (rc)
+        return rc;
+    if ((rc = stacks(x->w, st))) {
+        fmt_writer_destroy(x->w);
+        return rc;
+    }
+    starts(x);
+    return 0;
+}
+
+static int end(struct xw *x)
+{
+    int rc = x->rc ? x->rc : fmt_writer_finish(x->w);
+
+    fmt_writer_destroy(x->w);
+    return rc;
+}
+
 int xtrace_write(int fd)
 {
     struct xw x = {0};
-    uint32_t A, B, C;
+    uint32_t st[3];
     int rc;
 
-    if ((rc = create(&x.w, fd, 0)))
+    if ((rc = begin(&x, fd, 0, st)))
         return rc;
-    if ((rc = stacks(x.w, &A, &B, &C))) {
-        fmt_writer_destroy(x.w);
-        return rc;
-    }
-    starts(&x);
+    const uint32_t A = st[0], B = st[1], C = st[2];
     heap(&x, FMT_EV_MALLOC, 1, 0, 0x10000, 100, A);
     heap(&x, FMT_EV_MALLOC, 2, 0, 0x20000, 200, B);
     vm(&x, FMT_EV_MMAP, 2, 0x7f0000000000ull, 3 * 4096, PROT_NONE, C);
@@ -214,9 +235,7 @@ int xtrace_write(int fd)
     ev.stack = A;
     put(&x, &ev);
 
-    rc = x.rc ? x.rc : fmt_writer_finish(x.w);
-    fmt_writer_destroy(x.w);
-    return rc;
+    return end(&x);
 }
 
 int xtrace_write_two_at_peak(int fd)
@@ -225,20 +244,13 @@ int xtrace_write_two_at_peak(int fd)
     uint32_t st[3];
     int rc;
 
-    if ((rc = create(&x.w, fd, 0)))
+    if ((rc = begin(&x, fd, 0, st)))
         return rc;
-    if ((rc = stacks(x.w, &st[0], &st[1], &st[2]))) {
-        fmt_writer_destroy(x.w);
-        return rc;
-    }
-    starts(&x);
     heap(&x, FMT_EV_MALLOC, 1, 0, 0x10000, 100, st[0]);
     heap(&x, FMT_EV_MALLOC, 2, 1, 0x20000, 200, st[1]);
     heap(&x, FMT_EV_FREE, 3, 0, 0x10000, 0, 0);
     heap(&x, FMT_EV_FREE, 4, 1, 0x20000, 0, 0);
-    rc = x.rc ? x.rc : fmt_writer_finish(x.w);
-    fmt_writer_destroy(x.w);
-    return rc;
+    return end(&x);
 }
 
 int xtrace_write_random(int fd, uint64_t nr_events, uint64_t seed)
@@ -250,13 +262,8 @@ int xtrace_write_random(int fd, uint64_t nr_events, uint64_t seed)
     int rc;
 
     /* Small chunks, so that readers that seek (windows) cross several. */
-    if ((rc = create(&x.w, fd, 997)))
+    if ((rc = begin(&x, fd, 997, st)))
         return rc;
-    if ((rc = stacks(x.w, &st[0], &st[1], &st[2]))) {
-        fmt_writer_destroy(x.w);
-        return rc;
-    }
-    starts(&x);
     for (uint64_t i = 0; i < nr_events && !x.rc; i++) {
         rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
         uint32_t slot = (uint32_t)(rng % 64), thread = (uint32_t)((rng >> 32) % 3);
@@ -280,9 +287,7 @@ int xtrace_write_random(int fd, uint64_t nr_events, uint64_t seed)
             live[slot] = 0;
         }
     }
-    rc = x.rc ? x.rc : fmt_writer_finish(x.w);
-    fmt_writer_destroy(x.w);
-    return rc;
+    return end(&x);
 }
 
 int xtrace_write_big(int fd, uint64_t nr_events)
@@ -293,13 +298,8 @@ int xtrace_write_big(int fd, uint64_t nr_events)
     uint64_t rng = 0x9e3779b97f4a7c15ull;
     int rc;
 
-    if ((rc = create(&x.w, fd, 0)))
+    if ((rc = begin(&x, fd, 0, st)))
         return rc;
-    if ((rc = stacks(x.w, &st[0], &st[1], &st[2]))) {
-        fmt_writer_destroy(x.w);
-        return rc;
-    }
-    starts(&x);
     for (uint64_t i = 0; i < nr_events && !x.rc; i++) {
         rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
         uint32_t slot = (uint32_t)(rng % 4096), thread = (uint32_t)(rng >> 40) & 1;
@@ -313,7 +313,5 @@ int xtrace_write_big(int fd, uint64_t nr_events)
                  st[(rng >> 20) % 3]);
         }
     }
-    rc = x.rc ? x.rc : fmt_writer_finish(x.w);
-    fmt_writer_destroy(x.w);
-    return rc;
+    return end(&x);
 }

@@ -26,18 +26,12 @@
 #include "analysis/pictures/ana_flame.h"
 #include "format/fmt_writer.h"
 #include "memscribe/trace.h"
+#include "test_ana_rnd.h"
 
 #define EVIL "</script><img src=x onerror=alert(1)>"
 #define NR_EVENTS 6000
 #define NR_STACKS 6
 #define SLOTS 48
-
-static uint64_t rnd_state;
-static uint64_t rnd(void)
-{
-    rnd_state = rnd_state * 6364136223846793005ull + 1442695040888963407ull;
-    return rnd_state >> 33;
-}
 
 /* Mallocs, frees and reallocs over SLOTS addresses from NR_STACKS stacks,
  * 64 events per chunk, irregular times. Returns a memfd. */

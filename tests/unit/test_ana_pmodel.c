@@ -21,16 +21,10 @@
 #include "analysis/model/ana_pmodel.h"
 #include "format/fmt_writer.h"
 #include "memscribe/trace.h"
+#include "test_ana_rnd.h"
 
 #define SLOTS 24
 #define NR_OPS 20000
-
-static uint64_t rnd_state;
-static uint64_t rnd(void)
-{
-    rnd_state = rnd_state * 6364136223846793005ull + 1442695040888963407ull;
-    return rnd_state >> 33;
-}
 
 /* Returns a memfd holding the trace. */
 static int write_trace(uint64_t seed)

@@ -42,58 +42,44 @@ static char *mem_close(struct mem *m)
     return m->buf;
 }
 
-static char *escaped(const char *s, size_t len)
+/* ana_xml_escape of the len bytes at s must write want. */
+static void expect_escaped(const char *s, size_t len, const char *want)
 {
     struct mem m;
 
     ana_xml_escape(mem_open(&m), s, len);
-    return mem_close(&m);
+    char *out = mem_close(&m);
+    assert_string_equal(out, want);
+    free(out);
 }
 
 static void test_escape_markup(void **state)
 {
-    char *out = escaped(EVIL, strlen(EVIL));
-
     (void)state;
-    assert_string_equal(out, EVIL_XML);
-    free(out);
-    out = escaped("a&b\"c'd", 7);
-    assert_string_equal(out, "a&amp;b&quot;c&#39;d");
-    free(out);
+    expect_escaped(EVIL, strlen(EVIL), EVIL_XML);
+    expect_escaped("a&b\"c'd", 7, "a&amp;b&quot;c&#39;d");
 }
 
 static void test_escape_bytes(void **state)
 {
-    char *out;
-
     (void)state;
     /* Valid UTF-8 passes; invalid bytes, a truncated sequence, an overlong
      * '/', a surrogate and forbidden controls become U+FFFD. */
-    out = escaped("caf\xc3\xa9 \xe2\x82\xac", 9);
-    assert_string_equal(out, "caf\xc3\xa9 \xe2\x82\xac");
-    free(out);
-    out = escaped("a\xff"
-                  "b",
-                  3);
-    assert_string_equal(out, "a\xef\xbf\xbd"
-                             "b");
-    free(out);
-    out = escaped("x\xe2\x82", 3);
-    assert_string_equal(out, "x\xef\xbf\xbd\xef\xbf\xbd");
-    free(out);
-    out = escaped("\xc0\xaf", 2);
-    assert_string_equal(out, "\xef\xbf\xbd\xef\xbf\xbd");
-    free(out);
-    out = escaped("\xed\xa0\x80", 3);
-    assert_string_equal(out, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
-    free(out);
-    out = escaped("a\x01"
-                  "b\tc\0d",
-                  7);
-    assert_string_equal(out, "a\xef\xbf\xbd"
-                             "b\tc\xef\xbf\xbd"
-                             "d");
-    free(out);
+    expect_escaped("caf\xc3\xa9 \xe2\x82\xac", 9, "caf\xc3\xa9 \xe2\x82\xac");
+    expect_escaped("a\xff"
+                   "b",
+                   3,
+                   "a\xef\xbf\xbd"
+                   "b");
+    expect_escaped("x\xe2\x82", 3, "x\xef\xbf\xbd\xef\xbf\xbd");
+    expect_escaped("\xc0\xaf", 2, "\xef\xbf\xbd\xef\xbf\xbd");
+    expect_escaped("\xed\xa0\x80", 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+    expect_escaped("a\x01"
+                   "b\tc\0d",
+                   7,
+                   "a\xef\xbf\xbd"
+                   "b\tc\xef\xbf\xbd"
+                   "d");
 }
 
 static void test_units(void **state)

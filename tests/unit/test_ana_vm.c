@@ -3,7 +3,9 @@
  * synthetic events: pieces cut as the kernel cuts mappings, reserved /
  * committed / charge totals, commit lifetimes with their times and stacks,
  * mremap, brk and sbrk, the collector's own mappings, holes, the largest
- * gap, misaligned mappings with stranded bytes, occupants. Exact numbers. */
+ * gap, misaligned mappings with stranded bytes, occupants; the one replay
+ * (ana_vm_replay) and what it tells its consumer, in order. Exact numbers. */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +20,7 @@
 #include "analysis/core/ana_ticks.h"
 #include "analysis/vm/ana_frag.h"
 #include "analysis/vm/ana_vm.h"
+#include "analysis/vm/ana_vm_replay.h"
 #include "analysis/vm/ana_vm_window.h"
 
 #define K 1024ull
@@ -133,7 +136,7 @@ static void window_event(struct ana_vm_window *w, struct fmt_event e, int prot, 
 {
     e.arg[0] = (uint64_t)prot;
     e.arg[1] = (uint64_t)flags;
-    assert_int_equal(ana_vm_window_event(w, &e), 0);
+    assert_int_equal(ana_vm_replay_event(&w->replay, &e), 0);
 }
 
 /* Commit lifetimes in the window [25, 45]: one committed before and ended
@@ -149,10 +152,10 @@ static void test_window(void **state)
 
     (void)state;
     memset(&w, 0, sizeof(w));
-    w.t0 = 25;
-    w.t1 = 45;
+    w.replay.t0 = 25;
+    w.replay.t1 = 45;
     w.origins = ~0u;
-    w.nr_intervals = 2;
+    w.replay.nr_intervals = 2;
     ana_vm_window_init(&w);
     window_event(&w, ev(FMT_EV_MMAP, 10, BASE, 1024 * M, 0), PROT_NONE, ANON | MAP_NORESERVE);
     window_event(&w, ev(FMT_EV_MPROTECT, 12, BASE + 200 * M, 1 * M, 5), RW, 0);
@@ -162,7 +165,7 @@ static void test_window(void **state)
     window_event(&w, ev(FMT_EV_MPROTECT, 32, BASE + 300 * M, 4 * M, 3), RW, 0);
     window_event(&w, ev(FMT_EV_MPROTECT, 38, BASE + 300 * M, 4 * M, 4), PROT_NONE, 0);
     window_event(&w, ev(FMT_EV_MPROTECT, 40, BASE + 1 * M, 2 * M, 4), PROT_NONE, 0);
-    assert_int_equal(ana_vm_window_finish(&w), 0);
+    assert_int_equal(ana_vm_replay_finish(&w.replay), 0);
 
     assert_int_equal(w.peak_committed, 14 * M);
     assert_int_equal(w.peak_ns, 32);
@@ -213,6 +216,82 @@ static void test_ticks(void **state)
     assert_int_equal(at, 110); /* not 10 + 99 */
     ana_ticks_taken(&t);
     assert_false(ana_ticks_due(&t, UINT64_MAX, &at));
+}
+
+/* What the replay tells its consumer, in order, a line each. */
+struct told {
+    char log[1024];
+};
+
+static void tell(struct told *t, const char *what, uint64_t a, uint64_t b)
+{
+    size_t n = strlen(t->log);
+
+    snprintf(t->log + n, sizeof(t->log) - n, "%s %" PRIu64 " %" PRIu64 "\n", what, a, b);
+}
+
+static int told_moment(void *arg, uint64_t ts, uint32_t image, const struct ana_vm_image *im)
+{
+    (void)image;
+    tell(arg, "moment", ts, im->committed);
+    return 0;
+}
+
+static int told_before(void *arg, const struct fmt_event *ev)
+{
+    tell(arg, "before", ev->ts_ns, ev->kind);
+    return 0;
+}
+
+static int told_after(void *arg, const struct fmt_event *ev)
+{
+    tell(arg, "after", ev->ts_ns, ev->kind);
+    return 0;
+}
+
+static int told_lifetime(void *arg, const struct ana_vm_lifetime *l)
+{
+    tell(arg, "lifetime", l->commit_ns, l->open ? 0 : l->decommit_ns);
+    return 0;
+}
+
+/* The one replay (ana_vm_replay): each moment (ana_ticks) before the
+ * first event after it; the consumer around each event; the scan stopped
+ * by the first event after `until`; open lifetimes at the end. */
+static void test_replay(void **state)
+{
+    static const struct ana_vm_replay_ops ops = {.moment = told_moment,
+                                                 .before = told_before,
+                                                 .after = told_after,
+                                                 .lifetime = told_lifetime};
+    struct told t = {""};
+    struct ana_vm_replay p = {.t0 = 0, .t1 = 40, .nr_intervals = 2, .until = 45};
+    const uint64_t rw = PROT_READ | PROT_WRITE, anon = MAP_PRIVATE | MAP_ANONYMOUS;
+    struct fmt_event e[] = {
+        ev(FMT_EV_MMAP, 10, 0x10000, 4 * K, 1), ev(FMT_EV_MUNMAP, 30, 0x10000, 4 * K, 2),
+        ev(FMT_EV_MMAP, 40, 0x20000, 8 * K, 3),
+        ev(FMT_EV_MMAP, 46, 0x40000, 4 * K, 4), /* after until */
+    };
+
+    (void)state;
+    ana_vm_replay_init(&p, &ops, &t);
+    for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++) {
+        e[i].arg[0] = rw;
+        e[i].arg[1] = anon;
+        assert_int_equal(ana_vm_replay_event(&p, &e[i]), e[i].ts_ns > 45);
+    }
+    assert_int_equal(ana_vm_replay_finish(&p), 0);
+    assert_string_equal(t.log, "before 10 16\n"
+                               "after 10 16\n"
+                               "moment 20 4096\n"
+                               "before 30 17\n"
+                               "lifetime 10 30\n"
+                               "after 30 17\n"
+                               "before 40 16\n"
+                               "after 40 16\n"
+                               "moment 40 8192\n"
+                               "lifetime 40 0\n");
+    ana_vm_replay_release(&p);
 }
 
 /* A partial munmap ends the part it removes; MAP_FIXED replaces; lengths
@@ -428,6 +507,7 @@ int main(void)
         cmocka_unit_test(test_cuts_and_open),  cmocka_unit_test(test_mremap_brk),
         cmocka_unit_test(test_collector),      cmocka_unit_test(test_frag_32),
         cmocka_unit_test(test_frag_svg),       cmocka_unit_test(test_ticks),
+        cmocka_unit_test(test_replay),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,6 +25,7 @@
 #include "analysis/model/ana_window.h"
 #include "format/fmt_writer.h"
 #include "memscribe/trace.h"
+#include "test_ana_rnd.h"
 
 #define NR_BLOCKS 3000
 #define NR_STACKS 5
@@ -46,13 +47,6 @@ struct trace {
     uint64_t last_ts;
     uint64_t nr_events;
 };
-
-static uint64_t rnd_state = 12345;
-static uint64_t rnd(void)
-{
-    rnd_state = rnd_state * 6364136223846793005ull + 1442695040888963407ull;
-    return rnd_state >> 33;
-}
 
 /* Allocations and frees over SLOTS slots, two threads, five stacks, sizes
  * of many classes, one event per microsecond, 64 events per chunk. */

@@ -359,7 +359,7 @@ static void test_times_never_go_back(void **state)
 }
 
 /* Stack ids come from the program's memory: a huge one costs the recorder
- * no more than a small one (issue 18 item 5; an id of 2^30 made it grow
+ * no more than a small one (an id of 2^30 once made it grow
  * its map to 2^31 entries, 8 GiB), and any id a STACK record defined
  * maps. */
 static void test_stack_ids_cost_what_was_defined(void **state)

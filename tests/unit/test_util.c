@@ -3,7 +3,7 @@
  * what is needed, if more), keep their elements, zero the new ones when
  * asked and refuse sizes that overflow; the binary search finds the first
  * key above x at every position, with duplicates, at any element size and
- * key offset. */
+ * key offset; a partial sort's first k elements are a full sort's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +15,7 @@
 
 #include "util/util_array.h"
 #include "util/util_search.h"
+#include "util/util_sort.h"
 
 static void test_grow(void **state)
 {
@@ -139,12 +140,59 @@ static void test_search(void **state)
     assert_int_equal(p[util_search_above(p, 4, size, lo, 40) - 1].tag, 4);
 }
 
+/* Pairs ordered by value down, then by index up: a total order, as the
+ * tables' rankings are. */
+struct ranked_pair {
+    uint32_t value, index;
+};
+
+static int by_value_down(const void *x, const void *y, void *arg)
+{
+    const struct ranked_pair *a = x, *b = y;
+
+    (void)arg;
+    if (a->value != b->value)
+        return a->value < b->value ? 1 : -1;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+/* The first k of a partial sort are those of a full sort, for every k,
+ * on values with many ties and on sorted and reversed input. */
+static void test_sort_first(void **state)
+{
+    enum { N = 1000 };
+    static struct ranked_pair full[N], part[N];
+    uint64_t x = 88172645463325252ull;
+
+    (void)state;
+    for (int shape = 0; shape < 3; shape++) {
+        for (uint32_t i = 0; i < N; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            uint32_t v = shape == 0 ? (uint32_t)(x % 50) : shape == 1 ? i : N - i;
+            full[i] = (struct ranked_pair){v, i};
+        }
+        memcpy(part, full, sizeof(full));
+        util_sort_first(full, N, sizeof(full[0]), 0, by_value_down, NULL);
+        for (size_t k = 1; k <= N; k += k < 20 ? 1 : 97) {
+            struct ranked_pair v[N];
+            memcpy(v, part, sizeof(v));
+            util_sort_first(v, N, sizeof(v[0]), k, by_value_down, NULL);
+            assert_memory_equal(v, full, k * sizeof(v[0]));
+        }
+    }
+    /* Nothing to sort, or one. */
+    util_sort_first(NULL, 0, sizeof(full[0]), 10, by_value_down, NULL);
+    util_sort_first(full, 1, sizeof(full[0]), 10, by_value_down, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grow),          cmocka_unit_test(test_grow_zero),
         cmocka_unit_test(test_grow_overflow), cmocka_unit_test(test_grow_narrow_cap),
-        cmocka_unit_test(test_search),
+        cmocka_unit_test(test_search),        cmocka_unit_test(test_sort_first),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,17 +20,12 @@ void ana_map_release(struct ana_map *m)
 
 static inline size_t slot_of(uint64_t key, size_t cap)
 {
-    /* A full 64-bit finalizer (splitmix64's): keys are dense serials and
+    /* A full 64-bit finalizer (ana_map_mix): keys are dense serials and
      * stack ids, but also packed pairs such as (parent << 32 | label) whose
      * varied part sits in the high bits. A multiply alone keeps only the
      * low bits' influence on the low slot bits, which piled such keys into
      * long probe runs (flamegraph on 1.28M stacks: 22 s). */
-    key ^= key >> 30;
-    key *= 0xbf58476d1ce4e5b9ull;
-    key ^= key >> 27;
-    key *= 0x94d049bb133111ebull;
-    key ^= key >> 31;
-    return (size_t)key & (cap - 1);
+    return (size_t)ana_map_mix(key) & (cap - 1);
 }
 
 void *ana_map_get(const struct ana_map *m, uint64_t key)

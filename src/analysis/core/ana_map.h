@@ -17,6 +17,18 @@ struct ana_map {
     size_t nr;
 };
 
+/* The map's hash of a key: splitmix64's finalizer, every bit of the key
+ * felt in the low bits. For any table that needs it (ana_stacks_key.c). */
+static inline uint64_t ana_map_mix(uint64_t key)
+{
+    key ^= key >> 30;
+    key *= 0xbf58476d1ce4e5b9ull;
+    key ^= key >> 27;
+    key *= 0x94d049bb133111ebull;
+    key ^= key >> 31;
+    return key;
+}
+
 void ana_map_init(struct ana_map *m, size_t val_size);
 void ana_map_release(struct ana_map *m);
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Stack ids to interned frame strings, cached (see ana_stacks.h). */
+/* Stack ids to interned frame strings, cached (see ana_stacks.h); row
+ * keys are in ana_stacks_key.c. */
 #include "analysis/core/ana_stacks.h"
 
 #include <errno.h>
@@ -10,48 +11,11 @@
 
 #include "analysis/core/ana_map.h"
 #include "analysis/core/ana_names.h"
+#include "analysis/core/ana_stacks_internal.h"
 #include "analysis/core/ana_text.h"
 #include "util/util_array.h"
 
 #define NO_STACK "(no stack)"
-
-struct ana_stacks {
-    struct fmt_reader *r;
-    struct ana_sym *sym;
-    struct ana_sym_stack st;
-    bool full_names; /* else labels are ana_name_short()'s */
-    uint64_t *addrs;
-    uint32_t cap_addrs;
-
-    /* Interned strings: text[] by id, and an open-addressing index. */
-    char **text;
-    uint32_t nr_text, cap_text;
-    uint32_t *index; /* id + 1, 0 empty */
-    uint32_t cap_index;
-
-    /* Per stack id: where its frames start in pool (UINT32_MAX: not yet). */
-    uint32_t *start;
-    uint32_t *count;
-    uint32_t nr_stacks;
-    struct ana_frame *pool;
-    size_t nr_pool, cap_pool;
-
-    /* The strings of each symbolized frame already seen, by the frame's
-     * address: the symbolizer keeps one frame per address for its whole
-     * life, and deep stacks share most of their frames, so each frame is
-     * formatted and escaped once, not once per stack. */
-    struct ana_map frames;
-
-    /* Row keys (ana_stacks_key): each distinct sequence of frame string ids,
-     * kept in key_ids at key_off[k - 1], key_len[k - 1], with an
-     * open-addressing index of key + 1 (0 empty). Key 0 is "(no stack)". */
-    uint32_t *key_ids;
-    size_t nr_key_ids, cap_key_ids;
-    uint32_t *key_off, *key_len;
-    uint32_t nr_keys, cap_keys;
-    uint32_t *key_index;
-    uint32_t cap_key_index;
-};
 
 static uint64_t hash_str(const char *s)
 {
@@ -62,23 +26,38 @@ static uint64_t hash_str(const char *s)
     return h;
 }
 
+int ana_stacks_index_room(const struct ana_stacks *s, uint32_t **index, uint32_t *cap, uint32_t n,
+                          ana_stacks_slot_fn *slot_of)
+{
+    if (((size_t)n + 1) * 2 <= *cap)
+        return 0;
+    uint32_t c = *cap ? *cap * 2 : 1024;
+    uint32_t *idx = calloc(c, sizeof(*idx));
+    if (!idx)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t j = slot_of(s, i, c);
+        while (idx[j])
+            j = (j + 1) & (c - 1);
+        idx[j] = i + 1;
+    }
+    free(*index);
+    *index = idx;
+    *cap = c;
+    return 0;
+}
+
+static uint32_t text_slot(const struct ana_stacks *s, uint32_t i, uint32_t cap)
+{
+    return (uint32_t)hash_str(s->text[i]) & (cap - 1);
+}
+
 static int intern(struct ana_stacks *s, const char *str, uint32_t *id)
 {
-    if ((s->nr_text + 1) * 2 > s->cap_index) {
-        uint32_t cap = s->cap_index ? s->cap_index * 2 : 1024;
-        uint32_t *idx = calloc(cap, sizeof(*idx));
-        if (!idx)
-            return -ENOMEM;
-        for (uint32_t i = 0; i < s->nr_text; i++) {
-            uint32_t j = (uint32_t)hash_str(s->text[i]) & (cap - 1);
-            while (idx[j])
-                j = (j + 1) & (cap - 1);
-            idx[j] = i + 1;
-        }
-        free(s->index);
-        s->index = idx;
-        s->cap_index = cap;
-    }
+    int rc = ana_stacks_index_room(s, &s->index, &s->cap_index, s->nr_text, text_slot);
+
+    if (rc)
+        return rc;
     uint32_t j = (uint32_t)hash_str(str) & (s->cap_index - 1);
     for (; s->index[j]; j = (j + 1) & (s->cap_index - 1))
         if (!strcmp(s->text[s->index[j] - 1], str)) {
@@ -108,7 +87,7 @@ int ana_stacks_create(struct ana_stacks **out, struct fmt_reader *r,
     if (!s)
         return -ENOMEM;
     s->r = r;
-    ana_map_init(&s->frames, sizeof(struct ana_frame));
+    ana_map_init(&s->read_of, sizeof(struct addr_read));
     s->full_names = opt && opt->full_names;
     fmt_reader_counts(r, &c);
     s->nr_stacks = c.nr_stacks + 1;
@@ -136,10 +115,7 @@ void ana_stacks_destroy(struct ana_stacks *s)
 {
     if (!s)
         return;
-    if (s->sym) {
-        ana_sym_stack_release(&s->st);
-        ana_sym_destroy(s->sym);
-    }
+    ana_sym_destroy(s->sym);
     for (uint32_t i = 0; i < s->nr_text; i++)
         free(s->text[i]);
     free(s->text);
@@ -147,12 +123,13 @@ void ana_stacks_destroy(struct ana_stacks *s)
     free(s->start);
     free(s->count);
     free(s->pool);
-    free(s->addrs);
-    free(s->key_ids);
-    free(s->key_off);
-    free(s->key_len);
-    free(s->key_index);
-    ana_map_release(&s->frames);
+    free(s->parent);
+    free(s->reads);
+    free(s->spans);
+    free(s->walked);
+    free(s->ids);
+    ana_stacks_keys_release(s);
+    ana_map_release(&s->read_of);
     free(s);
 }
 
@@ -193,59 +170,123 @@ static int frame_strings(struct ana_stacks *s, const struct ana_sym_frame *f, st
     return intern(s, safe, &out->place);
 }
 
-int ana_stacks_get(struct ana_stacks *s, uint32_t stack, const struct ana_frame **frames)
+/* What the address of node n (of image) reads as, read as kind, from the
+ * symbolizer: the frames' strings are made once per address. A return
+ * address's reading is kept as the node's. Returns 0 or -errno. */
+int ana_stacks_read_node(struct ana_stacks *s, uint32_t n, uint32_t image,
+                         enum ana_sym_addr_kind kind, struct addr_read *out)
 {
-    uint32_t image;
-    int depth, rc;
+    const struct ana_sym_frame *f;
+    uint64_t addr;
+    int nr, created, rc;
 
-    if (stack >= s->nr_stacks || stack == 0) {
-        *frames = NULL;
+    if ((rc = fmt_reader_stack_node(s->r, n, NULL, &addr, NULL)))
+        return rc;
+    /* Deep stacks repeat few return addresses over many nodes: the last
+     * reading of an address is kept in a small table before the
+     * symbolizer's lookup and the strings' map. */
+    struct recent_read *recent =
+        &s->recent[ana_map_mix(addr ^ (uint64_t)image << 48) & (ANA_STACKS_RECENT - 1)];
+    if (kind == ANA_SYM_RETURN && recent->rd.nr && recent->addr == addr && recent->image == image) {
+        *out = s->reads[n] = recent->rd;
         return 0;
     }
-    if (s->start[stack] != UINT32_MAX) {
-        *frames = s->pool + s->start[stack];
-        return (int)s->count[stack];
-    }
-    for (;;) {
-        depth = fmt_reader_stack(s->r, stack, &image, s->addrs, s->cap_addrs);
-        if (depth < 0)
-            return depth;
-        if ((uint32_t)depth <= s->cap_addrs)
-            break;
-        uint64_t *a = realloc(s->addrs, (size_t)depth * sizeof(*a));
-        if (!a)
-            return -ENOMEM;
-        s->addrs = a;
-        s->cap_addrs = (uint32_t)depth;
-    }
-    if ((rc = ana_sym_stack(s->sym, image, s->addrs, (uint32_t)depth, &s->st)))
-        return rc;
-    if (s->nr_pool + s->st.nr_lines > s->cap_pool) {
-        size_t cap = s->cap_pool ? s->cap_pool : 1024;
-        while (cap < s->nr_pool + s->st.nr_lines)
-            cap *= 2;
-        struct ana_frame *p = realloc(s->pool, cap * sizeof(*p));
-        if (!p)
-            return -ENOMEM;
-        s->pool = p;
-        s->cap_pool = cap;
-    }
-    for (uint32_t i = 0; i < s->st.nr_lines; i++) {
-        const struct ana_sym_frame *f = s->st.lines[i].frame;
-        int created;
-        struct ana_frame *known = ana_map_put(&s->frames, (uint64_t)(uintptr_t)f, &created);
-
-        if (!known)
-            return -ENOMEM;
-        if (created && (rc = frame_strings(s, f, known))) {
-            ana_map_del(&s->frames, (uint64_t)(uintptr_t)f);
+    if ((nr = ana_sym_resolve(s->sym, image, addr, kind, &f)) < 0)
+        return nr;
+    struct addr_read *rd = ana_map_put(&s->read_of, (uint64_t)(uintptr_t)f, &created);
+    if (!rd)
+        return -ENOMEM;
+    if (created) {
+        rc = UTIL_ARRAY_RESERVE(s->spans, s->cap_spans, s->nr_spans + (size_t)nr, 1024);
+        for (int k = 0; !rc && k < nr; k++)
+            rc = frame_strings(s, &f[k], &s->spans[s->nr_spans + (size_t)k]);
+        if (rc) {
+            ana_map_del(&s->read_of, (uint64_t)(uintptr_t)f);
             return rc;
         }
-        s->pool[s->nr_pool + i] = *known;
+        *rd = (struct addr_read){.off = (uint32_t)s->nr_spans,
+                                 .nr = (uint16_t)nr,
+                                 .internal = ana_sym_frame_is_internal(&f[nr - 1]),
+                                 .signal_frame = f[nr - 1].signal_frame};
+        s->nr_spans += (size_t)nr;
     }
-    s->start[stack] = (uint32_t)s->nr_pool;
-    s->count[stack] = s->st.nr_lines;
-    s->nr_pool += s->st.nr_lines;
+    *out = *rd;
+    if (kind == ANA_SYM_RETURN) {
+        s->reads[n] = *rd;
+        *recent = (struct recent_read){.addr = addr, .image = image, .rd = *rd};
+    }
+    return 0;
+}
+
+/* The parent of every stack node and room for what each reads as. */
+int ana_stacks_index_nodes(struct ana_stacks *s)
+{
+    if (s->parent)
+        return 0;
+    s->parent = calloc(s->nr_stacks, sizeof(*s->parent));
+    s->reads = calloc(s->nr_stacks, sizeof(*s->reads));
+    if (!s->parent || !s->reads)
+        return -ENOMEM;
+    for (uint32_t n = 1; n < s->nr_stacks; n++) {
+        int rc = fmt_reader_stack_node(s->r, n, &s->parent[n], NULL, NULL);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int ana_stacks_walk(struct ana_stacks *s, uint32_t stack, enum ana_walk_out out)
+{
+    struct ana_sym_clean c = ana_sym_clean_start(s->sym);
+    uint32_t image, n = stack;
+    size_t nr = 0;
+    int depth, rc;
+
+    if ((depth = fmt_reader_stack(s->r, stack, &image, NULL, 0)) < 0)
+        return depth;
+    if ((rc = ana_stacks_index_nodes(s)))
+        return rc;
+    for (uint32_t i = 0; i < (uint32_t)depth; i++, n = s->parent[n]) {
+        struct addr_read rd = s->reads[n];
+
+        if ((c.precise || !rd.nr) &&
+            (rc = ana_stacks_read_node(s, n, image, ana_sym_clean_kind(&c), &rd)))
+            return rc;
+        if (ana_sym_clean_next(&c, i, (uint32_t)depth, rd.internal, rd.signal_frame))
+            continue;
+        const struct ana_frame *f = s->spans + rd.off;
+        if (out == ANA_WALK_FRAMES) {
+            if (UTIL_ARRAY_RESERVE(s->walked, s->cap_walked, nr + rd.nr, 256))
+                return -ENOMEM;
+            memcpy(s->walked + nr, f, rd.nr * sizeof(*f));
+        } else {
+            if (UTIL_ARRAY_RESERVE(s->ids, s->cap_ids, nr + rd.nr, 256))
+                return -ENOMEM;
+            for (uint32_t k = 0; k < rd.nr; k++)
+                s->ids[nr + k] = out == ANA_WALK_PLACES ? f[k].place : f[k].function;
+        }
+        nr += rd.nr;
+    }
+    return (int)nr;
+}
+
+int ana_stacks_get(struct ana_stacks *s, uint32_t stack, const struct ana_frame **frames)
+{
+    int n;
+
+    *frames = NULL;
+    if (stack >= s->nr_stacks || stack == 0)
+        return 0;
+    if (s->start[stack] == UINT32_MAX) {
+        if ((n = ana_stacks_walk(s, stack, ANA_WALK_FRAMES)) < 0)
+            return n;
+        if (UTIL_ARRAY_RESERVE(s->pool, s->cap_pool, s->nr_pool + (size_t)n, 1024))
+            return -ENOMEM;
+        memcpy(s->pool + s->nr_pool, s->walked, (size_t)n * sizeof(*s->walked));
+        s->start[stack] = (uint32_t)s->nr_pool;
+        s->count[stack] = (uint32_t)n;
+        s->nr_pool += (size_t)n;
+    }
     *frames = s->pool + s->start[stack];
     return (int)s->count[stack];
 }
@@ -274,78 +315,4 @@ int ana_stacks_intern(struct ana_stacks *s, const char *str, uint32_t *id)
 struct ana_sym *ana_stacks_sym(struct ana_stacks *s)
 {
     return s->sym;
-}
-
-static uint64_t hash_ids(const uint32_t *ids, uint32_t n)
-{
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-
-    for (uint32_t i = 0; i < n; i++)
-        h = (h ^ ids[i]) * 0xff51afd7ed558ccdull;
-    return h ^ (h >> 29);
-}
-
-/* The key of the sequence ids[0..n): found, or added. */
-static int key_intern(struct ana_stacks *s, const uint32_t *ids, uint32_t n, uint32_t *key)
-{
-    if (((size_t)s->nr_keys + 1) * 2 > s->cap_key_index) {
-        uint32_t cap = s->cap_key_index ? s->cap_key_index * 2 : 1024;
-        uint32_t *idx = calloc(cap, sizeof(*idx));
-        if (!idx)
-            return -ENOMEM;
-        for (uint32_t k = 0; k < s->nr_keys; k++) {
-            uint32_t j = (uint32_t)hash_ids(s->key_ids + s->key_off[k], s->key_len[k]) & (cap - 1);
-            while (idx[j])
-                j = (j + 1) & (cap - 1);
-            idx[j] = k + 1;
-        }
-        free(s->key_index);
-        s->key_index = idx;
-        s->cap_key_index = cap;
-    }
-    uint32_t j = (uint32_t)hash_ids(ids, n) & (s->cap_key_index - 1);
-    for (; s->key_index[j]; j = (j + 1) & (s->cap_key_index - 1)) {
-        uint32_t k = s->key_index[j] - 1;
-        if (s->key_len[k] == n && !memcmp(s->key_ids + s->key_off[k], ids, n * sizeof(*ids))) {
-            *key = k + 1;
-            return 0;
-        }
-    }
-    if (UTIL_ARRAY_RESERVE(s->key_ids, s->cap_key_ids, s->nr_key_ids + n, 1024) ||
-        UTIL_ARRAY_RESERVE(s->key_off, s->cap_keys, (size_t)s->nr_keys + 1, 256))
-        return -ENOMEM;
-    /* key_len grows with key_off: same count, same capacity. */
-    uint32_t *len = realloc(s->key_len, s->cap_keys * sizeof(*len));
-    if (!len)
-        return -ENOMEM;
-    s->key_len = len;
-    memcpy(s->key_ids + s->nr_key_ids, ids, n * sizeof(*ids));
-    s->key_off[s->nr_keys] = (uint32_t)s->nr_key_ids;
-    s->key_len[s->nr_keys] = n;
-    s->nr_key_ids += n;
-    s->key_index[j] = s->nr_keys + 1;
-    *key = ++s->nr_keys;
-    return 0;
-}
-
-int ana_stacks_key(struct ana_stacks *s, uint32_t stack, int by_place, uint32_t *key)
-{
-    const struct ana_frame *f;
-    int n = ana_stacks_get(s, stack, &f), rc;
-
-    if (n <= 0) {
-        *key = 0; /* "(no stack)" */
-        return n;
-    }
-    /* The frames' string ids in a sequence of their own, hashed and
-     * compared as words: this runs for every site of a report, and
-     * interning the ids as text showed. */
-    uint32_t *ids = malloc((size_t)n * sizeof(*ids));
-    if (!ids)
-        return -ENOMEM;
-    for (int i = 0; i < n; i++)
-        ids[i] = by_place ? f[i].place : f[i].function;
-    rc = key_intern(s, ids, (uint32_t)n, key);
-    free(ids);
-    return rc;
 }

@@ -128,24 +128,10 @@ static int pass_ended(struct csv *c)
     return rc;
 }
 
-static int pass_live(struct csv *c)
+static int live_row(void *arg, const struct fmt_event *ev)
 {
-    struct fmt_event ev;
-    int rc;
-
-    if (!c->live.nr)
-        return 0;
-    if ((rc = fmt_reader_seek_chunk(c->r, 0)))
-        return rc;
-    while ((rc = fmt_reader_next(c->r, &ev)) > 0) {
-        if (ev.serial && fmt_kind_is_heap_alloc(ev.kind) &&
-            ana_filter_image(c->o->filter, ev.image, ev.pid) &&
-            ana_xmap_get(&c->live, ev.serial, NULL) &&
-            (rc =
-                 row(c, ev.serial, ev.thread, ev.kind, ev.addr, ev.size, ev.ts_ns, NULL, ev.stack)))
-            break;
-    }
-    return rc;
+    return row(arg, ev->serial, ev->thread, ev->kind, ev->addr, ev->size, ev->ts_ns, NULL,
+               ev->stack);
 }
 
 int ana_export_csv(struct fmt_reader *r, const struct ana_export_options *o, struct ana_xout *out)
@@ -164,7 +150,8 @@ int ana_export_csv(struct fmt_reader *r, const struct ana_export_options *o, str
     if ((rc = threads_load(&c)))
         goto out;
     ana_xout_printf(out, "serial,pid,tid,kind,address,size,alloc_ns,free_ns,stack,function\n");
-    if ((rc = fmt_reader_seek_chunk(r, 0)) || (rc = pass_ended(&c)) < 0 || (rc = pass_live(&c)) < 0)
+    if ((rc = fmt_reader_seek_chunk(r, 0)) || (rc = pass_ended(&c)) < 0 ||
+        (rc = ana_xlive_each(r, o, &c.live, live_row, &c)) < 0)
         goto out;
     rc = 0;
 out:

@@ -229,14 +229,8 @@ static int info_new(struct heaptrack *h, uint64_t size, uint32_t trace, uint32_t
         h->infos[0] = (struct ht_info){.size = size, .trace = trace, .next = UINT32_MAX};
         ana_xout_printf(h->out, "a %" PRIx64 " %x\n", size, trace);
     }
-    if (h->nr_infos == h->cap_infos) {
-        uint32_t cap = h->cap_infos ? h->cap_infos * 2 : 1024;
-        struct ht_info *p = realloc(h->infos, cap * sizeof(*p));
-        if (!p)
-            return -ENOMEM;
-        h->infos = p;
-        h->cap_infos = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(h->infos, h->cap_infos, (size_t)h->nr_infos + 1, 1024))
+        return -ENOMEM;
     *out = h->nr_infos++;
     h->infos[*out] = (struct ht_info){.size = size, .trace = trace};
     return ana_xout_printf(h->out, "a %" PRIx64 " %x\n", size, trace);

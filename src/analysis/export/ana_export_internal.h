@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/core/ana_map.h"
 #include "analysis/core/ana_sample.h"
 #include "analysis/export/ana_export_api.h"
 #include "analysis/model/ana_step.h"
@@ -90,6 +91,14 @@ struct ana_xmodel {
 int ana_xmodel_build(struct fmt_reader *r, const struct ana_export_options *o,
                      struct ana_xmodel *m);
 void ana_xmodel_release(struct ana_xmodel *m);
+
+/* The blocks still live at the end, from their allocations: fn for each
+ * heap allocation of a selected process (o->filter) whose serial is in live
+ * (a map of ana_export_map.h), in trace order, by a pass over r from its
+ * first chunk. fn returns 0, or -errno to stop. Returns 0 or -errno. */
+typedef int ana_xlive_fn(void *arg, const struct fmt_event *ev);
+int ana_xlive_each(struct fmt_reader *r, const struct ana_export_options *o,
+                   const struct ana_map *live, ana_xlive_fn *fn, void *arg);
 
 /* ---- Symbolized stacks. */
 struct ana_xsym {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/export/ana_export_internal.h"
+#include "analysis/export/ana_export_map.h"
 #include "analysis/model/ana_model.h"
 
 int ana_xstep_event(struct ana_xtemp *t, const struct fmt_event *ev, struct ana_xstep *st)
@@ -126,4 +127,22 @@ void ana_xmodel_release(struct ana_xmodel *m)
 {
     free(m->stacks);
     m->stacks = NULL;
+}
+
+int ana_xlive_each(struct fmt_reader *r, const struct ana_export_options *o,
+                   const struct ana_map *live, ana_xlive_fn *fn, void *arg)
+{
+    struct fmt_event ev;
+    int rc;
+
+    if (!live->nr)
+        return 0;
+    if ((rc = fmt_reader_seek_chunk(r, 0)))
+        return rc;
+    while ((rc = fmt_reader_next(r, &ev)) > 0)
+        if (ev.serial && fmt_kind_is_heap_alloc(ev.kind) &&
+            ana_filter_image(o->filter, ev.image, ev.pid) && ana_xmap_get(live, ev.serial, NULL) &&
+            (rc = fn(arg, &ev)))
+            break;
+    return rc;
 }

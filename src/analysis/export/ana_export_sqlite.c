@@ -23,6 +23,7 @@
 #include "analysis/export/ana_export_sqlite_win.h"
 #include "analysis/export/ana_export_strtab.h"
 #include "analysis/vm/ana_vm_win.h"
+#include "util/util_array.h"
 
 #define SQL_PAGE 4096ull
 
@@ -281,24 +282,10 @@ static int heap_event(struct sq *q, const struct fmt_event *ev, const struct ana
 }
 
 /* The blocks live at the end: their rows from their allocations. */
-static int live_rows(struct sq *q)
+static int live_row(void *arg, const struct fmt_event *ev)
 {
-    struct fmt_event ev;
-    int rc;
-
-    if (!q->live.nr)
-        return 0;
-    if ((rc = fmt_reader_seek_chunk(q->r, 0)))
-        return rc;
-    while ((rc = fmt_reader_next(q->r, &ev)) > 0) {
-        if (ev.serial && fmt_kind_is_heap_alloc(ev.kind) &&
-            ana_filter_image(q->o->filter, ev.image, ev.pid) &&
-            ana_xmap_get(&q->live, ev.serial, NULL) &&
-            (rc = block_row(q, ev.serial, ev.kind, ev.image, ev.addr, ev.size, ev.stack, ev.ts_ns,
-                            ev.thread, NULL, false)))
-            return rc;
-    }
-    return rc;
+    return block_row(arg, ev->serial, ev->kind, ev->image, ev->addr, ev->size, ev->stack, ev->ts_ns,
+                     ev->thread, NULL, false);
 }
 
 /* ---- Mappings: live ranges, split by munmap and mprotect. */
@@ -326,14 +313,8 @@ static int state_row(struct sq *q, const struct sq_range *g, uint64_t start, uin
 
 static int range_add(struct sq *q, struct sq_range g)
 {
-    if (q->nr_ranges == q->cap_ranges) {
-        uint32_t cap = q->cap_ranges ? q->cap_ranges * 2 : 256;
-        struct sq_range *p = realloc(q->ranges, cap * sizeof(*p));
-        if (!p)
-            return -ENOMEM;
-        q->ranges = p;
-        q->cap_ranges = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(q->ranges, q->cap_ranges, (size_t)q->nr_ranges + 1, 256))
+        return -ENOMEM;
     q->ranges[q->nr_ranges++] = g;
     return 0;
 }
@@ -619,7 +600,7 @@ static int events(struct sq *q)
     /* Ranges still mapped at the end: their states run on (end_ns NULL). */
     for (uint32_t i = 0; i < q->nr_ranges && !rc; i++)
         rc = state_row(q, &q->ranges[i], q->ranges[i].start, q->ranges[i].end, NULL);
-    return rc ? rc : live_rows(q);
+    return rc ? rc : ana_xlive_each(q->r, q->o, &q->live, live_row, q);
 }
 
 int ana_export_sqlite(struct fmt_reader *r, const struct ana_export_options *o, const char *path,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* String interning for the exporters (ana_export_strtab.h). */
 #include "analysis/export/ana_export_strtab.h"
+#include "util/util_array.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -46,14 +47,8 @@ int ana_xstrtab_intern(struct ana_xstrtab *t, const char *s, uint32_t *index)
             return 0;
         }
     }
-    if (t->nr == t->cap) {
-        uint32_t cap = t->cap ? t->cap * 2 : 256;
-        char **strs = realloc(t->strs, cap * sizeof(*strs));
-        if (!strs)
-            return -ENOMEM;
-        t->strs = strs;
-        t->cap = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(t->strs, t->cap, (size_t)t->nr + 1, 256))
+        return -ENOMEM;
     if (!(t->strs[t->nr] = strdup(s)))
         return -ENOMEM;
     t->slots[i] = ++t->nr;

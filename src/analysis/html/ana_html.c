@@ -74,7 +74,8 @@ int ana_html_write(struct fmt_reader *r, const struct ana_html_options *o, FILE 
     fmt_reader_counts(r, &run.counts);
     end_ns = run.counts.last_ts_ns;
     make_nonce(run.nonce, sizeof(run.nonce));
-    ana_vm_init(&run.vm, NULL, NULL);
+    run.replay.until = UINT64_MAX;
+    ana_vm_replay_init(&run.replay, NULL, NULL);
     ana_histogram_init(&run.hist, o->filter, false);
     rc = ana_html_wpa_init(
         &run.wpa, ana_html_bucket_width(end_ns, o->nr_buckets ? o->nr_buckets : DEFAULT_BUCKETS),
@@ -102,7 +103,7 @@ int ana_html_write(struct fmt_reader *r, const struct ana_html_options *o, FILE 
     if ((rc = ana_scan(r, &so, on_event_wpa, &run.wpa)))
         goto out;
     /* About two timeline rows per pixel of the plot. */
-    if ((rc = ana_timeline_compute_vm(&run.tl, &run.vm, r, o->filter,
+    if ((rc = ana_timeline_compute_vm(&run.tl, &run.replay, r, o->filter,
                                       end_ns / 2000 ? end_ns / 2000 : 1, o->progress,
                                       o->progress_arg)))
         goto out;
@@ -116,7 +117,7 @@ out:
     ana_tree_release(&run.flame);
     ana_tree_release(&run.flame_inv);
     ana_timeline_release(&run.tl);
-    ana_vm_release(&run.vm);
+    ana_vm_replay_release(&run.replay);
     ana_html_wpa_release(&run.wpa);
     ana_histogram_release(&run.hist);
     ana_model_destroy(run.model);

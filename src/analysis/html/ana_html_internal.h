@@ -12,7 +12,7 @@
 #include "analysis/model/ana_model.h"
 #include "analysis/model/ana_timeline.h"
 #include "analysis/model/ana_tree.h"
-#include "analysis/vm/ana_vm.h"
+#include "analysis/vm/ana_vm_replay.h"
 
 /* Everything the page is made of, computed before any of it is written. */
 struct ana_html_run {
@@ -23,7 +23,7 @@ struct ana_html_run {
     struct ana_histogram hist;
     struct ana_html_wpa wpa;
     struct ana_timeline tl;
-    struct ana_vm vm; /* the address space at the end, from the timeline's pass */
+    struct ana_vm_replay replay; /* the address space at the end, from the timeline's pass */
     struct ana_stacks *stacks;
     struct ana_tree flame, flame_inv;
     uint8_t *keep;  /* per stack id: listed and drawn (ana_flame_top_sites) */

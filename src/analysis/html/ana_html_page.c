@@ -75,7 +75,7 @@ static int write_section(struct ana_html_run *run, const char *name, size_t len,
     } else if (IS("histogram")) {
         return write_histogram(run, out);
     } else if (IS("addrspace")) {
-        return ana_frag_html(run->r, &run->vm, out);
+        return ana_frag_html(run->r, &run->replay.vm, out);
     } else if (IS("data")) {
         return ana_html_write_data(run, out);
     } else {

@@ -86,3 +86,37 @@ const struct ana_hist_bin *ana_histogram_stack(const struct ana_histogram *h, ui
 {
     return ana_map_get(&h->stack_bins, ((uint64_t)stack << 7 | cls) + 1);
 }
+
+static int by_count(const void *x, const void *y)
+{
+    const struct ana_hist_site *a = x, *b = y;
+
+    if (a->nr != b->nr)
+        return a->nr < b->nr ? 1 : -1;
+    return (a->stack > b->stack) - (a->stack < b->stack);
+}
+
+long ana_histogram_sites(const struct ana_histogram *h, struct ana_hist_site **out)
+{
+    struct ana_hist_site *v = malloc((h->stack_image.nr + 1) * sizeof(*v));
+    size_t n = 0;
+
+    if (!v)
+        return -ENOMEM;
+    for (size_t i = 0; i < h->stack_image.cap; i++) {
+        uint64_t key = ana_map_slot_key(&h->stack_image, i);
+        if (!key)
+            continue;
+        v[n] = (struct ana_hist_site){.stack = (uint32_t)(key - 1),
+                                      .image =
+                                          *(const uint32_t *)ana_map_slot_val(&h->stack_image, i)};
+        for (unsigned cls = 0; cls < ANA_NR_SIZE_CLASSES; cls++) {
+            const struct ana_hist_bin *b = ana_histogram_stack(h, v[n].stack, cls);
+            v[n].nr += b ? b->nr : 0;
+        }
+        n++;
+    }
+    qsort(v, n, sizeof(*v), by_count);
+    *out = v;
+    return (long)n;
+}

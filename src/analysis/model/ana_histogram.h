@@ -58,4 +58,15 @@ const struct ana_hist_bin *ana_histogram_image(const struct ana_histogram *h, ui
 const struct ana_hist_bin *ana_histogram_stack(const struct ana_histogram *h, uint32_t stack,
                                                unsigned cls);
 
+/* A call site of a by_stack histogram and its allocations. */
+struct ana_hist_site {
+    uint32_t stack;
+    uint32_t image;
+    uint64_t nr;
+};
+
+/* The call sites of a by_stack histogram, most allocations first (then by
+ * stack id), in *out (malloc'd). Returns their number or -ENOMEM. */
+long ana_histogram_sites(const struct ana_histogram *h, struct ana_hist_site **out);
+
 #endif

@@ -196,14 +196,8 @@ static inline __attribute__((always_inline)) int end_block(struct ana_model *m,
         ana_map_del(&m->blocks, ev->ref);
 
     if (temp == ANA_TEMP_ASK_MERGE) {
-        if (m->nr_cands == m->cap_cands) {
-            size_t cap = m->cap_cands ? m->cap_cands * 2 : 64;
-            struct ana_temp_candidate *c = realloc(m->cands, cap * sizeof(*c));
-            if (!c)
-                return -ENOMEM;
-            m->cands = c;
-            m->cap_cands = cap;
-        }
+        if (UTIL_ARRAY_RESERVE(m->cands, m->cap_cands, (size_t)m->nr_cands + 1, 64))
+            return -ENOMEM;
         m->cands[m->nr_cands++] = (struct ana_temp_candidate){ev->ref,    ev->ref_size,  n,
                                                               ev->thread, ev->ref_stack, ev->image};
     } else if (temp == ANA_TEMP_YES) {
@@ -316,14 +310,8 @@ static int other_event(struct ana_model *m, struct ana_scope *img, const struct 
     switch (ev->kind) {
     case FMT_EV_RSS:
         if (m->partial) {
-            if (m->nr_rss == m->cap_rss) {
-                size_t n = m->cap_rss ? m->cap_rss * 2 : 64;
-                struct ana_rss_sample *v = realloc(m->rss, n * sizeof(*v));
-                if (!v)
-                    return -ENOMEM;
-                m->rss = v;
-                m->cap_rss = n;
-            }
+            if (UTIL_ARRAY_RESERVE(m->rss, m->cap_rss, (size_t)m->nr_rss + 1, 64))
+                return -ENOMEM;
             m->rss[m->nr_rss++] = (struct ana_rss_sample){ev->ts_ns, ev->size, ev->image};
         }
         if (!img->ended)

@@ -8,13 +8,14 @@
 #include <string.h>
 
 #include "analysis/model/ana_model.h"
-#include "analysis/vm/ana_vm.h"
+#include "analysis/vm/ana_vm_replay.h"
+#include "util/util_array.h"
 
 struct tl_run {
     struct ana_timeline *tl;
     struct ana_model *m;
-    struct ana_vm own; /* mappings, for committed, unless the caller keeps them */
-    struct ana_vm *vm;
+    struct ana_vm_replay own; /* mappings, for committed, unless the caller keeps them */
+    struct ana_vm_replay *vm;
     uint64_t next_ns; /* end of the current interval */
 };
 
@@ -24,7 +25,7 @@ static int emit(struct tl_run *run, uint64_t t_ns)
 
     for (uint32_t i = 0; i < ana_model_nr_images(run->m); i++) {
         const struct ana_scope *s = ana_model_image(run->m, i);
-        const struct ana_vm_image *vi = ana_vm_get(run->vm, i);
+        const struct ana_vm_image *vi = ana_vm_get(&run->vm->vm, i);
         /* A process that has ended has no more rows: its heap is not in
          * use any more (what it left stays its leaks). */
         if (!s->seen || (s->ended && s->end_ns < t_ns))
@@ -33,14 +34,8 @@ static int emit(struct tl_run *run, uint64_t t_ns)
             tl->nr_rows_needed = tl->nr_rows + 1; /* at least: a start time lied */
             return -EOVERFLOW;
         }
-        if (tl->nr_rows == tl->cap_rows) {
-            size_t n = tl->cap_rows ? tl->cap_rows * 2 : 256;
-            struct ana_timeline_row *v = realloc(tl->rows, n * sizeof(*v));
-            if (!v)
-                return -ENOMEM;
-            tl->rows = v;
-            tl->cap_rows = n;
-        }
+        if (UTIL_ARRAY_RESERVE(tl->rows, tl->cap_rows, tl->nr_rows + 1, 256))
+            return -ENOMEM;
         struct ana_timeline_row *row = &tl->rows[tl->nr_rows++];
         row->t_ns = t_ns;
         row->image = i;
@@ -70,7 +65,11 @@ static int on_event(void *arg, const struct fmt_event *ev)
     }
     if ((rc = ana_model_event(run->m, ev)))
         return rc;
-    return ana_vm_event(run->vm, ev);
+    if (ev->kind >= FMT_EV_MMAP && ev->kind <= FMT_EV_SBRK &&
+        (ev->origin == FMT_ORIGIN_LIBC || ev->origin == FMT_ORIGIN_LOADER ||
+         ev->origin == FMT_ORIGIN_THREAD))
+        run->tl->vm_precise = true;
+    return ana_vm_replay_event(run->vm, ev);
 }
 
 int ana_timeline_compute(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
@@ -79,7 +78,7 @@ int ana_timeline_compute(struct ana_timeline *tl, struct fmt_reader *r, struct a
     return ana_timeline_compute_vm(tl, NULL, r, f, interval_ns, progress, progress_arg);
 }
 
-int ana_timeline_compute_vm(struct ana_timeline *tl, struct ana_vm *vm, struct fmt_reader *r,
+int ana_timeline_compute_vm(struct ana_timeline *tl, struct ana_vm_replay *vm, struct fmt_reader *r,
                             struct ana_filter *f, uint64_t interval_ns, ana_progress_fn *progress,
                             void *progress_arg)
 {
@@ -116,7 +115,9 @@ int ana_timeline_compute_vm(struct ana_timeline *tl, struct ana_vm *vm, struct f
     run.next_ns = interval_ns;
     if ((rc = ana_model_create(&run.m, &mo)))
         return rc;
-    ana_vm_init(&run.own, NULL, NULL);
+    /* Every process's mappings: rows are the model's selected images. */
+    run.own.until = UINT64_MAX;
+    ana_vm_replay_init(&run.own, NULL, NULL);
     run.vm = vm ? vm : &run.own;
     ana_scan_options_init(&so);
     so.progress = progress;
@@ -126,7 +127,7 @@ int ana_timeline_compute_vm(struct ana_timeline *tl, struct ana_vm *vm, struct f
     if (!rc)
         rc = emit(&run, c.last_ts_ns);
     ana_model_destroy(run.m);
-    ana_vm_release(&run.own);
+    ana_vm_replay_release(&run.own);
     return rc;
 }
 
@@ -134,4 +135,20 @@ void ana_timeline_release(struct ana_timeline *tl)
 {
     free(tl->rows);
     memset(tl, 0, sizeof(*tl));
+}
+
+bool ana_timeline_committed_flat(const struct ana_timeline *tl, uint32_t image)
+{
+    bool first = true;
+    uint64_t v = 0;
+
+    for (size_t i = 0; i < tl->nr_rows; i++) {
+        if (tl->rows[i].image != image)
+            continue;
+        if (!first && tl->rows[i].committed != v)
+            return false;
+        v = tl->rows[i].committed;
+        first = false;
+    }
+    return true;
 }

@@ -41,6 +41,10 @@ struct ana_timeline {
     uint64_t nr_rows_needed;       /* rows they make, each from its start on */
     struct ana_timeline_row *rows; /* in time order, images in order within a time */
     size_t nr_rows, cap_rows;
+    /* The trace has mappings that libc, ld.so or pthread_create made
+     * themselves (recorded by record --vm-precise): without them committed
+     * moves only with the program's own mmap calls. */
+    bool vm_precise;
 };
 
 /* interval_ns 0 picks one that gives about 100 intervals. Returns 0,
@@ -49,13 +53,17 @@ struct ana_timeline {
  * cap: too many processes; nothing is allocated), -errno. */
 int ana_timeline_compute(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
                          uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg);
-/* The same, feeding vm (initialised by the caller, NULL: one of its own)
- * in the same pass: what the trace mapped, at its end, for a caller that
- * shows the address space too (the HTML report's map, ana_frag_html). */
-struct ana_vm;
-int ana_timeline_compute_vm(struct ana_timeline *tl, struct ana_vm *vm, struct fmt_reader *r,
+/* The same, feeding the address-space replay vm (initialised by the
+ * caller for every event of every process, NULL: one of its own) in the
+ * same pass: what the trace mapped, at its end, for a caller that shows
+ * the address space too (the HTML report's map, ana_frag_html). */
+struct ana_vm_replay;
+int ana_timeline_compute_vm(struct ana_timeline *tl, struct ana_vm_replay *vm, struct fmt_reader *r,
                             struct ana_filter *f, uint64_t interval_ns, ana_progress_fn *progress,
                             void *progress_arg);
 void ana_timeline_release(struct ana_timeline *tl);
+
+/* Does image's committed column never change (or has it no rows)? */
+bool ana_timeline_committed_flat(const struct ana_timeline *tl, uint32_t image);
 
 #endif

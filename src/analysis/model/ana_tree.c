@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Call trees with inclusive and self cost (see ana_tree.h). */
 #include "analysis/model/ana_tree.h"
+#include "util/util_array.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -8,14 +9,8 @@
 
 static int new_node(struct ana_tree *t, uint32_t parent, uint32_t label, uint32_t *out)
 {
-    if (t->nr_nodes == t->cap_nodes) {
-        uint32_t n = t->cap_nodes ? t->cap_nodes * 2 : 256;
-        struct ana_tree_node *v = realloc(t->nodes, (size_t)n * sizeof(*v));
-        if (!v)
-            return -ENOMEM;
-        t->nodes = v;
-        t->cap_nodes = n;
-    }
+    if (UTIL_ARRAY_RESERVE(t->nodes, t->cap_nodes, (size_t)t->nr_nodes + 1, 256))
+        return -ENOMEM;
     struct ana_tree_node *nd = &t->nodes[t->nr_nodes];
     memset(nd, 0, sizeof(*nd));
     nd->label = label;

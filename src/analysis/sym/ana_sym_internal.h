@@ -11,9 +11,6 @@
 
 #include "analysis/sym/ana_symbolize.h"
 
-/* The options the symbolizer was created with. */
-const struct ana_sym_options *ana_sym_options_of(const struct ana_sym *s);
-
 /* ---- arena: strings and frame arrays that live as long as the symbolizer */
 
 struct ana_sym_arena_chunk;

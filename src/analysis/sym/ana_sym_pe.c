@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "analysis/sym/ana_sym_internal.h"
+#include "util/util_array.h"
 
 #define PE_MAX_SECTIONS 96
 
@@ -145,16 +146,8 @@ struct out_buf {
 
 static int put(struct out_buf *b, const void *p, size_t n)
 {
-    if (b->nr + n > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 4096;
-        while (cap < b->nr + n)
-            cap *= 2;
-        uint8_t *v = realloc(b->v, cap);
-        if (!v)
-            return -ENOMEM;
-        b->v = v;
-        b->cap = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(b->v, b->cap, b->nr + n, 4096))
+        return -ENOMEM;
     memcpy(b->v + b->nr, p, n);
     b->nr += n;
     return 0;

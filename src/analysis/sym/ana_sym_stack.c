@@ -101,13 +101,6 @@ bool ana_sym_frame_is_internal(const struct ana_sym_frame *f)
     return false;
 }
 
-/* An address is internal when its physical frame is: an allocator inlined
- * into user code is still user code's call. */
-static bool address_is_internal(const struct ana_sym_frame *frames, int n)
-{
-    return ana_sym_frame_is_internal(&frames[n - 1]);
-}
-
 static int push_line(struct ana_sym_stack *st, const struct ana_sym_frame *f, uint32_t index)
 {
     if (UTIL_ARRAY_RESERVE(st->lines, st->cap_lines, (size_t)st->nr_lines + 1, 64))
@@ -119,34 +112,29 @@ static int push_line(struct ana_sym_stack *st, const struct ana_sym_frame *f, ui
 int ana_sym_stack(struct ana_sym *s, uint32_t image, const uint64_t *addrs, uint32_t nr,
                   struct ana_sym_stack *out)
 {
-    bool precise = false;
-    bool cutting = !ana_sym_options_of(s)->show_internal;
+    struct ana_sym_clean c = ana_sym_clean_start(s);
     uint32_t index = 0;
 
     out->nr_lines = 0;
     out->nr_cut = 0;
     for (uint32_t i = 0; i < nr; i++) {
         const struct ana_sym_frame *frames;
-        int n = ana_sym_resolve(s, image, addrs[i], precise ? ANA_SYM_PRECISE : ANA_SYM_RETURN,
-                                &frames);
+        int n = ana_sym_resolve(s, image, addrs[i], ana_sym_clean_kind(&c), &frames);
 
         if (n < 0)
             return n;
-        /* Cut only while every address so far was internal, and never
-         * the whole stack: at least the outermost frame stays. */
-        if (cutting && i + 1 < nr && address_is_internal(frames, n)) {
+        const struct ana_sym_frame *phys = &frames[n - 1];
+        if (ana_sym_clean_next(&c, i, nr, c.cutting && ana_sym_frame_is_internal(phys),
+                               phys->signal_frame)) {
             out->nr_cut++;
-            precise = frames[n - 1].signal_frame;
             continue;
         }
-        cutting = false;
         for (int k = 0; k < n; k++) {
             int rc = push_line(out, &frames[k], index);
             if (rc)
                 return rc;
         }
         index++;
-        precise = frames[n - 1].signal_frame;
     }
     return 0;
 }

@@ -134,6 +134,48 @@ void ana_sym_stack_release(struct ana_sym_stack *st);
  * that would be cut from the top of a stack? */
 bool ana_sym_frame_is_internal(const struct ana_sym_frame *f);
 
+/* The cleaning rule of ana_sym_stack(), one recorded address at a time, for
+ * a caller that keeps its own per-address results (ana_stacks.c):
+ *
+ *     struct ana_sym_clean c = ana_sym_clean_start(s);
+ *     for (i = 0; i < nr; i++) {
+ *         frames = resolve(addrs[i], ana_sym_clean_kind(&c));
+ *         if (!ana_sym_clean_next(&c, i, nr, &frames[n - 1]))
+ *             keep frames;
+ *     }
+ *
+ * An address is read as precise after a signal trampoline; addresses are
+ * cut from the top while every one so far was internal (by its physical
+ * frame: an allocator inlined into user code is still user code's call),
+ * never the last one. */
+struct ana_sym_clean {
+    bool cutting;
+    bool precise;
+};
+
+/* The options the symbolizer was created with. */
+const struct ana_sym_options *ana_sym_options_of(const struct ana_sym *s);
+
+static inline struct ana_sym_clean ana_sym_clean_start(const struct ana_sym *s)
+{
+    return (struct ana_sym_clean){.cutting = !ana_sym_options_of(s)->show_internal};
+}
+
+static inline enum ana_sym_addr_kind ana_sym_clean_kind(const struct ana_sym_clean *c)
+{
+    return c->precise ? ANA_SYM_PRECISE : ANA_SYM_RETURN;
+}
+
+/* Address i of nr, whose physical frame is internal or not and a signal
+ * trampoline or not: true when it is cut. */
+static inline bool ana_sym_clean_next(struct ana_sym_clean *c, uint32_t i, uint32_t nr,
+                                      bool internal, bool signal_frame)
+{
+    c->cutting = c->cutting && i + 1 < nr && internal;
+    c->precise = signal_frame;
+    return c->cutting;
+}
+
 /* Format one line as
  *     [3] 00007f3a12c4 libfoo.so!ns::Cls::method(int)+0x2b (foo.cc:118)
  *     [i] 00007f3a12c4 libfoo.so!ns::inl(int) (foo.h:12)

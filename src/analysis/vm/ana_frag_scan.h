@@ -10,10 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/core/ana_filter.h"
-#include "analysis/core/ana_ticks.h"
 #include "analysis/vm/ana_frag.h"
 #include "analysis/vm/ana_vm.h"
+#include "analysis/vm/ana_vm_replay.h"
 #include "memscribe/trace.h"
 
 struct ana_frag_sample {
@@ -23,26 +22,20 @@ struct ana_frag_sample {
 };
 
 struct ana_frag_scan {
-    /* Set before ana_frag_scan_init. */
-    const struct ana_filter *filter; /* the processes sampled */
-    struct fmt_reader *r;            /* the images' pids, for the filter */
-    uint64_t at;                     /* the moment: the scan stops after it */
-    unsigned nr_intervals;
+    /* Set before ana_frag_scan_init: in replay, the processes sampled
+     * (filter, r), the moment (until: the scan stops after it) and the
+     * number of samples (nr_intervals); t0, t1 are set by init. */
+    struct ana_vm_replay replay; /* replay.vm: the mappings at the moment */
     /* Results. */
-    struct ana_vm vm; /* the mappings at the moment */
     struct ana_frag_sample *v;
     size_t nr, cap;
-    struct ana_ticks ticks; /* the sampled moments */
-    uint8_t *started;       /* per image: the first sample was taken */
+    uint8_t *started; /* per image: the first sample was taken */
     uint32_t nr_started;
 };
 
 void ana_frag_scan_init(struct ana_frag_scan *f);
-/* The scan callback (ana_scan_fn): arg is the scan. 1 after the moment,
- * 0, or -ENOMEM. */
-int ana_frag_scan_event(void *arg, const struct fmt_event *ev);
-/* After the scan: the samples of the intervals left. 0 or -ENOMEM. */
-int ana_frag_scan_finish(struct ana_frag_scan *f);
+/* Then scan with ana_vm_replay_event(&f->replay), and after the scan
+ * ana_vm_replay_finish(&f->replay): the samples of the intervals left. */
 void ana_frag_scan_release(struct ana_frag_scan *f);
 
 #endif

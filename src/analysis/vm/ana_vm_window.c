@@ -13,67 +13,47 @@
 static int keep_lifetime(void *arg, const struct ana_vm_lifetime *l)
 {
     struct ana_vm_window *w = arg;
+    uint64_t t0 = w->replay.t0, t1 = w->replay.t1;
     uint64_t end = l->open ? UINT64_MAX : l->decommit_ns;
     struct ana_vm_life *x;
 
-    if (!(w->origins & (1u << l->origin)) || l->commit_ns > w->t1 || end < w->t0)
+    if (!(w->origins & (1u << l->origin)) || l->commit_ns > t1 || end < t0)
         return 0;
     if (UTIL_ARRAY_RESERVE(w->v, w->cap, (size_t)w->nr + 1, 256))
-        return w->error = -ENOMEM;
+        return -ENOMEM;
     x = &w->v[w->nr++];
     x->l = *l;
     x->impacting = 0;
     x->key = 0;
-    if (l->commit_ns >= w->t0 && end > w->t1)
+    if (l->commit_ns >= t0 && end > t1)
         x->impacting = (int64_t)(l->hi - l->lo); /* AIFO */
-    else if (l->commit_ns < w->t0 && end <= w->t1)
+    else if (l->commit_ns < t0 && end <= t1)
         x->impacting = -(int64_t)(l->hi - l->lo); /* AOFI */
     return 0;
 }
 
-void ana_vm_window_init(struct ana_vm_window *w)
+/* The totals of an image that has mapped anything, at a moment. */
+static int take_totals(void *arg, uint64_t ts, uint32_t image, const struct ana_vm_image *im)
 {
-    ana_ticks_init(&w->ticks, w->t0, w->t1, w->nr_intervals);
-    ana_vm_init(&w->vm, keep_lifetime, w);
-}
+    struct ana_vm_window *w = arg;
 
-/* The totals at every moment before upto (ana_ticks). */
-static int take_samples(struct ana_vm_window *w, uint64_t upto)
-{
-    uint64_t b;
-
-    for (; ana_ticks_due(&w->ticks, upto, &b); ana_ticks_taken(&w->ticks)) {
-        for (uint32_t i = 0; i < w->vm.nr_images; i++) {
-            const struct ana_vm_image *im = &w->vm.images[i];
-
-            if (!im->max_addr || (!ana_filter_is_empty(w->filter) &&
-                                  !ana_filter_image(w->filter, i, fmt_reader_image(w->r, i)->pid)))
-                continue;
-            if (UTIL_ARRAY_RESERVE(w->samples, w->cap_samples, (size_t)w->nr_samples + 1, 64))
-                return -ENOMEM;
-            w->samples[w->nr_samples++] =
-                (struct ana_vm_sample){b, i, im->mapped, im->reserved, im->committed, im->charge};
-        }
-    }
+    if (!im->max_addr)
+        return 0;
+    if (UTIL_ARRAY_RESERVE(w->samples, w->cap_samples, (size_t)w->nr_samples + 1, 64))
+        return -ENOMEM;
+    w->samples[w->nr_samples++] =
+        (struct ana_vm_sample){ts, image, im->mapped, im->reserved, im->committed, im->charge};
     return 0;
 }
 
-int ana_vm_window_event(void *arg, const struct fmt_event *ev)
+/* The committed peak inside the window. */
+static int note_peak(void *arg, const struct fmt_event *ev)
 {
     struct ana_vm_window *w = arg;
-    const struct ana_vm_image *im;
-    int rc;
+    const struct ana_vm_image *im = ana_vm_get(&w->replay.vm, ev->image);
 
-    if (!ana_filter_image(w->filter, ev->image, ev->pid))
-        return 0;
-    if ((rc = take_samples(w, ev->ts_ns)))
-        return rc;
-    if ((rc = ana_vm_event(&w->vm, ev)))
-        return rc;
-    if (w->error)
-        return w->error;
-    im = ana_vm_get(&w->vm, ev->image);
-    if (im && im->committed > w->peak_committed && ev->ts_ns >= w->t0 && ev->ts_ns <= w->t1) {
+    if (im && im->committed > w->peak_committed && ev->ts_ns >= w->replay.t0 &&
+        ev->ts_ns <= w->replay.t1) {
         w->peak_committed = im->committed;
         w->peak_ns = ev->ts_ns;
         w->peak_image = ev->image;
@@ -81,13 +61,16 @@ int ana_vm_window_event(void *arg, const struct fmt_event *ev)
     return 0;
 }
 
-int ana_vm_window_finish(struct ana_vm_window *w)
-{
-    int rc = take_samples(w, UINT64_MAX);
+static const struct ana_vm_replay_ops window_ops = {
+    .moment = take_totals,
+    .after = note_peak,
+    .lifetime = keep_lifetime,
+};
 
-    if (!rc)
-        rc = ana_vm_finish(&w->vm);
-    return rc ? rc : w->error;
+void ana_vm_window_init(struct ana_vm_window *w)
+{
+    w->replay.until = UINT64_MAX;
+    ana_vm_replay_init(&w->replay, &window_ops, w);
 }
 
 int ana_vm_window_key(struct ana_vm_window *w, enum ana_vm_by by, struct ana_stacks *stacks)
@@ -164,7 +147,7 @@ long ana_vm_window_groups(struct ana_vm_window *w, struct ana_vm_group **out)
 
 void ana_vm_window_release(struct ana_vm_window *w)
 {
-    ana_vm_release(&w->vm);
+    ana_vm_replay_release(&w->replay);
     free(w->v);
     free(w->samples);
     w->v = NULL;

@@ -13,9 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/core/ana_filter.h"
-#include "analysis/core/ana_ticks.h"
 #include "analysis/vm/ana_vm.h"
+#include "analysis/vm/ana_vm_replay.h"
 #include "memscribe/trace.h"
 
 struct ana_vm_life {
@@ -39,29 +38,24 @@ struct ana_vm_sample {
 };
 
 struct ana_vm_window {
-    /* Set before ana_vm_window_init. */
-    const struct ana_filter *filter; /* NULL: every process */
-    struct fmt_reader *r;            /* the images' pids, for a filter by pid */
-    uint64_t t0, t1;
+    /* Set before ana_vm_window_init: in replay, the processes (filter, r),
+     * the window (t0, t1) and the number of totals (nr_intervals); until is
+     * set by init (every event: lifetimes end after the window). */
+    struct ana_vm_replay replay;
     unsigned origins; /* bit per enum fmt_origin */
-    unsigned nr_intervals;
     /* Results. */
-    struct ana_vm vm;
     struct ana_vm_life *v;
     size_t nr, cap;
     struct ana_vm_sample *samples;
     size_t nr_samples, cap_samples;
     uint64_t peak_committed, peak_ns;
     uint32_t peak_image;
-    struct ana_ticks ticks; /* the sampled moments */
-    int error;              /* -ENOMEM from a lifetime kept during the scan */
 };
 
 void ana_vm_window_init(struct ana_vm_window *w);
-/* The scan callback (ana_scan_fn): arg is the window. */
-int ana_vm_window_event(void *arg, const struct fmt_event *ev);
-/* After the scan: the last totals and the lifetimes still open. 0 or -errno. */
-int ana_vm_window_finish(struct ana_vm_window *w);
+/* Then scan with ana_vm_replay_event(&w->replay), and after the scan
+ * ana_vm_replay_finish(&w->replay): the last totals and the lifetimes
+ * still open. */
 /* What groups lifetimes: the stack that committed them, its function, or
  * the origin of the call. */
 enum ana_vm_by { ANA_VM_BY_STACK, ANA_VM_BY_FUNCTION, ANA_VM_BY_ORIGIN };

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/* What ana_stacks.c (frame strings, stacks read from the trace's tree of
+ * stack nodes) and ana_stacks_key.c (row keys) share. */
+#ifndef ANA_STACKS_INTERNAL_H
+#define ANA_STACKS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/core/ana_map.h"
+#include "analysis/core/ana_stacks.h"
+
+/* What one recorded address reads as: its frames' strings at
+ * spans[off .. off + nr) (an inline chain: one or more), and whether its
+ * physical frame is internal or a signal trampoline (the cleaning rule,
+ * ana_sym_clean_next). */
+struct addr_read {
+    uint32_t off;
+    uint16_t nr; /* 0: not read yet */
+    bool internal;
+    bool signal_frame;
+};
+
+/* The reading of a return address kept in ana_stacks.recent. */
+struct recent_read {
+    uint64_t addr;
+    uint32_t image;
+    struct addr_read rd; /* rd.nr 0: empty */
+};
+
+#define ANA_STACKS_RECENT 4096 /* a power of two */
+
+/* Sums over a stack node's chain, from its root down to the node, its
+ * address read as a return address (ana_stacks_key.c): a row key's hash
+ * of a stack's frames is the difference of two nodes' sums. */
+struct node_sums {
+    uint64_t hash[2]; /* polynomial hash of the chain's place ids [1], function ids [0] */
+    uint32_t lines;   /* frames */
+    uint32_t depth;   /* addresses */
+    uint32_t signals; /* addresses whose physical frame is a signal trampoline */
+    uint32_t jump;    /* an ancestor (skew-binary jump pointer; 0 above the root) */
+    bool summed;
+};
+
+/* A row key: its frames' hash and number, the stack it was first made
+ * from and how (by place or by function). */
+struct key_entry {
+    uint64_t hash;
+    uint32_t lines;
+    uint32_t stack;
+    bool by_place;
+};
+
+struct ana_stacks {
+    struct fmt_reader *r;
+    struct ana_sym *sym;
+    bool full_names; /* else labels are ana_name_short()'s */
+
+    /* Interned strings: text[] by id, and an open-addressing index. */
+    char **text;
+    uint32_t nr_text, cap_text;
+    uint32_t *index; /* id + 1, 0 empty */
+    uint32_t cap_index;
+
+    /* Per stack id: where its frames start in pool (UINT32_MAX: not yet). */
+    uint32_t *start;
+    uint32_t *count;
+    uint32_t nr_stacks;
+    struct ana_frame *pool;
+    size_t nr_pool, cap_pool;
+
+    /* Stacks are read by walking the trace's prefix tree of stack nodes
+     * (ids 1..nr_stacks - 1, parents first): parent[] of each node, and
+     * what its address reads as, as a return address (the usual kind),
+     * kept per node, so a deep stack costs a few loads per frame instead
+     * of a symbolizer lookup and a hash per frame. Both made on the first
+     * walk. */
+    uint32_t *parent;
+    struct addr_read *reads;
+    /* The strings of each address read (keyed by the symbolizer's frames
+     * for it, which live as long as it does): deep stacks share most of
+     * their addresses, so each frame is formatted and escaped once. */
+    struct ana_map read_of;
+    struct ana_frame *spans;
+    size_t nr_spans, cap_spans;
+    struct recent_read recent[ANA_STACKS_RECENT];
+    struct ana_frame *walked; /* the last walk's frames */
+    size_t cap_walked;
+    uint32_t *ids; /* the last walk's string ids */
+    size_t cap_ids;
+
+    /* Row keys (ana_stacks_key.c): sums per node (made on the first key,
+     * nr_stacks of them), the powers of the hash's base by exponent, the
+     * keys (key k is keys[k - 1]; 0 is "(no stack)") and an open-addressing
+     * index of key numbers (0 empty). */
+    struct node_sums *sums;
+    uint32_t *todo;
+    size_t cap_todo;
+    uint64_t *pow;
+    size_t nr_pow, cap_pow;
+    struct key_entry *keys;
+    uint32_t nr_keys, cap_keys;
+    uint32_t *key_index;
+    uint32_t cap_key_index;
+    uint32_t *cmp; /* a key's frames, beside the stack's being compared */
+    size_t cap_cmp;
+};
+
+/* What the address of node n (of image) reads as, read as kind, from the
+ * symbolizer; a return address's reading is kept as the node's. Returns 0
+ * or -errno. */
+int ana_stacks_read_node(struct ana_stacks *s, uint32_t n, uint32_t image,
+                         enum ana_sym_addr_kind kind, struct addr_read *out);
+
+/* What a walk writes: the frames (s->walked), or one string id per frame
+ * (s->ids), its function or its place. */
+enum ana_walk_out { ANA_WALK_FUNCTIONS, ANA_WALK_PLACES, ANA_WALK_FRAMES };
+
+/* The cleaned frames of stack (1..nr_stacks - 1), leaf first: its
+ * addresses as the symbolizer's ana_sym_stack() reads them
+ * (ana_sym_clean_next), each address's frames from its node. Returns the
+ * number of frames or -errno. */
+int ana_stacks_walk(struct ana_stacks *s, uint32_t stack, enum ana_walk_out out);
+
+/* The parents of all nodes and room for what each reads as, once. Returns
+ * 0 or -errno. */
+int ana_stacks_index_nodes(struct ana_stacks *s);
+
+void ana_stacks_keys_release(struct ana_stacks *s);
+
+/* The slot of entry i (0-based) in an index of cap slots. */
+typedef uint32_t ana_stacks_slot_fn(const struct ana_stacks *s, uint32_t i, uint32_t cap);
+
+/* Room for one more entry in an open-addressing index of n entries (slots
+ * hold entry + 1, 0 empty; load under a half): when full, the index
+ * doubles (from 1024) and every entry is placed again at slot_of's slot.
+ * The strings' index and the row keys' use it. Returns 0 or -ENOMEM. */
+int ana_stacks_index_room(const struct ana_stacks *s, uint32_t **index, uint32_t *cap, uint32_t n,
+                          ana_stacks_slot_fn *slot_of);
+
+#endif
