@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The analysis commands of two memscribe binaries on the same traces, run
+# alternately (base, new, base, new, ...) so that the machine's load falls on
+# both alike: median CPU seconds (user + system) and peak RSS of each command,
+# and new / base. For changes that must not slow the analysis down (a move,
+# a split, one pass shared by several outputs).
+#
+#   bash bench/analysis_ab.sh [-r N] BASE_MEMSCRIBE NEW_MEMSCRIBE TRACE...
+#
+# Both binaries must read every TRACE (record them with the older one).
+set -euo pipefail
+
+REPEAT=5
+if [ "${1:-}" = -r ]; then
+    REPEAT=${2:?}
+    shift 2
+fi
+if [ $# -lt 3 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
+    sed -n '9,11p' "$0" | sed 's/^# \{0,1\}//' >&2
+    [ $# -ge 1 ] && { [ "$1" = -h ] || [ "$1" = --help ]; } && exit 0
+    exit 2
+fi
+base=$(realpath "$1")
+new=$(realpath "$2")
+shift 2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# One line per command: a label and its arguments (@T the trace, @O an
+# output file).
+COMMANDS=(
+    "report|report @T"
+    "leaks|leaks @T"
+    "window|window --tree @T"
+    "timeline|timeline @T"
+    "vmem|vmem @T"
+    "frag|frag @T"
+    "html|html @T -o @O"
+    "export-heaptrack|export --to heaptrack @T -o @O"
+    "export-massif|export --to massif @T -o @O"
+)
+
+# measure BINARY ARGS...: "cpu_seconds peak_kib" of one run.
+measure() {
+    /usr/bin/time -f '%U %S %M' -o "$work/time" "$@" >/dev/null 2>"$work/err" ||
+        { echo "analysis_ab.sh: $* failed: $(cat "$work/err")" >&2; exit 1; }
+    awk '{ printf "%.3f %d\n", $1 + $2, $3 }' "$work/time"
+}
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+printf '%-14s %-18s %9s %9s %7s %10s %10s\n' trace command base_cpu new_cpu ratio base_kib new_kib
+for trace in "$@"; do
+    t=$(basename "$trace" .mscr)
+    for c in "${COMMANDS[@]}"; do
+        label=${c%%|*}
+        args=${c#*|}
+        args=${args//@T/$trace}
+        args=${args//@O/$work/out}
+        : >"$work/base"
+        : >"$work/new"
+        for _ in $(seq "$REPEAT"); do
+            # shellcheck disable=SC2086 # the arguments are split on purpose
+            measure "$base" $args >>"$work/base"
+            # shellcheck disable=SC2086
+            measure "$new" $args >>"$work/new"
+        done
+        bc=$(cut -d' ' -f1 "$work/base" | median)
+        nc=$(cut -d' ' -f1 "$work/new" | median)
+        bm=$(cut -d' ' -f2 "$work/base" | median)
+        nm=$(cut -d' ' -f2 "$work/new" | median)
+        awk -v t="$t" -v l="$label" -v bc="$bc" -v nc="$nc" -v bm="$bm" -v nm="$nm" 'BEGIN {
+            printf "%-14s %-18s %9.3f %9.3f %7.2f %10d %10d\n", t, l, bc, nc, (bc > 0 ? nc / bc : 1), bm, nm }'
+    done
+done
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
