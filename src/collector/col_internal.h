@@ -136,7 +136,15 @@ extern int col_no_follow;
 /* record --only did not pick this image: every hook goes straight to the
  * real function (col_only.c). Set once, before the program runs. */
 extern int col_dormant;
-extern int col_free_stacks;  /* MEMSCRIBE_FREE_STACKS=1: unwind on free too */
+extern int col_free_stacks; /* MEMSCRIBE_FREE_STACKS=1: unwind on free too */
+/* free() publishes its event and then jumps to the real free, out of the
+ * hook (col_hooks_heap.c), unless this is set: sampling, free stacks,
+ * Syscall User Dispatch (the real call must run inside the hook, so that
+ * what it maps is marked as libc's) or a real free that is not glibc's
+ * (it may call functions we hook, which must pass straight through).
+ * Set at init (col_free_slow_update). */
+extern int col_free_slow;
+void col_free_slow_update(void);
 extern int col_glibc_malloc; /* the real malloc is glibc's: its chunk headers may be read */
 /* After a dlopen, this many events each check whether the module set
  * changed; every COL_MODULE_POLL_MASK+1 events of a thread check anyway
