@@ -185,7 +185,7 @@ static __attribute__((noinline)) void col_free_full(void *p)
 
 /* The common free, with no call of its own, so that it needs no frame:
  * col_enter, col_check_modules, col_stamp and col_emit_event_inline for a
- * thread whose ring is set up, with room before the ring's end, when no
+ * thread whose ring is set up, with room for the event (col_ring.room), when no
  * module poll is due and times are rdtsc. Returns 0, having done nothing,
  * in every other case (col_free_full). The event is published before the
  * real free, which the caller then makes out of the hook (a jump): the
@@ -199,7 +199,7 @@ static inline __attribute__((always_inline)) int col_free_quick(void *p)
     const uint32_t len = FMT_SHM_EVENT_SIZE(0);
     struct fmt_shm_event *e;
     struct col_ring *r;
-    uint64_t pos, ts;
+    uint64_t ts;
 
     if (COL_UNLIKELY(col_dormant | col_free_slow | t->busy | t->sud_onstack) || !col_clock_tsc ||
         !col_proc || !(r = t->ring) || t->gen != col_proc->gen)
@@ -207,10 +207,8 @@ static inline __attribute__((always_inline)) int col_free_quick(void *p)
     t->busy = 1;
     /* A signal handler's hook runs before this point or passes through. */
     atomic_signal_fence(memory_order_seq_cst);
-    pos = r->head & (COL_RING_SIZE - 1);
     if (COL_UNLIKELY(atomic_load_explicit(&col_modules_dirty, memory_order_relaxed) > 0 ||
-                     ((t->nr_events + 1) & COL_MODULE_POLL_MASK) == 0 ||
-                     COL_RING_SIZE - pos < len || r->head + len - r->cached_tail > COL_RING_SIZE)) {
+                     ((t->nr_events + 1) & COL_MODULE_POLL_MASK) == 0 || r->head + len > r->room)) {
         atomic_signal_fence(memory_order_seq_cst);
         t->busy = 0;
         return 0;
@@ -219,7 +217,7 @@ static inline __attribute__((always_inline)) int col_free_quick(void *p)
     atomic_store_explicit(&r->ctl->pending, FMT_SHM_PENDING_MARKER, memory_order_relaxed);
     ts = __builtin_ia32_rdtsc();
     atomic_store_explicit(&r->ctl->pending, ts, memory_order_release);
-    e = (struct fmt_shm_event *)(r->data + pos);
+    e = (struct fmt_shm_event *)(r->data + (r->head & (COL_RING_SIZE - 1)));
     e->type = FMT_SHM_REC_EVENT;
     e->kind = FMT_EV_FREE;
     e->flags = 0;

@@ -82,6 +82,10 @@ struct col_ring {
     struct fmt_shm_header *seg; /* for the drop counter and recorder pid */
     uint64_t head;              /* producer's copy of ctl->head */
     uint64_t cached_tail;       /* last tail read; refreshed only when short of room */
+    /* head may grow to here with no other check: the end of head's lap
+     * of the ring (no PAD needed) and at most COL_RING_SIZE past
+     * cached_tail. 0: not worked out yet (col_ring_reserve_slow). */
+    uint64_t room;
     struct col_stack_cache *cache;
     uint32_t index; /* ring index within its segment */
 };
@@ -302,28 +306,20 @@ void col_emit_thread(struct col_thread *t, uint8_t type, const char *name, uint3
  * recorder is gone. */
 int col_ring_wait(struct col_thread *t, uint64_t need);
 
+/* col_ring.c: col_ring_reserve_inline past r->room: wait for the
+ * recorder, or a PAD first if the record would cross the ring's end. */
+void *col_ring_reserve_slow(struct col_thread *t, uint32_t len);
+
 /* Room for a record of len bytes (a PAD first if it would cross the ring
  * end), or NULL; publish it with col_ring_commit(). */
 static inline __attribute__((always_inline)) void *col_ring_reserve_inline(struct col_thread *t,
                                                                            uint32_t len)
 {
     struct col_ring *r = t->ring;
-    uint64_t pos = r->head & (COL_RING_SIZE - 1);
-    uint64_t to_end = COL_RING_SIZE - pos;
-    uint64_t need = len <= to_end ? len : to_end + len;
 
-    if (COL_UNLIKELY(r->head + need - r->cached_tail > COL_RING_SIZE) &&
-        col_ring_wait(t, need) != 0)
-        return NULL;
-    if (COL_UNLIKELY(len > to_end)) {
-        struct fmt_shm_sized *pad = (struct fmt_shm_sized *)(r->data + pos);
-
-        pad->type = FMT_SHM_REC_PAD;
-        pad->len = (uint32_t)to_end;
-        r->head += to_end; /* published with the record that follows */
-        pos = 0;
-    }
-    return r->data + pos;
+    if (COL_LIKELY(r->head + len <= r->room))
+        return r->data + (r->head & (COL_RING_SIZE - 1));
+    return col_ring_reserve_slow(t, len);
 }
 
 /* Publish one EVENT (or RELEASE) record with nargs extra words. Inlined
