@@ -185,9 +185,9 @@ static __attribute__((noinline)) void col_free_full(void *p)
 
 /* The common free, with no call of its own, so that it needs no frame:
  * col_enter, col_check_modules, col_stamp and col_emit_event_inline for a
- * thread whose ring is set up, with room for the event (col_ring.room), when no
- * module poll is due and times are rdtsc. Returns 0, having done nothing,
- * in every other case (col_free_full). The event is published before the
+ * thread whose ring is set up and has room for the event (col_ring.room),
+ * when no module poll is due. Returns 0, having done nothing, in every
+ * other case (col_free_full). The event is published before the
  * real free, which the caller then makes out of the hook (a jump): the
  * block is the program's until then, so no thread can get its address
  * back and stamp that allocation before this free. glibc's free calls
@@ -201,8 +201,10 @@ static inline __attribute__((always_inline)) int col_free_quick(void *p)
     struct col_ring *r;
     uint64_t ts;
 
-    if (COL_UNLIKELY(col_dormant | col_free_slow | t->busy | t->sud_onstack) || !col_clock_tsc ||
-        !col_proc || !(r = t->ring) || t->gen != col_proc->gen)
+    /* A thread with a ring is in a started process (col_proc is set): a
+     * dormant image has no rings, and col_free_slow covers Syscall User
+     * Dispatch (sud_onstack) and a clock other than rdtsc. */
+    if (COL_UNLIKELY(col_free_slow | t->busy) || !(r = t->ring) || t->gen != col_proc->gen)
         return 0;
     t->busy = 1;
     /* A signal handler's hook runs before this point or passes through. */

@@ -144,9 +144,9 @@ extern int col_free_stacks; /* MEMSCRIBE_FREE_STACKS=1: unwind on free too */
 /* free() publishes its event and then jumps to the real free, out of the
  * hook (col_hooks_heap.c), unless this is set: sampling, free stacks,
  * Syscall User Dispatch (the real call must run inside the hook, so that
- * what it maps is marked as libc's) or a real free that is not glibc's
- * (it may call functions we hook, which must pass straight through).
- * Set at init (col_free_slow_update). */
+ * what it maps is marked as libc's), a real free that is not glibc's
+ * (it may call functions we hook, which must pass straight through), or
+ * times that are not rdtsc. Set at init (col_free_slow_update). */
 extern int col_free_slow;
 void col_free_slow_update(void);
 extern int col_glibc_malloc; /* the real malloc is glibc's: its chunk headers may be read */

@@ -27,7 +27,8 @@ int col_free_slow = 1;
 
 void col_free_slow_update(void)
 {
-    col_free_slow = col_sample_bytes || col_free_stacks || col_sud_on || !col_glibc_malloc;
+    col_free_slow =
+        col_sample_bytes || col_free_stacks || col_sud_on || !col_glibc_malloc || !col_clock_tsc;
 }
 int col_glibc_malloc;
 int col_clock_tsc;
