@@ -73,26 +73,40 @@ static __attribute__((noinline)) uint8_t col_libc_mmap_flag(const void *p)
 
 /* Record an allocation that has returned p. Inlined, so that the stack is
  * unwound from the hook's own frame (col_stack_here). */
-static inline __attribute__((always_inline)) void col_alloc_done(struct col_thread *t, uint8_t kind,
-                                                                 void *p, uint64_t size,
-                                                                 const uint64_t *extra,
-                                                                 unsigned nargs, int failed)
+static inline __attribute__((always_inline)) void
+col_alloc_done_with(struct col_thread *t, uint8_t kind, void *p, uint64_t size,
+                    const uint64_t *extra, unsigned nargs, int failed, int plain)
 {
     uint32_t stack;
     uint64_t ts;
 
     if (COL_UNLIKELY(col_sample_bytes) && col_sample_skip(t, p, size)) {
-        col_leave(t); /* not sampled: no unwind, no event */
+        /* not sampled: no unwind, no event */
+        if (plain)
+            col_leave_plain(t);
+        else
+            col_leave(t);
         return;
     }
     col_check_modules(t);
     stack = col_stack_here(t);
-    ts = col_stamp(t);
+    ts = col_stamp_with(t, plain);
     col_emit_event_inline(t, FMT_SHM_REC_EVENT, kind,
                           (uint8_t)(failed ? FMT_EVF_FAILED : col_libc_mmap_flag(p)), 0, stack, ts,
                           (uint64_t)(uintptr_t)p, size, extra, nargs);
     col_stamp_done(t);
-    col_leave(t);
+    if (plain)
+        col_leave_plain(t);
+    else
+        col_leave(t);
+}
+
+static inline __attribute__((always_inline)) void col_alloc_done(struct col_thread *t, uint8_t kind,
+                                                                 void *p, uint64_t size,
+                                                                 const uint64_t *extra,
+                                                                 unsigned nargs, int failed)
+{
+    col_alloc_done_with(t, kind, p, size, extra, nargs, failed, 0);
 }
 
 /* The hooks of the calls a program makes most come in two parts: the
@@ -104,9 +118,16 @@ static inline __attribute__((always_inline)) void col_alloc_done(struct col_thre
  * path would pay for on every call. */
 static __attribute__((noinline)) void *col_malloc(size_t size)
 {
-    struct col_thread *t = col_enter();
+    struct col_thread *t;
     void *p;
 
+    /* The plain path: no dispatch to arm around the real call. */
+    if (COL_LIKELY(col_hook_plain) && (t = col_enter_plain()) != NULL) {
+        p = col_real.malloc(size);
+        col_alloc_done_with(t, FMT_EV_MALLOC, p, size, NULL, 0, p == NULL, 1);
+        return p;
+    }
+    t = col_enter();
     if (!t)
         return col_real.malloc ? col_real.malloc(size) : col_boot_alloc(size, 16);
     p = COL_REAL_CALL(t, col_real.malloc(size));
@@ -195,24 +216,18 @@ static __attribute__((noinline)) void col_free_full(void *p)
  * User Dispatch on (its selector is not written). */
 static inline __attribute__((always_inline)) int col_free_quick(void *p)
 {
-    struct col_thread *t = &col_thread;
+    struct col_thread *t;
     const uint32_t len = FMT_SHM_EVENT_SIZE(0);
     struct fmt_shm_event *e;
     struct col_ring *r;
     uint64_t ts;
 
-    /* A thread with a ring is in a started process (col_proc is set): a
-     * dormant image has no rings, and col_free_slow covers Syscall User
-     * Dispatch (sud_onstack) and a clock other than rdtsc. */
-    if (COL_UNLIKELY(col_free_slow | t->busy) || !(r = t->ring) || t->gen != col_proc->gen)
+    if (COL_UNLIKELY(col_free_slow) || !(t = col_enter_plain()))
         return 0;
-    t->busy = 1;
-    /* A signal handler's hook runs before this point or passes through. */
-    atomic_signal_fence(memory_order_seq_cst);
+    r = t->ring;
     if (COL_UNLIKELY(atomic_load_explicit(&col_modules_dirty, memory_order_relaxed) > 0 ||
                      ((t->nr_events + 1) & COL_MODULE_POLL_MASK) == 0 || r->head + len > r->room)) {
-        atomic_signal_fence(memory_order_seq_cst);
-        t->busy = 0;
+        col_leave_plain(t);
         return 0;
     }
     t->nr_events++;
@@ -231,8 +246,7 @@ static inline __attribute__((always_inline)) int col_free_quick(void *p)
     r->head += len;
     atomic_store_explicit(&r->ctl->head, r->head, memory_order_release);
     atomic_store_explicit(&r->ctl->pending, 0, memory_order_release);
-    atomic_signal_fence(memory_order_seq_cst);
-    t->busy = 0;
+    col_leave_plain(t);
     return 1;
 }
 

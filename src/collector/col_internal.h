@@ -141,14 +141,17 @@ extern int col_no_follow;
  * real function (col_only.c). Set once, before the program runs. */
 extern int col_dormant;
 extern int col_free_stacks; /* MEMSCRIBE_FREE_STACKS=1: unwind on free too */
+/* No Syscall User Dispatch and times are rdtsc: malloc and free take
+ * their plain paths (col_enter_plain). Set at init (col_hook_update). */
+extern int col_hook_plain;
 /* free() publishes its event and then jumps to the real free, out of the
- * hook (col_hooks_heap.c), unless this is set: sampling, free stacks,
- * Syscall User Dispatch (the real call must run inside the hook, so that
- * what it maps is marked as libc's), a real free that is not glibc's
- * (it may call functions we hook, which must pass straight through), or
- * times that are not rdtsc. Set at init (col_free_slow_update). */
+ * hook (col_hooks_heap.c), unless this is set: not col_hook_plain (with
+ * dispatch the real call must run inside the hook, so that what it maps
+ * is marked as libc's), sampling, free stacks, or a real free that is not
+ * glibc's (it may call functions we hook, which must pass straight
+ * through). Set at init (col_hook_update). */
 extern int col_free_slow;
-void col_free_slow_update(void);
+void col_hook_update(void);
 extern int col_glibc_malloc; /* the real malloc is glibc's: its chunk headers may be read */
 /* After a dlopen, this many events each check whether the module set
  * changed; every COL_MODULE_POLL_MASK+1 events of a thread check anyway
@@ -234,6 +237,30 @@ static inline void col_leave(struct col_thread *t)
     t->sud_sel = t->sud_rearm;
 }
 
+/* col_enter for a hook's plain path (col_hook_plain set): the thread's
+ * state if its ring is set up in this process and it is not in a hook,
+ * else NULL (the whole hook then decides). A thread with a ring is in a
+ * started process (col_proc is set; a dormant image has no rings), and
+ * without dispatch its selector is never read. Pair with
+ * col_leave_plain(). */
+static inline __attribute__((always_inline)) struct col_thread *col_enter_plain(void)
+{
+    struct col_thread *t = &col_thread;
+
+    if (COL_UNLIKELY(t->busy) || !t->ring || t->gen != col_proc->gen)
+        return NULL;
+    t->busy = 1;
+    /* A signal handler's hook runs before this point or passes through. */
+    atomic_signal_fence(memory_order_seq_cst);
+    return t;
+}
+
+static inline __attribute__((always_inline)) void col_leave_plain(struct col_thread *t)
+{
+    atomic_signal_fence(memory_order_seq_cst);
+    t->busy = 0;
+}
+
 /* Call a real heap function with dispatch armed: the mmap, brk, munmap it
  * issues inside libc trap and are recorded as libc-internal (col_sud.c). */
 #define COL_REAL_CALL(t, call)                                                                     \
@@ -266,15 +293,21 @@ static inline void col_ring_commit(struct col_thread *t, uint32_t len)
 
 /* Stamp the hook: set the ring's pending word (marker, then the time) and
  * return the time. The event must be published, then col_stamp_done(). */
-static inline uint64_t col_stamp(struct col_thread *t)
+static inline __attribute__((always_inline)) uint64_t col_stamp_with(struct col_thread *t,
+                                                                     int plain)
 {
     struct fmt_shm_ring_ctl *c = t->ring->ctl;
     uint64_t ts;
 
     atomic_store_explicit(&c->pending, FMT_SHM_PENDING_MARKER, memory_order_relaxed);
-    ts = col_now();
+    ts = plain ? __builtin_ia32_rdtsc() : col_now();
     atomic_store_explicit(&c->pending, ts, memory_order_release);
     return ts;
+}
+
+static inline uint64_t col_stamp(struct col_thread *t)
+{
+    return col_stamp_with(t, 0);
 }
 
 static inline void col_stamp_done(struct col_thread *t)
