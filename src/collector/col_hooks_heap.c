@@ -73,26 +73,40 @@ static __attribute__((noinline)) uint8_t col_libc_mmap_flag(const void *p)
 
 /* Record an allocation that has returned p. Inlined, so that the stack is
  * unwound from the hook's own frame (col_stack_here). */
-static inline __attribute__((always_inline)) void col_alloc_done(struct col_thread *t, uint8_t kind,
-                                                                 void *p, uint64_t size,
-                                                                 const uint64_t *extra,
-                                                                 unsigned nargs, int failed)
+static inline __attribute__((always_inline)) void
+col_alloc_done_with(struct col_thread *t, uint8_t kind, void *p, uint64_t size,
+                    const uint64_t *extra, unsigned nargs, int failed, int plain)
 {
     uint32_t stack;
     uint64_t ts;
 
     if (COL_UNLIKELY(col_sample_bytes) && col_sample_skip(t, p, size)) {
-        col_leave(t); /* not sampled: no unwind, no event */
+        /* not sampled: no unwind, no event */
+        if (plain)
+            col_leave_plain(t);
+        else
+            col_leave(t);
         return;
     }
     col_check_modules(t);
     stack = col_stack_here(t);
-    ts = col_stamp(t);
+    ts = col_stamp_with(t, plain);
     col_emit_event_inline(t, FMT_SHM_REC_EVENT, kind,
                           (uint8_t)(failed ? FMT_EVF_FAILED : col_libc_mmap_flag(p)), 0, stack, ts,
                           (uint64_t)(uintptr_t)p, size, extra, nargs);
     col_stamp_done(t);
-    col_leave(t);
+    if (plain)
+        col_leave_plain(t);
+    else
+        col_leave(t);
+}
+
+static inline __attribute__((always_inline)) void col_alloc_done(struct col_thread *t, uint8_t kind,
+                                                                 void *p, uint64_t size,
+                                                                 const uint64_t *extra,
+                                                                 unsigned nargs, int failed)
+{
+    col_alloc_done_with(t, kind, p, size, extra, nargs, failed, 0);
 }
 
 /* The hooks of the calls a program makes most come in two parts: the
@@ -104,9 +118,16 @@ static inline __attribute__((always_inline)) void col_alloc_done(struct col_thre
  * path would pay for on every call. */
 static __attribute__((noinline)) void *col_malloc(size_t size)
 {
-    struct col_thread *t = col_enter();
+    struct col_thread *t;
     void *p;
 
+    /* The plain path: no dispatch to arm around the real call. */
+    if (COL_LIKELY(col_hook_plain) && (t = col_enter_plain()) != NULL) {
+        p = col_real.malloc(size);
+        col_alloc_done_with(t, FMT_EV_MALLOC, p, size, NULL, 0, p == NULL, 1);
+        return p;
+    }
+    t = col_enter();
     if (!t)
         return col_real.malloc ? col_real.malloc(size) : col_boot_alloc(size, 16);
     p = COL_REAL_CALL(t, col_real.malloc(size));
@@ -133,9 +154,10 @@ static __attribute__((noinline)) void *col_calloc(size_t nmemb, size_t elsize)
     return p;
 }
 
-/* A free under sampling (is the block a sampled one?) or with a stack
- * (MEMSCRIBE_FREE_STACKS=1), t entered: out of line, so that the common
- * free keeps fewer registers and no unwind buffer in its frame. */
+/* A free under sampling (is the block a sampled one?), with a stack
+ * (MEMSCRIBE_FREE_STACKS=1), or whose real call must run inside the hook
+ * (col_free_slow), t entered: out of line, so that the common free keeps
+ * no unwind buffer and no frame. */
 static __attribute__((noinline)) void col_free_rare(struct col_thread *t, void *p)
 {
     uint32_t stack = 0;
@@ -157,20 +179,19 @@ static __attribute__((noinline)) void col_free_rare(struct col_thread *t, void *
     col_leave(t);
 }
 
-static __attribute__((noinline)) void col_free(void *p)
+/* The whole hook of a free, for whatever col_free_quick leaves: stamped
+ * before the real call, published after it. */
+static __attribute__((noinline)) void col_free_full(void *p)
 {
-    struct col_thread *t;
+    struct col_thread *t = col_enter();
     uint64_t ts;
 
-    if (COL_UNLIKELY(col_is_boot(p)))
-        return;
-    t = col_enter();
     if (!t) {
         if (col_real.free)
             col_real.free(p);
         return;
     }
-    if (COL_UNLIKELY(col_sample_bytes | (uint64_t)col_free_stacks)) {
+    if (COL_UNLIKELY(col_free_slow)) {
         col_free_rare(t, p);
         return;
     }
@@ -181,6 +202,63 @@ static __attribute__((noinline)) void col_free(void *p)
                           NULL, 0);
     col_stamp_done(t);
     col_leave(t);
+}
+
+/* The common free, with no call of its own, so that it needs no frame:
+ * col_enter, col_check_modules, col_stamp and col_emit_event_inline for a
+ * thread whose ring is set up and has room for the event (col_ring.room),
+ * when no module poll is due. Returns 0, having done nothing, in every
+ * other case (col_free_full). The event is published before the
+ * real free, which the caller then makes out of the hook (a jump): the
+ * block is the program's until then, so no thread can get its address
+ * back and stamp that allocation before this free. glibc's free calls
+ * nothing we hook, and with col_free_slow clear no thread has Syscall
+ * User Dispatch on (its selector is not written). */
+static inline __attribute__((always_inline)) int col_free_quick(void *p)
+{
+    struct col_thread *t;
+    const uint32_t len = FMT_SHM_EVENT_SIZE(0);
+    struct fmt_shm_event *e;
+    struct col_ring *r;
+    uint64_t ts;
+
+    if (COL_UNLIKELY(col_free_slow) || !(t = col_enter_plain()))
+        return 0;
+    r = t->ring;
+    if (COL_UNLIKELY(atomic_load_explicit(&col_modules_dirty, memory_order_relaxed) > 0 ||
+                     ((t->nr_events + 1) & COL_MODULE_POLL_MASK) == 0 || r->head + len > r->room)) {
+        col_leave_plain(t);
+        return 0;
+    }
+    t->nr_events++;
+    atomic_store_explicit(&r->ctl->pending, FMT_SHM_PENDING_MARKER, memory_order_relaxed);
+    ts = __builtin_ia32_rdtsc();
+    atomic_store_explicit(&r->ctl->pending, ts, memory_order_release);
+    e = (struct fmt_shm_event *)(r->data + (r->head & (COL_RING_SIZE - 1)));
+    e->type = FMT_SHM_REC_EVENT;
+    e->kind = FMT_EV_FREE;
+    e->flags = 0;
+    e->origin_nargs = 0;
+    e->stack = 0;
+    e->ts_ns = ts;
+    e->addr = (uint64_t)(uintptr_t)p;
+    e->size = 0;
+    r->head += len;
+    atomic_store_explicit(&r->ctl->head, r->head, memory_order_release);
+    atomic_store_explicit(&r->ctl->pending, 0, memory_order_release);
+    col_leave_plain(t);
+    return 1;
+}
+
+static __attribute__((noinline)) void col_free(void *p)
+{
+    if (COL_UNLIKELY(col_is_boot(p)))
+        return;
+    if (COL_LIKELY(col_free_quick(p))) {
+        col_real.free(p);
+        return;
+    }
+    col_free_full(p);
 }
 
 /* A realloc under sampling (docs/record.md, Sampling), for every hook of

@@ -82,6 +82,10 @@ struct col_ring {
     struct fmt_shm_header *seg; /* for the drop counter and recorder pid */
     uint64_t head;              /* producer's copy of ctl->head */
     uint64_t cached_tail;       /* last tail read; refreshed only when short of room */
+    /* head may grow to here with no other check: the end of head's lap
+     * of the ring (no PAD needed) and at most COL_RING_SIZE past
+     * cached_tail. 0: not worked out yet (col_ring_reserve_slow). */
+    uint64_t room;
     struct col_stack_cache *cache;
     uint32_t index; /* ring index within its segment */
 };
@@ -136,7 +140,18 @@ extern int col_no_follow;
 /* record --only did not pick this image: every hook goes straight to the
  * real function (col_only.c). Set once, before the program runs. */
 extern int col_dormant;
-extern int col_free_stacks;  /* MEMSCRIBE_FREE_STACKS=1: unwind on free too */
+extern int col_free_stacks; /* MEMSCRIBE_FREE_STACKS=1: unwind on free too */
+/* No Syscall User Dispatch and times are rdtsc: malloc and free take
+ * their plain paths (col_enter_plain). Set at init (col_hook_update). */
+extern int col_hook_plain;
+/* free() publishes its event and then jumps to the real free, out of the
+ * hook (col_hooks_heap.c), unless this is set: not col_hook_plain (with
+ * dispatch the real call must run inside the hook, so that what it maps
+ * is marked as libc's), sampling, free stacks, or a real free that is not
+ * glibc's (it may call functions we hook, which must pass straight
+ * through). Set at init (col_hook_update). */
+extern int col_free_slow;
+void col_hook_update(void);
 extern int col_glibc_malloc; /* the real malloc is glibc's: its chunk headers may be read */
 /* After a dlopen, this many events each check whether the module set
  * changed; every COL_MODULE_POLL_MASK+1 events of a thread check anyway
@@ -222,6 +237,30 @@ static inline void col_leave(struct col_thread *t)
     t->sud_sel = t->sud_rearm;
 }
 
+/* col_enter for a hook's plain path (col_hook_plain set): the thread's
+ * state if its ring is set up in this process and it is not in a hook,
+ * else NULL (the whole hook then decides). A thread with a ring is in a
+ * started process (col_proc is set; a dormant image has no rings), and
+ * without dispatch its selector is never read. Pair with
+ * col_leave_plain(). */
+static inline __attribute__((always_inline)) struct col_thread *col_enter_plain(void)
+{
+    struct col_thread *t = &col_thread;
+
+    if (COL_UNLIKELY(t->busy) || !t->ring || t->gen != col_proc->gen)
+        return NULL;
+    t->busy = 1;
+    /* A signal handler's hook runs before this point or passes through. */
+    atomic_signal_fence(memory_order_seq_cst);
+    return t;
+}
+
+static inline __attribute__((always_inline)) void col_leave_plain(struct col_thread *t)
+{
+    atomic_signal_fence(memory_order_seq_cst);
+    t->busy = 0;
+}
+
 /* Call a real heap function with dispatch armed: the mmap, brk, munmap it
  * issues inside libc trap and are recorded as libc-internal (col_sud.c). */
 #define COL_REAL_CALL(t, call)                                                                     \
@@ -254,15 +293,21 @@ static inline void col_ring_commit(struct col_thread *t, uint32_t len)
 
 /* Stamp the hook: set the ring's pending word (marker, then the time) and
  * return the time. The event must be published, then col_stamp_done(). */
-static inline uint64_t col_stamp(struct col_thread *t)
+static inline __attribute__((always_inline)) uint64_t col_stamp_with(struct col_thread *t,
+                                                                     int plain)
 {
     struct fmt_shm_ring_ctl *c = t->ring->ctl;
     uint64_t ts;
 
     atomic_store_explicit(&c->pending, FMT_SHM_PENDING_MARKER, memory_order_relaxed);
-    ts = col_now();
+    ts = plain ? __builtin_ia32_rdtsc() : col_now();
     atomic_store_explicit(&c->pending, ts, memory_order_release);
     return ts;
+}
+
+static inline uint64_t col_stamp(struct col_thread *t)
+{
+    return col_stamp_with(t, 0);
 }
 
 static inline void col_stamp_done(struct col_thread *t)
@@ -294,28 +339,20 @@ void col_emit_thread(struct col_thread *t, uint8_t type, const char *name, uint3
  * recorder is gone. */
 int col_ring_wait(struct col_thread *t, uint64_t need);
 
+/* col_ring.c: col_ring_reserve_inline past r->room: wait for the
+ * recorder, or a PAD first if the record would cross the ring's end. */
+void *col_ring_reserve_slow(struct col_thread *t, uint32_t len);
+
 /* Room for a record of len bytes (a PAD first if it would cross the ring
  * end), or NULL; publish it with col_ring_commit(). */
 static inline __attribute__((always_inline)) void *col_ring_reserve_inline(struct col_thread *t,
                                                                            uint32_t len)
 {
     struct col_ring *r = t->ring;
-    uint64_t pos = r->head & (COL_RING_SIZE - 1);
-    uint64_t to_end = COL_RING_SIZE - pos;
-    uint64_t need = len <= to_end ? len : to_end + len;
 
-    if (COL_UNLIKELY(r->head + need - r->cached_tail > COL_RING_SIZE) &&
-        col_ring_wait(t, need) != 0)
-        return NULL;
-    if (COL_UNLIKELY(len > to_end)) {
-        struct fmt_shm_sized *pad = (struct fmt_shm_sized *)(r->data + pos);
-
-        pad->type = FMT_SHM_REC_PAD;
-        pad->len = (uint32_t)to_end;
-        r->head += to_end; /* published with the record that follows */
-        pos = 0;
-    }
-    return r->data + pos;
+    if (COL_LIKELY(r->head + len <= r->room))
+        return r->data + (r->head & (COL_RING_SIZE - 1));
+    return col_ring_reserve_slow(t, len);
 }
 
 /* Publish one EVENT (or RELEASE) record with nargs extra words. Inlined

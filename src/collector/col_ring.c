@@ -210,6 +210,7 @@ static int col_segment_new(uint32_t index, uint16_t kind)
         r->index = i;
         r->head = 0;
         r->cached_tail = 0;
+        r->room = 0;
     }
     if (col_send_hello(fd, kind, index) != 0) {
         saved = errno;
@@ -264,6 +265,7 @@ static int col_try_take(struct col_thread *t, struct col_ring *r, uint32_t expec
     /* A previous owner may have died mid-hook: its pending word is stale. */
     r->head = atomic_load_explicit(&r->ctl->head, memory_order_relaxed);
     r->cached_tail = atomic_load_explicit(&r->ctl->tail, memory_order_acquire);
+    r->room = 0;
     atomic_store_explicit(&r->ctl->pending, 0, memory_order_release);
     if (!r->cache)
         r->cache = col_stack_cache_new();
@@ -414,6 +416,28 @@ int col_ring_wait(struct col_thread *t, uint64_t need)
             return -1;
         }
     }
+}
+
+void *col_ring_reserve_slow(struct col_thread *t, uint32_t len)
+{
+    struct col_ring *r = t->ring;
+    uint64_t pos = r->head & (COL_RING_SIZE - 1);
+    uint64_t to_end = COL_RING_SIZE - pos;
+    uint64_t need = len <= to_end ? len : to_end + len, lap_end;
+
+    if (r->head + need - r->cached_tail > COL_RING_SIZE && col_ring_wait(t, need) != 0)
+        return NULL;
+    if (len > to_end) {
+        struct fmt_shm_sized *pad = (struct fmt_shm_sized *)(r->data + pos);
+
+        pad->type = FMT_SHM_REC_PAD;
+        pad->len = (uint32_t)to_end;
+        r->head += to_end; /* published with the record that follows */
+        pos = 0;
+    }
+    lap_end = (r->head & ~(uint64_t)(COL_RING_SIZE - 1)) + COL_RING_SIZE;
+    r->room = r->cached_tail + COL_RING_SIZE < lap_end ? r->cached_tail + COL_RING_SIZE : lap_end;
+    return r->data + pos;
 }
 
 void *col_ring_reserve(struct col_thread *t, uint32_t len)

@@ -23,6 +23,14 @@ uint32_t col_depth = FMT_SHM_DEFAULT_DEPTH;
 int col_no_follow;
 int col_dormant;
 int col_free_stacks;
+int col_hook_plain;
+int col_free_slow = 1;
+
+void col_hook_update(void)
+{
+    col_hook_plain = !col_sud_on && col_clock_tsc;
+    col_free_slow = !col_hook_plain || col_sample_bytes || col_free_stacks || !col_glibc_malloc;
+}
 int col_glibc_malloc;
 int col_clock_tsc;
 
@@ -254,6 +262,7 @@ void col_init(void)
     col_sud_process_init();
     col_sample_fast = col_sample_bytes && !col_sud_on;
     col_hook_fast = col_sample_fast;
+    col_hook_update();
     atomic_store(&col_state, COL_READY);
 }
 
@@ -353,6 +362,7 @@ int col_attach_restart(void)
     if (col_channel_init() != 0)
         return -EIO;
     col_read_settings();
+    col_hook_update();
     col_segments_forget();
     col_stack_reset();
     col_modules_reset();
