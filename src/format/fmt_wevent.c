@@ -405,6 +405,22 @@ static inline __attribute__((always_inline)) int encode_alloc(struct fmt_writer 
     return h->addr && !failed ? start_heap(w, live, h, ctx) : 0;
 }
 
+/* The rest of a realloc: the block at old_addr ends, SIZE, ADDR as the
+ * difference to the old address (or the prediction), the new block. */
+static inline __attribute__((always_inline)) int
+encode_realloc(struct fmt_writer *w, struct fmt_wlive *live, const struct heap_ev *h, uint32_t ctx,
+               uint64_t old_addr, int failed)
+{
+    int rc = end_heap(w, h->ts_ns, live, h->image, ctx, old_addr, !failed);
+
+    if (rc)
+        return rc;
+    uint64_t guess = old_addr ? old_addr : fmt_pred_guess(w->pred, h->size);
+    fmt_buf_put_split(&w->col[FMT_COL_SIZE], &w->col[FMT_COL_SIZE_HI], h->size);
+    fmt_buf_put_varint(&w->col[FMT_COL_ADDR], fmt_zigzag((int64_t)(h->addr - guess)));
+    return h->addr && !failed ? start_heap(w, live, h, ctx) : 0;
+}
+
 static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx)
 {
     struct fmt_buf *col = w->col;
@@ -445,15 +461,9 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
         return end_heap(w, ev->ts_ns, live, key, ctx, ev->addr, 1);
     case FMT_EV_REALLOC:
     case FMT_EV_REALLOCARRAY: {
-        rc = end_heap(w, ev->ts_ns, live, key, ctx, ev->old_addr, !failed);
-        if (rc)
-            return rc;
-        uint64_t guess = ev->old_addr ? ev->old_addr : fmt_pred_guess(w->pred, ev->size);
-        fmt_buf_put_split(&col[FMT_COL_SIZE], &col[FMT_COL_SIZE_HI], ev->size);
-        fmt_buf_put_varint(&col[FMT_COL_ADDR], fmt_zigzag((int64_t)(ev->addr - guess)));
         struct heap_ev h = {ev->ts_ns, ev->addr, ev->size, ev->stack, key};
 
-        return ev->addr && !failed ? start_heap(w, live, &h, ctx) : 0;
+        return encode_realloc(w, live, &h, ctx, ev->old_addr, failed);
     }
     default:
         break;
@@ -543,27 +553,43 @@ int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev)
     return event_end(w, encode(w, ev, ctx));
 }
 
+/* The start of a heap event on the recorder's fast paths: the checks
+ * fmt_writer_event() makes, the context, event_begin(). Its context in
+ * *ctx; 0 or the error. */
+static inline __attribute__((always_inline)) int heap_begin(struct fmt_writer *w,
+                                                            const struct fmt_writer_who *who,
+                                                            uint64_t ts_ns, uint32_t stack,
+                                                            uint32_t *ctx)
+{
+    int rc;
+
+    if (stack > w->stacks.nr_nodes)
+        return -EINVAL;
+    if ((rc = ensure_room(w, NULL)))
+        return rc;
+    *ctx = w->cur_ctx;
+    if (!*ctx || !fmt_wctx_who_same(&w->ctxs[*ctx], who)) {
+        if ((rc = fmt_wctx_lookup(w, who, ts_ns, ctx))) {
+            w->out.err = rc;
+            return rc;
+        }
+    }
+    return event_begin(w, *ctx, ts_ns);
+}
+
 int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned kind,
                     uint64_t ts_ns, uint64_t addr, uint64_t size, uint32_t stack)
 {
     ts_ns = fmt_wtime_round(w, ts_ns);
     struct heap_ev h = {ts_ns, addr, size, stack, who->image};
+    uint32_t ctx;
     int rc;
 
     if (w->out.err)
         return w->out.err;
-    if ((kind != FMT_EV_MALLOC && kind != FMT_EV_FREE) || stack > w->stacks.nr_nodes)
+    if (kind != FMT_EV_MALLOC && kind != FMT_EV_FREE)
         return -EINVAL;
-    if ((rc = ensure_room(w, NULL)))
-        return rc;
-    uint32_t ctx = w->cur_ctx;
-    if (!ctx || !fmt_wctx_who_same(&w->ctxs[ctx], who)) {
-        if ((rc = fmt_wctx_lookup(w, who, ts_ns, &ctx))) {
-            w->out.err = rc;
-            return rc;
-        }
-    }
-    if ((rc = event_begin(w, ctx, ts_ns)))
+    if ((rc = heap_begin(w, who, ts_ns, stack, &ctx)))
         return rc;
     if (!encode_head(w, ctx, kind, ts_ns))
         return event_end(w, -ENOMEM);
@@ -571,4 +597,22 @@ int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsi
     if (kind == FMT_EV_FREE)
         return event_end(w, end_heap(w, ts_ns, &w->live, who->image, ctx, addr, 1));
     return event_end(w, encode_alloc(w, &w->live, &h, ctx, 0));
+}
+
+int fmt_writer_realloc(struct fmt_writer *w, const struct fmt_writer_who *who, uint64_t ts_ns,
+                       uint64_t old_addr, uint64_t addr, uint64_t size, uint32_t stack)
+{
+    ts_ns = fmt_wtime_round(w, ts_ns);
+    struct heap_ev h = {ts_ns, addr, size, stack, who->image};
+    uint32_t ctx;
+    int rc;
+
+    if (w->out.err)
+        return w->out.err;
+    if ((rc = heap_begin(w, who, ts_ns, stack, &ctx)))
+        return rc;
+    if (!encode_head(w, ctx, FMT_EV_REALLOC, ts_ns))
+        return event_end(w, -ENOMEM);
+    encode_stack(w, FMT_EV_REALLOC, stack);
+    return event_end(w, encode_realloc(w, &w->live, &h, ctx, old_addr, 0));
 }
