@@ -193,6 +193,13 @@ static inline int is_realloc(unsigned kind)
     return kind == FMT_EV_REALLOC || kind == FMT_EV_REALLOCARRAY;
 }
 
+static inline void put_extra_head(struct fmt_buf *m, unsigned flags, unsigned origin, unsigned mask)
+{
+    fmt_buf_put_varint(m, flags);
+    fmt_buf_put_varint(m, origin);
+    fmt_buf_put_varint(m, mask);
+}
+
 /* The EXTRA record: flags, origin, a mask of the optional fields, then
  * those fields; string bytes go to STRS. Returns 1 if one was written. */
 static int put_extra(struct fmt_writer *w, const struct fmt_event *ev)
@@ -214,9 +221,7 @@ static int put_extra(struct fmt_writer *w, const struct fmt_event *ev)
         return 0;
 
     struct fmt_buf *m = &w->col[FMT_COL_MISC];
-    fmt_buf_put_varint(m, ev->flags);
-    fmt_buf_put_varint(m, ev->origin);
-    fmt_buf_put_varint(m, mask);
+    put_extra_head(m, ev->flags, ev->origin, mask);
     /* The fields go after their length (one byte: at most 8 varints), so
      * a reader can skip fields of later versions it does not know. */
     size_t len_at = m->len++;
@@ -599,8 +604,9 @@ int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsi
     return event_end(w, encode_alloc(w, &w->live, &h, ctx, 0));
 }
 
-int fmt_writer_realloc(struct fmt_writer *w, const struct fmt_writer_who *who, uint64_t ts_ns,
-                       uint64_t old_addr, uint64_t addr, uint64_t size, uint32_t stack)
+int fmt_writer_realloc(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned flags,
+                       uint64_t ts_ns, uint64_t old_addr, uint64_t addr, uint64_t size,
+                       uint32_t stack)
 {
     ts_ns = fmt_wtime_round(w, ts_ns);
     struct heap_ev h = {ts_ns, addr, size, stack, who->image};
@@ -609,10 +615,20 @@ int fmt_writer_realloc(struct fmt_writer *w, const struct fmt_writer_who *who, u
 
     if (w->out.err)
         return w->out.err;
+    if (flags & ~FMT_EVF_IN_PLACE)
+        return -EINVAL;
     if ((rc = heap_begin(w, who, ts_ns, stack, &ctx)))
         return rc;
-    if (!encode_head(w, ctx, FMT_EV_REALLOC, ts_ns))
+    uint8_t *op = encode_head(w, ctx, FMT_EV_REALLOC, ts_ns);
+    if (!op)
         return event_end(w, -ENOMEM);
+    if (flags) { /* an EXTRA record of the flags alone (put_extra) */
+        struct fmt_buf *m = &w->col[FMT_COL_MISC];
+
+        put_extra_head(m, flags, 0, 0);
+        fmt_buf_put_u8(m, 0); /* the fields' length */
+        *op |= FMT_OP_EXTRA;
+    }
     encode_stack(w, FMT_EV_REALLOC, stack);
     return event_end(w, encode_realloc(w, &w->live, &h, ctx, old_addr, 0));
 }
