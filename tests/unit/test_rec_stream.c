@@ -104,6 +104,26 @@ int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsi
     return fmt_writer_event(w, &ev);
 }
 
+/* And for reallocs. */
+int fmt_writer_realloc(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned flags,
+                       uint64_t ts_ns, uint64_t old_addr, uint64_t addr, uint64_t size,
+                       uint32_t stack)
+{
+    struct fmt_event ev = {.kind = FMT_EV_REALLOC,
+                           .flags = (uint16_t)flags,
+                           .ts_ns = ts_ns,
+                           .image = who->image,
+                           .thread = who->thread,
+                           .pid = who->pid,
+                           .tid = who->tid,
+                           .stack = stack,
+                           .addr = addr,
+                           .size = size,
+                           .old_addr = old_addr};
+
+    return fmt_writer_event(w, &ev);
+}
+
 /* ---- a collector stand-in ---- */
 #define RINGS 2
 #define RING_SIZE 4096u
