@@ -306,6 +306,14 @@ static inline __attribute__((always_inline)) void put_heap_addr(struct fmt_write
     }
 }
 
+/* ctx is the context of the chunk's last event: active in the chunk, and
+ * w->pred is its prediction state (encode_head() sets both, a chunk's end
+ * clears cur_ctx). The usual case, without the table lookups. */
+static inline int ctx_is_last(const struct fmt_writer *w, uint32_t ctx)
+{
+    return ctx == w->cur_ctx && w->nr_chunk_events;
+}
+
 /* Before encoding an event of context ctx at ts_ns: end the chunk if a new
  * thread would exceed its contexts, keep its time range. */
 static inline __attribute__((always_inline)) int event_begin(struct fmt_writer *w, uint32_t ctx,
@@ -314,7 +322,8 @@ static inline __attribute__((always_inline)) int event_begin(struct fmt_writer *
     int rc;
 
     /* A new thread when the chunk has as many as it may: the chunk ends. */
-    if (!fmt_wctx_active(w, ctx) && w->nr_slots == FMT_MAX_ACTIVE_CTX && (rc = fmt_wchunk_flush(w)))
+    if (!ctx_is_last(w, ctx) && !fmt_wctx_active(w, ctx) && w->nr_slots == FMT_MAX_ACTIVE_CTX &&
+        (rc = fmt_wchunk_flush(w)))
         return rc;
     if (w->nr_chunk_events) {
         if (ts_ns < w->chunk_min_ts)
@@ -359,10 +368,12 @@ encode_head(struct fmt_writer *w, uint32_t ctx, unsigned kind, uint64_t ts_ns)
         w->prev_stack[0] = w->prev_stack[1] = 0;
         fmt_recent_reset(&w->recent);
     }
-    struct fmt_pred *pred = fmt_wctx_pred(w, ctx);
-    if (!pred)
-        return NULL;
-    w->pred = pred;
+    if (!ctx_is_last(w, ctx)) {
+        struct fmt_pred *pred = fmt_wctx_pred(w, ctx);
+        if (!pred)
+            return NULL;
+        w->pred = pred;
+    }
 
     uint8_t *op = &col[FMT_COL_OP].data[col[FMT_COL_OP].len++];
     *op = (uint8_t)kind;
