@@ -10,8 +10,8 @@
  * Blocks are numbered in start order (ord: how many blocks the context had
  * started in the chunk before it; n of them started so far). A bit per
  * ord is set when the context ends that block, with counts of set bits per
- * 64, per 512 and per 16,384, so that counting and selecting over long
- * spans step by 64, 512 and 16,384 without counting bits (the pool storm:
+ * 64, per 512, per 4,096 and per 65,536, so that counting and selecting
+ * over long spans step by them without counting bits (the pool storm:
  * 4,096 blocks back on average; python3 frees blocks of its own chunk
  * 100,000 back), and a block starting costs nothing but room. Writer and reader
  * keep it alike; the arrays are kept from chunk to chunk. */
@@ -26,8 +26,10 @@
 #define FMT_RANK_SB_SHIFT 9 /* 512 ords per count */
 #define FMT_RANK_NEAR 64    /* references this near go by distance */
 #define FMT_RANK_SB_WORDS (1u << (FMT_RANK_SB_SHIFT - 6))
-#define FMT_RANK_GB_SHIFT 14 /* 16,384 ords per count of the counts */
+#define FMT_RANK_GB_SHIFT 12 /* 4,096 ords per count of the counts */
 #define FMT_RANK_GB_SBS (1u << (FMT_RANK_GB_SHIFT - FMT_RANK_SB_SHIFT))
+#define FMT_RANK_HB_SHIFT 16 /* 65,536 ords per count of those */
+#define FMT_RANK_HB_SBS (1u << (FMT_RANK_HB_SHIFT - FMT_RANK_SB_SHIFT))
 
 /* Bits set in x. Not __builtin_popcountll: without -mpopcnt (the x86-64
  * baseline) that is a call into libgcc of about 25 instructions. */
@@ -43,14 +45,15 @@ struct fmt_rank {
     uint64_t *dead; /* a bit per ord: ended by its own context */
     uint8_t *wd;    /* set bits per word of dead */
     uint32_t *sd;   /* set bits per 512 ords */
-    uint32_t *gd;   /* set bits per 16,384 ords */
+    uint32_t *gd;   /* set bits per 4,096 ords */
+    uint32_t *hd;   /* set bits per 65,536 ords */
     uint32_t cap;   /* ords the arrays hold, a multiple of 512 */
 };
 
-/* Counts per 16,384 for cap ords. */
-static inline size_t fmt_rank_gds(uint32_t cap)
+/* Counts per 2^shift ords for cap ords. */
+static inline size_t fmt_rank_nr(uint32_t cap, unsigned shift)
 {
-    return ((size_t)cap + (1u << FMT_RANK_GB_SHIFT) - 1) >> FMT_RANK_GB_SHIFT;
+    return ((size_t)cap + (1u << shift) - 1) >> shift;
 }
 
 static inline void fmt_rank_clear(struct fmt_rank *k)
@@ -59,7 +62,8 @@ static inline void fmt_rank_clear(struct fmt_rank *k)
         memset(k->dead, 0, (size_t)k->cap / 8);
         memset(k->wd, 0, (size_t)k->cap / 64);
         memset(k->sd, 0, (size_t)(k->cap >> FMT_RANK_SB_SHIFT) * sizeof(*k->sd));
-        memset(k->gd, 0, fmt_rank_gds(k->cap) * sizeof(*k->gd));
+        memset(k->gd, 0, fmt_rank_nr(k->cap, FMT_RANK_GB_SHIFT) * sizeof(*k->gd));
+        memset(k->hd, 0, fmt_rank_nr(k->cap, FMT_RANK_HB_SHIFT) * sizeof(*k->hd));
     }
 }
 
@@ -69,6 +73,7 @@ static inline void fmt_rank_free(struct fmt_rank *k)
     free(k->wd);
     free(k->sd);
     free(k->gd);
+    free(k->hd);
     *k = (struct fmt_rank){0};
 }
 
@@ -90,11 +95,20 @@ __attribute__((noinline, cold)) static int fmt_rank_grow(struct fmt_rank *k, uin
     if (!s)
         return -ENOMEM;
     k->sd = s;
-    uint32_t *g = realloc(k->gd, fmt_rank_gds(cap) * sizeof(*g));
+    uint32_t *g = realloc(k->gd, fmt_rank_nr(cap, FMT_RANK_GB_SHIFT) * sizeof(*g));
     if (!g)
         return -ENOMEM;
     k->gd = g;
-    memset(g + fmt_rank_gds(k->cap), 0, (fmt_rank_gds(cap) - fmt_rank_gds(k->cap)) * sizeof(*g));
+    memset(g + fmt_rank_nr(k->cap, FMT_RANK_GB_SHIFT), 0,
+           (fmt_rank_nr(cap, FMT_RANK_GB_SHIFT) - fmt_rank_nr(k->cap, FMT_RANK_GB_SHIFT)) *
+               sizeof(*g));
+    uint32_t *h = realloc(k->hd, fmt_rank_nr(cap, FMT_RANK_HB_SHIFT) * sizeof(*h));
+    if (!h)
+        return -ENOMEM;
+    k->hd = h;
+    memset(h + fmt_rank_nr(k->cap, FMT_RANK_HB_SHIFT), 0,
+           (fmt_rank_nr(cap, FMT_RANK_HB_SHIFT) - fmt_rank_nr(k->cap, FMT_RANK_HB_SHIFT)) *
+               sizeof(*h));
     memset(b + k->cap / 64, 0, (size_t)(cap - k->cap) / 8);
     memset(c + k->cap / 64, 0, (size_t)(cap - k->cap) / 64);
     memset(s + (k->cap >> FMT_RANK_SB_SHIFT), 0,
@@ -117,6 +131,7 @@ static inline void fmt_rank_end(struct fmt_rank *k, uint32_t ord)
     k->wd[ord >> 6]++;
     k->sd[ord >> FMT_RANK_SB_SHIFT]++;
     k->gd[ord >> FMT_RANK_GB_SHIFT]++;
+    k->hd[ord >> FMT_RANK_HB_SHIFT]++;
 }
 
 /* The sum of the word counts c[a..b] of one 512 (0 <= a <= b < 8), c its
@@ -144,9 +159,13 @@ __attribute__((noinline)) static uint32_t fmt_rank_dead_far(const struct fmt_ran
         return n + fmt_rank_wsum(k->wd + s * FMT_RANK_SB_WORDS, a, b);
     if (a < FMT_RANK_SB_WORDS)
         n += fmt_rank_wsum(k->wd + s * FMT_RANK_SB_WORDS, a, FMT_RANK_SB_WORDS - 1);
-    /* the whole 512s between: by 16,384 where they cover one */
+    /* the whole 512s between: by 4,096 and 65,536 where they cover one */
     while (++s < sl && s % FMT_RANK_GB_SBS)
         n += k->sd[s];
+    for (; s + FMT_RANK_GB_SBS <= sl && s % FMT_RANK_HB_SBS; s += FMT_RANK_GB_SBS)
+        n += k->gd[s / FMT_RANK_GB_SBS];
+    for (; s + FMT_RANK_HB_SBS <= sl; s += FMT_RANK_HB_SBS)
+        n += k->hd[s / FMT_RANK_HB_SBS];
     for (; s + FMT_RANK_GB_SBS <= sl; s += FMT_RANK_GB_SBS)
         n += k->gd[s / FMT_RANK_GB_SBS];
     for (; s < sl; s++)
