@@ -77,6 +77,19 @@ static inline void fmt_rank_free(struct fmt_rank *k)
     *k = (struct fmt_rank){0};
 }
 
+/* The counts per 2^shift ords *v, from old to cap ords, the new ones 0. */
+static inline int fmt_rank_grow_counts(uint32_t **v, uint32_t old, uint32_t cap, unsigned shift)
+{
+    size_t from = fmt_rank_nr(old, shift), to = fmt_rank_nr(cap, shift);
+    uint32_t *p = realloc(*v, to * sizeof(*p));
+
+    if (!p)
+        return -ENOMEM;
+    memset(p + from, 0, (to - from) * sizeof(*p));
+    *v = p;
+    return 0;
+}
+
 __attribute__((noinline, cold)) static int fmt_rank_grow(struct fmt_rank *k, uint32_t ord)
 {
     uint32_t cap = k->cap ? k->cap : 1u << FMT_RANK_SB_SHIFT;
@@ -95,20 +108,9 @@ __attribute__((noinline, cold)) static int fmt_rank_grow(struct fmt_rank *k, uin
     if (!s)
         return -ENOMEM;
     k->sd = s;
-    uint32_t *g = realloc(k->gd, fmt_rank_nr(cap, FMT_RANK_GB_SHIFT) * sizeof(*g));
-    if (!g)
+    if (fmt_rank_grow_counts(&k->gd, k->cap, cap, FMT_RANK_GB_SHIFT) ||
+        fmt_rank_grow_counts(&k->hd, k->cap, cap, FMT_RANK_HB_SHIFT))
         return -ENOMEM;
-    k->gd = g;
-    memset(g + fmt_rank_nr(k->cap, FMT_RANK_GB_SHIFT), 0,
-           (fmt_rank_nr(cap, FMT_RANK_GB_SHIFT) - fmt_rank_nr(k->cap, FMT_RANK_GB_SHIFT)) *
-               sizeof(*g));
-    uint32_t *h = realloc(k->hd, fmt_rank_nr(cap, FMT_RANK_HB_SHIFT) * sizeof(*h));
-    if (!h)
-        return -ENOMEM;
-    k->hd = h;
-    memset(h + fmt_rank_nr(k->cap, FMT_RANK_HB_SHIFT), 0,
-           (fmt_rank_nr(cap, FMT_RANK_HB_SHIFT) - fmt_rank_nr(k->cap, FMT_RANK_HB_SHIFT)) *
-               sizeof(*h));
     memset(b + k->cap / 64, 0, (size_t)(cap - k->cap) / 8);
     memset(c + k->cap / 64, 0, (size_t)(cap - k->cap) / 64);
     memset(s + (k->cap >> FMT_RANK_SB_SHIFT), 0,

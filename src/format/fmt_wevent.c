@@ -570,16 +570,18 @@ int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev)
 }
 
 /* The start of a heap event on the recorder's fast paths: the checks
- * fmt_writer_event() makes, the context, event_begin(). Its context in
- * *ctx; 0 or the error. */
+ * fmt_writer_event() makes (bad: the call's own arguments are wrong), the
+ * context, event_begin(). Its context in *ctx; 0 or the error. */
 static inline __attribute__((always_inline)) int heap_begin(struct fmt_writer *w,
                                                             const struct fmt_writer_who *who,
-                                                            uint64_t ts_ns, uint32_t stack,
+                                                            uint64_t ts_ns, uint32_t stack, int bad,
                                                             uint32_t *ctx)
 {
     int rc;
 
-    if (stack > w->stacks.nr_nodes)
+    if (w->out.err)
+        return w->out.err;
+    if (bad || stack > w->stacks.nr_nodes)
         return -EINVAL;
     if ((rc = ensure_room(w, NULL)))
         return rc;
@@ -599,13 +601,9 @@ int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsi
     ts_ns = fmt_wtime_round(w, ts_ns);
     struct heap_ev h = {ts_ns, addr, size, stack, who->image};
     uint32_t ctx;
-    int rc;
+    int rc = heap_begin(w, who, ts_ns, stack, kind != FMT_EV_MALLOC && kind != FMT_EV_FREE, &ctx);
 
-    if (w->out.err)
-        return w->out.err;
-    if (kind != FMT_EV_MALLOC && kind != FMT_EV_FREE)
-        return -EINVAL;
-    if ((rc = heap_begin(w, who, ts_ns, stack, &ctx)))
+    if (rc)
         return rc;
     if (!encode_head(w, ctx, kind, ts_ns))
         return event_end(w, -ENOMEM);
@@ -622,13 +620,9 @@ int fmt_writer_realloc(struct fmt_writer *w, const struct fmt_writer_who *who, u
     ts_ns = fmt_wtime_round(w, ts_ns);
     struct heap_ev h = {ts_ns, addr, size, stack, who->image};
     uint32_t ctx;
-    int rc;
+    int rc = heap_begin(w, who, ts_ns, stack, (flags & ~FMT_EVF_IN_PLACE) != 0, &ctx);
 
-    if (w->out.err)
-        return w->out.err;
-    if (flags & ~FMT_EVF_IN_PLACE)
-        return -EINVAL;
-    if ((rc = heap_begin(w, who, ts_ns, stack, &ctx)))
+    if (rc)
         return rc;
     uint8_t *op = encode_head(w, ctx, FMT_EV_REALLOC, ts_ns);
     if (!op)
