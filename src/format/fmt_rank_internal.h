@@ -10,9 +10,10 @@
  * Blocks are numbered in start order (ord: how many blocks the context had
  * started in the chunk before it; n of them started so far). A bit per
  * ord is set when the context ends that block, with counts of set bits per
- * 64 and per 512, so that counting and selecting over long spans step by
- * 64 and 512 without counting bits (the pool storm: 4,096 blocks back on
- * average), and a block starting costs nothing but room. Writer and reader
+ * 64, per 512, per 4,096 and per 65,536, so that counting and selecting
+ * over long spans step by them without counting bits (the pool storm:
+ * 4,096 blocks back on average; python3 frees blocks of its own chunk
+ * 100,000 back), and a block starting costs nothing but room. Writer and reader
  * keep it alike; the arrays are kept from chunk to chunk. */
 #ifndef FMT_RANK_INTERNAL_H
 #define FMT_RANK_INTERNAL_H
@@ -25,6 +26,10 @@
 #define FMT_RANK_SB_SHIFT 9 /* 512 ords per count */
 #define FMT_RANK_NEAR 64    /* references this near go by distance */
 #define FMT_RANK_SB_WORDS (1u << (FMT_RANK_SB_SHIFT - 6))
+#define FMT_RANK_GB_SHIFT 12 /* 4,096 ords per count of the counts */
+#define FMT_RANK_GB_SBS (1u << (FMT_RANK_GB_SHIFT - FMT_RANK_SB_SHIFT))
+#define FMT_RANK_HB_SHIFT 16 /* 65,536 ords per count of those */
+#define FMT_RANK_HB_SBS (1u << (FMT_RANK_HB_SHIFT - FMT_RANK_SB_SHIFT))
 
 /* Bits set in x. Not __builtin_popcountll: without -mpopcnt (the x86-64
  * baseline) that is a call into libgcc of about 25 instructions. */
@@ -40,8 +45,16 @@ struct fmt_rank {
     uint64_t *dead; /* a bit per ord: ended by its own context */
     uint8_t *wd;    /* set bits per word of dead */
     uint32_t *sd;   /* set bits per 512 ords */
+    uint32_t *gd;   /* set bits per 4,096 ords */
+    uint32_t *hd;   /* set bits per 65,536 ords */
     uint32_t cap;   /* ords the arrays hold, a multiple of 512 */
 };
+
+/* Counts per 2^shift ords for cap ords. */
+static inline size_t fmt_rank_nr(uint32_t cap, unsigned shift)
+{
+    return ((size_t)cap + (1u << shift) - 1) >> shift;
+}
 
 static inline void fmt_rank_clear(struct fmt_rank *k)
 {
@@ -49,6 +62,8 @@ static inline void fmt_rank_clear(struct fmt_rank *k)
         memset(k->dead, 0, (size_t)k->cap / 8);
         memset(k->wd, 0, (size_t)k->cap / 64);
         memset(k->sd, 0, (size_t)(k->cap >> FMT_RANK_SB_SHIFT) * sizeof(*k->sd));
+        memset(k->gd, 0, fmt_rank_nr(k->cap, FMT_RANK_GB_SHIFT) * sizeof(*k->gd));
+        memset(k->hd, 0, fmt_rank_nr(k->cap, FMT_RANK_HB_SHIFT) * sizeof(*k->hd));
     }
 }
 
@@ -57,7 +72,22 @@ static inline void fmt_rank_free(struct fmt_rank *k)
     free(k->dead);
     free(k->wd);
     free(k->sd);
+    free(k->gd);
+    free(k->hd);
     *k = (struct fmt_rank){0};
+}
+
+/* The counts per 2^shift ords *v, from old to cap ords, the new ones 0. */
+static inline int fmt_rank_grow_counts(uint32_t **v, uint32_t old, uint32_t cap, unsigned shift)
+{
+    size_t from = fmt_rank_nr(old, shift), to = fmt_rank_nr(cap, shift);
+    uint32_t *p = realloc(*v, to * sizeof(*p));
+
+    if (!p)
+        return -ENOMEM;
+    memset(p + from, 0, (to - from) * sizeof(*p));
+    *v = p;
+    return 0;
 }
 
 __attribute__((noinline, cold)) static int fmt_rank_grow(struct fmt_rank *k, uint32_t ord)
@@ -78,6 +108,9 @@ __attribute__((noinline, cold)) static int fmt_rank_grow(struct fmt_rank *k, uin
     if (!s)
         return -ENOMEM;
     k->sd = s;
+    if (fmt_rank_grow_counts(&k->gd, k->cap, cap, FMT_RANK_GB_SHIFT) ||
+        fmt_rank_grow_counts(&k->hd, k->cap, cap, FMT_RANK_HB_SHIFT))
+        return -ENOMEM;
     memset(b + k->cap / 64, 0, (size_t)(cap - k->cap) / 8);
     memset(c + k->cap / 64, 0, (size_t)(cap - k->cap) / 64);
     memset(s + (k->cap >> FMT_RANK_SB_SHIFT), 0,
@@ -99,6 +132,8 @@ static inline void fmt_rank_end(struct fmt_rank *k, uint32_t ord)
     k->dead[ord >> 6] |= 1ull << (ord & 63);
     k->wd[ord >> 6]++;
     k->sd[ord >> FMT_RANK_SB_SHIFT]++;
+    k->gd[ord >> FMT_RANK_GB_SHIFT]++;
+    k->hd[ord >> FMT_RANK_HB_SHIFT]++;
 }
 
 /* The sum of the word counts c[a..b] of one 512 (0 <= a <= b < 8), c its
@@ -126,7 +161,16 @@ __attribute__((noinline)) static uint32_t fmt_rank_dead_far(const struct fmt_ran
         return n + fmt_rank_wsum(k->wd + s * FMT_RANK_SB_WORDS, a, b);
     if (a < FMT_RANK_SB_WORDS)
         n += fmt_rank_wsum(k->wd + s * FMT_RANK_SB_WORDS, a, FMT_RANK_SB_WORDS - 1);
-    while (++s < sl)
+    /* the whole 512s between: by 4,096 and 65,536 where they cover one */
+    while (++s < sl && s % FMT_RANK_GB_SBS)
+        n += k->sd[s];
+    for (; s + FMT_RANK_GB_SBS <= sl && s % FMT_RANK_HB_SBS; s += FMT_RANK_GB_SBS)
+        n += k->gd[s / FMT_RANK_GB_SBS];
+    for (; s + FMT_RANK_HB_SBS <= sl; s += FMT_RANK_HB_SBS)
+        n += k->hd[s / FMT_RANK_HB_SBS];
+    for (; s + FMT_RANK_GB_SBS <= sl; s += FMT_RANK_GB_SBS)
+        n += k->gd[s / FMT_RANK_GB_SBS];
+    for (; s < sl; s++)
         n += k->sd[s];
     return n + fmt_rank_wsum(k->wd + sl * FMT_RANK_SB_WORDS, 0, b);
 }

@@ -193,6 +193,13 @@ static inline int is_realloc(unsigned kind)
     return kind == FMT_EV_REALLOC || kind == FMT_EV_REALLOCARRAY;
 }
 
+static inline void put_extra_head(struct fmt_buf *m, unsigned flags, unsigned origin, unsigned mask)
+{
+    fmt_buf_put_varint(m, flags);
+    fmt_buf_put_varint(m, origin);
+    fmt_buf_put_varint(m, mask);
+}
+
 /* The EXTRA record: flags, origin, a mask of the optional fields, then
  * those fields; string bytes go to STRS. Returns 1 if one was written. */
 static int put_extra(struct fmt_writer *w, const struct fmt_event *ev)
@@ -214,9 +221,7 @@ static int put_extra(struct fmt_writer *w, const struct fmt_event *ev)
         return 0;
 
     struct fmt_buf *m = &w->col[FMT_COL_MISC];
-    fmt_buf_put_varint(m, ev->flags);
-    fmt_buf_put_varint(m, ev->origin);
-    fmt_buf_put_varint(m, mask);
+    put_extra_head(m, ev->flags, ev->origin, mask);
     /* The fields go after their length (one byte: at most 8 varints), so
      * a reader can skip fields of later versions it does not know. */
     size_t len_at = m->len++;
@@ -301,6 +306,14 @@ static inline __attribute__((always_inline)) void put_heap_addr(struct fmt_write
     }
 }
 
+/* ctx is the context of the chunk's last event: active in the chunk, and
+ * w->pred is its prediction state (encode_head() sets both, a chunk's end
+ * clears cur_ctx). The usual case, without the table lookups. */
+static inline int ctx_is_last(const struct fmt_writer *w, uint32_t ctx)
+{
+    return ctx == w->cur_ctx && w->nr_chunk_events;
+}
+
 /* Before encoding an event of context ctx at ts_ns: end the chunk if a new
  * thread would exceed its contexts, keep its time range. */
 static inline __attribute__((always_inline)) int event_begin(struct fmt_writer *w, uint32_t ctx,
@@ -309,7 +322,8 @@ static inline __attribute__((always_inline)) int event_begin(struct fmt_writer *
     int rc;
 
     /* A new thread when the chunk has as many as it may: the chunk ends. */
-    if (!fmt_wctx_active(w, ctx) && w->nr_slots == FMT_MAX_ACTIVE_CTX && (rc = fmt_wchunk_flush(w)))
+    if (!ctx_is_last(w, ctx) && !fmt_wctx_active(w, ctx) && w->nr_slots == FMT_MAX_ACTIVE_CTX &&
+        (rc = fmt_wchunk_flush(w)))
         return rc;
     if (w->nr_chunk_events) {
         if (ts_ns < w->chunk_min_ts)
@@ -354,10 +368,12 @@ encode_head(struct fmt_writer *w, uint32_t ctx, unsigned kind, uint64_t ts_ns)
         w->prev_stack[0] = w->prev_stack[1] = 0;
         fmt_recent_reset(&w->recent);
     }
-    struct fmt_pred *pred = fmt_wctx_pred(w, ctx);
-    if (!pred)
-        return NULL;
-    w->pred = pred;
+    if (!ctx_is_last(w, ctx)) {
+        struct fmt_pred *pred = fmt_wctx_pred(w, ctx);
+        if (!pred)
+            return NULL;
+        w->pred = pred;
+    }
 
     uint8_t *op = &col[FMT_COL_OP].data[col[FMT_COL_OP].len++];
     *op = (uint8_t)kind;
@@ -405,6 +421,22 @@ static inline __attribute__((always_inline)) int encode_alloc(struct fmt_writer 
     return h->addr && !failed ? start_heap(w, live, h, ctx) : 0;
 }
 
+/* The rest of a realloc: the block at old_addr ends, SIZE, ADDR as the
+ * difference to the old address (or the prediction), the new block. */
+static inline __attribute__((always_inline)) int
+encode_realloc(struct fmt_writer *w, struct fmt_wlive *live, const struct heap_ev *h, uint32_t ctx,
+               uint64_t old_addr, int failed)
+{
+    int rc = end_heap(w, h->ts_ns, live, h->image, ctx, old_addr, !failed);
+
+    if (rc)
+        return rc;
+    uint64_t guess = old_addr ? old_addr : fmt_pred_guess(w->pred, h->size);
+    fmt_buf_put_split(&w->col[FMT_COL_SIZE], &w->col[FMT_COL_SIZE_HI], h->size);
+    fmt_buf_put_varint(&w->col[FMT_COL_ADDR], fmt_zigzag((int64_t)(h->addr - guess)));
+    return h->addr && !failed ? start_heap(w, live, h, ctx) : 0;
+}
+
 static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx)
 {
     struct fmt_buf *col = w->col;
@@ -445,15 +477,9 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
         return end_heap(w, ev->ts_ns, live, key, ctx, ev->addr, 1);
     case FMT_EV_REALLOC:
     case FMT_EV_REALLOCARRAY: {
-        rc = end_heap(w, ev->ts_ns, live, key, ctx, ev->old_addr, !failed);
-        if (rc)
-            return rc;
-        uint64_t guess = ev->old_addr ? ev->old_addr : fmt_pred_guess(w->pred, ev->size);
-        fmt_buf_put_split(&col[FMT_COL_SIZE], &col[FMT_COL_SIZE_HI], ev->size);
-        fmt_buf_put_varint(&col[FMT_COL_ADDR], fmt_zigzag((int64_t)(ev->addr - guess)));
         struct heap_ev h = {ev->ts_ns, ev->addr, ev->size, ev->stack, key};
 
-        return ev->addr && !failed ? start_heap(w, live, &h, ctx) : 0;
+        return encode_realloc(w, live, &h, ctx, ev->old_addr, failed);
     }
     default:
         break;
@@ -543,27 +569,41 @@ int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev)
     return event_end(w, encode(w, ev, ctx));
 }
 
+/* The start of a heap event on the recorder's fast paths: the checks
+ * fmt_writer_event() makes (bad: the call's own arguments are wrong), the
+ * context, event_begin(). Its context in *ctx; 0 or the error. */
+static inline __attribute__((always_inline)) int heap_begin(struct fmt_writer *w,
+                                                            const struct fmt_writer_who *who,
+                                                            uint64_t ts_ns, uint32_t stack, int bad,
+                                                            uint32_t *ctx)
+{
+    int rc;
+
+    if (w->out.err)
+        return w->out.err;
+    if (bad || stack > w->stacks.nr_nodes)
+        return -EINVAL;
+    if ((rc = ensure_room(w, NULL)))
+        return rc;
+    *ctx = w->cur_ctx;
+    if (!*ctx || !fmt_wctx_who_same(&w->ctxs[*ctx], who)) {
+        if ((rc = fmt_wctx_lookup(w, who, ts_ns, ctx))) {
+            w->out.err = rc;
+            return rc;
+        }
+    }
+    return event_begin(w, *ctx, ts_ns);
+}
+
 int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned kind,
                     uint64_t ts_ns, uint64_t addr, uint64_t size, uint32_t stack)
 {
     ts_ns = fmt_wtime_round(w, ts_ns);
     struct heap_ev h = {ts_ns, addr, size, stack, who->image};
-    int rc;
+    uint32_t ctx;
+    int rc = heap_begin(w, who, ts_ns, stack, kind != FMT_EV_MALLOC && kind != FMT_EV_FREE, &ctx);
 
-    if (w->out.err)
-        return w->out.err;
-    if ((kind != FMT_EV_MALLOC && kind != FMT_EV_FREE) || stack > w->stacks.nr_nodes)
-        return -EINVAL;
-    if ((rc = ensure_room(w, NULL)))
-        return rc;
-    uint32_t ctx = w->cur_ctx;
-    if (!ctx || !fmt_wctx_who_same(&w->ctxs[ctx], who)) {
-        if ((rc = fmt_wctx_lookup(w, who, ts_ns, &ctx))) {
-            w->out.err = rc;
-            return rc;
-        }
-    }
-    if ((rc = event_begin(w, ctx, ts_ns)))
+    if (rc)
         return rc;
     if (!encode_head(w, ctx, kind, ts_ns))
         return event_end(w, -ENOMEM);
@@ -571,4 +611,29 @@ int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsi
     if (kind == FMT_EV_FREE)
         return event_end(w, end_heap(w, ts_ns, &w->live, who->image, ctx, addr, 1));
     return event_end(w, encode_alloc(w, &w->live, &h, ctx, 0));
+}
+
+int fmt_writer_realloc(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned flags,
+                       uint64_t ts_ns, uint64_t old_addr, uint64_t addr, uint64_t size,
+                       uint32_t stack)
+{
+    ts_ns = fmt_wtime_round(w, ts_ns);
+    struct heap_ev h = {ts_ns, addr, size, stack, who->image};
+    uint32_t ctx;
+    int rc = heap_begin(w, who, ts_ns, stack, (flags & ~FMT_EVF_IN_PLACE) != 0, &ctx);
+
+    if (rc)
+        return rc;
+    uint8_t *op = encode_head(w, ctx, FMT_EV_REALLOC, ts_ns);
+    if (!op)
+        return event_end(w, -ENOMEM);
+    if (flags) { /* an EXTRA record of the flags alone (put_extra) */
+        struct fmt_buf *m = &w->col[FMT_COL_MISC];
+
+        put_extra_head(m, flags, 0, 0);
+        fmt_buf_put_u8(m, 0); /* the fields' length */
+        *op |= FMT_OP_EXTRA;
+    }
+    encode_stack(w, FMT_EV_REALLOC, stack);
+    return event_end(w, encode_realloc(w, &w->live, &h, ctx, old_addr, 0));
 }

@@ -70,6 +70,14 @@ struct fmt_writer_who {
 int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned kind,
                     uint64_t ts_ns, uint64_t addr, uint64_t size, uint32_t stack);
 
+/* A realloc (FMT_EV_REALLOC, flags 0 or FMT_EVF_IN_PLACE, no origin or
+ * other fields) of who that moved or resized the block at old_addr (0:
+ * none) to addr: the same as fmt_writer_event() with such an event,
+ * without a struct fmt_event. */
+int fmt_writer_realloc(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned flags,
+                       uint64_t ts_ns, uint64_t old_addr, uint64_t addr, uint64_t size,
+                       uint32_t stack);
+
 /* A hint that changes nothing in the trace: a heap event of image at addr
  * comes soon, so start loading the slot of the writer's table of live
  * blocks it will look at. With many live blocks (python3: a million) each

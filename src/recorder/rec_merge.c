@@ -149,16 +149,55 @@ static void rec_thread_begin(struct rec_session *s, struct rec_ring *r, uint32_t
     r->who = (struct fmt_writer_who){r->img->index, r->thread, r->img->pid, tid};
 }
 
+static void rec_release_forget(struct rec_image *img, struct rec_ring *r)
+{
+    for (uint32_t i = 0; i < img->nr_released; i++)
+        if (img->released[i].ring == r) {
+            img->released[i] = img->released[--img->nr_released];
+            return;
+        }
+}
+
+/* A realloc record's origin and argument count: origin 0 (a call of the
+ * program), one extra word (the old address). */
+#define REC_REALLOC_PLAIN (1u << 4)
+
+/* A plain realloc (no flags but IN_PLACE, only the old address; 7 % of
+ * sqlite3's heap calls), out of the inlined fast path of rec_emit_heap(). */
+static __attribute__((noinline)) void rec_emit_realloc(struct rec_session *s, struct rec_ring *r,
+                                                       const struct fmt_shm_event *e, uint64_t ts)
+{
+    ts = rec_trace_ts(s, ts);
+    if (s->write_err == 0) {
+        int rc = fmt_writer_realloc(s->w, &r->who, e->flags, ts, e->extra[0], e->addr, e->size,
+                                    rec_map_stack(r->img, e->stack));
+
+        if (rc < 0)
+            s->write_err = rc;
+    }
+    s->nr_events++;
+}
+
 /* A plain malloc or free (no flags, no extra words): straight to
- * fmt_writer_heap(), the bulk of a trace without a struct fmt_event. A
- * malloc waits for the generic path while a released address may need
- * settling first (rec_release_settle). Returns 1 if it wrote e. */
-static inline int rec_emit_heap(struct rec_session *s, struct rec_ring *r,
-                                const struct fmt_shm_event *e, uint64_t ts)
+ * fmt_writer_heap(), the bulk of a trace without a struct fmt_event; a
+ * plain realloc to fmt_writer_realloc(). An allocation waits for the
+ * generic path while a released address may need settling first
+ * (rec_release_settle). Returns 1 if it wrote e. */
+static inline __attribute__((always_inline)) int
+rec_emit_heap(struct rec_session *s, struct rec_ring *r, const struct fmt_shm_event *e, uint64_t ts)
 {
     if (e->flags || e->origin_nargs ||
-        !(e->kind == FMT_EV_FREE || (e->kind == FMT_EV_MALLOC && !r->img->nr_released)))
-        return 0;
+        !(e->kind == FMT_EV_FREE || (e->kind == FMT_EV_MALLOC && !r->img->nr_released))) {
+        if ((e->flags & ~FMT_EVF_IN_PLACE) || e->origin_nargs != REC_REALLOC_PLAIN ||
+            e->kind != FMT_EV_REALLOC)
+            return 0;
+        /* A realloc that moved its block released the old address just
+         * before (rec_emit_one): forgotten first, as there. */
+        if (r->img->nr_released && (rec_release_forget(r->img, r), r->img->nr_released))
+            return 0;
+        rec_emit_realloc(s, r, e, ts);
+        return 1;
+    }
     ts = rec_trace_ts(s, ts);
     if (s->write_err == 0) {
         int rc = fmt_writer_heap(s->w, &r->who, e->kind, ts, e->addr,
@@ -185,8 +224,12 @@ static inline void rec_prefetch_record(struct rec_session *s, const struct rec_r
 {
     const struct fmt_shm_event *e = (const void *)p;
 
-    if (p[0] == FMT_SHM_REC_EVENT && (e->kind == FMT_EV_FREE || e->kind == FMT_EV_MALLOC))
+    if (p[0] != FMT_SHM_REC_EVENT)
+        return;
+    if (e->kind == FMT_EV_FREE || e->kind == FMT_EV_MALLOC)
         fmt_writer_prefetch(s->w, r->who.image, e->addr);
+    else if (e->kind == FMT_EV_REALLOC && e->origin_nargs >> 4) /* the block it ends */
+        fmt_writer_prefetch(s->w, r->who.image, e->extra[0]);
 }
 
 /* The buffer offset REC_AHEAD records past r's next one, with a
@@ -259,15 +302,6 @@ static inline void rec_event_clear(struct fmt_event *ev)
     static const struct fmt_event zero;
 
     *ev = zero;
-}
-
-static void rec_release_forget(struct rec_image *img, struct rec_ring *r)
-{
-    for (uint32_t i = 0; i < img->nr_released; i++)
-        if (img->released[i].ring == r) {
-            img->released[i] = img->released[--img->nr_released];
-            return;
-        }
 }
 
 static int rec_emit_one(struct rec_session *s, struct rec_ring *r, uint64_t at_most);
@@ -543,7 +577,7 @@ void rec_merge_emit(struct rec_session *s, uint64_t limit)
                     if (e->ts_ns >= bound)
                         break;
                     if (rec_emit_heap(s, r, e, e->ts_ns)) {
-                        r->buf_pos += FMT_SHM_EVENT_SIZE(0);
+                        r->buf_pos += FMT_SHM_EVENT_SIZE(e->origin_nargs >> 4);
                         continue;
                     }
                 } else if (rec_ring_next_ts(r) >= bound) {

@@ -485,9 +485,12 @@ static void rec_exit_follow(struct rec_ring *r)
 
 /* Copy the plain mallocs and frees at the start of the avail bytes at p
  * into the buffer, which has room for all of them; returns the bytes
- * taken (a multiple of a record's), up to the first other record. */
-static uint64_t rec_drain_plain(struct rec_session *s, struct rec_ring *r, const unsigned char *p,
-                                uint64_t avail, uint64_t t_max)
+ * taken (a multiple of a record's), up to the first other record; *stop
+ * set if the copy must end there (rec_exit_follow). Not inlined: its loop
+ * keeps its own registers. */
+static __attribute__((noinline)) uint64_t rec_drain_run(struct rec_session *s, struct rec_ring *r,
+                                                        const unsigned char *p, uint64_t avail,
+                                                        uint64_t t_max, int *stop)
 {
     const uint32_t len = FMT_SHM_EVENT_SIZE(0);
     unsigned char *d = r->buf + r->buf_len;
@@ -508,10 +511,41 @@ static uint64_t rec_drain_plain(struct rec_session *s, struct rec_ring *r, const
         if (__builtin_expect(r->exit_at != 0, 0)) {
             /* It may move what the buffer holds: go on one at a time. */
             rec_exit_follow(r);
+            *stop = 1;
             return done + len;
         }
     }
     return done;
+}
+
+/* The plain mallocs and frees at the start of the avail bytes at p, and
+ * the reallocs among them (one extra word, the old address; 7 % of
+ * sqlite3's heap calls), into the buffer, which has room for all of them;
+ * returns the bytes taken, up to the first other record. */
+static uint64_t rec_drain_plain(struct rec_session *s, struct rec_ring *r, const unsigned char *p,
+                                uint64_t avail, uint64_t t_max)
+{
+    const uint32_t len = FMT_SHM_EVENT_SIZE(1);
+    uint64_t done = 0;
+    int stop = 0;
+
+    for (;;) {
+        done += rec_drain_run(s, r, p + done, avail - done, t_max, &stop);
+        if (stop || avail - done < len)
+            return done;
+        unsigned char *d = r->buf + r->buf_len;
+        memcpy(d, p + done, len);
+        if (d[0] != FMT_SHM_REC_EVENT || d[3] != 1 << 4 || d[1] != FMT_EV_REALLOC ||
+            ((const struct fmt_shm_event *)(const void *)d)->size > REC_MAX_EVENT_SIZE)
+            return done;
+        r->buf_len += len;
+        done += len;
+        rec_stamp_copy(s, r, d, t_max);
+        if (r->exit_at != 0) {
+            rec_exit_follow(r);
+            return done;
+        }
+    }
 }
 
 static void rec_ring_drain(struct rec_session *s, struct rec_ring *r)

@@ -858,8 +858,9 @@ static void test_flush(void **state)
 }
 
 /* The writer refuses what it cannot store, and says so. */
-/* The recorder's path for plain mallocs and frees, fmt_writer_heap(),
- * writes exactly the bytes fmt_writer_event() writes for the same events,
+/* The recorder's paths for plain mallocs and frees, fmt_writer_heap(),
+ * and for reallocs (in place or not), fmt_writer_realloc(), write exactly
+ * the bytes fmt_writer_event() writes for the same events,
  * whatever comes between them (reallocs, flagged and failed calls,
  * mappings, other threads, chunk ends). */
 static void write_mixed(struct tfmt *t, int use_heap_path)
@@ -902,6 +903,8 @@ static void write_mixed(struct tfmt *t, int use_heap_path)
             ev.addr = ev.old_addr + 16 * (rnd() % 3);
             ev.size = rnd() % 2000;
             ev.stack = 1 + (uint32_t)(rnd() % 8);
+            if (ev.addr == ev.old_addr)
+                ev.flags = FMT_EVF_IN_PLACE;
             live[th][slot] = ev.addr;
         } else {
             ev = tfmt_mk(FMT_EV_FREE, ts, th);
@@ -913,6 +916,12 @@ static void write_mixed(struct tfmt *t, int use_heap_path)
 
             assert_int_equal(fmt_writer_heap(t->w, &who, ev.kind, ev.ts_ns, ev.addr,
                                              ev.kind == FMT_EV_MALLOC ? ev.size : 0, ev.stack),
+                             0);
+        } else if (use_heap_path && !(ev.flags & ~FMT_EVF_IN_PLACE) && ev.kind == FMT_EV_REALLOC) {
+            struct fmt_writer_who who = {ev.image, ev.thread, ev.pid, ev.tid};
+
+            assert_int_equal(fmt_writer_realloc(t->w, &who, ev.flags, ev.ts_ns, ev.old_addr,
+                                                ev.addr, ev.size, ev.stack),
                              0);
         } else {
             assert_int_equal(fmt_writer_event(t->w, &ev), 0);
@@ -947,6 +956,9 @@ static void test_heap_path_same_bytes(void **state)
     assert_int_equal(fmt_writer_heap(a.w, &who, FMT_EV_REALLOC, 1, 0x1000, 8, 0), -EINVAL);
     assert_int_equal(fmt_writer_heap(a.w, &who, FMT_EV_MALLOC, 1, 0x1000, 8, 99), -EINVAL);
     assert_int_equal(fmt_writer_heap(a.w, &who, FMT_EV_MALLOC, 1, 0x1000, 8, 0), 0);
+    assert_int_equal(fmt_writer_realloc(a.w, &who, FMT_EVF_FAILED, 2, 0x1000, 0, 8, 0), -EINVAL);
+    assert_int_equal(fmt_writer_realloc(a.w, &who, 0, 2, 0x1000, 0x2000, 8, 99), -EINVAL);
+    assert_int_equal(fmt_writer_realloc(a.w, &who, 0, 2, 0x1000, 0x2000, 8, 0), 0);
     tfmt_finish(&a);
     tfmt_close(&a);
 }

@@ -87,11 +87,14 @@ int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev)
     return 0;
 }
 
-/* The recorder's path for plain mallocs and frees: seen the same way. */
-int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned kind,
-                    uint64_t ts_ns, uint64_t addr, uint64_t size, uint32_t stack)
+/* The recorder's paths for plain mallocs, frees and reallocs: seen the
+ * same way. */
+static int heap_event(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned kind,
+                      unsigned flags, uint64_t ts_ns, uint64_t old_addr, uint64_t addr,
+                      uint64_t size, uint32_t stack)
 {
     struct fmt_event ev = {.kind = (uint16_t)kind,
+                           .flags = (uint16_t)flags,
                            .ts_ns = ts_ns,
                            .image = who->image,
                            .thread = who->thread,
@@ -99,9 +102,23 @@ int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsi
                            .tid = who->tid,
                            .stack = stack,
                            .addr = addr,
-                           .size = size};
+                           .size = size,
+                           .old_addr = old_addr};
 
     return fmt_writer_event(w, &ev);
+}
+
+int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned kind,
+                    uint64_t ts_ns, uint64_t addr, uint64_t size, uint32_t stack)
+{
+    return heap_event(w, who, kind, 0, ts_ns, 0, addr, size, stack);
+}
+
+int fmt_writer_realloc(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned flags,
+                       uint64_t ts_ns, uint64_t old_addr, uint64_t addr, uint64_t size,
+                       uint32_t stack)
+{
+    return heap_event(w, who, FMT_EV_REALLOC, flags, ts_ns, old_addr, addr, size, stack);
 }
 
 /* ---- a collector stand-in ---- */
