@@ -10,13 +10,6 @@
 #include "format/fmt_reader_internal.h"
 #include "format/fmt_zc_internal.h"
 
-void fmt_rchunk_reset(struct fmt_reader *r)
-{
-    r->loaded = 0;
-    r->ev_left = 0;
-    r->failed = 0;
-}
-
 static int load_columns(struct fmt_reader *r, struct fmt_cur *c, uint64_t off, uint32_t nr_ev)
 {
     uint64_t nr_cols = fmt_cur_varint(c);
@@ -719,6 +712,13 @@ static void fmt_reader_estimate(const struct fmt_reader *r, struct fmt_event *ev
     }
 }
 
+/* Until a seek: the rest of the chunk is not trusted. */
+static int next_failed(struct fmt_reader *r, struct fmt_event *ev)
+{
+    (void)ev;
+    return r->failed;
+}
+
 /* fmt_reader_next for one layout (FMT_RLAYOUT_*): decode() inlined, its
  * feature checks folded where the layout fixes them. */
 static ALWAYS_INLINE int next_event(struct fmt_reader *r, struct fmt_event *ev, int lay)
@@ -753,6 +753,7 @@ static ALWAYS_INLINE int next_event(struct fmt_reader *r, struct fmt_event *ev, 
     }
     r->loaded = 0;
     r->failed = rc;
+    r->next = next_failed;
     return rc;
 }
 
@@ -771,13 +772,19 @@ __attribute__((noinline)) static int next_any(struct fmt_reader *r, struct fmt_e
     return next_event(r, ev, FMT_RLAYOUT_ANY);
 }
 
+void fmt_rchunk_reset(struct fmt_reader *r)
+{
+    r->loaded = 0;
+    r->ev_left = 0;
+    r->failed = 0;
+    r->next = r->layout == FMT_RLAYOUT_1_5   ? next_1_5
+              : r->layout == FMT_RLAYOUT_1_1 ? next_1_1
+                                             : next_any;
+}
+
+/* One indirect jump per event, to the decoder chosen once (a failed one
+ * stays failed until a seek). */
 int fmt_reader_next(struct fmt_reader *r, struct fmt_event *ev)
 {
-    if (r->failed)
-        return r->failed; /* until a seek: the rest of the chunk is not trusted */
-    if (r->layout == FMT_RLAYOUT_1_5)
-        return next_1_5(r, ev);
-    if (r->layout == FMT_RLAYOUT_1_1)
-        return next_1_1(r, ev);
-    return next_any(r, ev);
+    return r->next(r, ev);
 }

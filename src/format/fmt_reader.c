@@ -300,6 +300,7 @@ static int open_trace(struct fmt_reader *r)
                 : !r->v13 && !r->tpack && !r->v15 ? FMT_RLAYOUT_1_1
                 : r->v13 && r->tpack && r->v15    ? FMT_RLAYOUT_1_5
                                                   : FMT_RLAYOUT_ANY;
+    fmt_rchunk_reset(r);
 
     uint8_t tr[FMT_TRAILER_SIZE];
     uint64_t index_off = 0, nr_blocks = 0;

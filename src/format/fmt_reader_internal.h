@@ -148,6 +148,9 @@ struct fmt_reader {
     uint32_t cur_chunk;
     int loaded;
     int failed; /* the error of a chunk that failed to decode, until a seek */
+    /* What fmt_reader_next runs: the decoder of the layout, or after a
+     * failure the one that returns it (set by fmt_rchunk_reset). */
+    int (*next)(struct fmt_reader *r, struct fmt_event *ev);
     uint32_t ev_left;
     uint32_t ev_index;
     struct fmt_buf col[FMT_NR_COLUMNS];
@@ -198,6 +201,8 @@ int fmt_rdefs_chunk_delta(struct fmt_reader *r, uint32_t k, fmt_stack_live_fn *f
 int fmt_rdefs_image(struct fmt_reader *r, uint32_t image, uint64_t off);
 
 /* Forget the decoded chunk (after a seek). */
+/* Forget the chunk being read; fmt_reader_open calls it once the layout is
+ * known. */
 void fmt_rchunk_reset(struct fmt_reader *r);
 
 #endif
