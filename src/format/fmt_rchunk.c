@@ -10,13 +10,6 @@
 #include "format/fmt_reader_internal.h"
 #include "format/fmt_zc_internal.h"
 
-void fmt_rchunk_reset(struct fmt_reader *r)
-{
-    r->loaded = 0;
-    r->ev_left = 0;
-    r->failed = 0;
-}
-
 static int load_columns(struct fmt_reader *r, struct fmt_cur *c, uint64_t off, uint32_t nr_ev)
 {
     uint64_t nr_cols = fmt_cur_varint(c);
@@ -143,6 +136,8 @@ static int load_chunk(struct fmt_reader *r, uint32_t k)
     r->next_serial = first_serial;
     r->end_serial = first_serial + ch->c.nr_serials;
     r->prev_ts = base_ts;
+    r->chunk_first_ts = ch->c.first_ts_ns;
+    r->chunk_last_ts = ch->c.last_ts_ns;
     r->tq[0] = r->tq[1] = (struct fmt_tpack){0, 0};
     fmt_recent_reset(&r->recent);
     r->prev_fact_addr = 0;
@@ -174,11 +169,36 @@ static int finish_chunk(struct fmt_reader *r)
     return 0;
 }
 
+/* The features fmt_reader_next's decoders are made for: constants in those
+ * of FMT_RLAYOUT_1_1 and FMT_RLAYOUT_1_5 (not asked per event), the
+ * reader's flags in FMT_RLAYOUT_ANY's. */
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+
+static ALWAYS_INLINE int has_cands(const struct fmt_reader *r, int lay)
+{
+    return lay == FMT_RLAYOUT_ANY ? r->addr_cands : 1;
+}
+
+static ALWAYS_INLINE int has_v13(const struct fmt_reader *r, int lay)
+{
+    return lay == FMT_RLAYOUT_ANY ? r->v13 : lay == FMT_RLAYOUT_1_5;
+}
+
+static ALWAYS_INLINE int has_tpack(const struct fmt_reader *r, int lay)
+{
+    return lay == FMT_RLAYOUT_ANY ? r->tpack : lay == FMT_RLAYOUT_1_5;
+}
+
+static ALWAYS_INLINE int has_v15(const struct fmt_reader *r, int lay)
+{
+    return lay == FMT_RLAYOUT_ANY ? r->v15 : lay == FMT_RLAYOUT_1_5;
+}
+
 /* A malloc-family address of format 1.1 (put_heap_addr in fmt_writer.c,
  * docs/format.md "Address prediction"). Returns 0, or -1 for a freed-block
  * rank its class's ring does not have or an unused code. */
-static inline int get_heap_addr(struct fmt_reader *r, struct fmt_pred *pred, uint64_t size,
-                                uint64_t *addr)
+static ALWAYS_INLINE int get_heap_addr(struct fmt_reader *r, struct fmt_pred *pred, uint64_t size,
+                                       uint64_t *addr, int lay)
 {
     struct fmt_cur *c = &r->cur[FMT_COL_ADDR];
     uint64_t v = fmt_cur_varint(c);
@@ -191,7 +211,7 @@ static inline int get_heap_addr(struct fmt_reader *r, struct fmt_pred *pred, uin
         *addr = fmt_cur_varint(c);
     else if (v > FMT_PRED_ADDR_DIFF)
         *addr = fmt_pred_guess(pred, size) + (uint64_t)fmt_unzigzag(v - FMT_PRED_ADDR_DIFF);
-    else if (v == FMT_PRED_ADDR_RECENT && r->v15) /* 1.5: a recently ended block's */
+    else if (v == FMT_PRED_ADDR_RECENT && has_v15(r, lay)) /* 1.5: a recently ended block's */
         return fmt_recent_get(
                    &r->recent,
                    fmt_cur_split(&r->cur[FMT_COL_ADDR_REC], &r->cur[FMT_COL_ADDR_REC_HI]), addr)
@@ -202,7 +222,7 @@ static inline int get_heap_addr(struct fmt_reader *r, struct fmt_pred *pred, uin
     return 0;
 }
 
-static int bad_event(struct fmt_reader *r, const char *what)
+__attribute__((cold, noinline)) static int bad_event(struct fmt_reader *r, const char *what)
 {
     return fmt_rerr(r, -EPROTO, r->chunks[r->cur_chunk].c.offset, "chunk %u, event %u: %s",
                     r->cur_chunk, r->ev_index, what);
@@ -216,6 +236,7 @@ static int use_slot(struct fmt_reader *r, uint32_t ctx)
 
     if (v >> FMT_SLOT_BITS == r->gen) {
         r->slot = (uint32_t)(v & (FMT_MAX_ACTIVE_CTX - 1));
+        r->sl = &r->slots[r->slot];
         return 0;
     }
     if (r->nr_slots == FMT_MAX_ACTIVE_CTX)
@@ -231,8 +252,9 @@ static int use_slot(struct fmt_reader *r, uint32_t ctx)
     }
     r->slot = r->nr_slots++;
     r->ctx_slot[ctx] = r->gen << FMT_SLOT_BITS | r->slot;
-    fmt_pred_reset(&r->slots[r->slot].pred);
-    r->slots[r->slot].started.len = 0;
+    r->sl = &r->slots[r->slot];
+    fmt_pred_reset(&r->sl->pred);
+    r->sl->started.len = 0;
     return 0;
 }
 
@@ -290,9 +312,9 @@ static int get_extra(struct fmt_reader *r, struct fmt_event *ev)
 }
 
 /* A REF value: a split varint in format 1.3, a varint before. */
-static inline uint64_t get_ref_value(struct fmt_reader *r)
+static ALWAYS_INLINE uint64_t get_ref_value(struct fmt_reader *r, int lay)
 {
-    if (r->v13)
+    if (has_v13(r, lay))
         return fmt_cur_split(&r->cur[FMT_COL_REF], &r->cur[FMT_COL_REF_HI]);
     return fmt_cur_varint(&r->cur[FMT_COL_REF]);
 }
@@ -301,10 +323,9 @@ static inline uint64_t get_ref_value(struct fmt_reader *r)
  * none, 2d for the block the event's context started d blocks ago in this
  * chunk, 2d+1 for the block d serials back. want is RBLK_HEAP or RBLK_VM.
  * Returns 1 with ev->ref* set, 0 for none, or -EPROTO. */
-static inline __attribute__((always_inline)) int get_ref(struct fmt_reader *r, struct fmt_event *ev,
-                                                         int want)
+static ALWAYS_INLINE int get_ref(struct fmt_reader *r, struct fmt_event *ev, int want, int lay)
 {
-    uint64_t v = get_ref_value(r);
+    uint64_t v = get_ref_value(r, lay);
 
     if (!v)
         return 0;
@@ -318,11 +339,11 @@ static inline __attribute__((always_inline)) int get_ref(struct fmt_reader *r, s
             ev->flags |= FMT_EVF_PARTIAL;
     }
     uint64_t d = v >> 1;
-    if (!(v & 1) && r->v15) {
+    if (!(v & 1) && has_v15(r, lay)) {
         /* 1.5: d blocks back, or past FMT_RANK_NEAR the live block of rank
          * d - FMT_RANK_NEAR - 1 among those started before the last
          * FMT_RANK_NEAR (fmt_rank_internal.h) */
-        struct fmt_rslot *sl = &r->slots[r->slot];
+        struct fmt_rslot *sl = r->sl;
         uint32_t len = sl->started.len;
         int64_t o = -1;
         if (d <= FMT_RANK_NEAR)
@@ -338,11 +359,11 @@ static inline __attribute__((always_inline)) int get_ref(struct fmt_reader *r, s
             fmt_rank_end(&sl->pred.rank, (uint32_t)o);
         d = r->next_serial - (r->chunk_first_serial + sl->started.v[o]);
     } else if (!(v & 1)) {
-        const struct fmt_rlist *l = &r->slots[r->slot].started;
+        const struct fmt_rlist *l = &r->sl->started;
         if (d > l->len)
             return bad_event(r, "reference past the thread's first block in the chunk");
         d = r->next_serial - (r->chunk_first_serial + l->v[l->len - d]);
-    } else if (r->v15) { /* 1.5: this chunk's block d back, or an earlier chunk's */
+    } else if (has_v15(r, lay)) { /* 1.5: this chunk's block d back, or an earlier chunk's */
         d = v >> 2;
         if (v & 2) {
             uint64_t s = r->prev_fact_serial + (uint64_t)fmt_unzigzag(d);
@@ -375,7 +396,7 @@ static inline __attribute__((always_inline)) int get_ref(struct fmt_reader *r, s
     }
     /* Its facts: in MISC (1.1), or each in its own column (1.3). */
     struct fmt_cur *cur = r->cur, *m = &cur[FMT_COL_MISC];
-    int v13 = r->v13;
+    int v13 = has_v13(r, lay);
     ev->ref_size = fmt_cur_varint(v13 ? &cur[FMT_COL_FACT_SIZE] : m);
     uint64_t stack = fmt_cur_varint(v13 ? &cur[FMT_COL_FACT_STACK] : m);
     if (v13) {
@@ -405,12 +426,12 @@ static inline __attribute__((always_inline)) int get_ref(struct fmt_reader *r, s
 /* addr and size come in registers: reading them back from *ev just after
  * they were stored there made one 16-byte load of two 8-byte stores, which
  * the CPU cannot forward (a stall on every allocation). */
-static inline int start_block(struct fmt_reader *r, struct fmt_event *ev, uint32_t state,
-                              uint64_t addr, uint64_t size)
+static ALWAYS_INLINE int start_block(struct fmt_reader *r, struct fmt_event *ev, uint32_t state,
+                                     uint64_t addr, uint64_t size, int lay)
 {
     uint32_t idx = (uint32_t)(r->next_serial - r->chunk_first_serial);
     struct fmt_rblk *b = &r->blks[idx];
-    struct fmt_rlist *l = &r->slots[r->slot].started;
+    struct fmt_rlist *l = &r->sl->started;
 
     if (l->len == l->cap) {
         uint32_t cap = l->cap ? l->cap * 2 : 256;
@@ -420,7 +441,7 @@ static inline int start_block(struct fmt_reader *r, struct fmt_event *ev, uint32
         l->v = v;
         l->cap = cap;
     }
-    if (r->v15 && fmt_rank_start(&r->slots[r->slot].pred.rank, l->len))
+    if (has_v15(r, lay) && fmt_rank_start(&r->sl->pred.rank, l->len))
         return -ENOMEM;
     l->v[l->len++] = idx;
 
@@ -472,7 +493,7 @@ static inline void clear_event(struct fmt_event *ev)
     ev->module = NULL;
 }
 
-static int decode(struct fmt_reader *r, struct fmt_event *ev)
+static ALWAYS_INLINE int decode(struct fmt_reader *r, struct fmt_event *ev, int lay)
 {
     struct fmt_cur *cur = r->cur;
     uint8_t op = *cur[FMT_COL_OP].p++;
@@ -485,7 +506,7 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
      * arithmetic, as for ns, and a corrupt product is caught below. */
     struct fmt_cur *tcol = &cur[fcol ? FMT_COL_FREE_TIME : FMT_COL_TIME];
     int64_t dt;
-    if (!r->tpack)
+    if (!has_tpack(r, lay))
         dt = fmt_unzigzag(fmt_cur_split(tcol, &cur[FMT_COL_TIME_HI]));
     else if (fmt_tpack_get(&r->tq[fcol], tcol, &cur[FMT_COL_TIME_HI], &dt))
         return bad_event(r, "bad packed time token");
@@ -494,9 +515,8 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
     /* A scan that stops at a time trusts the summaries' times: a corrupt
      * event time must not end it "successfully" (docs/format.md). A time
      * cut short is reported below as a field past its column. */
-    if ((ev->ts_ns < r->chunks[r->cur_chunk].c.first_ts_ns ||
-         ev->ts_ns > r->chunks[r->cur_chunk].c.last_ts_ns) &&
-        !tcol->bad && !cur[FMT_COL_TIME_HI].bad)
+    if ((ev->ts_ns < r->chunk_first_ts || ev->ts_ns > r->chunk_last_ts) && !tcol->bad &&
+        !cur[FMT_COL_TIME_HI].bad)
         return bad_event(r, "time outside its chunk's summary");
     if (op & FMT_OP_CTX)
         r->ctx = fmt_cur_u32(&cur[FMT_COL_CTX]);
@@ -521,7 +541,7 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
     ev->stack = (uint32_t)stack;
     r->prev_stack[fcol] = (uint32_t)stack;
 
-    struct fmt_pred *pred = &r->slots[r->slot].pred;
+    struct fmt_pred *pred = &r->sl->pred;
     int failed = (ev->flags & FMT_EVF_FAILED) != 0;
     uint64_t guess, addr = 0, size = 0;
 
@@ -530,8 +550,8 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
     case FMT_EV_CALLOC:
     case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC:
         size = fmt_cur_split(&cur[FMT_COL_SIZE], &cur[FMT_COL_SIZE_HI]);
-        if (r->addr_cands) {
-            if (get_heap_addr(r, pred, size, &addr))
+        if (has_cands(r, lay)) {
+            if (get_heap_addr(r, pred, size, &addr, lay))
                 return bad_event(r, "bad address code (or a freed block that is not there)");
             break;
         }
@@ -539,13 +559,13 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
             fmt_pred_guess(pred, size) + (uint64_t)fmt_unzigzag(fmt_cur_varint(&cur[FMT_COL_ADDR]));
         break;
     case FMT_EV_FREE:
-        if ((rc = get_ref(r, ev, RBLK_HEAP)) < 0)
+        if ((rc = get_ref(r, ev, RBLK_HEAP, lay)) < 0)
             return rc;
         if (rc) {
             addr = ev->old_addr;
             ev->old_addr = 0;
             fmt_pred_end(pred, addr, ev->ref_size);
-            if (r->v15)
+            if (has_v15(r, lay))
                 fmt_recent_push(&r->recent, addr);
         } else {
             addr = fmt_cur_varint(&cur[FMT_COL_ADDR]);
@@ -553,11 +573,11 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
         break;
     case FMT_EV_REALLOC:
     case FMT_EV_REALLOCARRAY:
-        if ((rc = get_ref(r, ev, RBLK_HEAP)) < 0)
+        if ((rc = get_ref(r, ev, RBLK_HEAP, lay)) < 0)
             return rc;
         if (rc) {
             fmt_pred_end(pred, ev->old_addr, ev->ref_size);
-            if (r->v15)
+            if (has_v15(r, lay))
                 fmt_recent_push(&r->recent, ev->old_addr);
         } else
             ev->old_addr = fmt_cur_varint(&cur[FMT_COL_ADDR]);
@@ -596,7 +616,7 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
         if (ok) {
             if (r->next_serial >= r->end_serial)
                 return bad_event(r, "more blocks than the chunk summary says");
-            if (start_block(r, ev, RBLK_HEAP, addr, size))
+            if (start_block(r, ev, RBLK_HEAP, addr, size, lay))
                 return fmt_rerr(r, -ENOMEM, 0, "out of memory");
             fmt_pred_start(pred, addr, size);
         }
@@ -607,22 +627,22 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
          * fields; a ref must not overwrite it. */
         uint64_t keep = ev->old_addr;
         ok = ok && addr != UINT64_MAX;
-        if (ok && (rc = get_ref(r, ev, RBLK_VM)) < 0)
+        if (ok && (rc = get_ref(r, ev, RBLK_VM, lay)) < 0)
             return rc;
         ev->old_addr = keep;
         if (!ok)
-            (void)get_ref_value(r);
+            (void)get_ref_value(r, lay);
         if (ok) {
             if (r->next_serial >= r->end_serial)
                 return bad_event(r, "more blocks than the chunk summary says");
-            if (start_block(r, ev, RBLK_VM, addr, size))
+            if (start_block(r, ev, RBLK_VM, addr, size, lay))
                 return fmt_rerr(r, -ENOMEM, 0, "out of memory");
         }
         break;
     }
     case FMT_EV_MUNMAP: {
         uint64_t keep = ev->old_addr;
-        if ((rc = get_ref(r, ev, RBLK_VM)) < 0)
+        if ((rc = get_ref(r, ev, RBLK_VM, lay)) < 0)
             return rc;
         ev->old_addr = keep;
         break;
@@ -636,12 +656,16 @@ static int decode(struct fmt_reader *r, struct fmt_event *ev)
         break;
     }
     }
-    /* Without a branch per column: this runs for every event. */
-    _Static_assert(FMT_NR_COLUMNS == 22, "check every column");
-    if (cur[1].bad | cur[2].bad | cur[3].bad | cur[4].bad | cur[5].bad | cur[6].bad | cur[7].bad |
-        cur[8].bad | cur[9].bad | cur[10].bad | cur[11].bad | cur[12].bad | cur[13].bad |
-        cur[14].bad | cur[15].bad | cur[16].bad | cur[17].bad | cur[18].bad | cur[19].bad |
-        cur[20].bad | cur[21].bad)
+    /* Without a branch per column: this runs for every event. Every column
+     * was sound before the event, so only those it may have read past can
+     * be bad now: not OP (one byte an event, counted), STRS (get_extra
+     * checks it) or the FACT_* columns (get_ref checks them). */
+    _Static_assert(FMT_NR_COLUMNS == 22, "check every column the events read");
+    if (cur[FMT_COL_TIME].bad | cur[FMT_COL_CTX].bad | cur[FMT_COL_SIZE].bad |
+        cur[FMT_COL_ADDR].bad | cur[FMT_COL_STACK].bad | cur[FMT_COL_REF].bad |
+        cur[FMT_COL_MISC].bad | cur[FMT_COL_FREE_TIME].bad | cur[FMT_COL_FREE_STACK].bad |
+        cur[FMT_COL_SIZE_HI].bad | cur[FMT_COL_TIME_HI].bad | cur[FMT_COL_REF_HI].bad |
+        cur[FMT_COL_ADDR_REC].bad | cur[FMT_COL_ADDR_REC_HI].bad)
         return bad_event(r, "field runs past the end of its column");
     return 1;
 }
@@ -688,12 +712,19 @@ static void fmt_reader_estimate(const struct fmt_reader *r, struct fmt_event *ev
     }
 }
 
-int fmt_reader_next(struct fmt_reader *r, struct fmt_event *ev)
+/* Until a seek: the rest of the chunk is not trusted. */
+static int next_failed(struct fmt_reader *r, struct fmt_event *ev)
+{
+    (void)ev;
+    return r->failed;
+}
+
+/* fmt_reader_next for one layout (FMT_RLAYOUT_*): decode() inlined, its
+ * feature checks folded where the layout fixes them. */
+static ALWAYS_INLINE int next_event(struct fmt_reader *r, struct fmt_event *ev, int lay)
 {
     int rc;
 
-    if (r->failed)
-        return r->failed; /* until a seek: the rest of the chunk is not trusted */
     for (;;) {
         if (!r->loaded || !r->ev_left) {
             if (r->loaded && (rc = finish_chunk(r)))
@@ -705,7 +736,7 @@ int fmt_reader_next(struct fmt_reader *r, struct fmt_event *ev)
             r->next_chunk++;
         }
         r->ev_left--;
-        rc = decode(r, ev);
+        rc = decode(r, ev, lay);
         r->ev_index++;
         if (rc < 0)
             break;
@@ -722,5 +753,38 @@ int fmt_reader_next(struct fmt_reader *r, struct fmt_event *ev)
     }
     r->loaded = 0;
     r->failed = rc;
+    r->next = next_failed;
     return rc;
+}
+
+__attribute__((noinline)) static int next_1_1(struct fmt_reader *r, struct fmt_event *ev)
+{
+    return next_event(r, ev, FMT_RLAYOUT_1_1);
+}
+
+__attribute__((noinline)) static int next_1_5(struct fmt_reader *r, struct fmt_event *ev)
+{
+    return next_event(r, ev, FMT_RLAYOUT_1_5);
+}
+
+__attribute__((noinline)) static int next_any(struct fmt_reader *r, struct fmt_event *ev)
+{
+    return next_event(r, ev, FMT_RLAYOUT_ANY);
+}
+
+void fmt_rchunk_reset(struct fmt_reader *r)
+{
+    r->loaded = 0;
+    r->ev_left = 0;
+    r->failed = 0;
+    r->next = r->layout == FMT_RLAYOUT_1_5   ? next_1_5
+              : r->layout == FMT_RLAYOUT_1_1 ? next_1_1
+                                             : next_any;
+}
+
+/* One indirect jump per event, to the decoder chosen once (a failed one
+ * stays failed until a seek). */
+int fmt_reader_next(struct fmt_reader *r, struct fmt_event *ev)
+{
+    return r->next(r, ev);
 }

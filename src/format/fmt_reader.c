@@ -296,6 +296,11 @@ static int open_trace(struct fmt_reader *r)
     r->sampled = (features & FMT_FEAT_SAMPLED) != 0;
     r->pools = (features & FMT_FEAT_POOLS) != 0;
     r->estimates = r->sampled;
+    r->layout = !r->addr_cands                    ? FMT_RLAYOUT_ANY
+                : !r->v13 && !r->tpack && !r->v15 ? FMT_RLAYOUT_1_1
+                : r->v13 && r->tpack && r->v15    ? FMT_RLAYOUT_1_5
+                                                  : FMT_RLAYOUT_ANY;
+    fmt_rchunk_reset(r);
 
     uint8_t tr[FMT_TRAILER_SIZE];
     uint64_t index_off = 0, nr_blocks = 0;

@@ -86,6 +86,13 @@ struct fmt_rslot {
     struct fmt_rlist started;
 };
 
+/* The features that change how every event is read, known in advance for
+ * the two layouts of nearly every trace (fmt_reader_next's decoders):
+ * FMT_RLAYOUT_1_1 addresses by candidate, nothing of 1.3-1.5;
+ * FMT_RLAYOUT_1_5 that and time units, packed times and free ranks;
+ * FMT_RLAYOUT_ANY the features as the reader's flags say. */
+enum { FMT_RLAYOUT_ANY, FMT_RLAYOUT_1_1, FMT_RLAYOUT_1_5 };
+
 struct fmt_reader {
     int fd;
     int own_fd;
@@ -107,6 +114,7 @@ struct fmt_reader {
     int pools;      /* FMT_FEAT_POOLS (1.4): pool events (FMT_EVF_POOL) allowed */
     int v15;        /* FMT_FEAT_FREE_RANKS (1.5): recent ended addresses, ranked references */
     int estimates;  /* sampled: heap sizes are estimates (fmt_reader_estimates) */
+    int layout;     /* FMT_RLAYOUT_*: the decoder fmt_reader_next runs (fmt_rchunk.c) */
     uint64_t nr_skipped;
     uint64_t defs_raw_total;
     int loaded_defs_once;
@@ -140,6 +148,9 @@ struct fmt_reader {
     uint32_t cur_chunk;
     int loaded;
     int failed; /* the error of a chunk that failed to decode, until a seek */
+    /* What fmt_reader_next runs: the decoder of the layout, or after a
+     * failure the one that returns it (set by fmt_rchunk_reset). */
+    int (*next)(struct fmt_reader *r, struct fmt_event *ev);
     uint32_t ev_left;
     uint32_t ev_index;
     struct fmt_buf col[FMT_NR_COLUMNS];
@@ -148,11 +159,12 @@ struct fmt_reader {
     uint64_t next_serial;
     uint64_t end_serial;
     uint64_t prev_ts;
-    struct fmt_tpack tq[2];    /* TIME's and FREE_TIME's group being read (1.4) */
-    struct fmt_recent recent;  /* the chunk's ended heap addresses (1.5) */
-    uint64_t prev_fact_addr;   /* FACT_ADDR's previous address (1.3) */
-    uint64_t prev_fact_ts;     /* FACT_TIME's previous time (1.3) */
-    uint64_t prev_fact_serial; /* the previous earlier-chunk block's serial (1.5) */
+    uint64_t chunk_first_ts, chunk_last_ts; /* the chunk summary's times */
+    struct fmt_tpack tq[2];                 /* TIME's and FREE_TIME's group being read (1.4) */
+    struct fmt_recent recent;               /* the chunk's ended heap addresses (1.5) */
+    uint64_t prev_fact_addr;                /* FACT_ADDR's previous address (1.3) */
+    uint64_t prev_fact_ts;                  /* FACT_TIME's previous time (1.3) */
+    uint64_t prev_fact_serial;              /* the previous earlier-chunk block's serial (1.5) */
     uint32_t prev_stack[2];
     uint32_t ctx;
     /* The contexts active in the chunk, in slots (at most
@@ -163,7 +175,8 @@ struct fmt_reader {
     struct fmt_rslot *slots;
     uint32_t nr_slots;
     uint32_t cap_slots;
-    uint32_t slot; /* the current context's */
+    uint32_t slot;        /* the current context's */
+    struct fmt_rslot *sl; /* &slots[slot] */
     struct fmt_rblk *blks;
     uint64_t cap_blks;
 };
@@ -188,6 +201,8 @@ int fmt_rdefs_chunk_delta(struct fmt_reader *r, uint32_t k, fmt_stack_live_fn *f
 int fmt_rdefs_image(struct fmt_reader *r, uint32_t image, uint64_t off);
 
 /* Forget the decoded chunk (after a seek). */
+/* Forget the chunk being read; fmt_reader_open calls it once the layout is
+ * known. */
 void fmt_rchunk_reset(struct fmt_reader *r);
 
 #endif

@@ -57,6 +57,12 @@ int ana_filter_note(struct ana_filter *f, const struct fmt_event *ev);
 
 /* Is process image `image` (of process pid) selected by --pid and --exe? */
 bool ana_filter_image(const struct ana_filter *f, uint32_t image, uint32_t pid);
+/* Does ana_filter_image select every image (no --pid, no --exe)? Asked
+ * before it where it runs for every event. */
+static inline bool ana_filter_all_images(const struct ana_filter *f)
+{
+    return !f || (!f->nr_pids && !f->nr_exes);
+}
 /* Is the thread with this index (seen by ana_filter_note) selected? */
 bool ana_filter_thread(const struct ana_filter *f, uint32_t thread);
 

@@ -16,11 +16,20 @@ struct ana_ticks {
     uint64_t t0, t1;
     unsigned nr;   /* moments */
     unsigned next; /* the next one to take, 1..nr (nr + 1: all taken) */
+    uint64_t at;   /* the next one's time (when next <= nr): asked before every event,
+                      computed once per moment (a division) */
 };
+
+static inline void ana_ticks_set_at(struct ana_ticks *t)
+{
+    if (t->next <= t->nr)
+        t->at = t->next == t->nr ? t->t1 : t->t0 + (t->t1 - t->t0) / t->nr * t->next;
+}
 
 static inline void ana_ticks_init(struct ana_ticks *t, uint64_t t0, uint64_t t1, unsigned nr)
 {
     *t = (struct ana_ticks){.t0 = t0, .t1 = t1, .nr = nr, .next = 1};
+    ana_ticks_set_at(t);
 }
 
 /* The next moment, if one is left before upto, in *at; take it, then call
@@ -29,13 +38,14 @@ static inline bool ana_ticks_due(const struct ana_ticks *t, uint64_t upto, uint6
 {
     if (t->next > t->nr)
         return false;
-    *at = t->next == t->nr ? t->t1 : t->t0 + (t->t1 - t->t0) / t->nr * t->next;
+    *at = t->at;
     return *at < upto;
 }
 
 static inline void ana_ticks_taken(struct ana_ticks *t)
 {
     t->next++;
+    ana_ticks_set_at(t);
 }
 
 #endif

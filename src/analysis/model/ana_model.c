@@ -403,11 +403,24 @@ event(struct ana_model *m, const struct fmt_event *ev, struct ana_step *st, bool
     return rc < 0 ? rc : apply(m, ev, st, partial);
 }
 
-int ana_model_event(struct ana_model *m, const struct fmt_event *ev)
+/* A function per mode: each keeps fewer values live than both in one. */
+__attribute__((noinline)) static int event_partial(struct ana_model *m, const struct fmt_event *ev)
 {
     struct ana_step st;
 
-    return m->partial ? event(m, ev, &st, true) : event(m, ev, &st, false);
+    return event(m, ev, &st, true);
+}
+
+__attribute__((noinline)) static int event_whole(struct ana_model *m, const struct fmt_event *ev)
+{
+    struct ana_step st;
+
+    return event(m, ev, &st, false);
+}
+
+int ana_model_event(struct ana_model *m, const struct fmt_event *ev)
+{
+    return m->partial ? event_partial(m, ev) : event_whole(m, ev);
 }
 
 int ana_model_event_step(struct ana_model *m, const struct fmt_event *ev, struct ana_step *st)

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,6 +303,15 @@ static int one_pass(struct ana_model **out, struct fmt_reader *r,
     return 0;
 }
 
+/* Does a chunk's summary hold an event after until_ns? */
+static bool ends_after(struct fmt_reader *r, uint64_t until_ns)
+{
+    for (uint32_t c = 0; c < fmt_reader_nr_chunks(r); c++)
+        if (fmt_reader_chunk(r, c)->last_ts_ns > until_ns)
+            return true;
+    return false;
+}
+
 int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_model_options *opt,
                      const struct ana_pmodel_options *po, char *err, size_t err_size)
 {
@@ -403,8 +413,10 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
                 snprintf(err, err_size, "%s", rg[k].err);
         }
     /* Ranges stop at until_ns: the chunks after it are decoded unused, so
-     * that a corrupt one fails here as it fails dump. */
-    if (!rc && until_ns != UINT64_MAX && last_chunk > 0 &&
+     * that a corrupt one fails here as it fails dump. Not when no chunk's
+     * summary reaches past it (leaks at the end): the ranges then read
+     * every event, as an event outside its summary's times fails. */
+    if (!rc && until_ns != UINT64_MAX && last_chunk > 0 && ends_after(r, until_ns) &&
         ((rc = fmt_reader_seek_chunk(r, last_chunk - 1)) || (rc = ana_scan_rest(r)) < 0) && err &&
         err_size)
         snprintf(err, err_size, "%s", fmt_reader_error(r));

@@ -38,11 +38,6 @@ int ana_vm_is_charge(uint32_t prot, uint32_t flags)
     return (prot & PROT_WRITE) && !(flags & MAP_SHARED);
 }
 
-const struct ana_vm_image *ana_vm_get(const struct ana_vm *vm, uint32_t image)
-{
-    return image < vm->nr_images ? &vm->images[image] : NULL;
-}
-
 static struct ana_vm_image *vm_image(struct ana_vm *vm, uint32_t image)
 {
     if (UTIL_ARRAY_RESERVE_ZERO(vm->images, vm->nr_images, (size_t)image + 1, 1))

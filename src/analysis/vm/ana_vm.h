@@ -8,6 +8,8 @@
 #ifndef ANA_VM_H
 #define ANA_VM_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "memscribe/event.h"
@@ -64,12 +66,21 @@ void ana_vm_release(struct ana_vm *vm);
 /* Apply one event (kinds other than the mapping ones and PROCESS_EXIT are
  * ignored). Returns 0, -ENOMEM, or the callback's non-zero result. */
 int ana_vm_event(struct ana_vm *vm, const struct fmt_event *ev);
+/* Does ana_vm_event do anything with events of this kind? (Most events are
+ * the heap's: they are not handed over.) */
+static inline bool ana_vm_kind_applies(unsigned kind)
+{
+    return (kind >= FMT_EV_MMAP && kind <= FMT_EV_SECTION_UNMAP) || kind == FMT_EV_PROCESS_EXIT;
+}
 
 /* Report every range still committed as an open lifetime. */
 int ana_vm_finish(struct ana_vm *vm);
 
 /* The image's state, NULL if it never mapped anything. */
-const struct ana_vm_image *ana_vm_get(const struct ana_vm *vm, uint32_t image);
+static inline const struct ana_vm_image *ana_vm_get(const struct ana_vm *vm, uint32_t image)
+{
+    return image < vm->nr_images ? &vm->images[image] : NULL;
+}
 
 /* A piece's prot for pages committed without access (Windows PAGE_NOACCESS,
  * docs/windows.md): not PROT_NONE, so they count as committed, and no

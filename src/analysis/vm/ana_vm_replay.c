@@ -46,15 +46,18 @@ int ana_vm_replay_event(void *arg, const struct fmt_event *ev)
     struct ana_vm_replay *p = arg;
     int rc;
 
+    uint64_t b;
+
     if (ev->ts_ns > p->until)
         return 1;
-    if (!ana_filter_image(p->filter, ev->image, ev->pid))
+    if (!ana_filter_all_images(p->filter) && !ana_filter_image(p->filter, ev->image, ev->pid))
         return 0;
-    if ((rc = moments(p, ev->ts_ns)))
+    /* Per event, only the questions: is a moment due, is it a mapping's? */
+    if (ana_ticks_due(&p->ticks, ev->ts_ns, &b) && (rc = moments(p, ev->ts_ns)))
         return rc;
     if (p->ops->before && (rc = p->ops->before(p->arg, ev)))
         return rc;
-    if ((rc = ana_vm_event(&p->vm, ev)))
+    if (ana_vm_kind_applies(ev->kind) && (rc = ana_vm_event(&p->vm, ev)))
         return rc;
     return p->ops->after ? p->ops->after(p->arg, ev) : 0;
 }

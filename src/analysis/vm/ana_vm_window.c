@@ -50,10 +50,12 @@ static int take_totals(void *arg, uint64_t ts, uint32_t image, const struct ana_
 static int note_peak(void *arg, const struct fmt_event *ev)
 {
     struct ana_vm_window *w = arg;
-    const struct ana_vm_image *im = ana_vm_get(&w->replay.vm, ev->image);
+    const struct ana_vm_image *im;
 
-    if (im && im->committed > w->peak_committed && ev->ts_ns >= w->replay.t0 &&
-        ev->ts_ns <= w->replay.t1) {
+    if (ev->ts_ns < w->replay.t0 || ev->ts_ns > w->replay.t1)
+        return 0;
+    im = ana_vm_get(&w->replay.vm, ev->image);
+    if (im && im->committed > w->peak_committed) {
         w->peak_committed = im->committed;
         w->peak_ns = ev->ts_ns;
         w->peak_image = ev->image;
