@@ -109,7 +109,11 @@ struct ana_xsym {
     struct ana_sym_stack st;  /* raw with its strings escaped */
     struct ana_sym_frame *frames;
     uint32_t cap_frames;
-    char **owned; /* escaped strings of the latest stack */
+    /* Each string the symbolizer gave (they live as long as it does), by
+     * its address: itself when it needs no escaping, else its escaped copy,
+     * made once and kept in owned until close. */
+    struct ana_map escaped;
+    char **owned;
     uint32_t nr_owned, cap_owned;
     uint64_t *addrs;
     uint32_t cap_addrs;

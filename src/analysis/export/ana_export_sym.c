@@ -18,6 +18,7 @@ int ana_xsym_open(struct ana_xsym *x, struct fmt_reader *r, const struct ana_exp
     memset(x, 0, sizeof(*x));
     x->r = r;
     x->o = o;
+    ana_map_init(&x->escaped, sizeof(const char *));
     if ((rc = ana_sym_create(&x->sym, &o->sym)))
         return rc;
     /* The trace's modules as every report feeds them (ana_stacks.c). */
@@ -45,6 +46,7 @@ void ana_xsym_close(struct ana_xsym *x)
     free(x->frames);
     free_owned(x);
     free(x->owned);
+    ana_map_release(&x->escaped);
     ana_sym_destroy(x->sym);
     free(x->addrs);
     memset(x, 0, sizeof(*x));
@@ -65,14 +67,24 @@ char *ana_xtext(const char *s, size_t len, bool words)
 }
 
 /* *s escaped: unchanged when it needs nothing (escaping always lengthens),
- * else a copy owned until the next stack. */
+ * else its copy, made the first time the string is seen: a deep stack's
+ * frames repeat in every stack that shares them. */
 static int escape_str(struct ana_xsym *x, const char **s)
 {
+    const char **known;
     size_t len;
     char *e;
+    int created;
 
     if (!*s)
         return 0;
+    if (!(known = ana_map_put(&x->escaped, (uint64_t)(uintptr_t)*s, &created)))
+        return -ENOMEM;
+    if (!created) {
+        *s = *known;
+        return 0;
+    }
+    *known = *s;
     len = strlen(*s);
     if (ana_text_escape(NULL, 0, *s, len) == len)
         return 0;
@@ -87,6 +99,7 @@ static int escape_str(struct ana_xsym *x, const char **s)
     if (!(e = ana_xtext(*s, len, false)))
         return -ENOMEM;
     x->owned[x->nr_owned++] = e;
+    *known = e;
     *s = e;
     return 0;
 }
@@ -96,7 +109,6 @@ static int escape_stack(struct ana_xsym *x)
 {
     uint32_t n = x->raw.nr_lines;
 
-    free_owned(x);
     if (n > x->cap_frames) {
         struct ana_sym_frame *f = realloc(x->frames, n * sizeof(*f));
         struct ana_sym_line *l;
