@@ -154,6 +154,7 @@ struct rec_image {
     struct rec_stackmap stack_map;
     uint64_t nr_unknown_stacks;
     uint64_t last_rss_ns;
+    uint64_t rss_sample_ns; /* time of the last RSS sample written: its exit comes after */
     /* Blocks a realloc/mremap released (RELEASE emitted) whose REALLOC or
      * MREMAP is not written yet: at most one per ring. */
     struct {

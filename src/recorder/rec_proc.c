@@ -380,7 +380,9 @@ void rec_sample_rss(struct rec_session *s, uint64_t now_ns, uint64_t period_ns)
         if (n <= 0)
             continue;
         buf[n] = 0;
-        if (sscanf(buf, "%llu %llu", &size_pages, &rss_pages) != 2)
+        /* No address space left: the process has ended (a zombie, or past
+         * exit_mm), and a sample now would come after its exit. */
+        if (sscanf(buf, "%llu %llu", &size_pages, &rss_pages) != 2 || !size_pages)
             continue;
         ev.kind = FMT_EV_RSS;
         ev.image = img->index;
@@ -388,5 +390,6 @@ void rec_sample_rss(struct rec_session *s, uint64_t now_ns, uint64_t period_ns)
         ev.tid = img->pid;
         ev.size = rss_pages * (unsigned long long)page;
         rec_merge_synth(s, &ev, now_ns, NULL, 0, NULL, 0);
+        img->rss_sample_ns = now_ns;
     }
 }

@@ -727,6 +727,10 @@ void rec_stream_close(struct rec_session *s, struct rec_image *img, int status, 
         last++;
     if (last < now_ns)
         last = now_ns;
+    /* Nor before an RSS sample written for it: the process was alive then
+     * (rec_sample_rss skips one without an address space). */
+    if (last <= img->rss_sample_ns)
+        last = img->rss_sample_ns + 1;
     ev.image = img->index;
     ev.pid = img->pid;
     ev.tid = img->pid;
