@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "format/fmt_writer.h"
+#include "test_xorshift.h"
 
 #define MOD_BASE 0x7f0000000000ull
 
@@ -31,10 +32,7 @@ static int die(const char *what, int rc)
 static uint64_t rnd_state = 88172645463325252ull;
 static uint64_t rnd(void)
 {
-    rnd_state ^= rnd_state << 13;
-    rnd_state ^= rnd_state >> 7;
-    rnd_state ^= rnd_state << 17;
-    return rnd_state;
+    return test_xorshift64(&rnd_state);
 }
 
 #define LIVE 4096

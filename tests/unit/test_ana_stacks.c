@@ -19,6 +19,7 @@
 
 #include "analysis/core/ana_stacks.h"
 #include "test_fmt_util.h"
+#include "test_xorshift.h"
 
 /* The definition, kept the obvious way: every distinct sequence of string
  * ids in a list, looked up by a hash of the sequence. */
@@ -160,9 +161,7 @@ static void write_windows(struct tfmt *t)
     ev.module = &own_module;
     assert_int_equal(fmt_writer_event(t->w, &ev), 0);
     for (int i = 0; i < PATH; i++) {
-        rnd ^= rnd << 13;
-        rnd ^= rnd >> 7;
-        rnd ^= rnd << 17;
+        test_xorshift64(&rnd);
         /* Four callers of the same few return addresses: windows repeat. */
         path[i] = i % 7 ? 0x400000 + 0x10 * (rnd % 4) : own_module.base + 0x200;
     }

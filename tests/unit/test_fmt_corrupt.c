@@ -28,14 +28,12 @@
 #include "format/fmt_layout_internal.h"
 #include "format/fmt_pred_internal.h"
 #include "test_fmt_util.h"
+#include "test_xorshift.h"
 
 static uint64_t rng_state = 0x1234567;
 static uint64_t rnd(void)
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
+    return test_xorshift64(&rng_state);
 }
 
 static void save_corpus(const char *name, const uint8_t *p, size_t n)

@@ -19,6 +19,7 @@
 #include "format/fmt_recent_internal.h"
 #include "format/fmt_wdelta_internal.h"
 #include "memscribe/trace.h"
+#include "test_xorshift.h"
 
 static void test_crc32c(void **state)
 {
@@ -151,10 +152,7 @@ static uint64_t prims_rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rng(void)
 {
-    prims_rng ^= prims_rng << 13;
-    prims_rng ^= prims_rng >> 7;
-    prims_rng ^= prims_rng << 17;
-    return prims_rng;
+    return test_xorshift64(&prims_rng);
 }
 
 /* Distinct stacks in a scrambled order, below 2^bits (32: any): sorted,

@@ -15,15 +15,13 @@
 #include "format/fmt_buf_internal.h"
 #include "format/fmt_layout_internal.h"
 #include "test_fmt_util.h"
+#include "test_xorshift.h"
 
 /* A deterministic generator (xorshift), so failures reproduce. */
 static uint64_t rng_state;
 static uint64_t rnd(void)
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
+    return test_xorshift64(&rng_state);
 }
 
 /* Write evs with a time unit (0: ns, format 1.1; else format 1.3, or 1.4

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "test_fmt_util.h"
+#include "test_xorshift.h"
 
 #define STORM_CLASSES 64
 #define STORM_TCACHE 7
@@ -41,10 +42,7 @@ struct storm_thread {
 static uint64_t rng = 88172645463325252ull;
 static uint64_t rnd(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return test_xorshift64(&rng);
 }
 
 /* CPU time of this thread: on a shared machine wall time measures the

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "format/fmt_wlive_internal.h"
+#include "test_xorshift.h"
 
 /* Every packed slot: its hash no lower than the one before it, no lower
  * than its home, and every slot from its home to it full; slots[end]
@@ -61,10 +62,7 @@ static uint64_t rng_state = 88172645463325252ull;
 
 static uint64_t rng(void)
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
+    return test_xorshift64(&rng_state);
 }
 
 /* A block for a model entry: fields from the key and the serial, some of

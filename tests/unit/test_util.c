@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "test_xorshift.h"
 #include "util/util_array.h"
 #include "util/util_search.h"
 #include "util/util_sort.h"
@@ -167,9 +168,7 @@ static void test_sort_first(void **state)
     (void)state;
     for (int shape = 0; shape < 3; shape++) {
         for (uint32_t i = 0; i < N; i++) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            test_xorshift64(&x);
             uint32_t v = shape == 0 ? (uint32_t)(x % 50) : shape == 1 ? i : N - i;
             full[i] = (struct ranked_pair){v, i};
         }
