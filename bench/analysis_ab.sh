@@ -11,16 +11,16 @@
 # Both binaries must read every TRACE (record them with the older one).
 set -euo pipefail
 
+usage() { sed -n '9,11p' "$0" | sed 's/^# \{0,1\}//'; }
+case ${1:-} in
+-h | --help) usage; exit 0 ;;
+esac
 REPEAT=5
 if [ "${1:-}" = -r ]; then
     REPEAT=${2:?}
     shift 2
 fi
-if [ $# -lt 3 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
-    sed -n '9,11p' "$0" | sed 's/^# \{0,1\}//' >&2
-    [ $# -ge 1 ] && { [ "$1" = -h ] || [ "$1" = --help ]; } && exit 0
-    exit 2
-fi
+[ $# -ge 3 ] || { usage >&2; exit 2; }
 base=$(realpath "$1")
 new=$(realpath "$2")
 shift 2
