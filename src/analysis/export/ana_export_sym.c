@@ -10,6 +10,7 @@
 
 #include "analysis/core/ana_text.h"
 #include "analysis/export/ana_export_internal.h"
+#include "util/util_array.h"
 
 int ana_xsym_open(struct ana_xsym *x, struct fmt_reader *r, const struct ana_export_options *o)
 {
@@ -71,36 +72,30 @@ char *ana_xtext(const char *s, size_t len, bool words)
  * frames repeat in every stack that shares them. */
 static int escape_str(struct ana_xsym *x, const char **s)
 {
-    const char **known;
+    const char **known, *out = *s;
     size_t len;
-    char *e;
-    int created;
 
     if (!*s)
         return 0;
-    if (!(known = ana_map_put(&x->escaped, (uint64_t)(uintptr_t)*s, &created)))
-        return -ENOMEM;
-    if (!created) {
+    if ((known = ana_map_get(&x->escaped, (uint64_t)(uintptr_t)*s))) {
         *s = *known;
         return 0;
     }
-    *known = *s;
     len = strlen(*s);
-    if (ana_text_escape(NULL, 0, *s, len) == len)
-        return 0;
-    if (x->nr_owned == x->cap_owned) {
-        uint32_t cap = x->cap_owned ? 2 * x->cap_owned : 16;
-        char **o = realloc(x->owned, cap * sizeof(*o));
-        if (!o)
+    if (ana_text_escape(NULL, 0, *s, len) != len) {
+        char *e;
+
+        if (UTIL_ARRAY_RESERVE(x->owned, x->cap_owned, (size_t)x->nr_owned + 1, 16) ||
+            !(e = ana_xtext(*s, len, false)))
             return -ENOMEM;
-        x->owned = o;
-        x->cap_owned = cap;
+        x->owned[x->nr_owned++] = e;
+        out = e;
     }
-    if (!(e = ana_xtext(*s, len, false)))
+    /* Cached only once made: a failure above leaves nothing behind. */
+    if (!(known = ana_map_put(&x->escaped, (uint64_t)(uintptr_t)*s, NULL)))
         return -ENOMEM;
-    x->owned[x->nr_owned++] = e;
-    *known = e;
-    *s = e;
+    *known = out;
+    *s = out;
     return 0;
 }
 
