@@ -16,17 +16,11 @@ set -euo pipefail
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 BIN=$(cd "$1" && pwd)
 shift
-NAMES=() TOOLS=() REPS=5
-while [ $# -gt 0 ] && [ "$1" != -- ]; do
-    case $1 in
-    -r) REPS=$2; shift 2; continue ;;
-    esac
-    NAMES+=("${1%%=*}")
-    TOOLS+=("${1#*=}")
-    shift
-done
-[ "${1:-}" = -- ] && shift
-WORKLOADS=("$@")
+REPS=5
+# shellcheck source=bench/tool_args.sh
+. "$BENCH_DIR/tool_args.sh"
+tool_args 1 "bench/rec_cost.sh BENCH_BIN NAME=MEMSCRIBE... [-r N] [-- WORKLOAD...]" "$@"
+WORKLOADS=("${REST[@]}")
 [ ${#WORKLOADS[@]} -gt 0 ] || WORKLOADS=(storm-1t storm-pool sqlite python)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rec-cost.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT

@@ -15,17 +15,15 @@
 #                 -lzstd -lz -lm -o rec_replay.old
 #   TRACE       traces whose heap calls are replayed (memscribe record ...)
 set -euo pipefail
-NAMES=() TOOLS=()
-while [ $# -gt 0 ] && [ "$1" != -- ]; do
-    NAMES+=("${1%%=*}")
-    TOOLS+=("${1#*=}")
-    shift
-done
-[ "${1:-}" = -- ] && shift
-[ ${#TOOLS[@]} -gt 0 ] && [ $# -gt 0 ] || {
-    echo "usage: bench/rec_ir.sh NAME=REC_REPLAY... -- TRACE..." >&2
+USAGE="bench/rec_ir.sh NAME=REC_REPLAY... -- TRACE..."
+# shellcheck source=bench/tool_args.sh
+. "$(dirname "$0")/tool_args.sh"
+tool_args 0 "$USAGE" "$@"
+[ ${#REST[@]} -gt 0 ] || {
+    echo "usage: $USAGE" >&2
     exit 2
 }
+set -- "${REST[@]}"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rec-ir.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 

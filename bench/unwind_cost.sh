@@ -19,14 +19,10 @@ set -euo pipefail
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 BIN=$(cd "$1" && pwd)
 shift
-TOOLS=() NAMES=()
-while [ $# -gt 0 ] && [ "$1" != -- ]; do
-    NAMES+=("${1%%=*}")
-    TOOLS+=("${1#*=}")
-    shift
-done
-[ "${1:-}" = -- ] && shift
-WORKLOADS=("$@")
+# shellcheck source=bench/tool_args.sh
+. "$BENCH_DIR/tool_args.sh"
+tool_args 0 "bench/unwind_cost.sh BENCH_BIN NAME=MEMSCRIBE... [-- WORKLOAD...]" "$@"
+WORKLOADS=("${REST[@]}")
 [ ${#WORKLOADS[@]} -gt 0 ] || WORKLOADS=(storm deep sqlite cc1 python)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/unwind-cost.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT

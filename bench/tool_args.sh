@@ -1,0 +1,43 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: MIT
+# Sourced by the bench scripts that compare builds side by side (rec_cost.sh,
+# rec_ir.sh, unwind_cost.sh): their arguments NAME=BINARY... [-r N] [-- REST...].
+#
+# shellcheck disable=SC2034 # NAMES, TOOLS, REST and REPS are the caller's
+#
+# tool_args WITH_REPS USAGE ARGS...
+#   Sets NAMES and TOOLS (a column name and a binary for each NAME=BINARY, at
+#   least one), REST (what follows --) and, when WITH_REPS is 1, REPS from -r N
+#   (left as it was without -r). On anything else it prints USAGE to stderr and
+#   exits with 2.
+tool_args() {
+    local with_reps=$1 usage=$2
+    shift 2
+    NAMES=() TOOLS=() REST=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do
+        case $1 in
+        -r)
+            if [ "$with_reps" = 1 ] && [ $# -ge 2 ] && [[ $2 =~ ^[1-9][0-9]*$ ]]; then
+                REPS=$2
+                shift 2
+                continue
+            fi
+            ;;
+        ?*=?*)
+            NAMES+=("${1%%=*}")
+            TOOLS+=("${1#*=}")
+            shift
+            continue
+            ;;
+        esac
+        echo "$0: unexpected argument '$1'" >&2
+        echo "usage: $usage" >&2
+        exit 2
+    done
+    [ "${1:-}" = -- ] && shift
+    REST=("$@")
+    if [ ${#TOOLS[@]} -eq 0 ]; then
+        echo "usage: $usage" >&2
+        exit 2
+    fi
+}
