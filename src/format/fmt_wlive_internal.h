@@ -71,12 +71,30 @@ int fmt_wlive_init(struct fmt_wlive *l, uint32_t time_unit_ns);
 void fmt_wlive_destroy(struct fmt_wlive *l);
 
 /* The lookups run once per heap event: inline here, with the rare parts
- * out of line. Fibonacci hashing: the top bits of the product depend on
- * every bit of the key; the rotation puts the bits an aligned address
- * always has clear at the top, where they cost no spread. */
+ * out of line.
+ *
+ * The hash keeps neighbours together: the blocks of one aligned 128-byte
+ * bucket of the heap (at most 8 of 16 bytes, 4 of glibc's smallest chunk)
+ * share a home, in address order (the low 7 bits of the key), and each
+ * bucket's home is the Fibonacci hash of its number (whose top bits depend
+ * on every bit of it, image included). A program that frees what it
+ * allocated together then finds a bucket's blocks in one or two cache
+ * lines of the table instead of one line, and one TLB entry, a block: on
+ * a table of tens of MB each of those is a miss, and under a VM's nested
+ * paging a TLB miss costs most of a cache miss. The recorder on python3's
+ * JSON round trip (1.5 M live blocks, a 68 MiB table), user ns per event,
+ * medians of 5-7 alternating runs: 61.2 with a hash of the whole key, 50.0
+ * with 64-byte buckets, 46.2 with 128, 46.2 with 256 and 48.7 with 1 KiB
+ * buckets, which make runs long enough to cost a malloc/free storm over
+ * 4,096 live blocks 56.5 against 46.5 (128: 44.5). The hash does not
+ * depend on the table's size, so doubling keeps the order. */
+#define FMT_WLIVE_BUCKET_BITS 7
+
 static inline uint64_t fmt_wlive_hash(uint64_t key)
 {
-    return (key >> 4 | key << 60) * 0x9e3779b97f4a7c15ull;
+    const uint64_t low = ((uint64_t)1 << FMT_WLIVE_BUCKET_BITS) - 1;
+
+    return ((key >> FMT_WLIVE_BUCKET_BITS) * 0x9e3779b97f4a7c15ull & ~low) | (key & low);
 }
 
 static inline uint64_t fmt_wlive_key(uint32_t image, uint64_t addr)

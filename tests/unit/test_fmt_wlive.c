@@ -2,7 +2,8 @@
 /* The writer's table of live blocks (fmt_wlive): every block comes back
  * exactly as it went in, through growth, deletion, keys that share a home,
  * runs that spill past the last home, and fields too wide to pack; the
- * table's order and probe runs stay intact (checked slot by slot). */
+ * table's order and probe runs stay intact (checked slot by slot), and the
+ * blocks of one bucket of the heap sit side by side. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -279,6 +280,43 @@ static void test_same_home(void **state)
     fmt_wlive_destroy(&l);
 }
 
+/* The blocks of one 128-byte bucket of the heap share a home and sit
+ * side by side in address order, whatever order they came in; the next
+ * bucket, and the same bucket in another image, hash elsewhere. */
+static void test_bucket(void **state)
+{
+    const uint64_t base = 0x5555a0001280ull; /* a bucket's first byte */
+    const uint64_t bucket = (uint64_t)1 << FMT_WLIVE_BUCKET_BITS;
+    static const unsigned order[] = {5, 0, 7, 2, 6, 1, 4, 3};
+    struct fmt_wlive l;
+    struct fmt_wblock got;
+
+    (void)state;
+    assert_int_equal(base % bucket, 0);
+    assert_int_equal(fmt_wlive_init(&l, 1000), 0);
+    uint64_t home = fmt_wlive_hash(fmt_wlive_key(0, base)) >> l.shift;
+    for (unsigned i = 0; i < 8; i++) {
+        uint64_t a = base + 16 * order[i];
+        struct fmt_wblock b = make_block(0, a, i + 1, 1000, 0);
+
+        assert_int_equal(fmt_wlive_hash(fmt_wlive_key(0, a)) >> l.shift, home);
+        assert_int_equal(fmt_wlive_insert(&l, &b), 0);
+    }
+    check_table(&l);
+    int64_t at = fmt_wlive_slot(&l, fmt_wlive_key(0, base));
+    assert_true(at >= (int64_t)home);
+    for (unsigned i = 0; i < 8; i++)
+        assert_int_equal(fmt_wlive_slot(&l, fmt_wlive_key(0, base + 16 * i)), at + i);
+    assert_int_not_equal(fmt_wlive_hash(fmt_wlive_key(0, base + bucket)) >> 20,
+                         fmt_wlive_hash(fmt_wlive_key(0, base)) >> 20);
+    assert_int_not_equal(fmt_wlive_hash(fmt_wlive_key(1, base)) >> 20,
+                         fmt_wlive_hash(fmt_wlive_key(0, base)) >> 20);
+    for (unsigned i = 0; i < 8; i++)
+        assert_int_equal(fmt_wlive_take(&l, 0, base + 16 * i, &got), 1);
+    assert_int_equal(l.nr, 0);
+    fmt_wlive_destroy(&l);
+}
+
 /* Keys of the last home: their run spills past it into the extra slots,
  * and when it would pass the last of them the table grows. */
 static void test_spill(void **state)
@@ -401,7 +439,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model_us),   cmocka_unit_test(test_model_ns),
         cmocka_unit_test(test_model_wide), cmocka_unit_test(test_same_home),
-        cmocka_unit_test(test_spill),      cmocka_unit_test(test_widths),
+        cmocka_unit_test(test_bucket),     cmocka_unit_test(test_spill),
+        cmocka_unit_test(test_widths),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
