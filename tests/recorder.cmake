@@ -7,6 +7,7 @@ ms_unit_test(test_rec_stream ${PROJECT_SOURCE_DIR}/tests/unit/test_rec_stream.c 
 if(MEMSCRIBE_HAVE_M32)
   ms_unit_test(test_rec_shebang ${PROJECT_SOURCE_DIR}/tests/unit/test_rec_shebang.c LIBS ms_recorder)
   target_compile_definitions(test_rec_shebang PRIVATE PROG32="$<TARGET_FILE:vm_frag32>"
-                             PROG64="$<TARGET_FILE:vm_reserve>")
-  add_dependencies(test_rec_shebang vm_frag32 vm_reserve)
+                             PROG64="$<TARGET_FILE:vm_reserve>"
+                             COLLECTOR_DIR="${MEMSCRIBE_COLLECTOR_DIR}")
+  add_dependencies(test_rec_shebang vm_frag32 vm_reserve memscribe_collector32)
 endif()

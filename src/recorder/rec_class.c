@@ -37,23 +37,40 @@ static int rec_elf_class(const char *prog)
     return 0;
 }
 
-/* Both collectors under dir by the name ld.so gives $PLATFORM (x86_64,
- * i686: symlinks the build and the install make)? */
+/* Every name ld.so may put in place of $PLATFORM, ':'-separated: x86_64,
+ * haswell and xeon_phi (glibc names Intel CPUs by their features) for a
+ * 64-bit process, i686 and i586 for a 32-bit one. The build and the install
+ * make a symlink for each (top CMakeLists.txt, MEMSCRIBE_PLATFORMS64/32). */
+#ifndef REC_PLATFORMS
+#error "REC_PLATFORMS comes from src/recorder/CMakeLists.txt"
+#endif
+
+const char *rec_platform_names(void)
+{
+    return REC_PLATFORMS;
+}
+
+/* Is there a collector under dir by every name of REC_PLATFORMS? A missing
+ * one (an install older than the list) would make ld.so ignore LD_PRELOAD on
+ * the CPUs it names, and record nothing. */
 static int rec_have_platform_dirs(const char *dir, int len)
 {
-    char *p64, *p32;
-    int ok;
+    const char *name = REC_PLATFORMS;
 
-    if (asprintf(&p64, "%.*s/x86_64/libmemscribe.so", len, dir) < 0)
-        return 0;
-    if (asprintf(&p32, "%.*s/i686/libmemscribe.so", len, dir) < 0) {
-        free(p64);
-        return 0;
+    while (*name) {
+        int n = (int)strcspn(name, ":");
+        char *path;
+        int ok;
+
+        if (asprintf(&path, "%.*s/%.*s/libmemscribe.so", len, dir, n, name) < 0)
+            return 0;
+        ok = access(path, R_OK) == 0;
+        free(path);
+        if (!ok)
+            return 0;
+        name += n + (name[n] == ':');
     }
-    ok = access(p64, R_OK) == 0 && access(p32, R_OK) == 0;
-    free(p64);
-    free(p32);
-    return ok;
+    return 1;
 }
 
 char *rec_collector_for(char *collector, const char *prog)

@@ -10,4 +10,10 @@
  * left to the loader. */
 char *rec_collector_for(char *collector, const char *prog);
 
+/* The names ld.so may give $PLATFORM ("x86_64:haswell:...", ':'-separated):
+ * with a symlink by each of them beside collector (the build and the install
+ * make them), rec_collector_for returns <dir>/$PLATFORM/libmemscribe.so for
+ * any program, so one that execs a program of the other class is traced. */
+const char *rec_platform_names(void);
+
 #endif

@@ -70,7 +70,8 @@ static int teardown(void **state)
 {
     char cmd[512];
 
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    /* By its path: setup left PATH the test programs' folder only. */
+    snprintf(cmd, sizeof(cmd), "/bin/rm -rf %s", dir);
     return system(cmd) == 0 ? 0 : -1;
 }
 
@@ -153,12 +154,65 @@ static void test_check_follows_env(void **state)
     assert_non_null(strstr(msg, "empty \"#!\" line"));
 }
 
+/* Links in the test's collector dir by every name of rec_platform_names
+ * (64-bit names to ".", 32-bit ones to "i386") but skip; made or removed. */
+static void platform_links(const char *skip, int make)
+{
+    char names[256], link[600];
+
+    snprintf(names, sizeof(names), "%s", rec_platform_names());
+    for (char *save, *name = strtok_r(names, ":", &save); name; name = strtok_r(NULL, ":", &save)) {
+        if (skip && !strcmp(name, skip))
+            continue;
+        snprintf(link, sizeof(link), "%s/%s", dir, name);
+        if (make)
+            assert_int_equal(symlink(name[0] == 'i' ? "i386" : ".", link), 0);
+        else
+            assert_int_equal(unlink(link), 0);
+    }
+}
+
+/* $PLATFORM only when a collector is there by every name ld.so may give it:
+ * with haswell missing (an install from before Intel's names were known),
+ * ld.so on an AVX2 Intel CPU would find no collector and record nothing, so
+ * each program gets its own class's path instead. */
+static void test_platform_dirs(void **state)
+{
+    char want[600];
+
+    assert_non_null(strstr(rec_platform_names(), "haswell"));
+    assert_non_null(strstr(rec_platform_names(), "i686"));
+    platform_links("haswell", 1);
+    assert_collector(PROG64, collector);
+    assert_collector(PROG32, collector32);
+    platform_links("haswell", 0);
+    platform_links(NULL, 1);
+    snprintf(want, sizeof(want), "%s/$PLATFORM/libmemscribe.so", dir);
+    assert_collector(PROG64, want);
+    assert_collector(PROG32, want);
+    platform_links(NULL, 0);
+}
+
+/* The build tree holds a collector by every name (src/collector's links). */
+static void test_build_tree(void **state)
+{
+    char names[256], path[1024];
+
+    snprintf(names, sizeof(names), "%s", rec_platform_names());
+    for (char *save, *name = strtok_r(names, ":", &save); name; name = strtok_r(NULL, ":", &save)) {
+        snprintf(path, sizeof(path), "%s/%s/libmemscribe.so", COLLECTOR_DIR, name);
+        if (access(path, R_OK) != 0)
+            fail_msg("%s: missing (ld.so names it for $PLATFORM on some CPUs)", path);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_env_script_32),     cmocka_unit_test(test_direct_script_32),
         cmocka_unit_test(test_programs),          cmocka_unit_test(test_next),
-        cmocka_unit_test(test_check_follows_env),
+        cmocka_unit_test(test_check_follows_env), cmocka_unit_test(test_platform_dirs),
+        cmocka_unit_test(test_build_tree),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
