@@ -717,6 +717,11 @@ int cmd_record(int argc, char **argv)
         if (only && s.nr_images == 0)
             cli_warn("record: --only '%s' matched no process of the tree; the trace is empty",
                      only);
+        else if (s.nr_images == 0 && !serve && !attach && !exec_err)
+            /* The loader refused LD_PRELOAD (its own message is above), or
+             * the program cleared it before running what allocates. */
+            cli_warn("record: no process of %s loaded the collector %s; the trace is empty", prog,
+                     collector);
         /* --serve: nobody waits for us, and the program's status is not ours */
         rc = serve || attach ? CLI_EXIT_OK : exec_err ? 127 : rec_exit_code(st.root_status);
     }

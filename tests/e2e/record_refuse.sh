@@ -41,4 +41,14 @@ rc=0
     2>"$WORK/r.err" || rc=$?
 [ "$rc" = 1 ] || fail "no room for the trace: record exited with $rc, expected 1: $(cat "$WORK/r.err")"
 [ ! -e "$WORK/zero.mscr" ] || fail "no room for the trace: an empty trace file was left behind"
-echo "ok: static, setuid, static interpreter (also after env -S/-i), missing programs, -o the program and no room refused"
+# A collector ld.so will not load (here not an ELF file; on an Intel CPU
+# before the haswell link, a $PLATFORM path naming nothing): the program runs
+# as it would, and record says that nothing was traced, even with -q.
+printf 'not a library\n' >"$WORK/libbad.so"
+rc=0
+MEMSCRIBE_COLLECTOR="$WORK/libbad.so" "$MEMSCRIBE" record -q -o "$WORK/bad.mscr" -- \
+    "$MS_PROGRAMS/col_procs" leaf 1 2>"$WORK/r.err" || rc=$?
+[ "$rc" = 0 ] || fail "unloadable collector: record exited with $rc, expected the program's 0"
+grep -q "no process of $MS_PROGRAMS/col_procs loaded the collector $WORK/libbad.so; the trace is empty" \
+    "$WORK/r.err" || fail "unloadable collector: message '$(cat "$WORK/r.err")'"
+echo "ok: static, setuid, static interpreter (also after env -S/-i), missing programs, -o the program and no room refused; an unloadable collector reported"
