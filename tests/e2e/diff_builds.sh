@@ -9,8 +9,13 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" diff MEMSCRIBE MS_PROGRAMS
 B=$WORK/base.mscr N=$WORK/new.mscr
 
-"$MEMSCRIBE" record -o "$B" -- "$MS_PROGRAMS/diff_base/diff_prog" >/dev/null 2>&1 || fail "record diff_base"
-"$MEMSCRIBE" record -o "$N" -- "$MS_PROGRAMS/diff_new/diff_prog" >/dev/null 2>&1 || fail "record diff_new"
+# In nanoseconds: the whole program runs in a few 10 us units (the default
+# unit), so its last allocations could share the trace end's time, which
+# the window [end, end] below must not include.
+"$MEMSCRIBE" record --time-unit ns -o "$B" -- "$MS_PROGRAMS/diff_base/diff_prog" >/dev/null 2>&1 ||
+    fail "record diff_base"
+"$MEMSCRIBE" record --time-unit ns -o "$N" -- "$MS_PROGRAMS/diff_new/diff_prog" >/dev/null 2>&1 ||
+    fail "record diff_new"
 
 "$MEMSCRIBE" diff --format=json --top 0 "$B" "$N" >"$WORK/d.json"
 t() { jq ".total.$1" "$WORK/d.json"; }

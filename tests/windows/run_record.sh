@@ -8,7 +8,7 @@
 #               on the launcher's records, kept with MEMSCRIBE_WINE_EVENTS,
 #               Wine's +heap log as the oracle), and every one of them in the
 #               trace (check_trace.py); the trace is format 1.3 with the PE
-#               bit, zstd-coded, in microseconds, times never going back; its
+#               bit, zstd-coded, in units of 10 us (the default), times never going back; its
 #               SQLite export has the Windows tables (check_sqlite.py)
 #   MODE crash: one allocation, then an access violation: the trace reads
 #               whole, with every record before the fault
@@ -68,8 +68,8 @@ grep -q "record: trace written to $out/$name.mscr" "$out/$name.log"
 grep -v '^#' "$out/$name.hdump" >"$out/$name.dump"
 grep -qx '# memscribe trace version 1.3' "$out/$name.hdump" ||
     { echo "run_record: not a format 1.3 trace"; head -3 "$out/$name.hdump"; exit 1; }
-grep -qx '# time_unit_ns=1000' "$out/$name.hdump" ||
-    { echo "run_record: not in microseconds"; exit 1; }
+grep -qx '# time_unit_ns=10000' "$out/$name.hdump" ||
+    { echo "run_record: not in units of 10 us"; exit 1; }
 awk 'NR > 1 && $1 < prev { print "run_record: time goes back at line " NR ": " $0; bad = 1 }
      { prev = $1 } END { exit bad }' "$out/$name.dump"
 if ! od -An -tx1 -v "$out/$name.mscr" | tr -d ' \n' | grep -q '28b52ffd'; then
