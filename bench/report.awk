@@ -18,6 +18,13 @@ BEGIN {
     FS = "\t"
     TARGET_RATIO = 0.40     # memscribe's added time per event / heaptrack's
     TARGET_BYTES = 2.0      # memscribe's trace bytes per event
+    # Issue 12: on the real programs, a trace at most twice heaptrack's and a
+    # run at most 1.25x the untraced wall time; and, as the next bar, added
+    # time per event at most 0.25x heaptrack --raw's (recording alone).
+    REAL_PROGRAMS = " sqlite cc1 python "
+    TARGET_REAL_BYTES = 2.0
+    TARGET_REAL_WALL = 1.25
+    TARGET_RAW_RATIO = 0.25
     nr_met = nr_missed = nr_unmeasured = 0
 }
 
@@ -261,6 +268,25 @@ END {
             verdict("memscribe added cpu/event <= 0.40 x heaptrack's", ac["memscribe"] / ac["heaptrack"], TARGET_RATIO, "x")
         }
         verdict("memscribe trace <= 2 bytes/event", bpe["memscribe"], TARGET_BYTES, "B/ev")
+        if (index(REAL_PROGRAMS, " " w " ")) {
+            if (ok["heaptrack"])
+                verdict("memscribe trace <= 2 x heaptrack's", bpe["memscribe"] / bpe["heaptrack"],
+                        TARGET_REAL_BYTES, "x")
+            else
+                unmeasured("memscribe trace <= 2 x heaptrack's", why_missing(htk, "heaptrack"))
+            verdict("memscribe wall <= 1.25 x untraced", mw["memscribe"] / bw, TARGET_REAL_WALL, "x")
+        }
+        rk = w SUBSEP "heaptrack-raw"
+        if (!ok["heaptrack-raw"]) {
+            if (rk in nr_runs)
+                unmeasured("(next bar) added wall, cpu <= 0.25 x heaptrack --raw's",
+                           why_missing(rk, "heaptrack --raw"))
+        } else if (aw["heaptrack-raw"] > 0 && ac["heaptrack-raw"] > 0) {
+            verdict("(next bar) added wall/event <= 0.25 x --raw's", aw["memscribe"] / aw["heaptrack-raw"],
+                    TARGET_RAW_RATIO, "x")
+            verdict("(next bar) added cpu/event <= 0.25 x --raw's", ac["memscribe"] / ac["heaptrack-raw"],
+                    TARGET_RAW_RATIO, "x")
+        }
         if (w ~ /^storm/) {
             if (ok["heaptrack"])
                 verdict(sprintf("memscribe trace <= heaptrack's (%.3f bytes/event)", bpe["heaptrack"]),
