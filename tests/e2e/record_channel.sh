@@ -25,6 +25,15 @@ done
 [ -n "$sock" ] && [ -n "$tpid" ] || fail "no socket or traced process for recorder $rpid"
 sock=${sock#@}
 secret=$(tr '\0' '\n' <"/proc/$tpid/environ" | sed -n 's/^MEMSCRIBE_SECRET=//p')
+# Segments of one process whose hellos arrive out of order (the second
+# connected first, sent last) are all taken in: the third was refused and
+# its threads lost (col_unwind under load lost 1 of 9). Before the silent
+# connections below: the second segment's connection waits 200 ms without a
+# hello, and among a hundred silent ones the recorder may drop it as the
+# oldest (a real collector sends again; this one would fail on EPIPE).
+if [ -n "$secret" ]; then
+    MEMSCRIBE_SECRET=$secret "$P/rec_intruder" segments "$sock" 484848 || fail "segments failed locally"
+fi
 # Outside the tree: a made-up process, a spoof of the traced pid, and 100
 # connections that never send (the recorder once waited 2 s on each).
 env -u MEMSCRIBE_SECRET "$P/rec_intruder" inject "$sock" 999999 424242 || fail "inject failed locally"
@@ -47,10 +56,6 @@ inject_secret() {
 if [ -n "$secret" ]; then
     inject_secret 999996 464646 unsealed || fail "unsealed inject failed locally"
     inject_secret 999998 454545 || fail "control inject failed"
-    # Segments of one process whose hellos arrive out of order (the second
-    # connected first, sent last) are all taken in: the third was refused
-    # and its threads lost (col_unwind under load lost 1 of 9).
-    MEMSCRIBE_SECRET=$secret "$P/rec_intruder" segments "$sock" 484848 || fail "segments failed locally"
 fi
 touch "$WORK/go"
 for _ in $(seq 600); do
