@@ -274,6 +274,13 @@ count_events() {
         exit 1
     fi
     printf '%s\t%s\t%s\n' "$w" "$counted" "${constructed:--}" >>"$EVENTS_TSV"
+    COUNTED=$counted
+}
+
+# The events in memscribe trace $1 (its header's count), 0 if unreadable.
+trace_events() {
+    "$MEMSCRIBE" dump --header "$1" 2>/dev/null | sed -n 's/^# events=\([0-9]*\).*/\1/p' | head -n 1 |
+        grep . || echo 0
 }
 
 # Why a run failed, in a few words, from its status, stderr and peak memory.
@@ -324,7 +331,7 @@ record_row() {
 # Measure one run of workload $1 under tool $2. With --report, the trace of the
 # tool's first successful run is kept in $WORK/kept/ for the analyses.
 measure() {
-    local w=$1 tool=$2 rep=$3 dir limit="" bytes=0 result
+    local w=$1 tool=$2 rep=$3 dir limit="" bytes=0 result n
     dir=$WORK/$w.$tool.$rep
     mkdir -p "$dir"
     "wl_$w"
@@ -337,6 +344,13 @@ measure() {
         if [ -n "$TRACE" ]; then
             if [ -f "$TRACE" ]; then
                 bytes=$(stat -c %s "$TRACE")
+                # A complete recording holds every heap call (and more); one
+                # with less than half of them traced something else (a
+                # collector ld.so refused records none, and runs fast).
+                if [ "$tool" = memscribe ] || [ "$tool" = memscribe-base ]; then
+                    n=$(trace_events "$TRACE")
+                    [ "$n" -ge $((COUNTED / 2)) ] || result="holds-$n-events-of-$COUNTED"
+                fi
             else
                 result=no-trace
             fi
