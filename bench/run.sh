@@ -277,9 +277,11 @@ count_events() {
     COUNTED=$counted
 }
 
-# The events in memscribe trace $1 (its header's count), 0 if unreadable.
+# The events `memscribe record` says it wrote, from its stderr $1 ("trace
+# written to FILE: N events, ..."; 0 without that line): no decoding of the
+# trace again.
 trace_events() {
-    "$MEMSCRIBE" dump --header "$1" 2>/dev/null | sed -n 's/^# events=\([0-9]*\).*/\1/p' | head -n 1 |
+    sed -n 's/^memscribe: record: trace written to .*: \([0-9]*\) events, .*/\1/p' "$1" | tail -n 1 |
         grep . || echo 0
 }
 
@@ -348,7 +350,7 @@ measure() {
                 # with less than half of them traced something else (a
                 # collector ld.so refused records none, and runs fast).
                 if [ "$tool" = memscribe ] || [ "$tool" = memscribe-base ]; then
-                    n=$(trace_events "$TRACE")
+                    n=$(trace_events "$dir/stderr")
                     [ "$n" -ge $((COUNTED / 2)) ] || result="holds-$n-events-of-$COUNTED"
                 fi
             else
