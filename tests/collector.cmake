@@ -48,6 +48,7 @@ target_link_options(col_static PRIVATE -static)
 
 ms_e2e_test(record_calls record_calls.sh)
 ms_e2e_test(record_time_unit record_time_unit.sh)
+ms_e2e_test(record_short record_short.sh)
 ms_e2e_test(record_cxx record_cxx.sh)
 ms_e2e_test(record_threads record_threads.sh)
 ms_e2e_test(record_procs record_procs.sh)

@@ -137,6 +137,17 @@ static void rec_on_signal(int sig, siginfo_t *info, void *uctx)
         kill(rec_forward_pid, sig);
 }
 
+/* Is the TSC's line known (src/recorder/rec_clock.c)? 10 ms after the
+ * start, or as soon as the whole tree has ended when the recorder started
+ * it (own_tree): a program shorter than the calibration does not wait for
+ * it, every time it stamped lying between the two readings. */
+static int rec_clock_known(struct rec_clock *c, struct rec_statuses *st, int own_tree)
+{
+    if (rec_clock_settle(c))
+        return 1;
+    return own_tree && rec_reap(st) && st->root_done && rec_clock_settle_now(c);
+}
+
 /* Only there to end the idle wait's poll() with EINTR. */
 static void rec_on_child(int sig)
 {
@@ -631,7 +642,7 @@ int cmd_record(int argc, char **argv)
         uint64_t now, limit, before = s.nr_copied;
         int no_children;
 
-        if (!rec_clock_settle(&s.clock)) {
+        if (!rec_clock_known(&s.clock, &st, !attach && !serve)) {
             /* Calibrating the TSC: no time can be converted yet. */
             poll(NULL, 0, 1);
             continue;

@@ -85,14 +85,11 @@ void rec_clock_init(struct rec_clock *c)
     rec_clock_pair(&c->tsc0, &c->mono0);
 }
 
-int rec_clock_settle(struct rec_clock *c)
+/* The second reading, now: the line through both pairs. */
+static int rec_clock_line(struct rec_clock *c)
 {
     uint64_t t1, m1;
 
-    if (c->ready)
-        return 1;
-    if (rec_mono_ns() - c->mono0 < REC_CLOCK_SPAN_NS)
-        return 0;
     rec_clock_pair(&t1, &m1);
     if (t1 <= c->tsc0 || m1 <= c->mono0)
         return 0; /* cannot happen with a constant TSC; try again later */
@@ -100,6 +97,20 @@ int rec_clock_settle(struct rec_clock *c)
     c->mult32 = (uint64_t)(c->ns_per_tick * 4294967296.0);
     c->ready = 1;
     return 1;
+}
+
+int rec_clock_settle(struct rec_clock *c)
+{
+    if (c->ready)
+        return 1;
+    if (rec_mono_ns() - c->mono0 < REC_CLOCK_SPAN_NS)
+        return 0;
+    return rec_clock_line(c);
+}
+
+int rec_clock_settle_now(struct rec_clock *c)
+{
+    return c->ready || rec_clock_line(c);
 }
 
 uint64_t rec_clock_now(const struct rec_clock *c)

@@ -89,6 +89,11 @@ void rec_clock_init(struct rec_clock *c);
  * The program runs meanwhile (its hellos wait in the socket's queue, its
  * events in its rings), so tracing does not start 10 ms late. */
 int rec_clock_settle(struct rec_clock *c);
+/* The second reading at once, however short the span: for a recorder whose
+ * programs have all ended before the 10 ms. Every time it will convert was
+ * then stamped between the two readings, where the line is as exact as the
+ * readings themselves, whatever its span. 1 when the line is known. */
+int rec_clock_settle_now(struct rec_clock *c);
 /* Now, in ns (CLOCK_MONOTONIC itself until the line is known). */
 uint64_t rec_clock_now(const struct rec_clock *c);
 /* A collector time in ns: t itself, or ticks converted when is_tsc (fixed
