@@ -142,7 +142,10 @@ int fmt_writer_flush(struct fmt_writer *w)
 
 int fmt_writer_finish(struct fmt_writer *w)
 {
-    int rc = fmt_wchunk_flush(w);
+    int rc;
+
+    w->finishing = 1;
+    rc = fmt_wchunk_flush(w);
 
     if (!rc && (w->defs.len || w->stacks.nr_pending))
         rc = fmt_wchunk_flush_defs(w);

@@ -56,6 +56,7 @@ struct fmt_writer {
     int rep_level;                   /* 0, or FMT_REPEAT_ZSTD_LEVEL (1.5, default level) */
     uint8_t col_rep[FMT_NR_COLUMNS]; /* the column is compressed at rep_level */
     struct fmt_buf probe;            /* a column compressed at the other level */
+    int finishing;                   /* fmt_writer_finish: the last chunk is flushed */
     uint32_t room;                   /* events the columns surely have space for */
     struct fmt_buf defs;             /* pending DEFS records, stacks excepted */
     struct fmt_buf scratch;          /* compressed columns, DEFS payloads */
