@@ -41,6 +41,8 @@ int fmt_wstack_init(struct fmt_wstack *s, uint32_t depth_limit)
     s->nodes[0] = (struct fmt_wnode){0, 0, 0};
     s->first_pending = 1;
     s->nr_pending = 0;
+    s->nr_encoded = 0;
+    s->head_off = 0;
     return 0;
 }
 
@@ -76,17 +78,21 @@ static int wstack_rehash(struct fmt_wstack *s)
 
 int fmt_wstack_encode(struct fmt_wstack *s)
 {
-    size_t n = s->nr_pending;
+    size_t n = s->nr_pending - s->nr_encoded;
     int rc = 0;
 
+    if (!n)
+        return 0; /* every node made writes its head first: data is set past here */
     for (int k = FMT_STK_NEAR; k <= FMT_STK_ROOT && !rc; k++)
         rc = fmt_buf_reserve(&s->pending[k],
                              (k == FMT_STK_NEAR || k == FMT_STK_FAR ? 1 : 2 * FMT_VARINT_MAX) * n);
     if (rc)
         return rc;
     struct fmt_cur head;
-    fmt_cur_init(&head, s->pending[FMT_STK_HEAD].data, s->pending[FMT_STK_HEAD].len);
-    for (uint32_t id = s->first_pending; id < s->first_pending + s->nr_pending; id++) {
+    fmt_cur_init(&head, s->pending[FMT_STK_HEAD].data + s->head_off,
+                 s->pending[FMT_STK_HEAD].len - s->head_off);
+    for (uint32_t id = s->first_pending + s->nr_encoded; id < s->first_pending + s->nr_pending;
+         id++) {
         const struct fmt_wnode *node = &s->nodes[id];
         uint32_t l = (uint32_t)fmt_cur_varint(&head) & 1;
         if (!node->parent) {
@@ -105,6 +111,8 @@ int fmt_wstack_encode(struct fmt_wstack *s)
             fmt_buf_put_varint(&s->pending[FMT_STK_LIT], fmt_zigzag((int64_t)(node->addr - pa)));
         fmt_stkcode_update(s->code, &at, node->addr);
     }
+    s->head_off = (size_t)(head.p - s->pending[FMT_STK_HEAD].data);
+    s->nr_encoded = s->nr_pending;
     return 0;
 }
 

@@ -49,6 +49,10 @@ struct fmt_wstack {
     struct fmt_buf pending[FMT_STK_NR_STREAMS]; /* nodes not yet written, encoded */
     uint32_t first_pending;                     /* id of the first of them */
     uint32_t nr_pending;
+    /* Of those, the first nr_encoded have their address codes in pending[]
+     * already, their limit bits read up to head_off of the HEAD stream. */
+    uint32_t nr_encoded;
+    size_t head_off;
     uint32_t depth_limit;     /* the collector's depth; 0: no window interning */
     struct fmt_wwin *win;     /* FMT_WSTACK_WINDOW_SLOTS, direct-mapped by hash */
     struct fmt_stkcode *code; /* candidate lists of the address coding */
@@ -73,9 +77,10 @@ void fmt_wstack_destroy(struct fmt_wstack *s);
 int fmt_wstack_intern(struct fmt_wstack *s, uint32_t image, const uint64_t *frames,
                       uint32_t nr_frames, uint32_t *id);
 
-/* Encode the address codes of the pending nodes (the head and limit
- * streams are written as nodes are made): before their DEFS record is
- * written. Returns 0 or -ENOMEM. */
+/* Encode the address codes of the pending nodes not encoded yet (the head
+ * and limit streams are written as nodes are made): before their DEFS
+ * record is written, and may be called earlier too. Returns 0 or
+ * -ENOMEM. */
 int fmt_wstack_encode(struct fmt_wstack *s);
 
 #endif
