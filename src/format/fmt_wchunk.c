@@ -140,6 +140,10 @@ static size_t compress_column(struct fmt_writer *w, const struct fmt_wcomp *k, i
 
     if (!w->rep_level)
         return compress_at(k->zc, base, dst, cap, col);
+    if (w->finishing && !(w->nr_chunks % FMT_REPEAT_PROBE))
+        /* The last chunk, due a try: no chunk comes after to use what it
+         * finds, and the deeper level is all but never the larger. */
+        return compress_at(k->zc, w->rep_level, dst, cap, col);
     size_t z = compress_at(k->zc, deep ? w->rep_level : base, dst, cap, col);
     if (!z || w->nr_chunks % FMT_REPEAT_PROBE)
         return z;

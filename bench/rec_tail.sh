@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# What `memscribe record` adds outside the traced program's own life: its
+# start (before the program runs) and its tail (after the program's last
+# process ends: draining, the last chunk, the stacks, the index), for
+# memscribe binaries run alternately on one command; medians. On a short
+# program (cc1 on one file, a test) these are a share of the run that the
+# per-event costs of run.sh do not show.
+#
+# usage: bench/rec_tail.sh NAME=MEMSCRIBE... [-r N] -- CMD [ARGS...]
+#   MEMSCRIBE  memscribe binaries to compare, each with a column name (each
+#              finds its own collector, <its dir>/../lib/memscribe)
+#   -r N       runs of each binary (default 7), alternating
+# For each run: record's wall time, the program's own (from its first
+# process's start to its exit, as the trace has them: `memscribe report`'s
+# "run time") and the difference. The untraced command is timed the same
+# number of times, alternating with the others, as the yardstick.
+set -euo pipefail
+BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
+REPS=7
+# shellcheck source=bench/tool_args.sh
+. "$BENCH_DIR/tool_args.sh"
+tool_args 1 "bench/rec_tail.sh NAME=MEMSCRIBE... [-r N] -- CMD [ARGS...]" "$@"
+CMD=("${REST[@]}")
+if [ ${#CMD[@]} -eq 0 ]; then
+    echo "usage: bench/rec_tail.sh NAME=MEMSCRIBE... [-r N] -- CMD [ARGS...]" >&2
+    exit 2
+fi
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/rec-tail.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+now_us() { echo $(($(date +%s%N) / 1000)); }
+
+for ((i = 0; i < REPS; i++)); do
+    s=$(now_us)
+    "${CMD[@]}" >/dev/null
+    echo "untraced $(($(now_us) - s)) $(($(now_us) - s))"
+    for k in "${!TOOLS[@]}"; do
+        s=$(now_us)
+        "${TOOLS[$k]}" record -q -o "$WORK/t.mscr" -- "${CMD[@]}" >/dev/null
+        wall=$(($(now_us) - s))
+        # the first process's run time, in us (the whole report read: no SIGPIPE)
+        own=$("${TOOLS[$k]}" report "$WORK/t.mscr" |
+            awk '/^  run time:/ && !seen { sub(/s$/, "", $3); printf "%d", $3 * 1000000; seen = 1 }')
+        [ -n "$own" ] || { echo "rec_tail.sh: no run time in ${NAMES[$k]}'s report" >&2; exit 1; }
+        echo "${NAMES[$k]} $wall $own"
+    done
+done >"$WORK/runs"
+
+awk -v reps="$REPS" '
+    function median(list,   a, n, i, j, t) {
+        n = split(list, a, " ")
+        for (i = 2; i <= n; i++)
+            for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
+    !($1 in wall) { order[++nr] = $1 }
+    { wall[$1] = wall[$1] " " $2; own[$1] = own[$1] " " $3; out[$1] = out[$1] " " ($2 - $3) }
+    END {
+        base = median(wall["untraced"])
+        printf "%-10s %10s %10s %12s %10s  (medians of %d, ms)\n", "", "wall", "program", "outside it", "x untraced", reps
+        for (i = 1; i <= nr; i++) {
+            k = order[i]
+            if (k == "untraced")
+                printf "%-10s %10.1f %10s %12s %10s\n", k, base / 1000, "-", "-", "1.00"
+            else
+                printf "%-10s %10.1f %10.1f %12.1f %10.2f\n", k, median(wall[k]) / 1000,
+                    median(own[k]) / 1000, median(out[k]) / 1000, median(wall[k]) / base
+        }
+    }' "$WORK/runs"
