@@ -245,6 +245,16 @@ static int compress_chunk(struct fmt_writer *w, struct fmt_wcols *j)
         pthread_join(tid, NULL);
         fmt_zc_free(&h.zc);
         fmt_buf_free(&h.probe);
+        /* A column the helper could not compress (its context is new: an
+         * allocation inside zstd may fail) is done again here, so that the
+         * second thread adds no way to fail. */
+        for (int i = 0; i < j->n; i++) {
+            int c = j->order[i];
+
+            if (!j->z[c])
+                j->z[c] = compress_column(w, &own, c, w->scratch.data + j->zoff[c],
+                                          fmt_zc_bound(&w->zc, w->col[c].len));
+        }
     }
     return rc;
 }
