@@ -56,3 +56,24 @@ expect_eq() {
 need() {
     command -v "$1" >/dev/null || fail "$1 is not installed: run scripts/setup.sh --test"
 }
+# usage: m32_runs: does this machine run 32-bit x86 programs (the -m32
+# probe, tests/programs/m32_probe.c)? 1 where the kernel refuses their
+# exec (ENOEXEC: bash says 126); a probe missing or failing any other way
+# is the test's failure, not a reason to skip.
+m32_runs() {
+    local rc=0
+    [ -x "$MS_PROGRAMS/m32_probe" ] || fail "no $MS_PROGRAMS/m32_probe (built with the 32-bit tests)"
+    "$MS_PROGRAMS/m32_probe" 2>/dev/null || rc=$?
+    case $rc in
+    0) return 0 ;;
+    126) return 1 ;;
+    *) fail "m32_probe exited with $rc" ;;
+    esac
+}
+# usage: need_m32: a test of 32-bit programs ends as skipped (exit 77,
+# ctest's SKIP_RETURN_CODE) where they cannot run.
+need_m32() {
+    m32_runs && return 0
+    echo "SKIPPED: this machine does not run 32-bit x86 programs (the exec of m32_probe: Exec format error)"
+    exit 77
+}

@@ -5,6 +5,7 @@
 # (once: "wrong ELF class" on the program's stderr, the child untraced).
 source "$(dirname "$0")/record_lib.sh"
 P=$MS_PROGRAMS
+need_m32
 
 for pair in "vm_harm vm_harm32" "vm_harm32 vm_harm"; do
     set -- "${pair% *}" "${pair#* }"

@@ -8,6 +8,7 @@ source "$(dirname "$0")/record_lib.sh"
 
 # Argument "32": the -m32 build, traced by the i386 collector.
 bits=${1:-}
+[ -z "$bits" ] || need_m32
 "$MEMSCRIBE" record -q --vm-precise -o "$WORK/t.mscr" -- "$MS_PROGRAMS/vm_every$bits" \
     "$MS_PROGRAMS/libvm_plug$bits.so" > "$WORK/expect" || fail "record exited with $?"
 [ "$(wc -l < "$WORK/expect")" -eq 9 ] || fail "vm_every printed $(wc -l < "$WORK/expect") lines"

@@ -5,6 +5,7 @@
 # collector; frag shows the largest free gap collapsing and names the
 # function that made the misaligned mappings; the SVG map is written.
 source "$(dirname "$0")/record_lib.sh"
+need_m32
 command -v jq > /dev/null || fail "jq is needed (scripts/setup.sh --test)"
 
 "$MEMSCRIBE" record -q -o "$WORK/t.mscr" -- "$MS_PROGRAMS/vm_frag32" > "$WORK/out" ||

@@ -14,6 +14,7 @@ source "$(dirname "$0")/record_lib.sh"
 
 # Argument "32": the -m32 build, traced by the i386 collector.
 prog="$MS_PROGRAMS/vm_harm${1:-}"
+[ -z "${1:-}" ] || need_m32
 # The i386 collector unwinds with libgcc, far slower: fewer iterations
 # under the 20 us timer there.
 iterations=300000

@@ -7,6 +7,7 @@ source "$(dirname "$0")/record_lib.sh"
 
 # Argument "32": the -m32 build, traced by the i386 collector.
 bits=${1:-}
+[ -z "$bits" ] || need_m32
 "$MS_PROGRAMS/vm_signals$bits" > "$WORK/plain"; plain_rc=$?
 "$MEMSCRIBE" record -q --vm-precise -o "$WORK/t.mscr" -- "$MS_PROGRAMS/vm_signals$bits" > "$WORK/traced"
 traced_rc=$?
