@@ -5,6 +5,7 @@
  * calibrated at start, and reads its own "now" the same way, so comparing
  * its time with the collector's never mixes two clocks. */
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,19 +39,108 @@ static int rec_file_has(const char *path, const char *want, int anywhere)
     return anywhere ? strstr(buf, want) != NULL : strncmp(buf, want, strlen(want)) == 0;
 }
 
-/* The TSC is as good a clock as the kernel's when the kernel itself uses
- * it and it neither stops nor changes rate. */
+#if defined(__x86_64__) || defined(__i386__)
+/* One (tick, ns) reading on this CPU: the tick and the CLOCK_MONOTONIC
+ * times read on both sides of it, the narrowest of a few (a reading the
+ * thread was preempted in is wide). */
+struct rec_tsc_seen {
+    uint64_t tick, before, after;
+};
+
+static void rec_tsc_read(struct rec_tsc_seen *best)
+{
+    best->after = UINT64_MAX;
+    best->before = 0;
+    for (int i = 0; i < 8; i++) {
+        struct rec_tsc_seen r;
+
+        r.before = rec_mono_ns();
+        r.tick = __builtin_ia32_rdtsc();
+        r.after = rec_mono_ns();
+        if (r.after - r.before < best->after - best->before)
+            *best = r;
+    }
+}
+
+/* Under kvm-clock (a KVM guest whose kernel does not take the TSC as its
+ * clocksource; the cloud's usual case) CLOCK_MONOTONIC is itself the
+ * TSC scaled, but the kernel trusts the TSC only through the hypervisor's
+ * parameters, so rdtsc is usable only if every CPU's TSC is the same line
+ * of CLOCK_MONOTONIC: read on each CPU we may run on (moving there), then
+ * on the first again for the rate, every reading must lie on the first
+ * CPU's line within its own width plus REC_TSC_SKEW_NS. A skew under that
+ * is below what one thread handing a block to another takes, so events
+ * keep their order across threads. A machine this fails on is stamped
+ * with CLOCK_MONOTONIC (~25 against ~11 ns a heap call here). */
+#define REC_TSC_SKEW_NS 100
+
+static int rec_tsc_same_everywhere(void)
+{
+    cpu_set_t was, one;
+    struct rec_tsc_seen first, last, seen[64];
+    int cpus[64], n = 0, ok = 1;
+
+    if (sched_getaffinity(0, sizeof(was), &was))
+        return 0;
+    for (int c = 0; c < CPU_SETSIZE && n < 64; c++)
+        if (CPU_ISSET(c, &was))
+            cpus[n++] = c;
+    if (n == 0 || CPU_COUNT(&was) > 64)
+        return 0; /* more CPUs than we check: not trusted */
+    for (int i = 0; i <= n && ok; i++) {
+        CPU_ZERO(&one);
+        CPU_SET(cpus[i % n], &one);
+        if (sched_setaffinity(0, sizeof(one), &one))
+            ok = 0;
+        else if (i == 0)
+            rec_tsc_read(&first);
+        else if (i < n)
+            rec_tsc_read(&seen[i]);
+        else
+            rec_tsc_read(&last);
+    }
+    sched_setaffinity(0, sizeof(was), &was);
+    if (!ok || last.tick <= first.tick || last.after <= first.before)
+        return 0;
+    {
+        /* ns per tick from the first CPU's two readings, and each reading's
+         * distance from that line, in ns. */
+        double rate = (double)((last.before + last.after) / 2 - (first.before + first.after) / 2) /
+                      (double)(last.tick - first.tick);
+        double mid0 = (double)((first.before + first.after) / 2);
+
+        for (int i = 1; i < n; i++) {
+            double at = mid0 + (double)(int64_t)(seen[i].tick - first.tick) * rate;
+            double mid = (double)((seen[i].before + seen[i].after) / 2);
+            double room = (double)(seen[i].after - seen[i].before) / 2 +
+                          (double)(first.after - first.before) / 2 +
+                          (double)(last.after - last.before) / 2 + REC_TSC_SKEW_NS;
+
+            if (at - mid > room || mid - at > room)
+                return 0;
+        }
+    }
+    return 1;
+}
+#endif
+
+/* The TSC is as good a clock as the kernel's when it neither stops nor
+ * changes rate and the kernel itself uses it, or uses kvm-clock (built on
+ * it) and every CPU's TSC is on one line. */
 static int rec_tsc_usable(void)
 {
     const char *env = getenv("MEMSCRIBE_CLOCK");
+    static const char source[] = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
 
     if (env && *env)
         return !strcmp(env, "tsc");
 #if defined(__x86_64__) || defined(__i386__)
-    return rec_file_has("/sys/devices/system/clocksource/clocksource0/current_clocksource", "tsc\n",
-                        0) &&
-           rec_file_has("/proc/cpuinfo", " constant_tsc", 1) &&
-           rec_file_has("/proc/cpuinfo", " nonstop_tsc", 1);
+    if (!rec_file_has("/proc/cpuinfo", " constant_tsc", 1) ||
+        !rec_file_has("/proc/cpuinfo", " nonstop_tsc", 1))
+        return 0;
+    if (rec_file_has(source, "tsc\n", 0))
+        return 1;
+    return rec_file_has(source, "kvm-clock\n", 0) && rec_tsc_same_everywhere();
 #else
     return 0;
 #endif
