@@ -435,7 +435,7 @@ done
 OUT=$RESULTS/$STAMP.txt
 {
     echo "memscribe benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
-    echo "machine:   $(nproc) cpus, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo), kernel $(uname -r)"
+    echo "machine:   $(nproc) cpus, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo), kernel $(uname -r), clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)"
     echo "memscribe: $VERSION${MEMSCRIBE_MISSING:+ — not measured: $MEMSCRIBE_MISSING}"
     [ -z "$MEMSCRIBE_BASE" ] || echo "memscribe-base: $MEMSCRIBE_BASE"
     echo "heaptrack: $(heaptrack --version 2>&1 | head -n 1); sqlite3 $(sqlite3 --version | cut -d' ' -f1); $(gcc --version | head -n 1)"
