@@ -43,7 +43,6 @@ BENCH_COUNT_FILE=$WORK/count LD_PRELOAD=$SHIM "${CMD[@]}" >/dev/null
 CALLS=$(awk '{ sub(/.*events=/, ""); n += $1 } END { print n + 0 }' "$WORK/count")
 [ "$CALLS" -gt 0 ] || { echo "floor.sh: the shim counted no heap call of ${CMD[0]}" >&2; exit 1; }
 
-now_us() { echo $(($(date +%s%N) / 1000)); }
 layer() {
     case $1 in
     untraced) "${CMD[@]}" ;;
@@ -66,22 +65,17 @@ for ((i = 0; i < REPS; i++)); do
 done >"$WORK/runs"
 echo >&2
 
-awk -v calls="$CALLS" -v reps="$REPS" '
-    function median(list,   a, n, i, j, t) {
-        n = split(list, a, " ")
-        for (i = 2; i <= n; i++)
-            for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+awk -v calls="$CALLS" -v reps="$REPS" -f "$BENCH_DIR/median.awk" -f /dev/stdin "$WORK/runs" <<'EOF'
+!($1 in wall) { order[++nr] = $1 }
+{ wall[$1] = wall[$1] " " $2 }
+END {
+    base = median(wall["untraced"])
+    printf "%-11s %10s %10s %14s  (medians of %d)\n", "", "wall ms", "x untraced", "+ns/heap call", reps
+    for (i = 1; i <= nr; i++) {
+        m = median(wall[order[i]])
+        printf "%-11s %10.1f %10.2f %14.1f\n", order[i], m / 1000, m / base, (m - base) * 1000 / calls
     }
-    !($1 in wall) { order[++nr] = $1 }
-    { wall[$1] = wall[$1] " " $2 }
-    END {
-        base = median(wall["untraced"])
-        printf "%-11s %10s %10s %14s  (medians of %d)\n", "", "wall ms", "x untraced", "+ns/heap call", reps
-        for (i = 1; i <= nr; i++) {
-            m = median(wall[order[i]])
-            printf "%-11s %10.1f %10.2f %14.1f\n", order[i], m / 1000, m / base, (m - base) * 1000 / calls
-        }
-        printf "%-11s %10.1f %10.2f %14.1f  (the budget of 1.25x)\n", "budget", base * 1.25 / 1000, 1.25,
-            base * 0.25 * 1000 / calls
-    }' "$WORK/runs"
+    printf "%-11s %10.1f %10.2f %14.1f  (the budget of 1.25x)\n", "budget", base * 1.25 / 1000, 1.25,
+        base * 0.25 * 1000 / calls
+}
+EOF

@@ -29,8 +29,6 @@ fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rec-tail.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-now_us() { echo $(($(date +%s%N) / 1000)); }
-
 for ((i = 0; i < REPS; i++)); do
     s=$(now_us)
     "${CMD[@]}" >/dev/null
@@ -47,24 +45,19 @@ for ((i = 0; i < REPS; i++)); do
     done
 done >"$WORK/runs"
 
-awk -v reps="$REPS" '
-    function median(list,   a, n, i, j, t) {
-        n = split(list, a, " ")
-        for (i = 2; i <= n; i++)
-            for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+awk -v reps="$REPS" -f "$BENCH_DIR/median.awk" -f /dev/stdin "$WORK/runs" <<'EOF'
+!($1 in wall) { order[++nr] = $1 }
+{ wall[$1] = wall[$1] " " $2; own[$1] = own[$1] " " $3; out[$1] = out[$1] " " ($2 - $3) }
+END {
+    base = median(wall["untraced"])
+    printf "%-10s %10s %10s %12s %10s  (medians of %d, ms)\n", "", "wall", "program", "outside it", "x untraced", reps
+    for (i = 1; i <= nr; i++) {
+        k = order[i]
+        if (k == "untraced")
+            printf "%-10s %10.1f %10s %12s %10s\n", k, base / 1000, "-", "-", "1.00"
+        else
+            printf "%-10s %10.1f %10.1f %12.1f %10.2f\n", k, median(wall[k]) / 1000,
+                median(own[k]) / 1000, median(out[k]) / 1000, median(wall[k]) / base
     }
-    !($1 in wall) { order[++nr] = $1 }
-    { wall[$1] = wall[$1] " " $2; own[$1] = own[$1] " " $3; out[$1] = out[$1] " " ($2 - $3) }
-    END {
-        base = median(wall["untraced"])
-        printf "%-10s %10s %10s %12s %10s  (medians of %d, ms)\n", "", "wall", "program", "outside it", "x untraced", reps
-        for (i = 1; i <= nr; i++) {
-            k = order[i]
-            if (k == "untraced")
-                printf "%-10s %10.1f %10s %12s %10s\n", k, base / 1000, "-", "-", "1.00"
-            else
-                printf "%-10s %10.1f %10.1f %12.1f %10.2f\n", k, median(wall[k]) / 1000,
-                    median(own[k]) / 1000, median(out[k]) / 1000, median(wall[k]) / base
-        }
-    }' "$WORK/runs"
+}
+EOF

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # SPDX-License-Identifier: MIT
 # Sourced by the bench scripts that compare builds side by side (rec_cost.sh,
-# rec_ir.sh, unwind_cost.sh): their arguments NAME=BINARY... [-r N] [-- REST...].
+# rec_ir.sh, unwind_cost.sh, rec_tail.sh, floor.sh): their arguments NAME=BINARY...
+# [-r N] [-- REST...], and now_us to time runs.
 #
 # shellcheck disable=SC2034 # NAMES, TOOLS, REST and REPS are the caller's
 #
@@ -41,3 +42,6 @@ tool_args() {
         exit 2
     fi
 }
+
+# now_us: the wall clock in microseconds, for timing runs from the shell.
+now_us() { echo $(($(date +%s%N) / 1000)); }
