@@ -678,6 +678,46 @@ static inline const struct col_unwind_rule *col_rule_get(struct col_rule_slot *t
     return col_rule_probe(tab, key, i, spare);
 }
 
+/* A thread's near cache (struct col_unwind_memo): direct-mapped by the
+ * top bits of the same hash, so that the few hundred rules a program's hot
+ * paths step through share a few KiB instead of a line each. Only its
+ * thread reads or writes it. */
+struct col_rule_near {
+    uint64_t key; /* 0: empty */
+    struct col_unwind_rule rule;
+};
+_Static_assert(sizeof(struct col_rule_near) << COL_RULE_NEAR_BITS == COL_RULE_NEAR_BYTES,
+               "COL_RULE_NEAR_BYTES");
+
+/* The rule of key: from near when it has it, else from tab, and kept in
+ * near. The rule is copied: one in the table never changes, and near is
+ * emptied when the table is replaced (col_near_check). */
+static inline const struct col_unwind_rule *col_rule_near_get(struct col_rule_near *near,
+                                                              struct col_rule_slot *tab,
+                                                              uint64_t key,
+                                                              struct col_unwind_rule *spare)
+{
+    struct col_rule_near *n =
+        &near[(uint32_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - COL_RULE_NEAR_BITS))];
+    const struct col_unwind_rule *ru;
+
+    if (COL_LIKELY(n->key == key))
+        return &n->rule;
+    ru = col_rule_get(tab, key, spare);
+    n->key = key;
+    n->rule = *ru;
+    return ru;
+}
+
+/* Empty the memo's near cache if it holds rules of an older table. */
+static inline void col_near_check(struct col_unwind_memo *m, uint32_t gen)
+{
+    if (COL_UNLIKELY(m->near_gen != gen)) {
+        memset(m->near, 0, COL_RULE_NEAR_BYTES);
+        m->near_gen = gen;
+    }
+}
+
 /* Tables, one in use: an unload moves to the next (mapped the first time,
  * wiped when it comes round again), so that address space stays bounded
  * however often a program loads and unloads objects. A walk may still
@@ -732,11 +772,15 @@ enum { COL_STEP_SLOW = -1, COL_STEP_END = 0, COL_STEP_END_RBP, COL_STEP_DONE };
  * second for a reason that depends on rbp), COL_STEP_SLOW (the frame's
  * rule must be read again at each step: col_step_slow). Inlined into both
  * walks, whose state then stays in registers. */
-static inline __attribute__((always_inline)) int
-col_step(struct col_rule_slot *tab, struct col_regs *r, struct col_unwind_fresh *e)
+static inline __attribute__((always_inline)) int col_step(struct col_rule_slot *tab,
+                                                          struct col_rule_near *near,
+                                                          struct col_regs *r,
+                                                          struct col_unwind_fresh *e)
 {
     struct col_unwind_rule spare;
-    const struct col_unwind_rule *ru = col_rule_get(tab, col_rule_key(r->ip, r->exact), &spare);
+    uint64_t key = col_rule_key(r->ip, r->exact);
+    const struct col_unwind_rule *ru =
+        near ? col_rule_near_get(near, tab, key, &spare) : col_rule_get(tab, key, &spare);
     uint8_t rf = ru->flags;
     uint64_t cfa;
 
@@ -774,7 +818,7 @@ static int col_walk(struct col_regs r, void **buf, int max)
 
     while (n < max && r.ip) {
         uint64_t ip = r.ip;
-        int rc = col_step(tab, &r, NULL);
+        int rc = col_step(tab, NULL, &r, NULL);
 
         buf[n++] = (void *)(uintptr_t)ip;
         if (rc == COL_STEP_DONE)
@@ -964,6 +1008,7 @@ static int col_walk_memo(struct col_regs r, int max, struct col_unwind_memo *m)
     struct col_memo_seen seen = {0, UINT32_MAX, NULL};
     int rc;
 
+    col_near_check(m, gen);
     s_max = s + max;
     so = old;
     if (m->n && m->gen == gen) {
@@ -1003,7 +1048,7 @@ static int col_walk_memo(struct col_regs r, int max, struct col_unwind_memo *m)
         }
         if (COL_UNLIKELY(s == s_max))
             return col_memo_end(m, r, COL_UF_CUT, 0, (uint32_t)max, s_stop, 0, gen);
-        rc = col_step(tab, &r, s);
+        rc = col_step(tab, m->near, &r, s);
         if (COL_LIKELY(rc == COL_STEP_DONE)) {
             s++;
             if (COL_LIKELY(r.ip))
