@@ -515,9 +515,28 @@ static uint32_t rec_heap_build(struct rec_session *s, uint64_t limit)
     return n;
 }
 
+/* Copy what the open images' threads published since out of their rings
+ * (rec_stream_drain), in the middle of a long merge: the rings are the
+ * program's only buffer, and a thread whose ring is full waits. A merge
+ * emits what its round's watermark allows, and the next watermark is
+ * worked out only after it: on python3's JSON round trip (8 M heap calls,
+ * 1.4 s) rounds of 5-25 ms filled the 4 MiB ring and the program waited
+ * 85-115 ms in all. What this copies is at or past the watermark
+ * (rec_merge_watermark), so the merge leaves it for a later round. */
+static void rec_merge_drain(struct rec_session *s)
+{
+    for (uint32_t i = 0; i < s->nr_images; i++)
+        if (s->images[i]->open)
+            rec_stream_drain(s, s->images[i]);
+}
+
+/* Records a merge emits between two rec_merge_drain: about 1.5 ms of the
+ * recorder's work, against 23 ms a 4 MiB ring holds of python3's calls. */
+#define REC_MERGE_DRAIN_EVERY 16384u
+
 void rec_merge_emit(struct rec_session *s, uint64_t limit)
 {
-    uint32_t n, total = 0;
+    uint32_t n, total = 0, since_drain = 0;
 
     for (uint32_t i = 0; i < s->nr_images; i++)
         total += s->images[i]->nr_rings;
@@ -564,8 +583,16 @@ void rec_merge_emit(struct rec_session *s, uint64_t limit)
             uint64_t ahead = rec_prefetch_start(s, r);
 
             while (r->buf_pos < r->buf_len) {
-                const struct fmt_shm_event *e = (const void *)(r->buf + r->buf_pos);
+                const struct fmt_shm_event *e;
 
+                if (__builtin_expect(++since_drain == REC_MERGE_DRAIN_EVERY, 0)) {
+                    /* The copy may move what r's buffer holds: the
+                     * prefetches start again from where the run is. */
+                    since_drain = 0;
+                    rec_merge_drain(s);
+                    ahead = rec_prefetch_start(s, r);
+                }
+                e = (const void *)(r->buf + r->buf_pos);
                 if (ahead < r->buf_len) {
                     rec_prefetch_record(s, r, r->buf + ahead);
                     ahead += rec_buffered_len(r->buf + ahead);
