@@ -498,10 +498,10 @@ uint32_t col_stack_finish_walk(struct col_thread *t, void **buf, int n, int max,
 extern int col_unwind_fp; /* MEMSCRIBE_UNWIND=fp */
 int col_fp_backtrace(void **buf, int max);
 #ifndef COL_UNWIND_LIBGCC
-int col_unwind_backtrace(void **buf, int max, struct col_unwind_memo *memo);
-/* The ring's last walk, the first member of its stack cache (col_stack.c),
- * if it has one with room for walks of max frames (a later attach may ask
- * for deeper stacks than the cache was made for). */
+int col_unwind_backtrace(void **buf, int max, struct col_unwind_memo **memo);
+/* The ring's memos of its last walks, the first member of its stack cache
+ * (col_stack.c), if it has them with room for walks of max frames (a later
+ * attach may ask for deeper stacks than the cache was made for). */
 static inline struct col_unwind_memo *col_stack_memo(struct col_thread *t, int max)
 {
     struct col_unwind_memo *m = (struct col_unwind_memo *)(void *)t->ring->cache;
@@ -527,8 +527,9 @@ static inline __attribute__((always_inline)) uint32_t col_stack_here(struct col_
         return col_stack_finish(t, buf, col_fp_backtrace(buf, max));
     {
         struct col_unwind_memo *m = col_stack_memo(t, max);
+        int n = col_unwind_backtrace(buf, max, &m);
 
-        return col_stack_finish_walk(t, buf, col_unwind_backtrace(buf, max, m), max, m);
+        return col_stack_finish_walk(t, buf, n, max, m);
     }
 #endif
 }

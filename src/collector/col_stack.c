@@ -30,7 +30,7 @@ static _Unwind_Reason_Code col_unw_step(struct _Unwind_Context *ctx, void *arg)
     return _URC_NO_REASON;
 }
 
-static int col_unwind_backtrace(void **buf, int max, struct col_unwind_memo *memo)
+static int col_unwind_backtrace(void **buf, int max, struct col_unwind_memo **memo)
 {
     struct col_unw_state s = {buf, 0, max};
 
@@ -90,8 +90,8 @@ struct col_cache_entry {
 
 struct col_stack_cache {
 #ifndef COL_UNWIND_LIBGCC
-    /* The last walk (col_unwind_x86_64.c): first, for col_stack_memo. */
-    struct col_unwind_memo memo;
+    /* The last walks (col_unwind_x86_64.c): first, for col_stack_memo. */
+    struct col_unwind_memo memo[COL_UNWIND_MEMOS];
 #endif
     struct col_cache_entry e[COL_STACK_CACHE_ENTRIES];
     /* The ring's last stack, while calls keep repeating it (a loop that
@@ -285,7 +285,7 @@ static size_t col_stack_cache_bytes(uint32_t max)
     size_t bytes = sizeof(struct col_stack_cache);
 
 #ifndef COL_UNWIND_LIBGCC
-    bytes += col_unwind_memo_bytes(max);
+    bytes += col_unwind_memos_bytes(max);
 #else
     (void)max;
 #endif
@@ -302,7 +302,7 @@ struct col_stack_cache *col_stack_cache_new(void)
     if (!c)
         return NULL;
 #ifndef COL_UNWIND_LIBGCC
-    col_unwind_memo_init(&c->memo, c + 1, max);
+    col_unwind_memos_init(c->memo, c + 1, max);
 #endif
     c->bytes = col_stack_cache_bytes(max);
     return c;
@@ -901,7 +901,8 @@ uint32_t col_stack_get(struct col_thread *t)
         return col_stack_finish(t, buf, col_fp_backtrace(buf, max));
     {
         struct col_unwind_memo *m = col_stack_memo(t, max);
+        int n = col_unwind_backtrace(buf, max, &m);
 
-        return col_stack_finish_walk(t, buf, col_unwind_backtrace(buf, max, m), max, m);
+        return col_stack_finish_walk(t, buf, n, max, m);
     }
 }

@@ -88,11 +88,11 @@ struct col_unwind_memo {
      * stack's, where the search for a frame by its sp stops. */
     struct col_unwind_frame *f;
     struct col_unwind_check *chk; /* 2 * (max + 1) */
-    /* The thread's own small cache of rules (col_unwind_x86_64.c), in
-     * front of the process-wide table: that one spreads the rules a loop
-     * steps through over a MiB, a cache line each, and perf put 45 % of
-     * the walk's samples on sqlite at its first probe, a load on the
-     * critical path of every step. COL_RULE_NEAR_BYTES, zeroed. */
+    /* The thread's own small cache of rules (col_unwind_x86_64.c), one
+     * for all the ring's memos, in front of the process-wide table: that one spreads the rules a
+     * loop steps through over a MiB, a cache line each, and perf put 45 % of the walk's samples on
+     * sqlite at its first probe, a load on the critical path of every step. COL_RULE_NEAR_BYTES,
+     * zeroed. */
     void *near;
 };
 
@@ -100,30 +100,51 @@ struct col_unwind_memo {
 #define COL_RULE_NEAR_BITS 9
 #define COL_RULE_NEAR_BYTES ((size_t)16 << COL_RULE_NEAR_BITS)
 
-/* The bytes of the arrays of a memo for walks of max frames. */
+/* A ring keeps this many memos, each the last walk that started at its
+ * place (the hook's caller's ip and sp, hashed): a program's allocations
+ * come from a few dozen stacks in turn (sqlite3 inserting rows, python3's
+ * JSON round trip: 96 % and 99 % of stacks were one of the last 32 and 16
+ * a thread used), and a walk that starts where its memo's did mostly finds
+ * its whole stack there, checked slot by slot, without a step. Of 16, 32
+ * and 64, 32 was the fastest on python3 and second on sqlite3, by less
+ * than the noise (bench/rec_tail.sh side by side). ~9 KiB each at the
+ * default depth. */
+#define COL_UNWIND_MEMO_BITS 5
+#define COL_UNWIND_MEMOS (1 << COL_UNWIND_MEMO_BITS)
+
+/* The bytes of the arrays of one memo for walks of max frames. */
 static inline size_t col_unwind_memo_bytes(uint32_t max)
 {
-    return COL_RULE_NEAR_BYTES + 2 * (max + 1) * sizeof(struct col_unwind_fresh) +
+    return 2 * (max + 1) * sizeof(struct col_unwind_fresh) +
            (max + 2) * sizeof(struct col_unwind_frame) +
            2 * (max + 1) * sizeof(struct col_unwind_check);
 }
 
-/* Set up a memo for walks of max frames, its arrays at mem
- * (col_unwind_memo_bytes(max) bytes, zeroed). */
-static inline void col_unwind_memo_init(struct col_unwind_memo *m, void *mem, uint32_t max)
+/* The bytes of the arrays of a ring's memos: their near cache, then each
+ * one's. */
+static inline size_t col_unwind_memos_bytes(uint32_t max)
 {
-    unsigned char *p = mem;
+    return COL_RULE_NEAR_BYTES + COL_UNWIND_MEMOS * col_unwind_memo_bytes(max);
+}
 
-    m->max = max;
-    m->near = p;
-    p += COL_RULE_NEAR_BYTES;
-    m->s = (struct col_unwind_fresh *)(void *)p;
-    m->s_next = m->s + max + 1;
-    p += 2 * (max + 1) * sizeof(struct col_unwind_fresh);
-    m->f = (struct col_unwind_frame *)(void *)p;
-    m->f[0].sp = UINT64_MAX;
-    p += (max + 2) * sizeof(struct col_unwind_frame);
-    m->chk = (struct col_unwind_check *)(void *)p;
+/* Set up a ring's COL_UNWIND_MEMOS memos m[] for walks of max frames,
+ * their arrays at mem (col_unwind_memos_bytes(max) bytes, zeroed). */
+static inline void col_unwind_memos_init(struct col_unwind_memo *m, void *mem, uint32_t max)
+{
+    unsigned char *near = mem, *p = near + COL_RULE_NEAR_BYTES;
+
+    for (int i = 0; i < COL_UNWIND_MEMOS; i++, m++) {
+        m->max = max;
+        m->near = near;
+        m->s = (struct col_unwind_fresh *)(void *)p;
+        m->s_next = m->s + max + 1;
+        p += 2 * (max + 1) * sizeof(struct col_unwind_fresh);
+        m->f = (struct col_unwind_frame *)(void *)p;
+        m->f[0].sp = UINT64_MAX;
+        p += (max + 2) * sizeof(struct col_unwind_frame);
+        m->chk = (struct col_unwind_check *)(void *)p;
+        p += 2 * (max + 1) * sizeof(struct col_unwind_check);
+    }
 }
 
 /* The frames of a memo's walk: its own, then the ones it took. */
@@ -135,10 +156,11 @@ static inline uint32_t col_unwind_memo_nr(const struct col_unwind_memo *m)
 /* The return addresses of the frames outside the caller, innermost first
  * (the caller's return address first: the caller, a function of the
  * collector, must keep a frame pointer, as all of them do), at most max (<= FMT_SHM_MAX_DEPTH + 4).
- * Never allocates, opens nothing, makes no syscall once a frame's rule is cached. memo (or NULL)
- * holds the ring's last walk; with a memo the frames are left in it (col_unwind_memo_frames) and
- * buf is written only under MEMSCRIBE_UNWIND=verify. */
-int col_unwind_backtrace(void **buf, int max, struct col_unwind_memo *memo);
+ * Never allocates, opens nothing, makes no syscall once a frame's rule is cached. *memo (or NULL)
+ * is the ring's COL_UNWIND_MEMOS memos; the walk uses the one of the place it starts at and leaves
+ * *memo pointing to it, with the frames in it (col_unwind_memo_frames): buf is written only under
+ * MEMSCRIBE_UNWIND=verify. */
+int col_unwind_backtrace(void **buf, int max, struct col_unwind_memo **memo);
 
 /* The n frames of the memo's walk into buf, innermost first. */
 static inline void col_unwind_memo_frames(const struct col_unwind_memo *m, void **buf, int n)

@@ -1083,8 +1083,17 @@ static int col_walk_memo(struct col_regs r, int max, struct col_unwind_memo *m)
     }
 }
 
+/* The memo of the ring's memos for a walk that starts at r. */
+static inline struct col_unwind_memo *col_memo_pick(struct col_unwind_memo *memos,
+                                                    const struct col_regs *r)
+{
+    uint64_t h = (r->ip ^ r->sp << 20) * 0x9e3779b97f4a7c15ull;
+
+    return memos + (h >> (64 - COL_UNWIND_MEMO_BITS));
+}
+
 __attribute__((noinline)) int col_unwind_backtrace(void **buf, int max,
-                                                   struct col_unwind_memo *memo)
+                                                   struct col_unwind_memo **memos)
 {
     /* Start in our caller's caller: the collector is built with frame
      * pointers, so our caller's frame starts at the rbp we saved (fp[0]),
@@ -1094,6 +1103,7 @@ __attribute__((noinline)) int col_unwind_backtrace(void **buf, int max,
      * stack) and new on every walk whose stack changed. */
     const uint64_t *fp = __builtin_frame_address(0), *caller = (const uint64_t *)(uintptr_t)fp[0];
     struct col_regs r = {caller[1], (uint64_t)(uintptr_t)(caller + 2), caller[0], 0};
+    struct col_unwind_memo *memo = memos && *memos ? col_memo_pick(*memos, &r) : NULL;
     int n = memo ? col_walk_memo(r, max, memo) : col_walk(r, buf, max);
 
     if (COL_UNLIKELY(col_unwind_verify)) {
@@ -1101,6 +1111,8 @@ __attribute__((noinline)) int col_unwind_backtrace(void **buf, int max,
             col_unwind_memo_frames(memo, buf, n);
         col_unwind_check(buf, n, max);
     }
+    if (memo)
+        *memos = memo;
     return n;
 }
 
