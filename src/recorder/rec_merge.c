@@ -516,7 +516,7 @@ static uint32_t rec_heap_build(struct rec_session *s, uint64_t limit)
 }
 
 /* Copy what the open images' threads published since out of their rings
- * (rec_stream_drain), in the middle of a long merge: the rings are the
+ * (rec_stream_drain_ahead), in the middle of a long merge: the rings are the
  * program's only buffer, and a thread whose ring is full waits. A merge
  * emits what its round's watermark allows, and the next watermark is
  * worked out only after it: on python3's JSON round trip (8 M heap calls,
@@ -527,7 +527,7 @@ static void rec_merge_drain(struct rec_session *s)
 {
     for (uint32_t i = 0; i < s->nr_images; i++)
         if (s->images[i]->open)
-            rec_stream_drain(s, s->images[i]);
+            rec_stream_drain_ahead(s, s->images[i]);
 }
 
 /* Records a merge emits between two rec_merge_drain: about 1.5 ms of the

@@ -656,6 +656,16 @@ void rec_stream_drain(struct rec_session *s, struct rec_image *img)
         rec_ring_drain(s, img->rings[i]);
 }
 
+void rec_stream_drain_ahead(struct rec_session *s, struct rec_image *img)
+{
+    for (uint32_t i = 0; i < img->nr_rings; i++) {
+        struct rec_ring *r = img->rings[i];
+
+        if (r->buf_len - r->buf_pos < r->size)
+            rec_ring_drain(s, r);
+    }
+}
+
 /* The exit time segment 0 of img holds (fmt_shm.h exit_ts), in the
  * recorder's clock; 0: none. */
 static uint64_t rec_exit_stamp(struct rec_session *s, const struct rec_image *img)
