@@ -73,14 +73,14 @@ struct col_unwind_fresh {
 _Static_assert(sizeof(struct col_unwind_fresh) == 32, "col_unwind_fresh");
 
 struct col_unwind_memo {
-    uint32_t n;        /* entries in f[1..], 0: no walk (or one of another rule table) */
-    uint32_t base;     /* 1 if f[1] is the state after the last step, not a frame */
-    uint32_t stop;     /* f[1 + stop..] cannot be taken (0: a slow step ended the walk) */
-    uint32_t nr_s;     /* the walk's own frames, s[0..nr_s) */
-    uint32_t s_stop;   /* s[0..s_stop) cannot be taken (a slow step and the frames inside it) */
-    uint32_t gen;      /* the rule table's generation */
-    uint32_t max;      /* the longest walk it has room for */
-    uint32_t near_gen; /* the rule table's generation near[] holds rules of */
+    uint32_t n;      /* entries in f[1..], 0: no walk (or one of another rule table) */
+    uint32_t base;   /* 1 if f[1] is the state after the last step, not a frame */
+    uint32_t stop;   /* f[1 + stop..] cannot be taken (0: a slow step ended the walk) */
+    uint32_t nr_s;   /* the walk's own frames, s[0..nr_s) */
+    uint32_t s_stop; /* s[0..s_stop) cannot be taken (a slow step and the frames inside it) */
+    uint32_t gen;    /* the rule table's generation */
+    uint32_t max;    /* the longest walk it has room for */
+    uint32_t pad;
     /* The walk's own frames, and where the next walk writes its own (the
      * two swapped at each walk), max + 1 entries each with a sentinel. */
     struct col_unwind_fresh *s, *s_next;
@@ -88,17 +88,19 @@ struct col_unwind_memo {
      * stack's, where the search for a frame by its sp stops. */
     struct col_unwind_frame *f;
     struct col_unwind_check *chk; /* 2 * (max + 1) */
-    /* The thread's own small cache of rules (col_unwind_x86_64.c), one
-     * for all the ring's memos, in front of the process-wide table: that one spreads the rules a
-     * loop steps through over a MiB, a cache line each, and perf put 45 % of the walk's samples on
-     * sqlite at its first probe, a load on the critical path of every step. COL_RULE_NEAR_BYTES,
-     * zeroed. */
+    /* The thread's own small cache of rules, with the generation of the
+     * table they are from (col_unwind_x86_64.c), one for all the ring's
+     * memos, in front of the process-wide table: that one spreads the
+     * rules a loop steps through over a MiB, a cache line each, and perf
+     * put 45 % of the walk's samples on sqlite at its first probe, a load
+     * on the critical path of every step. COL_RULE_NEAR_BYTES, zeroed. */
     void *near;
 };
 
-/* 512 entries of 16 bytes: 8 KiB, a quarter of L1. */
+/* 512 entries of 16 bytes (8 KiB, a quarter of L1) behind a line that
+ * holds the rule table's generation they are rules of. */
 #define COL_RULE_NEAR_BITS 9
-#define COL_RULE_NEAR_BYTES ((size_t)16 << COL_RULE_NEAR_BITS)
+#define COL_RULE_NEAR_BYTES (64 + ((size_t)16 << COL_RULE_NEAR_BITS))
 
 /* A ring keeps this many memos, each the last walk that started at its
  * place (the hook's caller's ip and sp, hashed): a program's allocations

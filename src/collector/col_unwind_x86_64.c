@@ -686,19 +686,25 @@ struct col_rule_near {
     uint64_t key; /* 0: empty */
     struct col_unwind_rule rule;
 };
-_Static_assert(sizeof(struct col_rule_near) << COL_RULE_NEAR_BITS == COL_RULE_NEAR_BYTES,
-               "COL_RULE_NEAR_BYTES");
+
+/* The cache, one for all of a ring's memos (their near). */
+struct col_rule_near_cache {
+    uint32_t gen; /* the rule table's generation its rules are of */
+    uint32_t pad[15];
+    struct col_rule_near e[1u << COL_RULE_NEAR_BITS];
+};
+_Static_assert(sizeof(struct col_rule_near_cache) == COL_RULE_NEAR_BYTES, "COL_RULE_NEAR_BYTES");
 
 /* The rule of key: from near when it has it, else from tab, and kept in
  * near. The rule is copied: one in the table never changes, and near is
  * emptied when the table is replaced (col_near_check). */
-static inline const struct col_unwind_rule *col_rule_near_get(struct col_rule_near *near,
+static inline const struct col_unwind_rule *col_rule_near_get(struct col_rule_near_cache *near,
                                                               struct col_rule_slot *tab,
                                                               uint64_t key,
                                                               struct col_unwind_rule *spare)
 {
     struct col_rule_near *n =
-        &near[(uint32_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - COL_RULE_NEAR_BITS))];
+        &near->e[(uint32_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - COL_RULE_NEAR_BITS))];
     const struct col_unwind_rule *ru;
 
     if (COL_LIKELY(n->key == key))
@@ -709,12 +715,12 @@ static inline const struct col_unwind_rule *col_rule_near_get(struct col_rule_ne
     return ru;
 }
 
-/* Empty the memo's near cache if it holds rules of an older table. */
-static inline void col_near_check(struct col_unwind_memo *m, uint32_t gen)
+/* Empty the near cache if it holds rules of an older table. */
+static inline void col_near_check(struct col_rule_near_cache *near, uint32_t gen)
 {
-    if (COL_UNLIKELY(m->near_gen != gen)) {
-        memset(m->near, 0, COL_RULE_NEAR_BYTES);
-        m->near_gen = gen;
+    if (COL_UNLIKELY(near->gen != gen)) {
+        memset(near->e, 0, sizeof(near->e));
+        near->gen = gen;
     }
 }
 
@@ -773,7 +779,7 @@ enum { COL_STEP_SLOW = -1, COL_STEP_END = 0, COL_STEP_END_RBP, COL_STEP_DONE };
  * rule must be read again at each step: col_step_slow). Inlined into both
  * walks, whose state then stays in registers. */
 static inline __attribute__((always_inline)) int col_step(struct col_rule_slot *tab,
-                                                          struct col_rule_near *near,
+                                                          struct col_rule_near_cache *near,
                                                           struct col_regs *r,
                                                           struct col_unwind_fresh *e)
 {
@@ -1008,7 +1014,7 @@ static int col_walk_memo(struct col_regs r, int max, struct col_unwind_memo *m)
     struct col_memo_seen seen = {0, UINT32_MAX, NULL};
     int rc;
 
-    col_near_check(m, gen);
+    col_near_check(m->near, gen);
     s_max = s + max;
     so = old;
     if (m->n && m->gen == gen) {
