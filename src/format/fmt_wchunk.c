@@ -122,13 +122,23 @@ static size_t compress_at(struct fmt_zc *zc, int level, void *dst, size_t cap,
     return z;
 }
 
+/* Whether this chunk tries both levels: every one of the first, smaller
+ * chunks (FMT_FIRST_CHUNK_EVENTS), whose start of a program says little
+ * of what follows, then the first of the full size and every
+ * FMT_REPEAT_PROBE-th after it. Tried on the first chunk only, sqlite3's
+ * trace grew by 6 %. */
+static int probe_due(const struct fmt_writer *w)
+{
+    return w->chunk_limit < w->chunk_events || !(w->full_chunks % FMT_REPEAT_PROBE);
+}
+
 /* Column c into dst (cap bytes, its bound); its compressed size, 0 on
  * failure. A 1.5 writer at the default level compresses a column at
  * FMT_REPEAT_ZSTD_LEVEL where that pays: real programs repeat their sizes,
  * addresses and stacks far apart, which zstd's level 1 mostly misses
  * (sqlite3: 0.242 -> 0.190 bytes/event), while on random sizes or columns
  * of one repeated value the deeper search only costs time. Which pays is
- * tried on the first chunk and every FMT_REPEAT_PROBE-th: the column is
+ * tried on the chunks probe_due names: the column is
  * compressed at both levels, the smaller kept, and the deeper level used
  * until the next try if it saved a tenth. Touches only column c's state
  * (col_rep[c]) and k's: two compressors may run it on two columns at once. */
@@ -140,12 +150,12 @@ static size_t compress_column(struct fmt_writer *w, const struct fmt_wcomp *k, i
 
     if (!w->rep_level)
         return compress_at(k->zc, base, dst, cap, col);
-    if (w->finishing && !(w->nr_chunks % FMT_REPEAT_PROBE))
+    if (w->finishing && probe_due(w))
         /* The last chunk, due a try: no chunk comes after to use what it
          * finds, and the deeper level is all but never the larger. */
         return compress_at(k->zc, w->rep_level, dst, cap, col);
     size_t z = compress_at(k->zc, deep ? w->rep_level : base, dst, cap, col);
-    if (!z || w->nr_chunks % FMT_REPEAT_PROBE)
+    if (!z || !probe_due(w))
         return z;
     if (fmt_buf_reserve(k->probe, cap))
         return z; /* no room to try: keep what is */
@@ -327,6 +337,11 @@ int fmt_wchunk_flush(struct fmt_writer *w)
         return rc;
     w->nr_chunks++;
     w->nr_chunk_events = 0;
+    if (w->chunk_limit == w->chunk_events)
+        w->full_chunks++;
+    else
+        w->chunk_limit =
+            w->chunk_limit * 2 < w->chunk_events ? w->chunk_limit * 2 : w->chunk_events;
     w->chunk_heap_allocs = 0;
     w->chunk_dropped = 0;
     w->cur_ctx = 0;

@@ -346,7 +346,7 @@ static inline __attribute__((always_inline)) int event_end(struct fmt_writer *w,
     }
     w->nr_chunk_events++;
     w->st.nr_events++;
-    if (w->nr_chunk_events >= w->chunk_events || w->col[FMT_COL_STRS].len >= FMT_CHUNK_MAX_STRS)
+    if (w->nr_chunk_events >= w->chunk_limit || w->col[FMT_COL_STRS].len >= FMT_CHUNK_MAX_STRS)
         return fmt_wchunk_flush(w);
     return 0;
 }

@@ -86,6 +86,8 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     }
     if (w->chunk_events > FMT_MAX_CHUNK_EVENTS)
         w->chunk_events = FMT_MAX_CHUNK_EVENTS;
+    w->chunk_limit =
+        w->chunk_events < FMT_FIRST_CHUNK_EVENTS ? w->chunk_events : FMT_FIRST_CHUNK_EVENTS;
     w->next_serial = 1;
     if ((rc = fmt_zc_init(&w->zc, opt && opt->zlib ? FMT_ZC_ZLIB : FMT_ZC_ZSTD, w->level)) ||
         (rc = fmt_wctx_init(w)))

@@ -25,11 +25,19 @@
 
 #define FMT_DEFAULT_ZSTD_LEVEL 1
 /* Format 1.5 writers at the default level: the zstd level of a column
- * whose repeats it finds (fmt_wchunk.c), tried every FMT_REPEAT_PROBE-th
- * chunk. */
+ * whose repeats it finds (fmt_wchunk.c), tried on each chunk before the
+ * first of full size, then every FMT_REPEAT_PROBE-th. */
 #define FMT_REPEAT_ZSTD_LEVEL 5
 #define FMT_REPEAT_PROBE 16
 #define FMT_DEFAULT_CHUNK_EVENTS (1u << 18)
+/* The first chunk's events: each next chunk holds twice as many as the
+ * one before, up to chunk_events. A short program's trace (cc1 at -O2:
+ * 260,000 events) then ends in a chunk of a quarter of them, not in the
+ * whole trace, compressed after the program exits while the user waits
+ * (63-70 -> 43-50 ms of the recorder's start and tail); compressed during
+ * the run, the others cost the program nothing on a second core. A long
+ * program's chunks are all of the full size but the first few. */
+#define FMT_FIRST_CHUNK_EVENTS (1u << 16)
 #define FMT_CHUNK_MAX_STRS (8u << 20) /* flush early when strings pile up */
 
 /* A module the trace loaded, so its unload finds its id. */
@@ -42,7 +50,9 @@ struct fmt_wmod {
 struct fmt_writer {
     struct fmt_wout out;
     int level;
-    uint32_t chunk_events;
+    uint32_t chunk_events;  /* the most events of a chunk */
+    uint32_t chunk_limit;   /* this chunk's: FMT_FIRST_CHUNK_EVENTS doubled per chunk */
+    uint32_t full_chunks;   /* chunks written of chunk_events events */
     int pe;                 /* FMT_FEAT_PE_PROCESS: Windows kinds allowed */
     uint32_t tu;            /* time unit, ns (1: nanoseconds) */
     int v13;                /* format 1.3: FMT_FEAT_TIME_UNIT, REF split, FACT_* columns */

@@ -814,6 +814,58 @@ static void test_live_at_chunk(void **state)
 /* fmt_writer_flush() ends a chunk at once: what was flushed can be read
  * while the trace is still being written (as incomplete), and the stats
  * count the file exactly. */
+/* Chunk sizes: the first holds 65,536 events and each next twice as many
+ * up to the writer's chunk_events (262,144 by default), or chunk_events
+ * from the first if that is less; the events of every size read back
+ * whole (format 1.5, whose level try runs on each growing chunk). */
+static void chunk_sizes(uint32_t chunk_events, const uint32_t *want, uint32_t nr_want)
+{
+    struct tfmt t;
+    struct fmt_event ev = tfmt_mk(FMT_EV_MALLOC, 10, 0);
+    uint64_t n = 0;
+
+    for (uint32_t k = 0; k < nr_want; k++)
+        n += want[k];
+    tfmt_start_pack(&t, chunk_events, 1000, 2);
+    for (uint64_t i = 0; i < n; i++) {
+        ev.kind = i % 2 ? FMT_EV_FREE : FMT_EV_MALLOC;
+        ev.ts_ns = 1000 * i;
+        ev.addr = 0x10000 + 64 * (i / 2 % 100);
+        ev.size = i % 2 ? 0 : 24 + i % 7;
+        assert_int_equal(fmt_writer_event(t.w, &ev), 0);
+    }
+    tfmt_finish(&t);
+
+    struct fmt_reader *r = tfmt_open(&t);
+    struct fmt_event got;
+    uint64_t nr_read = 0;
+    int rc;
+
+    assert_int_equal(fmt_reader_nr_chunks(r), nr_want);
+    for (uint32_t k = 0; k < nr_want; k++)
+        assert_int_equal(fmt_reader_chunk(r, k)->nr_events, want[k]);
+    while ((rc = fmt_reader_next(r, &got)) > 0) {
+        assert_int_equal(got.ts_ns, 1000 * nr_read);
+        nr_read++;
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(nr_read, n);
+    fmt_reader_close(r);
+    tfmt_close(&t);
+}
+
+static void test_chunk_growth(void **state)
+{
+    static const uint32_t by_default[] = {65536, 131072, 262144, 262144, 12345};
+    static const uint32_t to_100k[] = {65536, 100000, 100000, 7};
+    static const uint32_t small[] = {1000, 1000, 1};
+
+    (void)state;
+    chunk_sizes(0, by_default, 5);
+    chunk_sizes(100000, to_100k, 4);
+    chunk_sizes(1000, small, 3);
+}
+
 static void test_flush(void **state)
 {
     struct tfmt t;
@@ -980,21 +1032,14 @@ static void test_writer_rejects(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_kind),
-        cmocka_unit_test(test_random_storm),
-        cmocka_unit_test(test_freed_reuse),
-        cmocka_unit_test(test_ranks),
-        cmocka_unit_test(test_time_pack),
-        cmocka_unit_test(test_stacks),
-        cmocka_unit_test(test_only_meta),
-        cmocka_unit_test(test_stack_windows),
-        cmocka_unit_test(test_stack_codes),
-        cmocka_unit_test(test_tables),
-        cmocka_unit_test(test_many_threads),
-        cmocka_unit_test(test_image_without_start),
-        cmocka_unit_test(test_flush),
-        cmocka_unit_test(test_live_at_chunk),
-        cmocka_unit_test(test_heap_path_same_bytes),
+        cmocka_unit_test(test_every_kind),     cmocka_unit_test(test_random_storm),
+        cmocka_unit_test(test_freed_reuse),    cmocka_unit_test(test_ranks),
+        cmocka_unit_test(test_time_pack),      cmocka_unit_test(test_stacks),
+        cmocka_unit_test(test_only_meta),      cmocka_unit_test(test_stack_windows),
+        cmocka_unit_test(test_stack_codes),    cmocka_unit_test(test_tables),
+        cmocka_unit_test(test_many_threads),   cmocka_unit_test(test_image_without_start),
+        cmocka_unit_test(test_flush),          cmocka_unit_test(test_chunk_growth),
+        cmocka_unit_test(test_live_at_chunk),  cmocka_unit_test(test_heap_path_same_bytes),
         cmocka_unit_test(test_writer_rejects),
     };
 
