@@ -490,14 +490,14 @@ void col_stack_reset(void);
 uint32_t col_stack_get(struct col_thread *t);
 uint32_t col_stack_finish(struct col_thread *t, void *const *buf, int n);
 struct col_unwind_memo;
-/* The same for a walk of col_unwind_backtrace with the ring's memo m (max:
- * the walk's): interned by the tree of frames, taking the node of the
- * frames the walk took from the last one. */
-uint32_t col_stack_finish_walk(struct col_thread *t, void **buf, int n, int max,
-                               struct col_unwind_memo *m);
 extern int col_unwind_fp; /* MEMSCRIBE_UNWIND=fp */
 int col_fp_backtrace(void **buf, int max);
 #ifndef COL_UNWIND_LIBGCC
+/* col_stack_finish for a walk of col_unwind_backtrace with the ring's memo
+ * m (max: the walk's): interned by the tree of frames, taking the node of
+ * the frames the walk took from the last one. */
+uint32_t col_stack_finish_walk(struct col_thread *t, void **buf, int n, int max,
+                               struct col_unwind_memo *m);
 int col_unwind_backtrace(void **buf, int max, struct col_unwind_memo **memo);
 /* The ring's memos of its last walks, the first member of its stack cache
  * (col_stack.c), if it has them with room for walks of max frames (a later

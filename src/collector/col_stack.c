@@ -314,15 +314,6 @@ void col_stack_cache_free(struct col_stack_cache *c)
         col_sys_munmap(c, c->bytes);
 }
 
-#ifdef COL_UNWIND_LIBGCC
-static struct col_unwind_memo *col_stack_memo(struct col_thread *t, int max)
-{
-    (void)t;
-    (void)max;
-    return NULL;
-}
-#endif
-
 /* Frames times distinct odd multipliers, summed: the multiplies do not
  * wait for each other (a chained xor-multiply-shift cost ~2 ns a frame on
  * deep stacks); a final mix spreads the bits. Equality is checked on the
@@ -819,16 +810,10 @@ static __attribute__((noinline)) void col_node_verify(uint32_t node, void *const
     col_unwind_check_same("the stack interned differs from the walk", "interned:", a,
                           (int)col_node_frames(node, a), "walk:    ", b, kb);
 }
-#endif
 
 uint32_t col_stack_finish_walk(struct col_thread *t, void **buf, int n, int max,
                                struct col_unwind_memo *m)
 {
-#ifdef COL_UNWIND_LIBGCC
-    (void)max;
-    (void)m;
-    return col_stack_finish(t, buf, n);
-#else
     int newest = atomic_load_explicit(&col_nodes_newest, memory_order_relaxed), k;
     uint32_t limit = col_depth < 255 ? col_depth : 255, node = 0, base = COL_NODE_NONE;
     struct col_node_probe p = {atomic_load_explicit(&col_nodes[newest], memory_order_acquire),
@@ -889,20 +874,18 @@ stack_id:
 by_hash:
     col_unwind_memo_frames(m, buf, n);
     return col_stack_finish(t, buf, n);
-#endif
 }
+#endif
 
 uint32_t col_stack_get(struct col_thread *t)
 {
+#ifdef COL_UNWIND_LIBGCC
     void *buf[FMT_SHM_MAX_DEPTH + 4];
     int max = (int)col_depth + 4;
 
-    if (col_unwind_fp)
-        return col_stack_finish(t, buf, col_fp_backtrace(buf, max));
-    {
-        struct col_unwind_memo *m = col_stack_memo(t, max);
-        int n = col_unwind_backtrace(buf, max, &m);
-
-        return col_stack_finish_walk(t, buf, n, max, m);
-    }
+    return col_stack_finish(
+        t, buf, col_unwind_fp ? col_fp_backtrace(buf, max) : col_unwind_backtrace(buf, max, NULL));
+#else
+    return col_stack_here(t); /* the hooks' walk, out of line */
+#endif
 }

@@ -52,7 +52,7 @@ struct fmt_writer {
     int level;
     uint32_t chunk_events;  /* the most events of a chunk */
     uint32_t chunk_limit;   /* this chunk's: FMT_FIRST_CHUNK_EVENTS doubled per chunk */
-    uint32_t full_chunks;   /* chunks written of chunk_events events */
+    uint32_t full_chunks;   /* chunks written since chunk_limit reached chunk_events */
     int pe;                 /* FMT_FEAT_PE_PROCESS: Windows kinds allowed */
     uint32_t tu;            /* time unit, ns (1: nanoseconds) */
     int v13;                /* format 1.3: FMT_FEAT_TIME_UNIT, REF split, FACT_* columns */
