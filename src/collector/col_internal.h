@@ -577,6 +577,10 @@ int col_maps_tool_caller(const void *ra); /* a return address in libunwind */
 /* Private anonymous memory by raw syscall, never through our own hook. */
 void *col_sys_mmap(size_t len);
 void col_sys_munmap(void *p, size_t len);
+/* The same for a table that fills at random: huge pages from 2 MiB; and
+ * fresh zero pages over one (a forked child's). */
+void *col_sys_mmap_table(size_t len);
+void col_sys_zero_table(void *p, size_t len);
 pid_t col_gettid(void);
 
 #endif

@@ -186,7 +186,7 @@ static void *col_map_once(void *_Atomic *where, size_t bytes)
 
     if (have)
         return have;
-    mine = col_sys_mmap(bytes);
+    mine = col_sys_mmap_table(bytes);
     if (!mine)
         return NULL;
     if (atomic_compare_exchange_strong(where, &have, mine))
@@ -253,25 +253,18 @@ int col_stack_init(void)
     return 0;
 }
 
-/* Fresh zero pages over p: in a forked child, the parent's copy goes at once. */
-static void col_map_zero(void *p, size_t bytes)
-{
-    if (p)
-        syscall(COL_SYS_MMAP, (long)p, (long)bytes, (long)(PROT_READ | PROT_WRITE),
-                (long)(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED), -1L, 0L);
-}
-
-/* In a forked child: ids restart with the child's own stream. */
+/* In a forked child: ids restart with the child's own stream, in fresh
+ * zero pages (the parent's copy goes at once). */
 void col_stack_reset(void)
 {
     for (int i = 0; i < COL_TABLE_TIERS; i++) {
-        col_map_zero(atomic_load(&col_tables[i]), col_table_bytes(i));
-        col_map_zero(atomic_load(&col_nodes[i]), col_table_bytes(i));
+        col_sys_zero_table(atomic_load(&col_tables[i]), col_table_bytes(i));
+        col_sys_zero_table(atomic_load(&col_nodes[i]), col_table_bytes(i));
         atomic_store(&col_table_used[i], 0);
         atomic_store(&col_nodes_used[i], 0);
     }
     for (uint32_t k = 0; k < COL_ARENA_CHUNKS; k++)
-        col_map_zero(atomic_load(&col_arena_chunks[k]), col_arena_bytes(k));
+        col_sys_zero_table(atomic_load(&col_arena_chunks[k]), col_arena_bytes(k));
     atomic_store(&col_nodes_newest, 0);
     atomic_store(&col_table_newest, 0);
     atomic_store(&col_arena_top, 0);
