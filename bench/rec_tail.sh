@@ -12,9 +12,10 @@
 #              finds its own collector, <its dir>/../lib/memscribe)
 #   -r N       runs of each binary (default 7), alternating
 # For each run: record's wall time, the program's own (from its first
-# process's start to its exit, as the trace has them: `memscribe report`'s
-# "run time") and the difference. The untraced command is timed the same
-# number of times, alternating with the others, as the yardstick.
+# process's start to its last one's exit, as the trace has them: `memscribe
+# report`'s "run time", of all processes when there are more) and the
+# difference. The untraced command is timed the same number of times,
+# alternating with the others, as the yardstick.
 set -euo pipefail
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 REPS=7
@@ -37,9 +38,13 @@ for ((i = 0; i < REPS; i++)); do
         s=$(now_us)
         "${TOOLS[$k]}" record -q -o "$WORK/t.mscr" -- "${CMD[@]}" >/dev/null
         wall=$(($(now_us) - s))
-        # the first process's run time, in us (the whole report read: no SIGPIPE)
+        # the program's run time, in us: its process's, or from the first
+        # process's start to the last one's end when there are more (env
+        # exec'ing python3: "all processes"); the whole report read (no SIGPIPE)
         own=$("${TOOLS[$k]}" report "$WORK/t.mscr" |
-            awk '/^  run time:/ && !seen { sub(/s$/, "", $3); printf "%d", $3 * 1000000; seen = 1 }')
+            awk '/^all processes$/ { all = 1 }
+                 /^  run time:/ && (!seen || all) { sub(/s$/, "", $3); t = $3; seen = 1; if (all) all = 0 }
+                 END { if (seen) printf "%d", t * 1000000 }')
         [ -n "$own" ] || { echo "rec_tail.sh: no run time in ${NAMES[$k]}'s report" >&2; exit 1; }
         echo "${NAMES[$k]} $wall $own"
     done
