@@ -30,8 +30,7 @@ REPS=7
 # shellcheck source=bench/tool_args.sh
 . "$BENCH_DIR/tool_args.sh"
 tool_args 1 "$usage" "memscribe=$MEMSCRIBE" "$@"
-CMD=("${REST[@]}")
-[ ${#CMD[@]} -gt 0 ] || { echo "usage: $usage" >&2; exit 2; }
+tool_cmd "$usage"
 [ -x "$MEMSCRIBE" ] || { echo "floor.sh: not an executable: $MEMSCRIBE" >&2; exit 2; }
 SHIM=$BIN/libbench_count.so
 [ -f "$SHIM" ] || { echo "floor.sh: no $SHIM (build the bench first)" >&2; exit 2; }

@@ -21,12 +21,9 @@ BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 REPS=7
 # shellcheck source=bench/tool_args.sh
 . "$BENCH_DIR/tool_args.sh"
-tool_args 1 "bench/rec_tail.sh NAME=MEMSCRIBE... [-r N] -- CMD [ARGS...]" "$@"
-CMD=("${REST[@]}")
-if [ ${#CMD[@]} -eq 0 ]; then
-    echo "usage: bench/rec_tail.sh NAME=MEMSCRIBE... [-r N] -- CMD [ARGS...]" >&2
-    exit 2
-fi
+USAGE="bench/rec_tail.sh NAME=MEMSCRIBE... [-r N] -- CMD [ARGS...]"
+tool_args 1 "$USAGE" "$@"
+tool_cmd "$USAGE"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rec-tail.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Sourced by the bench scripts that compare builds side by side (rec_cost.sh,
 # rec_ir.sh, unwind_cost.sh, rec_tail.sh, floor.sh): their arguments NAME=BINARY...
-# [-r N] [-- REST...], and now_us to time runs.
+# [-r N] [-- REST...], tool_cmd for a command after --, and now_us to time runs.
 #
-# shellcheck disable=SC2034 # NAMES, TOOLS, REST and REPS are the caller's
+# shellcheck disable=SC2034 # NAMES, TOOLS, REST, REPS and CMD are the caller's
 #
 # tool_args WITH_REPS USAGE ARGS...
 #   Sets NAMES and TOOLS (a column name and a binary for each NAME=BINARY, at
@@ -39,6 +39,16 @@ tool_args() {
     REST=("$@")
     if [ ${#TOOLS[@]} -eq 0 ]; then
         echo "usage: $usage" >&2
+        exit 2
+    fi
+}
+
+# tool_cmd USAGE: CMD from REST, the command a script runs under each tool;
+# without one, USAGE to stderr and exit 2.
+tool_cmd() {
+    CMD=("${REST[@]}")
+    if [ ${#CMD[@]} -eq 0 ]; then
+        echo "usage: $1" >&2
         exit 2
     fi
 }

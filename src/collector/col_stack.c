@@ -60,13 +60,15 @@ static int col_unwind_backtrace(void **buf, int max, struct col_unwind_memo **me
  * three quarters full (lookups probe every tier, inserts go to the
  * newest); the arena in chunks, each twice the last, at fixed offsets
  * (chunk k holds words [first * (2^k - 1), first * (2^(k+1) - 1))). All
- * mmap'd with MAP_NORESERVE and touched only as they fill. */
+ * mmap'd with MAP_NORESERVE and touched only as they fill; from 2 MiB up
+ * under huge pages (col_sys_mmap_table), the first tier included: a hash
+ * touches every page of a tier with a program's first few hundred stacks. */
 #if UINTPTR_MAX == UINT32_MAX
 /* A 32-bit program has 4 GiB in all: at most 21 MiB of it, not 36. */
 #define COL_TABLE_FIRST (1u << 14)
 #define COL_ARENA_FIRST (8u << 10) /* words: 64 KiB, then 128 KiB, ... */
 #else
-#define COL_TABLE_FIRST (1u << 16)  /* slots: 1 MiB, then 4 and 16 */
+#define COL_TABLE_FIRST (1u << 17)  /* slots: 2 MiB, then 8 and 32 */
 #define COL_ARENA_FIRST (32u << 10) /* words: 256 KiB, then 512 KiB, ... */
 #endif
 #define COL_TABLE_TIERS 3

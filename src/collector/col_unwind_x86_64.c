@@ -606,8 +606,11 @@ static int col_step_slow(struct col_regs *r, uint64_t pc)
 
 /* The process-wide rule table: open addressing, insert-only, key = pc
  * (top bit set for an exact pc) with its rule published after it. A full
- * table only means rules are made again. */
-#define COL_RULE_SLOTS (1u << 16) /* col_rule_get's index: 16 bits of a hash */
+ * table only means rules are made again. 2 MiB, one huge page where the
+ * kernel gives them (col_sys_mmap_table): the hash spreads even a short
+ * program's few hundred rules over every page of it, a page fault each
+ * (a traced `python3 -c 'print(1)'` took 270 of them in a 1 MiB table). */
+#define COL_RULE_SLOTS (1u << 17) /* col_rule_get's index: 17 bits of a hash */
 #define COL_RULE_PROBES 16
 #define COL_RULE_BUSY 1ull
 
@@ -670,7 +673,7 @@ col_rule_probe(struct col_rule_slot *tab, uint64_t key, uint32_t i, struct col_u
 static inline const struct col_unwind_rule *col_rule_get(struct col_rule_slot *tab, uint64_t key,
                                                          struct col_unwind_rule *spare)
 {
-    uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 48); /* < COL_RULE_SLOTS */
+    uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 47); /* < COL_RULE_SLOTS */
     struct col_rule_slot *s = &tab[i];
 
     if (COL_LIKELY(atomic_load_explicit(&s->key, memory_order_acquire) == key))
@@ -738,7 +741,7 @@ static uint32_t col_rule_cur; /* changed under col_module_lock only */
 
 int col_unwind_init(void)
 {
-    struct col_rule_slot *tab = col_sys_mmap(COL_RULE_BYTES);
+    struct col_rule_slot *tab = col_sys_mmap_table(COL_RULE_BYTES);
 
     if (!tab)
         return -1;
@@ -755,7 +758,7 @@ void col_unwind_forget(void)
     struct col_rule_slot *tab = col_rule_tabs[k];
 
     if (!tab)
-        tab = col_rule_tabs[k] = col_sys_mmap(COL_RULE_BYTES);
+        tab = col_rule_tabs[k] = col_sys_mmap_table(COL_RULE_BYTES);
     else
         madvise(tab, COL_RULE_BYTES, MADV_DONTNEED); /* zero pages again */
     if (!tab) {
