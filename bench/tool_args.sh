@@ -1,8 +1,9 @@
 # shellcheck shell=bash
 # SPDX-License-Identifier: MIT
 # Sourced by the bench scripts that compare builds side by side (rec_cost.sh,
-# rec_ir.sh, unwind_cost.sh, rec_tail.sh, floor.sh): their arguments NAME=BINARY...
-# [-r N] [-- REST...], tool_cmd for a command after --, and now_us to time runs.
+# rec_ir.sh, unwind_cost.sh, rec_tail.sh, floor.sh, faults.sh): their arguments
+# NAME=BINARY... [-r N] [-- REST...], tool_cmd for a command after --, and now_us
+# to time runs.
 #
 # shellcheck disable=SC2034 # NAMES, TOOLS, REST, REPS and CMD are the caller's
 #

@@ -45,15 +45,23 @@ pid_t col_gettid(void)
     return (pid_t)syscall(SYS_gettid);
 }
 
+/* Private anonymous zero pages (at addr, replacing what is there, when
+ * MAP_FIXED is in flags): the mapping, or NULL. */
+static void *col_sys_map(void *addr, size_t len, long flags)
+{
+    long p = syscall(COL_SYS_MMAP, (long)addr, (long)len, (long)(PROT_READ | PROT_WRITE),
+                     (long)(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE) | flags, -1L, 0L);
+
+    return p < 0 && p > -4096 ? NULL : (void *)p;
+}
+
 void *col_sys_mmap(size_t len)
 {
-    long p = syscall(COL_SYS_MMAP, 0L, (long)len, (long)(PROT_READ | PROT_WRITE),
-                     (long)(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE), -1L, 0L);
+    void *p = col_sys_map(NULL, len, 0);
 
-    if (p < 0 && p > -4096)
-        return NULL;
-    col_maps_note_own((void *)p, len); /* not the program's: the snapshot skips it */
-    return (void *)p;
+    if (p)
+        col_maps_note_own(p, len); /* not the program's: the snapshot skips it */
+    return p;
 }
 
 /* A table a hash fills at random touches every page of it early, a page
@@ -73,33 +81,27 @@ static void col_advise_huge(void *p, size_t len)
 
 void *col_sys_mmap_table(size_t len)
 {
-    long p;
-    uintptr_t lo, al;
+    char *p, *al;
 
     if (len < COL_HUGE)
         return col_sys_mmap(len);
-    p = syscall(COL_SYS_MMAP, 0L, (long)(len + COL_HUGE), (long)(PROT_READ | PROT_WRITE),
-                (long)(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE), -1L, 0L);
-    if (p < 0 && p > -4096)
+    /* COL_HUGE more than len, then the ends cut so that len bytes at a
+     * multiple of COL_HUGE are left (the tail is never empty). */
+    if (!(p = col_sys_map(NULL, len + COL_HUGE, 0)))
         return col_sys_mmap(len); /* short of address space: no alignment */
-    lo = (uintptr_t)p;
-    al = (lo + COL_HUGE - 1) & ~(uintptr_t)(COL_HUGE - 1);
-    if (al > lo)
-        syscall(SYS_munmap, (long)lo, (long)(al - lo));
-    if (al + len < lo + len + COL_HUGE)
-        syscall(SYS_munmap, (long)(al + len), (long)(lo + len + COL_HUGE - al - len));
-    col_advise_huge((void *)al, len);
-    col_maps_note_own((void *)al, len);
-    return (void *)al;
+    al = (char *)(((uintptr_t)p + COL_HUGE - 1) & ~(uintptr_t)(COL_HUGE - 1));
+    if (al > p)
+        col_sys_munmap(p, (size_t)(al - p));
+    col_sys_munmap(al + len, COL_HUGE - (size_t)(al - p));
+    col_advise_huge(al, len);
+    col_maps_note_own(al, len);
+    return al;
 }
 
 void col_sys_zero_table(void *p, size_t len)
 {
-    if (!p)
-        return;
-    syscall(COL_SYS_MMAP, (long)p, (long)len, (long)(PROT_READ | PROT_WRITE),
-            (long)(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED), -1L, 0L);
-    col_advise_huge(p, len);
+    if (p && col_sys_map(p, len, MAP_FIXED))
+        col_advise_huge(p, len);
 }
 
 void col_sys_munmap(void *p, size_t len)
