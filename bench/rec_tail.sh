@@ -15,7 +15,10 @@
 # process's start to its last one's exit, as the trace has them: `memscribe
 # report`'s "run time", of all processes when there are more) and the
 # difference. The untraced command is timed the same number of times,
-# alternating with the others, as the yardstick.
+# alternating with the others, as the yardstick. "x untraced" is the ratio
+# of the medians; "paired" the median of each run's ratio to the untraced
+# run of its own round, which a host whose speed drifts from one minute to
+# the next (a shared virtual machine: +-40 % seen) moves far less.
 set -euo pipefail
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 REPS=7
@@ -30,7 +33,7 @@ trap 'rm -rf "$WORK"' EXIT
 for ((i = 0; i < REPS; i++)); do
     s=$(now_us)
     "${CMD[@]}" >/dev/null
-    echo "untraced $(($(now_us) - s)) $(($(now_us) - s))"
+    echo "untraced $(($(now_us) - s)) $(($(now_us) - s)) $i"
     for k in "${!TOOLS[@]}"; do
         s=$(now_us)
         "${TOOLS[$k]}" record -q -o "$WORK/t.mscr" -- "${CMD[@]}" >/dev/null
@@ -43,23 +46,25 @@ for ((i = 0; i < REPS; i++)); do
                  /^  run time:/ && (!seen || all) { sub(/s$/, "", $3); t = $3; seen = 1; if (all) all = 0 }
                  END { if (seen) printf "%d", t * 1000000 }')
         [ -n "$own" ] || { echo "rec_tail.sh: no run time in ${NAMES[$k]}'s report" >&2; exit 1; }
-        echo "${NAMES[$k]} $wall $own"
+        echo "${NAMES[$k]} $wall $own $i"
     done
 done >"$WORK/runs"
 
 awk -v reps="$REPS" -f "$BENCH_DIR/median.awk" -f /dev/stdin "$WORK/runs" <<'EOF'
 !($1 in wall) { order[++nr] = $1 }
 { wall[$1] = wall[$1] " " $2; own[$1] = own[$1] " " $3; out[$1] = out[$1] " " ($2 - $3) }
+$1 == "untraced" { round[$4] = $2 }
+$1 != "untraced" { ratio[$1] = ratio[$1] " " ($2 / round[$4]) }
 END {
     base = median(wall["untraced"])
-    printf "%-10s %10s %10s %12s %10s  (medians of %d, ms)\n", "", "wall", "program", "outside it", "x untraced", reps
+    printf "%-10s %10s %10s %12s %10s %8s  (medians of %d, ms)\n", "", "wall", "program", "outside it", "x untraced", "paired", reps
     for (i = 1; i <= nr; i++) {
         k = order[i]
         if (k == "untraced")
-            printf "%-10s %10.1f %10s %12s %10s\n", k, base / 1000, "-", "-", "1.00"
+            printf "%-10s %10.1f %10s %12s %10s %8s\n", k, base / 1000, "-", "-", "1.00", "1.00"
         else
-            printf "%-10s %10.1f %10.1f %12.1f %10.2f\n", k, median(wall[k]) / 1000,
-                median(own[k]) / 1000, median(out[k]) / 1000, median(wall[k]) / base
+            printf "%-10s %10.1f %10.1f %12.1f %10.2f %8.2f\n", k, median(wall[k]) / 1000,
+                median(own[k]) / 1000, median(out[k]) / 1000, median(wall[k]) / base, median(ratio[k])
     }
 }
 EOF

@@ -39,9 +39,12 @@ FILENAME == ARGV[1] {
 {
     k = $1 SUBSEP $2
     nr_runs[k]++
+    if ($3 + 0 > max_rep)
+        max_rep = $3 + 0
     if ($7 == "ok") {
         n = ++nr_ok[k]
         wall[k, n] = $4
+        wall_rep[k, $3] = $4
         cpu[k, n] = $5
         rss[k, n] = $6
         bytes[k, n] = $8
@@ -156,6 +159,27 @@ function print_ratios(m, h) {
     printf " +wall %s, +cpu %s, bytes %s\n", ratio(aw[m], aw[h]), ratio(ac[m], ac[h]), ratio(bpe[m], bpe[h])
 }
 
+# The median over the repetitions of tool m's wall time divided by the
+# untraced run's of the same repetition (run.sh runs every tool once per
+# repetition, one after the other): a host whose speed drifts between
+# repetitions moves each pair together, so this moves far less than the
+# ratio of the medians does (bench/README.md, "Paired ratios").
+function paired_wall(w, m,    r, n, tmp, mk, bk) {
+    mk = w SUBSEP m
+    bk = w SUBSEP "untraced"
+    n = 0
+    for (r = 1; r <= max_rep; r++)
+        if ((mk, r) in wall_rep && (bk, r) in wall_rep && wall_rep[bk, r] > 0)
+            tmp[1, ++n] = wall_rep[mk, r] / wall_rep[bk, r]
+    return n ? median(tmp, 1, n) : 0
+}
+
+function print_paired(w, m,    x) {
+    if (!have_base || !ok[m] || !(x = paired_wall(w, m)))
+        return
+    printf "  %s wall / untraced wall of the same repetition: median %.2fx\n", m, x
+}
+
 function ratio(a, b) {
     return b > 0 ? sprintf("%.2fx", a / b) : "-"
 }
@@ -223,6 +247,8 @@ END {
             printf "\n"
         }
 
+        print_paired(w, "memscribe")
+        print_paired(w, "memscribe-base")
         print_ratios("memscribe", "heaptrack")
         print_ratios("memscribe", "heaptrack-raw")
         print_ratios("memscribe-base", "heaptrack")
