@@ -246,6 +246,8 @@ int col_stack_init(void)
         col_unwind_fp = mode && !strcmp(mode, "fp");
 #ifndef COL_UNWIND_LIBGCC
         col_unwind_verify = mode && !strcmp(mode, "verify");
+        if (col_unwind_verify)
+            col_unwind_verify_init();
         if (col_unwind_init() != 0)
             return -1;
 #endif

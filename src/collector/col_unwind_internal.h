@@ -184,6 +184,8 @@ int col_unwind_from_context(const void *uc, void **buf, int max);
  * unw_backtrace from the same place; a difference prints both stacks and
  * aborts. */
 extern int col_unwind_verify;
+/* Load libunwind for verify, or abort saying why (col_unwind_verify.c). */
+void col_unwind_verify_init(void);
 void col_unwind_check(void *const *buf, int n, int max);
 /* Return if a[0..ka) and b[0..kb) are the same frames; else print why and
  * both (named what_a, what_b) and abort. */
