@@ -85,7 +85,9 @@ struct col_unwind_memo {
      * two swapped at each walk), max + 1 entries each with a sentinel. */
     struct col_unwind_fresh *s, *s_next;
     /* f[1..n], max + 2 entries; f[0] is a sentinel: an sp above every
-     * stack's, where the search for a frame by its sp stops. */
+     * stack's, where the search for a frame by its sp stops (set by the
+     * memo's first walk: each memo's arrays are pages of their own, which
+     * a process that walks little never touches). */
     struct col_unwind_frame *f;
     struct col_unwind_check *chk; /* 2 * (max + 1) */
     /* The thread's own small cache of rules, with the generation of the
@@ -142,7 +144,6 @@ static inline void col_unwind_memos_init(struct col_unwind_memo *m, void *mem, u
         m->s_next = m->s + max + 1;
         p += 2 * (max + 1) * sizeof(struct col_unwind_fresh);
         m->f = (struct col_unwind_frame *)(void *)p;
-        m->f[0].sp = UINT64_MAX;
         p += (max + 2) * sizeof(struct col_unwind_frame);
         m->chk = (struct col_unwind_check *)(void *)p;
         p += 2 * (max + 1) * sizeof(struct col_unwind_check);

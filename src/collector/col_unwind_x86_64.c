@@ -1027,6 +1027,7 @@ static int col_walk_memo(struct col_regs r, int max, struct col_unwind_memo *m)
         old[m->nr_s].sp = UINT64_MAX;
     } else {
         old[0].sp = UINT64_MAX;
+        f[-1].sp = UINT64_MAX; /* the sentinel, on the memo's first walk */
     }
     o = top;
     for (;;) {
