@@ -3,7 +3,8 @@
  * values), varints (every length, overlong and truncated ones refused),
  * zigzag, split varints; the writer's helpers whose results must not
  * depend on how they are computed: the chunk's stack deltas sorted, ranks
- * counted over long spans, ranks of recently ended addresses. */
+ * counted over long spans, ranks of recently ended addresses, the address
+ * model's bins (its fastbins are rings). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 
 #include "format/fmt_buf_internal.h"
 #include "format/fmt_crc_internal.h"
+#include "format/fmt_pred_internal.h"
 #include "format/fmt_rank_internal.h"
 #include "format/fmt_recent_internal.h"
 #include "format/fmt_wdelta_internal.h"
@@ -281,13 +283,159 @@ static void test_recent_rank(void **state)
     free(x);
 }
 
+/* The address model (fmt_pred_internal.h) as plain arrays, as the format
+ * describes it: per class a tcache LIFO of 7, a fastbin LIFO of 64 for
+ * small classes (the oldest forgotten to the class's freed addresses when
+ * full), the freed addresses newest first, and the top. */
+struct ref_pred {
+    uint64_t top;
+    unsigned nr[FMT_PRED_CLASSES], nr_fast[FMT_PRED_FAST_CLASSES],
+        nr_shadow[FMT_PRED_SHADOW_CLASSES];
+    uint64_t bin[FMT_PRED_CLASSES][FMT_PRED_TCACHE], fast[FMT_PRED_FAST_CLASSES][FMT_PRED_FAST];
+    uint64_t shadow[FMT_PRED_SHADOW_CLASSES][FMT_PRED_SHADOW]; /* [0]: the newest */
+};
+
+static void ref_shadow_push(struct ref_pred *p, uint64_t cls, uint64_t addr)
+{
+    if (cls >= FMT_PRED_SHADOW_CLASSES)
+        return;
+    memmove(p->shadow[cls] + 1, p->shadow[cls], (FMT_PRED_SHADOW - 1) * sizeof(uint64_t));
+    p->shadow[cls][0] = addr;
+    p->nr_shadow[cls] += p->nr_shadow[cls] < FMT_PRED_SHADOW;
+}
+
+/* Take addr out of a LIFO v of *n; 1 if it was there. Else all of it to
+ * the freed addresses, oldest first. */
+static int ref_take_or_drop(struct ref_pred *p, uint64_t cls, uint64_t *v, unsigned *n,
+                            uint64_t addr)
+{
+    for (unsigned i = *n; i-- > 0;)
+        if (v[i] == addr) {
+            memmove(v + i, v + i + 1, (*n - i - 1) * sizeof(*v));
+            --*n;
+            return 1;
+        }
+    for (unsigned i = 0; i < *n; i++)
+        ref_shadow_push(p, cls, v[i]);
+    *n = 0;
+    return 0;
+}
+
+static void ref_start(struct ref_pred *p, uint64_t addr, uint64_t size)
+{
+    uint64_t c = fmt_pred_csize(size), cls = c >> 4;
+
+    if (cls < FMT_PRED_CLASSES && ref_take_or_drop(p, cls, p->bin[cls], &p->nr[cls], addr))
+        return;
+    if (c >= 1024)
+        for (uint64_t i = 0; i < FMT_PRED_FAST_CLASSES; i++)
+            ref_take_or_drop(p, i, p->fast[i], &p->nr_fast[i], 0);
+    if (cls < FMT_PRED_FAST_CLASSES) {
+        if (ref_take_or_drop(p, cls, p->fast[cls], &p->nr_fast[cls], addr)) {
+            while (p->nr[cls] < FMT_PRED_TCACHE && p->nr_fast[cls])
+                p->bin[cls][p->nr[cls]++] = p->fast[cls][--p->nr_fast[cls]];
+            return;
+        }
+    }
+    p->top = addr + c;
+}
+
+static void ref_end(struct ref_pred *p, uint64_t addr, uint64_t size)
+{
+    uint64_t cls = fmt_pred_csize(size) >> 4;
+
+    if (cls >= FMT_PRED_CLASSES)
+        return;
+    if (p->nr[cls] < FMT_PRED_TCACHE) {
+        p->bin[cls][p->nr[cls]++] = addr;
+    } else if (cls >= FMT_PRED_FAST_CLASSES) {
+        ref_shadow_push(p, cls, addr);
+    } else {
+        if (p->nr_fast[cls] == FMT_PRED_FAST) {
+            ref_shadow_push(p, cls, p->fast[cls][0]);
+            memmove(p->fast[cls], p->fast[cls] + 1, (FMT_PRED_FAST - 1) * sizeof(uint64_t));
+            p->nr_fast[cls]--;
+        }
+        p->fast[cls][p->nr_fast[cls]++] = addr;
+    }
+}
+
+static uint64_t ref_guess(const struct ref_pred *p, uint64_t size)
+{
+    uint64_t cls = fmt_pred_csize(size) >> 4;
+
+    if (cls < FMT_PRED_CLASSES && p->nr[cls])
+        return p->bin[cls][p->nr[cls] - 1];
+    if (cls < FMT_PRED_FAST_CLASSES && p->nr_fast[cls])
+        return p->fast[cls][p->nr_fast[cls] - 1];
+    return p->top;
+}
+
+/* fmt_pred against the plain model: a program that frees hundreds of small
+ * blocks of a class at a time (its fastbin ring wraps many times), takes
+ * them back in and out of order, mixes in large blocks (consolidation) and
+ * chunks that reset it. Every prediction and every freed-address rank
+ * agree. */
+static void test_pred_model(void **state)
+{
+    static struct fmt_pred p;
+    static struct ref_pred r;
+    static uint64_t live[4096], live_size[4096];
+    static const uint64_t sizes[] = {8, 24, 40, 56, 72, 100, 120, 200, 500, 1500};
+    unsigned nr_live = 0;
+
+    (void)state;
+    for (int chunk = 0; chunk < 3; chunk++) {
+        fmt_pred_reset(&p);
+        memset(&r, 0, sizeof(r));
+        for (int op = 0; op < 200000; op++) {
+            int burst = (op / 3000) % 2; /* frees outnumber mallocs, then the reverse */
+            if (nr_live && rng() % 8 < (burst ? 6u : 2u)) {
+                unsigned i =
+                    (unsigned)(rng() % 4 ? nr_live - 1 - rng() % (nr_live < 8 ? nr_live : 8)
+                                         : rng() % nr_live);
+                fmt_pred_end(&p, live[i], live_size[i]);
+                ref_end(&r, live[i], live_size[i]);
+                live[i] = live[--nr_live];
+                live_size[i] = live_size[nr_live];
+                continue;
+            }
+            /* now and then a large block, which empties the fastbins */
+            uint64_t size = sizes[rng() % 2000 ? rng() % 9 : 9];
+            uint64_t guess = fmt_pred_guess(&p, size), addr = guess;
+            assert_int_equal(guess, ref_guess(&r, size));
+            if (rng() % 5 == 0 || !addr) {
+                addr = 0x10000 + (rng() % 65536) * 16;
+                /* a freed address by its rank, as a reader finds it */
+                unsigned k = (unsigned)(rng() % 8);
+                uint64_t cls = fmt_pred_csize(size) >> 4;
+                if (rng() % 2 && cls < FMT_PRED_SHADOW_CLASSES && k < r.nr_shadow[cls]) {
+                    uint64_t got = 0;
+                    addr = r.shadow[cls][k];
+                    memmove(r.shadow[cls] + k, r.shadow[cls] + k + 1,
+                            (FMT_PRED_SHADOW - 1 - k) * sizeof(uint64_t));
+                    r.nr_shadow[cls]--;
+                    assert_int_equal(fmt_pred_shadow_get(&p, size, k, &got), 1);
+                    assert_int_equal(got, addr);
+                }
+            }
+            fmt_pred_start(&p, addr, size);
+            ref_start(&r, addr, size);
+            if (nr_live < 4096) {
+                live[nr_live] = addr;
+                live_size[nr_live++] = size;
+            }
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crc32c),      cmocka_unit_test(test_origin_names),
         cmocka_unit_test(test_varints),     cmocka_unit_test(test_zigzag_and_split),
         cmocka_unit_test(test_wdelta_sort), cmocka_unit_test(test_rank_count),
-        cmocka_unit_test(test_recent_rank),
+        cmocka_unit_test(test_recent_rank), cmocka_unit_test(test_pred_model),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
