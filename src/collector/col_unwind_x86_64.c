@@ -27,6 +27,7 @@
 
 #include "collector/col_internal.h"
 #include "collector/col_unwind_internal.h"
+#include "util/util_leb128.h"
 
 /* libgcc's lookup (unwind-dw2-fde.h): the FDE covering pc, and the
  * function's start in bases->func. */
@@ -84,44 +85,22 @@ struct col_regs {
     uint64_t exact;
 };
 
-static uint64_t col_uleb(const uint8_t **pp, const uint8_t *end)
+/* LEB128 in CFI: a truncated one yields the bits read, and the parse
+ * after it finds the end. */
+static inline uint64_t col_uleb(const uint8_t **pp, const uint8_t *end)
 {
-    const uint8_t *p = *pp;
-    uint64_t v = 0;
-    unsigned shift = 0;
+    uint64_t v;
 
-    while (p < end) {
-        uint8_t b = *p++;
-
-        if (shift < 64)
-            v |= (uint64_t)(b & 0x7f) << shift;
-        shift += 7;
-        if (!(b & 0x80))
-            break;
-    }
-    *pp = p;
+    (void)util_uleb128(pp, end, &v);
     return v;
 }
 
-static int64_t col_sleb(const uint8_t **pp, const uint8_t *end)
+static inline int64_t col_sleb(const uint8_t **pp, const uint8_t *end)
 {
-    const uint8_t *p = *pp;
-    uint64_t v = 0;
-    unsigned shift = 0;
-    uint8_t b = 0;
+    int64_t v;
 
-    while (p < end) {
-        b = *p++;
-        if (shift < 64)
-            v |= (uint64_t)(b & 0x7f) << shift;
-        shift += 7;
-        if (!(b & 0x80))
-            break;
-    }
-    if (shift < 64 && (b & 0x40))
-        v |= ~0ull << shift;
-    *pp = p;
-    return (int64_t)v;
+    (void)util_sleb128(pp, end, &v);
+    return v;
 }
 
 /* The size of a value in pointer encoding enc (LSB 3.0 10.5.1), or -1. */

@@ -3,7 +3,8 @@
  * what is needed, if more), keep their elements, zero the new ones when
  * asked and refuse sizes that overflow; the binary search finds the first
  * key above x at every position, with duplicates, at any element size and
- * key offset; a partial sort's first k elements are a full sort's. */
+ * key offset; a partial sort's first k elements are a full sort's; LEB128
+ * decodes DWARF's examples, drops bits past 64 and says when it is cut. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 
 #include "test_xorshift.h"
 #include "util/util_array.h"
+#include "util/util_leb128.h"
 #include "util/util_search.h"
 #include "util/util_sort.h"
 
@@ -186,12 +188,63 @@ static void test_sort_first(void **state)
     util_sort_first(full, 1, sizeof(full[0]), 10, by_value_down, NULL);
 }
 
+/* DWARF 5's examples (figures 7.6 and 7.7), one after the other in a
+ * buffer, as CFI holds them. */
+static void test_leb128(void **state)
+{
+    static const uint8_t u[] = {0x02, 0x7f, 0x80, 0x01, 0x81, 0x01, 0x82, 0x01, 0xb9, 0x64};
+    static const uint64_t uv[] = {2, 127, 128, 129, 130, 12857};
+    static const uint8_t sb[] = {0x02, 0x7e, 0xff, 0x00, 0x81, 0x7f, 0x80,
+                                 0x01, 0x80, 0x7f, 0x81, 0x01, 0xff, 0x7e};
+    static const int64_t sv[] = {2, -2, 127, -127, 128, -128, 129, -129};
+    const uint8_t *p = u;
+    uint64_t v;
+    int64_t w;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(uv) / sizeof(uv[0]); i++) {
+        assert_int_equal(util_uleb128(&p, u + sizeof(u), &v), 1);
+        assert_int_equal(v, uv[i]);
+    }
+    assert_ptr_equal(p, u + sizeof(u));
+    assert_int_equal(util_uleb128(&p, u + sizeof(u), &v), 0); /* nothing left */
+    p = sb;
+    for (size_t i = 0; i < sizeof(sv) / sizeof(sv[0]); i++) {
+        assert_int_equal(util_sleb128(&p, sb + sizeof(sb), &w), 1);
+        assert_int_equal(w, sv[i]);
+    }
+    assert_ptr_equal(p, sb + sizeof(sb));
+
+    /* Cut in its middle: the bits read, the end reached, 0. */
+    p = u + 2;
+    assert_int_equal(util_uleb128(&p, u + 3, &v), 0);
+    assert_int_equal(v, 0);
+    assert_ptr_equal(p, u + 3);
+
+    /* UINT64_MAX and INT64_MIN take ten bytes; an eleventh's bits are dropped. */
+    static const uint8_t big[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+    static const uint8_t min[] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7f};
+    static const uint8_t over[] = {0x81, 0x80, 0x80, 0x80, 0x80, 0x80,
+                                   0x80, 0x80, 0x80, 0x80, 0x7f};
+    p = big;
+    assert_int_equal(util_uleb128(&p, big + sizeof(big), &v), 1);
+    assert_true(v == UINT64_MAX);
+    p = min;
+    assert_int_equal(util_sleb128(&p, min + sizeof(min), &w), 1);
+    assert_true(w == INT64_MIN);
+    p = over;
+    assert_int_equal(util_uleb128(&p, over + sizeof(over), &v), 1);
+    assert_int_equal(v, 1);
+    assert_ptr_equal(p, over + sizeof(over));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grow),          cmocka_unit_test(test_grow_zero),
         cmocka_unit_test(test_grow_overflow), cmocka_unit_test(test_grow_narrow_cap),
         cmocka_unit_test(test_search),        cmocka_unit_test(test_sort_first),
+        cmocka_unit_test(test_leb128),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

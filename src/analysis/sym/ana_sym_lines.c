@@ -18,6 +18,7 @@
 
 #include "analysis/sym/ana_sym_internal.h"
 #include "util/util_array.h"
+#include "util/util_leb128.h"
 #include "util/util_search.h"
 
 /* DWARF constants (dwarf.h has them too, but spelling them out keeps this
@@ -108,37 +109,24 @@ static uint64_t rd_uint(struct rd *r, unsigned size)
 
 static uint64_t rd_uleb(struct rd *r)
 {
-    uint64_t v = 0;
-    unsigned shift = 0;
+    uint64_t v;
 
-    while (need(r, 1)) {
-        uint8_t b = *r->p++;
-        if (shift < 64)
-            v |= (uint64_t)(b & 0x7f) << shift;
-        shift += 7;
-        if (!(b & 0x80))
-            return v;
+    if (r->bad || !util_uleb128(&r->p, r->end, &v)) {
+        r->bad = true;
+        return 0;
     }
-    return 0;
+    return v;
 }
 
 static int64_t rd_sleb(struct rd *r)
 {
-    uint64_t v = 0;
-    unsigned shift = 0;
-    uint8_t b = 0;
+    int64_t v;
 
-    while (need(r, 1)) {
-        b = *r->p++;
-        if (shift < 64)
-            v |= (uint64_t)(b & 0x7f) << shift;
-        shift += 7;
-        if (!(b & 0x80))
-            break;
+    if (r->bad || !util_sleb128(&r->p, r->end, &v)) {
+        r->bad = true;
+        return 0;
     }
-    if (shift < 64 && (b & 0x40))
-        v |= ~(uint64_t)0 << shift;
-    return (int64_t)v;
+    return v;
 }
 
 static const char *rd_cstr(struct rd *r)
