@@ -16,22 +16,19 @@ static inline int util_uleb128(const uint8_t **pp, const uint8_t *end, uint64_t 
     const uint8_t *p = *pp;
     uint64_t x = 0;
     unsigned shift = 0;
+    int done = 0;
 
-    while (p < end) {
+    while (p < end && !done) {
         uint8_t b = *p++;
 
         if (shift < 64)
             x |= (uint64_t)(b & 0x7f) << shift;
         shift += 7;
-        if (!(b & 0x80)) {
-            *pp = p;
-            *v = x;
-            return 1;
-        }
+        done = !(b & 0x80);
     }
     *pp = p;
     *v = x;
-    return 0;
+    return done;
 }
 
 /* The same for a signed LEB128: sign-extended from the last byte read. */
