@@ -111,15 +111,12 @@ struct fmt_wcomp {
     struct fmt_buf *probe;
 };
 
-static size_t compress_at(struct fmt_zc *zc, int level, void *dst, size_t cap,
+/* Column col at the writer's level, or at the deeper one (deep). */
+static size_t compress_at(struct fmt_zc *zc, int deep, void *dst, size_t cap,
                           const struct fmt_buf *col)
 {
-    int keep = zc->level;
-
-    zc->level = level;
-    size_t z = fmt_zc_compress(zc, dst, cap, col->data, col->len);
-    zc->level = keep;
-    return z;
+    return deep ? fmt_zc_compress_deep(zc, dst, cap, col->data, col->len)
+                : fmt_zc_compress(zc, dst, cap, col->data, col->len);
 }
 
 /* Whether this chunk tries both levels: every one of the first, smaller
@@ -132,36 +129,56 @@ static int probe_due(const struct fmt_writer *w)
     return w->chunk_limit < w->chunk_events || !(w->full_chunks % FMT_REPEAT_PROBE);
 }
 
+/* A column longer than this is tried on its first this many bytes only:
+ * a whole column of a full chunk (2^20 events: up to ~5 MB) compressed
+ * both ways cost the pool storm, whose random columns never keep the
+ * deeper search, 10 % of the recorder's time. The deeper search's window
+ * is as long (fmt_zc.c), so what it finds in the sample it finds in the
+ * rest. */
+#define FMT_PROBE_BYTES (256u << 10)
+
 /* Column c into dst (cap bytes, its bound); its compressed size, 0 on
- * failure. A 1.5 writer at the default level compresses a column at
- * FMT_REPEAT_ZSTD_LEVEL where that pays: real programs repeat their sizes,
- * addresses and stacks far apart, which zstd's level 1 mostly misses
- * (sqlite3: 0.242 -> 0.190 bytes/event), while on random sizes or columns
- * of one repeated value the deeper search only costs time. Which pays is
- * tried on the chunks probe_due names: the column is
- * compressed at both levels, the smaller kept, and the deeper level used
- * until the next try if it saved a tenth. Touches only column c's state
- * (col_rep[c]) and k's: two compressors may run it on two columns at once. */
+ * failure. A 1.5 writer at the default level compresses a column with
+ * zstd's deeper search (fmt_zc_compress_deep) where that pays: real programs
+ * repeat their sizes, addresses and stacks far apart, which zstd's level 1
+ * mostly misses (sqlite3: 0.242 -> 0.190 bytes/event), while on random
+ * sizes or columns of one repeated value the deeper search only costs time.
+ * Which pays is tried on the chunks probe_due names: the column (or its
+ * first FMT_PROBE_BYTES) is compressed both ways, and the deeper search
+ * used until the next try if it saved a tenth; a whole column tried keeps
+ * the smaller. Touches only column c's state (col_rep[c]) and k's: two
+ * compressors may run it on two columns at once. */
 static size_t compress_column(struct fmt_writer *w, const struct fmt_wcomp *k, int c, uint8_t *dst,
                               size_t cap)
 {
     const struct fmt_buf *col = &w->col[c];
-    int deep = w->col_rep[c], base = k->zc->level;
+    int deep = w->col_rep[c];
 
-    if (!w->rep_level)
-        return compress_at(k->zc, base, dst, cap, col);
+    if (!w->rep_deep)
+        return compress_at(k->zc, 0, dst, cap, col);
     if (w->finishing && probe_due(w))
         /* The last chunk, due a try: no chunk comes after to use what it
-         * finds, and the deeper level is all but never the larger. */
-        return compress_at(k->zc, w->rep_level, dst, cap, col);
-    size_t z = compress_at(k->zc, deep ? w->rep_level : base, dst, cap, col);
+         * finds, and the deeper search is all but never the larger. */
+        return compress_at(k->zc, 1, dst, cap, col);
+    size_t z = compress_at(k->zc, deep, dst, cap, col);
     if (!z || !probe_due(w))
         return z;
+    if (col->len > FMT_PROBE_BYTES) {
+        struct fmt_buf head = {col->data, FMT_PROBE_BYTES, FMT_PROBE_BYTES};
+        size_t hcap = fmt_zc_bound(k->zc, FMT_PROBE_BYTES);
+
+        if (fmt_buf_reserve(k->probe, hcap))
+            return z;
+        size_t zbase = compress_at(k->zc, 0, k->probe->data, hcap, &head);
+        size_t zdeep = compress_at(k->zc, 1, k->probe->data, hcap, &head);
+        w->col_rep[c] = zdeep && zbase && zdeep * 10 <= zbase * 9;
+        return z;
+    }
     if (fmt_buf_reserve(k->probe, cap))
         return z; /* no room to try: keep what is */
-    size_t y = compress_at(k->zc, deep ? base : w->rep_level, k->probe->data, cap, col);
-    size_t z1 = deep ? y : z, z5 = deep ? z : y;
-    w->col_rep[c] = z5 && z1 && z5 * 10 <= z1 * 9;
+    size_t y = compress_at(k->zc, !deep, k->probe->data, cap, col);
+    size_t zbase = deep ? y : z, zdeep = deep ? z : y;
+    w->col_rep[c] = zdeep && zbase && zdeep * 10 <= zbase * 9;
     if (y && y < z) {
         memcpy(dst, k->probe->data, y);
         return y;

@@ -79,7 +79,7 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     w->pools = opt && opt->pools;
     w->tpack = w->v13 && opt->time_pack;
     w->v15 = w->tpack && opt->free_ranks;
-    w->rep_level = w->v15 && !opt->zstd_level && !opt->zlib ? FMT_REPEAT_ZSTD_LEVEL : 0;
+    w->rep_deep = w->v15 && !opt->zstd_level && !opt->zlib;
     if (w->tu > FMT_WRITER_MAX_TIME_UNIT_NS) {
         free(w);
         return -EINVAL;

@@ -24,12 +24,18 @@
 #include "format/fmt_wvm_internal.h"
 
 #define FMT_DEFAULT_ZSTD_LEVEL 1
-/* Format 1.5 writers at the default level: the zstd level of a column
- * whose repeats it finds (fmt_wchunk.c), tried on each chunk before the
- * first of full size, then every FMT_REPEAT_PROBE-th. */
-#define FMT_REPEAT_ZSTD_LEVEL 5
-#define FMT_REPEAT_PROBE 16
-#define FMT_DEFAULT_CHUNK_EVENTS (1u << 18)
+/* Format 1.5 writers at the default level try the deeper search
+ * (fmt_zc_compress_deep) on each chunk before the first of full size, then
+ * every FMT_REPEAT_PROBE-th, and keep it for the columns whose repeats it
+ * finds (fmt_wchunk.c). */
+#define FMT_REPEAT_PROBE 8
+/* Fewer blocks outlive a chunk of 2^19 events than one of 2^18, and a
+ * free of a block from an earlier chunk repeats its facts (docs/format.md,
+ * "References"): python3's trace came out 7 % smaller (bench/README.md,
+ * session 18) for ~5 MiB more of the recorder's memory. 2^20 (the
+ * format's most) took 4 % more smaller still, but cost sqlite3's recorder
+ * 3 % more instructions. A short program's chunks are as before. */
+#define FMT_DEFAULT_CHUNK_EVENTS (1u << 19)
 /* The first chunk's events: each next chunk holds twice as many as the
  * one before, up to chunk_events. A short program's trace (cc1 at -O2:
  * 260,000 events) then ends in a chunk of a quarter of them, not in the
@@ -63,8 +69,8 @@ struct fmt_writer {
     struct fmt_zc zc;       /* zstd or zlib */
 
     struct fmt_buf col[FMT_NR_COLUMNS];
-    int rep_level;                   /* 0, or FMT_REPEAT_ZSTD_LEVEL (1.5, default level) */
-    uint8_t col_rep[FMT_NR_COLUMNS]; /* the column is compressed at rep_level */
+    int rep_deep;                    /* tries the deeper search (1.5, default level) */
+    uint8_t col_rep[FMT_NR_COLUMNS]; /* the column is compressed deeper */
     struct fmt_buf probe;            /* a column compressed at the other level */
     int finishing;                   /* fmt_writer_finish: the last chunk is flushed */
     uint32_t room;                   /* events the columns surely have space for */

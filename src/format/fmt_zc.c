@@ -51,6 +51,44 @@ size_t fmt_zc_compress(struct fmt_zc *z, void *dst, size_t cap, const void *src,
     return compress2(dst, &k, src, (uLong)n, Z_DEFAULT_COMPRESSION) == Z_OK ? (size_t)k : 0;
 }
 
+/* Level 5's parameters for inputs of 128-256 KB (zstd 1.5's tables:
+ * ZSTD_getCParams(5, 256 << 10, 0)): a 256 KiB window, a search of 32
+ * candidates, greedy. For larger inputs zstd takes a larger window but a
+ * search of 8, which finds fewer of a column's repeats: real programs'
+ * columns (sizes, addresses, stacks of 0.3-4 MB in chunks of 2^18-2^20 events)
+ * came out 3-8 % smaller with these, for ~9 % more of the recorder's
+ * compression instructions (bench/README.md, session 18). Set by name,
+ * not taken from ZSTD_getCParams, which zstd keeps out of its stable API;
+ * zstd shrinks the window and tables itself for smaller inputs. */
+size_t fmt_zc_compress_deep(struct fmt_zc *z, void *dst, size_t cap, const void *src, size_t n)
+{
+#ifndef FMT_NO_ZSTD
+    static const struct {
+        ZSTD_cParameter param;
+        int value;
+    } deep[] = {
+        {ZSTD_c_compressionLevel, FMT_ZC_DEEP_LEVEL},
+        {ZSTD_c_windowLog, 18},
+        {ZSTD_c_chainLog, 17},
+        {ZSTD_c_hashLog, 18},
+        {ZSTD_c_searchLog, 5},
+        {ZSTD_c_minMatch, 5},
+        {ZSTD_c_targetLength, 2},
+        {ZSTD_c_strategy, ZSTD_greedy},
+    };
+
+    if (z->coding == FMT_ZC_ZSTD) {
+        ZSTD_CCtx_reset(z->cctx, ZSTD_reset_session_and_parameters);
+        for (size_t i = 0; i < sizeof(deep) / sizeof(deep[0]); i++)
+            if (ZSTD_isError(ZSTD_CCtx_setParameter(z->cctx, deep[i].param, deep[i].value)))
+                return 0;
+        size_t k = ZSTD_compress2(z->cctx, dst, cap, src, n);
+        return ZSTD_isError(k) ? 0 : k;
+    }
+#endif
+    return fmt_zc_compress(z, dst, cap, src, n);
+}
+
 int fmt_zc_inflate(void *dst, size_t raw, const void *src, size_t stored)
 {
     uLongf k = (uLongf)raw;

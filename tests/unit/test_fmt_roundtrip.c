@@ -856,7 +856,7 @@ static void chunk_sizes(uint32_t chunk_events, const uint32_t *want, uint32_t nr
 
 static void test_chunk_growth(void **state)
 {
-    static const uint32_t by_default[] = {65536, 131072, 262144, 262144, 12345};
+    static const uint32_t by_default[] = {65536, 131072, 262144, 524288, 12345};
     static const uint32_t to_100k[] = {65536, 100000, 100000, 7};
     static const uint32_t small[] = {1000, 1000, 1};
 

@@ -253,12 +253,76 @@ static void test_storm_levels(void **state)
     }
 }
 
+/* A trace whose mallocs are phrases of PHRASE_LEN events (address and
+ * size) drawn at random from NR_PHRASES: a phrase recurs every ~64 KB of
+ * the ADDR column (about 4 bytes an event), farther than zstd's level 1
+ * mostly finds and within the window of the writer's deeper search
+ * (fmt_zc.c), as a real program's sizes, addresses and stacks recur.
+ * Chunks of 2^16 events, then of chunk_events: format 1.5 at level (0:
+ * the default). Returns the file's size. */
+#define NR_PHRASES 2000
+#define PHRASE_LEN 8
+static size_t phrases_trace(int level, uint32_t chunk_events, uint32_t nr_events)
+{
+    struct fmt_writer_options opt = {.zstd_level = level,
+                                     .chunk_events = chunk_events,
+                                     .time_unit_ns = 10000,
+                                     .time_pack = 1,
+                                     .free_ranks = 1};
+    static uint64_t addr[NR_PHRASES][PHRASE_LEN], size[NR_PHRASES][PHRASE_LEN];
+    uint64_t state = 0x9e3779b97f4a7c15ull, p = 0;
+    struct tfmt t;
+    size_t bytes;
+
+    for (uint32_t i = 0; i < NR_PHRASES; i++)
+        for (uint32_t k = 0; k < PHRASE_LEN; k++) {
+            addr[i][k] = 0x7f0000000000ull + (test_xorshift64(&state) & 0xffffff0ull);
+            size[i][k] = 16 + test_xorshift64(&state) % 4000;
+        }
+    tfmt_start_opt(&t, &opt);
+    for (uint32_t i = 0; i < nr_events; i++) {
+        struct fmt_event ev = tfmt_mk(FMT_EV_MALLOC, 1000 * (uint64_t)i, 0);
+
+        if (i % PHRASE_LEN == 0)
+            p = test_xorshift64(&state) % NR_PHRASES;
+        ev.addr = addr[p][i % PHRASE_LEN];
+        ev.size = size[p][i % PHRASE_LEN];
+        assert_int_equal(fmt_writer_event(t.w, &ev), 0);
+    }
+    tfmt_finish(&t);
+    free(tfmt_bytes(t.fd, &bytes));
+    tfmt_close(&t);
+    return bytes;
+}
+
+/* The writer keeps the deeper search for the columns whose repeats it
+ * finds. ADDR, most of the bytes, is longer than 256 KiB in chunks of 2^16
+ * events and is tried on its first 256 KiB: with chunks of 2^17, the first
+ * full chunk is tried and the two after it are not, and keep what it chose
+ * (the test fails when that try never chooses the deeper search). */
+static void test_deeper_search(void **state)
+{
+    uint32_t chunk_events[] = {1u << 16, 1u << 17};
+
+    (void)state;
+    for (int i = 0; i < 2; i++) {
+        uint32_t n = (1u << 16) + 3 * chunk_events[i];
+        size_t deep = phrases_trace(0, chunk_events[i], n),
+               fast = phrases_trace(1, chunk_events[i], n);
+
+        printf("phrases, chunks of %u events: %zu bytes, %zu at level 1\n", chunk_events[i], deep,
+               fast);
+        assert_true(deep * 8 < fast * 7);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_storm_one_thread),
         cmocka_unit_test(test_storm_four_threads),
         cmocka_unit_test(test_storm_levels),
+        cmocka_unit_test(test_deeper_search),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

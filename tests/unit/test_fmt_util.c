@@ -30,6 +30,11 @@ void tfmt_start_pack(struct tfmt *t, uint32_t chunk_events, uint32_t time_unit_n
                                      .time_pack = time_pack,
                                      .free_ranks = time_pack > 1};
 
+    tfmt_start_opt(t, &opt);
+}
+
+void tfmt_start_opt(struct tfmt *t, const struct fmt_writer_options *opt)
+{
     memset(t, 0, sizeof(*t));
     t->fd = memfd_create("trace", MFD_CLOEXEC);
     assert_true(t->fd >= 0);
@@ -40,7 +45,7 @@ void tfmt_start_pack(struct tfmt *t, uint32_t chunk_events, uint32_t time_unit_n
     t->info.command = "prog\0arg1\0arg 2";
     t->info.command_len = 15;
     t->info.hostname = "testhost";
-    assert_int_equal(fmt_writer_create(&t->w, t->fd, &t->info, &opt), 0);
+    assert_int_equal(fmt_writer_create(&t->w, t->fd, &t->info, opt), 0);
 }
 
 void tfmt_restart(struct tfmt *t, int zstd_level, uint32_t chunk_events, uint32_t stack_depth)

@@ -25,6 +25,8 @@ void tfmt_start_unit(struct tfmt *t, uint32_t chunk_events, uint32_t time_unit_n
 /* The same with packed times too (format 1.4) if time_pack is set, and
  * with recent addresses and ranked references (format 1.5) if it is 2. */
 void tfmt_start_pack(struct tfmt *t, uint32_t chunk_events, uint32_t time_unit_ns, int time_pack);
+/* The same with any writer options. */
+void tfmt_start_opt(struct tfmt *t, const struct fmt_writer_options *opt);
 /* Start again on an empty file with the given writer options and stack
  * depth in the trace info. */
 void tfmt_restart(struct tfmt *t, int zstd_level, uint32_t chunk_events, uint32_t stack_depth);
