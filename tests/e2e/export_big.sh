@@ -7,8 +7,9 @@
 # noise; a leak of 8 bytes per event would add 7 MiB). Prints the figures.
 # A reader holds a chunk at a time, and a trace's first chunks are smaller
 # (65,536 events, then 131,072: docs/format.md), so the smaller trace too
-# must reach chunks of the full 262,144: with 300000 events its largest was
-# 131,072 and the larger trace's chunks alone made up ~6 MiB of difference.
+# must reach chunks of the full size, 262,144 in these traces
+# (test_ana_export_trace.c): with 300000 events its largest was 131,072 and
+# the larger trace's chunks alone made up ~6 MiB of difference.
 source "$(dirname "$0")/export_lib.sh"
 [ -x /usr/bin/time ] || fail "/usr/bin/time is missing (Debian package time)"
 # Under AddressSanitizer freed memory sits in a quarantine that grows with

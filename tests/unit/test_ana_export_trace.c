@@ -290,6 +290,12 @@ int xtrace_write_random(int fd, uint64_t nr_events, uint64_t seed)
     return end(&x);
 }
 
+/* Chunks of 2^18 events, not the default 2^19: e2e.export_big compares
+ * a reader's memory on 600,000 and 1.5 M events, and both must reach
+ * chunks of the full size (the first ones grow from 2^16), which with the
+ * default would take a million events and twice the test's time. */
+#define XTRACE_BIG_CHUNK_EVENTS (1u << 18)
+
 int xtrace_write_big(int fd, uint64_t nr_events)
 {
     struct xw x = {0};
@@ -298,7 +304,7 @@ int xtrace_write_big(int fd, uint64_t nr_events)
     uint64_t rng = 0x9e3779b97f4a7c15ull;
     int rc;
 
-    if ((rc = begin(&x, fd, 0, st)))
+    if ((rc = begin(&x, fd, XTRACE_BIG_CHUNK_EVENTS, st)))
         return rc;
     for (uint64_t i = 0; i < nr_events && !x.rc; i++) {
         rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
