@@ -130,11 +130,10 @@ static int probe_due(const struct fmt_writer *w)
 }
 
 /* A column longer than this is tried on its first this many bytes only:
- * a whole column of a full chunk (2^20 events: up to ~5 MB) compressed
- * both ways cost the pool storm, whose random columns never keep the
- * deeper search, 10 % of the recorder's time. The deeper search's window
- * is as long (fmt_zc.c), so what it finds in the sample it finds in the
- * rest. */
+ * whole columns of chunks of 2^20 events (up to ~5 MB) compressed both
+ * ways cost the pool storm, whose random columns never keep the deeper
+ * search, ~15 % of the recorder's time. The deeper search's window is as
+ * long (fmt_zc.c), so what it finds in the sample it finds in the rest. */
 #define FMT_PROBE_BYTES (256u << 10)
 
 /* Column c into dst (cap bytes, its bound); its compressed size, 0 on
