@@ -136,6 +136,12 @@ static int probe_due(const struct fmt_writer *w)
  * long (fmt_zc.c), so what it finds in the sample it finds in the rest. */
 #define FMT_PROBE_BYTES (256u << 10)
 
+/* Whether the deeper search pays: it compressed to a tenth less. */
+static int deep_pays(size_t zbase, size_t zdeep)
+{
+    return zdeep && zbase && zdeep * 10 <= zbase * 9;
+}
+
 /* Column c into dst (cap bytes, its bound); its compressed size, 0 on
  * failure. A 1.5 writer at the default level compresses a column with
  * zstd's deeper search (fmt_zc_compress_deep) where that pays: real programs
@@ -170,14 +176,13 @@ static size_t compress_column(struct fmt_writer *w, const struct fmt_wcomp *k, i
             return z;
         size_t zbase = compress_at(k->zc, 0, k->probe->data, hcap, &head);
         size_t zdeep = compress_at(k->zc, 1, k->probe->data, hcap, &head);
-        w->col_rep[c] = zdeep && zbase && zdeep * 10 <= zbase * 9;
+        w->col_rep[c] = deep_pays(zbase, zdeep);
         return z;
     }
     if (fmt_buf_reserve(k->probe, cap))
         return z; /* no room to try: keep what is */
     size_t y = compress_at(k->zc, !deep, k->probe->data, cap, col);
-    size_t zbase = deep ? y : z, zdeep = deep ? z : y;
-    w->col_rep[c] = zdeep && zbase && zdeep * 10 <= zbase * 9;
+    w->col_rep[c] = deep ? deep_pays(y, z) : deep_pays(z, y);
     if (y && y < z) {
         memcpy(dst, k->probe->data, y);
         return y;

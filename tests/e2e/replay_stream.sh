@@ -8,10 +8,10 @@
 # because the reader's buffers are as large as a trace's largest chunk:
 # a trace of 200,000 calls, all in its first small chunks, left memscribe
 # ~4 MiB smaller for that alone, so both traces reach chunks of the full
-# size; but the recorder also ends a chunk every second, and with chunks of
-# 2^19 events (each decoded in megabytes) the larger trace's largest chunk came out
-# larger by enough for +2.9 MiB in one fresh-root run of four (+0.2-0.7
-# with chunks of 2^18).
+# size; but the recorder also ends a chunk every second, and with chunks
+# of 2^19 events (each decoded in megabytes) the larger trace's largest
+# chunk came out larger by enough for +2.9 MiB in one fresh-root run of
+# four (+0.2-0.7 with chunks of 2^18).
 # ASan's quarantine keeps freed memory by design, so it is turned off for
 # the measurement. Needs MEMSCRIBE, MS_PROGRAMS and GNU time.
 # shellcheck source=tests/e2e/lib.sh
