@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <zlib.h>
 #ifndef FMT_NO_ZSTD
+/* for ZSTD_c_useRowMatchFinder (fmt_zc_compress_deep) */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 #endif
 
@@ -56,10 +58,19 @@ size_t fmt_zc_compress(struct fmt_zc *z, void *dst, size_t cap, const void *src,
  * candidates, greedy. For larger inputs zstd takes a larger window but a
  * search of 8, which finds fewer of a column's repeats: real programs'
  * columns (sizes, addresses, stacks of 0.3-4 MB in chunks of 2^18-2^20 events)
- * came out 3-8 % smaller with these, for ~9 % more of the recorder's
- * compression instructions (bench/README.md, session 18). Set by name,
- * not taken from ZSTD_getCParams, which zstd keeps out of its stable API;
- * zstd shrinks the window and tables itself for smaller inputs. */
+ * came out 3-8 % smaller with these (bench/README.md, session 18). Set by
+ * name, not taken from ZSTD_getCParams, which zstd keeps out of its stable
+ * API; zstd shrinks the window and tables itself for smaller inputs.
+ *
+ * The search walks hash chains, not zstd's row-based match finder, which
+ * zstd picks by itself for a window over 16 KiB: on the columns of a
+ * program that repeats itself (sqlite3's compress 28 to 1) the row finder
+ * took twice as long, with tables of 2^15 or 2^18 alike, for traces no
+ * smaller (bench/README.md, session 19). The chains' tables (hash 2^15,
+ * chain 2^16: 384 KiB) stay in a core's L2 cache.
+ * ZSTD_c_useRowMatchFinder is zstd's experimental API (the same value
+ * since 1.5.0); a libzstd that refuses it keeps its row finder: slower,
+ * the same frames. */
 size_t fmt_zc_compress_deep(struct fmt_zc *z, void *dst, size_t cap, const void *src, size_t n)
 {
 #ifndef FMT_NO_ZSTD
@@ -69,8 +80,8 @@ size_t fmt_zc_compress_deep(struct fmt_zc *z, void *dst, size_t cap, const void 
     } deep[] = {
         {ZSTD_c_compressionLevel, FMT_ZC_DEEP_LEVEL},
         {ZSTD_c_windowLog, 18},
-        {ZSTD_c_chainLog, 17},
-        {ZSTD_c_hashLog, 18},
+        {ZSTD_c_chainLog, 16},
+        {ZSTD_c_hashLog, 15},
         {ZSTD_c_searchLog, 5},
         {ZSTD_c_minMatch, 5},
         {ZSTD_c_targetLength, 2},
@@ -82,6 +93,7 @@ size_t fmt_zc_compress_deep(struct fmt_zc *z, void *dst, size_t cap, const void 
         for (size_t i = 0; i < sizeof(deep) / sizeof(deep[0]); i++)
             if (ZSTD_isError(ZSTD_CCtx_setParameter(z->cctx, deep[i].param, deep[i].value)))
                 return 0;
+        (void)ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_useRowMatchFinder, ZSTD_ps_disable);
         size_t k = ZSTD_compress2(z->cctx, dst, cap, src, n);
         return ZSTD_isError(k) ? 0 : k;
     }
