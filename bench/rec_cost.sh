@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # The recorder's own cost: CPU time, minor page faults and peak RSS of the
 # `memscribe record` process alone (not the traced program), per heap call,
-# for memscribe binaries run alternately on the same workloads; medians.
+# for memscribe binaries run alternately on the same workloads; medians, and
+# for each binary after the first the median of its runs' CPU ratios to the
+# first binary's run of the same repetition (paired).
 # bench_runner --self reads the recorder's /proc figures at its exit.
 #
 # usage: bench/rec_cost.sh BENCH_BIN NAME=MEMSCRIBE... [-r N] [-- WORKLOAD...]
@@ -39,11 +41,14 @@ workload() {
     esac
 }
 
+# The recorder's CPU (user + sys, ns) of each run in a runs file, in order.
+cpu_of() { sed -E 's/.*self_user_ns=([0-9]+) self_sys_ns=([0-9]+).*/\1 \2/' "$1" | awk '{ print $1 + $2 }'; }
+
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) at start"
 printf '| workload | heap calls | recorder |'
-printf ' ns/ev (user, sys) | minor faults/1k ev | peak RSS MiB | runs |\n'
+printf ' ns/ev (user, sys) | minor faults/1k ev | peak RSS MiB | runs | CPU / first, paired |\n'
 for w in "${WORKLOADS[@]}"; do
     workload "$w"
     rm -f "$WORK/count"
@@ -68,8 +73,17 @@ for w in "${WORKLOADS[@]}"; do
         sy=$(field self_sys_ns | awk -v n="$calls" '{ print $1 / n }' | median)
         fl=$(field self_minflt | awk -v n="$calls" '{ print $1 * 1000 / n }' | median)
         mb=$(field self_hwm_kb | awk '{ print $1 / 1024 }' | median)
-        printf '| %s | %s | %s | %.1f (%.1f, %.1f) | %.2f | %.1f | %s/%s |\n' "$w" "$calls" \
-            "${NAMES[$i]}" "$ns" "$us" "$sy" "$fl" "$mb" "$ok" "$REPS"
+        # The runs of one repetition are seconds apart: the median of their
+        # ratios to the first binary's moves less with the host than the
+        # ratio of two medians (bench/README.md, session 19).
+        paired=-
+        if [ "$i" -gt 0 ]; then
+            paired=$(paste -d' ' <(cpu_of "$WORK/runs.0") <(cpu_of "$f") |
+                awk '$1 > 0 { print $2 / $1 }' | median)
+            paired=$(printf '%.3f' "$paired")
+        fi
+        printf '| %s | %s | %s | %.1f (%.1f, %.1f) | %.2f | %.1f | %s/%s | %s |\n' "$w" "$calls" \
+            "${NAMES[$i]}" "$ns" "$us" "$sy" "$fl" "$mb" "$ok" "$REPS" "$paired"
     done
 done
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) at end"
