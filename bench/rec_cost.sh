@@ -41,8 +41,10 @@ workload() {
     esac
 }
 
+# A figure of bench_runner --self (field) of each run in a runs file, in order.
+field() { sed -E "s/.*$1=([0-9]+).*/\\1/" "$2"; }
 # The recorder's CPU (user + sys, ns) of each run in a runs file, in order.
-cpu_of() { sed -E 's/.*self_user_ns=([0-9]+) self_sys_ns=([0-9]+).*/\1 \2/' "$1" | awk '{ print $1 + $2 }'; }
+cpu_of() { paste -d' ' <(field self_user_ns "$1") <(field self_sys_ns "$1") | awk '{ print $1 + $2 }'; }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
@@ -65,14 +67,12 @@ for w in "${WORKLOADS[@]}"; do
     done
     for i in "${!TOOLS[@]}"; do
         f=$WORK/runs.$i
-        field() { sed -E "s/.*$1=([0-9]+).*/\\1/" "$f"; }
         ok=$(grep -c 'self_user_ns=.*status=exit:0' "$f" || true)
-        ns=$(paste -d' ' <(field self_user_ns) <(field self_sys_ns) |
-            awk -v n="$calls" '{ print ($1 + $2) / n }' | median)
-        us=$(field self_user_ns | awk -v n="$calls" '{ print $1 / n }' | median)
-        sy=$(field self_sys_ns | awk -v n="$calls" '{ print $1 / n }' | median)
-        fl=$(field self_minflt | awk -v n="$calls" '{ print $1 * 1000 / n }' | median)
-        mb=$(field self_hwm_kb | awk '{ print $1 / 1024 }' | median)
+        ns=$(cpu_of "$f" | awk -v n="$calls" '{ print $1 / n }' | median)
+        us=$(field self_user_ns "$f" | awk -v n="$calls" '{ print $1 / n }' | median)
+        sy=$(field self_sys_ns "$f" | awk -v n="$calls" '{ print $1 / n }' | median)
+        fl=$(field self_minflt "$f" | awk -v n="$calls" '{ print $1 * 1000 / n }' | median)
+        mb=$(field self_hwm_kb "$f" | awk '{ print $1 / 1024 }' | median)
         # The runs of one repetition are seconds apart: the median of their
         # ratios to the first binary's moves less with the host than the
         # ratio of two medians (bench/README.md, session 19).
