@@ -28,8 +28,9 @@ size_t fmt_zc_bound(const struct fmt_zc *z, size_t n);
 size_t fmt_zc_compress(struct fmt_zc *z, void *dst, size_t cap, const void *src, size_t n);
 
 /* The deeper search a writer tries on columns with repeats far apart:
- * zstd's level FMT_ZC_DEEP_LEVEL with the parameters zstd's tables give it
- * for an input of 256 KB, whatever the column's size (fmt_zc.c says why).
+ * zstd's level FMT_ZC_DEEP_LEVEL with the window and search zstd's tables
+ * give it for an input of 256 KB, whatever the column's size, on hash
+ * chains with small tables and matches of 6 bytes (fmt_zc.c says why).
  * zstd only; a zlib context compresses as fmt_zc_compress. */
 #define FMT_ZC_DEEP_LEVEL 5
 size_t fmt_zc_compress_deep(struct fmt_zc *z, void *dst, size_t cap, const void *src, size_t n);
