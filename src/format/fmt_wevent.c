@@ -53,7 +53,7 @@ static inline __attribute__((always_inline)) uint64_t ref_own(const struct fmt_w
     if (!w->v15 || d <= FMT_RANK_NEAR)
         return d;
     const struct fmt_rank *k = &w->pred->rank;
-    return FMT_RANK_NEAR + 1 + fmt_rank_count(k, ord + 1, n) - fmt_rank_count_near(k, n);
+    return FMT_RANK_NEAR + 1 + fmt_rank_count(k, ord + 1, n - FMT_RANK_NEAR);
 }
 
 /* Store the back-reference to block b, which the current event (of

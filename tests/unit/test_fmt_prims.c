@@ -202,9 +202,9 @@ static void test_wdelta_sort(void **state)
         }
 }
 
-/* fmt_rank_count against a count bit by bit, as blocks start and end,
- * over spans from one word to several groups of 4,096 and 65,536 ords, at
- * and beside their edges. */
+/* fmt_rank_count and fmt_rank_select against a count bit by bit, as
+ * blocks start and end, over spans from one word to several groups of
+ * 4,096 and 32,768 ords, at and beside their edges. */
 static void test_rank_count(void **state)
 {
     enum { N = 300000 };
@@ -227,18 +227,37 @@ static void test_rank_count(void **state)
             fmt_rank_end(&k, old);
             dead[old] = 1;
         }
-        if (n % 65536 > 2 && n % 65536 < 65534 && n % 4099)
+        if (n % 32768 > 2 && n % 32768 < 32766 && n % 4099)
             continue;
-        for (int t = 0; t < 4; t++) {
+        for (int t = 0; t < 6; t++) {
             uint32_t from = t == 0   ? 0
                             : t == 1 ? n - 1 - (uint32_t)(rng() % 600 % n)
                                      : (uint32_t)(rng() % n);
+            /* to n, or short of it (blocks past the end have ended), as
+             * the writer counts up to the last FMT_RANK_NEAR */
+            uint32_t to = t < 4 ? n : from + (uint32_t)(rng() % (n - from + 1));
             uint32_t live = 0;
 
-            for (uint32_t i = from; i < n; i++)
+            for (uint32_t i = from; i < to; i++)
                 live += !dead[i];
-            assert_int_equal(fmt_rank_count(&k, from, n), live);
+            assert_int_equal(fmt_rank_count(&k, from, to), live);
         }
+        /* fmt_rank_select: the ord of the live block of rank r from the
+         * newest, near and far, and one past the last */
+        uint32_t all = fmt_rank_count(&k, 0, n);
+        for (int t = 0; t < 3; t++) {
+            uint32_t r = t == 0 ? all : t == 1 ? (uint32_t)(rng() % 100) : (uint32_t)(rng() % n);
+            int64_t want = -1;
+
+            for (uint32_t i = n, seen = 0; i-- > 0;)
+                if (!dead[i] && seen++ == r) {
+                    want = i;
+                    break;
+                }
+            assert_int_equal(fmt_rank_select(&k, r, n), want);
+        }
+        if (n > FMT_RANK_NEAR)
+            assert_int_equal(fmt_rank_count_near(&k, n), fmt_rank_count(&k, n - FMT_RANK_NEAR, n));
     }
     fmt_rank_clear(&k);
     assert_int_equal(fmt_rank_count(&k, 0, N), N);
