@@ -45,6 +45,7 @@ FILENAME == ARGV[1] {
         n = ++nr_ok[k]
         wall[k, n] = $4
         wall_rep[k, $3] = $4
+        cpu_rep[k, $3] = $5
         cpu[k, n] = $5
         rss[k, n] = $6
         bytes[k, n] = $8
@@ -174,6 +175,37 @@ function paired_wall(w, m,    r, n, tmp, mk, bk) {
     return n ? median(tmp, 1, n) : 0
 }
 
+# The median over the repetitions of tool m's added wall (what 1) or CPU
+# (what 2) over tool h's, each against the untraced run of the same
+# repetition: the +wall and +cpu ratios of print_ratios, paired as
+# paired_wall is, so that a drift of the host between repetitions moves
+# the three runs of a ratio together. 0 if no repetition has all three.
+function paired_added(w, m, h, what,    r, n, tmp, mk, hk, bk, vm, vh, vb) {
+    mk = w SUBSEP m
+    hk = w SUBSEP h
+    bk = w SUBSEP "untraced"
+    n = 0
+    for (r = 1; r <= max_rep; r++) {
+        if (!((mk, r) in wall_rep && (hk, r) in wall_rep && (bk, r) in wall_rep))
+            continue
+        vm = what == 1 ? wall_rep[mk, r] : cpu_rep[mk, r]
+        vh = what == 1 ? wall_rep[hk, r] : cpu_rep[hk, r]
+        vb = what == 1 ? wall_rep[bk, r] : cpu_rep[bk, r]
+        if (vh - vb > 0)
+            tmp[1, ++n] = (vm - vb) / (vh - vb)
+    }
+    return n ? median(tmp, 1, n) : 0
+}
+
+function print_paired_added(w, m, h,    xw, xc) {
+    if (!have_base || !ok[m] || !ok[h])
+        return
+    xw = paired_added(w, m, h, 1)
+    xc = paired_added(w, m, h, 2)
+    if (xw || xc)
+        printf "  %s / %s, paired by repetition (median): +wall %.2fx, +cpu %.2fx\n", m, h, xw, xc
+}
+
 function print_paired(w, m,    x) {
     if (!have_base || !ok[m] || !(x = paired_wall(w, m)))
         return
@@ -250,6 +282,7 @@ END {
         print_paired(w, "memscribe")
         print_paired(w, "memscribe-base")
         print_ratios("memscribe", "heaptrack")
+        print_paired_added(w, "memscribe", "heaptrack")
         print_ratios("memscribe", "heaptrack-raw")
         print_ratios("memscribe-base", "heaptrack")
         print_ratios("memscribe-base", "heaptrack-raw")
