@@ -9,9 +9,9 @@
  *
  * Blocks are numbered in start order (ord: how many blocks the context had
  * started in the chunk before it; n of them started so far). A bit per
- * ord is set when the context ends that block, with counts of set bits per
- * 64, per 512, per 4,096 and per 32,768, so that counting and selecting
- * over long spans step by them without counting bits (the pool storm:
+ * ord is set when the context ends that block, with counts of ended blocks
+ * by word, 512, 4,096 and 32,768 ords (struct fmt_rank), so that counting
+ * and selecting over long spans need not count bits (the pool storm:
  * 4,096 blocks back on average; python3 frees blocks of its own chunk
  * 100,000 back), and a block starting costs nothing but room. Writer and reader
  * keep it alike; the arrays are kept from chunk to chunk. */
@@ -24,8 +24,8 @@
 #include <string.h>
 
 #define FMT_RANK_NEAR 64 /* references this near go by distance */
-/* The counts: per 64 ords (a byte per word of dead), per 512, per 4,096
- * and per 32,768 ords, each level eight of the one below. */
+/* The levels of counts above a word of dead (64 ords), each eight of the
+ * one below. */
 #define FMT_RANK_SB_SHIFT 9  /* 512 ords per count */
 #define FMT_RANK_GB_SHIFT 12 /* 4,096 */
 #define FMT_RANK_HB_SHIFT 15 /* 32,768 */
@@ -183,16 +183,6 @@ static inline uint32_t fmt_rank_count(const struct fmt_rank *k, uint32_t o, uint
     for (uint32_t h = o >> FMT_RANK_HB_SHIFT; h < e >> FMT_RANK_HB_SHIFT; h++)
         dead += k->hd[h];
     return e - o - dead;
-}
-
-/* Live blocks among the last FMT_RANK_NEAR of n > FMT_RANK_NEAR started
- * (at most two words). */
-static inline uint32_t fmt_rank_count_near(const struct fmt_rank *k, uint32_t n)
-{
-    uint32_t o = n - FMT_RANK_NEAR, w = o >> 6, last = (n - 1) >> 6;
-
-    return FMT_RANK_NEAR - fmt_rank_pop(k->dead[w] >> (o & 63)) -
-           (w != last ? fmt_rank_pop(k->dead[last]) : 0);
 }
 
 /* Ended blocks in block i of 2^sh ords (sh 6, 9, 12 or 15): those of its

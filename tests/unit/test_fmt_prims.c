@@ -256,8 +256,6 @@ static void test_rank_count(void **state)
                 }
             assert_int_equal(fmt_rank_select(&k, r, n), want);
         }
-        if (n > FMT_RANK_NEAR)
-            assert_int_equal(fmt_rank_count_near(&k, n), fmt_rank_count(&k, n - FMT_RANK_NEAR, n));
     }
     fmt_rank_clear(&k);
     assert_int_equal(fmt_rank_count(&k, 0, N), N);
