@@ -175,33 +175,27 @@ function paired_wall(w, m,    r, n, tmp, mk, bk) {
     return n ? median(tmp, 1, n) : 0
 }
 
-# The median over the repetitions of tool m's added wall (what 1) or CPU
-# (what 2) over tool h's, each against the untraced run of the same
-# repetition: the +wall and +cpu ratios of print_ratios, paired as
+# The median over the repetitions of tool m's added wall or CPU (v:
+# wall_rep or cpu_rep) over tool h's, each against the untraced run of the
+# same repetition: the +wall and +cpu ratios of print_ratios, paired as
 # paired_wall is, so that a drift of the host between repetitions moves
 # the three runs of a ratio together. 0 if no repetition has all three.
-function paired_added(w, m, h, what,    r, n, tmp, mk, hk, bk, vm, vh, vb) {
+function paired_added(w, m, h, v,    r, n, tmp, mk, hk, bk) {
     mk = w SUBSEP m
     hk = w SUBSEP h
     bk = w SUBSEP "untraced"
     n = 0
-    for (r = 1; r <= max_rep; r++) {
-        if (!((mk, r) in wall_rep && (hk, r) in wall_rep && (bk, r) in wall_rep))
-            continue
-        vm = what == 1 ? wall_rep[mk, r] : cpu_rep[mk, r]
-        vh = what == 1 ? wall_rep[hk, r] : cpu_rep[hk, r]
-        vb = what == 1 ? wall_rep[bk, r] : cpu_rep[bk, r]
-        if (vh - vb > 0)
-            tmp[1, ++n] = (vm - vb) / (vh - vb)
-    }
+    for (r = 1; r <= max_rep; r++)
+        if ((mk, r) in v && (hk, r) in v && (bk, r) in v && v[hk, r] - v[bk, r] > 0)
+            tmp[1, ++n] = (v[mk, r] - v[bk, r]) / (v[hk, r] - v[bk, r])
     return n ? median(tmp, 1, n) : 0
 }
 
 function print_paired_added(w, m, h,    xw, xc) {
     if (!have_base || !ok[m] || !ok[h])
         return
-    xw = paired_added(w, m, h, 1)
-    xc = paired_added(w, m, h, 2)
+    xw = paired_added(w, m, h, wall_rep)
+    xc = paired_added(w, m, h, cpu_rep)
     if (xw || xc)
         printf "  %s / %s, paired by repetition (median): +wall %.2fx, +cpu %.2fx\n", m, h, xw, xc
 }
