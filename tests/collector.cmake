@@ -105,3 +105,15 @@ set_target_properties(rec_attach_block PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMA
 ms_test_program(rec_attach_locked ${COLP}/rec_attach_locked.c LIBS Threads::Threads dl)
 add_dependencies(rec_attach_locked rec_attach_block)
 ms_e2e_test(record_attach record_attach.sh)
+
+# C programs that load C++ later (tests/e2e/record_late_cxx.sh): a C host
+# and its C++ plugin, which brings libstdc++ in only when it is loaded;
+# and a C program that reaches operator new and the other allocators'
+# names where nothing defines them.
+add_library(col_cxx_plug MODULE ${COLP}/col_cxx_plug.cc)
+target_compile_options(col_cxx_plug PRIVATE -O0 -g -faligned-new)
+set_target_properties(col_cxx_plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/programs)
+ms_test_program(col_cxx_host ${COLP}/col_cxx_host.c LIBS dl)
+add_dependencies(col_cxx_host col_cxx_plug memscribe_collector_attach)
+ms_test_program(col_cxx_none ${COLP}/col_cxx_none.c LIBS dl)
+ms_e2e_test(record_late_cxx record_late_cxx.sh)

@@ -12,22 +12,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "collector/col_elf_internal.h"
 #include "collector/col_internal.h"
 
-/* x86-64 relocates with RELA, i386 with REL; JUMP_SLOT and GLOB_DAT
- * entries hold the symbol's address either way. */
+/* The relocation types that hold a symbol's address. */
 #ifdef __x86_64__
-typedef ElfW(Rela) col_rel_t;
-#define COL_DT_REL DT_RELA
-#define COL_DT_RELSZ DT_RELASZ
 #define COL_R_TYPE ELF64_R_TYPE
 #define COL_R_SYM ELF64_R_SYM
 #define COL_R_JUMP_SLOT R_X86_64_JUMP_SLOT
 #define COL_R_GLOB_DAT R_X86_64_GLOB_DAT
 #else
-typedef ElfW(Rel) col_rel_t;
-#define COL_DT_REL DT_REL
-#define COL_DT_RELSZ DT_RELSZ
 #define COL_R_TYPE ELF32_R_TYPE
 #define COL_R_SYM ELF32_R_SYM
 #define COL_R_JUMP_SLOT R_386_JMP_SLOT
@@ -54,115 +48,6 @@ static uintptr_t col_self_lo, col_self_hi;
 static _Atomic int col_got_lock;
 static int col_got_closed; /* restored: a late dlopen's poll patches nothing */
 
-/* A d_ptr of .dynamic: glibc relocates most in place, a few loaders do not. */
-static uintptr_t col_dyn_ptr(const struct dl_phdr_info *info, uintptr_t p)
-{
-    return p >= info->dlpi_addr ? p : p + info->dlpi_addr;
-}
-
-/* How many symbols .dynsym holds: DT_HASH says, DT_GNU_HASH must be walked
- * to the end of its longest chain. */
-static uint32_t col_nr_dynsyms(const uint32_t *hash, const uint32_t *gnu)
-{
-    uint32_t nbuckets, symoffset, last = 0;
-    const uint32_t *buckets, *chain;
-
-    if (hash)
-        return hash[1];
-    if (!gnu)
-        return 0;
-    nbuckets = gnu[0];
-    symoffset = gnu[1];
-    buckets = gnu + 4 + gnu[2] * (sizeof(ElfW(Addr)) / 4);
-    chain = buckets + nbuckets;
-    for (uint32_t i = 0; i < nbuckets; i++)
-        if (buckets[i] > last)
-            last = buckets[i];
-    if (last < symoffset)
-        return symoffset;
-    while (!(chain[last - symoffset] & 1))
-        last++;
-    return last + 1;
-}
-
-struct col_dyn {
-    const ElfW(Sym) * symtab;
-    const char *strtab;
-    const uint32_t *hash, *gnu_hash;
-    const col_rel_t *rela, *jmprel;
-    size_t rela_size, jmprel_size;
-    uintptr_t relro_lo, relro_hi;
-};
-
-static int col_dyn_read(const struct dl_phdr_info *info, struct col_dyn *d)
-{
-    const ElfW(Dyn) *dyn = NULL;
-
-    memset(d, 0, sizeof(*d));
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-        if (ph->p_type == PT_DYNAMIC)
-            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
-        if (ph->p_type == PT_GNU_RELRO) {
-            /* What ld.so made read-only: whole pages only, a last partial
-             * page stays writable (_dl_protect_relro), and must stay so. */
-            d->relro_lo = (info->dlpi_addr + ph->p_vaddr) & ~(uintptr_t)4095;
-            d->relro_hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(uintptr_t)4095;
-        }
-    }
-    if (!dyn)
-        return -1;
-    for (; dyn->d_tag != DT_NULL; dyn++) {
-        uintptr_t p = col_dyn_ptr(info, dyn->d_un.d_ptr);
-
-        switch (dyn->d_tag) {
-        case DT_SYMTAB:
-            d->symtab = (const ElfW(Sym) *)p;
-            break;
-        case DT_STRTAB:
-            d->strtab = (const char *)p;
-            break;
-        case DT_HASH:
-            d->hash = (const uint32_t *)p;
-            break;
-        case DT_GNU_HASH:
-            d->gnu_hash = (const uint32_t *)p;
-            break;
-        case COL_DT_REL:
-            d->rela = (const col_rel_t *)p;
-            break;
-        case COL_DT_RELSZ:
-            d->rela_size = dyn->d_un.d_val;
-            break;
-        case DT_JMPREL:
-            d->jmprel = (const col_rel_t *)p;
-            break;
-        case DT_PLTRELSZ:
-            d->jmprel_size = dyn->d_un.d_val;
-            break;
-        case DT_PLTREL:
-            if (dyn->d_un.d_val != COL_DT_REL)
-                return -1; /* x86-64 uses RELA only, i386 REL */
-            break;
-        }
-    }
-    return d->symtab && d->strtab ? 0 : -1;
-}
-
-static int col_module_is_self(const struct dl_phdr_info *info)
-{
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-
-        if (ph->p_type == PT_LOAD && (uintptr_t)col_self_range >= lo &&
-            (uintptr_t)col_self_range < lo + ph->p_memsz)
-            return 1;
-    }
-    return 0;
-}
-
 /* The functions we export (our hooks), from our own .dynsym: the entry
  * points memscribe_attach_* and pthread_create (Syscall User Dispatch,
  * off when attached) excepted. */
@@ -173,9 +58,9 @@ static int col_exports_one(struct dl_phdr_info *info, size_t size, void *arg)
 
     (void)size;
     (void)arg;
-    if (!col_module_is_self(info) || col_dyn_read(info, &d) != 0)
+    if (!col_elf_is_self(info) || col_dyn_read(info, &d) != 0)
         return 0;
-    n = col_nr_dynsyms(d.hash, d.gnu_hash);
+    n = col_dyn_nr_syms(&d);
     col_exports = col_sys_mmap(((size_t)n * sizeof(*col_exports) + 4095) & ~(size_t)4095);
     if (!col_exports)
         return 1;
@@ -264,7 +149,7 @@ static int col_module_skipped(const struct dl_phdr_info *info)
 {
     const char *name = info->dlpi_name ? info->dlpi_name : "";
 
-    return col_module_is_self(info) || strstr(name, "/ld-linux") || strstr(name, "linux-vdso") ||
+    return col_elf_is_self(info) || strstr(name, "/ld-linux") || strstr(name, "linux-vdso") ||
            strstr(name, "linux-gate");
 }
 
@@ -317,22 +202,15 @@ int col_attach_patch(int begin)
     return rc;
 }
 
-static int col_read_adds(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size;
-    *(unsigned long long *)arg = info->dlpi_adds;
-    return 1; /* the first object is enough */
-}
-
 void *col_attach_dlsym(void *handle, const char *name)
 {
     static void *(*real)(void *, const char *);
     static unsigned long long seen_adds;
-    unsigned long long adds = 0;
+    unsigned long long adds;
 
     if (COL_UNLIKELY(!real)) /* libc's: we are in no global scope */
         *(void **)&real = dlsym(RTLD_DEFAULT, "dlsym");
-    col_dl_iterate_phdr(col_read_adds, &adds);
+    adds = col_elf_adds();
     if (adds != __atomic_load_n(&seen_adds, __ATOMIC_RELAXED)) {
         __atomic_store_n(&seen_adds, adds, __ATOMIC_RELAXED);
         col_attach_patch(0);

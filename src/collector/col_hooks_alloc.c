@@ -9,7 +9,12 @@
  *
  * operator new and delete are interposed in every program; where the next
  * definition is libstdc++'s (which calls malloc, recorded there) the hook
- * only passes the call on. Otherwise the thread is marked busy during the
+ * only passes the call on. A C program may load libstdc++ long after it
+ * started (bfd's LLVM plugin in ar and nm, a C++ module in python), so a
+ * name with no definition is looked up again once the loader has loaded
+ * something; where none exists at all, our own definition serves the call
+ * (col_alloc_fallback.c): a hook never returns NULL where the function it
+ * stands for would not. Otherwise the thread is marked busy during the
  * real call (jemalloc's aligned new calls aligned_alloc through the PLT:
  * recorded once, as the new), and a cleanup clears the mark again also
  * when the call throws (this file is built with -fexceptions).
@@ -18,20 +23,36 @@
  * col_sample_forget, a realloc by col_realloc_sampled_begin/end), but
  * without malloc's fast path before col_enter(): the mark above must be
  * set around the real call either way. */
-#include <dlfcn.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/col_alloc_fallback_internal.h"
+#include "collector/col_elf_internal.h"
 #include "collector/col_internal.h"
 
 #define COL_EXPORT __attribute__((visibility("default")))
 
-/* The next definition of each name, and whether to record calls to it. */
+/* Each name: the definition calls go to, and whether to record them. */
 struct col_next {
     const char *name;
+    /* Ours, for where no loaded object defines the name: it records
+     * (col_alloc_fallback_internal.h). */
+    void *fallback;
+    /* The definition found; NULL until one is (a C program that loads
+     * libstdc++ with a plugin, long after it started). Set once. */
+    _Atomic(void *) fn;
+    /* 0: libstdc++'s operator new/delete, recorded in malloc. Written
+     * before fn, read after it. */
+    _Atomic int record;
+    /* col_elf_adds() at the last search that found nothing: search again
+     * only once the loader has loaded something since. */
+    _Atomic unsigned long long searched;
+};
+
+/* A call to make: the function and whether to record it. */
+struct col_call {
     void *fn;
-    int record; /* 0: libstdc++'s operator new/delete, recorded in malloc */
+    int record;
 };
 
 enum {
@@ -99,105 +120,134 @@ enum {
 };
 
 static struct col_next col_next[N_COUNT] = {
-    [N_NEW] = {"_Znwm"},
-    [N_NEW_NT] = {"_ZnwmRKSt9nothrow_t"},
-    [N_NEW_AL] = {"_ZnwmSt11align_val_t"},
-    [N_NEW_AL_NT] = {"_ZnwmSt11align_val_tRKSt9nothrow_t"},
-    [N_NEWA] = {"_Znam"},
-    [N_NEWA_NT] = {"_ZnamRKSt9nothrow_t"},
-    [N_NEWA_AL] = {"_ZnamSt11align_val_t"},
-    [N_NEWA_AL_NT] = {"_ZnamSt11align_val_tRKSt9nothrow_t"},
-    [N_DEL] = {"_ZdlPv"},
-    [N_DEL_NT] = {"_ZdlPvRKSt9nothrow_t"},
-    [N_DEL_SZ] = {"_ZdlPvm"},
-    [N_DEL_AL] = {"_ZdlPvSt11align_val_t"},
-    [N_DEL_AL_NT] = {"_ZdlPvSt11align_val_tRKSt9nothrow_t"},
-    [N_DEL_SZ_AL] = {"_ZdlPvmSt11align_val_t"},
-    [N_DELA] = {"_ZdaPv"},
-    [N_DELA_NT] = {"_ZdaPvRKSt9nothrow_t"},
-    [N_DELA_SZ] = {"_ZdaPvm"},
-    [N_DELA_AL] = {"_ZdaPvSt11align_val_t"},
-    [N_DELA_AL_NT] = {"_ZdaPvSt11align_val_tRKSt9nothrow_t"},
-    [N_DELA_SZ_AL] = {"_ZdaPvmSt11align_val_t"},
-    [N_MALLOCX] = {"mallocx"},
-    [N_RALLOCX] = {"rallocx"},
-    [N_DALLOCX] = {"dallocx"},
-    [N_SDALLOCX] = {"sdallocx"},
-    [N_MI_MALLOC] = {"mi_malloc"},
-    [N_MI_ZALLOC] = {"mi_zalloc"},
-    [N_MI_CALLOC] = {"mi_calloc"},
-    [N_MI_REALLOC] = {"mi_realloc"},
-    [N_MI_FREE] = {"mi_free"},
-    [N_MI_MALLOC_AL] = {"mi_malloc_aligned"},
-    [N_MI_ZALLOC_AL] = {"mi_zalloc_aligned"},
-    [N_MI_REALLOC_AL] = {"mi_realloc_aligned"},
-    [N_MI_FREE_SZ] = {"mi_free_size"},
-    [N_MI_FREE_AL] = {"mi_free_aligned"},
-    [N_MI_STRDUP] = {"mi_strdup"},
-    [N_MI_HEAP_MALLOC] = {"mi_heap_malloc"},
-    [N_MI_HEAP_ZALLOC] = {"mi_heap_zalloc"},
-    [N_MI_HEAP_CALLOC] = {"mi_heap_calloc"},
-    [N_MI_HEAP_REALLOC] = {"mi_heap_realloc"},
-    [N_MI_HEAP_MALLOC_AL] = {"mi_heap_malloc_aligned"},
-    [N_TC_MALLOC] = {"tc_malloc"},
-    [N_TC_CALLOC] = {"tc_calloc"},
-    [N_TC_REALLOC] = {"tc_realloc"},
-    [N_TC_FREE] = {"tc_free"},
-    [N_TC_CFREE] = {"tc_cfree"},
-    [N_TC_FREE_SZ] = {"tc_free_sized"},
-    [N_TC_MEMALIGN] = {"tc_memalign"},
-    [N_TC_POSIX_MEMALIGN] = {"tc_posix_memalign"},
-    [N_TC_NEW] = {"tc_new"},
-    [N_TC_NEWARRAY] = {"tc_newarray"},
-    [N_TC_NEW_NT] = {"tc_new_nothrow"},
-    [N_TC_NEWARRAY_NT] = {"tc_newarray_nothrow"},
-    [N_TC_DELETE] = {"tc_delete"},
-    [N_TC_DELETEARRAY] = {"tc_deletearray"},
-    [N_TC_DELETE_SZ] = {"tc_delete_sized"},
-    [N_TC_DELETEARRAY_SZ] = {"tc_deletearray_sized"},
+    [N_NEW] = {"_Znwm", (void *)col_fb_new_z},
+    [N_NEW_NT] = {"_ZnwmRKSt9nothrow_t", (void *)col_fb_new_zn},
+    [N_NEW_AL] = {"_ZnwmSt11align_val_t", (void *)col_fb_new_zz},
+    [N_NEW_AL_NT] = {"_ZnwmSt11align_val_tRKSt9nothrow_t", (void *)col_fb_new_zzn},
+    [N_NEWA] = {"_Znam", (void *)col_fb_new_z},
+    [N_NEWA_NT] = {"_ZnamRKSt9nothrow_t", (void *)col_fb_new_zn},
+    [N_NEWA_AL] = {"_ZnamSt11align_val_t", (void *)col_fb_new_zz},
+    [N_NEWA_AL_NT] = {"_ZnamSt11align_val_tRKSt9nothrow_t", (void *)col_fb_new_zzn},
+    [N_DEL] = {"_ZdlPv", (void *)col_fb_free_p},
+    [N_DEL_NT] = {"_ZdlPvRKSt9nothrow_t", (void *)col_fb_free_pn},
+    [N_DEL_SZ] = {"_ZdlPvm", (void *)col_fb_free_pz},
+    [N_DEL_AL] = {"_ZdlPvSt11align_val_t", (void *)col_fb_free_pz},
+    [N_DEL_AL_NT] = {"_ZdlPvSt11align_val_tRKSt9nothrow_t", (void *)col_fb_free_pzn},
+    [N_DEL_SZ_AL] = {"_ZdlPvmSt11align_val_t", (void *)col_fb_free_pzz},
+    [N_DELA] = {"_ZdaPv", (void *)col_fb_free_p},
+    [N_DELA_NT] = {"_ZdaPvRKSt9nothrow_t", (void *)col_fb_free_pn},
+    [N_DELA_SZ] = {"_ZdaPvm", (void *)col_fb_free_pz},
+    [N_DELA_AL] = {"_ZdaPvSt11align_val_t", (void *)col_fb_free_pz},
+    [N_DELA_AL_NT] = {"_ZdaPvSt11align_val_tRKSt9nothrow_t", (void *)col_fb_free_pzn},
+    [N_DELA_SZ_AL] = {"_ZdaPvmSt11align_val_t", (void *)col_fb_free_pzz},
+    [N_MALLOCX] = {"mallocx", (void *)col_fb_mallocx},
+    [N_RALLOCX] = {"rallocx", (void *)col_fb_rallocx},
+    [N_DALLOCX] = {"dallocx", (void *)col_fb_free_pi},
+    [N_SDALLOCX] = {"sdallocx", (void *)col_fb_free_pzi},
+    [N_MI_MALLOC] = {"mi_malloc", (void *)col_fb_malloc_z},
+    [N_MI_ZALLOC] = {"mi_zalloc", (void *)col_fb_zalloc_z},
+    [N_MI_CALLOC] = {"mi_calloc", (void *)col_fb_calloc_zz},
+    [N_MI_REALLOC] = {"mi_realloc", (void *)col_fb_realloc_pz},
+    [N_MI_FREE] = {"mi_free", (void *)col_fb_free_p},
+    [N_MI_MALLOC_AL] = {"mi_malloc_aligned", (void *)col_fb_aligned_zz},
+    [N_MI_ZALLOC_AL] = {"mi_zalloc_aligned", (void *)col_fb_zaligned_zz},
+    [N_MI_REALLOC_AL] = {"mi_realloc_aligned", (void *)col_fb_realloc_aligned_pzz},
+    [N_MI_FREE_SZ] = {"mi_free_size", (void *)col_fb_free_pz},
+    [N_MI_FREE_AL] = {"mi_free_aligned", (void *)col_fb_free_pz},
+    [N_MI_STRDUP] = {"mi_strdup", (void *)col_fb_strdup},
+    [N_MI_HEAP_MALLOC] = {"mi_heap_malloc", (void *)col_fb_heap_malloc},
+    [N_MI_HEAP_ZALLOC] = {"mi_heap_zalloc", (void *)col_fb_heap_zalloc},
+    [N_MI_HEAP_CALLOC] = {"mi_heap_calloc", (void *)col_fb_heap_calloc},
+    [N_MI_HEAP_REALLOC] = {"mi_heap_realloc", (void *)col_fb_heap_realloc},
+    [N_MI_HEAP_MALLOC_AL] = {"mi_heap_malloc_aligned", (void *)col_fb_heap_aligned},
+    [N_TC_MALLOC] = {"tc_malloc", (void *)col_fb_malloc_z},
+    [N_TC_CALLOC] = {"tc_calloc", (void *)col_fb_calloc_zz},
+    [N_TC_REALLOC] = {"tc_realloc", (void *)col_fb_realloc_pz},
+    [N_TC_FREE] = {"tc_free", (void *)col_fb_free_p},
+    [N_TC_CFREE] = {"tc_cfree", (void *)col_fb_free_p},
+    [N_TC_FREE_SZ] = {"tc_free_sized", (void *)col_fb_free_pz},
+    [N_TC_MEMALIGN] = {"tc_memalign", (void *)col_fb_memalign_zz},
+    [N_TC_POSIX_MEMALIGN] = {"tc_posix_memalign", (void *)col_fb_posix_memalign_pzz},
+    [N_TC_NEW] = {"tc_new", (void *)col_fb_new_z},
+    [N_TC_NEWARRAY] = {"tc_newarray", (void *)col_fb_new_z},
+    [N_TC_NEW_NT] = {"tc_new_nothrow", (void *)col_fb_new_zn},
+    [N_TC_NEWARRAY_NT] = {"tc_newarray_nothrow", (void *)col_fb_new_zn},
+    [N_TC_DELETE] = {"tc_delete", (void *)col_fb_free_p},
+    [N_TC_DELETEARRAY] = {"tc_deletearray", (void *)col_fb_free_p},
+    [N_TC_DELETE_SZ] = {"tc_delete_sized", (void *)col_fb_free_pz},
+    [N_TC_DELETEARRAY_SZ] = {"tc_deletearray_sized", (void *)col_fb_free_pz},
 };
 
 static _Atomic int col_next_done;
+
+/* Look name i up among the loaded objects (col_elf_find: also those a
+ * dlopen brought in with RTLD_LOCAL, such as the libstdc++ of a C
+ * program's C++ plugin, which dlsym(RTLD_NEXT) does not see). */
+static void col_next_search(int i, unsigned long long adds)
+{
+    struct col_next *n = &col_next[i];
+    const char *module, *base;
+    void *fn = col_elf_find(n->name, &module);
+
+    if (!fn) {
+        atomic_store_explicit(&n->searched, adds, memory_order_relaxed);
+        return;
+    }
+    base = strrchr(module, '/');
+    base = base ? base + 1 : module;
+    atomic_store_explicit(&n->record, i > N_DELA_SZ_AL || strncmp(base, "libstdc++", 9) != 0,
+                          memory_order_relaxed);
+    atomic_store_explicit(&n->fn, fn, memory_order_release);
+}
 
 /* Look every name up once (col_resolve, or the first call if it comes
  * earlier: a constructor's new before ours). */
 void col_alloc_resolve(void)
 {
-    for (int i = 0; i < N_COUNT; i++) {
-        Dl_info info;
-        const char *base;
-        void *fn = dlsym(COL_RTLD_NEXT, col_next[i].name);
+    unsigned long long adds = col_elf_adds();
 
-        col_next[i].record = 1;
-        if (fn && i <= N_DELA_SZ_AL && dladdr(fn, &info) && info.dli_fname) {
-            base = strrchr(info.dli_fname, '/');
-            base = base ? base + 1 : info.dli_fname;
-            col_next[i].record = strncmp(base, "libstdc++", 9) != 0;
-        }
-        col_next[i].fn = fn;
-    }
-    /* The table is whole: calls made from here on (dlerror's asprintf
-     * reallocs through an allocator whose realloc calls its own exported
-     * mi_heap_realloc, which is ours) find it and do not resolve again. */
+    for (int i = 0; i < N_COUNT; i++)
+        if (!atomic_load_explicit(&col_next[i].fn, memory_order_acquire))
+            col_next_search(i, adds);
     atomic_store(&col_next_done, 1);
-    /* A failed lookup leaves its message allocated until the next dl call,
-     * which would free it in the program's stream: the first dlerror()
-     * frees the error, the second the text it made of it. */
-    (void)dlerror();
-    (void)dlerror();
 }
 
-static inline const struct col_next *col_next_get(int i)
+/* Name i has no definition yet: search again if anything was loaded since
+ * the last search, else make the call ours. */
+static __attribute__((noinline, cold)) struct col_call col_next_late(int i)
 {
+    struct col_next *n = &col_next[i];
+    int busy = col_thread.busy;
+    unsigned long long adds;
+    void *fn;
+
+    col_thread.busy = 1;
+    adds = col_elf_adds();
+    if (adds != atomic_load_explicit(&n->searched, memory_order_relaxed))
+        col_next_search(i, adds);
+    col_thread.busy = busy;
+    fn = atomic_load_explicit(&n->fn, memory_order_acquire);
+    if (fn)
+        return (struct col_call){fn, atomic_load_explicit(&n->record, memory_order_relaxed)};
+    return (struct col_call){n->fallback, 1};
+}
+
+static inline struct col_call col_next_get(int i)
+{
+    void *fn;
+
     if (COL_UNLIKELY(!atomic_load_explicit(&col_next_done, memory_order_acquire))) {
-        /* a failed dlsym allocates: not the program's calls */
         int busy = col_thread.busy;
 
         col_thread.busy = 1;
         col_alloc_resolve();
         col_thread.busy = busy;
     }
-    return &col_next[i];
+    fn = atomic_load_explicit(&col_next[i].fn, memory_order_acquire);
+    if (COL_LIKELY(fn))
+        return (struct col_call){fn,
+                                 atomic_load_explicit(&col_next[i].record, memory_order_relaxed)};
+    return col_next_late(i);
 }
 
 /* Mark the thread busy for the real call of a recorded entry point; the
@@ -293,19 +343,17 @@ col_x_realloc(struct col_thread *t, void *old, void *p, uint64_t size, uint64_t 
     COL_EXPORT void *ret_name params;                                                              \
     COL_EXPORT void *ret_name params                                                               \
     {                                                                                              \
-        const struct col_next *n = col_next_get(idx);                                              \
+        struct col_call n = col_next_get(idx);                                                     \
         void *p;                                                                                   \
                                                                                                    \
-        if (!n->fn)                                                                                \
-            return NULL;                                                                           \
         {                                                                                          \
-            COL_X_HOLD(n->record);                                                                 \
-            p = ((void *(*)type)n->fn)args;                                                        \
+            COL_X_HOLD(n.record);                                                                  \
+            p = ((void *(*)type)n.fn)args;                                                         \
             COL_X_UNHOLD();                                                                        \
         }                                                                                          \
         {                                                                                          \
             uint64_t extra[nargs ? nargs : 1] = {__VA_ARGS__};                                     \
-            col_x_alloc(n->record, kind, p, size_expr, extra, nargs);                              \
+            col_x_alloc(n.record, kind, p, size_expr, extra, nargs);                               \
         }                                                                                          \
         return p;                                                                                  \
     }
@@ -314,17 +362,15 @@ col_x_realloc(struct col_thread *t, void *old, void *p, uint64_t size, uint64_t 
     COL_EXPORT void ret_name params;                                                               \
     COL_EXPORT void ret_name params                                                                \
     {                                                                                              \
-        const struct col_next *n = col_next_get(idx);                                              \
+        struct col_call n = col_next_get(idx);                                                     \
         struct col_thread *t;                                                                      \
                                                                                                    \
-        if (!n->fn)                                                                                \
-            return;                                                                                \
-        if (!n->record) {                                                                          \
-            ((void(*) type)n->fn) args;                                                            \
+        if (!n.record) {                                                                           \
+            ((void(*) type)n.fn) args;                                                             \
             return;                                                                                \
         }                                                                                          \
         t = col_x_free_start(1, ptr);                                                              \
-        ((void(*) type)n->fn) args;                                                                \
+        ((void(*) type)n.fn) args;                                                                 \
         col_x_free_end(t);                                                                         \
     }
 
@@ -332,25 +378,23 @@ col_x_realloc(struct col_thread *t, void *old, void *p, uint64_t size, uint64_t 
     COL_EXPORT void *ret_name params;                                                              \
     COL_EXPORT void *ret_name params                                                               \
     {                                                                                              \
-        const struct col_next *n = col_next_get(idx);                                              \
+        struct col_call n = col_next_get(idx);                                                     \
         struct col_thread *t;                                                                      \
         uint64_t ts0 = 0;                                                                          \
         void *p;                                                                                   \
                                                                                                    \
-        if (!n->fn)                                                                                \
-            return NULL;                                                                           \
-        t = n->record ? col_enter() : NULL;                                                        \
+        t = n.record ? col_enter() : NULL;                                                         \
         if (t && COL_UNLIKELY(col_sample_bytes)) {                                                 \
             uint64_t extra[1] = {(uint64_t)(uintptr_t)old};                                        \
             struct col_realloc_sampled rs;                                                         \
                                                                                                    \
             col_realloc_sampled_begin(t, old, &rs);                                                \
-            p = ((void *(*)type)n->fn)args;                                                        \
+            p = ((void *(*)type)n.fn)args;                                                         \
             return col_realloc_sampled_end(t, &rs, old, p, size_expr, FMT_EV_REALLOC, extra, 1);   \
         }                                                                                          \
         if (t)                                                                                     \
             ts0 = col_stamp(t);                                                                    \
-        p = ((void *(*)type)n->fn)args;                                                            \
+        p = ((void *(*)type)n.fn)args;                                                             \
         col_x_realloc(t, old, p, size_expr, ts0);                                                  \
         return p;                                                                                  \
     }
@@ -395,18 +439,16 @@ COL_X_FREE(_ZdaPvmSt11align_val_t, N_DELA_SZ_AL, (void *p, size_t s, size_t al),
 COL_EXPORT void *mallocx(size_t size, int flags);
 COL_EXPORT void *mallocx(size_t size, int flags)
 {
-    const struct col_next *n = col_next_get(N_MALLOCX);
+    struct col_call n = col_next_get(N_MALLOCX);
     uint64_t extra[1] = {COL_JE_ALIGN(flags)};
     void *p;
 
-    if (!n->fn)
-        return NULL;
     {
-        COL_X_HOLD(n->record);
-        p = ((void *(*)(size_t, int))n->fn)(size, flags);
+        COL_X_HOLD(n.record);
+        p = ((void *(*)(size_t, int))n.fn)(size, flags);
         COL_X_UNHOLD();
     }
-    col_x_alloc(n->record, extra[0] ? FMT_EV_ALIGNED_ALLOC : FMT_EV_MALLOC, p, size, extra,
+    col_x_alloc(n.record, extra[0] ? FMT_EV_ALIGNED_ALLOC : FMT_EV_MALLOC, p, size, extra,
                 extra[0] ? 1 : 0);
     return p;
 }
@@ -470,18 +512,16 @@ COL_X_FREE(tc_deletearray_sized, N_TC_DELETEARRAY_SZ, (void *p, size_t s), (void
 COL_EXPORT int tc_posix_memalign(void **out, size_t al, size_t s);
 COL_EXPORT int tc_posix_memalign(void **out, size_t al, size_t s)
 {
-    const struct col_next *n = col_next_get(N_TC_POSIX_MEMALIGN);
+    struct col_call n = col_next_get(N_TC_POSIX_MEMALIGN);
     uint64_t extra[2] = {al, 0};
     int rc;
 
-    if (!n->fn)
-        return ENOMEM;
     {
-        COL_X_HOLD(n->record);
-        rc = ((int (*)(void **, size_t, size_t))n->fn)(out, al, s);
+        COL_X_HOLD(n.record);
+        rc = ((int (*)(void **, size_t, size_t))n.fn)(out, al, s);
         COL_X_UNHOLD();
     }
     extra[1] = (uint64_t)rc;
-    col_x_alloc(n->record, FMT_EV_POSIX_MEMALIGN, rc == 0 ? *out : NULL, s, extra, 2);
+    col_x_alloc(n.record, FMT_EV_POSIX_MEMALIGN, rc == 0 ? *out : NULL, s, extra, 2);
     return rc;
 }

@@ -61,6 +61,7 @@ struct col_real {
     void *(*aligned_alloc)(size_t, size_t);
     void *(*valloc)(size_t);
     void *(*pvalloc)(size_t);
+    size_t (*malloc_usable_size)(void *);
     void *(*mmap)(void *, size_t, int, int, int, off_t);
     void *(*mmap64)(void *, size_t, int, int, int, off64_t);
     int (*munmap)(void *, size_t);

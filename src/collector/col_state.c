@@ -154,6 +154,7 @@ static void col_resolve(void)
     RESOLVE(aligned_alloc);
     RESOLVE(valloc);
     RESOLVE(pvalloc);
+    RESOLVE(malloc_usable_size);
     RESOLVE(mmap);
     RESOLVE(mmap64);
     RESOLVE(munmap);

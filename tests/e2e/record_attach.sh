@@ -17,22 +17,6 @@ source "$(dirname "$0")/record_lib.sh"
 
 PROG=$MS_PROGRAMS/rec_attach_target
 
-# Wait (60 s at most) until file $1 exists.
-wait_file() {
-    for _ in $(seq 1 3000); do
-        [ -e "$1" ] && return 0
-        sleep 0.02
-    done
-    fail "$1 did not appear within 60 s"
-}
-# Wait (30 s at most) until file $1 has a line matching $2 (grep -E).
-wait_line() {
-    for _ in $(seq 1 1500); do
-        grep -Eq "$2" "$1" 2>/dev/null && return 0
-        sleep 0.02
-    done
-    fail "no '$2' in $1 within 30 s: $(cat "$1")"
-}
 # Start the program in directory $1 for $2 rounds; sets $target.
 start_target() {
     mkdir -p "$1"

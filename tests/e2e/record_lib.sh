@@ -73,3 +73,31 @@ ms_record_marked() {
     ms_between_marks <"$WORK/calls" >"$WORK/actual"
     ms_compare "$WORK/expected" "$WORK/actual"
 }
+
+# Wait (60 s at most) until file $1 exists.
+wait_file() {
+    for _ in $(seq 1 3000); do
+        [ -e "$1" ] && return 0
+        sleep 0.02
+    done
+    fail "$1 did not appear within 60 s"
+}
+# Wait (30 s at most) until file $1 has a line matching $2 (grep -E).
+wait_line() {
+    for _ in $(seq 1 1500); do
+        grep -Eq "$2" "$1" 2>/dev/null && return 0
+        sleep 0.02
+    done
+    fail "no '$2' in $1 within 30 s: $(cat "$1")"
+}
+# The recorder finishes the file after the program: wait until it reads
+# complete (dump says "incomplete" until then).
+ms_wait_trace() {
+    for _ in $(seq 1 600); do
+        if "$MEMSCRIBE" dump "$1" >"$WORK/dump.txt" 2>"$WORK/dump.err" && [ ! -s "$WORK/dump.err" ]; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    fail "$1 was not finished within 60 s: $(cat "$WORK/dump.err")"
+}

@@ -13,17 +13,6 @@ source "$(dirname "$0")/record_lib.sh"
 COL=$MS_BUILD/lib/memscribe/libmemscribe.so
 PROG=$MS_PROGRAMS/col_nowrap
 
-# The recorder finishes the file after the program: wait until it reads
-# complete (dump says "incomplete" until then).
-ms_wait_trace() {
-    for _ in $(seq 1 600); do
-        if "$MEMSCRIBE" dump "$1" >"$WORK/dump.txt" 2>"$WORK/dump.err" && [ ! -s "$WORK/dump.err" ]; then
-            return 0
-        fi
-        sleep 0.1
-    done
-    fail "$1 was not finished within 60 s: $(cat "$WORK/dump.err")"
-}
 count() { awk -v s="size=$1" '$5 == "malloc" { for (i = 6; i <= NF; i++) if ($i == s) n++ } END { print n + 0 }' "$WORK/dump.txt"; }
 pids() { awk -v s="size=$1" '$5 == "malloc" { for (i = 6; i <= NF; i++) if ($i == s) print $2 }' "$WORK/dump.txt" | sort -u; }
 
