@@ -64,6 +64,10 @@ if [ "${1:-}" = "--test" ]; then
   # traced with their own APIs and operator new (tests/e2e/record_allocators.sh):
   # their headers and link libraries.
   PKGS+=(libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev)
+  # The zoo of real programs traced as untraced (tests/e2e/record_zoo.sh):
+  # git and perl beside the bfd tools, make, g++, python3 and sqlite3 above
+  # (clang brings the LLVM gold plugin the bfd tools load).
+  PKGS+=(git perl)
 elif [ $# -gt 0 ]; then
   echo "usage: setup.sh [--test]" >&2
   exit 2

@@ -117,3 +117,5 @@ ms_test_program(col_cxx_host ${COLP}/col_cxx_host.c LIBS dl)
 add_dependencies(col_cxx_host col_cxx_plug memscribe_collector_attach)
 ms_test_program(col_cxx_none ${COLP}/col_cxx_none.c LIBS dl)
 ms_e2e_test(record_late_cxx record_late_cxx.sh)
+# Real programs traced as untraced (tests/e2e/record_zoo.sh).
+ms_e2e_test(record_zoo record_zoo.sh)
