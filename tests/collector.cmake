@@ -119,3 +119,7 @@ ms_test_program(col_cxx_none ${COLP}/col_cxx_none.c LIBS dl)
 ms_e2e_test(record_late_cxx record_late_cxx.sh)
 # Real programs traced as untraced (tests/e2e/record_zoo.sh).
 ms_e2e_test(record_zoo record_zoo.sh)
+# Thread rows: a thread that only frees after its exit hook; one row per
+# image's main thread (tests/e2e/record_thread_rows.sh).
+ms_test_program(col_thread_rows ${COLP}/col_thread_rows.c LIBS Threads::Threads)
+ms_e2e_test(record_thread_rows record_thread_rows.sh)

@@ -40,7 +40,10 @@ struct fmt_image_info {
     int status_known;
 };
 
-/* A thread of an image. One entry per distinct (image, thread, pid, tid). */
+/* A thread of an image. One entry per distinct (image, thread, pid, tid),
+ * except an image's main thread (tid == pid): one entry, whatever thread
+ * indices its events carry (traces recorded before this rule gave the
+ * events they made for a forked or exec'd image a second one). */
 struct fmt_thread_info {
     uint32_t image;
     uint32_t thread; /* the event's thread index */

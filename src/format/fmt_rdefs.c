@@ -237,6 +237,48 @@ static int def_stack_codes(struct fmt_reader *r, struct fmt_cur *b, uint64_t off
     return 0;
 }
 
+/* List context id in the thread table. Recorders before this version
+ * gave the events they made for a forked or exec'd image (its start, RSS,
+ * exit) a context of their own, thread index 0, beside the one its main
+ * thread's own events carry: the same thread, tid == pid, listed twice
+ * ("3033: (no name), 3033: cc"). A later context of an image's main
+ * thread takes the earlier one's row, the earlier start kept. */
+static int def_context_list(struct fmt_reader *r, uint32_t id)
+{
+    struct fmt_thread_info *t = &r->ctxs[id - 1].t;
+    struct fmt_rimage *im = &r->images[t->image];
+
+    if (t->tid == t->pid && im->main_ctx) {
+        struct fmt_rctx *old = &r->ctxs[im->main_ctx - 1];
+
+        r->threads[im->main_row] = id;
+        if (old->t.start_ns < t->start_ns)
+            t->start_ns = old->t.start_ns;
+        if (!t->name && old->t.name) {
+            t->name = old->t.name;
+            t->name_len = old->t.name_len;
+        }
+        old->listed = id;
+        im->main_ctx = id;
+        return 0;
+    }
+    if (t->tid == t->pid) {
+        im->main_ctx = id;
+        im->main_row = r->nr_threads;
+    }
+    r->threads[r->nr_threads++] = id;
+    return 0;
+}
+
+/* The listed context of context id (valid): a chain as long as the
+ * contexts of one image's main thread. */
+static struct fmt_rctx *ctx_listed(struct fmt_reader *r, uint32_t id)
+{
+    while (r->ctxs[id - 1].listed != id)
+        id = r->ctxs[id - 1].listed;
+    return &r->ctxs[id - 1];
+}
+
 static int def_context(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
 {
     uint32_t id = fmt_cur_u32(b);
@@ -253,7 +295,13 @@ static int def_context(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
     if (rc)
         return rc;
     GROW(r, r->ctxs, r->nr_ctxs, r->cap_ctxs, r->nr_ctxs + 1, off);
-    r->ctxs[r->nr_ctxs++].t = t;
+    GROW(r, r->threads, r->nr_threads, r->cap_threads, r->nr_threads + 1, off);
+    r->ctxs[r->nr_ctxs].t = t;
+    r->ctxs[r->nr_ctxs].listed = id;
+    r->nr_ctxs++;
+    rc = def_context_list(r, id);
+    if (rc)
+        return rc;
     /* An image named before (or without) its PROCESS_START: its threads
      * tell at least its pid and when it was first seen. */
     struct fmt_image_info *im = &r->images[t.image].i;
@@ -331,7 +379,7 @@ static int def_thread_name(struct fmt_reader *r, struct fmt_cur *b, uint64_t off
         free(name);
         return fmt_rerr(r, -EPROTO, off, "bad thread name record (context %u)", ctx);
     }
-    struct fmt_rctx *c = &r->ctxs[ctx - 1];
+    struct fmt_rctx *c = ctx_listed(r, ctx);
     free(c->name);
     c->name = name;
     c->t.name = name;
@@ -346,8 +394,8 @@ static int def_thread_end(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
 
     if (b->bad || !ctx || ctx > r->nr_ctxs)
         return fmt_rerr(r, -EPROTO, off, "bad thread end record (context %u)", ctx);
-    r->ctxs[ctx - 1].t.ended = 1;
-    r->ctxs[ctx - 1].t.end_ns = ts;
+    ctx_listed(r, ctx)->t.ended = 1;
+    ctx_listed(r, ctx)->t.end_ns = ts;
     return 0;
 }
 

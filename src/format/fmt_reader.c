@@ -408,6 +408,7 @@ void fmt_reader_close(struct fmt_reader *r)
     for (uint32_t i = 0; i < r->nr_ctxs; i++)
         free(r->ctxs[i].name);
     free(r->ctxs);
+    free(r->threads);
     for (uint32_t i = 0; i < r->nr_images; i++) {
         free(r->images[i].exe);
         free(r->images[i].argv);
@@ -496,7 +497,7 @@ void fmt_reader_counts(const struct fmt_reader *r, struct fmt_trace_counts *c)
     c->nr_chunks = r->nr_chunks;
     c->nr_stacks = r->nr_nodes;
     c->nr_images = r->nr_images;
-    c->nr_threads = r->nr_ctxs;
+    c->nr_threads = r->nr_threads;
     c->nr_modules = r->nr_mods;
 }
 
@@ -512,12 +513,12 @@ const struct fmt_image_info *fmt_reader_image(const struct fmt_reader *r, uint32
 
 uint32_t fmt_reader_nr_threads(const struct fmt_reader *r)
 {
-    return r->nr_ctxs;
+    return r->nr_threads;
 }
 
 const struct fmt_thread_info *fmt_reader_thread(const struct fmt_reader *r, uint32_t i)
 {
-    return i < r->nr_ctxs ? &r->ctxs[i].t : NULL;
+    return i < r->nr_threads ? &r->ctxs[r->threads[i] - 1].t : NULL;
 }
 
 uint32_t fmt_reader_nr_modules(const struct fmt_reader *r)

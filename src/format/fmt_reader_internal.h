@@ -36,12 +36,17 @@ struct fmt_rnode {
 struct fmt_rctx {
     struct fmt_thread_info t;
     char *name;
+    /* Its own id, or that of a later context of the same thread, which
+     * is listed for both (fmt_rdefs.c, def_context_list). */
+    uint32_t listed;
 };
 
 struct fmt_rimage {
     struct fmt_image_info i;
     char *exe;
     char *argv;
+    uint32_t main_ctx; /* id of the context of its thread tid == pid; 0: none yet */
+    uint32_t main_row; /* that thread's row in the thread table */
 };
 
 struct fmt_rmodule {
@@ -126,6 +131,9 @@ struct fmt_reader {
     struct fmt_rctx *ctxs;       /* by context id - 1 */
     uint32_t nr_ctxs;
     uint32_t cap_ctxs;
+    uint32_t *threads; /* the thread table: ids of the listed contexts */
+    uint32_t nr_threads;
+    uint32_t cap_threads;
     struct fmt_rimage *images;
     uint32_t nr_images;
     uint32_t cap_images;

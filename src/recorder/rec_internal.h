@@ -142,14 +142,20 @@ struct rec_image {
     uint32_t index; /* dense image index */
     uint32_t pid, ppid;
     uint64_t stream_id;
-    int how;       /* enum fmt_start */
-    int pidfd;     /* -1 if none */
-    int open;      /* still producing: constrains the watermark */
-    int clock_tsc; /* its times are TSC ticks */
-    int retired;   /* closed and fully written: its rings are freed */
-    int gone;      /* its process has ended: closed once the queued hellos are read */
+    int how;          /* enum fmt_start */
+    int pidfd;        /* -1 if none */
+    int open;         /* still producing: constrains the watermark */
+    int clock_tsc;    /* its times are TSC ticks */
+    int retired;      /* closed and fully written: its rings are freed */
+    int gone;         /* its process has ended: closed once the queued hellos are read */
+    int over;         /* closed because it ended (exit, exec), not at a detach: its threads too */
+    int exit_pending; /* its PROCESS_EXIT is queued, not written: its rings stay */
     /* Its hello's time, within the recording. */
     uint64_t start_ns;
+    /* The thread index of its first thread (tid == pid), which also
+     * carries the events the recorder makes for it (start, exit, RSS):
+     * one context, one thread row, not a second unnamed one. */
+    uint32_t main_thread;
     uint32_t nr_segs;
     struct {
         void *base;

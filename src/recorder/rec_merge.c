@@ -144,7 +144,7 @@ static void rec_thread_begin(struct rec_session *s, struct rec_ring *r, uint32_t
 {
     r->thread_ended = 0;
     r->tid = tid;
-    r->thread = s->next_thread++;
+    r->thread = tid == r->img->pid ? r->img->main_thread : s->next_thread++;
     r->has_thread = 1;
     r->who = (struct fmt_writer_who){r->img->index, r->thread, r->img->pid, tid};
 }
@@ -485,12 +485,44 @@ static void rec_heap_down(struct rec_ring **h, uint32_t n, uint32_t i)
     }
 }
 
+/* Before an image's exit: end each thread of it that started and never
+ * ended, when the process did (no later). The collector ends a thread from
+ * its exit hook, a key destructor, which glibc runs only for a thread that
+ * had made a traced call; a thread whose first call came later (a free in
+ * the last round of key destructors, or among libc's own frees after
+ * them) started and would never end. So does a thread still running when
+ * the program called exit() or exec'd. The main thread ends with its
+ * image; an image the recording left (a detach) ends no thread. */
+static void rec_end_open_threads(struct rec_session *s, uint32_t image, uint64_t ts)
+{
+    struct rec_image *img = s->images[image];
+
+    for (uint32_t i = 0; i < img->nr_rings; i++) {
+        struct rec_ring *r = img->rings[i];
+        struct fmt_event ex = {.kind = FMT_EV_THREAD_EXIT,
+                               .image = image,
+                               .pid = img->pid,
+                               .tid = r->tid,
+                               .thread = r->thread};
+
+        if (!img->over || !r->has_thread || r->tid == img->pid)
+            continue;
+        rec_merge_write(s, &ex, ts);
+        r->has_thread = 0;
+        r->thread_ended = 1;
+    }
+}
+
 static void rec_emit_synth_head(struct rec_session *s)
 {
     struct rec_synth head = s->synth[0];
 
     s->nr_synth--;
     memmove(&s->synth[0], &s->synth[1], s->nr_synth * sizeof(*s->synth));
+    if (head.ev.kind == FMT_EV_PROCESS_EXIT) {
+        rec_end_open_threads(s, head.ev.image, head.ev.ts_ns);
+        s->images[head.ev.image]->exit_pending = 0;
+    }
     rec_merge_write(s, &head.ev, head.ev.ts_ns);
     free(head.str);
     free(head.str2);

@@ -352,6 +352,7 @@ void rec_check_exits(struct rec_session *s, struct rec_statuses *st, int lfd, ui
                 st->root_done = 1;
             }
         }
+        img->over = 1;
         rec_stream_close(s, img, status, known, now_ns);
     }
 }
@@ -388,6 +389,7 @@ void rec_sample_rss(struct rec_session *s, uint64_t now_ns, uint64_t period_ns)
         ev.image = img->index;
         ev.pid = img->pid;
         ev.tid = img->pid;
+        ev.thread = img->main_thread;
         ev.size = rss_pages * (unsigned long long)page;
         rec_merge_synth(s, &ev, now_ns, NULL, 0, NULL, 0);
         img->rss_sample_ns = now_ns;

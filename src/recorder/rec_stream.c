@@ -118,6 +118,7 @@ static void rec_queue_start(struct rec_session *s, struct rec_image *img,
     ev.image = img->index;
     ev.pid = img->pid;
     ev.tid = img->pid;
+    ev.thread = img->main_thread;
     ev.arg[0] = img->ppid;
     ev.arg[1] = (uint64_t)img->how;
     /* cmdline ends with a NUL; the trace keeps NUL-separated words. */
@@ -209,6 +210,7 @@ int rec_stream_attach(struct rec_session *s, const struct fmt_shm_hello *hello, 
                 old->pidfd = -1;
             }
             /* It ended when the new image began, not when we noticed. */
+            old->over = 1;
             rec_stream_close(s, old, 0, 0, hello_ns);
         }
         if (UTIL_ARRAY_RESERVE(s->images, s->cap_images, (size_t)s->nr_images + 1, 8)) {
@@ -229,6 +231,7 @@ int rec_stream_attach(struct rec_session *s, const struct fmt_shm_hello *hello, 
         img->open = 1;
         img->clock_tsc = h.clock_tsc != 0;
         img->start_ns = hello_ns;
+        img->main_thread = s->next_thread++;
         s->images[s->nr_images++] = img;
         rec_queue_start(s, img, &h, info, hello_ns);
     } else {
@@ -744,6 +747,7 @@ void rec_stream_close(struct rec_session *s, struct rec_image *img, int status, 
     ev.image = img->index;
     ev.pid = img->pid;
     ev.tid = img->pid;
+    ev.thread = img->main_thread;
     if (dropped + bad + img->nr_unknown_stacks) {
         ev.kind = FMT_EV_DROPPED;
         ev.arg[0] = dropped + bad;
@@ -753,6 +757,7 @@ void rec_stream_close(struct rec_session *s, struct rec_image *img, int status, 
     ev.kind = FMT_EV_PROCESS_EXIT;
     ev.arg[0] = status_known ? (uint64_t)(uint32_t)status : 0;
     ev.arg[1] = status_known ? 1 : 0;
+    img->exit_pending = 1; /* the merge ends its open threads then (rec_merge.c) */
     rec_merge_synth(s, &ev, last, NULL, 0, NULL, 0);
 }
 
@@ -762,7 +767,7 @@ void rec_stream_retire(struct rec_session *s)
         struct rec_image *img = s->images[i];
         int busy = 0;
 
-        if (img->open || img->retired)
+        if (img->open || img->retired || img->exit_pending)
             continue;
         for (uint32_t j = 0; j < img->nr_rings && !busy; j++)
             busy = img->rings[j]->buf_pos < img->rings[j]->buf_len;

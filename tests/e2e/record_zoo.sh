@@ -10,6 +10,7 @@
 # C++ cc1plus), and the C host with its C++ plugin. Each trace must read
 # whole and hold the program's allocations. (The attach to the C host
 # while it loads its plugin is in record_late_cxx.sh.)
+# shellcheck source=tests/e2e/lib.sh
 source "$(dirname "$0")/lib.sh" --go-on zoo MEMSCRIBE MS_PROGRAMS MS_BUILD
 COL=$MS_BUILD/lib/memscribe/libmemscribe.so
 for tool in ar nm ranlib objdump make /usr/bin/python3 perl git sqlite3 g++ cc; do need "$tool"; done
