@@ -308,7 +308,12 @@ int cli_replay_stream(struct fmt_reader *r, struct cli_replay_plan *p, int fd)
     p->nr_points = 0;
     if (fd >= 0) {
         struct rpl_op head = {
-            .kind = RPL_OP_HEADER, .a = RPL_MAGIC, .b = p->nr_slots, .slot = p->touch};
+            .kind = RPL_OP_HEADER,
+            .a = RPL_MAGIC,
+            .b = p->nr_slots,
+            .slot = p->touch,
+            .thread =
+                (uint32_t)(p->touch_limit >> 20 > UINT32_MAX ? UINT32_MAX : p->touch_limit >> 20)};
         uint64_t span = p->last_ns - p->first_ns;
 
         g.interval_ns = span / (p->nr_want_samples ? p->nr_want_samples : 1);
@@ -420,7 +425,7 @@ static void parse_output(int fd, const char *trace, const char *name,
     if (!run->rss || !run->flt)
         cli_die("replay: out of memory");
     while (getline(&line, &cap, f) > 0) {
-        uint64_t id, rss, minflt, majflt, t, calls, failed, cpu, waits;
+        uint64_t id, rss, minflt, majflt, t, calls, failed, cpu, waits, partly;
 
         line[strcspn(line, "\n")] = 0;
         if (line[0] == 'A' && line[1] == ' ') {
@@ -437,8 +442,10 @@ static void parse_output(int fd, const char *trace, const char *name,
                 run->flt[id] = minflt;
                 run->nr_rss = id + 1 > run->nr_rss ? id + 1 : run->nr_rss;
             }
-        } else if (sscanf(line, "T %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64, &t,
-                          &calls, &failed, &cpu, &waits) == 5) {
+        } else if (sscanf(line,
+                          "T %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
+                          &t, &calls, &failed, &cpu, &waits, &partly) == 6) {
+            run->partly += partly;
             run->calls += calls;
             run->failed += failed;
             run->cpu_ns += cpu;

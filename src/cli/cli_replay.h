@@ -21,7 +21,8 @@ struct cli_replay_point {
 /* What a pass over the trace found; the same on every pass. */
 struct cli_replay_plan {
     uint32_t image;
-    uint32_t touch; /* enum rpl_touch */
+    uint32_t touch;       /* enum rpl_touch */
+    uint64_t touch_limit; /* RPL_TOUCH_PAGES: bytes of live blocks written in full */
     uint32_t nr_want_samples;
     uint64_t first_ns, last_ns; /* the process's first and last heap call */
     uint64_t nr_calls;          /* heap calls sent to the worker */
@@ -50,6 +51,7 @@ struct cli_replay_run {
     char library[512];  /* the module malloc came from */
     char emulated[128]; /* calls the allocator lacks, made from its others */
     uint64_t calls, failed, cpu_ns, waits;
+    uint64_t partly; /* blocks past the --touch-limit, written at their first byte */
     uint64_t peak_rss, end_rss, minflt, majflt, live_blocks, live_bytes, bookkeeping;
     uint64_t *rss;   /* by sample id */
     uint64_t *flt;   /* minor faults by sample id */

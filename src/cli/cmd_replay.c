@@ -16,6 +16,7 @@
 #include "cli/cli_ana.h"
 #include "cli/cli_getopt.h"
 #include "cli/cli_replay.h"
+#include "util/util_size.h"
 
 #define MAX_ALLOCATORS 16
 
@@ -23,6 +24,7 @@ enum {
     OPT_ALLOCATOR = CLI_ANA_OPT_FIRST_OWN,
     OPT_REPEAT,
     OPT_TOUCH,
+    OPT_TOUCH_LIMIT,
     OPT_SAMPLES,
     OPT_SVG,
     OPT_SCRIPT,
@@ -41,12 +43,31 @@ static void usage(FILE *out)
                  "  --repeat N      runs per allocator; time per call is their median (default 3)\n"
                  "  --touch T       what is written into each new block: first (its first byte,\n"
                  "                  default) or pages (a byte every 4096)\n"
+                 "  --touch-limit S with --touch pages: live blocks written in full stay under\n"
+                 "                  S bytes (64M, 2G; default half the memory available at the\n"
+                 "                  start); a block past it gets its first byte only\n"
                  "  --samples N     RSS samples over the trace's time (default 200)\n"
                  "  --svg FILE      RSS over time under every allocator, one picture\n"
                  "  --script FILE   write the worker's input to FILE instead of running it\n"
                  "                  (lib/memscribe/memscribe-replay < FILE replays it)\n"
                  "  --format=F      text (default), json or csv\n"
                  "  -h, --help      this text\n");
+}
+
+/* MemAvailable of /proc/meminfo in bytes (0 if unknown: no bound). */
+static uint64_t mem_available(void)
+{
+    char line[256];
+    unsigned long long kib = 0;
+    FILE *f = fopen("/proc/meminfo", "r");
+
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+            break;
+    fclose(f);
+    return (uint64_t)kib * 1024;
 }
 
 struct allocator {
@@ -160,18 +181,44 @@ static const struct ana_column cols[] = {
     {"waits", "cross_thread_waits", ANA_CELL_U64},
     {"live blocks", "live_blocks", ANA_CELL_U64},
     {"live bytes", "live_bytes", ANA_CELL_U64},
+    {"partly written", "partly_written", ANA_CELL_U64},
     {"library", "library", ANA_CELL_STR},
     {"emulated", "emulated", ANA_CELL_STR},
 };
 #define NR_COLS (sizeof(cols) / sizeof(cols[0]))
 #define NR_TEXT_COLS 12 /* text shows up to the major faults */
+#define COL_OVER_PEAK 5
+#define COL_OVER_END 8
+#define COL_FAILED 13
 
+/* Did a replay call fail that succeeded in the trace, under any allocator?
+ * Then the heap replayed is not the trace's: the overheads measure
+ * nothing and are left blank, text shows the failed column, and replay
+ * exits 1. */
+static int any_failed(const struct opts *o, const struct result *res)
+{
+    for (unsigned i = 0; i < o->nr_alloc; i++)
+        if (res[i].run.failed)
+            return 1;
+    return 0;
+}
+
+/* The table: every column (nr_cols NR_COLS), or text's first NR_TEXT_COLS
+ * and then, if with_failed, the failed column (text_cols, which must
+ * outlive the table, holds that selection). */
 static struct ana_table *make_table(const struct opts *o, const struct cli_replay_plan *p,
-                                    const struct result *res, unsigned nr_cols)
+                                    const struct result *res, unsigned nr_cols, int with_failed,
+                                    struct ana_column *text_cols)
 {
     struct ana_table *t;
+    const struct ana_column *c = cols;
 
-    if (ana_table_create(&t, cols, nr_cols))
+    if (with_failed) {
+        memcpy(text_cols, cols, nr_cols * sizeof(*cols));
+        text_cols[nr_cols] = cols[COL_FAILED];
+        c = text_cols;
+    }
+    if (ana_table_create(&t, c, nr_cols + (with_failed ? 1 : 0)))
         cli_die("replay: out of memory");
     for (unsigned i = 0; i < o->nr_alloc; i++) {
         const struct cli_replay_run *r = &res[i].run;
@@ -192,14 +239,22 @@ static struct ana_table *make_table(const struct opts *o, const struct cli_repla
                                r->failed,
                                r->waits,
                                r->live_blocks,
-                               r->live_bytes};
+                               r->live_bytes,
+                               r->partly};
 
         ana_table_add_row(t);
         ana_table_set_str(t, 0, o->alloc[i].name);
-        for (unsigned c = 1; c < nr_cols && c < NR_COLS - 2; c++)
-            ana_table_set_u64(t, c, v[c]);
-        ana_table_set_i64(t, 5, (int64_t)at_peak - (int64_t)p->peak_heap);
-        ana_table_set_i64(t, 8, (int64_t)at_end - (int64_t)p->end_heap);
+        for (unsigned k = 1; k < nr_cols && k < NR_COLS - 2; k++)
+            ana_table_set_u64(t, k, v[k]);
+        if (with_failed)
+            ana_table_set_u64(t, nr_cols, r->failed);
+        if (r->failed) {
+            ana_table_set_none(t, COL_OVER_PEAK);
+            ana_table_set_none(t, COL_OVER_END);
+        } else {
+            ana_table_set_i64(t, COL_OVER_PEAK, (int64_t)at_peak - (int64_t)p->peak_heap);
+            ana_table_set_i64(t, COL_OVER_END, (int64_t)at_end - (int64_t)p->end_heap);
+        }
         if (nr_cols == NR_COLS) {
             ana_table_set_str(t, NR_COLS - 2, r->library);
             ana_table_set_str(t, NR_COLS - 1, r->emulated);
@@ -252,7 +307,7 @@ static void write_json(struct cli_ana *a, const struct opts *o, const struct cli
                        const struct result *res, uint32_t pid, uint32_t touch)
 {
     struct ana_json j;
-    struct ana_table *t = make_table(o, p, res, NR_COLS);
+    struct ana_table *t = make_table(o, p, res, NR_COLS, 0, NULL);
 
     ana_json_init(&j, stdout, true);
     ana_json_begin_object(&j);
@@ -268,6 +323,8 @@ static void write_json(struct cli_ana *a, const struct opts *o, const struct cli
     ana_json_kv_u64(&j, "heap_end", p->end_heap);
     ana_json_kv_u64(&j, "blocks_end", p->end_blocks);
     ana_json_kv_str(&j, "touch", touch == RPL_TOUCH_PAGES ? "pages" : "first");
+    if (touch == RPL_TOUCH_PAGES)
+        ana_json_kv_u64(&j, "touch_limit", p->touch_limit);
     ana_json_kv_u64(&j, "repeat", o->repeat);
     ana_json_key(&j, "allocators");
     ana_table_write_json(t, &j);
@@ -294,7 +351,9 @@ static void write_json(struct cli_ana *a, const struct opts *o, const struct cli
 static void write_text(struct cli_ana *a, const struct opts *o, const struct cli_replay_plan *p,
                        const struct result *res, uint32_t pid, uint32_t touch)
 {
-    struct ana_table *t = make_table(o, p, res, NR_TEXT_COLS);
+    struct ana_column text_cols[NR_TEXT_COLS + 1];
+    int failed = any_failed(o, res);
+    struct ana_table *t = make_table(o, p, res, NR_TEXT_COLS, failed, text_cols);
 
     printf("replay of pid %" PRIu32 " from %s: %" PRIu64 " heap calls by %" PRIu64 " threads\n",
            pid, a->path, p->nr_calls, p->nr_threads);
@@ -314,6 +373,18 @@ static void write_text(struct cli_ana *a, const struct opts *o, const struct cli
            touch == RPL_TOUCH_PAGES ? "a byte every 4096 bytes" : "its first byte", o->repeat);
     cli_ana_table(a, t, stdout, "", true);
     ana_table_destroy(t);
+    for (unsigned i = 0; i < o->nr_alloc; i++) {
+        const struct cli_replay_run *r = &res[i].run;
+
+        if (r->failed)
+            printf("%s: %" PRIu64 " calls failed that succeeded in the trace: the heap replayed is "
+                   "not the trace's, so its overheads are left blank\n",
+                   o->alloc[i].name, r->failed);
+        if (r->partly)
+            printf("%s: %" PRIu64 " blocks got their first byte written only: the blocks written "
+                   "in full already held the --touch-limit of %" PRIu64 " bytes\n",
+                   o->alloc[i].name, r->partly, p->touch_limit);
+    }
     for (unsigned i = 0; i < o->nr_alloc; i++)
         if (res[i].run.emulated[0])
             printf("%s lacks %s: made from its posix_memalign and realloc\n", o->alloc[i].name,
@@ -327,6 +398,7 @@ int cmd_replay(int argc, char **argv)
         {"pid", required_argument, NULL, CLI_ANA_OPT_PID},
         {"repeat", required_argument, NULL, OPT_REPEAT},
         {"touch", required_argument, NULL, OPT_TOUCH},
+        {"touch-limit", required_argument, NULL, OPT_TOUCH_LIMIT},
         {"samples", required_argument, NULL, OPT_SAMPLES},
         {"svg", required_argument, NULL, OPT_SVG},
         {"script", required_argument, NULL, OPT_SCRIPT},
@@ -338,7 +410,7 @@ int cmd_replay(int argc, char **argv)
     struct cli_ana a;
     struct result *res;
     uint32_t pid;
-    int c, rc;
+    int c, rc, failed;
 
     cli_ana_init(&a, "replay", 0);
     while ((c = cli_getopt(&g, &a, argc, argv)) != -1) {
@@ -362,6 +434,11 @@ int cmd_replay(int argc, char **argv)
             else
                 cli_usage_error("replay: unknown --touch '%s' (first or pages)", optarg);
             break;
+        case OPT_TOUCH_LIMIT:
+            if (util_size_parse(optarg, &plan.touch_limit) != 0)
+                cli_usage_error("replay: --touch-limit takes a size such as 512M or 4G, not '%s'",
+                                optarg);
+            break;
         case OPT_SAMPLES:
             plan.nr_want_samples = (uint32_t)cli_ana_number(&a, "--samples", optarg);
             if (!plan.nr_want_samples || plan.nr_want_samples > 100000)
@@ -377,6 +454,8 @@ int cmd_replay(int argc, char **argv)
     }
     if (!o.nr_alloc)
         add_allocator(&o, &known[0]);
+    if (!plan.touch_limit)
+        plan.touch_limit = mem_available() / 2;
     cli_ana_open(&a, argc, argv, optind);
 
     plan.image = UINT32_MAX;
@@ -440,17 +519,22 @@ int cmd_replay(int argc, char **argv)
     if (a.format == CLI_FMT_JSON) {
         write_json(&a, &o, &plan, res, pid, plan.touch);
     } else if (a.format == CLI_FMT_CSV) {
-        struct ana_table *t = make_table(&o, &plan, res, NR_COLS);
+        struct ana_table *t = make_table(&o, &plan, res, NR_COLS, 0, NULL);
 
         cli_ana_table(&a, t, stdout, "", true);
         ana_table_destroy(t);
     } else {
         write_text(&a, &o, &plan, res, pid, plan.touch);
     }
+    failed = any_failed(&o, res);
+    if (failed)
+        cli_warn("replay: %s: calls that succeeded in the trace failed in the replay (above)",
+                 a.path);
     for (unsigned i = 0; i < o.nr_alloc; i++)
         cli_replay_run_free(&res[i].run);
     free(res);
     free(times);
     cli_replay_plan_free(&plan);
-    return cli_ana_close(&a);
+    rc = cli_ana_close(&a);
+    return rc ? rc : failed ? 1 : 0;
 }

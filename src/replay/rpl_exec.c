@@ -99,11 +99,17 @@ void rpl_exec_init(void (*report)(const char *name))
 static struct rpl_slot *slots;
 static uint64_t nr_slots;
 static uint32_t touch_mode;
+/* RPL_TOUCH_PAGES: the bytes of live blocks with every page written may
+ * not pass touch_bound (0: no bound), so that a trace of huge blocks the
+ * program never filled (1,000 of 2^40 bytes) cannot make the worker fill
+ * the machine's memory; a block past it gets its first byte only. */
+static uint64_t touch_bound, paged_bytes;
 
-int rpl_slots_init(uint64_t n, uint32_t touch)
+int rpl_slots_init(uint64_t n, uint32_t touch, uint64_t bound)
 {
     nr_slots = n;
     touch_mode = touch;
+    touch_bound = bound;
     if (!n)
         return 0;
     slots = rpl_map(n * sizeof(*slots));
@@ -151,18 +157,34 @@ static int wait_turn(struct rpl_slot *s, uint32_t seq, void (*pause)(void *), vo
     return 1;
 }
 
-static void touch(void *p, uint64_t size)
+/* Write into the new block p of slot s, as touch_mode says. */
+static void touch(struct rpl_slot *s, void *p, uint64_t size, struct rpl_stats *st)
 {
     volatile unsigned char *c = p;
 
     if (!p || !size)
         return;
-    if (touch_mode == RPL_TOUCH_PAGES) {
-        for (uint64_t off = 0; off < size; off += PAGE)
-            c[off] = 1;
-    } else {
+    if (touch_mode != RPL_TOUCH_PAGES) {
         c[0] = 1;
+        return;
     }
+    if (touch_bound && __atomic_add_fetch(&paged_bytes, size, __ATOMIC_RELAXED) > touch_bound) {
+        __atomic_sub_fetch(&paged_bytes, size, __ATOMIC_RELAXED);
+        st->partly++;
+        c[0] = 1;
+        return;
+    }
+    s->paged = 1;
+    for (uint64_t off = 0; off < size; off += PAGE)
+        c[off] = 1;
+}
+
+/* The slot's block is freed or replaced: it no longer counts. */
+static void untouch(struct rpl_slot *s)
+{
+    if (s->paged)
+        __atomic_sub_fetch(&paged_bytes, s->size, __ATOMIC_RELAXED);
+    s->paged = 0;
 }
 
 static uint64_t product(uint64_t a, uint64_t b)
@@ -237,7 +259,8 @@ void rpl_exec(const struct rpl_op *op, struct rpl_stats *st, void (*pause)(void 
         if (op->kind == RPL_OP_REALLOC || op->kind == RPL_OP_REALLOCARRAY)
             p = s->ptr, size = s->size;
     } else {
-        touch(p, size);
+        untouch(s);
+        touch(s, p, size, st);
     }
     s->ptr = p;
     s->size = p ? size : 0;

@@ -34,7 +34,8 @@ struct rpl_slot {
     uint64_t size;
     uint32_t seq;
     uint32_t waiters;
-    uint64_t pad;
+    uint32_t paged; /* every page written: its size counts against the bound */
+    uint32_t pad;
 };
 
 /* Per-kind counts and CPU time of one replay thread. */
@@ -43,6 +44,7 @@ struct rpl_stats {
     uint64_t failed; /* allocations that returned NULL (or posix_memalign errors) */
     uint64_t cpu_ns; /* thread CPU time while running operations */
     uint64_t waits;  /* operations that waited for another thread */
+    uint64_t partly; /* RPL_TOUCH_PAGES: blocks past the bound, only their first byte written */
 };
 
 struct rpl_thread {
@@ -68,7 +70,7 @@ const struct rpl_op *rpl_ring_peek(struct rpl_ring *r, void (*pause)(void *), vo
 void rpl_ring_done(struct rpl_ring *r);
 
 /* Slots. */
-int rpl_slots_init(uint64_t nr_slots, uint32_t touch);
+int rpl_slots_init(uint64_t nr_slots, uint32_t touch, uint64_t touch_bound);
 /* Choose, per call of the family, the allocator's own function or an
  * emulation on its posix_memalign/realloc when its module lacks it;
  * report(name) is told of each emulated one. */

@@ -6,7 +6,7 @@
  *   A <path of the module whose malloc is called>
  *   F <function the allocator lacks, emulated (rpl_exec.c)>
  *   S <sample id> <rss bytes> <minor faults> <major faults>
- *   T <thread> <calls> <failed> <cpu ns> <waits>
+ *   T <thread> <calls> <failed> <cpu ns> <waits> <blocks written only in part>
  *   E <peak rss bytes> <rss bytes> <minor faults> <major faults> <live blocks>
  *     <live bytes> <bookkeeping bytes>
  * Output is written with write(2) from stack buffers: no stdio, no heap. */
@@ -153,8 +153,8 @@ static void thread_end(uint32_t index)
     rpl_ring_push(t->ring, &op);
     rpl_ring_flush(t->ring);
     pthread_join(t->pt, NULL);
-    out("T %" PRIu32 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", index, t->st.calls,
-        t->st.failed, t->st.cpu_ns, t->st.waits);
+    out("T %" PRIu32 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", index,
+        t->st.calls, t->st.failed, t->st.cpu_ns, t->st.waits, t->st.partly);
     rpl_unmap(t->ring, sizeof(*t->ring));
     rpl_unmap(t, sizeof(*t));
     threads[index] = NULL;
@@ -303,7 +303,8 @@ int main(int argc, char **argv)
     (void)argv;
     if (read_ops(buf, 1) != 1 || buf[0].kind != RPL_OP_HEADER || buf[0].a != RPL_MAGIC)
         die("stdin: not a replay stream from this version of memscribe");
-    if (buf[0].b > UINT32_MAX || rpl_slots_init(buf[0].b, buf[0].slot))
+    if (buf[0].b > UINT32_MAX ||
+        rpl_slots_init(buf[0].b, buf[0].slot, (uint64_t)buf[0].thread << 20))
         die("cannot map %" PRIu64 " slots", buf[0].b);
     threads = rpl_map(MAX_THREADS * sizeof(*threads));
     if (!threads)

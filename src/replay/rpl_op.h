@@ -30,7 +30,8 @@ enum rpl_kind {
     RPL_OP_VALLOC = 9,         /* a size */
     RPL_OP_PVALLOC = 10,       /* a size */
     /* Control. */
-    RPL_OP_HEADER = 32,      /* a RPL_MAGIC, b number of slots; slot: touch mode */
+    RPL_OP_HEADER = 32,      /* a RPL_MAGIC, b number of slots; slot: touch mode;
+                              * thread: RPL_TOUCH_PAGES's bound in MiB (0: none) */
     RPL_OP_THREAD_EXIT = 33, /* the thread ends after its earlier operations */
     RPL_OP_SAMPLE = 34,      /* all threads drained, then RSS is read; a sample id */
     RPL_OP_END = 35,

@@ -86,6 +86,33 @@ grep -q ">mimalloc<" "$WORK/r.svg" || fail "SVG: no mimalloc legend"
 expect "CSV lines" "$(wc -l <"$WORK/seq.csv")" 2
 expect "CSV calls" "$(awk -F, 'NR == 2 { print $13 }' "$WORK/seq.csv")" 2015
 
+# Calls that succeeded in the trace and fail in the replay (1,000 live
+# blocks of 2^40 bytes, made possible in the recording by
+# librpl_huge.so): the text table shows the failed column and leaves the
+# overheads blank (they were about -1 PiB), JSON gives null, exit 1.
+"$MEMSCRIBE" record -q -o "$WORK/huge.mscr" -- "$MS_PROGRAMS/rpl_known_huge" hold 1000 $((1 << 40)) ||
+    fail "record hold: exit $?"
+rc=0
+"$MEMSCRIBE" replay --repeat 1 "$WORK/huge.mscr" >"$WORK/huge.txt" 2>"$WORK/huge.err" || rc=$?
+expect "huge: exit" "$rc" 1
+grep -q "calls that succeeded in the trace failed" "$WORK/huge.err" || fail "huge: stderr: $(cat "$WORK/huge.err")"
+expect "huge: failed column (last)" "$(awk '$1 == "allocator" { h = $NF } $1 == "glibc" { print h, $NF }' "$WORK/huge.txt")" "failed 1000"
+grep -q "^glibc: 1000 calls failed that succeeded in the trace" "$WORK/huge.txt" || fail "huge: no line on the failed calls"
+grep -q -- "-1[0-9]\{15\}" "$WORK/huge.txt" && fail "huge: an overhead of about -1 PiB is printed"
+"$MEMSCRIBE" replay --repeat 1 --format=json "$WORK/huge.mscr" >"$WORK/huge.json" 2>/dev/null || true
+expect "huge: JSON overhead at peak" "$(jq '.allocators[0].overhead_at_peak' "$WORK/huge.json")" null
+expect "huge: JSON failed" "$(jq '.allocators[0].failed' "$WORK/huge.json")" 1000
+# --touch pages is bounded: 8 live blocks of 64 MiB under a 128 MiB limit,
+# the first two written in full, six at their first byte.
+"$MEMSCRIBE" record -q -o "$WORK/hold.mscr" -- "$MS_PROGRAMS/rpl_known" hold 8 $((64 << 20)) ||
+    fail "record hold 8: exit $?"
+"$MEMSCRIBE" replay --repeat 1 --touch pages --touch-limit 128M --format=json "$WORK/hold.mscr" >"$WORK/hold.json" ||
+    fail "hold: replay exit $?"
+expect "hold: blocks written in part" "$(jq '.allocators[0].partly_written' "$WORK/hold.json")" 6
+expect "hold: touch limit" "$(jq '.touch_limit' "$WORK/hold.json")" $((128 << 20))
+rss=$(jq '.allocators[0].peak_rss' "$WORK/hold.json")
+[ "$rss" -lt $((256 << 20)) ] || fail "hold: peak RSS $rss under a 128 MiB limit"
+
 # Bad input: a file that is not a trace, an unknown allocator name, a
 # missing .so, a pid not in the trace.
 echo "not a trace" >"$WORK/bad.mscr"
@@ -98,6 +125,8 @@ expect "unknown allocator: exit" $? 2
 expect "missing .so: exit" $? 1
 "$MEMSCRIBE" replay --pid 1 "$WORK/seq.mscr" 2>"$WORK/e4"
 expect "unknown pid: exit" $? 1
+"$MEMSCRIBE" replay --touch pages --touch-limit lots "$WORK/seq.mscr" 2>"$WORK/e5"
+expect "bad --touch-limit: exit" $? 2
 set -e
 grep -q "bad.mscr" "$WORK/e1" || fail "bad trace: message does not name the file: $(cat "$WORK/e1")"
 grep -q "nosuch" "$WORK/e2" || fail "unknown allocator: message: $(cat "$WORK/e2")"

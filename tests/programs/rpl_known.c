@@ -10,6 +10,8 @@
  *            and frees 40 bytes
  *   big N    N frees (8 of NULL) and mallocs, then 8 frees: 2N + 8 calls,
  *            at most 8 blocks live
+ *   hold N S N mallocs of S bytes, all live at the end (S such as 2^40 under
+ *            librpl_huge.so, which makes them succeed: rpl_huge_lib.c)
  * Prints nothing: stdio would allocate. */
 #include <malloc.h>
 #include <pthread.h>
@@ -119,6 +121,13 @@ static int big(long n)
     return 0;
 }
 
+static int hold(long n, size_t size)
+{
+    for (long i = 0; i < n; i++)
+        escape(malloc(size));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "seq"))
@@ -129,5 +138,7 @@ int main(int argc, char **argv)
         return forked();
     if (argc >= 3 && !strcmp(argv[1], "big"))
         return big(atol(argv[2]));
+    if (argc >= 4 && !strcmp(argv[1], "hold"))
+        return hold(atol(argv[2]), (size_t)strtoull(argv[3], NULL, 0));
     return 2;
 }

@@ -13,6 +13,7 @@ struct cell {
     char *s;      /* STR, and the joined LIST for text output */
     char **items; /* LIST */
     unsigned nr_items;
+    int none; /* no value (ana_table_set_none) */
 };
 
 struct ana_table {
@@ -119,6 +120,16 @@ int ana_table_set_list(struct ana_table *t, unsigned col, const char *const *ite
     return 0;
 }
 
+int ana_table_set_none(struct ana_table *t, unsigned col)
+{
+    struct cell *c = cur(t, col);
+
+    if (!c)
+        return -EINVAL;
+    c->none = 1;
+    return 0;
+}
+
 unsigned ana_table_nr_rows(const struct ana_table *t)
 {
     return t->nr_rows;
@@ -134,7 +145,7 @@ static char *render(const struct ana_table *t, const struct cell *c, unsigned co
 
     if (!m)
         return NULL;
-    switch (t->cols[col].type & ~ANA_CELL_EST) {
+    switch (c->none ? ANA_CELL_STR : t->cols[col].type & ~ANA_CELL_EST) {
     case ANA_CELL_STR:
         fputs(c->s ? c->s : "", m);
         break;
@@ -178,7 +189,7 @@ int ana_table_write_text_marked(const struct ana_table *t, FILE *f, const char *
     for (size_t k = 0; k < n; k++) {
         unsigned c = (unsigned)(k % t->nr_cols);
         txt[k] = render(t, &t->cells[k], c, sep);
-        if (txt[k] && *mark && (t->cols[c].type & ANA_CELL_EST)) {
+        if (txt[k] && *txt[k] && *mark && (t->cols[c].type & ANA_CELL_EST)) {
             char *marked = NULL;
 
             if (asprintf(&marked, "%s%s", mark, txt[k]) < 0)
@@ -263,6 +274,10 @@ void ana_table_write_json(const struct ana_table *t, struct ana_json *j)
         for (unsigned c = 0; c < t->nr_cols; c++) {
             const struct cell *cl = &t->cells[(size_t)r * t->nr_cols + c];
             ana_json_key(j, t->cols[c].key);
+            if (cl->none) {
+                ana_json_null(j);
+                continue;
+            }
             switch (t->cols[c].type & ~ANA_CELL_EST) {
             case ANA_CELL_STR:
                 ana_json_str(j, cl->s ? cl->s : "");

@@ -40,6 +40,9 @@ int ana_table_set_str(struct ana_table *t, unsigned col, const char *s);
 int ana_table_set_u64(struct ana_table *t, unsigned col, uint64_t v);
 int ana_table_set_i64(struct ana_table *t, unsigned col, int64_t v);
 int ana_table_set_list(struct ana_table *t, unsigned col, const char *const *items, unsigned nr);
+/* A cell with no value (a figure that would mislead): empty in text and
+ * CSV, null in JSON. */
+int ana_table_set_none(struct ana_table *t, unsigned col);
 unsigned ana_table_nr_rows(const struct ana_table *t);
 
 /* Text: a header line, then one line per row, columns aligned (numbers to
