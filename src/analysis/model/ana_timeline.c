@@ -19,7 +19,11 @@ struct tl_run {
     uint64_t next_ns; /* end of the current interval */
 };
 
-static int emit(struct tl_run *run, uint64_t t_ns)
+/* Append the rows of time t_ns, one per image alive then. prior: rows of
+ * the same time this replaces (their heap_max still counts), nr_prior of
+ * them. */
+static int emit_rows(struct tl_run *run, uint64_t t_ns, const struct ana_timeline_row *prior,
+                     size_t nr_prior)
 {
     struct ana_timeline *tl = run->tl;
 
@@ -48,9 +52,43 @@ static int emit(struct tl_run *run, uint64_t t_ns)
         row->rss = s->rss;
         row->has_rss = s->has_rss;
         row->committed = vi ? vi->committed : 0;
+        for (size_t k = 0; k < nr_prior; k++)
+            if (prior[k].image == i && prior[k].heap_max > row->heap_max)
+                row->heap_max = prior[k].heap_max;
     }
     ana_model_mark(run->m);
     return 0;
+}
+
+static int emit(struct tl_run *run, uint64_t t_ns)
+{
+    return emit_rows(run, t_ns, NULL, 0);
+}
+
+/* The last row: the state after the last event. When the trace ends on an
+ * interval's boundary, the rows of that time (the state before its events)
+ * are replaced: one row per image and time, or every sum over images at a
+ * time (the plots) counts that time twice. */
+static int emit_last(struct tl_run *run, uint64_t t_ns)
+{
+    struct ana_timeline *tl = run->tl;
+    size_t keep = tl->nr_rows, nr_prior;
+    struct ana_timeline_row *prior;
+    int rc;
+
+    while (keep && tl->rows[keep - 1].t_ns == t_ns)
+        keep--;
+    nr_prior = tl->nr_rows - keep;
+    if (!nr_prior)
+        return emit(run, t_ns);
+    prior = malloc(nr_prior * sizeof(*prior));
+    if (!prior)
+        return -ENOMEM;
+    memcpy(prior, &tl->rows[keep], nr_prior * sizeof(*prior));
+    tl->nr_rows = keep;
+    rc = emit_rows(run, t_ns, prior, nr_prior);
+    free(prior);
+    return rc;
 }
 
 static int on_event(void *arg, const struct fmt_event *ev)
@@ -123,9 +161,8 @@ int ana_timeline_compute_vm(struct ana_timeline *tl, struct ana_vm_replay *vm, s
     so.progress = progress;
     so.progress_arg = progress_arg;
     rc = ana_scan(r, &so, on_event, &run);
-    /* The last row: the state after the last event. */
     if (!rc)
-        rc = emit(&run, c.last_ts_ns);
+        rc = emit_last(&run, c.last_ts_ns);
     ana_model_destroy(run.m);
     ana_vm_replay_release(&run.own);
     return rc;
