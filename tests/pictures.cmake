@@ -18,3 +18,4 @@ set_target_properties(pic_synth PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINA
 ms_e2e_test(pic_demo pic_demo.sh)
 ms_e2e_test(pic_escape pic_escape.sh)
 ms_e2e_test(html_demo html_demo.sh)
+ms_e2e_test(pic_truth pic_truth.sh)

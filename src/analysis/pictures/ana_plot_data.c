@@ -27,7 +27,17 @@ int ana_plot_timeline_from(struct ana_plot_timeline *p, struct ana_plot_series *
 {
     /* Two points per time: the interval's maximum, then its end value. */
     size_t cap = 2 * tl->nr_rows + 1;
+    /* Each image's bytes allocated so far: an image that has ended has no
+     * rows, but what it allocated stays allocated (the tree's cumulative
+     * total never falls). */
+    uint64_t *cum_of, cum = 0;
+    uint32_t nr_images = 0;
 
+    for (size_t i = 0; i < tl->nr_rows; i++)
+        nr_images = tl->rows[i].image + 1 > nr_images ? tl->rows[i].image + 1 : nr_images;
+    cum_of = calloc(nr_images ? nr_images : 1, sizeof(*cum_of));
+    if (!cum_of)
+        return -ENOMEM;
     memset(s, 0, sizeof(*s));
     s->ts = malloc(cap * sizeof(*s->ts));
     s->heap = malloc(cap * sizeof(*s->heap));
@@ -36,21 +46,25 @@ int ana_plot_timeline_from(struct ana_plot_timeline *p, struct ana_plot_series *
     s->rss = malloc(cap * sizeof(*s->rss));
     if (!s->ts || !s->heap || !s->cum || !s->rss_ts || !s->rss) {
         ana_plot_series_release(s);
+        free(cum_of);
         return -ENOMEM;
     }
     s->ts[0] = 0, s->heap[0] = 0, s->cum[0] = 0;
     s->n = 1;
     for (size_t i = 0; i < tl->nr_rows;) {
-        uint64_t t = tl->rows[i].t_ns, heap = 0, max = 0, cum = 0, rss = 0;
+        uint64_t t = tl->rows[i].t_ns, heap = 0, max = 0, rss = 0;
         int has_rss = 0;
 
         /* Rows of one time are consecutive, one per image. */
         for (; i < tl->nr_rows && tl->rows[i].t_ns == t; i++) {
-            heap += tl->rows[i].heap;
-            max += tl->rows[i].heap_max;
-            cum += tl->rows[i].allocated_bytes;
-            rss += tl->rows[i].rss;
-            has_rss |= tl->rows[i].has_rss;
+            const struct ana_timeline_row *row = &tl->rows[i];
+
+            heap += row->heap;
+            max += row->heap_max;
+            cum += row->allocated_bytes - cum_of[row->image];
+            cum_of[row->image] = row->allocated_bytes;
+            rss += row->rss;
+            has_rss |= row->has_rss;
         }
         uint64_t start = t > tl->interval_ns ? t - tl->interval_ns : 0;
         if (max > heap && start + 1 < t) {
@@ -66,6 +80,7 @@ int ana_plot_timeline_from(struct ana_plot_timeline *p, struct ana_plot_series *
             s->rss[s->nr_rss++] = rss;
         }
     }
+    free(cum_of);
     memset(p, 0, sizeof(*p));
     p->ts_ns = s->ts;
     p->heap = s->heap;

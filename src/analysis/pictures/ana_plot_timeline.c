@@ -48,7 +48,7 @@ int ana_plot_timeline_svg(const struct ana_plot_timeline *t, FILE *out, int inli
     top_value = max_of(t->rss, t->nr_rss) > top_value ? max_of(t->rss, t->nr_rss) : top_value;
     y.hi = top_value ? (double)top_value : 1;
     ana_axis_round_up(&y);
-    yc.hi = t->cumulative && t->nr_points ? (double)t->cumulative[t->nr_points - 1] : 1;
+    yc.hi = t->cumulative ? (double)max_of(t->cumulative, t->nr_points) : 1;
     yc.hi = yc.hi > 0 ? yc.hi : 1;
     ana_axis_round_up(&yc);
     ana_axis_round_up(&x);
