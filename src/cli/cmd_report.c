@@ -255,6 +255,9 @@ static void text_calls(FILE *out, const struct ana_scope *s, const char *e)
         any = true;
     }
     fprintf(out, "%s\n", any ? "" : "none");
+    if (s->nr_start_maps)
+        fprintf(out, "  mapped at start:    %" PRIu64 " ranges (a snapshot, not calls)\n",
+                s->nr_start_maps);
 }
 
 /* What the numbers of scope s do not show by themselves (docs/report.md,

@@ -10,7 +10,8 @@
 #    Size 40 MB, Impacting Size 0;
 #  - the leaks: 320 blocks (10 steps x 32) of 40 bytes = 12800 bytes, by
 #    InnerLoopOperation;
-#  - report: 10 temporary allocations of 10 MB, and the peak = 20 MB steady
+#  - report: calls are the demo's own (no mmap: the start's mappings are a
+#    snapshot, shown apart); 10 temporary allocations of 10 MB, and the peak = 20 MB steady
 #    + one 10 MB spike + what else was live then;
 #  - stacks read leaf first in every command, --frames N cuts them with
 #    "... N more", C++ names are short unless --full-names; tree has a
@@ -102,6 +103,14 @@ expect "temporary bytes" "$(jq "$p.temporary_bytes" "$WORK/report.json")" $((100
 expect "top temporary site is a spike" \
     "$(jq -r "$p.top.temporary[0].stack[0] | test(\"TransientSpike|ManipulateTemporaryBuffer\")" \
         "$WORK/report.json")" true
+# The demo makes no mmap call: the mappings of its start are a snapshot,
+# shown apart, not calls (they read "mmap 52").
+expect "calls (the demo's own)" "$(jq -c "$p.calls | keys" "$WORK/report.json")" '["free","malloc"]'
+[ "$(jq "$p.start_mappings" "$WORK/report.json")" -gt 10 ] || fail "no ranges mapped at start"
+"$MEMSCRIBE" report "$T" >"$WORK/report.txt"
+grep -q "^  calls:              malloc 336, free 14$" "$WORK/report.txt" || fail "text calls: $(grep calls: "$WORK/report.txt")"
+grep -q "^  mapped at start:    [0-9]* ranges (a snapshot, not calls)$" "$WORK/report.txt" ||
+    fail "text: no 'mapped at start' line"
 peak=$(jq "$p.peak_bytes" "$WORK/report.json")
 # At the peak: both steady blocks and one spike, plus the small blocks then
 # live (the 72704-byte libstdc++ pool, leaks so far, the vector).

@@ -228,6 +228,7 @@
       ['Temporary bytes', 'temporary_bytes', s.temporary_bytes, 'bytes'],
       ['Peak RSS (with memscribe\u2019s ring buffers, up to 4 MiB a thread)', 'peak_rss_bytes', s.peak_rss_bytes,
         'bytes'],
+      ['Ranges mapped at start (a snapshot, not calls)', 'start_mappings', s.start_mappings, 'count'],
       ['Failed calls', 'failed_calls', s.failed_calls, 'count'],
       ['Frees of unknown blocks', 'unmatched_frees', s.unmatched_frees, 'count'],
       ['Events lost by the collector', 'dropped_events', s.dropped_events, 'count'],

@@ -355,7 +355,11 @@ apply(struct ana_model *m, const struct fmt_event *ev, const struct ana_step *st
     note_time(img, ev->ts_ns);
     note_time(&m->total, ev->ts_ns);
 
-    if (ev->kind < ANA_NR_KINDS && st->mine) {
+    if (ev->origin == FMT_ORIGIN_SNAPSHOT) {
+        /* What was mapped when the stream began: not a call. */
+        img->nr_start_maps++;
+        m->total.nr_start_maps++;
+    } else if (ev->kind < ANA_NR_KINDS && st->mine) {
         /* A sampled trace's heap calls: the calls they stand for. */
         uint64_t n = fmt_kind_is_heap_alloc(ev->kind) ? fmt_event_count(ev)
                      : ev->kind == FMT_EV_FREE        ? fmt_event_ref_count(ev)

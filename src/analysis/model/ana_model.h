@@ -67,9 +67,12 @@ struct ana_site {
  * enum fmt_kind (failed calls included); nr_allocs heap blocks started,
  * alloc_bytes their requested bytes; nr_frees heap blocks ended;
  * nr_unmatched_frees frees and reallocs of an address never seen
- * allocated; nr_dropped events the collector lost. */
+ * allocated; nr_dropped events the collector lost; nr_start_maps the
+ * mappings a process had when its stream began (the snapshot: not calls,
+ * not in nr_calls). */
 #define ANA_SCOPE_COUNTERS(X)                                                                      \
     X(nr_calls, [ANA_NR_KINDS])                                                                    \
+    X(nr_start_maps, )                                                                             \
     X(nr_failed, )                                                                                 \
     X(nr_allocs, )                                                                                 \
     X(alloc_bytes, )                                                                               \

@@ -21,6 +21,7 @@ void ana_scope_write_json(struct ana_json *j, const struct ana_scope *s)
         if (s->nr_calls[k] && k < FMT_EV_PROCESS_START)
             ana_json_kv_u64(j, fmt_kind_name(k), s->nr_calls[k]);
     ana_json_end_object(j);
+    ana_json_kv_u64(j, "start_mappings", s->nr_start_maps);
     ana_json_kv_u64(j, "failed_calls", s->nr_failed);
     ana_json_kv_u64(j, "allocations", s->nr_allocs);
     ana_json_kv_u64(j, "allocated_bytes", s->alloc_bytes);
