@@ -167,6 +167,11 @@ static void flush_all(void)
             rpl_ring_flush(threads[i]->ring);
 }
 
+/* The largest resident size read so far: the peak reported is never below
+ * an RSS the samples or the end report (the kernel's counters are read
+ * approximately, and VmHWM was seen below a later statm). */
+static uint64_t rss_seen;
+
 /* Resident bytes (statm's second field) and the peak (VmHWM), read with
  * raw syscalls into stack buffers. */
 static uint64_t read_rss(void)
@@ -175,6 +180,7 @@ static uint64_t read_rss(void)
     int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
     ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
     unsigned long size = 0, res = 0;
+    uint64_t rss;
 
     if (fd >= 0)
         close(fd);
@@ -183,7 +189,10 @@ static uint64_t read_rss(void)
     buf[n] = '\0';
     if (sscanf(buf, "%lu %lu", &size, &res) != 2)
         return 0;
-    return (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE);
+    rss = (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE);
+    if (rss > rss_seen)
+        rss_seen = rss;
+    return rss;
 }
 
 static uint64_t read_hwm(void)
@@ -201,8 +210,8 @@ static uint64_t read_hwm(void)
     buf[n] = '\0';
     p = strstr(buf, "VmHWM:");
     if (!p || sscanf(p + 6, "%lu", &kb) != 1)
-        return 0;
-    return (uint64_t)kb * 1024;
+        return rss_seen;
+    return (uint64_t)kb * 1024 > rss_seen ? (uint64_t)kb * 1024 : rss_seen;
 }
 
 static void faults(uint64_t *minflt, uint64_t *majflt)
@@ -293,7 +302,7 @@ static int dispatch(const struct rpl_op *op)
 int main(int argc, char **argv)
 {
     static struct rpl_op buf[READ_OPS];
-    uint64_t live_blocks, live_bytes, minflt, majflt;
+    uint64_t live_blocks, live_bytes, minflt, majflt, end_rss;
     size_t n;
     int end = 0;
 
@@ -323,8 +332,9 @@ int main(int argc, char **argv)
             thread_end(i);
     rpl_slots_live(&live_blocks, &live_bytes);
     faults(&minflt, &majflt);
+    end_rss = read_rss(); /* first: the peak takes it in */
     out("E %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
-        read_hwm(), read_rss(), minflt, majflt, live_blocks, live_bytes,
+        read_hwm(), end_rss, minflt, majflt, live_blocks, live_bytes,
         (uint64_t)(rpl_slots_size() + MAX_THREADS * sizeof(*threads)));
     return 0;
 }

@@ -23,6 +23,11 @@ expect "seq: calls in the trace" "$(jq .calls "$WORK/seq.json")" 2015
 expect "seq: heap at end" "$(jq .heap_end "$WORK/seq.json")" 6772
 expect "seq: blocks at end" "$(jq .blocks_end "$WORK/seq.json")" 5
 expect "seq: allocators" "$(jq -r '[.allocators[].allocator] | join(" ")' "$WORK/seq.json")" "$ALL"
+# A high-water mark is never below an RSS the same run reports (samples,
+# at the peak, at the end): it read below RSS@end under jemalloc on cc1.
+expect "seq: peak RSS below another RSS" "$(jq '[.allocators as $a | range($a | length) as $k |
+    ([.samples[].rss[$k], $a[$k].rss_at_end, $a[$k].rss_at_peak] | max) > $a[$k].peak_rss] | any' \
+    "$WORK/seq.json")" false
 for a in $ALL; do
     r() { jq ".allocators[] | select(.allocator == \"$a\") | .$1" "$WORK/seq.json"; }
     expect "seq $a: calls made" "$(r calls)" 2015
