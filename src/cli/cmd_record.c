@@ -28,6 +28,7 @@
 #include "recorder/rec_proc.h"
 #include "recorder/rec_serve.h"
 #include "recorder/rec_win.h"
+#include "util/util_outfile.h"
 #include "util/util_size.h"
 
 extern char **environ;
@@ -343,6 +344,7 @@ int cmd_record(int argc, char **argv)
     struct fmt_trace_info info = {0};
     struct fmt_writer_stats stats;
     struct sigaction sa = {0};
+    struct util_outfile out_made;
     uint64_t last_flush;
     size_t cmd_len = 0;
     char *command;
@@ -553,15 +555,15 @@ int cmd_record(int argc, char **argv)
             cli_die("record: out of memory");
         out_path = default_out;
     }
-    out_fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* Under its final name at once, never a planted one (util_outfile.h):
+     * MEMSCRIBE_OUTPUT's %p makes the name easy to guess. */
+    out_fd = util_outfile_open(out_path, O_WRONLY, REC_TRACE_MODE, &out_made);
     if (out_fd < 0) {
-        int e = errno;
-
         if (!serve && !attach) {
             kill(pid, SIGKILL);
             waitpid(pid, NULL, 0);
         }
-        cli_die("record: cannot create %s: %s", out_path, strerror(e));
+        cli_die("record: cannot create %s: %s", out_path, out_made.why);
     }
     if (serve || attach) {
         command = rec_serve_command(pid, &cmd_len);
@@ -601,7 +603,8 @@ int cmd_record(int argc, char **argv)
             kill(pid, SIGKILL);
             waitpid(pid, NULL, 0);
         }
-        unlink(out_path); /* no empty trace left behind (a full disk) */
+        if (out_made.created)
+            unlink(out_path); /* no empty trace left behind (a full disk) */
         cli_die("record: cannot start the trace %s: %s", out_path, strerror(-rc));
     }
 
@@ -627,7 +630,8 @@ int cmd_record(int argc, char **argv)
         if (rec_attach_start(pid, attach_lib, settings, msg, sizeof(msg)) != 0) {
             fmt_writer_destroy(s.w);
             close(out_fd);
-            unlink(out_path); /* nothing was recorded */
+            if (out_made.created)
+                unlink(out_path); /* nothing was recorded */
             cli_die("record: %s", msg);
         }
         attach_start_ns = rec_clock_now(&s.clock);

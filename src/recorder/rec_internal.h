@@ -24,6 +24,11 @@
         .time_unit_ns = REC_DEFAULT_TIME_UNIT_NS, .time_pack = 1, .free_ranks = 1, .pools = 1      \
     }
 
+/* A trace's mode (less the umask): it holds the command line, executable
+ * and library paths and host name of everything it recorded, so only its
+ * owner reads it, as perf.data (docs/record.md, "Other users"). */
+#define REC_TRACE_MODE 0600
+
 /* Events younger than now - REC_GUARD_NS are held back: a producer's
  * marker store may still sit in its CPU's store buffer (docs/protocol.md). */
 #define REC_GUARD_NS (2 * 1000 * 1000ull)

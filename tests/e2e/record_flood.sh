@@ -12,12 +12,7 @@
 source "$(dirname "$0")/record_lib.sh"
 P=$MS_PROGRAMS
 
-if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
-    echo "SKIPPED: acting as user nobody needs root and setpriv"
-    exit 77
-fi
-nobody=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
-chmod 755 "$WORK"
+need_nobody
 bg=''
 trap 'touch "$WORK/go"; kill $bg 2>/dev/null || true; rm -rf "$WORK"' EXIT
 PAIRS=1000000
@@ -47,9 +42,9 @@ storm() {
     bg="$bg $rpid"
     sock=$(socket_of "$rpid")
     case $how in
-    spin) "${nobody[@]}" "$P/rec_intruder" spin 120 & ;;
-    flood) "${nobody[@]}" "$P/rec_intruder" flood "$sock" 120 >/dev/null 2>&1 & ;;
-    segment) "${nobody[@]}" "$P/rec_intruder" flood "$sock" 120 segment >/dev/null 2>&1 & ;;
+    spin) "${NOBODY[@]}" "$P/rec_intruder" spin 120 & ;;
+    flood) "${NOBODY[@]}" "$P/rec_intruder" flood "$sock" 120 >/dev/null 2>&1 & ;;
+    segment) "${NOBODY[@]}" "$P/rec_intruder" flood "$sock" 120 segment >/dev/null 2>&1 & ;;
     esac
     apid=$!
     bg="$bg $apid"
@@ -98,7 +93,7 @@ echo "ok: a flood by nobody costs the storm no more than a spinner ($spin_wall m
 # socket, each connection silent, from 1.5 s before GO is made on; the
 # flooder's pid in $apid.
 silent_flood() {
-    "${nobody[@]}" "$P/rec_intruder" flood "$(socket_of "$1")" 120 silent >/dev/null 2>&1 &
+    "${NOBODY[@]}" "$P/rec_intruder" flood "$(socket_of "$1")" 120 silent >/dev/null 2>&1 &
     apid=$!
     bg="$bg $apid"
     sleep 1.5
