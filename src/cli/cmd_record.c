@@ -466,7 +466,7 @@ int cmd_record(int argc, char **argv)
         if (rec_check_program(prog, msg, sizeof(msg)) != 0)
             cli_die("record: %s", msg);
         if (out_path) {
-            /* Creating the trace truncates the file before the program runs. */
+            /* Creating the trace replaces the file before the program runs. */
             struct stat so, sp;
 
             if (stat(out_path, &so) == 0 && stat(prog, &sp) == 0 && so.st_dev == sp.st_dev &&
