@@ -62,6 +62,12 @@ ms_e2e_test(record_refuse record_refuse.sh)
 ms_e2e_test(record_valgrind record_valgrind.sh)
 ms_e2e_test(record_limits record_limits.sh)
 ms_e2e_test(record_channel record_channel.sh)
+# Another user floods the socket: timed against a spinner, so alone.
+ms_e2e_test(record_flood record_flood.sh)
+set_tests_properties(e2e.record_flood PROPERTIES RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
+# Another user plants the files root's commands write.
+ms_e2e_test(record_planted record_planted.sh)
+set_tests_properties(e2e.record_planted PROPERTIES SKIP_RETURN_CODE 77)
 ms_e2e_test(record_stderr record_stderr.sh)
 ms_e2e_test(record_nowrap record_nowrap.sh)
 ms_e2e_test(record_allocators record_allocators.sh)

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The output file of html, plot and flamegraph (cli_output.h). */
+/* The files commands write: html, plot and flamegraph's page or picture,
+ * and every other -o, --svg, --script (cli_output.h). */
 #include "cli/cli_output.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,26 @@ static char *output_name(const char *cmd, const char *trace, const char *suffix)
     return name;
 }
 
+int cli_output_create(const char *cmd, const char *path, struct util_outfile *o)
+{
+    struct util_outfile mine;
+    int fd = util_outfile_open(path, O_WRONLY, 0644, o ? o : &mine);
+
+    if (fd < 0)
+        cli_die("%s: %s: cannot create it: %s", cmd, path, (o ? o : &mine)->why);
+    return fd;
+}
+
+FILE *cli_output_stream(const char *cmd, const char *path)
+{
+    int fd = cli_output_create(cmd, path, NULL);
+    FILE *f = fdopen(fd, "w");
+
+    if (!f)
+        cli_die("%s: %s: %s", cmd, path, strerror(errno));
+    return f;
+}
+
 void cli_output_open(struct cli_output *o, const char *cmd, const char *output, const char *trace,
                      const char *suffix)
 {
@@ -43,8 +65,7 @@ void cli_output_open(struct cli_output *o, const char *cmd, const char *output, 
         output = o->made = output_name(cmd, trace, suffix);
     }
     o->name = output;
-    if (!(o->f = fopen(output, "w")))
-        cli_die("%s: %s: %s", cmd, output, strerror(errno));
+    o->f = cli_output_stream(cmd, output);
 }
 
 int cli_output_close(struct cli_output *o, const char *cmd, int rc)

@@ -8,11 +8,21 @@
 
 #include <stdio.h>
 
+#include "util/util_outfile.h"
+
 struct cli_output {
     FILE *f;
     const char *name; /* for messages: the file, or "stdout" */
     char *made;       /* the name chosen for the terminal case, or NULL */
 };
+
+/* Create path, a file command cmd writes, the one way memscribe makes its
+ * files (util_outfile_open: O_WRONLY, 0644 less the umask), or die naming
+ * it and what was refused: "CMD: PATH: cannot create it: WHY". Returns the
+ * descriptor; o (may be NULL) says whether the file is new. */
+int cli_output_create(const char *cmd, const char *path, struct util_outfile *o);
+/* The same, as a stream. */
+FILE *cli_output_stream(const char *cmd, const char *path);
 
 /* Open o for command cmd: output is -o's value (NULL: none), trace the
  * trace's path, suffix what follows the trace's name (without .mscr) in

@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "format/fmt_writer.h"
 #include "recorder/rec_proc.h"
+#include "util/util_outfile.h"
 
 extern char **environ;
 
@@ -47,9 +48,13 @@ int cli_snap_parse_period(const char *s, uint64_t *ns)
 
 void cli_snap_init(struct cli_snap *sn, const char *dir, uint64_t every_ns, uint64_t start_ns)
 {
+    struct util_outfile o;
+
     memset(sn, 0, sizeof(*sn));
-    if (mkdir(dir, 0755) && errno != EEXIST)
-        cli_die("record: --snapshot-every: cannot make the directory %s: %s", dir, strerror(errno));
+    /* Its files are made with util_outfile_open: the trace here, each
+     * profile by `memscribe export` under its temporary name. */
+    if (util_outfile_dir(dir, 0755, &o))
+        cli_die("record: --snapshot-every: cannot make the directory %s: %s", dir, o.why);
     sn->dir = strdup(dir);
     if (!sn->dir || asprintf(&sn->trace, "%s/trace.mscr", dir) < 0)
         cli_die("record: out of memory");

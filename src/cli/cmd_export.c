@@ -16,6 +16,7 @@
 #include "analysis/export/ana_export_api.h"
 #include "cli/cli.h"
 #include "cli/cli_getopt.h"
+#include "cli/cli_output.h"
 #include "cli/cli_sym.h"
 #include "memscribe/trace.h"
 
@@ -196,6 +197,7 @@ int cmd_export(int argc, char **argv)
     struct export_args a = {0};
     struct fmt_reader *r;
     char err[600];
+    struct util_outfile made = {0};
     int fd = STDOUT_FILENO, output_failed, rc;
     const char *out_name;
 
@@ -251,14 +253,16 @@ int cmd_export(int argc, char **argv)
         a.opt.compress = ends_with(a.out, ".zst")  ? ANA_COMPRESS_ZSTD
                          : ends_with(a.out, ".gz") ? ANA_COMPRESS_GZIP
                                                    : ANA_COMPRESS_NONE;
-    if (a.opt.format == ANA_EXPORT_SQLITE) {
-        /* SQLite appends to an existing database: start from an empty one. */
-        if (unlink(a.out) && errno != ENOENT)
-            cli_die("export: %s: cannot replace it: %s", a.out, strerror(errno));
-    } else if (a.out && strcmp(a.out, "-")) {
-        fd = open(a.out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0)
-            cli_die("export: %s: cannot create it: %s", a.out, strerror(errno));
+    if (a.out && strcmp(a.out, "-")) {
+        fd = cli_output_create("export", a.out, &made);
+        if (a.opt.format == ANA_EXPORT_SQLITE) {
+            /* SQLite opens the file by its name, and would add to a
+             * database there: it gets the empty one just made (closed
+             * first, as closing any descriptor of it would drop SQLite's
+             * locks). */
+            close(fd);
+            fd = STDOUT_FILENO;
+        }
     } else if (isatty(STDOUT_FILENO) &&
                (a.opt.format == ANA_EXPORT_PPROF || a.opt.format == ANA_EXPORT_HEAPTRACK)) {
         cli_usage_error("export: --to %s writes binary data: give -o FILE",
@@ -273,13 +277,10 @@ int cmd_export(int argc, char **argv)
         rc = -errno, output_failed = 1;
     if (rc) {
         /* A partial output could be read as a whole one: heaptrack_print,
-         * for one, reads a cut file without a word. */
-        if (a.out && strcmp(a.out, "-") && strcmp(a.out, "/dev/null") &&
-            (a.opt.format == ANA_EXPORT_SQLITE || fd != STDOUT_FILENO)) {
-            struct stat st;
-            if (!stat(a.out, &st) && S_ISREG(st.st_mode))
-                unlink(a.out);
-        }
+         * for one, reads a cut file without a word. Only a file this
+         * command made goes (not a device, nor what a link leads to). */
+        if (made.created)
+            unlink(a.out);
         if (output_failed)
             cli_die("export: %s: writing failed: %s", out_name, err[0] ? err : strerror(-rc));
         if (rc == -EPROTO && !err[0] && fmt_reader_error(r)[0])

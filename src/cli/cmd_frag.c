@@ -19,6 +19,7 @@
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_getopt.h"
+#include "cli/cli_output.h"
 #include "util/util_size.h"
 
 enum {
@@ -297,11 +298,9 @@ int cmd_frag(int argc, char **argv)
                 report_image(&f, i, gran, NULL);
     }
     if (svg) {
-        FILE *out = fopen(svg, "w");
+        FILE *out = cli_output_stream("frag", svg);
         uint32_t img = UINT32_MAX;
 
-        if (!out)
-            cli_die("frag: %s: %s", svg, strerror(errno));
         /* The first process shown (use --pid for another). */
         for (uint32_t i = 0; i < f.s.replay.vm.nr_images && img == UINT32_MAX; i++)
             if (f.s.replay.vm.images[i].nr &&

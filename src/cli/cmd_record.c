@@ -28,6 +28,7 @@
 #include "recorder/rec_proc.h"
 #include "recorder/rec_serve.h"
 #include "recorder/rec_win.h"
+#include "util/util_outfile.h"
 #include "util/util_size.h"
 
 extern char **environ;
@@ -343,7 +344,8 @@ int cmd_record(int argc, char **argv)
     struct fmt_trace_info info = {0};
     struct fmt_writer_stats stats;
     struct sigaction sa = {0};
-    uint64_t last_flush, nr_bad_hellos = 0;
+    struct util_outfile out_made;
+    uint64_t last_flush;
     size_t cmd_len = 0;
     char *command;
     pid_t pid = 0;
@@ -464,7 +466,7 @@ int cmd_record(int argc, char **argv)
         if (rec_check_program(prog, msg, sizeof(msg)) != 0)
             cli_die("record: %s", msg);
         if (out_path) {
-            /* Creating the trace truncates the file before the program runs. */
+            /* Creating the trace replaces the file before the program runs. */
             struct stat so, sp;
 
             if (stat(out_path, &so) == 0 && stat(prog, &sp) == 0 && so.st_dev == sp.st_dev &&
@@ -553,15 +555,15 @@ int cmd_record(int argc, char **argv)
             cli_die("record: out of memory");
         out_path = default_out;
     }
-    out_fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* Under its final name at once, never a planted one (util_outfile.h):
+     * MEMSCRIBE_OUTPUT's %p makes the name easy to guess. */
+    out_fd = util_outfile_open(out_path, O_WRONLY, REC_TRACE_MODE, &out_made);
     if (out_fd < 0) {
-        int e = errno;
-
         if (!serve && !attach) {
             kill(pid, SIGKILL);
             waitpid(pid, NULL, 0);
         }
-        cli_die("record: cannot create %s: %s", out_path, strerror(e));
+        cli_die("record: cannot create %s: %s", out_path, out_made.why);
     }
     if (serve || attach) {
         command = rec_serve_command(pid, &cmd_len);
@@ -601,7 +603,8 @@ int cmd_record(int argc, char **argv)
             kill(pid, SIGKILL);
             waitpid(pid, NULL, 0);
         }
-        unlink(out_path); /* no empty trace left behind (a full disk) */
+        if (out_made.created)
+            unlink(out_path); /* no empty trace left behind (a full disk) */
         cli_die("record: cannot start the trace %s: %s", out_path, strerror(-rc));
     }
 
@@ -627,7 +630,8 @@ int cmd_record(int argc, char **argv)
         if (rec_attach_start(pid, attach_lib, settings, msg, sizeof(msg)) != 0) {
             fmt_writer_destroy(s.w);
             close(out_fd);
-            unlink(out_path); /* nothing was recorded */
+            if (out_made.created)
+                unlink(out_path); /* nothing was recorded */
             cli_die("record: %s", msg);
         }
         attach_start_ns = rec_clock_now(&s.clock);
@@ -651,10 +655,10 @@ int cmd_record(int argc, char **argv)
             continue;
         }
         now = rec_clock_now(&s.clock);
-        rec_socket_accept_all(&s, &st, lfd, now, &nr_bad_hellos);
+        rec_socket_accept(&s, lfd, now, REC_ACCEPTS_PER_ROUND);
         limit = rec_merge_watermark(&s, now);
         no_children = rec_reap(&st);
-        rec_check_exits(&s, &st, lfd, rec_clock_now(&s.clock), &nr_bad_hellos);
+        rec_check_exits(&s, &st, lfd, rec_clock_now(&s.clock));
         rec_merge_emit(&s, limit);
         if (s.write_err == 0)
             cli_snap_round(&snap, &st, s.w, now);
@@ -686,13 +690,15 @@ int cmd_record(int argc, char **argv)
                 break;
         }
         if (s.nr_copied - before < REC_BATCH_BYTES) {
-            struct pollfd pfd = {.fd = lfd, .events = POLLIN};
+            /* A queue left behind (a flood of connections) does not cut
+             * the wait short: it is worked through a pass a round. */
+            struct pollfd pfd = {.fd = s.queue.behind ? -1 : lfd, .events = POLLIN};
 
-            poll(&pfd, 1, rec_idle(&s) ? REC_IDLE_WAIT_MS : 1);
+            poll(&pfd, 1, rec_idle(&s) && !s.queue.behind ? REC_IDLE_WAIT_MS : 1);
         }
     }
     rec_forward_pid = 0;
-    rec_socket_accept_all(&s, &st, lfd, rec_clock_now(&s.clock), &nr_bad_hellos);
+    rec_socket_catch_up(&s, lfd);
     for (uint32_t i = 0; i < s.nr_images; i++)
         rec_stream_close(&s, s.images[i], 0, 0, rec_clock_now(&s.clock));
     rec_merge_emit(&s, UINT64_MAX);
@@ -712,9 +718,13 @@ int cmd_record(int argc, char **argv)
     if (env)
         rec_free_env(env);
     free(st.v);
-    if (nr_bad_hellos)
-        cli_warn("record: %llu malformed, unauthenticated or silent connection(s) ignored",
-                 (unsigned long long)nr_bad_hellos);
+    if (s.ignored.closed + s.ignored.silent + s.ignored.refused)
+        cli_warn("record: %llu connection(s) to the recording's socket ignored: %llu closed "
+                 "without a word, %llu silent (nothing within 1 s, or dropped for room), %llu "
+                 "refused (without the secret, malformed)",
+                 (unsigned long long)(s.ignored.closed + s.ignored.silent + s.ignored.refused),
+                 (unsigned long long)s.ignored.closed, (unsigned long long)s.ignored.silent,
+                 (unsigned long long)s.ignored.refused);
     if (s.write_err) {
         cli_warn("record: writing %s failed: %s; the trace holds what was written before "
                  "(%llu events seen)",

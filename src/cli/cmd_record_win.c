@@ -23,6 +23,7 @@
 #include "recorder/rec_internal.h"
 #include "recorder/rec_proc.h"
 #include "recorder/rec_win.h"
+#include "util/util_outfile.h"
 
 extern char **environ;
 
@@ -103,11 +104,16 @@ static char *rw_wine_path(const char *path)
 }
 
 /* The event file: MEMSCRIBE_WINE_EVENTS (kept), else a fresh one in a
- * private temporary directory (removed at the end). */
+ * private temporary directory (removed at the end). Made here, as every
+ * file memscribe writes (util_outfile.h), and read through this descriptor;
+ * the launcher writes it through the same descriptor (rw_event_wine_path).
+ * Dies saying why not. */
 static int rw_event_file(char *path, size_t size, char *tmpdir, size_t tmp_size)
 {
     const char *keep = getenv("MEMSCRIBE_WINE_EVENTS");
     const char *t = getenv("TMPDIR");
+    struct util_outfile o;
+    int fd;
 
     tmpdir[0] = 0;
     if (keep && *keep) {
@@ -115,10 +121,25 @@ static int rw_event_file(char *path, size_t size, char *tmpdir, size_t tmp_size)
     } else {
         snprintf(tmpdir, tmp_size, "%s/memscribe-wine.XXXXXX", t && *t ? t : "/tmp");
         if (!mkdtemp(tmpdir))
-            return -1;
+            cli_die("record: cannot make a directory for the event file %s: %s", tmpdir,
+                    strerror(errno));
         snprintf(path, size, "%s/events.mswin", tmpdir);
     }
-    return open(path, O_RDONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    fd = util_outfile_open(path, O_RDONLY, 0600, &o);
+    if (fd < 0)
+        cli_die("record: cannot create the event file %s: %s", path, o.why);
+    return fd;
+}
+
+/* The event file as the launcher opens it: this process's descriptor of
+ * it, /proc/<pid>/fd/<efd> (Wine's Z:\ is /), so that the launcher writes
+ * the very file made here even if its name is taken away meanwhile (the
+ * directory of MEMSCRIBE_WINE_EVENTS may be another user's to rename in). */
+static char *rw_event_wine_path(int efd)
+{
+    char *w;
+
+    return asprintf(&w, "Z:\\proc\\%d\\fd\\%d", (int)getpid(), efd) < 0 ? NULL : w;
 }
 
 static void rw_check_options(const struct cmd_record_win_opts *o)
@@ -223,6 +244,7 @@ int cmd_record_win(const char *prog, unsigned machine, int argc, char **argv,
     struct rec_session s = {0};
     struct fmt_trace_info info;
     struct fmt_writer_stats stats;
+    struct util_outfile out_made;
     struct rec_win *w;
     int go_fd, err_fd, exec_err = 0, efd, out_fd, status = 0, bad, rc;
     pid_t pid;
@@ -243,9 +265,8 @@ int cmd_record_win(const char *prog, unsigned machine, int argc, char **argv,
         cli_die("record: %s is a Windows program, and the Windows launcher %s is missing "
                 "(build with mingw-w64, or set MEMSCRIBE_WINDOWS_DIR)",
                 prog, exe);
-    if ((efd = rw_event_file(events, sizeof(events), tmpdir, sizeof(tmpdir))) < 0)
-        cli_die("record: cannot create the event file %s: %s", events, strerror(errno));
-    if (!(events_w = rw_wine_path(events)) || !(prog_w = rw_wine_path(prog)))
+    efd = rw_event_file(events, sizeof(events), tmpdir, sizeof(tmpdir));
+    if (!(events_w = rw_event_wine_path(efd)) || !(prog_w = rw_wine_path(prog)))
         cli_die("record: out of memory");
     wargv = rw_argv(wine, dir, events_w, prog_w, argc, argv);
 
@@ -274,14 +295,13 @@ int cmd_record_win(const char *prog, unsigned machine, int argc, char **argv,
             cli_die("record: out of memory");
         out_path = default_out;
     }
-    out_fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    out_fd = util_outfile_open(out_path, O_WRONLY, REC_TRACE_MODE, &out_made);
     rw_trace_info(&info, &s, depth, argc, argv, &command, host, sizeof(host));
     if (out_fd < 0 || (rc = fmt_writer_create(&s.w, out_fd, &info, &wopt)) < 0) {
-        int e = out_fd < 0 ? errno : -rc;
-
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
-        cli_die("record: cannot create %s: %s", out_path, strerror(e));
+        cli_die("record: cannot create %s: %s", out_path,
+                out_fd < 0 ? out_made.why : strerror(-rc));
     }
     if (!(w = rec_win_new(&s, efd, events, depth)))
         cli_die("record: out of memory");

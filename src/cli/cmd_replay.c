@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_getopt.h"
+#include "cli/cli_output.h"
 #include "cli/cli_replay.h"
 #include "util/util_size.h"
 
@@ -290,9 +291,7 @@ static void write_svg(const char *path, const struct opts *o, const struct cli_r
                                 .nr_series = o->nr_alloc,
                                 .title = "RSS of the replay under each allocator",
                                 .subtitle = sub};
-    f = fopen(path, "w");
-    if (!f)
-        cli_die("replay: %s: %s", path, strerror(errno));
+    f = cli_output_stream("replay", path);
     rc = ana_plot_lines_svg(&pl, f);
     if (fclose(f) && !rc)
         rc = -errno;
@@ -478,10 +477,8 @@ int cmd_replay(int argc, char **argv)
                 pid);
 
     if (o.script) {
-        int fd = open(o.script, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        int fd = cli_output_create("replay", o.script, NULL);
 
-        if (fd < 0)
-            cli_die("replay: %s: %s", o.script, strerror(errno));
         rc = cli_replay_stream(a.r, &plan, fd);
         if (close(fd) && !rc)
             rc = -errno;

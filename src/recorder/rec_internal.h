@@ -24,6 +24,11 @@
         .time_unit_ns = REC_DEFAULT_TIME_UNIT_NS, .time_pack = 1, .free_ranks = 1, .pools = 1      \
     }
 
+/* A trace's mode (less the umask): it holds the command line, executable
+ * and library paths and host name of everything it recorded, so only its
+ * owner reads it, as perf.data (docs/record.md, "Other users"). */
+#define REC_TRACE_MODE 0600
+
 /* Events younger than now - REC_GUARD_NS are held back: a producer's
  * marker store may still sit in its CPU's store buffer (docs/protocol.md). */
 #define REC_GUARD_NS (2 * 1000 * 1000ull)
@@ -35,9 +40,21 @@
  * space (5-level paging) is 2^57 bytes. A bigger size is a scribble. */
 #define REC_MAX_EVENT_SIZE (1ull << 57)
 /* Connections accepted whose hello has not arrived yet; beyond this many
- * the oldest is dropped, and each gets REC_CONN_WAIT_NS at most. */
+ * the oldest silent one is dropped, and each gets REC_CONN_WAIT_NS at most. */
 #define REC_MAX_CONNS 64
 #define REC_CONN_WAIT_NS (1000 * 1000 * 1000ull)
+/* Connections accepted in one round at most: anyone on the machine may
+ * connect, and a process that only connects and closes kept an unbounded
+ * accept loop from draining the rings for seconds (a traced storm of
+ * 1.2 s took 8.7 s). The rest wait in the socket's queue for the next
+ * rounds (rec_socket_accept, struct rec_queue). */
+#define REC_ACCEPTS_PER_ROUND 64
+/* The socket's queue: half a round's accepts, so that a pass reaches the
+ * marker it queues behind a flood (struct rec_queue) and the merge is held
+ * back a round at most; at 256 it was held back four rounds of a busy
+ * recorder, and the traced storm waited up to 250 ms at a time, not 100.
+ * A connect(2) beyond it waits in the kernel for its turn. */
+#define REC_LISTEN_BACKLOG (REC_ACCEPTS_PER_ROUND / 2)
 /* Collector messages printed per recording at most. */
 #define REC_MAX_SAYS 100
 /* Releases waiting for their realloc per image: one per busy ring at most;
@@ -150,6 +167,7 @@ struct rec_image {
     int gone;         /* its process has ended: closed once the queued hellos are read */
     int over;         /* closed because it ended (exit, exec), not at a detach: its threads too */
     int exit_pending; /* its PROCESS_EXIT is queued, not written: its rings stay */
+    uint64_t gone_ns; /* when it was seen gone: hellos queued before then come first */
     /* Its hello's time, within the recording. */
     uint64_t start_ns;
     /* The thread index of its first thread (tid == pid), which also
@@ -184,6 +202,32 @@ struct rec_synth {
     uint64_t seq;
 };
 
+/* What the recorder knows of its socket's queue of connections, which it
+ * takes in REC_ACCEPTS_PER_ROUND at a time (rec_proc.c). The merge may
+ * emit an event only once every hello sent before its time is in
+ * (docs/protocol.md, "Time order"): while the queue is behind, that is
+ * known up to in_ns, moved on by a connection of the recorder's own to its
+ * socket (the marker), which the kernel queues behind every one before it. */
+struct rec_queue {
+    int behind;     /* the last pass stopped at its bound: more may wait */
+    uint64_t in_ns; /* while behind: every connection made before this is accepted */
+    enum {
+        REC_MARKER_NONE,   /* (0: a session starts so) */
+        REC_MARKER_MADE,   /* marker_fd is a socket the full queue refused */
+        REC_MARKER_QUEUED, /* marker_fd is connected, in the queue */
+    } marker;
+    int marker_fd;
+    uint64_t marker_ns; /* the time read just before it connected */
+};
+
+/* Connections to the socket that brought no hello, for the summary line:
+ * anyone on the machine may connect (docs/record.md, "Other users"). */
+struct rec_conn_counts {
+    uint64_t closed;  /* closed (or ended) before sending anything */
+    uint64_t silent;  /* nothing within REC_CONN_WAIT_NS, or dropped for room */
+    uint64_t refused; /* without the secret, malformed, unsealed */
+};
+
 struct rec_session {
     struct fmt_writer *w;
     struct rec_clock clock;
@@ -194,9 +238,12 @@ struct rec_session {
     uint8_t secret[FMT_SHM_SECRET_BYTES]; /* a hello without it is refused */
     struct {
         int fd;
+        int early; /* an authentic hello waits for an earlier segment's */
         uint64_t since_ns;
     } conns[REC_MAX_CONNS]; /* accepted, hello not read yet (rec_proc.c) */
     uint32_t nr_conns;
+    struct rec_queue queue;
+    struct rec_conn_counts ignored;
     uint32_t nr_says; /* collector messages printed */
 
     struct rec_image **images;

@@ -38,7 +38,7 @@ int rec_socket_open(char *name, size_t name_size)
         return -errno;
     if (bind(fd, (struct sockaddr *)&sa,
              (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) != 0 ||
-        listen(fd, SOMAXCONN) != 0) {
+        listen(fd, REC_LISTEN_BACKLOG) != 0) {
         int err = errno;
 
         close(fd);
@@ -46,8 +46,6 @@ int rec_socket_open(char *name, size_t name_size)
     }
     return fd;
 }
-
-static int rec_status_take(struct rec_statuses *st, pid_t pid, int *status);
 
 /* Does the hello carry the recording's secret? Every byte is compared, so
  * the time taken tells a guesser nothing. */
@@ -77,11 +75,15 @@ static void rec_say(struct rec_session *s, uint32_t pid, const char *text, size_
     fprintf(stderr, "memscribe: collector: %s (pid %u)\n", line, pid);
 }
 
-/* Take the hello off an accepted connection, never waiting for it: 0 if
- * nothing has arrived yet, 1 once the connection is done with (its hello
- * taken in, or refused and counted in *nr_bad). */
-static int rec_take_hello(struct rec_session *s, struct rec_statuses *statuses, int conn,
-                          uint64_t now_ns, uint64_t *nr_bad)
+/* What an accepted connection has brought so far. */
+enum rec_conn_state {
+    REC_CONN_SILENT, /* nothing yet */
+    REC_CONN_EARLY,  /* an authentic hello, waiting for an earlier segment's */
+    REC_CONN_DONE,   /* taken in, refused or closed (and counted): close it */
+};
+
+/* Take the hello off an accepted connection, never waiting for it. */
+static enum rec_conn_state rec_take_hello(struct rec_session *s, int conn, uint64_t now_ns)
 {
     struct fmt_shm_hello hello;
     char text[FMT_SHM_SAY_MAX];
@@ -104,19 +106,28 @@ static int rec_take_hello(struct rec_session *s, struct rec_statuses *statuses, 
      * s->conns while the next is accepted, hello and all: that one is
      * left waiting too (peeked, the memfd not taken) until the earlier
      * one is in. Refusing it lost every later segment's threads (a
-     * col_unwind trace under load: 31,374 allocations of 35,287). */
+     * col_unwind trace under load: 31,374 allocations of 35,287). Only a
+     * hello with the secret waits so: anyone may send one that looks
+     * early, to hold a place among the REC_MAX_CONNS. */
     do {
         n = recv(conn, &hello, sizeof(hello), MSG_PEEK | MSG_DONTWAIT);
     } while (n < 0 && errno == EINTR);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-        return 0;
-    if (n == (ssize_t)sizeof(hello) && rec_stream_segment_early(s, &hello))
-        return 0;
+        return REC_CONN_SILENT;
+    if (n <= 0) {
+        /* Closed (or reset) before a word: a process that died between
+         * connect and send, or someone who only connects. */
+        s->ignored.closed++;
+        return REC_CONN_DONE;
+    }
+    if (n == (ssize_t)sizeof(hello) && rec_hello_authentic(s, &hello) &&
+        rec_stream_segment_early(s, &hello))
+        return REC_CONN_EARLY;
     do {
         n = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
     } while (n < 0 && errno == EINTR);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-        return 0;
+        return REC_CONN_SILENT;
     for (cm = CMSG_FIRSTHDR(&msg); n >= 0 && cm; cm = CMSG_NXTHDR(&msg, cm))
         if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
             cm->cmsg_len >= CMSG_LEN(sizeof(int)))
@@ -124,7 +135,7 @@ static int rec_take_hello(struct rec_session *s, struct rec_statuses *statuses, 
     if (n > (ssize_t)sizeof(hello) && !(msg.msg_flags & MSG_TRUNC) && memfd < 0 &&
         hello.kind == FMT_SHM_HELLO_SAY && rec_hello_authentic(s, &hello)) {
         rec_say(s, hello.pid, text, (size_t)n - sizeof(hello));
-        return 1;
+        return REC_CONN_DONE;
     }
     /* A segment must be sealed against shrinking: a mapping read past a
      * shrunk file's end would be our SIGBUS. */
@@ -134,17 +145,16 @@ static int rec_take_hello(struct rec_session *s, struct rec_statuses *statuses, 
         !rec_hello_authentic(s, &hello) || memfd < 0 || seals < 0 || !(seals & F_SEAL_SHRINK) ||
         fstat(memfd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
         (uint64_t)st.st_size > (1ull << 34)) {
-        if (n != 0) /* 0: the process died between connect and send */
-            (*nr_bad)++;
+        s->ignored.refused++;
         if (memfd >= 0)
             close(memfd);
-        return 1;
+        return REC_CONN_DONE;
     }
     seg = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
     close(memfd);
     if (seg == MAP_FAILED) {
-        (*nr_bad)++;
-        return 1;
+        s->ignored.refused++;
+        return REC_CONN_DONE;
     }
     if (hello.kind != FMT_SHM_HELLO_SEGMENT)
         pidfd = (int)syscall(SYS_pidfd_open, (long)hello.pid, 0L);
@@ -152,8 +162,8 @@ static int rec_take_hello(struct rec_session *s, struct rec_statuses *statuses, 
         munmap(seg, (size_t)st.st_size);
         if (pidfd >= 0)
             close(pidfd);
-        (*nr_bad)++;
-        return 1;
+        s->ignored.refused++;
+        return REC_CONN_DONE;
     }
     if (hello.kind != FMT_SHM_HELLO_SEGMENT && pidfd < 0) {
         /* Gone already (and maybe reaped): take what it left, once the
@@ -161,60 +171,143 @@ static int rec_take_hello(struct rec_session *s, struct rec_statuses *statuses, 
          * (rec_check_exits). */
         struct rec_image *img = rec_stream_find_pid(s, hello.pid);
 
-        if (img)
+        if (img) {
             img->gone = 1;
+            img->gone_ns = rec_clock_now(&s->clock);
+        }
     }
-    (void)statuses;
-    return 1;
+    return REC_CONN_DONE;
 }
 
-/* Drop waiting connection i (its hello never came in time, or there are
- * too many waiting). */
-static void rec_conn_drop(struct rec_session *s, uint32_t i, uint64_t *nr_bad)
+/* Drop waiting connection i: its hello never came in time, or its place
+ * is needed. */
+static void rec_conn_drop(struct rec_session *s, uint32_t i)
 {
+    if (s->conns[i].early)
+        s->ignored.refused++; /* its earlier segment never came */
+    else
+        s->ignored.silent++;
     close(s->conns[i].fd);
     s->conns[i] = s->conns[--s->nr_conns];
-    (*nr_bad)++;
 }
 
-void rec_socket_accept_all(struct rec_session *s, struct rec_statuses *st, int lfd, uint64_t now_ns,
-                           uint64_t *nr_bad)
+/* A place in s->conns: the oldest silent connection gives up its own (one
+ * with an authentic hello only when every one has one). */
+static void rec_conn_make_room(struct rec_session *s)
 {
+    uint32_t v = 0;
+
+    for (uint32_t i = 1; i < s->nr_conns; i++)
+        if (s->conns[i].early < s->conns[v].early ||
+            (s->conns[i].early == s->conns[v].early && s->conns[i].since_ns < s->conns[v].since_ns))
+            v = i;
+    rec_conn_drop(s, v);
+}
+
+/* Queue a connection of our own behind every one waiting (the marker,
+ * struct rec_queue). A full queue refuses it (EAGAIN): it is tried again
+ * right after the next accept, which makes room, before a flooder blocked
+ * in connect(2) is back to take it. */
+static void rec_marker_send(struct rec_session *s, int lfd)
+{
+    struct rec_queue *q = &s->queue;
+    struct sockaddr_un sa;
+    socklen_t len = sizeof(sa);
+
+    if (q->marker == REC_MARKER_QUEUED || getsockname(lfd, (struct sockaddr *)&sa, &len) != 0)
+        return;
+    if (q->marker == REC_MARKER_NONE) {
+        q->marker_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (q->marker_fd < 0)
+            return;
+        q->marker = REC_MARKER_MADE;
+    }
+    q->marker_ns = rec_clock_now(&s->clock);
+    if (connect(q->marker_fd, (struct sockaddr *)&sa, len) == 0)
+        q->marker = REC_MARKER_QUEUED;
+}
+
+/* Is conn the marker? The kernel sets the peer's pid at connect(2): no
+ * other process can make it ours. */
+static int rec_conn_is_marker(const struct rec_session *s, int conn)
+{
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+
+    return s->queue.marker == REC_MARKER_QUEUED &&
+           getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.pid == getpid();
+}
+
+void rec_socket_accept(struct rec_session *s, int lfd, uint64_t now_ns, uint32_t max)
+{
+    struct rec_queue *q = &s->queue;
+
     /* No peer is ever waited for: one that connects and sends nothing
      * waits in s->conns, looked at once a round, for REC_CONN_WAIT_NS. */
     for (uint32_t i = 0; i < s->nr_conns;) {
-        if (rec_take_hello(s, st, s->conns[i].fd, now_ns, nr_bad)) {
+        enum rec_conn_state state = rec_take_hello(s, s->conns[i].fd, now_ns);
+
+        if (state == REC_CONN_DONE) {
             close(s->conns[i].fd);
             s->conns[i] = s->conns[--s->nr_conns];
         } else if (now_ns - s->conns[i].since_ns > REC_CONN_WAIT_NS) {
-            rec_conn_drop(s, i, nr_bad);
+            rec_conn_drop(s, i);
         } else {
-            i++;
+            s->conns[i++].early = state == REC_CONN_EARLY;
         }
     }
-    for (;;) {
-        int conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    for (uint32_t nr = 0; nr < max;) {
+        enum rec_conn_state state;
+        int conn;
+
+        if (q->behind)
+            rec_marker_send(s, lfd);
+        conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
         if (conn < 0) {
             if (errno == EINTR || errno == ECONNABORTED)
                 continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                /* Everything queued before the pass began is in. */
+                q->behind = 0;
+                q->in_ns = now_ns;
+            }
             return;
         }
-        if (rec_take_hello(s, st, conn, now_ns, nr_bad)) {
+        nr++;
+        if (rec_conn_is_marker(s, conn)) {
+            close(conn);
+            close(q->marker_fd);
+            q->marker = REC_MARKER_NONE;
+            if (q->marker_ns > q->in_ns)
+                q->in_ns = q->marker_ns;
+            continue;
+        }
+        state = rec_take_hello(s, conn, now_ns);
+        if (state == REC_CONN_DONE) {
             close(conn);
             continue;
         }
-        if (s->nr_conns == REC_MAX_CONNS) {
-            uint32_t oldest = 0;
-
-            for (uint32_t i = 1; i < s->nr_conns; i++)
-                if (s->conns[i].since_ns < s->conns[oldest].since_ns)
-                    oldest = i;
-            rec_conn_drop(s, oldest, nr_bad);
-        }
+        if (s->nr_conns == REC_MAX_CONNS)
+            rec_conn_make_room(s);
         s->conns[s->nr_conns].fd = conn;
+        s->conns[s->nr_conns].early = state == REC_CONN_EARLY;
         s->conns[s->nr_conns++].since_ns = now_ns;
     }
+    q->behind = 1; /* in_ns stays the last time the queue was seen empty */
+}
+
+void rec_socket_catch_up(struct rec_session *s, int lfd)
+{
+    uint64_t until = rec_clock_now(&s->clock);
+
+    for (uint32_t i = 0; i < REC_CATCH_UP_PASSES; i++) {
+        rec_socket_accept(s, lfd, rec_clock_now(&s->clock), REC_ACCEPTS_PER_ROUND);
+        if (!s->queue.behind || s->queue.in_ns >= until)
+            break;
+    }
+    while (s->nr_conns) /* no later round to speak in */
+        rec_conn_drop(s, s->nr_conns - 1);
 }
 
 pid_t rec_spawn(const char *path, char *const argv[], char *const envp[], int *go_fd, int *err_fd)
@@ -315,35 +408,39 @@ int rec_reap(struct rec_statuses *st)
     }
 }
 
-/* Has the image's process ended? Marks it gone if so. */
-static int rec_image_ended(struct rec_image *img)
+/* Has the image's process ended? Marks it gone if so, with a time read
+ * after the fact: every hello it sent was queued before. */
+static int rec_image_ended(struct rec_session *s, struct rec_image *img)
 {
     struct pollfd pfd = {.fd = img->pidfd, .events = POLLIN};
 
-    if (img->open && !img->gone && img->pidfd >= 0 && poll(&pfd, 1, 0) == 1)
+    if (img->open && !img->gone && img->pidfd >= 0 && poll(&pfd, 1, 0) == 1) {
         img->gone = 1;
+        img->gone_ns = rec_clock_now(&s->clock);
+    }
     return img->open && img->gone;
 }
 
-/* Close every open image whose process has ended: first take in every
- * hello still queued, since a thread's SEGMENT hello sent just before the
- * process ended may wait behind (its rings would be lost). */
-void rec_check_exits(struct rec_session *s, struct rec_statuses *st, int lfd, uint64_t now_ns,
-                     uint64_t *nr_bad)
+/* Close every open image whose process has ended: first take in the
+ * hellos queued before it ended, since a thread's SEGMENT hello sent just
+ * before the process ended may wait behind (its rings would be lost). */
+void rec_check_exits(struct rec_session *s, struct rec_statuses *st, int lfd, uint64_t now_ns)
 {
     uint32_t ended = 0;
 
     for (uint32_t i = 0; i < s->nr_images; i++)
-        ended += rec_image_ended(s->images[i]) ? 1 : 0;
+        ended += rec_image_ended(s, s->images[i]) ? 1 : 0;
     if (!ended)
         return;
-    rec_socket_accept_all(s, st, lfd, now_ns, nr_bad);
+    rec_socket_accept(s, lfd, now_ns, REC_ACCEPTS_PER_ROUND);
     for (uint32_t i = 0; i < s->nr_images; i++) {
         struct rec_image *img = s->images[i];
         int status = 0, known;
 
         if (!img->open || !img->gone) /* one that ended meanwhile: next round */
             continue;
+        if (s->queue.behind && s->queue.in_ns < img->gone_ns)
+            continue; /* its last hellos may wait in the queue: a later round */
         known = rec_status_take(st, (pid_t)img->pid, &status);
         if (!known && waitpid((pid_t)img->pid, &status, WNOHANG | __WALL) == (pid_t)img->pid) {
             known = 1;

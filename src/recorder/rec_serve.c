@@ -39,6 +39,7 @@ int rec_serve_init(struct rec_serve *sv, struct rec_session *s, pid_t root, char
         snprintf(msg, msg_size, "--serve wants a listening socket on fd %d", REC_SERVE_LFD);
         return -1;
     }
+    listen(REC_SERVE_LFD, REC_LISTEN_BACKLOG); /* the collector's was SOMAXCONN */
     fcntl(REC_SERVE_LFD, F_SETFD, FD_CLOEXEC);
     fcntl(REC_SERVE_LFD, F_SETFL, fcntl(REC_SERVE_LFD, F_GETFL) | O_NONBLOCK);
     strcpy(sv->sock, name);
@@ -112,8 +113,12 @@ int rec_serve_finished(struct rec_serve *sv, const struct rec_session *s, uint64
 
     if (sv->rootfd >= 0 && poll(&pfd, 1, 0) != 1)
         return 0; /* the first program runs */
-    if (s->nr_conns)
-        return 0;
+    /* Only an authentic hello waiting: anyone may hold silent connections
+     * open, and a process of the tree that connected and has not spoken
+     * yet is found in /proc below. */
+    for (uint32_t i = 0; i < s->nr_conns; i++)
+        if (s->conns[i].early)
+            return 0;
     for (uint32_t i = 0; i < s->nr_images; i++)
         if (s->images[i]->open)
             return 0;

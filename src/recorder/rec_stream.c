@@ -806,6 +806,9 @@ void rec_session_free(struct rec_session *s)
     for (uint32_t i = 0; i < s->nr_conns; i++)
         close(s->conns[i].fd);
     s->nr_conns = 0;
+    if (s->queue.marker != REC_MARKER_NONE)
+        close(s->queue.marker_fd);
+    s->queue.marker = REC_MARKER_NONE;
     for (uint32_t i = 0; i < s->nr_synth; i++) {
         free(s->synth[i].str);
         free(s->synth[i].str2);

@@ -8,11 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/util_outfile.h"
 #include "win_conv.h"
 #include "win_trace.h"
 
 int main(int argc, char **argv)
 {
+    struct util_outfile made;
     struct win_conv_stats st;
     struct win_file f;
     char err[512];
@@ -26,9 +28,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "win_trace: %s\n", err);
         return 1;
     }
-    fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    fd = util_outfile_open(argv[2], O_WRONLY, 0600, &made); /* as record's */
     if (fd < 0) {
-        fprintf(stderr, "win_trace: %s: %s\n", argv[2], strerror(errno));
+        fprintf(stderr, "win_trace: %s: cannot create it: %s\n", argv[2], made.why);
         win_file_release(&f);
         return 1;
     }

@@ -70,6 +70,18 @@ m32_runs() {
     *) fail "m32_probe exited with $rc" ;;
     esac
 }
+# usage: need_nobody: a test that acts as another local user ends as
+# skipped (exit 77) unless it runs as root with setpriv; then "${NOBODY[@]}"
+# CMD runs CMD as user nobody, and $WORK is open to it.
+need_nobody() {
+    if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
+        echo "SKIPPED: acting as user nobody needs root and setpriv"
+        exit 77
+    fi
+    # shellcheck disable=SC2034 # for the tests that source this
+    NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+    chmod 755 "$WORK"
+}
 # usage: need_m32: a test of 32-bit programs ends as skipped (exit 77,
 # ctest's SKIP_RETURN_CODE) where they cannot run.
 need_m32() {

@@ -14,6 +14,20 @@
  *                                    announce this process in three
  *                                    segments, the second one's hello sent
  *                                    last (mallocs of SIZE, SIZE+1, SIZE+2)
+ *   rec_intruder flood SOCKET SECONDS [segment|silent]
+ *                                    connect and close at once, again and
+ *                                    again, for SECONDS (or until killed);
+ *                                    with "segment", each connection first
+ *                                    sends a SEGMENT hello for a stream
+ *                                    nobody announced (no secret, no memfd);
+ *                                    with "silent", each stays open, silent,
+ *                                    until 256 newer ones are
+ *   rec_intruder spin SECONDS        burn a CPU for SECONDS (or until killed)
+ *   rec_intruder storm FILE PAIRS    wait until FILE exists, then malloc and
+ *                                    free PAIRS times; print "storm: WALL_MS
+ *                                    GAP_MS", GAP_MS the longest time between
+ *                                    two checks of the clock, one every 256
+ *                                    pairs (a thread waiting for ring room)
  * Exit status 0 when the message went out (refusing it is the recorder's
  * business), 1 on a local failure. */
 #include <fcntl.h>
@@ -207,6 +221,88 @@ static int do_segments(const char *name, uint64_t size)
     return 0;
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int do_flood(const char *name, double seconds, const char *how)
+{
+    int segment = !strcmp(how, "segment"), silent = !strcmp(how, "silent"), held[256];
+    struct fmt_shm_hello hello = {.magic = FMT_SHM_HELLO_MAGIC,
+                                  .version = FMT_SHM_VERSION,
+                                  .kind = FMT_SHM_HELLO_SEGMENT,
+                                  .pid = (uint32_t)getpid(),
+                                  .segment_index = 1,
+                                  .stream_id = 0x5eed};
+    double end = now_s() + seconds;
+    unsigned long n = 0;
+
+    while (now_s() < end) {
+        for (int i = 0; i < 64; i++) {
+            int fd = connect_to(name);
+
+            if (fd < 0) {
+                fprintf(stderr, "rec_intruder: flood: connect failed after %lu\n", n);
+                return 1;
+            }
+            if (segment) {
+                hello.stream_id++;
+                (void)!send(fd, &hello, sizeof(hello), MSG_NOSIGNAL);
+            }
+            if (silent) {
+                if (n >= 256)
+                    close(held[n % 256]);
+                held[n % 256] = fd;
+            } else {
+                close(fd);
+            }
+            n++;
+        }
+    }
+    printf("flood: %lu connections\n", n);
+    return 0;
+}
+
+static int do_spin(double seconds)
+{
+    double end = now_s() + seconds;
+    volatile unsigned long x = 0;
+
+    while (now_s() < end)
+        for (int i = 0; i < 100000; i++)
+            x++;
+    return 0;
+}
+
+static int do_storm(const char *file, unsigned long pairs)
+{
+    void *live[16] = {0};
+    double start, last, gap = 0;
+
+    while (access(file, F_OK) != 0)
+        usleep(5000);
+    start = last = now_s();
+    for (unsigned long i = 0; i < pairs; i++) {
+        free(live[i % 16]);
+        live[i % 16] = malloc(16 + i % 256);
+        if (i % 256 == 0) {
+            double t = now_s();
+
+            if (t - last > gap)
+                gap = t - last;
+            last = t;
+        }
+    }
+    for (int i = 0; i < 16; i++)
+        free(live[i]);
+    printf("storm: %.0f %.0f\n", (now_s() - start) * 1e3, gap * 1e3);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && !strcmp(argv[1], "wait"))
@@ -218,7 +314,14 @@ int main(int argc, char **argv)
     if ((argc == 5 || argc == 6) && !strcmp(argv[1], "inject"))
         return do_inject(argv[2], (uint32_t)strtoul(argv[3], NULL, 10), strtoull(argv[4], NULL, 10),
                          argc == 5);
+    if ((argc == 4 || argc == 5) && !strcmp(argv[1], "flood"))
+        return do_flood(argv[2], atof(argv[3]), argc == 5 ? argv[4] : "");
+    if (argc == 3 && !strcmp(argv[1], "spin"))
+        return do_spin(atof(argv[2]));
+    if (argc == 4 && !strcmp(argv[1], "storm"))
+        return do_storm(argv[2], strtoul(argv[3], NULL, 10));
     fprintf(stderr, "usage: rec_intruder wait FILE SIZE | silent SOCKET N | "
-                    "inject SOCKET PID SIZE [unsealed] | segments SOCKET SIZE\n");
+                    "inject SOCKET PID SIZE [unsealed] | segments SOCKET SIZE | "
+                    "flood SOCKET SECONDS [segment|silent] | spin SECONDS | storm FILE PAIRS\n");
     return 2;
 }
