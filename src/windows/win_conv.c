@@ -26,6 +26,7 @@ struct win_conv {
     struct win_live views;   /* mapped views: value the size */
     struct win_live modules; /* loaded modules by base: value 1 */
     struct win_live threads; /* (image, tid): value the thread index + 1 */
+    struct win_live owners;  /* (image, 1): value the tid of its PROCESS record */
     uint32_t *pids;          /* image index -> pid */
     uint32_t nr_images, nr_threads;
     struct win_conv_stats st;
@@ -60,12 +61,21 @@ static int event_of(struct win_conv *c, const struct win_rec *r, uint64_t ts, st
     ev->tid = r->tid;
     if ((rc = image_of(c, r->pid, &ev->image)))
         return rc;
-    /* tid 0 (the launcher's records): a thread of its own per image */
-    if ((t = win_live_get(&c->threads, ev->image, (uint64_t)r->tid + 1))) {
+    /* The launcher's records (tid 0: the exit, a drop count) are the
+     * process's own: they go to the thread that started the image (made
+     * its PROCESS record), as a Linux image's own events go to its main
+     * thread, so no thread "0" is listed. Before that record, tid 0 is a
+     * thread of its own. */
+    if (r->kind == WIN_REC_PROCESS && r->tid &&
+        (rc = win_live_put(&c->owners, ev->image, 1, r->tid)))
+        return rc;
+    if (!r->tid && (t = win_live_get(&c->owners, ev->image, 1)))
+        ev->tid = (uint32_t)t->val;
+    if ((t = win_live_get(&c->threads, ev->image, (uint64_t)ev->tid + 1))) {
         ev->thread = (uint32_t)t->val - 1;
     } else {
         ev->thread = c->nr_threads++;
-        if ((rc = win_live_put(&c->threads, ev->image, (uint64_t)r->tid + 1, ev->thread + 1)))
+        if ((rc = win_live_put(&c->threads, ev->image, (uint64_t)ev->tid + 1, ev->thread + 1)))
             return rc;
     }
     if (r->nr_frames)
@@ -392,6 +402,7 @@ void win_conv_free(struct win_conv *c)
     win_live_release(&c->views);
     win_live_release(&c->modules);
     win_live_release(&c->threads);
+    win_live_release(&c->owners);
     free(c->pids);
     free(c);
 }

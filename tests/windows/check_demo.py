@@ -8,7 +8,8 @@ AllocateSteadyState; a window over the last four spikes: Transient Count
 4, Size 40 MB, Impacting 0 under Operation1 -> ManipulateTemporaryBuffer.
 Heap (memscribe window, WPA's heap table): 320 x 40 bytes Impacting from
 InnerLoopOperation, named with file and line from the PE's DWARF; as many
-40-byte HeapAllocs in the trace as in Wine's +heap log.
+40-byte HeapAllocs in the trace as in Wine's +heap log. No thread of tid 0
+(the launcher's exit record) in the trace or the HTML page.
 Usage: check_demo.py OUTDIR MEMSCRIBE"""
 import json
 import re
@@ -103,6 +104,18 @@ def main():
     expect("the trace's first allocation in Wine's +heap log", seen_first, True)
     expect("40-byte heap allocations, trace vs Wine's +heap log", trace40, log40)
     expect("at least the 320 leaks", trace40 >= 320, True)
+
+    # The launcher's records (the exit) belong to the process's thread
+    # that started it: no event, thread row or HTML thread has tid 0.
+    expect("events of tid 0", [l for l in open(f"{out}/demo.dump") if l.split()[2:3] == ["0"]], [])
+    head = subprocess.run([memscribe, "dump", "--header", f"{out}/demo.mscr"], check=True,
+                          capture_output=True, text=True).stdout
+    expect("threads of tid 0", [l for l in head.splitlines() if " tid=0 " in l], [])
+    page = subprocess.run([memscribe, "html", f"{out}/demo.mscr", "-o", "-"], check=True,
+                          capture_output=True, text=True).stdout
+    data = json.loads(re.search(r'<script type="application/json" id="ms-data">(.*?)</script>',
+                                page, re.S).group(1))
+    expect("HTML threads of tid 0", [t for t in data["threads"] if t["tid"] == 0], [])
 
     for e in errors:
         print("check_demo:", e)
