@@ -246,12 +246,12 @@ static void text_calls(FILE *out, const struct ana_scope *s, const char *e)
     bool any = false;
 
     fprintf(out, "  calls:              ");
-    for (unsigned k = 1; k < ANA_NR_KINDS; k++) {
-        if (!s->nr_calls[k] || (k >= FMT_EV_PROCESS_START))
+    for (unsigned k = 1; k < ANA_NR_CALLS; k++) {
+        if (!s->nr_calls[k] || !ana_call_name(k))
             continue;
         /* a sampled trace's heap calls are estimates; its mappings are not sampled */
-        fprintf(out, "%s%s %s%" PRIu64, any ? ", " : "", fmt_kind_name(k),
-                fmt_kind_is_heap_alloc(k) || k == FMT_EV_FREE ? e : "", s->nr_calls[k]);
+        fprintf(out, "%s%s %s%" PRIu64, any ? ", " : "", ana_call_name(k),
+                ana_call_estimated(k) ? e : "", s->nr_calls[k]);
         any = true;
     }
     fprintf(out, "%s\n", any ? "" : "none");
@@ -273,13 +273,19 @@ static unsigned scope_notes(struct report *rp, const struct ana_scope *s,
     if (s->has_rss)
         notes[n++] = "peak RSS includes memscribe's own ring buffers (up to 4 MiB per traced "
                      "thread)";
-    /* CPython's small-object allocator takes arenas from malloc (or mmap)
-     * and serves objects of up to 512 bytes from them itself. */
+    /* CPython's small-object allocator, pymalloc, maps arenas of its own
+     * and serves objects of up to 512 bytes from them itself. The trace
+     * has no environment to say whether PYTHONMALLOC turned it off, but
+     * pymalloc maps its first arena while the interpreter starts: an
+     * image seen from its start (not attached) without such a mapping
+     * (nr_arena_maps) ran without it, and needs no note. */
     const struct fmt_image_info *ii =
         s->image == UINT32_MAX ? NULL : fmt_reader_image(rp->a.r, s->image);
     const char *base = ii && ii->exe ? strrchr(ii->exe, '/') : NULL;
     base = base ? base + 1 : ii ? ii->exe : NULL;
-    if (base && !strncmp(base, "python", 6) && strspn(base + 6, "0123456789.") == strlen(base + 6))
+    if (base && !strncmp(base, "python", 6) &&
+        strspn(base + 6, "0123456789.") == strlen(base + 6) &&
+        (s->nr_arena_maps || fmt_reader_info(rp->a.r)->attached_pid))
         notes[n++] = "CPython: with pymalloc on (the default) objects up to 512 bytes come from "
                      "its own arenas, unseen here; run it with PYTHONMALLOC=malloc to trace them";
     return n;

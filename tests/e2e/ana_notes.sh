@@ -3,8 +3,8 @@
 # What numbers cannot say by themselves is said beside them: peak RSS
 # includes memscribe's ring buffers (report text and JSON, timeline); a
 # CPython program gets the pymalloc note naming PYTHONMALLOC=malloc, a C
-# program (tests/programs/ana_heapcheck.c) does not. Needs MEMSCRIBE,
-# MS_PROGRAMS.
+# program (tests/programs/ana_heapcheck.c) does not, nor a CPython program
+# run with PYTHONMALLOC=malloc. Needs MEMSCRIBE, MS_PROGRAMS.
 # shellcheck source=tests/e2e/ana_lib.sh
 source "$(dirname "$0")/ana_lib.sh"
 record ana_heapcheck
@@ -39,4 +39,14 @@ grep -q "note: CPython: with pymalloc on .* run it with PYTHONMALLOC=malloc" "$W
 run 0 report --format=json "$WORK/py.mscr"
 expect "python3: JSON notes" "$(jq '[.processes[0].notes[] | select(test("PYTHONMALLOC=malloc"))] | length' "$WORK/out")" 1
 expect "python3: RSS note" "$(jq '[.processes[0].notes[] | select(test("ring buffers"))] | length' "$WORK/out")" 1
+# Run with PYTHONMALLOC=malloc, the objects are malloc's: no advice to do
+# what it did (the trace has no environment; pymalloc's arena mappings,
+# which it makes while the interpreter starts, are what is missing).
+PYTHONMALLOC=malloc "$MEMSCRIBE" record -q -o "$WORK/pym.mscr" -- "$py" -c 'x = [str(i) for i in range(1000)]' \
+    >/dev/null 2>"$WORK/rec.err" || fail "record python3: $(cat "$WORK/rec.err")"
+run 0 report "$WORK/pym.mscr"
+! grep -q PYTHONMALLOC "$WORK/out" || fail "python3 with PYTHONMALLOC=malloc got the pymalloc note"
+run 0 report --format=json "$WORK/pym.mscr"
+expect "python3 with PYTHONMALLOC=malloc: JSON pymalloc notes" \
+    "$(jq '[.processes[0].notes[] | select(test("PYTHONMALLOC"))] | length' "$WORK/out")" 0
 echo "PASS"

@@ -5,7 +5,8 @@
 # node shares, "strings" destroyed with blocks in it) and col_pool_cxx.cc (a
 # class's operator new/delete on a pool "Node") print the same traced and
 # untraced, and the trace holds each pool as a heap with exactly the
-# program's numbers: dump, report (text and JSON), leaks, window --by heap;
+# program's numbers: dump, report (text and JSON; the pools' calls apart from
+# malloc's), leaks, window --by heap;
 # with memscribe record and without the wrapper (LD_PRELOAD); timeline, html
 # and every export read the trace.
 source "$(dirname "$0")/record_lib.sh"
@@ -58,7 +59,14 @@ assert sorted(h) == ["malloc", "nodes", "strings"], sorted(h)
 assert (h["nodes"]["allocations"], h["nodes"]["leaked_bytes"], h["nodes"]["leaked_blocks"]) == (12, 288, 6)
 assert (h["strings"]["freed_by_destroy"], h["strings"]["peak_bytes"]) == (3, 700)
 assert (h["malloc"]["pool"], h["nodes"]["pool"]) == (False, True)
+# Calls: malloc's are the two arenas'; the pools' are counted apart (a pool
+# block is announced, not a malloc call), and the destroy's frees are none.
+want = {"malloc": 2, "free": 2, "pool_create": 2, "pool_destroy": 1, "pool_alloc": 15,
+        "pool_realloc": 1, "pool_free": 6}
+assert p["calls"] == want, p["calls"]
 END
+grep -q '^  calls:              malloc 2, free 2, pool_create 2, pool_destroy 1, pool_alloc 15, pool_realloc 1, pool_free 6$' \
+    "$WORK/c.report" || fail "report's calls: $(grep calls: "$WORK/c.report")"
 
 # 3. leaks: the nodes pool's, and nothing of malloc's.
 "$MEMSCRIBE" leaks "$WORK/c.mscr" >"$WORK/c.leaks" || fail "leaks exited with $?"

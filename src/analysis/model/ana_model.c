@@ -11,13 +11,35 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "analysis/core/ana_map.h"
 #include "analysis/model/ana_model_internal.h"
+#include "memscribe/trace.h"
 #include "util/util_array.h"
 
 /* In partial mode the range's highest heap delta starts below any. */
 #define PARTIAL_PEAK_START ((uint64_t)INT64_MIN)
+/* The size of CPython's pymalloc arenas: 1 MiB since 3.10 on 64-bit
+ * (obmalloc.c, USE_LARGE_ARENAS), 256 KiB before. */
+#define PYMALLOC_ARENA (1u << 20)
+#define PYMALLOC_ARENA_OLD (256u << 10)
+
+const char *ana_call_name(unsigned slot)
+{
+    static const char *const pool[ANA_NR_CALLS - ANA_NR_KINDS] = {
+        "pool_create", "pool_destroy", "pool_alloc", "pool_realloc", "pool_free"};
+
+    if (slot >= ANA_NR_KINDS)
+        return slot < ANA_NR_CALLS ? pool[slot - ANA_NR_KINDS] : NULL;
+    return slot && slot < FMT_EV_PROCESS_START ? fmt_kind_name(slot) : NULL;
+}
+
+bool ana_call_estimated(unsigned slot)
+{
+    return fmt_kind_is_heap_alloc(slot) || slot == FMT_EV_FREE ||
+           (slot >= ANA_CALL_POOL_ALLOC && slot < ANA_NR_CALLS);
+}
 
 static void scope_init(struct ana_scope *s, uint32_t image, bool partial)
 {
@@ -359,18 +381,25 @@ apply(struct ana_model *m, const struct fmt_event *ev, const struct ana_step *st
         /* What was mapped when the stream began: not a call. */
         img->nr_start_maps++;
         m->total.nr_start_maps++;
-    } else if (ev->kind < ANA_NR_KINDS && st->mine) {
+    } else if (ana_call_slot(ev) < ANA_NR_CALLS && st->mine) {
         /* A sampled trace's heap calls: the calls they stand for. */
         uint64_t n = fmt_kind_is_heap_alloc(ev->kind) ? fmt_event_count(ev)
                      : ev->kind == FMT_EV_FREE        ? fmt_event_ref_count(ev)
                                                       : 1;
 
-        img->nr_calls[ev->kind] += n;
-        m->total.nr_calls[ev->kind] += n;
+        img->nr_calls[ana_call_slot(ev)] += n;
+        m->total.nr_calls[ana_call_slot(ev)] += n;
         if (ev->flags & FMT_EVF_FAILED) {
             img->nr_failed += n;
             m->total.nr_failed += n;
         }
+    }
+    if (ev->kind == FMT_EV_MMAP && ev->origin == FMT_ORIGIN_CALL &&
+        (ev->size == PYMALLOC_ARENA || ev->size == PYMALLOC_ARENA_OLD) &&
+        ev->arg[0] == (PROT_READ | PROT_WRITE) &&
+        (ev->arg[1] & (MAP_PRIVATE | MAP_ANONYMOUS | MAP_SHARED)) == (MAP_PRIVATE | MAP_ANONYMOUS)) {
+        img->nr_arena_maps++;
+        m->total.nr_arena_maps++;
     }
 
     if (!st->ends && !st->starts) {

@@ -23,6 +23,50 @@
 
 #define ANA_NR_KINDS 64 /* enum fmt_kind values are below this */
 
+/* nr_calls' slots: an event kind (below ANA_NR_KINDS), or past them a
+ * call of the program's own pools (FMT_EVF_POOL, memscribe/annotate.h),
+ * counted apart from malloc's: a pool's block is announced, not a call to
+ * malloc (and usually lies in a block that was one). */
+enum ana_call_slot {
+    ANA_CALL_POOL_CREATE = ANA_NR_KINDS,
+    ANA_CALL_POOL_DESTROY,
+    ANA_CALL_POOL_ALLOC,
+    ANA_CALL_POOL_REALLOC,
+    ANA_CALL_POOL_FREE,
+    ANA_NR_CALLS
+};
+
+/* The slot ev counts in, or ANA_NR_CALLS for none: a free that a heap's
+ * destroy made (FMT_EVF_HEAP_DESTROYED) is no call. */
+static inline unsigned ana_call_slot(const struct fmt_event *ev)
+{
+    if (ev->kind >= ANA_NR_KINDS ||
+        (ev->kind == FMT_EV_FREE && (ev->flags & FMT_EVF_HEAP_DESTROYED)))
+        return ANA_NR_CALLS;
+    if (!(ev->flags & FMT_EVF_POOL))
+        return ev->kind;
+    switch (ev->kind) {
+    case FMT_EV_HEAP_CREATE:
+        return ANA_CALL_POOL_CREATE;
+    case FMT_EV_HEAP_DESTROY:
+        return ANA_CALL_POOL_DESTROY;
+    case FMT_EV_REALLOC:
+        return ANA_CALL_POOL_REALLOC;
+    case FMT_EV_FREE:
+        return ANA_CALL_POOL_FREE;
+    default:
+        return ANA_CALL_POOL_ALLOC;
+    }
+}
+
+/* A slot's name as report lists it ("malloc", "pool_alloc"), or NULL for a
+ * slot that is not a memory call (a process's, thread's or module's life). */
+const char *ana_call_name(unsigned slot);
+
+/* Whether a sampled trace estimates the slot's count (heap blocks'
+ * calls), as against counting every call (mappings). */
+bool ana_call_estimated(unsigned slot);
+
 struct ana_model_options {
     struct ana_filter *filter; /* NULL: every event */
     /* Keep each live block (serial, address, size, time, thread): for
@@ -64,14 +108,18 @@ struct ana_site {
 /* A scope's counters, all uint64_t: they add up over the ranges of a
  * parallel replay, which merges them by this one list (ana_pmodel.c), so
  * a counter added here is merged too. X(name, dimension): nr_calls per
- * enum fmt_kind (failed calls included); nr_allocs heap blocks started,
+ * slot (enum ana_call_slot: an event kind or a pool's call; failed calls
+ * included); nr_arena_maps the program's own mmap calls of 256 KiB or
+ * 1 MiB, read-write, private and anonymous: CPython's pymalloc takes its
+ * arenas so (report's pymalloc note); nr_allocs heap blocks started,
  * alloc_bytes their requested bytes; nr_frees heap blocks ended;
  * nr_unmatched_frees frees and reallocs of an address never seen
  * allocated; nr_dropped events the collector lost; nr_start_maps the
  * mappings a process had when its stream began (the snapshot: not calls,
  * not in nr_calls). */
 #define ANA_SCOPE_COUNTERS(X)                                                                      \
-    X(nr_calls, [ANA_NR_KINDS])                                                                    \
+    X(nr_calls, [ANA_NR_CALLS])                                                                    \
+    X(nr_arena_maps, )                                                                             \
     X(nr_start_maps, )                                                                             \
     X(nr_failed, )                                                                                 \
     X(nr_allocs, )                                                                                 \

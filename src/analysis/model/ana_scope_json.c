@@ -17,9 +17,9 @@ void ana_scope_write_json(struct ana_json *j, const struct ana_scope *s)
     ana_json_key(j, "calls");
     ana_json_begin_object(j);
     /* The memory calls, as `memscribe report` lists them. */
-    for (unsigned k = 1; k < ANA_NR_KINDS; k++)
-        if (s->nr_calls[k] && k < FMT_EV_PROCESS_START)
-            ana_json_kv_u64(j, fmt_kind_name(k), s->nr_calls[k]);
+    for (unsigned k = 1; k < ANA_NR_CALLS; k++)
+        if (s->nr_calls[k] && ana_call_name(k))
+            ana_json_kv_u64(j, ana_call_name(k), s->nr_calls[k]);
     ana_json_end_object(j);
     ana_json_kv_u64(j, "start_mappings", s->nr_start_maps);
     ana_json_kv_u64(j, "failed_calls", s->nr_failed);
