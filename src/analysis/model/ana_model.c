@@ -397,7 +397,8 @@ apply(struct ana_model *m, const struct fmt_event *ev, const struct ana_step *st
     if (ev->kind == FMT_EV_MMAP && ev->origin == FMT_ORIGIN_CALL &&
         (ev->size == PYMALLOC_ARENA || ev->size == PYMALLOC_ARENA_OLD) &&
         ev->arg[0] == (PROT_READ | PROT_WRITE) &&
-        (ev->arg[1] & (MAP_PRIVATE | MAP_ANONYMOUS | MAP_SHARED)) == (MAP_PRIVATE | MAP_ANONYMOUS)) {
+        (ev->arg[1] & (MAP_PRIVATE | MAP_ANONYMOUS | MAP_SHARED)) ==
+            (MAP_PRIVATE | MAP_ANONYMOUS)) {
         img->nr_arena_maps++;
         m->total.nr_arena_maps++;
     }
