@@ -57,9 +57,12 @@ struct frag {
 };
 
 static const struct ana_column gap_cols[] = {
-    {"time", "time_ns", ANA_CELL_U64},        {"largest gap", "largest_gap_bytes", ANA_CELL_U64},
-    {"gap start", "gap_start", ANA_CELL_STR}, {"free", "free_bytes", ANA_CELL_U64},
-    {"holes", "holes", ANA_CELL_U64},         {"mappings", "mappings", ANA_CELL_U64},
+    {"time", "time_ns", ANA_CELL_U64 | ANA_CELL_TIME},
+    {"largest gap", "largest_gap_bytes", ANA_CELL_U64},
+    {"gap start", "gap_start", ANA_CELL_STR},
+    {"free", "free_bytes", ANA_CELL_U64},
+    {"holes", "holes", ANA_CELL_U64},
+    {"mappings", "mappings", ANA_CELL_U64},
 };
 
 static const struct ana_column site_cols[] = {
@@ -289,9 +292,8 @@ int cmd_frag(int argc, char **argv)
             cli_die("frag: cannot write the output");
     } else {
         if (a.format == CLI_FMT_TEXT)
-            printf("memscribe frag: %s: at %s, granularity %" PRIu64
-                   " bytes (times in ns below)\n\n",
-                   a.path, ana_time_format(f.s.replay.until, buf, sizeof(buf)), gran);
+            printf("memscribe frag: %s: at %s, granularity %" PRIu64 " bytes\n\n", a.path,
+                   ana_time_format(f.s.replay.until, buf, sizeof(buf)), gran);
         for (uint32_t i = 0; i < f.s.replay.vm.nr_images; i++)
             if (f.s.replay.vm.images[i].nr &&
                 ana_filter_image(&a.filter, i, fmt_reader_image(a.r, i)->pid))

@@ -34,7 +34,7 @@ static const struct ana_column cols[] = {
     {"max", "max_size", ANA_CELL_U64},
     {"count", "count", ANA_CELL_U64 | ANA_CELL_EST},
     {"bytes", "bytes", ANA_CELL_U64 | ANA_CELL_EST},
-    {"histogram", "bar", ANA_CELL_STR},
+    {"count, log scale", "bar", ANA_CELL_STR},
 };
 
 /* A bar of log2(count)+1 '#', a log-log view in text. */
@@ -149,8 +149,12 @@ int cmd_histogram(int argc, char **argv)
             add_rows(&a, &ht, ii ? ii->pid : 0, st[i].stack, true, &h, st[i].image);
         }
     }
+    /* The bars grow by a '#' per doubling of the count: say so, or a
+     * class of 1000 blocks reads as three times one of 8. */
     if (a.format == CLI_FMT_TEXT)
-        printf("memscribe histogram: %s\n\n", a.path);
+        printf("memscribe histogram: %s\n"
+               "bars: log scale, log2(count) + 1 '#' (1: #, 2-3: ##, 4-7: ###, ...)\n\n",
+               a.path);
     cli_ana_table(&a, ht.t, stdout, "", true);
     ana_table_destroy(ht.t);
     free(st);

@@ -232,13 +232,27 @@ static struct ana_table *rank_table(struct report *rp, uint32_t image, enum rank
     return t;
 }
 
-static uint64_t run_time(struct report *rp, const struct ana_scope *s)
+/* When scope s ran, in ns from the trace's start, the clock of every other
+ * time in the report ("peak ... at"): its image's start to its exit or
+ * exec, else its first to its last event. Returns the run time. */
+static uint64_t run_span(struct report *rp, const struct ana_scope *s, uint64_t *from, uint64_t *to)
 {
     const struct fmt_image_info *ii = fmt_reader_image(rp->a.r, s->image);
 
-    if (ii && ii->has_start && ii->ended && ii->end_ns >= ii->start_ns)
-        return ii->end_ns - ii->start_ns;
-    return s->last_ns - s->first_ns;
+    *from = s->first_ns;
+    *to = s->last_ns;
+    if (ii && ii->has_start && ii->ended && ii->end_ns >= ii->start_ns) {
+        *from = ii->start_ns;
+        *to = ii->end_ns;
+    }
+    return *to - *from;
+}
+
+static uint64_t run_time(struct report *rp, const struct ana_scope *s)
+{
+    uint64_t from, to;
+
+    return run_span(rp, s, &from, &to);
 }
 
 static void text_calls(FILE *out, const struct ana_scope *s, const char *e)
@@ -299,8 +313,13 @@ static void text_scope(struct report *rp, FILE *out, const struct ana_scope *s, 
     /* A sampled trace's figures are estimates: each is marked (ana_sample.h). */
     const char *e = ana_sample_mark(fmt_reader_sample_bytes(rp->a.r));
 
+    uint64_t from, to, ran = run_span(rp, s, &from, &to);
+    char t2[64], t3[64];
+
     fprintf(out, "%s\n", name);
-    fprintf(out, "  run time:           %s\n", ana_time_format(run_time(rp, s), t1, sizeof(t1)));
+    fprintf(out, "  run time:           %s (%s to %s of the trace)\n",
+            ana_time_format(ran, t1, sizeof(t1)), ana_time_format(from, t2, sizeof(t2)),
+            ana_time_format(to, t3, sizeof(t3)));
     text_calls(out, s, e);
     fprintf(out, "  allocations:        %s%" PRIu64 " (%s%" PRIu64 " bytes, %s%s)\n", e,
             s->nr_allocs, e, s->alloc_bytes, e, ana_bytes_format(s->alloc_bytes, b1, sizeof(b1)));

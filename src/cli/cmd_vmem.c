@@ -67,10 +67,14 @@ struct vmem {
 };
 
 static const struct ana_column life_cols[] = {
-    {"pid", "pid", ANA_CELL_U64},          {"range", "range", ANA_CELL_STR},
-    {"commit", "commit_ns", ANA_CELL_U64}, {"decommit", "decommit_ns", ANA_CELL_STR},
-    {"size", "size", ANA_CELL_U64},        {"impacting size", "impacting_size", ANA_CELL_I64},
-    {"charge", "charge", ANA_CELL_STR},    {"origin", "origin", ANA_CELL_STR},
+    {"pid", "pid", ANA_CELL_U64},
+    {"range", "range", ANA_CELL_STR},
+    {"commit", "commit_ns", ANA_CELL_U64 | ANA_CELL_TIME},
+    {"decommit", "decommit_ns", ANA_CELL_STR},
+    {"size", "size", ANA_CELL_U64},
+    {"impacting size", "impacting_size", ANA_CELL_I64},
+    {"charge", "charge", ANA_CELL_STR},
+    {"origin", "origin", ANA_CELL_STR},
     {"stack", "stack", ANA_CELL_LIST},
 };
 
@@ -82,7 +86,7 @@ static const struct ana_column group_cols[] = {
 
 static const struct ana_column total_cols[] = {
     {"pid", "pid", ANA_CELL_U64},
-    {"time", "time_ns", ANA_CELL_U64},
+    {"time", "time_ns", ANA_CELL_U64 | ANA_CELL_TIME},
     {"mapped", "mapped_bytes", ANA_CELL_U64},
     {"reserved", "reserved_bytes", ANA_CELL_U64},
     {"committed", "committed_bytes", ANA_CELL_U64},
@@ -158,6 +162,8 @@ static void write_tables(struct vmem *s, unsigned rows, enum by by)
             ana_table_set_u64(lt, 2, l->l.commit_ns);
             if (l->l.open)
                 ana_table_set_str(lt, 3, "-");
+            else if (a->format == CLI_FMT_TEXT) /* seconds, as the commit column */
+                ana_table_set_str(lt, 3, ana_time_format(l->l.decommit_ns, buf, sizeof(buf)));
             else {
                 snprintf(buf, sizeof(buf), "%" PRIu64, l->l.decommit_ns);
                 ana_table_set_str(lt, 3, buf);
@@ -208,7 +214,7 @@ static void write_tables(struct vmem *s, unsigned rows, enum by by)
     } else {
         printf("memscribe vmem: %s: commit lifetimes from %s", a->path,
                ana_time_format(w->replay.t0, buf, sizeof(buf)));
-        printf(" to %s (times in ns below)\n", ana_time_format(w->replay.t1, buf, sizeof(buf)));
+        printf(" to %s\n", ana_time_format(w->replay.t1, buf, sizeof(buf)));
         printf("peak committed: %" PRIu64 " bytes (%s) at %s\n\n", w->peak_committed,
                ana_bytes_format(w->peak_committed, buf, sizeof(buf)),
                ana_time_format(w->peak_ns, buf + 48, 48));

@@ -186,8 +186,12 @@ static void write_tree(struct cli_ana *a, struct ana_window_key *k, long n, bool
     if (ana_tree_init(&t, 5, depth))
         cli_die("window: out of memory");
     for (long i = 0; i < n; i++) {
-        uint32_t nl = cli_ana_tree_path(a, (uint32_t)k[i].key, bottom_up, &labels, &cap, 0);
         const struct ana_wpa *c = &k[i].c;
+        /* A stack with blocks only from before the window and past it
+         * (AOFO) has nothing in it: no row (push()), and no node. */
+        if (!ana_wpa_transient_count(c) && !ana_wpa_impacting_count(c))
+            continue;
+        uint32_t nl = cli_ana_tree_path(a, (uint32_t)k[i].key, bottom_up, &labels, &cap, 0);
         int64_t m[5] = {ana_wpa_impacting_size(c),
                         (int64_t)(c->bytes[ANA_AIFI] + c->bytes[ANA_AIFO]),
                         (int64_t)(c->nr[ANA_AIFI] + c->nr[ANA_AIFO] + c->nr[ANA_AOFI]),

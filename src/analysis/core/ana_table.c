@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_time.h"
+
 struct cell {
     uint64_t u;
     int64_t i;
@@ -135,22 +137,26 @@ unsigned ana_table_nr_rows(const struct ana_table *t)
     return t->nr_rows;
 }
 
-/* Render one cell as text into buf (lists joined with sep). Returns a
- * malloc'd string or NULL. */
-static char *render(const struct ana_table *t, const struct cell *c, unsigned col, const char *sep)
+/* Render one cell as text (for people: times in seconds) or for CSV into
+ * a malloc'd string (lists joined with sep). Returns it or NULL. */
+static char *render(const struct ana_table *t, const struct cell *c, unsigned col, const char *sep,
+                    bool text)
 {
-    char *s = NULL;
+    char *s = NULL, tb[64];
     size_t len = 0;
     FILE *m = open_memstream(&s, &len);
 
     if (!m)
         return NULL;
-    switch (c->none ? ANA_CELL_STR : t->cols[col].type & ~ANA_CELL_EST) {
+    switch (c->none ? ANA_CELL_STR : ANA_CELL_KIND(t->cols[col].type)) {
     case ANA_CELL_STR:
         fputs(c->s ? c->s : "", m);
         break;
     case ANA_CELL_U64:
-        fprintf(m, "%" PRIu64, c->u);
+        if (text && (t->cols[col].type & ANA_CELL_TIME))
+            fputs(ana_time_format(c->u, tb, sizeof(tb)), m);
+        else
+            fprintf(m, "%" PRIu64, c->u);
         break;
     case ANA_CELL_I64:
         fprintf(m, "%" PRId64, c->i);
@@ -188,7 +194,7 @@ int ana_table_write_text_marked(const struct ana_table *t, FILE *f, const char *
         width[c] = strlen(t->cols[c].title);
     for (size_t k = 0; k < n; k++) {
         unsigned c = (unsigned)(k % t->nr_cols);
-        txt[k] = render(t, &t->cells[k], c, sep);
+        txt[k] = render(t, &t->cells[k], c, sep, true);
         if (txt[k] && *txt[k] && *mark && (t->cols[c].type & ANA_CELL_EST)) {
             char *marked = NULL;
 
@@ -210,7 +216,7 @@ int ana_table_write_text_marked(const struct ana_table *t, FILE *f, const char *
         for (unsigned c = 0; c < t->nr_cols; c++) {
             const char *s = r < 0 ? t->cols[c].title : txt[(size_t)r * t->nr_cols + c];
             bool last = c + 1 == t->nr_cols;
-            unsigned type = t->cols[c].type & ~ANA_CELL_EST;
+            unsigned type = ANA_CELL_KIND(t->cols[c].type);
             bool num = type == ANA_CELL_U64 || type == ANA_CELL_I64;
             if (num)
                 fprintf(f, "%*s", (int)width[c], s);
@@ -256,7 +262,7 @@ int ana_table_write_csv(const struct ana_table *t, FILE *f, bool header)
         }
     for (unsigned r = 0; r < t->nr_rows; r++)
         for (unsigned c = 0; c < t->nr_cols; c++) {
-            char *s = render(t, &t->cells[(size_t)r * t->nr_cols + c], c, ";");
+            char *s = render(t, &t->cells[(size_t)r * t->nr_cols + c], c, ";", false);
             if (!s)
                 return -ENOMEM;
             csv_field(f, s);
@@ -278,7 +284,7 @@ void ana_table_write_json(const struct ana_table *t, struct ana_json *j)
                 ana_json_null(j);
                 continue;
             }
-            switch (t->cols[c].type & ~ANA_CELL_EST) {
+            switch (ANA_CELL_KIND(t->cols[c].type)) {
             case ANA_CELL_STR:
                 ana_json_str(j, cl->s ? cl->s : "");
                 break;

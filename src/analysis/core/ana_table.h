@@ -19,7 +19,13 @@ enum ana_cell_type {
     /* Or'd with U64 or I64: a count or bytes that a sampled trace
      * estimates (ana_table_write_text_marked). */
     ANA_CELL_EST = 0x10,
+    /* Or'd with U64: a time in ns from the trace's start, written in
+     * seconds in text ("1.250000s", as every command prints times) and in
+     * ns in CSV and JSON. */
+    ANA_CELL_TIME = 0x20,
 };
+/* The kind of a column's type: STR, U64, I64 or LIST. */
+#define ANA_CELL_KIND(type) ((type)&0x0f)
 
 struct ana_column {
     const char *title; /* text header */

@@ -50,8 +50,9 @@ static void panel(struct ana_svg *svg, const struct ana_plot_histogram *h, doubl
     if (y.hi <= y.lo)
         y.hi = y.lo * 10;
 
-    ana_svg_axes(svg, &x, &y, bytes ? "allocation size (requested)" : NULL,
-                 bytes ? "bytes allocated" : "allocations");
+    /* Both axes are logarithmic (x.log, y.log): the labels say so. */
+    ana_svg_axes(svg, &x, &y, bytes ? "allocation size (requested), log scale" : NULL,
+                 bytes ? "bytes allocated, log scale" : "allocations, log scale");
     for (size_t i = 0; i < h->nr_buckets; i++) {
         const struct ana_plot_bucket *b = &h->buckets[i];
         double v = (double)(bytes ? b->bytes : b->count);
