@@ -284,9 +284,10 @@ void rec_stream_drain(struct rec_session *s, struct rec_image *img);
  * holding an ever longer copy (storm-pool: 29 -> 623 MiB without this). */
 void rec_stream_drain_ahead(struct rec_session *s, struct rec_image *img);
 /* The image's process is gone (or replaced by exec): drain what is left,
- * unmap, and queue its exit. status_known: wait status is valid. */
-void rec_stream_close(struct rec_session *s, struct rec_image *img, int status, int status_known,
-                      uint64_t now_ns);
+ * unmap, and queue its exit. status_known: wait status is valid. Returns
+ * the time the exit is dated (0 if img was closed already). */
+uint64_t rec_stream_close(struct rec_session *s, struct rec_image *img, int status,
+                          int status_known, uint64_t now_ns);
 struct rec_image *rec_stream_find_pid(struct rec_session *s, uint32_t pid);
 /* 1 if hello announces a later segment of an open stream than the next one
  * expected: an earlier segment's connection is still waiting (rec_proc.c). */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,32 @@ static void rec_queue_start(struct rec_session *s, struct rec_image *img,
     rec_merge_synth(s, &ev, ts, exe, exe_len, argv, argv_len);
 }
 
+/* img's process exec'd at ts (the new image's hello): an RSS sample the
+ * recorder took for img at ts or later read the new image (the sampler
+ * cannot tell an exec from outside), and would date img's end after the
+ * new image's start (rec_stream_close ends an image after its last
+ * sample). Drop those still waiting in the merge, which holds back what
+ * is dated after a hello not yet in (docs/protocol.md, "Time order"); one
+ * already written keeps the end after it. */
+static void rec_drop_rss_after(struct rec_session *s, struct rec_image *img, uint64_t ts)
+{
+    uint32_t kept = 0;
+    bool rss_written = true; /* the latest sample, unless found waiting */
+
+    for (uint32_t i = 0; i < s->nr_synth; i++) {
+        struct rec_synth *n = &s->synth[i];
+
+        if (n->ev.kind == FMT_EV_RSS && n->ev.image == img->index && n->ev.ts_ns >= ts) {
+            rss_written &= n->ev.ts_ns != img->rss_sample_ns;
+            continue; /* (an RSS event carries no strings) */
+        }
+        s->synth[kept++] = *n;
+    }
+    s->nr_synth = kept;
+    if (img->rss_sample_ns >= ts && !rss_written)
+        img->rss_sample_ns = 0; /* every sample left is older */
+}
+
 /* Check h, the private copy of a segment's header, against the hello and
  * the segment's size. */
 static int rec_check_segment(const struct fmt_shm_hello *hello, const struct fmt_shm_header *h,
@@ -209,9 +236,15 @@ int rec_stream_attach(struct rec_session *s, const struct fmt_shm_hello *hello, 
                 pidfd = old->pidfd;
                 old->pidfd = -1;
             }
-            /* It ended when the new image began, not when we noticed. */
+            /* It ended when the new image began, not when we noticed;
+             * and the new image begins no earlier than it ended: its
+             * hello's time may be the round's start (the clamp above)
+             * while the earlier image's last events come after that. */
             old->over = 1;
-            rec_stream_close(s, old, 0, 0, hello_ns);
+            rec_drop_rss_after(s, old, hello_ns);
+            uint64_t ended = rec_stream_close(s, old, 0, 0, hello_ns);
+            if (ended > hello_ns)
+                hello_ns = ended;
         }
         if (UTIL_ARRAY_RESERVE(s->images, s->cap_images, (size_t)s->nr_images + 1, 8)) {
             rc = -ENOMEM;
@@ -685,14 +718,14 @@ static uint64_t rec_exit_stamp(struct rec_session *s, const struct rec_image *im
     return 0;
 }
 
-void rec_stream_close(struct rec_session *s, struct rec_image *img, int status, int status_known,
-                      uint64_t now_ns)
+uint64_t rec_stream_close(struct rec_session *s, struct rec_image *img, int status,
+                          int status_known, uint64_t now_ns)
 {
     struct fmt_event ev = {0};
     uint64_t dropped = 0, bad = 0, last = 0;
 
     if (!img->open)
-        return;
+        return 0;
     rec_stream_drain(s, img);
     for (uint32_t i = 0; i < img->nr_rings; i++) {
         bad += img->rings[i]->nr_bad;
@@ -759,6 +792,7 @@ void rec_stream_close(struct rec_session *s, struct rec_image *img, int status, 
     ev.arg[1] = status_known ? 1 : 0;
     img->exit_pending = 1; /* the merge ends its open threads then (rec_merge.c) */
     rec_merge_synth(s, &ev, last, NULL, 0, NULL, 0);
+    return last;
 }
 
 void rec_stream_retire(struct rec_session *s)

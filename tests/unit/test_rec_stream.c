@@ -440,6 +440,84 @@ static void test_exec_closes_the_earlier_image(void **state)
     rec_session_free(&s);
 }
 
+/* An RSS sample the recorder took for an image after its process exec'd
+ * (after the new image's hello) read the new image: it is dropped, and the
+ * earlier image still ends when the new one starts, not after the sample. */
+static void test_exec_drops_a_later_rss_sample(void **state)
+{
+    struct rec_session s = session();
+    struct fmt_shm_hello h = hello_for(42, 8);
+    struct fmt_event rss = {.kind = FMT_EV_RSS, .pid = 42, .tid = 42, .size = 4096};
+    size_t size;
+    void *seg, *seg2;
+    uint64_t end0 = 0, start1 = 0;
+
+    (void)state;
+    assert_int_equal(setup_attach(&s, &seg), 0);
+    put_thread(seg, 0, 2000, 42);
+    put_malloc(seg, 0, 3000, 0xa0, 0);
+    rss.image = s.images[0]->index;
+    rss.thread = s.images[0]->main_thread;
+    rec_merge_synth(&s, &rss, 3500, NULL, 0, NULL, 0); /* before the exec: kept */
+    rec_merge_synth(&s, &rss, 4500, NULL, 0, NULL, 0); /* after it */
+    s.images[0]->rss_sample_ns = 4500;
+    h.ts_ns = 4000;
+    seg2 = seg_new(42, 8, &size);
+    assert_int_equal(rec_stream_attach(&s, &h, seg2, size, -1, 5000), 0);
+    rec_stream_close(&s, s.images[1], 0, 1, 7000);
+    rec_merge_emit(&s, UINT64_MAX);
+    int rss_seen = 0;
+    for (int i = 0; i < nr_seen; i++) {
+        if (seen[i].kind == FMT_EV_PROCESS_EXIT && seen[i].image == 0)
+            end0 = seen[i].ts;
+        if (seen[i].kind == FMT_EV_PROCESS_START && seen[i].image == 1)
+            start1 = seen[i].ts;
+        if (seen[i].kind == FMT_EV_RSS) {
+            rss_seen++;
+            assert_true(end0 == 0); /* every sample of image 0 before its end */
+        }
+    }
+    assert_int_equal(rss_seen, 1);
+    assert_true(start1 > 0);
+    assert_true(end0 <= start1);
+    rec_session_free(&s);
+}
+
+/* A hello's time is clamped to the round's start (now); the earlier
+ * image's last event may come after that: the new image starts when the
+ * earlier one ended, never before (a pipeline's exec'd programs started
+ * before the shell image they replaced had ended). */
+static void test_exec_starts_after_the_earlier_image_ends(void **state)
+{
+    struct rec_session s = session();
+    struct fmt_shm_hello h = hello_for(42, 8);
+    size_t size;
+    void *seg, *seg2;
+    uint64_t end0 = 0, start1 = 0, last0 = 0;
+
+    (void)state;
+    assert_int_equal(setup_attach(&s, &seg), 0);
+    put_thread(seg, 0, 2000, 42);
+    put_malloc(seg, 0, 4500, 0xa0, 0);
+    h.ts_ns = 6000; /* after now: clamped to now, 4000 */
+    seg2 = seg_new(42, 8, &size);
+    assert_int_equal(rec_stream_attach(&s, &h, seg2, size, -1, 4000), 0);
+    rec_stream_close(&s, s.images[1], 0, 1, 7000);
+    rec_merge_emit(&s, UINT64_MAX);
+    for (int i = 0; i < nr_seen; i++) {
+        if (seen[i].image == 0 && seen[i].kind != FMT_EV_PROCESS_EXIT && seen[i].ts > last0)
+            last0 = seen[i].ts;
+        if (seen[i].kind == FMT_EV_PROCESS_EXIT && seen[i].image == 0)
+            end0 = seen[i].ts;
+        if (seen[i].kind == FMT_EV_PROCESS_START && seen[i].image == 1)
+            start1 = seen[i].ts;
+    }
+    assert_true(last0 > 0);
+    assert_true(end0 > last0);
+    assert_true(start1 >= end0);
+    rec_session_free(&s);
+}
+
 static void test_released_address_reused_elsewhere(void **state)
 {
     struct rec_session s = session();
@@ -590,6 +668,8 @@ int main(void)
         cmocka_unit_test(test_times_never_go_back),
         cmocka_unit_test(test_stack_ids_cost_what_was_defined),
         cmocka_unit_test(test_exec_closes_the_earlier_image),
+        cmocka_unit_test(test_exec_drops_a_later_rss_sample),
+        cmocka_unit_test(test_exec_starts_after_the_earlier_image_ends),
         cmocka_unit_test(test_released_address_reused_elsewhere),
         cmocka_unit_test(test_info_lengths_bound_the_copy),
         cmocka_unit_test(test_scribbled_values_are_bounded),
