@@ -332,7 +332,7 @@ int cmd_record(int argc, char **argv)
     uint64_t sample_bytes = 0, snap_every_ns = 0;
     struct cli_snap snap = {0};
     int no_follow = 0, quiet = 0, opt, go_fd = -1, err_fd = -1, lfd, out_fd, exec_err = 0;
-    int serve = 0, attach = 0, attach32 = 0, attach_pidfd = -1, vm_precise_set = 0;
+    int serve = 0, attach = 0, attach32 = 0, attach_pidfd = -1, vm_precise_set = 0, detached = 0;
     uint64_t duration_ns = 0, attach_start_ns = 0;
     char *attach_lib = NULL, *settings = NULL;
     char sock[108], msg[1024], *prog = NULL, *collector = NULL, **env = NULL;
@@ -674,6 +674,7 @@ int cmd_record(int argc, char **argv)
 
             if (rec_detach_asked || (duration_ns && now - attach_start_ns >= duration_ns)) {
                 rec_attach_detach(&s, pid, attach_lib, quiet);
+                detached = 1;
                 break;
             }
             if (attach_pidfd >= 0 && poll(&pfd, 1, 0) == 1 && rec_idle(&s))
@@ -699,8 +700,9 @@ int cmd_record(int argc, char **argv)
     }
     rec_forward_pid = 0;
     rec_socket_catch_up(&s, lfd);
+    /* After a detach, what is still open runs on, untraced: it did not end. */
     for (uint32_t i = 0; i < s.nr_images; i++)
-        rec_stream_close(&s, s.images[i], 0, 0, rec_clock_now(&s.clock));
+        rec_stream_close(&s, s.images[i], 0, detached ? REC_RUNS_ON : 0, rec_clock_now(&s.clock));
     rec_merge_emit(&s, UINT64_MAX);
     close(lfd);
     if (s.write_err == 0) {

@@ -305,6 +305,14 @@ static unsigned scope_notes(struct report *rp, const struct ana_scope *s,
     return n;
 }
 
+/* Whether scope s (an image, or all of them) ended in the trace: what it
+ * held at the end is leaked; else (an attach, a trace cut short) it is
+ * only live at the end. */
+static bool scope_ended(const struct report *rp, const struct ana_scope *s)
+{
+    return s->image == UINT32_MAX ? ana_model_all_ended(rp->m) : s->ended;
+}
+
 static void text_scope(struct report *rp, FILE *out, const struct ana_scope *s, const char *name)
 {
     const char *notes[NR_NOTES];
@@ -330,8 +338,9 @@ static void text_scope(struct report *rp, FILE *out, const struct ana_scope *s, 
             s->peak, e, ana_bytes_format(s->peak, b1, sizeof(b1)), e, s->peak_blocks,
             ana_time_format(s->peak_ns, t1, sizeof(t1)),
             *e ? " (sampled: not an unbiased estimate of the peak)" : "");
-    fprintf(out, "  leaked:             %s%" PRIu64 " bytes (%s%s) in %s%" PRIu64 " blocks\n", e,
-            s->heap, e, ana_bytes_format(s->heap, b1, sizeof(b1)), e, s->live_blocks);
+    fprintf(out, "  %-20s%s%" PRIu64 " bytes (%s%s) in %s%" PRIu64 " blocks\n",
+            scope_ended(rp, s) ? "leaked:" : "live at the end:", e, s->heap, e,
+            ana_bytes_format(s->heap, b1, sizeof(b1)), e, s->live_blocks);
     uint64_t sb, sn;
     suppressed_leaks(rp, s->image, &sb, &sn);
     if (sb)
@@ -424,7 +433,9 @@ static void write_text(struct report *rp, FILE *out)
         for (enum rank r = 0; r < NR_RANKS; r++) {
             struct ana_table *t = rank_table(rp, i, r, CLI_ANA_TEXT_FRAMES);
             if (ana_table_nr_rows(t)) {
-                fprintf(out, "\n  %s:\n", rank_title[r]);
+                fprintf(out, "\n  %s:\n",
+                        r == BY_LEAKED && !s->ended ? "top call sites by bytes live at the end"
+                                                    : rank_title[r]);
                 cli_ana_table(&rp->a, t, out, "    ", true);
             }
             ana_table_destroy(t);

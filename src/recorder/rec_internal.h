@@ -284,8 +284,12 @@ void rec_stream_drain(struct rec_session *s, struct rec_image *img);
  * holding an ever longer copy (storm-pool: 29 -> 623 MiB without this). */
 void rec_stream_drain_ahead(struct rec_session *s, struct rec_image *img);
 /* The image's process is gone (or replaced by exec): drain what is left,
- * unmap, and queue its exit. status_known: wait status is valid. Returns
- * the time the exit is dated (0 if img was closed already). */
+ * unmap, and queue its exit. status_known: wait status is valid; or
+ * REC_RUNS_ON: the recording stops while the process runs on (record -p
+ * detached), and no exit is queued, so the trace does not see it end (its
+ * blocks are live at the end, not leaked). Returns the time the exit is
+ * (or would be) dated, 0 if img was closed already. */
+#define REC_RUNS_ON (-1)
 uint64_t rec_stream_close(struct rec_session *s, struct rec_image *img, int status,
                           int status_known, uint64_t now_ns);
 struct rec_image *rec_stream_find_pid(struct rec_session *s, uint32_t pid);

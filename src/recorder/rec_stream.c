@@ -787,6 +787,8 @@ uint64_t rec_stream_close(struct rec_session *s, struct rec_image *img, int stat
         ev.arg[1] = img->nr_unknown_stacks;
         rec_merge_synth(s, &ev, last, NULL, 0, NULL, 0);
     }
+    if (status_known == REC_RUNS_ON)
+        return last; /* no exit: the trace does not see it end */
     ev.kind = FMT_EV_PROCESS_EXIT;
     ev.arg[0] = status_known ? (uint64_t)(uint32_t)status : 0;
     ev.arg[1] = status_known ? 1 : 0;

@@ -7,7 +7,8 @@
 # attach and a plugin's dlopen'ed while attached included, the program's GOT points at the
 # collector only while attached, the frees and the realloc of
 # blocks from before the attach are counted as such, every report says
-# the trace starts mid-run, and the program's output and exit status are
+# the trace starts mid-run (and that what the program holds is live at the
+# end, not leaked: it runs on), and the program's output and exit status are
 # those of an untraced run. Then the refusals, each exit 1 with the reason,
 # the program untouched: no such process, a static program, one traced by
 # strace, one preloaded by record, one attached already, one
@@ -99,6 +100,15 @@ grep -q "frees of blocks from before the attach: 3" "$WORK/report.txt" ||
 expect "JSON attached.pid" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["attached"]["pid"])' "$WORK/report.json")" "$target"
 "$MEMSCRIBE" leaks "$WORK/t1.mscr" >/dev/null 2>"$WORK/leaks.err"
 grep -q "starts mid-run" "$WORK/leaks.err" || fail "leaks says nothing of the attach: $(cat "$WORK/leaks.err")"
+# The program ran on after the detach: the trace does not see it end, and
+# what it holds is live at the end, not leaked (report's summary and the
+# HTML page's); the process table has no end for it.
+"$MEMSCRIBE" dump "$WORK/t1.mscr" | grep -q " process_exit " && fail "the detach wrote an exit"
+grep -q "^  live at the end: " "$WORK/report.txt" || fail "report: no 'live at the end': $(grep -i 'leaked\|live' "$WORK/report.txt")"
+grep -q "^  leaked:" "$WORK/report.txt" && fail "report says 'leaked' for a program that runs on"
+grep -q "top call sites by bytes live at the end" "$WORK/report.txt" || fail "report: the list of leaked bytes"
+"$MEMSCRIBE" html "$WORK/t1.mscr" -o "$WORK/t1.html" 2>/dev/null || fail "html failed"
+grep -q '"ended":false' "$WORK/t1.html" || fail "the HTML page's data says the program ended"
 
 # The attach build has no initial-exec TLS, which a dlopen'ed library
 # gets only out of glibc's static TLS surplus (no STATIC_TLS flag, no

@@ -108,6 +108,9 @@ static void write_header(struct data_run *d)
              (unsigned long long)(info ? info->start_realtime_ns : 0));
     ana_json_kv_str(j, "startRealtimeNs", start);
     ana_json_kv_bool(j, "incomplete", fmt_reader_incomplete(d->run->r));
+    /* Every selected process ended in the trace: what it left is leaked;
+     * else (record -p detached, a trace cut short) only live at the end. */
+    ana_json_kv_bool(j, "ended", ana_model_all_ended(d->run->model));
     ana_sample_json(j, fmt_reader_sample_bytes(d->run->r));
     /* Threads and their names, as the trace recorded them. */
     ana_json_key(j, "threads");

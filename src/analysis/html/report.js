@@ -7,6 +7,9 @@
 // Data (arrays are columnar; "site" = a call site = a recorded stack):
 //   summary: heap model totals (ana_model.h), exact integers, named as in
 //          `memscribe report --format json` (docs/json.md)
+//   ended: every selected process ended in the trace (false: record -p
+//          detached, or a trace cut short: blocks are "live at the end",
+//          not leaked)
 //   strings: function names and places; other parts index into it
 //   frames: the stacks' frames as one prefix tree, node 0 the root:
 //          parent[], fn[] and place[] (string ids)
@@ -31,6 +34,13 @@
 
   var D = JSON.parse(document.getElementById('ms-data').textContent);
   var S = D.strings;
+  // What the blocks left at the end are called (docs/architecture.md).
+  var LEFT = D.ended === false
+    ? { title: 'Live at the end', bytes: 'Bytes live at the end', blocks: 'Blocks live at the end',
+        hint: 'Heap blocks still allocated when the trace ended, by call site. A process ran on ' +
+          'after the trace (record -p detached, or the trace was cut short): live then, not ' +
+          'necessarily leaked.', cost: 'bytes live at the end' }
+    : { title: 'Leaks', card: 'Leaked', bytes: 'Leaked bytes', blocks: 'Leaked blocks' };
   var NR_SITES = D.sites.stack.length;
 
   function $(id) { return document.getElementById(id); }
@@ -207,7 +217,7 @@
     }
     card(cards, 'card-peak', 'Peak heap in use', bytes(s.peak_bytes), int(s.peak_bytes) + ' B at ' + time(s.peak_ns));
     card(cards, 'card-allocs', 'Allocations', int(s.allocations), bytes(s.allocated_bytes) + ' requested');
-    card(cards, 'card-leaked', 'Leaked', bytes(s.leaked_bytes), int(s.leaked_blocks) + ' blocks');
+    card(cards, 'card-leaked', LEFT.card || LEFT.title, bytes(s.leaked_bytes), int(s.leaked_blocks) + ' blocks');
     card(cards, 'card-temp', 'Temporary allocations', int(s.temporary), bytes(s.temporary_bytes));
     if (s.peak_rss_bytes !== null) {
       card(cards, 'card-rss', 'Peak RSS', bytes(s.peak_rss_bytes),
@@ -222,8 +232,8 @@
       ['Peak heap in use', 'peak_bytes', s.peak_bytes, 'bytes'],
       ['Peak at', 'peak_ns', s.peak_ns, 'time'],
       ['Blocks live at the peak', 'peak_blocks', s.peak_blocks, 'count'],
-      ['Leaked bytes', 'leaked_bytes', s.leaked_bytes, 'bytes'],
-      ['Leaked blocks', 'leaked_blocks', s.leaked_blocks, 'count'],
+      [LEFT.bytes, 'leaked_bytes', s.leaked_bytes, 'bytes'],
+      [LEFT.blocks, 'leaked_blocks', s.leaked_blocks, 'count'],
       ['Temporary allocations', 'temporary', s.temporary, 'count'],
       ['Temporary bytes', 'temporary_bytes', s.temporary_bytes, 'bytes'],
       ['Peak RSS (with memscribe\u2019s ring buffers, up to 4 MiB a thread)', 'peak_rss_bytes', s.peak_rss_bytes,
@@ -286,8 +296,8 @@
     }
     var leakCols = [
       ['Allocating function', 'fn', 'fn'],
-      col('Leaked bytes', 'leaked_bytes', 'bytes'),
-      col('Leaked blocks', 'leaked_blocks', 'count'),
+      col(LEFT.bytes, 'leaked_bytes', 'bytes'),
+      col(LEFT.blocks, 'leaked_blocks', 'count'),
       col('Allocations', 'allocations', 'count'),
       col('Bytes allocated', 'allocated_bytes', 'bytes')
     ];
@@ -296,7 +306,7 @@
       col('Allocations', 'allocations', 'count'),
       col('Bytes allocated', 'allocated_bytes', 'bytes'),
       col('At the peak', 'peak_bytes', 'bytes'),
-      col('Leaked', 'leaked_bytes', 'bytes'),
+      col(LEFT.card || LEFT.title, 'leaked_bytes', 'bytes'),
       col('Temporary', 'temporary', 'count')
     ];
     if (BASE) {
@@ -597,6 +607,11 @@
   }
 
   // ---- start ------------------------------------------------------------
+  if (LEFT.hint) {
+    $('leaks-title').textContent = LEFT.title;
+    $('leaks-hint').textContent = LEFT.hint;
+    $('flame-cost').options[2].textContent = LEFT.cost;
+  }
   summary();
   if (D.base) baseSummary();
   sites();

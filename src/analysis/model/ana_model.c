@@ -505,6 +505,14 @@ uint32_t ana_model_nr_seen(const struct ana_model *m)
     return n;
 }
 
+bool ana_model_all_ended(const struct ana_model *m)
+{
+    for (uint32_t i = 0; i < m->nr_images; i++)
+        if (m->images[i].seen && !m->images[i].ended)
+            return false;
+    return true;
+}
+
 uint32_t ana_model_nr_sites(const struct ana_model *m)
 {
     return m->nr_used;

@@ -204,6 +204,10 @@ const struct ana_scope *ana_model_image(const struct ana_model *m, uint32_t imag
 const struct ana_scope *ana_model_total(const struct ana_model *m);
 /* Images whose scope has seen set. */
 uint32_t ana_model_nr_seen(const struct ana_model *m);
+/* Whether every image seen ended in the trace (exit or exec): its blocks
+ * live at the end are leaked. Where one had not ended (an attach, a trace
+ * cut short), they are "live at the end" (docs/architecture.md). */
+bool ana_model_all_ended(const struct ana_model *m);
 
 /* Sites by stack id, 0..nr_sites-1 (id 0: events without a stack). */
 uint32_t ana_model_nr_sites(const struct ana_model *m);
