@@ -328,6 +328,12 @@ void cli_ana_fail(struct cli_ana *a, int rc)
     cli_die("%s: %s: %s", a->cmd, a->path, strerror(-rc));
 }
 
+void cli_ana_want_temporary(struct cli_ana *a, const char *what)
+{
+    if (!ana_sample_has_temporary(fmt_reader_sample_bytes(a->r)))
+        cli_die("%s: %s: %s: " ANA_SAMPLE_NO_TEMPORARY_WHY, a->cmd, a->path, what);
+}
+
 static int model_event(void *arg, const struct fmt_event *ev)
 {
     return ana_model_event(arg, ev);

@@ -132,10 +132,17 @@ void cli_ana_table(struct cli_ana *a, const struct ana_table *t, FILE *out, cons
 /* Die with "<cmd>: FILE: problem" for reader or analysis error rc. */
 __attribute__((noreturn)) void cli_ana_fail(struct cli_ana *a, int rc);
 
+/* Die (exit 1) if a's trace is sampled: what (an option) would show, draw
+ * or rank by temporary allocations, which a sampled trace leaves out
+ * (ana_sample.h). */
+void cli_ana_want_temporary(struct cli_ana *a, const char *what);
+
 /* One metric column of a call tree. */
 struct cli_tree_metric {
     const char *title; /* text */
     const char *key;   /* JSON and CSV */
+    bool none;         /* no value (a sampled trace's temporary, ana_sample.h): empty
+                          cells in text and CSV, null in JSON */
 };
 
 /* Write tree t (labels are ana_stacks string ids) in the chosen format:

@@ -35,15 +35,15 @@ static void text_node(struct tree_out *o, uint32_t n)
 
     char num[48];
 
-    for (unsigned k = 0; k < o->nr_mets; k++) {
-        snprintf(num, sizeof(num), "%s%" PRId64, o->mark, nd->incl[k]);
+    for (unsigned c = 0; c < o->nr_mets * (o->with_self ? 2 : 1); c++) {
+        unsigned k = c % o->nr_mets;
+        if (o->mets[k].none)
+            num[0] = '\0';
+        else
+            snprintf(num, sizeof(num), "%s%" PRId64, o->mark,
+                     c < o->nr_mets ? nd->incl[k] : nd->self[k]);
         fprintf(o->out, "%*s  ", o->width[col++], num);
     }
-    if (o->with_self)
-        for (unsigned k = 0; k < o->nr_mets; k++) {
-            snprintf(num, sizeof(num), "%s%" PRId64, o->mark, nd->self[k]);
-            fprintf(o->out, "%*s  ", o->width[col++], num);
-        }
     fprintf(o->out, "%*s%s\n", (int)(2 * (nd->depth - 1)), "", label(o, n));
 }
 
@@ -86,10 +86,13 @@ static void walk(struct tree_out *o, uint32_t n, unsigned depth)
                 o->path[depth] = c;
             fprintf(o->out, "%u,", nd->depth);
             csv_path(o, depth);
-            for (unsigned k = 0; k < o->nr_mets; k++)
-                fprintf(o->out, ",%" PRId64, nd->incl[k]);
-            for (unsigned k = 0; k < o->nr_mets; k++)
-                fprintf(o->out, ",%" PRId64, nd->self[k]);
+            for (unsigned i = 0; i < 2 * o->nr_mets; i++) {
+                unsigned k = i % o->nr_mets;
+                if (o->mets[k].none)
+                    fputc(',', o->out);
+                else
+                    fprintf(o->out, ",%" PRId64, i < o->nr_mets ? nd->incl[k] : nd->self[k]);
+            }
             fputc('\n', o->out);
             walk(o, c, depth + 1);
         }
@@ -100,8 +103,13 @@ static void json_costs(struct tree_out *o, const char *key, const int64_t *v)
 {
     ana_json_key(&o->j, key);
     ana_json_begin_object(&o->j);
-    for (unsigned k = 0; k < o->nr_mets; k++)
-        ana_json_kv_i64(&o->j, o->mets[k].key, v[k]);
+    for (unsigned k = 0; k < o->nr_mets; k++) {
+        ana_json_key(&o->j, o->mets[k].key);
+        if (o->mets[k].none)
+            ana_json_null(&o->j);
+        else
+            ana_json_i64(&o->j, v[k]);
+    }
     ana_json_end_object(&o->j);
 }
 

@@ -29,6 +29,8 @@ int64_t *cli_diff_flame_base(struct cli_ana *nw, const char *base_path, const st
     b.sym = nw->sym;
     b.format = nw->format;
     cli_ana_open(&b, 1, argv, 0);
+    if (cost == ANA_FLAME_TEMPORARY)
+        cli_ana_want_temporary(&b, "--cost temporary");
     if ((rc = ana_model_create(&m, &mo)))
         cli_ana_fail(&b, rc);
     cli_ana_scan(&b, UINT64_MAX, model_event, m);
@@ -59,4 +61,5 @@ void cli_diff_html_base(struct cli_ana *nw, const char *path, struct cli_ana *b,
     out->model = cli_ana_model(b, &mo, UINT64_MAX);
     out->stacks = cli_ana_stacks(b);
     fmt_reader_counts(b->r, &out->counts);
+    out->sample_bytes = fmt_reader_sample_bytes(b->r);
 }

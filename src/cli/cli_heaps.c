@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_text.h"
 
 void cli_heaps_load(struct cli_ana *a, struct ana_heaps *h, uint64_t until_ns)
@@ -35,14 +36,17 @@ void cli_heaps_text(struct cli_ana *a, const struct ana_heaps *h, uint32_t image
         ana_heap_name(a->r, hp->image, hp->handle, name, sizeof(name));
         fputs("    ", out);
         ana_text_put(out, name, strlen(name));
-        fprintf(out,
-                ": %" PRIu64 " allocations (%" PRIu64 " bytes), peak %" PRIu64
-                " bytes (%s) in %" PRIu64 " blocks at %s, leaked %" PRIu64 " bytes (%s) in %" PRIu64
-                " blocks, %" PRIu64 " temporary\n",
-                hp->nr_allocs, hp->alloc_bytes, hp->peak,
-                ana_bytes_format(hp->peak, b1, sizeof(b1)), hp->peak_blocks,
-                ana_time_format(hp->peak_ns, t1, sizeof(t1)), hp->live,
-                ana_bytes_format(hp->live, b2, sizeof(b2)), hp->live_blocks, hp->nr_temporary);
+        fprintf(
+            out,
+            ": %" PRIu64 " allocations (%" PRIu64 " bytes), peak %" PRIu64 " bytes (%s) in %" PRIu64
+            " blocks at %s, leaked %" PRIu64 " bytes (%s) in %" PRIu64 " blocks, ",
+            hp->nr_allocs, hp->alloc_bytes, hp->peak, ana_bytes_format(hp->peak, b1, sizeof(b1)),
+            hp->peak_blocks, ana_time_format(hp->peak_ns, t1, sizeof(t1)), hp->live,
+            ana_bytes_format(hp->live, b2, sizeof(b2)), hp->live_blocks);
+        if (ana_sample_has_temporary(fmt_reader_sample_bytes(a->r)))
+            fprintf(out, "%" PRIu64 " temporary\n", hp->nr_temporary);
+        else
+            fprintf(out, "temporary " ANA_SAMPLE_NO_TEMPORARY "\n");
     }
 }
 
@@ -91,8 +95,9 @@ void cli_heaps_json(struct cli_ana *a, const struct ana_heaps *h, uint32_t image
         ana_json_kv_u64(j, "peak_ns", hp->peak_ns);
         ana_json_kv_u64(j, "leaked_bytes", hp->live);
         ana_json_kv_u64(j, "leaked_blocks", hp->live_blocks);
-        ana_json_kv_u64(j, "temporary", hp->nr_temporary);
-        ana_json_kv_u64(j, "temporary_bytes", hp->temporary_bytes);
+        bool temp = ana_sample_has_temporary(fmt_reader_sample_bytes(a->r));
+        ana_json_kv_u64_or_null(j, "temporary", temp, hp->nr_temporary);
+        ana_json_kv_u64_or_null(j, "temporary_bytes", temp, hp->temporary_bytes);
         ana_json_end_object(j);
     }
     ana_json_end_array(j);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_stacks.h"
 #include "analysis/core/ana_time.h"
@@ -148,7 +149,7 @@ static void make_columns(struct ana_column *cols, char titles[][24], char keys[]
  * at most frames of them (0: all), a cut site ending in "... N more" as in
  * every command that prints stacks. */
 static void add_row(struct ana_table *t, const uint64_t v[2][ANA_DIFF_NR_METRICS], const char *key,
-                    unsigned frames)
+                    unsigned frames, const bool temp[2])
 {
     const char *items[257];
     unsigned nr = 0, cut = 0;
@@ -161,6 +162,12 @@ static void add_row(struct ana_table *t, const uint64_t v[2][ANA_DIFF_NR_METRICS
         ana_table_set_u64(t, (unsigned)(3 * m + 1), v[1][m]);
         ana_table_set_i64(t, (unsigned)(3 * m + 2), (int64_t)(v[1][m] - v[0][m]));
     }
+    /* A sampled side has no temporary figures, nor a change of them. */
+    for (int p = 0; p < 2; p++)
+        if (!temp[p]) {
+            ana_table_set_none(t, 3 * ANA_DIFF_TEMPORARY + (unsigned)p);
+            ana_table_set_none(t, 3 * ANA_DIFF_TEMPORARY + 2);
+        }
     for (char *tok = strtok_r(copy, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
         if (nr < 256 && (!frames || nr < frames))
             items[nr++] = tok;
@@ -252,6 +259,14 @@ int cmd_diff(int argc, char **argv)
     base.a.format = nw.a.format;
     side_open(&base, argv[optind]);
     side_open(&nw, argv[optind + 1]);
+    /* Whether each side has temporary figures (a sampled trace has none,
+     * ana_sample.h): nothing to sort by, and empty cells, where not. */
+    const bool temp[2] = {ana_sample_has_temporary(fmt_reader_sample_bytes(base.a.r)),
+                          ana_sample_has_temporary(fmt_reader_sample_bytes(nw.a.r))};
+    if (sort == ANA_DIFF_TEMPORARY) {
+        cli_ana_want_temporary(&base.a, "--sort temporary");
+        cli_ana_want_temporary(&nw.a, "--sort temporary");
+    }
 
     ana_diff_init(&d);
     side_sites(&base, &d, ANA_DIFF_BASE, lines);
@@ -266,10 +281,11 @@ int cmd_diff(int argc, char **argv)
     if (ana_table_create(&t, cols, NR_COLS))
         cli_die("diff: out of memory");
     if (nw.a.format != CLI_FMT_JSON)
-        add_row(t, d.total, "(total)", frames);
+        add_row(t, d.total, "(total)", frames, temp);
     size_t shown = nw.a.top && nw.a.top < d.nr_rows ? nw.a.top : d.nr_rows;
     for (size_t i = 0; i < shown; i++)
-        add_row(t, (const uint64_t(*)[ANA_DIFF_NR_METRICS])d.rows[i].v, d.rows[i].key, frames);
+        add_row(t, (const uint64_t(*)[ANA_DIFF_NR_METRICS])d.rows[i].v, d.rows[i].key, frames,
+                temp);
 
     if (nw.a.format == CLI_FMT_JSON) {
         struct ana_json j;
@@ -284,9 +300,14 @@ int cmd_diff(int argc, char **argv)
         ana_json_key(&j, "total");
         ana_json_begin_object(&j);
         for (int k = 0; k < ANA_DIFF_NR_METRICS; k++) {
-            ana_json_kv_u64(&j, keys[3 * k], d.total[0][k]);
-            ana_json_kv_u64(&j, keys[3 * k + 1], d.total[1][k]);
-            ana_json_kv_i64(&j, keys[3 * k + 2], (int64_t)(d.total[1][k] - d.total[0][k]));
+            bool t0 = temp[0] || k != ANA_DIFF_TEMPORARY, t1 = temp[1] || k != ANA_DIFF_TEMPORARY;
+            ana_json_kv_u64_or_null(&j, keys[3 * k], t0, d.total[0][k]);
+            ana_json_kv_u64_or_null(&j, keys[3 * k + 1], t1, d.total[1][k]);
+            ana_json_key(&j, keys[3 * k + 2]);
+            if (t0 && t1)
+                ana_json_i64(&j, (int64_t)(d.total[1][k] - d.total[0][k]));
+            else
+                ana_json_null(&j);
         }
         ana_json_end_object(&j);
         ana_json_key(&j, "rows");

@@ -218,6 +218,9 @@ int cmd_export(int argc, char **argv)
         cli_warn("export: %s: %s", a.in,
                  ana_sample_note(note, sizeof(note), fmt_reader_sample_bytes(r)));
     }
+    if (a.opt.format == ANA_EXPORT_FOLDED && a.opt.cost == ANA_COST_TEMPORARY &&
+        !ana_sample_has_temporary(fmt_reader_sample_bytes(r)))
+        cli_die("export: %s: --cost temporary: " ANA_SAMPLE_NO_TEMPORARY_WHY, a.in);
     if (fmt_reader_incomplete(r))
         cli_warn("export: %s: trace is incomplete (no valid end); exporting its %u whole chunks",
                  a.in, fmt_reader_nr_chunks(r));

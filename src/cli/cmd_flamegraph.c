@@ -120,6 +120,8 @@ int cmd_flamegraph(int argc, char **argv)
     if (diff && argc - optind != 2)
         cli_usage_error("flamegraph: --diff wants two traces, BASE and NEW");
     cli_ana_open(&a, argc, argv, optind + diff);
+    if (so.cost == ANA_FLAME_TEMPORARY)
+        cli_ana_want_temporary(&a, "--cost temporary");
 
     struct ana_model_options mo = {.filter = &a.filter};
     struct ana_model *m;
@@ -154,7 +156,7 @@ int cmd_flamegraph(int argc, char **argv)
     struct cli_output out;
     /* Folded stacks are text: a terminal is a fine place for them. */
     cli_output_open(&out, "flamegraph", folded && !a.output ? "-" : a.output, a.path, "-flame.svg");
-    char cmdline[1024], subtitle[1400], label[160];
+    char cmdline[1024], subtitle[1400], label[ANA_SAMPLE_LABEL_SIZE];
     ana_plot_command_line(fmt_reader_info(a.r), cmdline, sizeof(cmdline));
     /* A sampled trace: the subtitle, and a first line of folded stacks,
      * say its figures are estimates (ana_sample.h). */

@@ -212,10 +212,19 @@ static void site_row(struct report *rp, struct ana_table *t, uint32_t id, unsign
     ana_table_set_i64(t, first_col + 2, s->live_blocks);
     ana_table_set_u64(t, first_col + 3, s->nr_allocs);
     ana_table_set_u64(t, first_col + 4, s->alloc_bytes);
-    ana_table_set_u64(t, first_col + 5, s->nr_temporary);
+    if (ana_sample_has_temporary(fmt_reader_sample_bytes(rp->a.r)))
+        ana_table_set_u64(t, first_col + 5, s->nr_temporary);
+    else
+        ana_table_set_none(t, first_col + 5); /* not estimated (ana_sample.h) */
     const char *const *fr = cli_ana_stack(&rp->a, id, false, max_frames, &nr);
     if (ana_table_set_list(t, first_col + 6, fr, nr))
         cli_die("report: out of memory");
+}
+
+/* A sampled trace has no list by temporary allocations (ana_sample.h). */
+static bool rank_shown(const struct report *rp, enum rank r)
+{
+    return r != BY_TEMPORARY || ana_sample_has_temporary(fmt_reader_sample_bytes(rp->a.r));
 }
 
 static struct ana_table *rank_table(struct report *rp, uint32_t image, enum rank r, unsigned max)
@@ -348,9 +357,12 @@ static void text_scope(struct report *rp, FILE *out, const struct ana_scope *s, 
                 "  of which apart:     %s%" PRIu64 " bytes in %s%" PRIu64
                 " blocks, the runtime's one-time allocations (see memscribe leaks)\n",
                 e, sb, e, sn);
-    fprintf(out, "  temporary:          %s%" PRIu64 " allocations (%s%" PRIu64 " bytes, %s%s)\n", e,
-            s->nr_temporary, e, s->temporary_bytes, e,
-            ana_bytes_format(s->temporary_bytes, b2, sizeof(b2)));
+    if (!ana_sample_has_temporary(fmt_reader_sample_bytes(rp->a.r)))
+        fprintf(out, "  temporary:          " ANA_SAMPLE_NO_TEMPORARY "\n");
+    else
+        fprintf(out, "  temporary:          %" PRIu64 " allocations (%" PRIu64 " bytes, %s)\n",
+                s->nr_temporary, s->temporary_bytes,
+                ana_bytes_format(s->temporary_bytes, b2, sizeof(b2)));
     if (s->has_rss)
         fprintf(out, "  peak RSS:           %" PRIu64 " bytes (%s) at %s\n", s->rss_peak,
                 ana_bytes_format(s->rss_peak, b1, sizeof(b1)),
@@ -374,7 +386,7 @@ static void json_scope(struct report *rp, struct ana_json *j, const struct ana_s
     ana_json_kv_u64(j, "run_time_ns", run_time(rp, s));
     ana_json_kv_u64(j, "first_ns", s->first_ns);
     ana_json_kv_u64(j, "last_ns", s->last_ns);
-    ana_scope_write_json(j, s);
+    ana_scope_write_json(j, s, fmt_reader_sample_bytes(rp->a.r));
     uint64_t sb, sn;
     suppressed_leaks(rp, s->image, &sb, &sn);
     ana_json_kv_u64(j, "suppressed_leaked_bytes", sb);
@@ -431,6 +443,8 @@ static void write_text(struct report *rp, FILE *out)
         text_scope(rp, out, s, name);
         cli_heaps_text(&rp->a, &rp->heaps, i, out);
         for (enum rank r = 0; r < NR_RANKS; r++) {
+            if (!rank_shown(rp, r))
+                continue;
             struct ana_table *t = rank_table(rp, i, r, CLI_ANA_TEXT_FRAMES);
             if (ana_table_nr_rows(t)) {
                 fprintf(out, "\n  %s:\n",
@@ -476,8 +490,12 @@ static void write_json(struct report *rp, FILE *out)
         ana_json_key(&j, "top");
         ana_json_begin_object(&j);
         for (enum rank r = 0; r < NR_RANKS; r++) {
-            struct ana_table *t = rank_table(rp, i, r, 0);
             ana_json_key(&j, rank_key[r]);
+            if (!rank_shown(rp, r)) {
+                ana_json_null(&j);
+                continue;
+            }
+            struct ana_table *t = rank_table(rp, i, r, 0);
             ana_table_write_json(t, &j);
             ana_table_destroy(t);
         }
@@ -545,6 +563,8 @@ int cmd_report(int argc, char **argv)
         }
     }
     cli_ana_open(&rp.a, argc, argv, optind);
+    if (rp.loose)
+        cli_ana_want_temporary(&rp.a, "--temporary-threshold");
 
     struct ana_model_options mo = {.filter = &rp.a.filter,
                                    .loose_temporary = rp.loose,

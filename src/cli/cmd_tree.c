@@ -19,8 +19,9 @@
 enum { OPT_BOTTOM_UP = CLI_ANA_OPT_FIRST_OWN, OPT_DEPTH, OPT_SORT, OPT_NO_SELF };
 
 static const struct cli_tree_metric mets[] = {
-    {"peak", "peak_bytes"},       {"leaked", "leaked_bytes"}, {"allocs", "allocations"},
-    {"bytes", "allocated_bytes"}, {"temp", "temporary"},
+    {"peak", "peak_bytes", false},    {"leaked", "leaked_bytes", false},
+    {"allocs", "allocations", false}, {"bytes", "allocated_bytes", false},
+    {"temp", "temporary", false},
 };
 #define NR_METS 5
 /* Levels shown unless --depth says otherwise: main and a few below it
@@ -83,6 +84,14 @@ int cmd_tree(int argc, char **argv)
         }
     }
     cli_ana_open(&a, argc, argv, optind);
+    /* A sampled trace's temporary allocations are not estimated: no
+     * column, nothing to sort by (ana_sample.h). */
+    bool temp = ana_sample_has_temporary(fmt_reader_sample_bytes(a.r));
+    struct cli_tree_metric shown[NR_METS];
+    memcpy(shown, mets, sizeof(shown));
+    shown[NR_METS - 1].none = !temp;
+    if (sort == NR_METS - 1)
+        cli_ana_want_temporary(&a, "--sort temporary");
 
     struct ana_model_options mo = {.filter = &a.filter};
     struct ana_model *m = cli_ana_model(&a, &mo, UINT64_MAX);
@@ -123,13 +132,16 @@ int cmd_tree(int argc, char **argv)
         cli_die("tree: out of memory");
     if (a.format == CLI_FMT_TEXT)
         printf("memscribe tree: %s (%s)\n\n", a.path, bottom_up ? "bottom-up" : "top-down");
-    cli_ana_tree(&a, &t, mets, NR_METS, with_self, stdout);
+    cli_ana_tree(&a, &t, shown, NR_METS, with_self, stdout);
     if (a.format == CLI_FMT_TEXT) {
         const char *e = ana_sample_mark(fmt_reader_sample_bytes(a.r)); /* estimates */
+        char tmp[64] = "temporary " ANA_SAMPLE_NO_TEMPORARY;
 
+        if (temp)
+            snprintf(tmp, sizeof(tmp), "%" PRId64 " temporary", total[4]);
         printf("\ntotal: peak %s%" PRId64 " bytes, leaked %s%" PRId64 " bytes, %s%" PRId64
-               " allocations of %s%" PRId64 " bytes, %s%" PRId64 " temporary\n",
-               e, total[0], e, total[1], e, total[2], e, total[3], e, total[4]);
+               " allocations of %s%" PRId64 " bytes, %s\n",
+               e, total[0], e, total[1], e, total[2], e, total[3], tmp);
         if (depth)
             printf("(at most %u levels: deeper frames are in their ancestor's self columns; "
                    "--depth 0 shows all)\n",

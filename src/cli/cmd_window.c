@@ -169,11 +169,11 @@ static void merge_rows(struct cli_ana *a, struct ana_window_key *k, long n, bool
 }
 
 static const struct cli_tree_metric tree_mets[] = {
-    {"impacting size", "impacting_size"},
-    {"size", "size"},
-    {"count", "count"},
-    {"transient", "transient_count"},
-    {"impacting", "impacting_count"},
+    {"impacting size", "impacting_size", false},
+    {"size", "size", false},
+    {"count", "count", false},
+    {"transient", "transient_count", false},
+    {"impacting", "impacting_count", false},
 };
 
 static void write_tree(struct cli_ana *a, struct ana_window_key *k, long n, bool bottom_up,

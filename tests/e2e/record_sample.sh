@@ -4,7 +4,8 @@
 # block is sampled with weight 1: the report equals the exact trace's. At
 # 16 KiB only sampled blocks and their frees are in the trace (no free of
 # an unsampled block: every free ends a recorded block), the trace says
-# its rate (format 1.3), every output labels its figures, and the
+# its rate (format 1.3), every output labels its figures (and leaves out
+# temporary allocations, which it does not estimate), and the
 # estimates of main's bytes are near the exact trace's: MEMSCRIBE_SAMPLE_SEED
 # fixes which blocks are sampled, so the figures below repeat run to run.
 # The bounds are about four standard errors of each estimate
@@ -55,13 +56,14 @@ near() { # near NAME PERCENT
 }
 near allocated_bytes 3
 near leaked_bytes 8
-near temporary_bytes 3
+# Temporary allocations are not estimated (ana_sample.h): a sampled trace
+# misses the calls between a block's malloc and free. Left out.
+grep -q "^temporary null$" "$WORK/s16.txt" || fail "16K: $(grep '^temporary ' "$WORK/s16.txt")"
 # Counts are estimates too (each block stands for 1/p blocks): about four
 # standard errors (sqrt(sum (1 - p) / p)) are 4 % of 200,000 allocations,
 # 13 % of 20,000 leaked blocks.
 near allocations 5
 near frees 5
-near temporary 5
 near leaked_blocks 13
 grep -q "^unmatched_frees 0$" "$WORK/s16.txt" || fail "unmatched frees in the sampled trace"
 
@@ -71,13 +73,15 @@ grep -q "^unmatched_frees 0$" "$WORK/s16.txt" || fail "unmatched frees in the sa
 PH=$MS_PROGRAMS/col_phases
 "$MEMSCRIBE" record -q -o "$WORK/ph.mscr" -- "$PH" || fail "col_phases: exact record exited with $?"
 "$MEMSCRIBE" record -q --sample 1K -o "$WORK/ph1k.mscr" -- "$PH" || fail "col_phases: --sample 1K exited with $?"
-figures "$WORK/ph.mscr" >"$WORK/ph.txt"
-figures "$WORK/ph1k.mscr" >"$WORK/ph1k.txt"
+# (Temporary allocations aside: a sampled trace leaves them out.)
+figures "$WORK/ph.mscr" | grep -v "^temporary" >"$WORK/ph.txt"
+figures "$WORK/ph1k.mscr" | grep -v "^temporary" >"$WORK/ph1k.txt"
 grep -q "^allocations 28$" "$WORK/ph.txt" || fail "col_phases: $(head -1 "$WORK/ph.txt")"
 diff "$WORK/ph.txt" "$WORK/ph1k.txt" >&2 || fail "col_phases at 1K differs from the exact trace (above)"
-# Per site too (report's tables of top sites, every column).
+# Per site too (report's tables of top sites, every column but temporary).
 for t in ph ph1k; do
-    "$MEMSCRIBE" report --format=json "$WORK/$t.mscr" 2>/dev/null | jq -S '.processes[0].top' >"$WORK/$t.top"
+    "$MEMSCRIBE" report --format=json "$WORK/$t.mscr" 2>/dev/null |
+        jq -S '.processes[0].top | del(.temporary) | map_values(map(del(.temporary)))' >"$WORK/$t.top"
 done
 grep -q '"allocations": 16' "$WORK/ph.top" || fail "col_phases: no site of 16 allocations"
 diff "$WORK/ph.top" "$WORK/ph1k.top" >&2 || fail "col_phases at 1K: per-site figures differ (above)"
@@ -87,7 +91,7 @@ diff "$WORK/ph.top" "$WORK/ph1k.top" >&2 || fail "col_phases at 1K: per-site fig
 grep -q "^note: sampled trace (record --sample 16384): bytes and counts are estimates" "$WORK/report.txt" ||
     fail "report text has no sampling note"
 "$MEMSCRIBE" report --format=json "$WORK/s16.mscr" 2>/dev/null |
-    jq -e '.sampled == {"sample_bytes": 16384, "bytes": "estimate", "counts": "estimate", "peak_unbiased": false}' >/dev/null ||
+    jq -e '.sampled == {"sample_bytes": 16384, "bytes": "estimate", "counts": "estimate", "peak_unbiased": false, "temporary": "not estimated"}' >/dev/null ||
     fail "report JSON has no sampled member"
 "$MEMSCRIBE" report --format=json "$WORK/exact.mscr" | jq -e 'has("sampled") | not' >/dev/null ||
     fail "an exact trace's JSON says sampled"

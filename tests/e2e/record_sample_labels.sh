@@ -12,7 +12,7 @@ export HOME=$WORK GOCACHE=$WORK/gocache GOFLAGS=-mod=mod GOTOOLCHAIN=local
 P=$MS_PROGRAMS/col_phases
 "$MEMSCRIBE" record -q -o "$WORK/exact.mscr" -- "$P" || fail "exact record exited with $?"
 "$MEMSCRIBE" record -q --sample 1K -o "$WORK/s.mscr" -- "$P" || fail "--sample 1K exited with $?"
-LABEL="memscribe: sampled trace (record --sample 1024): figures are estimates, a peak is not an unbiased estimate"
+LABEL="memscribe: sampled trace (record --sample 1024): figures are estimates, a peak is not an unbiased estimate, temporary allocations are not estimated"
 
 # has TRACE WHAT FILE: FILE holds the label for the sampled trace, not for the exact one.
 has() {
@@ -29,13 +29,13 @@ for t in s exact; do
     if [ "$t" = s ]; then
         grep -q "^  allocations:        ~28 (~3670016 bytes, ~3.50 MiB)$" "$WORK/s.report" ||
             fail "report: allocations not marked: $(grep allocations: "$WORK/s.report")"
-        grep -q "^  calls:              malloc ~28, free ~20, mmap [0-9]*$" "$WORK/s.report" ||
+        grep -q "^  calls:              malloc ~28, free ~20$" "$WORK/s.report" ||
             fail "report: calls: $(grep calls: "$WORK/s.report")"
         grep -q "^  peak heap in use:   ~3145728 bytes (~3.00 MiB) in ~24 blocks at .* (sampled: not an unbiased estimate of the peak)$" "$WORK/s.report" ||
             fail "report: peak: $(grep peak.heap "$WORK/s.report")"
         grep -q "^  leaked:             ~2097152 bytes (~2.00 MiB) in ~8 blocks$" "$WORK/s.report" ||
             fail "report: leaked: $(grep leaked: "$WORK/s.report")"
-        grep -q "^ *~2097152 *~2097152 *~8 *~8 *~2097152 *~0  block" "$WORK/s.report" ||
+        grep -q "^ *~2097152 *~2097152 *~8 *~8 *~2097152 *  block" "$WORK/s.report" ||
             fail "report: site rows not marked: $(grep -A2 'top call sites by peak' "$WORK/s.report")"
     else
         ! grep -q "~" "$WORK/exact.report" || fail "report of an exact trace has a '~': $(grep '~' "$WORK/exact.report")"
@@ -48,9 +48,9 @@ for t in s exact; do
     fi
     "$MEMSCRIBE" tree "$WORK/$t.mscr" >"$WORK/$t.tree" 2>/dev/null || fail "tree $t failed"
     if [ "$t" = s ]; then
-        grep -q "^ *~3145728 *~2097152 *~28 *~3670016 *~4 *~0 .* _start$" "$WORK/s.tree" ||
+        grep -q "^ *~3145728 *~2097152 *~28 *~3670016  .* _start$" "$WORK/s.tree" ||
             fail "tree: not marked: $(head -4 "$WORK/s.tree")"
-        grep -q "^total: peak ~3145728 bytes, leaked ~2097152 bytes, ~28 allocations of ~3670016 bytes, ~4 temporary$" "$WORK/s.tree" ||
+        grep -q "^total: peak ~3145728 bytes, leaked ~2097152 bytes, ~28 allocations of ~3670016 bytes, temporary not estimated in a sampled trace$" "$WORK/s.tree" ||
             fail "tree: total not marked: $(grep total: "$WORK/s.tree")"
     else
         ! grep -q "~" "$WORK/exact.tree" || fail "tree of an exact trace has a '~'"

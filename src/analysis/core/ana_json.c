@@ -231,6 +231,15 @@ void ana_json_kv_bool(struct ana_json *j, const char *key, bool v)
     ana_json_bool(j, v);
 }
 
+void ana_json_kv_u64_or_null(struct ana_json *j, const char *key, bool has, uint64_t v)
+{
+    ana_json_key(j, key);
+    if (has)
+        ana_json_u64(j, v);
+    else
+        ana_json_null(j);
+}
+
 int ana_json_finish(struct ana_json *j)
 {
     if (!j->err && (j->depth != 0 || j->after_key))

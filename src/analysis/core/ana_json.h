@@ -57,6 +57,9 @@ void ana_json_kv_u64(struct ana_json *j, const char *key, uint64_t v);
 void ana_json_kv_i64(struct ana_json *j, const char *key, int64_t v);
 void ana_json_kv_str(struct ana_json *j, const char *key, const char *s);
 void ana_json_kv_bool(struct ana_json *j, const char *key, bool v);
+/* v if has, else null (a figure that is not there: no RSS recorded, a
+ * sampled trace's temporary allocations). */
+void ana_json_kv_u64_or_null(struct ana_json *j, const char *key, bool has, uint64_t v);
 
 /* End the document (a newline) and report: 0, -EINVAL if containers are
  * still open or were closed wrongly, -EIO if the FILE failed. */

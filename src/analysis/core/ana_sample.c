@@ -16,8 +16,11 @@ char *ana_sample_note(char *buf, size_t size, uint64_t rate)
 {
     snprintf(buf, size,
              "sampled trace (record --sample %" PRIu64 "): bytes and counts are estimates "
-             "(" ANA_SAMPLE_MARK "), and a peak is not an unbiased estimate",
-             rate);
+             "(" ANA_SAMPLE_MARK "), %sa peak is not an unbiased estimate%s",
+             rate, ana_sample_has_temporary(rate) ? "and " : "",
+             ana_sample_has_temporary(rate)
+                 ? ""
+                 : ", and temporary allocations are not estimated (left out)");
     return buf;
 }
 
@@ -30,8 +33,9 @@ char *ana_sample_label(char *buf, size_t size, uint64_t rate)
     }
     snprintf(buf, size,
              "memscribe: sampled trace (record --sample %" PRIu64 "): figures are estimates, a "
-             "peak is not an unbiased estimate",
-             rate);
+             "peak is not an unbiased estimate%s",
+             rate,
+             ana_sample_has_temporary(rate) ? "" : ", temporary allocations are not estimated");
     return buf;
 }
 
@@ -45,5 +49,7 @@ void ana_sample_json(struct ana_json *j, uint64_t rate)
     ana_json_kv_str(j, "bytes", "estimate");
     ana_json_kv_str(j, "counts", "estimate");
     ana_json_kv_bool(j, "peak_unbiased", false);
+    if (!ana_sample_has_temporary(rate))
+        ana_json_kv_str(j, "temporary", "not estimated");
     ana_json_end_object(j);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analysis/core/ana_json.h"
+#include "analysis/core/ana_sample.h"
 #include "analysis/diff/ana_diff.h"
 #include "analysis/diff/ana_diff_html.h"
 #include "analysis/diff/ana_diff_site.h"
@@ -41,7 +42,8 @@ int ana_diff_html_write(struct ana_json *j, const struct ana_html_base *b)
         ana_json_key(j, "base");
         ana_json_begin_object(j);
         ana_json_kv_str(j, "trace", b->trace_name);
-        ana_html_write_summary(j, b->model, &b->counts);
+        ana_sample_json(j, b->sample_bytes);
+        ana_html_write_summary(j, b->model, &b->counts, b->sample_bytes);
         ana_json_key(j, "keys");
         ana_json_begin_array(j);
         for (size_t i = 0; i < d.nr_rows; i++)
@@ -52,7 +54,10 @@ int ana_diff_html_write(struct ana_json *j, const struct ana_html_base *b)
         for (size_t i = 0; i < d.nr_rows; i++) {
             ana_json_begin_array(j);
             for (int m = 0; m < ANA_DIFF_NR_METRICS; m++)
-                ana_json_u64(j, d.rows[i].v[ANA_DIFF_BASE][m]);
+                if (m == ANA_DIFF_TEMPORARY && !ana_sample_has_temporary(b->sample_bytes))
+                    ana_json_null(j); /* not estimated (ana_sample.h) */
+                else
+                    ana_json_u64(j, d.rows[i].v[ANA_DIFF_BASE][m]);
             ana_json_end_array(j);
         }
         ana_json_end_array(j);

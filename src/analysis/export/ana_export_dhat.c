@@ -185,7 +185,7 @@ static int write_json(struct dhat *d)
                     DHAT_SHORT_LIVED_US);
     {
         /* A sampled trace: dh_view shows cmd ("Invocation"), led by the label. */
-        char label[160];
+        char label[ANA_SAMPLE_LABEL_SIZE];
 
         if (*ana_sample_label(label, sizeof(label), fmt_reader_sample_bytes(d->r))) {
             ana_xout_printf(o, "[");

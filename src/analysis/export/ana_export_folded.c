@@ -41,7 +41,7 @@ int ana_export_folded(struct fmt_reader *r, const struct ana_export_options *o,
 {
     struct ana_xmodel m;
     struct ana_xsym x;
-    char buf[64], label[160];
+    char buf[64], label[ANA_SAMPLE_LABEL_SIZE];
     int rc;
 
     if ((rc = ana_xmodel_build(r, o, &m)))

@@ -527,7 +527,12 @@ static int heap_event(struct heaptrack *h, const struct fmt_event *ev, const str
         if ((rc = track(h, ev, st)))
             return rc;
     }
-    if (st->ends && (rc = end_block(h, ev, st->temporary)))
+    /* A sampled trace's blocks are never shown temporary: it does not
+     * estimate them (ana_sample.h), and heaptrack_print counts what the
+     * order of the lines says. */
+    if (st->ends &&
+        (rc = end_block(h, ev,
+                        st->temporary && ana_sample_has_temporary(fmt_reader_sample_bytes(h->r)))))
         return rc;
     if (st->starts) {
         struct ht_held *held = &h->held[ev->thread];
@@ -555,7 +560,7 @@ static int header(struct heaptrack *h)
     /* A sampled trace: the label leads the command, which heaptrack_print
      * and heaptrack_gui show ("Debuggee command was: ..."), and a comment
      * line (heaptrack skips lines starting with '#') says it too. */
-    char label[160];
+    char label[ANA_SAMPLE_LABEL_SIZE];
 
     if (!cmd)
         return -ENOMEM;

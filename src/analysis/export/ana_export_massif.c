@@ -216,7 +216,7 @@ int ana_export_massif(struct fmt_reader *r, const struct ana_export_options *o,
     /* cmd: the recorded command line, words separated by spaces, escaped
      * (valid UTF-8, no control characters: ms_print prints it as is). */
     /* desc: ms_print shows it; a sampled trace's says its figures are estimates */
-    char label[160];
+    char label[ANA_SAMPLE_LABEL_SIZE];
 
     ana_sample_label(label, sizeof(label), fmt_reader_sample_bytes(r));
     ana_xout_printf(out, "desc: memscribe export --to massif%s%s\ncmd: ", *label ? "; " : "",

@@ -341,7 +341,7 @@ int ana_export_pprof(struct fmt_reader *r, const struct ana_export_options *o, s
     struct ana_xmodel m;
     uint32_t idx, space, comment = 0;
     uint64_t rate = fmt_reader_sample_bytes(r);
-    char label[160];
+    char label[ANA_SAMPLE_LABEL_SIZE];
     int rc;
 
     if ((rc = ana_xmodel_build(r, o, &m)))

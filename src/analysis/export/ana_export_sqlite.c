@@ -257,7 +257,9 @@ static int block_row(struct sq *q, uint64_t serial, unsigned kind, uint32_t imag
         bind_u64(s, 10, ended->thread);
         bind_text(s, 11, fmt_kind_name(ended->kind), -1);
     }
-    bind_u64(s, 12, temporary);
+    /* NULL in a sampled trace: not estimated (ana_sample.h). */
+    if (ana_sample_has_temporary(fmt_reader_sample_bytes(q->r)))
+        bind_u64(s, 12, temporary);
     return run(q, ST_ALLOC);
 }
 
@@ -510,7 +512,7 @@ static int tables(struct sq *q)
     if (info->sample_bytes) {
         /* A sampled trace: each row is a recorded block, its sizes the
          * bytes it stands for (ana_sample.h). */
-        char label[160];
+        char label[ANA_SAMPLE_LABEL_SIZE];
 
         bind_text(q->st[ST_META], 1, "sampled", -1);
         bind_text(q->st[ST_META], 2, ana_sample_label(label, sizeof(label), info->sample_bytes),

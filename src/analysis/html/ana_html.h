@@ -85,6 +85,7 @@ struct ana_html_base {
     struct ana_model *model;        /* finished */
     struct ana_stacks *stacks;      /* of the base trace */
     struct fmt_trace_counts counts; /* of the base trace */
+    uint64_t sample_bytes;          /* its sampling rate; 0: exact (ana_sample.h) */
 };
 
 struct ana_html_options {

@@ -63,13 +63,13 @@ static uint32_t str_ref(struct data_run *d, uint32_t id)
 }
 
 void ana_html_write_summary(struct ana_json *j, const struct ana_model *m,
-                            const struct fmt_trace_counts *c)
+                            const struct fmt_trace_counts *c, uint64_t sample_bytes)
 {
     const struct ana_scope *t = ana_model_total(m);
 
     ana_json_key(j, "summary");
     ana_json_begin_object(j);
-    ana_scope_write_json(j, t);
+    ana_scope_write_json(j, t, sample_bytes);
     ana_json_kv_u64(j, "freed_bytes", t->freed_bytes);
     ana_json_kv_u64(j, "events", c->nr_events);
     ana_json_kv_u64(j, "process_count", ana_model_nr_seen(m));
@@ -371,6 +371,10 @@ static void write_sites(struct data_run *d)
         ana_json_u64(j, other_node);
     ana_json_end_array(j);
     for (unsigned c = 0; c < NR_COLS; c++) {
+        /* A sampled trace's temporary figures are left out (ana_sample.h). */
+        if ((c == COL_TEMP || c == COL_TEMP_BYTES) &&
+            !ana_sample_has_temporary(fmt_reader_sample_bytes(d->run->r)))
+            continue;
         ana_json_key(j, keys[c]);
         ana_json_begin_array(j);
         /* A site's numbers add up its stacks' (the lumped ones last). */
@@ -505,6 +509,11 @@ static void write_flame(struct data_run *d, const char *key, const struct ana_tr
     ana_json_key(j, "cost");
     ana_json_begin_array(j);
     for (unsigned c = 0; c < ANA_FLAME_NR_COSTS; c++) {
+        if (c == ANA_FLAME_TEMPORARY &&
+            !ana_sample_has_temporary(fmt_reader_sample_bytes(d->run->r))) {
+            ana_json_null(j); /* not estimated (ana_sample.h) */
+            continue;
+        }
         ana_json_begin_array(j);
         for (uint32_t i = 0; i < n; i++)
             ana_json_i64(j, t->nodes[order[i]].incl[c]);
@@ -530,7 +539,7 @@ int ana_html_write_data(struct ana_html_run *run, FILE *out)
     ana_json_init(&d.j, f, false);
     ana_json_begin_object(&d.j);
     write_header(&d);
-    ana_html_write_summary(&d.j, d.run->model, &d.run->counts);
+    ana_html_write_summary(&d.j, d.run->model, &d.run->counts, fmt_reader_sample_bytes(run->r));
     if (d.run->o->base)
         d.rc = ana_diff_html_write(&d.j, d.run->o->base);
     if (!d.rc)

@@ -34,6 +34,11 @@
 
   var D = JSON.parse(document.getElementById('ms-data').textContent);
   var S = D.strings;
+  // A sampled trace's temporary figures are not estimated: its data has
+  // none (summary null, no sites columns, flame cost null; ana_sample.h),
+  // and the page shows none. With --base, either run's.
+  var TEMP = D.summary.temporary !== null;
+  var BASE_TEMP = TEMP && !(D.base && D.base.summary.temporary === null);
   // What the blocks left at the end are called (docs/architecture.md).
   var LEFT = D.ended === false
     ? { title: 'Live at the end', bytes: 'Bytes live at the end', blocks: 'Blocks live at the end',
@@ -176,7 +181,7 @@
       for (var n = D.sites.node[i]; n > 0; n = D.frames.parent[n]) names.push(S[D.frames.fn[n]]);
       KEYS.push(names.join('\n'));
       var c = CHAIN[KEYS[i]] || (CHAIN[KEYS[i]] = [0, 0, 0, 0, 0]);
-      M.forEach(function (m, k) { c[k] += D.sites[m][i]; });
+      M.forEach(function (m, k) { c[k] += D.sites[m] ? D.sites[m][i] : 0; });
     }
   }
   // The change of metric m (0 allocs, 1 bytes, 2 peak, 3 leaked, 4 temp)
@@ -192,6 +197,7 @@
     card(cards, 'card-base', 'Compared with', D.base.trace, 'changes in brackets');
     [['card-peak', 'peak_bytes'], ['card-allocs', 'allocations'], ['card-leaked', 'leaked_bytes'],
      ['card-temp', 'temporary']].forEach(function (c) {
+      if (!$(c[0]) || typeof b[c[1]] !== 'number') return;
       var d = el('div', 'change', 'base ' + int(b[c[1]]) + ', ' + signed(s[c[1]] - b[c[1]]));
       $(c[0]).appendChild(d);
     });
@@ -212,13 +218,13 @@
       // record --sample: the page's bytes and counts are estimates (as every command says)
       $('sampled').hidden = false;
       $('sampled').textContent = 'Sampled trace (record --sample ' + int(D.sampled.sample_bytes) +
-        ' bytes): byte figures and counts are estimates, and a peak ' +
-        'is not an unbiased estimate.';
+        ' bytes): byte figures and counts are estimates, a peak ' +
+        'is not an unbiased estimate, and temporary allocations are not estimated (left out).';
     }
     card(cards, 'card-peak', 'Peak heap in use', bytes(s.peak_bytes), int(s.peak_bytes) + ' B at ' + time(s.peak_ns));
     card(cards, 'card-allocs', 'Allocations', int(s.allocations), bytes(s.allocated_bytes) + ' requested');
     card(cards, 'card-leaked', LEFT.card || LEFT.title, bytes(s.leaked_bytes), int(s.leaked_blocks) + ' blocks');
-    card(cards, 'card-temp', 'Temporary allocations', int(s.temporary), bytes(s.temporary_bytes));
+    if (TEMP) card(cards, 'card-temp', 'Temporary allocations', int(s.temporary), bytes(s.temporary_bytes));
     if (s.peak_rss_bytes !== null) {
       card(cards, 'card-rss', 'Peak RSS', bytes(s.peak_rss_bytes),
         'at ' + time(s.peak_rss_ns) + ', with memscribe\u2019s ring buffers (up to 4 MiB a thread)');
@@ -259,7 +265,7 @@
     }
     if (D.command.length) rows.push(['Command', 'command', D.command.join(' '), 'text']);
     rows.forEach(function (r) {
-      if (r[1] === 'peak_rss_bytes' && s.peak_rss_bytes === null) return;
+      if (r[2] === null) return; // no RSS recorded, a sampled trace's temporary figures
       var tr = el('tr'), td = el('td');
       td.id = 'sum-' + r[1];
       if (r[3] === 'text') td.textContent = r[2];
@@ -306,15 +312,15 @@
       col('Allocations', 'allocations', 'count'),
       col('Bytes allocated', 'allocated_bytes', 'bytes'),
       col('At the peak', 'peak_bytes', 'bytes'),
-      col(LEFT.card || LEFT.title, 'leaked_bytes', 'bytes'),
-      col('Temporary', 'temporary', 'count')
+      col(LEFT.card || LEFT.title, 'leaked_bytes', 'bytes')
     ];
+    if (TEMP) siteCols.push(col('Temporary', 'temporary', 'count'));
     if (BASE) {
       leakCols.splice(2, 0, change('Chain +/- leaked', 'dleaked', 'bytes', 3));
       siteCols.push(change('Chain +/- allocations', 'dallocs', 'count', 0),
         change('Chain +/- bytes', 'dbytes', 'bytes', 1), change('Chain +/- peak', 'dpeak', 'bytes', 2),
-        change('Chain +/- leaked', 'dleaked', 'bytes', 3),
-        change('Chain +/- temporary', 'dtemp', 'count', 4));
+        change('Chain +/- leaked', 'dleaked', 'bytes', 3));
+      if (BASE_TEMP) siteCols.push(change('Chain +/- temporary', 'dtemp', 'count', 4));
     }
     fillTable($('leaks-table'), leakCols, leaks, 'leaked_bytes', D.top_rows, $('leaks-more'));
     fillTable($('sites-table'), siteCols, all, 'allocated_bytes', D.top_rows, $('sites-more'));
@@ -607,6 +613,7 @@
   }
 
   // ---- start ------------------------------------------------------------
+  if (!TEMP) $('flame-cost').removeChild($('flame-cost').querySelector('option[value="4"]'));
   if (LEFT.hint) {
     $('leaks-title').textContent = LEFT.title;
     $('leaks-hint').textContent = LEFT.hint;
@@ -627,7 +634,7 @@
     }
   }
   var cm = /[#&]cost=([0-4])/.exec(window.location.hash || '');
-  if (cm) { flame.cost = parseInt(cm[1], 10); $('flame-cost').value = cm[1]; }
+  if (cm && (TEMP || cm[1] !== '4')) { flame.cost = parseInt(cm[1], 10); $('flame-cost').value = cm[1]; }
   if (/[#&]inverted/.test(window.location.hash || '')) $('flame-inverted').checked = true;
   drawFlame();
   // How long the page took to become usable, for tests and the docs.

@@ -1,19 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 #include "analysis/model/ana_scope_json.h"
 
+#include "analysis/core/ana_sample.h"
 #include "memscribe/trace.h"
 
-static void u64_or_null(struct ana_json *j, const char *key, bool has, uint64_t v)
+void ana_scope_write_json(struct ana_json *j, const struct ana_scope *s, uint64_t sample_bytes)
 {
-    ana_json_key(j, key);
-    if (has)
-        ana_json_u64(j, v);
-    else
-        ana_json_null(j);
-}
+    bool temp = ana_sample_has_temporary(sample_bytes);
 
-void ana_scope_write_json(struct ana_json *j, const struct ana_scope *s)
-{
     ana_json_key(j, "calls");
     ana_json_begin_object(j);
     /* The memory calls, as `memscribe report` lists them. */
@@ -31,10 +25,10 @@ void ana_scope_write_json(struct ana_json *j, const struct ana_scope *s)
     ana_json_kv_u64(j, "peak_blocks", s->peak_blocks);
     ana_json_kv_u64(j, "leaked_bytes", s->heap);
     ana_json_kv_u64(j, "leaked_blocks", s->live_blocks);
-    ana_json_kv_u64(j, "temporary", s->nr_temporary);
-    ana_json_kv_u64(j, "temporary_bytes", s->temporary_bytes);
-    u64_or_null(j, "peak_rss_bytes", s->has_rss, s->rss_peak);
-    u64_or_null(j, "peak_rss_ns", s->has_rss, s->rss_peak_ns);
+    ana_json_kv_u64_or_null(j, "temporary", temp, s->nr_temporary);
+    ana_json_kv_u64_or_null(j, "temporary_bytes", temp, s->temporary_bytes);
+    ana_json_kv_u64_or_null(j, "peak_rss_bytes", s->has_rss, s->rss_peak);
+    ana_json_kv_u64_or_null(j, "peak_rss_ns", s->has_rss, s->rss_peak_ns);
     ana_json_kv_u64(j, "unmatched_frees", s->nr_unmatched_frees);
     ana_json_kv_u64(j, "dropped_events", s->nr_dropped);
 }

@@ -12,7 +12,8 @@
  * allocations, allocated_bytes, frees, peak_bytes, peak_ns, peak_blocks,
  * leaked_bytes, leaked_blocks, temporary, temporary_bytes, peak_rss_bytes
  * and peak_rss_ns (null when no RSS was recorded), unmatched_frees,
- * dropped_events. */
-void ana_scope_write_json(struct ana_json *j, const struct ana_scope *s);
+ * dropped_events. sample_bytes: the trace's sampling rate (0: exact); a
+ * sampled trace's temporary and temporary_bytes are null (ana_sample.h). */
+void ana_scope_write_json(struct ana_json *j, const struct ana_scope *s, uint64_t sample_bytes);
 
 #endif
