@@ -56,60 +56,13 @@ chrome "$WORK" --dump-dom "$url" >"$WORK/dom.html" 2>"$WORK/chrome.err" ||
 lines=$(console_lines "$WORK/chrome.err")
 [ -z "$lines" ] || fail "the page wrote to the console: $lines"
 
-python3 - "$WORK/dom.html" "$WORK/report.json" "$WORK/w.json" "$t0" "$t1" <<'EOF'
+PYTHONPATH=$MS_SOURCE/tests/e2e python3 - "$WORK/dom.html" "$WORK/report.json" "$WORK/w.json" "$t0" "$t1" <<'EOF'
 import json, sys
-from html.parser import HTMLParser
+import html_dom
 
 dom_path, report_path, window_path, t0, t1 = sys.argv[1:6]
 
-class Node:
-    def __init__(self, tag, attrs, parent):
-        self.tag, self.attrs, self.parent = tag, dict(attrs), parent
-        self.children, self.text = [], []
-    def all_text(self):
-        return "".join(self.text)
-    def find_all(self, pred):
-        out = []
-        for c in self.children:
-            if pred(c):
-                out.append(c)
-            out.extend(c.find_all(pred))
-        return out
-
-VOID = {"meta", "link", "br", "input", "img", "hr", "col", "area", "base", "wbr", "source"}
-
-class Tree(HTMLParser):
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.root = Node("#root", [], None)
-        self.cur = self.root
-        self.by_id = {}
-    def handle_starttag(self, tag, attrs):
-        n = Node(tag, attrs, self.cur)
-        self.cur.children.append(n)
-        if "id" in n.attrs:
-            self.by_id[n.attrs["id"]] = n
-        if tag not in VOID:
-            self.cur = n
-    def handle_startendtag(self, tag, attrs):
-        n = Node(tag, attrs, self.cur)
-        self.cur.children.append(n)
-        if "id" in n.attrs:
-            self.by_id[n.attrs["id"]] = n
-    def handle_endtag(self, tag):
-        n = self.cur
-        while n is not self.root and n.tag != tag:
-            n = n.parent
-        if n is not self.root:
-            self.cur = n.parent
-    def handle_data(self, data):
-        n = self.cur
-        while n is not None:
-            n.text.append(data)
-            n = n.parent
-
-t = Tree()
-t.feed(open(dom_path, encoding="utf-8").read())
+t = html_dom.parse(dom_path)
 errors = []
 def check(what, got, want):
     if got != want:

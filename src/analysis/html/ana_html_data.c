@@ -370,6 +370,18 @@ static void write_sites(struct data_run *d)
     if (d->nr_other)
         ana_json_u64(j, other_node);
     ana_json_end_array(j);
+    /* The process of each site, which tells apart rows whose stacks read
+     * the same (one call site in several processes). */
+    ana_json_key(j, "pid");
+    ana_json_begin_array(j);
+    for (uint32_t i = 0; i < d->nr_sites; i++) {
+        const struct ana_site *site = ana_model_site(d->run->model, d->sites[i]);
+        const struct fmt_image_info *ii = site ? fmt_reader_image(d->run->r, site->image) : NULL;
+        ana_json_u64(j, ii ? ii->pid : 0);
+    }
+    if (d->nr_other)
+        ana_json_u64(j, 0); /* many processes */
+    ana_json_end_array(j);
     for (unsigned c = 0; c < NR_COLS; c++) {
         /* A sampled trace's temporary figures are left out (ana_sample.h). */
         if ((c == COL_TEMP || c == COL_TEMP_BYTES) &&

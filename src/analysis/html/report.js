@@ -13,7 +13,7 @@
 //   strings: function names and places; other parts index into it
 //   frames: the stacks' frames as one prefix tree, node 0 the root:
 //          parent[], fn[] and place[] (string ids)
-//   sites: stack[] (trace stack id), node[] (its leaf in frames),
+//   sites: stack[] (trace stack id), node[] (its leaf in frames), pid[],
 //          allocations[], allocated_bytes[], leaked_bytes[], leaked_blocks[],
 //          peak_bytes[], temporary[], temporary_bytes[] (docs/json.md)
 //   wpa: bucketNs, nrBuckets, and per cell site[], a[] (allocation bucket),
@@ -80,13 +80,100 @@
     var n = D.sites.node[i];
     return { fn: S[FR.fn[n]], place: S[FR.place[n]] };
   }
-  // A function cell: the allocating function, and where, on a second line.
+
+  // ---- stacks in tables -------------------------------------------------
+  // A row shows its stack as `memscribe report` prints it, leaf first
+  // ("A (a.c:3) < B (b.c:9) < ..."), at most STACK_ITEMS items, and more
+  // where two rows would read the same (every make row is `xmalloc (cc1)`
+  // by its leaf alone); rows whose whole stacks read the same (one call
+  // site in several processes) say their pid. The standard library's
+  // frames (C++'s std::, libc's start-up, Windows' system DLLs) fold into
+  // one item per run, "[4 library frames]", which a click opens; the leaf
+  // always shows, being the allocating function.
+  var STACK_ITEMS = 6; // as report's text (CLI_ANA_TEXT_FRAMES)
+  var LIB_FN = /^(?:[\w:<>~*&, ]+ )?(?:std|__gnu_cxx|__cxxabiv1)::|^(?:operator (?:new|delete)|__libc_start_main|__libc_start_call_main|_start|_dl_start_user|_dl_init|call_init)\b|^(?:_IO_|__GI_)\w/;
+  var LIB_MOD = /(?:^|\()(?:[^()]*\/)?(?:lib(?:stdc\+\+|c|gcc_s|m|pthread)\.so[.\d]*|ld-linux[-\w.]*\.so[.\d]*)(?:\+0x[0-9a-f]+|\))$|\\windows\\system32\\[^\\]+\.dll(?:\+0x[0-9a-f]+)?$|\((?:ntdll|kernel32|kernelbase|msvcrt|ucrtbase)\.dll\)$/i;
+  function isLib(fn, place) { return LIB_FN.test(fn) || LIB_MOD.test(place); }
+  // Site i's frames, leaf first, and its items: a frame, or a run of two
+  // or more library frames after the leaf ({run: [frames]}).
+  var STACKS = [];
+  function stackOf(i) {
+    if (STACKS[i]) return STACKS[i];
+    var frames = [];
+    for (var n = D.sites.node[i]; n > 0; n = FR.parent[n]) {
+      frames.push({ fn: S[FR.fn[n]], place: S[FR.place[n]] });
+    }
+    var items = [], k = 0;
+    while (k < frames.length) {
+      var e = k;
+      while (k > 0 && e < frames.length && isLib(frames[e].fn, frames[e].place)) e++;
+      if (e - k >= 2) { items.push({ run: frames.slice(k, e) }); k = e; }
+      else items.push(frames[k++]);
+    }
+    return (STACKS[i] = { frames: frames, items: items, shown: Math.min(STACK_ITEMS, items.length),
+                          open: false, pid: false });
+  }
+  function stackText(st) {
+    var t = st.items.slice(0, st.shown).map(function (it) {
+      return it.run ? (st.open ? it.run.map(function (f) { return f.place; }).join(' < ')
+        : '[' + it.run.length + ' library frames]') : it.place;
+    }).join(' < ');
+    return t;
+  }
+  function fullText(st) {
+    return st.whole || (st.whole = st.frames.map(function (f) { return f.place; }).join(' < '));
+  }
+  // Show more of the stacks that would read alike, until they differ.
+  (function () {
+    var all = [];
+    for (var i = 0; i < NR_SITES; i++) all.push(i);
+    for (var round = 0; round < 4096 && all.length; round++) {
+      var by = {}, next = [];
+      all.forEach(function (i) {
+        var key = stackText(stackOf(i));
+        (by[key] || (by[key] = [])).push(i);
+      });
+      Object.keys(by).forEach(function (key) {
+        var alike = by[key];
+        if (alike.length < 2) return;
+        alike.forEach(function (i) {
+          var st = stackOf(i), whole = fullText(st);
+          if (!alike.some(function (j) { return fullText(stackOf(j)) !== whole; })) {
+            st.pid = true; // the same whole stack, in other processes
+            return;
+          }
+          if (st.shown < st.items.length) st.shown++;
+          else st.open = true; // they differ inside a library run
+          next.push(i);
+        });
+      });
+      all = next;
+    }
+  })();
+  // A function cell: the stack's items; a library run opens on a click.
   function fnCell(i) {
-    var td = el('td', 'text fn'), leaf = siteLeaf(i);
-    td.appendChild(document.createTextNode(leaf.fn));
-    // The place repeats the function: show only what it adds (file:line).
-    var where = leaf.place.indexOf(leaf.fn) === 0 ? leaf.place.slice(leaf.fn.length).trim() : leaf.place;
-    if (where) td.appendChild(el('span', 'place', where));
+    var td = el('td', 'text fn'), st = stackOf(i);
+    st.items.slice(0, st.shown).forEach(function (it, k) {
+      if (k) td.appendChild(document.createTextNode(' < '));
+      if (!it.run) { td.appendChild(el('span', 'frame', it.place)); return; }
+      var places = it.run.map(function (f) { return f.place; });
+      if (st.open) { td.appendChild(el('span', 'frame', places.join(' < '))); return; }
+      var b = el('span', 'lib', '[' + it.run.length + ' library frames]');
+      b.title = places.join('\n');
+      b.setAttribute('data-n', String(it.run.length));
+      b.addEventListener('click', function (e) {
+        e.stopPropagation();
+        b.textContent = places.join(' < ');
+        b.className = 'frame';
+      });
+      td.appendChild(b);
+    });
+    var more = st.frames.length - st.items.slice(0, st.shown).reduce(function (n, it) {
+      return n + (it.run ? it.run.length : 1);
+    }, 0);
+    if (more > 0) td.appendChild(el('span', 'more', ' < \u2026 ' + more + ' more'));
+    if (st.pid) td.appendChild(el('span', 'pid', ' (pid ' + D.sites.pid[i] + ')'));
+    td.setAttribute('data-frames', String(st.frames.length));
     return td;
   }
   function numCell(v, kind, cls) {
@@ -100,7 +187,19 @@
   function showStack(i) {
     var ol = $('stack-frames');
     ol.textContent = '';
-    for (var n = D.sites.node[i]; n > 0; n = FR.parent[n]) ol.appendChild(el('li', '', S[FR.place[n]]));
+    // Every frame, a library run folded behind a line that opens it.
+    stackOf(i).items.forEach(function (it) {
+      if (!it.run) { ol.appendChild(el('li', '', it.place)); return; }
+      var head = el('li', 'lib', '[' + it.run.length + ' library frames: show]'), lis = [];
+      it.run.forEach(function (f) { var li = el('li', 'lib-frame', f.place); li.hidden = true; lis.push(li); });
+      head.addEventListener('click', function () {
+        var open = lis[0].hidden;
+        lis.forEach(function (li) { li.hidden = !open; });
+        head.textContent = '[' + it.run.length + ' library frames: ' + (open ? 'hide' : 'show') + ']';
+      });
+      ol.appendChild(head);
+      lis.forEach(function (li) { ol.appendChild(li); });
+    });
     $('stack-title').textContent = 'Stack ' + D.sites.stack[i] + ' (allocating function first)';
     $('stack-panel').hidden = false;
   }

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""What the HTML page shows, read off the DOM headless Chromium built
+(`--dump-dom`), against `memscribe report --format=json` of the same trace.
+
+usage: html_screen.py DOM.html REPORT.json
+
+- the summary table: every number on screen (its text, and the data-v the
+  script put beside it) equals report's total, calls included; a sampled
+  trace has no temporary row, card, column or flame cost;
+- the cards: peak, allocations, leaked, temporary, peak RSS;
+- the tables of call sites and leaks: each row's numbers equal a row of
+  report of the same process, and its stack is that row's frames, leaf
+  first (a folded run of library frames stands for the frames in its
+  title), as many as the cell says the stack has; no two rows read alike
+  (item 7 of issue 40: rows showed the leaf only);
+- a C++ stack that starts in the standard library shows the user's frame
+  after its library frames (folded: "[4 library frames]").
+Prints a line per check; exits 1 with the differences.
+"""
+import json
+import re
+import sys
+
+import html_dom
+
+errors = []
+
+
+def check(what, got, want):
+    if got != want:
+        errors.append("%s: on screen %r, report %r" % (what, got, want))
+
+
+def number(text):
+    """The leading integer of a cell's text ("1,234 (1.2 KiB)")."""
+    m = re.match(r"\s*(-?[0-9][0-9,]*)", text)
+    return int(m.group(1).replace(",", "")) if m else None
+
+
+def summary(t, rep):
+    tot = rep["total"]
+    n = 0
+    for td in t.root.find_all(lambda x: x.tag == "td" and x.attrs.get("id", "").startswith("sum-")):
+        key = td.attrs["id"][4:]
+        if "data-v" not in td.attrs:
+            continue
+        v = int(td.attrs["data-v"])
+        if key.startswith("calls-"):
+            want = tot["calls"].get(key[6:])
+        elif key in tot:
+            want = tot[key]
+        else:
+            continue
+        check("summary " + key, v, want)
+        if key != "peak_ns":
+            check("summary %s as text" % key, number(td.all_text()), want)
+        n += 1
+    shown = {td.attrs["id"][4:] for td in t.root.find_all(lambda x: x.tag == "td" and "id" in x.attrs)}
+    for key in ("temporary", "temporary_bytes", "peak_rss_bytes"):
+        check("summary row %s shown" % key, key in shown, tot[key] is not None)
+    for k in tot["calls"]:
+        check("summary row calls-%s shown" % k, "calls-" + k in shown, True)
+    print("ok: summary: %d numbers on screen equal report's" % n)
+
+
+def cards(t, rep):
+    tot = rep["total"]
+
+    def card(cid, part):
+        c = t.by_id.get(cid)
+        if c is None:
+            return None
+        return [x for x in c.children if part in x.classes()][0].all_text()
+
+    check("card peak (exact)", number(card("card-peak", "exact")), tot["peak_bytes"])
+    check("card allocations", number(card("card-allocs", "value")), tot["allocations"])
+    check("card leaked blocks", number(card("card-leaked", "exact")), tot["leaked_blocks"])
+    temp = card("card-temp", "value")
+    check("card temporary", None if temp is None else number(temp), tot["temporary"])
+    check("card peak RSS shown", "card-rss" in t.by_id, tot["peak_rss_bytes"] is not None)
+    options = [o.all_text() for o in t.by_id["flame-cost"].children if o.tag == "option"]
+    check("flame graph cost 'temporary allocations' offered", "temporary allocations" in options,
+          tot["temporary"] is not None)
+    print("ok: cards and the flame graph's costs")
+
+
+def row_stack(td):
+    """The frames a stack cell shows, leaf first, with the frames of its
+    folded library runs; and the pid it names, if any."""
+    frames, pid = [], None
+    for x in td.children:
+        c = x.classes()
+        if "frame" in c:
+            frames.extend(x.all_text().split(" < "))
+        elif "lib" in c:
+            frames.extend(x.attrs["title"].split("\n"))
+            check("a folded run's count", int(x.attrs["data-n"]), len(x.attrs["title"].split("\n")))
+        elif "pid" in c:
+            pid = int(re.search(r"pid (\d+)", x.all_text()).group(1))
+    return frames, pid
+
+
+def table(t, tid, rep, cols):
+    """Match each row of table tid with a row of report: (pid, frames) and
+    the numbers cols (page class -> report key)."""
+    pool = []
+    for p in rep["processes"]:
+        seen = set()
+        for lst in p["top"].values():
+            for r in lst or []:
+                k = (tuple(r["stack"]), r["allocations"], r["allocated_bytes"])
+                if k not in seen:
+                    seen.add(k)
+                    pool.append(dict(r, pid=p["pid"]))
+    one = len(rep["processes"]) == 1
+    texts, n, other = [], 0, 0
+    for tr in t.by_id[tid].find_all(lambda x: x.tag == "tr" and x.attrs.get("class") == "row"):
+        fn = [c for c in tr.children if "fn" in c.classes()][0]
+        text = fn.all_text()
+        if re.match(r"\(\d+ other call sites", text):
+            other += 1
+            continue
+        texts.append(text)
+        frames, pid = row_stack(fn)
+        if "data-frames" not in fn.attrs or not frames:
+            errors.append("%s: the row %r shows no stack (its frames, and how many)" % (tid, text))
+            continue
+        depth = int(fn.attrs["data-frames"])
+        vals = {}
+        for c in tr.children:
+            for k in c.classes():
+                if k.startswith("c-") and "data-v" in c.attrs:
+                    vals[k[2:]] = int(c.attrs["data-v"])
+                    check("%s: %s as text" % (tid, k), number(c.all_text()), vals[k[2:]])
+        match = None
+        for r in pool:
+            if (len(r["stack"]) == depth and r["stack"][:len(frames)] == frames and
+                    (pid is None or r["pid"] == pid) and
+                    all(r[rk] == vals[pk] for pk, rk in cols.items()
+                        if pk in vals and (one or rk != "peak_bytes"))):
+                match = r
+                break
+        if match is None:
+            errors.append("%s: no row of report has the stack %s and the numbers %s" %
+                          (tid, " < ".join(frames) + (" (pid %d)" % pid if pid else ""), vals))
+            continue
+        pool.remove(match)
+        n += 1
+    dup = sorted({x for x in texts if texts.count(x) > 1})
+    check("%s: rows that read alike" % tid, dup, [])
+    print("ok: %s: %d rows equal report's (%s), no two alike%s" %
+          (tid, n, ", ".join(cols), "; the lumped row left out" if other else ""))
+    return n
+
+
+def main():
+    t = html_dom.parse(sys.argv[1])
+    rep = json.load(open(sys.argv[2]))
+    body = t.root.find_all(lambda n: n.tag == "body")[0]
+    check("page ready", body.attrs.get("data-ready"), "1")
+    check("script errors", body.attrs.get("data-errors"), None)
+    summary(t, rep)
+    cards(t, rep)
+    cols = {"allocations": "allocations", "allocated_bytes": "allocated_bytes",
+            "peak_bytes": "peak_bytes", "leaked_bytes": "leaked_bytes", "temporary": "temporary"}
+    table(t, "sites-table", rep, cols)
+    table(t, "leaks-table", rep, {"leaked_bytes": "leaked_bytes", "leaked_blocks": "leaked_blocks",
+                                  "allocations": "allocations", "allocated_bytes": "allocated_bytes"})
+    # A stack that starts in the standard library (C++'s std::vector): its
+    # library frames fold, and the user's frame shows after them.
+    for tr in t.by_id["sites-table"].find_all(lambda x: x.tag == "tr" and x.attrs.get("class") == "row"):
+        fn = [c for c in tr.children if "fn" in c.classes()][0]
+        items = [c for c in fn.children if c.tag == "span"]
+        if items and items[0].all_text().startswith("std::") and len(items) > 1:
+            check("a std:: leaf's next item is folded library frames", "lib" in items[1].classes(), True)
+            user = [c for c in items[2:] if "frame" in c.classes()]
+            check("the user's frame after them", bool(user) and not user[0].all_text().startswith("std::"), True)
+            print("ok: library frames fold: %s" % fn.all_text())
+    for e in errors:
+        print("FAIL: " + e, file=sys.stderr)
+    sys.exit(1 if errors else 0)
+
+
+if __name__ == "__main__":
+    main()

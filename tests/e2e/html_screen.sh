@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The numbers on screen: the HTML page of a single process (the demo), a
+# process tree (`make -j2`), a sampled trace and a Windows trace
+# (tests/golden/v1_2_windows.mscr), loaded in headless Chromium; what its
+# script put on the page (summary, cards, the tables of call sites and
+# leaks with their stacks) must equal `memscribe report --format=json`
+# (tests/e2e/html_screen.py), the console stay silent. Rows show enough of
+# their stacks to tell them apart (the leaf alone read the same on many
+# rows), a C++ stack's library frames fold, and a sampled trace shows no
+# temporary figure. Screenshots go to tests/artifacts/.
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" --go-on html-screen MEMSCRIBE MS_BUILD MS_SOURCE
+# shellcheck source=tests/e2e/html_chrome.sh
+source "$MS_SOURCE/tests/e2e/html_chrome.sh"
+need python3
+need chromium
+
+# usage: screen NAME TRACE: the page of TRACE on screen against report.
+screen() {
+    local name=$1 t=$2
+    "$MEMSCRIBE" report --format=json --top 0 "$t" >"$WORK/$name.json" 2>/dev/null ||
+        { fail "$name: report failed"; return; }
+    "$MEMSCRIBE" html "$t" -o "$WORK/$name.html" 2>/dev/null || { fail "$name: html failed"; return; }
+    chrome "$WORK" --dump-dom "file://$WORK/$name.html" >"$WORK/$name.dom" 2>"$WORK/$name.err" ||
+        { fail "$name: chromium exited with $?: $(tail -3 "$WORK/$name.err")"; return; }
+    local lines
+    lines=$(console_lines "$WORK/$name.err")
+    [ -z "$lines" ] || fail "$name: the page wrote to the console: $lines"
+    PYTHONPATH=$MS_SOURCE/tests/e2e python3 "$MS_SOURCE/tests/e2e/html_screen.py" "$WORK/$name.dom" "$WORK/$name.json" ||
+        fail "$name: the page shows other numbers than report (above)"
+    chrome "$WORK" --window-size=1280,2400 --screenshot="$ART/html_screen_$name.png" \
+        "file://$WORK/$name.html" >/dev/null 2>&1 || fail "$name: no screenshot"
+}
+
+"$MEMSCRIBE" record -q -o "$WORK/demo.mscr" -- "$MS_BUILD/examples/memtest_demo" >/dev/null ||
+    fail "record demo: exit $?"
+screen demo "$WORK/demo.mscr"
+
+mkdir "$WORK/proj"
+for i in 1 2 3 4; do
+    printf '#include <stdlib.h>\nint f%d(int x) { char *p = malloc(100 + x); free(p); return x; }\n' "$i" >"$WORK/proj/f$i.c"
+done
+# shellcheck disable=SC2016 # make's own $ variables
+printf 'OBJS = f1.o f2.o f3.o f4.o\nlibf.a: $(OBJS)\n\tar rcs $@ $(OBJS)\n%%.o: %%.c\n\tcc -O1 -c $< -o $@\n' \
+    >"$WORK/proj/Makefile"
+(cd "$WORK/proj" && "$MEMSCRIBE" record -q -o "$WORK/make.mscr" -- make -s -j2) || fail "record make: exit $?"
+screen make "$WORK/make.mscr"
+
+"$MEMSCRIBE" record -q --sample 4K -o "$WORK/sampled.mscr" -- "$MS_BUILD/examples/memtest_demo" >/dev/null ||
+    fail "record --sample: exit $?"
+screen sampled "$WORK/sampled.mscr"
+
+screen windows "$MS_SOURCE/tests/golden/v1_2_windows.mscr"
+finish "ok: the HTML pages show report's numbers, rows told apart"
