@@ -4,7 +4,11 @@
 # report draw is read back out of the picture (pixels and tick labels,
 # tests/e2e/pic_series.py) and must pass through every value of
 # `memscribe timeline --format=json` at the same interval, its peak marker
-# at `report`'s peak; on a single process (the demo), a process tree
+# at `report`'s peak; the HTML page's data (tests/e2e/pic_data.py: its
+# summary, call sites, flame graphs, window cells and threads) must equal
+# report, tree, window and dump --header, and the size histogram's bars
+# (the page's and plot histogram's) histogram's counts; on a single
+# process (the demo), a process tree
 # (`make -j2` of a small C project: ended processes keep what they
 # allocated, so the tree's cumulative line never falls), a sampled trace
 # and a Windows trace (tests/golden/v1_2_windows.mscr). Before: the last
@@ -15,6 +19,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" --go-on pic-truth MEMSCRIBE MS_BU
 need python3
 need jq
 CHECK=$MS_SOURCE/tests/e2e/pic_series.py
+DATA=$MS_SOURCE/tests/e2e/pic_data.py
 
 # usage: truth NAME TRACE: both pictures of TRACE against its numbers.
 truth() {
@@ -34,6 +39,9 @@ truth() {
     "$MEMSCRIBE" html "$t" -o "$WORK/$name.html" 2>/dev/null || { fail "$name: html failed"; return; }
     python3 "$CHECK" "$WORK/$name.html" "$WORK/$name.tl.json" "$WORK/$name.report.json" ||
         fail "$name: the HTML report's timeline does not draw the timeline's numbers (above)"
+    "$MEMSCRIBE" plot histogram "$t" -o "$WORK/$name.hist.svg" 2>/dev/null || { fail "$name: plot histogram failed"; return; }
+    python3 "$DATA" "$MEMSCRIBE" "$t" "$WORK/$name.html" "$WORK/$name.hist.svg" ||
+        fail "$name: the HTML report's data or a histogram differs from the text commands' (above)"
 }
 
 "$MEMSCRIBE" record -q -o "$WORK/demo.mscr" -- "$MS_BUILD/examples/memtest_demo" >/dev/null ||
@@ -57,4 +65,4 @@ truth make "$WORK/make.mscr"
 truth sampled "$WORK/sampled.mscr"
 
 truth windows "$MS_SOURCE/tests/golden/v1_2_windows.mscr"
-finish "ok: the timeline pictures draw the numbers of the text commands"
+finish "ok: the pictures and the HTML page's data hold the numbers of the text commands"
