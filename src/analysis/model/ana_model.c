@@ -353,9 +353,16 @@ static int other_event(struct ana_model *m, struct ana_scope *img, const struct 
         m->total.nr_dropped += ev->arg[0];
         return 1;
     case FMT_EV_PROCESS_EXIT:
-        /* Partial ranges leave exits out (ana_step.h). */
-        if (!m->partial)
+        /* Partial ranges leave exits out of the running totals
+         * (ana_step.h), and note only that the image ended, and when
+         * (ana_pmodel.c merges it). */
+        if (!m->partial) {
             image_exit(m, img, ev, heap);
+        } else if (!img->ended) {
+            img->ended = true;
+            img->end_ns = ev->ts_ns;
+            img->end_gen_ = UINT64_MAX; /* its peak shares stay as they were */
+        }
         return 1;
     default:
         return 0;

@@ -114,6 +114,11 @@ static int merge_scope(struct ana_scope *r, struct range *rg, unsigned n, uint32
         if (!p || !p->seen)
             continue;
         add_counts(r, p);
+        /* An image ends in the range that holds its exit (or exec). */
+        if (p->ended) {
+            r->ended = true;
+            r->end_ns = p->end_ns;
+        }
         /* The whole trace's peak is the first range state above every
          * earlier one: the range's own highest, from where it starts. */
         if ((int64_t)p->peak != INT64_MIN && heap + p->peak > r->peak) {
@@ -200,6 +205,12 @@ static int merge(struct ana_model *out, struct range *rg, unsigned n)
                 }
             }
         }
+
+    /* An ended image's RSS left the all-images sum at its exit (ranges
+     * replay one image only: its samples all came before). */
+    for (uint32_t i = 0; i < out->nr_images; i++)
+        if (out->images[i].ended)
+            out->total.rss -= out->images[i].rss;
 
     for (uint32_t s = 0; s < out->nr_sites; s++) {
         struct ana_site *r = &out->sites[s];
