@@ -13,25 +13,6 @@
 #include "cli/cli.h"
 #include "format/fmt_shm.h"
 
-uint64_t cli_attach_duration(const char *s)
-{
-    static const struct {
-        const char *name;
-        double ns;
-    } units[] = {{"", 1e9}, {"s", 1e9}, {"ms", 1e6}, {"m", 60e9}, {"h", 3600e9}};
-    char *end;
-    double v;
-
-    errno = 0;
-    v = strtod(s, &end);
-    if (errno || end == s || !(v > 0) || !isfinite(v))
-        return 0;
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-        if (!strcmp(end, units[i].name) && v * units[i].ns < 1e18)
-            return v * units[i].ns < 1 ? 1 : (uint64_t)(v * units[i].ns);
-    return 0;
-}
-
 char *cli_attach_lib(const char *collector, int pid, int is32)
 {
     const char *slash = strrchr(collector, '/');
