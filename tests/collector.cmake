@@ -105,3 +105,4 @@ set_target_properties(rec_attach_block PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMA
 ms_test_program(rec_attach_locked ${COLP}/rec_attach_locked.c LIBS Threads::Threads dl)
 add_dependencies(rec_attach_locked rec_attach_block)
 ms_e2e_test(record_attach record_attach.sh)
+ms_e2e_test(record_attach_killed record_attach_killed.sh)

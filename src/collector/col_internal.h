@@ -201,6 +201,9 @@ uint32_t col_attach_restore(void);
  * last look: a plugin's functions are called through what dlsym returns,
  * before any event of ours would notice the dlopen. */
 void *col_attach_dlsym(void *handle, const char *name);
+/* The recorder is gone (killed: nobody will detach): a later record -p
+ * may attach again. */
+void col_attach_orphan(void);
 #endif
 
 /* col_only.c */
@@ -336,8 +339,12 @@ void col_segments_forget(void);
 void col_emit_thread(struct col_thread *t, uint8_t type, const char *name, uint32_t name_len);
 
 /* Wait for room for need bytes in the thread's ring: 0, or -1 if the
- * recorder is gone. */
+ * recorder is gone or the stream ended meanwhile (turned off). */
 int col_ring_wait(struct col_thread *t, uint64_t need);
+/* After col_turn_off(), before the rings are dropped (a new attach): wait
+ * until no thread waits for room and no hook is under way in a ring,
+ * for 1 s at most. */
+void col_ring_quiesce(void);
 
 /* col_ring.c: col_ring_reserve_inline past r->room: wait for the
  * recorder, or a PAD first if the record would cross the ring's end. */

@@ -407,6 +407,10 @@ int col_attach_restart(void)
      * the first rate; another one would be labelled wrongly. */
     if (col_sample_env_rate() != col_sample_bytes)
         return -ENOTSUP;
+    /* A hook that was under way when the last recording ended (a thread
+     * waiting for room from a recorder that was killed) still holds its
+     * ring: let it leave first. */
+    col_ring_quiesce();
     if (col_channel_init() != 0)
         return -EIO;
     col_read_settings();

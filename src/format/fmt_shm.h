@@ -30,6 +30,10 @@
  * the traced tree inherits it (docs/protocol.md, Channel and hello). */
 #define FMT_SHM_ENV_SECRET "MEMSCRIBE_SECRET"
 #define FMT_SHM_SECRET_BYTES 16
+/* record -p only (a settings line, never the environment): the recorder's
+ * pid, so that a collector whose recorder was killed can tell that it is
+ * free to be attached to again (docs/record.md, Attach). */
+#define FMT_SHM_ENV_RECORDER_PID "MEMSCRIBE_RECORDER_PID"
 
 #define FMT_SHM_DEFAULT_DEPTH 64
 #define FMT_SHM_MAX_DEPTH 256

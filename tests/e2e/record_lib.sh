@@ -73,3 +73,60 @@ ms_record_marked() {
     ms_between_marks <"$WORK/calls" >"$WORK/actual"
     ms_compare "$WORK/expected" "$WORK/actual"
 }
+
+# Wait (60 s at most) until file $1 exists.
+wait_file() {
+    for _ in $(seq 1 3000); do
+        [ -e "$1" ] && return 0
+        sleep 0.02
+    done
+    fail "$1 did not appear within 60 s"
+}
+# Wait (30 s at most) until file $1 has a line matching $2 (grep -E).
+wait_line() {
+    for _ in $(seq 1 1500); do
+        grep -Eq "$2" "$1" 2>/dev/null && return 0
+        sleep 0.02
+    done
+    fail "no '$2' in $1 within 30 s: $(cat "$1")"
+}
+
+# record -p with tests/programs/rec_attach_target (its rounds: DIR/go.N,
+# DIR/done.N). Start PROGRAM (default rec_attach_target) in directory $1
+# for $2 rounds; sets $target. usage: ms_attach_target DIR ROUNDS [PROGRAM]
+ms_attach_target() {
+    mkdir -p "$1"
+    "${3:-$MS_PROGRAMS/rec_attach_target}" "$1" "$2" >"$1/out" 2>&1 &
+    target=$!
+    wait_file "$1/ready.0"
+}
+# Attach to $target for round $2 into trace $1: attach, wait for the
+# announcement, release the round, wait for it, detach by --duration, or
+# by SIGINT (Ctrl-C) if $4 is "int". usage: ms_attach_round TRACE ROUND DIR [int]
+ms_attach_round() {
+    local dir=$3 how=${4:-duration}
+    if [ "$how" = int ]; then
+        "$MEMSCRIBE" record -p "$target" -o "$1" 2>"$1.err" &
+    else
+        "$MEMSCRIBE" record -p "$target" -o "$1" --duration 1.5 2>"$1.err" &
+    fi
+    local rec=$!
+    wait_line "$1.err" "attached to process $target"
+    touch "$dir/go.$2"
+    wait_file "$dir/done.$2"
+    [ "$how" != int ] || kill -INT "$rec"
+    local rc=0
+    wait "$rec" || rc=$?
+    [ "$rc" = 0 ] || fail "record -p exited with $rc: $(cat "$1.err")"
+    grep -q "detached from process $target" "$1.err" || fail "no detach: $(cat "$1.err")"
+}
+# Heap calls of a trace as "kind size count" lines, sorted; frees are
+# "free known" if the trace knows the block, "free unknown", "free null".
+ms_heap_calls() {
+    "$MEMSCRIBE" dump "$1" | awk '
+        $5 == "free" { print "free " ($6 == "addr=0x0" ? "null" : $0 ~ / size=/ ? "known" : "unknown"); next }
+        $5 == "realloc" { print "realloc " ($7 ~ /^size=/ ? $7 : $8) ; next }
+        $5 ~ /^(malloc|calloc|memalign|posix_memalign|aligned_alloc|valloc|pvalloc|reallocarray)$/ {
+            for (i = 6; i <= NF; i++) if ($i ~ /^size=/) print $5 " " $i
+        }' | sort | uniq -c | awk '{ print $2, $3, $1 }'
+}
