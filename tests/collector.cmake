@@ -27,6 +27,7 @@ ms_test_program(rec_intruder ${COLP}/rec_intruder.c)
 target_include_directories(rec_intruder PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
 ms_test_program(col_fds ${COLP}/col_fds.c)
 ms_test_program(col_nowrap ${COLP}/col_nowrap.c LIBS Threads::Threads)
+ms_test_program(col_notsc ${COLP}/col_notsc.c LIBS Threads::Threads)
 # The same program linked against each of Debian's other allocators
 # (scripts/setup.sh --test installs their -dev packages).
 foreach(alloc jemalloc:JEMALLOC:jemalloc mimalloc:MIMALLOC:mimalloc tcmalloc:TCMALLOC:tcmalloc_minimal)
@@ -66,6 +67,7 @@ ms_e2e_test(record_stderr record_stderr.sh)
 ms_e2e_test(record_nowrap record_nowrap.sh)
 ms_e2e_test(record_allocators record_allocators.sh)
 ms_e2e_test(record_fds record_fds.sh)
+ms_e2e_test(record_notsc record_notsc.sh)
 
 # record --sample (tests/e2e/record_sample.sh).
 ms_test_program(col_sample ${COLP}/col_sample.c)

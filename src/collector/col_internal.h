@@ -114,6 +114,11 @@ struct col_thread {
      * hook entered off that stack restores it (col_sud_onstack_left). */
     uint8_t sud_onstack;
     uint8_t sud_onstack_rearm;
+    /* The thread's clock (col_clock.c): clock_known once the kernel was
+     * asked (PR_GET_TSC); clock_sys: it may not read the TSC, its stamps
+     * come from the clock_gettime system call. */
+    uint8_t clock_known;
+    uint8_t clock_sys;
     uintptr_t sud_alt_lo, sud_alt_hi;
     /* Sampling (col_sample.c): bytes left to the next sampling point, and
      * the thread's generator (0: not seeded yet). */
@@ -161,18 +166,32 @@ extern _Atomic int col_modules_dirty;
 #define COL_MODULE_POLL_MASK 0xffffu
 
 extern int col_clock_tsc; /* MEMSCRIBE_CLOCK=tsc: times are rdtsc ticks */
+/* col_clock.c: col_clock_tsc, and no thread of the process was found
+ * unable to read the TSC: every thread stamps with a plain rdtsc. */
+extern int col_clock_fast;
+/* The thread's stamp when not col_clock_fast: rdtsc, the vDSO's
+ * CLOCK_MONOTONIC, or for a thread that may not read the TSC the
+ * clock_gettime system call (FMT_SHM_TS_SYSCLOCK). Asks the kernel about
+ * the thread first if nobody has yet: callable from any thread, inside a
+ * hook or not (an exit, a message). */
+uint64_t col_now_slow(void);
+/* Ask the kernel whether t may read the TSC (PR_GET_TSC), at its first
+ * event: a thread inherits PR_TSC_SIGSEGV from the one that created it. */
+void col_clock_thread(struct col_thread *t);
+/* t may not read the TSC from now on (it is about to ask PR_TSC_SIGSEGV). */
+void col_clock_thread_off(struct col_thread *t);
+/* col_clock_fast from col_clock_tsc, once the settings are read. */
+void col_clock_settings(void);
 
-/* The time stamp of an event: rdtsc when the recorder chose it (the kernel
- * itself runs on a stable TSC; 9 ns against 21 for the vDSO clock), else
- * CLOCK_MONOTONIC in ns. */
+/* The time stamp of an event, in a hook whose thread started
+ * (col_enter): rdtsc when the recorder chose it (the kernel itself runs on
+ * a stable TSC; 9 ns against 21 for the vDSO clock) and every thread may
+ * read it, else col_now_slow(). */
 static inline uint64_t col_now(void)
 {
-    struct timespec ts;
-
-    if (COL_LIKELY(col_clock_tsc))
+    if (COL_LIKELY(col_clock_fast))
         return __builtin_ia32_rdtsc();
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return col_now_slow();
 }
 
 /* col_sud.c: if the thread is off the alternate stack its SA_ONSTACK
@@ -208,6 +227,10 @@ void col_attach_orphan(void);
 
 /* col_only.c */
 int col_only_wanted(void);
+
+/* col_hooks_sys.c: the real prctl and syscall, for the hooks that watch
+ * them. */
+void col_sys_resolve(void);
 
 /* Enter a hook: the thread's state if the call is to be recorded, or NULL
  * if it is nested, the collector is off or not yet started. A non-NULL

@@ -72,7 +72,7 @@ static int col_send(int memfd, uint16_t kind, uint32_t index, const char *text, 
         .ppid = (uint32_t)getppid(),
         .segment_index = index,
         .stream_id = col_proc ? col_proc->stream_id : 0,
-        .ts_ns = col_now(),
+        .ts_ns = col_now_slow(), /* also said from outside a hook (col_say) */
     };
     union {
         char buf[CMSG_SPACE(sizeof(int))];
@@ -236,7 +236,7 @@ int col_segments_start(uint16_t kind)
     uint64_t id = 0;
 
     if (getrandom(&id, sizeof(id), GRND_NONBLOCK) != (ssize_t)sizeof(id))
-        id = col_now() ^ ((uint64_t)getpid() << 32);
+        id = col_now_slow() ^ ((uint64_t)getpid() << 32);
     col_proc->stream_id = id | 1;
     atomic_store(&col_nr_segs, 0);
     return col_segment_new(0, kind);
@@ -358,10 +358,14 @@ void col_ring_stamp_exit(void)
 
     /* Not started in this process (a forked child before its first
      * event: the page of col_proc reads zero), or a vfork child, which
-     * shares our memory but not our pid. */
-    if (!h || !col_proc || !col_proc->gen || col_proc->pid != (pid_t)syscall(SYS_getpid))
+     * shares our memory but not our pid; or off (detached, the recorder
+     * gone, a seccomp filter or strict mode that forbids our calls: no
+     * system call then). */
+    if (!h || !col_proc || !col_proc->gen || atomic_load(&col_state) == COL_OFF ||
+        col_proc->pid != (pid_t)syscall(SYS_getpid))
         return;
-    atomic_store_explicit(&h->exit_ts, col_now(), memory_order_release);
+    /* Any thread may end the process, one that never made a hooked call too. */
+    atomic_store_explicit(&h->exit_ts, col_now_slow(), memory_order_release);
 }
 
 /* Is the recorder still there? Its pid is in the header once it mapped the

@@ -28,7 +28,7 @@ int col_free_slow = 1;
 
 void col_hook_update(void)
 {
-    col_hook_plain = !col_sud_on && col_clock_tsc;
+    col_hook_plain = !col_sud_on && col_clock_fast;
     col_free_slow = !col_hook_plain || col_sample_bytes || col_free_stacks || !col_glibc_malloc;
 }
 int col_glibc_malloc;
@@ -166,6 +166,7 @@ static void col_resolve(void)
     RESOLVE(pthread_setname_np);
     RESOLVE(_exit);
     col_alloc_resolve(); /* other allocators' entry points (col_hooks_alloc.c) */
+    col_sys_resolve();
 }
 
 /* --no-follow: take our own path out of LD_PRELOAD, in place (no
@@ -240,6 +241,7 @@ static void col_read_settings(void)
         col_strip_preload();
     s = getenv(FMT_SHM_ENV_CLOCK);
     col_clock_tsc = s && !strcmp(s, "tsc");
+    col_clock_settings();
     s = getenv("MEMSCRIBE_FREE_STACKS");
     col_free_stacks = s && *s == '1';
 }
@@ -353,6 +355,9 @@ static __attribute__((noinline)) struct col_thread *col_enter_start(struct col_t
         if (atomic_load(&col_state) != COL_READY)
             return NULL;
     }
+    /* Before anything is stamped: may this thread read the TSC? */
+    if (COL_UNLIKELY(!t->clock_known))
+        col_clock_thread(t);
     if (atomic_load_explicit(&col_proc->gen, memory_order_acquire) == 0) {
         _Atomic int *lock = col_proc_lock();
         int rc = 0;
