@@ -68,6 +68,13 @@ ms_e2e_test(record_nowrap record_nowrap.sh)
 ms_e2e_test(record_allocators record_allocators.sh)
 ms_e2e_test(record_fds record_fds.sh)
 ms_e2e_test(record_notsc record_notsc.sh)
+if(MEMSCRIBE_HAVE_M32)
+  ms_test_program(col_notsc32 ${COLP}/col_notsc.c FLAGS -m32 LIBS pthread)
+  target_link_options(col_notsc32 PRIVATE -m32)
+  add_dependencies(col_notsc32 memscribe_collector32)
+  ms_e2e_test(record_notsc32 record_notsc.sh 32)
+  set_tests_properties(e2e.record_notsc32 PROPERTIES SKIP_RETURN_CODE 77)
+endif()
 
 # record --sample (tests/e2e/record_sample.sh).
 ms_test_program(col_sample ${COLP}/col_sample.c)

@@ -10,9 +10,12 @@
 # order: a 1 MiB block freed by one and mapped again at the same address
 # by the other is never malloc'ed before it was freed. Strict mode turns
 # the collector off first, saying so: the calls before it are traced.
+# Argument "32": the -m32 build, traced by the i386 collector.
 source "$(dirname "$0")/record_lib.sh"
 
-PROG=$MS_PROGRAMS/col_notsc
+bits=${1:-}
+[ -z "$bits" ] || need_m32
+PROG=$MS_PROGRAMS/col_notsc$bits
 
 # Heap calls by size: "kind size count" for sizes 1001-1007 and 1 MiB.
 by_size() {
