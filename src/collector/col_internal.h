@@ -231,6 +231,10 @@ int col_only_wanted(void);
 /* col_hooks_sys.c: the real prctl and syscall, for the hooks that watch
  * them. */
 void col_sys_resolve(void);
+/* col_state.c: take our own path out of LD_PRELOAD, in place, so that
+ * the images this process execs are not traced (--no-follow, a seccomp
+ * filter that forbids our calls). */
+void col_strip_preload(void);
 
 /* Enter a hook: the thread's state if the call is to be recorded, or NULL
  * if it is nested, the collector is off or not yet started. A non-NULL

@@ -173,7 +173,7 @@ static void col_resolve(void)
  * allocation), so images this process execs are not traced. The recorder
  * puts the collector first in the list, either as loaded or as
  * ".../$PLATFORM/libmemscribe.so" (ld.so fills in the platform). */
-static void col_strip_preload(void)
+void col_strip_preload(void)
 {
     char *v = getenv("LD_PRELOAD");
     Dl_info info;

@@ -130,3 +130,30 @@ ms_heap_calls() {
             for (i = 6; i <= NF; i++) if ($i ~ /^size=/) print $5 " " $i
         }' | sort | uniq -c | awk '{ print $2, $3, $1 }'
 }
+
+# The system calls docs/record.md's table "System calls the collector
+# makes" names in its first column, one a line (tests/programs/col_seccomp
+# allows them by name).
+ms_doc_calls() {
+    awk '/^### System calls the collector makes/ { on = 1; next }
+        on && /^#/ { exit }
+        on && /^\| `/ {
+            gsub(/\\\|/, "")
+            split($0, cell, "|")
+            s = cell[2]
+            while (match(s, /`[a-z0-9_]+`/)) {
+                print substr(s, RSTART + 1, RLENGTH - 2)
+                s = substr(s, RSTART + RLENGTH)
+            }
+        }' "$MS_SOURCE/docs/record.md" | sort -u
+}
+
+# Heap calls of the sizes matching $2 (an awk regex: "200[1-3]"), as
+# "kind size=N count;" sorted, on one line. usage: ms_heap_by_size TRACE RE
+ms_heap_by_size() {
+    "$MEMSCRIBE" dump "$1" | awk -v re="^size=($2)\$" '
+        $5 == "malloc" || $5 == "free" {
+            for (i = 6; i <= NF; i++)
+                if ($i ~ re) print $5, $i
+        }' | sort | uniq -c | awk '{ print $2, $3, $1 }' | tr '\n' ';'
+}

@@ -17,14 +17,6 @@ bits=${1:-}
 [ -z "$bits" ] || need_m32
 PROG=$MS_PROGRAMS/col_notsc$bits
 
-# Heap calls by size: "kind size count" for sizes 1001-1007 and 1 MiB.
-by_size() {
-    "$MEMSCRIBE" dump "$1" | awk '
-        $5 == "malloc" || $5 == "free" {
-            for (i = 6; i <= NF; i++)
-                if ($i ~ /^size=(100[1-7]|1048576)$/) print $5, $i
-        }' | sort | uniq -c | awk '{ print $2, $3, $1 }' | tr '\n' ';'
-}
 # Check the order of the heap calls: no malloc of an address that is live
 # (its free not yet seen); prints how many 1 MiB mallocs came at the
 # address the other thread had just freed.
@@ -58,7 +50,7 @@ for how in tsc monotonic sample; do
     expect "exit status ($how)" "$rc" 0
     expect "output ($how)" "$(cat "$WORK/$how.out" "$WORK/$how.err")" ok
     ms_dump_ok "$WORK/$how.mscr"
-    expect "heap calls ($how)" "$(by_size "$WORK/$how.mscr")" "$want"
+    expect "heap calls ($how)" "$(ms_heap_by_size "$WORK/$how.mscr" '100[1-7]|1048576')" "$want"
     order "$WORK/$how.mscr" >"$WORK/order" || fail "$how: out of order: $(cat "$WORK/order")"
     reused=$(sed -n 's/^reused //p' "$WORK/order")
     [ "$reused" -ge 50 ] || fail "$how: only $reused of 400 handed-off blocks came back at the same address"
@@ -76,6 +68,6 @@ ok"
     grep -q "collector: thread [0-9]* enters seccomp strict mode" "$WORK/strict.err" ||
         fail "strict mode by $how: record does not say so: $(cat "$WORK/strict.err")"
     ms_dump_ok "$WORK/strict.mscr"
-    expect "heap calls before strict mode (by $how)" "$(by_size "$WORK/strict.mscr")" \
+    expect "heap calls before strict mode (by $how)" "$(ms_heap_by_size "$WORK/strict.mscr" '100[1-7]|1048576')" \
         "free size=1005 10;malloc size=1005 10;"
 done
