@@ -146,8 +146,10 @@ extern int col_no_follow;
  * real function (col_only.c). Set once, before the program runs. */
 extern int col_dormant;
 extern int col_free_stacks; /* MEMSCRIBE_FREE_STACKS=1: unwind on free too */
-/* No Syscall User Dispatch and times are rdtsc: malloc and free take
- * their plain paths (col_enter_plain). Set at init (col_hook_update). */
+/* No Syscall User Dispatch and times are rdtsc that every thread may read
+ * (col_clock_fast): malloc and free take their plain paths
+ * (col_enter_plain), whose stamp is a bare rdtsc. Set at init and when a
+ * thread is found without the TSC (col_hook_update). */
 extern int col_hook_plain;
 /* free() publishes its event and then jumps to the real free, out of the
  * hook (col_hooks_heap.c), unless this is set: not col_hook_plain (with
