@@ -11,6 +11,8 @@ source "$(dirname "$0")/record_lib.sh"
 
 PROG=$MS_PROGRAMS/rec_attach_target
 target=0 # the program's pid, set by ms_attach_target
+# A failed check leaves no program waiting for its next round.
+trap '[ "$target" = 0 ] || kill "$target" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
 # Attach to $target and kill the recorder with SIGKILL once it says it is
 # attached. usage: kill_attached TRACE

@@ -16,6 +16,8 @@ source "$(dirname "$0")/record_lib.sh"
 
 PROG=$MS_PROGRAMS/col_seccomp
 target=0 # the program's pid, set by start
+# A failed check leaves no program waiting for its next round.
+trap '[ "$target" = 0 ] || kill "$target" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
 # Start the program in $WORK/$1 for 2 rounds under filter $2 (names
 # after it); sets $target and $dir.
