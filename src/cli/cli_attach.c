@@ -37,10 +37,10 @@ char *cli_attach_settings(const char *sock, const char *secret, uint32_t depth, 
                                          "MEMSCRIBE_SAMPLE_SEED"};
     char *out = NULL, *more;
 
-    if (asprintf(&out, "%s=%s\n%s=%s\n%s=%u\n%s=%s\n%s=0\n%s=%llu\n", FMT_SHM_ENV_SOCKET, sock,
-                 FMT_SHM_ENV_SECRET, secret, FMT_SHM_ENV_DEPTH, depth, FMT_SHM_ENV_CLOCK,
+    if (asprintf(&out, "%s=%s\n%s=%s\n%s=%u\n%s=%s\n%s=0\n%s=%llu\n%s=%d\n", FMT_SHM_ENV_SOCKET,
+                 sock, FMT_SHM_ENV_SECRET, secret, FMT_SHM_ENV_DEPTH, depth, FMT_SHM_ENV_CLOCK,
                  tsc ? "tsc" : "monotonic", FMT_SHM_ENV_NO_FOLLOW, FMT_SHM_ENV_SAMPLE,
-                 (unsigned long long)sample_bytes) < 0)
+                 (unsigned long long)sample_bytes, FMT_SHM_ENV_RECORDER_PID, (int)getpid()) < 0)
         cli_die("record: out of memory");
     for (size_t i = 0; i < sizeof(passed) / sizeof(passed[0]); i++) {
         const char *v = getenv(passed[i]);
