@@ -11,3 +11,6 @@ if(MEMSCRIBE_HAVE_M32)
                              COLLECTOR_DIR="${MEMSCRIBE_COLLECTOR_DIR}")
   add_dependencies(test_rec_shebang vm_frag32 vm_reserve memscribe_collector32)
 endif()
+# record -p's seccomp check: the filter evaluator and the calls it judges,
+# and filters read back from real processes (tests/unit/test_rec_seccomp.c).
+ms_unit_test(test_rec_seccomp ${PROJECT_SOURCE_DIR}/tests/unit/test_rec_seccomp.c LIBS ms_recorder)

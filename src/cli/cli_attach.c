@@ -13,25 +13,6 @@
 #include "cli/cli.h"
 #include "format/fmt_shm.h"
 
-uint64_t cli_attach_duration(const char *s)
-{
-    static const struct {
-        const char *name;
-        double ns;
-    } units[] = {{"", 1e9}, {"s", 1e9}, {"ms", 1e6}, {"m", 60e9}, {"h", 3600e9}};
-    char *end;
-    double v;
-
-    errno = 0;
-    v = strtod(s, &end);
-    if (errno || end == s || !(v > 0) || !isfinite(v))
-        return 0;
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-        if (!strcmp(end, units[i].name) && v * units[i].ns < 1e18)
-            return v * units[i].ns < 1 ? 1 : (uint64_t)(v * units[i].ns);
-    return 0;
-}
-
 char *cli_attach_lib(const char *collector, int pid, int is32)
 {
     const char *slash = strrchr(collector, '/');
@@ -56,10 +37,10 @@ char *cli_attach_settings(const char *sock, const char *secret, uint32_t depth, 
                                          "MEMSCRIBE_SAMPLE_SEED"};
     char *out = NULL, *more;
 
-    if (asprintf(&out, "%s=%s\n%s=%s\n%s=%u\n%s=%s\n%s=0\n%s=%llu\n", FMT_SHM_ENV_SOCKET, sock,
-                 FMT_SHM_ENV_SECRET, secret, FMT_SHM_ENV_DEPTH, depth, FMT_SHM_ENV_CLOCK,
+    if (asprintf(&out, "%s=%s\n%s=%s\n%s=%u\n%s=%s\n%s=0\n%s=%llu\n%s=%d\n", FMT_SHM_ENV_SOCKET,
+                 sock, FMT_SHM_ENV_SECRET, secret, FMT_SHM_ENV_DEPTH, depth, FMT_SHM_ENV_CLOCK,
                  tsc ? "tsc" : "monotonic", FMT_SHM_ENV_NO_FOLLOW, FMT_SHM_ENV_SAMPLE,
-                 (unsigned long long)sample_bytes) < 0)
+                 (unsigned long long)sample_bytes, FMT_SHM_ENV_RECORDER_PID, (int)getpid()) < 0)
         cli_die("record: out of memory");
     for (size_t i = 0; i < sizeof(passed) / sizeof(passed[0]); i++) {
         const char *v = getenv(passed[i]);

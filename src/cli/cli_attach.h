@@ -6,9 +6,6 @@
 
 #include <stdint.h>
 
-/* --duration: seconds, or a number with ms, s, m or h ("1.5s", "200ms").
- * Returns ns, or 0 if s is none of these (or zero). */
-uint64_t cli_attach_duration(const char *s);
 /* The attach build beside the collector: <dir>/libmemscribe-attach.so,
  * or <dir>/i386/libmemscribe-attach.so for a 32-bit program (malloc'd;
  * dies, naming pid, if it is missing). */

@@ -21,31 +21,6 @@
 
 extern char **environ;
 
-int cli_snap_parse_period(const char *s, uint64_t *ns)
-{
-    static const struct {
-        const char *name;
-        uint64_t ns;
-    } units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {"m", 60000000000}};
-    char *end;
-    unsigned long long v;
-
-    if (*s < '0' || *s > '9')
-        return -1;
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno || !v)
-        return -1;
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-        if (!strcmp(end, units[i].name)) {
-            if (v > UINT64_MAX / units[i].ns)
-                return -1;
-            *ns = v * units[i].ns;
-            return 0;
-        }
-    return -1;
-}
-
 void cli_snap_init(struct cli_snap *sn, const char *dir, uint64_t every_ns, uint64_t start_ns)
 {
     struct util_outfile o;

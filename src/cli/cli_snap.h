@@ -26,10 +26,6 @@ struct cli_snap {
     char *tmp, *final; /* its file while written, and its name */
 };
 
-/* A period: a whole number with ns, us, ms, s or m ("10s", "500ms").
- * Returns 0 and *ns (> 0), or -1. */
-int cli_snap_parse_period(const char *s, uint64_t *ns);
-
 /* Make DIR (it may exist) and name the trace in it. Dies naming DIR if
  * it cannot be made. start_ns: now, on the recorder's clock. */
 void cli_snap_init(struct cli_snap *sn, const char *dir, uint64_t every_ns, uint64_t start_ns);

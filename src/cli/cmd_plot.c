@@ -17,6 +17,7 @@
 #include "cli/cli_ana.h"
 #include "cli/cli_getopt.h"
 #include "cli/cli_output.h"
+#include "util/util_duration.h"
 
 enum {
     OPT_TITLE = CLI_ANA_OPT_FIRST_OWN,
@@ -156,7 +157,7 @@ int cmd_plot(int argc, char **argv)
             height = pixels(&a, "--height", optarg);
             break;
         case OPT_INTERVAL:
-            if (ana_time_parse_duration(optarg, &interval) || !interval)
+            if (util_duration_parse(optarg, &interval) || !interval)
                 cli_usage_error("plot: --interval wants a duration like 1ms or 50us, not '%s'",
                                 optarg);
             break;

@@ -28,6 +28,7 @@
 #include "recorder/rec_proc.h"
 #include "recorder/rec_serve.h"
 #include "recorder/rec_win.h"
+#include "util/util_duration.h"
 #include "util/util_outfile.h"
 #include "util/util_size.h"
 
@@ -262,23 +263,15 @@ static int rec_exit_code(int status)
  * most a second. Returns the unit in ns, or 0 if s is none of these. */
 static uint32_t parse_time_unit(const char *s)
 {
-    static const struct {
-        const char *name;
-        uint64_t ns;
-    } units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}};
-    uint64_t count = 1;
-    char *end = (char *)s;
+    char one[16];
+    uint64_t ns;
 
-    if (*s >= '0' && *s <= '9') {
-        errno = 0;
-        count = strtoull(s, &end, 10);
-        if (errno || !count || count > FMT_WRITER_MAX_TIME_UNIT_NS)
-            return 0;
-    }
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-        if (!strcmp(end, units[i].name) && count * units[i].ns <= FMT_WRITER_MAX_TIME_UNIT_NS)
-            return (uint32_t)(count * units[i].ns);
-    return 0;
+    /* A bare unit is one of it. */
+    if (*s >= 'a' && *s <= 'z' && snprintf(one, sizeof(one), "1%s", s) < (int)sizeof(one))
+        s = one;
+    if (util_duration_parse(s, &ns) || !ns || ns > FMT_WRITER_MAX_TIME_UNIT_NS)
+        return 0;
+    return (uint32_t)ns;
 }
 
 /* record -p's end by --duration or Ctrl-C: the program's GOTs put back
@@ -395,7 +388,7 @@ int cmd_record(int argc, char **argv)
                                 optarg);
             break;
         case 'E':
-            if (cli_snap_parse_period(optarg, &snap_every_ns))
+            if (util_duration_parse(optarg, &snap_every_ns) || !snap_every_ns)
                 cli_usage_error("record: --snapshot-every wants a time such as 500ms or 10s, "
                                 "not '%s'",
                                 optarg);
@@ -414,7 +407,7 @@ int cmd_record(int argc, char **argv)
             break;
         }
         case 'U':
-            if (!(duration_ns = cli_attach_duration(optarg)))
+            if (util_duration_parse(optarg, &duration_ns) || !duration_ns)
                 cli_usage_error("record: --duration wants a time such as 10, 1.5s, 500ms or 2m, "
                                 "not '%s'",
                                 optarg);

@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_getopt.h"
+#include "util/util_duration.h"
 
 enum { OPT_INTERVAL = CLI_ANA_OPT_FIRST_OWN };
 
@@ -76,7 +77,7 @@ int cmd_timeline(int argc, char **argv)
     while ((c = cli_getopt(&g, &a, argc, argv)) != -1) {
         switch (c) {
         case OPT_INTERVAL:
-            if (ana_time_parse_duration(optarg, &interval) || !interval)
+            if (util_duration_parse(optarg, &interval) || !interval)
                 cli_usage_error("timeline: --interval wants a duration like 10ms or 1s, not '%s'",
                                 optarg);
             break;

@@ -5,6 +5,7 @@
  * memscribe_attach_stop(); the library stays loaded, inert, after that. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +18,25 @@
  * read or change. */
 #define COL_ATTACH_SETTINGS_MAX 4096
 static char col_settings[COL_ATTACH_SETTINGS_MAX];
+/* The mark "a recorder is attached": set by memscribe_attach_start(),
+ * cleared by memscribe_attach_stop() or once the recorder is seen gone. */
 static _Atomic int col_attached;
+/* The pid of the recorder that set the mark (its settings say it). */
+static _Atomic int col_attach_recorder;
+
+void col_attach_orphan(void)
+{
+    atomic_store(&col_attached, 0);
+}
+
+/* Is the mark stale: the recorder that set it was killed (SIGKILL: nobody
+ * detached) and the collector has not had to wait for it since? */
+static int col_attach_orphaned(void)
+{
+    int pid = atomic_load(&col_attach_recorder);
+
+    return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+}
 
 /* Every getenv() of the collector's files resolves to this one in the
  * attach build (it is hidden, so the link binds our own calls to it and
@@ -60,9 +79,14 @@ COL_EXPORT int memscribe_attach_start(const char *settings)
     struct col_thread *t;
     int expect = 0;
     size_t len = strlen(settings);
+    const char *rec_pid;
 
-    if (!atomic_compare_exchange_strong(&col_attached, &expect, 1))
-        return -EBUSY;
+    if (!atomic_compare_exchange_strong(&col_attached, &expect, 1)) {
+        if (!col_attach_orphaned())
+            return -EBUSY;
+        /* Its stream ends here; col_attach_restart() starts ours. */
+        col_turn_off(NULL, 0);
+    }
     if (len >= sizeof(col_settings) - 1) {
         atomic_store(&col_attached, 0);
         return -EINVAL;
@@ -70,6 +94,8 @@ COL_EXPORT int memscribe_attach_start(const char *settings)
     memset(col_settings, 0, sizeof(col_settings));
     for (size_t i = 0; i < len; i++) /* lines become strings, the block ends in two NULs */
         col_settings[i] = settings[i] == '\n' ? 0 : settings[i];
+    rec_pid = getenv(FMT_SHM_ENV_RECORDER_PID);
+    atomic_store(&col_attach_recorder, rec_pid ? atoi(rec_pid) : 0);
     if (atomic_load(&col_state) != COL_UNINIT) {
         int rc = col_attach_restart();
 

@@ -211,7 +211,9 @@ void *col_attach_dlsym(void *handle, const char *name)
     if (COL_UNLIKELY(!real)) /* libc's: we are in no global scope */
         *(void **)&real = dlsym(RTLD_DEFAULT, "dlsym");
     adds = col_elf_adds();
-    if (adds != __atomic_load_n(&seen_adds, __ATOMIC_RELAXED)) {
+    /* Off (detached, or a sandbox that allows us no system call): no
+     * GOT is patched, its mprotect could be the program's death. */
+    if (adds != __atomic_load_n(&seen_adds, __ATOMIC_RELAXED) && col_state != COL_OFF) {
         __atomic_store_n(&seen_adds, adds, __ATOMIC_RELAXED);
         col_attach_patch(0);
     }

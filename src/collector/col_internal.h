@@ -115,6 +115,11 @@ struct col_thread {
      * hook entered off that stack restores it (col_sud_onstack_left). */
     uint8_t sud_onstack;
     uint8_t sud_onstack_rearm;
+    /* The thread's clock (col_clock.c): clock_known once the kernel was
+     * asked (PR_GET_TSC); clock_sys: it may not read the TSC, its stamps
+     * come from the clock_gettime system call. */
+    uint8_t clock_known;
+    uint8_t clock_sys;
     uintptr_t sud_alt_lo, sud_alt_hi;
     /* Sampling (col_sample.c): bytes left to the next sampling point, and
      * the thread's generator (0: not seeded yet). */
@@ -142,8 +147,10 @@ extern int col_no_follow;
  * real function (col_only.c). Set once, before the program runs. */
 extern int col_dormant;
 extern int col_free_stacks; /* MEMSCRIBE_FREE_STACKS=1: unwind on free too */
-/* No Syscall User Dispatch and times are rdtsc: malloc and free take
- * their plain paths (col_enter_plain). Set at init (col_hook_update). */
+/* No Syscall User Dispatch and times are rdtsc that every thread may read
+ * (col_clock_fast): malloc and free take their plain paths
+ * (col_enter_plain), whose stamp is a bare rdtsc. Set at init and when a
+ * thread is found without the TSC (col_hook_update). */
 extern int col_hook_plain;
 /* free() publishes its event and then jumps to the real free, out of the
  * hook (col_hooks_heap.c), unless this is set: not col_hook_plain (with
@@ -162,18 +169,32 @@ extern _Atomic int col_modules_dirty;
 #define COL_MODULE_POLL_MASK 0xffffu
 
 extern int col_clock_tsc; /* MEMSCRIBE_CLOCK=tsc: times are rdtsc ticks */
+/* col_clock.c: col_clock_tsc, and no thread of the process was found
+ * unable to read the TSC: every thread stamps with a plain rdtsc. */
+extern int col_clock_fast;
+/* The thread's stamp when not col_clock_fast: rdtsc, the vDSO's
+ * CLOCK_MONOTONIC, or for a thread that may not read the TSC the
+ * clock_gettime system call (FMT_SHM_TS_SYSCLOCK). Asks the kernel about
+ * the thread first if nobody has yet: callable from any thread, inside a
+ * hook or not (an exit, a message). */
+uint64_t col_now_slow(void);
+/* Ask the kernel whether t may read the TSC (PR_GET_TSC), at its first
+ * event: a thread inherits PR_TSC_SIGSEGV from the one that created it. */
+void col_clock_thread(struct col_thread *t);
+/* t may not read the TSC from now on (it is about to ask PR_TSC_SIGSEGV). */
+void col_clock_thread_off(struct col_thread *t);
+/* col_clock_fast from col_clock_tsc, once the settings are read. */
+void col_clock_settings(void);
 
-/* The time stamp of an event: rdtsc when the recorder chose it (the kernel
- * itself runs on a stable TSC; 9 ns against 21 for the vDSO clock), else
- * CLOCK_MONOTONIC in ns. */
+/* The time stamp of an event, in a hook whose thread started
+ * (col_enter): rdtsc when the recorder chose it (the kernel itself runs on
+ * a stable TSC; 9 ns against 21 for the vDSO clock) and every thread may
+ * read it, else col_now_slow(). */
 static inline uint64_t col_now(void)
 {
-    struct timespec ts;
-
-    if (COL_LIKELY(col_clock_tsc))
+    if (COL_LIKELY(col_clock_fast))
         return __builtin_ia32_rdtsc();
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return col_now_slow();
 }
 
 /* col_sud.c: if the thread is off the alternate stack its SA_ONSTACK
@@ -202,10 +223,21 @@ uint32_t col_attach_restore(void);
  * last look: a plugin's functions are called through what dlsym returns,
  * before any event of ours would notice the dlopen. */
 void *col_attach_dlsym(void *handle, const char *name);
+/* The recorder is gone (killed: nobody will detach): a later record -p
+ * may attach again. */
+void col_attach_orphan(void);
 #endif
 
 /* col_only.c */
 int col_only_wanted(void);
+
+/* col_hooks_sys.c: the real prctl and syscall, for the hooks that watch
+ * them. */
+void col_sys_resolve(void);
+/* col_state.c: take our own path out of LD_PRELOAD, in place, so that
+ * the images this process execs are not traced (--no-follow, a seccomp
+ * filter that forbids our calls). */
+void col_strip_preload(void);
 
 /* Enter a hook: the thread's state if the call is to be recorded, or NULL
  * if it is nested, the collector is off or not yet started. A non-NULL
@@ -337,8 +369,12 @@ void col_segments_forget(void);
 void col_emit_thread(struct col_thread *t, uint8_t type, const char *name, uint32_t name_len);
 
 /* Wait for room for need bytes in the thread's ring: 0, or -1 if the
- * recorder is gone. */
+ * recorder is gone or the stream ended meanwhile (turned off). */
 int col_ring_wait(struct col_thread *t, uint64_t need);
+/* After col_turn_off(), before the rings are dropped (a new attach): wait
+ * until no thread waits for room and no hook is under way in a ring,
+ * for 1 s at most. */
+void col_ring_quiesce(void);
 
 /* col_ring.c: col_ring_reserve_inline past r->room: wait for the
  * recorder, or a PAD first if the record would cross the ring's end. */

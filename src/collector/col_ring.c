@@ -72,7 +72,7 @@ static int col_send(int memfd, uint16_t kind, uint32_t index, const char *text, 
         .ppid = (uint32_t)getppid(),
         .segment_index = index,
         .stream_id = col_proc ? col_proc->stream_id : 0,
-        .ts_ns = col_now(),
+        .ts_ns = col_now_slow(), /* also said from outside a hook (col_say) */
     };
     union {
         char buf[CMSG_SPACE(sizeof(int))];
@@ -236,7 +236,7 @@ int col_segments_start(uint16_t kind)
     uint64_t id = 0;
 
     if (getrandom(&id, sizeof(id), GRND_NONBLOCK) != (ssize_t)sizeof(id))
-        id = col_now() ^ ((uint64_t)getpid() << 32);
+        id = col_now_slow() ^ ((uint64_t)getpid() << 32);
     col_proc->stream_id = id | 1;
     atomic_store(&col_nr_segs, 0);
     return col_segment_new(0, kind);
@@ -358,10 +358,14 @@ void col_ring_stamp_exit(void)
 
     /* Not started in this process (a forked child before its first
      * event: the page of col_proc reads zero), or a vfork child, which
-     * shares our memory but not our pid. */
-    if (!h || !col_proc || !col_proc->gen || col_proc->pid != (pid_t)syscall(SYS_getpid))
+     * shares our memory but not our pid; or off (detached, the recorder
+     * gone, a seccomp filter or strict mode that forbids our calls: no
+     * system call then). */
+    if (!h || !col_proc || !col_proc->gen || atomic_load(&col_state) == COL_OFF ||
+        col_proc->pid != (pid_t)syscall(SYS_getpid))
         return;
-    atomic_store_explicit(&h->exit_ts, col_now(), memory_order_release);
+    /* Any thread may end the process, one that never made a hooked call too. */
+    atomic_store_explicit(&h->exit_ts, col_now_slow(), memory_order_release);
 }
 
 /* Is the recorder still there? Its pid is in the header once it mapped the
@@ -375,12 +379,17 @@ static int col_recorder_alive(struct col_ring *r, unsigned waited_ms)
     return waited_ms < 5000;
 }
 
+/* Threads inside col_ring_wait (col_ring_quiesce waits for none). */
+static _Atomic int col_ring_nr_waiting;
+
 /* Wait until the recorder has made room for need bytes: spin a little,
  * then sleep on the ring's futex, which the recorder rings once it has
  * moved tail (no polling delay, no lost wake-up: waiters and tail are
  * each written before the other is read). Returns 0, or -1 if the recorder
- * is gone (the collector then turns itself off). */
-int col_ring_wait(struct col_thread *t, uint64_t need)
+ * is gone (the collector then turns itself off), or if the collector was
+ * turned off meanwhile (a detach, a new attach after a killed recorder:
+ * the ring is not this stream's any more). */
+static int col_ring_wait_room(struct col_thread *t, uint64_t need)
 {
     struct col_ring *r = t->ring;
     struct fmt_shm_ring_ctl *c = r->ctl;
@@ -411,10 +420,58 @@ int col_ring_wait(struct col_thread *t, uint64_t need)
             syscall(SYS_futex, &c->wake_seq, FUTEX_WAIT, seq, &ts, NULL, 0);
         }
         waited_ms += 10; /* at most; checking the recorder now and then is enough */
+        if (atomic_load_explicit(&col_state, memory_order_relaxed) == COL_OFF ||
+            t->gen != atomic_load_explicit(&col_proc->gen, memory_order_relaxed))
+            return -1;
         if (waited_ms % 100 == 0 && !col_recorder_alive(r, waited_ms)) {
             col_turn_off("the recorder is gone; tracing stops here", 0);
+#ifdef COL_ATTACH
+            col_attach_orphan(); /* record -p was killed: another may attach */
+#endif
             return -1;
         }
+    }
+}
+
+int col_ring_wait(struct col_thread *t, uint64_t need)
+{
+    int rc;
+
+    atomic_fetch_add(&col_ring_nr_waiting, 1);
+    rc = col_ring_wait_room(t, need);
+    atomic_fetch_sub(&col_ring_nr_waiting, 1);
+    return rc;
+}
+
+/* Is any ring's hook under way (its pending word set by a live owner)? */
+static int col_rings_busy(void)
+{
+    uint32_t n = atomic_load_explicit(&col_nr_segs, memory_order_acquire);
+
+    if (atomic_load(&col_ring_nr_waiting))
+        return 1;
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < col_segs[i].nr_rings; j++) {
+            struct fmt_shm_ring_ctl *c = col_segs[i].rings[j].ctl;
+            uint32_t owner = atomic_load(&c->owner_tid) & ~FMT_SHM_OWNER_EXITING;
+
+            if (atomic_load(&c->pending) && owner &&
+                syscall(SYS_tgkill, (long)col_proc->pid, (long)owner, 0L) == 0)
+                return 1;
+        }
+    return 0;
+}
+
+void col_ring_quiesce(void)
+{
+    int calm = 0;
+
+    for (int ms = 0; ms < 1000 && calm < 2; ms += 10) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+
+        calm = col_rings_busy() ? 0 : calm + 1;
+        if (calm < 2)
+            nanosleep(&ts, NULL);
     }
 }
 

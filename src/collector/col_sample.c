@@ -122,8 +122,8 @@ int col_sample_take(struct col_thread *t, uint64_t s)
          * MEMSCRIBE_SAMPLE_SEED, then by the order threads start) and
          * draw its first countdown. */
         uint64_t n = atomic_fetch_add(&col_sample_threads, 1) + 1;
-        uint64_t seed = col_sample_seeded ? col_sample_seed
-                                          : __builtin_ia32_rdtsc() ^ (uint64_t)col_gettid() << 32;
+        uint64_t seed =
+            col_sample_seeded ? col_sample_seed : col_now() ^ (uint64_t)col_gettid() << 32;
 
         t->sample_rng = col_sample_mix(seed + n * 0x9e3779b97f4a7c15ull) | 1;
         t->sample_left = col_sample_draw(t);

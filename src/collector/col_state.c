@@ -28,7 +28,7 @@ int col_free_slow = 1;
 
 void col_hook_update(void)
 {
-    col_hook_plain = !col_sud_on && col_clock_tsc;
+    col_hook_plain = !col_sud_on && col_clock_fast;
     col_free_slow = !col_hook_plain || col_sample_bytes || col_free_stacks || !col_glibc_malloc;
 }
 int col_glibc_malloc;
@@ -167,13 +167,14 @@ static void col_resolve(void)
     RESOLVE(pthread_setname_np);
     RESOLVE(_exit);
     col_alloc_resolve(); /* other allocators' entry points (col_hooks_alloc.c) */
+    col_sys_resolve();
 }
 
 /* --no-follow: take our own path out of LD_PRELOAD, in place (no
  * allocation), so images this process execs are not traced. The recorder
  * puts the collector first in the list, either as loaded or as
  * ".../$PLATFORM/libmemscribe.so" (ld.so fills in the platform). */
-static void col_strip_preload(void)
+void col_strip_preload(void)
 {
     char *v = getenv("LD_PRELOAD");
     Dl_info info;
@@ -241,6 +242,7 @@ static void col_read_settings(void)
         col_strip_preload();
     s = getenv(FMT_SHM_ENV_CLOCK);
     col_clock_tsc = s && !strcmp(s, "tsc");
+    col_clock_settings();
     s = getenv("MEMSCRIBE_FREE_STACKS");
     col_free_stacks = s && *s == '1';
 }
@@ -354,6 +356,9 @@ static __attribute__((noinline)) struct col_thread *col_enter_start(struct col_t
         if (atomic_load(&col_state) != COL_READY)
             return NULL;
     }
+    /* Before anything is stamped: may this thread read the TSC? */
+    if (COL_UNLIKELY(!t->clock_known))
+        col_clock_thread(t);
     if (atomic_load_explicit(&col_proc->gen, memory_order_acquire) == 0) {
         _Atomic int *lock = col_proc_lock();
         int rc = 0;
@@ -408,6 +413,10 @@ int col_attach_restart(void)
      * the first rate; another one would be labelled wrongly. */
     if (col_sample_env_rate() != col_sample_bytes)
         return -ENOTSUP;
+    /* A hook that was under way when the last recording ended (a thread
+     * waiting for room from a recorder that was killed) still holds its
+     * ring: let it leave first. */
+    col_ring_quiesce();
     if (col_channel_init() != 0)
         return -EIO;
     col_read_settings();

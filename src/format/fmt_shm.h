@@ -12,7 +12,7 @@
 
 #include "memscribe/event.h"
 
-#define FMT_SHM_VERSION 3
+#define FMT_SHM_VERSION 4
 #define FMT_SHM_HELLO_MAGIC 0x6f6c6568u         /* "helo" */
 #define FMT_SHM_SEG_MAGIC 0x4745534c4f43534dull /* "MSCOLSEG" */
 
@@ -30,6 +30,10 @@
  * the traced tree inherits it (docs/protocol.md, Channel and hello). */
 #define FMT_SHM_ENV_SECRET "MEMSCRIBE_SECRET"
 #define FMT_SHM_SECRET_BYTES 16
+/* record -p only (a settings line, never the environment): the recorder's
+ * pid, so that a collector whose recorder was killed can tell that it is
+ * free to be attached to again (docs/record.md, Attach). */
+#define FMT_SHM_ENV_RECORDER_PID "MEMSCRIBE_RECORDER_PID"
 
 #define FMT_SHM_DEFAULT_DEPTH 64
 #define FMT_SHM_MAX_DEPTH 256
@@ -97,6 +101,14 @@ struct fmt_shm_header {
 
 #define FMT_SHM_INFO_OFFSET 256u
 _Static_assert(sizeof(struct fmt_shm_header) <= FMT_SHM_INFO_OFFSET, "header overlaps the info");
+
+/* A time stamp with this bit set is CLOCK_MONOTONIC ns read by the
+ * clock_gettime system call, whatever the segment's clock: its thread may
+ * not read the TSC (prctl PR_SET_TSC, seccomp strict mode), and the vDSO's
+ * clock_gettime reads the TSC too. The recorder puts such stamps on its
+ * own line of the TSC, so both kinds merge in order (docs/protocol.md,
+ * Clock). Any stamp: events, pending, hellos, exit_ts. */
+#define FMT_SHM_TS_SYSCLOCK (1ull << 63)
 
 /* `pending` values: 0 = not inside a hook; MARKER = entering a hook and
  * about to read the clock; otherwise the hook's time stamp, not yet

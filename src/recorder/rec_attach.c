@@ -31,9 +31,7 @@
 /* x86-64 extended state (NT_X86_XSTATE) is a few KiB with AVX-512. */
 #define REC_XSTATE_MAX 16384
 
-static int rec_say(char *msg, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int rec_say(char *msg, size_t size, const char *fmt, ...)
+int rec_say(char *msg, size_t size, const char *fmt, ...)
 {
     va_list ap;
 
@@ -293,12 +291,40 @@ static int rec_gone(const struct rec_hold *h, int status, char *msg, size_t size
     return -1;
 }
 
+int rec_attach_stop_thread(pid_t tid)
+{
+    int status;
+
+    if (ptrace(PTRACE_SEIZE, tid, 0L, 0L) != 0)
+        return -errno;
+    if (ptrace(PTRACE_INTERRUPT, tid, 0L, 0L) != 0) {
+        int e = errno;
+
+        ptrace(PTRACE_DETACH, tid, 0L, 0L);
+        return -e;
+    }
+    for (;;) {
+        if (waitpid(tid, &status, __WALL) < 0)
+            return -errno;
+        if (!WIFSTOPPED(status))
+            return -ESRCH;
+        if (status >> 16 == PTRACE_EVENT_STOP)
+            return 0;
+        ptrace(PTRACE_CONT, tid, 0L, (long)WSTOPSIG(status)); /* a signal came first */
+    }
+}
+
+void rec_attach_let_go(pid_t tid)
+{
+    ptrace(PTRACE_DETACH, tid, 0L, 0L);
+}
+
 /* Seize the thread and stop it (PTRACE_INTERRUPT): signals that arrive
  * first are delivered as they would have been. */
 static int rec_hold_take(struct rec_hold *h, pid_t pid, char *msg, size_t size)
 {
     char path[64];
-    int status;
+    int rc;
 
     memset(h, 0, sizeof(*h));
     h->pid = pid;
@@ -306,27 +332,13 @@ static int rec_hold_take(struct rec_hold *h, pid_t pid, char *msg, size_t size)
     h->tid = rec_pick_thread(pid);
     if (!h->tid)
         return rec_say(msg, size, "process %d has exited", (int)pid);
-    if (ptrace(PTRACE_SEIZE, h->tid, 0L, 0L) != 0) {
-        if (errno == ESRCH)
-            return rec_say(msg, size, "process %d has exited", (int)pid);
-        if (errno == EPERM || errno == EACCES)
-            return rec_why_denied(pid, msg, size);
-        return rec_say(msg, size, "process %d: ptrace: %s", (int)pid, strerror(errno));
-    }
-    if (ptrace(PTRACE_INTERRUPT, h->tid, 0L, 0L) != 0) {
-        ptrace(PTRACE_DETACH, h->tid, 0L, 0L);
-        return rec_say(msg, size, "process %d: cannot stop it: %s", (int)pid, strerror(errno));
-    }
-    for (;;) {
-        if (waitpid(h->tid, &status, __WALL) < 0)
-            return rec_say(msg, size, "process %d: waiting for it to stop: %s", (int)pid,
-                           strerror(errno));
-        if (!WIFSTOPPED(status))
-            return rec_gone(h, status, msg, size);
-        if (status >> 16 == PTRACE_EVENT_STOP)
-            break;
-        ptrace(PTRACE_CONT, h->tid, 0L, (long)WSTOPSIG(status)); /* a signal came first */
-    }
+    rc = rec_attach_stop_thread(h->tid);
+    if (rc == -ESRCH)
+        return rec_say(msg, size, "process %d exited while being attached to", (int)pid);
+    if (rc == -EPERM || rc == -EACCES)
+        return rec_why_denied(pid, msg, size);
+    if (rc != 0)
+        return rec_say(msg, size, "process %d: cannot stop it: %s", (int)pid, strerror(-rc));
     snprintf(path, sizeof(path), "/proc/%d/mem", (int)h->tid);
     h->memfd = open(path, O_RDWR | O_CLOEXEC);
     if (h->memfd < 0 || ptrace(PTRACE_GETREGS, h->tid, 0L, &h->regs) != 0) {
@@ -500,6 +512,17 @@ int rec_attach_start(pid_t pid, const char *lib, const char *settings, char *msg
     if (!dlopen_fn) {
         free(h);
         return rec_say(msg, size, "process %d: no dlopen in its libc (%s)", (int)pid, libc);
+    }
+    {
+        int cls = 0, dynamic = 0;
+
+        /* Every thread's filters first: a call of ours they forbid would
+         * be the program's death. */
+        if (rec_exe_class(pid, &cls, &dynamic) == 0 &&
+            rec_seccomp_check(pid, rec_pick_thread(pid), cls == ELFCLASS32, msg, size) != 0) {
+            free(h);
+            return -1;
+        }
     }
     if (rec_hold_take(h, pid, msg, size) != 0) {
         free(h);

@@ -203,6 +203,26 @@ int rec_clock_settle_now(struct rec_clock *c)
     return c->ready || rec_clock_line(c);
 }
 
+void rec_clock_follow(struct rec_clock *c)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    uint64_t best = UINT64_MAX;
+
+    if (!c->tsc || !c->ready)
+        return;
+    for (int i = 0; i < 3; i++) { /* the narrowest reading: one not preempted */
+        uint64_t before = rec_mono_ns(), tick = __builtin_ia32_rdtsc(), after = rec_mono_ns();
+
+        if (after - before < best) {
+            best = after - before;
+            c->sys_off = (int64_t)(rec_clock_ns(c, tick, 1) - (before + (after - before) / 2));
+        }
+    }
+#else
+    (void)c;
+#endif
+}
+
 uint64_t rec_clock_now(const struct rec_clock *c)
 {
 #if defined(__x86_64__) || defined(__i386__)

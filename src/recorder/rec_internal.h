@@ -96,6 +96,11 @@ struct rec_clock {
     uint64_t tsc0, mono0; /* a tick and the ns it was read at */
     double ns_per_tick;
     uint64_t mult32; /* ns_per_tick << 32 */
+    /* The line minus CLOCK_MONOTONIC, as last read (rec_clock_follow): what
+     * a FMT_SHM_TS_SYSCLOCK stamp is moved by. The line is fixed at start,
+     * CLOCK_MONOTONIC is slewed by NTP and the line's rate is good to
+     * ~1e-5, so the two part by microseconds a second. */
+    int64_t sys_off;
 };
 
 /* Decide on the clock (MEMSCRIBE_CLOCK=tsc|monotonic overrides) and, for
@@ -113,12 +118,20 @@ int rec_clock_settle(struct rec_clock *c);
 int rec_clock_settle_now(struct rec_clock *c);
 /* Now, in ns (CLOCK_MONOTONIC itself until the line is known). */
 uint64_t rec_clock_now(const struct rec_clock *c);
+/* Read how far the line is from CLOCK_MONOTONIC now (sys_off): once a
+ * round, before stamps are converted. */
+void rec_clock_follow(struct rec_clock *c);
 /* A collector time in ns: t itself, or ticks converted when is_tsc (fixed
- * point, ns per tick << 32: one multiply per record). */
+ * point, ns per tick << 32: one multiply per record); a FMT_SHM_TS_SYSCLOCK
+ * stamp (CLOCK_MONOTONIC) moved onto the line. */
 static inline uint64_t rec_clock_ns(const struct rec_clock *c, uint64_t t, int is_tsc)
 {
     uint64_t d;
 
+    if (t & FMT_SHM_TS_SYSCLOCK) {
+        t &= ~FMT_SHM_TS_SYSCLOCK;
+        return c->sys_off < 0 && (uint64_t)-c->sys_off > t ? 0 : t + (uint64_t)c->sys_off;
+    }
     if (!is_tsc)
         return t;
     if (t >= c->tsc0)

@@ -70,6 +70,8 @@ uint64_t rec_merge_watermark(struct rec_session *s, uint64_t now_ns)
 {
     uint64_t limit = now_ns > REC_GUARD_NS ? now_ns - REC_GUARD_NS : 0;
 
+    rec_clock_follow(&s->clock); /* before this round's stamps are converted */
+
     for (uint32_t i = 0; i < s->nr_images; i++) {
         struct rec_image *img = s->images[i];
 

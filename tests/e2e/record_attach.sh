@@ -18,44 +18,6 @@ source "$(dirname "$0")/record_lib.sh"
 
 PROG=$MS_PROGRAMS/rec_attach_target
 
-# Start the program in directory $1 for $2 rounds; sets $target.
-start_target() {
-    mkdir -p "$1"
-    "${3:-$PROG}" "$1" "$2" >"$1/out" 2>&1 &
-    target=$!
-    wait_file "$1/ready.0"
-}
-# Attach to $target for round $2 into trace $1: attach, wait for the
-# announcement, release the round, wait for it, detach by --duration, or
-# by SIGINT (Ctrl-C) if $4 is "int".
-attach_round() {
-    local dir=$3 how=${4:-duration}
-    if [ "$how" = int ]; then
-        "$MEMSCRIBE" record -p "$target" -o "$1" 2>"$1.err" &
-    else
-        "$MEMSCRIBE" record -p "$target" -o "$1" --duration 1.5 2>"$1.err" &
-    fi
-    local rec=$!
-    wait_line "$1.err" "attached to process $target"
-    touch "$dir/go.$2"
-    wait_file "$dir/done.$2"
-    [ "$how" != int ] || kill -INT "$rec"
-    local rc=0
-    wait "$rec" || rc=$?
-    [ "$rc" = 0 ] || fail "record -p exited with $rc: $(cat "$1.err")"
-    grep -q "detached from process $target" "$1.err" || fail "no detach: $(cat "$1.err")"
-}
-# Heap calls of a trace as "kind size count" lines, sorted; frees are
-# "free known" if the trace knows the block, "free unknown", "free null".
-heap_calls() {
-    "$MEMSCRIBE" dump "$1" | awk '
-        $5 == "free" { print "free " ($6 == "addr=0x0" ? "null" : $0 ~ / size=/ ? "known" : "unknown"); next }
-        $5 == "realloc" { print "realloc " ($7 ~ /^size=/ ? $7 : $8) ; next }
-        $5 ~ /^(malloc|calloc|memalign|posix_memalign|aligned_alloc|valloc|pvalloc|reallocarray)$/ {
-            for (i = 6; i <= NF; i++) if ($i ~ /^size=/) print $5 " " $i
-        }' | sort | uniq -c | awk '{ print $2, $3, $1 }'
-}
-
 # Untraced, for comparison.
 mkdir "$WORK/plain"
 touch "$WORK/plain/go.1" "$WORK/plain/go.2" "$WORK/plain/go.3" "$WORK/plain/go.4"
@@ -64,11 +26,11 @@ touch "$WORK/plain/go.1" "$WORK/plain/go.2" "$WORK/plain/go.3" "$WORK/plain/go.4
 # Attached in round 1 (until --duration), not in round 2, again in round 3
 # (until Ctrl-C), not in round 4.
 D=$WORK/run
-start_target "$D" 4
-attach_round "$WORK/t1.mscr" 1 "$D"
+ms_attach_target "$D" 4
+ms_attach_round "$WORK/t1.mscr" 1 "$D"
 touch "$D/go.2"
 wait_file "$D/done.2"
-attach_round "$WORK/t3.mscr" 3 "$D" int
+ms_attach_round "$WORK/t3.mscr" 3 "$D" int
 touch "$D/go.4"
 rc=0
 wait "$target" || rc=$?
@@ -80,11 +42,11 @@ expect "malloc's address seen by the program, rounds 1-4" "$(cat "$D"/got.1 "$D"
     "other same other same "
 
 # Round 1: the two frees and the realloc of blocks from before the attach.
-expect "round 1's heap calls" "$(heap_calls "$WORK/t1.mscr" | tr '\n' ';')" \
+expect "round 1's heap calls" "$(ms_heap_calls "$WORK/t1.mscr" | tr '\n' ';')" \
     "calloc size=300 1;free known 3;free unknown 2;malloc size=5001 5;malloc size=7001 3;realloc size=6001 1;"
 # Round 3: the 7 blocks of round 2 were allocated while detached; the
 # plugin loaded while attached has its malloc seen.
-expect "round 3's heap calls" "$(heap_calls "$WORK/t3.mscr" | tr '\n' ';')" \
+expect "round 3's heap calls" "$(ms_heap_calls "$WORK/t3.mscr" | tr '\n' ';')" \
     "calloc size=300 1;free known 4;free unknown 7;malloc size=5003 5;malloc size=7003 3;malloc size=7703 1;realloc size=6003 1;"
 # The thread started before the attach (dynamic TLS of a dlopen'ed
 # collector) is traced: its mallocs come from another tid.
@@ -140,7 +102,7 @@ refuse "no such process" "no process 999999999" \
     "$MEMSCRIBE" record -p 999999999 -o "$WORK/refused.mscr"
 
 D=$WORK/static
-start_target "$D" 1 "$MS_PROGRAMS/rec_attach_static"
+ms_attach_target "$D" 1 "$MS_PROGRAMS/rec_attach_static"
 refuse "a static program" "process $target is statically linked" \
     "$MEMSCRIBE" record -p "$target" -o "$WORK/refused.mscr"
 touch "$D/go.1"
@@ -152,18 +114,18 @@ if [ -x "$MS_PROGRAMS/rec_attach_target32" ] && ! m32_runs; then
     echo "skipped: the 32-bit program (this machine does not run 32-bit x86 programs)"
 elif [ -x "$MS_PROGRAMS/rec_attach_target32" ]; then
     D=$WORK/p32
-    start_target "$D" 2 "$MS_PROGRAMS/rec_attach_target32"
-    attach_round "$WORK/t32.mscr" 1 "$D"
+    ms_attach_target "$D" 2 "$MS_PROGRAMS/rec_attach_target32"
+    ms_attach_round "$WORK/t32.mscr" 1 "$D"
     touch "$D/go.2"
     wait "$target" || fail "the 32-bit program failed after the attach"
-    expect "the 32-bit program's round 1" "$(heap_calls "$WORK/t32.mscr" | tr '\n' ';')" \
+    expect "the 32-bit program's round 1" "$(ms_heap_calls "$WORK/t32.mscr" | tr '\n' ';')" \
         "calloc size=300 1;free known 3;free unknown 2;malloc size=5001 5;malloc size=7001 3;realloc size=6001 1;"
     expect "the 32-bit program's GOT, rounds 1-2" "$(cat "$D/got.1" "$D/got.2" | tr '\n' ' ')" "other same "
     expect "the 32-bit program's output" "$(sed -n 2,3p "$D/out")" "$(sed -n 2,3p "$WORK/plain.out")"
 fi
 
 D=$WORK/others
-start_target "$D" 1
+ms_attach_target "$D" 1
 need strace
 strace -p "$target" -o /dev/null 2>/dev/null &
 tracer=$!
@@ -199,14 +161,14 @@ refuse "a second attach at once" "process $target is being recorded already by a
 touch "$D/go.1"
 wait_file "$D/done.1"
 wait "$first" || fail "the first recorder failed: $(cat "$WORK/first.err")"
-expect "the first recorder's round" "$(heap_calls "$WORK/first.mscr" | tr '\n' ';')" \
+expect "the first recorder's round" "$(ms_heap_calls "$WORK/first.mscr" | tr '\n' ';')" \
     "calloc size=300 1;free known 3;free null 2;free unknown 2;malloc size=5001 5;malloc size=7001 3;realloc size=6001 1;"
 wait "$target" || fail "the program failed after the refusals"
 expect "round 1's output after the refusals" "$(sed -n 2p "$D/out")" "$(sed -n 2p "$WORK/plain.out")"
 
 # A stopped process (job control): resuming it for our calls would undo that.
 D=$WORK/stopped
-start_target "$D" 1
+ms_attach_target "$D" 1
 kill -STOP "$target"
 wait_line "/proc/$target/status" "^State:[[:space:]]*T"
 refuse "a stopped process" "process $target is stopped" \
@@ -233,7 +195,7 @@ expect "its output" "$(cat "$D/out")" "done"
 
 # --sample through the settings; a later attach must ask for the same rate.
 D=$WORK/sampled
-start_target "$D" 1
+ms_attach_target "$D" 1
 "$MEMSCRIBE" record -p "$target" -o "$WORK/s1.mscr" --sample 1K --duration 0.5 2>"$WORK/s1.err" ||
     fail "sampled attach failed: $(cat "$WORK/s1.err")"
 "$MEMSCRIBE" dump --header "$WORK/s1.mscr" >"$WORK/s1.dump"

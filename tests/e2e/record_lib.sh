@@ -101,3 +101,70 @@ ms_wait_trace() {
     done
     fail "$1 was not finished within 60 s: $(cat "$WORK/dump.err")"
 }
+
+# record -p with tests/programs/rec_attach_target (its rounds: DIR/go.N,
+# DIR/done.N). Start PROGRAM (default rec_attach_target) in directory $1
+# for $2 rounds; sets $target. usage: ms_attach_target DIR ROUNDS [PROGRAM]
+ms_attach_target() {
+    mkdir -p "$1"
+    "${3:-$MS_PROGRAMS/rec_attach_target}" "$1" "$2" >"$1/out" 2>&1 &
+    target=$!
+    wait_file "$1/ready.0"
+}
+# Attach to $target for round $2 into trace $1: attach, wait for the
+# announcement, release the round, wait for it, detach by --duration, or
+# by SIGINT (Ctrl-C) if $4 is "int". usage: ms_attach_round TRACE ROUND DIR [int]
+ms_attach_round() {
+    local dir=$3 how=${4:-duration}
+    if [ "$how" = int ]; then
+        "$MEMSCRIBE" record -p "$target" -o "$1" 2>"$1.err" &
+    else
+        "$MEMSCRIBE" record -p "$target" -o "$1" --duration 1.5 2>"$1.err" &
+    fi
+    local rec=$!
+    wait_line "$1.err" "attached to process $target"
+    touch "$dir/go.$2"
+    wait_file "$dir/done.$2"
+    [ "$how" != int ] || kill -INT "$rec"
+    local rc=0
+    wait "$rec" || rc=$?
+    [ "$rc" = 0 ] || fail "record -p exited with $rc: $(cat "$1.err")"
+    grep -q "detached from process $target" "$1.err" || fail "no detach: $(cat "$1.err")"
+}
+# Heap calls of a trace as "kind size count" lines, sorted; frees are
+# "free known" if the trace knows the block, "free unknown", "free null".
+ms_heap_calls() {
+    "$MEMSCRIBE" dump "$1" | awk '
+        $5 == "free" { print "free " ($6 == "addr=0x0" ? "null" : $0 ~ / size=/ ? "known" : "unknown"); next }
+        $5 == "realloc" { print "realloc " ($7 ~ /^size=/ ? $7 : $8) ; next }
+        $5 ~ /^(malloc|calloc|memalign|posix_memalign|aligned_alloc|valloc|pvalloc|reallocarray)$/ {
+            for (i = 6; i <= NF; i++) if ($i ~ /^size=/) print $5 " " $i
+        }' | sort | uniq -c | awk '{ print $2, $3, $1 }'
+}
+
+# The system calls docs/record.md's table "System calls the collector
+# makes" names in its first column, one a line (tests/programs/col_seccomp
+# allows them by name).
+ms_doc_calls() {
+    awk '/^### System calls the collector makes/ { on = 1; next }
+        on && /^#/ { exit }
+        on && /^\| `/ {
+            gsub(/\\\|/, "")
+            split($0, cell, "|")
+            s = cell[2]
+            while (match(s, /`[a-z0-9_]+`/)) {
+                print substr(s, RSTART + 1, RLENGTH - 2)
+                s = substr(s, RSTART + RLENGTH)
+            }
+        }' "$MS_SOURCE/docs/record.md" | sort -u
+}
+
+# Heap calls of the sizes matching $2 (an awk regex: "200[1-3]"), as
+# "kind size=N count;" sorted, on one line. usage: ms_heap_by_size TRACE RE
+ms_heap_by_size() {
+    "$MEMSCRIBE" dump "$1" | awk -v re="^size=($2)\$" '
+        $5 == "malloc" || $5 == "free" {
+            for (i = 6; i <= NF; i++)
+                if ($i ~ re) print $5, $i
+        }' | sort | uniq -c | awk '{ print $2, $3, $1 }' | tr '\n' ';'
+}

@@ -55,13 +55,14 @@ for mode in exact sampled; do
     echo "$mode: $n snapshots: $(tr '\n' ',' <"$WORK/$mode.seen")"
 done
 
-# Usage errors: no -o, a period that is not a time.
+# Usage errors: no -o, a period that is not a time (a bare number is
+# seconds, as for every option that takes a time: util_duration.h).
 set +e
 "$MEMSCRIBE" record --snapshot-every 1s -- true 2>"$WORK/err"
 rc=$?
 [ "$rc" = 2 ] && grep -q "snapshot-every wants -o DIR" "$WORK/err" || fail "no -o: exit $rc: $(cat "$WORK/err")"
-"$MEMSCRIBE" record --snapshot-every 10 -o "$WORK/x" -- true 2>"$WORK/err"
+"$MEMSCRIBE" record --snapshot-every 10parsecs -o "$WORK/x" -- true 2>"$WORK/err"
 rc=$?
 set -e
-[ "$rc" = 2 ] && grep -q "wants a time such as 500ms" "$WORK/err" || fail "--snapshot-every 10: exit $rc"
+[ "$rc" = 2 ] && grep -q "wants a time such as 500ms" "$WORK/err" || fail "--snapshot-every 10parsecs: exit $rc"
 echo "ok: snapshots while the program runs, exact and sampled"

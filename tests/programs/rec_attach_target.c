@@ -14,7 +14,9 @@
  * A thread started before DIR/ready.0 also mallocs 3 blocks of 7000 + N
  * bytes in round N and frees them. In round 3, main dlopens the plugin
  * librec_attach_plug.so (beside the program), which mallocs 7703 bytes
- * for it; main frees them. */
+ * for it; main frees them. With REC_ATTACH_BIG=1 in its environment, main
+ * also mallocs and frees 16 bytes 200,000 times in round 1, more events
+ * than a ring holds (tests/e2e/record_attach_killed.sh). */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -108,6 +110,7 @@ int main(int argc, char **argv)
     void *(*volatile start_malloc)(size_t) = malloc;
     void *early[8], *prev[7] = {0};
     unsigned long sum = 0;
+    const char *big = getenv("REC_ATTACH_BIG");
     pthread_t th;
 
     if (argc != 3)
@@ -151,6 +154,11 @@ int main(int argc, char **argv)
         fflush(stdout);
         if (r == 3)
             plugin_round(argv[0]);
+        for (int i = 0; r == 1 && big && *big == '1' && i < 200000; i++) {
+            void *volatile b = malloc(16);
+
+            free(b);
+        }
         while (sem_wait(&worker_done) != 0)
             ;
         say_got(argv[1], r, (void *(*volatile)(size_t))malloc == start_malloc);

@@ -275,36 +275,9 @@ static void test_table(void **state)
 
 static void test_time_parse(void **state)
 {
-    uint64_t ns;
     struct ana_time_point p;
     char buf[64];
     (void)state;
-
-    assert_int_equal(ana_time_parse_duration("1.5s", &ns), 0);
-    assert_int_equal(ns, 1500000000);
-    assert_int_equal(ana_time_parse_duration("250ms", &ns), 0);
-    assert_int_equal(ns, 250000000);
-    assert_int_equal(ana_time_parse_duration("0.000000001s", &ns), 0);
-    assert_int_equal(ns, 1);
-    assert_int_equal(ana_time_parse_duration("2", &ns), 0);
-    assert_int_equal(ns, 2000000000);
-    assert_int_equal(ana_time_parse_duration("40us", &ns), 0);
-    assert_int_equal(ns, 40000);
-    assert_int_equal(ana_time_parse_duration("1.25us", &ns), 0);
-    assert_int_equal(ns, 1250);
-    assert_int_equal(ana_time_parse_duration("123456789ns", &ns), 0);
-    assert_int_equal(ns, 123456789);
-    assert_int_equal(ana_time_parse_duration("1.5min", &ns), 0);
-    assert_int_equal(ns, 90000000000ull);
-    assert_int_equal(ana_time_parse_duration("18446744073709551615ns", &ns), 0);
-    assert_int_equal(ns, UINT64_MAX);
-    assert_int_equal(ana_time_parse_duration("18446744073709551616ns", &ns), -ERANGE);
-    assert_int_equal(ana_time_parse_duration("1.0000000001s", &ns), -EINVAL);
-    assert_int_equal(ana_time_parse_duration("0.5ns", &ns), -EINVAL);
-    assert_int_equal(ana_time_parse_duration("1.5xs", &ns), -EINVAL);
-    assert_int_equal(ana_time_parse_duration("", &ns), -EINVAL);
-    assert_int_equal(ana_time_parse_duration(".s", &ns), -EINVAL);
-    assert_int_equal(ana_time_parse_duration("-1s", &ns), -EINVAL);
 
     assert_int_equal(ana_time_parse_point("peak-50ms", &p), 0);
     assert_int_equal(p.base, ANA_TIME_PEAK);

@@ -5,6 +5,7 @@
  * key above x at every position, with duplicates, at any element size and
  * key offset; a partial sort's first k elements are a full sort's; LEB128
  * decodes DWARF's examples, drops bits past 64 and says when it is cut. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 
 #include "test_xorshift.h"
 #include "util/util_array.h"
+#include "util/util_duration.h"
 #include "util/util_leb128.h"
 #include "util/util_search.h"
 #include "util/util_sort.h"
@@ -238,13 +240,51 @@ static void test_leb128(void **state)
     assert_ptr_equal(p, over + sizeof(over));
 }
 
+static void test_duration(void **state)
+{
+    uint64_t ns;
+    (void)state;
+
+    assert_int_equal(util_duration_parse("1.5s", &ns), 0);
+    assert_int_equal(ns, 1500000000);
+    assert_int_equal(util_duration_parse("250ms", &ns), 0);
+    assert_int_equal(ns, 250000000);
+    assert_int_equal(util_duration_parse("0.000000001s", &ns), 0);
+    assert_int_equal(ns, 1);
+    assert_int_equal(util_duration_parse("2", &ns), 0);
+    assert_int_equal(ns, 2000000000);
+    assert_int_equal(util_duration_parse("40us", &ns), 0);
+    assert_int_equal(ns, 40000);
+    assert_int_equal(util_duration_parse("1.25us", &ns), 0);
+    assert_int_equal(ns, 1250);
+    assert_int_equal(util_duration_parse("123456789ns", &ns), 0);
+    assert_int_equal(ns, 123456789);
+    assert_int_equal(util_duration_parse("1.5min", &ns), 0);
+    assert_int_equal(ns, 90000000000ull);
+    assert_int_equal(util_duration_parse("18446744073709551615ns", &ns), 0);
+    assert_int_equal(ns, UINT64_MAX);
+    assert_int_equal(util_duration_parse("18446744073709551616ns", &ns), -ERANGE);
+    assert_int_equal(util_duration_parse("1.0000000001s", &ns), -EINVAL);
+    assert_int_equal(util_duration_parse("0.5ns", &ns), -EINVAL);
+    assert_int_equal(util_duration_parse("1.5xs", &ns), -EINVAL);
+    assert_int_equal(util_duration_parse("", &ns), -EINVAL);
+    assert_int_equal(util_duration_parse(".s", &ns), -EINVAL);
+    assert_int_equal(util_duration_parse("-1s", &ns), -EINVAL);
+    assert_int_equal(util_duration_parse("3\xc2\xb5s", &ns), 0); /* µs */
+    assert_int_equal(ns, 3000);
+    assert_int_equal(util_duration_parse("2h", &ns), 0);
+    assert_int_equal(ns, 7200000000000ull);
+    assert_int_equal(util_duration_parse("0", &ns), 0);
+    assert_int_equal(ns, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grow),          cmocka_unit_test(test_grow_zero),
         cmocka_unit_test(test_grow_overflow), cmocka_unit_test(test_grow_narrow_cap),
         cmocka_unit_test(test_search),        cmocka_unit_test(test_sort_first),
-        cmocka_unit_test(test_leb128),
+        cmocka_unit_test(test_leb128),        cmocka_unit_test(test_duration),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,15 +17,6 @@
 
 #define NO_STACK "(no stack)"
 
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    return h;
-}
-
 int ana_stacks_index_room(const struct ana_stacks *s, uint32_t **index, uint32_t *cap, uint32_t n,
                           ana_stacks_slot_fn *slot_of)
 {
@@ -47,32 +38,11 @@ int ana_stacks_index_room(const struct ana_stacks *s, uint32_t **index, uint32_t
     return 0;
 }
 
-static uint32_t text_slot(const struct ana_stacks *s, uint32_t i, uint32_t cap)
-{
-    return (uint32_t)hash_str(s->text[i]) & (cap - 1);
-}
-
 static int intern(struct ana_stacks *s, const char *str, uint32_t *id)
 {
-    int rc = ana_stacks_index_room(s, &s->index, &s->cap_index, s->nr_text, text_slot);
+    int rc = ana_strtab_intern(&s->text, str, id);
 
-    if (rc)
-        return rc;
-    uint32_t j = (uint32_t)hash_str(str) & (s->cap_index - 1);
-    for (; s->index[j]; j = (j + 1) & (s->cap_index - 1))
-        if (!strcmp(s->text[s->index[j] - 1], str)) {
-            *id = s->index[j] - 1;
-            return 0;
-        }
-    if (UTIL_ARRAY_RESERVE(s->text, s->cap_text, (size_t)s->nr_text + 1, 256))
-        return -ENOMEM;
-    char *copy = strdup(str);
-    if (!copy)
-        return -ENOMEM;
-    s->text[s->nr_text] = copy;
-    s->index[j] = s->nr_text + 1;
-    *id = s->nr_text++;
-    return 0;
+    return rc < 0 ? rc : 0;
 }
 
 int ana_stacks_create(struct ana_stacks **out, struct fmt_reader *r,
@@ -116,10 +86,7 @@ void ana_stacks_destroy(struct ana_stacks *s)
     if (!s)
         return;
     ana_sym_destroy(s->sym);
-    for (uint32_t i = 0; i < s->nr_text; i++)
-        free(s->text[i]);
-    free(s->text);
-    free(s->index);
+    ana_strtab_release(&s->text);
     free(s->start);
     free(s->count);
     free(s->pool);
@@ -293,7 +260,7 @@ int ana_stacks_get(struct ana_stacks *s, uint32_t stack, const struct ana_frame 
 
 const char *ana_stacks_str(const struct ana_stacks *s, uint32_t id)
 {
-    return id < s->nr_text ? s->text[id] : "?";
+    return id < s->text.nr ? s->text.strs[id] : "?";
 }
 
 int ana_stacks_leaf(struct ana_stacks *s, uint32_t stack, uint32_t *function)

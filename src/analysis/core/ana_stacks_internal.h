@@ -10,6 +10,7 @@
 
 #include "analysis/core/ana_map.h"
 #include "analysis/core/ana_stacks.h"
+#include "analysis/core/ana_strtab.h"
 
 /* What one recorded address reads as: its frames' strings at
  * spans[off .. off + nr) (an inline chain: one or more), and whether its
@@ -57,11 +58,8 @@ struct ana_stacks {
     struct ana_sym *sym;
     bool full_names; /* else labels are ana_name_short()'s */
 
-    /* Interned strings: text[] by id, and an open-addressing index. */
-    char **text;
-    uint32_t nr_text, cap_text;
-    uint32_t *index; /* id + 1, 0 empty */
-    uint32_t cap_index;
+    /* Interned strings: text.strs[] by id. */
+    struct ana_strtab text;
 
     /* Per stack id: where its frames start in pool (UINT32_MAX: not yet). */
     uint32_t *start;

@@ -1,18 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Times on the command line and in output. A duration is a decimal number
- * with a unit: `1.5s`, `250ms`, `40us`, `100ns`, `2min` (no unit: seconds).
- * A point in a trace is a duration from the start, or `start`, `peak` or
- * `end`, optionally moved by a duration: `peak-50ms`, `end-1s`. Parsing is
- * exact integer arithmetic: `0.000000001s` is 1 ns, never a rounded double. */
+/* Times on the command line and in output. A point in a trace is a
+ * duration from the start (util_duration.h), or `start`, `peak` or `end`,
+ * optionally moved by a duration: `peak-50ms`, `end-1s`. */
 #ifndef ANA_TIME_H
 #define ANA_TIME_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-/* Parse a duration into nanoseconds. Returns 0, or -EINVAL (not a
- * duration; negative; a fraction finer than 1 ns) or -ERANGE. */
-int ana_time_parse_duration(const char *s, uint64_t *ns);
 
 enum ana_time_base {
     ANA_TIME_ABS = 0, /* from the trace start: offset_ns is the time */

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_strtab.h"
 #include "analysis/export/ana_export_internal.h"
-#include "analysis/export/ana_export_strtab.h"
 
 /* Blocks living at most this long (in tu, here microseconds) count as
  * short-lived in dh_view. */
@@ -34,9 +34,9 @@ struct dhat {
     struct ana_xout *out;
     struct ana_xsym sym;
     struct ana_xmodel m;
-    struct ana_xstrtab frames; /* ftbl */
-    struct ana_xstrtab stacks; /* "i,j,k" frame lists -> pp index */
-    uint32_t *pp_of;           /* by stack id */
+    struct ana_strtab frames; /* ftbl */
+    struct ana_strtab stacks; /* "i,j,k" frame lists -> pp index */
+    uint32_t *pp_of;          /* by stack id */
     struct dhat_pp *pps;
     const struct ana_export_options *o;
 };
@@ -70,7 +70,7 @@ static int group_stacks(struct dhat *d)
 
     if (!key)
         return -ENOMEM;
-    if ((rc = ana_xstrtab_intern(&d->frames, "[root]", &idx)) < 0)
+    if ((rc = ana_strtab_intern(&d->frames, "[root]", &idx)) < 0)
         goto out;
     for (uint32_t id = 0; id <= d->m.nr_stacks; id++) {
         const struct ana_sym_stack *st;
@@ -83,7 +83,7 @@ static int group_stacks(struct dhat *d)
         for (uint32_t i = 0; i < st->nr_lines || (i == 0 && !st->nr_lines); i++) {
             const char *l = st->nr_lines ? dhat_label(st->lines[i].frame, label, sizeof(label))
                                          : "0x0: [unknown stack]";
-            if ((rc = ana_xstrtab_intern(&d->frames, l, &idx)) < 0)
+            if ((rc = ana_strtab_intern(&d->frames, l, &idx)) < 0)
                 goto out;
             if (len + 16 > cap) {
                 char *k = realloc(key, cap *= 2);
@@ -95,7 +95,7 @@ static int group_stacks(struct dhat *d)
             }
             len += (size_t)snprintf(key + len, cap - len, "%s%u", len ? "," : "", idx);
         }
-        if ((rc = ana_xstrtab_intern(&d->stacks, key, &d->pp_of[id])) < 0)
+        if ((rc = ana_strtab_intern(&d->stacks, key, &d->pp_of[id])) < 0)
             goto out;
     }
     rc = 0;
@@ -236,8 +236,8 @@ int ana_export_dhat(struct fmt_reader *r, const struct ana_export_options *o, st
         rc = write_json(&d);
     free(d.pp_of);
     free(d.pps);
-    ana_xstrtab_release(&d.frames);
-    ana_xstrtab_release(&d.stacks);
+    ana_strtab_release(&d.frames);
+    ana_strtab_release(&d.stacks);
     ana_xsym_close(&d.sym);
     ana_xmodel_release(&d.m);
     return rc;

@@ -43,9 +43,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_strtab.h"
 #include "analysis/export/ana_export_internal.h"
 #include "analysis/export/ana_export_map.h"
-#include "analysis/export/ana_export_strtab.h"
 #include "util/util_array.h"
 
 #define HEAPTRACK_VERSION_CODE 0x010400 /* the heaptrack release whose format this is */
@@ -96,9 +96,9 @@ struct heaptrack {
     struct fmt_reader *r;
     struct ana_xout *out;
     struct ana_xsym sym;
-    struct ana_xstrtab strs; /* string index = position + 1 */
-    struct ana_map ips;      /* (image, addr) -> ip index */
-    struct ana_map traces;   /* (parent trace, ip) -> trace index */
+    struct ana_strtab strs; /* string index = position + 1 */
+    struct ana_map ips;     /* (image, addr) -> ip index */
+    struct ana_map traces;  /* (parent trace, ip) -> trace index */
     uint32_t nr_ips, nr_traces;
     uint32_t *trace_of; /* by stack id: trace index + 1, 0 = not yet */
     uint32_t nr_stacks;
@@ -134,7 +134,7 @@ struct heaptrack {
 
 static int str(struct heaptrack *h, const char *s, uint32_t *index)
 {
-    int rc = ana_xstrtab_intern(&h->strs, s, index);
+    int rc = ana_strtab_intern(&h->strs, s, index);
 
     if (rc < 0)
         return rc;
@@ -655,6 +655,6 @@ int ana_export_heaptrack(struct fmt_reader *r, const struct ana_export_options *
     ana_map_release(&h.live);
     ana_map_release(&h.ips);
     ana_map_release(&h.traces);
-    ana_xstrtab_release(&h.strs);
+    ana_strtab_release(&h.strs);
     return rc;
 }

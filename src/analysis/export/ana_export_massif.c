@@ -25,7 +25,7 @@ struct massif {
     struct ana_xout *out;
     struct ana_xsym sym;
     struct ana_xmodel m;
-    struct ana_xstrtab labels;
+    struct ana_strtab labels;
     double threshold;
     const struct ana_export_options *o;
     uint32_t nr_snapshots; /* written so far */
@@ -238,7 +238,7 @@ int ana_export_massif(struct fmt_reader *r, const struct ana_export_options *o,
     rc = snapshots(&x, o->massif_snapshots ? o->massif_snapshots : MASSIF_DEFAULT_SNAPSHOTS);
 out:
     free(x.indent);
-    ana_xstrtab_release(&x.labels);
+    ana_strtab_release(&x.labels);
     ana_xsym_close(&x.sym);
     ana_xmodel_release(&x.m);
     return rc;

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_strtab.h"
 #include "analysis/core/ana_text.h"
 #include "analysis/export/ana_export_internal.h"
 #include "analysis/export/ana_export_map.h"
-#include "analysis/export/ana_export_strtab.h"
 #include "analysis/model/ana_heaps.h"
 
 /* profile.proto field numbers. */
@@ -119,7 +119,7 @@ struct pprof {
     struct fmt_reader *r;
     struct ana_xout *out;
     struct ana_xsym sym;
-    struct ana_xstrtab strs;
+    struct ana_strtab strs;
     struct ana_map locations; /* (image, addr) -> location id */
     struct ana_map functions; /* (name, file) string indexes -> function id */
     uint32_t nr_locations;
@@ -150,7 +150,7 @@ static int emit(struct pprof *p, unsigned field)
 /* The index of s in string_table, writing it out the first time. */
 static int str(struct pprof *p, const char *s, uint32_t *index)
 {
-    int rc = ana_xstrtab_intern(&p->strs, s, index);
+    int rc = ana_strtab_intern(&p->strs, s, index);
 
     if (rc <= 0)
         return rc;
@@ -389,7 +389,7 @@ out:
     free(p.body.p);
     ana_map_release(&p.locations);
     ana_map_release(&p.functions);
-    ana_xstrtab_release(&p.strs);
+    ana_strtab_release(&p.strs);
     ana_xsym_close(&p.sym);
     ana_xmodel_release(&m);
     return rc;

@@ -17,11 +17,11 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "analysis/core/ana_strtab.h"
 #include "analysis/core/ana_text.h"
 #include "analysis/export/ana_export_internal.h"
 #include "analysis/export/ana_export_map.h"
 #include "analysis/export/ana_export_sqlite_win.h"
-#include "analysis/export/ana_export_strtab.h"
 #include "analysis/vm/ana_vm_win.h"
 #include "util/util_array.h"
 
@@ -98,9 +98,9 @@ struct sq {
     sqlite3 *db;
     sqlite3_stmt *st[NR_ST];
     struct ana_xsym sym;
-    struct ana_xstrtab frame_keys; /* "parent image addr k" -> frame id - 1 */
-    struct ana_map live;           /* serial -> kind of live heap blocks */
-    uint8_t *stack_done;           /* bitmap by stack id */
+    struct ana_strtab frame_keys; /* "parent image addr k" -> frame id - 1 */
+    struct ana_map live;          /* serial -> kind of live heap blocks */
+    uint8_t *stack_done;          /* bitmap by stack id */
     uint32_t nr_stacks;
     struct sq_range *ranges;
     uint32_t nr_ranges, cap_ranges;
@@ -208,7 +208,7 @@ static int stack_row(struct sq *q, uint32_t id)
          * its place in the chain tells them apart. */
         snprintf(key, sizeof(key), "%x %x %" PRIx64 " %u %s", parent, image, f->addr,
                  st->lines[i].index, f->inlined ? "i" : "p");
-        if ((rc = ana_xstrtab_intern(&q->frame_keys, key, &idx)) < 0)
+        if ((rc = ana_strtab_intern(&q->frame_keys, key, &idx)) < 0)
             return rc;
         if (rc == 1) {
             sqlite3_stmt *s = q->st[ST_FRAME];
@@ -669,7 +669,7 @@ out:
     free(q.stack_done);
     free(q.ranges);
     ana_map_release(&q.live);
-    ana_xstrtab_release(&q.frame_keys);
+    ana_strtab_release(&q.frame_keys);
     ana_xsym_close(&q.sym);
     return rc;
 }

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ana_xtree_init(struct ana_xtree *t, struct ana_xstrtab *labels)
+int ana_xtree_init(struct ana_xtree *t, struct ana_strtab *labels)
 {
     memset(t, 0, sizeof(*t));
     t->labels = labels;
@@ -51,8 +51,8 @@ int ana_xtree_add(struct ana_xtree *t, const struct ana_sym_stack *st, uint64_t 
 
     t->nodes[0].bytes += bytes;
     for (uint32_t i = 0; i < st->nr_lines; i++) {
-        if ((rc = ana_xstrtab_intern(t->labels, label(st->lines[i].frame, buf, sizeof(buf)),
-                                     &idx)) < 0)
+        if ((rc = ana_strtab_intern(t->labels, label(st->lines[i].frame, buf, sizeof(buf)), &idx)) <
+            0)
             return rc;
         if ((rc = child(t, node, idx, &node)))
             return rc;

@@ -7,9 +7,9 @@
 
 #include <stdint.h>
 
+#include "analysis/core/ana_strtab.h"
 #include "analysis/export/ana_export_internal.h"
 #include "analysis/export/ana_export_map.h"
-#include "analysis/export/ana_export_strtab.h"
 
 struct ana_xtree_node {
     uint32_t label; /* index in labels */
@@ -23,13 +23,13 @@ struct ana_xtree {
     struct ana_xtree_node *nodes; /* nodes[0] is the root */
     uint32_t nr, cap;
     struct ana_map children; /* (parent, label) -> node */
-    struct ana_xstrtab *labels;
+    struct ana_strtab *labels;
 };
 
 /* label_fn formats one frame's label into buf. */
 typedef const char *ana_xtree_label_fn(const struct ana_sym_frame *f, char *buf, size_t size);
 
-int ana_xtree_init(struct ana_xtree *t, struct ana_xstrtab *labels);
+int ana_xtree_init(struct ana_xtree *t, struct ana_strtab *labels);
 /* Add bytes along a stack's frames, the leaf under the root. */
 int ana_xtree_add(struct ana_xtree *t, const struct ana_sym_stack *st, uint64_t bytes,
                   ana_xtree_label_fn *label);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* String interning for the exporters (ana_export_strtab.h). */
-#include "analysis/export/ana_export_strtab.h"
+/* String interning (ana_strtab.h). */
+#include "analysis/core/ana_strtab.h"
 #include "util/util_array.h"
 
 #include <errno.h>
@@ -9,14 +9,14 @@
 
 static uint32_t str_hash(const char *s)
 {
-    uint32_t h = 2166136261u; /* FNV-1a */
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
 
     for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return (uint32_t)(h ^ h >> 32);
 }
 
-static int strtab_grow(struct ana_xstrtab *t)
+static int strtab_grow(struct ana_strtab *t)
 {
     uint32_t cap = t->slots ? (t->mask + 1) * 2 : 1024;
     uint32_t *slots = calloc(cap, sizeof(*slots));
@@ -35,7 +35,7 @@ static int strtab_grow(struct ana_xstrtab *t)
     return 0;
 }
 
-int ana_xstrtab_intern(struct ana_xstrtab *t, const char *s, uint32_t *index)
+int ana_strtab_intern(struct ana_strtab *t, const char *s, uint32_t *id)
 {
     uint32_t i;
 
@@ -43,7 +43,7 @@ int ana_xstrtab_intern(struct ana_xstrtab *t, const char *s, uint32_t *index)
         return -ENOMEM;
     for (i = str_hash(s) & t->mask; t->slots[i]; i = (i + 1) & t->mask) {
         if (!strcmp(t->strs[t->slots[i] - 1], s)) {
-            *index = t->slots[i] - 1;
+            *id = t->slots[i] - 1;
             return 0;
         }
     }
@@ -52,11 +52,11 @@ int ana_xstrtab_intern(struct ana_xstrtab *t, const char *s, uint32_t *index)
     if (!(t->strs[t->nr] = strdup(s)))
         return -ENOMEM;
     t->slots[i] = ++t->nr;
-    *index = t->nr - 1;
+    *id = t->nr - 1;
     return 1;
 }
 
-void ana_xstrtab_release(struct ana_xstrtab *t)
+void ana_strtab_release(struct ana_strtab *t)
 {
     for (uint32_t i = 0; i < t->nr; i++)
         free(t->strs[i]);

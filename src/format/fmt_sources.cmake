@@ -1,0 +1,11 @@
+# SPDX-License-Identifier: MIT
+# format's sources in two lists, the one place that says which file is the
+# writer's: ms_format builds both (src/format/CMakeLists.txt), and the
+# Windows launcher, cross-built with mingw-w64 (src/windows/cross), compiles
+# the writer's list and the util files it names. A new fmt_*.c must join
+# one list, or configuring fails.
+set(MS_FMT_WRITER_SOURCES
+    fmt_writer.c fmt_wchunk.c fmt_wctx.c fmt_wdefs.c fmt_wdelta.c fmt_wevent.c fmt_wlive.c
+    fmt_wout.c fmt_wpool.c fmt_wstack.c fmt_wvm.c fmt_buf.c fmt_crc.c fmt_block.c fmt_zc.c)
+set(MS_FMT_WRITER_UTIL_SOURCES util_array.c)
+set(MS_FMT_READER_SOURCES fmt_reader.c fmt_rchunk.c fmt_rdefs.c fmt_names.c)
