@@ -68,8 +68,15 @@ int ana_html_write_data(struct ana_html_run *run, FILE *out);
  * -errno. */
 int ana_html_write_page(struct ana_html_run *run, FILE *out);
 
+/* The page's address-space section: the map at the end of the trace (vm,
+ * every event replayed: the timeline's pass feeds it) of the process with the
+ * most mappings, with a caption, or a note that nothing was mapped. r
+ * names the process. Returns 0 or -errno. */
+struct ana_vm;
+int ana_html_frag(struct fmt_reader *r, const struct ana_vm *vm, FILE *out);
+
 /* The page data's "summary" object of a model (ana_html_data.c); the base
- * run's is written the same way (diff/ana_diff_html.c). sample_bytes: the
+ * run's is written the same way (ana_html_base.c). sample_bytes: the
  * trace's sampling rate (0: exact; a sampled trace's temporary figures are
  * null, ana_sample.h). */
 struct ana_json;
