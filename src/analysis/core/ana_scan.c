@@ -31,7 +31,7 @@ int ana_scan(struct fmt_reader *r, const struct ana_scan_options *o, ana_event_f
     int rc;
 
     fmt_reader_counts(r, &c);
-    if (o->from_chunk) {
+    if (o->from_chunk && !o->range) {
         /* The chunks skipped are read too, unused: a command that seeks
          * must reject what dump rejects. */
         if ((rc = fmt_reader_seek_chunk(r, 0)))
@@ -62,7 +62,7 @@ int ana_scan(struct fmt_reader *r, const struct ana_scan_options *o, ana_event_f
     /* Stopped early: the rest is decoded unused, so that a corrupt later
      * chunk gets the verdict dump gives it (an error, never numbers). */
     if (rc == 1)
-        rc = ana_scan_rest(r);
+        rc = o->range ? 0 : ana_scan_rest(r);
     if (rc < 0)
         return rc;
     if (o->progress)

@@ -4,6 +4,7 @@
 #ifndef ANA_SCAN_H
 #define ANA_SCAN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "memscribe/trace.h"
@@ -18,14 +19,18 @@ struct ana_scan_options {
     uint64_t until_ns;         /* stop before the first event after this */
     ana_progress_fn *progress; /* may be NULL */
     void *progress_arg;
+    /* A range of a parallel replay (ana_pmodel.c): the chunks before
+     * from_chunk and after the stop are other ranges', not decoded here. */
+    bool range;
 };
 
 /* Defaults: from chunk 0 to the end, no progress. */
 void ana_scan_options_init(struct ana_scan_options *o);
 
 /* Feed events to fn. Every chunk is decoded, those before from_chunk and
- * after an early stop (until_ns, fn's 1) too, unused: a command reaches
- * dump's verdict on a corrupt file whatever part it looks at. Returns 0,
+ * after an early stop (until_ns, fn's 1) too, unused (unless o->range): a
+ * command reaches dump's verdict on a corrupt file whatever part it looks
+ * at. Returns 0,
  * or fn's or the reader's -errno (the reader's message is then in
  * fmt_reader_error()). */
 int ana_scan(struct fmt_reader *r, const struct ana_scan_options *o, ana_event_fn *fn, void *arg);

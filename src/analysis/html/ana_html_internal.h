@@ -23,7 +23,7 @@ struct ana_html_run {
     struct ana_histogram hist;
     struct ana_html_wpa wpa;
     struct ana_timeline tl;
-    struct ana_vm_replay replay; /* the address space at the end, from the timeline's pass */
+    struct ana_vm_replay replay; /* the address space at the end, from the page's pass */
     struct ana_stacks *stacks;
     struct ana_tree flame, flame_inv;
     uint8_t *keep;  /* per stack id: listed and drawn (ana_flame_top_sites) */
@@ -69,7 +69,7 @@ int ana_html_write_data(struct ana_html_run *run, FILE *out);
 int ana_html_write_page(struct ana_html_run *run, FILE *out);
 
 /* The page's address-space section: the map at the end of the trace (vm,
- * every event replayed: the timeline's pass feeds it) of the process with the
+ * every event replayed: the page's pass feeds it) of the process with the
  * most mappings, with a caption, or a note that nothing was mapped. r
  * names the process. Returns 0 or -errno. */
 struct ana_vm;
