@@ -168,25 +168,6 @@ int ana_heaps_by_stack_subscribe(struct ana_heaps_by_stack *b, struct ana_heap_r
     return ana_heap_replay_subscribe(p, &ops, b, 0);
 }
 
-int ana_heaps_by_stack(struct ana_heaps *h, struct fmt_reader *r, uint32_t nr_stacks,
-                       uint32_t **out)
-{
-    struct ana_heaps_by_stack b;
-    struct ana_heap_replay p;
-    int rc;
-
-    ana_heap_replay_init(&p, NULL);
-    if (!(rc = ana_heaps_by_stack_subscribe(&b, &p, h, nr_stacks)))
-        rc = ana_heap_replay_run(&p, r, NULL);
-    ana_heap_replay_release(&p);
-    if (rc) {
-        free(b.of);
-        b.of = NULL;
-    }
-    *out = b.of;
-    return rc;
-}
-
 bool ana_heaps_present(const struct fmt_reader *r)
 {
     return fmt_reader_nr_pools(r) > 0;

@@ -67,7 +67,7 @@ int ana_heaps_subscribe(struct ana_heaps *h, struct ana_heap_replay *p, struct f
  * nr_stacks + 1 entries, heap id + 1, 0 for a stack that started no
  * block, ANA_HEAPS_MIXED for one that allocated in several heaps (every
  * process's allocations count, whatever p's filter). Filled by the pass of
- * the heap replay p; free of with free(). Returns 0, -ENOMEM or -E2BIG. */
+ * the heap replay p; free b->of with free(). Returns 0, -ENOMEM or -E2BIG. */
 #define ANA_HEAPS_MIXED UINT32_MAX
 struct ana_heaps_by_stack {
     struct ana_heaps *h; /* made for p's trace: heaps get their ids here */
@@ -76,9 +76,6 @@ struct ana_heaps_by_stack {
 };
 int ana_heaps_by_stack_subscribe(struct ana_heaps_by_stack *b, struct ana_heap_replay *p,
                                  struct ana_heaps *h, uint32_t nr_stacks);
-/* The same in a pass of its own over r: *out gets of[]. */
-int ana_heaps_by_stack(struct ana_heaps *h, struct fmt_reader *r, uint32_t nr_stacks,
-                       uint32_t **out);
 
 /* True if the trace has pools of the program's own to show (their
  * definitions, format 1.4). A Windows program's heaps are shown by
