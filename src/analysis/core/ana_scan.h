@@ -39,4 +39,44 @@ int ana_scan(struct fmt_reader *r, const struct ana_scan_options *o, ana_event_f
  * reader's -errno. */
 int ana_scan_rest(struct fmt_reader *r);
 
+/* Progress every this many events: rare enough to cost nothing. */
+#define ANA_SCAN_PROGRESS_EVERY (1u << 18)
+
+/* ana_scan()'s work before its loop (the seek, the chunks before it read
+ * unused; *c: the trace's counts) and after it (rc: the loop's; the rest
+ * read unused, the last progress). Private to ana_scan_inline(). */
+int ana_scan_begin(struct fmt_reader *r, const struct ana_scan_options *o,
+                   struct fmt_trace_counts *c);
+int ana_scan_end(struct fmt_reader *r, const struct ana_scan_options *o,
+                 const struct fmt_trace_counts *c, int rc);
+
+/* ana_scan() in the caller, so that a constant fn is called directly, and
+ * inlined: the heap replay's loop (ana_heap_replay.c), which every report
+ * pays per event (bench/bench_report.sh). */
+static inline __attribute__((always_inline)) int
+ana_scan_inline(struct fmt_reader *r, const struct ana_scan_options *o, ana_event_fn *fn, void *arg)
+{
+    struct fmt_trace_counts c;
+    struct fmt_event ev;
+    uint32_t tick = 0;
+    int rc;
+
+    if ((rc = ana_scan_begin(r, o, &c)))
+        return rc;
+    while ((rc = fmt_reader_next(r, &ev)) == 1) {
+        if (ev.ts_ns > o->until_ns)
+            break;
+        if ((rc = fn(arg, &ev))) {
+            if (rc < 0)
+                return rc;
+            break;
+        }
+        if (o->progress && ++tick == ANA_SCAN_PROGRESS_EVERY) {
+            tick = 0;
+            o->progress(o->progress_arg, ev.ts_ns, c.last_ts_ns);
+        }
+    }
+    return ana_scan_end(r, o, &c, rc);
+}
+
 #endif

@@ -35,6 +35,10 @@ int ana_heap_replay_subscribe(struct ana_heap_replay *p, const struct ana_heap_r
     };
     if (every_ns && every_ns < p->next_moment)
         p->next_moment = every_ns;
+    if (ops->step) {
+        p->step_fn[p->nr_step] = ops->step;
+        p->step_arg[p->nr_step++] = arg;
+    }
     return 0;
 }
 
@@ -84,20 +88,19 @@ static inline __attribute__((always_inline)) int event(struct ana_heap_replay *p
     if ((rc = ana_stepper_event_mode(&p->stepper, ev, &st, partial)) < 0)
         return rc;
     p->nr_steps += (unsigned)rc;
-    for (unsigned i = 0; i < p->nr_consumers; i++) {
-        const struct ana_heap_consumer *c = &p->consumers[i];
-        if (c->ops->step && (rc = c->ops->step(c->arg, ev, &st)))
+    for (unsigned i = 0, n = p->nr_step; i < n; i++)
+        if ((rc = p->step_fn[i](p->step_arg[i], ev, &st)))
             return rc;
-    }
     return 0;
 }
 
-static int event_partial(void *arg, const struct fmt_event *ev)
+static inline __attribute__((always_inline)) int event_partial(void *arg,
+                                                               const struct fmt_event *ev)
 {
     return event(arg, ev, true);
 }
 
-static int event_whole(void *arg, const struct fmt_event *ev)
+static inline __attribute__((always_inline)) int event_whole(void *arg, const struct fmt_event *ev)
 {
     return event(arg, ev, false);
 }
@@ -131,7 +134,8 @@ int ana_heap_replay_run(struct ana_heap_replay *p, struct fmt_reader *r,
         ana_scan_options_init(&whole);
         so = &whole;
     }
-    if ((rc = ana_scan(r, so, p->opt.partial ? event_partial : event_whole, p)))
-        return rc;
-    return ana_heap_replay_finish(p);
+    /* The loop with the event's work inlined, one per mode. */
+    rc = p->opt.partial ? ana_scan_inline(r, so, event_partial, p)
+                        : ana_scan_inline(r, so, event_whole, p);
+    return rc ? rc : ana_heap_replay_finish(p);
 }

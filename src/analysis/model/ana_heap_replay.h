@@ -39,13 +39,16 @@
 #include "analysis/model/ana_step.h"
 #include "memscribe/trace.h"
 
+/* A consumer's step op (below). */
+typedef int ana_heap_step_fn(void *arg, const struct fmt_event *ev, const struct ana_step *st);
+
 /* What a consumer is told; any member may be NULL. Each returns 0, or
  * stops the pass with its -errno. */
 struct ana_heap_replay_ops {
     /* Every event of the pass in trace order, with its step: events of
      * processes the filter leaves out too (st->selected false, and nothing
      * else in st set), so that a consumer sees the trace's times. */
-    int (*step)(void *arg, const struct fmt_event *ev, const struct ana_step *st);
+    ana_heap_step_fn *step;
     /* Moment t_ns, every every_ns of the subscription (t = k * every_ns,
      * k >= 1), before the first event at or after it is handed to any
      * consumer: a moment sees the events before it. Moments after the
@@ -71,6 +74,11 @@ struct ana_heap_replay {
     struct ana_stepper stepper;
     struct ana_heap_consumer consumers[ANA_HEAP_REPLAY_MAX_CONSUMERS];
     unsigned nr_consumers;
+    /* The step ops of the consumers that have one, in order, flat: the
+     * per-event loop reads nothing else. */
+    ana_heap_step_fn *step_fn[ANA_HEAP_REPLAY_MAX_CONSUMERS];
+    void *step_arg[ANA_HEAP_REPLAY_MAX_CONSUMERS];
+    unsigned nr_step;
     uint64_t next_moment; /* the earliest consumer's next moment (UINT64_MAX: none) */
     /* Selected events that ended or started a block so far (the stepper
      * returned 1): during a step, the ordinal of that event, from 1. The

@@ -488,9 +488,15 @@ struct ana_step_options ana_model_step_options(const struct ana_model_options *m
     };
 }
 
-static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
+/* The replay's steps, one function per mode (as event_whole, event_partial). */
+static int on_step_whole(void *arg, const struct fmt_event *ev, const struct ana_step *st)
 {
-    return ana_model_apply(arg, ev, st);
+    return apply(arg, ev, st, false);
+}
+
+static int on_step_partial(void *arg, const struct fmt_event *ev, const struct ana_step *st)
+{
+    return apply(arg, ev, st, true);
 }
 
 static int on_finish(void *arg)
@@ -501,7 +507,9 @@ static int on_finish(void *arg)
 
 int ana_model_subscribe(struct ana_model *m, struct ana_heap_replay *p)
 {
-    static const struct ana_heap_replay_ops ops = {.step = on_step, .finish = on_finish};
+    static const struct ana_heap_replay_ops whole = {.step = on_step_whole, .finish = on_finish},
+                                            partial = {.step = on_step_partial,
+                                                       .finish = on_finish};
     const struct ana_step_options *o = &p->opt;
 
     if (o->filter != m->opt.filter || o->partial != m->partial ||
@@ -509,7 +517,7 @@ int ana_model_subscribe(struct ana_model *m, struct ana_heap_replay *p)
         (o->loose_temporary || o->temporary_threshold) !=
             (m->opt.loose_temporary || m->opt.temporary_threshold))
         return -EINVAL;
-    return ana_heap_replay_subscribe(p, &ops, m, 0);
+    return ana_heap_replay_subscribe(p, m->partial ? &partial : &whole, m, 0);
 }
 
 int ana_model_build(struct ana_model **out, struct fmt_reader *r,

@@ -71,6 +71,7 @@ static int on_finish(void *arg)
     struct ana_timeline_row *prior;
     int rc;
 
+    tl->vm_precise = tl->vm_->precise;
     while (keep && tl->rows[keep - 1].t_ns == t_ns)
         keep--;
     nr_prior = tl->nr_rows - keep;
@@ -86,23 +87,11 @@ static int on_finish(void *arg)
     return rc;
 }
 
-static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
-{
-    struct ana_timeline *tl = arg;
-
-    if (ev->kind >= FMT_EV_MMAP && ev->kind <= FMT_EV_SBRK &&
-        (ev->origin == FMT_ORIGIN_LIBC || ev->origin == FMT_ORIGIN_LOADER ||
-         ev->origin == FMT_ORIGIN_THREAD))
-        tl->vm_precise = true;
-    return 0;
-}
-
 int ana_timeline_subscribe(struct ana_timeline *tl, struct ana_heap_replay *p, struct fmt_reader *r,
                            uint64_t interval_ns, struct ana_model *m,
                            const struct ana_vm_replay *vm)
 {
-    static const struct ana_heap_replay_ops ops = {
-        .step = on_step, .moment = on_moment, .finish = on_finish};
+    static const struct ana_heap_replay_ops ops = {.moment = on_moment, .finish = on_finish};
     struct fmt_trace_counts c;
 
     memset(tl, 0, sizeof(*tl));

@@ -15,6 +15,7 @@ void ana_vm_replay_init(struct ana_vm_replay *p, const struct ana_vm_replay_ops 
 {
     p->ops = ops ? ops : &no_ops;
     p->arg = arg;
+    p->precise = false;
     ana_ticks_init(&p->ticks, p->t0, p->t1, p->nr_intervals);
     ana_vm_init(&p->vm, p->ops->lifetime ? on_lifetime : NULL, p);
 }
@@ -57,7 +58,13 @@ int ana_vm_replay_event(void *arg, const struct fmt_event *ev)
         return rc;
     if (p->ops->before && (rc = p->ops->before(p->arg, ev)))
         return rc;
-    if (ana_vm_kind_applies(ev->kind) && (rc = ana_vm_event(&p->vm, ev)))
+    if (!ana_vm_kind_applies(ev->kind))
+        return p->ops->after ? p->ops->after(p->arg, ev) : 0;
+    if (ev->kind >= FMT_EV_MMAP && ev->kind <= FMT_EV_SBRK &&
+        (ev->origin == FMT_ORIGIN_LIBC || ev->origin == FMT_ORIGIN_LOADER ||
+         ev->origin == FMT_ORIGIN_THREAD))
+        p->precise = true;
+    if ((rc = ana_vm_event(&p->vm, ev)))
         return rc;
     return p->ops->after ? p->ops->after(p->arg, ev) : 0;
 }

@@ -45,6 +45,9 @@ struct ana_vm_replay {
     unsigned nr_intervals;           /* 0: none */
     /* The model. */
     struct ana_vm vm;
+    /* It replayed a mapping libc, ld.so or pthread_create made themselves
+     * (recorded by record --vm-precise). */
+    bool precise;
     struct ana_ticks ticks;
     const struct ana_vm_replay_ops *ops;
     void *arg;
