@@ -1,4 +1,6 @@
 # SPDX-License-Identifier: MIT
-# The tree's layout and shell scripts, checked (scripts/check-style.sh).
+# The tree's layout, shell scripts and function lengths, checked
+# (scripts/check-style.sh).
 add_test(NAME style.clang_format COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-style.sh clang-format)
 add_test(NAME style.shellcheck COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-style.sh shellcheck)
+add_test(NAME style.function_length COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-style.sh function-length)
