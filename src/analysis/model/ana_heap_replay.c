@@ -44,7 +44,7 @@ int ana_heap_replay_subscribe(struct ana_heap_replay *p, const struct ana_heap_r
 
 static int vm_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
 {
-    int rc = ana_vm_replay_event(arg, ev);
+    int rc = ana_vm_replay_event_inline(arg, ev);
 
     return rc > 0 ? 0 : rc; /* past its `until`: it keeps what it has */
 }
