@@ -41,7 +41,8 @@ static void usage(FILE *out)
     fprintf(out,
             "\noptions:\n"
             "  --to FORMAT       one of the formats above (required); repeat it, each\n"
-            "                    with its -o, to write several formats in one read\n"
+            "                    with its -o, for several formats from one reading of\n"
+            "                    the trace (two with massif, dhat or heaptrack)\n"
             "  -o, --output OUT  write to OUT (default: standard output, not for sqlite):\n"
             "                    the output of the --to before it (or, before any, of\n"
             "                    the next --to)\n"

@@ -65,9 +65,13 @@ static int moments(struct ana_heap_replay *p, uint64_t ts)
 
     for (unsigned i = 0; i < p->nr_consumers; i++) {
         struct ana_heap_consumer *c = &p->consumers[i];
-        for (; c->next_ns <= ts; c->next_ns += c->every_ns)
+        /* UINT64_MAX: no moment left (none at all, or past the last time). */
+        while (c->next_ns <= ts && c->next_ns != UINT64_MAX) {
             if ((rc = c->ops->moment(c->arg, c->next_ns)))
                 return rc;
+            c->next_ns =
+                c->next_ns <= UINT64_MAX - c->every_ns ? c->next_ns + c->every_ns : UINT64_MAX;
+        }
         if (c->next_ns < next)
             next = c->next_ns;
     }

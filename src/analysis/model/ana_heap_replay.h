@@ -28,6 +28,11 @@
  * handed to any consumer. Otherwise consumers are told in the order they
  * subscribed, and know nothing of each other.
  *
+ * Events come from ana_heap_replay_run (the pass over a trace file, its
+ * loop and the stepper inlined: ana_scan_inline) or, for events from
+ * elsewhere (a trace's part, a live stream), one by one through
+ * ana_heap_replay_event and then ana_heap_replay_finish.
+ *
  * Cost: the stepper once per event (ana_step.h), one call per consumer per
  * event; memory is the stepper's (threads) and the consumers'. */
 #ifndef ANA_HEAP_REPLAY_H
@@ -58,8 +63,8 @@ struct ana_heap_replay_ops {
     int (*finish)(void *arg);
 };
 
-/* Consumers of one pass at most: the HTML page has six, an export of
- * every format about ten. */
+/* Consumers of one pass at most: the HTML page has five; an export of
+ * its most outputs (16) at most 18 in one pass. */
 #define ANA_HEAP_REPLAY_MAX_CONSUMERS 24
 
 struct ana_heap_consumer {
