@@ -10,14 +10,9 @@
 # Usage: run_frag.sh WINE32 WINDIR PREFIX OUTDIR MEMSCRIBE
 set -euo pipefail
 wine=$1 windir=$2 prefix=$3 out=$4 memscribe=$5
-if [ ! -x "$wine" ]; then
-    if [ "${MEMSCRIBE_REQUIRE_WINE32:-0}" = 1 ]; then
-        echo "run_frag: $wine is missing, and this run requires 32-bit Windows (MEMSCRIBE_REQUIRE_WINE32=1)"
-        exit 1
-    fi
-    echo "run_frag: SKIPPED: $wine is missing (wine32:i386 not installed: see scripts/setup.sh)"
-    exit 77
-fi
+# shellcheck source=tests/windows/need_wine.sh
+source "$(dirname "$0")/need_wine.sh"
+need_wine run_frag "$wine"
 export WINEPREFIX=$prefix WINEDEBUG=-all
 mkdir -p "$out"
 # (The program's stdout is a Windows text stream: lines end in CR LF.)
