@@ -266,33 +266,8 @@ struct rec_statuses {
  * functions below take it whole; a test or benchmark of them may zero one
  * and set only w, clock, root_pid and recorder_pid. */
 struct rec_session {
-    /* The driver (rec_session.c), set up by rec_session_new and the mode's
-     * constructor before the trace exists. */
-    struct rec_options opt;
-    const struct rec_mode_ops *mode;
-    void *mode_arg;
-    struct {
-        const struct rec_tap_ops *ops;
-        void *arg;
-    } taps[REC_MAX_TAPS];
-    uint32_t nr_taps;
-    int lfd;                      /* the listening socket, -1: none (Wine) */
-    struct rec_statuses statuses; /* .root: the first program */
-    int no_children;              /* the last round's reap found no child left */
-    int own_tree;                 /* we started the tree: its statuses are ours */
-    unsigned idle_wait_ms;        /* the wait between rounds with nothing open */
-    struct fmt_writer_options wopt;
-    uint32_t attached_pid; /* record -p's process, for the trace's header */
-    const char *name;      /* the default trace name's program part */
-    char *command;         /* the trace's command line, NUL-separated */
-    size_t command_len;    /* its bytes, the last NUL included */
-    char sock[108];        /* the socket's abstract name (rec_session_listen) */
-    char secret_hex[2 * FMT_SHM_SECRET_BYTES + 1];
-    char *out_made;  /* the default name, when made */
-    int out_fd;      /* the trace, -1 before it is made */
-    int out_created; /* ... by us: removed if nothing is recorded */
-
-    /* The streams and their merge. */
+    /* The streams and their merge (first: the merge's hot fields keep
+     * short offsets). */
     struct fmt_writer *w;
     struct rec_clock clock;
     int write_err; /* first writer error (-errno), then events are counted, not written */
@@ -324,6 +299,32 @@ struct rec_session {
     uint64_t nr_events;       /* events handed to the writer */
     uint64_t nr_dropped;      /* events reported lost */
     uint64_t nr_copied;       /* bytes copied out of rings, ever */
+
+    /* The driver (rec_session.c), set up by rec_session_new and the mode's
+     * constructor before the trace exists. */
+    struct rec_options opt;
+    const struct rec_mode_ops *mode;
+    void *mode_arg;
+    struct {
+        const struct rec_tap_ops *ops;
+        void *arg;
+    } taps[REC_MAX_TAPS];
+    uint32_t nr_taps;
+    int lfd;                      /* the listening socket, -1: none (Wine) */
+    struct rec_statuses statuses; /* .root: the first program */
+    int no_children;              /* the last round's reap found no child left */
+    int own_tree;                 /* we started the tree: its statuses are ours */
+    unsigned idle_wait_ms;        /* the wait between rounds with nothing open */
+    struct fmt_writer_options wopt;
+    uint32_t attached_pid; /* record -p's process, for the trace's header */
+    const char *name;      /* the default trace name's program part */
+    char *command;         /* the trace's command line, NUL-separated */
+    size_t command_len;    /* its bytes, the last NUL included */
+    char sock[108];        /* the socket's abstract name (rec_session_listen) */
+    char secret_hex[2 * FMT_SHM_SECRET_BYTES + 1];
+    char *out_made;  /* the default name, when made */
+    int out_fd;      /* the trace, -1 before it is made */
+    int out_created; /* ... by us: removed if nothing is recorded */
 };
 
 /* rec_check.c: may `path` be traced? Returns 0, or -1 with a message in
