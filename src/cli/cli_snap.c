@@ -22,18 +22,24 @@ extern char **environ;
 
 void cli_snap_init(struct cli_snap *sn, const char *dir, uint64_t every_ns, int quiet)
 {
-    struct util_outfile o;
-
     memset(sn, 0, sizeof(*sn));
-    /* Its files are made with util_outfile_open: the trace here, each
-     * profile by `memscribe export` under its temporary name. */
-    if (util_outfile_dir(dir, 0755, &o))
-        cli_die("record: --snapshot-every: cannot make the directory %s: %s", dir, o.why);
     sn->dir = strdup(dir);
     if (!sn->dir || asprintf(&sn->trace, "%s/trace.mscr", dir) < 0)
         cli_die("record: out of memory");
     sn->every_ns = every_ns;
     sn->quiet = quiet;
+}
+
+int cli_snap_make(struct cli_snap *sn, char *msg, size_t msg_size)
+{
+    struct util_outfile o;
+
+    /* Its files are made with util_outfile_open: the trace here, each
+     * profile by `memscribe export` under its temporary name. */
+    if (util_outfile_dir(sn->dir, 0755, &o) == 0)
+        return 0;
+    snprintf(msg, msg_size, "--snapshot-every: cannot make the directory %s: %s", sn->dir, o.why);
+    return -1;
 }
 
 /* The export that ran has ended with status: its file under its name, or

@@ -9,6 +9,7 @@
 #ifndef CLI_SNAP_H
 #define CLI_SNAP_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -26,9 +27,11 @@ struct cli_snap {
     char *tmp, *final; /* its file while written, and its name */
 };
 
-/* Make DIR (it may exist) and name the trace in it. Dies naming DIR if
- * it cannot be made. */
+/* Name the trace in DIR (the recording's -o). */
 void cli_snap_init(struct cli_snap *sn, const char *dir, uint64_t every_ns, int quiet);
+/* Make DIR (it may exist; one there must be ours or root's), once the
+ * checks before recording have passed. 0, or -1 with the reason in msg. */
+int cli_snap_make(struct cli_snap *sn, char *msg, size_t msg_size);
 
 /* The recording session's tap (rec_session_add_tap, its argument the
  * struct cli_snap): each round, notes the end of the export running (its

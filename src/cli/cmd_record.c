@@ -342,7 +342,8 @@ int cmd_record(int argc, char **argv)
     record_mode(s, &o, argv + first, &prog);
     if (o.snap_every_ns)
         rec_session_add_tap(s, &cli_snap_tap, &snap);
-    if (rec_session_run(s, &sum, msg, sizeof(msg)) != 0) {
+    if ((o.snap_every_ns && cli_snap_make(&snap, msg, sizeof(msg))) ||
+        rec_session_run(s, &sum, msg, sizeof(msg)) != 0) {
         rec_session_free(s); /* a program made and never let go is killed */
         cli_die("record: %s", msg);
     }
