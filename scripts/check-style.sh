@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The tree's checked habits: every C file as clang-format lays it out
-# (.clang-format) and every shell script clean under shellcheck
-# (.shellcheckrc). Run by ctest (style.clang_format, style.shellcheck).
-# Usage: check-style.sh clang-format|shellcheck
+# (.clang-format), every shell script clean under shellcheck
+# (.shellcheckrc), and every private header (*_internal.h) included only
+# from its own folder (STYLE.md, "Headers"). Run by ctest
+# (style.clang_format, style.shellcheck, style.internal_headers).
+# Usage: check-style.sh clang-format|shellcheck|internal-headers [TREE]
+#   TREE: the tree internal-headers reads (default: this one; the test that
+#   shows the check bites gives it a planted one)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "${2:-$(dirname "$0")/..}"
 
 # The tree's own files named PATTERN, sorted. Not `git ls-files`: the suite
 # also runs on an exported tree with no git (scripts/fresh-check.sh).
@@ -24,11 +28,34 @@ check_clang_format() {
     return $bad
 }
 
+# A *_internal.h is its folder's private business: another folder that
+# includes one depends on what its owner may change at will (cmd_record.c
+# reached into the recorder's rec_internal.h). The includes name a header
+# by its path under src/ ("recorder/rec_internal.h") or, beside it, by its
+# name alone. The rooms' own tests and benchmarks (tests/unit, tests/fuzz,
+# bench) look inside on purpose and are left out.
+check_internal_headers() {
+    local f line header dir bad=0
+    while IFS= read -r f; do
+        case $f in tests/unit/* | tests/fuzz/* | bench/*) continue ;; esac
+        while IFS= read -r line; do
+            header=$(sed -E 's/^[0-9]+:[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]([^">]*)[">].*/\1/' <<<"$line")
+            dir=$(dirname "$header")
+            if [ "$dir" != . ] && [ "src/$dir" != "$(dirname "$f")" ]; then
+                echo "$f:${line%%:*}: includes $header, private to src/$dir" >&2
+                bad=1
+            fi
+        done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"][^">]*_internal\.h[">]' "$f" || true)
+    done < <(sources '*.[ch]')
+    return $bad
+}
+
 case ${1:-} in
     clang-format) check_clang_format ;;
     shellcheck) sources '*.sh' | xargs -d '\n' shellcheck ;;
+    internal-headers) check_internal_headers ;;
     *)
-        echo "usage: $0 clang-format|shellcheck" >&2
+        echo "usage: $0 clang-format|shellcheck|internal-headers [TREE]" >&2
         exit 2
         ;;
 esac

@@ -2,3 +2,8 @@
 # The tree's layout and shell scripts, checked (scripts/check-style.sh).
 add_test(NAME style.clang_format COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-style.sh clang-format)
 add_test(NAME style.shellcheck COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-style.sh shellcheck)
+# Private headers stay private: no *_internal.h included from another
+# folder, and the check shown to bite on a planted tree.
+add_test(NAME style.internal_headers COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-style.sh internal-headers)
+add_test(NAME style.internal_headers_bite COMMAND bash ${PROJECT_SOURCE_DIR}/tests/layers/internal.sh
+                                                  ${PROJECT_SOURCE_DIR}/scripts/check-style.sh)

@@ -9,7 +9,6 @@
 #include "analysis/diff/ana_diff.h"
 #include "analysis/diff/ana_diff_html.h"
 #include "analysis/diff/ana_diff_site.h"
-#include "analysis/html/ana_html_internal.h"
 
 /* "base": the base run's summary, and its sites by function chain (leaf
  * first, one name per line: the key the page builds from its frames),

@@ -68,12 +68,4 @@ int ana_html_write_data(struct ana_html_run *run, FILE *out);
  * -errno. */
 int ana_html_write_page(struct ana_html_run *run, FILE *out);
 
-/* The page data's "summary" object of a model (ana_html_data.c); the base
- * run's is written the same way (diff/ana_diff_html.c). sample_bytes: the
- * trace's sampling rate (0: exact; a sampled trace's temporary figures are
- * null, ana_sample.h). */
-struct ana_json;
-void ana_html_write_summary(struct ana_json *j, const struct ana_model *m,
-                            const struct fmt_trace_counts *c, uint64_t sample_bytes);
-
 #endif
