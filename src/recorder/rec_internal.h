@@ -315,7 +315,7 @@ struct rec_session {
     int no_children;              /* the last round's reap found no child left */
     int own_tree;                 /* we started the tree: its statuses are ours */
     int runs_on; /* the recording left the tree running (a detach): its images did not end */
-    unsigned idle_wait_ms;        /* the wait between rounds with nothing open */
+    unsigned idle_wait_ms; /* the wait between rounds with nothing open */
     struct fmt_writer_options wopt;
     uint32_t attached_pid; /* record -p's process, for the trace's header */
     const char *name;      /* the default trace name's program part */
