@@ -256,7 +256,7 @@ int main(int argc, char **argv)
            argv[2], (unsigned long long)st.nr_events,
            (t2 - t0 - in_rings) * 1e9 / (double)(st.nr_events ? st.nr_events : 1));
     fmt_writer_destroy(s.w);
-    rec_session_free(&s);
+    rec_session_clear(&s);
     fmt_reader_close(r);
     free(bytes);
     free(recs);

@@ -2,12 +2,16 @@
 # SPDX-License-Identifier: MIT
 # The tree's checked habits: every C file as clang-format lays it out
 # (.clang-format), every shell script clean under shellcheck
-# (.shellcheckrc), and no function of the analysis or the command (but
-# record's, cmd_record*.c) longer than 150 lines. Run by ctest
-# (style.clang_format, style.shellcheck, style.function_length).
-# Usage: check-style.sh clang-format|shellcheck|function-length
+# (.shellcheckrc), every private header (*_internal.h) included only
+# from its own folder (STYLE.md, "Headers"), and no function of the
+# analysis or the command (but record's, cmd_record*.c) longer than 150
+# lines. Run by ctest (style.clang_format, style.shellcheck,
+# style.internal_headers, style.function_length).
+# Usage: check-style.sh clang-format|shellcheck|internal-headers|function-length [TREE]
+#   TREE: the tree internal-headers reads (default: this one; the test that
+#   shows the check bites gives it a planted one)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "${2:-$(dirname "$0")/..}"
 
 # The tree's own files named PATTERN, sorted. Not `git ls-files`: the suite
 # also runs on an exported tree with no git (scripts/fresh-check.sh).
@@ -50,12 +54,35 @@ check_function_length() {
             END { exit bad }' >&2
 }
 
+# A *_internal.h is its folder's private business: another folder that
+# includes one depends on what its owner may change at will (cmd_record.c
+# reached into the recorder's rec_internal.h). The includes name a header
+# by its path under src/ ("recorder/rec_internal.h") or, beside it, by its
+# name alone. The rooms' own tests and benchmarks (tests/unit, tests/fuzz,
+# bench) look inside on purpose and are left out.
+check_internal_headers() {
+    local f line header dir bad=0
+    while IFS= read -r f; do
+        case $f in tests/unit/* | tests/fuzz/* | bench/*) continue ;; esac
+        while IFS= read -r line; do
+            header=$(sed -E 's/^[0-9]+:[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]([^">]*)[">].*/\1/' <<<"$line")
+            dir=$(dirname "$header")
+            if [ "$dir" != . ] && [ "src/$dir" != "$(dirname "$f")" ]; then
+                echo "$f:${line%%:*}: includes $header, private to src/$dir" >&2
+                bad=1
+            fi
+        done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"][^">]*_internal\.h[">]' "$f" || true)
+    done < <(sources '*.[ch]')
+    return $bad
+}
+
 case ${1:-} in
     clang-format) check_clang_format ;;
     shellcheck) sources '*.sh' | xargs -d '\n' shellcheck ;;
+    internal-headers) check_internal_headers ;;
     function-length) check_function_length ;;
     *)
-        echo "usage: $0 clang-format|shellcheck|function-length" >&2
+        echo "usage: $0 clang-format|shellcheck|internal-headers|function-length [TREE]" >&2
         exit 2
         ;;
 esac

@@ -2,6 +2,9 @@
 # The recorder library (src/recorder) on its own: the stream checks, the
 # time-ordered merge and the clock, without the CLI.
 ms_unit_test(test_rec_stream ${PROJECT_SOURCE_DIR}/tests/unit/test_rec_stream.c LIBS ms_recorder)
+# The recording session's loop, driven by a fake mode (no program, no
+# socket): the order of the mode's and a tap's calls, signals, the trace.
+ms_unit_test(test_rec_session ${PROJECT_SOURCE_DIR}/tests/unit/test_rec_session.c LIBS ms_recorder)
 # The "#!" resolver shared by the checks and the choice of collector, on a
 # 32-bit and a 64-bit test program (gcc-multilib).
 if(MEMSCRIBE_HAVE_M32)

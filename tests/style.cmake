@@ -4,3 +4,8 @@
 add_test(NAME style.clang_format COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-style.sh clang-format)
 add_test(NAME style.shellcheck COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-style.sh shellcheck)
 add_test(NAME style.function_length COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-style.sh function-length)
+# Private headers stay private: no *_internal.h included from another
+# folder, and the check shown to bite on a planted tree.
+add_test(NAME style.internal_headers COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-style.sh internal-headers)
+add_test(NAME style.internal_headers_bite COMMAND bash ${PROJECT_SOURCE_DIR}/tests/layers/internal.sh
+                                                  ${PROJECT_SOURCE_DIR}/scripts/check-style.sh)

@@ -98,6 +98,11 @@ if("i686" IN_LIST MEMSCRIBE_WINDOWS_ARCHS)
                    $<TARGET_FILE:win_trace> $<TARGET_FILE:memscribe>)
   set_tests_properties(windows.known_i686 PROPERTIES FIXTURES_REQUIRED winepfx
                        RESOURCE_LOCK winepfx TIMEOUT 300 SKIP_RETURN_CODE 77)
+  add_test(NAME windows.frag_i686
+           COMMAND bash ${WIN_TESTS}/run_frag.sh ${WIN_WINE32} ${CMAKE_BINARY_DIR}/windows/i686
+                   ${WIN_PREFIX} ${CMAKE_BINARY_DIR}/windows/out-frag $<TARGET_FILE:memscribe>)
+  set_tests_properties(windows.frag_i686 PROPERTIES FIXTURES_REQUIRED winepfx
+                       RESOURCE_LOCK winepfx TIMEOUT 300 SKIP_RETURN_CODE 77)
 else()
   add_test(NAME windows.toolchain_i686 COMMAND sh -c
     "echo 'mingw-w64 i686 (i686-w64-mingw32-gcc/g++) missing: run scripts/setup.sh --test'; exit 1")

@@ -15,26 +15,31 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "format/fmt_writer.h"
-#include "recorder/rec_proc.h"
+#include "recorder/rec_session.h"
 #include "util/util_outfile.h"
 
 extern char **environ;
 
-void cli_snap_init(struct cli_snap *sn, const char *dir, uint64_t every_ns, uint64_t start_ns)
+void cli_snap_init(struct cli_snap *sn, const char *dir, uint64_t every_ns, int quiet)
 {
-    struct util_outfile o;
-
     memset(sn, 0, sizeof(*sn));
-    /* Its files are made with util_outfile_open: the trace here, each
-     * profile by `memscribe export` under its temporary name. */
-    if (util_outfile_dir(dir, 0755, &o))
-        cli_die("record: --snapshot-every: cannot make the directory %s: %s", dir, o.why);
     sn->dir = strdup(dir);
     if (!sn->dir || asprintf(&sn->trace, "%s/trace.mscr", dir) < 0)
         cli_die("record: out of memory");
     sn->every_ns = every_ns;
-    sn->next_ns = start_ns + every_ns;
+    sn->quiet = quiet;
+}
+
+int cli_snap_make(struct cli_snap *sn, char *msg, size_t msg_size)
+{
+    struct util_outfile o;
+
+    /* Its files are made with util_outfile_open: the trace here, each
+     * profile by `memscribe export` under its temporary name. */
+    if (util_outfile_dir(sn->dir, 0755, &o) == 0)
+        return 0;
+    snprintf(msg, msg_size, "--snapshot-every: cannot make the directory %s: %s", sn->dir, o.why);
+    return -1;
 }
 
 /* The export that ran has ended with status: its file under its name, or
@@ -56,18 +61,7 @@ static void snap_done(struct cli_snap *sn, int status)
     sn->pid = 0;
 }
 
-/* The running export's status, if rec_reap collected it (latest first). */
-static int snap_reaped(const struct cli_snap *sn, const struct rec_statuses *st, int *status)
-{
-    for (uint32_t i = st->n; i-- > 0;)
-        if (st->v[i].pid == sn->pid) {
-            *status = st->v[i].status;
-            return 1;
-        }
-    return 0;
-}
-
-static void snap_start(struct cli_snap *sn, struct fmt_writer *w)
+static void snap_start(struct cli_snap *sn, struct rec_session *s)
 {
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -75,7 +69,7 @@ static void snap_start(struct cli_snap *sn, struct fmt_writer *w)
     int rc;
 
     /* What the reader will see: every event merged so far, in whole chunks. */
-    if (fmt_writer_flush(w) < 0)
+    if (rec_session_flush(s) < 0)
         return; /* the loop reports the write error */
     if (n <= 0)
         cli_die("record: cannot find my own executable: %s", strerror(errno));
@@ -102,41 +96,48 @@ static void snap_start(struct cli_snap *sn, struct fmt_writer *w)
     }
 }
 
-void cli_snap_round(struct cli_snap *sn, const struct rec_statuses *st, struct fmt_writer *w,
-                    uint64_t now_ns)
+/* Each round, after the recorder's reap: notes the end of the export
+ * running, and when a period has passed flushes the trace and starts the
+ * next export, unless one is still running (that tick is skipped). */
+static void snap_round(struct rec_session *s, void *tap, uint64_t now_ns)
 {
+    struct cli_snap *sn = tap;
     int status;
 
-    if (!sn->every_ns)
-        return;
-    if (sn->pid && snap_reaped(sn, st, &status))
+    if (!sn->next_ns)
+        sn->next_ns = rec_session_start_ns(s) + sn->every_ns;
+    if (sn->pid && rec_session_child_status(s, sn->pid, &status))
         snap_done(sn, status);
     if (now_ns < sn->next_ns)
         return;
     while (sn->next_ns <= now_ns)
         sn->next_ns += sn->every_ns;
-    if (st->root_done)
+    if (rec_session_program_ended(s))
         return; /* the program ended: the trace is about to be whole */
     if (sn->pid)
         sn->nr_late++;
     else
-        snap_start(sn, w);
+        snap_start(sn, s);
 }
 
-void cli_snap_finish(struct cli_snap *sn, const struct rec_statuses *st, int quiet)
+/* After the recording (every child reaped): the end of the last export,
+ * and how many were written. */
+static void snap_finish(struct rec_session *s, void *tap)
 {
+    struct cli_snap *sn = tap;
     int status;
 
-    if (!sn->every_ns)
-        return;
     if (sn->pid) {
-        if (snap_reaped(sn, st, &status) || waitpid(sn->pid, &status, 0) == sn->pid)
+        if (rec_session_child_status(s, sn->pid, &status) ||
+            waitpid(sn->pid, &status, 0) == sn->pid)
             snap_done(sn, status);
     }
-    if (!quiet)
+    if (!sn->quiet)
         cli_warn("record: %u snapshot(s) in %s%s", sn->nr, sn->dir,
                  sn->nr_late ? " (some ticks skipped: an export was still running)" : "");
 }
+
+const struct rec_tap_ops cli_snap_tap = {.round = snap_round, .finish = snap_finish};
 
 void cli_snap_release(struct cli_snap *sn)
 {

@@ -1,59 +1,29 @@
 /* SPDX-License-Identifier: MIT */
-/* memscribe record: run a program with the collector preloaded, gather what
- * every traced process sends, and write it in time order to a trace. */
-#include <errno.h>
-#include <fcntl.h>
+/* memscribe record: parse the options, choose the way of recording (a
+ * program to run, a Windows one, a running process to attach to, the
+ * recorder a collector starts itself), let the recording session run it
+ * (src/recorder/rec_session.h), and print what it says and its summary. */
 #include <getopt.h>
-#include <limits.h>
-#include <poll.h>
-#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/random.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/cli_attach.h"
 #include "cli/cli_snap.h"
-#include "cli/cmd_record_win.h"
-#include "recorder/rec_attach.h"
-#include "recorder/rec_class.h"
-#include "recorder/rec_internal.h"
-#include "recorder/rec_proc.h"
-#include "recorder/rec_serve.h"
-#include "recorder/rec_win.h"
+#include "format/fmt_shm.h"
+#include "format/fmt_writer.h"
+#include "recorder/rec_session.h"
 #include "util/util_duration.h"
-#include "util/util_outfile.h"
 #include "util/util_size.h"
 
-extern char **environ;
-
-#define REC_RSS_PERIOD_NS (10 * 1000 * 1000ull)
-#define REC_FLUSH_PERIOD_NS (1000 * 1000 * 1000ull)
-/* Below this many bytes copied in a round, wait (1 ms, or a new process)
- * before the next one. A recorder that keeps right behind a thread reads
- * the cache line the thread is still filling, and every such line then
- * moves between the two CPUs twice; rounds of a few hundred KiB leave the
- * thread alone (4 MiB rings: ~12 ms of a malloc storm). */
-#define REC_BATCH_BYTES (256 * 1024ull)
-/* With no image open and no connection waiting (everything runs untraced,
- * as under --only until a match starts), wait this long between rounds:
- * a hello or a child's exit (SIGCHLD) ends the wait at once. Polling every
- * 1 ms cost the recorder 7-10 % of a CPU while it had nothing to do. */
-#define REC_IDLE_WAIT_MS 50
-
-static volatile pid_t rec_forward_pid;
-/* record -p: INT/TERM/HUP ask to detach (the program is not ours to stop). */
-static volatile sig_atomic_t rec_attached, rec_detach_asked;
-/* Once detached, wait this long for hooks that were under way to publish
- * their last events before the rings are read for the last time. */
-#define REC_DETACH_SETTLE_MS 20
+/* What the options ask. */
+struct record_opts {
+    struct rec_options rec; /* the session's */
+    int quiet, serve, vm_precise;
+    pid_t pid; /* -p, or --serve's first program */
+    uint64_t duration_ns, snap_every_ns;
+};
 
 static void print_help(void)
 {
@@ -129,136 +99,6 @@ static void print_help(void)
            FMT_SHM_MAX_DEPTH, FMT_SHM_DEFAULT_DEPTH);
 }
 
-/* Forward a signal someone sent us to the program; one from the terminal
- * (si_code > 0) reached the program's process group already. */
-static void rec_on_signal(int sig, siginfo_t *info, void *uctx)
-{
-    (void)uctx;
-    if (rec_attached) {
-        rec_detach_asked = 1;
-        return;
-    }
-    if (info->si_code <= 0 && rec_forward_pid > 0)
-        kill(rec_forward_pid, sig);
-}
-
-/* Is the TSC's line known (src/recorder/rec_clock.c)? 10 ms after the
- * start, or as soon as the whole tree has ended when the recorder started
- * it (own_tree): a program shorter than the calibration does not wait for
- * it, every time it stamped lying between the two readings. */
-static int rec_clock_known(struct rec_clock *c, struct rec_statuses *st, int own_tree)
-{
-    if (rec_clock_settle(c))
-        return 1;
-    return own_tree && rec_reap(st) && st->root_done && rec_clock_settle_now(c);
-}
-
-/* Only there to end the idle wait's poll() with EINTR. */
-static void rec_on_child(int sig)
-{
-    (void)sig;
-}
-
-static int rec_idle(const struct rec_session *s)
-{
-    if (s->nr_conns)
-        return 0;
-    for (uint32_t i = 0; i < s->nr_images; i++)
-        if (s->images[i]->open)
-            return 0;
-    return 1;
-}
-
-static char *rec_collector_path(void)
-{
-    const char *env = getenv("MEMSCRIBE_COLLECTOR");
-    char self[PATH_MAX], *slash, *path;
-    ssize_t n;
-
-    if (env && *env)
-        path = realpath(env, NULL);
-    else {
-        n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-        if (n <= 0)
-            cli_die("record: cannot find my own executable: %s", strerror(errno));
-        self[n] = 0;
-        slash = strrchr(self, '/');
-        *slash = 0;
-        char *guess;
-
-        if (asprintf(&guess, "%s/../lib/memscribe/libmemscribe.so", self) < 0)
-            cli_die("record: out of memory");
-        path = realpath(guess, NULL);
-        if (!path)
-            cli_die("record: collector %s: %s (set MEMSCRIBE_COLLECTOR)", guess, strerror(errno));
-        free(guess);
-        return path;
-    }
-    if (!path)
-        cli_die("record: MEMSCRIBE_COLLECTOR=%s: %s", env, strerror(errno));
-    return path;
-}
-
-/* The environment for the program: ours, with the collector first in
- * LD_PRELOAD and the protocol variables set. */
-/* What rec_build_env() adds at the end of the environment. */
-#define REC_ENV_OURS 7
-
-static char **rec_build_env(const char *collector, const char *sock, const char *secret,
-                            uint32_t depth, int no_follow, int tsc, const char *only)
-{
-    size_t n = 0, k = 0;
-    char **env;
-    const char *old_preload = getenv("LD_PRELOAD");
-
-    while (environ[n])
-        n++;
-    env = calloc(n + REC_ENV_OURS + 1, sizeof(*env));
-    if (!env)
-        cli_die("record: out of memory");
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], "LD_PRELOAD=", 11) &&
-            strncmp(environ[i], FMT_SHM_ENV_SOCKET "=", sizeof(FMT_SHM_ENV_SOCKET)) &&
-            strncmp(environ[i], FMT_SHM_ENV_DEPTH "=", sizeof(FMT_SHM_ENV_DEPTH)) &&
-            strncmp(environ[i], FMT_SHM_ENV_NO_FOLLOW "=", sizeof(FMT_SHM_ENV_NO_FOLLOW)) &&
-            strncmp(environ[i], FMT_SHM_ENV_CLOCK "=", sizeof(FMT_SHM_ENV_CLOCK)) &&
-            strncmp(environ[i], FMT_SHM_ENV_ONLY "=", sizeof(FMT_SHM_ENV_ONLY)) &&
-            strncmp(environ[i], FMT_SHM_ENV_SECRET "=", sizeof(FMT_SHM_ENV_SECRET)))
-            env[k++] = environ[i];
-    if (asprintf(&env[k++], "LD_PRELOAD=%s%s%s", collector, old_preload && *old_preload ? ":" : "",
-                 old_preload ? old_preload : "") < 0 ||
-        asprintf(&env[k++], "%s=%s", FMT_SHM_ENV_SOCKET, sock) < 0 ||
-        asprintf(&env[k++], "%s=%s", FMT_SHM_ENV_SECRET, secret) < 0 ||
-        asprintf(&env[k++], "%s=%u", FMT_SHM_ENV_DEPTH, depth) < 0 ||
-        asprintf(&env[k++], "%s=%d", FMT_SHM_ENV_NO_FOLLOW, no_follow) < 0 ||
-        asprintf(&env[k++], "%s=%s", FMT_SHM_ENV_CLOCK, tsc ? "tsc" : "monotonic") < 0 ||
-        asprintf(&env[k++], "%s=%s", FMT_SHM_ENV_ONLY, only ? only : "") < 0)
-        cli_die("record: out of memory");
-    env[k] = NULL;
-    return env;
-}
-
-static void rec_free_env(char **env)
-{
-    size_t n = 0;
-
-    while (env[n])
-        n++;
-    /* Our settings are the last entries; the rest belong to environ. */
-    for (size_t i = n >= REC_ENV_OURS ? n - REC_ENV_OURS : 0; i < n; i++)
-        free(env[i]);
-    free(env);
-}
-
-static int rec_exit_code(int status)
-{
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    if (WIFSIGNALED(status))
-        return 128 + WTERMSIG(status);
-    return CLI_EXIT_FAIL;
-}
-
 /* --time-unit: "ns", "us", "ms", or a count of them ("250ns", "10us"), at
  * most a second. Returns the unit in ns, or 0 if s is none of these. */
 static uint32_t parse_time_unit(const char *s)
@@ -274,31 +114,74 @@ static uint32_t parse_time_unit(const char *s)
     return (uint32_t)ns;
 }
 
-/* record -p's end by --duration or Ctrl-C: the program's GOTs put back
- * and the collector off, then what its hooks under way still publish. A
- * process that ended meanwhile needs no detaching. */
-static void rec_attach_detach(struct rec_session *s, pid_t pid, const char *lib, int quiet)
+/* How the session's notes and warnings reach the user. */
+static void record_say(void *arg, enum rec_say_level level, const char *msg)
 {
-    char msg[1024];
-    long nr_restored = 0;
+    const struct record_opts *o = arg;
 
-    rec_attached = 0;
-    if (rec_attach_stop(pid, lib, &nr_restored, msg, sizeof(msg)) != 0) {
-        if (kill(pid, 0) == 0)
-            cli_warn("record: detaching: %s", msg);
+    if (level == REC_SAY_NOTE && o->quiet)
         return;
-    }
-    poll(NULL, 0, REC_DETACH_SETTLE_MS);
-    for (uint32_t i = 0; i < s->nr_images; i++)
-        if (s->images[i]->open)
-            rec_stream_drain(s, s->images[i]);
-    if (!quiet)
-        cli_warn("record: detached from process %d (%ld GOT entries put back); it runs on "
-                 "untraced",
-                 (int)pid, nr_restored);
+    cli_warn("record: %s", msg);
 }
 
-int cmd_record(int argc, char **argv)
+/* The value of the option opt, which may not be given as it is. */
+static void record_opt(struct record_opts *o, int opt, const char *arg)
+{
+    char *end;
+    long v;
+
+    switch (opt) {
+    case 'o':
+        o->rec.out_path = arg;
+        break;
+    case 'd':
+        v = strtol(arg, &end, 10);
+        if (*end || v < 1 || v > FMT_SHM_MAX_DEPTH)
+            cli_usage_error("record: --depth wants a number from 1 to %d, not '%s'",
+                            FMT_SHM_MAX_DEPTH, arg);
+        o->rec.depth = (uint32_t)v;
+        break;
+    case 'T':
+        if (!(o->rec.time_unit_ns = parse_time_unit(arg)))
+            cli_usage_error("record: --time-unit wants ns, us, ms or a count of them "
+                            "(10us) up to 1 s, not '%s'",
+                            arg);
+        break;
+    case 'O':
+        if (!*arg)
+            cli_usage_error("record: --only wants a program name or a glob, not ''");
+        o->rec.only = arg;
+        break;
+    case 'A':
+        if (util_size_parse(arg, &o->rec.sample_bytes))
+            cli_usage_error("record: --sample wants a byte count such as 512K, not '%s'", arg);
+        break;
+    case 'E':
+        if (util_duration_parse(arg, &o->snap_every_ns) || !o->snap_every_ns)
+            cli_usage_error("record: --snapshot-every wants a time such as 500ms or 10s, "
+                            "not '%s'",
+                            arg);
+        break;
+    case 'P':
+    case 'p':
+        v = strtol(arg, &end, 10);
+        if (*end || v <= 0 || v > INT32_MAX)
+            cli_usage_error("record: -p wants a process id, not '%s'", arg);
+        o->pid = (pid_t)v;
+        break;
+    case 'U':
+        if (util_duration_parse(arg, &o->duration_ns) || !o->duration_ns)
+            cli_usage_error("record: --duration wants a time such as 10, 1.5s, 500ms or 2m, "
+                            "not '%s'",
+                            arg);
+        break;
+    default:
+        cli_usage_error("record: see 'memscribe record --help'");
+    }
+}
+
+/* Parse argv into *o; returns the index of the program's name. */
+static int record_parse(int argc, char **argv, struct record_opts *o)
 {
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
@@ -317,441 +200,156 @@ int cmd_record(int argc, char **argv)
         {"duration", required_argument, NULL, 'U'}, /* with -p */
         {NULL, 0, NULL, 0},
     };
-    /* pools: the program may announce its own pools at any time
-     * (memscribe/annotate.h), after the header is written. */
-    struct fmt_writer_options wopt = REC_WRITER_OPTIONS;
-    const char *out_path = NULL, *only = NULL;
-    uint32_t depth = FMT_SHM_DEFAULT_DEPTH;
-    uint64_t sample_bytes = 0, snap_every_ns = 0;
-    struct cli_snap snap = {0};
-    int no_follow = 0, quiet = 0, opt, go_fd = -1, err_fd = -1, lfd, out_fd, exec_err = 0;
-    int serve = 0, attach = 0, attach32 = 0, attach_pidfd = -1, vm_precise_set = 0, detached = 0;
-    uint64_t duration_ns = 0, attach_start_ns = 0;
-    char *attach_lib = NULL, *settings = NULL;
-    char sock[108], msg[1024], *prog = NULL, *collector = NULL, **env = NULL;
-    char *default_out = NULL, host[256] = "";
-    struct rec_serve sv = {.rootfd = -1};
-    char secret[2 * FMT_SHM_SECRET_BYTES + 1];
-    struct rec_session s = {0};
-    struct rec_statuses st = {0};
-    struct fmt_trace_info info = {0};
-    struct fmt_writer_stats stats;
-    struct sigaction sa = {0};
-    struct util_outfile out_made;
-    uint64_t last_flush;
-    size_t cmd_len = 0;
-    char *command;
-    pid_t pid = 0;
-    int rc;
+    int opt;
 
     while ((opt = getopt_long(argc, argv, "+o:qhp:", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'o':
-            out_path = optarg;
-            break;
-        case 'd': {
-            char *end;
-            long d = strtol(optarg, &end, 10);
-
-            if (*end || d < 1 || d > FMT_SHM_MAX_DEPTH)
-                cli_usage_error("record: --depth wants a number from 1 to %d, not '%s'",
-                                FMT_SHM_MAX_DEPTH, optarg);
-            depth = (uint32_t)d;
-            break;
-        }
-        case 'T':
-            if (!(wopt.time_unit_ns = parse_time_unit(optarg)))
-                cli_usage_error("record: --time-unit wants ns, us, ms or a count of them "
-                                "(10us) up to 1 s, not '%s'",
-                                optarg);
-            break;
-        case 'n':
-            no_follow = 1;
-            break;
-        case 'O':
-            if (!*optarg)
-                cli_usage_error("record: --only wants a program name or a glob, not ''");
-            only = optarg;
-            break;
-        case 'q':
-            quiet = 1;
-            break;
-        case 'V':
-        case 'W':
+        if (opt == 'h') {
+            print_help();
+            exit(CLI_EXIT_OK);
+        } else if (opt == 'n') {
+            o->rec.no_follow = 1;
+        } else if (opt == 'q') {
+            o->quiet = 1;
+        } else if (opt == 'S') {
+            o->serve = 1;
+        } else if (opt == 'V' || opt == 'W') {
             /* The collector reads it (col_sud.c); the program inherits it. */
             setenv("MEMSCRIBE_VM_PRECISE", opt == 'V' ? "1" : "0", 1);
-            vm_precise_set = opt == 'V';
-            break;
-        case 'A':
-            if (util_size_parse(optarg, &sample_bytes))
-                cli_usage_error("record: --sample wants a byte count such as 512K, not '%s'",
-                                optarg);
-            break;
-        case 'E':
-            if (util_duration_parse(optarg, &snap_every_ns) || !snap_every_ns)
-                cli_usage_error("record: --snapshot-every wants a time such as 500ms or 10s, "
-                                "not '%s'",
-                                optarg);
-            break;
-        case 'S':
-            serve = 1;
-            break;
-        case 'P':
-        case 'p': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-
-            if (*end || v <= 0 || v > INT32_MAX)
-                cli_usage_error("record: -p wants a process id, not '%s'", optarg);
-            pid = (pid_t)v;
-            break;
-        }
-        case 'U':
-            if (util_duration_parse(optarg, &duration_ns) || !duration_ns)
-                cli_usage_error("record: --duration wants a time such as 10, 1.5s, 500ms or 2m, "
-                                "not '%s'",
-                                optarg);
-            break;
-        case 'h':
-            print_help();
-            return CLI_EXIT_OK;
-        default:
-            cli_usage_error("record: see 'memscribe record --help'");
+            o->vm_precise = opt == 'V';
+        } else {
+            record_opt(o, opt, optarg);
         }
     }
-    if (snap_every_ns && (!out_path || serve))
+    return optind;
+}
+
+/* The options that go with the way of recording chosen. */
+static void record_check(const struct record_opts *o, int argc, int first)
+{
+    if (o->snap_every_ns && (!o->rec.out_path || o->serve))
         cli_usage_error("record: --snapshot-every wants -o DIR, the directory of the trace and "
                         "the profiles");
-    if (serve) {
-        if (pid <= 0 || !out_path)
+    if (o->serve) {
+        if (o->pid <= 0 || !o->rec.out_path)
             cli_usage_error("record: --serve (started by the collector) wants --pid and -o");
-        /* Until the trace exists, what goes wrong is the collector's to say. */
-        if (dup2(REC_SERVE_WORD_FD, 2) < 0)
-            return CLI_EXIT_FAIL;
-        quiet = 1;
-    } else if (pid > 0) {
-        attach = 1;
-        if (optind < argc)
+    } else if (o->pid > 0) {
+        if (first < argc)
             cli_usage_error("record: -p attaches to a running process; it takes no command");
-        if (only || no_follow || vm_precise_set)
+        if (o->rec.only || o->rec.no_follow || o->vm_precise)
             cli_usage_error("record: --only, --no-follow and --vm-precise do not go with -p");
-        if (rec_attach_check(pid, &attach32, msg, sizeof(msg)) != 0)
-            cli_die("record: %s", msg);
-        collector = rec_collector_path();
-        attach_lib = cli_attach_lib(collector, (int)pid, attach32);
     } else {
-        if (duration_ns)
+        if (o->duration_ns)
             cli_usage_error("record: --duration goes with -p");
-        if (optind >= argc)
+        if (first >= argc)
             cli_usage_error(
                 "record: no program to run; usage: memscribe record [options] -- CMD [ARGS]");
-        prog = rec_resolve_command(argv[optind]);
-        if (!prog)
-            cli_die("record: %s: not found on PATH", argv[optind]);
-        unsigned pe = rec_win_pe_machine(prog); /* a Windows program: run under Wine */
-        if (pe) {
-            struct cmd_record_win_opts wo = {out_path, wopt.time_unit_ns, depth, quiet, no_follow,
-                                             only,     sample_bytes};
-            rc = cmd_record_win(prog, pe, argc - optind, argv + optind, &wo);
-            free(prog);
-            return rc;
-        }
-        if (rec_check_program(prog, msg, sizeof(msg)) != 0)
-            cli_die("record: %s", msg);
-        if (out_path) {
-            /* Creating the trace replaces the file before the program runs. */
-            struct stat so, sp;
-
-            if (stat(out_path, &so) == 0 && stat(prog, &sp) == 0 && so.st_dev == sp.st_dev &&
-                so.st_ino == sp.st_ino)
-                cli_die("record: -o %s is the program itself; it would be overwritten", out_path);
-        }
-        collector = rec_collector_for(rec_collector_path(), prog);
     }
-    if (serve) {
-        /* The collector that started us passes the rate it samples at (a
-         * whole number, 0: exact; col_selfrec.c). */
-        const char *v = getenv(FMT_SHM_ENV_SAMPLE);
+}
 
-        if (!v || util_size_parse(v, &sample_bytes))
-            sample_bytes = 0;
+/* A Windows program is traced whole, with its children. */
+static void record_check_win(const struct record_opts *o)
+{
+    if (o->rec.only)
+        cli_usage_error("record: --only is for Linux programs; a Windows program is traced "
+                        "with its children");
+    if (o->rec.sample_bytes)
+        cli_usage_error("record: --sample is for Linux programs; a Windows program is traced "
+                        "whole");
+    if (o->rec.no_follow)
+        cli_usage_error("record: --no-follow is for Linux programs; the Windows launcher "
+                        "follows every child");
+}
+
+/* The way of recording the options ask for, made ready in s; dies saying
+ * why not. *prog: the program found on PATH (malloc'd), if one is run. */
+static void record_mode(struct rec_session *s, const struct record_opts *o, char **argv,
+                        char **prog)
+{
+    char msg[1024];
+    unsigned pe;
+    int rc;
+
+    if (o->serve) {
+        rc = rec_mode_serve(s, o->pid, msg, sizeof(msg));
+    } else if (o->pid > 0) {
+        rc = rec_mode_attach(s, o->pid, o->duration_ns, msg, sizeof(msg));
     } else {
-        /* Always set: one inherited from our environment must not sample
-         * a trace that says it is exact. */
-        char rate[24];
-
-        snprintf(rate, sizeof(rate), "%llu", (unsigned long long)sample_bytes);
-        setenv(FMT_SHM_ENV_SAMPLE, rate, 1);
-    }
-
-    rec_clock_init(&s.clock);
-    s.start_mono_ns = s.clock.mono0;
-    if (snap_every_ns) {
-        cli_snap_init(&snap, out_path, snap_every_ns, s.clock.mono0);
-        out_path = snap.trace;
-    }
-    s.recorder_pid = (uint32_t)getpid();
-    /* A file size limit is a write error, like a full disk (the child gets
-     * the default back before exec). */
-    signal(SIGXFSZ, SIG_IGN);
-    if (serve) {
-        lfd = rec_serve_init(&sv, &s, pid, msg, sizeof(msg));
-        if (lfd < 0)
-            cli_die("record: %s", msg);
-    } else {
-        /* Only the traced tree learns the secret (its environment), and the
-         * recorder takes in only hellos that carry it (docs/protocol.md). */
-        if (getrandom(s.secret, sizeof(s.secret), 0) != (ssize_t)sizeof(s.secret))
-            cli_die("record: cannot make the recording's secret: %s", strerror(errno));
-        for (unsigned i = 0; i < FMT_SHM_SECRET_BYTES; i++)
-            snprintf(secret + 2 * i, 3, "%02x", s.secret[i]);
-        lfd = rec_socket_open(sock, sizeof(sock));
-        if (lfd < 0)
-            cli_die("record: cannot open the collector socket: %s", strerror(-lfd));
-        if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
-            cli_warn("record: cannot become a subreaper (%s); orphaned children may be missed",
-                     strerror(errno));
-        if (!attach) {
-            env = rec_build_env(collector, sock, secret, depth, no_follow, s.clock.tsc, only);
-            pid = rec_spawn(prog, argv + optind, env, &go_fd, &err_fd);
-            if (pid < 0)
-                cli_die("record: cannot start %s: %s", prog, strerror(errno));
-        }
-        s.root_pid = pid;
-    }
-    st.root = pid;
-    if (attach) {
-        settings = cli_attach_settings(sock, secret, depth, s.clock.tsc, sample_bytes);
-        attach_pidfd = (int)syscall(SYS_pidfd_open, (long)pid, 0L);
-    }
-
-    if (!out_path) { /* not with --serve */
-        char comm[64] = "process";
-
-        if (attach) {
-            char cpath[64];
-            FILE *f;
-
-            snprintf(cpath, sizeof(cpath), "/proc/%d/comm", (int)pid);
-            if ((f = fopen(cpath, "re"))) {
-                if (!fgets(comm, sizeof(comm), f))
-                    snprintf(comm, sizeof(comm), "process");
-                comm[strcspn(comm, "\n/")] = 0;
-                fclose(f);
-            }
-        }
-        const char *base = attach                       ? comm
-                           : strrchr(argv[optind], '/') ? strrchr(argv[optind], '/') + 1
-                                                        : argv[optind];
-
-        if (asprintf(&default_out, "%s.%d.mscr", base, (int)pid) < 0)
-            cli_die("record: out of memory");
-        out_path = default_out;
-    }
-    /* Under its final name at once, never a planted one (util_outfile.h):
-     * MEMSCRIBE_OUTPUT's %p makes the name easy to guess. */
-    out_fd = util_outfile_open(out_path, O_WRONLY, REC_TRACE_MODE, &out_made);
-    if (out_fd < 0) {
-        if (!serve && !attach) {
-            kill(pid, SIGKILL);
-            waitpid(pid, NULL, 0);
-        }
-        cli_die("record: cannot create %s: %s", out_path, out_made.why);
-    }
-    if (serve || attach) {
-        command = rec_serve_command(pid, &cmd_len);
-    } else {
-        for (int i = optind; i < argc; i++)
-            cmd_len += strlen(argv[i]) + 1;
-        command = malloc(cmd_len ? cmd_len : 1);
-        if (!command)
-            cli_die("record: out of memory");
-        cmd_len = 0;
-        for (int i = optind; i < argc; i++) {
-            size_t l = strlen(argv[i]) + 1;
-
-            memcpy(command + cmd_len, argv[i], l);
-            cmd_len += l;
+        if (!(*prog = rec_resolve_command(argv[0])))
+            cli_die("record: %s: not found on PATH", argv[0]);
+        if ((pe = rec_win_pe_machine(*prog))) { /* a Windows program: run under Wine */
+            record_check_win(o);
+            rc = rec_mode_wine(s, *prog, pe, argv, msg, sizeof(msg));
+        } else {
+            rc = rec_mode_spawn(s, *prog, argv, msg, sizeof(msg));
         }
     }
-    gethostname(host, sizeof(host) - 1);
-    info.start_monotonic_ns = s.start_mono_ns;
-    {
-        struct timespec rt;
+    if (rc != 0)
+        cli_die("record: %s", msg);
+}
 
-        clock_gettime(CLOCK_REALTIME, &rt);
-        info.start_realtime_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
-    }
-    info.recorder_pid = s.recorder_pid;
-    info.stack_depth = depth;
-    info.sample_bytes = sample_bytes;
-    info.command = command;
-    info.command_len = cmd_len ? (uint32_t)cmd_len - 1 : 0;
-    info.hostname = host;
-    info.only = only;
-    info.attached_pid = attach ? (uint32_t)pid : 0;
-    rc = fmt_writer_create(&s.w, out_fd, &info, &wopt);
-    if (rc < 0) {
-        if (!serve && !attach) {
-            kill(pid, SIGKILL);
-            waitpid(pid, NULL, 0);
-        }
-        if (out_made.created)
-            unlink(out_path); /* no empty trace left behind (a full disk) */
-        cli_die("record: cannot start the trace %s: %s", out_path, strerror(-rc));
-    }
+/* What the recording did, on stderr; returns record's exit status. */
+static int record_summary(const struct record_opts *o, const struct rec_summary *sum)
+{
+    uint64_t ignored = sum->nr_closed + sum->nr_silent + sum->nr_refused;
 
-    /* While the program runs, INT/TERM/HUP are for it, not for us. With
-     * --serve they are not ours either: a service manager that stops the
-     * program's group gets the trace finished as soon as the program ends. */
-    rec_forward_pid = serve || attach ? 0 : pid;
-    sa.sa_sigaction = rec_on_signal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    sa.sa_handler = rec_on_child;
-    sa.sa_flags = SA_RESTART;
-    sigaction(SIGCHLD, &sa, NULL);
-
-    if (serve) {
-        rec_serve_ready(&sv);
-    } else if (attach) {
-        rec_attached = 1; /* a Ctrl-C while attaching detaches right after */
-        if (rec_attach_start(pid, attach_lib, settings, msg, sizeof(msg)) != 0) {
-            fmt_writer_destroy(s.w);
-            close(out_fd);
-            if (out_made.created)
-                unlink(out_path); /* nothing was recorded */
-            cli_die("record: %s", msg);
-        }
-        attach_start_ns = rec_clock_now(&s.clock);
-        if (!quiet)
-            cli_warn("record: attached to process %d; Ctrl-C detaches", (int)pid);
-    } else {
-        if ((rc = rec_spawn_go(go_fd, err_fd, &exec_err)))
-            cli_warn("record: cannot release %s: %s", prog, strerror(-rc));
-        if (exec_err)
-            cli_warn("record: cannot run %s: %s", prog, strerror(exec_err));
-    }
-
-    last_flush = s.clock.mono0;
-    for (;;) {
-        uint64_t now, limit, before = s.nr_copied;
-        int no_children;
-
-        if (!rec_clock_known(&s.clock, &st, !attach && !serve)) {
-            /* Calibrating the TSC: no time can be converted yet. */
-            poll(NULL, 0, 1);
-            continue;
-        }
-        now = rec_clock_now(&s.clock);
-        rec_socket_accept(&s, lfd, now, REC_ACCEPTS_PER_ROUND);
-        limit = rec_merge_watermark(&s, now);
-        no_children = rec_reap(&st);
-        rec_check_exits(&s, &st, lfd, rec_clock_now(&s.clock));
-        rec_merge_emit(&s, limit);
-        if (s.write_err == 0)
-            cli_snap_round(&snap, &st, s.w, now);
-        rec_sample_rss(&s, now, REC_RSS_PERIOD_NS);
-        if (now - last_flush > REC_FLUSH_PERIOD_NS && s.write_err == 0) {
-            rc = fmt_writer_flush(s.w);
-            if (rc < 0)
-                s.write_err = rc;
-            last_flush = now;
-        }
-        if (attach) {
-            struct pollfd pfd = {.fd = attach_pidfd, .events = POLLIN};
-
-            if (rec_detach_asked || (duration_ns && now - attach_start_ns >= duration_ns)) {
-                rec_attach_detach(&s, pid, attach_lib, quiet);
-                detached = 1;
-                break;
-            }
-            if (attach_pidfd >= 0 && poll(&pfd, 1, 0) == 1 && rec_idle(&s))
-                break; /* the process ended, its stream with it */
-        } else if (serve) {
-            if (rec_serve_finished(&sv, &s, now))
-                break;
-        } else if (no_children && st.root_done) {
-            int open_images = 0;
-
-            for (uint32_t i = 0; i < s.nr_images; i++)
-                open_images += s.images[i]->open;
-            if (!open_images)
-                break;
-        }
-        if (s.nr_copied - before < REC_BATCH_BYTES) {
-            /* A queue left behind (a flood of connections) does not cut
-             * the wait short: it is worked through a pass a round. */
-            struct pollfd pfd = {.fd = s.queue.behind ? -1 : lfd, .events = POLLIN};
-
-            poll(&pfd, 1, rec_idle(&s) && !s.queue.behind ? REC_IDLE_WAIT_MS : 1);
-        }
-    }
-    rec_forward_pid = 0;
-    rec_socket_catch_up(&s, lfd);
-    /* After a detach, what is still open runs on, untraced: it did not end. */
-    for (uint32_t i = 0; i < s.nr_images; i++)
-        rec_stream_close(&s, s.images[i], 0, detached ? REC_RUNS_ON : 0, rec_clock_now(&s.clock));
-    rec_merge_emit(&s, UINT64_MAX);
-    close(lfd);
-    if (s.write_err == 0) {
-        rc = fmt_writer_finish(s.w);
-        if (rc < 0)
-            s.write_err = rc;
-    }
-    fmt_writer_get_stats(s.w, &stats);
-    fmt_writer_destroy(s.w);
-    if (close(out_fd) != 0 && s.write_err == 0)
-        s.write_err = -errno;
-    cli_snap_finish(&snap, &st, quiet);
-    rec_session_free(&s);
-    rec_serve_free(&sv);
-    if (env)
-        rec_free_env(env);
-    free(st.v);
-    if (s.ignored.closed + s.ignored.silent + s.ignored.refused)
+    if (ignored)
         cli_warn("record: %llu connection(s) to the recording's socket ignored: %llu closed "
                  "without a word, %llu silent (nothing within 1 s, or dropped for room), %llu "
                  "refused (without the secret, malformed)",
-                 (unsigned long long)(s.ignored.closed + s.ignored.silent + s.ignored.refused),
-                 (unsigned long long)s.ignored.closed, (unsigned long long)s.ignored.silent,
-                 (unsigned long long)s.ignored.refused);
-    if (s.write_err) {
+                 (unsigned long long)ignored, (unsigned long long)sum->nr_closed,
+                 (unsigned long long)sum->nr_silent, (unsigned long long)sum->nr_refused);
+    if (sum->write_err) {
         cli_warn("record: writing %s failed: %s; the trace holds what was written before "
                  "(%llu events seen)",
-                 out_path, strerror(-s.write_err), (unsigned long long)s.nr_events);
-        rc = CLI_EXIT_FAIL;
-    } else {
-        if (!quiet) {
-            cli_warn("record: trace written to %s: %llu events, %llu bytes", out_path,
-                     (unsigned long long)stats.nr_events, (unsigned long long)stats.bytes_written);
-            if (s.nr_dropped)
-                cli_warn("record: %llu events were dropped (see FMT_EV_DROPPED in the trace)",
-                         (unsigned long long)s.nr_dropped);
-        }
-        if (only && s.nr_images == 0)
-            cli_warn("record: --only '%s' matched no process of the tree; the trace is empty",
-                     only);
-        else if (s.nr_images == 0 && !serve && !attach && !exec_err)
-            /* The loader refused LD_PRELOAD (its own message is above), or
-             * the program cleared it before running what allocates. */
-            cli_warn("record: no process of %s loaded the collector %s; the trace is empty", prog,
-                     collector);
-        /* --serve: nobody waits for us, and the program's status is not ours */
-        rc = serve || attach ? CLI_EXIT_OK : exec_err ? 127 : rec_exit_code(st.root_status);
+                 sum->out_path, strerror(-sum->write_err), (unsigned long long)sum->nr_seen);
+        return CLI_EXIT_FAIL;
     }
-    if (attach_pidfd >= 0)
-        close(attach_pidfd);
-    free(attach_lib);
-    free(settings);
-    free(default_out);
+    if (!o->quiet) {
+        cli_warn("record: trace written to %s: %llu events, %llu bytes", sum->out_path,
+                 (unsigned long long)sum->nr_events, (unsigned long long)sum->nr_bytes);
+        if (sum->nr_dropped)
+            cli_warn("record: %llu events were dropped (see FMT_EV_DROPPED in the trace)",
+                     (unsigned long long)sum->nr_dropped);
+    }
+    if (o->rec.only && sum->nr_images == 0)
+        cli_warn("record: --only '%s' matched no process of the tree; the trace is empty",
+                 o->rec.only);
+    else if (sum->note[0])
+        cli_warn("record: %s", sum->note);
+    return sum->exit_code;
+}
+
+int cmd_record(int argc, char **argv)
+{
+    struct record_opts o = {
+        .rec = {.depth = FMT_SHM_DEFAULT_DEPTH, .time_unit_ns = REC_DEFAULT_TIME_UNIT_NS}};
+    struct cli_snap snap = {0};
+    struct rec_summary sum;
+    struct rec_session *s;
+    char msg[1024], *prog = NULL;
+    int first = record_parse(argc, argv, &o), rc;
+
+    record_check(&o, argc, first);
+    o.quiet |= o.serve; /* nobody reads its stderr */
+    o.rec.say = record_say;
+    o.rec.say_arg = &o;
+    if (o.snap_every_ns) {
+        cli_snap_init(&snap, o.rec.out_path, o.snap_every_ns, o.quiet);
+        o.rec.out_path = snap.trace;
+    }
+    if (!(s = rec_session_new(&o.rec)))
+        cli_die("record: out of memory");
+    record_mode(s, &o, argv + first, &prog);
+    if (o.snap_every_ns)
+        rec_session_add_tap(s, &cli_snap_tap, &snap);
+    if ((o.snap_every_ns && cli_snap_make(&snap, msg, sizeof(msg))) ||
+        rec_session_run(s, &sum, msg, sizeof(msg)) != 0) {
+        rec_session_free(s); /* a program made and never let go is killed */
+        cli_die("record: %s", msg);
+    }
+    rc = record_summary(&o, &sum);
+    rec_session_free(s);
     cli_snap_release(&snap);
-    free(command);
-    free(collector);
     free(prog);
     return rc;
 }

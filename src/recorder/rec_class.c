@@ -6,7 +6,9 @@
 #include "recorder/rec_shebang.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,4 +99,34 @@ char *rec_collector_for(char *collector, const char *prog)
     }
     free(collector);
     return alt;
+}
+
+char *rec_collector_path(char *msg, size_t msg_size)
+{
+    const char *env = getenv("MEMSCRIBE_COLLECTOR");
+    char self[PATH_MAX], *slash, *path, *guess;
+    ssize_t n;
+
+    if (env && *env) {
+        if (!(path = realpath(env, NULL)))
+            snprintf(msg, msg_size, "MEMSCRIBE_COLLECTOR=%s: %s", env, strerror(errno));
+        return path;
+    }
+    n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0) {
+        snprintf(msg, msg_size, "cannot find my own executable: %s", strerror(errno));
+        return NULL;
+    }
+    self[n] = 0;
+    slash = strrchr(self, '/');
+    *slash = 0;
+    if (asprintf(&guess, "%s/../lib/memscribe/libmemscribe.so", self) < 0) {
+        snprintf(msg, msg_size, "out of memory");
+        return NULL;
+    }
+    if (!(path = realpath(guess, NULL)))
+        snprintf(msg, msg_size, "collector %s: %s (set MEMSCRIBE_COLLECTOR)", guess,
+                 strerror(errno));
+    free(guess);
+    return path;
 }

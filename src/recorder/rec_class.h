@@ -3,6 +3,13 @@
 #ifndef REC_CLASS_H
 #define REC_CLASS_H
 
+#include <stddef.h>
+
+/* The x86-64 libmemscribe.so: MEMSCRIBE_COLLECTOR, else
+ * <dir of memscribe>/../lib/memscribe/libmemscribe.so, with links resolved
+ * (malloc'd). NULL with the reason in msg if there is none. */
+char *rec_collector_path(char *msg, size_t msg_size);
+
 /* collector is the x86-64 libmemscribe.so (malloc'd). For a 32-bit ELF
  * program, returns <dir of collector>/i386/libmemscribe.so if it exists
  * (and frees collector); otherwise returns collector unchanged. A script

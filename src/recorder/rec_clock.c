@@ -175,6 +175,13 @@ void rec_clock_init(struct rec_clock *c)
     rec_clock_pair(&c->tsc0, &c->mono0);
 }
 
+void rec_clock_init_tsc(struct rec_clock *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->tsc = 1;
+    rec_clock_pair(&c->tsc0, &c->mono0);
+}
+
 /* The second reading, now: the line through both pairs. */
 static int rec_clock_line(struct rec_clock *c)
 {

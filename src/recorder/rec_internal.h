@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The recorder's parts (memscribe record): checking the program, the traced
- * process images and their rings, the time-ordered merge into the trace
- * writer, and the processes' lives. docs/protocol.md explains the rules. */
+/* The recorder's parts (memscribe record), private to src/recorder/: the
+ * recording session (rec_session.h is its public face), checking the
+ * program, the traced process images and their rings, the time-ordered
+ * merge into the trace writer, and the processes' lives. docs/protocol.md
+ * explains the rules. */
 #ifndef REC_INTERNAL_H
 #define REC_INTERNAL_H
 
@@ -11,6 +13,7 @@
 
 #include "format/fmt_shm.h"
 #include "format/fmt_writer.h"
+#include "recorder/rec_session.h"
 
 /* What `memscribe record` writes unless told otherwise (docs/record.md):
  * times in units of 10 us (format 1.3: a nanosecond time took most of a
@@ -18,7 +21,6 @@
  * unit"), packed (1.4), references by rank and
  * recently ended addresses (1.5), pools announced at any time. The
  * benchmark's recorder replay (bench/rec_replay.c) writes the same. */
-#define REC_DEFAULT_TIME_UNIT_NS 10000u
 #define REC_WRITER_OPTIONS                                                                         \
     {                                                                                              \
         .time_unit_ns = REC_DEFAULT_TIME_UNIT_NS, .time_pack = 1, .free_ranks = 1, .pools = 1      \
@@ -106,6 +108,9 @@ struct rec_clock {
 /* Decide on the clock (MEMSCRIBE_CLOCK=tsc|monotonic overrides) and, for
  * the TSC, take the first reading of its calibration. */
 void rec_clock_init(struct rec_clock *c);
+/* The same for a collector known to stamp with the TSC (the Windows
+ * launcher's rdtsc): the first reading, whatever the kernel's clock. */
+void rec_clock_init_tsc(struct rec_clock *c);
 /* For the TSC, take the second reading once 10 ms have passed since the
  * first: 1 when the line is known, 0 while no time may be converted yet.
  * The program runs meanwhile (its hellos wait in the socket's queue, its
@@ -241,7 +246,28 @@ struct rec_conn_counts {
     uint64_t refused; /* without the secret, malformed, unsealed */
 };
 
+/* Wait statuses collected by rec_reap(), by pid, until an image claims one. */
+struct rec_status {
+    pid_t pid;
+    int status;
+};
+
+struct rec_statuses {
+    struct rec_status *v;
+    uint32_t n, cap;
+    pid_t root;
+    int root_status;
+    int root_done;
+};
+
+/* A recording session (rec_session.h): the trace being written, the
+ * streams of the traced images and their merge into it, and what drives
+ * them: the mode, the taps and the loop's state. The stream and merge
+ * functions below take it whole; a test or benchmark of them may zero one
+ * and set only w, clock, root_pid and recorder_pid. */
 struct rec_session {
+    /* The streams and their merge (first: the merge's hot fields keep
+     * short offsets). */
     struct fmt_writer *w;
     struct rec_clock clock;
     int write_err; /* first writer error (-errno), then events are counted, not written */
@@ -273,14 +299,55 @@ struct rec_session {
     uint64_t nr_events;       /* events handed to the writer */
     uint64_t nr_dropped;      /* events reported lost */
     uint64_t nr_copied;       /* bytes copied out of rings, ever */
+
+    /* The driver (rec_session.c), set up by rec_session_new and the mode's
+     * constructor before the trace exists. */
+    struct rec_options opt;
+    const struct rec_mode_ops *mode;
+    void *mode_arg;
+    struct {
+        const struct rec_tap_ops *ops;
+        void *arg;
+    } taps[REC_MAX_TAPS];
+    uint32_t nr_taps;
+    int lfd;                      /* the listening socket, -1: none (Wine) */
+    struct rec_statuses statuses; /* .root: the first program */
+    int no_children;              /* the last round's reap found no child left */
+    int own_tree;                 /* we started the tree: its statuses are ours */
+    int runs_on; /* the recording left the tree running (a detach): its images did not end */
+    unsigned idle_wait_ms; /* the wait between rounds with nothing open */
+    struct fmt_writer_options wopt;
+    uint32_t attached_pid; /* record -p's process, for the trace's header */
+    const char *name;      /* the default trace name's program part */
+    char *command;         /* the trace's command line, NUL-separated */
+    size_t command_len;    /* its bytes, the last NUL included */
+    char sock[108];        /* the socket's abstract name (rec_session_listen) */
+    char secret_hex[2 * FMT_SHM_SECRET_BYTES + 1];
+    char *out_made;  /* the default name, when made */
+    int out_fd;      /* the trace, -1 before it is made */
+    int out_created; /* ... by us: removed if nothing is recorded */
 };
 
 /* rec_check.c: may `path` be traced? Returns 0, or -1 with a message in
  * msg (naming the file). Follows "#!" to the interpreter. */
 int rec_check_program(const char *path, char *msg, size_t msg_size);
-/* Find cmd on PATH (or take it as a path if it has a '/'). Returns a
- * malloc'd path or NULL with errno set. */
-char *rec_resolve_command(const char *cmd);
+
+/* rec_session.c, for the modes. Take the first clock reading (forced to
+ * the TSC for the Wine launcher's ticks), note the recorder's pid and
+ * start; a file size limit becomes a write error, not a signal. */
+void rec_session_begin(struct rec_session *s, int tsc_forced);
+/* Make the recording's secret and its socket, and become the tree's
+ * subreaper (a warning if not). 0, or -1 with msg. */
+int rec_session_listen(struct rec_session *s, char *msg, size_t msg_size);
+/* The trace's command line: argv joined, each with its NUL. 0 or -ENOMEM. */
+int rec_session_command_argv(struct rec_session *s, char *const argv[]);
+/* Say msg (printf's format) through the options' say function. */
+void rec_session_say(const struct rec_session *s, enum rec_say_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Nothing traced is open and no connection waits for its hello. */
+int rec_session_idle(const struct rec_session *s);
+/* Free what the streams and the merge hold (not the driver's parts). */
+void rec_session_clear(struct rec_session *s);
 
 /* rec_stream.c */
 /* Take in a segment the collector announced: validate it, attach it to a
@@ -309,7 +376,6 @@ struct rec_image *rec_stream_find_pid(struct rec_session *s, uint32_t pid);
 /* 1 if hello announces a later segment of an open stream than the next one
  * expected: an earlier segment's connection is still waiting (rec_proc.c). */
 int rec_stream_segment_early(struct rec_session *s, const struct fmt_shm_hello *hello);
-void rec_session_free(struct rec_session *s);
 /* Free the rings and stack map of closed images with nothing left to
  * write, so a long build's thousands of processes cost little. */
 void rec_stream_retire(struct rec_session *s);

@@ -310,11 +310,12 @@ void rec_socket_catch_up(struct rec_session *s, int lfd)
         rec_conn_drop(s, s->nr_conns - 1);
 }
 
-pid_t rec_spawn(const char *path, char *const argv[], char *const envp[], int *go_fd, int *err_fd)
+int rec_child_spawn(struct rec_child *c, const char *path, char *const argv[], char *const envp[])
 {
     int go[2], err[2];
     pid_t pid;
 
+    *c = (struct rec_child){.pid = -1, .go_fd = -1, .err_fd = -1};
     if (pipe2(go, O_CLOEXEC) != 0)
         return -1;
     if (pipe2(err, O_CLOEXEC) != 0) {
@@ -324,14 +325,14 @@ pid_t rec_spawn(const char *path, char *const argv[], char *const envp[], int *g
     }
     pid = fork();
     if (pid == 0) {
-        char c;
+        char ch;
         int e;
 
         close(go[1]);
         close(err[0]);
         /* Wait until the trace file exists, so a failure there kills a
          * program that has not run yet. */
-        if (read(go[0], &c, 1) != 1)
+        if (read(go[0], &ch, 1) != 1)
             _exit(127);
         signal(SIGXFSZ, SIG_DFL);
         execve(path, argv, envp);
@@ -346,21 +347,50 @@ pid_t rec_spawn(const char *path, char *const argv[], char *const envp[], int *g
         close(err[0]);
         return -1;
     }
-    *go_fd = go[1];
-    *err_fd = err[0];
-    return pid;
+    c->pid = pid;
+    c->go_fd = go[1];
+    c->err_fd = err[0];
+    return 0;
 }
 
-int rec_spawn_go(int go_fd, int err_fd, int *exec_err)
+void rec_child_go(struct rec_session *s, struct rec_child *c, const char *name)
 {
-    int rc = write(go_fd, "g", 1) == 1 ? 0 : -errno;
+    int rc = write(c->go_fd, "g", 1) == 1 ? 0 : -errno;
 
-    close(go_fd);
+    close(c->go_fd);
     /* Closed on a successful execve (O_CLOEXEC): nothing to read then. */
-    if (read(err_fd, exec_err, sizeof(*exec_err)) != (ssize_t)sizeof(*exec_err))
-        *exec_err = 0;
-    close(err_fd);
-    return rc;
+    if (read(c->err_fd, &c->exec_err, sizeof(c->exec_err)) != (ssize_t)sizeof(c->exec_err))
+        c->exec_err = 0;
+    close(c->err_fd);
+    c->go_fd = c->err_fd = -1;
+    if (rc)
+        rec_session_say(s, REC_SAY_WARN, "cannot release %s: %s", name, strerror(-rc));
+    if (c->exec_err)
+        rec_session_say(s, REC_SAY_WARN, "cannot run %s: %s", name, strerror(c->exec_err));
+}
+
+void rec_child_drop(struct rec_child *c)
+{
+    if (c->go_fd < 0)
+        return;
+    kill(c->pid, SIGKILL);
+    waitpid(c->pid, NULL, 0);
+    close(c->go_fd);
+    close(c->err_fd);
+    c->go_fd = c->err_fd = -1;
+}
+
+/* The wait status of a program that ran, as record's exit status: its
+ * exit code, 128+N if signal N killed it, 127 if it could not be run. */
+int rec_child_exit_code(const struct rec_child *c, int status)
+{
+    if (c->exec_err)
+        return 127;
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return 1;
 }
 
 static void rec_status_add(struct rec_statuses *st, pid_t pid, int status)
@@ -491,4 +521,40 @@ void rec_sample_rss(struct rec_session *s, uint64_t now_ns, uint64_t period_ns)
         rec_merge_synth(s, &ev, now_ns, NULL, 0, NULL, 0);
         img->rss_sample_ns = now_ns;
     }
+}
+
+char *rec_proc_cmdline(pid_t pid, size_t *len)
+{
+    char path[64], *buf = NULL;
+    size_t cap = 0, n = 0;
+    int fd;
+
+    *len = 0;
+    snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    for (;;) {
+        ssize_t r;
+
+        if (n + 4096 > cap) {
+            char *nb = realloc(buf, cap + 65536);
+
+            if (!nb)
+                break;
+            buf = nb;
+            cap += 65536;
+        }
+        r = fd >= 0 ? read(fd, buf + n, cap - n - 1) : 0;
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    if (fd >= 0)
+        close(fd);
+    if (buf) {
+        buf[n] = 0;
+        *len = n;
+    }
+    return buf;
 }

@@ -10,20 +10,6 @@
 
 #include "recorder/rec_internal.h"
 
-/* Wait statuses collected by rec_reap(), by pid, until an image claims one. */
-struct rec_status {
-    pid_t pid;
-    int status;
-};
-
-struct rec_statuses {
-    struct rec_status *v;
-    uint32_t n, cap;
-    pid_t root;
-    int root_status;
-    int root_done;
-};
-
 /* Bind a fresh abstract SOCK_SEQPACKET socket; its name (no leading NUL)
  * goes to name. Returns the listening fd or -errno. */
 int rec_socket_open(char *name, size_t name_size);
@@ -42,20 +28,32 @@ void rec_socket_accept(struct rec_session *s, int lfd, uint64_t now_ns, uint32_t
  * is accepted (or REC_CATCH_UP_PASSES passes, under a flood that keeps the
  * marker out); then the connections still waiting are dropped (counted). */
 void rec_socket_catch_up(struct rec_session *s, int lfd);
-/* Fork a child that runs path once a byte arrives on *go_fd; if execve
- * fails, the child writes its errno to *err_fd. Returns the pid or -1. */
-pid_t rec_spawn(const char *path, char *const argv[], char *const envp[], int *go_fd, int *err_fd);
-
-/* Let rec_spawn's child run and close both descriptors: *exec_err is
- * execve's errno when it failed, else 0. Returns 0, or -errno when the
- * child could not be told to go. */
-int rec_spawn_go(int go_fd, int err_fd, int *exec_err);
+/* A program we start (record -- CMD, the Wine loader), held until the
+ * trace exists so that a failure there kills a program that has not run. */
+struct rec_child {
+    pid_t pid;
+    int go_fd, err_fd; /* >= 0 until it is let go */
+    int exec_err;      /* execve's errno once let go, 0 if it ran */
+};
+/* Fork a child that runs path once let go. 0, or -1 with errno. */
+int rec_child_spawn(struct rec_child *c, const char *path, char *const argv[], char *const envp[]);
+/* Let it run; says (as name) if it could not be told to go or could not
+ * be run (c->exec_err). */
+void rec_child_go(struct rec_session *s, struct rec_child *c, const char *name);
+/* Kill and reap it if it was never let go. */
+void rec_child_drop(struct rec_child *c);
+/* Its wait status as record's exit status: its exit code, 128+N if signal
+ * N killed it, 127 if it could not be run. */
+int rec_child_exit_code(const struct rec_child *c, int status);
 /* Collect every exited child's status. Returns 1 when no child is left. */
 int rec_reap(struct rec_statuses *st);
 /* Close the open images whose processes have ended (after taking in the
  * hellos queued on lfd before they ended, which may add segments to them;
  * while the queue is behind, an image waits for a later round). */
 void rec_check_exits(struct rec_session *s, struct rec_statuses *st, int lfd, uint64_t now_ns);
+/* pid's argv, NUL-separated (*len bytes, the last NUL included), from
+ * /proc; malloc'd, NULL if out of memory. */
+char *rec_proc_cmdline(pid_t pid, size_t *len);
 /* Queue an RSS sample for each open image due one. */
 void rec_sample_rss(struct rec_session *s, uint64_t now_ns, uint64_t period_ns);
 

@@ -822,7 +822,7 @@ void rec_stream_retire(struct rec_session *s)
     }
 }
 
-void rec_session_free(struct rec_session *s)
+void rec_session_clear(struct rec_session *s)
 {
     for (uint32_t i = 0; i < s->nr_images; i++) {
         struct rec_image *img = s->images[i];

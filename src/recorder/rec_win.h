@@ -14,10 +14,6 @@
 
 struct rec_win;
 
-/* 0 for a file that is no PE image (or cannot be read), else the machine
- * of its PE header (0x8664 x86-64, 0x14c i386). By content, not name. */
-unsigned rec_win_pe_machine(const char *path);
-
 /* Read the launcher's event file open on fd (read from its start; the
  * file is not closed here); name is for messages. s: the session whose
  * writer and clock (TSC ticks: the launcher's rdtsc is the host's) are

@@ -21,16 +21,20 @@ for how in kill:137 segv:139 abort:134; do
 done
 
 # Kill the recorder: the program must neither hang nor die.
-"$MEMSCRIBE" record -q -o "$WORK/cut.mscr" -- "$MS_PROGRAMS/col_crash" slow 8 >"$WORK/slow.out" 2>"$WORK/slow.err" &
+"$MEMSCRIBE" record -q -o "$WORK/cut.mscr" -- "$MS_PROGRAMS/col_crash" slow 12 >"$WORK/slow.out" 2>"$WORK/slow.err" &
 rec=$!
-# Kill it once chunks of calls are on disk (the recorder flushes each second).
-for _ in $(seq 1 60); do
+# Kill it once chunks of calls are on disk (the recorder flushes each
+# second), or after 5 s of wall time: the program runs 12, so the recorder
+# is still there however loaded the machine (a count of short sleeps took
+# longer than the program on a loaded machine, and the recorder had ended).
+deadline=$((SECONDS + 5))
+while [ "$SECONDS" -lt "$deadline" ]; do
     [ "$(stat -c %s "$WORK/cut.mscr" 2>/dev/null || echo 0)" -gt 65536 ] && break
     sleep 0.1
 done
 kill -KILL $rec || fail "the recorder ended before it could be killed"
 wait $rec 2>/dev/null || true
-for _ in $(seq 1 100); do
+for _ in $(seq 1 150); do
     [ -s "$WORK/slow.out" ] && break
     sleep 0.2
 done

@@ -248,7 +248,7 @@ static void test_attach_rejects_bad_segments(void **state)
     assert_int_equal(rec_stream_attach(&s, &h, seg, size, -1, 0), -EPROTO);
     assert_int_equal(s.nr_images, 0);
     munmap(seg, size);
-    rec_session_free(&s);
+    rec_session_clear(&s);
 }
 
 static void test_merge_orders_by_time_and_maps_stacks(void **state)
@@ -286,7 +286,7 @@ static void test_merge_orders_by_time_and_maps_stacks(void **state)
     assert_int_equal(stack_frames[0][1], 0x5678);
     for (int i = 1; i < nr_seen; i++)
         assert_true(seen[i].ts >= seen[i - 1].ts);
-    rec_session_free(&s);
+    rec_session_clear(&s);
 }
 
 static void test_watermark_waits_for_pending_hooks(void **state)
@@ -320,7 +320,7 @@ static void test_watermark_waits_for_pending_hooks(void **state)
     assert_int_equal(seen[3].kind, FMT_EV_THREAD_START);
     assert_int_equal(seen[4].addr, 0xa1);
     rec_stream_close(&s, s.images[0], 0, 1, 7000);
-    rec_session_free(&s);
+    rec_session_clear(&s);
 }
 
 static void test_scribbled_record_turns_stream_off(void **state)
@@ -350,7 +350,7 @@ static void test_scribbled_record_turns_stream_off(void **state)
     assert_int_equal(mallocs, 2);
     assert_true(dropped >= 1);
     assert_int_equal(s.nr_dropped, (uint64_t)dropped);
-    rec_session_free(&s);
+    rec_session_clear(&s);
 }
 
 static void test_times_never_go_back(void **state)
@@ -372,7 +372,7 @@ static void test_times_never_go_back(void **state)
     assert_int_equal(seen[4].addr, 0xa2);
     assert_int_equal(seen[4].stack, 0);
     assert_int_equal(s.images[0]->nr_unknown_stacks, 1);
-    rec_session_free(&s);
+    rec_session_clear(&s);
 }
 
 /* Stack ids come from the program's memory: a huge one costs the recorder
@@ -404,7 +404,7 @@ static void test_stack_ids_cost_what_was_defined(void **state)
     assert_int_equal(seen[4].stack, 102);
     assert_int_equal(seen[5].stack, 0);
     assert_int_equal(s.images[0]->nr_unknown_stacks, 1);
-    rec_session_free(&s);
+    rec_session_clear(&s);
 }
 
 static void test_exec_closes_the_earlier_image(void **state)
@@ -437,7 +437,7 @@ static void test_exec_closes_the_earlier_image(void **state)
     assert_int_equal(seen[3].image, 0);
     assert_int_equal(seen[4].kind, FMT_EV_PROCESS_START);
     assert_int_equal(seen[4].image, 1);
-    rec_session_free(&s);
+    rec_session_clear(&s);
 }
 
 /* An RSS sample the recorder took for an image after its process exec'd
@@ -480,7 +480,7 @@ static void test_exec_drops_a_later_rss_sample(void **state)
     assert_int_equal(rss_seen, 1);
     assert_true(start1 > 0);
     assert_true(end0 <= start1);
-    rec_session_free(&s);
+    rec_session_clear(&s);
 }
 
 /* A hello's time is clamped to the round's start (now); the earlier
@@ -515,7 +515,7 @@ static void test_exec_starts_after_the_earlier_image_ends(void **state)
     assert_true(last0 > 0);
     assert_true(end0 > last0);
     assert_true(start1 >= end0);
-    rec_session_free(&s);
+    rec_session_clear(&s);
 }
 
 static void test_released_address_reused_elsewhere(void **state)
@@ -554,7 +554,7 @@ static void test_released_address_reused_elsewhere(void **state)
     assert_int_equal(seen[4].tid, 43);
     assert_int_equal(seen[3].ts, seen[4].ts);
     assert_int_equal(nr_seen, 6);
-    rec_session_free(&s);
+    rec_session_clear(&s);
 }
 
 /* The program's path is copied by the length the header gives, bytes the
@@ -579,7 +579,7 @@ static void test_info_lengths_bound_the_copy(void **state)
     assert_int_equal(seen[0].kind, FMT_EV_PROCESS_START);
     assert_int_equal(seen[0].str_len, 22);
     assert_memory_equal(seen[0].raw, "/bin/x\0hidden-bytes-x", 22);
-    rec_session_free(&s);
+    rec_session_clear(&s);
 }
 
 /* What the program writes in its segment is bounded by what could have
@@ -633,7 +633,7 @@ static void test_scribbled_values_are_bounded(void **state)
     }
     assert_int_equal(mallocs, 2);
     assert_true(s.nr_dropped < (1ull << 61));
-    rec_session_free(&s);
+    rec_session_clear(&s);
 }
 
 static void test_check_program(void **state)

@@ -11,10 +11,9 @@
 set -euo pipefail
 wine=$1 windir=$2 dump=$3 prefix=$4 out=$5 mode=$6 win_trace=${7:-} memscribe=${8:-}
 here=$(cd "$(dirname "$0")" && pwd)
-if [ ! -x "$wine" ]; then
-    echo "run_known: SKIPPED: $wine is missing (wine32:i386 not installed: see scripts/setup.sh)"
-    exit 77
-fi
+# shellcheck source=tests/windows/need_wine.sh
+source "$(dirname "$0")/need_wine.sh"
+need_wine run_known "$wine"
 export WINEPREFIX=$prefix
 mkdir -p "$out"
 trace=$out/$mode.mswin

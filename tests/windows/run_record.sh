@@ -12,7 +12,8 @@
 #               SQLite export has the Windows tables (check_sqlite.py)
 #   MODE crash: one allocation, then an access violation: the trace reads
 #               whole, with every record before the fault
-#   MODE demo:  the Windows demo: WPA's numbers (check_demo.py)
+#   MODE demo:  the Windows demo: WPA's numbers (check_demo.py); and with
+#               --snapshot-every, profiles beside the trace
 set -euo pipefail
 wine=$1 windir=$2 dump=$3 prefix=$4 out=$5 mode=$6 memscribe=$7
 here=$(cd "$(dirname "$0")" && pwd)
@@ -82,6 +83,18 @@ if [ "$mode" = demo ]; then
     "$memscribe" vmem --format json "$out/demo.mscr" >"$out/vmem.json" 2>/dev/null
     "$memscribe" window --format json --top 0 "$out/demo.mscr" >"$out/window.json" 2>/dev/null
     python3 "$here/check_demo.py" "$out" "$memscribe"
+    # --snapshot-every works for a Windows program as for a Linux one (the
+    # recording session's tap): profiles while it runs, the trace beside them
+    rm -rf "$out/snap"
+    "$memscribe" record -q --snapshot-every 20ms -o "$out/snap" -- "$out/$mode.prog" \
+        >/dev/null 2>"$out/snap.log" || { echo "run_record: --snapshot-every: exit $?"; exit 1; }
+    "$memscribe" dump "$out/snap/trace.mscr" >/dev/null 2>>"$out/snap.log"
+    if ! compgen -G "$out/snap/heap.*.pb.gz" >/dev/null || [ -s "$out/snap.log" ]; then
+        echo "run_record: --snapshot-every wrote no profile or said something:"
+        ls "$out/snap"
+        cat "$out/snap.log"
+        exit 1
+    fi
     exit 0
 fi
 "$dump" "$out/$name.mswin" >"$out/$name.wdump"

@@ -153,6 +153,30 @@ static int put(struct out_buf *b, const void *p, size_t n)
     return 0;
 }
 
+/* A 32-bit x86 COFF name as the source spells it: the compiler put '_'
+ * before every C name (cdecl `_main`, stdcall `_Sleep@4`) and '@' before a
+ * fastcall one (`@f@8`), and stdcall and fastcall names end in '@' and
+ * their argument bytes; C++ names keep their mangling (`__Z3fooi` ->
+ * `_Z3fooi`, for the demangler). As dbghelp shows them. Into buf. */
+static const char *coff_undecorate(const char *name, char *buf, size_t size)
+{
+    size_t len;
+    const char *at;
+
+    if (name[0] != '_' && name[0] != '@')
+        return name;
+    name++;
+    len = strlen(name);
+    at = strrchr(name, '@');
+    if (at && at > name && at[1] && strspn(at + 1, "0123456789") == strlen(at + 1))
+        len = (size_t)(at - name);
+    if (len >= size)
+        len = size - 1;
+    memcpy(buf, name, len);
+    buf[len] = '\0';
+    return buf;
+}
+
 /* The COFF function symbols as an ELF .symtab (and its .strtab). */
 static int coff_symbols(const struct pe *pe, Elf *elf, struct out_buf *syms, struct out_buf *strs)
 {
@@ -184,6 +208,9 @@ static int coff_symbols(const struct pe *pe, Elf *elf, struct out_buf *syms, str
         }
         if (!name || !*name)
             continue;
+        char plain[512];
+        if (pe->machine == 0x14c) /* IMAGE_FILE_MACHINE_I386 */
+            name = coff_undecorate(name, plain, sizeof(plain));
         uint64_t addr = pe->image_base + pe->sec[sec - 1].vaddr + le32(s + 8);
         uint32_t name_off = (uint32_t)strs->nr;
         if ((rc = put(strs, name, strlen(name) + 1)))

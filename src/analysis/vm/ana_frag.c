@@ -14,7 +14,9 @@ static void frag_space(const struct ana_vm_image *im, struct ana_frag_stats *s)
     s->is_32 = im->nr && im->max_addr <= ANA_FRAG_TOP_32;
     if (s->is_32) {
         s->space_lo = ANA_FRAG_LOW_32;
-        s->space_hi = ANA_FRAG_TOP_32;
+        s->space_hi = im->windows && im->max_addr <= ANA_FRAG_TOP_32_WINDOWS
+                          ? ANA_FRAG_TOP_32_WINDOWS
+                          : ANA_FRAG_TOP_32;
     } else if (im->nr) {
         s->space_lo = im->v[0].lo;
         s->space_hi = im->v[im->nr - 1].hi;

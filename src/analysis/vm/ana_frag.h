@@ -16,6 +16,9 @@
  * one has room far beyond: only holes between mappings count. */
 #define ANA_FRAG_LOW_32 0x10000ull
 #define ANA_FRAG_TOP_32 0x100000000ull
+/* A 32-bit Windows program's user space ends at 2 GiB, unless it is large
+ * address aware (it then maps above: 4 GiB under a 64-bit Windows). */
+#define ANA_FRAG_TOP_32_WINDOWS 0x80000000ull
 
 struct ana_frag_stats {
     uint64_t space_lo, space_hi; /* where holes are counted */

@@ -246,8 +246,9 @@ int ana_vm_event(struct ana_vm *vm, const struct fmt_event *ev)
     struct ana_vm_piece p;
     struct fmt_event win;
     uint64_t old;
+    int windows = fmt_kind_is_win_vm(ev->kind);
 
-    if (fmt_kind_is_win_vm(ev->kind)) { /* Windows (format 1.2): as its Linux twin */
+    if (windows) { /* Windows (format 1.2): as its Linux twin */
         if (!ana_vm_win_event(ev, &win))
             return 0;
         ev = &win;
@@ -266,6 +267,7 @@ int ana_vm_event(struct ana_vm *vm, const struct fmt_event *ev)
     }
     if (!(im = vm_image(vm, ev->image)))
         return -ENOMEM;
+    im->windows |= windows;
     if (ev->kind == FMT_EV_PROCESS_EXIT) {
         /* Its mappings stay as they were at the end, for reports "at end". */
         im->ended = 1;

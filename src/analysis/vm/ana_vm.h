@@ -51,6 +51,7 @@ struct ana_vm_image {
     uint64_t mapped, reserved, committed, charge; /* the program's bytes now */
     uint64_t collector;                           /* memscribe's own bytes now */
     uint64_t max_addr;                            /* highest end ever mapped */
+    int windows; /* mapped by Windows calls (VirtualAlloc, sections): its space differs */
 };
 
 struct ana_vm {

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* `record --serve`: the recorder a collector started for itself (no
- * wrapper; src/collector/col_selfrec.c). It is nobody's parent, so it
- * cannot wait for the traced tree: it watches the first program's pidfd
- * and, once every image it knows has ended, looks in /proc for a process
- * that may still speak to it before it finishes the trace. */
+/* `memscribe record --serve --pid PID -o FILE` (rec_session.h): the
+ * recorder a collector started for itself (no wrapper;
+ * src/collector/col_selfrec.c), on the socket it hands over. It is
+ * nobody's parent, so it cannot wait for the traced tree: it watches the
+ * first program's pidfd and, once every image it knows has ended, looks in
+ * /proc for a process that may still speak to it before it finishes the
+ * trace. Signals are not its to act on: a service manager that stops the
+ * program's group gets the trace finished as soon as the program ends. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,13 +18,27 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "recorder/rec_serve.h"
+#include "recorder/rec_proc.h"
+#include "util/util_size.h"
 
+/* The collector hands over its listening socket on fd 3 and waits for a
+ * word on fd 4: "ok", or the reason it will not be traced. */
+#define REC_SERVE_LFD 3
+#define REC_SERVE_WORD_FD 4
 /* How often the tree is looked for in /proc once every image has ended. */
 #define REC_SERVE_SCAN_NS (20 * 1000 * 1000ull)
 
-int rec_serve_init(struct rec_serve *sv, struct rec_session *s, pid_t root, char *msg,
-                   size_t msg_size)
+struct rec_serve {
+    pid_t root;
+    int rootfd; /* pidfd of the first program, -1 if it is gone already */
+    char sock[108];
+    uint64_t last_scan_ns;
+};
+
+/* Take over fd 3 and the socket name and secret from the environment.
+ * Returns the listening fd, or -1 with a message in msg. */
+static int rec_serve_init(struct rec_serve *sv, struct rec_session *s, pid_t root, char *msg,
+                          size_t msg_size)
 {
     const char *name = getenv(FMT_SHM_ENV_SOCKET), *secret = getenv(FMT_SHM_ENV_SECRET);
     int acc = 0;
@@ -107,8 +124,11 @@ static int rec_serve_tree_alive(const struct rec_serve *sv)
     return alive;
 }
 
-int rec_serve_finished(struct rec_serve *sv, const struct rec_session *s, uint64_t now_ns)
+/* Has the whole traced tree ended (no image open, nothing queued, no
+ * process left that could still say hello)? */
+static int rec_serve_done(struct rec_session *s, void *mode, uint64_t now_ns)
 {
+    struct rec_serve *sv = mode;
     struct pollfd pfd = {.fd = sv->rootfd, .events = POLLIN};
 
     if (sv->rootfd >= 0 && poll(&pfd, 1, 0) != 1)
@@ -128,47 +148,16 @@ int rec_serve_finished(struct rec_serve *sv, const struct rec_session *s, uint64
     return !rec_serve_tree_alive(sv);
 }
 
-char *rec_serve_command(pid_t pid, size_t *len)
-{
-    char path[64], *buf = NULL;
-    size_t cap = 0, n = 0;
-    int fd;
-
-    *len = 0;
-    snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    for (;;) {
-        ssize_t r;
-
-        if (n + 4096 > cap) {
-            char *nb = realloc(buf, cap + 65536);
-
-            if (!nb)
-                break;
-            buf = nb;
-            cap += 65536;
-        }
-        r = fd >= 0 ? read(fd, buf + n, cap - n - 1) : 0;
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        n += (size_t)r;
-    }
-    if (fd >= 0)
-        close(fd);
-    if (buf) {
-        buf[n] = 0;
-        *len = n;
-    }
-    return buf;
-}
-
-void rec_serve_ready(struct rec_serve *sv)
+/* The trace exists: say "ok" on fd 4 and close it; stderr goes to
+ * /dev/null from now on (nobody reads it), and the cwd to "/". */
+static int rec_serve_start(struct rec_session *s, void *mode, char *msg, size_t msg_size)
 {
     int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
-    (void)sv;
+    (void)s;
+    (void)mode;
+    (void)msg;
+    (void)msg_size;
     (void)!write(REC_SERVE_WORD_FD, "ok", 2);
     close(REC_SERVE_WORD_FD);
     if (null >= 0) {
@@ -177,11 +166,48 @@ void rec_serve_ready(struct rec_serve *sv)
     }
     /* Hold no directory the user may want to unmount or remove. */
     (void)!chdir("/");
+    return 0;
 }
 
-void rec_serve_free(struct rec_serve *sv)
+static void rec_serve_release(void *mode)
 {
+    struct rec_serve *sv = mode;
+
     if (sv->rootfd >= 0)
         close(sv->rootfd);
-    sv->rootfd = -1;
+    free(sv);
+}
+
+static const struct rec_mode_ops rec_serve_ops = {
+    .start = rec_serve_start,
+    .done = rec_serve_done,
+    .release = rec_serve_release,
+};
+
+int rec_mode_serve(struct rec_session *s, pid_t pid, char *msg, size_t msg_size)
+{
+    struct rec_serve *sv;
+    const char *v = getenv(FMT_SHM_ENV_SAMPLE);
+
+    /* Until the trace exists, what goes wrong is the collector's to say. */
+    if (dup2(REC_SERVE_WORD_FD, 2) < 0 || !(sv = calloc(1, sizeof(*sv)))) {
+        snprintf(msg, msg_size, "--serve wants the collector's word pipe on fd %d",
+                 REC_SERVE_WORD_FD);
+        return -1;
+    }
+    /* The collector that started us passes the rate it samples at (a
+     * whole number, 0: exact; col_selfrec.c). */
+    if (!v || util_size_parse(v, &s->opt.sample_bytes))
+        s->opt.sample_bytes = 0;
+    rec_session_begin(s, 0);
+    s->mode = &rec_serve_ops;
+    s->mode_arg = sv;
+    if ((s->lfd = rec_serve_init(sv, s, pid, msg, msg_size)) < 0)
+        return -1;
+    s->statuses.root = pid;
+    if (!(s->command = rec_proc_cmdline(pid, &s->command_len))) {
+        snprintf(msg, msg_size, "out of memory");
+        return -1;
+    }
+    return 0;
 }
