@@ -12,15 +12,34 @@ set(MEMSCRIBE_SAN_FLAGS -fsanitize=address,undefined -fno-omit-frame-pointer
 # The layer rule (docs/architecture.md), checked by the compiler: a target
 # built with LAYERS sees, under src/, only the folders it names, through a
 # folder of links of its own (<build>/layers/<target>/). An #include of a
-# layer it may not use fails the build: "No such file or directory".
+# layer it may not use fails the build: "No such file or directory". A
+# layer may be a sub-folder (analysis/core: the rooms inside analysis each
+# see the rooms below them, ms_analysis_room in src/analysis/).
 function(ms_layer_dir out tgt)
   set(dir ${CMAKE_BINARY_DIR}/layers/${tgt})
   file(REMOVE_RECURSE ${dir})
   file(MAKE_DIRECTORY ${dir})
   foreach(layer ${ARGN})
+    get_filename_component(parent ${dir}/${layer} DIRECTORY)
+    file(MAKE_DIRECTORY ${parent})
     file(CREATE_LINK ${PROJECT_SOURCE_DIR}/src/${layer} ${dir}/${layer} SYMBOLIC)
   endforeach()
   set(${out} ${dir} PARENT_SCOPE)
+endfunction()
+
+# ms_embed_assets(<target> <table> <folder>): every *.js, *.css and *.html
+# of folder compiled into target as the table `const struct ana_asset
+# <table>[]` (analysis/core/ana_asset.h; cmake/embed.cmake writes it).
+function(ms_embed_assets tgt table dir)
+  file(GLOB assets CONFIGURE_DEPENDS ${dir}/*.js ${dir}/*.css ${dir}/*.html)
+  set(c ${CMAKE_CURRENT_BINARY_DIR}/${table}_data.c)
+  add_custom_command(
+    OUTPUT ${c}
+    COMMAND ${CMAKE_COMMAND} -DDIR=${dir} -DOUT=${c} -DTABLE=${table}
+            -P ${PROJECT_SOURCE_DIR}/cmake/embed.cmake
+    DEPENDS ${assets} ${PROJECT_SOURCE_DIR}/cmake/embed.cmake
+    COMMENT "Embedding ${table}")
+  target_sources(${tgt} PRIVATE ${c})
 endfunction()
 
 # ms_target(<target> [NO_SANITIZE] [LAYERS <src folders>...]): warnings,

@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: MIT
 # The tree's checked habits: every C file as clang-format lays it out
 # (.clang-format), every shell script clean under shellcheck
-# (.shellcheckrc), and every private header (*_internal.h) included only
-# from its own folder (STYLE.md, "Headers"). Run by ctest
-# (style.clang_format, style.shellcheck, style.internal_headers).
-# Usage: check-style.sh clang-format|shellcheck|internal-headers [TREE]
+# (.shellcheckrc), every private header (*_internal.h) included only
+# from its own folder (STYLE.md, "Headers"), and no function in src/
+# longer than 150 lines. Run by ctest (style.clang_format, style.shellcheck,
+# style.internal_headers, style.function_length).
+# Usage: check-style.sh clang-format|shellcheck|internal-headers|function-length [TREE]
 #   TREE: the tree internal-headers reads (default: this one; the test that
 #   shows the check bites gives it a planted one)
 set -euo pipefail
@@ -26,6 +27,33 @@ check_clang_format() {
         fi
     done < <(sources '*.[ch]')
     return $bad
+}
+
+# Functions over MAX_FUNCTION_LINES lines in src/, from the first line of
+# the definition to its closing brace, as clang-format lays C out: a
+# definition starts in column 0 and its body opens with "{" alone on a
+# line. One exception, by name: the reader's decode loop (fmt_rchunk.c,
+# decode), one switch over a chunk's columns, inlined into the reader's
+# hot loop, whose speed the long-run work measures and owns.
+MAX_FUNCTION_LINES=${MAX_FUNCTION_LINES:-150}
+check_function_length() {
+    # shellcheck disable=SC2016 # the $ are awk's
+    find src -type f -name '*.c' | LC_ALL=C sort |
+        xargs awk -v max="$MAX_FUNCTION_LINES" '
+            FNR == 1 { start = 0; sig = 0 }
+            /^[A-Za-z_]/ && !/;[ \t]*$/ { if (!start) { sig = FNR; name = $0 } }
+            /^\{$/ { if (sig) start = sig }
+            /^\}/ {
+                sub(/\(.*/, "", name)
+                sub(/.*[ *]/, "", name)
+                if (start && FNR - start + 1 > max && !(FILENAME ~ /fmt_rchunk\.c$/ && name == "decode")) {
+                    printf "%s:%d: %s: %d lines, over %d\n", FILENAME, start, name, FNR - start + 1, max
+                    bad = 1
+                }
+                start = 0; sig = 0
+            }
+            /^$/ { if (!start) sig = 0 }
+            END { exit bad }' >&2
 }
 
 # A *_internal.h is its folder's private business: another folder that
@@ -54,8 +82,9 @@ case ${1:-} in
     clang-format) check_clang_format ;;
     shellcheck) sources '*.sh' | xargs -d '\n' shellcheck ;;
     internal-headers) check_internal_headers ;;
+    function-length) check_function_length ;;
     *)
-        echo "usage: $0 clang-format|shellcheck|internal-headers [TREE]" >&2
+        echo "usage: $0 clang-format|shellcheck|internal-headers|function-length [TREE]" >&2
         exit 2
         ;;
 esac

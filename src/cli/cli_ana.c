@@ -11,6 +11,7 @@
 #include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_text.h"
+#include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_pmodel.h"
 #include "cli/cli.h"
 
@@ -334,11 +335,6 @@ void cli_ana_want_temporary(struct cli_ana *a, const char *what)
         cli_die("%s: %s: %s: " ANA_SAMPLE_NO_TEMPORARY_WHY, a->cmd, a->path, what);
 }
 
-static int model_event(void *arg, const struct fmt_event *ev)
-{
-    return ana_model_event(arg, ev);
-}
-
 struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_options *mo,
                                 uint64_t until_ns)
 {
@@ -367,10 +363,12 @@ struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_option
             cli_ana_fail(a, rc);
         return m;
     }
-    if ((rc = ana_model_create(&m, mo)))
+    struct ana_scan_options so;
+    cli_ana_scan_options(a, until_ns, &so);
+    rc = ana_model_build(&m, a->r, mo, &so);
+    cli_ana_progress_done(a);
+    if (rc)
         cli_ana_fail(a, rc);
-    cli_ana_scan(a, until_ns, model_event, m);
-    ana_model_finish(m);
     return m;
 }
 
@@ -405,15 +403,32 @@ uint64_t cli_ana_time(struct cli_ana *a, const char *opt, const struct ana_time_
     return t;
 }
 
+void cli_ana_scan_options(struct cli_ana *a, uint64_t until_ns, struct ana_scan_options *so)
+{
+    ana_scan_options_init(so);
+    so->until_ns = until_ns;
+    so->progress = cli_ana_progress;
+    so->progress_arg = a;
+}
+
+void cli_ana_run(struct cli_ana *a, struct ana_heap_replay *p, uint64_t until_ns)
+{
+    struct ana_scan_options so;
+    int rc;
+
+    cli_ana_scan_options(a, until_ns, &so);
+    rc = ana_heap_replay_run(p, a->r, &so);
+    cli_ana_progress_done(a);
+    if (rc)
+        cli_ana_fail(a, rc);
+}
+
 void cli_ana_scan(struct cli_ana *a, uint64_t until_ns, ana_event_fn *fn, void *arg)
 {
     struct ana_scan_options so;
     int rc;
 
-    ana_scan_options_init(&so);
-    so.until_ns = until_ns;
-    so.progress = cli_ana_progress;
-    so.progress_arg = a;
+    cli_ana_scan_options(a, until_ns, &so);
     rc = ana_scan(a->r, &so, fn, arg);
     cli_ana_progress_done(a);
     if (rc)

@@ -113,6 +113,13 @@ void cli_ana_progress(void *arg, uint64_t ts_ns, uint64_t last_ns);
 /* Feed the trace's events up to until_ns (UINT64_MAX: all) to fn, with
  * progress on a terminal; dies with the reader's message on failure. */
 void cli_ana_scan(struct cli_ana *a, uint64_t until_ns, ana_event_fn *fn, void *arg);
+/* The scan options of that: up to until_ns, progress on a terminal. */
+void cli_ana_scan_options(struct cli_ana *a, uint64_t until_ns, struct ana_scan_options *so);
+/* One pass of the heap replay p (its consumers subscribed) over the
+ * trace's events up to until_ns, with progress on a terminal; dies with
+ * the reader's or a consumer's message on failure. */
+struct ana_heap_replay;
+void cli_ana_run(struct cli_ana *a, struct ana_heap_replay *p, uint64_t until_ns);
 /* Clear the progress line if one was shown. */
 void cli_ana_progress_done(struct cli_ana *a);
 

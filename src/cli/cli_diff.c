@@ -8,11 +8,6 @@
 #include "cli/cli.h"
 #include "cli/cli_diff.h"
 
-static int model_event(void *arg, const struct fmt_event *ev)
-{
-    return ana_model_event(arg, ev);
-}
-
 int64_t *cli_diff_flame_base(struct cli_ana *nw, const char *base_path, const struct ana_tree *t,
                              enum ana_flame_cost cost, int inverted)
 {
@@ -31,10 +26,12 @@ int64_t *cli_diff_flame_base(struct cli_ana *nw, const char *base_path, const st
     cli_ana_open(&b, 1, argv, 0);
     if (cost == ANA_FLAME_TEMPORARY)
         cli_ana_want_temporary(&b, "--cost temporary");
-    if ((rc = ana_model_create(&m, &mo)))
+    struct ana_scan_options so;
+    cli_ana_scan_options(&b, UINT64_MAX, &so);
+    rc = ana_model_build(&m, b.r, &mo, &so);
+    cli_ana_progress_done(&b);
+    if (rc)
         cli_ana_fail(&b, rc);
-    cli_ana_scan(&b, UINT64_MAX, model_event, m);
-    ana_model_finish(m);
     st = cli_ana_stacks(&b);
     if ((rc = ana_tree_init(&tb, ANA_FLAME_NR_COSTS, 0)) ||
         (rc = ana_flame_build(&tb, m, st, inverted, NULL)) ||

@@ -2,6 +2,7 @@
 /* The shared option loop of the analysis subcommands (see cli_getopt.h). */
 #include "cli/cli_getopt.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,11 +49,21 @@ static struct option *build(const struct cli_getopt *g, const char *cmd)
     return all;
 }
 
+/* Does the command handle option value c itself? */
+static bool owns(const struct cli_getopt *g, int c)
+{
+    for (const struct option *o = g->own; o && o->name; o++)
+        if (o->val == c)
+            return true;
+    return false;
+}
+
 int cli_getopt(struct cli_getopt *g, struct cli_ana *a, int argc, char **argv)
 {
     /* Options may come before or after the operands in every command
-     * (getopt permutes them; "--" ends them). */
-    const char *shortopts = g->takes & CLI_TAKES_OUTPUT ? "ho:" : "h";
+     * (getopt permutes them; "--" ends them). A command that lists -o
+     * among its own options gets each one (export pairs them with --to). */
+    const char *shortopts = g->takes & CLI_TAKES_OUTPUT || owns(g, 'o') ? "ho:" : "h";
     int c;
 
     if (!g->all) {
@@ -70,16 +81,14 @@ int cli_getopt(struct cli_getopt *g, struct cli_ana *a, int argc, char **argv)
             g->usage(stdout);
             exit(CLI_EXIT_OK);
         }
-        if (c == 'o') {
-            a->output = optarg;
-            continue;
-        }
         if (c == '?' || c == ':')
             cli_usage_error("%s: unknown or incomplete option '%s'; see 'memscribe %s --help'",
                             a->cmd, argv[optind - 1], a->cmd);
-        for (const struct option *o = g->own; o && o->name; o++) {
-            if (o->val == c)
-                return c;
+        if (owns(g, c))
+            return c;
+        if (c == 'o') {
+            a->output = optarg;
+            continue;
         }
         if (!cli_ana_option(a, c, optarg))
             cli_usage_error("%s: unknown or incomplete option '%s'; see 'memscribe %s --help'",

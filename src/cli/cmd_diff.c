@@ -14,6 +14,7 @@
 #include "analysis/core/ana_time.h"
 #include "analysis/diff/ana_diff.h"
 #include "analysis/diff/ana_diff_site.h"
+#include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_model.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
@@ -60,31 +61,39 @@ struct side {
 };
 
 struct window_feed {
-    struct ana_model *m;
+    struct ana_heap_replay replay;
     uint64_t t0;
 };
 
+/* The window's events only: its replay knows nothing before t0 (blocks
+ * freed in it that were allocated before are no temporary ones, and its
+ * heap in use starts at 0). */
 static int feed(void *arg, const struct fmt_event *ev)
 {
     struct window_feed *w = arg;
 
     if (ev->ts_ns < w->t0)
         return 0;
-    return ana_model_event(w->m, ev);
+    return ana_heap_replay_event(&w->replay, ev);
 }
 
 /* The model of the blocks allocated in [t0, t1]. */
 static struct ana_model *window_model(struct cli_ana *a, uint64_t t0, uint64_t t1)
 {
-    struct ana_model_options mo = {0};
     struct window_feed w = {.t0 = t0};
+    struct ana_model *m;
     int rc;
 
-    if ((rc = ana_model_create(&w.m, &mo)))
+    if ((rc = ana_model_create(&m, NULL)))
+        cli_ana_fail(a, rc);
+    ana_heap_replay_init(&w.replay, NULL);
+    if ((rc = ana_model_subscribe(m, &w.replay)))
         cli_ana_fail(a, rc);
     cli_ana_scan(a, t1, feed, &w);
-    ana_model_finish(w.m);
-    return w.m;
+    if ((rc = ana_heap_replay_finish(&w.replay)))
+        cli_ana_fail(a, rc);
+    ana_heap_replay_release(&w.replay);
+    return m;
 }
 
 static void side_open(struct side *s, const char *path)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* memscribe export: write a trace in a format other tools read (massif,
- * heaptrack, DHAT, pprof, folded stacks, SQLite, CSV); docs/export.md. */
+/* memscribe export: write a trace in formats other tools read (massif,
+ * heaptrack, DHAT, pprof, folded stacks, SQLite, CSV), one or several in
+ * one read of the trace; docs/export.md. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -20,39 +21,31 @@
 #include "cli/cli_sym.h"
 #include "memscribe/trace.h"
 
+/* Outputs one command writes at most. */
+#define MAX_OUTPUTS 16
+
 static void usage(FILE *out)
 {
+    fprintf(out, "usage: memscribe export --to FORMAT [-o OUT] [--to FORMAT -o OUT]... [options] "
+                 "FILE\n\n"
+                 "Write the heap of trace FILE in a format another tool reads. Numbers are\n"
+                 "memscribe's own: peak, leaked and temporary equal `memscribe report`'s.\n"
+                 "Virtual-memory events are kept only by sqlite.\n\n"
+                 "formats (what each keeps, and drops):\n");
+    for (const struct ana_exporter *x = ana_exporters; x->name; x++) {
+        const char *line = x->help, *nl;
+
+        for (bool first = true; (nl = strchr(line, '\n')); line = nl + 1, first = false)
+            fprintf(out, "  %-10s %.*s\n", first ? x->name : "", (int)(nl - line), line);
+    }
     fprintf(out,
-            "usage: memscribe export --to FORMAT [options] FILE [-o OUT]\n\n"
-            "Write the heap of trace FILE in a format another tool reads. Numbers are\n"
-            "memscribe's own: peak, leaked and temporary equal `memscribe report`'s.\n"
-            "Virtual-memory events are kept only by sqlite.\n\n"
-            "formats (what each keeps, and drops):\n"
-            "  massif     ms_print, massif-visualizer. Keeps heap in use over time\n"
-            "             (--snapshots points), a detailed tree at the peak and at the\n"
-            "             end. Drops threads, frees, block counts; '#' in names -> '_'.\n"
-            "  heaptrack  heaptrack_print, heaptrack_gui (.zst: zstd, .gz: gzip, else\n"
-            "             plain). Keeps every allocation and free with its stack and\n"
-            "             size, time in ms, RSS. Drops threads, addresses, kinds.\n"
-            "  dhat       valgrind's dh_view.html, Firefox Profiler. Keeps per stack\n"
-            "             blocks, bytes, lifetimes, maximum, at peak and at end. Drops\n"
-            "             the time series, threads; has no read/write counts.\n"
-            "  pprof      go tool pprof and pprof-based services (gzipped\n"
-            "             profile.proto). Keeps per stack alloc_objects, alloc_space,\n"
-            "             inuse_objects, inuse_space (in use = live at the end).\n"
-            "             Drops time, threads, the peak.\n"
-            "  folded     flamegraph.pl, speedscope, inferno: 'root;...;leaf COST' per\n"
-            "             stack, for one --cost. Drops everything else.\n"
-            "  sqlite     a database (-o required): every heap block with its alloc\n"
-            "             and free time and thread, frames as a tree, stacks, modules,\n"
-            "             threads, processes, mappings with reserve/commit lifetimes.\n"
-            "             Drops nothing memscribe analyses (see docs/export.md).\n"
-            "  csv        one row per heap block: serial, pid, tid, kind, address,\n"
-            "             size, alloc and free time, stack id, leaf function. Drops\n"
-            "             whole stacks and virtual memory.\n\n"
-            "options:\n"
-            "  --to FORMAT       one of the formats above (required)\n"
-            "  -o, --output OUT  write to OUT (default: standard output, not for sqlite)\n"
+            "\noptions:\n"
+            "  --to FORMAT       one of the formats above (required); repeat it, each\n"
+            "                    with its -o, for several formats from one reading of\n"
+            "                    the trace (two with massif, dhat or heaptrack)\n"
+            "  -o, --output OUT  write to OUT (default: standard output, not for sqlite):\n"
+            "                    the output of the --to before it (or, before any, of\n"
+            "                    the next --to)\n"
             "  --cost C          folded: allocations, bytes, leaked, peak or temporary\n"
             "                    (default: bytes)\n"
             "  --snapshots N     massif: evenly spaced snapshots (default 50, 2..100000)\n"
@@ -73,105 +66,166 @@ struct export_args {
     struct cli_sym_opts sym;
     struct ana_filter filter;
     const char *in;
-    const char *out;
-    int have_format;
+    struct ana_export_output outs[MAX_OUTPUTS];
+    struct util_outfile made[MAX_OUTPUTS];
+    unsigned nr_outs;
+    const char *pending[MAX_OUTPUTS]; /* -o given before a --to without one */
+    unsigned nr_pending, first_pending;
+    bool have_cost;
 };
+
+/* "massif, heaptrack, ..." from the table. */
+static const char *format_names(char *buf, size_t size)
+{
+    size_t n = 0;
+
+    buf[0] = '\0';
+    for (const struct ana_exporter *x = ana_exporters; x->name && n < size; x++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? ", " : "", x->name);
+    return buf;
+}
+
+static bool exporting(const struct export_args *a, const char *format)
+{
+    for (unsigned i = 0; i < a->nr_outs; i++)
+        if (!strcmp(a->outs[i].format->name, format))
+            return true;
+    return false;
+}
+
+static void parse_option(struct export_args *a, int c)
+{
+    char *end, names[256];
+
+    switch (c) {
+    case OPT_TO:
+        if (a->nr_outs == MAX_OUTPUTS)
+            cli_usage_error("export: at most %d outputs", MAX_OUTPUTS);
+        if (!(a->outs[a->nr_outs].format = ana_exporter_find(optarg)))
+            cli_usage_error("export: unknown format '%s' (%s); see 'memscribe export --help'",
+                            optarg, format_names(names, sizeof(names)));
+        if (a->first_pending < a->nr_pending)
+            a->outs[a->nr_outs].path = a->pending[a->first_pending++];
+        a->nr_outs++;
+        break;
+    case 'o':
+        /* The output of the --to before it, or of the next --to. */
+        if (a->nr_outs && !a->outs[a->nr_outs - 1].path) {
+            a->outs[a->nr_outs - 1].path = optarg;
+            break;
+        }
+        if (a->nr_pending == MAX_OUTPUTS)
+            cli_usage_error("export: at most %d outputs", MAX_OUTPUTS);
+        a->pending[a->nr_pending++] = optarg;
+        break;
+    case OPT_COST:
+        if (ana_export_cost_parse(optarg, &a->opt.cost))
+            cli_usage_error("export: unknown cost '%s' (allocations, bytes, leaked, peak, "
+                            "temporary)",
+                            optarg);
+        a->have_cost = true;
+        break;
+    case OPT_SNAPSHOTS: {
+        errno = 0;
+        unsigned long n = strtoul(optarg, &end, 10);
+        if (errno || *end || end == optarg || optarg[0] == '-' || n < 2 || n > 100000)
+            cli_usage_error("export: --snapshots wants a number from 2 to 100000, not '%s'",
+                            optarg);
+        a->opt.massif_snapshots = (uint32_t)n;
+        break;
+    }
+    case OPT_THRESHOLD:
+        a->opt.massif_threshold = strtod(optarg, &end);
+        if (*end || end == optarg || !(a->opt.massif_threshold >= 0) ||
+            a->opt.massif_threshold > 100)
+            cli_usage_error("export: --threshold wants a percentage from 0 to 100, not '%s'",
+                            optarg);
+        break;
+    }
+}
+
+/* Each output's name: "-" is standard output; at most one goes there, and
+ * a database never does. */
+static void check_outputs(struct export_args *a)
+{
+    unsigned to_stdout = 0;
+
+    if (a->first_pending < a->nr_pending)
+        cli_usage_error("export: more -o than --to: each output names its format with --to");
+    for (unsigned i = 0; i < a->nr_outs; i++) {
+        struct ana_export_output *o = &a->outs[i];
+
+        if (o->path && !strcmp(o->path, "-"))
+            o->path = NULL;
+        if (!o->path && o->format->compress == ANA_COMPRESS_DATABASE)
+            cli_usage_error("export: --to %s needs -o DATABASE", o->format->name);
+        to_stdout += !o->path;
+        for (unsigned k = 0; k < i && o->path; k++)
+            if (a->outs[k].path && !strcmp(a->outs[k].path, o->path))
+                cli_usage_error("export: two outputs go to %s", o->path);
+    }
+    if (to_stdout > 1)
+        cli_usage_error("export: %u outputs go to standard output: give each its -o FILE",
+                        to_stdout);
+}
 
 static void parse_args(int argc, char **argv, struct export_args *a)
 {
     static const struct option own[] = {
         {"to", required_argument, NULL, OPT_TO},
+        {"output", required_argument, NULL, 'o'},
         {"cost", required_argument, NULL, OPT_COST},
         {"snapshots", required_argument, NULL, OPT_SNAPSHOTS},
         {"threshold", required_argument, NULL, OPT_THRESHOLD},
         {NULL, 0, NULL, 0},
     };
-    struct cli_getopt g = {
-        .takes = CLI_TAKES_PID | CLI_TAKES_SYM | CLI_TAKES_OUTPUT, .own = own, .usage = usage};
+    struct cli_getopt g = {.takes = CLI_TAKES_PID | CLI_TAKES_SYM, .own = own, .usage = usage};
     struct cli_ana ca;
-    int c, have_cost = 0;
-    char *end;
+    int c;
 
     a->opt.cost = ANA_COST_BYTES;
     a->opt.massif_threshold = -1;
     optind = 1;
     cli_ana_init(&ca, "export", 0);
-    while ((c = cli_getopt(&g, &ca, argc, argv)) != -1) {
-        switch (c) {
-        case OPT_TO:
-            if (ana_export_format_parse(optarg, &a->opt.format))
-                cli_usage_error("export: unknown format '%s' (massif, heaptrack, dhat, pprof, "
-                                "folded, sqlite, csv); see 'memscribe export --help'",
-                                optarg);
-            a->have_format = 1;
-            break;
-        case OPT_COST:
-            if (ana_export_cost_parse(optarg, &a->opt.cost))
-                cli_usage_error("export: unknown cost '%s' (allocations, bytes, leaked, peak, "
-                                "temporary)",
-                                optarg);
-            have_cost = 1;
-            break;
-        case OPT_SNAPSHOTS: {
-            errno = 0;
-            unsigned long n = strtoul(optarg, &end, 10);
-            if (errno || *end || end == optarg || optarg[0] == '-' || n < 2 || n > 100000)
-                cli_usage_error("export: --snapshots wants a number from 2 to 100000, not '%s'",
-                                optarg);
-            a->opt.massif_snapshots = (uint32_t)n;
-            break;
-        }
-        case OPT_THRESHOLD:
-            a->opt.massif_threshold = strtod(optarg, &end);
-            if (*end || end == optarg || !(a->opt.massif_threshold >= 0) ||
-                a->opt.massif_threshold > 100)
-                cli_usage_error("export: --threshold wants a percentage from 0 to 100, not '%s'",
-                                optarg);
-            break;
-        }
-    }
+    while ((c = cli_getopt(&g, &ca, argc, argv)) != -1)
+        parse_option(a, c);
     /* The shared options' results move into the export's own. */
     a->sym = ca.sym;
-    a->out = ca.output;
     a->filter = ca.filter;
     ana_filter_init(&ca.filter);
     if (!ana_filter_is_empty(&a->filter))
         a->opt.filter = &a->filter;
-    if (!a->have_format)
+    if (!a->nr_outs)
         cli_usage_error("export: say which format with --to FORMAT; see 'memscribe export --help'");
     if (optind + 1 != argc)
         cli_usage_error(optind == argc ? "export: which trace? give one FILE"
                                        : "export: give exactly one trace FILE");
     a->in = argv[optind];
-    if (have_cost && a->opt.format != ANA_EXPORT_FOLDED)
+    if (a->have_cost && !exporting(a, "folded"))
         cli_usage_error("export: --cost is for --to folded");
-    if ((a->opt.massif_snapshots || a->opt.massif_threshold >= 0) &&
-        a->opt.format != ANA_EXPORT_MASSIF)
+    if ((a->opt.massif_snapshots || a->opt.massif_threshold >= 0) && !exporting(a, "massif"))
         cli_usage_error("export: --snapshots and --threshold are for --to massif");
-    if (a->opt.format == ANA_EXPORT_SQLITE && (!a->out || !strcmp(a->out, "-")))
-        cli_usage_error("export: --to sqlite needs -o DATABASE");
+    check_outputs(a);
 }
 
-/* Progress on a terminal: the exporters read the trace in passes, each
- * from the start, so a time going back starts the next pass. */
+/* Progress on a terminal: the export reads the trace once, or twice, each
+ * pass from the start, so a time going back starts the next pass. */
 struct progress {
     const char *path;
-    uint64_t first_ns, last_ns, prev_ns;
+    uint64_t prev_ns;
     unsigned pass;
     bool shown;
 };
 
-static void progress(void *arg, uint64_t ts_ns)
+static void progress(void *arg, uint64_t ts_ns, uint64_t last_ns)
 {
     struct progress *p = arg;
-    uint64_t span = p->last_ns > p->first_ns ? p->last_ns - p->first_ns : 1;
-    uint64_t done = ts_ns > p->first_ns ? ts_ns - p->first_ns : 0;
 
     if (ts_ns < p->prev_ns)
         p->pass++;
     p->prev_ns = ts_ns;
     fprintf(stderr, "\rmemscribe: export: %s: pass %u: %3u%%", p->path, p->pass,
-            (unsigned)(done >= span ? 100 : done * 100 / span));
+            (unsigned)(!last_ns || ts_ns >= last_ns ? 100 : ts_ns * 100 / last_ns));
     p->shown = true;
 }
 
@@ -185,21 +239,116 @@ static void note(void *arg, const char *text)
     cli_warn("export: %s: %s", p->path, text);
 }
 
-static int ends_with(const char *s, const char *suffix)
+/* The trace, with what the export must say of it first. */
+static struct fmt_reader *open_trace(struct export_args *a)
 {
-    size_t n = strlen(s), k = strlen(suffix);
+    struct fmt_reader *r;
+    char err[600], note_text[256];
+    uint32_t i, n;
 
-    return n >= k && !strcmp(s + n - k, suffix);
+    if (fmt_reader_open(&r, a->in, err, sizeof(err)))
+        cli_die("export: %s", err);
+    if (fmt_reader_sample_bytes(r))
+        cli_warn("export: %s: %s", a->in,
+                 ana_sample_note(note_text, sizeof(note_text), fmt_reader_sample_bytes(r)));
+    if (exporting(a, "folded") && a->opt.cost == ANA_COST_TEMPORARY &&
+        !ana_sample_has_temporary(fmt_reader_sample_bytes(r)))
+        cli_die("export: %s: --cost temporary: " ANA_SAMPLE_NO_TEMPORARY_WHY, a->in);
+    if (fmt_reader_incomplete(r))
+        cli_warn("export: %s: trace is incomplete (no valid end); exporting its %u whole chunks",
+                 a->in, fmt_reader_nr_chunks(r));
+    if (!a->opt.filter)
+        return r;
+    if (ana_filter_resolve_exes(a->opt.filter, r) < 0)
+        cli_die("export: out of memory");
+    for (i = 0, n = fmt_reader_nr_images(r);
+         i < n && !ana_filter_image(a->opt.filter, i, fmt_reader_image(r, i)->pid); i++)
+        ;
+    if (i == n)
+        cli_die("export: %s: no process of %s is in the trace", a->in,
+                !a->opt.filter->nr_exes  ? "--pid"
+                : a->opt.filter->nr_pids ? "--pid and --exe"
+                                         : "--exe");
+    return r;
+}
+
+/* Make each output file (a database's is made empty, then closed: SQLite
+ * opens it by name, and would add to a database there; closing any
+ * descriptor of it later would drop SQLite's locks). */
+static void open_outputs(struct export_args *a)
+{
+    struct stat in_st, out_st;
+
+    for (unsigned i = 0; i < a->nr_outs; i++) {
+        struct ana_export_output *o = &a->outs[i];
+
+        o->fd = STDOUT_FILENO;
+        if (!o->path) {
+            if (isatty(STDOUT_FILENO) && o->format->compress != ANA_COMPRESS_NONE)
+                cli_usage_error("export: --to %s writes binary data: give -o FILE",
+                                o->format->name);
+            continue;
+        }
+        if (!stat(a->in, &in_st) && !stat(o->path, &out_st) && in_st.st_dev == out_st.st_dev &&
+            in_st.st_ino == out_st.st_ino)
+            cli_usage_error("export: the output %s is the input trace", o->path);
+    }
+    for (unsigned i = 0; i < a->nr_outs; i++) {
+        struct ana_export_output *o = &a->outs[i];
+
+        if (!o->path)
+            continue;
+        o->fd = cli_output_create("export", o->path, &a->made[i]);
+        if (o->format->compress == ANA_COMPRESS_DATABASE) {
+            close(o->fd);
+            o->fd = STDOUT_FILENO;
+        }
+    }
+}
+
+/* Flush each file to its disk and close it. rc: the export's; returns it,
+ * or the first failure here (*bad: which output). */
+static int close_outputs(struct export_args *a, int rc, int *bad)
+{
+    for (unsigned i = 0; i < a->nr_outs; i++) {
+        struct ana_export_output *o = &a->outs[i];
+
+        if (o->fd == STDOUT_FILENO)
+            continue;
+        if (!rc && fsync(o->fd) && errno != EINVAL)
+            rc = -errno, o->failed = 1, *bad = (int)i;
+        if (close(o->fd) && !rc)
+            rc = -errno, o->failed = 1, *bad = (int)i;
+    }
+    return rc;
+}
+
+/* A failed export: no output stays (a cut file could be read as a whole
+ * one: heaptrack_print, for one, reads a cut file without a word; only a
+ * file this command made goes, not a device, nor what a link leads to),
+ * and the message names what failed. */
+__attribute__((noreturn)) static void fail(struct export_args *a, struct fmt_reader *r, int rc)
+{
+    for (unsigned i = 0; i < a->nr_outs; i++)
+        if (a->made[i].created)
+            unlink(a->outs[i].path);
+    for (unsigned i = 0; i < a->nr_outs; i++) {
+        const struct ana_export_output *o = &a->outs[i];
+        if (o->failed)
+            cli_die("export: %s: writing failed: %s", o->path ? o->path : "standard output",
+                    o->err[0] ? o->err : strerror(-rc));
+    }
+    if (rc == -EPROTO && fmt_reader_error(r)[0])
+        cli_die("export: %s", fmt_reader_error(r));
+    if (rc == -ENOMEM)
+        cli_die("export: %s: out of memory", a->in);
+    cli_die("export: %s: %s", a->in, fmt_reader_error(r)[0] ? fmt_reader_error(r) : strerror(-rc));
 }
 
 int cmd_export(int argc, char **argv)
 {
     struct export_args a = {0};
-    struct fmt_reader *r;
-    char err[600];
-    struct util_outfile made = {0};
-    int fd = STDOUT_FILENO, output_failed, rc;
-    const char *out_name;
+    int bad = -1, rc;
 
     ana_filter_init(&a.filter);
     parse_args(argc, argv, &a);
@@ -210,91 +359,20 @@ int cmd_export(int argc, char **argv)
         .show_internal = a.sym.show_internal,
         .raw = a.sym.raw,
     };
-    if ((rc = fmt_reader_open(&r, a.in, err, sizeof(err))))
-        cli_die("export: %s", err);
-    if (fmt_reader_sample_bytes(r)) {
-        char note[256];
-
-        cli_warn("export: %s: %s", a.in,
-                 ana_sample_note(note, sizeof(note), fmt_reader_sample_bytes(r)));
-    }
-    if (a.opt.format == ANA_EXPORT_FOLDED && a.opt.cost == ANA_COST_TEMPORARY &&
-        !ana_sample_has_temporary(fmt_reader_sample_bytes(r)))
-        cli_die("export: %s: --cost temporary: " ANA_SAMPLE_NO_TEMPORARY_WHY, a.in);
-    if (fmt_reader_incomplete(r))
-        cli_warn("export: %s: trace is incomplete (no valid end); exporting its %u whole chunks",
-                 a.in, fmt_reader_nr_chunks(r));
-    if (a.opt.filter) {
-        uint32_t i, n = fmt_reader_nr_images(r);
-        if (ana_filter_resolve_exes(a.opt.filter, r) < 0)
-            cli_die("export: out of memory");
-        for (i = 0; i < n && !ana_filter_image(a.opt.filter, i, fmt_reader_image(r, i)->pid); i++)
-            ;
-        if (i == n)
-            cli_die("export: %s: no process of %s is in the trace", a.in,
-                    !a.opt.filter->nr_exes  ? "--pid"
-                    : a.opt.filter->nr_pids ? "--pid and --exe"
-                                            : "--exe");
-    }
+    struct fmt_reader *r = open_trace(&a);
     struct progress prog = {.path = a.in, .pass = 1};
     a.opt.note = note;
     a.opt.note_arg = &prog;
     if (isatty(STDERR_FILENO)) {
-        struct fmt_trace_counts c;
-        fmt_reader_counts(r, &c);
-        prog.first_ns = c.first_ts_ns;
-        prog.last_ns = c.last_ts_ns;
         a.opt.progress = progress;
         a.opt.progress_arg = &prog;
     }
-    out_name = a.out && strcmp(a.out, "-") ? a.out : "standard output";
-    struct stat in_st, out_st;
-    if (a.out && strcmp(a.out, "-") && !stat(a.in, &in_st) && !stat(a.out, &out_st) &&
-        in_st.st_dev == out_st.st_dev && in_st.st_ino == out_st.st_ino)
-        cli_usage_error("export: the output %s is the input trace", a.out);
-    if (a.opt.format == ANA_EXPORT_HEAPTRACK && a.out)
-        a.opt.compress = ends_with(a.out, ".zst")  ? ANA_COMPRESS_ZSTD
-                         : ends_with(a.out, ".gz") ? ANA_COMPRESS_GZIP
-                                                   : ANA_COMPRESS_NONE;
-    if (a.out && strcmp(a.out, "-")) {
-        fd = cli_output_create("export", a.out, &made);
-        if (a.opt.format == ANA_EXPORT_SQLITE) {
-            /* SQLite opens the file by its name, and would add to a
-             * database there: it gets the empty one just made (closed
-             * first, as closing any descriptor of it would drop SQLite's
-             * locks). */
-            close(fd);
-            fd = STDOUT_FILENO;
-        }
-    } else if (isatty(STDOUT_FILENO) &&
-               (a.opt.format == ANA_EXPORT_PPROF || a.opt.format == ANA_EXPORT_HEAPTRACK)) {
-        cli_usage_error("export: --to %s writes binary data: give -o FILE",
-                        ana_export_format_name(a.opt.format));
-    }
-    rc = ana_export_run(r, &a.opt, fd, a.out, &output_failed, err, sizeof(err));
+    open_outputs(&a);
+    rc = ana_export_run(r, &a.opt, a.outs, a.nr_outs);
     if (prog.shown)
         fputs("\r\033[K", stderr); /* clear the progress line */
-    if (!rc && fd != STDOUT_FILENO && (fsync(fd) && errno != EINVAL))
-        rc = -errno, output_failed = 1;
-    if (fd != STDOUT_FILENO && close(fd) && !rc)
-        rc = -errno, output_failed = 1;
-    if (rc) {
-        /* A partial output could be read as a whole one: heaptrack_print,
-         * for one, reads a cut file without a word. Only a file this
-         * command made goes (not a device, nor what a link leads to). */
-        if (made.created)
-            unlink(a.out);
-        if (output_failed)
-            cli_die("export: %s: writing failed: %s", out_name, err[0] ? err : strerror(-rc));
-        if (rc == -EPROTO && !err[0] && fmt_reader_error(r)[0])
-            cli_die("export: %s", fmt_reader_error(r));
-        if (rc == -ENOMEM)
-            cli_die("export: %s: out of memory", a.in);
-        cli_die("export: %s: %s", a.in,
-                err[0]                   ? err
-                : fmt_reader_error(r)[0] ? fmt_reader_error(r)
-                                         : strerror(-rc));
-    }
+    if ((rc = close_outputs(&a, rc, &bad)))
+        fail(&a, r, rc);
     fmt_reader_close(r);
     ana_filter_release(&a.filter);
     return CLI_EXIT_OK;

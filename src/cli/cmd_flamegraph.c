@@ -62,11 +62,6 @@ static void usage(FILE *out)
                  "See docs/flamegraph.md.\n");
 }
 
-static int model_event(void *arg, const struct fmt_event *ev)
-{
-    return ana_model_event(arg, ev);
-}
-
 int cmd_flamegraph(int argc, char **argv)
 {
     static const struct option own[] = {
@@ -126,14 +121,9 @@ int cmd_flamegraph(int argc, char **argv)
     struct ana_model_options mo = {.filter = &a.filter};
     struct ana_model *m;
     struct ana_scan_options sc;
-    if ((rc = ana_model_create(&m, &mo)))
+    cli_ana_scan_options(&a, UINT64_MAX, &sc);
+    if ((rc = ana_model_build(&m, a.r, &mo, &sc)))
         cli_ana_fail(&a, rc);
-    ana_scan_options_init(&sc);
-    sc.progress = cli_ana_progress;
-    sc.progress_arg = &a;
-    if ((rc = ana_scan(a.r, &sc, model_event, m)))
-        cli_ana_fail(&a, rc);
-    ana_model_finish(m);
     cli_ana_progress_done(&a);
 
     struct ana_stacks *st = cli_ana_stacks(&a);

@@ -13,6 +13,7 @@
 
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_time.h"
+#include "analysis/pictures/ana_frag_svg.h"
 #include "analysis/vm/ana_frag.h"
 #include "analysis/vm/ana_frag_scan.h"
 #include "analysis/vm/ana_vm.h"

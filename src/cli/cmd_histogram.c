@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/core/ana_scan.h"
+#include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_histogram.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
@@ -46,11 +46,6 @@ static void bar(char *buf, size_t size, uint64_t n)
         len = size - 1;
     memset(buf, '#', len);
     buf[len] = '\0';
-}
-
-static int on_event(void *arg, const struct fmt_event *ev)
-{
-    return ana_histogram_event(arg, ev);
 }
 
 /* The table shown: cols[] minus the stack column (without --by-stack) and
@@ -119,8 +114,14 @@ int cmd_histogram(int argc, char **argv)
     cli_ana_open(&a, argc, argv, optind);
 
     struct ana_histogram h;
-    ana_histogram_init(&h, &a.filter, by_stack);
-    cli_ana_scan(&a, UINT64_MAX, on_event, &h);
+    struct ana_heap_replay p;
+    int rc;
+    ana_histogram_init(&h, by_stack);
+    ana_heap_replay_init(&p, &(struct ana_step_options){.filter = &a.filter});
+    if ((rc = ana_histogram_subscribe(&h, &p)))
+        cli_ana_fail(&a, rc);
+    cli_ana_run(&a, &p, UINT64_MAX);
+    ana_heap_replay_release(&p);
 
     /* Columns: the stack column only with --by-stack, the bar only in text. */
     struct hist_table ht;

@@ -58,7 +58,18 @@ static int by_bytes(const void *x, const void *y, void *arg)
     return (a > b) - (a < b);
 }
 
-int cmd_leaks(int argc, char **argv)
+struct leaks {
+    struct cli_ana a;
+    struct ana_time_point at; /* --at (default: the end) */
+    bool all;                 /* --all: a row per block */
+    uint64_t t;               /* the moment, in the trace */
+    struct ana_model *m;
+    struct ana_heaps heaps; /* a trace with pools: the leaks of each heap */
+    struct ana_table *tab;  /* the rows */
+    struct ana_table *sup;  /* rows of suppressed stacks (not with --all) */
+};
+
+static void parse(struct leaks *lk, int argc, char **argv)
 {
     static const struct option own[] = {
         {"at", required_argument, NULL, OPT_AT},
@@ -68,152 +79,185 @@ int cmd_leaks(int argc, char **argv)
     struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS | CLI_TAKES_FRAMES | CLI_TAKES_SUPP,
                            .own = own,
                            .usage = usage};
-    struct cli_ana a;
-    struct ana_time_point at = {.base = ANA_TIME_END};
-    bool all = false;
     int c;
 
-    cli_ana_init(&a, "leaks", 20);
-    while ((c = cli_getopt(&g, &a, argc, argv)) != -1) {
+    lk->at = (struct ana_time_point){.base = ANA_TIME_END};
+    cli_ana_init(&lk->a, "leaks", 20);
+    while ((c = cli_getopt(&g, &lk->a, argc, argv)) != -1) {
         switch (c) {
         case OPT_AT:
-            if (ana_time_parse_point(optarg, &at))
+            if (ana_time_parse_point(optarg, &lk->at))
                 cli_usage_error("leaks: --at wants a time like 1.5s, 250ms, peak or end, not "
                                 "'%s'",
                                 optarg);
             break;
         case OPT_ALL:
-            all = true;
+            lk->all = true;
             break;
         }
     }
-    cli_ana_open(&a, argc, argv, optind);
+    cli_ana_open(&lk->a, argc, argv, optind);
+}
 
-    uint64_t t = cli_ana_time(&a, "--at", &at);
-
-    struct ana_model_options mo = {.filter = &a.filter, .keep_blocks = all};
-    struct ana_model *m = cli_ana_model(&a, &mo, t);
-    struct ana_heaps heaps; /* a trace with pools: the leaks of each heap */
-    cli_heaps_load(&a, &heaps, t);
-
-    struct ana_table *tab, *sup = NULL; /* sup: rows of suppressed stacks */
-    char buf[64], name[256];
+/* --all: a row per live block, oldest first. */
+static void block_rows(struct leaks *lk)
+{
+    struct cli_ana *a = &lk->a;
+    struct ana_block *b;
+    char buf[64];
     unsigned nr;
-    if (all) {
-        struct ana_block *b;
-        long n = ana_model_blocks(m, &b);
-        if (n < 0)
-            cli_ana_fail(&a, (int)n);
-        if (ana_table_create(&tab, block_cols, sizeof(block_cols) / sizeof(block_cols[0])))
-            cli_die("leaks: out of memory");
-        for (long i = 0; i < n && (!a.top || i < (long)a.top); i++) {
-            const struct ana_scope *s = ana_model_image(m, b[i].image);
-            ana_table_add_row(tab);
-            ana_table_set_u64(tab, 0, s ? s->pid : 0);
-            ana_table_set_u64(tab, 1, b[i].serial);
-            snprintf(buf, sizeof(buf), "0x%" PRIx64, b[i].addr);
-            ana_table_set_str(tab, 2, buf);
-            ana_table_set_u64(tab, 3, b[i].size);
-            ana_table_set_str(tab, 4, ana_time_format(b[i].ts_ns, buf, sizeof(buf)));
-            ana_table_set_u64(tab, 5, b[i].ts_ns);
-            ana_table_set_u64(tab, 6, b[i].tid);
-            const char *const *fr =
-                cli_ana_stack(&a, b[i].stack, false, a.format == CLI_FMT_TEXT ? 1 : 0, &nr);
-            ana_table_set_list(tab, 7, fr, nr);
-        }
-        free(b);
-    } else {
-        uint32_t *ids = malloc(((size_t)ana_model_nr_sites(m) + 1) * sizeof(*ids));
-        struct cli_rows rows;
-        uint32_t n = 0;
-        if (!ids)
-            cli_die("leaks: out of memory");
-        cli_rows_make(&a, m, &rows);
-        for (uint32_t id = 0; id < ana_model_nr_sites(m); id++) {
-            if (rows.row[id] && rows.row[id]->live_blocks > 0)
-                ids[n++] = id;
-        }
-        qsort_r(ids, n, sizeof(*ids), by_bytes, rows.row);
-        if (ana_table_create(&tab, group_cols, sizeof(group_cols) / sizeof(group_cols[0])) ||
-            ana_table_create(&sup, group_cols, sizeof(group_cols) / sizeof(group_cols[0])))
-            cli_die("leaks: out of memory");
-        cli_supp_load(&a.supp, &a);
-        for (uint32_t i = 0, shown = 0; i < n; i++) {
-            const struct ana_site *s = rows.row[ids[i]];
-            /* The runtime's one-time allocations go to a list of their own. */
-            struct ana_table *to = cli_supp_match(&a.supp, &a, ids[i]) ? sup : tab;
-            if (to == tab && a.top && shown++ >= a.top)
-                continue;
-            ana_table_add_row(to);
-            ana_table_set_u64(to, 0, ana_model_image(m, s->image)->pid);
-            ana_table_set_u64(to, 1, (uint64_t)s->live_bytes);
-            ana_table_set_u64(to, 2, (uint64_t)s->live_blocks);
-            const char *const *fr = cli_ana_stack(
-                &a, ids[i], false, a.format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
-            ana_table_set_list(to, 3, fr, nr);
-        }
-        free(ids);
-        cli_rows_release(&rows);
+    long n = ana_model_blocks(lk->m, &b);
+
+    if (n < 0)
+        cli_ana_fail(a, (int)n);
+    if (ana_table_create(&lk->tab, block_cols, sizeof(block_cols) / sizeof(block_cols[0])))
+        cli_die("leaks: out of memory");
+    for (long i = 0; i < n && (!a->top || i < (long)a->top); i++) {
+        const struct ana_scope *s = ana_model_image(lk->m, b[i].image);
+        ana_table_add_row(lk->tab);
+        ana_table_set_u64(lk->tab, 0, s ? s->pid : 0);
+        ana_table_set_u64(lk->tab, 1, b[i].serial);
+        snprintf(buf, sizeof(buf), "0x%" PRIx64, b[i].addr);
+        ana_table_set_str(lk->tab, 2, buf);
+        ana_table_set_u64(lk->tab, 3, b[i].size);
+        ana_table_set_str(lk->tab, 4, ana_time_format(b[i].ts_ns, buf, sizeof(buf)));
+        ana_table_set_u64(lk->tab, 5, b[i].ts_ns);
+        ana_table_set_u64(lk->tab, 6, b[i].tid);
+        const char *const *fr =
+            cli_ana_stack(a, b[i].stack, false, a->format == CLI_FMT_TEXT ? 1 : 0, &nr);
+        ana_table_set_list(lk->tab, 7, fr, nr);
     }
+    free(b);
+}
 
-    if (a.format == CLI_FMT_TEXT) {
-        printf("memscribe leaks: %s: live at %s%s\n", a.path, ana_time_format(t, buf, sizeof(buf)),
-               at.base == ANA_TIME_END && !at.offset_ns ? " (the end)" : "");
-        for (uint32_t i = 0; i < ana_model_nr_images(m); i++) {
-            const struct ana_scope *s = ana_model_image(m, i);
-            if (!s->seen)
-                continue;
-            cli_ana_image_name(&a, i, name, sizeof(name));
-            const char *e = ana_sample_mark(fmt_reader_sample_bytes(a.r)); /* estimates */
+/* A row per stack (call sites that read the same merged: cli_rows.h),
+ * largest first; the runtime's one-time allocations in a list of their
+ * own. */
+static void stack_rows(struct leaks *lk)
+{
+    struct cli_ana *a = &lk->a;
+    uint32_t *ids = malloc(((size_t)ana_model_nr_sites(lk->m) + 1) * sizeof(*ids));
+    struct cli_rows rows;
+    uint32_t n = 0;
+    unsigned nr;
 
-            printf("%s: %s%" PRIu64 " bytes in %s%" PRIu64 " blocks\n", name, e, s->heap, e,
-                   s->live_blocks);
-            cli_heaps_leaks_text(&a, &heaps, i, stdout);
-        }
-        if (!ana_model_nr_seen(m))
-            printf("no events of the selected processes (--pid)\n");
-        if (ana_table_nr_rows(tab)) {
-            putchar('\n');
-            cli_ana_table(&a, tab, stdout, "", true);
-        }
-        if (sup && ana_table_nr_rows(sup)) {
-            printf("\nlisted apart, the runtime's one-time allocations (suppressions; "
-                   "--no-default-suppressions lists them above):\n");
-            cli_ana_table(&a, sup, stdout, "", true);
-        }
-    } else if (a.format == CLI_FMT_CSV) {
-        cli_ana_table(&a, tab, stdout, "", true);
-    } else {
-        struct ana_json j;
-        cli_ana_json_begin(&a, &j);
-        ana_json_kv_u64(&j, "at_ns", t);
-        ana_json_key(&j, "processes");
-        ana_json_begin_array(&j);
-        for (uint32_t i = 0; i < ana_model_nr_images(m); i++) {
-            const struct ana_scope *s = ana_model_image(m, i);
-            if (!s->seen)
-                continue;
-            ana_json_begin_object(&j);
-            cli_ana_image_json(&a, &j, i);
-            ana_json_kv_u64(&j, "leaked_bytes", s->heap);
-            ana_json_kv_u64(&j, "leaked_blocks", s->live_blocks);
-            cli_heaps_json(&a, &heaps, i, &j);
-            ana_json_end_object(&j);
-        }
-        ana_json_end_array(&j);
-        ana_json_key(&j, all ? "blocks" : "stacks");
-        ana_table_write_json(tab, &j);
-        if (sup) {
-            ana_json_key(&j, "suppressed");
-            ana_table_write_json(sup, &j);
-        }
+    if (!ids)
+        cli_die("leaks: out of memory");
+    cli_rows_make(a, lk->m, &rows);
+    for (uint32_t id = 0; id < ana_model_nr_sites(lk->m); id++) {
+        if (rows.row[id] && rows.row[id]->live_blocks > 0)
+            ids[n++] = id;
+    }
+    qsort_r(ids, n, sizeof(*ids), by_bytes, rows.row);
+    if (ana_table_create(&lk->tab, group_cols, sizeof(group_cols) / sizeof(group_cols[0])) ||
+        ana_table_create(&lk->sup, group_cols, sizeof(group_cols) / sizeof(group_cols[0])))
+        cli_die("leaks: out of memory");
+    cli_supp_load(&a->supp, a);
+    for (uint32_t i = 0, shown = 0; i < n; i++) {
+        const struct ana_site *s = rows.row[ids[i]];
+        struct ana_table *to = cli_supp_match(&a->supp, a, ids[i]) ? lk->sup : lk->tab;
+        if (to == lk->tab && a->top && shown++ >= a->top)
+            continue;
+        ana_table_add_row(to);
+        ana_table_set_u64(to, 0, ana_model_image(lk->m, s->image)->pid);
+        ana_table_set_u64(to, 1, (uint64_t)s->live_bytes);
+        ana_table_set_u64(to, 2, (uint64_t)s->live_blocks);
+        const char *const *fr = cli_ana_stack(
+            a, ids[i], false, a->format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
+        ana_table_set_list(to, 3, fr, nr);
+    }
+    free(ids);
+    cli_rows_release(&rows);
+}
+
+static void write_text(struct leaks *lk, FILE *out)
+{
+    struct cli_ana *a = &lk->a;
+    char buf[64], name[256];
+
+    fprintf(out, "memscribe leaks: %s: live at %s%s\n", a->path,
+            ana_time_format(lk->t, buf, sizeof(buf)),
+            lk->at.base == ANA_TIME_END && !lk->at.offset_ns ? " (the end)" : "");
+    for (uint32_t i = 0; i < ana_model_nr_images(lk->m); i++) {
+        const struct ana_scope *s = ana_model_image(lk->m, i);
+        if (!s->seen)
+            continue;
+        cli_ana_image_name(a, i, name, sizeof(name));
+        const char *e = ana_sample_mark(fmt_reader_sample_bytes(a->r)); /* estimates */
+
+        fprintf(out, "%s: %s%" PRIu64 " bytes in %s%" PRIu64 " blocks\n", name, e, s->heap, e,
+                s->live_blocks);
+        cli_heaps_leaks_text(a, &lk->heaps, i, out);
+    }
+    if (!ana_model_nr_seen(lk->m))
+        fprintf(out, "no events of the selected processes (--pid)\n");
+    if (ana_table_nr_rows(lk->tab)) {
+        fputc('\n', out);
+        cli_ana_table(a, lk->tab, out, "", true);
+    }
+    if (lk->sup && ana_table_nr_rows(lk->sup)) {
+        fprintf(out, "\nlisted apart, the runtime's one-time allocations (suppressions; "
+                     "--no-default-suppressions lists them above):\n");
+        cli_ana_table(a, lk->sup, out, "", true);
+    }
+}
+
+/* On standard output, as cli_ana_json_begin() starts it. */
+static void write_json(struct leaks *lk)
+{
+    struct cli_ana *a = &lk->a;
+    struct ana_json j;
+
+    cli_ana_json_begin(a, &j);
+    ana_json_kv_u64(&j, "at_ns", lk->t);
+    ana_json_key(&j, "processes");
+    ana_json_begin_array(&j);
+    for (uint32_t i = 0; i < ana_model_nr_images(lk->m); i++) {
+        const struct ana_scope *s = ana_model_image(lk->m, i);
+        if (!s->seen)
+            continue;
+        ana_json_begin_object(&j);
+        cli_ana_image_json(a, &j, i);
+        ana_json_kv_u64(&j, "leaked_bytes", s->heap);
+        ana_json_kv_u64(&j, "leaked_blocks", s->live_blocks);
+        cli_heaps_json(a, &lk->heaps, i, &j);
         ana_json_end_object(&j);
-        if (ana_json_finish(&j))
-            cli_die("leaks: writing the output failed");
     }
-    ana_table_destroy(tab);
-    ana_table_destroy(sup);
-    ana_heaps_release(&heaps);
-    ana_model_destroy(m);
-    return cli_ana_close(&a);
+    ana_json_end_array(&j);
+    ana_json_key(&j, lk->all ? "blocks" : "stacks");
+    ana_table_write_json(lk->tab, &j);
+    if (lk->sup) {
+        ana_json_key(&j, "suppressed");
+        ana_table_write_json(lk->sup, &j);
+    }
+    ana_json_end_object(&j);
+    if (ana_json_finish(&j))
+        cli_die("leaks: writing the output failed");
+}
+
+int cmd_leaks(int argc, char **argv)
+{
+    struct leaks lk = {0};
+
+    parse(&lk, argc, argv);
+    lk.t = cli_ana_time(&lk.a, "--at", &lk.at);
+    struct ana_model_options mo = {.filter = &lk.a.filter, .keep_blocks = lk.all};
+    lk.m = cli_ana_model(&lk.a, &mo, lk.t);
+    cli_heaps_load(&lk.a, &lk.heaps, lk.t);
+    if (lk.all)
+        block_rows(&lk);
+    else
+        stack_rows(&lk);
+
+    if (lk.a.format == CLI_FMT_TEXT)
+        write_text(&lk, stdout);
+    else if (lk.a.format == CLI_FMT_CSV)
+        cli_ana_table(&lk.a, lk.tab, stdout, "", true);
+    else
+        write_json(&lk);
+    ana_table_destroy(lk.tab);
+    ana_table_destroy(lk.sup);
+    ana_heaps_release(&lk.heaps);
+    ana_model_destroy(lk.m);
+    return cli_ana_close(&lk.a);
 }

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_time.h"
+#include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_histogram.h"
 #include "analysis/model/ana_model.h"
 #include "analysis/model/ana_timeline.h"
@@ -49,25 +49,11 @@ static void usage(FILE *out)
                  "See docs/plot.md.\n");
 }
 
-struct hist_run {
-    struct ana_histogram *h;
-    struct ana_model *m;
-};
-
-static int plot_event(void *arg, const struct fmt_event *ev)
-{
-    struct hist_run *run = arg;
-    int rc = run->m ? ana_model_event(run->m, ev) : 0;
-
-    return rc ? rc : run->h ? ana_histogram_event(run->h, ev) : 0;
-}
-
 static int plot_timeline(struct cli_ana *a, uint64_t interval, const char *title, double width,
                          double height, const char *subtitle, FILE *out)
 {
     struct fmt_trace_counts c;
-    struct ana_model_options mo = {.filter = &a->filter};
-    struct hist_run run = {0};
+    struct ana_model *m = NULL;
     struct ana_timeline tl;
     struct ana_plot_timeline p;
     struct ana_plot_series s;
@@ -76,13 +62,12 @@ static int plot_timeline(struct cli_ana *a, uint64_t interval, const char *title
     fmt_reader_counts(a->r, &c);
     if (!interval)
         interval = c.last_ts_ns / 2000 ? c.last_ts_ns / 2000 : 1;
-    /* The timeline rows, then the model once more for the exact peak. */
-    if ((rc = ana_timeline_compute(&tl, a->r, &a->filter, interval, cli_ana_progress, a)))
+    /* The timeline rows, and the model they were read off for the exact peak. */
+    rc = ana_timeline_compute_model(&tl, a->r, &a->filter, interval, cli_ana_progress, a, &m);
+    cli_ana_progress_done(a);
+    if (rc)
         cli_ana_fail(a, rc);
-    if ((rc = ana_model_create(&run.m, &mo)))
-        cli_ana_fail(a, rc);
-    cli_ana_scan(a, UINT64_MAX, plot_event, &run);
-    if ((rc = ana_plot_timeline_from(&p, &s, &tl, ana_model_total(run.m), c.last_ts_ns)))
+    if ((rc = ana_plot_timeline_from(&p, &s, &tl, ana_model_total(m), c.last_ts_ns)))
         cli_ana_fail(a, rc);
     p.title = title;
     p.subtitle = subtitle;
@@ -90,7 +75,7 @@ static int plot_timeline(struct cli_ana *a, uint64_t interval, const char *title
     p.height = height;
     rc = ana_plot_timeline_svg(&p, out, 0, NULL);
     ana_plot_series_release(&s);
-    ana_model_destroy(run.m);
+    ana_model_destroy(m);
     ana_timeline_release(&tl);
     return rc;
 }
@@ -99,12 +84,16 @@ static int plot_histogram(struct cli_ana *a, const char *title, double width, do
                           const char *subtitle, FILE *out)
 {
     struct ana_histogram h;
-    struct hist_run run = {.h = &h};
+    struct ana_heap_replay replay;
     struct ana_plot_bucket b[ANA_NR_SIZE_CLASSES];
     int rc;
 
-    ana_histogram_init(&h, &a->filter, false);
-    cli_ana_scan(a, UINT64_MAX, plot_event, &run);
+    ana_histogram_init(&h, false);
+    ana_heap_replay_init(&replay, &(struct ana_step_options){.filter = &a->filter});
+    if ((rc = ana_histogram_subscribe(&h, &replay)))
+        cli_ana_fail(a, rc);
+    cli_ana_run(a, &replay, UINT64_MAX);
+    ana_heap_replay_release(&replay);
     struct ana_plot_histogram p = {
         .buckets = b,
         .nr_buckets = ana_plot_buckets_from(b, &h),

@@ -208,7 +208,51 @@ static void write_tree(struct cli_ana *a, struct ana_window_key *k, long n, bool
 
 static const char *const class_name[ANA_NR_WPA] = {"aifi", "aifo", "aofi", "aofo"};
 
-int cmd_window(int argc, char **argv)
+struct window {
+    struct cli_ana a;
+    struct ana_time_point from, to;
+    enum by by;
+    enum sort sort;
+    bool bottom_up, tree;
+    uint32_t depth;
+    uint64_t t0, t1; /* the window, in the trace */
+    struct ana_window w;
+    struct ana_window_key *keys;
+    long nr_keys;
+    struct rows rows;          /* not --tree: the rows, sorted */
+    struct ana_column cols[6]; /* their columns (the table keeps a pointer to them) */
+    struct ana_table *tab;     /* not --tree: the rows shown */
+};
+
+static void parse_option(struct window *wn, int c)
+{
+    switch (c) {
+    case OPT_FROM:
+    case OPT_TO:
+        if (ana_time_parse_point(optarg, c == OPT_FROM ? &wn->from : &wn->to))
+            cli_usage_error("window: --%s wants a time like 1.5s, 250ms, peak or end, not "
+                            "'%s'",
+                            c == OPT_FROM ? "from" : "to", optarg);
+        break;
+    case OPT_BY:
+        wn->by = (enum by)cli_ana_choice(&wn->a, "by", optarg, by_names);
+        break;
+    case OPT_SORT:
+        wn->sort = (enum sort)cli_ana_choice(&wn->a, "sort", optarg, sort_names);
+        break;
+    case OPT_BOTTOM_UP:
+        wn->bottom_up = true;
+        break;
+    case OPT_TREE:
+        wn->tree = true;
+        break;
+    case OPT_DEPTH:
+        wn->depth = (uint32_t)cli_ana_number(&wn->a, "--depth", optarg);
+        break;
+    }
+}
+
+static void parse(struct window *wn, int argc, char **argv)
 {
     static const struct option own[] = {
         {"from", required_argument, NULL, OPT_FROM},
@@ -222,202 +266,217 @@ int cmd_window(int argc, char **argv)
     };
     struct cli_getopt g = {
         .takes = CLI_TAKES_ANALYSIS | CLI_TAKES_FRAMES, .own = own, .usage = usage};
-    struct cli_ana a;
-    struct ana_time_point from = {.base = ANA_TIME_START}, to = {.base = ANA_TIME_END};
-    enum by by = BY_STACK;
-    enum sort sort = SORT_IMPACTING;
-    bool bottom_up = false, tree = false;
-    uint32_t depth = 0;
-    int c, rc;
+    int c;
 
-    cli_ana_init(&a, "window", 20);
-    while ((c = cli_getopt(&g, &a, argc, argv)) != -1) {
-        switch (c) {
-        case OPT_FROM:
-        case OPT_TO:
-            if (ana_time_parse_point(optarg, c == OPT_FROM ? &from : &to))
-                cli_usage_error("window: --%s wants a time like 1.5s, 250ms, peak or end, not "
-                                "'%s'",
-                                c == OPT_FROM ? "from" : "to", optarg);
-            break;
-        case OPT_BY:
-            by = (enum by)cli_ana_choice(&a, "by", optarg, by_names);
-            break;
-        case OPT_SORT:
-            sort = (enum sort)cli_ana_choice(&a, "sort", optarg, sort_names);
-            break;
-        case OPT_BOTTOM_UP:
-            bottom_up = true;
-            break;
-        case OPT_TREE:
-            tree = true;
-            break;
-        case OPT_DEPTH:
-            depth = (uint32_t)cli_ana_number(&a, "--depth", optarg);
-            break;
-        }
-    }
-    if (tree && (by == BY_THREAD || by == BY_SIZE_CLASS || by == BY_HEAP))
-        cli_usage_error("window: --tree shows stacks; it does not go with --by %s", by_names[by]);
+    wn->from = (struct ana_time_point){.base = ANA_TIME_START};
+    wn->to = (struct ana_time_point){.base = ANA_TIME_END};
+    cli_ana_init(&wn->a, "window", 20);
+    while ((c = cli_getopt(&g, &wn->a, argc, argv)) != -1)
+        parse_option(wn, c);
+    if (wn->tree && (wn->by == BY_THREAD || wn->by == BY_SIZE_CLASS || wn->by == BY_HEAP))
+        cli_usage_error("window: --tree shows stacks; it does not go with --by %s",
+                        by_names[wn->by]);
     /* Caught before clamping to the trace, which could hide it. */
-    if (from.base == to.base && from.offset_ns > to.offset_ns)
+    if (wn->from.base == wn->to.base && wn->from.offset_ns > wn->to.offset_ns)
         cli_usage_error("window: --to is before --from");
-    cli_ana_open(&a, argc, argv, optind);
-    if (by == BY_HEAP && !fmt_reader_pe(a.r) && !fmt_reader_pools(a.r))
+    cli_ana_open(&wn->a, argc, argv, optind);
+    if (wn->by == BY_HEAP && !fmt_reader_pe(wn->a.r) && !fmt_reader_pools(wn->a.r))
         cli_die("window: %s: --by heap needs a trace of a Windows program (heap handles) or one "
                 "recorded with pools (format 1.4, memscribe record)",
-                a.path);
+                wn->a.path);
+}
 
-    uint64_t t0 = cli_ana_time(&a, "--from", &from);
-    uint64_t t1 = cli_ana_time(&a, "--to", &to);
-    if (t1 < t0)
-        cli_usage_error(
-            "window: the window ends (%" PRIu64 " ns) before it starts (%" PRIu64 " ns)", t1, t0);
+/* The window's blocks, classified and grouped by wn->by. */
+static void compute(struct window *wn)
+{
+    static const enum ana_window_by wby[] = {
+        [BY_STACK] = ANA_WINDOW_BY_STACK,   [BY_FUNCTION] = ANA_WINDOW_BY_STACK,
+        [BY_THREAD] = ANA_WINDOW_BY_THREAD, [BY_SIZE_CLASS] = ANA_WINDOW_BY_SIZE_CLASS,
+        [BY_HEAP] = ANA_WINDOW_BY_HEAP,
+    };
+    struct cli_ana *a = &wn->a;
+    int rc;
 
-    struct ana_window w;
-    enum ana_window_by wby = by == BY_THREAD       ? ANA_WINDOW_BY_THREAD
-                             : by == BY_SIZE_CLASS ? ANA_WINDOW_BY_SIZE_CLASS
-                             : by == BY_HEAP       ? ANA_WINDOW_BY_HEAP
-                                                   : ANA_WINDOW_BY_STACK;
-    if ((rc = ana_window_compute(&w, a.r, &a.filter, t0, t1, wby, cli_ana_progress, &a)))
-        cli_ana_fail(&a, rc);
-    cli_ana_progress_done(&a);
-    struct ana_window_key *keys;
-    long nk = ana_window_keys(&w, &keys);
-    if (nk < 0)
-        cli_ana_fail(&a, (int)nk);
+    wn->t0 = cli_ana_time(a, "--from", &wn->from);
+    wn->t1 = cli_ana_time(a, "--to", &wn->to);
+    if (wn->t1 < wn->t0)
+        cli_usage_error("window: the window ends (%" PRIu64 " ns) before it starts (%" PRIu64
+                        " ns)",
+                        wn->t1, wn->t0);
+    if ((rc = ana_window_compute(&wn->w, a->r, &a->filter, wn->t0, wn->t1, wby[wn->by],
+                                 cli_ana_progress, a)))
+        cli_ana_fail(a, rc);
+    cli_ana_progress_done(a);
+    if ((wn->nr_keys = ana_window_keys(&wn->w, &wn->keys)) < 0)
+        cli_ana_fail(a, (int)wn->nr_keys);
+}
 
+/* The key column of row r. */
+static void set_key(struct window *wn, unsigned col, const struct row *r)
+{
+    struct cli_ana *a = &wn->a;
+    struct ana_table *t = wn->tab;
+    uint64_t lo, hi;
+    char b[64];
+    unsigned nr;
+
+    switch (wn->by) {
+    case BY_STACK: {
+        const char *const *fr = cli_ana_stack(
+            a, (uint32_t)r->key, false, a->format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
+        ana_table_set_list(t, col, fr, nr);
+        break;
+    }
+    case BY_FUNCTION:
+        ana_table_set_str(t, col, ana_stacks_str(cli_ana_stacks(a), (uint32_t)r->key));
+        break;
+    case BY_THREAD:
+        ana_table_set_u64(t, col, r->tid);
+        break;
+    case BY_SIZE_CLASS:
+        ana_size_class_bounds((unsigned)r->key, &lo, &hi);
+        snprintf(b, sizeof(b), "%" PRIu64 "-%" PRIu64, lo, hi);
+        ana_table_set_str(t, col, b);
+        break;
+    case BY_HEAP:
+        if (fmt_reader_pe(a->r)) {
+            snprintf(b, sizeof(b), "0x%" PRIx64, r->key);
+        } else { /* a Linux trace's heap id: malloc's, or a pool's name */
+            const struct ana_heap *hp = &wn->w.heaps.v[r->key];
+            ana_heap_name(a->r, hp->image, hp->handle, b, sizeof(b));
+        }
+        ana_table_set_str(t, col, b);
+        break;
+    }
+}
+
+/* The rows (not --tree): merged, sorted, the first --top in a table. */
+static void make_rows(struct window *wn)
+{
+    static const char *const key_title[] = {"stack", "function", "thread", "size class", "handle"};
+    static const char *const key_json[] = {"stack", "function", "tid", "size_class", "heap"};
+    struct cli_ana *a = &wn->a;
+    enum by by = wn->by;
+
+    if (by == BY_FUNCTION || by == BY_STACK)
+        merge_rows(a, wn->keys, wn->nr_keys, by == BY_FUNCTION, &wn->rows);
+    else
+        for (long i = 0; i < wn->nr_keys; i++)
+            push(&wn->rows, wn->keys[i].image, wn->keys[i].key, wn->keys[i].tid, &wn->keys[i].c);
+    if (wn->rows.nr)
+        qsort_r(wn->rows.v, wn->rows.nr, sizeof(*wn->rows.v), by_sort, &wn->sort);
+    const struct ana_column cols[] = {
+        {"pid", "pid", ANA_CELL_U64},
+        {"type", "impacting_type", ANA_CELL_STR},
+        {"count", "count", ANA_CELL_U64 | ANA_CELL_EST},
+        {"size", "size", ANA_CELL_U64 | ANA_CELL_EST},
+        {"impacting size", "impacting_size", ANA_CELL_I64 | ANA_CELL_EST},
+        {by == BY_HEAP && !fmt_reader_pe(a->r) ? "heap" : key_title[by], key_json[by],
+         by == BY_STACK    ? ANA_CELL_LIST
+         : by == BY_THREAD ? ANA_CELL_U64
+                           : ANA_CELL_STR},
+    };
+    memcpy(wn->cols, cols, sizeof(cols));
+    if (ana_table_create(&wn->tab, wn->cols, 6))
+        cli_die("window: out of memory");
+    for (size_t i = 0; i < wn->rows.nr && (!a->top || i < a->top); i++) {
+        const struct row *r = &wn->rows.v[i];
+        const struct fmt_image_info *ii = fmt_reader_image(a->r, r->image);
+        ana_table_add_row(wn->tab);
+        ana_table_set_u64(wn->tab, 0, ii ? ii->pid : 0);
+        ana_table_set_str(wn->tab, 1, r->transient ? "Transient" : "Impacting");
+        ana_table_set_u64(wn->tab, 2, r->count);
+        ana_table_set_u64(wn->tab, 3, r->size);
+        ana_table_set_i64(wn->tab, 4, r->impacting);
+        set_key(wn, 5, r);
+    }
+}
+
+/* Text: the window and each process's classes, before the rows. */
+static void write_text_head(struct window *wn, FILE *out)
+{
+    struct cli_ana *a = &wn->a;
     char b0[64], b1[64], name[256];
-    if (a.format == CLI_FMT_TEXT) {
-        printf("memscribe window: %s: from %s to %s\n", a.path, ana_time_format(t0, b0, sizeof(b0)),
-               ana_time_format(t1, b1, sizeof(b1)));
-        for (uint32_t i = 0; i < w.nr_images; i++) {
-            if (!w.image_seen[i])
-                continue;
-            const struct ana_wpa *s = &w.images[i];
-            const char *e = ana_sample_mark(fmt_reader_sample_bytes(a.r)); /* estimates */
 
-            cli_ana_image_name(&a, i, name, sizeof(name));
-            printf("%s: Transient %s%" PRIu64 " blocks %s%" PRIu64 " bytes; Impacting %s%" PRIu64
-                   " blocks, Impacting Size %s%" PRId64 " bytes\n",
-                   name, e, ana_wpa_transient_count(s), e, s->bytes[ANA_AIFI], e,
-                   ana_wpa_impacting_count(s), e, ana_wpa_impacting_size(s));
-            printf("  AIFI %s%" PRIu64 " (%s%" PRIu64 " B)  AIFO %s%" PRIu64 " (%s%" PRIu64
-                   " B)  AOFI %s%" PRIu64 " (%s%" PRIu64 " B)  AOFO %s%" PRIu64 " (%s%" PRIu64
-                   " B)\n",
-                   e, s->nr[ANA_AIFI], e, s->bytes[ANA_AIFI], e, s->nr[ANA_AIFO], e,
-                   s->bytes[ANA_AIFO], e, s->nr[ANA_AOFI], e, s->bytes[ANA_AOFI], e,
-                   s->nr[ANA_AOFO], e, s->bytes[ANA_AOFO]);
-        }
-        putchar('\n');
+    fprintf(out, "memscribe window: %s: from %s to %s\n", a->path,
+            ana_time_format(wn->t0, b0, sizeof(b0)), ana_time_format(wn->t1, b1, sizeof(b1)));
+    for (uint32_t i = 0; i < wn->w.nr_images; i++) {
+        if (!wn->w.image_seen[i])
+            continue;
+        const struct ana_wpa *s = &wn->w.images[i];
+        const char *e = ana_sample_mark(fmt_reader_sample_bytes(a->r)); /* estimates */
+
+        cli_ana_image_name(a, i, name, sizeof(name));
+        fprintf(out,
+                "%s: Transient %s%" PRIu64 " blocks %s%" PRIu64 " bytes; Impacting %s%" PRIu64
+                " blocks, Impacting Size %s%" PRId64 " bytes\n",
+                name, e, ana_wpa_transient_count(s), e, s->bytes[ANA_AIFI], e,
+                ana_wpa_impacting_count(s), e, ana_wpa_impacting_size(s));
+        fprintf(out,
+                "  AIFI %s%" PRIu64 " (%s%" PRIu64 " B)  AIFO %s%" PRIu64 " (%s%" PRIu64
+                " B)  AOFI %s%" PRIu64 " (%s%" PRIu64 " B)  AOFO %s%" PRIu64 " (%s%" PRIu64 " B)\n",
+                e, s->nr[ANA_AIFI], e, s->bytes[ANA_AIFI], e, s->nr[ANA_AIFO], e,
+                s->bytes[ANA_AIFO], e, s->nr[ANA_AOFI], e, s->bytes[ANA_AOFI], e, s->nr[ANA_AOFO],
+                e, s->bytes[ANA_AOFO]);
     }
+    fputc('\n', out);
+}
 
-    if (tree) {
-        write_tree(&a, keys, nk, bottom_up, depth, sort);
+/* On standard output, as cli_ana_json_begin() starts it. */
+static void write_json(struct window *wn)
+{
+    struct cli_ana *a = &wn->a;
+    struct ana_json j;
+
+    cli_ana_json_begin(a, &j);
+    ana_json_kv_u64(&j, "from_ns", wn->t0);
+    ana_json_kv_u64(&j, "to_ns", wn->t1);
+    ana_json_kv_u64(&j, "events_read", wn->w.nr_events_read);
+    ana_json_key(&j, "processes");
+    ana_json_begin_array(&j);
+    for (uint32_t i = 0; i < wn->w.nr_images; i++) {
+        if (!wn->w.image_seen[i])
+            continue;
+        const struct ana_wpa *s = &wn->w.images[i];
+        ana_json_begin_object(&j);
+        cli_ana_image_json(a, &j, i);
+        for (int k = 0; k < ANA_NR_WPA; k++) {
+            char key[32];
+            ana_json_kv_u64(&j, class_name[k], s->nr[k]);
+            snprintf(key, sizeof(key), "%s_bytes", class_name[k]);
+            ana_json_kv_u64(&j, key, s->bytes[k]);
+        }
+        ana_json_kv_i64(&j, "impacting_size", ana_wpa_impacting_size(s));
+        ana_json_end_object(&j);
+    }
+    ana_json_end_array(&j);
+    ana_json_key(&j, "rows");
+    ana_table_write_json(wn->tab, &j);
+    ana_json_end_object(&j);
+    if (ana_json_finish(&j))
+        cli_die("window: writing the output failed");
+}
+
+int cmd_window(int argc, char **argv)
+{
+    struct window wn = {0};
+
+    parse(&wn, argc, argv);
+    compute(&wn);
+    if (wn.a.format == CLI_FMT_TEXT)
+        write_text_head(&wn, stdout);
+    if (wn.tree) {
+        write_tree(&wn.a, wn.keys, wn.nr_keys, wn.bottom_up, wn.depth, wn.sort);
     } else {
-        struct rows rs = {0};
-        if (by == BY_FUNCTION || by == BY_STACK)
-            merge_rows(&a, keys, nk, by == BY_FUNCTION, &rs);
+        make_rows(&wn);
+        if (wn.a.format == CLI_FMT_JSON)
+            write_json(&wn);
         else
-            for (long i = 0; i < nk; i++)
-                push(&rs, keys[i].image, keys[i].key, keys[i].tid, &keys[i].c);
-        if (rs.nr)
-            qsort_r(rs.v, rs.nr, sizeof(*rs.v), by_sort, &sort);
-
-        static const char *const key_title[] = {"stack", "function", "thread", "size class",
-                                                "handle"};
-        static const char *const key_json[] = {"stack", "function", "tid", "size_class", "heap"};
-        struct ana_column cols[] = {
-            {"pid", "pid", ANA_CELL_U64},
-            {"type", "impacting_type", ANA_CELL_STR},
-            {"count", "count", ANA_CELL_U64 | ANA_CELL_EST},
-            {"size", "size", ANA_CELL_U64 | ANA_CELL_EST},
-            {"impacting size", "impacting_size", ANA_CELL_I64 | ANA_CELL_EST},
-            {by == BY_HEAP && !fmt_reader_pe(a.r) ? "heap" : key_title[by], key_json[by],
-             by == BY_STACK    ? ANA_CELL_LIST
-             : by == BY_THREAD ? ANA_CELL_U64
-                               : ANA_CELL_STR},
-        };
-        struct ana_table *t;
-        if (ana_table_create(&t, cols, 6))
-            cli_die("window: out of memory");
-        for (size_t i = 0; i < rs.nr && (!a.top || i < a.top); i++) {
-            const struct row *r = &rs.v[i];
-            ana_table_add_row(t);
-            const struct fmt_image_info *ii = fmt_reader_image(a.r, r->image);
-            ana_table_set_u64(t, 0, ii ? ii->pid : 0);
-            ana_table_set_str(t, 1, r->transient ? "Transient" : "Impacting");
-            ana_table_set_u64(t, 2, r->count);
-            ana_table_set_u64(t, 3, r->size);
-            ana_table_set_i64(t, 4, r->impacting);
-            unsigned nr;
-            uint64_t lo, hi;
-            switch (by) {
-            case BY_STACK: {
-                const char *const *fr =
-                    cli_ana_stack(&a, (uint32_t)r->key, false,
-                                  a.format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
-                ana_table_set_list(t, 5, fr, nr);
-                break;
-            }
-            case BY_FUNCTION:
-                ana_table_set_str(t, 5, ana_stacks_str(cli_ana_stacks(&a), (uint32_t)r->key));
-                break;
-            case BY_THREAD:
-                ana_table_set_u64(t, 5, r->tid);
-                break;
-            case BY_SIZE_CLASS:
-                ana_size_class_bounds((unsigned)r->key, &lo, &hi);
-                snprintf(b0, sizeof(b0), "%" PRIu64 "-%" PRIu64, lo, hi);
-                ana_table_set_str(t, 5, b0);
-                break;
-            case BY_HEAP:
-                if (fmt_reader_pe(a.r)) {
-                    snprintf(b0, sizeof(b0), "0x%" PRIx64, r->key);
-                } else { /* a Linux trace's heap id: malloc's, or a pool's name */
-                    const struct ana_heap *hp = &w.heaps.v[r->key];
-                    ana_heap_name(a.r, hp->image, hp->handle, b0, sizeof(b0));
-                }
-                ana_table_set_str(t, 5, b0);
-                break;
-            }
-        }
-        if (a.format == CLI_FMT_JSON) {
-            struct ana_json j;
-            cli_ana_json_begin(&a, &j);
-            ana_json_kv_u64(&j, "from_ns", t0);
-            ana_json_kv_u64(&j, "to_ns", t1);
-            ana_json_kv_u64(&j, "events_read", w.nr_events_read);
-            ana_json_key(&j, "processes");
-            ana_json_begin_array(&j);
-            for (uint32_t i = 0; i < w.nr_images; i++) {
-                if (!w.image_seen[i])
-                    continue;
-                const struct ana_wpa *s = &w.images[i];
-                ana_json_begin_object(&j);
-                cli_ana_image_json(&a, &j, i);
-                for (int k = 0; k < ANA_NR_WPA; k++) {
-                    char key[32];
-                    ana_json_kv_u64(&j, class_name[k], s->nr[k]);
-                    snprintf(key, sizeof(key), "%s_bytes", class_name[k]);
-                    ana_json_kv_u64(&j, key, s->bytes[k]);
-                }
-                ana_json_kv_i64(&j, "impacting_size", ana_wpa_impacting_size(s));
-                ana_json_end_object(&j);
-            }
-            ana_json_end_array(&j);
-            ana_json_key(&j, "rows");
-            ana_table_write_json(t, &j);
-            ana_json_end_object(&j);
-            if (ana_json_finish(&j))
-                cli_die("window: writing the output failed");
-        } else {
-            cli_ana_table(&a, t, stdout, "", true);
-        }
-        ana_table_destroy(t);
-        free(rs.v);
+            cli_ana_table(&wn.a, wn.tab, stdout, "", true);
     }
-    free(keys);
-    ana_window_release(&w);
-    return cli_ana_close(&a);
+    ana_table_destroy(wn.tab);
+    free(wn.rows.v);
+    free(wn.keys);
+    ana_window_release(&wn.w);
+    return cli_ana_close(&wn.a);
 }

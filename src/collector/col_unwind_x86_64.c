@@ -212,6 +212,20 @@ static struct col_reg_rule *col_row_reg(struct col_row *r, uint64_t reg)
                                : NULL;
 }
 
+/* DW_CFA_restore of reg: its rule back to the CIE's (init). Returns 0, or
+ * -1 where there is no CIE row to go back to. */
+static int col_row_restore(struct col_row *row, const struct col_row *init, uint64_t reg)
+{
+    struct col_reg_rule *rr = col_row_reg(row, reg);
+
+    if (!rr)
+        return 0;
+    if (!init)
+        return -1;
+    *rr = *col_row_reg((struct col_row *)init, reg);
+    return 0;
+}
+
 #define COL_CFI_STATES 8
 
 /* Run CFA instructions [p, end) while the location stays <= pc. init is
@@ -242,10 +256,7 @@ static int col_cfi_run(const struct col_cfi *cfi, const uint8_t *p, const uint8_
             }
             continue;
         case 3: /* restore */
-            rr = col_row_reg(row, low);
-            if (rr && init)
-                *rr = *col_row_reg((struct col_row *)init, low);
-            else if (rr)
+            if (col_row_restore(row, init, low))
                 return -1;
             continue;
         }
@@ -278,12 +289,8 @@ static int col_cfi_run(const struct col_cfi *cfi, const uint8_t *p, const uint8_
             continue;
         }
         case 0x06: /* restore_extended */
-            reg = col_uleb(&p, end);
-            rr = col_row_reg(row, reg);
-            if (rr && !init)
+            if (col_row_restore(row, init, col_uleb(&p, end)))
                 return -1;
-            if (rr)
-                *rr = *col_row_reg((struct col_row *)init, reg);
             continue;
         case 0x07: /* undefined */
         case 0x08: /* same_value */

@@ -4,14 +4,6 @@
 # unreadable input and failed output (exit 1, naming the file).
 source "$(dirname "$0")/export_lib.sh"
 
-expect_exit() { # code pattern command...
-    local want=$1 pat=$2 rc=0
-    shift 2
-    "$@" >"$T/out" 2>"$T/err" || rc=$?
-    expect_eq "exit of $*" "$rc" "$want"
-    grep -q -- "$pat" "$T/err" || fail "$*: stderr lacks '$pat': $(cat "$T/err")"
-}
-
 "$M" export --help >"$T/help"
 for f in massif heaptrack dhat pprof folded sqlite csv; do
     grep -q "^  $f " "$T/help" || fail "--help does not describe $f"

@@ -33,3 +33,13 @@ recorded() {
 report_num() {
     sed -n "s/^ *\"$1\": \([0-9][0-9]*\),*$/\1/p" "$T/report.json" | head -n 1
 }
+
+# Run a command that must fail: its exit code, and a line of its stderr
+# matching pattern. expect_exit CODE PATTERN COMMAND...
+expect_exit() {
+    local want=$1 pat=$2 rc=0
+    shift 2
+    "$@" >"$T/out" 2>"$T/err" || rc=$?
+    expect_eq "exit of $*" "$rc" "$want"
+    grep -q -- "$pat" "$T/err" || fail "$*: stderr lacks '$pat': $(cat "$T/err")"
+}

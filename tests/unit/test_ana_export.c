@@ -54,16 +54,17 @@ static int teardown(void **state)
 }
 
 /* Run one export into a memfd and return its bytes, NUL-terminated. */
-static char *export(struct fixture *f, enum ana_export_format fmt, enum ana_export_cost cost,
-                    size_t *len)
+static char *export(struct fixture *f, const char *fmt, enum ana_export_cost cost, size_t *len)
 {
-    struct ana_export_options o = {.format = fmt, .cost = cost, .massif_threshold = -1};
-    int fd = memfd_create("out", MFD_CLOEXEC), failed = 0;
-    char err[256];
+    struct ana_export_options o = {.cost = cost, .massif_threshold = -1};
+    struct ana_export_output out = {.format = ana_exporter_find(fmt)};
+    int fd = memfd_create("out", MFD_CLOEXEC);
 
     o.sym.raw = true;
     assert_true(fd >= 0);
-    assert_int_equal(ana_export_run(f->r, &o, fd, NULL, &failed, err, sizeof(err)), 0);
+    assert_non_null(out.format);
+    out.fd = fd;
+    assert_int_equal(ana_export_run(f->r, &o, &out, 1), 0);
     off_t n = lseek(fd, 0, SEEK_END);
     char *p = malloc((size_t)n + 1);
     assert_non_null(p);
@@ -121,7 +122,7 @@ static void test_folded(void **state)
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        char *got = export(f, ANA_EXPORT_FOLDED, cases[i].cost, NULL);
+        char *got = export(f, "folded", cases[i].cost, NULL);
         assert_string_equal(got, cases[i].want);
         free(got);
     }
@@ -130,7 +131,7 @@ static void test_folded(void **state)
 static void test_csv(void **state)
 {
     struct fixture *f = *state;
-    char *got = export(f, ANA_EXPORT_CSV, 0, NULL);
+    char *got = export(f, "csv", 0, NULL);
 
     assert_string_equal(got, "serial,pid,tid,kind,address,size,alloc_ns,free_ns,stack,function\n"
                              "2,4100,4100,malloc,0x20000,200,2000000,3000000,4,0x2100\n"
@@ -150,7 +151,7 @@ static void test_csv(void **state)
 static void test_massif(void **state)
 {
     struct fixture *f = *state;
-    char *got = export(f, ANA_EXPORT_MASSIF, 0, NULL);
+    char *got = export(f, "massif", 0, NULL);
     const char *peak = strstr(got, "heap_tree=peak\n");
 
     assert_true(!strncmp(got,
@@ -193,7 +194,7 @@ static void test_massif(void **state)
 static void test_dhat(void **state)
 {
     struct fixture *f = *state;
-    char *got = export(f, ANA_EXPORT_DHAT, 0, NULL);
+    char *got = export(f, "dhat", 0, NULL);
     unsigned long long tb = 0, tbk = 0, gb = 0, eb = 0, ebk = 0, mb_c = 0;
     char fs[16][64];
     int n = 0;
@@ -297,7 +298,7 @@ static struct ht_counts heaptrack_counts(char *text)
 static void test_heaptrack(void **state)
 {
     struct fixture *f = *state;
-    char *got = export(f, ANA_EXPORT_HEAPTRACK, 0, NULL);
+    char *got = export(f, "heaptrack", 0, NULL);
     struct ht_counts c = heaptrack_counts(got);
 
     assert_int_equal(c.allocs, XT_NR_ALLOCS);
@@ -323,7 +324,7 @@ static void test_heaptrack_two_at_peak(void **state)
     assert_int_equal(m.peak_bytes, 300);
     ana_xmodel_release(&m);
 
-    char *got = export(&f, ANA_EXPORT_HEAPTRACK, 0, NULL);
+    char *got = export(&f, "heaptrack", 0, NULL);
     struct ht_counts c = heaptrack_counts(got);
     assert_int_equal(c.allocs, 2);
     assert_int_equal(c.peak, 300);
@@ -348,7 +349,7 @@ static void test_heaptrack_random(void **state)
         assert_int_equal(xtrace_write_random(f.trace_fd, 3000, seed), 0);
         assert_int_equal(fmt_reader_open_fd(&f.r, f.trace_fd, "random", err, sizeof(err)), 0);
         assert_int_equal(ana_xmodel_build(f.r, NULL, &m), 0);
-        char *got = export(&f, ANA_EXPORT_HEAPTRACK, 0, NULL);
+        char *got = export(&f, "heaptrack", 0, NULL);
         struct ht_counts c = heaptrack_counts(got);
         assert_int_equal(c.allocs, m.nr_allocs);
         assert_int_equal(c.peak, m.peak_bytes);
@@ -434,7 +435,7 @@ static void test_pprof(void **state)
 {
     struct fixture *f = *state;
     size_t len;
-    char *gz = export(f, ANA_EXPORT_PPROF, 0, &len);
+    char *gz = export(f, "pprof", 0, &len);
     struct pprof_summary s = pprof_decode(gz, len);
 
     assert_int_equal(s.nr_types, 4);
@@ -485,12 +486,12 @@ static void test_random_all(void **state)
         const uint64_t sums[] = {m.nr_allocs, m.alloc_bytes, m.live_bytes, m.peak_bytes,
                                  m.nr_temporary};
         for (int i = 0; i < 5; i++) {
-            char *t = export(&f, ANA_EXPORT_FOLDED, costs[i], NULL);
+            char *t = export(&f, "folded", costs[i], NULL);
             assert_int_equal(folded_sum(t), sums[i]);
             free(t);
         }
 
-        char *t = export(&f, ANA_EXPORT_MASSIF, 0, NULL);
+        char *t = export(&f, "massif", 0, NULL);
         snprintf(want, sizeof(want),
                  "mem_heap_B=%llu\nmem_heap_extra_B=0\nmem_stacks_B=0\n"
                  "heap_tree=peak\nn",
@@ -500,7 +501,7 @@ static void test_random_all(void **state)
         assert_int_equal(strtoull(strchr(peak + strlen(want), ' ') + 1, NULL, 10), m.peak_bytes);
         free(t);
 
-        t = export(&f, ANA_EXPORT_DHAT, 0, NULL);
+        t = export(&f, "dhat", 0, NULL);
         uint64_t tb = 0, gb = 0, eb = 0;
         for (const char *p = strstr(t, "\n{\"tb\""); p; p = strstr(p + 1, "\n{\"tb\"")) {
             tb += strtoull(p + 7, NULL, 10);
@@ -512,7 +513,7 @@ static void test_random_all(void **state)
         assert_int_equal(eb, m.live_bytes);
         free(t);
 
-        t = export(&f, ANA_EXPORT_PPROF, 0, &len);
+        t = export(&f, "pprof", 0, &len);
         struct pprof_summary s = pprof_decode(t, len);
         assert_int_equal(s.sums[0], m.nr_allocs);
         assert_int_equal(s.sums[1], m.alloc_bytes);
@@ -520,7 +521,7 @@ static void test_random_all(void **state)
         assert_int_equal(s.sums[3], m.live_bytes);
         free(t);
 
-        t = export(&f, ANA_EXPORT_CSV, 0, NULL);
+        t = export(&f, "csv", 0, NULL);
         uint64_t rows = 0;
         for (const char *p = strchr(t, '\n'); p && p[1]; p = strchr(p + 1, '\n'))
             rows++;
@@ -561,9 +562,9 @@ static char *doc_query(const char *name)
 
 static sqlite3 *export_db(struct fixture *f, char *path, size_t size)
 {
-    struct ana_export_options o = {.format = ANA_EXPORT_SQLITE, .massif_threshold = -1};
-    char err[256] = "";
-    int failed = 0, fd;
+    struct ana_export_options o = {.massif_threshold = -1};
+    struct ana_export_output out = {.format = ana_exporter_find("sqlite"), .fd = -1};
+    int fd;
     sqlite3 *db;
 
     o.sym.raw = true;
@@ -571,7 +572,8 @@ static sqlite3 *export_db(struct fixture *f, char *path, size_t size)
     assert_true((fd = mkstemp(path)) >= 0);
     close(fd);
     unlink(path);
-    assert_int_equal(ana_export_run(f->r, &o, -1, path, &failed, err, sizeof(err)), 0);
+    out.path = path;
+    assert_int_equal(ana_export_run(f->r, &o, &out, 1), 0);
     assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     return db;
 }
@@ -783,6 +785,111 @@ static void test_sqlite_random(void **state)
     free(totals);
 }
 
+/* Every table's rows, in rowid order, as text: a database's content. */
+static char *db_content(const char *path)
+{
+    static const char *const tables[] = {"meta",        "processes", "threads",
+                                         "modules",     "frames",    "stacks",
+                                         "allocations", "mappings",  "mapping_states"};
+    size_t cap = 1 << 16, len = 0;
+    char *out = malloc(cap);
+    sqlite3 *db;
+
+    assert_non_null(out);
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+        char sql[128];
+        sqlite3_stmt *st;
+
+        snprintf(sql, sizeof(sql), "SELECT * FROM %s ORDER BY rowid", tables[t]);
+        st = prepare(db, sql);
+        while (sqlite3_step(st) == SQLITE_ROW)
+            for (int c = 0; c < sqlite3_column_count(st); c++) {
+                const unsigned char *v = sqlite3_column_text(st, c);
+                size_t n = v ? strlen((const char *)v) : 4;
+                while (len + n + 2 > cap)
+                    assert_non_null(out = realloc(out, cap *= 2));
+                len += (size_t)sprintf(out + len, "%s%c", v ? (const char *)v : "NULL",
+                                       c + 1 < sqlite3_column_count(st) ? '|' : '\n');
+            }
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    return out;
+}
+
+/* ana_progress_fn: counts the passes (ana_scan's last call of each). */
+static void count_pass(void *arg, uint64_t ts_ns, uint64_t last_ns)
+{
+    if (ts_ns == last_ns)
+        (*(unsigned *)arg)++;
+}
+
+/* Every format in one export: each output equals its own export byte for
+ * byte (a database: row for row), the stream formats in one read of the
+ * trace, and those that place the peak in their stream in two. */
+static void test_several_in_one_read(void **state)
+{
+    struct fixture *f = *state;
+    struct ana_export_output outs[8];
+    char db[2][64];
+    unsigned n = 0, passes;
+
+    for (const struct ana_exporter *x = ana_exporters; x->name; x++, n++) {
+        outs[n] = (struct ana_export_output){.format = x, .fd = memfd_create("out", MFD_CLOEXEC)};
+        assert_true(outs[n].fd >= 0);
+        if (x->compress == ANA_COMPRESS_DATABASE) {
+            snprintf(db[0], sizeof(db[0]), "/tmp/test_ana_export.all.%d.db", (int)getpid());
+            unlink(db[0]);
+            outs[n].path = db[0];
+        }
+    }
+    struct ana_export_options o = {.massif_threshold = -1, .progress = count_pass};
+    o.sym.raw = true;
+    o.progress_arg = &passes;
+    passes = 0;
+    assert_int_equal(ana_export_run(f->r, &o, outs, n), 0);
+    assert_int_equal(passes, 2);
+    for (unsigned i = 0; i < n; i++) {
+        const struct ana_exporter *x = outs[i].format;
+        if (x->compress == ANA_COMPRESS_DATABASE) {
+            struct ana_export_output one = {.format = x, .fd = -1, .path = db[1]};
+            snprintf(db[1], sizeof(db[1]), "/tmp/test_ana_export.one.%d.db", (int)getpid());
+            unlink(db[1]);
+            assert_int_equal(ana_export_run(f->r, &o, &one, 1), 0);
+            char *a = db_content(db[0]), *b = db_content(db[1]);
+            assert_string_equal(a, b);
+            free(a);
+            free(b);
+            unlink(db[0]);
+            unlink(db[1]);
+        } else {
+            size_t la, lb;
+            off_t end = lseek(outs[i].fd, 0, SEEK_END);
+            char *a = malloc((size_t)end + 1), *b = export(f, x->name, 0, &lb);
+            assert_int_equal(pread(outs[i].fd, a, (size_t)end, 0), end);
+            la = (size_t)end;
+            if (la != lb || memcmp(a, b, la))
+                fail_msg("--to %s: one of several differs from its own export", x->name);
+            free(a);
+            free(b);
+        }
+        close(outs[i].fd);
+    }
+    /* Without a format that places the peak in its stream: one read. */
+    const char *const one_read[] = {"folded", "pprof", "csv"};
+    for (unsigned i = 0; i < 3; i++) {
+        outs[i] = (struct ana_export_output){.format = ana_exporter_find(one_read[i]),
+                                             .fd = open("/dev/null", O_WRONLY | O_CLOEXEC)};
+        assert_true(outs[i].fd >= 0);
+    }
+    passes = 0;
+    assert_int_equal(ana_export_run(f->r, &o, outs, 3), 0);
+    assert_int_equal(passes, 1);
+    for (unsigned i = 0; i < 3; i++)
+        close(outs[i].fd);
+}
+
 /* A full disk: the exporters report -ENOSPC as the output's failure. */
 static void test_disk_full(void **state)
 {
@@ -791,30 +898,36 @@ static void test_disk_full(void **state)
 
     if (fd < 0)
         skip();
-    for (int fmt = ANA_EXPORT_MASSIF; fmt <= ANA_EXPORT_CSV; fmt++) {
-        struct ana_export_options o = {.format = fmt, .massif_threshold = -1};
-        char err[256];
-        int failed = 0;
+    for (const struct ana_exporter *x = ana_exporters; x->name; x++) {
+        struct ana_export_options o = {.massif_threshold = -1};
+        struct ana_export_output out = {.format = x, .fd = fd, .path = "/dev/full"};
 
-        if (fmt == ANA_EXPORT_SQLITE)
+        if (x->compress == ANA_COMPRESS_DATABASE)
             continue;
         o.sym.raw = true;
-        assert_int_equal(ana_export_run(f->r, &o, fd, NULL, &failed, err, sizeof(err)), -ENOSPC);
-        assert_int_equal(failed, 1);
+        assert_int_equal(ana_export_run(f->r, &o, &out, 1), -ENOSPC);
+        assert_int_equal(out.failed, 1);
     }
     close(fd);
 }
 
 static void test_names(void **state)
 {
-    enum ana_export_format fmt;
     enum ana_export_cost cost;
+    unsigned n = 0;
 
     (void)state;
-    assert_int_equal(ana_export_format_parse("heaptrack", &fmt), 0);
-    assert_int_equal(fmt, ANA_EXPORT_HEAPTRACK);
-    assert_string_equal(ana_export_format_name(ANA_EXPORT_PPROF), "pprof");
-    assert_int_equal(ana_export_format_parse("callgrind", &fmt), -EINVAL);
+    assert_non_null(ana_exporter_find("heaptrack"));
+    assert_string_equal(ana_exporter_find("pprof")->name, "pprof");
+    assert_null(ana_exporter_find("callgrind"));
+    /* The one table: every entry whole, its help lines fit export --help. */
+    for (const struct ana_exporter *x = ana_exporters; x->name; x++, n++) {
+        assert_non_null(x->run);
+        assert_true(strlen(x->help) > 0 && x->help[strlen(x->help) - 1] == '\n');
+        for (const char *l = x->help, *nl; (nl = strchr(l, '\n')); l = nl + 1)
+            assert_true(nl - l <= 62);
+    }
+    assert_int_equal(n, 7);
     assert_int_equal(ana_export_cost_parse("temporary", &cost), 0);
     assert_int_equal(cost, ANA_COST_TEMPORARY);
     assert_int_equal(ana_export_cost_parse("", &cost), -EINVAL);
@@ -837,6 +950,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_sqlite_leaks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sqlite_window, setup, teardown),
         cmocka_unit_test(test_sqlite_random),
+        cmocka_unit_test_setup_teardown(test_several_in_one_read, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
     };
 

@@ -185,8 +185,6 @@ static void compare(int fd, uint64_t until_ns)
                          (unsigned long long)a->peak_bytes, (unsigned long long)a->peak_all_bytes,
                          (unsigned long long)b->peak_bytes, (unsigned long long)b->peak_all_bytes);
         }
-        for (uint32_t t = 0; t < 3; t++)
-            assert_int_equal(ana_model_tid(seq, t), ana_model_tid(par, t));
         ana_model_destroy(par);
     }
     ana_model_destroy(seq);

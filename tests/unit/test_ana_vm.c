@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "analysis/core/ana_ticks.h"
+#include "analysis/pictures/ana_frag_svg.h"
 #include "analysis/vm/ana_frag.h"
 #include "analysis/vm/ana_vm.h"
 #include "analysis/vm/ana_vm_replay.h"

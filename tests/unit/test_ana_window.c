@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "analysis/core/ana_filter.h"
+#include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_histogram.h"
 #include "analysis/model/ana_timeline.h"
 #include "analysis/model/ana_tree.h"
@@ -413,14 +414,20 @@ static void test_histogram(void **state)
     ana_size_class_bounds(64, &lo, &hi);
     assert_int_equal(hi, UINT64_MAX);
 
-    ana_histogram_init(&h, NULL, true);
+    /* Fed by the heap replay, as every consumer is. */
+    struct ana_heap_replay p;
+    ana_heap_replay_init(&p, NULL);
+    ana_histogram_init(&h, true);
+    assert_int_equal(ana_histogram_subscribe(&h, &p), 0);
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
         ev.size = ev.raw_size = sizes[i]; /* as the reader gives an exact trace's */
         ev.stack = 1 + (uint32_t)(i % 2);
-        assert_int_equal(ana_histogram_event(&h, &ev), 0);
+        assert_int_equal(ana_heap_replay_event(&p, &ev), 0);
     }
     ev.kind = FMT_EV_FREE; /* not an allocation */
-    assert_int_equal(ana_histogram_event(&h, &ev), 0);
+    assert_int_equal(ana_heap_replay_event(&p, &ev), 0);
+    assert_int_equal(ana_heap_replay_finish(&p), 0);
+    ana_heap_replay_release(&p);
     const struct ana_hist_bin *b = ana_histogram_image(&h, 0);
     assert_int_equal(b[0].nr, 1);
     assert_int_equal(b[1].nr, 1);

@@ -6,7 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "analysis/pictures/ana_svg_utf8.h"
+#include "analysis/core/ana_utf8.h"
 
 void ana_json_init(struct ana_json *j, FILE *f, bool pretty)
 {

@@ -4,9 +4,6 @@
 
 #include <string.h>
 
-/* Progress every this many events: rare enough to cost nothing. */
-#define PROGRESS_EVERY (1u << 18)
-
 void ana_scan_options_init(struct ana_scan_options *o)
 {
     memset(o, 0, sizeof(*o));
@@ -23,15 +20,14 @@ int ana_scan_rest(struct fmt_reader *r)
     return rc;
 }
 
-int ana_scan(struct fmt_reader *r, const struct ana_scan_options *o, ana_event_fn *fn, void *arg)
+int ana_scan_begin(struct fmt_reader *r, const struct ana_scan_options *o,
+                   struct fmt_trace_counts *c)
 {
-    struct fmt_trace_counts c;
     struct fmt_event ev;
-    uint32_t tick = 0;
     int rc;
 
-    fmt_reader_counts(r, &c);
-    if (o->from_chunk) {
+    fmt_reader_counts(r, c);
+    if (o->from_chunk && !o->range) {
         /* The chunks skipped are read too, unused: a command that seeks
          * must reject what dump rejects. */
         if ((rc = fmt_reader_seek_chunk(r, 0)))
@@ -44,28 +40,24 @@ int ana_scan(struct fmt_reader *r, const struct ana_scan_options *o, ana_event_f
                     return rc;
         }
     }
-    if ((rc = fmt_reader_seek_chunk(r, o->from_chunk)))
-        return rc;
-    while ((rc = fmt_reader_next(r, &ev)) == 1) {
-        if (ev.ts_ns > o->until_ns)
-            break;
-        if ((rc = fn(arg, &ev))) {
-            if (rc < 0)
-                return rc;
-            break;
-        }
-        if (o->progress && ++tick == PROGRESS_EVERY) {
-            tick = 0;
-            o->progress(o->progress_arg, ev.ts_ns, c.last_ts_ns);
-        }
-    }
+    return fmt_reader_seek_chunk(r, o->from_chunk);
+}
+
+int ana_scan_end(struct fmt_reader *r, const struct ana_scan_options *o,
+                 const struct fmt_trace_counts *c, int rc)
+{
     /* Stopped early: the rest is decoded unused, so that a corrupt later
      * chunk gets the verdict dump gives it (an error, never numbers). */
     if (rc == 1)
-        rc = ana_scan_rest(r);
+        rc = o->range ? 0 : ana_scan_rest(r);
     if (rc < 0)
         return rc;
     if (o->progress)
-        o->progress(o->progress_arg, c.last_ts_ns, c.last_ts_ns);
+        o->progress(o->progress_arg, c->last_ts_ns, c->last_ts_ns);
     return 0;
+}
+
+int ana_scan(struct fmt_reader *r, const struct ana_scan_options *o, ana_event_fn *fn, void *arg)
+{
+    return ana_scan_inline(r, o, fn, arg);
 }

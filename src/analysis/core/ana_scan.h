@@ -4,6 +4,7 @@
 #ifndef ANA_SCAN_H
 #define ANA_SCAN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "memscribe/trace.h"
@@ -18,14 +19,18 @@ struct ana_scan_options {
     uint64_t until_ns;         /* stop before the first event after this */
     ana_progress_fn *progress; /* may be NULL */
     void *progress_arg;
+    /* A range of a parallel replay (ana_pmodel.c): the chunks before
+     * from_chunk and after the stop are other ranges', not decoded here. */
+    bool range;
 };
 
 /* Defaults: from chunk 0 to the end, no progress. */
 void ana_scan_options_init(struct ana_scan_options *o);
 
 /* Feed events to fn. Every chunk is decoded, those before from_chunk and
- * after an early stop (until_ns, fn's 1) too, unused: a command reaches
- * dump's verdict on a corrupt file whatever part it looks at. Returns 0,
+ * after an early stop (until_ns, fn's 1) too, unused (unless o->range): a
+ * command reaches dump's verdict on a corrupt file whatever part it looks
+ * at. Returns 0,
  * or fn's or the reader's -errno (the reader's message is then in
  * fmt_reader_error()). */
 int ana_scan(struct fmt_reader *r, const struct ana_scan_options *o, ana_event_fn *fn, void *arg);
@@ -33,5 +38,45 @@ int ana_scan(struct fmt_reader *r, const struct ana_scan_options *o, ana_event_f
 /* Decode the reader's remaining events, unused: 0 at the end, or the
  * reader's -errno. */
 int ana_scan_rest(struct fmt_reader *r);
+
+/* Progress every this many events: rare enough to cost nothing. */
+#define ANA_SCAN_PROGRESS_EVERY (1u << 18)
+
+/* ana_scan()'s work before its loop (the seek, the chunks before it read
+ * unused; *c: the trace's counts) and after it (rc: the loop's; the rest
+ * read unused, the last progress). Private to ana_scan_inline(). */
+int ana_scan_begin(struct fmt_reader *r, const struct ana_scan_options *o,
+                   struct fmt_trace_counts *c);
+int ana_scan_end(struct fmt_reader *r, const struct ana_scan_options *o,
+                 const struct fmt_trace_counts *c, int rc);
+
+/* ana_scan() in the caller, so that a constant fn is called directly, and
+ * inlined: the heap replay's loop (ana_heap_replay.c), which every report
+ * pays per event (bench/bench_report.sh). */
+static inline __attribute__((always_inline)) int
+ana_scan_inline(struct fmt_reader *r, const struct ana_scan_options *o, ana_event_fn *fn, void *arg)
+{
+    struct fmt_trace_counts c;
+    struct fmt_event ev;
+    uint32_t tick = 0;
+    int rc;
+
+    if ((rc = ana_scan_begin(r, o, &c)))
+        return rc;
+    while ((rc = fmt_reader_next(r, &ev)) == 1) {
+        if (ev.ts_ns > o->until_ns)
+            break;
+        if ((rc = fn(arg, &ev))) {
+            if (rc < 0)
+                return rc;
+            break;
+        }
+        if (o->progress && ++tick == ANA_SCAN_PROGRESS_EVERY) {
+            tick = 0;
+            o->progress(o->progress_arg, ev.ts_ns, c.last_ts_ns);
+        }
+    }
+    return ana_scan_end(r, o, &c, rc);
+}
 
 #endif

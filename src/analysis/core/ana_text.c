@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "analysis/pictures/ana_svg_utf8.h"
+#include "analysis/core/ana_utf8.h"
 
 /* Call put(arg, piece, n) for each piece of the escaped s. */
 static void escape(const char *s, size_t len, void (*put)(void *, const char *, size_t), void *arg)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memscribe export: write a trace in the formats other tools read
- * (massif, heaptrack, DHAT JSON, pprof, folded stacks, SQLite, CSV).
+ * (massif, heaptrack, DHAT JSON, pprof, folded stacks, SQLite, CSV), one
+ * or several at once.
  *
  * Every exporter streams the trace: memory grows with distinct stacks,
  * frames and live blocks, never with the number of events. Numbers come
@@ -14,18 +15,9 @@
 #include <stdint.h>
 
 #include "analysis/core/ana_filter.h"
+#include "analysis/core/ana_scan.h"
 #include "analysis/sym/ana_symbolize.h"
 #include "memscribe/trace.h"
-
-enum ana_export_format {
-    ANA_EXPORT_MASSIF,
-    ANA_EXPORT_HEAPTRACK,
-    ANA_EXPORT_DHAT,
-    ANA_EXPORT_PPROF,
-    ANA_EXPORT_FOLDED,
-    ANA_EXPORT_SQLITE,
-    ANA_EXPORT_CSV,
-};
 
 /* What a folded-stacks line counts. */
 enum ana_export_cost {
@@ -36,45 +28,84 @@ enum ana_export_cost {
     ANA_COST_TEMPORARY,   /* temporary allocations */
 };
 
-/* Output compression (heaptrack chooses it by file suffix). */
+/* How an output is written. */
 enum ana_export_compress {
-    ANA_COMPRESS_NONE,
+    ANA_COMPRESS_NONE, /* as it is */
     ANA_COMPRESS_GZIP,
     ANA_COMPRESS_ZSTD,
+    /* The format's: by the output's name, .zst zstd, .gz gzip, else as
+     * it is (heaptrack). */
+    ANA_COMPRESS_BY_SUFFIX,
+    /* The format's: no stream but a database made at the output's path
+     * (sqlite). */
+    ANA_COMPRESS_DATABASE,
 };
 
+struct ana_export_job;
+
+/* One export format. The table of them (ana_exporters) is the one list:
+ * `export --to` takes its names, `export --help` prints its help, its
+ * errors name them. */
+struct ana_exporter {
+    const char *name; /* --to NAME */
+    /* What it is for, keeps and drops: lines of `export --help` (each
+     * ending in '\n'), at most 62 characters wide. */
+    const char *help;
+    enum ana_export_compress compress;
+    /* Join an export: subscribe what it reads to the export's passes and
+     * set the job's hooks (ana_export_internal.h). 0 or -errno. */
+    int (*run)(struct ana_export_job *job);
+};
+
+/* Every format, in the order help lists them, ending with {NULL}. */
+extern const struct ana_exporter ana_exporters[];
+
+/* The format named name, or NULL. */
+const struct ana_exporter *ana_exporter_find(const char *name);
+
 struct ana_export_options {
-    enum ana_export_format format;
-    enum ana_export_cost cost;         /* folded */
-    enum ana_export_compress compress; /* heaptrack */
-    uint32_t massif_snapshots;         /* 0: the default (50) */
-    double massif_threshold;           /* percent of the snapshot; < 0: the default (1%) */
-    struct ana_filter *filter;         /* only these processes (--pid); NULL: all */
+    enum ana_export_cost cost; /* folded */
+    uint32_t massif_snapshots; /* 0: the default (50) */
+    double massif_threshold;   /* percent of the snapshot; < 0: the default (1%) */
+    struct ana_filter *filter; /* only these processes (--pid); NULL: all */
     struct ana_sym_options sym;
     /* Called with each of the symbolizer's notes (a module whose file is
      * missing or differs from the recorded one) as the export ends, so
      * that raw addresses in the output are explained. May be NULL. */
     void (*note)(void *arg, const char *note);
     void *note_arg;
-    /* Called now and then with the time of the event reached. Exporters
-     * read the trace two or three times, so the time starts over at each
-     * pass. May be NULL. */
-    void (*progress)(void *arg, uint64_t ts_ns);
+    /* Progress of each pass over the trace (ana_scan.h): an export reads
+     * it once, or twice when an output places the model's peak in its
+     * stream (massif, dhat, heaptrack), so the time starts over at the
+     * second pass. May be NULL. */
+    ana_progress_fn *progress;
     void *progress_arg;
 };
 
-/* Name <-> value, for the command line. Return -EINVAL for unknown names. */
-int ana_export_format_parse(const char *name, enum ana_export_format *out);
-const char *ana_export_format_name(enum ana_export_format f);
+/* Name -> value, for the command line. -EINVAL for an unknown name. */
 int ana_export_cost_parse(const char *name, enum ana_export_cost *out);
 
-/* Write the trace read by r in o->format. Text and compressed formats go
- * to fd (which is not closed); SQLite creates the database at path (which
- * must not exist). Returns 0 or -errno. *output_failed tells whether the
- * error is the output's (a failed write: -ENOSPC, -EIO, ...; for SQLite
- * err then holds SQLite's message) or the input's (a reader error, see
- * fmt_reader_error(), or -ENOMEM). */
-int ana_export_run(struct fmt_reader *r, const struct ana_export_options *o, int fd,
-                   const char *path, int *output_failed, char *err, size_t err_size);
+/* One output of an export. */
+struct ana_export_output {
+    const struct ana_exporter *format;
+    int fd;           /* where a stream goes (not closed); unused by a database */
+    const char *path; /* the output's file: a database is made there (it must not
+                         exist); ANA_COMPRESS_BY_SUFFIX goes by it; NULL: fd is
+                         standard output */
+    /* Set by ana_export_run() when it fails: whether the error is this
+     * output's (a failed write: -ENOSPC, -EIO, ...; for SQLite, err then
+     * holds SQLite's message) rather than the input's. */
+    int failed;
+    char err[512];
+};
+
+/* Write the trace read by r to every output, reading it once, or twice
+ * when an output places the model's peak in its stream (massif, dhat,
+ * heaptrack): every output's numbers come from the same passes and the
+ * same model. Returns 0, or the first -errno: an output's (its failed
+ * set) or the input's (a reader error, see fmt_reader_error(), or
+ * -ENOMEM). */
+int ana_export_run(struct fmt_reader *r, const struct ana_export_options *o,
+                   struct ana_export_output *outs, unsigned nr_outs);
 
 #endif

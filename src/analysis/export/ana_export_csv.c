@@ -2,21 +2,20 @@
 /* CSV of heap blocks for spreadsheets and pandas: a header row, then one
  * row per block when it ends (free or realloc), and the blocks still live
  * at the end last, in the order they started. Memory grows with live
- * blocks (their kind is kept until they end) and stacks. */
+ * blocks (what their allocation said is kept until they end) and stacks. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/export/ana_export_internal.h"
-#include "analysis/export/ana_export_map.h"
 
 struct csv {
     struct fmt_reader *r;
     struct ana_xout *out;
-    struct ana_xsym sym;
-    struct ana_map live; /* serial -> kind of live blocks */
-    char **leaf;         /* by stack id: the leaf function, built on first use */
+    struct ana_xsym *sym;
+    struct ana_xlive live; /* the blocks not ended yet */
+    char **leaf;           /* by stack id: the leaf function, built on first use */
     uint32_t nr_stacks;
     uint32_t *pid; /* by thread index */
     uint32_t *tid;
@@ -71,7 +70,7 @@ static int leaf_name(struct csv *c, uint32_t stack, const char **name)
     if (stack > c->nr_stacks)
         stack = 0;
     if (!c->leaf[stack]) {
-        if ((rc = ana_xsym_stack(&c->sym, stack, &st, NULL)))
+        if ((rc = ana_xsym_stack(c->sym, stack, &st, NULL)))
             return rc;
         c->leaf[stack] =
             strdup(st->nr_lines ? ana_xsym_name(st->lines[0].frame, buf, sizeof(buf)) : "");
@@ -101,31 +100,22 @@ static int row(struct csv *c, uint64_t serial, uint32_t thread, unsigned kind, u
     return ana_xout_write(c->out, "\n", 1);
 }
 
-static int pass_ended(struct csv *c)
+/* A row per block as it ends (free or realloc). */
+static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
 {
-    struct ana_xtemp t = {.o = c->o};
-    struct fmt_event ev;
-    struct ana_xstep st;
+    struct csv *c = arg;
+    uint32_t kind;
     int rc;
 
-    while ((rc = fmt_reader_next(c->r, &ev)) > 0) {
-        if ((rc = ana_xstep_event(&t, &ev, &st)) < 0)
-            break;
-        if (st.ends) {
-            uint32_t kind = FMT_EV_MALLOC;
-            uint64_t addr = ev.kind == FMT_EV_FREE ? ev.addr : ev.old_addr;
-
-            ana_xmap_get(&c->live, ev.ref, &kind);
-            ana_map_del(&c->live, ev.ref);
-            if ((rc = row(c, ev.ref, ev.ref_thread, kind, addr, ev.ref_size, ev.ref_ts_ns,
-                          &ev.ts_ns, ev.ref_stack)))
-                break;
-        }
-        if (st.starts && (rc = ana_xmap_put(&c->live, ev.serial, ev.kind)))
-            break;
-    }
-    ana_xtemp_release(&t);
-    return rc;
+    if (!st->ends && !st->starts)
+        return 0;
+    if ((rc = ana_xlive_step(&c->live, ev, st, &kind)))
+        return rc;
+    if (!st->ends)
+        return 0;
+    uint64_t addr = ev->kind == FMT_EV_FREE ? ev->addr : ev->old_addr;
+    return row(c, ev->ref, ev->ref_thread, kind, addr, ev->ref_size, ev->ref_ts_ns, &ev->ts_ns,
+               ev->ref_stack);
 }
 
 static int live_row(void *arg, const struct fmt_event *ev)
@@ -134,34 +124,47 @@ static int live_row(void *arg, const struct fmt_event *ev)
                ev->stack);
 }
 
-int ana_export_csv(struct fmt_reader *r, const struct ana_export_options *o, struct ana_xout *out)
+/* After the pass: the blocks still live, in the order they started. */
+static int write_live(struct ana_export_job *job)
 {
-    struct fmt_trace_counts counts;
-    struct csv c = {.r = r, .out = out, .o = o};
-    int rc;
+    struct csv *c = job->state;
 
-    fmt_reader_counts(r, &counts);
-    c.nr_stacks = counts.nr_stacks;
-    c.leaf = calloc((size_t)c.nr_stacks + 1, sizeof(*c.leaf));
-    if (!c.leaf)
+    return ana_xlive_each(&c->live, live_row, c);
+}
+
+static void release_csv(struct ana_export_job *job)
+{
+    struct csv *c = job->state;
+
+    for (uint32_t i = 0; c->leaf && i <= c->nr_stacks; i++)
+        free(c->leaf[i]);
+    free(c->leaf);
+    free(c->pid);
+    free(c->tid);
+    ana_xlive_release(&c->live);
+}
+
+int ana_export_csv(struct ana_export_job *job)
+{
+    static const struct ana_heap_replay_ops ops = {.step = on_step};
+    struct fmt_trace_counts counts;
+    static const struct ana_xjob_hooks hooks = {.write = write_live, .release = release_csv};
+    struct csv *c = ana_xjob_state(job, sizeof(*c), &hooks);
+    int rc = 0;
+
+    if (!c)
         return -ENOMEM;
-    if ((rc = ana_xsym_open(&c.sym, r, o)))
-        goto out;
-    if ((rc = threads_load(&c)))
-        goto out;
-    ana_xout_printf(out, "serial,pid,tid,kind,address,size,alloc_ns,free_ns,stack,function\n");
-    if ((rc = fmt_reader_seek_chunk(r, 0)) || (rc = pass_ended(&c)) < 0 ||
-        (rc = ana_xlive_each(r, o, &c.live, live_row, &c)) < 0)
-        goto out;
-    rc = 0;
-out:
-    for (uint32_t i = 0; i <= c.nr_stacks; i++)
-        free(c.leaf[i]);
-    free(c.leaf);
-    free(c.pid);
-    free(c.tid);
-    ana_map_release(&c.live);
-    if (c.sym.sym)
-        ana_xsym_close(&c.sym);
-    return rc;
+    c->r = job->r;
+    c->out = job->out;
+    c->o = job->o;
+    ana_xlive_init(&c->live);
+    fmt_reader_counts(job->r, &counts);
+    c->nr_stacks = counts.nr_stacks;
+    c->leaf = calloc((size_t)c->nr_stacks + 1, sizeof(*c->leaf));
+    if (!c->leaf)
+        return -ENOMEM;
+    if (!(c->sym = ana_xjob_sym(job, &rc)) || (rc = threads_load(c)))
+        return rc;
+    ana_xout_printf(c->out, "serial,pid,tid,kind,address,size,alloc_ns,free_ns,stack,function\n");
+    return ana_xjob_subscribe(job, 0, &ops, c);
 }

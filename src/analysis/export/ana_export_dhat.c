@@ -32,8 +32,9 @@ struct dhat_pp {
 struct dhat {
     struct fmt_reader *r;
     struct ana_xout *out;
-    struct ana_xsym sym;
-    struct ana_xmodel m;
+    struct ana_xsym *sym;
+    const struct ana_xmodel *m; /* pass 0's */
+    const struct ana_heap_replay *pass;
     struct ana_strtab frames; /* ftbl */
     struct ana_strtab stacks; /* "i,j,k" frame lists -> pp index */
     uint32_t *pp_of;          /* by stack id */
@@ -72,13 +73,13 @@ static int group_stacks(struct dhat *d)
         return -ENOMEM;
     if ((rc = ana_strtab_intern(&d->frames, "[root]", &idx)) < 0)
         goto out;
-    for (uint32_t id = 0; id <= d->m.nr_stacks; id++) {
+    for (uint32_t id = 0; id <= d->m->nr_stacks; id++) {
         const struct ana_sym_stack *st;
         size_t len = 0;
 
-        if (!d->m.stacks[id].nr_allocs)
+        if (!d->m->stacks[id].nr_allocs)
             continue;
-        if ((rc = ana_xsym_stack(&d->sym, id, &st, NULL)))
+        if ((rc = ana_xsym_stack(d->sym, id, &st, NULL)))
             goto out;
         for (uint32_t i = 0; i < st->nr_lines || (i == 0 && !st->nr_lines); i++) {
             const char *l = st->nr_lines ? dhat_label(st->lines[i].frame, label, sizeof(label))
@@ -115,49 +116,39 @@ static void snapshot_peak(struct dhat *d)
     }
 }
 
-static int pass(struct dhat *d)
+/* Pass 1: each program point's blocks as they start and end, and all of
+ * them at the peak's heap event. */
+static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
 {
-    struct ana_xtemp t = {.o = d->o};
-    struct fmt_event ev;
-    struct ana_xstep st;
-    uint64_t step = 0;
-    int rc;
+    struct dhat *d = arg;
+    uint32_t nr_stacks = d->m->nr_stacks;
 
-    if ((rc = fmt_reader_seek_chunk(d->r, 0)))
-        return rc;
-    while ((rc = fmt_reader_next(d->r, &ev)) > 0) {
-        if ((rc = ana_xstep_event(&t, &ev, &st)) < 0)
-            break;
-        if (!rc)
-            continue;
-        step++;
-        if (st.ends) {
-            struct dhat_pp *p =
-                &d->pps[d->pp_of[ev.ref_stack <= d->m.nr_stacks ? ev.ref_stack : 0]];
-            uint64_t n = fmt_event_ref_count(&ev); /* an estimate in a sampled trace */
+    if (!st->ends && !st->starts)
+        return 0;
+    if (st->ends) {
+        struct dhat_pp *p = &d->pps[d->pp_of[ev->ref_stack <= nr_stacks ? ev->ref_stack : 0]];
+        uint64_t n = fmt_event_ref_count(ev); /* an estimate in a sampled trace */
 
-            p->live -= ev.ref_size;
-            p->livebk -= n;
-            p->live_ts_sum -= n * ev.ref_ts_ns;
-            p->tl_ns += n * (ev.ts_ns - ev.ref_ts_ns);
-        }
-        if (st.starts) {
-            struct dhat_pp *p = &d->pps[d->pp_of[ev.stack <= d->m.nr_stacks ? ev.stack : 0]];
-            uint64_t n = fmt_event_count(&ev);
-
-            p->tb += ev.size;
-            p->tbk += n;
-            p->live += ev.size;
-            p->livebk += n;
-            p->live_ts_sum += n * ev.ts_ns;
-            if (p->live > p->mb)
-                p->mb = p->live, p->mbk = p->livebk;
-        }
-        if (step == d->m.peak_step)
-            snapshot_peak(d);
+        p->live -= ev->ref_size;
+        p->livebk -= n;
+        p->live_ts_sum -= n * ev->ref_ts_ns;
+        p->tl_ns += n * (ev->ts_ns - ev->ref_ts_ns);
     }
-    ana_xtemp_release(&t);
-    return rc;
+    if (st->starts) {
+        struct dhat_pp *p = &d->pps[d->pp_of[ev->stack <= nr_stacks ? ev->stack : 0]];
+        uint64_t n = fmt_event_count(ev);
+
+        p->tb += ev->size;
+        p->tbk += n;
+        p->live += ev->size;
+        p->livebk += n;
+        p->live_ts_sum += n * ev->ts_ns;
+        if (p->live > p->mb)
+            p->mb = p->live, p->mbk = p->livebk;
+    }
+    if (d->pass->nr_steps == d->m->peak_step)
+        snapshot_peak(d);
+    return 0;
 }
 
 static uint64_t us(uint64_t ns)
@@ -170,7 +161,7 @@ static int write_json(struct dhat *d)
     const struct fmt_trace_info *info = fmt_reader_info(d->r);
     const struct fmt_image_info *img = fmt_reader_image(d->r, 0);
     struct ana_xout *o = d->out;
-    uint64_t end = d->m.end_ts_ns;
+    uint64_t end = d->m->end_ts_ns;
     /* The command line, words joined by spaces, escaped (valid UTF-8 for
      * a strict JSON reader, no control characters). */
     char *cmd =
@@ -196,7 +187,7 @@ static int write_json(struct dhat *d)
     ana_xout_json_strn(o, cmd, strlen(cmd));
     free(cmd);
     ana_xout_printf(o, "\",\"pid\":%u,\"te\":%" PRIu64 ",\"tg\":%" PRIu64 ",\"pps\":[",
-                    img ? img->pid : 0, us(end), us(d->m.peak_ts_ns));
+                    img ? img->pid : 0, us(end), us(d->m->peak_ts_ns));
     for (uint32_t i = 0; i < d->stacks.nr; i++) {
         const struct dhat_pp *p = &d->pps[i];
         /* Blocks still live at the end count as living until the end. */
@@ -218,27 +209,44 @@ static int write_json(struct dhat *d)
     return ana_xout_printf(o, "\n]}\n");
 }
 
-int ana_export_dhat(struct fmt_reader *r, const struct ana_export_options *o, struct ana_xout *out)
+/* After pass 0: a program point for each stack that allocated. */
+static int group(struct ana_export_job *job)
 {
-    struct dhat d = {.r = r, .out = out, .o = o};
-    int rc;
+    struct dhat *d = job->state;
+    int rc = 0;
 
-    if ((rc = ana_xmodel_build(r, o, &d.m)))
+    if (!(d->sym = ana_xjob_sym(job, &rc)))
         return rc;
-    if ((rc = ana_xsym_open(&d.sym, r, o))) {
-        ana_xmodel_release(&d.m);
-        return rc;
-    }
-    d.pp_of = calloc((size_t)d.m.nr_stacks + 1, sizeof(*d.pp_of));
-    if (!d.pp_of)
-        rc = -ENOMEM;
-    if (!rc && !(rc = group_stacks(&d)) && (rc = pass(&d)) >= 0)
-        rc = write_json(&d);
-    free(d.pp_of);
-    free(d.pps);
-    ana_strtab_release(&d.frames);
-    ana_strtab_release(&d.stacks);
-    ana_xsym_close(&d.sym);
-    ana_xmodel_release(&d.m);
-    return rc;
+    d->pp_of = calloc((size_t)d->m->nr_stacks + 1, sizeof(*d->pp_of));
+    return d->pp_of ? group_stacks(d) : -ENOMEM;
+}
+
+static int write_dhat(struct ana_export_job *job)
+{
+    return write_json(job->state);
+}
+
+static void release_dhat(struct ana_export_job *job)
+{
+    struct dhat *d = job->state;
+
+    free(d->pp_of);
+    free(d->pps);
+    ana_strtab_release(&d->frames);
+    ana_strtab_release(&d->stacks);
+}
+
+int ana_export_dhat(struct ana_export_job *job)
+{
+    static const struct ana_heap_replay_ops ops = {.step = on_step};
+    static const struct ana_xjob_hooks hooks = {
+        .model_ready = group, .write = write_dhat, .release = release_dhat};
+    struct dhat *d = ana_xjob_state(job, sizeof(*d), &hooks);
+
+    if (!d)
+        return -ENOMEM;
+    *d = (struct dhat){.r = job->r, .out = job->out, .o = job->o, .pass = job->pass[1]};
+    if (!(d->m = ana_xjob_model(job)))
+        return -ENOMEM;
+    return ana_xjob_subscribe(job, 1, &ops, d);
 }

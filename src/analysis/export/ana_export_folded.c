@@ -36,31 +36,28 @@ static void put_name(struct ana_xout *out, const char *name)
     ana_xout_write(out, name, strlen(name));
 }
 
-int ana_export_folded(struct fmt_reader *r, const struct ana_export_options *o,
-                      struct ana_xout *out)
+/* After pass 0: a line per stack with a cost. */
+static int write_folded(struct ana_export_job *job)
 {
-    struct ana_xmodel m;
-    struct ana_xsym x;
+    const struct ana_xmodel *m = *(const struct ana_xmodel **)job->state;
+    struct ana_xout *out = job->out;
     char buf[64], label[ANA_SAMPLE_LABEL_SIZE];
-    int rc;
+    struct ana_xsym *x;
+    int rc = 0;
 
-    if ((rc = ana_xmodel_build(r, o, &m)))
+    if (!(x = ana_xjob_sym(job, &rc)))
         return rc;
-    if ((rc = ana_xsym_open(&x, r, o))) {
-        ana_xmodel_release(&m);
-        return rc;
-    }
     /* A sampled trace: a first line that says so (flamegraph.pl and
      * inferno skip a line without a count, with a warning). */
-    if (*ana_sample_label(label, sizeof(label), fmt_reader_sample_bytes(r)))
+    if (*ana_sample_label(label, sizeof(label), fmt_reader_sample_bytes(job->r)))
         rc = ana_xout_printf(out, "# %s\n", label);
-    for (uint32_t id = 0; id <= m.nr_stacks && !rc; id++) {
-        uint64_t cost = stack_cost(&m.stacks[id], o->cost);
+    for (uint32_t id = 0; id <= m->nr_stacks && !rc; id++) {
+        uint64_t cost = stack_cost(&m->stacks[id], job->o->cost);
         const struct ana_sym_stack *st;
 
         if (!cost)
             continue;
-        if ((rc = ana_xsym_stack(&x, id, &st, NULL)))
+        if ((rc = ana_xsym_stack(x, id, &st, NULL)))
             break;
         if (!st->nr_lines)
             ana_xout_write(out, "[unknown]", 9);
@@ -71,7 +68,13 @@ int ana_export_folded(struct fmt_reader *r, const struct ana_export_options *o,
         }
         rc = ana_xout_printf(out, " %" PRIu64 "\n", cost);
     }
-    ana_xsym_close(&x);
-    ana_xmodel_release(&m);
     return rc;
+}
+
+int ana_export_folded(struct ana_export_job *job)
+{
+    static const struct ana_xjob_hooks hooks = {.write = write_folded};
+    const struct ana_xmodel **m = ana_xjob_state(job, sizeof(*m), &hooks);
+
+    return m && (*m = ana_xjob_model(job)) ? 0 : -ENOMEM;
 }

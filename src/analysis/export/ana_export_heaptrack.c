@@ -95,7 +95,7 @@ struct ht_live {
 struct heaptrack {
     struct fmt_reader *r;
     struct ana_xout *out;
-    struct ana_xsym sym;
+    struct ana_xsym *sym;
     struct ana_strtab strs; /* string index = position + 1 */
     struct ana_map ips;     /* (image, addr) -> ip index */
     struct ana_map traces;  /* (parent trace, ip) -> trace index */
@@ -186,7 +186,7 @@ static int trace_index(struct heaptrack *h, uint32_t id, uint32_t *out)
         *out = h->trace_of[id] - 1;
         return 0;
     }
-    if ((rc = ana_xsym_stack(&h->sym, id, &st, &image)))
+    if ((rc = ana_xsym_stack(h->sym, id, &st, &image)))
         return rc;
     /* Walk addresses from the root: lines with the same index form one ip. */
     for (uint32_t end = st->nr_lines; end > 0;) {
@@ -498,7 +498,7 @@ static int note_exit(struct heaptrack *h, uint32_t image)
 }
 
 /* Keep the live blocks of a tree by serial. */
-static int track(struct heaptrack *h, const struct fmt_event *ev, const struct ana_xstep *st)
+static int track(struct heaptrack *h, const struct fmt_event *ev, const struct ana_step *st)
 {
     if (st->ends)
         ana_map_del(&h->live, ev->ref);
@@ -511,7 +511,7 @@ static int track(struct heaptrack *h, const struct fmt_event *ev, const struct a
     return 0;
 }
 
-static int heap_event(struct heaptrack *h, const struct fmt_event *ev, const struct ana_xstep *st)
+static int heap_event(struct heaptrack *h, const struct fmt_event *ev, const struct ana_step *st)
 {
     uint32_t info;
     int rc;
@@ -530,9 +530,9 @@ static int heap_event(struct heaptrack *h, const struct fmt_event *ev, const str
     /* A sampled trace's blocks are never shown temporary: it does not
      * estimate them (ana_sample.h), and heaptrack_print counts what the
      * order of the lines says. */
-    if (st->ends &&
-        (rc = end_block(h, ev,
-                        st->temporary && ana_sample_has_temporary(fmt_reader_sample_bytes(h->r)))))
+    if (st->ends && (rc = end_block(h, ev,
+                                    st->temporary == ANA_TEMP_YES &&
+                                        ana_sample_has_temporary(fmt_reader_sample_bytes(h->r)))))
         return rc;
     if (st->starts) {
         struct ht_held *held = &h->held[ev->thread];
@@ -578,39 +578,32 @@ static int header(struct heaptrack *h)
     return rc;
 }
 
-static int stream(struct heaptrack *h)
+/* Pass 1: every event, in trace order. */
+static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
 {
-    struct ana_xtemp t = {.o = h->o};
-    struct fmt_event ev;
-    struct ana_xstep st;
+    struct heaptrack *h = arg;
+    uint64_t ms = ev->ts_ns / 1000000;
     int rc;
 
-    if ((rc = fmt_reader_seek_chunk(h->r, 0)))
+    if (ms > h->last_ms && (rc = line(h, 'c', (uint32_t)ms, 0)))
         return rc;
-    while ((rc = fmt_reader_next(h->r, &ev)) > 0) {
-        uint64_t ms = ev.ts_ns / 1000000;
+    h->last_ms = ms > h->last_ms ? ms : h->last_ms;
+    /* Resident memory goes out at once: heaptrack only keeps its maximum. */
+    if (ev->kind == FMT_EV_RSS && st->selected)
+        return ana_xout_printf(h->out, "R %" PRIx64 "\n", ev->size / HT_PAGE_SIZE);
+    if (h->tree && ev->kind == FMT_EV_PROCESS_EXIT && st->selected &&
+        (rc = note_exit(h, ev->image)))
+        return rc;
+    return st->starts || st->ends ? heap_event(h, ev, st) : 0;
+}
 
-        if (ms > h->last_ms && (rc = line(h, 'c', (uint32_t)ms, 0)))
-            break;
-        h->last_ms = ms > h->last_ms ? ms : h->last_ms;
-        if (ev.kind == FMT_EV_RSS && ana_filter_image(h->o->filter, ev.image, ev.pid)) {
-            /* Resident memory goes out at once: heaptrack only keeps its maximum. */
-            if ((rc = ana_xout_printf(h->out, "R %" PRIx64 "\n", ev.size / HT_PAGE_SIZE)))
-                break;
-            continue;
-        }
-        if ((rc = ana_xstep_event(&t, &ev, &st)) < 0)
-            break;
-        if (h->tree && ev.kind == FMT_EV_PROCESS_EXIT &&
-            ana_filter_image(h->o->filter, ev.image, ev.pid) && (rc = note_exit(h, ev.image)))
-            break;
-        if (rc && (rc = heap_event(h, &ev, &st)))
-            break;
-    }
-    ana_xtemp_release(&t);
-    if (rc < 0)
-        return rc;
-    /* The end: what is still held was allocated and never freed. */
+/* After pass 1, the end: what is still held was allocated and never
+ * freed. */
+static int finish_stream(struct ana_export_job *job)
+{
+    struct heaptrack *h = job->state;
+    int rc = 0;
+
     if (h->buffering && (rc = flush_peak(h)))
         return rc;
     for (uint32_t i = 0; i < h->nr_threads && !rc; i++)
@@ -618,43 +611,55 @@ static int stream(struct heaptrack *h)
     return rc;
 }
 
-int ana_export_heaptrack(struct fmt_reader *r, const struct ana_export_options *o,
-                         struct ana_xout *out)
+/* After pass 0: the model says at which heap event the peak is. */
+static int begin(struct ana_export_job *job)
 {
-    struct heaptrack h = {.r = r, .out = out, .o = o};
-    struct fmt_trace_counts c;
-    int rc;
+    struct heaptrack *h = job->state;
+    int rc = 0;
 
-    struct ana_xmodel m;
-
-    /* The model says at which heap event the peak is. */
-    if ((rc = ana_xmodel_build(r, o, &m)))
+    h->peak_step = ana_xjob_model(job)->peak_step;
+    if (!(h->sym = ana_xjob_sym(job, &rc)))
         return rc;
-    h.peak_step = m.peak_step;
-    ana_xmodel_release(&m);
-    fmt_reader_counts(r, &c);
-    h.nr_stacks = c.nr_stacks;
-    h.tree = fmt_reader_nr_images(r) > 1;
-    ana_map_init(&h.live, sizeof(struct ht_live));
-    h.trace_of = calloc((size_t)h.nr_stacks + 1, sizeof(*h.trace_of));
-    if (!h.trace_of)
+    return header(h);
+}
+
+static void release_heaptrack(struct ana_export_job *job)
+{
+    struct heaptrack *h = job->state;
+
+    free(h->trace_of);
+    free(h->infos);
+    free(h->info_hash);
+    free(h->held);
+    free(h->settled);
+    free(h->buf);
+    free(h->ended);
+    free(h->serials);
+    ana_map_release(&h->live);
+    ana_map_release(&h->ips);
+    ana_map_release(&h->traces);
+    ana_strtab_release(&h->strs);
+}
+
+int ana_export_heaptrack(struct ana_export_job *job)
+{
+    static const struct ana_heap_replay_ops ops = {.step = on_step};
+    static const struct ana_xjob_hooks hooks = {
+        .model_ready = begin, .write = finish_stream, .release = release_heaptrack};
+    struct heaptrack *h = ana_xjob_state(job, sizeof(*h), &hooks);
+    struct fmt_trace_counts c;
+
+    if (!h)
         return -ENOMEM;
-    if (!(rc = ana_xsym_open(&h.sym, r, o))) {
-        if (!(rc = header(&h)))
-            rc = stream(&h);
-        ana_xsym_close(&h.sym);
-    }
-    free(h.trace_of);
-    free(h.infos);
-    free(h.info_hash);
-    free(h.held);
-    free(h.settled);
-    free(h.buf);
-    free(h.ended);
-    free(h.serials);
-    ana_map_release(&h.live);
-    ana_map_release(&h.ips);
-    ana_map_release(&h.traces);
-    ana_strtab_release(&h.strs);
-    return rc;
+    h->r = job->r;
+    h->out = job->out;
+    h->o = job->o;
+    fmt_reader_counts(job->r, &c);
+    h->nr_stacks = c.nr_stacks;
+    h->tree = fmt_reader_nr_images(job->r) > 1;
+    ana_map_init(&h->live, sizeof(struct ht_live));
+    h->trace_of = calloc((size_t)h->nr_stacks + 1, sizeof(*h->trace_of));
+    if (!h->trace_of || !ana_xjob_model(job))
+        return -ENOMEM;
+    return ana_xjob_subscribe(job, 1, &ops, h);
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* What the exporters share: an output sink with optional compression, one
- * reading of heap events (which block an event starts and ends, and
- * whether the ended one was temporary), the per-stack model built from
- * it, and symbolized stacks. */
+/* What the exporters share: an output sink with optional compression, the
+ * export's passes of the heap replay (which block an event starts and
+ * ends, and whether the ended one was temporary), the per-stack model
+ * built in the first, the blocks left live, and symbolized stacks. */
 #ifndef ANA_EXPORT_INTERNAL_H
 #define ANA_EXPORT_INTERNAL_H
 
@@ -13,6 +13,8 @@
 #include "analysis/core/ana_map.h"
 #include "analysis/core/ana_sample.h"
 #include "analysis/export/ana_export_api.h"
+#include "analysis/model/ana_heap_replay.h"
+#include "analysis/model/ana_model.h"
 #include "analysis/model/ana_step.h"
 #include "analysis/sym/ana_symbolize.h"
 #include "memscribe/trace.h"
@@ -30,32 +32,59 @@ int ana_xout_json_strn(struct ana_xout *o, const char *s, size_t len);
 /* Flush, end the compressed stream, free. Returns the first error. */
 int ana_xout_close(struct ana_xout *o);
 
-/* ---- One reading of heap events, shared by every exporter. */
-struct ana_xstep {
-    bool ends;      /* the event ends block ev->ref (ref_size, ref_stack, ...) */
-    bool starts;    /* the event starts block ev->serial of ev->size bytes */
-    bool temporary; /* the ended block is temporary: freed by the thread that
-                       allocated it with no other allocation by that thread
-                       in between (docs/architecture.md, Meanings) */
-    uint64_t heap;  /* heap in use after it by the selected running processes */
-};
+/* ---- An export: one or two passes of the heap replay (ana_heap_replay.h)
+ * shared by every output, the model they read, and one symbolizer.
+ *
+ * Each output is a job. Its exporter's run (the table in
+ * ana_export_run.c) subscribes what it reads to the passes and sets the
+ * job's hooks; then the export replays pass 0 (every output's first
+ * reading, and the model), calls each model_ready hook, replays pass 1 if
+ * an output subscribed to it (one that places the model's peak, or its
+ * times, in its stream: massif, DHAT, heaptrack), and calls each write
+ * hook. The passes' filter is the export's (o->filter). */
+struct ana_xrun;
+struct ana_xmodel;
 
-/* The analysis core's reading of events (ana_step.h) with the export's
- * options: which processes it looks at and whom to tell of progress.
- * Start it as {.o = the options} (o may be NULL: every process, no
- * progress). */
-struct ana_xtemp {
+struct ana_export_job {
+    struct ana_xrun *run;
+    struct fmt_reader *r;
     const struct ana_export_options *o;
-    struct ana_stepper step; /* set up at the first event */
-    bool started;
-    uint64_t nr_events; /* seen, for progress */
+    struct ana_xout *out; /* the output stream (NULL: a database) */
+    const char *path;     /* the output's file (the database's), or NULL */
+    /* The passes. pass[1] is replayed only if something subscribed to it;
+     * its steps count heap events (nr_steps) as pass[0]'s do. */
+    struct ana_heap_replay *pass[2];
+    /* The exporter's state and hooks (ana_xjob_state). */
+    void *state;
+    const struct ana_xjob_hooks *hooks;
+    /* The job's output failed (SQLite's message in err), not its input. */
+    int *output_failed;
+    char *err;
+    size_t err_size;
 };
 
-/* Classify ev. Returns 1 for a heap event of a selected process that ends
- * or starts a block, 0 for any other event, -ENOMEM. A realloc ends the
- * old block before it starts the new one. */
-int ana_xstep_event(struct ana_xtemp *t, const struct fmt_event *ev, struct ana_xstep *st);
-void ana_xtemp_release(struct ana_xtemp *t);
+/* An exporter's hooks; any may be NULL. Each returns 0 or -errno. */
+struct ana_xjob_hooks {
+    int (*model_ready)(struct ana_export_job *job); /* after pass 0 */
+    int (*write)(struct ana_export_job *job);       /* after the last pass */
+    /* Always called, last, before the state is freed. */
+    void (*release)(struct ana_export_job *job);
+};
+
+/* The job's state, size bytes zeroed (freed after hooks->release), and its
+ * hooks. NULL: out of memory. */
+void *ana_xjob_state(struct ana_export_job *job, size_t size, const struct ana_xjob_hooks *hooks);
+
+/* The shared model of the export (ana_xmodel below), computed in pass 0
+ * for every job that asks: NULL on allocation failure. Its numbers are
+ * there from the model_ready hooks on. */
+struct ana_xmodel *ana_xjob_model(struct ana_export_job *job);
+/* The shared symbolizer, opened at the first call (NULL: *rc says why).
+ * Its notes go to o->note when the export ends. */
+struct ana_xsym *ana_xjob_sym(struct ana_export_job *job, int *rc);
+/* ana_heap_replay_subscribe() to pass k of the job's export. */
+int ana_xjob_subscribe(struct ana_export_job *job, unsigned k,
+                       const struct ana_heap_replay_ops *ops, void *arg);
 
 /* ---- The model: per-stack heap figures over the whole trace, taken from
  * the analysis core (ana_model.h) so that peak, leaked and temporary are
@@ -80,25 +109,44 @@ struct ana_xmodel {
     uint64_t peak_bytes; /* maximum of heap in use, after an event */
     uint64_t peak_blocks;
     uint64_t peak_ts_ns;
-    uint64_t peak_step; /* ordinal (from 1) of the heap event (ana_xstep_event
-                           returns 1) whose step reached the peak; 0: none */
+    uint64_t peak_step; /* the pass's ordinal (nr_steps) of the heap event whose
+                           step reached the peak; 0: none */
     uint64_t first_ts_ns;
     uint64_t end_ts_ns; /* last event's time */
+    /* private: filled during the pass */
+    struct ana_model *model_;
+    const struct ana_heap_replay *pass_;
+    bool seen_;
 };
 
-/* One pass over r from its first chunk (r is left at the end). Returns 0
- * or -errno. */
+/* Make m (for the trace r reads) and subscribe what fills it to the pass
+ * p, whose filter chooses the processes. Its numbers are there after the
+ * pass; release it in any case. Returns 0 or -errno. */
+int ana_xmodel_subscribe(struct ana_xmodel *m, struct ana_heap_replay *p, struct fmt_reader *r);
+void ana_xmodel_release(struct ana_xmodel *m);
+/* One pass over r (with o's filter and progress) into m. Returns 0 or
+ * -errno. */
 int ana_xmodel_build(struct fmt_reader *r, const struct ana_export_options *o,
                      struct ana_xmodel *m);
-void ana_xmodel_release(struct ana_xmodel *m);
 
-/* The blocks still live at the end, from their allocations: fn for each
- * heap allocation of a selected process (o->filter) whose serial is in live
- * (a map of ana_export_map.h), in trace order, by a pass over r from its
- * first chunk. fn returns 0, or -errno to stop. Returns 0 or -errno. */
+/* ---- The blocks a pass leaves live, as their allocations said: for the
+ * exporters that list every block, ended ones as they end and the rest
+ * last (csv, sqlite). Memory grows with live blocks. */
+struct ana_xlive {
+    struct ana_map blocks; /* serial -> struct fmt_event of its allocation, cut down */
+};
+
+void ana_xlive_init(struct ana_xlive *l);
+void ana_xlive_release(struct ana_xlive *l);
+/* Follow one step: a block it ends leaves (*kind its allocation's kind,
+ * FMT_EV_MALLOC if unknown), a block it starts is kept. 0 or -ENOMEM. */
+int ana_xlive_step(struct ana_xlive *l, const struct fmt_event *ev, const struct ana_step *st,
+                   uint32_t *kind);
+/* fn for each block still live, in trace order, with the fields of its
+ * allocation (serial, kind, image, thread, addr, size, stack, ts_ns) set.
+ * fn returns 0, or -errno to stop. Returns 0 or -errno. */
 typedef int ana_xlive_fn(void *arg, const struct fmt_event *ev);
-int ana_xlive_each(struct fmt_reader *r, const struct ana_export_options *o,
-                   const struct ana_map *live, ana_xlive_fn *fn, void *arg);
+int ana_xlive_each(const struct ana_xlive *l, ana_xlive_fn *fn, void *arg);
 
 /* ---- Symbolized stacks. */
 struct ana_xsym {
@@ -138,19 +186,14 @@ char *ana_xtext(const char *s, size_t len, bool words);
 /* The last path component of a module, or "???" */
 const char *ana_xsym_basename(const char *path);
 
-/* ---- The exporters. Each returns 0 or -errno. */
-int ana_export_folded(struct fmt_reader *r, const struct ana_export_options *o,
-                      struct ana_xout *out);
-int ana_export_csv(struct fmt_reader *r, const struct ana_export_options *o, struct ana_xout *out);
-int ana_export_pprof(struct fmt_reader *r, const struct ana_export_options *o,
-                     struct ana_xout *out);
-int ana_export_massif(struct fmt_reader *r, const struct ana_export_options *o,
-                      struct ana_xout *out);
-int ana_export_dhat(struct fmt_reader *r, const struct ana_export_options *o, struct ana_xout *out);
-int ana_export_heaptrack(struct fmt_reader *r, const struct ana_export_options *o,
-                         struct ana_xout *out);
-/* *output_failed and err as ana_export_run(). */
-int ana_export_sqlite(struct fmt_reader *r, const struct ana_export_options *o, const char *path,
-                      int *output_failed, char *err, size_t err_size);
+/* ---- The exporters' runs (the table in ana_export_run.c): each sets
+ * up its job as above. Returns 0 or -errno. */
+int ana_export_folded(struct ana_export_job *job);
+int ana_export_csv(struct ana_export_job *job);
+int ana_export_pprof(struct ana_export_job *job);
+int ana_export_massif(struct ana_export_job *job);
+int ana_export_dhat(struct ana_export_job *job);
+int ana_export_heaptrack(struct ana_export_job *job);
+int ana_export_sqlite(struct ana_export_job *job);
 
 #endif

@@ -23,14 +23,19 @@
 struct massif {
     struct fmt_reader *r;
     struct ana_xout *out;
-    struct ana_xsym sym;
-    struct ana_xmodel m;
+    struct ana_xsym *sym;
+    const struct ana_xmodel *m; /* pass 0's: the peak's step, the times */
+    const struct ana_heap_replay *pass;
     struct ana_strtab labels;
     double threshold;
     const struct ana_export_options *o;
     uint32_t nr_snapshots; /* written so far */
     char *indent;          /* spaces, as deep as the deepest tree */
     uint32_t indent_len;
+    /* Pass 1: the regular snapshots, nr_regular of them, the next one to
+     * write, and heap in use after the latest heap event. */
+    uint32_t nr_regular, next;
+    uint64_t live;
 };
 
 static void clean(char *s)
@@ -140,14 +145,14 @@ static int detailed(struct massif *x, uint64_t ts_ns, uint64_t heap, bool peak)
 
     if ((rc = ana_xtree_init(&t, &x->labels)))
         return rc;
-    for (uint32_t id = 0; id <= x->m.nr_stacks && !rc; id++) {
-        const struct ana_xstack *s = &x->m.stacks[id];
+    for (uint32_t id = 0; id <= x->m->nr_stacks && !rc; id++) {
+        const struct ana_xstack *s = &x->m->stacks[id];
         uint64_t bytes = peak ? s->peak_bytes : s->live_bytes;
         const struct ana_sym_stack *st;
 
         if (!bytes)
             continue;
-        if (!(rc = ana_xsym_stack(&x->sym, id, &st, NULL)))
+        if (!(rc = ana_xsym_stack(x->sym, id, &st, NULL)))
             rc = ana_xtree_add(&t, st, bytes, massif_label);
     }
     if (!rc) {
@@ -158,88 +163,96 @@ static int detailed(struct massif *x, uint64_t ts_ns, uint64_t heap, bool peak)
     return rc;
 }
 
-static int snapshots(struct massif *x, uint32_t nr_regular)
+/* The time of regular snapshot k, evenly over the selected events. */
+static uint64_t regular_at(const struct massif *x, uint32_t k)
 {
-    uint64_t first = x->m.first_ts_ns, span = x->m.end_ts_ns - first;
-    uint64_t live = 0, step = 0;
-    uint32_t next = 0; /* next regular snapshot, 0..nr_regular-1 */
-    struct ana_xtemp t = {.o = x->o};
-    struct fmt_event ev;
-    struct ana_xstep st;
-    int rc;
+    uint64_t first = x->m->first_ts_ns, span = x->m->end_ts_ns - first;
 
-    if ((rc = fmt_reader_seek_chunk(x->r, 0)))
-        return rc;
-    while ((rc = fmt_reader_next(x->r, &ev)) > 0) {
-        /* Regular snapshots show the heap just before the first event
-         * after their time. */
-        while (next < nr_regular &&
-               ev.ts_ns > first + (nr_regular > 1 ? span * next / (nr_regular - 1) : 0)) {
-            header(x, first + (nr_regular > 1 ? span * next / (nr_regular - 1) : 0), live, "empty");
-            next++;
-        }
-        if ((rc = ana_xstep_event(&t, &ev, &st)) < 0)
-            break;
-        if (!rc)
-            continue;
-        step++;
-        live = st.heap; /* of running processes: an exited one's blocks left it */
-        if (step == x->m.peak_step && (rc = detailed(x, ev.ts_ns, live, true)))
-            break;
-    }
-    ana_xtemp_release(&t);
-    if (rc < 0)
-        return rc;
-    /* Snapshots at or after the last event; the final one is detailed. */
-    while (next + 1 < nr_regular) {
-        header(x, first + span * next / (nr_regular - 1), live, "empty");
-        next++;
-    }
-    /* The last snapshot: what every process left (its tree is the leaks). */
-    return detailed(x, x->m.end_ts_ns, x->m.live_bytes, false);
+    return first + (x->nr_regular > 1 ? span * k / (x->nr_regular - 1) : 0);
 }
 
-int ana_export_massif(struct fmt_reader *r, const struct ana_export_options *o,
-                      struct ana_xout *out)
+/* Pass 1: regular snapshots show the heap just before the first event
+ * after their time; the peak's detailed one comes at its heap event. */
+static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
 {
-    struct massif x = {.r = r, .out = out, .o = o};
-    const struct fmt_trace_info *info = fmt_reader_info(r);
-    int rc;
+    struct massif *x = arg;
 
-    x.threshold = o->massif_threshold >= 0 ? o->massif_threshold : MASSIF_DEFAULT_THRESHOLD;
-    if ((rc = ana_xmodel_build(r, o, &x.m)))
-        return rc;
-    if ((rc = ana_xsym_open(&x.sym, r, o))) {
-        ana_xmodel_release(&x.m);
-        return rc;
+    while (x->next < x->nr_regular && ev->ts_ns > regular_at(x, x->next)) {
+        header(x, regular_at(x, x->next), x->live, "empty");
+        x->next++;
     }
-    /* cmd: the recorded command line, words separated by spaces, escaped
-     * (valid UTF-8, no control characters: ms_print prints it as is). */
-    /* desc: ms_print shows it; a sampled trace's says its figures are estimates */
-    char label[ANA_SAMPLE_LABEL_SIZE];
+    if (!st->ends && !st->starts)
+        return 0;
+    x->live = st->heap; /* of running processes: an exited one's blocks left it */
+    return x->pass->nr_steps == x->m->peak_step ? detailed(x, ev->ts_ns, x->live, true) : 0;
+}
 
-    ana_sample_label(label, sizeof(label), fmt_reader_sample_bytes(r));
-    ana_xout_printf(out, "desc: memscribe export --to massif%s%s\ncmd: ", *label ? "; " : "",
+/* After pass 1: the snapshots at or after the last event; the final one
+ * is detailed: what every process left (its tree is the leaks). */
+static int write_massif(struct ana_export_job *job)
+{
+    struct massif *x = job->state;
+
+    while (x->next + 1 < x->nr_regular) {
+        header(x, regular_at(x, x->next), x->live, "empty");
+        x->next++;
+    }
+    return detailed(x, x->m->end_ts_ns, x->m->live_bytes, false);
+}
+
+/* After pass 0: the header, before pass 1's snapshots. */
+static int begin(struct ana_export_job *job)
+{
+    struct massif *x = job->state;
+    const struct fmt_trace_info *info = fmt_reader_info(x->r);
+    char label[ANA_SAMPLE_LABEL_SIZE];
+    int rc = 0;
+
+    if (!(x->sym = ana_xjob_sym(job, &rc)))
+        return rc;
+    /* desc: ms_print shows it; a sampled trace's says its figures are
+     * estimates. cmd: the recorded command line, words separated by
+     * spaces, escaped (valid UTF-8, no control characters: ms_print
+     * prints it as is). */
+    ana_sample_label(label, sizeof(label), fmt_reader_sample_bytes(x->r));
+    ana_xout_printf(x->out, "desc: memscribe export --to massif%s%s\ncmd: ", *label ? "; " : "",
                     label);
     if (info->command && info->command_len) {
         char *cmd = ana_xtext(info->command, info->command_len, true);
 
-        if (!cmd) {
-            rc = -ENOMEM;
-            goto out;
-        }
+        if (!cmd)
+            return -ENOMEM;
         clean(cmd);
-        ana_xout_write(out, cmd, strlen(cmd));
+        ana_xout_write(x->out, cmd, strlen(cmd));
         free(cmd);
     } else {
-        ana_xout_printf(out, "(unknown)");
+        ana_xout_printf(x->out, "(unknown)");
     }
-    ana_xout_printf(out, "\ntime_unit: ms\n");
-    rc = snapshots(&x, o->massif_snapshots ? o->massif_snapshots : MASSIF_DEFAULT_SNAPSHOTS);
-out:
-    free(x.indent);
-    ana_strtab_release(&x.labels);
-    ana_xsym_close(&x.sym);
-    ana_xmodel_release(&x.m);
-    return rc;
+    return ana_xout_printf(x->out, "\ntime_unit: ms\n");
+}
+
+static void release_massif(struct ana_export_job *job)
+{
+    struct massif *x = job->state;
+
+    free(x->indent);
+    ana_strtab_release(&x->labels);
+}
+
+int ana_export_massif(struct ana_export_job *job)
+{
+    static const struct ana_heap_replay_ops ops = {.step = on_step};
+    const struct ana_export_options *o = job->o;
+    static const struct ana_xjob_hooks hooks = {
+        .model_ready = begin, .write = write_massif, .release = release_massif};
+    struct massif *x = ana_xjob_state(job, sizeof(*x), &hooks);
+
+    if (!x)
+        return -ENOMEM;
+    *x = (struct massif){.r = job->r, .out = job->out, .o = o, .pass = job->pass[1]};
+    x->threshold = o->massif_threshold >= 0 ? o->massif_threshold : MASSIF_DEFAULT_THRESHOLD;
+    x->nr_regular = o->massif_snapshots ? o->massif_snapshots : MASSIF_DEFAULT_SNAPSHOTS;
+    if (!(x->m = ana_xjob_model(job)))
+        return -ENOMEM;
+    return ana_xjob_subscribe(job, 1, &ops, x);
 }

@@ -1,98 +1,39 @@
 /* SPDX-License-Identifier: MIT */
-/* The exporters' reading of heap events (the analysis core's, ana_step.h,
- * with the export's options and progress), and the per-stack model the
- * exporters print, taken from ana_model so the numbers are the report's.
- * Memory grows with stacks and threads. */
+/* The per-stack model the exporters print, taken from ana_model so the
+ * numbers are the report's, and the blocks a pass leaves live. Memory
+ * grows with stacks and threads (and live blocks for ana_xlive). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/export/ana_export_internal.h"
-#include "analysis/export/ana_export_map.h"
 #include "analysis/model/ana_model.h"
 
-int ana_xstep_event(struct ana_xtemp *t, const struct fmt_event *ev, struct ana_xstep *st)
+/* What the core does not keep: the ordinal of the heap event that reached
+ * the peak (the last one whose step reached a new peak), which the
+ * exporters that place the peak in a stream of events need (massif, DHAT,
+ * heaptrack), and the times of the first and last selected events. */
+static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
 {
-    int rc;
+    struct ana_xmodel *m = arg;
 
-    /* Every pass calls this for every event: a cheap place for progress. */
-    if (t->o && t->o->progress && !(++t->nr_events & 0xfffff))
-        t->o->progress(t->o->progress_arg, ev->ts_ns);
-    if (!t->started) {
-        ana_stepper_init(&t->step,
-                         &(struct ana_step_options){.filter = t->o ? t->o->filter : NULL});
-        t->started = true;
-    }
-    struct ana_step step;
-    if ((rc = ana_stepper_event(&t->step, ev, &step)) < 0)
-        return rc;
-    st->ends = step.ends;
-    st->starts = step.starts;
-    st->temporary = step.temporary == ANA_TEMP_YES;
-    st->heap = step.heap;
-    return rc;
+    if (!st->selected)
+        return 0;
+    if (!m->seen_)
+        m->first_ts_ns = ev->ts_ns, m->seen_ = true;
+    m->end_ts_ns = ev->ts_ns;
+    if (st->peak)
+        m->peak_step = m->pass_->nr_steps;
+    return 0;
 }
 
-void ana_xtemp_release(struct ana_xtemp *t)
+/* The model's numbers, per stack; the model itself goes. */
+static int on_finish(void *arg)
 {
-    if (t->started)
-        ana_stepper_release(&t->step);
-    t->started = false;
-}
-
-/* Find the ordinal of the heap event that reached the peak (the last one
- * whose step reached a new peak), which the core does not keep: the exporters that place the peak
- * in a stream of events (massif, DHAT, heaptrack) need it. */
-static int pass(struct fmt_reader *r, const struct ana_export_options *o, struct ana_model *am,
-                struct ana_xmodel *m)
-{
-    struct ana_filter *filter = o ? o->filter : NULL;
-    struct fmt_event ev;
-    uint64_t step = 0, nr_events = 0;
-    bool first = true;
-    int rc;
-
-    while ((rc = fmt_reader_next(r, &ev)) > 0) {
-        if (!ana_filter_image(filter, ev.image, ev.pid))
-            continue;
-        if (o && o->progress && !(++nr_events & 0xfffff))
-            o->progress(o->progress_arg, ev.ts_ns);
-        if (first)
-            m->first_ts_ns = ev.ts_ns, first = false;
-        m->end_ts_ns = ev.ts_ns;
-        struct ana_step st;
-        if ((rc = ana_model_event_step(am, &ev, &st)))
-            break;
-        if (!st.ends && !st.starts)
-            continue;
-        step++;
-        if (st.peak)
-            m->peak_step = step;
-    }
-    return rc;
-}
-
-int ana_xmodel_build(struct fmt_reader *r, const struct ana_export_options *o, struct ana_xmodel *m)
-{
-    struct ana_model_options mo = {.filter = o ? o->filter : NULL};
-    struct fmt_trace_counts c;
-    struct ana_model *am;
-    int rc;
-
-    memset(m, 0, sizeof(*m));
-    fmt_reader_counts(r, &c);
-    m->nr_stacks = c.nr_stacks;
-    m->stacks = calloc((size_t)m->nr_stacks + 1, sizeof(*m->stacks));
-    if (!m->stacks)
-        return -ENOMEM;
-    if ((rc = ana_model_create(&am, &mo))) {
-        ana_xmodel_release(m);
-        return rc;
-    }
-    if ((rc = fmt_reader_seek_chunk(r, 0)) || (rc = pass(r, o, am, m)) < 0)
-        goto out;
-    ana_model_finish(am);
+    struct ana_xmodel *m = arg;
+    struct ana_model *am = m->model_;
     const struct ana_scope *all = ana_model_total(am);
+
     m->peak_bytes = all->peak;
     m->nr_allocs = all->nr_allocs;
     m->alloc_bytes = all->alloc_bytes;
@@ -115,34 +56,130 @@ int ana_xmodel_build(struct fmt_reader *r, const struct ana_export_options *o, s
         x->live_bytes += s->live_bytes > 0 ? (uint64_t)s->live_bytes : 0;
         x->peak_bytes += s->peak_all_bytes;
     }
-    rc = 0;
-out:
     ana_model_destroy(am);
+    m->model_ = NULL;
+    return 0;
+}
+
+int ana_xmodel_subscribe(struct ana_xmodel *m, struct ana_heap_replay *p, struct fmt_reader *r)
+{
+    static const struct ana_heap_replay_ops ops = {.step = on_step, .finish = on_finish};
+    struct ana_model_options mo = {.filter = p->opt.filter};
+    struct fmt_trace_counts c;
+    int rc;
+
+    memset(m, 0, sizeof(*m));
+    fmt_reader_counts(r, &c);
+    m->nr_stacks = c.nr_stacks;
+    m->pass_ = p;
+    m->stacks = calloc((size_t)m->nr_stacks + 1, sizeof(*m->stacks));
+    if (!m->stacks)
+        return -ENOMEM;
+    if ((rc = ana_model_create(&m->model_, &mo)))
+        return rc;
+    /* The model first: its finish resolves the peak shares read above. */
+    if ((rc = ana_model_subscribe(m->model_, p)))
+        return rc;
+    return ana_heap_replay_subscribe(p, &ops, m, 0);
+}
+
+void ana_xmodel_release(struct ana_xmodel *m)
+{
+    ana_model_destroy(m->model_);
+    free(m->stacks);
+    m->model_ = NULL;
+    m->stacks = NULL;
+}
+
+int ana_xmodel_build(struct fmt_reader *r, const struct ana_export_options *o, struct ana_xmodel *m)
+{
+    struct ana_heap_replay p;
+    struct ana_scan_options so;
+    int rc;
+
+    ana_heap_replay_init(&p, &(struct ana_step_options){.filter = o ? o->filter : NULL});
+    ana_scan_options_init(&so);
+    so.progress = o ? o->progress : NULL;
+    so.progress_arg = o ? o->progress_arg : NULL;
+    if (!(rc = ana_xmodel_subscribe(m, &p, r)))
+        rc = ana_heap_replay_run(&p, r, &so);
+    ana_heap_replay_release(&p);
     if (rc)
         ana_xmodel_release(m);
     return rc;
 }
 
-void ana_xmodel_release(struct ana_xmodel *m)
+/* A live block: what its allocation said. */
+struct xlive_block {
+    uint64_t addr, size, ts_ns;
+    uint32_t stack, thread, image;
+    uint32_t kind;
+};
+
+void ana_xlive_init(struct ana_xlive *l)
 {
-    free(m->stacks);
-    m->stacks = NULL;
+    ana_map_init(&l->blocks, sizeof(struct xlive_block));
 }
 
-int ana_xlive_each(struct fmt_reader *r, const struct ana_export_options *o,
-                   const struct ana_map *live, ana_xlive_fn *fn, void *arg)
+void ana_xlive_release(struct ana_xlive *l)
 {
-    struct fmt_event ev;
-    int rc;
+    ana_map_release(&l->blocks);
+}
 
-    if (!live->nr)
-        return 0;
-    if ((rc = fmt_reader_seek_chunk(r, 0)))
-        return rc;
-    while ((rc = fmt_reader_next(r, &ev)) > 0)
-        if (ev.serial && fmt_kind_is_heap_alloc(ev.kind) &&
-            ana_filter_image(o->filter, ev.image, ev.pid) && ana_xmap_get(live, ev.serial, NULL) &&
-            (rc = fn(arg, &ev)))
-            break;
+int ana_xlive_step(struct ana_xlive *l, const struct fmt_event *ev, const struct ana_step *st,
+                   uint32_t *kind)
+{
+    *kind = FMT_EV_MALLOC;
+    if (st->ends) {
+        const struct xlive_block *b = ana_map_get(&l->blocks, ev->ref);
+        if (b)
+            *kind = b->kind;
+        ana_map_del(&l->blocks, ev->ref);
+    }
+    if (st->starts) {
+        struct xlive_block *b = ana_map_put(&l->blocks, ev->serial, NULL);
+        if (!b)
+            return -ENOMEM;
+        *b = (struct xlive_block){ev->addr,   ev->size,  ev->ts_ns, ev->stack,
+                                  ev->thread, ev->image, ev->kind};
+    }
+    return 0;
+}
+
+static int by_serial(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+int ana_xlive_each(const struct ana_xlive *l, ana_xlive_fn *fn, void *arg)
+{
+    uint64_t *serials = malloc((l->blocks.nr ? l->blocks.nr : 1) * sizeof(*serials));
+    size_t n = 0;
+    int rc = 0;
+
+    if (!serials)
+        return -ENOMEM;
+    for (size_t i = 0; i < l->blocks.cap; i++)
+        if (ana_map_slot_key(&l->blocks, i))
+            serials[n++] = ana_map_slot_key(&l->blocks, i);
+    /* Serials count blocks in trace order (docs/format.md, "Serials"). */
+    qsort(serials, n, sizeof(*serials), by_serial);
+    for (size_t i = 0; i < n && !rc; i++) {
+        const struct xlive_block *b = ana_map_get(&l->blocks, serials[i]);
+        struct fmt_event ev = {
+            .serial = serials[i],
+            .kind = b->kind,
+            .image = b->image,
+            .thread = b->thread,
+            .addr = b->addr,
+            .size = b->size,
+            .stack = b->stack,
+            .ts_ns = b->ts_ns,
+        };
+        rc = fn(arg, &ev);
+    }
+    free(serials);
     return rc;
 }

@@ -84,6 +84,8 @@ static int xout_flush(struct ana_xout *o, bool last)
         return o->err;
     switch (o->compress) {
     case ANA_COMPRESS_NONE:
+    case ANA_COMPRESS_BY_SUFFIX: /* a format's policy, resolved before: never here */
+    case ANA_COMPRESS_DATABASE:
         rc = write_all(o, o->buf, o->len);
         break;
     case ANA_COMPRESS_GZIP:
@@ -104,6 +106,10 @@ int ana_xout_open(struct ana_xout **out, int fd, enum ana_export_compress c)
     *out = NULL;
     if (!o)
         return -ENOMEM;
+    if (c != ANA_COMPRESS_NONE && c != ANA_COMPRESS_GZIP && c != ANA_COMPRESS_ZSTD) {
+        free(o);
+        return -EINVAL; /* not a stream's */
+    }
     o->fd = fd;
     o->compress = c;
     if (c == ANA_COMPRESS_GZIP) {

@@ -15,6 +15,7 @@
 #include "analysis/core/ana_text.h"
 #include "analysis/export/ana_export_internal.h"
 #include "analysis/export/ana_export_map.h"
+#include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_heaps.h"
 
 /* profile.proto field numbers. */
@@ -118,7 +119,8 @@ static void pb_bytes(struct pb *b, unsigned field, const void *p, size_t n)
 struct pprof {
     struct fmt_reader *r;
     struct ana_xout *out;
-    struct ana_xsym sym;
+    struct ana_xsym *sym;
+    const struct ana_xmodel *m;
     struct ana_strtab strs;
     struct ana_map locations; /* (image, addr) -> location id */
     struct ana_map functions; /* (name, file) string indexes -> function id */
@@ -129,7 +131,7 @@ struct pprof {
     /* A trace with pools: the heap each stack allocated in (ana_heaps.h),
      * given as a sample label "heap" when it is one pool. */
     struct ana_heaps heaps;
-    uint32_t *stack_heap;
+    struct ana_heaps_by_stack by_stack; /* of[]: by stack, heap id + 1 */
 };
 
 /* Write one top-level field of the Profile message from p->body. */
@@ -287,7 +289,7 @@ static int sample(struct pprof *p, uint32_t id, const struct ana_xstack *s)
     uint32_t image;
     int rc;
 
-    if ((rc = ana_xsym_stack(&p->sym, id, &st, &image)))
+    if ((rc = ana_xsym_stack(p->sym, id, &st, &image)))
         return rc;
     /* Location ids leaf first: one per recorded address. */
     for (uint32_t i = 0; i < st->nr_lines && !rc;) {
@@ -306,7 +308,7 @@ static int sample(struct pprof *p, uint32_t id, const struct ana_xstack *s)
     if (!rc)
         rc = ids.err ? ids.err : vals.err;
     /* Blocks of one pool of the program's own: label heap = its name. */
-    uint32_t h = p->stack_heap ? p->stack_heap[id] : 0;
+    uint32_t h = p->by_stack.of ? p->by_stack.of[id] : 0;
     struct pb label = {0};
     if (!rc && h && h != ANA_HEAPS_MIXED && p->heaps.v[h - 1].handle) {
         char name[300];
@@ -335,62 +337,77 @@ static int sample(struct pprof *p, uint32_t id, const struct ana_xstack *s)
     return rc;
 }
 
-int ana_export_pprof(struct fmt_reader *r, const struct ana_export_options *o, struct ana_xout *out)
+/* After pass 0: the profile. */
+static int write_pprof(struct ana_export_job *job)
 {
-    struct pprof p = {.r = r, .out = out};
-    struct ana_xmodel m;
+    struct pprof *p = job->state;
+    const struct ana_xmodel *m = p->m;
+    struct ana_xout *out = job->out;
     uint32_t idx, space, comment = 0;
-    uint64_t rate = fmt_reader_sample_bytes(r);
+    uint64_t rate = fmt_reader_sample_bytes(p->r);
     char label[ANA_SAMPLE_LABEL_SIZE];
-    int rc;
+    int rc = 0;
 
-    if ((rc = ana_xmodel_build(r, o, &m)))
+    if (!(p->sym = ana_xjob_sym(job, &rc)))
         return rc;
-    if ((rc = ana_xsym_open(&p.sym, r, o))) {
-        ana_xmodel_release(&m);
-        return rc;
-    }
-    ana_heaps_init(&p.heaps, r);
-    if (ana_heaps_present(r) && (rc = ana_heaps_by_stack(&p.heaps, r, m.nr_stacks, &p.stack_heap)))
-        goto out;
     /* string_table[0] must be "". */
-    if ((rc = str(&p, "", &idx)) < 0)
-        goto out;
-    if ((rc = value_type(&p, PROFILE_SAMPLE_TYPE, "alloc_objects", "count")) ||
-        (rc = value_type(&p, PROFILE_SAMPLE_TYPE, "alloc_space", "bytes")) ||
-        (rc = value_type(&p, PROFILE_SAMPLE_TYPE, "inuse_objects", "count")) ||
-        (rc = value_type(&p, PROFILE_SAMPLE_TYPE, "inuse_space", "bytes")) ||
-        (rc = value_type(&p, PROFILE_PERIOD_TYPE, "space", "bytes")) ||
-        (rc = str(&p, "inuse_space", &space)) < 0 || (rc = mappings(&p)))
-        goto out;
+    if ((rc = str(p, "", &idx)) < 0)
+        return rc;
+    if ((rc = value_type(p, PROFILE_SAMPLE_TYPE, "alloc_objects", "count")) ||
+        (rc = value_type(p, PROFILE_SAMPLE_TYPE, "alloc_space", "bytes")) ||
+        (rc = value_type(p, PROFILE_SAMPLE_TYPE, "inuse_objects", "count")) ||
+        (rc = value_type(p, PROFILE_SAMPLE_TYPE, "inuse_space", "bytes")) ||
+        (rc = value_type(p, PROFILE_PERIOD_TYPE, "space", "bytes")) ||
+        (rc = str(p, "inuse_space", &space)) < 0 || (rc = mappings(p)))
+        return rc;
     /* A sampled trace: a comment says its values are estimates (pprof
      * -raw, go tool pprof -comments), and the period is the rate, as Go's
      * heap profiles give theirs (values already scaled). */
-    if (rate && (rc = str(&p, ana_sample_label(label, sizeof(label), rate), &comment)) < 0)
-        goto out;
-    const struct fmt_trace_info *info = fmt_reader_info(r);
-    pb_uint(&p.body, PROFILE_TIME_NANOS, info->start_realtime_ns);
-    pb_uint(&p.body, PROFILE_DURATION_NANOS, m.end_ts_ns);
-    pb_uint(&p.body, PROFILE_PERIOD, rate ? rate : 1);
+    if (rate && (rc = str(p, ana_sample_label(label, sizeof(label), rate), &comment)) < 0)
+        return rc;
+    const struct fmt_trace_info *info = fmt_reader_info(p->r);
+    pb_uint(&p->body, PROFILE_TIME_NANOS, info->start_realtime_ns);
+    pb_uint(&p->body, PROFILE_DURATION_NANOS, m->end_ts_ns);
+    pb_uint(&p->body, PROFILE_PERIOD, rate ? rate : 1);
     if (rate)
-        pb_uint(&p.body, PROFILE_COMMENT, comment);
-    pb_uint(&p.body, PROFILE_DEFAULT_SAMPLE_TYPE, space);
+        pb_uint(&p->body, PROFILE_COMMENT, comment);
+    pb_uint(&p->body, PROFILE_DEFAULT_SAMPLE_TYPE, space);
     /* Plain varint fields: write the body as it is, not length-delimited. */
-    if ((rc = p.body.err ? p.body.err : ana_xout_write(out, p.body.p, p.body.len)))
-        goto out;
-    p.body.len = 0;
-    for (uint32_t id = 0; id <= m.nr_stacks && !rc; id++)
-        if (m.stacks[id].nr_allocs || m.stacks[id].live_blocks)
-            rc = sample(&p, id, &m.stacks[id]);
-out:
-    free(p.stack_heap);
-    ana_heaps_release(&p.heaps);
-    free(p.msg.p);
-    free(p.body.p);
-    ana_map_release(&p.locations);
-    ana_map_release(&p.functions);
-    ana_strtab_release(&p.strs);
-    ana_xsym_close(&p.sym);
-    ana_xmodel_release(&m);
+    if ((rc = p->body.err ? p->body.err : ana_xout_write(out, p->body.p, p->body.len)))
+        return rc;
+    p->body.len = 0;
+    for (uint32_t id = 0; id <= m->nr_stacks && !rc; id++)
+        if (m->stacks[id].nr_allocs || m->stacks[id].live_blocks)
+            rc = sample(p, id, &m->stacks[id]);
     return rc;
+}
+
+static void release_pprof(struct ana_export_job *job)
+{
+    struct pprof *p = job->state;
+
+    free(p->by_stack.of);
+    ana_heaps_release(&p->heaps);
+    free(p->msg.p);
+    free(p->body.p);
+    ana_map_release(&p->locations);
+    ana_map_release(&p->functions);
+    ana_strtab_release(&p->strs);
+}
+
+int ana_export_pprof(struct ana_export_job *job)
+{
+    static const struct ana_xjob_hooks hooks = {.write = write_pprof, .release = release_pprof};
+    struct pprof *p = ana_xjob_state(job, sizeof(*p), &hooks);
+
+    if (!p)
+        return -ENOMEM;
+    p->r = job->r;
+    p->out = job->out;
+    ana_heaps_init(&p->heaps, job->r);
+    if (!(p->m = ana_xjob_model(job)))
+        return -ENOMEM;
+    if (!ana_heaps_present(job->r))
+        return 0;
+    return ana_heaps_by_stack_subscribe(&p->by_stack, job->pass[0], &p->heaps, p->m->nr_stacks);
 }

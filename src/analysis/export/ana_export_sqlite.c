@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* SQLite: the whole trace as tables (schema in docs/export.md, and in
  * SCHEMA below, which the docs quote). A heap block's row is inserted when
- * it ends (the free carries its size, stack, time and thread; only its
- * kind is kept meanwhile), and the blocks live at the end by a second pass
- * (one insert per block is twice as fast as an insert and an update).
+ * it ends (the free carries its size, stack, time and thread; only what
+ * its allocation said is kept meanwhile), and the blocks live at the end
+ * after the pass (one insert per block is twice as fast as an insert and
+ * an update).
  * Mappings are inserted when made and updated when gone, with one row per
  * period a range spends reserved (PROT_NONE) or committed (accessible) in
  * mapping_states. Frames form a tree (parent = caller), so a stack is its
@@ -20,7 +21,6 @@
 #include "analysis/core/ana_strtab.h"
 #include "analysis/core/ana_text.h"
 #include "analysis/export/ana_export_internal.h"
-#include "analysis/export/ana_export_map.h"
 #include "analysis/export/ana_export_sqlite_win.h"
 #include "analysis/vm/ana_vm_win.h"
 #include "util/util_array.h"
@@ -97,15 +97,16 @@ struct sq {
     struct fmt_reader *r;
     sqlite3 *db;
     sqlite3_stmt *st[NR_ST];
-    struct ana_xsym sym;
+    struct ana_xsym *sym;
     struct ana_strtab frame_keys; /* "parent image addr k" -> frame id - 1 */
-    struct ana_map live;          /* serial -> kind of live heap blocks */
+    struct ana_xlive live;        /* the heap blocks not ended yet */
     uint8_t *stack_done;          /* bitmap by stack id */
     uint32_t nr_stacks;
     struct sq_range *ranges;
     uint32_t nr_ranges, cap_ranges;
-    char *err;
+    char *err; /* SQLite's message: the output failed (*output_failed) */
     size_t err_size;
+    int *output_failed;
     int bind_err; /* a bind ran out of memory: the next run() fails */
     const struct ana_export_options *o;
     struct ana_sqw *win; /* a Windows trace's tables, else NULL */
@@ -198,7 +199,7 @@ static int stack_row(struct sq *q, uint32_t id)
     if (!id || id > q->nr_stacks || (q->stack_done[id / 8] & (1u << (id % 8))))
         return 0;
     q->stack_done[id / 8] |= (uint8_t)(1u << (id % 8));
-    if ((rc = ana_xsym_stack(&q->sym, id, &st, &image)))
+    if ((rc = ana_xsym_stack(q->sym, id, &st, &image)))
         return rc;
     for (uint32_t i = st->nr_lines; i-- > 0;) {
         const struct ana_sym_frame *f = st->lines[i].frame;
@@ -263,24 +264,19 @@ static int block_row(struct sq *q, uint64_t serial, unsigned kind, uint32_t imag
     return run(q, ST_ALLOC);
 }
 
-static int heap_event(struct sq *q, const struct fmt_event *ev, const struct ana_xstep *x)
+static int heap_event(struct sq *q, const struct fmt_event *ev, const struct ana_step *x)
 {
+    uint32_t kind;
     int rc;
 
-    if (x->ends) {
-        uint32_t kind = FMT_EV_MALLOC;
-        ana_xmap_get(&q->live, ev->ref, &kind);
-        ana_map_del(&q->live, ev->ref);
-        if ((rc = block_row(q, ev->ref, kind, ev->image,
-                            ev->kind == FMT_EV_FREE ? ev->addr : ev->old_addr, ev->ref_size,
-                            ev->ref_stack, ev->ref_ts_ns, ev->ref_thread, ev, x->temporary)))
-            return rc;
-    }
-    if (x->starts) {
-        if ((rc = stack_row(q, ev->stack)) || (rc = ana_xmap_put(&q->live, ev->serial, ev->kind)))
-            return rc;
-    }
-    return 0;
+    if ((rc = ana_xlive_step(&q->live, ev, x, &kind)))
+        return rc;
+    if (x->ends && (rc = block_row(q, ev->ref, kind, ev->image,
+                                   ev->kind == FMT_EV_FREE ? ev->addr : ev->old_addr, ev->ref_size,
+                                   ev->ref_stack, ev->ref_ts_ns, ev->ref_thread, ev,
+                                   x->temporary == ANA_TEMP_YES)))
+        return rc;
+    return x->starts ? stack_row(q, ev->stack) : 0;
 }
 
 /* The blocks live at the end: their rows from their allocations. */
@@ -575,101 +571,137 @@ static int tables(struct sq *q)
     return rc;
 }
 
-static int events(struct sq *q)
+/* Finish the statements and close the database. 0 or -EIO (the message
+ * in err). */
+static int close_db(struct sq *q)
 {
-    struct ana_xtemp t = {.o = q->o};
-    struct fmt_event ev;
-    struct ana_xstep x;
-    int rc;
+    int rc = 0;
 
-    if ((rc = fmt_reader_seek_chunk(q->r, 0)))
-        return rc;
-    while ((rc = fmt_reader_next(q->r, &ev)) > 0) {
-        if ((rc = ana_xstep_event(&t, &ev, &x)) < 0)
-            break;
-        if (rc) {
-            if (!(rc = heap_event(q, &ev, &x)) && q->win && x.starts)
-                rc = ana_sqw_event(q->win, &ev);
-        } else if (ana_filter_image(q->o->filter, ev.image, ev.pid)) {
-            rc = q->win ? win_event(q, &ev) : vm_event(q, &ev, ev.kind);
-        }
-        if (rc)
-            break;
+    for (int i = 0; i < NR_ST; i++)
+        sqlite3_finalize(q->st[i]);
+    memset(q->st, 0, sizeof(q->st));
+    ana_sqw_close(q->win);
+    q->win = NULL;
+    if (q->db && sqlite3_close(q->db) != SQLITE_OK) {
+        snprintf(q->err, q->err_size, "%s", sqlite3_errmsg(q->db));
+        rc = -EIO;
     }
-    ana_xtemp_release(&t);
-    if (rc < 0)
-        return rc;
-    /* Ranges still mapped at the end: their states run on (end_ns NULL). */
-    for (uint32_t i = 0; i < q->nr_ranges && !rc; i++)
-        rc = state_row(q, &q->ranges[i], q->ranges[i].start, q->ranges[i].end, NULL);
-    return rc ? rc : ana_xlive_each(q->r, q->o, &q->live, live_row, q);
+    q->db = NULL;
+    return rc;
 }
 
-int ana_export_sqlite(struct fmt_reader *r, const struct ana_export_options *o, const char *path,
-                      int *output_failed, char *err, size_t err_size)
+/* An error with SQLite's message is the output's. */
+static int failed(struct sq *q, int rc)
 {
-    struct fmt_trace_counts c;
-    struct sq q = {.r = r, .err = err, .err_size = err_size, .o = o};
+    if (rc && q->err[0])
+        *q->output_failed = 1;
+    return rc;
+}
+
+/* Pass 0: heap blocks, mappings (or a Windows trace's tables). */
+static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
+{
+    struct sq *q = arg;
     int rc;
 
-    fmt_reader_counts(r, &c);
-    q.nr_stacks = c.nr_stacks;
-    q.stack_done = calloc((size_t)q.nr_stacks / 8 + 1, 1);
-    if (!q.stack_done)
-        return -ENOMEM;
-    if ((rc = ana_xsym_open(&q.sym, r, o))) {
-        free(q.stack_done);
-        return rc;
+    if (st->ends || st->starts) {
+        if (!(rc = heap_event(q, ev, st)) && q->win && st->starts)
+            rc = ana_sqw_event(q->win, ev);
+    } else if (st->selected) {
+        rc = q->win ? win_event(q, ev) : vm_event(q, ev, ev->kind);
+    } else {
+        rc = 0;
     }
-    if (sqlite3_open_v2(path, &q.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+    return failed(q, rc);
+}
+
+/* After the pass: ranges still mapped at the end (their states run on:
+ * end_ns NULL), the blocks live at the end, and the database closed. */
+static int finish(struct ana_export_job *job)
+{
+    struct sq *q = job->state;
+    int rc = 0;
+
+    for (uint32_t i = 0; i < q->nr_ranges && !rc; i++)
+        rc = state_row(q, &q->ranges[i], q->ranges[i].start, q->ranges[i].end, NULL);
+    if (!rc)
+        rc = ana_xlive_each(&q->live, live_row, q);
+    if (rc)
+        return failed(q, rc);
+    bind_text(q->st[ST_META], 1, "complete", -1);
+    bind_u64(q->st[ST_META], 2, 1);
+    if ((rc = run(q, ST_META)) || (rc = exec(q, INDEXES)) || (rc = exec(q, "COMMIT;")) ||
+        (rc = close_db(q)))
+        *q->output_failed = 1;
+    return rc;
+}
+
+/* The database, its schema and statements; the trace's tables. */
+static int open_db(struct sq *q, const char *path)
+{
+    int rc;
+
+    if (sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
         SQLITE_OK) {
-        snprintf(err, err_size, "%s", q.db ? sqlite3_errmsg(q.db) : "cannot open the database");
-        *output_failed = 1;
-        rc = -EIO;
-        goto out;
+        snprintf(q->err, q->err_size, "%s",
+                 q->db ? sqlite3_errmsg(q->db) : "cannot open the database");
+        return -EIO;
     }
     /* One transaction and no journal: the file is new, and the command
      * deletes it if the export fails (the meta row 'complete', written
      * last, marks a whole one anyway). */
-    if ((rc = exec(&q, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;")) ||
-        (rc = exec(&q, SCHEMA)))
-        goto sqlfail;
+    if ((rc = exec(q, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;")) ||
+        (rc = exec(q, SCHEMA)))
+        return rc;
     for (int i = 0; i < NR_ST; i++)
-        if (sqlite3_prepare_v2(q.db, STMTS[i], -1, &q.st[i], NULL) != SQLITE_OK) {
-            snprintf(err, err_size, "%s", sqlite3_errmsg(q.db));
-            rc = -EIO;
-            goto sqlfail;
+        if (sqlite3_prepare_v2(q->db, STMTS[i], -1, &q->st[i], NULL) != SQLITE_OK) {
+            snprintf(q->err, q->err_size, "%s", sqlite3_errmsg(q->db));
+            return -EIO;
         }
-    if (fmt_reader_pe(r) &&
-        (rc = ana_sqw_open(&q.win, q.db, &(struct ana_sqw_host){&q, win_stack_row}, err, err_size)))
-        goto sqlfail;
-    if ((rc = tables(&q)))
-        goto sqlfail;
-    if ((rc = events(&q)) < 0) {
-        if (err[0])
-            goto sqlfail;
-        goto out; /* the reader's error */
+    if (fmt_reader_pe(q->r) &&
+        (rc = ana_sqw_open(&q->win, q->db, &(struct ana_sqw_host){q, win_stack_row}, q->err,
+                           q->err_size)))
+        return rc;
+    return tables(q);
+}
+
+static void release_sqlite(struct ana_export_job *job)
+{
+    struct sq *q = job->state;
+
+    close_db(q); /* a failed export's: the command deletes the file */
+    free(q->stack_done);
+    free(q->ranges);
+    ana_xlive_release(&q->live);
+    ana_strtab_release(&q->frame_keys);
+}
+
+int ana_export_sqlite(struct ana_export_job *job)
+{
+    static const struct ana_heap_replay_ops ops = {.step = on_step};
+    struct fmt_trace_counts c;
+    static const struct ana_xjob_hooks hooks = {.write = finish, .release = release_sqlite};
+    struct sq *q = ana_xjob_state(job, sizeof(*q), &hooks);
+    int rc = 0;
+
+    if (!q)
+        return -ENOMEM;
+    q->r = job->r;
+    q->o = job->o;
+    q->err = job->err;
+    q->err_size = job->err_size;
+    q->output_failed = job->output_failed;
+    ana_xlive_init(&q->live);
+    fmt_reader_counts(job->r, &c);
+    q->nr_stacks = c.nr_stacks;
+    q->stack_done = calloc((size_t)q->nr_stacks / 8 + 1, 1);
+    if (!q->stack_done)
+        return -ENOMEM;
+    if (!(q->sym = ana_xjob_sym(job, &rc)))
+        return rc;
+    if ((rc = open_db(q, job->path))) {
+        *q->output_failed = 1;
+        return rc;
     }
-    bind_text(q.st[ST_META], 1, "complete", -1);
-    bind_u64(q.st[ST_META], 2, 1);
-    if ((rc = run(&q, ST_META)) || (rc = exec(&q, INDEXES)) || (rc = exec(&q, "COMMIT;")))
-        goto sqlfail;
-    goto out;
-sqlfail:
-    *output_failed = 1;
-out:
-    for (int i = 0; i < NR_ST; i++)
-        sqlite3_finalize(q.st[i]);
-    ana_sqw_close(q.win);
-    if (q.db && sqlite3_close(q.db) != SQLITE_OK && !rc) {
-        snprintf(err, err_size, "%s", sqlite3_errmsg(q.db));
-        *output_failed = 1;
-        rc = -EIO;
-    }
-    free(q.stack_done);
-    free(q.ranges);
-    ana_map_release(&q.live);
-    ana_strtab_release(&q.frame_keys);
-    ana_xsym_close(&q.sym);
-    return rc;
+    return ana_xjob_subscribe(job, 0, &ops, q);
 }

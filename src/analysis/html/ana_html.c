@@ -1,37 +1,21 @@
 /* SPDX-License-Identifier: MIT */
-/* The HTML report's driver: one pass feeds the heap model and the size
- * histogram; a second the window pre-aggregation of the sites the page
- * lists; the core's timeline makes a third, which also replays the
- * mappings for the address-space map; then stacks are symbolized and the
- * page is written. */
+/* The HTML report's driver: one pass of the heap replay feeds the heap
+ * model, the size histogram, the window pre-aggregation, the timeline and
+ * the address-space replay (for the map); then the sites the page lists
+ * are picked from the model (the window cells of the others lumped), the
+ * stacks symbolized and the page written. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
 #include "analysis/html/ana_html_internal.h"
+#include "analysis/model/ana_heap_replay.h"
 #include "analysis/pictures/ana_flame.h"
 
 /* Buckets for the window table: enough to select single spikes of the
  * demo (2 s in 5 ms steps), few enough that the page stays small. */
 #define DEFAULT_BUCKETS 400
-
-static int on_event(void *arg, const struct fmt_event *ev)
-{
-    struct ana_html_run *run = arg;
-    struct ana_step st;
-    int rc;
-
-    /* Both with the page's filter: the model's step serves the histogram. */
-    if ((rc = ana_model_event_step(run->model, ev, &st)))
-        return rc;
-    return ana_histogram_step(&run->hist, ev, &st);
-}
-
-static int on_event_wpa(void *arg, const struct fmt_event *ev)
-{
-    return ana_html_wpa_event(arg, ev);
-}
 
 static int build_flames(struct ana_html_run *run)
 {
@@ -63,34 +47,64 @@ static void make_nonce(char *buf, size_t size)
         o += (size_t)snprintf(buf + o, size - o, "%02x", raw[i]);
 }
 
-int ana_html_write(struct fmt_reader *r, const struct ana_html_options *o, FILE *out)
+/* Subscribe every part of the page to the one pass p. */
+static int subscribe(struct ana_html_run *run, struct ana_heap_replay *p)
 {
-    struct ana_html_run run = {.r = r, .o = o};
-    struct ana_model_options mo = {.filter = o->filter};
-    struct ana_scan_options so;
-    uint64_t end_ns;
+    uint64_t end_ns = run->counts.last_ts_ns;
     int rc;
 
-    fmt_reader_counts(r, &run.counts);
-    end_ns = run.counts.last_ts_ns;
-    make_nonce(run.nonce, sizeof(run.nonce));
-    run.replay.until = UINT64_MAX;
-    ana_vm_replay_init(&run.replay, NULL, NULL);
-    ana_histogram_init(&run.hist, o->filter, false);
+    if ((rc = ana_model_subscribe(run->model, p)) ||
+        (rc = ana_histogram_subscribe(&run->hist, p)) ||
+        (rc = ana_html_wpa_subscribe(&run->wpa, p)) ||
+        (rc = ana_heap_replay_add_vm(p, &run->replay)))
+        return rc;
+    /* About two timeline rows per pixel of the plot. */
+    return ana_timeline_subscribe(&run->tl, p, run->r, end_ns / 2000 ? end_ns / 2000 : 1,
+                                  run->model, &run->replay);
+}
+
+/* The pass: everything the page shows of the events. */
+static int replay(struct ana_html_run *run)
+{
+    const struct ana_html_options *o = run->o;
+    struct ana_model_options mo = {.filter = o->filter};
+    struct ana_step_options step = ana_model_step_options(&mo);
+    uint64_t end_ns = run->counts.last_ts_ns;
+    struct ana_heap_replay p;
+    struct ana_scan_options so;
+    int rc;
+
+    /* The address space of every process (the map picks one). */
+    run->replay.until = UINT64_MAX;
+    ana_vm_replay_init(&run->replay, NULL, NULL);
+    ana_histogram_init(&run->hist, false);
     rc = ana_html_wpa_init(
-        &run.wpa, ana_html_bucket_width(end_ns, o->nr_buckets ? o->nr_buckets : DEFAULT_BUCKETS),
-        end_ns, o->filter);
-    if (rc || (rc = ana_model_create(&run.model, &mo)))
-        goto out;
+        &run->wpa, ana_html_bucket_width(end_ns, o->nr_buckets ? o->nr_buckets : DEFAULT_BUCKETS),
+        end_ns);
+    if (rc || (rc = ana_model_create(&run->model, &mo)))
+        return rc;
+    ana_heap_replay_init(&p, &step);
     ana_scan_options_init(&so);
     so.progress = o->progress;
     so.progress_arg = o->progress_arg;
-    if ((rc = ana_scan(r, &so, on_event, &run)))
+    if (!(rc = subscribe(run, &p)))
+        rc = ana_heap_replay_run(&p, run->r, &so);
+    ana_heap_replay_release(&p);
+    return rc;
+}
+
+int ana_html_write(struct fmt_reader *r, const struct ana_html_options *o, FILE *out)
+{
+    struct ana_html_run run = {.r = r, .o = o};
+    int rc;
+
+    fmt_reader_counts(r, &run.counts);
+    make_nonce(run.nonce, sizeof(run.nonce));
+    if ((rc = replay(&run)))
         goto out;
-    ana_model_finish(run.model);
-    /* The sites the page lists, known from the model; a second pass
-     * aggregates the window data for them and lumps the rest, so that its
-     * memory and the page stay bounded however many stacks there are. */
+    /* The sites the page lists, known from the model: the window cells of
+     * the rest are lumped into one site, so that the page stays bounded
+     * however many stacks there are. */
     if ((rc = ana_stacks_create(&run.stacks, r, &o->sym)))
         goto out;
     long kept = ana_flame_top_sites(run.model, run.stacks, ANA_HTML_MAX_SITES, &run.keep);
@@ -98,16 +112,8 @@ int ana_html_write(struct fmt_reader *r, const struct ana_html_options *o, FILE 
         rc = (int)kept;
         goto out;
     }
-    run.wpa.keep = run.keep;
-    run.wpa.nr_keep = ana_model_nr_sites(run.model);
-    if ((rc = ana_scan(r, &so, on_event_wpa, &run.wpa)))
-        goto out;
-    /* About two timeline rows per pixel of the plot. */
-    if ((rc = ana_timeline_compute_vm(&run.tl, &run.replay, r, o->filter,
-                                      end_ns / 2000 ? end_ns / 2000 : 1, o->progress,
-                                      o->progress_arg)))
-        goto out;
-    if ((rc = build_flames(&run)))
+    if ((rc = ana_html_wpa_lump(&run.wpa, run.keep, ana_model_nr_sites(run.model))) ||
+        (rc = build_flames(&run)))
         goto out;
     rc = ana_html_write_page(&run, out);
 out:

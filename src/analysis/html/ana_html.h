@@ -46,12 +46,7 @@ struct ana_html_wpa {
     uint64_t end_ns;
     size_t max_cells;      /* ANA_HTML_MAX_CELLS unless a test sets it */
     uint32_t nr_coarsened; /* times the buckets doubled */
-    /* If keep is set, blocks of stacks it does not keep (or beyond
-     * nr_keep) are counted under ANA_HTML_OTHER_STACK. */
-    const uint8_t *keep;
-    uint32_t nr_keep;
-    struct ana_map cells;    /* wpa_key(stack, alloc bucket, free bucket) -> struct ana_html_cell */
-    struct ana_stepper step; /* what each event means */
+    struct ana_map cells;  /* wpa_key(stack, alloc bucket, free bucket) -> struct ana_html_cell */
 };
 
 struct ana_html_cell {
@@ -65,13 +60,21 @@ uint64_t ana_html_bucket_width(uint64_t end_ns, uint32_t target);
 
 /* Buckets of bucket_ns over [0, end_ns]. Returns 0, or -E2BIG if that
  * takes more than ANA_HTML_MAX_BUCKETS. */
-/* filter: the events counted (NULL: all; see ana_filter.h), kept by w. */
-int ana_html_wpa_init(struct ana_html_wpa *w, uint64_t bucket_ns, uint64_t end_ns,
-                      struct ana_filter *filter);
+int ana_html_wpa_init(struct ana_html_wpa *w, uint64_t bucket_ns, uint64_t end_ns);
 void ana_html_wpa_release(struct ana_html_wpa *w);
-/* Account one event (blocks start at heap allocations, end at frees and
- * reallocs, as ana_window counts them). Returns 0 or -ENOMEM. */
-int ana_html_wpa_event(struct ana_html_wpa *w, const struct fmt_event *ev);
+/* Account one event by its step st (blocks start at heap allocations, end
+ * at frees and reallocs, as ana_window counts them). Returns 0 or
+ * -ENOMEM. */
+int ana_html_wpa_step(struct ana_html_wpa *w, const struct fmt_event *ev,
+                      const struct ana_step *st);
+/* Account every step of the heap replay p (its filter: the blocks
+ * counted). Returns as ana_heap_replay_subscribe(). */
+struct ana_heap_replay;
+int ana_html_wpa_subscribe(struct ana_html_wpa *w, struct ana_heap_replay *p);
+/* After the pass: the cells of stacks keep does not keep (or beyond
+ * nr_keep) lumped under ANA_HTML_OTHER_STACK. Where every stack is kept
+ * the cells stay as they are. Returns 0 or -ENOMEM. */
+int ana_html_wpa_lump(struct ana_html_wpa *w, const uint8_t *keep, uint32_t nr_keep);
 /* Unpack a cell's key. */
 void ana_html_wpa_key(uint64_t key, uint32_t *stack, uint32_t *alloc_bucket, uint32_t *free_bucket);
 
@@ -105,13 +108,5 @@ struct ana_html_options {
  * (or another -errno) for a failed write, or a reader error (see
  * fmt_reader_error()). */
 int ana_html_write(struct fmt_reader *r, const struct ana_html_options *o, FILE *out);
-
-/* The page data's "summary" object of a model (ana_html_data.c); the base
- * run's is written the same way (diff/ana_diff_html.c). sample_bytes: the
- * trace's sampling rate (0: exact; a sampled trace's temporary figures are
- * null, ana_sample.h). */
-struct ana_json;
-void ana_html_write_summary(struct ana_json *j, const struct ana_model *m,
-                            const struct fmt_trace_counts *c, uint64_t sample_bytes);
 
 #endif

@@ -8,7 +8,7 @@
 
 #include "analysis/core/ana_json.h"
 #include "analysis/core/ana_sample.h"
-#include "analysis/diff/ana_diff_html.h"
+#include "analysis/html/ana_html_base.h"
 #include "analysis/html/ana_html_internal.h"
 #include "analysis/model/ana_scope_json.h"
 #include "analysis/pictures/ana_flame.h"
@@ -553,7 +553,7 @@ int ana_html_write_data(struct ana_html_run *run, FILE *out)
     write_header(&d);
     ana_html_write_summary(&d.j, d.run->model, &d.run->counts, fmt_reader_sample_bytes(run->r));
     if (d.run->o->base)
-        d.rc = ana_diff_html_write(&d.j, d.run->o->base);
+        d.rc = ana_html_base_write(&d.j, d.run->o->base);
     if (!d.rc)
         d.rc = pick_sites(&d);
     if (!d.rc)

@@ -23,7 +23,7 @@ struct ana_html_run {
     struct ana_histogram hist;
     struct ana_html_wpa wpa;
     struct ana_timeline tl;
-    struct ana_vm_replay replay; /* the address space at the end, from the timeline's pass */
+    struct ana_vm_replay replay; /* the address space at the end, from the page's pass */
     struct ana_stacks *stacks;
     struct ana_tree flame, flame_inv;
     uint8_t *keep;  /* per stack id: listed and drawn (ana_flame_top_sites) */
@@ -67,5 +67,20 @@ int ana_html_write_data(struct ana_html_run *run, FILE *out);
 /* The whole page from the template html/report.html. Returns 0 or
  * -errno. */
 int ana_html_write_page(struct ana_html_run *run, FILE *out);
+
+/* The page's address-space section: the map at the end of the trace (vm,
+ * every event replayed: the page's pass feeds it) of the process with the
+ * most mappings, with a caption, or a note that nothing was mapped. r
+ * names the process. Returns 0 or -errno. */
+struct ana_vm;
+int ana_html_frag(struct fmt_reader *r, const struct ana_vm *vm, FILE *out);
+
+/* The page data's "summary" object of a model (ana_html_data.c); the base
+ * run's is written the same way (ana_html_base.c). sample_bytes: the
+ * trace's sampling rate (0: exact; a sampled trace's temporary figures are
+ * null, ana_sample.h). */
+struct ana_json;
+void ana_html_write_summary(struct ana_json *j, const struct ana_model *m,
+                            const struct fmt_trace_counts *c, uint64_t sample_bytes);
 
 #endif

@@ -11,7 +11,6 @@
 #include "analysis/pictures/ana_plot.h"
 #include "analysis/pictures/ana_plot_data.h"
 #include "analysis/pictures/ana_svg.h"
-#include "analysis/vm/ana_frag.h"
 
 static int write_timeline(struct ana_html_run *run, FILE *out)
 {
@@ -62,12 +61,12 @@ static int write_section(struct ana_html_run *run, const char *name, size_t len,
     } else if (IS("nonce")) {
         fputs(run->nonce, out);
     } else if (IS("css")) {
-        const char *css = ana_html_asset("report.css");
+        const char *css = ana_asset_find(ana_html_assets, "report.css");
 
         fputs(css ? css : "", out);
         fputs(ana_plot_css, out);
     } else if (IS("js")) {
-        const char *js = ana_html_asset("report.js");
+        const char *js = ana_asset_find(ana_html_assets, "report.js");
 
         fputs(js ? js : "", out);
     } else if (IS("timeline")) {
@@ -75,7 +74,7 @@ static int write_section(struct ana_html_run *run, const char *name, size_t len,
     } else if (IS("histogram")) {
         return write_histogram(run, out);
     } else if (IS("addrspace")) {
-        return ana_frag_html(run->r, &run->replay.vm, out);
+        return ana_html_frag(run->r, &run->replay.vm, out);
     } else if (IS("data")) {
         return ana_html_write_data(run, out);
     } else {
@@ -87,7 +86,7 @@ static int write_section(struct ana_html_run *run, const char *name, size_t len,
 
 int ana_html_write_page(struct ana_html_run *run, FILE *out)
 {
-    const char *tpl = ana_html_asset("report.html");
+    const char *tpl = ana_asset_find(ana_html_assets, "report.html");
     const char *p;
     int rc;
 

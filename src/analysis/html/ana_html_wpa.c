@@ -12,6 +12,7 @@
 
 #include "analysis/html/ana_html.h"
 #include "analysis/html/ana_html_internal.h"
+#include "analysis/model/ana_heap_replay.h"
 
 static uint64_t wpa_key(uint32_t stack, uint32_t a, uint32_t f)
 {
@@ -49,17 +50,13 @@ uint64_t ana_html_bucket_width(uint64_t end_ns, uint32_t target)
     }
 }
 
-int ana_html_wpa_init(struct ana_html_wpa *w, uint64_t bucket_ns, uint64_t end_ns,
-                      struct ana_filter *filter)
+int ana_html_wpa_init(struct ana_html_wpa *w, uint64_t bucket_ns, uint64_t end_ns)
 {
     w->bucket_ns = bucket_ns ? bucket_ns : 1;
     w->end_ns = end_ns;
     w->max_cells = ANA_HTML_MAX_CELLS;
-    w->keep = NULL;
-    w->nr_keep = 0;
     w->nr_coarsened = 0;
     ana_map_init(&w->cells, sizeof(struct ana_html_cell));
-    ana_stepper_init(&w->step, &(struct ana_step_options){.filter = filter});
     if (end_ns / w->bucket_ns >= ANA_HTML_MAX_BUCKETS)
         return -E2BIG;
     w->nr_buckets = (uint32_t)(end_ns / w->bucket_ns + 1);
@@ -69,7 +66,6 @@ int ana_html_wpa_init(struct ana_html_wpa *w, uint64_t bucket_ns, uint64_t end_n
 void ana_html_wpa_release(struct ana_html_wpa *w)
 {
     ana_map_release(&w->cells);
-    ana_stepper_release(&w->step);
 }
 
 static uint32_t bucket_of(const struct ana_html_wpa *w, uint64_t ts_ns)
@@ -111,48 +107,90 @@ static int coarsen(struct ana_html_wpa *w)
     return 0;
 }
 
-static uint32_t stack_of(const struct ana_html_wpa *w, uint32_t stack)
-{
-    if (w->keep && (stack >= w->nr_keep || !w->keep[stack]))
-        return ANA_HTML_OTHER_STACK;
-    return stack;
-}
-
-int ana_html_wpa_event(struct ana_html_wpa *w, const struct fmt_event *ev)
+int ana_html_wpa_step(struct ana_html_wpa *w, const struct fmt_event *ev, const struct ana_step *st)
 {
     struct ana_html_cell *c;
     int rc;
 
     if (w->cells.nr > w->max_cells && w->nr_buckets > 1 && (rc = coarsen(w)))
         return rc;
-
-    struct ana_step st;
-    if ((rc = ana_stepper_event(&w->step, ev, &st)) <= 0)
-        return rc;
-    if (st.ends) {
+    if (st->ends) {
         uint32_t a = bucket_of(w, ev->ref_ts_ns);
 
-        c = ana_map_get(&w->cells, wpa_key(stack_of(w, ev->ref_stack), a, ANA_HTML_NEVER));
+        c = ana_map_get(&w->cells, wpa_key(ev->ref_stack, a, ANA_HTML_NEVER));
         if (c && c->nr) {
             c->nr = c->nr >= fmt_event_ref_count(ev) ? c->nr - fmt_event_ref_count(ev) : 0;
             c->bytes -= ev->ref_size;
             if (!c->nr)
-                ana_map_del(&w->cells, wpa_key(stack_of(w, ev->ref_stack), a, ANA_HTML_NEVER));
+                ana_map_del(&w->cells, wpa_key(ev->ref_stack, a, ANA_HTML_NEVER));
         }
-        if (!(c = ana_map_put(&w->cells,
-                              wpa_key(stack_of(w, ev->ref_stack), a, bucket_of(w, ev->ts_ns)),
-                              NULL)))
+        if (!(c = ana_map_put(&w->cells, wpa_key(ev->ref_stack, a, bucket_of(w, ev->ts_ns)), NULL)))
             return -ENOMEM;
         c->nr += fmt_event_ref_count(ev); /* an estimate in a sampled trace */
         c->bytes += ev->ref_size;
     }
-    if (st.starts) {
-        if (!(c = ana_map_put(
-                  &w->cells,
-                  wpa_key(stack_of(w, ev->stack), bucket_of(w, ev->ts_ns), ANA_HTML_NEVER), NULL)))
+    if (st->starts) {
+        if (!(c = ana_map_put(&w->cells,
+                              wpa_key(ev->stack, bucket_of(w, ev->ts_ns), ANA_HTML_NEVER), NULL)))
             return -ENOMEM;
         c->nr += fmt_event_count(ev);
         c->bytes += ev->size;
     }
+    return 0;
+}
+
+static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
+{
+    return ana_html_wpa_step(arg, ev, st);
+}
+
+int ana_html_wpa_subscribe(struct ana_html_wpa *w, struct ana_heap_replay *p)
+{
+    static const struct ana_heap_replay_ops ops = {.step = on_step};
+
+    return ana_heap_replay_subscribe(p, &ops, w, 0);
+}
+
+static bool kept(const uint8_t *keep, uint32_t nr_keep, uint32_t stack)
+{
+    return stack < nr_keep && keep[stack];
+}
+
+int ana_html_wpa_lump(struct ana_html_wpa *w, const uint8_t *keep, uint32_t nr_keep)
+{
+    struct ana_map old = w->cells;
+    size_t i;
+
+    for (i = 0; i < old.cap; i++) {
+        uint32_t stack, a, f;
+
+        if (!ana_map_slot_key(&old, i))
+            continue;
+        ana_html_wpa_key(ana_map_slot_key(&old, i), &stack, &a, &f);
+        if (!kept(keep, nr_keep, stack))
+            break;
+    }
+    if (i == old.cap)
+        return 0; /* every site is listed: the cells stay as they are */
+    ana_map_init(&w->cells, sizeof(struct ana_html_cell));
+    for (i = 0; i < old.cap; i++) {
+        const struct ana_html_cell *c = ana_map_slot_val(&old, i);
+        struct ana_html_cell *n;
+        uint32_t stack, a, f;
+
+        if (!ana_map_slot_key(&old, i))
+            continue;
+        ana_html_wpa_key(ana_map_slot_key(&old, i), &stack, &a, &f);
+        n = ana_map_put(&w->cells,
+                        wpa_key(kept(keep, nr_keep, stack) ? stack : ANA_HTML_OTHER_STACK, a, f),
+                        NULL);
+        if (!n) {
+            ana_map_release(&old);
+            return -ENOMEM;
+        }
+        n->nr += c->nr;
+        n->bytes += c->bytes;
+    }
+    ana_map_release(&old);
     return 0;
 }

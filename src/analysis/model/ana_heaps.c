@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_step.h"
 
 void ana_heaps_init(struct ana_heaps *h, const struct fmt_reader *r)
@@ -73,37 +74,27 @@ struct ana_heap *ana_heaps_of(struct ana_heaps *h, const struct fmt_event *ev, u
     return ana_heaps_get(h, ev->image, fmt_event_heap(ev, h->pe), id);
 }
 
-struct heaps_run {
-    struct ana_heaps *h;
-    struct ana_stepper step;
-};
-
-static int on_event(void *arg, const struct fmt_event *ev)
+static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
 {
-    struct heaps_run *run = arg;
-    struct ana_step st;
     struct ana_heap *hp;
     uint32_t id;
-    int rc;
 
-    if ((rc = ana_stepper_event(&run->step, ev, &st)) <= 0)
-        return rc;
-    if (!st.ends && !st.starts)
+    if (!st->ends && !st->starts)
         return 0;
-    if (!(hp = ana_heaps_of(run->h, ev, &id)))
+    if (!(hp = ana_heaps_of(arg, ev, &id)))
         return -ENOMEM;
-    if (st.ends) {
+    if (st->ends) {
         hp->nr_frees++;
         hp->freed_bytes += ev->ref_size;
         hp->nr_destroyed += (ev->flags & FMT_EVF_HEAP_DESTROYED) != 0;
-        if (st.temporary == ANA_TEMP_YES) {
+        if (st->temporary == ANA_TEMP_YES) {
             hp->nr_temporary++;
             hp->temporary_bytes += ev->ref_size;
         }
         hp->live -= ev->ref_size;
         hp->live_blocks--;
     }
-    if (st.starts) {
+    if (st->starts) {
         hp->nr_allocs++;
         hp->alloc_bytes += ev->size;
         hp->live += ev->size;
@@ -117,11 +108,9 @@ static int on_event(void *arg, const struct fmt_event *ev)
     return 0;
 }
 
-int ana_heaps_compute(struct ana_heaps *h, struct fmt_reader *r, struct ana_filter *f,
-                      uint64_t until_ns, ana_progress_fn *progress, void *progress_arg)
+int ana_heaps_subscribe(struct ana_heaps *h, struct ana_heap_replay *p, struct fmt_reader *r)
 {
-    struct heaps_run run = {.h = h};
-    struct ana_scan_options so;
+    static const struct ana_heap_replay_ops ops = {.step = on_step};
     uint32_t id;
 
     /* malloc's heap of each image first, then the pools as defined. */
@@ -129,57 +118,54 @@ int ana_heaps_compute(struct ana_heaps *h, struct fmt_reader *r, struct ana_filt
         if (!ana_heaps_get(h, i, 0, &id))
             return -ENOMEM;
     for (uint32_t i = 0; i < fmt_reader_nr_pools(r); i++) {
-        const struct fmt_pool_info *p = fmt_reader_pool(r, i);
-        if (!ana_heaps_get(h, p->image, p->handle, &id))
+        const struct fmt_pool_info *pl = fmt_reader_pool(r, i);
+        if (!ana_heaps_get(h, pl->image, pl->handle, &id))
             return -ENOMEM;
     }
-    ana_stepper_init(&run.step, &(struct ana_step_options){.filter = f});
+    return ana_heap_replay_subscribe(p, &ops, h, 0);
+}
+
+int ana_heaps_compute(struct ana_heaps *h, struct fmt_reader *r, struct ana_filter *f,
+                      uint64_t until_ns, ana_progress_fn *progress, void *progress_arg)
+{
+    struct ana_heap_replay p;
+    struct ana_scan_options so;
+    int rc;
+
+    ana_heap_replay_init(&p, &(struct ana_step_options){.filter = f});
     ana_scan_options_init(&so);
     so.until_ns = until_ns;
     so.progress = progress;
     so.progress_arg = progress_arg;
-    int rc = ana_scan(r, &so, on_event, &run);
-    ana_stepper_release(&run.step);
+    if (!(rc = ana_heaps_subscribe(h, &p, r)))
+        rc = ana_heap_replay_run(&p, r, &so);
+    ana_heap_replay_release(&p);
     return rc;
 }
 
-struct by_stack_run {
-    struct ana_heaps *h;
-    uint32_t *of;
-    uint32_t nr_stacks;
-};
-
-static int on_alloc(void *arg, const struct fmt_event *ev)
+static int on_alloc(void *arg, const struct fmt_event *ev, const struct ana_step *st)
 {
-    struct by_stack_run *run = arg;
+    struct ana_heaps_by_stack *b = arg;
     uint32_t id;
 
-    if (!ev->serial || !fmt_kind_is_heap_alloc(ev->kind) || ev->stack > run->nr_stacks)
+    if (!ev->serial || !fmt_kind_is_heap_alloc(ev->kind) || ev->stack > b->nr_stacks)
         return 0;
-    if (!ana_heaps_of(run->h, ev, &id))
+    if (!ana_heaps_of(b->h, ev, &id))
         return -ENOMEM;
-    uint32_t *v = &run->of[ev->stack];
+    uint32_t *v = &b->of[ev->stack];
     *v = !*v || *v == id + 1 ? id + 1 : ANA_HEAPS_MIXED;
     return 0;
 }
 
-int ana_heaps_by_stack(struct ana_heaps *h, struct fmt_reader *r, uint32_t nr_stacks,
-                       uint32_t **out)
+int ana_heaps_by_stack_subscribe(struct ana_heaps_by_stack *b, struct ana_heap_replay *p,
+                                 struct ana_heaps *h, uint32_t nr_stacks)
 {
-    struct by_stack_run run = {.h = h, .nr_stacks = nr_stacks};
-    struct ana_scan_options so;
-    int rc;
+    static const struct ana_heap_replay_ops ops = {.step = on_alloc};
 
-    *out = NULL;
-    if (!(run.of = calloc((size_t)nr_stacks + 1, sizeof(*run.of))))
+    *b = (struct ana_heaps_by_stack){.h = h, .nr_stacks = nr_stacks};
+    if (!(b->of = calloc((size_t)nr_stacks + 1, sizeof(*b->of))))
         return -ENOMEM;
-    ana_scan_options_init(&so);
-    if ((rc = ana_scan(r, &so, on_alloc, &run))) {
-        free(run.of);
-        return rc;
-    }
-    *out = run.of;
-    return 0;
+    return ana_heap_replay_subscribe(p, &ops, b, 0);
 }
 
 bool ana_heaps_present(const struct fmt_reader *r)

@@ -57,14 +57,25 @@ struct ana_heap *ana_heaps_of(struct ana_heaps *h, const struct fmt_event *ev, u
  * -errno (reader errors: see fmt_reader_error()). */
 int ana_heaps_compute(struct ana_heaps *h, struct fmt_reader *r, struct ana_filter *f,
                       uint64_t until_ns, ana_progress_fn *progress, void *progress_arg);
+/* The same from a pass shared with other outputs: the heap replay p (its
+ * filter: the processes counted) reads r. Returns 0, -ENOMEM or -E2BIG
+ * (too many consumers); h is ready after the pass. */
+struct ana_heap_replay;
+int ana_heaps_subscribe(struct ana_heaps *h, struct ana_heap_replay *p, struct fmt_reader *r);
 
-/* The heap each stack allocated in, for a trace with pools: *out gets a
- * calloc'd array of nr_stacks + 1 (free it): heap id + 1, 0 for a stack
- * that started no block, ANA_HEAPS_MIXED for one that allocated in
- * several heaps. Reads the whole trace. Returns 0 or -errno. */
+/* The heap each stack allocated in, for a trace with pools: of[] has
+ * nr_stacks + 1 entries, heap id + 1, 0 for a stack that started no
+ * block, ANA_HEAPS_MIXED for one that allocated in several heaps (every
+ * process's allocations count, whatever p's filter). Filled by the pass of
+ * the heap replay p; free b->of with free(). Returns 0, -ENOMEM or -E2BIG. */
 #define ANA_HEAPS_MIXED UINT32_MAX
-int ana_heaps_by_stack(struct ana_heaps *h, struct fmt_reader *r, uint32_t nr_stacks,
-                       uint32_t **out);
+struct ana_heaps_by_stack {
+    struct ana_heaps *h; /* made for p's trace: heaps get their ids here */
+    uint32_t nr_stacks;
+    uint32_t *of;
+};
+int ana_heaps_by_stack_subscribe(struct ana_heaps_by_stack *b, struct ana_heap_replay *p,
+                                 struct ana_heaps *h, uint32_t nr_stacks);
 
 /* True if the trace has pools of the program's own to show (their
  * definitions, format 1.4). A Windows program's heaps are shown by

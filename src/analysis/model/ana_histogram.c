@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/model/ana_heap_replay.h"
+
 void ana_size_class_bounds(unsigned cls, uint64_t *lo, uint64_t *hi)
 {
     if (cls == 0) {
@@ -16,14 +18,12 @@ void ana_size_class_bounds(unsigned cls, uint64_t *lo, uint64_t *hi)
     *hi = cls == 64 ? UINT64_MAX : (1ull << cls) - 1;
 }
 
-void ana_histogram_init(struct ana_histogram *h, struct ana_filter *filter, bool by_stack)
+void ana_histogram_init(struct ana_histogram *h, bool by_stack)
 {
     memset(h, 0, sizeof(*h));
-    h->filter = filter;
     h->by_stack = by_stack;
     ana_map_init(&h->stack_bins, sizeof(struct ana_hist_bin));
     ana_map_init(&h->stack_image, sizeof(uint32_t));
-    ana_stepper_init(&h->step, &(struct ana_step_options){.filter = filter});
 }
 
 void ana_histogram_release(struct ana_histogram *h)
@@ -31,16 +31,19 @@ void ana_histogram_release(struct ana_histogram *h)
     free(h->images);
     ana_map_release(&h->stack_bins);
     ana_map_release(&h->stack_image);
-    ana_stepper_release(&h->step);
     memset(h, 0, sizeof(*h));
 }
 
-int ana_histogram_event(struct ana_histogram *h, const struct fmt_event *ev)
+static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
 {
-    struct ana_step st;
-    int rc = ana_stepper_event(&h->step, ev, &st);
+    return ana_histogram_step(arg, ev, st);
+}
 
-    return rc < 0 ? rc : ana_histogram_step(h, ev, &st);
+int ana_histogram_subscribe(struct ana_histogram *h, struct ana_heap_replay *p)
+{
+    static const struct ana_heap_replay_ops ops = {.step = on_step};
+
+    return ana_heap_replay_subscribe(p, &ops, h, 0);
 }
 
 int ana_histogram_step(struct ana_histogram *h, const struct fmt_event *ev,

@@ -9,7 +9,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "analysis/core/ana_filter.h"
 #include "analysis/core/ana_map.h"
 #include "analysis/model/ana_step.h"
 #include "memscribe/event.h"
@@ -30,9 +29,7 @@ struct ana_hist_bin {
 };
 
 struct ana_histogram {
-    struct ana_filter *filter;
     bool by_stack;
-    struct ana_stepper step; /* what each event means (ana_histogram_event) */
     /* Per image: ANA_NR_SIZE_CLASSES bins each. */
     struct ana_hist_bin *images;
     uint32_t nr_images;
@@ -41,16 +38,16 @@ struct ana_histogram {
     struct ana_map stack_image;
 };
 
-/* filter may be NULL. */
-void ana_histogram_init(struct ana_histogram *h, struct ana_filter *filter, bool by_stack);
+void ana_histogram_init(struct ana_histogram *h, bool by_stack);
 void ana_histogram_release(struct ana_histogram *h);
 
-/* Count one event if it starts a selected heap block. 0 or -ENOMEM. */
-int ana_histogram_event(struct ana_histogram *h, const struct fmt_event *ev);
-/* The same with the event's meaning already decided (by a stepper with
- * the histogram's filter, e.g. the model's). */
+/* Count ev's block if its step st starts a selected one. 0 or -ENOMEM. */
 int ana_histogram_step(struct ana_histogram *h, const struct fmt_event *ev,
                        const struct ana_step *st);
+/* Count the blocks the heap replay p starts (its filter chooses them).
+ * Returns as ana_heap_replay_subscribe(). */
+struct ana_heap_replay;
+int ana_histogram_subscribe(struct ana_histogram *h, struct ana_heap_replay *p);
 
 /* The bins of one image (NULL if it has none). */
 const struct ana_hist_bin *ana_histogram_image(const struct ana_histogram *h, uint32_t image);

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 
 #include "analysis/core/ana_map.h"
+#include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_model_internal.h"
 #include "memscribe/trace.h"
 #include "util/util_array.h"
@@ -474,6 +475,73 @@ int ana_model_apply(struct ana_model *m, const struct fmt_event *ev, const struc
     return m->partial ? apply(m, ev, st, true) : apply(m, ev, st, false);
 }
 
+struct ana_step_options ana_model_step_options(const struct ana_model_options *mo)
+{
+    struct ana_model_options none = {0};
+
+    if (!mo)
+        mo = &none;
+    return (struct ana_step_options){
+        .filter = mo->filter,
+        .loose_temporary = mo->loose_temporary,
+        .temporary_threshold = mo->temporary_threshold,
+    };
+}
+
+/* The replay's steps, one function per mode (as event_whole, event_partial). */
+static int on_step_whole(void *arg, const struct fmt_event *ev, const struct ana_step *st)
+{
+    return apply(arg, ev, st, false);
+}
+
+static int on_step_partial(void *arg, const struct fmt_event *ev, const struct ana_step *st)
+{
+    return apply(arg, ev, st, true);
+}
+
+static int on_finish(void *arg)
+{
+    ana_model_finish(arg);
+    return 0;
+}
+
+int ana_model_subscribe(struct ana_model *m, struct ana_heap_replay *p)
+{
+    static const struct ana_heap_replay_ops whole = {.step = on_step_whole, .finish = on_finish},
+                                            partial = {.step = on_step_partial,
+                                                       .finish = on_finish};
+    const struct ana_step_options *o = &p->opt;
+
+    if (o->filter != m->opt.filter || o->partial != m->partial ||
+        o->temporary_threshold != m->opt.temporary_threshold ||
+        (o->loose_temporary || o->temporary_threshold) !=
+            (m->opt.loose_temporary || m->opt.temporary_threshold))
+        return -EINVAL;
+    return ana_heap_replay_subscribe(p, m->partial ? &partial : &whole, m, 0);
+}
+
+int ana_model_build(struct ana_model **out, struct fmt_reader *r,
+                    const struct ana_model_options *opt, const struct ana_scan_options *so)
+{
+    struct ana_step_options step = ana_model_step_options(opt);
+    struct fmt_trace_counts c;
+    struct ana_heap_replay replay;
+    int rc;
+
+    if ((rc = ana_model_create(out, opt)))
+        return rc;
+    fmt_reader_counts(r, &c);
+    ana_heap_replay_init(&replay, &step);
+    if ((rc = ana_model_reserve_sites(*out,
+                                      c.nr_stacks < UINT32_MAX ? c.nr_stacks + 1 : UINT32_MAX)) ||
+        (rc = ana_model_subscribe(*out, &replay)) || (rc = ana_heap_replay_run(&replay, r, so))) {
+        ana_model_destroy(*out);
+        *out = NULL;
+    }
+    ana_heap_replay_release(&replay);
+    return rc;
+}
+
 void ana_model_finish(struct ana_model *m)
 {
     for (uint32_t i = 0; i < m->nr_sites; i++) {
@@ -559,9 +627,4 @@ long ana_model_blocks(const struct ana_model *m, struct ana_block **out)
     qsort(v, (size_t)n, sizeof(*v), by_serial);
     *out = v;
     return n;
-}
-
-uint32_t ana_model_tid(const struct ana_model *m, uint32_t thread)
-{
-    return ana_stepper_tid(&m->step, thread);
 }

@@ -193,6 +193,26 @@ int ana_model_apply(struct ana_model *m, const struct fmt_event *ev, const struc
 /* ana_model_event() that also gives what the event meant. */
 int ana_model_event_step(struct ana_model *m, const struct fmt_event *ev, struct ana_step *st);
 
+/* The stepper options of a heap replay that feeds a model made with mo
+ * (NULL: the defaults): its filter and temporary rule. */
+struct ana_step_options ana_model_step_options(const struct ana_model_options *mo);
+
+/* Feed m from the heap replay p (ana_heap_replay.h): each event's step is
+ * applied (ana_model_apply) and the model finished (ana_model_finish) at
+ * the end of the pass. p's stepper must decide as m would: its options
+ * those of ana_model_step_options(), partial as m is. Returns 0, -EINVAL
+ * (other options) or -E2BIG (too many consumers). */
+struct ana_heap_replay;
+int ana_model_subscribe(struct ana_model *m, struct ana_heap_replay *p);
+
+/* *out: the finished model of the trace r reads, in one pass of the heap
+ * replay over so's part (NULL: the whole trace), its sites sized once for
+ * every stack id of the trace. Returns 0 or -errno (reader errors: see
+ * fmt_reader_error()); *out is NULL on failure. */
+struct ana_scan_options;
+int ana_model_build(struct ana_model **out, struct fmt_reader *r,
+                    const struct ana_model_options *opt, const struct ana_scan_options *so);
+
 /* Resolve each site's peak contribution. Call once after the last event
  * (more events may follow; call it again after them). */
 void ana_model_finish(struct ana_model *m);
@@ -219,8 +239,5 @@ void ana_model_mark(struct ana_model *m);
 /* Live blocks (keep_blocks): fills a fresh malloc'd array sorted by
  * serial, to be freed by the caller. Returns the count or -ENOMEM. */
 long ana_model_blocks(const struct ana_model *m, struct ana_block **out);
-
-/* Thread index -> tid as seen in events (0 if unknown). */
-uint32_t ana_model_tid(const struct ana_model *m, uint32_t thread);
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_model_internal.h"
 #include "memscribe/trace.h"
 #include "util/util_array.h"
@@ -33,6 +34,7 @@ struct range {
     uint64_t prog_end_ns; /* the range's last time, for progress */
     ana_progress_fn *progress;
     void *progress_arg;
+    struct ana_heap_replay replay; /* partial: its stepper keeps the threads' state */
     struct ana_model *m;
     int rc;
     char err[512];
@@ -44,36 +46,41 @@ bool ana_pmodel_supported(const struct ana_model_options *opt)
                     (!opt->filter || !opt->filter->nr_tids));
 }
 
+/* The range's progress as a share of the range. */
+static void range_progress(void *arg, uint64_t ts_ns, uint64_t last_ns)
+{
+    struct range *rg = arg;
+    uint64_t t = ts_ns < rg->prog_end_ns ? ts_ns : rg->prog_end_ns;
+
+    rg->progress(rg->progress_arg, t > rg->from_ns ? t - rg->from_ns : 0,
+                 rg->prog_end_ns - rg->from_ns);
+}
+
 static void *run_range(void *arg)
 {
     struct range *rg = arg;
+    struct ana_scan_options so;
     struct fmt_reader *r;
-    struct fmt_event ev;
-    uint32_t tick = 0;
     int rc;
 
+    struct ana_step_options step = ana_model_step_options(rg->opt);
+    step.partial = true;
+    ana_heap_replay_init(&rg->replay, &step);
     if ((rc = fmt_reader_open(&r, rg->path, rg->err, sizeof(rg->err)))) {
         rg->rc = rc;
         return NULL;
     }
-    rc = ana_model_create_partial(&rg->m, rg->opt);
-    if (!rc)
-        rc = fmt_reader_seek_chunk(r, rg->first_chunk);
-    while (!rc && (rc = fmt_reader_next(r, &ev)) == 1) {
-        if (ev.ts_ns >= rg->end_ns || ev.ts_ns > rg->until_ns) {
-            rc = 0;
-            break;
-        }
-        rc = ana_model_event(rg->m, &ev);
-        if (rg->progress && ++tick == (1u << 18)) {
-            tick = 0;
-            rg->progress(rg->progress_arg, ev.ts_ns - rg->from_ns, rg->prog_end_ns - rg->from_ns);
-        }
-    }
+    ana_scan_options_init(&so);
+    so.range = true;
+    so.from_chunk = rg->first_chunk;
+    so.until_ns = rg->end_ns - 1 < rg->until_ns ? rg->end_ns - 1 : rg->until_ns;
+    so.progress = rg->progress ? range_progress : NULL;
+    so.progress_arg = rg;
+    if (!(rc = ana_model_create_partial(&rg->m, rg->opt)) &&
+        !(rc = ana_model_subscribe(rg->m, &rg->replay)))
+        rc = ana_heap_replay_run(&rg->replay, r, &so);
     if (rc < 0 && rc != -ENOMEM)
         snprintf(rg->err, sizeof(rg->err), "%s", fmt_reader_error(r));
-    if (!rc)
-        ana_model_finish(rg->m);
     rg->rc = rc;
     fmt_reader_close(r);
     return NULL;
@@ -171,7 +178,8 @@ static int merge(struct ana_model *out, struct range *rg, unsigned n)
         struct ana_model *m = rg[k].m;
         nr_images = m->nr_images > nr_images ? m->nr_images : nr_images;
         nr_sites = m->nr_sites > nr_sites ? m->nr_sites : nr_sites;
-        nr_threads = m->step.nr_threads > nr_threads ? m->step.nr_threads : nr_threads;
+        uint32_t nt = rg[k].replay.stepper.nr_threads;
+        nr_threads = nt > nr_threads ? nt : nr_threads;
     }
     if (UTIL_ARRAY_RESERVE_ZERO(out->images, out->nr_images, nr_images, 16) ||
         UTIL_ARRAY_RESERVE_ZERO(out->sites, out->nr_sites, nr_sites, 16) ||
@@ -252,8 +260,9 @@ static int merge(struct ana_model *out, struct range *rg, unsigned n)
                 out->sites[c->stack].temporary_bytes += c->size;
             }
         }
-        for (uint32_t t = 0; t < m->step.nr_threads; t++) {
-            const struct ana_step_thread *ts = &m->step.threads[t];
+        const struct ana_stepper *step = &rg[k].replay.stepper;
+        for (uint32_t t = 0; t < step->nr_threads; t++) {
+            const struct ana_step_thread *ts = &step->threads[t];
             struct ana_step_thread *o = &out->step.threads[t];
             if (ts->tid)
                 o->tid = ts->tid;
@@ -285,33 +294,17 @@ static uint32_t selected_images(struct fmt_reader *r, const struct ana_model_opt
 }
 
 /* One range: the whole trace replayed in order into a plain model,
- * exactly as without threads; its sites sized once for every stack id. */
-static int one_pass_event(void *arg, const struct fmt_event *ev)
-{
-    return ana_model_event(arg, ev);
-}
-
+ * exactly as without threads. */
 static int one_pass(struct ana_model **out, struct fmt_reader *r,
-                    const struct ana_model_options *opt, const struct ana_pmodel_options *po,
-                    uint32_t nr_sites)
+                    const struct ana_model_options *opt, const struct ana_pmodel_options *po)
 {
     struct ana_scan_options so;
-    int rc;
 
-    if ((rc = ana_model_create(out, opt)))
-        return rc;
     ana_scan_options_init(&so);
     so.until_ns = po->until_ns;
     so.progress = po->progress;
     so.progress_arg = po->progress_arg;
-    if ((rc = ana_model_reserve_sites(*out, nr_sites)) ||
-        (rc = ana_scan(r, &so, one_pass_event, *out))) {
-        ana_model_destroy(*out);
-        *out = NULL;
-        return rc;
-    }
-    ana_model_finish(*out);
-    return 0;
+    return ana_model_build(out, r, opt, &so);
 }
 
 /* Does a chunk's summary hold an event after until_ns? */
@@ -363,7 +356,7 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
     if (nr_threads > 1 && selected_images(r, opt) > 1)
         nr_threads = 1;
     if (nr_threads == 1) {
-        rc = one_pass(out, r, opt, po, nr_sites > UINT32_MAX ? UINT32_MAX : (uint32_t)nr_sites);
+        rc = one_pass(out, r, opt, po);
         if (rc < 0 && rc != -ENOMEM && err && err_size)
             snprintf(err, err_size, "%s", fmt_reader_error(r));
         goto out;
@@ -438,8 +431,10 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
         *out = NULL;
     }
 out:
-    for (unsigned k = 0; rg && k < n; k++)
+    for (unsigned k = 0; rg && k < n; k++) {
         ana_model_destroy(rg[k].m);
+        ana_heap_replay_release(&rg[k].replay);
+    }
     free(rg);
     free(tid);
     fmt_reader_close(r);

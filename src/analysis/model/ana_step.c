@@ -83,8 +83,3 @@ int ana_stepper_seq_start(struct ana_stepper *s, const struct ana_step_thread *t
     v->thread = ev->thread;
     return 0;
 }
-
-uint32_t ana_stepper_tid(const struct ana_stepper *s, uint32_t thread)
-{
-    return thread < s->nr_threads ? s->threads[thread].tid : 0;
-}

@@ -251,7 +251,4 @@ ana_stepper_event(struct ana_stepper *s, const struct fmt_event *ev, struct ana_
     return ana_stepper_event_mode(s, ev, st, s->opt.partial);
 }
 
-/* Thread index -> tid as seen in its allocations (0 if unknown). */
-uint32_t ana_stepper_tid(const struct ana_stepper *s, uint32_t thread);
-
 #endif

@@ -1,35 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /* Timelines of heap, cumulative allocation, live blocks, RSS and committed
- * memory: one pass feeds the heap model and the address-space model. */
+ * memory: rows read off the heap model and the address-space model at the
+ * moments of the heap replay that feeds both. */
 #include "analysis/model/ana_timeline.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_model.h"
 #include "analysis/vm/ana_vm_replay.h"
 #include "util/util_array.h"
 
-struct tl_run {
-    struct ana_timeline *tl;
-    struct ana_model *m;
-    struct ana_vm_replay own; /* mappings, for committed, unless the caller keeps them */
-    struct ana_vm_replay *vm;
-    uint64_t next_ns; /* end of the current interval */
-};
-
 /* Append the rows of time t_ns, one per image alive then. prior: rows of
  * the same time this replaces (their heap_max still counts), nr_prior of
  * them. */
-static int emit_rows(struct tl_run *run, uint64_t t_ns, const struct ana_timeline_row *prior,
+static int emit_rows(struct ana_timeline *tl, uint64_t t_ns, const struct ana_timeline_row *prior,
                      size_t nr_prior)
 {
-    struct ana_timeline *tl = run->tl;
-
-    for (uint32_t i = 0; i < ana_model_nr_images(run->m); i++) {
-        const struct ana_scope *s = ana_model_image(run->m, i);
-        const struct ana_vm_image *vi = ana_vm_get(&run->vm->vm, i);
+    for (uint32_t i = 0; i < ana_model_nr_images(tl->m_); i++) {
+        const struct ana_scope *s = ana_model_image(tl->m_, i);
+        const struct ana_vm_image *vi = ana_vm_get(&tl->vm_->vm, i);
         /* A process that has ended has no more rows: its heap is not in
          * use any more (what it left stays its leaks). */
         if (!s->seen || (s->ended && s->end_ns < t_ns))
@@ -56,75 +48,51 @@ static int emit_rows(struct tl_run *run, uint64_t t_ns, const struct ana_timelin
             if (prior[k].image == i && prior[k].heap_max > row->heap_max)
                 row->heap_max = prior[k].heap_max;
     }
-    ana_model_mark(run->m);
+    ana_model_mark(tl->m_);
     return 0;
 }
 
-static int emit(struct tl_run *run, uint64_t t_ns)
+/* An interval's end: the rows of the state before the first event at or
+ * after it. */
+static int on_moment(void *arg, uint64_t t_ns)
 {
-    return emit_rows(run, t_ns, NULL, 0);
+    return emit_rows(arg, t_ns, NULL, 0);
 }
 
 /* The last row: the state after the last event. When the trace ends on an
  * interval's boundary, the rows of that time (the state before its events)
  * are replaced: one row per image and time, or every sum over images at a
  * time (the plots) counts that time twice. */
-static int emit_last(struct tl_run *run, uint64_t t_ns)
+static int on_finish(void *arg)
 {
-    struct ana_timeline *tl = run->tl;
+    struct ana_timeline *tl = arg;
+    uint64_t t_ns = tl->end_ns_;
     size_t keep = tl->nr_rows, nr_prior;
     struct ana_timeline_row *prior;
     int rc;
 
+    tl->vm_precise = tl->vm_->precise;
     while (keep && tl->rows[keep - 1].t_ns == t_ns)
         keep--;
     nr_prior = tl->nr_rows - keep;
     if (!nr_prior)
-        return emit(run, t_ns);
+        return emit_rows(tl, t_ns, NULL, 0);
     prior = malloc(nr_prior * sizeof(*prior));
     if (!prior)
         return -ENOMEM;
     memcpy(prior, &tl->rows[keep], nr_prior * sizeof(*prior));
     tl->nr_rows = keep;
-    rc = emit_rows(run, t_ns, prior, nr_prior);
+    rc = emit_rows(tl, t_ns, prior, nr_prior);
     free(prior);
     return rc;
 }
 
-static int on_event(void *arg, const struct fmt_event *ev)
+int ana_timeline_subscribe(struct ana_timeline *tl, struct ana_heap_replay *p, struct fmt_reader *r,
+                           uint64_t interval_ns, struct ana_model *m,
+                           const struct ana_vm_replay *vm)
 {
-    struct tl_run *run = arg;
-    int rc;
-
-    while (ev->ts_ns >= run->next_ns) {
-        if ((rc = emit(run, run->next_ns)))
-            return rc;
-        run->next_ns += run->tl->interval_ns;
-    }
-    if ((rc = ana_model_event(run->m, ev)))
-        return rc;
-    if (ev->kind >= FMT_EV_MMAP && ev->kind <= FMT_EV_SBRK &&
-        (ev->origin == FMT_ORIGIN_LIBC || ev->origin == FMT_ORIGIN_LOADER ||
-         ev->origin == FMT_ORIGIN_THREAD))
-        run->tl->vm_precise = true;
-    return ana_vm_replay_event(run->vm, ev);
-}
-
-int ana_timeline_compute(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
-                         uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg)
-{
-    return ana_timeline_compute_vm(tl, NULL, r, f, interval_ns, progress, progress_arg);
-}
-
-int ana_timeline_compute_vm(struct ana_timeline *tl, struct ana_vm_replay *vm, struct fmt_reader *r,
-                            struct ana_filter *f, uint64_t interval_ns, ana_progress_fn *progress,
-                            void *progress_arg)
-{
-    struct ana_model_options mo = {.filter = f};
+    static const struct ana_heap_replay_ops ops = {.moment = on_moment, .finish = on_finish};
     struct fmt_trace_counts c;
-    struct ana_scan_options so;
-    struct tl_run run = {.tl = tl};
-    int rc;
 
     memset(tl, 0, sizeof(*tl));
     fmt_reader_counts(r, &c);
@@ -143,28 +111,57 @@ int ana_timeline_compute_vm(struct ana_timeline *tl, struct ana_vm_replay *vm, s
         const struct fmt_image_info *ii = fmt_reader_image(r, i);
         uint64_t from = ii && ii->has_start ? ii->start_ns / interval_ns : 0;
 
-        if (!ii || !ana_filter_image(f, i, ii->pid))
+        if (!ii || !ana_filter_image(p->opt.filter, i, ii->pid))
             continue;
         tl->nr_images++;
         tl->nr_rows_needed += from < tl->nr_intervals ? tl->nr_intervals - from : 1;
     }
     if (tl->nr_rows_needed > ANA_TIMELINE_MAX_ROWS)
         return -EOVERFLOW;
-    run.next_ns = interval_ns;
-    if ((rc = ana_model_create(&run.m, &mo)))
+    tl->m_ = m;
+    tl->vm_ = vm;
+    tl->end_ns_ = c.last_ts_ns;
+    return ana_heap_replay_subscribe(p, &ops, tl, interval_ns);
+}
+
+int ana_timeline_compute(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
+                         uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg)
+{
+    return ana_timeline_compute_model(tl, r, f, interval_ns, progress, progress_arg, NULL);
+}
+
+int ana_timeline_compute_model(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
+                               uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg,
+                               struct ana_model **model)
+{
+    struct ana_model_options mo = {.filter = f};
+    struct ana_step_options step = ana_model_step_options(&mo);
+    struct ana_vm_replay vm = {.until = UINT64_MAX};
+    struct ana_heap_replay p;
+    struct ana_scan_options so;
+    struct ana_model *m;
+    int rc;
+
+    memset(tl, 0, sizeof(*tl));
+    if ((rc = ana_model_create(&m, &mo)))
         return rc;
+    ana_heap_replay_init(&p, &step);
     /* Every process's mappings: rows are the model's selected images. */
-    run.own.until = UINT64_MAX;
-    ana_vm_replay_init(&run.own, NULL, NULL);
-    run.vm = vm ? vm : &run.own;
+    ana_vm_replay_init(&vm, NULL, NULL);
     ana_scan_options_init(&so);
     so.progress = progress;
     so.progress_arg = progress_arg;
-    rc = ana_scan(r, &so, on_event, &run);
-    if (!rc)
-        rc = emit_last(&run, c.last_ts_ns);
-    ana_model_destroy(run.m);
-    ana_vm_replay_release(&run.own);
+    if (!(rc = ana_model_subscribe(m, &p)) && !(rc = ana_heap_replay_add_vm(&p, &vm)) &&
+        !(rc = ana_timeline_subscribe(tl, &p, r, interval_ns, m, &vm)))
+        rc = ana_heap_replay_run(&p, r, &so);
+    ana_heap_replay_release(&p);
+    ana_vm_replay_release(&vm);
+    tl->m_ = NULL;
+    tl->vm_ = NULL;
+    if (model && !rc)
+        *model = m;
+    else
+        ana_model_destroy(m);
     return rc;
 }
 

@@ -45,6 +45,10 @@ struct ana_timeline {
      * themselves (recorded by record --vm-precise): without them committed
      * moves only with the program's own mmap calls. */
     bool vm_precise;
+    /* private: what the rows are read off, during the pass */
+    struct ana_model *m_;
+    const struct ana_vm_replay *vm_;
+    uint64_t end_ns_;
 };
 
 /* interval_ns 0 picks one that gives about 100 intervals. Returns 0,
@@ -53,14 +57,25 @@ struct ana_timeline {
  * cap: too many processes; nothing is allocated), -errno. */
 int ana_timeline_compute(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
                          uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg);
-/* The same, feeding the address-space replay vm (initialised by the
- * caller for every event of every process, NULL: one of its own) in the
- * same pass: what the trace mapped, at its end, for a caller that shows
- * the address space too (the HTML report's map, ana_frag_html). */
+/* The same, keeping the heap model the rows were read off in *model
+ * (finished; the caller destroys it), or NULL: none kept. */
+struct ana_model;
+int ana_timeline_compute_model(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
+                               uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg,
+                               struct ana_model **model);
+
+/* The same rows from a pass shared with other outputs: the heap replay p
+ * feeds the model m (made with p's filter: ana_model_subscribe) and the
+ * address-space replay vm (every event of every process:
+ * ana_heap_replay_add_vm), and tl reads them at its moments (every
+ * interval) and at the end of the pass (the last row). r: the trace p
+ * reads. Returns as ana_timeline_compute(), before the pass, or
+ * -E2BIG for too many consumers. */
+struct ana_heap_replay;
 struct ana_vm_replay;
-int ana_timeline_compute_vm(struct ana_timeline *tl, struct ana_vm_replay *vm, struct fmt_reader *r,
-                            struct ana_filter *f, uint64_t interval_ns, ana_progress_fn *progress,
-                            void *progress_arg);
+int ana_timeline_subscribe(struct ana_timeline *tl, struct ana_heap_replay *p, struct fmt_reader *r,
+                           uint64_t interval_ns, struct ana_model *m,
+                           const struct ana_vm_replay *vm);
 void ana_timeline_release(struct ana_timeline *tl);
 
 /* Does image's committed column never change (or has it no rows)? */

@@ -6,18 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_histogram.h"
 #include "analysis/model/ana_step.h"
-
-struct win_run {
-    struct ana_window *w;
-    struct fmt_reader *r;
-    struct ana_filter *f;
-    struct ana_stepper step; /* what each event means */
-    /* Live bytes and blocks per stack before t0: key stack + 1. */
-    struct ana_map live;
-    int rc;
-};
 
 struct live_val {
     int64_t bytes, blocks;
@@ -97,10 +88,10 @@ static uint64_t key_of(struct ana_window *w, uint32_t stack, uint32_t thread, ui
     }
 }
 
-static int live_add(struct win_run *run, uint32_t stack, uint32_t image, int64_t bytes,
+static int live_add(struct ana_window *w, uint32_t stack, uint32_t image, int64_t bytes,
                     int64_t blocks)
 {
-    struct live_val *v = ana_map_put(&run->live, (uint64_t)stack + 1, NULL);
+    struct live_val *v = ana_map_put(&w->live_, (uint64_t)stack + 1, NULL);
 
     if (!v)
         return -ENOMEM;
@@ -110,23 +101,23 @@ static int live_add(struct win_run *run, uint32_t stack, uint32_t image, int64_t
     return 0;
 }
 
-static int on_event(void *arg, const struct fmt_event *ev)
+static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
 {
-    struct win_run *run = arg;
-    struct ana_window *w = run->w;
+    struct ana_window *w = arg;
     int rc;
 
+    if (ev->ts_ns > w->t1_ns)
+        return 0; /* a pass that reads on for other consumers */
     w->nr_events_read++;
-    struct ana_step st;
-    if ((rc = ana_stepper_event(&run->step, ev, &st)) <= 0)
-        return rc;
-    bool end = st.ends, start = st.starts;
+    bool end = st->ends, start = st->starts;
+    if (!end && !start)
+        return 0;
     if (ev->ts_ns < w->t0_ns) {
         /* Before the window: only what is outstanding at t0 matters. */
-        if (end && (rc = live_add(run, ev->ref_stack, ev->image, -(int64_t)ev->ref_size,
+        if (end && (rc = live_add(w, ev->ref_stack, ev->image, -(int64_t)ev->ref_size,
                                   -(int64_t)fmt_event_ref_count(ev))))
             return rc;
-        if (start && (rc = live_add(run, ev->stack, ev->image, (int64_t)ev->size,
+        if (start && (rc = live_add(w, ev->stack, ev->image, (int64_t)ev->size,
                                     (int64_t)fmt_event_count(ev))))
             return rc;
         return 0;
@@ -166,56 +157,25 @@ static int on_event(void *arg, const struct fmt_event *ev)
     return 0;
 }
 
-int ana_window_compute(struct ana_window *w, struct fmt_reader *r, struct ana_filter *f,
-                       uint64_t t0_ns, uint64_t t1_ns, enum ana_window_by by,
-                       ana_progress_fn *progress, void *progress_arg)
+/* After the pass: AOFO = outstanding at t0 and not freed inside. Per
+ * stack when rows are stacks; per image always. */
+static int aofo(struct ana_window *w)
 {
-    struct win_run run = {.w = w, .r = r, .f = f};
-    struct ana_scan_options so;
-    int rc;
-
-    memset(w, 0, sizeof(*w));
-    w->t0_ns = t0_ns;
-    w->t1_ns = t1_ns;
-    w->by = by;
-    ana_heaps_init(&w->heaps, r);
-    ana_map_init(&w->keys, sizeof(struct ana_window_key));
-    ana_map_init(&run.live, sizeof(struct live_val));
-    if (t1_ns < t0_ns)
-        return -EINVAL;
-    ana_stepper_init(&run.step, &(struct ana_step_options){.filter = f});
-
-    ana_scan_options_init(&so);
-    so.until_ns = t1_ns;
-    so.progress = progress;
-    so.progress_arg = progress_arg;
-    /* From the start, not from the chunk of t0 with the index's per-stack
-     * totals: every chunk is decoded anyway (a corrupt one must fail here
-     * as in dump), and the totals are not checked against the events, so
-     * the events before t0 give what is live at t0, exactly. */
-    w->first_chunk = so.from_chunk;
-    if ((rc = ana_scan(r, &so, on_event, &run)))
-        goto out;
-
-    /* AOFO = outstanding at t0 and not freed inside. Per stack when rows
-     * are stacks; per image always. */
-    for (size_t i = 0; i < run.live.cap; i++) {
-        uint64_t key = ana_map_slot_key(&run.live, i);
-        const struct live_val *v = ana_map_slot_val(&run.live, i);
+    for (size_t i = 0; i < w->live_.cap; i++) {
+        uint64_t key = ana_map_slot_key(&w->live_, i);
+        const struct live_val *v = ana_map_slot_val(&w->live_, i);
         if (!key || v->blocks <= 0)
             continue;
-        if ((rc = grow_images(w, v->image)))
-            goto out;
+        if (grow_images(w, v->image))
+            return -ENOMEM;
         w->images[v->image].nr[ANA_AOFO] += (uint64_t)v->blocks;
         w->images[v->image].bytes[ANA_AOFO] += (uint64_t)v->bytes;
         w->image_seen[v->image] = true;
-        if (by != ANA_WINDOW_BY_STACK)
+        if (w->by != ANA_WINDOW_BY_STACK)
             continue;
         struct ana_window_key *k = ana_map_put(&w->keys, key, NULL);
-        if (!k) {
-            rc = -ENOMEM;
-            goto out;
-        }
+        if (!k)
+            return -ENOMEM;
         k->key = key - 1;
         k->image = v->image;
         k->c.nr[ANA_AOFO] += (uint64_t)v->blocks;
@@ -226,31 +186,81 @@ int ana_window_compute(struct ana_window *w, struct fmt_reader *r, struct ana_fi
         if (!ana_map_slot_key(&w->keys, i))
             continue;
         struct ana_window_key *k = ana_map_slot_val(&w->keys, i);
-        if (by == ANA_WINDOW_BY_STACK) {
+        if (w->by == ANA_WINDOW_BY_STACK) {
             k->c.nr[ANA_AOFO] -= k->c.nr[ANA_AOFI];
             k->c.bytes[ANA_AOFO] -= k->c.bytes[ANA_AOFI];
         }
     }
-    /* Rows keyed by thread that were first met through a free by another
-     * thread: their tid from the reader's thread table. */
-    if (by == ANA_WINDOW_BY_THREAD)
-        for (size_t i = 0; i < w->keys.cap; i++) {
-            struct ana_window_key *k = ana_map_slot_val(&w->keys, i);
-            if (!ana_map_slot_key(&w->keys, i) || k->tid)
-                continue;
-            for (uint32_t t = 0; t < fmt_reader_nr_threads(r); t++) {
-                const struct fmt_thread_info *ti = fmt_reader_thread(r, t);
-                if (ti->thread == k->key && ti->image == k->image)
-                    k->tid = ti->tid;
-            }
-        }
     for (uint32_t i = 0; i < w->nr_images; i++) {
         w->images[i].nr[ANA_AOFO] -= w->images[i].nr[ANA_AOFI];
         w->images[i].bytes[ANA_AOFO] -= w->images[i].bytes[ANA_AOFI];
     }
-out:
-    ana_stepper_release(&run.step);
-    ana_map_release(&run.live);
+    return 0;
+}
+
+static int on_finish(void *arg)
+{
+    struct ana_window *w = arg;
+    int rc = aofo(w);
+
+    ana_map_release(&w->live_);
+    if (rc || w->by != ANA_WINDOW_BY_THREAD)
+        return rc;
+    /* Rows keyed by thread that were first met through a free by another
+     * thread: their tid from the reader's thread table. */
+    for (size_t i = 0; i < w->keys.cap; i++) {
+        struct ana_window_key *k = ana_map_slot_val(&w->keys, i);
+        if (!ana_map_slot_key(&w->keys, i) || k->tid)
+            continue;
+        for (uint32_t t = 0; t < fmt_reader_nr_threads(w->r_); t++) {
+            const struct fmt_thread_info *ti = fmt_reader_thread(w->r_, t);
+            if (ti->thread == k->key && ti->image == k->image)
+                k->tid = ti->tid;
+        }
+    }
+    return 0;
+}
+
+int ana_window_subscribe(struct ana_window *w, struct ana_heap_replay *p, struct fmt_reader *r,
+                         uint64_t t0_ns, uint64_t t1_ns, enum ana_window_by by)
+{
+    static const struct ana_heap_replay_ops ops = {.step = on_step, .finish = on_finish};
+
+    memset(w, 0, sizeof(*w));
+    w->t0_ns = t0_ns;
+    w->t1_ns = t1_ns;
+    w->by = by;
+    w->r_ = r;
+    ana_heaps_init(&w->heaps, r);
+    ana_map_init(&w->keys, sizeof(struct ana_window_key));
+    ana_map_init(&w->live_, sizeof(struct live_val));
+    if (t1_ns < t0_ns)
+        return -EINVAL;
+    return ana_heap_replay_subscribe(p, &ops, w, 0);
+}
+
+int ana_window_compute(struct ana_window *w, struct fmt_reader *r, struct ana_filter *f,
+                       uint64_t t0_ns, uint64_t t1_ns, enum ana_window_by by,
+                       ana_progress_fn *progress, void *progress_arg)
+{
+    struct ana_heap_replay p;
+    struct ana_scan_options so;
+    int rc;
+
+    ana_heap_replay_init(&p, &(struct ana_step_options){.filter = f});
+    ana_scan_options_init(&so);
+    so.until_ns = t1_ns;
+    so.progress = progress;
+    so.progress_arg = progress_arg;
+    /* From the start, not from the chunk of t0 with the index's per-stack
+     * totals: every chunk is decoded anyway (a corrupt one must fail here
+     * as in dump), and the totals are not checked against the events, so
+     * the events before t0 give what is live at t0, exactly. */
+    if (!(rc = ana_window_subscribe(w, &p, r, t0_ns, t1_ns, by)))
+        rc = ana_heap_replay_run(&p, r, &so);
+    w->first_chunk = so.from_chunk;
+    ana_map_release(&w->live_);
+    ana_heap_replay_release(&p);
     return rc;
 }
 
@@ -258,6 +268,7 @@ void ana_window_release(struct ana_window *w)
 {
     ana_heaps_release(&w->heaps);
     ana_map_release(&w->keys);
+    ana_map_release(&w->live_);
     free(w->images);
     free(w->image_seen);
     memset(w, 0, sizeof(*w));

@@ -59,6 +59,10 @@ struct ana_window {
     uint64_t nr_events_read; /* events up to t1 (the rest is decoded unused) */
     uint32_t first_chunk;    /* the chunk reading began at: 0 */
     struct ana_heaps heaps;  /* by heap, a Linux trace: the heaps keys name */
+    /* private, during the pass: live bytes and blocks per stack before
+     * t0 (key stack + 1), the trace */
+    struct ana_map live_;
+    struct fmt_reader *r_;
 };
 
 /* Compute the window. f may be NULL. Returns 0 or -errno (reader errors:
@@ -67,6 +71,14 @@ int ana_window_compute(struct ana_window *w, struct fmt_reader *r, struct ana_fi
                        uint64_t t0_ns, uint64_t t1_ns, enum ana_window_by by,
                        ana_progress_fn *progress, void *progress_arg);
 void ana_window_release(struct ana_window *w);
+
+/* The same from a pass shared with other outputs: the heap replay p (its
+ * filter: the processes counted) reads r up to t1_ns at least, and w takes
+ * its steps up to t1_ns. Returns 0, -EINVAL (t1 before t0) or -E2BIG (too
+ * many consumers); w is ready after the pass. */
+struct ana_heap_replay;
+int ana_window_subscribe(struct ana_window *w, struct ana_heap_replay *p, struct fmt_reader *r,
+                         uint64_t t0_ns, uint64_t t1_ns, enum ana_window_by by);
 
 /* The keys with any block, in a fresh array (caller frees), unordered.
  * Returns the count or -ENOMEM. */

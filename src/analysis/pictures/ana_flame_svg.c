@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* Drawing a flame tree as a standalone, interactive SVG: frames are laid
  * out here (so the picture is complete without scripts) and the inline
- * script html/flame_svg.js adds zoom and search. */
+ * script flame_svg.js (this folder) adds zoom and search. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/html/ana_html_assets.h"
 #include "analysis/model/ana_tree.h"
 #include "analysis/pictures/ana_flame.h"
+#include "analysis/pictures/ana_pictures_assets.h"
 #include "analysis/pictures/ana_svg.h"
 
 #define FRAME_H 16.0
@@ -215,7 +215,7 @@ int ana_flame_write_svg(const struct ana_tree *t, ana_flame_name_fn *name, void 
     const struct ana_tree_node *root = &t->nodes[0];
     char title[128], attrs[160];
     double height;
-    const char *script = ana_html_asset("flame_svg.js");
+    const char *script = ana_asset_find(ana_pictures_assets, "flame_svg.js");
     int rc, rc2;
 
     L.width = width - 2 * PAD;

@@ -4,8 +4,8 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "analysis/core/ana_utf8.h"
 #include "analysis/pictures/ana_svg.h"
-#include "analysis/pictures/ana_svg_utf8.h"
 
 static const char REPLACEMENT[] = "\xef\xbf\xbd"; /* U+FFFD */
 

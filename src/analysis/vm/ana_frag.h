@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Address-space fragmentation of one image's mappings (ana_vm): holes
  * between mappings, the largest free gap, mappings whose address or size
- * is not a multiple of a granularity and the free space they strand, and
- * an address-space map as SVG. docs/frag.md. */
+ * is not a multiple of a granularity and the free space they strand
+ * (the map of them as SVG: pictures/ana_frag_svg.h). docs/frag.md. */
 #ifndef ANA_FRAG_H
 #define ANA_FRAG_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "analysis/vm/ana_vm.h"
 
@@ -55,18 +54,5 @@ long ana_frag_misaligned(const struct ana_vm_image *im, uint64_t gran, struct an
 /* Bytes of [lo, hi) each stack's mappings occupy now, sorted by bytes. */
 long ana_frag_occupants(const struct ana_vm_image *im, uint64_t lo, uint64_t hi,
                         struct ana_frag_site **out);
-
-/* The address-space map: mappings coloured by state, holes blank, the
- * largest hole marked. inline_svg: for HTML (no XML prolog, no <style>:
- * the page puts ana_frag_css in one). Returns 0 or -errno (write error). */
-int ana_frag_svg(FILE *out, const struct ana_vm_image *im, const char *title, int inline_svg);
-extern const char ana_frag_css[];
-
-/* The HTML report's address-space section: the map at the end of the
- * trace (vm, every event replayed: the timeline's pass feeds it) of the
- * process with the most mappings, with a caption, or a note that nothing
- * was mapped. r names the process. Returns 0 or -errno. */
-struct fmt_reader;
-int ana_frag_html(struct fmt_reader *r, const struct ana_vm *vm, FILE *out);
 
 #endif

@@ -15,6 +15,7 @@ void ana_vm_replay_init(struct ana_vm_replay *p, const struct ana_vm_replay_ops 
 {
     p->ops = ops ? ops : &no_ops;
     p->arg = arg;
+    p->precise = false;
     ana_ticks_init(&p->ticks, p->t0, p->t1, p->nr_intervals);
     ana_vm_init(&p->vm, p->ops->lifetime ? on_lifetime : NULL, p);
 }
@@ -26,7 +27,7 @@ bool ana_vm_replay_selects(const struct ana_vm_replay *p, uint32_t image)
 }
 
 /* Every moment before upto, for each selected image with a state. */
-static int moments(struct ana_vm_replay *p, uint64_t upto)
+int ana_vm_replay_moments(struct ana_vm_replay *p, uint64_t upto)
 {
     uint64_t b;
     int rc;
@@ -43,28 +44,12 @@ static int moments(struct ana_vm_replay *p, uint64_t upto)
 
 int ana_vm_replay_event(void *arg, const struct fmt_event *ev)
 {
-    struct ana_vm_replay *p = arg;
-    int rc;
-
-    uint64_t b;
-
-    if (ev->ts_ns > p->until)
-        return 1;
-    if (!ana_filter_all_images(p->filter) && !ana_filter_image(p->filter, ev->image, ev->pid))
-        return 0;
-    /* Per event, only the questions: is a moment due, is it a mapping's? */
-    if (ana_ticks_due(&p->ticks, ev->ts_ns, &b) && (rc = moments(p, ev->ts_ns)))
-        return rc;
-    if (p->ops->before && (rc = p->ops->before(p->arg, ev)))
-        return rc;
-    if (ana_vm_kind_applies(ev->kind) && (rc = ana_vm_event(&p->vm, ev)))
-        return rc;
-    return p->ops->after ? p->ops->after(p->arg, ev) : 0;
+    return ana_vm_replay_event_inline(arg, ev);
 }
 
 int ana_vm_replay_finish(struct ana_vm_replay *p)
 {
-    int rc = moments(p, UINT64_MAX);
+    int rc = ana_vm_replay_moments(p, UINT64_MAX);
 
     return rc ? rc : ana_vm_finish(&p->vm);
 }

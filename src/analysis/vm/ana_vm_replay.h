@@ -6,9 +6,9 @@
  * the events up to and at it) and around each event. Every reader of
  * mappings replays them through it: vmem's commit lifetimes and totals
  * (ana_vm_window), frag's samples (ana_frag_scan), the timeline's
- * committed column and the HTML report's address-space map
- * (ana_timeline_compute_vm: the pass that feeds the heap model feeds it
- * too). docs/event-model.md. */
+ * committed column and the HTML report's address-space map (fed from the
+ * heap replay's pass, beside the heap model: ana_heap_replay_add_vm).
+ * docs/event-model.md. */
 #ifndef ANA_VM_REPLAY_H
 #define ANA_VM_REPLAY_H
 
@@ -45,6 +45,9 @@ struct ana_vm_replay {
     unsigned nr_intervals;           /* 0: none */
     /* The model. */
     struct ana_vm vm;
+    /* It replayed a mapping libc, ld.so or pthread_create made themselves
+     * (recorded by record --vm-precise). */
+    bool precise;
     struct ana_ticks ticks;
     const struct ana_vm_replay_ops *ops;
     void *arg;
@@ -56,6 +59,37 @@ bool ana_vm_replay_selects(const struct ana_vm_replay *p, uint32_t image);
 /* The scan callback (ana_scan_fn): arg is the replay. 1 after `until`, 0,
  * -ENOMEM or a consumer's result. */
 int ana_vm_replay_event(void *arg, const struct fmt_event *ev);
+
+/* The moments before upto (private: ana_vm_replay_event_inline's slow
+ * path). */
+int ana_vm_replay_moments(struct ana_vm_replay *p, uint64_t upto);
+
+/* ana_vm_replay_event(), inline for the heap replay's pass, which feeds
+ * it every event beside the heap model (ana_heap_replay_add_vm). */
+static inline int ana_vm_replay_event_inline(struct ana_vm_replay *p, const struct fmt_event *ev)
+{
+    uint64_t b;
+    int rc;
+
+    if (ev->ts_ns > p->until)
+        return 1;
+    if (!ana_filter_all_images(p->filter) && !ana_filter_image(p->filter, ev->image, ev->pid))
+        return 0;
+    /* Per event, only the questions: is a moment due, is it a mapping's? */
+    if (ana_ticks_due(&p->ticks, ev->ts_ns, &b) && (rc = ana_vm_replay_moments(p, ev->ts_ns)))
+        return rc;
+    if (p->ops->before && (rc = p->ops->before(p->arg, ev)))
+        return rc;
+    if (!ana_vm_kind_applies(ev->kind))
+        return p->ops->after ? p->ops->after(p->arg, ev) : 0;
+    if (ev->kind >= FMT_EV_MMAP && ev->kind <= FMT_EV_SBRK &&
+        (ev->origin == FMT_ORIGIN_LIBC || ev->origin == FMT_ORIGIN_LOADER ||
+         ev->origin == FMT_ORIGIN_THREAD))
+        p->precise = true;
+    if ((rc = ana_vm_event(&p->vm, ev)))
+        return rc;
+    return p->ops->after ? p->ops->after(p->arg, ev) : 0;
+}
 /* After the scan: the moments left, then every lifetime still open.
  * Returns 0, -ENOMEM or a consumer's result. */
 int ana_vm_replay_finish(struct ana_vm_replay *p);

@@ -5,12 +5,12 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "analysis/pictures/ana_svg.h"
-#include "analysis/vm/ana_frag.h"
+#include "analysis/html/ana_html_internal.h"
+#include "analysis/pictures/ana_frag_svg.h"
 #include "analysis/vm/ana_vm.h"
 #include "memscribe/trace.h"
 
-int ana_frag_html(struct fmt_reader *r, const struct ana_vm *vm, FILE *out)
+int ana_html_frag(struct fmt_reader *r, const struct ana_vm *vm, FILE *out)
 {
     uint32_t best = UINT32_MAX;
     char title[128];

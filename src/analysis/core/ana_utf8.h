@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* UTF-8 decoding for the escapers (XML, HTML, JSON): trace strings are
  * bytes, and only valid characters may reach a document. */
-#ifndef ANA_SVG_UTF8_H
-#define ANA_SVG_UTF8_H
+#ifndef ANA_UTF8_H
+#define ANA_UTF8_H
 
 #include <stddef.h>
 #include <stdint.h>

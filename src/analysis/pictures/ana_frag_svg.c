@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include "analysis/pictures/ana_frag_svg.h"
 #include "analysis/pictures/ana_svg.h"
 #include "analysis/vm/ana_frag.h"
 

@@ -7,14 +7,15 @@
 #include "analysis/core/ana_json.h"
 #include "analysis/core/ana_sample.h"
 #include "analysis/diff/ana_diff.h"
-#include "analysis/diff/ana_diff_html.h"
 #include "analysis/diff/ana_diff_site.h"
+#include "analysis/html/ana_html_base.h"
+#include "analysis/html/ana_html_internal.h"
 
 /* "base": the base run's summary, and its sites by function chain (leaf
  * first, one name per line: the key the page builds from its frames),
  * columnar: keys[] and v[] = [allocations, bytes, peak, leaked,
  * temporary] each. */
-int ana_diff_html_write(struct ana_json *j, const struct ana_html_base *b)
+int ana_html_base_write(struct ana_json *j, const struct ana_html_base *b)
 {
     struct ana_diff d;
     char *key = NULL;

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Memory of the analysis on a process tree (issue 40, item 10): a generated
+# C project of FILES files (default 330; `gcc -c` runs gcc, cc1 and as for
+# each: about 1,000 processes with make and its shells) is built under
+# `memscribe record`; then each analysis command's peak RSS on that trace is
+# set beside its peak RSS on a trace of the build's largest compile alone
+# (`gcc -c` of the biggest file: its cc1 is the tree's largest process).
+# Target: every ratio at most 2.
+#
+#   bash bench/tree_build.sh [-n FILES] [-j JOBS] [-k DIR] MEMSCRIBE
+#
+#   -k DIR  keep the project and both traces in DIR (default: a temporary
+#           folder, removed at the end)
+# Prints one line per command: name, RSS on the tree, RSS alone (MiB),
+# ratio, and the load average.
+set -euo pipefail
+
+usage() { sed -n '11,15p' "$0" | sed 's/^# \{0,1\}//'; }
+FILES=330
+JOBS=2
+KEEP=
+while [ $# -gt 1 ]; do
+    case $1 in
+    -n) FILES=$2; shift 2 ;;
+    -j) JOBS=$2; shift 2 ;;
+    -k) KEEP=$2; shift 2 ;;
+    *) break ;;
+    esac
+done
+case ${1:-} in
+'' | -h | --help) usage; [ -n "${1:-}" ]; exit $? ;;
+esac
+ms=$(realpath "$1")
+if [ -n "$KEEP" ]; then
+    work=$KEEP
+    mkdir -p "$work"
+else
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+fi
+
+# The project: file i has 10 + (i * 7) % 60 functions, each with a
+# switch, a loop and a string table, so cc1's work (and its heap) differs
+# from file to file; the last file is the biggest (120 functions).
+gen_file() {
+    local i=$1 n=$2 f
+    {
+        echo "#include <stdio.h>"
+        echo "#include <string.h>"
+        for ((f = 0; f < n; f++)); do
+            cat <<EOF
+static const char *names_${i}_${f}[] = {"a$f", "bb$f", "ccc$f", "dddd$f"};
+int fn_${i}_$f(int x, char *buf, unsigned len)
+{
+    int acc = 0;
+    for (unsigned k = 0; k < len; k++) {
+        switch ((x + (int)k) % 5) {
+        case 0: acc += buf[k] * $f; break;
+        case 1: acc ^= (int)strlen(names_${i}_${f}[k % 4]); break;
+        case 2: acc -= snprintf(buf, len, "%d-%s", acc, names_${i}_${f}[(k + 1) % 4]); break;
+        default: acc += x * (int)k;
+        }
+    }
+    return acc;
+}
+EOF
+        done
+    } >"$work/src/f$i.c"
+}
+mkdir -p "$work/src"
+last=$((FILES - 1))
+objs=()
+for ((i = 0; i < FILES; i++)); do
+    n=$((10 + (i * 7) % 60))
+    [ "$i" = "$last" ] && n=120
+    gen_file "$i" "$n"
+    objs+=("f$i.o")
+done
+{
+    echo "all: ${objs[*]}"
+    echo "%.o: %.c"
+    printf '\tgcc -O2 -c $< -o $@\n'
+} >"$work/src/Makefile"
+
+echo "tree_build: building $FILES files with make -j$JOBS under memscribe record" >&2
+(cd "$work/src" && "$ms" record -q -o "$work/tree.mscr" -- make -s -j"$JOBS" >/dev/null)
+rm -f "$work"/src/*.o
+(cd "$work/src" && "$ms" record -q -o "$work/alone.mscr" -- gcc -O2 -c "f$last.c" -o "f$last.o")
+nproc_tree=$("$ms" report --format=json "$work/tree.mscr" |
+    python3 -c 'import json,sys; print(len(json.load(sys.stdin)["processes"]))')
+echo "tree_build: $nproc_tree processes, trace $(du -h "$work/tree.mscr" | cut -f1)" >&2
+
+COMMANDS=(
+    "report|report @T"
+    "leaks|leaks @T"
+    "flamegraph|flamegraph @T -o @O"
+    "window|window --tree @T"
+    "timeline|timeline @T"
+    "html|html @T -o @O"
+    "export-pprof|export --to pprof @T -o @O"
+)
+
+# peak_mib ARGS...: one run's peak RSS in MiB.
+peak_mib() {
+    /usr/bin/time -f '%M' -o "$work/time" "$ms" "$@" >/dev/null 2>"$work/err" ||
+        { echo "tree_build.sh: memscribe $* failed: $(cat "$work/err")" >&2; exit 1; }
+    awk '{ printf "%.1f\n", $1 / 1024 }' "$work/time"
+}
+
+printf '%-14s %10s %10s %6s\n' command tree_MiB alone_MiB ratio
+for c in "${COMMANDS[@]}"; do
+    name=${c%%|*}
+    read -ra args <<<"${c#*|}"
+    tree_args=() alone_args=()
+    for a in "${args[@]}"; do
+        tree_args+=("${a//@T/$work/tree.mscr}")
+        alone_args+=("${a//@T/$work/alone.mscr}")
+    done
+    tree_args=("${tree_args[@]//@O/$work/out}")
+    alone_args=("${alone_args[@]//@O/$work/out}")
+    t=$(peak_mib "${tree_args[@]}")
+    a=$(peak_mib "${alone_args[@]}")
+    printf '%-14s %10s %10s %6.2f\n' "$name" "$t" "$a" "$(awk -v t="$t" -v a="$a" 'BEGIN { print t / a }')"
+done
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
