@@ -83,6 +83,9 @@ bool cli_ana_option(struct cli_ana *a, int c, const char *arg)
     case CLI_ANA_OPT_NO_DEFAULT_SUPP:
         a->supp.no_defaults = true;
         return true;
+    case CLI_ANA_OPT_BY_PROCESS:
+        a->by_process = true;
+        return true;
     case CLI_ANA_OPT_FRAMES:
         a->frames = (unsigned)cli_ana_number(a, "--frames", arg);
         a->frames_set = true;
@@ -435,6 +438,15 @@ void cli_ana_scan(struct cli_ana *a, uint64_t until_ns, ana_event_fn *fn, void *
         cli_ana_fail(a, rc);
 }
 
+void cli_ana_programs(struct cli_ana *a, struct ana_model_options *mo)
+{
+    if (ana_programs_make(&a->programs, a->r, &a->filter))
+        cli_die("%s: out of memory", a->cmd);
+    a->by_program = !a->by_process && ana_programs_merge(&a->programs);
+    if (a->by_program)
+        mo->programs = &a->programs;
+}
+
 int cli_ana_close(struct cli_ana *a)
 {
     int bad = fflush(stdout) || ferror(stdout);
@@ -447,6 +459,7 @@ int cli_ana_close(struct cli_ana *a)
     ana_stacks_destroy(a->stacks);
     fmt_reader_close(a->r);
     ana_filter_release(&a->filter);
+    ana_programs_release(&a->programs);
     cli_supp_release(&a->supp);
     free(a->list);
     if (bad)
