@@ -164,6 +164,12 @@ expect "--exe glob on the path" "$(jq -c '[.processes[].pid]' "$WORK/glob.json")
     "$(jq -c '[.processes[].pid]' "$WORK/exe.json")"
 "$MEMSCRIBE" leaks --format=json --top 0 --exe 'ana_*' "$WORK/seq.mscr" >"$WORK/leaks.json"
 expect "leaks --exe: bytes" "$(jq '[.stacks[].leaked_bytes] | add' "$WORK/leaks.json")" $((3 * MIB50))
+# leaks merges the program's processes too: one row of three blocks.
+"$MEMSCRIBE" leaks --format=json --top 0 "$WORK/seq.mscr" >"$WORK/leaks.json"
+expect "leaks: the hogs' row" "$(jq -c "[.stacks[] | select(.exe == \"$HOG\") | [.leaked_bytes, .leaked_blocks]]" \
+    "$WORK/leaks.json")" "[[$((3 * MIB50)),3]]"
+expect "leaks: the hogs' program" "$(jq -c ".programs[] | select(.exe == \"$HOG\") | [.processes, .leaked_bytes]" \
+    "$WORK/leaks.json")" "[3,$((3 * MIB50))]"
 rc=0
 "$MEMSCRIBE" report --exe no-such-program "$WORK/seq.mscr" >/dev/null 2>"$WORK/err" || rc=$?
 expect "--exe matching nothing: exit" "$rc" 1
