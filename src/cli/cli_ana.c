@@ -3,6 +3,7 @@
 #include "cli/cli_ana.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -445,6 +446,22 @@ void cli_ana_programs(struct cli_ana *a, struct ana_model_options *mo)
     a->by_program = !a->by_process && ana_programs_merge(&a->programs);
     if (a->by_program)
         mo->programs = &a->programs;
+}
+
+void cli_ana_program_label(const struct cli_ana *a, uint32_t k, char *buf, size_t size)
+{
+    const struct ana_program *pg = &a->programs.v[k];
+    char exe[256] = "(unknown)";
+    const char *base = exe;
+
+    if (pg->exe) {
+        ana_text_escape(exe, sizeof(exe), pg->exe, pg->exe_len);
+        base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+    }
+    if (pg->nr_images > 1)
+        snprintf(buf, size, "%s (%" PRIu32 " processes)", base, pg->nr_images);
+    else
+        snprintf(buf, size, "%s", base);
 }
 
 int cli_ana_close(struct cli_ana *a)

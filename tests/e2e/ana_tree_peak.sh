@@ -164,6 +164,9 @@ expect "--exe glob on the path" "$(jq -c '[.processes[].pid]' "$WORK/glob.json")
     "$(jq -c '[.processes[].pid]' "$WORK/exe.json")"
 "$MEMSCRIBE" leaks --format=json --top 0 --exe 'ana_*' "$WORK/seq.mscr" >"$WORK/leaks.json"
 expect "leaks --exe: bytes" "$(jq '[.stacks[].leaked_bytes] | add' "$WORK/leaks.json")" $((3 * MIB50))
+# The flame graph puts each program under a frame of its own.
+expect "flamegraph: the hogs' program" "$("$MEMSCRIBE" flamegraph --folded "$WORK/seq.mscr" |
+    grep '^ana_hog (3 processes);' | sed 's/;.*;/;...;/')" "ana_hog (3 processes);...;main $((3 * MIB50))"
 # leaks merges the program's processes too: one row of three blocks.
 "$MEMSCRIBE" leaks --format=json --top 0 "$WORK/seq.mscr" >"$WORK/leaks.json"
 expect "leaks: the hogs' row" "$(jq -c "[.stacks[] | select(.exe == \"$HOG\") | [.leaked_bytes, .leaked_blocks]]" \
