@@ -332,7 +332,7 @@ static int load_pdb(struct ana_sym *s, struct sym_module *m)
     const struct ana_sym_file *pe = m->found.dbg.pe_base   ? &m->found.dbg
                                     : m->found.bin.pe_base ? &m->found.bin
                                                            : NULL;
-    bool win_path = m->path[0] && m->path[1] == ':' && m->path[2] == '\\';
+    bool win_path = ana_sym_is_win_path(m->path);
     char *note = NULL;
 
     if ((!pe && !win_path) || (pe && !pe->pdb_name))
