@@ -3,6 +3,7 @@
 #include "cli/cli_ana.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -82,6 +83,9 @@ bool cli_ana_option(struct cli_ana *a, int c, const char *arg)
         return true;
     case CLI_ANA_OPT_NO_DEFAULT_SUPP:
         a->supp.no_defaults = true;
+        return true;
+    case CLI_ANA_OPT_BY_PROCESS:
+        a->by_process = true;
         return true;
     case CLI_ANA_OPT_FRAMES:
         a->frames = (unsigned)cli_ana_number(a, "--frames", arg);
@@ -428,6 +432,31 @@ void cli_ana_scan(struct cli_ana *a, uint64_t until_ns, ana_event_fn *fn, void *
         cli_ana_fail(a, rc);
 }
 
+void cli_ana_programs(struct cli_ana *a, struct ana_model_options *mo)
+{
+    if (ana_programs_make(&a->programs, a->r, &a->filter))
+        cli_die("%s: out of memory", a->cmd);
+    a->by_program = !a->by_process && ana_programs_merge(&a->programs);
+    if (a->by_program)
+        mo->programs = &a->programs;
+}
+
+void cli_ana_program_label(const struct cli_ana *a, uint32_t k, char *buf, size_t size)
+{
+    const struct ana_program *pg = &a->programs.v[k];
+    char exe[256] = "(unknown)";
+    const char *base = exe;
+
+    if (pg->exe) {
+        ana_text_escape(exe, sizeof(exe), pg->exe, pg->exe_len);
+        base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+    }
+    if (pg->nr_images > 1)
+        snprintf(buf, size, "%s (%" PRIu32 " processes)", base, pg->nr_images);
+    else
+        snprintf(buf, size, "%s", base);
+}
+
 int cli_ana_close(struct cli_ana *a)
 {
     int bad = fflush(stdout) || ferror(stdout);
@@ -441,6 +470,7 @@ int cli_ana_close(struct cli_ana *a)
     ana_stacks_destroy(a->stacks);
     fmt_reader_close(a->r);
     ana_filter_release(&a->filter);
+    ana_programs_release(&a->programs);
     cli_supp_release(&a->supp);
     free(a->list);
     if (bad)

@@ -39,6 +39,7 @@ enum {
     CLI_ANA_OPT_SUPPRESS,
     CLI_ANA_OPT_NO_DEFAULT_SUPP,
     CLI_ANA_OPT_EXE,
+    CLI_ANA_OPT_BY_PROCESS,
     CLI_ANA_OPT_FIRST_OWN, /* commands number their own options from here */
 };
 
@@ -54,6 +55,11 @@ enum {
     "  --suppress FILE rules 'leak:PATTERN' of leaks to list apart (repeatable)\n"                 \
     "  --no-default-suppressions\n"                                                                \
     "                  list libstdc++'s emergency pool and the like with the rest\n"
+
+/* For commands with the per-program view (CLI_TAKES_PROGRAMS). */
+#define CLI_ANA_PROGRAMS_USAGE                                                                     \
+    "  --by-process    one part per process; by default the processes of one\n"                    \
+    "                  executable are merged into one program (a build's cc1s)\n"
 
 /* For commands that print stacks (CLI_TAKES_FRAMES). */
 #define CLI_ANA_FRAMES_USAGE                                                                       \
@@ -79,6 +85,12 @@ struct cli_ana {
     uint64_t peak_ns;
     char **list; /* frames of the latest cli_ana_stack() */
     unsigned nr_list;
+    bool by_process; /* --by-process */
+    /* The images grouped by executable (cli_ana_programs); by_program: the
+     * per-program view is on (some executable ran in several selected
+     * processes, and no --by-process). */
+    struct ana_programs programs;
+    bool by_program;
 };
 
 void cli_ana_init(struct cli_ana *a, const char *cmd, unsigned default_top);
@@ -96,6 +108,15 @@ bool cli_ana_option(struct cli_ana *a, int c, const char *arg);
  * reader's message) and warns on stderr about an incomplete trace and
  * dropped events. */
 void cli_ana_open(struct cli_ana *a, int argc, char **argv, int optind_now);
+
+/* After cli_ana_open: group the selected images by executable into
+ * a->programs and decide a->by_program; when on, mo->programs is set for
+ * the model. Dies on failure. */
+void cli_ana_programs(struct cli_ana *a, struct ana_model_options *mo);
+
+/* Program k's short name (cli_ana_programs): its executable's last part,
+ * and how many processes ran it when more than one: "cc1 (36 processes)". */
+void cli_ana_program_label(const struct cli_ana *a, uint32_t k, char *buf, size_t size);
 
 /* The stack labeler, created on first use (dies on failure). */
 struct ana_stacks *cli_ana_stacks(struct cli_ana *a);

@@ -30,6 +30,7 @@ static const struct {
     {CLI_TAKES_FRAMES, {"frames", required_argument, NULL, CLI_ANA_OPT_FRAMES}},
     {CLI_TAKES_SUPP, {"suppress", required_argument, NULL, CLI_ANA_OPT_SUPPRESS}},
     {CLI_TAKES_SUPP, {"no-default-suppressions", no_argument, NULL, CLI_ANA_OPT_NO_DEFAULT_SUPP}},
+    {CLI_TAKES_PROGRAMS, {"by-process", no_argument, NULL, CLI_ANA_OPT_BY_PROCESS}},
 };
 #define NR_SHARED (sizeof(shared) / sizeof(shared[0]))
 

@@ -13,14 +13,15 @@
 
 /* The shared options a command takes (a bit set). */
 enum {
-    CLI_TAKES_FORMAT = 1u << 0, /* --format text|json|csv */
-    CLI_TAKES_TOP = 1u << 1,    /* --top N */
-    CLI_TAKES_PID = 1u << 2,    /* --pid LIST */
-    CLI_TAKES_THREAD = 1u << 3, /* --thread LIST */
-    CLI_TAKES_SYM = 1u << 4,    /* --debug-dir, --sysroot, --all-frames, --raw */
-    CLI_TAKES_OUTPUT = 1u << 5, /* -o, --output FILE (into a->output) */
-    CLI_TAKES_FRAMES = 1u << 6, /* --frames N: frames per printed stack */
-    CLI_TAKES_SUPP = 1u << 7,   /* --suppress FILE, --no-default-suppressions */
+    CLI_TAKES_FORMAT = 1u << 0,   /* --format text|json|csv */
+    CLI_TAKES_TOP = 1u << 1,      /* --top N */
+    CLI_TAKES_PID = 1u << 2,      /* --pid LIST */
+    CLI_TAKES_THREAD = 1u << 3,   /* --thread LIST */
+    CLI_TAKES_SYM = 1u << 4,      /* --debug-dir, --sysroot, --all-frames, --raw */
+    CLI_TAKES_OUTPUT = 1u << 5,   /* -o, --output FILE (into a->output) */
+    CLI_TAKES_FRAMES = 1u << 6,   /* --frames N: frames per printed stack */
+    CLI_TAKES_SUPP = 1u << 7,     /* --suppress FILE, --no-default-suppressions */
+    CLI_TAKES_PROGRAMS = 1u << 8, /* --by-process: no per-program view (cli_ana_programs) */
 };
 #define CLI_TAKES_ANALYSIS                                                                         \
     (CLI_TAKES_FORMAT | CLI_TAKES_TOP | CLI_TAKES_PID | CLI_TAKES_THREAD | CLI_TAKES_SYM)

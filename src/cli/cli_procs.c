@@ -18,7 +18,31 @@ static const struct ana_column cols[] = {
     {"peak", "peak", ANA_CELL_U64 | ANA_CELL_EST},
     {"leaked", "leaked", ANA_CELL_U64 | ANA_CELL_EST},
     {"executable", "exe", ANA_CELL_STR},
+    {"command", "command", ANA_CELL_STR},
 };
+
+/* A process's argv as the table shows it: the words escaped, one space
+ * between, cut at COMMAND_WIDTH characters with "..." (JSON gives every
+ * word: "argv"). git's children all run /usr/lib/git-core/git; their
+ * commands tell them apart. */
+#define COMMAND_WIDTH 60
+
+static void short_command(char *buf, size_t size, const struct fmt_image_info *ii)
+{
+    size_t n;
+
+    buf[0] = '\0';
+    if (!ii || !ii->argv_len)
+        return;
+    n = ana_text_escape_words(buf, size, ii->argv, ii->argv_len);
+    if (n > COMMAND_WIDTH && size > COMMAND_WIDTH) {
+        /* Cut on a character, not inside one (UTF-8 continuation bytes). */
+        size_t cut = COMMAND_WIDTH - 3;
+        while (cut && ((unsigned char)buf[cut] & 0xc0) == 0x80)
+            cut--;
+        memcpy(buf + cut, "...", 4);
+    }
+}
 
 void cli_procs_text(struct cli_ana *a, const struct ana_model *m, FILE *out)
 {
@@ -51,10 +75,57 @@ void cli_procs_text(struct cli_ana *a, const struct ana_model *m, FILE *out)
         if (ii && ii->exe)
             ana_text_escape(buf, sizeof(buf), ii->exe, ii->exe_len);
         rc = rc ? rc : ana_table_set_str(t, 6, buf);
+        short_command(buf, sizeof(buf), ii);
+        rc = rc ? rc : ana_table_set_str(t, 7, buf);
     }
     if (rc)
         cli_ana_fail(a, rc);
     fprintf(out, "\nprocesses (end: exit or exec; peak and leaked: heap bytes):\n");
+    if ((rc = ana_table_write_text_marked(t, out, "  ", " ",
+                                          ana_sample_mark(fmt_reader_sample_bytes(a->r)))))
+        cli_die("%s: writing the output: %s", a->cmd, strerror(-rc));
+    ana_table_destroy(t);
+}
+
+static const struct ana_column prog_cols[] = {
+    {"processes", "processes", ANA_CELL_U64},
+    {"peak", "peak", ANA_CELL_U64 | ANA_CELL_EST},
+    {"leaked", "leaked", ANA_CELL_U64 | ANA_CELL_EST},
+    {"allocs", "allocations", ANA_CELL_U64 | ANA_CELL_EST},
+    {"temp", "temporary", ANA_CELL_U64},
+    {"executable", "exe", ANA_CELL_STR},
+};
+
+void cli_programs_text(struct cli_ana *a, const struct ana_model *m, const uint32_t *order,
+                       uint32_t n, FILE *out)
+{
+    struct ana_table *t;
+    char buf[4 * 1024 + 1];
+    int rc;
+
+    if ((rc = ana_table_create(&t, prog_cols, sizeof(prog_cols) / sizeof(prog_cols[0]))))
+        cli_ana_fail(a, rc);
+    for (uint32_t i = 0; i < n && !rc; i++) {
+        const struct ana_program *pg = &a->programs.v[order[i]];
+        const struct ana_scope *s = ana_model_program(m, order[i]);
+        rc = ana_table_add_row(t);
+        rc = rc ? rc : ana_table_set_u64(t, 0, pg->nr_images);
+        rc = rc ? rc : ana_table_set_u64(t, 1, s->peak);
+        rc = rc ? rc : ana_table_set_u64(t, 2, s->heap);
+        rc = rc ? rc : ana_table_set_u64(t, 3, s->nr_allocs);
+        if (ana_sample_has_temporary(fmt_reader_sample_bytes(a->r)))
+            rc = rc ? rc : ana_table_set_u64(t, 4, s->nr_temporary);
+        else
+            rc = rc ? rc : ana_table_set_none(t, 4);
+        snprintf(buf, sizeof(buf), "(unknown)");
+        if (pg->exe)
+            ana_text_escape(buf, sizeof(buf), pg->exe, pg->exe_len);
+        rc = rc ? rc : ana_table_set_str(t, 5, buf);
+    }
+    if (rc)
+        cli_ana_fail(a, rc);
+    fprintf(out, "\nprograms (the processes of one executable; peak: the largest sum of their "
+                 "heaps at one moment):\n");
     if ((rc = ana_table_write_text_marked(t, out, "  ", " ",
                                           ana_sample_mark(fmt_reader_sample_bytes(a->r)))))
         cli_die("%s: writing the output: %s", a->cmd, strerror(-rc));
@@ -75,6 +146,15 @@ void cli_procs_json(struct cli_ana *a, const struct ana_model *m, struct ana_jso
         ana_json_begin_object(j);
         cli_ana_image_json(a, j, i);
         ana_json_kv_u64(j, "ppid", ii ? ii->ppid : 0);
+        /* Every word, escaped as every string of the document. */
+        ana_json_key(j, "argv");
+        ana_json_begin_array(j);
+        for (uint32_t k = 0, end; ii && k < ii->argv_len; k = end + 1) {
+            for (end = k; end < ii->argv_len && ii->argv[end]; end++)
+                ;
+            ana_json_strn(j, ii->argv + k, end - k);
+        }
+        ana_json_end_array(j);
         ana_json_kv_u64(j, "start_ns", ii && ii->has_start ? ii->start_ns : s->first_ns);
         ana_json_key(j, "end_ns");
         if (s->ended)

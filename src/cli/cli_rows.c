@@ -65,6 +65,67 @@ static void add(struct ana_site *to, const struct ana_site *s)
 /* row[f] while the first pass finds that f's row has more sites. */
 static const struct ana_site several;
 
+/* Rows of a program, or of the whole tree: each a copy, its peak the
+ * sites' shares at the program's (the tree's) peak. */
+static void make_grouped(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
+                         struct cli_rows *out)
+{
+    uint32_t n = ana_model_nr_sites(m), nr_rows = 0;
+    uint32_t *first = malloc(((size_t)n + 1) * sizeof(*first));
+    struct firsts fs = {0};
+
+    out->row = calloc((size_t)n + 1, sizeof(*out->row));
+    if (!first || !out->row)
+        cli_die("%s: out of memory", a->cmd);
+    ana_map_init(&fs.other, sizeof(uint32_t));
+    for (uint32_t id = 0; id < n; id++) {
+        const struct ana_site *s = ana_model_site(m, id);
+
+        first[id] = UINT32_MAX;
+        if (!s || (!s->nr_allocs && !s->live_blocks))
+            continue;
+        uint32_t group = by == CLI_ROWS_BY_ALL              ? 0
+                         : s->image < a->programs.nr_images ? a->programs.of_image[s->image]
+                                                            : UINT32_MAX;
+        first[id] = first_of(a, &fs, group, id);
+        nr_rows += first[id] == id;
+    }
+    free(fs.stack);
+    free(fs.image);
+    ana_map_release(&fs.other);
+    out->merged = calloc((size_t)nr_rows + 1, sizeof(*out->merged));
+    if (!out->merged)
+        cli_die("%s: out of memory", a->cmd);
+    nr_rows = 0;
+    for (uint32_t id = 0; id < n; id++)
+        if (first[id] == id) {
+            out->merged[nr_rows].image = ana_model_site(m, id)->image;
+            out->row[id] = &out->merged[nr_rows++];
+        }
+    for (uint32_t id = 0; id < n; id++) {
+        if (first[id] == UINT32_MAX)
+            continue;
+        struct ana_site *row = (struct ana_site *)out->row[first[id]];
+        const struct ana_site *s = ana_model_site(m, id);
+#define ADD(type, name) row->name += s->name;
+        ANA_SITE_COUNTERS(ADD)
+#undef ADD
+        row->peak_bytes +=
+            by == CLI_ROWS_BY_ALL ? s->peak_all_bytes : ana_model_site_program_peak(m, id);
+        row->peak_all_bytes += s->peak_all_bytes;
+    }
+    free(first);
+}
+
+void cli_rows_make_by(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
+                      struct cli_rows *out)
+{
+    if (by == CLI_ROWS_BY_IMAGE)
+        cli_rows_make(a, m, out);
+    else
+        make_grouped(a, m, by, out);
+}
+
 void cli_rows_make(struct cli_ana *a, const struct ana_model *m, struct cli_rows *out)
 {
     uint32_t n = ana_model_nr_sites(m), nr_merged = 0;

@@ -27,6 +27,15 @@ struct cli_rows {
     struct ana_site *merged;
 };
 void cli_rows_make(struct cli_ana *a, const struct ana_model *m, struct cli_rows *out);
+
+/* Rows of other groups than the image: the sites of one program (a->programs,
+ * the per-program view) or of the whole trace that read the same are one
+ * row, whose peak_bytes is its sites' live bytes at the program's peak
+ * (ana_model_site_program_peak) or at the tree's (peak_all_bytes). Every
+ * row is a copy (in merged); row->image is its first site's image. */
+enum cli_rows_by { CLI_ROWS_BY_IMAGE, CLI_ROWS_BY_PROGRAM, CLI_ROWS_BY_ALL };
+void cli_rows_make_by(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
+                      struct cli_rows *out);
 void cli_rows_release(struct cli_rows *r);
 
 #endif

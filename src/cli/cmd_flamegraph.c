@@ -57,9 +57,37 @@ static void usage(FILE *out)
                  "  --pid LIST      only these processes (comma-separated pids)\n"
                  "  --exe GLOB      only processes whose executable (name or path) matches\n"
                  "  --thread LIST   only blocks allocated by these threads (tids)\n"
-                 "  -h, --help      this text\n" CLI_SYM_USAGE
+                 "  -h, --help      this text\n" CLI_ANA_PROGRAMS_USAGE CLI_SYM_USAGE
                  "\nExit status: 0 ok, 1 unreadable trace or failed write, 2 usage error.\n"
                  "See docs/flamegraph.md.\n");
+}
+
+/* The graph of m's sites; in the per-program view, each under a frame of
+ * its program. */
+static int build(struct cli_ana *a, struct ana_tree *t, const struct ana_model *m,
+                 struct ana_stacks *st, int inverted, const uint8_t *keep)
+{
+    uint32_t *label_of, *root_of;
+    char name[300];
+    int rc = 0;
+
+    if (!a->by_program)
+        return ana_flame_build(t, m, st, inverted, keep);
+    label_of = calloc((size_t)a->programs.nr + 1, sizeof(*label_of));
+    root_of = calloc((size_t)a->programs.nr_images + 1, sizeof(*root_of));
+    if (!label_of || !root_of)
+        rc = -ENOMEM;
+    for (uint32_t k = 0; k < a->programs.nr && !rc; k++) {
+        cli_ana_program_label(a, k, name, sizeof(name));
+        rc = ana_stacks_intern(st, name, &label_of[k]);
+    }
+    for (uint32_t i = 0; i < a->programs.nr_images && !rc; i++)
+        root_of[i] = label_of[a->programs.of_image[i]];
+    if (!rc)
+        rc = ana_flame_build_rooted(t, m, st, inverted, keep, root_of, a->programs.nr_images);
+    free(label_of);
+    free(root_of);
+    return rc;
 }
 
 int cmd_flamegraph(int argc, char **argv)
@@ -73,8 +101,8 @@ int cmd_flamegraph(int argc, char **argv)
         {"diff", no_argument, NULL, OPT_DIFF},
         {NULL, 0, NULL, 0},
     };
-    struct cli_getopt g = {.takes =
-                               CLI_TAKES_PID | CLI_TAKES_THREAD | CLI_TAKES_SYM | CLI_TAKES_OUTPUT,
+    struct cli_getopt g = {.takes = CLI_TAKES_PID | CLI_TAKES_THREAD | CLI_TAKES_SYM |
+                                    CLI_TAKES_OUTPUT | CLI_TAKES_PROGRAMS,
                            .own = own,
                            .usage = usage};
     struct ana_flame_svg_options so = {.cost = ANA_FLAME_BYTES};
@@ -120,6 +148,11 @@ int cmd_flamegraph(int argc, char **argv)
 
     struct ana_model_options mo = {.filter = &a.filter};
     struct ana_model *m;
+    /* The per-program view: a frame per program under the root (not with
+     * --diff, whose base graph has none). */
+    a.by_process |= diff;
+    cli_ana_programs(&a, &mo);
+    mo.programs = NULL; /* the graph needs no program scopes */
     struct ana_scan_options sc;
     cli_ana_scan_options(&a, UINT64_MAX, &sc);
     if ((rc = ana_model_build(&m, a.r, &mo, &sc)))
@@ -135,7 +168,7 @@ int cmd_flamegraph(int argc, char **argv)
     if (kept < 0)
         cli_ana_fail(&a, (int)kept);
     if ((rc = ana_tree_init(&t, ANA_FLAME_NR_COSTS, 0)) ||
-        (rc = ana_flame_build(&t, m, st, so.inverted, keep)) ||
+        (rc = build(&a, &t, m, st, so.inverted, keep)) ||
         (rc = ana_flame_sort(&t, ana_flame_stacks_name, st)))
         cli_ana_fail(&a, rc);
 

@@ -38,7 +38,7 @@ static void usage(FILE *out)
                  "  --base B        compare with trace B: each summary number's change, and\n"
                  "                  per call site the change against B's site of the same\n"
                  "                  function chain (docs/diff.md)\n"
-                 "  -h, --help      this text\n" CLI_SYM_USAGE
+                 "  -h, --help      this text\n" CLI_ANA_PROGRAMS_USAGE CLI_SYM_USAGE
                  "\nExit status: 0 ok, 1 unreadable trace or failed write, 2 usage error.\n"
                  "See docs/html.md.\n");
 }
@@ -51,7 +51,7 @@ int cmd_html(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     struct cli_getopt g = {.takes = CLI_TAKES_TOP | CLI_TAKES_PID | CLI_TAKES_THREAD |
-                                    CLI_TAKES_SYM | CLI_TAKES_OUTPUT,
+                                    CLI_TAKES_SYM | CLI_TAKES_OUTPUT | CLI_TAKES_PROGRAMS,
                            .own = own,
                            .usage = usage};
     struct ana_html_options o = {0};
@@ -86,6 +86,12 @@ int cmd_html(int argc, char **argv)
     o.sym = cli_sym_options(&a.sym);
     o.nr_top = a.top;
     o.filter = &a.filter;
+    /* The per-program view, but not beside a base (whose rows are per
+     * process). */
+    struct ana_model_options mo = {0};
+    a.by_process |= base_path != NULL;
+    cli_ana_programs(&a, &mo);
+    o.programs = mo.programs;
     char *path_copy = strdup(a.path);
     if (!path_copy)
         cli_die("html: out of memory");

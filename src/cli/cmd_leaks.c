@@ -10,6 +10,7 @@
 #include "analysis/core/ana_attach.h"
 #include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_scan.h"
+#include "analysis/core/ana_text.h"
 #include "analysis/core/ana_time.h"
 #include "analysis/model/ana_model.h"
 #include "cli/cli.h"
@@ -30,12 +31,19 @@ static void usage(FILE *out)
                  "                  end, peak-10ms, ...\n"
                  "  --all           list every live block: serial, address, size, time, thread\n"
                  "  --top N         stacks (or blocks) to list (default 20; 0: all)\n" CLI_ANA_USAGE
-                     CLI_ANA_FRAMES_USAGE CLI_ANA_SUPP_USAGE
+                     CLI_ANA_FRAMES_USAGE CLI_ANA_SUPP_USAGE CLI_ANA_PROGRAMS_USAGE
                  "\nStacks are printed leaf first (the allocating function first).\n");
 }
 
 static const struct ana_column group_cols[] = {
     {"pid", "pid", ANA_CELL_U64},
+    {"bytes", "leaked_bytes", ANA_CELL_U64 | ANA_CELL_EST},
+    {"blocks", "leaked_blocks", ANA_CELL_U64 | ANA_CELL_EST},
+    {"stack", "stack", ANA_CELL_LIST},
+};
+/* The per-program view's rows: the processes of one executable merged. */
+static const struct ana_column program_cols[] = {
+    {"program", "exe", ANA_CELL_STR},
     {"bytes", "leaked_bytes", ANA_CELL_U64 | ANA_CELL_EST},
     {"blocks", "leaked_blocks", ANA_CELL_U64 | ANA_CELL_EST},
     {"stack", "stack", ANA_CELL_LIST},
@@ -76,7 +84,8 @@ static void parse(struct leaks *lk, int argc, char **argv)
         {"all", no_argument, NULL, OPT_ALL},
         {NULL, 0, NULL, 0},
     };
-    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS | CLI_TAKES_FRAMES | CLI_TAKES_SUPP,
+    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS | CLI_TAKES_FRAMES | CLI_TAKES_SUPP |
+                                    CLI_TAKES_PROGRAMS,
                            .own = own,
                            .usage = usage};
     int c;
@@ -138,19 +147,21 @@ static void stack_rows(struct leaks *lk)
     struct cli_ana *a = &lk->a;
     uint32_t *ids = malloc(((size_t)ana_model_nr_sites(lk->m) + 1) * sizeof(*ids));
     struct cli_rows rows;
+    const struct ana_column *cols = a->by_program ? program_cols : group_cols;
     uint32_t n = 0;
     unsigned nr;
+    char exe[4 * 1024 + 1];
 
     if (!ids)
         cli_die("leaks: out of memory");
-    cli_rows_make(a, lk->m, &rows);
+    cli_rows_make_by(a, lk->m, a->by_program ? CLI_ROWS_BY_PROGRAM : CLI_ROWS_BY_IMAGE, &rows);
     for (uint32_t id = 0; id < ana_model_nr_sites(lk->m); id++) {
         if (rows.row[id] && rows.row[id]->live_blocks > 0)
             ids[n++] = id;
     }
     qsort_r(ids, n, sizeof(*ids), by_bytes, rows.row);
-    if (ana_table_create(&lk->tab, group_cols, sizeof(group_cols) / sizeof(group_cols[0])) ||
-        ana_table_create(&lk->sup, group_cols, sizeof(group_cols) / sizeof(group_cols[0])))
+    if (ana_table_create(&lk->tab, cols, sizeof(group_cols) / sizeof(group_cols[0])) ||
+        ana_table_create(&lk->sup, cols, sizeof(group_cols) / sizeof(group_cols[0])))
         cli_die("leaks: out of memory");
     cli_supp_load(&a->supp, a);
     for (uint32_t i = 0, shown = 0; i < n; i++) {
@@ -159,7 +170,15 @@ static void stack_rows(struct leaks *lk)
         if (to == lk->tab && a->top && shown++ >= a->top)
             continue;
         ana_table_add_row(to);
-        ana_table_set_u64(to, 0, ana_model_image(lk->m, s->image)->pid);
+        if (a->by_program) {
+            const struct ana_program *pg = &a->programs.v[a->programs.of_image[s->image]];
+            snprintf(exe, sizeof(exe), "(unknown)");
+            if (pg->exe)
+                ana_text_escape(exe, sizeof(exe), pg->exe, pg->exe_len);
+            ana_table_set_str(to, 0, exe);
+        } else {
+            ana_table_set_u64(to, 0, ana_model_image(lk->m, s->image)->pid);
+        }
         ana_table_set_u64(to, 1, (uint64_t)s->live_bytes);
         ana_table_set_u64(to, 2, (uint64_t)s->live_blocks);
         const char *const *fr = cli_ana_stack(
@@ -178,13 +197,23 @@ static void write_text(struct leaks *lk, FILE *out)
     fprintf(out, "memscribe leaks: %s: live at %s%s\n", a->path,
             ana_time_format(lk->t, buf, sizeof(buf)),
             lk->at.base == ANA_TIME_END && !lk->at.offset_ns ? " (the end)" : "");
+    const char *e = ana_sample_mark(fmt_reader_sample_bytes(a->r)); /* estimates */
+    for (uint32_t k = 0; a->by_program && k < ana_model_nr_programs(lk->m); k++) {
+        const struct ana_scope *s = ana_model_program(lk->m, k);
+        const struct ana_program *pg = &a->programs.v[k];
+        if (!s->seen || pg->nr_images < 2)
+            continue;
+        snprintf(buf, sizeof(buf), "(unknown)");
+        if (pg->exe)
+            ana_text_escape(name, sizeof(name), pg->exe, pg->exe_len);
+        fprintf(out, "%s (%" PRIu32 " processes): %s%" PRIu64 " bytes in %s%" PRIu64 " blocks\n",
+                pg->exe ? name : buf, pg->nr_images, e, s->heap, e, s->live_blocks);
+    }
     for (uint32_t i = 0; i < ana_model_nr_images(lk->m); i++) {
         const struct ana_scope *s = ana_model_image(lk->m, i);
-        if (!s->seen)
+        if (!s->seen || (a->by_program && a->programs.v[a->programs.of_image[i]].nr_images > 1))
             continue;
         cli_ana_image_name(a, i, name, sizeof(name));
-        const char *e = ana_sample_mark(fmt_reader_sample_bytes(a->r)); /* estimates */
-
         fprintf(out, "%s: %s%" PRIu64 " bytes in %s%" PRIu64 " blocks\n", name, e, s->heap, e,
                 s->live_blocks);
         cli_heaps_leaks_text(a, &lk->heaps, i, out);
@@ -224,6 +253,27 @@ static void write_json(struct leaks *lk)
         ana_json_end_object(&j);
     }
     ana_json_end_array(&j);
+    if (a->by_program) {
+        ana_json_key(&j, "programs");
+        ana_json_begin_array(&j);
+        for (uint32_t k = 0; k < ana_model_nr_programs(lk->m); k++) {
+            const struct ana_scope *s = ana_model_program(lk->m, k);
+            const struct ana_program *pg = &a->programs.v[k];
+            if (!s->seen)
+                continue;
+            ana_json_begin_object(&j);
+            ana_json_key(&j, "exe");
+            if (pg->exe)
+                ana_json_strn(&j, pg->exe, pg->exe_len);
+            else
+                ana_json_null(&j);
+            ana_json_kv_u64(&j, "processes", pg->nr_images);
+            ana_json_kv_u64(&j, "leaked_bytes", s->heap);
+            ana_json_kv_u64(&j, "leaked_blocks", s->live_blocks);
+            ana_json_end_object(&j);
+        }
+        ana_json_end_array(&j);
+    }
     ana_json_key(&j, lk->all ? "blocks" : "stacks");
     ana_table_write_json(lk->tab, &j);
     if (lk->sup) {
@@ -242,6 +292,8 @@ int cmd_leaks(int argc, char **argv)
     parse(&lk, argc, argv);
     lk.t = cli_ana_time(&lk.a, "--at", &lk.at);
     struct ana_model_options mo = {.filter = &lk.a.filter, .keep_blocks = lk.all};
+    if (!lk.all)
+        cli_ana_programs(&lk.a, &mo);
     lk.m = cli_ana_model(&lk.a, &mo, lk.t);
     cli_heaps_load(&lk.a, &lk.heaps, lk.t);
     if (lk.all)

@@ -22,6 +22,7 @@
 #include "cli/cli_heaps.h"
 #include "cli/cli_procs.h"
 #include "cli/cli_rows.h"
+#include "cli/cli_view.h"
 #include "util/util_sort.h"
 
 /* Frames shown per call site in text; JSON and CSV get them all. */
@@ -84,72 +85,22 @@ struct report {
     struct cli_ana a;
     struct ana_model *m;
     uint64_t temp_threshold;
-    uint32_t *ids;        /* scratch: site ids of one image */
-    struct cli_rows rows; /* the model's sites merged into rows (cli_rows.h) */
-    bool *suppressed;     /* per row: leaks listed apart (cli_supp.h) */
-    bool loose;           /* --temporary-threshold given: the loose rule */
-    /* Site ids by image, ascending within each: image i's are
-     * by_image[image_start[i] .. image_start[i + 1]). Each table reads its
-     * image's sites only, not every site of the trace once per image. */
-    uint32_t *by_image;
-    uint32_t *image_start;
+    uint32_t *ids; /* scratch: row ids of one group */
+    bool loose;    /* --temporary-threshold given: the loose rule */
+    /* The rows by process; with the per-program view (a.by_program) also
+     * by program and all in one (cli_view.h). */
+    struct cli_view procs, progs, all;
     struct ana_heaps heaps; /* a trace with pools: each heap's numbers (cli_heaps.h) */
 };
 
-static void index_images(struct report *rp)
-{
-    uint32_t nr = ana_model_nr_images(rp->m), nr_sites = ana_model_nr_sites(rp->m);
-    uint32_t *next;
-
-    rp->image_start = calloc((size_t)nr + 2, sizeof(*rp->image_start));
-    rp->by_image = malloc(((size_t)nr_sites + 1) * sizeof(*rp->by_image));
-    next = malloc(((size_t)nr + 1) * sizeof(*next));
-    if (!rp->image_start || !rp->by_image || !next)
-        cli_die("report: out of memory");
-    for (uint32_t id = 0; id < nr_sites; id++)
-        if (rp->rows.row[id] && rp->rows.row[id]->image < nr)
-            rp->image_start[rp->rows.row[id]->image + 1]++;
-    for (uint32_t i = 0; i < nr; i++) {
-        rp->image_start[i + 1] += rp->image_start[i];
-        next[i] = rp->image_start[i];
-    }
-    for (uint32_t id = 0; id < nr_sites; id++)
-        if (rp->rows.row[id] && rp->rows.row[id]->image < nr)
-            rp->by_image[next[rp->rows.row[id]->image]++] = id;
-    free(next);
-}
-
-/* The site ids of image (UINT32_MAX: all images, by_image in full). */
-static const uint32_t *image_sites(const struct report *rp, uint32_t image, uint32_t *n)
-{
-    uint32_t nr = ana_model_nr_images(rp->m);
-
-    if (image >= nr) {
-        *n = rp->image_start[nr];
-        return rp->by_image;
-    }
-    *n = rp->image_start[image + 1] - rp->image_start[image];
-    return rp->by_image + rp->image_start[image];
-}
-
-/* Leaked bytes and blocks of image (UINT32_MAX: all) that suppressions
- * list apart. */
-static void suppressed_leaks(const struct report *rp, uint32_t image, uint64_t *bytes,
-                             uint64_t *blocks)
-{
-    uint32_t nr;
-    const uint32_t *ids = image_sites(rp, image, &nr);
-
-    *bytes = *blocks = 0;
-    for (uint32_t k = 0; k < nr; k++) {
-        uint32_t id = ids[k];
-        const struct ana_site *s = rp->rows.row[id];
-        if (rp->suppressed[id] && s->live_bytes > 0) {
-            *bytes += (uint64_t)s->live_bytes;
-            *blocks += (uint64_t)s->live_blocks;
-        }
-    }
-}
+/* A part of the report: a scope and the rows of its tables (group of
+ * view). total: the all-processes scope. */
+struct part {
+    const struct ana_scope *s;
+    const struct cli_view *v;
+    uint32_t group;
+    bool total;
+};
 
 static uint64_t rank_value(const struct ana_site *s, enum rank r)
 {
@@ -182,28 +133,28 @@ static int by_rank(const void *x, const void *y, void *arg)
     return (a > b) - (a < b);
 }
 
-/* The sites of image with a non-zero value by rank r, in rp->ids: their
+/* The rows of part p with a non-zero value by rank r, in rp->ids: their
  * number, the first `first` of them sorted (0: all). */
-static uint32_t ranked(struct report *rp, uint32_t image, enum rank r, uint32_t first)
+static uint32_t ranked(struct report *rp, const struct part *p, enum rank r, uint32_t first)
 {
     uint32_t n = 0, nr;
-    const uint32_t *ids = image_sites(rp, image, &nr);
+    const uint32_t *ids = cli_view_group(p->v, p->group, &nr);
 
     for (uint32_t k = 0; k < nr; k++) {
         uint32_t id = ids[k];
-        const struct ana_site *s = rp->rows.row[id];
-        if (rank_value(s, r) && !(r == BY_LEAKED && rp->suppressed[id]))
+        const struct ana_site *s = p->v->rows.row[id];
+        if (rank_value(s, r) && !(r == BY_LEAKED && p->v->suppressed[id]))
             rp->ids[n++] = id;
     }
-    struct rank_ctx ctx = {rp->rows.row, r};
+    struct rank_ctx ctx = {p->v->rows.row, r};
     util_sort_first(rp->ids, n, sizeof(*rp->ids), first, by_rank, &ctx);
     return n;
 }
 
-static void site_row(struct report *rp, struct ana_table *t, uint32_t id, unsigned first_col,
-                     unsigned max_frames)
+static void site_row(struct report *rp, const struct cli_view *v, struct ana_table *t, uint32_t id,
+                     unsigned first_col, unsigned max_frames)
 {
-    const struct ana_site *s = rp->rows.row[id];
+    const struct ana_site *s = v->rows.row[id];
     unsigned nr;
 
     ana_table_add_row(t);
@@ -227,17 +178,18 @@ static bool rank_shown(const struct report *rp, enum rank r)
     return r != BY_TEMPORARY || ana_sample_has_temporary(fmt_reader_sample_bytes(rp->a.r));
 }
 
-static struct ana_table *rank_table(struct report *rp, uint32_t image, enum rank r, unsigned max)
+static struct ana_table *rank_table(struct report *rp, const struct part *p, enum rank r,
+                                    unsigned max)
 {
     struct ana_table *t;
-    uint32_t n = ranked(rp, image, r, rp->a.top);
+    uint32_t n = ranked(rp, p, r, rp->a.top);
 
     if (ana_table_create(&t, site_cols, sizeof(site_cols) / sizeof(site_cols[0])))
         cli_die("report: out of memory");
     if (rp->a.top && n > rp->a.top)
         n = rp->a.top;
     for (uint32_t i = 0; i < n; i++)
-        site_row(rp, t, rp->ids[i], 0, max);
+        site_row(rp, p->v, t, rp->ids[i], 0, max);
     return t;
 }
 
@@ -314,16 +266,17 @@ static unsigned scope_notes(struct report *rp, const struct ana_scope *s,
     return n;
 }
 
-/* Whether scope s (an image, or all of them) ended in the trace: what it
- * held at the end is leaked; else (an attach, a trace cut short) it is
- * only live at the end. */
-static bool scope_ended(const struct report *rp, const struct ana_scope *s)
+/* Whether part p (an image, a program, or all of them) ended in the
+ * trace: what it held at the end is leaked; else (an attach, a trace cut
+ * short) it is only live at the end. */
+static bool part_ended(const struct report *rp, const struct part *p)
 {
-    return s->image == UINT32_MAX ? ana_model_all_ended(rp->m) : s->ended;
+    return p->total ? ana_model_all_ended(rp->m) : p->s->ended;
 }
 
-static void text_scope(struct report *rp, FILE *out, const struct ana_scope *s, const char *name)
+static void text_scope(struct report *rp, FILE *out, const struct part *p, const char *name)
 {
+    const struct ana_scope *s = p->s;
     const char *notes[NR_NOTES];
     unsigned nr_notes = scope_notes(rp, s, notes);
     char t1[64], b1[64], b2[64];
@@ -348,10 +301,10 @@ static void text_scope(struct report *rp, FILE *out, const struct ana_scope *s, 
             ana_time_format(s->peak_ns, t1, sizeof(t1)),
             *e ? " (sampled: not an unbiased estimate of the peak)" : "");
     fprintf(out, "  %-20s%s%" PRIu64 " bytes (%s%s) in %s%" PRIu64 " blocks\n",
-            scope_ended(rp, s) ? "leaked:" : "live at the end:", e, s->heap, e,
+            part_ended(rp, p) ? "leaked:" : "live at the end:", e, s->heap, e,
             ana_bytes_format(s->heap, b1, sizeof(b1)), e, s->live_blocks);
     uint64_t sb, sn;
-    suppressed_leaks(rp, s->image, &sb, &sn);
+    cli_view_suppressed(p->v, p->group, &sb, &sn);
     if (sb)
         fprintf(out,
                 "  of which apart:     %s%" PRIu64 " bytes in %s%" PRIu64
@@ -381,14 +334,15 @@ static void text_scope(struct report *rp, FILE *out, const struct ana_scope *s, 
         fprintf(out, "  note: %s\n", notes[i]);
 }
 
-static void json_scope(struct report *rp, struct ana_json *j, const struct ana_scope *s)
+static void json_scope(struct report *rp, struct ana_json *j, const struct part *p)
 {
+    const struct ana_scope *s = p->s;
     ana_json_kv_u64(j, "run_time_ns", run_time(rp, s));
     ana_json_kv_u64(j, "first_ns", s->first_ns);
     ana_json_kv_u64(j, "last_ns", s->last_ns);
     ana_scope_write_json(j, s, fmt_reader_sample_bytes(rp->a.r));
     uint64_t sb, sn;
-    suppressed_leaks(rp, s->image, &sb, &sn);
+    cli_view_suppressed(p->v, p->group, &sb, &sn);
     ana_json_kv_u64(j, "suppressed_leaked_bytes", sb);
     ana_json_kv_u64(j, "suppressed_leaked_blocks", sn);
     const char *notes[NR_NOTES];
@@ -400,10 +354,11 @@ static void json_scope(struct report *rp, struct ana_json *j, const struct ana_s
     ana_json_end_array(j);
 }
 
-static void write_text(struct report *rp, FILE *out)
+/* The head of the text: the trace, its command and its notes. */
+static void text_head(struct report *rp, FILE *out)
 {
     const struct fmt_trace_info *info = fmt_reader_info(rp->a.r);
-    char name[256];
+    char note[256];
 
     fprintf(out, "memscribe report: %s\n", rp->a.path);
     if (info->command_len) {
@@ -421,46 +376,194 @@ static void write_text(struct report *rp, FILE *out)
     }
     if (fmt_reader_incomplete(rp->a.r))
         fprintf(out, "note: the trace is incomplete; these numbers cover what it holds\n");
-    if (fmt_reader_sample_bytes(rp->a.r)) {
-        char note[256];
-
+    if (fmt_reader_sample_bytes(rp->a.r))
         fprintf(out, "note: %s\n",
                 ana_sample_note(note, sizeof(note), fmt_reader_sample_bytes(rp->a.r)));
-    }
-    if (fmt_reader_info(rp->a.r)->attached_pid) {
-        char note[256];
+    if (info->attached_pid)
+        fprintf(out, "note: %s\n", ana_attach_note(note, sizeof(note), info->attached_pid));
+}
 
-        fprintf(out, "note: %s\n",
-                ana_attach_note(note, sizeof(note), fmt_reader_info(rp->a.r)->attached_pid));
+/* A part's numbers and its tables of call sites; image: its heaps' lines
+ * (UINT32_MAX: none). */
+static void text_part(struct report *rp, FILE *out, const struct part *p, const char *name,
+                      uint32_t image)
+{
+    fputc('\n', out);
+    text_scope(rp, out, p, name);
+    if (image != UINT32_MAX)
+        cli_heaps_text(&rp->a, &rp->heaps, image, out);
+    for (enum rank r = 0; r < NR_RANKS; r++) {
+        if (!rank_shown(rp, r))
+            continue;
+        struct ana_table *t = rank_table(rp, p, r, CLI_ANA_TEXT_FRAMES);
+        if (ana_table_nr_rows(t)) {
+            fprintf(out, "\n  %s:\n",
+                    r == BY_LEAKED && !part_ended(rp, p) ? "top call sites by bytes live at the end"
+                                                         : rank_title[r]);
+            cli_ana_table(&rp->a, t, out, "    ", true);
+        }
+        ana_table_destroy(t);
     }
+}
+
+/* The per-process view: a part per process, the tree's sum last. */
+static void text_by_process(struct report *rp, FILE *out)
+{
+    char name[256];
+
     cli_procs_text(&rp->a, rp->m, out);
     for (uint32_t i = 0; i < ana_model_nr_images(rp->m); i++) {
-        const struct ana_scope *s = ana_model_image(rp->m, i);
-        if (!s->seen)
+        struct part p = {ana_model_image(rp->m, i), &rp->procs, i, false};
+        if (!p.s->seen)
             continue;
         cli_ana_image_name(&rp->a, i, name, sizeof(name));
-        fputc('\n', out);
-        text_scope(rp, out, s, name);
-        cli_heaps_text(&rp->a, &rp->heaps, i, out);
-        for (enum rank r = 0; r < NR_RANKS; r++) {
-            if (!rank_shown(rp, r))
-                continue;
-            struct ana_table *t = rank_table(rp, i, r, CLI_ANA_TEXT_FRAMES);
-            if (ana_table_nr_rows(t)) {
-                fprintf(out, "\n  %s:\n",
-                        r == BY_LEAKED && !s->ended ? "top call sites by bytes live at the end"
-                                                    : rank_title[r]);
-                cli_ana_table(&rp->a, t, out, "    ", true);
-            }
-            ana_table_destroy(t);
-        }
+        text_part(rp, out, &p, name, i);
     }
     if (!ana_model_nr_seen(rp->m))
         fprintf(out, "\nno events of the selected processes (--pid)\n");
     if (ana_model_nr_seen(rp->m) > 1) {
+        struct part p = {ana_model_total(rp->m), &rp->procs, UINT32_MAX, true};
         fputc('\n', out);
-        text_scope(rp, out, ana_model_total(rp->m), "all processes");
+        text_scope(rp, out, &p, "all processes");
     }
+}
+
+/* Programs by peak, largest first (then in order of their first image). */
+static int by_program_peak(const void *x, const void *y, void *arg)
+{
+    const struct ana_model *m = arg;
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    uint64_t va = ana_model_program(m, a)->peak, vb = ana_model_program(m, b)->peak;
+
+    if (va != vb)
+        return va < vb ? 1 : -1;
+    return (a > b) - (a < b);
+}
+
+/* The programs seen, largest peak first, in rp->ids; their number. */
+static uint32_t programs_ranked(struct report *rp)
+{
+    uint32_t n = 0;
+
+    for (uint32_t k = 0; k < ana_model_nr_programs(rp->m); k++)
+        if (ana_model_program(rp->m, k)->seen)
+            rp->ids[n++] = k;
+    util_sort_first(rp->ids, n, sizeof(*rp->ids), 0, by_program_peak, rp->m);
+    return n;
+}
+
+/* A program's part: the program's scope, or its one process's. */
+static struct part program_part(const struct report *rp, uint32_t k)
+{
+    const struct ana_program *pg = &rp->a.programs.v[k];
+
+    return (struct part){pg->nr_images > 1 ? ana_model_program(rp->m, k)
+                                           : ana_model_image(rp->m, pg->first_image),
+                         &rp->progs, k, false};
+}
+
+/* A program's name: its executable and how many processes ran it, or its
+ * one process's name. */
+static void program_name(struct report *rp, uint32_t k, char *buf, size_t size)
+{
+    const struct ana_program *pg = &rp->a.programs.v[k];
+    char exe[200] = "(unknown executable)";
+
+    if (pg->nr_images <= 1) {
+        cli_ana_image_name(&rp->a, pg->first_image, buf, size);
+        return;
+    }
+    if (pg->exe)
+        ana_text_escape(exe, sizeof(exe), pg->exe, pg->exe_len);
+    snprintf(buf, size, "%s (%" PRIu32 " processes)", exe, pg->nr_images);
+}
+
+/* The per-program view (docs/report.md, "Process trees"): the tree's sum
+ * and its call sites first, the programs by peak, a part per program (its
+ * processes merged), the process table last. */
+static void text_by_program(struct report *rp, FILE *out)
+{
+    struct part all = {ana_model_total(rp->m), &rp->all, 0, true};
+    uint32_t n = programs_ranked(rp);
+    uint32_t *order = malloc(((size_t)n + 1) * sizeof(*order));
+    char name[256];
+
+    if (!order)
+        cli_die("report: out of memory");
+    memcpy(order, rp->ids, (size_t)n * sizeof(*order));
+    text_part(rp, out, &all, "all processes", UINT32_MAX);
+    cli_programs_text(&rp->a, rp->m, order, n, out);
+    for (uint32_t i = 0; i < n; i++) {
+        struct part p = program_part(rp, order[i]);
+        const struct ana_program *pg = &rp->a.programs.v[order[i]];
+        program_name(rp, order[i], name, sizeof(name));
+        text_part(rp, out, &p, name, pg->nr_images > 1 ? UINT32_MAX : pg->first_image);
+    }
+    free(order);
+    cli_procs_text(&rp->a, rp->m, out);
+}
+
+static void write_text(struct report *rp, FILE *out)
+{
+    text_head(rp, out);
+    if (rp->a.by_program)
+        text_by_program(rp, out);
+    else
+        text_by_process(rp, out);
+}
+
+/* The "top" object of a part: its tables by each rank. */
+static void json_top(struct report *rp, struct ana_json *j, const struct part *p)
+{
+    ana_json_key(j, "top");
+    ana_json_begin_object(j);
+    for (enum rank r = 0; r < NR_RANKS; r++) {
+        ana_json_key(j, rank_key[r]);
+        if (!rank_shown(rp, r)) {
+            ana_json_null(j);
+            continue;
+        }
+        struct ana_table *t = rank_table(rp, p, r, 0);
+        ana_table_write_json(t, j);
+        ana_table_destroy(t);
+    }
+    ana_json_end_object(j);
+}
+
+/* "programs": each program of the per-program view, largest peak first. */
+static void json_programs(struct report *rp, struct ana_json *j)
+{
+    uint32_t n = programs_ranked(rp);
+    uint32_t *order = malloc(((size_t)n + 1) * sizeof(*order));
+
+    if (!order)
+        cli_die("report: out of memory");
+    memcpy(order, rp->ids, (size_t)n * sizeof(*order));
+    ana_json_key(j, "programs");
+    ana_json_begin_array(j);
+    for (uint32_t i = 0; i < n; i++) {
+        const struct ana_program *pg = &rp->a.programs.v[order[i]];
+        struct part p = program_part(rp, order[i]);
+        ana_json_begin_object(j);
+        ana_json_key(j, "exe");
+        if (pg->exe)
+            ana_json_strn(j, pg->exe, pg->exe_len);
+        else
+            ana_json_null(j);
+        ana_json_kv_u64(j, "processes", pg->nr_images);
+        ana_json_key(j, "images");
+        ana_json_begin_array(j);
+        for (uint32_t k = 0; k < rp->a.programs.nr_images; k++)
+            if (rp->a.programs.of_image[k] == order[i] && ana_model_image(rp->m, k) &&
+                ana_model_image(rp->m, k)->seen)
+                ana_json_u64(j, k);
+        ana_json_end_array(j);
+        json_scope(rp, j, &p);
+        json_top(rp, j, &p);
+        ana_json_end_object(j);
+    }
+    ana_json_end_array(j);
+    free(order);
 }
 
 static void write_json(struct report *rp, FILE *out)
@@ -480,32 +583,29 @@ static void write_json(struct report *rp, FILE *out)
     ana_json_key(&j, "processes");
     ana_json_begin_array(&j);
     for (uint32_t i = 0; i < ana_model_nr_images(rp->m); i++) {
-        const struct ana_scope *s = ana_model_image(rp->m, i);
-        if (!s->seen)
+        struct part p = {ana_model_image(rp->m, i), &rp->procs, i, false};
+        if (!p.s->seen)
             continue;
         ana_json_begin_object(&j);
         cli_ana_image_json(&rp->a, &j, i);
-        json_scope(rp, &j, s);
+        json_scope(rp, &j, &p);
         cli_heaps_json(&rp->a, &rp->heaps, i, &j);
-        ana_json_key(&j, "top");
-        ana_json_begin_object(&j);
-        for (enum rank r = 0; r < NR_RANKS; r++) {
-            ana_json_key(&j, rank_key[r]);
-            if (!rank_shown(rp, r)) {
-                ana_json_null(&j);
-                continue;
-            }
-            struct ana_table *t = rank_table(rp, i, r, 0);
-            ana_table_write_json(t, &j);
-            ana_table_destroy(t);
-        }
-        ana_json_end_object(&j);
+        json_top(rp, &j, &p);
         ana_json_end_object(&j);
     }
     ana_json_end_array(&j);
+    if (rp->a.by_program)
+        json_programs(rp, &j);
     ana_json_key(&j, "total");
     ana_json_begin_object(&j);
-    json_scope(rp, &j, ana_model_total(rp->m));
+    if (rp->a.by_program) {
+        struct part all = {ana_model_total(rp->m), &rp->all, 0, true};
+        json_scope(rp, &j, &all);
+        json_top(rp, &j, &all);
+    } else {
+        struct part all = {ana_model_total(rp->m), &rp->procs, UINT32_MAX, true};
+        json_scope(rp, &j, &all);
+    }
     ana_json_end_object(&j);
     ana_json_end_object(&j);
     if (ana_json_finish(&j))
@@ -519,22 +619,22 @@ static void write_csv(struct report *rp, FILE *out)
     if (ana_table_create(&t, csv_cols, sizeof(csv_cols) / sizeof(csv_cols[0])))
         cli_die("report: out of memory");
     for (uint32_t i = 0; i < ana_model_nr_images(rp->m); i++) {
-        const struct ana_scope *s = ana_model_image(rp->m, i);
-        if (!s->seen)
+        struct part p = {ana_model_image(rp->m, i), &rp->procs, i, false};
+        if (!p.s->seen)
             continue;
-        uint32_t n = ranked(rp, i, BY_PEAK, rp->a.top), nr;
-        const uint32_t *ids = image_sites(rp, i, &nr);
+        uint32_t n = ranked(rp, &p, BY_PEAK, rp->a.top), nr;
+        const uint32_t *ids = cli_view_group(&rp->procs, i, &nr);
         /* Sites with no peak share but allocations still belong in it. */
         for (uint32_t k = 0; k < nr; k++) {
-            const struct ana_site *st = rp->rows.row[ids[k]];
+            const struct ana_site *st = rp->procs.rows.row[ids[k]];
             if (!st->peak_bytes && st->nr_allocs)
                 rp->ids[n++] = ids[k];
         }
         if (rp->a.top && n > rp->a.top)
             n = rp->a.top;
         for (uint32_t k = 0; k < n; k++) {
-            site_row(rp, t, rp->ids[k], 3, 0);
-            ana_table_set_u64(t, 0, s->pid);
+            site_row(rp, &rp->procs, t, rp->ids[k], 3, 0);
+            ana_table_set_u64(t, 0, p.s->pid);
             ana_table_set_u64(t, 1, i);
             ana_table_set_u64(t, 2, rp->ids[k]);
         }
@@ -549,7 +649,8 @@ int cmd_report(int argc, char **argv)
         {"temporary-threshold", required_argument, NULL, OPT_TEMP_THRESHOLD},
         {NULL, 0, NULL, 0},
     };
-    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS | CLI_TAKES_FRAMES | CLI_TAKES_SUPP,
+    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS | CLI_TAKES_FRAMES | CLI_TAKES_SUPP |
+                                    CLI_TAKES_PROGRAMS,
                            .own = own,
                            .usage = usage};
     struct report rp = {0};
@@ -569,20 +670,21 @@ int cmd_report(int argc, char **argv)
     struct ana_model_options mo = {.filter = &rp.a.filter,
                                    .loose_temporary = rp.loose,
                                    .temporary_threshold = rp.temp_threshold};
+    cli_ana_programs(&rp.a, &mo);
     rp.m = cli_ana_model(&rp.a, &mo, UINT64_MAX);
     cli_heaps_load(&rp.a, &rp.heaps, UINT64_MAX);
-    rp.ids = malloc(((size_t)ana_model_nr_sites(rp.m) + 1) * sizeof(*rp.ids));
+    rp.ids = malloc(((size_t)ana_model_nr_sites(rp.m) + ana_model_nr_programs(rp.m) + 1) *
+                    sizeof(*rp.ids));
     if (!rp.ids)
         cli_die("report: out of memory");
-    cli_rows_make(&rp.a, rp.m, &rp.rows);
-    index_images(&rp);
-    rp.suppressed = calloc((size_t)ana_model_nr_sites(rp.m) + 1, sizeof(*rp.suppressed));
-    if (!rp.suppressed)
-        cli_die("report: out of memory");
     cli_supp_load(&rp.a.supp, &rp.a);
-    for (uint32_t id = 0; id < ana_model_nr_sites(rp.m); id++)
-        if (rp.rows.row[id] && rp.rows.row[id]->live_blocks > 0)
-            rp.suppressed[id] = cli_supp_match(&rp.a.supp, &rp.a, id) != NULL;
+    /* The text of the per-program view reads no table by process. */
+    if (!rp.a.by_program || rp.a.format != CLI_FMT_TEXT)
+        cli_view_make(&rp.a, rp.m, CLI_ROWS_BY_IMAGE, &rp.procs);
+    if (rp.a.by_program) {
+        cli_view_make(&rp.a, rp.m, CLI_ROWS_BY_PROGRAM, &rp.progs);
+        cli_view_make(&rp.a, rp.m, CLI_ROWS_BY_ALL, &rp.all);
+    }
 
     if (rp.a.format == CLI_FMT_JSON)
         write_json(&rp, stdout);
@@ -591,10 +693,9 @@ int cmd_report(int argc, char **argv)
     else
         write_text(&rp, stdout);
     free(rp.ids);
-    cli_rows_release(&rp.rows);
-    free(rp.suppressed);
-    free(rp.by_image);
-    free(rp.image_start);
+    cli_view_release(&rp.procs);
+    cli_view_release(&rp.progs);
+    cli_view_release(&rp.all);
     ana_heaps_release(&rp.heaps);
     ana_model_destroy(rp.m);
     return cli_ana_close(&rp.a);

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Per-process reports (WPA's Process column) on a forking program: report,
 # leaks, tree and window give one section (or node, or pid column) per
-# process, --pid keeps one, and the all-processes total adds them up.
+# process (--by-process: one executable, two processes), --pid keeps one,
+# and the all-processes total adds them up.
 # tests/programs/ana_procs.c states the numbers. Needs MEMSCRIBE, MS_PROGRAMS.
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" ana-procs MEMSCRIBE MS_PROGRAMS
@@ -13,7 +14,7 @@ T=$WORK/p.mscr
 "$MEMSCRIBE" report --format=json --top 0 "$T" >"$WORK/r.json"
 expect "processes" "$(jq '.processes | length' "$WORK/r.json")" 2
 # The process whose leaks come from child_work is the child.
-"$MEMSCRIBE" leaks --format=json --top 0 "$T" >"$WORK/l.json"
+"$MEMSCRIBE" leaks --format=json --top 0 --by-process "$T" >"$WORK/l.json"
 child=$(jq '.stacks[] | select(.stack[0] | test("child_work")) | .pid' "$WORK/l.json")
 parent=$(jq '.stacks[] | select(.stack[0] | test("parent_work")) | .pid' "$WORK/l.json")
 [ -n "$child" ] && [ -n "$parent" ] && [ "$child" != "$parent" ] || fail "no child/parent leak rows"

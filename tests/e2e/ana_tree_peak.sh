@@ -105,11 +105,36 @@ expect "seq: hogs in the table" "$(jq "[.process_table[] | select(.exe == \"$HOG
 expect "seq: hogs' peak and leak" "$(jq -c "[.process_table[] | select(.exe == \"$HOG\") |
     [.peak_bytes, .leaked_bytes, (.end_ns != null), (.ppid == .pid | not)]] | unique" "$S")" \
     "[[$MIB50,$MIB50,true,true]]"
+# The per-program view (three processes of one executable): the text opens
+# with the tree's part, then the programs table; the process table comes
+# last. --by-process opens with the table, a part per process.
 "$MEMSCRIBE" report "$WORK/seq.mscr" >"$WORK/seq.txt"
+expect "seq: the text opens with the tree" \
+    "$(awk 'NR > 2 && /^[^ ]/ { print; exit }' "$WORK/seq.txt")" "all processes"
+progs=$(grep -m1 -n '^programs (' "$WORK/seq.txt" | cut -d: -f1)
 title=$(grep -m1 -n '^processes (end: exit or exec' "$WORK/seq.txt" | cut -d: -f1)
 first=$(grep -m1 -n '^pid ' "$WORK/seq.txt" | cut -d: -f1)
-[ -n "$title" ] && [ "$title" -lt "$first" ] || fail "seq: the text does not open with the table"
-expect "seq: text table rows" "$(sed -n "$((title + 2)),$((first - 2))p" "$WORK/seq.txt" | grep -c ana_hog)" 3
+[ -n "$progs" ] && [ "$progs" -lt "$first" ] && [ "$first" -lt "$title" ] ||
+    fail "seq: not tree, programs, parts, process table (lines $progs, $first, $title)"
+expect "seq: the hogs' program row" \
+    "$(sed -n "$((progs + 2)),$((first - 2))p" "$WORK/seq.txt" | awk -v h="$HOG" '$NF == h { print $1, $2, $3 }')" \
+    "3 $MIB50 $((3 * MIB50))"
+grep -qx "$HOG (3 processes)" "$WORK/seq.txt" || fail "seq: no part for the hogs' program"
+expect "seq: text table rows" "$(sed -n "$((title + 2)),\$p" "$WORK/seq.txt" | awk -v h="$HOG" '$7 == h' | wc -l)" 3
+"$MEMSCRIBE" report --by-process "$WORK/seq.mscr" >"$WORK/seqp.txt"
+title=$(grep -m1 -n '^processes (end: exit or exec' "$WORK/seqp.txt" | cut -d: -f1)
+first=$(grep -m1 -n '^pid ' "$WORK/seqp.txt" | cut -d: -f1)
+[ -n "$title" ] && [ "$title" -lt "$first" ] || fail "seq --by-process: the text does not open with the table"
+expect "seq --by-process: parts" "$(grep -c '^pid ' "$WORK/seqp.txt")" "$(jq '.processes | length' "$S")"
+# JSON: the program's numbers, and its call site: one row for the three
+# processes' (their stacks read the same), leaking all three blocks.
+H=".programs[] | select(.exe == \"$HOG\")"
+expect "seq: program in JSON" "$(jq -c "$H | [.processes, (.images | length), .peak_bytes, .leaked_bytes, .allocations >= 3]" "$S")" \
+    "[3,3,$MIB50,$((3 * MIB50)),true]"
+expect "seq: program's site merged" "$(jq -c "$H | .top.leaked[0] | [.leaked_bytes, .leaked_blocks]" "$S")" \
+    "[$((3 * MIB50)),3]"
+expect "seq: tree's site merged" "$(jq -c '.total.top.leaked[0] | [.leaked_bytes, .leaked_blocks]' "$S")" \
+    "[$((3 * MIB50)),3]"
 
 # Peak RSS of the tree sums the running processes' latest samples: two hogs
 # never ran at once (each takes over 50 MiB resident).
@@ -139,6 +164,15 @@ expect "--exe glob on the path" "$(jq -c '[.processes[].pid]' "$WORK/glob.json")
     "$(jq -c '[.processes[].pid]' "$WORK/exe.json")"
 "$MEMSCRIBE" leaks --format=json --top 0 --exe 'ana_*' "$WORK/seq.mscr" >"$WORK/leaks.json"
 expect "leaks --exe: bytes" "$(jq '[.stacks[].leaked_bytes] | add' "$WORK/leaks.json")" $((3 * MIB50))
+# The flame graph puts each program under a frame of its own.
+expect "flamegraph: the hogs' program" "$("$MEMSCRIBE" flamegraph --folded "$WORK/seq.mscr" |
+    grep '^ana_hog (3 processes);' | sed 's/;.*;/;...;/')" "ana_hog (3 processes);...;main $((3 * MIB50))"
+# leaks merges the program's processes too: one row of three blocks.
+"$MEMSCRIBE" leaks --format=json --top 0 "$WORK/seq.mscr" >"$WORK/leaks.json"
+expect "leaks: the hogs' row" "$(jq -c "[.stacks[] | select(.exe == \"$HOG\") | [.leaked_bytes, .leaked_blocks]]" \
+    "$WORK/leaks.json")" "[[$((3 * MIB50)),3]]"
+expect "leaks: the hogs' program" "$(jq -c ".programs[] | select(.exe == \"$HOG\") | [.processes, .leaked_bytes]" \
+    "$WORK/leaks.json")" "[3,$((3 * MIB50))]"
 rc=0
 "$MEMSCRIBE" report --exe no-such-program "$WORK/seq.mscr" >/dev/null 2>"$WORK/err" || rc=$?
 expect "--exe matching nothing: exit" "$rc" 1
@@ -149,4 +183,9 @@ expect "--exe matching nothing: message" "$(cat "$WORK/err")" \
     sh -c "'$HOG' '$WORK/a' '$WORK/b' & '$HOG' '$WORK/b' '$WORK/a'; wait" >/dev/null 2>"$WORK/err" ||
     fail "record (at once): $(cat "$WORK/err")"
 check par "$WORK/par.mscr" 2
+# Two at once: the program's peak is both hogs' heaps (each hog's own
+# peak is one block), and its site's share at that peak both blocks.
+H=".programs[] | select(.exe == \"$HOG\")"
+expect "par: program's peak" "$(jq "$H | .peak_bytes" "$WORK/par.json")" $((2 * MIB50))
+expect "par: program's site at its peak" "$(jq "$H | .top.peak[0].peak_bytes" "$WORK/par.json")" $((2 * MIB50))
 echo "PASS"

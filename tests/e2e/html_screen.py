@@ -10,7 +10,9 @@ usage: html_screen.py DOM.html REPORT.json
   trace has no temporary row, card, column or flame cost;
 - the cards: peak, allocations, leaked, temporary, peak RSS;
 - the tables of call sites and leaks: each row's numbers equal a row of
-  report of the same process, and its stack is that row's frames, leaf
+  report of the same process (of the same program, report's "programs",
+  on a tree where an executable ran more than once), and its stack is that
+  row's frames, leaf
   first (a folded run of library frames stands for the frames in its
   title), as many as the cell says the stack has; no two rows read alike
   (item 7 of issue 40: rows showed the leaf only);
@@ -105,14 +107,16 @@ def table(t, tid, rep, cols):
     """Match each row of table tid with a row of report: (pid, frames) and
     the numbers cols (page class -> report key)."""
     pool = []
-    for p in rep["processes"]:
+    # A tree where an executable ran in several processes: the page's rows
+    # are per program, as report's "programs" (pid: none).
+    for p in rep.get("programs") or rep["processes"]:
         seen = set()
         for lst in p["top"].values():
             for r in lst or []:
                 k = (tuple(r["stack"]), r["allocations"], r["allocated_bytes"])
                 if k not in seen:
                     seen.add(k)
-                    pool.append(dict(r, pid=p["pid"]))
+                    pool.append(dict(r, pid=p.get("pid")))
     one = len(rep["processes"]) == 1
     texts, n, other = [], 0, 0
     for tr in t.by_id[tid].find_all(lambda x: x.tag == "tr" and x.attrs.get("class") == "row"):
@@ -136,7 +140,7 @@ def table(t, tid, rep, cols):
         match = None
         for r in pool:
             if (len(r["stack"]) == depth and r["stack"][:len(frames)] == frames and
-                    (pid is None or r["pid"] == pid) and
+                    (pid is None or r["pid"] is None or r["pid"] == pid) and
                     all(r[rk] == vals[pk] for pk, rk in cols.items()
                         if pk in vals and (one or rk != "peak_bytes"))):
                 match = r

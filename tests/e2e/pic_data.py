@@ -18,6 +18,11 @@ usage: pic_data.py MEMSCRIBE TRACE PAGE.html [HIST.svg]
 - the window table's cells over the whole trace against `memscribe window`:
   per process and class (AIFI, AIFO, AOFI, AOFO) and per row;
 - threads against `dump --header`;
+- a page of the per-program view (a tree where an executable ran in
+  several processes; "programs" in its data): the programs table against
+  report's "programs", and each listed site against report's row of the
+  same program and frames; the per-process checks of sites and the window
+  table then read the page `html --by-process` writes;
 - the size histogram's bars (the page's, and HIST.svg from `plot
   histogram`) against `histogram --format=json`.
 Prints a line per check; exits 1 naming the first difference, 2 on usage.
@@ -238,6 +243,34 @@ def check_histogram(svg, what, ms, trace):
     print("ok: %s: %d bars equal histogram" % (what, len(got)))
 
 
+def check_programs(d, rep):
+    got = sorted((p["exe"], p["processes"], p["peak_bytes"], p["leaked_bytes"], p["allocations"])
+                 for p in d["programs"])
+    want = sorted((p["exe"], p["processes"], p["peak_bytes"], p["leaked_bytes"], p["allocations"])
+                  for p in rep["programs"])
+    check("programs", got, want)
+    # report's rows of each program, by frames (every table: --top 0).
+    rows = {}
+    for p in rep["programs"]:
+        for table in p["top"].values():
+            for r in table or []:
+                rows[(p["exe"], tuple(r["stack"]))] = r
+    c, other, n = d["sites"], lumped(d), 0
+    for i in range(len(c["stack"])):
+        if i == other:
+            continue
+        key = (d["programs"][c["program"][i]]["exe"], tuple(site_frames(d, i)))
+        r = rows.get(key)
+        if r is None:
+            die("site of %s (%s) is not a row of report's program" % (key[0], key[1][0]))
+        for k in ("allocations", "allocated_bytes", "leaked_bytes", "leaked_blocks"):
+            check("site of %s (%s) %s" % (key[0], key[1][0], k), c[k][i], r[k])
+        n += 1
+    merged = sum(1 for p in d["programs"] if p["processes"] > 1)
+    print("ok: programs: %d programs (%d of several processes) and %d sites equal report's" % (
+        len(got), merged, n))
+
+
 def main():
     if len(sys.argv) not in (4, 5):
         die(__doc__.strip().splitlines()[5], 2)
@@ -245,6 +278,10 @@ def main():
     page, d = page_data(html)
     rep = json.loads(run(ms, "report", "--format=json", "--top", "0", trace))
     check_summary(d, rep)
+    if "programs" in d:
+        check_programs(d, rep)
+        page, d = page_data(html.replace(".html", ".by-process.html"))
+        rep = json.loads(run(ms, "report", "--format=json", "--top", "0", "--by-process", trace))
     check_sites(d, ms, trace, rep)
     check_flame(d, "flame", ms, trace, rep, False)
     check_flame(d, "flameInv", ms, trace, rep, True)

@@ -37,6 +37,10 @@ truth() {
     python3 "$CHECK" "$WORK/$name.svg" "$WORK/$name.tl.json" "$WORK/$name.report.json" ||
         fail "$name: plot timeline does not draw the timeline's numbers (above)"
     "$MEMSCRIBE" html "$t" -o "$WORK/$name.html" 2>/dev/null || { fail "$name: html failed"; return; }
+    # The per-process page, which pic_data.py reads beside a page of the
+    # per-program view.
+    "$MEMSCRIBE" html --by-process "$t" -o "$WORK/$name.by-process.html" 2>/dev/null ||
+        { fail "$name: html --by-process failed"; return; }
     python3 "$CHECK" "$WORK/$name.html" "$WORK/$name.tl.json" "$WORK/$name.report.json" ||
         fail "$name: the HTML report's timeline does not draw the timeline's numbers (above)"
     "$MEMSCRIBE" plot histogram "$t" -o "$WORK/$name.hist.svg" 2>/dev/null || { fail "$name: plot histogram failed"; return; }

@@ -67,7 +67,7 @@ static int subscribe(struct ana_html_run *run, struct ana_heap_replay *p)
 static int replay(struct ana_html_run *run)
 {
     const struct ana_html_options *o = run->o;
-    struct ana_model_options mo = {.filter = o->filter};
+    struct ana_model_options mo = {.filter = o->filter, .programs = o->programs};
     struct ana_step_options step = ana_model_step_options(&mo);
     uint64_t end_ns = run->counts.last_ts_ns;
     struct ana_heap_replay p;

@@ -102,6 +102,9 @@ struct ana_html_options {
     /* The processes and threads the page covers (--pid, --exe, --thread;
      * NULL: all). The event and thread counts stay the trace's. */
     struct ana_filter *filter;
+    /* The per-program view (NULL: off): call sites of the processes of one
+     * executable merged into one row, and a table of the programs. */
+    const struct ana_programs *programs;
 };
 
 /* Write the report of the trace r reads to out. Returns 0, -ENOMEM, -EIO

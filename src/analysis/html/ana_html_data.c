@@ -32,6 +32,7 @@ struct data_run {
     uint32_t nr_sites;
     uint32_t nr_other;                  /* stacks lumped together */
     uint64_t other_allocs, other_bytes; /* their allocations, bytes allocated */
+    uint32_t *prog_pos;                 /* program -> its index in "programs" */
     int rc;
 };
 
@@ -166,7 +167,11 @@ static int pick_sites(struct data_run *d)
 
             if ((rc = ana_stacks_key(d->run->stacks, id, 1, &key)))
                 break;
-            uint32_t *site = ana_map_put(&by_row, ((uint64_t)s->image << 32 | key) + 1, &created);
+            /* One row per program in the per-program view. */
+            const struct ana_programs *pg = d->run->o->programs;
+            uint64_t group =
+                pg && s->image < pg->nr_images ? pg->of_image[s->image] : (uint64_t)s->image;
+            uint32_t *site = ana_map_put(&by_row, (group << 32 | key) + 1, &created);
             if (!site) {
                 rc = -ENOMEM;
                 break;
@@ -382,6 +387,21 @@ static void write_sites(struct data_run *d)
     if (d->nr_other)
         ana_json_u64(j, 0); /* many processes */
     ana_json_end_array(j);
+    /* The per-program view: each site's program, an index in "programs". */
+    const struct ana_programs *pg = d->run->o->programs;
+    if (pg) {
+        ana_json_key(j, "program");
+        ana_json_begin_array(j);
+        for (uint32_t i = 0; i < d->nr_sites; i++) {
+            const struct ana_site *site = ana_model_site(d->run->model, d->sites[i]);
+            ana_json_u64(j, site && site->image < pg->nr_images
+                                ? d->prog_pos[pg->of_image[site->image]]
+                                : 0);
+        }
+        if (d->nr_other)
+            ana_json_u64(j, 0); /* many programs */
+        ana_json_end_array(j);
+    }
     for (unsigned c = 0; c < NR_COLS; c++) {
         /* A sampled trace's temporary figures are left out (ana_sample.h). */
         if ((c == COL_TEMP || c == COL_TEMP_BYTES) &&
@@ -539,6 +559,40 @@ out:
     free(stack);
 }
 
+/* "programs" of the per-program view: each program's executable, how
+ * many processes ran it, its peak (the largest sum of their heaps at one
+ * moment), leaked bytes and allocations, as report's programs table. */
+static void write_programs(struct data_run *d)
+{
+    const struct ana_programs *pg = d->run->o->programs;
+    struct ana_json *j = &d->j;
+
+    if (!(d->prog_pos = calloc((size_t)pg->nr + 1, sizeof(*d->prog_pos)))) {
+        d->rc = -ENOMEM;
+        return;
+    }
+    ana_json_key(j, "programs");
+    ana_json_begin_array(j);
+    for (uint32_t k = 0, pos = 0; k < pg->nr; k++) {
+        const struct ana_scope *s = ana_model_program(d->run->model, k);
+        if (!s || !s->seen)
+            continue;
+        d->prog_pos[k] = pos++;
+        ana_json_begin_object(j);
+        ana_json_key(j, "exe");
+        if (pg->v[k].exe)
+            ana_json_strn(j, pg->v[k].exe, pg->v[k].exe_len);
+        else
+            ana_json_null(j);
+        ana_json_kv_u64(j, "processes", pg->v[k].nr_images);
+        ana_json_kv_u64(j, "peak_bytes", s->peak);
+        ana_json_kv_u64(j, "leaked_bytes", s->heap);
+        ana_json_kv_u64(j, "allocations", s->nr_allocs);
+        ana_json_end_object(j);
+    }
+    ana_json_end_array(j);
+}
+
 int ana_html_write_data(struct ana_html_run *run, FILE *out)
 {
     struct data_run d = {.run = run};
@@ -554,6 +608,8 @@ int ana_html_write_data(struct ana_html_run *run, FILE *out)
     ana_html_write_summary(&d.j, d.run->model, &d.run->counts, fmt_reader_sample_bytes(run->r));
     if (d.run->o->base)
         d.rc = ana_html_base_write(&d.j, d.run->o->base);
+    if (run->o->programs)
+        write_programs(&d);
     if (!d.rc)
         d.rc = pick_sites(&d);
     if (!d.rc)
@@ -578,5 +634,6 @@ int ana_html_write_data(struct ana_html_run *run, FILE *out)
     free(d.str_order);
     free(d.site_of);
     free(d.sites);
+    free(d.prog_pos);
     return d.rc ? d.rc : rc;
 }

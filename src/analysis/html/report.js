@@ -384,6 +384,29 @@
     });
   }
 
+  // The per-program view's table (html of a tree where an executable ran
+  // in several processes): largest peak first, as report's.
+  function programs() {
+    if (!D.programs) return;
+    var t = $('programs-table'), head = el('tr');
+    ['Program', 'Processes', 'Peak', 'Leaked', 'Allocations'].forEach(function (h, k) {
+      head.appendChild(el('th', k ? '' : 'text', h));
+    });
+    t.appendChild(head);
+    D.programs.slice().sort(function (a, b) { return b.peak_bytes - a.peak_bytes; })
+      .forEach(function (p) {
+        var tr = el('tr');
+        tr.appendChild(el('td', 'text fn', p.exe === null ? '(unknown)' : p.exe));
+        [p.processes, p.peak_bytes, p.leaked_bytes, p.allocations].forEach(function (v, k) {
+          var td = el('td', '', k === 0 || k === 3 ? int(v) : bytes(v));
+          td.setAttribute('data-v', String(v));
+          tr.appendChild(td);
+        });
+        t.appendChild(tr);
+      });
+    $('programs').hidden = false;
+  }
+
   // ---- leaks and top sites ------------------------------------------
   function sites() {
     var all = [], leaks = [], C = D.sites;
@@ -719,6 +742,7 @@
     $('flame-cost').options[2].textContent = LEFT.cost;
   }
   summary();
+  programs();
   if (D.base) baseSummary();
   sites();
   if (!fromHash()) select(0, NB - 1, false);

@@ -68,6 +68,11 @@ int ana_model_create(struct ana_model **out, const struct ana_model_options *opt
                                    .temporary_threshold = m->opt.temporary_threshold,
                                });
     *out = m;
+    if (ana_model_prog_init(m)) {
+        ana_model_destroy(m);
+        *out = NULL;
+        return -ENOMEM;
+    }
     return 0;
 }
 
@@ -78,7 +83,7 @@ int ana_model_create_partial(struct ana_model **out, const struct ana_model_opti
     if (rc)
         return rc;
     /* Partial replays serve the strict rule only (no blocks kept). */
-    if ((*out)->opt.keep_blocks || (*out)->opt.loose_temporary) {
+    if ((*out)->opt.keep_blocks || (*out)->opt.loose_temporary || (*out)->opt.programs) {
         ana_model_destroy(*out);
         return -EINVAL;
     }
@@ -98,6 +103,7 @@ void ana_model_destroy(struct ana_model *m)
         return;
     free(m->images);
     free(m->sites);
+    ana_model_prog_release(m);
     ana_stepper_release(&m->step);
     free(m->cands);
     free(m->rss);
@@ -204,6 +210,8 @@ static inline __attribute__((always_inline)) int end_block(struct ana_model *m,
     if (!site)
         return -ENOMEM;
     touch(site, img, &m->total, partial);
+    if (m->progs && ana_model_prog_touch(m, ev->ref_stack, ev->image))
+        return -ENOMEM;
     site->live_bytes -= (int64_t)ev->ref_size;
     site->live_blocks -= (int64_t)n;
     heap_sub(img, ev->ref_size, n, partial);
@@ -243,6 +251,8 @@ start_block(struct ana_model *m, struct ana_scope *img, const struct fmt_event *
     if (!site)
         return -ENOMEM;
     touch(site, img, &m->total, partial);
+    if (m->progs && ana_model_prog_touch(m, ev->stack, ev->image))
+        return -ENOMEM;
     site->nr_allocs += n;
     site->alloc_bytes += ev->size;
     site->live_bytes += (int64_t)ev->size;
@@ -307,6 +317,8 @@ static void image_exit(struct ana_model *m, struct ana_scope *img, const struct 
 {
     if (img->ended)
         return;
+    if (m->progs)
+        ana_model_prog_exit(m, img);
     img->ended = true;
     img->end_ns = ev->ts_ns;
     img->end_gen_ = m->total.gen_;
@@ -339,6 +351,8 @@ static int other_event(struct ana_model *m, struct ana_scope *img, const struct 
         }
         if (!img->ended)
             m->total.rss = m->total.rss - img->rss + ev->size;
+        if (m->progs)
+            ana_model_prog_rss(m, img, ev->size, ev->ts_ns);
         img->rss = ev->size;
         struct ana_scope *sc[2] = {img, &m->total};
         for (int i = 0; i < 2; i++) {
@@ -419,6 +433,7 @@ apply(struct ana_model *m, const struct fmt_event *ev, const struct ana_step *st
         /* The heap did not change: no peak to check. */
         return (rc = other_event(m, img, ev, st->heap)) < 0 ? rc : 0;
     }
+    uint64_t heap0 = img->heap, blocks0 = img->live_blocks; /* the programs' differences */
     if (st->ends && (rc = end_block(m, img, ev, st->temporary, partial)))
         return rc;
     if (st->unmatched) {
@@ -427,6 +442,8 @@ apply(struct ana_model *m, const struct fmt_event *ev, const struct ana_step *st
     }
     if (st->starts && (rc = start_block(m, img, ev, partial)))
         return rc;
+    if (m->progs && !img->ended)
+        ana_model_prog_heap(m, ev->image, img->heap - heap0, img->live_blocks - blocks0, ev->ts_ns);
     /* Signed in partial mode, where heap and peak are deltas; the same
      * for a whole trace, whose heap never reaches 2^63. */
     note_heap(img, partial ? (int64_t)img->heap > (int64_t)img->peak : img->heap > img->peak,
@@ -550,6 +567,7 @@ void ana_model_finish(struct ana_model *m)
             continue;
         touch(s, &m->images[s->image], &m->total, m->partial);
     }
+    ana_model_prog_finish(m);
 }
 
 uint32_t ana_model_nr_images(const struct ana_model *m)

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "analysis/core/ana_filter.h"
+#include "analysis/core/ana_programs.h"
 #include "analysis/model/ana_step.h"
 #include "memscribe/event.h"
 
@@ -78,6 +79,10 @@ struct ana_model_options {
      * by the thread in between. A non-zero threshold implies keep_blocks. */
     bool loose_temporary;
     uint64_t temporary_threshold;
+    /* The per-program view (NULL: none): a scope per program of this
+     * grouping, and each site's live bytes at its program's peak. Not for
+     * a partial model (ana_pmodel_supported says no). */
+    const struct ana_programs *programs;
 };
 
 /* A site's counters: they add up over the ranges of a parallel replay,
@@ -232,6 +237,16 @@ bool ana_model_all_ended(const struct ana_model *m);
 /* Sites by stack id, 0..nr_sites-1 (id 0: events without a stack). */
 uint32_t ana_model_nr_sites(const struct ana_model *m);
 const struct ana_site *ana_model_site(const struct ana_model *m, uint32_t stack);
+
+/* Programs (ana_model_options.programs; 0 without): scope k is the
+ * programs' k-th, like the total restricted to its images: heap and
+ * blocks their sum (ended ones' leaks included), peak the largest sum of
+ * its running images' heaps, RSS the sum of their latest samples; the
+ * counters summed; image is UINT32_MAX, pid the first image's. */
+uint32_t ana_model_nr_programs(const struct ana_model *m);
+const struct ana_scope *ana_model_program(const struct ana_model *m, uint32_t program);
+/* Site stack's live bytes at its program's peak (after finish). */
+uint64_t ana_model_site_program_peak(const struct ana_model *m, uint32_t stack);
 
 /* Reset every scope's max_since_mark to its heap now (timelines). */
 void ana_model_mark(struct ana_model *m);

@@ -28,6 +28,13 @@ struct ana_rss_sample {
     uint32_t image;
 };
 
+/* The per-program view (ana_model_options.programs): a site's live bytes
+ * at its program's latest peak, kept as the sites' own (touch). */
+struct ana_prog_share {
+    uint64_t bytes;
+    uint64_t gen;
+};
+
 struct ana_model {
     struct ana_model_options opt;
     struct ana_scope *images;
@@ -49,7 +56,33 @@ struct ana_model {
     size_t nr_cands, cap_cands;
     struct ana_rss_sample *rss;
     size_t nr_rss, cap_rss;
+
+    /* Programs (ana_model_programs.c; NULL without): their scopes, each
+     * like the total's restricted to the program's images (running heap,
+     * its peak, RSS of the running ones), their counters summed from the
+     * images' at finish; the sites' shares at their program's peak, by
+     * stack id; the program's peak generation when each image ended. */
+    struct ana_scope *progs;
+    uint32_t nr_progs;
+    struct ana_prog_share *shares;
+    uint32_t nr_shares;
+    uint64_t *end_pgen; /* by image (programs->nr_images) */
 };
+
+/* The program hooks of the model (ana_model_programs.c), called only when
+ * m->progs is set: before site `stack` of image changes; after image's
+ * heap moved by d_heap bytes and d_blocks blocks; when image ends; when
+ * image's RSS sample changes from old to new; at finish. Return 0 or
+ * -ENOMEM where they can fail. */
+int ana_model_prog_init(struct ana_model *m);
+int ana_model_prog_touch(struct ana_model *m, uint32_t stack, uint32_t image);
+void ana_model_prog_heap(struct ana_model *m, uint32_t image, uint64_t d_heap, uint64_t d_blocks,
+                         uint64_t ts);
+void ana_model_prog_exit(struct ana_model *m, const struct ana_scope *img);
+void ana_model_prog_rss(struct ana_model *m, const struct ana_scope *img, uint64_t sample,
+                        uint64_t ts);
+void ana_model_prog_finish(struct ana_model *m);
+void ana_model_prog_release(struct ana_model *m);
 
 /* Create a model in partial mode. */
 int ana_model_create_partial(struct ana_model **out, const struct ana_model_options *opt);

@@ -57,6 +57,12 @@ long ana_flame_top_sites(const struct ana_model *m, struct ana_stacks *st, uint3
  * or -errno. */
 int ana_flame_build(struct ana_tree *t, const struct ana_model *m, struct ana_stacks *st,
                     int inverted, const uint8_t *keep);
+/* ana_flame_build with a frame of its own for each program (the
+ * per-program view): a site of image i gets root_of_image[i] (a label of
+ * st) as its outermost frame, for images below nr_images. */
+int ana_flame_build_rooted(struct ana_tree *t, const struct ana_model *m, struct ana_stacks *st,
+                           int inverted, const uint8_t *keep, const uint32_t *root_of_image,
+                           uint32_t nr_images);
 /* ana_flame_name_fn for labels from ana_flame_build (arg: the stacks). */
 const char *ana_flame_stacks_name(void *arg, uint32_t label);
 

@@ -200,6 +200,13 @@ out:
 int ana_flame_build(struct ana_tree *t, const struct ana_model *m, struct ana_stacks *st,
                     int inverted, const uint8_t *keep)
 {
+    return ana_flame_build_rooted(t, m, st, inverted, keep, NULL, 0);
+}
+
+int ana_flame_build_rooted(struct ana_tree *t, const struct ana_model *m, struct ana_stacks *st,
+                           int inverted, const uint8_t *keep, const uint32_t *root_of_image,
+                           uint32_t nr_images)
+{
     int64_t other[ANA_FLAME_NR_COSTS] = {0};
     uint32_t *labels = NULL, cap = 0, nr_other = 0;
     int rc = 0;
@@ -222,15 +229,15 @@ int ana_flame_build(struct ana_tree *t, const struct ana_model *m, struct ana_st
             rc = n;
             break;
         }
-        if ((uint32_t)n + 1 > cap) {
-            uint32_t *l = realloc(labels, ((size_t)n + 1) * sizeof(*l));
+        if ((uint32_t)n + 2 > cap) {
+            uint32_t *l = realloc(labels, ((size_t)n + 2) * sizeof(*l));
 
             if (!l) {
                 rc = -ENOMEM;
                 break;
             }
             labels = l;
-            cap = (uint32_t)n + 1;
+            cap = (uint32_t)n + 2;
         }
         if (n == 0) {
             /* Events without a stack still count: under "(no stack)". */
@@ -240,6 +247,18 @@ int ana_flame_build(struct ana_tree *t, const struct ana_model *m, struct ana_st
             /* ana_stacks gives the leaf first. */
             for (int i = 0; i < n; i++)
                 labels[i] = frames[inverted ? i : n - 1 - i].function;
+        }
+        /* The program as the outermost frame: the root's child, or the
+         * leaf's last frame in an inverted graph. */
+        uint32_t image = ana_model_site(m, id)->image;
+        if (!rc && root_of_image && image < nr_images) {
+            if (inverted) {
+                labels[n] = root_of_image[image];
+            } else {
+                memmove(labels + 1, labels, (size_t)n * sizeof(*labels));
+                labels[0] = root_of_image[image];
+            }
+            n++;
         }
         if (!rc)
             rc = ana_tree_add(t, labels, (uint32_t)n, cost);

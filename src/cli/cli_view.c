@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/* Rows grouped by process, program or all (see cli_view.h). */
+#include "cli/cli_view.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static uint32_t group_of(const struct cli_ana *a, const struct cli_view *v,
+                         const struct ana_site *row)
+{
+    switch (v->by) {
+    case CLI_ROWS_BY_IMAGE:
+        return row->image;
+    case CLI_ROWS_BY_PROGRAM:
+        return row->image < a->programs.nr_images ? a->programs.of_image[row->image] : UINT32_MAX;
+    default:
+        return 0;
+    }
+}
+
+void cli_view_make(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
+                   struct cli_view *v)
+{
+    uint32_t nr_sites = ana_model_nr_sites(m), *next;
+
+    memset(v, 0, sizeof(*v));
+    v->by = by;
+    v->nr_groups = by == CLI_ROWS_BY_IMAGE     ? ana_model_nr_images(m)
+                   : by == CLI_ROWS_BY_PROGRAM ? a->programs.nr
+                                               : 1;
+    cli_rows_make_by(a, m, by, &v->rows);
+    v->group_start = calloc((size_t)v->nr_groups + 2, sizeof(*v->group_start));
+    v->by_group = malloc(((size_t)nr_sites + 1) * sizeof(*v->by_group));
+    v->suppressed = calloc((size_t)nr_sites + 1, sizeof(*v->suppressed));
+    next = malloc(((size_t)v->nr_groups + 1) * sizeof(*next));
+    if (!v->group_start || !v->by_group || !v->suppressed || !next)
+        cli_die("%s: out of memory", a->cmd);
+    for (uint32_t id = 0; id < nr_sites; id++) {
+        const struct ana_site *row = v->rows.row[id];
+        uint32_t g = row ? group_of(a, v, row) : UINT32_MAX;
+        if (g < v->nr_groups)
+            v->group_start[g + 1]++;
+        if (row && row->live_blocks > 0)
+            v->suppressed[id] = cli_supp_match(&a->supp, a, id) != NULL;
+    }
+    for (uint32_t g = 0; g < v->nr_groups; g++) {
+        v->group_start[g + 1] += v->group_start[g];
+        next[g] = v->group_start[g];
+    }
+    for (uint32_t id = 0; id < nr_sites; id++) {
+        const struct ana_site *row = v->rows.row[id];
+        uint32_t g = row ? group_of(a, v, row) : UINT32_MAX;
+        if (g < v->nr_groups)
+            v->by_group[next[g]++] = id;
+    }
+    free(next);
+}
+
+void cli_view_release(struct cli_view *v)
+{
+    cli_rows_release(&v->rows);
+    free(v->suppressed);
+    free(v->by_group);
+    free(v->group_start);
+    memset(v, 0, sizeof(*v));
+}
+
+const uint32_t *cli_view_group(const struct cli_view *v, uint32_t g, uint32_t *n)
+{
+    if (g >= v->nr_groups) {
+        *n = v->group_start[v->nr_groups];
+        return v->by_group;
+    }
+    *n = v->group_start[g + 1] - v->group_start[g];
+    return v->by_group + v->group_start[g];
+}
+
+void cli_view_suppressed(const struct cli_view *v, uint32_t g, uint64_t *bytes, uint64_t *blocks)
+{
+    uint32_t nr;
+    const uint32_t *ids = cli_view_group(v, g, &nr);
+
+    *bytes = *blocks = 0;
+    for (uint32_t k = 0; k < nr; k++) {
+        const struct ana_site *s = v->rows.row[ids[k]];
+        if (v->suppressed[ids[k]] && s->live_bytes > 0) {
+            *bytes += (uint64_t)s->live_bytes;
+            *blocks += (uint64_t)s->live_blocks;
+        }
+    }
+}

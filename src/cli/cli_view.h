@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/* A model's rows grouped for the tables of report and leaks: by process
+ * image (the per-process view), by program (the per-program view: the
+ * processes of one executable merged, a->programs) or all in one (the
+ * tree's own tables). Each group's row ids are listed once, so a table
+ * reads its group's rows only; rows whose leaks a suppression matches are
+ * marked (listed apart). */
+#ifndef CLI_VIEW_H
+#define CLI_VIEW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli/cli_ana.h"
+#include "cli/cli_rows.h"
+
+struct cli_view {
+    enum cli_rows_by by;
+    struct cli_rows rows; /* by stack id, as cli_rows.h */
+    bool *suppressed;     /* by stack id: leaks listed apart (cli_supp.h) */
+    /* Row ids by group, ascending within each: group g's are
+     * by_group[group_start[g] .. group_start[g + 1]). */
+    uint32_t *by_group;
+    uint32_t *group_start;
+    uint32_t nr_groups;
+};
+
+/* Build the view of m by `by` (suppressions loaded: cli_supp_load). Dies
+ * on failure. */
+void cli_view_make(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
+                   struct cli_view *v);
+void cli_view_release(struct cli_view *v);
+
+/* The row ids of group g (UINT32_MAX: of every group). */
+const uint32_t *cli_view_group(const struct cli_view *v, uint32_t g, uint32_t *n);
+
+/* The leaked bytes and blocks of group g (UINT32_MAX: all) that
+ * suppressions list apart. */
+void cli_view_suppressed(const struct cli_view *v, uint32_t g, uint64_t *bytes, uint64_t *blocks);
+
+#endif
