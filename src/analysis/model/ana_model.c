@@ -102,6 +102,7 @@ void ana_model_destroy(struct ana_model *m)
     if (!m)
         return;
     free(m->images);
+    free(m->site_of);
     free(m->sites);
     ana_model_prog_release(m);
     ana_stepper_release(&m->step);
@@ -113,13 +114,7 @@ void ana_model_destroy(struct ana_model *m)
 
 int ana_model_reserve_sites(struct ana_model *m, uint32_t n)
 {
-    uint32_t old = m->nr_sites;
-
-    if (UTIL_ARRAY_RESERVE_ZERO(m->sites, m->nr_sites, n, n))
-        return -ENOMEM;
-    for (uint32_t i = old; i < m->nr_sites; i++)
-        m->sites[i].image = UINT32_MAX;
-    return 0;
+    return UTIL_ARRAY_RESERVE_ZERO(m->site_of, m->nr_site_of, n, n) ? -ENOMEM : 0;
 }
 
 static struct ana_scope *get_image_slow(struct ana_model *m, uint32_t image)
@@ -140,28 +135,30 @@ static inline struct ana_scope *get_image(struct ana_model *m, uint32_t image)
     return image < m->nr_images ? &m->images[image] : get_image_slow(m, image);
 }
 
-static struct ana_site *get_site_slow(struct ana_model *m, uint32_t stack, uint32_t image)
+struct ana_site *ana_model_site_make(struct ana_model *m, uint32_t stack, uint32_t image)
 {
-    uint32_t old = m->nr_sites;
+    uint32_t k = ana_model_site_index(m, stack);
 
-    if (UTIL_ARRAY_RESERVE_ZERO(m->sites, m->nr_sites, (size_t)stack + 1, 16))
+    if (k != UINT32_MAX)
+        return &m->sites[k];
+    if (UTIL_ARRAY_RESERVE_ZERO(m->site_of, m->nr_site_of, (size_t)stack + 1, 1024) ||
+        UTIL_ARRAY_RESERVE_ZERO(m->sites, m->cap_sites, (size_t)m->nr_sites + 1, 64))
         return NULL;
-    for (uint32_t i = old; i < m->nr_sites; i++)
-        m->sites[i].image = UINT32_MAX;
-    struct ana_site *s = &m->sites[stack];
-    if (s->image == UINT32_MAX) {
-        s->image = image;
-        if (stack >= m->nr_used)
-            m->nr_used = stack + 1;
-    }
+    struct ana_site *s = &m->sites[m->nr_sites];
+    s->image = image;
+    m->site_of[stack] = ++m->nr_sites;
+    if (stack >= m->nr_used)
+        m->nr_used = stack + 1;
     return s;
 }
 
 static inline struct ana_site *get_site(struct ana_model *m, uint32_t stack, uint32_t image)
 {
-    if (stack < m->nr_sites && m->sites[stack].image != UINT32_MAX)
-        return &m->sites[stack];
-    return get_site_slow(m, stack, image);
+    uint32_t k = stack < m->nr_site_of ? m->site_of[stack] : 0;
+
+    if (k)
+        return &m->sites[k - 1];
+    return ana_model_site_make(m, stack, image);
 }
 
 /* Before a site changes: save its live bytes at the latest peaks if it has
@@ -563,8 +560,6 @@ void ana_model_finish(struct ana_model *m)
 {
     for (uint32_t i = 0; i < m->nr_sites; i++) {
         struct ana_site *s = &m->sites[i];
-        if (s->image == UINT32_MAX)
-            continue;
         touch(s, &m->images[s->image], &m->total, m->partial);
     }
     ana_model_prog_finish(m);
@@ -613,9 +608,9 @@ uint32_t ana_model_nr_sites(const struct ana_model *m)
 
 const struct ana_site *ana_model_site(const struct ana_model *m, uint32_t stack)
 {
-    if (stack >= m->nr_sites || m->sites[stack].image == UINT32_MAX)
-        return NULL;
-    return &m->sites[stack];
+    uint32_t k = ana_model_site_index(m, stack);
+
+    return k == UINT32_MAX ? NULL : &m->sites[k];
 }
 
 void ana_model_mark(struct ana_model *m)

@@ -40,8 +40,15 @@ struct ana_model {
     struct ana_scope *images;
     uint32_t nr_images;
     struct ana_scope total;
-    struct ana_site *sites;
-    uint32_t nr_sites;       /* allocated */
+    /* Sites by stack id through an index: site_of[stack] is its place in
+     * sites plus one (0: none). A trace's stack ids number every node of
+     * its stack trees, most of them not the leaf of any event's stack, so
+     * 4 bytes per id and the site itself only where an event has it (a
+     * 301-process build: 3.17 M ids, 617 k sites). */
+    uint32_t *site_of;
+    uint32_t nr_site_of;    /* allocated */
+    struct ana_site *sites; /* in the order of first use */
+    uint32_t nr_sites, cap_sites;
     uint32_t nr_used;        /* highest stack id with a site, plus one */
     struct ana_stepper step; /* what each event means; its threads' state */
     struct ana_map blocks;   /* serial -> struct ana_block */
@@ -64,7 +71,7 @@ struct ana_model {
      * stack id; the program's peak generation when each image ended. */
     struct ana_scope *progs;
     uint32_t nr_progs;
-    struct ana_prog_share *shares;
+    struct ana_prog_share *shares; /* by place in sites */
     uint32_t nr_shares;
     uint64_t *end_pgen; /* by image (programs->nr_images) */
 };
@@ -87,8 +94,18 @@ void ana_model_prog_release(struct ana_model *m);
 /* Create a model in partial mode. */
 int ana_model_create_partial(struct ana_model **out, const struct ana_model_options *opt);
 
-/* Size the sites array for stack ids below n at once (no doubling slack)
+/* Size the site index for stack ids below n at once (no doubling slack)
  * when the number of stacks is known up front. Returns 0 or -ENOMEM. */
 int ana_model_reserve_sites(struct ana_model *m, uint32_t n);
+
+/* The site of stack (of image, when it is new), made on first use.
+ * Returns NULL when out of memory. */
+struct ana_site *ana_model_site_make(struct ana_model *m, uint32_t stack, uint32_t image);
+
+/* The place in m->sites of stack's site, or UINT32_MAX for none. */
+static inline uint32_t ana_model_site_index(const struct ana_model *m, uint32_t stack)
+{
+    return stack < m->nr_site_of ? m->site_of[stack] - 1 : UINT32_MAX;
+}
 
 #endif

@@ -64,13 +64,13 @@ static void save_share(struct ana_model *m, struct ana_prog_share *sh, const str
 int ana_model_prog_touch(struct ana_model *m, uint32_t stack, uint32_t image)
 {
     struct ana_scope *prog = prog_of(m, image);
+    uint32_t k = ana_model_site_index(m, stack);
 
-    if (!prog)
+    if (!prog || k == UINT32_MAX)
         return 0;
-    if (stack >= m->nr_shares &&
-        UTIL_ARRAY_RESERVE_ZERO(m->shares, m->nr_shares, (size_t)stack + 1, 1024))
+    if (k >= m->nr_shares && UTIL_ARRAY_RESERVE_ZERO(m->shares, m->nr_shares, (size_t)k + 1, 1024))
         return -ENOMEM;
-    save_share(m, &m->shares[stack], &m->sites[stack], prog);
+    save_share(m, &m->shares[k], &m->sites[k], prog);
     return 0;
 }
 
@@ -165,14 +165,14 @@ void ana_model_prog_finish(struct ana_model *m)
 {
     if (!m->progs)
         return;
-    for (uint32_t id = 0; id < m->nr_sites; id++) {
-        const struct ana_site *s = &m->sites[id];
-        if (s->image == UINT32_MAX || !prog_of(m, s->image))
+    for (uint32_t k = 0; k < m->nr_sites; k++) {
+        const struct ana_site *s = &m->sites[k];
+        if (!prog_of(m, s->image))
             continue;
-        if (id >= m->nr_shares &&
-            UTIL_ARRAY_RESERVE_ZERO(m->shares, m->nr_shares, (size_t)id + 1, 1024))
+        if (k >= m->nr_shares &&
+            UTIL_ARRAY_RESERVE_ZERO(m->shares, m->nr_shares, (size_t)k + 1, 1024))
             continue; /* out of memory: the share stays 0 */
-        save_share(m, &m->shares[id], s, prog_of(m, s->image));
+        save_share(m, &m->shares[k], s, prog_of(m, s->image));
     }
     sum_images(m);
 }
@@ -189,5 +189,7 @@ const struct ana_scope *ana_model_program(const struct ana_model *m, uint32_t pr
 
 uint64_t ana_model_site_program_peak(const struct ana_model *m, uint32_t stack)
 {
-    return stack < m->nr_shares ? m->shares[stack].bytes : 0;
+    uint32_t k = ana_model_site_index(m, stack);
+
+    return k < m->nr_shares ? m->shares[k].bytes : 0;
 }

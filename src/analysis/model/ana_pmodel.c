@@ -177,12 +177,12 @@ static int merge(struct ana_model *out, struct range *rg, unsigned n)
     for (unsigned k = 0; k < n; k++) {
         struct ana_model *m = rg[k].m;
         nr_images = m->nr_images > nr_images ? m->nr_images : nr_images;
-        nr_sites = m->nr_sites > nr_sites ? m->nr_sites : nr_sites;
+        nr_sites = m->nr_used > nr_sites ? m->nr_used : nr_sites;
         uint32_t nt = rg[k].replay.stepper.nr_threads;
         nr_threads = nt > nr_threads ? nt : nr_threads;
     }
     if (UTIL_ARRAY_RESERVE_ZERO(out->images, out->nr_images, nr_images, 16) ||
-        UTIL_ARRAY_RESERVE_ZERO(out->sites, out->nr_sites, nr_sites, 16) ||
+        ana_model_reserve_sites(out, nr_sites) ||
         UTIL_ARRAY_RESERVE_ZERO(out->step.threads, out->step.nr_threads, nr_threads, 16))
         goto out;
     peak_k = calloc((size_t)out->nr_images + 1, sizeof(*peak_k));
@@ -220,23 +220,24 @@ static int merge(struct ana_model *out, struct range *rg, unsigned n)
         if (out->images[i].ended)
             out->total.rss -= out->images[i].rss;
 
-    for (uint32_t s = 0; s < out->nr_sites; s++) {
-        struct ana_site *r = &out->sites[s];
-        memset(r, 0, sizeof(*r));
-        r->image = UINT32_MAX;
+    for (uint32_t s = 0; s < nr_sites; s++) {
+        struct ana_site *r = NULL;
         for (unsigned k = 0; k < n; k++) {
             const struct ana_site *p = psite(rg[k].m, s);
             if (!p)
                 continue;
-            if (r->image == UINT32_MAX)
+            if (!r) {
+                if (!(r = ana_model_site_make(out, s, p->image)))
+                    goto out;
+                memset(r, 0, sizeof(*r));
                 r->image = p->image;
+            }
 #define ADD_SITE_COUNTER(type, name) r->name += p->name;
             ANA_SITE_COUNTERS(ADD_SITE_COUNTER)
 #undef ADD_SITE_COUNTER
         }
-        if (r->image == UINT32_MAX)
+        if (!r)
             continue;
-        out->nr_used = s + 1;
         r->peak_bytes = share(rg, s, peak_k[r->image], false);
         r->peak_all_bytes = share(rg, s, total_k, true);
     }
@@ -255,9 +256,10 @@ static int merge(struct ana_model *out, struct range *rg, unsigned n)
                 sc[i]->nr_temporary += c->count;
                 sc[i]->temporary_bytes += c->size;
             }
-            if (c->stack < out->nr_sites) {
-                out->sites[c->stack].nr_temporary += c->count;
-                out->sites[c->stack].temporary_bytes += c->size;
+            struct ana_site *site = (struct ana_site *)ana_model_site(out, c->stack);
+            if (site) {
+                site->nr_temporary += c->count;
+                site->temporary_bytes += c->size;
             }
         }
         const struct ana_stepper *step = &rg[k].replay.stepper;
