@@ -45,3 +45,9 @@ ms_unit_test(test_sym_pdb ${PROJECT_SOURCE_DIR}/tests/unit/test_sym_pdb.c
              ${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_pdb.c LIBS ms_analysis)
 target_compile_definitions(test_sym_pdb PRIVATE
   MS_PDB_CORPUS="${PROJECT_SOURCE_DIR}/tests/fuzz/corpus_pdb")
+
+# Windows modules without debug information (their export tables) and the
+# files behind Wine's C:\ paths: a PE made by the test, a real DLL checked
+# against objdump, and the golden trace that recorded a Wine prefix.
+ms_unit_test(test_sym_pe ${PROJECT_SOURCE_DIR}/tests/unit/test_sym_pe.c LIBS ms_analysis)
+target_compile_definitions(test_sym_pe PRIVATE MS_GOLDEN_DIR="${PROJECT_SOURCE_DIR}/tests/golden")

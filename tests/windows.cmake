@@ -96,6 +96,14 @@ add_test(NAME windows.pdb_symbols
 set_tests_properties(windows.pdb_symbols PROPERTIES FIXTURES_REQUIRED winepfx
                      RESOURCE_LOCK winepfx TIMEOUT 300)
 
+# Wine's own DLLs named without options, in every output, from the prefix
+# the trace recorded; without debug information, by their exports.
+add_test(NAME windows.wine_names
+         COMMAND bash ${WIN_TESTS}/run_wine_names.sh ${WIN_WINE64} ${WIN_DIR64} ${WIN_PREFIX}
+                 ${CMAKE_BINARY_DIR}/windows/out-names $<TARGET_FILE:memscribe>)
+set_tests_properties(windows.wine_names PROPERTIES FIXTURES_REQUIRED winepfx
+                     RESOURCE_LOCK winepfx TIMEOUT 300)
+
 # 32-bit: the i686 collector and launcher on the i686 program under wine32.
 # Without wine32 (scripts/setup.sh says why it may be missing) the test is
 # reported as skipped with the reason, never passed.
@@ -111,6 +119,11 @@ if("i686" IN_LIST MEMSCRIBE_WINDOWS_ARCHS)
            COMMAND bash ${WIN_TESTS}/run_frag.sh ${WIN_WINE32} ${CMAKE_BINARY_DIR}/windows/i686
                    ${WIN_PREFIX} ${CMAKE_BINARY_DIR}/windows/out-frag $<TARGET_FILE:memscribe>)
   set_tests_properties(windows.frag_i686 PROPERTIES FIXTURES_REQUIRED winepfx
+                       RESOURCE_LOCK winepfx TIMEOUT 300 SKIP_RETURN_CODE 77)
+  add_test(NAME windows.wine_names_i686
+           COMMAND bash ${WIN_TESTS}/run_wine_names.sh ${WIN_WINE32} ${CMAKE_BINARY_DIR}/windows/i686
+                   ${WIN_PREFIX} ${CMAKE_BINARY_DIR}/windows/out-names-i686 $<TARGET_FILE:memscribe>)
+  set_tests_properties(windows.wine_names_i686 PROPERTIES FIXTURES_REQUIRED winepfx
                        RESOURCE_LOCK winepfx TIMEOUT 300 SKIP_RETURN_CODE 77)
 else()
   add_test(NAME windows.toolchain_i686 COMMAND sh -c

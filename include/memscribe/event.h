@@ -218,6 +218,14 @@ struct fmt_trace_info {
      * ATTACHED); 0: recorded from the program's start. Blocks allocated
      * before the attach are not in the trace; their frees are. */
     uint32_t attached_pid;
+    /* record -- prog.exe (META WINE_PREFIX, WINE_DLL_DIR): the Linux path
+     * of the Wine prefix the program ran in, and the folders of Wine's own
+     * DLLs the recorder found (NUL-separated words, wine_dll_dirs_len
+     * bytes), where the symbolizer finds the files behind C:\ paths
+     * (docs/symbols.md); NULL and 0 when not recorded. */
+    const char *wine_prefix;
+    const char *wine_dll_dirs;
+    uint32_t wine_dll_dirs_len;
 };
 
 /* A sampled trace (fmt_trace_info.sample_bytes = rate, 0 for exact):

@@ -180,14 +180,7 @@ void cli_ana_open(struct cli_ana *a, int argc, char **argv, int optind_now)
 
 struct ana_stacks *cli_ana_stacks(struct cli_ana *a)
 {
-    struct ana_sym_options so = {
-        .debug_dirs = a->sym.debug_dirs,
-        .nr_debug_dirs = a->sym.nr_debug_dirs,
-        .sysroot = a->sym.sysroot,
-        .show_internal = a->sym.show_internal,
-        .raw = a->sym.raw,
-        .full_names = a->sym.full_names,
-    };
+    struct ana_sym_options so = cli_sym_options(&a->sym);
     int rc;
 
     if (!a->stacks && (rc = ana_stacks_create(&a->stacks, a->r, &so)))
@@ -439,7 +432,8 @@ int cli_ana_close(struct cli_ana *a)
 {
     int bad = fflush(stdout) || ferror(stdout);
 
-    if (a->stacks && a->format == CLI_FMT_TEXT) {
+    /* Notes go with text; asked for (--verbose), on stderr with any format */
+    if (a->stacks && (a->format == CLI_FMT_TEXT || a->sym.verbose)) {
         struct ana_sym *s = ana_stacks_sym(a->stacks);
         for (size_t i = 0; i < ana_sym_nr_notes(s); i++)
             cli_warn("%s: note: %s", a->cmd, ana_sym_note(s, i));

@@ -25,6 +25,8 @@ static const struct {
     {CLI_TAKES_SYM, {"all-frames", no_argument, NULL, CLI_SYM_OPT_ALL_FRAMES}},
     {CLI_TAKES_SYM, {"raw", no_argument, NULL, CLI_SYM_OPT_RAW}},
     {CLI_TAKES_SYM, {"full-names", no_argument, NULL, CLI_SYM_OPT_FULL_NAMES}},
+    {CLI_TAKES_SYM, {"verbose", no_argument, NULL, CLI_SYM_OPT_VERBOSE}},
+    {CLI_TAKES_SYM, {"symbol-path", required_argument, NULL, CLI_SYM_OPT_SYMBOL_PATH}},
     {CLI_TAKES_FRAMES, {"frames", required_argument, NULL, CLI_ANA_OPT_FRAMES}},
     {CLI_TAKES_SUPP, {"suppress", required_argument, NULL, CLI_ANA_OPT_SUPPRESS}},
     {CLI_TAKES_SUPP, {"no-default-suppressions", no_argument, NULL, CLI_ANA_OPT_NO_DEFAULT_SUPP}},

@@ -28,21 +28,35 @@ bool cli_sym_option(const char *cmd, int c, const char *arg, struct cli_sym_opts
     case CLI_SYM_OPT_FULL_NAMES:
         o->full_names = true;
         return true;
+    case CLI_SYM_OPT_VERBOSE:
+        o->verbose = true;
+        return true;
+    case CLI_SYM_OPT_SYMBOL_PATH:
+        o->symbol_path = arg;
+        return true;
     default:
         return false;
     }
 }
 
-struct ana_sym *cli_sym_open(const char *cmd, const struct cli_sym_opts *o,
-                             const struct fmt_reader *r)
+struct ana_sym_options cli_sym_options(const struct cli_sym_opts *o)
 {
-    struct ana_sym_options so = {
+    return (struct ana_sym_options){
         .debug_dirs = o->debug_dirs,
         .nr_debug_dirs = o->nr_debug_dirs,
         .sysroot = o->sysroot,
         .show_internal = o->show_internal,
         .raw = o->raw,
+        .full_names = o->full_names,
+        .verbose = o->verbose,
+        .symbol_path = o->symbol_path,
     };
+}
+
+struct ana_sym *cli_sym_open(const char *cmd, const struct cli_sym_opts *o,
+                             const struct fmt_reader *r)
+{
+    struct ana_sym_options so = cli_sym_options(o);
     struct ana_sym *s;
     int rc = ana_sym_create(&s, &so);
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Symbolized stacks for every subcommand that prints them: the shared
- * options (--debug-dir, --sysroot, --all-frames, --raw), a symbolizer fed
- * with a trace's module map, and stack printing (docs/symbols.md). */
+ * options (--debug-dir, --sysroot, --all-frames, --raw, --full-names,
+ * --verbose, --symbol-path), a symbolizer fed with a trace's module map,
+ * and stack printing (docs/symbols.md). */
 #ifndef CLI_SYM_H
 #define CLI_SYM_H
 
@@ -22,6 +23,8 @@ enum {
     CLI_SYM_OPT_ALL_FRAMES,
     CLI_SYM_OPT_RAW,
     CLI_SYM_OPT_FULL_NAMES,
+    CLI_SYM_OPT_VERBOSE,
+    CLI_SYM_OPT_SYMBOL_PATH,
 };
 
 /* Lines for a command's --help. */
@@ -32,7 +35,11 @@ enum {
     "  --all-frames    keep memscribe's and the allocator's own frames on top\n"                   \
     "  --raw           module+offset only: read no binary or debug file\n"                         \
     "  --full-names    C++ and Rust names with their template and argument lists\n"                \
-    "                  (default: elided, std::vector<>::push_back())\n"
+    "                  (default: elided, std::vector<>::push_back())\n"                            \
+    "  --verbose       a note for every module: the files its names come from, and\n"              \
+    "                  how they were found (a Wine prefix, --debug-dir, ...)\n"                    \
+    "  --symbol-path P look for Windows PDBs in P too, before _NT_SYMBOL_PATH, P in\n"             \
+    "                  its syntax (DIR;srv*DIR;...: folders and symbol stores, no server)\n"
 
 struct cli_sym_opts {
     const char *debug_dirs[CLI_SYM_MAX_DEBUG_DIRS];
@@ -41,11 +48,16 @@ struct cli_sym_opts {
     bool show_internal;
     bool raw;
     bool full_names;
+    bool verbose;
+    const char *symbol_path; /* --symbol-path, or NULL */
 };
 
 /* Handle a getopt_long result if it is one of the shared options: returns
  * true if it was (usage errors exit), false to let the command handle c. */
 bool cli_sym_option(const char *cmd, int c, const char *arg, struct cli_sym_opts *o);
+
+/* The symbolizer's options the shared ones give. */
+struct ana_sym_options cli_sym_options(const struct cli_sym_opts *o);
 
 /* A symbolizer that knows every module of the trace. Dies on failure. */
 struct ana_sym *cli_sym_open(const char *cmd, const struct cli_sym_opts *o,

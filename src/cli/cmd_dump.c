@@ -344,6 +344,16 @@ static void dump_header(FILE *out, const struct fmt_reader *r)
     }
     if (info->attached_pid) /* record -p: blocks from before are not in it */
         fprintf(out, "# attached pid=%u (the trace starts mid-run)\n", info->attached_pid);
+    if (info->wine_prefix || info->wine_dll_dirs_len) {
+        /* record -- prog.exe: where C:\ paths and Wine's DLLs are found */
+        fputs("# wine prefix ", out);
+        put_str(out, info->wine_prefix ? info->wine_prefix : "",
+                info->wine_prefix ? (uint32_t)strlen(info->wine_prefix) : 0, 0);
+        fputs(" dlls ", out);
+        put_str(out, info->wine_dll_dirs ? info->wine_dll_dirs : "",
+                info->wine_dll_dirs_len ? info->wine_dll_dirs_len - 1 : 0, 1);
+        fputc('\n', out);
+    }
     fprintf(out,
             "# events=%" PRIu64 " heap_allocs=%" PRIu64 " serials=%" PRIu64 " dropped=%" PRIu64
             " chunks=%u stacks=%u images=%u threads=%u modules=%u\n",

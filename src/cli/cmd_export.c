@@ -352,13 +352,7 @@ int cmd_export(int argc, char **argv)
 
     ana_filter_init(&a.filter);
     parse_args(argc, argv, &a);
-    a.opt.sym = (struct ana_sym_options){
-        .debug_dirs = a.sym.debug_dirs,
-        .nr_debug_dirs = a.sym.nr_debug_dirs,
-        .sysroot = a.sym.sysroot,
-        .show_internal = a.sym.show_internal,
-        .raw = a.sym.raw,
-    };
+    a.opt.sym = cli_sym_options(&a.sym);
     struct fmt_reader *r = open_trace(&a);
     struct progress prog = {.path = a.in, .pass = 1};
     a.opt.note = note;

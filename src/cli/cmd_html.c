@@ -83,12 +83,7 @@ int cmd_html(int argc, char **argv)
                         "--thread");
     cli_ana_open(&a, argc, argv, optind);
 
-    o.sym.debug_dirs = a.sym.debug_dirs;
-    o.sym.nr_debug_dirs = a.sym.nr_debug_dirs;
-    o.sym.sysroot = a.sym.sysroot;
-    o.sym.show_internal = a.sym.show_internal;
-    o.sym.raw = a.sym.raw;
-    o.sym.full_names = a.sym.full_names;
+    o.sym = cli_sym_options(&a.sym);
     o.nr_top = a.top;
     o.filter = &a.filter;
     char *path_copy = strdup(a.path);

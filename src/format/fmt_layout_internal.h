@@ -128,6 +128,8 @@ enum fmt_meta_type {
     FMT_META_SAMPLE_BYTES = 4, /* 1.3: the sampling rate (feature bit SAMPLED) */
     FMT_META_ONLY = 5,         /* record --only's glob (absent: no filter) */
     FMT_META_ATTACHED = 6,     /* record -p: varint pid; the trace starts mid-run */
+    FMT_META_WINE_PREFIX = 7,  /* a Windows program's WINEPREFIX, a Linux path */
+    FMT_META_WINE_DLL_DIR = 8, /* a folder of Wine's own DLLs (repeatable) */
 };
 
 /* Limits a reader enforces so that a corrupt file cannot make it allocate

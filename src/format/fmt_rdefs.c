@@ -49,6 +49,7 @@ int fmt_rdefs_meta(struct fmt_reader *r, uint64_t off)
     struct fmt_cur c;
 
     fmt_cur_init(&c, r->raw.data, r->raw.len);
+    r->info.wine_dll_dirs_len = 0; /* the list is the block's, should it be read again */
     while (fmt_cur_left(&c) && !c.bad) {
         uint64_t type = fmt_cur_varint(&c);
         uint64_t len = fmt_cur_varint(&c);
@@ -93,6 +94,23 @@ int fmt_rdefs_meta(struct fmt_reader *r, uint64_t off)
             if (b.bad || !r->info.sample_bytes)
                 return fmt_rerr(r, -EPROTO, off, "bad sampling rate in metadata");
             break;
+        case FMT_META_WINE_PREFIX:
+        case FMT_META_WINE_DLL_DIR: {
+            /* a path: no NUL inside, as the folders are kept NUL-separated */
+            if (len > FMT_MAX_STRING || len == 0 || memchr(body, 0, len))
+                return fmt_rerr(r, -EPROTO, off, "bad Wine path in metadata");
+            char **dst = type == FMT_META_WINE_PREFIX ? &r->wine_prefix : &r->wine_dll_dirs;
+            size_t have = type == FMT_META_WINE_PREFIX ? 0 : r->info.wine_dll_dirs_len;
+            char *s = realloc(*dst, have + len + 1);
+            if (!s)
+                return fmt_rerr(r, -ENOMEM, off, "out of memory");
+            memcpy(s + have, body, len);
+            s[have + len] = 0;
+            *dst = s;
+            if (type == FMT_META_WINE_DLL_DIR)
+                r->info.wine_dll_dirs_len = (uint32_t)(have + len + 1);
+            break;
+        }
         case FMT_META_ATTACHED:
             r->info.attached_pid = fmt_cur_u32(&b);
             if (b.bad || !r->info.attached_pid)

@@ -331,6 +331,8 @@ static int open_trace(struct fmt_reader *r)
     r->info.command = r->command;
     r->info.hostname = r->hostname;
     r->info.only = r->only;
+    r->info.wine_prefix = r->wine_prefix;
+    r->info.wine_dll_dirs = r->wine_dll_dirs;
     return 0;
 }
 
@@ -403,6 +405,8 @@ void fmt_reader_close(struct fmt_reader *r)
     free(r->command);
     free(r->hostname);
     free(r->only);
+    free(r->wine_prefix);
+    free(r->wine_dll_dirs);
     free(r->nodes);
     free(r->stkcode);
     for (uint32_t i = 0; i < r->nr_ctxs; i++)

@@ -110,6 +110,7 @@ struct fmt_reader {
     char *command;
     char *hostname;
     char *only;
+    char *wine_prefix, *wine_dll_dirs; /* META WINE_PREFIX, WINE_DLL_DIR (NUL-separated) */
     int incomplete;
     int addr_cands; /* FMT_FEAT_ADDR_CANDS: heap addresses may name freed ones */
     int pe;         /* FMT_FEAT_PE_PROCESS: Windows kinds allowed */

@@ -47,6 +47,16 @@ static int w_meta(struct fmt_writer *w, const struct fmt_trace_info *info)
         rc = rc ?: fmt_buf_add_varint(&b, FMT_META_ATTACHED);
         rc = rc ?: fmt_buf_add_string(&b, tmp, t.len);
     }
+    if (info->wine_prefix) {
+        rc = rc ?: fmt_buf_add_varint(&b, FMT_META_WINE_PREFIX);
+        rc = rc ?: fmt_buf_add_string(&b, info->wine_prefix, strlen(info->wine_prefix));
+    }
+    /* one record per folder, in the order they are searched */
+    for (const char *d = info->wine_dll_dirs, *end = d + info->wine_dll_dirs_len; d && d < end;
+         d += strlen(d) + 1) {
+        rc = rc ?: fmt_buf_add_varint(&b, FMT_META_WINE_DLL_DIR);
+        rc = rc ?: fmt_buf_add_string(&b, d, strlen(d));
+    }
     if (!rc) {
         struct iovec iov = {b.data, b.len};
         rc = fmt_wout_block(&w->out, FMT_BLOCK_META, 0, (uint32_t)b.len, &iov, 1);

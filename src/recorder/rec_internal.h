@@ -321,7 +321,11 @@ struct rec_session {
     const char *name;      /* the default trace name's program part */
     char *command;         /* the trace's command line, NUL-separated */
     size_t command_len;    /* its bytes, the last NUL included */
-    char sock[108];        /* the socket's abstract name (rec_session_listen) */
+    /* A Windows program's Wine prefix and Wine's DLL folders (NUL-separated),
+     * for the trace's header (META WINE_PREFIX, WINE_DLL_DIR); NULL: none */
+    char *wine_prefix, *wine_dll_dirs;
+    size_t wine_dll_dirs_len;
+    char sock[108]; /* the socket's abstract name (rec_session_listen) */
     char secret_hex[2 * FMT_SHM_SECRET_BYTES + 1];
     char *out_made;  /* the default name, when made */
     int out_fd;      /* the trace, -1 before it is made */

@@ -18,6 +18,7 @@
 #include "recorder/rec_proc.h"
 #include "recorder/rec_win.h"
 #include "util/util_outfile.h"
+#include "util/util_wine.h"
 
 extern char **environ;
 
@@ -302,6 +303,10 @@ int rec_mode_wine(struct rec_session *s, const char *prog, unsigned machine, cha
         snprintf(msg, msg_size, "out of memory");
         return -1;
     }
+    /* Where the symbolizer finds C:\ paths and Wine's own DLLs, recorded
+     * (the prefix need not exist yet: Wine makes it on its first run). */
+    s->wine_prefix = util_wine_prefix();
+    s->wine_dll_dirs = util_wine_dll_dirs(m->wine, machine == RW_I386, &s->wine_dll_dirs_len);
     /* The launcher's own trace options: no sampling, --only or pools. */
     s->wopt = (struct fmt_writer_options){.pe_process = 1, .time_unit_ns = s->wopt.time_unit_ns};
     if (s->opt.depth > RW_MAX_DEPTH)

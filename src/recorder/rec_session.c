@@ -199,6 +199,9 @@ static int rec_session_create(struct rec_session *s, char *msg, size_t msg_size)
     info.hostname = host;
     info.only = s->opt.only;
     info.attached_pid = s->attached_pid;
+    info.wine_prefix = s->wine_prefix;
+    info.wine_dll_dirs = s->wine_dll_dirs;
+    info.wine_dll_dirs_len = (uint32_t)s->wine_dll_dirs_len;
     rc = fmt_writer_create(&s->w, s->out_fd, &info, &s->wopt);
     if (rc < 0) {
         snprintf(msg, msg_size, "cannot start the trace %s: %s", s->opt.out_path, strerror(-rc));
@@ -406,6 +409,8 @@ void rec_session_free(struct rec_session *s)
     rec_session_clear(s);
     free(s->statuses.v);
     free(s->command);
+    free(s->wine_prefix);
+    free(s->wine_dll_dirs);
     free(s->out_made);
     free(s);
 }

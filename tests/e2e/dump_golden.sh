@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The golden traces of formats 1.0, 1.1, 1.2 (Windows), 1.3 (a time unit; sampled), 1.4
-# (packed times; pools) and 1.5 (ranked references) dump exactly as they always did
+# The golden traces of formats 1.0, 1.1, 1.2 (Windows), 1.3 (a time unit; sampled; Wine's
+# folders), 1.4 (packed times; pools) and 1.5 (ranked references) dump exactly as they always did
 # (old traces stay readable, and dump's output is stable for the tests built
 # on it);
 # --pid keeps one process; a trace cut short dumps its whole chunks, says
@@ -44,6 +44,11 @@ diff -u "$MS_SOURCE/tests/golden/v1_5.dump" "$tmp/out15"
 "$MEMSCRIBE" dump --header --stacks --raw "$MS_SOURCE/tests/golden/v1_4_pools.mscr" \
     >"$tmp/out14p" 2>"$tmp/err"
 diff -u "$MS_SOURCE/tests/golden/v1_4_pools.dump" "$tmp/out14p"
+[ ! -s "$tmp/err" ] || { echo "unexpected stderr:"; cat "$tmp/err"; exit 1; }
+# Format 1.3 with the META records WINE_PREFIX and WINE_DLL_DIR (docs/format.md, "META")
+"$MEMSCRIBE" dump --header --stacks --raw "$MS_SOURCE/tests/golden/v1_3_wine.mscr" \
+    >"$tmp/out13w" 2>"$tmp/err"
+diff -u "$MS_SOURCE/tests/golden/v1_3_wine.dump" "$tmp/out13w"
 [ ! -s "$tmp/err" ] || { echo "unexpected stderr:"; cat "$tmp/err"; exit 1; }
 
 # Without --header and --stacks: exactly the event lines, 45 of them.

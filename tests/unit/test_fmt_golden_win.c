@@ -5,7 +5,10 @@
  * v1_2_windows.dump by tests/e2e/dump_golden.sh). A writer without the bit
  * refuses the Windows kinds and writes a 1.1 file. MS_FMT_WRITE_GOLDEN_1_2
  * =PATH writes the golden file anew: only for a new format version, into
- * a new file. */
+ * a new file. tests/golden/v1_3_wine.mscr, format 1.3 with the META
+ * records WINE_PREFIX and WINE_DLL_DIR (a Windows program's trace as
+ * `memscribe record` writes it), reads back with them; MS_FMT_WRITE_GOLDEN_
+ * WINE=PATH wrote it (test_sym_pe.c symbolizes it through the prefix). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -178,25 +181,37 @@ static size_t events(struct tfmt *t, struct fmt_event *ev)
     return n;
 }
 
+/* The events written on t: with the variable env set, into the file it
+ * names (a golden file made anew, and the test skipped); else t is
+ * dropped and the golden file opened. */
+static struct fmt_reader *golden_open(struct tfmt *t, const struct fmt_event *want, size_t n,
+                                      const char *env, const char *golden)
+{
+    struct fmt_reader *r;
+    char err[600];
+
+    if (getenv(env)) {
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(fmt_writer_event(t->w, &want[i]), 0);
+        tfmt_save(t, getenv(env));
+        skip();
+    }
+    tfmt_close(t);
+    if (fmt_reader_open(&r, golden, err, sizeof(err)))
+        fail_msg("%s", err);
+    return r;
+}
+
 static void test_golden_v1_2_windows(void **state)
 {
     struct fmt_event want[32];
     struct fmt_reader *r;
     struct tfmt t;
-    char err[600];
 
     (void)state;
     start(&t, 1);
     size_t n = events(&t, want);
-    if (getenv("MS_FMT_WRITE_GOLDEN_1_2")) {
-        for (size_t i = 0; i < n; i++)
-            assert_int_equal(fmt_writer_event(t.w, &want[i]), 0);
-        tfmt_save(&t, getenv("MS_FMT_WRITE_GOLDEN_1_2"));
-        skip();
-    }
-    tfmt_close(&t);
-    if (fmt_reader_open(&r, MS_GOLDEN_DIR "/v1_2_windows.mscr", err, sizeof(err)))
-        fail_msg("%s", err);
+    r = golden_open(&t, want, n, "MS_FMT_WRITE_GOLDEN_1_2", MS_GOLDEN_DIR "/v1_2_windows.mscr");
     assert_int_equal(fmt_reader_info(r)->version_minor, 2);
     assert_true(fmt_reader_pe(r));
     tfmt_read_expect(r, want, n);
@@ -249,12 +264,114 @@ static void test_zlib_coding(void **state)
     tfmt_close(&t);
 }
 
+/* v1_3_wine.mscr: a process whose stacks run through a DLL recorded at
+ * C:\\windows\\system32\\golden.dll (no CodeView record, one segment of
+ * 0x3000 bytes: the PE test_sym_pe.c makes), and the Wine folders. */
+#define GOLDEN_DLL 0x7ff8a0000000ull
+static const struct fmt_module wine_dll = {
+    .base = GOLDEN_DLL,
+    .path = "C:\\windows\\system32\\golden.dll",
+    .path_len = 30,
+    .nr_segments = 1,
+    .segments = {{0, 0x3000, 0, 5}},
+};
+static const char wine_dirs[] = "/wine-golden/x86_64-windows\0/wine-golden/i386-windows";
+
+static size_t golden_wine_events(struct tfmt *t, struct fmt_event *ev)
+{
+    static const uint64_t frames[2][4] = {
+        {GOLDEN_DLL + 0x1015, GOLDEN_DLL + 0x10c1, 0x140001714ull, 0},
+        {GOLDEN_DLL + 0x1085, GOLDEN_DLL + 0x1005, GOLDEN_DLL + 0x1301, 0x140001a45ull},
+    };
+    uint32_t ids[2];
+    uint64_t ts = 1000;
+    size_t n = 0;
+
+    assert_int_equal(fmt_writer_stack(t->w, 0, frames[0], 3, &ids[0]), 0);
+    assert_int_equal(fmt_writer_stack(t->w, 0, frames[1], 4, &ids[1]), 0);
+    ev[n] = mk(FMT_EV_PROCESS_START, &ts, 0);
+    ev[n].arg[1] = FMT_START_CREATEPROCESS;
+    ev[n].str = pe_module.path;
+    ev[n++].str_len = pe_module.path_len;
+    ev[n] = mk(FMT_EV_MODULE_LOAD, &ts, 0);
+    ev[n].addr = pe_module.base;
+    ev[n++].module = &pe_module;
+    ev[n] = mk(FMT_EV_MODULE_LOAD, &ts, 0);
+    ev[n].addr = wine_dll.base;
+    ev[n++].module = &wine_dll;
+    ev[n] = mk(FMT_EV_VM_RESERVE, &ts, ids[0]);
+    ev[n].addr = 0x1cc0000;
+    ev[n].size = 0x100000;
+    ev[n].arg[0] = 0x4;    /* PAGE_READWRITE */
+    ev[n].arg[1] = 0x3000; /* MEM_COMMIT | MEM_RESERVE */
+    ev[n++].arg[2] = 0x100000;
+    ev[n] = mk(FMT_EV_VM_COMMIT, &ts, ids[0]);
+    ev[n].addr = 0x1cc0000;
+    ev[n].size = 0x100000;
+    ev[n].arg[0] = 0x4;
+    ev[n].arg[1] = 0x3000;
+    ev[n++].arg[2] = 0x100000;
+    ev[n] = mk(FMT_EV_MALLOC, &ts, ids[1]);
+    ev[n].addr = HEAP + 0x40;
+    ev[n].size = 48;
+    ev[n++].arg[1] = HEAP;
+    ev[n] = mk(FMT_EV_PROCESS_EXIT, &ts, 0);
+    ev[n++].arg[1] = 1;
+    return n;
+}
+
+static void test_golden_wine(void **state)
+{
+    struct fmt_writer_options opt = {.chunk_events = 8, .pe_process = 1, .time_unit_ns = 1};
+    struct fmt_event want[16];
+    struct fmt_reader *r;
+    struct tfmt t;
+
+    (void)state;
+    memset(&t, 0, sizeof(t));
+    t.fd = memfd_create("trace", MFD_CLOEXEC);
+    assert_true(t.fd >= 0);
+    t.info.start_realtime_ns = 1700000000123456789ull;
+    t.info.recorder_pid = 4242;
+    t.info.stack_depth = 32;
+    t.info.wine_prefix = "/wine-golden/prefix";
+    t.info.wine_dll_dirs = wine_dirs;
+    t.info.wine_dll_dirs_len = sizeof(wine_dirs);
+    assert_int_equal(fmt_writer_create(&t.w, t.fd, &t.info, &opt), 0);
+    size_t n = golden_wine_events(&t, want);
+    r = golden_open(&t, want, n, "MS_FMT_WRITE_GOLDEN_WINE", MS_GOLDEN_DIR "/v1_3_wine.mscr");
+    const struct fmt_trace_info *info = fmt_reader_info(r);
+    assert_int_equal(info->version_minor, 3);
+    assert_string_equal(info->wine_prefix, "/wine-golden/prefix");
+    assert_int_equal(info->wine_dll_dirs_len, sizeof(wine_dirs));
+    assert_memory_equal(info->wine_dll_dirs, wine_dirs, sizeof(wine_dirs));
+    tfmt_read_expect(r, want, n);
+    fmt_reader_close(r);
+}
+
+/* A trace without them (every golden file before) has none. */
+static void test_no_wine(void **state)
+{
+    struct fmt_reader *r;
+    char err[600];
+
+    (void)state;
+    if (fmt_reader_open(&r, MS_GOLDEN_DIR "/v1_2_windows.mscr", err, sizeof(err)))
+        fail_msg("%s", err);
+    assert_null(fmt_reader_info(r)->wine_prefix);
+    assert_null(fmt_reader_info(r)->wine_dll_dirs);
+    assert_int_equal(fmt_reader_info(r)->wine_dll_dirs_len, 0);
+    fmt_reader_close(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_v1_2_windows),
         cmocka_unit_test(test_windows_kinds_need_pe),
         cmocka_unit_test(test_zlib_coding),
+        cmocka_unit_test(test_golden_wine),
+        cmocka_unit_test(test_no_wine),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

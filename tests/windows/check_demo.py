@@ -12,7 +12,11 @@ process's class counts are its lifetimes'.
 Heap (memscribe window, WPA's heap table): 320 x 40 bytes Impacting from
 InnerLoopOperation, named with file and line from the PE's DWARF; as many
 40-byte HeapAllocs in the trace as in Wine's +heap log. No thread of tid 0
-(the launcher's exit record) in the trace or the HTML page.
+(the launcher's exit record) in the trace or the HTML page. Wine's own
+DLLs are found without options (the prefix the trace recorded, or Wine's
+DLL folder on this host for the launcher's trace, which records none):
+every frame of the VirtualAlloc stacks is named, VirtualAlloc among them,
+and no note says a system DLL was not read.
 Usage: check_demo.py OUTDIR MEMSCRIBE"""
 import json
 import re
@@ -38,6 +42,24 @@ def vmem(out, memscribe, t0, t1):
                         f"{t1}ns", "--top", "0", "--rows", "0", f"{out}/demo.mscr"],
                        check=True, capture_output=True, text=True).stdout
     return json.loads(j)
+
+
+# A frame no file named: "kernelbase.dll+0x3ef8a" (docs/symbols.md)
+UNNAMED = re.compile(r"^[^ ]+\+0x[0-9a-f]+$")
+
+
+def system_frames_named(out, memscribe, big):
+    """Wine's DLLs, found with no option: the frames above the demo's
+    VirtualAlloc calls all named, and no note about a system DLL."""
+    for l in big:
+        expect("unnamed frames of a 10 MB commit's stack",
+               [f for f in l["stack"] if UNNAMED.match(f)], [])
+    expect("a VirtualAlloc frame in every 10 MB commit's stack",
+           all(any(f.startswith("VirtualAlloc") for f in l["stack"]) for l in big), True)
+    text = subprocess.run([memscribe, "vmem", f"{out}/demo.mscr"], check=True,
+                          capture_output=True, text=True)
+    expect("notes about Wine's DLLs",
+           [n for n in text.stderr.splitlines() if "C:\\windows" in n], [])
 
 
 def classes(w, what):
@@ -80,7 +102,8 @@ def main():
     steady = sorted(l["commit_ns"] for l in big if frames_have(l["stack"], "AllocateSteadyState"))
     expect("steady-state buffers", len(steady), 2)
     expect("a stack line names the source file",
-           all(frames_have(l["stack"], "Buffer (memtest_demo_win.cc:") for l in big), True)
+           all(frames_have(l["stack"], "Buffer() (memtest_demo_win.cc:") for l in big), True)
+    system_frames_named(out, memscribe, big)
 
     # Over the run every buffer is committed and released inside: AIFI,
     # Transient, as the process's classes say
@@ -123,7 +146,8 @@ def main():
 
     # The heap: the leak
     win = json.load(open(f"{out}/window.json"))
-    rows = [r for r in win["rows"] if frames_have(r["stack"], "InnerLoopOperation (memtest_demo_win.cc:")]
+    rows = [r for r in win["rows"]
+            if frames_have(r["stack"], "InnerLoopOperation() (memtest_demo_win.cc:")]
     expect("InnerLoopOperation rows", [(r["impacting_type"], r["count"], r["size"],
                                         r["impacting_size"]) for r in rows],
            [("Impacting", 320, 320 * 40, 320 * 40)])

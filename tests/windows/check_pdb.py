@@ -4,7 +4,9 @@
 SITE-<name> line of the source is the leaf frame inside the program of a
 leak row with known bytes and blocks. The PDB is moved between the places
 the symbolizer looks (the CodeView path, an srv* symbol store and a plain
-directory in _NT_SYMBOL_PATH, a --debug-dir), then replaced by a truncated,
+directory in _NT_SYMBOL_PATH, a --debug-dir, the same store and directory
+given by --symbol-path, which is searched before _NT_SYMBOL_PATH: --verbose
+names the PDB taken), then replaced by a truncated,
 a garbage and another build's PDB, which must each be named in a note and
 leave the frames as module+offset.
 Usage: check_pdb.py SOURCE OUTDIR MEMSCRIBE"""
@@ -122,6 +124,21 @@ def main():
     flat = dict(env, _NT_SYMBOL_PATH="Z:" + f"{out}/flat".replace("/", "\\"))
     check_named("plain dir", memscribe, trace, lines, flat)
     check_named("--debug-dir", memscribe, trace, lines, env, ("--debug-dir", f"{out}/flat"))
+    server = "https://msdl.microsoft.com/download/symbols"
+    check_named("--symbol-path srv*", memscribe, trace, lines, env,
+                ("--symbol-path", f"srv*{out}/store*{server}"))
+    check_named("--symbol-path dir", memscribe, trace, lines, env,
+                ("--symbol-path", f"{out}/none;{out}/flat"))
+    # both: --symbol-path's store is taken, not _NT_SYMBOL_PATH's directory
+    for case, extra, taken in [
+            ("_NT_SYMBOL_PATH alone", (), f"{out}/flat/win_prog_pdb.pdb"),
+            ("--symbol-path first", ("--symbol-path", f"srv*{out}/store*{server}"),
+             f"{store}/win_prog_pdb.pdb")]:
+        _, err = leaks(memscribe, trace, flat, ("--verbose", *extra))
+        want = f"win_prog_pdb.exe: {out}/bin/win_prog_pdb.exe (the recorded path)"
+        if not any(l.startswith("memscribe: leaks: note: ") and want in l
+                   and l.endswith(f", and its PDB {taken}") for l in err.splitlines()):
+            errors.append(f"{case}: --verbose does not say the PDB is {taken}: {err.strip()!r}")
 
     # bad PDBs where the CodeView record points: named, not used
     data = open(good, "rb").read()

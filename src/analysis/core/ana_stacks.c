@@ -100,13 +100,6 @@ void ana_stacks_destroy(struct ana_stacks *s)
     free(s);
 }
 
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-
-    return slash ? slash + 1 : path;
-}
-
 /* The two strings of one symbolized frame. */
 static int frame_strings(struct ana_stacks *s, const struct ana_sym_frame *f, struct ana_frame *out)
 {
@@ -116,15 +109,16 @@ static int frame_strings(struct ana_stacks *s, const struct ana_sym_frame *f, st
     if (!f->module)
         snprintf(fn, sizeof(fn), "0x%" PRIx64, f->addr);
     else if (!f->function)
-        snprintf(fn, sizeof(fn), "%s+0x%" PRIx64, base_name(f->module), f->module_offset);
+        snprintf(fn, sizeof(fn), "%s+0x%" PRIx64, ana_sym_base_name(f->module), f->module_offset);
     else if (s->full_names)
         snprintf(fn, sizeof(fn), "%s", f->function);
     else
         ana_name_short(fn, sizeof(fn), f->function);
     if (f->function && f->file && f->line)
-        snprintf(place, sizeof(place), "%s (%s:%" PRIu32 ")", fn, base_name(f->file), f->line);
+        snprintf(place, sizeof(place), "%s (%s:%" PRIu32 ")", fn, ana_sym_base_name(f->file),
+                 f->line);
     else if (f->function && f->module)
-        snprintf(place, sizeof(place), "%s (%s)", fn, base_name(f->module));
+        snprintf(place, sizeof(place), "%s (%s)", fn, ana_sym_base_name(f->module));
     else
         snprintf(place, sizeof(place), "%s", fn);
     /* Names and paths are the program's bytes: escape them once here, and

@@ -3,11 +3,14 @@
  * module's files, and the per-address cache in front of the symbol table
  * and DWARF lookups. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/sym/ana_sym_internal.h"
 #include "util/util_array.h"
+#include "util/util_wine.h"
 
 enum mod_state {
     MOD_NEW = 0, /* files not looked for yet */
@@ -18,11 +21,13 @@ struct sym_module {
     char *path;
     uint8_t build_id[FMT_MAX_BUILD_ID];
     uint32_t build_id_len;
+    uint32_t pe_image_size; /* a Windows module: its one segment, SizeOfImage */
     enum mod_state state;
     struct ana_sym_found found;
     struct ana_sym_table table;
     struct ana_sym_dwarf *dwarf;
     struct ana_sym_pdb *pdb;  /* a Windows module's PDB (ana_sym_pdb.c) */
+    char *pdb_path;           /* ... its file (malloc'd) */
     struct ana_sym_code code; /* to recognise signal trampolines */
 };
 
@@ -71,6 +76,11 @@ struct ana_sym {
     char **notes;
     size_t nr_notes, cap_notes;
     struct ana_sym_stats stats;
+
+    /* Where Wine keeps the files behind C:\ paths: the trace's, completed
+     * from this host's on the first Windows module (wine_host) */
+    struct ana_sym_wine wine;
+    bool wine_host;
 };
 
 int ana_sym_create(struct ana_sym **out, const struct ana_sym_options *opts)
@@ -85,6 +95,9 @@ int ana_sym_create(struct ana_sym **out, const struct ana_sym_options *opts)
     /* Copy the option strings: the caller's argv may not outlive us. */
     if (s->opts.sysroot &&
         !(s->opts.sysroot = ana_sym_arena_strndup(&s->arena, opts->sysroot, strlen(opts->sysroot))))
+        goto nomem;
+    if (s->opts.symbol_path && !(s->opts.symbol_path = ana_sym_arena_strndup(
+                                     &s->arena, opts->symbol_path, strlen(opts->symbol_path))))
         goto nomem;
     if (s->opts.nr_debug_dirs) {
         const char **dirs = ana_sym_arena_alloc(&s->arena, s->opts.nr_debug_dirs * sizeof(*dirs));
@@ -120,6 +133,7 @@ void ana_sym_destroy(struct ana_sym *s)
 
         ana_sym_dwarf_close(m->dwarf);
         ana_sym_pdb_close(m->pdb);
+        free(m->pdb_path);
         ana_sym_table_free(&m->table);
         ana_sym_code_free(&m->code);
         if (m->state == MOD_READY)
@@ -165,6 +179,9 @@ static struct sym_module *get_module(struct ana_sym *s, const struct fmt_module 
     }
     x->build_id_len = id_len;
     memcpy(x->build_id, m->build_id, id_len);
+    /* Wine records a PE module as one segment of its SizeOfImage */
+    if (ana_sym_is_win_path(x->path) && m->nr_segments == 1 && m->segments[0].vaddr == 0)
+        x->pe_image_size = (uint32_t)m->segments[0].memsz;
     s->mods[s->nr_mods++] = x;
     return x;
 }
@@ -315,13 +332,13 @@ static int load_pdb(struct ana_sym *s, struct sym_module *m)
     const struct ana_sym_file *pe = m->found.dbg.pe_base   ? &m->found.dbg
                                     : m->found.bin.pe_base ? &m->found.bin
                                                            : NULL;
-    bool win_path = m->path[0] && m->path[1] == ':' && m->path[2] == '\\';
+    bool win_path = ana_sym_is_win_path(m->path);
     char *note = NULL;
 
     if ((!pe && !win_path) || (pe && !pe->pdb_name))
         return 0;
     int rc = ana_sym_pdb_find(&s->opts, m->path, pe ? pe->path : NULL, pe ? pe->pdb_name : NULL,
-                              m->build_id, m->build_id_len, &m->pdb, &note);
+                              m->build_id, m->build_id_len, &m->pdb, &m->pdb_path, &note);
     if (rc)
         return rc;
     if (m->pdb && !m->found.bin.elf && !m->found.dbg.elf) {
@@ -334,6 +351,84 @@ static int load_pdb(struct ana_sym *s, struct sym_module *m)
     return rc;
 }
 
+int ana_sym_set_wine(struct ana_sym *s, const char *prefix, const char *dll_dirs,
+                     size_t dll_dirs_len)
+{
+    if (prefix && !(s->wine.prefix = ana_sym_arena_strndup(&s->arena, prefix, strlen(prefix))))
+        return -ENOMEM;
+    if (dll_dirs_len) {
+        char *d = ana_sym_arena_alloc(&s->arena, dll_dirs_len);
+        if (!d)
+            return -ENOMEM;
+        memcpy(d, dll_dirs, dll_dirs_len);
+        d[dll_dirs_len - 1] = '\0';
+        s->wine.dll_dirs = d;
+        s->wine.dll_dirs_len = dll_dirs_len;
+    }
+    s->wine.prefix_recorded = prefix != NULL;
+    s->wine.dirs_recorded = dll_dirs_len != 0;
+    return 0;
+}
+
+/* What the trace did not record of Wine's folders, from this host. */
+static int wine_from_host(struct ana_sym *s)
+{
+    size_t len = 0;
+    char *p = NULL, *d = NULL;
+
+    if (s->wine_host)
+        return 0;
+    s->wine_host = true;
+    if (!s->wine.prefix && (p = util_wine_prefix()) && access(p, F_OK) == 0 &&
+        !(s->wine.prefix = ana_sym_arena_strndup(&s->arena, p, strlen(p)))) {
+        free(p);
+        return -ENOMEM;
+    }
+    free(p);
+    if (!s->wine.dll_dirs_len && (d = util_wine_dll_dirs(NULL, false, &len))) {
+        char *copy = ana_sym_arena_alloc(&s->arena, len);
+        if (copy) {
+            memcpy(copy, d, len);
+            s->wine.dll_dirs = copy;
+            s->wine.dll_dirs_len = len;
+        }
+        free(d);
+        if (!copy)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+/* --verbose: which files a module's names come from, and how they were
+ * found. */
+static int note_files(struct ana_sym *s, const struct sym_module *m)
+{
+    const struct ana_sym_found *f = &m->found;
+    char *note = NULL;
+    size_t len;
+    FILE *o;
+
+    if (!f->bin.elf && !f->dbg.elf && !m->pdb)
+        return 0; /* the module's own note says why */
+    if (!(o = open_memstream(&note, &len)))
+        return -ENOMEM;
+    fprintf(o, "%s:", m->path);
+    if (f->bin.elf)
+        fprintf(o, " %s (%s)", f->bin.path, f->bin_how);
+    if (f->bin.elf && f->dbg.elf)
+        fprintf(o, ", debug information in %s (%s)", f->dbg.path, f->dbg_how);
+    else if (f->dbg.elf)
+        fprintf(o, " %s (%s), with debug information", f->dbg.path, f->dbg_how);
+    else if (f->bin.elf)
+        fputs(", symbols only (no debug information)", o);
+    if (m->pdb)
+        fprintf(o, "%s PDB %s", f->bin.elf || f->dbg.elf ? ", and its" : " its", m->pdb_path);
+    int rc = fclose(o) ? -ENOMEM : add_note(s, note);
+    if (rc)
+        free(note);
+    return rc;
+}
+
 static int load_module(struct ana_sym *s, struct sym_module *m)
 {
     m->state = MOD_READY;
@@ -341,7 +436,10 @@ static int load_module(struct ana_sym *s, struct sym_module *m)
     m->found.bin.fd = m->found.dbg.fd = -1;
     if (s->opts.raw || is_pseudo_module(m->path))
         return 0;
-    int rc = ana_sym_find_files(&s->opts, m->path, m->build_id, m->build_id_len, &m->found);
+    struct ana_sym_module_id id = {m->path, m->build_id, m->build_id_len, m->pe_image_size};
+    int rc = ana_sym_is_win_path(m->path) ? wine_from_host(s) : 0;
+    if (!rc)
+        rc = ana_sym_find_files(&s->opts, &s->wine, &id, &m->found);
     if (rc)
         return rc;
     s->stats.nr_modules_loaded++;
@@ -358,6 +456,8 @@ static int load_module(struct ana_sym *s, struct sym_module *m)
     }
     if (!rc)
         rc = load_pdb(s, m);
+    if (!rc && s->opts.verbose)
+        rc = note_files(s, m);
     if (!rc && m->found.note) {
         rc = add_note(s, m->found.note);
         if (!rc)

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Finding a module's files: the binary at its recorded path (under
- * --sysroot), then a debug file by build id (--debug-dir, the system's
+ * --sysroot; a Windows path through Wine's prefix and DLL folders,
+ * ana_sym_wine.c), then a debug file by build id (--debug-dir, the system's
  * /usr/lib/debug/.build-id), by name in --debug-dir, by .gnu_debuglink,
  * and last by debuginfod when the user configured it. A file is used only
- * when its build id is the recorded one: a wrong file gives wrong names. */
+ * when its build id is the recorded one (and a PE's size of image): a
+ * wrong file gives wrong names. */
 #include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +24,9 @@ struct want {
     const char *path; /* as recorded */
     const uint8_t *build_id;
     uint32_t build_id_len;
+    uint32_t pe_image_size; /* 0: not checked */
+    const char *how;        /* the search under way, for --verbose */
+    const char *mismatch;   /* why the last candidate was refused */
 };
 
 enum check {
@@ -56,14 +61,19 @@ static int file_open(const char *path, struct ana_sym_file *f)
     f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
     f->path = strdup(path);
     f->pe_base = 0;
+    f->pe_image_size = 0;
     if (f->elf && elf_kind(f->elf) != ELF_K_ELF) { /* a Windows PE? */
+        struct ana_sym_pe_info pe;
         int efd;
         Elf *e;
-        if (!ana_sym_pe_open(f->fd, &efd, &e, &f->pe_base, &f->pdb_name)) {
+        if (!ana_sym_pe_open(f->fd, &efd, &e, &pe)) {
             elf_end(f->elf);
             close(f->fd);
             f->fd = efd;
             f->elf = e;
+            f->pe_base = pe.image_base;
+            f->pe_image_size = pe.image_size;
+            f->pdb_name = pe.pdb_name;
         }
     }
     if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || !f->path) {
@@ -133,16 +143,26 @@ static int file_crc32(int fd, uint32_t *out)
     return 0;
 }
 
+/* Is the open file f the recorded module's? */
+static enum check check_identity(struct want *w, struct ana_sym_file *f)
+{
+    w->mismatch = NULL;
+    if (w->build_id_len && !same_build_id(f->elf, w->build_id, w->build_id_len))
+        w->mismatch = "build id differs from the recorded one";
+    else if (w->pe_image_size && f->pe_base && f->pe_image_size != w->pe_image_size)
+        w->mismatch = "size of image differs from the recorded one";
+    if (!w->mismatch)
+        return CHECK_OK;
+    file_close(f);
+    return CHECK_MISMATCH;
+}
+
 /* Open a candidate and check it is the recorded module's. */
-static enum check try_file(const struct want *w, const char *path, struct ana_sym_file *f)
+static enum check try_file(struct want *w, const char *path, struct ana_sym_file *f)
 {
     if (file_open(path, f))
         return CHECK_MISSING;
-    if (w->build_id_len && !same_build_id(f->elf, w->build_id, w->build_id_len)) {
-        file_close(f);
-        return CHECK_MISMATCH;
-    }
-    return CHECK_OK;
+    return check_identity(w, f);
 }
 
 static char *join(const char *a, const char *b, const char *c)
@@ -152,13 +172,6 @@ static char *join(const char *a, const char *b, const char *c)
     if (asprintf(&s, "%s%s%s", a ? a : "", b ? b : "", c ? c : "") < 0)
         return NULL;
     return s;
-}
-
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, path[0] && path[1] == ':' ? '\\' : '/');
-
-    return slash ? slash + 1 : path;
 }
 
 /* A path Wine recorded, "Z:\\dir\\file", as the host's "/dir/file", in
@@ -177,22 +190,25 @@ void ana_sym_win_host_path(char *p)
 /* Take a found file: the debug file if it has DWARF, else the binary if
  * none yet (a stripped copy still has symbols). Returns true when the
  * search is over (DWARF found). */
-static bool adopt(struct ana_sym_found *out, struct ana_sym_file *f)
+static bool adopt(const struct want *w, struct ana_sym_found *out, struct ana_sym_file *f)
 {
     if (ana_sym_elf_has_dwarf(f->elf)) {
         out->dbg = *f;
+        out->dbg_how = w->how;
         return true;
     }
-    if (!out->bin.elf)
+    if (!out->bin.elf) {
         out->bin = *f;
-    else
+        out->bin_how = w->how;
+    } else {
         file_close(f);
+    }
     return false;
 }
 
 /* Try a path built from parts; -ENOMEM, 1 when the search is over, 0 to go on. */
-static int try_candidate(const struct want *w, struct ana_sym_found *out, const char *a,
-                         const char *b, const char *c)
+static int try_candidate(struct want *w, struct ana_sym_found *out, const char *a, const char *b,
+                         const char *c)
 {
     char *p = join(a, b, c);
     struct ana_sym_file f;
@@ -203,7 +219,7 @@ static int try_candidate(const struct want *w, struct ana_sym_found *out, const 
     free(p);
     if (!found)
         return 0;
-    return adopt(out, &f) ? 1 : 0;
+    return adopt(w, out, &f) ? 1 : 0;
 }
 
 /* xx/yyyy of a build id, as .build-id directories name files. */
@@ -223,7 +239,7 @@ static char *build_id_rel(const uint8_t *id, uint32_t len)
     return s;
 }
 
-static int search_build_id(const struct want *w, struct ana_sym_found *out)
+static int search_build_id(struct want *w, struct ana_sym_found *out)
 {
     char *rel = build_id_rel(w->build_id, w->build_id_len);
     int rc = 0;
@@ -257,9 +273,9 @@ static int search_build_id(const struct want *w, struct ana_sym_found *out)
 
 /* --debug-dir by name: a directory holding copies of the binaries, flat
  * or mirroring their paths, with or without a .debug suffix. */
-static int search_debug_dirs_by_name(const struct want *w, struct ana_sym_found *out)
+static int search_debug_dirs_by_name(struct want *w, struct ana_sym_found *out)
 {
-    const char *base = base_name(w->path);
+    const char *base = ana_sym_base_name(w->path);
     int rc = 0;
 
     for (size_t i = 0; i < w->opts->nr_debug_dirs && !rc; i++) {
@@ -294,8 +310,8 @@ static char *dir_of(const char *path)
 }
 
 /* A debuglink candidate: the build id decides when known, else the CRC. */
-static int try_debuglink(const struct want *w, struct ana_sym_found *out, uint32_t crc,
-                         const char *a, const char *b, const char *c)
+static int try_debuglink(struct want *w, struct ana_sym_found *out, uint32_t crc, const char *a,
+                         const char *b, const char *c)
 {
     char *p = join(a, b, c);
     struct ana_sym_file f;
@@ -311,10 +327,10 @@ static int try_debuglink(const struct want *w, struct ana_sym_found *out, uint32
         file_close(&f);
         return 0;
     }
-    return adopt(out, &f) ? 1 : 0;
+    return adopt(w, out, &f) ? 1 : 0;
 }
 
-static int search_debuglink(const struct want *w, struct ana_sym_found *out)
+static int search_debuglink(struct want *w, struct ana_sym_found *out)
 {
     GElf_Word crc;
     const char *link = dwelf_elf_gnu_debuglink(out->bin.elf, &crc);
@@ -347,7 +363,7 @@ static int search_debuglink(const struct want *w, struct ana_sym_found *out)
     return rc;
 }
 
-static int search_debuginfod(const struct want *w, struct ana_sym_found *out)
+static int search_debuginfod(struct want *w, struct ana_sym_found *out)
 {
     const char *urls = getenv("DEBUGINFOD_URLS");
     struct ana_sym_file f = {.fd = -1};
@@ -367,7 +383,7 @@ static int search_debuginfod(const struct want *w, struct ana_sym_found *out)
         char *p = f.path;
         enum check ck = try_file(w, p, &f);
         free(p);
-        if (ck == CHECK_OK && adopt(out, &f))
+        if (ck == CHECK_OK && adopt(w, out, &f))
             return 1;
     }
     return 0;
@@ -390,11 +406,111 @@ __attribute__((format(printf, 2, 3))) static int set_note(struct ana_sym_found *
     return 0;
 }
 
-int ana_sym_find_files(const struct ana_sym_options *opts, const char *path,
-                       const uint8_t *build_id, uint32_t build_id_len, struct ana_sym_found *out)
+/* A search through Wine's folders (ana_sym_wine_search): the best answer a
+ * candidate got, and why one was refused. */
+struct wine_try {
+    struct want *w;
+    struct ana_sym_found *out;
+    enum check seen; /* CHECK_OK, else CHECK_MISMATCH if a file was refused */
+    const char *mismatch;
+};
+
+static int wine_try(void *arg, const char *path, const char *how)
 {
-    struct want w = {
-        .opts = opts, .path = path, .build_id = build_id, .build_id_len = build_id_len};
+    struct wine_try *t = arg;
+    struct ana_sym_file f;
+
+    t->w->how = how;
+    enum check ck = try_file(t->w, path, &f);
+    if (ck == CHECK_MISMATCH && t->seen == CHECK_MISSING) {
+        t->seen = CHECK_MISMATCH;
+        t->mismatch = t->w->mismatch;
+    }
+    if (ck != CHECK_OK)
+        return 0;
+    t->seen = CHECK_OK;
+    return adopt(t->w, t->out, &f) ? 1 : 0;
+}
+
+/* The file at the recorded path (under --sysroot; Wine's Z:\ is /), or,
+ * for another drive, through Wine's prefix and DLL folders. Sets *check
+ * (and *err, the errno of a missing file). Returns 1 when the search is
+ * over, 0 or -ENOMEM. */
+static int search_recorded(struct want *w, const struct ana_sym_wine *wine,
+                           struct ana_sym_found *out, enum check *check, int *err)
+{
+    const char *path = w->path;
+    struct ana_sym_file f;
+
+    if (ana_sym_is_win_path(path) && path[0] != 'Z' && path[0] != 'z') {
+        struct wine_try t = {.w = w, .out = out, .seen = CHECK_MISSING};
+        int rc = ana_sym_wine_search(wine, w->opts->sysroot, path, wine_try, &t);
+        *check = t.seen;
+        w->mismatch = t.mismatch;
+        return rc;
+    }
+    char *p = join(w->opts->sysroot, path, NULL);
+    if (!p)
+        return -ENOMEM;
+    if (ana_sym_is_win_path(path))
+        ana_sym_win_host_path(p + (w->opts->sysroot ? strlen(w->opts->sysroot) : 0));
+    w->how = w->opts->sysroot ? "the recorded path under --sysroot" : "the recorded path";
+    int orc = file_open(p, &f);
+    free(p);
+    if (orc) {
+        *err = -orc;
+        return 0;
+    }
+    *check = check_identity(w, &f);
+    return *check == CHECK_OK ? adopt(w, out, &f) : 0;
+}
+
+/* Why nothing was used, as a note. */
+static int note_unused(struct want *w, const struct ana_sym_wine *wine, enum check main_check,
+                       int main_errno, struct ana_sym_found *out)
+{
+    const char *shown = w->path[0] ? w->path : "(module with no path)";
+    const char *used = out->dbg.elf ? out->dbg.path : out->bin.elf ? out->bin.path : NULL;
+    bool by_wine = ana_sym_is_win_path(w->path) && w->path[0] != 'Z' && w->path[0] != 'z';
+    char *places = NULL;
+    int rc;
+
+    if (main_check == CHECK_MISMATCH && used)
+        return set_note(out, "%s: %s (changed since recording?); using %s", shown, w->mismatch,
+                        used);
+    if (used)
+        return 0;
+    if (by_wine && (rc = ana_sym_wine_places(wine, &places)))
+        return rc;
+    if (main_check == CHECK_MISMATCH && by_wine)
+        rc = set_note(out, "%s: %s in %s (another Wine?); not used, frames show module+offset",
+                      shown, w->mismatch, places);
+    else if (main_check == CHECK_MISMATCH)
+        rc = set_note(out, "%s: %s (changed since recording?); not used, frames show module+offset",
+                      shown, w->mismatch);
+    else if (by_wine && !*places)
+        rc = set_note(out,
+                      "%s: no Wine prefix or DLL folder to look in (none recorded, none on this "
+                      "host), and not in --debug-dir; frames show module+offset",
+                      shown);
+    else if (by_wine)
+        rc = set_note(out, "%s: not found in %s, or --debug-dir; frames show module+offset", shown,
+                      places);
+    else
+        rc = set_note(out, "%s: %s; frames show module+offset", shown,
+                      main_check == CHECK_MISSING ? strerror(main_errno) : "no usable file");
+    free(places);
+    return rc;
+}
+
+int ana_sym_find_files(const struct ana_sym_options *opts, const struct ana_sym_wine *wine,
+                       const struct ana_sym_module_id *id, struct ana_sym_found *out)
+{
+    struct want w = {.opts = opts,
+                     .path = id->path,
+                     .build_id = id->build_id,
+                     .build_id_len = id->build_id_len,
+                     .pe_image_size = id->pe_image_size};
     enum check main_check = CHECK_MISSING;
     int main_errno = ENOENT;
     int rc = 0;
@@ -402,56 +518,27 @@ int ana_sym_find_files(const struct ana_sym_options *opts, const char *path,
     memset(out, 0, sizeof(*out));
     out->bin.fd = out->dbg.fd = -1;
 
-    if (path[0]) {
-        char *p = join(opts->sysroot, path, NULL);
-        if (p && path[1] == ':' && path[2] == '\\') /* Windows: Wine's Z: is / */
-            ana_sym_win_host_path(p + (opts->sysroot ? strlen(opts->sysroot) : 0));
-        struct ana_sym_file f;
-
-        if (!p)
-            return -ENOMEM;
-        int orc = file_open(p, &f);
-        free(p);
-        if (orc) {
-            main_errno = -orc;
-        } else if (build_id_len && !same_build_id(f.elf, build_id, build_id_len)) {
-            main_check = CHECK_MISMATCH;
-            file_close(&f);
-        } else {
-            main_check = CHECK_OK;
-            rc = adopt(out, &f);
-        }
-    }
-    if (!rc && build_id_len)
+    if (w.path[0])
+        rc = search_recorded(&w, wine, out, &main_check, &main_errno);
+    const char *mismatch = w.mismatch;
+    w.how = "by build id";
+    if (!rc && w.build_id_len)
         rc = search_build_id(&w, out);
+    w.how = "by name in --debug-dir";
     if (!rc)
         rc = search_debug_dirs_by_name(&w, out);
+    w.how = "by .gnu_debuglink";
     if (!rc && out->bin.elf)
         rc = search_debuglink(&w, out);
+    w.how = "from debuginfod";
     if (!rc)
         rc = search_debuginfod(&w, out);
     if (rc < 0) {
         ana_sym_found_release(out);
         return rc;
     }
-
-    const char *shown = path[0] ? path : "(module with no path)";
-    const char *used = out->dbg.elf ? out->dbg.path : out->bin.elf ? out->bin.path : NULL;
-    if (main_check == CHECK_MISMATCH) {
-        if (used)
-            return set_note(
-                out,
-                "%s: build id differs from the recorded one (changed since recording?); using %s",
-                shown, used);
-        return set_note(out,
-                        "%s: build id differs from the recorded one (changed since recording?); "
-                        "not used, frames show module+offset",
-                        shown);
-    }
-    if (!used)
-        return set_note(out, "%s: %s; frames show module+offset", shown,
-                        main_check == CHECK_MISSING ? strerror(main_errno) : "no usable file");
-    return 0;
+    w.mismatch = mismatch;
+    return note_unused(&w, wine, main_check, main_errno, out);
 }
 
 void ana_sym_found_release(struct ana_sym_found *f)

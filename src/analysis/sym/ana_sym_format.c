@@ -7,13 +7,6 @@
 
 #include "analysis/sym/ana_sym_internal.h"
 
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-
-    return slash ? slash + 1 : path;
-}
-
 int ana_sym_format_line(const struct ana_sym_line *line, char *buf, size_t size)
 {
     const struct ana_sym_frame *f = line->frame;
@@ -27,7 +20,7 @@ int ana_sym_format_line(const struct ana_sym_line *line, char *buf, size_t size)
     if (!f->module)
         return snprintf(buf, size, "%s %012" PRIx64 " ??", index, f->addr);
 
-    const char *mod = base_name(f->module);
+    const char *mod = ana_sym_base_name(f->module);
     if (!mod[0])
         mod = "?";
     if (!f->function)
@@ -45,8 +38,8 @@ int ana_sym_format_line(const struct ana_sym_line *line, char *buf, size_t size)
     char *tail = size ? buf + used : NULL;
     int m;
     if (f->line)
-        m = snprintf(tail, size - used, " (%s:%" PRIu32 ")", base_name(f->file), f->line);
+        m = snprintf(tail, size - used, " (%s:%" PRIu32 ")", ana_sym_base_name(f->file), f->line);
     else
-        m = snprintf(tail, size - used, " (%s)", base_name(f->file));
+        m = snprintf(tail, size - used, " (%s)", ana_sym_base_name(f->file));
     return m < 0 ? m : n + m;
 }

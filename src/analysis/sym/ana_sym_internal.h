@@ -132,36 +132,86 @@ const char *ana_sym_demangle(struct ana_sym_arena *a, const char *name);
 /* ---- finding a module's files */
 
 struct ana_sym_file {
-    int fd;           /* -1: none */
-    Elf *elf;         /* NULL: none */
-    char *path;       /* malloc'd */
-    uint64_t pe_base; /* a Windows PE read as ELF: its ImageBase; 0 for ELF */
-    char *pdb_name;   /* a PE's CodeView PDB name (malloc'd), or NULL */
+    int fd;                 /* -1: none */
+    Elf *elf;               /* NULL: none */
+    char *path;             /* malloc'd */
+    uint64_t pe_base;       /* a Windows PE read as ELF: its ImageBase; 0 for ELF */
+    uint32_t pe_image_size; /* ... its SizeOfImage */
+    char *pdb_name;         /* a PE's CodeView PDB name (malloc'd), or NULL */
+};
+
+/* What a PE file says of itself. */
+struct ana_sym_pe_info {
+    uint64_t image_base;
+    uint32_t image_size; /* SizeOfImage: what a module of it maps */
+    char *pdb_name;      /* the CodeView record's PDB name (malloc'd), NULL if none */
 };
 
 /* A Windows PE file (pe_fd) as an ELF file in memory with its DWARF
- * sections, function symbols and CodeView id as build id
- * (ana_sym_pe.c). Addresses are the PE's: ImageBase + RVA. Returns 0 and
- * an open memfd and Elf and *pdb_name (the CodeView record's PDB name,
- * malloc'd, NULL if none), or -ENOEXEC (not a PE) or -errno. */
-int ana_sym_pe_open(int pe_fd, int *elf_fd, Elf **elf, uint64_t *image_base, char **pdb_name);
+ * sections, function symbols (COFF and the export table's names) and
+ * CodeView id as build id (ana_sym_pe.c). Addresses are the PE's:
+ * ImageBase + RVA. Returns 0 and an open memfd, its Elf and *info, or
+ * -ENOEXEC (not a PE) or -errno. */
+int ana_sym_pe_open(int pe_fd, int *elf_fd, Elf **elf, struct ana_sym_pe_info *info);
 /* A path Wine recorded, "Z:\\dir\\file", as the host's "/dir/file", in
  * place. Other drives are left as they are. */
 void ana_sym_win_host_path(char *p);
 
+/* ---- Windows modules under Wine (ana_sym_wine.c) */
+
+/* Is path a Windows path as Wine records it ("C:\\dir\\file")? */
+bool ana_sym_is_win_path(const char *path);
+
+/* Where Wine keeps the files behind Windows paths: the prefix the program
+ * ran in and the folders of Wine's own DLLs, each as the trace recorded it
+ * or, when it did not, as this host has it (util_wine.h). */
+struct ana_sym_wine {
+    const char *prefix;   /* NULL: none */
+    const char *dll_dirs; /* NUL-separated words, dll_dirs_len bytes */
+    size_t dll_dirs_len;
+    bool prefix_recorded, dirs_recorded;
+};
+
+/* Called with each candidate file and how it was found (a phrase for a
+ * note); non-zero stops the search and is returned. */
+typedef int ana_sym_wine_fn(void *arg, const char *path, const char *how);
+
+/* Offer fn each existing host file that may be the module recorded at
+ * win_path ("X:\\dir\\file"), in order: X:'s folder in the prefix's
+ * dosdevices (system32 also as syswow64), then the file's name in each
+ * DLL folder; names matched without case. Recorded folders are taken under
+ * sysroot (NULL: /). Returns what fn returned to stop, 0 after the last,
+ * or -ENOMEM. */
+int ana_sym_wine_search(const struct ana_sym_wine *w, const char *sysroot, const char *win_path,
+                        ana_sym_wine_fn *fn, void *arg);
+
+/* The places the search looks, for a note (malloc'd *out; "" when there
+ * is no prefix and no DLL folder). 0 or -ENOMEM. */
+int ana_sym_wine_places(const struct ana_sym_wine *w, char **out);
+
 struct ana_sym_found {
-    struct ana_sym_file bin; /* the binary: symbols, and DWARF if not stripped */
-    struct ana_sym_file dbg; /* a separate debug file, if one was found */
-    char *note;              /* malloc'd: why the module will show as module+offset, or NULL */
+    struct ana_sym_file bin;       /* the binary: symbols, and DWARF if not stripped */
+    struct ana_sym_file dbg;       /* a separate debug file, if one was found */
+    const char *bin_how, *dbg_how; /* where each was found (static phrases) */
+    char *note; /* malloc'd: why the module will show as module+offset, or NULL */
     bool asked_debuginfod;
 };
 
-/* Look for the binary and debug files of a module recorded at `path` with
- * `build_id` (build_id_len 0: unknown). A file whose build id differs from
- * the recorded one is never used. Returns 0 (look at what was found) or
- * -ENOMEM. */
-int ana_sym_find_files(const struct ana_sym_options *opts, const char *path,
-                       const uint8_t *build_id, uint32_t build_id_len, struct ana_sym_found *out);
+/* What is known of a module, to find its files by. */
+struct ana_sym_module_id {
+    const char *path; /* as recorded */
+    const uint8_t *build_id;
+    uint32_t build_id_len;  /* 0: unknown */
+    uint32_t pe_image_size; /* a Windows module's SizeOfImage as recorded; 0: not checked */
+};
+
+/* Look for the binary and debug files of a module. A file whose build id
+ * (or, for a PE, size of image) differs from the recorded one is never
+ * used. A Windows path other than Z:\\ is looked for through wine
+ * (ana_sym_wine_search) before --debug-dir. Returns 0 (look at what was
+ * found) or -ENOMEM. */
+int ana_sym_find_files(const struct ana_sym_options *opts, const struct ana_sym_wine *wine,
+                       const struct ana_sym_module_id *id, struct ana_sym_found *out);
 void ana_sym_found_release(struct ana_sym_found *f);
 
 /* Does elf carry DWARF debug info (a .debug_info with contents)? */
@@ -226,9 +276,10 @@ void ana_sym_pdb_close(struct ana_sym_pdb *p);
  * pdb_name from the PE's CodeView record (NULL: unknown, then the module's
  * name with .pdb), module_path as recorded, pe_path the PE file used (or
  * NULL). Only a PDB with the recorded GUID and age is taken. Returns 0
- * with *out set or NULL (then *note, malloc'd, may say why), or -ENOMEM. */
+ * with *out set and *path its file (malloc'd), or *out NULL (then *note,
+ * malloc'd, may say why), or -ENOMEM. */
 int ana_sym_pdb_find(const struct ana_sym_options *opts, const char *module_path,
                      const char *pe_path, const char *pdb_name, const uint8_t *id, uint32_t id_len,
-                     struct ana_sym_pdb **out, char **note);
+                     struct ana_sym_pdb **out, char **path, char **note);
 
 #endif

@@ -3,9 +3,10 @@
  * in order: the path in the PE's CodeView record (Wine's Z:\ is /), beside
  * the PE file and beside the recorded module path, each --debug-dir
  * (flat, and as a symbol store: NAME.pdb/GUIDAGE/NAME.pdb), and each
- * directory of _NT_SYMBOL_PATH (plain directories, and the local cache or
- * store directories of srv*, symsrv* and cache* elements; the network is
- * never asked). Only a PDB with the recorded GUID and age is used. */
+ * directory of --symbol-path and then of _NT_SYMBOL_PATH (plain
+ * directories, and the local cache or store directories of srv*, symsrv*
+ * and cache* elements; the network is never asked). Only a PDB with the
+ * recorded GUID and age is used. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -25,6 +26,7 @@ struct pdb_want {
     char base[256]; /* the PDB's file name */
     char store[80]; /* GUID and age as a symbol store names the directory; "" unknown */
     struct ana_sym_pdb **out;
+    char **path; /* the file taken */
     char **note; /* the first bad or foreign PDB met */
 };
 
@@ -56,6 +58,11 @@ static int try_pdb(struct pdb_want *w, const char *path)
         }
     }
     close(fd);
+    if (!rc && !(*w->path = strdup(path))) {
+        ana_sym_pdb_close(*w->out);
+        *w->out = NULL;
+        return -ENOMEM;
+    }
     if (!rc || rc == -ENOMEM)
         return rc ? rc : 1;
     if (!*w->note &&
@@ -149,14 +156,14 @@ static int try_element(struct pdb_want *w, char *el)
     return rc;
 }
 
-static int try_symbol_path(struct pdb_want *w)
+/* Each element of a symbol path (--symbol-path, _NT_SYMBOL_PATH). */
+static int try_symbol_path(struct pdb_want *w, const char *path)
 {
-    const char *env = getenv("_NT_SYMBOL_PATH");
     int rc = 0;
 
-    if (!env || !*env)
+    if (!path || !*path)
         return 0;
-    char *copy = strdup(env);
+    char *copy = strdup(path);
     if (!copy)
         return -ENOMEM;
     for (char *save = NULL, *el = strtok_r(copy, ";", &save); el && !rc;
@@ -185,12 +192,13 @@ static void set_base(struct pdb_want *w, const char *pdb_name, const char *modul
 
 int ana_sym_pdb_find(const struct ana_sym_options *opts, const char *module_path,
                      const char *pe_path, const char *pdb_name, const uint8_t *id, uint32_t id_len,
-                     struct ana_sym_pdb **out, char **note)
+                     struct ana_sym_pdb **out, char **path, char **note)
 {
-    struct pdb_want w = {.id = id, .id_len = id_len, .out = out, .note = note};
+    struct pdb_want w = {.id = id, .id_len = id_len, .out = out, .path = path, .note = note};
     int rc = 0;
 
     *out = NULL;
+    *path = NULL;
     *note = NULL;
     set_base(&w, pdb_name, module_path);
     if (!w.base[0] || !strcmp(w.base, ".pdb"))
@@ -215,14 +223,17 @@ int ana_sym_pdb_find(const struct ana_sym_options *opts, const char *module_path
     for (size_t i = 0; !rc && i < opts->nr_debug_dirs; i++)
         rc = try_dir(&w, opts->debug_dirs[i]);
     if (!rc)
-        rc = try_symbol_path(&w);
+        rc = try_symbol_path(&w, opts->symbol_path);
+    if (!rc)
+        rc = try_symbol_path(&w, getenv("_NT_SYMBOL_PATH"));
     if (rc == 1) {
         free(*note); /* a bad copy elsewhere does not matter now */
         *note = NULL;
     } else if (!rc && !*note && pdb_name && *pdb_name &&
                asprintf(note,
                         "%s: its PDB %s not found (CodeView path, beside the module, --debug-dir, "
-                        "_NT_SYMBOL_PATH); frames without DWARF show module+offset",
+                        "--symbol-path, _NT_SYMBOL_PATH); frames without DWARF show "
+                        "module+offset",
                         module_path, pdb_name) < 0) {
         *note = NULL;
         rc = -ENOMEM;

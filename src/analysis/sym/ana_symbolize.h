@@ -41,6 +41,12 @@ struct ana_sym_options {
     /* ana_stacks' labels keep template and argument lists (--full-names);
      * by default they are elided (ana_names.h). */
     bool full_names;
+    /* A note for every module read: which files, found where (--verbose). */
+    bool verbose;
+    /* Where Windows PDBs are looked for before _NT_SYMBOL_PATH's places
+     * (--symbol-path), in its syntax: "DIR;srv*DIR;srv*CACHE*URL;..."
+     * (docs/windows.md, "Symbols"); NULL for none. */
+    const char *symbol_path;
 };
 
 /* How to read one recorded address. */
@@ -93,6 +99,11 @@ struct ana_sym_stats {
     uint64_t nr_debuginfod_queries; /* build ids asked of debuginfod */
 };
 
+/* The file name of a path as recorded (a module's, a source file's): after
+ * the last '/', or the last '\\' of a Windows path
+ * ("C:\\windows\\system32\\ntdll.dll" gives "ntdll.dll"). */
+const char *ana_sym_base_name(const char *path);
+
 /* Create a symbolizer. Options are copied. Returns 0 or -errno. */
 int ana_sym_create(struct ana_sym **out, const struct ana_sym_options *opts);
 void ana_sym_destroy(struct ana_sym *s);
@@ -107,10 +118,19 @@ int ana_sym_add_module(struct ana_sym *s, uint32_t image, const struct fmt_modul
  * over the same range wins. Returns 0, or -ENOENT if no such module. */
 int ana_sym_remove_module(struct ana_sym *s, uint32_t image, uint64_t base);
 
+/* Where Wine kept the program's files (a Windows program's trace, META
+ * WINE_PREFIX and WINE_DLL_DIR): the prefix and the NUL-separated DLL
+ * folders, copied; NULL/0 for what was not recorded, which is then taken
+ * from this host (WINEPREFIX or ~/.wine; Wine's DLL folders found here).
+ * Call before the first lookup. Returns 0 or -ENOMEM. */
+int ana_sym_set_wine(struct ana_sym *s, const char *prefix, const char *dll_dirs,
+                     size_t dll_dirs_len);
+
 struct fmt_reader;
 
 /* Add every module of a trace (memscribe/trace.h), in load order, and mark
- * the unloaded ones. Returns 0 or -ENOMEM. */
+ * the unloaded ones, and the trace's Wine folders (ana_sym_set_wine).
+ * Returns 0 or -ENOMEM. */
 int ana_sym_add_trace_modules(struct ana_sym *s, const struct fmt_reader *r);
 
 /* Resolve one address of `image`. On success *frames points at the frames
