@@ -72,6 +72,15 @@ add_test(NAME windows.demo
 set_tests_properties(windows.demo PROPERTIES FIXTURES_REQUIRED winepfx
                      RESOURCE_LOCK winepfx TIMEOUT 300)
 
+# The HTML report of a Windows program: its VirtualAlloc commit lifetimes
+# on screen in Chromium against vmem, window by window (issue 42, item 4).
+add_test(NAME windows.html_vmem
+         COMMAND bash ${WIN_TESTS}/run_html.sh ${WIN_WINE64} ${WIN_DIR64} ${WIN_PREFIX}
+                 ${CMAKE_BINARY_DIR}/windows/out-html $<TARGET_FILE:memscribe>
+                 ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+set_tests_properties(windows.html_vmem PROPERTIES FIXTURES_REQUIRED winepfx
+                     RESOURCE_LOCK winepfx TIMEOUT 300)
+
 # The address space at start: regions made before the collector loaded.
 add_test(NAME windows.snapshot
          COMMAND bash ${WIN_TESTS}/run_snap.sh ${WIN_WINE64} ${WIN_DIR64} $<TARGET_FILE:win_dump>

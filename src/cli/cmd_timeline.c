@@ -24,7 +24,8 @@ static void usage(FILE *out)
                  "Use over time, one row per interval: heap in use at the interval's end\n"
                  "(heap) and its maximum inside the interval (heap_max), bytes and blocks\n"
                  "allocated so far (the cumulative total), live blocks, and the latest RSS\n"
-                 "sample, and committed memory (mapped with access, memscribe vmem).\n"
+                 "sample, committed memory (mapped with access) and reserved memory\n"
+                 "(mapped without access; memscribe vmem).\n"
                  "One table per process.\n\n"
                  "options:\n"
                  "  --interval D    row spacing: 10ms, 1s, ... (default: a hundredth of\n"
@@ -42,6 +43,7 @@ static const struct ana_column cols[] = {
     {"live_blocks", "live_blocks", ANA_CELL_U64 | ANA_CELL_EST},
     {"rss", "rss_bytes", ANA_CELL_U64},
     {"committed", "committed_bytes", ANA_CELL_U64},
+    {"reserved", "reserved_bytes", ANA_CELL_U64},
 };
 #define NR_COLS (sizeof(cols) / sizeof(cols[0]))
 
@@ -60,6 +62,7 @@ static void add_row(struct ana_table *t, const struct ana_timeline_row *r)
     ana_table_set_u64(t, 7, r->live_blocks);
     ana_table_set_u64(t, 8, r->rss);
     ana_table_set_u64(t, 9, r->committed);
+    ana_table_set_u64(t, 10, r->reserved);
 }
 
 int cmd_timeline(int argc, char **argv)

@@ -2,8 +2,9 @@
 /* memscribe vmem: Windows Performance Analyzer's "VirtualAlloc Commit
  * LifeTimes" for Linux: every range that became committed (accessible)
  * and when it was decommitted (unmapped or made inaccessible), with its
- * stack, for a time window; grouped by stack and sorted like the window
- * table; then reserved, committed and commit-charge totals over time.
+ * stack, for a time window; its class (AIFI, AIFO, AOFI, AOFO) and groups
+ * per Impacting Type, as the window table's rows; then reserved, committed
+ * and commit-charge totals over time.
  * docs/vmem.md. */
 #include <getopt.h>
 #include <inttypes.h>
@@ -30,28 +31,30 @@ enum {
 
 static void usage(FILE *out)
 {
-    fprintf(
-        out,
-        "usage: memscribe vmem [options] FILE\n\n"
-        "Commit lifetimes: each range that became committed (mapped with access;\n"
-        "private writable ranges count as commit charge) and when it was\n"
-        "decommitted (unmapped, or made PROT_NONE), with the stack that committed\n"
-        "it. Rows overlapping the window, grouped (--by); groups sorted by\n"
-        "|Impacting Size| then Size, as in `memscribe window`. Impacting Size:\n"
-        "+size for a lifetime committed inside and open at the end (AIFO), -size\n"
-        "for one committed before and decommitted inside (AOFI), 0 otherwise.\n"
-        "Then mapped, reserved (PROT_NONE), committed and commit-charge totals\n"
-        "over the window.\n\n"
-        "options:\n"
-        "  --from T        window start (default start): 1.5s, 250ms, peak, end-1s\n"
-        "  --to T          window end, included (default end)\n"
-        "  --by KEY        group per stack (default), function (the committing\n"
-        "                  function) or origin (call, libc, loader, thread, snapshot)\n"
-        "  --origin LIST   only lifetimes committed by these origins: call, libc,\n"
-        "                  loader, thread, snapshot (default: all but snapshot)\n"
-        "  --intervals N   rows of the totals table (default 10)\n"
-        "  --rows N        lifetimes shown per stack group (default 10; 0: all)\n"
-        "  --top N         stack groups (default 20; 0: all)\n" CLI_ANA_USAGE CLI_ANA_FRAMES_USAGE);
+    fprintf(out,
+            "usage: memscribe vmem [options] FILE\n\n"
+            "Commit lifetimes: each range that became committed (mapped with access;\n"
+            "private writable ranges count as commit charge) and when it was\n"
+            "decommitted (unmapped, or made PROT_NONE), with the stack that committed\n"
+            "it, as Windows Performance Analyzer's VirtualAlloc Commit Lifetimes and\n"
+            "`memscribe window`'s heap blocks: each lifetime in the window is AIFI\n"
+            "(committed inside, decommitted inside), AIFO (inside, still committed at\n"
+            "the end), AOFI (committed before, decommitted inside) or AOFO. Groups\n"
+            "(--by) per Impacting Type: Transient = AIFI, Impacting = AIFO and AOFI;\n"
+            "Count: lifetimes; Size: bytes committed inside the window; Impacting\n"
+            "Size: sum(AIFO) - sum(AOFI). Sorted by |Impacting Size| then Size.\n"
+            "Then mapped, reserved (PROT_NONE), committed and commit-charge totals\n"
+            "over the window.\n\n"
+            "options:\n"
+            "  --from T        window start (default start): 1.5s, 250ms, peak, end-1s\n"
+            "  --to T          window end, included (default end)\n"
+            "  --by KEY        group per stack (default), function (the committing\n"
+            "                  function) or origin (call, libc, loader, thread, snapshot)\n"
+            "  --origin LIST   only lifetimes committed by these origins: call, libc,\n"
+            "                  loader, thread, snapshot (default: all but snapshot)\n"
+            "  --intervals N   rows of the totals table (default 10)\n"
+            "  --rows N        lifetimes shown per group (default 10; 0: all)\n"
+            "  --top N         groups (default 20; 0: all)\n" CLI_ANA_USAGE CLI_ANA_FRAMES_USAGE);
 }
 
 enum by {
@@ -64,6 +67,9 @@ static const char *const by_names[] = {"stack", "function", "origin", NULL};
 struct vmem {
     struct cli_ana *a;
     struct ana_vm_window w;
+    unsigned rows; /* lifetimes per group (0: all) */
+    enum by by;
+    struct ana_table *lt, *gt, *tt; /* lifetimes, groups, totals */
 };
 
 static const struct ana_column life_cols[] = {
@@ -73,14 +79,21 @@ static const struct ana_column life_cols[] = {
     {"decommit", "decommit_ns", ANA_CELL_STR},
     {"size", "size", ANA_CELL_U64},
     {"impacting size", "impacting_size", ANA_CELL_I64},
+    {"type", "impacting_type", ANA_CELL_STR},
+    {"class", "class", ANA_CELL_STR},
     {"charge", "charge", ANA_CELL_STR},
     {"origin", "origin", ANA_CELL_STR},
     {"stack", "stack", ANA_CELL_LIST},
 };
 
+/* As window's rows (docs/window.md): pid, type, count, size, impacting
+ * size and the key. */
 static const struct ana_column group_cols[] = {
-    {"pid", "pid", ANA_CELL_U64},      {"count", "count", ANA_CELL_U64},
-    {"size", "size", ANA_CELL_U64},    {"impacting size", "impacting_size", ANA_CELL_I64},
+    {"pid", "pid", ANA_CELL_U64},
+    {"type", "impacting_type", ANA_CELL_STR},
+    {"count", "count", ANA_CELL_U64},
+    {"size", "size", ANA_CELL_U64},
+    {"impacting size", "impacting_size", ANA_CELL_I64},
     {"group", "group", ANA_CELL_LIST},
 };
 
@@ -92,6 +105,8 @@ static const struct ana_column total_cols[] = {
     {"committed", "committed_bytes", ANA_CELL_U64},
     {"charge", "commit_charge_bytes", ANA_CELL_U64},
 };
+
+#define NR_OF(cols) ((unsigned)(sizeof(cols) / sizeof((cols)[0])))
 
 static unsigned parse_origins(const char *arg)
 {
@@ -114,130 +129,209 @@ static unsigned parse_origins(const char *arg)
     return mask;
 }
 
-static void write_tables(struct vmem *s, unsigned rows, enum by by)
+/* One lifetime's row. */
+static void add_lifetime(struct vmem *s, uint32_t pid, const struct ana_vm_life *l)
 {
     struct cli_ana *a = s->a;
-    struct ana_vm_window *w = &s->w;
-    struct ana_table *lt, *gt, *tt;
-    struct ana_vm_group *g;
-    long ng = ana_vm_window_groups(w, &g);
+    struct ana_table *lt = s->lt;
+    const char *const *fr;
     char buf[96];
     unsigned nr;
 
+    fr = cli_ana_stack(a, l->l.commit_stack, false, a->format == CLI_FMT_TEXT ? 1 : 0, &nr);
+    ana_table_add_row(lt);
+    ana_table_set_u64(lt, 0, pid);
+    snprintf(buf, sizeof(buf), "0x%" PRIx64 "-0x%" PRIx64, l->l.lo, l->l.hi);
+    ana_table_set_str(lt, 1, buf);
+    ana_table_set_u64(lt, 2, l->l.commit_ns);
+    if (l->l.open)
+        ana_table_set_str(lt, 3, "-");
+    else if (a->format == CLI_FMT_TEXT) /* seconds, as the commit column */
+        ana_table_set_str(lt, 3, ana_time_format(l->l.decommit_ns, buf, sizeof(buf)));
+    else {
+        snprintf(buf, sizeof(buf), "%" PRIu64, l->l.decommit_ns);
+        ana_table_set_str(lt, 3, buf);
+    }
+    ana_table_set_u64(lt, 4, l->l.hi - l->l.lo);
+    ana_table_set_i64(lt, 5, l->impacting);
+    ana_table_set_str(lt, 6, ana_wpa_type_name(l->cls));
+    ana_table_set_str(lt, 7, ana_wpa_class_name(l->cls));
+    ana_table_set_str(lt, 8, l->l.charge ? "yes" : "no");
+    ana_table_set_str(lt, 9, l->l.origin < FMT_NR_ORIGINS ? fmt_origin_name(l->l.origin) : "?");
+    ana_table_set_list(lt, 10, fr, nr);
+}
+
+/* One group's row, and the rows of its first lifetimes. */
+static void add_group(struct vmem *s, const struct ana_vm_group *x)
+{
+    struct cli_ana *a = s->a;
+    uint32_t pid = fmt_reader_image(a->r, x->image)->pid;
+    const char *const *fr, *label;
+    unsigned nr;
+
+    if (s->by == BY_STACK) {
+        fr = cli_ana_stack(a, (uint32_t)x->key, false,
+                           a->format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
+    } else {
+        label = s->by == BY_ORIGIN
+                    ? (x->key < FMT_NR_ORIGINS ? fmt_origin_name((unsigned)x->key) : "?")
+                    : ana_stacks_str(cli_ana_stacks(a), (uint32_t)x->key);
+        fr = &label;
+        nr = 1;
+    }
+    ana_table_add_row(s->gt);
+    ana_table_set_u64(s->gt, 0, pid);
+    ana_table_set_str(s->gt, 1, x->transient ? "Transient" : "Impacting");
+    ana_table_set_u64(s->gt, 2, x->count);
+    ana_table_set_u64(s->gt, 3, x->size);
+    ana_table_set_i64(s->gt, 4, x->impacting);
+    ana_table_set_list(s->gt, 5, fr, nr);
+    for (size_t i = x->first; i < x->first + x->count && (!s->rows || i < x->first + s->rows); i++)
+        add_lifetime(s, pid, &s->w.v[i]);
+}
+
+static void make_tables(struct vmem *s)
+{
+    struct cli_ana *a = s->a;
+    struct ana_vm_window *w = &s->w;
+    struct ana_vm_group *g;
+    long ng = ana_vm_window_groups(w, &g);
+
     if (ng < 0)
         cli_ana_fail(a, (int)ng);
-    if (ana_table_create(&lt, life_cols, 9) || ana_table_create(&gt, group_cols, 5) ||
-        ana_table_create(&tt, total_cols, 6))
+    if (ana_table_create(&s->lt, life_cols, NR_OF(life_cols)) ||
+        ana_table_create(&s->gt, group_cols, NR_OF(group_cols)) ||
+        ana_table_create(&s->tt, total_cols, NR_OF(total_cols)))
         cli_die("vmem: out of memory");
-    for (size_t k = 0; k < (size_t)ng && (!a->top || k < a->top); k++) {
-        const struct ana_vm_group *x = &g[k];
-        uint32_t pid = fmt_reader_image(a->r, x->image)->pid;
-        const char *const *fr, *label;
-
-        if (by == BY_STACK) {
-            fr = cli_ana_stack(a, (uint32_t)x->key, false,
-                               a->format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
-        } else {
-            label = by == BY_ORIGIN
-                        ? (x->key < FMT_NR_ORIGINS ? fmt_origin_name((unsigned)x->key) : "?")
-                        : ana_stacks_str(cli_ana_stacks(a), (uint32_t)x->key);
-            fr = &label;
-            nr = 1;
-        }
-
-        ana_table_add_row(gt);
-        ana_table_set_u64(gt, 0, pid);
-        ana_table_set_u64(gt, 1, x->count);
-        ana_table_set_u64(gt, 2, x->size);
-        ana_table_set_i64(gt, 3, x->impacting);
-        ana_table_set_list(gt, 4, fr, nr);
-        for (size_t i = x->first; i < x->first + x->count && (!rows || i < x->first + rows); i++) {
-            const struct ana_vm_life *l = &w->v[i];
-
-            fr = cli_ana_stack(a, l->l.commit_stack, false, a->format == CLI_FMT_TEXT ? 1 : 0, &nr);
-            ana_table_add_row(lt);
-            ana_table_set_u64(lt, 0, pid);
-            snprintf(buf, sizeof(buf), "0x%" PRIx64 "-0x%" PRIx64, l->l.lo, l->l.hi);
-            ana_table_set_str(lt, 1, buf);
-            ana_table_set_u64(lt, 2, l->l.commit_ns);
-            if (l->l.open)
-                ana_table_set_str(lt, 3, "-");
-            else if (a->format == CLI_FMT_TEXT) /* seconds, as the commit column */
-                ana_table_set_str(lt, 3, ana_time_format(l->l.decommit_ns, buf, sizeof(buf)));
-            else {
-                snprintf(buf, sizeof(buf), "%" PRIu64, l->l.decommit_ns);
-                ana_table_set_str(lt, 3, buf);
-            }
-            ana_table_set_u64(lt, 4, l->l.hi - l->l.lo);
-            ana_table_set_i64(lt, 5, l->impacting);
-            ana_table_set_str(lt, 6, l->l.charge ? "yes" : "no");
-            ana_table_set_str(lt, 7,
-                              l->l.origin < FMT_NR_ORIGINS ? fmt_origin_name(l->l.origin) : "?");
-            ana_table_set_list(lt, 8, fr, nr);
-        }
-    }
+    for (size_t k = 0; k < (size_t)ng && (!a->top || k < a->top); k++)
+        add_group(s, &g[k]);
     for (size_t i = 0; i < w->nr_samples; i++) {
         const struct ana_vm_sample *x = &w->samples[i];
 
-        ana_table_add_row(tt);
-        ana_table_set_u64(tt, 0, fmt_reader_image(a->r, x->image)->pid);
-        ana_table_set_u64(tt, 1, x->ts);
-        ana_table_set_u64(tt, 2, x->mapped);
-        ana_table_set_u64(tt, 3, x->reserved);
-        ana_table_set_u64(tt, 4, x->committed);
-        ana_table_set_u64(tt, 5, x->charge);
+        ana_table_add_row(s->tt);
+        ana_table_set_u64(s->tt, 0, fmt_reader_image(a->r, x->image)->pid);
+        ana_table_set_u64(s->tt, 1, x->ts);
+        ana_table_set_u64(s->tt, 2, x->mapped);
+        ana_table_set_u64(s->tt, 3, x->reserved);
+        ana_table_set_u64(s->tt, 4, x->committed);
+        ana_table_set_u64(s->tt, 5, x->charge);
     }
-    if (a->format == CLI_FMT_JSON) {
-        struct ana_json j;
-
-        ana_json_init(&j, stdout, true);
-        ana_json_begin_object(&j);
-        ana_json_key(&j, "from_ns");
-        ana_json_u64(&j, w->replay.t0);
-        ana_json_key(&j, "to_ns");
-        ana_json_u64(&j, w->replay.t1);
-        ana_json_key(&j, "peak_committed_bytes");
-        ana_json_u64(&j, w->peak_committed);
-        ana_json_key(&j, "peak_committed_ns");
-        ana_json_u64(&j, w->peak_ns);
-        ana_json_key(&j, "groups");
-        ana_table_write_json(gt, &j);
-        ana_json_key(&j, "lifetimes");
-        ana_table_write_json(lt, &j);
-        ana_json_key(&j, "totals");
-        ana_table_write_json(tt, &j);
-        ana_json_end_object(&j);
-        if (ana_json_finish(&j))
-            cli_die("vmem: cannot write the output");
-    } else if (a->format == CLI_FMT_CSV) {
-        cli_ana_table(a, lt, stdout, "", true);
-    } else {
-        printf("memscribe vmem: %s: commit lifetimes from %s", a->path,
-               ana_time_format(w->replay.t0, buf, sizeof(buf)));
-        printf(" to %s\n", ana_time_format(w->replay.t1, buf, sizeof(buf)));
-        printf("peak committed: %" PRIu64 " bytes (%s) at %s\n\n", w->peak_committed,
-               ana_bytes_format(w->peak_committed, buf, sizeof(buf)),
-               ana_time_format(w->peak_ns, buf + 48, 48));
-        if (ana_table_nr_rows(gt)) {
-            printf("by %s:\n", by == BY_STACK      ? "stack"
-                               : by == BY_FUNCTION ? "function"
-                                                   : "origin");
-            cli_ana_table(a, gt, stdout, "  ", true);
-            if (rows)
-                printf("\nlifetimes (at most %u per group):\n", rows);
-            else
-                printf("\nlifetimes:\n");
-            cli_ana_table(a, lt, stdout, "  ", true);
-        } else {
-            printf("no commit lifetimes in the window\n");
-        }
-        printf("\ntotals over time:\n");
-        cli_ana_table(a, tt, stdout, "  ", true);
-    }
-    ana_table_destroy(lt);
-    ana_table_destroy(gt);
-    ana_table_destroy(tt);
     free(g);
+}
+
+/* Does image have a lifetime in the window? */
+static bool image_seen(const struct ana_vm_window *w, uint32_t image)
+{
+    const struct ana_wpa *c = &w->images[image];
+
+    return c->nr[ANA_AIFI] || c->nr[ANA_AIFO] || c->nr[ANA_AOFI] || c->nr[ANA_AOFO];
+}
+
+/* Each process's classes, as window's "processes". */
+static void write_json_processes(struct vmem *s, struct ana_json *j)
+{
+    static const char *const key[ANA_NR_WPA][2] = {{"aifi", "aifi_bytes"},
+                                                   {"aifo", "aifo_bytes"},
+                                                   {"aofi", "aofi_bytes"},
+                                                   {"aofo", "aofo_bytes"}};
+
+    ana_json_key(j, "processes");
+    ana_json_begin_array(j);
+    for (uint32_t i = 0; i < s->w.nr_images; i++) {
+        const struct ana_wpa *c = &s->w.images[i];
+
+        if (!image_seen(&s->w, i))
+            continue;
+        ana_json_begin_object(j);
+        cli_ana_image_json(s->a, j, i);
+        for (int k = 0; k < ANA_NR_WPA; k++) {
+            ana_json_kv_u64(j, key[k][0], c->nr[k]);
+            ana_json_kv_u64(j, key[k][1], c->bytes[k]);
+        }
+        ana_json_kv_i64(j, "impacting_size", ana_wpa_impacting_size(c));
+        ana_json_end_object(j);
+    }
+    ana_json_end_array(j);
+}
+
+static void write_json(struct vmem *s)
+{
+    struct ana_vm_window *w = &s->w;
+    struct ana_json j;
+
+    ana_json_init(&j, stdout, true);
+    ana_json_begin_object(&j);
+    ana_json_kv_u64(&j, "from_ns", w->replay.t0);
+    ana_json_kv_u64(&j, "to_ns", w->replay.t1);
+    ana_json_kv_u64(&j, "peak_committed_bytes", w->peak_committed);
+    ana_json_kv_u64(&j, "peak_committed_ns", w->peak_ns);
+    write_json_processes(s, &j);
+    ana_json_key(&j, "groups");
+    ana_table_write_json(s->gt, &j);
+    ana_json_key(&j, "lifetimes");
+    ana_table_write_json(s->lt, &j);
+    ana_json_key(&j, "totals");
+    ana_table_write_json(s->tt, &j);
+    ana_json_end_object(&j);
+    if (ana_json_finish(&j))
+        cli_die("vmem: cannot write the output");
+}
+
+static void write_text(struct vmem *s)
+{
+    struct cli_ana *a = s->a;
+    struct ana_vm_window *w = &s->w;
+    char buf[96], name[256];
+
+    printf("memscribe vmem: %s: commit lifetimes from %s", a->path,
+           ana_time_format(w->replay.t0, buf, sizeof(buf)));
+    printf(" to %s\n", ana_time_format(w->replay.t1, buf, sizeof(buf)));
+    printf("peak committed: %" PRIu64 " bytes (%s) at %s\n", w->peak_committed,
+           ana_bytes_format(w->peak_committed, buf, sizeof(buf)),
+           ana_time_format(w->peak_ns, buf + 48, 48));
+    for (uint32_t i = 0; i < w->nr_images; i++) {
+        const struct ana_wpa *c = &w->images[i];
+
+        if (!image_seen(w, i))
+            continue;
+        cli_ana_image_name(a, i, name, sizeof(name));
+        printf("%s: Transient %" PRIu64 " lifetimes %" PRIu64 " bytes; Impacting %" PRIu64
+               " lifetimes, Impacting Size %" PRId64 " bytes\n",
+               name, ana_wpa_transient_count(c), c->bytes[ANA_AIFI], ana_wpa_impacting_count(c),
+               ana_wpa_impacting_size(c));
+        printf("  AIFI %" PRIu64 " (%" PRIu64 " B)  AIFO %" PRIu64 " (%" PRIu64 " B)  AOFI %" PRIu64
+               " (%" PRIu64 " B)  AOFO %" PRIu64 " (%" PRIu64 " B)\n",
+               c->nr[ANA_AIFI], c->bytes[ANA_AIFI], c->nr[ANA_AIFO], c->bytes[ANA_AIFO],
+               c->nr[ANA_AOFI], c->bytes[ANA_AOFI], c->nr[ANA_AOFO], c->bytes[ANA_AOFO]);
+    }
+    putchar('\n');
+    if (ana_table_nr_rows(s->gt)) {
+        printf("by %s:\n", by_names[s->by]);
+        cli_ana_table(a, s->gt, stdout, "  ", true);
+        if (s->rows)
+            printf("\nlifetimes (at most %u per group):\n", s->rows);
+        else
+            printf("\nlifetimes:\n");
+        cli_ana_table(a, s->lt, stdout, "  ", true);
+    } else {
+        printf("no commit lifetimes in the window\n");
+    }
+    printf("\ntotals over time:\n");
+    cli_ana_table(a, s->tt, stdout, "  ", true);
+}
+
+static void write_tables(struct vmem *s)
+{
+    make_tables(s);
+    if (s->a->format == CLI_FMT_JSON)
+        write_json(s);
+    else if (s->a->format == CLI_FMT_CSV)
+        cli_ana_table(s->a, s->lt, stdout, "", true);
+    else
+        write_text(s);
+    ana_table_destroy(s->lt);
+    ana_table_destroy(s->gt);
+    ana_table_destroy(s->tt);
 }
 
 int cmd_vmem(int argc, char **argv)
@@ -257,12 +351,12 @@ int cmd_vmem(int argc, char **argv)
     struct fmt_trace_counts counts;
     struct cli_ana a;
     struct vmem s;
-    unsigned rows = 10;
-    enum by by = BY_STACK;
     int c, rc;
 
     memset(&s, 0, sizeof(s));
-    s.w.origins = (1u << FMT_NR_ORIGINS) - 1 - (1u << FMT_ORIGIN_SNAPSHOT);
+    s.rows = 10;
+    s.by = BY_STACK;
+    s.w.origins = ANA_VM_WINDOW_ORIGINS;
     s.w.replay.nr_intervals = 10;
     cli_ana_init(&a, "vmem", 20);
     while ((c = cli_getopt(&g, &a, argc, argv)) != -1) {
@@ -283,10 +377,10 @@ int cmd_vmem(int argc, char **argv)
                 cli_usage_error("vmem: --intervals wants at least 1");
             break;
         case OPT_ROWS:
-            rows = (unsigned)cli_ana_number(&a, "rows", optarg);
+            s.rows = (unsigned)cli_ana_number(&a, "rows", optarg);
             break;
         case OPT_BY:
-            by = (enum by)cli_ana_choice(&a, "by", optarg, by_names);
+            s.by = (enum by)cli_ana_choice(&a, "by", optarg, by_names);
             break;
         }
     }
@@ -303,10 +397,10 @@ int cmd_vmem(int argc, char **argv)
     cli_ana_scan(&a, UINT64_MAX, ana_vm_replay_event, &s.w.replay);
     if ((rc = ana_vm_replay_finish(&s.w.replay)))
         cli_ana_fail(&a, rc);
-    if ((rc = ana_vm_window_key(&s.w, (enum ana_vm_by)by,
-                                by == BY_FUNCTION && s.w.nr ? cli_ana_stacks(&a) : NULL)))
+    if ((rc = ana_vm_window_key(&s.w, (enum ana_vm_by)s.by,
+                                s.by == BY_FUNCTION && s.w.nr ? cli_ana_stacks(&a) : NULL)))
         cli_ana_fail(&a, rc);
-    write_tables(&s, rows, by);
+    write_tables(&s);
     ana_vm_window_release(&s.w);
     return cli_ana_close(&a);
 }

@@ -3,7 +3,7 @@
 """What the HTML page shows, read off the DOM headless Chromium built
 (`--dump-dom`), against `memscribe report --format=json` of the same trace.
 
-usage: html_screen.py DOM.html REPORT.json
+usage: html_screen.py DOM.html REPORT.json [VMEM.json]
 
 - the summary table: every number on screen (its text, and the data-v the
   script put beside it) equals report's total, calls included; a sampled
@@ -17,7 +17,13 @@ usage: html_screen.py DOM.html REPORT.json
   title), as many as the cell says the stack has; no two rows read alike
   (item 7 of issue 40: rows showed the leaf only);
 - a C++ stack that starts in the standard library shows the user's frame
-  after its library frames (folded: "[4 library frames]").
+  after its library frames (folded: "[4 library frames]");
+- with VMEM.json (`memscribe vmem --format=json --top 0` of the window the
+  page shows), the commit lifetimes' section: shown where vmem has groups
+  (hidden where none), its window vmem's, each row of its table a group of
+  vmem (Impacting Type, Count, Size, Impacting Size and the commit stack's
+  frames), every group a row, in vmem's order, and its cards vmem's
+  processes' classes, summed.
 Prints a line per check; exits 1 with the differences.
 """
 import json
@@ -158,6 +164,62 @@ def table(t, tid, rep, cols):
     return n
 
 
+def vm_table(t, v):
+    """The commit lifetimes' section against vmem's JSON v of the window the
+    page shows."""
+    def expect(what, got, want):
+        if got != want:
+            errors.append("commit lifetimes: %s: on screen %r, vmem %r" % (what, got, want))
+
+    expect("section shown", "hidden" not in t.by_id["vmem"].attrs, bool(v["groups"]))
+    expect("its link shown", "hidden" not in t.by_id["nav-vmem"].attrs, bool(v["groups"]))
+    if not v["groups"]:
+        print("ok: commit lifetimes: none, no section")
+        return
+    rng, end = t.by_id["vm-range"], int(t.by_id["sum-endNs"].attrs["data-v"])
+    expect("window start", int(rng.attrs["data-t0"]), v["from_ns"])
+    expect("window end (included; vmem stops at the trace's end)",
+           min(int(rng.attrs["data-t1"]), end), v["to_ns"])
+    pool, order = list(v["groups"]), []
+    for tr in t.by_id["vm-table"].find_all(lambda x: x.tag == "tr" and x.attrs.get("class") == "row"):
+        cell = {k[2:]: c for c in tr.children for k in c.classes() if k.startswith("c-")}
+        fn = [c for c in tr.children if "fn" in c.classes()][0]
+        frames, pid = row_stack(fn)
+        depth = int(fn.attrs.get("data-frames", -1))
+        got = (cell["type"].all_text(), int(cell["count"].attrs["data-v"]),
+               int(cell["size"].attrs["data-v"]), int(cell["impacting"].attrs["data-v"]))
+        for k in ("count", "size", "impacting"):
+            expect("%s as text" % k, number(cell[k].all_text()), int(cell[k].attrs["data-v"]))
+        match = [g for g in pool
+                 if (g["impacting_type"], g["count"], g["size"], g["impacting_size"]) == got and
+                 len(g["group"]) == depth and g["group"][:len(frames)] == frames and
+                 (pid is None or g["pid"] == pid)]
+        if not match:
+            errors.append("commit lifetimes: no group of vmem has the stack %s and %s" %
+                          (" < ".join(frames), got))
+            continue
+        pool.remove(match[0])
+        order.append((abs(got[3]), got[2]))
+    expect("groups not on screen", [(g["impacting_type"], g["group"][:3]) for g in pool], [])
+    expect("row order (|impacting size|, size)", order,
+           [(abs(g["impacting_size"]), g["size"]) for g in v["groups"]][:len(order)])
+
+    def card(cid, part):
+        return number([x for x in t.by_id[cid].children if part in x.classes()][0].all_text())
+
+    def total(key):
+        return sum(p[key] for p in v["processes"])
+    expect("card Transient lifetimes", card("vm-transient", "value"), total("aifi"))
+    expect("card Transient bytes", card("vm-transient", "exact"), total("aifi_bytes"))
+    expect("card Impacting lifetimes", card("vm-impacting", "value"), total("aifo") + total("aofi"))
+    expect("card Impacting Size", card("vm-impacting-size", "exact"), total("impacting_size"))
+    expect("card Size", card("vm-size", "exact"), total("aifi_bytes") + total("aifo_bytes"))
+    expect("card AOFO lifetimes", card("vm-aofo", "value"), total("aofo"))
+    expect("card AOFO bytes", card("vm-aofo", "exact"), total("aofo_bytes"))
+    print("ok: commit lifetimes: %d rows equal vmem's groups for [%d, %d] ns, in its order; the cards" %
+          (len(order), v["from_ns"], v["to_ns"]))
+
+
 def main():
     t = html_dom.parse(sys.argv[1])
     rep = json.load(open(sys.argv[2]))
@@ -181,6 +243,8 @@ def main():
             user = [c for c in items[2:] if "frame" in c.classes()]
             check("the user's frame after them", bool(user) and not user[0].all_text().startswith("std::"), True)
             print("ok: library frames fold: %s" % fn.all_text())
+    if len(sys.argv) > 3:
+        vm_table(t, json.load(open(sys.argv[3])))
     for e in errors:
         print("FAIL: " + e, file=sys.stderr)
     sys.exit(1 if errors else 0)

@@ -5,7 +5,9 @@
 # (tests/golden/v1_2_windows.mscr), loaded in headless Chromium; what its
 # script put on the page (summary, cards, the tables of call sites and
 # leaks with their stacks) must equal `memscribe report --format=json`
-# (tests/e2e/html_screen.py), the console stay silent. Rows show enough of
+# (tests/e2e/html_screen.py), and the commit lifetimes' section `memscribe
+# vmem --format=json` (shown for the Windows trace, hidden where vmem has no
+# group); the console stay silent. Rows show enough of
 # their stacks to tell them apart (the leaf alone read the same on many
 # rows), a C++ stack's library frames fold, and a sampled trace shows no
 # temporary figure. Screenshots go to tests/artifacts/.
@@ -21,14 +23,16 @@ screen() {
     local name=$1 t=$2
     "$MEMSCRIBE" report --format=json --top 0 "$t" >"$WORK/$name.json" 2>/dev/null ||
         { fail "$name: report failed"; return; }
+    "$MEMSCRIBE" vmem --format=json --top 0 "$t" >"$WORK/$name.vmem.json" 2>/dev/null ||
+        { fail "$name: vmem failed"; return; }
     "$MEMSCRIBE" html "$t" -o "$WORK/$name.html" 2>/dev/null || { fail "$name: html failed"; return; }
     chrome "$WORK" --dump-dom "file://$WORK/$name.html" >"$WORK/$name.dom" 2>"$WORK/$name.err" ||
         { fail "$name: chromium exited with $?: $(tail -3 "$WORK/$name.err")"; return; }
     local lines
     lines=$(console_lines "$WORK/$name.err")
     [ -z "$lines" ] || fail "$name: the page wrote to the console: $lines"
-    PYTHONPATH=$MS_SOURCE/tests/e2e python3 "$MS_SOURCE/tests/e2e/html_screen.py" "$WORK/$name.dom" "$WORK/$name.json" ||
-        fail "$name: the page shows other numbers than report (above)"
+    PYTHONPATH=$MS_SOURCE/tests/e2e python3 "$MS_SOURCE/tests/e2e/html_screen.py" "$WORK/$name.dom" "$WORK/$name.json" \
+        "$WORK/$name.vmem.json" || fail "$name: the page shows other numbers than report and vmem (above)"
     chrome "$WORK" --window-size=1280,2400 --screenshot="$ART/html_screen_$name.png" \
         "file://$WORK/$name.html" >/dev/null 2>&1 || fail "$name: no screenshot"
 }

@@ -17,6 +17,8 @@ usage: pic_data.py MEMSCRIBE TRACE PAGE.html [HIST.svg]
   `tree` (and `tree --bottom-up`) at the same path, processes merged;
 - the window table's cells over the whole trace against `memscribe window`:
   per process and class (AIFI, AIFO, AOFI, AOFO) and per row;
+- the commit lifetimes' cells against `memscribe vmem`'s groups and classes,
+  over the whole trace and windows of whole buckets at every cell's edges;
 - threads against `dump --header`;
 - a page of the per-program view (a tree where an executable ran in
   several processes; "programs" in its data): the programs table against
@@ -215,6 +217,103 @@ def check_window(d, ms, trace):
     print("ok: window: %d cells, %d rows equal memscribe window over the whole trace" % (len(wpa["n"]), len(want)))
 
 
+def node_frames(d, n):
+    fr, out = d["frames"], []
+    while n > 0:
+        out.append(d["strings"][fr["place"][n]])
+        n = fr["parent"][n]
+    return out
+
+
+def vm_rows(d, i, j):
+    """The commit lifetimes' rows the page shows for the buckets [i, j], as
+    vmem's groups: (type, pid, frames) -> [(count, size, impacting size)],
+    and the classes' counts and bytes; the lumped keys' rows apart."""
+    vm = d["vm"]
+    acc = {}
+    for k, a, f, n, b in zip(vm["k"], vm["a"], vm["f"], vm["n"], vm["b"]):
+        if a > j or 0 <= f < i:
+            continue
+        ended = 0 <= f <= j
+        cls = ("aifi" if ended else "aifo") if a >= i else ("aofi" if ended else "aofo")
+        c = acc.setdefault(k, {})
+        c[cls] = c.get(cls, 0) + n
+        c[cls + "_bytes"] = c.get(cls + "_bytes", 0) + b
+    rows, other, classes = {}, {}, {}
+    lumped = len(vm["stack"]) - 1 if vm["stack"] and vm["pid"][-1] == 0 and vm["stack"][-1] == 0 else None
+    for k, c in acc.items():
+        for key, v in c.items():
+            classes[key] = classes.get(key, 0) + v
+        g = lambda x: c.get(x, 0)
+        for typ, n, size, imp in (("Transient", g("aifi"), g("aifi_bytes"), 0),
+                                  ("Impacting", g("aifo") + g("aofi"), g("aifo_bytes"),
+                                   g("aifo_bytes") - g("aofi_bytes"))):
+            if not n:
+                continue
+            if k == lumped:
+                other[typ] = (n, size, imp)
+                continue
+            key = (typ, vm["pid"][k], tuple(node_frames(d, vm["node"][k])))
+            rows.setdefault(key, []).append((n, size, imp))
+    return rows, other, classes
+
+
+def vm_windows(vm):
+    """Windows of whole buckets that put each cell's commit and decommit
+    bucket on an edge (a wrong bucket changes a class in one of them): the
+    whole trace, [0, f] and [0, f - 1] for each decommit bucket f, [a, end]
+    and [a + 1, end] for each commit bucket a; at most 40, evenly chosen."""
+    nb = vm["nrBuckets"]
+    ws = {(0, f) for f in vm["f"] if f >= 0} | {(0, f - 1) for f in vm["f"] if f > 0}
+    ws |= {(a, nb - 1) for a in vm["a"]} | {(a + 1, nb - 1) for a in vm["a"] if a + 1 < nb}
+    ws = sorted(ws - {(0, nb - 1)})
+    if len(ws) > 39:
+        ws = [ws[k * len(ws) // 39] for k in range(39)]
+    return [(0, nb - 1)] + ws
+
+
+def check_vm(d, ms, trace):
+    """The commit lifetimes' cells (the page's VirtualAlloc commit
+    lifetimes) against `vmem`'s groups and classes: over the whole trace and
+    windows of whole buckets [i*W, (j+1)*W - 1 ns] at every cell's edges."""
+    vm = d["vm"]
+    check("vm buckets (the heap window's)", (vm["bucketNs"], vm["nrBuckets"]),
+          (d["wpa"]["bucketNs"], d["wpa"]["nrBuckets"]))
+    nb, bw = vm["nrBuckets"], vm["bucketNs"]
+    n = 0
+    windows = vm_windows(vm)
+    for i, j in windows:
+        args = [] if (i, j) == (0, nb - 1) else ["--from", "%dns" % (i * bw), "--to", "%dns" % ((j + 1) * bw - 1)]
+        v = json.loads(run(ms, "vmem", "--format=json", "--top", "0", "--rows", "0", *args, trace))
+        got, other, classes = vm_rows(d, i, j)
+        want = {}
+        for g in v["groups"]:
+            want.setdefault((g["impacting_type"], g["pid"], tuple(g["group"])), []).append(
+                (g["count"], g["size"], g["impacting_size"]))
+        left = {}
+        for key, vals in want.items():
+            if sorted(got.get(key, [])) != sorted(vals):
+                left[key] = vals
+        for key in got:
+            if key not in want:
+                die("window %d-%d: the page's commit row %s is not a group of vmem" % (i, j, key[:2] + (key[2][:1],)))
+        if other:  # the lumped keys: what vmem has that the listed keys lack, summed
+            for typ in ("Transient", "Impacting"):
+                rest = [x for k, vals in left.items() if k[0] == typ for x in vals]
+                check("window %d-%d: the lumped commit stacks' %s row" % (i, j, typ), other.get(typ),
+                      tuple(sum(x[c] for x in rest) for c in range(3)) if rest else None)
+        elif left:
+            k = sorted(left)[0]
+            die("window %d-%d: vmem's group %s %s is %s on the page" % (i, j, k[:2], k[2][:1], got.get(k)))
+        for c in ("aifi", "aifo", "aofi", "aofo"):
+            for key in (c, c + "_bytes"):
+                check("window %d-%d: commit lifetimes %s" % (i, j, key), classes.get(key, 0),
+                      sum(p[key] for p in v["processes"]))
+        n += len(v["groups"])
+    print("ok: commit lifetimes: %d cells, %d groups in %d windows equal vmem's%s" % (
+        len(vm["k"]), n, len(windows), "" if n else " (none in this trace)"))
+
+
 def check_threads(d, ms, trace):
     head = run(ms, "dump", "--header", trace)
     want = []
@@ -286,6 +385,7 @@ def main():
     check_flame(d, "flame", ms, trace, rep, False)
     check_flame(d, "flameInv", ms, trace, rep, True)
     check_window(d, ms, trace)
+    check_vm(d, ms, trace)
     check_threads(d, ms, trace)
     m = re.search(r'<svg[^>]*id="histogram-svg".*?</svg>', page, re.S)
     if not m:

@@ -12,7 +12,9 @@ with the same --interval the picture used. For every time the text timeline has 
 drawn heap, RSS and cumulative-allocated lines must pass through that
 time's value: the sum over the processes alive then (for cumulative
 allocated, what every process ever allocated: it never falls), within the
-rounding of one drawn coordinate. Every point must lie inside its panel.
+rounding of one drawn coordinate; the HTML page's committed and reserved
+lines (its address-space panel, drawn where anything was mapped) the same
+way. Every point must lie inside its panel.
 With REPORT_JSON, the peak marker must sit at the report's peak. Prints
 one line per series checked; exits 1 naming the first value that is not
 drawn, 2 on bad usage or a picture it cannot read.
@@ -120,6 +122,8 @@ def expected(tl):
             e = by_t[t] = {"t": t, "heap": 0, "rss": 0, "has_rss": False}
             out.append(e)
         e["heap"] += r["heap_bytes"]
+        e["com"] = e.get("com", 0) + r.get("committed_bytes", 0)
+        e["res"] = e.get("res", 0) + r.get("reserved_bytes", 0)
         if r.get("rss_bytes") is not None:
             e["rss"] += r["rss_bytes"]
             e["has_rss"] = e["has_rss"] or r["rss_bytes"] > 0
@@ -166,6 +170,13 @@ def main():
     check(series, "s-cum", x_fit, [(e["t"], e["cum"]) for e in want])
     if "s-rss" in series:
         check(series, "s-rss", x_fit, [(e["t"], e["rss"]) for e in want if e["has_rss"]])
+    # The HTML page's address-space panel: committed and reserved, where
+    # anything was mapped (plot timeline has no such panel).
+    if sys.argv[1].endswith(".html") and any(e["com"] or e["res"] for e in want):
+        check(series, "s-com", x_fit, [(e["t"], e["com"]) for e in want])
+        check(series, "s-res", x_fit, [(e["t"], e["res"]) for e in want])
+    elif "s-com" in series or "s-res" in series:
+        die("an address-space panel where nothing was mapped, or in plot timeline", 1)
     if len(sys.argv) == 4:
         rep = json.load(open(sys.argv[3]))["total"]
         if rep["peak_bytes"]:

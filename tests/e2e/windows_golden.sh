@@ -4,8 +4,9 @@
 # golden file tests/golden/v1_2_windows.mscr; docs/windows.md): heap
 # handles as WPA's Handle column (window --by heap), the blocks of a
 # destroyed heap ended with it, Windows reserve/commit/decommit/release in
-# vmem's commit lifetimes and reserved-vs-committed totals, a view not
-# aligned to 64 KiB in frag; --by heap refused on a Linux trace.
+# vmem's commit lifetimes, their classes in a window (AIFI ... AOFO) and
+# reserved-vs-committed totals, a view not aligned to 64 KiB in frag; --by
+# heap refused on a Linux trace.
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" windows-golden MEMSCRIBE MS_SOURCE
 g=$MS_SOURCE/tests/golden/v1_2_windows.mscr
@@ -50,6 +51,28 @@ assert lives == [("0x1cd0000-0x1cd1000", 2200, "2500", "no"),
                  ("0x1cd1000-0x1cd2000", 2200, "2500", "yes")], lives
 t = [s for s in d["totals"] if s["time_ns"] == 2320]
 assert t and t[0]["reserved_bytes"] == 0x100000 - 0x2000 and t[0]["committed_bytes"] == 0x2000 + 0x2d000, t
+PY
+# WPA's Impacting Type of commit lifetimes, as window's of heap blocks: over
+# the trace every lifetime is AIFI (Transient); in [2300, 2600] ns the 8 KiB
+# commit (made at 2200, decommitted at 2500) is AOFI: one Impacting group,
+# Count 2 (its two parts), Size 0 (nothing committed inside), Impacting
+# Size -8192.
+"$MEMSCRIBE" vmem --format json --from 2300ns --to 2600ns "$g" >"$tmp/vw.json" 2>/dev/null
+python3 - "$tmp/v.json" "$tmp/vw.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [(l["impacting_type"], l["class"]) for l in d["lifetimes"]] == [("Transient", "AIFI")] * 3, d["lifetimes"]
+p = d["processes"]
+assert [(x["pid"], x["aifi"], x["aifi_bytes"], x["aifo"], x["aofi"], x["aofo"], x["impacting_size"])
+        for x in p] == [(100, 3, 77824, 0, 0, 0, 0)], p
+w = json.load(open(sys.argv[2]))
+g = [(x["impacting_type"], x["count"], x["size"], x["impacting_size"]) for x in w["groups"]]
+assert g == [("Impacting", 2, 0, -8192)], g
+assert sorted((l["range"], l["class"], l["impacting_size"]) for l in w["lifetimes"]) == [
+    ("0x1cd0000-0x1cd1000", "AOFI", -4096), ("0x1cd1000-0x1cd2000", "AOFI", -4096)], w["lifetimes"]
+p = w["processes"][0]
+assert (p["aifi"], p["aifo"], p["aofi"], p["aofi_bytes"], p["aofo"], p["impacting_size"]) == \
+    (0, 0, 2, 8192, 0, -8192), p
 PY
 
 # frag while the view of 0x11000 bytes is mapped: not a multiple of 64 KiB,

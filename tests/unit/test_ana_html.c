@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The HTML report's parts that compute: the window pre-aggregation (for
  * every window of whole buckets it must give exactly what ana_window
+ * computes), the commit lifetimes' cells (exactly what ana_vm_window, vmem,
  * computes), bucket widths, the <script>-safe JSON stream, and a whole
  * page on a synthetic trace with markup in its strings. */
 #include <errno.h>
@@ -25,6 +26,8 @@
 #include "analysis/model/ana_tree.h"
 #include "analysis/model/ana_window.h"
 #include "analysis/pictures/ana_flame.h"
+#include "analysis/vm/ana_vm_replay.h"
+#include "analysis/vm/ana_vm_window.h"
 #include "format/fmt_writer.h"
 #include "memscribe/trace.h"
 #include "test_ana_rnd.h"
@@ -99,7 +102,7 @@ static struct fmt_reader *open_trace(int fd)
 /* The page's classification (html/report.js computeWindow) for buckets
  * [i, j], per stack. */
 static void classify(const struct ana_html_wpa *w, uint32_t i, uint32_t j, struct ana_wpa *out,
-                     uint32_t nr_stacks)
+                     uint32_t nr_stacks, uint32_t other)
 {
     memset(out, 0, (nr_stacks + 1) * sizeof(*out));
     for (size_t k = 0; k < w->cells.cap; k++) {
@@ -120,7 +123,7 @@ static void classify(const struct ana_html_wpa *w, uint32_t i, uint32_t j, struc
         else
             cls = freed_in ? ANA_AOFI : ANA_AOFO;
         if (stack == ANA_HTML_OTHER_STACK)
-            stack = 0; /* the lumped sites; the trace has no stack 0 */
+            stack = other; /* the lumped sites (keys) */
         assert_true(stack <= nr_stacks);
         out[stack].nr[cls] += c->nr;
         out[stack].bytes[cls] += c->bytes;
@@ -172,7 +175,7 @@ static void check_windows(uint64_t bucket_ns, size_t max_cells, int lump)
         struct ana_window aw;
         uint64_t t0 = i * w.bucket_ns, t1 = (j + 1) * w.bucket_ns - 1;
 
-        classify(&w, i, j, got, counts.nr_stacks);
+        classify(&w, i, j, got, counts.nr_stacks, 0); /* the trace has no stack 0 */
         assert_int_equal(ana_window_compute(&aw, r, NULL, t0, t1, ANA_WINDOW_BY_STACK, NULL, NULL),
                          0);
         struct ana_wpa other = {0};
@@ -222,6 +225,171 @@ static void test_wpa_matches_window(void **state)
     /* Lumped sites: their cells add up to theirs in ana_window. */
     check_windows(50000, 0, 1);
     check_windows(1000, 2000, 1);
+}
+
+/* Mappings of one process from nr_stacks stacks: reserves, commits by mmap
+ * and by mprotect, decommits, unmaps over VM_SLOTS regions of 1 MiB, and
+ * ranges mapped at the start (origin snapshot, left out as vmem leaves
+ * them out). With nr_stacks past ANA_HTML_MAX_SITES, stack k commits k
+ * pages once (the largest are listed, the rest lumped). Returns a memfd. */
+#define VM_SLOTS 24
+static int write_vm_trace(uint32_t nr_stacks, uint64_t *last_ts)
+{
+    struct fmt_trace_info info = {.command = "vm\0", .command_len = 3, .hostname = "h"};
+    struct fmt_writer_options opt = {.chunk_events = 64};
+    struct fmt_writer *w;
+    uint32_t *stack = calloc(nr_stacks, sizeof(*stack));
+    int state[VM_SLOTS] = {0}; /* 0 free, 1 reserved, 2 committed */
+    uint64_t ts = 100;
+    int fd = memfd_create("html-vm-trace", MFD_CLOEXEC);
+
+    assert_true(fd >= 0 && stack);
+    rnd_state = 4242;
+    assert_int_equal(fmt_writer_create(&w, fd, &info, &opt), 0);
+    for (uint32_t i = 0; i < nr_stacks; i++) {
+        uint64_t frames[3] = {0x7000 + 0x10 * i, 0x3000 + 0x10 * (i % 3), 0x1000};
+        assert_int_equal(fmt_writer_stack(w, 0, frames, 3, &stack[i]), 0);
+    }
+    for (int n = 0; n < (nr_stacks > ANA_HTML_MAX_SITES ? (int)nr_stacks : 3000); n++) {
+        unsigned slot = (unsigned)(rnd() % VM_SLOTS);
+        struct fmt_event ev = {0};
+        uint64_t base = 0x40000000ull + (uint64_t)slot * 0x100000;
+
+        ev.ts_ns = ts;
+        ts += 1 + rnd() % 5000;
+        ev.pid = ev.tid = 71;
+        ev.stack = stack[rnd() % nr_stacks];
+        ev.addr = base;
+        ev.size = 0x100000;
+        ev.arg[1] = MAP_PRIVATE | MAP_ANONYMOUS;
+        if (nr_stacks > ANA_HTML_MAX_SITES) { /* stack n commits n + 1 pages, never freed */
+            ev.kind = FMT_EV_MMAP;
+            ev.stack = stack[n];
+            ev.addr = 0x40000000ull + (uint64_t)n * 0x1000000;
+            ev.size = 4096 * ((uint64_t)n + 1);
+            ev.arg[0] = PROT_READ | PROT_WRITE;
+        } else if (n < 4) { /* mapped at the start: a snapshot */
+            ev.kind = FMT_EV_MMAP;
+            ev.addr = 0x10000000ull + (uint64_t)n * 0x100000;
+            ev.arg[0] = PROT_READ;
+            ev.origin = FMT_ORIGIN_SNAPSHOT;
+        } else if (state[slot] == 0) { /* a reserve, or a commit */
+            ev.kind = FMT_EV_MMAP;
+            state[slot] = rnd() % 2 ? 1 : 2;
+            ev.arg[0] = state[slot] == 2 ? PROT_READ | PROT_WRITE : PROT_NONE;
+        } else if (rnd() % 3 == 0) { /* released */
+            ev.kind = FMT_EV_MUNMAP;
+            state[slot] = 0;
+        } else { /* part of it committed or decommitted */
+            ev.kind = FMT_EV_MPROTECT;
+            ev.addr = base + 0x1000 * (rnd() % 200);
+            ev.size = 0x1000 * (1 + rnd() % 40);
+            ev.arg[0] = rnd() % 2 ? PROT_READ | PROT_WRITE : PROT_NONE;
+            state[slot] = 2;
+        }
+        assert_int_equal(fmt_writer_event(w, &ev), 0);
+        *last_ts = ev.ts_ns;
+    }
+    assert_int_equal(fmt_writer_finish(w), 0);
+    fmt_writer_destroy(w);
+    free(stack);
+    return fd;
+}
+
+/* The page's commit lifetimes (ana_html_vm, fed by the address-space
+ * replay) for windows of whole buckets against vmem's (ana_vm_window of
+ * [i*W, (j+1)*W - 1 ns]), per commit stack and class; with the cells
+ * coarsened (max_cells) and the heap's cells (of the first width) made the
+ * same width; with more stacks than the page lists, the lumped ones. */
+static void check_vm_windows(uint32_t nr_stacks, uint64_t bucket_ns, size_t max_cells)
+{
+    uint64_t last_ts;
+    int fd = write_vm_trace(nr_stacks, &last_ts);
+    struct fmt_reader *r = open_trace(fd);
+    struct ana_vm_replay p = {.until = UINT64_MAX};
+    struct ana_html_wpa heap;
+    struct ana_html_vm v;
+
+    assert_int_equal(ana_html_wpa_init(&heap, bucket_ns, last_ts), 0);
+    assert_int_equal(ana_html_vm_init(&v, r, NULL, bucket_ns, last_ts), 0);
+    if (max_cells)
+        v.cells.max_cells = max_cells;
+    struct ana_scan_options so;
+
+    ana_scan_options_init(&so);
+    ana_html_vm_subscribe(&v, &p);
+    assert_int_equal(ana_scan(r, &so, ana_vm_replay_event, &p), 0);
+    assert_int_equal(ana_html_vm_finish(&v, &p, &heap), 0);
+    assert_int_equal(heap.bucket_ns, v.cells.bucket_ns);
+    assert_true(max_cells ? v.cells.nr_coarsened > 0 : v.cells.nr_coarsened == 0);
+    if (nr_stacks > ANA_HTML_MAX_SITES) {
+        assert_int_equal(v.nr_keys, nr_stacks);
+        assert_int_equal(v.nr_other, nr_stacks - ANA_HTML_MAX_SITES);
+        for (uint32_t k = 0; k < v.nr_keys; k++) /* stack k committed k + 1 pages */
+            assert_int_equal(ana_html_vm_listed(&v, k), k >= nr_stacks - ANA_HTML_MAX_SITES);
+    } else {
+        assert_int_equal(v.nr_keys, nr_stacks); /* not the snapshot's stack */
+        assert_null(v.keep);
+    }
+    struct ana_wpa *got = calloc(v.nr_keys + 1, sizeof(*got));
+    struct ana_wpa *want = calloc(v.nr_keys + 1, sizeof(*want));
+    uint32_t nb = v.cells.nr_buckets;
+    uint32_t cases[][2] = {{0, nb - 1},      {0, 0},      {nb - 1, nb - 1}, {nb / 3, nb / 2},
+                           {nb / 2, nb / 2}, {1, nb - 2}, {nb / 4, nb - 1}, {0, nb / 5}};
+
+    assert_true(got && want);
+    for (size_t n = 0; n < sizeof(cases) / sizeof(cases[0]); n++) {
+        uint32_t i = cases[n][0], j = cases[n][1];
+        struct ana_vm_window w = {
+            .replay = {.r = r, .t0 = i * v.cells.bucket_ns, .t1 = (j + 1) * v.cells.bucket_ns - 1},
+            .origins = ANA_VM_WINDOW_ORIGINS};
+
+        classify(&v.cells, i, j, got, v.nr_keys, v.nr_keys);
+        ana_vm_window_init(&w);
+        assert_int_equal(ana_scan(r, &so, ana_vm_replay_event, &w.replay), 0);
+        assert_int_equal(ana_vm_replay_finish(&w.replay), 0);
+        memset(want, 0, (v.nr_keys + 1) * sizeof(*want));
+        for (size_t x = 0; x < w.nr; x++) {
+            const struct ana_vm_life *l = &w.v[x];
+            uint32_t k = 0;
+
+            while (k < v.nr_keys && v.stack[k] != l->l.commit_stack)
+                k++;
+            assert_true(k < v.nr_keys);
+            if (!ana_html_vm_listed(&v, k))
+                k = v.nr_keys;
+            want[k].nr[l->cls]++;
+            want[k].bytes[l->cls] += l->l.hi - l->l.lo;
+        }
+        for (uint32_t k = 0; k <= v.nr_keys; k++)
+            for (int c = 0; c < ANA_NR_WPA; c++)
+                if (want[k].nr[c] != got[k].nr[c] || want[k].bytes[c] != got[k].bytes[c])
+                    fail_msg("buckets [%u, %u] of %llu ns, key %u, class %d: page %llu/%llu, "
+                             "vmem %llu/%llu",
+                             i, j, (unsigned long long)v.cells.bucket_ns, k, c,
+                             (unsigned long long)got[k].nr[c], (unsigned long long)got[k].bytes[c],
+                             (unsigned long long)want[k].nr[c],
+                             (unsigned long long)want[k].bytes[c]);
+        ana_vm_window_release(&w);
+    }
+    free(got);
+    free(want);
+    ana_html_vm_release(&v);
+    ana_html_wpa_release(&heap);
+    ana_vm_replay_release(&p);
+    fmt_reader_close(r);
+    close(fd);
+}
+
+static void test_vm_matches_vmem(void **state)
+{
+    (void)state;
+    check_vm_windows(5, 1000, 0);
+    check_vm_windows(5, 200000, 0);
+    /* Too many cells: the commit cells double, the heap's follow. */
+    check_vm_windows(5, 1000, 300);
+    /* More commit stacks than the page lists: the rest lumped. */
+    check_vm_windows(ANA_HTML_MAX_SITES + 7, 100000, 0);
 }
 
 static void test_key_mix(void **state)
@@ -424,13 +592,10 @@ static void test_page_empty(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_wpa_matches_window),
-        cmocka_unit_test(test_bucket_width),
-        cmocka_unit_test(test_key_mix),
-        cmocka_unit_test(test_script_stream),
-        cmocka_unit_test(test_page),
-        cmocka_unit_test(test_page_empty),
-        cmocka_unit_test(test_flame_lumps_small_sites),
+        cmocka_unit_test(test_wpa_matches_window), cmocka_unit_test(test_vm_matches_vmem),
+        cmocka_unit_test(test_bucket_width),       cmocka_unit_test(test_key_mix),
+        cmocka_unit_test(test_script_stream),      cmocka_unit_test(test_page),
+        cmocka_unit_test(test_page_empty),         cmocka_unit_test(test_flame_lumps_small_sites),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -143,8 +143,8 @@ static void window_event(struct ana_vm_window *w, struct fmt_event e, int prot, 
 /* Commit lifetimes in the window [25, 45]: one committed before and ended
  * inside (AOFI, -2 MiB), one committed inside and open at the end (AIFO,
  * +8 MiB), one inside and out (AIFI, 0), one ended before the window (not
- * kept); groups by key, largest |impacting| first; totals at 35 and 45;
- * the committed peak inside the window. */
+ * kept); groups by key and Impacting Type, largest |impacting| first;
+ * totals at 35 and 45; the committed peak inside the window. */
 static void test_window(void **state)
 {
     struct ana_vm_window w;
@@ -178,21 +178,169 @@ static void test_window(void **state)
     assert_int_equal(w.samples[1].committed, 8 * M);
 
     assert_int_equal(w.nr, 3);
+    assert_int_equal(w.images[0].nr[ANA_AIFI], 1);
+    assert_int_equal(w.images[0].bytes[ANA_AIFI], 4 * M);
+    assert_int_equal(w.images[0].bytes[ANA_AIFO], 8 * M);
+    assert_int_equal(w.images[0].bytes[ANA_AOFI], 2 * M);
+    assert_int_equal(w.images[0].nr[ANA_AOFO], 0);
     for (size_t i = 0; i < w.nr; i++)
         w.v[i].key = w.v[i].l.commit_stack;
     ng = ana_vm_window_groups(&w, &g);
-    assert_int_equal(ng, 2);
-    assert_int_equal(g[0].key, 3); /* +8 MiB open, 0 for the AIFI */
-    assert_int_equal(g[0].count, 2);
-    assert_int_equal(g[0].size, 12 * M);
+    assert_int_equal(ng, 3);
+    /* key 3 Impacting: the open 8 MiB (AIFO) */
+    assert_int_equal(g[0].key, 3);
+    assert_false(g[0].transient);
+    assert_int_equal(g[0].count, 1);
+    assert_int_equal(g[0].size, 8 * M);
     assert_int_equal(g[0].impacting, (int64_t)(8 * M));
-    assert_int_equal(g[1].key, 2);
-    assert_int_equal(g[1].impacting, -(int64_t)(2 * M));
-    /* Lifetimes sorted by key, then commit time. */
     assert_int_equal(w.v[g[0].first].l.commit_ns, 30);
     assert_true(w.v[g[0].first].l.open);
-    assert_int_equal(w.v[g[0].first + 1].l.commit_ns, 32);
-    assert_int_equal(w.v[g[0].first + 1].impacting, 0);
+    /* key 2 Impacting: the 2 MiB committed before (AOFI): nothing
+     * committed inside */
+    assert_int_equal(g[1].key, 2);
+    assert_false(g[1].transient);
+    assert_int_equal(g[1].count, 1);
+    assert_int_equal(g[1].size, 0);
+    assert_int_equal(g[1].impacting, -(int64_t)(2 * M));
+    /* key 3 Transient: the 4 MiB in and out (AIFI) */
+    assert_int_equal(g[2].key, 3);
+    assert_true(g[2].transient);
+    assert_int_equal(g[2].count, 1);
+    assert_int_equal(g[2].size, 4 * M);
+    assert_int_equal(g[2].impacting, 0);
+    assert_int_equal(w.v[g[2].first].l.commit_ns, 32);
+    assert_int_equal(w.v[g[2].first].cls, ANA_AIFI);
+    free(g);
+    ana_vm_window_release(&w);
+}
+
+/* WPA's classes of commit lifetimes, as `window` classifies heap blocks
+ * (commit = allocation, decommit or release = free), on a hand-made
+ * sequence whose every lifetime's class is known, the window's edges
+ * included (both ends are inside): [100, 200].
+ *   stack 1: committed 10, released 50            before: not in the window
+ *   stack 1: committed 10, released 100           AOFI (ends at t0)
+ *   stack 2: committed 90, decommitted 150        AOFI
+ *   stack 2: committed 99, open                   AOFO
+ *   stack 3: committed 100, decommitted 200       AIFI (both edges)
+ *   stack 3: committed 120, decommitted 130       AIFI
+ *   stack 4: committed 150, decommitted 201       AIFO (ends after t1)
+ *   stack 4: committed 200, open                  AIFO (starts at t1)
+ *   stack 5: committed 201, open                  after: not in the window
+ *   stack 6: committed 50, released 250           AOFO
+ * A lifetime cut in two by a decommit of its middle ends as three rows,
+ * each classed by its own end: stack 7 commits 3 pages at 110, the middle
+ * one is decommitted at 120 (AIFI), the others stay (AIFO, AIFO). Every
+ * lifetime is checked against ana_wpa_class_of, and the groups' counts,
+ * sizes and impacting sizes against sums over the classes. */
+static void test_window_classes(void **state)
+{
+    static const struct {
+        uint64_t commit, end; /* end 0: open */
+        uint32_t stack;
+        int cls;
+    } want[] = {
+        {10, 100, 1, ANA_AOFI},  {90, 150, 2, ANA_AOFI},  {99, 0, 2, ANA_AOFO},
+        {100, 200, 3, ANA_AIFI}, {120, 130, 3, ANA_AIFI}, {150, 201, 4, ANA_AIFO},
+        {200, 0, 4, ANA_AIFO},   {50, 250, 6, ANA_AOFO},
+    };
+    struct ana_vm_window w;
+    struct ana_vm_group *g;
+    struct ana_wpa by_key[8][2]; /* [stack][transient] */
+    uint64_t a = BASE;
+    long ng;
+
+    (void)state;
+    memset(by_key, 0, sizeof(by_key));
+    memset(&w, 0, sizeof(w));
+    w.replay.t0 = 100;
+    w.replay.t1 = 200;
+    w.origins = ~0u;
+    ana_vm_window_init(&w);
+    /* A lifetime per 64 KiB slot, committed by mmap and ended by munmap
+     * (stack 1) or mprotect PROT_NONE (the others), in time order. */
+    struct {
+        uint64_t ts, addr, size;
+        int kind; /* 0 commit, 1 unmap, 2 decommit */
+        uint32_t stack;
+    } evs[] = {
+        {10, 0, 4 * K, 0, 1},  {10, 1, 4 * K, 0, 1},  {50, 0, 4 * K, 1, 1},
+        {50, 9, 4 * K, 0, 6},  {90, 2, 4 * K, 0, 2},  {99, 3, 4 * K, 0, 2},
+        {100, 1, 4 * K, 1, 1}, {100, 4, 8 * K, 0, 3}, {110, 7, 12 * K, 0, 7},
+        {120, 5, 4 * K, 0, 3}, {120, 7, 0, 3, 7},     {130, 5, 4 * K, 2, 3},
+        {150, 2, 4 * K, 2, 2}, {150, 6, 4 * K, 0, 4}, {200, 4, 8 * K, 2, 3},
+        {200, 8, 4 * K, 0, 4}, {201, 6, 4 * K, 2, 4}, {201, 10, 4 * K, 0, 5},
+        {250, 9, 4 * K, 1, 6},
+    };
+    for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
+        uint64_t addr = a + evs[i].addr * 64 * K;
+
+        if (evs[i].kind == 0)
+            window_event(&w, ev(FMT_EV_MMAP, evs[i].ts, addr, evs[i].size, evs[i].stack), RW, ANON);
+        else if (evs[i].kind == 1)
+            window_event(&w, ev(FMT_EV_MUNMAP, evs[i].ts, addr, evs[i].size, evs[i].stack), 0, 0);
+        else if (evs[i].kind == 2)
+            window_event(&w, ev(FMT_EV_MPROTECT, evs[i].ts, addr, evs[i].size, 9), PROT_NONE, 0);
+        else /* the middle page of stack 7's three */
+            window_event(&w, ev(FMT_EV_MPROTECT, evs[i].ts, addr + 4 * K, 4 * K, 9), PROT_NONE, 0);
+    }
+    assert_int_equal(ana_vm_replay_finish(&w.replay), 0);
+
+    /* 8 listed above and stack 7's three parts; stack 1's first and stack
+     * 5's are outside. */
+    assert_int_equal(w.nr, 11);
+    for (size_t i = 0; i < w.nr; i++) {
+        const struct ana_vm_life *x = &w.v[i];
+        uint64_t size = x->l.hi - x->l.lo;
+        int expect = -1;
+
+        assert_int_equal(x->cls,
+                         ana_wpa_class_of(x->l.commit_ns, x->l.decommit_ns, x->l.open, 100, 200));
+        if (x->l.commit_stack == 7)
+            expect = x->l.open ? ANA_AIFO : ANA_AIFI;
+        for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+            if (want[k].stack == x->l.commit_stack && want[k].commit == x->l.commit_ns &&
+                (want[k].end ? !x->l.open && want[k].end == x->l.decommit_ns : x->l.open))
+                expect = want[k].cls;
+        assert_int_equal(x->cls, expect);
+        assert_int_equal(x->impacting, x->cls == ANA_AIFO   ? (int64_t)size
+                                       : x->cls == ANA_AOFI ? -(int64_t)size
+                                                            : 0);
+        by_key[x->l.commit_stack][x->cls == ANA_AIFI].nr[x->cls]++;
+        by_key[x->l.commit_stack][x->cls == ANA_AIFI].bytes[x->cls] += size;
+        w.v[i].key = x->l.commit_stack;
+    }
+    assert_int_equal(w.images[0].nr[ANA_AIFI], 3);
+    assert_int_equal(w.images[0].bytes[ANA_AIFI], 8 * K + 4 * K + 4 * K);
+    assert_int_equal(w.images[0].nr[ANA_AIFO], 4);
+    assert_int_equal(w.images[0].bytes[ANA_AIFO], 4 * K + 4 * K + 8 * K);
+    assert_int_equal(w.images[0].nr[ANA_AOFI], 2);
+    assert_int_equal(w.images[0].nr[ANA_AOFO], 2);
+    assert_int_equal(ana_wpa_impacting_size(&w.images[0]), (int64_t)(16 * K - 8 * K));
+
+    ng = ana_vm_window_groups(&w, &g);
+    /* Transient: 3, 7; Impacting: 1, 2, 4, 7 (stack 6 is AOFO alone: no
+     * group; stack 2's AOFO lifetime is in no group). */
+    assert_int_equal(ng, 6);
+    for (long i = 0; i < ng; i++) {
+        const struct ana_wpa *c = &by_key[g[i].key][g[i].transient];
+
+        assert_int_equal(g[i].count,
+                         g[i].transient ? ana_wpa_transient_count(c) : ana_wpa_impacting_count(c));
+        assert_int_equal(g[i].size, g[i].transient ? c->bytes[ANA_AIFI] : c->bytes[ANA_AIFO]);
+        assert_int_equal(g[i].impacting, g[i].transient ? 0 : ana_wpa_impacting_size(c));
+        for (size_t k = g[i].first; k < g[i].first + g[i].count; k++) {
+            assert_int_equal(w.v[k].key, g[i].key);
+            assert_int_equal(w.v[k].cls == ANA_AIFI, g[i].transient);
+        }
+        if (i) /* |impacting|, then size */
+            assert_true(
+                llabs(g[i - 1].impacting) > llabs(g[i].impacting) ||
+                (llabs(g[i - 1].impacting) == llabs(g[i].impacting) && g[i - 1].size >= g[i].size));
+    }
+    /* The largest: stack 4's two AIFO lifetimes, +8 KiB. */
+    assert_int_equal(g[0].key, 4);
+    assert_int_equal(g[0].impacting, (int64_t)(8 * K));
     free(g);
     ana_vm_window_release(&w);
 }
@@ -505,10 +653,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reserve_commit), cmocka_unit_test(test_window),
-        cmocka_unit_test(test_cuts_and_open),  cmocka_unit_test(test_mremap_brk),
-        cmocka_unit_test(test_collector),      cmocka_unit_test(test_frag_32),
-        cmocka_unit_test(test_frag_svg),       cmocka_unit_test(test_ticks),
-        cmocka_unit_test(test_replay),
+        cmocka_unit_test(test_window_classes), cmocka_unit_test(test_cuts_and_open),
+        cmocka_unit_test(test_mremap_brk),     cmocka_unit_test(test_collector),
+        cmocka_unit_test(test_frag_32),        cmocka_unit_test(test_frag_svg),
+        cmocka_unit_test(test_ticks),          cmocka_unit_test(test_replay),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: MIT
 """WPA's MemoryTestApp numbers from the Windows demo's trace (run_demo.sh):
 VirtualAlloc commit lifetimes (memscribe vmem, WPA's "VirtualAlloc Commit
-LifeTimes"): over the run 12 buffers of 10 MB, Impacting Size 0; a window
-around the second steady-state buffer: Impacting, Count 1, 10 MB from
-AllocateSteadyState; a window over the last four spikes: Transient Count
-4, Size 40 MB, Impacting 0 under Operation1 -> ManipulateTemporaryBuffer.
+LifeTimes"): over the run 12 buffers of 10 MB, all AIFI, Impacting Size 0;
+a window around the second steady-state buffer: Impacting, Count 1, 10 MB
+from AllocateSteadyState, that buffer AIFO (the first one AOFO); a window
+over the last four spikes: Transient Count 4, Size 40 MB, Impacting 0 under
+Operation1 -> ManipulateTemporaryBuffer, each AIFI; in every window each
+lifetime's class is its commit and decommit against the window, and the
+process's class counts are its lifetimes'.
 Heap (memscribe window, WPA's heap table): 320 x 40 bytes Impacting from
 InnerLoopOperation, named with file and line from the PE's DWARF; as many
 40-byte HeapAllocs in the trace as in Wine's +heap log. No thread of tid 0
@@ -59,6 +62,33 @@ def system_frames_named(out, memscribe, big):
            [n for n in text.stderr.splitlines() if "C:\\windows" in n], [])
 
 
+def classes(w, what):
+    """Each lifetime's class is its commit and decommit against the window
+    (as window classifies heap blocks), its type and impacting size follow
+    from it, and the process's counts are the lifetimes' (all listed:
+    --top 0 --rows 0; AOFO ones are in no group and counted alone)."""
+    t0, t1 = w["from_ns"], w["to_ns"]
+    count = {}
+    for l in w["lifetimes"]:
+        end = None if l["decommit_ns"] == "-" else int(l["decommit_ns"])
+        inside, ended = l["commit_ns"] >= t0, end is not None and end <= t1
+        cls = ("AI" if inside else "AO") + ("FI" if ended else "FO")
+        expect("%s: class of %s" % (what, l["range"]), l["class"], cls)
+        expect("%s: type of %s" % (what, l["range"]), l["impacting_type"],
+               "Transient" if cls == "AIFI" else "Impacting")
+        expect("%s: impacting size of %s" % (what, l["range"]), l["impacting_size"],
+               {"AIFO": l["size"], "AOFI": -l["size"]}.get(cls, 0))
+        count[cls] = count.get(cls, 0) + 1
+        count[cls + "_bytes"] = count.get(cls + "_bytes", 0) + l["size"]
+    p = w["processes"][0] if w["processes"] else {}
+    for cls in ("AIFI", "AIFO", "AOFI"):
+        expect("%s: %s lifetimes" % (what, cls), p.get(cls.lower(), 0), count.get(cls, 0))
+        expect("%s: %s bytes" % (what, cls), p.get(cls.lower() + "_bytes", 0),
+               count.get(cls + "_bytes", 0))
+    expect("%s: groups add up to the lifetimes" % what,
+           sum(g["count"] for g in w["groups"]), len(w["lifetimes"]))
+
+
 def main():
     out, memscribe = sys.argv[1:]
     run = json.load(open(f"{out}/vmem.json"))
@@ -75,13 +105,28 @@ def main():
            all(frames_have(l["stack"], "Buffer() (memtest_demo_win.cc:") for l in big), True)
     system_frames_named(out, memscribe, big)
 
+    # Over the run every buffer is committed and released inside: AIFI,
+    # Transient, as the process's classes say
+    expect("classes of the 10 MB buffers over the run",
+           {(l["impacting_type"], l["class"]) for l in big}, {("Transient", "AIFI")})
+    classes(run, "the run")
+
     # The step: a window of +-50 ms around the second steady buffer
     if len(steady) == 2:
         w = vmem(out, memscribe, steady[1] - 50000000, steady[1] + 50000000)
         rows = [g for g in w["groups"] if frames_have(g["group"], "AllocateSteadyState")
                 and g["impacting_size"] != 0]
         expect("Impacting steady rows in the step window",
-               [(g["count"], g["size"], g["impacting_size"]) for g in rows], [(1, BUF, BUF)])
+               [(g["impacting_type"], g["count"], g["size"], g["impacting_size"]) for g in rows],
+               [("Impacting", 1, BUF, BUF)])
+        # the second one committed inside, still committed at the end: AIFO;
+        # the first one committed before and still committed: AOFO, no row
+        expect("the second steady buffer in the step window",
+               [(l["commit_ns"], l["class"]) for l in w["lifetimes"] if l["size"] == BUF and
+                frames_have(l["stack"], "AllocateSteadyState")], [(steady[1], "AIFO")])
+        expect("the first steady buffer in the step window (AOFO)", w["processes"][0]["aofo"] >= 1,
+               True)
+        classes(w, "the step window")
 
     # The last four spikes: ManipulateTemporaryBuffer's lifetimes
     mtb = sorted((l["commit_ns"], int(l["decommit_ns"])) for l in big
@@ -95,6 +140,9 @@ def main():
         lives = [l for l in w["lifetimes"] if l["size"] == BUF and
                  mtb[0][0] - 1000000 <= l["commit_ns"]]
         expect("10 MB buffers committed in that window", len(lives), 4)
+        expect("their classes", {(l["impacting_type"], l["class"]) for l in lives},
+               {("Transient", "AIFI")})
+        classes(w, "the last four spikes")
 
     # The heap: the leak
     win = json.load(open(f"{out}/window.json"))

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The HTML report's driver: one pass of the heap replay feeds the heap
  * model, the size histogram, the window pre-aggregation, the timeline and
- * the address-space replay (for the map); then the sites the page lists
+ * the address-space replay (for the map, and the commit lifetimes' cells);
+ * then the sites the page lists
  * are picked from the model (the window cells of the others lumped), the
  * stacks symbolized and the page written. */
 #include <errno.h>
@@ -74,21 +75,23 @@ static int replay(struct ana_html_run *run)
     struct ana_scan_options so;
     int rc;
 
-    /* The address space of every process (the map picks one). */
+    /* The address space of every process (the map picks one); the commit
+     * lifetimes of the selected ones, in cells as the window's. */
     run->replay.until = UINT64_MAX;
-    ana_vm_replay_init(&run->replay, NULL, NULL);
     ana_histogram_init(&run->hist, false);
     rc = ana_html_wpa_init(
         &run->wpa, ana_html_bucket_width(end_ns, o->nr_buckets ? o->nr_buckets : DEFAULT_BUCKETS),
         end_ns);
-    if (rc || (rc = ana_model_create(&run->model, &mo)))
+    if (rc || (rc = ana_html_vm_init(&run->vm, run->r, o->filter, run->wpa.bucket_ns, end_ns)) ||
+        (rc = ana_model_create(&run->model, &mo)))
         return rc;
+    ana_html_vm_subscribe(&run->vm, &run->replay);
     ana_heap_replay_init(&p, &step);
     ana_scan_options_init(&so);
     so.progress = o->progress;
     so.progress_arg = o->progress_arg;
-    if (!(rc = subscribe(run, &p)))
-        rc = ana_heap_replay_run(&p, run->r, &so);
+    if (!(rc = subscribe(run, &p)) && !(rc = ana_heap_replay_run(&p, run->r, &so)))
+        rc = ana_html_vm_finish(&run->vm, &run->replay, &run->wpa);
     ana_heap_replay_release(&p);
     return rc;
 }
@@ -124,6 +127,7 @@ out:
     ana_tree_release(&run.flame_inv);
     ana_timeline_release(&run.tl);
     ana_vm_replay_release(&run.replay);
+    ana_html_vm_release(&run.vm);
     ana_html_wpa_release(&run.wpa);
     ana_histogram_release(&run.hist);
     ana_model_destroy(run.model);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The HTML report: one self-contained page (no network, no files beside
  * it) with the summary, the usage timeline whose range selection
- * recomputes the WPA window table, leaks, top call sites, the flame graph
- * with its cost selector and the size histogram.
+ * recomputes the WPA window table and the commit lifetimes' table (WPA's
+ * VirtualAlloc Commit Lifetimes, ana_html_vm.h), leaks, top call sites,
+ * the flame graph with its cost selector and the size histogram.
  *
  * Numbers come from the analysis core (heap model, timeline, histogram,
  * call sites); the page only adds them up. For the window table the trace
@@ -13,6 +14,7 @@
 #ifndef ANA_HTML_H
 #define ANA_HTML_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -67,6 +69,15 @@ void ana_html_wpa_release(struct ana_html_wpa *w);
  * -ENOMEM. */
 int ana_html_wpa_step(struct ana_html_wpa *w, const struct fmt_event *ev,
                       const struct ana_step *st);
+/* Account nr things of key (a commit lifetime's: ana_html_vm.c) that
+ * started at start_ns and ended at end_ns (open: never), as a block is.
+ * Returns 0 or -ENOMEM. */
+int ana_html_wpa_add(struct ana_html_wpa *w, uint32_t key, uint64_t start_ns, uint64_t end_ns,
+                     bool open, uint64_t nr, uint64_t bytes);
+/* Make the buckets of a and b one width (the wider: the other's cells
+ * merge), so that one selection of whole buckets is exact for both. Both
+ * began with the same width over the same end. Returns 0 or -ENOMEM. */
+int ana_html_wpa_align(struct ana_html_wpa *a, struct ana_html_wpa *b);
 /* Account every step of the heap replay p (its filter: the blocks
  * counted). Returns as ana_heap_replay_subscribe(). */
 struct ana_heap_replay;

@@ -33,6 +33,7 @@ struct data_run {
     uint32_t nr_other;                  /* stacks lumped together */
     uint64_t other_allocs, other_bytes; /* their allocations, bytes allocated */
     uint32_t *prog_pos;                 /* program -> its index in "programs" */
+    uint32_t *vm_node; /* the commit lifetimes' keys' leaves in frames (ana_html_vm.h) */
     int rc;
 };
 
@@ -310,6 +311,29 @@ static int site_node(struct data_run *d, struct frame_trie *t, uint32_t stack, u
     return d->rc;
 }
 
+/* The leaf nodes of the commit lifetimes' stacks (ana_html_vm.h), in the
+ * one tree of frames: the listed keys', then the lumped ones'. */
+static int vm_nodes(struct data_run *d, struct frame_trie *t)
+{
+    const struct ana_html_vm *v = &d->run->vm;
+    char name[64];
+    uint32_t id;
+    int rc;
+
+    if (!(d->vm_node = calloc((size_t)v->nr_keys + 1, sizeof(*d->vm_node))))
+        return -ENOMEM;
+    for (uint32_t k = 0; k < v->nr_keys; k++)
+        if (ana_html_vm_listed(v, k) && (rc = site_node(d, t, v->stack[k], &d->vm_node[k])))
+            return rc;
+    if (!v->nr_other)
+        return 0;
+    snprintf(name, sizeof(name), "(%u other commit stacks)", v->nr_other);
+    if ((rc = ana_stacks_intern(d->run->stacks, name, &id)))
+        return rc;
+    rc = trie_node(t, 0, str_ref(d, id), str_ref(d, id), &d->vm_node[v->nr_keys]);
+    return rc ? rc : d->rc;
+}
+
 static void write_sites(struct data_run *d)
 {
     static const char *const keys[NR_COLS] = {"allocations",    "allocated_bytes", "leaked_bytes",
@@ -328,6 +352,8 @@ static void write_sites(struct data_run *d)
     }
     for (uint32_t i = 0; i < d->nr_sites && !d->rc; i++)
         d->rc = site_node(d, &t, d->sites[i], &node[i]);
+    if (!d->rc)
+        d->rc = vm_nodes(d, &t);
     if (!d->rc && d->nr_other) {
         char name[160];
         uint32_t id;
@@ -617,6 +643,8 @@ int ana_html_write_data(struct ana_html_run *run, FILE *out)
     if (!d.rc)
         write_wpa(&d);
     if (!d.rc)
+        ana_html_vm_write(&d.j, &run->vm, d.vm_node);
+    if (!d.rc)
         write_flame(&d, "flame", &run->flame);
     if (!d.rc)
         write_flame(&d, "flameInv", &run->flame_inv);
@@ -635,5 +663,6 @@ int ana_html_write_data(struct ana_html_run *run, FILE *out)
     free(d.site_of);
     free(d.sites);
     free(d.prog_pos);
+    free(d.vm_node);
     return d.rc ? d.rc : rc;
 }

@@ -8,6 +8,7 @@
 
 #include "analysis/core/ana_stacks.h"
 #include "analysis/html/ana_html.h"
+#include "analysis/html/ana_html_vm.h"
 #include "analysis/model/ana_histogram.h"
 #include "analysis/model/ana_model.h"
 #include "analysis/model/ana_timeline.h"
@@ -24,6 +25,7 @@ struct ana_html_run {
     struct ana_html_wpa wpa;
     struct ana_timeline tl;
     struct ana_vm_replay replay; /* the address space at the end, from the page's pass */
+    struct ana_html_vm vm;       /* its commit lifetimes, for their section */
     struct ana_stacks *stacks;
     struct ana_tree flame, flame_inv;
     uint8_t *keep;  /* per stack id: listed and drawn (ana_flame_top_sites) */

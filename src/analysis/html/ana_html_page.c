@@ -23,6 +23,7 @@ static int write_timeline(struct ana_html_run *run, FILE *out)
         return rc;
     p.title = "Heap use over time";
     p.width = 1100;
+    ana_plot_timeline_address_space(&p, &s); /* the commit lifetimes' panel */
     rc = ana_plot_timeline_svg(&p, out, 1, NULL);
     ana_plot_series_release(&s);
     return rc;

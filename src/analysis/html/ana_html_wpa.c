@@ -139,6 +139,37 @@ int ana_html_wpa_step(struct ana_html_wpa *w, const struct fmt_event *ev, const 
     return 0;
 }
 
+int ana_html_wpa_add(struct ana_html_wpa *w, uint32_t key, uint64_t start_ns, uint64_t end_ns,
+                     bool open, uint64_t nr, uint64_t bytes)
+{
+    struct ana_html_cell *c;
+    int rc;
+
+    if (w->cells.nr > w->max_cells && w->nr_buckets > 1 && (rc = coarsen(w)))
+        return rc;
+    if (!(c = ana_map_put(
+              &w->cells,
+              wpa_key(key, bucket_of(w, start_ns), open ? ANA_HTML_NEVER : bucket_of(w, end_ns)),
+              NULL)))
+        return -ENOMEM;
+    c->nr += nr;
+    c->bytes += bytes;
+    return 0;
+}
+
+int ana_html_wpa_align(struct ana_html_wpa *a, struct ana_html_wpa *b)
+{
+    int rc;
+
+    while (a->bucket_ns < b->bucket_ns)
+        if ((rc = coarsen(a)))
+            return rc;
+    while (b->bucket_ns < a->bucket_ns)
+        if ((rc = coarsen(b)))
+            return rc;
+    return 0;
+}
+
 static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
 {
     return ana_html_wpa_step(arg, ev, st);

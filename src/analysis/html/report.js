@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The memscribe HTML report's script. It reads the data memscribe embedded
 // (the JSON in #ms-data, written by src/analysis/html/ana_html_data.c) and
-// fills the tables, the window selection and the flame graph. Every trace
+// fills the tables, the window selection (the heap's window table and the
+// commit lifetimes') and the flame graph. Every trace
 // string goes into the page through textContent, never as markup.
 //
 // Data (arrays are columnar; "site" = a call site = a recorded stack):
@@ -18,6 +19,12 @@
 //          peak_bytes[], temporary[], temporary_bytes[] (docs/json.md)
 //   wpa: bucketNs, nrBuckets, and per cell site[], a[] (allocation bucket),
 //        f[] (free bucket, -1: never freed), n[] (blocks), b[] (bytes)
+//   vm: the commit lifetimes (ana_html_vm.h), in buckets as wpa's:
+//       bucketNs, nrBuckets, windows (a Windows program's), per key (a
+//       commit stack in a process; the last one the lumped keys, if any)
+//       stack[], node[] (its leaf in frames), pid[]; per cell k[] (key),
+//       a[] (commit bucket), f[] (decommit bucket, -1: still committed),
+//       n[] (lifetimes), b[] (bytes)
 //   flame, flameInv: nodes depth first, children by name: name[] (string
 //        id, -1 for the root), parent[], cost[5][] (inclusive)
 //   base (html --base only): trace, summary (as summary), and the base
@@ -47,6 +54,11 @@
           'necessarily leaked.', cost: 'bytes live at the end' }
     : { title: 'Leaks', card: 'Leaked', bytes: 'Leaked bytes', blocks: 'Leaked blocks' };
   var NR_SITES = D.sites.stack.length;
+  // A row's stack is a call site's (i < NR_SITES) or a commit stack's
+  // (NR_SITES + key of D.vm): their leaves are in the one tree of frames.
+  function nodeOf(i) { return i < NR_SITES ? D.sites.node[i] : D.vm.node[i - NR_SITES]; }
+  function pidOf(i) { return i < NR_SITES ? D.sites.pid[i] : D.vm.pid[i - NR_SITES]; }
+  function stackIdOf(i) { return i < NR_SITES ? D.sites.stack[i] : D.vm.stack[i - NR_SITES]; }
 
   function $(id) { return document.getElementById(id); }
   function el(tag, cls, text) {
@@ -77,7 +89,7 @@
   }
   var FR = D.frames;
   function siteLeaf(i) {
-    var n = D.sites.node[i];
+    var n = nodeOf(i);
     return { fn: S[FR.fn[n]], place: S[FR.place[n]] };
   }
 
@@ -100,7 +112,7 @@
   function stackOf(i) {
     if (STACKS[i]) return STACKS[i];
     var frames = [];
-    for (var n = D.sites.node[i]; n > 0; n = FR.parent[n]) {
+    for (var n = nodeOf(i); n > 0; n = FR.parent[n]) {
       frames.push({ fn: S[FR.fn[n]], place: S[FR.place[n]] });
     }
     var items = [], k = 0;
@@ -123,10 +135,11 @@
   function fullText(st) {
     return st.whole || (st.whole = st.frames.map(function (f) { return f.place; }).join(' < '));
   }
-  // Show more of the stacks that would read alike, until they differ.
-  (function () {
+  // Show more of the stacks that would read alike, until they differ
+  // (the call sites among themselves, the commit stacks among theirs).
+  function tellApart(from, to) {
     var all = [];
-    for (var i = 0; i < NR_SITES; i++) all.push(i);
+    for (var i = from; i < to; i++) all.push(i);
     for (var round = 0; round < 4096 && all.length; round++) {
       var by = {}, next = [];
       all.forEach(function (i) {
@@ -149,7 +162,8 @@
       });
       all = next;
     }
-  })();
+  }
+  tellApart(0, NR_SITES);
   // A function cell: the stack's items; a library run opens on a click.
   function fnCell(i) {
     var td = el('td', 'text fn'), st = stackOf(i);
@@ -172,7 +186,7 @@
       return n + (it.run ? it.run.length : 1);
     }, 0);
     if (more > 0) td.appendChild(el('span', 'more', ' < \u2026 ' + more + ' more'));
-    if (st.pid) td.appendChild(el('span', 'pid', ' (pid ' + D.sites.pid[i] + ')'));
+    if (st.pid) td.appendChild(el('span', 'pid', ' (pid ' + pidOf(i) + ')'));
     td.setAttribute('data-frames', String(st.frames.length));
     return td;
   }
@@ -200,7 +214,8 @@
       ol.appendChild(head);
       lis.forEach(function (li) { ol.appendChild(li); });
     });
-    $('stack-title').textContent = 'Stack ' + D.sites.stack[i] + ' (allocating function first)';
+    $('stack-title').textContent = 'Stack ' + stackIdOf(i) +
+      (i < NR_SITES ? ' (allocating function first)' : ' (committing function first)');
     $('stack-panel').hidden = false;
   }
   $('stack-close').addEventListener('click', function () { $('stack-panel').hidden = true; });
@@ -451,9 +466,11 @@
   // ---- the window -----------------------------------------------------
   var W = D.wpa, NB = W.nrBuckets, BW = W.bucketNs;
   var AIFI = 0, AIFO = 1, AOFI = 2, AOFO = 3;
-  function computeWindow(i, j) {
-    var acc = new Float64Array(NR_SITES * 8), n = W.site.length;
-    var site = W.site, A = W.a, F = W.f, N = W.n, B = W.b;
+  // Per key (a call site of wpa, a commit stack of vm) and class, the
+  // count and bytes of cells C (keys in C[key]) for the buckets [i, j].
+  function computeCells(C, key, nKeys, i, j) {
+    var acc = new Float64Array(nKeys * 8), n = C[key].length;
+    var site = C[key], A = C.a, F = C.f, N = C.n, B = C.b;
     for (var k = 0; k < n; k++) {
       var a = A[k], f = F[k], cls;
       if (a > j) continue;
@@ -467,29 +484,32 @@
     }
     return acc;
   }
-  // Rows as `memscribe window` prints them: per call site one Transient
-  // row (AIFI) and one Impacting row (AIFO and AOFI). Row id = site * 2 +
-  // (1 for Transient).
-  function showWindow(i, j) {
-    var started = performance.now();
-    var acc = computeWindow(i, j), rows = [];
+  function computeWindow(i, j) { return computeCells(W, 'site', NR_SITES, i, j); }
+  // Rows as `memscribe window` prints them (and `memscribe vmem` its
+  // groups) of acc (computeCells): per key one Transient row (AIFI) and one
+  // Impacting row (AIFO and AOFI), row id = key * 2 + (1 for Transient);
+  // the columns (the key's titled keyTitle), their total and the cards'
+  // sums.
+  function wpaTable(acc, nKeys, keyTitle) {
     function v(s, cls, b) { return acc[s * 8 + cls * 2 + (b ? 1 : 0)]; }
-    function site(r) { return r >> 1; }
+    function key(r) { return r >> 1; }
     function transient(r) { return (r & 1) === 1; }
     var get = {
       type: function (r) { return transient(r) ? 'Transient' : 'Impacting'; },
       count: function (r) {
-        var s = site(r);
+        var s = key(r);
         return transient(r) ? v(s, AIFI) : v(s, AIFO) + v(s, AOFI);
       },
-      size: function (r) { return transient(r) ? v(site(r), AIFI, 1) : v(site(r), AIFO, 1); },
-      impacting: function (r) { return transient(r) ? 0 : v(site(r), AIFO, 1) - v(site(r), AOFI, 1); }
+      size: function (r) { return transient(r) ? v(key(r), AIFI, 1) : v(key(r), AIFO, 1); },
+      impacting: function (r) { return transient(r) ? 0 : v(key(r), AIFO, 1) - v(key(r), AOFI, 1); }
     };
-    var tot = { count: 0, size: 0, impacting: 0 }, sum = { tc: 0, tb: 0, ic: 0, is: 0, aofo: 0 };
-    for (var s = 0; s < NR_SITES; s++) {
+    var rows = [], tot = { count: 0, size: 0, impacting: 0 };
+    var sum = { tc: 0, tb: 0, ic: 0, is: 0, aofo: 0, aofob: 0 };
+    for (var s = 0; s < nKeys; s++) {
       if (v(s, AIFI)) rows.push(s * 2 + 1);
       if (v(s, AIFO) || v(s, AOFI)) rows.push(s * 2);
       sum.aofo += v(s, AOFO);
+      sum.aofob += v(s, AOFO, 1);
     }
     rows.forEach(function (r) {
       tot.count += get.count(r); tot.size += get.size(r); tot.impacting += get.impacting(r);
@@ -498,12 +518,16 @@
     });
     var cols = [
       ['Impacting Type', 'type', 'label', get.type],
-      ['Allocating function', 'fn', 'fn'],
+      [keyTitle, 'fn', 'fn'],
       ['Count', 'count', 'count', get.count],
       ['Size', 'size', 'bytes', get.size],
-      ['Impacting Size', 'impacting', 'bytes', get.impacting,
-       function (x) { return x < 0 ? 'neg' : x > 0 ? 'pos' : ''; }]
+      ['Impacting Size', 'impacting', 'bytes', get.impacting, posneg]
     ];
+    return { rows: rows, cols: cols, tot: tot, sum: sum, key: key };
+  }
+  function showWindow(i, j) {
+    var started = performance.now();
+    var t = wpaTable(computeWindow(i, j), NR_SITES, 'Allocating function'), sum = t.sum;
     var t0 = i * BW, t1 = (j + 1) * BW;
     $('window-range').textContent = 'Window ' + time(t0) + ' \u2013 ' + time(t1) +
       ' (buckets ' + i + '\u2013' + j + ' of ' + NB + ')';
@@ -514,13 +538,43 @@
     card(cards, 'win-transient', 'Transient (AIFI)', int(sum.tc) + ' blocks', int(sum.tb) + ' B');
     card(cards, 'win-impacting', 'Impacting (AIFO + AOFI)', int(sum.ic) + ' blocks');
     card(cards, 'win-impacting-size', 'Impacting Size', bytes(sum.is), int(sum.is) + ' B');
-    card(cards, 'win-size', 'Size (allocated inside)', bytes(tot.size), int(tot.size) + ' B');
+    card(cards, 'win-size', 'Size (allocated inside)', bytes(t.tot.size), int(t.tot.size) + ' B');
     card(cards, 'win-aofo', 'Outstanding throughout (AOFO)', int(sum.aofo) + ' blocks');
-    fillTable($('window-table'), cols, rows, 'impacting', D.top_rows, $('window-more'), tot, site,
-              { impacting: 'size' });
+    fillTable($('window-table'), t.cols, t.rows, 'impacting', D.top_rows, $('window-more'), t.tot,
+              t.key, { impacting: 'size' });
+    if (NV) showVm(i, j);
     drawSelection(i, j);
     // How long a selection takes to show, for tests and the docs.
     $('window-range').setAttribute('data-ms', String(Math.round(performance.now() - started)));
+  }
+
+  // ---- commit lifetimes ---------------------------------------------------
+  // The window's commit lifetimes, as `memscribe vmem --from T0 --to T1`
+  // groups them by stack: per commit stack one Transient row (AIFI) and one
+  // Impacting row (AIFO and AOFI). Row id = key * 2 + (1 for Transient);
+  // its stack is the pseudo-site NR_SITES + key.
+  var V = D.vm, NV = V && V.k.length ? V.stack.length : 0;
+  function showVm(i, j) {
+    var t = wpaTable(computeCells(V, 'k', NV, i, j), NV, 'Commit stack'), sum = t.sum;
+    var t0 = i * BW, t1 = (j + 1) * BW;
+    $('vm-range').textContent = 'Window ' + time(t0) + ' \u2013 ' + time(t1) + ' (the timeline\u2019s selection)';
+    $('vm-range').setAttribute('data-t0', String(t0));
+    $('vm-range').setAttribute('data-t1', String(t1 - 1));
+    var cards = $('vm-cards');
+    cards.textContent = '';
+    card(cards, 'vm-transient', 'Transient (AIFI)', int(sum.tc) + ' lifetimes', int(sum.tb) + ' B');
+    card(cards, 'vm-impacting', 'Impacting (AIFO + AOFI)', int(sum.ic) + ' lifetimes');
+    card(cards, 'vm-impacting-size', 'Impacting Size', bytes(sum.is), int(sum.is) + ' B');
+    card(cards, 'vm-size', 'Size (committed inside)', bytes(t.tot.size), int(t.tot.size) + ' B');
+    card(cards, 'vm-aofo', 'Committed throughout (AOFO)', int(sum.aofo) + ' lifetimes', int(sum.aofob) + ' B');
+    fillTable($('vm-table'), t.cols, t.rows, 'impacting', D.top_rows, $('vm-more'), t.tot,
+              function (r) { return NR_SITES + t.key(r); }, { impacting: 'size' });
+  }
+  if (NV) {
+    tellApart(NR_SITES, NR_SITES + NV);
+    $('vmem').hidden = false;
+    $('nav-vmem').hidden = false;
+    if (V.windows) $('vm-title').textContent = 'VirtualAlloc commit lifetimes';
   }
 
   // ---- timeline selection ------------------------------------------------

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Timelines of heap, cumulative allocation, live blocks, RSS and committed
- * memory: rows read off the heap model and the address-space model at the
- * moments of the heap replay that feeds both. */
+/* Timelines of heap, cumulative allocation, live blocks, RSS, committed
+ * and reserved memory: rows read off the heap model and the address-space
+ * model at the moments of the heap replay that feeds both. */
 #include "analysis/model/ana_timeline.h"
 
 #include <errno.h>
@@ -44,6 +44,7 @@ static int emit_rows(struct ana_timeline *tl, uint64_t t_ns, const struct ana_ti
         row->rss = s->rss;
         row->has_rss = s->has_rss;
         row->committed = vi ? vi->committed : 0;
+        row->reserved = vi ? vi->reserved : 0;
         for (size_t k = 0; k < nr_prior; k++)
             if (prior[k].image == i && prior[k].heap_max > row->heap_max)
                 row->heap_max = prior[k].heap_max;

@@ -2,9 +2,9 @@
 /* Use over time, one row per interval and process image: heap in use at
  * the interval's end and its maximum within it, bytes and blocks allocated
  * so far ("total cumulative memory usage"), live blocks, and
- * the latest RSS sample, and committed memory. Rows are kept (they grow
+ * the latest RSS sample, and committed and reserved memory. Rows are kept (they grow
  * with duration/interval, not with events); the heap numbers come from
- * ana_model, committed from the address-space model (ana_vm), both fed by
+ * ana_model, committed and reserved from the address-space model (ana_vm), both fed by
  * the same pass over the trace. */
 #ifndef ANA_TIMELINE_H
 #define ANA_TIMELINE_H
@@ -32,6 +32,7 @@ struct ana_timeline_row {
     uint64_t rss; /* latest sample at t, 0 if none yet */
     bool has_rss;
     uint64_t committed; /* mapped with access at t (ana_vm; docs/vmem.md) */
+    uint64_t reserved;  /* mapped without access (PROT_NONE, MEM_RESERVE) at t */
 };
 
 struct ana_timeline {

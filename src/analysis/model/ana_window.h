@@ -4,7 +4,8 @@
  * inside), AIFO (inside, outstanding at t1), AOFI (before t0, freed inside)
  * or AOFO (before, still outstanding at t1). Impacting type: Transient =
  * AIFI; Impacting = AIFO and AOFI. Size = bytes allocated inside; Impacting
- * Size = sum(AIFO) - sum(AOFI). Count = allocations.
+ * Size = sum(AIFO) - sum(AOFI). Count = allocations. The classes and their
+ * columns are ana_wpa.h's, shared with the commit lifetimes' window.
  *
  * The cost is proportional to the window, not the trace: the reader seeks
  * to the chunk holding t0 and the per-stack live totals at that chunk give
@@ -21,10 +22,9 @@
 #include "analysis/core/ana_filter.h"
 #include "analysis/core/ana_map.h"
 #include "analysis/core/ana_scan.h"
+#include "analysis/core/ana_wpa.h"
 #include "analysis/model/ana_heaps.h"
 #include "memscribe/trace.h"
-
-enum ana_wpa_class { ANA_AIFI = 0, ANA_AIFO, ANA_AOFI, ANA_AOFO, ANA_NR_WPA };
 
 /* Rows are keyed by one of these. */
 enum ana_window_by {
@@ -33,11 +33,6 @@ enum ana_window_by {
     ANA_WINDOW_BY_SIZE_CLASS, /* key: size class (ana_histogram.h) */
     ANA_WINDOW_BY_HEAP,       /* key: heap handle (Windows traces: arg[1]); with pools
                                  (format 1.4), the id in heaps (malloc's too) */
-};
-
-struct ana_wpa {
-    uint64_t nr[ANA_NR_WPA];
-    uint64_t bytes[ANA_NR_WPA];
 };
 
 /* One key's numbers. AOFO is known per key only when grouping by stack;
@@ -83,19 +78,5 @@ int ana_window_subscribe(struct ana_window *w, struct ana_heap_replay *p, struct
 /* The keys with any block, in a fresh array (caller frees), unordered.
  * Returns the count or -ENOMEM. */
 long ana_window_keys(const struct ana_window *w, struct ana_window_key **out);
-
-/* Transient and Impacting columns of a count. */
-static inline uint64_t ana_wpa_transient_count(const struct ana_wpa *c)
-{
-    return c->nr[ANA_AIFI];
-}
-static inline uint64_t ana_wpa_impacting_count(const struct ana_wpa *c)
-{
-    return c->nr[ANA_AIFO] + c->nr[ANA_AOFI];
-}
-static inline int64_t ana_wpa_impacting_size(const struct ana_wpa *c)
-{
-    return (int64_t)c->bytes[ANA_AIFO] - (int64_t)c->bytes[ANA_AOFI];
-}
 
 #endif

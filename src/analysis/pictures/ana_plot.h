@@ -24,20 +24,27 @@ struct ana_plot_timeline {
     size_t nr_rss;
     uint64_t end_ns; /* the trace's last event, the x axis' end */
     uint64_t peak_ns, peak_bytes;
+    /* The address space, in a panel of its own below the others when
+     * nr_vm is not 0 (the HTML report's; plot timeline has none):
+     * committed and reserved bytes, each held from vm_ts_ns[i]. */
+    const uint64_t *vm_ts_ns, *committed, *reserved;
+    size_t nr_vm;
     const char *title;    /* escaped; NULL: a default */
     const char *subtitle; /* escaped, e.g. the command line; may be NULL */
     double width, height; /* 0: 1000 x 520 */
 };
 
-/* Where the heap panel of a timeline SVG sits, for scripts that draw over
- * it (the HTML report's range selection). */
+/* Where the panels of a timeline SVG sit, for scripts that draw over
+ * them (the HTML report's range selection): top of the heap panel to the
+ * bottom of the lowest. */
 struct ana_plot_frame {
     double left, right, top, bottom; /* pixels */
     uint64_t t_lo_ns, t_hi_ns;       /* times at left and right */
 };
 
 /* Draw the timeline: heap in use and RSS on top with the peak marked,
- * cumulative allocated bytes below. Long series are reduced to the first,
+ * cumulative allocated bytes below, and committed and reserved bytes in a
+ * third panel if the plot has them (136 px more than height). Long series are reduced to the first,
  * smallest, largest and last value per pixel column, which keeps every
  * spike visible. With inline set, no XML prolog is written (for embedding
  * in HTML). *frame, if not NULL, receives the heap panel's geometry.

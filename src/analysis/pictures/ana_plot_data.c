@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The plots' inputs from the analysis core: timeline rows (summed over
- * process images) and the model's peak; histogram bins per size class. */
+ * process images: heap, RSS, cumulative, committed and reserved) and the
+ * model's peak; histogram bins per size class. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,23 @@ void ana_plot_series_release(struct ana_plot_series *s)
     free(s->cum);
     free(s->rss_ts);
     free(s->rss);
+    free(s->vm_ts);
+    free(s->committed);
+    free(s->reserved);
     memset(s, 0, sizeof(*s));
+}
+
+bool ana_plot_timeline_address_space(struct ana_plot_timeline *p, const struct ana_plot_series *s)
+{
+    for (size_t i = 0; i < s->nr_vm; i++)
+        if (s->committed[i] || s->reserved[i]) {
+            p->vm_ts_ns = s->vm_ts;
+            p->committed = s->committed;
+            p->reserved = s->reserved;
+            p->nr_vm = s->nr_vm;
+            return true;
+        }
+    return false;
 }
 
 int ana_plot_timeline_from(struct ana_plot_timeline *p, struct ana_plot_series *s,
@@ -44,15 +61,21 @@ int ana_plot_timeline_from(struct ana_plot_timeline *p, struct ana_plot_series *
     s->cum = malloc(cap * sizeof(*s->cum));
     s->rss_ts = malloc(cap * sizeof(*s->rss_ts));
     s->rss = malloc(cap * sizeof(*s->rss));
-    if (!s->ts || !s->heap || !s->cum || !s->rss_ts || !s->rss) {
+    s->vm_ts = malloc(cap * sizeof(*s->vm_ts));
+    s->committed = malloc(cap * sizeof(*s->committed));
+    s->reserved = malloc(cap * sizeof(*s->reserved));
+    if (!s->ts || !s->heap || !s->cum || !s->rss_ts || !s->rss || !s->vm_ts || !s->committed ||
+        !s->reserved) {
         ana_plot_series_release(s);
         free(cum_of);
         return -ENOMEM;
     }
     s->ts[0] = 0, s->heap[0] = 0, s->cum[0] = 0;
     s->n = 1;
+    s->vm_ts[0] = 0, s->committed[0] = 0, s->reserved[0] = 0;
+    s->nr_vm = 1;
     for (size_t i = 0; i < tl->nr_rows;) {
-        uint64_t t = tl->rows[i].t_ns, heap = 0, max = 0, rss = 0;
+        uint64_t t = tl->rows[i].t_ns, heap = 0, max = 0, rss = 0, com = 0, res = 0;
         int has_rss = 0;
 
         /* Rows of one time are consecutive, one per image. */
@@ -65,7 +88,12 @@ int ana_plot_timeline_from(struct ana_plot_timeline *p, struct ana_plot_series *
             cum_of[row->image] = row->allocated_bytes;
             rss += row->rss;
             has_rss |= row->has_rss;
+            com += row->committed;
+            res += row->reserved;
         }
+        s->vm_ts[s->nr_vm] = t;
+        s->committed[s->nr_vm] = com;
+        s->reserved[s->nr_vm++] = res;
         uint64_t start = t > tl->interval_ns ? t - tl->interval_ns : 0;
         if (max > heap && start + 1 < t) {
             s->ts[s->n] = start + 1;

@@ -3,6 +3,7 @@
 #ifndef ANA_PLOT_DATA_H
 #define ANA_PLOT_DATA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,8 @@ struct ana_plot_series {
     size_t n;
     uint64_t *rss_ts, *rss;
     size_t nr_rss;
+    uint64_t *vm_ts, *committed, *reserved; /* one point per time */
+    size_t nr_vm;
 };
 
 /* Fill p from the core's timeline rows (images summed per time; with
@@ -29,6 +32,10 @@ int ana_plot_timeline_from(struct ana_plot_timeline *p, struct ana_plot_series *
                            const struct ana_timeline *tl, const struct ana_scope *total,
                            uint64_t end_ns);
 void ana_plot_series_release(struct ana_plot_series *s);
+/* Draw p's address-space panel too, from s's committed and reserved
+ * series (ana_plot_timeline_from fills them, images summed per time), if
+ * anything was mapped. Returns whether it will. */
+bool ana_plot_timeline_address_space(struct ana_plot_timeline *p, const struct ana_plot_series *s);
 
 /* The histogram's non-empty size classes, all images summed, in size
  * order. Returns the number written. */

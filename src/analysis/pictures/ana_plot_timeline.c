@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The timeline plot: heap in use and RSS over time with the peak marked,
- * and cumulative allocated bytes in a panel below. */
+ * cumulative allocated bytes in a panel below, and committed and reserved
+ * bytes in a third panel where the plot has them. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -23,6 +24,36 @@ static uint64_t max_of(const uint64_t *v, size_t n)
     return m;
 }
 
+/* The address-space panel's height, and the room below it for its time
+ * axis. */
+#define VM_PANEL 136.0
+
+/* Committed and reserved over time, in the panel [top, bottom]. */
+static int draw_vm_panel(struct ana_svg *svg, const struct ana_plot_timeline *t,
+                         const struct ana_axis *x, double top, double bottom,
+                         struct ana_polyline *line)
+{
+    uint64_t hi = max_of(t->committed, t->nr_vm);
+    struct ana_axis y = {.lo = 0, .p0 = bottom, .p1 = top, .unit = ANA_UNIT_BYTES};
+    int rc;
+
+    hi = max_of(t->reserved, t->nr_vm) > hi ? max_of(t->reserved, t->nr_vm) : hi;
+    y.hi = hi ? (double)hi : 1;
+    ana_axis_round_up(&y);
+    ana_svg_axes(svg, x, &y, "time since start", "committed, reserved");
+    line->n = 0;
+    if ((rc = ana_plot_step_line(line, x, &y, t->vm_ts_ns, t->committed, t->nr_vm, t->end_ns)))
+        return rc;
+    ana_svg_area(svg, line->xs, line->ys, line->n, bottom, "a-com");
+    ana_svg_polyline(svg, line->xs, line->ys, line->n, "s-com");
+    line->n = 0;
+    if ((rc = ana_plot_step_line(line, x, &y, t->vm_ts_ns, t->reserved, t->nr_vm, t->end_ns)))
+        return rc;
+    ana_svg_polyline(svg, line->xs, line->ys, line->n, "s-res");
+    line->n = 0;
+    return 0;
+}
+
 int ana_plot_timeline_svg(const struct ana_plot_timeline *t, FILE *out, int inline_svg,
                           struct ana_plot_frame *frame)
 {
@@ -30,6 +61,8 @@ int ana_plot_timeline_svg(const struct ana_plot_timeline *t, FILE *out, int inli
     double height = t->height > 0 ? t->height : 520;
     double heap_top = 84, heap_bottom = height - 200;
     double cum_top = height - 150, cum_bottom = height - 64;
+    double vm_top = cum_bottom + 50, vm_bottom = vm_top + 86;
+    double bottom = t->nr_vm ? vm_bottom : cum_bottom; /* of the lowest panel */
     struct ana_axis x = {.lo = 0,
                          .hi = t->end_ns ? (double)t->end_ns : 1,
                          .p0 = LEFT,
@@ -57,9 +90,9 @@ int ana_plot_timeline_svg(const struct ana_plot_timeline *t, FILE *out, int inli
     snprintf(attrs, sizeof(attrs),
              "data-left=\"%.1f\" data-right=\"%.1f\" data-top=\"%.1f\" data-bottom=\"%.1f\" "
              "data-t-lo=\"%.0f\" data-t-hi=\"%.0f\"",
-             x.p0, x.p1, heap_top, cum_bottom, x.lo, x.hi);
+             x.p0, x.p1, heap_top, bottom, x.lo, x.hi);
     struct ana_svg_doc doc = {.width = width,
-                              .height = height,
+                              .height = t->nr_vm ? height + VM_PANEL : height,
                               .title = t->title ? t->title : "Heap use over time",
                               .css = ana_plot_css,
                               .root_attrs = attrs,
@@ -72,9 +105,12 @@ int ana_plot_timeline_svg(const struct ana_plot_timeline *t, FILE *out, int inli
     struct ana_legend_entry legend[] = {
         {"k-heap", "heap in use"},
         {"k-rss", "RSS (memscribe ring buffers included)"},
-        {"k-cum", "cumulative allocated (lower panel)"},
+        {"k-cum",
+         t->nr_vm ? "cumulative allocated (middle)" : "cumulative allocated (lower panel)"},
+        {"k-com", "committed (bottom)"},
+        {"k-res", "reserved"},
     };
-    ana_svg_legend(&svg, LEFT, 64, legend, 3);
+    ana_svg_legend(&svg, LEFT, 64, legend, t->nr_vm ? 5 : 3);
 
     ana_svg_axes(&svg, &x, &y, NULL, "heap in use, RSS");
     rc = ana_plot_step_line(&line, &x, &y, t->ts_ns, t->heap, t->nr_points, t->end_ns);
@@ -105,7 +141,7 @@ int ana_plot_timeline_svg(const struct ana_plot_timeline *t, FILE *out, int inli
                      right_side ? "end" : "start", "peak-label", label);
     }
 
-    ana_svg_axes(&svg, &x, &yc, "time since start", "allocated");
+    ana_svg_axes(&svg, &x, &yc, t->nr_vm ? NULL : "time since start", "allocated");
     if (!rc && t->cumulative) {
         rc = ana_plot_step_line(&line, &x, &yc, t->ts_ns, t->cumulative, t->nr_points, t->end_ns);
         if (!rc) {
@@ -113,12 +149,14 @@ int ana_plot_timeline_svg(const struct ana_plot_timeline *t, FILE *out, int inli
             ana_svg_polyline(&svg, line.xs, line.ys, line.n, "s-cum");
         }
     }
+    if (!rc && t->nr_vm)
+        rc = draw_vm_panel(&svg, t, &x, vm_top, vm_bottom, &line);
     ana_polyline_free(&line);
     if (frame) {
         frame->left = x.p0;
         frame->right = x.p1;
         frame->top = heap_top;
-        frame->bottom = cum_bottom;
+        frame->bottom = bottom;
         frame->t_lo_ns = (uint64_t)x.lo;
         frame->t_hi_ns = (uint64_t)x.hi;
     }

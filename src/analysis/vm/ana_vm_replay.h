@@ -6,8 +6,9 @@
  * the events up to and at it) and around each event. Every reader of
  * mappings replays them through it: vmem's commit lifetimes and totals
  * (ana_vm_window), frag's samples (ana_frag_scan), the timeline's
- * committed column and the HTML report's address-space map (fed from the
- * heap replay's pass, beside the heap model: ana_heap_replay_add_vm).
+ * committed and reserved columns, the HTML report's address-space map and
+ * its commit lifetimes' cells (ana_html_vm.h; fed from the heap replay's
+ * pass, beside the heap model: ana_heap_replay_add_vm).
  * docs/event-model.md. */
 #ifndef ANA_VM_REPLAY_H
 #define ANA_VM_REPLAY_H

@@ -10,25 +10,44 @@
 #include "analysis/core/ana_stacks.h"
 #include "util/util_array.h"
 
+/* The classes of image's lifetimes, grown to hold it. */
+static struct ana_wpa *image_classes(struct ana_vm_window *w, uint32_t image)
+{
+    if (image >= w->nr_images) {
+        uint32_t n = w->nr_images ? w->nr_images : 4;
+        struct ana_wpa *v;
+
+        while (n <= image)
+            n *= 2;
+        if (!(v = realloc(w->images, n * sizeof(*v))))
+            return NULL;
+        memset(v + w->nr_images, 0, (n - w->nr_images) * sizeof(*v));
+        w->images = v;
+        w->nr_images = n;
+    }
+    return &w->images[image];
+}
+
 static int keep_lifetime(void *arg, const struct ana_vm_lifetime *l)
 {
     struct ana_vm_window *w = arg;
-    uint64_t t0 = w->replay.t0, t1 = w->replay.t1;
-    uint64_t end = l->open ? UINT64_MAX : l->decommit_ns;
+    int cls = ana_wpa_class_of(l->commit_ns, l->decommit_ns, l->open, w->replay.t0, w->replay.t1);
+    uint64_t size = l->hi - l->lo;
+    struct ana_wpa *c;
     struct ana_vm_life *x;
 
-    if (!(w->origins & (1u << l->origin)) || l->commit_ns > t1 || end < t0)
+    if (!(w->origins & (1u << l->origin)) || cls == ANA_WPA_OUTSIDE)
         return 0;
-    if (UTIL_ARRAY_RESERVE(w->v, w->cap, (size_t)w->nr + 1, 256))
+    if (UTIL_ARRAY_RESERVE(w->v, w->cap, (size_t)w->nr + 1, 256) ||
+        !(c = image_classes(w, l->image)))
         return -ENOMEM;
+    c->nr[cls]++;
+    c->bytes[cls] += size;
     x = &w->v[w->nr++];
     x->l = *l;
-    x->impacting = 0;
+    x->cls = (uint8_t)cls;
     x->key = 0;
-    if (l->commit_ns >= t0 && end > t1)
-        x->impacting = (int64_t)(l->hi - l->lo); /* AIFO */
-    else if (l->commit_ns < t0 && end <= t1)
-        x->impacting = -(int64_t)(l->hi - l->lo); /* AOFI */
+    x->impacting = cls == ANA_AIFO ? (int64_t)size : cls == ANA_AOFI ? -(int64_t)size : 0;
     return 0;
 }
 
@@ -107,7 +126,15 @@ static int by_group(const void *x, const void *y)
         return a->size < b->size ? 1 : -1;
     if (a->image != b->image)
         return a->image < b->image ? -1 : 1;
-    return a->key < b->key ? -1 : a->key > b->key;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return (int)b->transient - (int)a->transient;
+}
+
+/* Transient (AIFI) first, then Impacting (AIFO, AOFI), then AOFO. */
+static int type_rank(uint8_t cls)
+{
+    return cls == ANA_AIFI ? 0 : cls == ANA_AOFO ? 2 : 1;
 }
 
 static int by_group_then_time(const void *x, const void *y)
@@ -118,6 +145,8 @@ static int by_group_then_time(const void *x, const void *y)
         return a->l.image < b->l.image ? -1 : 1;
     if (a->key != b->key)
         return a->key < b->key ? -1 : 1;
+    if (type_rank(a->cls) != type_rank(b->cls))
+        return type_rank(a->cls) - type_rank(b->cls);
     if (a->l.commit_ns != b->l.commit_ns)
         return a->l.commit_ns < b->l.commit_ns ? -1 : 1;
     return a->l.lo < b->l.lo ? -1 : a->l.lo > b->l.lo;
@@ -135,11 +164,16 @@ long ana_vm_window_groups(struct ana_vm_window *w, struct ana_vm_group **out)
         return -ENOMEM;
     for (size_t i = 0; i < w->nr; i++) {
         const struct ana_vm_life *x = &w->v[i];
+        bool transient = x->cls == ANA_AIFI;
 
-        if (!n || g[n - 1].image != x->l.image || g[n - 1].key != x->key)
-            g[n++] = (struct ana_vm_group){x->l.image, x->key, 0, 0, 0, i};
+        if (x->cls == ANA_AOFO)
+            continue; /* nothing changed inside the window: no group, as no row in window */
+        if (!n || g[n - 1].image != x->l.image || g[n - 1].key != x->key ||
+            g[n - 1].transient != transient)
+            g[n++] = (struct ana_vm_group){x->l.image, x->key, transient, 0, 0, 0, i};
         g[n - 1].count++;
-        g[n - 1].size += x->l.hi - x->l.lo;
+        if (x->cls != ANA_AOFI) /* Size: committed inside */
+            g[n - 1].size += x->l.hi - x->l.lo;
         g[n - 1].impacting += x->impacting;
     }
     qsort(g, n, sizeof(*g), by_group);
@@ -152,6 +186,9 @@ void ana_vm_window_release(struct ana_vm_window *w)
     ana_vm_replay_release(&w->replay);
     free(w->v);
     free(w->samples);
+    free(w->images);
     w->v = NULL;
     w->samples = NULL;
+    w->images = NULL;
+    w->nr_images = 0;
 }
