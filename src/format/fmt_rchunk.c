@@ -494,6 +494,69 @@ static inline void clear_event(struct fmt_event *ev)
     ev->module = NULL;
 }
 
+/* What an event of kind starts or ends once its fields are read: the
+ * block it starts (heap or mapping, the address predictor told), the
+ * mapping it ends, the module it names. Inline in decode(): one function
+ * for the reader's hot loop, two for a reader of the code. Returns 0 or a
+ * reader error. */
+static ALWAYS_INLINE int decode_blocks(struct fmt_reader *r, struct fmt_event *ev, unsigned kind,
+                                       int failed, uint64_t addr, uint64_t size, int lay)
+{
+    struct fmt_cur *cur = r->cur;
+    struct fmt_pred *pred = &r->sl->pred;
+    int ok = !failed && addr, rc;
+    switch (kind) {
+    case FMT_EV_MALLOC:
+    case FMT_EV_CALLOC:
+    case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC:
+    case FMT_EV_REALLOC:
+    case FMT_EV_REALLOCARRAY:
+        if (ok) {
+            if (r->next_serial >= r->end_serial)
+                return bad_event(r, "more blocks than the chunk summary says");
+            if (start_block(r, ev, RBLK_HEAP, addr, size, lay))
+                return fmt_rerr(r, -ENOMEM, 0, "out of memory");
+            fmt_pred_start(pred, addr, size);
+        }
+        break;
+    case FMT_EV_MMAP:
+    case FMT_EV_MREMAP: {
+        /* The writer keeps the old address of an mremap in the extra
+         * fields; a ref must not overwrite it. */
+        uint64_t keep = ev->old_addr;
+        ok = ok && addr != UINT64_MAX;
+        if (ok && (rc = get_ref(r, ev, RBLK_VM, lay)) < 0)
+            return rc;
+        ev->old_addr = keep;
+        if (!ok)
+            (void)get_ref_value(r, lay);
+        if (ok) {
+            if (r->next_serial >= r->end_serial)
+                return bad_event(r, "more blocks than the chunk summary says");
+            if (start_block(r, ev, RBLK_VM, addr, size, lay))
+                return fmt_rerr(r, -ENOMEM, 0, "out of memory");
+        }
+        break;
+    }
+    case FMT_EV_MUNMAP: {
+        uint64_t keep = ev->old_addr;
+        if ((rc = get_ref(r, ev, RBLK_VM, lay)) < 0)
+            return rc;
+        ev->old_addr = keep;
+        break;
+    }
+    case FMT_EV_MODULE_LOAD:
+    case FMT_EV_MODULE_UNLOAD: {
+        uint64_t id = fmt_cur_varint(&cur[FMT_COL_MISC]);
+        if (id > r->nr_mods || (kind == FMT_EV_MODULE_LOAD && !id))
+            return bad_event(r, "reference to an unknown module");
+        ev->module = id ? &r->mods[id - 1].mi.m : NULL;
+        break;
+    }
+    }
+    return 0;
+}
+
 static ALWAYS_INLINE int decode(struct fmt_reader *r, struct fmt_event *ev, int lay)
 {
     struct fmt_cur *cur = r->cur;
@@ -607,56 +670,8 @@ static ALWAYS_INLINE int decode(struct fmt_reader *r, struct fmt_event *ev, int 
 
     ev->addr = addr;
     ev->size = size;
-    int ok = !failed && addr;
-    switch (kind) {
-    case FMT_EV_MALLOC:
-    case FMT_EV_CALLOC:
-    case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC:
-    case FMT_EV_REALLOC:
-    case FMT_EV_REALLOCARRAY:
-        if (ok) {
-            if (r->next_serial >= r->end_serial)
-                return bad_event(r, "more blocks than the chunk summary says");
-            if (start_block(r, ev, RBLK_HEAP, addr, size, lay))
-                return fmt_rerr(r, -ENOMEM, 0, "out of memory");
-            fmt_pred_start(pred, addr, size);
-        }
-        break;
-    case FMT_EV_MMAP:
-    case FMT_EV_MREMAP: {
-        /* The writer keeps the old address of an mremap in the extra
-         * fields; a ref must not overwrite it. */
-        uint64_t keep = ev->old_addr;
-        ok = ok && addr != UINT64_MAX;
-        if (ok && (rc = get_ref(r, ev, RBLK_VM, lay)) < 0)
-            return rc;
-        ev->old_addr = keep;
-        if (!ok)
-            (void)get_ref_value(r, lay);
-        if (ok) {
-            if (r->next_serial >= r->end_serial)
-                return bad_event(r, "more blocks than the chunk summary says");
-            if (start_block(r, ev, RBLK_VM, addr, size, lay))
-                return fmt_rerr(r, -ENOMEM, 0, "out of memory");
-        }
-        break;
-    }
-    case FMT_EV_MUNMAP: {
-        uint64_t keep = ev->old_addr;
-        if ((rc = get_ref(r, ev, RBLK_VM, lay)) < 0)
-            return rc;
-        ev->old_addr = keep;
-        break;
-    }
-    case FMT_EV_MODULE_LOAD:
-    case FMT_EV_MODULE_UNLOAD: {
-        uint64_t id = fmt_cur_varint(&cur[FMT_COL_MISC]);
-        if (id > r->nr_mods || (kind == FMT_EV_MODULE_LOAD && !id))
-            return bad_event(r, "reference to an unknown module");
-        ev->module = id ? &r->mods[id - 1].mi.m : NULL;
-        break;
-    }
-    }
+    if ((rc = decode_blocks(r, ev, kind, failed, addr, size, lay)))
+        return rc;
     /* Without a branch per column: this runs for every event. Every column
      * was sound before the event, so only those it may have read past can
      * be bad now: not OP (one byte an event, counted), STRS (get_extra

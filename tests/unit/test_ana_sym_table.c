@@ -112,6 +112,13 @@ static void test_demangle(void **state)
                         "static_leaf(unsigned long)");
     assert_string_equal(ana_sym_demangle(&a, "msort_with_tmp.part.0"), "msort_with_tmp");
     assert_string_equal(ana_sym_demangle(&a, "main.cold"), "main");
+    /* A 32-bit Windows stdcall name as i386 DWARF spells it loses its
+     * argument bytes; ELF symbol versions and other '@'s stay. */
+    assert_string_equal(ana_sym_demangle(&a, "VirtualAllocEx@20"), "VirtualAllocEx");
+    assert_string_equal(ana_sym_demangle(&a, "Sleep@4"), "Sleep");
+    assert_string_equal(ana_sym_demangle(&a, "memcpy@@GLIBC_2"), "memcpy@@GLIBC_2");
+    assert_string_equal(ana_sym_demangle(&a, "a-b@8"), "a-b@8");
+    assert_string_equal(ana_sym_demangle(&a, "@8"), "@8");
     /* Plain names come back as they are, the same pointer. */
     const char *plain = "main";
     assert_ptr_equal(ana_sym_demangle(&a, plain), plain);

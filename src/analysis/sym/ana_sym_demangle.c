@@ -28,12 +28,32 @@ static size_t unclone_len(const char *name, bool was_mangled)
     return cut ? (size_t)(cut - name) : strlen(name);
 }
 
+/* Length of a C name without a 32-bit Windows stdcall or fastcall
+ * decoration: the DWARF of an i386 PE names VirtualAllocEx
+ * "VirtualAllocEx@20" (its argument bytes), where its symbol table, its
+ * exports and dbghelp say VirtualAllocEx. Only an identifier followed by
+ * '@' and digits; ELF symbol versions (memcpy@GLIBC_2.14) are not digits. */
+static size_t undecorated_len(const char *name, size_t len)
+{
+    size_t at = len;
+
+    while (at > 0 && name[at - 1] >= '0' && name[at - 1] <= '9')
+        at--;
+    if (at == len || at < 2 || name[at - 1] != '@')
+        return len;
+    for (size_t i = 0; i + 1 < at; i++)
+        if (!(name[i] == '_' || (name[i] >= 'a' && name[i] <= 'z') ||
+              (name[i] >= 'A' && name[i] <= 'Z') || (i && name[i] >= '0' && name[i] <= '9')))
+            return len;
+    return at - 1;
+}
+
 const char *ana_sym_demangle(struct ana_sym_arena *a, const char *name)
 {
     if (!name[0])
         return name;
     if (!looks_mangled(name)) {
-        size_t len = unclone_len(name, false);
+        size_t len = undecorated_len(name, unclone_len(name, false));
         return name[len] ? ana_sym_arena_strndup(a, name, len) : name;
     }
     /* DMGL_AUTO picks C++ or Rust by the name; adding DMGL_RUST to it
