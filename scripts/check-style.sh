@@ -32,9 +32,7 @@ check_clang_format() {
 # Functions over MAX_FUNCTION_LINES lines in src/, from the first line of
 # the definition to its closing brace, as clang-format lays C out: a
 # definition starts in column 0 and its body opens with "{" alone on a
-# line. One exception, by name: the reader's decode loop (fmt_rchunk.c,
-# decode), one switch over a chunk's columns, inlined into the reader's
-# hot loop, whose speed the long-run work measures and owns.
+# line.
 MAX_FUNCTION_LINES=${MAX_FUNCTION_LINES:-150}
 check_function_length() {
     # shellcheck disable=SC2016 # the $ are awk's
@@ -46,7 +44,7 @@ check_function_length() {
             /^\}/ {
                 sub(/\(.*/, "", name)
                 sub(/.*[ *]/, "", name)
-                if (start && FNR - start + 1 > max && !(FILENAME ~ /fmt_rchunk\.c$/ && name == "decode")) {
+                if (start && FNR - start + 1 > max) {
                     printf "%s:%d: %s: %d lines, over %d\n", FILENAME, start, name, FNR - start + 1, max
                     bad = 1
                 }

@@ -505,6 +505,7 @@ static ALWAYS_INLINE int decode_blocks(struct fmt_reader *r, struct fmt_event *e
     struct fmt_cur *cur = r->cur;
     struct fmt_pred *pred = &r->sl->pred;
     int ok = !failed && addr, rc;
+
     switch (kind) {
     case FMT_EV_MALLOC:
     case FMT_EV_CALLOC:
