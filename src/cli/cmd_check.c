@@ -16,6 +16,7 @@
 #include "analysis/pictures/ana_svg.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "cli/cli_diff.h"
 #include "cli/cli_getopt.h"
 #include "cli/cli_output.h"
 #include "cli/cli_view.h"
@@ -65,12 +66,16 @@ struct check {
     struct ana_check_result res[MAX_CHECKS];
     size_t nr;
     unsigned nr_failed;
-    bool leak_failed; /* a failed check of leaked bytes or blocks: show the stacks */
+    bool leak_failed;  /* a failed check of leaked bytes or blocks: show the stacks */
+    bool grown_failed; /* a failed growth check of them: show the sites that grew */
     struct ana_check_values run, base;
     bool all_ended; /* every selected process ended: "leaked", else "live at the end" */
     struct ana_model *m;
     struct cli_view view;
-    uint32_t *leaks; /* row ids of the unsuppressed leaks, largest first */
+    struct cli_ana b; /* --base, open until the end */
+    struct ana_model *bm;
+    struct ana_table *grown; /* the sites whose leaks grew (grown_failed) */
+    uint32_t *leaks;         /* row ids of the unsuppressed leaks, largest first */
     uint32_t nr_leaks;
 };
 
@@ -150,19 +155,22 @@ static void parse(struct check *c, int argc, char **argv)
 }
 
 /* The numbers of the trace a reads into *v, as report reads them: the
- * model of the selected processes, leaks that a suppression matches left
- * out. Keeps the model and its view in c when keep. */
-static void measure(struct check *c, struct cli_ana *a, struct ana_check_values *v, bool keep)
+ * model of the selected processes (*m), leaks that a suppression matches
+ * left out. The view of the model's rows in *view when not NULL. */
+static void measure(struct cli_ana *a, struct ana_check_values *v, struct ana_model **m,
+                    struct cli_view *view)
 {
     struct ana_model_options mo = {.filter = &a->filter};
-    struct ana_model *m = cli_ana_model(a, &mo, UINT64_MAX);
-    const struct ana_scope *t = ana_model_total(m);
-    struct cli_view view;
+    struct cli_view own;
     uint64_t sb, sn;
 
+    *m = cli_ana_model(a, &mo, UINT64_MAX);
+    const struct ana_scope *t = ana_model_total(*m);
+    if (!view)
+        view = &own;
     cli_supp_load(&a->supp, a);
-    cli_view_make(a, m, CLI_ROWS_BY_ALL, &view);
-    cli_view_suppressed(&view, UINT32_MAX, &sb, &sn);
+    cli_view_make(a, *m, CLI_ROWS_BY_ALL, view);
+    cli_view_suppressed(view, UINT32_MAX, &sb, &sn);
     *v = (struct ana_check_values){0};
     v->v[ANA_CHECK_LEAKED] = t->heap - sb;
     v->v[ANA_CHECK_LEAKED_BLOCKS] = t->live_blocks - sn;
@@ -174,36 +182,87 @@ static void measure(struct check *c, struct cli_ana *a, struct ana_check_values 
         v->known[k] = true;
     v->known[ANA_CHECK_TEMPORARY] = ana_sample_has_temporary(fmt_reader_sample_bytes(a->r));
     v->known[ANA_CHECK_PEAK_RSS] = t->has_rss;
-    if (keep) {
-        c->all_ended = ana_model_all_ended(m);
-        c->m = m;
-        c->view = view;
-        return;
-    }
-    cli_view_release(&view);
-    ana_model_destroy(m);
+    if (view == &own)
+        cli_view_release(&own);
 }
 
 /* The base trace, read with the run's suppressions, symbol options and
  * --exe (not --pid nor --thread: a base run's ids are another run's). */
 static void measure_base(struct check *c)
 {
-    struct cli_ana b;
+    struct cli_ana *b = &c->b;
     char *argv[] = {(char *)c->base_path, NULL};
 
-    cli_ana_init(&b, "check", 0);
-    b.sym = c->a.sym;
-    b.supp.no_defaults = c->a.supp.no_defaults;
-    memcpy(b.supp.files, c->a.supp.files, sizeof(b.supp.files));
-    b.supp.nr_files = c->a.supp.nr_files;
-    memcpy(b.supp.lsan_files, c->a.supp.lsan_files, sizeof(b.supp.lsan_files));
-    b.supp.nr_lsan_files = c->a.supp.nr_lsan_files;
+    cli_ana_init(b, "check", 0);
+    b->sym = c->a.sym;
+    b->supp.no_defaults = c->a.supp.no_defaults;
+    memcpy(b->supp.files, c->a.supp.files, sizeof(b->supp.files));
+    b->supp.nr_files = c->a.supp.nr_files;
+    memcpy(b->supp.lsan_files, c->a.supp.lsan_files, sizeof(b->supp.lsan_files));
+    b->supp.nr_lsan_files = c->a.supp.nr_lsan_files;
     for (size_t i = 0; i < c->a.filter.nr_exes; i++)
-        if (ana_filter_add_exe(&b.filter, c->a.filter.exes[i]))
+        if (ana_filter_add_exe(&b->filter, c->a.filter.exes[i]))
             cli_die("check: out of memory");
-    cli_ana_open(&b, 1, argv, 0);
-    measure(c, &b, &c->base, false);
-    cli_ana_close(&b);
+    cli_ana_open(b, 1, argv, 0);
+    measure(b, &c->base, &c->bm, NULL);
+}
+
+/* By stack id: the sites whose leaks a suppression matches. */
+static bool *suppressed_sites(struct cli_ana *a, const struct ana_model *m)
+{
+    uint32_t n = ana_model_nr_sites(m);
+    bool *skip = calloc((size_t)n + 1, sizeof(*skip));
+
+    if (!skip)
+        cli_die("check: out of memory");
+    for (uint32_t id = 0; id < n; id++) {
+        const struct ana_site *s = ana_model_site(m, id);
+        skip[id] = s && s->live_blocks > 0 && cli_supp_match(&a->supp, a, id);
+    }
+    return skip;
+}
+
+/* The sites whose leaked bytes grew against the base, most first, matched
+ * by function chain as memscribe diff matches them (cli_diff_add_sites),
+ * suppressed leaks left out on both sides. */
+static struct ana_table *grown_table(struct check *c)
+{
+    static const struct ana_column cols[] = {
+        {"base", "leaked_bytes_base", ANA_CELL_U64},
+        {"new", "leaked_bytes_new", ANA_CELL_U64},
+        {"+/-", "leaked_bytes_change", ANA_CELL_I64},
+        {"site", "site", ANA_CELL_LIST},
+    };
+    bool *skip_base = suppressed_sites(&c->b, c->bm), *skip_new = suppressed_sites(&c->a, c->m);
+    unsigned frames = c->a.frames_set               ? c->a.frames
+                      : c->a.format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES
+                                                    : 0;
+    struct ana_diff d;
+    struct ana_table *t;
+
+    ana_diff_init(&d);
+    cli_diff_add_sites(&c->b, c->bm, &d, ANA_DIFF_BASE, 0, skip_base);
+    cli_diff_add_sites(&c->a, c->m, &d, ANA_DIFF_NEW, 0, skip_new);
+    ana_diff_finish(&d);
+    ana_diff_sort(&d, ANA_DIFF_LEAKED);
+    if (ana_table_create(&t, cols, 4))
+        cli_die("check: out of memory");
+    for (size_t i = 0, shown = 0; i < d.nr_rows && (!c->a.top || shown < c->a.top); i++) {
+        const struct ana_diff_row *r = &d.rows[i];
+        if (ana_diff_change(r, ANA_DIFF_LEAKED) <= 0)
+            continue;
+        if (ana_table_add_row(t))
+            cli_die("check: out of memory");
+        ana_table_set_u64(t, 0, r->v[ANA_DIFF_BASE][ANA_DIFF_LEAKED]);
+        ana_table_set_u64(t, 1, r->v[ANA_DIFF_NEW][ANA_DIFF_LEAKED]);
+        ana_table_set_i64(t, 2, ana_diff_change(r, ANA_DIFF_LEAKED));
+        cli_diff_set_site(t, 3, r->key, frames);
+        shown++;
+    }
+    ana_diff_release(&d);
+    free(skip_base);
+    free(skip_new);
+    return t;
 }
 
 /* Decide every check; the leaks to show when a leak check failed. */
@@ -215,8 +274,12 @@ static void decide(struct check *c)
         if (c->res[i].pass)
             continue;
         c->nr_failed++;
-        c->leak_failed |= m == ANA_CHECK_LEAKED || m == ANA_CHECK_LEAKED_BLOCKS;
+        bool leak = m == ANA_CHECK_LEAKED || m == ANA_CHECK_LEAKED_BLOCKS;
+        c->leak_failed |= leak && !c->lim[i].growth;
+        c->grown_failed |= leak && c->lim[i].growth && c->res[i].known;
     }
+    if (c->grown_failed)
+        c->grown = grown_table(c);
     if (!c->leak_failed)
         return;
     uint32_t n = ana_model_nr_sites(c->m);
@@ -314,6 +377,11 @@ static void write_text(struct check *c)
         cli_ana_table(&c->a, t, c->out, "", true);
         ana_table_destroy(t);
     }
+    if (c->grown && ana_table_nr_rows(c->grown)) {
+        fprintf(c->out, "\nleaks that grew against the base (sites matched by function chain, as "
+                        "diff matches them):\n");
+        cli_ana_table(&c->a, c->grown, c->out, "", true);
+    }
     if (c->nr_failed)
         fprintf(c->out, "\ncheck: %u of %zu checks failed\n", c->nr_failed, c->nr);
     else
@@ -366,30 +434,35 @@ static void write_json(struct check *c)
     } else {
         ana_json_null(&j);
     }
+    ana_json_key(&j, "grown");
+    if (c->grown)
+        ana_table_write_json(c->grown, &j);
+    else
+        ana_json_null(&j);
     ana_json_end_object(&j);
     if (ana_json_finish(&j))
         cli_die("check: writing the output failed");
 }
 
-/* The leak stacks as the text of a JUnit failure. */
-static void junit_leaks(struct check *c, FILE *f)
+/* Table t as text under heading, XML-escaped, into f: the rest of a
+ * JUnit failure's text. */
+static void junit_table(struct check *c, FILE *f, const char *heading, const struct ana_table *t)
 {
-    unsigned nr;
-    char line[128];
+    enum cli_format format = c->a.format;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
 
-    fputs("\n\nlargest leaks (suppressions apart):", f);
-    for (uint32_t k = 0; k < c->nr_leaks; k++) {
-        const struct ana_site *s = c->view.rows.row[c->leaks[k]];
-        const char *const *fr = cli_ana_stack(&c->a, c->leaks[k], false, CLI_ANA_TEXT_FRAMES, &nr);
-        snprintf(line, sizeof(line), "\n%" PRId64 " bytes in %" PRId64 " blocks: ", s->live_bytes,
-                 s->live_blocks);
-        fputs(line, f);
-        for (unsigned i = 0; i < nr; i++) {
-            if (i)
-                fputs(" &lt; ", f);
-            ana_xml_escape(f, fr[i], strlen(fr[i]));
-        }
-    }
+    if (!mem)
+        cli_die("check: out of memory");
+    fprintf(mem, "\n\n%s:\n", heading);
+    c->a.format = CLI_FMT_TEXT;
+    cli_ana_table(&c->a, t, mem, "", true);
+    c->a.format = format;
+    if (fclose(mem))
+        cli_die("check: out of memory");
+    ana_xml_escape(f, buf, len);
+    free(buf);
 }
 
 /* JUnit XML: one testsuite, one testcase per check, a failure element
@@ -420,8 +493,14 @@ static void write_junit(struct check *c)
         ana_xml_escape(f, line, strlen(line));
         fputs("\">", f);
         ana_xml_escape(f, line, strlen(line));
-        if (c->nr_leaks && (m == ANA_CHECK_LEAKED || m == ANA_CHECK_LEAKED_BLOCKS))
-            junit_leaks(c, f);
+        bool leak = m == ANA_CHECK_LEAKED || m == ANA_CHECK_LEAKED_BLOCKS;
+        if (leak && c->lim[i].growth && c->grown && ana_table_nr_rows(c->grown)) {
+            junit_table(c, f, "leaks that grew against the base", c->grown);
+        } else if (leak && !c->lim[i].growth && c->nr_leaks) {
+            struct ana_table *t = leak_table(c);
+            junit_table(c, f, "largest leaks (suppressions apart)", t);
+            ana_table_destroy(t);
+        }
         fputs("</failure>\n    </testcase>\n", f);
     }
     fputs("  </testsuite>\n</testsuites>\n", f);
@@ -440,7 +519,8 @@ int cli_check_run(int argc, char **argv, FILE *out, bool parse_only)
     cli_ana_open(&c.a, argc, argv, optind);
     if (c.base_path)
         measure_base(&c);
-    measure(&c, &c.a, &c.run, true);
+    measure(&c.a, &c.run, &c.m, &c.view);
+    c.all_ended = ana_model_all_ended(c.m);
     decide(&c);
     if (c.a.format == CLI_FMT_JSON)
         write_json(&c);
@@ -449,8 +529,13 @@ int cli_check_run(int argc, char **argv, FILE *out, bool parse_only)
     if (c.junit)
         write_junit(&c);
     free(c.leaks);
+    ana_table_destroy(c.grown);
     cli_view_release(&c.view);
     ana_model_destroy(c.m);
+    if (c.base_path) {
+        ana_model_destroy(c.bm);
+        cli_ana_close(&c.b);
+    }
     int rc = cli_ana_close(&c.a);
     if (fflush(out) || ferror(out))
         cli_die("check: writing the output failed");

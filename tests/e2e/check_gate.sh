@@ -74,8 +74,15 @@ grep -q "^FAIL  max-growth leaked-blocks=0 *leaked-blocks: 2 against base 1, gro
     fail "text: no failed leaked-blocks growth line"
 grep -q "^FAIL  max-growth leaked=0 *leaked: 104 bytes against base 40 bytes, growth +64 bytes (limit +0 bytes)$" "$WORK/out" ||
     fail "text: no failed leaked growth line"
-grep -q "^ *64 *1  leak_more (diff_prog.c:309) < main" "$WORK/out" || fail "text: leak_more's stack not shown"
+# Under a failed growth check, the sites whose leaks grew, as diff matches
+# them (by function chain): leak_more alone, leak_some did not grow.
+grep -q "^ *0 *64 *64  leak_more < main < " "$WORK/out" || fail "text: leak_more's growth not shown"
+grep -q "leak_some" "$WORK/out" && fail "text: leak_some shown, though it did not grow"
 grep -q "^check: 2 of 2 checks failed" "$WORK/out" || fail "text: no summary line"
+expect "gate: JSON exit" "$(status check --format=json "${GATE[@]}" "$N")" 1
+expect "gate: JSON grown" "$(jq -c '[.grown[] | [.leaked_bytes_base, .leaked_bytes_new, .leaked_bytes_change, .site[0]]]' "$WORK/out")" \
+    '[[0,64,64,"leak_more"]]'
+expect "gate: JSON leaks" "$(jq .leaks "$WORK/out")" null
 expect "gate: base against itself" "$(status check "${GATE[@]}" "$B")" 0
 
 # ... and passes with the leak suppressed, in LeakSanitizer's syntax
@@ -131,7 +138,11 @@ expect "junit: totals" "$(sed -n 1p "$WORK/j.txt")" "suites 1 tests=3 failures=2
 expect "junit: suite" "$(sed -n 2p "$WORK/j.txt")" "suite $N tests=3 failures=2 counted=3/2"
 expect "junit: case 1" "$(sed -n 3p "$WORK/j.txt")" \
     "case memscribe.check|max-growth leaked-blocks=0|FAIL|leaked-blocks: 2 against base 1, growth +1 (limit +0)"
-grep -q "^  64 bytes in 1 blocks: leak_more (diff_prog.c:309) < main (diff_prog.c:41)" "$WORK/j.txt" ||
+grep -q "^   *0 *64 *64  leak_more < main < " "$WORK/j.txt" ||
+    fail "junit: leak_more's growth not in the failure's text"
+"$MEMSCRIBE" check --junit "$WORK/j2.xml" --max-leaked-blocks 1 "$N" >/dev/null && fail "junit 2 run passed"
+"$PY" "$HERE/check_junit.py" "$WORK/j2.xml" >"$WORK/j2.txt" || fail "junitparser could not read the second XML"
+grep -q "^ *64 *1  leak_more (diff_prog.c:309) < main (diff_prog.c:41)" "$WORK/j2.txt" ||
     fail "junit: leak_more's stack not in the failure's text"
 grep -q "^case memscribe.check|max-peak 64K|PASS|$" "$WORK/j.txt" || fail "junit: passing case"
 xmllint --noout "$WORK/j.xml" || fail "junit: not well-formed XML"
