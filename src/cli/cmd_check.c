@@ -32,28 +32,30 @@ enum {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: memscribe check [checks] [options] TRACE\n\n"
-                 "A memory gate for CI: each check holds one number of the trace against a\n"
-                 "limit and passes or fails; exit status 0 when all pass, 1 when one fails\n"
-                 "(or the trace cannot be read), 2 for a usage error.\n\n"
-                 "checks (at least one; sizes as 0, 4096, 64K, 2M, 1G):\n"
-                 "  --max-leaked SIZE        bytes leaked (live at the end), suppressions apart\n"
-                 "  --max-leaked-blocks N    blocks leaked, suppressions apart\n"
-                 "  --max-peak SIZE          peak heap in use\n"
-                 "  --max-temporary N        temporary allocations\n"
-                 "  --max-allocations N      heap blocks allocated\n"
-                 "  --max-peak-rss SIZE      largest RSS sample (with memscribe's ring buffers)\n"
-                 "  --base OLD.mscr --max-growth M=LIMIT[,M=LIMIT...]\n"
-                 "                           growth against a base trace: M is leaked,\n"
-                 "                           leaked-blocks, peak, temporary, allocations or\n"
-                 "                           peak-rss; LIMIT a size or count (0: no growth)\n"
-                 "                           or a percentage of the base (5%%, 2.5%%)\n\n"
-                 "options:\n"
-                 "  --junit FILE    also write the checks as JUnit XML, a testcase each\n"
-                 "  --top N         leaking stacks shown when a leak check fails (default 5;\n"
-                 "                  0: all)\n" CLI_ANA_USAGE CLI_ANA_FRAMES_USAGE CLI_ANA_SUPP_USAGE
-                 "\nThe numbers are the selected processes' total, as report's \"all processes\"\n"
-                 "(docs/check.md).\n");
+    fprintf(out,
+            "usage: memscribe check [checks] [options] TRACE\n\n"
+            "A memory gate for CI: each check holds one number of the trace against a\n"
+            "limit and passes or fails; exit status 0 when all pass, 1 when one fails\n"
+            "(or the trace cannot be read), 2 for a usage error.\n\n"
+            "checks (at least one; sizes as 0, 4096, 64K, 2M, 1G):\n"
+            "  --max-leaked SIZE        bytes leaked (live at the end), suppressions apart\n"
+            "  --max-leaked-blocks N    blocks leaked, suppressions apart\n"
+            "  --max-peak SIZE          peak heap in use\n"
+            "  --max-temporary N        temporary allocations\n"
+            "  --max-allocations N      heap blocks allocated\n"
+            "  --max-peak-rss SIZE      largest RSS sample (with memscribe's ring buffers)\n"
+            "  --base OLD.mscr --max-growth M=LIMIT[,M=LIMIT...]\n"
+            "                           growth against a base trace: M is leaked,\n"
+            "                           leaked-blocks, peak, temporary, allocations or\n"
+            "                           peak-rss; LIMIT a size or count (0: no growth)\n"
+            "                           or a percentage of the base (5%%, 2.5%%)\n\n"
+            "options:\n"
+            "  --junit FILE    also write the checks as JUnit XML, a testcase each\n"
+            "  --top N         leaking stacks (or sites that grew) shown when a leak\n"
+            "                  check fails (default 5; 0: all)\n" CLI_ANA_USAGE CLI_ANA_FRAMES_USAGE
+                CLI_ANA_SUPP_USAGE
+            "\nThe numbers are the selected processes' total, as report's \"all processes\"\n"
+            "(docs/check.md).\n");
 }
 
 struct check {
