@@ -49,6 +49,8 @@ if [ "${1:-}" = "--test" ]; then
   # plot, flamegraph, html: SVGs checked by a real XML parser, DOMs read by
   # python3; python3 also serves the debuginfod test's files.
   PKGS+=(libxml2-utils python3)
+  # memscribe check --junit: its JUnit XML read back by a JUnit reader.
+  PKGS+=(python3-junitparser)
   # glibc's debug info: the tests assert symbolized frames inside libc
   # (qsort, __libc_start_main); valgrind recommends it too.
   PKGS+=(libc6-dbg)

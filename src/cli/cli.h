@@ -4,6 +4,7 @@
 #ifndef CLI_H
 #define CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #define CLI_EXIT_OK 0
@@ -45,5 +46,13 @@ cli_cmd_fn cmd_flamegraph;
 cli_cmd_fn cmd_html;
 cli_cmd_fn cmd_replay;
 cli_cmd_fn cmd_diff;
+cli_cmd_fn cmd_check;
+
+/* memscribe check with its text or JSON on out (cmd_check: stdout).
+ * parse_only: check the options and return 0, reading no trace (record
+ * --check, before the program runs: a usage error exits 2 then).
+ * Returns CLI_EXIT_OK when every check passes, CLI_EXIT_FAIL when one
+ * fails; dies (exit 1) if a trace cannot be read. */
+int cli_check_run(int argc, char **argv, FILE *out, bool parse_only);
 
 #endif

@@ -81,6 +81,11 @@ bool cli_ana_option(struct cli_ana *a, int c, const char *arg)
             cli_usage_error("%s: at most %d --suppress files", a->cmd, CLI_SUPP_MAX_FILES);
         a->supp.files[a->supp.nr_files++] = arg;
         return true;
+    case CLI_ANA_OPT_LSAN_SUPP:
+        if (a->supp.nr_lsan_files == CLI_SUPP_MAX_FILES)
+            cli_usage_error("%s: at most %d --lsan-suppressions files", a->cmd, CLI_SUPP_MAX_FILES);
+        a->supp.lsan_files[a->supp.nr_lsan_files++] = arg;
+        return true;
     case CLI_ANA_OPT_NO_DEFAULT_SUPP:
         a->supp.no_defaults = true;
         return true;
@@ -274,7 +279,12 @@ void cli_ana_image_name(struct cli_ana *a, uint32_t image, char *buf, size_t siz
 
 void cli_ana_json_begin(struct cli_ana *a, struct ana_json *j)
 {
-    ana_json_init(j, stdout, true);
+    cli_ana_json_begin_on(a, j, stdout);
+}
+
+void cli_ana_json_begin_on(struct cli_ana *a, struct ana_json *j, FILE *out)
+{
+    ana_json_init(j, out, true);
     ana_json_begin_object(j);
     ana_json_kv_str(j, "file", a->path);
     ana_sample_json(j, fmt_reader_sample_bytes(a->r));

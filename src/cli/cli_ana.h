@@ -40,6 +40,7 @@ enum {
     CLI_ANA_OPT_NO_DEFAULT_SUPP,
     CLI_ANA_OPT_EXE,
     CLI_ANA_OPT_BY_PROCESS,
+    CLI_ANA_OPT_LSAN_SUPP,
     CLI_ANA_OPT_FIRST_OWN, /* commands number their own options from here */
 };
 
@@ -53,6 +54,9 @@ enum {
 /* For commands that list leaks (CLI_TAKES_SUPP). */
 #define CLI_ANA_SUPP_USAGE                                                                         \
     "  --suppress FILE rules 'leak:PATTERN' of leaks to list apart (repeatable)\n"                 \
+    "  --lsan-suppressions FILE\n"                                                                 \
+    "                  LeakSanitizer's suppressions file: 'leak:PATTERN', a substring\n"           \
+    "                  of a frame's function, file or module (repeatable)\n"                       \
     "  --no-default-suppressions\n"                                                                \
     "                  list libstdc++'s emergency pool and the like with the rest\n"
 
@@ -151,6 +155,8 @@ void cli_ana_image_json(struct cli_ana *a, struct ana_json *j, uint32_t image);
 /* Start a command's JSON document on stdout: the object, the trace's file,
  * and what a sampled or an attached trace's numbers are (docs/json.md). */
 void cli_ana_json_begin(struct cli_ana *a, struct ana_json *j);
+/* The same on out (record --check writes its check on stderr). */
+void cli_ana_json_begin_on(struct cli_ana *a, struct ana_json *j, FILE *out);
 
 /* Write a table in the chosen format; csv_header for the first table of a
  * CSV stream. Dies on output failure. */

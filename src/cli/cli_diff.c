@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* The base run of a differential flame graph (cli_diff.h). */
+#include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis/diff/ana_diff_flame.h"
+#include "analysis/diff/ana_diff_site.h"
 #include "analysis/html/ana_html.h"
 #include "analysis/model/ana_model.h"
 #include "cli/cli.h"
@@ -59,4 +62,49 @@ void cli_diff_html_base(struct cli_ana *nw, const char *path, struct cli_ana *b,
     out->stacks = cli_ana_stacks(b);
     fmt_reader_counts(b->r, &out->counts);
     out->sample_bytes = fmt_reader_sample_bytes(b->r);
+}
+
+void cli_diff_add_sites(struct cli_ana *a, const struct ana_model *m, struct ana_diff *d,
+                        enum ana_diff_side which, int lines, const bool *skip)
+{
+    struct ana_stacks *st = cli_ana_stacks(a);
+    char *key = NULL;
+    size_t cap = 0;
+
+    for (uint32_t id = 0; id < ana_model_nr_sites(m); id++) {
+        const struct ana_site *site = ana_model_site(m, id);
+        uint64_t v[ANA_DIFF_NR_METRICS];
+        long len;
+
+        if (!site || (skip && skip[id]) || !ana_diff_site_values(site, v))
+            continue;
+        len = ana_diff_site_key(st, id, lines, &key, &cap);
+        if (len < 0)
+            cli_die("%s: %s: stack %" PRIu32 ": %s", a->cmd, a->path, id, strerror((int)-len));
+        if (ana_diff_add(d, which, len ? key : ana_stacks_str(st, 0), v))
+            cli_die("%s: out of memory", a->cmd);
+    }
+    free(key);
+}
+
+void cli_diff_set_site(struct ana_table *t, unsigned col, const char *key, unsigned frames)
+{
+    const char *items[257];
+    unsigned nr = 0, cut = 0;
+    char *copy = strdup(key), *save = NULL, more[48];
+
+    if (!copy)
+        cli_die("out of memory");
+    for (char *tok = strtok_r(copy, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
+        if (nr < 256 && (!frames || nr < frames))
+            items[nr++] = tok;
+        else
+            cut++;
+    }
+    if (cut) {
+        snprintf(more, sizeof(more), "... %u more", cut);
+        items[nr++] = more;
+    }
+    ana_table_set_list(t, col, items, nr);
+    free(copy);
 }

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "analysis/diff/ana_diff.h"
 #include "analysis/model/ana_tree.h"
 #include "analysis/pictures/ana_flame.h"
 #include "cli/cli_ana.h"
@@ -17,6 +18,19 @@
  * on failure. */
 int64_t *cli_diff_flame_base(struct cli_ana *nw, const char *base_path, const struct ana_tree *t,
                              enum ana_flame_cost cost, int inverted);
+
+/* Each site of m (a's trace) into side `which` of d, keyed by its frames'
+ * functions (lines: function, file and line), leaf first, one per line:
+ * memscribe diff's matching (ana_diff_site.h). skip (may be NULL): by
+ * stack id, sites left out. Dies on failure. */
+void cli_diff_add_sites(struct cli_ana *a, const struct ana_model *m, struct ana_diff *d,
+                        enum ana_diff_side which, int lines, const bool *skip);
+
+/* Set column col of t's last row to the site of key (leaf first, one
+ * frame per line), at most frames of them (0: all), a cut site ending in
+ * "... N more" as in every command that prints stacks. Dies on failure. */
+struct ana_table;
+void cli_diff_set_site(struct ana_table *t, unsigned col, const char *key, unsigned frames);
 
 /* The base run of `html --base`: opens path into *b (with nw's symbol
  * options), builds its model, and fills *out. Close b with cli_ana_close()

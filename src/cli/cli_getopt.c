@@ -29,6 +29,7 @@ static const struct {
     {CLI_TAKES_SYM, {"symbol-path", required_argument, NULL, CLI_SYM_OPT_SYMBOL_PATH}},
     {CLI_TAKES_FRAMES, {"frames", required_argument, NULL, CLI_ANA_OPT_FRAMES}},
     {CLI_TAKES_SUPP, {"suppress", required_argument, NULL, CLI_ANA_OPT_SUPPRESS}},
+    {CLI_TAKES_SUPP, {"lsan-suppressions", required_argument, NULL, CLI_ANA_OPT_LSAN_SUPP}},
     {CLI_TAKES_SUPP, {"no-default-suppressions", no_argument, NULL, CLI_ANA_OPT_NO_DEFAULT_SUPP}},
     {CLI_TAKES_PROGRAMS, {"by-process", no_argument, NULL, CLI_ANA_OPT_BY_PROCESS}},
 };

@@ -20,7 +20,7 @@ enum {
     CLI_TAKES_SYM = 1u << 4,      /* --debug-dir, --sysroot, --all-frames, --raw */
     CLI_TAKES_OUTPUT = 1u << 5,   /* -o, --output FILE (into a->output) */
     CLI_TAKES_FRAMES = 1u << 6,   /* --frames N: frames per printed stack */
-    CLI_TAKES_SUPP = 1u << 7,     /* --suppress FILE, --no-default-suppressions */
+    CLI_TAKES_SUPP = 1u << 7,     /* --suppress, --lsan-suppressions, --no-default-suppressions */
     CLI_TAKES_PROGRAMS = 1u << 8, /* --by-process: no per-program view (cli_ana_programs) */
 };
 #define CLI_TAKES_ANALYSIS                                                                         \

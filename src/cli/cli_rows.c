@@ -177,3 +177,14 @@ void cli_rows_release(struct cli_rows *r)
     free(r->merged);
     memset(r, 0, sizeof(*r));
 }
+
+int cli_rows_cmp_leaked(const void *x, const void *y, void *arg)
+{
+    const struct ana_site *const *rows = arg;
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    int64_t va = rows[a]->live_bytes, vb = rows[b]->live_bytes;
+
+    if (va != vb)
+        return va < vb ? 1 : -1;
+    return (a > b) - (a < b);
+}

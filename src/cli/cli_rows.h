@@ -38,4 +38,8 @@ void cli_rows_make_by(struct cli_ana *a, const struct ana_model *m, enum cli_row
                       struct cli_rows *out);
 void cli_rows_release(struct cli_rows *r);
 
+/* qsort_r's comparison of two row ids (uint32_t) whose rows are arg's
+ * (cli_rows.row): more leaked bytes (live_bytes) first, then the lower id. */
+int cli_rows_cmp_leaked(const void *x, const void *y, void *arg);
+
 #endif

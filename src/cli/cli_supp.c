@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/sym/ana_symbolize.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "format/fmt_shm.h"
 
 /* Allocations every program of a kind makes once and never frees. */
 static const char *const default_rules[] = {
@@ -22,17 +24,19 @@ static const char *const default_rules[] = {
     "_IO_file_doallocate (*",
 };
 
-static void add(struct cli_supp *s, const char *cmd, const char *rule)
+static void add(char ***rules, size_t *nr, const char *cmd, const char *rule)
 {
-    char **v = realloc(s->rules, (s->nr_rules + 1) * sizeof(*v));
+    char **v = realloc(*rules, (*nr + 1) * sizeof(*v));
 
-    if (!v || !(v[s->nr_rules] = strdup(rule)))
+    if (!v || !(v[*nr] = strdup(rule)))
         cli_die("%s: out of memory", cmd);
-    s->rules = v;
-    s->nr_rules++;
+    *rules = v;
+    (*nr)++;
 }
 
-static void load_file(struct cli_supp *s, const char *cmd, const char *path)
+/* One file of rules into rules: the same syntax for memscribe's and for
+ * LeakSanitizer's (its parser trims blanks around a line). */
+static void load_file(char ***rules, size_t *nr_rules, const char *cmd, const char *path)
 {
     FILE *f = fopen(path, "r");
     char *line = NULL;
@@ -44,7 +48,7 @@ static void load_file(struct cli_supp *s, const char *cmd, const char *path)
         cli_die("%s: %s: cannot read the suppressions: %s", cmd, path, strerror(errno));
     while ((len = getline(&line, &cap, f)) >= 0) {
         nr++;
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+        while (len > 0 && strchr("\n\r \t", line[len - 1]))
             line[--len] = 0;
         const char *p = line + strspn(line, " \t");
         if (!*p || *p == '#')
@@ -52,7 +56,7 @@ static void load_file(struct cli_supp *s, const char *cmd, const char *path)
         if (strncmp(p, "leak:", 5) || !p[5])
             cli_die("%s: %s:%u: a rule is 'leak:PATTERN' (docs/leaks.md), not '%s'", cmd, path, nr,
                     p);
-        add(s, cmd, p + 5);
+        add(rules, nr_rules, cmd, p + 5);
     }
     free(line);
     fclose(f);
@@ -62,13 +66,91 @@ void cli_supp_load(struct cli_supp *s, struct cli_ana *a)
 {
     if (!s->no_defaults)
         for (size_t i = 0; i < sizeof(default_rules) / sizeof(default_rules[0]); i++)
-            add(s, a->cmd, default_rules[i]);
+            add(&s->rules, &s->nr_rules, a->cmd, default_rules[i]);
     for (unsigned i = 0; i < s->nr_files; i++)
-        load_file(s, a->cmd, s->files[i]);
+        load_file(&s->rules, &s->nr_rules, a->cmd, s->files[i]);
+    for (unsigned i = 0; i < s->nr_lsan_files; i++)
+        load_file(&s->lsan_rules, &s->nr_lsan_rules, a->cmd, s->lsan_files[i]);
+}
+
+/* Where the n bytes of piece first occur in str, or NULL. */
+static const char *find_piece(const char *str, const char *piece, size_t n)
+{
+    for (; *str; str++)
+        if (!strncmp(str, piece, n))
+            return str;
+    return n ? NULL : str;
+}
+
+bool cli_supp_lsan_match(const char *pattern, const char *name)
+{
+    bool start = false, asterisk = false;
+
+    if (!name || !*name)
+        return false;
+    if (*pattern == '^') {
+        start = true;
+        pattern++;
+    }
+    while (*pattern) {
+        if (*pattern == '*') {
+            pattern++;
+            start = false;
+            asterisk = true;
+            continue;
+        }
+        if (*pattern == '$')
+            return !*name || asterisk;
+        if (!*name)
+            return false;
+        size_t n = strcspn(pattern, "*$");
+        const char *at = find_piece(name, pattern, n);
+        if (!at || (start && at != name))
+            return false;
+        name = at + n;
+        pattern += n;
+        start = asterisk = false;
+    }
+    return true;
+}
+
+/* The LSan rule that matches a frame of stack, or NULL. LSan tries each
+ * address's module path, then the function and file of each frame the
+ * address reads as (inlined ones too): all of them here, from the stack
+ * as memscribe cleans it (the allocator's and memscribe's frames cut). */
+static const char *lsan_match(const struct cli_supp *s, struct cli_ana *a, uint32_t stack)
+{
+    uint64_t addrs[FMT_SHM_MAX_DEPTH];
+    struct ana_sym_stack ss = {0};
+    uint32_t image;
+    int depth = fmt_reader_stack(a->r, stack, &image, addrs, FMT_SHM_MAX_DEPTH), rc;
+    const char *hit = NULL;
+
+    if (depth < 0)
+        cli_ana_fail(a, depth);
+    if ((rc = ana_sym_stack(ana_stacks_sym(cli_ana_stacks(a)), image, addrs,
+                            depth < FMT_SHM_MAX_DEPTH ? (uint32_t)depth : FMT_SHM_MAX_DEPTH, &ss)))
+        cli_ana_fail(a, rc);
+    for (uint32_t i = 0; i < ss.nr_lines && !hit; i++) {
+        const struct ana_sym_frame *f = ss.lines[i].frame;
+        for (size_t k = 0; k < s->nr_lsan_rules && !hit; k++) {
+            const char *r = s->lsan_rules[k];
+            if (cli_supp_lsan_match(r, f->module) || cli_supp_lsan_match(r, f->function) ||
+                cli_supp_lsan_match(r, f->file))
+                hit = r;
+        }
+    }
+    ana_sym_stack_release(&ss);
+    return hit;
 }
 
 const char *cli_supp_match(const struct cli_supp *s, struct cli_ana *a, uint32_t stack)
 {
+    if (s->nr_lsan_rules && stack) {
+        const char *hit = lsan_match(s, a, stack);
+        if (hit)
+            return hit;
+    }
     if (!s->nr_rules)
         return NULL;
     struct ana_stacks *st = cli_ana_stacks(a);
@@ -98,6 +180,9 @@ void cli_supp_release(struct cli_supp *s)
     for (size_t i = 0; i < s->nr_rules; i++)
         free(s->rules[i]);
     free(s->rules);
-    s->rules = NULL;
-    s->nr_rules = 0;
+    for (size_t i = 0; i < s->nr_lsan_rules; i++)
+        free(s->lsan_rules[i]);
+    free(s->lsan_rules);
+    s->rules = s->lsan_rules = NULL;
+    s->nr_rules = s->nr_lsan_rules = 0;
 }

@@ -18,6 +18,7 @@
 #include "analysis/model/ana_model.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "cli/cli_diff.h"
 #include "cli/cli_getopt.h"
 
 enum {
@@ -110,30 +111,6 @@ static void side_open(struct side *s, const char *path)
     s->m = window_model(&s->a, s->t0, s->t1);
 }
 
-/* Each site of one side into the diff, keyed by its frames' functions (or
- * places), leaf first, one per line. */
-static void side_sites(struct side *s, struct ana_diff *d, enum ana_diff_side which, int lines)
-{
-    struct ana_stacks *st = cli_ana_stacks(&s->a);
-    char *key = NULL;
-    size_t cap = 0;
-
-    for (uint32_t id = 0; id < ana_model_nr_sites(s->m); id++) {
-        const struct ana_site *site = ana_model_site(s->m, id);
-        uint64_t v[ANA_DIFF_NR_METRICS];
-        long len;
-
-        if (!site || !ana_diff_site_values(site, v))
-            continue;
-        len = ana_diff_site_key(st, id, lines, &key, &cap);
-        if (len < 0)
-            cli_die("diff: %s: stack %" PRIu32 ": %s", s->a.path, id, strerror((int)-len));
-        if (ana_diff_add(d, which, len ? key : ana_stacks_str(st, 0), v))
-            cli_die("diff: out of memory");
-    }
-    free(key);
-}
-
 #define NR_COLS (3 * ANA_DIFF_NR_METRICS + 1)
 
 static void make_columns(struct ana_column *cols, char titles[][24], char keys[][24])
@@ -160,11 +137,7 @@ static void make_columns(struct ana_column *cols, char titles[][24], char keys[]
 static void add_row(struct ana_table *t, const uint64_t v[2][ANA_DIFF_NR_METRICS], const char *key,
                     unsigned frames, const bool temp[2])
 {
-    const char *items[257];
-    unsigned nr = 0, cut = 0;
-    char *copy = strdup(key), *save = NULL, more[48];
-
-    if (!copy || ana_table_add_row(t))
+    if (ana_table_add_row(t))
         cli_die("diff: out of memory");
     for (int m = 0; m < ANA_DIFF_NR_METRICS; m++) {
         ana_table_set_u64(t, (unsigned)(3 * m), v[0][m]);
@@ -177,18 +150,7 @@ static void add_row(struct ana_table *t, const uint64_t v[2][ANA_DIFF_NR_METRICS
             ana_table_set_none(t, 3 * ANA_DIFF_TEMPORARY + (unsigned)p);
             ana_table_set_none(t, 3 * ANA_DIFF_TEMPORARY + 2);
         }
-    for (char *tok = strtok_r(copy, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
-        if (nr < 256 && (!frames || nr < frames))
-            items[nr++] = tok;
-        else
-            cut++;
-    }
-    if (cut) {
-        snprintf(more, sizeof(more), "... %u more", cut);
-        items[nr++] = more;
-    }
-    ana_table_set_list(t, NR_COLS - 1, items, nr);
-    free(copy);
+    cli_diff_set_site(t, NR_COLS - 1, key, frames);
 }
 
 static void side_json(struct ana_json *j, const char *name, const struct side *s)
@@ -278,8 +240,8 @@ int cmd_diff(int argc, char **argv)
     }
 
     ana_diff_init(&d);
-    side_sites(&base, &d, ANA_DIFF_BASE, lines);
-    side_sites(&nw, &d, ANA_DIFF_NEW, lines);
+    cli_diff_add_sites(&base.a, base.m, &d, ANA_DIFF_BASE, lines, NULL);
+    cli_diff_add_sites(&nw.a, nw.m, &d, ANA_DIFF_NEW, lines, NULL);
     ana_diff_finish(&d);
     ana_diff_sort(&d, sort);
 

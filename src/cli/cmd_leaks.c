@@ -55,17 +55,6 @@ static const struct ana_column block_cols[] = {
     {"thread", "tid", ANA_CELL_U64},      {"stack", "stack", ANA_CELL_LIST},
 };
 
-static int by_bytes(const void *x, const void *y, void *arg)
-{
-    const struct ana_site *const *rows = arg;
-    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-    int64_t va = rows[a]->live_bytes, vb = rows[b]->live_bytes;
-
-    if (va != vb)
-        return va < vb ? 1 : -1;
-    return (a > b) - (a < b);
-}
-
 struct leaks {
     struct cli_ana a;
     struct ana_time_point at; /* --at (default: the end) */
@@ -159,7 +148,7 @@ static void stack_rows(struct leaks *lk)
         if (rows.row[id] && rows.row[id]->live_blocks > 0)
             ids[n++] = id;
     }
-    qsort_r(ids, n, sizeof(*ids), by_bytes, rows.row);
+    qsort_r(ids, n, sizeof(*ids), cli_rows_cmp_leaked, rows.row);
     if (ana_table_create(&lk->tab, cols, sizeof(group_cols) / sizeof(group_cols[0])) ||
         ana_table_create(&lk->sup, cols, sizeof(group_cols) / sizeof(group_cols[0])))
         cli_die("leaks: out of memory");

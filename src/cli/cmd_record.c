@@ -17,19 +17,23 @@
 #include "util/util_duration.h"
 #include "util/util_size.h"
 
+#define RECORD_MAX_CHECKS 64
+
 /* What the options ask. */
 struct record_opts {
     struct rec_options rec; /* the session's */
     int quiet, serve, vm_precise;
     pid_t pid; /* -p, or --serve's first program */
     uint64_t duration_ns, snap_every_ns;
+    const char *check[RECORD_MAX_CHECKS]; /* --check OPT[=VALUE]: memscribe check's --OPT */
+    unsigned nr_check;
 };
 
 static void print_help(void)
 {
     printf("usage: memscribe record [-o FILE] [--depth N] [--time-unit U] [--no-follow]\n"
            "                        [--only GLOB] [--sample BYTES] [--vm-precise] [--quiet]\n"
-           "                        [--snapshot-every T -o DIR]\n"
+           "                        [--snapshot-every T -o DIR] [--check OPT[=VALUE]...]\n"
            "                        [--] CMD [ARGS...]\n"
            "       memscribe record -p PID [-o FILE] [--duration T] [--depth N]\n"
            "                        [--sample BYTES] [--time-unit U] [--quiet]\n"
@@ -73,6 +77,11 @@ static void print_help(void)
            "                     make themselves (Syscall User Dispatch; default off,\n"
            "                     README: Cost)\n"
            "      --no-vm-precise  only the public mmap/munmap/... calls (default)\n"
+           "      --check OPT[=VALUE]  after recording, run 'memscribe check --OPT=VALUE'\n"
+           "                     on the trace (repeatable: --check max-leaked=0 --check\n"
+           "                     junit=mem.xml); its report goes to stderr. The exit\n"
+           "                     status is CMD's when every check passes, else 1\n"
+           "                     (docs/check.md: In one step)\n"
            "  -h, --help         this text\n"
            "      --serve --pid PID -o FILE  (not for use by hand) the recorder that\n"
            "                     libmemscribe.so starts for LD_PRELOAD=... MEMSCRIBE_OUTPUT=...\n"
@@ -169,6 +178,15 @@ static void record_opt(struct record_opts *o, int opt, const char *arg)
             cli_usage_error("record: -p wants a process id, not '%s'", arg);
         o->pid = (pid_t)v;
         break;
+    case 'K':
+        if (o->nr_check == RECORD_MAX_CHECKS)
+            cli_usage_error("record: at most %d --check options", RECORD_MAX_CHECKS);
+        if (!*arg || *arg == '-')
+            cli_usage_error("record: --check wants a check option without its dashes, "
+                            "such as max-leaked=0, not '%s'",
+                            arg);
+        o->check[o->nr_check++] = arg;
+        break;
     case 'U':
         if (util_duration_parse(arg, &o->duration_ns) || !o->duration_ns)
             cli_usage_error("record: --duration wants a time such as 10, 1.5s, 500ms or 2m, "
@@ -198,6 +216,7 @@ static int record_parse(int argc, char **argv, struct record_opts *o)
         {"sample", required_argument, NULL, 'A'},
         {"snapshot-every", required_argument, NULL, 'E'},
         {"duration", required_argument, NULL, 'U'}, /* with -p */
+        {"check", required_argument, NULL, 'K'},
         {NULL, 0, NULL, 0},
     };
     int opt;
@@ -230,6 +249,8 @@ static void record_check(const struct record_opts *o, int argc, int first)
         cli_usage_error("record: --snapshot-every wants -o DIR, the directory of the trace and "
                         "the profiles");
     if (o->serve) {
+        if (o->nr_check)
+            cli_usage_error("record: --check does not go with --serve");
         if (o->pid <= 0 || !o->rec.out_path)
             cli_usage_error("record: --serve (started by the collector) wants --pid and -o");
     } else if (o->pid > 0) {
@@ -319,6 +340,42 @@ static int record_summary(const struct record_opts *o, const struct rec_summary 
     return sum->exit_code;
 }
 
+/* record --check: memscribe check's argv, "--OPT=VALUE" for each, then
+ * trace; each word malloc'd (free with free_check_argv). */
+static char **check_argv(const struct record_opts *o, const char *trace, int *argc)
+{
+    char **v = calloc(o->nr_check + 3, sizeof(*v));
+
+    if (!v || !(v[0] = strdup("check")))
+        cli_die("record: out of memory");
+    for (unsigned i = 0; i < o->nr_check; i++)
+        if (asprintf(&v[i + 1], "--%s", o->check[i]) < 0)
+            cli_die("record: out of memory");
+    if (!(v[o->nr_check + 1] = strdup(trace)))
+        cli_die("record: out of memory");
+    *argc = (int)o->nr_check + 2;
+    return v;
+}
+
+static void free_check_argv(char **v, int argc)
+{
+    for (int i = 0; i < argc; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* The checks of record --check on the trace written (parse_only: their
+ * options alone, before the program runs). Returns check's exit status. */
+static int record_run_check(const struct record_opts *o, const char *trace, bool parse_only)
+{
+    int n, rc;
+    char **v = check_argv(o, trace, &n);
+
+    rc = cli_check_run(n, v, stderr, parse_only);
+    free_check_argv(v, n);
+    return rc;
+}
+
 int cmd_record(int argc, char **argv)
 {
     struct record_opts o = {
@@ -330,7 +387,9 @@ int cmd_record(int argc, char **argv)
     int first = record_parse(argc, argv, &o), rc;
 
     record_check(&o, argc, first);
-    o.quiet |= o.serve; /* nobody reads its stderr */
+    if (o.nr_check)
+        record_run_check(&o, "TRACE", true); /* a usage error exits 2 before the program runs */
+    o.quiet |= o.serve;                      /* nobody reads its stderr */
     o.rec.say = record_say;
     o.rec.say_arg = &o;
     if (o.snap_every_ns) {
@@ -348,6 +407,9 @@ int cmd_record(int argc, char **argv)
         cli_die("record: %s", msg);
     }
     rc = record_summary(&o, &sum);
+    /* The program's exit status when every check passes, else 1. */
+    if (o.nr_check && !sum.write_err && record_run_check(&o, sum.out_path, false) != CLI_EXIT_OK)
+        rc = CLI_EXIT_FAIL;
     rec_session_free(s);
     cli_snap_release(&snap);
     free(prog);

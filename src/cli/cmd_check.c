@@ -1,0 +1,550 @@
+/* SPDX-License-Identifier: MIT */
+/* memscribe check: a memory gate for CI. A trace's leaked bytes and blocks
+ * (suppressions applied as report and leaks apply them), peak heap,
+ * temporary allocations, allocations and peak RSS, each held against a
+ * limit, or against a base trace's (growth); text, JSON and JUnit XML;
+ * exit 0 when every check passes, 1 when one fails. docs/check.md. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/core/ana_sample.h"
+#include "analysis/diff/ana_check.h"
+#include "analysis/model/ana_model.h"
+#include "analysis/pictures/ana_svg.h"
+#include "cli/cli.h"
+#include "cli/cli_ana.h"
+#include "cli/cli_diff.h"
+#include "cli/cli_getopt.h"
+#include "cli/cli_output.h"
+#include "cli/cli_view.h"
+
+#define MAX_CHECKS 64
+
+enum {
+    OPT_BASE = CLI_ANA_OPT_FIRST_OWN,
+    OPT_MAX_GROWTH,
+    OPT_JUNIT,
+    OPT_MAX, /* --max-<measure>: OPT_MAX + the measure */
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: memscribe check [checks] [options] TRACE\n\n"
+            "A memory gate for CI: each check holds one number of the trace against a\n"
+            "limit and passes or fails; exit status 0 when all pass, 1 when one fails\n"
+            "(or the trace cannot be read), 2 for a usage error.\n\n"
+            "checks (at least one; sizes as 0, 4096, 64K, 2M, 1G):\n"
+            "  --max-leaked SIZE        bytes leaked (live at the end), suppressions apart\n"
+            "  --max-leaked-blocks N    blocks leaked, suppressions apart\n"
+            "  --max-peak SIZE          peak heap in use\n"
+            "  --max-temporary N        temporary allocations\n"
+            "  --max-allocations N      heap blocks allocated\n"
+            "  --max-peak-rss SIZE      largest RSS sample (with memscribe's ring buffers)\n"
+            "  --base OLD.mscr --max-growth M=LIMIT[,M=LIMIT...]\n"
+            "                           growth against a base trace: M is leaked,\n"
+            "                           leaked-blocks, peak, temporary, allocations or\n"
+            "                           peak-rss; LIMIT a size or count (0: no growth)\n"
+            "                           or a percentage of the base (5%%, 2.5%%)\n\n"
+            "options:\n"
+            "  --junit FILE    also write the checks as JUnit XML, a testcase each\n"
+            "  --top N         leaking stacks (or sites that grew) shown when a leak\n"
+            "                  check fails (default 5; 0: all)\n" CLI_ANA_USAGE CLI_ANA_FRAMES_USAGE
+                CLI_ANA_SUPP_USAGE
+            "\nThe numbers are the selected processes' total, as report's \"all processes\"\n"
+            "(docs/check.md).\n");
+}
+
+struct check {
+    struct cli_ana a;
+    FILE *out;             /* text and JSON: stdout, or stderr under record --check */
+    const char *base_path; /* --base */
+    const char *junit;     /* --junit */
+    struct ana_check_limit lim[MAX_CHECKS];
+    char name[MAX_CHECKS][96]; /* as given: "max-leaked 0", "max-growth peak=5%" */
+    struct ana_check_result res[MAX_CHECKS];
+    size_t nr;
+    unsigned nr_failed;
+    bool leak_failed;  /* a failed check of leaked bytes or blocks: show the stacks */
+    bool grown_failed; /* a failed growth check of them: show the sites that grew */
+    struct ana_check_values run, base;
+    bool all_ended; /* every selected process ended: "leaked", else "live at the end" */
+    struct ana_model *m;
+    struct cli_view view;
+    struct cli_ana b; /* --base, open until the end */
+    struct ana_model *bm;
+    struct ana_table *grown; /* the sites whose leaks grew (grown_failed) */
+    uint32_t *leaks;         /* row ids of the unsuppressed leaks, largest first */
+    uint32_t nr_leaks;
+};
+
+static void add_growth(struct check *c, const char *list)
+{
+    size_t first = c->nr;
+    const char *bad;
+    int rc = ana_check_parse_growth(list, c->lim, MAX_CHECKS, &c->nr, &bad);
+
+    if (rc == -E2BIG)
+        cli_usage_error("check: at most %d checks", MAX_CHECKS);
+    if (rc)
+        cli_usage_error("check: --max-growth wants MEASURE=LIMIT items like peak=5%%,leaked=0 "
+                        "(measures: leaked, leaked-blocks, peak, temporary, allocations, "
+                        "peak-rss), not '%s'",
+                        bad);
+    /* Each item is a check, named as given: "max-growth peak=5%". */
+    const char *p = list;
+    for (size_t i = first; i < c->nr; i++) {
+        int len = (int)strcspn(p, ",");
+        snprintf(c->name[i], sizeof(c->name[i]), "max-growth %.*s", len, p);
+        p += len + (p[len] == ',');
+    }
+}
+
+static void parse(struct check *c, int argc, char **argv)
+{
+#define OWN(id, name, key, bytes) {"max-" name, required_argument, NULL, OPT_MAX + id},
+    static const struct option own[] = {
+        ANA_CHECK_MEASURES(OWN){"base", required_argument, NULL, OPT_BASE},
+        {"max-growth", required_argument, NULL, OPT_MAX_GROWTH},
+        {"junit", required_argument, NULL, OPT_JUNIT},
+        {NULL, 0, NULL, 0},
+    };
+#undef OWN
+    struct cli_getopt g = {.takes = CLI_TAKES_FORMAT | CLI_TAKES_TOP | CLI_TAKES_PID |
+                                    CLI_TAKES_THREAD | CLI_TAKES_SYM | CLI_TAKES_FRAMES |
+                                    CLI_TAKES_SUPP,
+                           .own = own,
+                           .usage = usage};
+    int o;
+
+    cli_ana_init(&c->a, "check", 5);
+    while ((o = cli_getopt(&g, &c->a, argc, argv)) != -1) {
+        if (o == OPT_BASE) {
+            c->base_path = optarg;
+        } else if (o == OPT_JUNIT) {
+            c->junit = optarg;
+        } else if (o == OPT_MAX_GROWTH) {
+            add_growth(c, optarg);
+        } else {
+            enum ana_check_measure m = (enum ana_check_measure)(o - OPT_MAX);
+            if (c->nr == MAX_CHECKS)
+                cli_usage_error("check: at most %d checks", MAX_CHECKS);
+            if (ana_check_parse_limit(m, false, optarg, &c->lim[c->nr]))
+                cli_usage_error("check: --max-%s wants %s, not '%s'", ana_check_measure_name(m),
+                                ana_check_measure_bytes(m) ? "a size like 0, 4096 or 64M"
+                                                           : "a count like 0 or 100",
+                                optarg);
+            snprintf(c->name[c->nr++], sizeof(c->name[0]), "max-%s %s", ana_check_measure_name(m),
+                     optarg);
+        }
+    }
+    if (!c->nr)
+        cli_usage_error("check: no checks; give at least one, e.g. --max-leaked 0 (see "
+                        "'memscribe check --help')");
+    bool growth = false;
+    for (size_t i = 0; i < c->nr; i++)
+        growth |= c->lim[i].growth;
+    if (growth != !!c->base_path)
+        cli_usage_error(growth ? "check: --max-growth wants --base OLD.mscr"
+                               : "check: --base goes with --max-growth");
+    if (c->a.format == CLI_FMT_CSV)
+        cli_usage_error("check: --format wants text or json");
+    if (argc - optind != 1)
+        cli_usage_error("check: give one trace; see 'memscribe check --help'");
+}
+
+/* The numbers of the trace a reads into *v, as report reads them: the
+ * model of the selected processes (*m), leaks that a suppression matches
+ * left out. The view of the model's rows in *view when not NULL. */
+static void measure(struct cli_ana *a, struct ana_check_values *v, struct ana_model **m,
+                    struct cli_view *view)
+{
+    struct ana_model_options mo = {.filter = &a->filter};
+    struct cli_view own;
+    uint64_t sb, sn;
+
+    *m = cli_ana_model(a, &mo, UINT64_MAX);
+    const struct ana_scope *t = ana_model_total(*m);
+    if (!view)
+        view = &own;
+    cli_supp_load(&a->supp, a);
+    cli_view_make(a, *m, CLI_ROWS_BY_ALL, view);
+    cli_view_suppressed(view, UINT32_MAX, &sb, &sn);
+    *v = (struct ana_check_values){0};
+    v->v[ANA_CHECK_LEAKED] = t->heap - sb;
+    v->v[ANA_CHECK_LEAKED_BLOCKS] = t->live_blocks - sn;
+    v->v[ANA_CHECK_PEAK] = t->peak;
+    v->v[ANA_CHECK_TEMPORARY] = t->nr_temporary;
+    v->v[ANA_CHECK_ALLOCATIONS] = t->nr_allocs;
+    v->v[ANA_CHECK_PEAK_RSS] = t->rss_peak;
+    for (int k = 0; k < ANA_CHECK_NR_MEASURES; k++)
+        v->known[k] = true;
+    v->known[ANA_CHECK_TEMPORARY] = ana_sample_has_temporary(fmt_reader_sample_bytes(a->r));
+    v->known[ANA_CHECK_PEAK_RSS] = t->has_rss;
+    if (view == &own)
+        cli_view_release(&own);
+}
+
+/* The base trace, read with the run's suppressions, symbol options and
+ * --exe (not --pid nor --thread: a base run's ids are another run's). */
+static void measure_base(struct check *c)
+{
+    struct cli_ana *b = &c->b;
+    char *argv[] = {(char *)c->base_path, NULL};
+
+    cli_ana_init(b, "check", 0);
+    b->sym = c->a.sym;
+    b->supp.no_defaults = c->a.supp.no_defaults;
+    memcpy(b->supp.files, c->a.supp.files, sizeof(b->supp.files));
+    b->supp.nr_files = c->a.supp.nr_files;
+    memcpy(b->supp.lsan_files, c->a.supp.lsan_files, sizeof(b->supp.lsan_files));
+    b->supp.nr_lsan_files = c->a.supp.nr_lsan_files;
+    for (size_t i = 0; i < c->a.filter.nr_exes; i++)
+        if (ana_filter_add_exe(&b->filter, c->a.filter.exes[i]))
+            cli_die("check: out of memory");
+    cli_ana_open(b, 1, argv, 0);
+    measure(b, &c->base, &c->bm, NULL);
+}
+
+/* By stack id: the sites whose leaks a suppression matches. */
+static bool *suppressed_sites(struct cli_ana *a, const struct ana_model *m)
+{
+    uint32_t n = ana_model_nr_sites(m);
+    bool *skip = calloc((size_t)n + 1, sizeof(*skip));
+
+    if (!skip)
+        cli_die("check: out of memory");
+    for (uint32_t id = 0; id < n; id++) {
+        const struct ana_site *s = ana_model_site(m, id);
+        skip[id] = s && s->live_blocks > 0 && cli_supp_match(&a->supp, a, id);
+    }
+    return skip;
+}
+
+/* The sites whose leaked bytes grew against the base, most first, matched
+ * by function chain as memscribe diff matches them (cli_diff_add_sites),
+ * suppressed leaks left out on both sides. */
+static struct ana_table *grown_table(struct check *c)
+{
+    static const struct ana_column cols[] = {
+        {"base", "leaked_bytes_base", ANA_CELL_U64},
+        {"new", "leaked_bytes_new", ANA_CELL_U64},
+        {"+/-", "leaked_bytes_change", ANA_CELL_I64},
+        {"site", "site", ANA_CELL_LIST},
+    };
+    bool *skip_base = suppressed_sites(&c->b, c->bm), *skip_new = suppressed_sites(&c->a, c->m);
+    unsigned frames = c->a.frames_set               ? c->a.frames
+                      : c->a.format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES
+                                                    : 0;
+    struct ana_diff d;
+    struct ana_table *t;
+
+    ana_diff_init(&d);
+    cli_diff_add_sites(&c->b, c->bm, &d, ANA_DIFF_BASE, 0, skip_base);
+    cli_diff_add_sites(&c->a, c->m, &d, ANA_DIFF_NEW, 0, skip_new);
+    ana_diff_finish(&d);
+    ana_diff_sort(&d, ANA_DIFF_LEAKED);
+    if (ana_table_create(&t, cols, 4))
+        cli_die("check: out of memory");
+    for (size_t i = 0, shown = 0; i < d.nr_rows && (!c->a.top || shown < c->a.top); i++) {
+        const struct ana_diff_row *r = &d.rows[i];
+        if (ana_diff_change(r, ANA_DIFF_LEAKED) <= 0)
+            continue;
+        if (ana_table_add_row(t))
+            cli_die("check: out of memory");
+        ana_table_set_u64(t, 0, r->v[ANA_DIFF_BASE][ANA_DIFF_LEAKED]);
+        ana_table_set_u64(t, 1, r->v[ANA_DIFF_NEW][ANA_DIFF_LEAKED]);
+        ana_table_set_i64(t, 2, ana_diff_change(r, ANA_DIFF_LEAKED));
+        cli_diff_set_site(t, 3, r->key, frames);
+        shown++;
+    }
+    ana_diff_release(&d);
+    free(skip_base);
+    free(skip_new);
+    return t;
+}
+
+/* Decide every check; the leaks to show when a leak check failed. */
+static void decide(struct check *c)
+{
+    for (size_t i = 0; i < c->nr; i++) {
+        enum ana_check_measure m = c->lim[i].measure;
+        ana_check_eval(&c->lim[i], &c->run, c->lim[i].growth ? &c->base : NULL, &c->res[i]);
+        if (c->res[i].pass)
+            continue;
+        c->nr_failed++;
+        bool leak = m == ANA_CHECK_LEAKED || m == ANA_CHECK_LEAKED_BLOCKS;
+        c->leak_failed |= leak && !c->lim[i].growth;
+        c->grown_failed |= leak && c->lim[i].growth && c->res[i].known;
+    }
+    if (c->grown_failed)
+        c->grown = grown_table(c);
+    if (!c->leak_failed)
+        return;
+    uint32_t n = ana_model_nr_sites(c->m);
+    if (!(c->leaks = malloc(((size_t)n + 1) * sizeof(*c->leaks))))
+        cli_die("check: out of memory");
+    for (uint32_t id = 0; id < n; id++) {
+        const struct ana_site *s = c->view.rows.row[id];
+        if (s && s->live_blocks > 0 && !c->view.suppressed[id])
+            c->leaks[c->nr_leaks++] = id;
+    }
+    qsort_r(c->leaks, c->nr_leaks, sizeof(*c->leaks), cli_rows_cmp_leaked, c->view.rows.row);
+    if (c->a.top && c->nr_leaks > c->a.top)
+        c->nr_leaks = c->a.top;
+}
+
+/* A number of measure m: "104 bytes" or "2". */
+static const char *amount(enum ana_check_measure m, int64_t v, bool sign, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s%" PRId64 "%s", sign && v >= 0 ? "+" : "", v,
+             ana_check_measure_bytes(m) ? " bytes" : "");
+    return buf;
+}
+
+/* What check i found, in one line: "leaked: 104 bytes (limit 0 bytes)". */
+static void describe(const struct check *c, size_t i, char *buf, size_t size)
+{
+    const struct ana_check_limit *l = &c->lim[i];
+    const struct ana_check_result *r = &c->res[i];
+    const char *what = ana_check_measure_name(l->measure);
+    char v[48], b[48], g[48], al[48];
+
+    if (!r->known) {
+        bool rss = l->measure == ANA_CHECK_PEAK_RSS;
+        snprintf(buf, size, "%s: %s in the %strace", what, rss ? "not recorded" : "not estimated",
+                 rss ? "" : "sampled ");
+        return;
+    }
+    amount(l->measure, (int64_t)r->value, false, v, sizeof(v));
+    if (!l->growth) {
+        snprintf(buf, size, "%s: %s (limit %s)", what, v,
+                 amount(l->measure, (int64_t)r->allowed, false, al, sizeof(al)));
+        return;
+    }
+    amount(l->measure, (int64_t)r->base, false, b, sizeof(b));
+    amount(l->measure, r->growth, true, g, sizeof(g));
+    amount(l->measure, (int64_t)r->allowed, true, al, sizeof(al));
+    if (l->percent)
+        snprintf(buf, size, "%s: %s against base %s, growth %s (limit %s: %s)", what, v, b, g,
+                 strchr(c->name[i], '=') + 1, al);
+    else
+        snprintf(buf, size, "%s: %s against base %s, growth %s (limit %s)", what, v, b, g, al);
+}
+
+/* The leaks shown under a failed leak check: bytes, blocks, stack. */
+static struct ana_table *leak_table(struct check *c)
+{
+    static const struct ana_column cols[] = {
+        {"bytes", "leaked_bytes", ANA_CELL_U64 | ANA_CELL_EST},
+        {"blocks", "leaked_blocks", ANA_CELL_U64 | ANA_CELL_EST},
+        {"stack", "stack", ANA_CELL_LIST},
+    };
+    struct ana_table *t;
+    unsigned nr;
+
+    if (ana_table_create(&t, cols, 3))
+        cli_die("check: out of memory");
+    for (uint32_t k = 0; k < c->nr_leaks; k++) {
+        const struct ana_site *s = c->view.rows.row[c->leaks[k]];
+        ana_table_add_row(t);
+        ana_table_set_u64(t, 0, (uint64_t)s->live_bytes);
+        ana_table_set_u64(t, 1, (uint64_t)s->live_blocks);
+        const char *const *fr = cli_ana_stack(
+            &c->a, c->leaks[k], false, c->a.format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
+        ana_table_set_list(t, 2, fr, nr);
+    }
+    return t;
+}
+
+static void write_text(struct check *c)
+{
+    char line[512];
+
+    fprintf(c->out, "memscribe check: %s", c->a.path);
+    if (c->base_path)
+        fprintf(c->out, " (base %s)", c->base_path);
+    fputc('\n', c->out);
+    for (size_t i = 0; i < c->nr; i++) {
+        describe(c, i, line, sizeof(line));
+        fprintf(c->out, "%s  %-26s %s\n", c->res[i].pass ? "PASS" : "FAIL", c->name[i], line);
+    }
+    if (c->leak_failed && c->nr_leaks) {
+        struct ana_table *t = leak_table(c);
+        fprintf(c->out, "\n%s, largest first (suppressions apart):\n",
+                c->all_ended ? "leaks" : "live at the end (not every process ended)");
+        cli_ana_table(&c->a, t, c->out, "", true);
+        ana_table_destroy(t);
+    }
+    if (c->grown && ana_table_nr_rows(c->grown)) {
+        fprintf(c->out, "\nleaks that grew against the base (sites matched by function chain, as "
+                        "diff matches them):\n");
+        cli_ana_table(&c->a, c->grown, c->out, "", true);
+    }
+    if (c->nr_failed)
+        fprintf(c->out, "\ncheck: %u of %zu checks failed\n", c->nr_failed, c->nr);
+    else
+        fprintf(c->out, "\ncheck: all %zu checks passed\n", c->nr);
+}
+
+static void write_json(struct check *c)
+{
+    struct ana_json j;
+    char line[512];
+
+    cli_ana_json_begin_on(&c->a, &j, c->out);
+    ana_json_key(&j, "base");
+    if (c->base_path)
+        ana_json_str(&j, c->base_path);
+    else
+        ana_json_null(&j);
+    ana_json_key(&j, "passed");
+    ana_json_bool(&j, !c->nr_failed);
+    ana_json_kv_bool(&j, "all_ended", c->all_ended);
+    ana_json_key(&j, "checks");
+    ana_json_begin_array(&j);
+    for (size_t i = 0; i < c->nr; i++) {
+        const struct ana_check_result *r = &c->res[i];
+        ana_json_begin_object(&j);
+        ana_json_kv_str(&j, "check", c->name[i]);
+        ana_json_kv_str(&j, "measure", ana_check_measure_key(c->lim[i].measure));
+        ana_json_kv_bool(&j, "growth", c->lim[i].growth);
+        ana_json_kv_u64_or_null(&j, "value", r->known, r->value);
+        if (c->lim[i].growth) {
+            ana_json_kv_u64_or_null(&j, "base", r->known, r->base);
+            ana_json_key(&j, "change");
+            if (r->known)
+                ana_json_i64(&j, r->growth);
+            else
+                ana_json_null(&j);
+        }
+        ana_json_kv_u64_or_null(&j, "limit", r->known || !c->lim[i].percent, r->allowed);
+        ana_json_kv_bool(&j, "passed", r->pass);
+        describe(c, i, line, sizeof(line));
+        ana_json_kv_str(&j, "message", line);
+        ana_json_end_object(&j);
+    }
+    ana_json_end_array(&j);
+    ana_json_key(&j, "leaks");
+    if (c->leak_failed) {
+        struct ana_table *t = leak_table(c);
+        ana_table_write_json(t, &j);
+        ana_table_destroy(t);
+    } else {
+        ana_json_null(&j);
+    }
+    ana_json_key(&j, "grown");
+    if (c->grown)
+        ana_table_write_json(c->grown, &j);
+    else
+        ana_json_null(&j);
+    ana_json_end_object(&j);
+    if (ana_json_finish(&j))
+        cli_die("check: writing the output failed");
+}
+
+/* Table t as text under heading, XML-escaped, into f: the rest of a
+ * JUnit failure's text. */
+static void junit_table(struct check *c, FILE *f, const char *heading, const struct ana_table *t)
+{
+    enum cli_format format = c->a.format;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+
+    if (!mem)
+        cli_die("check: out of memory");
+    fprintf(mem, "\n\n%s:\n", heading);
+    c->a.format = CLI_FMT_TEXT;
+    cli_ana_table(&c->a, t, mem, "", true);
+    c->a.format = format;
+    if (fclose(mem))
+        cli_die("check: out of memory");
+    ana_xml_escape(f, buf, len);
+    free(buf);
+}
+
+/* JUnit XML: one testsuite, one testcase per check, a failure element
+ * with the numbers in a failed one (the schema Jenkins and GitLab read). */
+static void write_junit(struct check *c)
+{
+    FILE *f = cli_output_stream("check", c->junit);
+    char line[512];
+
+    fprintf(f,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<testsuites name=\"memscribe check\" tests=\"%zu\" failures=\"%u\" errors=\"0\">\n"
+            "  <testsuite name=\"",
+            c->nr, c->nr_failed);
+    ana_xml_escape(f, c->a.path, strlen(c->a.path));
+    fprintf(f, "\" tests=\"%zu\" failures=\"%u\" errors=\"0\" skipped=\"0\">\n", c->nr,
+            c->nr_failed);
+    for (size_t i = 0; i < c->nr; i++) {
+        enum ana_check_measure m = c->lim[i].measure;
+        fputs("    <testcase classname=\"memscribe.check\" name=\"", f);
+        ana_xml_escape(f, c->name[i], strlen(c->name[i]));
+        if (c->res[i].pass) {
+            fputs("\"/>\n", f);
+            continue;
+        }
+        describe(c, i, line, sizeof(line));
+        fputs("\">\n      <failure type=\"memscribe.check\" message=\"", f);
+        ana_xml_escape(f, line, strlen(line));
+        fputs("\">", f);
+        ana_xml_escape(f, line, strlen(line));
+        bool leak = m == ANA_CHECK_LEAKED || m == ANA_CHECK_LEAKED_BLOCKS;
+        if (leak && c->lim[i].growth && c->grown && ana_table_nr_rows(c->grown)) {
+            junit_table(c, f, "leaks that grew against the base", c->grown);
+        } else if (leak && !c->lim[i].growth && c->nr_leaks) {
+            struct ana_table *t = leak_table(c);
+            junit_table(c, f, "largest leaks (suppressions apart)", t);
+            ana_table_destroy(t);
+        }
+        fputs("</failure>\n    </testcase>\n", f);
+    }
+    fputs("  </testsuite>\n</testsuites>\n", f);
+    if (fflush(f) || ferror(f) || fclose(f))
+        cli_die("check: %s: writing the JUnit XML failed", c->junit);
+}
+
+int cli_check_run(int argc, char **argv, FILE *out, bool parse_only)
+{
+    struct check c = {.out = out};
+
+    optind = 0; /* record --check parses its own options first */
+    parse(&c, argc, argv);
+    if (parse_only)
+        return cli_ana_close(&c.a);
+    cli_ana_open(&c.a, argc, argv, optind);
+    if (c.base_path)
+        measure_base(&c);
+    measure(&c.a, &c.run, &c.m, &c.view);
+    c.all_ended = ana_model_all_ended(c.m);
+    decide(&c);
+    if (c.a.format == CLI_FMT_JSON)
+        write_json(&c);
+    else
+        write_text(&c);
+    if (c.junit)
+        write_junit(&c);
+    free(c.leaks);
+    ana_table_destroy(c.grown);
+    cli_view_release(&c.view);
+    ana_model_destroy(c.m);
+    if (c.base_path) {
+        ana_model_destroy(c.bm);
+        cli_ana_close(&c.b);
+    }
+    int rc = cli_ana_close(&c.a);
+    if (fflush(out) || ferror(out))
+        cli_die("check: writing the output failed");
+    return rc ? rc : c.nr_failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    return cli_check_run(argc, argv, stdout, false);
+}
