@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# heaptrack_gui opens memscribe's heaptrack export of tests/programs/
+# export_prog under Xvfb (issue 46: it crashed on every export, reading an
+# allocation index it had not seen): it does not crash, its window comes
+# up, and its summary, read through the accessibility tree, shows the
+# numbers of `memscribe report --format=json` (calls, temporary, peak,
+# leaked) and the machine's memory. Screenshot: export_view_heaptrack.png.
+source "$(dirname "$0")/export_lib.sh"
+# shellcheck source=tests/e2e/view_lib.sh
+source "$(dirname "$0")/view_lib.sh"
+need_viewer heaptrack_gui heaptrack_gui
+view_desktop
+
+# heaptrack_gui's numbers: KFormat's metric byte sizes ("843B", "111.0kB"),
+# counts with thousands separators.
+kformat() {
+    awk -v b="$1" 'BEGIN {
+        if (b < 1000) { printf "%dB", b; exit }
+        split("kB MB GB TB", u, " "); v = b / 1000; i = 1
+        while (v >= 1000 && i < 4) { v /= 1000; i++ }
+        printf "%.1f%s", v, u[i] }'
+}
+
+recorded
+"$M" export --to heaptrack "$T/prog.mscr" -o "$T/prog.heaptrack.zst"
+view_bg heaptrack_gui 120 heaptrack_gui "$T/prog.heaptrack.zst"
+win=$(view_window heaptrack_gui "Heaptrack - prog.heaptrack.zst" 60) || exit 1
+# The summary is there once the file is read (the labels' text, one widget
+# per column of it).
+"$PY" "$MS_SOURCE/tests/e2e/view_atspi.py" heaptrack_gui "$T/a11y.txt" "total memory leaked:" 60 ||
+    fail "heaptrack_gui showed no summary: $(tail -5 "$T/heaptrack_gui.err")"
+view_alive heaptrack_gui
+sleep 1 # the charts
+view_shot "$win" export_view_heaptrack
+
+shows() { # what text
+    grep -qF -- "$2" "$T/a11y.txt" || fail "heaptrack_gui's $1: want '$2' in: $(grep -F -- "${2%%|*}" "$T/a11y.txt")"
+}
+shows calls "calls to allocation functions: | $(commas "$REPORT_ALLOCS") ("
+shows temporary "temporary allocations: | $(commas "$REPORT_TEMPORARY") ("
+shows peak "peak heap memory consumption: | $(kformat "$REPORT_PEAK") after"
+shows leaked "total memory leaked: | $(kformat "$REPORT_LEAKED")"
+grep -q "total system memory: | [1-9]" "$T/a11y.txt" ||
+    fail "system memory: $(grep -o "total system memory: | [^ ]*" "$T/a11y.txt")"
+# The tables name the program's functions.
+grep -q "^ *churn in export_prog \[table cell\]" "$T/a11y.txt" || fail "no churn row in the summary's tables"
+view_stop heaptrack_gui
+echo "export_view_heaptrack: ok ($REPORT_ALLOCS calls, $REPORT_TEMPORARY temporary, peak $(kformat "$REPORT_PEAK"), leaked $(kformat "$REPORT_LEAKED"))"
