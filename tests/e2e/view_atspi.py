@@ -53,7 +53,15 @@ def walk(node, depth, out):
 
 
 def dump(app_name):
+    # The library caches what it has read, and learns of new applications
+    # through signals only its main loop handles: handle them, and read
+    # everything afresh (an application that registered after the first
+    # look was never seen otherwise).
+    ctx = GLib.MainContext.default()
+    while ctx.pending():
+        ctx.iteration(False)
     desk = Atspi.get_desktop(0)
+    desk.clear_cache()
     out = []
     for i in range(desk.get_child_count()):
         app = desk.get_child_at_index(i)

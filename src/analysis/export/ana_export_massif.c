@@ -8,7 +8,9 @@
  * at the end). massif-visualizer draws a band per call site through the
  * detailed snapshots alone, a straight line between two: with the peak
  * and the end only, a site's band stood far above the total in between
- * (issue 46). A detailed snapshot's sites add up to its heap.
+ * (issue 46). So the regular snapshots just before and after the peak
+ * are detailed too: the bands rise to the peak and fall from it as the
+ * total does. A detailed snapshot's sites add up to its heap.
  * Heap trees follow massif's rules: one space of indent per depth,
  * children by decreasing bytes, children below the threshold folded into
  * one "in K places" node. ms_print reads '#' as a comment, so a '#' in a
@@ -53,6 +55,7 @@ struct massif {
     bool *ended;
     uint32_t cap_ended;
     uint64_t *bytes; /* by stack id: the snapshot being written */
+    bool after_peak; /* the next regular snapshot is detailed too */
 };
 
 static void clean(char *s)
@@ -235,13 +238,18 @@ static uint64_t regular_at(const struct massif *x, uint32_t k)
 
 /* Pass 1: regular snapshots show the heap just before the first event
  * after their time; the peak's detailed one comes at its heap event. */
-/* Regular snapshot x->next, detailed if its number says so. */
+/* Regular snapshot x->next, detailed if its number says so, or if it is
+ * the last one before the peak's or the first after it. */
 static int regular(struct massif *x)
 {
-    uint64_t ts_ns = regular_at(x, x->next++);
+    uint64_t ts_ns = regular_at(x, x->next++), peak_ns = x->m->peak_ts_ns;
+    bool before_peak = x->m->peak_step && ts_ns < peak_ns &&
+                       (x->next == x->nr_regular || regular_at(x, x->next) >= peak_ns);
 
-    if (x->next % x->detailed_freq == 0)
+    if (x->next % x->detailed_freq == 0 || x->after_peak || before_peak) {
+        x->after_peak = false;
         return detailed_now(x, ts_ns);
+    }
     header(x, ts_ns, x->live, "empty");
     return 0;
 }
@@ -264,7 +272,10 @@ static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step 
     if ((rc = site_step(x, ev, st)))
         return rc;
     x->live = st->heap; /* of running processes: an exited one's blocks left it */
-    return x->pass->nr_steps == x->m->peak_step ? detailed_model(x, ev->ts_ns, x->live, true) : 0;
+    if (x->pass->nr_steps != x->m->peak_step)
+        return 0;
+    x->after_peak = true;
+    return detailed_model(x, ev->ts_ns, x->live, true);
 }
 
 /* After pass 1: the snapshots at or after the last event; the final one
