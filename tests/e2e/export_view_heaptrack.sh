@@ -12,16 +12,6 @@ source "$(dirname "$0")/view_lib.sh"
 need_viewer heaptrack_gui heaptrack_gui
 view_desktop
 
-# heaptrack_gui's numbers: KFormat's metric byte sizes ("843B", "111.0kB"),
-# counts with thousands separators.
-kformat() {
-    awk -v b="$1" 'BEGIN {
-        if (b < 1000) { printf "%dB", b; exit }
-        split("kB MB GB TB", u, " "); v = b / 1000; i = 1
-        while (v >= 1000 && i < 4) { v /= 1000; i++ }
-        printf "%.1f%s", v, u[i] }'
-}
-
 recorded
 "$M" export --to heaptrack "$T/prog.mscr" -o "$T/prog.heaptrack.zst"
 # The summary is there once the file is read (the labels' text, one widget
@@ -43,11 +33,11 @@ shows() { # what text
 }
 shows calls "calls to allocation functions: | $(commas "$REPORT_ALLOCS") ("
 shows temporary "temporary allocations: | $(commas "$REPORT_TEMPORARY") ("
-shows peak "peak heap memory consumption: | $(kformat "$REPORT_PEAK") after"
-shows leaked "total memory leaked: | $(kformat "$REPORT_LEAKED")"
+shows peak "peak heap memory consumption: | $(view_size "$REPORT_PEAK" metric) after"
+shows leaked "total memory leaked: | $(view_size "$REPORT_LEAKED" metric)"
 grep -q "total system memory: | [1-9]" "$T/heaptrack_gui.a11y" ||
     fail "system memory: $(grep -o "total system memory: | [^ ]*" "$T/heaptrack_gui.a11y")"
 # The tables name the program's functions.
 grep -q "^ *churn in export_prog \[table cell\]" "$T/heaptrack_gui.a11y" || fail "no churn row in the summary's tables"
 view_stop heaptrack_gui
-echo "export_view_heaptrack: ok ($REPORT_ALLOCS calls, $REPORT_TEMPORARY temporary, peak $(kformat "$REPORT_PEAK"), leaked $(kformat "$REPORT_LEAKED"))"
+echo "export_view_heaptrack: ok ($REPORT_ALLOCS calls, $REPORT_TEMPORARY temporary, peak $(view_size "$REPORT_PEAK" metric), leaked $(view_size "$REPORT_LEAKED" metric))"

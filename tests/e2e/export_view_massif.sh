@@ -14,15 +14,6 @@ source "$(dirname "$0")/view_lib.sh"
 need_viewer massif-visualizer massif-visualizer
 view_desktop
 
-# massif-visualizer's sizes: KFormat's binary ones ("1,000 B", "108.4 KiB").
-kiformat() {
-    awk -v b="$1" 'BEGIN {
-        if (b < 1024) { printf "%d B", b; exit }
-        split("KiB MiB GiB TiB", u, " "); v = b / 1024; i = 1
-        while (v >= 1024 && i < 4) { v /= 1024; i++ }
-        printf "%.1f %s", v, u[i] }' | sed -e ':a' -e 's/^\([0-9]\+\)\([0-9]\{3\}\)/\1,\2/' -e 'ta'
-}
-
 recorded
 "$M" export --to massif "$T/prog.mscr" -o "$T/prog.massif"
 read=1
@@ -34,7 +25,7 @@ view_shot "$VIEW_WIN" export_view_massif
 
 grep -q "loaded massif file" "$T/massif-visualizer.err" || fail "massif-visualizer did not say it loaded the file"
 ! grep -q "invalid line" "$T/massif-visualizer.err" || fail "$(grep "invalid line" "$T/massif-visualizer.err")"
-peak=$(kiformat "$REPORT_PEAK")
+peak=$(view_size "$REPORT_PEAK" binary)
 # Its log says what it read (the peak in its own units) in any case.
 grep -q "peak cost: \"$peak\" heap" "$T/massif-visualizer.err" ||
     fail "massif-visualizer's peak: want $peak, got $(grep "peak cost" "$T/massif-visualizer.err")"
@@ -46,7 +37,7 @@ fi
 expect_eq "snapshots listed" "$(grep -c ": Snapshot #[0-9]*.* \[table cell\]$" "$T/massif-visualizer.a11y")" 51
 grep -q "^ *$peak: Snapshot #[0-9]* (peak) \[table cell\]$" "$T/massif-visualizer.a11y" ||
     fail "peak snapshot: want $peak, got $(grep "(peak)" "$T/massif-visualizer.a11y")"
-leaked=$(kiformat "$REPORT_LEAKED")
+leaked=$(view_size "$REPORT_LEAKED" binary)
 grep -q "^ *$leaked: Snapshot #50 \[table cell\]$" "$T/massif-visualizer.a11y" ||
     fail "last snapshot: want $leaked, got $(grep "Snapshot #50" "$T/massif-visualizer.a11y")"
 view_stop massif-visualizer

@@ -178,6 +178,19 @@ view_stop() {
     wait "$VIEW_PID" 2>/dev/null || true
 }
 
+# usage: view_size BYTES metric|binary: a size as KDE's KFormat writes it,
+# 1 decimal: metric (heaptrack_gui: "843B", "111.0kB") or binary
+# (massif-visualizer: "1,000 B", "108.4 KiB").
+view_size() {
+    awk -v b="$1" -v dialect="$2" 'BEGIN {
+        base = dialect == "binary" ? 1024 : 1000; sep = dialect == "binary" ? " " : ""
+        split(dialect == "binary" ? "KiB MiB GiB TiB" : "kB MB GB TB", u, " ")
+        if (b < base) { printf "%d%sB", b, sep; exit }
+        v = b / base; i = 1
+        while (v >= base && i < 4) { v /= base; i++ }
+        printf "%.1f%s%s", v, sep, u[i] }' | sed -e ':a' -e 's/^\([0-9]\+\)\([0-9]\{3\}\)/\1,\2/' -e 'ta'
+}
+
 # usage: view_port: a free TCP port on 127.0.0.1.
 view_port() {
     "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
