@@ -178,7 +178,7 @@ in_root() {
   chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     CI="${CI:-}" MEMSCRIBE_FUZZ_SECONDS="${MEMSCRIBE_FUZZ_SECONDS:-60}" \
-    MEMSCRIBE_REQUIRE_WINE32=1 \
+    MEMSCRIBE_REQUIRE_WINE32=1 MEMSCRIBE_REQUIRE_VIEWERS=1 \
     bash -c "cd /work/memscribe && $1"
 }
 step() {  # step NAME COMMAND: run it, timed, output also to NAME.log

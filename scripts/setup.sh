@@ -78,6 +78,16 @@ if [ "${1:-}" = "--test" ]; then
   # git and perl beside the bfd tools, make, g++, python3 and sqlite3 above
   # (clang brings the LLVM gold plugin the bfd tools load).
   PKGS+=(git perl)
+  # Each export opened in its viewer, on a screen (tests/e2e/export_view_*.sh,
+  # issue 46): heaptrack_gui and massif-visualizer (above) under Xvfb, read
+  # through AT-SPI (at-spi2-core, python3-gi's Atspi), screenshots with xwd;
+  # dh_view.html, pprof's web UI (its graph drawn by graphviz's dot) and
+  # speedscope in Chromium driven by chromedriver and python3-selenium.
+  PKGS+=(heaptrack-gui xvfb x11-apps x11-utils dbus at-spi2-core python3-gi gir1.2-atspi-2.0
+         chromium-driver python3-selenium graphviz)
+  # speedscope, a front-end asset from npm, pinned (SPEEDSCOPE_VERSION below);
+  # npm itself from Debian where no npm is installed.
+  command -v npm >/dev/null || PKGS+=(npm)
 elif [ $# -gt 0 ]; then
   echo "usage: setup.sh [--test]" >&2
   exit 2
@@ -93,6 +103,21 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || SUDO=sudo
   $SUDO apt-get update -q >&2
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+fi
+
+# speedscope's built files (tests/e2e/export_view_speedscope.sh serves them
+# from 127.0.0.1), from the npm registry at a pinned version, into a folder
+# of their own; again only when that version is not there.
+SPEEDSCOPE_VERSION=1.25.0
+SPEEDSCOPE_DIR=/usr/local/share/memscribe-test
+if [ "${1:-}" = "--test" ] &&
+   ! grep -qs "\"version\": \"$SPEEDSCOPE_VERSION\"" "$SPEEDSCOPE_DIR/node_modules/speedscope/package.json"; then
+  echo "setup: installing speedscope@$SPEEDSCOPE_VERSION from npm into $SPEEDSCOPE_DIR" >&2
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO mkdir -p "$SPEEDSCOPE_DIR"
+  $SUDO npm install --no-audit --no-fund --no-save --prefix "$SPEEDSCOPE_DIR" \
+    "speedscope@$SPEEDSCOPE_VERSION" >&2
 fi
 
 # 32-bit Windows programs (docs/windows.md): wine32 from the i386 architecture.

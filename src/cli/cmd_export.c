@@ -51,6 +51,9 @@ static void usage(FILE *out)
             "  --snapshots N     massif: evenly spaced snapshots (default 50, 2..100000)\n"
             "  --threshold PCT   massif: fold tree nodes below PCT%% of a snapshot into\n"
             "                    'in K places' (default 1.0)\n"
+            "  --detailed-freq N massif: every Nth snapshot is detailed, as valgrind's\n"
+            "                    option (default 10, 1..100000; the peak and the last\n"
+            "                    one always are)\n"
             "  --exe GLOB        only processes whose executable (name or path) matches\n"
             "  --pid LIST        only these processes (comma-separated pids); by default\n"
             "                    every process of the trace counts, as one heap\n" CLI_SYM_USAGE
@@ -59,7 +62,7 @@ static void usage(FILE *out)
             "See docs/export.md.\n");
 }
 
-enum { OPT_TO = CLI_ANA_OPT_FIRST_OWN, OPT_COST, OPT_SNAPSHOTS, OPT_THRESHOLD };
+enum { OPT_TO = CLI_ANA_OPT_FIRST_OWN, OPT_COST, OPT_SNAPSHOTS, OPT_THRESHOLD, OPT_DETAILED_FREQ };
 
 struct export_args {
     struct ana_export_options opt;
@@ -91,6 +94,19 @@ static bool exporting(const struct export_args *a, const char *format)
         if (!strcmp(a->outs[i].format->name, format))
             return true;
     return false;
+}
+
+/* A count option's value, from min to 100000. */
+static uint32_t count_arg(const char *name, unsigned long min)
+{
+    char *end;
+    errno = 0;
+    unsigned long n = strtoul(optarg, &end, 10);
+
+    if (errno || *end || end == optarg || optarg[0] == '-' || n < min || n > 100000)
+        cli_usage_error("export: %s wants a number from %lu to 100000, not '%s'", name, min,
+                        optarg);
+    return (uint32_t)n;
 }
 
 static void parse_option(struct export_args *a, int c)
@@ -125,15 +141,12 @@ static void parse_option(struct export_args *a, int c)
                             optarg);
         a->have_cost = true;
         break;
-    case OPT_SNAPSHOTS: {
-        errno = 0;
-        unsigned long n = strtoul(optarg, &end, 10);
-        if (errno || *end || end == optarg || optarg[0] == '-' || n < 2 || n > 100000)
-            cli_usage_error("export: --snapshots wants a number from 2 to 100000, not '%s'",
-                            optarg);
-        a->opt.massif_snapshots = (uint32_t)n;
+    case OPT_SNAPSHOTS:
+        a->opt.massif_snapshots = count_arg("--snapshots", 2);
         break;
-    }
+    case OPT_DETAILED_FREQ:
+        a->opt.massif_detailed_freq = count_arg("--detailed-freq", 1);
+        break;
     case OPT_THRESHOLD:
         a->opt.massif_threshold = strtod(optarg, &end);
         if (*end || end == optarg || !(a->opt.massif_threshold >= 0) ||
@@ -177,6 +190,7 @@ static void parse_args(int argc, char **argv, struct export_args *a)
         {"cost", required_argument, NULL, OPT_COST},
         {"snapshots", required_argument, NULL, OPT_SNAPSHOTS},
         {"threshold", required_argument, NULL, OPT_THRESHOLD},
+        {"detailed-freq", required_argument, NULL, OPT_DETAILED_FREQ},
         {NULL, 0, NULL, 0},
     };
     struct cli_getopt g = {.takes = CLI_TAKES_PID | CLI_TAKES_SYM, .own = own, .usage = usage};
@@ -203,8 +217,9 @@ static void parse_args(int argc, char **argv, struct export_args *a)
     a->in = argv[optind];
     if (a->have_cost && !exporting(a, "folded"))
         cli_usage_error("export: --cost is for --to folded");
-    if ((a->opt.massif_snapshots || a->opt.massif_threshold >= 0) && !exporting(a, "massif"))
-        cli_usage_error("export: --snapshots and --threshold are for --to massif");
+    if ((a->opt.massif_snapshots || a->opt.massif_threshold >= 0 || a->opt.massif_detailed_freq) &&
+        !exporting(a, "massif"))
+        cli_usage_error("export: --snapshots, --threshold and --detailed-freq are for --to massif");
     check_outputs(a);
 }
 

@@ -17,6 +17,8 @@ expect_exit 2 "unknown cost 'cpu'" "$M" export --to folded --cost cpu "$syn"
 expect_exit 2 "--cost is for --to folded" "$M" export --to csv --cost bytes "$syn"
 expect_exit 2 "snapshots wants" "$M" export --to massif --snapshots 1 "$syn"
 expect_exit 2 "threshold wants" "$M" export --to massif --threshold 200 "$syn"
+expect_exit 2 "detailed-freq wants" "$M" export --to massif --detailed-freq 0 "$syn"
+expect_exit 2 "are for --to massif" "$M" export --to csv --detailed-freq 5 "$syn"
 expect_exit 2 "needs -o DATABASE" "$M" export --to sqlite "$syn"
 expect_exit 2 "which trace" "$M" export --to csv
 expect_exit 2 "unknown or incomplete option '--bogus'" "$M" export --to csv --bogus "$syn"

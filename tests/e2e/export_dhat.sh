@@ -32,11 +32,6 @@ view() { # dhat-file
     ! grep -qi "error" "$T/dom.txt" || fail "dh_view error: $(grep -i error "$T/dom.txt" | head -3)"
 }
 
-# "1,500" as dh_view prints numbers.
-commas() {
-    echo "$1" | sed -e ':a' -e 's/\([0-9]\)\([0-9]\{3\}\)\($\|,\)/\1,\2\3/' -e 'ta'
-}
-
 syn=$(synth)
 "$M" export --to dhat "$syn" -o "$T/syn.json"
 view "$T/syn.json"

@@ -34,6 +34,11 @@ report_num() {
     sed -n "s/^ *\"$1\": \([0-9][0-9]*\),*$/\1/p" "$T/report.json" | head -n 1
 }
 
+# "1,500": a number as dh_view and heaptrack_gui print it.
+commas() {
+    echo "$1" | sed -e ':a' -e 's/\([0-9]\)\([0-9]\{3\}\)\($\|,\)/\1,\2\3/' -e 'ta'
+}
+
 # Run a command that must fail: its exit code, and a line of its stderr
 # matching pattern. expect_exit CODE PATTERN COMMAND...
 expect_exit() {

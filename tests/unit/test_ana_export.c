@@ -234,7 +234,9 @@ static void test_dhat(void **state)
  * redone here: allocations are "+" lines, a "-" of the info of the last
  * "+" is temporary, and a "-" resets that to info 0 (so "- 0" after a "-"
  * counts too), the peak is the largest running sum. Also checks that
- * every index is defined before use. */
+ * every index is defined before use, and heaptrack_gui's rule (parser.cpp,
+ * handleAllocation): the "+" lines take up info indexes in order, 0 first
+ * (an index past those seen is written past the end of a vector). */
 struct ht_counts {
     unsigned allocs, temps;
     unsigned long long peak, leaked;
@@ -244,7 +246,7 @@ static struct ht_counts heaptrack_counts(char *text)
 {
     static unsigned long long sizes[1 << 16];
     unsigned long long last = 0, v1, v2;
-    unsigned nr_strings = 0, nr_ips = 0, nr_traces = 0, nr_infos = 0;
+    unsigned nr_strings = 0, nr_ips = 0, nr_traces = 0, nr_infos = 0, nr_plus_infos = 0;
     struct ht_counts c = {0};
 
     assert_true(!strncmp(text, "v 10400 3\nX synthetic --export-test\nI 1000 0\n", 43));
@@ -271,6 +273,8 @@ static struct ht_counts heaptrack_counts(char *text)
         case '+':
             assert_int_equal(sscanf(l, "+ %llx", &v1), 1);
             assert_true(v1 < nr_infos);
+            assert_true(v1 <= nr_plus_infos);
+            nr_plus_infos += v1 == nr_plus_infos;
             c.allocs++;
             c.leaked += sizes[v1];
             c.peak = c.leaked > c.peak ? c.leaked : c.peak;
@@ -328,7 +332,11 @@ static void test_heaptrack_two_at_peak(void **state)
     struct ht_counts c = heaptrack_counts(got);
     assert_int_equal(c.allocs, 2);
     assert_int_equal(c.peak, 300);
-    assert_int_equal(c.temps, 1);
+    /* "+ 0 + 1 - 1" (the second block, temporary, at the peak), then the
+     * first block's "- 0" after a "-": heaptrack counts that as temporary
+     * too (its quirk, and the one case the file cannot avoid: see
+     * ana_export_heaptrack.c). */
+    assert_int_equal(c.temps, 2);
     assert_int_equal(c.leaked, 0);
     free(got);
     fmt_reader_close(f.r);

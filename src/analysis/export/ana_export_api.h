@@ -67,6 +67,9 @@ struct ana_export_options {
     enum ana_export_cost cost; /* folded */
     uint32_t massif_snapshots; /* 0: the default (50) */
     double massif_threshold;   /* percent of the snapshot; < 0: the default (1%) */
+    /* Every Nth regular snapshot is detailed (valgrind's --detailed-freq);
+     * 0: the default (10). */
+    uint32_t massif_detailed_freq;
     struct ana_filter *filter; /* only these processes (--pid); NULL: all */
     struct ana_sym_options sym;
     /* Called with each of the symbolizer's notes (a module whose file is

@@ -10,9 +10,27 @@
  *     + <info>   - <info>          a block starts, ends
  *     c <ms>   R <pages>           time, resident memory
  *
- * Definitions are written just before first use. heaptrack_print counts a
- * "-" as temporary when the +/- line before it is "+" of the same info;
- * memscribe calls a block temporary when the thread that allocated it
+ * Definitions are written just before first use, and allocation infos are
+ * numbered in the order of their first "+" line, as heaptrack_interpret
+ * numbers them: heaptrack_gui counts allocations per info in a vector it
+ * grows by one at each new index, and an index past its end (a first "+ 1"
+ * with no "+ 0" before it) makes it write past the vector and crash.
+ *
+ * heaptrack_print counts a "-" as temporary when its info is the one of
+ * the last "+" line, and a "-" resets that to info 0: so a "-" directly
+ * after a "+" of the same info, or a "- 0" after a "-", counts as
+ * temporary. A "-" may name any info equal to the block's (same size and
+ * trace: heaptrack only reads the size and the trace), so an info gets a
+ * second index, its alternate, which such a "-" names instead: the "+"
+ * of that info just before the "-" is written under the alternate (the
+ * writer looks one +/- line ahead), and the info of index 0 puts every
+ * "+" after its first under the alternate, so that a later "-" after a
+ * "-" has an index other than 0 to name. The one case left: the first
+ * block of the file freed, not temporary, after a "-" (or right after its
+ * own "+"), before a second block of the same size and stack: heaptrack
+ * then counts one temporary allocation more than memscribe.
+ *
+ * The order of the lines: memscribe calls a block temporary when the thread that allocated it
  * freed it with no other allocation in between, whatever other threads
  * did. So the "+" of each thread's latest block is held back: if the
  * thread frees that block next, "+ -" go out together; if the thread
@@ -21,9 +39,7 @@
  * cannot grow; at memscribe's peak every held "+" must be out, and the
  * lines after it are buffered until the blocks held at the peak are
  * settled, so that one of them that turns out temporary can still go out
- * as "+ -" at the peak. A "-" that would follow a "+" of the same info
- * without being temporary names a second, equal info instead. Memory
- * grows with stacks, infos and threads; the buffer after the peak is
+ * as "+ -" at the peak. Memory grows with stacks, infos and threads; the buffer after the peak is
  * capped. heaptrack's one stream cannot show two temporary blocks that
  * are both live at the peak: such extra ones count as ordinary there.
  *
@@ -42,6 +58,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/core/ana_strtab.h"
 #include "analysis/export/ana_export_internal.h"
@@ -54,11 +71,16 @@
 /* Lines buffered after the peak while the blocks held then settle. */
 #define HT_MAX_HELD (1u << 20)
 
+#define HT_NO_INDEX UINT32_MAX
+
+/* An allocation info: a size and a trace. Its file indexes are given at
+ * the first "+" line that names them (HT_NO_INDEX: not yet). */
 struct ht_info {
     uint64_t size;
     uint32_t trace;
-    uint32_t next; /* hash chain, index + 1; UINT32_MAX: a second info, not hashed */
-    uint32_t alt;  /* the equal second info, index + 1, 0: none yet */
+    uint32_t next; /* hash chain, index + 1 */
+    uint32_t index;
+    uint32_t alt; /* the alternate index (see the top of the file) */
 };
 
 /* A buffered line. 'T' marks where a block held at the peak was freed as a
@@ -107,9 +129,21 @@ struct heaptrack {
     uint32_t *info_hash; /* index + 1 */
     uint32_t info_mask;
 
+    /* The writer (put): file indexes given so far, the index heaptrack_print
+     * compares the next "-" with, and the "+" line not yet written, with
+     * the "c" lines that came after it. */
+    uint32_t nr_indexes;
+    uint32_t ht_last;
+    bool ht_after_plus;                  /* the last +/- line written is a "+" */
+    uint64_t ht_sum, ht_max, peak_bytes; /* heaptrack's heap in use and peak; memscribe's */
+    bool deferred;                       /* a "-" of deferred_info waits (put_minus) */
+    uint32_t deferred_info;
+    bool pending;
+    uint32_t pending_info;
+    uint32_t *pending_ms;
+    uint32_t nr_pending_ms, cap_pending_ms;
+
     /* Ordering (see the top of the file). */
-    char last_op;
-    uint32_t last_info;
     uint64_t last_ms;
     struct ht_held *held; /* by thread index */
     uint32_t nr_threads;
@@ -218,22 +252,12 @@ static uint32_t info_hash(uint64_t size, uint32_t trace)
 
 static int info_new(struct heaptrack *h, uint64_t size, uint32_t trace, uint32_t *out)
 {
-    /* heaptrack_print forgets the last "+" after a "-" by setting it to 0,
-     * so a "- 0" after a "-" would count as temporary: info 0 is a copy
-     * of the first real one that no line uses. */
-    if (!h->nr_infos) {
-        h->nr_infos = 1;
-        h->cap_infos = 1024;
-        if (!(h->infos = malloc(h->cap_infos * sizeof(*h->infos))))
-            return -ENOMEM;
-        h->infos[0] = (struct ht_info){.size = size, .trace = trace, .next = UINT32_MAX};
-        ana_xout_printf(h->out, "a %" PRIx64 " %x\n", size, trace);
-    }
     if (UTIL_ARRAY_RESERVE(h->infos, h->cap_infos, (size_t)h->nr_infos + 1, 1024))
         return -ENOMEM;
     *out = h->nr_infos++;
-    h->infos[*out] = (struct ht_info){.size = size, .trace = trace};
-    return ana_xout_printf(h->out, "a %" PRIx64 " %x\n", size, trace);
+    h->infos[*out] =
+        (struct ht_info){.size = size, .trace = trace, .index = HT_NO_INDEX, .alt = HT_NO_INDEX};
+    return 0;
 }
 
 static int info_rehash(struct heaptrack *h)
@@ -244,8 +268,6 @@ static int info_rehash(struct heaptrack *h)
     if (!hash)
         return -ENOMEM;
     for (uint32_t i = 0; i < h->nr_infos; i++) {
-        if (h->infos[i].next == UINT32_MAX)
-            continue; /* an alt info: not in the hash */
         uint32_t b = info_hash(h->infos[i].size, h->infos[i].trace) & (cap - 1);
         h->infos[i].next = hash[b];
         hash[b] = i + 1;
@@ -278,26 +300,139 @@ static int info_index(struct heaptrack *h, uint64_t size, uint32_t stack, uint32
     return 0;
 }
 
-/* Write one +/-/c line, keeping heaptrack's temporary rule honest. */
+/* A file index of info, given now ("a" line). */
+static int new_index(struct heaptrack *h, uint32_t info, uint32_t *index)
+{
+    const struct ht_info *in = &h->infos[info];
+
+    *index = h->nr_indexes++;
+    return ana_xout_printf(h->out, "a %" PRIx64 " %x\n", in->size, in->trace);
+}
+
+/* Would heaptrack's heap in use, size bytes higher, stay off memscribe's
+ * peak (below it until heaptrack has reached it, at most it after)? */
+static bool ht_fits(const struct heaptrack *h, uint64_t size)
+{
+    uint64_t sum = h->ht_sum + size;
+
+    return h->ht_max >= h->peak_bytes ? sum <= h->peak_bytes : sum < h->peak_bytes;
+}
+
+/* The index a non-temporary "-" of info names so that heaptrack_print does
+ * not take it for temporary, or HT_NO_INDEX if it has none. */
+static uint32_t minus_index(const struct heaptrack *h, uint32_t info)
+{
+    const struct ht_info *in = &h->infos[info];
+    uint32_t last = h->ht_after_plus ? h->ht_last : 0;
+
+    if (in->index != last)
+        return in->index;
+    return in->alt != HT_NO_INDEX && in->alt != last ? in->alt : HT_NO_INDEX;
+}
+
+static int write_minus(struct heaptrack *h, uint32_t info, uint32_t index)
+{
+    h->ht_sum -= h->infos[info].size;
+    h->ht_after_plus = false;
+    return ana_xout_printf(h->out, "- %x\n", index);
+}
+
+/* The deferred "-", if it can go out now (force: whatever it names). */
+static int write_deferred(struct heaptrack *h, bool force)
+{
+    uint32_t index;
+
+    if (!h->deferred)
+        return 0;
+    index = minus_index(h, h->deferred_info);
+    if (index == HT_NO_INDEX && !force)
+        return 0;
+    h->deferred = false;
+    return write_minus(h, h->deferred_info,
+                       index == HT_NO_INDEX ? h->infos[h->deferred_info].index : index);
+}
+
+/* Write the pending "+" under its index or (alt) its alternate, then the
+ * "c" lines after it; plain: the next line is not its temporary "-". */
+static int write_pending(struct heaptrack *h, bool alt, bool plain)
+{
+    struct ht_info *in = &h->infos[h->pending_info];
+    int rc = 0;
+
+    if (!h->pending)
+        return 0;
+    h->pending = false;
+    /* Heaptrack's heap in use must not pass the peak while a "-" waits. */
+    if (h->deferred && !ht_fits(h, in->size) && (rc = write_deferred(h, true)))
+        return rc;
+    /* Index 0's info: every "+" after its first under the alternate. */
+    if (in->index == 0)
+        alt = true;
+    if (in->index == HT_NO_INDEX)
+        rc = new_index(h, h->pending_info, &in->index);
+    else if (alt && in->alt == HT_NO_INDEX)
+        rc = new_index(h, h->pending_info, &in->alt);
+    h->ht_last = alt && in->alt != HT_NO_INDEX ? in->alt : in->index;
+    h->ht_after_plus = true;
+    h->ht_sum += in->size;
+    h->ht_max = h->ht_sum > h->ht_max ? h->ht_sum : h->ht_max;
+    if (!rc)
+        rc = ana_xout_printf(h->out, "+ %x\n", h->ht_last);
+    for (uint32_t i = 0; i < h->nr_pending_ms && !rc; i++)
+        rc = ana_xout_printf(h->out, "c %x\n", h->pending_ms[i]);
+    h->nr_pending_ms = 0;
+    return rc ? rc : plain ? write_deferred(h, false) : 0;
+}
+
+/* A non-temporary "-" of info. One
+ * that heaptrack_print would take for temporary waits (deferred) for a
+ * line after which it is not: a "-", or a "+" that leaves heaptrack's heap
+ * off the peak. */
+static int put_minus(struct heaptrack *h, uint32_t info)
+{
+    uint32_t index = minus_index(h, info);
+    int rc;
+
+    if (index == HT_NO_INDEX && !h->deferred && ht_fits(h, 0)) {
+        h->deferred = true;
+        h->deferred_info = info;
+        return 0;
+    }
+    if (index == HT_NO_INDEX)
+        index = h->infos[info].index; /* counts as temporary: no way out */
+    if ((rc = write_minus(h, info, index)))
+        return rc;
+    return write_deferred(h, false);
+}
+
+/* Write one +/-/c line, keeping heaptrack's temporary rule honest (see
+ * the top of the file): a "+" waits for the next +/- line. */
 static int put(struct heaptrack *h, char op, uint32_t info, bool temporary)
 {
     int rc;
 
-    if (op == 'c')
-        return ana_xout_printf(h->out, "c %x\n", info);
-    if (op == '-' && !temporary && h->last_op == '+' && h->last_info == info) {
-        if (!h->infos[info].alt) {
-            uint32_t alt;
-            if ((rc = info_new(h, h->infos[info].size, h->infos[info].trace, &alt)))
-                return rc;
-            h->infos[alt].next = UINT32_MAX;
-            h->infos[info].alt = alt + 1;
-        }
-        info = h->infos[info].alt - 1;
+    if (op == 'c') {
+        if (!h->pending)
+            return ana_xout_printf(h->out, "c %x\n", info);
+        if (UTIL_ARRAY_RESERVE(h->pending_ms, h->cap_pending_ms, (size_t)h->nr_pending_ms + 1, 16))
+            return -ENOMEM;
+        h->pending_ms[h->nr_pending_ms++] = info;
+        return 0;
     }
-    h->last_op = op;
-    h->last_info = info;
-    return ana_xout_printf(h->out, "%c %x\n", op, info);
+    if (op == '+') {
+        if ((rc = write_pending(h, false, true)))
+            return rc;
+        h->pending = true;
+        h->pending_info = info;
+        return 0;
+    }
+    /* A "-": the "+" before it takes the alternate if it is of the same
+     * info and this "-" is not its temporary end. */
+    if ((rc = write_pending(h, h->pending && h->pending_info == info && !temporary, !temporary)))
+        return rc;
+    if (temporary)
+        return write_minus(h, info, h->ht_last);
+    return put_minus(h, info);
 }
 
 static int grow(void **p, uint32_t *cap, uint32_t need, size_t size)
@@ -547,6 +682,22 @@ static int heap_event(struct heaptrack *h, const struct fmt_event *ev, const str
     return 0;
 }
 
+/* heaptrack's "I" line: the page size and the recording machine's
+ * physical memory in pages (heaptrack_gui's "total system memory"). The
+ * trace names its host, not its memory: this machine's when the export
+ * runs where the trace was recorded, else 0 (unknown). RSS lines count
+ * HT_PAGE_SIZE pages, so the memory does too. */
+static uint64_t phys_pages(const struct fmt_trace_info *info)
+{
+    char host[256];
+    long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+
+    if (!info->hostname || gethostname(host, sizeof(host)) ||
+        strncmp(host, info->hostname, sizeof(host)) || pages <= 0 || page_size <= 0)
+        return 0;
+    return (uint64_t)pages * (uint64_t)page_size / HT_PAGE_SIZE;
+}
+
 static int header(struct heaptrack *h)
 {
     const struct fmt_trace_info *info = fmt_reader_info(h->r);
@@ -572,7 +723,7 @@ static int header(struct heaptrack *h)
     else if (!rc)
         rc = ana_xout_printf(h->out, "X %s\n", cmd);
     if (!rc)
-        rc = ana_xout_printf(h->out, "I %x 0\n", HT_PAGE_SIZE);
+        rc = ana_xout_printf(h->out, "I %x %" PRIx64 "\n", HT_PAGE_SIZE, phys_pages(info));
 
     free(cmd);
     return rc;
@@ -608,7 +759,9 @@ static int finish_stream(struct ana_export_job *job)
         return rc;
     for (uint32_t i = 0; i < h->nr_threads && !rc; i++)
         rc = unhold(h, &h->held[i]);
-    return rc;
+    if (!rc)
+        rc = write_pending(h, false, true);
+    return rc ? rc : write_deferred(h, true);
 }
 
 /* After pass 0: the model says at which heap event the peak is. */
@@ -618,6 +771,7 @@ static int begin(struct ana_export_job *job)
     int rc = 0;
 
     h->peak_step = ana_xjob_model(job)->peak_step;
+    h->peak_bytes = ana_xjob_model(job)->peak_bytes;
     if (!(h->sym = ana_xjob_sym(job, &rc)))
         return rc;
     return header(h);
@@ -631,6 +785,7 @@ static void release_heaptrack(struct ana_export_job *job)
     free(h->infos);
     free(h->info_hash);
     free(h->held);
+    free(h->pending_ms);
     free(h->settled);
     free(h->buf);
     free(h->ended);

@@ -1,8 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* Valgrind massif's output format (read by ms_print and
- * massif-visualizer): evenly spaced snapshots of heap in use, a detailed
- * snapshot at memscribe's peak (heap_tree=peak, each stack's live bytes
- * at that instant) and a detailed last snapshot (what is live at the end).
+ * massif-visualizer): evenly spaced snapshots of heap in use, every Nth of
+ * them detailed as valgrind's --detailed-freq makes them (default 10:
+ * snapshots 9, 19, ...; each stack's bytes of the running processes then),
+ * a detailed snapshot at memscribe's peak (heap_tree=peak, each stack's
+ * live bytes at that instant) and a detailed last snapshot (what is live
+ * at the end). massif-visualizer draws a band per call site through the
+ * detailed snapshots alone, a straight line between two: with the peak
+ * and the end only, a site's band stood far above the total in between
+ * (issue 46). So the regular snapshots just before and after the peak
+ * are detailed too: the bands rise to the peak and fall from it as the
+ * total does. A detailed snapshot's sites add up to its heap.
  * Heap trees follow massif's rules: one space of indent per depth,
  * children by decreasing bytes, children below the threshold folded into
  * one "in K places" node. ms_print reads '#' as a comment, so a '#' in a
@@ -16,9 +24,11 @@
 #include "analysis/core/ana_text.h"
 #include "analysis/export/ana_export_internal.h"
 #include "analysis/export/ana_export_tree.h"
+#include "util/util_array.h"
 
 #define MASSIF_DEFAULT_SNAPSHOTS 50
 #define MASSIF_DEFAULT_THRESHOLD 1.0
+#define MASSIF_DEFAULT_DETAILED_FREQ 10
 
 struct massif {
     struct fmt_reader *r;
@@ -36,6 +46,16 @@ struct massif {
      * write, and heap in use after the latest heap event. */
     uint32_t nr_regular, next;
     uint64_t live;
+    /* Pass 1: every detailed_freq-th regular snapshot is detailed, from
+     * each stack's bytes in running processes: sites maps (image, stack)
+     * to its live bytes, ended[image] is set at the image's exit (its
+     * blocks leave heap in use, as ana_step.h says). */
+    uint32_t detailed_freq;
+    struct ana_map sites;
+    bool *ended;
+    uint32_t cap_ended;
+    uint64_t *bytes; /* by stack id: the snapshot being written */
+    bool after_peak; /* the next regular snapshot is detailed too */
 };
 
 static void clean(char *s)
@@ -137,8 +157,8 @@ static int print_node(struct massif *x, const struct ana_xtree *t, uint32_t id, 
     return rc;
 }
 
-/* A detailed snapshot: the tree of each stack's bytes (peak or end). */
-static int detailed(struct massif *x, uint64_t ts_ns, uint64_t heap, bool peak)
+/* A detailed snapshot: the tree of x->bytes, each stack's bytes. */
+static int detailed(struct massif *x, uint64_t ts_ns, uint64_t heap, const char *kind)
 {
     struct ana_xtree t;
     int rc;
@@ -146,21 +166,66 @@ static int detailed(struct massif *x, uint64_t ts_ns, uint64_t heap, bool peak)
     if ((rc = ana_xtree_init(&t, &x->labels)))
         return rc;
     for (uint32_t id = 0; id <= x->m->nr_stacks && !rc; id++) {
-        const struct ana_xstack *s = &x->m->stacks[id];
-        uint64_t bytes = peak ? s->peak_bytes : s->live_bytes;
         const struct ana_sym_stack *st;
 
-        if (!bytes)
+        if (!x->bytes[id])
             continue;
         if (!(rc = ana_xsym_stack(x->sym, id, &st, NULL)))
-            rc = ana_xtree_add(&t, st, bytes, massif_label);
+            rc = ana_xtree_add(&t, st, x->bytes[id], massif_label);
     }
     if (!rc) {
-        header(x, ts_ns, heap, peak ? "peak" : "detailed");
+        header(x, ts_ns, heap, kind);
         rc = print_node(x, &t, 0, 0, heap);
     }
     ana_xtree_release(&t);
     return rc;
+}
+
+/* The model's per-stack bytes: at the peak, or live at the end. */
+static int detailed_model(struct massif *x, uint64_t ts_ns, uint64_t heap, bool peak)
+{
+    for (uint32_t id = 0; id <= x->m->nr_stacks; id++)
+        x->bytes[id] = peak ? x->m->stacks[id].peak_bytes : x->m->stacks[id].live_bytes;
+    return detailed(x, ts_ns, heap, peak ? "peak" : "detailed");
+}
+
+static uint64_t site_key(uint32_t image, uint32_t stack)
+{
+    return ((uint64_t)image << 32 | stack) + 1;
+}
+
+/* Pass 1's per-stack bytes of the running processes, as ana_step.h counts
+ * heap in use: a block's bytes in the image of the event that starts or
+ * ends it (saturating, as the stepper does). */
+static int site_step(struct massif *x, const struct fmt_event *ev, const struct ana_step *st)
+{
+    uint64_t *v;
+
+    if (st->ends && (v = ana_map_get(&x->sites, site_key(ev->image, ev->ref_stack))))
+        *v = *v >= ev->ref_size ? *v - ev->ref_size : 0;
+    if (st->starts) {
+        if (!(v = ana_map_put(&x->sites, site_key(ev->image, ev->stack), NULL)))
+            return -ENOMEM;
+        *v += ev->size;
+    }
+    return 0;
+}
+
+/* A regular detailed snapshot: each stack's bytes in running processes. */
+static int detailed_now(struct massif *x, uint64_t ts_ns)
+{
+    memset(x->bytes, 0, ((size_t)x->m->nr_stacks + 1) * sizeof(*x->bytes));
+    for (size_t i = 0; i < x->sites.cap; i++) {
+        uint64_t key = ana_map_slot_key(&x->sites, i);
+        uint32_t image = (uint32_t)((key - 1) >> 32), stack = (uint32_t)(key - 1);
+
+        if (!key || (image < x->cap_ended && x->ended[image]))
+            continue;
+        /* A stack id beyond the trace's table counts as no stack. */
+        x->bytes[stack <= x->m->nr_stacks ? stack : 0] +=
+            *(uint64_t *)ana_map_slot_val(&x->sites, i);
+    }
+    return detailed(x, ts_ns, x->live, "detailed");
 }
 
 /* The time of regular snapshot k, evenly over the selected events. */
@@ -173,18 +238,44 @@ static uint64_t regular_at(const struct massif *x, uint32_t k)
 
 /* Pass 1: regular snapshots show the heap just before the first event
  * after their time; the peak's detailed one comes at its heap event. */
+/* Regular snapshot x->next, detailed if its number says so, or if it is
+ * the last one before the peak's or the first after it. */
+static int regular(struct massif *x)
+{
+    uint64_t ts_ns = regular_at(x, x->next++), peak_ns = x->m->peak_ts_ns;
+    bool before_peak = x->m->peak_step && ts_ns < peak_ns &&
+                       (x->next == x->nr_regular || regular_at(x, x->next) >= peak_ns);
+
+    if (x->next % x->detailed_freq == 0 || x->after_peak || before_peak) {
+        x->after_peak = false;
+        return detailed_now(x, ts_ns);
+    }
+    header(x, ts_ns, x->live, "empty");
+    return 0;
+}
+
 static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
 {
     struct massif *x = arg;
+    int rc;
 
-    while (x->next < x->nr_regular && ev->ts_ns > regular_at(x, x->next)) {
-        header(x, regular_at(x, x->next), x->live, "empty");
-        x->next++;
+    while (x->next < x->nr_regular && ev->ts_ns > regular_at(x, x->next))
+        if ((rc = regular(x)))
+            return rc;
+    if (ev->kind == FMT_EV_PROCESS_EXIT && st->selected) {
+        if (UTIL_ARRAY_RESERVE_ZERO(x->ended, x->cap_ended, (size_t)ev->image + 1, 16))
+            return -ENOMEM;
+        x->ended[ev->image] = true;
     }
     if (!st->ends && !st->starts)
         return 0;
+    if ((rc = site_step(x, ev, st)))
+        return rc;
     x->live = st->heap; /* of running processes: an exited one's blocks left it */
-    return x->pass->nr_steps == x->m->peak_step ? detailed(x, ev->ts_ns, x->live, true) : 0;
+    if (x->pass->nr_steps != x->m->peak_step)
+        return 0;
+    x->after_peak = true;
+    return detailed_model(x, ev->ts_ns, x->live, true);
 }
 
 /* After pass 1: the snapshots at or after the last event; the final one
@@ -192,12 +283,12 @@ static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step 
 static int write_massif(struct ana_export_job *job)
 {
     struct massif *x = job->state;
+    int rc;
 
-    while (x->next + 1 < x->nr_regular) {
-        header(x, regular_at(x, x->next), x->live, "empty");
-        x->next++;
-    }
-    return detailed(x, x->m->end_ts_ns, x->m->live_bytes, false);
+    while (x->next + 1 < x->nr_regular)
+        if ((rc = regular(x)))
+            return rc;
+    return detailed_model(x, x->m->end_ts_ns, x->m->live_bytes, false);
 }
 
 /* After pass 0: the header, before pass 1's snapshots. */
@@ -236,6 +327,9 @@ static void release_massif(struct ana_export_job *job)
     struct massif *x = job->state;
 
     free(x->indent);
+    free(x->ended);
+    free(x->bytes);
+    ana_map_release(&x->sites);
     ana_strtab_release(&x->labels);
 }
 
@@ -252,7 +346,12 @@ int ana_export_massif(struct ana_export_job *job)
     *x = (struct massif){.r = job->r, .out = job->out, .o = o, .pass = job->pass[1]};
     x->threshold = o->massif_threshold >= 0 ? o->massif_threshold : MASSIF_DEFAULT_THRESHOLD;
     x->nr_regular = o->massif_snapshots ? o->massif_snapshots : MASSIF_DEFAULT_SNAPSHOTS;
+    x->detailed_freq =
+        o->massif_detailed_freq ? o->massif_detailed_freq : MASSIF_DEFAULT_DETAILED_FREQ;
+    ana_map_init(&x->sites, sizeof(uint64_t));
     if (!(x->m = ana_xjob_model(job)))
+        return -ENOMEM;
+    if (!(x->bytes = calloc((size_t)x->m->nr_stacks + 1, sizeof(*x->bytes))))
         return -ENOMEM;
     return ana_xjob_subscribe(job, 1, &ops, x);
 }
