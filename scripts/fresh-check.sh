@@ -145,6 +145,14 @@ t_debootstrap=$(elapsed "$t")
 
 for s in "${sources[@]}"; do echo "deb ${s% *} ${s#* } main"; done > "$root/etc/apt/sources.list"
 cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+# The network's own certificate authorities (an egress proxy's: the npm
+# registry is reached through it), as a machine on this network has them in
+# /usr/local/share/ca-certificates; the root's ca-certificates package adds
+# them to its bundle when setup installs it, as resolv.conf gives it names.
+if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
+  mkdir -p "$root/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+fi
 mkdir -p "$root/work/memscribe"
 git -C "$repo" archive --format=tar "$rev" | tar -x -C "$root/work/memscribe"
 if [ -d "$shared" ]; then

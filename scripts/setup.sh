@@ -116,7 +116,11 @@ if [ "${1:-}" = "--test" ] &&
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO=sudo
   $SUDO mkdir -p "$SPEEDSCOPE_DIR"
-  $SUDO npm install --no-audit --no-fund --no-save --prefix "$SPEEDSCOPE_DIR" \
+  # npm trusts the system's certificate bundle, as apt and curl do (node's
+  # own list lacks a local authority, such as a proxy's).
+  cafile=()
+  [ -s /etc/ssl/certs/ca-certificates.crt ] && cafile=(--cafile /etc/ssl/certs/ca-certificates.crt)
+  $SUDO npm install --no-audit --no-fund --no-save "${cafile[@]}" --prefix "$SPEEDSCOPE_DIR" \
     "speedscope@$SPEEDSCOPE_VERSION" >&2
 fi
 
