@@ -145,6 +145,11 @@ t_debootstrap=$(elapsed "$t")
 
 for s in "${sources[@]}"; do echo "deb ${s% *} ${s#* } main"; done > "$root/etc/apt/sources.list"
 cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+# What Debian's installer writes and debootstrap does not: without it
+# "localhost" has no address, and chromedriver's clients (selenium) cannot
+# reach it.
+[ -e "$root/etc/hosts" ] || printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' \
+  > "$root/etc/hosts"
 # The network's own certificate authorities (an egress proxy's: the npm
 # registry is reached through it), as a machine on this network has them in
 # /usr/local/share/ca-certificates; the root's ca-certificates package adds
