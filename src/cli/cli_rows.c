@@ -19,7 +19,7 @@ uint32_t cli_rows_key(struct cli_ana *a, uint32_t stack)
     return key;
 }
 
-/* The first stack id of each (image, key): by key for the first image a
+/* The first stack id of each (group, key): by key for the first group a
  * key comes in (keys are dense), in a map for the rare key of another. */
 struct firsts {
     uint32_t *stack; /* by key: first stack id + 1, 0 none */
@@ -51,32 +51,42 @@ static uint32_t first_of(struct cli_ana *a, struct firsts *f, uint32_t image, ui
     return *first;
 }
 
-/* A row's numbers: the sums of its sites' (all additive), by the model's
- * one list of site counters and the two peak shares. */
-static void add(struct ana_site *to, const struct ana_site *s)
+uint32_t cli_rows_group(const struct cli_ana *a, enum cli_rows_by by, uint32_t image)
+{
+    switch (by) {
+    case CLI_ROWS_BY_IMAGE:
+        return image;
+    case CLI_ROWS_BY_PROGRAM:
+        return image < a->programs.nr_images ? a->programs.of_image[image] : UINT32_MAX;
+    default:
+        return 0;
+    }
+}
+
+/* The site counters, which add up (the model's one list). */
+static void add_counters(struct ana_site *to, const struct ana_site *s)
 {
 #define ADD(type, name) to->name += s->name;
     ANA_SITE_COUNTERS(ADD)
 #undef ADD
-    to->peak_bytes += s->peak_bytes;
-    to->peak_all_bytes += s->peak_all_bytes;
 }
 
-/* row[f] while the first pass finds that f's row has more sites. */
-static const struct ana_site several;
-
-/* Rows of a program, or of the whole tree: each a copy, its peak the
- * sites' shares at the program's (the tree's) peak. */
-static void make_grouped(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
-                         struct cli_rows *out)
+/* For each stack id with a site that allocated or holds blocks, the
+ * lowest stack id of its row: the sites of one group (cli_rows_group)
+ * whose stacks read the same; UINT32_MAX for the others. A fresh array of
+ * nr_sites entries; *nr_rows: how many rows, *nr_shared: how many of them
+ * have more than one site. */
+static uint32_t *first_ids(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
+                           uint32_t *nr_rows, uint32_t *nr_shared)
 {
-    uint32_t n = ana_model_nr_sites(m), nr_rows = 0;
+    uint32_t n = ana_model_nr_sites(m);
     uint32_t *first = malloc(((size_t)n + 1) * sizeof(*first));
+    uint8_t *shared = calloc((size_t)n + 1, 1);
     struct firsts fs = {0};
 
-    out->row = calloc((size_t)n + 1, sizeof(*out->row));
-    if (!first || !out->row)
+    if (!first || !shared)
         cli_die("%s: out of memory", a->cmd);
+    *nr_rows = *nr_shared = 0;
     ana_map_init(&fs.other, sizeof(uint32_t));
     for (uint32_t id = 0; id < n; id++) {
         const struct ana_site *s = ana_model_site(m, id);
@@ -84,32 +94,42 @@ static void make_grouped(struct cli_ana *a, const struct ana_model *m, enum cli_
         first[id] = UINT32_MAX;
         if (!s || (!s->nr_allocs && !s->live_blocks))
             continue;
-        uint32_t group = by == CLI_ROWS_BY_ALL              ? 0
-                         : s->image < a->programs.nr_images ? a->programs.of_image[s->image]
-                                                            : UINT32_MAX;
-        first[id] = first_of(a, &fs, group, id);
-        nr_rows += first[id] == id;
+        uint32_t f = first[id] = first_of(a, &fs, cli_rows_group(a, by, s->image), id);
+        if (f == id)
+            ++*nr_rows;
+        else if (!shared[f]++)
+            ++*nr_shared;
     }
+    free(shared);
     free(fs.stack);
     free(fs.image);
     ana_map_release(&fs.other);
+    return first;
+}
+
+/* The rows of the per-program view, or of the whole tree: each a copy,
+ * its peak the sites' bytes at the program's (the tree's) peak. */
+static void make_grouped(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
+                         struct cli_rows *out)
+{
+    uint32_t n = ana_model_nr_sites(m), nr_rows, nr_shared, k = 0;
+    uint32_t *first = first_ids(a, m, by, &nr_rows, &nr_shared);
+
+    out->row = calloc((size_t)n + 1, sizeof(*out->row));
     out->merged = calloc((size_t)nr_rows + 1, sizeof(*out->merged));
-    if (!out->merged)
+    if (!out->row || !out->merged)
         cli_die("%s: out of memory", a->cmd);
-    nr_rows = 0;
     for (uint32_t id = 0; id < n; id++)
         if (first[id] == id) {
-            out->merged[nr_rows].image = ana_model_site(m, id)->image;
-            out->row[id] = &out->merged[nr_rows++];
+            out->merged[k].image = ana_model_site(m, id)->image;
+            out->row[id] = &out->merged[k++];
         }
     for (uint32_t id = 0; id < n; id++) {
         if (first[id] == UINT32_MAX)
             continue;
         struct ana_site *row = (struct ana_site *)out->row[first[id]];
         const struct ana_site *s = ana_model_site(m, id);
-#define ADD(type, name) row->name += s->name;
-        ANA_SITE_COUNTERS(ADD)
-#undef ADD
+        add_counters(row, s);
         row->peak_bytes +=
             by == CLI_ROWS_BY_ALL ? s->peak_all_bytes : ana_model_site_program_peak(m, id);
         row->peak_all_bytes += s->peak_all_bytes;
@@ -126,47 +146,35 @@ void cli_rows_make_by(struct cli_ana *a, const struct ana_model *m, enum cli_row
         make_grouped(a, m, by, out);
 }
 
+/* By process: a row of one site is the model's site itself; a row of
+ * several is a sum in merged. */
 void cli_rows_make(struct cli_ana *a, const struct ana_model *m, struct cli_rows *out)
 {
-    uint32_t n = ana_model_nr_sites(m), nr_merged = 0;
-    uint32_t *first = malloc(((size_t)n + 1) * sizeof(*first));
-    struct firsts fs = {0};
+    uint32_t n = ana_model_nr_sites(m), nr_rows, nr_shared, k = 0;
+    uint32_t *first = first_ids(a, m, CLI_ROWS_BY_IMAGE, &nr_rows, &nr_shared);
 
     out->row = calloc((size_t)n + 1, sizeof(*out->row));
-    out->merged = NULL;
-    if (!first || !out->row)
+    out->merged = calloc((size_t)nr_shared + 1, sizeof(*out->merged));
+    if (!out->row || !out->merged)
         cli_die("%s: out of memory", a->cmd);
-    ana_map_init(&fs.other, sizeof(uint32_t));
-    for (uint32_t id = 0; id < n; id++) {
-        const struct ana_site *s = ana_model_site(m, id);
-
-        first[id] = UINT32_MAX;
-        if (!s || (!s->nr_allocs && !s->live_blocks))
-            continue;
-        uint32_t f = first[id] = first_of(a, &fs, s->image, id);
-        if (f == id)
-            out->row[id] = s;
-        else if (out->row[f] != &several) {
-            out->row[f] = &several;
-            nr_merged++;
-        }
-    }
-    free(fs.stack);
-    free(fs.image);
-    ana_map_release(&fs.other);
-    out->merged = calloc((size_t)nr_merged + 1, sizeof(*out->merged));
-    if (!out->merged)
-        cli_die("%s: out of memory", a->cmd);
-    nr_merged = 0;
     for (uint32_t id = 0; id < n; id++)
-        if (out->row[id] == &several) {
-            out->merged[nr_merged].image = ana_model_site(m, id)->image;
-            out->row[id] = &out->merged[nr_merged++];
+        if (first[id] != UINT32_MAX && first[id] != id && !out->row[first[id]]) {
+            out->merged[k].image = ana_model_site(m, first[id])->image;
+            out->row[first[id]] = &out->merged[k++];
         }
     for (uint32_t id = 0; id < n; id++) {
         uint32_t f = first[id];
-        if (f != UINT32_MAX && out->row[f] >= out->merged && out->row[f] < out->merged + nr_merged)
-            add((struct ana_site *)out->row[f], ana_model_site(m, id));
+        if (f == UINT32_MAX)
+            continue;
+        const struct ana_site *s = ana_model_site(m, id);
+        if (!out->row[f]) { /* a row of one site (the shared ones are set) */
+            out->row[f] = s;
+            continue;
+        }
+        struct ana_site *row = (struct ana_site *)out->row[f];
+        add_counters(row, s);
+        row->peak_bytes += s->peak_bytes;
+        row->peak_all_bytes += s->peak_all_bytes;
     }
     free(first);
 }

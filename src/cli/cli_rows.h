@@ -36,6 +36,10 @@ void cli_rows_make(struct cli_ana *a, const struct ana_model *m, struct cli_rows
 enum cli_rows_by { CLI_ROWS_BY_IMAGE, CLI_ROWS_BY_PROGRAM, CLI_ROWS_BY_ALL };
 void cli_rows_make_by(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
                       struct cli_rows *out);
+
+/* The group of a site of image in rows by `by`: the image, its program
+ * (UINT32_MAX for an image the programs do not know), or 0. */
+uint32_t cli_rows_group(const struct cli_ana *a, enum cli_rows_by by, uint32_t image);
 void cli_rows_release(struct cli_rows *r);
 
 /* qsort_r's comparison of two row ids (uint32_t) whose rows are arg's

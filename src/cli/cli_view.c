@@ -7,19 +7,6 @@
 
 #include "cli/cli.h"
 
-static uint32_t group_of(const struct cli_ana *a, const struct cli_view *v,
-                         const struct ana_site *row)
-{
-    switch (v->by) {
-    case CLI_ROWS_BY_IMAGE:
-        return row->image;
-    case CLI_ROWS_BY_PROGRAM:
-        return row->image < a->programs.nr_images ? a->programs.of_image[row->image] : UINT32_MAX;
-    default:
-        return 0;
-    }
-}
-
 void cli_view_make(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
                    struct cli_view *v)
 {
@@ -39,7 +26,7 @@ void cli_view_make(struct cli_ana *a, const struct ana_model *m, enum cli_rows_b
         cli_die("%s: out of memory", a->cmd);
     for (uint32_t id = 0; id < nr_sites; id++) {
         const struct ana_site *row = v->rows.row[id];
-        uint32_t g = row ? group_of(a, v, row) : UINT32_MAX;
+        uint32_t g = row ? cli_rows_group(a, v->by, row->image) : UINT32_MAX;
         if (g < v->nr_groups)
             v->group_start[g + 1]++;
         if (row && row->live_blocks > 0)
@@ -51,7 +38,7 @@ void cli_view_make(struct cli_ana *a, const struct ana_model *m, enum cli_rows_b
     }
     for (uint32_t id = 0; id < nr_sites; id++) {
         const struct ana_site *row = v->rows.row[id];
-        uint32_t g = row ? group_of(a, v, row) : UINT32_MAX;
+        uint32_t g = row ? cli_rows_group(a, v->by, row->image) : UINT32_MAX;
         if (g < v->nr_groups)
             v->by_group[next[g]++] = id;
     }
