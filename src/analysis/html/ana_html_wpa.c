@@ -77,16 +77,16 @@ static uint32_t bucket_of(const struct ana_html_wpa *w, uint64_t ts_ns)
     return b < w->nr_buckets ? (uint32_t)b : w->nr_buckets - 1;
 }
 
-/* Double the bucket width: cell (a, f) joins (a/2, f/2). Windows of the
- * new, whole buckets stay exact. */
-static int coarsen(struct ana_html_wpa *w)
+/* How remap_cells moves a cell: the new key of (stack, a, f). */
+typedef uint64_t remap_fn(const void *arg, uint32_t stack, uint32_t a, uint32_t f);
+
+/* Move every cell to its new key (cells meeting there add up). Returns 0
+ * or -ENOMEM (the cells are then lost: the page fails). */
+static int remap_cells(struct ana_html_wpa *w, remap_fn *key, const void *arg)
 {
     struct ana_map old = w->cells;
 
     ana_map_init(&w->cells, sizeof(struct ana_html_cell));
-    w->bucket_ns *= 2;
-    w->nr_buckets = (uint32_t)(w->end_ns / w->bucket_ns + 1);
-    w->nr_coarsened++;
     for (size_t i = 0; i < old.cap; i++) {
         const struct ana_html_cell *c = ana_map_slot_val(&old, i);
         struct ana_html_cell *n;
@@ -95,8 +95,7 @@ static int coarsen(struct ana_html_wpa *w)
         if (!ana_map_slot_key(&old, i))
             continue;
         ana_html_wpa_key(ana_map_slot_key(&old, i), &stack, &a, &f);
-        n = ana_map_put(&w->cells, wpa_key(stack, a / 2, f == ANA_HTML_NEVER ? f : f / 2), NULL);
-        if (!n) {
+        if (!(n = ana_map_put(&w->cells, key(arg, stack, a, f), NULL))) {
             ana_map_release(&old);
             return -ENOMEM;
         }
@@ -105,6 +104,22 @@ static int coarsen(struct ana_html_wpa *w)
     }
     ana_map_release(&old);
     return 0;
+}
+
+static uint64_t halved(const void *arg, uint32_t stack, uint32_t a, uint32_t f)
+{
+    (void)arg;
+    return wpa_key(stack, a / 2, f == ANA_HTML_NEVER ? f : f / 2);
+}
+
+/* Double the bucket width: cell (a, f) joins (a/2, f/2). Windows of the
+ * new, whole buckets stay exact. */
+static int coarsen(struct ana_html_wpa *w)
+{
+    w->bucket_ns *= 2;
+    w->nr_buckets = (uint32_t)(w->end_ns / w->bucket_ns + 1);
+    w->nr_coarsened++;
+    return remap_cells(w, halved, NULL);
 }
 
 int ana_html_wpa_step(struct ana_html_wpa *w, const struct fmt_event *ev, const struct ana_step *st)
@@ -187,41 +202,33 @@ static bool kept(const uint8_t *keep, uint32_t nr_keep, uint32_t stack)
     return stack < nr_keep && keep[stack];
 }
 
+struct keep {
+    const uint8_t *keep;
+    uint32_t nr_keep;
+};
+
+static uint64_t lumped(const void *arg, uint32_t stack, uint32_t a, uint32_t f)
+{
+    const struct keep *k = arg;
+
+    return wpa_key(kept(k->keep, k->nr_keep, stack) ? stack : ANA_HTML_OTHER_STACK, a, f);
+}
+
 int ana_html_wpa_lump(struct ana_html_wpa *w, const uint8_t *keep, uint32_t nr_keep)
 {
-    struct ana_map old = w->cells;
+    const struct keep k = {keep, nr_keep};
     size_t i;
 
-    for (i = 0; i < old.cap; i++) {
+    for (i = 0; i < w->cells.cap; i++) {
         uint32_t stack, a, f;
 
-        if (!ana_map_slot_key(&old, i))
+        if (!ana_map_slot_key(&w->cells, i))
             continue;
-        ana_html_wpa_key(ana_map_slot_key(&old, i), &stack, &a, &f);
+        ana_html_wpa_key(ana_map_slot_key(&w->cells, i), &stack, &a, &f);
         if (!kept(keep, nr_keep, stack))
             break;
     }
-    if (i == old.cap)
+    if (i == w->cells.cap)
         return 0; /* every site is listed: the cells stay as they are */
-    ana_map_init(&w->cells, sizeof(struct ana_html_cell));
-    for (i = 0; i < old.cap; i++) {
-        const struct ana_html_cell *c = ana_map_slot_val(&old, i);
-        struct ana_html_cell *n;
-        uint32_t stack, a, f;
-
-        if (!ana_map_slot_key(&old, i))
-            continue;
-        ana_html_wpa_key(ana_map_slot_key(&old, i), &stack, &a, &f);
-        n = ana_map_put(&w->cells,
-                        wpa_key(kept(keep, nr_keep, stack) ? stack : ANA_HTML_OTHER_STACK, a, f),
-                        NULL);
-        if (!n) {
-            ana_map_release(&old);
-            return -ENOMEM;
-        }
-        n->nr += c->nr;
-        n->bytes += c->bytes;
-    }
-    ana_map_release(&old);
-    return 0;
+    return remap_cells(w, lumped, &k);
 }
