@@ -451,20 +451,41 @@ void cli_ana_programs(struct cli_ana *a, struct ana_model_options *mo)
         mo->programs = &a->programs;
 }
 
-void cli_ana_program_label(const struct cli_ana *a, uint32_t k, char *buf, size_t size)
+const char *cli_ana_program_exe(const struct cli_ana *a, uint32_t k, char *buf, size_t size)
 {
     const struct ana_program *pg = &a->programs.v[k];
-    char exe[256] = "(unknown)";
-    const char *base = exe;
 
-    if (pg->exe) {
-        ana_text_escape(exe, sizeof(exe), pg->exe, pg->exe_len);
-        base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
-    }
+    if (!pg->exe)
+        return "(unknown)";
+    ana_text_escape(buf, size, pg->exe, pg->exe_len);
+    return buf;
+}
+
+void cli_ana_program_name(const struct cli_ana *a, uint32_t k, bool short_name, char *buf,
+                          size_t size)
+{
+    const struct ana_program *pg = &a->programs.v[k];
+    char path[256];
+    const char *exe = cli_ana_program_exe(a, k, path, sizeof(path));
+
+    if (short_name && strrchr(exe, '/'))
+        exe = strrchr(exe, '/') + 1;
     if (pg->nr_images > 1)
-        snprintf(buf, size, "%s (%" PRIu32 " processes)", base, pg->nr_images);
+        snprintf(buf, size, "%s (%" PRIu32 " processes)", exe, pg->nr_images);
     else
-        snprintf(buf, size, "%s", base);
+        snprintf(buf, size, "%s", exe);
+}
+
+void cli_ana_program_json(const struct cli_ana *a, struct ana_json *j, uint32_t k)
+{
+    const struct ana_program *pg = &a->programs.v[k];
+
+    ana_json_key(j, "exe");
+    if (pg->exe)
+        ana_json_strn(j, pg->exe, pg->exe_len);
+    else
+        ana_json_null(j);
+    ana_json_kv_u64(j, "processes", pg->nr_images);
 }
 
 int cli_ana_close(struct cli_ana *a)

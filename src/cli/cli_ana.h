@@ -118,9 +118,14 @@ void cli_ana_open(struct cli_ana *a, int argc, char **argv, int optind_now);
  * the model. Dies on failure. */
 void cli_ana_programs(struct cli_ana *a, struct ana_model_options *mo);
 
-/* Program k's short name (cli_ana_programs): its executable's last part,
- * and how many processes ran it when more than one: "cc1 (36 processes)". */
-void cli_ana_program_label(const struct cli_ana *a, uint32_t k, char *buf, size_t size);
+/* Program k (cli_ana_programs): its executable's path, escaped, in buf (or
+ * "(unknown)"); its name, that path (its last part with short_name) and how
+ * many processes ran it when more than one ("cc1 (36 processes)"); its
+ * "exe" (null if unknown) and "processes" members in JSON. */
+const char *cli_ana_program_exe(const struct cli_ana *a, uint32_t k, char *buf, size_t size);
+void cli_ana_program_name(const struct cli_ana *a, uint32_t k, bool short_name, char *buf,
+                          size_t size);
+void cli_ana_program_json(const struct cli_ana *a, struct ana_json *j, uint32_t k);
 
 /* The stack labeler, created on first use (dies on failure). */
 struct ana_stacks *cli_ana_stacks(struct cli_ana *a);

@@ -117,10 +117,7 @@ void cli_programs_text(struct cli_ana *a, const struct ana_model *m, const uint3
             rc = rc ? rc : ana_table_set_u64(t, 4, s->nr_temporary);
         else
             rc = rc ? rc : ana_table_set_none(t, 4);
-        snprintf(buf, sizeof(buf), "(unknown)");
-        if (pg->exe)
-            ana_text_escape(buf, sizeof(buf), pg->exe, pg->exe_len);
-        rc = rc ? rc : ana_table_set_str(t, 5, buf);
+        rc = rc ? rc : ana_table_set_str(t, 5, cli_ana_program_exe(a, order[i], buf, sizeof(buf)));
     }
     if (rc)
         cli_ana_fail(a, rc);

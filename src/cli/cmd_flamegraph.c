@@ -78,7 +78,7 @@ static int build(struct cli_ana *a, struct ana_tree *t, const struct ana_model *
     if (!label_of || !root_of)
         rc = -ENOMEM;
     for (uint32_t k = 0; k < a->programs.nr && !rc; k++) {
-        cli_ana_program_label(a, k, name, sizeof(name));
+        cli_ana_program_name(a, k, true, name, sizeof(name));
         rc = ana_stacks_intern(st, name, &label_of[k]);
     }
     for (uint32_t i = 0; i < a->programs.nr_images && !rc; i++)

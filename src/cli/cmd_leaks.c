@@ -10,7 +10,6 @@
 #include "analysis/core/ana_attach.h"
 #include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_scan.h"
-#include "analysis/core/ana_text.h"
 #include "analysis/core/ana_time.h"
 #include "analysis/model/ana_model.h"
 #include "cli/cli.h"
@@ -160,11 +159,8 @@ static void stack_rows(struct leaks *lk)
             continue;
         ana_table_add_row(to);
         if (a->by_program) {
-            const struct ana_program *pg = &a->programs.v[a->programs.of_image[s->image]];
-            snprintf(exe, sizeof(exe), "(unknown)");
-            if (pg->exe)
-                ana_text_escape(exe, sizeof(exe), pg->exe, pg->exe_len);
-            ana_table_set_str(to, 0, exe);
+            ana_table_set_str(
+                to, 0, cli_ana_program_exe(a, a->programs.of_image[s->image], exe, sizeof(exe)));
         } else {
             ana_table_set_u64(to, 0, ana_model_image(lk->m, s->image)->pid);
         }
@@ -192,11 +188,9 @@ static void write_text(struct leaks *lk, FILE *out)
         const struct ana_program *pg = &a->programs.v[k];
         if (!s->seen || pg->nr_images < 2)
             continue;
-        snprintf(buf, sizeof(buf), "(unknown)");
-        if (pg->exe)
-            ana_text_escape(name, sizeof(name), pg->exe, pg->exe_len);
-        fprintf(out, "%s (%" PRIu32 " processes): %s%" PRIu64 " bytes in %s%" PRIu64 " blocks\n",
-                pg->exe ? name : buf, pg->nr_images, e, s->heap, e, s->live_blocks);
+        cli_ana_program_name(a, k, false, name, sizeof(name));
+        fprintf(out, "%s: %s%" PRIu64 " bytes in %s%" PRIu64 " blocks\n", name, e, s->heap, e,
+                s->live_blocks);
     }
     for (uint32_t i = 0; i < ana_model_nr_images(lk->m); i++) {
         const struct ana_scope *s = ana_model_image(lk->m, i);
@@ -247,16 +241,10 @@ static void write_json(struct leaks *lk)
         ana_json_begin_array(&j);
         for (uint32_t k = 0; k < ana_model_nr_programs(lk->m); k++) {
             const struct ana_scope *s = ana_model_program(lk->m, k);
-            const struct ana_program *pg = &a->programs.v[k];
             if (!s->seen)
                 continue;
             ana_json_begin_object(&j);
-            ana_json_key(&j, "exe");
-            if (pg->exe)
-                ana_json_strn(&j, pg->exe, pg->exe_len);
-            else
-                ana_json_null(&j);
-            ana_json_kv_u64(&j, "processes", pg->nr_images);
+            cli_ana_program_json(a, &j, k);
             ana_json_kv_u64(&j, "leaked_bytes", s->heap);
             ana_json_kv_u64(&j, "leaked_blocks", s->live_blocks);
             ana_json_end_object(&j);

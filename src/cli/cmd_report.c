@@ -467,15 +467,11 @@ static struct part program_part(const struct report *rp, uint32_t k)
 static void program_name(struct report *rp, uint32_t k, char *buf, size_t size)
 {
     const struct ana_program *pg = &rp->a.programs.v[k];
-    char exe[200] = "(unknown executable)";
 
-    if (pg->nr_images <= 1) {
+    if (pg->nr_images <= 1)
         cli_ana_image_name(&rp->a, pg->first_image, buf, size);
-        return;
-    }
-    if (pg->exe)
-        ana_text_escape(exe, sizeof(exe), pg->exe, pg->exe_len);
-    snprintf(buf, size, "%s (%" PRIu32 " processes)", exe, pg->nr_images);
+    else
+        cli_ana_program_name(&rp->a, k, false, buf, size);
 }
 
 /* The per-program view (docs/report.md, "Process trees"): the tree's sum
@@ -542,15 +538,9 @@ static void json_programs(struct report *rp, struct ana_json *j)
     ana_json_key(j, "programs");
     ana_json_begin_array(j);
     for (uint32_t i = 0; i < n; i++) {
-        const struct ana_program *pg = &rp->a.programs.v[order[i]];
         struct part p = program_part(rp, order[i]);
         ana_json_begin_object(j);
-        ana_json_key(j, "exe");
-        if (pg->exe)
-            ana_json_strn(j, pg->exe, pg->exe_len);
-        else
-            ana_json_null(j);
-        ana_json_kv_u64(j, "processes", pg->nr_images);
+        cli_ana_program_json(&rp->a, j, order[i]);
         ana_json_key(j, "images");
         ana_json_begin_array(j);
         for (uint32_t k = 0; k < rp->a.programs.nr_images; k++)
