@@ -447,7 +447,7 @@ void cli_ana_programs(struct cli_ana *a, struct ana_model_options *mo)
     if (ana_programs_make(&a->programs, a->r, &a->filter))
         cli_die("%s: out of memory", a->cmd);
     a->by_program = !a->by_process && ana_programs_merge(&a->programs);
-    if (a->by_program)
+    if (a->by_program && mo)
         mo->programs = &a->programs;
 }
 

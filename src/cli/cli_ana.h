@@ -114,8 +114,8 @@ bool cli_ana_option(struct cli_ana *a, int c, const char *arg);
 void cli_ana_open(struct cli_ana *a, int argc, char **argv, int optind_now);
 
 /* After cli_ana_open: group the selected images by executable into
- * a->programs and decide a->by_program; when on, mo->programs is set for
- * the model. Dies on failure. */
+ * a->programs and decide a->by_program; when on, mo->programs (if mo) is
+ * set for the model. Dies on failure. */
 void cli_ana_programs(struct cli_ana *a, struct ana_model_options *mo);
 
 /* Program k (cli_ana_programs): its executable's path, escaped, in buf (or

@@ -151,8 +151,7 @@ int cmd_flamegraph(int argc, char **argv)
     /* The per-program view: a frame per program under the root (not with
      * --diff, whose base graph has none). */
     a.by_process |= diff;
-    cli_ana_programs(&a, &mo);
-    mo.programs = NULL; /* the graph needs no program scopes */
+    cli_ana_programs(&a, NULL); /* the graph needs no program scopes */
     struct ana_scan_options sc;
     cli_ana_scan_options(&a, UINT64_MAX, &sc);
     if ((rc = ana_model_build(&m, a.r, &mo, &sc)))

@@ -88,10 +88,9 @@ int cmd_html(int argc, char **argv)
     o.filter = &a.filter;
     /* The per-program view, but not beside a base (whose rows are per
      * process). */
-    struct ana_model_options mo = {0};
     a.by_process |= base_path != NULL;
-    cli_ana_programs(&a, &mo);
-    o.programs = mo.programs;
+    cli_ana_programs(&a, NULL);
+    o.programs = a.by_program ? &a.programs : NULL;
     char *path_copy = strdup(a.path);
     if (!path_copy)
         cli_die("html: out of memory");
