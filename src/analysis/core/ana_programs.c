@@ -7,19 +7,8 @@
 #include <string.h>
 
 #include "analysis/core/ana_filter.h"
-#include "analysis/core/ana_map.h"
+#include "analysis/core/ana_strtab.h"
 #include "memscribe/trace.h"
-
-/* FNV-1a of the executable's path: the map's key (a collision is told
- * apart by comparing the paths). */
-static uint64_t path_hash(const char *s, uint32_t len)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-
-    for (uint32_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-    return h | 1; /* never 0, the map's empty key */
-}
 
 static int add_program(struct ana_programs *p, const struct fmt_image_info *ii, uint32_t image)
 {
@@ -34,49 +23,55 @@ static int add_program(struct ana_programs *p, const struct fmt_image_info *ii, 
     return (int)p->nr++;
 }
 
+/* The program of an image whose executable is path: the one its path
+ * already has (paths interned, by_path[path id]), or a new one. Returns
+ * the program, or -ENOMEM. */
+static int program_of_path(struct ana_programs *p, struct ana_strtab *paths, uint32_t **by_path,
+                           const struct fmt_image_info *ii, uint32_t image)
+{
+    char *path = strndup(ii->exe, ii->exe_len); /* the interner wants a C string */
+    uint32_t id;
+    int rc;
+
+    if (!path)
+        return -ENOMEM;
+    rc = ana_strtab_intern(paths, path, &id);
+    free(path);
+    if (rc == 0)
+        return (int)(*by_path)[id];
+    uint32_t *grown = rc < 0 ? NULL : realloc(*by_path, ((size_t)id + 1) * sizeof(*grown));
+    if (!grown)
+        return -ENOMEM;
+    *by_path = grown;
+    if ((rc = add_program(p, ii, image)) < 0)
+        return rc;
+    (*by_path)[id] = (uint32_t)rc;
+    return rc;
+}
+
 int ana_programs_make(struct ana_programs *p, struct fmt_reader *r, const struct ana_filter *f)
 {
-    uint32_t n = fmt_reader_nr_images(r);
-    struct ana_map by_path; /* path hash -> first program of that hash */
+    uint32_t n = fmt_reader_nr_images(r), *by_path = NULL;
+    struct ana_strtab paths = {0};
     int rc = 0;
 
     memset(p, 0, sizeof(*p));
-    ana_map_init(&by_path, sizeof(uint32_t));
     if (!(p->of_image = calloc((size_t)n + 1, sizeof(*p->of_image))))
         return -ENOMEM;
     p->nr_images = n;
-    for (uint32_t i = 0; i < n && rc >= 0; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         const struct fmt_image_info *ii = fmt_reader_image(r, i);
-        uint32_t *slot = NULL, prog = UINT32_MAX;
-        int created = 1;
 
-        if (ii && ii->exe) {
-            slot = ana_map_put(&by_path, path_hash(ii->exe, ii->exe_len), &created);
-            if (!slot) {
-                rc = -ENOMEM;
-                break;
-            }
-            /* Programs of one hash: the first, then a linear look at the
-             * rest (a collision of two paths is all but unheard of). */
-            for (uint32_t k = created ? p->nr : *slot; k < p->nr; k++)
-                if (p->v[k].exe && p->v[k].exe_len == ii->exe_len &&
-                    !memcmp(p->v[k].exe, ii->exe, ii->exe_len)) {
-                    prog = k;
-                    break;
-                }
-        }
-        if (prog == UINT32_MAX) {
-            if ((rc = add_program(p, ii, i)) < 0)
-                break;
-            prog = (uint32_t)rc;
-            if (slot && created)
-                *slot = prog;
-        }
-        p->of_image[i] = prog;
+        /* An image whose executable is unknown is a program of its own. */
+        rc = ii && ii->exe ? program_of_path(p, &paths, &by_path, ii, i) : add_program(p, ii, i);
+        if (rc < 0)
+            break;
+        p->of_image[i] = (uint32_t)rc;
         if (ana_filter_image(f, i, ii ? ii->pid : 0))
-            p->v[prog].nr_images++;
+            p->v[rc].nr_images++;
     }
-    ana_map_release(&by_path);
+    ana_strtab_release(&paths);
+    free(by_path);
     if (rc < 0) {
         ana_programs_release(p);
         return rc;
