@@ -349,10 +349,8 @@ static ALWAYS_INLINE int get_ref(struct fmt_reader *r, struct fmt_event *ev, int
         if (d <= FMT_RANK_NEAR)
             o = d <= len ? (int64_t)(len - d) : -1;
         else if (len > FMT_RANK_NEAR && d - FMT_RANK_NEAR - 1 < len)
-            o = fmt_rank_select(&sl->pred.rank,
-                                (uint32_t)(d - FMT_RANK_NEAR - 1) +
-                                    fmt_rank_count(&sl->pred.rank, len - FMT_RANK_NEAR, len),
-                                len);
+            o = fmt_rank_select(&sl->pred.rank, (uint32_t)(d - FMT_RANK_NEAR - 1),
+                                len - FMT_RANK_NEAR);
         if (o < 0)
             return bad_event(r, "reference past the thread's live blocks in the chunk");
         struct fmt_rblk *b = &r->blks[sl->started.v[o]];

@@ -243,18 +243,23 @@ static void test_rank_count(void **state)
             assert_int_equal(fmt_rank_count(&k, from, to), live);
         }
         /* fmt_rank_select: the ord of the live block of rank r from the
-         * newest, near and far, and one past the last */
-        uint32_t all = fmt_rank_count(&k, 0, n);
-        for (int t = 0; t < 3; t++) {
-            uint32_t r = t == 0 ? all : t == 1 ? (uint32_t)(rng() % 100) : (uint32_t)(rng() % n);
+         * newest, near and far, and one past the last; among all blocks
+         * started, or among those before the last few, as the reader
+         * selects among the blocks before the last FMT_RANK_NEAR */
+        for (int t = 0; t < 6; t++) {
+            uint32_t m = t < 3 ? n : n - (uint32_t)(rng() % (FMT_RANK_NEAR + 2) % n);
+            uint32_t all = fmt_rank_count(&k, 0, m);
+            uint32_t r = t % 3 == 0   ? all
+                         : t % 3 == 1 ? (uint32_t)(rng() % 100)
+                                      : (uint32_t)(rng() % m);
             int64_t want = -1;
 
-            for (uint32_t i = n, seen = 0; i-- > 0;)
+            for (uint32_t i = m, seen = 0; i-- > 0;)
                 if (!dead[i] && seen++ == r) {
                     want = i;
                     break;
                 }
-            assert_int_equal(fmt_rank_select(&k, r, n), want);
+            assert_int_equal(fmt_rank_select(&k, r, m), want);
         }
     }
     fmt_rank_clear(&k);
