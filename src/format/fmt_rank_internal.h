@@ -229,22 +229,24 @@ static inline uint32_t fmt_rank_bit(uint64_t b, uint32_t j)
 }
 
 /* The ord of the live block of rank r (0: the newest) among n started, or
- * -1 if fewer are live. As a rank from the oldest, R: the 32,768 that
- * holds it by the counts per 32,768 (few: a chunk holds 2^19 blocks at
- * most), then a lane of eight at each level below (fmt_rank_lane), then
- * the bit. The counts there take in ords from n on too, live or ended,
- * but the block of rank R is under n, so the search stops before them. */
+ * -1 if fewer are live. The 32,768 that holds it, down from n's (where
+ * frees pick blocks at random most ranks are in the newest two), then as
+ * a rank from the oldest of that 32,768, R, a lane of eight at each level
+ * below (fmt_rank_lane), then the bit. The counts there take in ords from
+ * n on too, live or ended, but the block of rank R is under n, so the
+ * search stops before them. */
 static inline int64_t fmt_rank_select(const struct fmt_rank *k, uint32_t r, uint32_t n)
 {
-    uint32_t dead = fmt_rank_below(k, n), nh = n >> FMT_RANK_HB_SHIFT, h = 0;
+    uint32_t h = n >> FMT_RANK_HB_SHIFT;
+    uint32_t live = (n & ((1u << FMT_RANK_HB_SHIFT) - 1)) - fmt_rank_below(k, n);
 
-    for (uint32_t i = 0; i < nh; i++)
-        dead += k->hd[i];
-    if (r >= n - dead)
-        return -1;
-    uint32_t R = n - dead - 1 - r;
-    for (; h < nh && R >= (1u << FMT_RANK_HB_SHIFT) - k->hd[h]; h++)
-        R -= (1u << FMT_RANK_HB_SHIFT) - k->hd[h];
+    while (r >= live) {
+        if (!h)
+            return -1;
+        r -= live;
+        live = (1u << FMT_RANK_HB_SHIFT) - k->hd[--h];
+    }
+    uint32_t R = live - 1 - r;
     uint32_t g = h * 8 + fmt_rank_lane(k->gp + h * 8, 1u << FMT_RANK_GB_SHIFT, &R);
     uint32_t s = g * 8 + fmt_rank_lane(k->sp + g * 8, 1u << FMT_RANK_SB_SHIFT, &R);
     uint32_t w = s * 8 + fmt_rank_lane(k->wp + s * 8, 64, &R);

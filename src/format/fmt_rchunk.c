@@ -669,6 +669,9 @@ static ALWAYS_INLINE int decode(struct fmt_reader *r, struct fmt_event *ev, int 
 
     ev->addr = addr;
     ev->size = size;
+    ev->raw_size = size; /* here, from a register: copied in next_event(), the
+                          * compiler read it with ref_size in one 16-byte load
+                          * of two 8-byte stores, which stalled every event */
     if ((rc = decode_blocks(r, ev, kind, failed, addr, size, lay)))
         return rc;
     /* Without a branch per column: this runs for every event. Every column
@@ -756,7 +759,6 @@ static ALWAYS_INLINE int next_event(struct fmt_reader *r, struct fmt_event *ev, 
         if (rc < 0)
             break;
         if (ev->kind) {
-            ev->raw_size = ev->size;
             ev->raw_ref_size = ev->ref_size;
             ev->count = 1;
             ev->ref_count = 1;
