@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The golden traces of formats 1.0, 1.1, 1.2 (Windows), 1.3 (a time unit; sampled; Wine's
-# folders), 1.4 (packed times; pools) and 1.5 (ranked references) dump exactly as they always did
-# (old traces stay readable, and dump's output is stable for the tests built
+# folders), 1.4 (packed times; pools), 1.5 (ranked references) and 1.6 (reachability classes) dump
+# exactly as they always did (old traces stay readable, and dump's output is stable for the tests built
 # on it);
 # --pid keeps one process; a trace cut short dumps its whole chunks, says
 # so on stderr and exits 0.

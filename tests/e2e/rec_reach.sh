@@ -31,6 +31,19 @@ expect "scan status" "$(jq -r '.processes[0].reach.status' "$WORK/leaks.json")" 
 "$MEMSCRIBE" leaks "$WORK/r.mscr" >"$WORK/leaks.txt" || fail "leaks (text)"
 grep -q '^classes at exit: definite: ' "$WORK/leaks.txt" || fail "no legend of the classes in leaks' text"
 
+# report's totals and check's gates read the same classes.
+"$MEMSCRIBE" report "$WORK/r.mscr" >"$WORK/report.txt" || fail "report"
+grep -q '^  lost at exit: *3012 bytes in 3 blocks (definitely 1003 bytes in 1, indirectly 2009 bytes in 2)$' \
+    "$WORK/report.txt" || fail "report's lost total: $(grep 'lost at exit' "$WORK/report.txt")"
+rc=0
+"$MEMSCRIBE" check --max-definitely-lost 1003 --max-lost-blocks 3 "$WORK/r.mscr" >/dev/null || rc=$?
+expect "check at the limits" "$rc" 0
+rc=0
+"$MEMSCRIBE" check --max-definitely-lost 1002 "$WORK/r.mscr" >"$WORK/check.txt" || rc=$?
+expect "check a byte under the limit" "$rc" 1
+grep -q '^FAIL  max-definitely-lost 1002 *definitely-lost: 1003 bytes (limit 1002 bytes)$' \
+    "$WORK/check.txt" || fail "check's line: $(cat "$WORK/check.txt")"
+
 # valgrind's memcheck on the same program: one loss record per size.
 if command -v valgrind >/dev/null; then
     valgrind --leak-check=full --show-leak-kinds=all "$PROG" >/dev/null 2>"$WORK/vg" ||

@@ -72,7 +72,9 @@ static void write_reach(struct tfmt *t)
                                   .nr_blocks = 5,
                                   .serials = serials,
                                   .classes = classes};
-    struct fmt_writer_reach off = {.image = 1, .ts_ns = 9500, .status = FMT_REACH_UNAVAILABLE,
+    struct fmt_writer_reach off = {.image = 1,
+                                   .ts_ns = 9500,
+                                   .status = FMT_REACH_UNAVAILABLE,
                                    .reason = "ptrace refused (Operation not permitted)"};
     uint64_t mask = 0;
 
