@@ -318,28 +318,66 @@ struct rec_reach_roots {
     uint32_t nr_own;
 };
 
-/* Is a writable mapping a root? Not the heap, not our own rings, not a
- * device (scanning one may hang, memcheck skips them but /dev/zero), not
- * one that holds a live block (a malloc arena, a large block's mapping). */
-static int rec_reach_is_root(const struct rec_reach *rr, const struct rec_reach_map *m,
-                             const char *path)
+/* Is a writable mapping a root? Not the heap (glibc's main arena), not
+ * our own rings, not a device (scanning one may hang: memcheck skips them
+ * but /dev/zero). */
+static int rec_reach_is_root(const struct rec_reach_map *m, const char *path)
 {
-    size_t lo = 0, hi = rr->nr_blocks;
-
     if (!m->r || !m->w || m->hi <= m->lo)
         return 0;
-    if (!strcmp(path, "[heap]") || !strncmp(path, "/memfd:memscribe-", 17) ||
-        (!strncmp(path, "/dev/", 5) && strncmp(path, "/dev/zero", 9)) || !strncmp(path, "[vvar", 5))
-        return 0;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
+    return !(!strcmp(path, "[heap]") || !strncmp(path, "/memfd:memscribe-", 17) ||
+             (!strncmp(path, "/dev/", 5) && strncmp(path, "/dev/zero", 9)) ||
+             !strncmp(path, "[vvar", 5));
+}
 
-        if (rr->blocks[mid].addr < m->lo)
-            lo = mid + 1;
-        else
-            hi = mid;
+/* glibc's other arenas live in heaps of HEAP_MAX_SIZE (64 MiB on 64-bit),
+ * aligned to it, each opening with its heap_info (ar_ptr, prev, size,
+ * mprotect_size) and read-write up to mprotect_size. Where an anonymous
+ * mapping holds such a start, the rest of it is malloc's, not a root: its
+ * free chunks hold stale pointers (memcheck never scans its own arena). */
+#define REC_REACH_HEAP_MAX (64ull << 20)
+
+static uint64_t rec_reach_arena_cut(struct rec_reach *rr, uint64_t lo, uint64_t hi)
+{
+    for (uint64_t b = (lo + REC_REACH_HEAP_MAX - 1) & ~(REC_REACH_HEAP_MAX - 1); b < hi;
+         b += REC_REACH_HEAP_MAX) {
+        uint64_t hinfo[4];
+        struct iovec l = {hinfo, sizeof(hinfo)}, r = {(void *)(uintptr_t)b, sizeof(hinfo)};
+
+        if (rr->read(rr->read_arg, &l, 1, &r, 1) != (ssize_t)sizeof(hinfo))
+            continue;
+        if (hinfo[3] == hi - b && hinfo[2] <= hinfo[3] && !(hinfo[3] & 4095) && hinfo[0] &&
+            !(hinfo[0] & 7))
+            return b;
     }
-    return !(lo < rr->nr_blocks && rr->blocks[lo].addr < m->hi);
+    return hi;
+}
+
+/* Scan the root range [lo, hi) less the live blocks in it (a large
+ * block's own mapping, merged with its neighbours: a block's words count
+ * only when it is reached). */
+static void rec_reach_scan_less_blocks(struct rec_reach *rr, uint64_t lo, uint64_t hi)
+{
+    size_t a = 0, b = rr->nr_blocks;
+
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+
+        if (rr->blocks[mid].addr + rr->blocks[mid].size <= lo)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    for (; a < rr->nr_blocks && rr->blocks[a].addr < hi && lo < hi; a++) {
+        const struct rec_reach_block *k = &rr->blocks[a];
+
+        if (k->addr > lo)
+            rec_reach_root_range(rr, lo, k->addr);
+        if (k->addr + k->size > lo)
+            lo = k->addr + k->size;
+    }
+    if (lo < hi)
+        rec_reach_root_range(rr, lo, hi);
 }
 
 /* Scan [lo, hi) less the collector's own mappings. */
@@ -352,11 +390,11 @@ static void rec_reach_scan_less_own(struct rec_reach *rr, const struct rec_reach
         if (ohi <= lo || olo >= hi)
             continue;
         if (olo > lo)
-            rec_reach_root_range(rr, lo, olo);
+            rec_reach_scan_less_blocks(rr, lo, olo);
         lo = ohi;
     }
     if (lo < hi)
-        rec_reach_root_range(rr, lo, hi);
+        rec_reach_scan_less_blocks(rr, lo, hi);
 }
 
 static int rec_reach_by_lo(const void *a, const void *b)
@@ -397,16 +435,16 @@ static void rec_reach_roots(struct rec_reach *rr, const struct rec_reach_roots *
     while (rec_reach_map_line(&cur, &m, &path) == 0) {
         if (!UTIL_ARRAY_RESERVE(all, cap_all, nr_all + 1, 256))
             all[nr_all++] = m;
-        if (!rec_reach_is_root(rr, &m, path))
+        if (!rec_reach_is_root(&m, path))
             continue;
-        uint64_t lo = m.lo;
+        uint64_t lo = m.lo, hi = *path ? m.hi : rec_reach_arena_cut(rr, m.lo, m.hi);
         for (uint32_t i = 0; i < ro->proc->nr; i++) {
             uint64_t sp = ro->proc->t[i].sp;
 
             if (ro->proc->t[i].stopped && sp >= m.lo && sp < m.hi && sp - m.lo >= REC_REACH_REDZONE)
                 lo = sp - REC_REACH_REDZONE > lo ? sp - REC_REACH_REDZONE : lo;
         }
-        rec_reach_scan_less_own(rr, ro, lo, m.hi);
+        rec_reach_scan_less_own(rr, ro, lo, hi);
     }
     rr->maps = all;
     rr->nr_maps = nr_all;
