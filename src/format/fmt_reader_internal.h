@@ -149,8 +149,8 @@ struct fmt_reader {
     struct fmt_rmodule *mods;
     uint32_t nr_mods;
     uint32_t cap_mods;
-    int reach_on;                /* FMT_FEAT_REACH (1.6) */
-    struct fmt_rreach *reach;    /* REACH records (1.6), in order */
+    int reach_on;             /* FMT_FEAT_REACH (1.6) */
+    struct fmt_rreach *reach; /* REACH records (1.6), in order */
     uint32_t nr_reach;
     uint32_t cap_reach;
     struct fmt_rpool *pools_tab; /* POOL definitions (1.4), in order */

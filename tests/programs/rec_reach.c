@@ -71,9 +71,9 @@ static __attribute__((noinline)) void make_heuristic(void)
     q[0] = 1010 - 8; /* length64: the length of the rest */
     len64 = (char *)q + 8;
     q = block(1011);
-    q[0] = 5;               /* length */
+    q[0] = 5;                /* length */
     q[1] = 1011 - 3 * 8 - 1; /* capacity */
-    q[2] = 0;               /* refcount */
+    q[2] = 0;                /* refcount */
     str = (char *)q + 24;
     printf("EXPECT 1010 reachable\nEXPECT 1011 reachable\n");
 }
