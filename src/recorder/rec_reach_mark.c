@@ -6,11 +6,13 @@
  * a block holds it, and every read is bounded and may fail. docs/leaks.md
  * says where the result differs from memcheck's. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "memscribe/trace.h"
 #include "recorder/rec_reach_internal.h"
+#include "util/util_search.h"
 
 #define REC_WORD 8u
 #define REC_PAGE 4096u
@@ -101,35 +103,21 @@ void rec_reach_read_heads(struct rec_reach *rr)
  * empty block: find_chunk_for), or NULL. */
 static struct rec_reach_block *rr_find(const struct rec_reach *rr, uint64_t ptr)
 {
-    size_t lo = 0, hi = rr->nr_blocks;
+    size_t i = util_search_above(rr->blocks, rr->nr_blocks, sizeof(*rr->blocks),
+                                 offsetof(struct rec_reach_block, addr), ptr);
 
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-
-        if (rr->blocks[mid].addr <= ptr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (!lo)
+    if (!i)
         return NULL;
-    struct rec_reach_block *k = &rr->blocks[lo - 1];
+    struct rec_reach_block *k = &rr->blocks[i - 1];
     return ptr - k->addr < (k->size ? k->size : 1) ? k : NULL;
 }
 
 static const struct rec_reach_map *rr_map(const struct rec_reach *rr, uint64_t a)
 {
-    size_t lo = 0, hi = rr->nr_maps;
+    size_t i = util_search_above(rr->maps, rr->nr_maps, sizeof(*rr->maps),
+                                 offsetof(struct rec_reach_map, lo), a);
 
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-
-        if (rr->maps[mid].hi <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < rr->nr_maps && rr->maps[lo].lo <= a ? &rr->maps[lo] : NULL;
+    return i && a < rr->maps[i - 1].hi ? &rr->maps[i - 1] : NULL;
 }
 
 static int rr_read_words(struct rec_reach *rr, uint64_t addr, uint64_t *w, size_t n)
