@@ -181,13 +181,31 @@ static int rec_reach_stop(struct rec_reach_proc *p, char *why, size_t why_size)
     return 0;
 }
 
+/* Let every seized thread go, each with the signal it stopped for. A
+ * thread seized that never stopped (within REC_REACH_STOP_MS) cannot be
+ * detached while it runs: it is waited for once more, then detached; a
+ * thread still running then is let go when it next stops. */
 static void rec_reach_resume(struct rec_reach_proc *p)
 {
-    for (uint32_t i = 0; i < p->nr; i++)
-        if (p->t[i].tid && p->t[i].stopped)
-            ptrace(PTRACE_DETACH, p->t[i].tid, NULL, (void *)(intptr_t)p->t[i].inject);
-        else if (p->t[i].tid)
-            ptrace(PTRACE_DETACH, p->t[i].tid, NULL, NULL);
+    for (uint32_t i = 0; i < p->nr; i++) {
+        struct rec_reach_thread *t = &p->t[i];
+        int st;
+
+        for (int ms = 0; t->tid && !t->stopped && ms < 100; ms++) {
+            pid_t got = waitpid(t->tid, &st, __WALL | WNOHANG);
+
+            if (got == t->tid && WIFSTOPPED(st)) {
+                t->stopped = 1;
+                t->inject = (st >> 16) != PTRACE_EVENT_STOP ? WSTOPSIG(st) : 0;
+            } else if (got != 0) {
+                t->tid = 0;
+            } else {
+                poll(NULL, 0, 1);
+            }
+        }
+        if (t->tid)
+            ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(intptr_t)t->inject);
+    }
     free(p->t);
     p->t = NULL;
 }

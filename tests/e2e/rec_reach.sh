@@ -7,9 +7,10 @@
 # installed: block for block, by size). The program's output and exit
 # status are the same with the scan; a process that ptrace may not stop
 # (strace traces it) gets no classes, and the trace says why.
-# Needs MEMSCRIBE, MS_PROGRAMS.
+# Without the wrapper, MEMSCRIBE_REACH=1 asks for the same scan.
+# Needs MEMSCRIBE, MS_PROGRAMS, MS_BUILD.
 # shellcheck source=tests/e2e/lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" rec_reach MEMSCRIBE MS_PROGRAMS
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" rec_reach MEMSCRIBE MS_PROGRAMS MS_BUILD
 need jq
 PROG=$MS_PROGRAMS/rec_reach
 
@@ -59,6 +60,19 @@ if command -v valgrind >/dev/null; then
         }' | sort >"$WORK/vg_got"
     diff -u "$WORK/vg_got" "$WORK/got" >&2 || fail "memscribe's classes differ from memcheck's"
 fi
+
+# Without the wrapper (the collector starts record --serve): the same classes.
+env LD_PRELOAD="$MS_BUILD/lib/memscribe/libmemscribe.so" MEMSCRIBE_OUTPUT="$WORK/nw.mscr" \
+    MEMSCRIBE_REACH=1 "$PROG" >/dev/null || fail "the program without the wrapper failed"
+# The recorder finishes the trace after the program's end (as record_lib.sh's ms_wait_trace).
+for _ in $(seq 1 600); do
+    "$MEMSCRIBE" dump "$WORK/nw.mscr" >/dev/null 2>"$WORK/nw.err" && [ ! -s "$WORK/nw.err" ] && break
+    sleep 0.1
+done
+"$MEMSCRIBE" leaks --all --top 0 --format=json "$WORK/nw.mscr" |
+    jq -r '.blocks[] | select(.size > 1000 and .size < 1013) | "EXPECT \(.size) \(.class)"' |
+    sort >"$WORK/nw_got" || fail "leaks --all of the trace without the wrapper"
+diff -u "$WORK/expect" "$WORK/nw_got" >&2 || fail "classes without the wrapper differ"
 
 # The program's output and exit status are its own with the scan on.
 "$PROG" >"$WORK/plain" || fail "the program alone failed"
