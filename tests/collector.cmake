@@ -144,3 +144,9 @@ ms_test_program(col_thread_rows ${COLP}/col_thread_rows.c LIBS Threads::Threads)
 ms_e2e_test(record_thread_rows record_thread_rows.sh)
 ms_e2e_test(record_attach_killed record_attach_killed.sh)
 ms_e2e_test(record_attach_seccomp record_attach_seccomp.sh)
+
+# record --reach (docs/leaks.md, "Classes at exit"): a block of each of
+# memcheck's classes, each class checked against the program's expectation
+# and, where valgrind is installed, against memcheck's, block for block.
+ms_test_program(rec_reach ${COLP}/rec_reach.c LIBS Threads::Threads)
+ms_e2e_test(rec_reach rec_reach.sh)

@@ -17,3 +17,6 @@ endif()
 # record -p's seccomp check: the filter evaluator and the calls it judges,
 # and filters read back from real processes (tests/unit/test_rec_seccomp.c).
 ms_unit_test(test_rec_seccomp ${PROJECT_SOURCE_DIR}/tests/unit/test_rec_seccomp.c LIBS ms_recorder)
+# The scan at exit's leak search (rec_reach_mark.c, docs/leaks.md) on a
+# made-up address space: memcheck's rules case by case.
+ms_unit_test(test_rec_reach ${PROJECT_SOURCE_DIR}/tests/unit/test_rec_reach.c LIBS ms_recorder)

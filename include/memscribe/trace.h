@@ -141,6 +141,58 @@ const struct fmt_pool_info *fmt_reader_pool(const struct fmt_reader *r, uint32_t
 const struct fmt_pool_info *fmt_reader_find_pool(const struct fmt_reader *r, uint32_t image,
                                                  uint64_t handle);
 
+/* memcheck's reachability classes of a heap block live when its image
+ * ended (format 1.6, docs/leaks.md): the recorder scanned the program's
+ * memory at its exit. UNKNOWN: not classed (no scan, or a block made after
+ * it). Also the values of the REACH record's list (docs/format.md). */
+enum fmt_reach_class {
+    FMT_REACH_UNKNOWN = 0,
+    FMT_REACH_REACHABLE = 1, /* still reachable: a pointer to its start from a root or a
+                                reachable block (or an interior one memcheck's heuristics take) */
+    FMT_REACH_POSSIBLE = 2,  /* possibly lost: only interior pointers reach it */
+    FMT_REACH_INDIRECT = 3,  /* indirectly lost: pointed to only from lost blocks */
+    FMT_REACH_DEFINITE = 4,  /* definitely lost: no pointer to it at all */
+    FMT_NR_REACH = 5
+};
+
+/* What the scan at an image's exit says (a REACH record). */
+enum fmt_reach_status {
+    FMT_REACH_SCANNED = 0,     /* classes below */
+    FMT_REACH_UNAVAILABLE = 1, /* no scan: reason says why (ptrace refused, ...) */
+};
+
+struct fmt_reach_info {
+    uint32_t image;
+    uint32_t status;    /* enum fmt_reach_status */
+    uint64_t ts_ns;     /* when the scan began */
+    const char *reason; /* NUL-terminated; "" when scanned */
+    uint32_t reason_len;
+    uint32_t nr_threads;    /* threads whose registers and stacks were roots */
+    uint64_t root_bytes;    /* bytes of roots read */
+    uint64_t skipped_bytes; /* bytes of roots and blocks that could not be read */
+    uint64_t nr_blocks;     /* blocks classed */
+};
+
+/* 1 when the recorder was asked to class leaks at exit (feature bit REACH):
+ * an image that ended without a REACH record was then not scanned (killed
+ * by a signal, exec'd, a 32-bit program). */
+int fmt_reader_reach_on(const struct fmt_reader *r);
+/* The REACH records, in order; NULL out of range. fmt_reader_find_reach()
+ * gives image's last one, or NULL. */
+uint32_t fmt_reader_nr_reach(const struct fmt_reader *r);
+const struct fmt_reach_info *fmt_reader_reach(const struct fmt_reader *r, uint32_t i);
+const struct fmt_reach_info *fmt_reader_find_reach(const struct fmt_reader *r, uint32_t image);
+/* The class ri gives the block with this serial (enum fmt_reach_class),
+ * FMT_REACH_UNKNOWN if it lists none. O(log blocks). */
+unsigned fmt_reader_reach_class(const struct fmt_reader *r, const struct fmt_reach_info *ri,
+                                uint64_t serial);
+/* The i-th block ri lists (i < nr_blocks, by increasing serial): its
+ * class, and its serial in *serial. */
+unsigned fmt_reader_reach_block(const struct fmt_reader *r, const struct fmt_reach_info *ri,
+                                uint64_t i, uint64_t *serial);
+/* "reachable", "possible", "indirect", "definite", "unknown". */
+const char *fmt_reach_class_name(unsigned cls);
+
 void fmt_reader_counts(const struct fmt_reader *r, struct fmt_trace_counts *c);
 
 /* A sampled trace (format 1.3, record --sample): the rate, else 0. */

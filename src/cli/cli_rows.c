@@ -134,7 +134,7 @@ static void make_grouped(struct cli_ana *a, const struct ana_model *m, enum cli_
             by == CLI_ROWS_BY_ALL ? s->peak_all_bytes : ana_model_site_program_peak(m, id);
         row->peak_all_bytes += s->peak_all_bytes;
     }
-    free(first);
+    out->first = first;
 }
 
 void cli_rows_make_by(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
@@ -176,13 +176,14 @@ void cli_rows_make(struct cli_ana *a, const struct ana_model *m, struct cli_rows
         row->peak_bytes += s->peak_bytes;
         row->peak_all_bytes += s->peak_all_bytes;
     }
-    free(first);
+    out->first = first;
 }
 
 void cli_rows_release(struct cli_rows *r)
 {
     free(r->row);
     free(r->merged);
+    free(r->first);
     memset(r, 0, sizeof(*r));
 }
 

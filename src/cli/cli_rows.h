@@ -25,6 +25,7 @@ uint32_t cli_rows_key(struct cli_ana *a, uint32_t stack);
 struct cli_rows {
     const struct ana_site **row;
     struct ana_site *merged;
+    uint32_t *first; /* first[id]: the id of the row site id is added to, UINT32_MAX: none */
 };
 void cli_rows_make(struct cli_ana *a, const struct ana_model *m, struct cli_rows *out);
 

@@ -13,6 +13,7 @@
 #include "analysis/core/ana_sample.h"
 #include "analysis/diff/ana_check.h"
 #include "analysis/model/ana_model.h"
+#include "analysis/model/ana_reach.h"
 #include "analysis/pictures/ana_svg.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
@@ -44,6 +45,10 @@ static void usage(FILE *out)
             "  --max-temporary N        temporary allocations\n"
             "  --max-allocations N      heap blocks allocated\n"
             "  --max-peak-rss SIZE      largest RSS sample (with memscribe's ring buffers)\n"
+            "  --max-definitely-lost SIZE  bytes definitely lost at exit (record --reach)\n"
+            "  --max-lost SIZE          bytes definitely and indirectly lost (record --reach)\n"
+            "  --max-lost-blocks N      blocks definitely and indirectly lost (record --reach)\n"
+            "  --max-possibly-lost SIZE bytes possibly lost at exit (record --reach)\n"
             "  --base OLD.mscr --max-growth M=LIMIT[,M=LIMIT...]\n"
             "                           growth against a base trace: M is leaked,\n"
             "                           leaked-blocks, peak, temporary, allocations or\n"
@@ -156,13 +161,45 @@ static void parse(struct check *c, int argc, char **argv)
         cli_usage_error("check: give one trace; see 'memscribe check --help'");
 }
 
+static bool *suppressed_sites(struct cli_ana *a, const struct ana_model *m);
+
+/* The reachability classes at exit (record --reach), suppressed leaks left
+ * out as from leaked: unknown without them. */
+static void measure_classes(struct cli_ana *a, const struct ana_model *m,
+                            struct ana_check_values *v)
+{
+    struct ana_reach rc;
+    bool *skip;
+
+    if (!ana_reach_present(a->r)) {
+        v->known[ANA_CHECK_DEFINITELY_LOST] = v->known[ANA_CHECK_LOST] =
+            v->known[ANA_CHECK_LOST_BLOCKS] = v->known[ANA_CHECK_POSSIBLY_LOST] = false;
+        return;
+    }
+    if (ana_reach_build(&rc, a->r, m))
+        cli_die("check: out of memory");
+    skip = suppressed_sites(a, m);
+    for (uint32_t id = 0; id < rc.nr_sites; id++) {
+        const struct ana_reach_sum *s = &rc.site[id];
+
+        if (skip[id])
+            continue;
+        v->v[ANA_CHECK_DEFINITELY_LOST] += s->bytes[FMT_REACH_DEFINITE];
+        v->v[ANA_CHECK_LOST] += ana_reach_lost_bytes(s);
+        v->v[ANA_CHECK_LOST_BLOCKS] += ana_reach_lost_blocks(s);
+        v->v[ANA_CHECK_POSSIBLY_LOST] += s->bytes[FMT_REACH_POSSIBLE];
+    }
+    free(skip);
+    ana_reach_release(&rc);
+}
+
 /* The numbers of the trace a reads into *v, as report reads them: the
  * model of the selected processes (*m), leaks that a suppression matches
  * left out. The view of the model's rows in *view when not NULL. */
 static void measure(struct cli_ana *a, struct ana_check_values *v, struct ana_model **m,
                     struct cli_view *view)
 {
-    struct ana_model_options mo = {.filter = &a->filter};
+    struct ana_model_options mo = {.filter = &a->filter, .keep_blocks = ana_reach_present(a->r)};
     struct cli_view own;
     uint64_t sb, sn;
 
@@ -184,6 +221,7 @@ static void measure(struct cli_ana *a, struct ana_check_values *v, struct ana_mo
         v->known[k] = true;
     v->known[ANA_CHECK_TEMPORARY] = ana_sample_has_temporary(fmt_reader_sample_bytes(a->r));
     v->known[ANA_CHECK_PEAK_RSS] = t->has_rss;
+    measure_classes(a, *m, v);
     if (view == &own)
         cli_view_release(&own);
 }
@@ -313,6 +351,10 @@ static void describe(const struct check *c, size_t i, char *buf, size_t size)
     const char *what = ana_check_measure_name(l->measure);
     char v[48], b[48], g[48], al[48];
 
+    if (!r->known && l->measure >= ANA_CHECK_DEFINITELY_LOST) {
+        snprintf(buf, size, "%s: no reachability classes in the trace (record --reach)", what);
+        return;
+    }
     if (!r->known) {
         bool rss = l->measure == ANA_CHECK_PEAK_RSS;
         snprintf(buf, size, "%s: %s in the %strace", what, rss ? "not recorded" : "not estimated",

@@ -385,6 +385,23 @@ static void dump_header(FILE *out, const struct fmt_reader *r)
         put_str(out, p->name, p->name_len, 0);
         fputc('\n', out);
     }
+    for (uint32_t i = 0; i < fmt_reader_nr_reach(r); i++) {
+        const struct fmt_reach_info *ri = fmt_reader_reach(r, i);
+
+        fprintf(out,
+                "# reach image=%u time=%" PRIu64 " %s threads=%u roots=%" PRIu64 " skipped=%" PRIu64
+                " blocks=%" PRIu64 " reason=",
+                ri->image, ri->ts_ns, ri->status == FMT_REACH_SCANNED ? "scanned" : "unavailable",
+                ri->nr_threads, ri->root_bytes, ri->skipped_bytes, ri->nr_blocks);
+        put_str(out, ri->reason, ri->reason_len, 0);
+        fputc('\n', out);
+        for (uint64_t k = 0; k < ri->nr_blocks; k++) {
+            uint64_t serial = 0;
+            unsigned cls = fmt_reader_reach_block(r, ri, k, &serial);
+
+            fprintf(out, "#   serial=%" PRIu64 " %s\n", serial, fmt_reach_class_name(cls));
+        }
+    }
 }
 
 static void dump_stacks(FILE *out, const struct fmt_reader *r, const uint8_t *used,

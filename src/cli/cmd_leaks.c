@@ -12,6 +12,7 @@
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_time.h"
 #include "analysis/model/ana_model.h"
+#include "analysis/model/ana_reach.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_getopt.h"
@@ -47,11 +48,25 @@ static const struct ana_column program_cols[] = {
     {"blocks", "leaked_blocks", ANA_CELL_U64 | ANA_CELL_EST},
     {"stack", "stack", ANA_CELL_LIST},
 };
+/* With reachability classes (record --reach, at the end): the rows' bytes
+ * and blocks of each class, in ana_reach_order, before the stack. */
+static const struct ana_column class_cols[] = {
+    {"definite", "definitely_lost_bytes", ANA_CELL_U64},
+    {"blocks", "definitely_lost_blocks", ANA_CELL_U64},
+    {"indirect", "indirectly_lost_bytes", ANA_CELL_U64},
+    {"blocks", "indirectly_lost_blocks", ANA_CELL_U64},
+    {"possible", "possibly_lost_bytes", ANA_CELL_U64},
+    {"blocks", "possibly_lost_blocks", ANA_CELL_U64},
+    {"reachable", "still_reachable_bytes", ANA_CELL_U64},
+    {"blocks", "still_reachable_blocks", ANA_CELL_U64},
+};
+#define NR_CLASS_COLS (sizeof(class_cols) / sizeof(class_cols[0]))
 static const struct ana_column block_cols[] = {
     {"pid", "pid", ANA_CELL_U64},         {"serial", "serial", ANA_CELL_U64},
     {"address", "address", ANA_CELL_STR}, {"size", "size", ANA_CELL_U64 | ANA_CELL_EST},
     {"time", "time", ANA_CELL_STR},       {"time_ns", "time_ns", ANA_CELL_U64},
     {"thread", "tid", ANA_CELL_U64},      {"stack", "stack", ANA_CELL_LIST},
+    {"class", "class", ANA_CELL_STR},
 };
 
 struct leaks {
@@ -63,6 +78,8 @@ struct leaks {
     struct ana_heaps heaps; /* a trace with pools: the leaks of each heap */
     struct ana_table *tab;  /* the rows */
     struct ana_table *sup;  /* rows of suppressed stacks (not with --all) */
+    bool classes;           /* the trace has reachability classes, read at its end */
+    struct ana_reach reach;
 };
 
 static void parse(struct leaks *lk, int argc, char **argv)
@@ -107,7 +124,8 @@ static void block_rows(struct leaks *lk)
 
     if (n < 0)
         cli_ana_fail(a, (int)n);
-    if (ana_table_create(&lk->tab, block_cols, sizeof(block_cols) / sizeof(block_cols[0])))
+    if (ana_table_create(&lk->tab, block_cols,
+                         sizeof(block_cols) / sizeof(block_cols[0]) - !lk->classes))
         cli_die("leaks: out of memory");
     for (long i = 0; i < n && (!a->top || i < (long)a->top); i++) {
         const struct ana_scope *s = ana_model_image(lk->m, b[i].image);
@@ -123,8 +141,42 @@ static void block_rows(struct leaks *lk)
         const char *const *fr =
             cli_ana_stack(a, b[i].stack, false, a->format == CLI_FMT_TEXT ? 1 : 0, &nr);
         ana_table_set_list(lk->tab, 7, fr, nr);
+        if (lk->classes)
+            ana_table_set_str(lk->tab, 8,
+                              ana_reach_title(fmt_reader_reach_class(
+                                  a->r, fmt_reader_find_reach(a->r, b[i].image), b[i].serial)));
     }
     free(b);
+}
+
+/* The columns of a row per stack: cols, with the classes' before the stack. */
+static int stack_table(struct leaks *lk, const struct ana_column *cols, struct ana_table **out)
+{
+    /* The table keeps the columns it is given: one copy per kind of row. */
+    static struct ana_column with_classes[2][3 + NR_CLASS_COLS + 1];
+    struct ana_column *all = with_classes[cols == program_cols];
+
+    if (!lk->classes)
+        return ana_table_create(out, cols, 4);
+    memcpy(all, cols, 3 * sizeof(*cols));
+    memcpy(all + 3, class_cols, sizeof(class_cols));
+    all[3 + NR_CLASS_COLS] = cols[3];
+    return ana_table_create(out, all, 3 + NR_CLASS_COLS + 1);
+}
+
+/* The classes of row id's sites (rows->first says which are its). */
+static void row_classes(struct leaks *lk, const struct cli_rows *rows, uint32_t id,
+                        struct ana_reach_sum *sum)
+{
+    *sum = (struct ana_reach_sum){0};
+    for (uint32_t s = id; s < lk->reach.nr_sites; s++) {
+        if (rows->first[s] != id)
+            continue;
+        for (unsigned c = 0; c < FMT_NR_REACH; c++) {
+            sum->bytes[c] += lk->reach.site[s].bytes[c];
+            sum->blocks[c] += lk->reach.site[s].blocks[c];
+        }
+    }
 }
 
 /* A row per stack (call sites that read the same merged: cli_rows.h),
@@ -148,8 +200,7 @@ static void stack_rows(struct leaks *lk)
             ids[n++] = id;
     }
     qsort_r(ids, n, sizeof(*ids), cli_rows_cmp_leaked, rows.row);
-    if (ana_table_create(&lk->tab, cols, sizeof(group_cols) / sizeof(group_cols[0])) ||
-        ana_table_create(&lk->sup, cols, sizeof(group_cols) / sizeof(group_cols[0])))
+    if (stack_table(lk, cols, &lk->tab) || stack_table(lk, cols, &lk->sup))
         cli_die("leaks: out of memory");
     cli_supp_load(&a->supp, a);
     for (uint32_t i = 0, shown = 0; i < n; i++) {
@@ -166,12 +217,72 @@ static void stack_rows(struct leaks *lk)
         }
         ana_table_set_u64(to, 1, (uint64_t)s->live_bytes);
         ana_table_set_u64(to, 2, (uint64_t)s->live_blocks);
+        if (lk->classes) {
+            struct ana_reach_sum sum;
+
+            row_classes(lk, &rows, ids[i], &sum);
+            for (unsigned c = 0; c < 4; c++) {
+                ana_table_set_u64(to, 3 + 2 * c, sum.bytes[ana_reach_order[c]]);
+                ana_table_set_u64(to, 4 + 2 * c, sum.blocks[ana_reach_order[c]]);
+            }
+        }
         const char *const *fr = cli_ana_stack(
             a, ids[i], false, a->format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
-        ana_table_set_list(to, 3, fr, nr);
+        ana_table_set_list(to, lk->classes ? 3 + NR_CLASS_COLS : 3, fr, nr);
     }
     free(ids);
     cli_rows_release(&rows);
+}
+
+/* An image's leaks by class, or why it has none. */
+static void classes_text(struct leaks *lk, uint32_t image, FILE *out)
+{
+    const struct fmt_reach_info *ri = fmt_reader_find_reach(lk->a.r, image);
+    const struct ana_reach_sum *sum = &lk->reach.image[image];
+
+    if (!ri) {
+        fprintf(out, "  leak classes: not scanned (ended without the scan: killed, exec'd, or "
+                     "a 32-bit program)\n");
+        return;
+    }
+    if (ri->status != FMT_REACH_SCANNED) {
+        fprintf(out, "  leak classes: unavailable: %s\n", ri->reason);
+        return;
+    }
+    fprintf(out, "  ");
+    for (unsigned c = 0; c < 4; c++) {
+        unsigned k = ana_reach_order[c];
+        fprintf(out, "%s%s %" PRIu64 " bytes in %" PRIu64 " blocks", c ? ", " : "",
+                ana_reach_title(k), sum->bytes[k], sum->blocks[k]);
+    }
+    if (sum->blocks[FMT_REACH_UNKNOWN])
+        fprintf(out, ", unclassed %" PRIu64 " bytes in %" PRIu64 " blocks",
+                sum->bytes[FMT_REACH_UNKNOWN], sum->blocks[FMT_REACH_UNKNOWN]);
+    fputc('\n', out);
+}
+
+/* An image's leaks by class in JSON: "reach": null without a scan. */
+static void classes_json(struct leaks *lk, uint32_t image, struct ana_json *j)
+{
+    const struct fmt_reach_info *ri = fmt_reader_find_reach(lk->a.r, image);
+    const struct ana_reach_sum *sum = &lk->reach.image[image];
+
+    ana_json_key(j, "reach");
+    if (!ri) {
+        ana_json_null(j);
+        return;
+    }
+    ana_json_begin_object(j);
+    ana_json_kv_str(j, "status", ri->status == FMT_REACH_SCANNED ? "scanned" : "unavailable");
+    ana_json_kv_str(j, "reason", ri->reason);
+    for (unsigned k = 0; k < FMT_NR_REACH; k++) {
+        char key[64];
+        snprintf(key, sizeof(key), "%s_bytes", ana_reach_key(k));
+        ana_json_kv_u64(j, key, sum->bytes[k]);
+        snprintf(key, sizeof(key), "%s_blocks", ana_reach_key(k));
+        ana_json_kv_u64(j, key, sum->blocks[k]);
+    }
+    ana_json_end_object(j);
 }
 
 static void write_text(struct leaks *lk, FILE *out)
@@ -199,6 +310,8 @@ static void write_text(struct leaks *lk, FILE *out)
         cli_ana_image_name(a, i, name, sizeof(name));
         fprintf(out, "%s: %s%" PRIu64 " bytes in %s%" PRIu64 " blocks\n", name, e, s->heap, e,
                 s->live_blocks);
+        if (lk->classes)
+            classes_text(lk, i, out);
         cli_heaps_leaks_text(a, &lk->heaps, i, out);
     }
     if (!ana_model_nr_seen(lk->m))
@@ -206,6 +319,8 @@ static void write_text(struct leaks *lk, FILE *out)
     if (ana_table_nr_rows(lk->tab)) {
         fputc('\n', out);
         cli_ana_table(a, lk->tab, out, "", true);
+        if (lk->classes)
+            fprintf(out, "\nclasses at exit: %s\n", ana_reach_legend);
     }
     if (lk->sup && ana_table_nr_rows(lk->sup)) {
         fprintf(out, "\nlisted apart, the runtime's one-time allocations (suppressions; "
@@ -232,6 +347,8 @@ static void write_json(struct leaks *lk)
         cli_ana_image_json(a, &j, i);
         ana_json_kv_u64(&j, "leaked_bytes", s->heap);
         ana_json_kv_u64(&j, "leaked_blocks", s->live_blocks);
+        if (lk->classes)
+            classes_json(lk, i, &j);
         cli_heaps_json(a, &lk->heaps, i, &j);
         ana_json_end_object(&j);
     }
@@ -268,10 +385,14 @@ int cmd_leaks(int argc, char **argv)
 
     parse(&lk, argc, argv);
     lk.t = cli_ana_time(&lk.a, "--at", &lk.at);
-    struct ana_model_options mo = {.filter = &lk.a.filter, .keep_blocks = lk.all};
+    /* The classes are the blocks' at exit: only the end has them. */
+    lk.classes = ana_reach_present(lk.a.r) && lk.at.base == ANA_TIME_END && !lk.at.offset_ns;
+    struct ana_model_options mo = {.filter = &lk.a.filter, .keep_blocks = lk.all || lk.classes};
     if (!lk.all)
         cli_ana_programs(&lk.a, &mo);
     lk.m = cli_ana_model(&lk.a, &mo, lk.t);
+    if (lk.classes && ana_reach_build(&lk.reach, lk.a.r, lk.m))
+        cli_die("leaks: out of memory");
     cli_heaps_load(&lk.a, &lk.heaps, lk.t);
     if (lk.all)
         block_rows(&lk);
@@ -287,6 +408,7 @@ int cmd_leaks(int argc, char **argv)
     ana_table_destroy(lk.tab);
     ana_table_destroy(lk.sup);
     ana_heaps_release(&lk.heaps);
+    ana_reach_release(&lk.reach);
     ana_model_destroy(lk.m);
     return cli_ana_close(&lk.a);
 }

@@ -32,7 +32,8 @@ struct record_opts {
 static void print_help(void)
 {
     printf("usage: memscribe record [-o FILE] [--depth N] [--time-unit U] [--no-follow]\n"
-           "                        [--only GLOB] [--sample BYTES] [--vm-precise] [--quiet]\n"
+           "                        [--only GLOB] [--sample BYTES] [--vm-precise] [--reach]\n"
+           "                        [--quiet]\n"
            "                        [--snapshot-every T -o DIR] [--check OPT[=VALUE]...]\n"
            "                        [--] CMD [ARGS...]\n"
            "       memscribe record -p PID [-o FILE] [--duration T] [--depth N]\n"
@@ -59,6 +60,10 @@ static void print_help(void)
            "                     order whatever the unit (docs/format.md)\n"
            "      --no-follow    trace only CMD's own image: no exec'd programs,\n"
            "                     no forked children\n"
+           "      --reach        at each process's exit, stop it a moment and class its\n"
+           "                     live heap blocks as memcheck does (definitely,\n"
+           "                     indirectly, possibly lost, still reachable) for leaks,\n"
+           "                     report and check (docs/leaks.md); needs ptrace\n"
            "      --only GLOB    trace only the processes whose executable's file name\n"
            "                     (symbolic links followed) or argv[0]'s last part\n"
            "                     matches GLOB (fnmatch: cc1, 'hog*'); the others run\n"
@@ -217,6 +222,7 @@ static int record_parse(int argc, char **argv, struct record_opts *o)
         {"snapshot-every", required_argument, NULL, 'E'},
         {"duration", required_argument, NULL, 'U'}, /* with -p */
         {"check", required_argument, NULL, 'K'},
+        {"reach", no_argument, NULL, 'R'},
         {NULL, 0, NULL, 0},
     };
     int opt;
@@ -227,6 +233,8 @@ static int record_parse(int argc, char **argv, struct record_opts *o)
             exit(CLI_EXIT_OK);
         } else if (opt == 'n') {
             o->rec.no_follow = 1;
+        } else if (opt == 'R') {
+            o->rec.reach = 1;
         } else if (opt == 'q') {
             o->quiet = 1;
         } else if (opt == 'S') {
@@ -249,15 +257,16 @@ static void record_check(const struct record_opts *o, int argc, int first)
         cli_usage_error("record: --snapshot-every wants -o DIR, the directory of the trace and "
                         "the profiles");
     if (o->serve) {
-        if (o->nr_check)
-            cli_usage_error("record: --check does not go with --serve");
+        if (o->nr_check || o->rec.reach)
+            cli_usage_error("record: --check and --reach do not go with --serve");
         if (o->pid <= 0 || !o->rec.out_path)
             cli_usage_error("record: --serve (started by the collector) wants --pid and -o");
     } else if (o->pid > 0) {
         if (first < argc)
             cli_usage_error("record: -p attaches to a running process; it takes no command");
-        if (o->rec.only || o->rec.no_follow || o->vm_precise)
-            cli_usage_error("record: --only, --no-follow and --vm-precise do not go with -p");
+        if (o->rec.only || o->rec.no_follow || o->vm_precise || o->rec.reach)
+            cli_usage_error(
+                "record: --only, --no-follow, --vm-precise and --reach do not go with -p");
     } else {
         if (o->duration_ns)
             cli_usage_error("record: --duration goes with -p");
@@ -279,6 +288,8 @@ static void record_check_win(const struct record_opts *o)
     if (o->rec.no_follow)
         cli_usage_error("record: --no-follow is for Linux programs; the Windows launcher "
                         "follows every child");
+    if (o->rec.reach)
+        cli_usage_error("record: --reach is for Linux programs");
 }
 
 /* The way of recording the options ask for, made ready in s; dies saying

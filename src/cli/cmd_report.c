@@ -15,6 +15,7 @@
 #include "analysis/core/ana_text.h"
 #include "analysis/core/ana_time.h"
 #include "analysis/model/ana_model.h"
+#include "analysis/model/ana_reach.h"
 #include "analysis/model/ana_scope_json.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
@@ -91,6 +92,8 @@ struct report {
      * by program and all in one (cli_view.h). */
     struct cli_view procs, progs, all;
     struct ana_heaps heaps; /* a trace with pools: each heap's numbers (cli_heaps.h) */
+    bool classes;           /* reachability classes at exit (record --reach) */
+    struct ana_reach reach;
 };
 
 /* A part of the report: a scope and the rows of its tables (group of
@@ -274,6 +277,49 @@ static bool part_ended(const struct report *rp, const struct part *p)
     return p->total ? ana_model_all_ended(rp->m) : p->s->ended;
 }
 
+/* A part's leaks by class (record --reach), or NULL: a program's (its
+ * images' classes are in their own parts) or a trace without them. */
+static const struct ana_reach_sum *part_classes(const struct report *rp, const struct part *p)
+{
+    if (!rp->classes)
+        return NULL;
+    if (p->total)
+        return &rp->reach.total;
+    return p->s->image < rp->reach.nr_images ? &rp->reach.image[p->s->image] : NULL;
+}
+
+static void text_classes(const struct ana_reach_sum *c, FILE *out)
+{
+    fprintf(out,
+            "  lost at exit:       %" PRIu64 " bytes in %" PRIu64 " blocks (definitely %" PRIu64
+            " bytes in %" PRIu64 ", indirectly %" PRIu64 " bytes in %" PRIu64 ")\n",
+            ana_reach_lost_bytes(c), ana_reach_lost_blocks(c), c->bytes[FMT_REACH_DEFINITE],
+            c->blocks[FMT_REACH_DEFINITE], c->bytes[FMT_REACH_INDIRECT],
+            c->blocks[FMT_REACH_INDIRECT]);
+    fprintf(out,
+            "  possibly lost:      %" PRIu64 " bytes in %" PRIu64
+            " blocks; still reachable: %" PRIu64 " bytes in %" PRIu64 " blocks",
+            c->bytes[FMT_REACH_POSSIBLE], c->blocks[FMT_REACH_POSSIBLE],
+            c->bytes[FMT_REACH_REACHABLE], c->blocks[FMT_REACH_REACHABLE]);
+    if (c->blocks[FMT_REACH_UNKNOWN])
+        fprintf(out, "; unclassed: %" PRIu64 " bytes in %" PRIu64 " blocks",
+                c->bytes[FMT_REACH_UNKNOWN], c->blocks[FMT_REACH_UNKNOWN]);
+    fputc('\n', out);
+}
+
+static void json_classes(const struct ana_reach_sum *c, struct ana_json *j)
+{
+    ana_json_kv_u64(j, "lost_bytes", ana_reach_lost_bytes(c));
+    ana_json_kv_u64(j, "lost_blocks", ana_reach_lost_blocks(c));
+    for (unsigned k = 0; k < FMT_NR_REACH; k++) {
+        char key[64];
+        snprintf(key, sizeof(key), "%s_bytes", ana_reach_key(k));
+        ana_json_kv_u64(j, key, c->bytes[k]);
+        snprintf(key, sizeof(key), "%s_blocks", ana_reach_key(k));
+        ana_json_kv_u64(j, key, c->blocks[k]);
+    }
+}
+
 static void text_scope(struct report *rp, FILE *out, const struct part *p, const char *name)
 {
     const struct ana_scope *s = p->s;
@@ -310,6 +356,8 @@ static void text_scope(struct report *rp, FILE *out, const struct part *p, const
                 "  of which apart:     %s%" PRIu64 " bytes in %s%" PRIu64
                 " blocks, the runtime's one-time allocations (see memscribe leaks)\n",
                 e, sb, e, sn);
+    if (part_classes(rp, p))
+        text_classes(part_classes(rp, p), out);
     if (!ana_sample_has_temporary(fmt_reader_sample_bytes(rp->a.r)))
         fprintf(out, "  temporary:          " ANA_SAMPLE_NO_TEMPORARY "\n");
     else
@@ -345,6 +393,8 @@ static void json_scope(struct report *rp, struct ana_json *j, const struct part 
     cli_view_suppressed(p->v, p->group, &sb, &sn);
     ana_json_kv_u64(j, "suppressed_leaked_bytes", sb);
     ana_json_kv_u64(j, "suppressed_leaked_blocks", sn);
+    if (part_classes(rp, p))
+        json_classes(part_classes(rp, p), j);
     const char *notes[NR_NOTES];
     unsigned nr_notes = scope_notes(rp, s, notes);
     ana_json_key(j, "notes");
@@ -657,11 +707,15 @@ int cmd_report(int argc, char **argv)
     if (rp.loose)
         cli_ana_want_temporary(&rp.a, "--temporary-threshold");
 
+    rp.classes = ana_reach_present(rp.a.r);
     struct ana_model_options mo = {.filter = &rp.a.filter,
+                                   .keep_blocks = rp.classes,
                                    .loose_temporary = rp.loose,
                                    .temporary_threshold = rp.temp_threshold};
     cli_ana_programs(&rp.a, &mo);
     rp.m = cli_ana_model(&rp.a, &mo, UINT64_MAX);
+    if (rp.classes && ana_reach_build(&rp.reach, rp.a.r, rp.m))
+        cli_die("report: out of memory");
     cli_heaps_load(&rp.a, &rp.heaps, UINT64_MAX);
     rp.ids = malloc(((size_t)ana_model_nr_sites(rp.m) + ana_model_nr_programs(rp.m) + 1) *
                     sizeof(*rp.ids));
@@ -687,6 +741,7 @@ int cmd_report(int argc, char **argv)
     cli_view_release(&rp.progs);
     cli_view_release(&rp.all);
     ana_heaps_release(&rp.heaps);
+    ana_reach_release(&rp.reach);
     ana_model_destroy(rp.m);
     return cli_ana_close(&rp.a);
 }

@@ -260,12 +260,14 @@ COL_EXPORT int pthread_setname_np(pthread_t th, const char *name)
 __attribute__((destructor)) static void col_fini(void)
 {
     col_ring_stamp_exit();
+    col_reach_at_exit();
 }
 
 /* _exit() runs no destructor (a forked child, a shell between commands). */
 COL_EXPORT void _exit(int status)
 {
     col_ring_stamp_exit();
+    col_reach_at_exit();
     if (col_real._exit)
         col_real._exit(status);
     for (;;)

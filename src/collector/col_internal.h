@@ -600,6 +600,18 @@ void col_sud_thread_start(struct col_thread *t);
  * collector's own mappings, which that snapshot leaves out. */
 void col_maps_snapshot(struct col_thread *t);
 void col_maps_note_own(const void *p, size_t len);
+/* The table of the collector's own mappings, *nr pairs of (lo, hi)
+ * uintptr_t, for the recorder's scan at exit (col_reach.c). */
+const void *col_maps_own_table(uint32_t *nr);
+/* col_reach.c: under MEMSCRIBE_REACH=1, ask the recorder to class the
+ * image's live blocks now (the image is ending) and wait until it has,
+ * bounded (docs/protocol.md, "Leak classes at exit"). No-op otherwise. */
+extern int col_reach_on;
+/* Segment 0's header when this process image has a live stream (not a
+ * vfork child, not a forked child before its first event, not off), else
+ * NULL. */
+struct fmt_shm_header *col_ring_header0(void);
+void col_reach_at_exit(void);
 void col_maps_tool_init(void);
 int col_maps_tool_caller(const void *ra); /* a return address in libunwind */
 

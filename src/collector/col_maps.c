@@ -33,6 +33,14 @@ void col_maps_note_own(const void *p, size_t len)
     col_own[i].hi = (uintptr_t)p + len;
 }
 
+const void *col_maps_own_table(uint32_t *nr)
+{
+    unsigned n = atomic_load(&col_nr_own);
+
+    *nr = n > COL_OWN_MAX ? COL_OWN_MAX : n;
+    return col_own;
+}
+
 /* libunwind maps and unmaps its own caches (a thread's at its exit, from a
  * TLS destructor outside any hook): those calls are the collector's. */
 static uintptr_t col_tool_lo, col_tool_hi;

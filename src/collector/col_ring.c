@@ -352,7 +352,7 @@ void col_ring_release(struct col_thread *t)
                               memory_order_release);
 }
 
-void col_ring_stamp_exit(void)
+struct fmt_shm_header *col_ring_header0(void)
 {
     struct fmt_shm_header *h = col_segs[0].hdr;
 
@@ -363,9 +363,17 @@ void col_ring_stamp_exit(void)
      * system call then). */
     if (!h || !col_proc || !col_proc->gen || atomic_load(&col_state) == COL_OFF ||
         col_proc->pid != (pid_t)syscall(SYS_getpid))
-        return;
+        return NULL;
+    return h;
+}
+
+void col_ring_stamp_exit(void)
+{
+    struct fmt_shm_header *h = col_ring_header0();
+
     /* Any thread may end the process, one that never made a hooked call too. */
-    atomic_store_explicit(&h->exit_ts, col_now_slow(), memory_order_release);
+    if (h)
+        atomic_store_explicit(&h->exit_ts, col_now_slow(), memory_order_release);
 }
 
 /* Is the recorder still there? Its pid is in the header once it mapped the

@@ -33,6 +33,7 @@ static char col_rec_out[PATH_MAX];
 static char col_rec_pid[24], col_rec_depth[32];
 static char col_rec_env_sock[160], col_rec_env_secret[64], col_rec_env_clock[40];
 static char col_rec_env_sample[48]; /* the program's MEMSCRIBE_SAMPLE: the trace must say so */
+static char col_rec_env_reach[24];  /* the program's MEMSCRIBE_REACH: the scan at exit */
 
 /* One line on the program's stderr: the user asked for a trace and gets
  * none. The only thing the collector ever writes there. MEMSCRIBE_OUTPUT
@@ -106,8 +107,8 @@ static void col_selfrec_exec(int lfd, int wfd)
 {
     char *const argv[] = {col_rec_path, "record",      "--serve",  "--pid",     col_rec_pid,
                           "--depth",    col_rec_depth, "--output", col_rec_out, NULL};
-    char *const envp[] = {col_rec_env_sock, col_rec_env_secret, col_rec_env_clock,
-                          col_rec_env_sample, NULL};
+    char *const envp[] = {col_rec_env_sock,   col_rec_env_secret, col_rec_env_clock,
+                          col_rec_env_sample, col_rec_env_reach,  NULL};
     static const char no_exec[] = "cannot run the recorder";
     const char *why;
     sigset_t none;
@@ -227,6 +228,9 @@ int col_selfrec_start(char *sock_name, size_t sock_size, uint8_t secret[FMT_SHM_
      * recorder writes that rate into the trace. */
     snprintf(col_rec_env_sample, sizeof(col_rec_env_sample), "%s=%llu", FMT_SHM_ENV_SAMPLE,
              (unsigned long long)col_sample_env_rate());
+    /* MEMSCRIBE_REACH=1: the recorder answers the scan at exit. */
+    snprintf(col_rec_env_reach, sizeof(col_rec_env_reach), "%s=%d", FMT_SHM_ENV_REACH,
+             getenv(FMT_SHM_ENV_REACH) && *getenv(FMT_SHM_ENV_REACH) == '1');
     rc = col_selfrec_spawn(lfd, word, sizeof(word));
     close(lfd);
     word[strcspn(word, "\n")] = 0;

@@ -245,6 +245,8 @@ static void col_read_settings(void)
     col_clock_settings();
     s = getenv("MEMSCRIBE_FREE_STACKS");
     col_free_stacks = s && *s == '1';
+    s = getenv(FMT_SHM_ENV_REACH);
+    col_reach_on = s && *s == '1';
 }
 
 /* Runs once per process image, with this thread's busy flag set so that

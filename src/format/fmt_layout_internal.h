@@ -28,6 +28,10 @@
 #define FMT_FEAT_POOLS 0x80u       /* 1.4: the program's own pools are heaps (FMT_EVF_POOL) */
 #define FMT_FEAT_FREE_RANKS 0x100u /* 1.5: addresses of recent frees, references by rank */
 #define FMT_FEAT_REQUIRED_MASK 0xffffffffull
+/* Optional (a reader that does not know it reads the trace as before): the
+ * recorder scanned each image at its exit for memcheck's reachability
+ * classes; REACH records say what it found (1.6). */
+#define FMT_FEAT_REACH (1ull << 32)
 #define FMT_FEAT_KNOWN                                                                             \
     (FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS | FMT_FEAT_PE_PROCESS |    \
      FMT_FEAT_TIME_UNIT | FMT_FEAT_SAMPLED | FMT_FEAT_TIME_PACK | FMT_FEAT_POOLS |                 \
@@ -118,6 +122,7 @@ enum fmt_def_type {
     FMT_DEF_SUMMARY = 9,      /* summary of the chunk just before */
     FMT_DEF_STACK_CODES = 10, /* new stack nodes, coded in streams (1.1) */
     FMT_DEF_POOL = 11,        /* a pool of the program was created (1.4, POOLS) */
+    FMT_DEF_REACH = 12,       /* an image's blocks classed at its exit (1.6, REACH) */
 };
 
 /* Records of the META block. */

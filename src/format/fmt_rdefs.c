@@ -438,6 +438,55 @@ static int def_pool(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
     return 0;
 }
 
+/* A REACH record (1.6): image, time, status, reason, threads, root and
+ * skipped bytes, then n blocks, each varint((serial - previous) << 3 |
+ * class), serials increasing from 0. */
+static int def_reach(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
+{
+    struct fmt_rreach *e;
+    uint64_t n, serial = 0;
+
+    GROW(r, r->reach, r->nr_reach, r->cap_reach, r->nr_reach + 1, off);
+    e = &r->reach[r->nr_reach];
+    memset(e, 0, sizeof(*e));
+    e->ri.image = fmt_cur_u32(b);
+    e->ri.ts_ns = fmt_cur_varint(b);
+    e->ri.status = fmt_cur_u32(b);
+    if (!b->bad)
+        e->reason = take_string(b, &e->ri.reason_len);
+    e->ri.nr_threads = fmt_cur_u32(b);
+    e->ri.root_bytes = fmt_cur_varint(b);
+    e->ri.skipped_bytes = fmt_cur_varint(b);
+    n = fmt_cur_varint(b);
+    /* Each block takes a byte at least: n is bounded by the record. */
+    if (b->bad || e->ri.image >= FMT_MAX_IMAGES || e->ri.status > FMT_REACH_UNAVAILABLE ||
+        n > fmt_cur_left(b))
+        goto bad;
+    if (n && (!(e->serials = malloc(n * sizeof(*e->serials))) || !(e->classes = malloc(n)))) {
+        free(e->reason), free(e->serials);
+        return fmt_rerr(r, -ENOMEM, off, "out of memory");
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t v = fmt_cur_varint(b);
+        unsigned cls = (unsigned)(v & 7);
+
+        if (b->bad || (v >> 3) == 0 || cls == FMT_REACH_UNKNOWN || cls >= FMT_NR_REACH ||
+            serial + (v >> 3) < serial)
+            goto bad;
+        serial += v >> 3;
+        e->serials[i] = serial;
+        e->classes[i] = (uint8_t)cls;
+    }
+    e->ri.nr_blocks = n;
+    e->ri.reason = e->reason ? e->reason : "";
+    r->nr_reach++;
+    return 0;
+bad:
+    free(e->reason), free(e->serials), free(e->classes);
+    memset(e, 0, sizeof(*e));
+    return fmt_rerr(r, -EPROTO, off, "bad reach record");
+}
+
 static int def_module(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
 {
     struct fmt_module_info mi = {0};
@@ -615,6 +664,9 @@ int fmt_rdefs_parse(struct fmt_reader *r, uint64_t off)
             break;
         case FMT_DEF_POOL:
             rc = def_pool(r, &b, off);
+            break;
+        case FMT_DEF_REACH:
+            rc = def_reach(r, &b, off);
             break;
         default:
             break; /* a record of a later version: skipped */

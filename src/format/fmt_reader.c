@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,6 +296,7 @@ static int open_trace(struct fmt_reader *r)
     r->v15 = (features & FMT_FEAT_FREE_RANKS) != 0;
     r->sampled = (features & FMT_FEAT_SAMPLED) != 0;
     r->pools = (features & FMT_FEAT_POOLS) != 0;
+    r->reach_on = (features & FMT_FEAT_REACH) != 0;
     r->estimates = r->sampled;
     r->layout = !r->addr_cands                    ? FMT_RLAYOUT_ANY
                 : !r->v13 && !r->tpack && !r->v15 ? FMT_RLAYOUT_1_1
@@ -424,6 +426,12 @@ void fmt_reader_close(struct fmt_reader *r)
     for (uint32_t i = 0; i < r->nr_pools; i++)
         free(r->pools_tab[i].name);
     free(r->pools_tab);
+    for (uint32_t i = 0; i < r->nr_reach; i++) {
+        free(r->reach[i].reason);
+        free(r->reach[i].serials);
+        free(r->reach[i].classes);
+    }
+    free(r->reach);
     free(r->chunks);
     fmt_buf_free(&r->payload);
     fmt_buf_free(&r->raw);
@@ -462,6 +470,72 @@ int fmt_reader_pe(const struct fmt_reader *r)
 int fmt_reader_pools(const struct fmt_reader *r)
 {
     return r->pools;
+}
+
+_Static_assert(offsetof(struct fmt_rreach, ri) == 0, "a fmt_reach_info is its record's start");
+
+int fmt_reader_reach_on(const struct fmt_reader *r)
+{
+    return r->reach_on;
+}
+
+uint32_t fmt_reader_nr_reach(const struct fmt_reader *r)
+{
+    return r->nr_reach;
+}
+
+const struct fmt_reach_info *fmt_reader_reach(const struct fmt_reader *r, uint32_t i)
+{
+    return i < r->nr_reach ? &r->reach[i].ri : NULL;
+}
+
+const struct fmt_reach_info *fmt_reader_find_reach(const struct fmt_reader *r, uint32_t image)
+{
+    for (uint32_t i = r->nr_reach; i-- > 0;)
+        if (r->reach[i].ri.image == image)
+            return &r->reach[i].ri;
+    return NULL;
+}
+
+unsigned fmt_reader_reach_class(const struct fmt_reader *r, const struct fmt_reach_info *ri,
+                                uint64_t serial)
+{
+    const struct fmt_rreach *e = (const struct fmt_rreach *)(const void *)ri;
+    uint64_t lo = 0, hi;
+
+    (void)r;
+    if (!ri)
+        return FMT_REACH_UNKNOWN;
+    hi = e->ri.nr_blocks;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+
+        if (e->serials[mid] < serial)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < e->ri.nr_blocks && e->serials[lo] == serial ? e->classes[lo] : FMT_REACH_UNKNOWN;
+}
+
+unsigned fmt_reader_reach_block(const struct fmt_reader *r, const struct fmt_reach_info *ri,
+                                uint64_t i, uint64_t *serial)
+{
+    const struct fmt_rreach *e = (const struct fmt_rreach *)(const void *)ri;
+
+    (void)r;
+    if (!ri || i >= ri->nr_blocks)
+        return FMT_REACH_UNKNOWN;
+    *serial = e->serials[i];
+    return e->classes[i];
+}
+
+const char *fmt_reach_class_name(unsigned cls)
+{
+    static const char *const names[FMT_NR_REACH] = {"unknown", "reachable", "possible", "indirect",
+                                                    "definite"};
+
+    return cls < FMT_NR_REACH ? names[cls] : "unknown";
 }
 
 uint32_t fmt_reader_nr_pools(const struct fmt_reader *r)

@@ -59,6 +59,14 @@ struct fmt_rpool {
     char *name;
 };
 
+/* A REACH record: its blocks' serials, increasing, and their classes. */
+struct fmt_rreach {
+    struct fmt_reach_info ri;
+    char *reason;
+    uint64_t *serials;
+    uint8_t *classes;
+};
+
 struct fmt_rchunk {
     struct fmt_chunk_info c;
     uint32_t stored_size;
@@ -141,6 +149,10 @@ struct fmt_reader {
     struct fmt_rmodule *mods;
     uint32_t nr_mods;
     uint32_t cap_mods;
+    int reach_on;             /* FMT_FEAT_REACH (1.6) */
+    struct fmt_rreach *reach; /* REACH records (1.6), in order */
+    uint32_t nr_reach;
+    uint32_t cap_reach;
     struct fmt_rpool *pools_tab; /* POOL definitions (1.4), in order */
     uint32_t nr_pools;
     uint32_t cap_pools;

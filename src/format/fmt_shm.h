@@ -12,7 +12,7 @@
 
 #include "memscribe/event.h"
 
-#define FMT_SHM_VERSION 4
+#define FMT_SHM_VERSION 5
 #define FMT_SHM_HELLO_MAGIC 0x6f6c6568u         /* "helo" */
 #define FMT_SHM_SEG_MAGIC 0x4745534c4f43534dull /* "MSCOLSEG" */
 
@@ -25,6 +25,9 @@
 /* record --only: a glob; an image whose executable's name matches it not
  * stays dormant (no rings, no hello) but keeps the environment. */
 #define FMT_SHM_ENV_ONLY "MEMSCRIBE_ONLY"
+/* record --reach: "1": at its exit an image asks the recorder to class its
+ * live heap blocks (docs/protocol.md, "Leak classes at exit") and waits. */
+#define FMT_SHM_ENV_REACH "MEMSCRIBE_REACH"
 /* The recording's secret, FMT_SHM_SECRET_BYTES random bytes in hex: every
  * hello carries it, and the recorder takes in only hellos that do. Only
  * the traced tree inherits it (docs/protocol.md, Channel and hello). */
@@ -97,7 +100,20 @@ struct fmt_shm_header {
      * collector before this field). The recorder dates the image's exit
      * then rather than when it notices the exit (docs/protocol.md). */
     _Atomic uint64_t exit_ts;
+    /* Segment 0 only, under FMT_SHM_ENV_REACH: the scan at exit
+     * (docs/protocol.md, "Leak classes at exit"). The thread that ends the
+     * image stores its tid in reach_req (once) and waits on reach_done (a
+     * shared futex), which the recorder moves to FMT_SHM_REACH_SCANNING and
+     * then FMT_SHM_REACH_DONE. own_addr, own_nr: where the collector keeps
+     * the table of its own mappings (pairs of lo, hi), which the scan does
+     * not take as roots; read from the program like any of its memory. */
+    _Atomic uint32_t reach_req;
+    _Atomic uint32_t reach_done;
+    _Atomic uint64_t own_addr;
+    _Atomic uint32_t own_nr;
 };
+
+enum { FMT_SHM_REACH_WAITING = 0, FMT_SHM_REACH_SCANNING = 1, FMT_SHM_REACH_DONE = 2 };
 
 #define FMT_SHM_INFO_OFFSET 256u
 _Static_assert(sizeof(struct fmt_shm_header) <= FMT_SHM_INFO_OFFSET, "header overlaps the info");

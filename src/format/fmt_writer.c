@@ -87,6 +87,7 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     w->tu = opt && opt->time_unit_ns ? opt->time_unit_ns : 1;
     w->v13 = opt && opt->time_unit_ns;
     w->pools = opt && opt->pools;
+    w->reach = opt && opt->reach;
     w->tpack = w->v13 && opt->time_pack;
     w->v15 = w->tpack && opt->free_ranks;
     w->rep_deep = w->v15 && !opt->zstd_level && !opt->zlib;
@@ -125,7 +126,8 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
                           (opt && opt->pe_process ? FMT_FEAT_PE_PROCESS : 0) |
                           (w->v13 ? FMT_FEAT_TIME_UNIT : 0) | (w->tpack ? FMT_FEAT_TIME_PACK : 0) |
                           (info->sample_bytes ? FMT_FEAT_SAMPLED : 0) |
-                          (w->pools ? FMT_FEAT_POOLS : 0) | (w->v15 ? FMT_FEAT_FREE_RANKS : 0));
+                          (w->pools ? FMT_FEAT_POOLS : 0) | (w->v15 ? FMT_FEAT_FREE_RANKS : 0) |
+                          (w->reach ? FMT_FEAT_REACH : 0));
     if ((rc = fmt_wout_raw(&w->out, hdr, sizeof(hdr))) || (rc = w_meta(w, info)))
         goto fail;
     *out = w;

@@ -26,6 +26,8 @@ struct fmt_writer_options {
                               named by rank (feature bit FREE_RANKS) */
     int pools;             /* events of the program's own pools (FMT_EVF_POOL) allowed:
                               format 1.4, feature bit POOLS */
+    int reach;             /* images may be classed at their exit (fmt_writer_reach):
+                              format 1.6, feature bit REACH (optional) */
 };
 
 struct fmt_writer_stats {
@@ -96,6 +98,40 @@ int fmt_writer_flush(struct fmt_writer *w);
 
 /* Flush the last chunk, write the index and trailer. Returns 0 or -errno. */
 int fmt_writer_finish(struct fmt_writer *w);
+
+/* A heap block the writer holds live (fmt_writer_live_blocks). */
+struct fmt_writer_block {
+    uint64_t addr;
+    uint64_t size;
+    uint64_t serial; /* the reader's allocation serial */
+};
+
+/* Call fn once for each heap block of image that is live now, in no
+ * particular order; fn returns 0 to go on, anything else stops the walk
+ * and is returned. O(the table of live blocks). The recorder's scan at
+ * an image's exit (docs/leaks.md) reads the live set through this. */
+typedef int fmt_writer_block_fn(void *arg, const struct fmt_writer_block *b);
+int fmt_writer_live_blocks(const struct fmt_writer *w, uint32_t image, fmt_writer_block_fn *fn,
+                           void *arg);
+
+/* The classes of image's blocks found at its exit: a REACH record
+ * (docs/format.md) in the next DEFS block. serials increase strictly and
+ * name blocks already written; classes are enum fmt_reach_class values
+ * (not UNKNOWN). With status FMT_REACH_UNAVAILABLE, reason says why and
+ * nr_blocks is 0. Needs the option reach. Returns 0 or -errno (-EINVAL:
+ * out of order, a bad class, no reach option). */
+struct fmt_writer_reach {
+    uint32_t image;
+    uint32_t status; /* enum fmt_reach_status */
+    uint64_t ts_ns;  /* relative to the trace's start, as events' */
+    const char *reason;
+    uint32_t nr_threads;
+    uint64_t root_bytes, skipped_bytes;
+    uint64_t nr_blocks;
+    const uint64_t *serials;
+    const uint8_t *classes;
+};
+int fmt_writer_reach(struct fmt_writer *w, const struct fmt_writer_reach *rr);
 
 void fmt_writer_get_stats(const struct fmt_writer *w, struct fmt_writer_stats *st);
 

@@ -76,6 +76,7 @@ struct fmt_writer {
     int finishing;                   /* fmt_writer_finish: the last chunk is flushed */
     uint32_t room;                   /* events the columns surely have space for */
     struct fmt_buf defs;             /* pending DEFS records, stacks excepted */
+    int reach;                       /* FMT_FEAT_REACH: REACH records allowed (fmt_wreach.c) */
     struct fmt_buf scratch;          /* compressed columns, DEFS payloads */
 
     /* The chunk being built. */

@@ -186,6 +186,7 @@ struct rec_image {
     int over;         /* closed because it ended (exit, exec), not at a detach: its threads too */
     int exit_pending; /* its PROCESS_EXIT is queued, not written: its rings stay */
     uint64_t gone_ns; /* when it was seen gone: hellos queued before then come first */
+    int reach_seen;   /* its request for the scan at exit was answered (rec_reach.c) */
     /* Its hello's time, within the recording. */
     uint64_t start_ns;
     /* The thread index of its first thread (tid == pid), which also
@@ -402,6 +403,11 @@ static inline uint64_t *rec_record_ts(unsigned char *p)
         return &((struct fmt_shm_module *)(void *)p)->ts_ns;
     }
 }
+
+/* rec_reach.c: answer the images that ask for the scan at exit (record
+ * --reach, docs/leaks.md): stop the process, write every event it made,
+ * class its live blocks, write the REACH record, let it go. Each round. */
+void rec_reach_round(struct rec_session *s);
 
 /* rec_merge.c */
 /* The time below which every event has been copied out: reads each open

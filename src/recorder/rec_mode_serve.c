@@ -199,6 +199,10 @@ int rec_mode_serve(struct rec_session *s, pid_t pid, char *msg, size_t msg_size)
      * whole number, 0: exact; col_selfrec.c). */
     if (!v || util_size_parse(v, &s->opt.sample_bytes))
         s->opt.sample_bytes = 0;
+    /* ... and whether the program asks for the scan at exit (MEMSCRIBE_REACH=1,
+     * docs/leaks.md "Classes at exit"). */
+    v = getenv(FMT_SHM_ENV_REACH);
+    s->opt.reach = s->wopt.reach = v && *v == '1';
     rec_session_begin(s, 0);
     s->mode = &rec_serve_ops;
     s->mode_arg = sv;

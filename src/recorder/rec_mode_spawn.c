@@ -17,7 +17,7 @@
 extern char **environ;
 
 /* What rec_spawn_env() adds at the end of the environment. */
-#define REC_ENV_OURS 7
+#define REC_ENV_OURS 8
 
 struct rec_spawn {
     const char *prog;
@@ -46,6 +46,7 @@ static char **rec_spawn_env(const struct rec_session *s, const char *collector)
             strncmp(environ[i], FMT_SHM_ENV_NO_FOLLOW "=", sizeof(FMT_SHM_ENV_NO_FOLLOW)) &&
             strncmp(environ[i], FMT_SHM_ENV_CLOCK "=", sizeof(FMT_SHM_ENV_CLOCK)) &&
             strncmp(environ[i], FMT_SHM_ENV_ONLY "=", sizeof(FMT_SHM_ENV_ONLY)) &&
+            strncmp(environ[i], FMT_SHM_ENV_REACH "=", sizeof(FMT_SHM_ENV_REACH)) &&
             strncmp(environ[i], FMT_SHM_ENV_SECRET "=", sizeof(FMT_SHM_ENV_SECRET)))
             env[k++] = environ[i];
     if (asprintf(&env[k++], "LD_PRELOAD=%s%s%s", collector, old_preload && *old_preload ? ":" : "",
@@ -55,7 +56,8 @@ static char **rec_spawn_env(const struct rec_session *s, const char *collector)
         asprintf(&env[k++], "%s=%u", FMT_SHM_ENV_DEPTH, s->opt.depth) < 0 ||
         asprintf(&env[k++], "%s=%d", FMT_SHM_ENV_NO_FOLLOW, s->opt.no_follow) < 0 ||
         asprintf(&env[k++], "%s=%s", FMT_SHM_ENV_CLOCK, s->clock.tsc ? "tsc" : "monotonic") < 0 ||
-        asprintf(&env[k++], "%s=%s", FMT_SHM_ENV_ONLY, only ? only : "") < 0)
+        asprintf(&env[k++], "%s=%s", FMT_SHM_ENV_ONLY, only ? only : "") < 0 ||
+        asprintf(&env[k++], "%s=%d", FMT_SHM_ENV_REACH, s->opt.reach) < 0)
         return NULL;
     env[k] = NULL;
     return env;

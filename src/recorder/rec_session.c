@@ -49,6 +49,7 @@ struct rec_session *rec_session_new(const struct rec_options *o)
      * (memscribe/annotate.h), after the header is written. */
     s->wopt = (struct fmt_writer_options)REC_WRITER_OPTIONS;
     s->wopt.time_unit_ns = o->time_unit_ns;
+    s->wopt.reach = o->reach;
     return s;
 }
 
@@ -286,6 +287,8 @@ static uint64_t rec_session_round(struct rec_session *s, uint64_t now)
     s->no_children = rec_reap(&s->statuses);
     rec_check_exits(s, &s->statuses, s->lfd, rec_clock_now(&s->clock));
     rec_merge_emit(s, limit);
+    if (s->wopt.reach)
+        rec_reach_round(s);
     if (s->mode->round)
         s->mode->round(s, s->mode_arg, now);
     for (uint32_t i = 0; i < s->nr_taps && s->write_err == 0; i++)

@@ -45,6 +45,7 @@ struct rec_options {
     uint64_t sample_bytes; /* --sample's rate, 0: every block */
     const char *only;      /* --only's glob, NULL: every process */
     int no_follow;         /* --no-follow */
+    int reach;             /* --reach: class the live blocks at each image's exit */
     rec_say_fn *say;       /* NULL: nothing is said */
     void *say_arg;
 };

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The golden traces of formats 1.0, 1.1, 1.2 (Windows), 1.3 (a time unit; sampled; Wine's
-# folders), 1.4 (packed times; pools) and 1.5 (ranked references) dump exactly as they always did
-# (old traces stay readable, and dump's output is stable for the tests built
+# folders), 1.4 (packed times; pools), 1.5 (ranked references) and 1.6 (reachability classes) dump
+# exactly as they always did (old traces stay readable, and dump's output is stable for the tests built
 # on it);
 # --pid keeps one process; a trace cut short dumps its whole chunks, says
 # so on stderr and exits 0.
@@ -39,6 +39,11 @@ diff -u "$MS_SOURCE/tests/golden/v1_4.dump" "$tmp/out14"
 "$MEMSCRIBE" dump --header --stacks --raw "$MS_SOURCE/tests/golden/v1_5.mscr" \
     >"$tmp/out15" 2>"$tmp/err"
 diff -u "$MS_SOURCE/tests/golden/v1_5.dump" "$tmp/out15"
+[ ! -s "$tmp/err" ] || { echo "unexpected stderr:"; cat "$tmp/err"; exit 1; }
+# Format 1.6, feature bit REACH: reachability classes at exit (docs/format.md, "REACH")
+"$MEMSCRIBE" dump --header --stacks --raw "$MS_SOURCE/tests/golden/v1_6_reach.mscr" \
+    >"$tmp/out16" 2>"$tmp/err"
+diff -u "$MS_SOURCE/tests/golden/v1_6_reach.dump" "$tmp/out16"
 [ ! -s "$tmp/err" ] || { echo "unexpected stderr:"; cat "$tmp/err"; exit 1; }
 # Format 1.4, feature bit POOLS: the program's own pools (docs/format.md, "Pools")
 "$MEMSCRIBE" dump --header --stacks --raw "$MS_SOURCE/tests/golden/v1_4_pools.mscr" \

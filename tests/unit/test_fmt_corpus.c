@@ -92,6 +92,7 @@ static const struct named_error {
     {"golden-v1.4-pools", READS_OK},
     {"impossible-size", "impossible block size"},
     {"leftover", "has 1 bytes left over"},
+    {"reach-golden", READS_OK}, /* format 1.6: tests/golden/v1_6_reach.mscr */
     {"recorded-demo", READS_OK},
     {"ref-before-first", "reference before the first block"},
     {"ref-chunk-before", "reference before the chunk's first block"},

@@ -14,14 +14,20 @@
 
 /* The numbers a check can hold: X(id, name, JSON key, in bytes). The name
  * is the option's (--max-NAME, --max-growth NAME=...), the key report's
- * for the same number (docs/json.md). */
+ * for the same number (docs/json.md). The last four are memcheck's
+ * reachability classes at exit (record --reach, docs/leaks.md): lost is
+ * definitely and indirectly lost together. */
 #define ANA_CHECK_MEASURES(X)                                                                      \
     X(ANA_CHECK_LEAKED, "leaked", "leaked_bytes", true)                                            \
     X(ANA_CHECK_LEAKED_BLOCKS, "leaked-blocks", "leaked_blocks", false)                            \
     X(ANA_CHECK_PEAK, "peak", "peak_bytes", true)                                                  \
     X(ANA_CHECK_TEMPORARY, "temporary", "temporary", false)                                        \
     X(ANA_CHECK_ALLOCATIONS, "allocations", "allocations", false)                                  \
-    X(ANA_CHECK_PEAK_RSS, "peak-rss", "peak_rss_bytes", true)
+    X(ANA_CHECK_PEAK_RSS, "peak-rss", "peak_rss_bytes", true)                                      \
+    X(ANA_CHECK_DEFINITELY_LOST, "definitely-lost", "definitely_lost_bytes", true)                 \
+    X(ANA_CHECK_LOST, "lost", "lost_bytes", true)                                                  \
+    X(ANA_CHECK_LOST_BLOCKS, "lost-blocks", "lost_blocks", false)                                  \
+    X(ANA_CHECK_POSSIBLY_LOST, "possibly-lost", "possibly_lost_bytes", true)
 
 #define ANA_CHECK_ENUM(id, name, key, bytes) id,
 enum ana_check_measure { ANA_CHECK_MEASURES(ANA_CHECK_ENUM) ANA_CHECK_NR_MEASURES };

@@ -1,0 +1,584 @@
+/* SPDX-License-Identifier: MIT */
+/* The scan at exit (record --reach, docs/leaks.md, docs/protocol.md "Leak
+ * classes at exit"): an image that ends asks for it and waits; we stop its
+ * threads with ptrace, write every event it made before, read its roots
+ * (registers, stacks, writable mappings that hold no heap block) and
+ * blocks with process_vm_readv, class the blocks as memcheck does
+ * (rec_reach_mark.c), write the REACH record, and let the image go on
+ * ending. Where ptrace is refused the record says why. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "memscribe/trace.h"
+#include "recorder/rec_internal.h"
+#include "recorder/rec_reach_internal.h"
+#include "util/util_array.h"
+
+/* Threads of one process we stop at most, and passes over its task list
+ * (a thread may start while we stop the others). */
+#define REC_REACH_MAX_THREADS 4096
+#define REC_REACH_TASK_PASSES 8
+/* How long threads may take to stop, and the merge to write every event
+ * made before they stopped. */
+#define REC_REACH_STOP_MS 1000
+#define REC_REACH_CATCH_UP_MS 1000
+/* memcheck keeps the red zone below the stack pointer addressable
+ * (VG_STACK_REDZONE_SZB on amd64). */
+#define REC_REACH_REDZONE 128
+#define REC_REACH_MAX_OWN 64
+
+struct rec_reach_thread {
+    pid_t tid;
+    int stopped;
+    int inject; /* a signal it stopped for, handed back at the detach */
+    uint64_t regs[16];
+    uint64_t sp;
+};
+
+struct rec_reach_proc {
+    pid_t pid;
+    struct rec_reach_thread *t;
+    uint32_t nr, cap;
+    uint32_t nr_stopped;
+};
+
+static ssize_t rec_reach_vm_read(void *arg, const struct iovec *local, unsigned long nr_local,
+                                 const struct iovec *remote, unsigned long nr_remote)
+{
+    return process_vm_readv(*(pid_t *)arg, local, nr_local, remote, nr_remote, 0);
+}
+
+static int rec_reach_known(const struct rec_reach_proc *p, pid_t tid)
+{
+    for (uint32_t i = 0; i < p->nr; i++)
+        if (p->t[i].tid == tid)
+            return 1;
+    return 0;
+}
+
+/* Seize and interrupt the threads not seized yet: the number seized, or
+ * -errno when not even the first could be (why says so). */
+static int rec_reach_seize_pass(struct rec_reach_proc *p, char *why, size_t why_size)
+{
+    char path[64];
+    struct dirent *d;
+    DIR *dir;
+    int added = 0;
+
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)p->pid);
+    if (!(dir = opendir(path))) {
+        snprintf(why, why_size, "cannot list %s: %s", path, strerror(errno));
+        return -errno;
+    }
+    while ((d = readdir(dir)) && p->nr < REC_REACH_MAX_THREADS) {
+        pid_t tid = (pid_t)atoi(d->d_name);
+
+        if (tid <= 0 || rec_reach_known(p, tid))
+            continue;
+        if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
+            if (errno != ESRCH && p->nr == 0) {
+                int e = errno;
+
+                snprintf(why, why_size, "ptrace refused (%s)", strerror(e));
+                closedir(dir);
+                return -e;
+            }
+            continue;
+        }
+        if (UTIL_ARRAY_RESERVE(p->t, p->cap, (size_t)p->nr + 1, 16)) {
+            ptrace(PTRACE_DETACH, tid, NULL, NULL);
+            break;
+        }
+        p->t[p->nr++] = (struct rec_reach_thread){.tid = tid};
+        ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+        added++;
+    }
+    closedir(dir);
+    return added;
+}
+
+static void rec_reach_regs(struct rec_reach_thread *t)
+{
+#if defined(__x86_64__)
+    struct user_regs_struct r;
+
+    if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r) != 0)
+        return;
+    /* memcheck's general-purpose registers of amd64 (VG_(apply_to_GP_regs)). */
+    const uint64_t v[16] = {r.rax, r.rbx, r.rcx, r.rdx, r.rsi, r.rdi, r.rbp, r.rsp,
+                            r.r8,  r.r9,  r.r10, r.r11, r.r12, r.r13, r.r14, r.r15};
+    memcpy(t->regs, v, sizeof(v));
+    t->sp = r.rsp;
+#else
+    (void)t;
+#endif
+}
+
+/* Wait until every seized thread stopped (or ended), bounded. */
+static void rec_reach_wait_stops(struct rec_reach_proc *p)
+{
+    for (int ms = 0; ms < REC_REACH_STOP_MS; ms++) {
+        int left = 0;
+
+        for (uint32_t i = 0; i < p->nr; i++) {
+            struct rec_reach_thread *t = &p->t[i];
+            int st;
+
+            if (t->stopped || t->tid == 0)
+                continue;
+            pid_t got = waitpid(t->tid, &st, __WALL | WNOHANG);
+            if (got == t->tid && WIFSTOPPED(st)) {
+                t->stopped = 1;
+                /* A signal-delivery stop: the signal goes back at the detach. */
+                if ((st >> 16) != PTRACE_EVENT_STOP)
+                    t->inject = WSTOPSIG(st);
+                rec_reach_regs(t);
+                p->nr_stopped++;
+            } else if (got == t->tid || (got < 0 && errno == ECHILD)) {
+                t->tid = 0; /* it ended */
+            } else {
+                left++;
+            }
+        }
+        if (!left)
+            return;
+        poll(NULL, 0, 1);
+    }
+}
+
+static int rec_reach_stop(struct rec_reach_proc *p, char *why, size_t why_size)
+{
+#if !defined(__x86_64__)
+    snprintf(why, why_size, "not on this architecture");
+    return -ENOSYS;
+#endif
+    for (int pass = 0; pass < REC_REACH_TASK_PASSES; pass++) {
+        int rc = rec_reach_seize_pass(p, why, why_size);
+
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
+            break;
+    }
+    rec_reach_wait_stops(p);
+    if (!p->nr_stopped) {
+        snprintf(why, why_size, "no thread of the process could be stopped");
+        return -ESRCH;
+    }
+    return 0;
+}
+
+/* Let every seized thread go, each with the signal it stopped for. A
+ * thread seized that never stopped (within REC_REACH_STOP_MS) cannot be
+ * detached while it runs: it is waited for once more, then detached; a
+ * thread still running then is let go when it next stops. */
+static void rec_reach_resume(struct rec_reach_proc *p)
+{
+    for (uint32_t i = 0; i < p->nr; i++) {
+        struct rec_reach_thread *t = &p->t[i];
+        int st;
+
+        for (int ms = 0; t->tid && !t->stopped && ms < 100; ms++) {
+            pid_t got = waitpid(t->tid, &st, __WALL | WNOHANG);
+
+            if (got == t->tid && WIFSTOPPED(st)) {
+                t->stopped = 1;
+                t->inject = (st >> 16) != PTRACE_EVENT_STOP ? WSTOPSIG(st) : 0;
+            } else if (got != 0) {
+                t->tid = 0;
+            } else {
+                poll(NULL, 0, 1);
+            }
+        }
+        if (t->tid)
+            ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(intptr_t)t->inject);
+    }
+    free(p->t);
+    p->t = NULL;
+}
+
+/* Write every event the image made before its threads stopped at t:
+ * the merge's watermark passes t once its rings are read to their end. */
+static void rec_reach_catch_up(struct rec_session *s, uint64_t t)
+{
+    for (int ms = 0; ms < REC_REACH_CATCH_UP_MS; ms++) {
+        uint64_t limit = rec_merge_watermark(s, rec_clock_now(&s->clock));
+
+        rec_merge_emit(s, limit);
+        if (limit > t)
+            return;
+        poll(NULL, 0, 1);
+    }
+}
+
+static int rec_reach_add_block(void *arg, const struct fmt_writer_block *b)
+{
+    struct rec_reach *rr = arg;
+
+    rr->blocks[rr->nr_blocks++] =
+        (struct rec_reach_block){.addr = b->addr, .size = b->size, .serial = b->serial};
+    return 0;
+}
+
+static int rec_reach_count_block(void *arg, const struct fmt_writer_block *b)
+{
+    (void)b;
+    ++*(size_t *)arg;
+    return 0;
+}
+
+static int rec_reach_by_addr(const void *a, const void *b)
+{
+    const struct rec_reach_block *x = a, *y = b;
+
+    return x->addr < y->addr ? -1 : x->addr > y->addr ? 1 : x->serial < y->serial ? -1 : 1;
+}
+
+/* The image's live blocks, by address; of two that overlap (a free the
+ * trace missed) the later one stays. */
+static int rec_reach_blocks(struct rec_session *s, struct rec_image *img, struct rec_reach *rr)
+{
+    size_t n = 0, k = 0;
+
+    fmt_writer_live_blocks(s->w, img->index, rec_reach_count_block, &n);
+    if (!(rr->blocks = calloc(n ? n : 1, sizeof(*rr->blocks))))
+        return -ENOMEM;
+    fmt_writer_live_blocks(s->w, img->index, rec_reach_add_block, rr);
+    qsort(rr->blocks, rr->nr_blocks, sizeof(*rr->blocks), rec_reach_by_addr);
+    for (size_t i = 0; i < rr->nr_blocks; i++) {
+        struct rec_reach_block *b = &rr->blocks[i];
+
+        if (k && b->addr - rr->blocks[k - 1].addr <
+                     (rr->blocks[k - 1].size ? rr->blocks[k - 1].size : 1)) {
+            if (b->serial > rr->blocks[k - 1].serial)
+                rr->blocks[k - 1] = *b;
+            continue;
+        }
+        rr->blocks[k++] = *b;
+    }
+    rr->nr_blocks = k;
+    return 0;
+}
+
+/* /proc/PID/maps, whole, NUL-terminated (malloc'd), or NULL. */
+static char *rec_reach_read_maps(pid_t pid)
+{
+    char path[64], *buf = NULL;
+    size_t len = 0, cap = 0;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return NULL;
+    for (;;) {
+        if (UTIL_ARRAY_RESERVE(buf, cap, len + 65537, 65536)) {
+            free(buf);
+            close(fd);
+            return NULL;
+        }
+        ssize_t got = read(fd, buf + len, cap - len - 1);
+        if (got <= 0)
+            break;
+        len += (size_t)got;
+    }
+    close(fd);
+    buf[len] = 0;
+    return buf;
+}
+
+/* One line of maps: 0, or -1 at the end. *path points into the line. */
+static int rec_reach_map_line(char **cur, struct rec_reach_map *m, const char **path)
+{
+    char *line = *cur, *end, *p, perms[5] = "";
+
+    if (!*line)
+        return -1;
+    end = strchr(line, '\n');
+    if (end)
+        *end = 0;
+    *cur = end ? end + 1 : line + strlen(line);
+    m->lo = strtoull(line, &p, 16);
+    m->hi = *p == '-' ? strtoull(p + 1, &p, 16) : 0;
+    sscanf(p, " %4s", perms);
+    m->r = perms[0] == 'r';
+    m->w = perms[1] == 'w';
+    m->x = perms[2] == 'x';
+    /* perms, offset, device, inode, then the path (if any). */
+    for (int field = 0; field < 4 && *p; field++) {
+        while (*p == ' ')
+            p++;
+        while (*p && *p != ' ')
+            p++;
+    }
+    while (*p == ' ')
+        p++;
+    *path = p;
+    m->file = *p == '/';
+    return 0;
+}
+
+struct rec_reach_roots {
+    const struct rec_reach_proc *proc;
+    uint64_t own[REC_REACH_MAX_OWN][2];
+    uint32_t nr_own;
+};
+
+/* Is a writable mapping a root? Not the heap (glibc's main arena), not
+ * our own rings, not a device (scanning one may hang: memcheck skips them
+ * but /dev/zero). */
+static int rec_reach_is_root(const struct rec_reach_map *m, const char *path)
+{
+    if (!m->r || !m->w || m->hi <= m->lo)
+        return 0;
+    return !(!strcmp(path, "[heap]") || !strncmp(path, "/memfd:memscribe-", 17) ||
+             (!strncmp(path, "/dev/", 5) && strncmp(path, "/dev/zero", 9)) ||
+             !strncmp(path, "[vvar", 5));
+}
+
+/* glibc's other arenas live in heaps of HEAP_MAX_SIZE (64 MiB on 64-bit),
+ * aligned to it, each opening with its heap_info (ar_ptr, prev, size,
+ * mprotect_size) and read-write up to mprotect_size. Where an anonymous
+ * mapping holds such a start, the rest of it is malloc's, not a root: its
+ * free chunks hold stale pointers (memcheck never scans its own arena). */
+#define REC_REACH_HEAP_MAX (64ull << 20)
+
+static uint64_t rec_reach_arena_cut(struct rec_reach *rr, uint64_t lo, uint64_t hi)
+{
+    for (uint64_t b = (lo + REC_REACH_HEAP_MAX - 1) & ~(REC_REACH_HEAP_MAX - 1); b < hi;
+         b += REC_REACH_HEAP_MAX) {
+        uint64_t hinfo[4];
+        struct iovec l = {hinfo, sizeof(hinfo)}, r = {(void *)(uintptr_t)b, sizeof(hinfo)};
+
+        if (rr->read(rr->read_arg, &l, 1, &r, 1) != (ssize_t)sizeof(hinfo))
+            continue;
+        if (hinfo[3] == hi - b && hinfo[2] <= hinfo[3] && !(hinfo[3] & 4095) && hinfo[0] &&
+            !(hinfo[0] & 7))
+            return b;
+    }
+    return hi;
+}
+
+/* Scan the root range [lo, hi) less the live blocks in it (a large
+ * block's own mapping, merged with its neighbours: a block's words count
+ * only when it is reached). */
+static void rec_reach_scan_less_blocks(struct rec_reach *rr, uint64_t lo, uint64_t hi)
+{
+    size_t a = 0, b = rr->nr_blocks;
+
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+
+        if (rr->blocks[mid].addr + rr->blocks[mid].size <= lo)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    for (; a < rr->nr_blocks && rr->blocks[a].addr < hi && lo < hi; a++) {
+        const struct rec_reach_block *k = &rr->blocks[a];
+
+        if (k->addr > lo)
+            rec_reach_root_range(rr, lo, k->addr);
+        if (k->addr + k->size > lo)
+            lo = k->addr + k->size;
+    }
+    if (lo < hi)
+        rec_reach_root_range(rr, lo, hi);
+}
+
+/* Scan [lo, hi) less the collector's own mappings. */
+static void rec_reach_scan_less_own(struct rec_reach *rr, const struct rec_reach_roots *ro,
+                                    uint64_t lo, uint64_t hi)
+{
+    for (uint32_t i = 0; i < ro->nr_own && lo < hi; i++) {
+        uint64_t olo = ro->own[i][0], ohi = ro->own[i][1];
+
+        if (ohi <= lo || olo >= hi)
+            continue;
+        if (olo > lo)
+            rec_reach_scan_less_blocks(rr, lo, olo);
+        lo = ohi;
+    }
+    if (lo < hi)
+        rec_reach_scan_less_blocks(rr, lo, hi);
+}
+
+static int rec_reach_by_lo(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* The collector's own mappings, as its table in the program says (read
+ * like any of its memory; a scribbled table only changes what is scanned). */
+static void rec_reach_own(struct rec_reach_roots *ro, const struct fmt_shm_header *h, pid_t pid)
+{
+    uint64_t addr = atomic_load_explicit(&h->own_addr, memory_order_relaxed);
+    uint32_t n = atomic_load_explicit(&h->own_nr, memory_order_relaxed);
+    struct iovec l = {ro->own, 0}, r = {(void *)(uintptr_t)addr, 0};
+
+    if (n > REC_REACH_MAX_OWN)
+        n = REC_REACH_MAX_OWN;
+    l.iov_len = r.iov_len = n * sizeof(ro->own[0]);
+    if (!addr || !n || process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)l.iov_len)
+        return;
+    ro->nr_own = n;
+    qsort(ro->own, n, sizeof(ro->own[0]), rec_reach_by_lo);
+}
+
+/* The roots: every writable mapping that is one (rec_reach_is_root), a
+ * thread's stack from its stack pointer less the red zone up (below it
+ * memcheck sees no valid word), then each thread's registers. Also the
+ * maps for the vtable heuristic: rr->maps, malloc'd. */
+static void rec_reach_roots(struct rec_reach *rr, const struct rec_reach_roots *ro, char *maps)
+{
+    struct rec_reach_map m, *all = NULL;
+    size_t nr_all = 0, cap_all = 0;
+    const char *path;
+    char *cur = maps;
+
+    while (rec_reach_map_line(&cur, &m, &path) == 0) {
+        if (!UTIL_ARRAY_RESERVE(all, cap_all, nr_all + 1, 256))
+            all[nr_all++] = m;
+        if (!rec_reach_is_root(&m, path))
+            continue;
+        uint64_t lo = m.lo, hi = *path ? m.hi : rec_reach_arena_cut(rr, m.lo, m.hi);
+        for (uint32_t i = 0; i < ro->proc->nr; i++) {
+            uint64_t sp = ro->proc->t[i].sp;
+
+            if (ro->proc->t[i].stopped && sp >= m.lo && sp < m.hi && sp - m.lo >= REC_REACH_REDZONE)
+                lo = sp - REC_REACH_REDZONE > lo ? sp - REC_REACH_REDZONE : lo;
+        }
+        rec_reach_scan_less_own(rr, ro, lo, hi);
+    }
+    rr->maps = all;
+    rr->nr_maps = nr_all;
+    for (uint32_t i = 0; i < ro->proc->nr; i++)
+        if (ro->proc->t[i].stopped)
+            for (int j = 0; j < 16; j++)
+                rec_reach_root_word(rr, ro->proc->t[i].regs[j]);
+}
+
+static int rec_reach_by_serial(const void *a, const void *b)
+{
+    const struct rec_reach_block *x = a, *y = b;
+
+    return x->serial < y->serial ? -1 : x->serial > y->serial;
+}
+
+/* Class the blocks and write the record: 0 or -errno (why says). */
+static int rec_reach_scan(struct rec_session *s, struct rec_image *img, struct rec_reach_proc *p,
+                          const struct fmt_shm_header *h, struct fmt_writer_reach *out, char *why,
+                          size_t why_size)
+{
+    struct rec_reach rr = {.read = rec_reach_vm_read, .read_arg = &p->pid};
+    struct rec_reach_roots ro = {.proc = p};
+    char *maps = rec_reach_read_maps(p->pid);
+    uint64_t *serials = NULL;
+    uint8_t *classes = NULL;
+    int rc;
+
+    if (!maps) {
+        snprintf(why, why_size, "cannot read /proc/%d/maps: %s", (int)p->pid, strerror(errno));
+        return -errno;
+    }
+    if ((rc = rec_reach_blocks(s, img, &rr)) || (rc = rec_reach_init(&rr))) {
+        snprintf(why, why_size, "out of memory");
+        goto out;
+    }
+    rec_reach_own(&ro, h, p->pid);
+    rec_reach_read_heads(&rr);
+    rec_reach_roots(&rr, &ro, maps);
+    rec_reach_mark(&rr);
+    qsort(rr.blocks, rr.nr_blocks, sizeof(*rr.blocks), rec_reach_by_serial);
+    serials = malloc((rr.nr_blocks ? rr.nr_blocks : 1) * sizeof(*serials));
+    classes = malloc(rr.nr_blocks ? rr.nr_blocks : 1);
+    if (!serials || !classes) {
+        rc = -ENOMEM;
+        snprintf(why, why_size, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < rr.nr_blocks; i++) {
+        serials[i] = rr.blocks[i].serial;
+        classes[i] = rr.blocks[i].state;
+    }
+    out->nr_threads = p->nr_stopped;
+    out->root_bytes = rr.root_bytes;
+    out->skipped_bytes = rr.skipped_bytes;
+    out->nr_blocks = rr.nr_blocks;
+    out->serials = serials;
+    out->classes = classes;
+    rc = fmt_writer_reach(s->w, out);
+    if (rc < 0 && s->write_err == 0)
+        s->write_err = rc;
+out:
+    free(serials);
+    free(classes);
+    free((void *)rr.maps);
+    free(rr.blocks);
+    rec_reach_free(&rr);
+    free(maps);
+    return rc;
+}
+
+static void rec_reach_image(struct rec_session *s, struct rec_image *img, struct fmt_shm_header *h)
+{
+    struct rec_reach_proc p = {.pid = (pid_t)img->pid};
+    uint64_t t = rec_clock_now(&s->clock);
+    struct fmt_writer_reach out = {
+        .image = img->index,
+        .status = FMT_REACH_UNAVAILABLE,
+        .ts_ns = t > s->start_mono_ns ? t - s->start_mono_ns : 0,
+    };
+    char why[200] = "";
+
+    atomic_store_explicit(&h->reach_done, FMT_SHM_REACH_SCANNING, memory_order_release);
+    if (rec_reach_stop(&p, why, sizeof(why)) == 0) {
+        rec_reach_catch_up(s, rec_clock_now(&s->clock));
+        out.status = FMT_REACH_SCANNED;
+        if (rec_reach_scan(s, img, &p, h, &out, why, sizeof(why)) != 0) {
+            out = (struct fmt_writer_reach){
+                .image = img->index, .ts_ns = out.ts_ns, .status = FMT_REACH_UNAVAILABLE};
+        }
+    }
+    rec_reach_resume(&p);
+    if (out.status == FMT_REACH_UNAVAILABLE) {
+        int rc;
+
+        out.reason = why;
+        if ((rc = fmt_writer_reach(s->w, &out)) < 0 && s->write_err == 0)
+            s->write_err = rc;
+        rec_session_say(s, REC_SAY_WARN, "pid %u: no leak classes at its exit: %s", img->pid, why);
+    }
+    atomic_store_explicit(&h->reach_done, FMT_SHM_REACH_DONE, memory_order_release);
+    syscall(SYS_futex, &h->reach_done, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
+
+void rec_reach_round(struct rec_session *s)
+{
+    for (uint32_t i = 0; i < s->nr_images; i++) {
+        struct rec_image *img = s->images[i];
+        struct fmt_shm_header *h;
+
+        if (!img->open || img->reach_seen || !img->nr_segs || !img->segs[0].base)
+            continue;
+        h = img->segs[0].base;
+        if (!atomic_load_explicit(&h->reach_req, memory_order_acquire))
+            continue;
+        img->reach_seen = 1;
+        rec_reach_image(s, img, h);
+    }
+}

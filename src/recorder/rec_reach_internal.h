@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/* Reachability classes at exit (docs/leaks.md): memcheck's leak search
+ * over the live heap blocks of a stopped process, its memory read through
+ * a function (process_vm_readv's semantics) so that a test can hand it a
+ * made-up address space. rec_reach_mark.c is the search; rec_reach.c
+ * stops the process, finds its roots and writes the REACH record. */
+#ifndef REC_REACH_INTERNAL_H
+#define REC_REACH_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+/* Read remote ranges into local buffers, as process_vm_readv(2) does for
+ * one process: the bytes read, fewer when a remote range faults (the
+ * read stops there), -1 on error. */
+typedef ssize_t rec_reach_read_fn(void *arg, const struct iovec *local, unsigned long nr_local,
+                                  const struct iovec *remote, unsigned long nr_remote);
+
+/* A mapping of the process, as /proc/PID/maps says. */
+struct rec_reach_map {
+    uint64_t lo, hi;
+    unsigned r : 1, w : 1, x : 1, file : 1; /* file: backed by a file (a path, not [..]) */
+};
+
+struct rec_reach_block {
+    uint64_t addr, size, serial;
+    uint64_t w0, w1;   /* its first two words, where nr_words says they were read */
+    uint8_t nr_words;  /* 0, 1 or 2 */
+    uint8_t state;     /* enum fmt_reach_class once classed; REC_REACH_UNREACHED before */
+    uint8_t pending;   /* on the mark stack */
+    uint8_t heuristic; /* reached through one of memcheck's heuristics only */
+};
+#define REC_REACH_UNREACHED 0
+
+/* One search. The caller fills mem, blocks (sorted by address, not
+ * overlapping), maps (sorted, for the vtable heuristic) and the roots;
+ * rec_reach_mark classes every block. */
+struct rec_reach {
+    rec_reach_read_fn *read;
+    void *read_arg;
+    struct rec_reach_block *blocks;
+    size_t nr_blocks;
+    const struct rec_reach_map *maps;
+    size_t nr_maps;
+    /* Work: */
+    uint32_t *stack; /* the mark stack, nr_blocks entries */
+    size_t top;
+    unsigned char *buf; /* REC_REACH_BATCH bytes */
+    /* What it did: */
+    uint64_t root_bytes, block_bytes, skipped_bytes;
+    uint64_t nr_vtable_checks;
+};
+
+/* Bytes read from the process at once, and ranges per read. */
+#define REC_REACH_BATCH (1u << 20)
+#define REC_REACH_IOV 1024
+/* The vtable heuristic reads the process for each candidate: bounded. */
+#define REC_REACH_MAX_VTABLE_CHECKS 200000u
+
+/* Set up the work space (after blocks and nr_blocks are set). 0 or -ENOMEM. */
+int rec_reach_init(struct rec_reach *rr);
+void rec_reach_free(struct rec_reach *rr);
+/* Read each block's first two words (memcheck's heuristics look at them). */
+void rec_reach_read_heads(struct rec_reach *rr);
+/* A register's value, or the words of a root range [lo, hi) (read in
+ * batches; unreadable pages skipped and counted). */
+void rec_reach_root_word(struct rec_reach *rr, uint64_t value);
+void rec_reach_root_range(struct rec_reach *rr, uint64_t lo, uint64_t hi);
+/* After the roots: follow the reachable blocks, then gather the lost ones
+ * into cliques (memcheck's order: by address), and class every block. */
+void rec_reach_mark(struct rec_reach *rr);
+
+#endif

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/* Heap blocks of every reachability class memcheck tells apart, each of a
+ * size no other block here has, so that a test matches memscribe's class of
+ * a block with valgrind's by its size (tests/e2e/rec_reach.sh). Prints the
+ * expected class of each size: "EXPECT SIZE CLASS".
+ *
+ *   cache (global) --> 1001 (reachable) --> 1002 (reachable)
+ *   lost list:         1003 (definite)  --> 1004 (indirect) --> 1005 (indirect)
+ *   mid (global) --interior--> 1006 (possible) --> 1007 (possible)
+ *   a thread's stack ------> 1008 (reachable)
+ *   length64: ptr to +8, first word size - 8: 1010 (reachable, heuristic)
+ *   stdstring: ptr to +24, capacity size - 25: 1011 (reachable, heuristic)
+ *   freed:             1012 (not live)
+ *
+ * Sizes of lost blocks leave glibc's next chunk header outside the block
+ * (size mod 16 in 1..8), so that malloc's own bins never point into them.
+ * Built -O0: pointers live in the stack slots the source names. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void **cache;
+static char *mid;
+static char *len64;
+static char *str;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ready = PTHREAD_COND_INITIALIZER;
+static int started;
+
+static void *block(size_t size)
+{
+    void *p = malloc(size);
+
+    memset(p, 0x11, size); /* no stale pointer, no heuristic by chance */
+    return p;
+}
+
+static __attribute__((noinline)) void make_reachable(void)
+{
+    cache = block(1001);
+    cache[0] = block(1002);
+    printf("EXPECT 1001 reachable\nEXPECT 1002 reachable\n");
+}
+
+static __attribute__((noinline)) void make_lost(void)
+{
+    void **head = block(1003);
+
+    head[0] = block(1004);
+    ((void **)head[0])[0] = block(1005);
+    head = NULL;
+    printf("EXPECT 1003 definite\nEXPECT 1004 indirect\nEXPECT 1005 indirect\n");
+}
+
+static __attribute__((noinline)) void make_possible(void)
+{
+    char *p = block(1006);
+
+    ((void **)p)[0] = block(1007);
+    mid = p + 100;
+    printf("EXPECT 1006 possible\nEXPECT 1007 possible\n");
+}
+
+static __attribute__((noinline)) void make_heuristic(void)
+{
+    uint64_t *q = block(1010);
+
+    q[0] = 1010 - 8; /* length64: the length of the rest */
+    len64 = (char *)q + 8;
+    q = block(1011);
+    q[0] = 5;                /* length */
+    q[1] = 1011 - 3 * 8 - 1; /* capacity */
+    q[2] = 0;                /* refcount */
+    str = (char *)q + 24;
+    printf("EXPECT 1010 reachable\nEXPECT 1011 reachable\n");
+}
+
+/* Holds its block in a stack slot only, then sleeps until the exit. */
+static void *holder(void *arg)
+{
+    void *volatile mine = block(1008);
+
+    (void)arg;
+    pthread_mutex_lock(&lock);
+    started = 1;
+    pthread_cond_signal(&ready);
+    pthread_mutex_unlock(&lock);
+    for (;;)
+        pause();
+    return mine;
+}
+
+/* Clear the stack below main's frame: dead frames of the calls above
+ * hold the lost blocks' addresses, and exit's handlers run over them
+ * (memcheck never reads a stack slot not written since; we cannot tell). */
+static __attribute__((noinline)) void scrub(void)
+{
+    volatile char pad[64 * 1024];
+
+    memset((char *)pad, 0, sizeof(pad));
+}
+
+int main(void)
+{
+    pthread_t t;
+
+    make_reachable();
+    make_lost();
+    make_possible();
+    make_heuristic();
+    free(block(1012));
+    pthread_create(&t, NULL, holder, NULL);
+    pthread_mutex_lock(&lock);
+    while (!started)
+        pthread_cond_wait(&ready, &lock);
+    pthread_mutex_unlock(&lock);
+    printf("EXPECT 1008 reachable\n");
+    fflush(stdout);
+    scrub();
+    exit(0);
+}
