@@ -220,6 +220,57 @@ def vm_table(t, v):
           (len(order), v["from_ns"], v["to_ns"]))
 
 
+CLASSES = ("definitely_lost", "indirectly_lost", "possibly_lost", "still_reachable")
+
+
+def leak_classes(t, lk):
+    """The leak classes of record --reach: each leaks-table row's bytes per
+    class equal the row of `memscribe leaks` (lk: its JSON, every stack, no
+    suppression) with its stack and leaked bytes; the legend says the
+    totals. A trace without classes shows none."""
+    classed = any(p.get("reach") for p in lk["processes"])
+    rows = t.by_id["leaks-table"].find_all(lambda x: x.tag == "tr" and x.attrs.get("class") == "row")
+    legend = t.by_id["leaks-classes"]
+    check("leak classes' legend shown", "hidden" not in legend.attrs, classed)
+    if not classed:
+        check("no class column without classes",
+              [r for r in rows if r.find_all(lambda x: "c-definitely_lost_bytes" in x.classes())], [])
+        return
+    pool = [r for r in lk["stacks"]]
+    n = 0
+    for tr in rows:
+        fn = [c for c in tr.children if "fn" in c.classes()][0]
+        frames, pid = row_stack(fn)
+        vals = {k[2:]: int(c.attrs["data-v"]) for c in tr.children for k in c.classes()
+                if k.startswith("c-") and "data-v" in c.attrs}
+        match = [r for r in pool if r["stack"][:len(frames)] == frames and
+                 r["leaked_bytes"] == vals["leaked_bytes"] and (pid is None or r["pid"] == pid) and
+                 all(r[c + "_bytes"] == vals[c + "_bytes"] for c in CLASSES)]
+        if not match:
+            errors.append("leaks-table: no row of leaks has the stack %s and the classes %s" %
+                          (" < ".join(frames), vals))
+            continue
+        pool.remove(match[0])
+        n += 1
+    tot = lk["processes"]
+    text = legend.all_text()
+    for c, word in zip(CLASSES, ("definitely ", "indirectly ", "possibly lost ", "still reachable ")):
+        want = sum(p["reach"][c + "_bytes"] for p in tot if p.get("reach"))
+        got = re.search(re.escape(word) + r"([0-9.]+ [KMG]?i?B)", text)
+        check("legend's %s" % c, got and got.group(1), human(want))
+    print("ok: leak classes: %d rows equal leaks' per class; the legend's totals" % n)
+
+
+def human(n):
+    """A byte count as the page's bytes() writes it."""
+    units, v, k = ["B", "KiB", "MiB", "GiB", "TiB"], float(abs(n)), 0
+    while v >= 1024 and k < len(units) - 1:
+        v /= 1024
+        k += 1
+    s = str(int(v)) if k == 0 else "%.0f" % v if v >= 100 else "%.1f" % v if v >= 10 else "%.2f" % v
+    return ("-" if n < 0 else "") + s + " " + units[k]
+
+
 def main():
     t = html_dom.parse(sys.argv[1])
     rep = json.load(open(sys.argv[2]))
@@ -245,6 +296,8 @@ def main():
             print("ok: library frames fold: %s" % fn.all_text())
     if len(sys.argv) > 3:
         vm_table(t, json.load(open(sys.argv[3])))
+    if len(sys.argv) > 4:
+        leak_classes(t, json.load(open(sys.argv[4])))
     for e in errors:
         print("FAIL: " + e, file=sys.stderr)
     sys.exit(1 if errors else 0)

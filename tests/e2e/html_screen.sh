@@ -10,9 +10,11 @@
 # group); the console stay silent. Rows show enough of
 # their stacks to tell them apart (the leaf alone read the same on many
 # rows), a C++ stack's library frames fold, and a sampled trace shows no
-# temporary figure. Screenshots go to tests/artifacts/.
+# temporary figure. A trace with leak classes (record --reach) shows each
+# leak row's bytes per class as `memscribe leaks` gives them, and their
+# totals under the table. Screenshots go to tests/artifacts/.
 # shellcheck source=tests/e2e/lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" --go-on html-screen MEMSCRIBE MS_BUILD MS_SOURCE
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" --go-on html-screen MEMSCRIBE MS_BUILD MS_SOURCE MS_PROGRAMS
 # shellcheck source=tests/e2e/html_chrome.sh
 source "$MS_SOURCE/tests/e2e/html_chrome.sh"
 need python3
@@ -25,6 +27,8 @@ screen() {
         { fail "$name: report failed"; return; }
     "$MEMSCRIBE" vmem --format=json --top 0 "$t" >"$WORK/$name.vmem.json" 2>/dev/null ||
         { fail "$name: vmem failed"; return; }
+    "$MEMSCRIBE" leaks --format=json --top 0 --no-default-suppressions "$t" >"$WORK/$name.leaks.json" \
+        2>/dev/null || { fail "$name: leaks failed"; return; }
     "$MEMSCRIBE" html "$t" -o "$WORK/$name.html" 2>/dev/null || { fail "$name: html failed"; return; }
     chrome "$WORK" --dump-dom "file://$WORK/$name.html" >"$WORK/$name.dom" 2>"$WORK/$name.err" ||
         { fail "$name: chromium exited with $?: $(tail -3 "$WORK/$name.err")"; return; }
@@ -32,7 +36,8 @@ screen() {
     lines=$(console_lines "$WORK/$name.err")
     [ -z "$lines" ] || fail "$name: the page wrote to the console: $lines"
     PYTHONPATH=$MS_SOURCE/tests/e2e python3 "$MS_SOURCE/tests/e2e/html_screen.py" "$WORK/$name.dom" "$WORK/$name.json" \
-        "$WORK/$name.vmem.json" || fail "$name: the page shows other numbers than report and vmem (above)"
+        "$WORK/$name.vmem.json" "$WORK/$name.leaks.json" ||
+        fail "$name: the page shows other numbers than report, vmem and leaks (above)"
     chrome "$WORK" --window-size=1280,2400 --screenshot="$ART/html_screen_$name.png" \
         "file://$WORK/$name.html" >/dev/null 2>&1 || fail "$name: no screenshot"
 }
@@ -56,4 +61,9 @@ screen make "$WORK/make.mscr"
 screen sampled "$WORK/sampled.mscr"
 
 screen windows "$MS_SOURCE/tests/golden/v1_2_windows.mscr"
+
+# Leak classes at exit (record --reach): a block of each class.
+"$MEMSCRIBE" record -q --reach -o "$WORK/reach.mscr" -- "$MS_PROGRAMS/rec_reach" >/dev/null ||
+    fail "record --reach: exit $?"
+screen reach "$WORK/reach.mscr"
 finish "ok: the HTML pages show report's numbers, rows told apart"

@@ -2,13 +2,17 @@
 /* CSV of heap blocks for spreadsheets and pandas: a header row, then one
  * row per block when it ends (free or realloc), and the blocks still live
  * at the end last, in the order they started. Memory grows with live
- * blocks (what their allocation said is kept until they end) and stacks. */
+ * blocks (what their allocation said is kept until they end) and stacks.
+ * A trace with reachability classes (record --reach) has a last column,
+ * leak_class: a live block's class at exit (ana_reach.h), empty for the
+ * others. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/export/ana_export_internal.h"
+#include "analysis/model/ana_reach.h"
 
 struct csv {
     struct fmt_reader *r;
@@ -21,6 +25,7 @@ struct csv {
     uint32_t *tid;
     uint32_t nr_threads;
     const struct ana_export_options *o;
+    bool classes; /* the leak_class column */
 };
 
 static int threads_load(struct csv *c)
@@ -81,8 +86,9 @@ static int leaf_name(struct csv *c, uint32_t stack, const char **name)
     return 0;
 }
 
-static int row(struct csv *c, uint64_t serial, uint32_t thread, unsigned kind, uint64_t addr,
-               uint64_t size, uint64_t alloc_ns, const uint64_t *free_ns, uint32_t stack)
+static int row(struct csv *c, uint64_t serial, uint32_t image, uint32_t thread, unsigned kind,
+               uint64_t addr, uint64_t size, uint64_t alloc_ns, const uint64_t *free_ns,
+               uint32_t stack)
 {
     const char *leaf;
     int rc;
@@ -97,6 +103,12 @@ static int row(struct csv *c, uint64_t serial, uint32_t thread, unsigned kind, u
         ana_xout_printf(c->out, "%" PRIu64, *free_ns);
     ana_xout_printf(c->out, ",%u,", stack);
     put_field(c->out, leaf);
+    if (c->classes) {
+        unsigned cls = FMT_REACH_UNKNOWN;
+        if (!free_ns)
+            cls = fmt_reader_reach_class(c->r, fmt_reader_find_reach(c->r, image), serial);
+        ana_xout_printf(c->out, ",%s", cls != FMT_REACH_UNKNOWN ? ana_reach_key(cls) : "");
+    }
     return ana_xout_write(c->out, "\n", 1);
 }
 
@@ -114,14 +126,14 @@ static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step 
     if (!st->ends)
         return 0;
     uint64_t addr = ev->kind == FMT_EV_FREE ? ev->addr : ev->old_addr;
-    return row(c, ev->ref, ev->ref_thread, kind, addr, ev->ref_size, ev->ref_ts_ns, &ev->ts_ns,
-               ev->ref_stack);
+    return row(c, ev->ref, ev->image, ev->ref_thread, kind, addr, ev->ref_size, ev->ref_ts_ns,
+               &ev->ts_ns, ev->ref_stack);
 }
 
 static int live_row(void *arg, const struct fmt_event *ev)
 {
-    return row(arg, ev->serial, ev->thread, ev->kind, ev->addr, ev->size, ev->ts_ns, NULL,
-               ev->stack);
+    return row(arg, ev->serial, ev->image, ev->thread, ev->kind, ev->addr, ev->size, ev->ts_ns,
+               NULL, ev->stack);
 }
 
 /* After the pass: the blocks still live, in the order they started. */
@@ -165,6 +177,8 @@ int ana_export_csv(struct ana_export_job *job)
         return -ENOMEM;
     if (!(c->sym = ana_xjob_sym(job, &rc)) || (rc = threads_load(c)))
         return rc;
-    ana_xout_printf(c->out, "serial,pid,tid,kind,address,size,alloc_ns,free_ns,stack,function\n");
+    c->classes = ana_reach_present(job->r);
+    ana_xout_printf(c->out, "serial,pid,tid,kind,address,size,alloc_ns,free_ns,stack,function%s\n",
+                    c->classes ? ",leak_class" : "");
     return ana_xjob_subscribe(job, 0, &ops, c);
 }

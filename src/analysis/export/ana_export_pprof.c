@@ -5,7 +5,11 @@
  * and interleave, so samples, locations, functions, mappings and strings
  * are written as they are first met: only the dedup tables stay in
  * memory. One sample per stack: alloc_objects, alloc_space (the whole
- * trace) and inuse_objects, inuse_space (live at the end). */
+ * trace) and inuse_objects, inuse_space (live at the end). With the
+ * reachability classes of record --reach, a stack's blocks live at the end
+ * that the scan classed are samples of their own, one per class, with
+ * label leak_class (definitely_lost, ...) and only inuse values: pprof
+ * adds them up as one stack, and -tagfocus=leak_class=... picks a class. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +21,7 @@
 #include "analysis/export/ana_export_map.h"
 #include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_heaps.h"
+#include "analysis/model/ana_reach.h"
 
 /* profile.proto field numbers. */
 enum {
@@ -132,6 +137,11 @@ struct pprof {
      * given as a sample label "heap" when it is one pool. */
     struct ana_heaps heaps;
     struct ana_heaps_by_stack by_stack; /* of[]: by stack, heap id + 1 */
+    /* A trace with classes at exit (ana_reach.h): the blocks live at the
+     * end (live), and their classes summed per stack after the pass
+     * (reach, nr_stacks + 1 entries, NULL without classes). */
+    struct ana_xlive live;
+    struct ana_reach_sum *reach;
 };
 
 /* Write one top-level field of the Profile message from p->body. */
@@ -282,10 +292,63 @@ static int location_id(struct pprof *p, uint32_t image, const struct ana_sym_lin
     return emit(p, PROFILE_LOCATION);
 }
 
+/* The label of a sample: the heap of a stack that allocated in one pool
+ * of the program's own (heap = its name), or a leak class (leak_class =
+ * its key; cls FMT_REACH_UNKNOWN: none). */
+static int sample_label(struct pprof *p, uint32_t id, unsigned cls, struct pb *label)
+{
+    uint32_t h = p->by_stack.of ? p->by_stack.of[id] : 0;
+    uint32_t key, val;
+    int rc = 0;
+
+    if (cls != FMT_REACH_UNKNOWN) {
+        if ((rc = str(p, "leak_class", &key)) >= 0 && (rc = str(p, ana_reach_key(cls), &val)) >= 0)
+            rc = 0;
+    } else if (h && h != ANA_HEAPS_MIXED && p->heaps.v[h - 1].handle) {
+        char name[300];
+        const struct ana_heap *hp = &p->heaps.v[h - 1];
+        if ((rc = str(p, "heap", &key)) >= 0 &&
+            (rc = str(p, ana_heap_name(p->r, hp->image, hp->handle, name, sizeof(name)), &val)) >=
+                0)
+            rc = 0;
+    } else {
+        return 0;
+    }
+    if (rc)
+        return rc;
+    pb_uint(label, LABEL_KEY, key);
+    pb_uint(label, LABEL_STR, val);
+    return label->err;
+}
+
+/* One sample of stack id (its location ids in ids): values v, label as
+ * sample_label(). */
+static int sample_one(struct pprof *p, uint32_t id, const struct pb *ids, const uint64_t v[4],
+                      unsigned cls)
+{
+    struct pb vals = {0}, label = {0};
+    int rc;
+
+    for (int i = 0; i < 4; i++)
+        pb_varint(&vals, v[i]);
+    if (!(rc = vals.err) && !(rc = sample_label(p, id, cls, &label))) {
+        /* Packed repeated fields. An empty stack has no location_id field. */
+        if (ids->len)
+            pb_bytes(&p->body, SAMPLE_LOCATION_ID, ids->p, ids->len);
+        pb_bytes(&p->body, SAMPLE_VALUE, vals.p, vals.len);
+        if (label.len)
+            pb_bytes(&p->body, SAMPLE_LABEL, label.p, label.len);
+        rc = emit(p, PROFILE_SAMPLE);
+    }
+    free(vals.p);
+    free(label.p);
+    return rc;
+}
+
 static int sample(struct pprof *p, uint32_t id, const struct ana_xstack *s)
 {
     const struct ana_sym_stack *st;
-    struct pb ids = {0}, vals = {0};
+    struct pb ids = {0};
     uint32_t image;
     int rc;
 
@@ -301,40 +364,46 @@ static int sample(struct pprof *p, uint32_t id, const struct ana_xstack *s)
         pb_varint(&ids, loc);
         i = j;
     }
-    pb_varint(&vals, s->nr_allocs);
-    pb_varint(&vals, s->alloc_bytes);
-    pb_varint(&vals, s->live_blocks);
-    pb_varint(&vals, s->live_bytes);
     if (!rc)
-        rc = ids.err ? ids.err : vals.err;
-    /* Blocks of one pool of the program's own: label heap = its name. */
-    uint32_t h = p->by_stack.of ? p->by_stack.of[id] : 0;
-    struct pb label = {0};
-    if (!rc && h && h != ANA_HEAPS_MIXED && p->heaps.v[h - 1].handle) {
-        char name[300];
-        uint32_t key, val;
-        const struct ana_heap *hp = &p->heaps.v[h - 1];
-        if ((rc = str(p, "heap", &key)) >= 0 &&
-            (rc = str(p, ana_heap_name(p->r, hp->image, hp->handle, name, sizeof(name)), &val)) >=
-                0) {
-            pb_uint(&label, LABEL_KEY, key);
-            pb_uint(&label, LABEL_STR, val);
-            rc = label.err;
-        }
+        rc = ids.err;
+    /* The classed blocks apart: the stack's own sample keeps the rest. */
+    uint64_t v[4] = {s->nr_allocs, s->alloc_bytes, s->live_blocks, s->live_bytes};
+    const struct ana_reach_sum *cs = p->reach ? &p->reach[id] : NULL;
+    for (unsigned c = 1; cs && c < FMT_NR_REACH; c++) {
+        v[2] -= cs->blocks[c];
+        v[3] -= cs->bytes[c];
     }
-    if (!rc) {
-        /* Packed repeated fields. An empty stack has no location_id field. */
-        if (ids.len)
-            pb_bytes(&p->body, SAMPLE_LOCATION_ID, ids.p, ids.len);
-        pb_bytes(&p->body, SAMPLE_VALUE, vals.p, vals.len);
-        if (label.len)
-            pb_bytes(&p->body, SAMPLE_LABEL, label.p, label.len);
-        rc = emit(p, PROFILE_SAMPLE);
+    if (!rc && (v[0] || v[2] || !cs))
+        rc = sample_one(p, id, &ids, v, FMT_REACH_UNKNOWN);
+    for (unsigned k = 0; cs && k < 4 && !rc; k++) {
+        unsigned c = ana_reach_order[k];
+        uint64_t w[4] = {0, 0, cs->blocks[c], cs->bytes[c]};
+        if (w[2])
+            rc = sample_one(p, id, &ids, w, c);
     }
     free(ids.p);
-    free(vals.p);
-    free(label.p);
     return rc;
+}
+
+/* A block live at the end: its class added to its stack's. */
+static int add_class(void *arg, const struct fmt_event *ev)
+{
+    struct pprof *p = arg;
+    unsigned c = fmt_reader_reach_class(p->r, fmt_reader_find_reach(p->r, ev->image), ev->serial);
+
+    if (c != FMT_REACH_UNKNOWN && ev->stack <= p->m->nr_stacks) {
+        p->reach[ev->stack].bytes[c] += ev->size;
+        p->reach[ev->stack].blocks[c]++;
+    }
+    return 0;
+}
+
+static int live_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
+{
+    struct pprof *p = arg;
+    uint32_t kind;
+
+    return st->ends || st->starts ? ana_xlive_step(&p->live, ev, st, &kind) : 0;
 }
 
 /* After pass 0: the profile. */
@@ -376,6 +445,12 @@ static int write_pprof(struct ana_export_job *job)
     if ((rc = p->body.err ? p->body.err : ana_xout_write(out, p->body.p, p->body.len)))
         return rc;
     p->body.len = 0;
+    if (ana_reach_present(p->r)) {
+        if (!(p->reach = calloc((size_t)m->nr_stacks + 1, sizeof(*p->reach))))
+            return -ENOMEM;
+        if ((rc = ana_xlive_each(&p->live, add_class, p)))
+            return rc;
+    }
     for (uint32_t id = 0; id <= m->nr_stacks && !rc; id++)
         if (m->stacks[id].nr_allocs || m->stacks[id].live_blocks)
             rc = sample(p, id, &m->stacks[id]);
@@ -387,6 +462,8 @@ static void release_pprof(struct ana_export_job *job)
     struct pprof *p = job->state;
 
     free(p->by_stack.of);
+    free(p->reach);
+    ana_xlive_release(&p->live);
     ana_heaps_release(&p->heaps);
     free(p->msg.p);
     free(p->body.p);
@@ -402,11 +479,17 @@ int ana_export_pprof(struct ana_export_job *job)
 
     if (!p)
         return -ENOMEM;
+    static const struct ana_heap_replay_ops live_ops = {.step = live_step};
+    int rc;
+
     p->r = job->r;
     p->out = job->out;
     ana_heaps_init(&p->heaps, job->r);
+    ana_xlive_init(&p->live);
     if (!(p->m = ana_xjob_model(job)))
         return -ENOMEM;
+    if (ana_reach_present(job->r) && (rc = ana_xjob_subscribe(job, 0, &live_ops, p)))
+        return rc;
     if (!ana_heaps_present(job->r))
         return 0;
     return ana_heaps_by_stack_subscribe(&p->by_stack, job->pass[0], &p->heaps, p->m->nr_stacks);

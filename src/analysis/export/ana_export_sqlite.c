@@ -22,6 +22,7 @@
 #include "analysis/core/ana_text.h"
 #include "analysis/export/ana_export_internal.h"
 #include "analysis/export/ana_export_sqlite_win.h"
+#include "analysis/model/ana_reach.h"
 #include "analysis/vm/ana_vm_win.h"
 #include "util/util_array.h"
 
@@ -42,7 +43,8 @@ static const char SCHEMA[] =
     "CREATE TABLE allocations(serial INTEGER PRIMARY KEY, kind TEXT, image INTEGER,\n"
     "  address INTEGER, size INTEGER, stack INTEGER REFERENCES stacks(id),\n"
     "  alloc_ns INTEGER, alloc_thread INTEGER,\n"
-    "  free_ns INTEGER, free_thread INTEGER, free_kind TEXT, temporary INTEGER);\n"
+    "  free_ns INTEGER, free_thread INTEGER, free_kind TEXT, temporary INTEGER,\n"
+    "  leak_class TEXT);\n"
     "CREATE TABLE mappings(serial INTEGER PRIMARY KEY, kind TEXT, origin TEXT, image INTEGER,\n"
     "  address INTEGER, size INTEGER, prot INTEGER, flags INTEGER, fd INTEGER, offset INTEGER,\n"
     "  stack INTEGER REFERENCES stacks(id), thread INTEGER, map_ns INTEGER, unmap_ns INTEGER,\n"
@@ -72,7 +74,7 @@ enum {
 };
 
 static const char *const STMTS[NR_ST] = {
-    [ST_ALLOC] = "INSERT INTO allocations VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_ALLOC] = "INSERT INTO allocations VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_FRAME] = "INSERT INTO frames VALUES(?,?,?,?,?,?,?,?)",
     [ST_STACK] = "INSERT INTO stacks VALUES(?,?,?)",
     [ST_MAP] = "INSERT INTO mappings VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,NULL,?)",
@@ -261,6 +263,12 @@ static int block_row(struct sq *q, uint64_t serial, unsigned kind, uint32_t imag
     /* NULL in a sampled trace: not estimated (ana_sample.h). */
     if (ana_sample_has_temporary(fmt_reader_sample_bytes(q->r)))
         bind_u64(s, 12, temporary);
+    /* A block live at the end: its class from the scan at exit (record
+     * --reach; ana_reach.h), NULL where none classed it. */
+    unsigned cls = ended ? FMT_REACH_UNKNOWN
+                         : fmt_reader_reach_class(q->r, fmt_reader_find_reach(q->r, image), serial);
+    if (cls != FMT_REACH_UNKNOWN)
+        bind_text(s, 13, ana_reach_key(cls), -1);
     return run(q, ST_ALLOC);
 }
 

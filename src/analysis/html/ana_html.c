@@ -68,7 +68,9 @@ static int subscribe(struct ana_html_run *run, struct ana_heap_replay *p)
 static int replay(struct ana_html_run *run)
 {
     const struct ana_html_options *o = run->o;
-    struct ana_model_options mo = {.filter = o->filter, .programs = o->programs};
+    /* Leak classes need the blocks live at the end (ana_reach_build). */
+    struct ana_model_options mo = {
+        .filter = o->filter, .programs = o->programs, .keep_blocks = run->classes};
     struct ana_step_options step = ana_model_step_options(&mo);
     uint64_t end_ns = run->counts.last_ts_ns;
     struct ana_heap_replay p;
@@ -103,7 +105,8 @@ int ana_html_write(struct fmt_reader *r, const struct ana_html_options *o, FILE 
 
     fmt_reader_counts(r, &run.counts);
     make_nonce(run.nonce, sizeof(run.nonce));
-    if ((rc = replay(&run)))
+    run.classes = ana_reach_present(r);
+    if ((rc = replay(&run)) || (run.classes && (rc = ana_reach_build(&run.reach, r, run.model))))
         goto out;
     /* The sites the page lists, known from the model: the window cells of
      * the rest are lumped into one site, so that the page stays bounded
@@ -130,6 +133,7 @@ out:
     ana_html_vm_release(&run.vm);
     ana_html_wpa_release(&run.wpa);
     ana_histogram_release(&run.hist);
+    ana_reach_release(&run.reach);
     ana_model_destroy(run.model);
     return rc;
 }

@@ -334,6 +334,64 @@ static int vm_nodes(struct data_run *d, struct frame_trie *t)
     return rc ? rc : d->rc;
 }
 
+/* With leak classes (record --reach): per site, the bytes and blocks of
+ * each class, "definitely_lost_bytes", ... (ana_reach_key), added up as
+ * the sites' other numbers. Returns 0 or -ENOMEM. */
+static int write_site_classes(struct data_run *d)
+{
+    const struct ana_reach *rc = &d->run->reach;
+    uint32_t n = d->nr_sites + (d->nr_other ? 1 : 0);
+    struct ana_reach_sum *sum = calloc((size_t)n + 1, sizeof(*sum));
+    char key[64];
+
+    if (!sum)
+        return -ENOMEM;
+    for (uint32_t id = 0; id < rc->nr_sites && id < ana_model_nr_sites(d->run->model); id++)
+        if (d->site_of[id] != NO_SITE)
+            for (unsigned c = 0; c < FMT_NR_REACH; c++) {
+                sum[site_index(d, id)].bytes[c] += rc->site[id].bytes[c];
+                sum[site_index(d, id)].blocks[c] += rc->site[id].blocks[c];
+            }
+    for (unsigned k = 0; k < 4; k++)
+        for (int blocks = 0; blocks < 2; blocks++) {
+            unsigned c = ana_reach_order[k];
+            snprintf(key, sizeof(key), "%s_%s", ana_reach_key(c), blocks ? "blocks" : "bytes");
+            ana_json_key(&d->j, key);
+            ana_json_begin_array(&d->j);
+            for (uint32_t i = 0; i < n; i++)
+                ana_json_u64(&d->j, blocks ? sum[i].blocks[c] : sum[i].bytes[c]);
+            ana_json_end_array(&d->j);
+        }
+    free(sum);
+    return 0;
+}
+
+/* The trace's leak classes in all, and what they mean: "classes", null
+ * without them. */
+static void write_classes(struct data_run *d)
+{
+    struct ana_json *j = &d->j;
+    const struct ana_reach_sum *t = &d->run->reach.total;
+    char key[64];
+
+    ana_json_key(j, "classes");
+    if (!d->run->classes) {
+        ana_json_null(j);
+        return;
+    }
+    ana_json_begin_object(j);
+    ana_json_kv_str(j, "legend", ana_reach_legend);
+    ana_json_kv_u64(j, "lost_bytes", ana_reach_lost_bytes(t));
+    ana_json_kv_u64(j, "lost_blocks", ana_reach_lost_blocks(t));
+    for (unsigned c = 0; c < FMT_NR_REACH; c++) {
+        snprintf(key, sizeof(key), "%s_bytes", ana_reach_key(c));
+        ana_json_kv_u64(j, key, t->bytes[c]);
+        snprintf(key, sizeof(key), "%s_blocks", ana_reach_key(c));
+        ana_json_kv_u64(j, key, t->blocks[c]);
+    }
+    ana_json_end_object(j);
+}
+
 static void write_sites(struct data_run *d)
 {
     static const char *const keys[NR_COLS] = {"allocations",    "allocated_bytes", "leaked_bytes",
@@ -450,6 +508,8 @@ static void write_sites(struct data_run *d)
         free(sum);
         ana_json_end_array(j);
     }
+    if (d->run->classes)
+        d->rc = write_site_classes(d);
     ana_json_end_object(j);
 out:
     free(node);
@@ -632,6 +692,7 @@ int ana_html_write_data(struct ana_html_run *run, FILE *out)
     ana_json_begin_object(&d.j);
     write_header(&d);
     ana_html_write_summary(&d.j, d.run->model, &d.run->counts, fmt_reader_sample_bytes(run->r));
+    write_classes(&d);
     if (d.run->o->base)
         d.rc = ana_html_base_write(&d.j, d.run->o->base);
     if (run->o->programs)

@@ -3,6 +3,7 @@
 #ifndef ANA_HTML_INTERNAL_H
 #define ANA_HTML_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -11,6 +12,7 @@
 #include "analysis/html/ana_html_vm.h"
 #include "analysis/model/ana_histogram.h"
 #include "analysis/model/ana_model.h"
+#include "analysis/model/ana_reach.h"
 #include "analysis/model/ana_timeline.h"
 #include "analysis/model/ana_tree.h"
 #include "analysis/vm/ana_vm_replay.h"
@@ -28,7 +30,11 @@ struct ana_html_run {
     struct ana_html_vm vm;       /* its commit lifetimes, for their section */
     struct ana_stacks *stacks;
     struct ana_tree flame, flame_inv;
-    uint8_t *keep;  /* per stack id: listed and drawn (ana_flame_top_sites) */
+    uint8_t *keep; /* per stack id: listed and drawn (ana_flame_top_sites) */
+    /* Leak classes at exit (record --reach): classes set when the trace has
+     * them and the model kept its live blocks for them. */
+    bool classes;
+    struct ana_reach reach;
     char nonce[40]; /* the Content-Security-Policy nonce of the page's script */
 };
 

@@ -16,7 +16,11 @@
 //          parent[], fn[] and place[] (string ids)
 //   sites: stack[] (trace stack id), node[] (its leaf in frames), pid[],
 //          allocations[], allocated_bytes[], leaked_bytes[], leaked_blocks[],
-//          peak_bytes[], temporary[], temporary_bytes[] (docs/json.md)
+//          peak_bytes[], temporary[], temporary_bytes[] (docs/json.md); with
+//          leak classes also definitely_lost_bytes[], ..._blocks[],
+//          indirectly_lost_*, possibly_lost_*, still_reachable_*
+//   classes: the leak classes at exit of record --reach in all (keys as
+//          report's, docs/leaks.md) and their legend; null without them
 //   wpa: bucketNs, nrBuckets, and per cell site[], a[] (allocation bucket),
 //        f[] (free bucket, -1: never freed), n[] (blocks), b[] (bytes)
 //   vm: the commit lifetimes (ana_html_vm.h), in buckets as wpa's:
@@ -337,7 +341,8 @@
     }
     card(cards, 'card-peak', 'Peak heap in use', bytes(s.peak_bytes), int(s.peak_bytes) + ' B at ' + time(s.peak_ns));
     card(cards, 'card-allocs', 'Allocations', int(s.allocations), bytes(s.allocated_bytes) + ' requested');
-    card(cards, 'card-leaked', LEFT.card || LEFT.title, bytes(s.leaked_bytes), int(s.leaked_blocks) + ' blocks');
+    card(cards, 'card-leaked', LEFT.card || LEFT.title, bytes(s.leaked_bytes), int(s.leaked_blocks) + ' blocks' +
+      (D.classes ? ', ' + bytes(D.classes.lost_bytes) + ' lost' : ''));
     if (TEMP) card(cards, 'card-temp', 'Temporary allocations', int(s.temporary), bytes(s.temporary_bytes));
     if (s.peak_rss_bytes !== null) {
       card(cards, 'card-rss', 'Peak RSS', bytes(s.peak_rss_bytes),
@@ -368,6 +373,16 @@
       ['Distinct stacks', 'stack_count', s.stack_count, 'count'],
       ['Duration', 'endNs', D.endNs, 'time']
     ];
+    // Leak classes at exit (record --reach), as report gives them.
+    if (D.classes) {
+      var at = rows.findIndex(function (r) { return r[1] === 'leaked_blocks'; }) + 1;
+      rows.splice(at, 0,
+        ['Lost at exit (definitely + indirectly)', 'lost_bytes', D.classes.lost_bytes, 'bytes'],
+        ['Definitely lost', 'definitely_lost_bytes', D.classes.definitely_lost_bytes, 'bytes'],
+        ['Indirectly lost', 'indirectly_lost_bytes', D.classes.indirectly_lost_bytes, 'bytes'],
+        ['Possibly lost', 'possibly_lost_bytes', D.classes.possibly_lost_bytes, 'bytes'],
+        ['Still reachable', 'still_reachable_bytes', D.classes.still_reachable_bytes, 'bytes']);
+    }
     Object.keys(s.calls).forEach(function (k) {
       rows.push(['Calls to ' + k, 'calls-' + k, s.calls[k], 'count']);
     });
@@ -452,6 +467,21 @@
       col(LEFT.card || LEFT.title, 'leaked_bytes', 'bytes')
     ];
     if (TEMP) siteCols.push(col('Temporary', 'temporary', 'count'));
+    // Leak classes at exit (record --reach): each class's bytes after the
+    // leaked blocks, and the legend under the table.
+    if (D.classes) {
+      leakCols.splice(3, 0, col('Definitely lost', 'definitely_lost_bytes', 'bytes'),
+        col('Indirectly lost', 'indirectly_lost_bytes', 'bytes'),
+        col('Possibly lost', 'possibly_lost_bytes', 'bytes'),
+        col('Still reachable', 'still_reachable_bytes', 'bytes'));
+      var K = D.classes;
+      $('leaks-classes').textContent = 'Classes at exit: lost ' + bytes(K.lost_bytes) + ' in ' +
+        int(K.lost_blocks) + ' blocks (definitely ' + bytes(K.definitely_lost_bytes) +
+        ', indirectly ' + bytes(K.indirectly_lost_bytes) + '), possibly lost ' +
+        bytes(K.possibly_lost_bytes) + ', still reachable ' + bytes(K.still_reachable_bytes) +
+        '. ' + K.legend + '.';
+      $('leaks-classes').hidden = false;
+    }
     if (BASE) {
       leakCols.splice(2, 0, change('Chain +/- leaked', 'dleaked', 'bytes', 3));
       siteCols.push(change('Chain +/- allocations', 'dallocs', 'count', 0),
