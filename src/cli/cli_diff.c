@@ -8,6 +8,7 @@
 #include "analysis/diff/ana_diff_site.h"
 #include "analysis/html/ana_html.h"
 #include "analysis/model/ana_model.h"
+#include "analysis/model/ana_reach.h"
 #include "cli/cli.h"
 #include "cli/cli_diff.h"
 
@@ -65,7 +66,8 @@ void cli_diff_html_base(struct cli_ana *nw, const char *path, struct cli_ana *b,
 }
 
 void cli_diff_add_sites(struct cli_ana *a, const struct ana_model *m, struct ana_diff *d,
-                        enum ana_diff_side which, int lines, const bool *skip)
+                        enum ana_diff_side which, int lines, const bool *skip,
+                        const struct ana_reach *reach)
 {
     struct ana_stacks *st = cli_ana_stacks(a);
     char *key = NULL;
@@ -78,6 +80,8 @@ void cli_diff_add_sites(struct cli_ana *a, const struct ana_model *m, struct ana
 
         if (!site || (skip && skip[id]) || !ana_diff_site_values(site, v))
             continue;
+        if (reach && id < reach->nr_sites)
+            v[ANA_DIFF_LOST] = ana_reach_lost_bytes(&reach->site[id]);
         len = ana_diff_site_key(st, id, lines, &key, &cap);
         if (len < 0)
             cli_die("%s: %s: stack %" PRIu32 ": %s", a->cmd, a->path, id, strerror((int)-len));

@@ -22,9 +22,12 @@ int64_t *cli_diff_flame_base(struct cli_ana *nw, const char *base_path, const st
 /* Each site of m (a's trace) into side `which` of d, keyed by its frames'
  * functions (lines: function, file and line), leaf first, one per line:
  * memscribe diff's matching (ana_diff_site.h). skip (may be NULL): by
- * stack id, sites left out. Dies on failure. */
+ * stack id, sites left out. reach (may be NULL): the leak classes of m's
+ * blocks, for the lost bytes. Dies on failure. */
+struct ana_reach;
 void cli_diff_add_sites(struct cli_ana *a, const struct ana_model *m, struct ana_diff *d,
-                        enum ana_diff_side which, int lines, const bool *skip);
+                        enum ana_diff_side which, int lines, const bool *skip,
+                        const struct ana_reach *reach);
 
 /* Set column col of t's last row to the site of key (leaf first, one
  * frame per line), at most frames of them (0: all), a cut site ending in

@@ -281,8 +281,8 @@ static struct ana_table *grown_table(struct check *c)
     struct ana_table *t;
 
     ana_diff_init(&d);
-    cli_diff_add_sites(&c->b, c->bm, &d, ANA_DIFF_BASE, 0, skip_base);
-    cli_diff_add_sites(&c->a, c->m, &d, ANA_DIFF_NEW, 0, skip_new);
+    cli_diff_add_sites(&c->b, c->bm, &d, ANA_DIFF_BASE, 0, skip_base, NULL);
+    cli_diff_add_sites(&c->a, c->m, &d, ANA_DIFF_NEW, 0, skip_new, NULL);
     ana_diff_finish(&d);
     ana_diff_sort(&d, ANA_DIFF_LEAKED);
     if (ana_table_create(&t, cols, 4))

@@ -16,6 +16,7 @@
 #include "analysis/diff/ana_diff_site.h"
 #include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_model.h"
+#include "analysis/model/ana_reach.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_diff.h"
@@ -35,12 +36,13 @@ static void usage(FILE *out)
     fprintf(out, "usage: memscribe diff [options] BASE NEW\n\n"
                  "What changed from trace BASE to trace NEW, per call site and in total:\n"
                  "allocations, bytes allocated, peak contribution, leaked bytes and temporary\n"
-                 "allocations, each as base, new and change. Sites are matched by their\n"
+                 "allocations (and bytes lost at exit where a side has leak classes: record\n"
+                 "--reach), each as base, new and change. Sites are matched by their\n"
                  "symbolized function chain, not addresses, so two builds compare; a line that\n"
                  "moved is not a change (--lines matches function, file and line instead).\n\n"
                  "options:\n"
                  "  --sort M          order sites by the largest change of M: allocations,\n"
-                 "                    bytes, peak (default), leaked or temporary\n"
+                 "                    bytes, peak (default), leaked, temporary or lost\n"
                  "  --top N           the first N sites (default 20, 0: all)\n"
                  "  --lines           match sites by function, file and line\n"
                  "  --base-from T, --base-to T\n"
@@ -59,6 +61,10 @@ struct side {
     const char *from_opt, *to_opt; /* "--base-from", ... for messages */
     uint64_t t0, t1;
     struct ana_model *m;
+    /* Leak classes at exit (record --reach), for a window that ends at the
+     * trace's end: classes set, and the blocks' classes by site. */
+    bool classes;
+    struct ana_reach reach;
 };
 
 struct window_feed {
@@ -78,14 +84,16 @@ static int feed(void *arg, const struct fmt_event *ev)
     return ana_heap_replay_event(&w->replay, ev);
 }
 
-/* The model of the blocks allocated in [t0, t1]. */
-static struct ana_model *window_model(struct cli_ana *a, uint64_t t0, uint64_t t1)
+/* The model of the blocks allocated in [t0, t1]; keep_blocks: it keeps
+ * those live at t1, for their leak classes. */
+static struct ana_model *window_model(struct cli_ana *a, uint64_t t0, uint64_t t1, bool keep_blocks)
 {
     struct window_feed w = {.t0 = t0};
+    struct ana_model_options mo = {.keep_blocks = keep_blocks};
     struct ana_model *m;
     int rc;
 
-    if ((rc = ana_model_create(&m, NULL)))
+    if ((rc = ana_model_create(&m, &mo)))
         cli_ana_fail(a, rc);
     ana_heap_replay_init(&w.replay, NULL);
     if ((rc = ana_model_subscribe(m, &w.replay)))
@@ -108,49 +116,83 @@ static void side_open(struct side *s, const char *path)
         cli_usage_error("diff: %s: the window ends (%" PRIu64 " ns) before it starts (%" PRIu64
                         " ns)",
                         path, s->t1, s->t0);
-    s->m = window_model(&s->a, s->t0, s->t1);
+    /* The classes are of the blocks live at the end, as leaks reads them. */
+    s->classes = ana_reach_present(s->a.r) && s->to.base == ANA_TIME_END && !s->to.offset_ns;
+    s->m = window_model(&s->a, s->t0, s->t1, s->classes);
+    int rc;
+    if (s->classes && (rc = ana_reach_build(&s->reach, s->a.r, s->m)))
+        cli_ana_fail(&s->a, rc);
 }
 
-#define NR_COLS (3 * ANA_DIFF_NR_METRICS + 1)
+/* Columns of every metric at most, and the site. */
+#define MAX_COLS (3 * ANA_DIFF_NR_METRICS + 1)
 
-static void make_columns(struct ana_column *cols, char titles[][24], char keys[][24])
+/* What the table shows: the first nr metrics (lost only where a side has
+ * leak classes), and which side has each (a sampled trace no temporary
+ * figures, a trace without classes no lost bytes): where a side has not,
+ * its cell and the change are empty (null in JSON). */
+struct shown {
+    unsigned nr;
+    bool known[2][ANA_DIFF_NR_METRICS];
+};
+
+static void make_columns(struct ana_column *cols, char titles[][24], char keys[][24],
+                         const struct shown *sh)
 {
-    static const char *const shortname[ANA_DIFF_NR_METRICS] = {"allocs", "bytes", "peak", "leaked",
-                                                               "temp"};
+    static const char *const shortname[ANA_DIFF_NR_METRICS] = {"allocs", "bytes", "peak",
+                                                               "leaked", "temp",  "lost"};
     static const char *const part[3] = {"base", "new", "change"};
 
-    for (int m = 0; m < ANA_DIFF_NR_METRICS; m++) {
-        for (int p = 0; p < 3; p++) {
-            int c = 3 * m + p;
+    for (unsigned m = 0; m < sh->nr; m++) {
+        for (unsigned p = 0; p < 3; p++) {
+            unsigned c = 3 * m + p;
 
             snprintf(titles[c], 24, "%s %s", shortname[m], p == 2 ? "+/-" : part[p]);
             snprintf(keys[c], 24, "%s_%s", ana_diff_metric_key((enum ana_diff_metric)m), part[p]);
             cols[c] = (struct ana_column){titles[c], keys[c], p == 2 ? ANA_CELL_I64 : ANA_CELL_U64};
         }
     }
-    cols[NR_COLS - 1] = (struct ana_column){"site", "site", ANA_CELL_LIST};
+    cols[3 * sh->nr] = (struct ana_column){"site", "site", ANA_CELL_LIST};
 }
 
 /* A row: the values and the site's frames (key: leaf first, one per line),
  * at most frames of them (0: all), a cut site ending in "... N more" as in
  * every command that prints stacks. */
 static void add_row(struct ana_table *t, const uint64_t v[2][ANA_DIFF_NR_METRICS], const char *key,
-                    unsigned frames, const bool temp[2])
+                    unsigned frames, const struct shown *sh)
 {
     if (ana_table_add_row(t))
         cli_die("diff: out of memory");
-    for (int m = 0; m < ANA_DIFF_NR_METRICS; m++) {
-        ana_table_set_u64(t, (unsigned)(3 * m), v[0][m]);
-        ana_table_set_u64(t, (unsigned)(3 * m + 1), v[1][m]);
-        ana_table_set_i64(t, (unsigned)(3 * m + 2), (int64_t)(v[1][m] - v[0][m]));
+    for (unsigned m = 0; m < sh->nr; m++) {
+        ana_table_set_u64(t, 3 * m, v[0][m]);
+        ana_table_set_u64(t, 3 * m + 1, v[1][m]);
+        ana_table_set_i64(t, 3 * m + 2, (int64_t)(v[1][m] - v[0][m]));
+        for (unsigned p = 0; p < 2; p++)
+            if (!sh->known[p][m]) {
+                ana_table_set_none(t, 3 * m + p);
+                ana_table_set_none(t, 3 * m + 2);
+            }
     }
-    /* A sampled side has no temporary figures, nor a change of them. */
-    for (int p = 0; p < 2; p++)
-        if (!temp[p]) {
-            ana_table_set_none(t, 3 * ANA_DIFF_TEMPORARY + (unsigned)p);
-            ana_table_set_none(t, 3 * ANA_DIFF_TEMPORARY + 2);
-        }
-    cli_diff_set_site(t, NR_COLS - 1, key, frames);
+    cli_diff_set_site(t, 3 * sh->nr, key, frames);
+}
+
+/* The totals in JSON: each metric shown, null where a side has none. */
+static void total_json(struct ana_json *j, const struct ana_diff *d, char keys[][24],
+                       const struct shown *sh)
+{
+    ana_json_key(j, "total");
+    ana_json_begin_object(j);
+    for (unsigned k = 0; k < sh->nr; k++) {
+        bool t0 = sh->known[0][k], t1 = sh->known[1][k];
+        ana_json_kv_u64_or_null(j, keys[3 * k], t0, d->total[0][k]);
+        ana_json_kv_u64_or_null(j, keys[3 * k + 1], t1, d->total[1][k]);
+        ana_json_key(j, keys[3 * k + 2]);
+        if (t0 && t1)
+            ana_json_i64(j, (int64_t)(d->total[1][k] - d->total[0][k]));
+        else
+            ana_json_null(j);
+    }
+    ana_json_end_object(j);
 }
 
 static void side_json(struct ana_json *j, const char *name, const struct side *s)
@@ -178,14 +220,14 @@ int cmd_diff(int argc, char **argv)
                                CLI_TAKES_FORMAT | CLI_TAKES_TOP | CLI_TAKES_SYM | CLI_TAKES_FRAMES,
                            .own = own,
                            .usage = usage};
-    struct side base, nw;
+    struct side base = {0}, nw = {0};
     struct ana_point_opt {
         struct ana_time_point *p;
         const char *name;
     } points[4] = {
         {&base.from, "base-from"}, {&base.to, "base-to"}, {&nw.from, "from"}, {&nw.to, "to"}};
-    struct ana_column cols[NR_COLS];
-    char titles[NR_COLS][24], keys[NR_COLS][24];
+    struct ana_column cols[MAX_COLS];
+    char titles[MAX_COLS][24], keys[MAX_COLS][24];
     enum ana_diff_metric sort = ANA_DIFF_PEAK;
     struct ana_diff d;
     struct ana_table *t;
@@ -231,32 +273,42 @@ int cmd_diff(int argc, char **argv)
     side_open(&base, argv[optind]);
     side_open(&nw, argv[optind + 1]);
     /* Whether each side has temporary figures (a sampled trace has none,
-     * ana_sample.h): nothing to sort by, and empty cells, where not. */
-    const bool temp[2] = {ana_sample_has_temporary(fmt_reader_sample_bytes(base.a.r)),
-                          ana_sample_has_temporary(fmt_reader_sample_bytes(nw.a.r))};
+     * ana_sample.h) and leak classes: nothing to sort by, and empty cells,
+     * where not; the lost bytes are shown where a side has classes. */
+    struct shown sh = {.nr = base.classes || nw.classes ? ANA_DIFF_NR_METRICS : ANA_DIFF_LOST};
+    for (unsigned p = 0; p < 2; p++) {
+        const struct side *s = p ? &nw : &base;
+        for (unsigned k = 0; k < ANA_DIFF_NR_METRICS; k++)
+            sh.known[p][k] = true;
+        sh.known[p][ANA_DIFF_TEMPORARY] = ana_sample_has_temporary(fmt_reader_sample_bytes(s->a.r));
+        sh.known[p][ANA_DIFF_LOST] = s->classes;
+    }
     if (sort == ANA_DIFF_TEMPORARY) {
         cli_ana_want_temporary(&base.a, "--sort temporary");
         cli_ana_want_temporary(&nw.a, "--sort temporary");
     }
+    if (sort == ANA_DIFF_LOST && !(base.classes && nw.classes))
+        cli_usage_error("diff: --sort lost needs leak classes at the end of both traces (record "
+                        "--reach; not with --to or --base-to)");
 
     ana_diff_init(&d);
-    cli_diff_add_sites(&base.a, base.m, &d, ANA_DIFF_BASE, lines, NULL);
-    cli_diff_add_sites(&nw.a, nw.m, &d, ANA_DIFF_NEW, lines, NULL);
+    cli_diff_add_sites(&base.a, base.m, &d, ANA_DIFF_BASE, lines, NULL,
+                       base.classes ? &base.reach : NULL);
+    cli_diff_add_sites(&nw.a, nw.m, &d, ANA_DIFF_NEW, lines, NULL, nw.classes ? &nw.reach : NULL);
     ana_diff_finish(&d);
     ana_diff_sort(&d, sort);
 
     /* Sites are matched on all their frames; --frames only cuts what is
      * shown (all by default). */
     unsigned frames = nw.a.frames_set ? nw.a.frames : 0;
-    make_columns(cols, titles, keys);
-    if (ana_table_create(&t, cols, NR_COLS))
+    make_columns(cols, titles, keys, &sh);
+    if (ana_table_create(&t, cols, 3 * sh.nr + 1))
         cli_die("diff: out of memory");
     if (nw.a.format != CLI_FMT_JSON)
-        add_row(t, d.total, "(total)", frames, temp);
+        add_row(t, d.total, "(total)", frames, &sh);
     size_t shown = nw.a.top && nw.a.top < d.nr_rows ? nw.a.top : d.nr_rows;
     for (size_t i = 0; i < shown; i++)
-        add_row(t, (const uint64_t(*)[ANA_DIFF_NR_METRICS])d.rows[i].v, d.rows[i].key, frames,
-                temp);
+        add_row(t, (const uint64_t(*)[ANA_DIFF_NR_METRICS])d.rows[i].v, d.rows[i].key, frames, &sh);
 
     if (nw.a.format == CLI_FMT_JSON) {
         struct ana_json j;
@@ -268,19 +320,7 @@ int cmd_diff(int argc, char **argv)
         ana_json_kv_str(&j, "match", lines ? "line" : "function");
         ana_json_kv_str(&j, "sort", ana_diff_metric_name(sort));
         ana_json_kv_u64(&j, "sites", d.nr_rows);
-        ana_json_key(&j, "total");
-        ana_json_begin_object(&j);
-        for (int k = 0; k < ANA_DIFF_NR_METRICS; k++) {
-            bool t0 = temp[0] || k != ANA_DIFF_TEMPORARY, t1 = temp[1] || k != ANA_DIFF_TEMPORARY;
-            ana_json_kv_u64_or_null(&j, keys[3 * k], t0, d.total[0][k]);
-            ana_json_kv_u64_or_null(&j, keys[3 * k + 1], t1, d.total[1][k]);
-            ana_json_key(&j, keys[3 * k + 2]);
-            if (t0 && t1)
-                ana_json_i64(&j, (int64_t)(d.total[1][k] - d.total[0][k]));
-            else
-                ana_json_null(&j);
-        }
-        ana_json_end_object(&j);
+        total_json(&j, &d, keys, &sh);
         ana_json_key(&j, "rows");
         ana_table_write_json(t, &j);
         ana_json_end_object(&j);
@@ -303,6 +343,8 @@ int cmd_diff(int argc, char **argv)
     }
     ana_table_destroy(t);
     ana_diff_release(&d);
+    ana_reach_release(&base.reach);
+    ana_reach_release(&nw.reach);
     ana_model_destroy(base.m);
     ana_model_destroy(nw.m);
     cli_ana_close(&base.a);

@@ -9,10 +9,10 @@
 #include "analysis/diff/ana_diff.h"
 #include "util/util_array.h"
 
-static const char *const names[ANA_DIFF_NR_METRICS] = {"allocations", "bytes", "peak", "leaked",
-                                                       "temporary"};
-static const char *const keys[ANA_DIFF_NR_METRICS] = {"allocations", "allocated_bytes",
-                                                      "peak_bytes", "leaked_bytes", "temporary"};
+static const char *const names[ANA_DIFF_NR_METRICS] = {"allocations", "bytes",     "peak",
+                                                       "leaked",      "temporary", "lost"};
+static const char *const keys[ANA_DIFF_NR_METRICS] = {
+    "allocations", "allocated_bytes", "peak_bytes", "leaked_bytes", "temporary", "lost_bytes"};
 
 void ana_diff_init(struct ana_diff *d)
 {

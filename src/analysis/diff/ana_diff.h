@@ -17,6 +17,8 @@ enum ana_diff_metric {
     ANA_DIFF_PEAK,       /* live bytes at the peak of heap in use */
     ANA_DIFF_LEAKED,     /* live bytes at the end */
     ANA_DIFF_TEMPORARY,  /* temporary allocations (docs/architecture.md, Meanings) */
+    ANA_DIFF_LOST,       /* live bytes at exit lost, definitely or indirectly (record --reach's
+                            classes, docs/leaks.md); 0 where a side has none */
     ANA_DIFF_NR_METRICS,
 };
 
@@ -52,11 +54,12 @@ int64_t ana_diff_change(const struct ana_diff_row *r, enum ana_diff_metric m);
  * before an equal shrink), then by key. After ana_diff_finish(). */
 void ana_diff_sort(struct ana_diff *d, enum ana_diff_metric m);
 
-/* "allocations", "bytes", "peak", "leaked", "temporary": --sort's words. */
+/* "allocations", "bytes", "peak", "leaked", "temporary", "lost": --sort's
+ * words. */
 const char *ana_diff_metric_name(enum ana_diff_metric m);
 /* The metric's JSON and CSV key, report's for the same number
  * (docs/json.md): "allocations", "allocated_bytes", "peak_bytes",
- * "leaked_bytes", "temporary". */
+ * "leaked_bytes", "temporary", "lost_bytes". */
 const char *ana_diff_metric_key(enum ana_diff_metric m);
 /* The metric of a name, or -EINVAL. */
 int ana_diff_metric_parse(const char *name);
