@@ -53,7 +53,8 @@ int ana_html_base_write(struct ana_json *j, const struct ana_html_base *b)
         ana_json_begin_array(j);
         for (size_t i = 0; i < d.nr_rows; i++) {
             ana_json_begin_array(j);
-            for (int m = 0; m < ANA_DIFF_NR_METRICS; m++)
+            /* The five the page compares (not lost: no classes here). */
+            for (int m = 0; m < ANA_DIFF_LOST; m++)
                 if (m == ANA_DIFF_TEMPORARY && !ana_sample_has_temporary(b->sample_bytes))
                     ana_json_null(j); /* not estimated (ana_sample.h) */
                 else
