@@ -27,11 +27,12 @@
 #define FMT_FEAT_TIME_PACK 0x40u   /* 1.4: time deltas packed four to a byte */
 #define FMT_FEAT_POOLS 0x80u       /* 1.4: the program's own pools are heaps (FMT_EVF_POOL) */
 #define FMT_FEAT_FREE_RANKS 0x100u /* 1.5: addresses of recent frees, references by rank */
+#define FMT_FEAT_REALLOC_PRED 0x200u /* 1.6: realloc addresses predicted; class tops */
 #define FMT_FEAT_REQUIRED_MASK 0xffffffffull
 #define FMT_FEAT_KNOWN                                                                             \
     (FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS | FMT_FEAT_PE_PROCESS |    \
      FMT_FEAT_TIME_UNIT | FMT_FEAT_SAMPLED | FMT_FEAT_TIME_PACK | FMT_FEAT_POOLS |                 \
-     FMT_FEAT_FREE_RANKS)
+     FMT_FEAT_FREE_RANKS | FMT_FEAT_REALLOC_PRED)
 /* The time unit (feature bit TIME_UNIT): ns per unit, a 32-bit field of the
  * header at this offset, at most FMT_MAX_TIME_UNIT (one second). */
 #define FMT_HEADER_TIME_UNIT 44

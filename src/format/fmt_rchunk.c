@@ -194,31 +194,87 @@ static ALWAYS_INLINE int has_v15(const struct fmt_reader *r, int lay)
     return lay == FMT_RLAYOUT_ANY ? r->v15 : lay == FMT_RLAYOUT_1_5;
 }
 
-/* A malloc-family address of format 1.1 (put_heap_addr in fmt_writer.c,
- * docs/format.md "Address prediction"). Returns 0, or -1 for a freed-block
- * rank its class's ring does not have or an unused code. */
-static ALWAYS_INLINE int get_heap_addr(struct fmt_reader *r, struct fmt_pred *pred, uint64_t size,
-                                       uint64_t *addr, int lay)
+/* A heap address's code v of format 1.1 (put_addr_code in fmt_wevent.c,
+ * docs/format.md "Address prediction") but the hit, guess the prediction.
+ * Returns 0, or -1 for a freed-block rank its class's ring does not have
+ * or an unused code. */
+static ALWAYS_INLINE int get_addr_code(struct fmt_reader *r, struct fmt_pred *pred, uint64_t size,
+                                       uint64_t v, uint64_t guess, uint64_t *addr, int lay)
 {
     struct fmt_cur *c = &r->cur[FMT_COL_ADDR];
-    uint64_t v = fmt_cur_varint(c);
 
-    if (v == 0)
-        *addr = fmt_pred_guess(pred, size);
-    else if (v < FMT_PRED_ADDR_ESCAPE)
+    if (v < FMT_PRED_ADDR_ESCAPE)
         return fmt_pred_shadow_get(pred, size, (unsigned)(v - 1), addr) ? 0 : -1;
     else if (v == FMT_PRED_ADDR_ESCAPE)
         *addr = fmt_cur_varint(c);
     else if (v > FMT_PRED_ADDR_DIFF)
-        *addr = fmt_pred_guess(pred, size) + (uint64_t)fmt_unzigzag(v - FMT_PRED_ADDR_DIFF);
+        *addr = guess + (uint64_t)fmt_unzigzag(v - FMT_PRED_ADDR_DIFF);
     else if (v == FMT_PRED_ADDR_RECENT && has_v15(r, lay)) /* 1.5: a recently ended block's */
         return fmt_recent_get(
                    &r->recent,
                    fmt_cur_split(&r->cur[FMT_COL_ADDR_REC], &r->cur[FMT_COL_ADDR_REC_HI]), addr)
                    ? 0
                    : -1;
+    else if (v == FMT_PRED_ADDR_CTOP && r->v16 && fmt_pred_csize(size) >> 4 < FMT_PRED_CLASSES)
+        *addr = pred->ctop[fmt_pred_csize(size) >> 4]; /* 1.6: the class's top */
     else
         return -1;
+    return 0;
+}
+
+/* A malloc-family address: code 0 the prediction. */
+static ALWAYS_INLINE int get_heap_addr(struct fmt_reader *r, struct fmt_pred *pred, uint64_t size,
+                                       uint64_t *addr, int lay)
+{
+    uint64_t v = fmt_cur_varint(&r->cur[FMT_COL_ADDR]), guess = fmt_pred_guess(pred, size);
+
+    if (v == 0) {
+        *addr = guess;
+        return 0;
+    }
+    return get_addr_code(r, pred, size, v, guess, addr, lay);
+}
+
+/* A realloc of format 1.6 once its reference is read (ended: it named
+ * the old block): its old address unless ended, size and new address
+ * (encode_realloc16 in fmt_wevent.c), and the address model's steps, all
+ * but the new block's start (decode_blocks). Returns 0 or -1: a bad code. */
+static __attribute__((noinline)) int get_realloc16(struct fmt_reader *r, struct fmt_event *ev,
+                                                   int ended, int failed, uint64_t *addr_out,
+                                                   uint64_t *size_out)
+{
+    struct fmt_cur *cur = r->cur;
+    struct fmt_pred *pred = &r->sl->pred;
+    uint64_t old, size, addr, v, guess;
+
+    if (!ended)
+        ev->old_addr = fmt_cur_varint(&cur[FMT_COL_ADDR]);
+    old = ev->old_addr;
+    size = fmt_cur_split(&cur[FMT_COL_SIZE], &cur[FMT_COL_SIZE_HI]);
+    if (!old) {
+        if (get_heap_addr(r, pred, size, &addr, FMT_RLAYOUT_ANY))
+            return -1;
+    } else {
+        v = fmt_cur_varint(&cur[FMT_COL_ADDR]);
+        guess = fmt_pred_guess_realloc(pred, size);
+        addr = !v ? old : v == FMT_PRED_ADDR_GUESS ? guess : 0;
+        if (v && v != FMT_PRED_ADDR_GUESS &&
+            get_addr_code(r, pred, size, v, guess, &addr, FMT_RLAYOUT_ANY))
+            return -1;
+    }
+    int starts = !failed && addr, in_place = old && addr == old;
+    if (!old && starts)
+        fmt_pred_start(pred, addr, size);
+    else if (starts && ended && in_place)
+        fmt_pred_in_place(pred, addr, ev->ref_size, size);
+    else if (starts)
+        fmt_pred_start_realloc(pred, addr, size);
+    if (ended && !(starts && in_place)) {
+        fmt_pred_end(pred, old, ev->ref_size);
+        fmt_recent_push(&r->recent, old);
+    }
+    *addr_out = addr;
+    *size_out = size;
     return 0;
 }
 
@@ -517,7 +573,8 @@ static ALWAYS_INLINE int decode_blocks(struct fmt_reader *r, struct fmt_event *e
                 return bad_event(r, "more blocks than the chunk summary says");
             if (start_block(r, ev, RBLK_HEAP, addr, size, lay))
                 return fmt_rerr(r, -ENOMEM, 0, "out of memory");
-            fmt_pred_start(pred, addr, size);
+            if (!r->v16 || kind < FMT_EV_REALLOC || kind > FMT_EV_REALLOCARRAY)
+                fmt_pred_start(pred, addr, size); /* 1.6: get_realloc16 did */
         }
         break;
     case FMT_EV_MMAP:
@@ -640,6 +697,11 @@ static ALWAYS_INLINE int decode(struct fmt_reader *r, struct fmt_event *ev, int 
     case FMT_EV_REALLOCARRAY:
         if ((rc = get_ref(r, ev, RBLK_HEAP, lay)) < 0)
             return rc;
+        if (r->v16) {
+            if (get_realloc16(r, ev, rc, failed, &addr, &size))
+                return bad_event(r, "bad address code (or a freed block that is not there)");
+            break;
+        }
         if (rc) {
             fmt_pred_end(pred, ev->old_addr, ev->ref_size);
             if (has_v15(r, lay))

@@ -89,6 +89,7 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     w->pools = opt && opt->pools;
     w->tpack = w->v13 && opt->time_pack;
     w->v15 = w->tpack && opt->free_ranks;
+    w->v16 = w->v15 && opt->realloc_pred;
     w->rep_deep = w->v15 && !opt->zstd_level && !opt->zlib;
     if (w->tu > FMT_WRITER_MAX_TIME_UNIT_NS) {
         free(w);
@@ -125,7 +126,8 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
                           (opt && opt->pe_process ? FMT_FEAT_PE_PROCESS : 0) |
                           (w->v13 ? FMT_FEAT_TIME_UNIT : 0) | (w->tpack ? FMT_FEAT_TIME_PACK : 0) |
                           (info->sample_bytes ? FMT_FEAT_SAMPLED : 0) |
-                          (w->pools ? FMT_FEAT_POOLS : 0) | (w->v15 ? FMT_FEAT_FREE_RANKS : 0));
+                          (w->pools ? FMT_FEAT_POOLS : 0) | (w->v15 ? FMT_FEAT_FREE_RANKS : 0) |
+                          (w->v16 ? FMT_FEAT_REALLOC_PRED : 0));
     if ((rc = fmt_wout_raw(&w->out, hdr, sizeof(hdr))) || (rc = w_meta(w, info)))
         goto fail;
     *out = w;

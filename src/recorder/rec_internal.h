@@ -23,7 +23,7 @@
  * benchmark's recorder replay (bench/rec_replay.c) writes the same. */
 #define REC_WRITER_OPTIONS                                                                         \
     {                                                                                              \
-        .time_unit_ns = REC_DEFAULT_TIME_UNIT_NS, .time_pack = 1, .free_ranks = 1, .pools = 1      \
+        .time_unit_ns = REC_DEFAULT_TIME_UNIT_NS, .time_pack = 1, .free_ranks = 1, .realloc_pred = 1, .pools = 1      \
     }
 
 /* A trace's mode (less the umask): it holds the command line, executable
