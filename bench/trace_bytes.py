@@ -63,4 +63,5 @@ def main():
         print(f"{name:<12} {b:>12} {b / max(div, 1):>12.3f} {100.0 * b / len(data):>6.1f}%")
 
 
-main()
+if __name__ == "__main__":
+    main()
