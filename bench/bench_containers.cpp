@@ -18,7 +18,8 @@
 #include <unordered_map>
 #include <vector>
 
-namespace {
+namespace
+{
 
 unsigned long long rng_state = 88172645463325252ULL;
 

@@ -30,7 +30,7 @@
 #define FMT_SLOT_BITS 12 /* a slot index below FMT_MAX_ACTIVE_CTX */
 
 struct fmt_pred {
-    uint64_t top;        /* where the next fresh chunk is expected */
+    uint64_t top; /* where the next fresh chunk is expected */
     /* Format 1.6 (FMT_FEAT_REALLOC_PRED): per class, the end of the last
      * block of that class carved (taken from neither LIFO): glibc carves
      * from its top chunk and from the remainder of a split one, and a

@@ -199,7 +199,7 @@ static ALWAYS_INLINE int has_v15(const struct fmt_reader *r, int lay)
  * Returns 0, or -1 for a freed-block rank its class's ring does not have
  * or an unused code. */
 static ALWAYS_INLINE int get_addr_code(struct fmt_reader *r, struct fmt_pred *pred, uint64_t size,
-                                       uint64_t v, uint64_t guess, uint64_t *addr, int lay)
+                                       uint64_t v, int realloc, uint64_t *addr, int lay)
 {
     struct fmt_cur *c = &r->cur[FMT_COL_ADDR];
 
@@ -208,7 +208,8 @@ static ALWAYS_INLINE int get_addr_code(struct fmt_reader *r, struct fmt_pred *pr
     else if (v == FMT_PRED_ADDR_ESCAPE)
         *addr = fmt_cur_varint(c);
     else if (v > FMT_PRED_ADDR_DIFF)
-        *addr = guess + (uint64_t)fmt_unzigzag(v - FMT_PRED_ADDR_DIFF);
+        *addr = (realloc ? fmt_pred_guess_realloc(pred, size) : fmt_pred_guess(pred, size)) +
+                (uint64_t)fmt_unzigzag(v - FMT_PRED_ADDR_DIFF);
     else if (v == FMT_PRED_ADDR_RECENT && has_v15(r, lay)) /* 1.5: a recently ended block's */
         return fmt_recent_get(
                    &r->recent,
@@ -226,13 +227,13 @@ static ALWAYS_INLINE int get_addr_code(struct fmt_reader *r, struct fmt_pred *pr
 static ALWAYS_INLINE int get_heap_addr(struct fmt_reader *r, struct fmt_pred *pred, uint64_t size,
                                        uint64_t *addr, int lay)
 {
-    uint64_t v = fmt_cur_varint(&r->cur[FMT_COL_ADDR]), guess = fmt_pred_guess(pred, size);
+    uint64_t v = fmt_cur_varint(&r->cur[FMT_COL_ADDR]);
 
     if (v == 0) {
-        *addr = guess;
+        *addr = fmt_pred_guess(pred, size);
         return 0;
     }
-    return get_addr_code(r, pred, size, v, guess, addr, lay);
+    return get_addr_code(r, pred, size, v, 0, addr, lay);
 }
 
 /* A realloc of format 1.6 once its reference is read (ended: it named
@@ -240,12 +241,11 @@ static ALWAYS_INLINE int get_heap_addr(struct fmt_reader *r, struct fmt_pred *pr
  * (encode_realloc16 in fmt_wevent.c), and the address model's steps, all
  * but the new block's start (decode_blocks). Returns 0 or -1: a bad code. */
 static __attribute__((noinline)) int get_realloc16(struct fmt_reader *r, struct fmt_event *ev,
-                                                   int ended, int failed, uint64_t *addr_out,
-                                                   uint64_t *size_out)
+                                                   int ended, int failed)
 {
     struct fmt_cur *cur = r->cur;
     struct fmt_pred *pred = &r->sl->pred;
-    uint64_t old, size, addr, v, guess;
+    uint64_t old, size, addr, v;
 
     if (!ended)
         ev->old_addr = fmt_cur_varint(&cur[FMT_COL_ADDR]);
@@ -256,10 +256,9 @@ static __attribute__((noinline)) int get_realloc16(struct fmt_reader *r, struct 
             return -1;
     } else {
         v = fmt_cur_varint(&cur[FMT_COL_ADDR]);
-        guess = fmt_pred_guess_realloc(pred, size);
-        addr = !v ? old : v == FMT_PRED_ADDR_GUESS ? guess : 0;
+        addr = !v ? old : v == FMT_PRED_ADDR_GUESS ? fmt_pred_guess_realloc(pred, size) : 0;
         if (v && v != FMT_PRED_ADDR_GUESS &&
-            get_addr_code(r, pred, size, v, guess, &addr, FMT_RLAYOUT_ANY))
+            get_addr_code(r, pred, size, v, 1, &addr, FMT_RLAYOUT_ANY))
             return -1;
     }
     int starts = !failed && addr, in_place = old && addr == old;
@@ -273,8 +272,8 @@ static __attribute__((noinline)) int get_realloc16(struct fmt_reader *r, struct 
         fmt_pred_end(pred, old, ev->ref_size);
         fmt_recent_push(&r->recent, old);
     }
-    *addr_out = addr;
-    *size_out = size;
+    ev->addr = addr;
+    ev->size = size;
     return 0;
 }
 
@@ -550,6 +549,17 @@ static inline void clear_event(struct fmt_event *ev)
     ev->module = NULL;
 }
 
+/* A heap block starts (decode_blocks): 0 or a reader error. */
+static ALWAYS_INLINE int start_heap_block(struct fmt_reader *r, struct fmt_event *ev, uint64_t addr,
+                                          uint64_t size, int lay)
+{
+    if (r->next_serial >= r->end_serial)
+        return bad_event(r, "more blocks than the chunk summary says");
+    if (start_block(r, ev, RBLK_HEAP, addr, size, lay))
+        return fmt_rerr(r, -ENOMEM, 0, "out of memory");
+    return 0;
+}
+
 /* What an event of kind starts or ends once its fields are read: the
  * block it starts (heap or mapping, the address predictor told), the
  * mapping it ends, the module it names. Inline in decode(): one function
@@ -563,18 +573,21 @@ static ALWAYS_INLINE int decode_blocks(struct fmt_reader *r, struct fmt_event *e
     int ok = !failed && addr, rc;
 
     switch (kind) {
+    case FMT_EV_REALLOC:
+    case FMT_EV_REALLOCARRAY:
+        if (r->v16) { /* 1.6: get_realloc16 stepped the model */
+            if (ok && (rc = start_heap_block(r, ev, addr, size, lay)))
+                return rc;
+            break;
+        }
+        /* fall through */
     case FMT_EV_MALLOC:
     case FMT_EV_CALLOC:
     case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC:
-    case FMT_EV_REALLOC:
-    case FMT_EV_REALLOCARRAY:
         if (ok) {
-            if (r->next_serial >= r->end_serial)
-                return bad_event(r, "more blocks than the chunk summary says");
-            if (start_block(r, ev, RBLK_HEAP, addr, size, lay))
-                return fmt_rerr(r, -ENOMEM, 0, "out of memory");
-            if (!r->v16 || kind < FMT_EV_REALLOC || kind > FMT_EV_REALLOCARRAY)
-                fmt_pred_start(pred, addr, size); /* 1.6: get_realloc16 did */
+            if ((rc = start_heap_block(r, ev, addr, size, lay)))
+                return rc;
+            fmt_pred_start(pred, addr, size);
         }
         break;
     case FMT_EV_MMAP:
@@ -698,8 +711,10 @@ static ALWAYS_INLINE int decode(struct fmt_reader *r, struct fmt_event *ev, int 
         if ((rc = get_ref(r, ev, RBLK_HEAP, lay)) < 0)
             return rc;
         if (r->v16) {
-            if (get_realloc16(r, ev, rc, failed, &addr, &size))
+            if (get_realloc16(r, ev, rc, failed))
                 return bad_event(r, "bad address code (or a freed block that is not there)");
+            addr = ev->addr; /* in ev, so that decode's locals stay in registers */
+            size = ev->size;
             break;
         }
         if (rc) {

@@ -297,9 +297,8 @@ static inline int ensure_room(struct fmt_writer *w, const struct fmt_event *ev)
  * class's top, else its rank among the class's freed addresses, else
  * the difference to guess (or, for a difference that would not fit beside
  * the codes, the address itself). */
-static inline __attribute__((always_inline)) void put_addr_code(struct fmt_writer *w, uint64_t addr,
-                                                                uint64_t size, uint64_t guess,
-                                                                uint8_t hit)
+static inline __attribute__((always_inline)) void
+put_addr_code(struct fmt_writer *w, uint64_t addr, uint64_t size, uint64_t guess, uint8_t hit)
 {
     struct fmt_buf *b = &w->col[FMT_COL_ADDR];
     struct fmt_pred *pred = w->pred;

@@ -482,7 +482,7 @@ static size_t golden16_events(struct fmt_writer *w, struct fmt_event *ev, size_t
     n = golden16_realloc(ev, n, h, h + 0x2000, 600);         /* A to a freed block: 66 */
     n = golden16_heap(ev, n, FMT_EV_MALLOC, h + 0x3000, 24); /* carved: class 2's top */
     n = golden16_heap(ev, n, FMT_EV_MALLOC, h + 0x4000, 100);
-    n = golden16_realloc(ev, n, h + 0x20, h + 0x3020, 20); /* to class 2's top: 67 */
+    n = golden16_realloc(ev, n, h + 0x20, h + 0x3020, 20);   /* to class 2's top: 67 */
     n = golden16_realloc(ev, n, h + 0x3020, h + 0x7770, 90); /* elsewhere: a difference */
     for (size_t i = first; i < n; i++)
         ev[i].ts_ns = (units += i % 2) * GOLDEN13_UNIT + (rounded ? 0 : (i * 211) % GOLDEN13_UNIT);
