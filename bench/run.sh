@@ -40,7 +40,7 @@ usage: bash bench/run.sh [options]
 EOF
 }
 
-WORKLOADS=(storm-1t storm-4t storm-pool deep-small deep sqlite cc1 python)
+WORKLOADS=(storm-1t storm-4t storm-pool deep-small deep sqlite cc1 python perl containers cxx-loop)
 TOOLS=(untraced memscribe heaptrack heaptrack-raw)
 
 # ---- Workloads: each sets CMD. SCALE is 1, or 10 with --quick. ----------------
@@ -64,6 +64,15 @@ wl_cc1() { CMD=("$CC1" -fpreprocessed -quiet -O2 "$PNGTEST_I" -o "$WORK/pngtest.
 # Debian's python3 by its path: a python3 found first on PATH may be a wrapper
 # script (pyenv's shim, say), which heaptrack would trace instead.
 wl_python() { CMD=(/usr/bin/python3 "$BENCH_DIR/json_roundtrip.py" $((100000 / SCALE))); }
+# Debian's perl (by its path, as python) on a text-processing script: words
+# counted in a hash, a regex rewrite per line, an index by first letter.
+wl_perl() { CMD=(/usr/bin/perl "$BENCH_DIR/text_words.pl" $((100000 / SCALE))); }
+# C++ containers' churn: std::map of std::string to std::vector, grown,
+# looked up and erased at random; strings built, sorted and dropped.
+wl_containers() { CMD=("$BIN/bench_containers" $((2000 / SCALE))); }
+# The smallest C++ loop: a vector and a string made and dropped, 4 heap calls
+# repeating exactly; heaptrack's trace is little more than its time stamps.
+wl_cxx-loop() { CMD=("$BIN/bench_containers" --loop $((1000000 / SCALE))); }
 
 # ---- Tools: each sets RUN (the command line) and TRACE (file written, or ""). --
 # $1 is an empty directory for this run's files.
@@ -170,8 +179,9 @@ if [ "$SETUP" = 1 ]; then
     # Beyond the build's needs: the tool we compare with, the real program we
     # trace, and cmocka, without which the project does not configure.
     missing=()
-    # libpng-dev for the C file of cc1, python3 for python.
-    for p in heaptrack sqlite3 zstd libcmocka-dev libpng-dev python3; do
+    # libpng-dev for the C file of cc1, python3 for python (and trace_bytes.py),
+    # perl for perl, g++ for containers and cxx-loop.
+    for p in heaptrack sqlite3 zstd libcmocka-dev libpng-dev python3 perl g++; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
     done
     if [ ${#missing[@]} -gt 0 ]; then
@@ -252,7 +262,7 @@ RUNS_TSV=$RESULTS/$STAMP.tsv
 EVENTS_TSV=$RESULTS/$STAMP.events.tsv
 WORK=$(mktemp -d "$BIN/run.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
-printf 'workload\ttool\trep\twall_ns\tcpu_ns\tmaxrss_kb\tresult\ttrace_bytes\n' >"$RUNS_TSV"
+printf 'workload\ttool\trep\twall_ns\tcpu_ns\tmaxrss_kb\tresult\ttrace_bytes\ttime_bytes\n' >"$RUNS_TSV"
 printf 'workload\tcounted\tconstructed\n' >"$EVENTS_TSV"
 
 # Count the heap calls of a workload once, untimed, with the counter preloaded:
@@ -321,19 +331,21 @@ run_measured() {
 
 # Append a row to RUNS_TSV for workload $1, tool $2, repetition $3, result $4,
 # trace bytes $5, from the last run_measured; log a failure with its stderr $6.
+# $7: the bytes of a memscribe trace's per-event times (0: none, or another
+# tool's trace), which heaptrack's trace has no counterpart of.
 record_row() {
     if [ "$4" != ok ]; then
         log "$1 under $2: $4; last lines of its stderr:"
         tail -n 5 "$6" | sed 's/^/    /' >&2
     fi
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$R_WALL" "$R_CPU" "$R_RSS" "$4" "$5" \
-        >>"$RUNS_TSV"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$R_WALL" "$R_CPU" "$R_RSS" "$4" \
+        "$5" "${7:-0}" >>"$RUNS_TSV"
 }
 
 # Measure one run of workload $1 under tool $2. With --report, the trace of the
 # tool's first successful run is kept in $WORK/kept/ for the analyses.
 measure() {
-    local w=$1 tool=$2 rep=$3 dir limit="" bytes=0 result n
+    local w=$1 tool=$2 rep=$3 dir limit="" bytes=0 tbytes=0 result n
     dir=$WORK/$w.$tool.$rep
     mkdir -p "$dir"
     "wl_$w"
@@ -352,6 +364,7 @@ measure() {
                 if [ "$tool" = memscribe ] || [ "$tool" = memscribe-base ]; then
                     n=$(trace_events "$dir/stderr")
                     [ "$n" -ge $((COUNTED / 2)) ] || result="holds-$n-events-of-$COUNTED"
+                    tbytes=$(python3 "$BENCH_DIR/trace_bytes.py" --times "$TRACE" || echo 0)
                 fi
             else
                 result=no-trace
@@ -360,7 +373,7 @@ measure() {
     else
         result=$(classify_failure "$R_STATUS" "$dir/stderr" "$R_RSS" "$limit")
     fi
-    record_row "$w" "$tool" "$rep" "$result" "$bytes" "$dir/stderr"
+    record_row "$w" "$tool" "$rep" "$result" "$bytes" "$dir/stderr" "$tbytes"
     if [ "$REPORT" = 1 ] && [ "$result" = ok ] && [ -n "$TRACE" ] &&
         ! compgen -G "$WORK/kept/$w.$tool.*" >/dev/null; then
         mkdir -p "$WORK/kept"

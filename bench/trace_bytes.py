@@ -5,7 +5,10 @@
 # trace), so a change to the encoding can be aimed at the column that costs.
 #
 # usage: bench/trace_bytes.py TRACE [EVENTS]
+#        bench/trace_bytes.py --times TRACE
 #   EVENTS  divisor for the per-event figures (default: the events the chunks hold)
+#   --times print only the bytes of the per-event times (TIME, FREE_TIME, TIME_HI),
+#           which heaptrack's trace has no counterpart of (bench/run.sh)
 import struct
 import sys
 
@@ -14,6 +17,7 @@ COLUMNS = {1: "OP", 2: "TIME", 3: "CTX", 4: "SIZE", 5: "ADDR", 6: "STACK", 7: "R
            14: "REF_HI", 15: "FACT_SIZE", 16: "FACT_STACK", 17: "FACT_ADDR", 18: "FACT_TIME",
            19: "FACT_CTX", 20: "ADDR_REC", 21: "ADDR_REC_HI"}
 BLOCKS = {1: "META", 2: "CHUNK", 3: "DEFS", 4: "INDEX"}
+TIME_COLUMNS = (2, 10, 13)
 
 
 def varint(buf, pos):
@@ -28,9 +32,10 @@ def varint(buf, pos):
 
 
 def main():
+    times_only = len(sys.argv) == 3 and sys.argv[1] == "--times"
     if len(sys.argv) not in (2, 3):
-        sys.exit("usage: trace_bytes.py TRACE [EVENTS]")
-    path = sys.argv[1]
+        sys.exit("usage: trace_bytes.py TRACE [EVENTS] | trace_bytes.py --times TRACE")
+    path = sys.argv[2] if times_only else sys.argv[1]
     with open(path, "rb") as f:
         data = f.read()
     if data[:8] != b"\x89MSCR\r\n\x1a":
@@ -54,6 +59,9 @@ def main():
                 size, p = varint(data, p)
                 cols[cid] = cols.get(cid, 0) + size
         pos += 24 + stored
+    if times_only:
+        print(sum(cols.get(c, 0) for c in TIME_COLUMNS))
+        return
     div = int(sys.argv[2]) if len(sys.argv) == 3 else events
     print(f"{path}: {len(data)} bytes, {events} events, {len(data) / max(div, 1):.3f} bytes/event")
     print(f"{'part':<12} {'bytes':>12} {'bytes/event':>12} {'share':>7}")
@@ -63,4 +71,5 @@ def main():
         print(f"{name:<12} {b:>12} {b / max(div, 1):>12.3f} {100.0 * b / len(data):>6.1f}%")
 
 
-main()
+if __name__ == "__main__":
+    main()

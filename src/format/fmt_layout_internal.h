@@ -19,14 +19,15 @@
 /* Feature bits: the low 32 are required (a reader refuses a file with a
  * required bit it does not know), the high 32 optional (ignored). */
 #define FMT_FEAT_ZSTD_COLUMNS 0x1u
-#define FMT_FEAT_STACK_CODES 0x2u  /* 1.1: stack nodes in STACK_CODES records */
-#define FMT_FEAT_ADDR_CANDS 0x4u   /* 1.1: heap addresses may name a freed one */
-#define FMT_FEAT_PE_PROCESS 0x8u   /* 1.2: Windows kinds and heap handles (docs/windows.md) */
-#define FMT_FEAT_TIME_UNIT 0x10u   /* 1.3: a time unit; REF split; facts in columns */
-#define FMT_FEAT_SAMPLED 0x20u     /* 1.3: heap blocks are a sample (META SAMPLE_BYTES) */
-#define FMT_FEAT_TIME_PACK 0x40u   /* 1.4: time deltas packed four to a byte */
-#define FMT_FEAT_POOLS 0x80u       /* 1.4: the program's own pools are heaps (FMT_EVF_POOL) */
-#define FMT_FEAT_FREE_RANKS 0x100u /* 1.5: addresses of recent frees, references by rank */
+#define FMT_FEAT_STACK_CODES 0x2u    /* 1.1: stack nodes in STACK_CODES records */
+#define FMT_FEAT_ADDR_CANDS 0x4u     /* 1.1: heap addresses may name a freed one */
+#define FMT_FEAT_PE_PROCESS 0x8u     /* 1.2: Windows kinds and heap handles (docs/windows.md) */
+#define FMT_FEAT_TIME_UNIT 0x10u     /* 1.3: a time unit; REF split; facts in columns */
+#define FMT_FEAT_SAMPLED 0x20u       /* 1.3: heap blocks are a sample (META SAMPLE_BYTES) */
+#define FMT_FEAT_TIME_PACK 0x40u     /* 1.4: time deltas packed four to a byte */
+#define FMT_FEAT_POOLS 0x80u         /* 1.4: the program's own pools are heaps (FMT_EVF_POOL) */
+#define FMT_FEAT_FREE_RANKS 0x100u   /* 1.5: addresses of recent frees, references by rank */
+#define FMT_FEAT_REALLOC_PRED 0x200u /* 1.7: realloc addresses predicted; class tops */
 #define FMT_FEAT_REQUIRED_MASK 0xffffffffull
 /* Optional (a reader that does not know it reads the trace as before): the
  * recorder scanned each image at its exit for memcheck's reachability
@@ -35,7 +36,7 @@
 #define FMT_FEAT_KNOWN                                                                             \
     (FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS | FMT_FEAT_PE_PROCESS |    \
      FMT_FEAT_TIME_UNIT | FMT_FEAT_SAMPLED | FMT_FEAT_TIME_PACK | FMT_FEAT_POOLS |                 \
-     FMT_FEAT_FREE_RANKS)
+     FMT_FEAT_FREE_RANKS | FMT_FEAT_REALLOC_PRED)
 /* The time unit (feature bit TIME_UNIT): ns per unit, a 32-bit field of the
  * header at this offset, at most FMT_MAX_TIME_UNIT (one second). */
 #define FMT_HEADER_TIME_UNIT 44

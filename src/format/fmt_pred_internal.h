@@ -30,7 +30,13 @@
 #define FMT_SLOT_BITS 12 /* a slot index below FMT_MAX_ACTIVE_CTX */
 
 struct fmt_pred {
-    uint64_t top;        /* where the next fresh chunk is expected */
+    uint64_t top; /* where the next fresh chunk is expected */
+    /* Format 1.7 (FMT_FEAT_REALLOC_PRED): per class, the end of the last
+     * block of that class carved (taken from neither LIFO): glibc carves
+     * from its top chunk and from the remainder of a split one, and a
+     * program that takes both (perl: strings from a remainder, arrays from
+     * the top) moves the one top back and forth. Kept by every version. */
+    uint64_t ctop[FMT_PRED_CLASSES];
     uint32_t nr_started; /* blocks and mappings this context started in the chunk */
     uint16_t nr[FMT_PRED_CLASSES];
     uint16_t nr_fast[FMT_PRED_FAST_CLASSES];
@@ -68,6 +74,10 @@ struct fmt_pred {
 /* Format 1.5: the address of the heap block that ended a rank (in
  * ADDR_REC) ago in the chunk (fmt_recent_internal.h). */
 #define FMT_PRED_ADDR_RECENT (FMT_PRED_SHADOW + 2)
+/* Format 1.7: the class's own top (fmt_pred.ctop); and for a realloc of
+ * a block (whose code 0 is its old address: in place) the prediction. */
+#define FMT_PRED_ADDR_CTOP (FMT_PRED_SHADOW + 3)
+#define FMT_PRED_ADDR_GUESS (FMT_PRED_SHADOW + 4)
 
 /* glibc's chunk size for a request: size + 8, rounded up to 16, at least
  * 32. Wraps harmlessly for absurd sizes (the result is only a guess). */
@@ -88,6 +98,8 @@ static inline void fmt_pred_reset(struct fmt_pred *p)
     for (int i = 0; i < FMT_PRED_SHADOW_CLASSES; i++)
         p->nr_shadow[i] = p->shadow_head[i] = 0;
     p->top = 0;
+    for (int i = 0; i < FMT_PRED_CLASSES; i++)
+        p->ctop[i] = 0;
     p->nr_started = 0;
     fmt_rank_clear(&p->rank);
 }
@@ -177,16 +189,9 @@ static inline int fmt_pred_take(uint64_t *v, uint16_t *n, uint64_t addr)
  * holds there are stale (consolidated, or handed out as another size) and
  * are dropped, which keeps the model in step. Inline even into the
  * reader's large decoders, where it was a call per allocation. */
-static inline __attribute__((always_inline)) void fmt_pred_start(struct fmt_pred *p, uint64_t addr,
-                                                                 uint64_t size)
+static inline __attribute__((always_inline)) void
+fmt_pred_start_bins(struct fmt_pred *p, uint64_t addr, uint64_t size, uint64_t cls)
 {
-    uint64_t cls = fmt_pred_csize(size) >> 4;
-
-    if (cls < FMT_PRED_CLASSES) {
-        if (fmt_pred_take(p->bin[cls], &p->nr[cls], addr) >= 0)
-            return;
-        fmt_pred_shadow_drop(p, cls, p->bin[cls], &p->nr[cls]);
-    }
     /* A large request (not in glibc's small-bin range, 1024 bytes) makes
      * malloc_consolidate() merge every fastbin chunk away. */
     if (fmt_pred_csize(size) >= 1024)
@@ -202,6 +207,43 @@ static inline __attribute__((always_inline)) void fmt_pred_start(struct fmt_pred
         fmt_pred_fast_drop(p, cls);
     }
     p->top = addr + fmt_pred_csize(size);
+    if (cls < FMT_PRED_CLASSES)
+        p->ctop[cls] = p->top;
+}
+
+static inline __attribute__((always_inline)) void fmt_pred_start(struct fmt_pred *p, uint64_t addr,
+                                                                 uint64_t size)
+{
+    uint64_t cls = fmt_pred_csize(size) >> 4;
+
+    if (cls < FMT_PRED_CLASSES) {
+        if (fmt_pred_take(p->bin[cls], &p->nr[cls], addr) >= 0)
+            return;
+        fmt_pred_shadow_drop(p, cls, p->bin[cls], &p->nr[cls]);
+    }
+    fmt_pred_start_bins(p, addr, size, cls);
+}
+
+/* Format 1.7: glibc's realloc moves a block through _int_malloc, which
+ * does not look in the tcache: the prediction skips it (the fastbin's
+ * top, else the top), and a block found there leaves the tcache's other
+ * entries as they are (they are not stale). */
+static inline uint64_t fmt_pred_guess_realloc(const struct fmt_pred *p, uint64_t size)
+{
+    uint64_t cls = fmt_pred_csize(size) >> 4;
+
+    if (cls < FMT_PRED_FAST_CLASSES && p->nr_fast[cls])
+        return p->fast[cls][fmt_pred_fast_at(p, cls, p->nr_fast[cls] - 1u)];
+    return p->top;
+}
+
+static inline void fmt_pred_start_realloc(struct fmt_pred *p, uint64_t addr, uint64_t size)
+{
+    uint64_t cls = fmt_pred_csize(size) >> 4;
+
+    if (cls < FMT_PRED_CLASSES && fmt_pred_take(p->bin[cls], &p->nr[cls], addr) >= 0)
+        return;
+    fmt_pred_start_bins(p, addr, size, cls);
 }
 
 /* A block of size at addr ended (free, or the old block of a realloc): to
@@ -227,6 +269,18 @@ static inline void fmt_pred_end(struct fmt_pred *p, uint64_t addr, uint64_t size
         p->nr_fast[cls]--;
     }
     p->fast[cls][fmt_pred_fast_at(p, cls, p->nr_fast[cls]++)] = addr;
+}
+
+/* Format 1.7: a realloc kept its block's address. glibc grew the chunk
+ * in place, or shrank it and freed the rest (if at least 32 bytes) as a
+ * chunk of its own, which goes where an ended block goes. */
+static inline void fmt_pred_in_place(struct fmt_pred *p, uint64_t addr, uint64_t old_size,
+                                     uint64_t size)
+{
+    uint64_t co = fmt_pred_csize(old_size), cn = fmt_pred_csize(size);
+
+    if (co >= cn + 32)
+        fmt_pred_end(p, addr + cn, co - cn - 16); /* a request of that chunk size */
 }
 
 /* Take the entry of rank i out of class cls's ring. */

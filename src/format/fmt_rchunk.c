@@ -194,31 +194,86 @@ static ALWAYS_INLINE int has_v15(const struct fmt_reader *r, int lay)
     return lay == FMT_RLAYOUT_ANY ? r->v15 : lay == FMT_RLAYOUT_1_5;
 }
 
-/* A malloc-family address of format 1.1 (put_heap_addr in fmt_writer.c,
- * docs/format.md "Address prediction"). Returns 0, or -1 for a freed-block
- * rank its class's ring does not have or an unused code. */
-static ALWAYS_INLINE int get_heap_addr(struct fmt_reader *r, struct fmt_pred *pred, uint64_t size,
-                                       uint64_t *addr, int lay)
+/* A heap address's code v of format 1.1 (put_addr_code in fmt_wevent.c,
+ * docs/format.md "Address prediction") but the hit, guess the prediction.
+ * Returns 0, or -1 for a freed-block rank its class's ring does not have
+ * or an unused code. */
+static ALWAYS_INLINE int get_addr_code(struct fmt_reader *r, struct fmt_pred *pred, uint64_t size,
+                                       uint64_t v, int realloc, uint64_t *addr, int lay)
 {
     struct fmt_cur *c = &r->cur[FMT_COL_ADDR];
-    uint64_t v = fmt_cur_varint(c);
 
-    if (v == 0)
-        *addr = fmt_pred_guess(pred, size);
-    else if (v < FMT_PRED_ADDR_ESCAPE)
+    if (v < FMT_PRED_ADDR_ESCAPE)
         return fmt_pred_shadow_get(pred, size, (unsigned)(v - 1), addr) ? 0 : -1;
     else if (v == FMT_PRED_ADDR_ESCAPE)
         *addr = fmt_cur_varint(c);
     else if (v > FMT_PRED_ADDR_DIFF)
-        *addr = fmt_pred_guess(pred, size) + (uint64_t)fmt_unzigzag(v - FMT_PRED_ADDR_DIFF);
+        *addr = (realloc ? fmt_pred_guess_realloc(pred, size) : fmt_pred_guess(pred, size)) +
+                (uint64_t)fmt_unzigzag(v - FMT_PRED_ADDR_DIFF);
     else if (v == FMT_PRED_ADDR_RECENT && has_v15(r, lay)) /* 1.5: a recently ended block's */
         return fmt_recent_get(
                    &r->recent,
                    fmt_cur_split(&r->cur[FMT_COL_ADDR_REC], &r->cur[FMT_COL_ADDR_REC_HI]), addr)
                    ? 0
                    : -1;
+    else if (v == FMT_PRED_ADDR_CTOP && r->v17 && fmt_pred_csize(size) >> 4 < FMT_PRED_CLASSES)
+        *addr = pred->ctop[fmt_pred_csize(size) >> 4]; /* 1.7: the class's top */
     else
         return -1;
+    return 0;
+}
+
+/* A malloc-family address: code 0 the prediction. */
+static ALWAYS_INLINE int get_heap_addr(struct fmt_reader *r, struct fmt_pred *pred, uint64_t size,
+                                       uint64_t *addr, int lay)
+{
+    uint64_t v = fmt_cur_varint(&r->cur[FMT_COL_ADDR]);
+
+    if (v == 0) {
+        *addr = fmt_pred_guess(pred, size);
+        return 0;
+    }
+    return get_addr_code(r, pred, size, v, 0, addr, lay);
+}
+
+/* A realloc of format 1.7 once its reference is read (ended: it named
+ * the old block): its old address unless ended, size and new address
+ * (encode_realloc17 in fmt_wevent.c), and the address model's steps, all
+ * but the new block's start (decode_blocks). Returns 0 or -1: a bad code. */
+static __attribute__((noinline)) int get_realloc17(struct fmt_reader *r, struct fmt_event *ev,
+                                                   int ended, int failed)
+{
+    struct fmt_cur *cur = r->cur;
+    struct fmt_pred *pred = &r->sl->pred;
+    uint64_t old, size, addr, v;
+
+    if (!ended)
+        ev->old_addr = fmt_cur_varint(&cur[FMT_COL_ADDR]);
+    old = ev->old_addr;
+    size = fmt_cur_split(&cur[FMT_COL_SIZE], &cur[FMT_COL_SIZE_HI]);
+    if (!old) {
+        if (get_heap_addr(r, pred, size, &addr, FMT_RLAYOUT_ANY))
+            return -1;
+    } else {
+        v = fmt_cur_varint(&cur[FMT_COL_ADDR]);
+        addr = !v ? old : v == FMT_PRED_ADDR_GUESS ? fmt_pred_guess_realloc(pred, size) : 0;
+        if (v && v != FMT_PRED_ADDR_GUESS &&
+            get_addr_code(r, pred, size, v, 1, &addr, FMT_RLAYOUT_ANY))
+            return -1;
+    }
+    int starts = !failed && addr, in_place = old && addr == old;
+    if (!old && starts)
+        fmt_pred_start(pred, addr, size);
+    else if (starts && ended && in_place)
+        fmt_pred_in_place(pred, addr, ev->ref_size, size);
+    else if (starts)
+        fmt_pred_start_realloc(pred, addr, size);
+    if (ended && !(starts && in_place)) {
+        fmt_pred_end(pred, old, ev->ref_size);
+        fmt_recent_push(&r->recent, old);
+    }
+    ev->addr = addr;
+    ev->size = size;
     return 0;
 }
 
@@ -492,6 +547,17 @@ static inline void clear_event(struct fmt_event *ev)
     ev->module = NULL;
 }
 
+/* A heap block starts (decode_blocks): 0 or a reader error. */
+static ALWAYS_INLINE int start_heap_block(struct fmt_reader *r, struct fmt_event *ev, uint64_t addr,
+                                          uint64_t size, int lay)
+{
+    if (r->next_serial >= r->end_serial)
+        return bad_event(r, "more blocks than the chunk summary says");
+    if (start_block(r, ev, RBLK_HEAP, addr, size, lay))
+        return fmt_rerr(r, -ENOMEM, 0, "out of memory");
+    return 0;
+}
+
 /* What an event of kind starts or ends once its fields are read: the
  * block it starts (heap or mapping, the address predictor told), the
  * mapping it ends, the module it names. Inline in decode(): one function
@@ -505,16 +571,20 @@ static ALWAYS_INLINE int decode_blocks(struct fmt_reader *r, struct fmt_event *e
     int ok = !failed && addr, rc;
 
     switch (kind) {
+    case FMT_EV_REALLOC:
+    case FMT_EV_REALLOCARRAY:
+        if (r->v17) { /* 1.7: get_realloc17 stepped the model */
+            if (ok && (rc = start_heap_block(r, ev, addr, size, lay)))
+                return rc;
+            break;
+        }
+        /* fall through */
     case FMT_EV_MALLOC:
     case FMT_EV_CALLOC:
     case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC:
-    case FMT_EV_REALLOC:
-    case FMT_EV_REALLOCARRAY:
         if (ok) {
-            if (r->next_serial >= r->end_serial)
-                return bad_event(r, "more blocks than the chunk summary says");
-            if (start_block(r, ev, RBLK_HEAP, addr, size, lay))
-                return fmt_rerr(r, -ENOMEM, 0, "out of memory");
+            if ((rc = start_heap_block(r, ev, addr, size, lay)))
+                return rc;
             fmt_pred_start(pred, addr, size);
         }
         break;
@@ -638,6 +708,13 @@ static ALWAYS_INLINE int decode(struct fmt_reader *r, struct fmt_event *ev, int 
     case FMT_EV_REALLOCARRAY:
         if ((rc = get_ref(r, ev, RBLK_HEAP, lay)) < 0)
             return rc;
+        if (r->v17) {
+            if (get_realloc17(r, ev, rc, failed))
+                return bad_event(r, "bad address code (or a freed block that is not there)");
+            addr = ev->addr; /* in ev, so that decode's locals stay in registers */
+            size = ev->size;
+            break;
+        }
         if (rc) {
             fmt_pred_end(pred, ev->old_addr, ev->ref_size);
             if (has_v15(r, lay))

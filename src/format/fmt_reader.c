@@ -294,6 +294,9 @@ static int open_trace(struct fmt_reader *r)
     r->v13 = (features & FMT_FEAT_TIME_UNIT) != 0;
     r->tpack = (features & FMT_FEAT_TIME_PACK) != 0;
     r->v15 = (features & FMT_FEAT_FREE_RANKS) != 0;
+    r->v17 = (features & FMT_FEAT_REALLOC_PRED) != 0;
+    if (r->v17 && !r->v15) /* the codes use 1.5's ring of ended addresses */
+        return fmt_rerr(r, -EPROTO, 0, "feature bit REALLOC_PRED without FREE_RANKS");
     r->sampled = (features & FMT_FEAT_SAMPLED) != 0;
     r->pools = (features & FMT_FEAT_POOLS) != 0;
     r->reach_on = (features & FMT_FEAT_REACH) != 0;

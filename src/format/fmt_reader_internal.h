@@ -127,6 +127,8 @@ struct fmt_reader {
     int sampled;    /* FMT_FEAT_SAMPLED: info.sample_bytes is set */
     int pools;      /* FMT_FEAT_POOLS (1.4): pool events (FMT_EVF_POOL) allowed */
     int v15;        /* FMT_FEAT_FREE_RANKS (1.5): recent ended addresses, ranked references */
+    int v17;        /* FMT_FEAT_REALLOC_PRED (1.7): realloc addresses predicted, class tops;
+                       decoded in every layout from FMT_RLAYOUT_1_5 on by this flag */
     int estimates;  /* sampled: heap sizes are estimates (fmt_reader_estimates) */
     int layout;     /* FMT_RLAYOUT_*: the decoder fmt_reader_next runs (fmt_rchunk.c) */
     uint64_t nr_skipped;

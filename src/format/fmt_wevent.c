@@ -24,20 +24,27 @@ struct heap_ev {
     uint32_t image;
 };
 
-/* A block was started: give it the next serial and remember it. */
+/* A block was started: give it the next serial and remember it (the
+ * address model told apart: start_heap). */
 static inline __attribute__((always_inline)) int
-start_heap(struct fmt_writer *w, struct fmt_wlive *live, const struct heap_ev *ev, uint32_t ctx)
+start_block(struct fmt_writer *w, struct fmt_wlive *live, const struct heap_ev *ev, uint32_t ctx)
 {
     struct fmt_wblock b = {ev->addr,  w->next_serial++,     ev->size, ev->ts_ns, ev->stack, ctx,
                            ev->image, w->pred->nr_started++};
 
-    fmt_pred_start(w->pred, ev->addr, ev->size);
     w->chunk_heap_allocs++;
     w->st.nr_allocs++;
     if (w->v15 && fmt_rank_start(&w->pred->rank, b.ord))
         return -ENOMEM;
     int rc = fmt_wlive_insert(live, &b);
     return rc ?: fmt_wdelta_add(&w->deltas, w->nr_chunks + 1, ev->stack, (int64_t)ev->size, 1);
+}
+
+static inline __attribute__((always_inline)) int
+start_heap(struct fmt_writer *w, struct fmt_wlive *live, const struct heap_ev *ev, uint32_t ctx)
+{
+    fmt_pred_start(w->pred, ev->addr, ev->size);
+    return start_block(w, live, ev, ctx);
 }
 
 /* REF / 2 for the block its own context started in the chunk as the
@@ -109,6 +116,25 @@ static inline __attribute__((always_inline)) void put_ref(struct fmt_writer *w, 
     fmt_buf_put_varint(&w->col[FMT_COL_FACT_CTX], b->ctx);
 }
 
+/* The heap block b, taken from the live blocks, ends: its reference
+ * (put_ref), its rank and its stack's heap (end_model: the address model). */
+static inline __attribute__((always_inline)) int ref_block(struct fmt_writer *w, uint64_t ts_ns,
+                                                           const struct fmt_wblock *b, uint32_t ctx)
+{
+    put_ref(w, ts_ns, b, ctx);
+    if (w->v15 && b->ctx == ctx && b->serial >= w->chunk_first_serial)
+        fmt_rank_end(&w->pred->rank, b->ord);
+    return fmt_wdelta_add(&w->deltas, w->nr_chunks + 1, b->stack, -(int64_t)b->size, -1);
+}
+
+static inline __attribute__((always_inline)) void end_model(struct fmt_writer *w,
+                                                            const struct fmt_wblock *b)
+{
+    fmt_pred_end(w->pred, b->addr, b->size);
+    if (w->v15)
+        fmt_recent_put(&w->recent, w->recent_ix, b->addr);
+}
+
 /* Free or realloc ending the heap block at addr; REF 0 and the address
  * itself when no live block is there. live and key: malloc's blocks by
  * image, or a pool's by pool id (fmt_wpool_internal.h). */
@@ -119,14 +145,9 @@ static inline __attribute__((always_inline)) int end_heap(struct fmt_writer *w, 
     struct fmt_wblock b;
 
     if (may_end && addr && fmt_wlive_take(live, key, addr, &b)) {
-        put_ref(w, ts_ns, &b, ctx);
-        fmt_pred_end(w->pred, b.addr, b.size);
-        if (w->v15) {
-            fmt_recent_put(&w->recent, w->recent_ix, b.addr);
-            if (b.ctx == ctx && b.serial >= w->chunk_first_serial)
-                fmt_rank_end(&w->pred->rank, b.ord);
-        }
-        return fmt_wdelta_add(&w->deltas, w->nr_chunks + 1, b.stack, -(int64_t)b.size, -1);
+        int rc = ref_block(w, ts_ns, &b, ctx);
+        end_model(w, &b);
+        return rc;
     }
     fmt_buf_put_varint(&w->col[FMT_COL_REF], 0);
     fmt_buf_put_varint(&w->col[FMT_COL_ADDR], addr);
@@ -271,19 +292,24 @@ static inline int ensure_room(struct fmt_writer *w, const struct fmt_event *ev)
                             ev ? (ev->str ? ev->str_len : 0) + (ev->str2 ? ev->str2_len : 0) : 0);
 }
 
-/* A malloc-family address in ADDR (docs/format.md, "Address prediction"):
- * 0 when predicted, else its rank among the class's freed addresses, else
- * the difference to the prediction (or, for a difference that would not
- * fit beside the codes, the address itself). */
-static inline __attribute__((always_inline)) void put_heap_addr(struct fmt_writer *w, uint64_t addr,
-                                                                uint64_t size)
+/* A heap address in ADDR (docs/format.md, "Address prediction"): code
+ * hit (0 for the malloc family) when it is guess, else in format 1.7 its
+ * class's top, else its rank among the class's freed addresses, else
+ * the difference to guess (or, for a difference that would not fit beside
+ * the codes, the address itself). */
+static inline __attribute__((always_inline)) void
+put_addr_code(struct fmt_writer *w, uint64_t addr, uint64_t size, uint64_t guess, uint8_t hit)
 {
     struct fmt_buf *b = &w->col[FMT_COL_ADDR];
     struct fmt_pred *pred = w->pred;
-    uint64_t guess = fmt_pred_guess(pred, size);
+    uint64_t cls = fmt_pred_csize(size) >> 4;
 
     if (addr == guess) {
-        fmt_buf_put_u8(b, 0);
+        fmt_buf_put_u8(b, hit);
+        return;
+    }
+    if (w->v17 && cls < FMT_PRED_CLASSES && addr == pred->ctop[cls]) {
+        fmt_buf_put_u8(b, FMT_PRED_ADDR_CTOP);
         return;
     }
     int i = fmt_pred_shadow_take(pred, addr, size);
@@ -304,6 +330,13 @@ static inline __attribute__((always_inline)) void put_heap_addr(struct fmt_write
         fmt_buf_put_u8(b, FMT_PRED_ADDR_ESCAPE);
         fmt_buf_put_varint(b, addr);
     }
+}
+
+/* A malloc-family address: code 0 for the prediction. */
+static inline __attribute__((always_inline)) void put_heap_addr(struct fmt_writer *w, uint64_t addr,
+                                                                uint64_t size)
+{
+    put_addr_code(w, addr, size, fmt_pred_guess(w->pred, size), 0);
 }
 
 /* ctx is the context of the chunk's last event: active in the chunk, and
@@ -421,12 +454,56 @@ static inline __attribute__((always_inline)) int encode_alloc(struct fmt_writer 
     return h->addr && !failed ? start_heap(w, live, h, ctx) : 0;
 }
 
+/* A realloc in format 1.7 (docs/format.md, "Reallocs"): the old block's
+ * reference, SIZE, then the new address coded as glibc finds it: 0 in
+ * place, else through the model (without the tcache, which realloc does
+ * not use; a realloc of NULL is a malloc). The model then takes the new
+ * block before the old one ends, as glibc's realloc does. */
+static __attribute__((noinline)) int encode_realloc17(struct fmt_writer *w, struct fmt_wlive *live,
+                                                      const struct heap_ev *h, uint32_t ctx,
+                                                      uint64_t old_addr, int failed)
+{
+    struct fmt_pred *pred = w->pred;
+    struct fmt_wblock b;
+    int ended = !failed && old_addr && fmt_wlive_take(live, h->image, old_addr, &b);
+    int rc = 0;
+
+    if (ended) {
+        rc = ref_block(w, h->ts_ns, &b, ctx);
+    } else {
+        fmt_buf_put_varint(&w->col[FMT_COL_REF], 0);
+        fmt_buf_put_varint(&w->col[FMT_COL_ADDR], old_addr);
+    }
+    fmt_buf_put_split(&w->col[FMT_COL_SIZE], &w->col[FMT_COL_SIZE_HI], h->size);
+    int starts = h->addr && !failed, in_place = old_addr && h->addr == old_addr;
+    if (!old_addr) {
+        put_heap_addr(w, h->addr, h->size);
+        if (starts)
+            fmt_pred_start(pred, h->addr, h->size);
+    } else {
+        if (in_place)
+            fmt_buf_put_u8(&w->col[FMT_COL_ADDR], 0);
+        else
+            put_addr_code(w, h->addr, h->size, fmt_pred_guess_realloc(pred, h->size),
+                          FMT_PRED_ADDR_GUESS);
+        if (starts && ended && in_place)
+            fmt_pred_in_place(pred, h->addr, b.size, h->size);
+        else if (starts)
+            fmt_pred_start_realloc(pred, h->addr, h->size);
+    }
+    if (ended && !(starts && in_place))
+        end_model(w, &b);
+    return rc ?: starts ? start_block(w, live, h, ctx) : 0;
+}
+
 /* The rest of a realloc: the block at old_addr ends, SIZE, ADDR as the
  * difference to the old address (or the prediction), the new block. */
 static inline __attribute__((always_inline)) int
 encode_realloc(struct fmt_writer *w, struct fmt_wlive *live, const struct heap_ev *h, uint32_t ctx,
                uint64_t old_addr, int failed)
 {
+    if (w->v17)
+        return encode_realloc17(w, live, h, ctx, old_addr, failed);
     int rc = end_heap(w, h->ts_ns, live, h->image, ctx, old_addr, !failed);
 
     if (rc)

@@ -90,6 +90,7 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     w->reach = opt && opt->reach;
     w->tpack = w->v13 && opt->time_pack;
     w->v15 = w->tpack && opt->free_ranks;
+    w->v17 = w->v15 && opt->realloc_pred;
     w->rep_deep = w->v15 && !opt->zstd_level && !opt->zlib;
     if (w->tu > FMT_WRITER_MAX_TIME_UNIT_NS) {
         free(w);
@@ -127,7 +128,7 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
                           (w->v13 ? FMT_FEAT_TIME_UNIT : 0) | (w->tpack ? FMT_FEAT_TIME_PACK : 0) |
                           (info->sample_bytes ? FMT_FEAT_SAMPLED : 0) |
                           (w->pools ? FMT_FEAT_POOLS : 0) | (w->v15 ? FMT_FEAT_FREE_RANKS : 0) |
-                          (w->reach ? FMT_FEAT_REACH : 0));
+                          (w->reach ? FMT_FEAT_REACH : 0) | (w->v17 ? FMT_FEAT_REALLOC_PRED : 0));
     if ((rc = fmt_wout_raw(&w->out, hdr, sizeof(hdr))) || (rc = w_meta(w, info)))
         goto fail;
     *out = w;

@@ -24,6 +24,8 @@ struct fmt_writer_options {
                               (feature bit TIME_PACK) */
     int free_ranks;        /* with time_pack: a format 1.5 file, recently ended addresses
                               named by rank (feature bit FREE_RANKS) */
+    int realloc_pred;      /* with free_ranks: a format 1.7 file, realloc addresses
+                              predicted, class tops (feature bit REALLOC_PRED) */
     int pools;             /* events of the program's own pools (FMT_EVF_POOL) allowed:
                               format 1.4, feature bit POOLS */
     int reach;             /* images may be classed at their exit (fmt_writer_reach):

@@ -67,6 +67,7 @@ struct fmt_writer {
     struct fmt_tpack tp[2]; /* the TIME and FREE_TIME groups being filled */
     int pools;              /* format 1.4: FMT_FEAT_POOLS, pool events allowed (pool is set up) */
     int v15;                /* format 1.5: FMT_FEAT_FREE_RANKS */
+    int v17;                /* format 1.7: FMT_FEAT_REALLOC_PRED */
     struct fmt_zc zc;       /* zstd or zlib */
 
     struct fmt_buf col[FMT_NR_COLUMNS];

@@ -45,6 +45,11 @@ diff -u "$MS_SOURCE/tests/golden/v1_5.dump" "$tmp/out15"
     >"$tmp/out16" 2>"$tmp/err"
 diff -u "$MS_SOURCE/tests/golden/v1_6_reach.dump" "$tmp/out16"
 [ ! -s "$tmp/err" ] || { echo "unexpected stderr:"; cat "$tmp/err"; exit 1; }
+# Format 1.7: realloc addresses predicted, class tops (docs/format.md, "Reallocs")
+"$MEMSCRIBE" dump --header --stacks --raw "$MS_SOURCE/tests/golden/v1_7.mscr" \
+    >"$tmp/out17" 2>"$tmp/err"
+diff -u "$MS_SOURCE/tests/golden/v1_7.dump" "$tmp/out17"
+[ ! -s "$tmp/err" ] || { echo "unexpected stderr:"; cat "$tmp/err"; exit 1; }
 # Format 1.4, feature bit POOLS: the program's own pools (docs/format.md, "Pools")
 "$MEMSCRIBE" dump --header --stacks --raw "$MS_SOURCE/tests/golden/v1_4_pools.mscr" \
     >"$tmp/out14p" 2>"$tmp/err"

@@ -31,10 +31,10 @@ figures "$WORK/s1.mscr" >"$WORK/s1.txt"
 diff "$WORK/exact.txt" "$WORK/s1.txt" >&2 || fail "--sample 1 differs from the exact trace (above)"
 grep -q "^allocations 2001[0-9][0-9]$" "$WORK/exact.txt" || fail "exact: $(head -1 "$WORK/exact.txt")"
 
-# The sampled trace: format 1.5 with its rate; a sample of the blocks;
+# The sampled trace: format 1.7 with its rate; a sample of the blocks;
 # no free that does not end a recorded block.
 "$MEMSCRIBE" dump --header "$WORK/s16.mscr" >"$WORK/s16.dump" || fail "dump failed"
-grep -q "^# memscribe trace version 1.5$" "$WORK/s16.dump" || fail "not a 1.5 trace"
+grep -q "^# memscribe trace version 1.7$" "$WORK/s16.dump" || fail "not a 1.7 trace"
 grep -q " sample_bytes=16384$" "$WORK/s16.dump" || fail "dump header has no sample_bytes=16384"
 n_malloc=$(grep -c " malloc " "$WORK/s16.dump" || true)
 n_free=$(grep -c " free " "$WORK/s16.dump" || true)

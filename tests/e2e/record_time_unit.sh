@@ -25,8 +25,8 @@ for unit in default ns us 250ns; do
     ms_calls "$WORK/$unit.mscr" "$pid" | ms_between_marks >"$WORK/actual"
     ms_compare "$WORK/expected" "$WORK/actual"
     "$MEMSCRIBE" dump --header "$WORK/$unit.mscr" | grep '^#' >"$WORK/$unit.hdr"
-    grep -qx '# memscribe trace version 1.5' "$WORK/$unit.hdr" ||
-        fail "$unit: not a format 1.5 trace: $(head -1 "$WORK/$unit.hdr")"
+    grep -qx '# memscribe trace version 1.7' "$WORK/$unit.hdr" ||
+        fail "$unit: not a format 1.7 trace: $(head -1 "$WORK/$unit.hdr")"
 done
 grep -qx '# time_unit_ns=10000' "$WORK/default.hdr" || fail "default: no time_unit_ns=10000 line"
 grep -qx '# time_unit_ns=1000' "$WORK/us.hdr" || fail "us: no time_unit_ns=1000 line"

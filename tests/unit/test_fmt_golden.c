@@ -12,7 +12,8 @@
  * MS_FMT_WRITE_GOLDEN=PATH writes v1.mscr anew with the current writer,
  * MS_FMT_WRITE_GOLDEN_1_1=PATH v1_1.mscr, MS_FMT_WRITE_GOLDEN_1_3=PATH
  * v1_3.mscr, MS_FMT_WRITE_GOLDEN_1_4=PATH v1_4.mscr, MS_FMT_WRITE_GOLDEN_1_5=PATH
- * v1_5.mscr (format 1.5, see test_golden_v1_5); do that only for a new format version, into a
+ * v1_5.mscr (format 1.5, see test_golden_v1_5), MS_FMT_WRITE_GOLDEN_1_7=PATH v1_7.mscr
+ * (format 1.7, see test_golden_v1_7); do that only for a new format version, into a
  * new file, and keep the old ones. */
 #include <errno.h>
 #include <fcntl.h>
@@ -426,6 +427,81 @@ static void test_golden_v1_5(void **state)
                         "MS_FMT_WRITE_GOLDEN_1_5", golden15_events, golden15_written);
 }
 
+/* tests/golden/v1_7.mscr, format 1.7 (feature bit REALLOC_PRED): v1_5's
+ * events, then on thread 0 blocks carved from two places (a class's own
+ * top, ADDR code 67), reallocs in place (growing, and shrinking with a
+ * remainder that the next block of its size takes), moved to the
+ * predicted place (code 68), to a class's top, to a recently freed
+ * block's address (66) and elsewhere (a difference), a realloc of NULL
+ * (a malloc: the tcache's block), of an address not live, to size 0
+ * (returning NULL) and a failed one, in chunks of 100 events. */
+#define GOLDEN16_HEAP 0x5555300000ull
+
+static size_t golden17_realloc(struct fmt_event *ev, size_t n, uint64_t old, uint64_t addr,
+                               uint64_t size)
+{
+    ev[n] = tfmt_mk(FMT_EV_REALLOC, 0, 0);
+    ev[n].old_addr = old;
+    ev[n].addr = addr;
+    ev[n].size = size;
+    ev[n].stack = 2;
+    ev[n].flags = old && addr == old ? FMT_EVF_IN_PLACE : 0;
+    return n + 1;
+}
+
+static size_t golden17_heap(struct fmt_event *ev, size_t n, unsigned kind, uint64_t addr,
+                            uint64_t size)
+{
+    ev[n] = tfmt_mk((uint16_t)kind, 0, 0);
+    ev[n].addr = addr;
+    ev[n].size = kind == FMT_EV_FREE ? 0 : size;
+    ev[n].stack = kind == FMT_EV_FREE ? 0 : 3;
+    return n + 1;
+}
+
+static size_t golden17_events(struct fmt_writer *w, struct fmt_event *ev, size_t max, int rounded)
+{
+    const uint64_t h = GOLDEN16_HEAP;
+    size_t n = golden15_events(w, ev, max, rounded), first = n;
+    uint64_t units = ev[n - 1].ts_ns / GOLDEN13_UNIT;
+
+    n = golden17_heap(ev, n, FMT_EV_MALLOC, h, 24);          /* A, carved */
+    n = golden17_heap(ev, n, FMT_EV_MALLOC, h + 0x800, 100); /* B, carved elsewhere */
+    n = golden17_heap(ev, n, FMT_EV_MALLOC, h + 0x20, 24);   /* C, after A: 67 */
+    n = golden17_realloc(ev, n, h, h, 20);                   /* A in place */
+    n = golden17_realloc(ev, n, h + 0x20, h + 0x40, 200);    /* C to the top: 68 */
+    n = golden17_realloc(ev, n, h + 0x40, h + 0x40, 40);     /* shrunk: a remainder */
+    n = golden17_heap(ev, n, FMT_EV_MALLOC, h + 0x70, 150);  /* the remainder */
+    n = golden17_realloc(ev, n, 0, h + 0x20, 24);            /* of NULL: C's old block */
+    n = golden17_realloc(ev, n, h + 0x800, 0, 0);            /* B to size 0: NULL */
+    n = golden17_realloc(ev, n, h, 0, 1ull << 40);           /* A, failed */
+    ev[n - 1].flags = FMT_EVF_FAILED;
+    n = golden17_realloc(ev, n, h + 0x5000, h + 0x5000, 64); /* not live */
+    n = golden17_heap(ev, n, FMT_EV_MALLOC, h + 0x2000, 500);
+    n = golden17_heap(ev, n, FMT_EV_FREE, h + 0x2000, 0);
+    n = golden17_realloc(ev, n, h, h + 0x2000, 600);         /* A to a freed block: 66 */
+    n = golden17_heap(ev, n, FMT_EV_MALLOC, h + 0x3000, 24); /* carved: class 2's top */
+    n = golden17_heap(ev, n, FMT_EV_MALLOC, h + 0x4000, 100);
+    n = golden17_realloc(ev, n, h + 0x20, h + 0x3020, 20);   /* to class 2's top: 67 */
+    n = golden17_realloc(ev, n, h + 0x3020, h + 0x7770, 90); /* elsewhere: a difference */
+    for (size_t i = first; i < n; i++)
+        ev[i].ts_ns = (units += i % 2) * GOLDEN13_UNIT + (rounded ? 0 : (i * 211) % GOLDEN13_UNIT);
+    assert_true(n <= max);
+    return n;
+}
+
+static size_t golden17_written(struct fmt_writer *w, struct fmt_event *ev, size_t max)
+{
+    return golden17_events(w, ev, max, 0);
+}
+
+static void test_golden_v1_7(void **state)
+{
+    (void)state;
+    check_packed_golden(MS_GOLDEN_DIR "/v1_7.mscr", 7, GOLDEN15_CHUNK_EVENTS, 3,
+                        "MS_FMT_WRITE_GOLDEN_1_7", golden17_events, golden17_written);
+}
+
 /* Older files say their times are nanoseconds. */
 static void test_golden_ns(void **state)
 {
@@ -447,7 +523,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_v1),   cmocka_unit_test(test_golden_v1_1),
         cmocka_unit_test(test_golden_v1_3), cmocka_unit_test(test_golden_v1_4),
-        cmocka_unit_test(test_golden_v1_5), cmocka_unit_test(test_golden_ns),
+        cmocka_unit_test(test_golden_v1_5), cmocka_unit_test(test_golden_v1_7),
+        cmocka_unit_test(test_golden_ns),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,7 +28,8 @@ void tfmt_start_pack(struct tfmt *t, uint32_t chunk_events, uint32_t time_unit_n
     struct fmt_writer_options opt = {.chunk_events = chunk_events,
                                      .time_unit_ns = time_unit_ns,
                                      .time_pack = time_pack,
-                                     .free_ranks = time_pack > 1};
+                                     .free_ranks = time_pack > 1,
+                                     .realloc_pred = time_pack > 2};
 
     tfmt_start_opt(t, &opt);
 }
