@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/core/ana_map.h"
+#include "analysis/model/ana_reach.h"
 #include "cli/cli.h"
 #include "util/util_array.h"
 
@@ -185,6 +186,25 @@ void cli_rows_release(struct cli_rows *r)
     free(r->merged);
     free(r->first);
     memset(r, 0, sizeof(*r));
+}
+
+struct ana_reach_sum *cli_rows_reach(const struct cli_rows *r, uint32_t nr_sites,
+                                     const struct ana_reach *reach)
+{
+    struct ana_reach_sum *sum = calloc((size_t)nr_sites + 1, sizeof(*sum));
+
+    if (!sum)
+        cli_die("out of memory");
+    for (uint32_t s = 0; s < nr_sites && s < reach->nr_sites; s++) {
+        uint32_t id = r->first[s];
+        if (id >= nr_sites)
+            continue;
+        for (unsigned c = 0; c < FMT_NR_REACH; c++) {
+            sum[id].bytes[c] += reach->site[s].bytes[c];
+            sum[id].blocks[c] += reach->site[s].blocks[c];
+        }
+    }
+    return sum;
 }
 
 int cli_rows_cmp_leaked(const void *x, const void *y, void *arg)

@@ -43,6 +43,13 @@ void cli_rows_make_by(struct cli_ana *a, const struct ana_model *m, enum cli_row
 uint32_t cli_rows_group(const struct cli_ana *a, enum cli_rows_by by, uint32_t image);
 void cli_rows_release(struct cli_rows *r);
 
+/* The leak classes (ana_reach.h) of each row: by row id (the rows of
+ * nr_sites sites), the sums of its sites' classes; a calloc'd array the
+ * caller frees. One pass over the sites. Dies on failure. */
+struct ana_reach;
+struct ana_reach_sum *cli_rows_reach(const struct cli_rows *r, uint32_t nr_sites,
+                                     const struct ana_reach *reach);
+
 /* qsort_r's comparison of two row ids (uint32_t) whose rows are arg's
  * (cli_rows.row): more leaked bytes (live_bytes) first, then the lower id. */
 int cli_rows_cmp_leaked(const void *x, const void *y, void *arg);

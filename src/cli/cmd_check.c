@@ -74,6 +74,7 @@ struct check {
     size_t nr;
     unsigned nr_failed;
     bool leak_failed;  /* a failed check of leaked bytes or blocks: show the stacks */
+    bool class_failed; /* a failed check of a leak class: show the stacks with classes */
     bool grown_failed; /* a failed growth check of them: show the sites that grew */
     struct ana_check_values run, base;
     bool all_ended; /* every selected process ended: "leaked", else "live at the end" */
@@ -84,6 +85,11 @@ struct check {
     struct ana_table *grown; /* the sites whose leaks grew (grown_failed) */
     uint32_t *leaks;         /* row ids of the unsuppressed leaks, largest first */
     uint32_t nr_leaks;
+    /* The run's leak classes at exit (record --reach), classes set, and
+     * by row id their sums (row_reach), for the leaks shown. */
+    bool classes;
+    struct ana_reach reach;
+    struct ana_reach_sum *row_reach;
 };
 
 static void add_growth(struct check *c, const char *list)
@@ -164,9 +170,10 @@ static void parse(struct check *c, int argc, char **argv)
 static bool *suppressed_sites(struct cli_ana *a, const struct ana_model *m);
 
 /* The reachability classes at exit (record --reach), suppressed leaks left
- * out as from leaked: unknown without them. */
+ * out as from leaked: unknown without them. keep (may be NULL): the
+ * classes, kept for the caller. */
 static void measure_classes(struct cli_ana *a, const struct ana_model *m,
-                            struct ana_check_values *v)
+                            struct ana_check_values *v, struct ana_reach *keep)
 {
     struct ana_reach rc;
     bool *skip;
@@ -190,14 +197,18 @@ static void measure_classes(struct cli_ana *a, const struct ana_model *m,
         v->v[ANA_CHECK_POSSIBLY_LOST] += s->bytes[FMT_REACH_POSSIBLE];
     }
     free(skip);
-    ana_reach_release(&rc);
+    if (keep)
+        *keep = rc;
+    else
+        ana_reach_release(&rc);
 }
 
 /* The numbers of the trace a reads into *v, as report reads them: the
  * model of the selected processes (*m), leaks that a suppression matches
- * left out. The view of the model's rows in *view when not NULL. */
+ * left out. The view of the model's rows in *view, and the leak classes in
+ * *reach, when not NULL. */
 static void measure(struct cli_ana *a, struct ana_check_values *v, struct ana_model **m,
-                    struct cli_view *view)
+                    struct cli_view *view, struct ana_reach *reach)
 {
     struct ana_model_options mo = {.filter = &a->filter, .keep_blocks = ana_reach_present(a->r)};
     struct cli_view own;
@@ -221,7 +232,7 @@ static void measure(struct cli_ana *a, struct ana_check_values *v, struct ana_mo
         v->known[k] = true;
     v->known[ANA_CHECK_TEMPORARY] = ana_sample_has_temporary(fmt_reader_sample_bytes(a->r));
     v->known[ANA_CHECK_PEAK_RSS] = t->has_rss;
-    measure_classes(a, *m, v);
+    measure_classes(a, *m, v, reach);
     if (view == &own)
         cli_view_release(&own);
 }
@@ -244,7 +255,7 @@ static void measure_base(struct check *c)
         if (ana_filter_add_exe(&b->filter, c->a.filter.exes[i]))
             cli_die("check: out of memory");
     cli_ana_open(b, 1, argv, 0);
-    measure(b, &c->base, &c->bm, NULL);
+    measure(b, &c->base, &c->bm, NULL, NULL);
 }
 
 /* By stack id: the sites whose leaks a suppression matches. */
@@ -305,6 +316,33 @@ static struct ana_table *grown_table(struct check *c)
     return t;
 }
 
+static bool is_class(enum ana_check_measure m)
+{
+    return m == ANA_CHECK_DEFINITELY_LOST || m == ANA_CHECK_LOST || m == ANA_CHECK_LOST_BLOCKS ||
+           m == ANA_CHECK_POSSIBLY_LOST;
+}
+
+static uint64_t lost_or_possible(const struct ana_reach_sum *s)
+{
+    return ana_reach_lost_bytes(s) + s->bytes[FMT_REACH_POSSIBLE];
+}
+
+/* qsort_r's order of row ids by their classes (arg: by row id): more
+ * bytes lost first, then more possibly lost, then the lower id. */
+static int cmp_lost(const void *x, const void *y, void *arg)
+{
+    const struct ana_reach_sum *r = arg;
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    uint64_t la = ana_reach_lost_bytes(&r[a]), lb = ana_reach_lost_bytes(&r[b]);
+    uint64_t pa = r[a].bytes[FMT_REACH_POSSIBLE], pb = r[b].bytes[FMT_REACH_POSSIBLE];
+
+    if (la != lb)
+        return la > lb ? -1 : 1;
+    if (pa != pb)
+        return pa > pb ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
 /* Decide every check; the leaks to show when a leak check failed. */
 static void decide(struct check *c)
 {
@@ -315,7 +353,9 @@ static void decide(struct check *c)
             continue;
         c->nr_failed++;
         bool leak = m == ANA_CHECK_LEAKED || m == ANA_CHECK_LEAKED_BLOCKS;
-        c->leak_failed |= leak && !c->lim[i].growth;
+        bool cls = is_class(m) && c->res[i].known;
+        c->leak_failed |= (leak || cls) && !c->lim[i].growth;
+        c->class_failed |= cls && !c->lim[i].growth;
         c->grown_failed |= leak && c->lim[i].growth && c->res[i].known;
     }
     if (c->grown_failed)
@@ -325,12 +365,20 @@ static void decide(struct check *c)
     uint32_t n = ana_model_nr_sites(c->m);
     if (!(c->leaks = malloc(((size_t)n + 1) * sizeof(*c->leaks))))
         cli_die("check: out of memory");
+    if (c->classes)
+        c->row_reach = cli_rows_reach(&c->view.rows, n, &c->reach);
+    /* A failed class check lists the rows with lost or possibly lost
+     * blocks, most lost first; a failed leak check every leak. */
     for (uint32_t id = 0; id < n; id++) {
         const struct ana_site *s = c->view.rows.row[id];
-        if (s && s->live_blocks > 0 && !c->view.suppressed[id])
+        if (s && s->live_blocks > 0 && !c->view.suppressed[id] &&
+            (!c->class_failed || lost_or_possible(&c->row_reach[id])))
             c->leaks[c->nr_leaks++] = id;
     }
-    qsort_r(c->leaks, c->nr_leaks, sizeof(*c->leaks), cli_rows_cmp_leaked, c->view.rows.row);
+    if (c->class_failed)
+        qsort_r(c->leaks, c->nr_leaks, sizeof(*c->leaks), cmp_lost, c->row_reach);
+    else
+        qsort_r(c->leaks, c->nr_leaks, sizeof(*c->leaks), cli_rows_cmp_leaked, c->view.rows.row);
     if (c->a.top && c->nr_leaks > c->a.top)
         c->nr_leaks = c->a.top;
 }
@@ -377,27 +425,40 @@ static void describe(const struct check *c, size_t i, char *buf, size_t size)
         snprintf(buf, size, "%s: %s against base %s, growth %s (limit %s)", what, v, b, g, al);
 }
 
-/* The leaks shown under a failed leak check: bytes, blocks, stack. */
+/* The leaks shown under a failed leak check: bytes, blocks, with leak
+ * classes the bytes of each lost class, stack. */
 static struct ana_table *leak_table(struct check *c)
 {
     static const struct ana_column cols[] = {
         {"bytes", "leaked_bytes", ANA_CELL_U64 | ANA_CELL_EST},
         {"blocks", "leaked_blocks", ANA_CELL_U64 | ANA_CELL_EST},
+        {"definite", "definitely_lost_bytes", ANA_CELL_U64},
+        {"indirect", "indirectly_lost_bytes", ANA_CELL_U64},
+        {"possible", "possibly_lost_bytes", ANA_CELL_U64},
         {"stack", "stack", ANA_CELL_LIST},
     };
+    /* The table keeps its columns: static, as cols. */
+    static const struct ana_column plain[] = {
+        {"bytes", "leaked_bytes", ANA_CELL_U64 | ANA_CELL_EST},
+        {"blocks", "leaked_blocks", ANA_CELL_U64 | ANA_CELL_EST},
+        {"stack", "stack", ANA_CELL_LIST},
+    };
+    unsigned nc = c->row_reach ? 6 : 3, nr;
     struct ana_table *t;
-    unsigned nr;
 
-    if (ana_table_create(&t, cols, 3))
+    if (ana_table_create(&t, c->row_reach ? cols : plain, nc))
         cli_die("check: out of memory");
     for (uint32_t k = 0; k < c->nr_leaks; k++) {
         const struct ana_site *s = c->view.rows.row[c->leaks[k]];
         ana_table_add_row(t);
         ana_table_set_u64(t, 0, (uint64_t)s->live_bytes);
         ana_table_set_u64(t, 1, (uint64_t)s->live_blocks);
+        const struct ana_reach_sum *r = c->row_reach ? &c->row_reach[c->leaks[k]] : NULL;
+        for (unsigned j = 0; r && j < 3; j++)
+            ana_table_set_u64(t, 2 + j, r->bytes[ana_reach_order[j]]);
         const char *const *fr = cli_ana_stack(
             &c->a, c->leaks[k], false, c->a.format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
-        ana_table_set_list(t, 2, fr, nr);
+        ana_table_set_list(t, nc - 1, fr, nr);
     }
     return t;
 }
@@ -417,7 +478,9 @@ static void write_text(struct check *c)
     if (c->leak_failed && c->nr_leaks) {
         struct ana_table *t = leak_table(c);
         fprintf(c->out, "\n%s, largest first (suppressions apart):\n",
-                c->all_ended ? "leaks" : "live at the end (not every process ended)");
+                c->class_failed ? "leaks lost or possibly lost at exit"
+                : c->all_ended  ? "leaks"
+                                : "live at the end (not every process ended)");
         cli_ana_table(&c->a, t, c->out, "", true);
         ana_table_destroy(t);
     }
@@ -540,9 +603,12 @@ static void write_junit(struct check *c)
         bool leak = m == ANA_CHECK_LEAKED || m == ANA_CHECK_LEAKED_BLOCKS;
         if (leak && c->lim[i].growth && c->grown && ana_table_nr_rows(c->grown)) {
             junit_table(c, f, "leaks that grew against the base", c->grown);
-        } else if (leak && !c->lim[i].growth && c->nr_leaks) {
+        } else if ((leak || is_class(m)) && !c->lim[i].growth && c->nr_leaks) {
             struct ana_table *t = leak_table(c);
-            junit_table(c, f, "largest leaks (suppressions apart)", t);
+            junit_table(c, f,
+                        c->class_failed ? "leaks lost or possibly lost at exit, largest first"
+                                        : "largest leaks (suppressions apart)",
+                        t);
             ana_table_destroy(t);
         }
         fputs("</failure>\n    </testcase>\n", f);
@@ -563,7 +629,8 @@ int cli_check_run(int argc, char **argv, FILE *out, bool parse_only)
     cli_ana_open(&c.a, argc, argv, optind);
     if (c.base_path)
         measure_base(&c);
-    measure(&c.a, &c.run, &c.m, &c.view);
+    measure(&c.a, &c.run, &c.m, &c.view, &c.reach);
+    c.classes = c.run.known[ANA_CHECK_LOST];
     c.all_ended = ana_model_all_ended(c.m);
     decide(&c);
     if (c.a.format == CLI_FMT_JSON)
@@ -573,6 +640,8 @@ int cli_check_run(int argc, char **argv, FILE *out, bool parse_only)
     if (c.junit)
         write_junit(&c);
     free(c.leaks);
+    free(c.row_reach);
+    ana_reach_release(&c.reach);
     ana_table_destroy(c.grown);
     cli_view_release(&c.view);
     ana_model_destroy(c.m);

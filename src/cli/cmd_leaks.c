@@ -164,21 +164,6 @@ static int stack_table(struct leaks *lk, const struct ana_column *cols, struct a
     return ana_table_create(out, all, 3 + NR_CLASS_COLS + 1);
 }
 
-/* The classes of row id's sites (rows->first says which are its). */
-static void row_classes(struct leaks *lk, const struct cli_rows *rows, uint32_t id,
-                        struct ana_reach_sum *sum)
-{
-    *sum = (struct ana_reach_sum){0};
-    for (uint32_t s = id; s < lk->reach.nr_sites; s++) {
-        if (rows->first[s] != id)
-            continue;
-        for (unsigned c = 0; c < FMT_NR_REACH; c++) {
-            sum->bytes[c] += lk->reach.site[s].bytes[c];
-            sum->blocks[c] += lk->reach.site[s].blocks[c];
-        }
-    }
-}
-
 /* A row per stack (call sites that read the same merged: cli_rows.h),
  * largest first; the runtime's one-time allocations in a list of their
  * own. */
@@ -200,6 +185,8 @@ static void stack_rows(struct leaks *lk)
             ids[n++] = id;
     }
     qsort_r(ids, n, sizeof(*ids), cli_rows_cmp_leaked, rows.row);
+    struct ana_reach_sum *cls =
+        lk->classes ? cli_rows_reach(&rows, ana_model_nr_sites(lk->m), &lk->reach) : NULL;
     if (stack_table(lk, cols, &lk->tab) || stack_table(lk, cols, &lk->sup))
         cli_die("leaks: out of memory");
     cli_supp_load(&a->supp, a);
@@ -217,20 +204,16 @@ static void stack_rows(struct leaks *lk)
         }
         ana_table_set_u64(to, 1, (uint64_t)s->live_bytes);
         ana_table_set_u64(to, 2, (uint64_t)s->live_blocks);
-        if (lk->classes) {
-            struct ana_reach_sum sum;
-
-            row_classes(lk, &rows, ids[i], &sum);
-            for (unsigned c = 0; c < 4; c++) {
-                ana_table_set_u64(to, 3 + 2 * c, sum.bytes[ana_reach_order[c]]);
-                ana_table_set_u64(to, 4 + 2 * c, sum.blocks[ana_reach_order[c]]);
-            }
+        for (unsigned c = 0; cls && c < 4; c++) {
+            ana_table_set_u64(to, 3 + 2 * c, cls[ids[i]].bytes[ana_reach_order[c]]);
+            ana_table_set_u64(to, 4 + 2 * c, cls[ids[i]].blocks[ana_reach_order[c]]);
         }
         const char *const *fr = cli_ana_stack(
             a, ids[i], false, a->format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
         ana_table_set_list(to, lk->classes ? 3 + NR_CLASS_COLS : 3, fr, nr);
     }
     free(ids);
+    free(cls);
     cli_rows_release(&rows);
 }
 

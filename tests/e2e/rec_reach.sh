@@ -45,6 +45,13 @@ expect "check a byte under the limit" "$rc" 1
 grep -q '^FAIL  max-definitely-lost 1002 *definitely-lost: 1003 bytes (limit 1002 bytes)$' \
     "$WORK/check.txt" || fail "check's line: $(cat "$WORK/check.txt")"
 
+# The failed class check lists the sites with lost or possibly lost blocks,
+# most lost first, with each class's bytes (JSON: the leaks table's keys).
+"$MEMSCRIBE" check --max-definitely-lost 0 --format=json "$WORK/r.mscr" >"$WORK/check.json" || true
+expect "the failed class check's sites (leaked definite indirect possible)" \
+    "$(jq -r '.leaks[] | "\(.leaked_bytes) \(.definitely_lost_bytes) \(.indirectly_lost_bytes) \(.possibly_lost_bytes)"' \
+        "$WORK/check.json" | tr '\n' ',')" "1005 0 1005 0,1004 0 1004 0,1003 1003 0 0,1007 0 0 1007,1006 0 0 1006,"
+
 # valgrind's memcheck on the same program: one loss record per size.
 if command -v valgrind >/dev/null; then
     valgrind --leak-check=full --show-leak-kinds=all "$PROG" >/dev/null 2>"$WORK/vg" ||
