@@ -342,6 +342,12 @@ static int record_summary(const struct record_opts *o, const struct rec_summary 
         if (sum->nr_dropped)
             cli_warn("record: %llu events were dropped (see FMT_EV_DROPPED in the trace)",
                      (unsigned long long)sum->nr_dropped);
+        if (sum->reach.nr_scans)
+            cli_warn("record: leak classes: %u scan(s) of %llu blocks, %.1f ms scanning (%.1f "
+                     "MiB read), the program held %.1f ms (longest %.1f ms)",
+                     sum->reach.nr_scans, (unsigned long long)sum->reach.nr_blocks,
+                     (double)sum->reach.scan_ns / 1e6, (double)sum->reach.read_bytes / 1048576.0,
+                     (double)sum->reach.held_ns / 1e6, (double)sum->reach.max_held_ns / 1e6);
     }
     if (o->rec.only && sum->nr_images == 0)
         cli_warn("record: --only '%s' matched no process of the tree; the trace is empty",

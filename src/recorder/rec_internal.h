@@ -319,6 +319,7 @@ struct rec_session {
     unsigned idle_wait_ms; /* the wait between rounds with nothing open */
     struct fmt_writer_options wopt;
     uint32_t attached_pid; /* record -p's process, for the trace's header */
+    struct rec_reach_stats reach; /* record --reach's scans (rec_reach.c) */
     const char *name;      /* the default trace name's program part */
     char *command;         /* the trace's command line, NUL-separated */
     size_t command_len;    /* its bytes, the last NUL included */
@@ -408,6 +409,10 @@ static inline uint64_t *rec_record_ts(unsigned char *p)
  * --reach, docs/leaks.md): stop the process, write every event it made,
  * class its live blocks, write the REACH record, let it go. Each round. */
 void rec_reach_round(struct rec_session *s);
+/* Class the live blocks of every open image whose process is alive, now,
+ * whether it asked or not (a detach, a request to the recorder): a REACH
+ * record each, dated now. */
+void rec_reach_now(struct rec_session *s);
 
 /* rec_merge.c */
 /* The time below which every event has been copied out: reads each open

@@ -17,6 +17,50 @@
 #define REC_WORD 8u
 #define REC_PAGE 4096u
 
+/* Blocks further apart than this are in different clusters. */
+#define REC_REACH_CLUSTER_GAP (1u << 20)
+#define REC_REACH_MIN_INDEXED 1024u
+
+/* Index the cluster with the most blocks by granules of at most a few
+ * blocks each (granule counts bounded by the blocks'). Without memory
+ * for it, every lookup is a binary search. */
+static void rr_index(struct rec_reach *rr)
+{
+    size_t best = 0, best_n = 0, start = 0;
+    uint64_t lo, hi, ng;
+
+    rr->idx = NULL;
+    for (size_t i = 1; i <= rr->nr_blocks; i++) {
+        const struct rec_reach_block *p = &rr->blocks[i - 1];
+
+        if (i < rr->nr_blocks && rr->blocks[i].addr - (p->addr + p->size) <= REC_REACH_CLUSTER_GAP)
+            continue;
+        if (i - start > best_n) {
+            best = start;
+            best_n = i - start;
+        }
+        start = i;
+    }
+    if (best_n < REC_REACH_MIN_INDEXED)
+        return;
+    lo = rr->blocks[best].addr;
+    hi = rr->blocks[best + best_n - 1].addr + rr->blocks[best + best_n - 1].size;
+    for (rr->idx_shift = 4; ((hi - lo) >> rr->idx_shift) > 2 * best_n; rr->idx_shift++)
+        ;
+    ng = ((hi - lo) >> rr->idx_shift) + 2;
+    if (!(rr->idx = malloc(ng * sizeof(*rr->idx))))
+        return;
+    rr->idx_lo = lo;
+    rr->idx_hi = hi;
+    for (size_t g = 0, i = best; g < ng; g++) {
+        uint64_t at = lo + (g << rr->idx_shift);
+
+        while (i < best + best_n && rr->blocks[i].addr < at)
+            i++;
+        rr->idx[g] = (uint32_t)i;
+    }
+}
+
 int rec_reach_init(struct rec_reach *rr)
 {
     rr->stack = malloc((rr->nr_blocks ? rr->nr_blocks : 1) * sizeof(*rr->stack));
@@ -26,6 +70,7 @@ int rec_reach_init(struct rec_reach *rr)
         return -ENOMEM;
     }
     rr->top = 0;
+    rr_index(rr);
     return 0;
 }
 
@@ -33,8 +78,10 @@ void rec_reach_free(struct rec_reach *rr)
 {
     free(rr->stack);
     free(rr->buf);
+    free(rr->idx);
     rr->stack = NULL;
     rr->buf = NULL;
+    rr->idx = NULL;
 }
 
 /* Read n remote ranges into the local ones. A range that faults is read
@@ -86,9 +133,12 @@ void rec_reach_read_heads(struct rec_reach *rr)
             struct rec_reach_block *k = &rr->blocks[b + i];
             size_t len =
                 k->size < 2 * REC_WORD ? (size_t)k->size & ~(size_t)(REC_WORD - 1) : 2 * REC_WORD;
+            const unsigned char *v = rr->view ? rr->view(rr->view_arg, k->addr, len) : NULL;
 
-            local[i] = (struct iovec){heads[i], len};
-            remote[i] = (struct iovec){(void *)(uintptr_t)k->addr, len};
+            if (v) /* held here: no read */
+                memcpy(heads[i], v, len);
+            local[i] = (struct iovec){heads[i], v ? 0 : len};
+            remote[i] = (struct iovec){(void *)(uintptr_t)k->addr, v ? 0 : len};
             k->nr_words = (uint8_t)(len / REC_WORD);
         }
         rr_readv(rr, local, remote, n);
@@ -103,8 +153,17 @@ void rec_reach_read_heads(struct rec_reach *rr)
  * empty block: find_chunk_for), or NULL. */
 static struct rec_reach_block *rr_find(const struct rec_reach *rr, uint64_t ptr)
 {
-    size_t i = util_search_above(rr->blocks, rr->nr_blocks, sizeof(*rr->blocks),
-                                 offsetof(struct rec_reach_block, addr), ptr);
+    size_t i;
+
+    if (rr->idx && ptr >= rr->idx_lo && ptr < rr->idx_hi) {
+        /* The last block at or below ptr starts before the next granule. */
+        i = rr->idx[((ptr - rr->idx_lo) >> rr->idx_shift) + 1];
+        while (i && rr->blocks[i - 1].addr > ptr)
+            i--;
+    } else {
+        i = util_search_above(rr->blocks, rr->nr_blocks, sizeof(*rr->blocks),
+                              offsetof(struct rec_reach_block, addr), ptr);
+    }
 
     if (!i)
         return NULL;
@@ -288,7 +347,15 @@ static void rr_process(struct rec_reach *rr, const struct rec_reach_block *leade
         while (rr->top && n < REC_REACH_IOV) {
             struct rec_reach_block *k = &rr->blocks[rr->stack[rr->top - 1]];
             size_t len = (size_t)(k->size & ~(uint64_t)(REC_WORD - 1));
+            const unsigned char *v = rr->view ? rr->view(rr->view_arg, k->addr, len) : NULL;
 
+            if (v) { /* held here: scanned in place */
+                rr->top--;
+                k->pending = 0;
+                rr->block_bytes += len;
+                rr_words(rr, v, len, k->state != FMT_REACH_POSSIBLE, leader);
+                continue;
+            }
             if (len > REC_REACH_BATCH / 4) {
                 if (n)
                     break; /* a large block alone, after this batch */

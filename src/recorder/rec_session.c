@@ -371,6 +371,7 @@ static void rec_session_end(struct rec_session *s, struct rec_summary *sum)
         .nr_silent = s->ignored.silent,
         .nr_refused = s->ignored.refused,
         .nr_images = s->nr_images,
+        .reach = s->reach,
         .write_err = s->write_err,
     };
 }
