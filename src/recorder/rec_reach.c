@@ -255,24 +255,23 @@ struct rec_reach_key {
     uint64_t key, i;
 };
 
-/* Sort the blocks by the 64-bit field at off (addr, serial), stably: an
- * LSD radix sort of (key, index) pairs a byte at a time, bytes that every
- * key shares skipped, then the blocks gathered in that order (qsort of 4
- * million 48-byte blocks took a second). 0, or -ENOMEM (unsorted). */
-static int rec_reach_sort(struct rec_reach_block **blocks, size_t n, size_t off)
+/* The blocks' 64-bit field at off (addr, serial) and their indexes,
+ * sorted stably by it: an LSD radix sort a byte at a time, the bytes every
+ * key shares skipped (qsort of 4 million 48-byte blocks took a second).
+ * Returns the pairs (malloc'd), or NULL when out of memory. */
+static struct rec_reach_key *rec_reach_sort_keys(const struct rec_reach_block *blocks, size_t n,
+                                                 size_t off)
 {
     struct rec_reach_key *a = malloc((n ? n : 1) * sizeof(*a)), *b = malloc((n ? n : 1) * sizeof(*b));
-    struct rec_reach_block *out = malloc((n ? n : 1) * sizeof(*out));
     uint64_t and = ~0ull, or = 0;
 
-    if (!a || !b || !out) {
+    if (!a || !b) {
         free(a);
         free(b);
-        free(out);
-        return -ENOMEM;
+        return NULL;
     }
     for (size_t i = 0; i < n; i++) {
-        memcpy(&a[i].key, (const char *)&(*blocks)[i] + off, sizeof(a[i].key));
+        memcpy(&a[i].key, (const char *)&blocks[i] + off, sizeof(a[i].key));
         a[i].i = i;
         and &= a[i].key;
         or |= a[i].key;
@@ -293,12 +292,42 @@ static int rec_reach_sort(struct rec_reach_block **blocks, size_t n, size_t off)
         a = b;
         b = t;
     }
-    for (size_t i = 0; i < n; i++)
-        out[i] = (*blocks)[a[i].i];
-    free(a);
     free(b);
+    return a;
+}
+
+/* Sort the blocks by address: 0, or -ENOMEM (unsorted). */
+static int rec_reach_sort(struct rec_reach_block **blocks, size_t n)
+{
+    struct rec_reach_key *k = rec_reach_sort_keys(*blocks, n, offsetof(struct rec_reach_block, addr));
+    struct rec_reach_block *out = k ? malloc((n ? n : 1) * sizeof(*out)) : NULL;
+
+    if (!out) {
+        free(k);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        out[i] = (*blocks)[k[i].i];
+    free(k);
     free(*blocks);
     *blocks = out;
+    return 0;
+}
+
+/* The blocks' serials and classes by serial, for the REACH record: 0 or
+ * -ENOMEM. */
+static int rec_reach_by_serials(const struct rec_reach *rr, uint64_t *serials, uint8_t *classes)
+{
+    struct rec_reach_key *k =
+        rec_reach_sort_keys(rr->blocks, rr->nr_blocks, offsetof(struct rec_reach_block, serial));
+
+    if (!k)
+        return -ENOMEM;
+    for (size_t i = 0; i < rr->nr_blocks; i++) {
+        serials[i] = k[i].key;
+        classes[i] = rr->blocks[k[i].i].state;
+    }
+    free(k);
     return 0;
 }
 
@@ -312,7 +341,7 @@ static int rec_reach_blocks(struct rec_session *s, struct rec_image *img, struct
     if (!(rr->blocks = calloc(n ? n : 1, sizeof(*rr->blocks))))
         return -ENOMEM;
     fmt_writer_live_blocks(s->w, img->index, rec_reach_add_block, rr);
-    if (rec_reach_sort(&rr->blocks, rr->nr_blocks, offsetof(struct rec_reach_block, addr)))
+    if (rec_reach_sort(&rr->blocks, rr->nr_blocks))
         qsort(rr->blocks, rr->nr_blocks, sizeof(*rr->blocks), rec_reach_by_addr);
     for (size_t i = 0; i < rr->nr_blocks; i++) {
         struct rec_reach_block *b = &rr->blocks[i];
@@ -528,13 +557,6 @@ static void rec_reach_roots(struct rec_reach *rr, const struct rec_reach_roots *
                 rec_reach_root_word(rr, ro->proc->t[i].regs[j]);
 }
 
-static int rec_reach_by_serial(const void *a, const void *b)
-{
-    const struct rec_reach_block *x = a, *y = b;
-
-    return x->serial < y->serial ? -1 : x->serial > y->serial;
-}
-
 /* Class the blocks and write the record: 0 or -errno (why says). */
 static int rec_reach_scan(struct rec_session *s, struct rec_image *img, struct rec_reach_proc *p,
                           const struct fmt_shm_header *h, struct fmt_writer_reach *out, char *why,
@@ -569,18 +591,12 @@ static int rec_reach_scan(struct rec_session *s, struct rec_image *img, struct r
     s->reach.scan_ns += rec_clock_now(&s->clock) - t0;
     s->reach.nr_blocks += rr.nr_blocks;
     s->reach.read_bytes += rr.root_bytes + rr.block_bytes;
-    if (rec_reach_sort(&rr.blocks, rr.nr_blocks, offsetof(struct rec_reach_block, serial)))
-        qsort(rr.blocks, rr.nr_blocks, sizeof(*rr.blocks), rec_reach_by_serial);
     serials = malloc((rr.nr_blocks ? rr.nr_blocks : 1) * sizeof(*serials));
     classes = malloc(rr.nr_blocks ? rr.nr_blocks : 1);
-    if (!serials || !classes) {
+    if (!serials || !classes || rec_reach_by_serials(&rr, serials, classes)) {
         rc = -ENOMEM;
         snprintf(why, why_size, "out of memory");
         goto out;
-    }
-    for (size_t i = 0; i < rr.nr_blocks; i++) {
-        serials[i] = rr.blocks[i].serial;
-        classes[i] = rr.blocks[i].state;
     }
     out->nr_threads = p->nr_stopped;
     out->root_bytes = rr.root_bytes;
