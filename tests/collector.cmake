@@ -150,3 +150,7 @@ ms_e2e_test(record_attach_seccomp record_attach_seccomp.sh)
 # and, where valgrind is installed, against memcheck's, block for block.
 ms_test_program(rec_reach ${COLP}/rec_reach.c LIBS Threads::Threads)
 ms_e2e_test(rec_reach rec_reach.sh)
+# The same under record -p: the scan at the detach and at the exit while
+# attached (tests/e2e/rec_reach_attach.sh).
+add_dependencies(rec_reach memscribe_collector_attach)
+ms_e2e_test(rec_reach_attach rec_reach_attach.sh)

@@ -318,11 +318,11 @@ struct rec_session {
     int runs_on; /* the recording left the tree running (a detach): its images did not end */
     unsigned idle_wait_ms; /* the wait between rounds with nothing open */
     struct fmt_writer_options wopt;
-    uint32_t attached_pid; /* record -p's process, for the trace's header */
+    uint32_t attached_pid;        /* record -p's process, for the trace's header */
     struct rec_reach_stats reach; /* record --reach's scans (rec_reach.c) */
-    const char *name;      /* the default trace name's program part */
-    char *command;         /* the trace's command line, NUL-separated */
-    size_t command_len;    /* its bytes, the last NUL included */
+    const char *name;             /* the default trace name's program part */
+    char *command;                /* the trace's command line, NUL-separated */
+    size_t command_len;           /* its bytes, the last NUL included */
     /* A Windows program's Wine prefix and Wine's DLL folders (NUL-separated),
      * for the trace's header (META WINE_PREFIX, WINE_DLL_DIR); NULL: none */
     char *wine_prefix, *wine_dll_dirs;

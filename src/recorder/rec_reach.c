@@ -262,7 +262,8 @@ struct rec_reach_key {
 static struct rec_reach_key *rec_reach_sort_keys(const struct rec_reach_block *blocks, size_t n,
                                                  size_t off)
 {
-    struct rec_reach_key *a = malloc((n ? n : 1) * sizeof(*a)), *b = malloc((n ? n : 1) * sizeof(*b));
+    struct rec_reach_key *a = malloc((n ? n : 1) * sizeof(*a)),
+                         *b = malloc((n ? n : 1) * sizeof(*b));
     uint64_t and = ~0ull, or = 0;
 
     if (!a || !b) {
@@ -280,7 +281,7 @@ static struct rec_reach_key *rec_reach_sort_keys(const struct rec_reach_block *b
         size_t count[257] = {0};
         struct rec_reach_key *t;
 
-        if (!(((and ^ or) >> shift) & 0xff))
+        if (!(((and^ or) >> shift) & 0xff))
             continue; /* every key has this byte */
         for (size_t i = 0; i < n; i++)
             count[((a[i].key >> shift) & 0xff) + 1]++;
@@ -299,7 +300,8 @@ static struct rec_reach_key *rec_reach_sort_keys(const struct rec_reach_block *b
 /* Sort the blocks by address: 0, or -ENOMEM (unsorted). */
 static int rec_reach_sort(struct rec_reach_block **blocks, size_t n)
 {
-    struct rec_reach_key *k = rec_reach_sort_keys(*blocks, n, offsetof(struct rec_reach_block, addr));
+    struct rec_reach_key *k =
+        rec_reach_sort_keys(*blocks, n, offsetof(struct rec_reach_block, addr));
     struct rec_reach_block *out = k ? malloc((n ? n : 1) * sizeof(*out)) : NULL;
 
     if (!out) {

@@ -106,9 +106,9 @@ struct rec_summary {
         uint32_t nr_scans;
         uint64_t nr_blocks, read_bytes, scan_ns, held_ns, max_held_ns;
     } reach;
-    int write_err;      /* the first write error (-errno), 0: the trace is whole */
-    int exit_code;      /* the mode's (finish), when write_err is 0 */
-    char note[512];     /* the mode's closing note, "" if none */
+    int write_err;  /* the first write error (-errno), 0: the trace is whole */
+    int exit_code;  /* the mode's (finish), when write_err is 0 */
+    char note[512]; /* the mode's closing note, "" if none */
 };
 
 /* A session with the options o (the strings must outlive it); NULL when

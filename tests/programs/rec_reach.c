@@ -14,7 +14,13 @@
  *
  * Sizes of lost blocks leave glibc's next chunk header outside the block
  * (size mod 16 in 1..8), so that malloc's own bins never point into them.
- * Built -O0: pointers live in the stack slots the source names. */
+ * Built -O0: pointers live in the stack slots the source names.
+ *
+ * rec_reach DIR [exit] waits for record -p first (tests/e2e/rec_reach_attach.sh):
+ * DIR/ready.0 made, DIR/go.1 awaited, the blocks made, DIR/done.1 made;
+ * then with "exit" it exits at once (the scan at exit while attached),
+ * else it waits for DIR/go.2 (the scan at the detach before it). */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -103,10 +109,31 @@ static __attribute__((noinline)) void scrub(void)
     memset((char *)pad, 0, sizeof(pad));
 }
 
-int main(void)
+static void touch(const char *dir, const char *name)
+{
+    char path[4096];
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    close(open(path, O_CREAT | O_WRONLY, 0600));
+}
+
+static __attribute__((noinline)) void await(const char *dir, const char *name)
+{
+    char path[4096];
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    while (access(path, F_OK) != 0)
+        usleep(10000);
+}
+
+int main(int argc, char **argv)
 {
     pthread_t t;
 
+    if (argc > 1) {
+        touch(argv[1], "ready.0");
+        await(argv[1], "go.1");
+    }
     make_reachable();
     make_lost();
     make_possible();
@@ -120,5 +147,10 @@ int main(void)
     printf("EXPECT 1008 reachable\n");
     fflush(stdout);
     scrub();
+    if (argc > 1) {
+        touch(argv[1], "done.1");
+        if (argc < 3 || strcmp(argv[2], "exit"))
+            await(argv[1], "go.2");
+    }
     exit(0);
 }
