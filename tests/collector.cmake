@@ -154,3 +154,10 @@ ms_e2e_test(rec_reach rec_reach.sh)
 # attached (tests/e2e/rec_reach_attach.sh).
 add_dependencies(rec_reach memscribe_collector_attach)
 ms_e2e_test(rec_reach_attach rec_reach_attach.sh)
+# A 32-bit build (4-byte words, i386 registers): tests/e2e/rec_reach32.sh.
+if(MEMSCRIBE_HAVE_M32)
+  ms_test_program(rec_reach32 ${COLP}/rec_reach.c FLAGS -m32 LIBS Threads::Threads)
+  target_link_options(rec_reach32 PRIVATE -m32)
+  add_dependencies(rec_reach32 memscribe_collector32)
+endif()
+ms_e2e_test(rec_reach32 rec_reach32.sh)

@@ -54,9 +54,8 @@ void col_reach_at_exit(void)
     unsigned waited_ms = 0;
     const void *own;
 
-    /* The recorder's scan reads 64-bit words: a 32-bit image does not ask
-     * (its leaks stay unclassed, docs/leaks.md "Not yet"). */
-    if (sizeof(void *) != 8 || !col_reach_on || !(h = col_ring_header0()))
+    /* A 32-bit image asks too: the recorder reads its words as 4 bytes. */
+    if (!col_reach_on || !(h = col_ring_header0()))
         return;
     own = col_maps_own_table(&nr_own, &cap);
     atomic_store_explicit(&h->own_addr, (uint64_t)(uintptr_t)own, memory_order_relaxed);

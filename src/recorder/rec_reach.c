@@ -7,6 +7,7 @@
  * (rec_reach_mark.c), write the REACH record, and let the image go on
  * ending. Where ptrace is refused the record says why. */
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -37,8 +38,9 @@
 #define REC_REACH_STOP_MS 1000
 #define REC_REACH_CATCH_UP_MS 1000
 /* memcheck keeps the red zone below the stack pointer addressable
- * (VG_STACK_REDZONE_SZB on amd64). */
+ * (VG_STACK_REDZONE_SZB: 128 on amd64, 0 on x86). */
 #define REC_REACH_REDZONE 128
+#define REC_REACH_REDZONE32 0
 #define REC_REACH_MAX_OWN 64
 /* The heap copied into the recorder for the search at most (beyond, the
  * blocks are read from the process as the search needs them). */
@@ -49,11 +51,13 @@ struct rec_reach_thread {
     int stopped;
     int inject; /* a signal it stopped for, handed back at the detach */
     uint64_t regs[16];
+    unsigned nr_regs;
     uint64_t sp;
 };
 
 struct rec_reach_proc {
     pid_t pid;
+    unsigned word; /* 8, or 4: a thread's registers came in the i386 layout */
     struct rec_reach_thread *t;
     uint32_t nr, cap;
     uint32_t nr_stopped;
@@ -114,19 +118,44 @@ static int rec_reach_seize_pass(struct rec_reach_proc *p, char *why, size_t why_
     return added;
 }
 
-static void rec_reach_regs(struct rec_reach_thread *t)
+/* i386's struct user_regs_struct, as PTRACE_GETREGSET gives a 32-bit
+ * tracee's NT_PRSTATUS to a 64-bit tracer (the tracee's layout). */
+struct rec_reach_regs32 {
+    uint32_t ebx, ecx, edx, esi, edi, ebp, eax, xds, xes, xfs, xgs, orig_eax, eip, xcs, eflags, esp,
+        xss;
+};
+
+/* A stopped thread's general registers (memcheck's VG_(apply_to_GP_regs)):
+ * amd64's 16, or x86's 8 for a 32-bit process (then p->word is 4). */
+static void rec_reach_regs(struct rec_reach_proc *p, struct rec_reach_thread *t)
 {
 #if defined(__x86_64__)
-    struct user_regs_struct r;
+    union {
+        struct user_regs_struct r;
+        struct rec_reach_regs32 r32;
+    } u;
+    struct iovec iov = {&u, sizeof(u)};
 
-    if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r) != 0)
+    if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_PRSTATUS, &iov) != 0)
         return;
-    /* memcheck's general-purpose registers of amd64 (VG_(apply_to_GP_regs)). */
-    const uint64_t v[16] = {r.rax, r.rbx, r.rcx, r.rdx, r.rsi, r.rdi, r.rbp, r.rsp,
-                            r.r8,  r.r9,  r.r10, r.r11, r.r12, r.r13, r.r14, r.r15};
+    if (iov.iov_len == sizeof(u.r32)) {
+        const struct rec_reach_regs32 *r = &u.r32;
+        const uint64_t v[8] = {r->eax, r->ecx, r->edx, r->ebx, r->esi, r->edi, r->ebp, r->esp};
+
+        memcpy(t->regs, v, sizeof(v));
+        t->nr_regs = 8;
+        t->sp = r->esp;
+        p->word = 4;
+        return;
+    }
+    const struct user_regs_struct *r = &u.r;
+    const uint64_t v[16] = {r->rax, r->rbx, r->rcx, r->rdx, r->rsi, r->rdi, r->rbp, r->rsp,
+                            r->r8,  r->r9,  r->r10, r->r11, r->r12, r->r13, r->r14, r->r15};
     memcpy(t->regs, v, sizeof(v));
-    t->sp = r.rsp;
+    t->nr_regs = 16;
+    t->sp = r->rsp;
 #else
+    (void)p;
     (void)t;
 #endif
 }
@@ -149,7 +178,7 @@ static void rec_reach_wait_stops(struct rec_reach_proc *p)
                 /* A signal-delivery stop: the signal goes back at the detach. */
                 if ((st >> 16) != PTRACE_EVENT_STOP)
                     t->inject = WSTOPSIG(st);
-                rec_reach_regs(t);
+                rec_reach_regs(p, t);
                 p->nr_stopped++;
             } else if (got == t->tid || (got < 0 && errno == ECHILD)) {
                 t->tid = 0; /* it ended */
@@ -435,24 +464,37 @@ static int rec_reach_is_root(const struct rec_reach_map *m, const char *path)
              !strncmp(path, "[vvar", 5));
 }
 
-/* glibc's other arenas live in heaps of HEAP_MAX_SIZE (64 MiB on 64-bit),
- * aligned to it, each opening with its heap_info (ar_ptr, prev, size,
- * mprotect_size) and read-write up to mprotect_size. Where an anonymous
- * mapping holds such a start, the rest of it is malloc's, not a root: its
- * free chunks hold stale pointers (memcheck never scans its own arena). */
+/* glibc's other arenas live in heaps of HEAP_MAX_SIZE (64 MiB on 64-bit,
+ * 1 MiB on 32-bit: twice DEFAULT_MMAP_THRESHOLD_MAX), aligned to it, each
+ * opening with its heap_info (ar_ptr, prev, size, mprotect_size: words)
+ * and read-write up to mprotect_size. Where an anonymous mapping holds
+ * such a start, the rest of it is malloc's, not a root: its free chunks
+ * hold stale pointers (memcheck never scans its own arena). */
 #define REC_REACH_HEAP_MAX (64ull << 20)
+#define REC_REACH_HEAP_MAX32 (1ull << 20)
 
 static uint64_t rec_reach_arena_cut(struct rec_reach *rr, uint64_t lo, uint64_t hi)
 {
-    for (uint64_t b = (lo + REC_REACH_HEAP_MAX - 1) & ~(REC_REACH_HEAP_MAX - 1); b < hi;
-         b += REC_REACH_HEAP_MAX) {
-        uint64_t hinfo[4];
-        struct iovec l = {hinfo, sizeof(hinfo)}, r = {(void *)(uintptr_t)b, sizeof(hinfo)};
+    uint64_t max = rr->word == 4 ? REC_REACH_HEAP_MAX32 : REC_REACH_HEAP_MAX;
 
-        if (rr->read(rr->read_arg, &l, 1, &r, 1) != (ssize_t)sizeof(hinfo))
-            continue;
-        if (hinfo[3] == hi - b && hinfo[2] <= hinfo[3] && !(hinfo[3] & 4095) && hinfo[0] &&
-            !(hinfo[0] & 7))
+    for (uint64_t b = (lo + max - 1) & ~(max - 1); b < hi; b += max) {
+        uint64_t hinfo[4] = {0};
+        uint32_t h32[4];
+        int ok;
+
+        if (rr->word == 4) {
+            struct iovec l = {h32, sizeof(h32)}, r = {(void *)(uintptr_t)b, sizeof(h32)};
+
+            ok = rr->read(rr->read_arg, &l, 1, &r, 1) == (ssize_t)sizeof(h32);
+            for (int i = 0; ok && i < 4; i++)
+                hinfo[i] = h32[i];
+        } else {
+            struct iovec l = {hinfo, sizeof(hinfo)}, r = {(void *)(uintptr_t)b, sizeof(hinfo)};
+
+            ok = rr->read(rr->read_arg, &l, 1, &r, 1) == (ssize_t)sizeof(hinfo);
+        }
+        if (ok && hinfo[3] == hi - b && hinfo[2] <= hinfo[3] && !(hinfo[3] & 4095) && hinfo[0] &&
+            !(hinfo[0] & (rr->word - 1)))
             return b;
     }
     return hi;
@@ -509,19 +551,26 @@ static int rec_reach_by_lo(const void *a, const void *b)
     return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
-/* The collector's own mappings, as its table in the program says (read
- * like any of its memory; a scribbled table only changes what is scanned). */
-static void rec_reach_own(struct rec_reach_roots *ro, const struct fmt_shm_header *h, pid_t pid)
+/* The collector's own mappings, as its table in the program says (pairs
+ * of uintptr_t: 4 bytes each in a 32-bit process; read like any of its
+ * memory: a scribbled table only changes what is scanned). */
+static void rec_reach_own(struct rec_reach_roots *ro, const struct fmt_shm_header *h, pid_t pid,
+                          unsigned word)
 {
     uint64_t addr = atomic_load_explicit(&h->own_addr, memory_order_relaxed);
-    uint32_t n = atomic_load_explicit(&h->own_nr, memory_order_relaxed);
-    struct iovec l = {ro->own, 0}, r = {(void *)(uintptr_t)addr, 0};
+    uint32_t n = atomic_load_explicit(&h->own_nr, memory_order_relaxed), raw[REC_REACH_MAX_OWN][2];
+    struct iovec l = {word == 4 ? (void *)raw : (void *)ro->own, 0},
+                 r = {(void *)(uintptr_t)addr, 0};
 
     if (n > REC_REACH_MAX_OWN)
         n = REC_REACH_MAX_OWN;
-    l.iov_len = r.iov_len = n * sizeof(ro->own[0]);
+    l.iov_len = r.iov_len = n * 2 * (size_t)word;
     if (!addr || !n || process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)l.iov_len)
         return;
+    for (uint32_t i = 0; word == 4 && i < n; i++) {
+        ro->own[i][0] = raw[i][0];
+        ro->own[i][1] = raw[i][1];
+    }
     ro->nr_own = n;
     qsort(ro->own, n, sizeof(ro->own[0]), rec_reach_by_lo);
 }
@@ -536,6 +585,7 @@ static void rec_reach_roots(struct rec_reach *rr, const struct rec_reach_roots *
     size_t nr_all = 0, cap_all = 0;
     const char *path;
     char *cur = maps;
+    uint64_t redzone = rr->word == 4 ? REC_REACH_REDZONE32 : REC_REACH_REDZONE;
 
     while (rec_reach_map_line(&cur, &m, &path) == 0) {
         if (!UTIL_ARRAY_RESERVE(all, cap_all, nr_all + 1, 256))
@@ -546,8 +596,8 @@ static void rec_reach_roots(struct rec_reach *rr, const struct rec_reach_roots *
         for (uint32_t i = 0; i < ro->proc->nr; i++) {
             uint64_t sp = ro->proc->t[i].sp;
 
-            if (ro->proc->t[i].stopped && sp >= m.lo && sp < m.hi && sp - m.lo >= REC_REACH_REDZONE)
-                lo = sp - REC_REACH_REDZONE > lo ? sp - REC_REACH_REDZONE : lo;
+            if (ro->proc->t[i].stopped && sp >= m.lo && sp < m.hi && sp - m.lo >= redzone)
+                lo = sp - redzone > lo ? sp - redzone : lo;
         }
         rec_reach_scan_less_own(rr, ro, lo, hi);
     }
@@ -555,7 +605,7 @@ static void rec_reach_roots(struct rec_reach *rr, const struct rec_reach_roots *
     rr->nr_maps = nr_all;
     for (uint32_t i = 0; i < ro->proc->nr; i++)
         if (ro->proc->t[i].stopped)
-            for (int j = 0; j < 16; j++)
+            for (unsigned j = 0; j < ro->proc->t[i].nr_regs; j++)
                 rec_reach_root_word(rr, ro->proc->t[i].regs[j]);
 }
 
@@ -564,7 +614,7 @@ static int rec_reach_scan(struct rec_session *s, struct rec_image *img, struct r
                           const struct fmt_shm_header *h, struct fmt_writer_reach *out, char *why,
                           size_t why_size)
 {
-    struct rec_reach rr = {.read = rec_reach_vm_read, .read_arg = &p->pid};
+    struct rec_reach rr = {.word = p->word, .read = rec_reach_vm_read, .read_arg = &p->pid};
     struct rec_reach_snap snap = {.read = rec_reach_vm_read, .read_arg = &p->pid};
     struct rec_reach_roots ro = {.proc = p};
     char *maps = rec_reach_read_maps(p->pid);
@@ -586,7 +636,7 @@ static int rec_reach_scan(struct rec_session *s, struct rec_image *img, struct r
     rr.read = rec_reach_snap_read;
     rr.read_arg = rr.view_arg = &snap;
     rr.view = rec_reach_snap_view;
-    rec_reach_own(&ro, h, p->pid);
+    rec_reach_own(&ro, h, p->pid, rr.word);
     rec_reach_read_heads(&rr);
     rec_reach_roots(&rr, &ro, maps);
     rec_reach_mark(&rr);
@@ -627,7 +677,7 @@ out:
 static void rec_reach_image(struct rec_session *s, struct rec_image *img, struct fmt_shm_header *h,
                             int asked)
 {
-    struct rec_reach_proc p = {.pid = (pid_t)img->pid};
+    struct rec_reach_proc p = {.pid = (pid_t)img->pid, .word = 8};
     uint64_t t = rec_clock_now(&s->clock), held;
     struct fmt_writer_reach out = {
         .image = img->index,

@@ -26,7 +26,7 @@ struct rec_reach_map {
 
 struct rec_reach_block {
     uint64_t addr, size, serial;
-    uint64_t w0, w1;   /* its first two words, where nr_words says they were read */
+    uint64_t w0, w1;   /* its first two words (of rec_reach.word bytes), where nr_words says */
     uint8_t nr_words;  /* 0, 1 or 2 */
     uint8_t state;     /* enum fmt_reach_class once classed; REC_REACH_UNREACHED before */
     uint8_t pending;   /* on the mark stack */
@@ -42,6 +42,7 @@ struct rec_reach_block {
 typedef const unsigned char *rec_reach_view_fn(void *arg, uint64_t addr, size_t len);
 
 struct rec_reach {
+    unsigned word; /* bytes of a pointer: 8, or 4 for a 32-bit process; 0 is 8 */
     rec_reach_read_fn *read;
     void *read_arg;
     rec_reach_view_fn *view; /* NULL: every read goes through read */

@@ -9,7 +9,7 @@
  *   mid (global) --interior--> 1006 (possible) --> 1007 (possible)
  *   a thread's stack ------> 1008 (reachable)
  *   length64: ptr to +8, first word size - 8: 1010 (reachable, heuristic)
- *   stdstring: ptr to +24, capacity size - 25: 1011 (reachable, heuristic)
+ *   stdstring: ptr to 3 words in, capacity size - 3 words - 1: 1011 (reachable, heuristic)
  *   freed:             1012 (not live)
  *
  * Sizes of lost blocks leave glibc's next chunk header outside the block
@@ -76,11 +76,12 @@ static __attribute__((noinline)) void make_heuristic(void)
 
     q[0] = 1010 - 8; /* length64: the length of the rest */
     len64 = (char *)q + 8;
-    q = block(1011);
-    q[0] = 5;                /* length */
-    q[1] = 1011 - 3 * 8 - 1; /* capacity */
-    q[2] = 0;                /* refcount */
-    str = (char *)q + 24;
+    /* stdstring's words are size_t (4 bytes in a 32-bit build). */
+    size_t *w = block(1011);
+    w[0] = 5;                             /* length */
+    w[1] = 1011 - 3 * sizeof(size_t) - 1; /* capacity */
+    w[2] = 0;                             /* refcount */
+    str = (char *)w + 3 * sizeof(size_t);
     printf("EXPECT 1010 reachable\nEXPECT 1011 reachable\n");
 }
 
