@@ -717,6 +717,26 @@ static void rec_reach_image(struct rec_session *s, struct rec_image *img, struct
     }
 }
 
+/* SIGUSR1 to the recorder under --reach: scan every image at the next
+ * round (rec_reach_round). */
+static volatile sig_atomic_t rec_reach_requested;
+
+static void rec_reach_on_usr1(int sig)
+{
+    (void)sig;
+    rec_reach_requested = 1;
+}
+
+void rec_reach_signals(struct rec_session *s)
+{
+    struct sigaction sa = {.sa_handler = rec_reach_on_usr1, .sa_flags = SA_RESTART};
+
+    if (!s->opt.reach)
+        return;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+}
+
 /* Segment 0's header of an image that can be scanned, or NULL. */
 static struct fmt_shm_header *rec_reach_header(const struct rec_image *img)
 {
@@ -735,6 +755,15 @@ void rec_reach_round(struct rec_session *s)
             continue;
         img->reach_seen = 1;
         rec_reach_image(s, img, h, 1);
+    }
+    if (rec_reach_requested) {
+        uint32_t before = s->reach.nr_scans;
+
+        rec_reach_requested = 0;
+        rec_reach_now(s);
+        rec_session_say(s, REC_SAY_NOTE, "leak classes on request: %u process(es) scanned at %.6fs",
+                        s->reach.nr_scans - before,
+                        (double)(rec_clock_now(&s->clock) - s->start_mono_ns) / 1e9);
     }
 }
 

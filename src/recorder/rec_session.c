@@ -259,6 +259,7 @@ static void rec_session_signals(struct rec_session *s)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    rec_reach_signals(s);
     sa.sa_handler = rec_on_child;
     sa.sa_flags = SA_RESTART;
     sigaction(SIGCHLD, &sa, NULL);

@@ -16,10 +16,12 @@
  * (size mod 16 in 1..8), so that malloc's own bins never point into them.
  * Built -O0: pointers live in the stack slots the source names.
  *
- * rec_reach DIR [exit] waits for record -p first (tests/e2e/rec_reach_attach.sh):
- * DIR/ready.0 made, DIR/go.1 awaited, the blocks made, DIR/done.1 made;
- * then with "exit" it exits at once (the scan at exit while attached),
- * else it waits for DIR/go.2 (the scan at the detach before it). */
+ * rec_reach DIR [exit|change] waits for record -p first
+ * (tests/e2e/rec_reach_attach.sh): DIR/ready.0 made, DIR/go.1 awaited, the
+ * blocks made, DIR/done.1 made; then with "exit" it exits at once (the scan
+ * at exit while attached), else it waits for DIR/go.2 (a scan at the
+ * detach, or on request, before it); with "change" it then frees 1002 and
+ * loses a new 1013 before it exits (tests/e2e/rec_reach_request.sh). */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -83,6 +85,17 @@ static __attribute__((noinline)) void make_heuristic(void)
     w[2] = 0;                             /* refcount */
     str = (char *)w + 3 * sizeof(size_t);
     printf("EXPECT 1010 reachable\nEXPECT 1011 reachable\n");
+}
+
+static __attribute__((noinline)) void change(void)
+{
+    void **lost = block(1013);
+
+    free(cache[0]);
+    cache[0] = NULL;
+    lost[0] = NULL;
+    lost = NULL;
+    printf("CHANGED 1002 freed, 1013 definite\n");
 }
 
 /* Holds its block in a stack slot only, then sleeps until the exit. */
@@ -152,6 +165,11 @@ int main(int argc, char **argv)
         touch(argv[1], "done.1");
         if (argc < 3 || strcmp(argv[2], "exit"))
             await(argv[1], "go.2");
+        if (argc > 2 && !strcmp(argv[2], "change")) {
+            change();
+            fflush(stdout);
+            scrub();
+        }
     }
     exit(0);
 }
