@@ -688,7 +688,9 @@ static void rec_reach_image(struct rec_session *s, struct rec_image *img, struct
 
     if (asked)
         atomic_store_explicit(&h->reach_done, FMT_SHM_REACH_SCANNING, memory_order_release);
-    if (rec_reach_stop(&p, why, sizeof(why)) == 0) {
+    int stop = rec_reach_stop(&p, why, sizeof(why));
+
+    if (stop == 0) {
         rec_reach_catch_up(s, rec_clock_now(&s->clock));
         out.status = FMT_REACH_SCANNED;
         if (rec_reach_scan(s, img, &p, h, &out, why, sizeof(why)) != 0) {
@@ -697,6 +699,10 @@ static void rec_reach_image(struct rec_session *s, struct rec_image *img, struct
         }
     }
     rec_reach_resume(&p);
+    /* A scan not asked for of a process that has just ended (no thread
+     * left to stop): nothing to say, its exit had its own chance. */
+    if (!asked && (stop == -ESRCH || stop == -ENOENT))
+        return;
     held = rec_clock_now(&s->clock) - t;
     s->reach.nr_scans++;
     s->reach.held_ns += held;
