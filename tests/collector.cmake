@@ -150,3 +150,16 @@ ms_e2e_test(record_attach_seccomp record_attach_seccomp.sh)
 # and, where valgrind is installed, against memcheck's, block for block.
 ms_test_program(rec_reach ${COLP}/rec_reach.c LIBS Threads::Threads)
 ms_e2e_test(rec_reach rec_reach.sh)
+# The same under record -p: the scan at the detach and at the exit while
+# attached (tests/e2e/rec_reach_attach.sh).
+add_dependencies(rec_reach memscribe_collector_attach)
+ms_e2e_test(rec_reach_attach rec_reach_attach.sh)
+# SIGUSR1 to record --reach: a scan on request, shown by leaks --at.
+ms_e2e_test(rec_reach_request rec_reach_request.sh)
+# A 32-bit build (4-byte words, i386 registers): tests/e2e/rec_reach32.sh.
+if(MEMSCRIBE_HAVE_M32)
+  ms_test_program(rec_reach32 ${COLP}/rec_reach.c FLAGS -m32 LIBS Threads::Threads)
+  target_link_options(rec_reach32 PRIVATE -m32)
+  add_dependencies(rec_reach32 memscribe_collector32)
+endif()
+ms_e2e_test(rec_reach32 rec_reach32.sh)

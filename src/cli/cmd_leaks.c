@@ -78,7 +78,8 @@ struct leaks {
     struct ana_heaps heaps; /* a trace with pools: the leaks of each heap */
     struct ana_table *tab;  /* the rows */
     struct ana_table *sup;  /* rows of suppressed stacks (not with --all) */
-    bool classes;           /* the trace has reachability classes, read at its end */
+    bool classes;           /* the trace has reachability classes */
+    uint64_t reach_at;      /* each image's scan at or before it counts (UINT64_MAX: the end) */
     struct ana_reach reach;
 };
 
@@ -142,9 +143,10 @@ static void block_rows(struct leaks *lk)
             cli_ana_stack(a, b[i].stack, false, a->format == CLI_FMT_TEXT ? 1 : 0, &nr);
         ana_table_set_list(lk->tab, 7, fr, nr);
         if (lk->classes)
-            ana_table_set_str(lk->tab, 8,
-                              ana_reach_title(fmt_reader_reach_class(
-                                  a->r, fmt_reader_find_reach(a->r, b[i].image), b[i].serial)));
+            ana_table_set_str(
+                lk->tab, 8,
+                ana_reach_title(fmt_reader_reach_class(
+                    a->r, ana_reach_find(a->r, b[i].image, lk->reach_at), b[i].serial)));
     }
     free(b);
 }
@@ -217,15 +219,19 @@ static void stack_rows(struct leaks *lk)
     cli_rows_release(&rows);
 }
 
-/* An image's leaks by class, or why it has none. */
+/* An image's leaks by class, or why it has none; a scan made while the
+ * program ran on (a detach, a request) says when. */
 static void classes_text(struct leaks *lk, uint32_t image, FILE *out)
 {
-    const struct fmt_reach_info *ri = fmt_reader_find_reach(lk->a.r, image);
+    const struct fmt_reach_info *ri = ana_reach_find(lk->a.r, image, lk->reach_at);
     const struct ana_reach_sum *sum = &lk->reach.image[image];
+    char buf[64];
 
     if (!ri) {
-        fprintf(out, "  leak classes: not scanned (ended without the scan: killed, exec'd, or "
-                     "a 32-bit program)\n");
+        fprintf(out, lk->reach_at == UINT64_MAX
+                         ? "  leak classes: not scanned (ended without the scan: killed, exec'd, "
+                           "or a Windows program)\n"
+                         : "  leak classes: no scan at or before this moment\n");
         return;
     }
     if (ri->status != FMT_REACH_SCANNED) {
@@ -233,6 +239,8 @@ static void classes_text(struct leaks *lk, uint32_t image, FILE *out)
         return;
     }
     fprintf(out, "  ");
+    if (!ana_reach_at_exit(lk->a.r, ri))
+        fprintf(out, "scan at %s: ", ana_time_format(ri->ts_ns, buf, sizeof(buf)));
     for (unsigned c = 0; c < 4; c++) {
         unsigned k = ana_reach_order[c];
         fprintf(out, "%s%s %" PRIu64 " bytes in %" PRIu64 " blocks", c ? ", " : "",
@@ -244,10 +252,24 @@ static void classes_text(struct leaks *lk, uint32_t image, FILE *out)
     fputc('\n', out);
 }
 
+/* Are the classes shown all from scans at exit (else some are of live
+ * blocks, at a detach or on request)? */
+static bool classes_at_exit(struct leaks *lk)
+{
+    for (uint32_t i = 0; i < ana_model_nr_images(lk->m); i++) {
+        const struct fmt_reach_info *ri = ana_reach_find(lk->a.r, i, lk->reach_at);
+
+        if (ana_model_image(lk->m, i)->seen && ri && ri->status == FMT_REACH_SCANNED &&
+            !ana_reach_at_exit(lk->a.r, ri))
+            return false;
+    }
+    return true;
+}
+
 /* An image's leaks by class in JSON: "reach": null without a scan. */
 static void classes_json(struct leaks *lk, uint32_t image, struct ana_json *j)
 {
-    const struct fmt_reach_info *ri = fmt_reader_find_reach(lk->a.r, image);
+    const struct fmt_reach_info *ri = ana_reach_find(lk->a.r, image, lk->reach_at);
     const struct ana_reach_sum *sum = &lk->reach.image[image];
 
     ana_json_key(j, "reach");
@@ -258,6 +280,8 @@ static void classes_json(struct leaks *lk, uint32_t image, struct ana_json *j)
     ana_json_begin_object(j);
     ana_json_kv_str(j, "status", ri->status == FMT_REACH_SCANNED ? "scanned" : "unavailable");
     ana_json_kv_str(j, "reason", ri->reason);
+    ana_json_kv_u64(j, "scan_ns", ri->ts_ns);
+    ana_json_kv_bool(j, "at_exit", ana_reach_at_exit(lk->a.r, ri));
     for (unsigned k = 0; k < FMT_NR_REACH; k++) {
         char key[64];
         snprintf(key, sizeof(key), "%s_bytes", ana_reach_key(k));
@@ -303,7 +327,12 @@ static void write_text(struct leaks *lk, FILE *out)
         fputc('\n', out);
         cli_ana_table(a, lk->tab, out, "", true);
         if (lk->classes)
-            fprintf(out, "\nclasses at exit: %s\n", ana_reach_legend);
+            fprintf(out,
+                    classes_at_exit(lk) ? "\nclasses at exit: %s\n"
+                                        : "\nclasses of the last scan at or before the moment "
+                                          "shown (a scan while the program ran on: its blocks "
+                                          "were live then, not leaked): %s\n",
+                    ana_reach_legend);
     }
     if (lk->sup && ana_table_nr_rows(lk->sup)) {
         fprintf(out, "\nlisted apart, the runtime's one-time allocations (suppressions; "
@@ -368,13 +397,15 @@ int cmd_leaks(int argc, char **argv)
 
     parse(&lk, argc, argv);
     lk.t = cli_ana_time(&lk.a, "--at", &lk.at);
-    /* The classes are the blocks' at exit: only the end has them. */
-    lk.classes = ana_reach_present(lk.a.r) && lk.at.base == ANA_TIME_END && !lk.at.offset_ns;
+    /* Each image's last scan at or before the moment shown: at the end, its
+     * last (at exit, or record -p's detach); at T, one made on request. */
+    lk.classes = ana_reach_present(lk.a.r);
+    lk.reach_at = lk.at.base == ANA_TIME_END && !lk.at.offset_ns ? UINT64_MAX : lk.t;
     struct ana_model_options mo = {.filter = &lk.a.filter, .keep_blocks = lk.all || lk.classes};
     if (!lk.all)
         cli_ana_programs(&lk.a, &mo);
     lk.m = cli_ana_model(&lk.a, &mo, lk.t);
-    if (lk.classes && ana_reach_build(&lk.reach, lk.a.r, lk.m))
+    if (lk.classes && ana_reach_build_at(&lk.reach, lk.a.r, lk.m, lk.reach_at))
         cli_die("leaks: out of memory");
     cli_heaps_load(&lk.a, &lk.heaps, lk.t);
     if (lk.all)

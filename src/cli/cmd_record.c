@@ -37,7 +37,7 @@ static void print_help(void)
            "                        [--snapshot-every T -o DIR] [--check OPT[=VALUE]...]\n"
            "                        [--] CMD [ARGS...]\n"
            "       memscribe record -p PID [-o FILE] [--duration T] [--depth N]\n"
-           "                        [--sample BYTES] [--time-unit U] [--quiet]\n"
+           "                        [--sample BYTES] [--time-unit U] [--reach] [--quiet]\n"
            "\n"
            "Run CMD with the collector preloaded and record every malloc-family and\n"
            "mmap-family call it makes, with stack, thread and time, into a trace file.\n"
@@ -63,7 +63,9 @@ static void print_help(void)
            "      --reach        at each process's exit, stop it a moment and class its\n"
            "                     live heap blocks as memcheck does (definitely,\n"
            "                     indirectly, possibly lost, still reachable) for leaks,\n"
-           "                     report and check (docs/leaks.md); needs ptrace\n"
+           "                     report and check (docs/leaks.md); needs ptrace. With\n"
+           "                     -p: at the detach (live blocks), or at the exit.\n"
+           "                     kill -USR1 to record: class them now (leaks --at)\n"
            "      --only GLOB    trace only the processes whose executable's file name\n"
            "                     (symbolic links followed) or argv[0]'s last part\n"
            "                     matches GLOB (fnmatch: cc1, 'hog*'); the others run\n"
@@ -264,9 +266,8 @@ static void record_check(const struct record_opts *o, int argc, int first)
     } else if (o->pid > 0) {
         if (first < argc)
             cli_usage_error("record: -p attaches to a running process; it takes no command");
-        if (o->rec.only || o->rec.no_follow || o->vm_precise || o->rec.reach)
-            cli_usage_error(
-                "record: --only, --no-follow, --vm-precise and --reach do not go with -p");
+        if (o->rec.only || o->rec.no_follow || o->vm_precise)
+            cli_usage_error("record: --only, --no-follow and --vm-precise do not go with -p");
     } else {
         if (o->duration_ns)
             cli_usage_error("record: --duration goes with -p");
@@ -342,6 +343,12 @@ static int record_summary(const struct record_opts *o, const struct rec_summary 
         if (sum->nr_dropped)
             cli_warn("record: %llu events were dropped (see FMT_EV_DROPPED in the trace)",
                      (unsigned long long)sum->nr_dropped);
+        if (sum->reach.nr_scans)
+            cli_warn("record: leak classes: %u scan(s) of %llu blocks, %.1f ms scanning (%.1f "
+                     "MiB read), the program held %.1f ms (longest %.1f ms)",
+                     sum->reach.nr_scans, (unsigned long long)sum->reach.nr_blocks,
+                     (double)sum->reach.scan_ns / 1e6, (double)sum->reach.read_bytes / 1048576.0,
+                     (double)sum->reach.held_ns / 1e6, (double)sum->reach.max_held_ns / 1e6);
     }
     if (o->rec.only && sum->nr_images == 0)
         cli_warn("record: --only '%s' matched no process of the tree; the trace is empty",

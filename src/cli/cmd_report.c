@@ -288,14 +288,17 @@ static const struct ana_reach_sum *part_classes(const struct report *rp, const s
     return p->s->image < rp->reach.nr_images ? &rp->reach.image[p->s->image] : NULL;
 }
 
-static void text_classes(const struct ana_reach_sum *c, FILE *out)
+/* ended: the part's processes ended, its classes are their scans' at
+ * exit; else the last scan was made while they ran on (record -p's
+ * detach, a request): lost then, the program may still free them. */
+static void text_classes(const struct ana_reach_sum *c, bool ended, FILE *out)
 {
     fprintf(out,
-            "  lost at exit:       %" PRIu64 " bytes in %" PRIu64 " blocks (definitely %" PRIu64
+            "  %-19s %" PRIu64 " bytes in %" PRIu64 " blocks (definitely %" PRIu64
             " bytes in %" PRIu64 ", indirectly %" PRIu64 " bytes in %" PRIu64 ")\n",
-            ana_reach_lost_bytes(c), ana_reach_lost_blocks(c), c->bytes[FMT_REACH_DEFINITE],
-            c->blocks[FMT_REACH_DEFINITE], c->bytes[FMT_REACH_INDIRECT],
-            c->blocks[FMT_REACH_INDIRECT]);
+            ended ? "lost at exit:" : "lost at last scan:", ana_reach_lost_bytes(c),
+            ana_reach_lost_blocks(c), c->bytes[FMT_REACH_DEFINITE], c->blocks[FMT_REACH_DEFINITE],
+            c->bytes[FMT_REACH_INDIRECT], c->blocks[FMT_REACH_INDIRECT]);
     fprintf(out,
             "  possibly lost:      %" PRIu64 " bytes in %" PRIu64
             " blocks; still reachable: %" PRIu64 " bytes in %" PRIu64 " blocks",
@@ -357,7 +360,7 @@ static void text_scope(struct report *rp, FILE *out, const struct part *p, const
                 " blocks, the runtime's one-time allocations (see memscribe leaks)\n",
                 e, sb, e, sn);
     if (part_classes(rp, p))
-        text_classes(part_classes(rp, p), out);
+        text_classes(part_classes(rp, p), part_ended(rp, p), out);
     if (!ana_sample_has_temporary(fmt_reader_sample_bytes(rp->a.r)))
         fprintf(out, "  temporary:          " ANA_SAMPLE_NO_TEMPORARY "\n");
     else

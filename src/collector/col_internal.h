@@ -601,8 +601,9 @@ void col_sud_thread_start(struct col_thread *t);
 void col_maps_snapshot(struct col_thread *t);
 void col_maps_note_own(const void *p, size_t len);
 /* The table of the collector's own mappings, *nr pairs of (lo, hi)
- * uintptr_t, for the recorder's scan at exit (col_reach.c). */
-const void *col_maps_own_table(uint32_t *nr);
+ * uintptr_t, for the recorder's scan at exit (col_reach.c); *cap: its
+ * entries in all, those past *nr zero. */
+const void *col_maps_own_table(uint32_t *nr, uint32_t *cap);
 /* col_reach.c: under MEMSCRIBE_REACH=1, ask the recorder to class the
  * image's live blocks now (the image is ending) and wait until it has,
  * bounded (docs/protocol.md, "Leak classes at exit"). No-op otherwise. */
@@ -612,6 +613,10 @@ extern int col_reach_on;
  * NULL. */
 struct fmt_shm_header *col_ring_header0(void);
 void col_reach_at_exit(void);
+/* Under MEMSCRIBE_REACH=1, say where the table of our own mappings is in
+ * segment 0's header h as it is made: a scan the recorder makes without
+ * our asking (record -p's detach, record's SIGUSR1) leaves them out too. */
+void col_reach_publish(struct fmt_shm_header *h);
 void col_maps_tool_init(void);
 int col_maps_tool_caller(const void *ra); /* a return address in libunwind */
 

@@ -33,11 +33,12 @@ void col_maps_note_own(const void *p, size_t len)
     col_own[i].hi = (uintptr_t)p + len;
 }
 
-const void *col_maps_own_table(uint32_t *nr)
+const void *col_maps_own_table(uint32_t *nr, uint32_t *cap)
 {
     unsigned n = atomic_load(&col_nr_own);
 
     *nr = n > COL_OWN_MAX ? COL_OWN_MAX : n;
+    *cap = COL_OWN_MAX;
     return col_own;
 }
 

@@ -33,18 +33,31 @@ static int col_reach_recorder_alive(const struct fmt_shm_header *h)
     return !pid || !(syscall(SYS_kill, (pid_t)pid, 0) != 0 && errno == ESRCH);
 }
 
+void col_reach_publish(struct fmt_shm_header *h)
+{
+    uint32_t nr, cap;
+    const void *own;
+
+    if (!col_reach_on)
+        return;
+    /* The whole table: entries added later are read too, unused ones are
+     * zero (an empty range). */
+    own = col_maps_own_table(&nr, &cap);
+    atomic_store_explicit(&h->own_addr, (uint64_t)(uintptr_t)own, memory_order_relaxed);
+    atomic_store_explicit(&h->own_nr, cap, memory_order_relaxed);
+}
+
 void col_reach_at_exit(void)
 {
     struct fmt_shm_header *h;
-    uint32_t expect = 0, nr_own, state;
+    uint32_t expect = 0, nr_own, cap, state;
     unsigned waited_ms = 0;
     const void *own;
 
-    /* The recorder's scan reads 64-bit words: a 32-bit image does not ask
-     * (its leaks stay unclassed, docs/leaks.md "Not yet"). */
-    if (sizeof(void *) != 8 || !col_reach_on || !(h = col_ring_header0()))
+    /* A 32-bit image asks too: the recorder reads its words as 4 bytes. */
+    if (!col_reach_on || !(h = col_ring_header0()))
         return;
-    own = col_maps_own_table(&nr_own);
+    own = col_maps_own_table(&nr_own, &cap);
     atomic_store_explicit(&h->own_addr, (uint64_t)(uintptr_t)own, memory_order_relaxed);
     atomic_store_explicit(&h->own_nr, nr_own, memory_order_relaxed);
     /* The first thread to end the image asks; any other that ends it at

@@ -199,8 +199,10 @@ static int col_segment_new(uint32_t index, uint16_t kind)
     h->segment_index = index;
     h->max_frames = col_depth;
     h->clock_tsc = (uint32_t)col_clock_tsc;
-    if (index == 0)
+    if (index == 0) {
         col_segment_info(h);
+        col_reach_publish(h);
+    }
     for (uint32_t i = 0; i < nr_rings; i++) {
         struct col_ring *r = &s->rings[i];
 

@@ -320,10 +320,11 @@ struct rec_session {
     int runs_on; /* the recording left the tree running (a detach): its images did not end */
     unsigned idle_wait_ms; /* the wait between rounds with nothing open */
     struct fmt_writer_options wopt;
-    uint32_t attached_pid; /* record -p's process, for the trace's header */
-    const char *name;      /* the default trace name's program part */
-    char *command;         /* the trace's command line, NUL-separated */
-    size_t command_len;    /* its bytes, the last NUL included */
+    uint32_t attached_pid;        /* record -p's process, for the trace's header */
+    struct rec_reach_stats reach; /* record --reach's scans (rec_reach.c) */
+    const char *name;             /* the default trace name's program part */
+    char *command;                /* the trace's command line, NUL-separated */
+    size_t command_len;           /* its bytes, the last NUL included */
     /* A Windows program's Wine prefix and Wine's DLL folders (NUL-separated),
      * for the trace's header (META WINE_PREFIX, WINE_DLL_DIR); NULL: none */
     char *wine_prefix, *wine_dll_dirs;
@@ -408,8 +409,16 @@ static inline uint64_t *rec_record_ts(unsigned char *p)
 
 /* rec_reach.c: answer the images that ask for the scan at exit (record
  * --reach, docs/leaks.md): stop the process, write every event it made,
- * class its live blocks, write the REACH record, let it go. Each round. */
+ * class its live blocks, write the REACH record, let it go; and scan every
+ * image after a SIGUSR1 to the recorder. Each round. */
 void rec_reach_round(struct rec_session *s);
+/* Class the live blocks of every open image whose process is alive, now,
+ * whether it asked or not (a detach, a request to the recorder): a REACH
+ * record each, dated now. */
+void rec_reach_now(struct rec_session *s);
+/* Under --reach, SIGUSR1 to the recorder asks rec_reach_round to scan
+ * every image now (rec_reach_now): installed with the session's signals. */
+void rec_reach_signals(struct rec_session *s);
 
 /* rec_merge.c */
 /* The time below which every event has been copied out: reads each open

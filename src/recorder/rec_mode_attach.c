@@ -61,7 +61,7 @@ static char *rec_attach_lib(const char *collector, int pid, int is32, char *msg,
 }
 
 /* The settings memscribe_attach_start() takes, "NAME=value\n" lines: the
- * socket, secret, depth, clock, sampling rate, and the collector's own
+ * socket, secret, depth, clock, sampling rate, the scan at exit, and the collector's own
  * variables of our environment (MEMSCRIBE_UNWIND, ...). NULL when out of
  * memory. */
 static char *rec_attach_settings(const struct rec_session *s)
@@ -70,11 +70,11 @@ static char *rec_attach_settings(const struct rec_session *s)
                                          "MEMSCRIBE_SAMPLE_SEED"};
     char *out = NULL, *more;
 
-    if (asprintf(&out, "%s=%s\n%s=%s\n%s=%u\n%s=%s\n%s=0\n%s=%llu\n%s=%d\n", FMT_SHM_ENV_SOCKET,
-                 s->sock, FMT_SHM_ENV_SECRET, s->secret_hex, FMT_SHM_ENV_DEPTH, s->opt.depth,
-                 FMT_SHM_ENV_CLOCK, s->clock.tsc ? "tsc" : "monotonic", FMT_SHM_ENV_NO_FOLLOW,
-                 FMT_SHM_ENV_SAMPLE, (unsigned long long)s->opt.sample_bytes,
-                 FMT_SHM_ENV_RECORDER_PID, (int)getpid()) < 0)
+    if (asprintf(&out, "%s=%s\n%s=%s\n%s=%u\n%s=%s\n%s=0\n%s=%llu\n%s=%d\n%s=%d\n",
+                 FMT_SHM_ENV_SOCKET, s->sock, FMT_SHM_ENV_SECRET, s->secret_hex, FMT_SHM_ENV_DEPTH,
+                 s->opt.depth, FMT_SHM_ENV_CLOCK, s->clock.tsc ? "tsc" : "monotonic",
+                 FMT_SHM_ENV_NO_FOLLOW, FMT_SHM_ENV_SAMPLE, (unsigned long long)s->opt.sample_bytes,
+                 FMT_SHM_ENV_RECORDER_PID, (int)getpid(), FMT_SHM_ENV_REACH, s->opt.reach) < 0)
         return NULL;
     for (size_t i = 0; i < sizeof(passed) / sizeof(passed[0]); i++) {
         const char *v = getenv(passed[i]);
@@ -160,6 +160,10 @@ static void rec_attach_stop_mode(struct rec_session *s, void *mode)
     for (uint32_t i = 0; i < s->nr_images; i++)
         if (s->images[i]->open)
             rec_stream_drain(s, s->images[i]);
+    /* record --reach: the blocks live at the end of the trace, classed now
+     * that the collector is off (no event after the scan; docs/leaks.md). */
+    if (s->opt.reach)
+        rec_reach_now(s);
     rec_session_say(s, REC_SAY_NOTE,
                     "detached from process %d (%ld GOT entries put back); it runs on untraced",
                     (int)m->pid, nr_restored);

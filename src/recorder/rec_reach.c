@@ -7,11 +7,13 @@
  * (rec_reach_mark.c), write the REACH record, and let the image go on
  * ending. Where ptrace is refused the record says why. */
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,20 +38,26 @@
 #define REC_REACH_STOP_MS 1000
 #define REC_REACH_CATCH_UP_MS 1000
 /* memcheck keeps the red zone below the stack pointer addressable
- * (VG_STACK_REDZONE_SZB on amd64). */
+ * (VG_STACK_REDZONE_SZB: 128 on amd64, 0 on x86). */
 #define REC_REACH_REDZONE 128
+#define REC_REACH_REDZONE32 0
 #define REC_REACH_MAX_OWN 64
+/* The heap copied into the recorder for the search at most (beyond, the
+ * blocks are read from the process as the search needs them). */
+#define REC_REACH_SNAP_MAX ((size_t)1 << 30)
 
 struct rec_reach_thread {
     pid_t tid;
     int stopped;
     int inject; /* a signal it stopped for, handed back at the detach */
     uint64_t regs[16];
+    unsigned nr_regs;
     uint64_t sp;
 };
 
 struct rec_reach_proc {
     pid_t pid;
+    unsigned word; /* 8, or 4: a thread's registers came in the i386 layout */
     struct rec_reach_thread *t;
     uint32_t nr, cap;
     uint32_t nr_stopped;
@@ -110,19 +118,44 @@ static int rec_reach_seize_pass(struct rec_reach_proc *p, char *why, size_t why_
     return added;
 }
 
-static void rec_reach_regs(struct rec_reach_thread *t)
+/* i386's struct user_regs_struct, as PTRACE_GETREGSET gives a 32-bit
+ * tracee's NT_PRSTATUS to a 64-bit tracer (the tracee's layout). */
+struct rec_reach_regs32 {
+    uint32_t ebx, ecx, edx, esi, edi, ebp, eax, xds, xes, xfs, xgs, orig_eax, eip, xcs, eflags, esp,
+        xss;
+};
+
+/* A stopped thread's general registers (memcheck's VG_(apply_to_GP_regs)):
+ * amd64's 16, or x86's 8 for a 32-bit process (then p->word is 4). */
+static void rec_reach_regs(struct rec_reach_proc *p, struct rec_reach_thread *t)
 {
 #if defined(__x86_64__)
-    struct user_regs_struct r;
+    union {
+        struct user_regs_struct r;
+        struct rec_reach_regs32 r32;
+    } u;
+    struct iovec iov = {&u, sizeof(u)};
 
-    if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r) != 0)
+    if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_PRSTATUS, &iov) != 0)
         return;
-    /* memcheck's general-purpose registers of amd64 (VG_(apply_to_GP_regs)). */
-    const uint64_t v[16] = {r.rax, r.rbx, r.rcx, r.rdx, r.rsi, r.rdi, r.rbp, r.rsp,
-                            r.r8,  r.r9,  r.r10, r.r11, r.r12, r.r13, r.r14, r.r15};
+    if (iov.iov_len == sizeof(u.r32)) {
+        const struct rec_reach_regs32 *r = &u.r32;
+        const uint64_t v[8] = {r->eax, r->ecx, r->edx, r->ebx, r->esi, r->edi, r->ebp, r->esp};
+
+        memcpy(t->regs, v, sizeof(v));
+        t->nr_regs = 8;
+        t->sp = r->esp;
+        p->word = 4;
+        return;
+    }
+    const struct user_regs_struct *r = &u.r;
+    const uint64_t v[16] = {r->rax, r->rbx, r->rcx, r->rdx, r->rsi, r->rdi, r->rbp, r->rsp,
+                            r->r8,  r->r9,  r->r10, r->r11, r->r12, r->r13, r->r14, r->r15};
     memcpy(t->regs, v, sizeof(v));
-    t->sp = r.rsp;
+    t->nr_regs = 16;
+    t->sp = r->rsp;
 #else
+    (void)p;
     (void)t;
 #endif
 }
@@ -145,7 +178,7 @@ static void rec_reach_wait_stops(struct rec_reach_proc *p)
                 /* A signal-delivery stop: the signal goes back at the detach. */
                 if ((st >> 16) != PTRACE_EVENT_STOP)
                     t->inject = WSTOPSIG(st);
-                rec_reach_regs(t);
+                rec_reach_regs(p, t);
                 p->nr_stopped++;
             } else if (got == t->tid || (got < 0 && errno == ECHILD)) {
                 t->tid = 0; /* it ended */
@@ -247,6 +280,88 @@ static int rec_reach_by_addr(const void *a, const void *b)
     return x->addr < y->addr ? -1 : x->addr > y->addr ? 1 : x->serial < y->serial ? -1 : 1;
 }
 
+struct rec_reach_key {
+    uint64_t key, i;
+};
+
+/* The blocks' 64-bit field at off (addr, serial) and their indexes,
+ * sorted stably by it: an LSD radix sort a byte at a time, the bytes every
+ * key shares skipped (qsort of 4 million 48-byte blocks took a second).
+ * Returns the pairs (malloc'd), or NULL when out of memory. */
+static struct rec_reach_key *rec_reach_sort_keys(const struct rec_reach_block *blocks, size_t n,
+                                                 size_t off)
+{
+    struct rec_reach_key *a = malloc((n ? n : 1) * sizeof(*a)),
+                         *b = malloc((n ? n : 1) * sizeof(*b));
+    uint64_t and = ~0ull, or = 0;
+
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        memcpy(&a[i].key, (const char *)&blocks[i] + off, sizeof(a[i].key));
+        a[i].i = i;
+        and &= a[i].key;
+        or |= a[i].key;
+    }
+    for (unsigned shift = 0; shift < 64; shift += 8) {
+        size_t count[257] = {0};
+        struct rec_reach_key *t;
+
+        if (!(((and^ or) >> shift) & 0xff))
+            continue; /* every key has this byte */
+        for (size_t i = 0; i < n; i++)
+            count[((a[i].key >> shift) & 0xff) + 1]++;
+        for (int d = 0; d < 256; d++)
+            count[d + 1] += count[d];
+        for (size_t i = 0; i < n; i++)
+            b[count[(a[i].key >> shift) & 0xff]++] = a[i];
+        t = a;
+        a = b;
+        b = t;
+    }
+    free(b);
+    return a;
+}
+
+/* Sort the blocks by address: 0, or -ENOMEM (unsorted). */
+static int rec_reach_sort(struct rec_reach_block **blocks, size_t n)
+{
+    struct rec_reach_key *k =
+        rec_reach_sort_keys(*blocks, n, offsetof(struct rec_reach_block, addr));
+    struct rec_reach_block *out = k ? malloc((n ? n : 1) * sizeof(*out)) : NULL;
+
+    if (!out) {
+        free(k);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        out[i] = (*blocks)[k[i].i];
+    free(k);
+    free(*blocks);
+    *blocks = out;
+    return 0;
+}
+
+/* The blocks' serials and classes by serial, for the REACH record: 0 or
+ * -ENOMEM. */
+static int rec_reach_by_serials(const struct rec_reach *rr, uint64_t *serials, uint8_t *classes)
+{
+    struct rec_reach_key *k =
+        rec_reach_sort_keys(rr->blocks, rr->nr_blocks, offsetof(struct rec_reach_block, serial));
+
+    if (!k)
+        return -ENOMEM;
+    for (size_t i = 0; i < rr->nr_blocks; i++) {
+        serials[i] = k[i].key;
+        classes[i] = rr->blocks[k[i].i].state;
+    }
+    free(k);
+    return 0;
+}
+
 /* The image's live blocks, by address; of two that overlap (a free the
  * trace missed) the later one stays. */
 static int rec_reach_blocks(struct rec_session *s, struct rec_image *img, struct rec_reach *rr)
@@ -257,7 +372,8 @@ static int rec_reach_blocks(struct rec_session *s, struct rec_image *img, struct
     if (!(rr->blocks = calloc(n ? n : 1, sizeof(*rr->blocks))))
         return -ENOMEM;
     fmt_writer_live_blocks(s->w, img->index, rec_reach_add_block, rr);
-    qsort(rr->blocks, rr->nr_blocks, sizeof(*rr->blocks), rec_reach_by_addr);
+    if (rec_reach_sort(&rr->blocks, rr->nr_blocks))
+        qsort(rr->blocks, rr->nr_blocks, sizeof(*rr->blocks), rec_reach_by_addr);
     for (size_t i = 0; i < rr->nr_blocks; i++) {
         struct rec_reach_block *b = &rr->blocks[i];
 
@@ -348,24 +464,37 @@ static int rec_reach_is_root(const struct rec_reach_map *m, const char *path)
              !strncmp(path, "[vvar", 5));
 }
 
-/* glibc's other arenas live in heaps of HEAP_MAX_SIZE (64 MiB on 64-bit),
- * aligned to it, each opening with its heap_info (ar_ptr, prev, size,
- * mprotect_size) and read-write up to mprotect_size. Where an anonymous
- * mapping holds such a start, the rest of it is malloc's, not a root: its
- * free chunks hold stale pointers (memcheck never scans its own arena). */
+/* glibc's other arenas live in heaps of HEAP_MAX_SIZE (64 MiB on 64-bit,
+ * 1 MiB on 32-bit: twice DEFAULT_MMAP_THRESHOLD_MAX), aligned to it, each
+ * opening with its heap_info (ar_ptr, prev, size, mprotect_size: words)
+ * and read-write up to mprotect_size. Where an anonymous mapping holds
+ * such a start, the rest of it is malloc's, not a root: its free chunks
+ * hold stale pointers (memcheck never scans its own arena). */
 #define REC_REACH_HEAP_MAX (64ull << 20)
+#define REC_REACH_HEAP_MAX32 (1ull << 20)
 
 static uint64_t rec_reach_arena_cut(struct rec_reach *rr, uint64_t lo, uint64_t hi)
 {
-    for (uint64_t b = (lo + REC_REACH_HEAP_MAX - 1) & ~(REC_REACH_HEAP_MAX - 1); b < hi;
-         b += REC_REACH_HEAP_MAX) {
-        uint64_t hinfo[4];
-        struct iovec l = {hinfo, sizeof(hinfo)}, r = {(void *)(uintptr_t)b, sizeof(hinfo)};
+    uint64_t max = rr->word == 4 ? REC_REACH_HEAP_MAX32 : REC_REACH_HEAP_MAX;
 
-        if (rr->read(rr->read_arg, &l, 1, &r, 1) != (ssize_t)sizeof(hinfo))
-            continue;
-        if (hinfo[3] == hi - b && hinfo[2] <= hinfo[3] && !(hinfo[3] & 4095) && hinfo[0] &&
-            !(hinfo[0] & 7))
+    for (uint64_t b = (lo + max - 1) & ~(max - 1); b < hi; b += max) {
+        uint64_t hinfo[4] = {0};
+        uint32_t h32[4];
+        int ok;
+
+        if (rr->word == 4) {
+            struct iovec l = {h32, sizeof(h32)}, r = {(void *)(uintptr_t)b, sizeof(h32)};
+
+            ok = rr->read(rr->read_arg, &l, 1, &r, 1) == (ssize_t)sizeof(h32);
+            for (int i = 0; ok && i < 4; i++)
+                hinfo[i] = h32[i];
+        } else {
+            struct iovec l = {hinfo, sizeof(hinfo)}, r = {(void *)(uintptr_t)b, sizeof(hinfo)};
+
+            ok = rr->read(rr->read_arg, &l, 1, &r, 1) == (ssize_t)sizeof(hinfo);
+        }
+        if (ok && hinfo[3] == hi - b && hinfo[2] <= hinfo[3] && !(hinfo[3] & 4095) && hinfo[0] &&
+            !(hinfo[0] & (rr->word - 1)))
             return b;
     }
     return hi;
@@ -422,19 +551,26 @@ static int rec_reach_by_lo(const void *a, const void *b)
     return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
-/* The collector's own mappings, as its table in the program says (read
- * like any of its memory; a scribbled table only changes what is scanned). */
-static void rec_reach_own(struct rec_reach_roots *ro, const struct fmt_shm_header *h, pid_t pid)
+/* The collector's own mappings, as its table in the program says (pairs
+ * of uintptr_t: 4 bytes each in a 32-bit process; read like any of its
+ * memory: a scribbled table only changes what is scanned). */
+static void rec_reach_own(struct rec_reach_roots *ro, const struct fmt_shm_header *h, pid_t pid,
+                          unsigned word)
 {
     uint64_t addr = atomic_load_explicit(&h->own_addr, memory_order_relaxed);
-    uint32_t n = atomic_load_explicit(&h->own_nr, memory_order_relaxed);
-    struct iovec l = {ro->own, 0}, r = {(void *)(uintptr_t)addr, 0};
+    uint32_t n = atomic_load_explicit(&h->own_nr, memory_order_relaxed), raw[REC_REACH_MAX_OWN][2];
+    struct iovec l = {word == 4 ? (void *)raw : (void *)ro->own, 0},
+                 r = {(void *)(uintptr_t)addr, 0};
 
     if (n > REC_REACH_MAX_OWN)
         n = REC_REACH_MAX_OWN;
-    l.iov_len = r.iov_len = n * sizeof(ro->own[0]);
+    l.iov_len = r.iov_len = n * 2 * (size_t)word;
     if (!addr || !n || process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)l.iov_len)
         return;
+    for (uint32_t i = 0; word == 4 && i < n; i++) {
+        ro->own[i][0] = raw[i][0];
+        ro->own[i][1] = raw[i][1];
+    }
     ro->nr_own = n;
     qsort(ro->own, n, sizeof(ro->own[0]), rec_reach_by_lo);
 }
@@ -449,6 +585,7 @@ static void rec_reach_roots(struct rec_reach *rr, const struct rec_reach_roots *
     size_t nr_all = 0, cap_all = 0;
     const char *path;
     char *cur = maps;
+    uint64_t redzone = rr->word == 4 ? REC_REACH_REDZONE32 : REC_REACH_REDZONE;
 
     while (rec_reach_map_line(&cur, &m, &path) == 0) {
         if (!UTIL_ARRAY_RESERVE(all, cap_all, nr_all + 1, 256))
@@ -459,8 +596,8 @@ static void rec_reach_roots(struct rec_reach *rr, const struct rec_reach_roots *
         for (uint32_t i = 0; i < ro->proc->nr; i++) {
             uint64_t sp = ro->proc->t[i].sp;
 
-            if (ro->proc->t[i].stopped && sp >= m.lo && sp < m.hi && sp - m.lo >= REC_REACH_REDZONE)
-                lo = sp - REC_REACH_REDZONE > lo ? sp - REC_REACH_REDZONE : lo;
+            if (ro->proc->t[i].stopped && sp >= m.lo && sp < m.hi && sp - m.lo >= redzone)
+                lo = sp - redzone > lo ? sp - redzone : lo;
         }
         rec_reach_scan_less_own(rr, ro, lo, hi);
     }
@@ -468,15 +605,8 @@ static void rec_reach_roots(struct rec_reach *rr, const struct rec_reach_roots *
     rr->nr_maps = nr_all;
     for (uint32_t i = 0; i < ro->proc->nr; i++)
         if (ro->proc->t[i].stopped)
-            for (int j = 0; j < 16; j++)
+            for (unsigned j = 0; j < ro->proc->t[i].nr_regs; j++)
                 rec_reach_root_word(rr, ro->proc->t[i].regs[j]);
-}
-
-static int rec_reach_by_serial(const void *a, const void *b)
-{
-    const struct rec_reach_block *x = a, *y = b;
-
-    return x->serial < y->serial ? -1 : x->serial > y->serial;
 }
 
 /* Class the blocks and write the record: 0 or -errno (why says). */
@@ -484,7 +614,8 @@ static int rec_reach_scan(struct rec_session *s, struct rec_image *img, struct r
                           const struct fmt_shm_header *h, struct fmt_writer_reach *out, char *why,
                           size_t why_size)
 {
-    struct rec_reach rr = {.read = rec_reach_vm_read, .read_arg = &p->pid};
+    struct rec_reach rr = {.word = p->word, .read = rec_reach_vm_read, .read_arg = &p->pid};
+    struct rec_reach_snap snap = {.read = rec_reach_vm_read, .read_arg = &p->pid};
     struct rec_reach_roots ro = {.proc = p};
     char *maps = rec_reach_read_maps(p->pid);
     uint64_t *serials = NULL;
@@ -499,21 +630,25 @@ static int rec_reach_scan(struct rec_session *s, struct rec_image *img, struct r
         snprintf(why, why_size, "out of memory");
         goto out;
     }
-    rec_reach_own(&ro, h, p->pid);
+    uint64_t t0 = rec_clock_now(&s->clock);
+    /* Out of memory for the copy: every read goes to the process (slower). */
+    rec_reach_snap_make(&snap, rr.blocks, rr.nr_blocks, REC_REACH_SNAP_MAX);
+    rr.read = rec_reach_snap_read;
+    rr.read_arg = rr.view_arg = &snap;
+    rr.view = rec_reach_snap_view;
+    rec_reach_own(&ro, h, p->pid, rr.word);
     rec_reach_read_heads(&rr);
     rec_reach_roots(&rr, &ro, maps);
     rec_reach_mark(&rr);
-    qsort(rr.blocks, rr.nr_blocks, sizeof(*rr.blocks), rec_reach_by_serial);
+    s->reach.scan_ns += rec_clock_now(&s->clock) - t0;
+    s->reach.nr_blocks += rr.nr_blocks;
+    s->reach.read_bytes += rr.root_bytes + rr.block_bytes;
     serials = malloc((rr.nr_blocks ? rr.nr_blocks : 1) * sizeof(*serials));
     classes = malloc(rr.nr_blocks ? rr.nr_blocks : 1);
-    if (!serials || !classes) {
+    if (!serials || !classes || rec_reach_by_serials(&rr, serials, classes)) {
         rc = -ENOMEM;
         snprintf(why, why_size, "out of memory");
         goto out;
-    }
-    for (size_t i = 0; i < rr.nr_blocks; i++) {
-        serials[i] = rr.blocks[i].serial;
-        classes[i] = rr.blocks[i].state;
     }
     out->nr_threads = p->nr_stopped;
     out->root_bytes = rr.root_bytes;
@@ -530,14 +665,20 @@ out:
     free((void *)rr.maps);
     free(rr.blocks);
     rec_reach_free(&rr);
+    rec_reach_snap_free(&snap);
     free(maps);
     return rc;
 }
 
-static void rec_reach_image(struct rec_session *s, struct rec_image *img, struct fmt_shm_header *h)
+/* Class img's live blocks now: at its exit when it asked (asked: the
+ * answer it waits for follows), or when the recorder decides (a detach,
+ * a request to the recorder): then the program is only held a moment and
+ * its blocks are live at the scan, not leaked. */
+static void rec_reach_image(struct rec_session *s, struct rec_image *img, struct fmt_shm_header *h,
+                            int asked)
 {
-    struct rec_reach_proc p = {.pid = (pid_t)img->pid};
-    uint64_t t = rec_clock_now(&s->clock);
+    struct rec_reach_proc p = {.pid = (pid_t)img->pid, .word = 8};
+    uint64_t t = rec_clock_now(&s->clock), held;
     struct fmt_writer_reach out = {
         .image = img->index,
         .status = FMT_REACH_UNAVAILABLE,
@@ -545,8 +686,11 @@ static void rec_reach_image(struct rec_session *s, struct rec_image *img, struct
     };
     char why[200] = "";
 
-    atomic_store_explicit(&h->reach_done, FMT_SHM_REACH_SCANNING, memory_order_release);
-    if (rec_reach_stop(&p, why, sizeof(why)) == 0) {
+    if (asked)
+        atomic_store_explicit(&h->reach_done, FMT_SHM_REACH_SCANNING, memory_order_release);
+    int stop = rec_reach_stop(&p, why, sizeof(why));
+
+    if (stop == 0) {
         rec_reach_catch_up(s, rec_clock_now(&s->clock));
         out.status = FMT_REACH_SCANNED;
         if (rec_reach_scan(s, img, &p, h, &out, why, sizeof(why)) != 0) {
@@ -555,30 +699,92 @@ static void rec_reach_image(struct rec_session *s, struct rec_image *img, struct
         }
     }
     rec_reach_resume(&p);
+    /* A scan not asked for of a process that has just ended (no thread
+     * left to stop): nothing to say, its exit had its own chance. */
+    if (!asked && (stop == -ESRCH || stop == -ENOENT))
+        return;
+    held = rec_clock_now(&s->clock) - t;
+    s->reach.nr_scans++;
+    s->reach.held_ns += held;
+    if (held > s->reach.max_held_ns)
+        s->reach.max_held_ns = held;
     if (out.status == FMT_REACH_UNAVAILABLE) {
         int rc;
 
         out.reason = why;
         if ((rc = fmt_writer_reach(s->w, &out)) < 0 && s->write_err == 0)
             s->write_err = rc;
-        rec_session_say(s, REC_SAY_WARN, "pid %u: no leak classes at its exit: %s", img->pid, why);
+        rec_session_say(s, REC_SAY_WARN, "pid %u: no leak classes %s: %s", img->pid,
+                        asked ? "at its exit" : "now", why);
     }
-    atomic_store_explicit(&h->reach_done, FMT_SHM_REACH_DONE, memory_order_release);
-    syscall(SYS_futex, &h->reach_done, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+    if (asked) {
+        atomic_store_explicit(&h->reach_done, FMT_SHM_REACH_DONE, memory_order_release);
+        syscall(SYS_futex, &h->reach_done, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+    }
+}
+
+/* SIGUSR1 to the recorder under --reach: scan every image at the next
+ * round (rec_reach_round). */
+static volatile sig_atomic_t rec_reach_requested;
+
+static void rec_reach_on_usr1(int sig)
+{
+    (void)sig;
+    rec_reach_requested = 1;
+}
+
+void rec_reach_signals(struct rec_session *s)
+{
+    struct sigaction sa = {.sa_handler = rec_reach_on_usr1, .sa_flags = SA_RESTART};
+
+    if (!s->opt.reach)
+        return;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+}
+
+/* Segment 0's header of an image that can be scanned, or NULL. */
+static struct fmt_shm_header *rec_reach_header(const struct rec_image *img)
+{
+    if (!img->open || img->reach_seen || !img->nr_segs || !img->segs[0].base)
+        return NULL;
+    return img->segs[0].base;
 }
 
 void rec_reach_round(struct rec_session *s)
 {
     for (uint32_t i = 0; i < s->nr_images; i++) {
         struct rec_image *img = s->images[i];
-        struct fmt_shm_header *h;
+        struct fmt_shm_header *h = rec_reach_header(img);
 
-        if (!img->open || img->reach_seen || !img->nr_segs || !img->segs[0].base)
-            continue;
-        h = img->segs[0].base;
-        if (!atomic_load_explicit(&h->reach_req, memory_order_acquire))
+        if (!h || !atomic_load_explicit(&h->reach_req, memory_order_acquire))
             continue;
         img->reach_seen = 1;
-        rec_reach_image(s, img, h);
+        rec_reach_image(s, img, h, 1);
+    }
+    if (rec_reach_requested) {
+        uint32_t before = s->reach.nr_scans;
+
+        rec_reach_requested = 0;
+        rec_reach_now(s);
+        rec_session_say(s, REC_SAY_NOTE, "leak classes on request: %u process(es) scanned at %.6fs",
+                        s->reach.nr_scans - before,
+                        (double)(rec_clock_now(&s->clock) - s->start_mono_ns) / 1e9);
+    }
+}
+
+void rec_reach_now(struct rec_session *s)
+{
+    for (uint32_t i = 0; i < s->nr_images; i++) {
+        struct rec_image *img = s->images[i];
+        struct fmt_shm_header *h = rec_reach_header(img);
+        int asked;
+
+        if (!h || kill((pid_t)img->pid, 0) != 0)
+            continue;
+        /* An image that asked meanwhile gets its answer from this scan. */
+        asked = atomic_load_explicit(&h->reach_req, memory_order_acquire) != 0;
+        img->reach_seen = asked;
+        rec_reach_image(s, img, h, asked);
     }
 }

@@ -14,8 +14,70 @@
 #include "recorder/rec_reach_internal.h"
 #include "util/util_search.h"
 
-#define REC_WORD 8u
 #define REC_PAGE 4096u
+/* The process's pointer size: 8, or 4 (a 32-bit process: memcheck's rule
+ * there is 4-byte words at 4-byte alignment). */
+#define REC_WORD (rr->word)
+
+/* A word of w bytes (4 or 8) at p, little-endian. */
+static inline uint64_t rr_word_at(const unsigned char *p, unsigned w)
+{
+    uint64_t v = 0;
+
+    if (w == 8) {
+        memcpy(&v, p, 8);
+    } else {
+        uint32_t v32;
+
+        memcpy(&v32, p, 4);
+        v = v32;
+    }
+    return v;
+}
+
+/* Blocks further apart than this are in different clusters. */
+#define REC_REACH_CLUSTER_GAP (1u << 20)
+#define REC_REACH_MIN_INDEXED 1024u
+
+/* Index the cluster with the most blocks by granules of at most a few
+ * blocks each (granule counts bounded by the blocks'). Without memory
+ * for it, every lookup is a binary search. */
+static void rr_index(struct rec_reach *rr)
+{
+    size_t best = 0, best_n = 0, start = 0;
+    uint64_t lo, hi, ng;
+
+    rr->idx = NULL;
+    for (size_t i = 1; i <= rr->nr_blocks; i++) {
+        const struct rec_reach_block *p = &rr->blocks[i - 1];
+
+        if (i < rr->nr_blocks && rr->blocks[i].addr - (p->addr + p->size) <= REC_REACH_CLUSTER_GAP)
+            continue;
+        if (i - start > best_n) {
+            best = start;
+            best_n = i - start;
+        }
+        start = i;
+    }
+    if (best_n < REC_REACH_MIN_INDEXED)
+        return;
+    lo = rr->blocks[best].addr;
+    hi = rr->blocks[best + best_n - 1].addr + rr->blocks[best + best_n - 1].size;
+    for (rr->idx_shift = 4; ((hi - lo) >> rr->idx_shift) > 2 * best_n; rr->idx_shift++)
+        ;
+    ng = ((hi - lo) >> rr->idx_shift) + 2;
+    if (!(rr->idx = malloc(ng * sizeof(*rr->idx))))
+        return;
+    rr->idx_lo = lo;
+    rr->idx_hi = hi;
+    for (size_t g = 0, i = best; g < ng; g++) {
+        uint64_t at = lo + (g << rr->idx_shift);
+
+        while (i < best + best_n && rr->blocks[i].addr < at)
+            i++;
+        rr->idx[g] = (uint32_t)i;
+    }
+}
 
 int rec_reach_init(struct rec_reach *rr)
 {
@@ -26,6 +88,9 @@ int rec_reach_init(struct rec_reach *rr)
         return -ENOMEM;
     }
     rr->top = 0;
+    if (rr->word != 4)
+        rr->word = 8;
+    rr_index(rr);
     return 0;
 }
 
@@ -33,8 +98,10 @@ void rec_reach_free(struct rec_reach *rr)
 {
     free(rr->stack);
     free(rr->buf);
+    free(rr->idx);
     rr->stack = NULL;
     rr->buf = NULL;
+    rr->idx = NULL;
 }
 
 /* Read n remote ranges into the local ones. A range that faults is read
@@ -74,7 +141,7 @@ static void rr_readv(struct rec_reach *rr, struct iovec *local, struct iovec *re
 void rec_reach_read_heads(struct rec_reach *rr)
 {
     struct iovec local[REC_REACH_IOV], remote[REC_REACH_IOV];
-    uint64_t(*heads)[2] = (uint64_t(*)[2])(void *)rr->buf;
+    unsigned char(*heads)[16] = (unsigned char(*)[16])(void *)rr->buf;
     size_t max = REC_REACH_BATCH / sizeof(*heads) < REC_REACH_IOV ? REC_REACH_BATCH / sizeof(*heads)
                                                                   : REC_REACH_IOV;
 
@@ -86,15 +153,18 @@ void rec_reach_read_heads(struct rec_reach *rr)
             struct rec_reach_block *k = &rr->blocks[b + i];
             size_t len =
                 k->size < 2 * REC_WORD ? (size_t)k->size & ~(size_t)(REC_WORD - 1) : 2 * REC_WORD;
+            const unsigned char *v = rr->view ? rr->view(rr->view_arg, k->addr, len) : NULL;
 
-            local[i] = (struct iovec){heads[i], len};
-            remote[i] = (struct iovec){(void *)(uintptr_t)k->addr, len};
+            if (v) /* held here: no read */
+                memcpy(heads[i], v, len);
+            local[i] = (struct iovec){heads[i], v ? 0 : len};
+            remote[i] = (struct iovec){(void *)(uintptr_t)k->addr, v ? 0 : len};
             k->nr_words = (uint8_t)(len / REC_WORD);
         }
         rr_readv(rr, local, remote, n);
         for (size_t i = 0; i < n; i++) {
-            rr->blocks[b + i].w0 = heads[i][0];
-            rr->blocks[b + i].w1 = heads[i][1];
+            rr->blocks[b + i].w0 = rr_word_at(heads[i], REC_WORD);
+            rr->blocks[b + i].w1 = rr_word_at(heads[i] + REC_WORD, REC_WORD);
         }
     }
 }
@@ -103,8 +173,17 @@ void rec_reach_read_heads(struct rec_reach *rr)
  * empty block: find_chunk_for), or NULL. */
 static struct rec_reach_block *rr_find(const struct rec_reach *rr, uint64_t ptr)
 {
-    size_t i = util_search_above(rr->blocks, rr->nr_blocks, sizeof(*rr->blocks),
-                                 offsetof(struct rec_reach_block, addr), ptr);
+    size_t i;
+
+    if (rr->idx && ptr >= rr->idx_lo && ptr < rr->idx_hi) {
+        /* The last block at or below ptr starts before the next granule. */
+        i = rr->idx[((ptr - rr->idx_lo) >> rr->idx_shift) + 1];
+        while (i && rr->blocks[i - 1].addr > ptr)
+            i--;
+    } else {
+        i = util_search_above(rr->blocks, rr->nr_blocks, sizeof(*rr->blocks),
+                              offsetof(struct rec_reach_block, addr), ptr);
+    }
 
     if (!i)
         return NULL;
@@ -120,11 +199,17 @@ static const struct rec_reach_map *rr_map(const struct rec_reach *rr, uint64_t a
     return i && a < rr->maps[i - 1].hi ? &rr->maps[i - 1] : NULL;
 }
 
+/* n (at most 20) words at addr into w, widened: 1 if all were read. */
 static int rr_read_words(struct rec_reach *rr, uint64_t addr, uint64_t *w, size_t n)
 {
-    struct iovec l = {w, n * REC_WORD}, r = {(void *)(uintptr_t)addr, n * REC_WORD};
+    unsigned char raw[20 * 8];
+    struct iovec l = {raw, n * REC_WORD}, r = {(void *)(uintptr_t)addr, n * REC_WORD};
 
-    return rr->read(rr->read_arg, &l, 1, &r, 1) == (ssize_t)(n * REC_WORD);
+    if (rr->read(rr->read_arg, &l, 1, &r, 1) != (ssize_t)(n * REC_WORD))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        w[i] = rr_word_at(raw + i * REC_WORD, REC_WORD);
+    return 1;
 }
 
 /* memcheck's aligned_ptr_above_page0_is_vtable_addr: p lies in a readable
@@ -162,13 +247,15 @@ static int rr_is_vtable(struct rec_reach *rr, uint64_t p)
 static int rr_heuristic(struct rec_reach *rr, const struct rec_reach_block *k, uint64_t ptr)
 {
     uint64_t off = ptr - k->addr;
+    uint64_t len64 = REC_WORD == 8 ? k->w0 : k->w0 | k->w1 << 32;
 
     /* stdstring: length, capacity, refcount, then the chars ptr points at. */
     if (off == 3 * REC_WORD && k->nr_words == 2 && 3 * REC_WORD + k->w1 + 1 == k->size &&
         k->w0 <= k->w1)
         return 1;
-    /* length64: a 64-bit length of the rest, then ptr (sqlite). */
-    if (off == REC_WORD && k->nr_words >= 1 && k->w0 > 0 && k->size - REC_WORD == k->w0)
+    /* length64: a 64-bit length of the rest, then ptr (sqlite): 8 bytes
+     * whatever the word (two words of a 32-bit process). */
+    if (off == 8 && k->nr_words * REC_WORD >= 8 && k->size - 8 == len64 && len64 > 0)
         return 1;
     /* newarray: new[]'s element count, then the elements. */
     if (off == REC_WORD && k->nr_words >= 1 && k->w0 > 0 && (k->size - REC_WORD) % k->w0 == 0)
@@ -235,10 +322,21 @@ static void rr_gather(struct rec_reach *rr, uint64_t ptr, const struct rec_reach
 static void rr_words(struct rec_reach *rr, const unsigned char *p, size_t len, int prior_definite,
                      const struct rec_reach_block *leader)
 {
-    for (size_t i = 0; i + REC_WORD <= len; i += REC_WORD) {
-        uint64_t v;
+    if (REC_WORD == 8) { /* the hot loop, one load a word */
+        for (size_t i = 0; i + 8 <= len; i += 8) {
+            uint64_t v;
 
-        memcpy(&v, p + i, sizeof(v));
+            memcpy(&v, p + i, 8);
+            if (leader)
+                rr_gather(rr, v, leader);
+            else
+                rr_reach(rr, v, prior_definite);
+        }
+        return;
+    }
+    for (size_t i = 0; i + REC_WORD <= len; i += REC_WORD) {
+        uint64_t v = rr_word_at(p + i, REC_WORD);
+
         if (leader)
             rr_gather(rr, v, leader);
         else
@@ -288,7 +386,15 @@ static void rr_process(struct rec_reach *rr, const struct rec_reach_block *leade
         while (rr->top && n < REC_REACH_IOV) {
             struct rec_reach_block *k = &rr->blocks[rr->stack[rr->top - 1]];
             size_t len = (size_t)(k->size & ~(uint64_t)(REC_WORD - 1));
+            const unsigned char *v = rr->view ? rr->view(rr->view_arg, k->addr, len) : NULL;
 
+            if (v) { /* held here: scanned in place */
+                rr->top--;
+                k->pending = 0;
+                rr->block_bytes += len;
+                rr_words(rr, v, len, k->state != FMT_REACH_POSSIBLE, leader);
+                continue;
+            }
             if (len > REC_REACH_BATCH / 4) {
                 if (n)
                     break; /* a large block alone, after this batch */

@@ -259,6 +259,7 @@ static void rec_session_signals(struct rec_session *s)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    rec_reach_signals(s);
     sa.sa_handler = rec_on_child;
     sa.sa_flags = SA_RESTART;
     sigaction(SIGCHLD, &sa, NULL);
@@ -371,6 +372,7 @@ static void rec_session_end(struct rec_session *s, struct rec_summary *sum)
         .nr_silent = s->ignored.silent,
         .nr_refused = s->ignored.refused,
         .nr_images = s->nr_images,
+        .reach = s->reach,
         .write_err = s->write_err,
     };
 }

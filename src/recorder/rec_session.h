@@ -98,9 +98,17 @@ struct rec_summary {
      * word, silent (or dropped for room), refused. */
     uint64_t nr_closed, nr_silent, nr_refused;
     uint32_t nr_images; /* process images that said hello */
-    int write_err;      /* the first write error (-errno), 0: the trace is whole */
-    int exit_code;      /* the mode's (finish), when write_err is 0 */
-    char note[512];     /* the mode's closing note, "" if none */
+    struct rec_reach_stats {
+        /* record --reach: the scans made, the blocks they classed, and
+         * their time: scan_ns reading the roots and blocks and classing
+         * them (what LeakSanitizer's check does), held_ns the program
+         * stopped (the scan, writing what it made before, the record). */
+        uint32_t nr_scans;
+        uint64_t nr_blocks, read_bytes, scan_ns, held_ns, max_held_ns;
+    } reach;
+    int write_err;  /* the first write error (-errno), 0: the trace is whole */
+    int exit_code;  /* the mode's (finish), when write_err is 0 */
+    char note[512]; /* the mode's closing note, "" if none */
 };
 
 /* A session with the options o (the strings must outlive it); NULL when

@@ -11,18 +11,14 @@
 # Needs MEMSCRIBE, MS_PROGRAMS, MS_BUILD.
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" rec_reach MEMSCRIBE MS_PROGRAMS MS_BUILD
+# shellcheck source=tests/e2e/reach_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/reach_lib.sh"
 need jq
 PROG=$MS_PROGRAMS/rec_reach
 
 "$MEMSCRIBE" record --reach -q -o "$WORK/r.mscr" -- "$PROG" >"$WORK/out" || fail "record --reach failed"
-grep '^EXPECT ' "$WORK/out" | sort >"$WORK/expect"
-[ "$(wc -l <"$WORK/expect")" -eq 10 ] || fail "the program printed $(wc -l <"$WORK/expect") expectations, not 10"
-
 # memscribe's class of each block of an expected size.
-"$MEMSCRIBE" leaks --all --top 0 --format=json "$WORK/r.mscr" >"$WORK/all.json" || fail "leaks --all"
-jq -r '.blocks[] | select(.size > 1000 and .size < 1013) | "EXPECT \(.size) \(.class)"' \
-    "$WORK/all.json" | sort >"$WORK/got"
-diff -u "$WORK/expect" "$WORK/got" >&2 || fail "memscribe's classes differ from the program's expectations"
+reach_check "$WORK/out" "$WORK/r.mscr" "record --reach"
 
 # The per-process totals add the same blocks up.
 "$MEMSCRIBE" leaks --format=json "$WORK/r.mscr" >"$WORK/leaks.json" || fail "leaks"
@@ -54,17 +50,7 @@ expect "the failed class check's sites (leaked definite indirect possible)" \
 
 # valgrind's memcheck on the same program: one loss record per size.
 if command -v valgrind >/dev/null; then
-    valgrind --leak-check=full --show-leak-kinds=all "$PROG" >/dev/null 2>"$WORK/vg" ||
-        fail "valgrind failed: $(tail -3 "$WORK/vg")"
-    sed -E -n 's/^==[0-9]+== ([0-9,]+) (\([0-9,]+ direct, [0-9,]+ indirect\) )?bytes in 1 blocks are (definitely lost|indirectly lost|possibly lost|still reachable) in loss record.*/\1 \2\3/p' \
-        "$WORK/vg" | sed -E 's/^([0-9,]+) \(([0-9,]+) direct.*\)/\2/' | tr -d , |
-        awk '{
-            c = "reachable"
-            if ($2 == "definitely") c = "definite"
-            if ($2 == "indirectly") c = "indirect"
-            if ($2 == "possibly") c = "possible"
-            if ($1 > 1000 && $1 < 1013) print "EXPECT " $1 " " c
-        }' | sort >"$WORK/vg_got"
+    vg_classes "$PROG" "$WORK/vg_got"
     diff -u "$WORK/vg_got" "$WORK/got" >&2 || fail "memscribe's classes differ from memcheck's"
 fi
 

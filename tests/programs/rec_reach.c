@@ -9,12 +9,20 @@
  *   mid (global) --interior--> 1006 (possible) --> 1007 (possible)
  *   a thread's stack ------> 1008 (reachable)
  *   length64: ptr to +8, first word size - 8: 1010 (reachable, heuristic)
- *   stdstring: ptr to +24, capacity size - 25: 1011 (reachable, heuristic)
+ *   stdstring: ptr to 3 words in, capacity size - 3 words - 1: 1011 (reachable, heuristic)
  *   freed:             1012 (not live)
  *
  * Sizes of lost blocks leave glibc's next chunk header outside the block
  * (size mod 16 in 1..8), so that malloc's own bins never point into them.
- * Built -O0: pointers live in the stack slots the source names. */
+ * Built -O0: pointers live in the stack slots the source names.
+ *
+ * rec_reach DIR [exit|change] waits for record -p first
+ * (tests/e2e/rec_reach_attach.sh): DIR/ready.0 made, DIR/go.1 awaited, the
+ * blocks made, DIR/done.1 made; then with "exit" it exits at once (the scan
+ * at exit while attached), else it waits for DIR/go.2 (a scan at the
+ * detach, or on request, before it); with "change" it then frees 1002 and
+ * loses a new 1013 before it exits (tests/e2e/rec_reach_request.sh). */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -70,12 +78,24 @@ static __attribute__((noinline)) void make_heuristic(void)
 
     q[0] = 1010 - 8; /* length64: the length of the rest */
     len64 = (char *)q + 8;
-    q = block(1011);
-    q[0] = 5;                /* length */
-    q[1] = 1011 - 3 * 8 - 1; /* capacity */
-    q[2] = 0;                /* refcount */
-    str = (char *)q + 24;
+    /* stdstring's words are size_t (4 bytes in a 32-bit build). */
+    size_t *w = block(1011);
+    w[0] = 5;                             /* length */
+    w[1] = 1011 - 3 * sizeof(size_t) - 1; /* capacity */
+    w[2] = 0;                             /* refcount */
+    str = (char *)w + 3 * sizeof(size_t);
     printf("EXPECT 1010 reachable\nEXPECT 1011 reachable\n");
+}
+
+static __attribute__((noinline)) void change(void)
+{
+    void **lost = block(1013);
+
+    free(cache[0]);
+    cache[0] = NULL;
+    lost[0] = NULL;
+    lost = NULL;
+    printf("CHANGED 1002 freed, 1013 definite\n");
 }
 
 /* Holds its block in a stack slot only, then sleeps until the exit. */
@@ -103,10 +123,31 @@ static __attribute__((noinline)) void scrub(void)
     memset((char *)pad, 0, sizeof(pad));
 }
 
-int main(void)
+static void touch(const char *dir, const char *name)
+{
+    char path[4096];
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    close(open(path, O_CREAT | O_WRONLY, 0600));
+}
+
+static __attribute__((noinline)) void await(const char *dir, const char *name)
+{
+    char path[4096];
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    while (access(path, F_OK) != 0)
+        usleep(10000);
+}
+
+int main(int argc, char **argv)
 {
     pthread_t t;
 
+    if (argc > 1) {
+        touch(argv[1], "ready.0");
+        await(argv[1], "go.1");
+    }
     make_reachable();
     make_lost();
     make_possible();
@@ -120,5 +161,15 @@ int main(void)
     printf("EXPECT 1008 reachable\n");
     fflush(stdout);
     scrub();
+    if (argc > 1) {
+        touch(argv[1], "done.1");
+        if (argc < 3 || strcmp(argv[2], "exit"))
+            await(argv[1], "go.2");
+        if (argc > 2 && !strcmp(argv[2], "change")) {
+            change();
+            fflush(stdout);
+            scrub();
+        }
+    }
     exit(0);
 }

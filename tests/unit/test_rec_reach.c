@@ -6,7 +6,10 @@
  * leads it, a chain's head is the definite one whatever the addresses, an
  * interior pointer makes a block possibly lost and what it points to too,
  * new[]'s count and a register make blocks reachable, an unreadable page
- * is skipped and counted. */
+ * is skipped and counted. The same through the heap's copy
+ * (rec_reach_snap.c), with a block in a page it cannot read; a heap of
+ * 1,024 blocks found through the index of granules; a 32-bit process's
+ * 4-byte words. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -184,12 +187,122 @@ static void test_register_and_hole(void **state)
     assert_int_equal(b[1].state, FMT_REACH_REACHABLE);
 }
 
+static void put32(struct space *sp, uint64_t a, uint32_t v)
+{
+    size_t left;
+    unsigned char *p = (unsigned char *)space_at(sp, a, &left);
+
+    assert_non_null(p);
+    memcpy(p, &v, sizeof(v));
+}
+
+/* run(), the blocks read through the copy of the heap and its view. */
+static void run_snap(struct space *sp, struct rec_reach_block *b, size_t n, uint64_t *skipped)
+{
+    struct rec_reach_snap sn = {.read = space_read, .read_arg = sp};
+    struct rec_reach rr = {.blocks = b, .nr_blocks = n};
+
+    assert_int_equal(rec_reach_snap_make(&sn, b, n, 1 << 20), 0);
+    rr.read = rec_reach_snap_read;
+    rr.read_arg = rr.view_arg = &sn;
+    rr.view = rec_reach_snap_view;
+    assert_int_equal(rec_reach_init(&rr), 0);
+    rec_reach_read_heads(&rr);
+    rec_reach_root_range(&rr, DATA, DATA + 4096);
+    rec_reach_mark(&rr);
+    *skipped = rr.skipped_bytes;
+    rec_reach_free(&rr);
+    rec_reach_snap_free(&sn);
+}
+
+/* Through the copy: the classes of test_cycle_and_chain and an interior
+ * pointer; a block past the readable heap is read from the process page
+ * by page, its bytes counted as skipped, and it is still classed. */
+static void test_snapshot(void **state)
+{
+    struct space sp;
+    struct rec_reach_block b[6];
+    uint64_t skipped = 0;
+
+    (void)state;
+    space_init(&sp);
+    blocks(b, 5);
+    /* Past the heap region, a span of its own that cannot be read. */
+    b[5] = (struct rec_reach_block){.addr = HEAP + 0x4000, .size = 64, .serial = 6};
+    put(&sp, b[0].addr, b[1].addr);
+    put(&sp, b[1].addr, b[0].addr);
+    put(&sp, b[3].addr + 8, b[2].addr);
+    put(&sp, DATA + 8, b[4].addr + 20);
+    put(&sp, DATA + 16, b[5].addr);
+    run_snap(&sp, b, 6, &skipped);
+    assert_int_equal(b[0].state, FMT_REACH_DEFINITE);
+    assert_int_equal(b[1].state, FMT_REACH_INDIRECT);
+    assert_int_equal(b[3].state, FMT_REACH_DEFINITE);
+    assert_int_equal(b[2].state, FMT_REACH_INDIRECT);
+    assert_int_equal(b[4].state, FMT_REACH_POSSIBLE);
+    assert_int_equal(b[5].state, FMT_REACH_REACHABLE);
+    assert_true(skipped >= 64);
+}
+
+/* 1,024 blocks of 8 bytes side by side (the index's smallest cluster):
+ * a chain from a root to block 511, cut there; 512 heads the lost rest. */
+static void test_indexed_chain(void **state)
+{
+    static struct rec_reach_block b[1024];
+    struct space sp;
+    uint64_t skipped = 0;
+
+    (void)state;
+    space_init(&sp);
+    for (size_t i = 0; i < 1024; i++)
+        b[i] = (struct rec_reach_block){.addr = HEAP + 8 * i, .size = 8, .serial = i + 1};
+    for (size_t i = 0; i < 1023; i++)
+        if (i != 511)
+            put(&sp, b[i].addr, b[i + 1].addr);
+    put(&sp, DATA, b[0].addr);
+    run_snap(&sp, b, 1024, &skipped);
+    for (size_t i = 0; i < 1024; i++)
+        assert_int_equal(b[i].state, i < 512    ? FMT_REACH_REACHABLE
+                                     : i == 512 ? FMT_REACH_DEFINITE
+                                                : FMT_REACH_INDIRECT);
+    assert_int_equal(skipped, 0);
+}
+
+/* A 32-bit process: pointers are 4-byte words at 4-byte alignment. A
+ * pointer at DATA + 4 and one at a block's offset 4 are seen with words of
+ * 4 bytes, not with words of 8 (there they are a word's high half: both
+ * blocks lost, neither pointing to the other). */
+static void test_words32(void **state)
+{
+    struct space sp;
+    struct rec_reach_block b[2];
+
+    for (unsigned word = 4; word <= 8; word += 4) {
+        struct rec_reach rr = {.word = word, .read = space_read, .read_arg = &sp};
+
+        (void)state;
+        space_init(&sp);
+        blocks(b, 2);
+        put32(&sp, DATA + 4, (uint32_t)b[0].addr);
+        put32(&sp, b[0].addr + 4, (uint32_t)b[1].addr);
+        rr.blocks = b;
+        rr.nr_blocks = 2;
+        assert_int_equal(rec_reach_init(&rr), 0);
+        rec_reach_read_heads(&rr);
+        rec_reach_root_range(&rr, DATA, DATA + 4096);
+        rec_reach_mark(&rr);
+        rec_reach_free(&rr);
+        assert_int_equal(b[0].state, word == 4 ? FMT_REACH_REACHABLE : FMT_REACH_DEFINITE);
+        assert_int_equal(b[1].state, word == 4 ? FMT_REACH_REACHABLE : FMT_REACH_DEFINITE);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cycle_and_chain),
-        cmocka_unit_test(test_interior_and_heuristics),
-        cmocka_unit_test(test_register_and_hole),
+        cmocka_unit_test(test_cycle_and_chain),   cmocka_unit_test(test_interior_and_heuristics),
+        cmocka_unit_test(test_register_and_hole), cmocka_unit_test(test_snapshot),
+        cmocka_unit_test(test_indexed_chain),     cmocka_unit_test(test_words32),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,7 +41,41 @@ static void add(struct ana_reach_sum *s, unsigned cls, uint64_t size)
     s->blocks[cls]++;
 }
 
+const struct fmt_reach_info *ana_reach_find(const struct fmt_reader *r, uint32_t image,
+                                            uint64_t at_ns)
+{
+    const struct fmt_reach_info *best = NULL;
+
+    if (at_ns == UINT64_MAX)
+        return fmt_reader_find_reach(r, image);
+    for (uint32_t i = 0; i < fmt_reader_nr_reach(r); i++) {
+        const struct fmt_reach_info *ri = fmt_reader_reach(r, i);
+
+        if (ri->image == image && ri->ts_ns <= at_ns && (!best || ri->ts_ns >= best->ts_ns))
+            best = ri;
+    }
+    return best;
+}
+
+/* An image's exit is stamped when exit() reaches the collector; the scan
+ * it asks for starts after. A scan made while it ran comes before by more
+ * than the time unit's rounding. */
+#define ANA_REACH_EXIT_SLACK_NS 1000000u
+
+bool ana_reach_at_exit(const struct fmt_reader *r, const struct fmt_reach_info *ri)
+{
+    const struct fmt_image_info *im = ri ? fmt_reader_image(r, ri->image) : NULL;
+
+    return im && im->ended && ri->ts_ns + ANA_REACH_EXIT_SLACK_NS >= im->end_ns;
+}
+
 int ana_reach_build(struct ana_reach *out, const struct fmt_reader *r, const struct ana_model *m)
+{
+    return ana_reach_build_at(out, r, m, UINT64_MAX);
+}
+
+int ana_reach_build_at(struct ana_reach *out, const struct fmt_reader *r, const struct ana_model *m,
+                       uint64_t at_ns)
 {
     struct ana_block *b = NULL;
     long n;
@@ -58,15 +92,15 @@ int ana_reach_build(struct ana_reach *out, const struct fmt_reader *r, const str
     for (uint32_t i = 0; i < fmt_reader_nr_reach(r); i++) {
         const struct fmt_reach_info *ri = fmt_reader_reach(r, i);
 
-        if (fmt_reader_find_reach(r, ri->image) != ri)
-            continue; /* an image's last record counts */
+        if (ana_reach_find(r, ri->image, at_ns) != ri)
+            continue; /* an image's last record (by at_ns) counts */
         if (ri->status == FMT_REACH_SCANNED)
             out->nr_scanned++;
         else
             out->nr_unavailable++;
     }
     for (long i = 0; i < n; i++) {
-        const struct fmt_reach_info *ri = fmt_reader_find_reach(r, b[i].image);
+        const struct fmt_reach_info *ri = ana_reach_find(r, b[i].image, at_ns);
         unsigned cls = fmt_reader_reach_class(r, ri, b[i].serial);
 
         if (b[i].stack < out->nr_sites)

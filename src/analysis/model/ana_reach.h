@@ -37,6 +37,19 @@ bool ana_reach_present(const struct fmt_reader *r);
 /* Fill *out from m (made with keep_blocks, replayed to the end) and r's
  * REACH records. 0 or -ENOMEM. */
 int ana_reach_build(struct ana_reach *out, const struct fmt_reader *r, const struct ana_model *m);
+/* The same for m replayed to at_ns (UINT64_MAX: the end): each image's
+ * classes are those of its last scan at or before at_ns (ana_reach_find);
+ * blocks made after that scan are unclassed. */
+int ana_reach_build_at(struct ana_reach *out, const struct fmt_reader *r, const struct ana_model *m,
+                       uint64_t at_ns);
+/* An image's last REACH record at or before at_ns (UINT64_MAX: its last),
+ * or NULL. A trace holds a record per scan: at the image's exit, at
+ * record -p's detach, on request (SIGUSR1 to record). O(records). */
+const struct fmt_reach_info *ana_reach_find(const struct fmt_reader *r, uint32_t image,
+                                            uint64_t at_ns);
+/* Was ri the scan at its image's exit (its blocks then leaked), not one
+ * made while the program ran on (a detach, a request: live blocks)? */
+bool ana_reach_at_exit(const struct fmt_reader *r, const struct fmt_reach_info *ri);
 void ana_reach_release(struct ana_reach *rc);
 
 /* sum's lost bytes and blocks: definitely and indirectly lost. */
