@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Real programs nobody here wrote run traced exactly as they run untraced:
-# same exit status, same output, same files written, under `record` and
-# under the no-wrapper mode (LD_PRELOAD + MEMSCRIBE_OUTPUT). The zoo: ar,
+# same exit status, same output, same files written, under `record`, under
+# `record --reach` (each process stopped at its exit for the scan of its
+# leaks, docs/leaks.md) and under the no-wrapper mode (LD_PRELOAD +
+# MEMSCRIBE_OUTPUT). The zoo: ar,
 # nm and ranlib with the LLVM gold plugin installed (it pulls libLLVM and
 # libstdc++ into a C program after it started), objdump, `make -j2` of a
 # small C project that builds a static library, python3 importing a C++
@@ -76,6 +78,7 @@ zoo_run() { # MODE DIR CMD...: run CMD in DIR as MODE says, output in DIR.out
     case $mode in
     plain) (cd "$dir" && "$@") >"$dir.out" 2>"$dir.err" || rc=$? ;;
     record) (cd "$dir" && "$MEMSCRIBE" record -q -o "$dir.mscr" -- "$@") >"$dir.out" 2>"$dir.err" || rc=$? ;;
+    reach) (cd "$dir" && "$MEMSCRIBE" record -q --reach -o "$dir.mscr" -- "$@") >"$dir.out" 2>"$dir.err" || rc=$? ;;
     nowrap) (cd "$dir" && LD_PRELOAD=$COL MEMSCRIBE_OUTPUT=$dir.mscr "$@") >"$dir.out" 2>"$dir.err" || rc=$? ;;
     esac
     echo "$rc" >"$dir.rc"
@@ -89,7 +92,7 @@ zoo_case() {
     done
     local base=$WORK/$name failed_before=$fails
     zoo_run plain "$base.plain" "$@"
-    for mode in record nowrap; do
+    for mode in record reach nowrap; do
         zoo_run "$mode" "$base.$mode" "$@"
         cmp -s "$base.plain.rc" "$base.$mode.rc" ||
             fail "$name ($mode): exit status $(cat "$base.$mode.rc"), untraced $(cat "$base.plain.rc"): $(head -c 600 "$base.$mode.err")"
@@ -121,6 +124,9 @@ zoo_case() {
         lost=$(jq '[.incomplete, .dropped_events] | tostring' "$base.$mode.json")
         [ "${allocs:-0}" -gt 0 ] || fail "$name ($mode): the trace holds no allocation"
         [ "$lost" = '"[false,0]"' ] || fail "$name ($mode): the trace is incomplete or dropped events: $lost"
+        # --reach: every process stopped a moment at its exit and classed.
+        [ "$mode" != reach ] || [ "$(jq '.total | has("lost_bytes")' "$base.$mode.json")" = true ] ||
+            fail "$name ($mode): no leak classes in the trace"
     done
     [ "$fails" != "$failed_before" ] || echo "ok: $name"
 }
@@ -137,4 +143,4 @@ zoo_case git sh -c 'cd repo && git add f1.c f2.c && git commit -q -m one && git 
 zoo_case sqlite3 sqlite3 :memory: 'create table t(a integer, b text); with recursive c(x) as (select 1 union all select x + 1 from c where x < 20000) insert into t select x, hex(x * 7919) from c; create index i on t(b); select count(*), sum(a), max(b) from t;'
 zoo_case g++ =prog.o g++ -O1 -c prog.cc -o prog.o
 zoo_case cxx_host "$MS_PROGRAMS/col_cxx_host" "$MS_PROGRAMS/libcol_cxx_plug.so"
-finish "ok: the zoo ran traced as untraced, under record and without the wrapper"
+finish "ok: the zoo ran traced as untraced, under record, record --reach and without the wrapper"
