@@ -252,20 +252,6 @@ static void classes_text(struct leaks *lk, uint32_t image, FILE *out)
     fputc('\n', out);
 }
 
-/* Are the classes shown all from scans at exit (else some are of live
- * blocks, at a detach or on request)? */
-static bool classes_at_exit(struct leaks *lk)
-{
-    for (uint32_t i = 0; i < ana_model_nr_images(lk->m); i++) {
-        const struct fmt_reach_info *ri = ana_reach_find(lk->a.r, i, lk->reach_at);
-
-        if (ana_model_image(lk->m, i)->seen && ri && ri->status == FMT_REACH_SCANNED &&
-            !ana_reach_at_exit(lk->a.r, ri))
-            return false;
-    }
-    return true;
-}
-
 /* An image's leaks by class in JSON: "reach": null without a scan. */
 static void classes_json(struct leaks *lk, uint32_t image, struct ana_json *j)
 {
@@ -328,10 +314,11 @@ static void write_text(struct leaks *lk, FILE *out)
         cli_ana_table(a, lk->tab, out, "", true);
         if (lk->classes)
             fprintf(out,
-                    classes_at_exit(lk) ? "\nclasses at exit: %s\n"
-                                        : "\nclasses of the last scan at or before the moment "
-                                          "shown (a scan while the program ran on: its blocks "
-                                          "were live then, not leaked): %s\n",
+                    ana_reach_all_at_exit(lk->a.r, lk->m, UINT32_MAX, lk->reach_at)
+                        ? "\nclasses at exit: %s\n"
+                        : "\nclasses of the last scan at or before the moment "
+                          "shown (a scan while the program ran on: its blocks "
+                          "were live then, not leaked): %s\n",
                     ana_reach_legend);
     }
     if (lk->sup && ana_table_nr_rows(lk->sup)) {

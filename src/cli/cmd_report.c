@@ -360,7 +360,11 @@ static void text_scope(struct report *rp, FILE *out, const struct part *p, const
                 " blocks, the runtime's one-time allocations (see memscribe leaks)\n",
                 e, sb, e, sn);
     if (part_classes(rp, p))
-        text_classes(part_classes(rp, p), part_ended(rp, p), out);
+        text_classes(part_classes(rp, p),
+                     part_ended(rp, p) &&
+                         ana_reach_all_at_exit(rp->a.r, rp->m, p->total ? UINT32_MAX : p->s->image,
+                                               UINT64_MAX),
+                     out);
     if (!ana_sample_has_temporary(fmt_reader_sample_bytes(rp->a.r)))
         fprintf(out, "  temporary:          " ANA_SAMPLE_NO_TEMPORARY "\n");
     else

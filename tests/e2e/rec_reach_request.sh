@@ -55,3 +55,19 @@ mkdir "$WORK/plain"
 touch "$WORK/plain/go.1" "$WORK/plain/go.2"
 "$PROG" "$WORK/plain" change >"$WORK/plain.out" || fail "the program alone failed"
 diff -u "$WORK/plain.out" "$D/out" >&2 || fail "the output changed under record --reach and SIGUSR1"
+
+# Scanned on request, then killed before its exit: no scan at exit, so
+# report's lost bytes are those of the scan while it ran, not "at exit".
+D2=$WORK/killed
+mkdir "$D2"
+touch "$D2/go.1"
+"$MEMSCRIBE" record --reach -o "$WORK/k.mscr" -- "$PROG" "$D2" change >"$D2/out" 2>"$WORK/err2" &
+rec=$!
+wait_file "$D2/done.1"
+kill -USR1 "$rec"
+wait_line "$WORK/err2" 'leak classes on request: 1 process\(es\) scanned at [0-9.]+s'
+pkill -KILL -f -- "^$PROG $D2" || fail "no program to kill"
+wait "$rec" || true
+"$MEMSCRIBE" report "$WORK/k.mscr" >"$WORK/k.txt" 2>/dev/null || fail "report of the killed run"
+grep -q '^  lost at last scan: ' "$WORK/k.txt" ||
+    fail "report of a run scanned on request, then killed: $(grep -E 'lost at' "$WORK/k.txt")"

@@ -69,6 +69,19 @@ bool ana_reach_at_exit(const struct fmt_reader *r, const struct fmt_reach_info *
     return im && im->ended && ri->ts_ns + ANA_REACH_EXIT_SLACK_NS >= im->end_ns;
 }
 
+bool ana_reach_all_at_exit(const struct fmt_reader *r, const struct ana_model *m, uint32_t image,
+                           uint64_t at_ns)
+{
+    for (uint32_t i = 0; i < ana_model_nr_images(m); i++) {
+        const struct fmt_reach_info *ri = ana_reach_find(r, i, at_ns);
+
+        if ((image == UINT32_MAX ? ana_model_image(m, i)->seen : i == image) && ri &&
+            ri->status == FMT_REACH_SCANNED && !ana_reach_at_exit(r, ri))
+            return false;
+    }
+    return true;
+}
+
 int ana_reach_build(struct ana_reach *out, const struct fmt_reader *r, const struct ana_model *m)
 {
     return ana_reach_build_at(out, r, m, UINT64_MAX);

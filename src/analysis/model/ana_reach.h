@@ -50,6 +50,11 @@ const struct fmt_reach_info *ana_reach_find(const struct fmt_reader *r, uint32_t
 /* Was ri the scan at its image's exit (its blocks then leaked), not one
  * made while the program ran on (a detach, a request: live blocks)? */
 bool ana_reach_at_exit(const struct fmt_reader *r, const struct fmt_reach_info *ri);
+/* Are the classes of m's image `image` (UINT32_MAX: of every image m saw)
+ * at at_ns all from scans at exit, so that lost means lost at exit, not at
+ * a scan while a program ran on? Images without a scan do not count. */
+bool ana_reach_all_at_exit(const struct fmt_reader *r, const struct ana_model *m, uint32_t image,
+                           uint64_t at_ns);
 void ana_reach_release(struct ana_reach *rc);
 
 /* sum's lost bytes and blocks: definitely and indirectly lost. */
