@@ -20,14 +20,21 @@ blocks() {
         jq -r '.blocks[] | select(.size > 1000 and .size < 1014) | "\(.size) \(.class)"' | sort -n
 }
 
+# usage: scan_on_request DIR TRACE ERR: record the program (its files in
+# DIR) into TRACE, and once it made its first blocks, ask the recorder
+# (pid in rec) for a scan and wait until it says it made it.
+scan_on_request() {
+    mkdir "$1"
+    touch "$1/go.1"
+    "$MEMSCRIBE" record --reach -o "$2" -- "$PROG" "$1" change >"$1/out" 2>"$3" &
+    rec=$!
+    wait_file "$1/done.1"
+    kill -USR1 "$rec"
+    wait_line "$3" 'leak classes on request: 1 process\(es\) scanned at [0-9.]+s'
+}
+
 D=$WORK/run
-mkdir "$D"
-touch "$D/go.1"
-"$MEMSCRIBE" record --reach -o "$WORK/r.mscr" -- "$PROG" "$D" change >"$D/out" 2>"$WORK/err" &
-rec=$!
-wait_file "$D/done.1"
-kill -USR1 "$rec"
-wait_line "$WORK/err" 'leak classes on request: 1 process\(es\) scanned at [0-9.]+s'
+scan_on_request "$D" "$WORK/r.mscr" "$WORK/err"
 at=$(sed -En 's/.*leak classes on request: 1 process\(es\) scanned at ([0-9.]+)s.*/\1/p' "$WORK/err")
 touch "$D/go.2"
 rc=0
@@ -59,13 +66,7 @@ diff -u "$WORK/plain.out" "$D/out" >&2 || fail "the output changed under record 
 # Scanned on request, then killed before its exit: no scan at exit, so
 # report's lost bytes are those of the scan while it ran, not "at exit".
 D2=$WORK/killed
-mkdir "$D2"
-touch "$D2/go.1"
-"$MEMSCRIBE" record --reach -o "$WORK/k.mscr" -- "$PROG" "$D2" change >"$D2/out" 2>"$WORK/err2" &
-rec=$!
-wait_file "$D2/done.1"
-kill -USR1 "$rec"
-wait_line "$WORK/err2" 'leak classes on request: 1 process\(es\) scanned at [0-9.]+s'
+scan_on_request "$D2" "$WORK/k.mscr" "$WORK/err2"
 pkill -KILL -f -- "^$PROG $D2" || fail "no program to kill"
 wait "$rec" || true
 "$MEMSCRIBE" report "$WORK/k.mscr" >"$WORK/k.txt" 2>/dev/null || fail "report of the killed run"
