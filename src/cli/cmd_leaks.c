@@ -145,8 +145,7 @@ static void block_rows(struct leaks *lk)
         if (lk->classes)
             ana_table_set_str(
                 lk->tab, 8,
-                ana_reach_title(fmt_reader_reach_class(
-                    a->r, ana_reach_find(a->r, b[i].image, lk->reach_at), b[i].serial)));
+                ana_reach_title(ana_reach_class_of(a->r, b[i].image, b[i].serial, lk->reach_at)));
     }
     free(b);
 }

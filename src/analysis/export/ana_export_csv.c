@@ -106,7 +106,7 @@ static int row(struct csv *c, uint64_t serial, uint32_t image, uint32_t thread, 
     if (c->classes) {
         unsigned cls = FMT_REACH_UNKNOWN;
         if (!free_ns)
-            cls = fmt_reader_reach_class(c->r, fmt_reader_find_reach(c->r, image), serial);
+            cls = ana_reach_class_of(c->r, image, serial, UINT64_MAX);
         ana_xout_printf(c->out, ",%s", cls != FMT_REACH_UNKNOWN ? ana_reach_key(cls) : "");
     }
     return ana_xout_write(c->out, "\n", 1);

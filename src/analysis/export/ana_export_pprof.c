@@ -389,7 +389,7 @@ static int sample(struct pprof *p, uint32_t id, const struct ana_xstack *s)
 static int add_class(void *arg, const struct fmt_event *ev)
 {
     struct pprof *p = arg;
-    unsigned c = fmt_reader_reach_class(p->r, fmt_reader_find_reach(p->r, ev->image), ev->serial);
+    unsigned c = ana_reach_class_of(p->r, ev->image, ev->serial, UINT64_MAX);
 
     if (c != FMT_REACH_UNKNOWN && ev->stack <= p->m->nr_stacks) {
         p->reach[ev->stack].bytes[c] += ev->size;

@@ -265,8 +265,7 @@ static int block_row(struct sq *q, uint64_t serial, unsigned kind, uint32_t imag
         bind_u64(s, 12, temporary);
     /* A block live at the end: its class from the scan at exit (record
      * --reach; ana_reach.h), NULL where none classed it. */
-    unsigned cls = ended ? FMT_REACH_UNKNOWN
-                         : fmt_reader_reach_class(q->r, fmt_reader_find_reach(q->r, image), serial);
+    unsigned cls = ended ? FMT_REACH_UNKNOWN : ana_reach_class_of(q->r, image, serial, UINT64_MAX);
     if (cls != FMT_REACH_UNKNOWN)
         bind_text(s, 13, ana_reach_key(cls), -1);
     return run(q, ST_ALLOC);

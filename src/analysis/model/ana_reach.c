@@ -69,6 +69,12 @@ bool ana_reach_at_exit(const struct fmt_reader *r, const struct fmt_reach_info *
     return im && im->ended && ri->ts_ns + ANA_REACH_EXIT_SLACK_NS >= im->end_ns;
 }
 
+unsigned ana_reach_class_of(const struct fmt_reader *r, uint32_t image, uint64_t serial,
+                            uint64_t at_ns)
+{
+    return fmt_reader_reach_class(r, ana_reach_find(r, image, at_ns), serial);
+}
+
 bool ana_reach_all_at_exit(const struct fmt_reader *r, const struct ana_model *m, uint32_t image,
                            uint64_t at_ns)
 {

@@ -47,6 +47,11 @@ int ana_reach_build_at(struct ana_reach *out, const struct fmt_reader *r, const 
  * record -p's detach, on request (SIGUSR1 to record). O(records). */
 const struct fmt_reach_info *ana_reach_find(const struct fmt_reader *r, uint32_t image,
                                             uint64_t at_ns);
+/* The class of image's block serial (enum fmt_reach_class) in its last
+ * scan at or before at_ns (UINT64_MAX: its last), FMT_REACH_UNKNOWN where
+ * none classed it. O(records + log blocks). */
+unsigned ana_reach_class_of(const struct fmt_reader *r, uint32_t image, uint64_t serial,
+                            uint64_t at_ns);
 /* Was ri the scan at its image's exit (its blocks then leaked), not one
  * made while the program ran on (a detach, a request: live blocks)? */
 bool ana_reach_at_exit(const struct fmt_reader *r, const struct fmt_reach_info *ri);
