@@ -133,6 +133,11 @@ int fmt_rdefs_image(struct fmt_reader *r, uint32_t image, uint64_t off)
     if (image < r->nr_images)
         return 0;
     GROW(r, r->images, r->nr_images, r->cap_images, image + 1, off);
+    /* A REACH record may come before its image (a corrupt order): the
+     * new images' last ones. */
+    for (uint32_t i = 0; i < r->nr_reach; i++)
+        if (r->reach[i].ri.image >= r->nr_images && r->reach[i].ri.image <= image)
+            r->images[r->reach[i].ri.image].last_reach = i + 1;
     r->nr_images = image + 1;
     return 0;
 }
@@ -480,6 +485,8 @@ static int def_reach(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
     e->ri.nr_blocks = n;
     e->ri.reason = e->reason ? e->reason : "";
     r->nr_reach++;
+    if (e->ri.image < r->nr_images)
+        r->images[e->ri.image].last_reach = r->nr_reach;
     return 0;
 bad:
     free(e->reason), free(e->serials), free(e->classes);

@@ -494,6 +494,10 @@ const struct fmt_reach_info *fmt_reader_reach(const struct fmt_reader *r, uint32
 
 const struct fmt_reach_info *fmt_reader_find_reach(const struct fmt_reader *r, uint32_t image)
 {
+    if (image < r->nr_images) {
+        uint32_t last = r->images[image].last_reach;
+        return last ? &r->reach[last - 1].ri : NULL;
+    }
     for (uint32_t i = r->nr_reach; i-- > 0;)
         if (r->reach[i].ri.image == image)
             return &r->reach[i].ri;

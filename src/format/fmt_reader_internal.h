@@ -47,6 +47,9 @@ struct fmt_rimage {
     char *argv;
     uint32_t main_ctx; /* id of the context of its thread tid == pid; 0: none yet */
     uint32_t main_row; /* that thread's row in the thread table */
+    /* Its last REACH record, index + 1 (0: none): fmt_reader_find_reach
+     * is asked once per block by the leak outputs. */
+    uint32_t last_reach;
 };
 
 struct fmt_rmodule {
