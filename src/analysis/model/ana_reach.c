@@ -75,17 +75,46 @@ unsigned ana_reach_class_of(const struct fmt_reader *r, uint32_t image, uint64_t
     return fmt_reader_reach_class(r, ana_reach_find(r, image, at_ns), serial);
 }
 
+/* ana_reach_find() of every image at once, in one pass over the records
+ * (a calloc'd array of the trace's images), or NULL when out of memory:
+ * for loops over images or blocks, where a search per image or block
+ * would cost records x blocks. */
+static const struct fmt_reach_info **ana_reach_find_all(const struct fmt_reader *r, uint64_t at_ns)
+{
+    uint32_t nr_images = fmt_reader_nr_images(r);
+    const struct fmt_reach_info **of = calloc((size_t)nr_images + 1, sizeof(*of));
+
+    for (uint32_t i = 0; of && i < fmt_reader_nr_reach(r); i++) {
+        const struct fmt_reach_info *ri = fmt_reader_reach(r, i);
+
+        /* the last record, or at at_ns the latest at or before it */
+        if (ri->image < nr_images &&
+            (at_ns == UINT64_MAX ||
+             (ri->ts_ns <= at_ns && (!of[ri->image] || ri->ts_ns >= of[ri->image]->ts_ns))))
+            of[ri->image] = ri;
+    }
+    return of;
+}
+
+static bool scanned_not_at_exit(const struct fmt_reader *r, const struct fmt_reach_info *ri)
+{
+    return ri && ri->status == FMT_REACH_SCANNED && !ana_reach_at_exit(r, ri);
+}
+
 bool ana_reach_all_at_exit(const struct fmt_reader *r, const struct ana_model *m, uint32_t image,
                            uint64_t at_ns)
 {
-    for (uint32_t i = 0; i < ana_model_nr_images(m); i++) {
-        const struct fmt_reach_info *ri = ana_reach_find(r, i, at_ns);
+    if (image != UINT32_MAX)
+        return !scanned_not_at_exit(r, ana_reach_find(r, image, at_ns));
+    const struct fmt_reach_info **of = ana_reach_find_all(r, at_ns);
+    bool all = true;
 
-        if ((image == UINT32_MAX ? ana_model_image(m, i)->seen : i == image) && ri &&
-            ri->status == FMT_REACH_SCANNED && !ana_reach_at_exit(r, ri))
-            return false;
-    }
-    return true;
+    for (uint32_t i = 0; i < ana_model_nr_images(m) && all; i++)
+        all = !(ana_model_image(m, i)->seen &&
+                scanned_not_at_exit(r, of ? (i < fmt_reader_nr_images(r) ? of[i] : NULL)
+                                          : ana_reach_find(r, i, at_ns)));
+    free(of);
+    return all;
 }
 
 int ana_reach_build(struct ana_reach *out, const struct fmt_reader *r, const struct ana_model *m)
@@ -97,29 +126,28 @@ int ana_reach_build_at(struct ana_reach *out, const struct fmt_reader *r, const 
                        uint64_t at_ns)
 {
     struct ana_block *b = NULL;
-    long n;
+    long n = 0;
 
     *out = (struct ana_reach){0};
     out->nr_sites = ana_model_nr_sites(m);
     out->nr_images = fmt_reader_nr_images(r);
     out->site = calloc((size_t)out->nr_sites + 1, sizeof(*out->site));
     out->image = calloc((size_t)out->nr_images + 1, sizeof(*out->image));
-    if (!out->site || !out->image || (n = ana_model_blocks(m, &b)) < 0) {
+    const struct fmt_reach_info **of = ana_reach_find_all(r, at_ns);
+    if (!out->site || !out->image || !of || (n = ana_model_blocks(m, &b)) < 0) {
+        free(of);
         ana_reach_release(out);
         return -ENOMEM;
     }
-    for (uint32_t i = 0; i < fmt_reader_nr_reach(r); i++) {
-        const struct fmt_reach_info *ri = fmt_reader_reach(r, i);
-
-        if (ana_reach_find(r, ri->image, at_ns) != ri)
-            continue; /* an image's last record (by at_ns) counts */
-        if (ri->status == FMT_REACH_SCANNED)
+    /* an image's last record (by at_ns) counts */
+    for (uint32_t i = 0; i < out->nr_images; i++) {
+        if (of[i] && of[i]->status == FMT_REACH_SCANNED)
             out->nr_scanned++;
-        else
+        else if (of[i])
             out->nr_unavailable++;
     }
     for (long i = 0; i < n; i++) {
-        const struct fmt_reach_info *ri = ana_reach_find(r, b[i].image, at_ns);
+        const struct fmt_reach_info *ri = b[i].image < out->nr_images ? of[b[i].image] : NULL;
         unsigned cls = fmt_reader_reach_class(r, ri, b[i].serial);
 
         if (b[i].stack < out->nr_sites)
@@ -129,6 +157,7 @@ int ana_reach_build_at(struct ana_reach *out, const struct fmt_reader *r, const 
         add(&out->total, cls, b[i].size);
     }
     free(b);
+    free(of);
     return 0;
 }
 
