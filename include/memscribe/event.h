@@ -66,6 +66,19 @@ enum fmt_kind {
     /* Measurements and bookkeeping. */
     FMT_EV_RSS = 48,     /* pid; size = resident bytes */
     FMT_EV_DROPPED = 49, /* arg[0] number of events the collector could not record */
+
+    /* Aggregated traces (format 1.8, feature bit AGGREGATE; docs/aggregate.md).
+     * Blocks born and freed inside one interval are not written; these say
+     * what they did. */
+    FMT_EV_HEAP_BATCH = 50,     /* at a cut: thread, stack; size = bytes of the interval's
+                                   transient blocks, arg[0] their number, arg[1] temporary
+                                   blocks (kept ones too), arg[2] their bytes, arg[3] size class */
+    FMT_EV_HEAP_TRANSIENT = 51, /* at a moment of highest heap: image, stack; size = transient
+                                   bytes live, arg[0] blocks; added to the heap, taken away by
+                                   the same with FMT_EVF_TRANSIENT_END; arg[1] 0 the moment of
+                                   all running images, 1 of this image alone */
+    FMT_EV_AGGREGATE = 52,      /* the trace is aggregated from here: arg[0] period ns,
+                                   arg[1] 0 asked (--aggregate), 1 switched at --max-size */
 };
 
 /* How a process image began (FMT_EV_PROCESS_START arg[1]). */
@@ -106,6 +119,9 @@ enum fmt_origin {
               pool (memscribe/annotate.h), arg[1] the pool's handle: a                             \
               MALLOC, REALLOC or FREE of a block of that pool, a                                   \
               HEAP_CREATE (str = its name) or a HEAP_DESTROY */
+
+#define FMT_EVF_TRANSIENT_END                                                                      \
+    0x0080 /* FMT_EV_HEAP_TRANSIENT: takes the transient bytes away again */
 
 /* Kinds of Windows virtual memory (format 1.2). */
 static inline int fmt_kind_is_win_vm(unsigned kind)
@@ -226,6 +242,12 @@ struct fmt_trace_info {
     const char *wine_prefix;
     const char *wine_dll_dirs;
     uint32_t wine_dll_dirs_len;
+    /* An aggregated trace (format 1.8, feature bit AGGREGATE,
+     * docs/aggregate.md): the period of its intervals in ns, and the time
+     * of its FMT_EV_AGGREGATE event (0 when aggregated from the start);
+     * aggregate_ns is 0 for an exact trace. */
+    uint64_t aggregate_ns;
+    uint64_t aggregate_from_ns;
 };
 
 /* A sampled trace (fmt_trace_info.sample_bytes = rate, 0 for exact):
