@@ -26,8 +26,6 @@ struct rec_reach_map {
 
 struct rec_reach_block {
     uint64_t addr, size, serial;
-    uint64_t w0, w1;   /* its first two words (of rec_reach.word bytes), where nr_words says */
-    uint8_t nr_words;  /* 0, 1 or 2 */
     uint8_t state;     /* enum fmt_reach_class once classed; REC_REACH_UNREACHED before */
     uint8_t pending;   /* on the mark stack */
     uint8_t heuristic; /* reached through one of memcheck's heuristics only */
@@ -61,6 +59,10 @@ struct rec_reach {
     uint32_t *idx;
     uint64_t idx_lo, idx_hi;
     unsigned idx_shift;
+    /* [lo, hi): from the lowest block's start to the highest block's end.
+     * Most words scanned are not pointers (counts, zeros, text): one
+     * compare turns them away, where a binary search took 22 steps each. */
+    uint64_t lo, hi;
     /* What it did: */
     uint64_t root_bytes, block_bytes, skipped_bytes;
     uint64_t nr_vtable_checks;
@@ -75,8 +77,6 @@ struct rec_reach {
 /* Set up the work space (after blocks and nr_blocks are set). 0 or -ENOMEM. */
 int rec_reach_init(struct rec_reach *rr);
 void rec_reach_free(struct rec_reach *rr);
-/* Read each block's first two words (memcheck's heuristics look at them). */
-void rec_reach_read_heads(struct rec_reach *rr);
 /* A register's value, or the words of a root range [lo, hi) (read in
  * batches; unreadable pages skipped and counted). */
 void rec_reach_root_word(struct rec_reach *rr, uint64_t value);

@@ -48,6 +48,13 @@ static void rr_index(struct rec_reach *rr)
     uint64_t lo, hi, ng;
 
     rr->idx = NULL;
+    rr->lo = rr->nr_blocks ? rr->blocks[0].addr : 1;
+    rr->hi = 0;
+    for (size_t i = 0; i < rr->nr_blocks; i++) {
+        uint64_t end = rr->blocks[i].addr + (rr->blocks[i].size ? rr->blocks[i].size : 1);
+
+        rr->hi = end > rr->hi ? end : rr->hi;
+    }
     for (size_t i = 1; i <= rr->nr_blocks; i++) {
         const struct rec_reach_block *p = &rr->blocks[i - 1];
 
@@ -138,43 +145,14 @@ static void rr_readv(struct rec_reach *rr, struct iovec *local, struct iovec *re
     }
 }
 
-void rec_reach_read_heads(struct rec_reach *rr)
-{
-    struct iovec local[REC_REACH_IOV], remote[REC_REACH_IOV];
-    unsigned char(*heads)[16] = (unsigned char(*)[16])(void *)rr->buf;
-    size_t max = REC_REACH_BATCH / sizeof(*heads) < REC_REACH_IOV ? REC_REACH_BATCH / sizeof(*heads)
-                                                                  : REC_REACH_IOV;
-
-    for (size_t b = 0; b < rr->nr_blocks; b += max) {
-        size_t n = rr->nr_blocks - b < max ? rr->nr_blocks - b : max;
-
-        memset(heads, 0, n * sizeof(*heads));
-        for (size_t i = 0; i < n; i++) {
-            struct rec_reach_block *k = &rr->blocks[b + i];
-            size_t len =
-                k->size < 2 * REC_WORD ? (size_t)k->size & ~(size_t)(REC_WORD - 1) : 2 * REC_WORD;
-            const unsigned char *v = rr->view ? rr->view(rr->view_arg, k->addr, len) : NULL;
-
-            if (v) /* held here: no read */
-                memcpy(heads[i], v, len);
-            local[i] = (struct iovec){heads[i], v ? 0 : len};
-            remote[i] = (struct iovec){(void *)(uintptr_t)k->addr, v ? 0 : len};
-            k->nr_words = (uint8_t)(len / REC_WORD);
-        }
-        rr_readv(rr, local, remote, n);
-        for (size_t i = 0; i < n; i++) {
-            rr->blocks[b + i].w0 = rr_word_at(heads[i], REC_WORD);
-            rr->blocks[b + i].w1 = rr_word_at(heads[i] + REC_WORD, REC_WORD);
-        }
-    }
-}
-
 /* The block ptr points into ([addr, addr + size), or addr itself for an
  * empty block: find_chunk_for), or NULL. */
 static struct rec_reach_block *rr_find(const struct rec_reach *rr, uint64_t ptr)
 {
     size_t i;
 
+    if (ptr - rr->lo >= rr->hi - rr->lo)
+        return NULL;
     if (rr->idx && ptr >= rr->idx_lo && ptr < rr->idx_hi) {
         /* The last block at or below ptr starts before the next granule. */
         i = rr->idx[((ptr - rr->idx_lo) >> rr->idx_shift) + 1];
@@ -242,30 +220,48 @@ static int rr_is_vtable(struct rec_reach *rr, uint64_t p)
     return 0;
 }
 
+/* The first two words of block k (of its size: fewer in a smaller block),
+ * read only for the interior pointers memcheck's heuristics look at:
+ * reading every block's head up front cost a pass over the heap. A page
+ * that cannot be read gives zeros, as memcheck's unreadable memory does. */
+static unsigned rr_head(struct rec_reach *rr, const struct rec_reach_block *k, uint64_t *w0,
+                        uint64_t *w1)
+{
+    unsigned char head[16] = {0};
+    size_t len = k->size < 2 * REC_WORD ? (size_t)k->size & ~(size_t)(REC_WORD - 1) : 2 * REC_WORD;
+    struct iovec l = {head, len}, r = {(void *)(uintptr_t)k->addr, len};
+
+    if (len)
+        rr_readv(rr, &l, &r, 1);
+    *w0 = rr_word_at(head, REC_WORD);
+    *w1 = rr_word_at(head + REC_WORD, REC_WORD);
+    return (unsigned)(len / REC_WORD);
+}
+
 /* memcheck's heuristic_reachedness: an interior pointer that some common
  * layout makes a start pointer. 1 if one matches. */
 static int rr_heuristic(struct rec_reach *rr, const struct rec_reach_block *k, uint64_t ptr)
 {
-    uint64_t off = ptr - k->addr;
-    uint64_t len64 = REC_WORD == 8 ? k->w0 : k->w0 | k->w1 << 32;
+    uint64_t off = ptr - k->addr, w0, w1;
+    unsigned nr_words = rr_head(rr, k, &w0, &w1);
+    uint64_t len64 = REC_WORD == 8 ? w0 : w0 | w1 << 32;
 
     /* stdstring: length, capacity, refcount, then the chars ptr points at. */
-    if (off == 3 * REC_WORD && k->nr_words == 2 && 3 * REC_WORD + k->w1 + 1 == k->size &&
-        k->w0 <= k->w1)
+    if (off == 3 * REC_WORD && nr_words == 2 && 3 * REC_WORD + w1 + 1 == k->size && w0 <= w1)
         return 1;
     /* length64: a 64-bit length of the rest, then ptr (sqlite): 8 bytes
      * whatever the word (two words of a 32-bit process). */
-    if (off == 8 && k->nr_words * REC_WORD >= 8 && k->size - 8 == len64 && len64 > 0)
+    if (off == 8 && nr_words * REC_WORD >= 8 && k->size - 8 == len64 && len64 > 0)
         return 1;
     /* newarray: new[]'s element count, then the elements. */
-    if (off == REC_WORD && k->nr_words >= 1 && k->w0 > 0 && (k->size - REC_WORD) % k->w0 == 0)
+    if (off == REC_WORD && nr_words >= 1 && w0 > 0 && (k->size - REC_WORD) % w0 == 0)
         return 1;
     /* multipleinheritance: vtable pointers at the start and at ptr. */
-    if (!(ptr % REC_WORD) && k->nr_words >= 1 && !(k->w0 % REC_WORD) && k->w0 >= REC_PAGE) {
+    if (!(ptr % REC_WORD) && nr_words >= 1 && !(w0 % REC_WORD) && w0 >= REC_PAGE) {
         uint64_t inner;
 
         if (rr_read_words(rr, ptr, &inner, 1) && !(inner % REC_WORD) && inner >= REC_PAGE &&
-            rr_is_vtable(rr, inner) && rr_is_vtable(rr, k->w0))
+            rr_is_vtable(rr, inner) && rr_is_vtable(rr, w0))
             return 1;
     }
     return 0;

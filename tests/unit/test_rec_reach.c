@@ -98,7 +98,6 @@ static void run(struct space *sp, struct rec_reach_block *b, size_t n, uint64_t 
     struct rec_reach rr = {.read = space_read, .read_arg = sp, .blocks = b, .nr_blocks = n};
 
     assert_int_equal(rec_reach_init(&rr), 0);
-    rec_reach_read_heads(&rr);
     rec_reach_root_range(&rr, DATA, DATA + 4096);
     if (reg)
         rec_reach_root_word(&rr, reg);
@@ -176,7 +175,6 @@ static void test_register_and_hole(void **state)
     blocks(b, 2);
     put(&sp, DATA + 0x2000 + 64, b[1].addr);
     assert_int_equal(rec_reach_init(&rr), 0);
-    rec_reach_read_heads(&rr);
     rec_reach_root_range(&rr, DATA, DATA + 0x3000);
     rec_reach_root_word(&rr, b[0].addr);
     rec_reach_mark(&rr);
@@ -207,7 +205,6 @@ static void run_snap(struct space *sp, struct rec_reach_block *b, size_t n, uint
     rr.read_arg = rr.view_arg = &sn;
     rr.view = rec_reach_snap_view;
     assert_int_equal(rec_reach_init(&rr), 0);
-    rec_reach_read_heads(&rr);
     rec_reach_root_range(&rr, DATA, DATA + 4096);
     rec_reach_mark(&rr);
     *skipped = rr.skipped_bytes;
@@ -288,7 +285,6 @@ static void test_words32(void **state)
         rr.blocks = b;
         rr.nr_blocks = 2;
         assert_int_equal(rec_reach_init(&rr), 0);
-        rec_reach_read_heads(&rr);
         rec_reach_root_range(&rr, DATA, DATA + 4096);
         rec_reach_mark(&rr);
         rec_reach_free(&rr);
