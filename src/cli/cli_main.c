@@ -20,6 +20,8 @@ static const struct cli_command commands[] = {
     {"tree", cmd_tree, "call tree with inclusive and self cost, top-down or bottom-up"},
     {"plot", cmd_plot, "SVG plots: heap use over time, log-log size histogram"},
     {"flamegraph", cmd_flamegraph, "interactive flame graph SVG (or folded stacks) by cost"},
+    {"serve", cmd_serve, "a web view of a trace, live while it is recorded: charts, sites, windows"},
+    {"top", cmd_top, "the heap and its top call sites in a terminal, refreshed like top(1)"},
     {"html", cmd_html, "one self-contained HTML report: summary, timeline, window, flame graph"},
     {"replay", cmd_replay, "run a process's heap calls again under other allocators, side by side"},
     {"diff", cmd_diff, "what changed between two traces (or windows), call site by call site"},
