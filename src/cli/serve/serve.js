@@ -24,6 +24,7 @@ function showError(e) {
 
 const group = (n) => Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 function bytes(n) {
+  if (n < 0) return `-${bytes(-n)}`; // a window's Impacting Size can be negative
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let v = n, u = 0;
   while (v >= 1024 && u < units.length - 1) { v /= 1024; u++; }
