@@ -17,7 +17,7 @@ set -euo pipefail
 # links (compression, unwinding, DWARF, demangling; zlib and SQLite for
 # `memscribe export`).
 PKGS=(build-essential cmake pkg-config libzstd-dev libunwind-dev libdw-dev libelf-dev
-      libiberty-dev zlib1g-dev libsqlite3-dev)
+      libiberty-dev zlib1g-dev libsqlite3-dev libmicrohttpd-dev)
 # The i386 collector for 32-bit programs (lib/memscribe/i386, docs/frag.md).
 PKGS+=(gcc-multilib)
 # memscribe replay: the allocators it replays a trace against by name
@@ -46,6 +46,8 @@ if [ "${1:-}" = "--test" ]; then
   # valgrind; `go tool pprof`; dh_view.html in chromium; the sqlite3 shell),
   # and GNU time for peak-RSS checks.
   PKGS+=(massif-visualizer golang-go chromium sqlite3 time)
+  # memscribe serve's page driven in a browser (tests/e2e/serve_*.sh), and curl for its rules.
+  PKGS+=(chromium-driver python3-selenium curl)
   # plot, flamegraph, html: SVGs checked by a real XML parser, DOMs read by
   # python3; python3 also serves the debuginfod test's files.
   PKGS+=(libxml2-utils python3)

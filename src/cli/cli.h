@@ -37,6 +37,8 @@ cli_cmd_fn cmd_report;
 cli_cmd_fn cmd_leaks;
 cli_cmd_fn cmd_window;
 cli_cmd_fn cmd_timeline;
+cli_cmd_fn cmd_serve;
+cli_cmd_fn cmd_top;
 cli_cmd_fn cmd_vmem;
 cli_cmd_fn cmd_frag;
 cli_cmd_fn cmd_histogram;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_live.h"
 #include "cli/cli_snap.h"
 #include "format/fmt_shm.h"
 #include "format/fmt_writer.h"
@@ -25,6 +26,8 @@ struct record_opts {
     int quiet, serve, vm_precise;
     pid_t pid; /* -p, or --serve's first program */
     uint64_t duration_ns, snap_every_ns;
+    int live; /* --live: the server's options in live_* */
+    const char *live_listen, *live_port, *live_url_file;
     const char *check[RECORD_MAX_CHECKS]; /* --check OPT[=VALUE]: memscribe check's --OPT */
     unsigned nr_check;
 };
@@ -80,6 +83,11 @@ static void print_help(void)
            "                     runs, a pprof profile of the heap in use and allocated\n"
            "                     so far, DIR/heap.0001.pb.gz, ...; the trace is\n"
            "                     DIR/trace.mscr (docs/record.md: Snapshots)\n"
+           "      --live         a web view of the trace while it is recorded: starts\n"
+           "                     `memscribe serve` on it and says its address (the page\n"
+           "                     is at most 1.25 s behind the program; docs/serve.md)\n"
+           "      --live-listen ADDR, --live-port N, --live-url-file F\n"
+           "                     serve's --listen, --port and --url-file\n"
            "      --vm-precise   also record the mappings libc, ld.so and pthread_create\n"
            "                     make themselves (Syscall User Dispatch; default off,\n"
            "                     README: Cost)\n"
@@ -225,6 +233,10 @@ static int record_parse(int argc, char **argv, struct record_opts *o)
         {"duration", required_argument, NULL, 'U'}, /* with -p */
         {"check", required_argument, NULL, 'K'},
         {"reach", no_argument, NULL, 'R'},
+        {"live", no_argument, NULL, 'L'},
+        {"live-listen", required_argument, NULL, 1001},
+        {"live-port", required_argument, NULL, 1002},
+        {"live-url-file", required_argument, NULL, 1003},
         {NULL, 0, NULL, 0},
     };
     int opt;
@@ -237,6 +249,12 @@ static int record_parse(int argc, char **argv, struct record_opts *o)
             o->rec.no_follow = 1;
         } else if (opt == 'R') {
             o->rec.reach = 1;
+        } else if (opt == 'L') {
+            o->live = 1;
+        } else if (opt >= 1001 && opt <= 1003) {
+            *(opt == 1001   ? &o->live_listen
+              : opt == 1002 ? &o->live_port
+                            : &o->live_url_file) = optarg;
         } else if (opt == 'q') {
             o->quiet = 1;
         } else if (opt == 'S') {
@@ -258,6 +276,10 @@ static void record_check(const struct record_opts *o, int argc, int first)
     if (o->snap_every_ns && (!o->rec.out_path || o->serve))
         cli_usage_error("record: --snapshot-every wants -o DIR, the directory of the trace and "
                         "the profiles");
+    if ((o->live_listen || o->live_port || o->live_url_file) && !o->live)
+        cli_usage_error("record: --live-listen, --live-port and --live-url-file go with --live");
+    if (o->live && o->serve)
+        cli_usage_error("record: --live does not go with --serve (nobody reads its messages)");
     if (o->serve) {
         if (o->nr_check || o->rec.reach)
             cli_usage_error("record: --check and --reach do not go with --serve");
@@ -419,6 +441,10 @@ int cmd_record(int argc, char **argv)
     record_mode(s, &o, argv + first, &prog);
     if (o.snap_every_ns)
         rec_session_add_tap(s, &cli_snap_tap, &snap);
+    struct cli_live live = {
+        .listen = o.live_listen, .port = o.live_port, .url_file = o.live_url_file};
+    if (o.live)
+        rec_session_add_tap(s, &cli_live_tap, &live);
     if ((o.snap_every_ns && cli_snap_make(&snap, msg, sizeof(msg))) ||
         rec_session_run(s, &sum, msg, sizeof(msg)) != 0) {
         rec_session_free(s); /* a program made and never let go is killed */

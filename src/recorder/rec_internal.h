@@ -315,9 +315,11 @@ struct rec_session {
     uint32_t nr_taps;
     int lfd;                      /* the listening socket, -1: none (Wine) */
     struct rec_statuses statuses; /* .root: the first program */
-    int no_children;              /* the last round's reap found no child left */
-    int own_tree;                 /* we started the tree: its statuses are ours */
-    int runs_on; /* the recording left the tree running (a detach): its images did not end */
+    int no_children;              /* the last round's reap found no child left (helpers apart) */
+    pid_t helpers[REC_MAX_TAPS];  /* the taps' own processes (rec_session_add_helper) */
+    uint32_t nr_helpers;
+    int own_tree; /* we started the tree: its statuses are ours */
+    int runs_on;  /* the recording left the tree running (a detach): its images did not end */
     unsigned idle_wait_ms; /* the wait between rounds with nothing open */
     struct fmt_writer_options wopt;
     uint32_t attached_pid;        /* record -p's process, for the trace's header */

@@ -2,6 +2,7 @@
 /* The recording session (rec_session.h): the trace made, the mode started,
  * the loop of rounds run once for every mode, and the end: the last
  * hellos, the last drain, the trace finished. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -160,6 +161,61 @@ int rec_session_child_status(const struct rec_session *s, pid_t pid, int *status
     return 0;
 }
 
+int rec_session_add_helper(struct rec_session *s, pid_t pid)
+{
+    if (s->nr_helpers == REC_MAX_TAPS)
+        return -ENOSPC;
+    s->helpers[s->nr_helpers++] = pid;
+    return 0;
+}
+
+/* Are the children left all helpers? The recorder is a subreaper, so the
+ * traced tree's orphans are its children too: the kernel's lists of each
+ * thread's children say who is left. 1 if only helpers are. */
+static int rec_only_helpers_left(const struct rec_session *s)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    int only = d != NULL;
+
+    while (d && only && (e = readdir(d))) {
+        char path[300], buf[4096];
+        int fd;
+        ssize_t n;
+
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/self/task/%s/children", e->d_name);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+            continue; /* the thread ended */
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n < 0 || n == (ssize_t)sizeof(buf) - 1) {
+            only = 0;
+            break;
+        }
+        buf[n] = 0;
+        for (char *p = buf, *end; *p; p = end) {
+            long pid = strtol(p, &end, 10);
+            int helper = 0;
+
+            if (end == p)
+                break;
+            for (uint32_t i = 0; i < s->nr_helpers; i++)
+                helper |= s->helpers[i] == (pid_t)pid;
+            only &= helper;
+        }
+    }
+    if (d)
+        closedir(d);
+    return only;
+}
+
+const char *rec_session_trace_path(const struct rec_session *s)
+{
+    return s->opt.out_path;
+}
+
 int rec_session_flush(struct rec_session *s)
 {
     return fmt_writer_flush(s->w);
@@ -286,6 +342,8 @@ static uint64_t rec_session_round(struct rec_session *s, uint64_t now)
         rec_socket_accept(s, s->lfd, now, REC_ACCEPTS_PER_ROUND);
     limit = rec_merge_watermark(s, now);
     s->no_children = rec_reap(&s->statuses);
+    if (!s->no_children && s->nr_helpers && s->statuses.root_done)
+        s->no_children = rec_only_helpers_left(s);
     rec_check_exits(s, &s->statuses, s->lfd, rec_clock_now(&s->clock));
     rec_merge_emit(s, limit);
     if (s->wopt.reach)

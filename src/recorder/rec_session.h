@@ -128,6 +128,12 @@ void rec_session_free(struct rec_session *s);
 
 /* For taps. The recorder's clock at the start of the recording (ns). */
 uint64_t rec_session_start_ns(const struct rec_session *s);
+/* Process pid, a child a tap started (record --live's server), does not
+ * keep the recording going: the tree is over when only such children are
+ * left. 0, or -ENOSPC (at most REC_MAX_TAPS). */
+int rec_session_add_helper(struct rec_session *s, pid_t pid);
+/* The trace's path (its default name is made when the trace is). */
+const char *rec_session_trace_path(const struct rec_session *s);
 /* Has the first program ended (its wait status collected)? */
 int rec_session_program_ended(const struct rec_session *s);
 /* The wait status of child pid, if a round has collected it: 1, else 0. */

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# memscribe serve on a trace (bench/README.md, "serve"): the first view
+# (the queries the page makes when it opens: status, report, timeline,
+# leaks), a window query, a moment's leaks query, and the same window asked
+# again (kept: the trace did not change); the server's own peak RSS and the
+# peak RSS of the command a query runs (measured alone with GNU time);
+# medians of RUNS fresh servers. With STORM (bench_storm), also the trace's
+# size recorded with --live (flushed every 250 ms) and without.
+#
+# usage: bench/serve_latency.sh MEMSCRIBE TRACE [RUNS [STORM]]
+set -euo pipefail
+BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
+MS=$1
+TRACE=$2
+RUNS=${3:-3}
+STORM=${4:-}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/serve-bench.XXXXXX")
+SERVER=""
+trap '[ -z "$SERVER" ] || kill "$SERVER" 2>/dev/null; rm -rf "$WORK"' EXIT
+
+ms_now() { date +%s%3N; }
+get() { curl -s -o /dev/null -w '%{http_code}' "$BASE/api/$1?token=$TOKEN&$2"; }
+
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+end_ns=$("$MS" report --format=json "$TRACE" 2>/dev/null |
+    awk -F'[:,]' '/"last_ns"/ { v = $2 + 0; if (v > m) m = v } END { print m }')
+first="" window="" leaks="" again="" rss=""
+for ((i = 0; i < RUNS; i++)); do
+    rm -f "$WORK/url"
+    "$MS" serve --url-file "$WORK/url" "$TRACE" >/dev/null 2>&1 &
+    SERVER=$!
+    for _ in $(seq 200); do [ -s "$WORK/url" ] && break; sleep 0.05; done
+    URL=$(cat "$WORK/url")
+    BASE=${URL%%/\?*}
+    TOKEN=${URL##*token=}
+    t0=$(ms_now)
+    get status "" >/dev/null
+    get report "top=20" >/dev/null
+    get timeline "interval=$((end_ns / 400 + 1000))ns" >/dev/null
+    get leaks "top=20" >/dev/null
+    t1=$(ms_now)
+    get window "from=$((end_ns / 4))ns&to=$((end_ns * 3 / 5))ns&top=20" >/dev/null
+    t2=$(ms_now)
+    get leaks "at=$((end_ns / 2))ns&top=20" >/dev/null
+    t3=$(ms_now)
+    get window "from=$((end_ns / 4))ns&to=$((end_ns * 3 / 5))ns&top=20" >/dev/null
+    t4=$(ms_now)
+    first+=" $((t1 - t0))" window+=" $((t2 - t1))" leaks+=" $((t3 - t2))" again+=" $((t4 - t3))"
+    rss+=" $(awk '/VmHWM/ { print $2 }' "/proc/$SERVER/status")"
+    kill "$SERVER"
+    wait "$SERVER" 2>/dev/null || true
+    SERVER=""
+done
+/usr/bin/time -f '%M' -o "$WORK/rss" "$MS" report --format=json --top 20 "$TRACE" >/dev/null 2>&1
+echo "serve on $TRACE ($(stat -c %s "$TRACE") bytes); load before: $load0; after: $(cut -d' ' -f1-3 /proc/loadavg); runs $RUNS"
+awk -f "$BENCH_DIR/median.awk" -f /dev/stdin <<AWK
+BEGIN {
+    printf "| | median | runs |\n|---|---:|---|\n"
+    printf "| first view (status, report, timeline, leaks), ms | %d |%s |\n", median("$first"), "$first"
+    printf "| a window, ms | %d |%s |\n", median("$window"), "$window"
+    printf "| live at a moment, ms | %d |%s |\n", median("$leaks"), "$leaks"
+    printf "| the same window again (kept), ms | %d |%s |\n", median("$again"), "$again"
+    printf "| the server's peak RSS, KiB | %d |%s |\n", median("$rss"), "$rss"
+    printf "| report's peak RSS (a query's process), KiB | %d | |\n", $(cat "$WORK/rss")
+}
+AWK
+if [ -n "$STORM" ]; then
+    for mode in plain live; do
+        flag=()
+        [ "$mode" = live ] && flag=(--live)
+        "$MS" record -q "${flag[@]}" -o "$WORK/$mode.mscr" -- "$STORM" 1 20000000 >/dev/null 2>&1
+        echo "bench_storm 1 20000000, $mode: $(stat -c %s "$WORK/$mode.mscr") bytes"
+    done
+fi

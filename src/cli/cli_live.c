@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/* record --live's tap (cli_live.h). The server is `memscribe serve` in a
+ * process of its own: the recorder never waits for a page's query, and
+ * a query's replay of the trace never takes the recorder's core time. */
+#include "cli/cli_live.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+extern char **environ;
+
+/* Read the address serve prints first on its standard output. */
+static void read_url(int fd, char *url, size_t size)
+{
+    size_t len = 0;
+
+    url[0] = 0;
+    while (len + 1 < size) {
+        struct pollfd p = {fd, POLLIN, 0};
+        ssize_t got;
+
+        if (poll(&p, 1, 10000) <= 0 || (got = read(fd, url + len, size - 1 - len)) <= 0)
+            break;
+        len += (size_t)got;
+        url[len] = 0;
+        if (strchr(url, '\n'))
+            break;
+    }
+    char *nl = strchr(url, '\n');
+    if (nl)
+        *nl = 0;
+    else
+        url[0] = 0;
+}
+
+static void live_start(struct rec_session *s, struct cli_live *l)
+{
+    char self[PATH_MAX], url[512];
+    char *argv[12];
+    int n = 0, fd[2];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    posix_spawn_file_actions_t fa;
+
+    l->started = 1;
+    if (len <= 0 || pipe2(fd, O_CLOEXEC)) {
+        cli_warn("record: --live: cannot start the server: %s", strerror(errno));
+        return;
+    }
+    self[len] = 0;
+    argv[n++] = self;
+    argv[n++] = "serve";
+    if (l->listen) {
+        argv[n++] = "--listen";
+        argv[n++] = (char *)l->listen;
+    }
+    if (l->port) {
+        argv[n++] = "--port";
+        argv[n++] = (char *)l->port;
+    }
+    if (l->url_file) {
+        argv[n++] = "--url-file";
+        argv[n++] = (char *)l->url_file;
+    }
+    argv[n++] = "--";
+    argv[n++] = (char *)l->trace;
+    argv[n] = NULL;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    int rc = posix_spawn(&l->pid, self, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fd[1]);
+    if (rc) {
+        l->pid = 0;
+        close(fd[0]);
+        cli_warn("record: --live: cannot start the server: %s", strerror(rc));
+        return;
+    }
+    rec_session_add_helper(s, l->pid);
+    read_url(fd[0], url, sizeof(url));
+    close(fd[0]);
+    if (!url[0]) {
+        cli_warn("record: --live: the server did not start (its message is above); recording "
+                 "goes on");
+        return;
+    }
+    fprintf(stderr, "memscribe: record: live view at %s\n", url);
+}
+
+static void live_round(struct rec_session *s, void *tap, uint64_t now_ns)
+{
+    struct cli_live *l = tap;
+
+    /* The page's delay is the flush's period: the reader sees whole chunks. */
+    if (now_ns - l->last_flush_ns >= CLI_LIVE_FLUSH_NS) {
+        rec_session_flush(s);
+        l->last_flush_ns = now_ns;
+    }
+    if (!l->started) {
+        l->trace = rec_session_trace_path(s);
+        live_start(s, l);
+    }
+}
+
+static void live_finish(struct rec_session *s, void *tap)
+{
+    struct cli_live *l = tap;
+    int status;
+
+    (void)s;
+    if (!l->pid)
+        return;
+    kill(l->pid, SIGTERM);
+    while (waitpid(l->pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    l->pid = 0;
+    fprintf(stderr,
+            "memscribe: record: the live view ended with the recording; `memscribe serve %s` "
+            "shows the trace again\n",
+            l->trace);
+}
+
+const struct rec_tap_ops cli_live_tap = {.round = live_round, .finish = live_finish};

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* record --live (docs/serve.md, "Live"): `memscribe serve` on the trace
+ * while it is recorded, started as a process of its own once the trace
+ * exists, its address said on stderr; the trace flushed every
+ * CLI_LIVE_FLUSH_NS so that the page (which asks every second) is at most
+ * that much behind the program; the server stopped when the recording
+ * ends. */
+#ifndef CLI_LIVE_H
+#define CLI_LIVE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "recorder/rec_session.h"
+
+#define CLI_LIVE_FLUSH_NS (250 * 1000 * 1000ull)
+
+struct cli_live {
+    const char *trace;    /* the trace the session writes, known at the first round */
+    const char *listen;   /* serve --listen, NULL: its default */
+    const char *port;     /* serve --port, NULL: its default */
+    const char *url_file; /* serve --url-file, NULL: none */
+    pid_t pid;            /* the server, 0 before it starts or after it failed */
+    int started;          /* the first round started it (or failed to) */
+    uint64_t last_flush_ns;
+};
+
+/* The recording session's tap (its argument a struct cli_live). */
+extern const struct rec_tap_ops cli_live_tap;
+
+#endif

@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: MIT */
+/* memscribe serve's HTTP side (cli_serve_http.h). libmicrohttpd runs a
+ * thread per connection, so a slow query (a large trace replayed) does not
+ * hold up the page's other requests; each query runs memscribe's own
+ * command in a child (cli_serve_query.c). */
+#include "cli/cli_serve_http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Answers kept, each until the trace's size or time changes: a finished
+ * trace answers each query once, and a page that polls a growing trace
+ * costs one run per change, however many tabs look. */
+#define CACHE_ENTRIES 32
+#define MAX_KEY 256
+
+struct cache_entry {
+    char key[MAX_KEY];
+    uint64_t size, mtime_ns;
+    unsigned status;
+    const char *type;
+    char *body;
+    size_t body_len;
+    uint64_t used;
+};
+
+struct cli_serve_http {
+    struct MHD_Daemon *d;
+    struct cli_serve_trace trace;
+    char token[80];
+    const char *page;
+    pthread_mutex_t lock;
+    struct cache_entry cache[CACHE_ENTRIES];
+    uint64_t clock;
+};
+
+static bool token_ok(const struct cli_serve_http *h, const char *given)
+{
+    size_t n = strlen(h->token);
+    unsigned char diff = 0;
+
+    if (!given || strlen(given) != n)
+        return false;
+    for (size_t i = 0; i < n; i++) /* the same time whatever matches */
+        diff |= (unsigned char)(given[i] ^ h->token[i]);
+    return diff == 0;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type,
+                             char *body, size_t len, bool owned)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(
+        len, body, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+    enum MHD_Result rc;
+
+    if (!r) {
+        if (owned)
+            free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", type);
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+    /* Only the page's own script and style, and requests to this server. */
+    MHD_add_response_header(r, "Content-Security-Policy",
+                            "default-src 'none'; script-src 'unsafe-inline'; style-src "
+                            "'unsafe-inline'; connect-src 'self'; img-src data:");
+    rc = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, const char *text)
+{
+    return reply(c, status, "text/plain; charset=utf-8", (char *)text, strlen(text), false);
+}
+
+struct conn_params {
+    struct MHD_Connection *c;
+    char key[MAX_KEY];
+    size_t key_len;
+};
+
+/* A parameter, and the cache key grows by it (so two URLs that ask the
+ * same thing share an answer). */
+static const char *param(void *arg, const char *name)
+{
+    struct conn_params *p = arg;
+    const char *v = MHD_lookup_connection_value(p->c, MHD_GET_ARGUMENT_KIND, name);
+
+    if (v && p->key_len < MAX_KEY) {
+        int n = snprintf(p->key + p->key_len, MAX_KEY - p->key_len, "&%s=%s", name, v);
+        p->key_len = n < 0 ? MAX_KEY : p->key_len + (size_t)n;
+    }
+    return v;
+}
+
+static struct cache_entry *cache_find(struct cli_serve_http *h, const char *key, uint64_t size,
+                                      uint64_t mtime)
+{
+    for (size_t i = 0; i < CACHE_ENTRIES; i++) {
+        struct cache_entry *e = &h->cache[i];
+
+        if (e->body && !strcmp(e->key, key) && e->size == size && e->mtime_ns == mtime)
+            return e;
+    }
+    return NULL;
+}
+
+static void cache_put(struct cli_serve_http *h, const char *key, uint64_t size, uint64_t mtime,
+                      const struct cli_serve_answer *a)
+{
+    struct cache_entry *lru = &h->cache[0];
+    char *copy = malloc(a->body_len ? a->body_len : 1);
+
+    if (!copy)
+        return;
+    memcpy(copy, a->body, a->body_len);
+    for (size_t i = 0; i < CACHE_ENTRIES; i++)
+        if (!h->cache[i].body || h->cache[i].used < lru->used)
+            lru = &h->cache[i];
+    free(lru->body);
+    *lru = (struct cache_entry){.size = size,
+                                .mtime_ns = mtime,
+                                .status = a->status,
+                                .type = a->type,
+                                .body = copy,
+                                .body_len = a->body_len,
+                                .used = ++h->clock};
+    snprintf(lru->key, sizeof(lru->key), "%s", key);
+}
+
+static enum MHD_Result api(struct cli_serve_http *h, struct MHD_Connection *c, const char *name)
+{
+    struct conn_params p = {.c = c};
+    struct cli_serve_answer a = {0};
+    uint64_t size = 0, mtime = 0;
+    bool cacheable = strcmp(name, "status") != 0;
+    int rc;
+
+    p.key_len = (size_t)snprintf(p.key, sizeof(p.key), "%s", name);
+    if (cacheable && cli_serve_trace_version(h->trace.path, &size, &mtime) == 0) {
+        /* The key is known once the query has read its parameters: look
+         * them up the same way first. */
+        static const char *const names[] = {"top", "pid",  "interval", "from",
+                                            "to",  "tree", "at",       "depth"};
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+            param(&p, names[i]);
+        pthread_mutex_lock(&h->lock);
+        struct cache_entry *e = p.key_len < MAX_KEY ? cache_find(h, p.key, size, mtime) : NULL;
+        if (e) {
+            char *body = malloc(e->body_len ? e->body_len : 1);
+            e->used = ++h->clock;
+            if (body)
+                memcpy(body, e->body, e->body_len);
+            unsigned status = e->status;
+            const char *type = e->type;
+            size_t len = e->body_len;
+            pthread_mutex_unlock(&h->lock);
+            return body ? reply(c, status, type, body, len, true) : MHD_NO;
+        }
+        pthread_mutex_unlock(&h->lock);
+    }
+    struct conn_params q = {.c = c};
+    rc = cli_serve_query(&h->trace, name, param, &q, &a);
+    if (rc < 0)
+        return send_text(c, 500, "the server could not run the query\n");
+    /* Keep answers that are the trace's, not a passing failure. */
+    if (cacheable && (a.status == 200 || a.status == 400) && p.key_len < MAX_KEY) {
+        pthread_mutex_lock(&h->lock);
+        cache_put(h, p.key, size, mtime, &a);
+        pthread_mutex_unlock(&h->lock);
+    }
+    return reply(c, a.status, a.type, a.body, a.body_len, true);
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+                              const char *method, const char *version, const char *upload,
+                              size_t *upload_size, void **state)
+{
+    struct cli_serve_http *h = cls;
+
+    (void)version;
+    (void)upload;
+    /* Only GET: anything else is answered at its headers, its body unread. */
+    if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+        return send_text(c, 405, "only GET\n");
+    if (!*state) { /* the headers: answer once they are all here */
+        *state = h;
+        return MHD_YES;
+    }
+    *upload_size = 0; /* a GET's body, if any, is not read */
+    if (!token_ok(h, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token")))
+        return send_text(c, 403,
+                         "memscribe serve: this address needs the token printed when the server "
+                         "started (?token=...)\n");
+    if (!strcmp(url, "/"))
+        return reply(c, 200, "text/html; charset=utf-8", (char *)h->page, strlen(h->page), false);
+    if (!strncmp(url, "/api/", 5) && strlen(url) < 40)
+        return api(h, c, url + 5);
+    return send_text(c, 404, "not here\n");
+}
+
+static int bind_address(const char *listen, uint16_t port, struct sockaddr_storage *ss)
+{
+    struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+    memset(ss, 0, sizeof(*ss));
+    if (inet_pton(AF_INET, listen, &in4->sin_addr) == 1) {
+        in4->sin_family = AF_INET;
+        in4->sin_port = htons(port);
+        return AF_INET;
+    }
+    if (inet_pton(AF_INET6, listen, &in6->sin6_addr) == 1) {
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = htons(port);
+        return AF_INET6;
+    }
+    return -1;
+}
+
+int cli_serve_http_start(struct cli_serve_http **out, const struct cli_serve_trace *t,
+                         const struct cli_serve_http_options *o, uint16_t *port, char *msg,
+                         size_t msg_size)
+{
+    struct sockaddr_storage ss;
+    int family = bind_address(o->listen, o->port, &ss);
+    struct cli_serve_http *h;
+
+    if (family < 0) {
+        snprintf(msg, msg_size, "--listen %s: not an IPv4 or IPv6 address", o->listen);
+        return -EINVAL;
+    }
+    if (!(h = calloc(1, sizeof(*h))))
+        return -ENOMEM;
+    h->trace = *t;
+    h->page = o->page;
+    snprintf(h->token, sizeof(h->token), "%s", o->token);
+    pthread_mutex_init(&h->lock, NULL);
+    h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+                                MHD_USE_ERROR_LOG | (family == AF_INET6 ? MHD_USE_IPv6 : 0),
+                            o->port, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR,
+                            (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned)32,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_END);
+    if (!h->d) {
+        int e = errno ? errno : EADDRINUSE;
+        snprintf(msg, msg_size, "cannot listen on %s port %u: %s", o->listen, (unsigned)o->port,
+                 strerror(e));
+        pthread_mutex_destroy(&h->lock);
+        free(h);
+        return -e;
+    }
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+    *port = di ? di->port : o->port;
+    *out = h;
+    return 0;
+}
+
+void cli_serve_http_stop(struct cli_serve_http *h)
+{
+    if (!h)
+        return;
+    MHD_stop_daemon(h->d);
+    for (size_t i = 0; i < CACHE_ENTRIES; i++)
+        free(h->cache[i].body);
+    pthread_mutex_destroy(&h->lock);
+    free(h);
+}

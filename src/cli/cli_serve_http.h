@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* The HTTP side of `memscribe serve` (docs/serve.md), on libmicrohttpd:
+ * the page at /, the queries at /api/NAME, a random token asked on every
+ * request, answers kept until the trace changes. */
+#ifndef CLI_SERVE_HTTP_H
+#define CLI_SERVE_HTTP_H
+
+#include <stdint.h>
+
+#include "cli/cli_serve_query.h"
+
+struct cli_serve_http;
+
+struct cli_serve_http_options {
+    const char *listen; /* an IPv4 or IPv6 address; 127.0.0.1 unless asked */
+    uint16_t port;      /* 0: one the system picks */
+    const char *token;  /* asked as ?token= on every request */
+    const char *page;   /* the page, whole (its script and style inside) */
+};
+
+/* Start serving t: 0 with *out (and *port the port listened on), or
+ * -errno with msg saying why. */
+int cli_serve_http_start(struct cli_serve_http **out, const struct cli_serve_trace *t,
+                         const struct cli_serve_http_options *o, uint16_t *port, char *msg,
+                         size_t msg_size);
+void cli_serve_http_stop(struct cli_serve_http *h);
+
+#endif

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/* The page's queries, each one memscribe command run on the served trace
+ * (cli_serve_query.h). A command runs in a child process of this binary:
+ * its memory ends with it (the server stays small however large the trace),
+ * a trace that makes it fail fails one answer, not the server, and its
+ * JSON is by construction what the command prints. */
+#include "cli/cli_serve_query.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/util_array.h"
+
+extern char **environ;
+
+/* What a parameter may hold. */
+enum param_kind {
+    P_COUNT, /* digits, at most 7 */
+    P_TIME,  /* a time or duration as the commands take it: 1.5s, 250ms, peak, end */
+    P_FLAG,  /* 0 or 1 */
+    P_PIDS,  /* digits and commas */
+};
+
+struct param {
+    const char *name;   /* in the URL */
+    const char *option; /* the command's option, NULL for a P_FLAG that adds `flag` */
+    enum param_kind kind;
+    const char *flag; /* P_FLAG: the option it adds when 1 */
+};
+
+#define MAX_PARAMS 6
+struct query {
+    const char *name;
+    const char *command;
+    struct param params[MAX_PARAMS];
+};
+
+static const struct query queries[] = {
+    {"report", "report", {{"top", "--top", P_COUNT, NULL}, {"pid", "--pid", P_PIDS, NULL}}},
+    {"timeline",
+     "timeline",
+     {{"interval", "--interval", P_TIME, NULL}, {"pid", "--pid", P_PIDS, NULL}}},
+    {"window",
+     "window",
+     {{"from", "--from", P_TIME, NULL},
+      {"to", "--to", P_TIME, NULL},
+      {"top", "--top", P_COUNT, NULL},
+      {"tree", NULL, P_FLAG, "--tree"},
+      {"pid", "--pid", P_PIDS, NULL}}},
+    {"leaks",
+     "leaks",
+     {{"at", "--at", P_TIME, NULL},
+      {"top", "--top", P_COUNT, NULL},
+      {"pid", "--pid", P_PIDS, NULL}}},
+    {"tree", "tree", {{"depth", "--depth", P_COUNT, NULL}, {"pid", "--pid", P_PIDS, NULL}}},
+};
+
+static bool param_ok(enum param_kind kind, const char *v)
+{
+    size_t n = strlen(v);
+
+    if (!n || n > 32)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = v[i];
+        bool digit = c >= '0' && c <= '9';
+
+        switch (kind) {
+        case P_COUNT:
+            if (!digit || n > 7)
+                return false;
+            break;
+        case P_TIME: /* the first character is never '-': no option of its own */
+            if (!digit && c != '.' && !(c >= 'a' && c <= 'z'))
+                return false;
+            break;
+        case P_FLAG:
+            if (n != 1 || (c != '0' && c != '1'))
+                return false;
+            break;
+        case P_PIDS:
+            if (!digit && c != ',')
+                return false;
+            break;
+        }
+    }
+    return true;
+}
+
+static int answer_text(struct cli_serve_answer *ans, unsigned status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int answer_text(struct cli_serve_answer *ans, unsigned status, const char *fmt, ...)
+{
+    va_list ap;
+    char *s = NULL;
+    int n;
+
+    va_start(ap, fmt);
+    n = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return -ENOMEM;
+    *ans = (struct cli_serve_answer){status, "text/plain; charset=utf-8", s, (size_t)n};
+    return 0;
+}
+
+struct sink {
+    char *buf;
+    size_t len, cap;
+    int fd;
+};
+
+/* Read what is there from s->fd: 1 at its end, 0 for more, -errno. */
+static int sink_read(struct sink *s)
+{
+    if (UTIL_ARRAY_RESERVE(s->buf, s->cap, s->len + 65537, 65536))
+        return -ENOMEM;
+    ssize_t got = read(s->fd, s->buf + s->len, s->cap - s->len - 1);
+
+    if (got < 0)
+        return errno == EINTR || errno == EAGAIN ? 0 : -errno;
+    if (got == 0)
+        return 1;
+    s->len += (size_t)got;
+    return 0;
+}
+
+/* Run `self argv...` to its end, its output into out and its messages
+ * into err (both NUL-terminated). Returns its wait status, or -errno;
+ * -ETIMEDOUT when it ran past timeout_s (it is killed). */
+static int run(const struct cli_serve_trace *t, char **argv, struct sink *out, struct sink *err)
+{
+    int po[2], pe[2], status = 0, rc = 0;
+    posix_spawn_file_actions_t fa;
+    pid_t pid;
+    struct timespec t0, now;
+
+    if (pipe2(po, O_CLOEXEC))
+        return -errno;
+    if (pipe2(pe, O_CLOEXEC)) {
+        rc = -errno;
+        close(po[0]);
+        close(po[1]);
+        return rc;
+    }
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, po[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    rc = posix_spawn(&pid, t->self, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(po[1]);
+    close(pe[1]);
+    if (rc) {
+        close(po[0]);
+        close(pe[0]);
+        return -rc;
+    }
+    out->fd = po[0];
+    err->fd = pe[0];
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    bool out_open = true, err_open = true;
+    while ((out_open || err_open) && rc == 0) {
+        struct pollfd p[2] = {{out_open ? po[0] : -1, POLLIN, 0},
+                              {err_open ? pe[0] : -1, POLLIN, 0}};
+
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - t0.tv_sec >= (time_t)t->timeout_s) {
+            rc = -ETIMEDOUT;
+            break;
+        }
+        if (poll(p, 2, 1000) < 0 && errno != EINTR) {
+            rc = -errno;
+            break;
+        }
+        int r;
+        if (out_open && (p[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+            if ((r = sink_read(out)) < 0)
+                rc = r;
+            else if (r)
+                out_open = false;
+        }
+        if (err_open && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+            if ((r = sink_read(err)) < 0)
+                rc = r;
+            else if (r)
+                err_open = false;
+        }
+    }
+    if (rc)
+        kill(pid, SIGKILL);
+    close(po[0]);
+    close(pe[0]);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (out->buf)
+        out->buf[out->len] = 0;
+    if (err->buf)
+        err->buf[err->len] = 0;
+    return rc ? rc : status;
+}
+
+int cli_serve_trace_version(const char *path, uint64_t *size, uint64_t *mtime_ns)
+{
+    struct stat st;
+
+    if (stat(path, &st))
+        return -errno;
+    *size = (uint64_t)st.st_size;
+    *mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+    return 0;
+}
+
+static int status_answer(const struct cli_serve_trace *t, struct cli_serve_answer *ans)
+{
+    uint64_t size = 0, mtime = 0;
+    int rc = cli_serve_trace_version(t->path, &size, &mtime);
+
+    if (rc)
+        return answer_text(ans, 500, "%s: %s\n", t->path, strerror(-rc));
+    rc = answer_text(ans, 200, "{\"size\": %llu, \"mtime_ns\": %llu}\n", (unsigned long long)size,
+                     (unsigned long long)mtime);
+    ans->type = "application/json";
+    return rc;
+}
+
+int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve_param_fn *param,
+                    void *arg, struct cli_serve_answer *ans)
+{
+    const struct query *q = NULL;
+    /* self, command, --format=json, at most one option per parameter, the trace, NULL */
+    char *argv[4 + MAX_PARAMS + 2] = {0}, *owned[MAX_PARAMS] = {0};
+    size_t argc = 0, nr_owned = 0;
+    struct sink out = {0}, err = {0};
+    int rc;
+
+    if (!strcmp(name, "status"))
+        return status_answer(t, ans);
+    for (size_t i = 0; i < sizeof(queries) / sizeof(queries[0]); i++)
+        if (!strcmp(queries[i].name, name))
+            q = &queries[i];
+    if (!q)
+        return answer_text(ans, 404, "no query '%s'\n", name);
+    argv[argc++] = (char *)t->self;
+    argv[argc++] = (char *)q->command;
+    argv[argc++] = "--format=json";
+    for (size_t i = 0; i < MAX_PARAMS && q->params[i].name; i++) {
+        const struct param *p = &q->params[i];
+        const char *v = param(arg, p->name);
+
+        if (!v)
+            continue;
+        if (!param_ok(p->kind, v)) {
+            rc = answer_text(ans, 400, "%s: parameter %s: '%.40s' is not allowed\n", name, p->name,
+                             v);
+            goto out;
+        }
+        if (p->kind == P_FLAG) {
+            if (*v == '1')
+                argv[argc++] = (char *)p->flag;
+            continue;
+        }
+        if (asprintf(&owned[nr_owned], "%s=%s", p->option, v) < 0) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        argv[argc++] = owned[nr_owned++];
+    }
+    argv[argc++] = (char *)t->path;
+    argv[argc] = NULL;
+
+    rc = run(t, argv, &out, &err);
+    if (rc == -ETIMEDOUT) {
+        rc = answer_text(ans, 504, "%s took more than %u s\n", name, t->timeout_s);
+    } else if (rc < 0) {
+        /* rc stays: the system failed */
+    } else if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 0) {
+        rc = answer_text(ans, 500, "%s", err.len ? err.buf : "the command failed\n");
+    } else {
+        *ans = (struct cli_serve_answer){200, "application/json", out.buf, out.len};
+        out.buf = NULL;
+        rc = 0;
+    }
+out:
+    for (size_t i = 0; i < nr_owned; i++)
+        free(owned[i]);
+    free(out.buf);
+    free(err.buf);
+    return rc;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* The queries `memscribe serve` answers (docs/serve.md): each one is one of
+ * memscribe's own commands run on the served trace with --format=json, so
+ * the page shows exactly what `memscribe report`, `window`, `leaks` and
+ * `timeline` print. Parameters come from the URL and are checked here
+ * against a strict pattern each (a number, a duration, a time): nothing the
+ * browser sends becomes a path or an option of its own. */
+#ifndef CLI_SERVE_QUERY_H
+#define CLI_SERVE_QUERY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A parameter's value by name, or NULL when the URL has none. */
+typedef const char *cli_serve_param_fn(void *arg, const char *name);
+
+/* An answer: body (malloc'd, body_len bytes) with an HTTP status and a
+ * content type. */
+struct cli_serve_answer {
+    unsigned status;
+    const char *type;
+    char *body;
+    size_t body_len;
+};
+
+struct cli_serve_trace {
+    const char *path; /* the one file the server reads */
+    const char *self; /* this memscribe binary (/proc/self/exe at start) */
+    unsigned timeout_s;
+};
+
+/* Answer query `name` (report, timeline, window, leaks, tree, status):
+ * 0 with *ans filled (status 400 for a bad parameter, 404 for an unknown
+ * query, 500 when the command failed: its message in the body), or
+ * -errno when memory or the system failed. */
+int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve_param_fn *param,
+                    void *arg, struct cli_serve_answer *ans);
+
+/* The trace's size and modification time (its version: a query's answer
+ * is kept until it changes): 0, or -errno. */
+int cli_serve_trace_version(const char *path, uint64_t *size, uint64_t *mtime_ns);
+
+#endif

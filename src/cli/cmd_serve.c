@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/* memscribe serve: a local web view of a trace, finished or still being
+ * written (docs/serve.md). The page asks the server for what it shows;
+ * the server answers each question with memscribe's own command. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "analysis/core/ana_asset.h"
+#include "cli/cli.h"
+#include "cli/cli_output.h"
+#include "cli/cli_serve_http.h"
+#include "memscribe/trace.h"
+
+extern const struct ana_asset cli_serve_assets[];
+
+enum { OPT_LISTEN = 1000, OPT_PORT, OPT_TIMEOUT, OPT_URL_FILE };
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: memscribe serve [options] FILE\n\n"
+                 "A web view of the trace FILE, finished or still being recorded: heap in use\n"
+                 "and RSS over time, the top call sites and their stacks, a window dragged on\n"
+                 "the chart (WPA's classes and Impacting Size, as `memscribe window`), and the\n"
+                 "blocks live at any moment (as `memscribe leaks --at`). Prints the address to\n"
+                 "open, with a random token every request must carry, and serves until\n"
+                 "interrupted (Ctrl-C). A trace being written is followed as it grows.\n\n"
+                 "options:\n"
+                 "  --listen ADDR   address to listen on (default 127.0.0.1; another one\n"
+                 "                  lets other machines in, still only with the token)\n"
+                 "  --port N        port (default 0: one the system picks)\n"
+                 "  --timeout S     longest a query may run, in seconds (default 300)\n"
+                 "  --url-file F    also write the address to F (for scripts; made new)\n"
+                 "  -h, --help      this text\n");
+}
+
+/* The page, whole: serve.html with serve.css and serve.js in it. */
+static char *make_page(void)
+{
+    const char *html = ana_asset_find(cli_serve_assets, "serve.html");
+    const char *css = ana_asset_find(cli_serve_assets, "serve.css");
+    const char *js = ana_asset_find(cli_serve_assets, "serve.js");
+    const char *c = html ? strstr(html, "/*@CSS@*/") : NULL;
+    const char *j = c ? strstr(c, "/*@JS@*/") : NULL;
+    char *page = NULL;
+
+    if (!j || !css || !js)
+        cli_die("serve: the page is missing from this build");
+    if (asprintf(&page, "%.*s%s%.*s%s%s", (int)(c - html), html, css, (int)(j - c - 9), c + 9, js,
+                 j + 8) < 0)
+        cli_die("serve: out of memory");
+    return page;
+}
+
+static void make_token(char *out, size_t size)
+{
+    unsigned char raw[16];
+
+    if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+        cli_die("serve: no random bytes for the token: %s", strerror(errno));
+    for (size_t i = 0; i < sizeof(raw) && 2 * i + 2 < size; i++)
+        snprintf(out + 2 * i, 3, "%02x", raw[i]);
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"listen", required_argument, NULL, OPT_LISTEN},
+        {"port", required_argument, NULL, OPT_PORT},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"url-file", required_argument, NULL, OPT_URL_FILE},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct cli_serve_http_options o = {.listen = "127.0.0.1"};
+    struct cli_serve_trace t = {.timeout_s = 300};
+    const char *url_file = NULL;
+    char token[40], msg[256], self[PATH_MAX], err[512], *end;
+    unsigned long v;
+    uint16_t port;
+    int c, rc;
+
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_LISTEN:
+            o.listen = optarg;
+            break;
+        case OPT_PORT:
+            v = strtoul(optarg, &end, 10);
+            if (*end || !*optarg || v > 65535)
+                cli_usage_error("serve: --port wants 0 to 65535, not '%s'", optarg);
+            o.port = (uint16_t)v;
+            break;
+        case OPT_TIMEOUT:
+            v = strtoul(optarg, &end, 10);
+            if (*end || !*optarg || !v || v > 86400)
+                cli_usage_error("serve: --timeout wants seconds, 1 to 86400, not '%s'", optarg);
+            t.timeout_s = (unsigned)v;
+            break;
+        case OPT_URL_FILE:
+            url_file = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind + 1 != argc)
+        cli_usage_error("serve: one trace file, please (memscribe serve --help)");
+    t.path = argv[optind];
+
+    /* Say now, not at the first query, when the file is not a trace. */
+    struct fmt_reader *r;
+    if (fmt_reader_open(&r, t.path, err, sizeof(err)))
+        cli_die("serve: %s", err);
+    fmt_reader_close(r);
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0)
+        cli_die("serve: cannot find this program (/proc/self/exe): %s", strerror(errno));
+    self[n] = 0;
+    t.self = self;
+
+    make_token(token, sizeof(token));
+    o.token = token;
+    o.page = make_page();
+
+    /* Ctrl-C and kill end it; wait for them here, the server's threads run. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    struct cli_serve_http *h;
+    if ((rc = cli_serve_http_start(&h, &t, &o, &port, msg, sizeof(msg))))
+        cli_die("serve: %s", msg);
+    char url[200];
+    bool v6 = strchr(o.listen, ':') != NULL;
+    snprintf(url, sizeof(url), "http://%s%s%s:%u/?token=%s", v6 ? "[" : "", o.listen, v6 ? "]" : "",
+             (unsigned)port, token);
+    printf("%s\n", url);
+    fflush(stdout);
+    if (url_file) {
+        FILE *f = cli_output_stream("serve", url_file);
+
+        if (fprintf(f, "%s\n", url) < 0 || fclose(f))
+            cli_die("serve: %s: cannot write it: %s", url_file, strerror(errno));
+    }
+    fprintf(stderr, "memscribe serve: %s on %s; Ctrl-C to stop\n", t.path, url);
+
+    int sig;
+    sigwait(&stop, &sig);
+    cli_serve_http_stop(h);
+    free((void *)o.page);
+    return 0;
+}

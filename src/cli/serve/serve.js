@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: MIT
+// memscribe serve's page (docs/serve.md): every number on it is a field of
+// the JSON that `memscribe report`, `timeline`, `window` or `leaks` prints
+// for the same question; the server runs those commands. Each shown number
+// keeps its exact value in data-value, for people who copy and for tests.
+'use strict';
+
+const token = new URLSearchParams(location.search).get('token') || '';
+const $ = (id) => document.getElementById(id);
+const state = { report: null, version: '', firstNs: 0, lastNs: 0, list: 'peak', window: null, at: null };
+
+async function api(name, params = {}) {
+  const q = new URLSearchParams({ token, ...params });
+  const r = await fetch(`/api/${name}?${q}`, { cache: 'no-store' });
+  const text = await r.text();
+  if (!r.ok) throw new Error(`${name}: ${text.trim() || r.status}`);
+  return JSON.parse(text);
+}
+
+function showError(e) {
+  $('error').hidden = !e;
+  $('error').textContent = e ? String(e.message || e) : '';
+}
+
+const group = (n) => Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+function bytes(n) {
+  if (n < 0) return `-${bytes(-n)}`; // a window's Impacting Size can be negative
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n, u = 0;
+  while (v >= 1024 && u < units.length - 1) { v /= 1024; u++; }
+  return u ? `${v.toFixed(1)} ${units[u]}` : `${n} B`;
+}
+function seconds(ns) { return `${(ns / 1e9).toFixed(ns < 1e7 ? 6 : 3)} s`; }
+// A figure report leaves null (no RSS sample in a short run) shows as "-".
+function put(id, value, text) {
+  const el = $(id);
+  el.textContent = value === null || value === undefined ? '-' : text;
+  el.dataset.value = value === null || value === undefined ? '' : String(value);
+}
+
+// The whole trace's figures: report's "total" (all processes), else its
+// one process.
+function scope(report) {
+  return report.total || report.processes[0];
+}
+
+// Site lists are per process in report: the one picked, at first the one
+// with the highest peak.
+function pickedProcess(report) {
+  const sel = $('proc');
+  const pids = report.processes.map((p) => String(p.pid));
+  if (sel.dataset.pids !== pids.join(',')) {
+    const keep = sel.value;
+    sel.replaceChildren();
+    for (const p of report.processes) {
+      const o = document.createElement('option');
+      o.value = String(p.pid);
+      o.textContent = `${p.pid} ${p.exe || ''}`;
+      sel.appendChild(o);
+    }
+    sel.dataset.pids = pids.join(',');
+    const top = report.processes.reduce((a, p) => (p.peak_bytes > a.peak_bytes ? p : a), report.processes[0]);
+    sel.value = pids.includes(keep) ? keep : String(top.pid);
+  }
+  return report.processes.find((p) => String(p.pid) === sel.value) || report.processes[0];
+}
+
+function cell(tr, text, value, cls) {
+  const td = document.createElement('td');
+  td.textContent = text;
+  if (value !== undefined) td.dataset.value = String(value);
+  if (cls) td.className = cls;
+  tr.appendChild(td);
+  return td;
+}
+
+function where(stack) {
+  return (stack || []).find((f) => !/^(malloc|calloc|realloc|operator new)/.test(f)) || (stack || [])[0] || '?';
+}
+
+function stackRow(tbody, cells, stack) {
+  const tr = document.createElement('tr');
+  for (const [text, value] of cells) cell(tr, text, value);
+  cell(tr, where(stack), undefined, 'where');
+  tr.addEventListener('click', () => {
+    $('stack').hidden = false;
+    $('stack').textContent = (stack || []).join('\n');
+  });
+  tbody.appendChild(tr);
+}
+
+function showSummary(report) {
+  const s = scope(report);
+  const sum = (k) => report.processes.reduce((a, p) => a + (p[k] || 0), 0);
+  const get = (k) => (s && s[k] !== undefined ? s[k] : sum(k));
+  put('peak', get('peak_bytes'), bytes(get('peak_bytes')));
+  put('peak-time', get('peak_ns'), `at ${seconds(get('peak_ns'))}`);
+  put('leaked', get('leaked_bytes'), bytes(get('leaked_bytes')));
+  put('leaked-blocks', get('leaked_blocks'), `${group(get('leaked_blocks'))} blocks`);
+  put('allocations', get('allocations'), group(get('allocations')));
+  put('allocated', get('allocated_bytes'), `${bytes(get('allocated_bytes'))} allocated`);
+  put('temporary', get('temporary'), group(get('temporary')));
+  put('temporary-bytes', get('temporary_bytes'), bytes(get('temporary_bytes')));
+  put('peak-rss', get('peak_rss_bytes'), bytes(get('peak_rss_bytes')));
+  const runNs = get('last_ns') - get('first_ns');
+  put('rate', runNs > 0 ? Math.round(get('allocations') / (runNs / 1e9)) : 0,
+    runNs > 0 ? `${group(get('allocations') / (runNs / 1e9))} allocations/s` : '');
+  $('trace').textContent = report.file;
+  state.firstNs = Math.min(...report.processes.map((p) => p.first_ns));
+  state.lastNs = Math.max(...report.processes.map((p) => p.last_ns));
+}
+
+function showSites(report) {
+  const tbody = $('sites').tBodies[0];
+  tbody.replaceChildren();
+  const list = (pickedProcess(report).top || {})[state.list] || [];
+  for (const r of list)
+    stackRow(tbody, [[bytes(r.peak_bytes), r.peak_bytes], [bytes(r.leaked_bytes), r.leaked_bytes],
+      [group(r.allocations), r.allocations], [bytes(r.allocated_bytes), r.allocated_bytes],
+      [group(r.temporary), r.temporary]], r.stack);
+}
+
+// Heap in use of all processes at each row's time: the timeline has a row
+// per process and interval, summed here by time.
+function series(timeline) {
+  const at = new Map();
+  for (const p of timeline.processes)
+    for (const r of p.rows) {
+      const a = at.get(r.time_ns) || { t: r.time_ns, heap: 0, heapMax: 0, rss: 0 };
+      a.heap += r.heap_bytes; a.heapMax += r.heap_max_bytes; a.rss += r.rss_bytes;
+      at.set(r.time_ns, a);
+    }
+  return [...at.values()].sort((a, b) => a.t - b.t);
+}
+
+function drawChart(timeline) {
+  const svg = $('chart');
+  const pts = series(timeline);
+  const t1 = Math.max(state.lastNs, pts.length ? pts[pts.length - 1].t : 1);
+  const ymax = Math.max(1, ...pts.map((p) => Math.max(p.heapMax, p.rss)));
+  const x = (t) => (1000 * t) / t1, y = (v) => 255 - (250 * v) / ymax;
+  const line = (k, cls) => `<polyline class="${cls}" points="${pts.map((p) => `${x(p.t).toFixed(2)},${y(p[k]).toFixed(2)}`).join(' ')}"/>`;
+  svg.innerHTML = line('rss', 'rss') + line('heapMax', 'heapmax') + line('heap', 'heap') + '<rect class="sel" x="0" y="0" width="0" height="260" visibility="hidden"/>';
+  svg.dataset.endNs = String(t1);
+  const last = pts.length ? pts[pts.length - 1] : { t: 0, heap: 0 };
+  put('heap-now', last.heap, bytes(last.heap));
+  put('heap-now-time', last.t, `at ${seconds(last.t)}`);
+  svg.dataset.maxBytes = String(ymax);
+  $('axis-left').textContent = '0 s';
+  $('axis-right').textContent = `${seconds(t1)}; top ${bytes(ymax)}`;
+  if (state.window) markWindow(state.window.from, state.window.to);
+}
+
+function markWindow(from, to) {
+  const svg = $('chart'), end = Number(svg.dataset.endNs || 1);
+  const rect = svg.querySelector('.sel');
+  if (!rect) return;
+  rect.setAttribute('x', String((1000 * from) / end));
+  rect.setAttribute('width', String(Math.max(1, (1000 * (to - from)) / end)));
+  rect.setAttribute('visibility', 'visible');
+}
+
+// A drag on the chart picks [from, to] in ns of trace time.
+function chartTime(ev) {
+  const svg = $('chart'), box = svg.getBoundingClientRect();
+  const f = Math.min(1, Math.max(0, (ev.clientX - box.left) / box.width));
+  return Math.round(f * Number(svg.dataset.endNs || 0));
+}
+let dragFrom = null;
+$('chart').addEventListener('mousedown', (ev) => { dragFrom = chartTime(ev); ev.preventDefault(); });
+$('chart').addEventListener('mousemove', (ev) => {
+  if (dragFrom === null) return;
+  const t = chartTime(ev);
+  markWindow(Math.min(dragFrom, t), Math.max(dragFrom, t));
+});
+window.addEventListener('mouseup', (ev) => {
+  if (dragFrom === null) return;
+  const t = chartTime(ev), from = Math.min(dragFrom, t), to = Math.max(dragFrom, t);
+  dragFrom = null;
+  if (to <= from) return;
+  $('from').value = `${from}ns`;
+  $('to').value = `${to}ns`;
+  loadWindow().catch(showError);
+});
+$('window-form').addEventListener('submit', (ev) => { ev.preventDefault(); loadWindow().catch(showError); });
+
+async function loadWindow() {
+  const from = $('from').value.trim(), to = $('to').value.trim();
+  const params = { top: '20' };
+  if (from) params.from = from;
+  if (to) params.to = to;
+  const w = await api('window', params);
+  state.window = { from: w.from_ns, to: w.to_ns };
+  markWindow(w.from_ns, w.to_ns);
+  const classes = $('window-classes').tBodies[0];
+  classes.replaceChildren();
+  for (const p of w.processes) {
+    const tr = document.createElement('tr');
+    cell(tr, String(p.pid), p.pid);
+    for (const k of ['aifi', 'aifo', 'aofi', 'aofo'])
+      cell(tr, `${group(p[k])} (${bytes(p[`${k}_bytes`])})`, p[k]).dataset.bytes = String(p[`${k}_bytes`]);
+    cell(tr, bytes(p.impacting_size), p.impacting_size);
+    classes.appendChild(tr);
+  }
+  const rows = $('window-rows').tBodies[0];
+  rows.replaceChildren();
+  for (const r of w.rows)
+    stackRow(rows, [[r.impacting_type, r.impacting_type], [group(r.count), r.count],
+      [bytes(r.size), r.size], [bytes(r.impacting_size), r.impacting_size]], r.stack);
+  showError(null);
+}
+
+$('proc').addEventListener('change', () => { if (state.report) showSites(state.report); });
+for (const b of document.querySelectorAll('#site-tabs button'))
+  b.addEventListener('click', () => {
+    state.list = b.dataset.list;
+    for (const o of document.querySelectorAll('#site-tabs button')) o.classList.toggle('on', o === b);
+    if (state.report) showSites(state.report);
+  });
+
+async function loadLeaks() {
+  const v = Number($('at').value);
+  const params = { top: '20' };
+  if (v < 1000) {
+    state.at = Math.round(state.firstNs + ((state.lastNs - state.firstNs) * v) / 1000);
+    params.at = `${state.at}ns`;
+  } else {
+    state.at = null;
+  }
+  const l = await api('leaks', params);
+  put('at-label', state.at === null ? '' : state.at, state.at === null ? 'the end' : seconds(state.at));
+  const total = l.processes.reduce((a, p) => [a[0] + p.leaked_bytes, a[1] + p.leaked_blocks], [0, 0]);
+  put('leaks-total', total[0], `${bytes(total[0])} in ${group(total[1])} blocks`);
+  $('leaks-total').dataset.blocks = String(total[1]);
+  $('leaks-total').dataset.at = state.at === null ? '' : String(state.at);
+  const tbody = $('leaks').tBodies[0];
+  tbody.replaceChildren();
+  for (const s of l.stacks)
+    stackRow(tbody, [[bytes(s.leaked_bytes), s.leaked_bytes], [group(s.leaked_blocks), s.leaked_blocks]], s.stack);
+  showError(null);
+}
+let leakTimer = null;
+$('at').addEventListener('input', () => {
+  clearTimeout(leakTimer);
+  leakTimer = setTimeout(() => loadLeaks().catch(showError), 200);
+});
+
+async function loadAll() {
+  const report = await api('report', { top: '20' });
+  state.report = report;
+  showSummary(report);
+  showSites(report);
+  const span = Math.max(1, state.lastNs);
+  const timeline = await api('timeline', { interval: `${Math.max(1000, Math.round(span / 400))}ns` });
+  drawChart(timeline);
+  await loadLeaks();
+  if (state.window) await loadWindow();
+  $('status').textContent = report.incomplete ? 'being written (or cut short)' : 'complete';
+  $('status').dataset.complete = String(!report.incomplete);
+  document.body.dataset.loaded = String(Number(document.body.dataset.loaded || 0) + 1);
+  showError(null);
+}
+
+// Follow the trace: each second, ask whether it changed; only then ask
+// again for what the page shows (the server keeps answers until it does).
+async function poll() {
+  try {
+    const s = await api('status');
+    const version = `${s.size}/${s.mtime_ns}`;
+    if (version !== state.version) {
+      state.version = version;
+      await loadAll();
+      $('status').textContent += `, updated ${new Date().toLocaleTimeString()}`;
+    }
+  } catch (e) {
+    showError(e);
+  }
+  setTimeout(poll, 1000);
+}
+poll();

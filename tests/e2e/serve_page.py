@@ -1,0 +1,152 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""The numbers on memscribe serve's page, in a real browser (headless
+Chromium driven by Selenium), against the JSON of the commands a user runs:
+
+- the cards: `memscribe report --format=json`'s totals;
+- the table of call sites of the process the page picked (the one with the
+  highest peak): report's top lists of that process, each tab in order;
+- a window dragged across the chart with the mouse: `memscribe window
+  --format=json --from F --to T` of the times the page asked for (each
+  process's AIFI, AIFO, AOFI, AOFO counts and bytes and Impacting Size, and
+  the rows in order);
+- the blocks live at a moment picked on the slider: `memscribe leaks
+  --format=json --at T` (totals and rows in order);
+- the page wrote nothing to the console.
+
+usage: serve_page.py URL MEMSCRIBE TRACE SCREENSHOT
+Prints a line per check; exits 1 with the differences.
+"""
+import json
+import subprocess
+import sys
+import time
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+
+url, memscribe, trace, shot = sys.argv[1:5]
+errors = []
+
+
+def check(what, got, want):
+    if got != want:
+        errors.append("%s: on screen %r, command %r" % (what, got, want))
+    else:
+        print("ok: %s = %r" % (what, want))
+
+
+def cmd(*args):
+    out = subprocess.run([memscribe, *args, "--format=json", trace], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def value(d, id_):
+    """A shown figure's exact value; None where report has none (null)."""
+    v = d.find_element(By.ID, id_).get_attribute("data-value")
+    return int(v) if v else None
+
+
+def wait(d, cond, what, seconds=60):
+    end = time.time() + seconds
+    while time.time() < end:
+        try:
+            if d.execute_script(cond):
+                return
+        except Exception:  # the page is still loading
+            pass
+        time.sleep(0.1)
+    errors.append("timed out waiting for " + what)
+    raise SystemExit(finish(d))
+
+
+def table(d, id_):
+    """Each row's cells' data-value (None where a cell has none)."""
+    return d.execute_script(
+        "return [...document.getElementById(arguments[0]).tBodies[0].rows]"
+        ".map(r => [...r.cells].map(c => c.dataset.value === undefined ? null : c.dataset.value))",
+        id_)
+
+
+def finish(d):
+    logs = [e for e in d.get_log("browser") if e.get("level") in ("SEVERE", "WARNING")]
+    for e in logs:
+        errors.append("console: %s" % e.get("message"))
+    d.save_screenshot(shot)
+    d.quit()
+    for e in errors:
+        print("FAIL: " + e)
+    return 1 if errors else 0
+
+
+o = Options()
+for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1300,1700",
+          "--disable-background-networking", "--no-first-run"):
+    o.add_argument(a)
+o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+d = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=o)
+d.get(url)
+wait(d, "return document.body.dataset.loaded >= 1", "the page's first load")
+
+rep = cmd("report", "--top", "20")
+tot = rep["total"]
+for card, key in (("peak", "peak_bytes"), ("peak-time", "peak_ns"), ("leaked", "leaked_bytes"),
+                  ("leaked-blocks", "leaked_blocks"), ("allocations", "allocations"),
+                  ("allocated", "allocated_bytes"), ("temporary", "temporary"),
+                  ("temporary-bytes", "temporary_bytes"), ("peak-rss", "peak_rss_bytes")):
+    check("card " + card, value(d, card), tot[key])
+
+# The site lists: of the process with the highest peak, each tab.
+proc = max(rep["processes"], key=lambda p: p["peak_bytes"])
+check("process picked", d.find_element(By.ID, "proc").get_attribute("value"), str(proc["pid"]))
+for tab in ("peak", "leaked", "allocations", "temporary"):
+    d.find_element(By.CSS_SELECTOR, "#site-tabs button[data-list='%s']" % tab).click()
+    want = [[str(r["peak_bytes"]), str(r["leaked_bytes"]), str(r["allocations"]),
+             str(r["allocated_bytes"]), str(r["temporary"]), None] for r in proc["top"][tab]]
+    check("sites, %s (%d rows)" % (tab, len(want)), table(d, "sites"), want)
+
+# A window dragged across the chart with the mouse.
+chart = d.find_element(By.ID, "chart")
+w = chart.size["width"]
+ActionChains(d).move_to_element_with_offset(chart, int(-0.25 * w), 0).click_and_hold() \
+    .move_by_offset(int(0.35 * w), 0).release().perform()
+wait(d, "return document.getElementById('window-classes').tBodies[0].rows.length > 0",
+     "the window's table")
+f = d.find_element(By.ID, "from").get_attribute("value")
+t = d.find_element(By.ID, "to").get_attribute("value")
+print("dragged window: %s to %s" % (f, t))
+win = cmd("window", "--from", f, "--to", t, "--top", "20")
+want = []
+for p in win["processes"]:
+    want.append([str(p["pid"])] + [str(p[k]) for k in ("aifi", "aifo", "aofi", "aofo")] +
+                [str(p["impacting_size"])])
+check("window classes", table(d, "window-classes"), want)
+got_bytes = d.execute_script(
+    "return [...document.getElementById('window-classes').tBodies[0].rows]"
+    ".map(r => [...r.cells].slice(1, 5).map(c => c.dataset.bytes))")
+check("window classes' bytes", got_bytes,
+      [[str(p[k + "_bytes"]) for k in ("aifi", "aifo", "aofi", "aofo")] for p in win["processes"]])
+check("window rows", table(d, "window-rows"),
+      [[r["impacting_type"], str(r["count"]), str(r["size"]), str(r["impacting_size"]), None]
+       for r in win["rows"]])
+
+# The blocks live at a moment picked on the slider.
+d.execute_script("const s = document.getElementById('at'); s.value = 500;"
+                 "s.dispatchEvent(new Event('input'));")
+wait(d, "return document.getElementById('at-label').dataset.value !== ''", "the slider's moment")
+wait(d, "return document.getElementById('leaks-total').dataset.at === "
+        "document.getElementById('at-label').dataset.value", "the leaks at the moment")
+at = d.find_element(By.ID, "at-label").get_attribute("data-value")
+lk = cmd("leaks", "--at", at + "ns", "--top", "20")
+check("live at %s ns: bytes" % at, value(d, "leaks-total"),
+      sum(p["leaked_bytes"] for p in lk["processes"]))
+check("live at %s ns: blocks" % at,
+      int(d.find_element(By.ID, "leaks-total").get_attribute("data-blocks")),
+      sum(p["leaked_blocks"] for p in lk["processes"]))
+check("live at %s ns: rows" % at, table(d, "leaks"),
+      [[str(s["leaked_bytes"]), str(s["leaked_blocks"]), None] for s in lk["stacks"]])
+sys.exit(finish(d))

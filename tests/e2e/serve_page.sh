@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# memscribe serve on a finished trace (the demo, and a process tree of
+# make): the page in headless Chromium driven by Selenium shows the
+# numbers of report, of window for a window dragged with the mouse, and of
+# leaks --at for a moment on the slider (tests/e2e/serve_page.py). And the
+# server's rules (docs/serve.md, "Safety"): it listens on 127.0.0.1, every
+# request needs the token, a parameter that is not a number or a time is
+# refused (400), anything but the page and its queries is not there (404),
+# only GET; a file that is not a trace is refused at start (exit 1).
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" --go-on serve-page MEMSCRIBE MS_BUILD MS_SOURCE
+# shellcheck source=tests/e2e/html_chrome.sh
+source "$MS_SOURCE/tests/e2e/html_chrome.sh"
+need chromium
+need chromedriver
+need curl
+need jq
+PY=/usr/bin/python3 # Debian's, with python3-selenium
+"$PY" -c 'import selenium' 2>/dev/null || fail "python3-selenium is not installed: run scripts/setup.sh --test"
+
+SERVER=""
+trap '[ -z "$SERVER" ] || kill "$SERVER" 2>/dev/null; rm -rf "$WORK"' EXIT
+
+# usage: serve TRACE: start the server on TRACE; sets URL, BASE, TOKEN.
+serve() {
+    rm -f "$WORK/url"
+    "$MEMSCRIBE" serve --url-file "$WORK/url" "$1" >"$WORK/serve.out" 2>"$WORK/serve.err" &
+    SERVER=$!
+    for _ in $(seq 100); do [ -s "$WORK/url" ] && break; sleep 0.1; done
+    URL=$(cat "$WORK/url")
+    BASE=${URL%%/\?*}
+    TOKEN=${URL##*token=}
+    expect "serve printed its address on stdout" "$(cat "$WORK/serve.out")" "$URL"
+}
+stop() {
+    kill "$SERVER"
+    wait "$SERVER" || true
+    SERVER=""
+}
+code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+
+T=$WORK/demo.mscr
+record_demo "$T"
+serve "$T"
+case $URL in http://127.0.0.1:*/\?token=????????????????????????????????) echo "ok: $URL" ;;
+*) fail "the address is not 127.0.0.1 with a 32-digit token: $URL" ;; esac
+expect "no token" "$(code "$BASE/")" 403
+other=${TOKEN%?}0
+[ "$other" != "$TOKEN" ] || other=${TOKEN%?}1
+expect "a wrong token" "$(code "$BASE/?token=$other")" 403
+expect "a query without the token" "$(code "$BASE/api/report")" 403
+expect "the page" "$(code "$URL")" 200
+expect "a parameter that is an option" "$(code "$BASE/api/window?token=$TOKEN&from=-o")" 400
+expect "a parameter that is a path" "$(code "$BASE/api/leaks?token=$TOKEN&at=..%2Fetc")" 400
+expect "an unknown query" "$(code "$BASE/api/dump?token=$TOKEN")" 404
+expect "a path" "$(code "$BASE/etc/passwd?token=$TOKEN")" 404
+expect "POST" "$(code -X POST -d x "$BASE/api/report?token=$TOKEN")" 405
+expect "a time the command refuses" "$(code "$BASE/api/leaks?token=$TOKEN&at=zz")" 500
+"$PY" "$MS_SOURCE/tests/e2e/serve_page.py" "$URL" "$MEMSCRIBE" "$T" "$ART/serve-demo.png" ||
+    fail "demo: the page shows other numbers than the commands (above)"
+stop
+
+# top, once, on the same trace: its figures are report's.
+"$MEMSCRIBE" top --once --sort allocations --top 5 "$T" >"$WORK/top" 2>"$WORK/err" ||
+    fail "top exited with $?: $(cat "$WORK/err")"
+"$MEMSCRIBE" report --format=json --top 5 "$T" >"$WORK/rep.json"
+expect "top: allocations" "$(sed -n 's/^allocations \([0-9]*\) .*/\1/p' "$WORK/top")" \
+    "$(jq .total.allocations "$WORK/rep.json")"
+expect "top: peak" "$(sed -n 's/^peak \([0-9]*\) B .*/\1/p' "$WORK/top")" "$(jq .total.peak_bytes "$WORK/rep.json")"
+expect "top: live at the end" "$(sed -n 's/.*live at the trace.s end \([0-9]*\) B .*/\1/p' "$WORK/top")" \
+    "$(jq .total.leaked_bytes "$WORK/rep.json")"
+expect "top: the sites by allocations" "$(awk '/CALL SITE/ { on = 1; next } on { print substr($0, 27, 10) + 0 }' "$WORK/top" | tr '\n' ' ')" \
+    "$(jq -r '[.processes[0].top.allocations[].allocations] | join(" ")' "$WORK/rep.json") "
+
+# A process tree: make running a shell and two commands.
+need make
+cat >"$WORK/Makefile" <<'MK'
+all: a b
+a:
+	@echo a >/dev/null
+b:
+	@sh -c 'echo b' >/dev/null
+MK
+"$MEMSCRIBE" record -q -o "$WORK/make.mscr" -- make -s -C "$WORK" -j2 >/dev/null 2>"$WORK/err" ||
+    fail "record make: $(cat "$WORK/err")"
+serve "$WORK/make.mscr"
+"$PY" "$MS_SOURCE/tests/e2e/serve_page.py" "$URL" "$MEMSCRIBE" "$WORK/make.mscr" "$ART/serve-make.png" ||
+    fail "make: the page shows other numbers than the commands (above)"
+stop
+
+echo "not a trace" >"$WORK/text"
+"$MEMSCRIBE" serve "$WORK/text" >/dev/null 2>"$WORK/err" && fail "serve took a text file"
+grep -q "text" "$WORK/err" || fail "the error does not name the file: $(cat "$WORK/err")"
+finish "the page showed the commands' numbers"

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/* A heap that grows in known steps, for the live view's test
+ * (tests/e2e/serve_live.sh): it says "ready" and waits for a line (so
+ * stdio's buffers are made: the heap's base), then step i allocates i
+ * blocks of 1 MiB (the heap is base + i(i+1)/2 MiB after it), says "step
+ * i" on stdout and waits for a line on stdin before the next; after the
+ * last step it frees step 1's block and ends, leaking the rest. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STEPS 4
+#define MIB (1024 * 1024)
+
+int main(void)
+{
+    static char *blocks[STEPS * STEPS];
+    char line[64];
+    int n = 0;
+
+    printf("ready\n");
+    fflush(stdout);
+    if (!fgets(line, sizeof(line), stdin))
+        return 2;
+    for (int i = 1; i <= STEPS; i++) {
+        for (int k = 0; k < i; k++) {
+            blocks[n] = malloc(MIB);
+            if (!blocks[n])
+                return 1;
+            memset(blocks[n], i, MIB);
+            n++;
+        }
+        printf("step %d\n", i);
+        fflush(stdout);
+        if (!fgets(line, sizeof(line), stdin))
+            return 2;
+    }
+    free(blocks[0]);
+    return 0;
+}

@@ -1,0 +1,7 @@
+# SPDX-License-Identifier: MIT
+# memscribe serve and record --live (docs/serve.md): the page in headless
+# Chromium driven by Selenium against the commands' JSON, the server's
+# rules, and a live recording followed as the program grows its heap.
+ms_test_program(serve_steps ${PROJECT_SOURCE_DIR}/tests/programs/serve_steps.c)
+ms_e2e_test(serve_page serve_page.sh)
+ms_e2e_test(serve_live serve_live.sh)
