@@ -10,26 +10,31 @@
 #include "analysis/core/ana_attach.h"
 #include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_time.h"
+#include "analysis/model/ana_model.h"
+#include "analysis/model/ana_site_series.h"
 #include "analysis/model/ana_timeline.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_getopt.h"
 #include "util/util_duration.h"
 
-enum { OPT_INTERVAL = CLI_ANA_OPT_FIRST_OWN };
+enum { OPT_INTERVAL = CLI_ANA_OPT_FIRST_OWN, OPT_SITES };
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: memscribe timeline [options] FILE\n\n"
-                 "Use over time, one row per interval: heap in use at the interval's end\n"
-                 "(heap) and its maximum inside the interval (heap_max), bytes and blocks\n"
-                 "allocated so far (the cumulative total), live blocks, and the latest RSS\n"
-                 "sample, committed memory (mapped with access) and reserved memory\n"
-                 "(mapped without access; memscribe vmem).\n"
-                 "One table per process.\n\n"
-                 "options:\n"
-                 "  --interval D    row spacing: 10ms, 1s, ... (default: a hundredth of\n"
-                 "                  the trace)\n" CLI_ANA_USAGE);
+    fprintf(out,
+            "usage: memscribe timeline [options] FILE\n\n"
+            "Use over time, one row per interval: heap in use at the interval's end\n"
+            "(heap) and its maximum inside the interval (heap_max), bytes and blocks\n"
+            "allocated so far (the cumulative total), live blocks, and the latest RSS\n"
+            "sample, committed memory (mapped with access) and reserved memory\n"
+            "(mapped without access; memscribe vmem).\n"
+            "One table per process.\n\n"
+            "options:\n"
+            "  --interval D    row spacing: 10ms, 1s, ... (default: a hundredth of\n"
+            "                  the trace)\n"
+            "  --sites N       also the bytes in use over time of the N call sites\n"
+            "                  with the most at their process's peak (text, json)\n" CLI_ANA_USAGE);
 }
 
 static const struct ana_column cols[] = {
@@ -65,15 +70,126 @@ static void add_row(struct ana_table *t, const struct ana_timeline_row *r)
     ana_table_set_u64(t, 10, r->reserved);
 }
 
+struct sites {
+    uint32_t *stacks, n;
+    struct ana_site_series series;
+    uint64_t end_ns;
+};
+
+static int by_peak(const void *x, const void *y, void *arg)
+{
+    const struct ana_model *m = arg;
+    const struct ana_site *a = ana_model_site(m, *(const uint32_t *)x);
+    const struct ana_site *b = ana_model_site(m, *(const uint32_t *)y);
+
+    if (a->peak_bytes != b->peak_bytes)
+        return a->peak_bytes > b->peak_bytes ? -1 : 1;
+    if (a->alloc_bytes != b->alloc_bytes)
+        return a->alloc_bytes > b->alloc_bytes ? -1 : 1;
+    return (*(const uint32_t *)x > *(const uint32_t *)y) -
+           (*(const uint32_t *)x < *(const uint32_t *)y);
+}
+
+/* The n sites with the most bytes at their process's peak: a pass of the
+ * model first (the series follows them in the timeline's pass). */
+static void pick_sites(struct cli_ana *a, struct sites *st, uint32_t n)
+{
+    struct ana_model_options mo = {.filter = &a->filter};
+    struct ana_model *m = cli_ana_model(a, &mo, UINT64_MAX);
+    uint32_t nr = ana_model_nr_sites(m), k = 0;
+    uint32_t *ids = malloc((nr ? nr : 1) * sizeof(*ids));
+
+    if (!ids)
+        cli_die("timeline: out of memory");
+    for (uint32_t id = 0; id < nr; id++)
+        if (ana_model_site(m, id) && ana_model_site(m, id)->nr_allocs)
+            ids[k++] = id;
+    qsort_r(ids, k, sizeof(*ids), by_peak, m);
+    st->stacks = ids;
+    st->n = k < n ? k : n;
+    ana_model_destroy(m);
+}
+
+static int follow_sites(void *arg, struct ana_heap_replay *p, struct ana_model *m,
+                        const struct ana_timeline *tl)
+{
+    struct sites *st = arg;
+
+    return ana_site_series_subscribe(&st->series, p, m, st->stacks, st->n, tl->interval_ns,
+                                     st->end_ns);
+}
+
+static void sites_json(struct cli_ana *a, struct ana_json *j, const struct sites *st)
+{
+    const struct ana_site_series *se = &st->series;
+
+    ana_json_key(j, "site_times_ns");
+    ana_json_begin_array(j);
+    for (size_t t = 0; t < se->nr_times; t++)
+        ana_json_u64(j, se->t_ns[t]);
+    ana_json_end_array(j);
+    ana_json_key(j, "sites");
+    ana_json_begin_array(j);
+    for (uint32_t k = 0; k < se->nr_sites; k++) {
+        unsigned nr = 0;
+        const char *const *fr = cli_ana_stack(a, se->stacks[k], false, 0, &nr);
+
+        ana_json_begin_object(j);
+        ana_json_key(j, "stack");
+        ana_json_begin_array(j);
+        for (unsigned f = 0; f < nr; f++)
+            ana_json_str(j, fr[f]);
+        ana_json_end_array(j);
+        ana_json_key(j, "bytes");
+        ana_json_begin_array(j);
+        for (size_t t = 0; t < se->nr_times; t++)
+            ana_json_u64(j, se->bytes[t * se->nr_sites + k]);
+        ana_json_end_array(j);
+        ana_json_end_object(j);
+    }
+    ana_json_end_array(j);
+}
+
+static void sites_text(struct cli_ana *a, const struct sites *st)
+{
+    const struct ana_site_series *se = &st->series;
+    char buf[64];
+
+    printf("\ncall sites' bytes in use over time (the %u with the most at their process's peak)\n",
+           se->nr_sites);
+    for (uint32_t k = 0; k < se->nr_sites; k++) {
+        unsigned nr = 0;
+        const char *const *fr = cli_ana_stack(a, se->stacks[k], false, 3, &nr);
+
+        printf("  s%u:", k + 1);
+        for (unsigned f = 0; f < nr; f++)
+            printf("%s %s", f ? " <" : "", fr[f]);
+        printf("\n");
+    }
+    printf("  %12s", "time");
+    for (uint32_t k = 0; k < se->nr_sites; k++)
+        printf(" %12s", (snprintf(buf, sizeof(buf), "s%u", k + 1), buf));
+    printf("\n");
+    for (size_t t = 0; t < se->nr_times; t++) {
+        printf("  %12s", ana_time_format(se->t_ns[t], buf, sizeof(buf)));
+        for (uint32_t k = 0; k < se->nr_sites; k++)
+            printf(" %12llu", (unsigned long long)se->bytes[t * se->nr_sites + k]);
+        printf("\n");
+    }
+}
+
 int cmd_timeline(int argc, char **argv)
 {
     static const struct option own[] = {
         {"interval", required_argument, NULL, OPT_INTERVAL},
+        {"sites", required_argument, NULL, OPT_SITES},
         {NULL, 0, NULL, 0},
     };
     struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS, .own = own, .usage = usage};
     struct cli_ana a;
     uint64_t interval = 0;
+    unsigned long nr_sites = 0;
+    struct sites st = {0};
     int c, rc;
 
     cli_ana_init(&a, "timeline", 0);
@@ -84,12 +200,25 @@ int cmd_timeline(int argc, char **argv)
                 cli_usage_error("timeline: --interval wants a duration like 10ms or 1s, not '%s'",
                                 optarg);
             break;
+        case OPT_SITES:
+            nr_sites = cli_ana_number(&a, "--sites", optarg);
+            break;
         }
     }
     cli_ana_open(&a, argc, argv, optind);
+    if (nr_sites && a.format == CLI_FMT_CSV)
+        cli_usage_error("timeline: --sites goes with text or json, not csv");
 
     struct ana_timeline tl;
-    rc = ana_timeline_compute(&tl, a.r, &a.filter, interval, cli_ana_progress, &a);
+    if (nr_sites) {
+        struct fmt_trace_counts counts;
+
+        pick_sites(&a, &st, (uint32_t)(nr_sites > 1000 ? 1000 : nr_sites));
+        fmt_reader_counts(a.r, &counts);
+        st.end_ns = counts.last_ts_ns;
+    }
+    rc = ana_timeline_compute_more(&tl, a.r, &a.filter, interval, cli_ana_progress, &a, NULL,
+                                   nr_sites ? follow_sites : NULL, &st);
     cli_ana_progress_done(&a);
     if (rc == -E2BIG)
         cli_usage_error("timeline: --interval is too small for this trace (more than %u rows)",
@@ -155,10 +284,16 @@ int cmd_timeline(int argc, char **argv)
     }
     if (a.format == CLI_FMT_JSON) {
         ana_json_end_array(&j);
+        if (nr_sites)
+            sites_json(&a, &j, &st);
         ana_json_end_object(&j);
         if (ana_json_finish(&j))
             cli_die("timeline: writing the output failed");
     }
+    if (nr_sites && a.format == CLI_FMT_TEXT)
+        sites_text(&a, &st);
+    ana_site_series_release(&st.series);
+    free(st.stacks);
     ana_timeline_release(&tl);
     return cli_ana_close(&a);
 }

@@ -36,7 +36,8 @@ def check(what, got, want):
     if got != want:
         errors.append("%s: on screen %r, command %r" % (what, got, want))
     else:
-        print("ok: %s = %r" % (what, want))
+        text = repr(want)
+        print("ok: %s = %s" % (what, text if len(text) < 200 else text[:200] + "..."))
 
 
 def cmd(*args):
@@ -108,6 +109,26 @@ for tab in ("peak", "leaked", "allocations", "temporary"):
     want = [[str(r["peak_bytes"]), str(r["leaked_bytes"]), str(r["allocations"]),
              str(r["allocated_bytes"]), str(r["temporary"]), None] for r in proc["top"][tab]]
     check("sites, %s (%d rows)" % (tab, len(want)), table(d, "sites"), want)
+
+# The top sites over time: each band's values, the series of timeline
+# --sites 8 at the interval the page asked for.
+interval = d.find_element(By.ID, "chart").get_attribute("data-interval")
+tl = cmd("timeline", "--sites", "8", "--interval", interval)
+got = d.execute_script("return [...document.querySelectorAll('#sites-legend li')]"
+                       ".map(li => li.dataset.bytes)")
+check("sites over time (%d sites, %d times)" % (len(tl["sites"]), len(tl["site_times_ns"])), got,
+      [",".join(str(v) for v in s["bytes"]) for s in tl["sites"]])
+
+# And the series themselves hold what leaks says: at the trace's end each
+# site has its leaked bytes in use (one process: leaks merges the rows of
+# a program's processes that read the same, a series is one process's site).
+lk_end = cmd("leaks", "--top", "0", "--no-default-suppressions")
+leaked = {}
+for row in lk_end["stacks"]:
+    leaked[tuple(row["stack"])] = leaked.get(tuple(row["stack"]), 0) + row["leaked_bytes"]
+if len(rep["processes"]) == 1:
+    check("sites at the end: their leaks", [s["bytes"][-1] for s in tl["sites"]],
+          [leaked.get(tuple(s["stack"]), 0) for s in tl["sites"]])
 
 # A window dragged across the chart with the mouse.
 chart = d.find_element(By.ID, "chart")

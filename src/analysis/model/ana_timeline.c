@@ -135,6 +135,14 @@ int ana_timeline_compute_model(struct ana_timeline *tl, struct fmt_reader *r, st
                                uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg,
                                struct ana_model **model)
 {
+    return ana_timeline_compute_more(tl, r, f, interval_ns, progress, progress_arg, model, NULL,
+                                     NULL);
+}
+
+int ana_timeline_compute_more(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
+                              uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg,
+                              struct ana_model **model, ana_timeline_more_fn *more, void *more_arg)
+{
     struct ana_model_options mo = {.filter = f};
     struct ana_step_options step = ana_model_step_options(&mo);
     struct ana_vm_replay vm = {.until = UINT64_MAX};
@@ -153,7 +161,8 @@ int ana_timeline_compute_model(struct ana_timeline *tl, struct fmt_reader *r, st
     so.progress = progress;
     so.progress_arg = progress_arg;
     if (!(rc = ana_model_subscribe(m, &p)) && !(rc = ana_heap_replay_add_vm(&p, &vm)) &&
-        !(rc = ana_timeline_subscribe(tl, &p, r, interval_ns, m, &vm)))
+        !(rc = ana_timeline_subscribe(tl, &p, r, interval_ns, m, &vm)) &&
+        !(rc = more ? more(more_arg, &p, m, tl) : 0))
         rc = ana_heap_replay_run(&p, r, &so);
     ana_heap_replay_release(&p);
     ana_vm_replay_release(&vm);

@@ -65,6 +65,16 @@ int ana_timeline_compute_model(struct ana_timeline *tl, struct fmt_reader *r, st
                                uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg,
                                struct ana_model **model);
 
+/* The same, with more consumers on the pass: more(more_arg, p, m, tl) is
+ * called once the timeline is subscribed (tl->interval_ns is known) and
+ * subscribes what it wants to p, which reads m; 0 or -errno. */
+struct ana_heap_replay;
+typedef int ana_timeline_more_fn(void *arg, struct ana_heap_replay *p, struct ana_model *m,
+                                 const struct ana_timeline *tl);
+int ana_timeline_compute_more(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
+                              uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg,
+                              struct ana_model **model, ana_timeline_more_fn *more, void *more_arg);
+
 /* The same rows from a pass shared with other outputs: the heap replay p
  * feeds the model m (made with p's filter: ana_model_subscribe) and the
  * address-space replay vm (every event of every process:

@@ -151,6 +151,44 @@ function drawChart(timeline) {
   if (state.window) markWindow(state.window.from, state.window.to);
 }
 
+// The top sites' bytes in use over time, stacked (timeline --sites): each
+// site a band between the sum of the sites below it and that sum plus it.
+const palette = ['#2b6cb0', '#dd6b20', '#38a169', '#805ad5', '#d53f8c', '#319795', '#b7791f', '#718096'];
+function drawSites(timeline) {
+  const svg = $('sites-chart'), legend = $('sites-legend');
+  const times = timeline.site_times_ns || [], sites = timeline.sites || [];
+  const t1 = Math.max(state.lastNs, times.length ? times[times.length - 1] : 1);
+  const total = times.map((_, t) => sites.reduce((a, s) => a + s.bytes[t], 0));
+  const ymax = Math.max(1, ...total);
+  const x = (t) => ((1000 * t) / t1).toFixed(2), y = (v) => (195 - (190 * v) / ymax).toFixed(2);
+  const below = times.map(() => 0);
+  let shapes = '';
+  sites.forEach((s, k) => {
+    const top = below.map((b, t) => b + s.bytes[t]);
+    const pts = times.map((t, i) => `${x(t)},${y(top[i])}`).concat(
+      times.map((t, i) => `${x(t)},${y(below[i])}`).reverse());
+    shapes += `<polygon fill="${palette[k % palette.length]}" points="${pts.join(' ')}"/>`;
+    top.forEach((v, i) => { below[i] = v; });
+  });
+  svg.innerHTML = shapes;
+  svg.dataset.maxBytes = String(ymax);
+  legend.replaceChildren();
+  sites.forEach((s, k) => {
+    const li = document.createElement('li');
+    const sw = document.createElement('span');
+    sw.className = 'swatch';
+    sw.style.background = palette[k % palette.length];
+    li.appendChild(sw);
+    li.appendChild(document.createTextNode(`${bytes(Math.max(...s.bytes))} at most: ${where(s.stack)}`));
+    li.dataset.bytes = s.bytes.join(',');
+    li.addEventListener('click', () => {
+      $('stack').hidden = false;
+      $('stack').textContent = s.stack.join('\n');
+    });
+    legend.appendChild(li);
+  });
+}
+
 function markWindow(from, to) {
   const svg = $('chart'), end = Number(svg.dataset.endNs || 1);
   const rect = svg.querySelector('.sel');
@@ -251,8 +289,11 @@ async function loadAll() {
   showSummary(report);
   showSites(report);
   const span = Math.max(1, state.lastNs);
-  const timeline = await api('timeline', { interval: `${Math.max(1000, Math.round(span / 400))}ns` });
+  const interval = `${Math.max(1000, Math.round(span / 400))}ns`;
+  const timeline = await api('timeline', { interval, sites: '8' });
+  $('chart').dataset.interval = interval;
   drawChart(timeline);
+  drawSites(timeline);
   await loadLeaks();
   if (state.window) await loadWindow();
   $('status').textContent = report.incomplete ? 'being written (or cut short)' : 'complete';
