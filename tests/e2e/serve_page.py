@@ -155,6 +155,25 @@ check("window rows", table(d, "window-rows"),
       [[r["impacting_type"], str(r["count"]), str(r["size"]), str(r["impacting_size"]), None]
        for r in win["rows"]])
 
+# The window's flame graph: each drawn box is a node of window --tree, as
+# wide as its bytes, in the tree's order (boxes under half a pixel are not drawn).
+tree = cmd("window", "--from", f, "--to", t, "--top", "50", "--tree")
+want = []
+
+
+def walk(node, d):
+    if 1000 * node["inclusive"]["size"] / max(1, tree["inclusive"]["size"]) < 0.5 or d >= 40:
+        return
+    want.append([str(node["inclusive"]["size"]), str(node["inclusive"]["count"])])
+    for c in node.get("children", []):
+        walk(c, d + 1)
+
+
+walk(tree, 0)
+got = d.execute_script("return [...document.querySelectorAll('#window-flame rect')]"
+                       ".map(r => [r.dataset.size, r.dataset.count])")
+check("window flame graph (%d boxes)" % len(want), got, want)
+
 # The blocks live at a moment picked on the slider.
 d.execute_script("const s = document.getElementById('at'); s.value = 500;"
                  "s.dispatchEvent(new Event('input'));")

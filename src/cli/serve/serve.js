@@ -240,6 +240,7 @@ async function loadWindow() {
     cell(tr, bytes(p.impacting_size), p.impacting_size);
     classes.appendChild(tr);
   }
+  drawFlame(await api('window', { ...params, tree: '1', top: '50' }));
   const rows = $('window-rows').tBodies[0];
   rows.replaceChildren();
   for (const r of w.rows)
@@ -249,6 +250,37 @@ async function loadWindow() {
 }
 
 $('proc').addEventListener('change', () => { if (state.report) showSites(state.report); });
+// The window's call tree (window --tree) as a flame graph, root on top:
+// each function as wide as the bytes allocated under it in the window.
+function drawFlame(tree) {
+  const svg = $('window-flame'), rowH = 16, maxDepth = 40;
+  const total = tree.inclusive.size || 1;
+  let out = '', depth = 0;
+  const walk = (node, x0, d) => {
+    const w = (1000 * node.inclusive.size) / total;
+    if (w < 0.5 || d >= maxDepth) return;
+    depth = Math.max(depth, d + 1);
+    const label = node.function.replace(/&/g, '&amp;').replace(/</g, '&lt;');
+    out += `<g><rect x="${x0.toFixed(2)}" y="${d * rowH}" width="${w.toFixed(2)}" height="${rowH - 1}"` +
+      ` data-size="${node.inclusive.size}" data-count="${node.inclusive.count}"><title>${label}: ` +
+      `${bytes(node.inclusive.size)} in ${group(node.inclusive.count)} allocations</title></rect>`;
+    if (w > 60) out += `<text x="${(x0 + 3).toFixed(2)}" y="${d * rowH + 12}">${label.slice(0, Math.floor(w / 7))}</text>`;
+    out += '</g>';
+    let x = x0;
+    for (const c of node.children || []) {
+      walk(c, x, d + 1);
+      x += (1000 * c.inclusive.size) / total;
+    }
+  };
+  walk(tree, 0, 0);
+  svg.setAttribute('viewBox', `0 0 1000 ${Math.max(1, depth) * rowH}`);
+  svg.style.height = `${Math.max(1, depth) * rowH}px`;
+  svg.innerHTML = out;
+  svg.hidden = false;
+  svg.dataset.size = String(tree.inclusive.size);
+  $('window-flame-info').textContent = `${bytes(tree.inclusive.size)} allocated in the window, in ${group(tree.inclusive.count)} allocations, by call path (memscribe window --tree)`;
+}
+
 for (const b of document.querySelectorAll('#site-tabs button'))
   b.addEventListener('click', () => {
     state.list = b.dataset.list;
