@@ -138,6 +138,15 @@ int ana_heap_replay_run(struct ana_heap_replay *p, struct fmt_reader *r,
         ana_scan_options_init(&whole);
         so = &whole;
     }
+    /* A pass that starts after the trace's FMT_EV_AGGREGATE (a range of
+     * ana_pmodel.c, which cuts where time advances, so a range starting
+     * at its time holds it) does not meet it: the trace's facts say. */
+    const struct fmt_trace_info *info = fmt_reader_info(r);
+    const struct fmt_chunk_info *first =
+        so->from_chunk < fmt_reader_nr_chunks(r) ? fmt_reader_chunk(r, so->from_chunk) : NULL;
+    if (info->aggregate_ns &&
+        (!info->aggregate_from_ns || (first && first->first_ts_ns > info->aggregate_from_ns)))
+        ana_stepper_aggregated(&p->stepper);
     /* The loop with the event's work inlined, one per mode. */
     rc = p->opt.partial ? ana_scan_inline(r, so, event_partial, p)
                         : ana_scan_inline(r, so, event_whole, p);
