@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_aggregate.h"
 #include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_histogram.h"
 #include "analysis/model/ana_step.h"
@@ -264,14 +265,9 @@ int ana_window_subscribe(struct ana_window *w, struct ana_heap_replay *p, struct
     /* An aggregated trace knows its blocks born and freed inside an
      * interval only by interval: bounds inside its aggregated stretch go
      * out to the cuts around them (docs/window.md). */
-    const struct fmt_trace_info *info = r ? fmt_reader_info(r) : NULL;
-    uint64_t per = info ? info->aggregate_ns : 0;
-    if (per && t1_ns >= t0_ns) {
-        if (t0_ns > info->aggregate_from_ns)
-            t0_ns -= t0_ns % per;
-        if (t1_ns > info->aggregate_from_ns && t1_ns % per)
-            t1_ns =
-                t1_ns - t1_ns % per <= UINT64_MAX - per ? t1_ns - t1_ns % per + per : UINT64_MAX;
+    if (r && t1_ns >= t0_ns) {
+        t0_ns = ana_aggregate_cut(fmt_reader_info(r), t0_ns, false);
+        t1_ns = ana_aggregate_cut(fmt_reader_info(r), t1_ns, true);
     }
     w->t0_ns = t0_ns;
     w->t1_ns = t1_ns;
