@@ -18,6 +18,7 @@
 #include "util/util_size.h"
 
 #define RECORD_MAX_CHECKS 64
+#define RECORD_AGGREGATE_DEFAULT_NS 1000000000ull /* --aggregate's period: a second */
 
 /* What the options ask. */
 struct record_opts {
@@ -33,11 +34,12 @@ static void print_help(void)
 {
     printf("usage: memscribe record [-o FILE] [--depth N] [--time-unit U] [--no-follow]\n"
            "                        [--only GLOB] [--sample BYTES] [--vm-precise] [--reach]\n"
-           "                        [--quiet]\n"
+           "                        [--aggregate[=PERIOD]] [--quiet]\n"
            "                        [--snapshot-every T -o DIR] [--check OPT[=VALUE]...]\n"
            "                        [--] CMD [ARGS...]\n"
            "       memscribe record -p PID [-o FILE] [--duration T] [--depth N]\n"
-           "                        [--sample BYTES] [--time-unit U] [--reach] [--quiet]\n"
+           "                        [--sample BYTES] [--time-unit U] [--reach]\n"
+           "                        [--aggregate[=PERIOD]] [--quiet]\n"
            "\n"
            "Run CMD with the collector preloaded and record every malloc-family and\n"
            "mmap-family call it makes, with stack, thread and time, into a trace file.\n"
@@ -48,6 +50,14 @@ static void print_help(void)
            "\n"
            "options:\n"
            "  -o, --output FILE  trace file (default: <program>.<pid>.mscr here)\n"
+           "      --aggregate[=PERIOD]  an aggregated trace: cut time into intervals of\n"
+           "                     PERIOD (default 1s; 100ms, 5s, ...); blocks live at a\n"
+           "                     cut are written as they are, those born and freed\n"
+           "                     inside one interval are counted per thread, call site\n"
+           "                     and size class. Its size grows with sites, intervals\n"
+           "                     and long-lived blocks, not with calls; the reports'\n"
+           "                     totals, temporaries, peak and leaks stay exact\n"
+           "                     (docs/aggregate.md). Not with --sample\n"
            "  -p, --pid PID      attach to the running process PID instead: load the\n"
            "                     collector into it (ptrace, a moment's stop), record\n"
            "                     until it exits, --duration ends or Ctrl-C detaches;\n"
@@ -194,6 +204,15 @@ static void record_opt(struct record_opts *o, int opt, const char *arg)
                             arg);
         o->check[o->nr_check++] = arg;
         break;
+    case 'G':
+        /* --aggregate alone: intervals of a second (docs/aggregate.md) */
+        if (!arg)
+            o->rec.aggregate_ns = RECORD_AGGREGATE_DEFAULT_NS;
+        else if (util_duration_parse(arg, &o->rec.aggregate_ns) || !o->rec.aggregate_ns)
+            cli_usage_error("record: --aggregate wants a period such as 100ms, 1s or 5s, "
+                            "not '%s'",
+                            arg);
+        break;
     case 'U':
         if (util_duration_parse(arg, &o->duration_ns) || !o->duration_ns)
             cli_usage_error("record: --duration wants a time such as 10, 1.5s, 500ms or 2m, "
@@ -225,6 +244,7 @@ static int record_parse(int argc, char **argv, struct record_opts *o)
         {"duration", required_argument, NULL, 'U'}, /* with -p */
         {"check", required_argument, NULL, 'K'},
         {"reach", no_argument, NULL, 'R'},
+        {"aggregate", optional_argument, NULL, 'G'},
         {NULL, 0, NULL, 0},
     };
     int opt;
@@ -255,6 +275,16 @@ static int record_parse(int argc, char **argv, struct record_opts *o)
 /* The options that go with the way of recording chosen. */
 static void record_check(const struct record_opts *o, int argc, int first)
 {
+    /* A sample misses the calls between the blocks it keeps: it can say
+     * neither which blocks are transient nor which are temporary. */
+    if (o->rec.aggregate_ns && o->rec.sample_bytes)
+        cli_usage_error("record: --aggregate and --sample do not mix: an aggregated trace "
+                        "counts every call (docs/aggregate.md)");
+    /* Cuts fall on times the trace can hold. */
+    if (o->rec.aggregate_ns % o->rec.time_unit_ns)
+        cli_usage_error("record: --aggregate's period (%llu ns) must be a multiple of the time "
+                        "unit (%u ns)",
+                        (unsigned long long)o->rec.aggregate_ns, o->rec.time_unit_ns);
     if (o->snap_every_ns && (!o->rec.out_path || o->serve))
         cli_usage_error("record: --snapshot-every wants -o DIR, the directory of the trace and "
                         "the profiles");
