@@ -18,13 +18,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_histogram.h"
 #include "analysis/model/ana_model.h"
+#include "analysis/model/ana_pmodel.h"
 #include "analysis/model/ana_window.h"
+#include "format/fmt_writer.h"
 #include "test_ana_rnd.h"
 
 #define PERIOD 4000  /* ns: events are 10 ns apart, never on a cut */
@@ -48,6 +52,7 @@ struct run {
     struct stream exact, agg;
     struct blk *blk; /* by serial */
     uint64_t nr_blk;
+    uint32_t nr_images; /* 1: threads 0 and 1 only */
 };
 
 static void push(struct stream *s, const struct fmt_event *ev)
@@ -116,14 +121,15 @@ static uint64_t random_size(void)
 
 /* The exact stream of a random run: mallocs, callocs, reallocs and frees
  * of four threads in two processes, then both processes' exits. */
-static void make_exact(struct run *r, uint64_t seed)
+static void make_exact(struct run *r, uint64_t seed, uint32_t nr_images)
 {
     uint64_t live[NR_THREADS][SLOTS] = {{0}};
     uint64_t ts = 5;
 
     rnd_state = seed;
+    r->nr_images = nr_images;
     for (int op = 0; op < NR_OPS; op++, ts += 10) {
-        uint32_t t = (uint32_t)(rnd() % NR_THREADS);
+        uint32_t t = (uint32_t)(rnd() % (2 * nr_images));
         unsigned slot = (unsigned)(rnd() % SLOTS);
         unsigned what = (unsigned)(rnd() % 100);
         uint32_t stack = 1 + image_of(t) * 3 + (uint32_t)(rnd() % 3);
@@ -152,7 +158,7 @@ static void make_exact(struct run *r, uint64_t seed)
         }
         push(&r->exact, &ev);
     }
-    for (uint32_t im = 0; im < 2; im++) {
+    for (uint32_t im = 0; im < nr_images; im++) {
         struct fmt_event ev = event_of(FMT_EV_PROCESS_EXIT, ts += 10, im * 2);
         push(&r->exact, &ev);
     }
@@ -243,8 +249,6 @@ static void groups(struct run *r, size_t i, uint32_t im)
             struct fmt_event g = event_of(FMT_EV_HEAP_TRANSIENT, r->exact.ev[i].ts_ns, simg * 2);
             if (im != 2 && simg != im)
                 continue;
-            g.thread = 0;
-            g.tid = 0;
             for (uint64_t s = 1; s <= r->nr_blk; s++) {
                 const struct blk *b = &r->blk[s];
                 if (!b->kept && b->stack == stack && b->alloc_ev <= i && b->end_ev > i) {
@@ -399,14 +403,16 @@ static void same_models(const struct ana_model *a, const struct ana_model *b)
     char what[64];
 
     same_scope(ana_model_total(a), ana_model_total(b), "all images");
-    for (uint32_t i = 0; i < 2; i++) {
+    assert_int_equal(ana_model_nr_images(a), ana_model_nr_images(b));
+    for (uint32_t i = 0; i < ana_model_nr_images(a); i++) {
         snprintf(what, sizeof(what), "image %u", i);
         same_scope(ana_model_image(a, i), ana_model_image(b, i), what);
     }
     for (uint32_t s = 1; s <= 6; s++) {
         const struct ana_site *x = ana_model_site(a, s), *y = ana_model_site(b, s);
-        assert_non_null(x);
-        assert_non_null(y);
+        assert_true(!x == !y);
+        if (!x)
+            continue;
 #define SAME_SITE(type, name)                                                                      \
     if (x->name != y->name)                                                                        \
         fail_msg("site %u: " #name ": exact %lld, aggregated %lld", s, (long long)x->name,         \
@@ -422,8 +428,9 @@ static void same_histograms(const struct ana_histogram *a, const struct ana_hist
 {
     for (uint32_t im = 0; im < 2; im++) {
         const struct ana_hist_bin *x = ana_histogram_image(a, im), *y = ana_histogram_image(b, im);
-        assert_non_null(x);
-        assert_non_null(y);
+        assert_true(!x == !y);
+        if (!x)
+            continue;
         for (unsigned c = 0; c < ANA_NR_SIZE_CLASSES; c++)
             if (x[c].nr != y[c].nr || x[c].bytes != y[c].bytes)
                 fail_msg("image %u class %u: exact %llu/%llu, aggregated %llu/%llu", im, c,
@@ -460,7 +467,7 @@ static void test_random_runs_agree(void **state)
         struct run r = {0};
         struct outputs ex, ag;
 
-        make_exact(&r, seed);
+        make_exact(&r, seed, 2);
         classify(&r);
         make_aggregated(&r);
         /* A window on cuts (a window of an aggregated trace is rounded
@@ -495,6 +502,82 @@ static void test_random_runs_agree(void **state)
         same_windows(&ex.w, &ag.w);
         outputs_release(&ex);
         outputs_release(&ag);
+        run_release(&r);
+    }
+}
+
+/* The stream written to a trace file (a memfd), as the recorder would:
+ * aggregated from its start when aggregated. Returns its path's fd. */
+static int write_file(const struct stream *st, bool aggregated)
+{
+    struct fmt_trace_info info = {
+        .command = "p", .command_len = 1, .hostname = "h", .aggregate_ns = aggregated ? PERIOD : 0};
+    struct fmt_writer_options opt = {.chunk_events = 64, .aggregate = aggregated};
+    struct fmt_writer *w;
+    int fd = memfd_create("agg", MFD_CLOEXEC);
+    uint32_t id;
+
+    assert_true(fd >= 0);
+    assert_int_equal(fmt_writer_create(&w, fd, &info, &opt), 0);
+    for (uint32_t s = 0; s < 6; s++) {
+        uint64_t frame = 0x5000 + 0x10 * s; /* one frame: its id is its node's */
+        assert_int_equal(fmt_writer_stack(w, s / 3, &frame, 1, &id), 0);
+        assert_int_equal(id, s + 1);
+    }
+    for (size_t i = 0; i < st->nr; i++)
+        assert_int_equal(fmt_writer_event(w, &st->ev[i]), 0);
+    assert_int_equal(fmt_writer_finish(w), 0);
+    fmt_writer_destroy(w);
+    return fd;
+}
+
+static struct fmt_reader *open_fd(int fd, char *path, size_t size)
+{
+    struct fmt_reader *r;
+    char err[600];
+
+    snprintf(path, size, "/proc/self/fd/%d", fd);
+    if (fmt_reader_open(&r, path, err, sizeof(err)))
+        fail_msg("%s", err);
+    return r;
+}
+
+/* Written to files and read back, the two traces of a run give equal
+ * models in one pass (the reader's serials and references, the trace's
+ * facts); the aggregated one in 1 to 6 parallel ranges (a run of one
+ * process, which ranges replay) gives what one pass gives. */
+static void test_files_and_ranges_agree(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 11; seed <= 14; seed++) {
+        struct run r = {0};
+        struct ana_model *ex, *ag;
+        char pe[64], pa[64];
+
+        make_exact(&r, seed, seed % 2 ? 1 : 2);
+        classify(&r);
+        make_aggregated(&r);
+        int fe = write_file(&r.exact, false), fa = write_file(&r.agg, true);
+        struct fmt_reader *re = open_fd(fe, pe, sizeof(pe)), *ra = open_fd(fa, pa, sizeof(pa));
+        assert_int_equal(fmt_reader_info(ra)->aggregate_ns, PERIOD);
+        assert_int_equal(ana_model_build(&ex, re, NULL, NULL), 0);
+        assert_int_equal(ana_model_build(&ag, ra, NULL, NULL), 0);
+        same_models(ex, ag);
+        for (unsigned n = 1; r.nr_images == 1 && n <= 6; n++) {
+            struct ana_pmodel_options po = {
+                .nr_threads = n, .until_ns = UINT64_MAX, .min_range_events = 1};
+            struct ana_model *par;
+            char err[600];
+            assert_int_equal(ana_pmodel_build(&par, pa, NULL, &po, err, sizeof(err)), 0);
+            same_models(ag, par);
+            ana_model_destroy(par);
+        }
+        ana_model_destroy(ex);
+        ana_model_destroy(ag);
+        fmt_reader_close(re);
+        fmt_reader_close(ra);
+        close(fe);
+        close(fa);
         run_release(&r);
     }
 }
@@ -638,6 +721,7 @@ int main(void)
         cmocka_unit_test(test_by_hand),
         cmocka_unit_test(test_stepper_temporary),
         cmocka_unit_test(test_random_runs_agree),
+        cmocka_unit_test(test_files_and_ranges_agree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
