@@ -20,6 +20,8 @@ ms_test_program(ana_threads ${PROJECT_SOURCE_DIR}/tests/programs/ana_threads.c L
 ms_e2e_test(ana_threads ana_threads.sh)
 ms_test_program(ana_temporary ${PROJECT_SOURCE_DIR}/tests/programs/ana_temporary.c LIBS Threads::Threads)
 ms_e2e_test(ana_temporary ana_temporary.sh)
+ms_test_program(ana_aggregate ${PROJECT_SOURCE_DIR}/tests/programs/ana_aggregate.c LIBS Threads::Threads)
+ms_e2e_test(ana_aggregate ana_aggregate.sh)
 ms_e2e_test(ana_cli ana_cli.sh)
 ms_e2e_test(ana_select ana_select.sh)
 ms_test_program(ana_rows ${PROJECT_SOURCE_DIR}/tests/programs/ana_rows.c)

@@ -420,13 +420,11 @@ uint64_t cli_ana_time(struct cli_ana *a, const char *opt, const struct ana_time_
 
 uint64_t cli_ana_cut(struct cli_ana *a, const char *opt, uint64_t t, bool up)
 {
-    uint64_t cut = ana_aggregate_cut(fmt_reader_info(a->r), t, up);
     struct fmt_trace_counts c;
     char b1[64], b2[64];
 
     fmt_reader_counts(a->r, &c);
-    if (cut > c.last_ts_ns && t <= c.last_ts_ns)
-        cut = c.last_ts_ns;
+    uint64_t cut = ana_aggregate_cut(fmt_reader_info(a->r), c.last_ts_ns, t, up);
     if (cut != t)
         cli_warn("%s: %s: %s %s falls inside an interval of the aggregated trace: %s is used, "
                  "the cut %s it",

@@ -69,15 +69,16 @@ char *ana_aggregate_label(char *buf, size_t size, const struct fmt_trace_info *i
     return buf;
 }
 
-uint64_t ana_aggregate_cut(const struct fmt_trace_info *info, uint64_t t, bool up)
+uint64_t ana_aggregate_cut(const struct fmt_trace_info *info, uint64_t end_ns, uint64_t t, bool up)
 {
     uint64_t p = info->aggregate_ns, down = p ? t - t % p : t;
 
-    if (!p || t <= info->aggregate_from_ns || t == down)
+    /* The end is a cut, and so is any time past it. */
+    if (!p || t <= info->aggregate_from_ns || t == down || t >= end_ns)
         return t;
     if (!up)
         return down > info->aggregate_from_ns ? down : info->aggregate_from_ns;
-    return down <= UINT64_MAX - p ? down + p : UINT64_MAX;
+    return p < end_ns - down ? down + p : end_ns;
 }
 
 void ana_aggregate_json(struct ana_json *j, const struct fmt_trace_info *info)

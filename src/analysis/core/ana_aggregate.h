@@ -35,10 +35,11 @@ char *ana_aggregate_label(char *buf, size_t size, const struct fmt_trace_info *i
 #define ANA_AGGREGATE_NOTE_SIZE 320
 
 /* t as a cut of info's aggregated stretch, where the blocks are known:
- * the cut at or before t (up false) or at or after it (up true; past the
- * trace's end, the end is its last cut). t itself where it is no later
- * than the stretch's start (aggregate_from_ns), or in an exact trace. */
-uint64_t ana_aggregate_cut(const struct fmt_trace_info *info, uint64_t t, bool up);
+ * the cut at or before t (up false) or at or after it (up true), the
+ * trace's end (end_ns, its last event's time) being its last cut. t itself
+ * where it is no later than the stretch's start (aggregate_from_ns), or in
+ * an exact trace. */
+uint64_t ana_aggregate_cut(const struct fmt_trace_info *info, uint64_t end_ns, uint64_t t, bool up);
 
 /* The members "aggregate_ns": P, "aggregate_from_ns": T of a JSON object;
  * nothing for an exact trace. */

@@ -241,7 +241,7 @@ static uint64_t regular_at(const struct massif *x, uint32_t k)
     uint64_t first = x->m->first_ts_ns, span = x->m->end_ts_ns - first;
     uint64_t t = first + (x->nr_regular > 1 ? span * k / (x->nr_regular - 1) : 0);
 
-    return ana_aggregate_cut(fmt_reader_info(x->r), t, false);
+    return ana_aggregate_cut(fmt_reader_info(x->r), x->m->end_ts_ns, t, false);
 }
 
 /* Pass 1: regular snapshots show the heap just before the first event

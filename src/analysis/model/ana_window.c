@@ -266,8 +266,10 @@ int ana_window_subscribe(struct ana_window *w, struct ana_heap_replay *p, struct
      * interval only by interval: bounds inside its aggregated stretch go
      * out to the cuts around them (docs/window.md). */
     if (r && t1_ns >= t0_ns) {
-        t0_ns = ana_aggregate_cut(fmt_reader_info(r), t0_ns, false);
-        t1_ns = ana_aggregate_cut(fmt_reader_info(r), t1_ns, true);
+        struct fmt_trace_counts c;
+        fmt_reader_counts(r, &c);
+        t0_ns = ana_aggregate_cut(fmt_reader_info(r), c.last_ts_ns, t0_ns, false);
+        t1_ns = ana_aggregate_cut(fmt_reader_info(r), c.last_ts_ns, t1_ns, true);
     }
     w->t0_ns = t0_ns;
     w->t1_ns = t1_ns;
