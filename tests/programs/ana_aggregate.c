@@ -6,19 +6,19 @@
  * while with the default 1 s nearly all of them are transient. The same
  * calls on every run, in one thread at a time:
  *
- *   function  allocations  bytes                 temporary       leaked
- *   storm     1000         sum (i % 300) + 1     1000            -
- *   kept        20         20 x 64               1 (the last)    -
- *   peak        50         50 x 1000             1 (the last)    -
- *   grow        31         10 + 20 + ... + 310   -               -
- *   zero         5         0                     5               -
- *   leak         3         3 x 333               -               3 x 333
- *   worker     100         100 x 48              100             -
+ *   function  allocations  bytes                 temporary         peak    leaked
+ *   storm     1000         sum (i % 300) + 1     1000              -       -
+ *   kept        20         20 x 64               1 (the last)      -       -
+ *   peak        50         50 x 1000             1 (the last)      50000   -
+ *   grow        31         10 + 20 + ... + 310   30 (each realloc) 310     -
+ *   zero         5         0                     5                 -       -
+ *   leak         3         3 x 333               -                 999     999
+ *   worker     100         100 x 48              100               -       -
  *
  * The peak of the heap is peak()'s 50 blocks with the leaks before them
- * and grow's last block (the phases before freed everything else). The
- * worker thread is started first, so that pthread_create's own
- * allocations come before the phases. */
+ * and grow's last block (the phases before freed everything else), and
+ * the block pthread_create keeps. The worker thread is started first, so
+ * that pthread_create's own allocations come before the phases. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
