@@ -89,9 +89,10 @@ struct ana_heap_replay {
     /* The time of the first event that passes a consumer's next moment
      * (UINT64_MAX: none). */
     uint64_t next_moment;
-    /* Selected events that ended or started a block so far (the stepper
-     * returned 1): during a step, the ordinal of that event, from 1. The
-     * exporters place the peak in their streams by it. */
+    /* Selected events that ended or started a block, or moved heap by an
+     * aggregated trace's transient group, so far (the stepper returned 1):
+     * during a step, the ordinal of that event, from 1. The exporters
+     * place the peak in their streams by it. */
     uint64_t nr_steps;
 };
 
