@@ -53,6 +53,9 @@ struct run {
     struct blk *blk; /* by serial */
     uint64_t nr_blk;
     uint32_t nr_images; /* 1: threads 0 and 1 only */
+    /* The aggregated stream's switch (a cut, as record --max-size's): the
+     * events before it are written exactly; 0: aggregated from the start. */
+    uint64_t from;
 };
 
 static void push(struct stream *s, const struct fmt_event *ev)
@@ -187,9 +190,10 @@ static void classify(struct run *r)
     for (uint64_t s = 1; s <= r->nr_blk; s++) {
         struct blk *b = &r->blk[s];
         const struct fmt_event *a = &r->exact.ev[b->alloc_ev];
-        /* A block a kept block's realloc makes is kept too. */
+        /* A block a kept block's realloc makes is kept too; a block made
+         * before the switch is written as the exact trace writes it. */
         bool from_kept = a->ref && r->blk[a->ref].kept;
-        b->kept = from_kept || b->end_ev == SIZE_MAX ||
+        b->kept = from_kept || a->ts_ns < r->from || b->end_ev == SIZE_MAX ||
                   interval(r->exact.ev[b->end_ev].ts_ns) != interval(a->ts_ns);
     }
 }
@@ -275,6 +279,8 @@ static unsigned *moments(const struct run *r)
 
     assert_non_null(at);
     for (size_t i = 0; i <= r->exact.nr; i++) {
+        if (i < r->exact.nr && r->exact.ev[i].ts_ns < r->from)
+            continue; /* exact before the switch: no moments */
         if (i == r->exact.nr || interval(r->exact.ev[i].ts_ns) != k) {
             if (k)
                 for (unsigned w = 0; w < 3; w++)
@@ -297,17 +303,27 @@ static unsigned *moments(const struct run *r)
     return at;
 }
 
-/* The aggregated stream of the run (docs/aggregate.md). */
+/* The aggregated stream of the run (docs/aggregate.md), from the switch
+ * r->from on. */
 static void make_aggregated(struct run *r)
 {
-    struct fmt_event agg = event_of(FMT_EV_AGGREGATE, 0, 0);
+    struct fmt_event agg = event_of(FMT_EV_AGGREGATE, r->from, 0);
     unsigned *at = moments(r);
-    uint64_t cut = PERIOD;
+    uint64_t cut = r->from + PERIOD;
+    bool switched = false;
 
     agg.arg[0] = PERIOD;
-    push(&r->agg, &agg);
+    agg.arg[1] = r->from != 0; /* 1: the exact trace reached --max-size */
     for (size_t i = 0; i < r->exact.nr; i++) {
         struct fmt_event ev = r->exact.ev[i];
+        if (!switched && ev.ts_ns >= r->from) {
+            push(&r->agg, &agg);
+            switched = true;
+        }
+        if (!switched) {
+            push(&r->agg, &ev);
+            continue;
+        }
         for (; ev.ts_ns > cut; cut += PERIOD)
             batch_rows(r, cut / PERIOD, cut);
         bool starts_kept = ev.serial && r->blk[ev.serial].kept;
@@ -507,11 +523,14 @@ static void test_random_runs_agree(void **state)
 }
 
 /* The stream written to a trace file (a memfd), as the recorder would:
- * aggregated from its start when aggregated. Returns its path's fd. */
-static int write_file(const struct stream *st, bool aggregated)
+ * aggregated from its start, or from the switch at from. Returns its fd. */
+static int write_file(const struct stream *st, bool aggregated, uint64_t from)
 {
-    struct fmt_trace_info info = {
-        .command = "p", .command_len = 1, .hostname = "h", .aggregate_ns = aggregated ? PERIOD : 0};
+    /* Aggregated from the start: the period in the trace's facts too. */
+    struct fmt_trace_info info = {.command = "p",
+                                  .command_len = 1,
+                                  .hostname = "h",
+                                  .aggregate_ns = aggregated && !from ? PERIOD : 0};
     struct fmt_writer_options opt = {.chunk_events = 64, .aggregate = aggregated};
     struct fmt_writer *w;
     int fd = memfd_create("agg", MFD_CLOEXEC);
@@ -549,17 +568,20 @@ static struct fmt_reader *open_fd(int fd, char *path, size_t size)
 static void test_files_and_ranges_agree(void **state)
 {
     (void)state;
-    for (uint64_t seed = 11; seed <= 14; seed++) {
+    for (uint64_t seed = 11; seed <= 18; seed++) {
         struct run r = {0};
         struct ana_model *ex, *ag;
         char pe[64], pa[64];
 
         make_exact(&r, seed, seed % 2 ? 1 : 2);
+        /* Half of them switch, as record --max-size does, at a cut. */
+        r.from = seed > 14 ? 5 * PERIOD : 0;
         classify(&r);
         make_aggregated(&r);
-        int fe = write_file(&r.exact, false), fa = write_file(&r.agg, true);
+        int fe = write_file(&r.exact, false, 0), fa = write_file(&r.agg, true, r.from);
         struct fmt_reader *re = open_fd(fe, pe, sizeof(pe)), *ra = open_fd(fa, pa, sizeof(pa));
         assert_int_equal(fmt_reader_info(ra)->aggregate_ns, PERIOD);
+        assert_int_equal(fmt_reader_info(ra)->aggregate_from_ns, r.from);
         assert_int_equal(ana_model_build(&ex, re, NULL, NULL), 0);
         assert_int_equal(ana_model_build(&ag, ra, NULL, NULL), 0);
         same_models(ex, ag);
