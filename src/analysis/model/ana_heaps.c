@@ -75,9 +75,10 @@ struct ana_heap *ana_heaps_of(struct ana_heaps *h, const struct fmt_event *ev, u
 }
 
 /* An aggregated trace's rows (ana_step.h), in malloc's heap of their
- * image: the recorder aggregates the malloc family's blocks, not a
- * pool's (docs/aggregate.md). A batch row's blocks are allocations and
- * frees; a transient group moves the heap in use (and its peak). */
+ * image: a batch row or a transient group does not say which heap its
+ * blocks were of (a pool's are counted with malloc's: docs/aggregate.md).
+ * A batch row's blocks are allocations and frees; a transient group moves
+ * the heap in use (and its peak). */
 static int aggregate_row(struct ana_heaps *h, const struct fmt_event *ev, const struct ana_step *st)
 {
     uint32_t id;

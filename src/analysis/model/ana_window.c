@@ -115,7 +115,7 @@ static int batch_row(struct ana_window *w, const struct fmt_event *ev)
         return 0;
     switch (w->by) {
     case ANA_WINDOW_BY_HEAP:
-        /* Rows are of malloc's heap: the recorder aggregates no pool. */
+        /* A row does not say its heap: malloc's (docs/aggregate.md). */
         k = ana_heaps_get(&w->heaps, ev->image, 0, &id) ? id : UINT64_MAX;
         break;
     case ANA_WINDOW_BY_THREAD:
