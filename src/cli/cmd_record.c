@@ -370,6 +370,12 @@ static int record_summary(const struct record_opts *o, const struct rec_summary 
     if (!o->quiet) {
         cli_warn("record: trace written to %s: %llu events, %llu bytes", sum->out_path,
                  (unsigned long long)sum->nr_events, (unsigned long long)sum->nr_bytes);
+        if (o->rec.aggregate_ns)
+            cli_warn("record: aggregated at %.6g s: %llu blocks counted in %llu batch rows, "
+                     "%llu written at %llu cuts, %llu moments of highest heap",
+                     (double)o->rec.aggregate_ns / 1e9, (unsigned long long)sum->agg.nr_transient,
+                     (unsigned long long)sum->agg.nr_rows, (unsigned long long)sum->agg.nr_kept,
+                     (unsigned long long)sum->agg.nr_cuts, (unsigned long long)sum->agg.nr_moments);
         if (sum->nr_dropped)
             cli_warn("record: %llu events were dropped (see FMT_EV_DROPPED in the trace)",
                      (unsigned long long)sum->nr_dropped);
