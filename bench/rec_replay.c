@@ -209,7 +209,7 @@ int main(int argc, char **argv)
     info.aggregate_from_ns = 0;
     opt.aggregate = period != 0;
     if (fd < 0 || (rc = fmt_writer_create(&s.w, fd, &info, &opt)) ||
-        (period && (rc = rec_agg_new(&s.agg, s.w, period)))) {
+        (period && (rc = rec_agg_new(&s.agg, s.w, period, 0)))) {
         fprintf(stderr, "rec_replay: %s: cannot start the trace\n", argv[2]);
         return 1;
     }

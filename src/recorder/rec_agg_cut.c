@@ -320,7 +320,7 @@ static int cut_rows(struct rec_agg *a, uint64_t at)
 }
 
 /* The next interval: empty, its highest the heap now. */
-static void cut_reset(struct rec_agg *a, uint64_t at)
+void rec_agg_cut_reset(struct rec_agg *a, uint64_t at)
 {
     a->nr_pend = a->nr_pend_dead = 0;
     a->nr_hev = a->nr_gev = 0;
@@ -346,6 +346,8 @@ int rec_agg_cut(struct rec_agg *a, uint64_t at)
     int busy = a->nr_hev || a->nr_gev || a->nr_rows || a->nr_pend > a->nr_pend_dead;
     int rc = 0;
 
+    if (a->exact)
+        return rec_agg_switch_cut(a, at);
     if (busy) {
         rc = cut_moments(a, &c);
         rc = rc ?: cut_write(a, &c);
@@ -354,6 +356,6 @@ int rec_agg_cut(struct rec_agg *a, uint64_t at)
     }
     free(c.ents);
     free(c.moments);
-    cut_reset(a, at);
+    rec_agg_cut_reset(a, at);
     return rc;
 }
