@@ -372,8 +372,9 @@ int rec_agg_cut_at(struct rec_agg *a, uint64_t ts_ns)
 {
     int rc = advance(a, ts_ns);
 
-    /* An exact stretch has written everything already. */
-    return rc ?: ts_ns > a->last_cut && !a->exact ? rec_agg_cut(a, ts_ns) : 0;
+    /* An exact stretch has written everything already. A cut at the time
+     * of the last one still writes what came since at that same time. */
+    return rc ?: !a->exact ? rec_agg_cut(a, ts_ns > a->last_cut ? ts_ns : a->last_cut) : 0;
 }
 
 void rec_agg_switch(struct rec_agg *a)

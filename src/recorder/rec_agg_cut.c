@@ -154,7 +154,8 @@ static int cut_moments(struct rec_agg *a, struct cut *c)
         i = j;
     }
     c->nr_ents = end;
-    qsort(c->moments, c->nr_moments, sizeof(*c->moments), by_moment);
+    if (c->nr_moments)
+        qsort(c->moments, c->nr_moments, sizeof(*c->moments), by_moment);
     return rc;
 }
 
@@ -299,7 +300,8 @@ static int cut_rows(struct rec_agg *a, uint64_t at)
 {
     int rc = 0;
 
-    qsort(a->rows, a->nr_rows, sizeof(*a->rows), by_row);
+    if (a->nr_rows)
+        qsort(a->rows, a->nr_rows, sizeof(*a->rows), by_row);
     for (uint32_t i = 0; i < a->nr_rows && !rc; i++) {
         const struct rec_agg_row *r = &a->rows[i];
         const struct fmt_writer_who *who = &a->threads[r->thread].who;
