@@ -58,6 +58,9 @@ static void print_help(void)
            "                     and long-lived blocks, not with calls; the reports'\n"
            "                     totals, temporaries, peak and leaks stay exact\n"
            "                     (docs/aggregate.md). Not with --sample\n"
+           "      --max-size SIZE  exact until the trace reaches SIZE (K, M, G), then\n"
+           "                     aggregated from the next cut on (at --aggregate's\n"
+           "                     PERIOD, default 1s); record says when it switched\n"
            "  -p, --pid PID      attach to the running process PID instead: load the\n"
            "                     collector into it (ptrace, a moment's stop), record\n"
            "                     until it exits, --duration ends or Ctrl-C detaches;\n"
@@ -204,6 +207,10 @@ static void record_opt(struct record_opts *o, int opt, const char *arg)
                             arg);
         o->check[o->nr_check++] = arg;
         break;
+    case 'M':
+        if (util_size_parse(arg, &o->rec.max_size) || !o->rec.max_size)
+            cli_usage_error("record: --max-size wants a size such as 100M or 2G, not '%s'", arg);
+        break;
     case 'G':
         /* --aggregate alone: intervals of a second (docs/aggregate.md) */
         if (!arg)
@@ -245,6 +252,7 @@ static int record_parse(int argc, char **argv, struct record_opts *o)
         {"check", required_argument, NULL, 'K'},
         {"reach", no_argument, NULL, 'R'},
         {"aggregate", optional_argument, NULL, 'G'},
+        {"max-size", required_argument, NULL, 'M'},
         {NULL, 0, NULL, 0},
     };
     int opt;
@@ -277,9 +285,10 @@ static void record_check(const struct record_opts *o, int argc, int first)
 {
     /* A sample misses the calls between the blocks it keeps: it can say
      * neither which blocks are transient nor which are temporary. */
-    if (o->rec.aggregate_ns && o->rec.sample_bytes)
-        cli_usage_error("record: --aggregate and --sample do not mix: an aggregated trace "
-                        "counts every call (docs/aggregate.md)");
+    if ((o->rec.aggregate_ns || o->rec.max_size) && o->rec.sample_bytes)
+        cli_usage_error("record: --%s and --sample do not mix: an aggregated trace "
+                        "counts every call (docs/aggregate.md)",
+                        o->rec.max_size ? "max-size" : "aggregate");
     /* Cuts fall on times the trace can hold. */
     if (o->rec.aggregate_ns % o->rec.time_unit_ns)
         cli_usage_error("record: --aggregate's period (%llu ns) must be a multiple of the time "
@@ -370,6 +379,18 @@ static int record_summary(const struct record_opts *o, const struct rec_summary 
     if (!o->quiet) {
         cli_warn("record: trace written to %s: %llu events, %llu bytes", sum->out_path,
                  (unsigned long long)sum->nr_events, (unsigned long long)sum->nr_bytes);
+        if (sum->agg.switched_ns)
+            cli_warn("record: the trace reached --max-size (%llu bytes written) at %.6f s: "
+                     "aggregated from then on",
+                     (unsigned long long)sum->agg.exact_bytes, (double)sum->agg.switched_ns / 1e9);
+        else if (o->rec.max_size)
+            cli_warn("record: the trace stayed under --max-size: exact");
+        if (o->rec.aggregate_ns && (!o->rec.max_size || sum->agg.switched_ns))
+            cli_warn("record: aggregated at %.6g s: %llu blocks counted in %llu batch rows, "
+                     "%llu written at %llu cuts, %llu moments of highest heap",
+                     (double)o->rec.aggregate_ns / 1e9, (unsigned long long)sum->agg.nr_transient,
+                     (unsigned long long)sum->agg.nr_rows, (unsigned long long)sum->agg.nr_kept,
+                     (unsigned long long)sum->agg.nr_cuts, (unsigned long long)sum->agg.nr_moments);
         if (sum->nr_dropped)
             cli_warn("record: %llu events were dropped (see FMT_EV_DROPPED in the trace)",
                      (unsigned long long)sum->nr_dropped);
@@ -434,6 +455,9 @@ int cmd_record(int argc, char **argv)
     char msg[1024], *prog = NULL;
     int first = record_parse(argc, argv, &o), rc;
 
+    /* --max-size alone aggregates at the default period once it switches. */
+    if (o.rec.max_size && !o.rec.aggregate_ns)
+        o.rec.aggregate_ns = RECORD_AGGREGATE_DEFAULT_NS;
     record_check(&o, argc, first);
     if (o.nr_check)
         record_run_check(&o, "TRACE", true); /* a usage error exits 2 before the program runs */

@@ -13,7 +13,7 @@
 #include "recorder/rec_agg_internal.h"
 #include "util/util_array.h"
 
-int rec_agg_new(struct rec_agg **out, struct fmt_writer *w, uint64_t period_ns)
+int rec_agg_new(struct rec_agg **out, struct fmt_writer *w, uint64_t period_ns, int exact_first)
 {
     struct rec_agg *a;
 
@@ -26,6 +26,12 @@ int rec_agg_new(struct rec_agg **out, struct fmt_writer *w, uint64_t period_ns)
     a->period = period_ns;
     a->next_cut = period_ns;
     a->iv = 1;
+    /* record --max-size: exact until rec_agg_switch, no cut before; its
+     * FMT_EV_AGGREGATE comes at the switch. */
+    if ((a->exact = exact_first) != 0) {
+        a->next_cut = UINT64_MAX;
+        a->started = 1;
+    }
     /* The first block's lookup finds an index (rec_agg_find needs one). */
     if (!(a->bix = calloc(4096, sizeof(*a->bix)))) {
         free(a);
@@ -141,7 +147,7 @@ static inline void check_max(struct rec_agg *a, struct rec_agg_image *im, uint64
 /* A pool's id for the blocks' key (its blocks are apart from malloc's):
  * 0 when out of memory (its blocks are then taken for malloc's). Pools
  * are few: a list. */
-static uint32_t pool_id(struct rec_agg *a, uint32_t image, uint64_t handle, int make)
+uint32_t rec_agg_pool_id(struct rec_agg *a, uint32_t image, uint64_t handle, int make)
 {
     for (uint32_t i = 0; i < a->nr_pools; i++)
         if (a->pools[i].image == image && a->pools[i].handle == handle)
@@ -152,11 +158,7 @@ static uint32_t pool_id(struct rec_agg *a, uint32_t image, uint64_t handle, int 
     return a->nr_pools;
 }
 
-/* Block at index slot ends by an event of thread t: the temporary rule,
- * the heap, and a pending block's site and batch row. Returns 1 if it was
- * transient (nothing of it is written), 0 if kept (its end is written),
- * or -ENOMEM. */
-static int end_block(struct rec_agg *a, struct rec_agg_thread *t, uint32_t slot)
+int rec_agg_end(struct rec_agg *a, struct rec_agg_thread *t, uint32_t slot)
 {
     uint32_t k = a->bix[slot];
     struct rec_agg_blk *b = &a->blks[k];
@@ -176,7 +178,7 @@ static int end_block(struct rec_agg *a, struct rec_agg_thread *t, uint32_t slot)
         s->bytes -= b->size;
         s->blocks--;
     }
-    if (pending || temp) {
+    if ((pending || temp) && !a->exact) { /* an exact stretch's reader decides */
         /* A temporary block is its own thread's: the allocating one. */
         struct rec_agg_row *row = rec_agg_row(a, b->thread, b->stack, rec_agg_class(b->size));
 
@@ -214,22 +216,8 @@ static void orphan(struct rec_agg *a, uint32_t slot)
         rec_agg_blk_free(a, k);
 }
 
-/* What an allocation is, beside its address and time. */
-struct alloc_info {
-    unsigned kind;
-    uint32_t heap; /* 0 malloc's, else a pool id */
-    uint64_t size;
-    uint32_t stack;
-    const uint64_t *arg; /* NULL: none (arg[0], arg[1] otherwise) */
-    uint16_t flags;
-    int kept; /* the realloc of a kept block: kept at once, its event written */
-};
-
-/* A block starts at addr by thread t (who): pending (or kept), its site,
- * the heap and its highest. 0 or -ENOMEM. */
-static int start_block(struct rec_agg *a, struct rec_agg_thread *t,
-                       const struct fmt_writer_who *who, uint64_t ts, uint64_t addr,
-                       const struct alloc_info *in)
+int rec_agg_start(struct rec_agg *a, struct rec_agg_thread *t, const struct fmt_writer_who *who,
+                  uint64_t ts, uint64_t addr, const struct rec_agg_alloc *in)
 {
     uint32_t slot = rec_agg_find(a, who->image, in->heap, addr);
     struct rec_agg_image *im = image_enter(a, who->image);
@@ -384,7 +372,21 @@ int rec_agg_cut_at(struct rec_agg *a, uint64_t ts_ns)
 {
     int rc = advance(a, ts_ns);
 
-    return rc ?: ts_ns > a->last_cut ? rec_agg_cut(a, ts_ns) : 0;
+    /* An exact stretch has written everything already. A cut at the time
+     * of the last one still writes what came since at that same time. */
+    return rc ?: !a->exact ? rec_agg_cut(a, ts_ns > a->last_cut ? ts_ns : a->last_cut) : 0;
+}
+
+void rec_agg_switch(struct rec_agg *a)
+{
+    /* At the next multiple of the period after the latest event. */
+    if (a->exact && a->next_cut == UINT64_MAX)
+        a->next_cut = a->last_ts - a->last_ts % a->period + a->period;
+}
+
+int rec_agg_exact_now(const struct rec_agg *a)
+{
+    return a->exact;
 }
 
 /* The begin of every event: the cuts that came, its arrival number, its
@@ -397,6 +399,7 @@ static inline struct rec_agg_thread *begin(struct rec_agg *a, const struct fmt_w
     if (ts >= a->next_cut && (*rc = advance(a, ts)))
         return NULL;
     a->seq++;
+    a->last_ts = ts;
     if (!(t = thread_of(a, who)))
         *rc = -ENOMEM;
     return t;
@@ -410,16 +413,18 @@ int rec_agg_heap(struct rec_agg *a, const struct fmt_writer_who *who, unsigned k
 
     if (!t)
         return rc;
+    if (a->exact)
+        return rec_agg_exact_heap(a, t, who, kind, ts_ns, addr, size, stack);
     if (kind == FMT_EV_MALLOC) {
-        struct alloc_info in = {.kind = FMT_EV_MALLOC, .size = size, .stack = stack};
+        struct rec_agg_alloc in = {.kind = FMT_EV_MALLOC, .size = size, .stack = stack};
 
-        return addr ? start_block(a, t, who, ts_ns, addr, &in)
+        return addr ? rec_agg_start(a, t, who, ts_ns, addr, &in)
                     : keep_hev(a, kind, 0, ts_ns, who, 0, 0, size, stack);
     }
     if (!addr)
         return 0; /* free(NULL): starts and ends nothing, not written (docs/aggregate.md) */
     uint32_t slot = rec_agg_find(a, who->image, 0, addr);
-    if (a->bix[slot] && (rc = end_block(a, t, slot)) != 0)
+    if (a->bix[slot] && (rc = rec_agg_end(a, t, slot)) != 0)
         return rc < 0 ? rc : 0; /* transient */
     /* A kept block's end, or an address not known: as an exact trace. */
     return keep_hev(a, FMT_EV_FREE, 0, ts_ns, who, 0, addr, 0, stack);
@@ -440,10 +445,10 @@ static int realloc_block(struct rec_agg *a, struct rec_agg_thread *t,
     int rc, kept_old = 0;
 
     if (e->flags & FMT_EVF_POOL)
-        heap = pool_id(a, who->image, e->arg[1], 1);
+        heap = rec_agg_pool_id(a, who->image, e->arg[1], 1);
     uint32_t slot = e->old_addr ? rec_agg_find(a, who->image, heap, e->old_addr) : 0;
     if (e->old_addr && a->bix[slot]) {
-        if ((rc = end_block(a, t, slot)) < 0)
+        if ((rc = rec_agg_end(a, t, slot)) < 0)
             return rc;
         kept_old = !rc;
     } else if (e->old_addr && e->addr) {
@@ -469,14 +474,14 @@ static int realloc_block(struct rec_agg *a, struct rec_agg_thread *t,
         return rc;
     if (!e->addr)
         return 0; /* realloc(p, 0) that freed p */
-    struct alloc_info in = {.kind = e->kind,
-                            .heap = heap,
-                            .size = e->size,
-                            .stack = e->stack,
-                            .arg = ev ? e->arg : NULL,
-                            .flags = (uint16_t)(e->flags & ~FMT_EVF_IN_PLACE),
-                            .kept = kept_old};
-    return start_block(a, t, who, e->ts_ns, e->addr, &in);
+    struct rec_agg_alloc in = {.kind = e->kind,
+                               .heap = heap,
+                               .size = e->size,
+                               .stack = e->stack,
+                               .arg = ev ? e->arg : NULL,
+                               .flags = (uint16_t)(e->flags & ~FMT_EVF_IN_PLACE),
+                               .kept = kept_old};
+    return rec_agg_start(a, t, who, e->ts_ns, e->addr, &in);
 }
 
 int rec_agg_realloc(struct rec_agg *a, const struct fmt_writer_who *who, unsigned flags,
@@ -492,7 +497,21 @@ int rec_agg_realloc(struct rec_agg *a, const struct fmt_writer_who *who, unsigne
                           .size = size,
                           .old_addr = old_addr};
 
-    return t ? realloc_block(a, t, who, NULL, &e) : rc;
+    if (!t)
+        return rc;
+    return a->exact ? rec_agg_exact_realloc(a, t, who, &e) : realloc_block(a, t, who, NULL, &e);
+}
+
+int rec_agg_image_exit(struct rec_agg *a, uint32_t image)
+{
+    struct rec_agg_image *im = image_enter(a, image);
+
+    if (!im)
+        return -ENOMEM;
+    if (!im->ended)
+        a->heap = a->heap >= im->heap ? a->heap - im->heap : 0;
+    im->ended = 1;
+    return 0;
 }
 
 static int by_seq(const void *x, const void *y)
@@ -502,12 +521,9 @@ static int by_seq(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-/* A pool destroyed (format 1.4): its blocks end before it, oldest first,
- * by the destroying thread, as the writer ends the kept ones itself
- * (docs/format.md, "Pools"). */
-static int pool_destroy(struct rec_agg *a, struct rec_agg_thread *t, const struct fmt_event *ev)
+int rec_agg_pool_destroy(struct rec_agg *a, struct rec_agg_thread *t, const struct fmt_event *ev)
 {
-    uint32_t id = pool_id(a, ev->image, ev->arg[1], 0);
+    uint32_t id = rec_agg_pool_id(a, ev->image, ev->arg[1], 0);
     struct rec_agg_blk *v = NULL;
     size_t n = 0, cap = 0;
     int rc = 0;
@@ -528,7 +544,7 @@ static int pool_destroy(struct rec_agg *a, struct rec_agg_thread *t, const struc
     if (n)
         qsort(v, n, sizeof(*v), by_seq);
     for (size_t i = 0; i < n && rc >= 0; i++)
-        rc = end_block(a, t, rec_agg_find(a, ev->image, id, v[i].addr));
+        rc = rec_agg_end(a, t, rec_agg_find(a, ev->image, id, v[i].addr));
     free(v);
     return rc < 0 ? rc : 0;
 }
@@ -537,7 +553,7 @@ static int pool_destroy(struct rec_agg *a, struct rec_agg_thread *t, const struc
 static int heap_event(struct rec_agg *a, struct rec_agg_thread *t, const struct fmt_writer_who *who,
                       const struct fmt_event *ev)
 {
-    uint32_t heap = (ev->flags & FMT_EVF_POOL) ? pool_id(a, who->image, ev->arg[1], 1) : 0;
+    uint32_t heap = (ev->flags & FMT_EVF_POOL) ? rec_agg_pool_id(a, who->image, ev->arg[1], 1) : 0;
     int rc;
 
     if (ev->kind == FMT_EV_REALLOC || ev->kind == FMT_EV_REALLOCARRAY)
@@ -546,19 +562,19 @@ static int heap_event(struct rec_agg *a, struct rec_agg_thread *t, const struct 
         if (!ev->addr)
             return 0; /* free(NULL), as on the fast path */
         uint32_t slot = rec_agg_find(a, who->image, heap, ev->addr);
-        if (a->bix[slot] && (rc = end_block(a, t, slot)) != 0)
+        if (a->bix[slot] && (rc = rec_agg_end(a, t, slot)) != 0)
             return rc < 0 ? rc : 0;
         return keep_gev(a, ev);
     }
     if ((ev->flags & FMT_EVF_FAILED) || !ev->addr)
         return keep_gev(a, ev); /* no block: a failed call is written as it is */
-    struct alloc_info in = {.kind = ev->kind,
-                            .heap = heap,
-                            .size = ev->size,
-                            .stack = ev->stack,
-                            .arg = ev->arg,
-                            .flags = ev->flags};
-    return start_block(a, t, who, ev->ts_ns, ev->addr, &in);
+    struct rec_agg_alloc in = {.kind = ev->kind,
+                               .heap = heap,
+                               .size = ev->size,
+                               .stack = ev->stack,
+                               .arg = ev->arg,
+                               .flags = ev->flags};
+    return rec_agg_start(a, t, who, ev->ts_ns, ev->addr, &in);
 }
 
 int rec_agg_event(struct rec_agg *a, const struct fmt_event *ev)
@@ -569,21 +585,14 @@ int rec_agg_event(struct rec_agg *a, const struct fmt_event *ev)
 
     if (!t)
         return rc;
+    if (a->exact)
+        return rec_agg_exact_event(a, t, ev);
     if (ev->kind >= FMT_EV_MALLOC && ev->kind <= FMT_EV_PVALLOC)
         return heap_event(a, t, &who, ev);
     if (ev->kind == FMT_EV_HEAP_DESTROY && (ev->flags & FMT_EVF_POOL) &&
-        (rc = pool_destroy(a, t, ev)))
+        (rc = rec_agg_pool_destroy(a, t, ev)))
         return rc;
-    if (ev->kind == FMT_EV_PROCESS_EXIT) {
-        /* Its blocks leave the running heap (ana_step.h); they stay its
-         * leaks, kept at the next cut. */
-        struct rec_agg_image *im = image_enter(a, ev->image);
-
-        if (!im)
-            return -ENOMEM;
-        if (!im->ended)
-            a->heap = a->heap >= im->heap ? a->heap - im->heap : 0;
-        im->ended = 1;
-    }
+    if (ev->kind == FMT_EV_PROCESS_EXIT && (rc = rec_agg_image_exit(a, ev->image)))
+        return rc;
     return keep_gev(a, ev);
 }

@@ -43,9 +43,12 @@ struct rec_agg;
 /* An aggregator writing into w, which must have been made with the option
  * aggregate and, for a trace aggregated from its start, the trace info's
  * aggregate_ns = period_ns (the FMT_EV_AGGREGATE event is then written at
- * time 0 before the first event). Returns 0 or -ENOMEM / -EINVAL (period
- * 0). */
-int rec_agg_new(struct rec_agg **out, struct fmt_writer *w, uint64_t period_ns);
+ * time 0 before the first event). exact_first (record --max-size, the
+ * trace info's aggregate_ns 0): every event is written as it comes until
+ * rec_agg_switch asks for the aggregated stretch, which begins at the next
+ * cut with an FMT_EV_AGGREGATE event of arg[1] 1. Returns 0 or -ENOMEM /
+ * -EINVAL (period 0). */
+int rec_agg_new(struct rec_agg **out, struct fmt_writer *w, uint64_t period_ns, int exact_first);
 void rec_agg_free(struct rec_agg *a);
 
 /* The events of the merge, with the trace's relative times, non-
@@ -70,6 +73,12 @@ int rec_agg_advance(struct rec_agg *a, uint64_t ts_ns, uint64_t *last);
  * block in the writer (record --reach, fmt_writer_live_blocks). The next
  * cut is at the next multiple of the period. Returns 0 or -errno. */
 int rec_agg_cut_at(struct rec_agg *a, uint64_t ts_ns);
+
+/* record --max-size: aggregate from the next multiple of the period after
+ * the latest event on (nothing if aggregated already). */
+void rec_agg_switch(struct rec_agg *a);
+/* 1 while the trace is exact (before the switch). */
+int rec_agg_exact_now(const struct rec_agg *a);
 
 /* What it did so far (struct rec_agg_stats, rec_session.h). */
 void rec_agg_get_stats(const struct rec_agg *a, struct rec_agg_stats *st);

@@ -154,7 +154,8 @@ static int cut_moments(struct rec_agg *a, struct cut *c)
         i = j;
     }
     c->nr_ents = end;
-    qsort(c->moments, c->nr_moments, sizeof(*c->moments), by_moment);
+    if (c->nr_moments)
+        qsort(c->moments, c->nr_moments, sizeof(*c->moments), by_moment);
     return rc;
 }
 
@@ -299,7 +300,8 @@ static int cut_rows(struct rec_agg *a, uint64_t at)
 {
     int rc = 0;
 
-    qsort(a->rows, a->nr_rows, sizeof(*a->rows), by_row);
+    if (a->nr_rows)
+        qsort(a->rows, a->nr_rows, sizeof(*a->rows), by_row);
     for (uint32_t i = 0; i < a->nr_rows && !rc; i++) {
         const struct rec_agg_row *r = &a->rows[i];
         const struct fmt_writer_who *who = &a->threads[r->thread].who;
@@ -320,7 +322,7 @@ static int cut_rows(struct rec_agg *a, uint64_t at)
 }
 
 /* The next interval: empty, its highest the heap now. */
-static void cut_reset(struct rec_agg *a, uint64_t at)
+void rec_agg_cut_reset(struct rec_agg *a, uint64_t at)
 {
     a->nr_pend = a->nr_pend_dead = 0;
     a->nr_hev = a->nr_gev = 0;
@@ -346,6 +348,8 @@ int rec_agg_cut(struct rec_agg *a, uint64_t at)
     int busy = a->nr_hev || a->nr_gev || a->nr_rows || a->nr_pend > a->nr_pend_dead;
     int rc = 0;
 
+    if (a->exact)
+        return rec_agg_switch_cut(a, at);
     if (busy) {
         rc = cut_moments(a, &c);
         rc = rc ?: cut_write(a, &c);
@@ -354,6 +358,6 @@ int rec_agg_cut(struct rec_agg *a, uint64_t at)
     }
     free(c.ents);
     free(c.moments);
-    cut_reset(a, at);
+    rec_agg_cut_reset(a, at);
     return rc;
 }

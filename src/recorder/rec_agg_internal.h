@@ -121,8 +121,10 @@ struct rec_agg {
     uint64_t period;
     uint64_t next_cut;
     uint64_t last_cut;
-    uint64_t seq; /* events taken, the arrival numbers */
-    int started;  /* the FMT_EV_AGGREGATE event is written */
+    uint64_t seq;     /* events taken, the arrival numbers */
+    int started;      /* the FMT_EV_AGGREGATE event is written (or the trace starts exact) */
+    int exact;        /* record --max-size: the exact stretch, before the switch */
+    uint64_t last_ts; /* the latest event's time */
 
     /* The live blocks: a slab and an index by (image, heap, addr). */
     struct rec_agg_blk *blks;
@@ -195,9 +197,55 @@ struct rec_agg_row *rec_agg_row(struct rec_agg *a, uint32_t thread, uint32_t sta
 void rec_agg_ix_reset(struct rec_agg *a);
 void rec_agg_ix_free(struct rec_agg *a);
 
-/* rec_agg_cut.c: the cut at ts: write the interval, start the next. 0 or
- * -errno. */
+/* rec_agg.c: what the events do to the blocks, in both stretches. */
+/* What an allocation is, beside its address and time. */
+struct rec_agg_alloc {
+    unsigned kind;
+    uint32_t heap; /* 0 malloc's, else a pool id */
+    uint64_t size;
+    uint32_t stack;
+    const uint64_t *arg; /* NULL: none (arg[0], arg[1] otherwise) */
+    uint16_t flags;
+    int kept; /* kept at once: a kept block's realloc (its event written), an exact stretch */
+};
+/* A block starts at addr by thread t (who): pending (or kept), its site,
+ * the heap and its highest. 0 or -ENOMEM. */
+int rec_agg_start(struct rec_agg *a, struct rec_agg_thread *t, const struct fmt_writer_who *who,
+                  uint64_t ts, uint64_t addr, const struct rec_agg_alloc *in);
+/* The block at index slot ends by an event of thread t: the temporary
+ * rule, the heap, and a pending block's site and batch row (not in an
+ * exact stretch, whose reader decides). Returns 1 if it was transient
+ * (nothing of it is written), 0 if kept (its end is written), or -ENOMEM. */
+int rec_agg_end(struct rec_agg *a, struct rec_agg_thread *t, uint32_t slot);
+/* A pool's id for the blocks' key, made if make (0: none, or out of
+ * memory: its blocks are then taken for malloc's). */
+uint32_t rec_agg_pool_id(struct rec_agg *a, uint32_t image, uint64_t handle, int make);
+/* A pool destroyed (format 1.4): its blocks end before it, oldest first,
+ * by the destroying thread, as the writer ends the kept ones itself
+ * (docs/format.md, "Pools"). 0 or -ENOMEM. */
+int rec_agg_pool_destroy(struct rec_agg *a, struct rec_agg_thread *t, const struct fmt_event *ev);
+/* The image exits: its blocks leave the running heap (ana_step.h); they
+ * stay its leaks. 0 or -ENOMEM. */
+int rec_agg_image_exit(struct rec_agg *a, uint32_t image);
+
+/* rec_agg_exact.c: the exact stretch of record --max-size, before the
+ * switch: each event written as it comes, the blocks, threads and heap
+ * followed (all kept) so that the aggregated stretch starts from them. */
+int rec_agg_exact_heap(struct rec_agg *a, struct rec_agg_thread *t,
+                       const struct fmt_writer_who *who, unsigned kind, uint64_t ts, uint64_t addr,
+                       uint64_t size, uint32_t stack);
+int rec_agg_exact_realloc(struct rec_agg *a, struct rec_agg_thread *t,
+                          const struct fmt_writer_who *who, const struct fmt_event *e);
+int rec_agg_exact_event(struct rec_agg *a, struct rec_agg_thread *t, const struct fmt_event *ev);
+/* The switch, at the cut at ts: the FMT_EV_AGGREGATE event (arg[1] 1),
+ * the aggregated stretch begins. 0 or -errno. */
+int rec_agg_switch_cut(struct rec_agg *a, uint64_t ts);
+
+/* rec_agg_cut.c: the cut at ts: write the interval, start the next (the
+ * switch in an exact stretch). 0 or -errno. */
 int rec_agg_cut(struct rec_agg *a, uint64_t ts);
+/* The interval's state emptied, the next cut after ts. */
+void rec_agg_cut_reset(struct rec_agg *a, uint64_t ts);
 
 /* A size class of a batch row: 0 for 0, else floor(log2 size) + 1. */
 static inline uint32_t rec_agg_class(uint64_t size)

@@ -276,6 +276,9 @@ struct rec_session {
     /* record --aggregate: what the merge writes goes through it (rec_agg.h);
      * NULL: straight to the writer */
     struct rec_agg *agg;
+    /* record --max-size: the trace's bytes at the last check and the most
+     * they grew between two (rec_merge.c) */
+    uint64_t max_size_seen, max_size_step;
     struct rec_clock clock;
     int write_err; /* first writer error (-errno), then events are counted, not written */
     uint64_t start_mono_ns;

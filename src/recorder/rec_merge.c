@@ -23,6 +23,23 @@ static inline uint64_t rec_trace_ts(struct rec_session *s, uint64_t abs_ts)
     return rel;
 }
 
+/* record --max-size: switch to aggregating once the trace's bytes on disk
+ * and the largest growth between two checks (a chunk, about) reach the
+ * size: the trace passes it by what is written until the next cut. */
+static void rec_merge_max_size(struct rec_session *s)
+{
+    struct fmt_writer_stats st;
+
+    if (!s->opt.max_size || !rec_agg_exact_now(s->agg))
+        return;
+    fmt_writer_get_stats(s->w, &st);
+    if (st.bytes_written - s->max_size_seen > s->max_size_step)
+        s->max_size_step = st.bytes_written - s->max_size_seen;
+    s->max_size_seen = st.bytes_written;
+    if (st.bytes_written + s->max_size_step >= s->opt.max_size)
+        rec_agg_switch(s->agg);
+}
+
 /* Under --aggregate: every event before limit is given, so the cuts up to
  * it are made (a quiet program's interval is written without waiting for
  * its next event), and what comes later is not dated before the last. */
@@ -30,7 +47,10 @@ static void rec_merge_advance(struct rec_session *s, uint64_t limit)
 {
     uint64_t last;
 
-    if (!s->agg || s->write_err || limit == UINT64_MAX || limit <= s->start_mono_ns)
+    if (!s->agg || s->write_err)
+        return;
+    rec_merge_max_size(s);
+    if (limit == UINT64_MAX || limit <= s->start_mono_ns)
         return;
     int rc = rec_agg_advance(s->agg, limit - s->start_mono_ns, &last);
 

@@ -203,13 +203,15 @@ static int rec_session_create(struct rec_session *s, char *msg, size_t msg_size)
     info.wine_prefix = s->wine_prefix;
     info.wine_dll_dirs = s->wine_dll_dirs;
     info.wine_dll_dirs_len = (uint32_t)s->wine_dll_dirs_len;
-    /* record --aggregate: aggregated from the start (docs/aggregate.md);
-     * set here, after every mode's writer options (the Wine mode's own). */
-    info.aggregate_ns = s->opt.aggregate_ns;
+    /* record --aggregate: aggregated from the start (docs/aggregate.md),
+     * or with --max-size once the trace reaches it (its FMT_EV_AGGREGATE
+     * then says when); set here, after every mode's writer options (the
+     * Wine mode's own). */
+    info.aggregate_ns = s->opt.max_size ? 0 : s->opt.aggregate_ns;
     s->wopt.aggregate = s->opt.aggregate_ns != 0;
     rc = fmt_writer_create(&s->w, s->out_fd, &info, &s->wopt);
     if (rc == 0 && s->opt.aggregate_ns)
-        rc = rec_agg_new(&s->agg, s->w, s->opt.aggregate_ns);
+        rc = rec_agg_new(&s->agg, s->w, s->opt.aggregate_ns, s->opt.max_size != 0);
     if (rc < 0) {
         snprintf(msg, msg_size, "cannot start the trace %s: %s", s->opt.out_path, strerror(-rc));
         return -1;

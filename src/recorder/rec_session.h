@@ -48,6 +48,8 @@ struct rec_options {
     int reach;             /* --reach: class the live blocks at each image's exit */
     uint64_t aggregate_ns; /* --aggregate's period: an aggregated trace (docs/aggregate.md);
                               0: exact */
+    uint64_t max_size;     /* --max-size: exact until the trace reaches it, then aggregated
+                              at aggregate_ns (which must be set); 0: no limit */
     rec_say_fn *say;       /* NULL: nothing is said */
     void *say_arg;
 };
@@ -96,6 +98,8 @@ struct rec_agg_stats {
     uint64_t nr_kept;      /* pending blocks written at a cut */
     uint64_t nr_rows;      /* batch rows written */
     uint64_t nr_moments;   /* transient groups written (each with its end) */
+    uint64_t switched_ns;  /* record --max-size: when the trace became aggregated, 0: never */
+    uint64_t exact_bytes;  /* ... and the trace's bytes written by then */
 };
 
 /* What a recording did, for the summary `record` prints. */

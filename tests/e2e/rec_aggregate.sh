@@ -12,7 +12,8 @@
 # attach: their frees and realloc pass through); --reach with --aggregate
 # (the scan at exit sees every live block: the cut before it); a program
 # killed mid-run (every block it made is in the trace, kept); a killed
-# recorder (the trace reads up to its last chunk); the refusals (exit 2).
+# recorder (the trace reads up to its last chunk); record --max-size (exact,
+# then aggregated: the sums still the exact trace's); the refusals (exit 2).
 # Needs MEMSCRIBE, MS_PROGRAMS, MS_BUILD, MS_SOURCE.
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" rec_aggregate MEMSCRIBE MS_PROGRAMS MS_BUILD MS_SOURCE
@@ -24,14 +25,15 @@ SUM=$MS_SOURCE/tests/e2e/rec_aggregate_sum.py
 "$MEMSCRIBE" report --format=json --top 0 "$WORK/exact.mscr" >"$WORK/exact.json" || fail "report"
 expect "processes of the exact trace" "$(jq '.processes | length' "$WORK/exact.json")" 2
 
-# usage: same_as_exact NAME TRACE PERIOD_NS: TRACE adds up to the exact trace's report.
+# usage: same_as_exact NAME TRACE PERIOD_NS [FROM_NS [REPORT]]: TRACE adds up to the
+# exact trace's report (exact.json), aggregated from FROM_NS (a pattern; 0).
 same_as_exact() {
     "$MEMSCRIBE" dump --header --stacks "$2" >"$WORK/$1.txt" 2>"$WORK/$1.err" ||
         fail "$1: dump failed: $(cat "$WORK/$1.err")"
     [ ! -s "$WORK/$1.err" ] || fail "$1: dump says: $(cat "$WORK/$1.err")"
     grep -q '^# memscribe trace version 1\.8$' "$WORK/$1.txt" || fail "$1: not a format 1.8 trace"
-    grep -q "^# aggregate period_ns=$3 from_ns=0\$" "$WORK/$1.txt" || fail "$1: no aggregate line"
-    python3 "$SUM" "$WORK/exact.json" "$WORK/$1.txt" >"$WORK/$1.sum" ||
+    grep -Eq "^# aggregate period_ns=$3 from_ns=${4:-0}\$" "$WORK/$1.txt" || fail "$1: no aggregate line"
+    python3 "$SUM" "$WORK/${5:-exact.json}" "$WORK/$1.txt" >"$WORK/$1.sum" ||
         fail "$1 differs from the exact trace: $(cat "$WORK/$1.sum")"
     echo "ok: $1: $(cat "$WORK/$1.sum")"
 }
@@ -49,6 +51,26 @@ expect "frees written at a period of an hour" "$(grep -c ' free ' "$WORK/aggrega
 # The default period: a second.
 "$MEMSCRIBE" record -q --aggregate -o "$WORK/a1s.mscr" -- "$PROG" || fail "record --aggregate failed"
 same_as_exact "aggregate" "$WORK/a1s.mscr" 1000000000
+
+# record --max-size: exact until the trace (30 rounds of the threads' calls, 17-28 KB
+# exact, its first chunk of 65,536 events ~10 KB) reaches 8 KB, then aggregated at 1 ms
+# from the next cut; the exact stretch's temporaries are the reader's to decide, the
+# aggregated one's are in the batch rows.
+"$MEMSCRIBE" record -q -o "$WORK/exact30.mscr" -- "$PROG" 30 || fail "exact record of 30 rounds failed"
+"$MEMSCRIBE" report --format=json --top 0 "$WORK/exact30.mscr" >"$WORK/exact30.json" || fail "report"
+"$MEMSCRIBE" record --max-size 8K --aggregate=1ms -o "$WORK/max.mscr" -- "$PROG" 30 \
+    2>"$WORK/max.err" || fail "record --max-size failed: $(cat "$WORK/max.err")"
+grep -Eq '^memscribe: record: the trace reached --max-size \([0-9]+ bytes written\) at [0-9.]+ s: aggregated from then on$' \
+    "$WORK/max.err" || fail "record does not say where it switched: $(cat "$WORK/max.err")"
+same_as_exact "max-size" "$WORK/max.mscr" 1000000 '[1-9][0-9]*' exact30.json
+expect "the switch's event" "$(grep -c ' aggregate period_ns=1000000 why=max-size ' "$WORK/max-size.txt")" 1
+[ "$(awk '/ - aggregate period_ns=/ { exit } / #[0-9]+ malloc / { n++ } END { print n + 0 }' \
+    "$WORK/max-size.txt")" -gt 10000 ] || fail "few exact mallocs before the switch"
+"$MEMSCRIBE" record --max-size 1G -o "$WORK/under.mscr" -- "$PROG" 2>"$WORK/under.err" ||
+    fail "record --max-size 1G failed"
+grep -q 'stayed under --max-size: exact' "$WORK/under.err" || fail "no word of a limit not reached"
+"$MEMSCRIBE" dump --header "$WORK/under.mscr" >"$WORK/under.txt" || fail "dump of the trace under its limit"
+! grep -q 'aggregate' "$WORK/under.txt" || fail "a trace under its --max-size is aggregated"
 
 # Without the wrapper: the collector passes MEMSCRIBE_AGGREGATE to the recorder it starts.
 env LD_PRELOAD="$MS_BUILD/lib/memscribe/libmemscribe.so" MEMSCRIBE_OUTPUT="$WORK/nw.mscr" \
@@ -131,7 +153,8 @@ grep -q '^# aggregate period_ns=100000000 from_ns=0$' "$WORK/cut.txt" || fail "t
 grep -q ' heap_batch ' "$WORK/cut.txt" || fail "no batch row in the cut trace"
 
 # Refusals: exit 2, the reason.
-for args in "--aggregate --sample 4K" "--aggregate=0" "--aggregate=fast" "--aggregate=15us"; do
+for args in "--aggregate --sample 4K" "--aggregate=0" "--aggregate=fast" "--max-size 1M --sample 4K" \
+    "--max-size big" "--aggregate=15us"; do
     rc=0
     # shellcheck disable=SC2086 # the words are the options
     "$MEMSCRIBE" record $args -o "$WORK/no.mscr" -- true 2>"$WORK/no.err" || rc=$?

@@ -4,7 +4,8 @@
 `memscribe report --format=json --top 0` of an exact recording of the same program
 (tests/e2e/rec_aggregate.sh; docs/aggregate.md): per site the allocations and their bytes
 (the kept allocations written plus the batch rows' blocks), the temporary ones (the batch
-rows'), the leaked blocks and bytes (kept allocations never ended), and per process the peak
+rows', and in the exact stretch before a `record --max-size` switch heaptrack's rule per
+thread on the events, as a reader decides it), the leaked blocks and bytes (kept allocations never ended), and per process the peak
 and each site's live bytes at it (the heap replayed: kept blocks, each transient group added
 and taken away, an image's blocks out of the running heap at its exit).
 
@@ -56,7 +57,8 @@ def read_dump(path):
             continue
         m = EVENT.match(line)
         if m:
-            events.append({'pid': int(m.group(1)), 'serial': m.group(3), 'kind': m.group(4),
+            events.append({'pid': int(m.group(1)), 'tid': int(m.group(2)), 'serial': m.group(3),
+                           'kind': m.group(4),
                            'f': dict(FIELD.findall(m.group(5))), 'stack': int(m.group(6)),
                            'ends': int(m.group(8)) if m.group(8) else 0,
                            'end': ' end ' in m.group(5) + ' '})
@@ -69,6 +71,8 @@ def replay(images, stacks, events):
     key[0] = ()
     out, live, heap, ended = {}, {}, {}, set()
     site_live = {}  # (image, key) -> bytes live now
+    exact = events and events[0]['kind'] != 'aggregate'  # record --max-size, until the switch
+    last = {}  # exact stretch: tid -> its latest heap event's block, if an allocation
 
     def img(pid):
         i = images[pid]
@@ -92,10 +96,16 @@ def replay(images, stacks, events):
     for ev in events:
         i = img(ev['pid'])
         kind, f = ev['kind'], ev['f']
+        if kind == 'aggregate':
+            exact = False
         if kind in HEAP_ENDS and ev['ends'] in live:
             ei, ek, size = live.pop(ev['ends'])
             move(ei, ek, -size)
+            if exact and last.get(ev['tid']) == ev['ends']:
+                site(ei, ek)['temporary'] += 1
+            last[ev['tid']] = 0
         if kind in ALLOC_KINDS and ev['serial'] != '-':
+            last[ev['tid']] = int(ev['serial'][1:])
             k = key[ev['stack']]
             size = int(f['size'])
             live[int(ev['serial'][1:])] = (i, k, size)

@@ -15,7 +15,9 @@
  *      bytes, 3 leaks, then _exit;
  *   4. the main thread frees the held block and leaks 2 blocks.
  * Pauses of about 2 ms between the steps cross the cuts of a short period.
- * No stdio: nothing but these calls allocates after the threads start. */
+ * No stdio: nothing but these calls allocates after the threads start.
+ * usage: rec_agg [ROUNDS]: step 1 ROUNDS times (default 1), for a trace
+ * that grows past record --max-size before step 2. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -141,18 +143,21 @@ static __attribute__((noinline)) void child(void)
     _exit(0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    int rounds = argc > 1 ? atoi(argv[1]) : 1;
     pthread_t t[NR_THREADS];
     void *big;
     int status;
     pid_t pid;
 
-    for (long k = 0; k < NR_THREADS; k++)
-        if (pthread_create(&t[k], NULL, worker, (void *)k))
-            return 1;
-    for (int k = 0; k < NR_THREADS; k++)
-        pthread_join(t[k], NULL);
+    for (int r = 0; r < rounds; r++) {
+        for (long k = 0; k < NR_THREADS; k++)
+            if (pthread_create(&t[k], NULL, worker, (void *)k))
+                return 1;
+        for (int k = 0; k < NR_THREADS; k++)
+            pthread_join(t[k], NULL);
+    }
     pause_us(2000);
     big = malloc(10000);
     escape(big);

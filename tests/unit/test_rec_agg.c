@@ -39,13 +39,16 @@ struct t {
     uint32_t stack[4]; /* stacks 1..3 of image 0, [3] of image 1 */
     struct fmt_event ev[256];
     int n;
+    uint64_t from_ns; /* the trace's aggregate_from_ns */
 };
 
-static void t_start(struct t *t)
+/* A trace aggregated from its start, or (exact_first) exact until a
+ * switch (record --max-size). */
+static void t_start_mode(struct t *t, int exact_first)
 {
     static const struct fmt_writer_options opt = {
         .time_unit_ns = 1000, .time_pack = 1, .free_ranks = 1, .realloc_pred = 1, .aggregate = 1};
-    struct fmt_trace_info info = {.stack_depth = 8, .aggregate_ns = P};
+    struct fmt_trace_info info = {.stack_depth = 8, .aggregate_ns = exact_first ? 0 : P};
 
     memset(t, 0, sizeof(*t));
     t->fd = memfd_create("agg", MFD_CLOEXEC);
@@ -56,7 +59,12 @@ static void t_start(struct t *t)
 
         assert_int_equal(fmt_writer_stack(t->w, i == 3, &frame, 1, &t->stack[i]), 0);
     }
-    assert_int_equal(rec_agg_new(&t->a, t->w, P), 0);
+    assert_int_equal(rec_agg_new(&t->a, t->w, P, exact_first), 0);
+}
+
+static void t_start(struct t *t)
+{
+    t_start_mode(t, 0);
 }
 
 static void t_malloc(struct t *t, int th, uint64_t ts, uint64_t addr, uint64_t size, int site)
@@ -104,6 +112,7 @@ static void t_read(struct t *t, uint64_t ts)
     assert_int_equal(fmt_writer_finish(t->w), 0);
     assert_int_equal(fmt_reader_open_fd(&r, t->fd, "agg", err, sizeof(err)), 0);
     assert_int_equal(fmt_reader_info(r)->aggregate_ns, P);
+    t->from_ns = fmt_reader_info(r)->aggregate_from_ns;
     while (t->n < 256 && fmt_reader_next(r, &t->ev[t->n]) == 1) {
         t->ev[t->n].str = NULL; /* valid only until the next call */
         t->ev[t->n].module = NULL;
@@ -356,12 +365,46 @@ static void test_agg_advance(void **state)
     assert_int_equal(t.n, 2);
 }
 
+/* record --max-size: exact (every event written as it comes) until the
+ * switch, which comes at the next cut with an AGGREGATE event of arg[1]
+ * 1; a block of the exact stretch freed after it is a kept block's end,
+ * temporary by its thread's events before the switch. */
+static void test_agg_switch(void **state)
+{
+    struct t t;
+
+    (void)state;
+    t_start_mode(&t, 1);
+    t_malloc(&t, 0, 1000, H + 0x100, 60, 0);
+    t_free(&t, 0, 2000, H + 0x100);
+    t_malloc(&t, 0, 3000, H + 0x200, 100, 0);
+    assert_int_equal(rec_agg_exact_now(t.a), 1);
+    rec_agg_switch(t.a);
+    t_free(&t, 0, 150000, H + 0x200);
+    assert_int_equal(rec_agg_exact_now(t.a), 0);
+    t_malloc(&t, 0, 160000, H + 0x300, 50, 0);
+    t_free(&t, 0, 170000, H + 0x300);
+    t_read(&t, 250000);
+    const struct fmt_event *a = at(&t, 0, FMT_EV_MALLOC, 1000);
+    assert_int_equal(at(&t, 1, FMT_EV_FREE, 2000)->ref, a->serial);
+    const struct fmt_event *b = at(&t, 2, FMT_EV_MALLOC, 3000);
+    const struct fmt_event *g = at(&t, 3, FMT_EV_AGGREGATE, P);
+    assert_int_equal(g->arg[0], P);
+    assert_int_equal(g->arg[1], 1);
+    assert_int_equal(at(&t, 4, FMT_EV_FREE, 150000)->ref, b->serial);
+    is_batch(&t, 5, 2 * P, 0, 0, 1, 50, 1, 50);
+    is_batch(&t, 6, 2 * P, 0, 0, 0, 0, 1, 100);
+    assert_int_equal(t.n, 7);
+    assert_int_equal(t.from_ns, P);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_agg_transient_kept), cmocka_unit_test(test_agg_temporary_rule),
         cmocka_unit_test(test_agg_peak),           cmocka_unit_test(test_agg_realloc),
         cmocka_unit_test(test_agg_exit_and_cut),   cmocka_unit_test(test_agg_advance),
+        cmocka_unit_test(test_agg_switch),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
