@@ -7,8 +7,10 @@
 # every cost), the window of the whole trace, diff (every change zero),
 # pprof (go tool pprof's totals), DHAT's totals and massif's peak. What only
 # an aggregated trace does: its note and JSON keys, a timeline at its cuts,
-# leaks --at and a window rounded to cuts; replay, --temporary-threshold and
-# the exports of one row per call refuse it, naming the file and why.
+# leaks --at and a window rounded to cuts; a trace that switched at
+# --max-size against the exact one of a longer run, in one pass and in
+# parallel ranges; replay, --temporary-threshold and the exports of one
+# row per call refuse it, naming the file and why.
 # Needs MEMSCRIBE, MS_PROGRAMS.
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" --go-on ana-aggregate MEMSCRIBE MS_PROGRAMS
@@ -158,6 +160,28 @@ grep -q 'falls inside an interval' "$WORK/at.err" || fail "leaks --at: no warnin
 "$M" window --format=json --from 2500us --to 7500us "$WORK/ag1.mscr" >"$WORK/w.json" 2>/dev/null
 expect "window bounds" "$(jq -c '[.from_ns, .to_ns, .asked_from_ns, .asked_to_ns]' "$WORK/w.json")" \
     "[$((2 * MS)),$((8 * MS)),2500000,7500000]"
+
+# A trace that switches to aggregated (record --max-size) against the exact
+# trace of the same longer run (100 rounds of the phases): the same numbers,
+# in one pass and in parallel ranges that start after the switch.
+"$M" record -q -o "$WORK/ex100.mscr" -- "$MS_PROGRAMS/ana_aggregate" 100 >/dev/null 2>&1 ||
+    fail "record ex100"
+"$M" record -q --max-size 4K --aggregate=1ms -o "$WORK/ms.mscr" -- \
+    "$MS_PROGRAMS/ana_aggregate" 100 >/dev/null 2>&1 || fail "record --max-size"
+from=$("$M" report --format=json "$WORK/ms.mscr" 2>/dev/null | jq .aggregate_from_ns)
+[ "${from:-0}" -gt 0 ] 2>/dev/null || fail "--max-size: no switch ($from)"
+for t in ex100 ms; do
+    norm report --format=json --top 0 "$WORK/$t.mscr" >"$WORK/switch.$t"
+    MEMSCRIBE_JOBS=2 MEMSCRIBE_RANGE_EVENTS=1000 norm report --format=json --top 0 \
+        "$WORK/$t.mscr" >"$WORK/ranges.$t"
+    norm leaks --format=json "$WORK/$t.mscr" >"$WORK/leaks100.$t"
+done
+for w in switch ranges leaks100; do
+    cmp -s "$WORK/$w.ex100" "$WORK/$w.ms" ||
+        fail "$w: the switched trace differs: $(diff "$WORK/$w.ex100" "$WORK/$w.ms" | head -20)"
+done
+expect "switched: allocations" "$(jq .total.allocations "$WORK/ranges.ms")" $((100 * 1109 + 100 + 1))
+expect "switched: temporary" "$(jq .total.temporary "$WORK/ranges.ms")" $((100 * 1037 + 100))
 
 # Refusals: exit 1, the file and the reason named, no output left.
 refuse() { # refuse WHAT PATTERN CMD...

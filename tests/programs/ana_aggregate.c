@@ -4,7 +4,9 @@
  * apart, so that with record --aggregate=1ms blocks live across cuts
  * (kept) and others are born and freed inside one interval (transient),
  * while with the default 1 s nearly all of them are transient. The same
- * calls on every run, in one thread at a time:
+ * calls on every run, in one thread at a time; with an argument R the
+ * phases run R times (a trace long enough for record --max-size to switch),
+ * each function's numbers but the worker's R times these:
  *
  *   function  allocations  bytes                 temporary         peak    leaked
  *   storm     1000         sum (i % 300) + 1     1000              -       -
@@ -133,24 +135,27 @@ __attribute__((noinline)) static void leak(void)
         escape(malloc(333));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    int rounds = argc > 1 ? atoi(argv[1]) : 1;
     pthread_t t;
 
     if (pipe(to_worker) || pipe(from_worker) || pthread_create(&t, NULL, worker, NULL))
         return 1;
-    pause_3ms();
-    storm();
-    pause_3ms();
-    kept();
-    pause_3ms();
-    leak();
-    void *g = grow();
-    pause_3ms();
-    peak();
-    pause_3ms();
-    zero();
-    free(g);
+    for (int r = 0; r < rounds; r++) {
+        pause_3ms();
+        storm();
+        pause_3ms();
+        kept();
+        pause_3ms();
+        leak();
+        void *g = grow();
+        pause_3ms();
+        peak();
+        pause_3ms();
+        zero();
+        free(g);
+    }
     signal_to(to_worker[1]);
     wait_for(from_worker[0]);
     pthread_join(t, NULL);
