@@ -5,11 +5,13 @@
  * process and one thread. Under callgrind the instructions per event are
  * the same under any load (bench/README.md, "The recorder's own cost").
  *
- * usage: rec_replay TRACE OUT
+ * usage: rec_replay TRACE OUT [PERIOD_NS]
  * Replays the heap calls (malloc family and free) of TRACE's first process,
  * each thread on a ring of its own, stacks defined at their first use, with
- * the options `memscribe record` writes; prints the events written and the
- * CPU time per event of the replay (records put in the rings excluded). */
+ * the options `memscribe record` writes (with PERIOD_NS, those of `record
+ * --aggregate=PERIOD_NS`: through the aggregator, src/recorder/rec_agg.h);
+ * prints the events written and the CPU time per heap call replayed
+ * (records put in the rings excluded). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -163,10 +165,11 @@ int main(int argc, char **argv)
     size_t size;
     int rc;
 
-    if (argc != 3) {
-        fprintf(stderr, "usage: rec_replay TRACE OUT\n");
+    if (argc != 3 && argc != 4) {
+        fprintf(stderr, "usage: rec_replay TRACE OUT [PERIOD_NS]\n");
         return 2;
     }
+    uint64_t period = argc > 3 ? strtoull(argv[3], NULL, 10) : 0;
     if (fmt_reader_open(&r, argv[1], err, sizeof(err))) {
         fprintf(stderr, "rec_replay: %s\n", err);
         return 1;
@@ -202,7 +205,11 @@ int main(int argc, char **argv)
 
     int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     struct fmt_trace_info info = *fmt_reader_info(r);
-    if (fd < 0 || (rc = fmt_writer_create(&s.w, fd, &info, &opt))) {
+    info.aggregate_ns = period;
+    info.aggregate_from_ns = 0;
+    opt.aggregate = period != 0;
+    if (fd < 0 || (rc = fmt_writer_create(&s.w, fd, &info, &opt)) ||
+        (period && (rc = rec_agg_new(&s.agg, s.w, period, 0)))) {
         fprintf(stderr, "rec_replay: %s: cannot start the trace\n", argv[2]);
         return 1;
     }
@@ -249,12 +256,14 @@ int main(int argc, char **argv)
     }
     rec_stream_close(&s, img, 0, 1, 0);
     rec_merge_emit(&s, UINT64_MAX);
-    rc = fmt_writer_finish(s.w);
+    rec_merge_cut(&s);
+    rc = s.write_err ?: fmt_writer_finish(s.w);
     double t2 = cpu_s();
     fmt_writer_get_stats(s.w, &st);
-    printf("%s: %llu events, %.1f ns/event (CPU) in the recorder's drain, merge and writer\n",
-           argv[2], (unsigned long long)st.nr_events,
-           (t2 - t0 - in_rings) * 1e9 / (double)(st.nr_events ? st.nr_events : 1));
+    printf("%s: %llu events written of %zu records, %.1f ns/record (CPU) in the recorder's "
+           "drain, merge and writer\n",
+           argv[2], (unsigned long long)st.nr_events, nr_recs,
+           (t2 - t0 - in_rings) * 1e9 / (double)(nr_recs ? nr_recs : 1));
     fmt_writer_destroy(s.w);
     rec_session_clear(&s);
     fmt_reader_close(r);

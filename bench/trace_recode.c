@@ -78,6 +78,7 @@ int main(int argc, char **argv)
     if (!ids || fd < 0)
         return fail("cannot create", argv[2], errno);
     struct fmt_trace_info info = *fmt_reader_info(r);
+    opt.aggregate = info.aggregate_ns != 0; /* an aggregated trace stays one (format 1.8) */
     if ((rc = fmt_writer_create(&w, fd, &info, &opt)))
         return fail("cannot start the trace", argv[2], rc);
     while ((rc = fmt_reader_next(r, &ev)) == 1) {

@@ -6,7 +6,7 @@ set(ANA_UNIT ${PROJECT_SOURCE_DIR}/tests/unit)
 # test_ana_sym_* belong to the symbolizer (tests/symbolize.cmake).
 # A test named here that is missing fails the configure step.
 foreach(name test_ana_json test_ana_model test_ana_heap_replay test_ana_window test_ana_pmodel
-             test_ana_names)
+             test_ana_names test_ana_aggregate)
   ms_unit_test(${name} ${ANA_UNIT}/${name}.c LIBS ms_analysis ms_format)
 endforeach()
 
@@ -20,6 +20,8 @@ ms_test_program(ana_threads ${PROJECT_SOURCE_DIR}/tests/programs/ana_threads.c L
 ms_e2e_test(ana_threads ana_threads.sh)
 ms_test_program(ana_temporary ${PROJECT_SOURCE_DIR}/tests/programs/ana_temporary.c LIBS Threads::Threads)
 ms_e2e_test(ana_temporary ana_temporary.sh)
+ms_test_program(ana_aggregate ${PROJECT_SOURCE_DIR}/tests/programs/ana_aggregate.c LIBS Threads::Threads)
+ms_e2e_test(ana_aggregate ana_aggregate.sh)
 ms_e2e_test(ana_cli ana_cli.sh)
 ms_e2e_test(ana_select ana_select.sh)
 ms_test_program(ana_rows ${PROJECT_SOURCE_DIR}/tests/programs/ana_rows.c)

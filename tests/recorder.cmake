@@ -20,3 +20,10 @@ ms_unit_test(test_rec_seccomp ${PROJECT_SOURCE_DIR}/tests/unit/test_rec_seccomp.
 # The scan at exit's leak search (rec_reach_mark.c, docs/leaks.md) on a
 # made-up address space: memcheck's rules case by case.
 ms_unit_test(test_rec_reach ${PROJECT_SOURCE_DIR}/tests/unit/test_rec_reach.c LIBS ms_recorder)
+# record --aggregate (docs/aggregate.md): the aggregator's decisions on
+# hand-made events (tests/unit/test_rec_agg.c), and a program recorded
+# exactly and aggregated at several periods, whose sites, temporaries, peak
+# and leaks must add up to the same (tests/e2e/rec_aggregate.sh).
+ms_test_program(rec_agg ${PROJECT_SOURCE_DIR}/tests/programs/rec_agg.c LIBS Threads::Threads)
+ms_unit_test(test_rec_agg ${PROJECT_SOURCE_DIR}/tests/unit/test_rec_agg.c LIBS ms_recorder)
+ms_e2e_test(rec_aggregate rec_aggregate.sh)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/core/ana_aggregate.h"
 #include "analysis/core/ana_attach.h"
 #include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_scan.h"
@@ -184,6 +185,12 @@ void cli_ana_open(struct cli_ana *a, int argc, char **argv, int optind_now)
         cli_warn("%s: %s: %s", a->cmd, a->path,
                  ana_attach_note(note, sizeof(note), fmt_reader_info(a->r)->attached_pid));
     }
+    if (fmt_reader_info(a->r)->aggregate_ns) {
+        char note[ANA_AGGREGATE_NOTE_SIZE];
+
+        cli_warn("%s: %s: %s", a->cmd, a->path,
+                 ana_aggregate_note(note, sizeof(note), fmt_reader_info(a->r)));
+    }
     check_selection(a);
 }
 
@@ -289,6 +296,7 @@ void cli_ana_json_begin_on(struct cli_ana *a, struct ana_json *j, FILE *out)
     ana_json_kv_str(j, "file", a->path);
     ana_sample_json(j, fmt_reader_sample_bytes(a->r));
     ana_attach_json(j, fmt_reader_info(a->r)->attached_pid);
+    ana_aggregate_json(j, fmt_reader_info(a->r));
 }
 
 void cli_ana_image_json(struct cli_ana *a, struct ana_json *j, uint32_t image)
@@ -408,6 +416,21 @@ uint64_t cli_ana_time(struct cli_ana *a, const char *opt, const struct ana_time_
     else if (p->offset_ns < 0 && (uint64_t)-p->offset_ns > base)
         cli_warn("%s: %s is before the start of the trace: the start (0s) is used", a->cmd, opt);
     return t;
+}
+
+uint64_t cli_ana_cut(struct cli_ana *a, const char *opt, uint64_t t, bool up)
+{
+    struct fmt_trace_counts c;
+    char b1[64], b2[64];
+
+    fmt_reader_counts(a->r, &c);
+    uint64_t cut = ana_aggregate_cut(fmt_reader_info(a->r), c.last_ts_ns, t, up);
+    if (cut != t)
+        cli_warn("%s: %s: %s %s falls inside an interval of the aggregated trace: %s is used, "
+                 "the cut %s it",
+                 a->cmd, a->path, opt, ana_time_format(t, b1, sizeof(b1)),
+                 ana_time_format(cut, b2, sizeof(b2)), up ? "after" : "before");
+    return cut;
 }
 
 void cli_ana_scan_options(struct cli_ana *a, uint64_t until_ns, struct ana_scan_options *so)

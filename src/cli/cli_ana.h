@@ -215,6 +215,12 @@ uint64_t cli_ana_peak(struct cli_ana *a);
  * moved to it, and a warning on stderr says so. */
 uint64_t cli_ana_time(struct cli_ana *a, const char *opt, const struct ana_time_point *p);
 
+/* Time t of option opt as a cut of an aggregated trace, where its blocks
+ * are known (ana_aggregate_cut: the cut at or before t, or up, at or
+ * after it; the trace's end at most): a warning on stderr says so when it
+ * moves. t itself in an exact trace. */
+uint64_t cli_ana_cut(struct cli_ana *a, const char *opt, uint64_t t, bool up);
+
 /* Finish output (flush, check for write errors) and free everything. */
 int cli_ana_close(struct cli_ana *a);
 

@@ -296,11 +296,26 @@ static void gen_free(struct gen *g)
     free(g->local);
 }
 
+const char *cli_replay_refuses(const struct fmt_reader *r)
+{
+    /* The worker makes every call again, each block at its place: the
+     * blocks an aggregated trace counts per call site have neither
+     * addresses nor an order (docs/aggregate.md). */
+    return fmt_reader_info(r)->aggregate_ns
+               ? "an aggregated trace cannot be replayed: the blocks born and freed inside "
+                 "an interval are counted per call site, without their calls (docs/aggregate.md); "
+                 "record without --aggregate to replay it"
+               : NULL;
+}
+
 int cli_replay_stream(struct fmt_reader *r, struct cli_replay_plan *p, int fd)
 {
     struct gen g = {.plan = p, .fd = fd};
     struct fmt_event ev;
     int rc;
+
+    if (cli_replay_refuses(r))
+        return -ENOTSUP;
 
     ana_map_init(&g.blocks, sizeof(uint32_t));
     p->nr_calls = p->nr_threads = 0;

@@ -38,10 +38,14 @@ struct cli_replay_plan {
     uint64_t peak_point; /* sample id taken at the peak */
 };
 
+/* Why trace r cannot be replayed (an aggregated one), or NULL. */
+const char *cli_replay_refuses(const struct fmt_reader *r);
+
 /* Read trace r from its start and write the stream for plan->image to fd
  * (fd < 0: only fill the plan). The first pass (fd < 0) must come first:
- * it finds the peak the later ones mark. Returns 0, -errno from the
- * reader (see fmt_reader_error) or -EPIPE/-errno from writing. */
+ * it finds the peak the later ones mark. Returns 0, -ENOTSUP (see
+ * cli_replay_refuses), -errno from the reader (see fmt_reader_error) or
+ * -EPIPE/-errno from writing. */
 int cli_replay_stream(struct fmt_reader *r, struct cli_replay_plan *plan, int fd);
 
 void cli_replay_plan_free(struct cli_replay_plan *plan);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_aggregate.h"
 #include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_stacks.h"
@@ -74,12 +75,16 @@ struct window_feed {
 
 /* The window's events only: its replay knows nothing before t0 (blocks
  * freed in it that were allocated before are no temporary ones, and its
- * heap in use starts at 0). */
+ * heap in use starts at 0). In an aggregated trace t0 is a cut
+ * (cli_ana_cut): the batch rows at t0 are of the interval before it, and
+ * the replay is told the trace is aggregated by its FMT_EV_AGGREGATE
+ * whenever that came. */
 static int feed(void *arg, const struct fmt_event *ev)
 {
     struct window_feed *w = arg;
 
-    if (ev->ts_ns < w->t0)
+    if ((ev->ts_ns < w->t0 || (ev->ts_ns == w->t0 && w->t0 && ev->kind == FMT_EV_HEAP_BATCH)) &&
+        ev->kind != FMT_EV_AGGREGATE)
         return 0;
     return ana_heap_replay_event(&w->replay, ev);
 }
@@ -110,8 +115,8 @@ static void side_open(struct side *s, const char *path)
     char *argv[] = {(char *)path, NULL};
 
     cli_ana_open(&s->a, 1, argv, 0);
-    s->t0 = cli_ana_time(&s->a, s->from_opt, &s->from);
-    s->t1 = cli_ana_time(&s->a, s->to_opt, &s->to);
+    s->t0 = cli_ana_cut(&s->a, s->from_opt, cli_ana_time(&s->a, s->from_opt, &s->from), false);
+    s->t1 = cli_ana_cut(&s->a, s->to_opt, cli_ana_time(&s->a, s->to_opt, &s->to), true);
     if (s->t1 < s->t0)
         cli_usage_error("diff: %s: the window ends (%" PRIu64 " ns) before it starts (%" PRIu64
                         " ns)",
@@ -202,6 +207,7 @@ static void side_json(struct ana_json *j, const char *name, const struct side *s
     ana_json_kv_str(j, "trace", s->a.path);
     ana_json_kv_u64(j, "from_ns", s->t0);
     ana_json_kv_u64(j, "to_ns", s->t1);
+    ana_aggregate_json(j, fmt_reader_info(s->a.r));
     ana_json_end_object(j);
 }
 

@@ -152,6 +152,28 @@ static void put_ends(FILE *out, const struct fmt_event *ev)
         fputs("(partial)", out);
 }
 
+/* Format 1.8's kinds (docs/aggregate.md): batch rows, transient moments and
+ * where the trace is aggregated from. */
+static void put_agg_fields(FILE *out, const struct fmt_event *ev)
+{
+    switch (ev->kind) {
+    case FMT_EV_HEAP_BATCH: /* format 1.8: an interval's transient blocks of a site */
+        fprintf(out,
+                " blocks=%" PRIu64 " bytes=%" PRIu64 " temporary=%" PRIu64
+                " temporary_bytes=%" PRIu64 " class=%" PRIu64,
+                ev->arg[0], ev->size, ev->arg[1], ev->arg[2], ev->arg[3]);
+        return;
+    case FMT_EV_HEAP_TRANSIENT: /* format 1.8: transient bytes live at a highest moment */
+        fprintf(out, " bytes=%" PRIu64 " blocks=%" PRIu64 " of=%s%s", ev->size, ev->arg[0],
+                ev->arg[1] ? "image" : "all", (ev->flags & FMT_EVF_TRANSIENT_END) ? " end" : "");
+        return;
+    case FMT_EV_AGGREGATE: /* format 1.8: aggregated from here */
+        fprintf(out, " period_ns=%" PRIu64 " why=%s", ev->arg[0],
+                ev->arg[1] ? "max-size" : "asked");
+        return;
+    }
+}
+
 /* Fields that depend on the kind, after "KIND". */
 static void put_fields(FILE *out, const struct fmt_event *ev)
 {
@@ -262,6 +284,9 @@ static void put_fields(FILE *out, const struct fmt_event *ev)
         fprintf(out, (ev->flags & FMT_EVF_POOL) ? " pool=0x%" PRIx64 : " heap=0x%" PRIx64,
                 ev->addr);
         break;
+    case FMT_EV_HEAP_BATCH ... FMT_EV_AGGREGATE:
+        put_agg_fields(out, ev);
+        break;
     case FMT_EV_VM_RESERVE ... FMT_EV_SECTION_UNMAP:
         /* Windows virtual memory (format 1.2): PAGE_* and MEM_* as passed. */
         fprintf(out, " addr=0x%" PRIx64 " size=%" PRIu64, ev->addr, ev->size);
@@ -344,6 +369,9 @@ static void dump_header(FILE *out, const struct fmt_reader *r)
     }
     if (info->attached_pid) /* record -p: blocks from before are not in it */
         fprintf(out, "# attached pid=%u (the trace starts mid-run)\n", info->attached_pid);
+    if (info->aggregate_ns) /* format 1.8: record --aggregate, or --max-size's switch */
+        fprintf(out, "# aggregate period_ns=%" PRIu64 " from_ns=%" PRIu64 "\n", info->aggregate_ns,
+                info->aggregate_from_ns);
     if (info->wine_prefix || info->wine_dll_dirs_len) {
         /* record -- prog.exe: where C:\ paths and Wine's DLLs are found */
         fputs("# wine prefix ", out);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/core/ana_aggregate.h"
 #include "analysis/core/ana_sample.h"
 #include "analysis/export/ana_export_api.h"
 #include "cli/cli.h"
@@ -269,6 +270,14 @@ static struct fmt_reader *open_trace(struct export_args *a)
     if (exporting(a, "folded") && a->opt.cost == ANA_COST_TEMPORARY &&
         !ana_sample_has_temporary(fmt_reader_sample_bytes(r)))
         cli_die("export: %s: --cost temporary: " ANA_SAMPLE_NO_TEMPORARY_WHY, a->in);
+    for (unsigned k = 0; fmt_reader_info(r)->aggregate_ns && k < a->nr_outs; k++)
+        if (a->outs[k].format->no_aggregate)
+            cli_die("export: %s: --to %s refuses an aggregated trace: %s", a->in,
+                    a->outs[k].format->name, a->outs[k].format->no_aggregate);
+    if (fmt_reader_info(r)->aggregate_ns) {
+        char agg[ANA_AGGREGATE_NOTE_SIZE];
+        cli_warn("export: %s: %s", a->in, ana_aggregate_note(agg, sizeof(agg), fmt_reader_info(r)));
+    }
     if (fmt_reader_incomplete(r))
         cli_warn("export: %s: trace is incomplete (no valid end); exporting its %u whole chunks",
                  a->in, fmt_reader_nr_chunks(r));

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_aggregate.h"
 #include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/model/ana_model.h"
@@ -178,11 +179,13 @@ int cmd_flamegraph(int argc, char **argv)
     struct cli_output out;
     /* Folded stacks are text: a terminal is a fine place for them. */
     cli_output_open(&out, "flamegraph", folded && !a.output ? "-" : a.output, a.path, "-flame.svg");
-    char cmdline[1024], subtitle[1400], label[ANA_SAMPLE_LABEL_SIZE];
+    char cmdline[1024], subtitle[1400], label[ANA_AGGREGATE_NOTE_SIZE];
     ana_plot_command_line(fmt_reader_info(a.r), cmdline, sizeof(cmdline));
     /* A sampled trace: the subtitle, and a first line of folded stacks,
      * say its figures are estimates (ana_sample.h). */
     ana_sample_label(label, sizeof(label), fmt_reader_sample_bytes(a.r));
+    if (!*label) /* an aggregated trace says so as well (ana_aggregate.h) */
+        ana_aggregate_label(label, sizeof(label), fmt_reader_info(a.r));
     snprintf(subtitle, sizeof(subtitle), "%s%s%s%s%s", a.path, *cmdline ? ": " : "", cmdline,
              *label ? " -- " : "", label);
     so.subtitle = subtitle;

@@ -382,7 +382,7 @@ int cmd_leaks(int argc, char **argv)
     struct leaks lk = {0};
 
     parse(&lk, argc, argv);
-    lk.t = cli_ana_time(&lk.a, "--at", &lk.at);
+    lk.t = cli_ana_cut(&lk.a, "--at", cli_ana_time(&lk.a, "--at", &lk.at), true);
     /* Each image's last scan at or before the moment shown: at the end, its
      * last (at exit, or record -p's detach); at T, one made on request. */
     lk.classes = ana_reach_present(lk.a.r);

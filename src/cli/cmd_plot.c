@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_aggregate.h"
 #include "analysis/core/ana_time.h"
 #include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_histogram.h"
@@ -164,9 +165,12 @@ int cmd_plot(int argc, char **argv)
     struct cli_output out;
     cli_output_open(&out, "plot", a.output, a.path,
                     !strcmp(what, "timeline") ? "-timeline.svg" : "-histogram.svg");
-    char cmdline[1024], subtitle[1200];
+    char cmdline[1024], subtitle[1600], agg[ANA_AGGREGATE_NOTE_SIZE];
     ana_plot_command_line(fmt_reader_info(a.r), cmdline, sizeof(cmdline));
-    snprintf(subtitle, sizeof(subtitle), "%s%s%s", a.path, *cmdline ? ": " : "", cmdline);
+    /* An aggregated trace's timeline has rows at its cuts: the label says so. */
+    ana_aggregate_label(agg, sizeof(agg), fmt_reader_info(a.r));
+    snprintf(subtitle, sizeof(subtitle), "%s%s%s%s%s", a.path, *cmdline ? ": " : "", cmdline,
+             *agg ? " -- " : "", agg);
     if (!strcmp(what, "timeline"))
         rc = plot_timeline(&a, interval, title, width, height, subtitle, out.f);
     else

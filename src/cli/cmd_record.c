@@ -19,6 +19,7 @@
 #include "util/util_size.h"
 
 #define RECORD_MAX_CHECKS 64
+#define RECORD_AGGREGATE_DEFAULT_NS 1000000000ull /* --aggregate's period: a second */
 
 /* What the options ask. */
 struct record_opts {
@@ -36,11 +37,12 @@ static void print_help(void)
 {
     printf("usage: memscribe record [-o FILE] [--depth N] [--time-unit U] [--no-follow]\n"
            "                        [--only GLOB] [--sample BYTES] [--vm-precise] [--reach]\n"
-           "                        [--quiet]\n"
+           "                        [--aggregate[=PERIOD]] [--quiet]\n"
            "                        [--snapshot-every T -o DIR] [--check OPT[=VALUE]...]\n"
            "                        [--] CMD [ARGS...]\n"
            "       memscribe record -p PID [-o FILE] [--duration T] [--depth N]\n"
-           "                        [--sample BYTES] [--time-unit U] [--reach] [--quiet]\n"
+           "                        [--sample BYTES] [--time-unit U] [--reach]\n"
+           "                        [--aggregate[=PERIOD]] [--quiet]\n"
            "\n"
            "Run CMD with the collector preloaded and record every malloc-family and\n"
            "mmap-family call it makes, with stack, thread and time, into a trace file.\n"
@@ -51,6 +53,17 @@ static void print_help(void)
            "\n"
            "options:\n"
            "  -o, --output FILE  trace file (default: <program>.<pid>.mscr here)\n"
+           "      --aggregate[=PERIOD]  an aggregated trace: cut time into intervals of\n"
+           "                     PERIOD (default 1s; 100ms, 5s, ...); blocks live at a\n"
+           "                     cut are written as they are, those born and freed\n"
+           "                     inside one interval are counted per thread, call site\n"
+           "                     and size class. Its size grows with sites, intervals\n"
+           "                     and long-lived blocks, not with calls; the reports'\n"
+           "                     totals, temporaries, peak and leaks stay exact\n"
+           "                     (docs/aggregate.md). Not with --sample\n"
+           "      --max-size SIZE  exact until the trace reaches SIZE (K, M, G), then\n"
+           "                     aggregated from the next cut on (at --aggregate's\n"
+           "                     PERIOD, default 1s); record says when it switched\n"
            "  -p, --pid PID      attach to the running process PID instead: load the\n"
            "                     collector into it (ptrace, a moment's stop), record\n"
            "                     until it exits, --duration ends or Ctrl-C detaches;\n"
@@ -202,6 +215,19 @@ static void record_opt(struct record_opts *o, int opt, const char *arg)
                             arg);
         o->check[o->nr_check++] = arg;
         break;
+    case 'M':
+        if (util_size_parse(arg, &o->rec.max_size) || !o->rec.max_size)
+            cli_usage_error("record: --max-size wants a size such as 100M or 2G, not '%s'", arg);
+        break;
+    case 'G':
+        /* --aggregate alone: intervals of a second (docs/aggregate.md) */
+        if (!arg)
+            o->rec.aggregate_ns = RECORD_AGGREGATE_DEFAULT_NS;
+        else if (util_duration_parse(arg, &o->rec.aggregate_ns) || !o->rec.aggregate_ns)
+            cli_usage_error("record: --aggregate wants a period such as 100ms, 1s or 5s, "
+                            "not '%s'",
+                            arg);
+        break;
     case 'U':
         if (util_duration_parse(arg, &o->duration_ns) || !o->duration_ns)
             cli_usage_error("record: --duration wants a time such as 10, 1.5s, 500ms or 2m, "
@@ -237,6 +263,8 @@ static int record_parse(int argc, char **argv, struct record_opts *o)
         {"live-listen", required_argument, NULL, 1001},
         {"live-port", required_argument, NULL, 1002},
         {"live-url-file", required_argument, NULL, 1003},
+        {"aggregate", optional_argument, NULL, 'G'},
+        {"max-size", required_argument, NULL, 'M'},
         {NULL, 0, NULL, 0},
     };
     int opt;
@@ -273,6 +301,17 @@ static int record_parse(int argc, char **argv, struct record_opts *o)
 /* The options that go with the way of recording chosen. */
 static void record_check(const struct record_opts *o, int argc, int first)
 {
+    /* A sample misses the calls between the blocks it keeps: it can say
+     * neither which blocks are transient nor which are temporary. */
+    if ((o->rec.aggregate_ns || o->rec.max_size) && o->rec.sample_bytes)
+        cli_usage_error("record: --%s and --sample do not mix: an aggregated trace "
+                        "counts every call (docs/aggregate.md)",
+                        o->rec.max_size ? "max-size" : "aggregate");
+    /* Cuts fall on times the trace can hold. */
+    if (o->rec.aggregate_ns % o->rec.time_unit_ns)
+        cli_usage_error("record: --aggregate's period (%llu ns) must be a multiple of the time "
+                        "unit (%u ns)",
+                        (unsigned long long)o->rec.aggregate_ns, o->rec.time_unit_ns);
     if (o->snap_every_ns && (!o->rec.out_path || o->serve))
         cli_usage_error("record: --snapshot-every wants -o DIR, the directory of the trace and "
                         "the profiles");
@@ -362,6 +401,18 @@ static int record_summary(const struct record_opts *o, const struct rec_summary 
     if (!o->quiet) {
         cli_warn("record: trace written to %s: %llu events, %llu bytes", sum->out_path,
                  (unsigned long long)sum->nr_events, (unsigned long long)sum->nr_bytes);
+        if (sum->agg.switched_ns)
+            cli_warn("record: the trace reached --max-size (%llu bytes written) at %.6f s: "
+                     "aggregated from then on",
+                     (unsigned long long)sum->agg.exact_bytes, (double)sum->agg.switched_ns / 1e9);
+        else if (o->rec.max_size)
+            cli_warn("record: the trace stayed under --max-size: exact");
+        if (o->rec.aggregate_ns && (!o->rec.max_size || sum->agg.switched_ns))
+            cli_warn("record: aggregated at %.6g s: %llu blocks counted in %llu batch rows, "
+                     "%llu written at %llu cuts, %llu moments of highest heap",
+                     (double)o->rec.aggregate_ns / 1e9, (unsigned long long)sum->agg.nr_transient,
+                     (unsigned long long)sum->agg.nr_rows, (unsigned long long)sum->agg.nr_kept,
+                     (unsigned long long)sum->agg.nr_cuts, (unsigned long long)sum->agg.nr_moments);
         if (sum->nr_dropped)
             cli_warn("record: %llu events were dropped (see FMT_EV_DROPPED in the trace)",
                      (unsigned long long)sum->nr_dropped);
@@ -426,6 +477,9 @@ int cmd_record(int argc, char **argv)
     char msg[1024], *prog = NULL;
     int first = record_parse(argc, argv, &o), rc;
 
+    /* --max-size alone aggregates at the default period once it switches. */
+    if (o.rec.max_size && !o.rec.aggregate_ns)
+        o.rec.aggregate_ns = RECORD_AGGREGATE_DEFAULT_NS;
     record_check(&o, argc, first);
     if (o.nr_check)
         record_run_check(&o, "TRACE", true); /* a usage error exits 2 before the program runs */

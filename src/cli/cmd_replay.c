@@ -456,6 +456,8 @@ int cmd_replay(int argc, char **argv)
     if (!plan.touch_limit)
         plan.touch_limit = mem_available() / 2;
     cli_ana_open(&a, argc, argv, optind);
+    if (cli_replay_refuses(a.r))
+        cli_die("replay: %s: %s", a.path, cli_replay_refuses(a.r));
 
     plan.image = UINT32_MAX;
     for (uint32_t i = 0; i < fmt_reader_nr_images(a.r); i++) {

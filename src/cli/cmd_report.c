@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_aggregate.h"
 #include "analysis/core/ana_attach.h"
 #include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_scan.h"
@@ -438,6 +439,10 @@ static void text_head(struct report *rp, FILE *out)
                 ana_sample_note(note, sizeof(note), fmt_reader_sample_bytes(rp->a.r)));
     if (info->attached_pid)
         fprintf(out, "note: %s\n", ana_attach_note(note, sizeof(note), info->attached_pid));
+    if (info->aggregate_ns) {
+        char agg[ANA_AGGREGATE_NOTE_SIZE];
+        fprintf(out, "note: %s\n", ana_aggregate_note(agg, sizeof(agg), info));
+    }
 }
 
 /* A part's numbers and its tables of call sites; image: its heaps' lines
@@ -626,6 +631,7 @@ static void write_json(struct report *rp, FILE *out)
     ana_json_kv_u64(&j, "dropped_events", c.nr_dropped);
     ana_sample_json(&j, fmt_reader_sample_bytes(rp->a.r));
     ana_attach_json(&j, fmt_reader_info(rp->a.r)->attached_pid);
+    ana_aggregate_json(&j, fmt_reader_info(rp->a.r));
     cli_procs_json(&rp->a, rp->m, &j);
     ana_json_key(&j, "processes");
     ana_json_begin_array(&j);
@@ -713,6 +719,13 @@ int cmd_report(int argc, char **argv)
     cli_ana_open(&rp.a, argc, argv, optind);
     if (rp.loose)
         cli_ana_want_temporary(&rp.a, "--temporary-threshold");
+    /* The recorder decided every temporary by the strict rule; the reader
+     * lacks the calls another rule needs (docs/aggregate.md). */
+    if (rp.loose && fmt_reader_info(rp.a.r)->aggregate_ns)
+        cli_die("report: %s: --temporary-threshold: an aggregated trace's temporary allocations "
+                "were counted by the recorder under the strict rule; the calls another rule "
+                "needs are not in it (docs/aggregate.md)",
+                rp.a.path);
 
     rp.classes = ana_reach_present(rp.a.r);
     struct ana_model_options mo = {.filter = &rp.a.filter,

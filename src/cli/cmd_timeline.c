@@ -231,6 +231,14 @@ int cmd_timeline(int argc, char **argv)
                 interval ? " or a longer --interval" : "");
     if (rc)
         cli_ana_fail(&a, rc);
+    if (tl.asked_ns && tl.asked_ns != tl.interval_ns) {
+        char t1[64], t2[64], t3[64];
+        cli_warn("timeline: %s: --interval %s is not a multiple of the aggregated trace's "
+                 "intervals (%s): rows every %s",
+                 a.path, ana_time_format(tl.asked_ns, t1, sizeof(t1)),
+                 ana_time_format(tl.aggregate_ns, t2, sizeof(t2)),
+                 ana_time_format(tl.interval_ns, t3, sizeof(t3)));
+    }
 
     /* Rows come time-major; group them by image for sections. */
     uint32_t nr_images = 0;
@@ -248,6 +256,9 @@ int cmd_timeline(int argc, char **argv)
     } else if (a.format == CLI_FMT_TEXT) {
         printf("memscribe timeline: %s: every %s\n", a.path,
                ana_time_format(tl.interval_ns, buf, sizeof(buf)));
+        if (tl.aggregate_ns)
+            printf("(an aggregated trace: interval granularity, rows at its cuts, each with the "
+                   "blocks of the intervals it ends)\n");
         printf("(rss includes memscribe's own ring buffers, up to 4 MiB per traced thread)\n");
     }
     for (uint32_t im = 0; im < nr_images; im++) {

@@ -307,6 +307,9 @@ static void compute(struct window *wn)
                                  cli_ana_progress, a)))
         cli_ana_fail(a, rc);
     cli_ana_progress_done(a);
+    /* An aggregated trace's window: out to the cuts around it. */
+    wn->t0 = wn->w.t0_ns;
+    wn->t1 = wn->w.t1_ns;
     if ((wn->nr_keys = ana_window_keys(&wn->w, &wn->keys)) < 0)
         cli_ana_fail(a, (int)wn->nr_keys);
 }
@@ -400,6 +403,10 @@ static void write_text_head(struct window *wn, FILE *out)
 
     fprintf(out, "memscribe window: %s: from %s to %s\n", a->path,
             ana_time_format(wn->t0, b0, sizeof(b0)), ana_time_format(wn->t1, b1, sizeof(b1)));
+    if (wn->w.rounded)
+        fprintf(out, "(an aggregated trace: the window asked, %s to %s, rounded out to its cuts)\n",
+                ana_time_format(wn->w.asked_t0_ns, b0, sizeof(b0)),
+                ana_time_format(wn->w.asked_t1_ns, b1, sizeof(b1)));
     for (uint32_t i = 0; i < wn->w.nr_images; i++) {
         if (!wn->w.image_seen[i])
             continue;
@@ -431,6 +438,10 @@ static void write_json(struct window *wn)
     cli_ana_json_begin(a, &j);
     ana_json_kv_u64(&j, "from_ns", wn->t0);
     ana_json_kv_u64(&j, "to_ns", wn->t1);
+    if (wn->w.rounded) {
+        ana_json_kv_u64(&j, "asked_from_ns", wn->w.asked_t0_ns);
+        ana_json_kv_u64(&j, "asked_to_ns", wn->w.asked_t1_ns);
+    }
     ana_json_kv_u64(&j, "events_read", wn->w.nr_events_read);
     ana_json_key(&j, "processes");
     ana_json_begin_array(&j);

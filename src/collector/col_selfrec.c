@@ -34,6 +34,7 @@ static char col_rec_pid[24], col_rec_depth[32];
 static char col_rec_env_sock[160], col_rec_env_secret[64], col_rec_env_clock[40];
 static char col_rec_env_sample[48]; /* the program's MEMSCRIBE_SAMPLE: the trace must say so */
 static char col_rec_env_reach[24];  /* the program's MEMSCRIBE_REACH: the scan at exit */
+static char col_rec_env_agg[64];    /* the program's MEMSCRIBE_AGGREGATE: an aggregated trace */
 
 /* One line on the program's stderr: the user asked for a trace and gets
  * none. The only thing the collector ever writes there. MEMSCRIBE_OUTPUT
@@ -107,8 +108,13 @@ static void col_selfrec_exec(int lfd, int wfd)
 {
     char *const argv[] = {col_rec_path, "record",      "--serve",  "--pid",     col_rec_pid,
                           "--depth",    col_rec_depth, "--output", col_rec_out, NULL};
-    char *const envp[] = {col_rec_env_sock,   col_rec_env_secret, col_rec_env_clock,
-                          col_rec_env_sample, col_rec_env_reach,  NULL};
+    char *const envp[] = {col_rec_env_sock,
+                          col_rec_env_secret,
+                          col_rec_env_clock,
+                          col_rec_env_sample,
+                          col_rec_env_reach,
+                          col_rec_env_agg,
+                          NULL};
     static const char no_exec[] = "cannot run the recorder";
     const char *why;
     sigset_t none;
@@ -231,6 +237,12 @@ int col_selfrec_start(char *sock_name, size_t sock_size, uint8_t secret[FMT_SHM_
     /* MEMSCRIBE_REACH=1: the recorder answers the scan at exit. */
     snprintf(col_rec_env_reach, sizeof(col_rec_env_reach), "%s=%d", FMT_SHM_ENV_REACH,
              getenv(FMT_SHM_ENV_REACH) && *getenv(FMT_SHM_ENV_REACH) == '1');
+    /* MEMSCRIBE_AGGREGATE=PERIOD: the recorder aggregates (it checks the
+     * period; one too long to pass is none). */
+    snprintf(col_rec_env_agg, sizeof(col_rec_env_agg), "%s=%s", FMT_SHM_ENV_AGGREGATE,
+             getenv(FMT_SHM_ENV_AGGREGATE) && strlen(getenv(FMT_SHM_ENV_AGGREGATE)) < 32
+                 ? getenv(FMT_SHM_ENV_AGGREGATE)
+                 : "");
     rc = col_selfrec_spawn(lfd, word, sizeof(word));
     close(lfd);
     word[strcspn(word, "\n")] = 0;

@@ -28,6 +28,7 @@
 #define FMT_FEAT_POOLS 0x80u         /* 1.4: the program's own pools are heaps (FMT_EVF_POOL) */
 #define FMT_FEAT_FREE_RANKS 0x100u   /* 1.5: addresses of recent frees, references by rank */
 #define FMT_FEAT_REALLOC_PRED 0x200u /* 1.7: realloc addresses predicted; class tops */
+#define FMT_FEAT_AGGREGATE 0x400u    /* 1.8: aggregated stretches (docs/aggregate.md) */
 #define FMT_FEAT_REQUIRED_MASK 0xffffffffull
 /* Optional (a reader that does not know it reads the trace as before): the
  * recorder scanned each image at its exit for memcheck's reachability
@@ -36,7 +37,7 @@
 #define FMT_FEAT_KNOWN                                                                             \
     (FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS | FMT_FEAT_PE_PROCESS |    \
      FMT_FEAT_TIME_UNIT | FMT_FEAT_SAMPLED | FMT_FEAT_TIME_PACK | FMT_FEAT_POOLS |                 \
-     FMT_FEAT_FREE_RANKS | FMT_FEAT_REALLOC_PRED)
+     FMT_FEAT_FREE_RANKS | FMT_FEAT_REALLOC_PRED | FMT_FEAT_AGGREGATE)
 /* The time unit (feature bit TIME_UNIT): ns per unit, a 32-bit field of the
  * header at this offset, at most FMT_MAX_TIME_UNIT (one second). */
 #define FMT_HEADER_TIME_UNIT 44
@@ -124,6 +125,7 @@ enum fmt_def_type {
     FMT_DEF_STACK_CODES = 10, /* new stack nodes, coded in streams (1.1) */
     FMT_DEF_POOL = 11,        /* a pool of the program was created (1.4, POOLS) */
     FMT_DEF_REACH = 12,       /* an image's blocks classed at its exit (1.6, REACH) */
+    FMT_DEF_AGGREGATE = 13,   /* the trace is aggregated from a time on (1.8, AGGREGATE) */
 };
 
 /* Records of the META block. */
@@ -136,6 +138,7 @@ enum fmt_meta_type {
     FMT_META_ATTACHED = 6,     /* record -p: varint pid; the trace starts mid-run */
     FMT_META_WINE_PREFIX = 7,  /* a Windows program's WINEPREFIX, a Linux path */
     FMT_META_WINE_DLL_DIR = 8, /* a folder of Wine's own DLLs (repeatable) */
+    FMT_META_AGGREGATE = 9,    /* 1.8: varint period ns; aggregated from the start */
 };
 
 /* Limits a reader enforces so that a corrupt file cannot make it allocate
@@ -144,6 +147,7 @@ enum fmt_meta_type {
 #define FMT_MAX_STRING (1u << 20)
 #define FMT_MAX_FRAMES 4096
 #define FMT_STACK_MAX_LIMIT 4095 /* a window node's limit fits 12 bits */
+#define FMT_AGG_MAX_CLASS 64     /* a batch's size class: floor(log2 size) + 1 of 64 bits */
 
 static inline void fmt_put_le16(uint8_t *p, uint16_t v)
 {

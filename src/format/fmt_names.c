@@ -73,6 +73,12 @@ const char *fmt_kind_name(unsigned kind)
         return "section_map";
     case FMT_EV_SECTION_UNMAP:
         return "section_unmap";
+    case FMT_EV_HEAP_BATCH:
+        return "heap_batch";
+    case FMT_EV_HEAP_TRANSIENT:
+        return "heap_transient";
+    case FMT_EV_AGGREGATE:
+        return "aggregate";
     }
     return "unknown";
 }

@@ -283,6 +283,38 @@ __attribute__((cold, noinline)) static int bad_event(struct fmt_reader *r, const
                     r->cur_chunk, r->ev_index, what);
 }
 
+/* Format 1.8's kinds (docs/aggregate.md), where the trace says they may
+ * be: only with the feature bit; batches and transient moments in its
+ * aggregated stretch (from the AGGREGATE record's time, or the start with
+ * the META's period); the AGGREGATE event where its record says. Cold: an
+ * aggregated trace has few of them. Returns 0 or a reader error. */
+static __attribute__((cold, noinline)) int check_agg(struct fmt_reader *r,
+                                                     const struct fmt_event *ev)
+{
+    const struct fmt_trace_info *i = &r->info;
+
+    if (!r->agg)
+        return bad_event(r, "unknown event kind");
+    switch (ev->kind) {
+    case FMT_EV_AGGREGATE:
+        if (!r->agg_defs || ev->ts_ns != i->aggregate_from_ns || ev->arg[0] != i->aggregate_ns ||
+            ev->arg[1] > 1 || ev->flags)
+            return bad_event(r, "aggregate event unlike its record");
+        return 0;
+    case FMT_EV_HEAP_BATCH:
+        if (ev->arg[3] > FMT_AGG_MAX_CLASS || ev->flags)
+            return bad_event(r, "bad heap batch");
+        break;
+    default: /* FMT_EV_HEAP_TRANSIENT */
+        if (ev->arg[1] > 1 || (ev->flags & ~FMT_EVF_TRANSIENT_END))
+            return bad_event(r, "bad transient moment");
+        break;
+    }
+    if (!i->aggregate_ns || ev->ts_ns < i->aggregate_from_ns)
+        return bad_event(r, "aggregated event in an exact stretch");
+    return 0;
+}
+
 /* Make ctx the current context: find or give it a slot in this chunk.
  * Returns 0, or -1 if the chunk has more active contexts than allowed. */
 static int use_slot(struct fmt_reader *r, uint32_t ctx)
@@ -740,6 +772,10 @@ static ALWAYS_INLINE int decode(struct fmt_reader *r, struct fmt_event *ev, int 
         if (kind <= FMT_EV_HEAP_DESTROY && r->pools && (ev->flags & FMT_EVF_POOL))
             goto plain;                            /* format 1.4: a pool created or destroyed */
         return bad_event(r, "unknown event kind"); /* not without the PE feature bit */
+    case FMT_EV_HEAP_BATCH ... FMT_EV_AGGREGATE:
+        if ((rc = check_agg(r, ev)))
+            return rc;
+        goto plain; /* format 1.8: stored as is */
     default:
         return bad_event(r, "unknown event kind");
     }

@@ -116,6 +116,12 @@ int fmt_rdefs_meta(struct fmt_reader *r, uint64_t off)
             if (b.bad || !r->info.attached_pid)
                 return fmt_rerr(r, -EPROTO, off, "bad attached pid in metadata");
             break;
+        case FMT_META_AGGREGATE: /* 1.8: aggregated from the start */
+            r->info.aggregate_ns = fmt_cur_varint(&b);
+            r->agg_meta = 1;
+            if (b.bad || !r->info.aggregate_ns || !r->agg)
+                return fmt_rerr(r, -EPROTO, off, "bad aggregate period in metadata");
+            break;
         }
     }
     if (c.bad)
@@ -494,6 +500,21 @@ bad:
     return fmt_rerr(r, -EPROTO, off, "bad reach record");
 }
 
+/* The AGGREGATE record (1.8): the FMT_EV_AGGREGATE event's time and
+ * period, once a trace, and the META's when it has one (at time 0). */
+static int def_aggregate(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
+{
+    uint64_t ts = fmt_cur_varint(b), period = fmt_cur_varint(b);
+
+    if (b->bad || !r->agg || r->agg_defs || !period ||
+        (r->agg_meta && (ts || period != r->info.aggregate_ns)))
+        return fmt_rerr(r, -EPROTO, off, "bad aggregate record");
+    r->agg_defs = 1;
+    r->info.aggregate_ns = period;
+    r->info.aggregate_from_ns = ts;
+    return 0;
+}
+
 static int def_module(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
 {
     struct fmt_module_info mi = {0};
@@ -674,6 +695,9 @@ int fmt_rdefs_parse(struct fmt_reader *r, uint64_t off)
             break;
         case FMT_DEF_REACH:
             rc = def_reach(r, &b, off);
+            break;
+        case FMT_DEF_AGGREGATE:
+            rc = def_aggregate(r, &b, off);
             break;
         default:
             break; /* a record of a later version: skipped */

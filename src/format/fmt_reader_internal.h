@@ -132,6 +132,9 @@ struct fmt_reader {
     int v15;        /* FMT_FEAT_FREE_RANKS (1.5): recent ended addresses, ranked references */
     int v17;        /* FMT_FEAT_REALLOC_PRED (1.7): realloc addresses predicted, class tops;
                        decoded in every layout from FMT_RLAYOUT_1_5 on by this flag */
+    int agg;        /* FMT_FEAT_AGGREGATE (1.8): aggregated stretches' kinds allowed */
+    int agg_meta;   /* META AGGREGATE: aggregated from the start */
+    int agg_defs;   /* DEFS AGGREGATE: the FMT_EV_AGGREGATE event's time and period */
     int estimates;  /* sampled: heap sizes are estimates (fmt_reader_estimates) */
     int layout;     /* FMT_RLAYOUT_*: the decoder fmt_reader_next runs (fmt_rchunk.c) */
     uint64_t nr_skipped;

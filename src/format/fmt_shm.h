@@ -28,6 +28,11 @@
 /* record --reach: "1": at its exit an image asks the recorder to class its
  * live heap blocks (docs/protocol.md, "Leak classes at exit") and waits. */
 #define FMT_SHM_ENV_REACH "MEMSCRIBE_REACH"
+/* Without the wrapper (LD_PRELOAD=... MEMSCRIBE_OUTPUT=...): the program's
+ * MEMSCRIBE_AGGREGATE (a period: 1s, 100ms) passed to the recorder the
+ * collector starts, `record --serve`, for an aggregated trace
+ * (docs/aggregate.md). The collector itself does not read it. */
+#define FMT_SHM_ENV_AGGREGATE "MEMSCRIBE_AGGREGATE"
 /* The recording's secret, FMT_SHM_SECRET_BYTES random bytes in hex: every
  * hello carries it, and the recorder takes in only hellos that do. Only
  * the traced tree inherits it (docs/protocol.md, Channel and hello). */

@@ -72,6 +72,16 @@ int fmt_wdefs_pool(struct fmt_writer *w, uint32_t image, uint64_t handle, uint64
     return rc;
 }
 
+int fmt_wdefs_aggregate(struct fmt_writer *w, const struct fmt_event *ev)
+{
+    uint8_t tmp[2 * FMT_VARINT_MAX];
+    struct fmt_buf b = {tmp, 0, sizeof(tmp)};
+
+    fmt_buf_put_varint(&b, ev->ts_ns); /* rounded to the time unit already */
+    fmt_buf_put_varint(&b, ev->arg[0]);
+    return fmt_wdefs_add(w, FMT_DEF_AGGREGATE, &b);
+}
+
 /* Definitions that life-cycle events add (images, thread names, modules),
  * and the module id their MISC carries. */
 int fmt_wdefs_life(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx)

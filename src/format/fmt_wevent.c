@@ -186,6 +186,25 @@ static int start_vm(struct fmt_writer *w, const struct fmt_event *ev, uint32_t c
     return ev->size ? fmt_wvm_insert(&w->vm, ev->image, &b) : 0;
 }
 
+/* Format 1.8's kinds (docs/aggregate.md): a batch's size class is one of
+ * a 64-bit size's, a transient moment is all images' or one's, and the
+ * one AGGREGATE event of a trace aggregated from its start is at time 0
+ * with the META's period. */
+static int agg_known(const struct fmt_writer *w, const struct fmt_event *ev)
+{
+    if (!w->agg)
+        return 0;
+    switch (ev->kind) {
+    case FMT_EV_HEAP_BATCH:
+        return ev->arg[3] <= FMT_AGG_MAX_CLASS && !ev->flags;
+    case FMT_EV_HEAP_TRANSIENT:
+        return ev->arg[1] <= 1 && !(ev->flags & ~(unsigned)FMT_EVF_TRANSIENT_END);
+    default: /* FMT_EV_AGGREGATE */
+        return !w->agg_seen && ev->arg[0] && ev->arg[1] <= 1 && !ev->flags &&
+               (!w->agg_ns || (ev->arg[0] == w->agg_ns && !ev->ts_ns && !ev->arg[1]));
+    }
+}
+
 static int kind_known(const struct fmt_writer *w, const struct fmt_event *ev)
 {
     unsigned kind = ev->kind;
@@ -205,6 +224,8 @@ static int kind_known(const struct fmt_writer *w, const struct fmt_event *ev)
         return w->pe || (w->pools && (ev->flags & FMT_EVF_POOL));
     case FMT_EV_VM_RESERVE ... FMT_EV_SECTION_UNMAP:
         return w->pe; /* format 1.2, PE traces only */
+    case FMT_EV_HEAP_BATCH ... FMT_EV_AGGREGATE:
+        return agg_known(w, ev);
     }
     return 0;
 }
@@ -578,6 +599,9 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
     case FMT_EV_DROPPED:
         w->chunk_dropped += ev->arg[0];
         return 0;
+    case FMT_EV_AGGREGATE: /* its record goes with its chunk's DEFS block */
+        w->agg_seen = 1;
+        return fmt_wdefs_aggregate(w, ev);
     }
     return fmt_wdefs_life(w, ev, ctx);
 }

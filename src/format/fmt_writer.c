@@ -47,6 +47,12 @@ static int w_meta(struct fmt_writer *w, const struct fmt_trace_info *info)
         rc = rc ?: fmt_buf_add_varint(&b, FMT_META_ATTACHED);
         rc = rc ?: fmt_buf_add_string(&b, tmp, t.len);
     }
+    if (w->agg_ns) { /* 1.8: aggregated from the start */
+        t.len = 0;
+        fmt_buf_put_varint(&t, w->agg_ns);
+        rc = rc ?: fmt_buf_add_varint(&b, FMT_META_AGGREGATE);
+        rc = rc ?: fmt_buf_add_string(&b, tmp, t.len);
+    }
     if (info->wine_prefix) {
         rc = rc ?: fmt_buf_add_varint(&b, FMT_META_WINE_PREFIX);
         rc = rc ?: fmt_buf_add_string(&b, info->wine_prefix, strlen(info->wine_prefix));
@@ -88,11 +94,16 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     w->v13 = opt && opt->time_unit_ns;
     w->pools = opt && opt->pools;
     w->reach = opt && opt->reach;
+    w->agg = opt && opt->aggregate;
+    /* A trace aggregated from a later time (a reader's info of one, given
+     * to write it again) says so by its AGGREGATE event's record alone. */
+    w->agg_ns = info->aggregate_from_ns ? 0 : info->aggregate_ns;
     w->tpack = w->v13 && opt->time_pack;
     w->v15 = w->tpack && opt->free_ranks;
     w->v17 = w->v15 && opt->realloc_pred;
     w->rep_deep = w->v15 && !opt->zstd_level && !opt->zlib;
-    if (w->tu > FMT_WRITER_MAX_TIME_UNIT_NS) {
+    /* A period needs the bit that says what it is. */
+    if (w->tu > FMT_WRITER_MAX_TIME_UNIT_NS || (w->agg_ns && !w->agg) || info->aggregate_from_ns) {
         free(w);
         return -EINVAL;
     }
@@ -128,7 +139,8 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
                           (w->v13 ? FMT_FEAT_TIME_UNIT : 0) | (w->tpack ? FMT_FEAT_TIME_PACK : 0) |
                           (info->sample_bytes ? FMT_FEAT_SAMPLED : 0) |
                           (w->pools ? FMT_FEAT_POOLS : 0) | (w->v15 ? FMT_FEAT_FREE_RANKS : 0) |
-                          (w->reach ? FMT_FEAT_REACH : 0) | (w->v17 ? FMT_FEAT_REALLOC_PRED : 0));
+                          (w->reach ? FMT_FEAT_REACH : 0) | (w->v17 ? FMT_FEAT_REALLOC_PRED : 0) |
+                          (w->agg ? FMT_FEAT_AGGREGATE : 0));
     if ((rc = fmt_wout_raw(&w->out, hdr, sizeof(hdr))) || (rc = w_meta(w, info)))
         goto fail;
     *out = w;

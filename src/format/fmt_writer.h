@@ -30,6 +30,11 @@ struct fmt_writer_options {
                               format 1.4, feature bit POOLS */
     int reach;             /* images may be classed at their exit (fmt_writer_reach):
                               format 1.6, feature bit REACH (optional) */
+    int aggregate;         /* the kinds of aggregated stretches (FMT_EV_HEAP_BATCH,
+                              FMT_EV_HEAP_TRANSIENT, FMT_EV_AGGREGATE) allowed: format
+                              1.8, feature bit AGGREGATE (docs/aggregate.md). With
+                              fmt_trace_info.aggregate_ns set, the trace is aggregated
+                              from its start (META AGGREGATE) */
 };
 
 struct fmt_writer_stats {
@@ -53,8 +58,12 @@ int fmt_writer_stack(struct fmt_writer *w, uint32_t image, const uint64_t *frame
 /* Append one event. Events must come in non-decreasing ts_ns order (with
  * a time unit, ts_ns is rounded down to a multiple of it). The
  * writer matches frees, reallocs and unmaps to the blocks they end by
- * address within ev->image. Returns 0 or -errno (-ENOSPC: disk full; the
- * file stays readable up to its last whole chunk). */
+ * address within ev->image. An FMT_EV_AGGREGATE event (option aggregate,
+ * once a trace, arg[0] the period, arg[1] 0 or 1; from the start: at time
+ * 0 with the META's period) also writes the DEFS record AGGREGATE beside
+ * its chunk. Returns 0 or -errno (-EINVAL: a kind or field the options do
+ * not allow; -ENOSPC: disk full; the file stays readable up to its last
+ * whole chunk). */
 int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev);
 
 /* Who an event belongs to: a context of the trace (docs/format.md). */

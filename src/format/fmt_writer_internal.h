@@ -78,6 +78,9 @@ struct fmt_writer {
     uint32_t room;                   /* events the columns surely have space for */
     struct fmt_buf defs;             /* pending DEFS records, stacks excepted */
     int reach;                       /* FMT_FEAT_REACH: REACH records allowed (fmt_wreach.c) */
+    int agg;                         /* FMT_FEAT_AGGREGATE (1.8): aggregated stretches */
+    uint64_t agg_ns;                 /* the META's period (aggregated from the start), or 0 */
+    int agg_seen;                    /* the FMT_EV_AGGREGATE event was written */
     struct fmt_buf scratch;          /* compressed columns, DEFS payloads */
 
     /* The chunk being built. */
@@ -162,6 +165,10 @@ int fmt_wdefs_add(struct fmt_writer *w, unsigned type, const struct fmt_buf *bod
  * name (name_len bytes, may be 0). Returns 0 or -ENOMEM. */
 int fmt_wdefs_pool(struct fmt_writer *w, uint32_t image, uint64_t handle, uint64_t ts_ns,
                    const char *name, uint32_t name_len);
+
+/* The AGGREGATE record (format 1.8) of an FMT_EV_AGGREGATE event: its
+ * time and period. Returns 0 or -ENOMEM. */
+int fmt_wdefs_aggregate(struct fmt_writer *w, const struct fmt_event *ev);
 
 /* The definitions a life-cycle event of context ctx adds (images, thread
  * names, modules), and the module id its MISC carries. Returns 0 or

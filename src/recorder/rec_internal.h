@@ -13,6 +13,7 @@
 
 #include "format/fmt_shm.h"
 #include "format/fmt_writer.h"
+#include "recorder/rec_agg.h"
 #include "recorder/rec_session.h"
 
 /* What `memscribe record` writes unless told otherwise (docs/record.md):
@@ -272,6 +273,12 @@ struct rec_session {
     /* The streams and their merge (first: the merge's hot fields keep
      * short offsets). */
     struct fmt_writer *w;
+    /* record --aggregate: what the merge writes goes through it (rec_agg.h);
+     * NULL: straight to the writer */
+    struct rec_agg *agg;
+    /* record --max-size: the trace's bytes at the last check and the most
+     * they grew between two (rec_merge.c) */
+    uint64_t max_size_seen, max_size_step;
     struct rec_clock clock;
     int write_err; /* first writer error (-errno), then events are counted, not written */
     uint64_t start_mono_ns;
@@ -434,5 +441,9 @@ void rec_merge_synth(struct rec_session *s, const struct fmt_event *ev, uint64_t
                      uint32_t str_len, char *str2, uint32_t str2_len);
 /* Write one event (relative times are filled here), counting errors. */
 void rec_merge_write(struct rec_session *s, struct fmt_event *ev, uint64_t abs_ts);
+/* Under --aggregate, a cut now (rec_agg_cut_at): every block live so far
+ * is in the writer, for a scan that lists them (rec_reach.c) and at the
+ * trace's end. Nothing without --aggregate. */
+void rec_merge_cut(struct rec_session *s);
 
 #endif

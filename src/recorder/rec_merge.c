@@ -23,13 +23,50 @@ static inline uint64_t rec_trace_ts(struct rec_session *s, uint64_t abs_ts)
     return rel;
 }
 
+/* record --max-size: switch to aggregating once the trace's bytes on disk
+ * and the largest growth between two checks (a chunk, about) reach the
+ * size: the trace passes it by what is written until the next cut. */
+static void rec_merge_max_size(struct rec_session *s)
+{
+    struct fmt_writer_stats st;
+
+    if (!s->opt.max_size || !rec_agg_exact_now(s->agg))
+        return;
+    fmt_writer_get_stats(s->w, &st);
+    if (st.bytes_written - s->max_size_seen > s->max_size_step)
+        s->max_size_step = st.bytes_written - s->max_size_seen;
+    s->max_size_seen = st.bytes_written;
+    if (st.bytes_written + s->max_size_step >= s->opt.max_size)
+        rec_agg_switch(s->agg);
+}
+
+/* Under --aggregate: every event before limit is given, so the cuts up to
+ * it are made (a quiet program's interval is written without waiting for
+ * its next event), and what comes later is not dated before the last. */
+static void rec_merge_advance(struct rec_session *s, uint64_t limit)
+{
+    uint64_t last;
+
+    if (!s->agg || s->write_err)
+        return;
+    rec_merge_max_size(s);
+    if (limit == UINT64_MAX || limit <= s->start_mono_ns)
+        return;
+    int rc = rec_agg_advance(s->agg, limit - s->start_mono_ns, &last);
+
+    if (rc < 0)
+        s->write_err = rc;
+    if (last > s->last_emitted_ns)
+        s->last_emitted_ns = last;
+}
+
 void rec_merge_write(struct rec_session *s, struct fmt_event *ev, uint64_t abs_ts)
 {
     ev->ts_ns = rec_trace_ts(s, abs_ts);
     if (ev->kind == FMT_EV_DROPPED)
         s->nr_dropped += ev->arg[0];
     if (s->write_err == 0) {
-        int rc = fmt_writer_event(s->w, ev);
+        int rc = s->agg ? rec_agg_event(s->agg, ev) : fmt_writer_event(s->w, ev);
 
         if (rc < 0)
             s->write_err = rc;
@@ -175,8 +212,11 @@ static __attribute__((noinline)) void rec_emit_realloc(struct rec_session *s, st
 {
     ts = rec_trace_ts(s, ts);
     if (s->write_err == 0) {
-        int rc = fmt_writer_realloc(s->w, &r->who, e->flags, ts, e->extra[0], e->addr, e->size,
-                                    rec_map_stack(r->img, e->stack));
+        uint32_t stack = rec_map_stack(r->img, e->stack);
+        int rc = s->agg ? rec_agg_realloc(s->agg, &r->who, e->flags, ts, e->extra[0], e->addr,
+                                          e->size, stack)
+                        : fmt_writer_realloc(s->w, &r->who, e->flags, ts, e->extra[0], e->addr,
+                                             e->size, stack);
 
         if (rc < 0)
             s->write_err = rc;
@@ -206,9 +246,11 @@ rec_emit_heap(struct rec_session *s, struct rec_ring *r, const struct fmt_shm_ev
     }
     ts = rec_trace_ts(s, ts);
     if (s->write_err == 0) {
-        int rc = fmt_writer_heap(s->w, &r->who, e->kind, ts, e->addr,
-                                 e->kind == FMT_EV_MALLOC ? e->size : 0,
-                                 rec_map_stack(r->img, e->stack));
+        uint64_t size = e->kind == FMT_EV_MALLOC ? e->size : 0;
+        uint32_t stack = rec_map_stack(r->img, e->stack);
+        /* One branch, taken the same way for the whole recording. */
+        int rc = s->agg ? rec_agg_heap(s->agg, &r->who, e->kind, ts, e->addr, size, stack)
+                        : fmt_writer_heap(s->w, &r->who, e->kind, ts, e->addr, size, stack);
 
         if (rc < 0)
             s->write_err = rc;
@@ -245,7 +287,8 @@ static uint64_t rec_prefetch_start(struct rec_session *s, const struct rec_ring 
 {
     uint64_t at = r->buf_pos;
 
-    if (!fmt_writer_prefetch_pays(s->w))
+    /* Under --aggregate the writer sees few blocks: its table is small. */
+    if (s->agg || !fmt_writer_prefetch_pays(s->w))
         return UINT64_MAX;
     for (int k = 0; k < REC_AHEAD && at < r->buf_len; k++) {
         rec_prefetch_record(s, r, r->buf + at);
@@ -665,5 +708,16 @@ void rec_merge_emit(struct rec_session *s, uint64_t limit)
             rec_heap_down(s->heap, n, 0);
         }
     }
+    rec_merge_advance(s, limit);
     rec_stream_retire(s);
+}
+
+void rec_merge_cut(struct rec_session *s)
+{
+    if (s->agg && s->write_err == 0) {
+        int rc = rec_agg_cut_at(s->agg, s->last_emitted_ns);
+
+        if (rc < 0)
+            s->write_err = rc;
+    }
 }

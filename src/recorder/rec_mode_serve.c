@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "recorder/rec_proc.h"
+#include "util/util_duration.h"
 #include "util/util_size.h"
 
 /* The collector hands over its listening socket on fd 3 and waits for a
@@ -203,6 +204,13 @@ int rec_mode_serve(struct rec_session *s, pid_t pid, char *msg, size_t msg_size)
      * docs/leaks.md "Classes at exit"). */
     v = getenv(FMT_SHM_ENV_REACH);
     s->opt.reach = s->wopt.reach = v && *v == '1';
+    /* ... and the period of an aggregated trace (MEMSCRIBE_AGGREGATE, "1s");
+     * none that is not one, or not a multiple of the time unit, or with a
+     * sample, which cannot say which blocks are transient (docs/aggregate.md). */
+    v = getenv(FMT_SHM_ENV_AGGREGATE);
+    if (!v || !*v || util_duration_parse(v, &s->opt.aggregate_ns) || s->opt.sample_bytes ||
+        (s->opt.aggregate_ns % s->opt.time_unit_ns))
+        s->opt.aggregate_ns = 0;
     rec_session_begin(s, 0);
     s->mode = &rec_serve_ops;
     s->mode_arg = sv;

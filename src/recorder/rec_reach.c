@@ -712,6 +712,7 @@ static int rec_reach_scan(struct rec_session *s, struct rec_image *img, struct r
         snprintf(why, why_size, "cannot read /proc/%d/maps: %s", (int)p->pid, strerror(errno));
         return -errno;
     }
+    rec_merge_cut(s); /* --aggregate: the pending blocks are written, with serials */
     if ((rc = rec_reach_blocks(s, img, &rr)) || (rc = rec_reach_init(&rr))) {
         snprintf(why, why_size, "out of memory");
         goto out;

@@ -259,7 +259,15 @@ static int rec_session_create(struct rec_session *s, char *msg, size_t msg_size)
     info.wine_prefix = s->wine_prefix;
     info.wine_dll_dirs = s->wine_dll_dirs;
     info.wine_dll_dirs_len = (uint32_t)s->wine_dll_dirs_len;
+    /* record --aggregate: aggregated from the start (docs/aggregate.md),
+     * or with --max-size once the trace reaches it (its FMT_EV_AGGREGATE
+     * then says when); set here, after every mode's writer options (the
+     * Wine mode's own). */
+    info.aggregate_ns = s->opt.max_size ? 0 : s->opt.aggregate_ns;
+    s->wopt.aggregate = s->opt.aggregate_ns != 0;
     rc = fmt_writer_create(&s->w, s->out_fd, &info, &s->wopt);
+    if (rc == 0 && s->opt.aggregate_ns)
+        rc = rec_agg_new(&s->agg, s->w, s->opt.aggregate_ns, s->opt.max_size != 0);
     if (rc < 0) {
         snprintf(msg, msg_size, "cannot start the trace %s: %s", s->opt.out_path, strerror(-rc));
         return -1;
@@ -271,6 +279,8 @@ static int rec_session_create(struct rec_session *s, char *msg, size_t msg_size)
  * attach). */
 static void rec_session_abandon(struct rec_session *s)
 {
+    rec_agg_free(s->agg);
+    s->agg = NULL;
     if (s->w)
         fmt_writer_destroy(s->w);
     s->w = NULL;
@@ -396,6 +406,7 @@ static void rec_session_loop(struct rec_session *s)
 static void rec_session_end(struct rec_session *s, struct rec_summary *sum)
 {
     struct fmt_writer_stats stats;
+    struct rec_agg_stats agg = {0};
     int rc;
 
     if (s->lfd >= 0)
@@ -405,6 +416,7 @@ static void rec_session_end(struct rec_session *s, struct rec_summary *sum)
         rec_stream_close(s, s->images[i], 0, s->runs_on ? REC_RUNS_ON : 0,
                          rec_clock_now(&s->clock));
     rec_merge_emit(s, UINT64_MAX);
+    rec_merge_cut(s); /* --aggregate: the last interval, every live block kept */
     if (s->lfd >= 0)
         close(s->lfd);
     s->lfd = -1;
@@ -416,11 +428,16 @@ static void rec_session_end(struct rec_session *s, struct rec_summary *sum)
     fmt_writer_get_stats(s->w, &stats);
     fmt_writer_destroy(s->w);
     s->w = NULL;
+    if (s->agg)
+        rec_agg_get_stats(s->agg, &agg);
+    rec_agg_free(s->agg);
+    s->agg = NULL;
     if (close(s->out_fd) != 0 && s->write_err == 0)
         s->write_err = -errno;
     s->out_fd = -1;
     s->out_created = 0; /* it is the recording's now */
     *sum = (struct rec_summary){
+        .agg = agg,
         .out_path = s->opt.out_path,
         .nr_events = stats.nr_events,
         .nr_bytes = stats.bytes_written,

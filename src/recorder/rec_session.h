@@ -46,6 +46,10 @@ struct rec_options {
     const char *only;      /* --only's glob, NULL: every process */
     int no_follow;         /* --no-follow */
     int reach;             /* --reach: class the live blocks at each image's exit */
+    uint64_t aggregate_ns; /* --aggregate's period: an aggregated trace (docs/aggregate.md);
+                              0: exact */
+    uint64_t max_size;     /* --max-size: exact until the trace reaches it, then aggregated
+                              at aggregate_ns (which must be set); 0: no limit */
     rec_say_fn *say;       /* NULL: nothing is said */
     void *say_arg;
 };
@@ -87,6 +91,17 @@ struct rec_tap_ops {
     void (*finish)(struct rec_session *s, void *tap);
 };
 
+/* What record --aggregate's aggregator did (rec_agg.h). */
+struct rec_agg_stats {
+    uint64_t nr_cuts;      /* cuts that wrote something */
+    uint64_t nr_transient; /* blocks counted in batch rows, never written */
+    uint64_t nr_kept;      /* pending blocks written at a cut */
+    uint64_t nr_rows;      /* batch rows written */
+    uint64_t nr_moments;   /* transient groups written (each with its end) */
+    uint64_t switched_ns;  /* record --max-size: when the trace became aggregated, 0: never */
+    uint64_t exact_bytes;  /* ... and the trace's bytes written by then */
+};
+
 /* What a recording did, for the summary `record` prints. */
 struct rec_summary {
     const char *out_path; /* the trace (the session's, valid until it is freed) */
@@ -106,9 +121,10 @@ struct rec_summary {
         uint32_t nr_scans;
         uint64_t nr_blocks, read_bytes, scan_ns, held_ns, max_held_ns;
     } reach;
-    int write_err;  /* the first write error (-errno), 0: the trace is whole */
-    int exit_code;  /* the mode's (finish), when write_err is 0 */
-    char note[512]; /* the mode's closing note, "" if none */
+    struct rec_agg_stats agg; /* --aggregate's */
+    int write_err;            /* the first write error (-errno), 0: the trace is whole */
+    int exit_code;            /* the mode's (finish), when write_err is 0 */
+    char note[512];           /* the mode's closing note, "" if none */
 };
 
 /* A session with the options o (the strings must outlive it); NULL when

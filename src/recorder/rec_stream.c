@@ -852,4 +852,6 @@ void rec_session_clear(struct rec_session *s)
     free(s->synth);
     free(s->images);
     free(s->heap);
+    rec_agg_free(s->agg);
+    s->agg = NULL;
 }

@@ -125,6 +125,29 @@ static void test_error_stops(void **state)
     ana_heap_replay_release(&p);
 }
 
+/* Moments after (ana_heap_replay_subscribe_after): the moment t comes
+ * after the events at t, before the first one after it; a plain one
+ * before the events at t. */
+static void test_moments_after(void **state)
+{
+    struct log a = {.name = "a"}, b = {.name = "b"};
+    struct ana_heap_replay p;
+    struct fmt_event e[5];
+
+    (void)state;
+    events(e);
+    ana_heap_replay_init(&p, NULL);
+    a.p = b.p = &p;
+    assert_int_equal(ana_heap_replay_subscribe_after(&p, &all_ops, &a, 30), 0);
+    assert_int_equal(ana_heap_replay_subscribe(&p, &all_ops, &b, 30), 0);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(ana_heap_replay_event(&p, &e[i]), 0);
+    assert_int_equal(ana_heap_replay_finish(&p), 0);
+    assert_string_equal(a.text, "a:e10/1 a:e25/0 a:e30/2 a:e30/3 a:m30 a:e60/4 a:f0 ");
+    assert_string_equal(b.text, "b:e10/1 b:e25/0 b:m30 b:e30/2 b:e30/3 b:m60 b:e60/4 b:f0 ");
+    ana_heap_replay_release(&p);
+}
+
 static void test_too_many(void **state)
 {
     struct log l = {.name = "x"};
@@ -178,9 +201,8 @@ static void test_model(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_order),
-        cmocka_unit_test(test_error_stops),
-        cmocka_unit_test(test_too_many),
+        cmocka_unit_test(test_order),         cmocka_unit_test(test_error_stops),
+        cmocka_unit_test(test_moments_after), cmocka_unit_test(test_too_many),
         cmocka_unit_test(test_model),
     };
 

@@ -65,6 +65,10 @@ static const struct named_error {
     {"addr-recent-no-bit", "bad address code"},
     {"addr-recent-none", "bad address code"},
     {"addr-unused-code", "bad address code"},
+    {"aggregate-golden", READS_OK}, /* format 1.8: tests/golden/v1_8_aggregate.mscr */
+    /* v1_8_aggregate.mscr without its feature bit AGGREGATE: its META's
+     * period says what no reader of the bit's kinds may read. */
+    {"aggregate-no-bit", "bad aggregate period in metadata"},
     {"bad-block-magic", "bad block magic"},
     {"bad-chunk-crc", "bad CRC"},
     {"bad-defs-varint", "bad thread context record"},

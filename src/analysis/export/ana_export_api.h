@@ -52,6 +52,10 @@ struct ana_exporter {
      * ending in '\n'), at most 62 characters wide. */
     const char *help;
     enum ana_export_compress compress;
+    /* Why it refuses an aggregated trace (docs/aggregate.md), or NULL: a
+     * format of one row per call or block cannot hold the blocks counted
+     * per call site and interval. ana_export_run fails with -ENOTSUP. */
+    const char *no_aggregate;
     /* Join an export: subscribe what it reads to the export's passes and
      * set the job's hooks (ana_export_internal.h). 0 or -errno. */
     int (*run)(struct ana_export_job *job);

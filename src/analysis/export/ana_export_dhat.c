@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_aggregate.h"
 #include "analysis/core/ana_strtab.h"
 #include "analysis/export/ana_export_internal.h"
 
@@ -118,13 +119,40 @@ static void snapshot_peak(struct dhat *d)
 
 /* Pass 1: each program point's blocks as they start and end, and all of
  * them at the peak's heap event. */
+/* An aggregated trace's rows (ana_step.h): a batch row's blocks count in
+ * tb and tbk (their lifetimes, inside one interval, are not known: tl
+ * has the kept blocks' alone); a transient group's bytes join and leave
+ * the live ones, for the maximum and the peak. */
+static int aggregate_row(struct dhat *d, const struct fmt_event *ev, const struct ana_step *st)
+{
+    struct dhat_pp *p = &d->pps[d->pp_of[ev->stack <= d->m->nr_stacks ? ev->stack : 0]];
+
+    if (st->batch) {
+        p->tb += ev->size;
+        p->tbk += ev->arg[0];
+        return 0;
+    }
+    if (st->transient < 0) {
+        p->live -= ev->size;
+        p->livebk -= ev->arg[0];
+        return 0;
+    }
+    p->live += ev->size;
+    p->livebk += ev->arg[0];
+    if (p->live > p->mb)
+        p->mb = p->live, p->mbk = p->livebk;
+    if (d->pass->nr_steps == d->m->peak_step)
+        snapshot_peak(d);
+    return 0;
+}
+
 static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
 {
     struct dhat *d = arg;
     uint32_t nr_stacks = d->m->nr_stacks;
 
     if (!st->ends && !st->starts)
-        return 0;
+        return st->batch || st->transient ? aggregate_row(d, ev, st) : 0;
     if (st->ends) {
         struct dhat_pp *p = &d->pps[d->pp_of[ev->ref_stack <= nr_stacks ? ev->ref_stack : 0]];
         uint64_t n = fmt_event_ref_count(ev); /* an estimate in a sampled trace */
@@ -176,12 +204,18 @@ static int write_json(struct dhat *d)
                     DHAT_SHORT_LIVED_US);
     {
         /* A sampled trace: dh_view shows cmd ("Invocation"), led by the label. */
-        char label[ANA_SAMPLE_LABEL_SIZE];
+        char label[ANA_SAMPLE_LABEL_SIZE], agg[ANA_AGGREGATE_NOTE_SIZE];
 
         if (*ana_sample_label(label, sizeof(label), fmt_reader_sample_bytes(d->r))) {
             ana_xout_printf(o, "[");
             ana_xout_json_strn(o, label, strlen(label));
             ana_xout_printf(o, "] ");
+        }
+        if (*ana_aggregate_label(agg, sizeof(agg), info)) {
+            ana_xout_printf(o, "[");
+            ana_xout_json_strn(o, agg, strlen(agg));
+            ana_xout_printf(o, "; lifetimes of the blocks born and freed inside an interval "
+                               "not known, left out of tl] ");
         }
     }
     ana_xout_json_strn(o, cmd, strlen(cmd));

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "analysis/core/ana_aggregate.h"
 #include "analysis/export/ana_export_internal.h"
 
 static uint64_t stack_cost(const struct ana_xstack *s, enum ana_export_cost c)
@@ -47,10 +48,14 @@ static int write_folded(struct ana_export_job *job)
 
     if (!(x = ana_xjob_sym(job, &rc)))
         return rc;
-    /* A sampled trace: a first line that says so (flamegraph.pl and
-     * inferno skip a line without a count, with a warning). */
+    /* A sampled or aggregated trace: a first line that says so
+     * (flamegraph.pl and inferno skip a line without a count, with a
+     * warning). */
     if (*ana_sample_label(label, sizeof(label), fmt_reader_sample_bytes(job->r)))
         rc = ana_xout_printf(out, "# %s\n", label);
+    char agg[ANA_AGGREGATE_NOTE_SIZE];
+    if (!rc && *ana_aggregate_label(agg, sizeof(agg), fmt_reader_info(job->r)))
+        rc = ana_xout_printf(out, "# %s\n", agg);
     for (uint32_t id = 0; id <= m->nr_stacks && !rc; id++) {
         uint64_t cost = stack_cost(&m->stacks[id], job->o->cost);
         const struct ana_sym_stack *st;

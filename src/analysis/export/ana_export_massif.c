@@ -10,7 +10,9 @@
  * and the end only, a site's band stood far above the total in between
  * (issue 46). So the regular snapshots just before and after the peak
  * are detailed too: the bands rise to the peak and fall from it as the
- * total does. A detailed snapshot's sites add up to its heap.
+ * total does. A detailed snapshot's sites add up to its heap. An
+ * aggregated trace's regular snapshots are at its cuts, where its heap is
+ * exact; its peak's is where the model's is (a transient group's).
  * Heap trees follow massif's rules: one space of indent per depth,
  * children by decreasing bytes, children below the threshold folded into
  * one "in K places" node. ms_print reads '#' as a comment, so a '#' in a
@@ -21,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_aggregate.h"
 #include "analysis/core/ana_text.h"
 #include "analysis/export/ana_export_internal.h"
 #include "analysis/export/ana_export_tree.h"
@@ -203,7 +206,9 @@ static int site_step(struct massif *x, const struct fmt_event *ev, const struct 
 
     if (st->ends && (v = ana_map_get(&x->sites, site_key(ev->image, ev->ref_stack))))
         *v = *v >= ev->ref_size ? *v - ev->ref_size : 0;
-    if (st->starts) {
+    if (st->transient < 0 && (v = ana_map_get(&x->sites, site_key(ev->image, ev->stack))))
+        *v = *v >= ev->size ? *v - ev->size : 0;
+    if (st->starts || st->transient > 0) {
         if (!(v = ana_map_put(&x->sites, site_key(ev->image, ev->stack), NULL)))
             return -ENOMEM;
         *v += ev->size;
@@ -228,12 +233,15 @@ static int detailed_now(struct massif *x, uint64_t ts_ns)
     return detailed(x, ts_ns, x->live, "detailed");
 }
 
-/* The time of regular snapshot k, evenly over the selected events. */
+/* The time of regular snapshot k, evenly over the selected events; in
+ * an aggregated trace the cut at or before it, where the heap is known
+ * (docs/aggregate.md). */
 static uint64_t regular_at(const struct massif *x, uint32_t k)
 {
     uint64_t first = x->m->first_ts_ns, span = x->m->end_ts_ns - first;
+    uint64_t t = first + (x->nr_regular > 1 ? span * k / (x->nr_regular - 1) : 0);
 
-    return first + (x->nr_regular > 1 ? span * k / (x->nr_regular - 1) : 0);
+    return ana_aggregate_cut(fmt_reader_info(x->r), x->m->end_ts_ns, t, false);
 }
 
 /* Pass 1: regular snapshots show the heap just before the first event
@@ -267,7 +275,7 @@ static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step 
             return -ENOMEM;
         x->ended[ev->image] = true;
     }
-    if (!st->ends && !st->starts)
+    if (!st->ends && !st->starts && !st->transient)
         return 0;
     if ((rc = site_step(x, ev, st)))
         return rc;
@@ -305,9 +313,11 @@ static int begin(struct ana_export_job *job)
      * estimates. cmd: the recorded command line, words separated by
      * spaces, escaped (valid UTF-8, no control characters: ms_print
      * prints it as is). */
+    char agg[ANA_AGGREGATE_NOTE_SIZE];
     ana_sample_label(label, sizeof(label), fmt_reader_sample_bytes(x->r));
-    ana_xout_printf(x->out, "desc: memscribe export --to massif%s%s\ncmd: ", *label ? "; " : "",
-                    label);
+    ana_aggregate_label(agg, sizeof(agg), info);
+    ana_xout_printf(x->out, "desc: memscribe export --to massif%s%s%s%s\ncmd: ", *label ? "; " : "",
+                    label, *agg ? "; " : "", agg);
     if (info->command && info->command_len) {
         char *cmd = ana_xtext(info->command, info->command_len, true);
 

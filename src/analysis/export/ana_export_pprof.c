@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_aggregate.h"
 #include "analysis/core/ana_strtab.h"
 #include "analysis/core/ana_text.h"
 #include "analysis/export/ana_export_internal.h"
@@ -435,11 +436,18 @@ static int write_pprof(struct ana_export_job *job)
     if (rate && (rc = str(p, ana_sample_label(label, sizeof(label), rate), &comment)) < 0)
         return rc;
     const struct fmt_trace_info *info = fmt_reader_info(p->r);
+    /* An aggregated trace: a comment says so (its values are exact). */
+    uint32_t agg_comment = 0;
+    char agg[ANA_AGGREGATE_NOTE_SIZE];
+    if (*ana_aggregate_label(agg, sizeof(agg), info) && (rc = str(p, agg, &agg_comment)) < 0)
+        return rc;
     pb_uint(&p->body, PROFILE_TIME_NANOS, info->start_realtime_ns);
     pb_uint(&p->body, PROFILE_DURATION_NANOS, m->end_ts_ns);
     pb_uint(&p->body, PROFILE_PERIOD, rate ? rate : 1);
     if (rate)
         pb_uint(&p->body, PROFILE_COMMENT, comment);
+    if (agg_comment)
+        pb_uint(&p->body, PROFILE_COMMENT, agg_comment);
     pb_uint(&p->body, PROFILE_DEFAULT_SAMPLE_TYPE, space);
     /* Plain varint fields: write the body as it is, not length-delimited. */
     if ((rc = p->body.err ? p->body.err : ana_xout_write(out, p->body.p, p->body.len)))

@@ -2,49 +2,57 @@
 /* The export: the table of formats, cost names, and the driver that runs
  * every output's job over the shared passes (ana_export_internal.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/export/ana_export_internal.h"
+
+/* The reason a format of one row per call or block gives. */
+#define NO_AGGREGATE(rows)                                                                         \
+    "its format is " rows ", and an aggregated trace counts the blocks born and freed inside an "  \
+    "interval per call site instead (docs/aggregate.md); record without --aggregate for it"
 
 const struct ana_exporter ana_exporters[] = {
     {"massif",
      "ms_print, massif-visualizer. Keeps heap in use over time\n"
      "(--snapshots points), a detailed tree at the peak and at the\n"
      "end. Drops threads, frees, block counts; '#' in names -> '_'.\n",
-     ANA_COMPRESS_NONE, ana_export_massif},
+     ANA_COMPRESS_NONE, NULL, ana_export_massif},
     {"heaptrack",
      "heaptrack_print, heaptrack_gui (.zst: zstd, .gz: gzip, else\n"
      "plain). Keeps every allocation and free with its stack and\n"
      "size, time in ms, RSS. Drops threads, addresses, kinds.\n",
-     ANA_COMPRESS_BY_SUFFIX, ana_export_heaptrack},
+     ANA_COMPRESS_BY_SUFFIX, NO_AGGREGATE("a line per allocation and free"), ana_export_heaptrack},
     {"dhat",
      "valgrind's dh_view.html, Firefox Profiler. Keeps per stack\n"
      "blocks, bytes, lifetimes, maximum, at peak and at end. Drops\n"
      "the time series, threads; has no read/write counts.\n",
-     ANA_COMPRESS_NONE, ana_export_dhat},
+     ANA_COMPRESS_NONE, NULL, ana_export_dhat},
     {"pprof",
      "go tool pprof and pprof-based services (gzipped\n"
      "profile.proto). Keeps per stack alloc_objects, alloc_space,\n"
      "inuse_objects, inuse_space (in use = live at the end).\n"
      "Drops time, threads, the peak.\n",
-     ANA_COMPRESS_GZIP, ana_export_pprof},
+     ANA_COMPRESS_GZIP, NULL, ana_export_pprof},
     {"folded",
      "flamegraph.pl, speedscope, inferno: 'root;...;leaf COST' per\n"
      "stack, for one --cost. Drops everything else.\n",
-     ANA_COMPRESS_NONE, ana_export_folded},
+     ANA_COMPRESS_NONE, NULL, ana_export_folded},
     {"sqlite",
      "a database (-o required): every heap block with its alloc\n"
      "and free time and thread, frames as a tree, stacks, modules,\n"
      "threads, processes, mappings with reserve/commit lifetimes.\n"
      "Drops nothing memscribe analyses (see docs/export.md).\n",
-     ANA_COMPRESS_DATABASE, ana_export_sqlite},
+     ANA_COMPRESS_DATABASE, NO_AGGREGATE("a row per heap block, with its times and address"),
+     ana_export_sqlite},
     {"csv",
      "one row per heap block: serial, pid, tid, kind, address,\n"
      "size, alloc and free time, stack id, leaf function. Drops\n"
      "whole stacks and virtual memory.\n",
-     ANA_COMPRESS_NONE, ana_export_csv},
-    {NULL, NULL, ANA_COMPRESS_NONE, NULL},
+     ANA_COMPRESS_NONE, NO_AGGREGATE("a row per heap block, with its times and address"),
+     ana_export_csv},
+    {NULL, NULL, ANA_COMPRESS_NONE, NULL, NULL},
 };
 
 static const char *const cost_names[] = {
@@ -174,6 +182,12 @@ static int start(struct ana_xrun *x, struct ana_export_job *jobs, struct ana_exp
         struct ana_export_job *j = &jobs[i];
         enum ana_export_compress c = compress_of(&outs[i]);
 
+        if (fmt_reader_info(x->r)->aggregate_ns && outs[i].format->no_aggregate) {
+            snprintf(outs[i].err, sizeof(outs[i].err), "--to %s refuses an aggregated trace: %s",
+                     outs[i].format->name, outs[i].format->no_aggregate);
+            outs[i].failed = 1;
+            return -ENOTSUP;
+        }
         *j = (struct ana_export_job){
             .run = x,
             .r = x->r,

@@ -81,9 +81,13 @@ static int replay(struct ana_html_run *run)
      * lifetimes of the selected ones, in cells as the window's. */
     run->replay.until = UINT64_MAX;
     ana_histogram_init(&run->hist, false);
-    rc = ana_html_wpa_init(
-        &run->wpa, ana_html_bucket_width(end_ns, o->nr_buckets ? o->nr_buckets : DEFAULT_BUCKETS),
-        end_ns);
+    uint64_t width = ana_html_bucket_width(end_ns, o->nr_buckets ? o->nr_buckets : DEFAULT_BUCKETS);
+    /* An aggregated trace's blocks born and freed inside an interval are
+     * known by interval: a bucket holds whole intervals. */
+    uint64_t per = fmt_reader_info(run->r)->aggregate_ns;
+    if (per && width % per)
+        width = width / per + 1 <= UINT64_MAX / per ? (width / per + 1) * per : UINT64_MAX;
+    rc = ana_html_wpa_init(&run->wpa, width, end_ns);
     if (rc || (rc = ana_html_vm_init(&run->vm, run->r, o->filter, run->wpa.bucket_ns, end_ns)) ||
         (rc = ana_model_create(&run->model, &mo)))
         return rc;

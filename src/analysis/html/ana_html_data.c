@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_aggregate.h"
 #include "analysis/core/ana_json.h"
 #include "analysis/core/ana_sample.h"
 #include "analysis/html/ana_html_base.h"
@@ -114,6 +115,12 @@ static void write_header(struct data_run *d)
      * else (record -p detached, a trace cut short) only live at the end. */
     ana_json_kv_bool(j, "ended", ana_model_all_ended(d->run->model));
     ana_sample_json(j, fmt_reader_sample_bytes(d->run->r));
+    if (info && info->aggregate_ns) {
+        /* The page says it as the commands do (ana_aggregate.h). */
+        char note[ANA_AGGREGATE_NOTE_SIZE];
+        ana_aggregate_json(j, info);
+        ana_json_kv_str(j, "aggregateNote", ana_aggregate_note(note, sizeof(note), info));
+    }
     /* Threads and their names, as the trace recorded them. */
     ana_json_key(j, "threads");
     ana_json_begin_array(j);

@@ -151,6 +151,16 @@ int ana_html_wpa_step(struct ana_html_wpa *w, const struct fmt_event *ev, const 
         c->nr += fmt_event_count(ev);
         c->bytes += ev->size;
     }
+    if (st->batch && ev->arg[0]) {
+        /* An aggregated trace's blocks born and freed in the interval the
+         * row's cut ends, all in the bucket that holds it (buckets hold
+         * whole intervals: ana_html.c). */
+        uint32_t b = bucket_of(w, ev->ts_ns ? ev->ts_ns - 1 : 0);
+        if (!(c = ana_map_put(&w->cells, wpa_key(ev->stack, b, b), NULL)))
+            return -ENOMEM;
+        c->nr += ev->arg[0];
+        c->bytes += ev->size;
+    }
     return 0;
 }
 

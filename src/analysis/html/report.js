@@ -339,6 +339,11 @@
         ' bytes): byte figures and counts are estimates, a peak ' +
         'is not an unbiased estimate, and temporary allocations are not estimated (left out).';
     }
+    if (D.aggregateNote) {
+      // record --aggregate: totals exact, times at the intervals' granularity
+      $('aggregated').hidden = false;
+      $('aggregated').textContent = D.aggregateNote.charAt(0).toUpperCase() + D.aggregateNote.slice(1) + '.';
+    }
     card(cards, 'card-peak', 'Peak heap in use', bytes(s.peak_bytes), int(s.peak_bytes) + ' B at ' + time(s.peak_ns));
     card(cards, 'card-allocs', 'Allocations', int(s.allocations), bytes(s.allocated_bytes) + ' requested');
     card(cards, 'card-leaked', LEFT.card || LEFT.title, bytes(s.leaked_bytes), int(s.leaked_blocks) + ' blocks' +

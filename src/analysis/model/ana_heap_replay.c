@@ -21,25 +21,46 @@ void ana_heap_replay_release(struct ana_heap_replay *p)
     ana_stepper_release(&p->stepper);
 }
 
-int ana_heap_replay_subscribe(struct ana_heap_replay *p, const struct ana_heap_replay_ops *ops,
-                              void *arg, uint64_t every_ns)
+/* The time of the first event that passes c's next moment. */
+static uint64_t due(const struct ana_heap_consumer *c)
+{
+    return c->after && c->next_ns != UINT64_MAX ? c->next_ns + 1 : c->next_ns;
+}
+
+static int subscribe(struct ana_heap_replay *p, const struct ana_heap_replay_ops *ops, void *arg,
+                     uint64_t every_ns, bool after)
 {
     if (p->nr_consumers == ANA_HEAP_REPLAY_MAX_CONSUMERS)
         return -E2BIG;
     every_ns = ops->moment ? every_ns : 0;
-    p->consumers[p->nr_consumers++] = (struct ana_heap_consumer){
+    struct ana_heap_consumer *c = &p->consumers[p->nr_consumers++];
+    *c = (struct ana_heap_consumer){
         .ops = ops,
         .arg = arg,
         .every_ns = every_ns,
         .next_ns = every_ns ? every_ns : UINT64_MAX,
+        .after = after,
     };
-    if (every_ns && every_ns < p->next_moment)
-        p->next_moment = every_ns;
+    if (due(c) < p->next_moment)
+        p->next_moment = due(c);
     if (ops->step) {
         p->step_fn[p->nr_step] = ops->step;
         p->step_arg[p->nr_step++] = arg;
     }
     return 0;
+}
+
+int ana_heap_replay_subscribe(struct ana_heap_replay *p, const struct ana_heap_replay_ops *ops,
+                              void *arg, uint64_t every_ns)
+{
+    return subscribe(p, ops, arg, every_ns, false);
+}
+
+int ana_heap_replay_subscribe_after(struct ana_heap_replay *p,
+                                    const struct ana_heap_replay_ops *ops, void *arg,
+                                    uint64_t every_ns)
+{
+    return subscribe(p, ops, arg, every_ns, true);
 }
 
 static int vm_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
@@ -66,14 +87,14 @@ static int moments(struct ana_heap_replay *p, uint64_t ts)
     for (unsigned i = 0; i < p->nr_consumers; i++) {
         struct ana_heap_consumer *c = &p->consumers[i];
         /* UINT64_MAX: no moment left (none at all, or past the last time). */
-        while (c->next_ns <= ts && c->next_ns != UINT64_MAX) {
+        while (due(c) <= ts && c->next_ns != UINT64_MAX) {
             if ((rc = c->ops->moment(c->arg, c->next_ns)))
                 return rc;
             c->next_ns =
                 c->next_ns <= UINT64_MAX - c->every_ns ? c->next_ns + c->every_ns : UINT64_MAX;
         }
-        if (c->next_ns < next)
-            next = c->next_ns;
+        if (due(c) < next)
+            next = due(c);
     }
     p->next_moment = next;
     return 0;
@@ -138,6 +159,15 @@ int ana_heap_replay_run(struct ana_heap_replay *p, struct fmt_reader *r,
         ana_scan_options_init(&whole);
         so = &whole;
     }
+    /* A pass that starts after the trace's FMT_EV_AGGREGATE (a range of
+     * ana_pmodel.c, which cuts where time advances, so a range starting
+     * at its time holds it) does not meet it: the trace's facts say. */
+    const struct fmt_trace_info *info = fmt_reader_info(r);
+    const struct fmt_chunk_info *first =
+        so->from_chunk < fmt_reader_nr_chunks(r) ? fmt_reader_chunk(r, so->from_chunk) : NULL;
+    if (info->aggregate_ns &&
+        (!info->aggregate_from_ns || (first && first->first_ts_ns > info->aggregate_from_ns)))
+        ana_stepper_aggregated(&p->stepper);
     /* The loop with the event's work inlined, one per mode. */
     rc = p->opt.partial ? ana_scan_inline(r, so, event_partial, p)
                         : ana_scan_inline(r, so, event_whole, p);

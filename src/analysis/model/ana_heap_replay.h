@@ -38,6 +38,7 @@
 #ifndef ANA_HEAP_REPLAY_H
 #define ANA_HEAP_REPLAY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "analysis/core/ana_scan.h"
@@ -72,6 +73,7 @@ struct ana_heap_consumer {
     void *arg;
     uint64_t every_ns; /* moments: 0 for none */
     uint64_t next_ns;  /* the next moment (UINT64_MAX: none) */
+    bool after;        /* its moments see the events at their time too */
 };
 
 struct ana_heap_replay {
@@ -84,10 +86,13 @@ struct ana_heap_replay {
     ana_heap_step_fn *step_fn[ANA_HEAP_REPLAY_MAX_CONSUMERS];
     void *step_arg[ANA_HEAP_REPLAY_MAX_CONSUMERS];
     unsigned nr_step;
-    uint64_t next_moment; /* the earliest consumer's next moment (UINT64_MAX: none) */
-    /* Selected events that ended or started a block so far (the stepper
-     * returned 1): during a step, the ordinal of that event, from 1. The
-     * exporters place the peak in their streams by it. */
+    /* The time of the first event that passes a consumer's next moment
+     * (UINT64_MAX: none). */
+    uint64_t next_moment;
+    /* Selected events that ended or started a block, or moved heap by an
+     * aggregated trace's transient group, so far (the stepper returned 1):
+     * during a step, the ordinal of that event, from 1. The exporters
+     * place the peak in their streams by it. */
     uint64_t nr_steps;
 };
 
@@ -99,6 +104,14 @@ void ana_heap_replay_release(struct ana_heap_replay *p);
  * Returns 0, or -E2BIG past ANA_HEAP_REPLAY_MAX_CONSUMERS. */
 int ana_heap_replay_subscribe(struct ana_heap_replay *p, const struct ana_heap_replay_ops *ops,
                               void *arg, uint64_t every_ns);
+
+/* ana_heap_replay_subscribe(), whose moment t sees the events at t too:
+ * it comes before the first event after t. An aggregated trace's rows at
+ * a cut (docs/aggregate.md) come at the cut's time, and a row at the cut
+ * must hold them (the timeline's). */
+int ana_heap_replay_subscribe_after(struct ana_heap_replay *p,
+                                    const struct ana_heap_replay_ops *ops, void *arg,
+                                    uint64_t every_ns);
 
 /* Feed the address-space replay vm (set up by the caller, for its own
  * processes and moments) every event of the pass. Finishing it (its

@@ -14,7 +14,7 @@
 void ana_heaps_init(struct ana_heaps *h, const struct fmt_reader *r)
 {
     memset(h, 0, sizeof(*h));
-    h->pe = fmt_reader_pe(r);
+    h->pe = r && fmt_reader_pe(r);
     ana_map_init(&h->ids, sizeof(uint32_t));
 }
 
@@ -74,13 +74,49 @@ struct ana_heap *ana_heaps_of(struct ana_heaps *h, const struct fmt_event *ev, u
     return ana_heaps_get(h, ev->image, fmt_event_heap(ev, h->pe), id);
 }
 
+/* An aggregated trace's rows (ana_step.h), in malloc's heap of their
+ * image: a batch row or a transient group does not say which heap its
+ * blocks were of (a pool's are counted with malloc's: docs/aggregate.md).
+ * A batch row's blocks are allocations and frees; a transient group moves
+ * the heap in use (and its peak). */
+static int aggregate_row(struct ana_heaps *h, const struct fmt_event *ev, const struct ana_step *st)
+{
+    uint32_t id;
+    struct ana_heap *hp = ana_heaps_get(h, ev->image, 0, &id);
+
+    if (!hp)
+        return -ENOMEM;
+    if (st->batch) {
+        hp->nr_allocs += ev->arg[0];
+        hp->alloc_bytes += ev->size;
+        hp->nr_frees += ev->arg[0];
+        hp->freed_bytes += ev->size;
+        hp->nr_temporary += ev->arg[1];
+        hp->temporary_bytes += ev->arg[2];
+        return 0;
+    }
+    if (st->transient < 0) {
+        hp->live -= ev->size;
+        hp->live_blocks -= ev->arg[0];
+        return 0;
+    }
+    hp->live += ev->size;
+    hp->live_blocks += ev->arg[0];
+    if (hp->live > hp->peak || (hp->live == hp->peak && hp->peak_ns == ev->ts_ns)) {
+        hp->peak = hp->live;
+        hp->peak_blocks = hp->live_blocks;
+        hp->peak_ns = ev->ts_ns;
+    }
+    return 0;
+}
+
 static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
 {
     struct ana_heap *hp;
     uint32_t id;
 
     if (!st->ends && !st->starts)
-        return 0;
+        return st->batch || st->transient ? aggregate_row(arg, ev, st) : 0;
     if (!(hp = ana_heaps_of(arg, ev, &id)))
         return -ENOMEM;
     if (st->ends) {

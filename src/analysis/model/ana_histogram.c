@@ -46,37 +46,53 @@ int ana_histogram_subscribe(struct ana_histogram *h, struct ana_heap_replay *p)
     return ana_heap_replay_subscribe(p, &ops, h, 0);
 }
 
-int ana_histogram_step(struct ana_histogram *h, const struct fmt_event *ev,
-                       const struct ana_step *st)
+/* Count n blocks of bytes in all, of class cls, at stack of image. */
+static int add(struct ana_histogram *h, uint32_t image, uint32_t stack, unsigned cls, uint64_t n,
+               uint64_t bytes)
 {
-    if (!st->starts)
-        return 0;
-    if (ev->image >= h->nr_images) {
-        uint32_t n = h->nr_images ? h->nr_images : 4;
-        while (n <= ev->image)
-            n *= 2;
-        struct ana_hist_bin *b = realloc(h->images, (size_t)n * ANA_NR_SIZE_CLASSES * sizeof(*b));
+    if (image >= h->nr_images) {
+        uint32_t k = h->nr_images ? h->nr_images : 4;
+        while (k <= image)
+            k *= 2;
+        struct ana_hist_bin *b = realloc(h->images, (size_t)k * ANA_NR_SIZE_CLASSES * sizeof(*b));
         if (!b)
             return -ENOMEM;
         memset(b + (size_t)h->nr_images * ANA_NR_SIZE_CLASSES, 0,
-               (size_t)(n - h->nr_images) * ANA_NR_SIZE_CLASSES * sizeof(*b));
+               (size_t)(k - h->nr_images) * ANA_NR_SIZE_CLASSES * sizeof(*b));
         h->images = b;
-        h->nr_images = n;
+        h->nr_images = k;
     }
-    unsigned cls = ana_size_class(ev->raw_size); /* of a sampled trace: the size recorded */
-    struct ana_hist_bin *b = &h->images[(size_t)ev->image * ANA_NR_SIZE_CLASSES + cls];
-    b->nr += fmt_event_count(ev); /* of a sampled trace: an estimate */
-    b->bytes += ev->size;
+    struct ana_hist_bin *b = &h->images[(size_t)image * ANA_NR_SIZE_CLASSES + cls];
+    b->nr += n;
+    b->bytes += bytes;
     if (!h->by_stack)
         return 0;
-    b = ana_map_put(&h->stack_bins, ((uint64_t)ev->stack << 7 | cls) + 1, NULL);
-    uint32_t *im = ana_map_put(&h->stack_image, (uint64_t)ev->stack + 1, NULL);
+    b = ana_map_put(&h->stack_bins, ((uint64_t)stack << 7 | cls) + 1, NULL);
+    uint32_t *im = ana_map_put(&h->stack_image, (uint64_t)stack + 1, NULL);
     if (!b || !im)
         return -ENOMEM;
-    b->nr += fmt_event_count(ev); /* of a sampled trace: an estimate */
-    b->bytes += ev->size;
-    *im = ev->image;
+    b->nr += n;
+    b->bytes += bytes;
+    *im = image;
     return 0;
+}
+
+int ana_histogram_step(struct ana_histogram *h, const struct fmt_event *ev,
+                       const struct ana_step *st)
+{
+    if (!st->starts) {
+        /* An aggregated trace's batch row: its blocks by the class it
+         * gives (ana_step.h). A class past the table is a corrupt row. */
+        if (!st->batch || !ev->arg[0])
+            return 0;
+        return ev->arg[3] < ANA_NR_SIZE_CLASSES
+                   ? add(h, ev->image, ev->stack, (unsigned)ev->arg[3], ev->arg[0], ev->size)
+                   : -EPROTO;
+    }
+    /* Of a sampled trace: the class of the size recorded, the count and
+     * bytes an estimate. */
+    return add(h, ev->image, ev->stack, ana_size_class(ev->raw_size), fmt_event_count(ev),
+               ev->size);
 }
 
 const struct ana_hist_bin *ana_histogram_image(const struct ana_histogram *h, uint32_t image)

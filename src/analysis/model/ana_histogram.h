@@ -41,7 +41,9 @@ struct ana_histogram {
 void ana_histogram_init(struct ana_histogram *h, bool by_stack);
 void ana_histogram_release(struct ana_histogram *h);
 
-/* Count ev's block if its step st starts a selected one. 0 or -ENOMEM. */
+/* Count ev's block if its step st starts a selected one, or an aggregated
+ * trace's batch row's blocks (st->batch). 0, -ENOMEM, or -EPROTO for a
+ * row's size class past the table. */
 int ana_histogram_step(struct ana_histogram *h, const struct fmt_event *ev,
                        const struct ana_step *st);
 /* Count the blocks the heap replay p starts (its filter chooses them).

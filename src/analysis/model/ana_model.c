@@ -29,7 +29,8 @@
 const char *ana_call_name(unsigned slot)
 {
     static const char *const pool[ANA_NR_CALLS - ANA_NR_KINDS] = {
-        "pool_create", "pool_destroy", "pool_alloc", "pool_realloc", "pool_free"};
+        "pool_create", "pool_destroy", "pool_alloc", "pool_realloc",
+        "pool_free",   "batch_alloc",  "batch_free"};
 
     if (slot >= ANA_NR_KINDS)
         return slot < ANA_NR_CALLS ? pool[slot - ANA_NR_KINDS] : NULL;
@@ -39,7 +40,7 @@ const char *ana_call_name(unsigned slot)
 bool ana_call_estimated(unsigned slot)
 {
     return fmt_kind_is_heap_alloc(slot) || slot == FMT_EV_FREE ||
-           (slot >= ANA_CALL_POOL_ALLOC && slot < ANA_NR_CALLS);
+           (slot >= ANA_CALL_POOL_ALLOC && slot <= ANA_CALL_POOL_FREE);
 }
 
 static void scope_init(struct ana_scope *s, uint32_t image, bool partial)
@@ -326,6 +327,89 @@ static void image_exit(struct ana_model *m, struct ana_scope *img, const struct 
     m->total.rss -= img->rss;
 }
 
+/* An aggregated trace's batch row (ana_step.h, st->batch): the blocks
+ * born and freed inside its interval are allocations and frees of its
+ * site and scopes, and the row's temporaries theirs; the heap does not
+ * move. Their calls count apart (their kinds are not told apart); the row
+ * itself counted in its kind's slot, which has no name (ana_call_name). */
+static int batch_row(struct ana_model *m, struct ana_scope *img, const struct fmt_event *ev)
+{
+    struct ana_site *site = get_site(m, ev->stack, ev->image);
+    uint64_t n = ev->arg[0];
+
+    if (!site)
+        return -ENOMEM;
+    site->nr_allocs += n;
+    site->alloc_bytes += ev->size;
+    site->nr_temporary += ev->arg[1];
+    site->temporary_bytes += ev->arg[2];
+    struct ana_scope *sc[2] = {img, &m->total};
+    for (int i = 0; i < 2; i++) {
+        sc[i]->nr_calls[ANA_CALL_BATCH_ALLOC] += n;
+        sc[i]->nr_calls[ANA_CALL_BATCH_FREE] += n;
+        sc[i]->nr_allocs += n;
+        sc[i]->alloc_bytes += ev->size;
+        sc[i]->nr_frees += n;
+        sc[i]->freed_bytes += ev->size;
+        sc[i]->nr_temporary += ev->arg[1];
+        sc[i]->temporary_bytes += ev->arg[2];
+    }
+    return 0;
+}
+
+/* An aggregated trace's transient group (st->transient): its site's bytes
+ * and blocks live at the moment join the site, its image and the running
+ * heap (its blocks are no allocations), or leave them again, so that the
+ * peak the step decides holds each site's share then. */
+static int transient_group(struct ana_model *m, struct ana_scope *img, const struct fmt_event *ev,
+                           const struct ana_step *st, bool partial)
+{
+    struct ana_site *site = get_site(m, ev->stack, ev->image);
+    uint64_t size = ev->size, n = ev->arg[0];
+    uint64_t heap0 = img->heap, blocks0 = img->live_blocks;
+
+    if (!site)
+        return -ENOMEM;
+    touch(site, img, &m->total, partial);
+    if (m->progs && ana_model_prog_touch(m, ev->stack, ev->image))
+        return -ENOMEM;
+    if (st->transient > 0) {
+        site->live_bytes += (int64_t)size;
+        site->live_blocks += (int64_t)n;
+        struct ana_scope *sc[2] = {img, &m->total};
+        for (int i = 0; i < 2; i++) {
+            sc[i]->heap += size;
+            sc[i]->live_blocks += n;
+        }
+        if (!img->ended)
+            m->total.running_blocks += n;
+    } else {
+        site->live_bytes -= (int64_t)size;
+        site->live_blocks -= (int64_t)n;
+        heap_sub(img, size, n, partial);
+        heap_sub(&m->total, size, n, partial);
+        if (!img->ended)
+            m->total.running_blocks =
+                m->total.running_blocks >= n || partial ? m->total.running_blocks - n : 0;
+    }
+    if (m->progs && !img->ended)
+        ana_model_prog_heap(m, ev->image, img->heap - heap0, img->live_blocks - blocks0, ev->ts_ns);
+    note_heap(img, partial ? (int64_t)img->heap > (int64_t)img->peak : img->heap > img->peak,
+              ev->ts_ns);
+    note_total(&m->total, st->heap, st->peak, ev->ts_ns);
+    if (st->transient > 0 && !size) {
+        /* Blocks of 0 bytes do not raise the heap, but when the group
+         * that reached a peak ends with them they were live at it too. */
+        if (img->heap == img->peak && img->peak_ns == ev->ts_ns)
+            img->peak_blocks = img->live_blocks;
+        if (m->total.running_heap == m->total.peak && m->total.peak_ns == ev->ts_ns)
+            m->total.peak_blocks = m->total.running_blocks;
+        if (m->progs && !img->ended)
+            ana_model_prog_peak_blocks(m, ev->image, ev->ts_ns);
+    }
+    return 0;
+}
+
 static void note_time(struct ana_scope *s, uint64_t ts)
 {
     if (!s->seen) {
@@ -335,11 +419,18 @@ static void note_time(struct ana_scope *s, uint64_t ts)
     s->last_ns = ts;
 }
 
-/* RSS samples and dropped-event counts. Returns 1 if ev was one. */
+/* RSS samples, dropped-event counts, exits and an aggregated trace's
+ * rows. Returns 1 if ev was one, or -ENOMEM. */
 static int other_event(struct ana_model *m, struct ana_scope *img, const struct fmt_event *ev,
-                       uint64_t heap)
+                       const struct ana_step *st, bool partial)
 {
+    uint64_t heap = st->heap;
+
     switch (ev->kind) {
+    case FMT_EV_HEAP_BATCH:
+        return st->batch ? batch_row(m, img, ev) : 0;
+    case FMT_EV_HEAP_TRANSIENT:
+        return st->transient ? transient_group(m, img, ev, st, partial) : 0;
     case FMT_EV_RSS:
         if (m->partial) {
             if (UTIL_ARRAY_RESERVE(m->rss, m->cap_rss, (size_t)m->nr_rss + 1, 64))
@@ -428,7 +519,7 @@ apply(struct ana_model *m, const struct fmt_event *ev, const struct ana_step *st
             m->total.nr_unmatched_frees++;
         }
         /* The heap did not change: no peak to check. */
-        return (rc = other_event(m, img, ev, st->heap)) < 0 ? rc : 0;
+        return (rc = other_event(m, img, ev, st, partial)) < 0 ? rc : 0;
     }
     uint64_t heap0 = img->heap, blocks0 = img->live_blocks; /* the programs' differences */
     if (st->ends && (rc = end_block(m, img, ev, st->temporary, partial)))

@@ -34,6 +34,11 @@ enum ana_call_slot {
     ANA_CALL_POOL_ALLOC,
     ANA_CALL_POOL_REALLOC,
     ANA_CALL_POOL_FREE,
+    /* An aggregated trace's blocks born and freed inside one interval
+     * (FMT_EV_HEAP_BATCH, docs/aggregate.md): their allocations and frees,
+     * whose functions the recorder does not tell apart. */
+    ANA_CALL_BATCH_ALLOC,
+    ANA_CALL_BATCH_FREE,
     ANA_NR_CALLS
 };
 

@@ -85,6 +85,9 @@ int ana_model_prog_init(struct ana_model *m);
 int ana_model_prog_touch(struct ana_model *m, uint32_t stack, uint32_t image);
 void ana_model_prog_heap(struct ana_model *m, uint32_t image, uint64_t d_heap, uint64_t d_blocks,
                          uint64_t ts);
+/* An aggregated trace's transient group of 0 bytes at ts: if image's
+ * program reached its peak at ts, its blocks count at the peak. */
+void ana_model_prog_peak_blocks(struct ana_model *m, uint32_t image, uint64_t ts);
 void ana_model_prog_exit(struct ana_model *m, const struct ana_scope *img);
 void ana_model_prog_rss(struct ana_model *m, const struct ana_scope *img, uint64_t sample,
                         uint64_t ts);

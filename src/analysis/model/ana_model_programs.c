@@ -92,6 +92,14 @@ void ana_model_prog_heap(struct ana_model *m, uint32_t image, uint64_t d_heap, u
     }
 }
 
+void ana_model_prog_peak_blocks(struct ana_model *m, uint32_t image, uint64_t ts)
+{
+    struct ana_scope *prog = prog_of(m, image);
+
+    if (prog && prog->running_heap == prog->peak && prog->peak_ns == ts)
+        prog->peak_blocks = prog->running_blocks;
+}
+
 void ana_model_prog_exit(struct ana_model *m, const struct ana_scope *img)
 {
     struct ana_scope *prog = prog_of(m, img->image);

@@ -22,6 +22,20 @@
  * between. The loose rule (loose_temporary, `--temporary-threshold N`)
  * lets frees and up to N other allocations by the thread come between.
  *
+ * An aggregated trace (docs/aggregate.md) writes only the blocks live at
+ * a cut (kept blocks) event by event; the blocks born and freed inside an
+ * interval are counted in batch rows (FMT_EV_HEAP_BATCH: a step that
+ * starts and ends nothing, st->batch), and the transient bytes live at
+ * each interval's moments of highest heap come as groups
+ * (FMT_EV_HEAP_TRANSIENT, st->transient) that add them to heap and take
+ * them away again, so that the peak and each site's share in it are
+ * exact. After FMT_EV_AGGREGATE (or from the start of a replay that
+ * begins after it: ana_stepper_aggregated) no kept block's end is
+ * temporary: the recorder, which saw the transient calls in between,
+ * counted every temporary in the batch rows. The new kinds take the
+ * branch of the other non-heap kinds, so an exact trace's heap events
+ * cost what they did.
+ *
  * Cost: O(1) per event; memory grows with threads (and with live blocks
  * under a threshold above 0). */
 #ifndef ANA_STEP_H
@@ -44,12 +58,24 @@ enum ana_temp {
 };
 
 struct ana_step {
-    bool selected;           /* its process passes --pid; nothing below is set otherwise */
-    bool mine;               /* its thread passes --thread: the call counts */
-    bool ends;               /* it ends block ev->ref (ev->ref_size, ref_stack, ref_thread) */
-    bool unmatched;          /* a free or realloc of an address never seen allocated (mine) */
-    bool starts;             /* it starts block ev->serial (ev->size, stack, thread) */
-    bool peak;               /* heap reached a new maximum at this event */
+    bool selected;  /* its process passes --pid; nothing below is set otherwise */
+    bool mine;      /* its thread passes --thread: the call counts */
+    bool ends;      /* it ends block ev->ref (ev->ref_size, ref_stack, ref_thread) */
+    bool unmatched; /* a free or realloc of an address never seen allocated (mine) */
+    bool starts;    /* it starts block ev->serial (ev->size, stack, thread) */
+    bool peak;      /* heap reached a new maximum at this event */
+    /* Aggregated traces (docs/aggregate.md). batch: a FMT_EV_HEAP_BATCH
+     * row of a thread that passes --thread: ev->arg[0] blocks of ev->size
+     * bytes in all, allocated and freed inside the interval ending at
+     * ev->ts_ns, at site ev->stack, size class ev->arg[3]
+     * (ana_size_class); of every block the thread freed there (kept ones
+     * too), ev->arg[1] temporary, of ev->arg[2] bytes. */
+    bool batch;
+    /* A FMT_EV_HEAP_TRANSIENT group: +1 the ev->size bytes in ev->arg[0]
+     * blocks of site ev->stack live at this moment join heap (and the
+     * peak check), -1 they leave it again; 0 none. Under --thread a group
+     * (which has no thread) is left out: heap counts kept blocks only. */
+    int8_t transient;
     enum ana_temp temporary; /* of the ended block */
     uint64_t heap;           /* heap in use by the selected blocks of running processes */
 };
@@ -82,6 +108,10 @@ struct ana_step_image {
 
 struct ana_stepper {
     struct ana_step_options opt;
+    /* The temporary rule is not the strict one (loose, a threshold) or
+     * there is none (aggregated): one test on the per-event path. */
+    bool temp_other;
+    bool aggregated; /* after FMT_EV_AGGREGATE: no temporary decided */
     struct ana_step_thread *threads;
     uint32_t nr_threads;
     struct ana_step_image *images;
@@ -94,6 +124,12 @@ struct ana_stepper {
 void ana_stepper_init(struct ana_stepper *s, const struct ana_step_options *opt);
 void ana_stepper_release(struct ana_stepper *s);
 
+/* The events fed from now on are of an aggregated stretch, as after
+ * FMT_EV_AGGREGATE: for a replay that starts after that event (a range of
+ * ana_pmodel.c) or of a trace aggregated from its start (ana_heap_replay_run
+ * calls it from the trace's facts). */
+void ana_stepper_aggregated(struct ana_stepper *s);
+
 /* In partial mode the range's highest heap delta starts below any. */
 #define ANA_STEP_PARTIAL_PEAK_START ((uint64_t)INT64_MIN)
 
@@ -104,6 +140,10 @@ bool ana_stepper_seq_end(struct ana_stepper *s, const struct ana_step_thread *t,
 int ana_stepper_seq_start(struct ana_stepper *s, const struct ana_step_thread *t,
                           const struct fmt_event *ev);
 struct ana_step_image *ana_stepper_grow_images(struct ana_stepper *s, uint32_t image);
+enum ana_temp ana_stepper_temporary_other(struct ana_stepper *s, const struct ana_step_thread *t,
+                                          const struct fmt_event *ev);
+int ana_stepper_aggregate_event(struct ana_stepper *s, const struct fmt_event *ev,
+                                struct ana_step *st, bool mine, bool partial);
 
 static inline struct ana_step_image *ana_stepper_image(struct ana_stepper *s, uint32_t image)
 {
@@ -138,17 +178,16 @@ static inline enum ana_temp ana_stepper_temporary(struct ana_stepper *s,
                                                   const struct ana_step_thread *t,
                                                   const struct fmt_event *ev, bool partial)
 {
-    if (s->opt.temporary_threshold)
-        return ana_stepper_seq_end(s, t, ev) ? ANA_TEMP_YES : ANA_TEMP_NO;
-    if (s->opt.loose_temporary)
-        return t->last_alloc == ev->ref ? ANA_TEMP_YES : ANA_TEMP_NO;
+    if (s->temp_other)
+        return ana_stepper_temporary_other(s, t, ev);
     if (partial && !t->nr_heap)
         return ANA_TEMP_ASK_MERGE;
     return t->last_serial == ev->ref ? ANA_TEMP_YES : ANA_TEMP_NO;
 }
 
 /* Decide what ev does into *st. Returns 1 if
- * it starts or ends a selected block, 0 if not, or -ENOMEM. Feed every
+ * it starts or ends a selected block or moves heap by a transient group,
+ * 0 if not, or -ENOMEM. Feed every
  * event in trace order (the filter learns threads from each). Inline: it
  * is every report's per-event cost (bench/bench_report.sh). */
 /* ana_stepper_event() with partial (== s->opt.partial) a constant the
@@ -178,6 +217,10 @@ static inline __attribute__((always_inline)) int ana_stepper_event_mode(struct a
     if (kind - FMT_EV_MALLOC > FMT_EV_PVALLOC - FMT_EV_MALLOC) {
         if (kind == FMT_EV_PROCESS_EXIT && !partial && (rc = ana_stepper_exit(s, ev)))
             goto fail;
+        /* An aggregated trace's kinds, out of line: never on the path of
+         * an exact trace's heap events. */
+        if (kind - FMT_EV_HEAP_BATCH <= FMT_EV_AGGREGATE - FMT_EV_HEAP_BATCH)
+            return ana_stepper_aggregate_event(s, ev, st, mine, partial);
         goto other;
     }
     if (kind - FMT_EV_REALLOC <= FMT_EV_FREE - FMT_EV_REALLOC) {
@@ -227,16 +270,18 @@ static inline __attribute__((always_inline)) int ana_stepper_event_mode(struct a
         peak = true;
     }
 other:
-    *st = (struct ana_step){
-        .selected = true,
-        .mine = mine,
-        .ends = ends,
-        .unmatched = unmatched,
-        .starts = starts,
-        .peak = peak,
-        .temporary = temp,
-        .heap = s->heap,
-    };
+    /* Field by field, not a compound literal, which zeroes the padding
+     * too: three more instructions an event. */
+    st->selected = true;
+    st->mine = mine;
+    st->ends = ends;
+    st->unmatched = unmatched;
+    st->starts = starts;
+    st->peak = peak;
+    st->batch = false;
+    st->transient = 0;
+    st->temporary = temp;
+    st->heap = s->heap;
     return starts || ends;
 nomem:
     rc = -ENOMEM;

@@ -97,8 +97,17 @@ int ana_timeline_subscribe(struct ana_timeline *tl, struct ana_heap_replay *p, s
 
     memset(tl, 0, sizeof(*tl));
     fmt_reader_counts(r, &c);
+    tl->asked_ns = interval_ns;
     if (!interval_ns)
         interval_ns = c.last_ts_ns / 100 ? c.last_ts_ns / 100 : 1;
+    /* An aggregated trace's heap is known at its cuts, with the rows of
+     * the interval they end (docs/aggregate.md): rows at cuts, every few
+     * of them, each after the rows at its time. */
+    tl->aggregate_ns = fmt_reader_info(r)->aggregate_ns;
+    if (tl->aggregate_ns && interval_ns % tl->aggregate_ns) {
+        uint64_t k = interval_ns / tl->aggregate_ns + 1;
+        interval_ns = k <= UINT64_MAX / tl->aggregate_ns ? k * tl->aggregate_ns : UINT64_MAX;
+    }
     if (c.last_ts_ns / interval_ns > ANA_TIMELINE_MAX_ROWS)
         return -E2BIG;
     tl->interval_ns = interval_ns;
@@ -122,7 +131,8 @@ int ana_timeline_subscribe(struct ana_timeline *tl, struct ana_heap_replay *p, s
     tl->m_ = m;
     tl->vm_ = vm;
     tl->end_ns_ = c.last_ts_ns;
-    return ana_heap_replay_subscribe(p, &ops, tl, interval_ns);
+    return tl->aggregate_ns ? ana_heap_replay_subscribe_after(p, &ops, tl, interval_ns)
+                            : ana_heap_replay_subscribe(p, &ops, tl, interval_ns);
 }
 
 int ana_timeline_compute(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,

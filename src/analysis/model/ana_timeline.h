@@ -37,6 +37,11 @@ struct ana_timeline_row {
 
 struct ana_timeline {
     uint64_t interval_ns;
+    uint64_t asked_ns; /* the interval asked (0: the default) */
+    /* An aggregated trace's period (0: exact): interval_ns is a multiple
+     * of it (the one asked, or rounded up to one), and a row at t holds
+     * the events at t too (the rows of the interval a cut ends). */
+    uint64_t aggregate_ns;
     uint64_t nr_intervals;         /* rows per process image at most */
     uint32_t nr_images;            /* process images the filter selects */
     uint64_t nr_rows_needed;       /* rows they make, each from its start on */
@@ -52,7 +57,8 @@ struct ana_timeline {
     uint64_t end_ns_;
 };
 
-/* interval_ns 0 picks one that gives about 100 intervals. Returns 0,
+/* interval_ns 0 picks one that gives about 100 intervals (in an
+ * aggregated trace, a multiple of its period: see aggregate_ns). Returns 0,
  * -E2BIG (the interval makes more than ANA_TIMELINE_MAX_ROWS rows),
  * -EOVERFLOW (the selected images make nr_rows_needed rows, more than the
  * cap: too many processes; nothing is allocated), -errno. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_aggregate.h"
 #include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_histogram.h"
 #include "analysis/model/ana_step.h"
@@ -101,6 +102,36 @@ static int live_add(struct ana_window *w, uint32_t stack, uint32_t image, int64_
     return 0;
 }
 
+/* An aggregated trace's batch row (ana_step.h): its blocks were born and
+ * freed inside the interval that ends at the row's time. The window's
+ * bounds are cuts (ana_window_subscribe rounds them out), so the interval
+ * is inside when its end is after t0: AIFI. */
+static int batch_row(struct ana_window *w, const struct fmt_event *ev)
+{
+    uint64_t k;
+    uint32_t id;
+
+    if (ev->ts_ns <= w->t0_ns || !ev->arg[0])
+        return 0;
+    switch (w->by) {
+    case ANA_WINDOW_BY_HEAP:
+        /* A row does not say its heap: malloc's (docs/aggregate.md). */
+        k = ana_heaps_get(&w->heaps, ev->image, 0, &id) ? id : UINT64_MAX;
+        break;
+    case ANA_WINDOW_BY_THREAD:
+        k = ev->thread;
+        break;
+    case ANA_WINDOW_BY_SIZE_CLASS:
+        k = ev->arg[3];
+        break;
+    default:
+        k = ev->stack;
+    }
+    if (k == UINT64_MAX)
+        return -ENOMEM;
+    return count(w, k, ev->image, ev->tid, ANA_AIFI, ev->size, ev->arg[0]);
+}
+
 static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
 {
     struct ana_window *w = arg;
@@ -109,6 +140,8 @@ static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step 
     if (ev->ts_ns > w->t1_ns)
         return 0; /* a pass that reads on for other consumers */
     w->nr_events_read++;
+    if (st->batch)
+        return batch_row(w, ev);
     bool end = st->ends, start = st->starts;
     if (!end && !start)
         return 0;
@@ -204,7 +237,7 @@ static int on_finish(void *arg)
     int rc = aofo(w);
 
     ana_map_release(&w->live_);
-    if (rc || w->by != ANA_WINDOW_BY_THREAD)
+    if (rc || w->by != ANA_WINDOW_BY_THREAD || !w->r_)
         return rc;
     /* Rows keyed by thread that were first met through a free by another
      * thread: their tid from the reader's thread table. */
@@ -227,8 +260,20 @@ int ana_window_subscribe(struct ana_window *w, struct ana_heap_replay *p, struct
     static const struct ana_heap_replay_ops ops = {.step = on_step, .finish = on_finish};
 
     memset(w, 0, sizeof(*w));
+    w->asked_t0_ns = t0_ns;
+    w->asked_t1_ns = t1_ns;
+    /* An aggregated trace knows its blocks born and freed inside an
+     * interval only by interval: bounds inside its aggregated stretch go
+     * out to the cuts around them (docs/window.md). */
+    if (r && t1_ns >= t0_ns) {
+        struct fmt_trace_counts c;
+        fmt_reader_counts(r, &c);
+        t0_ns = ana_aggregate_cut(fmt_reader_info(r), c.last_ts_ns, t0_ns, false);
+        t1_ns = ana_aggregate_cut(fmt_reader_info(r), c.last_ts_ns, t1_ns, true);
+    }
     w->t0_ns = t0_ns;
     w->t1_ns = t1_ns;
+    w->rounded = t0_ns != w->asked_t0_ns || t1_ns != w->asked_t1_ns;
     w->by = by;
     w->r_ = r;
     ana_heaps_init(&w->heaps, r);
@@ -249,15 +294,16 @@ int ana_window_compute(struct ana_window *w, struct fmt_reader *r, struct ana_fi
 
     ana_heap_replay_init(&p, &(struct ana_step_options){.filter = f});
     ana_scan_options_init(&so);
-    so.until_ns = t1_ns;
     so.progress = progress;
     so.progress_arg = progress_arg;
     /* From the start, not from the chunk of t0 with the index's per-stack
      * totals: every chunk is decoded anyway (a corrupt one must fail here
      * as in dump), and the totals are not checked against the events, so
      * the events before t0 give what is live at t0, exactly. */
-    if (!(rc = ana_window_subscribe(w, &p, r, t0_ns, t1_ns, by)))
+    if (!(rc = ana_window_subscribe(w, &p, r, t0_ns, t1_ns, by))) {
+        so.until_ns = w->t1_ns; /* the bounds as rounded */
         rc = ana_heap_replay_run(&p, r, &so);
+    }
     w->first_chunk = so.from_chunk;
     ana_map_release(&w->live_);
     ana_heap_replay_release(&p);

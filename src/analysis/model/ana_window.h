@@ -45,7 +45,11 @@ struct ana_window_key {
 };
 
 struct ana_window {
+    /* The bounds counted: those asked, or in an aggregated trace's
+     * aggregated stretch the cuts around them (rounded set). */
     uint64_t t0_ns, t1_ns;
+    uint64_t asked_t0_ns, asked_t1_ns;
+    bool rounded;
     enum ana_window_by by;
     struct ana_map keys;    /* (key, image) -> struct ana_window_key */
     struct ana_wpa *images; /* totals per image index */
@@ -68,9 +72,11 @@ int ana_window_compute(struct ana_window *w, struct fmt_reader *r, struct ana_fi
 void ana_window_release(struct ana_window *w);
 
 /* The same from a pass shared with other outputs: the heap replay p (its
- * filter: the processes counted) reads r up to t1_ns at least, and w takes
- * its steps up to t1_ns. Returns 0, -EINVAL (t1 before t0) or -E2BIG (too
- * many consumers); w is ready after the pass. */
+ * filter: the processes counted) reads r up to w->t1_ns at least (t1_ns,
+ * or in an aggregated trace the cut after it), and w takes its steps up to
+ * then. r NULL: events fed by hand (ana_heap_replay_event), bounds as
+ * given, no heaps by handle (a Linux trace's). Returns 0, -EINVAL (t1
+ * before t0) or -E2BIG (too many consumers); w is ready after the pass. */
 struct ana_heap_replay;
 int ana_window_subscribe(struct ana_window *w, struct ana_heap_replay *p, struct fmt_reader *r,
                          uint64_t t0_ns, uint64_t t1_ns, enum ana_window_by by);
