@@ -17,8 +17,10 @@
 #   THREADS      bench_storm's threads (default 4)
 #   PERIOD       --aggregate's period (default 1s)
 # environment: MODES="exact aggregate" (default both; "aggregate" alone for the
-#   billion-call run), MAX_LOAD (1.5), MAX_WAIT seconds to wait for it (1800;
-#   then the run goes ahead and its line says so), TMPDIR for the traces.
+#   billion-call run), POOL (bench_storm's third argument: each thread keeps
+#   POOL blocks live and frees one at random), MAX_LOAD (1.5), MAX_WAIT seconds
+#   to wait for it (1800; then the run goes ahead and its line says so), TMPDIR
+#   for the traces.
 set -euo pipefail
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 MS=$1
@@ -28,6 +30,8 @@ RUNS=${4:-5}
 THREADS=${5:-4}
 PERIOD=${6:-1s}
 read -r -a MODES <<<"${MODES:-exact aggregate}"
+POOL_ARG=()
+[ -n "${POOL:-}" ] && POOL_ARG=("$POOL")
 MAX_LOAD=${MAX_LOAD:-1.5}
 MAX_WAIT=${MAX_WAIT:-1800}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/aggregate-bench.XXXXXX")
@@ -60,7 +64,8 @@ for ((i = 1; i <= RUNS; i++)); do
         wait_quiet
         before=$(cut -d' ' -f1-3 /proc/loadavg)
         /usr/bin/time -f '%U %S %e' -o "$WORK/time" \
-            "$MS" record -q "${opt[@]}" -o "$WORK/t.mscr" -- "$STORM" "$THREADS" "$PAIRS" >"$WORK/out"
+            "$MS" record -q "${opt[@]}" -o "$WORK/t.mscr" -- "$STORM" "$THREADS" "$PAIRS" \
+            "${POOL_ARG[@]}" >"$WORK/out"
         after=$(cut -d' ' -f1-3 /proc/loadavg)
         calls=$(sed -n 's/^bench-events: //p' "$WORK/out")
         bytes=$(stat -c %s "$WORK/t.mscr")
@@ -75,7 +80,7 @@ for ((i = 1; i <= RUNS; i++)); do
     done
 done
 echo
-echo "bench_storm $THREADS threads, $PAIRS pairs; --aggregate=$PERIOD; $RUNS runs; $(git -C "$BENCH_DIR" describe --always --dirty 2>/dev/null)"
+echo "bench_storm $THREADS threads, $PAIRS pairs${POOL:+, pool $POOL}; --aggregate=$PERIOD; $RUNS runs; $(git -C "$BENCH_DIR" describe --always --dirty 2>/dev/null)"
 awk -f "$BENCH_DIR/median.awk" -f /dev/stdin <<EOF
 BEGIN {
     printf "| mode | median trace bytes | median CPU ns/call | median wall s |\n|---|---:|---:|---:|\n"

@@ -28,7 +28,8 @@
  * live blocks and the interval's written events, never with its transient
  * calls. Not thread-safe: the recorder's one thread calls it. The pieces:
  * rec_agg.c (events in), rec_agg_table.c (the live blocks), rec_agg_ix.c
- * (the interval's sites and batch rows), rec_agg_cut.c (a cut). */
+ * (the interval's sites and batch rows), rec_agg_cut.c (a cut),
+ * rec_agg_exact.c (record --max-size's exact stretch, before the switch). */
 #ifndef REC_AGG_H
 #define REC_AGG_H
 
