@@ -155,8 +155,15 @@ COL_EXPORT long syscall(long nr, ...)
     va_end(ap);
     if (COL_UNLIKELY(!col_real_syscall))
         col_sys_resolve();
-    if (COL_LIKELY(nr != SYS_prctl && nr != SYS_seccomp))
+    if (COL_LIKELY(nr != SYS_prctl && nr != SYS_seccomp && nr != SYS_exit_group))
         return col_real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    if (nr == SYS_exit_group) {
+        /* The process ends without exit() or _exit(): stamp its end and
+         * class its blocks (record --reach) as _exit does. */
+        col_ring_stamp_exit();
+        col_reach_at_exit();
+        return col_real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    }
     if (nr == SYS_prctl)
         col_sys_prctl_before((unsigned long)a[0], (unsigned long)a[1], (unsigned long)a[2]);
     else if (a[0] == SECCOMP_SET_MODE_STRICT)

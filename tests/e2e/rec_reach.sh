@@ -25,6 +25,15 @@ reach_check "$WORK/out" "$WORK/r.mscr" "record --reach"
 expect "definitely lost bytes" "$(jq '.processes[0].reach.definitely_lost_bytes' "$WORK/leaks.json")" 1003
 expect "indirectly lost bytes" "$(jq '.processes[0].reach.indirectly_lost_bytes' "$WORK/leaks.json")" 2009
 expect "scan status" "$(jq -r '.processes[0].reach.status' "$WORK/leaks.json")" scanned
+# The same program ending by a raw exit_group through syscall(): scanned too.
+REC_REACH_END=exit_group "$MEMSCRIBE" record --reach -q -o "$WORK/g.mscr" -- "$PROG" >"$WORK/gout" ||
+    fail "record --reach (exit_group) failed"
+"$MEMSCRIBE" leaks --format=json "$WORK/g.mscr" >"$WORK/gleaks.json" || fail "leaks (exit_group)"
+expect "exit_group: scan status" "$(jq -r '.processes[0].reach.status' "$WORK/gleaks.json")" scanned
+expect "exit_group: definitely lost bytes" \
+    "$(jq '.processes[0].reach.definitely_lost_bytes' "$WORK/gleaks.json")" 1003
+expect "exit_group: indirectly lost bytes" \
+    "$(jq '.processes[0].reach.indirectly_lost_bytes' "$WORK/gleaks.json")" 2009
 "$MEMSCRIBE" leaks "$WORK/r.mscr" >"$WORK/leaks.txt" || fail "leaks (text)"
 grep -q '^classes at exit: definite: ' "$WORK/leaks.txt" || fail "no legend of the classes in leaks' text"
 

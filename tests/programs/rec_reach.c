@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static void **cache;
@@ -171,5 +172,10 @@ int main(int argc, char **argv)
             scrub();
         }
     }
+    /* REC_REACH_END=exit_group: end by the raw system call through
+     * syscall(), as some programs do, past exit() and _exit(). */
+    const char *end = getenv("REC_REACH_END");
+    if (end && !strcmp(end, "exit_group"))
+        syscall(SYS_exit_group, 0);
     exit(0);
 }
