@@ -130,6 +130,27 @@ if len(rep["processes"]) == 1:
     check("sites at the end: their leaks", [s["bytes"][-1] for s in tl["sites"]],
           [leaked.get(tuple(s["stack"]), 0) for s in tl["sites"]])
 
+# The process tree: report's process table, each process under its
+# parent, in the order they started.
+ptable = rep.get("process_table", [])
+if len(ptable) > 1:
+    pids = {p["pid"] for p in ptable}
+    kids = {}
+    for p in ptable:
+        kids.setdefault(p["ppid"] if p["ppid"] in pids else 0, []).append(p)
+    order = []
+
+    def down(up):
+        for p in sorted(kids.get(up, []), key=lambda p: (p["start_ns"], p["image"])):
+            order.append([str(p["pid"]), str(p["ppid"]), str(p["peak_bytes"]),
+                          str(p["leaked_bytes"]), str(p["start_ns"]),
+                          str(p["end_ns"]) if p.get("end_ns") is not None else None, None])
+            if p["pid"] != up:
+                down(p["pid"])
+
+    down(0)
+    check("process tree (%d processes)" % len(order), table(d, "processes"), order)
+
 # A window dragged across the chart with the mouse.
 chart = d.find_element(By.ID, "chart")
 w = chart.size["width"]

@@ -110,6 +110,41 @@ function showSummary(report) {
   state.lastNs = Math.max(...report.processes.map((p) => p.last_ns));
 }
 
+// The process tree (report's process_table), children under their parent,
+// in the order they started; click a process for its call sites.
+function showProcesses(report) {
+  const table = report.process_table || [];
+  $('processes-section').hidden = table.length < 2;
+  const tbody = $('processes').tBodies[0];
+  tbody.replaceChildren();
+  const pids = new Set(table.map((p) => p.pid));
+  const kids = new Map();
+  for (const p of table) {
+    const up = pids.has(p.ppid) ? p.ppid : 0;
+    if (!kids.has(up)) kids.set(up, []);
+    kids.get(up).push(p);
+  }
+  const walk = (up, depth) => {
+    for (const p of (kids.get(up) || []).sort((a, b) => a.start_ns - b.start_ns || a.image - b.image)) {
+      const tr = document.createElement('tr');
+      cell(tr, String(p.pid), p.pid);
+      cell(tr, String(p.ppid), p.ppid);
+      cell(tr, bytes(p.peak_bytes), p.peak_bytes);
+      cell(tr, bytes(p.leaked_bytes), p.leaked_bytes);
+      cell(tr, seconds(p.start_ns || 0), p.start_ns);
+      cell(tr, p.end_ns === undefined || p.end_ns === null ? 'running' : seconds(p.end_ns), p.end_ns);
+      cell(tr, `${'  '.repeat(depth)}${(p.argv || []).join(' ') || p.exe}`, undefined, 'where');
+      tr.addEventListener('click', () => {
+        $('proc').value = String(p.pid);
+        if (state.report) showSites(state.report);
+      });
+      tbody.appendChild(tr);
+      if (p.pid !== up) walk(p.pid, depth + 1);
+    }
+  };
+  walk(0, 0);
+}
+
 function showSites(report) {
   const tbody = $('sites').tBodies[0];
   tbody.replaceChildren();
@@ -320,6 +355,7 @@ async function loadAll() {
   state.report = report;
   showSummary(report);
   showSites(report);
+  showProcesses(report);
   const span = Math.max(1, state.lastNs);
   const interval = `${Math.max(1000, Math.round(span / 400))}ns`;
   const timeline = await api('timeline', { interval, sites: '8' });
