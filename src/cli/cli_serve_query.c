@@ -45,28 +45,48 @@ struct query {
     const char *name;
     const char *command;
     struct param params[MAX_PARAMS];
+    const char *fixed[3]; /* options always given, after --format=json */
+    const char *type;     /* of the answer; NULL: JSON */
 };
 
 static const struct query queries[] = {
-    {"report", "report", {{"top", "--top", P_COUNT, NULL}, {"pid", "--pid", P_PIDS, NULL}}},
-    {"timeline",
-     "timeline",
-     {{"interval", "--interval", P_TIME, NULL},
-      {"sites", "--sites", P_COUNT, NULL},
-      {"pid", "--pid", P_PIDS, NULL}}},
-    {"window",
-     "window",
-     {{"from", "--from", P_TIME, NULL},
-      {"to", "--to", P_TIME, NULL},
-      {"top", "--top", P_COUNT, NULL},
-      {"tree", NULL, P_FLAG, "--tree"},
-      {"pid", "--pid", P_PIDS, NULL}}},
-    {"leaks",
-     "leaks",
-     {{"at", "--at", P_TIME, NULL},
-      {"top", "--top", P_COUNT, NULL},
-      {"pid", "--pid", P_PIDS, NULL}}},
-    {"tree", "tree", {{"depth", "--depth", P_COUNT, NULL}, {"pid", "--pid", P_PIDS, NULL}}},
+    {.name = "report",
+     .command = "report",
+     .params = {{"top", "--top", P_COUNT, NULL}, {"pid", "--pid", P_PIDS, NULL}}},
+    {.name = "timeline",
+     .command = "timeline",
+     .params = {{"interval", "--interval", P_TIME, NULL},
+                {"sites", "--sites", P_COUNT, NULL},
+                {"pid", "--pid", P_PIDS, NULL}}},
+    {.name = "window",
+     .command = "window",
+     .params = {{"from", "--from", P_TIME, NULL},
+                {"to", "--to", P_TIME, NULL},
+                {"top", "--top", P_COUNT, NULL},
+                {"tree", NULL, P_FLAG, "--tree"},
+                {"pid", "--pid", P_PIDS, NULL}}},
+    {.name = "leaks",
+     .command = "leaks",
+     .params = {{"at", "--at", P_TIME, NULL},
+                {"top", "--top", P_COUNT, NULL},
+                {"pid", "--pid", P_PIDS, NULL}}},
+    {.name = "tree",
+     .command = "tree",
+     .params = {{"depth", "--depth", P_COUNT, NULL}, {"pid", "--pid", P_PIDS, NULL}}},
+    /* Commit lifetimes in a window (VirtualAlloc's on Windows traces). */
+    {.name = "vmem",
+     .command = "vmem",
+     .params = {{"from", "--from", P_TIME, NULL},
+                {"to", "--to", P_TIME, NULL},
+                {"top", "--top", P_COUNT, NULL},
+                {"pid", "--pid", P_PIDS, NULL}}},
+    /* The address-space map at a moment: frag's SVG (of the first process
+     * the filter keeps). */
+    {.name = "map",
+     .command = "frag",
+     .params = {{"at", "--at", P_TIME, NULL}, {"pid", "--pid", P_PIDS, NULL}},
+     .fixed = {"--svg", "-"},
+     .type = "image/svg+xml"},
 };
 
 static bool param_ok(enum param_kind kind, const char *v)
@@ -243,7 +263,7 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
 {
     const struct query *q = NULL;
     /* self, command, --format=json, at most one option per parameter, the trace, NULL */
-    char *argv[4 + MAX_PARAMS + 2] = {0}, *owned[MAX_PARAMS] = {0};
+    char *argv[6 + MAX_PARAMS + 2] = {0}, *owned[MAX_PARAMS] = {0};
     size_t argc = 0, nr_owned = 0;
     struct sink out = {0}, err = {0};
     int rc;
@@ -258,6 +278,8 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
     argv[argc++] = (char *)t->self;
     argv[argc++] = (char *)q->command;
     argv[argc++] = "--format=json";
+    for (size_t i = 0; i < 2 && q->fixed[i]; i++)
+        argv[argc++] = (char *)q->fixed[i];
     for (size_t i = 0; i < MAX_PARAMS && q->params[i].name; i++) {
         const struct param *p = &q->params[i];
         const char *v = param(arg, p->name);
@@ -291,7 +313,8 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
     } else if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 0) {
         rc = answer_text(ans, 500, "%s", err.len ? err.buf : "the command failed\n");
     } else {
-        *ans = (struct cli_serve_answer){200, "application/json", out.buf, out.len};
+        *ans = (struct cli_serve_answer){200, q->type ? q->type : "application/json", out.buf,
+                                         out.len};
         out.buf = NULL;
         rc = 0;
     }

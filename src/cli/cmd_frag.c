@@ -45,7 +45,8 @@ static void usage(FILE *out)
                  "  --at T            the moment (default end): 1.5s, 250ms, peak, end-1s\n"
                  "  --granularity N   alignment that counts, bytes with K, M or G\n"
                  "                    (default 64K)\n"
-                 "  --svg FILE        write the address-space map at T as SVG\n"
+                 "  --svg FILE        write the address-space map at T as SVG (-: on\n"
+                 "                    standard output, instead of the tables)\n"
                  "  --intervals N     rows of the largest-gap table (default 10)\n"
                  "  --top N           rows per table (default 20; 0: all)\n" CLI_ANA_USAGE
                      CLI_ANA_FRAMES_USAGE);
@@ -274,7 +275,10 @@ int cmd_frag(int argc, char **argv)
     if ((rc = ana_vm_replay_finish(&f.s.replay)))
         cli_ana_fail(&a, rc);
 
-    if (a.format == CLI_FMT_JSON) {
+    bool svg_only = svg && !strcmp(svg, "-"); /* the map on stdout, and nothing else */
+    if (svg_only) {
+        /* the report is left out below */
+    } else if (a.format == CLI_FMT_JSON) {
         struct ana_json j;
 
         ana_json_init(&j, stdout, true);
@@ -301,7 +305,7 @@ int cmd_frag(int argc, char **argv)
                 report_image(&f, i, gran, NULL);
     }
     if (svg) {
-        FILE *out = cli_output_stream("frag", svg);
+        FILE *out = svg_only ? stdout : cli_output_stream("frag", svg);
         uint32_t img = UINT32_MAX;
 
         /* The first process shown (use --pid for another). */
@@ -319,8 +323,8 @@ int cmd_frag(int argc, char **argv)
                      ana_time_format(f.s.replay.until, buf, sizeof(buf)));
             rc = ana_frag_svg(out, &f.s.replay.vm.images[img], title, 0);
         }
-        if (fclose(out) != 0 || rc)
-            cli_die("frag: %s: cannot write the map", svg);
+        if ((svg_only ? fflush(out) : fclose(out)) != 0 || rc)
+            cli_die("frag: %s: cannot write the map", svg_only ? "stdout" : svg);
     }
     ana_frag_scan_release(&f.s);
     return cli_ana_close(&a);

@@ -195,6 +195,35 @@ got = d.execute_script("return [...document.querySelectorAll('#window-flame rect
                        ".map(r => [r.dataset.size, r.dataset.count])")
 check("window flame graph (%d boxes)" % len(want), got, want)
 
+# The commit lifetimes: vmem's of the window, dragged, then the whole trace
+# (the form emptied), where a Windows trace has its VirtualAlloc lifetimes.
+def lifetimes(what, fr, to):
+    args = ["--top", "20"] + (["--from", fr] if fr else []) + (["--to", to] if to else [])
+    vm = cmd("vmem", *args)
+    shown = d.execute_script("return !document.getElementById('vmem-section').hidden")
+    check(what + ": commit lifetimes shown", shown, bool(vm["groups"]))
+    if vm["groups"]:
+        check(what + ": commit lifetimes' groups", table(d, "vmem-groups"),
+              [[g["impacting_type"], str(g["count"]), str(g["size"]), str(g["impacting_size"]),
+                None] for g in vm["groups"]])
+        check(what + ": commit lifetimes' classes", table(d, "vmem-classes"),
+              [[str(p["pid"])] + [str(p[k]) for k in ("aifi", "aifo", "aofi", "aofo")] +
+               [str(p["impacting_size"])] for p in vm["processes"]])
+
+
+lifetimes("dragged window", str(win["from_ns"]) + "ns", str(win["to_ns"]) + "ns")
+d.find_element(By.ID, "from").clear()
+d.find_element(By.ID, "to").clear()
+d.find_element(By.CSS_SELECTOR, "#window-form button").click()
+whole = cmd("window", "--top", "20")
+wait(d, "return document.getElementById('window-classes').dataset.from === '%d' && "
+        "document.getElementById('window-classes').dataset.to === '%d'"
+        % (whole["from_ns"], whole["to_ns"]), "the whole trace's window")
+check("whole trace: window classes", table(d, "window-classes"),
+      [[str(p["pid"])] + [str(p[k]) for k in ("aifi", "aifo", "aofi", "aofo")] +
+       [str(p["impacting_size"])] for p in whole["processes"]])
+lifetimes("whole trace", None, None)
+
 # The blocks live at a moment picked on the slider.
 d.execute_script("const s = document.getElementById('at'); s.value = 500;"
                  "s.dispatchEvent(new Event('input'));")
@@ -210,4 +239,15 @@ check("live at %s ns: blocks" % at,
       sum(p["leaked_blocks"] for p in lk["processes"]))
 check("live at %s ns: rows" % at, table(d, "leaks"),
       [[str(s["leaked_bytes"]), str(s["leaked_blocks"]), None] for s in lk["stacks"]])
+# The address-space map of that moment: frag's, rect for rect.
+wait(d, "return document.getElementById('map').dataset.at === "
+        "document.getElementById('at-label').dataset.value", "the map at the moment")
+svg = subprocess.run([memscribe, "frag", "--svg", "-", "--at", at + "ns", trace], check=True,
+                     capture_output=True, text=True).stdout
+check("the map's boxes at %s ns" % at,
+      d.execute_script("return document.querySelectorAll('#map rect').length"),
+      svg.count("<rect"))
+check("the map's title", d.execute_script("const t = document.querySelector('#map title');"
+                                          "return t ? t.textContent : null"),
+      svg.split("<title>", 1)[1].split("</title>", 1)[0] if "<title>" in svg else None)
 sys.exit(finish(d))

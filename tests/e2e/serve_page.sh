@@ -89,6 +89,12 @@ serve "$WORK/make.mscr"
     fail "make: the page shows other numbers than the commands (above)"
 stop
 
+# A Windows trace (the golden one): its commit lifetimes (VirtualAlloc's) in the window.
+serve "$MS_SOURCE/tests/golden/v1_2_windows.mscr"
+"$PY" "$MS_SOURCE/tests/e2e/serve_page.py" "$URL" "$MEMSCRIBE" "$MS_SOURCE/tests/golden/v1_2_windows.mscr" \
+    "$ART/serve-windows.png" || fail "windows: the page shows other numbers than the commands (above)"
+stop
+
 echo "not a trace" >"$WORK/text"
 "$MEMSCRIBE" serve "$WORK/text" >/dev/null 2>"$WORK/err" && fail "serve took a text file"
 grep -q "text" "$WORK/err" || fail "the error does not name the file: $(cat "$WORK/err")"

@@ -17,6 +17,14 @@ async function api(name, params = {}) {
   return JSON.parse(text);
 }
 
+async function apiText(name, params = {}) {
+  const q = new URLSearchParams({ token, ...params });
+  const r = await fetch(`/api/${name}?${q}`, { cache: 'no-store' });
+  const text = await r.text();
+  if (!r.ok) throw new Error(`${name}: ${text.trim() || r.status}`);
+  return text;
+}
+
 function showError(e) {
   $('error').hidden = !e;
   $('error').textContent = e ? String(e.message || e) : '';
@@ -264,6 +272,8 @@ async function loadWindow() {
   if (to) params.to = to;
   const w = await api('window', params);
   state.window = { from: w.from_ns, to: w.to_ns };
+  $('window-classes').dataset.from = String(w.from_ns);
+  $('window-classes').dataset.to = String(w.to_ns);
   markWindow(w.from_ns, w.to_ns);
   const classes = $('window-classes').tBodies[0];
   classes.replaceChildren();
@@ -276,6 +286,7 @@ async function loadWindow() {
     classes.appendChild(tr);
   }
   drawFlame(await api('window', { ...params, tree: '1', top: '50' }));
+  showVmem(await api('vmem', { from: String(w.from_ns) + 'ns', to: String(w.to_ns) + 'ns', top: '20' }));
   const rows = $('window-rows').tBodies[0];
   rows.replaceChildren();
   for (const r of w.rows)
@@ -285,6 +296,25 @@ async function loadWindow() {
 }
 
 $('proc').addEventListener('change', () => { if (state.report) showSites(state.report); });
+// The window's commit lifetimes (vmem), shown where vmem has groups.
+function showVmem(v) {
+  $('vmem-section').hidden = !(v.groups || []).length;
+  const classes = $('vmem-classes').tBodies[0], groups = $('vmem-groups').tBodies[0];
+  classes.replaceChildren();
+  groups.replaceChildren();
+  for (const p of v.processes || []) {
+    const tr = document.createElement('tr');
+    cell(tr, String(p.pid), p.pid);
+    for (const k of ['aifi', 'aifo', 'aofi', 'aofo'])
+      cell(tr, `${group(p[k])} (${bytes(p[`${k}_bytes`])})`, p[k]).dataset.bytes = String(p[`${k}_bytes`]);
+    cell(tr, bytes(p.impacting_size), p.impacting_size);
+    classes.appendChild(tr);
+  }
+  for (const g of v.groups || [])
+    stackRow(groups, [[g.impacting_type, g.impacting_type], [group(g.count), g.count],
+      [bytes(g.size), g.size], [bytes(g.impacting_size), g.impacting_size]], g.group);
+}
+
 // The window's call tree (window --tree) as a flame graph, root on top:
 // each function as wide as the bytes allocated under it in the window.
 function drawFlame(tree) {
@@ -342,6 +372,13 @@ async function loadLeaks() {
   tbody.replaceChildren();
   for (const s of l.stacks)
     stackRow(tbody, [[bytes(s.leaked_bytes), s.leaked_bytes], [group(s.leaked_blocks), s.leaked_blocks]], s.stack);
+  // The map of the same moment; a trace without mappings has none.
+  try {
+    $('map').innerHTML = await apiText('map', params.at ? { at: params.at } : {});
+  } catch (e) {
+    $('map').textContent = 'no map: ' + e.message;
+  }
+  $('map').dataset.at = state.at === null ? '' : String(state.at);
   showError(null);
 }
 let leakTimer = null;
