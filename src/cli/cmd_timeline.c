@@ -116,7 +116,7 @@ static int follow_sites(void *arg, struct ana_heap_replay *p, struct ana_model *
     struct sites *st = arg;
 
     return ana_site_series_subscribe(&st->series, p, m, st->stacks, st->n, tl->interval_ns,
-                                     st->end_ns);
+                                     st->end_ns, tl->aggregate_ns != 0);
 }
 
 static void sites_json(struct cli_ana *a, struct ana_json *j, const struct sites *st)

@@ -52,7 +52,7 @@ static int on_finish(void *arg)
 
 int ana_site_series_subscribe(struct ana_site_series *s, struct ana_heap_replay *p,
                               const struct ana_model *m, const uint32_t *stacks, uint32_t n,
-                              uint64_t every_ns, uint64_t end_ns)
+                              uint64_t every_ns, uint64_t end_ns, bool after)
 {
     static const struct ana_heap_replay_ops ops = {.moment = on_moment, .finish = on_finish};
 
@@ -63,7 +63,10 @@ int ana_site_series_subscribe(struct ana_site_series *s, struct ana_heap_replay 
     s->nr_sites = n;
     s->m_ = m;
     s->end_ns_ = end_ns;
-    return ana_heap_replay_subscribe(p, &ops, s, every_ns);
+    /* At an aggregated trace's cuts, after the events at the cut's time,
+     * as the timeline's rows (the values then are the same). */
+    return after ? ana_heap_replay_subscribe_after(p, &ops, s, every_ns)
+                 : ana_heap_replay_subscribe(p, &ops, s, every_ns);
 }
 
 void ana_site_series_release(struct ana_site_series *s)

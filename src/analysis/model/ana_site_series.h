@@ -7,6 +7,7 @@
 #ifndef ANA_SITE_SERIES_H
 #define ANA_SITE_SERIES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,11 +26,12 @@ struct ana_site_series {
 };
 
 /* Follow the sites stacks[0..n) of model m (subscribed to p before) at
- * every every_ns of p's pass and at end_ns (the trace's last time). 0,
- * -ENOMEM, or -E2BIG (too many consumers). */
+ * every every_ns of p's pass and at end_ns (the trace's last time);
+ * after: a moment after the events at its time (the timeline's rows of an
+ * aggregated trace). 0, -ENOMEM, or -E2BIG (too many consumers). */
 int ana_site_series_subscribe(struct ana_site_series *s, struct ana_heap_replay *p,
                               const struct ana_model *m, const uint32_t *stacks, uint32_t n,
-                              uint64_t every_ns, uint64_t end_ns);
+                              uint64_t every_ns, uint64_t end_ns, bool after);
 void ana_site_series_release(struct ana_site_series *s);
 
 #endif
