@@ -119,6 +119,24 @@ got = d.execute_script("return [...document.querySelectorAll('#sites-legend li')
 check("sites over time (%d sites, %d times)" % (len(tl["sites"]), len(tl["site_times_ns"])), got,
       [",".join(str(v) for v in s["bytes"]) for s in tl["sites"]])
 
+# The allocation rate: per interval, the growth of timeline's cumulative
+# allocations (each process's last count carried on), which for one
+# process adds up to report's allocations.
+last, prev, counts = {}, 0, []
+times = sorted({r["time_ns"] for p in tl["processes"] for r in p["rows"]})
+for t in times:
+    for p in tl["processes"]:
+        for r in p["rows"]:
+            if r["time_ns"] == t:
+                last[p["image"]] = r["allocations"]
+    counts.append(sum(last.values()) - prev)
+    prev = sum(last.values())
+got = d.find_element(By.ID, "rate-chart").get_attribute("data-counts")
+check("allocations per interval (%d intervals)" % len(counts), got,
+      ",".join(str(c) for c in counts))
+if len(rep["processes"]) == 1:  # an ended process's last partial interval has no row
+    check("the intervals' allocations add up to report's", sum(counts), tot["allocations"])
+
 # And the series themselves hold what leaks says: at the trace's end each
 # site has its leaked bytes in use (one process: leaks merges the rows of
 # a program's processes that read the same, a series is one process's site).
@@ -156,8 +174,8 @@ chart = d.find_element(By.ID, "chart")
 w = chart.size["width"]
 ActionChains(d).move_to_element_with_offset(chart, int(-0.25 * w), 0).click_and_hold() \
     .move_by_offset(int(0.35 * w), 0).release().perform()
-wait(d, "return document.getElementById('window-classes').tBodies[0].rows.length > 0",
-     "the window's table")
+wait(d, "return document.getElementById('window-classes').dataset.from !== undefined",
+     "the window, whole on the page")
 f = d.find_element(By.ID, "from").get_attribute("value")
 t = d.find_element(By.ID, "to").get_attribute("value")
 print("dragged window: %s to %s" % (f, t))

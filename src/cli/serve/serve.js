@@ -169,11 +169,43 @@ function series(timeline) {
   const at = new Map();
   for (const p of timeline.processes)
     for (const r of p.rows) {
-      const a = at.get(r.time_ns) || { t: r.time_ns, heap: 0, heapMax: 0, rss: 0 };
+      const a = at.get(r.time_ns) || { t: r.time_ns, heap: 0, heapMax: 0, rss: 0, allocs: 0 };
       a.heap += r.heap_bytes; a.heapMax += r.heap_max_bytes; a.rss += r.rss_bytes;
+      a.allocs += r.allocations;
       at.set(r.time_ns, a);
     }
   return [...at.values()].sort((a, b) => a.t - b.t);
+}
+
+// Allocations per second in each interval: the growth of the timeline's
+// cumulative allocations (summed over the processes that have a row then;
+// an ended process keeps its count, so it is carried on) over the interval.
+function drawRate(timeline) {
+  const last = new Map(), pts = [];
+  const times = [...new Set(timeline.processes.flatMap((p) => p.rows.map((r) => r.time_ns)))].sort((a, b) => a - b);
+  const rows = new Map();
+  for (const p of timeline.processes)
+    for (const r of p.rows) rows.set(`${p.image}/${r.time_ns}`, r.allocations);
+  let prevT = 0, prevSum = 0;
+  for (const t of times) {
+    for (const p of timeline.processes) {
+      const v = rows.get(`${p.image}/${t}`);
+      if (v !== undefined) last.set(p.image, v);
+    }
+    const sum = [...last.values()].reduce((a, b) => a + b, 0);
+    const dt = t - prevT;
+    pts.push({ t, count: sum - prevSum, rate: dt > 0 ? ((sum - prevSum) * 1e9) / dt : 0 });
+    prevT = t;
+    prevSum = sum;
+  }
+  const svg = $('rate-chart');
+  const t1 = Math.max(state.lastNs, times.length ? times[times.length - 1] : 1);
+  const ymax = Math.max(1, ...pts.map((p) => p.rate));
+  const x = (t) => ((1000 * t) / t1).toFixed(2), y = (v) => (78 - (74 * v) / ymax).toFixed(2);
+  const line = pts.map((p) => `${x(p.t)},${y(p.rate)}`);
+  svg.innerHTML = `<polygon class="rate" points="0,78 ${line.join(' ')} ${x(times.length ? times[times.length - 1] : 0)},78"/>`;
+  svg.dataset.counts = pts.map((p) => p.count).join(',');
+  $('rate-top').textContent = `top ${group(ymax)}/s`;
 }
 
 function drawChart(timeline) {
@@ -272,8 +304,6 @@ async function loadWindow() {
   if (to) params.to = to;
   const w = await api('window', params);
   state.window = { from: w.from_ns, to: w.to_ns };
-  $('window-classes').dataset.from = String(w.from_ns);
-  $('window-classes').dataset.to = String(w.to_ns);
   markWindow(w.from_ns, w.to_ns);
   const classes = $('window-classes').tBodies[0];
   classes.replaceChildren();
@@ -292,6 +322,9 @@ async function loadWindow() {
   for (const r of w.rows)
     stackRow(rows, [[r.impacting_type, r.impacting_type], [group(r.count), r.count],
       [bytes(r.size), r.size], [bytes(r.impacting_size), r.impacting_size]], r.stack);
+  // Said last: everything of this window is on the page.
+  $('window-classes').dataset.from = String(w.from_ns);
+  $('window-classes').dataset.to = String(w.to_ns);
   showError(null);
 }
 
@@ -398,6 +431,7 @@ async function loadAll() {
   const timeline = await api('timeline', { interval, sites: '8' });
   $('chart').dataset.interval = interval;
   drawChart(timeline);
+  drawRate(timeline);
   drawSites(timeline);
   await loadLeaks();
   if (state.window) await loadWindow();
