@@ -24,7 +24,7 @@ get() { curl -s -o /dev/null -w '%{http_code}' "$BASE/api/$1?token=$TOKEN&$2"; }
 
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 end_ns=$("$MS" report --format=json "$TRACE" 2>/dev/null |
-    awk -F'[:,]' '/"last_ns"/ { v = $2 + 0; if (v > m) m = v } END { print m }')
+    awk -F'[:,]' '/"last_ns"/ { v = $2 + 0; if (v > m) m = v } END { printf "%.0f\n", m }')
 first="" window="" leaks="" again="" rss=""
 for ((i = 0; i < RUNS; i++)); do
     rm -f "$WORK/url"
