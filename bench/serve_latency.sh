@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # memscribe serve on a trace (bench/README.md, "serve"): the first view
-# (the queries the page makes when it opens: status, report, timeline,
-# leaks), a window query, a moment's leaks query, and the same window asked
+# (the queries the page makes when it opens: status, report, then timeline
+# and leaks at once), a window query, a moment's leaks query, and the same window asked
 # again (kept: the trace did not change); the server's own peak RSS and the
 # peak RSS of the command a query runs (measured alone with GNU time);
 # medians of RUNS fresh servers. With STORM (bench_storm), also the trace's
@@ -37,8 +37,11 @@ for ((i = 0; i < RUNS; i++)); do
     t0=$(ms_now)
     get status "" >/dev/null
     get report "top=20" >/dev/null
-    get timeline "interval=$((end_ns / 400 + 1000))ns" >/dev/null
+    # The page asks these two at once, once report has given the trace's span.
+    get timeline "interval=$((end_ns / 400 + 1000))ns&sites=8" >/dev/null &
+    charts=$!
     get leaks "top=20" >/dev/null
+    wait "$charts"
     t1=$(ms_now)
     get window "from=$((end_ns / 4))ns&to=$((end_ns * 3 / 5))ns&top=20" >/dev/null
     t2=$(ms_now)
