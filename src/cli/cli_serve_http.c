@@ -83,24 +83,32 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, cons
     return reply(c, status, "text/plain; charset=utf-8", (char *)text, strlen(text), false);
 }
 
-struct conn_params {
-    struct MHD_Connection *c;
-    char key[MAX_KEY];
-    size_t key_len;
-};
-
-/* A parameter, and the cache key grows by it (so two URLs that ask the
- * same thing share an answer). */
+/* A query's parameter from the URL. */
 static const char *param(void *arg, const char *name)
 {
-    struct conn_params *p = arg;
-    const char *v = MHD_lookup_connection_value(p->c, MHD_GET_ARGUMENT_KIND, name);
+    return MHD_lookup_connection_value(arg, MHD_GET_ARGUMENT_KIND, name);
+}
 
-    if (v && p->key_len < MAX_KEY) {
-        int n = snprintf(p->key + p->key_len, MAX_KEY - p->key_len, "&%s=%s", name, v);
-        p->key_len = n < 0 ? MAX_KEY : p->key_len + (size_t)n;
-    }
-    return v;
+struct cache_key {
+    char key[MAX_KEY];
+    size_t len;
+};
+
+/* The cache key grows by every parameter of the URL but the token, in
+ * the URL's order: a query's answer depends on its parameters alone, and
+ * no list of them here has to follow the queries' table. */
+static enum MHD_Result add_to_key(void *arg, enum MHD_ValueKind kind, const char *name,
+                                  const char *value)
+{
+    struct cache_key *k = arg;
+    int n;
+
+    (void)kind;
+    if (!strcmp(name, "token") || k->len >= MAX_KEY)
+        return MHD_YES;
+    n = snprintf(k->key + k->len, MAX_KEY - k->len, "&%s=%s", name, value ? value : "");
+    k->len = n < 0 ? MAX_KEY : k->len + (size_t)n;
+    return MHD_YES;
 }
 
 static struct cache_entry *cache_find(struct cli_serve_http *h, const char *key, uint64_t size,
@@ -140,22 +148,17 @@ static void cache_put(struct cli_serve_http *h, const char *key, uint64_t size, 
 
 static enum MHD_Result api(struct cli_serve_http *h, struct MHD_Connection *c, const char *name)
 {
-    struct conn_params p = {.c = c};
+    struct cache_key p;
     struct cli_serve_answer a = {0};
     uint64_t size = 0, mtime = 0;
     bool cacheable = strcmp(name, "status") != 0;
     int rc;
 
-    p.key_len = (size_t)snprintf(p.key, sizeof(p.key), "%s", name);
+    p.len = (size_t)snprintf(p.key, sizeof(p.key), "%s", name);
     if (cacheable && cli_serve_trace_version(h->trace.path, &size, &mtime) == 0) {
-        /* The key is known once the query has read its parameters: look
-         * them up the same way first. */
-        static const char *const names[] = {"top", "pid",  "interval", "from",
-                                            "to",  "tree", "at",       "depth"};
-        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-            param(&p, names[i]);
+        MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_to_key, &p);
         pthread_mutex_lock(&h->lock);
-        struct cache_entry *e = p.key_len < MAX_KEY ? cache_find(h, p.key, size, mtime) : NULL;
+        struct cache_entry *e = p.len < MAX_KEY ? cache_find(h, p.key, size, mtime) : NULL;
         if (e) {
             char *body = malloc(e->body_len ? e->body_len : 1);
             e->used = ++h->clock;
@@ -169,12 +172,11 @@ static enum MHD_Result api(struct cli_serve_http *h, struct MHD_Connection *c, c
         }
         pthread_mutex_unlock(&h->lock);
     }
-    struct conn_params q = {.c = c};
-    rc = cli_serve_query(&h->trace, name, param, &q, &a);
+    rc = cli_serve_query(&h->trace, name, param, c, &a);
     if (rc < 0)
         return send_text(c, 500, "the server could not run the query\n");
     /* Keep answers that are the trace's, not a passing failure. */
-    if (cacheable && (a.status == 200 || a.status == 400) && p.key_len < MAX_KEY) {
+    if (cacheable && (a.status == 200 || a.status == 400) && p.len < MAX_KEY) {
         pthread_mutex_lock(&h->lock);
         cache_put(h, p.key, size, mtime, &a);
         pthread_mutex_unlock(&h->lock);
