@@ -73,6 +73,12 @@ def table(d, id_):
         id_)
 
 
+def class_rows(processes):
+    """The rows of a table of WPA's classes (window's or vmem's processes)."""
+    return [[str(p["pid"])] + [str(p[k]) for k in ("aifi", "aifo", "aofi", "aofo")] +
+            [str(p["impacting_size"])] for p in processes]
+
+
 def finish(d):
     logs = [e for e in d.get_log("browser") if e.get("level") in ("SEVERE", "WARNING")]
     for e in logs:
@@ -180,11 +186,7 @@ f = d.find_element(By.ID, "from").get_attribute("value")
 t = d.find_element(By.ID, "to").get_attribute("value")
 print("dragged window: %s to %s" % (f, t))
 win = cmd("window", "--from", f, "--to", t, "--top", "20")
-want = []
-for p in win["processes"]:
-    want.append([str(p["pid"])] + [str(p[k]) for k in ("aifi", "aifo", "aofi", "aofo")] +
-                [str(p["impacting_size"])])
-check("window classes", table(d, "window-classes"), want)
+check("window classes", table(d, "window-classes"), class_rows(win["processes"]))
 got_bytes = d.execute_script(
     "return [...document.getElementById('window-classes').tBodies[0].rows]"
     ".map(r => [...r.cells].slice(1, 5).map(c => c.dataset.bytes))")
@@ -225,8 +227,7 @@ def lifetimes(what, fr, to):
               [[g["impacting_type"], str(g["count"]), str(g["size"]), str(g["impacting_size"]),
                 None] for g in vm["groups"]])
         check(what + ": commit lifetimes' classes", table(d, "vmem-classes"),
-              [[str(p["pid"])] + [str(p[k]) for k in ("aifi", "aifo", "aofi", "aofo")] +
-               [str(p["impacting_size"])] for p in vm["processes"]])
+              class_rows(vm["processes"]))
 
 
 lifetimes("dragged window", str(win["from_ns"]) + "ns", str(win["to_ns"]) + "ns")
@@ -237,9 +238,7 @@ whole = cmd("window", "--top", "20")
 wait(d, "return document.getElementById('window-classes').dataset.from === '%d' && "
         "document.getElementById('window-classes').dataset.to === '%d'"
         % (whole["from_ns"], whole["to_ns"]), "the whole trace's window")
-check("whole trace: window classes", table(d, "window-classes"),
-      [[str(p["pid"])] + [str(p[k]) for k in ("aifi", "aifo", "aofi", "aofo")] +
-       [str(p["impacting_size"])] for p in whole["processes"]])
+check("whole trace: window classes", table(d, "window-classes"), class_rows(whole["processes"]))
 lifetimes("whole trace", None, None)
 
 # The blocks live at a moment picked on the slider.

@@ -9,14 +9,6 @@ const token = new URLSearchParams(location.search).get('token') || '';
 const $ = (id) => document.getElementById(id);
 const state = { report: null, version: '', firstNs: 0, lastNs: 0, list: 'peak', window: null, at: null };
 
-async function api(name, params = {}) {
-  const q = new URLSearchParams({ token, ...params });
-  const r = await fetch(`/api/${name}?${q}`, { cache: 'no-store' });
-  const text = await r.text();
-  if (!r.ok) throw new Error(`${name}: ${text.trim() || r.status}`);
-  return JSON.parse(text);
-}
-
 async function apiText(name, params = {}) {
   const q = new URLSearchParams({ token, ...params });
   const r = await fetch(`/api/${name}?${q}`, { cache: 'no-store' });
@@ -24,6 +16,7 @@ async function apiText(name, params = {}) {
   if (!r.ok) throw new Error(`${name}: ${text.trim() || r.status}`);
   return text;
 }
+const api = async (name, params = {}) => JSON.parse(await apiText(name, params));
 
 function showError(e) {
   $('error').hidden = !e;
@@ -305,47 +298,46 @@ async function loadWindow() {
   const w = await api('window', params);
   state.window = { from: w.from_ns, to: w.to_ns };
   markWindow(w.from_ns, w.to_ns);
-  const classes = $('window-classes').tBodies[0];
-  classes.replaceChildren();
-  for (const p of w.processes) {
-    const tr = document.createElement('tr');
-    cell(tr, String(p.pid), p.pid);
-    for (const k of ['aifi', 'aifo', 'aofi', 'aofo'])
-      cell(tr, `${group(p[k])} (${bytes(p[`${k}_bytes`])})`, p[k]).dataset.bytes = String(p[`${k}_bytes`]);
-    cell(tr, bytes(p.impacting_size), p.impacting_size);
-    classes.appendChild(tr);
-  }
+  showClasses($('window-classes'), w.processes);
   drawFlame(await api('window', { ...params, tree: '1', top: '50' }));
   showVmem(await api('vmem', { from: String(w.from_ns) + 'ns', to: String(w.to_ns) + 'ns', top: '20' }));
-  const rows = $('window-rows').tBodies[0];
-  rows.replaceChildren();
-  for (const r of w.rows)
-    stackRow(rows, [[r.impacting_type, r.impacting_type], [group(r.count), r.count],
-      [bytes(r.size), r.size], [bytes(r.impacting_size), r.impacting_size]], r.stack);
+  showImpact($('window-rows'), w.rows, (r) => r.stack);
   // Said last: everything of this window is on the page.
   $('window-classes').dataset.from = String(w.from_ns);
   $('window-classes').dataset.to = String(w.to_ns);
   showError(null);
 }
 
-$('proc').addEventListener('change', () => { if (state.report) showSites(state.report); });
 // The window's commit lifetimes (vmem), shown where vmem has groups.
 function showVmem(v) {
   $('vmem-section').hidden = !(v.groups || []).length;
-  const classes = $('vmem-classes').tBodies[0], groups = $('vmem-groups').tBodies[0];
-  classes.replaceChildren();
-  groups.replaceChildren();
-  for (const p of v.processes || []) {
+  showClasses($('vmem-classes'), v.processes || []);
+  showImpact($('vmem-groups'), v.groups || [], (g) => g.group);
+}
+
+// WPA's classes of each process (window's and vmem's "processes"): counts,
+// with each class's bytes in data-bytes, and Impacting Size.
+function showClasses(table, processes) {
+  const tbody = table.tBodies[0];
+  tbody.replaceChildren();
+  for (const p of processes) {
     const tr = document.createElement('tr');
     cell(tr, String(p.pid), p.pid);
     for (const k of ['aifi', 'aifo', 'aofi', 'aofo'])
       cell(tr, `${group(p[k])} (${bytes(p[`${k}_bytes`])})`, p[k]).dataset.bytes = String(p[`${k}_bytes`]);
     cell(tr, bytes(p.impacting_size), p.impacting_size);
-    classes.appendChild(tr);
+    tbody.appendChild(tr);
   }
-  for (const g of v.groups || [])
-    stackRow(groups, [[g.impacting_type, g.impacting_type], [group(g.count), g.count],
-      [bytes(g.size), g.size], [bytes(g.impacting_size), g.impacting_size]], g.group);
+}
+
+// Rows of Impacting Type, Count, Size and Impacting Size with their stacks
+// (window's rows, vmem's groups).
+function showImpact(table, rows, stackOf) {
+  const tbody = table.tBodies[0];
+  tbody.replaceChildren();
+  for (const r of rows)
+    stackRow(tbody, [[r.impacting_type, r.impacting_type], [group(r.count), r.count],
+      [bytes(r.size), r.size], [bytes(r.impacting_size), r.impacting_size]], stackOf(r));
 }
 
 // The window's call tree (window --tree) as a flame graph, root on top:
@@ -379,6 +371,7 @@ function drawFlame(tree) {
   $('window-flame-info').textContent = `${bytes(tree.inclusive.size)} allocated in the window, in ${group(tree.inclusive.count)} allocations, by call path (memscribe window --tree)`;
 }
 
+$('proc').addEventListener('change', () => { if (state.report) showSites(state.report); });
 for (const b of document.querySelectorAll('#site-tabs button'))
   b.addEventListener('click', () => {
     state.list = b.dataset.list;
