@@ -3,6 +3,7 @@
 #include "analysis/core/ana_aggregate.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "analysis/core/ana_json.h"
@@ -37,21 +38,30 @@ static void how(char *buf, size_t size, const struct fmt_trace_info *info)
         snprintf(buf, size, "aggregated trace (record --aggregate=%s)", p);
 }
 
+/* What the trace is, for a note and a label: false (buf emptied) for an
+ * exact trace. */
+static bool describe(char *buf, size_t size, char *h, size_t h_size,
+                     const struct fmt_trace_info *info)
+{
+    if (!info->aggregate_ns) {
+        if (size)
+            buf[0] = '\0';
+        return false;
+    }
+    how(h, h_size, info);
+    return true;
+}
+
 char *ana_aggregate_note(char *buf, size_t size, const struct fmt_trace_info *info)
 {
     char h[160];
 
-    if (!info->aggregate_ns) {
-        if (size)
-            buf[0] = '\0';
-        return buf;
-    }
-    how(h, sizeof(h), info);
-    snprintf(buf, size,
-             "%s: blocks born and freed inside one interval are counted per call site, not one "
-             "by one; counts, bytes, temporaries, the peak and leaks are exact, times over the "
-             "trace have the intervals' granularity",
-             h);
+    if (describe(buf, size, h, sizeof(h), info))
+        snprintf(buf, size,
+                 "%s: blocks born and freed inside one interval are counted per call site, not "
+                 "one by one; counts, bytes, temporaries, the peak and leaks are exact, times over "
+                 "the trace have the intervals' granularity",
+                 h);
     return buf;
 }
 
@@ -59,13 +69,8 @@ char *ana_aggregate_label(char *buf, size_t size, const struct fmt_trace_info *i
 {
     char h[160];
 
-    if (!info->aggregate_ns) {
-        if (size)
-            buf[0] = '\0';
-        return buf;
-    }
-    how(h, sizeof(h), info);
-    snprintf(buf, size, "memscribe: %s: totals exact, times at interval granularity", h);
+    if (describe(buf, size, h, sizeof(h), info))
+        snprintf(buf, size, "memscribe: %s: totals exact, times at interval granularity", h);
     return buf;
 }
 
