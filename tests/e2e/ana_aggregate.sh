@@ -10,7 +10,8 @@
 # leaks --at and a window rounded to cuts; a trace that switched at
 # --max-size against the exact one of a longer run, in one pass and in
 # parallel ranges; replay, --temporary-threshold and the exports of one
-# row per call refuse it, naming the file and why.
+# row per call refuse it, naming the file and why. And programs nobody here
+# wrote, sqlite3 and perl: the same totals and leaks both ways.
 # Needs MEMSCRIBE, MS_PROGRAMS.
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" --go-on ana-aggregate MEMSCRIBE MS_PROGRAMS
@@ -203,4 +204,36 @@ refuse replay "cannot be replayed" replay "$WORK/ag1.mscr"
 refuse "report --temporary-threshold" "strict rule" report --temporary-threshold 1 \
     "$WORK/ag1.mscr"
 echo "ok: refusals"
+# Programs nobody here wrote: sqlite3 on a script, perl building and
+# deleting a hash (its hash seed fixed, or two runs differ), recorded
+# exactly and with --aggregate=10ms give report's same totals and leaks.
+need sqlite3
+need perl
+printf '%s\n' 'create table t(a, b);' \
+    'with recursive c(x) as (select 1 union all select x + 1 from c where x < 20000)' \
+    '  insert into t select x, hex(randomblob(20)) from c;' \
+    'select count(*), sum(length(b)) from t;' >"$WORK/z.sql"
+# usage: real NAME CMD...: NAME's report totals, exact and aggregated, the same.
+real() {
+    local name=$1 mode
+    shift
+    for mode in ex ag; do
+        local opt=()
+        [ "$mode" = ag ] && opt=(--aggregate=10ms)
+        "$M" record -q "${opt[@]}" -o "$WORK/$name.$mode.mscr" -- "$@" >/dev/null \
+            2>"$WORK/$name.$mode.rec" || fail "record $name ($mode): $(cat "$WORK/$name.$mode.rec")"
+        "$M" report --format=json --top 0 "$WORK/$name.$mode.mscr" 2>/dev/null |
+            jq -c '.total | [.allocations, .allocated_bytes, .frees, .peak_bytes, .peak_blocks,
+                .leaked_bytes, .leaked_blocks, .temporary, .temporary_bytes]' >"$WORK/$name.$mode.tot"
+        "$M" leaks --format=json --top 0 "$WORK/$name.$mode.mscr" 2>/dev/null |
+            jq -c '[.stacks[] | [.leaked_bytes, .leaked_blocks, .stack]]' >"$WORK/$name.$mode.leaks"
+    done
+    expect "$name: totals, aggregated" "$(cat "$WORK/$name.ag.tot")" "$(cat "$WORK/$name.ex.tot")"
+    cmp -s "$WORK/$name.ex.leaks" "$WORK/$name.ag.leaks" || fail "$name: leaks differ"
+    [ "$(jq '.[0]' "$WORK/$name.ex.tot")" -gt 10000 ] || fail "$name: few allocations"
+}
+real sqlite3 sqlite3 :memory: ".read $WORK/z.sql"
+# shellcheck disable=SC2016 # perl's own $ in perl's code
+PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0 real perl perl -e \
+    'my %h; $h{$_} = [$_ x 3] for 1 .. 50000; delete $h{$_} for 1 .. 25000; print scalar(keys %h), "\n"'
 finish "PASS"
