@@ -248,6 +248,17 @@ struct fmt_trace_info {
      * aggregate_ns is 0 for an exact trace. */
     uint64_t aggregate_ns;
     uint64_t aggregate_from_ns;
+    /* record --keep-last (format 1.9, docs/aggregate.md "Flight recorder"):
+     * the duration of exact events kept (META KEEP_LAST), in the whole
+     * run's aggregated trace and in each segment; 0 otherwise. A segment
+     * (feature bit SEGMENT, META SEGMENT) is an exact trace of the run
+     * from segment_from_ns on, its segment_nr-th (from 1): before that
+     * time it holds only what was still live then (processes, threads,
+     * modules, mappings and heap blocks, at their own times), so its
+     * counts before it are of those alone. segment_nr is 0 elsewhere. */
+    uint64_t keep_last_ns;
+    uint64_t segment_from_ns;
+    uint32_t segment_nr;
 };
 
 /* A sampled trace (fmt_trace_info.sample_bytes = rate, 0 for exact):

@@ -27,7 +27,8 @@ struct record_opts {
     int quiet, serve, vm_precise;
     pid_t pid; /* -p, or --serve's first program */
     uint64_t duration_ns, snap_every_ns;
-    int live; /* --live: the server's options in live_* */
+    const char *keep_last_text; /* --keep-last's D as given */
+    int live;                   /* --live: the server's options in live_* */
     const char *live_listen, *live_port, *live_url_file;
     const char *check[RECORD_MAX_CHECKS]; /* --check OPT[=VALUE]: memscribe check's --OPT */
     unsigned nr_check;
@@ -37,7 +38,8 @@ static void print_help(void)
 {
     printf("usage: memscribe record [-o FILE] [--depth N] [--time-unit U] [--no-follow]\n"
            "                        [--only GLOB] [--sample BYTES] [--vm-precise] [--reach]\n"
-           "                        [--aggregate[=PERIOD]] [--quiet]\n"
+           "                        [--aggregate[=PERIOD]] [--max-size SIZE]\n"
+           "                        [--keep-last D -o FILE] [--quiet]\n"
            "                        [--snapshot-every T -o DIR] [--check OPT[=VALUE]...]\n"
            "                        [--] CMD [ARGS...]\n"
            "       memscribe record -p PID [-o FILE] [--duration T] [--depth N]\n"
@@ -64,6 +66,11 @@ static void print_help(void)
            "      --max-size SIZE  exact until the trace reaches SIZE (K, M, G), then\n"
            "                     aggregated from the next cut on (at --aggregate's\n"
            "                     PERIOD, default 1s); record says when it switched\n"
+           "      --keep-last D  a flight recorder: the trace aggregated (at\n"
+           "                     --aggregate's PERIOD, default 1s) and, in TRACE.last/,\n"
+           "                     the last D (10m, 1h) exact, in segments of D/2 that\n"
+           "                     each stand alone; the latest three are kept\n"
+           "                     (docs/aggregate.md: Flight recorder)\n"
            "  -p, --pid PID      attach to the running process PID instead: load the\n"
            "                     collector into it (ptrace, a moment's stop), record\n"
            "                     until it exits, --duration ends or Ctrl-C detaches;\n"
@@ -217,6 +224,12 @@ static void record_opt(struct record_opts *o, int opt, const char *arg)
                             arg);
         o->check[o->nr_check++] = arg;
         break;
+    case 'Y':
+        o->keep_last_text = arg;
+        if (util_duration_parse(arg, &o->rec.keep_last_ns) || !o->rec.keep_last_ns)
+            cli_usage_error("record: --keep-last wants a duration such as 10m or 1h, not '%s'",
+                            arg);
+        break;
     case 'M':
         if (util_size_parse(arg, &o->rec.max_size) || !o->rec.max_size)
             cli_usage_error("record: --max-size wants a size such as 100M or 2G, not '%s'", arg);
@@ -267,6 +280,7 @@ static int record_parse(int argc, char **argv, struct record_opts *o)
         {"live-url-file", required_argument, NULL, 1003},
         {"aggregate", optional_argument, NULL, 'G'},
         {"max-size", required_argument, NULL, 'M'},
+        {"keep-last", required_argument, NULL, 'Y'},
         {NULL, 0, NULL, 0},
     };
     int opt;
@@ -308,7 +322,17 @@ static void record_check(const struct record_opts *o, int argc, int first)
     if ((o->rec.aggregate_ns || o->rec.max_size) && o->rec.sample_bytes)
         cli_usage_error("record: --%s and --sample do not mix: an aggregated trace "
                         "counts every call (docs/aggregate.md)",
-                        o->rec.max_size ? "max-size" : "aggregate");
+                        o->rec.keep_last_ns ? "keep-last"
+                        : o->rec.max_size   ? "max-size"
+                                            : "aggregate");
+    /* Both bound the trace: one by time, the other by size. */
+    if (o->rec.keep_last_ns && o->rec.max_size)
+        cli_usage_error("record: --keep-last and --max-size do not mix: --keep-last's trace is "
+                        "aggregated from the start, its segments hold the last D");
+    if (o->rec.keep_last_ns && o->rec.keep_last_ns < o->rec.aggregate_ns)
+        cli_usage_error("record: --keep-last's duration must be at least --aggregate's period");
+    if (o->rec.keep_last_ns && (o->serve || !o->rec.out_path))
+        cli_usage_error("record: --keep-last wants -o TRACE (its segments go in TRACE.last/)");
     /* Cuts fall on times the trace can hold. */
     if (o->rec.aggregate_ns % o->rec.time_unit_ns)
         cli_usage_error("record: --aggregate's period (%llu ns) must be a multiple of the time "
@@ -415,6 +439,14 @@ static int record_summary(const struct record_opts *o, const struct rec_summary 
                      (double)o->rec.aggregate_ns / 1e9, (unsigned long long)sum->agg.nr_transient,
                      (unsigned long long)sum->agg.nr_rows, (unsigned long long)sum->agg.nr_kept,
                      (unsigned long long)sum->agg.nr_cuts, (unsigned long long)sum->agg.nr_moments);
+        if (sum->keep_dir)
+            cli_warn("record: the last %s exact in %s: segments %u to %u%s", o->keep_last_text,
+                     sum->keep_dir, sum->keep.first_kept, sum->keep.nr_segments,
+                     sum->keep.err ? "" : " (each stands alone: memscribe report SEGMENT)");
+        if (sum->keep.err)
+            cli_warn("record: the segments of --keep-last stopped at %.6f s: %s; the trace "
+                     "went on",
+                     (double)sum->keep.err_ns / 1e9, strerror(-sum->keep.err));
         if (sum->nr_dropped)
             cli_warn("record: %llu events were dropped (see FMT_EV_DROPPED in the trace)",
                      (unsigned long long)sum->nr_dropped);
@@ -479,8 +511,9 @@ int cmd_record(int argc, char **argv)
     char msg[1024], *prog = NULL;
     int first = record_parse(argc, argv, &o), rc;
 
-    /* --max-size alone aggregates at the default period once it switches. */
-    if (o.rec.max_size && !o.rec.aggregate_ns)
+    /* --max-size alone aggregates at the default period once it switches,
+     * --keep-last from the start. */
+    if ((o.rec.max_size || o.rec.keep_last_ns) && !o.rec.aggregate_ns)
         o.rec.aggregate_ns = RECORD_AGGREGATE_DEFAULT_NS;
     record_check(&o, argc, first);
     if (o.nr_check)

@@ -29,6 +29,7 @@
 #define FMT_FEAT_FREE_RANKS 0x100u   /* 1.5: addresses of recent frees, references by rank */
 #define FMT_FEAT_REALLOC_PRED 0x200u /* 1.7: realloc addresses predicted; class tops */
 #define FMT_FEAT_AGGREGATE 0x400u    /* 1.8: aggregated stretches (docs/aggregate.md) */
+#define FMT_FEAT_SEGMENT 0x800u      /* 1.9: a --keep-last segment (META SEGMENT) */
 #define FMT_FEAT_REQUIRED_MASK 0xffffffffull
 /* Optional (a reader that does not know it reads the trace as before): the
  * recorder scanned each image at its exit for memcheck's reachability
@@ -37,7 +38,7 @@
 #define FMT_FEAT_KNOWN                                                                             \
     (FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS | FMT_FEAT_PE_PROCESS |    \
      FMT_FEAT_TIME_UNIT | FMT_FEAT_SAMPLED | FMT_FEAT_TIME_PACK | FMT_FEAT_POOLS |                 \
-     FMT_FEAT_FREE_RANKS | FMT_FEAT_REALLOC_PRED | FMT_FEAT_AGGREGATE)
+     FMT_FEAT_FREE_RANKS | FMT_FEAT_REALLOC_PRED | FMT_FEAT_AGGREGATE | FMT_FEAT_SEGMENT)
 /* The time unit (feature bit TIME_UNIT): ns per unit, a 32-bit field of the
  * header at this offset, at most FMT_MAX_TIME_UNIT (one second). */
 #define FMT_HEADER_TIME_UNIT 44
@@ -139,6 +140,8 @@ enum fmt_meta_type {
     FMT_META_WINE_PREFIX = 7,  /* a Windows program's WINEPREFIX, a Linux path */
     FMT_META_WINE_DLL_DIR = 8, /* a folder of Wine's own DLLs (repeatable) */
     FMT_META_AGGREGATE = 9,    /* 1.8: varint period ns; aggregated from the start */
+    FMT_META_KEEP_LAST = 10,   /* 1.9: varint ns, record --keep-last's duration */
+    FMT_META_SEGMENT = 11,     /* 1.9: varint from ns, varint number: a segment */
 };
 
 /* Limits a reader enforces so that a corrupt file cannot make it allocate

@@ -116,6 +116,17 @@ int fmt_rdefs_meta(struct fmt_reader *r, uint64_t off)
             if (b.bad || !r->info.attached_pid)
                 return fmt_rerr(r, -EPROTO, off, "bad attached pid in metadata");
             break;
+        case FMT_META_KEEP_LAST: /* 1.9 */
+            r->info.keep_last_ns = fmt_cur_varint(&b);
+            if (b.bad || !r->info.keep_last_ns)
+                return fmt_rerr(r, -EPROTO, off, "bad --keep-last duration in metadata");
+            break;
+        case FMT_META_SEGMENT: /* 1.9: a --keep-last segment */
+            r->info.segment_from_ns = fmt_cur_varint(&b);
+            r->info.segment_nr = fmt_cur_u32(&b);
+            if (b.bad || !r->info.segment_nr || !r->segment)
+                return fmt_rerr(r, -EPROTO, off, "bad segment in metadata");
+            break;
         case FMT_META_AGGREGATE: /* 1.8: aggregated from the start */
             r->info.aggregate_ns = fmt_cur_varint(&b);
             r->agg_meta = 1;
@@ -126,6 +137,8 @@ int fmt_rdefs_meta(struct fmt_reader *r, uint64_t off)
     }
     if (c.bad)
         return fmt_rerr(r, -EPROTO, off, "bad metadata record");
+    if (r->segment && !r->info.segment_nr)
+        return fmt_rerr(r, -EPROTO, off, "a --keep-last segment without its SEGMENT record");
     return 0;
 }
 
@@ -133,8 +146,9 @@ int fmt_rdefs_image(struct fmt_reader *r, uint32_t image, uint64_t off)
 {
     /* Images are numbered densely as they appear; a writer names them a
      * little out of order at most, so a far jump (which would make the
-     * table huge) is corruption. */
-    if (image >= FMT_MAX_IMAGES || image >= r->nr_images + FMT_MAX_IMAGE_JUMP)
+     * table huge) is corruption. A --keep-last segment names the whole
+     * run's images, those still running when it began. */
+    if (image >= FMT_MAX_IMAGES || (image >= r->nr_images + FMT_MAX_IMAGE_JUMP && !r->segment))
         return fmt_rerr(r, -EPROTO, off, "impossible image index %u", image);
     if (image < r->nr_images)
         return 0;

@@ -301,6 +301,7 @@ static int open_trace(struct fmt_reader *r)
     r->pools = (features & FMT_FEAT_POOLS) != 0;
     r->reach_on = (features & FMT_FEAT_REACH) != 0;
     r->agg = (features & FMT_FEAT_AGGREGATE) != 0;
+    r->segment = (features & FMT_FEAT_SEGMENT) != 0;
     r->estimates = r->sampled;
     r->layout = !r->addr_cands                    ? FMT_RLAYOUT_ANY
                 : !r->v13 && !r->tpack && !r->v15 ? FMT_RLAYOUT_1_1

@@ -158,7 +158,7 @@ static inline __attribute__((always_inline)) int end_heap(struct fmt_writer *w, 
  * touched (REF, then in MISC the number touched and whether any survives
  * in part). */
 static int end_vm(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx, uint64_t addr,
-                  uint64_t len, int may_end)
+                  uint64_t len, int may_end, uint64_t *how)
 {
     struct fmt_wvm_hit hit = {0};
 
@@ -171,19 +171,22 @@ static int end_vm(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
         fmt_buf_put_varint(&w->col[FMT_COL_REF], 0);
         return 0;
     }
+    *how = hit.first_how;
     fmt_buf_put_varint(&w->col[FMT_COL_MISC], (uint64_t)(hit.nr - 1) << 1 | (hit.partial != 0));
     put_ref(w, ev->ts_ns, &hit.first, ctx);
     return 0;
 }
 
-static int start_vm(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx)
+/* A mapping starts: an mmap with its prot and flags, an mremap with those
+ * of the mapping it moved (how). */
+static int start_vm(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx, uint64_t how)
 {
     struct fmt_wblock b = {ev->addr,  w->next_serial++,     ev->size, ev->ts_ns, ev->stack, ctx,
                            ev->image, w->pred->nr_started++};
 
     if (w->v15 && fmt_rank_start(&w->pred->rank, b.ord))
         return -ENOMEM;
-    return ev->size ? fmt_wvm_insert(&w->vm, ev->image, &b) : 0;
+    return ev->size ? fmt_wvm_insert(&w->vm, ev->image, &b, how) : 0;
 }
 
 /* Format 1.8's kinds (docs/aggregate.md): a batch's size class is one of
@@ -587,15 +590,17 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
     fmt_buf_put_split(&col[FMT_COL_SIZE], &col[FMT_COL_SIZE_HI], ev->size);
     fmt_buf_put_varint(&col[FMT_COL_ADDR], ev->addr);
     int ok = !failed && ev->addr != UINT64_MAX;
+    uint64_t how = 0;
     switch (kind) {
     case FMT_EV_MMAP:
-        rc = end_vm(w, ev, ctx, ev->addr, ev->size, ok && ev->addr);
-        return rc ?: (ok && ev->addr ? start_vm(w, ev, ctx) : 0);
+        rc = end_vm(w, ev, ctx, ev->addr, ev->size, ok && ev->addr, &how);
+        how = (ev->arg[0] & 0xffffffffu) | ev->arg[1] << 32;
+        return rc ?: (ok && ev->addr ? start_vm(w, ev, ctx, how) : 0);
     case FMT_EV_MUNMAP:
-        return end_vm(w, ev, ctx, ev->addr, ev->size, ok);
+        return end_vm(w, ev, ctx, ev->addr, ev->size, ok, &how);
     case FMT_EV_MREMAP:
-        rc = end_vm(w, ev, ctx, ev->old_addr, ev->old_size, ok && ev->addr);
-        return rc ?: (ok && ev->addr ? start_vm(w, ev, ctx) : 0);
+        rc = end_vm(w, ev, ctx, ev->old_addr, ev->old_size, ok && ev->addr, &how);
+        return rc ?: (ok && ev->addr ? start_vm(w, ev, ctx, how) : 0);
     case FMT_EV_DROPPED:
         w->chunk_dropped += ev->arg[0];
         return 0;

@@ -53,6 +53,19 @@ static int w_meta(struct fmt_writer *w, const struct fmt_trace_info *info)
         rc = rc ?: fmt_buf_add_varint(&b, FMT_META_AGGREGATE);
         rc = rc ?: fmt_buf_add_string(&b, tmp, t.len);
     }
+    if (info->keep_last_ns) { /* 1.9 */
+        t.len = 0;
+        fmt_buf_put_varint(&t, info->keep_last_ns);
+        rc = rc ?: fmt_buf_add_varint(&b, FMT_META_KEEP_LAST);
+        rc = rc ?: fmt_buf_add_string(&b, tmp, t.len);
+    }
+    if (info->segment_nr) { /* 1.9, with the feature bit SEGMENT */
+        t.len = 0;
+        fmt_buf_put_varint(&t, info->segment_from_ns);
+        fmt_buf_put_varint(&t, info->segment_nr);
+        rc = rc ?: fmt_buf_add_varint(&b, FMT_META_SEGMENT);
+        rc = rc ?: fmt_buf_add_string(&b, tmp, t.len);
+    }
     if (info->wine_prefix) {
         rc = rc ?: fmt_buf_add_varint(&b, FMT_META_WINE_PREFIX);
         rc = rc ?: fmt_buf_add_string(&b, info->wine_prefix, strlen(info->wine_prefix));
@@ -133,14 +146,14 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     uint8_t hdr[FMT_HEADER_SIZE];
     struct fmt_trace_info hinfo = *info;
     hinfo.time_unit_ns = w->tu;
-    fmt_header_encode(hdr, &hinfo,
-                      FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS |
-                          (opt && opt->pe_process ? FMT_FEAT_PE_PROCESS : 0) |
-                          (w->v13 ? FMT_FEAT_TIME_UNIT : 0) | (w->tpack ? FMT_FEAT_TIME_PACK : 0) |
-                          (info->sample_bytes ? FMT_FEAT_SAMPLED : 0) |
-                          (w->pools ? FMT_FEAT_POOLS : 0) | (w->v15 ? FMT_FEAT_FREE_RANKS : 0) |
-                          (w->reach ? FMT_FEAT_REACH : 0) | (w->v17 ? FMT_FEAT_REALLOC_PRED : 0) |
-                          (w->agg ? FMT_FEAT_AGGREGATE : 0));
+    fmt_header_encode(
+        hdr, &hinfo,
+        FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS |
+            (opt && opt->pe_process ? FMT_FEAT_PE_PROCESS : 0) | (w->v13 ? FMT_FEAT_TIME_UNIT : 0) |
+            (w->tpack ? FMT_FEAT_TIME_PACK : 0) | (info->sample_bytes ? FMT_FEAT_SAMPLED : 0) |
+            (w->pools ? FMT_FEAT_POOLS : 0) | (w->v15 ? FMT_FEAT_FREE_RANKS : 0) |
+            (w->reach ? FMT_FEAT_REACH : 0) | (w->v17 ? FMT_FEAT_REALLOC_PRED : 0) |
+            (w->agg ? FMT_FEAT_AGGREGATE : 0) | (info->segment_nr ? FMT_FEAT_SEGMENT : 0));
     if ((rc = fmt_wout_raw(&w->out, hdr, sizeof(hdr))) || (rc = w_meta(w, info)))
         goto fail;
     *out = w;

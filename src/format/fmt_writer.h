@@ -144,6 +144,28 @@ struct fmt_writer_reach {
 };
 int fmt_writer_reach(struct fmt_writer *w, const struct fmt_writer_reach *rr);
 
+/* record --keep-last (fmt_wcarry.c): make in dst, a segment's writer
+ * that takes its stacks from src alone, the stacks src has and dst lacks,
+ * with src's ids, so that events name stacks by src's ids in both.
+ * Returns 0 or -errno. */
+int fmt_writer_copy_stacks(struct fmt_writer *dst, const struct fmt_writer *src);
+/* The highest stack id w has given. */
+uint32_t fmt_writer_nr_stacks(const struct fmt_writer *w);
+
+/* A mapping the writer holds live (fmt_writer_live_maps): a piece of an
+ * mmap or mremap, as it is now, with its call's time, stack and context,
+ * and the prot and flags it was mapped with. */
+struct fmt_writer_map {
+    uint64_t addr, size, ts_ns;
+    uint32_t stack;
+    struct fmt_writer_who who;
+    uint32_t prot, flags;
+};
+typedef int fmt_writer_map_fn(void *arg, const struct fmt_writer_map *m);
+/* Call fn once for each live mapping of every image, by image and address;
+ * fn returns 0 to go on, anything else stops the walk and is returned. */
+int fmt_writer_live_maps(const struct fmt_writer *w, fmt_writer_map_fn *fn, void *arg);
+
 void fmt_writer_get_stats(const struct fmt_writer *w, struct fmt_writer_stats *st);
 
 /* Free the writer (after finish, or instead of it on an error path). */

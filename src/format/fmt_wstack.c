@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "util/util_array.h"
+
 #define WSTACK_MIN_HASH 4096
 
 static inline uint64_t wstack_hash(uint32_t parent, uint64_t addr, uint32_t image)
@@ -52,6 +54,7 @@ void fmt_wstack_destroy(struct fmt_wstack *s)
     free(s->nodes);
     free(s->win);
     free(s->code);
+    free(s->limits);
     for (int i = 0; i < FMT_STK_NR_STREAMS; i++)
         fmt_buf_free(&s->pending[i]);
 }
@@ -153,6 +156,11 @@ static int wstack_child(struct fmt_wstack *s, uint32_t parent, uint64_t addr, ui
     if (limit)
         fmt_buf_put_varint(&s->pending[FMT_STK_LIMIT], limit);
     s->nr_pending++;
+    if (limit) {
+        if (UTIL_ARRAY_RESERVE(s->limits, s->cap_limits, (size_t)s->nr_limits + 1, 16))
+            return -ENOMEM;
+        s->limits[s->nr_limits++] = (uint64_t)nid << 32 | limit;
+    }
     *id = nid;
     if ((uint64_t)s->nr_nodes * 2 > s->hash_mask + 1)
         return wstack_rehash(s);
@@ -244,6 +252,27 @@ int fmt_wstack_intern(struct fmt_wstack *s, uint32_t image, const uint64_t *fram
         for (uint32_t j = 0; j < FMT_WSTACK_WINDOW_SHIFT && j + 1 < nr_frames && n;
              j++, n = s->nodes[n].parent)
             *win_slot(s, hash[j]) = (struct fmt_wwin){hash[j], n, nr_frames - 1 - j};
+    }
+    return 0;
+}
+
+int fmt_wstack_copy(struct fmt_wstack *dst, const struct fmt_wstack *src)
+{
+    uint32_t k = 0;
+
+    while (k < src->nr_limits && (uint32_t)(src->limits[k] >> 32) <= dst->nr_nodes)
+        k++;
+    for (uint32_t id = dst->nr_nodes + 1; id <= src->nr_nodes; id++) {
+        const struct fmt_wnode *n = &src->nodes[id];
+        uint32_t limit = 0, got;
+
+        if (k < src->nr_limits && (uint32_t)(src->limits[k] >> 32) == id)
+            limit = (uint32_t)src->limits[k++];
+        int rc = wstack_child(dst, n->parent, n->addr, n->image, limit, &got);
+        if (rc)
+            return rc;
+        if (got != id)
+            return -EINVAL;
     }
     return 0;
 }

@@ -56,6 +56,10 @@ struct fmt_wstack {
     uint32_t depth_limit;     /* the collector's depth; 0: no window interning */
     struct fmt_wwin *win;     /* FMT_WSTACK_WINDOW_SLOTS, direct-mapped by hash */
     struct fmt_stkcode *code; /* candidate lists of the address coding */
+    /* The window nodes' limits, id << 32 | limit in id order: few (deep
+     * recursion), kept so that fmt_wstack_copy makes the same nodes. */
+    uint64_t *limits;
+    uint32_t nr_limits, cap_limits;
 };
 
 #define FMT_WSTACK_WINDOW_SHIFT 4 /* frames a recursion level may span */
@@ -76,6 +80,12 @@ void fmt_wstack_destroy(struct fmt_wstack *s);
  * stack is the root node with address 0. Returns 0 or -ENOMEM. */
 int fmt_wstack_intern(struct fmt_wstack *s, uint32_t image, const uint64_t *frames,
                       uint32_t nr_frames, uint32_t *id);
+
+/* Make in dst the nodes of src it lacks, with src's ids: dst must have
+ * been made by copying src alone (a --keep-last segment's writer names
+ * stacks by the whole run's ids, fmt_wcarry.c). Returns 0, -ENOMEM, or
+ * -EINVAL when dst holds other nodes. */
+int fmt_wstack_copy(struct fmt_wstack *dst, const struct fmt_wstack *src);
 
 /* Encode the address codes of the pending nodes not encoded yet (the head
  * and limit streams are written as nodes are made): before their DEFS

@@ -51,8 +51,10 @@ int fmt_wvm_remove(struct fmt_wvm *vm, uint32_t image, uint64_t start, uint64_t 
 
     while (i < im->nr && im->v[i].start < end) {
         struct fmt_wpiece *p = &im->v[i];
-        if (hit->nr++ == 0)
+        if (hit->nr++ == 0) {
             hit->first = p->blk;
+            hit->first_how = p->how;
+        }
         if (p->start >= start && p->end <= end) {
             memmove(p, p + 1, (size_t)(im->nr - i - 1) * sizeof(*p));
             im->nr--;
@@ -80,7 +82,7 @@ int fmt_wvm_remove(struct fmt_wvm *vm, uint32_t image, uint64_t start, uint64_t 
     return 0;
 }
 
-int fmt_wvm_insert(struct fmt_wvm *vm, uint32_t image, const struct fmt_wblock *blk)
+int fmt_wvm_insert(struct fmt_wvm *vm, uint32_t image, const struct fmt_wblock *blk, uint64_t how)
 {
     struct fmt_wvm_hit hit;
     struct fmt_wvm_image *im = wvm_image(vm, image);
@@ -95,6 +97,7 @@ int fmt_wvm_insert(struct fmt_wvm *vm, uint32_t image, const struct fmt_wblock *
     im->v[i].start = blk->addr;
     im->v[i].end = end;
     im->v[i].blk = *blk;
+    im->v[i].how = how;
     im->nr++;
     return 0;
 }

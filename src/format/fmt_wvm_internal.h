@@ -14,6 +14,8 @@ struct fmt_wpiece {
     uint64_t start;
     uint64_t end;          /* exclusive */
     struct fmt_wblock blk; /* the mapping as made: addr, size, serial, ... */
+    uint64_t how;          /* its mmap's prot | flags << 32 (a --keep-last segment
+                              carries it: fmt_wcarry.c) */
 };
 
 struct fmt_wvm_image {
@@ -30,6 +32,7 @@ struct fmt_wvm {
 /* What a range removal touched. */
 struct fmt_wvm_hit {
     struct fmt_wblock first; /* the lowest mapping touched (valid if nr > 0) */
+    uint64_t first_how;      /* its prot | flags << 32 */
     uint32_t nr;             /* how many pieces were touched */
     int partial;             /* some touched piece survives in part */
 };
@@ -40,8 +43,9 @@ void fmt_wvm_destroy(struct fmt_wvm *vm);
 int fmt_wvm_remove(struct fmt_wvm *vm, uint32_t image, uint64_t start, uint64_t len,
                    struct fmt_wvm_hit *hit);
 
-/* Add a mapping; what it overlaps is removed first (without a report: an
- * mmap names it through fmt_wvm_remove() before). Returns 0 or -ENOMEM. */
-int fmt_wvm_insert(struct fmt_wvm *vm, uint32_t image, const struct fmt_wblock *blk);
+/* Add a mapping made with how (prot | flags << 32); what it overlaps is
+ * removed first (without a report: an mmap names it through
+ * fmt_wvm_remove() before). Returns 0 or -ENOMEM. */
+int fmt_wvm_insert(struct fmt_wvm *vm, uint32_t image, const struct fmt_wblock *blk, uint64_t how);
 
 #endif

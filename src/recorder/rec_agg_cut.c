@@ -213,26 +213,18 @@ static int write_kept(struct rec_agg *a, uint32_t k)
     } else if (!b->ext && kind == FMT_EV_REALLOC) {
         rc = fmt_writer_realloc(a->w, who, 0, b->ts, 0, b->addr, b->size, b->stack);
     } else {
-        const struct rec_agg_ext *x = b->ext ? &a->exts[b->ext - 1] : NULL;
-        struct fmt_event ev = {.ts_ns = b->ts,
-                               .kind = (uint16_t)kind,
-                               .flags = x ? x->flags : 0,
-                               .image = who->image,
-                               .thread = who->thread,
-                               .pid = who->pid,
-                               .tid = who->tid,
-                               .stack = b->stack,
-                               .addr = b->addr,
-                               .size = b->size,
-                               .arg = {x ? x->arg[0] : 0, x ? x->arg[1] : 0}};
+        struct fmt_event ev;
 
+        rec_agg_block_event(a, k, &ev);
         rc = fmt_writer_event(a->w, &ev);
     }
     a->st.nr_kept++;
     b->pend = 0;
-    if (b->ext)
+    /* --keep-last carries the block into each new segment as it was made */
+    if (b->ext && !a->keep_fields)
         rec_agg_ext_free(a, b->ext);
-    b->ext = 0;
+    if (!a->keep_fields)
+        b->ext = 0;
     if (b->kind & REC_AGG_ORPHAN) /* in no index: nothing will end it */
         rec_agg_blk_free(a, k);
     return rc;

@@ -124,6 +124,7 @@ struct rec_agg {
     uint64_t seq;     /* events taken, the arrival numbers */
     int started;      /* the FMT_EV_AGGREGATE event is written (or the trace starts exact) */
     int exact;        /* record --max-size: the exact stretch, before the switch */
+    int keep_fields;  /* record --keep-last: kept blocks keep their other fields */
     uint64_t last_ts; /* the latest event's time */
 
     /* The live blocks: a slab and an index by (image, heap, addr). */

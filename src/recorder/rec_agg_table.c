@@ -193,3 +193,39 @@ void rec_agg_table_free(struct rec_agg *a)
     free(a->exts);
     free(a->pend);
 }
+
+void rec_agg_block_event(const struct rec_agg *a, uint32_t k, struct fmt_event *ev)
+{
+    const struct rec_agg_blk *b = &a->blks[k];
+    const struct fmt_writer_who *who = &a->threads[b->thread].who;
+    const struct rec_agg_ext *x = b->ext ? &a->exts[b->ext - 1] : NULL;
+
+    *ev = (struct fmt_event){.ts_ns = b->ts,
+                             .kind = (uint16_t)(b->kind & ~REC_AGG_ORPHAN),
+                             .flags = x ? x->flags : 0,
+                             .image = who->image,
+                             .thread = who->thread,
+                             .pid = who->pid,
+                             .tid = who->tid,
+                             .stack = b->stack,
+                             .addr = b->addr,
+                             .size = b->size,
+                             .arg = {x ? x->arg[0] : 0, x ? x->arg[1] : 0}};
+}
+
+int rec_agg_live_each(const struct rec_agg *a, rec_agg_block_fn *fn, void *arg)
+{
+    for (uint32_t j = 0; a->bix && j <= a->bix_mask; j++) {
+        uint32_t k = a->bix[j];
+        int rc = k ? fn(arg, k, a->blks[k].ts) : 0;
+
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+void rec_agg_keep_fields(struct rec_agg *a)
+{
+    a->keep_fields = 1;
+}

@@ -14,6 +14,7 @@
 #include "format/fmt_shm.h"
 #include "format/fmt_writer.h"
 #include "recorder/rec_agg.h"
+#include "recorder/rec_keep.h"
 #include "recorder/rec_session.h"
 
 /* What `memscribe record` writes unless told otherwise (docs/record.md):
@@ -276,6 +277,9 @@ struct rec_session {
     /* record --aggregate: what the merge writes goes through it (rec_agg.h);
      * NULL: straight to the writer */
     struct rec_agg *agg;
+    /* record --keep-last: the exact segments beside it (rec_keep.h) */
+    struct rec_keep *keep;
+    char *keep_dir;
     /* record --max-size: the trace's bytes at the last check and the most
      * they grew between two (rec_merge.c) */
     uint64_t max_size_seen, max_size_step;

@@ -66,6 +66,8 @@ void rec_merge_write(struct rec_session *s, struct fmt_event *ev, uint64_t abs_t
     if (ev->kind == FMT_EV_DROPPED)
         s->nr_dropped += ev->arg[0];
     if (s->write_err == 0) {
+        if (s->keep)
+            rec_keep_event(s->keep, ev);
         int rc = s->agg ? rec_agg_event(s->agg, ev) : fmt_writer_event(s->w, ev);
 
         if (rc < 0)
@@ -213,6 +215,8 @@ static __attribute__((noinline)) void rec_emit_realloc(struct rec_session *s, st
     ts = rec_trace_ts(s, ts);
     if (s->write_err == 0) {
         uint32_t stack = rec_map_stack(r->img, e->stack);
+        if (s->keep)
+            rec_keep_realloc(s->keep, &r->who, e->flags, ts, e->extra[0], e->addr, e->size, stack);
         int rc = s->agg ? rec_agg_realloc(s->agg, &r->who, e->flags, ts, e->extra[0], e->addr,
                                           e->size, stack)
                         : fmt_writer_realloc(s->w, &r->who, e->flags, ts, e->extra[0], e->addr,
@@ -248,6 +252,10 @@ rec_emit_heap(struct rec_session *s, struct rec_ring *r, const struct fmt_shm_ev
     if (s->write_err == 0) {
         uint64_t size = e->kind == FMT_EV_MALLOC ? e->size : 0;
         uint32_t stack = rec_map_stack(r->img, e->stack);
+        /* --keep-last's segment first: a new one begins with the state
+         * before this event. Its errors stop the segments alone. */
+        if (__builtin_expect(s->keep != NULL, 0))
+            rec_keep_heap(s->keep, &r->who, e->kind, ts, e->addr, size, stack);
         /* One branch, taken the same way for the whole recording. */
         int rc = s->agg ? rec_agg_heap(s->agg, &r->who, e->kind, ts, e->addr, size, stack)
                         : fmt_writer_heap(s->w, &r->who, e->kind, ts, e->addr, size, stack);

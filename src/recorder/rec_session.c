@@ -264,10 +264,23 @@ static int rec_session_create(struct rec_session *s, char *msg, size_t msg_size)
      * then says when); set here, after every mode's writer options (the
      * Wine mode's own). */
     info.aggregate_ns = s->opt.max_size ? 0 : s->opt.aggregate_ns;
+    info.keep_last_ns = s->opt.keep_last_ns;
     s->wopt.aggregate = s->opt.aggregate_ns != 0;
     rc = fmt_writer_create(&s->w, s->out_fd, &info, &s->wopt);
     if (rc == 0 && s->opt.aggregate_ns)
         rc = rec_agg_new(&s->agg, s->w, s->opt.aggregate_ns, s->opt.max_size != 0);
+    /* --keep-last: its segments in TRACE.last/ (docs/aggregate.md) */
+    if (rc == 0 && s->opt.keep_last_ns) {
+        if (asprintf(&s->keep_dir, "%s.last", s->opt.out_path) < 0) {
+            s->keep_dir = NULL;
+            rc = -ENOMEM;
+        } else if ((rc = rec_keep_new(&s->keep, s->keep_dir, &info, &s->wopt, s->opt.keep_last_ns,
+                                      s->opt.aggregate_ns, s->w, s->agg))) {
+            snprintf(msg, msg_size, "cannot start the segments of --keep-last in %s: %s",
+                     s->keep_dir, strerror(-rc));
+            return -1;
+        }
+    }
     if (rc < 0) {
         snprintf(msg, msg_size, "cannot start the trace %s: %s", s->opt.out_path, strerror(-rc));
         return -1;
@@ -279,6 +292,8 @@ static int rec_session_create(struct rec_session *s, char *msg, size_t msg_size)
  * attach). */
 static void rec_session_abandon(struct rec_session *s)
 {
+    rec_keep_free(s->keep);
+    s->keep = NULL;
     rec_agg_free(s->agg);
     s->agg = NULL;
     if (s->w)
@@ -386,6 +401,8 @@ static void rec_session_loop(struct rec_session *s)
 
             if (rc < 0)
                 s->write_err = rc;
+            if (s->keep)
+                rec_keep_flush(s->keep);
             last_flush = now;
         }
         if (s->mode->done(s, s->mode_arg, now))
@@ -407,6 +424,7 @@ static void rec_session_end(struct rec_session *s, struct rec_summary *sum)
 {
     struct fmt_writer_stats stats;
     struct rec_agg_stats agg = {0};
+    struct rec_keep_stats keep = {0};
     int rc;
 
     if (s->lfd >= 0)
@@ -417,6 +435,12 @@ static void rec_session_end(struct rec_session *s, struct rec_summary *sum)
                          rec_clock_now(&s->clock));
     rec_merge_emit(s, UINT64_MAX);
     rec_merge_cut(s); /* --aggregate: the last interval, every live block kept */
+    if (s->keep) {
+        rec_keep_finish(s->keep);
+        rec_keep_get_stats(s->keep, &keep);
+        rec_keep_free(s->keep);
+        s->keep = NULL;
+    }
     if (s->lfd >= 0)
         close(s->lfd);
     s->lfd = -1;
@@ -437,6 +461,8 @@ static void rec_session_end(struct rec_session *s, struct rec_summary *sum)
     s->out_fd = -1;
     s->out_created = 0; /* it is the recording's now */
     *sum = (struct rec_summary){
+        .keep = keep,
+        .keep_dir = s->keep_dir,
         .agg = agg,
         .out_path = s->opt.out_path,
         .nr_events = stats.nr_events,

@@ -50,6 +50,8 @@ struct rec_options {
                               0: exact */
     uint64_t max_size;     /* --max-size: exact until the trace reaches it, then aggregated
                               at aggregate_ns (which must be set); 0: no limit */
+    uint64_t keep_last_ns; /* --keep-last: the last this long exact in segments beside the
+                              trace, aggregated at aggregate_ns (which must be set); 0: none */
     rec_say_fn *say;       /* NULL: nothing is said */
     void *say_arg;
 };
@@ -102,6 +104,16 @@ struct rec_agg_stats {
     uint64_t exact_bytes;  /* ... and the trace's bytes written by then */
 };
 
+/* What record --keep-last's segments did (rec_keep.h): segments begun,
+ * the first kept, and the first error (-errno, 0: none; the segments
+ * stopped there, the trace went on) and when (trace time). */
+struct rec_keep_stats {
+    uint32_t nr_segments, first_kept;
+    uint64_t carried; /* events carried into the latest segment */
+    int err;
+    uint64_t err_ns;
+};
+
 /* What a recording did, for the summary `record` prints. */
 struct rec_summary {
     const char *out_path; /* the trace (the session's, valid until it is freed) */
@@ -121,10 +133,12 @@ struct rec_summary {
         uint32_t nr_scans;
         uint64_t nr_blocks, read_bytes, scan_ns, held_ns, max_held_ns;
     } reach;
-    struct rec_agg_stats agg; /* --aggregate's */
-    int write_err;            /* the first write error (-errno), 0: the trace is whole */
-    int exit_code;            /* the mode's (finish), when write_err is 0 */
-    char note[512];           /* the mode's closing note, "" if none */
+    struct rec_agg_stats agg;   /* --aggregate's */
+    struct rec_keep_stats keep; /* --keep-last's */
+    const char *keep_dir;       /* its folder (the session's), NULL without it */
+    int write_err;              /* the first write error (-errno), 0: the trace is whole */
+    int exit_code;              /* the mode's (finish), when write_err is 0 */
+    char note[512];             /* the mode's closing note, "" if none */
 };
 
 /* A session with the options o (the strings must outlive it); NULL when

@@ -854,4 +854,8 @@ void rec_session_clear(struct rec_session *s)
     free(s->heap);
     rec_agg_free(s->agg);
     s->agg = NULL;
+    rec_keep_free(s->keep);
+    s->keep = NULL;
+    free(s->keep_dir);
+    s->keep_dir = NULL;
 }

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/* The flight recorder of `record --keep-last D` (docs/aggregate.md, "Flight
+ * recorder"): beside the whole run's aggregated trace, the events of the
+ * last D exactly, in segments: exact traces of D/2 each, in the folder
+ * TRACE.last/, the latest three kept (at least D of history, at most 1.5 D).
+ *
+ * Each segment stands alone. It begins with what was live when it began,
+ * at their own times: the processes, threads (with their names), modules,
+ * pools and Windows heaps (events copied as they came), the mappings (from
+ * the whole run's writer) and the heap blocks (from the aggregator), then
+ * every event from its start on, as an exact trace writes them. Its stacks
+ * carry the whole run's ids (fmt_writer_copy_stacks), so an event goes to
+ * both writers as it is.
+ *
+ * Not thread-safe: the recorder's one thread calls it, from the merge
+ * (rec_merge.c), before the aggregator sees the event. */
+#ifndef REC_KEEP_H
+#define REC_KEEP_H
+
+#include <stdint.h>
+
+#include "format/fmt_writer.h"
+#include "memscribe/event.h"
+#include "recorder/rec_agg.h"
+
+struct rec_keep;
+
+/* Segments of half keep_ns each (rounded up to the aggregator's period
+ * period_ns, so that each begins at a cut) in the folder dir (made 0700 if missing; the
+ * segments of an earlier recording there are removed), with the trace
+ * info and writer options of the whole run's trace, whose writer main and
+ * aggregator agg hold the stacks, the mappings and the live blocks. The
+ * info's strings must outlive it. Returns 0 or -errno. */
+int rec_keep_new(struct rec_keep **out, const char *dir, const struct fmt_trace_info *info,
+                 const struct fmt_writer_options *wopt, uint64_t keep_ns, uint64_t period_ns,
+                 struct fmt_writer *main, struct rec_agg *agg);
+
+/* The merge's events, as rec_agg_heap, rec_agg_realloc and rec_agg_event
+ * take them. A segment whose time is over is finished first and the next
+ * begun. Returns 0, or -errno when the segments stopped (the whole run's
+ * trace goes on: rec_keep_error says why later). */
+int rec_keep_heap(struct rec_keep *k, const struct fmt_writer_who *who, unsigned kind,
+                  uint64_t ts_ns, uint64_t addr, uint64_t size, uint32_t stack);
+int rec_keep_realloc(struct rec_keep *k, const struct fmt_writer_who *who, unsigned flags,
+                     uint64_t ts_ns, uint64_t old_addr, uint64_t addr, uint64_t size,
+                     uint32_t stack);
+int rec_keep_event(struct rec_keep *k, const struct fmt_event *ev);
+
+/* Write what the segment holds so far (the recorder's flush each second),
+ * and finish it at the end. 0 or -errno. */
+int rec_keep_flush(struct rec_keep *k);
+int rec_keep_finish(struct rec_keep *k);
+
+/* What it did (struct rec_keep_stats, rec_session.h). */
+void rec_keep_get_stats(const struct rec_keep *k, struct rec_keep_stats *st);
+
+void rec_keep_free(struct rec_keep *k);
+
+#endif
