@@ -27,3 +27,6 @@ ms_unit_test(test_rec_reach ${PROJECT_SOURCE_DIR}/tests/unit/test_rec_reach.c LI
 ms_test_program(rec_agg ${PROJECT_SOURCE_DIR}/tests/programs/rec_agg.c LIBS Threads::Threads)
 ms_unit_test(test_rec_agg ${PROJECT_SOURCE_DIR}/tests/unit/test_rec_agg.c LIBS ms_recorder)
 ms_e2e_test(rec_aggregate rec_aggregate.sh)
+# record --keep-last: segments that stand alone, each the whole run's blocks from its
+# start (tests/e2e/rec_keep_last.sh).
+ms_e2e_test(rec_keep_last rec_keep_last.sh)

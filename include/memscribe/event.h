@@ -95,7 +95,9 @@ enum fmt_origin {
     FMT_ORIGIN_LIBC = 1,     /* made inside libc (malloc's own mmaps, stdio, ...) */
     FMT_ORIGIN_LOADER = 2,   /* made by ld.so (dlopen, startup) */
     FMT_ORIGIN_THREAD = 3,   /* a thread stack made by pthread_create */
-    FMT_ORIGIN_SNAPSHOT = 4, /* already mapped when tracing began */
+    FMT_ORIGIN_SNAPSHOT = 4, /* already mapped when tracing began; on a heap allocation
+                                (format 1.9): a --keep-last segment's block live when
+                                the segment began, carried in at its own time */
 };
 #define FMT_NR_ORIGINS 5
 

@@ -12,6 +12,7 @@
 #include "analysis/core/ana_attach.h"
 #include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_scan.h"
+#include "analysis/core/ana_segment.h"
 #include "analysis/core/ana_text.h"
 #include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_pmodel.h"
@@ -191,6 +192,12 @@ void cli_ana_open(struct cli_ana *a, int argc, char **argv, int optind_now)
         cli_warn("%s: %s: %s", a->cmd, a->path,
                  ana_aggregate_note(note, sizeof(note), fmt_reader_info(a->r)));
     }
+    if (fmt_reader_info(a->r)->keep_last_ns) {
+        char note[ANA_SEGMENT_NOTE_SIZE];
+
+        cli_warn("%s: %s: %s", a->cmd, a->path,
+                 ana_segment_note(note, sizeof(note), fmt_reader_info(a->r)));
+    }
     check_selection(a);
 }
 
@@ -297,6 +304,7 @@ void cli_ana_json_begin_on(struct cli_ana *a, struct ana_json *j, FILE *out)
     ana_sample_json(j, fmt_reader_sample_bytes(a->r));
     ana_attach_json(j, fmt_reader_info(a->r)->attached_pid);
     ana_aggregate_json(j, fmt_reader_info(a->r));
+    ana_segment_json(j, fmt_reader_info(a->r));
 }
 
 void cli_ana_image_json(struct cli_ana *a, struct ana_json *j, uint32_t image)

@@ -11,6 +11,7 @@
 #include "analysis/core/ana_aggregate.h"
 #include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_scan.h"
+#include "analysis/core/ana_segment.h"
 #include "analysis/core/ana_stacks.h"
 #include "analysis/core/ana_time.h"
 #include "analysis/diff/ana_diff.h"
@@ -208,6 +209,7 @@ static void side_json(struct ana_json *j, const char *name, const struct side *s
     ana_json_kv_u64(j, "from_ns", s->t0);
     ana_json_kv_u64(j, "to_ns", s->t1);
     ana_aggregate_json(j, fmt_reader_info(s->a.r));
+    ana_segment_json(j, fmt_reader_info(s->a.r));
     ana_json_end_object(j);
 }
 

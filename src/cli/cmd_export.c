@@ -15,6 +15,7 @@
 
 #include "analysis/core/ana_aggregate.h"
 #include "analysis/core/ana_sample.h"
+#include "analysis/core/ana_segment.h"
 #include "analysis/export/ana_export_api.h"
 #include "cli/cli.h"
 #include "cli/cli_getopt.h"
@@ -277,6 +278,10 @@ static struct fmt_reader *open_trace(struct export_args *a)
     if (fmt_reader_info(r)->aggregate_ns) {
         char agg[ANA_AGGREGATE_NOTE_SIZE];
         cli_warn("export: %s: %s", a->in, ana_aggregate_note(agg, sizeof(agg), fmt_reader_info(r)));
+    }
+    if (fmt_reader_info(r)->keep_last_ns) {
+        char seg[ANA_SEGMENT_NOTE_SIZE];
+        cli_warn("export: %s: %s", a->in, ana_segment_note(seg, sizeof(seg), fmt_reader_info(r)));
     }
     if (fmt_reader_incomplete(r))
         cli_warn("export: %s: trace is incomplete (no valid end); exporting its %u whole chunks",

@@ -13,6 +13,7 @@
 #include "analysis/core/ana_attach.h"
 #include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_scan.h"
+#include "analysis/core/ana_segment.h"
 #include "analysis/core/ana_text.h"
 #include "analysis/core/ana_time.h"
 #include "analysis/model/ana_model.h"
@@ -237,6 +238,11 @@ static void text_calls(FILE *out, const struct ana_scope *s, const char *e)
     if (s->nr_start_maps)
         fprintf(out, "  mapped at start:    %" PRIu64 " ranges (a snapshot, not calls)\n",
                 s->nr_start_maps);
+    if (s->nr_carried)
+        fprintf(out,
+                "  live at start:      %" PRIu64 " blocks (%" PRIu64
+                " bytes): the segment carries them in, not calls\n",
+                s->nr_carried, s->carried_bytes);
 }
 
 /* What the numbers of scope s do not show by themselves (docs/report.md,
@@ -443,6 +449,10 @@ static void text_head(struct report *rp, FILE *out)
         char agg[ANA_AGGREGATE_NOTE_SIZE];
         fprintf(out, "note: %s\n", ana_aggregate_note(agg, sizeof(agg), info));
     }
+    if (info->keep_last_ns) {
+        char seg[ANA_SEGMENT_NOTE_SIZE];
+        fprintf(out, "note: %s\n", ana_segment_note(seg, sizeof(seg), info));
+    }
 }
 
 /* A part's numbers and its tables of call sites; image: its heaps' lines
@@ -632,6 +642,7 @@ static void write_json(struct report *rp, FILE *out)
     ana_sample_json(&j, fmt_reader_sample_bytes(rp->a.r));
     ana_attach_json(&j, fmt_reader_info(rp->a.r)->attached_pid);
     ana_aggregate_json(&j, fmt_reader_info(rp->a.r));
+    ana_segment_json(&j, fmt_reader_info(rp->a.r));
     cli_procs_json(&rp->a, rp->m, &j);
     ana_json_key(&j, "processes");
     ana_json_begin_array(&j);

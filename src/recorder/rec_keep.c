@@ -266,7 +266,10 @@ static void item_event(const struct rec_keep *k, const struct keep_item *it, str
                                  .arg = {m->prot, m->flags, (uint64_t)-1, 0}};
         return;
     default:
+        /* Live before the segment began: not a call of it (the model
+         * counts it apart, the stepper decides no temporary by it). */
         rec_agg_block_event(k->agg, it->idx, ev);
+        ev->origin = FMT_ORIGIN_SNAPSHOT;
         return;
     }
 }

@@ -9,6 +9,7 @@
 #include "analysis/core/ana_aggregate.h"
 #include "analysis/core/ana_json.h"
 #include "analysis/core/ana_sample.h"
+#include "analysis/core/ana_segment.h"
 #include "analysis/html/ana_html_base.h"
 #include "analysis/html/ana_html_internal.h"
 #include "analysis/model/ana_scope_json.h"
@@ -120,6 +121,12 @@ static void write_header(struct data_run *d)
         char note[ANA_AGGREGATE_NOTE_SIZE];
         ana_aggregate_json(j, info);
         ana_json_kv_str(j, "aggregateNote", ana_aggregate_note(note, sizeof(note), info));
+    }
+    if (info && info->keep_last_ns) {
+        /* record --keep-last: the whole run's trace or one of its segments */
+        char note[ANA_SEGMENT_NOTE_SIZE];
+        ana_segment_json(j, info);
+        ana_json_kv_str(j, "segmentNote", ana_segment_note(note, sizeof(note), info));
     }
     /* Threads and their names, as the trace recorded them. */
     ana_json_key(j, "threads");

@@ -339,10 +339,12 @@
         ' bytes): byte figures and counts are estimates, a peak ' +
         'is not an unbiased estimate, and temporary allocations are not estimated (left out).';
     }
-    if (D.aggregateNote) {
-      // record --aggregate: totals exact, times at the intervals' granularity
+    // record --aggregate: totals exact, times at the intervals' granularity;
+    // record --keep-last: where the exact segments are, or what a segment holds
+    const kinds = [D.aggregateNote, D.segmentNote].filter(Boolean);
+    if (kinds.length) {
       $('aggregated').hidden = false;
-      $('aggregated').textContent = D.aggregateNote.charAt(0).toUpperCase() + D.aggregateNote.slice(1) + '.';
+      $('aggregated').textContent = kinds.map(n => n.charAt(0).toUpperCase() + n.slice(1) + '.').join(' ');
     }
     card(cards, 'card-peak', 'Peak heap in use', bytes(s.peak_bytes), int(s.peak_bytes) + ' B at ' + time(s.peak_ns));
     card(cards, 'card-allocs', 'Allocations', int(s.allocations), bytes(s.allocated_bytes) + ' requested');

@@ -251,15 +251,19 @@ start_block(struct ana_model *m, struct ana_scope *img, const struct fmt_event *
     touch(site, img, &m->total, partial);
     if (m->progs && ana_model_prog_touch(m, ev->stack, ev->image))
         return -ENOMEM;
-    site->nr_allocs += n;
-    site->alloc_bytes += ev->size;
+    /* a block a segment carries in was allocated before it: live, not
+     * one of its allocations */
+    uint64_t made = ev->origin == FMT_ORIGIN_SNAPSHOT ? 0 : n;
+    uint64_t made_bytes = made ? ev->size : 0;
+    site->nr_allocs += made;
+    site->alloc_bytes += made_bytes;
     site->live_bytes += (int64_t)ev->size;
     site->live_blocks += (int64_t)n;
     struct ana_scope *sc[2] = {img, &m->total};
     for (int i = 0; i < 2; i++) {
         sc[i]->heap += ev->size;
-        sc[i]->nr_allocs += n;
-        sc[i]->alloc_bytes += ev->size;
+        sc[i]->nr_allocs += made;
+        sc[i]->alloc_bytes += made_bytes;
         sc[i]->live_blocks += n;
     }
     if (!img->ended)
@@ -487,7 +491,13 @@ apply(struct ana_model *m, const struct fmt_event *ev, const struct ana_step *st
     note_time(img, ev->ts_ns);
     note_time(&m->total, ev->ts_ns);
 
-    if (ev->origin == FMT_ORIGIN_SNAPSHOT) {
+    if (ev->origin == FMT_ORIGIN_SNAPSHOT && fmt_kind_is_heap_alloc(ev->kind)) {
+        /* A block a --keep-last segment carries in: not a call. */
+        img->nr_carried++;
+        img->carried_bytes += ev->size;
+        m->total.nr_carried++;
+        m->total.carried_bytes += ev->size;
+    } else if (ev->origin == FMT_ORIGIN_SNAPSHOT) {
         /* What was mapped when the stream began: not a call. */
         img->nr_start_maps++;
         m->total.nr_start_maps++;

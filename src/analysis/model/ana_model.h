@@ -126,11 +126,15 @@ struct ana_site {
  * nr_unmatched_frees frees and reallocs of an address never seen
  * allocated; nr_dropped events the collector lost; nr_start_maps the
  * mappings a process had when its stream began (the snapshot: not calls,
- * not in nr_calls). */
+ * not in nr_calls); nr_carried and carried_bytes a --keep-last segment's
+ * heap blocks live when it began (origin SNAPSHOT: in heap and the leaks,
+ * not calls, not in nr_allocs and alloc_bytes). */
 #define ANA_SCOPE_COUNTERS(X)                                                                      \
     X(nr_calls, [ANA_NR_CALLS])                                                                    \
     X(nr_arena_maps, )                                                                             \
     X(nr_start_maps, )                                                                             \
+    X(nr_carried, )                                                                                \
+    X(carried_bytes, )                                                                             \
     X(nr_failed, )                                                                                 \
     X(nr_allocs, )                                                                                 \
     X(alloc_bytes, )                                                                               \

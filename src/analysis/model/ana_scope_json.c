@@ -16,6 +16,10 @@ void ana_scope_write_json(struct ana_json *j, const struct ana_scope *s, uint64_
             ana_json_kv_u64(j, ana_call_name(k), s->nr_calls[k]);
     ana_json_end_object(j);
     ana_json_kv_u64(j, "start_mappings", s->nr_start_maps);
+    if (s->nr_carried) { /* a --keep-last segment's */
+        ana_json_kv_u64(j, "carried_blocks", s->nr_carried);
+        ana_json_kv_u64(j, "carried_bytes", s->carried_bytes);
+    }
     ana_json_kv_u64(j, "failed_calls", s->nr_failed);
     ana_json_kv_u64(j, "allocations", s->nr_allocs);
     ana_json_kv_u64(j, "allocated_bytes", s->alloc_bytes);

@@ -255,7 +255,10 @@ static inline __attribute__((always_inline)) int ana_stepper_event_mode(struct a
             s->heap += ev->size;
         else if (ana_stepper_image_heap(s, ev, ev->size, 0))
             goto nomem;
-        t->last_serial = ev->serial;
+        /* A block a --keep-last segment carries in (origin SNAPSHOT):
+         * the thread's calls before the segment are not in it, so the
+         * next free is not judged by it. */
+        t->last_serial = ev->origin == FMT_ORIGIN_SNAPSHOT ? 0 : ev->serial;
         t->last_alloc = ev->serial;
         t->nr_heap++;
         t->seq++;
