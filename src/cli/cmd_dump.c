@@ -320,7 +320,9 @@ static void put_fields(FILE *out, const struct fmt_event *ev)
         fputs(" collector", out);
     if (ev->flags & FMT_EVF_HEAP_DESTROYED)
         fputs(" heap-destroyed", out);
-    if (((ev->kind >= FMT_EV_MMAP && ev->kind <= FMT_EV_SBRK) || fmt_kind_is_win_vm(ev->kind)) &&
+    /* a heap block's origin (1.9): one a --keep-last segment carries in */
+    if (((ev->kind >= FMT_EV_MMAP && ev->kind <= FMT_EV_SBRK) || fmt_kind_is_win_vm(ev->kind) ||
+         fmt_kind_is_heap_alloc(ev->kind)) &&
         ev->origin)
         fprintf(out, " origin=%s", origin_name(ev->origin));
 }
@@ -372,6 +374,9 @@ static void dump_header(FILE *out, const struct fmt_reader *r)
     if (info->aggregate_ns) /* format 1.8: record --aggregate, or --max-size's switch */
         fprintf(out, "# aggregate period_ns=%" PRIu64 " from_ns=%" PRIu64 "\n", info->aggregate_ns,
                 info->aggregate_from_ns);
+    if (info->keep_last_ns) /* format 1.9: record --keep-last's trace, or a segment of it */
+        fprintf(out, "# keep-last ns=%" PRIu64 " segment=%u from_ns=%" PRIu64 "\n",
+                info->keep_last_ns, info->segment_nr, info->segment_from_ns);
     if (info->wine_prefix || info->wine_dll_dirs_len) {
         /* record -- prog.exe: where C:\ paths and Wine's DLLs are found */
         fputs("# wine prefix ", out);

@@ -39,6 +39,7 @@ struct rec_keep {
     struct fmt_trace_info info;
     struct fmt_writer_options wopt;
     char *dir;
+    char *hostname; /* the info's own copy: the session's is on its stack */
     uint64_t span, next_at;
     struct fmt_writer *w; /* NULL: none open (stopped, or finished) */
     int fd;
@@ -385,13 +386,17 @@ int rec_keep_new(struct rec_keep **out, const char *dir, const struct fmt_trace_
     if ((rc = util_outfile_dir(dir, 0700, &made)))
         return rc;
     clear_dir(dir);
-    if (!(k = calloc(1, sizeof(*k))) || !(k->dir = strdup(dir))) {
+    if (!(k = calloc(1, sizeof(*k))) || !(k->dir = strdup(dir)) ||
+        (info->hostname && !(k->hostname = strdup(info->hostname)))) {
+        if (k)
+            free(k->dir);
         free(k);
         return -ENOMEM;
     }
     k->main = main;
     k->agg = agg;
     k->info = *info;
+    k->info.hostname = k->hostname;
     k->info.aggregate_ns = k->info.aggregate_from_ns = 0;
     k->info.keep_last_ns = keep_ns;
     k->wopt = *wopt;
@@ -508,6 +513,7 @@ void rec_keep_free(struct rec_keep *k)
     free(k->items);
     free(k->maps);
     free(k->running);
+    free(k->hostname);
     free(k->dir);
     free(k);
 }

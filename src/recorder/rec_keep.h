@@ -30,7 +30,7 @@ struct rec_keep;
  * segments of an earlier recording there are removed), with the trace
  * info and writer options of the whole run's trace, whose writer main and
  * aggregator agg hold the stacks, the mappings and the live blocks. The
- * info's strings must outlive it. Returns 0 or -errno. */
+ * info's strings but its host name must outlive it. Returns 0 or -errno. */
 int rec_keep_new(struct rec_keep **out, const char *dir, const struct fmt_trace_info *info,
                  const struct fmt_writer_options *wopt, uint64_t keep_ns, uint64_t period_ns,
                  struct fmt_writer *main, struct rec_agg *agg);

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # The golden traces of formats 1.0, 1.1, 1.2 (Windows), 1.3 (a time unit; sampled; Wine's
 # folders), 1.4 (packed times; pools), 1.5 (ranked references), 1.6 (reachability classes),
-# 1.7 (predicted realloc addresses) and 1.8 (aggregated) dump exactly as they always did (old
+# 1.7 (predicted realloc addresses), 1.8 (aggregated) and 1.9 (a --keep-last segment) dump exactly as they always did (old
 # traces stay readable, and dump's output is stable for the tests built on it);
 # --pid keeps one process; a trace cut short dumps its whole chunks, says
 # so on stderr and exits 0.
@@ -31,6 +31,7 @@ golden v1_5          # recent addresses, references by rank (docs/format.md, "Re
 golden v1_6_reach    # feature bit REACH: reachability classes at exit (docs/format.md, "REACH")
 golden v1_7          # realloc addresses predicted, class tops (docs/format.md, "Reallocs")
 golden v1_8_aggregate # feature bit AGGREGATE: batches, transient moments (docs/format.md, "Aggregated traces")
+golden v1_9_segment  # feature bit SEGMENT: a --keep-last segment, blocks carried in (docs/format.md, "Segments")
 golden v1_4_pools    # feature bit POOLS: the program's own pools (docs/format.md, "Pools")
 golden v1_3_wine     # META records WINE_PREFIX and WINE_DLL_DIR (docs/format.md, "META")
 

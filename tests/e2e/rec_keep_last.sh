@@ -48,6 +48,8 @@ for n in $(seq "$first" "$last"); do
         "{\"keep_last_ns\":20000000,\"segment\":$n,\"from_ns\":$from}"
     "$MEMSCRIBE" dump --header "$seg" >"$WORK/seg$n.txt" 2>&1 || fail "segment $n: dump failed"
     grep -q '^# memscribe trace version 1\.9$' "$WORK/seg$n.txt" || fail "segment $n: not a 1.9 trace"
+    expect "segment $n's command and host" "$(grep '^# command ' "$WORK/seg$n.txt")" \
+        "$("$MEMSCRIBE" dump --header "$T" | grep '^# command ')"
     # At its start and 5 ms in (cuts of the whole run, where it is exact), the same
     # blocks live to the byte in both, of the processes it holds (those running at its
     # start or started in it: one that ended before is the whole run's alone); the
