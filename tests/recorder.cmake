@@ -27,3 +27,9 @@ ms_unit_test(test_rec_reach ${PROJECT_SOURCE_DIR}/tests/unit/test_rec_reach.c LI
 ms_test_program(rec_agg ${PROJECT_SOURCE_DIR}/tests/programs/rec_agg.c LIBS Threads::Threads)
 ms_unit_test(test_rec_agg ${PROJECT_SOURCE_DIR}/tests/unit/test_rec_agg.c LIBS ms_recorder)
 ms_e2e_test(rec_aggregate rec_aggregate.sh)
+# Traces survive a SIGKILL of the program or of the recorder in every
+# recording mode: a program that keeps a ledger of its heap calls in a
+# shared file mapping, killed at random moments, and each trace held to
+# the ledger's counts (tests/e2e/rec_killed_ledger.sh).
+ms_test_program(rec_ledger ${PROJECT_SOURCE_DIR}/tests/programs/rec_ledger.c LIBS Threads::Threads)
+ms_e2e_test(rec_killed_ledger rec_killed_ledger.sh)
