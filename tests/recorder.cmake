@@ -30,3 +30,9 @@ ms_e2e_test(rec_aggregate rec_aggregate.sh)
 # record --keep-last: segments that stand alone, each the whole run's blocks from its
 # start (tests/e2e/rec_keep_last.sh).
 ms_e2e_test(rec_keep_last rec_keep_last.sh)
+# Traces survive a SIGKILL of the program or of the recorder in every
+# recording mode: a program that keeps a ledger of its heap calls in a
+# shared file mapping, killed at random moments, and each trace held to
+# the ledger's counts (tests/e2e/rec_killed_ledger.sh).
+ms_test_program(rec_ledger ${PROJECT_SOURCE_DIR}/tests/programs/rec_ledger.c LIBS Threads::Threads)
+ms_e2e_test(rec_killed_ledger rec_killed_ledger.sh)
