@@ -17,7 +17,8 @@
 #    and says the trace is incomplete, report reads it; its counts are at
 #    most the calls started by the kill, and not zero when the kill came 2 s
 #    or more after the workers started.
-# Each (mode, who is killed) case runs three times, the kill drawn in a
+# With --keep-last, its segments read too, and the latest one's blocks live at
+# the end are the trace's. Each (mode, who is killed) case runs three times, the kill drawn in a
 # window of its own (early, middle, late) from a seed printed first:
 # MS_LEDGER_SEED=N replays the same moments. Needs MEMSCRIBE, MS_PROGRAMS.
 # shellcheck source=tests/e2e/lib.sh
@@ -31,6 +32,7 @@ MODES=(
     "exact|"
     "aggregate=100ms|--aggregate=100ms"
     "max-size=64K|--max-size 64K"
+    "keep-last=1s|--keep-last 1s --aggregate=100ms"
 )
 
 # Each repetition's window for the kill, in ms after every worker's first
@@ -149,6 +151,30 @@ check_reads() {
     fi
 }
 
+# usage: segments_read TRACE [LIVE]: --keep-last's segments beside TRACE (if
+# any), the latest three at most, each passes check; with LIVE (the program
+# killed: the latest segment ends with the run), the latest one's blocks live
+# at the end are the trace's (T, report_totals's).
+segments_read() {
+    local segs=() seg
+    [ -d "$1.last" ] || return 0
+    mapfile -t segs < <(find "$1.last" -name 'seg-*.mscr' | sort)
+    [ "${#segs[@]}" -ge 1 ] && [ "${#segs[@]}" -le 3 ] ||
+        fail "$what: ${#segs[@]} segments beside the trace"
+    for seg in "${segs[@]}"; do
+        "$MEMSCRIBE" check --max-allocations 1000000000 "$seg" >"$seg.check" 2>&1 ||
+            fail "$what: check of $seg failed: $(cat "$seg.check")"
+    done
+    [ -n "${2:-}" ] || return 0
+    seg=${segs[-1]}
+    "$MEMSCRIBE" report --format=json --top 0 --thread "${L[tids]}" "$seg" >"$seg.json" 2>"$seg.rerr" ||
+        fail "$what: report of $seg failed: $(cat "$seg.rerr")"
+    expect_eq "$what: the latest segment's bytes live at the end" "$(jq .total.leaked_bytes "$seg.json")" \
+        "${T[leaked_bytes]}"
+    expect_eq "$what: the latest segment's blocks live at the end" "$(jq .total.leaked_blocks "$seg.json")" \
+        "${T[leaked_blocks]}"
+}
+
 # usage: program_killed MODE_NAME WINDOW OPTIONS...
 program_killed() {
     local name=$1 window=$2 trace ledger rc=0
@@ -173,6 +199,7 @@ program_killed() {
         $((L[live_size] + L[pending_alloc]))
     within leaked_blocks "${T[leaked_blocks]}" $((L[live_blocks] - L[free_flight])) \
         $((L[live_blocks] + L[alloc_flight]))
+    segments_read "$trace" live
     echo "ok: $what${T[aggregated]:-}: ${T[allocations]} allocations (ledger ${L[alloc_done]}..${L[alloc_started]})," \
         "${T[frees]} frees (${L[free_done]}..${L[free_started]}), ${T[leaked_bytes]} bytes live at the end"
 }
@@ -218,6 +245,7 @@ recorder_killed() {
     ledger_parse "$ledger.txt"
 
     check_reads "$trace" yes
+    segments_read "$trace"
     report_totals "$trace"
     expect_eq "$what: report's incomplete" "${T[incomplete]}" true
     within allocations "${T[allocations]}" 0 "${L[alloc_started]}"
