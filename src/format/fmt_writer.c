@@ -228,6 +228,7 @@ void fmt_writer_get_stats(const struct fmt_writer *w, struct fmt_writer_stats *s
     *st = w->st;
     st->bytes_written = w->out.off;
     st->nr_stacks = w->stacks.nr_nodes;
+    st->pending = w->nr_chunk_events;
 }
 
 void fmt_writer_destroy(struct fmt_writer *w)

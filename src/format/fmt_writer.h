@@ -42,6 +42,7 @@ struct fmt_writer_stats {
     uint64_t nr_allocs;     /* blocks started */
     uint64_t nr_stacks;     /* distinct stack nodes */
     uint64_t bytes_written; /* file size so far */
+    uint64_t pending;       /* events of the chunk being built, not in bytes_written yet */
 };
 
 /* Start a trace on fd (which the writer does not close). opt may be NULL.

@@ -75,8 +75,8 @@ int rec_agg_advance(struct rec_agg *a, uint64_t ts_ns, uint64_t *last);
  * cut is at the next multiple of the period. Returns 0 or -errno. */
 int rec_agg_cut_at(struct rec_agg *a, uint64_t ts_ns);
 
-/* record --max-size: aggregate from the next multiple of the period after
- * the latest event on (nothing if aggregated already). */
+/* record --max-size: aggregate from the latest event's time on, a cut
+ * there (nothing if aggregated already). */
 void rec_agg_switch(struct rec_agg *a);
 /* 1 while the trace is exact (before the switch). */
 int rec_agg_exact_now(const struct rec_agg *a);

@@ -23,9 +23,12 @@ static inline uint64_t rec_trace_ts(struct rec_session *s, uint64_t abs_ts)
     return rel;
 }
 
-/* record --max-size: switch to aggregating once the trace's bytes on disk
- * and the largest growth between two checks (a chunk, about) reach the
- * size: the trace passes it by what is written until the next cut. */
+/* record --max-size: switch to aggregating once the trace's size reaches
+ * SIZE less the largest growth seen between two checks (a round's). The
+ * size counts the chunk being built too, at the bytes an event took in the
+ * chunks written (2 before the first: a storm's most), since a chunk holds
+ * up to 2^19 events: counting the bytes on disk alone, a trace asked for
+ * 64K switched past 1.5 MB. Near SIZE the chunk is written to know. */
 static void rec_merge_max_size(struct rec_session *s)
 {
     struct fmt_writer_stats st;
@@ -33,10 +36,27 @@ static void rec_merge_max_size(struct rec_session *s)
     if (!s->opt.max_size || !rec_agg_exact_now(s->agg))
         return;
     fmt_writer_get_stats(s->w, &st);
-    if (st.bytes_written - s->max_size_seen > s->max_size_step)
-        s->max_size_step = st.bytes_written - s->max_size_seen;
-    s->max_size_seen = st.bytes_written;
-    if (st.bytes_written + s->max_size_step >= s->opt.max_size)
+    uint64_t flushed = st.nr_events - st.pending;
+    double per_event = flushed ? (double)st.bytes_written / (double)flushed : 2.0;
+    uint64_t size = st.bytes_written + (uint64_t)(per_event * (double)st.pending);
+    if (size > s->max_size_seen && size - s->max_size_seen > s->max_size_step)
+        s->max_size_step = size - s->max_size_seen;
+    s->max_size_seen = size;
+    if (size + s->max_size_step < s->opt.max_size)
+        return;
+    /* Near SIZE: the chunk written, the size known, not estimated (the
+     * guess before the first chunk is a storm's, most traces take less),
+     * and the growth seen scaled as the estimate was off. */
+    uint64_t before = st.bytes_written;
+    if (st.pending && fmt_writer_flush(s->w) == 0) {
+        fmt_writer_get_stats(s->w, &st);
+        if (size > before)
+            s->max_size_step =
+                (uint64_t)((double)s->max_size_step * (double)(st.bytes_written - before) /
+                           (double)(size - before));
+        size = s->max_size_seen = st.bytes_written;
+    }
+    if (size + s->max_size_step >= s->opt.max_size)
         rec_agg_switch(s->agg);
 }
 

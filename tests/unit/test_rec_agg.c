@@ -366,8 +366,9 @@ static void test_agg_advance(void **state)
 }
 
 /* record --max-size: exact (every event written as it comes) until the
- * switch, which comes at the next cut with an AGGREGATE event of arg[1]
- * 1; a block of the exact stretch freed after it is a kept block's end,
+ * switch, which comes at once, at the latest event's time, with an
+ * AGGREGATE event of arg[1] 1, the next cut at the next multiple of the
+ * period; a block of the exact stretch freed after it is a kept block's end,
  * temporary by its thread's events before the switch. */
 static void test_agg_switch(void **state)
 {
@@ -388,14 +389,14 @@ static void test_agg_switch(void **state)
     const struct fmt_event *a = at(&t, 0, FMT_EV_MALLOC, 1000);
     assert_int_equal(at(&t, 1, FMT_EV_FREE, 2000)->ref, a->serial);
     const struct fmt_event *b = at(&t, 2, FMT_EV_MALLOC, 3000);
-    const struct fmt_event *g = at(&t, 3, FMT_EV_AGGREGATE, P);
+    const struct fmt_event *g = at(&t, 3, FMT_EV_AGGREGATE, 3000);
     assert_int_equal(g->arg[0], P);
     assert_int_equal(g->arg[1], 1);
     assert_int_equal(at(&t, 4, FMT_EV_FREE, 150000)->ref, b->serial);
     is_batch(&t, 5, 2 * P, 0, 0, 1, 50, 1, 50);
     is_batch(&t, 6, 2 * P, 0, 0, 0, 0, 1, 100);
     assert_int_equal(t.n, 7);
-    assert_int_equal(t.from_ns, P);
+    assert_int_equal(t.from_ns, 3000);
 }
 
 int main(void)
