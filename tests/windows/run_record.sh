@@ -111,6 +111,27 @@ print(" ".join(str(t[k]) for k in ("allocations", "allocated_bytes", "frees", "p
         cat "$out/demo.totals" "$out/agg.totals"
         exit 1
     fi
+    # --keep-last too: the whole run's totals are the exact recording's, and the
+    # latest segment (a trace of its own, what was live carried in) ends with the
+    # whole run's leaks (docs/aggregate.md, "Flight recorder")
+    rm -rf "$out/keep.mscr" "$out/keep.mscr.last"
+    "$memscribe" record -q --keep-last 200ms --aggregate=10ms -o "$out/keep.mscr" -- \
+        "$out/$mode.prog" >"$out/keep.expect" 2>"$out/keep.log" ||
+        { echo "run_record: --keep-last: exit $?"; exit 1; }
+    last=$(find "$out/keep.mscr.last" -name 'seg-*.mscr' | sort | tail -1)
+    for t in keep "keep.mscr.last/$(basename "$last" .mscr)"; do
+        "$memscribe" report --format=json "$out/$t.mscr" 2>/dev/null |
+            python3 -c 'import json, sys; t = json.load(sys.stdin)["total"]
+print(" ".join(str(t[k]) for k in ("allocations", "allocated_bytes", "frees", "peak_bytes",
+      "leaked_bytes", "leaked_blocks", "temporary", "temporary_bytes")))' >"$out/$t.totals"
+    done
+    leaks() { cut -d' ' -f5,6 "$1"; }
+    if ! cmp -s "$out/demo.totals" "$out/keep.totals" ||
+        [ "$(leaks "$out/keep.totals")" != "$(leaks "${last%.mscr}.totals")" ]; then
+        echo "run_record: --keep-last's totals or its latest segment's leaks differ:"
+        cat "$out/demo.totals" "$out/keep.totals" "${last%.mscr}.totals"
+        exit 1
+    fi
     exit 0
 fi
 "$dump" "$out/$name.mswin" >"$out/$name.wdump"
