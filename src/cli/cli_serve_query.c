@@ -57,6 +57,8 @@ static const struct query queries[] = {
      .command = "timeline",
      .params = {{"interval", "--interval", P_TIME, NULL},
                 {"sites", "--sites", P_COUNT, NULL},
+                {"from", "--from", P_TIME, NULL},
+                {"to", "--to", P_TIME, NULL},
                 {"pid", "--pid", P_PIDS, NULL}}},
     {.name = "window",
      .command = "window",

@@ -320,9 +320,8 @@ static void put_fields(FILE *out, const struct fmt_event *ev)
         fputs(" collector", out);
     if (ev->flags & FMT_EVF_HEAP_DESTROYED)
         fputs(" heap-destroyed", out);
-    /* a heap block's origin (1.9): one a --keep-last segment carries in */
     if (((ev->kind >= FMT_EV_MMAP && ev->kind <= FMT_EV_SBRK) || fmt_kind_is_win_vm(ev->kind) ||
-         fmt_kind_is_heap_alloc(ev->kind)) &&
+         fmt_kind_is_heap_alloc(ev->kind)) && /* 1.9: a block a segment carries in */
         ev->origin)
         fprintf(out, " origin=%s", origin_name(ev->origin));
 }

@@ -18,7 +18,7 @@
 #include "cli/cli_getopt.h"
 #include "util/util_duration.h"
 
-enum { OPT_INTERVAL = CLI_ANA_OPT_FIRST_OWN, OPT_SITES };
+enum { OPT_INTERVAL = CLI_ANA_OPT_FIRST_OWN, OPT_SITES, OPT_FROM, OPT_TO };
 
 static void usage(FILE *out)
 {
@@ -32,7 +32,10 @@ static void usage(FILE *out)
             "One table per process.\n\n"
             "options:\n"
             "  --interval D    row spacing: 10ms, 1s, ... (default: a hundredth of\n"
-            "                  the trace)\n"
+            "                  the trace, or of the range)\n"
+            "  --from T, --to T  a range (a zoom): rows at T1, every interval after it,\n"
+            "                  and at T2 (1.5s, 250ms, peak, end, peak-100ms, ...);\n"
+            "                  down to the trace's time unit, single events\n"
             "  --sites N       also the bytes in use over time of the N call sites\n"
             "                  with the most at their process's peak (text, json)\n" CLI_ANA_USAGE);
 }
@@ -73,7 +76,6 @@ static void add_row(struct ana_table *t, const struct ana_timeline_row *r)
 struct sites {
     uint32_t *stacks, n;
     struct ana_site_series series;
-    uint64_t end_ns;
 };
 
 static int by_peak(const void *x, const void *y, void *arg)
@@ -110,13 +112,40 @@ static void pick_sites(struct cli_ana *a, struct sites *st, uint32_t n)
     ana_model_destroy(m);
 }
 
+/* --from, --to as times of the trace, the first no later than the second. */
+static void pick_range(struct cli_ana *a, struct ana_timeline_range *range,
+                       const struct ana_time_point *from, const struct ana_time_point *to)
+{
+    range->from_ns = cli_ana_time(a, "--from", from);
+    range->to_ns = cli_ana_time(a, "--to", to);
+    if (range->to_ns < range->from_ns)
+        cli_usage_error("timeline: the range ends (%llu ns) before it starts (%llu ns)",
+                        (unsigned long long)range->to_ns, (unsigned long long)range->from_ns);
+}
+
+/* The text output's first lines. */
+static void text_head(const struct cli_ana *a, const struct ana_timeline *tl, bool ranged)
+{
+    char buf[64], t1[64];
+
+    printf("memscribe timeline: %s: every %s", a->path,
+           ana_time_format(tl->interval_ns, buf, sizeof(buf)));
+    if (ranged)
+        printf(" from %s to %s", ana_time_format(tl->from_ns, t1, sizeof(t1)),
+               ana_time_format(tl->to_ns, buf, sizeof(buf)));
+    printf("\n");
+    if (tl->aggregate_ns)
+        printf("(an aggregated trace: interval granularity, rows at its cuts, each with the "
+               "blocks of the intervals it ends)\n");
+    printf("(rss includes memscribe's own ring buffers, up to 4 MiB per traced thread)\n");
+}
+
 static int follow_sites(void *arg, struct ana_heap_replay *p, struct ana_model *m,
                         const struct ana_timeline *tl)
 {
     struct sites *st = arg;
 
-    return ana_site_series_subscribe(&st->series, p, m, st->stacks, st->n, tl->interval_ns,
-                                     st->end_ns, tl->aggregate_ns != 0);
+    return ana_site_series_subscribe(&st->series, p, m, st->stacks, st->n, tl);
 }
 
 static void sites_json(struct cli_ana *a, struct ana_json *j, const struct sites *st)
@@ -183,11 +212,16 @@ int cmd_timeline(int argc, char **argv)
     static const struct option own[] = {
         {"interval", required_argument, NULL, OPT_INTERVAL},
         {"sites", required_argument, NULL, OPT_SITES},
+        {"from", required_argument, NULL, OPT_FROM},
+        {"to", required_argument, NULL, OPT_TO},
         {NULL, 0, NULL, 0},
     };
     struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS, .own = own, .usage = usage};
     struct cli_ana a;
     uint64_t interval = 0;
+    /* --from, --to: a zoom (the whole trace by default) */
+    struct ana_time_point from = {.base = ANA_TIME_START}, to = {.base = ANA_TIME_END};
+    bool ranged = false;
     unsigned long nr_sites = 0;
     struct sites st = {0};
     int c, rc;
@@ -203,6 +237,14 @@ int cmd_timeline(int argc, char **argv)
         case OPT_SITES:
             nr_sites = cli_ana_number(&a, "--sites", optarg);
             break;
+        case OPT_FROM:
+        case OPT_TO:
+            if (ana_time_parse_point(optarg, c == OPT_FROM ? &from : &to))
+                cli_usage_error("timeline: --%s wants a time like 1.5s, 250ms, peak or end, not "
+                                "'%s'",
+                                c == OPT_FROM ? "from" : "to", optarg);
+            ranged = true;
+            break;
         }
     }
     cli_ana_open(&a, argc, argv, optind);
@@ -210,16 +252,16 @@ int cmd_timeline(int argc, char **argv)
         cli_usage_error("timeline: --sites goes with text or json, not csv");
 
     struct ana_timeline tl;
-    if (nr_sites) {
-        struct fmt_trace_counts counts;
-
+    if (nr_sites)
         pick_sites(&a, &st, (uint32_t)(nr_sites > 1000 ? 1000 : nr_sites));
-        fmt_reader_counts(a.r, &counts);
-        st.end_ns = counts.last_ts_ns;
-    }
-    rc = ana_timeline_compute_more(&tl, a.r, &a.filter, interval, cli_ana_progress, &a, NULL,
-                                   nr_sites ? follow_sites : NULL, &st);
+    struct ana_timeline_range range = {interval, 0, UINT64_MAX};
+    if (ranged)
+        pick_range(&a, &range, &from, &to);
+    rc = ana_timeline_compute_range(&tl, a.r, &a.filter, &range, cli_ana_progress, &a,
+                                    nr_sites ? follow_sites : NULL, &st);
     cli_ana_progress_done(&a);
+    if (rc == -ERANGE)
+        cli_die("timeline: %s: --from is after the trace's last event", a.path);
     if (rc == -E2BIG)
         cli_usage_error("timeline: --interval is too small for this trace (more than %u rows)",
                         ANA_TIMELINE_MAX_ROWS);
@@ -245,21 +287,20 @@ int cmd_timeline(int argc, char **argv)
     for (size_t i = 0; i < tl.nr_rows; i++)
         if (tl.rows[i].image + 1 > nr_images)
             nr_images = tl.rows[i].image + 1;
-    char name[256], buf[64];
+    char name[256];
     struct ana_json j;
     bool csv_header_done = false;
     if (a.format == CLI_FMT_JSON) {
         cli_ana_json_begin(&a, &j);
         ana_json_kv_u64(&j, "interval_ns", tl.interval_ns);
+        if (ranged) {
+            ana_json_kv_u64(&j, "from_ns", tl.from_ns);
+            ana_json_kv_u64(&j, "to_ns", tl.to_ns);
+        }
         ana_json_key(&j, "processes");
         ana_json_begin_array(&j);
     } else if (a.format == CLI_FMT_TEXT) {
-        printf("memscribe timeline: %s: every %s\n", a.path,
-               ana_time_format(tl.interval_ns, buf, sizeof(buf)));
-        if (tl.aggregate_ns)
-            printf("(an aggregated trace: interval granularity, rows at its cuts, each with the "
-                   "blocks of the intervals it ends)\n");
-        printf("(rss includes memscribe's own ring buffers, up to 4 MiB per traced thread)\n");
+        text_head(&a, &tl, ranged);
     }
     for (uint32_t im = 0; im < nr_images; im++) {
         struct ana_table *t;

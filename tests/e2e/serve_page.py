@@ -10,6 +10,9 @@ Chromium driven by Selenium), against the JSON of the commands a user runs:
   --format=json --from F --to T` of the times the page asked for (each
   process's AIFI, AIFO, AOFI, AOFO counts and bytes and Impacting Size, and
   the rows in order);
+- the chart zoomed into that window, and into 40 time units at the peak
+  (rows a time unit apart: single events), against `memscribe timeline
+  --format=json --from F --to T --interval I`;
 - the blocks live at a moment picked on the slider: `memscribe leaks
   --format=json --at T` (totals and rows in order);
 - the page wrote nothing to the console.
@@ -27,6 +30,7 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 
 url, memscribe, trace, shot = sys.argv[1:5]
 errors = []
@@ -229,6 +233,64 @@ def lifetimes(what, fr, to):
         check(what + ": commit lifetimes' classes", table(d, "vmem-classes"),
               class_rows(vm["processes"]))
 
+
+# Zoom into the dragged window: the chart's rows (times and heap in use of
+# all processes) are timeline's over it, at the interval the page asked for.
+def zoomed(what, fr, to):
+    chart = d.find_element(By.ID, "chart")
+    drawn = chart.get_attribute("data-drawn")
+    d.find_element(By.ID, "zoom-in").click()
+    wait(d, "return document.getElementById('chart').dataset.drawn !== '%s'" % drawn,
+         what + ", drawn")
+    check(what + ": range", [chart.get_attribute("data-zoom-from"),
+                             chart.get_attribute("data-zoom-to")], [str(fr), str(to)])
+    iv = chart.get_attribute("data-interval")
+    tlz = cmd("timeline", "--from", "%dns" % fr, "--to", "%dns" % to, "--interval", iv)
+    heap = {}
+    for p in tlz["processes"]:
+        for r in p["rows"]:
+            heap[r["time_ns"]] = heap.get(r["time_ns"], 0) + r["heap_bytes"]
+    check(what + ": the chart's rows (%d, every %s)" % (len(heap), iv),
+          [chart.get_attribute("data-times"), chart.get_attribute("data-heap")],
+          [",".join(str(t) for t in sorted(heap)), ",".join(str(heap[t]) for t in sorted(heap))])
+    return int(iv[:-2])
+
+
+zoomed("zoom into the dragged window", win["from_ns"], win["to_ns"])
+
+# Down to single events: a window of 40 time units around the peak, asked in
+# the form, zoomed into: rows no further apart than the trace's time unit.
+head = subprocess.run([memscribe, "dump", "--header", trace], check=True, capture_output=True,
+                      text=True).stdout
+unit = 1
+for line in head.splitlines():
+    if line.startswith("# time_unit_ns="):
+        unit = int(line.split("=")[1])
+at = rep["total"]["peak_ns"] if rep.get("total") else rep["processes"][0]["peak_ns"]
+nf, nt = max(0, at - 20 * unit), at + 20 * unit
+d.find_element(By.ID, "from").clear()
+d.find_element(By.ID, "from").send_keys("%dns" % nf)
+d.find_element(By.ID, "to").clear()
+d.find_element(By.ID, "to").send_keys("%dns" % nt)
+d.find_element(By.CSS_SELECTOR, "#window-form button").click()
+nwin = cmd("window", "--from", "%dns" % nf, "--to", "%dns" % nt, "--top", "20")
+wait(d, "return document.getElementById('window-classes').dataset.from === '%d' && "
+        "document.getElementById('window-classes').dataset.to === '%d'"
+        % (nwin["from_ns"], nwin["to_ns"]), "the narrow window")
+step = zoomed("zoom to 40 time units at the peak", nwin["from_ns"], nwin["to_ns"])
+check("zoomed rows at most a time unit (%d ns) apart" % unit, step <= unit, True)
+drawn = d.find_element(By.ID, "chart").get_attribute("data-drawn")
+d.find_element(By.ID, "zoom-out").click()
+wait(d, "return document.getElementById('chart').dataset.drawn !== '%s'" % drawn, "zoomed out")
+check("zoomed out", d.find_element(By.ID, "chart").get_attribute("data-zoom-from"), "")
+d.find_element(By.ID, "from").send_keys(Keys.CONTROL, "a")
+d.find_element(By.ID, "from").clear()
+d.find_element(By.ID, "from").send_keys(f)
+d.find_element(By.ID, "to").clear()
+d.find_element(By.ID, "to").send_keys(t)
+d.find_element(By.CSS_SELECTOR, "#window-form button").click()
+wait(d, "return document.getElementById('window-classes').dataset.from === '%d'" % win["from_ns"],
+     "the dragged window again")
 
 lifetimes("dragged window", str(win["from_ns"]) + "ns", str(win["to_ns"]) + "ns")
 d.find_element(By.ID, "from").clear()

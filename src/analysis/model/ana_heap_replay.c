@@ -28,7 +28,7 @@ static uint64_t due(const struct ana_heap_consumer *c)
 }
 
 static int subscribe(struct ana_heap_replay *p, const struct ana_heap_replay_ops *ops, void *arg,
-                     uint64_t every_ns, bool after)
+                     uint64_t every_ns, uint64_t first_ns, uint64_t last_ns, bool after)
 {
     if (p->nr_consumers == ANA_HEAP_REPLAY_MAX_CONSUMERS)
         return -E2BIG;
@@ -38,7 +38,8 @@ static int subscribe(struct ana_heap_replay *p, const struct ana_heap_replay_ops
         .ops = ops,
         .arg = arg,
         .every_ns = every_ns,
-        .next_ns = every_ns ? every_ns : UINT64_MAX,
+        .next_ns = every_ns ? first_ns : UINT64_MAX,
+        .last_ns = last_ns,
         .after = after,
     };
     if (due(c) < p->next_moment)
@@ -53,14 +54,24 @@ static int subscribe(struct ana_heap_replay *p, const struct ana_heap_replay_ops
 int ana_heap_replay_subscribe(struct ana_heap_replay *p, const struct ana_heap_replay_ops *ops,
                               void *arg, uint64_t every_ns)
 {
-    return subscribe(p, ops, arg, every_ns, false);
+    return subscribe(p, ops, arg, every_ns, every_ns, UINT64_MAX, false);
 }
 
 int ana_heap_replay_subscribe_after(struct ana_heap_replay *p,
                                     const struct ana_heap_replay_ops *ops, void *arg,
                                     uint64_t every_ns)
 {
-    return subscribe(p, ops, arg, every_ns, true);
+    return subscribe(p, ops, arg, every_ns, every_ns, UINT64_MAX, true);
+}
+
+int ana_heap_replay_subscribe_range(struct ana_heap_replay *p,
+                                    const struct ana_heap_replay_ops *ops, void *arg,
+                                    uint64_t every_ns, uint64_t first_ns, uint64_t last_ns,
+                                    bool after)
+{
+    if (last_ns < first_ns)
+        return -EINVAL;
+    return subscribe(p, ops, arg, every_ns, first_ns, last_ns, after);
 }
 
 static int vm_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
@@ -90,8 +101,12 @@ static int moments(struct ana_heap_replay *p, uint64_t ts)
         while (due(c) <= ts && c->next_ns != UINT64_MAX) {
             if ((rc = c->ops->moment(c->arg, c->next_ns)))
                 return rc;
-            c->next_ns =
-                c->next_ns <= UINT64_MAX - c->every_ns ? c->next_ns + c->every_ns : UINT64_MAX;
+            uint64_t t = c->next_ns;
+            c->next_ns = t >= c->last_ns                 ? UINT64_MAX
+                         : t <= UINT64_MAX - c->every_ns ? t + c->every_ns
+                                                         : UINT64_MAX;
+            if (c->next_ns > c->last_ns && t < c->last_ns)
+                c->next_ns = c->last_ns;
         }
         if (due(c) < next)
             next = due(c);

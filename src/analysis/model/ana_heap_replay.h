@@ -73,6 +73,7 @@ struct ana_heap_consumer {
     void *arg;
     uint64_t every_ns; /* moments: 0 for none */
     uint64_t next_ns;  /* the next moment (UINT64_MAX: none) */
+    uint64_t last_ns;  /* the last moment (UINT64_MAX: none) */
     bool after;        /* its moments see the events at their time too */
 };
 
@@ -112,6 +113,15 @@ int ana_heap_replay_subscribe(struct ana_heap_replay *p, const struct ana_heap_r
 int ana_heap_replay_subscribe_after(struct ana_heap_replay *p,
                                     const struct ana_heap_replay_ops *ops, void *arg,
                                     uint64_t every_ns);
+
+/* Moments in a range only: first_ns, every every_ns after it, and last_ns
+ * (at least first_ns), then none: a zoom into a long trace does not step
+ * through the moments before it (timeline --from, --to). after: as
+ * ana_heap_replay_subscribe_after. */
+int ana_heap_replay_subscribe_range(struct ana_heap_replay *p,
+                                    const struct ana_heap_replay_ops *ops, void *arg,
+                                    uint64_t every_ns, uint64_t first_ns, uint64_t last_ns,
+                                    bool after);
 
 /* Feed the address-space replay vm (set up by the caller, for its own
  * processes and moments) every event of the pass. Finishing it (its

@@ -8,6 +8,7 @@
 
 #include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_model.h"
+#include "analysis/model/ana_timeline.h"
 #include "util/util_array.h"
 
 /* The values of time t_ns: a new row, or the last one replaced when it
@@ -47,12 +48,12 @@ static int on_finish(void *arg)
 {
     struct ana_site_series *s = arg;
 
-    return take(s, s->end_ns_);
+    return s->end_ns_ == UINT64_MAX ? 0 : take(s, s->end_ns_);
 }
 
 int ana_site_series_subscribe(struct ana_site_series *s, struct ana_heap_replay *p,
                               const struct ana_model *m, const uint32_t *stacks, uint32_t n,
-                              uint64_t every_ns, uint64_t end_ns, bool after)
+                              const struct ana_timeline *tl)
 {
     static const struct ana_heap_replay_ops ops = {.moment = on_moment, .finish = on_finish};
 
@@ -62,11 +63,18 @@ int ana_site_series_subscribe(struct ana_site_series *s, struct ana_heap_replay 
     memcpy(s->stacks, stacks, n * sizeof(*stacks));
     s->nr_sites = n;
     s->m_ = m;
-    s->end_ns_ = end_ns;
+    bool after = tl->aggregate_ns != 0;
+    uint64_t end = ana_timeline_end(tl);
     /* At an aggregated trace's cuts, after the events at the cut's time,
      * as the timeline's rows (the values then are the same). */
-    return after ? ana_heap_replay_subscribe_after(p, &ops, s, every_ns)
-                 : ana_heap_replay_subscribe(p, &ops, s, every_ns);
+    if (tl->from_ns == 0 && tl->to_ns == UINT64_MAX) {
+        s->end_ns_ = end;
+        return after ? ana_heap_replay_subscribe_after(p, &ops, s, tl->interval_ns)
+                     : ana_heap_replay_subscribe(p, &ops, s, tl->interval_ns);
+    }
+    s->end_ns_ = end <= tl->to_ns && end >= tl->from_ns ? end : UINT64_MAX;
+    return ana_heap_replay_subscribe_range(p, &ops, s, tl->interval_ns, tl->from_ns,
+                                           tl->to_ns < end ? tl->to_ns : UINT64_MAX - 1, after);
 }
 
 void ana_site_series_release(struct ana_site_series *s)

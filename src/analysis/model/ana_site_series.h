@@ -13,6 +13,7 @@
 
 struct ana_heap_replay;
 struct ana_model;
+struct ana_timeline;
 
 struct ana_site_series {
     uint32_t nr_sites;
@@ -22,16 +23,17 @@ struct ana_site_series {
     size_t nr_times, cap_times;
     /* private */
     const struct ana_model *m_;
-    uint64_t end_ns_;
+    uint64_t end_ns_; /* the last values' time; UINT64_MAX: none (a range ends before) */
 };
 
-/* Follow the sites stacks[0..n) of model m (subscribed to p before) at
- * every every_ns of p's pass and at end_ns (the trace's last time);
- * after: a moment after the events at its time (the timeline's rows of an
- * aggregated trace). 0, -ENOMEM, or -E2BIG (too many consumers). */
+/* Follow the sites stacks[0..n) of model m (subscribed to p before) at the
+ * moments of timeline tl (subscribed to p, whose rows it matches: its
+ * interval, its range, after the events at a moment's time in an
+ * aggregated trace) and at the trace's last time if the range holds it.
+ * 0, -ENOMEM, or -E2BIG (too many consumers). */
 int ana_site_series_subscribe(struct ana_site_series *s, struct ana_heap_replay *p,
                               const struct ana_model *m, const uint32_t *stacks, uint32_t n,
-                              uint64_t every_ns, uint64_t end_ns, bool after);
+                              const struct ana_timeline *tl);
 void ana_site_series_release(struct ana_site_series *s);
 
 #endif

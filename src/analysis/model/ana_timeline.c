@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_aggregate.h"
 #include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_model.h"
 #include "analysis/vm/ana_vm_replay.h"
@@ -57,6 +58,13 @@ static int emit_rows(struct ana_timeline *tl, uint64_t t_ns, const struct ana_ti
  * after it. */
 static int on_moment(void *arg, uint64_t t_ns)
 {
+    struct ana_timeline *tl = arg;
+
+    /* A range's first row: the state at its start, not the maximum since
+     * the trace's. */
+    if (tl->first_)
+        ana_model_mark(tl->m_);
+    tl->first_ = false;
     return emit_rows(arg, t_ns, NULL, 0);
 }
 
@@ -73,6 +81,11 @@ static int on_finish(void *arg)
     int rc;
 
     tl->vm_precise = tl->vm_->precise;
+    /* A range that ends before the trace: its last row was its end's. */
+    if (t_ns > tl->to_ns || t_ns < tl->from_ns)
+        return 0;
+    if (tl->first_) /* the range starts after every event: one row, the end */
+        ana_model_mark(tl->m_);
     while (keep && tl->rows[keep - 1].t_ns == t_ns)
         keep--;
     nr_prior = tl->nr_rows - keep;
@@ -92,48 +105,88 @@ int ana_timeline_subscribe(struct ana_timeline *tl, struct ana_heap_replay *p, s
                            uint64_t interval_ns, struct ana_model *m,
                            const struct ana_vm_replay *vm)
 {
+    struct ana_timeline_range whole = {interval_ns, 0, UINT64_MAX};
+
+    return ana_timeline_subscribe_range(tl, p, r, &whole, m, vm);
+}
+
+/* The interval: the one asked, or about 100 rows over span; in an
+ * aggregated trace a multiple of its period. */
+static uint64_t pick_interval(struct ana_timeline *tl, uint64_t asked, uint64_t span)
+{
+    uint64_t iv = asked ? asked : span / 100 ? span / 100 : 1;
+
+    if (tl->aggregate_ns && iv % tl->aggregate_ns) {
+        uint64_t k = iv / tl->aggregate_ns + 1;
+        iv = k <= UINT64_MAX / tl->aggregate_ns ? k * tl->aggregate_ns : UINT64_MAX;
+    }
+    return iv;
+}
+
+int ana_timeline_subscribe_range(struct ana_timeline *tl, struct ana_heap_replay *p,
+                                 struct fmt_reader *r, const struct ana_timeline_range *range,
+                                 struct ana_model *m, const struct ana_vm_replay *vm)
+{
     static const struct ana_heap_replay_ops ops = {.moment = on_moment, .finish = on_finish};
+    bool whole = range->from_ns == 0 && range->to_ns == UINT64_MAX;
     struct fmt_trace_counts c;
+    uint64_t end, from, to, interval_ns;
 
     memset(tl, 0, sizeof(*tl));
     fmt_reader_counts(r, &c);
-    tl->asked_ns = interval_ns;
-    if (!interval_ns)
-        interval_ns = c.last_ts_ns / 100 ? c.last_ts_ns / 100 : 1;
+    end = c.last_ts_ns;
+    tl->asked_ns = range->interval_ns;
     /* An aggregated trace's heap is known at its cuts, with the rows of
      * the interval they end (docs/aggregate.md): rows at cuts, every few
      * of them, each after the rows at its time. */
     tl->aggregate_ns = fmt_reader_info(r)->aggregate_ns;
-    if (tl->aggregate_ns && interval_ns % tl->aggregate_ns) {
-        uint64_t k = interval_ns / tl->aggregate_ns + 1;
-        interval_ns = k <= UINT64_MAX / tl->aggregate_ns ? k * tl->aggregate_ns : UINT64_MAX;
-    }
-    if (c.last_ts_ns / interval_ns > ANA_TIMELINE_MAX_ROWS)
+    from = whole ? 0 : ana_aggregate_cut(fmt_reader_info(r), end, range->from_ns, false);
+    to = whole || range->to_ns >= end
+             ? end
+             : ana_aggregate_cut(fmt_reader_info(r), end, range->to_ns, true);
+    if (from > end)
+        return -ERANGE;
+    interval_ns = pick_interval(tl, range->interval_ns, to > from ? to - from : 0);
+    if ((to - from) / interval_ns > ANA_TIMELINE_MAX_ROWS)
         return -E2BIG;
     tl->interval_ns = interval_ns;
+    tl->from_ns = whole ? 0 : from;
+    tl->to_ns = whole ? UINT64_MAX : to;
+    tl->first_ = !whole;
     /* A row per interval and process image from the image's start (the
      * last row included): with ~100,000 images even the default
      * interval's 101 rows each are too many. Counted before any row is
      * kept, and not blamed on the interval: the rows the file's images
      * justify, or an error. */
-    tl->nr_intervals = c.last_ts_ns / interval_ns + 1;
+    tl->nr_intervals = (to - from) / interval_ns + 1 + !whole;
     for (uint32_t i = 0; i < fmt_reader_nr_images(r); i++) {
         const struct fmt_image_info *ii = fmt_reader_image(r, i);
-        uint64_t from = ii && ii->has_start ? ii->start_ns / interval_ns : 0;
+        uint64_t start = ii && ii->has_start && ii->start_ns > from ? ii->start_ns - from : 0;
+        uint64_t skip = start / interval_ns;
 
         if (!ii || !ana_filter_image(p->opt.filter, i, ii->pid))
             continue;
         tl->nr_images++;
-        tl->nr_rows_needed += from < tl->nr_intervals ? tl->nr_intervals - from : 1;
+        tl->nr_rows_needed += skip < tl->nr_intervals ? tl->nr_intervals - skip : 1;
     }
     if (tl->nr_rows_needed > ANA_TIMELINE_MAX_ROWS)
         return -EOVERFLOW;
     tl->m_ = m;
     tl->vm_ = vm;
-    tl->end_ns_ = c.last_ts_ns;
-    return tl->aggregate_ns ? ana_heap_replay_subscribe_after(p, &ops, tl, interval_ns)
-                            : ana_heap_replay_subscribe(p, &ops, tl, interval_ns);
+    tl->end_ns_ = end;
+    if (whole)
+        return tl->aggregate_ns ? ana_heap_replay_subscribe_after(p, &ops, tl, interval_ns)
+                                : ana_heap_replay_subscribe(p, &ops, tl, interval_ns);
+    /* The last moment is the range's end if the trace goes on past it; the
+     * trace's end is finish's row. */
+    return ana_heap_replay_subscribe_range(p, &ops, tl, interval_ns, from,
+                                           to < end ? to : UINT64_MAX - 1, tl->aggregate_ns != 0);
 }
+
+static int compute(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
+                   const struct ana_timeline_range *range, ana_progress_fn *progress,
+                   void *progress_arg, struct ana_model **model, ana_timeline_more_fn *more,
+                   void *more_arg);
 
 int ana_timeline_compute(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
                          uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg)
@@ -153,6 +206,23 @@ int ana_timeline_compute_more(struct ana_timeline *tl, struct fmt_reader *r, str
                               uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg,
                               struct ana_model **model, ana_timeline_more_fn *more, void *more_arg)
 {
+    struct ana_timeline_range whole = {interval_ns, 0, UINT64_MAX};
+
+    return compute(tl, r, f, &whole, progress, progress_arg, model, more, more_arg);
+}
+
+int ana_timeline_compute_range(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
+                               const struct ana_timeline_range *range, ana_progress_fn *progress,
+                               void *progress_arg, ana_timeline_more_fn *more, void *more_arg)
+{
+    return compute(tl, r, f, range, progress, progress_arg, NULL, more, more_arg);
+}
+
+static int compute(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
+                   const struct ana_timeline_range *range, ana_progress_fn *progress,
+                   void *progress_arg, struct ana_model **model, ana_timeline_more_fn *more,
+                   void *more_arg)
+{
     struct ana_model_options mo = {.filter = f};
     struct ana_step_options step = ana_model_step_options(&mo);
     struct ana_vm_replay vm = {.until = UINT64_MAX};
@@ -171,7 +241,7 @@ int ana_timeline_compute_more(struct ana_timeline *tl, struct fmt_reader *r, str
     so.progress = progress;
     so.progress_arg = progress_arg;
     if (!(rc = ana_model_subscribe(m, &p)) && !(rc = ana_heap_replay_add_vm(&p, &vm)) &&
-        !(rc = ana_timeline_subscribe(tl, &p, r, interval_ns, m, &vm)) &&
+        !(rc = ana_timeline_subscribe_range(tl, &p, r, range, m, &vm)) &&
         !(rc = more ? more(more_arg, &p, m, tl) : 0))
         rc = ana_heap_replay_run(&p, r, &so);
     ana_heap_replay_release(&p);
@@ -183,6 +253,11 @@ int ana_timeline_compute_more(struct ana_timeline *tl, struct fmt_reader *r, str
     else
         ana_model_destroy(m);
     return rc;
+}
+
+uint64_t ana_timeline_end(const struct ana_timeline *tl)
+{
+    return tl->end_ns_;
 }
 
 void ana_timeline_release(struct ana_timeline *tl)

@@ -38,6 +38,14 @@ struct ana_timeline_row {
 struct ana_timeline {
     uint64_t interval_ns;
     uint64_t asked_ns; /* the interval asked (0: the default) */
+    /* A range (timeline --from, --to; the live view's zoom): rows at
+     * from_ns (the state then, heap_max its heap), every interval after it,
+     * and at to_ns, or at the trace's end if that comes first (the state
+     * after the last event), none elsewhere. The whole trace: 0 and
+     * UINT64_MAX, rows at each multiple of the interval and at the end. In
+     * an aggregated trace from_ns is a cut at or before the one asked and
+     * to_ns one at or after it. */
+    uint64_t from_ns, to_ns;
     /* An aggregated trace's period (0: exact): interval_ns is a multiple
      * of it (the one asked, or rounded up to one), and a row at t holds
      * the events at t too (the rows of the interval a cut ends). */
@@ -55,6 +63,13 @@ struct ana_timeline {
     struct ana_model *m_;
     const struct ana_vm_replay *vm_;
     uint64_t end_ns_;
+    bool first_; /* the range's first moment comes: heap_max is the heap then */
+};
+
+/* The range and interval of a timeline (ana_timeline_compute_range). */
+struct ana_timeline_range {
+    uint64_t interval_ns;    /* 0: about 100 rows over the range */
+    uint64_t from_ns, to_ns; /* 0 and UINT64_MAX: the whole trace */
 };
 
 /* interval_ns 0 picks one that gives about 100 intervals (in an
@@ -80,6 +95,11 @@ typedef int ana_timeline_more_fn(void *arg, struct ana_heap_replay *p, struct an
 int ana_timeline_compute_more(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
                               uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg,
                               struct ana_model **model, ana_timeline_more_fn *more, void *more_arg);
+/* The same over a range (struct ana_timeline_range). -ERANGE: the range
+ * starts after the trace's last event. */
+int ana_timeline_compute_range(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
+                               const struct ana_timeline_range *range, ana_progress_fn *progress,
+                               void *progress_arg, ana_timeline_more_fn *more, void *more_arg);
 
 /* The same rows from a pass shared with other outputs: the heap replay p
  * feeds the model m (made with p's filter: ana_model_subscribe) and the
@@ -93,7 +113,15 @@ struct ana_vm_replay;
 int ana_timeline_subscribe(struct ana_timeline *tl, struct ana_heap_replay *p, struct fmt_reader *r,
                            uint64_t interval_ns, struct ana_model *m,
                            const struct ana_vm_replay *vm);
+/* The same over a range. */
+int ana_timeline_subscribe_range(struct ana_timeline *tl, struct ana_heap_replay *p,
+                                 struct fmt_reader *r, const struct ana_timeline_range *range,
+                                 struct ana_model *m, const struct ana_vm_replay *vm);
 void ana_timeline_release(struct ana_timeline *tl);
+
+/* The trace's last time, the last row's when the range holds it (valid
+ * once subscribed). */
+uint64_t ana_timeline_end(const struct ana_timeline *tl);
 
 /* Does image's committed column never change (or has it no rows)? */
 bool ana_timeline_committed_flat(const struct ana_timeline *tl, uint32_t image);

@@ -7,7 +7,15 @@
 
 const token = new URLSearchParams(location.search).get('token') || '';
 const $ = (id) => document.getElementById(id);
-const state = { report: null, version: '', firstNs: 0, lastNs: 0, list: 'peak', window: null, at: null };
+const state = { report: null, version: '', firstNs: 0, lastNs: 0, list: 'peak', window: null, at: null, zoom: null };
+
+// The charts' span of trace time: the whole trace, or the zoom (timeline
+// --from --to); x in 0..1000 across it.
+function span(lastT) {
+  const t0 = state.zoom ? state.zoom.from : 0;
+  const t1 = state.zoom ? state.zoom.to : Math.max(state.lastNs, lastT || 1);
+  return { t0, t1: Math.max(t1, t0 + 1) };
+}
 
 async function apiText(name, params = {}) {
   const q = new URLSearchParams({ token, ...params });
@@ -180,23 +188,29 @@ function drawRate(timeline) {
   for (const p of timeline.processes)
     for (const r of p.rows) rows.set(`${p.image}/${r.time_ns}`, r.allocations);
   let prevT = 0, prevSum = 0;
+  let first = true;
   for (const t of times) {
     for (const p of timeline.processes) {
       const v = rows.get(`${p.image}/${t}`);
       if (v !== undefined) last.set(p.image, v);
     }
     const sum = [...last.values()].reduce((a, b) => a + b, 0);
+    if (first && state.zoom) prevSum = sum;
+    first = false;
     const dt = t - prevT;
     pts.push({ t, count: sum - prevSum, rate: dt > 0 ? ((sum - prevSum) * 1e9) / dt : 0 });
     prevT = t;
     prevSum = sum;
   }
+  // Zoomed, the first row is the range's start: what came before it is
+  // no interval of the chart.
+  if (state.zoom && pts.length) pts.shift();
   const svg = $('rate-chart');
-  const t1 = Math.max(state.lastNs, times.length ? times[times.length - 1] : 1);
+  const { t0, t1 } = span(times.length ? times[times.length - 1] : 1);
   const ymax = Math.max(1, ...pts.map((p) => p.rate));
-  const x = (t) => ((1000 * t) / t1).toFixed(2), y = (v) => (78 - (74 * v) / ymax).toFixed(2);
+  const x = (t) => ((1000 * (t - t0)) / (t1 - t0)).toFixed(2), y = (v) => (78 - (74 * v) / ymax).toFixed(2);
   const line = pts.map((p) => `${x(p.t)},${y(p.rate)}`);
-  svg.innerHTML = `<polygon class="rate" points="0,78 ${line.join(' ')} ${x(times.length ? times[times.length - 1] : 0)},78"/>`;
+  svg.innerHTML = `<polygon class="rate" points="${x(pts.length ? pts[0].t : t0)},78 ${line.join(' ')} ${x(times.length ? times[times.length - 1] : t0)},78"/>`;
   svg.dataset.counts = pts.map((p) => p.count).join(',');
   $('rate-top').textContent = `top ${group(ymax)}/s`;
 }
@@ -204,17 +218,24 @@ function drawRate(timeline) {
 function drawChart(timeline) {
   const svg = $('chart');
   const pts = series(timeline);
-  const t1 = Math.max(state.lastNs, pts.length ? pts[pts.length - 1].t : 1);
+  const { t0, t1 } = span(pts.length ? pts[pts.length - 1].t : 1);
   const ymax = Math.max(1, ...pts.map((p) => Math.max(p.heapMax, p.rss)));
-  const x = (t) => (1000 * t) / t1, y = (v) => 255 - (250 * v) / ymax;
+  const x = (t) => (1000 * (t - t0)) / (t1 - t0), y = (v) => 255 - (250 * v) / ymax;
   const line = (k, cls) => `<polyline class="${cls}" points="${pts.map((p) => `${x(p.t).toFixed(2)},${y(p[k]).toFixed(2)}`).join(' ')}"/>`;
   svg.innerHTML = line('rss', 'rss') + line('heapMax', 'heapmax') + line('heap', 'heap') + '<rect class="sel" x="0" y="0" width="0" height="260" visibility="hidden"/>';
+  svg.dataset.startNs = String(t0);
   svg.dataset.endNs = String(t1);
-  const last = pts.length ? pts[pts.length - 1] : { t: 0, heap: 0 };
-  put('heap-now', last.heap, bytes(last.heap));
-  put('heap-now-time', last.t, `at ${seconds(last.t)}`);
+  // What is drawn, for people who copy and for tests: the rows' times and
+  // heap in use (all processes), as timeline gives them.
+  svg.dataset.times = pts.map((p) => p.t).join(',');
+  svg.dataset.heap = pts.map((p) => p.heap).join(',');
+  if (!state.zoom) {
+    const last = pts.length ? pts[pts.length - 1] : { t: 0, heap: 0 };
+    put('heap-now', last.heap, bytes(last.heap));
+    put('heap-now-time', last.t, `at ${seconds(last.t)}`);
+  }
   svg.dataset.maxBytes = String(ymax);
-  $('axis-left').textContent = '0 s';
+  $('axis-left').textContent = seconds(t0);
   $('axis-right').textContent = `${seconds(t1)}; top ${bytes(ymax)}`;
   if (state.window) markWindow(state.window.from, state.window.to);
 }
@@ -225,10 +246,10 @@ const palette = ['#2b6cb0', '#dd6b20', '#38a169', '#805ad5', '#d53f8c', '#319795
 function drawSites(timeline) {
   const svg = $('sites-chart'), legend = $('sites-legend');
   const times = timeline.site_times_ns || [], sites = timeline.sites || [];
-  const t1 = Math.max(state.lastNs, times.length ? times[times.length - 1] : 1);
+  const { t0, t1 } = span(times.length ? times[times.length - 1] : 1);
   const total = times.map((_, t) => sites.reduce((a, s) => a + s.bytes[t], 0));
   const ymax = Math.max(1, ...total);
-  const x = (t) => ((1000 * t) / t1).toFixed(2), y = (v) => (195 - (190 * v) / ymax).toFixed(2);
+  const x = (t) => ((1000 * (t - t0)) / (t1 - t0)).toFixed(2), y = (v) => (195 - (190 * v) / ymax).toFixed(2);
   const below = times.map(() => 0);
   let shapes = '';
   sites.forEach((s, k) => {
@@ -258,11 +279,14 @@ function drawSites(timeline) {
 }
 
 function markWindow(from, to) {
-  const svg = $('chart'), end = Number(svg.dataset.endNs || 1);
+  const svg = $('chart'), start = Number(svg.dataset.startNs || 0);
+  const len = Math.max(1, Number(svg.dataset.endNs || 1) - start);
   const rect = svg.querySelector('.sel');
   if (!rect) return;
-  rect.setAttribute('x', String((1000 * from) / end));
-  rect.setAttribute('width', String(Math.max(1, (1000 * (to - from)) / end)));
+  const a = Math.max(0, Math.min(1000, (1000 * (from - start)) / len));
+  const b = Math.max(0, Math.min(1000, (1000 * (to - start)) / len));
+  rect.setAttribute('x', String(a));
+  rect.setAttribute('width', String(Math.max(1, b - a)));
   rect.setAttribute('visibility', 'visible');
 }
 
@@ -270,8 +294,21 @@ function markWindow(from, to) {
 function chartTime(ev) {
   const svg = $('chart'), box = svg.getBoundingClientRect();
   const f = Math.min(1, Math.max(0, (ev.clientX - box.left) / box.width));
-  return Math.round(f * Number(svg.dataset.endNs || 0));
+  const start = Number(svg.dataset.startNs || 0);
+  return Math.round(start + f * (Number(svg.dataset.endNs || 0) - start));
 }
+
+// Zoom the charts into the window (down to the trace's time unit: single
+// events), or back out to the whole trace.
+$('zoom-in').addEventListener('click', () => {
+  if (!state.window || state.window.to <= state.window.from) return;
+  state.zoom = { from: state.window.from, to: state.window.to };
+  loadCharts().catch(showError);
+});
+$('zoom-out').addEventListener('click', () => {
+  state.zoom = null;
+  loadCharts().catch(showError);
+});
 let dragFrom = null;
 $('chart').addEventListener('mousedown', (ev) => { dragFrom = chartTime(ev); ev.preventDefault(); });
 $('chart').addEventListener('mousemove', (ev) => {
@@ -413,23 +450,38 @@ $('at').addEventListener('input', () => {
   leakTimer = setTimeout(() => loadLeaks().catch(showError), 200);
 });
 
+// The three charts, of one timeline: about 400 rows over the whole trace
+// or the zoom (at least 1 us apart over the whole trace, 1 ns zoomed).
+async function loadCharts() {
+  const z = state.zoom;
+  const len = z ? z.to - z.from : Math.max(1, state.lastNs);
+  const interval = `${Math.max(z ? 1 : 1000, Math.round(len / 400))}ns`;
+  const params = { interval, sites: '8' };
+  if (z) {
+    params.from = `${z.from}ns`;
+    params.to = `${z.to}ns`;
+  }
+  const timeline = await api('timeline', params);
+  const chart = $('chart');
+  chart.dataset.interval = timeline.interval_ns ? `${timeline.interval_ns}ns` : interval;
+  chart.dataset.zoomFrom = z ? String(z.from) : '';
+  chart.dataset.zoomTo = z ? String(z.to) : '';
+  drawChart(timeline);
+  drawRate(timeline);
+  drawSites(timeline);
+  $('zoom-out').disabled = !z;
+  chart.dataset.drawn = String(Number(chart.dataset.drawn || 0) + 1);
+}
+
 async function loadAll() {
   const report = await api('report', { top: '20' });
   state.report = report;
   showSummary(report);
   showSites(report);
   showProcesses(report);
-  const span = Math.max(1, state.lastNs);
-  const interval = `${Math.max(1000, Math.round(span / 400))}ns`;
   // The server runs each query in a process of its own: the charts, the
   // live blocks and the window are asked at once, and come as they are done.
-  const charts = api('timeline', { interval, sites: '8' }).then((timeline) => {
-    $('chart').dataset.interval = interval;
-    drawChart(timeline);
-    drawRate(timeline);
-    drawSites(timeline);
-  });
-  await Promise.all([charts, loadLeaks(), state.window ? loadWindow() : null]);
+  await Promise.all([loadCharts(), loadLeaks(), state.window ? loadWindow() : null]);
   $('status').textContent = report.incomplete ? 'being written (or cut short)' : 'complete';
   $('status').dataset.complete = String(!report.incomplete);
   document.body.dataset.loaded = String(Number(document.body.dataset.loaded || 0) + 1);
