@@ -31,6 +31,7 @@ enum param_kind {
     P_TIME,  /* a time or duration as the commands take it: 1.5s, 250ms, peak, end */
     P_FLAG,  /* 0 or 1 */
     P_PIDS,  /* digits and commas */
+    P_NAME,  /* a function's name as tree and report write it: no control character */
 };
 
 struct param {
@@ -74,7 +75,11 @@ static const struct query queries[] = {
                 {"pid", "--pid", P_PIDS, NULL}}},
     {.name = "tree",
      .command = "tree",
-     .params = {{"depth", "--depth", P_COUNT, NULL}, {"pid", "--pid", P_PIDS, NULL}}},
+     .params = {{"depth", "--depth", P_COUNT, NULL},
+                {"top", "--top", P_COUNT, NULL},
+                {"focus", "--focus", P_NAME, NULL},
+                {"bottom", NULL, P_FLAG, "--bottom-up"},
+                {"pid", "--pid", P_PIDS, NULL}}},
     /* Commit lifetimes in a window (VirtualAlloc's on Windows traces). */
     {.name = "vmem",
      .command = "vmem",
@@ -95,6 +100,14 @@ static bool param_ok(enum param_kind kind, const char *v)
 {
     size_t n = strlen(v);
 
+    /* A name is one word of the command's argv (--focus=NAME): no option
+     * of its own, whatever it holds, and never a path the command opens. */
+    if (kind == P_NAME) {
+        for (size_t i = 0; i < n; i++)
+            if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
+                return false;
+        return n > 0 && n <= 1024;
+    }
     if (!n || n > 32)
         return false;
     for (size_t i = 0; i < n; i++) {
@@ -117,6 +130,8 @@ static bool param_ok(enum param_kind kind, const char *v)
         case P_PIDS:
             if (!digit && c != ',')
                 return false;
+            break;
+        case P_NAME: /* above */
             break;
         }
     }

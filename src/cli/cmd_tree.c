@@ -16,7 +16,7 @@
 #include "cli/cli_ana.h"
 #include "cli/cli_getopt.h"
 
-enum { OPT_BOTTOM_UP = CLI_ANA_OPT_FIRST_OWN, OPT_DEPTH, OPT_SORT, OPT_NO_SELF };
+enum { OPT_BOTTOM_UP = CLI_ANA_OPT_FIRST_OWN, OPT_DEPTH, OPT_SORT, OPT_NO_SELF, OPT_FOCUS };
 
 static const struct cli_tree_metric mets[] = {
     {"peak", "peak_bytes", false},    {"leaked", "leaked_bytes", false},
@@ -43,9 +43,80 @@ static void usage(FILE *out)
                  "  --sort M        order children by peak (default), leaked, allocations,\n"
                  "                  bytes or temporary\n"
                  "  --no-self       only the inclusive columns\n"
+                 "  --focus F       the tree of function F alone, F at its root: what F\n"
+                 "                  calls on the way to allocations (its callees), or with\n"
+                 "                  --bottom-up who calls F (its callers); F as tree or\n"
+                 "                  report names it ('f', or 'f (file.c:12)')\n"
                  "  --top N         children per node (default 10; 0: all)\n" CLI_ANA_USAGE
                  "\nA stack the recorder cut at its depth limit (record --depth) lacks its\n"
                  "root side: it hangs under one node '(stack cut at N frames)'.\n");
+}
+
+/* The paths of the call tree, one per call site with its numbers. */
+struct paths {
+    struct cli_ana *a;
+    struct ana_model *m;
+    struct ana_tree t;
+    bool bottom_up, per_process;
+    /* --focus: the function's labels (as given, and its name before a
+     * " (where)" as report writes frames); a path is kept from the first
+     * of them on (from the root top-down, from the leaf bottom-up, so a
+     * recursion counts once), a path without one is left out */
+    bool focus;
+    uint32_t focus_label[2];
+    uint64_t nr_focused;
+    int64_t total[NR_METS];
+    uint32_t *labels;
+    size_t cap;
+};
+
+/* --focus F: F's labels in the stacks' strings. */
+static void focus_on(struct paths *ps, const char *f)
+{
+    struct ana_stacks *st = cli_ana_stacks(ps->a);
+    const char *open = NULL;
+
+    /* the last " (": the frame's place comes after the name */
+    for (const char *q = strstr(f, " ("); q; q = strstr(q + 1, " ("))
+        open = q;
+    size_t n = open && f[strlen(f) - 1] == ')' ? (size_t)(open - f) : strlen(f);
+    char *name = strndup(f, n);
+
+    if (!name || ana_stacks_intern(st, f, &ps->focus_label[0]) ||
+        ana_stacks_intern(st, name, &ps->focus_label[1]))
+        cli_die("tree: out of memory");
+    free(name);
+    ps->focus = true;
+}
+
+static void add_site(struct paths *ps, uint32_t id, const struct ana_site *s)
+{
+    char name[256];
+    uint32_t nl = 0, proc = 0, first = 0;
+
+    if (ps->per_process && !ps->focus) {
+        cli_ana_image_name(ps->a, s->image, name, sizeof(name));
+        if (ana_stacks_intern(cli_ana_stacks(ps->a), name, &proc))
+            cli_die("tree: out of memory");
+        nl = 1;
+    }
+    nl = cli_ana_tree_path(ps->a, id, ps->bottom_up, &ps->labels, &ps->cap, nl);
+    if (ps->per_process && !ps->focus)
+        ps->labels[0] = proc;
+    if (ps->focus) {
+        while (first < nl && ps->labels[first] != ps->focus_label[0] &&
+               ps->labels[first] != ps->focus_label[1])
+            first++;
+        if (first == nl)
+            return;
+        ps->nr_focused++;
+    }
+    int64_t v[NR_METS] = {(int64_t)s->peak_bytes, s->live_bytes, (int64_t)s->nr_allocs,
+                          (int64_t)s->alloc_bytes, (int64_t)s->nr_temporary};
+    for (int k = 0; k < NR_METS; k++)
+        ps->total[k] += v[k];
+    if (ana_tree_add(&ps->t, ps->labels + first, nl - first, v))
+        cli_die("tree: out of memory");
 }
 
 int cmd_tree(int argc, char **argv)
@@ -55,6 +126,7 @@ int cmd_tree(int argc, char **argv)
         {"depth", required_argument, NULL, OPT_DEPTH},
         {"sort", required_argument, NULL, OPT_SORT},
         {"no-self", no_argument, NULL, OPT_NO_SELF},
+        {"focus", required_argument, NULL, OPT_FOCUS},
         {NULL, 0, NULL, 0},
     };
     struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS, .own = own, .usage = usage};
@@ -62,6 +134,7 @@ int cmd_tree(int argc, char **argv)
                                                         "bytes", "temporary", NULL};
     struct cli_ana a;
     bool bottom_up = false, with_self = true;
+    const char *focus = NULL;
     uint32_t depth = TREE_DEFAULT_DEPTH;
     unsigned sort = 0;
     int c;
@@ -81,6 +154,11 @@ int cmd_tree(int argc, char **argv)
         case OPT_SORT:
             sort = cli_ana_choice(&a, "sort", optarg, sort_names);
             break;
+        case OPT_FOCUS:
+            if (!*optarg)
+                cli_usage_error("tree: --focus wants a function's name");
+            focus = optarg;
+            break;
         }
     }
     cli_ana_open(&a, argc, argv, optind);
@@ -97,42 +175,31 @@ int cmd_tree(int argc, char **argv)
     struct ana_model *m = cli_ana_model(&a, &mo, UINT64_MAX);
 
     /* Several processes: each is a first-level node, as WPA's Process
-     * column groups first; the depth limit then counts it too. */
-    bool per_process = ana_model_nr_seen(m) > 1;
-    struct ana_stacks *st = cli_ana_stacks(&a);
-    struct ana_tree t;
-    if (ana_tree_init(&t, NR_METS, depth ? depth + per_process : 0))
+     * column groups first; the depth limit then counts it too. Focused,
+     * the function is the root, in whichever process it ran. */
+    struct paths ps = {.a = &a, .m = m, .bottom_up = bottom_up};
+    ps.per_process = ana_model_nr_seen(m) > 1 && !focus;
+    if (focus)
+        focus_on(&ps, focus);
+    if (ana_tree_init(&ps.t, NR_METS, depth ? depth + ps.per_process : 0))
         cli_die("tree: out of memory");
-    uint32_t *labels = NULL;
-    size_t cap = 0;
-    char name[256];
-    int64_t total[NR_METS] = {0};
     for (uint32_t id = 0; id < ana_model_nr_sites(m); id++) {
         const struct ana_site *s = ana_model_site(m, id);
-        if (!s || (!s->nr_allocs && !s->live_blocks))
-            continue;
-        uint32_t nl = 0, proc = 0;
-        if (per_process) {
-            cli_ana_image_name(&a, s->image, name, sizeof(name));
-            if (ana_stacks_intern(st, name, &proc))
-                cli_die("tree: out of memory");
-            nl = 1;
-        }
-        nl = cli_ana_tree_path(&a, id, bottom_up, &labels, &cap, nl);
-        if (per_process)
-            labels[0] = proc;
-        int64_t v[NR_METS] = {(int64_t)s->peak_bytes, s->live_bytes, (int64_t)s->nr_allocs,
-                              (int64_t)s->alloc_bytes, (int64_t)s->nr_temporary};
-        for (int k = 0; k < NR_METS; k++)
-            total[k] += v[k];
-        if (ana_tree_add(&t, labels, nl, v))
-            cli_die("tree: out of memory");
+        if (s && (s->nr_allocs || s->live_blocks))
+            add_site(&ps, id, s);
     }
-    if (ana_tree_sort(&t, sort))
+    if (focus && !ps.nr_focused)
+        cli_warn("tree: %s: no allocation's stack holds '%s'", a.path, focus);
+    if (ana_tree_sort(&ps.t, sort))
         cli_die("tree: out of memory");
+    int64_t *total = ps.total;
     if (a.format == CLI_FMT_TEXT)
-        printf("memscribe tree: %s (%s)\n\n", a.path, bottom_up ? "bottom-up" : "top-down");
-    cli_ana_tree(&a, &t, shown, NR_METS, with_self, stdout);
+        printf("memscribe tree: %s (%s%s%s)\n\n", a.path,
+               !focus      ? (bottom_up ? "bottom-up" : "top-down")
+               : bottom_up ? "callers of "
+                           : "callees of ",
+               focus ? focus : "", "");
+    cli_ana_tree(&a, &ps.t, shown, NR_METS, with_self, stdout);
     if (a.format == CLI_FMT_TEXT) {
         const char *e = ana_sample_mark(fmt_reader_sample_bytes(a.r)); /* estimates */
         char tmp[64] = "temporary " ANA_SAMPLE_NO_TEMPORARY;
@@ -147,8 +214,8 @@ int cmd_tree(int argc, char **argv)
                    "--depth 0 shows all)\n",
                    depth);
     }
-    free(labels);
-    ana_tree_release(&t);
+    free(ps.labels);
+    ana_tree_release(&ps.t);
     ana_model_destroy(m);
     return cli_ana_close(&a);
 }

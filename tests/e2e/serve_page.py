@@ -120,6 +120,34 @@ for tab in ("peak", "leaked", "allocations", "temporary"):
              str(r["allocated_bytes"]), str(r["temporary"]), None] for r in proc["top"][tab]]
     check("sites, %s (%d rows)" % (tab, len(want)), table(d, "sites"), want)
 
+# A site clicked: its allocating function's callers and callees, each node
+# with its bytes at the peak and allocations, as tree --focus (--bottom-up).
+def flat(tree):
+    out = []
+
+    def walk(n):
+        out.append([str(n["inclusive"]["peak_bytes"]), str(n["inclusive"]["allocations"])])
+        for c in n.get("children", []):
+            walk(c)
+
+    for c in tree.get("children", []):
+        walk(c)
+    return out
+
+
+d.find_element(By.CSS_SELECTOR, "#site-tabs button[data-list='peak']").click()
+d.find_element(By.CSS_SELECTOR, "#sites tbody tr").click()
+wait(d, "return document.getElementById('focus').dataset.function !== undefined",
+     "the clicked site's callers and callees")
+fn = d.find_element(By.ID, "focus").get_attribute("data-function")
+for what, extra, ul in (("callers", ["--bottom-up"], "callers"), ("callees", [], "callees")):
+    want = flat(cmd("tree", "--focus", fn, "--depth", "4", "--top", "5", *extra))
+    got = d.execute_script("return [...document.querySelectorAll('#%s li')]"
+                           ".map(li => [li.dataset.peak, li.dataset.allocs])" % ul)
+    check("%s of %s (%d nodes)" % (what, fn, len(want)), got, want)
+    if not want:
+        errors.append("%s of %s: none" % (what, fn))
+
 # The top sites over time: each band's values, the series of timeline
 # --sites 8 at the interval the page asked for.
 interval = d.find_element(By.ID, "chart").get_attribute("data-interval")

@@ -91,11 +91,44 @@ function stackRow(tbody, cells, stack) {
   const tr = document.createElement('tr');
   for (const [text, value] of cells) cell(tr, text, value);
   cell(tr, where(stack), undefined, 'where');
-  tr.addEventListener('click', () => {
-    $('stack').hidden = false;
-    $('stack').textContent = (stack || []).join('\n');
-  });
+  tr.addEventListener('click', () => showStack(stack));
   tbody.appendChild(tr);
+}
+
+// A clicked site: its stack, and its allocating function's callers and
+// callees over every allocation (memscribe tree --focus F, --bottom-up).
+function showStack(stack) {
+  $('stack').hidden = false;
+  $('stack').textContent = (stack || []).join('\n');
+  const f = where(stack);
+  if (!f || f === '?') return;
+  const params = { focus: f, depth: '4', top: '5' };
+  Promise.all([api('tree', { ...params, bottom: '1' }), api('tree', params)]).then(([up, down]) => {
+    $('focus').hidden = false;
+    $('focus-name').textContent = f;
+    focusTree($('callers'), up);
+    focusTree($('callees'), down);
+    $('focus').dataset.function = f;
+    showError(null);
+  }).catch(showError);
+}
+
+// A focused tree as nested lists: each function with its bytes at the
+// peak and its allocations (inclusive), in data-peak and data-allocs.
+function focusTree(el, tree) {
+  const node = (n) => {
+    const li = document.createElement('li');
+    li.textContent = `${n.function}: ${bytes(n.inclusive.peak_bytes)} at the peak, ${group(n.inclusive.allocations)} allocations`;
+    li.dataset.peak = String(n.inclusive.peak_bytes);
+    li.dataset.allocs = String(n.inclusive.allocations);
+    if ((n.children || []).length) {
+      const ul = document.createElement('ul');
+      for (const c of n.children) ul.appendChild(node(c));
+      li.appendChild(ul);
+    }
+    return li;
+  };
+  el.replaceChildren(...(tree.children || []).map(node));
 }
 
 function showSummary(report) {
@@ -270,10 +303,7 @@ function drawSites(timeline) {
     li.appendChild(sw);
     li.appendChild(document.createTextNode(`${bytes(Math.max(...s.bytes))} at most: ${where(s.stack)}`));
     li.dataset.bytes = s.bytes.join(',');
-    li.addEventListener('click', () => {
-      $('stack').hidden = false;
-      $('stack').textContent = s.stack.join('\n');
-    });
+    li.addEventListener('click', () => showStack(s.stack));
     legend.appendChild(li);
   });
 }
