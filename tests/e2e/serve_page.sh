@@ -53,6 +53,10 @@ expect "a query without the token" "$(code "$BASE/api/report")" 403
 expect "the page" "$(code "$URL")" 200
 expect "a parameter that is an option" "$(code "$BASE/api/window?token=$TOKEN&from=-o")" 400
 expect "a parameter that is a path" "$(code "$BASE/api/leaks?token=$TOKEN&at=..%2Fetc")" 400
+expect "a name with a control character" "$(code "$BASE/api/tree?token=$TOKEN&focus=a%0Ab")" 400
+# A name is one word of argv (--focus=NAME): one that looks like an option or a path is a
+# function nobody called, not an option or a file.
+expect "a name that looks like an option" "$(code "$BASE/api/tree?token=$TOKEN&focus=-o%20x")" 200
 expect "an unknown query" "$(code "$BASE/api/dump?token=$TOKEN")" 404
 expect "a path" "$(code "$BASE/etc/passwd?token=$TOKEN")" 404
 expect "POST" "$(code -X POST -d x "$BASE/api/report?token=$TOKEN")" 405
