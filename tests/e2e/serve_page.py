@@ -6,6 +6,10 @@ Chromium driven by Selenium), against the JSON of the commands a user runs:
 - the cards: `memscribe report --format=json`'s totals;
 - the table of call sites of the process the page picked (the one with the
   highest peak): report's top lists of that process, each tab in order;
+- the programs of several processes (report's programs table), and each
+  program's site lists;
+- a site clicked: its allocating function's callers and callees, as
+  `memscribe tree --focus F` (with `--bottom-up` for the callers);
 - a window dragged across the chart with the mouse: `memscribe window
   --format=json --from F --to T` of the times the page asked for (each
   process's AIFI, AIFO, AOFI, AOFO counts and bytes and Impacting Size, and
@@ -119,6 +123,22 @@ for tab in ("peak", "leaked", "allocations", "temporary"):
     want = [[str(r["peak_bytes"]), str(r["leaked_bytes"]), str(r["allocations"]),
              str(r["allocated_bytes"]), str(r["temporary"]), None] for r in proc["top"][tab]]
     check("sites, %s (%d rows)" % (tab, len(want)), table(d, "sites"), want)
+
+# The programs of several processes: report's programs table (largest peak
+# first), and each program's site lists when picked.
+progs = sorted([g for g in rep.get("programs", []) if g["processes"] > 1],
+               key=lambda g: -g["peak_bytes"])
+check("programs (%d)" % len(progs), table(d, "programs"),
+      [[str(g["processes"]), str(g["peak_bytes"]), str(g["leaked_bytes"]), str(g["allocations"]),
+        str(g["temporary"]), None] for g in progs])
+for g in progs:
+    d.find_element(By.CSS_SELECTOR, "#proc option[value='prog:%s']" % g["exe"]).click()
+    for tab in ("peak", "leaked", "allocations", "temporary"):
+        d.find_element(By.CSS_SELECTOR, "#site-tabs button[data-list='%s']" % tab).click()
+        want = [[str(r["peak_bytes"]), str(r["leaked_bytes"]), str(r["allocations"]),
+                 str(r["allocated_bytes"]), str(r["temporary"]), None] for r in g["top"][tab]]
+        check("program %s's sites, %s (%d rows)" % (g["exe"], tab, len(want)), table(d, "sites"), want)
+d.find_element(By.CSS_SELECTOR, "#proc option[value='%s']" % proc["pid"]).click()
 
 # A site clicked: its allocating function's callers and callees, each node
 # with its bytes at the peak and allocations, as tree --focus (--bottom-up).

@@ -77,12 +77,13 @@ expect "top: live at the end" "$(sed -n 's/.*live at the trace.s end \([0-9]*\) 
 expect "top: the sites by allocations" "$(awk '/CALL SITE/ { on = 1; next } on { print substr($0, 27, 10) + 0 }' "$WORK/top" | tr '\n' ' ')" \
     "$(jq -r '[.processes[0].top.allocations[].allocations] | join(" ")' "$WORK/rep.json") "
 
-# A process tree: make running a shell and two commands.
+# A process tree: make running a shell and two commands, sh four times in all (a
+# program of four processes).
 need make
 cat >"$WORK/Makefile" <<'MK'
 all: a b
 a:
-	@echo a >/dev/null
+	@sh -c 'echo a' >/dev/null
 b:
 	@sh -c 'echo b' >/dev/null
 MK

@@ -53,12 +53,17 @@ function scope(report) {
   return report.total || report.processes[0];
 }
 
-// Site lists are per process in report: the one picked, at first the one
-// with the highest peak.
+// The programs of several processes (report's per-program view: the
+// processes of one executable merged), each with its own site lists.
+const programs = (report) => (report.programs || []).filter((g) => g.processes > 1);
+
+// Site lists are per process in report, and per program: the one picked,
+// at first the process with the highest peak.
 function pickedProcess(report) {
   const sel = $('proc');
-  const pids = report.processes.map((p) => String(p.pid));
-  if (sel.dataset.pids !== pids.join(',')) {
+  const progs = programs(report);
+  const keys = report.processes.map((p) => String(p.pid)).concat(progs.map((g) => `prog:${g.exe}`));
+  if (sel.dataset.pids !== keys.join(',')) {
     const keep = sel.value;
     sel.replaceChildren();
     for (const p of report.processes) {
@@ -67,11 +72,41 @@ function pickedProcess(report) {
       o.textContent = `${p.pid} ${p.exe || ''}`;
       sel.appendChild(o);
     }
-    sel.dataset.pids = pids.join(',');
+    for (const g of progs) {
+      const o = document.createElement('option');
+      o.value = `prog:${g.exe}`;
+      o.textContent = `program ${g.exe} (${g.processes} processes)`;
+      sel.appendChild(o);
+    }
+    sel.dataset.pids = keys.join(',');
     const top = report.processes.reduce((a, p) => (p.peak_bytes > a.peak_bytes ? p : a), report.processes[0]);
-    sel.value = pids.includes(keep) ? keep : String(top.pid);
+    sel.value = keys.includes(keep) ? keep : String(top.pid);
   }
+  if (sel.value.startsWith('prog:'))
+    return progs.find((g) => `prog:${g.exe}` === sel.value) || report.processes[0];
   return report.processes.find((p) => String(p.pid) === sel.value) || report.processes[0];
+}
+
+// The programs table: largest peak first, as report's; click one for its sites.
+function showPrograms(report) {
+  const progs = programs(report).slice().sort((a, b) => b.peak_bytes - a.peak_bytes);
+  $('programs-section').hidden = !progs.length;
+  const tbody = $('programs').tBodies[0];
+  tbody.replaceChildren();
+  for (const g of progs) {
+    const tr = document.createElement('tr');
+    cell(tr, group(g.processes), g.processes);
+    cell(tr, bytes(g.peak_bytes), g.peak_bytes);
+    cell(tr, bytes(g.leaked_bytes), g.leaked_bytes);
+    cell(tr, group(g.allocations), g.allocations);
+    cell(tr, group(g.temporary), g.temporary);
+    cell(tr, g.exe, undefined, 'where');
+    tr.addEventListener('click', () => {
+      $('proc').value = `prog:${g.exe}`;
+      if (state.report) showSites(state.report);
+    });
+    tbody.appendChild(tr);
+  }
 }
 
 function cell(tr, text, value, cls) {
@@ -509,6 +544,7 @@ async function loadAll() {
   showSummary(report);
   showSites(report);
   showProcesses(report);
+  showPrograms(report);
   // The server runs each query in a process of its own: the charts, the
   // live blocks and the window are asked at once, and come as they are done.
   await Promise.all([loadCharts(), loadLeaks(), state.window ? loadWindow() : null]);
