@@ -289,7 +289,8 @@ static int carry(struct rec_keep *k)
     if ((rc = fmt_writer_live_maps(k->main, gather_map, k)) ||
         (rc = rec_agg_live_each(k->agg, gather_block, k)))
         return rc;
-    qsort(k->items, k->nr_items, sizeof(*k->items), item_cmp);
+    if (k->nr_items) /* the first segment's beginning holds nothing: no array */
+        qsort(k->items, k->nr_items, sizeof(*k->items), item_cmp);
     for (size_t i = 0; i < k->nr_items; i++) {
         struct fmt_event ev;
 
