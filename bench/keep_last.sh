@@ -47,7 +47,7 @@ wait "$rec"
 echo "# load at end: $(cat /proc/loadavg)"
 cat "$dir/svc.out"
 echo "# largest: trace $max_trace bytes, segments $max_segs bytes, together $max_total bytes"
-echo "# final: trace $(stat -c %s "$trace") bytes; segments: $(ls "$trace.last" | tr '\n' ' ')"
+echo "# final: trace $(stat -c %s "$trace") bytes; segments: $(find "$trace.last" -name 'seg-*.mscr' -printf '%f ' | tr ' ' '\n' | sort | tr '\n' ' ')"
 last=$(find "$trace.last" -name 'seg-*.mscr' | sort | tail -1)
 for t in "$trace" "$last"; do
     "$MS" leaks "$t" >"$dir/leaks.txt" 2>/dev/null
