@@ -223,6 +223,11 @@ int fmt_writer_finish(struct fmt_writer *w)
     return rc;
 }
 
+uint32_t fmt_writer_time_unit(const struct fmt_writer *w)
+{
+    return w->tu;
+}
+
 void fmt_writer_get_stats(const struct fmt_writer *w, struct fmt_writer_stats *st)
 {
     *st = w->st;

@@ -150,6 +150,8 @@ int fmt_writer_reach(struct fmt_writer *w, const struct fmt_writer_reach *rr);
  * with src's ids, so that events name stacks by src's ids in both.
  * Returns 0 or -errno. */
 int fmt_writer_copy_stacks(struct fmt_writer *dst, const struct fmt_writer *src);
+/* The time unit w rounds times down to, in ns (1: nanoseconds). */
+uint32_t fmt_writer_time_unit(const struct fmt_writer *w);
 /* The highest stack id w has given. */
 uint32_t fmt_writer_nr_stacks(const struct fmt_writer *w);
 

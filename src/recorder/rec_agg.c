@@ -24,6 +24,7 @@ int rec_agg_new(struct rec_agg **out, struct fmt_writer *w, uint64_t period_ns, 
         return -ENOMEM;
     a->w = w;
     a->period = period_ns;
+    a->unit = fmt_writer_time_unit(w);
     a->next_cut = period_ns;
     a->iv = 1;
     /* record --max-size: exact until rec_agg_switch, no cut before; its
@@ -344,16 +345,17 @@ static int keep_gev(struct rec_agg *a, const struct fmt_event *ev)
 /* The cuts whose time came before an event at ts. */
 static int advance(struct rec_agg *a, uint64_t ts)
 {
-    while (ts >= a->next_cut) {
+    while (rec_agg_cut_due(a, ts)) {
         uint64_t at = a->next_cut;
         int empty = !a->nr_hev && !a->nr_gev && !a->nr_rows && a->nr_pend == a->nr_pend_dead;
         int rc = rec_agg_cut(a, at);
 
         if (rc)
             return rc;
-        /* An idle stretch: no cut has anything to write until ts. */
-        if (empty && ts >= a->next_cut) {
-            a->last_cut = ts - ts % a->period;
+        /* An idle stretch: no cut has anything to write until ts, whose
+         * tick is past the last of them. */
+        if (empty && rec_agg_cut_due(a, ts)) {
+            a->last_cut = (ts - a->unit) - (ts - a->unit) % a->period;
             a->next_cut = a->last_cut + a->period;
         }
     }
@@ -384,7 +386,7 @@ void rec_agg_switch(struct rec_agg *a)
      * period. Waiting for the next multiple let a trace asked for 64K at
      * 1 s take a second more of exact events. */
     if (a->exact && a->next_cut == UINT64_MAX)
-        a->next_cut = a->last_ts;
+        a->next_cut = a->last_ts - a->last_ts % a->unit;
 }
 
 int rec_agg_exact_now(const struct rec_agg *a)
@@ -399,7 +401,7 @@ static inline struct rec_agg_thread *begin(struct rec_agg *a, const struct fmt_w
 {
     struct rec_agg_thread *t;
 
-    if (ts >= a->next_cut && (*rc = advance(a, ts)))
+    if (rec_agg_cut_due(a, ts) && (*rc = advance(a, ts)))
         return NULL;
     a->seq++;
     a->last_ts = ts;

@@ -119,6 +119,7 @@ struct rec_agg_arena {
 struct rec_agg {
     struct fmt_writer *w;
     uint64_t period;
+    uint64_t unit; /* the writer's time unit: a cut at T comes after every event of T's tick */
     uint64_t next_cut;
     uint64_t last_cut;
     uint64_t seq;     /* events taken, the arrival numbers */
@@ -166,6 +167,16 @@ struct rec_agg {
 
     struct rec_agg_stats st;
 };
+
+/* Is the cut at next_cut due before an event at ts? Only once ts's tick
+ * (its time rounded down to the unit, as the writer writes it) is past the
+ * cut's: every event a reader dates at T is before the cut at T, so the
+ * blocks live at the cut are those of every event up to T (a reader's
+ * `leaks --at T`), transient ones included (they are kept). */
+static inline int rec_agg_cut_due(const struct rec_agg *a, uint64_t ts)
+{
+    return ts >= a->next_cut && ts - a->next_cut >= a->unit;
+}
 
 /* rec_agg_table.c: the live blocks. */
 /* The slot of the index holding (image, heap, addr) (a->bix[slot] is its

@@ -41,6 +41,7 @@ struct rec_keep {
     char *dir;
     char *hostname; /* the info's own copy: the session's is on its stack */
     uint64_t span, next_at;
+    uint64_t unit;        /* the writers' time unit */
     struct fmt_writer *w; /* NULL: none open (stopped, or finished) */
     int fd;
     uint32_t nr_stacks; /* the main writer's stacks the segment has */
@@ -407,6 +408,7 @@ int rec_keep_new(struct rec_keep **out, const char *dir, const struct fmt_trace_
      * has every mapping call before it (the aggregator holds an interval's
      * events back until its cut). */
     k->span = (keep_ns / 2 + period_ns - 1) / period_ns * period_ns;
+    k->unit = fmt_writer_time_unit(main);
     k->fd = -1;
     rec_agg_keep_fields(agg);
     k->next_at = k->span;
@@ -435,11 +437,16 @@ static int keep_ready(struct rec_keep *k, uint64_t ts, uint32_t stack)
 {
     if (k->st.err || !k->w)
         return k->st.err ? k->st.err : -EBADF;
-    if (ts >= k->next_at) {
-        uint64_t from = ts / k->span * k->span, last;
+    /* The next segment once ts's tick (its time as the writer rounds it)
+     * is past the boundary: a segment from T holds the events a reader
+     * dates after T, what it carries in is every event up to T, and the
+     * aggregator's cut at T (made first: the whole run's writer then has
+     * every mapping call up to T) is the same moment (rec_agg_cut_due). */
+    if (ts >= k->next_at && ts - k->next_at >= k->unit) {
+        uint64_t from = (ts - k->unit) / k->span * k->span, last;
 
         k->next_at = from + k->span;
-        if (keep_fail(k, rec_agg_advance(k->agg, from, &last), ts) ||
+        if (keep_fail(k, rec_agg_advance(k->agg, ts, &last), ts) ||
             keep_fail(k, seg_open(k, from), ts))
             return k->st.err;
     }

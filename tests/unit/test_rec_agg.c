@@ -339,8 +339,10 @@ static void test_agg_exit_and_cut(void **state)
     assert_int_equal(t.n, i);
 }
 
-/* Cuts at multiples of the period as time passes (rec_agg_advance),
- * idle intervals skipped; a free of NULL writes nothing. */
+/* Cuts at multiples of the period as time passes their tick (the unit
+ * is 1 us: the cut at P once events dated past P may come, from P + 1 us;
+ * rec_agg_advance), idle intervals skipped; a free of NULL writes
+ * nothing. */
 static void test_agg_advance(void **state)
 {
     struct rec_agg_stats st;
@@ -351,11 +353,13 @@ static void test_agg_advance(void **state)
     t_start(&t);
     t_malloc(&t, 0, 1000, H + 0x100, 8, 0);
     t_free(&t, 0, 1500, 0);
-    assert_int_equal(rec_agg_advance(t.a, 99999, &last), 0);
+    assert_int_equal(rec_agg_advance(t.a, P + 999, &last), 0);
     assert_int_equal(last, 0);
-    assert_int_equal(rec_agg_advance(t.a, 100000, &last), 0);
+    assert_int_equal(rec_agg_advance(t.a, P + 1000, &last), 0);
     assert_int_equal(last, P);
     assert_int_equal(rec_agg_advance(t.a, 1000 * P + 5, &last), 0);
+    assert_int_equal(last, 999 * P);
+    assert_int_equal(rec_agg_advance(t.a, 1000 * P + 1000, &last), 0);
     assert_int_equal(last, 1000 * P);
     rec_agg_get_stats(t.a, &st);
     assert_int_equal(st.nr_cuts, 1);

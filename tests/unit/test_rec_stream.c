@@ -88,6 +88,11 @@ int fmt_writer_copy_stacks(struct fmt_writer *dst, const struct fmt_writer *src)
     (void)dst, (void)src;
     return -ENOSYS;
 }
+uint32_t fmt_writer_time_unit(const struct fmt_writer *w)
+{
+    (void)w;
+    return 1;
+}
 uint32_t fmt_writer_nr_stacks(const struct fmt_writer *w)
 {
     (void)w;
