@@ -206,7 +206,10 @@ refuse "report --temporary-threshold" "strict rule" report --temporary-threshold
 echo "ok: refusals"
 # Programs nobody here wrote: sqlite3 on a script, perl building and
 # deleting a hash (its hash seed fixed, or two runs differ), recorded
-# exactly and with --aggregate=10ms give report's same totals and leaks.
+# exactly, with --aggregate=10ms and with --keep-last 20ms give report's same
+# totals and leaks; --keep-last's latest segment ends with the whole run's
+# leaks, and each kept segment's blocks live at its start are the whole run's
+# then (docs/aggregate.md, "Flight recorder").
 need sqlite3
 need perl
 printf '%s\n' 'create table t(a, b);' \
@@ -217,9 +220,10 @@ printf '%s\n' 'create table t(a, b);' \
 real() {
     local name=$1 mode
     shift
-    for mode in ex ag; do
+    for mode in ex ag kl; do
         local opt=()
         [ "$mode" = ag ] && opt=(--aggregate=10ms)
+        [ "$mode" = kl ] && opt=(--keep-last 20ms --aggregate=10ms)
         "$M" record -q "${opt[@]}" -o "$WORK/$name.$mode.mscr" -- "$@" >/dev/null \
             2>"$WORK/$name.$mode.rec" || fail "record $name ($mode): $(cat "$WORK/$name.$mode.rec")"
         "$M" report --format=json --top 0 "$WORK/$name.$mode.mscr" 2>/dev/null |
@@ -230,7 +234,25 @@ real() {
     done
     expect "$name: totals, aggregated" "$(cat "$WORK/$name.ag.tot")" "$(cat "$WORK/$name.ex.tot")"
     cmp -s "$WORK/$name.ex.leaks" "$WORK/$name.ag.leaks" || fail "$name: leaks differ"
+    expect "$name: totals, --keep-last" "$(cat "$WORK/$name.kl.tot")" "$(cat "$WORK/$name.ex.tot")"
+    cmp -s "$WORK/$name.ex.leaks" "$WORK/$name.kl.leaks" || fail "$name: leaks differ (--keep-last)"
     [ "$(jq '.[0]' "$WORK/$name.ex.tot")" -gt 10000 ] || fail "$name: few allocations"
+    local segs seg from
+    mapfile -t segs < <(find "$WORK/$name.kl.mscr.last" -name 'seg-*.mscr' | sort)
+    [ "${#segs[@]}" -ge 1 ] && [ "${#segs[@]}" -le 3 ] || fail "$name: ${#segs[@]} segments"
+    "$M" leaks --format=json --top 0 "${segs[-1]}" 2>/dev/null |
+        jq -c '[.stacks[] | [.leaked_bytes, .leaked_blocks, .stack]]' >"$WORK/$name.seg.leaks"
+    cmp -s "$WORK/$name.kl.leaks" "$WORK/$name.seg.leaks" || fail "$name: the latest segment's leaks"
+    for seg in "${segs[@]}"; do
+        from=$("$M" report --format=json "$seg" 2>/dev/null | jq .keep_last.from_ns)
+        [ "$from" -gt 0 ] || continue
+        for f in "$WORK/$name.kl.mscr" "$seg"; do
+            "$M" leaks --format=json --top 0 --at "${from}ns" "$f" 2>/dev/null |
+                jq -c '[.processes[] | [.pid, .leaked_bytes, .leaked_blocks]]' >"$WORK/$name.at.$(basename "$f")"
+        done
+        expect "$name: $(basename "$seg"): blocks live at its start" \
+            "$(cat "$WORK/$name.at.$(basename "$seg")")" "$(cat "$WORK/$name.at.$name.kl.mscr")"
+    done
 }
 real sqlite3 sqlite3 :memory: ".read $WORK/z.sql"
 # shellcheck disable=SC2016 # perl's own $ in perl's code
