@@ -418,11 +418,41 @@ static void json_scope(struct report *rp, struct ana_json *j, const struct part 
     ana_json_end_array(j);
 }
 
+/* What the whole trace is, a note each (text's "note:" lines, JSON's
+ * trace_notes): cut short, sampled, attached, aggregated, --keep-last. */
+typedef void note_fn(void *arg, const char *note);
+static void trace_notes(struct report *rp, note_fn *fn, void *arg)
+{
+    const struct fmt_trace_info *info = fmt_reader_info(rp->a.r);
+    char note[ANA_SEGMENT_NOTE_SIZE > ANA_AGGREGATE_NOTE_SIZE ? ANA_SEGMENT_NOTE_SIZE
+                                                              : ANA_AGGREGATE_NOTE_SIZE];
+
+    if (fmt_reader_incomplete(rp->a.r))
+        fn(arg, "the trace is incomplete; these numbers cover what it holds");
+    if (fmt_reader_sample_bytes(rp->a.r))
+        fn(arg, ana_sample_note(note, sizeof(note), fmt_reader_sample_bytes(rp->a.r)));
+    if (info->attached_pid)
+        fn(arg, ana_attach_note(note, sizeof(note), info->attached_pid));
+    if (info->aggregate_ns)
+        fn(arg, ana_aggregate_note(note, sizeof(note), info));
+    if (info->keep_last_ns)
+        fn(arg, ana_segment_note(note, sizeof(note), info));
+}
+
+static void text_note(void *arg, const char *note)
+{
+    fprintf(arg, "note: %s\n", note);
+}
+
+static void json_note(void *arg, const char *note)
+{
+    ana_json_str(arg, note);
+}
+
 /* The head of the text: the trace, its command and its notes. */
 static void text_head(struct report *rp, FILE *out)
 {
     const struct fmt_trace_info *info = fmt_reader_info(rp->a.r);
-    char note[256];
 
     fprintf(out, "memscribe report: %s\n", rp->a.path);
     if (info->command_len) {
@@ -438,21 +468,7 @@ static void text_head(struct report *rp, FILE *out)
         }
         fputc('\n', out);
     }
-    if (fmt_reader_incomplete(rp->a.r))
-        fprintf(out, "note: the trace is incomplete; these numbers cover what it holds\n");
-    if (fmt_reader_sample_bytes(rp->a.r))
-        fprintf(out, "note: %s\n",
-                ana_sample_note(note, sizeof(note), fmt_reader_sample_bytes(rp->a.r)));
-    if (info->attached_pid)
-        fprintf(out, "note: %s\n", ana_attach_note(note, sizeof(note), info->attached_pid));
-    if (info->aggregate_ns) {
-        char agg[ANA_AGGREGATE_NOTE_SIZE];
-        fprintf(out, "note: %s\n", ana_aggregate_note(agg, sizeof(agg), info));
-    }
-    if (info->keep_last_ns) {
-        char seg[ANA_SEGMENT_NOTE_SIZE];
-        fprintf(out, "note: %s\n", ana_segment_note(seg, sizeof(seg), info));
-    }
+    trace_notes(rp, text_note, out);
 }
 
 /* A part's numbers and its tables of call sites; image: its heaps' lines
@@ -643,6 +659,10 @@ static void write_json(struct report *rp, FILE *out)
     ana_attach_json(&j, fmt_reader_info(rp->a.r)->attached_pid);
     ana_aggregate_json(&j, fmt_reader_info(rp->a.r));
     ana_segment_json(&j, fmt_reader_info(rp->a.r));
+    ana_json_key(&j, "trace_notes");
+    ana_json_begin_array(&j);
+    trace_notes(rp, json_note, &j);
+    ana_json_end_array(&j);
     cli_procs_json(&rp->a, rp->m, &j);
     ana_json_key(&j, "processes");
     ana_json_begin_array(&j);

@@ -94,6 +94,15 @@ serve "$WORK/make.mscr"
     fail "make: the page shows other numbers than the commands (above)"
 stop
 
+# The demo recorded with --keep-last: the whole run aggregated (its notes say so, and
+# what --keep-last kept), every figure still the commands'.
+"$MEMSCRIBE" record -q --keep-last 400ms --aggregate=10ms -o "$WORK/kl.mscr" -- \
+    "$MS_BUILD/examples/memtest_demo" >"$WORK/out" 2>"$WORK/err" || fail "record --keep-last: $(cat "$WORK/err")"
+serve "$WORK/kl.mscr"
+"$PY" "$MS_SOURCE/tests/e2e/serve_page.py" "$URL" "$MEMSCRIBE" "$WORK/kl.mscr" "$ART/serve-keep-last.png" ||
+    fail "keep-last: the page shows other numbers than the commands (above)"
+stop
+
 # A Windows trace (the golden one): its commit lifetimes (VirtualAlloc's) in the window.
 serve "$MS_SOURCE/tests/golden/v1_2_windows.mscr"
 "$PY" "$MS_SOURCE/tests/e2e/serve_page.py" "$URL" "$MEMSCRIBE" "$MS_SOURCE/tests/golden/v1_2_windows.mscr" \

@@ -183,6 +183,15 @@ function showSummary(report) {
   put('rate', runNs > 0 ? Math.round(get('allocations') / (runNs / 1e9)) : 0,
     runNs > 0 ? `${group(get('allocations') / (runNs / 1e9))} allocations/s` : '');
   $('trace').textContent = report.file;
+  // What the trace is (report's notes: sampled, attached, aggregated, a
+  // --keep-last segment or run, cut short), as every command says it.
+  const notes = report.trace_notes || [];
+  $('notes').hidden = !notes.length;
+  $('notes').replaceChildren(...notes.map((n) => {
+    const div = document.createElement('div');
+    div.textContent = n;
+    return div;
+  }));
   state.firstNs = Math.min(...report.processes.map((p) => p.first_ns));
   state.lastNs = Math.max(...report.processes.map((p) => p.last_ns));
 }
