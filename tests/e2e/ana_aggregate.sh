@@ -36,10 +36,10 @@ rec ag1 --aggregate=1ms
 [ "$("$M" dump "$WORK/ex.mscr" | grep -c ' #[0-9]* malloc ')" -ge 1000 ] || fail "ex: not exact"
 
 # usage: norm CMD...: memscribe CMD's JSON without what differs between two
-# runs or names the file (pids, times, the file, the aggregation's keys,
-# the calls per function: an aggregated trace's batch rows count apart).
+# runs or names the file (pids, times, the file, the aggregation's keys and
+# notes, the calls per function: an aggregated trace's batch rows count apart).
 norm() {
-    "$M" "$@" 2>/dev/null | jq -S 'walk(if type == "object" then del(.file, .aggregate_ns,
+    "$M" "$@" 2>/dev/null | jq -S 'walk(if type == "object" then del(.file, .aggregate_ns, .trace_notes,
         .aggregate_from_ns, .at_ns, .to_ns, .events_read, .pid, .calls, .run_time_ns, .first_ns,
         .last_ns, .peak_ns, .peak_rss_bytes, .peak_rss_ns) else . end)'
 }
