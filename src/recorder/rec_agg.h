@@ -83,12 +83,12 @@ int rec_agg_exact_now(const struct rec_agg *a);
 
 /* record --keep-last (rec_keep.c) carries the heap blocks live into each
  * new segment. rec_agg_live_each calls fn with each live block (a slab
- * index k and its allocation's time), in no order, until fn returns
+ * index k, its allocation's time and its image), in no order, until fn returns
  * non-zero (returned); rec_agg_block_event gives block k's allocation as
  * it was made (a realloc's block as a realloc of NULL), which needs the
  * other fields of kept blocks kept (rec_agg_keep_fields, before the first
  * event: they cost memory only with calloc's, pools' and Windows heaps'). */
-typedef int rec_agg_block_fn(void *arg, uint32_t k, uint64_t ts_ns);
+typedef int rec_agg_block_fn(void *arg, uint32_t k, uint64_t ts_ns, uint32_t image);
 int rec_agg_live_each(const struct rec_agg *a, rec_agg_block_fn *fn, void *arg);
 void rec_agg_block_event(const struct rec_agg *a, uint32_t k, struct fmt_event *ev);
 void rec_agg_keep_fields(struct rec_agg *a);

@@ -221,10 +221,10 @@ static int write_kept(struct rec_agg *a, uint32_t k)
     a->st.nr_kept++;
     b->pend = 0;
     /* --keep-last carries the block into each new segment as it was made */
-    if (b->ext && !a->keep_fields)
+    if (b->ext && !a->keep_fields) {
         rec_agg_ext_free(a, b->ext);
-    if (!a->keep_fields)
         b->ext = 0;
+    }
     if (b->kind & REC_AGG_ORPHAN) /* in no index: nothing will end it */
         rec_agg_blk_free(a, k);
     return rc;

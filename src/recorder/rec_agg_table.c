@@ -217,7 +217,7 @@ int rec_agg_live_each(const struct rec_agg *a, rec_agg_block_fn *fn, void *arg)
 {
     for (uint32_t j = 0; a->bix && j <= a->bix_mask; j++) {
         uint32_t k = a->bix[j];
-        int rc = k ? fn(arg, k, a->blks[k].ts) : 0;
+        int rc = k ? fn(arg, k, a->blks[k].ts, a->blks[k].image) : 0;
 
         if (rc)
             return rc;

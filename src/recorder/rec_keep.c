@@ -222,13 +222,11 @@ static int gather_map(void *arg, const struct fmt_writer_map *m)
     return item_add(k, m->ts_ns, SRC_MAP, (uint32_t)k->nr_maps++);
 }
 
-static int gather_block(void *arg, uint32_t blk, uint64_t ts)
+static int gather_block(void *arg, uint32_t blk, uint64_t ts, uint32_t image)
 {
     struct rec_keep *k = arg;
-    struct fmt_event ev;
 
-    rec_agg_block_event(k->agg, blk, &ev);
-    return running(k, ev.image) ? item_add(k, ts, SRC_BLOCK, blk) : 0;
+    return running(k, image) ? item_add(k, ts, SRC_BLOCK, blk) : 0;
 }
 
 /* By time; at one time a process before its threads, modules, heaps and

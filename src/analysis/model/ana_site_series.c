@@ -63,18 +63,8 @@ int ana_site_series_subscribe(struct ana_site_series *s, struct ana_heap_replay 
     memcpy(s->stacks, stacks, n * sizeof(*stacks));
     s->nr_sites = n;
     s->m_ = m;
-    bool after = tl->aggregate_ns != 0;
-    uint64_t end = ana_timeline_end(tl);
-    /* At an aggregated trace's cuts, after the events at the cut's time,
-     * as the timeline's rows (the values then are the same). */
-    if (tl->from_ns == 0 && tl->to_ns == UINT64_MAX) {
-        s->end_ns_ = end;
-        return after ? ana_heap_replay_subscribe_after(p, &ops, s, tl->interval_ns)
-                     : ana_heap_replay_subscribe(p, &ops, s, tl->interval_ns);
-    }
-    s->end_ns_ = end <= tl->to_ns && end >= tl->from_ns ? end : UINT64_MAX;
-    return ana_heap_replay_subscribe_range(p, &ops, s, tl->interval_ns, tl->from_ns,
-                                           tl->to_ns < end ? tl->to_ns : UINT64_MAX - 1, after);
+    s->end_ns_ = ana_timeline_end(tl);
+    return ana_timeline_follow(tl, p, &ops, s);
 }
 
 void ana_site_series_release(struct ana_site_series *s)

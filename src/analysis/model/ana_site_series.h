@@ -23,13 +23,12 @@ struct ana_site_series {
     size_t nr_times, cap_times;
     /* private */
     const struct ana_model *m_;
-    uint64_t end_ns_; /* the last values' time; UINT64_MAX: none (a range ends before) */
+    uint64_t end_ns_; /* the last values' time; UINT64_MAX: none (ana_timeline_end) */
 };
 
 /* Follow the sites stacks[0..n) of model m (subscribed to p before) at the
- * moments of timeline tl (subscribed to p, whose rows it matches: its
- * interval, its range, after the events at a moment's time in an
- * aggregated trace) and at the trace's last time if the range holds it.
+ * moments of timeline tl's rows (ana_timeline_follow) and at its last row's
+ * time if it has one (ana_timeline_end).
  * 0, -ENOMEM, or -E2BIG (too many consumers). */
 int ana_site_series_subscribe(struct ana_site_series *s, struct ana_heap_replay *p,
                               const struct ana_model *m, const uint32_t *stacks, uint32_t n,

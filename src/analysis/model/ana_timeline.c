@@ -75,14 +75,14 @@ static int on_moment(void *arg, uint64_t t_ns)
 static int on_finish(void *arg)
 {
     struct ana_timeline *tl = arg;
-    uint64_t t_ns = tl->end_ns_;
+    uint64_t t_ns = ana_timeline_end(tl);
     size_t keep = tl->nr_rows, nr_prior;
     struct ana_timeline_row *prior;
     int rc;
 
     tl->vm_precise = tl->vm_->precise;
     /* A range that ends before the trace: its last row was its end's. */
-    if (t_ns > tl->to_ns || t_ns < tl->from_ns)
+    if (t_ns == UINT64_MAX)
         return 0;
     if (tl->first_) /* the range starts after every event: one row, the end */
         ana_model_mark(tl->m_);
@@ -174,13 +174,19 @@ int ana_timeline_subscribe_range(struct ana_timeline *tl, struct ana_heap_replay
     tl->m_ = m;
     tl->vm_ = vm;
     tl->end_ns_ = end;
-    if (whole)
-        return tl->aggregate_ns ? ana_heap_replay_subscribe_after(p, &ops, tl, interval_ns)
-                                : ana_heap_replay_subscribe(p, &ops, tl, interval_ns);
-    /* The last moment is the range's end if the trace goes on past it; the
-     * trace's end is finish's row. */
-    return ana_heap_replay_subscribe_range(p, &ops, tl, interval_ns, from,
-                                           to < end ? to : UINT64_MAX - 1, tl->aggregate_ns != 0);
+    /* The whole trace: every multiple of the interval. A range: its start,
+     * and its end if the trace goes on past it (else the trace's end is
+     * finish's row). */
+    tl->first_moment_ = whole ? interval_ns : from;
+    tl->last_moment_ = whole ? UINT64_MAX : to < end ? to : UINT64_MAX - 1;
+    return ana_timeline_follow(tl, p, &ops, tl);
+}
+
+int ana_timeline_follow(const struct ana_timeline *tl, struct ana_heap_replay *p,
+                        const struct ana_heap_replay_ops *ops, void *arg)
+{
+    return ana_heap_replay_subscribe_range(p, ops, arg, tl->interval_ns, tl->first_moment_,
+                                           tl->last_moment_, tl->aggregate_ns != 0);
 }
 
 static int compute(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
@@ -198,17 +204,9 @@ int ana_timeline_compute_model(struct ana_timeline *tl, struct fmt_reader *r, st
                                uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg,
                                struct ana_model **model)
 {
-    return ana_timeline_compute_more(tl, r, f, interval_ns, progress, progress_arg, model, NULL,
-                                     NULL);
-}
-
-int ana_timeline_compute_more(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
-                              uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg,
-                              struct ana_model **model, ana_timeline_more_fn *more, void *more_arg)
-{
     struct ana_timeline_range whole = {interval_ns, 0, UINT64_MAX};
 
-    return compute(tl, r, f, &whole, progress, progress_arg, model, more, more_arg);
+    return compute(tl, r, f, &whole, progress, progress_arg, model, NULL, NULL);
 }
 
 int ana_timeline_compute_range(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
@@ -257,7 +255,7 @@ static int compute(struct ana_timeline *tl, struct fmt_reader *r, struct ana_fil
 
 uint64_t ana_timeline_end(const struct ana_timeline *tl)
 {
-    return tl->end_ns_;
+    return tl->end_ns_ > tl->to_ns || tl->end_ns_ < tl->from_ns ? UINT64_MAX : tl->end_ns_;
 }
 
 void ana_timeline_release(struct ana_timeline *tl)

@@ -63,6 +63,7 @@ struct ana_timeline {
     struct ana_model *m_;
     const struct ana_vm_replay *vm_;
     uint64_t end_ns_;
+    uint64_t first_moment_, last_moment_; /* of the heap replay (ana_timeline_follow) */
     bool first_; /* the range's first moment comes: heap_max is the heap then */
 };
 
@@ -86,17 +87,14 @@ int ana_timeline_compute_model(struct ana_timeline *tl, struct fmt_reader *r, st
                                uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg,
                                struct ana_model **model);
 
-/* The same, with more consumers on the pass: more(more_arg, p, m, tl) is
- * called once the timeline is subscribed (tl->interval_ns is known) and
- * subscribes what it wants to p, which reads m; 0 or -errno. */
+/* The same over a range (struct ana_timeline_range), with more consumers
+ * on the pass: more(more_arg, p, m, tl) is called once the timeline is
+ * subscribed (tl->interval_ns is known) and subscribes what it wants to p,
+ * which reads m (ana_timeline_follow: at the rows' moments); 0 or -errno.
+ * -ERANGE: the range starts after the trace's last event. */
 struct ana_heap_replay;
 typedef int ana_timeline_more_fn(void *arg, struct ana_heap_replay *p, struct ana_model *m,
                                  const struct ana_timeline *tl);
-int ana_timeline_compute_more(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
-                              uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg,
-                              struct ana_model **model, ana_timeline_more_fn *more, void *more_arg);
-/* The same over a range (struct ana_timeline_range). -ERANGE: the range
- * starts after the trace's last event. */
 int ana_timeline_compute_range(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
                                const struct ana_timeline_range *range, ana_progress_fn *progress,
                                void *progress_arg, ana_timeline_more_fn *more, void *more_arg);
@@ -119,9 +117,19 @@ int ana_timeline_subscribe_range(struct ana_timeline *tl, struct ana_heap_replay
                                  struct ana_model *m, const struct ana_vm_replay *vm);
 void ana_timeline_release(struct ana_timeline *tl);
 
-/* The trace's last time, the last row's when the range holds it (valid
- * once subscribed). */
+/* The time of the last row, the state after the last event, which the
+ * pass's finish makes: the trace's last time, or UINT64_MAX when the
+ * range ends before it or starts after it (valid once subscribed). */
 uint64_t ana_timeline_end(const struct ana_timeline *tl);
+
+/* Subscribe ops (arg) to p at the moments of tl's rows (subscribed to p
+ * before): every interval, or over the range, after the events at a
+ * moment's time in an aggregated trace, as the rows are read. Its finish
+ * reads the last row's state at ana_timeline_end. Returns as
+ * ana_heap_replay_subscribe. */
+struct ana_heap_replay_ops;
+int ana_timeline_follow(const struct ana_timeline *tl, struct ana_heap_replay *p,
+                        const struct ana_heap_replay_ops *ops, void *arg);
 
 /* Does image's committed column never change (or has it no rows)? */
 bool ana_timeline_committed_flat(const struct ana_timeline *tl, uint32_t image);
