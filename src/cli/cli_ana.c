@@ -153,6 +153,13 @@ static void check_selection(struct cli_ana *a)
                 f->nr_pids ? " (in the processes of --pid)" : "");
 }
 
+static void warn_note(void *arg, const char *note)
+{
+    const struct cli_ana *a = arg;
+
+    cli_warn("%s: %s: %s", a->cmd, a->path, note);
+}
+
 void cli_ana_open(struct cli_ana *a, int argc, char **argv, int optind_now)
 {
     char err[600];
@@ -174,31 +181,24 @@ void cli_ana_open(struct cli_ana *a, int argc, char **argv, int optind_now)
     if (c.nr_dropped)
         cli_warn("%s: %s: the collector dropped %llu events; numbers may be off", a->cmd, a->path,
                  (unsigned long long)c.nr_dropped);
-    if (fmt_reader_sample_bytes(a->r)) {
-        char note[256];
-
-        cli_warn("%s: %s: %s", a->cmd, a->path,
-                 ana_sample_note(note, sizeof(note), fmt_reader_sample_bytes(a->r)));
-    }
-    if (fmt_reader_info(a->r)->attached_pid) {
-        char note[256];
-
-        cli_warn("%s: %s: %s", a->cmd, a->path,
-                 ana_attach_note(note, sizeof(note), fmt_reader_info(a->r)->attached_pid));
-    }
-    if (fmt_reader_info(a->r)->aggregate_ns) {
-        char note[ANA_AGGREGATE_NOTE_SIZE];
-
-        cli_warn("%s: %s: %s", a->cmd, a->path,
-                 ana_aggregate_note(note, sizeof(note), fmt_reader_info(a->r)));
-    }
-    if (fmt_reader_info(a->r)->keep_last_ns) {
-        char note[ANA_SEGMENT_NOTE_SIZE];
-
-        cli_warn("%s: %s: %s", a->cmd, a->path,
-                 ana_segment_note(note, sizeof(note), fmt_reader_info(a->r)));
-    }
+    cli_ana_trace_notes(a, warn_note, a);
     check_selection(a);
+}
+
+void cli_ana_trace_notes(struct cli_ana *a, cli_ana_note_fn *fn, void *arg)
+{
+    const struct fmt_trace_info *info = fmt_reader_info(a->r);
+    char note[ANA_SEGMENT_NOTE_SIZE > ANA_AGGREGATE_NOTE_SIZE ? ANA_SEGMENT_NOTE_SIZE
+                                                              : ANA_AGGREGATE_NOTE_SIZE];
+
+    if (fmt_reader_sample_bytes(a->r))
+        fn(arg, ana_sample_note(note, sizeof(note), fmt_reader_sample_bytes(a->r)));
+    if (info->attached_pid)
+        fn(arg, ana_attach_note(note, sizeof(note), info->attached_pid));
+    if (info->aggregate_ns)
+        fn(arg, ana_aggregate_note(note, sizeof(note), info));
+    if (info->keep_last_ns)
+        fn(arg, ana_segment_note(note, sizeof(note), info));
 }
 
 struct ana_stacks *cli_ana_stacks(struct cli_ana *a)

@@ -157,6 +157,12 @@ void cli_ana_progress_done(struct cli_ana *a);
 void cli_ana_image_name(struct cli_ana *a, uint32_t image, char *buf, size_t size);
 /* Write the image's identity as JSON members (pid, image, exe). */
 void cli_ana_image_json(struct cli_ana *a, struct ana_json *j, uint32_t image);
+
+/* What kind of trace the open one is, a note each, to fn(arg, note): sampled,
+ * attached (record -p), aggregated, record --keep-last's run or segment. The
+ * notes every command warns with at open, and report's note lines. */
+typedef void cli_ana_note_fn(void *arg, const char *note);
+void cli_ana_trace_notes(struct cli_ana *a, cli_ana_note_fn *fn, void *arg);
 /* Start a command's JSON document on stdout: the object, the trace's file,
  * and what a sampled or an attached trace's numbers are (docs/json.md). */
 void cli_ana_json_begin(struct cli_ana *a, struct ana_json *j);

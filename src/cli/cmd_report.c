@@ -420,23 +420,11 @@ static void json_scope(struct report *rp, struct ana_json *j, const struct part 
 
 /* What the whole trace is, a note each (text's "note:" lines, JSON's
  * trace_notes): cut short, sampled, attached, aggregated, --keep-last. */
-typedef void note_fn(void *arg, const char *note);
-static void trace_notes(struct report *rp, note_fn *fn, void *arg)
+static void trace_notes(struct report *rp, cli_ana_note_fn *fn, void *arg)
 {
-    const struct fmt_trace_info *info = fmt_reader_info(rp->a.r);
-    char note[ANA_SEGMENT_NOTE_SIZE > ANA_AGGREGATE_NOTE_SIZE ? ANA_SEGMENT_NOTE_SIZE
-                                                              : ANA_AGGREGATE_NOTE_SIZE];
-
     if (fmt_reader_incomplete(rp->a.r))
         fn(arg, "the trace is incomplete; these numbers cover what it holds");
-    if (fmt_reader_sample_bytes(rp->a.r))
-        fn(arg, ana_sample_note(note, sizeof(note), fmt_reader_sample_bytes(rp->a.r)));
-    if (info->attached_pid)
-        fn(arg, ana_attach_note(note, sizeof(note), info->attached_pid));
-    if (info->aggregate_ns)
-        fn(arg, ana_aggregate_note(note, sizeof(note), info));
-    if (info->keep_last_ns)
-        fn(arg, ana_segment_note(note, sizeof(note), info));
+    cli_ana_trace_notes(&rp->a, fn, arg);
 }
 
 static void text_note(void *arg, const char *note)

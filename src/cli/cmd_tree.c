@@ -55,9 +55,8 @@ static void usage(FILE *out)
 /* The paths of the call tree, one per call site with its numbers. */
 struct paths {
     struct cli_ana *a;
-    struct ana_model *m;
     struct ana_tree t;
-    bool bottom_up, per_process;
+    bool bottom_up, per_process; /* per_process: a first-level node per process (not focused) */
     /* --focus: the function's labels (as given, and its name before a
      * " (where)" as report writes frames); a path is kept from the first
      * of them on (from the root top-down, from the leaf bottom-up, so a
@@ -94,14 +93,14 @@ static void add_site(struct paths *ps, uint32_t id, const struct ana_site *s)
     char name[256];
     uint32_t nl = 0, proc = 0, first = 0;
 
-    if (ps->per_process && !ps->focus) {
+    if (ps->per_process) {
         cli_ana_image_name(ps->a, s->image, name, sizeof(name));
         if (ana_stacks_intern(cli_ana_stacks(ps->a), name, &proc))
             cli_die("tree: out of memory");
         nl = 1;
     }
     nl = cli_ana_tree_path(ps->a, id, ps->bottom_up, &ps->labels, &ps->cap, nl);
-    if (ps->per_process && !ps->focus)
+    if (ps->per_process)
         ps->labels[0] = proc;
     if (ps->focus) {
         while (first < nl && ps->labels[first] != ps->focus_label[0] &&
@@ -177,7 +176,7 @@ int cmd_tree(int argc, char **argv)
     /* Several processes: each is a first-level node, as WPA's Process
      * column groups first; the depth limit then counts it too. Focused,
      * the function is the root, in whichever process it ran. */
-    struct paths ps = {.a = &a, .m = m, .bottom_up = bottom_up};
+    struct paths ps = {.a = &a, .bottom_up = bottom_up};
     ps.per_process = ana_model_nr_seen(m) > 1 && !focus;
     if (focus)
         focus_on(&ps, focus);
@@ -194,11 +193,11 @@ int cmd_tree(int argc, char **argv)
         cli_die("tree: out of memory");
     int64_t *total = ps.total;
     if (a.format == CLI_FMT_TEXT)
-        printf("memscribe tree: %s (%s%s%s)\n\n", a.path,
+        printf("memscribe tree: %s (%s%s)\n\n", a.path,
                !focus      ? (bottom_up ? "bottom-up" : "top-down")
                : bottom_up ? "callers of "
                            : "callees of ",
-               focus ? focus : "", "");
+               focus ? focus : "");
     cli_ana_tree(&a, &ps.t, shown, NR_METS, with_self, stdout);
     if (a.format == CLI_FMT_TEXT) {
         const char *e = ana_sample_mark(fmt_reader_sample_bytes(a.r)); /* estimates */

@@ -10,11 +10,11 @@ const $ = (id) => document.getElementById(id);
 const state = { report: null, version: '', firstNs: 0, lastNs: 0, list: 'peak', window: null, at: null, zoom: null };
 
 // The charts' span of trace time: the whole trace, or the zoom (timeline
-// --from --to); x in 0..1000 across it.
+// --from --to); x(t) in 0..1000 across it.
 function span(lastT) {
   const t0 = state.zoom ? state.zoom.from : 0;
-  const t1 = state.zoom ? state.zoom.to : Math.max(state.lastNs, lastT || 1);
-  return { t0, t1: Math.max(t1, t0 + 1) };
+  const t1 = Math.max(state.zoom ? state.zoom.to : Math.max(state.lastNs, lastT || 1), t0 + 1);
+  return { t0, t1, x: (t) => (1000 * (t - t0)) / (t1 - t0) };
 }
 
 async function apiText(name, params = {}) {
@@ -283,9 +283,9 @@ function drawRate(timeline) {
   // no interval of the chart.
   if (state.zoom && pts.length) pts.shift();
   const svg = $('rate-chart');
-  const { t0, t1 } = span(times.length ? times[times.length - 1] : 1);
+  const { t0, x: at } = span(times.length ? times[times.length - 1] : 1);
   const ymax = Math.max(1, ...pts.map((p) => p.rate));
-  const x = (t) => ((1000 * (t - t0)) / (t1 - t0)).toFixed(2), y = (v) => (78 - (74 * v) / ymax).toFixed(2);
+  const x = (t) => at(t).toFixed(2), y = (v) => (78 - (74 * v) / ymax).toFixed(2);
   const line = pts.map((p) => `${x(p.t)},${y(p.rate)}`);
   svg.innerHTML = `<polygon class="rate" points="${x(pts.length ? pts[0].t : t0)},78 ${line.join(' ')} ${x(times.length ? times[times.length - 1] : t0)},78"/>`;
   svg.dataset.counts = pts.map((p) => p.count).join(',');
@@ -295,9 +295,9 @@ function drawRate(timeline) {
 function drawChart(timeline) {
   const svg = $('chart');
   const pts = series(timeline);
-  const { t0, t1 } = span(pts.length ? pts[pts.length - 1].t : 1);
+  const { t0, t1, x } = span(pts.length ? pts[pts.length - 1].t : 1);
   const ymax = Math.max(1, ...pts.map((p) => Math.max(p.heapMax, p.rss)));
-  const x = (t) => (1000 * (t - t0)) / (t1 - t0), y = (v) => 255 - (250 * v) / ymax;
+  const y = (v) => 255 - (250 * v) / ymax;
   const line = (k, cls) => `<polyline class="${cls}" points="${pts.map((p) => `${x(p.t).toFixed(2)},${y(p[k]).toFixed(2)}`).join(' ')}"/>`;
   svg.innerHTML = line('rss', 'rss') + line('heapMax', 'heapmax') + line('heap', 'heap') + '<rect class="sel" x="0" y="0" width="0" height="260" visibility="hidden"/>';
   svg.dataset.startNs = String(t0);
@@ -323,10 +323,10 @@ const palette = ['#2b6cb0', '#dd6b20', '#38a169', '#805ad5', '#d53f8c', '#319795
 function drawSites(timeline) {
   const svg = $('sites-chart'), legend = $('sites-legend');
   const times = timeline.site_times_ns || [], sites = timeline.sites || [];
-  const { t0, t1 } = span(times.length ? times[times.length - 1] : 1);
+  const { x: at } = span(times.length ? times[times.length - 1] : 1);
   const total = times.map((_, t) => sites.reduce((a, s) => a + s.bytes[t], 0));
   const ymax = Math.max(1, ...total);
-  const x = (t) => ((1000 * (t - t0)) / (t1 - t0)).toFixed(2), y = (v) => (195 - (190 * v) / ymax).toFixed(2);
+  const x = (t) => at(t).toFixed(2), y = (v) => (195 - (190 * v) / ymax).toFixed(2);
   const below = times.map(() => 0);
   let shapes = '';
   sites.forEach((s, k) => {
