@@ -207,6 +207,13 @@ uint64_t fmt_reader_sample_bytes(const struct fmt_reader *r);
  * an exact trace. */
 void fmt_reader_estimates(struct fmt_reader *r, int on);
 
+/* on: every chunk read from its start to its end is also held against its
+ * summary's per-stack live deltas (the index fmt_reader_live_at_chunk()
+ * sums, which the decoder otherwise takes on trust): a mismatch is
+ * -EPROTO. Costs a map lookup per heap event (dump --verify). Rewinds to
+ * the first chunk's start, as a seek does. */
+void fmt_reader_verify_summaries(struct fmt_reader *r, int on);
+
 /* Read the next event into *ev (every field set). Returns 1, 0 at the end,
  * or -errno (-EPROTO: corrupt chunk; see fmt_reader_error()), which every
  * later call returns again until a seek (a seek past the bad chunk reads

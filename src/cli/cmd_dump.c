@@ -23,6 +23,7 @@ struct dump_opts {
     int header;
     int have_pid;
     uint32_t pid;
+    int verify; /* --verify: check every event and chunk summary, print none */
 };
 
 static void usage(FILE *out)
@@ -37,6 +38,9 @@ static void usage(FILE *out)
                  "                  symbolized frame per line (docs/symbols.md)\n" CLI_SYM_USAGE
                  "  --pid P         only events of process P\n"
                  "  --header        first print the trace's header and tables as '#' lines\n"
+                 "  --verify        print no event: read every one and check each chunk's\n"
+                 "                  summary (the index leaks --index answers from) against\n"
+                 "                  them; exit 0 if the trace is sound, 1 if not\n"
                  "  --format text   output format (text is the only one)\n"
                  "  -h, --help      show this help\n\n"
                  "A truncated trace is dumped up to its last whole chunk, with a note on\n"
@@ -469,6 +473,7 @@ static void parse_args(int argc, char **argv, struct dump_opts *o, const char **
         {"pid", required_argument, NULL, 'p'},
         {"format", required_argument, NULL, 'f'},
         {"header", no_argument, NULL, 'H'},
+        {"verify", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     struct cli_getopt g = {.takes = CLI_TAKES_SYM, .own = own, .usage = usage};
@@ -483,6 +488,9 @@ static void parse_args(int argc, char **argv, struct dump_opts *o, const char **
             break;
         case 'H':
             o->header = 1;
+            break;
+        case 'V':
+            o->verify = 1;
             break;
         case 'p': {
             char *end;
@@ -525,6 +533,10 @@ int cmd_dump(int argc, char **argv)
         cli_warn("dump: %s: trace is incomplete (no valid end: the recorder was killed or the "
                  "disk filled); showing its %u whole chunks",
                  path, fmt_reader_nr_chunks(r));
+    if (o.verify && (o.header || o.stacks))
+        cli_usage_error("dump: --verify prints nothing: not with --header or --stacks");
+    if (o.verify)
+        fmt_reader_verify_summaries(r, 1);
     if (o.header)
         dump_header(stdout, r);
     if (o.stacks) {
@@ -535,7 +547,7 @@ int cmd_dump(int argc, char **argv)
             cli_die("dump: out of memory");
     }
     while ((rc = fmt_reader_next(r, &ev)) > 0) {
-        if (o.have_pid && ev.pid != o.pid)
+        if (o.verify || (o.have_pid && ev.pid != o.pid))
             continue;
         dump_event(stdout, &ev);
         if (used) {

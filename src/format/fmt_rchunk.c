@@ -145,7 +145,38 @@ static int load_chunk(struct fmt_reader *r, uint32_t k)
     r->prev_fact_serial = first_serial;
     r->prev_stack[0] = r->prev_stack[1] = 0;
     r->ctx = 0;
+    fmt_wdelta_clear(&r->vdeltas);
+    r->vgen++;
     r->loaded = 1;
+    return 0;
+}
+
+static void unsummed(void *arg, uint32_t stack, int64_t bytes, int64_t blocks)
+{
+    struct fmt_reader *r = arg;
+
+    if (fmt_wdelta_add(&r->vdeltas, r->vgen, stack, -bytes, -blocks))
+        r->vdeltas.nr = UINT32_MAX; /* out of memory: reported by summary_matches */
+}
+
+/* verify: the chunk's events changed each stack's live heap as its
+ * summary says (the index fmt_reader_live_at_chunk sums). */
+static int summary_matches(struct fmt_reader *r, uint64_t off)
+{
+    struct fmt_wdeltas *d = &r->vdeltas;
+    int rc = fmt_rdefs_chunk_delta(r, r->cur_chunk, unsummed, r);
+
+    if (rc)
+        return rc;
+    if (d->nr == UINT32_MAX)
+        return fmt_rerr(r, -ENOMEM, off, "out of memory");
+    for (uint32_t i = 0; i < d->nr; i++)
+        if (d->touched[i].bytes || d->touched[i].blocks)
+            return fmt_rerr(r, -EPROTO, off,
+                            "chunk %u's summary does not match its events: stack %u's live heap "
+                            "is off by %lld bytes in %lld blocks",
+                            r->cur_chunk, d->touched[i].stack, (long long)d->touched[i].bytes,
+                            (long long)d->touched[i].blocks);
     return 0;
 }
 
@@ -153,6 +184,7 @@ static int load_chunk(struct fmt_reader *r, uint32_t k)
 static int finish_chunk(struct fmt_reader *r)
 {
     uint64_t off = r->chunks[r->cur_chunk].c.offset;
+    int rc;
 
     for (int k = 1; k < FMT_NR_COLUMNS; k++)
         if (fmt_cur_left(&r->cur[k]))
@@ -165,6 +197,8 @@ static int finish_chunk(struct fmt_reader *r)
         return fmt_rerr(r, -EPROTO, off, "chunk %u started %llu blocks, its summary says %llu",
                         r->cur_chunk, (unsigned long long)(r->next_serial - r->chunk_first_serial),
                         (unsigned long long)(r->end_serial - r->chunk_first_serial));
+    if (r->verify && (rc = summary_matches(r, off)))
+        return rc;
     r->loaded = 0;
     return 0;
 }
@@ -902,14 +936,58 @@ __attribute__((noinline)) static int next_any(struct fmt_reader *r, struct fmt_e
     return next_event(r, ev, FMT_RLAYOUT_ANY);
 }
 
+static int (*layout_next(const struct fmt_reader *r))(struct fmt_reader *, struct fmt_event *)
+{
+    return r->layout == FMT_RLAYOUT_1_5 ? next_1_5 : r->layout == FMT_RLAYOUT_1_1 ? next_1_1 : next_any;
+}
+
+/* verify: add what the event does to a stack's live heap, as the writer
+ * counts it for the summary (fmt_wevent.c: a heap block started or ended
+ * by a reference), in recorded sizes. */
+static int verify_event(struct fmt_reader *r, const struct fmt_event *ev)
+{
+    int rc = 0;
+
+    switch (ev->kind) {
+    case FMT_EV_FREE:
+    case FMT_EV_REALLOC:
+    case FMT_EV_REALLOCARRAY:
+        if (ev->ref)
+            rc = fmt_wdelta_add(&r->vdeltas, r->vgen, ev->ref_stack, -(int64_t)ev->raw_ref_size,
+                                -1);
+        if (ev->kind == FMT_EV_FREE)
+            break;
+        /* fall through */
+    case FMT_EV_MALLOC:
+    case FMT_EV_CALLOC:
+    case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC:
+        if (ev->serial && !rc)
+            rc = fmt_wdelta_add(&r->vdeltas, r->vgen, ev->stack, (int64_t)ev->raw_size, 1);
+        break;
+    }
+    if (rc) {
+        r->loaded = 0;
+        r->failed = fmt_rerr(r, -ENOMEM, 0, "out of memory");
+        r->next = next_failed;
+        return r->failed;
+    }
+    return 1;
+}
+
+/* The layout's decoder, then the event's share of its chunk's summary. */
+static int next_verify(struct fmt_reader *r, struct fmt_event *ev)
+{
+    int rc = layout_next(r)(r, ev);
+
+    return rc == 1 ? verify_event(r, ev) : rc;
+}
+
 void fmt_rchunk_reset(struct fmt_reader *r)
 {
     r->loaded = 0;
     r->ev_left = 0;
     r->failed = 0;
-    r->next = r->layout == FMT_RLAYOUT_1_5   ? next_1_5
-              : r->layout == FMT_RLAYOUT_1_1 ? next_1_1
-                                             : next_any;
+    r->next = r->verify ? next_verify : layout_next(r);
 }
 
 /* One indirect jump per event, to the decoder chosen once (a failed one

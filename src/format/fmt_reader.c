@@ -353,6 +353,13 @@ void fmt_reader_estimates(struct fmt_reader *r, int on)
     r->estimates = on && r->sampled;
 }
 
+void fmt_reader_verify_summaries(struct fmt_reader *r, int on)
+{
+    r->verify = on != 0;
+    fmt_rchunk_reset(r);
+    r->next_chunk = 0;
+}
+
 int fmt_reader_open_fd(struct fmt_reader **out, int fd, const char *name, char *err,
                        size_t err_size)
 {
@@ -416,6 +423,7 @@ void fmt_reader_close(struct fmt_reader *r)
     free(r->wine_dll_dirs);
     free(r->nodes);
     free(r->stkcode);
+    fmt_wdelta_destroy(&r->vdeltas);
     for (uint32_t i = 0; i < r->nr_ctxs; i++)
         free(r->ctxs[i].name);
     free(r->ctxs);

@@ -14,6 +14,7 @@
 #include "format/fmt_recent_internal.h"
 #include "format/fmt_stkcode_internal.h"
 #include "format/fmt_tpack_internal.h"
+#include "format/fmt_wdelta_internal.h"
 #include "memscribe/trace.h"
 
 #define FMT_MAX_IMAGES (1u << 20)  /* bounds tables a corrupt file could inflate */
@@ -137,6 +138,7 @@ struct fmt_reader {
     int agg_meta;   /* META AGGREGATE: aggregated from the start */
     int agg_defs;   /* DEFS AGGREGATE: the FMT_EV_AGGREGATE event's time and period */
     int estimates;  /* sampled: heap sizes are estimates (fmt_reader_estimates) */
+    int verify;     /* each chunk's events against its summary (fmt_reader_verify_summaries) */
     int layout;     /* FMT_RLAYOUT_*: the decoder fmt_reader_next runs (fmt_rchunk.c) */
     uint64_t nr_skipped;
     uint64_t defs_raw_total;
@@ -197,6 +199,10 @@ struct fmt_reader {
     uint64_t prev_fact_serial;              /* the previous earlier-chunk block's serial (1.5) */
     uint32_t prev_stack[2];
     uint32_t ctx;
+    /* verify: the chunk's per-stack live heap change, from its events (the
+     * writer's map, fmt_wdelta_internal.h), held against its summary's. */
+    struct fmt_wdeltas vdeltas;
+    uint64_t vgen;
     /* The contexts active in the chunk, in slots (at most
      * FMT_MAX_ACTIVE_CTX): ctx_slot[ctx] = chunk generation <<
      * FMT_SLOT_BITS | slot. */

@@ -52,6 +52,9 @@ static void save_corpus(const char *name, const uint8_t *p, size_t n)
 
 /* Read the whole trace in memory: returns 0 and the event count, or the
  * error of open or next with its message in err. */
+/* Read with fmt_reader_verify_summaries() on. */
+static int read_verify;
+
 static int read_all(const uint8_t *p, size_t n, uint64_t *nr, int *incomplete, char *err,
                     size_t err_size, struct fmt_event *evs, size_t max)
 {
@@ -66,6 +69,8 @@ static int read_all(const uint8_t *p, size_t n, uint64_t *nr, int *incomplete, c
         return rc;
     }
     *incomplete = fmt_reader_incomplete(r);
+    if (read_verify)
+        fmt_reader_verify_summaries(r, 1);
     while ((rc = fmt_reader_next(r, &ev)) > 0) {
         if (evs && *nr < max)
             evs[*nr] = ev;
@@ -564,6 +569,13 @@ static void test_crafted_events(void **state)
                        {FMT_COL_ADDR, addr, 2},    {FMT_COL_STACK, two, 1}};
     crafted_want_events = 1;
     crafted("crafted-ok", 1, 1, 1, ok, 6, NULL);
+    /* Its summary names no stack's change: read on trust it passes, held
+     * against the events (dump --verify, the index's check) it fails. */
+    read_verify = 1;
+    crafted("summary-mismatch", 1, 1, 1, ok, 6,
+            "chunk 0's summary does not match its events: stack 1's live heap is off by 24 "
+            "bytes in 1 blocks");
+    read_verify = 0;
 
     struct col c1[6];
     memcpy(c1, ok, sizeof(ok));
