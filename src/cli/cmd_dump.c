@@ -469,12 +469,9 @@ static void dump_stacks(FILE *out, const struct fmt_reader *r, const uint8_t *us
 static void parse_args(int argc, char **argv, struct dump_opts *o, const char **path)
 {
     static const struct option own[] = {
-        {"stacks", no_argument, NULL, 's'},
-        {"pid", required_argument, NULL, 'p'},
-        {"format", required_argument, NULL, 'f'},
-        {"header", no_argument, NULL, 'H'},
-        {"verify", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
+        {"stacks", no_argument, NULL, 's'},       {"pid", required_argument, NULL, 'p'},
+        {"format", required_argument, NULL, 'f'}, {"header", no_argument, NULL, 'H'},
+        {"verify", no_argument, NULL, 'V'},       {NULL, 0, NULL, 0},
     };
     struct cli_getopt g = {.takes = CLI_TAKES_SYM, .own = own, .usage = usage};
     struct cli_ana ca;

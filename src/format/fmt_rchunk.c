@@ -938,7 +938,9 @@ __attribute__((noinline)) static int next_any(struct fmt_reader *r, struct fmt_e
 
 static int (*layout_next(const struct fmt_reader *r))(struct fmt_reader *, struct fmt_event *)
 {
-    return r->layout == FMT_RLAYOUT_1_5 ? next_1_5 : r->layout == FMT_RLAYOUT_1_1 ? next_1_1 : next_any;
+    return r->layout == FMT_RLAYOUT_1_5   ? next_1_5
+           : r->layout == FMT_RLAYOUT_1_1 ? next_1_1
+                                          : next_any;
 }
 
 /* verify: add what the event does to a stack's live heap, as the writer
@@ -953,8 +955,8 @@ static int verify_event(struct fmt_reader *r, const struct fmt_event *ev)
     case FMT_EV_REALLOC:
     case FMT_EV_REALLOCARRAY:
         if (ev->ref)
-            rc = fmt_wdelta_add(&r->vdeltas, r->vgen, ev->ref_stack, -(int64_t)ev->raw_ref_size,
-                                -1);
+            rc =
+                fmt_wdelta_add(&r->vdeltas, r->vgen, ev->ref_stack, -(int64_t)ev->raw_ref_size, -1);
         if (ev->kind == FMT_EV_FREE)
             break;
         /* fall through */
