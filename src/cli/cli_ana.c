@@ -369,6 +369,18 @@ struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_option
 
     if (jobs && *jobs)
         cpus = strtol(jobs, NULL, 10);
+    if (a->index) {
+        struct ana_pmodel_options po = {.until_ns = until_ns, .from_index = true};
+        char err[600] = "";
+        rc = ana_pmodel_build(&m, a->path, mo, &po, err, sizeof(err));
+        if (rc == -EPROTO || rc == -EIO)
+            cli_die("%s: %s", a->cmd, err[0] ? err : a->path);
+        if (!rc)
+            return m;
+        if (rc != -ENOTSUP)
+            cli_ana_fail(a, rc);
+        cli_warn("%s: --index: %s; replaying the trace", a->cmd, err);
+    }
     if (cpus > 1 && ana_pmodel_supported(mo)) {
         struct ana_pmodel_options po = {
             .nr_threads = (unsigned)(cpus > 16 ? 16 : cpus),

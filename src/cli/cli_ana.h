@@ -95,6 +95,9 @@ struct cli_ana {
      * processes, and no --by-process). */
     struct ana_programs programs;
     bool by_program;
+    /* --index (leaks): cli_ana_model answers a moment's live state from the
+     * chunk summaries where the trace and options allow (ana_pmodel.h). */
+    bool index;
 };
 
 void cli_ana_init(struct cli_ana *a, const char *cmd, unsigned default_top);
@@ -208,7 +211,9 @@ uint32_t cli_ana_tree_path(struct cli_ana *a, uint32_t stack, bool bottom_up, ui
 /* Replay the trace (up to until_ns, UINT64_MAX: all) into a finished heap
  * model: on every CPU in ranges when the options allow (ana_pmodel.h),
  * else in one pass. MEMSCRIBE_JOBS=N caps the threads, MEMSCRIBE_RANGE_EVENTS=N
- * sets the fewest events per range (tests cut small traces so). Dies on failure. */
+ * sets the fewest events per range (tests cut small traces so). With
+ * a->index, a moment's live state from the index where it can answer (else
+ * the replay, with a note why). Dies on failure. */
 struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_options *mo,
                                 uint64_t until_ns);
 

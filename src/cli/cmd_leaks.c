@@ -19,7 +19,7 @@
 #include "cli/cli_heaps.h"
 #include "cli/cli_rows.h"
 
-enum { OPT_AT = CLI_ANA_OPT_FIRST_OWN, OPT_ALL };
+enum { OPT_AT = CLI_ANA_OPT_FIRST_OWN, OPT_ALL, OPT_INDEX };
 
 static void usage(FILE *out)
 {
@@ -30,7 +30,11 @@ static void usage(FILE *out)
                  "  --at T          live at time T instead of the end: 1.5s, 250ms, peak,\n"
                  "                  end, peak-10ms, ...\n"
                  "  --all           list every live block: serial, address, size, time, thread\n"
-                 "  --top N         stacks (or blocks) to list (default 20; 0: all)\n" CLI_ANA_USAGE
+                 "  --top N         stacks (or blocks) to list (default 20; 0: all)\n"
+                 "  --index         answer from the trace's chunk summaries and the one chunk\n"
+                 "                  that holds T, not a replay from the start: fast on a large\n"
+                 "                  trace; trusts the summaries (memscribe dump --verify checks\n"
+                 "                  them). Not with --all or classes\n" CLI_ANA_USAGE
                      CLI_ANA_FRAMES_USAGE CLI_ANA_SUPP_USAGE CLI_ANA_PROGRAMS_USAGE
                  "\nStacks are printed leaf first (the allocating function first).\n");
 }
@@ -88,6 +92,7 @@ static void parse(struct leaks *lk, int argc, char **argv)
     static const struct option own[] = {
         {"at", required_argument, NULL, OPT_AT},
         {"all", no_argument, NULL, OPT_ALL},
+        {"index", no_argument, NULL, OPT_INDEX},
         {NULL, 0, NULL, 0},
     };
     struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS | CLI_TAKES_FRAMES | CLI_TAKES_SUPP |
@@ -108,6 +113,9 @@ static void parse(struct leaks *lk, int argc, char **argv)
             break;
         case OPT_ALL:
             lk->all = true;
+            break;
+        case OPT_INDEX:
+            lk->a.index = true;
             break;
         }
     }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis/model/ana_heap_replay.h"
+#include "analysis/model/ana_heaps.h"
 #include "analysis/model/ana_model_internal.h"
 #include "memscribe/trace.h"
 #include "util/util_array.h"
@@ -318,6 +319,158 @@ static bool ends_after(struct fmt_reader *r, uint64_t until_ns)
     return false;
 }
 
+/* The options of the index's replay: the per-program view is summed from
+ * the images' scopes afterwards (ana_model_prog_finish). */
+static struct ana_model_options index_range_options(const struct ana_model_options *opt)
+{
+    struct ana_model_options o = {0};
+
+    if (opt)
+        o = *opt;
+    o.programs = NULL;
+    return o;
+}
+
+const char *ana_pmodel_index_refusal(struct fmt_reader *r, const struct ana_model_options *opt)
+{
+    struct ana_model_options o = index_range_options(opt);
+
+    if (!ana_pmodel_supported(&o))
+        return "--all and the leak classes of a record --reach trace need every block";
+    if (fmt_reader_sample_bytes(r))
+        return "a sampled trace's summaries hold recorded sizes, not estimates";
+    if (fmt_reader_info(r)->aggregate_ns)
+        return "an aggregated trace's summaries do not hold its batches";
+    if (ana_heaps_present(r))
+        return "a pool's or Windows heap's destruction ends blocks the summaries do not";
+    return NULL;
+}
+
+struct base {
+    struct fmt_reader *r;
+    struct ana_model *m;
+    const struct ana_filter *filter;
+    int rc;
+};
+
+static struct ana_scope *base_image(struct ana_model *m, uint32_t image)
+{
+    uint32_t n = m->nr_images;
+
+    if (image >= n && UTIL_ARRAY_RESERVE_ZERO(m->images, m->nr_images, (size_t)image + 1, 16))
+        return NULL;
+    for (uint32_t i = n; i < m->nr_images; i++)
+        m->images[i].image = i;
+    return &m->images[image];
+}
+
+/* A stack's live heap at the index's chunk (fmt_reader_live_at_chunk). */
+static void base_stack(void *arg, uint32_t stack, int64_t bytes, int64_t blocks)
+{
+    struct base *b = arg;
+    uint32_t parent, image;
+    uint64_t addr;
+
+    if (b->rc)
+        return;
+    /* Blocks without a stack: the image is the only one, or unknown. */
+    if (!stack && fmt_reader_nr_images(b->r) > 1) {
+        b->rc = -ENOTSUP;
+        return;
+    }
+    if (!stack)
+        image = 0;
+    else if (fmt_reader_stack_node(b->r, stack, &parent, &addr, &image))
+        return;
+    const struct fmt_image_info *ii = fmt_reader_image(b->r, image);
+    if (!ii || !ana_filter_image(b->filter, image, ii->pid))
+        return;
+    struct ana_site *s = ana_model_site_make(b->m, stack, image);
+    struct ana_scope *img = base_image(b->m, image);
+    if (!s || !img) {
+        b->rc = -ENOMEM;
+        return;
+    }
+    s->live_bytes += bytes;
+    s->live_blocks += blocks;
+    struct ana_scope *sc[2] = {img, &b->m->total};
+    for (int i = 0; i < 2; i++) {
+        sc[i]->heap += (uint64_t)bytes;
+        sc[i]->live_blocks += (uint64_t)blocks;
+    }
+}
+
+/* The images that had an event before chunk k (a thread's first event). */
+static int base_seen(struct base *b, uint32_t k)
+{
+    if (k == 0)
+        return 0;
+    uint64_t before = fmt_reader_chunk(b->r, k - 1)->last_ts_ns;
+    for (uint32_t t = 0; t < fmt_reader_nr_threads(b->r); t++) {
+        const struct fmt_thread_info *ti = fmt_reader_thread(b->r, t);
+        const struct fmt_image_info *ii = fmt_reader_image(b->r, ti->image);
+        if (ti->start_ns > before || !ii || !ana_filter_image(b->filter, ti->image, ii->pid))
+            continue;
+        struct ana_scope *sc[2] = {base_image(b->m, ti->image), &b->m->total};
+        if (!sc[0])
+            return -ENOMEM;
+        for (int i = 0; i < 2; i++) {
+            if (!sc[i]->seen || ti->start_ns < sc[i]->first_ns)
+                sc[i]->first_ns = ti->start_ns;
+            sc[i]->seen = true;
+        }
+        sc[0]->pid = ii->pid;
+        if (ii->ended && ii->end_ns <= before) {
+            sc[0]->ended = true;
+            sc[0]->end_ns = ii->end_ns;
+        }
+    }
+    return 0;
+}
+
+/* po->from_index: the replay of the chunks from the one that reaches
+ * until_ns (none if it is past them all), merged, plus the summaries of
+ * the chunks before it. */
+static int index_build(struct ana_model **out, struct fmt_reader *r, const char *path,
+                       const struct ana_model_options *opt, const struct ana_pmodel_options *po,
+                       char *err, size_t err_size)
+{
+    uint32_t k = fmt_reader_find_chunk(r, po->until_ns);
+    struct ana_model_options ro = index_range_options(opt);
+    struct range rg = {
+        .path = path, .opt = &ro, .first_chunk = k, .end_ns = UINT64_MAX, .until_ns = po->until_ns};
+    struct base b = {.r = r, .filter = opt ? opt->filter : NULL};
+    int rc = 0;
+
+    if (k < fmt_reader_nr_chunks(r)) {
+        rg.from_ns = rg.prog_end_ns = fmt_reader_chunk(r, k)->first_ts_ns;
+        run_range(&rg);
+        if ((rc = rg.rc) && err && err_size)
+            snprintf(err, err_size, "%s", rg.err);
+    } else if (!(rc = ana_model_create_partial(&rg.m, &ro))) {
+        ana_heap_replay_init(&rg.replay, &(struct ana_step_options){.partial = true});
+    }
+    if (!rc && !(rc = ana_model_create(out, opt)) && (rc = merge(*out, &rg, 1))) {
+        ana_model_destroy(*out);
+        *out = NULL;
+    }
+    if (!rc) {
+        b.m = *out;
+        if (!(rc = base_seen(&b, k)) && !(rc = fmt_reader_live_at_chunk(r, k, base_stack, &b)))
+            rc = b.rc;
+        ana_model_prog_finish(*out);
+        if (rc == -ENOTSUP && err && err_size)
+            snprintf(err, err_size, "blocks without a stack in a trace of several processes");
+        if (rc) {
+            ana_model_destroy(*out);
+            *out = NULL;
+        }
+    }
+    ana_model_destroy(rg.m);
+    ana_heap_replay_release(&rg.replay);
+    return rc;
+}
+
 int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_model_options *opt,
                      const struct ana_pmodel_options *po, char *err, size_t err_size)
 {
@@ -330,10 +483,18 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
     unsigned n = 0;
     int rc;
 
-    if (!ana_pmodel_supported(opt))
+    if (!po->from_index && !ana_pmodel_supported(opt))
         return -ENOTSUP;
     if ((rc = fmt_reader_open(&r, path, err, err_size)))
         return rc;
+    if (po->from_index) {
+        const char *no = ana_pmodel_index_refusal(r, opt);
+        if (no && err && err_size)
+            snprintf(err, err_size, "%s", no);
+        rc = no ? -ENOTSUP : index_build(out, r, path, opt, po, err, err_size);
+        fmt_reader_close(r);
+        return rc;
+    }
     uint32_t nr_chunks = fmt_reader_nr_chunks(r);
     uint32_t last_chunk =
         until_ns == UINT64_MAX ? nr_chunks : fmt_reader_find_chunk(r, until_ns) + 1;

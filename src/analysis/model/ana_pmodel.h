@@ -24,11 +24,27 @@ struct ana_pmodel_options {
     uint64_t min_range_events; /* fewer per range is not worth a thread (0: 200000) */
     ana_progress_fn *progress; /* called by the first range's thread only */
     void *progress_arg;
+    /* The index (ana_pmodel_index_refusal): until_ns's live state from
+     * the chunk summaries before the chunk that reaches it, and that
+     * chunk's events up to it; the chunks before are not decoded and the
+     * summaries are taken on trust (dump --verify checks them). Only the
+     * live state is the trace's (each site's live bytes and blocks, each
+     * image's and the total's heap and live blocks, which images were
+     * seen): calls, allocations, peaks and temporary count one chunk. */
+    bool from_index;
 };
 
+/* Why the index cannot answer for this trace and these options (NULL: it
+ * can, though a build may still find blocks without a stack in a trace of
+ * several processes, whose image it cannot tell): every block kept (leaks
+ * --all); a sampled trace (its summaries are in recorded sizes); an
+ * aggregated one; one with pools or Windows heaps (a heap's destruction
+ * ends its blocks without a reference). */
+const char *ana_pmodel_index_refusal(struct fmt_reader *r, const struct ana_model_options *opt);
+
 /* Build *out (finished: peak contributions resolved) from the events of
- * the trace at path. Returns 0, -ENOTSUP (options not supported), or
- * -errno; a reader error message goes to err. */
+ * the trace at path. Returns 0, -ENOTSUP (options not supported; with
+ * from_index, why in err), or -errno; a reader error message goes to err. */
 int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_model_options *opt,
                      const struct ana_pmodel_options *po, char *err, size_t err_size);
 
