@@ -173,6 +173,25 @@ static int stack_table(struct leaks *lk, const struct ana_column *cols, struct a
     return ana_table_create(out, all, 3 + NR_CLASS_COLS + 1);
 }
 
+/* Rows by leaked bytes, then by the lowest stack id among each row's
+ * sites with live blocks: the same order whichever sites without them the
+ * model holds (leaks --index holds fewer than the replay). */
+struct tie {
+    const struct ana_site *const *row;
+    uint32_t *live_id; /* by row id */
+};
+
+static int cmp_leaked(const void *x, const void *y, void *arg)
+{
+    const struct tie *t = arg;
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    int64_t va = t->row[a]->live_bytes, vb = t->row[b]->live_bytes;
+
+    if (va != vb)
+        return va < vb ? 1 : -1;
+    return (t->live_id[a] > t->live_id[b]) - (t->live_id[a] < t->live_id[b]);
+}
+
 /* A row per stack (call sites that read the same merged: cli_rows.h),
  * largest first; the runtime's one-time allocations in a list of their
  * own. */
@@ -189,11 +208,18 @@ static void stack_rows(struct leaks *lk)
     if (!ids)
         cli_die("leaks: out of memory");
     cli_rows_make_by(a, lk->m, a->by_program ? CLI_ROWS_BY_PROGRAM : CLI_ROWS_BY_IMAGE, &rows);
-    for (uint32_t id = 0; id < ana_model_nr_sites(lk->m); id++) {
+    struct tie tie = {rows.row, calloc((size_t)ana_model_nr_sites(lk->m) + 1, sizeof(uint32_t))};
+    if (!tie.live_id)
+        cli_die("leaks: out of memory");
+    for (uint32_t id = ana_model_nr_sites(lk->m); id-- > 0;) {
+        const struct ana_site *s = ana_model_site(lk->m, id);
+        if (s && s->live_blocks > 0 && rows.first[id] != UINT32_MAX)
+            tie.live_id[rows.first[id]] = id;
         if (rows.row[id] && rows.row[id]->live_blocks > 0)
             ids[n++] = id;
     }
-    qsort_r(ids, n, sizeof(*ids), cli_rows_cmp_leaked, rows.row);
+    qsort_r(ids, n, sizeof(*ids), cmp_leaked, &tie);
+    free(tie.live_id);
     struct ana_reach_sum *cls =
         lk->classes ? cli_rows_reach(&rows, ana_model_nr_sites(lk->m), &lk->reach) : NULL;
     if (stack_table(lk, cols, &lk->tab) || stack_table(lk, cols, &lk->sup))

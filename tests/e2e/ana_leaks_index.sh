@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# leaks --index (docs/leaks.md, "A moment from the index"): what is live at
+# a moment T, from the chunk summaries before the chunk that reaches T and
+# that chunk's events, is what the replay from the start gives: the same
+# JSON and text, at moments across the run, at 0, at the end and past it,
+# with --pid; the index answers (no note that it replayed) on a real program
+# (perl, one process, four chunks) and on tests/programs/rec_agg (a fork,
+# threads, six chunks); where it cannot (sampled, aggregated, pools, leak
+# classes, stackless blocks of several processes: the golden traces) it
+# says why and replays, with the same answer. dump --verify holds every
+# chunk's summary against its events and passes on all of them.
+# Needs MEMSCRIBE, MS_PROGRAMS, MS_SOURCE.
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" ana_leaks_index MEMSCRIBE MS_PROGRAMS MS_SOURCE
+need jq
+need perl
+M=$MEMSCRIBE
+
+# perl keeps a hash of 10,000 entries and replaces them in rounds 0.2 s apart:
+# the recorder cuts a chunk every second.
+# shellcheck disable=SC2016 # perl's own $ in perl's code
+PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0 "$M" record -q -o "$WORK/perl.mscr" -- perl -e '
+    use Time::HiRes qw(usleep);
+    my %h;
+    for my $r (1 .. 12) {
+        $h{"$r.$_"} = [$_ x 3] for 1 .. 5000;
+        if ($r > 2) { delete $h{($r - 2) . ".$_"} for 1 .. 5000 }
+        usleep 200000;
+    }' || fail "record perl failed"
+"$M" record -q -o "$WORK/agg.mscr" -- "$MS_PROGRAMS/rec_agg" 400 || fail "record rec_agg failed"
+
+chunks() { "$M" dump --header "$1" 2>/dev/null | sed -n 's/.* chunks=\([0-9]*\) .*/\1/p'; }
+[ "$(chunks "$WORK/perl.mscr")" -ge 3 ] || fail "perl: $(chunks "$WORK/perl.mscr") chunks"
+[ "$(chunks "$WORK/agg.mscr")" -ge 3 ] || fail "rec_agg: $(chunks "$WORK/agg.mscr") chunks"
+
+# usage: same NAME TRACE T [OPTION...]: leaks at T with and without --index.
+same() {
+    local name=$1 f=$2 t=$3
+    shift 3
+    "$M" leaks --format=json --top 0 --at "$t" "$@" "$f" >"$WORK/want" 2>/dev/null ||
+        fail "$name: leaks --at $t failed"
+    "$M" leaks --index --format=json --top 0 --at "$t" "$@" "$f" >"$WORK/got" 2>"$WORK/err" ||
+        fail "$name: leaks --index --at $t failed: $(cat "$WORK/err")"
+    cmp -s "$WORK/want" "$WORK/got" ||
+        fail "$name: at $t: $(diff <(jq . "$WORK/want") <(jq . "$WORK/got") | head -5)"
+}
+# usage: answers NAME TRACE [OPTION...]: the index answers at moments
+# across the run (and at 0, the end and past it) as the replay does.
+answers() {
+    local name=$1 f=$2 end t n=0
+    shift 2
+    end=$("$M" report --format=json "$f" 2>/dev/null | jq '[.processes[].last_ns] | max')
+    for t in 0 $(seq 0 $((end / 12)) "$end" | sed 's/$/ns/') end 1h; do
+        same "$name" "$f" "$t" "$@"
+        grep -q "replaying" "$WORK/err" && fail "$name: at $t the index did not answer: $(cat "$WORK/err")"
+        n=$((n + 1))
+    done
+    echo "ok: $name: $n moments, the index's leaks the replay's"
+}
+answers perl "$WORK/perl.mscr"
+answers rec_agg "$WORK/agg.mscr"
+child=$("$M" report --format=json "$WORK/agg.mscr" 2>/dev/null | jq '.processes[1].pid')
+answers "rec_agg --pid $child" "$WORK/agg.mscr" --pid "$child"
+# Something is live in the middle (not a comparison of empty answers).
+mid=$("$M" leaks --index --format=json --at 1.2s "$WORK/perl.mscr" 2>/dev/null | jq '.processes[0].leaked_blocks')
+[ "$mid" -gt 10000 ] || fail "perl: $mid blocks live at 1.2 s"
+diff <("$M" leaks --at 1.2s "$WORK/agg.mscr" 2>&1) <("$M" leaks --index --at 1.2s "$WORK/agg.mscr" 2>&1) \
+    >"$WORK/diff" || fail "rec_agg: text differs: $(head -5 "$WORK/diff")"
+echo "ok: text, and $mid blocks live at 1.2 s in perl"
+
+# The golden traces: the same answer, from the index or (saying why) replayed.
+for g in "$MS_SOURCE"/tests/golden/*.mscr; do
+    for t in 0 1ms end; do
+        same "$(basename "$g")" "$g" "$t"
+        if grep -q "replaying" "$WORK/err"; then
+            grep -Eq "index: (--all|a sampled|an aggregated|a pool|blocks without a stack)" "$WORK/err" ||
+                fail "$(basename "$g"): replayed without a reason: $(cat "$WORK/err")"
+        fi
+    done
+done
+echo "ok: the golden traces, from the index or replayed with the reason"
+"$M" leaks --index --all "$WORK/perl.mscr" 2>"$WORK/err" >/dev/null || fail "leaks --index --all failed"
+grep -q "index: --all .* need every block; replaying" "$WORK/err" || fail "--all: $(cat "$WORK/err")"
+
+# dump --verify: every chunk's summary against its events.
+for f in "$WORK/perl.mscr" "$WORK/agg.mscr" "$MS_SOURCE"/tests/golden/*.mscr; do
+    out=$("$M" dump --verify "$f" 2>&1) || fail "dump --verify $(basename "$f"): $out"
+    [ -z "$out" ] || fail "dump --verify $(basename "$f") printed: $out"
+done
+echo "ok: dump --verify on every trace"
+rc=0
+"$M" dump --verify --header "$WORK/perl.mscr" >/dev/null 2>&1 || rc=$?
+expect "dump --verify --header: exit status" "$rc" 2
+finish "PASS"
