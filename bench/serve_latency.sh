@@ -3,7 +3,10 @@
 # memscribe serve on a trace (bench/README.md, "serve"): the first view
 # (the queries the page makes when it opens: status, report, then timeline
 # and leaks at once), a window query, a moment's leaks query, and the same window asked
-# again (kept: the trace did not change); the server's own peak RSS and the
+# again (kept: the trace did not change); when the server's check of the
+# trace's index (dump --verify, docs/serve.md "Scale") has passed, counted
+# from the server's start, and a moment's leaks from the index then (two
+# moments not asked before); the server's own peak RSS and the
 # peak RSS of the command a query runs (measured alone with GNU time);
 # medians of RUNS fresh servers. With STORM (bench_storm), also the trace's
 # size recorded with --live (flushed every 250 ms) and without.
@@ -25,7 +28,7 @@ get() { curl -s -o /dev/null -w '%{http_code}' "$BASE/api/$1?token=$TOKEN&$2"; }
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 end_ns=$("$MS" report --format=json "$TRACE" 2>/dev/null |
     awk -F'[:,]' '/"last_ns"/ { v = $2 + 0; if (v > m) m = v } END { printf "%.0f\n", m }')
-first="" window="" leaks="" again="" rss=""
+first="" window="" leaks="" again="" rss="" ready="" indexed=""
 for ((i = 0; i < RUNS; i++)); do
     rm -f "$WORK/url"
     "$MS" serve --url-file "$WORK/url" "$TRACE" >/dev/null 2>&1 &
@@ -50,6 +53,15 @@ for ((i = 0; i < RUNS; i++)); do
     get window "from=$((end_ns / 4))ns&to=$((end_ns * 3 / 5))ns&top=20" >/dev/null
     t4=$(ms_now)
     first+=" $((t1 - t0))" window+=" $((t2 - t1))" leaks+=" $((t3 - t2))" again+=" $((t4 - t3))"
+    for _ in $(seq 1200); do
+        curl -s "$BASE/api/status?token=$TOKEN" | grep -q '"index": true' && break
+        sleep 0.1
+    done
+    t5=$(ms_now)
+    get leaks "at=$((end_ns / 3))ns&top=20" >/dev/null
+    get leaks "at=$((end_ns * 2 / 3))ns&top=20" >/dev/null
+    t6=$(ms_now)
+    ready+=" $((t5 - t0))" indexed+=" $(((t6 - t5) / 2))"
     rss+=" $(awk '/VmHWM/ { print $2 }' "/proc/$SERVER/status")"
     kill "$SERVER"
     wait "$SERVER" 2>/dev/null || true
@@ -64,6 +76,8 @@ BEGIN {
     printf "| a window, ms | %d |%s |\n", median("$window"), "$window"
     printf "| live at a moment, ms | %d |%s |\n", median("$leaks"), "$leaks"
     printf "| the same window again (kept), ms | %d |%s |\n", median("$again"), "$again"
+    printf "| the index checked (from the server's start), ms | %d |%s |\n", median("$ready"), "$ready"
+    printf "| live at a moment from the index, ms | %d |%s |\n", median("$indexed"), "$indexed"
     printf "| the server's peak RSS, KiB | %d |%s |\n", median("$rss"), "$rss"
     printf "| report's peak RSS (a query's process), KiB | %d | |\n", $(cat "$WORK/rss")
 }

@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "cli/cli_output.h"
 #include "cli/cli_serve_http.h"
+#include "cli/cli_serve_index.h"
 #include "memscribe/trace.h"
 
 extern const struct ana_asset cli_serve_assets[];
@@ -144,6 +145,10 @@ int cmd_serve(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    struct cli_serve_index ix;
+    if (cli_serve_index_start(&ix, &t) == 0)
+        t.index = &ix; /* else leaks replays, as without the index */
+
     struct cli_serve_http *h;
     if ((rc = cli_serve_http_start(&h, &t, &o, &port, msg, sizeof(msg))))
         cli_die("serve: %s", msg);
@@ -164,6 +169,7 @@ int cmd_serve(int argc, char **argv)
     int sig;
     sigwait(&stop, &sig);
     cli_serve_http_stop(h);
+    cli_serve_index_stop(&ix);
     free((void *)o.page);
     return 0;
 }

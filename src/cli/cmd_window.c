@@ -4,6 +4,7 @@
  * class, with Impacting Type (Transient, Impacting), Count, Size and
  * Impacting Size; top-down or bottom-up; as rows or as a call tree.
  * docs/window.md. */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -30,34 +31,37 @@ enum {
     OPT_BOTTOM_UP,
     OPT_TREE,
     OPT_DEPTH,
+    OPT_INDEX,
 };
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: memscribe window [options] FILE\n\n"
-            "The heap table of Windows Performance Analyzer for a time window: every\n"
-            "block is AIFI (allocated inside, freed inside), AIFO (allocated inside,\n"
-            "outstanding at the end), AOFI (allocated before, freed inside) or AOFO.\n"
-            "Impacting Type: Transient = AIFI; Impacting = AIFO and AOFI. Count:\n"
-            "allocations; Size: bytes allocated inside the window; Impacting Size:\n"
-            "sum(AIFO) - sum(AOFI), the change of outstanding memory over the window.\n\n"
-            "options:\n"
-            "  --from T        window start (default start): 1.5s, 250ms, peak, end,\n"
-            "                  peak-100ms, ... (times count from the trace start)\n"
-            "  --to T          window end, included (default end)\n"
-            "  --by KEY        rows per stack (default), function (the allocating\n"
-            "                  function), thread, size-class or heap (Windows\n"
-            "                  traces: the heap handle, WPA's Handle column; Linux:\n"
-            "                  malloc, or the name of the program's own pool,\n"
-            "                  memscribe/annotate.h)\n"
-            "  --sort COL      impacting (|Impacting Size|, default), size or count\n"
-            "  --bottom-up     with --tree, the allocating functions are the roots\n"
-            "  --tree          a call tree of the window instead of rows (top-down\n"
-            "                  from main unless --bottom-up)\n"
-            "  --depth N       tree depth limit (default 0: none)\n"
-            "  --top N         rows, or children per tree node (default 20; 0: all)\n" CLI_ANA_USAGE
-                CLI_ANA_FRAMES_USAGE);
+    fprintf(out, "usage: memscribe window [options] FILE\n\n"
+                 "The heap table of Windows Performance Analyzer for a time window: every\n"
+                 "block is AIFI (allocated inside, freed inside), AIFO (allocated inside,\n"
+                 "outstanding at the end), AOFI (allocated before, freed inside) or AOFO.\n"
+                 "Impacting Type: Transient = AIFI; Impacting = AIFO and AOFI. Count:\n"
+                 "allocations; Size: bytes allocated inside the window; Impacting Size:\n"
+                 "sum(AIFO) - sum(AOFI), the change of outstanding memory over the window.\n\n"
+                 "options:\n"
+                 "  --from T        window start (default start): 1.5s, 250ms, peak, end,\n"
+                 "                  peak-100ms, ... (times count from the trace start)\n"
+                 "  --to T          window end, included (default end)\n"
+                 "  --by KEY        rows per stack (default), function (the allocating\n"
+                 "                  function), thread, size-class or heap (Windows\n"
+                 "                  traces: the heap handle, WPA's Handle column; Linux:\n"
+                 "                  malloc, or the name of the program's own pool,\n"
+                 "                  memscribe/annotate.h)\n"
+                 "  --sort COL      impacting (|Impacting Size|, default), size or count\n"
+                 "  --bottom-up     with --tree, the allocating functions are the roots\n"
+                 "  --tree          a call tree of the window instead of rows (top-down\n"
+                 "                  from main unless --bottom-up)\n"
+                 "  --depth N       tree depth limit (default 0: none)\n"
+                 "  --top N         rows, or children per tree node (default 20; 0: all)\n"
+                 "  --index         what is live at the start from the trace's chunk summaries,\n"
+                 "                  then the events from the chunk of the start only: fast on a\n"
+                 "                  large trace; trusts the summaries (memscribe dump --verify\n"
+                 "                  checks them)\n" CLI_ANA_USAGE CLI_ANA_FRAMES_USAGE);
 }
 
 enum by { BY_STACK, BY_FUNCTION, BY_THREAD, BY_SIZE_CLASS, BY_HEAP };
@@ -249,6 +253,9 @@ static void parse_option(struct window *wn, int c)
     case OPT_DEPTH:
         wn->depth = (uint32_t)cli_ana_number(&wn->a, "--depth", optarg);
         break;
+    case OPT_INDEX:
+        wn->a.index = true;
+        break;
     }
 }
 
@@ -262,6 +269,7 @@ static void parse(struct window *wn, int argc, char **argv)
         {"bottom-up", no_argument, NULL, OPT_BOTTOM_UP},
         {"tree", no_argument, NULL, OPT_TREE},
         {"depth", required_argument, NULL, OPT_DEPTH},
+        {"index", no_argument, NULL, OPT_INDEX},
         {NULL, 0, NULL, 0},
     };
     struct cli_getopt g = {
@@ -303,8 +311,19 @@ static void compute(struct window *wn)
         cli_usage_error("window: the window ends (%" PRIu64 " ns) before it starts (%" PRIu64
                         " ns)",
                         wn->t1, wn->t0);
-    if ((rc = ana_window_compute(&wn->w, a->r, &a->filter, wn->t0, wn->t1, wby[wn->by],
-                                 cli_ana_progress, a)))
+    const char *why = NULL;
+    rc = a->index ? ana_window_compute_index(&wn->w, a->r, &a->filter, wn->t0, wn->t1, wby[wn->by],
+                                             cli_ana_progress, a, &why)
+                  : -ENOTSUP;
+    if (rc == -ENOTSUP) {
+        if (a->index) {
+            cli_warn("window: --index: %s; replaying the trace", why);
+            ana_window_release(&wn->w);
+        }
+        rc = ana_window_compute(&wn->w, a->r, &a->filter, wn->t0, wn->t1, wby[wn->by],
+                                cli_ana_progress, a);
+    }
+    if (rc)
         cli_ana_fail(a, rc);
     cli_ana_progress_done(a);
     /* An aggregated trace's window: out to the cuts around it. */

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "analysis/model/ana_heap_replay.h"
-#include "analysis/model/ana_heaps.h"
+#include "analysis/model/ana_index.h"
 #include "analysis/model/ana_model_internal.h"
 #include "memscribe/trace.h"
 #include "util/util_array.h"
@@ -337,20 +337,13 @@ const char *ana_pmodel_index_refusal(struct fmt_reader *r, const struct ana_mode
 
     if (!ana_pmodel_supported(&o))
         return "--all and the leak classes of a record --reach trace need every block";
-    if (fmt_reader_sample_bytes(r))
-        return "a sampled trace's summaries hold recorded sizes, not estimates";
-    if (fmt_reader_info(r)->aggregate_ns)
-        return "an aggregated trace's summaries do not hold its batches";
-    if (ana_heaps_present(r))
-        return "a pool's or Windows heap's destruction ends blocks the summaries do not";
-    return NULL;
+    return ana_index_refusal(r, opt ? opt->filter : NULL);
 }
 
 struct base {
     struct fmt_reader *r;
     struct ana_model *m;
     const struct ana_filter *filter;
-    int rc;
 };
 
 static struct ana_scope *base_image(struct ana_model *m, uint32_t image)
@@ -364,33 +357,15 @@ static struct ana_scope *base_image(struct ana_model *m, uint32_t image)
     return &m->images[image];
 }
 
-/* A stack's live heap at the index's chunk (fmt_reader_live_at_chunk). */
-static void base_stack(void *arg, uint32_t stack, int64_t bytes, int64_t blocks)
+/* A stack's live heap at the index's chunk (ana_index_live_at). */
+static int base_stack(void *arg, uint32_t stack, uint32_t image, int64_t bytes, int64_t blocks)
 {
     struct base *b = arg;
-    uint32_t parent, image;
-    uint64_t addr;
-
-    if (b->rc)
-        return;
-    /* Blocks without a stack: the image is the only one, or unknown. */
-    if (!stack && fmt_reader_nr_images(b->r) > 1) {
-        b->rc = -ENOTSUP;
-        return;
-    }
-    if (!stack)
-        image = 0;
-    else if (fmt_reader_stack_node(b->r, stack, &parent, &addr, &image))
-        return;
-    const struct fmt_image_info *ii = fmt_reader_image(b->r, image);
-    if (!ii || !ana_filter_image(b->filter, image, ii->pid))
-        return;
     struct ana_site *s = ana_model_site_make(b->m, stack, image);
     struct ana_scope *img = base_image(b->m, image);
-    if (!s || !img) {
-        b->rc = -ENOMEM;
-        return;
-    }
+
+    if (!s || !img)
+        return -ENOMEM;
     s->live_bytes += bytes;
     s->live_blocks += blocks;
     struct ana_scope *sc[2] = {img, &b->m->total};
@@ -398,6 +373,7 @@ static void base_stack(void *arg, uint32_t stack, int64_t bytes, int64_t blocks)
         sc[i]->heap += (uint64_t)bytes;
         sc[i]->live_blocks += (uint64_t)blocks;
     }
+    return 0;
 }
 
 /* The images that had an event before chunk k (a thread's first event). */
@@ -456,11 +432,11 @@ static int index_build(struct ana_model **out, struct fmt_reader *r, const char 
     }
     if (!rc) {
         b.m = *out;
-        if (!(rc = base_seen(&b, k)) && !(rc = fmt_reader_live_at_chunk(r, k, base_stack, &b)))
-            rc = b.rc;
+        if (!(rc = base_seen(&b, k)))
+            rc = ana_index_live_at(r, k, b.filter, base_stack, &b);
         ana_model_prog_finish(*out);
         if (rc == -ENOTSUP && err && err_size)
-            snprintf(err, err_size, "blocks without a stack in a trace of several processes");
+            snprintf(err, err_size, "%s", ana_index_stackless);
         if (rc) {
             ana_model_destroy(*out);
             *out = NULL;

@@ -34,12 +34,10 @@ struct ana_pmodel_options {
     bool from_index;
 };
 
-/* Why the index cannot answer for this trace and these options (NULL: it
- * can, though a build may still find blocks without a stack in a trace of
- * several processes, whose image it cannot tell): every block kept (leaks
- * --all); a sampled trace (its summaries are in recorded sizes); an
- * aggregated one; one with pools or Windows heaps (a heap's destruction
- * ends its blocks without a reference). */
+/* Why the index cannot answer for this trace and these options, or NULL
+ * (a build may still meet blocks without a stack in a trace of several
+ * processes): every block kept (leaks --all, classes), or the trace's
+ * reasons (ana_index_refusal). */
 const char *ana_pmodel_index_refusal(struct fmt_reader *r, const struct ana_model_options *opt);
 
 /* Build *out (finished: peak contributions resolved) from the events of

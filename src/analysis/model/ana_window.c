@@ -9,6 +9,7 @@
 #include "analysis/core/ana_aggregate.h"
 #include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_histogram.h"
+#include "analysis/model/ana_index.h"
 #include "analysis/model/ana_step.h"
 
 struct live_val {
@@ -303,6 +304,42 @@ int ana_window_compute(struct ana_window *w, struct fmt_reader *r, struct ana_fi
     if (!(rc = ana_window_subscribe(w, &p, r, t0_ns, t1_ns, by))) {
         so.until_ns = w->t1_ns; /* the bounds as rounded */
         rc = ana_heap_replay_run(&p, r, &so);
+    }
+    w->first_chunk = so.from_chunk;
+    ana_map_release(&w->live_);
+    ana_heap_replay_release(&p);
+    return rc;
+}
+
+static int base_live(void *arg, uint32_t stack, uint32_t image, int64_t bytes, int64_t blocks)
+{
+    return live_add(arg, stack, image, bytes, blocks);
+}
+
+int ana_window_compute_index(struct ana_window *w, struct fmt_reader *r, struct ana_filter *f,
+                             uint64_t t0_ns, uint64_t t1_ns, enum ana_window_by by,
+                             ana_progress_fn *progress, void *progress_arg, const char **why)
+{
+    struct ana_heap_replay p;
+    struct ana_scan_options so;
+    int rc;
+
+    if ((*why = ana_index_refusal(r, f)))
+        return -ENOTSUP;
+    /* Partial: frees of blocks from before the first chunk read end them
+     * by their facts, as a range of ana_pmodel.c does. */
+    ana_heap_replay_init(&p, &(struct ana_step_options){.filter = f, .partial = true});
+    ana_scan_options_init(&so);
+    so.progress = progress;
+    so.progress_arg = progress_arg;
+    so.range = true; /* the chunks outside are not decoded */
+    if (!(rc = ana_window_subscribe(w, &p, r, t0_ns, t1_ns, by))) {
+        so.from_chunk = fmt_reader_find_chunk(r, w->t0_ns);
+        so.until_ns = w->t1_ns;
+        if ((rc = ana_index_live_at(r, so.from_chunk, f, base_live, w)) == -ENOTSUP)
+            *why = ana_index_stackless;
+        if (!rc)
+            rc = ana_heap_replay_run(&p, r, &so);
     }
     w->first_chunk = so.from_chunk;
     ana_map_release(&w->live_);

@@ -56,7 +56,7 @@ struct ana_window {
     bool *image_seen;
     uint32_t nr_images;
     uint64_t nr_events_read; /* events up to t1 (the rest is decoded unused) */
-    uint32_t first_chunk;    /* the chunk reading began at: 0 */
+    uint32_t first_chunk;    /* the chunk reading began at: 0 (with the index, T0's) */
     struct ana_heaps heaps;  /* by heap, a Linux trace: the heaps keys name */
     /* private, during the pass: live bytes and blocks per stack before
      * t0 (key stack + 1), the trace */
@@ -69,6 +69,16 @@ struct ana_window {
 int ana_window_compute(struct ana_window *w, struct fmt_reader *r, struct ana_filter *f,
                        uint64_t t0_ns, uint64_t t1_ns, enum ana_window_by by,
                        ana_progress_fn *progress, void *progress_arg);
+
+/* The same window from the trace's index (ana_index.h): what is live at
+ * t0 from the chunk summaries before the chunk that reaches t0, then that
+ * chunk's events on to t1; the chunks outside are not decoded (nor
+ * checked: dump --verify checks the summaries). Every number is
+ * ana_window_compute's but nr_events_read (from that chunk). -ENOTSUP with
+ * *why when the index cannot answer (then release w and compute). */
+int ana_window_compute_index(struct ana_window *w, struct fmt_reader *r, struct ana_filter *f,
+                             uint64_t t0_ns, uint64_t t1_ns, enum ana_window_by by,
+                             ana_progress_fn *progress, void *progress_arg, const char **why);
 void ana_window_release(struct ana_window *w);
 
 /* The same from a pass shared with other outputs: the heap replay p (its

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# leaks --index (docs/leaks.md, "A moment from the index"): what is live at
-# a moment T, from the chunk summaries before the chunk that reaches T and
-# that chunk's events, is what the replay from the start gives: the same
-# JSON and text, at moments across the run, at 0, at the end and past it,
-# with --pid; the index answers (no note that it replayed) on a real program
+# The trace's index (docs/format.md, SUMMARY; docs/serve.md, "Scale"): what
+# is live at a moment T, from the chunk summaries before the chunk that
+# reaches T and that chunk's events, is what the replay from the start
+# gives. leaks --index: the same JSON and text, at moments across the run,
+# at 0, at the end and past it, with --pid; window --index: the same JSON
+# (but events_read, never more) for windows across the run, as rows by
+# stack, thread and size class and as a tree. The index answers (no note
+# that it replayed) on a real program
 # (perl, one process, four chunks) and on tests/programs/rec_agg (a fork,
 # threads, six chunks); where it cannot (sampled, aggregated, pools, leak
 # classes, stackless blocks of several processes: the golden traces) it
@@ -12,7 +15,7 @@
 # chunk's summary against its events and passes on all of them.
 # Needs MEMSCRIBE, MS_PROGRAMS, MS_SOURCE.
 # shellcheck source=tests/e2e/lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" ana_leaks_index MEMSCRIBE MS_PROGRAMS MS_SOURCE
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" ana_index MEMSCRIBE MS_PROGRAMS MS_SOURCE
 need jq
 need perl
 M=$MEMSCRIBE
@@ -69,6 +72,41 @@ diff <("$M" leaks --at 1.2s "$WORK/agg.mscr" 2>&1) <("$M" leaks --index --at 1.2
     >"$WORK/diff" || fail "rec_agg: text differs: $(head -5 "$WORK/diff")"
 echo "ok: text, and $mid blocks live at 1.2 s in perl"
 
+# usage: windows NAME TRACE: window --index against the replay, windows
+# from each of four starts to each later of four ends, four ways each.
+windows() {
+    local name=$1 f=$2 end a b by n=0
+    end=$("$M" report --format=json "$f" 2>/dev/null | jq '[.processes[].last_ns] | max')
+    for a in 0 $((end / 7)) $((end / 3)) $((end / 2)); do
+        for b in $((end / 5)) $((end / 2)) $((end * 3 / 4)) "$end"; do
+            [ "$b" -ge "$a" ] || continue
+            for by in "--by stack" "--by thread" "--by size-class" "--tree"; do
+                # shellcheck disable=SC2086 # by is two words
+                "$M" window --format=json --top 0 --from "${a}ns" --to "${b}ns" $by "$f" \
+                    >"$WORK/want" 2>/dev/null || fail "$name: window $a-$b $by failed"
+                # shellcheck disable=SC2086
+                "$M" window --index --format=json --top 0 --from "${a}ns" --to "${b}ns" $by "$f" \
+                    >"$WORK/got" 2>"$WORK/err" || fail "$name: window --index $a-$b $by failed"
+                grep -q "replaying" "$WORK/err" && fail "$name: the index did not answer: $(cat "$WORK/err")"
+                cmp -s <(jq -c 'del(.events_read)' "$WORK/want") <(jq -c 'del(.events_read)' "$WORK/got") ||
+                    fail "$name: window $a-$b $by: $(diff <(jq 'del(.events_read)' "$WORK/want") \
+                        <(jq 'del(.events_read)' "$WORK/got") | head -5)"
+                [ "$(jq ".events_read // 0" "$WORK/got")" -le "$(jq ".events_read // 0" "$WORK/want")" ] ||
+                    fail "$name: window --index read more events"
+                n=$((n + 1))
+            done
+        done
+    done
+    echo "ok: $name: $n windows, the index's the replay's"
+}
+windows perl "$WORK/perl.mscr"
+windows rec_agg "$WORK/agg.mscr"
+# A window late in the run reads fewer events from the index.
+late=$("$M" window --index --format=json --from 2s --to 2.1s "$WORK/perl.mscr" 2>/dev/null | jq .events_read)
+whole=$("$M" window --format=json --from 2s --to 2.1s "$WORK/perl.mscr" 2>/dev/null | jq .events_read)
+[ "$late" -lt "$whole" ] || fail "window --index at 2 s read $late events, the replay $whole"
+echo "ok: a window at 2 s: $late events read from the index, $whole replaying"
+
 # The golden traces: the same answer, from the index or (saying why) replayed.
 for g in "$MS_SOURCE"/tests/golden/*.mscr; do
     for t in 0 1ms end; do
@@ -78,6 +116,9 @@ for g in "$MS_SOURCE"/tests/golden/*.mscr; do
                 fail "$(basename "$g"): replayed without a reason: $(cat "$WORK/err")"
         fi
     done
+    "$M" window --format=json --top 0 --from 1ms "$g" 2>/dev/null | jq -c 'del(.events_read)' >"$WORK/want"
+    "$M" window --index --format=json --top 0 --from 1ms "$g" 2>/dev/null | jq -c 'del(.events_read)' >"$WORK/got"
+    cmp -s "$WORK/want" "$WORK/got" || fail "$(basename "$g"): window --index differs"
 done
 echo "ok: the golden traces, from the index or replayed with the reason"
 "$M" leaks --index --all "$WORK/perl.mscr" 2>"$WORK/err" >/dev/null || fail "leaks --index --all failed"
