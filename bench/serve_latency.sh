@@ -5,8 +5,9 @@
 # and leaks at once), a window query, a moment's leaks query, and the same window asked
 # again (kept: the trace did not change); when the server's check of the
 # trace's index (dump --verify, docs/serve.md "Scale") has passed, counted
-# from the server's start, and a moment's leaks from the index then (two
-# moments not asked before); the server's own peak RSS and the
+# from the server's start, and then from the index a moment's leaks (two
+# moments not asked before), a window of 1/100 of the run and the first
+# window again (moved by 1 ns); the server's own peak RSS and the
 # peak RSS of the command a query runs (measured alone with GNU time);
 # medians of RUNS fresh servers. With STORM (bench_storm), also the trace's
 # size recorded with --live (flushed every 250 ms) and without.
@@ -28,7 +29,7 @@ get() { curl -s -o /dev/null -w '%{http_code}' "$BASE/api/$1?token=$TOKEN&$2"; }
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 end_ns=$("$MS" report --format=json "$TRACE" 2>/dev/null |
     awk -F'[:,]' '/"last_ns"/ { v = $2 + 0; if (v > m) m = v } END { printf "%.0f\n", m }')
-first="" window="" leaks="" again="" rss="" ready="" indexed=""
+first="" window="" leaks="" again="" rss="" ready="" indexed="" narrow="" wide=""
 for ((i = 0; i < RUNS; i++)); do
     rm -f "$WORK/url"
     "$MS" serve --url-file "$WORK/url" "$TRACE" >/dev/null 2>&1 &
@@ -61,7 +62,12 @@ for ((i = 0; i < RUNS; i++)); do
     get leaks "at=$((end_ns / 3))ns&top=20" >/dev/null
     get leaks "at=$((end_ns * 2 / 3))ns&top=20" >/dev/null
     t6=$(ms_now)
-    ready+=" $((t5 - t0))" indexed+=" $(((t6 - t5) / 2))"
+    # A window of 1/100 of the run, then the first window's span moved by 1 ns.
+    get window "from=$((end_ns * 7 / 10))ns&to=$((end_ns * 71 / 100))ns&top=20" >/dev/null
+    t7=$(ms_now)
+    get window "from=$((end_ns / 4 + 1))ns&to=$((end_ns * 3 / 5 + 1))ns&top=20" >/dev/null
+    t8=$(ms_now)
+    ready+=" $((t5 - t0))" indexed+=" $(((t6 - t5) / 2))" narrow+=" $((t7 - t6))" wide+=" $((t8 - t7))"
     rss+=" $(awk '/VmHWM/ { print $2 }' "/proc/$SERVER/status")"
     kill "$SERVER"
     wait "$SERVER" 2>/dev/null || true
@@ -78,6 +84,8 @@ BEGIN {
     printf "| the same window again (kept), ms | %d |%s |\n", median("$again"), "$again"
     printf "| the index checked (from the server's start), ms | %d |%s |\n", median("$ready"), "$ready"
     printf "| live at a moment from the index, ms | %d |%s |\n", median("$indexed"), "$indexed"
+    printf "| a window of 1/100 of the run from the index, ms | %d |%s |\n", median("$narrow"), "$narrow"
+    printf "| the first window (35 %% of the run) from the index, ms | %d |%s |\n", median("$wide"), "$wide"
     printf "| the server's peak RSS, KiB | %d |%s |\n", median("$rss"), "$rss"
     printf "| report's peak RSS (a query's process), KiB | %d | |\n", $(cat "$WORK/rss")
 }
