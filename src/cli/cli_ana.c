@@ -358,17 +358,24 @@ void cli_ana_want_temporary(struct cli_ana *a, const char *what)
         cli_die("%s: %s: %s: " ANA_SAMPLE_NO_TEMPORARY_WHY, a->cmd, a->path, what);
 }
 
+unsigned cli_ana_jobs(void)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *jobs = getenv("MEMSCRIBE_JOBS");
+
+    if (jobs && *jobs)
+        cpus = strtol(jobs, NULL, 10);
+    return cpus < 1 ? 1 : cpus > 16 ? 16 : (unsigned)cpus;
+}
+
 struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_options *mo,
                                 uint64_t until_ns)
 {
     struct ana_model *m;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    const char *jobs = getenv("MEMSCRIBE_JOBS");
+    long cpus = cli_ana_jobs();
     const char *range = getenv("MEMSCRIBE_RANGE_EVENTS");
     int rc;
 
-    if (jobs && *jobs)
-        cpus = strtol(jobs, NULL, 10);
     if (a->index) {
         struct ana_pmodel_options po = {.until_ns = until_ns, .from_index = true};
         char err[600] = "";

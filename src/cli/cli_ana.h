@@ -208,6 +208,10 @@ void cli_ana_tree(struct cli_ana *a, const struct ana_tree *t, const struct cli_
 uint32_t cli_ana_tree_path(struct cli_ana *a, uint32_t stack, bool bottom_up, uint32_t **labels,
                            size_t *cap, uint32_t nr_before);
 
+/* Threads an analysis may run: the CPUs online, or MEMSCRIBE_JOBS=N;
+ * 1 to 16. */
+unsigned cli_ana_jobs(void);
+
 /* Replay the trace (up to until_ns, UINT64_MAX: all) into a finished heap
  * model: on every CPU in ranges when the options allow (ana_pmodel.h),
  * else in one pass. MEMSCRIBE_JOBS=N caps the threads, MEMSCRIBE_RANGE_EVENTS=N

@@ -312,9 +312,16 @@ static void compute(struct window *wn)
                         " ns)",
                         wn->t1, wn->t0);
     const char *why = NULL;
-    rc = a->index ? ana_window_compute_index(&wn->w, a->r, &a->filter, wn->t0, wn->t1, wby[wn->by],
-                                             cli_ana_progress, a, &why)
-                  : -ENOTSUP;
+    char err[600] = "";
+    const char *range = getenv("MEMSCRIBE_RANGE_EVENTS"); /* tests cut small traces so */
+    struct ana_window_ranges rg = {a->path, cli_ana_jobs(),
+                                   range && *range ? strtoull(range, NULL, 10) : 0};
+    rc = a->index
+             ? ana_window_compute_index(&wn->w, a->r, &rg, &a->filter, wn->t0, wn->t1, wby[wn->by],
+                                        cli_ana_progress, a, &why, err, sizeof(err))
+             : -ENOTSUP;
+    if (rc == -EPROTO || rc == -EIO)
+        cli_die("window: %s", err[0] ? err : a->path);
     if (rc == -ENOTSUP) {
         if (a->index) {
             cli_warn("window: --index: %s; replaying the trace", why);

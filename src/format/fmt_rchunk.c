@@ -894,7 +894,7 @@ static ALWAYS_INLINE int next_event(struct fmt_reader *r, struct fmt_event *ev, 
         if (!r->loaded || !r->ev_left) {
             if (r->loaded && (rc = finish_chunk(r)))
                 break;
-            if (r->next_chunk >= r->nr_chunks)
+            if (r->next_chunk >= r->nr_chunks || (r->end_chunk && r->next_chunk >= r->end_chunk))
                 return 0;
             if ((rc = load_chunk(r, r->next_chunk)))
                 break;

@@ -358,6 +358,7 @@ void fmt_reader_verify_summaries(struct fmt_reader *r, int on)
     r->verify = on != 0;
     fmt_rchunk_reset(r);
     r->next_chunk = 0;
+    r->end_chunk = 0;
 }
 
 int fmt_reader_open_fd(struct fmt_reader **out, int fd, const char *name, char *err,
@@ -706,12 +707,21 @@ uint32_t fmt_reader_find_chunk(const struct fmt_reader *r, uint64_t ts_ns)
     return lo;
 }
 
-int fmt_reader_seek_chunk(struct fmt_reader *r, uint32_t k)
+int fmt_reader_seek_range(struct fmt_reader *r, uint32_t k, uint32_t end)
 {
-    if (k > r->nr_chunks)
+    if (k > r->nr_chunks || end > r->nr_chunks)
         return -EINVAL;
     fmt_rchunk_reset(r);
     r->next_chunk = k;
+    r->end_chunk = end;
+    return 0;
+}
+
+int fmt_reader_seek_chunk(struct fmt_reader *r, uint32_t k)
+{
+    if (fmt_reader_seek_range(r, k, 0))
+        return -EINVAL;
+    r->end_chunk = 0;
     return 0;
 }
 

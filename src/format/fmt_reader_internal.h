@@ -177,6 +177,7 @@ struct fmt_reader {
 
     /* Decoding of the current chunk. */
     uint32_t next_chunk; /* the chunk to load when the current one ends */
+    uint32_t end_chunk;  /* none from here is loaded (fmt_reader_seek_range); 0: no end */
     uint32_t cur_chunk;
     int loaded;
     int failed; /* the error of a chunk that failed to decode, until a seek */

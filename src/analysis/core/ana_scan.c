@@ -40,6 +40,8 @@ int ana_scan_begin(struct fmt_reader *r, const struct ana_scan_options *o,
                     return rc;
         }
     }
+    if (o->range && o->end_chunk)
+        return fmt_reader_seek_range(r, o->from_chunk, o->end_chunk);
     return fmt_reader_seek_chunk(r, o->from_chunk);
 }
 

@@ -22,6 +22,9 @@ struct ana_scan_options {
     /* A range of a parallel replay (ana_pmodel.c): the chunks before
      * from_chunk and after the stop are other ranges', not decoded here. */
     bool range;
+    /* With range: stop before this chunk (0: none; fmt_reader_seek_range),
+     * where a range cannot end at a time (chunks sharing a time unit). */
+    uint32_t end_chunk;
 };
 
 /* Defaults: from chunk 0 to the end, no progress. */

@@ -29,8 +29,9 @@ struct range {
     const char *path;
     const struct ana_model_options *opt;
     uint32_t first_chunk;
-    uint64_t from_ns; /* first event time of the range */
-    uint64_t end_ns;  /* stop before the first event at or after this */
+    uint64_t from_ns;   /* first event time of the range */
+    uint64_t end_ns;    /* the next range's first time (progress) */
+    uint32_t end_chunk; /* the next range's first chunk (0: none) */
     uint64_t until_ns;
     uint64_t prog_end_ns; /* the range's last time, for progress */
     ana_progress_fn *progress;
@@ -74,7 +75,8 @@ static void *run_range(void *arg)
     ana_scan_options_init(&so);
     so.range = true;
     so.from_chunk = rg->first_chunk;
-    so.until_ns = rg->end_ns - 1 < rg->until_ns ? rg->end_ns - 1 : rg->until_ns;
+    so.end_chunk = rg->end_chunk;
+    so.until_ns = rg->until_ns;
     so.progress = rg->progress ? range_progress : NULL;
     so.progress_arg = rg;
     if (!(rc = ana_model_create_partial(&rg->m, rg->opt)) &&
@@ -506,8 +508,8 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
         rc = -ENOMEM;
         goto out;
     }
-    /* Cut at chunk edges where time strictly advances, so that "events
-     * before the next range's first time" is exactly the range's chunks. */
+    /* Cut at chunk edges: a range reads its chunks only (fmt_reader_seek_
+     * range), so chunks that share a time unit (a storm's) may fall in two. */
     uint64_t acc = 0;
     uint32_t c = 0;
     for (unsigned k = 0; k < nr_threads && c < last_chunk; k++) {
@@ -516,12 +518,12 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
         uint64_t goal = total * (k + 1) / nr_threads;
         for (acc += fmt_reader_chunk(r, c)->nr_events, c++; c < last_chunk; c++) {
             const struct fmt_chunk_info *ci = fmt_reader_chunk(r, c);
-            if (acc >= goal && k + 1 < nr_threads &&
-                fmt_reader_chunk(r, c - 1)->last_ts_ns < ci->first_ts_ns)
+            if (acc >= goal && k + 1 < nr_threads)
                 break;
             acc += ci->nr_events;
         }
         rg[n].end_ns = c < last_chunk ? fmt_reader_chunk(r, c)->first_ts_ns : UINT64_MAX;
+        rg[n].end_chunk = c < last_chunk ? c : 0;
         n++;
     }
     if (n == 0) { /* an empty trace: one range that reads nothing */

@@ -3,6 +3,8 @@
 #include "analysis/model/ana_window.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,26 +40,40 @@ static int grow_images(struct ana_window *w, uint32_t image)
     return 0;
 }
 
-/* Add a block of size bytes, standing for n blocks (fmt_event_count), to
- * class cls under key. */
-static int count(struct ana_window *w, uint64_t key, uint32_t image, uint32_t tid, int cls,
-                 uint64_t size, uint64_t n)
+/* Threads and size classes are per image: the image is folded into the
+ * map key so that rows of different processes stay apart. */
+static uint64_t map_key(const struct ana_window *w, uint64_t key, uint32_t image)
+{
+    return w->by == ANA_WINDOW_BY_STACK ? key + 1 : ((uint64_t)image << 40 | key) + 1;
+}
+
+/* The row of key in image, made with tid when new; NULL when out of
+ * memory. */
+static struct ana_window_key *key_at(struct ana_window *w, uint64_t key, uint32_t image,
+                                     uint32_t tid)
 {
     struct ana_window_key *k;
     int created;
 
-    if (grow_images(w, image))
-        return -ENOMEM;
-    /* Threads and size classes are per image: fold the image into the
-     * map key so that rows of different processes stay apart. */
-    uint64_t mk = w->by == ANA_WINDOW_BY_STACK ? key + 1 : ((uint64_t)image << 40 | key) + 1;
-    if (!(k = ana_map_put(&w->keys, mk, &created)))
-        return -ENOMEM;
+    if (grow_images(w, image) || !(k = ana_map_put(&w->keys, map_key(w, key, image), &created)))
+        return NULL;
     if (created) {
         k->key = key;
         k->image = image;
         k->tid = tid;
     }
+    return k;
+}
+
+/* Add a block of size bytes, standing for n blocks (fmt_event_count), to
+ * class cls under key. */
+static int count(struct ana_window *w, uint64_t key, uint32_t image, uint32_t tid, int cls,
+                 uint64_t size, uint64_t n)
+{
+    struct ana_window_key *k = key_at(w, key, image, tid);
+
+    if (!k)
+        return -ENOMEM;
     k->c.nr[cls] += n;
     k->c.bytes[cls] += size;
     w->images[image].nr[cls] += n;
@@ -162,10 +178,13 @@ static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step 
             return -ENOMEM;
         uint32_t tid = 0;
         if (ev->ref_ts_ns >= w->t0_ns) {
-            /* Allocated inside: it was counted AIFO, it is AIFI. */
-            struct ana_window_key *kk = ana_map_get(
-                &w->keys,
-                w->by == ANA_WINDOW_BY_STACK ? k + 1 : ((uint64_t)ev->image << 40 | k) + 1);
+            /* Allocated inside: it was counted AIFO, it is AIFI. A range
+             * after the first may not hold its allocation: its AIFO goes
+             * below 0 there, and the sum of the ranges is right. */
+            struct ana_window_key *kk = w->ranged ? key_at(w, k, ev->image, 0)
+                                                  : ana_map_get(&w->keys, map_key(w, k, ev->image));
+            if (w->ranged && !kk)
+                return -ENOMEM;
             if (kk) {
                 tid = kk->tid;
                 kk->c.nr[ANA_AIFO] -= fmt_event_ref_count(ev);
@@ -316,34 +335,187 @@ static int base_live(void *arg, uint32_t stack, uint32_t image, int64_t bytes, i
     return live_add(arg, stack, image, bytes, blocks);
 }
 
-int ana_window_compute_index(struct ana_window *w, struct fmt_reader *r, struct ana_filter *f,
-                             uint64_t t0_ns, uint64_t t1_ns, enum ana_window_by by,
-                             ana_progress_fn *progress, void *progress_arg, const char **why)
+/* Below this many events per range a thread costs more than it saves
+ * (opening a reader: the stack tables). */
+#define MIN_EVENTS_PER_RANGE 1000000
+
+/* One range of chunks of a window from the index: the first holds T0 and
+ * starts from what was live there (base); the others start after T0. */
+struct wrange {
+    const char *path;
+    struct fmt_reader *r; /* the first range's: the caller's; the others open their own */
+    struct ana_filter *f;
+    uint64_t t0_ns, t1_ns;
+    enum ana_window_by by;
+    uint32_t first_chunk, end_chunk; /* chunks first..end-1 (end 0: to t1) */
+    bool base;
+    ana_progress_fn *progress;
+    void *progress_arg;
+    struct ana_window *w;
+    int rc;
+    const char *why;
+    char err[512];
+};
+
+static void *run_wrange(void *arg)
 {
+    struct wrange *g = arg;
+    struct fmt_reader *r = g->r;
     struct ana_heap_replay p;
     struct ana_scan_options so;
     int rc;
 
-    if ((*why = ana_index_refusal(r, f)))
-        return -ENOTSUP;
+    if (!r && (rc = fmt_reader_open(&r, g->path, g->err, sizeof(g->err)))) {
+        g->rc = rc;
+        return NULL;
+    }
     /* Partial: frees of blocks from before the first chunk read end them
      * by their facts, as a range of ana_pmodel.c does. */
-    ana_heap_replay_init(&p, &(struct ana_step_options){.filter = f, .partial = true});
+    ana_heap_replay_init(&p, &(struct ana_step_options){.filter = g->f, .partial = true});
     ana_scan_options_init(&so);
-    so.progress = progress;
-    so.progress_arg = progress_arg;
+    so.progress = g->progress;
+    so.progress_arg = g->progress_arg;
     so.range = true; /* the chunks outside are not decoded */
-    if (!(rc = ana_window_subscribe(w, &p, r, t0_ns, t1_ns, by))) {
-        so.from_chunk = fmt_reader_find_chunk(r, w->t0_ns);
-        so.until_ns = w->t1_ns;
-        if ((rc = ana_index_live_at(r, so.from_chunk, f, base_live, w)) == -ENOTSUP)
-            *why = ana_index_stackless;
+    so.from_chunk = g->first_chunk;
+    so.end_chunk = g->end_chunk;
+    so.until_ns = g->t1_ns;
+    if (!(rc = ana_window_subscribe(g->w, &p, r, g->t0_ns, g->t1_ns, g->by))) {
+        g->w->ranged = true;
+        if (g->base &&
+            (rc = ana_index_live_at(r, so.from_chunk, g->f, base_live, g->w)) == -ENOTSUP)
+            g->why = ana_index_stackless;
         if (!rc)
             rc = ana_heap_replay_run(&p, r, &so);
     }
-    w->first_chunk = so.from_chunk;
-    ana_map_release(&w->live_);
+    if (rc < 0 && rc != -ENOMEM && rc != -ENOTSUP)
+        snprintf(g->err, sizeof(g->err), "%s", fmt_reader_error(r));
+    g->w->first_chunk = so.from_chunk;
+    g->w->r_ = g->r; /* NULL for a reader closed here */
+    ana_map_release(&g->w->live_);
     ana_heap_replay_release(&p);
+    if (r != g->r)
+        fmt_reader_close(r);
+    g->rc = rc;
+    return NULL;
+}
+
+/* Add range window o's rows and totals to w's. */
+static int merge_window(struct ana_window *w, const struct ana_window *o)
+{
+    for (size_t i = 0; i < o->keys.cap; i++) {
+        if (!ana_map_slot_key(&o->keys, i))
+            continue;
+        const struct ana_window_key *ok = ana_map_slot_val(&o->keys, i);
+        struct ana_window_key *k = key_at(w, ok->key, ok->image, ok->tid);
+        if (!k)
+            return -ENOMEM;
+        if (!k->tid)
+            k->tid = ok->tid;
+        for (int c = 0; c < ANA_NR_WPA; c++) {
+            k->c.nr[c] += ok->c.nr[c];
+            k->c.bytes[c] += ok->c.bytes[c];
+        }
+    }
+    for (uint32_t i = 0; i < o->nr_images; i++) {
+        if (!o->image_seen[i])
+            continue;
+        if (grow_images(w, i))
+            return -ENOMEM;
+        for (int c = 0; c < ANA_NR_WPA; c++) {
+            w->images[i].nr[c] += o->images[i].nr[c];
+            w->images[i].bytes[c] += o->images[i].bytes[c];
+        }
+        w->image_seen[i] = true;
+    }
+    w->nr_events_read += o->nr_events_read;
+    return 0;
+}
+
+/* Cut the chunks first..last into at most n ranges of about equal events
+ * (of min_events at least): the first chunk of each in start[]. Returns
+ * the number made. */
+static unsigned cut_ranges(struct fmt_reader *r, uint32_t first, uint32_t last, unsigned n,
+                           uint64_t min_events, uint32_t *start)
+{
+    uint64_t total = 0, acc = 0;
+    unsigned k = 0;
+
+    for (uint32_t c = first; c <= last; c++)
+        total += fmt_reader_chunk(r, c)->nr_events;
+    if (n > total / min_events)
+        n = (unsigned)(total / min_events);
+    start[k++] = first;
+    for (uint32_t c = first; c <= last && k < n; c++) {
+        acc += fmt_reader_chunk(r, c)->nr_events;
+        if (c < last && acc >= total * k / n)
+            start[k++] = c + 1;
+    }
+    return k;
+}
+
+int ana_window_compute_index(struct ana_window *w, struct fmt_reader *r,
+                             const struct ana_window_ranges *rg, struct ana_filter *f,
+                             uint64_t t0_ns, uint64_t t1_ns, enum ana_window_by by,
+                             ana_progress_fn *progress, void *progress_arg, const char **why,
+                             char *err, size_t err_size)
+{
+    enum { MAX_RANGES = 16 };
+    struct wrange g[MAX_RANGES] = {{0}};
+    struct ana_window ws[MAX_RANGES] = {{0}};
+    pthread_t tid[MAX_RANGES];
+    uint32_t start[MAX_RANGES];
+    int rc = 0;
+
+    if ((*why = ana_index_refusal(r, f)))
+        return -ENOTSUP;
+    uint32_t nr_chunks = fmt_reader_nr_chunks(r), first = fmt_reader_find_chunk(r, t0_ns),
+             last = fmt_reader_find_chunk(r, t1_ns);
+    last = last < nr_chunks ? last : nr_chunks ? nr_chunks - 1 : 0;
+    unsigned nr = rg->nr_threads < MAX_RANGES ? rg->nr_threads : MAX_RANGES;
+    unsigned n =
+        first < nr_chunks && nr > 1
+            ? cut_ranges(r, first, last, nr,
+                         rg->min_range_events ? rg->min_range_events : MIN_EVENTS_PER_RANGE, start)
+            : 0;
+    if (n < 1) {
+        n = 1;
+        start[0] = first;
+    }
+    for (unsigned k = 0; k < n; k++) {
+        g[k] = (struct wrange){.path = rg->path,
+                               .r = k ? NULL : r,
+                               .f = f,
+                               .t0_ns = t0_ns,
+                               .t1_ns = t1_ns,
+                               .by = by,
+                               .first_chunk = start[k],
+                               .end_chunk = k + 1 < n ? start[k + 1] : 0,
+                               .base = k == 0,
+                               .progress = k ? NULL : progress,
+                               .progress_arg = progress_arg,
+                               .w = k ? &ws[k] : w};
+    }
+    unsigned started = 1;
+    for (; started < n; started++)
+        if (pthread_create(&tid[started], NULL, run_wrange, &g[started]))
+            break;
+    run_wrange(&g[0]);
+    for (unsigned k = 1; k < started; k++)
+        pthread_join(tid[k], NULL);
+    if (started < n)
+        rc = -EAGAIN;
+    for (unsigned k = 0; k < n && !rc; k++) {
+        if ((rc = g[k].rc)) {
+            *why = g[k].why;
+            snprintf(err, err_size, "%s", g[k].err);
+        }
+    }
+    for (unsigned k = 1; k < n; k++) {
+        if (!rc)
+            rc = merge_window(w, &ws[k]);
+        ana_window_release(&ws[k]);
+    }
+    w->r_ = r;
     return rc;
 }
 
@@ -357,6 +529,15 @@ void ana_window_release(struct ana_window *w)
     memset(w, 0, sizeof(*w));
 }
 
+static int cmp_key(const void *x, const void *y)
+{
+    const struct ana_window_key *a = x, *b = y;
+
+    if (a->image != b->image)
+        return a->image < b->image ? -1 : 1;
+    return (a->key > b->key) - (a->key < b->key);
+}
+
 long ana_window_keys(const struct ana_window *w, struct ana_window_key **out)
 {
     struct ana_window_key *v = malloc((w->keys.nr ? w->keys.nr : 1) * sizeof(*v));
@@ -367,6 +548,10 @@ long ana_window_keys(const struct ana_window *w, struct ana_window_key **out)
     for (size_t i = 0; i < w->keys.cap; i++)
         if (ana_map_slot_key(&w->keys, i))
             v[n++] = *(const struct ana_window_key *)ana_map_slot_val(&w->keys, i);
+    /* In key order, not the map's: the same however the keys were met
+     * (ranges of ana_window_compute_index), so ties in a sort of them
+     * (the tree's children) come out alike. */
+    qsort(v, (size_t)n, sizeof(*v), cmp_key);
     *out = v;
     return n;
 }

@@ -62,6 +62,7 @@ struct ana_window {
      * t0 (key stack + 1), the trace */
     struct ana_map live_;
     struct fmt_reader *r_;
+    bool ranged; /* a range of ana_window_compute_index */
 };
 
 /* Compute the window. f may be NULL. Returns 0 or -errno (reader errors:
@@ -70,15 +71,28 @@ int ana_window_compute(struct ana_window *w, struct fmt_reader *r, struct ana_fi
                        uint64_t t0_ns, uint64_t t1_ns, enum ana_window_by by,
                        ana_progress_fn *progress, void *progress_arg);
 
+/* How ana_window_compute_index reads: nr_threads ranges of chunks at most,
+ * each of min_range_events events at least (0: a million), each by its own
+ * reader of path but the first. */
+struct ana_window_ranges {
+    const char *path;
+    unsigned nr_threads;
+    uint64_t min_range_events;
+};
+
 /* The same window from the trace's index (ana_index.h): what is live at
- * t0 from the chunk summaries before the chunk that reaches t0, then that
- * chunk's events on to t1; the chunks outside are not decoded (nor
+ * t0 from the chunk summaries before the chunk that reaches t0, then the
+ * events from that chunk on to t1, in ranges of chunks replayed at once
+ * (the first by r) and summed; the chunks outside are not decoded (nor
  * checked: dump --verify checks the summaries). Every number is
- * ana_window_compute's but nr_events_read (from that chunk). -ENOTSUP with
- * *why when the index cannot answer (then release w and compute). */
-int ana_window_compute_index(struct ana_window *w, struct fmt_reader *r, struct ana_filter *f,
+ * ana_window_compute's but nr_events_read (from that chunk). Returns 0,
+ * -ENOTSUP with *why when the index cannot answer (then release w and
+ * compute), or -errno with a reader's message in err. */
+int ana_window_compute_index(struct ana_window *w, struct fmt_reader *r,
+                             const struct ana_window_ranges *rg, struct ana_filter *f,
                              uint64_t t0_ns, uint64_t t1_ns, enum ana_window_by by,
-                             ana_progress_fn *progress, void *progress_arg, const char **why);
+                             ana_progress_fn *progress, void *progress_arg, const char **why,
+                             char *err, size_t err_size);
 void ana_window_release(struct ana_window *w);
 
 /* The same from a pass shared with other outputs: the heap replay p (its
@@ -91,7 +105,7 @@ struct ana_heap_replay;
 int ana_window_subscribe(struct ana_window *w, struct ana_heap_replay *p, struct fmt_reader *r,
                          uint64_t t0_ns, uint64_t t1_ns, enum ana_window_by by);
 
-/* The keys with any block, in a fresh array (caller frees), unordered.
+/* The keys with any block, in a fresh array (caller frees), by image and key.
  * Returns the count or -ENOMEM. */
 long ana_window_keys(const struct ana_window *w, struct ana_window_key **out);
 
