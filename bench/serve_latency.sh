@@ -4,8 +4,9 @@
 # (the queries the page makes when it opens: status, report, then timeline
 # and leaks at once), a window query, a moment's leaks query, and the same window asked
 # again (kept: the trace did not change); when the server's check of the
-# trace's index (dump --verify, docs/serve.md "Scale") has passed, counted
-# from the server's start, and then from the index a moment's leaks (two
+# trace's index (report --verify, the page's first query; docs/serve.md
+# "Scale") has passed, counted from the server's start, and then from the
+# index a moment's leaks (two
 # moments not asked before), a window of 1/100 of the run and the first
 # window again (moved by 1 ns); the server's own peak RSS and the
 # peak RSS of the command a query runs (measured alone with GNU time);

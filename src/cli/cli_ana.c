@@ -395,6 +395,7 @@ struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_option
             .min_range_events = range && *range ? strtoull(range, NULL, 10) : 0,
             .progress = cli_ana_progress,
             .progress_arg = a,
+            .verify = a->verify,
         };
         char err[600] = "";
         rc = ana_pmodel_build(&m, a->path, mo, &po, err, sizeof(err));
@@ -407,6 +408,7 @@ struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_option
     }
     struct ana_scan_options so;
     cli_ana_scan_options(a, until_ns, &so);
+    fmt_reader_verify_summaries(a->r, a->verify);
     rc = ana_model_build(&m, a->r, mo, &so);
     cli_ana_progress_done(a);
     if (rc)

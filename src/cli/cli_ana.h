@@ -98,6 +98,9 @@ struct cli_ana {
     /* --index (leaks): cli_ana_model answers a moment's live state from the
      * chunk summaries where the trace and options allow (ana_pmodel.h). */
     bool index;
+    /* --verify (report): cli_ana_model's pass also holds every chunk's
+     * summary against its events, as dump --verify does. */
+    bool verify;
 };
 
 void cli_ana_init(struct cli_ana *a, const char *cmd, unsigned default_top);
@@ -217,7 +220,8 @@ unsigned cli_ana_jobs(void);
  * else in one pass. MEMSCRIBE_JOBS=N caps the threads, MEMSCRIBE_RANGE_EVENTS=N
  * sets the fewest events per range (tests cut small traces so). With
  * a->index, a moment's live state from the index where it can answer (else
- * the replay, with a note why). Dies on failure. */
+ * the replay, with a note why); with a->verify, the replay holds every
+ * chunk's summary against its events too. Dies on failure. */
 struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_options *mo,
                                 uint64_t until_ns);
 

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* The index memscribe serve answers a moment's leaks and a window from
  * (leaks and window --index: the chunk summaries, docs/serve.md "Scale"),
- * checked first: a thread of
- * the server runs `memscribe dump --verify` on the trace once its size and
- * time have held for a second, and the index is used for exactly the
- * version of the file that passed. Until then, or for a trace that keeps
- * growing, they replay the trace as every other query does. */
+ * checked first: the page's first question, report, is asked with --verify
+ * (every chunk's summary held against its events in the same pass), and
+ * when it passes on a version of the file (its size and time, the same
+ * before and after), later leaks and window queries on that version use
+ * the index. Before, or on a trace that keeps growing, they replay it as
+ * every other query does. */
 #ifndef CLI_SERVE_INDEX_H
 #define CLI_SERVE_INDEX_H
 
@@ -13,26 +14,19 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct cli_serve_trace;
-
 struct cli_serve_index {
     pthread_mutex_t lock;
-    pthread_cond_t wake;
-    pthread_t thread;
-    bool running, stop;
-    const struct cli_serve_trace *trace;
     uint64_t size, mtime_ns; /* the version that passed */
     bool verified;
-    char failed[256]; /* dump --verify's message on the latest version tried */
 };
 
-/* Start checking t's trace (t must outlive the index). 0 or -errno. */
-int cli_serve_index_start(struct cli_serve_index *x, const struct cli_serve_trace *t);
+void cli_serve_index_init(struct cli_serve_index *x);
 
-/* Has the trace, as it is now, passed? */
-bool cli_serve_index_ready(struct cli_serve_index *x);
+/* The trace at path, of this version before and after a pass that checked
+ * its index, passed. */
+void cli_serve_index_passed(struct cli_serve_index *x, uint64_t size, uint64_t mtime_ns);
 
-/* Stop the thread (a check under way is killed). */
-void cli_serve_index_stop(struct cli_serve_index *x);
+/* Has the trace at path, as it is now, passed? (x NULL: no.) */
+bool cli_serve_index_ready(struct cli_serve_index *x, const char *path);
 
 #endif

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -51,11 +50,13 @@ struct query {
     const char *fixed[3]; /* options always given, after --format=json */
     const char *type;     /* of the answer; NULL: JSON */
     bool index;           /* --index once the trace's index passed its check */
+    bool verify;          /* --verify: a pass checks the index (cli_serve_index.h) */
 };
 
 static const struct query queries[] = {
     {.name = "report",
      .command = "report",
+     .verify = true,
      .params = {{"top", "--top", P_COUNT, NULL}, {"pid", "--pid", P_PIDS, NULL}}},
     {.name = "timeline",
      .command = "timeline",
@@ -181,8 +182,10 @@ static int sink_read(struct sink *s)
     return 0;
 }
 
-static int run(const struct cli_serve_trace *t, char *const *argv, const bool *cancel, int niceness,
-               struct sink *out, struct sink *err)
+/* Run `self argv...` to its end, its output into out and its messages
+ * into err (both NUL-terminated). Returns its wait status, or -errno;
+ * -ETIMEDOUT when it ran past timeout_s (it is killed). */
+static int run(const struct cli_serve_trace *t, char **argv, struct sink *out, struct sink *err)
 {
     int po[2], pe[2], status = 0, rc = 0;
     posix_spawn_file_actions_t fa;
@@ -203,8 +206,6 @@ static int run(const struct cli_serve_trace *t, char *const *argv, const bool *c
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     rc = posix_spawn(&pid, t->self, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
-    if (!rc && niceness)
-        (void)setpriority(PRIO_PROCESS, (id_t)pid, niceness); /* a lower priority, best effort */
     close(po[1]);
     close(pe[1]);
     if (rc) {
@@ -223,10 +224,6 @@ static int run(const struct cli_serve_trace *t, char *const *argv, const bool *c
         clock_gettime(CLOCK_MONOTONIC, &now);
         if (now.tv_sec - t0.tv_sec >= (time_t)t->timeout_s) {
             rc = -ETIMEDOUT;
-            break;
-        }
-        if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED)) {
-            rc = -ECANCELED;
             break;
         }
         if (poll(p, 2, 1000) < 0 && errno != EINTR) {
@@ -260,25 +257,6 @@ static int run(const struct cli_serve_trace *t, char *const *argv, const bool *c
     return rc ? rc : status;
 }
 
-int cli_serve_run(const struct cli_serve_trace *t, char *const *argv, const bool *cancel,
-                  int niceness, char **out, size_t *out_len, char **err)
-{
-    struct sink o = {0}, e = {0};
-    int rc = run(t, argv, cancel, niceness, &o, &e);
-
-    if (out) {
-        *out = o.buf;
-        *out_len = o.len;
-    } else {
-        free(o.buf);
-    }
-    if (err)
-        *err = e.buf;
-    else
-        free(e.buf);
-    return rc;
-}
-
 int cli_serve_trace_version(const char *path, uint64_t *size, uint64_t *mtime_ns)
 {
     struct stat st;
@@ -297,10 +275,10 @@ static int status_answer(const struct cli_serve_trace *t, struct cli_serve_answe
 
     if (rc)
         return answer_text(ans, 500, "%s: %s\n", t->path, strerror(-rc));
-    /* index: a moment's leaks come from the checked index (cli_serve_index.h) */
+    /* index: leaks and window come from the checked index (cli_serve_index.h) */
     rc = answer_text(ans, 200, "{\"size\": %llu, \"mtime_ns\": %llu, \"index\": %s}\n",
                      (unsigned long long)size, (unsigned long long)mtime,
-                     cli_serve_index_ready(t->index) ? "true" : "false");
+                     cli_serve_index_ready(t->index, t->path) ? "true" : "false");
     ans->type = "application/json";
     return rc;
 }
@@ -309,8 +287,9 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
                     void *arg, struct cli_serve_answer *ans)
 {
     const struct query *q = NULL;
-    /* self, command, --format=json, fixed, one option per parameter, --index, the trace, NULL */
-    char *argv[6 + MAX_PARAMS + 3] = {0}, *owned[MAX_PARAMS] = {0};
+    /* self, command, --format=json, fixed, one option per parameter, --index,
+     * --verify, the trace, NULL */
+    char *argv[6 + MAX_PARAMS + 4] = {0}, *owned[MAX_PARAMS] = {0};
     size_t argc = 0, nr_owned = 0;
     struct sink out = {0}, err = {0};
     int rc;
@@ -351,11 +330,15 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
     }
     /* A moment's leaks and a window from the index once the trace passed
      * its check (cli_serve_index.h). */
-    if (q->index && cli_serve_index_ready(t->index))
+    if (q->index && cli_serve_index_ready(t->index, t->path))
         argv[argc++] = "--index";
+    uint64_t size = 0, mtime = 0;
+    bool verify = q->verify && t->index && !cli_serve_trace_version(t->path, &size, &mtime);
+    if (verify)
+        argv[argc++] = "--verify";
     argv[argc++] = (char *)t->path;
     argv[argc] = NULL;
-    rc = run(t, argv, NULL, 0, &out, &err);
+    rc = run(t, argv, &out, &err);
     if (rc == -ETIMEDOUT) {
         rc = answer_text(ans, 504, "%s took more than %u s\n", name, t->timeout_s);
     } else if (rc < 0) {
@@ -367,6 +350,10 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
                                          out.len};
         out.buf = NULL;
         rc = 0;
+        uint64_t size2 = 0, mtime2 = 0;
+        if (verify && !cli_serve_trace_version(t->path, &size2, &mtime2) && size2 == size &&
+            mtime2 == mtime)
+            cli_serve_index_passed(t->index, size, mtime);
     }
 out:
     for (size_t i = 0; i < nr_owned; i++)

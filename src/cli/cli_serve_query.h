@@ -8,7 +8,6 @@
 #ifndef CLI_SERVE_QUERY_H
 #define CLI_SERVE_QUERY_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,17 +29,8 @@ struct cli_serve_trace {
     const char *path; /* the one file the server reads */
     const char *self; /* this memscribe binary (/proc/self/exe at start) */
     unsigned timeout_s;
-    struct cli_serve_index *index; /* NULL: leaks always replays */
+    struct cli_serve_index *index; /* NULL: leaks and window always replay */
 };
-
-/* Run `self argv...` (argv[0] is self) to its end, at nice value niceness
- * (0: as inherited): its output into *out (*out_len bytes; out
- * NULL: dropped) and its messages into *err (NULL: dropped), both malloc'd
- * and NUL-terminated. Returns its wait status, or -errno: -ETIMEDOUT when
- * it ran past t->timeout_s, -ECANCELED when *cancel became true (it is
- * killed then). */
-int cli_serve_run(const struct cli_serve_trace *t, char *const *argv, const bool *cancel,
-                  int niceness, char **out, size_t *out_len, char **err);
 
 /* Answer query `name` (report, timeline, window, leaks, tree, status):
  * 0 with *ans filled (status 400 for a bad parameter, 404 for an unknown

@@ -30,26 +30,30 @@
 
 /* Frames shown per call site in text; JSON and CSV get them all. */
 
-enum { OPT_TEMP_THRESHOLD = CLI_ANA_OPT_FIRST_OWN };
+enum { OPT_TEMP_THRESHOLD = CLI_ANA_OPT_FIRST_OWN, OPT_VERIFY };
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: memscribe report [options] FILE\n\n"
-                 "Summarize a trace: run time, calls per allocation function, allocations,\n"
-                 "bytes allocated, peak heap in use and when, leaked bytes and blocks,\n"
-                 "temporary allocations, peak RSS; then the top call sites by peak\n"
-                 "contribution, leaked bytes, number of allocations and temporary\n"
-                 "allocations. One section per process.\n\n"
-                 "options:\n"
-                 "  --top N         call sites per list (default 10; 0: all)\n"
-                 "  --temporary-threshold N\n"
-                 "                  loose rule: temporary when the thread made at most N\n"
-                 "                  other allocations, and any frees, before the free\n"
-                 "                  (default, strict: nothing else in between)\n" CLI_ANA_USAGE
-                     CLI_ANA_FRAMES_USAGE CLI_ANA_SUPP_USAGE
-                 "\nCSV output is the call-site table (every site, with its process); the\n"
-                 "summary numbers are in the text and JSON forms. docs/report.md explains\n"
-                 "every number.\n");
+    fprintf(out,
+            "usage: memscribe report [options] FILE\n\n"
+            "Summarize a trace: run time, calls per allocation function, allocations,\n"
+            "bytes allocated, peak heap in use and when, leaked bytes and blocks,\n"
+            "temporary allocations, peak RSS; then the top call sites by peak\n"
+            "contribution, leaked bytes, number of allocations and temporary\n"
+            "allocations. One section per process.\n\n"
+            "options:\n"
+            "  --top N         call sites per list (default 10; 0: all)\n"
+            "  --temporary-threshold N\n"
+            "                  loose rule: temporary when the thread made at most N\n"
+            "                  other allocations, and any frees, before the free\n"
+            "                  (default, strict: nothing else in between)\n"
+            "  --verify        also hold each chunk's summary (the index leaks and window\n"
+            "                  --index answer from) against its events, as dump --verify:\n"
+            "                  exit 1 if one does not match\n" CLI_ANA_USAGE CLI_ANA_FRAMES_USAGE
+                CLI_ANA_SUPP_USAGE
+            "\nCSV output is the call-site table (every site, with its process); the\n"
+            "summary numbers are in the text and JSON forms. docs/report.md explains\n"
+            "every number.\n");
 }
 
 enum rank { BY_PEAK, BY_LEAKED, BY_ALLOCS, BY_TEMPORARY, NR_RANKS };
@@ -719,6 +723,7 @@ int cmd_report(int argc, char **argv)
 {
     static const struct option own[] = {
         {"temporary-threshold", required_argument, NULL, OPT_TEMP_THRESHOLD},
+        {"verify", no_argument, NULL, OPT_VERIFY},
         {NULL, 0, NULL, 0},
     };
     struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS | CLI_TAKES_FRAMES | CLI_TAKES_SUPP |
@@ -734,6 +739,8 @@ int cmd_report(int argc, char **argv)
             rp.temp_threshold = cli_ana_number(&rp.a, "--temporary-threshold", optarg);
             rp.loose = true;
         }
+        if (c == OPT_VERIFY)
+            rp.a.verify = true;
     }
     cli_ana_open(&rp.a, argc, argv, optind);
     if (rp.loose)

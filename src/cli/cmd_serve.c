@@ -146,8 +146,8 @@ int cmd_serve(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     struct cli_serve_index ix;
-    if (cli_serve_index_start(&ix, &t) == 0)
-        t.index = &ix; /* else leaks replays, as without the index */
+    cli_serve_index_init(&ix);
+    t.index = &ix;
 
     struct cli_serve_http *h;
     if ((rc = cli_serve_http_start(&h, &t, &o, &port, msg, sizeof(msg))))
@@ -169,7 +169,6 @@ int cmd_serve(int argc, char **argv)
     int sig;
     sigwait(&stop, &sig);
     cli_serve_http_stop(h);
-    cli_serve_index_stop(&ix);
     free((void *)o.page);
     return 0;
 }

@@ -50,10 +50,11 @@ static void save_corpus(const char *name, const uint8_t *p, size_t n)
     fclose(f);
 }
 
-/* Read the whole trace in memory: returns 0 and the event count, or the
- * error of open or next with its message in err. */
 /* Read with fmt_reader_verify_summaries() on. */
 static int read_verify;
+
+/* Read the whole trace in memory: returns 0 and the event count, or the
+ * error of open or next with its message in err. */
 
 static int read_all(const uint8_t *p, size_t n, uint64_t *nr, int *incomplete, char *err,
                     size_t err_size, struct fmt_event *evs, size_t max)

@@ -32,6 +32,7 @@ struct range {
     uint64_t from_ns;   /* first event time of the range */
     uint64_t end_ns;    /* the next range's first time (progress) */
     uint32_t end_chunk; /* the next range's first chunk (0: none) */
+    bool verify;        /* ana_pmodel_options.verify */
     uint64_t until_ns;
     uint64_t prog_end_ns; /* the range's last time, for progress */
     ana_progress_fn *progress;
@@ -72,6 +73,7 @@ static void *run_range(void *arg)
         rg->rc = rc;
         return NULL;
     }
+    fmt_reader_verify_summaries(r, rg->verify);
     ana_scan_options_init(&so);
     so.range = true;
     so.from_chunk = rg->first_chunk;
@@ -305,6 +307,7 @@ static int one_pass(struct ana_model **out, struct fmt_reader *r,
 {
     struct ana_scan_options so;
 
+    fmt_reader_verify_summaries(r, po->verify);
     ana_scan_options_init(&so);
     so.until_ns = po->until_ns;
     so.progress = po->progress;
@@ -538,6 +541,7 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
         rg[k].path = path;
         rg[k].opt = opt;
         rg[k].until_ns = until_ns;
+        rg[k].verify = po->verify;
         if (k == 0) {
             rg[k].progress = po->progress;
             rg[k].progress_arg = po->progress_arg;

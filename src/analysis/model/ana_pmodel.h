@@ -32,6 +32,10 @@ struct ana_pmodel_options {
      * image's and the total's heap and live blocks, which images were
      * seen): calls, allocations, peaks and temporary count one chunk. */
     bool from_index;
+    /* Each range's reader also holds its chunks' summaries against their
+     * events (fmt_reader_verify_summaries): a whole trace's pass checks the
+     * index a later from_index build trusts. */
+    bool verify;
 };
 
 /* Why the index cannot answer for this trace and these options, or NULL
