@@ -69,6 +69,15 @@ static void use_events(struct fmt_reader *r)
         if (fmt_reader_next(r, &ev) > 0)
             acc += ev.ts_ns;
         fmt_reader_live_at_chunk(r, nr_chunks, sink, &live);
+        /* A range (fmt_reader_seek_range: a parallel replay's), then every
+         * chunk again with its summary held against its events (dump
+         * --verify, report --verify). */
+        fmt_reader_seek_range(r, nr_chunks / 2, nr_chunks);
+        while (fmt_reader_next(r, &ev) > 0)
+            acc += ev.stack;
+        fmt_reader_verify_summaries(r, 1);
+        while (fmt_reader_next(r, &ev) > 0)
+            acc += ev.ref_stack;
     }
     (void)acc;
 }

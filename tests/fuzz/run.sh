@@ -11,15 +11,18 @@ out=${1:-$src/build-fuzz}
 secs=${2:-60}
 mkdir -p "$out/new"
 
-# Only the reader's sources: the fuzzer needs nothing else.
-reader=(fmt_block.c fmt_buf.c fmt_crc.c fmt_names.c fmt_rchunk.c fmt_rdefs.c fmt_reader.c fmt_zc.c)
+# Only the reader's sources: the fuzzer needs nothing else (fmt_wdelta.c,
+# the writer's per-stack map, and util_array.c, which it grows with, check
+# the chunk summaries: --verify).
+reader=(fmt_block.c fmt_buf.c fmt_crc.c fmt_names.c fmt_rchunk.c fmt_rdefs.c fmt_reader.c fmt_zc.c
+    fmt_wdelta.c)
 # pkg-config prints "-lzstd -lz " (a trailing space): split it into words.
 # zlib: chunks of Windows traces are zlib-coded (format 1.2); libm: the
 # estimates of sampled traces (format 1.3).
 read -ra zstd_libs < <(pkg-config --libs libzstd zlib)
 clang -std=c11 -D_GNU_SOURCE -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -g -O1 \
     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -I"$src/include" -I"$src/src" "${reader[@]/#/$src/src/format/}" \
+    -I"$src/include" -I"$src/src" "${reader[@]/#/$src/src/format/}" "$src/src/util/util_array.c" \
     "$src/tests/fuzz/fuzz_reader.c" "${zstd_libs[@]}" -lm -o "$out/fuzz_reader"
 
 # New inputs go to $out/new; the committed corpus is only read. A crash
