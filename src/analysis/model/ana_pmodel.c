@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "analysis/model/ana_heap_replay.h"
-#include "analysis/model/ana_index.h"
 #include "analysis/model/ana_model_internal.h"
+#include "analysis/model/ana_pmodel_internal.h"
 #include "memscribe/trace.h"
 #include "util/util_array.h"
 
@@ -24,24 +24,6 @@
  * copies, not the events, are the memory. Above this many bytes of
  * per-range sites, fewer ranges, or one pass (a single copy), are used. */
 #define MAX_RANGE_SITE_BYTES (64u << 20)
-
-struct range {
-    const char *path;
-    const struct ana_model_options *opt;
-    uint32_t first_chunk;
-    uint64_t from_ns;   /* first event time of the range */
-    uint64_t end_ns;    /* the next range's first time (progress) */
-    uint32_t end_chunk; /* the next range's first chunk (0: none) */
-    bool verify;        /* ana_pmodel_options.verify */
-    uint64_t until_ns;
-    uint64_t prog_end_ns; /* the range's last time, for progress */
-    ana_progress_fn *progress;
-    void *progress_arg;
-    struct ana_heap_replay replay; /* partial: its stepper keeps the threads' state */
-    struct ana_model *m;
-    int rc;
-    char err[512];
-};
 
 bool ana_pmodel_supported(const struct ana_model_options *opt)
 {
@@ -59,7 +41,7 @@ static void range_progress(void *arg, uint64_t ts_ns, uint64_t last_ns)
                  rg->prog_end_ns - rg->from_ns);
 }
 
-static void *run_range(void *arg)
+void *ana_pmodel_run_range(void *arg)
 {
     struct range *rg = arg;
     struct ana_scan_options so;
@@ -172,7 +154,7 @@ static uint64_t share(struct range *rg, uint32_t stack, int pk, bool all)
     return (int64_t)v > 0 ? v : 0;
 }
 
-static int merge(struct ana_model *out, struct range *rg, unsigned n)
+int ana_pmodel_merge(struct ana_model *out, struct range *rg, unsigned n)
 {
     uint32_t nr_images = 0, nr_sites = 0, nr_threads = 0;
     int *peak_k = NULL;
@@ -324,134 +306,6 @@ static bool ends_after(struct fmt_reader *r, uint64_t until_ns)
     return false;
 }
 
-/* The options of the index's replay: the per-program view is summed from
- * the images' scopes afterwards (ana_model_prog_finish). */
-static struct ana_model_options index_range_options(const struct ana_model_options *opt)
-{
-    struct ana_model_options o = {0};
-
-    if (opt)
-        o = *opt;
-    o.programs = NULL;
-    return o;
-}
-
-const char *ana_pmodel_index_refusal(struct fmt_reader *r, const struct ana_model_options *opt)
-{
-    struct ana_model_options o = index_range_options(opt);
-
-    if (!ana_pmodel_supported(&o))
-        return "--all and the leak classes of a record --reach trace need every block";
-    return ana_index_refusal(r, opt ? opt->filter : NULL);
-}
-
-struct base {
-    struct fmt_reader *r;
-    struct ana_model *m;
-    const struct ana_filter *filter;
-};
-
-static struct ana_scope *base_image(struct ana_model *m, uint32_t image)
-{
-    uint32_t n = m->nr_images;
-
-    if (image >= n && UTIL_ARRAY_RESERVE_ZERO(m->images, m->nr_images, (size_t)image + 1, 16))
-        return NULL;
-    for (uint32_t i = n; i < m->nr_images; i++)
-        m->images[i].image = i;
-    return &m->images[image];
-}
-
-/* A stack's live heap at the index's chunk (ana_index_live_at). */
-static int base_stack(void *arg, uint32_t stack, uint32_t image, int64_t bytes, int64_t blocks)
-{
-    struct base *b = arg;
-    struct ana_site *s = ana_model_site_make(b->m, stack, image);
-    struct ana_scope *img = base_image(b->m, image);
-
-    if (!s || !img)
-        return -ENOMEM;
-    s->live_bytes += bytes;
-    s->live_blocks += blocks;
-    struct ana_scope *sc[2] = {img, &b->m->total};
-    for (int i = 0; i < 2; i++) {
-        sc[i]->heap += (uint64_t)bytes;
-        sc[i]->live_blocks += (uint64_t)blocks;
-    }
-    return 0;
-}
-
-/* The images that had an event before chunk k (a thread's first event). */
-static int base_seen(struct base *b, uint32_t k)
-{
-    if (k == 0)
-        return 0;
-    uint64_t before = fmt_reader_chunk(b->r, k - 1)->last_ts_ns;
-    for (uint32_t t = 0; t < fmt_reader_nr_threads(b->r); t++) {
-        const struct fmt_thread_info *ti = fmt_reader_thread(b->r, t);
-        const struct fmt_image_info *ii = fmt_reader_image(b->r, ti->image);
-        if (ti->start_ns > before || !ii || !ana_filter_image(b->filter, ti->image, ii->pid))
-            continue;
-        struct ana_scope *sc[2] = {base_image(b->m, ti->image), &b->m->total};
-        if (!sc[0])
-            return -ENOMEM;
-        for (int i = 0; i < 2; i++) {
-            if (!sc[i]->seen || ti->start_ns < sc[i]->first_ns)
-                sc[i]->first_ns = ti->start_ns;
-            sc[i]->seen = true;
-        }
-        sc[0]->pid = ii->pid;
-        if (ii->ended && ii->end_ns <= before) {
-            sc[0]->ended = true;
-            sc[0]->end_ns = ii->end_ns;
-        }
-    }
-    return 0;
-}
-
-/* po->from_index: the replay of the chunks from the one that reaches
- * until_ns (none if it is past them all), merged, plus the summaries of
- * the chunks before it. */
-static int index_build(struct ana_model **out, struct fmt_reader *r, const char *path,
-                       const struct ana_model_options *opt, const struct ana_pmodel_options *po,
-                       char *err, size_t err_size)
-{
-    uint32_t k = fmt_reader_find_chunk(r, po->until_ns);
-    struct ana_model_options ro = index_range_options(opt);
-    struct range rg = {
-        .path = path, .opt = &ro, .first_chunk = k, .end_ns = UINT64_MAX, .until_ns = po->until_ns};
-    struct base b = {.r = r, .filter = opt ? opt->filter : NULL};
-    int rc = 0;
-
-    if (k < fmt_reader_nr_chunks(r)) {
-        rg.from_ns = rg.prog_end_ns = fmt_reader_chunk(r, k)->first_ts_ns;
-        run_range(&rg);
-        if ((rc = rg.rc) && err && err_size)
-            snprintf(err, err_size, "%s", rg.err);
-    } else if (!(rc = ana_model_create_partial(&rg.m, &ro))) {
-        ana_heap_replay_init(&rg.replay, &(struct ana_step_options){.partial = true});
-    }
-    if (!rc && !(rc = ana_model_create(out, opt)) && (rc = merge(*out, &rg, 1))) {
-        ana_model_destroy(*out);
-        *out = NULL;
-    }
-    if (!rc) {
-        b.m = *out;
-        if (!(rc = base_seen(&b, k)))
-            rc = ana_index_live_at(r, k, b.filter, base_stack, &b);
-        ana_model_prog_finish(*out);
-        if (rc == -ENOTSUP && err && err_size)
-            snprintf(err, err_size, "%s", ana_index_stackless);
-        if (rc) {
-            ana_model_destroy(*out);
-            *out = NULL;
-        }
-    }
-    ana_model_destroy(rg.m);
-    ana_heap_replay_release(&rg.replay);
-    return rc;
-}
-
 int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_model_options *opt,
                      const struct ana_pmodel_options *po, char *err, size_t err_size)
 {
@@ -472,7 +326,7 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
         const char *no = ana_pmodel_index_refusal(r, opt);
         if (no && err && err_size)
             snprintf(err, err_size, "%s", no);
-        rc = no ? -ENOTSUP : index_build(out, r, path, opt, po, err, err_size);
+        rc = no ? -ENOTSUP : ana_pmodel_index_build(out, r, path, opt, po, err, err_size);
         fmt_reader_close(r);
         return rc;
     }
@@ -549,9 +403,9 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
     }
     unsigned started = 0;
     for (unsigned k = 1; k < n; k++, started++)
-        if (pthread_create(&tid[k], NULL, run_range, &rg[k]))
+        if (pthread_create(&tid[k], NULL, ana_pmodel_run_range, &rg[k]))
             break;
-    run_range(&rg[0]);
+    ana_pmodel_run_range(&rg[0]);
     for (unsigned k = 1; k <= started; k++)
         pthread_join(tid[k], NULL);
     rc = started + 1 < n ? -EAGAIN : 0;
@@ -571,7 +425,7 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
         snprintf(err, err_size, "%s", fmt_reader_error(r));
     if (!rc)
         rc = ana_model_create(out, opt);
-    if (!rc && (rc = merge(*out, rg, n))) {
+    if (!rc && (rc = ana_pmodel_merge(*out, rg, n))) {
         ana_model_destroy(*out);
         *out = NULL;
     }

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/* The heap model of a moment from the trace's index (ana_pmodel.h,
+ * from_index): one range replayed from the chunk that reaches the moment,
+ * merged as ana_pmodel.c merges ranges, plus what the chunk summaries say
+ * was live before it (ana_index.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/model/ana_index.h"
+#include "analysis/model/ana_model_internal.h"
+#include "analysis/model/ana_pmodel_internal.h"
+#include "util/util_array.h"
+
+/* The options of the index's replay: the per-program view is summed from
+ * the images' scopes afterwards (ana_model_prog_finish). */
+static struct ana_model_options index_range_options(const struct ana_model_options *opt)
+{
+    struct ana_model_options o = {0};
+
+    if (opt)
+        o = *opt;
+    o.programs = NULL;
+    return o;
+}
+
+const char *ana_pmodel_index_refusal(struct fmt_reader *r, const struct ana_model_options *opt)
+{
+    struct ana_model_options o = index_range_options(opt);
+
+    if (!ana_pmodel_supported(&o))
+        return "--all and the leak classes of a record --reach trace need every block";
+    return ana_index_refusal(r, opt ? opt->filter : NULL);
+}
+
+struct base {
+    struct fmt_reader *r;
+    struct ana_model *m;
+    const struct ana_filter *filter;
+};
+
+static struct ana_scope *base_image(struct ana_model *m, uint32_t image)
+{
+    uint32_t n = m->nr_images;
+
+    if (image >= n && UTIL_ARRAY_RESERVE_ZERO(m->images, m->nr_images, (size_t)image + 1, 16))
+        return NULL;
+    for (uint32_t i = n; i < m->nr_images; i++)
+        m->images[i].image = i;
+    return &m->images[image];
+}
+
+/* A stack's live heap at the index's chunk (ana_index_live_at). */
+static int base_stack(void *arg, uint32_t stack, uint32_t image, int64_t bytes, int64_t blocks)
+{
+    struct base *b = arg;
+    struct ana_site *s = ana_model_site_make(b->m, stack, image);
+    struct ana_scope *img = base_image(b->m, image);
+
+    if (!s || !img)
+        return -ENOMEM;
+    s->live_bytes += bytes;
+    s->live_blocks += blocks;
+    struct ana_scope *sc[2] = {img, &b->m->total};
+    for (int i = 0; i < 2; i++) {
+        sc[i]->heap += (uint64_t)bytes;
+        sc[i]->live_blocks += (uint64_t)blocks;
+    }
+    return 0;
+}
+
+/* The images that had an event before chunk k (a thread's first event). */
+static int base_seen(struct base *b, uint32_t k)
+{
+    if (k == 0)
+        return 0;
+    uint64_t before = fmt_reader_chunk(b->r, k - 1)->last_ts_ns;
+    for (uint32_t t = 0; t < fmt_reader_nr_threads(b->r); t++) {
+        const struct fmt_thread_info *ti = fmt_reader_thread(b->r, t);
+        const struct fmt_image_info *ii = fmt_reader_image(b->r, ti->image);
+        if (ti->start_ns > before || !ii || !ana_filter_image(b->filter, ti->image, ii->pid))
+            continue;
+        struct ana_scope *sc[2] = {base_image(b->m, ti->image), &b->m->total};
+        if (!sc[0])
+            return -ENOMEM;
+        for (int i = 0; i < 2; i++) {
+            if (!sc[i]->seen || ti->start_ns < sc[i]->first_ns)
+                sc[i]->first_ns = ti->start_ns;
+            sc[i]->seen = true;
+        }
+        sc[0]->pid = ii->pid;
+        if (ii->ended && ii->end_ns <= before) {
+            sc[0]->ended = true;
+            sc[0]->end_ns = ii->end_ns;
+        }
+    }
+    return 0;
+}
+
+/* po->from_index: the replay of the chunks from the one that reaches
+ * until_ns (none if it is past them all), merged, plus the summaries of
+ * the chunks before it. */
+int ana_pmodel_index_build(struct ana_model **out, struct fmt_reader *r, const char *path,
+                           const struct ana_model_options *opt, const struct ana_pmodel_options *po,
+                           char *err, size_t err_size)
+{
+    uint32_t k = fmt_reader_find_chunk(r, po->until_ns);
+    struct ana_model_options ro = index_range_options(opt);
+    struct range rg = {
+        .path = path, .opt = &ro, .first_chunk = k, .end_ns = UINT64_MAX, .until_ns = po->until_ns};
+    struct base b = {.r = r, .filter = opt ? opt->filter : NULL};
+    int rc = 0;
+
+    if (k < fmt_reader_nr_chunks(r)) {
+        rg.from_ns = rg.prog_end_ns = fmt_reader_chunk(r, k)->first_ts_ns;
+        ana_pmodel_run_range(&rg);
+        if ((rc = rg.rc) && err && err_size)
+            snprintf(err, err_size, "%s", rg.err);
+    } else if (!(rc = ana_model_create_partial(&rg.m, &ro))) {
+        ana_heap_replay_init(&rg.replay, &(struct ana_step_options){.partial = true});
+    }
+    if (!rc && !(rc = ana_model_create(out, opt)) && (rc = ana_pmodel_merge(*out, &rg, 1))) {
+        ana_model_destroy(*out);
+        *out = NULL;
+    }
+    if (!rc) {
+        b.m = *out;
+        if (!(rc = base_seen(&b, k)))
+            rc = ana_index_live_at(r, k, b.filter, base_stack, &b);
+        ana_model_prog_finish(*out);
+        if (rc == -ENOTSUP && err && err_size)
+            snprintf(err, err_size, "%s", ana_index_stackless);
+        if (rc) {
+            ana_model_destroy(*out);
+            *out = NULL;
+        }
+    }
+    ana_model_destroy(rg.m);
+    ana_heap_replay_release(&rg.replay);
+    return rc;
+}

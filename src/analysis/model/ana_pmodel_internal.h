@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/* What ana_pmodel.c shares with the index's build (ana_pmodel_index.c): a
+ * range of chunks replayed into a partial model, and the merge of ranges
+ * into one model. */
+#ifndef ANA_PMODEL_INTERNAL_H
+#define ANA_PMODEL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analysis/model/ana_heap_replay.h"
+#include "analysis/model/ana_model.h"
+#include "analysis/model/ana_pmodel.h"
+
+struct range {
+    const char *path;
+    const struct ana_model_options *opt;
+    uint32_t first_chunk;
+    uint64_t from_ns;   /* first event time of the range */
+    uint64_t end_ns;    /* the next range's first time (progress) */
+    uint32_t end_chunk; /* the next range's first chunk (0: none) */
+    bool verify;        /* ana_pmodel_options.verify */
+    uint64_t until_ns;
+    uint64_t prog_end_ns; /* the range's last time, for progress */
+    ana_progress_fn *progress;
+    void *progress_arg;
+    struct ana_heap_replay replay; /* partial: its stepper keeps the threads' state */
+    struct ana_model *m;
+    int rc;
+    char err[512];
+};
+
+/* Replay range arg (a struct range) into its partial model: a thread's
+ * body. rc and err say how it ended. */
+void *ana_pmodel_run_range(void *arg);
+
+/* Merge the n ranges' partial models, in order, into out (made by
+ * ana_model_create). Returns 0 or -ENOMEM. */
+int ana_pmodel_merge(struct ana_model *out, struct range *rg, unsigned n);
+
+/* po->from_index (ana_pmodel_index.c): the model of the moment until_ns
+ * from the index, r opened on path. Returns 0, -ENOTSUP with why in err,
+ * or -errno. */
+int ana_pmodel_index_build(struct ana_model **out, struct fmt_reader *r, const char *path,
+                           const struct ana_model_options *opt, const struct ana_pmodel_options *po,
+                           char *err, size_t err_size);
+
+#endif
