@@ -175,8 +175,9 @@ int ana_heap_replay_run(struct ana_heap_replay *p, struct fmt_reader *r,
         so = &whole;
     }
     /* A pass that starts after the trace's FMT_EV_AGGREGATE (a range of
-     * ana_pmodel.c, which cuts where time advances, so a range starting
-     * at its time holds it) does not meet it: the trace's facts say. */
+     * ana_pmodel.c, which in an aggregated trace cuts where time advances,
+     * so a range starting at its time holds it) does not meet it: the
+     * trace's facts say. */
     const struct fmt_trace_info *info = fmt_reader_info(r);
     const struct fmt_chunk_info *first =
         so->from_chunk < fmt_reader_nr_chunks(r) ? fmt_reader_chunk(r, so->from_chunk) : NULL;

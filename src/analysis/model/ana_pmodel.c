@@ -366,7 +366,11 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
         goto out;
     }
     /* Cut at chunk edges: a range reads its chunks only (fmt_reader_seek_
-     * range), so chunks that share a time unit (a storm's) may fall in two. */
+     * range), so chunks that share a time unit (a storm's) may fall in two.
+     * Not in an aggregated trace: there a range knows it starts past the
+     * trace's FMT_EV_AGGREGATE by its first time (ana_heap_replay_run), so
+     * cuts stay where time advances. */
+    bool by_time = fmt_reader_info(r)->aggregate_ns != 0;
     uint64_t acc = 0;
     uint32_t c = 0;
     for (unsigned k = 0; k < nr_threads && c < last_chunk; k++) {
@@ -375,7 +379,8 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
         uint64_t goal = total * (k + 1) / nr_threads;
         for (acc += fmt_reader_chunk(r, c)->nr_events, c++; c < last_chunk; c++) {
             const struct fmt_chunk_info *ci = fmt_reader_chunk(r, c);
-            if (acc >= goal && k + 1 < nr_threads)
+            if (acc >= goal && k + 1 < nr_threads &&
+                (!by_time || fmt_reader_chunk(r, c - 1)->last_ts_ns < ci->first_ts_ns))
                 break;
             acc += ci->nr_events;
         }
