@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -391,6 +392,8 @@ int rec_keep_new(struct rec_keep **out, const char *dir, const struct fmt_trace_
         if (k)
             free(k->dir);
         free(k);
+        if (made.created)
+            rmdir(dir);
         return -ENOMEM;
     }
     k->main = main;
@@ -411,7 +414,14 @@ int rec_keep_new(struct rec_keep **out, const char *dir, const struct fmt_trace_
     rec_agg_keep_fields(agg);
     k->next_at = k->span;
     if ((rc = seg_open(k, 0))) {
+        /* Take back what the failed start made: the first segment (the
+         * folder was emptied of segments above), and the folder. */
+        char path[PATH_MAX];
+        seg_path(k, 0, path, sizeof(path));
         rec_keep_free(k);
+        unlink(path);
+        if (made.created)
+            rmdir(dir);
         return rc;
     }
     *out = k;
