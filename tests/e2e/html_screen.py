@@ -271,12 +271,27 @@ def human(n):
     return ("-" if n < 0 else "") + s + " " + units[k]
 
 
+def kind_notes(t, rep):
+    """What the trace is, when aggregated or of record --keep-last: the
+    page's line holds report's notes of those kinds, each as a sentence."""
+    notes = [n for n in rep.get("trace_notes", [])
+             if n.startswith("aggregated trace") or "keep-last" in n]
+    el = t.by_id.get("aggregated")
+    shown = el is not None and "hidden" not in el.attrs
+    check("the line of what the trace is shown", shown, bool(notes))
+    if notes:
+        want = " ".join(n[0].upper() + n[1:] + "." for n in notes)
+        check("what the trace is", el.all_text(), want)
+        print("ok: the page says what the trace is: %s" % want[:80])
+
+
 def main():
     t = html_dom.parse(sys.argv[1])
     rep = json.load(open(sys.argv[2]))
     body = t.root.find_all(lambda n: n.tag == "body")[0]
     check("page ready", body.attrs.get("data-ready"), "1")
     check("script errors", body.attrs.get("data-errors"), None)
+    kind_notes(t, rep)
     summary(t, rep)
     cards(t, rep)
     cols = {"allocations": "allocations", "allocated_bytes": "allocated_bytes",

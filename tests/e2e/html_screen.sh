@@ -12,7 +12,9 @@
 # rows), a C++ stack's library frames fold, and a sampled trace shows no
 # temporary figure. A trace with leak classes (record --reach) shows each
 # leak row's bytes per class as `memscribe leaks` gives them, and their
-# totals under the table. Screenshots go to tests/artifacts/.
+# totals under the table. An aggregated trace of record --keep-last and one
+# of its segments say what they are as report's notes do. Screenshots go to
+# tests/artifacts/.
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" --go-on html-screen MEMSCRIBE MS_BUILD MS_SOURCE MS_PROGRAMS
 # shellcheck source=tests/e2e/html_chrome.sh
@@ -61,6 +63,14 @@ screen make "$WORK/make.mscr"
 screen sampled "$WORK/sampled.mscr"
 
 screen windows "$MS_SOURCE/tests/golden/v1_2_windows.mscr"
+
+# record --keep-last: the whole run (aggregated) and its latest exact segment say what
+# they are, as report's notes say it.
+"$MEMSCRIBE" record -q --keep-last 400ms --aggregate=10ms -o "$WORK/kl.mscr" -- \
+    "$MS_BUILD/examples/memtest_demo" >/dev/null || fail "record --keep-last: exit $?"
+screen keep-last "$WORK/kl.mscr"
+seg=$(find "$WORK/kl.mscr.last" -name 'seg-*.mscr' | sort | tail -1)
+screen segment "$seg"
 
 # Leak classes at exit (record --reach): a block of each class.
 "$MEMSCRIBE" record -q --reach -o "$WORK/reach.mscr" -- "$MS_PROGRAMS/rec_reach" >/dev/null ||
