@@ -275,10 +275,14 @@ static int status_answer(const struct cli_serve_trace *t, struct cli_serve_answe
 
     if (rc)
         return answer_text(ans, 500, "%s: %s\n", t->path, strerror(-rc));
-    /* index: leaks and window come from the checked index (cli_serve_index.h) */
-    rc = answer_text(ans, 200, "{\"size\": %llu, \"mtime_ns\": %llu, \"index\": %s}\n",
+    /* index: leaks and window come from the checked index (cli_serve_index.h);
+     * last_ns: the trace's span when the server started, for the page's
+     * first charts, asked at once with report */
+    rc = answer_text(ans, 200,
+                     "{\"size\": %llu, \"mtime_ns\": %llu, \"index\": %s, \"last_ns\": %llu}\n",
                      (unsigned long long)size, (unsigned long long)mtime,
-                     cli_serve_index_ready(t->index, t->path) ? "true" : "false");
+                     cli_serve_index_ready(t->index, t->path) ? "true" : "false",
+                     (unsigned long long)t->last_ns);
     ans->type = "application/json";
     return rc;
 }

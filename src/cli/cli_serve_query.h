@@ -29,6 +29,7 @@ struct cli_serve_trace {
     const char *path; /* the one file the server reads */
     const char *self; /* this memscribe binary (/proc/self/exe at start) */
     unsigned timeout_s;
+    uint64_t last_ns;              /* its last event's time when the server started */
     struct cli_serve_index *index; /* NULL: leaks and window always replay */
 };
 

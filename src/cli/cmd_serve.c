@@ -125,6 +125,9 @@ int cmd_serve(int argc, char **argv)
     struct fmt_reader *r;
     if (fmt_reader_open(&r, t.path, err, sizeof(err)))
         cli_die("serve: %s", err);
+    struct fmt_trace_counts counts;
+    fmt_reader_counts(r, &counts);
+    t.last_ns = counts.last_ts_ns; /* the page's first charts need the span before report */
     fmt_reader_close(r);
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (n <= 0)

@@ -548,15 +548,19 @@ async function loadCharts() {
 }
 
 async function loadAll() {
+  // The server runs each query in a process of its own: the charts (their
+  // span from the status, or the latest report) are asked with report, the
+  // live blocks and the window after it (report checks the index they may
+  // answer from), and all come as they are done.
+  const charts = loadCharts();
+  charts.catch(() => {}); // its error is shown below, once
   const report = await api('report', { top: '20' });
   state.report = report;
   showSummary(report);
   showSites(report);
   showProcesses(report);
   showPrograms(report);
-  // The server runs each query in a process of its own: the charts, the
-  // live blocks and the window are asked at once, and come as they are done.
-  await Promise.all([loadCharts(), loadLeaks(), state.window ? loadWindow() : null]);
+  await Promise.all([charts, loadLeaks(), state.window ? loadWindow() : null]);
   $('status').textContent = report.incomplete ? 'being written (or cut short)' : 'complete';
   $('status').dataset.complete = String(!report.incomplete);
   document.body.dataset.loaded = String(Number(document.body.dataset.loaded || 0) + 1);
@@ -571,6 +575,7 @@ async function poll() {
     const version = `${s.size}/${s.mtime_ns}`;
     if (version !== state.version) {
       state.version = version;
+      if (!state.lastNs) state.lastNs = s.last_ns || 0;
       await loadAll();
       $('status').textContent += `, updated ${new Date().toLocaleTimeString()}`;
     }
