@@ -420,7 +420,11 @@ uint64_t cli_ana_peak(struct cli_ana *a)
 {
     if (!a->have_peak) {
         struct ana_model_options mo = {.filter = &a->filter};
+        /* The peak is the replay's to find: the index holds no peak. */
+        bool index = a->index;
+        a->index = false;
         struct ana_model *m = cli_ana_model(a, &mo, UINT64_MAX);
+        a->index = index;
 
         a->peak_ns = ana_model_total(m)->peak_ns;
         a->have_peak = true;

@@ -54,7 +54,7 @@ answers() {
     local name=$1 f=$2 end t n=0
     shift 2
     end=$("$M" report --format=json "$f" 2>/dev/null | jq '[.processes[].last_ns] | max')
-    for t in 0 $(seq 0 $((end / 12)) "$end" | sed 's/$/ns/') end 1h; do
+    for t in 0 $(seq 0 $((end / 12)) "$end" | sed 's/$/ns/') end 1h peak peak-1ms; do
         same "$name" "$f" "$t" "$@"
         grep -q "replaying" "$WORK/err" && fail "$name: at $t the index did not answer: $(cat "$WORK/err")"
         n=$((n + 1))
@@ -101,6 +101,14 @@ windows() {
 }
 windows perl "$WORK/perl.mscr"
 windows rec_agg "$WORK/agg.mscr"
+# Around the peak: the peak is found by a replay, the window from the index.
+for f in "$WORK/perl.mscr" "$WORK/agg.mscr"; do
+    "$M" window --format=json --top 0 --from peak-50ms --to peak "$f" 2>/dev/null |
+        jq -c 'del(.events_read)' >"$WORK/want"
+    "$M" window --index --format=json --top 0 --from peak-50ms --to peak "$f" 2>/dev/null |
+        jq -c 'del(.events_read)' >"$WORK/got"
+    cmp -s "$WORK/want" "$WORK/got" || fail "$(basename "$f"): window --index around the peak differs"
+done
 # A window late in the run reads fewer events from the index.
 late=$("$M" window --index --format=json --from 2s --to 2.1s "$WORK/perl.mscr" 2>/dev/null | jq .events_read)
 whole=$("$M" window --format=json --from 2s --to 2.1s "$WORK/perl.mscr" 2>/dev/null | jq .events_read)
