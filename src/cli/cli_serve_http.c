@@ -17,17 +17,28 @@
 
 /* Answers kept, each until the trace's size or time changes: a finished
  * trace answers each query once, and a page that polls a growing trace
- * costs one run per change, however many tabs look. */
+ * costs one run per change, however many tabs look. At most this many
+ * answers and bytes of them (the least recently used go first; an answer
+ * larger than the bytes is sent, not kept): with the answers being sent,
+ * the server's memory (docs/serve.md, "Scale"). */
 #define CACHE_ENTRIES 32
+#define CACHE_BYTES (128u << 20)
 #define MAX_KEY 256
+
+/* An answer's body, held once by the cache and every response sending it
+ * (refs), freed by the last. */
+struct body {
+    unsigned refs;
+    size_t len;
+    char *data;
+};
 
 struct cache_entry {
     char key[MAX_KEY];
     uint64_t size, mtime_ns;
     unsigned status;
     const char *type;
-    char *body;
-    size_t body_len;
+    struct body *body;
     uint64_t used;
 };
 
@@ -36,10 +47,36 @@ struct cli_serve_http {
     struct cli_serve_trace trace;
     char token[80];
     const char *page;
-    pthread_mutex_t lock;
+    pthread_mutex_t lock; /* the cache and every body's refs */
     struct cache_entry cache[CACHE_ENTRIES];
+    size_t cache_bytes;
     uint64_t clock;
 };
+
+/* Lock held. */
+static void body_drop(struct body *b)
+{
+    if (b && !--b->refs) {
+        free(b->data);
+        free(b);
+    }
+}
+
+struct sent {
+    struct cli_serve_http *h;
+    struct body *b;
+};
+
+/* libmicrohttpd is done sending a shared body. */
+static void body_sent(void *arg)
+{
+    struct sent *s = arg;
+
+    pthread_mutex_lock(&s->h->lock);
+    body_drop(s->b);
+    pthread_mutex_unlock(&s->h->lock);
+    free(s);
+}
 
 static bool token_ok(const struct cli_serve_http *h, const char *given)
 {
@@ -53,18 +90,14 @@ static bool token_ok(const struct cli_serve_http *h, const char *given)
     return diff == 0;
 }
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type,
-                             char *body, size_t len, bool owned)
+/* Send r (NULL: out of memory) with the headers every answer has. */
+static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, const char *type,
+                             struct MHD_Response *r)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(
-        len, body, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
     enum MHD_Result rc;
 
-    if (!r) {
-        if (owned)
-            free(body);
+    if (!r)
         return MHD_NO;
-    }
     MHD_add_response_header(r, "Content-Type", type);
     MHD_add_response_header(r, "Cache-Control", "no-store");
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
@@ -78,9 +111,43 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
     return rc;
 }
 
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type,
+                             const char *body, size_t len)
+{
+    return queue(c, status, type,
+                 MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_PERSISTENT));
+}
+
+/* Send a shared body: one more reference, dropped when it is sent. */
+static enum MHD_Result reply_shared(struct cli_serve_http *h, struct MHD_Connection *c,
+                                    unsigned status, const char *type, struct body *b)
+{
+    struct sent *s = malloc(sizeof(*s));
+    struct MHD_Response *r = NULL;
+
+    pthread_mutex_lock(&h->lock);
+    b->refs++;
+    pthread_mutex_unlock(&h->lock);
+    if (s) {
+        *s = (struct sent){h, b};
+        r = MHD_create_response_from_buffer_with_free_callback_cls(b->len, b->data, body_sent, s);
+    }
+    if (!r) {
+        if (s)
+            body_sent(s);
+        else {
+            pthread_mutex_lock(&h->lock);
+            body_drop(b);
+            pthread_mutex_unlock(&h->lock);
+        }
+        return MHD_NO;
+    }
+    return queue(c, status, type, r);
+}
+
 static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, const char *text)
 {
-    return reply(c, status, "text/plain; charset=utf-8", (char *)text, strlen(text), false);
+    return reply(c, status, "text/plain; charset=utf-8", text, strlen(text));
 }
 
 /* A query's parameter from the URL. */
@@ -123,27 +190,51 @@ static struct cache_entry *cache_find(struct cli_serve_http *h, const char *key,
     return NULL;
 }
 
-static void cache_put(struct cli_serve_http *h, const char *key, uint64_t size, uint64_t mtime,
-                      const struct cli_serve_answer *a)
+/* Lock held. Forget entry e. */
+static void cache_drop(struct cli_serve_http *h, struct cache_entry *e)
 {
-    struct cache_entry *lru = &h->cache[0];
-    char *copy = malloc(a->body_len ? a->body_len : 1);
-
-    if (!copy)
+    if (!e->body)
         return;
-    memcpy(copy, a->body, a->body_len);
-    for (size_t i = 0; i < CACHE_ENTRIES; i++)
-        if (!h->cache[i].body || h->cache[i].used < lru->used)
-            lru = &h->cache[i];
-    free(lru->body);
-    *lru = (struct cache_entry){.size = size,
-                                .mtime_ns = mtime,
-                                .status = a->status,
-                                .type = a->type,
-                                .body = copy,
-                                .body_len = a->body_len,
-                                .used = ++h->clock};
-    snprintf(lru->key, sizeof(lru->key), "%s", key);
+    h->cache_bytes -= e->body->len;
+    body_drop(e->body);
+    e->body = NULL;
+}
+
+/* Lock held. Keep b (one more reference) as key's answer, forgetting the
+ * least recently used until it fits. */
+static void cache_put(struct cli_serve_http *h, const char *key, uint64_t size, uint64_t mtime,
+                      unsigned status, const char *type, struct body *b)
+{
+    if (b->len > CACHE_BYTES)
+        return;
+    for (;;) {
+        struct cache_entry *lru = NULL;
+        size_t n = 0;
+        for (size_t i = 0; i < CACHE_ENTRIES; i++) {
+            struct cache_entry *e = &h->cache[i];
+            n += e->body != NULL;
+            if (e->body && (!lru || e->used < lru->used))
+                lru = e;
+        }
+        if (n < CACHE_ENTRIES && h->cache_bytes + b->len <= CACHE_BYTES)
+            break;
+        cache_drop(h, lru);
+    }
+    for (size_t i = 0; i < CACHE_ENTRIES; i++) {
+        struct cache_entry *e = &h->cache[i];
+        if (e->body)
+            continue;
+        *e = (struct cache_entry){.size = size,
+                                  .mtime_ns = mtime,
+                                  .status = status,
+                                  .type = type,
+                                  .body = b,
+                                  .used = ++h->clock};
+        snprintf(e->key, sizeof(e->key), "%s", key);
+        b->refs++;
+        h->cache_bytes += b->len;
+        return;
+    }
 }
 
 static enum MHD_Result api(struct cli_serve_http *h, struct MHD_Connection *c, const char *name)
@@ -160,28 +251,43 @@ static enum MHD_Result api(struct cli_serve_http *h, struct MHD_Connection *c, c
         pthread_mutex_lock(&h->lock);
         struct cache_entry *e = p.len < MAX_KEY ? cache_find(h, p.key, size, mtime) : NULL;
         if (e) {
-            char *body = malloc(e->body_len ? e->body_len : 1);
-            e->used = ++h->clock;
-            if (body)
-                memcpy(body, e->body, e->body_len);
+            struct body *b = e->body;
             unsigned status = e->status;
             const char *type = e->type;
-            size_t len = e->body_len;
+            e->used = ++h->clock;
+            b->refs++; /* kept while the reply takes its own */
             pthread_mutex_unlock(&h->lock);
-            return body ? reply(c, status, type, body, len, true) : MHD_NO;
+            enum MHD_Result sent = reply_shared(h, c, status, type, b);
+            pthread_mutex_lock(&h->lock);
+            body_drop(b);
+            pthread_mutex_unlock(&h->lock);
+            return sent;
         }
         pthread_mutex_unlock(&h->lock);
     }
     rc = cli_serve_query(&h->trace, name, param, c, &a);
     if (rc < 0)
         return send_text(c, 500, "the server could not run the query\n");
-    /* Keep answers that are the trace's, not a passing failure. */
-    if (cacheable && (a.status == 200 || a.status == 400) && p.len < MAX_KEY) {
-        pthread_mutex_lock(&h->lock);
-        cache_put(h, p.key, size, mtime, &a);
-        pthread_mutex_unlock(&h->lock);
+    /* The command's output, its buffer's slack given back, becomes the
+     * body the cache and the reply share. */
+    struct body *b = malloc(sizeof(*b));
+    char *data = a.body_len ? realloc(a.body, a.body_len) : a.body;
+    if (!b || (a.body_len && !data)) {
+        free(b);
+        free(a.body);
+        return send_text(c, 500, "the server ran out of memory\n");
     }
-    return reply(c, a.status, a.type, a.body, a.body_len, true);
+    *b = (struct body){1, a.body_len, data};
+    /* Keep answers that are the trace's, not a passing failure. */
+    pthread_mutex_lock(&h->lock);
+    if (cacheable && (a.status == 200 || a.status == 400) && p.len < MAX_KEY)
+        cache_put(h, p.key, size, mtime, a.status, a.type, b);
+    pthread_mutex_unlock(&h->lock);
+    enum MHD_Result sent = reply_shared(h, c, a.status, a.type, b);
+    pthread_mutex_lock(&h->lock);
+    body_drop(b);
+    pthread_mutex_unlock(&h->lock);
+    return sent;
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
@@ -205,7 +311,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                          "memscribe serve: this address needs the token printed when the server "
                          "started (?token=...)\n");
     if (!strcmp(url, "/"))
-        return reply(c, 200, "text/html; charset=utf-8", (char *)h->page, strlen(h->page), false);
+        return reply(c, 200, "text/html; charset=utf-8", h->page, strlen(h->page));
     if (!strncmp(url, "/api/", 5) && strlen(url) < 40)
         return api(h, c, url + 5);
     return send_text(c, 404, "not here\n");
@@ -271,9 +377,9 @@ void cli_serve_http_stop(struct cli_serve_http *h)
 {
     if (!h)
         return;
-    MHD_stop_daemon(h->d);
+    MHD_stop_daemon(h->d); /* every response is sent or dropped: its bodies released */
     for (size_t i = 0; i < CACHE_ENTRIES; i++)
-        free(h->cache[i].body);
+        cache_drop(h, &h->cache[i]);
     pthread_mutex_destroy(&h->lock);
     free(h);
 }

@@ -3,6 +3,7 @@
  * written (docs/serve.md). The page asks the server for what it shows;
  * the server answers each question with memscribe's own command. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "analysis/core/ana_asset.h"
@@ -71,6 +73,54 @@ static void make_token(char *out, size_t size)
         snprintf(out + 2 * i, 3, "%02x", raw[i]);
 }
 
+/* What opening the trace says: 0 and its last event's time (the page's
+ * first charts need the span before report), or -errno and why in err.
+ * In a child: opening reads every definition (on a build of a thousand
+ * processes, hundreds of MB of stack tables), which the long-lived server
+ * would otherwise keep as its peak. */
+static int open_trace(const char *path, uint64_t *last_ns, char *err, size_t err_size)
+{
+    struct {
+        int rc;
+        uint64_t last_ns;
+        char err[512];
+    } res = {-EIO, 0, ""};
+    int fd[2];
+
+    if (pipe2(fd, O_CLOEXEC)) {
+        int e = errno;
+        snprintf(err, err_size, "%s: %s", path, strerror(e));
+        return -e;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct fmt_reader *r;
+        close(fd[0]);
+        res.rc = fmt_reader_open(&r, path, res.err, sizeof(res.err));
+        if (!res.rc) {
+            struct fmt_trace_counts c;
+            fmt_reader_counts(r, &c);
+            res.last_ns = c.last_ts_ns;
+            fmt_reader_close(r);
+        }
+        _exit(write(fd[1], &res, sizeof(res)) == (ssize_t)sizeof(res) ? 0 : 1);
+    }
+    close(fd[1]);
+    ssize_t got = pid > 0 ? read(fd[0], &res, sizeof(res)) : -1;
+    close(fd[0]);
+    if (pid > 0)
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    if (got != (ssize_t)sizeof(res)) {
+        snprintf(err, err_size, "%s: could not be opened (%s)", path,
+                 pid < 0 ? strerror(errno) : "the check ended early");
+        return -EIO;
+    }
+    snprintf(err, err_size, "%s", res.err);
+    *last_ns = res.last_ns;
+    return res.rc;
+}
+
 int cmd_serve(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -122,13 +172,8 @@ int cmd_serve(int argc, char **argv)
     t.path = argv[optind];
 
     /* Say now, not at the first query, when the file is not a trace. */
-    struct fmt_reader *r;
-    if (fmt_reader_open(&r, t.path, err, sizeof(err)))
+    if (open_trace(t.path, &t.last_ns, err, sizeof(err)))
         cli_die("serve: %s", err);
-    struct fmt_trace_counts counts;
-    fmt_reader_counts(r, &counts);
-    t.last_ns = counts.last_ts_ns; /* the page's first charts need the span before report */
-    fmt_reader_close(r);
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (n <= 0)
         cli_die("serve: cannot find this program (/proc/self/exe): %s", strerror(errno));
