@@ -75,22 +75,16 @@ static void add_row(struct ana_table *t, const struct ana_timeline_row *r)
 
 struct sites {
     uint32_t *stacks, n;
+    /* top: no sites picked first; the timeline's pass follows every stack
+     * and keeps the n first by peak (ana_site_series_subscribe_top) */
+    bool top;
+    uint32_t nr_stacks;
     struct ana_site_series series;
 };
 
-static int by_peak(const void *x, const void *y, void *arg)
-{
-    const struct ana_model *m = arg;
-    const struct ana_site *a = ana_model_site(m, *(const uint32_t *)x);
-    const struct ana_site *b = ana_model_site(m, *(const uint32_t *)y);
-
-    if (a->peak_bytes != b->peak_bytes)
-        return a->peak_bytes > b->peak_bytes ? -1 : 1;
-    if (a->alloc_bytes != b->alloc_bytes)
-        return a->alloc_bytes > b->alloc_bytes ? -1 : 1;
-    return (*(const uint32_t *)x > *(const uint32_t *)y) -
-           (*(const uint32_t *)x < *(const uint32_t *)y);
-}
+/* The top mode's bound: stacks times moments (at most 32 MiB of values);
+ * past it, the sites are picked by a model's pass first. */
+#define TOP_MAX_CELLS (4u << 20)
 
 /* The n sites with the most bytes at their process's peak: a pass of the
  * model first (the series follows them in the timeline's pass). */
@@ -106,7 +100,7 @@ static void pick_sites(struct cli_ana *a, struct sites *st, uint32_t n)
     for (uint32_t id = 0; id < nr; id++)
         if (ana_model_site(m, id) && ana_model_site(m, id)->nr_allocs)
             ids[k++] = id;
-    qsort_r(ids, k, sizeof(*ids), by_peak, m);
+    qsort_r(ids, k, sizeof(*ids), ana_site_by_peak, m);
     st->stacks = ids;
     st->n = k < n ? k : n;
     ana_model_destroy(m);
@@ -145,6 +139,9 @@ static int follow_sites(void *arg, struct ana_heap_replay *p, struct ana_model *
 {
     struct sites *st = arg;
 
+    if (st->top)
+        return ana_site_series_subscribe_top(&st->series, p, m, st->nr_stacks, st->n, TOP_MAX_CELLS,
+                                             tl);
     return ana_site_series_subscribe(&st->series, p, m, st->stacks, st->n, tl);
 }
 
@@ -252,13 +249,30 @@ int cmd_timeline(int argc, char **argv)
         cli_usage_error("timeline: --sites goes with text or json, not csv");
 
     struct ana_timeline tl;
-    if (nr_sites)
+    struct fmt_trace_counts counts;
+    fmt_reader_counts(a.r, &counts);
+    /* The whole trace's pass picks its own sites when a row of every stack
+     * is small (a storm's few, not a build's millions): no model's pass
+     * first. A zoom picks them over the whole trace, before. */
+    st.top = nr_sites && !ranged && counts.nr_stacks < TOP_MAX_CELLS / 1024;
+    st.nr_stacks = counts.nr_stacks;
+    if (nr_sites && !st.top)
         pick_sites(&a, &st, (uint32_t)(nr_sites > 1000 ? 1000 : nr_sites));
+    if (st.top)
+        st.n = (uint32_t)(nr_sites > 1000 ? 1000 : nr_sites);
     struct ana_timeline_range range = {interval, 0, UINT64_MAX};
     if (ranged)
         pick_range(&a, &range, &from, &to);
     rc = ana_timeline_compute_range(&tl, a.r, &a.filter, &range, cli_ana_progress, &a,
                                     nr_sites ? follow_sites : NULL, &st);
+    if (rc == -EFBIG && st.top) { /* more moments than the bound: pick first */
+        ana_site_series_release(&st.series);
+        ana_timeline_release(&tl);
+        st.top = false;
+        pick_sites(&a, &st, st.n);
+        rc = ana_timeline_compute_range(&tl, a.r, &a.filter, &range, cli_ana_progress, &a,
+                                        follow_sites, &st);
+    }
     cli_ana_progress_done(&a);
     if (rc == -ERANGE)
         cli_die("timeline: %s: --from is after the trace's last event", a.path);

@@ -16,6 +16,8 @@
 static int take(struct ana_site_series *s, uint64_t t_ns)
 {
     if (!s->nr_times || s->t_ns[s->nr_times - 1] != t_ns) {
+        if (s->max_cells_ && (s->nr_times + 1) * (size_t)s->nr_sites > s->max_cells_)
+            return -EFBIG;
         size_t cap = s->cap_times;
 
         if (UTIL_ARRAY_RESERVE(s->t_ns, s->cap_times, s->nr_times + 1, 256))
@@ -44,11 +46,59 @@ static int on_moment(void *arg, uint64_t t_ns)
     return take(arg, t_ns);
 }
 
+int ana_site_by_peak(const void *x, const void *y, void *arg)
+{
+    const struct ana_model *m = arg;
+    const struct ana_site *a = ana_model_site(m, *(const uint32_t *)x);
+    const struct ana_site *b = ana_model_site(m, *(const uint32_t *)y);
+
+    if (a->peak_bytes != b->peak_bytes)
+        return a->peak_bytes > b->peak_bytes ? -1 : 1;
+    if (a->alloc_bytes != b->alloc_bytes)
+        return a->alloc_bytes > b->alloc_bytes ? -1 : 1;
+    return (*(const uint32_t *)x > *(const uint32_t *)y) -
+           (*(const uint32_t *)x < *(const uint32_t *)y);
+}
+
+/* Top mode's end: the chosen sites' columns, in their order. */
+static int keep_top(struct ana_site_series *s)
+{
+    uint32_t n = 0, *col = malloc((s->nr_sites ? s->nr_sites : 1) * sizeof(*col));
+    uint64_t *row = malloc((s->top_ ? s->top_ : 1) * sizeof(*row));
+
+    if (!col || !row) {
+        free(col);
+        free(row);
+        return -ENOMEM;
+    }
+    for (uint32_t k = 0; k < s->nr_sites; k++) {
+        const struct ana_site *site = ana_model_site(s->m_, s->stacks[k]);
+        if (site && site->nr_allocs)
+            col[n++] = s->stacks[k];
+    }
+    qsort_r(col, n, sizeof(*col), ana_site_by_peak, (void *)s->m_);
+    n = n < s->top_ ? n : s->top_;
+    /* Stack ids are the columns (stacks[k] == k): each row's kept values
+     * gathered, then stored at the row's new place, which ends before the
+     * next row's old one starts. */
+    for (size_t t = 0; t < s->nr_times; t++) {
+        for (uint32_t k = 0; k < n; k++)
+            row[k] = s->bytes[t * s->nr_sites + col[k]];
+        memcpy(s->bytes + t * n, row, n * sizeof(*row));
+    }
+    memcpy(s->stacks, col, n * sizeof(*col));
+    free(col);
+    free(row);
+    s->nr_sites = n;
+    return 0;
+}
+
 static int on_finish(void *arg)
 {
     struct ana_site_series *s = arg;
+    int rc = s->end_ns_ == UINT64_MAX ? 0 : take(s, s->end_ns_);
 
-    return s->end_ns_ == UINT64_MAX ? 0 : take(s, s->end_ns_);
+    return rc || !s->top_ ? rc : keep_top(s);
 }
 
 int ana_site_series_subscribe(struct ana_site_series *s, struct ana_heap_replay *p,
@@ -65,6 +115,24 @@ int ana_site_series_subscribe(struct ana_site_series *s, struct ana_heap_replay 
     s->m_ = m;
     s->end_ns_ = ana_timeline_end(tl);
     return ana_timeline_follow(tl, p, &ops, s);
+}
+
+int ana_site_series_subscribe_top(struct ana_site_series *s, struct ana_heap_replay *p,
+                                  const struct ana_model *m, uint32_t nr_stacks, uint32_t n,
+                                  size_t max_cells, const struct ana_timeline *tl)
+{
+    uint32_t *ids = malloc(((size_t)nr_stacks + 1) * sizeof(*ids));
+    int rc;
+
+    if (!ids)
+        return -ENOMEM;
+    for (uint32_t id = 0; id <= nr_stacks; id++)
+        ids[id] = id;
+    rc = ana_site_series_subscribe(s, p, m, ids, nr_stacks + 1, tl);
+    free(ids);
+    s->top_ = n;
+    s->max_cells_ = max_cells;
+    return rc;
 }
 
 void ana_site_series_release(struct ana_site_series *s)

@@ -17,14 +17,21 @@ struct ana_timeline;
 
 struct ana_site_series {
     uint32_t nr_sites;
-    uint32_t *stacks; /* the sites' stack ids, in the caller's order */
+    uint32_t *stacks; /* the sites' stack ids, in the caller's order (top mode: by peak) */
     uint64_t *t_ns;   /* the moments, then the last event's time */
     uint64_t *bytes;  /* nr_times rows of nr_sites values: bytes[t * nr_sites + k] */
     size_t nr_times, cap_times;
     /* private */
     const struct ana_model *m_;
-    uint64_t end_ns_; /* the last values' time; UINT64_MAX: none (ana_timeline_end) */
+    uint64_t end_ns_;  /* the last values' time; UINT64_MAX: none (ana_timeline_end) */
+    uint32_t top_;     /* top mode: keep this many at the end (0: the caller's sites) */
+    size_t max_cells_; /* top mode: at most this many values (0: no bound) */
 };
+
+/* The order of sites by their bytes at their process's peak (then bytes
+ * allocated, then stack id), m's stack ids x and y: qsort_r's comparison
+ * with m as its argument. */
+int ana_site_by_peak(const void *x, const void *y, void *arg);
 
 /* Follow the sites stacks[0..n) of model m (subscribed to p before) at the
  * moments of timeline tl's rows (ana_timeline_follow) and at its last row's
@@ -33,6 +40,16 @@ struct ana_site_series {
 int ana_site_series_subscribe(struct ana_site_series *s, struct ana_heap_replay *p,
                               const struct ana_model *m, const uint32_t *stacks, uint32_t n,
                               const struct ana_timeline *tl);
+
+/* Top mode, one pass instead of a model's pass to pick the sites first:
+ * follow every stack id below nr_stacks + 1 (the trace's) and, when the
+ * pass ends (m finished: the peaks known), keep the n with allocations
+ * first by ana_site_by_peak, as a model's pass would have picked them.
+ * Memory grows with moments times stacks: the pass fails with -EFBIG past
+ * max_cells values, and the caller picks the sites the other way. */
+int ana_site_series_subscribe_top(struct ana_site_series *s, struct ana_heap_replay *p,
+                                  const struct ana_model *m, uint32_t nr_stacks, uint32_t n,
+                                  size_t max_cells, const struct ana_timeline *tl);
 void ana_site_series_release(struct ana_site_series *s);
 
 #endif
