@@ -204,6 +204,36 @@ static void sites_text(struct cli_ana *a, const struct sites *st)
     }
 }
 
+/* The timeline's pass, with n sites (0: none) followed. The whole trace's
+ * pass picks its own sites when a row of every stack is small (a storm's
+ * few, not a build's millions): no model's pass first. A zoom picks them
+ * over the whole trace, before. Returns the pass's 0 or -errno. */
+static int compute(struct cli_ana *a, struct ana_timeline *tl,
+                   const struct ana_timeline_range *range, uint32_t n, struct sites *st)
+{
+    struct fmt_trace_counts counts;
+    int rc;
+
+    fmt_reader_counts(a->r, &counts);
+    st->top = n && range->to_ns == UINT64_MAX && !range->from_ns &&
+              counts.nr_stacks < TOP_MAX_CELLS / 1024;
+    st->nr_stacks = counts.nr_stacks;
+    st->n = n;
+    if (n && !st->top)
+        pick_sites(a, st, n);
+    rc = ana_timeline_compute_range(tl, a->r, &a->filter, range, cli_ana_progress, a,
+                                    n ? follow_sites : NULL, st);
+    if (rc == -EFBIG && st->top) { /* more moments than the bound: pick first */
+        ana_site_series_release(&st->series);
+        ana_timeline_release(tl);
+        st->top = false;
+        pick_sites(a, st, n);
+        rc = ana_timeline_compute_range(tl, a->r, &a->filter, range, cli_ana_progress, a,
+                                        follow_sites, st);
+    }
+    return rc;
+}
+
 int cmd_timeline(int argc, char **argv)
 {
     static const struct option own[] = {
@@ -249,30 +279,10 @@ int cmd_timeline(int argc, char **argv)
         cli_usage_error("timeline: --sites goes with text or json, not csv");
 
     struct ana_timeline tl;
-    struct fmt_trace_counts counts;
-    fmt_reader_counts(a.r, &counts);
-    /* The whole trace's pass picks its own sites when a row of every stack
-     * is small (a storm's few, not a build's millions): no model's pass
-     * first. A zoom picks them over the whole trace, before. */
-    st.top = nr_sites && !ranged && counts.nr_stacks < TOP_MAX_CELLS / 1024;
-    st.nr_stacks = counts.nr_stacks;
-    if (nr_sites && !st.top)
-        pick_sites(&a, &st, (uint32_t)(nr_sites > 1000 ? 1000 : nr_sites));
-    if (st.top)
-        st.n = (uint32_t)(nr_sites > 1000 ? 1000 : nr_sites);
     struct ana_timeline_range range = {interval, 0, UINT64_MAX};
     if (ranged)
         pick_range(&a, &range, &from, &to);
-    rc = ana_timeline_compute_range(&tl, a.r, &a.filter, &range, cli_ana_progress, &a,
-                                    nr_sites ? follow_sites : NULL, &st);
-    if (rc == -EFBIG && st.top) { /* more moments than the bound: pick first */
-        ana_site_series_release(&st.series);
-        ana_timeline_release(&tl);
-        st.top = false;
-        pick_sites(&a, &st, st.n);
-        rc = ana_timeline_compute_range(&tl, a.r, &a.filter, &range, cli_ana_progress, &a,
-                                        follow_sites, &st);
-    }
+    rc = compute(&a, &tl, &range, (uint32_t)(nr_sites > 1000 ? 1000 : nr_sites), &st);
     cli_ana_progress_done(&a);
     if (rc == -ERANGE)
         cli_die("timeline: %s: --from is after the trace's last event", a.path);
