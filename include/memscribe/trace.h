@@ -254,7 +254,8 @@ uint32_t fmt_reader_find_chunk(const struct fmt_reader *r, uint64_t ts_ns);
  * k == nr_chunks seeks to the end. Returns 0 or -EINVAL. */
 int fmt_reader_seek_chunk(struct fmt_reader *r, uint32_t k);
 /* The same, and fmt_reader_next() ends (returns 0) after chunk end - 1: a
- * range of chunks k..end-1 (end <= nr_chunks), until the next seek. */
+ * range of chunks k..end-1 (end <= nr_chunks; 0: no end), until the next
+ * seek. */
 int fmt_reader_seek_range(struct fmt_reader *r, uint32_t k, uint32_t end);
 /* Seek to the chunk holding ts_ns; events before ts_ns in it still come. */
 int fmt_reader_seek_time(struct fmt_reader *r, uint64_t ts_ns);

@@ -151,24 +151,31 @@ static int load_chunk(struct fmt_reader *r, uint32_t k)
     return 0;
 }
 
+struct unsum {
+    struct fmt_reader *r;
+    int rc;
+};
+
+/* A summary's delta taken from what the chunk's events added. */
 static void unsummed(void *arg, uint32_t stack, int64_t bytes, int64_t blocks)
 {
-    struct fmt_reader *r = arg;
+    struct unsum *u = arg;
 
-    if (fmt_wdelta_add(&r->vdeltas, r->vgen, stack, -bytes, -blocks))
-        r->vdeltas.nr = UINT32_MAX; /* out of memory: reported by summary_matches */
+    if (!u->rc)
+        u->rc = fmt_wdelta_add(&u->r->vdeltas, u->r->vgen, stack, -bytes, -blocks);
 }
 
 /* verify: the chunk's events changed each stack's live heap as its
  * summary says (the index fmt_reader_live_at_chunk sums). */
 static int summary_matches(struct fmt_reader *r, uint64_t off)
 {
-    struct fmt_wdeltas *d = &r->vdeltas;
-    int rc = fmt_rdefs_chunk_delta(r, r->cur_chunk, unsummed, r);
+    const struct fmt_wdeltas *d = &r->vdeltas;
+    struct unsum u = {r, 0};
+    int rc = fmt_rdefs_chunk_delta(r, r->cur_chunk, unsummed, &u);
 
     if (rc)
         return rc;
-    if (d->nr == UINT32_MAX)
+    if (u.rc)
         return fmt_rerr(r, -ENOMEM, off, "out of memory");
     for (uint32_t i = 0; i < d->nr; i++)
         if (d->touched[i].bytes || d->touched[i].blocks)
@@ -884,6 +891,15 @@ static int next_failed(struct fmt_reader *r, struct fmt_event *ev)
     return r->failed;
 }
 
+/* Reading failed with rc: every later call returns it until a seek. */
+static __attribute__((cold, noinline)) int stop_reading(struct fmt_reader *r, int rc)
+{
+    r->loaded = 0;
+    r->failed = rc;
+    r->next = next_failed;
+    return rc;
+}
+
 /* fmt_reader_next for one layout (FMT_RLAYOUT_*): decode() inlined, its
  * feature checks folded where the layout fixes them. */
 static ALWAYS_INLINE int next_event(struct fmt_reader *r, struct fmt_event *ev, int lay)
@@ -915,10 +931,7 @@ static ALWAYS_INLINE int next_event(struct fmt_reader *r, struct fmt_event *ev, 
         }
         /* an escaped event was skipped */
     }
-    r->loaded = 0;
-    r->failed = rc;
-    r->next = next_failed;
-    return rc;
+    return stop_reading(r, rc);
 }
 
 __attribute__((noinline)) static int next_1_1(struct fmt_reader *r, struct fmt_event *ev)
@@ -967,13 +980,7 @@ static int verify_event(struct fmt_reader *r, const struct fmt_event *ev)
             rc = fmt_wdelta_add(&r->vdeltas, r->vgen, ev->stack, (int64_t)ev->raw_size, 1);
         break;
     }
-    if (rc) {
-        r->loaded = 0;
-        r->failed = fmt_rerr(r, -ENOMEM, 0, "out of memory");
-        r->next = next_failed;
-        return r->failed;
-    }
-    return 1;
+    return rc ? stop_reading(r, fmt_rerr(r, -ENOMEM, 0, "out of memory")) : 1;
 }
 
 /* The layout's decoder, then the event's share of its chunk's summary. */

@@ -356,9 +356,7 @@ void fmt_reader_estimates(struct fmt_reader *r, int on)
 void fmt_reader_verify_summaries(struct fmt_reader *r, int on)
 {
     r->verify = on != 0;
-    fmt_rchunk_reset(r);
-    r->next_chunk = 0;
-    r->end_chunk = 0;
+    fmt_reader_seek_chunk(r, 0); /* the decoder with or without the check */
 }
 
 int fmt_reader_open_fd(struct fmt_reader **out, int fd, const char *name, char *err,
@@ -719,10 +717,7 @@ int fmt_reader_seek_range(struct fmt_reader *r, uint32_t k, uint32_t end)
 
 int fmt_reader_seek_chunk(struct fmt_reader *r, uint32_t k)
 {
-    if (fmt_reader_seek_range(r, k, 0))
-        return -EINVAL;
-    r->end_chunk = 0;
-    return 0;
+    return fmt_reader_seek_range(r, k, 0);
 }
 
 int fmt_reader_seek_time(struct fmt_reader *r, uint64_t ts_ns)

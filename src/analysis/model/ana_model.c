@@ -136,6 +136,11 @@ static inline struct ana_scope *get_image(struct ana_model *m, uint32_t image)
     return image < m->nr_images ? &m->images[image] : get_image_slow(m, image);
 }
 
+struct ana_scope *ana_model_image_make(struct ana_model *m, uint32_t image)
+{
+    return get_image(m, image);
+}
+
 struct ana_site *ana_model_site_make(struct ana_model *m, uint32_t stack, uint32_t image)
 {
     uint32_t k = ana_model_site_index(m, stack);

@@ -105,6 +105,10 @@ int ana_model_reserve_sites(struct ana_model *m, uint32_t n);
  * Returns NULL when out of memory. */
 struct ana_site *ana_model_site_make(struct ana_model *m, uint32_t stack, uint32_t image);
 
+/* The scope of image, made (with those before it) on first use. NULL when
+ * out of memory. */
+struct ana_scope *ana_model_image_make(struct ana_model *m, uint32_t image);
+
 /* The place in m->sites of stack's site, or UINT32_MAX for none. */
 static inline uint32_t ana_model_site_index(const struct ana_model *m, uint32_t stack)
 {

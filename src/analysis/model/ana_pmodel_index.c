@@ -10,7 +10,6 @@
 #include "analysis/model/ana_index.h"
 #include "analysis/model/ana_model_internal.h"
 #include "analysis/model/ana_pmodel_internal.h"
-#include "util/util_array.h"
 
 /* The options of the index's replay: the per-program view is summed from
  * the images' scopes afterwards (ana_model_prog_finish). */
@@ -39,23 +38,12 @@ struct base {
     const struct ana_filter *filter;
 };
 
-static struct ana_scope *base_image(struct ana_model *m, uint32_t image)
-{
-    uint32_t n = m->nr_images;
-
-    if (image >= n && UTIL_ARRAY_RESERVE_ZERO(m->images, m->nr_images, (size_t)image + 1, 16))
-        return NULL;
-    for (uint32_t i = n; i < m->nr_images; i++)
-        m->images[i].image = i;
-    return &m->images[image];
-}
-
 /* A stack's live heap at the index's chunk (ana_index_live_at). */
 static int base_stack(void *arg, uint32_t stack, uint32_t image, int64_t bytes, int64_t blocks)
 {
     struct base *b = arg;
     struct ana_site *s = ana_model_site_make(b->m, stack, image);
-    struct ana_scope *img = base_image(b->m, image);
+    struct ana_scope *img = ana_model_image_make(b->m, image);
 
     if (!s || !img)
         return -ENOMEM;
@@ -80,7 +68,7 @@ static int base_seen(struct base *b, uint32_t k)
         const struct fmt_image_info *ii = fmt_reader_image(b->r, ti->image);
         if (ti->start_ns > before || !ii || !ana_filter_image(b->filter, ti->image, ii->pid))
             continue;
-        struct ana_scope *sc[2] = {base_image(b->m, ti->image), &b->m->total};
+        struct ana_scope *sc[2] = {ana_model_image_make(b->m, ti->image), &b->m->total};
         if (!sc[0])
             return -ENOMEM;
         for (int i = 0; i < 2; i++) {
