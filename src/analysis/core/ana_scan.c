@@ -2,12 +2,43 @@
 /* The shared event loop (see ana_scan.h). */
 #include "analysis/core/ana_scan.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 void ana_scan_options_init(struct ana_scan_options *o)
 {
     memset(o, 0, sizeof(*o));
     o->until_ns = UINT64_MAX;
+}
+
+uint64_t ana_scan_events(const struct fmt_reader *r, uint32_t first, uint32_t end)
+{
+    uint64_t total = 0;
+
+    for (uint32_t c = first; c < end; c++)
+        total += fmt_reader_chunk(r, c)->nr_events;
+    return total;
+}
+
+unsigned ana_scan_cut(const struct fmt_reader *r, uint32_t first, uint32_t end, unsigned n,
+                      uint32_t *start)
+{
+    bool by_time = fmt_reader_info(r)->aggregate_ns != 0;
+    uint64_t total = ana_scan_events(r, first, end), acc = 0;
+    unsigned k = 0;
+
+    for (uint32_t c = first; k < n && c < end; k++) {
+        start[k] = c;
+        uint64_t goal = total * (k + 1) / n;
+        for (acc += fmt_reader_chunk(r, c)->nr_events, c++; c < end; c++) {
+            const struct fmt_chunk_info *ci = fmt_reader_chunk(r, c);
+            if (acc >= goal && k + 1 < n &&
+                (!by_time || fmt_reader_chunk(r, c - 1)->last_ts_ns < ci->first_ts_ns))
+                break;
+            acc += ci->nr_events;
+        }
+    }
+    return k;
 }
 
 int ana_scan_rest(struct fmt_reader *r)

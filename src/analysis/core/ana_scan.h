@@ -30,6 +30,19 @@ struct ana_scan_options {
 /* Defaults: from chunk 0 to the end, no progress. */
 void ana_scan_options_init(struct ana_scan_options *o);
 
+/* The events of chunks first..end-1. */
+uint64_t ana_scan_events(const struct fmt_reader *r, uint32_t first, uint32_t end);
+
+/* Cut chunks first..end-1 into at most n ranges of about equal events for
+ * a parallel replay (each read with end_chunk, so chunks that share a time
+ * unit, a storm's, may fall in two; in an aggregated trace only where time
+ * advances between chunks, since a range tells it starts past the
+ * trace's FMT_EV_AGGREGATE by its first time: ana_heap_replay_run).
+ * start[] gets each range's first chunk. Returns the number of ranges:
+ * 0 when first >= end. */
+unsigned ana_scan_cut(const struct fmt_reader *r, uint32_t first, uint32_t end, unsigned n,
+                      uint32_t *start);
+
 /* Feed events to fn. Every chunk is decoded, those before from_chunk and
  * after an early stop (until_ns, fn's 1) too, unused (unless o->range): a
  * command reaches dump's verdict on a corrupt file whatever part it looks

@@ -315,6 +315,7 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
     struct fmt_reader *r;
     struct range *rg = NULL;
     pthread_t *tid = NULL;
+    uint32_t *start = NULL; /* each range's first chunk */
     unsigned n = 0;
     int rc;
 
@@ -335,9 +336,7 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
         until_ns == UINT64_MAX ? nr_chunks : fmt_reader_find_chunk(r, until_ns) + 1;
     if (last_chunk > nr_chunks)
         last_chunk = nr_chunks;
-    uint64_t total = 0;
-    for (uint32_t c = 0; c < last_chunk; c++)
-        total += fmt_reader_chunk(r, c)->nr_events;
+    uint64_t total = ana_scan_events(r, 0, last_chunk);
     if (nr_threads > total / min_events)
         nr_threads = (unsigned)(total / min_events);
     if (nr_threads < 1)
@@ -361,32 +360,18 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
     }
     rg = calloc(nr_threads, sizeof(*rg));
     tid = calloc(nr_threads, sizeof(*tid));
-    if (!rg || !tid) {
+    start = calloc(nr_threads, sizeof(*start));
+    if (!rg || !tid || !start) {
         rc = -ENOMEM;
         goto out;
     }
-    /* Cut at chunk edges: a range reads its chunks only (fmt_reader_seek_
-     * range), so chunks that share a time unit (a storm's) may fall in two.
-     * Not in an aggregated trace: there a range knows it starts past the
-     * trace's FMT_EV_AGGREGATE by its first time (ana_heap_replay_run), so
-     * cuts stay where time advances. */
-    bool by_time = fmt_reader_info(r)->aggregate_ns != 0;
-    uint64_t acc = 0;
-    uint32_t c = 0;
-    for (unsigned k = 0; k < nr_threads && c < last_chunk; k++) {
-        rg[n].first_chunk = c;
-        rg[n].from_ns = fmt_reader_chunk(r, c)->first_ts_ns;
-        uint64_t goal = total * (k + 1) / nr_threads;
-        for (acc += fmt_reader_chunk(r, c)->nr_events, c++; c < last_chunk; c++) {
-            const struct fmt_chunk_info *ci = fmt_reader_chunk(r, c);
-            if (acc >= goal && k + 1 < nr_threads &&
-                (!by_time || fmt_reader_chunk(r, c - 1)->last_ts_ns < ci->first_ts_ns))
-                break;
-            acc += ci->nr_events;
-        }
-        rg[n].end_ns = c < last_chunk ? fmt_reader_chunk(r, c)->first_ts_ns : UINT64_MAX;
-        rg[n].end_chunk = c < last_chunk ? c : 0;
-        n++;
+    n = ana_scan_cut(r, 0, last_chunk, nr_threads, start);
+    for (unsigned k = 0; k < n; k++) {
+        uint32_t end = k + 1 < n ? start[k + 1] : 0;
+        rg[k].first_chunk = start[k];
+        rg[k].from_ns = fmt_reader_chunk(r, start[k])->first_ts_ns;
+        rg[k].end_ns = end ? fmt_reader_chunk(r, end)->first_ts_ns : UINT64_MAX;
+        rg[k].end_chunk = end;
     }
     if (n == 0) { /* an empty trace: one range that reads nothing */
         rg[0].first_chunk = 0;
@@ -441,6 +426,7 @@ out:
     }
     free(rg);
     free(tid);
+    free(start);
     fmt_reader_close(r);
     return rc;
 }

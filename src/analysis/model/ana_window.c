@@ -431,28 +431,6 @@ static int merge_window(struct ana_window *w, const struct ana_window *o)
     return 0;
 }
 
-/* Cut the chunks first..last into at most n ranges of about equal events
- * (of min_events at least): the first chunk of each in start[]. Returns
- * the number made. */
-static unsigned cut_ranges(struct fmt_reader *r, uint32_t first, uint32_t last, unsigned n,
-                           uint64_t min_events, uint32_t *start)
-{
-    uint64_t total = 0, acc = 0;
-    unsigned k = 0;
-
-    for (uint32_t c = first; c <= last; c++)
-        total += fmt_reader_chunk(r, c)->nr_events;
-    if (n > total / min_events)
-        n = (unsigned)(total / min_events);
-    start[k++] = first;
-    for (uint32_t c = first; c <= last && k < n; c++) {
-        acc += fmt_reader_chunk(r, c)->nr_events;
-        if (c < last && acc >= total * k / n)
-            start[k++] = c + 1;
-    }
-    return k;
-}
-
 int ana_window_compute_index(struct ana_window *w, struct fmt_reader *r,
                              const struct ana_window_ranges *rg, struct ana_filter *f,
                              uint64_t t0_ns, uint64_t t1_ns, enum ana_window_by by,
@@ -468,15 +446,13 @@ int ana_window_compute_index(struct ana_window *w, struct fmt_reader *r,
 
     if ((*why = ana_index_refusal(r, f)))
         return -ENOTSUP;
-    uint32_t nr_chunks = fmt_reader_nr_chunks(r), first = fmt_reader_find_chunk(r, t0_ns),
-             last = fmt_reader_find_chunk(r, t1_ns);
-    last = last < nr_chunks ? last : nr_chunks ? nr_chunks - 1 : 0;
+    /* The chunks from the one that reaches t0 to the one that reaches t1. */
+    uint32_t first = fmt_reader_find_chunk(r, t0_ns), end = fmt_reader_find_chunk(r, t1_ns) + 1;
+    end = end < fmt_reader_nr_chunks(r) ? end : fmt_reader_nr_chunks(r);
+    uint64_t min_events = rg->min_range_events ? rg->min_range_events : MIN_EVENTS_PER_RANGE;
+    uint64_t most = ana_scan_events(r, first, end) / min_events;
     unsigned nr = rg->nr_threads < MAX_RANGES ? rg->nr_threads : MAX_RANGES;
-    unsigned n =
-        first < nr_chunks && nr > 1
-            ? cut_ranges(r, first, last, nr,
-                         rg->min_range_events ? rg->min_range_events : MIN_EVENTS_PER_RANGE, start)
-            : 0;
+    unsigned n = ana_scan_cut(r, first, end, nr < most ? nr : (unsigned)most, start);
     if (n < 1) {
         n = 1;
         start[0] = first;
