@@ -368,15 +368,22 @@ unsigned cli_ana_jobs(void)
     return cpus < 1 ? 1 : cpus > 16 ? 16 : (unsigned)cpus;
 }
 
-struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_options *mo,
-                                uint64_t until_ns)
+uint64_t cli_ana_range_events(void)
+{
+    const char *range = getenv("MEMSCRIBE_RANGE_EVENTS");
+
+    return range && *range ? strtoull(range, NULL, 10) : 0;
+}
+
+/* cli_ana_model, from the index or not. */
+static struct ana_model *model(struct cli_ana *a, const struct ana_model_options *mo,
+                               uint64_t until_ns, bool index)
 {
     struct ana_model *m;
-    long cpus = cli_ana_jobs();
-    const char *range = getenv("MEMSCRIBE_RANGE_EVENTS");
+    unsigned cpus = cli_ana_jobs();
     int rc;
 
-    if (a->index) {
+    if (index) {
         struct ana_pmodel_options po = {.until_ns = until_ns, .from_index = true};
         char err[600] = "";
         rc = ana_pmodel_build(&m, a->path, mo, &po, err, sizeof(err));
@@ -390,9 +397,9 @@ struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_option
     }
     if (cpus > 1 && ana_pmodel_supported(mo)) {
         struct ana_pmodel_options po = {
-            .nr_threads = (unsigned)(cpus > 16 ? 16 : cpus),
+            .nr_threads = cpus,
             .until_ns = until_ns,
-            .min_range_events = range && *range ? strtoull(range, NULL, 10) : 0,
+            .min_range_events = cli_ana_range_events(),
             .progress = cli_ana_progress,
             .progress_arg = a,
             .verify = a->verify,
@@ -416,15 +423,18 @@ struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_option
     return m;
 }
 
+struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_options *mo,
+                                uint64_t until_ns)
+{
+    return model(a, mo, until_ns, a->index);
+}
+
 uint64_t cli_ana_peak(struct cli_ana *a)
 {
     if (!a->have_peak) {
         struct ana_model_options mo = {.filter = &a->filter};
         /* The peak is the replay's to find: the index holds no peak. */
-        bool index = a->index;
-        a->index = false;
-        struct ana_model *m = cli_ana_model(a, &mo, UINT64_MAX);
-        a->index = index;
+        struct ana_model *m = model(a, &mo, UINT64_MAX, false);
 
         a->peak_ns = ana_model_total(m)->peak_ns;
         a->have_peak = true;

@@ -215,6 +215,10 @@ uint32_t cli_ana_tree_path(struct cli_ana *a, uint32_t stack, bool bottom_up, ui
  * 1 to 16. */
 unsigned cli_ana_jobs(void);
 
+/* The fewest events per range of a parallel replay: MEMSCRIBE_RANGE_EVENTS=N
+ * (tests cut small traces so), else 0 (the replay's own). */
+uint64_t cli_ana_range_events(void);
+
 /* Replay the trace (up to until_ns, UINT64_MAX: all) into a finished heap
  * model: on every CPU in ranges when the options allow (ana_pmodel.h),
  * else in one pass. MEMSCRIBE_JOBS=N caps the threads, MEMSCRIBE_RANGE_EVENTS=N

@@ -313,9 +313,7 @@ static void compute(struct window *wn)
                         wn->t1, wn->t0);
     const char *why = NULL;
     char err[600] = "";
-    const char *range = getenv("MEMSCRIBE_RANGE_EVENTS"); /* tests cut small traces so */
-    struct ana_window_ranges rg = {a->path, cli_ana_jobs(),
-                                   range && *range ? strtoull(range, NULL, 10) : 0};
+    struct ana_window_ranges rg = {a->path, cli_ana_jobs(), cli_ana_range_events()};
     rc = a->index
              ? ana_window_compute_index(&wn->w, a->r, &rg, &a->filter, wn->t0, wn->t1, wby[wn->by],
                                         cli_ana_progress, a, &why, err, sizeof(err))
