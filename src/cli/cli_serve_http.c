@@ -67,14 +67,20 @@ struct sent {
     struct body *b;
 };
 
+/* Drop a reference to b, taking the lock. */
+static void body_release(struct cli_serve_http *h, struct body *b)
+{
+    pthread_mutex_lock(&h->lock);
+    body_drop(b);
+    pthread_mutex_unlock(&h->lock);
+}
+
 /* libmicrohttpd is done sending a shared body. */
 static void body_sent(void *arg)
 {
     struct sent *s = arg;
 
-    pthread_mutex_lock(&s->h->lock);
-    body_drop(s->b);
-    pthread_mutex_unlock(&s->h->lock);
+    body_release(s->h, s->b);
     free(s);
 }
 
@@ -118,28 +124,21 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
                  MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_PERSISTENT));
 }
 
-/* Send a shared body: one more reference, dropped when it is sent. */
+/* Send a shared body with the caller's reference to it, which the
+ * response holds until it is sent. */
 static enum MHD_Result reply_shared(struct cli_serve_http *h, struct MHD_Connection *c,
                                     unsigned status, const char *type, struct body *b)
 {
     struct sent *s = malloc(sizeof(*s));
     struct MHD_Response *r = NULL;
 
-    pthread_mutex_lock(&h->lock);
-    b->refs++;
-    pthread_mutex_unlock(&h->lock);
     if (s) {
         *s = (struct sent){h, b};
         r = MHD_create_response_from_buffer_with_free_callback_cls(b->len, b->data, body_sent, s);
     }
     if (!r) {
-        if (s)
-            body_sent(s);
-        else {
-            pthread_mutex_lock(&h->lock);
-            body_drop(b);
-            pthread_mutex_unlock(&h->lock);
-        }
+        free(s);
+        body_release(h, b);
         return MHD_NO;
     }
     return queue(c, status, type, r);
@@ -255,13 +254,9 @@ static enum MHD_Result api(struct cli_serve_http *h, struct MHD_Connection *c, c
             unsigned status = e->status;
             const char *type = e->type;
             e->used = ++h->clock;
-            b->refs++; /* kept while the reply takes its own */
+            b->refs++; /* the reply's */
             pthread_mutex_unlock(&h->lock);
-            enum MHD_Result sent = reply_shared(h, c, status, type, b);
-            pthread_mutex_lock(&h->lock);
-            body_drop(b);
-            pthread_mutex_unlock(&h->lock);
-            return sent;
+            return reply_shared(h, c, status, type, b);
         }
         pthread_mutex_unlock(&h->lock);
     }
@@ -277,17 +272,13 @@ static enum MHD_Result api(struct cli_serve_http *h, struct MHD_Connection *c, c
         free(a.body);
         return send_text(c, 500, "the server ran out of memory\n");
     }
-    *b = (struct body){1, a.body_len, data};
+    *b = (struct body){1, a.body_len, data}; /* the reply's reference */
     /* Keep answers that are the trace's, not a passing failure. */
     pthread_mutex_lock(&h->lock);
     if (cacheable && (a.status == 200 || a.status == 400) && p.len < MAX_KEY)
         cache_put(h, p.key, size, mtime, a.status, a.type, b);
     pthread_mutex_unlock(&h->lock);
-    enum MHD_Result sent = reply_shared(h, c, a.status, a.type, b);
-    pthread_mutex_lock(&h->lock);
-    body_drop(b);
-    pthread_mutex_unlock(&h->lock);
-    return sent;
+    return reply_shared(h, c, a.status, a.type, b);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
