@@ -14,6 +14,7 @@
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_segment.h"
 #include "analysis/core/ana_text.h"
+#include "analysis/model/ana_fold.h"
 #include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_pmodel.h"
 #include "cli/cli.h"
@@ -420,6 +421,8 @@ static struct ana_model *model(struct cli_ana *a, const struct ana_model_options
     cli_ana_progress_done(a);
     if (rc)
         cli_ana_fail(a, rc);
+    if (a->fold && mo->retire.arg == a->fold)
+        ana_fold_finish(a->fold, m);
     return m;
 }
 
@@ -564,6 +567,9 @@ int cli_ana_close(struct cli_ana *a)
         for (size_t i = 0; i < ana_sym_nr_notes(s); i++)
             cli_warn("%s: note: %s", a->cmd, ana_sym_note(s, i));
     }
+    if (a->fold)
+        ana_fold_release(a->fold);
+    free(a->fold);
     ana_stacks_destroy(a->stacks);
     fmt_reader_close(a->r);
     ana_filter_release(&a->filter);

@@ -101,6 +101,9 @@ struct cli_ana {
     /* --verify (report): cli_ana_model's pass also holds every chunk's
      * summary against its events, as dump --verify does. */
     bool verify;
+    /* The rows of the per-program view and of the tree, folded at each
+     * image's end (cli_fold.h); NULL: read from the whole model. */
+    struct ana_fold *fold;
 };
 
 void cli_ana_init(struct cli_ana *a, const char *cmd, unsigned default_top);

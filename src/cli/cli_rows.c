@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/core/ana_map.h"
+#include "analysis/model/ana_fold.h"
 #include "analysis/model/ana_reach.h"
 #include "cli/cli.h"
 #include "util/util_array.h"
@@ -136,6 +137,7 @@ static void make_grouped(struct cli_ana *a, const struct ana_model *m, enum cli_
         row->peak_all_bytes += s->peak_all_bytes;
     }
     out->first = first;
+    out->nr = n;
 }
 
 void cli_rows_make_by(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
@@ -178,6 +180,28 @@ void cli_rows_make(struct cli_ana *a, const struct ana_model *m, struct cli_rows
         row->peak_all_bytes += s->peak_all_bytes;
     }
     out->first = first;
+    out->nr = n;
+}
+
+void cli_rows_from_fold(struct cli_ana *a, const struct ana_fold *f, enum cli_rows_by by,
+                        struct cli_rows *out)
+{
+    uint32_t n;
+    const struct ana_fold_row *v =
+        ana_fold_rows(f, by == CLI_ROWS_BY_ALL ? ANA_FOLD_BY_ALL : ANA_FOLD_BY_PROGRAM, &n);
+
+    memset(out, 0, sizeof(*out));
+    out->nr = n;
+    out->row = calloc((size_t)n + 1, sizeof(*out->row));
+    out->stack = malloc(((size_t)n + 1) * sizeof(*out->stack));
+    out->live_stack = malloc(((size_t)n + 1) * sizeof(*out->live_stack));
+    if (!out->row || !out->stack || !out->live_stack)
+        cli_die("%s: out of memory", a->cmd);
+    for (uint32_t id = 0; id < n; id++) {
+        out->row[id] = &v[id].s;
+        out->stack[id] = v[id].stack;
+        out->live_stack[id] = v[id].live_stack;
+    }
 }
 
 void cli_rows_release(struct cli_rows *r)
@@ -185,6 +209,8 @@ void cli_rows_release(struct cli_rows *r)
     free(r->row);
     free(r->merged);
     free(r->first);
+    free(r->stack);
+    free(r->live_stack);
     memset(r, 0, sizeof(*r));
 }
 

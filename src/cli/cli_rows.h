@@ -13,6 +13,8 @@
 #include "analysis/model/ana_model.h"
 #include "cli/cli_ana.h"
 
+enum cli_rows_by { CLI_ROWS_BY_IMAGE, CLI_ROWS_BY_PROGRAM, CLI_ROWS_BY_ALL };
+
 /* A key that is the same for two stacks exactly when their rows would show
  * the same frames: a string id of the place sequence. */
 uint32_t cli_rows_key(struct cli_ana *a, uint32_t stack);
@@ -26,15 +28,33 @@ struct cli_rows {
     const struct ana_site **row;
     struct ana_site *merged;
     uint32_t *first; /* first[id]: the id of the row site id is added to, UINT32_MAX: none */
+    uint32_t nr;     /* ids are 0 .. nr - 1 */
+    /* Rows of a fold (cli_rows_from_fold): ids are dense, in the order of
+     * their lowest stack; stack[id] that stack, live_stack[id] the lowest
+     * with live blocks (UINT32_MAX: none); first is NULL. NULL for rows of
+     * a model, whose ids are stack ids. */
+    uint32_t *stack;
+    uint32_t *live_stack;
 };
 void cli_rows_make(struct cli_ana *a, const struct ana_model *m, struct cli_rows *out);
+
+/* The stack whose frames row id shows: its lowest. */
+static inline uint32_t cli_rows_stack(const struct cli_rows *r, uint32_t id)
+{
+    return r->stack ? r->stack[id] : id;
+}
+
+/* The rows of a fold (cli_ana_fold), by program or all in one: the same
+ * rows cli_rows_make_by makes from a whole model, in the same order. */
+struct ana_fold;
+void cli_rows_from_fold(struct cli_ana *a, const struct ana_fold *f, enum cli_rows_by by,
+                        struct cli_rows *out);
 
 /* Rows of other groups than the image: the sites of one program (a->programs,
  * the per-program view) or of the whole trace that read the same are one
  * row, whose peak_bytes is its sites' live bytes at the program's peak
  * (ana_model_site_program_peak) or at the tree's (peak_all_bytes). Every
  * row is a copy (in merged); row->image is its first site's image. */
-enum cli_rows_by { CLI_ROWS_BY_IMAGE, CLI_ROWS_BY_PROGRAM, CLI_ROWS_BY_ALL };
 void cli_rows_make_by(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
                       struct cli_rows *out);
 

@@ -7,42 +7,58 @@
 
 #include "cli/cli.h"
 
-void cli_view_make(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
-                   struct cli_view *v)
+/* Group v->rows (made) by v->by, and mark the rows whose leaks a
+ * suppression matches. */
+static void index_rows(struct cli_ana *a, struct cli_view *v, uint32_t nr_images)
 {
-    uint32_t nr_sites = ana_model_nr_sites(m), *next;
+    uint32_t nr = v->rows.nr, *next;
 
-    memset(v, 0, sizeof(*v));
-    v->by = by;
-    v->nr_groups = by == CLI_ROWS_BY_IMAGE     ? ana_model_nr_images(m)
-                   : by == CLI_ROWS_BY_PROGRAM ? a->programs.nr
-                                               : 1;
-    cli_rows_make_by(a, m, by, &v->rows);
+    v->nr_groups = v->by == CLI_ROWS_BY_IMAGE     ? nr_images
+                   : v->by == CLI_ROWS_BY_PROGRAM ? a->programs.nr
+                                                  : 1;
     v->group_start = calloc((size_t)v->nr_groups + 2, sizeof(*v->group_start));
-    v->by_group = malloc(((size_t)nr_sites + 1) * sizeof(*v->by_group));
-    v->suppressed = calloc((size_t)nr_sites + 1, sizeof(*v->suppressed));
+    v->by_group = malloc(((size_t)nr + 1) * sizeof(*v->by_group));
+    v->suppressed = calloc((size_t)nr + 1, sizeof(*v->suppressed));
     next = malloc(((size_t)v->nr_groups + 1) * sizeof(*next));
     if (!v->group_start || !v->by_group || !v->suppressed || !next)
         cli_die("%s: out of memory", a->cmd);
-    for (uint32_t id = 0; id < nr_sites; id++) {
+    for (uint32_t id = 0; id < nr; id++) {
         const struct ana_site *row = v->rows.row[id];
         uint32_t g = row ? cli_rows_group(a, v->by, row->image) : UINT32_MAX;
         if (g < v->nr_groups)
             v->group_start[g + 1]++;
         if (row && row->live_blocks > 0)
-            v->suppressed[id] = cli_supp_match(&a->supp, a, id) != NULL;
+            v->suppressed[id] = cli_supp_match(&a->supp, a, cli_rows_stack(&v->rows, id)) != NULL;
     }
     for (uint32_t g = 0; g < v->nr_groups; g++) {
         v->group_start[g + 1] += v->group_start[g];
         next[g] = v->group_start[g];
     }
-    for (uint32_t id = 0; id < nr_sites; id++) {
+    for (uint32_t id = 0; id < nr; id++) {
         const struct ana_site *row = v->rows.row[id];
         uint32_t g = row ? cli_rows_group(a, v->by, row->image) : UINT32_MAX;
         if (g < v->nr_groups)
             v->by_group[next[g]++] = id;
     }
     free(next);
+}
+
+void cli_view_make(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
+                   struct cli_view *v)
+{
+    memset(v, 0, sizeof(*v));
+    v->by = by;
+    cli_rows_make_by(a, m, by, &v->rows);
+    index_rows(a, v, ana_model_nr_images(m));
+}
+
+void cli_view_make_folded(struct cli_ana *a, const struct ana_fold *f, enum cli_rows_by by,
+                          struct cli_view *v)
+{
+    memset(v, 0, sizeof(*v));
+    v->by = by;
+    cli_rows_from_fold(a, f, by, &v->rows);
+    index_rows(a, v, 0);
 }
 
 void cli_view_release(struct cli_view *v)

@@ -16,8 +16,8 @@
 
 struct cli_view {
     enum cli_rows_by by;
-    struct cli_rows rows; /* by stack id, as cli_rows.h */
-    bool *suppressed;     /* by stack id: leaks listed apart (cli_supp.h) */
+    struct cli_rows rows; /* by row id (a stack id for a model's), as cli_rows.h */
+    bool *suppressed;     /* by row id: leaks listed apart (cli_supp.h) */
     /* Row ids by group, ascending within each: group g's are
      * by_group[group_start[g] .. group_start[g + 1]). */
     uint32_t *by_group;
@@ -29,7 +29,17 @@ struct cli_view {
  * on failure. */
 void cli_view_make(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
                    struct cli_view *v);
+/* The same of the rows a fold made (cli_ana_fold: by program or all). */
+struct ana_fold;
+void cli_view_make_folded(struct cli_ana *a, const struct ana_fold *f, enum cli_rows_by by,
+                          struct cli_view *v);
 void cli_view_release(struct cli_view *v);
+
+/* The stack row id shows (cli_rows_stack). */
+static inline uint32_t cli_view_stack(const struct cli_view *v, uint32_t id)
+{
+    return cli_rows_stack(&v->rows, id);
+}
 
 /* The row ids of group g (UINT32_MAX: of every group). */
 const uint32_t *cli_view_group(const struct cli_view *v, uint32_t g, uint32_t *n);

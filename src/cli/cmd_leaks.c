@@ -15,6 +15,7 @@
 #include "analysis/model/ana_reach.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "cli/cli_fold.h"
 #include "cli/cli_getopt.h"
 #include "cli/cli_heaps.h"
 #include "cli/cli_rows.h"
@@ -198,36 +199,40 @@ static int cmp_leaked(const void *x, const void *y, void *arg)
 static void stack_rows(struct leaks *lk)
 {
     struct cli_ana *a = &lk->a;
-    uint32_t *ids = malloc(((size_t)ana_model_nr_sites(lk->m) + 1) * sizeof(*ids));
     struct cli_rows rows;
     const struct ana_column *cols = a->by_program ? program_cols : group_cols;
     uint32_t n = 0;
     unsigned nr;
     char exe[4 * 1024 + 1];
 
-    if (!ids)
+    if (a->fold)
+        cli_rows_from_fold(a, a->fold, CLI_ROWS_BY_PROGRAM, &rows);
+    else
+        cli_rows_make_by(a, lk->m, a->by_program ? CLI_ROWS_BY_PROGRAM : CLI_ROWS_BY_IMAGE, &rows);
+    uint32_t *ids = malloc(((size_t)rows.nr + 1) * sizeof(*ids));
+    /* A fold keeps each row's lowest stack with live blocks; a model's
+     * rows find it from their sites. */
+    uint32_t *live_id = rows.live_stack ? NULL : calloc((size_t)rows.nr + 1, sizeof(uint32_t));
+    struct tie tie = {rows.row, rows.live_stack ? rows.live_stack : live_id};
+    if (!ids || !tie.live_id)
         cli_die("leaks: out of memory");
-    cli_rows_make_by(a, lk->m, a->by_program ? CLI_ROWS_BY_PROGRAM : CLI_ROWS_BY_IMAGE, &rows);
-    struct tie tie = {rows.row, calloc((size_t)ana_model_nr_sites(lk->m) + 1, sizeof(uint32_t))};
-    if (!tie.live_id)
-        cli_die("leaks: out of memory");
-    for (uint32_t id = ana_model_nr_sites(lk->m); id-- > 0;) {
-        const struct ana_site *s = ana_model_site(lk->m, id);
+    for (uint32_t id = rows.nr; id-- > 0;) {
+        const struct ana_site *s = live_id ? ana_model_site(lk->m, id) : NULL;
         if (s && s->live_blocks > 0 && rows.first[id] != UINT32_MAX)
-            tie.live_id[rows.first[id]] = id;
+            live_id[rows.first[id]] = id;
         if (rows.row[id] && rows.row[id]->live_blocks > 0)
             ids[n++] = id;
     }
     qsort_r(ids, n, sizeof(*ids), cmp_leaked, &tie);
-    free(tie.live_id);
-    struct ana_reach_sum *cls =
-        lk->classes ? cli_rows_reach(&rows, ana_model_nr_sites(lk->m), &lk->reach) : NULL;
+    free(live_id);
+    struct ana_reach_sum *cls = lk->classes ? cli_rows_reach(&rows, rows.nr, &lk->reach) : NULL;
     if (stack_table(lk, cols, &lk->tab) || stack_table(lk, cols, &lk->sup))
         cli_die("leaks: out of memory");
     cli_supp_load(&a->supp, a);
     for (uint32_t i = 0, shown = 0; i < n; i++) {
         const struct ana_site *s = rows.row[ids[i]];
-        struct ana_table *to = cli_supp_match(&a->supp, a, ids[i]) ? lk->sup : lk->tab;
+        uint32_t stack = cli_rows_stack(&rows, ids[i]);
+        struct ana_table *to = cli_supp_match(&a->supp, a, stack) ? lk->sup : lk->tab;
         if (to == lk->tab && a->top && shown++ >= a->top)
             continue;
         ana_table_add_row(to);
@@ -244,7 +249,7 @@ static void stack_rows(struct leaks *lk)
             ana_table_set_u64(to, 4 + 2 * c, cls[ids[i]].blocks[ana_reach_order[c]]);
         }
         const char *const *fr = cli_ana_stack(
-            a, ids[i], false, a->format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
+            a, stack, false, a->format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
         ana_table_set_list(to, lk->classes ? 3 + NR_CLASS_COLS : 3, fr, nr);
     }
     free(ids);
@@ -422,8 +427,10 @@ int cmd_leaks(int argc, char **argv)
     lk.classes = ana_reach_present(lk.a.r);
     lk.reach_at = lk.at.base == ANA_TIME_END && !lk.at.offset_ns ? UINT64_MAX : lk.t;
     struct ana_model_options mo = {.filter = &lk.a.filter, .keep_blocks = lk.all || lk.classes};
-    if (!lk.all)
+    if (!lk.all) {
         cli_ana_programs(&lk.a, &mo);
+        cli_fold_setup(&lk.a, &mo); /* its tables are the per-program view's */
+    }
     lk.m = cli_ana_model(&lk.a, &mo, lk.t);
     if (lk.classes && ana_reach_build_at(&lk.reach, lk.a.r, lk.m, lk.reach_at))
         cli_die("leaks: out of memory");

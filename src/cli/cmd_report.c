@@ -21,6 +21,7 @@
 #include "analysis/model/ana_scope_json.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "cli/cli_fold.h"
 #include "cli/cli_getopt.h"
 #include "cli/cli_heaps.h"
 #include "cli/cli_procs.h"
@@ -176,7 +177,7 @@ static void site_row(struct report *rp, const struct cli_view *v, struct ana_tab
         ana_table_set_u64(t, first_col + 5, s->nr_temporary);
     else
         ana_table_set_none(t, first_col + 5); /* not estimated (ana_sample.h) */
-    const char *const *fr = cli_ana_stack(&rp->a, id, false, max_frames, &nr);
+    const char *const *fr = cli_ana_stack(&rp->a, cli_view_stack(v, id), false, max_frames, &nr);
     if (ana_table_set_list(t, first_col + 6, fr, nr))
         cli_die("report: out of memory");
 }
@@ -759,22 +760,31 @@ int cmd_report(int argc, char **argv)
                                    .loose_temporary = rp.loose,
                                    .temporary_threshold = rp.temp_threshold};
     cli_ana_programs(&rp.a, &mo);
+    /* The text of the per-program view reads no table by process: its
+     * rows can be folded at each image's end (cli_fold.h). */
+    bool folded = rp.a.format == CLI_FMT_TEXT && cli_fold_setup(&rp.a, &mo);
     rp.m = cli_ana_model(&rp.a, &mo, UINT64_MAX);
     if (rp.classes && ana_reach_build(&rp.reach, rp.a.r, rp.m))
         cli_die("report: out of memory");
     cli_heaps_load(&rp.a, &rp.heaps, UINT64_MAX);
-    rp.ids = malloc(((size_t)ana_model_nr_sites(rp.m) + ana_model_nr_programs(rp.m) + 1) *
-                    sizeof(*rp.ids));
-    if (!rp.ids)
-        cli_die("report: out of memory");
     cli_supp_load(&rp.a.supp, &rp.a);
-    /* The text of the per-program view reads no table by process. */
     if (!rp.a.by_program || rp.a.format != CLI_FMT_TEXT)
         cli_view_make(&rp.a, rp.m, CLI_ROWS_BY_IMAGE, &rp.procs);
-    if (rp.a.by_program) {
+    if (folded) {
+        cli_view_make_folded(&rp.a, rp.a.fold, CLI_ROWS_BY_PROGRAM, &rp.progs);
+        cli_view_make_folded(&rp.a, rp.a.fold, CLI_ROWS_BY_ALL, &rp.all);
+    } else if (rp.a.by_program) {
         cli_view_make(&rp.a, rp.m, CLI_ROWS_BY_PROGRAM, &rp.progs);
         cli_view_make(&rp.a, rp.m, CLI_ROWS_BY_ALL, &rp.all);
     }
+    /* Scratch for a table's rows or the programs: the most of any view. */
+    size_t nr_ids = ana_model_nr_programs(rp.m);
+    const struct cli_view *views[] = {&rp.procs, &rp.progs, &rp.all};
+    for (size_t k = 0; k < sizeof(views) / sizeof(views[0]); k++)
+        if (views[k]->rows.nr > nr_ids)
+            nr_ids = views[k]->rows.nr;
+    if (!(rp.ids = malloc((nr_ids + 1) * sizeof(*rp.ids))))
+        cli_die("report: out of memory");
 
     if (rp.a.format == CLI_FMT_JSON)
         write_json(&rp, stdout);

@@ -60,6 +60,21 @@ check() { # name trace hogs-at-once
             "$WORK/$name.json" | tr -d ' \n')" "[$MIB50]"
     expect "$name: total leaked" "$(jq '.total.leaked_bytes' "$WORK/$name.json")" \
         "$(jq '[.processes[].leaked_bytes] | add' "$WORK/$name.json")"
+    # The per-program view's rows are folded at each process's end (bounded
+    # memory on trees): they read as those of the whole model, and the
+    # tree's first site by peak is the hogs' that were live at the peak.
+    local cmd
+    for cmd in report leaks "leaks --format=json" "report --frames 2 --top 3"; do
+        # shellcheck disable=SC2086 # the command's words
+        "$MEMSCRIBE" $cmd "$t" >"$WORK/fold.out" || fail "$name: $cmd"
+        # shellcheck disable=SC2086
+        MEMSCRIBE_FOLD=0 "$MEMSCRIBE" $cmd "$t" >"$WORK/whole.out" || fail "$name: $cmd (whole)"
+        cmp -s "$WORK/fold.out" "$WORK/whole.out" ||
+            fail "$name: $cmd: folded rows differ: $(diff "$WORK/whole.out" "$WORK/fold.out" | head -5)"
+    done
+    "$MEMSCRIBE" report "$t" >"$WORK/$name.txt"
+    expect "$name: the tree's first site by peak" "$(awk '/^  top call sites by peak/ { getline; getline; print $1; exit }' "$WORK/$name.txt")" \
+        $((n * MIB50))
     # heaptrack's one stream follows the tree's heap: an ended process's
     # blocks leave it before the next allocation, so its peak is the tree's
     # to the byte (main: every hog's 50 MiB stayed, 150 MiB in sequence).

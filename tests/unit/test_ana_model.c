@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "analysis/model/ana_fold.h"
 #include "analysis/model/ana_model.h"
 
 /* A little event builder: one process (image 0, pid 10) unless changed. */
@@ -430,6 +431,80 @@ static void test_failed_and_filter_parse(void **state)
     ana_filter_release(&f);
 }
 
+/* The fold's key: stacks 2, 3 and 4 read the same (one row per program). */
+static int fold_key(void *arg, uint32_t stack, uint32_t *key)
+{
+    (void)arg;
+    *key = stack >= 2 ? 7 : stack;
+    return 0;
+}
+
+/* Image 0 (program 0) holds 100 for ever; images 1, 2 and 3 (program 1)
+ * allocate 500, 300 and last at one call site, one after the other.
+ * Retiring: each ended image's sites are gone from the model, and the
+ * fold's rows are those a whole model gives: counters summed, each row's
+ * share at its program's peak and at the tree's kept only when that peak
+ * is the last (a later peak, reached when the image no longer ran, makes
+ * its share 0). */
+static void fold_run(uint64_t last, uint64_t prog_peak_share, uint64_t all_peak_share)
+{
+    uint32_t of_image[4] = {0, 1, 1, 1};
+    struct ana_program v[2] = {{.nr_images = 1, .first_image = 0},
+                               {.nr_images = 3, .first_image = 1}};
+    struct ana_programs progs = {.of_image = of_image, .nr_images = 4, .v = v, .nr = 2};
+    struct ana_fold f;
+    struct seq s;
+
+    ana_fold_init(&f, &progs, fold_key, NULL);
+    struct ana_model_options mo = {.programs = &progs, .retire = ana_fold_retire(&f)};
+    seq_init(&s, &mo);
+    do_malloc(&s, 100, 1);
+    const uint64_t sizes[3] = {500, 300, last};
+    for (uint32_t i = 1; i <= 3; i++) {
+        s.image = i, s.pid = 10 + i, s.thread = i, s.tid = 10 + i;
+        do_malloc(&s, sizes[i - 1], 1 + i);
+        if (i == 3)
+            break; /* still running at the end */
+        struct fmt_event ev = base(&s, FMT_EV_PROCESS_EXIT);
+        assert_int_equal(ana_model_event(s.m, &ev), 0);
+        assert_null(ana_model_site(s.m, 1 + i)); /* dropped at its exit */
+        assert_non_null(ana_model_site(s.m, 1));
+    }
+    assert_int_equal(ana_model_finish(s.m), 0);
+    assert_int_equal(ana_fold_finish(&f, s.m), 0);
+    assert_null(ana_model_site(s.m, 1)); /* every image retired at finish */
+
+    uint32_t n;
+    const struct ana_fold_row *r = ana_fold_rows(&f, ANA_FOLD_BY_PROGRAM, &n);
+    assert_int_equal(n, 2);
+    assert_int_equal(r[0].stack, 1);
+    assert_int_equal(r[0].s.peak_bytes, 100);
+    assert_int_equal(r[1].stack, 2); /* the lowest of its stacks */
+    assert_int_equal(r[1].live_stack, 2);
+    assert_int_equal(r[1].s.image, 1);
+    assert_int_equal(r[1].s.nr_allocs, 3);
+    assert_int_equal(r[1].s.alloc_bytes, 800 + last);
+    assert_int_equal(r[1].s.live_bytes, 800 + last);
+    assert_int_equal(r[1].s.live_blocks, 3);
+    assert_int_equal(r[1].s.peak_bytes, prog_peak_share);
+    assert_int_equal(r[1].s.peak_all_bytes, all_peak_share);
+    r = ana_fold_rows(&f, ANA_FOLD_BY_ALL, &n);
+    assert_int_equal(n, 2);
+    assert_int_equal(r[1].s.peak_bytes, all_peak_share);
+    assert_int_equal(r[0].s.peak_bytes, 100);
+    ana_model_destroy(s.m);
+    ana_fold_release(&f);
+}
+
+static void test_retire_fold(void **state)
+{
+    (void)state;
+    /* 800 is both peaks' last: image 1's 500 (an older peak) counts 0. */
+    fold_run(800, 800, 800);
+    /* 200 reaches neither: the peaks stay image 1's, whose 500 counts. */
+    fold_run(200, 500, 500);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -441,6 +516,7 @@ int main(void)
         cmocka_unit_test(test_processes_rss_unmatched),
         cmocka_unit_test(test_exit_leaves_totals),
         cmocka_unit_test(test_failed_and_filter_parse),
+        cmocka_unit_test(test_retire_fold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,6 +61,10 @@ int ana_model_create(struct ana_model **out, const struct ana_model_options *opt
         m->opt = *opt;
     if (m->opt.temporary_threshold)
         m->opt.keep_blocks = true; /* as ana_model.h promises */
+    if (m->opt.keep_blocks && m->opt.retire.fn) {
+        free(m);
+        return -EINVAL; /* the kept blocks name sites that would be dropped */
+    }
     scope_init(&m->total, UINT32_MAX, false);
     ana_map_init(&m->blocks, sizeof(struct ana_block));
     ana_stepper_init(&m->step, &(struct ana_step_options){
@@ -84,7 +88,8 @@ int ana_model_create_partial(struct ana_model **out, const struct ana_model_opti
     if (rc)
         return rc;
     /* Partial replays serve the strict rule only (no blocks kept). */
-    if ((*out)->opt.keep_blocks || (*out)->opt.loose_temporary || (*out)->opt.programs) {
+    if ((*out)->opt.keep_blocks || (*out)->opt.loose_temporary || (*out)->opt.programs ||
+        (*out)->opt.retire.fn) {
         ana_model_destroy(*out);
         return -EINVAL;
     }
@@ -105,6 +110,9 @@ void ana_model_destroy(struct ana_model *m)
     free(m->images);
     free(m->site_of);
     free(m->sites);
+    free(m->site_next);
+    free(m->site_stack);
+    free(m->img_sites);
     ana_model_prog_release(m);
     ana_stepper_release(&m->step);
     free(m->cands);
@@ -141,6 +149,26 @@ struct ana_scope *ana_model_image_make(struct ana_model *m, uint32_t image)
     return get_image(m, image);
 }
 
+/* A place for a new site: a dropped one's (retiring), else a new one. */
+static uint32_t site_place(struct ana_model *m)
+{
+    if (m->free_site) {
+        uint32_t k = m->free_site - 1;
+        m->free_site = m->site_next[k];
+        memset(&m->sites[k], 0, sizeof(m->sites[k]));
+        return k;
+    }
+    /* site_next and site_stack have the sites' capacity: each grows
+     * from a copy of the old one to the new. */
+    uint32_t next_cap = m->cap_sites, stack_cap = m->cap_sites;
+    if (UTIL_ARRAY_RESERVE_ZERO(m->sites, m->cap_sites, (size_t)m->nr_sites + 1, 64))
+        return UINT32_MAX;
+    if (m->opt.retire.fn && (UTIL_ARRAY_RESERVE(m->site_next, next_cap, m->cap_sites, 0) ||
+                             UTIL_ARRAY_RESERVE(m->site_stack, stack_cap, m->cap_sites, 0)))
+        return UINT32_MAX;
+    return m->nr_sites++;
+}
+
 struct ana_site *ana_model_site_make(struct ana_model *m, uint32_t stack, uint32_t image)
 {
     uint32_t k = ana_model_site_index(m, stack);
@@ -148,11 +176,18 @@ struct ana_site *ana_model_site_make(struct ana_model *m, uint32_t stack, uint32
     if (k != UINT32_MAX)
         return &m->sites[k];
     if (UTIL_ARRAY_RESERVE_ZERO(m->site_of, m->nr_site_of, (size_t)stack + 1, 1024) ||
-        UTIL_ARRAY_RESERVE_ZERO(m->sites, m->cap_sites, (size_t)m->nr_sites + 1, 64))
+        (m->opt.retire.fn &&
+         UTIL_ARRAY_RESERVE_ZERO(m->img_sites, m->nr_img_sites, (size_t)image + 1, 16)) ||
+        (k = site_place(m)) == UINT32_MAX)
         return NULL;
-    struct ana_site *s = &m->sites[m->nr_sites];
+    struct ana_site *s = &m->sites[k];
     s->image = image;
-    m->site_of[stack] = ++m->nr_sites;
+    m->site_of[stack] = k + 1;
+    if (m->opt.retire.fn) {
+        m->site_stack[k] = stack;
+        m->site_next[k] = m->img_sites[image];
+        m->img_sites[image] = k + 1;
+    }
     if (stack >= m->nr_used)
         m->nr_used = stack + 1;
     return s;
@@ -317,13 +352,44 @@ static inline void note_total(struct ana_scope *s, uint64_t heap, bool reached, 
         s->max_since_mark = heap;
 }
 
+/* Hand image's sites, their peak shares saved as of now, to the retire
+ * callback, then drop them (opt.retire). */
+static int retire_image(struct ana_model *m, uint32_t image)
+{
+    const struct ana_scope *img = &m->images[image];
+    uint32_t k;
+    int rc;
+
+    if (ana_model_first_site(m, image) == UINT32_MAX)
+        return 0;
+    for (k = ana_model_first_site(m, image); k != UINT32_MAX; k = ana_model_next_site(m, k)) {
+        touch(&m->sites[k], img, &m->total, false);
+        if (m->progs && (rc = ana_model_prog_touch(m, m->site_stack[k], image)))
+            return rc;
+    }
+    if ((rc = m->opt.retire.fn(m->opt.retire.arg, m, image)))
+        return rc;
+    for (k = ana_model_first_site(m, image); k != UINT32_MAX;) {
+        uint32_t next = ana_model_next_site(m, k);
+        m->site_of[m->site_stack[k]] = 0;
+        m->sites[k].image = UINT32_MAX;
+        if (k < m->nr_shares)
+            m->shares[k] = (struct ana_prog_share){0};
+        m->site_next[k] = m->free_site;
+        m->free_site = k + 1;
+        k = next;
+    }
+    m->img_sites[image] = 0;
+    return 0;
+}
+
 /* Image img exits (or exec replaces it): what it holds leaves the running
  * totals, heap and RSS, and stays its own (its leaks). */
-static void image_exit(struct ana_model *m, struct ana_scope *img, const struct fmt_event *ev,
-                       uint64_t heap)
+static int image_exit(struct ana_model *m, struct ana_scope *img, const struct fmt_event *ev,
+                      uint64_t heap)
 {
     if (img->ended)
-        return;
+        return 0;
     if (m->progs)
         ana_model_prog_exit(m, img);
     img->ended = true;
@@ -334,6 +400,7 @@ static void image_exit(struct ana_model *m, struct ana_scope *img, const struct 
                                   : 0;
     m->total.running_heap = heap;
     m->total.rss -= img->rss;
+    return m->opt.retire.fn ? retire_image(m, img->image) : 0;
 }
 
 /* An aggregated trace's batch row (ana_step.h, st->batch): the blocks
@@ -469,7 +536,9 @@ static int other_event(struct ana_model *m, struct ana_scope *img, const struct 
          * (ana_step.h), and note only that the image ended, and when
          * (ana_pmodel.c merges it). */
         if (!m->partial) {
-            image_exit(m, img, ev, heap);
+            int rc = image_exit(m, img, ev, heap);
+            if (rc)
+                return rc;
         } else if (!img->ended) {
             img->ended = true;
             img->end_ns = ev->ts_ns;
@@ -621,8 +690,7 @@ static int on_step_partial(void *arg, const struct fmt_event *ev, const struct a
 
 static int on_finish(void *arg)
 {
-    ana_model_finish(arg);
-    return 0;
+    return ana_model_finish(arg);
 }
 
 int ana_model_subscribe(struct ana_model *m, struct ana_heap_replay *p)
@@ -662,13 +730,20 @@ int ana_model_build(struct ana_model **out, struct fmt_reader *r,
     return rc;
 }
 
-void ana_model_finish(struct ana_model *m)
+int ana_model_finish(struct ana_model *m)
 {
     for (uint32_t i = 0; i < m->nr_sites; i++) {
         struct ana_site *s = &m->sites[i];
-        touch(s, &m->images[s->image], &m->total, m->partial);
+        if (s->image != UINT32_MAX) /* not a dropped site's place */
+            touch(s, &m->images[s->image], &m->total, m->partial);
     }
     ana_model_prog_finish(m);
+    for (uint32_t i = 0; m->opt.retire.fn && i < m->nr_img_sites; i++) {
+        int rc = retire_image(m, i);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
 uint32_t ana_model_nr_images(const struct ana_model *m)

@@ -73,6 +73,19 @@ const char *ana_call_name(unsigned slot);
  * calls), as against counting every call (mappings). */
 bool ana_call_estimated(unsigned slot);
 
+/* Bounded memory on process trees (docs/architecture.md, "The heap
+ * replay"): fn is called when an image ends (its exit or exec, and at
+ * ana_model_finish for each image still running) with the image's sites
+ * final but for their shares at peaks still to come (ana_fold.h decides
+ * those), and the sites are dropped when it returns: ana_model_site() has
+ * them no more. Returns 0 or -errno (which stops the replay). */
+struct ana_model;
+typedef int ana_model_retire_fn(void *arg, const struct ana_model *m, uint32_t image);
+struct ana_model_retire {
+    ana_model_retire_fn *fn; /* NULL: sites are kept to the end */
+    void *arg;
+};
+
 struct ana_model_options {
     struct ana_filter *filter; /* NULL: every event */
     /* Keep each live block (serial, address, size, time, thread): for
@@ -88,6 +101,9 @@ struct ana_model_options {
      * grouping, and each site's live bytes at its program's peak. Not for
      * a partial model (ana_pmodel_supported says no). */
     const struct ana_programs *programs;
+    /* Sites handed over and dropped at their image's end (not for a
+     * partial model, nor with keep_blocks). */
+    struct ana_model_retire retire;
 };
 
 /* A site's counters: they add up over the ranges of a parallel replay,
@@ -191,8 +207,6 @@ struct ana_block {
     uint32_t tid;
 };
 
-struct ana_model;
-
 int ana_model_create(struct ana_model **out, const struct ana_model_options *opt);
 void ana_model_destroy(struct ana_model *m);
 
@@ -228,8 +242,10 @@ int ana_model_build(struct ana_model **out, struct fmt_reader *r,
                     const struct ana_model_options *opt, const struct ana_scan_options *so);
 
 /* Resolve each site's peak contribution. Call once after the last event
- * (more events may follow; call it again after them). */
-void ana_model_finish(struct ana_model *m);
+ * (more events may follow; call it again after them). With opt.retire,
+ * the images' sites are then handed over and dropped. Returns 0 or the
+ * retire callback's -errno. */
+int ana_model_finish(struct ana_model *m);
 
 /* Scopes of the images seen, in image order (index = image index; an
  * image with no selected event has seen == false). */

@@ -74,7 +74,27 @@ struct ana_model {
     struct ana_prog_share *shares; /* by place in sites */
     uint32_t nr_shares;
     uint64_t *end_pgen; /* by image (programs->nr_images) */
+
+    /* Retiring (opt.retire.fn): each image's sites in a list through
+     * site_next (places + 1, 0 ends it), headed by img_sites[image]; the
+     * stack of each place; places of dropped sites (image UINT32_MAX) in
+     * a list through site_next headed by free_site, used again first. */
+    uint32_t *site_next, *site_stack; /* by place, cap_sites */
+    uint32_t *img_sites;              /* by image, nr_img_sites */
+    uint32_t nr_img_sites;
+    uint32_t free_site;
 };
+
+/* The places in m->sites of image's sites (retiring models only): for
+ * (k = ana_model_first_site(m, image); k != UINT32_MAX; k = ana_model_next_site(m, k)). */
+static inline uint32_t ana_model_first_site(const struct ana_model *m, uint32_t image)
+{
+    return image < m->nr_img_sites ? m->img_sites[image] - 1 : UINT32_MAX;
+}
+static inline uint32_t ana_model_next_site(const struct ana_model *m, uint32_t k)
+{
+    return m->site_next[k] - 1;
+}
 
 /* The program hooks of the model (ana_model_programs.c), called only when
  * m->progs is set: before site `stack` of image changes; after image's

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/* Rows folded at each image's end (see ana_fold.h). */
+#include "analysis/model/ana_fold.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/model/ana_model_internal.h"
+#include "util/util_array.h"
+#include "util/util_sort.h"
+
+void ana_fold_init(struct ana_fold *f, const struct ana_programs *programs, ana_fold_key_fn *key,
+                   void *key_arg)
+{
+    memset(f, 0, sizeof(*f));
+    f->programs = programs;
+    f->key = key;
+    f->key_arg = key_arg;
+    for (unsigned b = 0; b < ANA_FOLD_NR; b++)
+        ana_map_init(&f->by[b].index, sizeof(uint32_t));
+}
+
+void ana_fold_release(struct ana_fold *f)
+{
+    for (unsigned b = 0; b < ANA_FOLD_NR; b++) {
+        free(f->by[b].v);
+        ana_map_release(&f->by[b].index);
+    }
+    memset(f, 0, sizeof(*f));
+}
+
+/* Add a share saved at generation gen: the latest generation's only. */
+static void add_share(uint64_t *row_gen, uint64_t *row_bytes, uint64_t gen, uint64_t bytes)
+{
+    if (gen > *row_gen) {
+        *row_gen = gen;
+        *row_bytes = bytes;
+    } else if (gen == *row_gen) {
+        *row_bytes += bytes;
+    }
+}
+
+/* The row of (group, key) in rows, made on first use; NULL when out of
+ * memory. */
+static struct ana_fold_row *row_of(struct ana_fold_rows *rows, uint32_t group, uint32_t key,
+                                   uint32_t stack, uint32_t image)
+{
+    int created;
+    uint32_t *at = ana_map_put(&rows->index, ((uint64_t)group << 32 | key) + 1, &created);
+
+    if (!at)
+        return NULL;
+    if (!created)
+        return &rows->v[*at - 1];
+    if (UTIL_ARRAY_RESERVE(rows->v, rows->cap, (size_t)rows->nr + 1, 256)) {
+        ana_map_del(&rows->index, ((uint64_t)group << 32 | key) + 1);
+        return NULL;
+    }
+    struct ana_fold_row *r = &rows->v[rows->nr];
+    *at = ++rows->nr;
+    memset(r, 0, sizeof(*r));
+    r->s.image = image;
+    r->stack = stack;
+    r->live_stack = UINT32_MAX;
+    return r;
+}
+
+/* Site s of stack into row r: counters, lowest stacks, shares. */
+static void add_site(struct ana_fold_row *r, const struct ana_site *s, uint32_t stack,
+                     const struct ana_prog_share *prog)
+{
+#define ADD(type, name) r->s.name += s->name;
+    ANA_SITE_COUNTERS(ADD)
+#undef ADD
+    if (stack < r->stack) {
+        r->stack = stack;
+        r->s.image = s->image;
+    }
+    if (s->live_blocks > 0 && stack < r->live_stack)
+        r->live_stack = stack;
+    add_share(&r->gen_prog_, &r->bytes_prog_, prog->gen, prog->bytes);
+    add_share(&r->gen_all_, &r->bytes_all_, s->gen_all_, s->peak_all_bytes);
+}
+
+static int retire(void *arg, const struct ana_model *m, uint32_t image)
+{
+    struct ana_fold *f = arg;
+    const struct ana_programs *p = f->programs;
+    uint32_t group = p && image < p->nr_images ? p->of_image[image] : UINT32_MAX;
+
+    for (uint32_t k = ana_model_first_site(m, image); k != UINT32_MAX;
+         k = ana_model_next_site(m, k)) {
+        const struct ana_site *s = &m->sites[k];
+        uint32_t stack = m->site_stack[k], key;
+        struct ana_prog_share none = {0};
+        const struct ana_prog_share *share = k < m->nr_shares ? &m->shares[k] : &none;
+        int rc;
+
+        if (!s->nr_allocs && !s->live_blocks)
+            continue; /* no row shows it (cli_rows.c) */
+        if ((rc = f->key(f->key_arg, stack, &key)))
+            return rc;
+        struct ana_fold_row *all = row_of(&f->by[ANA_FOLD_BY_ALL], 0, key, stack, image);
+        if (!all)
+            return -ENOMEM;
+        add_site(all, s, stack, share);
+        if (group == UINT32_MAX)
+            continue;
+        struct ana_fold_row *r = row_of(&f->by[ANA_FOLD_BY_PROGRAM], group, key, stack, image);
+        if (!r)
+            return -ENOMEM;
+        add_site(r, s, stack, share);
+    }
+    return 0;
+}
+
+struct ana_model_retire ana_fold_retire(struct ana_fold *f)
+{
+    return (struct ana_model_retire){retire, f};
+}
+
+static int by_stack(const void *x, const void *y, void *arg)
+{
+    const struct ana_fold_row *a = x, *b = y;
+
+    (void)arg;
+    return (a->stack > b->stack) - (a->stack < b->stack);
+}
+
+int ana_fold_finish(struct ana_fold *f, const struct ana_model *m)
+{
+    uint64_t all_gen = m->total.gen_;
+
+    for (unsigned b = 0; b < ANA_FOLD_NR; b++) {
+        struct ana_fold_rows *rows = &f->by[b];
+        for (uint32_t i = 0; i < rows->nr; i++) {
+            struct ana_fold_row *r = &rows->v[i];
+            const struct ana_programs *p = f->programs;
+            const struct ana_scope *prog = p && r->s.image < p->nr_images && m->progs
+                                               ? &m->progs[p->of_image[r->s.image]]
+                                               : NULL;
+            r->s.peak_all_bytes = r->gen_all_ == all_gen ? r->bytes_all_ : 0;
+            r->s.peak_bytes = b == ANA_FOLD_BY_ALL                 ? r->s.peak_all_bytes
+                              : prog && r->gen_prog_ == prog->gen_ ? r->bytes_prog_
+                                                                   : 0;
+        }
+        util_sort_first(rows->v, rows->nr, sizeof(*rows->v), 0, by_stack, NULL);
+        ana_map_release(&rows->index); /* places moved: no row is added after */
+        ana_map_init(&rows->index, sizeof(uint32_t));
+    }
+    return 0;
+}
+
+const struct ana_fold_row *ana_fold_rows(const struct ana_fold *f, enum ana_fold_by by, uint32_t *n)
+{
+    *n = f->by[by].nr;
+    return f->by[by].v;
+}

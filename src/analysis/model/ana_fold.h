@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* Rows folded at each image's end: bounded memory on process trees
+ * (issue 40, item 10; docs/architecture.md, "The heap replay").
+ *
+ * A model asked to retire its sites (ana_model_options.retire) hands each
+ * image's sites over when the image ends; the fold adds them into rows by
+ * (program, key) and by key alone, the key a caller's function of a stack
+ * that is the same for two stacks exactly when their rows read the same
+ * (cli_rows_key). The model then drops them, so what a tree's replay
+ * holds is the running images' sites and the rows, not every site of
+ * every process the build ran.
+ *
+ * The rows are those the per-program view and the tree's tables make
+ * from a whole model (cli_rows.h): counters summed; peak_bytes the sites'
+ * live bytes at their program's peak (at the tree's, by key alone),
+ * peak_all_bytes at the tree's. A site's share at a peak is known at its
+ * image's end only for the peak reached so far: a later peak of its
+ * program (of the tree) comes when the image no longer runs, and makes it
+ * 0. So each row keeps the shares saved at the latest peak generation it
+ * saw, and ana_fold_finish keeps them where that generation is the last. */
+#ifndef ANA_FOLD_H
+#define ANA_FOLD_H
+
+#include <stdint.h>
+
+#include "analysis/core/ana_map.h"
+#include "analysis/core/ana_programs.h"
+#include "analysis/model/ana_model.h"
+
+/* *key: the row key of stack (0 for none). Returns 0 or -errno. */
+typedef int ana_fold_key_fn(void *arg, uint32_t stack, uint32_t *key);
+
+enum ana_fold_by { ANA_FOLD_BY_PROGRAM, ANA_FOLD_BY_ALL, ANA_FOLD_NR };
+
+struct ana_fold_row {
+    /* Counters summed; image: the image of the row's lowest stack;
+     * peak_bytes and peak_all_bytes set by ana_fold_finish. */
+    struct ana_site s;
+    uint32_t stack;      /* the lowest stack id of its sites */
+    uint32_t live_stack; /* the lowest among those with live blocks; UINT32_MAX: none */
+    /* private: the shares at the latest peak generation seen */
+    uint64_t gen_prog_, bytes_prog_, gen_all_, bytes_all_;
+};
+
+struct ana_fold_rows {
+    struct ana_fold_row *v;
+    uint32_t nr, cap;
+    struct ana_map index; /* ((group << 32 | key) + 1) -> row + 1 */
+};
+
+struct ana_fold {
+    const struct ana_programs *programs;
+    ana_fold_key_fn *key;
+    void *key_arg;
+    struct ana_fold_rows by[ANA_FOLD_NR];
+};
+
+void ana_fold_init(struct ana_fold *f, const struct ana_programs *programs, ana_fold_key_fn *key,
+                   void *key_arg);
+void ana_fold_release(struct ana_fold *f);
+
+/* The model option that feeds f (ana_model_options.retire). */
+struct ana_model_retire ana_fold_retire(struct ana_fold *f);
+
+/* After the model's finish (every image retired): resolve the shares by
+ * m's last peaks and order each list's rows by stack. Returns 0. */
+int ana_fold_finish(struct ana_fold *f, const struct ana_model *m);
+
+/* The rows by `by`, ordered by stack; *n their number. */
+const struct ana_fold_row *ana_fold_rows(const struct ana_fold *f, enum ana_fold_by by,
+                                         uint32_t *n);
+
+#endif

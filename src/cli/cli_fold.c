@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/* The fold of a command's model (see cli_fold.h). */
+#include "cli/cli_fold.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/model/ana_fold.h"
+#include "cli/cli.h"
+#include "cli/cli_rows.h"
+
+static int row_key(void *arg, uint32_t stack, uint32_t *key)
+{
+    *key = cli_rows_key(arg, stack);
+    return 0;
+}
+
+bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo)
+{
+    const char *env = getenv("MEMSCRIBE_FOLD");
+
+    if (!a->by_program || mo->keep_blocks || mo->temporary_threshold || a->index ||
+        (env && !strcmp(env, "0")))
+        return false;
+    if (!(a->fold = malloc(sizeof(*a->fold))))
+        cli_die("%s: out of memory", a->cmd);
+    ana_fold_init(a->fold, &a->programs, row_key, a);
+    mo->retire = ana_fold_retire(a->fold);
+    return true;
+}

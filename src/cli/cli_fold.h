@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/* Bounded memory on process trees (issue 40, item 10): a command whose
+ * tables are the per-program view's and the tree's asks the model to hand
+ * each image's sites to a fold at the image's end and drop them
+ * (ana_fold.h), and reads its rows from the fold (cli_view_make_folded). */
+#ifndef CLI_FOLD_H
+#define CLI_FOLD_H
+
+#include <stdbool.h>
+
+#include "analysis/model/ana_model.h"
+#include "cli/cli_ana.h"
+
+/* After cli_ana_programs: when the per-program view is on and mo keeps no
+ * blocks (and the model is replayed, not read from the index), make
+ * a->fold and set mo->retire to feed it; cli_ana_model then finishes it.
+ * MEMSCRIBE_FOLD=0 in the environment keeps every site instead (tests
+ * compare the two). Returns whether a->fold is set. Dies on failure. */
+bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo);
+
+#endif
