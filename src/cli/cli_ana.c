@@ -421,7 +421,7 @@ static struct ana_model *model(struct cli_ana *a, const struct ana_model_options
     cli_ana_progress_done(a);
     if (rc)
         cli_ana_fail(a, rc);
-    if (a->fold && mo->retire.arg == a->fold)
+    if (a->fold && mo->retire.fn)
         ana_fold_finish(a->fold, m);
     return m;
 }

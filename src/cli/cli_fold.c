@@ -15,6 +15,18 @@ static int row_key(void *arg, uint32_t stack, uint32_t *key)
     return 0;
 }
 
+/* An image's sites into the fold; then the stack nodes its keys read,
+ * of a process that ended, are dropped (ana_stacks_drop_nodes). */
+static int retire(void *arg, const struct ana_model *m, uint32_t image)
+{
+    struct cli_ana *a = arg;
+    int rc = ana_fold_image(a->fold, m, image);
+
+    if (a->stacks)
+        ana_stacks_drop_nodes(a->stacks);
+    return rc;
+}
+
 bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo)
 {
     const char *env = getenv("MEMSCRIBE_FOLD");
@@ -25,6 +37,6 @@ bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo)
     if (!(a->fold = malloc(sizeof(*a->fold))))
         cli_die("%s: out of memory", a->cmd);
     ana_fold_init(a->fold, &a->programs, row_key, a);
-    mo->retire = ana_fold_retire(a->fold);
+    mo->retire = (struct ana_model_retire){retire, a};
     return true;
 }

@@ -61,13 +61,11 @@ int ana_stacks_create(struct ana_stacks **out, struct fmt_reader *r,
     s->full_names = opt && opt->full_names;
     fmt_reader_counts(r, &c);
     s->nr_stacks = c.nr_stacks + 1;
-    s->start = malloc(s->nr_stacks * sizeof(*s->start));
-    s->count = calloc(s->nr_stacks, sizeof(*s->count));
-    if (!s->start || !s->count) {
+    s->nr_pages = (s->nr_stacks + ANA_STACKS_PAGE - 1) >> ANA_STACKS_PAGE_BITS;
+    if (!(s->pages = calloc(s->nr_pages, sizeof(*s->pages)))) {
         rc = -ENOMEM;
         goto fail;
     }
-    memset(s->start, 0xff, s->nr_stacks * sizeof(*s->start));
     if ((rc = intern(s, NO_STACK, &id)))
         goto fail;
     if ((rc = ana_sym_create(&s->sym, opt ? opt : &def)))
@@ -87,11 +85,9 @@ void ana_stacks_destroy(struct ana_stacks *s)
         return;
     ana_sym_destroy(s->sym);
     ana_strtab_release(&s->text);
-    free(s->start);
-    free(s->count);
+    ana_stacks_drop_nodes(s);
+    free(s->pages);
     free(s->pool);
-    free(s->parent);
-    free(s->reads);
     free(s->spans);
     free(s->walked);
     free(s->ids);
@@ -148,8 +144,11 @@ int ana_stacks_read_node(struct ana_stacks *s, uint32_t n, uint32_t image,
      * symbolizer's lookup and the strings' map. */
     struct recent_read *recent =
         &s->recent[ana_map_mix(addr ^ (uint64_t)image << 48) & (ANA_STACKS_RECENT - 1)];
+    struct node_page *pg = ana_stacks_page(s, n);
+    if (!pg)
+        return -ENOMEM;
     if (kind == ANA_SYM_RETURN && recent->rd.nr && recent->addr == addr && recent->image == image) {
-        *out = s->reads[n] = recent->rd;
+        *out = pg->reads[ANA_STACKS_AT(n)] = recent->rd;
         return 0;
     }
     if ((nr = ana_sym_resolve(s->sym, image, addr, kind, &f)) < 0)
@@ -173,27 +172,37 @@ int ana_stacks_read_node(struct ana_stacks *s, uint32_t n, uint32_t image,
     }
     *out = *rd;
     if (kind == ANA_SYM_RETURN) {
-        s->reads[n] = *rd;
+        pg->reads[ANA_STACKS_AT(n)] = *rd;
         *recent = (struct recent_read){.addr = addr, .image = image, .rd = *rd};
     }
     return 0;
 }
 
-/* The parent of every stack node and room for what each reads as. */
-int ana_stacks_index_nodes(struct ana_stacks *s)
+struct node_page *ana_stacks_page_make(struct ana_stacks *s, uint32_t n)
 {
-    if (s->parent)
-        return 0;
-    s->parent = calloc(s->nr_stacks, sizeof(*s->parent));
-    s->reads = calloc(s->nr_stacks, sizeof(*s->reads));
-    if (!s->parent || !s->reads)
-        return -ENOMEM;
-    for (uint32_t n = 1; n < s->nr_stacks; n++) {
-        int rc = fmt_reader_stack_node(s->r, n, &s->parent[n], NULL, NULL);
-        if (rc)
-            return rc;
+    uint32_t first = n & ~(ANA_STACKS_PAGE - 1);
+    struct node_page *p = calloc(1, sizeof(*p));
+
+    if (!p)
+        return NULL;
+    memset(p->start, 0xff, sizeof(p->start));
+    for (uint32_t k = first ? 0 : 1; k < ANA_STACKS_PAGE && first + k < s->nr_stacks; k++)
+        if (fmt_reader_stack_node(s->r, first + k, &p->parent[k], NULL, NULL)) {
+            free(p);
+            return NULL; /* not past the nodes the reader has */
+        }
+    s->pages[n >> ANA_STACKS_PAGE_BITS] = p;
+    return p;
+}
+
+void ana_stacks_drop_nodes(struct ana_stacks *s)
+{
+    for (uint32_t i = 0; s->pages && i < s->nr_pages; i++) {
+        if (s->pages[i])
+            free(s->pages[i]->sums);
+        free(s->pages[i]);
+        s->pages[i] = NULL;
     }
-    return 0;
 }
 
 int ana_stacks_walk(struct ana_stacks *s, uint32_t stack, enum ana_walk_out out)
@@ -205,14 +214,17 @@ int ana_stacks_walk(struct ana_stacks *s, uint32_t stack, enum ana_walk_out out)
 
     if ((depth = fmt_reader_stack(s->r, stack, &image, NULL, 0)) < 0)
         return depth;
-    if ((rc = ana_stacks_index_nodes(s)))
-        return rc;
-    for (uint32_t i = 0; i < (uint32_t)depth; i++, n = s->parent[n]) {
-        struct addr_read rd = s->reads[n];
+    for (uint32_t i = 0; i < (uint32_t)depth; i++) {
+        const struct node_page *pg = ana_stacks_page(s, n);
+        if (!pg)
+            return -ENOMEM;
+        struct addr_read rd = pg->reads[ANA_STACKS_AT(n)];
+        uint32_t parent = pg->parent[ANA_STACKS_AT(n)];
 
         if ((c.precise || !rd.nr) &&
             (rc = ana_stacks_read_node(s, n, image, ana_sym_clean_kind(&c), &rd)))
             return rc;
+        n = parent;
         if (ana_sym_clean_next(&c, i, (uint32_t)depth, rd.internal, rd.signal_frame))
             continue;
         const struct ana_frame *f = s->spans + rd.off;
@@ -238,18 +250,23 @@ int ana_stacks_get(struct ana_stacks *s, uint32_t stack, const struct ana_frame 
     *frames = NULL;
     if (stack >= s->nr_stacks || stack == 0)
         return 0;
-    if (s->start[stack] == UINT32_MAX) {
+    struct node_page *pg = ana_stacks_page(s, stack);
+    uint32_t at = ANA_STACKS_AT(stack);
+    if (!pg)
+        return -ENOMEM;
+    if (pg->start[at] == UINT32_MAX) {
         if ((n = ana_stacks_walk(s, stack, ANA_WALK_FRAMES)) < 0)
             return n;
         if (UTIL_ARRAY_RESERVE(s->pool, s->cap_pool, s->nr_pool + (size_t)n, 1024))
             return -ENOMEM;
         memcpy(s->pool + s->nr_pool, s->walked, (size_t)n * sizeof(*s->walked));
-        s->start[stack] = (uint32_t)s->nr_pool;
-        s->count[stack] = (uint32_t)n;
+        pg = ana_stacks_page(s, stack); /* the walk made it, and drops none */
+        pg->start[at] = (uint32_t)s->nr_pool;
+        pg->count[at] = (uint32_t)n;
         s->nr_pool += (size_t)n;
     }
-    *frames = s->pool + s->start[stack];
-    return (int)s->count[stack];
+    *frames = s->pool + pg->start[at];
+    return (int)pg->count[at];
 }
 
 const char *ana_stacks_str(const struct ana_stacks *s, uint32_t id)

@@ -32,6 +32,12 @@ void ana_stacks_destroy(struct ana_stacks *s);
  * -errno. */
 int ana_stacks_get(struct ana_stacks *s, uint32_t stack, const struct ana_frame **frames);
 
+/* Forget what is kept per stack node (their pages: ana_stacks_internal.h)
+ * but not the strings, frames got or keys: a tree's replay calls it once
+ * an image's rows are folded, the nodes of a process that ended being of
+ * no more use. Reading a stack again makes its nodes' pages again. */
+void ana_stacks_drop_nodes(struct ana_stacks *s);
+
 /* The string of an id from struct ana_frame. */
 const char *ana_stacks_str(const struct ana_stacks *s, uint32_t id);
 

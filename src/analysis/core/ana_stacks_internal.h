@@ -53,6 +53,27 @@ struct key_entry {
     bool by_place;
 };
 
+/* What is kept of a page of ANA_STACKS_PAGE consecutive stack nodes (ids
+ * p * ANA_STACKS_PAGE ...): each node's parent, what its address reads as
+ * as a return address (nr 0: not read yet), for a stack its frames once
+ * got (start in the pool, UINT32_MAX: not yet; count), and the row keys'
+ * sums (made on the page's first key). Pages are made on first use, so a
+ * command that reads a few stacks of a large trace holds a few pages, and
+ * dropped together (ana_stacks_drop_nodes) when a tree's image has been
+ * folded, so that a build's replay holds the pages of the image being
+ * folded, not of every process it ran. */
+#define ANA_STACKS_PAGE_BITS 12
+#define ANA_STACKS_PAGE (1u << ANA_STACKS_PAGE_BITS)
+#define ANA_STACKS_AT(n) ((n) & (ANA_STACKS_PAGE - 1))
+
+struct node_page {
+    uint32_t parent[ANA_STACKS_PAGE];
+    struct addr_read reads[ANA_STACKS_PAGE];
+    uint32_t start[ANA_STACKS_PAGE];
+    uint32_t count[ANA_STACKS_PAGE];
+    struct node_sums *sums;
+};
+
 struct ana_stacks {
     struct fmt_reader *r;
     struct ana_sym *sym;
@@ -61,21 +82,17 @@ struct ana_stacks {
     /* Interned strings: text.strs[] by id. */
     struct ana_strtab text;
 
-    /* Per stack id: where its frames start in pool (UINT32_MAX: not yet). */
-    uint32_t *start;
-    uint32_t *count;
+    /* Stack nodes are ids 1..nr_stacks - 1 of the trace's prefix tree
+     * (parents first); their pages by id >> ANA_STACKS_PAGE_BITS (NULL:
+     * not made). A stack's frames are its leaf node's: read once by a walk
+     * of its chain, a few loads per frame instead of a symbolizer lookup
+     * and a hash. The frames got (ana_stacks_get) are kept in pool. */
     uint32_t nr_stacks;
+    struct node_page **pages;
+    uint32_t nr_pages;
     struct ana_frame *pool;
     size_t nr_pool, cap_pool;
 
-    /* Stacks are read by walking the trace's prefix tree of stack nodes
-     * (ids 1..nr_stacks - 1, parents first): parent[] of each node, and
-     * what its address reads as, as a return address (the usual kind),
-     * kept per node, so a deep stack costs a few loads per frame instead
-     * of a symbolizer lookup and a hash per frame. Both made on the first
-     * walk. */
-    uint32_t *parent;
-    struct addr_read *reads;
     /* The strings of each address read (keyed by the symbolizer's frames
      * for it, which live as long as it does): deep stacks share most of
      * their addresses, so each frame is formatted and escaped once. */
@@ -88,11 +105,9 @@ struct ana_stacks {
     uint32_t *ids; /* the last walk's string ids */
     size_t cap_ids;
 
-    /* Row keys (ana_stacks_key.c): sums per node (made on the first key,
-     * nr_stacks of them), the powers of the hash's base by exponent, the
-     * keys (key k is keys[k - 1]; 0 is "(no stack)") and an open-addressing
-     * index of key numbers (0 empty). */
-    struct node_sums *sums;
+    /* Row keys (ana_stacks_key.c): the powers of the hash's base by
+     * exponent, the keys (key k is keys[k - 1]; 0 is "(no stack)") and an
+     * open-addressing index of key numbers (0 empty). */
     uint32_t *todo;
     size_t cap_todo;
     uint64_t *pow;
@@ -104,6 +119,16 @@ struct ana_stacks {
     uint32_t *cmp; /* a key's frames, beside the stack's being compared */
     size_t cap_cmp;
 };
+
+/* Node n's page (n < nr_stacks), made on first use with its nodes'
+ * parents read from the trace; NULL when out of memory. */
+struct node_page *ana_stacks_page_make(struct ana_stacks *s, uint32_t n);
+static inline struct node_page *ana_stacks_page(struct ana_stacks *s, uint32_t n)
+{
+    struct node_page *p = s->pages[n >> ANA_STACKS_PAGE_BITS];
+
+    return p ? p : ana_stacks_page_make(s, n);
+}
 
 /* What the address of node n (of image) reads as, read as kind, from the
  * symbolizer; a return address's reading is kept as the node's. Returns 0
@@ -120,10 +145,6 @@ enum ana_walk_out { ANA_WALK_FUNCTIONS, ANA_WALK_PLACES, ANA_WALK_FRAMES };
  * (ana_sym_clean_next), each address's frames from its node. Returns the
  * number of frames or -errno. */
 int ana_stacks_walk(struct ana_stacks *s, uint32_t stack, enum ana_walk_out out);
-
-/* The parents of all nodes and room for what each reads as, once. Returns
- * 0 or -errno. */
-int ana_stacks_index_nodes(struct ana_stacks *s);
 
 void ana_stacks_keys_release(struct ana_stacks *s);
 

@@ -32,7 +32,6 @@ static const struct node_sums no_sums = {.summed = true};
 
 void ana_stacks_keys_release(struct ana_stacks *s)
 {
-    free(s->sums);
     free(s->todo);
     free(s->pow);
     free(s->keys);
@@ -40,20 +39,47 @@ void ana_stacks_keys_release(struct ana_stacks *s)
     free(s->cmp);
 }
 
+/* Node n's sums (n's page made), or NULL when out of memory. */
+static struct node_sums *sums_make(struct ana_stacks *s, uint32_t n)
+{
+    struct node_page *pg = ana_stacks_page(s, n);
+
+    if (!pg)
+        return NULL;
+    if (!pg->sums && !(pg->sums = calloc(ANA_STACKS_PAGE, sizeof(*pg->sums))))
+        return NULL;
+    return &pg->sums[ANA_STACKS_AT(n)];
+}
+
+/* The sums of node n, summed already (0: above the root). */
 static const struct node_sums *sums_of(const struct ana_stacks *s, uint32_t n)
 {
-    return n ? &s->sums[n] : &no_sums;
+    return n ? &s->pages[n >> ANA_STACKS_PAGE_BITS]->sums[ANA_STACKS_AT(n)] : &no_sums;
+}
+
+/* The parent of node n, whose page is made. */
+static uint32_t parent_of(const struct ana_stacks *s, uint32_t n)
+{
+    return s->pages[n >> ANA_STACKS_PAGE_BITS]->parent[ANA_STACKS_AT(n)];
+}
+
+/* What node n reads as, whose page is made. */
+static const struct addr_read *read_of(const struct ana_stacks *s, uint32_t n)
+{
+    return &s->pages[n >> ANA_STACKS_PAGE_BITS]->reads[ANA_STACKS_AT(n)];
 }
 
 /* Sum node n from its parent's sums. */
 static int sum_node(struct ana_stacks *s, uint32_t n, uint32_t image)
 {
-    uint32_t p = s->parent[n];
-    struct node_sums *m = &s->sums[n];
-    struct addr_read rd = s->reads[n];
+    uint32_t p = parent_of(s, n);
+    struct node_sums *m = sums_make(s, n);
+    struct addr_read rd = *read_of(s, n);
     uint64_t addr;
     int rc;
 
+    if (!m)
+        return -ENOMEM;
     if (!p) {
         if ((rc = fmt_reader_stack_node(s->r, n, NULL, &addr, NULL)))
             return rc;
@@ -85,18 +111,23 @@ static int sum_node(struct ana_stacks *s, uint32_t n, uint32_t image)
     return 0;
 }
 
-/* Sum node n and the ancestors not summed yet, the outermost first. */
+/* Sum node n and the ancestors not summed yet, the outermost first; every
+ * node of the chain has its page and sums made after. */
 static int sum_chain(struct ana_stacks *s, uint32_t n, uint32_t image)
 {
     size_t nr = 0;
     int rc;
 
-    if (!s->sums && !(s->sums = calloc(s->nr_stacks, sizeof(*s->sums))))
-        return -ENOMEM;
-    for (uint32_t m = n; m && !s->sums[m].summed; m = s->parent[m]) {
+    for (uint32_t m = n; m;) {
+        const struct node_sums *ms = sums_make(s, m);
+        if (!ms)
+            return -ENOMEM;
+        if (ms->summed)
+            break;
         if (UTIL_ARRAY_RESERVE(s->todo, s->cap_todo, nr + 1, 64))
             return -ENOMEM;
         s->todo[nr++] = m;
+        m = parent_of(s, m);
     }
     while (nr)
         if ((rc = sum_node(s, s->todo[--nr], image)))
@@ -107,9 +138,9 @@ static int sum_chain(struct ana_stacks *s, uint32_t n, uint32_t image)
 /* The ancestor of n (summed) with depth addresses (0: above the root). */
 static uint32_t ancestor(const struct ana_stacks *s, uint32_t n, uint32_t depth)
 {
-    while (n && s->sums[n].depth > depth) {
-        uint32_t j = s->sums[n].jump;
-        n = sums_of(s, j)->depth >= depth ? j : s->parent[n];
+    while (n && sums_of(s, n)->depth > depth) {
+        uint32_t j = sums_of(s, n)->jump;
+        n = sums_of(s, j)->depth >= depth ? j : parent_of(s, n);
     }
     return n;
 }
@@ -140,16 +171,16 @@ static int hash_by_sums(struct ana_stacks *s, uint32_t stack, uint32_t depth, ui
 
     if ((rc = sum_chain(s, stack, image)))
         return rc;
-    for (i = 0; i < depth; i++, n = s->parent[n]) {
+    for (i = 0; i < depth; i++, n = parent_of(s, n)) {
         if (c.precise)
             return 1;
-        const struct addr_read *rd = &s->reads[n];
+        const struct addr_read *rd = read_of(s, n);
         if (!ana_sym_clean_next(&c, i, depth, rd->internal, rd->signal_frame))
             break;
     }
     /* n is the first address kept; the stack ends above `top`. */
-    const struct node_sums *first = &s->sums[n];
-    const struct node_sums *top = sums_of(s, ancestor(s, stack, s->sums[stack].depth - depth));
+    const struct node_sums *first = sums_of(s, n);
+    const struct node_sums *top = sums_of(s, ancestor(s, stack, sums_of(s, stack)->depth - depth));
     if (first->signals != top->signals)
         return 1;
     *lines = first->lines - top->lines;
@@ -246,8 +277,6 @@ int ana_stacks_key(struct ana_stacks *s, uint32_t stack, int by_place, uint32_t 
         return 0;
     if ((depth = fmt_reader_stack(s->r, stack, &image, NULL, 0)) <= 0)
         return depth;
-    if ((rc = ana_stacks_index_nodes(s)))
-        return rc;
     rc = hash_by_sums(s, stack, (uint32_t)depth, image, by_place, &hash, &lines);
     if (rc == 1)
         rc = hash_by_walk(s, stack, by_place, &hash, &lines);

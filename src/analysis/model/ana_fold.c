@@ -83,7 +83,7 @@ static void add_site(struct ana_fold_row *r, const struct ana_site *s, uint32_t 
     add_share(&r->gen_all_, &r->bytes_all_, s->gen_all_, s->peak_all_bytes);
 }
 
-static int retire(void *arg, const struct ana_model *m, uint32_t image)
+int ana_fold_image(void *arg, const struct ana_model *m, uint32_t image)
 {
     struct ana_fold *f = arg;
     const struct ana_programs *p = f->programs;
@@ -117,7 +117,7 @@ static int retire(void *arg, const struct ana_model *m, uint32_t image)
 
 struct ana_model_retire ana_fold_retire(struct ana_fold *f)
 {
-    return (struct ana_model_retire){retire, f};
+    return (struct ana_model_retire){ana_fold_image, f};
 }
 
 static int by_stack(const void *x, const void *y, void *arg)

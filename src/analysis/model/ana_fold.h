@@ -59,6 +59,10 @@ void ana_fold_init(struct ana_fold *f, const struct ana_programs *programs, ana_
                    void *key_arg);
 void ana_fold_release(struct ana_fold *f);
 
+/* Add image's sites, about to be dropped by m, into f's rows: the retire
+ * callback (ana_model_retire_fn). Returns 0 or -errno. */
+int ana_fold_image(void *f, const struct ana_model *m, uint32_t image);
+
 /* The model option that feeds f (ana_model_options.retire). */
 struct ana_model_retire ana_fold_retire(struct ana_fold *f);
 
