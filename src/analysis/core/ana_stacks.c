@@ -151,7 +151,9 @@ int ana_stacks_read_node(struct ana_stacks *s, uint32_t n, uint32_t image,
         *out = pg->reads[ANA_STACKS_AT(n)] = recent->rd;
         return 0;
     }
-    if ((nr = ana_sym_resolve(s->sym, image, addr, kind, &f)) < 0)
+    /* Shared by the images of one module: a tree's processes read its
+     * addresses once (frames' addr is used only where no module is). */
+    if ((nr = ana_sym_resolve_shared(s->sym, image, addr, kind, &f)) < 0)
         return nr;
     struct addr_read *rd = ana_map_put(&s->read_of, (uint64_t)(uintptr_t)f, &created);
     if (!rd)

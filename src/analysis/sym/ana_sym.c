@@ -18,6 +18,7 @@ enum mod_state {
 };
 
 struct sym_module {
+    uint32_t index; /* in ana_sym.mods */
     char *path;
     uint8_t build_id[FMT_MAX_BUILD_ID];
     uint32_t build_id_len;
@@ -182,6 +183,7 @@ static struct sym_module *get_module(struct ana_sym *s, const struct fmt_module 
     /* Wine records a PE module as one segment of its SizeOfImage */
     if (ana_sym_is_win_path(x->path) && m->nr_segments == 1 && m->segments[0].vaddr == 0)
         x->pe_image_size = (uint32_t)m->segments[0].memsz;
+    x->index = (uint32_t)s->nr_mods;
     s->mods[s->nr_mods++] = x;
     return x;
 }
@@ -661,17 +663,24 @@ static int cache_grow(struct ana_sym *s)
     return 0;
 }
 
-int ana_sym_resolve(struct ana_sym *s, uint32_t image, uint64_t addr, enum ana_sym_addr_kind kind,
-                    const struct ana_sym_frame **frames)
+/* Shared entries' keys (ana_sym_resolve_shared): the module's index with
+ * this bit in the image field (images are below 2^20), its offset as the
+ * address. */
+#define SHARED_KEY 0x80000000u
+
+/* The frames of (key image, key addr, kind), cached; computed for addr of
+ * image on a miss. */
+static int resolve(struct ana_sym *s, uint32_t key_image, uint64_t key_addr, uint32_t image,
+                   uint64_t addr, enum ana_sym_addr_kind kind, const struct ana_sym_frame **frames)
 {
     size_t mask = s->cache_cap - 1;
-    size_t i = cache_hash(image, addr, kind) & mask;
+    size_t i = cache_hash(key_image, key_addr, kind) & mask;
 
     s->stats.nr_lookups++;
     for (; s->cache[i].kind_used; i = (i + 1) & mask) {
         const struct cache_slot *c = &s->cache[i];
 
-        if (c->addr == addr && c->image == image && c->kind_used == kind + 1u) {
+        if (c->addr == key_addr && c->image == key_image && c->kind_used == kind + 1u) {
             s->stats.nr_cache_hits++;
             *frames = c->frames;
             return c->nr_frames;
@@ -690,8 +699,8 @@ int ana_sym_resolve(struct ana_sym *s, uint32_t image, uint64_t addr, enum ana_s
 
     /* compute() may have added modules' notes but never cache entries, so
      * slot i is still the free slot for this key. */
-    s->cache[i] = (struct cache_slot){.addr = addr,
-                                      .image = image,
+    s->cache[i] = (struct cache_slot){.addr = key_addr,
+                                      .image = key_image,
                                       .kind_used = (uint16_t)(kind + 1u),
                                       .nr_frames = (uint16_t)n,
                                       .frames = copy};
@@ -700,6 +709,22 @@ int ana_sym_resolve(struct ana_sym *s, uint32_t image, uint64_t addr, enum ana_s
         return -ENOMEM;
     *frames = copy;
     return n;
+}
+
+int ana_sym_resolve(struct ana_sym *s, uint32_t image, uint64_t addr, enum ana_sym_addr_kind kind,
+                    const struct ana_sym_frame **frames)
+{
+    return resolve(s, image, addr, image, addr, kind, frames);
+}
+
+int ana_sym_resolve_shared(struct ana_sym *s, uint32_t image, uint64_t addr,
+                           enum ana_sym_addr_kind kind, const struct ana_sym_frame **frames)
+{
+    const struct sym_map *map = find_map(s, image, addr);
+
+    if (!map)
+        return resolve(s, image, addr, image, addr, kind, frames);
+    return resolve(s, SHARED_KEY | map->mod->index, addr - map->base, image, addr, kind, frames);
 }
 
 size_t ana_sym_nr_notes(const struct ana_sym *s)

@@ -141,6 +141,15 @@ int ana_sym_add_trace_modules(struct ana_sym *s, const struct fmt_reader *r);
 int ana_sym_resolve(struct ana_sym *s, uint32_t image, uint64_t addr, enum ana_sym_addr_kind kind,
                     const struct ana_sym_frame **frames);
 
+/* ana_sym_resolve with the frames shared by every image that maps the
+ * same module, at any base: cached by (module, offset, kind), so the
+ * thousand processes of a build, each running its compiler at another
+ * address, read each of its addresses once. The frames' addr is the
+ * address the first image asked with (their module_offset is every
+ * image's); an address in no module is resolved as ana_sym_resolve does. */
+int ana_sym_resolve_shared(struct ana_sym *s, uint32_t image, uint64_t addr,
+                           enum ana_sym_addr_kind kind, const struct ana_sym_frame **frames);
+
 /* Symbolize a recorded stack (leaf first, every address a return address
  * as unw_backtrace gives them; the frame after a signal trampoline is read
  * as precise). Unless show_internal is set, memscribe's frames and
