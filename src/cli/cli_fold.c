@@ -8,10 +8,25 @@
 #include "analysis/model/ana_fold.h"
 #include "cli/cli.h"
 #include "cli/cli_rows.h"
+#include "cli/cli_supp.h"
 
 static int row_key(void *arg, uint32_t stack, uint32_t *key)
 {
     *key = cli_rows_key(arg, stack);
+    return 0;
+}
+
+/* A row made: its frames kept (ana_stacks_get) for the end, when the
+ * process's stacks are gone, and whether a suppression matches it. */
+static int row_made(void *arg, uint32_t stack, uint32_t *tag)
+{
+    struct cli_ana *a = arg;
+    const struct ana_frame *f;
+    int rc = ana_stacks_get(cli_ana_stacks(a), stack, &f);
+
+    if (rc < 0)
+        return rc;
+    *tag = cli_supp_match(&a->supp, a, stack) != NULL;
     return 0;
 }
 
@@ -36,7 +51,8 @@ bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo)
         return false;
     if (!(a->fold = malloc(sizeof(*a->fold))))
         cli_die("%s: out of memory", a->cmd);
-    ana_fold_init(a->fold, &a->programs, row_key, a);
+    cli_supp_load(&a->supp, a); /* rows are matched as they are made */
+    ana_fold_init(a->fold, &a->programs, row_key, row_made, a);
     mo->retire = (struct ana_model_retire){retire, a};
     return true;
 }

@@ -195,13 +195,20 @@ void cli_rows_from_fold(struct cli_ana *a, const struct ana_fold *f, enum cli_ro
     out->row = calloc((size_t)n + 1, sizeof(*out->row));
     out->stack = malloc(((size_t)n + 1) * sizeof(*out->stack));
     out->live_stack = malloc(((size_t)n + 1) * sizeof(*out->live_stack));
-    if (!out->row || !out->stack || !out->live_stack)
+    out->supp = malloc(((size_t)n + 1) * sizeof(*out->supp));
+    if (!out->row || !out->stack || !out->live_stack || !out->supp)
         cli_die("%s: out of memory", a->cmd);
     for (uint32_t id = 0; id < n; id++) {
         out->row[id] = &v[id].s;
-        out->stack[id] = v[id].stack;
+        out->stack[id] = v[id].made_stack;
         out->live_stack[id] = v[id].live_stack;
+        out->supp[id] = v[id].tag != 0;
     }
+}
+
+bool cli_rows_suppressed(struct cli_ana *a, const struct cli_rows *r, uint32_t id)
+{
+    return r->supp ? r->supp[id] : cli_supp_match(&a->supp, a, cli_rows_stack(r, id)) != NULL;
 }
 
 void cli_rows_release(struct cli_rows *r)
@@ -211,6 +218,7 @@ void cli_rows_release(struct cli_rows *r)
     free(r->first);
     free(r->stack);
     free(r->live_stack);
+    free(r->supp);
     memset(r, 0, sizeof(*r));
 }
 

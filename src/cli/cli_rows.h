@@ -8,6 +8,7 @@
 #ifndef CLI_ROWS_H
 #define CLI_ROWS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "analysis/model/ana_model.h"
@@ -35,14 +36,21 @@ struct cli_rows {
      * a model, whose ids are stack ids. */
     uint32_t *stack;
     uint32_t *live_stack;
+    /* Rows of a fold: whether a suppression matches each (decided when it
+     * was made, cli_fold.c); NULL: cli_rows_suppressed asks cli_supp. */
+    bool *supp;
 };
 void cli_rows_make(struct cli_ana *a, const struct ana_model *m, struct cli_rows *out);
 
-/* The stack whose frames row id shows: its lowest. */
+/* The stack whose frames row id shows (every stack of a row reads the
+ * same): a model's row's lowest, a fold's the one it was made of. */
 static inline uint32_t cli_rows_stack(const struct cli_rows *r, uint32_t id)
 {
     return r->stack ? r->stack[id] : id;
 }
+
+/* Whether a suppression matches the leaks of row id (cli_supp.h). */
+bool cli_rows_suppressed(struct cli_ana *a, const struct cli_rows *r, uint32_t id);
 
 /* The rows of a fold (cli_ana_fold), by program or all in one: the same
  * rows cli_rows_make_by makes from a whole model, in the same order. */

@@ -64,6 +64,9 @@ static void load_file(char ***rules, size_t *nr_rules, const char *cmd, const ch
 
 void cli_supp_load(struct cli_supp *s, struct cli_ana *a)
 {
+    if (s->loaded)
+        return;
+    s->loaded = true;
     if (!s->no_defaults)
         for (size_t i = 0; i < sizeof(default_rules) / sizeof(default_rules[0]); i++)
             add(&s->rules, &s->nr_rules, a->cmd, default_rules[i]);
@@ -185,4 +188,5 @@ void cli_supp_release(struct cli_supp *s)
     free(s->lsan_rules);
     s->rules = s->lsan_rules = NULL;
     s->nr_rules = s->nr_lsan_rules = 0;
+    s->loaded = false;
 }

@@ -33,6 +33,7 @@ struct cli_supp {
     size_t nr_rules;
     char **lsan_rules; /* LeakSanitizer's patterns, loaded by cli_supp_load */
     size_t nr_lsan_rules;
+    bool loaded; /* cli_supp_load ran: a second call does nothing */
 };
 
 /* Load the default rules (unless no_defaults) and every file's; dies with

@@ -232,7 +232,7 @@ static void stack_rows(struct leaks *lk)
     for (uint32_t i = 0, shown = 0; i < n; i++) {
         const struct ana_site *s = rows.row[ids[i]];
         uint32_t stack = cli_rows_stack(&rows, ids[i]);
-        struct ana_table *to = cli_supp_match(&a->supp, a, stack) ? lk->sup : lk->tab;
+        struct ana_table *to = cli_rows_suppressed(a, &rows, ids[i]) ? lk->sup : lk->tab;
         if (to == lk->tab && a->top && shown++ >= a->top)
             continue;
         ana_table_add_row(to);

@@ -58,6 +58,7 @@ int ana_stacks_create(struct ana_stacks **out, struct fmt_reader *r,
         return -ENOMEM;
     s->r = r;
     ana_map_init(&s->read_of, sizeof(struct addr_read));
+    ana_map_init(&s->got, sizeof(struct got));
     s->full_names = opt && opt->full_names;
     fmt_reader_counts(r, &c);
     s->nr_stacks = c.nr_stacks + 1;
@@ -93,6 +94,7 @@ void ana_stacks_destroy(struct ana_stacks *s)
     free(s->ids);
     ana_stacks_keys_release(s);
     ana_map_release(&s->read_of);
+    ana_map_release(&s->got);
     free(s);
 }
 
@@ -187,7 +189,6 @@ struct node_page *ana_stacks_page_make(struct ana_stacks *s, uint32_t n)
 
     if (!p)
         return NULL;
-    memset(p->start, 0xff, sizeof(p->start));
     for (uint32_t k = first ? 0 : 1; k < ANA_STACKS_PAGE && first + k < s->nr_stacks; k++)
         if (fmt_reader_stack_node(s->r, first + k, &p->parent[k], NULL, NULL)) {
             free(p);
@@ -252,23 +253,22 @@ int ana_stacks_get(struct ana_stacks *s, uint32_t stack, const struct ana_frame 
     *frames = NULL;
     if (stack >= s->nr_stacks || stack == 0)
         return 0;
-    struct node_page *pg = ana_stacks_page(s, stack);
-    uint32_t at = ANA_STACKS_AT(stack);
-    if (!pg)
-        return -ENOMEM;
-    if (pg->start[at] == UINT32_MAX) {
+    const struct got *g = ana_map_get(&s->got, (uint64_t)stack + 1);
+    if (!g) {
         if ((n = ana_stacks_walk(s, stack, ANA_WALK_FRAMES)) < 0)
             return n;
         if (UTIL_ARRAY_RESERVE(s->pool, s->cap_pool, s->nr_pool + (size_t)n, 1024))
             return -ENOMEM;
+        struct got *ng = ana_map_put(&s->got, (uint64_t)stack + 1, NULL);
+        if (!ng)
+            return -ENOMEM;
         memcpy(s->pool + s->nr_pool, s->walked, (size_t)n * sizeof(*s->walked));
-        pg = ana_stacks_page(s, stack); /* the walk made it, and drops none */
-        pg->start[at] = (uint32_t)s->nr_pool;
-        pg->count[at] = (uint32_t)n;
+        *ng = (struct got){(uint32_t)s->nr_pool, (uint32_t)n};
         s->nr_pool += (size_t)n;
+        g = ng;
     }
-    *frames = s->pool + pg->start[at];
-    return (int)pg->count[at];
+    *frames = s->pool + g->start;
+    return (int)g->count;
 }
 
 const char *ana_stacks_str(const struct ana_stacks *s, uint32_t id)

@@ -55,23 +55,25 @@ struct key_entry {
 
 /* What is kept of a page of ANA_STACKS_PAGE consecutive stack nodes (ids
  * p * ANA_STACKS_PAGE ...): each node's parent, what its address reads as
- * as a return address (nr 0: not read yet), for a stack its frames once
- * got (start in the pool, UINT32_MAX: not yet; count), and the row keys'
- * sums (made on the page's first key). Pages are made on first use, so a
+ * as a return address (nr 0: not read yet), and the row keys' sums (made
+ * on the page's first key). Pages are made on first use, so a
  * command that reads a few stacks of a large trace holds a few pages, and
  * dropped together (ana_stacks_drop_nodes) when a tree's image has been
  * folded, so that a build's replay holds the pages of the image being
  * folded, not of every process it ran. */
-#define ANA_STACKS_PAGE_BITS 12
+#define ANA_STACKS_PAGE_BITS 10
 #define ANA_STACKS_PAGE (1u << ANA_STACKS_PAGE_BITS)
 #define ANA_STACKS_AT(n) ((n) & (ANA_STACKS_PAGE - 1))
 
 struct node_page {
     uint32_t parent[ANA_STACKS_PAGE];
     struct addr_read reads[ANA_STACKS_PAGE];
-    uint32_t start[ANA_STACKS_PAGE];
-    uint32_t count[ANA_STACKS_PAGE];
     struct node_sums *sums;
+};
+
+/* A stack's frames got (ana_stacks_get): pool[start .. start + count). */
+struct got {
+    uint32_t start, count;
 };
 
 struct ana_stacks {
@@ -90,6 +92,7 @@ struct ana_stacks {
     uint32_t nr_stacks;
     struct node_page **pages;
     uint32_t nr_pages;
+    struct ana_map got; /* stack + 1 -> struct got: its frames in pool */
     struct ana_frame *pool;
     size_t nr_pool, cap_pool;
 

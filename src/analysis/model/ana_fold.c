@@ -3,6 +3,7 @@
 #include "analysis/model/ana_fold.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,12 +12,13 @@
 #include "util/util_sort.h"
 
 void ana_fold_init(struct ana_fold *f, const struct ana_programs *programs, ana_fold_key_fn *key,
-                   void *key_arg)
+                   ana_fold_made_fn *made, void *arg)
 {
     memset(f, 0, sizeof(*f));
     f->programs = programs;
     f->key = key;
-    f->key_arg = key_arg;
+    f->made = made;
+    f->arg = arg;
     for (unsigned b = 0; b < ANA_FOLD_NR; b++)
         ana_map_init(&f->by[b].index, sizeof(uint32_t));
 }
@@ -41,14 +43,15 @@ static void add_share(uint64_t *row_gen, uint64_t *row_bytes, uint64_t gen, uint
     }
 }
 
-/* The row of (group, key) in rows, made on first use; NULL when out of
- * memory. */
+/* The row of (group, key) in rows, made on first use (*made set); NULL
+ * when out of memory. */
 static struct ana_fold_row *row_of(struct ana_fold_rows *rows, uint32_t group, uint32_t key,
-                                   uint32_t stack, uint32_t image)
+                                   uint32_t stack, uint32_t image, bool *made)
 {
     int created;
     uint32_t *at = ana_map_put(&rows->index, ((uint64_t)group << 32 | key) + 1, &created);
 
+    *made = false;
     if (!at)
         return NULL;
     if (!created)
@@ -61,8 +64,23 @@ static struct ana_fold_row *row_of(struct ana_fold_rows *rows, uint32_t group, u
     *at = ++rows->nr;
     memset(r, 0, sizeof(*r));
     r->s.image = image;
-    r->stack = stack;
+    r->stack = r->made_stack = stack;
     r->live_stack = UINT32_MAX;
+    *made = true;
+    return r;
+}
+
+/* The row of (group, key) of by, told to f->made when new; NULL when out
+ * of memory (*rc -ENOMEM) or the callback failed (*rc its). */
+static struct ana_fold_row *get_row(struct ana_fold *f, enum ana_fold_by by, uint32_t group,
+                                    uint32_t key, uint32_t stack, uint32_t image, int *rc)
+{
+    bool made;
+    struct ana_fold_row *r = row_of(&f->by[by], group, key, stack, image, &made);
+
+    *rc = r ? 0 : -ENOMEM;
+    if (r && made && f->made && (*rc = f->made(f->arg, stack, &r->tag)))
+        return NULL;
     return r;
 }
 
@@ -99,17 +117,17 @@ int ana_fold_image(void *arg, const struct ana_model *m, uint32_t image)
 
         if (!s->nr_allocs && !s->live_blocks)
             continue; /* no row shows it (cli_rows.c) */
-        if ((rc = f->key(f->key_arg, stack, &key)))
+        if ((rc = f->key(f->arg, stack, &key)))
             return rc;
-        struct ana_fold_row *all = row_of(&f->by[ANA_FOLD_BY_ALL], 0, key, stack, image);
+        struct ana_fold_row *all = get_row(f, ANA_FOLD_BY_ALL, 0, key, stack, image, &rc);
         if (!all)
-            return -ENOMEM;
+            return rc;
         add_site(all, s, stack, share);
         if (group == UINT32_MAX)
             continue;
-        struct ana_fold_row *r = row_of(&f->by[ANA_FOLD_BY_PROGRAM], group, key, stack, image);
+        struct ana_fold_row *r = get_row(f, ANA_FOLD_BY_PROGRAM, group, key, stack, image, &rc);
         if (!r)
-            return -ENOMEM;
+            return rc;
         add_site(r, s, stack, share);
     }
     return 0;

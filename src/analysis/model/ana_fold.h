@@ -30,6 +30,12 @@
 /* *key: the row key of stack (0 for none). Returns 0 or -errno. */
 typedef int ana_fold_key_fn(void *arg, uint32_t stack, uint32_t *key);
 
+/* A row was made of a site of stack, whose image is being folded (its
+ * stack still readable): what the caller keeps of it for the end (its
+ * frames, as ana_stacks_get keeps them), and *tag, kept in the row (a
+ * suppression's verdict). Returns 0 or -errno. */
+typedef int ana_fold_made_fn(void *arg, uint32_t stack, uint32_t *tag);
+
 enum ana_fold_by { ANA_FOLD_BY_PROGRAM, ANA_FOLD_BY_ALL, ANA_FOLD_NR };
 
 struct ana_fold_row {
@@ -38,6 +44,8 @@ struct ana_fold_row {
     struct ana_site s;
     uint32_t stack;      /* the lowest stack id of its sites */
     uint32_t live_stack; /* the lowest among those with live blocks; UINT32_MAX: none */
+    uint32_t made_stack; /* the stack it was made of (ana_fold_made_fn): its frames */
+    uint32_t tag;        /* ana_fold_made_fn's */
     /* private: the shares at the latest peak generation seen */
     uint64_t gen_prog_, bytes_prog_, gen_all_, bytes_all_;
 };
@@ -51,12 +59,13 @@ struct ana_fold_rows {
 struct ana_fold {
     const struct ana_programs *programs;
     ana_fold_key_fn *key;
-    void *key_arg;
+    ana_fold_made_fn *made; /* NULL: none */
+    void *arg;
     struct ana_fold_rows by[ANA_FOLD_NR];
 };
 
 void ana_fold_init(struct ana_fold *f, const struct ana_programs *programs, ana_fold_key_fn *key,
-                   void *key_arg);
+                   ana_fold_made_fn *made, void *arg);
 void ana_fold_release(struct ana_fold *f);
 
 /* Add image's sites, about to be dropped by m, into f's rows: the retire
