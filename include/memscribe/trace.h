@@ -104,6 +104,31 @@ int fmt_reader_open(struct fmt_reader **out, const char *path, char *err, size_t
 int fmt_reader_open_fd(struct fmt_reader **out, int fd, const char *name, char *err,
                        size_t err_size);
 
+/* The same with FMT_OPEN_* flags. FMT_OPEN_STACKS_LATER: the stack
+ * definitions are located and counted when the trace is opened, and
+ * decoded when their nodes are first asked for, in id order (a corrupt
+ * one fails then); a caller may then let an image's stacks go
+ * (fmt_reader_forget_image). fmt_reader_load_stacks decodes them all at
+ * once, as an open without the flag does. */
+#define FMT_OPEN_STACKS_LATER 1u
+int fmt_reader_open_flags(struct fmt_reader **out, const char *path, unsigned flags, char *err,
+                          size_t err_size);
+int fmt_reader_open_fd_flags(struct fmt_reader **out, int fd, const char *name, unsigned flags,
+                             char *err, size_t err_size);
+
+/* Decode every stack definition left for later. Returns 0 or -errno
+ * (-EPROTO: a corrupt one, message in fmt_reader_error()). */
+int fmt_reader_load_stacks(struct fmt_reader *r);
+
+/* Opened with FMT_OPEN_STACKS_LATER: the caller needs the stacks of image
+ * no more (a replay folded the process when it ended). The definitions up
+ * to the chunk being read are decoded (the image's among them), then its
+ * nodes freed; asking for them (fmt_reader_stack, fmt_reader_stack_node)
+ * fails with -ESTALE, and a later node under one of them is corrupt.
+ * Without the flag it does nothing. Returns 0 or -errno (a corrupt
+ * definition: -EPROTO, message in fmt_reader_error()). */
+int fmt_reader_forget_image(struct fmt_reader *r, uint32_t image);
+
 void fmt_reader_close(struct fmt_reader *r);
 
 /* "FILE: offset N: problem" for the last failed call. */

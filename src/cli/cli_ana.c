@@ -18,6 +18,7 @@
 #include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_pmodel.h"
 #include "cli/cli.h"
+#include "cli/cli_fold.h"
 
 void cli_ana_init(struct cli_ana *a, const char *cmd, unsigned default_top)
 {
@@ -172,7 +173,8 @@ void cli_ana_open(struct cli_ana *a, int argc, char **argv, int optind_now)
             "%s: %s; see 'memscribe %s --help'", a->cmd,
             optind_now >= argc ? "no trace file given" : "more than one trace file given", a->cmd);
     a->path = argv[optind_now];
-    if ((rc = fmt_reader_open(&a->r, a->path, err, sizeof(err))))
+    if ((rc = fmt_reader_open_flags(&a->r, a->path, a->stacks_later ? FMT_OPEN_STACKS_LATER : 0,
+                                    err, sizeof(err))))
         cli_die("%s: %s", a->cmd, err);
     fmt_reader_counts(a->r, &c);
     if (fmt_reader_incomplete(a->r))
@@ -350,6 +352,10 @@ void cli_ana_fail(struct cli_ana *a, int rc)
     cli_ana_progress_done(a);
     if (rc == -EPROTO || rc == -EIO)
         cli_die("%s: %s", a->cmd, fmt_reader_error(a->r));
+    if (rc == -ESTALE) /* cli_fold.c let the process's stacks go at its exit */
+        cli_die("%s: %s (an event after its process's exit; MEMSCRIBE_FOLD=0 keeps every "
+                "process's stacks)",
+                a->cmd, fmt_reader_error(a->r));
     cli_die("%s: %s: %s", a->cmd, a->path, strerror(-rc));
 }
 
@@ -567,9 +573,7 @@ int cli_ana_close(struct cli_ana *a)
         for (size_t i = 0; i < ana_sym_nr_notes(s); i++)
             cli_warn("%s: note: %s", a->cmd, ana_sym_note(s, i));
     }
-    if (a->fold)
-        ana_fold_release(a->fold);
-    free(a->fold);
+    cli_fold_release(a);
     ana_stacks_destroy(a->stacks);
     fmt_reader_close(a->r);
     ana_filter_release(&a->filter);

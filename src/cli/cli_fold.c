@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "cli/cli_rows.h"
 #include "cli/cli_supp.h"
+#include "util/util_array.h"
 
 static int row_key(void *arg, uint32_t stack, uint32_t *key)
 {
@@ -30,16 +31,60 @@ static int row_made(void *arg, uint32_t stack, uint32_t *tag)
     return 0;
 }
 
-/* An image's sites into the fold; then the stack nodes its keys read,
- * of a process that ended, are dropped (ana_stacks_drop_nodes). */
+/* Images folded whose stacks the reader still keeps, oldest first: each
+ * is let go once an image ends FORGET_LAG_NS after it (an event that
+ * comes after its process's exit in the trace still finds its stack). */
+#define FORGET_LAG_NS 1000000000ull
+struct pending {
+    uint32_t image;
+    uint64_t end_ns;
+};
+
+/* a->fold is the first member: cli_fold_release frees the whole. */
+struct cli_fold {
+    struct ana_fold fold;
+    struct pending *pend;
+    size_t nr_pend, cap_pend, first_pend;
+};
+
+/* Let the reader forget the stacks of the images folded before `now`. */
+static int forget_due(struct cli_ana *a, uint64_t now)
+{
+    struct cli_fold *cf = (struct cli_fold *)a->fold;
+
+    for (; cf->first_pend < cf->nr_pend && cf->pend[cf->first_pend].end_ns + FORGET_LAG_NS <= now;
+         cf->first_pend++) {
+        int rc = fmt_reader_forget_image(a->r, cf->pend[cf->first_pend].image);
+        if (rc)
+            return rc;
+    }
+    if (cf->first_pend == cf->nr_pend)
+        cf->first_pend = cf->nr_pend = 0;
+    return 0;
+}
+
+/* An image's sites into the fold; then the stack nodes its keys read are
+ * dropped (ana_stacks_drop_nodes), and the reader's of the images that
+ * ended long enough before. */
 static int retire(void *arg, const struct ana_model *m, uint32_t image)
 {
     struct cli_ana *a = arg;
+    const struct ana_scope *s = ana_model_image(m, image);
     int rc = ana_fold_image(a->fold, m, image);
 
+    if (rc)
+        return rc;
     if (a->stacks)
         ana_stacks_drop_nodes(a->stacks);
-    return rc;
+    if (!s->ended)
+        return 0; /* at the end: nothing more to read */
+    if ((rc = forget_due(a, s->end_ns)))
+        return rc;
+    struct cli_fold *cf = (struct cli_fold *)a->fold;
+    if (UTIL_ARRAY_RESERVE(cf->pend, cf->cap_pend, cf->nr_pend + 1, 64))
+        return -ENOMEM;
+    cf->pend[cf->nr_pend++] = (struct pending){image, s->end_ns};
+    return 0;
 }
 
 bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo)
@@ -47,12 +92,31 @@ bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo)
     const char *env = getenv("MEMSCRIBE_FOLD");
 
     if (!a->by_program || mo->keep_blocks || mo->temporary_threshold || a->index ||
-        (env && !strcmp(env, "0")))
+        fmt_reader_nr_pools(a->r) || (env && !strcmp(env, "0"))) {
+        /* Every stack is read at the end. */
+        int rc = a->stacks_later ? fmt_reader_load_stacks(a->r) : 0;
+        if (rc)
+            cli_ana_fail(a, rc);
         return false;
-    if (!(a->fold = malloc(sizeof(*a->fold))))
+    }
+    struct cli_fold *cf = calloc(1, sizeof(*cf));
+    if (!cf)
         cli_die("%s: out of memory", a->cmd);
+    a->fold = &cf->fold;
     cli_supp_load(&a->supp, a); /* rows are matched as they are made */
     ana_fold_init(a->fold, &a->programs, row_key, row_made, a);
     mo->retire = (struct ana_model_retire){retire, a};
     return true;
+}
+
+void cli_fold_release(struct cli_ana *a)
+{
+    struct cli_fold *cf = (struct cli_fold *)a->fold;
+
+    if (!cf)
+        return;
+    ana_fold_release(&cf->fold);
+    free(cf->pend);
+    free(cf);
+    a->fold = NULL;
 }

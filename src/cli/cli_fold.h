@@ -15,7 +15,12 @@
  * blocks (and the model is replayed, not read from the index), make
  * a->fold and set mo->retire to feed it; cli_ana_model then finishes it.
  * MEMSCRIBE_FOLD=0 in the environment keeps every site instead (tests
- * compare the two). Returns whether a->fold is set. Dies on failure. */
+ * compare the two). With a->stacks_later, the reader lets each folded
+ * process's stacks go a second after it ended; without a fold, every
+ * stack is decoded now. Returns whether a->fold is set. Dies on failure. */
 bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo);
+
+/* Free a->fold (cli_ana_close). */
+void cli_fold_release(struct cli_ana *a);
 
 #endif

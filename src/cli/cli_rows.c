@@ -143,6 +143,7 @@ static void make_grouped(struct cli_ana *a, const struct ana_model *m, enum cli_
 void cli_rows_make_by(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
                       struct cli_rows *out)
 {
+    memset(out, 0, sizeof(*out));
     if (by == CLI_ROWS_BY_IMAGE)
         cli_rows_make(a, m, out);
     else
@@ -153,6 +154,7 @@ void cli_rows_make_by(struct cli_ana *a, const struct ana_model *m, enum cli_row
  * several is a sum in merged. */
 void cli_rows_make(struct cli_ana *a, const struct ana_model *m, struct cli_rows *out)
 {
+    memset(out, 0, sizeof(*out));
     uint32_t n = ana_model_nr_sites(m), nr_rows, nr_shared, k = 0;
     uint32_t *first = first_ids(a, m, CLI_ROWS_BY_IMAGE, &nr_rows, &nr_shared);
 

@@ -120,6 +120,7 @@ static void parse(struct leaks *lk, int argc, char **argv)
             break;
         }
     }
+    lk->a.stacks_later = !lk->all; /* it may fold the tree's processes (cli_fold.h) */
     cli_ana_open(&lk->a, argc, argv, optind);
 }
 

@@ -743,6 +743,8 @@ int cmd_report(int argc, char **argv)
         if (c == OPT_VERIFY)
             rp.a.verify = true;
     }
+    /* The text may fold the tree's processes (cli_fold.h). */
+    rp.a.stacks_later = rp.a.format == CLI_FMT_TEXT;
     cli_ana_open(&rp.a, argc, argv, optind);
     if (rp.loose)
         cli_ana_want_temporary(&rp.a, "--temporary-threshold");

@@ -167,17 +167,18 @@ static int def_stacks(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
     uint64_t first = fmt_cur_varint(b);
     uint64_t n = fmt_cur_varint(b);
 
-    if (b->bad || first != (uint64_t)r->nr_nodes + 1 || n > fmt_cur_left(b) / 2 ||
-        n > UINT32_MAX - 1 - r->nr_nodes)
+    if (b->bad || first != (uint64_t)r->nr_decoded + 1 || n > fmt_cur_left(b) / 2 ||
+        n > UINT32_MAX - 1 - r->nr_decoded)
         return fmt_rerr(r, -EPROTO, off, "bad stack record (first id %llu, %llu nodes)",
                         (unsigned long long)first, (unsigned long long)n);
-    GROW(r, r->nodes, r->nr_nodes, r->cap_nodes, r->nr_nodes + (uint32_t)n + 1, off);
     for (uint64_t i = 0; i < n; i++) {
-        uint32_t id = r->nr_nodes + 1;
+        uint32_t id = r->nr_decoded + 1;
         uint64_t v = fmt_cur_varint(b);
         uint64_t dist = v >> 1;
-        struct fmt_rnode *node = &r->nodes[id];
+        struct fmt_rnode *node = fmt_rnode_new(r);
         uint32_t image;
+        if (!node)
+            return fmt_rerr(r, -ENOMEM, off, "out of memory");
         if (dist == 0) {
             image = fmt_cur_u32(b);
             node->addr = fmt_cur_varint(b);
@@ -185,13 +186,14 @@ static int def_stacks(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
             if (image >= FMT_MAX_IMAGES)
                 b->bad = 1;
         } else {
-            if (dist >= id) {
+            const struct fmt_rnode *par = dist < id ? fmt_rnode_get(r, id - (uint32_t)dist) : NULL;
+            if (!par) {
                 b->bad = 1;
                 break;
             }
             node->parent = id - (uint32_t)dist;
-            image = FMT_RNODE_IMAGE(&r->nodes[node->parent]);
-            node->addr = r->nodes[node->parent].addr + (uint64_t)fmt_unzigzag(fmt_cur_varint(b));
+            image = FMT_RNODE_IMAGE(par);
+            node->addr = par->addr + (uint64_t)fmt_unzigzag(fmt_cur_varint(b));
         }
         uint64_t limit = v & 1 ? fmt_cur_varint(b) : 0;
         if ((v & 1) && (limit == 0 || limit > FMT_STACK_MAX_LIMIT))
@@ -199,15 +201,37 @@ static int def_stacks(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
         if (b->bad)
             break;
         node->image_limit = image | (uint32_t)limit << 20;
-        r->nr_nodes = id;
+        if (fmt_rnode_done(r, image))
+            return fmt_rerr(r, -ENOMEM, off, "out of memory");
     }
     if (b->bad)
-        return fmt_rerr(r, -EPROTO, off, "bad stack node %u", r->nr_nodes + 1);
+        return fmt_rerr(r, -EPROTO, off, "bad stack node %u", r->nr_decoded + 1);
     return 0;
 }
 
 /* The streams of a STACK_CODES record (docs/format.md, "Stacks"). */
 enum { SC_HEAD, SC_NEAR, SC_FAR, SC_LIT, SC_ROOT, SC_LIMIT, SC_NR };
+
+/* One non-root node of a STACK_CODES record under parent par: its
+ * address from its code (or its literal). Returns 0 or 1 (bad). */
+static int code_node(struct fmt_reader *r, struct fmt_cur *s, struct fmt_rnode *node,
+                     const struct fmt_rnode *par, uint64_t dist, uint32_t l)
+{
+    struct fmt_cur *cs = &s[dist == 1 ? SC_NEAR : SC_FAR];
+    uint32_t code = fmt_cur_u8(cs);
+    struct fmt_stkcode_at at;
+    int found = 1;
+
+    fmt_stkcode_at(r->stkcode, par->addr, r->last_addr, l, &at);
+    if (code)
+        found = fmt_stkcode_get(&at, code, &node->addr);
+    else
+        node->addr = par->addr + (uint64_t)fmt_unzigzag(fmt_cur_varint(&s[SC_LIT]));
+    if (cs->bad || s[SC_LIT].bad || !found)
+        return 1;
+    fmt_stkcode_update(r->stkcode, &at, node->addr);
+    return 0;
+}
 
 static int def_stack_codes(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
 {
@@ -223,46 +247,37 @@ static int def_stack_codes(struct fmt_reader *r, struct fmt_cur *b, uint64_t off
         fmt_cur_init(&s[k], p, p ? len[k] : 0);
     }
     /* Every node takes at least a byte of the head stream. */
-    if (b->bad || first != (uint64_t)r->nr_nodes + 1 || n > len[SC_HEAD] ||
-        n > UINT32_MAX - 1 - r->nr_nodes)
+    if (b->bad || first != (uint64_t)r->nr_decoded + 1 || n > len[SC_HEAD] ||
+        n > UINT32_MAX - 1 - r->nr_decoded)
         return fmt_rerr(r, -EPROTO, off, "bad stack record (first id %llu, %llu nodes)",
                         (unsigned long long)first, (unsigned long long)n);
     if (!r->stkcode && !(r->stkcode = calloc(1, sizeof(*r->stkcode))))
         return fmt_rerr(r, -ENOMEM, off, "out of memory");
-    GROW(r, r->nodes, r->nr_nodes, r->cap_nodes, r->nr_nodes + (uint32_t)n + 1, off);
     int bad = 0;
     for (uint64_t i = 0; i < n && !bad; i++) {
-        uint32_t id = r->nr_nodes + 1;
+        uint32_t id = r->nr_decoded + 1;
         uint64_t v = fmt_cur_varint(&s[SC_HEAD]);
         uint64_t dist = v >> 1;
         uint32_t l = (uint32_t)(v & 1);
-        struct fmt_rnode *node = &r->nodes[id];
-        uint32_t image;
+        struct fmt_rnode *node = fmt_rnode_new(r);
+        uint32_t image = 0;
+        if (!node)
+            return fmt_rerr(r, -ENOMEM, off, "out of memory");
         if (dist == 0) {
             image = fmt_cur_u32(&s[SC_ROOT]);
             node->addr = fmt_cur_varint(&s[SC_ROOT]);
             node->parent = 0;
             bad = s[SC_ROOT].bad || image >= FMT_MAX_IMAGES;
-        } else if (dist >= id) {
-            bad = 1;
-            break;
         } else {
+            /* A parent of an image let go is as bad as none. */
+            const struct fmt_rnode *par = dist < id ? fmt_rnode_get(r, id - (uint32_t)dist) : NULL;
+            if (!par) {
+                bad = 1;
+                break;
+            }
             node->parent = id - (uint32_t)dist;
-            const struct fmt_rnode *par = &r->nodes[node->parent];
             image = FMT_RNODE_IMAGE(par);
-            uint64_t prev = r->nodes[id - 1].addr; /* nodes[0] is all zero */
-            struct fmt_cur *cs = &s[dist == 1 ? SC_NEAR : SC_FAR];
-            uint32_t code = fmt_cur_u8(cs);
-            struct fmt_stkcode_at at;
-            fmt_stkcode_at(r->stkcode, par->addr, prev, l, &at);
-            int found = 1;
-            if (code)
-                found = fmt_stkcode_get(&at, code, &node->addr);
-            else
-                node->addr = par->addr + (uint64_t)fmt_unzigzag(fmt_cur_varint(&s[SC_LIT]));
-            bad = cs->bad || s[SC_LIT].bad || !found;
-            if (!bad)
-                fmt_stkcode_update(r->stkcode, &at, node->addr);
+            bad = code_node(r, s, node, par, dist, l);
         }
         uint64_t limit = l ? fmt_cur_varint(&s[SC_LIMIT]) : 0;
         if (s[SC_HEAD].bad || s[SC_LIMIT].bad || (l && (limit == 0 || limit > FMT_STACK_MAX_LIMIT)))
@@ -270,14 +285,24 @@ static int def_stack_codes(struct fmt_reader *r, struct fmt_cur *b, uint64_t off
         if (bad)
             break;
         node->image_limit = image | (uint32_t)limit << 20;
-        r->nr_nodes = id;
+        if (fmt_rnode_done(r, image))
+            return fmt_rerr(r, -ENOMEM, off, "out of memory");
     }
     /* Every stream used up exactly: a mismatch means the counts are wrong. */
     for (int k = 0; k < SC_NR && !bad; k++)
         bad = fmt_cur_left(&s[k]) != 0;
     if (bad)
-        return fmt_rerr(r, -EPROTO, off, "bad stack node %u", r->nr_nodes + 1);
+        return fmt_rerr(r, -EPROTO, off, "bad stack node %u", r->nr_decoded + 1);
     return 0;
+}
+
+int fmt_rdefs_stacks(struct fmt_reader *r, uint32_t type, const uint8_t *body, uint64_t len,
+                     uint64_t off)
+{
+    struct fmt_cur b;
+
+    fmt_cur_init(&b, body, len);
+    return type == FMT_DEF_STACKS ? def_stacks(r, &b, off) : def_stack_codes(r, &b, off);
 }
 
 /* List context id in the thread table. Recorders before this version
@@ -675,10 +700,12 @@ int fmt_rdefs_parse(struct fmt_reader *r, uint64_t off)
         fmt_cur_init(&b, body, len);
         switch (type) {
         case FMT_DEF_STACKS:
-            rc = def_stacks(r, &b, off);
-            break;
         case FMT_DEF_STACK_CODES:
-            rc = def_stack_codes(r, &b, off);
+            /* Decoded now, or located for later (FMT_OPEN_STACKS_LATER). */
+            if (r->stacks_later)
+                rc = fmt_rnodes_locate(r, (uint32_t)type, body, len, off);
+            else if (!(rc = fmt_rdefs_stacks(r, (uint32_t)type, body, len, off)))
+                r->nr_nodes = r->nr_decoded;
             break;
         case FMT_DEF_CONTEXT:
             rc = def_context(r, &b, off);

@@ -362,6 +362,12 @@ void fmt_reader_verify_summaries(struct fmt_reader *r, int on)
 int fmt_reader_open_fd(struct fmt_reader **out, int fd, const char *name, char *err,
                        size_t err_size)
 {
+    return fmt_reader_open_fd_flags(out, fd, name, 0, err, err_size);
+}
+
+int fmt_reader_open_fd_flags(struct fmt_reader **out, int fd, const char *name, unsigned flags,
+                             char *err, size_t err_size)
+{
     struct fmt_reader *r = calloc(1, sizeof(*r));
     int rc;
 
@@ -373,6 +379,7 @@ int fmt_reader_open_fd(struct fmt_reader **out, int fd, const char *name, char *
         return -ENOMEM;
     }
     r->fd = fd;
+    r->stacks_later = (flags & FMT_OPEN_STACKS_LATER) != 0;
     rc = open_trace(r);
     if (rc) {
         if (err && err_size)
@@ -386,6 +393,12 @@ int fmt_reader_open_fd(struct fmt_reader **out, int fd, const char *name, char *
 
 int fmt_reader_open(struct fmt_reader **out, const char *path, char *err, size_t err_size)
 {
+    return fmt_reader_open_flags(out, path, 0, err, err_size);
+}
+
+int fmt_reader_open_flags(struct fmt_reader **out, const char *path, unsigned flags, char *err,
+                          size_t err_size)
+{
     /* O_NONBLOCK: opening a FIFO would wait for a writer; this way the
      * open returns and open_trace() refuses what is not a regular file.
      * It changes nothing for reads of a regular file. */
@@ -398,7 +411,7 @@ int fmt_reader_open(struct fmt_reader **out, const char *path, char *err, size_t
             snprintf(err, err_size, "%s: %s", path, strerror(e));
         return -e;
     }
-    int rc = fmt_reader_open_fd(out, fd, path, err, err_size);
+    int rc = fmt_reader_open_fd_flags(out, fd, path, flags, err, err_size);
     if (rc) {
         close(fd);
         return rc;
@@ -420,7 +433,7 @@ void fmt_reader_close(struct fmt_reader *r)
     free(r->only);
     free(r->wine_prefix);
     free(r->wine_dll_dirs);
-    free(r->nodes);
+    fmt_rnodes_free(r);
     free(r->stkcode);
     fmt_wdelta_destroy(&r->vdeltas);
     for (uint32_t i = 0; i < r->nr_ctxs; i++)
@@ -641,25 +654,48 @@ const struct fmt_module_info *fmt_reader_find_module(const struct fmt_reader *r,
     return NULL;
 }
 
+/* Node id, decoded if its record was left for later: decoding is the
+ * reader's cache of its stack definitions, so a const reader may fill it
+ * (one reader serves one thread). NULL with *rc set when it cannot be had. */
+static const struct fmt_rnode *node_of(const struct fmt_reader *r, uint32_t id, int *rc)
+{
+    const struct fmt_rnode *n = fmt_rnode_get(r, id);
+
+    *rc = 0;
+    if (n)
+        return n;
+    if (!id || id > r->nr_nodes) {
+        *rc = -EINVAL;
+        return NULL;
+    }
+    if ((*rc = fmt_rnodes_need((struct fmt_reader *)r, id)))
+        return NULL;
+    return fmt_rnode_get(r, id);
+}
+
 int fmt_reader_stack(const struct fmt_reader *r, uint32_t id, uint32_t *image, uint64_t *frames,
                      uint32_t max)
 {
     uint32_t depth = 0;
+    int rc;
+    const struct fmt_rnode *node = node_of(r, id, &rc);
 
-    if (!id || id > r->nr_nodes)
-        return -EINVAL;
+    if (!node)
+        return rc;
     if (image)
-        *image = FMT_RNODE_IMAGE(&r->nodes[id]);
+        *image = FMT_RNODE_IMAGE(node);
     /* A window node's stack is the first `limit` frames of its chain. */
-    uint32_t limit = FMT_RNODE_LIMIT(&r->nodes[id]);
+    uint32_t limit = FMT_RNODE_LIMIT(node);
     if (!limit)
         limit = UINT32_MAX;
-    /* Parents have smaller ids (the reader checked), so this ends. */
-    for (uint32_t n = id; n && depth < limit; n = r->nodes[n].parent) {
-        if (!r->nodes[n].parent && !r->nodes[n].addr)
+    /* Parents have smaller ids (the reader checked) of the same image, so
+     * this ends, on nodes decoded and not forgotten with the leaf's. */
+    for (const struct fmt_rnode *n = node; n && depth < limit;
+         n = n->parent ? fmt_rnode_get(r, n->parent) : NULL) {
+        if (!n->parent && !n->addr)
             break; /* the root of an empty stack */
         if (depth < max)
-            frames[depth] = r->nodes[n].addr;
+            frames[depth] = n->addr;
         depth++;
     }
     return (int)depth;
@@ -668,14 +704,17 @@ int fmt_reader_stack(const struct fmt_reader *r, uint32_t id, uint32_t *image, u
 int fmt_reader_stack_node(const struct fmt_reader *r, uint32_t id, uint32_t *parent, uint64_t *addr,
                           uint32_t *image)
 {
-    if (!id || id > r->nr_nodes)
-        return -EINVAL;
+    int rc;
+    const struct fmt_rnode *n = node_of(r, id, &rc);
+
+    if (!n)
+        return rc;
     if (parent)
-        *parent = r->nodes[id].parent;
+        *parent = n->parent;
     if (addr)
-        *addr = r->nodes[id].addr;
+        *addr = n->addr;
     if (image)
-        *image = FMT_RNODE_IMAGE(&r->nodes[id]);
+        *image = FMT_RNODE_IMAGE(n);
     return 0;
 }
 

@@ -33,6 +33,20 @@ struct fmt_rnode {
 #define FMT_RNODE_IMAGE(n) ((n)->image_limit & 0xfffff)
 #define FMT_RNODE_LIMIT(n) ((n)->image_limit >> 20)
 
+/* Stack nodes by id, in pages (fmt_rnodes.c). A forgotten node's
+ * image_limit is FMT_NODE_FORGOTTEN. */
+#define FMT_NODE_PAGE_BITS 12
+#define FMT_NODE_PAGE (1u << FMT_NODE_PAGE_BITS)
+#define FMT_NODE_FORGOTTEN 0xffffffffu
+
+/* A stack record (STACKS or STACK_CODES) located in a DEFS block: the
+ * block's offset, the body's place and length in its payload. */
+struct fmt_srec {
+    uint64_t defs_off;
+    uint32_t pos, len;
+    uint32_t type;
+};
+
 /* A context: an image's thread as events name it. */
 struct fmt_rctx {
     struct fmt_thread_info t;
@@ -42,10 +56,20 @@ struct fmt_rctx {
     uint32_t listed;
 };
 
+/* A run of consecutive stack node ids of one image. */
+struct fmt_rrun {
+    uint32_t first, n;
+};
+
 struct fmt_rimage {
     struct fmt_image_info i;
     char *exe;
     char *argv;
+    /* Its stack nodes decoded so far, as runs of ids, kept only where they
+     * may be forgotten (FMT_OPEN_STACKS_LATER: fmt_reader_forget_image). */
+    struct fmt_rrun *runs;
+    uint32_t nr_runs, cap_runs;
+    int forgotten;
     uint32_t main_ctx; /* id of the context of its thread tid == pid; 0: none yet */
     uint32_t main_row; /* that thread's row in the thread table */
     /* Its last REACH record, index + 1 (0: none): fmt_reader_find_reach
@@ -144,9 +168,23 @@ struct fmt_reader {
     uint64_t defs_raw_total;
     int loaded_defs_once;
 
-    struct fmt_rnode *nodes; /* [0] unused */
+    /* Stack nodes (fmt_rnodes.c): nr_nodes defined in the file, the first
+     * nr_decoded of them decoded, in pages of FMT_NODE_PAGE ids (page 0's
+     * id 0 unused), each with its count of nodes not forgotten. */
+    struct fmt_rnode **npages;
+    uint16_t *npage_live;
+    uint32_t nr_npages;
     uint32_t nr_nodes;
-    uint32_t cap_nodes;
+    uint32_t nr_decoded;
+    uint64_t last_addr; /* node nr_decoded's address (STACK_CODES' previous one) */
+    /* FMT_OPEN_STACKS_LATER: the stack records, located when the trace
+     * was opened and decoded when their nodes are asked for; the DEFS
+     * block of the one being decoded (its offset, its bytes). */
+    int stacks_later;
+    struct fmt_srec *srecs;
+    uint32_t nr_srecs, cap_srecs, next_srec;
+    struct fmt_buf sraw;
+    uint64_t sraw_off;
     struct fmt_stkcode *stkcode; /* STACK_CODES candidate lists (from the first one) */
     struct fmt_rctx *ctxs;       /* by context id - 1 */
     uint32_t nr_ctxs;
@@ -236,6 +274,32 @@ int fmt_rdefs_chunk_delta(struct fmt_reader *r, uint32_t k, fmt_stack_live_fn *f
 /* Make sure image exists in the table (an event may name it before its
  * PROCESS_START). Returns 0 or -errno. */
 int fmt_rdefs_image(struct fmt_reader *r, uint32_t image, uint64_t off);
+
+/* Stack nodes (fmt_rnodes.c). fmt_rnode_get: node id, decoded and not
+ * forgotten, or NULL. fmt_rnodes_need: decode the stack records up to
+ * node id if they were left for later; 0, or -errno with the message set
+ * (-ESTALE: id was forgotten). fmt_rnode_new: room for node
+ * nr_decoded + 1 (NULL: out of memory); fmt_rnode_done: it is image's,
+ * decoded. fmt_rnodes_locate: a stack record met while opening with
+ * stacks left for later: located and counted. fmt_rnodes_free: all. */
+static inline const struct fmt_rnode *fmt_rnode_get(const struct fmt_reader *r, uint32_t id)
+{
+    if (!id || id > r->nr_decoded || !r->npages[id >> FMT_NODE_PAGE_BITS])
+        return NULL;
+    const struct fmt_rnode *n = &r->npages[id >> FMT_NODE_PAGE_BITS][id & (FMT_NODE_PAGE - 1)];
+    return n->image_limit == FMT_NODE_FORGOTTEN ? NULL : n;
+}
+int fmt_rnodes_need(struct fmt_reader *r, uint32_t id);
+struct fmt_rnode *fmt_rnode_new(struct fmt_reader *r);
+int fmt_rnode_done(struct fmt_reader *r, uint32_t image);
+int fmt_rnodes_locate(struct fmt_reader *r, uint32_t type, const uint8_t *body, uint64_t len,
+                      uint64_t off);
+void fmt_rnodes_free(struct fmt_reader *r);
+
+/* Decode a stack record (STACKS or STACK_CODES) of the DEFS block at off:
+ * its nodes follow node nr_decoded. Returns 0 or -errno, message set. */
+int fmt_rdefs_stacks(struct fmt_reader *r, uint32_t type, const uint8_t *body, uint64_t len,
+                     uint64_t off);
 
 /* Forget the decoded chunk (after a seek). */
 /* Forget the chunk being read; fmt_reader_open calls it once the layout is

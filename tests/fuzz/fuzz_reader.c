@@ -82,6 +82,32 @@ static void use_events(struct fmt_reader *r)
     (void)acc;
 }
 
+/* The stacks left for later (FMT_OPEN_STACKS_LATER): read in the order a
+ * tree's fold asks (descending here, so the first decodes the rest), the
+ * images let go one by one between events, then every stack again (the
+ * forgotten ones fail with -ESTALE). */
+static void use_stacks_later(struct fmt_reader *r)
+{
+    struct fmt_trace_counts c;
+    struct fmt_event ev;
+    uint64_t frames[64];
+    uint32_t image, forgot = 0;
+    volatile uint64_t acc = 0;
+
+    fmt_reader_counts(r, &c);
+    for (uint32_t id = c.nr_stacks < 5000 ? c.nr_stacks : 5000; id > 0; id--)
+        acc += (uint64_t)fmt_reader_stack(r, id, &image, frames, 64);
+    while (fmt_reader_next(r, &ev) > 0) {
+        acc += ev.stack;
+        if (ev.kind == FMT_EV_PROCESS_EXIT || (ev.serial & 63) == 1)
+            acc += (uint64_t)fmt_reader_forget_image(r, forgot++ % (fmt_reader_nr_images(r) + 1));
+    }
+    for (uint32_t id = 0; id <= c.nr_stacks && id < 5000; id++)
+        acc += (uint64_t)fmt_reader_stack(r, id, &image, frames, 64);
+    acc += (uint64_t)fmt_reader_load_stacks(r);
+    (void)acc;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     int fd = memfd_create("fuzz", MFD_CLOEXEC);
@@ -95,6 +121,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (fmt_reader_open_fd(&r, fd, "fuzz.trace", err, sizeof(err)) == 0) {
         use_tables(r);
         use_events(r);
+        fmt_reader_close(r);
+    }
+    if (fmt_reader_open_fd_flags(&r, fd, "fuzz.trace", FMT_OPEN_STACKS_LATER, err, sizeof(err)) ==
+        0) {
+        use_stacks_later(r);
         fmt_reader_close(r);
     }
     close(fd);

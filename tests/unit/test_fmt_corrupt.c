@@ -56,6 +56,27 @@ static int read_verify;
 /* Read the whole trace in memory: returns 0 and the event count, or the
  * error of open or next with its message in err. */
 
+/* The same bytes opened with the stacks left for later: what the open
+ * refused for its stacks is refused when they are decoded, never
+ * accepted (an open that succeeds does alike). */
+static void later_agrees(const uint8_t *p, size_t n, int open_rc)
+{
+    int fd = tfmt_memfd(p, n);
+    struct fmt_reader *r;
+    char err[512];
+    int rc = fmt_reader_open_fd_flags(&r, fd, "bad.trace", FMT_OPEN_STACKS_LATER, err, sizeof(err));
+
+    if (!rc) {
+        rc = fmt_reader_load_stacks(r);
+        fmt_reader_close(r);
+    }
+    close(fd);
+    if (open_rc)
+        assert_int_not_equal(rc, 0);
+    else
+        assert_int_equal(rc, 0);
+}
+
 static int read_all(const uint8_t *p, size_t n, uint64_t *nr, int *incomplete, char *err,
                     size_t err_size, struct fmt_event *evs, size_t max)
 {
@@ -65,6 +86,7 @@ static int read_all(const uint8_t *p, size_t n, uint64_t *nr, int *incomplete, c
     int rc = fmt_reader_open_fd(&r, fd, "bad.trace", err, err_size);
 
     *nr = 0;
+    later_agrees(p, n, rc);
     if (rc) {
         close(fd);
         return rc;

@@ -189,11 +189,12 @@ struct node_page *ana_stacks_page_make(struct ana_stacks *s, uint32_t n)
 
     if (!p)
         return NULL;
+    /* A node the reader cannot give (a process's the reader let go, or a
+     * corrupt definition) keeps parent 0: no walk reaches it but one of
+     * its own stacks, whose reading (fmt_reader_stack) fails first. */
     for (uint32_t k = first ? 0 : 1; k < ANA_STACKS_PAGE && first + k < s->nr_stacks; k++)
-        if (fmt_reader_stack_node(s->r, first + k, &p->parent[k], NULL, NULL)) {
-            free(p);
-            return NULL; /* not past the nodes the reader has */
-        }
+        if (fmt_reader_stack_node(s->r, first + k, &p->parent[k], NULL, NULL))
+            p->parent[k] = 0;
     s->pages[n >> ANA_STACKS_PAGE_BITS] = p;
     return p;
 }

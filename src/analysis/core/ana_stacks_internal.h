@@ -44,12 +44,14 @@ struct node_sums {
     bool summed;
 };
 
-/* A row key: its frames' hash and number, the stack it was first made
- * from and how (by place or by function). */
+/* A row key: its frames' hash and number, how (by place or by function),
+ * and its frames' string ids, kept (at key_ids[ids .. ids + nr_ids)): the
+ * stack it was made from may be of a process whose stacks are gone when
+ * another is compared with it (a tree's fold). */
 struct key_entry {
     uint64_t hash;
     uint32_t lines;
-    uint32_t stack;
+    uint32_t ids, nr_ids;
     bool by_place;
 };
 
@@ -119,8 +121,8 @@ struct ana_stacks {
     uint32_t nr_keys, cap_keys;
     uint32_t *key_index;
     uint32_t cap_key_index;
-    uint32_t *cmp; /* a key's frames, beside the stack's being compared */
-    size_t cap_cmp;
+    uint32_t *key_ids; /* the keys' frames */
+    size_t nr_key_ids, cap_key_ids;
 };
 
 /* Node n's page (n < nr_stacks), made on first use with its nodes'

@@ -36,7 +36,7 @@ void ana_stacks_keys_release(struct ana_stacks *s)
     free(s->pow);
     free(s->keys);
     free(s->key_index);
-    free(s->cmp);
+    free(s->key_ids);
 }
 
 /* Node n's sums (n's page made), or NULL when out of memory. */
@@ -210,17 +210,28 @@ static int hash_by_walk(struct ana_stacks *s, uint32_t stack, bool by_place, uin
 static int same_frames(struct ana_stacks *s, const struct key_entry *k, uint32_t stack,
                        bool by_place)
 {
-    int n = ana_stacks_walk(s, k->stack, k->by_place ? ANA_WALK_PLACES : ANA_WALK_FUNCTIONS);
-
-    if (n < 0)
-        return n;
-    if (UTIL_ARRAY_RESERVE(s->cmp, s->cap_cmp, (size_t)n, 256))
-        return -ENOMEM;
-    memcpy(s->cmp, s->ids, (size_t)n * sizeof(*s->ids));
     int m = ana_stacks_walk(s, stack, by_place ? ANA_WALK_PLACES : ANA_WALK_FUNCTIONS);
+
     if (m < 0)
         return m;
-    return m == n && !memcmp(s->cmp, s->ids, (size_t)n * sizeof(*s->ids));
+    return (uint32_t)m == k->nr_ids &&
+           !memcmp(s->key_ids + k->ids, s->ids, (size_t)m * sizeof(*s->ids));
+}
+
+/* Keep the frames of stack as the new key's. Returns 0 or -errno. */
+static int keep_frames(struct ana_stacks *s, struct key_entry *k, uint32_t stack, bool by_place)
+{
+    int m = ana_stacks_walk(s, stack, by_place ? ANA_WALK_PLACES : ANA_WALK_FUNCTIONS);
+
+    if (m < 0)
+        return m;
+    if (UTIL_ARRAY_RESERVE(s->key_ids, s->cap_key_ids, s->nr_key_ids + (size_t)m, 1024))
+        return -ENOMEM;
+    memcpy(s->key_ids + s->nr_key_ids, s->ids, (size_t)m * sizeof(*s->ids));
+    k->ids = (uint32_t)s->nr_key_ids;
+    k->nr_ids = (uint32_t)m;
+    s->nr_key_ids += (size_t)m;
+    return 0;
 }
 
 static uint32_t slot_of(uint64_t hash, uint32_t lines, uint32_t cap)
@@ -259,8 +270,11 @@ static int key_find(struct ana_stacks *s, uint64_t hash, uint32_t lines, uint32_
     }
     if (UTIL_ARRAY_RESERVE(s->keys, s->cap_keys, (size_t)s->nr_keys + 1, 256))
         return -ENOMEM;
-    s->keys[s->nr_keys] =
-        (struct key_entry){.hash = hash, .lines = lines, .stack = stack, .by_place = by_place};
+    struct key_entry *k = &s->keys[s->nr_keys];
+    *k = (struct key_entry){.hash = hash, .lines = lines, .by_place = by_place};
+    rc = keep_frames(s, k, stack, by_place);
+    if (rc)
+        return rc;
     s->key_index[j] = s->nr_keys + 1;
     *key = ++s->nr_keys;
     return 0;

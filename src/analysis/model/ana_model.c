@@ -112,6 +112,10 @@ void ana_model_destroy(struct ana_model *m)
     free(m->sites);
     free(m->site_next);
     free(m->site_stack);
+    for (uint32_t p = 0; p < m->nr_site_pages; p++)
+        free(m->site_pages[p]);
+    free(m->site_pages);
+    free(m->site_page_nr);
     free(m->img_sites);
     ana_model_prog_release(m);
     ana_stepper_release(&m->step);
@@ -169,20 +173,48 @@ static uint32_t site_place(struct ana_model *m)
     return m->nr_sites++;
 }
 
+/* Set stack's entry in a retiring model's paged index (k + 1, or 0 to
+ * remove it). Returns 0 or -ENOMEM. */
+static int set_paged(struct ana_model *m, uint32_t stack, uint32_t v)
+{
+    uint32_t p = stack >> ANA_SITE_PAGE_BITS, nr = m->nr_site_pages;
+
+    if (v && (UTIL_ARRAY_RESERVE_ZERO(m->site_pages, m->nr_site_pages, (size_t)p + 1, 64) ||
+              UTIL_ARRAY_RESERVE_ZERO(m->site_page_nr, nr, (size_t)p + 1, 64)))
+        return -ENOMEM;
+    if (v && !m->site_pages[p] &&
+        !(m->site_pages[p] = calloc(ANA_SITE_PAGE, sizeof(*m->site_pages[p]))))
+        return -ENOMEM;
+    m->site_pages[p][stack & (ANA_SITE_PAGE - 1)] = v;
+    if (v) {
+        m->site_page_nr[p]++;
+    } else if (!--m->site_page_nr[p]) {
+        free(m->site_pages[p]);
+        m->site_pages[p] = NULL;
+    }
+    return 0;
+}
+
 struct ana_site *ana_model_site_make(struct ana_model *m, uint32_t stack, uint32_t image)
 {
     uint32_t k = ana_model_site_index(m, stack);
 
     if (k != UINT32_MAX)
         return &m->sites[k];
-    if (UTIL_ARRAY_RESERVE_ZERO(m->site_of, m->nr_site_of, (size_t)stack + 1, 1024) ||
+    if ((!m->opt.retire.fn &&
+         UTIL_ARRAY_RESERVE_ZERO(m->site_of, m->nr_site_of, (size_t)stack + 1, 1024)) ||
         (m->opt.retire.fn &&
          UTIL_ARRAY_RESERVE_ZERO(m->img_sites, m->nr_img_sites, (size_t)image + 1, 16)) ||
         (k = site_place(m)) == UINT32_MAX)
         return NULL;
     struct ana_site *s = &m->sites[k];
     s->image = image;
-    m->site_of[stack] = k + 1;
+    if (m->opt.retire.fn) {
+        if (set_paged(m, stack, k + 1))
+            return NULL;
+    } else {
+        m->site_of[stack] = k + 1;
+    }
     if (m->opt.retire.fn) {
         m->site_stack[k] = stack;
         m->site_next[k] = m->img_sites[image];
@@ -195,10 +227,10 @@ struct ana_site *ana_model_site_make(struct ana_model *m, uint32_t stack, uint32
 
 static inline struct ana_site *get_site(struct ana_model *m, uint32_t stack, uint32_t image)
 {
-    uint32_t k = stack < m->nr_site_of ? m->site_of[stack] : 0;
+    uint32_t k = ana_model_site_index(m, stack);
 
-    if (k)
-        return &m->sites[k - 1];
+    if (k != UINT32_MAX)
+        return &m->sites[k];
     return ana_model_site_make(m, stack, image);
 }
 
@@ -371,7 +403,7 @@ static int retire_image(struct ana_model *m, uint32_t image)
         return rc;
     for (k = ana_model_first_site(m, image); k != UINT32_MAX;) {
         uint32_t next = ana_model_next_site(m, k);
-        m->site_of[m->site_stack[k]] = 0;
+        set_paged(m, m->site_stack[k], 0);
         m->sites[k].image = UINT32_MAX;
         if (k < m->nr_shares)
             m->shares[k] = (struct ana_prog_share){0};
@@ -720,8 +752,10 @@ int ana_model_build(struct ana_model **out, struct fmt_reader *r,
         return rc;
     fmt_reader_counts(r, &c);
     ana_heap_replay_init(&replay, &step);
-    if ((rc = ana_model_reserve_sites(*out,
-                                      c.nr_stacks < UINT32_MAX ? c.nr_stacks + 1 : UINT32_MAX)) ||
+    /* A retiring model's index is paged (ana_model_internal.h). */
+    if ((!(*out)->opt.retire.fn &&
+         (rc = ana_model_reserve_sites(*out,
+                                       c.nr_stacks < UINT32_MAX ? c.nr_stacks + 1 : UINT32_MAX))) ||
         (rc = ana_model_subscribe(*out, &replay)) || (rc = ana_heap_replay_run(&replay, r, so))) {
         ana_model_destroy(*out);
         *out = NULL;

@@ -80,7 +80,13 @@ struct ana_model {
      * stack of each place; places of dropped sites (image UINT32_MAX) in
      * a list through site_next headed by free_site, used again first. */
     uint32_t *site_next, *site_stack; /* by place, cap_sites */
-    uint32_t *img_sites;              /* by image, nr_img_sites */
+    /* ... and the index by stack in pages of ANA_SITE_PAGE ids (site_of
+     * unused), each with its number of sites and freed with the last: a
+     * build's stack ids number every process's nodes. */
+    uint32_t **site_pages;
+    uint32_t *site_page_nr;
+    uint32_t nr_site_pages;
+    uint32_t *img_sites; /* by image, nr_img_sites */
     uint32_t nr_img_sites;
     uint32_t free_site;
 };
@@ -130,8 +136,16 @@ struct ana_site *ana_model_site_make(struct ana_model *m, uint32_t stack, uint32
 struct ana_scope *ana_model_image_make(struct ana_model *m, uint32_t image);
 
 /* The place in m->sites of stack's site, or UINT32_MAX for none. */
+#define ANA_SITE_PAGE_BITS 12
+#define ANA_SITE_PAGE (1u << ANA_SITE_PAGE_BITS)
+
 static inline uint32_t ana_model_site_index(const struct ana_model *m, uint32_t stack)
 {
+    if (m->site_pages) {
+        uint32_t p = stack >> ANA_SITE_PAGE_BITS;
+        const uint32_t *pg = p < m->nr_site_pages ? m->site_pages[p] : NULL;
+        return pg ? pg[stack & (ANA_SITE_PAGE - 1)] - 1 : UINT32_MAX;
+    }
     return stack < m->nr_site_of ? m->site_of[stack] - 1 : UINT32_MAX;
 }
 
