@@ -8,23 +8,27 @@
 # (`gcc -c` of the biggest file: its cc1 is the tree's largest process).
 # Target: every ratio at most 2.
 #
-#   bash bench/tree_build.sh [-n FILES] [-j JOBS] [-k DIR] MEMSCRIBE
+#   bash bench/tree_build.sh [-n FILES] [-j JOBS] [-k DIR [-r]] MEMSCRIBE
 #
 #   -k DIR  keep the project and both traces in DIR (default: a temporary
 #           folder, removed at the end)
+#   -r      reuse the traces DIR holds (tree.mscr, alone.mscr) if both are
+#           there: only the commands run
 # Prints one line per command: name, RSS on the tree, RSS alone (MiB),
 # ratio, and the load average.
 set -euo pipefail
 
-usage() { sed -n '11,15p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '11,17p' "$0" | sed 's/^# \{0,1\}//'; }
 FILES=330
 JOBS=2
 KEEP=
+REUSE=
 while [ $# -gt 1 ]; do
     case $1 in
     -n) FILES=$2; shift 2 ;;
     -j) JOBS=$2; shift 2 ;;
     -k) KEEP=$2; shift 2 ;;
+    -r) REUSE=1; shift ;;
     *) break ;;
     esac
 done
@@ -83,10 +87,14 @@ done
     printf '\tgcc -O2 -c $< -o $@\n'
 } >"$work/src/Makefile"
 
-echo "tree_build: building $FILES files with make -j$JOBS under memscribe record" >&2
-(cd "$work/src" && "$ms" record -q -o "$work/tree.mscr" -- make -s -j"$JOBS" >/dev/null)
-rm -f "$work"/src/*.o
-(cd "$work/src" && "$ms" record -q -o "$work/alone.mscr" -- gcc -O2 -c "f$last.c" -o "f$last.o")
+if [ -n "$REUSE" ] && [ -n "$KEEP" ] && [ -f "$work/tree.mscr" ] && [ -f "$work/alone.mscr" ]; then
+    echo "tree_build: the traces in $work" >&2
+else
+    echo "tree_build: building $FILES files with make -j$JOBS under memscribe record" >&2
+    (cd "$work/src" && "$ms" record -q -o "$work/tree.mscr" -- make -s -j"$JOBS" >/dev/null)
+    rm -f "$work"/src/*.o
+    (cd "$work/src" && "$ms" record -q -o "$work/alone.mscr" -- gcc -O2 -c "f$last.c" -o "f$last.o")
+fi
 nproc_tree=$("$ms" report --format=json "$work/tree.mscr" |
     python3 -c 'import json,sys; print(len(json.load(sys.stdin)["processes"]))')
 echo "tree_build: $nproc_tree processes, trace $(du -h "$work/tree.mscr" | cut -f1)" >&2
