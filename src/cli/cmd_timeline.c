@@ -274,6 +274,9 @@ int cmd_timeline(int argc, char **argv)
             break;
         }
     }
+    /* Without --sites no stack is read: none is decoded (a build's are
+     * millions). */
+    a.stacks_later = !nr_sites;
     cli_ana_open(&a, argc, argv, optind);
     if (nr_sites && a.format == CLI_FMT_CSV)
         cli_usage_error("timeline: --sites goes with text or json, not csv");

@@ -335,6 +335,15 @@ static int open_trace(struct fmt_reader *r)
                         r->sampled ? "sampled trace without a sampling rate"
                                    : "sampling rate in an exact trace");
     r->loaded_defs_once = 1; /* later DEFS reads (live deltas) are re-reads */
+    /* The module table is the largest of a build's (a thousand processes'
+     * libraries, 648 bytes each): no room left from its doubling. */
+    if (r->cap_mods > r->nr_mods && r->nr_mods) {
+        struct fmt_rmodule *m = realloc(r->mods, (size_t)r->nr_mods * sizeof(*m));
+        if (m) {
+            r->mods = m;
+            r->cap_mods = r->nr_mods;
+        }
+    }
     r->info.command = r->command;
     r->info.hostname = r->hostname;
     r->info.only = r->only;

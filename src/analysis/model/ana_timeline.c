@@ -216,12 +216,25 @@ int ana_timeline_compute_range(struct ana_timeline *tl, struct fmt_reader *r, st
     return compute(tl, r, f, range, progress, progress_arg, NULL, more, more_arg);
 }
 
+/* The model's sites, of no use to the timeline's rows, go at each
+ * image's end (ana_model_options.retire): a build's replay keeps the
+ * running processes' only. */
+static int drop_sites(void *arg, const struct ana_model *m, uint32_t image)
+{
+    (void)arg;
+    (void)m;
+    (void)image;
+    return 0;
+}
+
 static int compute(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
                    const struct ana_timeline_range *range, ana_progress_fn *progress,
                    void *progress_arg, struct ana_model **model, ana_timeline_more_fn *more,
                    void *more_arg)
 {
-    struct ana_model_options mo = {.filter = f};
+    /* Sites are read only by a caller given the model, or following some. */
+    struct ana_model_options mo = {.filter = f,
+                                   .retire = {model || more ? NULL : drop_sites, NULL}};
     struct ana_step_options step = ana_model_step_options(&mo);
     struct ana_vm_replay vm = {.until = UINT64_MAX};
     struct ana_heap_replay p;
