@@ -17,6 +17,21 @@ static int row_key(void *arg, uint32_t stack, uint32_t *key)
     return 0;
 }
 
+/* The flame graph's: its frames are functions. */
+static int flame_key(void *arg, uint32_t stack, uint32_t *key)
+{
+    return ana_stacks_key(cli_ana_stacks(arg), stack, 0, key);
+}
+
+static int flame_made(void *arg, uint32_t stack, uint32_t *tag)
+{
+    const struct ana_frame *f;
+    int rc = ana_stacks_get(cli_ana_stacks(arg), stack, &f);
+
+    *tag = 0;
+    return rc < 0 ? rc : 0;
+}
+
 /* A row made: its frames kept (ana_stacks_get) for the end, when the
  * process's stacks are gone, and whether a suppression matches it. */
 static int row_made(void *arg, uint32_t stack, uint32_t *tag)
@@ -87,7 +102,7 @@ static int retire(void *arg, const struct ana_model *m, uint32_t image)
     return 0;
 }
 
-bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo)
+bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo, enum cli_fold_for what)
 {
     const char *env = getenv("MEMSCRIBE_FOLD");
 
@@ -103,8 +118,13 @@ bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo)
     if (!cf)
         cli_die("%s: out of memory", a->cmd);
     a->fold = &cf->fold;
-    cli_supp_load(&a->supp, a); /* rows are matched as they are made */
-    ana_fold_init(a->fold, &a->programs, row_key, row_made, a);
+    if (what == CLI_FOLD_FLAME) {
+        ana_fold_init(a->fold, &a->programs, flame_key, flame_made, a);
+        a->fold->all_sites = true;
+    } else {
+        cli_supp_load(&a->supp, a); /* rows are matched as they are made */
+        ana_fold_init(a->fold, &a->programs, row_key, row_made, a);
+    }
     mo->retire = (struct ana_model_retire){retire, a};
     return true;
 }

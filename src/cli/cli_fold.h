@@ -18,7 +18,11 @@
  * compare the two). With a->stacks_later, the reader lets each folded
  * process's stacks go a second after it ended; without a fold, every
  * stack is decoded now. Returns whether a->fold is set. Dies on failure. */
-bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo);
+enum cli_fold_for {
+    CLI_FOLD_ROWS,  /* the tables of report and leaks: rows read the same by place */
+    CLI_FOLD_FLAME, /* the flame graph's paths: by functions, every site with a number */
+};
+bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo, enum cli_fold_for what);
 
 /* Free a->fold (cli_ana_close). */
 void cli_fold_release(struct cli_ana *a);

@@ -9,6 +9,7 @@
 #include "analysis/core/ana_aggregate.h"
 #include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_scan.h"
+#include "analysis/model/ana_fold.h"
 #include "analysis/model/ana_model.h"
 #include "analysis/model/ana_tree.h"
 #include "analysis/pictures/ana_flame.h"
@@ -16,6 +17,7 @@
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_diff.h"
+#include "cli/cli_fold.h"
 #include "cli/cli_getopt.h"
 #include "cli/cli_output.h"
 
@@ -63,25 +65,48 @@ static void usage(FILE *out)
                  "See docs/flamegraph.md.\n");
 }
 
+/* The labels of the programs' frames (a->programs). NULL when out of
+ * memory. */
+static uint32_t *program_labels(struct cli_ana *a, struct ana_stacks *st)
+{
+    uint32_t *label_of = calloc((size_t)a->programs.nr + 1, sizeof(*label_of));
+    char name[300];
+
+    for (uint32_t k = 0; label_of && k < a->programs.nr; k++) {
+        cli_ana_program_name(a, k, true, name, sizeof(name));
+        if (ana_stacks_intern(st, name, &label_of[k])) {
+            free(label_of);
+            return NULL;
+        }
+    }
+    return label_of;
+}
+
+/* The graph of the rows a tree's replay folded (cli_fold.h). */
+static int build_folded(struct cli_ana *a, struct ana_tree *t, struct ana_stacks *st, int inverted,
+                        uint32_t max)
+{
+    uint32_t *label_of = program_labels(a, st);
+    int rc = label_of ? ana_flame_build_folded(t, a->fold, st, inverted, max, label_of) : -ENOMEM;
+
+    free(label_of);
+    return rc;
+}
+
 /* The graph of m's sites; in the per-program view, each under a frame of
  * its program. */
 static int build(struct cli_ana *a, struct ana_tree *t, const struct ana_model *m,
                  struct ana_stacks *st, int inverted, const uint8_t *keep)
 {
     uint32_t *label_of, *root_of;
-    char name[300];
     int rc = 0;
 
     if (!a->by_program)
         return ana_flame_build(t, m, st, inverted, keep);
-    label_of = calloc((size_t)a->programs.nr + 1, sizeof(*label_of));
+    label_of = program_labels(a, st);
     root_of = calloc((size_t)a->programs.nr_images + 1, sizeof(*root_of));
     if (!label_of || !root_of)
         rc = -ENOMEM;
-    for (uint32_t k = 0; k < a->programs.nr && !rc; k++) {
-        cli_ana_program_name(a, k, true, name, sizeof(name));
-        rc = ana_stacks_intern(st, name, &label_of[k]);
-    }
     for (uint32_t i = 0; i < a->programs.nr_images && !rc; i++)
         root_of[i] = label_of[a->programs.of_image[i]];
     if (!rc)
@@ -143,6 +168,7 @@ int cmd_flamegraph(int argc, char **argv)
                         "or --thread)");
     if (diff && argc - optind != 2)
         cli_usage_error("flamegraph: --diff wants two traces, BASE and NEW");
+    a.stacks_later = !diff; /* it may fold a tree's processes (cli_fold.h) */
     cli_ana_open(&a, argc, argv, optind + diff);
     if (so.cost == ANA_FLAME_TEMPORARY)
         cli_ana_want_temporary(&a, "--cost temporary");
@@ -153,22 +179,27 @@ int cmd_flamegraph(int argc, char **argv)
      * --diff, whose base graph has none). */
     a.by_process |= diff;
     cli_ana_programs(&a, NULL); /* the graph needs no program scopes */
+    /* A tree's processes are folded into the programs' paths as each ends. */
+    bool fold = cli_fold_setup(&a, &mo, CLI_FOLD_FLAME);
     struct ana_scan_options sc;
     cli_ana_scan_options(&a, UINT64_MAX, &sc);
     if ((rc = ana_model_build(&m, a.r, &mo, &sc)))
         cli_ana_fail(&a, rc);
     cli_ana_progress_done(&a);
+    if (fold)
+        ana_fold_finish(a.fold, m);
 
     struct ana_stacks *st = cli_ana_stacks(&a);
     struct ana_tree t;
     uint8_t *keep = NULL;
     /* Folded stacks keep every site; a picture needs no more sites than
      * it has pixels to show them (the rest are lumped, totals exact). */
-    long kept = folded ? 0 : ana_flame_top_sites(m, st, FLAME_MAX_SITES, &keep);
+    long kept = folded || fold ? 0 : ana_flame_top_sites(m, st, FLAME_MAX_SITES, &keep);
     if (kept < 0)
         cli_ana_fail(&a, (int)kept);
     if ((rc = ana_tree_init(&t, ANA_FLAME_NR_COSTS, 0)) ||
-        (rc = build(&a, &t, m, st, so.inverted, keep)) ||
+        (rc = fold ? build_folded(&a, &t, st, so.inverted, folded ? 0 : FLAME_MAX_SITES)
+                   : build(&a, &t, m, st, so.inverted, keep)) ||
         (rc = ana_flame_sort(&t, ana_flame_stacks_name, st)))
         cli_ana_fail(&a, rc);
 

@@ -430,7 +430,7 @@ int cmd_leaks(int argc, char **argv)
     struct ana_model_options mo = {.filter = &lk.a.filter, .keep_blocks = lk.all || lk.classes};
     if (!lk.all) {
         cli_ana_programs(&lk.a, &mo);
-        cli_fold_setup(&lk.a, &mo); /* its tables are the per-program view's */
+        cli_fold_setup(&lk.a, &mo, CLI_FOLD_ROWS); /* its tables are the per-program view's */
     }
     lk.m = cli_ana_model(&lk.a, &mo, lk.t);
     if (lk.classes && ana_reach_build_at(&lk.reach, lk.a.r, lk.m, lk.reach_at))

@@ -764,7 +764,7 @@ int cmd_report(int argc, char **argv)
     cli_ana_programs(&rp.a, &mo);
     /* The text of the per-program view reads no table by process: its
      * rows can be folded at each image's end (cli_fold.h). */
-    bool folded = rp.a.format == CLI_FMT_TEXT && cli_fold_setup(&rp.a, &mo);
+    bool folded = rp.a.format == CLI_FMT_TEXT && cli_fold_setup(&rp.a, &mo, CLI_FOLD_ROWS);
     rp.m = cli_ana_model(&rp.a, &mo, UINT64_MAX);
     if (rp.classes && ana_reach_build(&rp.reach, rp.a.r, rp.m))
         cli_die("report: out of memory");

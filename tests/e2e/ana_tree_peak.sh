@@ -64,7 +64,9 @@ check() { # name trace hogs-at-once
     # memory on trees): they read as those of the whole model, and the
     # tree's first site by peak is the hogs' that were live at the peak.
     local cmd
-    for cmd in report leaks "leaks --format=json" "report --frames 2 --top 3"; do
+    for cmd in report leaks "leaks --format=json" "report --frames 2 --top 3" \
+        "flamegraph --folded" "flamegraph --folded --cost peak --inverted" "flamegraph -o -" \
+        timeline; do
         # shellcheck disable=SC2086 # the command's words
         "$MEMSCRIBE" $cmd "$t" >"$WORK/fold.out" || fail "$name: $cmd"
         # shellcheck disable=SC2086

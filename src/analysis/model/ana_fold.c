@@ -66,6 +66,7 @@ static struct ana_fold_row *row_of(struct ana_fold_rows *rows, uint32_t group, u
     r->s.image = image;
     r->stack = r->made_stack = stack;
     r->live_stack = UINT32_MAX;
+    r->key = key;
     *made = true;
     return r;
 }
@@ -97,6 +98,7 @@ static void add_site(struct ana_fold_row *r, const struct ana_site *s, uint32_t 
     }
     if (s->live_blocks > 0 && stack < r->live_stack)
         r->live_stack = stack;
+    r->nr_sites++;
     add_share(&r->gen_prog_, &r->bytes_prog_, prog->gen, prog->bytes);
     add_share(&r->gen_all_, &r->bytes_all_, s->gen_all_, s->peak_all_bytes);
 }
@@ -115,8 +117,9 @@ int ana_fold_image(void *arg, const struct ana_model *m, uint32_t image)
         const struct ana_prog_share *share = k < m->nr_shares ? &m->shares[k] : &none;
         int rc;
 
-        if (!s->nr_allocs && !s->live_blocks)
-            continue; /* no row shows it (cli_rows.c) */
+        if (!s->nr_allocs && !s->live_blocks &&
+            (!f->all_sites || (!s->live_bytes && !share->bytes && !s->peak_all_bytes)))
+            continue; /* no row shows it (cli_rows.c, ana_flame_tree.c) */
         if ((rc = f->key(f->arg, stack, &key)))
             return rc;
         struct ana_fold_row *all = get_row(f, ANA_FOLD_BY_ALL, 0, key, stack, image, &rc);

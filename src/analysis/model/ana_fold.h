@@ -21,6 +21,7 @@
 #ifndef ANA_FOLD_H
 #define ANA_FOLD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "analysis/core/ana_map.h"
@@ -46,6 +47,8 @@ struct ana_fold_row {
     uint32_t live_stack; /* the lowest among those with live blocks; UINT32_MAX: none */
     uint32_t made_stack; /* the stack it was made of (ana_fold_made_fn): its frames */
     uint32_t tag;        /* ana_fold_made_fn's */
+    uint32_t key;        /* its key (ana_fold_key_fn) */
+    uint32_t nr_sites;   /* the sites added into it */
     /* private: the shares at the latest peak generation seen */
     uint64_t gen_prog_, bytes_prog_, gen_all_, bytes_all_;
 };
@@ -58,6 +61,10 @@ struct ana_fold_rows {
 
 struct ana_fold {
     const struct ana_programs *programs;
+    /* Which sites make rows: those the tables of report and leaks show
+     * (allocations or live blocks: cli_rows.c), or with all_sites every
+     * site with a number (the flame graph's: ana_flame_tree.c). */
+    bool all_sites;
     ana_fold_key_fn *key;
     ana_fold_made_fn *made; /* NULL: none */
     void *arg;

@@ -63,6 +63,16 @@ int ana_flame_build(struct ana_tree *t, const struct ana_model *m, struct ana_st
 int ana_flame_build_rooted(struct ana_tree *t, const struct ana_model *m, struct ana_stacks *st,
                            int inverted, const uint8_t *keep, const uint32_t *root_of_image,
                            uint32_t nr_images);
+/* ana_flame_build_rooted from the rows a tree's replay folded at each
+ * process's end (ana_fold.h, all_sites, keyed by functions: cli_fold.c):
+ * a path per program's row under root_of_program[its program]; when the
+ * sites number more than max (0: no limit), the rows by key alone are
+ * ranked as ana_flame_top_sites ranks its groups, and those not kept are
+ * lumped. The same graph as ana_flame_build_rooted's of the whole model
+ * with ana_flame_top_sites' keep. Returns 0 or -errno. */
+struct ana_fold;
+int ana_flame_build_folded(struct ana_tree *t, const struct ana_fold *f, struct ana_stacks *st,
+                           int inverted, uint32_t max, const uint32_t *root_of_program);
 /* ana_flame_name_fn for labels from ana_flame_build (arg: the stacks). */
 const char *ana_flame_stacks_name(void *arg, uint32_t label);
 

@@ -8,6 +8,7 @@
 
 #include "analysis/core/ana_map.h"
 #include "analysis/core/ana_stacks.h"
+#include "analysis/model/ana_fold.h"
 #include "analysis/model/ana_model.h"
 #include "analysis/model/ana_tree.h"
 #include "analysis/pictures/ana_flame.h"
@@ -89,6 +90,37 @@ static int lump_too_big(const int64_t rest[ANA_FLAME_NR_COSTS],
     return 0;
 }
 
+/* Mark in kept the groups a picture draws: the max largest by share
+ * (ties by first), and more while the rest would still hold over 1 % of
+ * a total (a lump that big hides real call sites), up to 8 x max so no
+ * picture becomes unreadable. Returns 0 or -ENOMEM. */
+static int rank_groups(struct group *g, uint32_t nr_groups, const int64_t total[ANA_FLAME_NR_COSTS],
+                       uint32_t max, uint8_t *kept)
+{
+    struct group *sorted = malloc((size_t)(nr_groups ? nr_groups : 1) * sizeof(*sorted));
+
+    if (!sorted)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < nr_groups; i++) {
+        for (unsigned c = 0; c < ANA_FLAME_NR_COSTS; c++)
+            if (total[c] > 0 && (double)g[i].cost[c] / (double)total[c] > g[i].share)
+                g[i].share = (double)g[i].cost[c] / (double)total[c];
+        sorted[i] = g[i];
+        sorted[i].first = i; /* the group's index; its lowest stack ranked it */
+    }
+    qsort(sorted, nr_groups, sizeof(*sorted), by_share);
+    int64_t rest[ANA_FLAME_NR_COSTS];
+    memcpy(rest, total, sizeof(rest));
+    for (uint32_t k = 0;
+         k < nr_groups && (k < max || (lump_too_big(rest, total) && k < 8 * (uint64_t)max)); k++) {
+        kept[sorted[k].first] = 1;
+        for (unsigned c = 0; c < ANA_FLAME_NR_COSTS; c++)
+            rest[c] -= g[sorted[k].first].cost[c];
+    }
+    free(sorted);
+    return 0;
+}
+
 long ana_flame_top_sites(const struct ana_model *m, struct ana_stacks *st, uint32_t max,
                          uint8_t **keep)
 {
@@ -147,37 +179,11 @@ long ana_flame_top_sites(const struct ana_model *m, struct ana_stacks *st, uint3
         for (unsigned c = 0; c < ANA_FLAME_NR_COSTS; c++)
             g[*gi].cost[c] += cost[c];
     }
-    /* Rank a copy: group_of keeps indices into g. */
-    struct group *sorted = malloc((size_t)(nr_groups ? nr_groups : 1) * sizeof(*sorted));
-    if (!sorted) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    for (uint32_t i = 0; i < nr_groups; i++) {
-        for (unsigned c = 0; c < ANA_FLAME_NR_COSTS; c++)
-            if (total[c] > 0 && (double)g[i].cost[c] / (double)total[c] > g[i].share)
-                g[i].share = (double)g[i].cost[c] / (double)total[c];
-        sorted[i] = g[i];
-        sorted[i].first = i; /* the group's index (groups are in stack id order) */
-    }
-    qsort(sorted, nr_groups, sizeof(*sorted), by_share);
-    /* Keep the max largest groups, and more while the rest would still
-     * hold over 1 % of a total (a lump that big hides real call sites),
-     * up to 8 x max so no picture becomes unreadable. */
-    int64_t rest[ANA_FLAME_NR_COSTS];
-    memcpy(rest, total, sizeof(rest));
     uint8_t *kept = calloc(nr_groups ? nr_groups : 1, 1);
-    if (!kept) {
-        free(sorted);
-        rc = -ENOMEM;
+    if (!kept || (rc = rank_groups(g, nr_groups, total, max, kept)) < 0) {
+        free(kept);
+        rc = rc < 0 ? rc : -ENOMEM;
         goto out;
-    }
-    uint32_t k = 0;
-    for (; k < nr_groups && (k < max || (lump_too_big(rest, total) && k < 8 * (uint64_t)max));
-         k++) {
-        kept[sorted[k].first] = 1;
-        for (unsigned c = 0; c < ANA_FLAME_NR_COSTS; c++)
-            rest[c] -= g[sorted[k].first].cost[c];
     }
     for (uint32_t id = 0; id < n; id++)
         if (group_of[id] != UINT32_MAX && kept[group_of[id]]) {
@@ -185,7 +191,6 @@ long ana_flame_top_sites(const struct ana_model *m, struct ana_stacks *st, uint3
             rc++;
         }
     free(kept);
-    free(sorted);
 out:
     ana_map_release(&by_key);
     free(group_of);
@@ -203,6 +208,64 @@ int ana_flame_build(struct ana_tree *t, const struct ana_model *m, struct ana_st
     return ana_flame_build_rooted(t, m, st, inverted, keep, NULL, 0);
 }
 
+/* The labels of one path (frames of stack, outermost first or inverted,
+ * under root when not UINT32_MAX), grown in *labels. Returns how many, or
+ * -errno. */
+static int path_labels(struct ana_stacks *st, uint32_t stack, int inverted, uint32_t root,
+                       uint32_t **labels, uint32_t *cap)
+{
+    const struct ana_frame *frames;
+    int n = ana_stacks_get(st, stack, &frames), rc = 0;
+
+    if (n < 0)
+        return n;
+    if ((uint32_t)n + 2 > *cap) {
+        uint32_t *l = realloc(*labels, ((size_t)n + 2) * sizeof(*l));
+        if (!l)
+            return -ENOMEM;
+        *labels = l;
+        *cap = (uint32_t)n + 2;
+    }
+    uint32_t *lab = *labels;
+    if (n == 0) {
+        /* Events without a stack still count: under "(no stack)". */
+        rc = ana_stacks_leaf(st, stack, &lab[0]);
+        n = 1;
+    } else {
+        /* ana_stacks gives the leaf first. */
+        for (int i = 0; i < n; i++)
+            lab[i] = frames[inverted ? i : n - 1 - i].function;
+    }
+    /* The program as the outermost frame: the root's child, or the leaf's
+     * last frame in an inverted graph. */
+    if (!rc && root != UINT32_MAX) {
+        if (inverted) {
+            lab[n] = root;
+        } else {
+            memmove(lab + 1, lab, (size_t)n * sizeof(*lab));
+            lab[0] = root;
+        }
+        n++;
+    }
+    return rc ? rc : n;
+}
+
+/* The lump of the sites not drawn, on the root. */
+static int add_other(struct ana_tree *t, struct ana_stacks *st, uint32_t nr_other,
+                     const int64_t other[ANA_FLAME_NR_COSTS])
+{
+    char name[64];
+    uint32_t label;
+    int rc;
+
+    if (!nr_other)
+        return 0;
+    snprintf(name, sizeof(name), "(%u other call sites)", nr_other);
+    if (!(rc = ana_stacks_intern(st, name, &label)))
+        rc = ana_tree_add(t, &label, 1, other);
+    return rc;
+}
+
 int ana_flame_build_rooted(struct ana_tree *t, const struct ana_model *m, struct ana_stacks *st,
                            int inverted, const uint8_t *keep, const uint32_t *root_of_image,
                            uint32_t nr_images)
@@ -212,9 +275,7 @@ int ana_flame_build_rooted(struct ana_tree *t, const struct ana_model *m, struct
     int rc = 0;
 
     for (uint32_t id = 0; id < ana_model_nr_sites(m) && !rc; id++) {
-        const struct ana_frame *frames;
         int64_t cost[ANA_FLAME_NR_COSTS];
-        int n;
 
         if (!site_costs(ana_model_site(m, id), cost))
             continue;
@@ -224,55 +285,77 @@ int ana_flame_build_rooted(struct ana_tree *t, const struct ana_model *m, struct
             nr_other++;
             continue;
         }
-        n = ana_stacks_get(st, id, &frames);
-        if (n < 0) {
-            rc = n;
-            break;
-        }
-        if ((uint32_t)n + 2 > cap) {
-            uint32_t *l = realloc(labels, ((size_t)n + 2) * sizeof(*l));
-
-            if (!l) {
-                rc = -ENOMEM;
-                break;
-            }
-            labels = l;
-            cap = (uint32_t)n + 2;
-        }
-        if (n == 0) {
-            /* Events without a stack still count: under "(no stack)". */
-            rc = ana_stacks_leaf(st, id, &labels[0]);
-            n = 1;
-        } else {
-            /* ana_stacks gives the leaf first. */
-            for (int i = 0; i < n; i++)
-                labels[i] = frames[inverted ? i : n - 1 - i].function;
-        }
-        /* The program as the outermost frame: the root's child, or the
-         * leaf's last frame in an inverted graph. */
         uint32_t image = ana_model_site(m, id)->image;
-        if (!rc && root_of_image && image < nr_images) {
-            if (inverted) {
-                labels[n] = root_of_image[image];
-            } else {
-                memmove(labels + 1, labels, (size_t)n * sizeof(*labels));
-                labels[0] = root_of_image[image];
-            }
-            n++;
-        }
-        if (!rc)
-            rc = ana_tree_add(t, labels, (uint32_t)n, cost);
+        int n = path_labels(st, id, inverted,
+                            root_of_image && image < nr_images ? root_of_image[image] : UINT32_MAX,
+                            &labels, &cap);
+        rc = n < 0 ? n : ana_tree_add(t, labels, (uint32_t)n, cost);
     }
     free(labels);
-    if (!rc && nr_other) {
-        char name[64];
-        uint32_t label;
+    return rc ? rc : add_other(t, st, nr_other, other);
+}
 
-        snprintf(name, sizeof(name), "(%u other call sites)", nr_other);
-        if (!(rc = ana_stacks_intern(st, name, &label)))
-            rc = ana_tree_add(t, &label, 1, other);
+/* Which rows by key alone a picture of at most max sites draws (by key
+ * + 1 in kept_keys): all when they are so few, else ranked as
+ * ana_flame_top_sites ranks its groups. Returns 0 or -errno. */
+static int fold_kept(const struct ana_fold *f, uint32_t max, struct ana_map *kept_keys)
+{
+    uint32_t n, nr = 0;
+    const struct ana_fold_row *all = ana_fold_rows(f, ANA_FOLD_BY_ALL, &n);
+    int64_t total[ANA_FLAME_NR_COSTS] = {0}, cost[ANA_FLAME_NR_COSTS];
+    struct group *g = calloc(n ? n : 1, sizeof(*g));
+    uint8_t *kept = calloc(n ? n : 1, 1);
+    int rc = g && kept ? 0 : -ENOMEM;
+
+    for (uint32_t i = 0; i < n && !rc; i++) {
+        if (!site_costs(&all[i].s, g[i].cost))
+            continue;
+        for (unsigned c = 0; c < ANA_FLAME_NR_COSTS; c++)
+            total[c] += g[i].cost[c];
+        nr += all[i].nr_sites;
     }
+    if (!rc && max && nr > max)
+        rc = rank_groups(g, n, total, max, kept);
+    for (uint32_t i = 0; i < n && !rc; i++) {
+        if ((max && nr > max && !kept[i]) || !site_costs(&all[i].s, cost))
+            continue;
+        if (!ana_map_put(kept_keys, (uint64_t)all[i].key + 1, NULL))
+            rc = -ENOMEM;
+    }
+    free(g);
+    free(kept);
     return rc;
+}
+
+int ana_flame_build_folded(struct ana_tree *t, const struct ana_fold *f, struct ana_stacks *st,
+                           int inverted, uint32_t max, const uint32_t *root_of_program)
+{
+    int64_t other[ANA_FLAME_NR_COSTS] = {0};
+    uint32_t *labels = NULL, cap = 0, nr_other = 0, n;
+    const struct ana_fold_row *rows = ana_fold_rows(f, ANA_FOLD_BY_PROGRAM, &n);
+    struct ana_map kept;
+    int rc;
+
+    ana_map_init(&kept, 1);
+    rc = fold_kept(f, max, &kept);
+    for (uint32_t i = 0; i < n && !rc; i++) {
+        int64_t cost[ANA_FLAME_NR_COSTS];
+
+        if (!site_costs(&rows[i].s, cost))
+            continue;
+        if (!ana_map_get(&kept, (uint64_t)rows[i].key + 1)) {
+            for (unsigned c = 0; c < ANA_FLAME_NR_COSTS; c++)
+                other[c] += cost[c];
+            nr_other += rows[i].nr_sites;
+            continue;
+        }
+        uint32_t root = root_of_program[f->programs->of_image[rows[i].s.image]];
+        int k = path_labels(st, rows[i].made_stack, inverted, root, &labels, &cap);
+        rc = k < 0 ? k : ana_tree_add(t, labels, (uint32_t)k, cost);
+    }
+    free(labels);
+    ana_map_release(&kept);
+    return rc ? rc : add_other(t, st, nr_other, other);
 }
 
 struct name_ctx {
