@@ -181,7 +181,8 @@ uint32_t cli_ana_tree_path(struct cli_ana *a, uint32_t stack, bool bottom_up, ui
 {
     struct ana_stacks *st = cli_ana_stacks(a);
     const struct ana_frame *f;
-    int nf = ana_stacks_get(st, stack, &f);
+    /* Each stack once into a tree: its frames need not be kept. */
+    int nf = ana_stacks_frames(st, stack, &f);
     uint32_t image, limit = fmt_reader_info(a->r)->stack_depth, cut_label = 0;
 
     if (nf < 0)

@@ -2,6 +2,7 @@
 /* The fold of a command's model (see cli_fold.h). */
 #include "cli/cli_fold.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,32 +56,34 @@ struct pending {
     uint64_t end_ns;
 };
 
-/* a->fold is the first member: cli_fold_release frees the whole. */
-struct cli_fold {
-    struct ana_fold fold;
+struct cli_let_go {
     struct pending *pend;
     size_t nr_pend, cap_pend, first_pend;
 };
 
-/* Let the reader forget the stacks of the images folded before `now`. */
-static int forget_due(struct cli_ana *a, uint64_t now)
+int cli_fold_let_go(struct cli_ana *a, uint32_t image, uint64_t end_ns)
 {
-    struct cli_fold *cf = (struct cli_fold *)a->fold;
-
-    for (; cf->first_pend < cf->nr_pend && cf->pend[cf->first_pend].end_ns + FORGET_LAG_NS <= now;
-         cf->first_pend++) {
-        int rc = fmt_reader_forget_image(a->r, cf->pend[cf->first_pend].image);
+    if (!a->let_go && !(a->let_go = calloc(1, sizeof(*a->let_go))))
+        return -ENOMEM;
+    struct cli_let_go *g = a->let_go;
+    if (a->stacks)
+        ana_stacks_drop_nodes(a->stacks);
+    for (; g->first_pend < g->nr_pend && g->pend[g->first_pend].end_ns + FORGET_LAG_NS <= end_ns;
+         g->first_pend++) {
+        int rc = fmt_reader_forget_image(a->r, g->pend[g->first_pend].image);
         if (rc)
             return rc;
     }
-    if (cf->first_pend == cf->nr_pend)
-        cf->first_pend = cf->nr_pend = 0;
+    if (g->first_pend == g->nr_pend)
+        g->first_pend = g->nr_pend = 0;
+    if (UTIL_ARRAY_RESERVE(g->pend, g->cap_pend, g->nr_pend + 1, 64))
+        return -ENOMEM;
+    g->pend[g->nr_pend++] = (struct pending){image, end_ns};
     return 0;
 }
 
-/* An image's sites into the fold; then the stack nodes its keys read are
- * dropped (ana_stacks_drop_nodes), and the reader's of the images that
- * ended long enough before. */
+/* An image's sites into the fold; then its process's stacks are let go
+ * (cli_fold_let_go). */
 static int retire(void *arg, const struct ana_model *m, uint32_t image)
 {
     struct cli_ana *a = arg;
@@ -89,35 +92,33 @@ static int retire(void *arg, const struct ana_model *m, uint32_t image)
 
     if (rc)
         return rc;
-    if (a->stacks)
-        ana_stacks_drop_nodes(a->stacks);
-    if (!s->ended)
-        return 0; /* at the end: nothing more to read */
-    if ((rc = forget_due(a, s->end_ns)))
-        return rc;
-    struct cli_fold *cf = (struct cli_fold *)a->fold;
-    if (UTIL_ARRAY_RESERVE(cf->pend, cf->cap_pend, cf->nr_pend + 1, 64))
-        return -ENOMEM;
-    cf->pend[cf->nr_pend++] = (struct pending){image, s->end_ns};
-    return 0;
+    if (!s->ended) {
+        if (a->stacks) /* at the end: nothing more to read */
+            ana_stacks_drop_nodes(a->stacks);
+        return 0;
+    }
+    return cli_fold_let_go(a, image, s->end_ns);
+}
+
+bool cli_fold_wanted(void)
+{
+    const char *env = getenv("MEMSCRIBE_FOLD");
+
+    return !env || strcmp(env, "0");
 }
 
 bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo, enum cli_fold_for what)
 {
-    const char *env = getenv("MEMSCRIBE_FOLD");
-
     if (!a->by_program || mo->keep_blocks || mo->temporary_threshold || a->index ||
-        fmt_reader_nr_pools(a->r) || (env && !strcmp(env, "0"))) {
+        fmt_reader_nr_pools(a->r) || !cli_fold_wanted()) {
         /* Every stack is read at the end. */
         int rc = a->stacks_later ? fmt_reader_load_stacks(a->r) : 0;
         if (rc)
             cli_ana_fail(a, rc);
         return false;
     }
-    struct cli_fold *cf = calloc(1, sizeof(*cf));
-    if (!cf)
+    if (!(a->fold = calloc(1, sizeof(*a->fold))))
         cli_die("%s: out of memory", a->cmd);
-    a->fold = &cf->fold;
     if (what == CLI_FOLD_FLAME) {
         ana_fold_init(a->fold, &a->programs, flame_key, flame_made, a);
         a->fold->all_sites = true;
@@ -131,12 +132,12 @@ bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo, enum cli_fo
 
 void cli_fold_release(struct cli_ana *a)
 {
-    struct cli_fold *cf = (struct cli_fold *)a->fold;
-
-    if (!cf)
-        return;
-    ana_fold_release(&cf->fold);
-    free(cf->pend);
-    free(cf);
+    if (a->fold)
+        ana_fold_release(a->fold);
+    free(a->fold);
     a->fold = NULL;
+    if (a->let_go)
+        free(a->let_go->pend);
+    free(a->let_go);
+    a->let_go = NULL;
 }

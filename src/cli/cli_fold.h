@@ -24,7 +24,16 @@ enum cli_fold_for {
 };
 bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo, enum cli_fold_for what);
 
-/* Free a->fold (cli_ana_close). */
+/* Whether folding is on: MEMSCRIBE_FOLD=0 turns it off (tests compare). */
+bool cli_fold_wanted(void);
+
+/* Image ended at end_ns and was folded: the stack nodes its rows read
+ * are dropped (ana_stacks_drop_nodes), and the reader lets its process's
+ * stacks go once an image ends a second after it (fmt_reader_forget_image:
+ * a trace opened with a->stacks_later). Returns 0 or -errno. */
+int cli_fold_let_go(struct cli_ana *a, uint32_t image, uint64_t end_ns);
+
+/* Free a->fold and what cli_fold_let_go keeps (cli_ana_close). */
 void cli_fold_release(struct cli_ana *a);
 
 #endif

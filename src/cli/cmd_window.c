@@ -19,6 +19,7 @@
 #include "analysis/model/ana_window.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "cli/cli_fold.h"
 #include "cli/cli_getopt.h"
 #include "cli/cli_rows.h"
 #include "util/util_array.h"
@@ -180,19 +181,16 @@ static const struct cli_tree_metric tree_mets[] = {
     {"impacting", "impacting_count", false},
 };
 
-static void write_tree(struct cli_ana *a, struct ana_window_key *k, long n, bool bottom_up,
-                       uint32_t depth, enum sort sort)
+/* Add the keys' paths to t (a stack with blocks only from before the
+ * window and past it, AOFO, has nothing in it: no node, as no row). */
+static void tree_add(struct cli_ana *a, struct ana_tree *t, const struct ana_window_key *k, long n,
+                     bool bottom_up)
 {
-    struct ana_tree t;
     uint32_t *labels = NULL;
     size_t cap = 0;
 
-    if (ana_tree_init(&t, 5, depth))
-        cli_die("window: out of memory");
     for (long i = 0; i < n; i++) {
         const struct ana_wpa *c = &k[i].c;
-        /* A stack with blocks only from before the window and past it
-         * (AOFO) has nothing in it: no row (push()), and no node. */
         if (!ana_wpa_transient_count(c) && !ana_wpa_impacting_count(c))
             continue;
         uint32_t nl = cli_ana_tree_path(a, (uint32_t)k[i].key, bottom_up, &labels, &cap, 0);
@@ -200,14 +198,46 @@ static void write_tree(struct cli_ana *a, struct ana_window_key *k, long n, bool
                         (int64_t)(c->bytes[ANA_AIFI] + c->bytes[ANA_AIFO]),
                         (int64_t)(c->nr[ANA_AIFI] + c->nr[ANA_AIFO] + c->nr[ANA_AOFI]),
                         (int64_t)ana_wpa_transient_count(c), (int64_t)ana_wpa_impacting_count(c)};
-        if (ana_tree_add(&t, labels, nl, m))
+        if (ana_tree_add(t, labels, nl, m))
             cli_die("window: out of memory");
     }
-    if (ana_tree_sort(&t, sort == SORT_SIZE ? 1 : sort == SORT_COUNT ? 2 : 0))
-        cli_die("window: out of memory");
-    cli_ana_tree(a, &t, tree_mets, 5, false, stdout);
-    ana_tree_release(&t);
     free(labels);
+}
+
+struct tree_order {
+    const struct ana_tree *t;
+    struct ana_stacks *st;
+    unsigned metric;
+};
+
+/* Children by the metric's size, largest first; ties by name, so that the
+ * order is the same whatever order the paths came in (a fold adds each
+ * process's as it ends). */
+static int by_metric_name(const void *x, const void *y, void *arg)
+{
+    const struct tree_order *o = arg;
+    const struct ana_tree_node *a = &o->t->nodes[*(const uint32_t *)x];
+    const struct ana_tree_node *b = &o->t->nodes[*(const uint32_t *)y];
+    int64_t va = a->incl[o->metric], vb = b->incl[o->metric];
+    uint64_t ua = va < 0 ? (uint64_t)0 - (uint64_t)va : (uint64_t)va;
+    uint64_t ub = vb < 0 ? (uint64_t)0 - (uint64_t)vb : (uint64_t)vb;
+
+    if (ua != ub)
+        return ua < ub ? 1 : -1;
+    return strcmp(ana_stacks_str(o->st, a->label), ana_stacks_str(o->st, b->label));
+}
+
+static void write_tree(struct cli_ana *a, struct ana_tree *t, struct ana_window_key *k, long n,
+                       bool bottom_up, enum sort sort)
+{
+    tree_add(a, t, k, n, bottom_up);
+    struct tree_order o = {t, cli_ana_stacks(a),
+                           sort == SORT_SIZE    ? 1
+                           : sort == SORT_COUNT ? 2
+                                                : 0};
+    if (ana_tree_sort_children(t, by_metric_name, &o))
+        cli_die("window: out of memory");
+    cli_ana_tree(a, t, tree_mets, 5, false, stdout);
 }
 
 static const char *const class_name[ANA_NR_WPA] = {"aifi", "aifo", "aofi", "aofo"};
@@ -223,6 +253,7 @@ struct window {
     struct ana_window w;
     struct ana_window_key *keys;
     long nr_keys;
+    struct ana_tree t;         /* --tree: the paths, each process's added as it ends */
     struct rows rows;          /* not --tree: the rows, sorted */
     struct ana_column cols[6]; /* their columns (the table keeps a pointer to them) */
     struct ana_table *tab;     /* not --tree: the rows shown */
@@ -287,11 +318,25 @@ static void parse(struct window *wn, int argc, char **argv)
     /* Caught before clamping to the trace, which could hide it. */
     if (wn->from.base == wn->to.base && wn->from.offset_ns > wn->to.offset_ns)
         cli_usage_error("window: --to is before --from");
+    /* A tree of stacks may fold a tree's processes as they end: their
+     * stacks are decoded as needed and let go (cli_fold.h). */
+    wn->a.stacks_later = wn->tree && !wn->a.index && cli_fold_wanted();
     cli_ana_open(&wn->a, argc, argv, optind);
     if (wn->by == BY_HEAP && !fmt_reader_pe(wn->a.r) && !fmt_reader_pools(wn->a.r))
         cli_die("window: %s: --by heap needs a trace of a Windows program (heap handles) or one "
                 "recorded with pools (format 1.4, memscribe record)",
                 wn->a.path);
+}
+
+/* A process ended: its paths into the tree, its stacks let go. */
+static int tree_retire(void *arg, const struct ana_window *w, uint32_t image,
+                       const struct ana_window_key *keys, size_t n, uint64_t end_ns)
+{
+    struct window *wn = arg;
+
+    (void)w;
+    tree_add(&wn->a, &wn->t, keys, (long)n, wn->bottom_up);
+    return cli_fold_let_go(&wn->a, image, end_ns);
 }
 
 /* The window's blocks, classified and grouped by wn->by. */
@@ -325,8 +370,9 @@ static void compute(struct window *wn)
             cli_warn("window: --index: %s; replaying the trace", why);
             ana_window_release(&wn->w);
         }
-        rc = ana_window_compute(&wn->w, a->r, &a->filter, wn->t0, wn->t1, wby[wn->by],
-                                cli_ana_progress, a);
+        rc = ana_window_compute_retire(&wn->w, a->r, &a->filter, wn->t0, wn->t1, wby[wn->by],
+                                       wn->a.stacks_later ? tree_retire : NULL, wn,
+                                       cli_ana_progress, a);
     }
     if (rc)
         cli_ana_fail(a, rc);
@@ -497,11 +543,14 @@ int cmd_window(int argc, char **argv)
     struct window wn = {0};
 
     parse(&wn, argc, argv);
+    if (wn.tree && ana_tree_init(&wn.t, 5, wn.depth))
+        cli_die("window: out of memory");
     compute(&wn);
     if (wn.a.format == CLI_FMT_TEXT)
         write_text_head(&wn, stdout);
     if (wn.tree) {
-        write_tree(&wn.a, wn.keys, wn.nr_keys, wn.bottom_up, wn.depth, wn.sort);
+        write_tree(&wn.a, &wn.t, wn.keys, wn.nr_keys, wn.bottom_up, wn.sort);
+        ana_tree_release(&wn.t);
     } else {
         make_rows(&wn);
         if (wn.a.format == CLI_FMT_JSON)

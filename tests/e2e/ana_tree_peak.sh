@@ -66,7 +66,7 @@ check() { # name trace hogs-at-once
     local cmd
     for cmd in report leaks "leaks --format=json" "report --frames 2 --top 3" \
         "flamegraph --folded" "flamegraph --folded --cost peak --inverted" "flamegraph -o -" \
-        timeline; do
+        timeline "window --tree" "window --tree --bottom-up --top 0"; do
         # shellcheck disable=SC2086 # the command's words
         "$MEMSCRIBE" $cmd "$t" >"$WORK/fold.out" || fail "$name: $cmd"
         # shellcheck disable=SC2086

@@ -272,6 +272,23 @@ int ana_stacks_get(struct ana_stacks *s, uint32_t stack, const struct ana_frame 
     return (int)g->count;
 }
 
+int ana_stacks_frames(struct ana_stacks *s, uint32_t stack, const struct ana_frame **frames)
+{
+    const struct got *g = ana_map_get(&s->got, (uint64_t)stack + 1);
+    int n;
+
+    *frames = NULL;
+    if (stack >= s->nr_stacks || stack == 0)
+        return 0;
+    if (g) {
+        *frames = s->pool + g->start;
+        return (int)g->count;
+    }
+    if ((n = ana_stacks_walk(s, stack, ANA_WALK_FRAMES)) >= 0)
+        *frames = s->walked;
+    return n;
+}
+
 const char *ana_stacks_str(const struct ana_stacks *s, uint32_t id)
 {
     return id < s->text.nr ? s->text.strs[id] : "?";

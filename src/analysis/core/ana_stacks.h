@@ -32,6 +32,12 @@ void ana_stacks_destroy(struct ana_stacks *s);
  * -errno. */
 int ana_stacks_get(struct ana_stacks *s, uint32_t stack, const struct ana_frame **frames);
 
+/* The frames of stack id as ana_stacks_get gives them, not kept: valid
+ * until the next call on s. For a reader of each stack once (a tree of
+ * every call site), where keeping them all would hold every stack's
+ * frames at once. Returns the number of frames or -errno. */
+int ana_stacks_frames(struct ana_stacks *s, uint32_t stack, const struct ana_frame **frames);
+
 /* Forget what is kept per stack node (their pages: ana_stacks_internal.h)
  * but not the strings, frames got or keys: a tree's replay calls it once
  * an image's rows are folded, the nodes of a process that ended being of

@@ -13,6 +13,7 @@
 #include "analysis/model/ana_histogram.h"
 #include "analysis/model/ana_index.h"
 #include "analysis/model/ana_step.h"
+#include "util/util_array.h"
 
 struct live_val {
     int64_t bytes, blocks;
@@ -149,6 +150,60 @@ static int batch_row(struct ana_window *w, const struct fmt_event *ev)
     return count(w, k, ev->image, ev->tid, ANA_AIFI, ev->size, ev->arg[0]);
 }
 
+static int by_key(const void *x, const void *y)
+{
+    uint64_t a = ((const struct ana_window_key *)x)->key,
+             b = ((const struct ana_window_key *)y)->key;
+
+    return (a > b) - (a < b);
+}
+
+/* Image ended at end_ns (rows by stack, a retire callback): its blocks
+ * outstanding since before t0 go to its AOFO total (aofo() would add
+ * them), its keys to the callback, and both leave the maps. */
+static int retire_image(struct ana_window *w, uint32_t image, uint64_t end_ns)
+{
+    struct ana_window_key *keys = NULL;
+    uint64_t *gone = NULL;
+    size_t n = 0, nr_gone = 0, cap = 0, cap_gone = 0;
+    int rc = 0;
+
+    for (size_t i = 0; i < w->live_.cap && !rc; i++) {
+        const struct live_val *v = ana_map_slot_val(&w->live_, i);
+        if (!ana_map_slot_key(&w->live_, i) || v->image != image)
+            continue;
+        if (v->blocks > 0 && !(rc = grow_images(w, image))) {
+            w->images[image].nr[ANA_AOFO] += (uint64_t)v->blocks;
+            w->images[image].bytes[ANA_AOFO] += (uint64_t)v->bytes;
+            w->image_seen[image] = true;
+        }
+        if (!rc && UTIL_ARRAY_RESERVE(gone, cap_gone, nr_gone + 1, 64))
+            rc = -ENOMEM;
+        if (!rc)
+            gone[nr_gone++] = ana_map_slot_key(&w->live_, i);
+    }
+    for (size_t i = 0; i < nr_gone; i++)
+        ana_map_del(&w->live_, gone[i]);
+    for (size_t i = 0; i < w->keys.cap && !rc; i++) {
+        const struct ana_window_key *k = ana_map_slot_val(&w->keys, i);
+        if (!ana_map_slot_key(&w->keys, i) || k->image != image)
+            continue;
+        if (UTIL_ARRAY_RESERVE(keys, cap, n + 1, 64))
+            rc = -ENOMEM;
+        else
+            keys[n++] = *k;
+    }
+    if (!rc) {
+        qsort(keys, n, sizeof(*keys), by_key);
+        rc = w->retire_(w->retire_arg_, w, image, keys, n, end_ns);
+    }
+    for (size_t i = 0; i < n && !rc; i++)
+        ana_map_del(&w->keys, map_key(w, keys[i].key, image));
+    free(keys);
+    free(gone);
+    return rc;
+}
+
 static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
 {
     struct ana_window *w = arg;
@@ -159,6 +214,9 @@ static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step 
     w->nr_events_read++;
     if (st->batch)
         return batch_row(w, ev);
+    if (ev->kind == FMT_EV_PROCESS_EXIT && w->retire_ && w->by == ANA_WINDOW_BY_STACK &&
+        st->selected)
+        return retire_image(w, ev->image, ev->ts_ns);
     bool end = st->ends, start = st->starts;
     if (!end && !start)
         return 0;
@@ -308,6 +366,14 @@ int ana_window_compute(struct ana_window *w, struct fmt_reader *r, struct ana_fi
                        uint64_t t0_ns, uint64_t t1_ns, enum ana_window_by by,
                        ana_progress_fn *progress, void *progress_arg)
 {
+    return ana_window_compute_retire(w, r, f, t0_ns, t1_ns, by, NULL, NULL, progress, progress_arg);
+}
+
+int ana_window_compute_retire(struct ana_window *w, struct fmt_reader *r, struct ana_filter *f,
+                              uint64_t t0_ns, uint64_t t1_ns, enum ana_window_by by,
+                              ana_window_retire_fn *retire, void *retire_arg,
+                              ana_progress_fn *progress, void *progress_arg)
+{
     struct ana_heap_replay p;
     struct ana_scan_options so;
     int rc;
@@ -321,6 +387,8 @@ int ana_window_compute(struct ana_window *w, struct fmt_reader *r, struct ana_fi
      * as in dump), and the totals are not checked against the events, so
      * the events before t0 give what is live at t0, exactly. */
     if (!(rc = ana_window_subscribe(w, &p, r, t0_ns, t1_ns, by))) {
+        w->retire_ = retire;
+        w->retire_arg_ = retire_arg;
         so.until_ns = w->t1_ns; /* the bounds as rounded */
         rc = ana_heap_replay_run(&p, r, &so);
     }

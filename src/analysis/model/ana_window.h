@@ -44,6 +44,15 @@ struct ana_window_key {
     struct ana_wpa c;
 };
 
+/* Bounded memory on process trees: called, when rows are stacks, with
+ * image's keys (sorted by key) as the image ends at end_ns, no later than
+ * the window's end: its keys are final then (AOFO aside: its per-image
+ * total keeps it, the keys do not), and dropped when it returns. Returns
+ * 0 or -errno. */
+struct ana_window;
+typedef int ana_window_retire_fn(void *arg, const struct ana_window *w, uint32_t image,
+                                 const struct ana_window_key *keys, size_t n, uint64_t end_ns);
+
 struct ana_window {
     /* The bounds counted: those asked, or in an aggregated trace's
      * aggregated stretch the cuts around them (rounded set). */
@@ -63,6 +72,8 @@ struct ana_window {
     struct ana_map live_;
     struct fmt_reader *r_;
     bool ranged; /* a range of ana_window_compute_index */
+    ana_window_retire_fn *retire_;
+    void *retire_arg_;
 };
 
 /* Compute the window. f may be NULL. Returns 0 or -errno (reader errors:
@@ -93,6 +104,12 @@ int ana_window_compute_index(struct ana_window *w, struct fmt_reader *r,
                              uint64_t t0_ns, uint64_t t1_ns, enum ana_window_by by,
                              ana_progress_fn *progress, void *progress_arg, const char **why,
                              char *err, size_t err_size);
+/* ana_window_compute with each image's keys handed to retire as it ends
+ * (NULL: kept to the end). */
+int ana_window_compute_retire(struct ana_window *w, struct fmt_reader *r, struct ana_filter *f,
+                              uint64_t t0_ns, uint64_t t1_ns, enum ana_window_by by,
+                              ana_window_retire_fn *retire, void *retire_arg,
+                              ana_progress_fn *progress, void *progress_arg);
 void ana_window_release(struct ana_window *w);
 
 /* The same from a pass shared with other outputs: the heap replay p (its
