@@ -215,7 +215,8 @@ static int path_labels(struct ana_stacks *st, uint32_t stack, int inverted, uint
                        uint32_t **labels, uint32_t *cap)
 {
     const struct ana_frame *frames;
-    int n = ana_stacks_get(st, stack, &frames), rc = 0;
+    /* Each site once: its frames need not be kept (a build's millions). */
+    int n = ana_stacks_frames(st, stack, &frames), rc = 0;
 
     if (n < 0)
         return n;
