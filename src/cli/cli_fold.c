@@ -24,27 +24,23 @@ static int flame_key(void *arg, uint32_t stack, uint32_t *key)
     return ana_stacks_key(cli_ana_stacks(arg), stack, 0, key);
 }
 
-static int flame_made(void *arg, uint32_t stack, uint32_t *tag)
+/* A row made: whether a suppression matches it. */
+static int row_made(void *arg, uint32_t stack, uint32_t *tag)
+{
+    struct cli_ana *a = arg;
+
+    *tag = cli_supp_match(&a->supp, a, stack) != NULL;
+    return 0;
+}
+
+/* A row stays to the end: its frames kept (ana_stacks_get) for then,
+ * when the process's stacks are gone. */
+static int row_stays(void *arg, uint32_t stack)
 {
     const struct ana_frame *f;
     int rc = ana_stacks_get(cli_ana_stacks(arg), stack, &f);
 
-    *tag = 0;
     return rc < 0 ? rc : 0;
-}
-
-/* A row made: its frames kept (ana_stacks_get) for the end, when the
- * process's stacks are gone, and whether a suppression matches it. */
-static int row_made(void *arg, uint32_t stack, uint32_t *tag)
-{
-    struct cli_ana *a = arg;
-    const struct ana_frame *f;
-    int rc = ana_stacks_get(cli_ana_stacks(a), stack, &f);
-
-    if (rc < 0)
-        return rc;
-    *tag = cli_supp_match(&a->supp, a, stack) != NULL;
-    return 0;
 }
 
 /* Images folded whose stacks the reader still keeps, oldest first: each
@@ -120,11 +116,14 @@ bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo, enum cli_fo
     if (!(a->fold = calloc(1, sizeof(*a->fold))))
         cli_die("%s: out of memory", a->cmd);
     if (what == CLI_FOLD_FLAME) {
-        ana_fold_init(a->fold, &a->programs, flame_key, flame_made, a);
+        ana_fold_init(a->fold, &a->programs,
+                      &(struct ana_fold_calls){.key = flame_key, .stays = row_stays, .arg = a});
         a->fold->all_sites = true;
     } else {
         cli_supp_load(&a->supp, a); /* rows are matched as they are made */
-        ana_fold_init(a->fold, &a->programs, row_key, row_made, a);
+        ana_fold_init(a->fold, &a->programs,
+                      &(struct ana_fold_calls){
+                          .key = row_key, .made = row_made, .stays = row_stays, .arg = a});
     }
     mo->retire = (struct ana_model_retire){retire, a};
     return true;

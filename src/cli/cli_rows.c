@@ -189,8 +189,11 @@ void cli_rows_from_fold(struct cli_ana *a, const struct ana_fold *f, enum cli_ro
                         struct cli_rows *out)
 {
     uint32_t n;
-    const struct ana_fold_row *v =
-        ana_fold_rows(f, by == CLI_ROWS_BY_ALL ? ANA_FOLD_BY_ALL : ANA_FOLD_BY_PROGRAM, &n);
+    const struct ana_fold_row *v = ana_fold_rows(f,
+                                                 by == CLI_ROWS_BY_ALL     ? ANA_FOLD_BY_ALL
+                                                 : by == CLI_ROWS_BY_IMAGE ? ANA_FOLD_BY_IMAGE
+                                                                           : ANA_FOLD_BY_PROGRAM,
+                                                 &n);
 
     memset(out, 0, sizeof(*out));
     out->nr = n;

@@ -158,7 +158,7 @@ const char *cli_supp_match(const struct cli_supp *s, struct cli_ana *a, uint32_t
         return NULL;
     struct ana_stacks *st = cli_ana_stacks(a);
     const struct ana_frame *f;
-    int n = ana_stacks_get(st, stack, &f);
+    int n = ana_stacks_frames(st, stack, &f); /* each row once: not kept */
     if (n < 0)
         cli_ana_fail(a, n);
     size_t len = 1;

@@ -53,12 +53,12 @@ void cli_view_make(struct cli_ana *a, const struct ana_model *m, enum cli_rows_b
 }
 
 void cli_view_make_folded(struct cli_ana *a, const struct ana_fold *f, enum cli_rows_by by,
-                          struct cli_view *v)
+                          uint32_t nr_images, struct cli_view *v)
 {
     memset(v, 0, sizeof(*v));
     v->by = by;
     cli_rows_from_fold(a, f, by, &v->rows);
-    index_rows(a, v, 0);
+    index_rows(a, v, nr_images);
 }
 
 void cli_view_release(struct cli_view *v)
@@ -86,6 +86,11 @@ void cli_view_suppressed(const struct cli_view *v, uint32_t g, uint64_t *bytes, 
     const uint32_t *ids = cli_view_group(v, g, &nr);
 
     *bytes = *blocks = 0;
+    if (v->supp_sums) {
+        *bytes = v->supp_sums[g < v->nr_groups ? g : v->nr_groups][0];
+        *blocks = v->supp_sums[g < v->nr_groups ? g : v->nr_groups][1];
+        return;
+    }
     for (uint32_t k = 0; k < nr; k++) {
         const struct ana_site *s = v->rows.row[ids[k]];
         if (v->suppressed[ids[k]] && s->live_bytes > 0) {

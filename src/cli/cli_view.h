@@ -23,6 +23,10 @@ struct cli_view {
     uint32_t *by_group;
     uint32_t *group_start;
     uint32_t nr_groups;
+    /* A fold's rows by image keep a few of each image's rows: the leaks
+     * suppressions list apart, per group and all (at nr_groups), summed
+     * when the image was folded (the caller's, not freed here). */
+    const uint64_t (*supp_sums)[2];
 };
 
 /* Build the view of m by `by` (suppressions loaded: cli_supp_load). Dies
@@ -32,7 +36,7 @@ void cli_view_make(struct cli_ana *a, const struct ana_model *m, enum cli_rows_b
 /* The same of the rows a fold made (cli_ana_fold: by program or all). */
 struct ana_fold;
 void cli_view_make_folded(struct cli_ana *a, const struct ana_fold *f, enum cli_rows_by by,
-                          struct cli_view *v);
+                          uint32_t nr_images, struct cli_view *v);
 void cli_view_release(struct cli_view *v);
 
 /* The stack row id shows (cli_rows_stack). */

@@ -16,6 +16,7 @@
 #include "analysis/core/ana_segment.h"
 #include "analysis/core/ana_text.h"
 #include "analysis/core/ana_time.h"
+#include "analysis/model/ana_fold.h"
 #include "analysis/model/ana_model.h"
 #include "analysis/model/ana_reach.h"
 #include "analysis/model/ana_scope_json.h"
@@ -101,6 +102,11 @@ struct report {
     struct ana_heaps heaps; /* a trace with pools: each heap's numbers (cli_heaps.h) */
     bool classes;           /* reachability classes at exit (record --reach) */
     struct ana_reach reach;
+    /* Folded (cli_fold.h): each image's leaks that suppressions list apart,
+     * and all of them at supp_total, summed as it was folded (its rows by
+     * image keep the tables' only: keep_rows). */
+    uint64_t (*supp)[2], supp_total[2];
+    uint32_t nr_supp;
 };
 
 /* A part of the report: a scope and the rows of its tables (group of
@@ -180,6 +186,56 @@ static void site_row(struct report *rp, const struct cli_view *v, struct ana_tab
     const char *const *fr = cli_ana_stack(&rp->a, cli_view_stack(v, id), false, max_frames, &nr);
     if (ana_table_set_list(t, first_col + 6, fr, nr))
         cli_die("report: out of memory");
+}
+
+struct fold_rank_ctx {
+    const struct ana_fold_row *rows;
+    enum rank r;
+};
+
+static int by_fold_rank(const void *x, const void *y, void *arg)
+{
+    const struct fold_rank_ctx *ctx = arg;
+    const struct ana_fold_row *a = &ctx->rows[*(const uint32_t *)x];
+    const struct ana_fold_row *b = &ctx->rows[*(const uint32_t *)y];
+    uint64_t va = rank_value(&a->s, ctx->r), vb = rank_value(&b->s, ctx->r);
+
+    if (va != vb)
+        return va < vb ? 1 : -1;
+    return (a->stack > b->stack) - (a->stack < b->stack);
+}
+
+/* An image folded (ana_fold_keep_fn): its suppressed leaks summed, and the
+ * rows its tables show kept, the first --top by each ranking as ranked()
+ * orders them (by value, then by lowest stack: the view's row ids). */
+static int keep_rows(void *arg, uint32_t image, const struct ana_fold_row *rows, uint32_t n,
+                     bool *keep)
+{
+    struct report *rp = arg;
+    uint32_t *ids = malloc(((size_t)n + 1) * sizeof(*ids));
+
+    if (!ids)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++)
+        if (rows[i].tag && rows[i].s.live_blocks > 0 && rows[i].s.live_bytes > 0) {
+            rp->supp[image][0] += (uint64_t)rows[i].s.live_bytes;
+            rp->supp[image][1] += (uint64_t)rows[i].s.live_blocks;
+            rp->supp_total[0] += (uint64_t)rows[i].s.live_bytes;
+            rp->supp_total[1] += (uint64_t)rows[i].s.live_blocks;
+        }
+    for (enum rank r = 0; r < NR_RANKS; r++) {
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < n; i++)
+            if (rank_value(&rows[i].s, r) &&
+                !(r == BY_LEAKED && rows[i].tag && rows[i].s.live_blocks > 0))
+                ids[k++] = i;
+        struct fold_rank_ctx ctx = {rows, r};
+        util_sort_first(ids, k, sizeof(*ids), rp->a.top, by_fold_rank, &ctx);
+        for (uint32_t i = 0; i < k && (!rp->a.top || i < rp->a.top); i++)
+            keep[ids[i]] = true;
+    }
+    free(ids);
+    return 0;
 }
 
 /* A sampled trace has no list by temporary allocations (ana_sample.h). */
@@ -743,8 +799,9 @@ int cmd_report(int argc, char **argv)
         if (c == OPT_VERIFY)
             rp.a.verify = true;
     }
-    /* The text may fold the tree's processes (cli_fold.h). */
-    rp.a.stacks_later = rp.a.format == CLI_FMT_TEXT;
+    /* The text and JSON may fold the tree's processes (cli_fold.h); CSV
+     * lists every process's sites. */
+    rp.a.stacks_later = rp.a.format != CLI_FMT_CSV;
     cli_ana_open(&rp.a, argc, argv, optind);
     if (rp.loose)
         cli_ana_want_temporary(&rp.a, "--temporary-threshold");
@@ -762,19 +819,35 @@ int cmd_report(int argc, char **argv)
                                    .loose_temporary = rp.loose,
                                    .temporary_threshold = rp.temp_threshold};
     cli_ana_programs(&rp.a, &mo);
-    /* The text of the per-program view reads no table by process: its
-     * rows can be folded at each image's end (cli_fold.h). */
-    bool folded = rp.a.format == CLI_FMT_TEXT && cli_fold_setup(&rp.a, &mo, CLI_FOLD_ROWS);
+    /* The per-program view's rows can be folded at each image's end
+     * (cli_fold.h); the JSON's tables by process too, each keeping its
+     * first rows (keep_rows). */
+    bool folded = rp.a.format != CLI_FMT_CSV && cli_fold_setup(&rp.a, &mo, CLI_FOLD_ROWS);
+    bool need_procs = !rp.a.by_program || rp.a.format != CLI_FMT_TEXT;
+    if (folded && need_procs) {
+        rp.nr_supp = fmt_reader_nr_images(rp.a.r);
+        if (!(rp.supp = calloc((size_t)rp.nr_supp + 1, sizeof(*rp.supp))))
+            cli_die("report: out of memory");
+        rp.a.fold->calls.image_rows = keep_rows;
+        rp.a.fold->calls.image_arg = &rp;
+    }
     rp.m = cli_ana_model(&rp.a, &mo, UINT64_MAX);
     if (rp.classes && ana_reach_build(&rp.reach, rp.a.r, rp.m))
         cli_die("report: out of memory");
     cli_heaps_load(&rp.a, &rp.heaps, UINT64_MAX);
     cli_supp_load(&rp.a.supp, &rp.a);
-    if (!rp.a.by_program || rp.a.format != CLI_FMT_TEXT)
+    if (need_procs && folded) {
+        uint32_t nr = ana_model_nr_images(rp.m);
+        cli_view_make_folded(&rp.a, rp.a.fold, CLI_ROWS_BY_IMAGE, nr, &rp.procs);
+        rp.supp[nr][0] = rp.supp_total[0];
+        rp.supp[nr][1] = rp.supp_total[1];
+        rp.procs.supp_sums = (const uint64_t(*)[2])rp.supp;
+    } else if (need_procs) {
         cli_view_make(&rp.a, rp.m, CLI_ROWS_BY_IMAGE, &rp.procs);
+    }
     if (folded) {
-        cli_view_make_folded(&rp.a, rp.a.fold, CLI_ROWS_BY_PROGRAM, &rp.progs);
-        cli_view_make_folded(&rp.a, rp.a.fold, CLI_ROWS_BY_ALL, &rp.all);
+        cli_view_make_folded(&rp.a, rp.a.fold, CLI_ROWS_BY_PROGRAM, 0, &rp.progs);
+        cli_view_make_folded(&rp.a, rp.a.fold, CLI_ROWS_BY_ALL, 0, &rp.all);
     } else if (rp.a.by_program) {
         cli_view_make(&rp.a, rp.m, CLI_ROWS_BY_PROGRAM, &rp.progs);
         cli_view_make(&rp.a, rp.m, CLI_ROWS_BY_ALL, &rp.all);
@@ -795,6 +868,7 @@ int cmd_report(int argc, char **argv)
     else
         write_text(&rp, stdout);
     free(rp.ids);
+    free(rp.supp);
     cli_view_release(&rp.procs);
     cli_view_release(&rp.progs);
     cli_view_release(&rp.all);

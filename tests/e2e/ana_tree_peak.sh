@@ -65,6 +65,7 @@ check() { # name trace hogs-at-once
     # tree's first site by peak is the hogs' that were live at the peak.
     local cmd
     for cmd in report leaks "leaks --format=json" "report --frames 2 --top 3" \
+        "report --format=json" "report --format=json --top 1 --no-default-suppressions" \
         "flamegraph --folded" "flamegraph --folded --cost peak --inverted" "flamegraph -o -" \
         timeline "window --tree" "window --tree --bottom-up --top 0"; do
         # shellcheck disable=SC2086 # the command's words

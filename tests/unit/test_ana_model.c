@@ -455,7 +455,7 @@ static void fold_run(uint64_t last, uint64_t prog_peak_share, uint64_t all_peak_
     struct ana_fold f;
     struct seq s;
 
-    ana_fold_init(&f, &progs, fold_key, NULL, NULL);
+    ana_fold_init(&f, &progs, &(struct ana_fold_calls){.key = fold_key});
     struct ana_model_options mo = {.programs = &progs, .retire = ana_fold_retire(&f)};
     seq_init(&s, &mo);
     do_malloc(&s, 100, 1);

@@ -11,16 +11,15 @@
 #include "util/util_array.h"
 #include "util/util_sort.h"
 
-void ana_fold_init(struct ana_fold *f, const struct ana_programs *programs, ana_fold_key_fn *key,
-                   ana_fold_made_fn *made, void *arg)
+void ana_fold_init(struct ana_fold *f, const struct ana_programs *programs,
+                   const struct ana_fold_calls *calls)
 {
     memset(f, 0, sizeof(*f));
     f->programs = programs;
-    f->key = key;
-    f->made = made;
-    f->arg = arg;
+    f->calls = *calls;
     for (unsigned b = 0; b < ANA_FOLD_NR; b++)
         ana_map_init(&f->by[b].index, sizeof(uint32_t));
+    ana_map_init(&f->img.index, sizeof(uint32_t));
 }
 
 void ana_fold_release(struct ana_fold *f)
@@ -29,6 +28,8 @@ void ana_fold_release(struct ana_fold *f)
         free(f->by[b].v);
         ana_map_release(&f->by[b].index);
     }
+    free(f->img.v);
+    ana_map_release(&f->img.index);
     memset(f, 0, sizeof(*f));
 }
 
@@ -71,18 +72,45 @@ static struct ana_fold_row *row_of(struct ana_fold_rows *rows, uint32_t group, u
     return r;
 }
 
-/* The row of (group, key) of by, told to f->made when new; NULL when out
- * of memory (*rc -ENOMEM) or the callback failed (*rc its). */
-static struct ana_fold_row *get_row(struct ana_fold *f, enum ana_fold_by by, uint32_t group,
+/* The row of (group, key) of rows, told to the caller when new (made,
+ * and stays unless it is an image's row, kept or not later); NULL when
+ * out of memory (*rc -ENOMEM) or a callback failed (*rc its). */
+static struct ana_fold_row *get_row(struct ana_fold *f, struct ana_fold_rows *rows, uint32_t group,
                                     uint32_t key, uint32_t stack, uint32_t image, int *rc)
 {
+    const struct ana_fold_calls *c = &f->calls;
     bool made;
-    struct ana_fold_row *r = row_of(&f->by[by], group, key, stack, image, &made);
+    struct ana_fold_row *r = row_of(rows, group, key, stack, image, &made);
 
     *rc = r ? 0 : -ENOMEM;
-    if (r && made && f->made && (*rc = f->made(f->arg, stack, &r->tag)))
+    if (r && made && c->made && (*rc = c->made(c->arg, stack, &r->tag)))
+        return NULL;
+    if (r && made && rows != &f->img && c->stays && (*rc = c->stays(c->arg, stack)))
         return NULL;
     return r;
+}
+
+/* The image's rows (f->img) the caller keeps into the rows by image. */
+static int keep_image_rows(struct ana_fold *f, uint32_t image)
+{
+    const struct ana_fold_calls *c = &f->calls;
+    struct ana_fold_rows *img = &f->img, *to = &f->by[ANA_FOLD_BY_IMAGE];
+    bool *keep = calloc(img->nr ? img->nr : 1, sizeof(*keep));
+    int rc = keep ? c->image_rows(c->image_arg, image, img->v, img->nr, keep) : -ENOMEM;
+
+    for (uint32_t i = 0; i < img->nr && !rc; i++) {
+        if (!keep[i])
+            continue;
+        if (UTIL_ARRAY_RESERVE(to->v, to->cap, (size_t)to->nr + 1, 256))
+            rc = -ENOMEM;
+        else if (!c->stays || !(rc = c->stays(c->arg, img->v[i].made_stack)))
+            to->v[to->nr++] = img->v[i];
+    }
+    free(keep);
+    img->nr = 0;
+    ana_map_release(&img->index);
+    ana_map_init(&img->index, sizeof(uint32_t));
+    return rc;
 }
 
 /* Site s of stack into row r: counters, lowest stacks, shares. */
@@ -99,6 +127,7 @@ static void add_site(struct ana_fold_row *r, const struct ana_site *s, uint32_t 
     if (s->live_blocks > 0 && stack < r->live_stack)
         r->live_stack = stack;
     r->nr_sites++;
+    r->s.peak_bytes += s->peak_bytes; /* an image's row's; the others' set at finish */
     add_share(&r->gen_prog_, &r->bytes_prog_, prog->gen, prog->bytes);
     add_share(&r->gen_all_, &r->bytes_all_, s->gen_all_, s->peak_all_bytes);
 }
@@ -120,20 +149,24 @@ int ana_fold_image(void *arg, const struct ana_model *m, uint32_t image)
         if (!s->nr_allocs && !s->live_blocks &&
             (!f->all_sites || (!s->live_bytes && !share->bytes && !s->peak_all_bytes)))
             continue; /* no row shows it (cli_rows.c, ana_flame_tree.c) */
-        if ((rc = f->key(f->arg, stack, &key)))
+        if ((rc = f->calls.key(f->calls.arg, stack, &key)))
             return rc;
-        struct ana_fold_row *all = get_row(f, ANA_FOLD_BY_ALL, 0, key, stack, image, &rc);
-        if (!all)
-            return rc;
-        add_site(all, s, stack, share);
-        if (group == UINT32_MAX)
-            continue;
-        struct ana_fold_row *r = get_row(f, ANA_FOLD_BY_PROGRAM, group, key, stack, image, &rc);
+        struct ana_fold_row *r = get_row(f, &f->by[ANA_FOLD_BY_ALL], 0, key, stack, image, &rc);
         if (!r)
             return rc;
         add_site(r, s, stack, share);
+        if (f->calls.image_rows) {
+            if (!(r = get_row(f, &f->img, image, key, stack, image, &rc)))
+                return rc;
+            add_site(r, s, stack, share);
+        }
+        if (group == UINT32_MAX)
+            continue;
+        if (!(r = get_row(f, &f->by[ANA_FOLD_BY_PROGRAM], group, key, stack, image, &rc)))
+            return rc;
+        add_site(r, s, stack, share);
     }
-    return 0;
+    return f->calls.image_rows ? keep_image_rows(f, image) : 0;
 }
 
 struct ana_model_retire ana_fold_retire(struct ana_fold *f)
@@ -162,6 +195,8 @@ int ana_fold_finish(struct ana_fold *f, const struct ana_model *m)
                                                ? &m->progs[p->of_image[r->s.image]]
                                                : NULL;
             r->s.peak_all_bytes = r->gen_all_ == all_gen ? r->bytes_all_ : 0;
+            if (b == ANA_FOLD_BY_IMAGE)
+                continue; /* its own image's peak: final when it ended */
             r->s.peak_bytes = b == ANA_FOLD_BY_ALL                 ? r->s.peak_all_bytes
                               : prog && r->gen_prog_ == prog->gen_ ? r->bytes_prog_
                                                                    : 0;

@@ -32,12 +32,33 @@
 typedef int ana_fold_key_fn(void *arg, uint32_t stack, uint32_t *key);
 
 /* A row was made of a site of stack, whose image is being folded (its
- * stack still readable): what the caller keeps of it for the end (its
- * frames, as ana_stacks_get keeps them), and *tag, kept in the row (a
- * suppression's verdict). Returns 0 or -errno. */
+ * stack still readable): *tag, kept in the row (a suppression's verdict).
+ * Returns 0 or -errno. */
 typedef int ana_fold_made_fn(void *arg, uint32_t stack, uint32_t *tag);
 
-enum ana_fold_by { ANA_FOLD_BY_PROGRAM, ANA_FOLD_BY_ALL, ANA_FOLD_NR };
+/* A row made of stack stays to the end: keep what it shows of it (its
+ * frames, as ana_stacks_get keeps them). Returns 0 or -errno. */
+typedef int ana_fold_stays_fn(void *arg, uint32_t stack);
+
+/* Rows by image: image's n rows (its sites that read the same, by stack),
+ * made at its end; set keep[i] for those to keep (a report's tables show
+ * the first few by each ranking), the others are dropped. Returns 0 or
+ * -errno. */
+struct ana_fold_row;
+typedef int ana_fold_keep_fn(void *arg, uint32_t image, const struct ana_fold_row *rows, uint32_t n,
+                             bool *keep);
+
+/* What a fold asks its caller. */
+struct ana_fold_calls {
+    ana_fold_key_fn *key;
+    ana_fold_made_fn *made;   /* NULL: every tag 0 */
+    ana_fold_stays_fn *stays; /* NULL: nothing to keep */
+    void *arg;
+    ana_fold_keep_fn *image_rows; /* NULL: no rows by image */
+    void *image_arg;
+};
+
+enum ana_fold_by { ANA_FOLD_BY_PROGRAM, ANA_FOLD_BY_ALL, ANA_FOLD_BY_IMAGE, ANA_FOLD_NR };
 
 struct ana_fold_row {
     /* Counters summed; image: the image of the row's lowest stack;
@@ -65,14 +86,15 @@ struct ana_fold {
      * (allocations or live blocks: cli_rows.c), or with all_sites every
      * site with a number (the flame graph's: ana_flame_tree.c). */
     bool all_sites;
-    ana_fold_key_fn *key;
-    ana_fold_made_fn *made; /* NULL: none */
-    void *arg;
+    struct ana_fold_calls calls;
     struct ana_fold_rows by[ANA_FOLD_NR];
+    struct ana_fold_rows img; /* the rows of the image being folded */
 };
 
-void ana_fold_init(struct ana_fold *f, const struct ana_programs *programs, ana_fold_key_fn *key,
-                   ana_fold_made_fn *made, void *arg);
+/* BY_IMAGE rows are made only with calls->image_rows; their peak_bytes is
+ * their sites' at their image's own peak. */
+void ana_fold_init(struct ana_fold *f, const struct ana_programs *programs,
+                   const struct ana_fold_calls *calls);
 void ana_fold_release(struct ana_fold *f);
 
 /* Add image's sites, about to be dropped by m, into f's rows: the retire
