@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Rows folded at each image's end: bounded memory on process trees
- * (issue 40, item 10; docs/architecture.md, "The heap replay").
+ * (issue 40, item 10; docs/architecture.md, "Process trees: an image's
+ * state goes at its end").
  *
  * A model asked to retire its sites (ana_model_options.retire) hands each
  * image's sites over when the image ends; the fold adds them into rows by
- * (program, key) and by key alone, the key a caller's function of a stack
+ * (program, key) and by key alone (and, asked, by image: the caller keeps
+ * the few each image's tables show), the key a caller's function of a stack
  * that is the same for two stacks exactly when their rows read the same
  * (cli_rows_key). The model then drops them, so what a tree's replay
  * holds is the running images' sites and the rows, not every site of
