@@ -51,7 +51,10 @@ void *ana_pmodel_run_range(void *arg)
     struct ana_step_options step = ana_model_step_options(rg->opt);
     step.partial = true;
     ana_heap_replay_init(&rg->replay, &step);
-    if ((rc = fmt_reader_open(&r, rg->path, rg->err, sizeof(rg->err)))) {
+    /* A range's replay reads no stack: none is decoded (a build's are
+     * millions; the caller's own reader holds them, checked). */
+    if ((rc = fmt_reader_open_flags(&r, rg->path, FMT_OPEN_STACKS_LATER, rg->err,
+                                    sizeof(rg->err)))) {
         rg->rc = rc;
         return NULL;
     }
@@ -321,7 +324,8 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
 
     if (!po->from_index && !ana_pmodel_supported(opt))
         return -ENOTSUP;
-    if ((rc = fmt_reader_open(&r, path, err, err_size)))
+    /* Stacks only as the index asks them (their images): decoded then. */
+    if ((rc = fmt_reader_open_flags(&r, path, FMT_OPEN_STACKS_LATER, err, err_size)))
         return rc;
     if (po->from_index) {
         const char *no = ana_pmodel_index_refusal(r, opt);

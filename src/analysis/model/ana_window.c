@@ -433,7 +433,9 @@ static void *run_wrange(void *arg)
     struct ana_scan_options so;
     int rc;
 
-    if (!r && (rc = fmt_reader_open(&r, g->path, g->err, sizeof(g->err)))) {
+    /* A range's replay reads no stack: none is decoded. */
+    if (!r &&
+        (rc = fmt_reader_open_flags(&r, g->path, FMT_OPEN_STACKS_LATER, g->err, sizeof(g->err)))) {
         g->rc = rc;
         return NULL;
     }
