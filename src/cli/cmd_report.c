@@ -137,16 +137,24 @@ struct rank_ctx {
     enum rank r;
 };
 
+/* The tables' order by rank r: larger values first, then the lower row
+ * id (a view's: the row's lowest stack). keep_rows must pick as this. */
+static int rank_order(const struct ana_site *a, uint32_t ida, const struct ana_site *b,
+                      uint32_t idb, enum rank r)
+{
+    uint64_t va = rank_value(a, r), vb = rank_value(b, r);
+
+    if (va != vb)
+        return va < vb ? 1 : -1;
+    return (ida > idb) - (ida < idb);
+}
+
 static int by_rank(const void *x, const void *y, void *arg)
 {
     const struct rank_ctx *ctx = arg;
     uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-    uint64_t va = rank_value(ctx->rows[a], ctx->r);
-    uint64_t vb = rank_value(ctx->rows[b], ctx->r);
 
-    if (va != vb)
-        return va < vb ? 1 : -1;
-    return (a > b) - (a < b);
+    return rank_order(ctx->rows[a], a, ctx->rows[b], b, ctx->r);
 }
 
 /* The rows of part p with a non-zero value by rank r, in rp->ids: their
@@ -198,11 +206,8 @@ static int by_fold_rank(const void *x, const void *y, void *arg)
     const struct fold_rank_ctx *ctx = arg;
     const struct ana_fold_row *a = &ctx->rows[*(const uint32_t *)x];
     const struct ana_fold_row *b = &ctx->rows[*(const uint32_t *)y];
-    uint64_t va = rank_value(&a->s, ctx->r), vb = rank_value(&b->s, ctx->r);
 
-    if (va != vb)
-        return va < vb ? 1 : -1;
-    return (a->stack > b->stack) - (a->stack < b->stack);
+    return rank_order(&a->s, a->stack, &b->s, b->stack, ctx->r);
 }
 
 /* An image folded (ana_fold_keep_fn): its suppressed leaks summed, and the

@@ -14,28 +14,19 @@
 
 #include "format/fmt_reader_internal.h"
 #include "memscribe/trace.h"
+#include "util/util_array.h"
 
-/* Room for the pages of ids up to id. Returns 0 or -ENOMEM. */
+/* Room for the pages of ids up to id: the live counts grow first, from a
+ * copy of the table's capacity, to the same size, so that nr_npages never
+ * counts more than both hold. Returns 0 or -ENOMEM. */
 static int reserve_pages(struct fmt_reader *r, uint32_t id)
 {
-    uint32_t need = (id >> FMT_NODE_PAGE_BITS) + 1;
+    size_t need = (size_t)(id >> FMT_NODE_PAGE_BITS) + 1;
+    uint32_t live_cap = r->nr_npages;
 
-    if (need <= r->nr_npages)
-        return 0;
-    uint32_t cap = r->nr_npages ? r->nr_npages : 16;
-    while (cap < need)
-        cap *= 2;
-    struct fmt_rnode **pages = realloc(r->npages, (size_t)cap * sizeof(*pages));
-    if (!pages)
+    if (UTIL_ARRAY_RESERVE_ZERO(r->npage_live, live_cap, need, 16) ||
+        UTIL_ARRAY_RESERVE_ZERO(r->npages, r->nr_npages, need, 16))
         return -ENOMEM;
-    r->npages = pages;
-    uint16_t *live = realloc(r->npage_live, (size_t)cap * sizeof(*live));
-    if (!live)
-        return -ENOMEM;
-    r->npage_live = live;
-    memset(r->npages + r->nr_npages, 0, (size_t)(cap - r->nr_npages) * sizeof(*pages));
-    memset(r->npage_live + r->nr_npages, 0, (size_t)(cap - r->nr_npages) * sizeof(*live));
-    r->nr_npages = cap;
     return 0;
 }
 
@@ -94,14 +85,8 @@ int fmt_rnode_done(struct fmt_reader *r, uint32_t image)
         im->runs[im->nr_runs - 1].n++;
         return 0;
     }
-    if (im->nr_runs == im->cap_runs) {
-        uint32_t cap = im->cap_runs ? 2 * im->cap_runs : 8;
-        struct fmt_rrun *v = realloc(im->runs, (size_t)cap * sizeof(*v));
-        if (!v)
-            return -ENOMEM;
-        im->runs = v;
-        im->cap_runs = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(im->runs, im->cap_runs, (size_t)im->nr_runs + 1, 8))
+        return -ENOMEM;
     im->runs[im->nr_runs++] = (struct fmt_rrun){id, 1};
     return 0;
 }
@@ -130,14 +115,8 @@ int fmt_rnodes_locate(struct fmt_reader *r, uint32_t type, const uint8_t *body, 
     if (b.bad || first != (uint64_t)r->nr_nodes + 1 || n > head || n > UINT32_MAX - 1 - r->nr_nodes)
         return fmt_rerr(r, -EPROTO, off, "bad stack record (first id %llu, %llu nodes)",
                         (unsigned long long)first, (unsigned long long)n);
-    if (r->nr_srecs == r->cap_srecs) {
-        uint32_t cap = r->cap_srecs ? 2 * r->cap_srecs : 64;
-        struct fmt_srec *v = realloc(r->srecs, (size_t)cap * sizeof(*v));
-        if (!v)
-            return fmt_rerr(r, -ENOMEM, off, "out of memory");
-        r->srecs = v;
-        r->cap_srecs = cap;
-    }
+    if (UTIL_ARRAY_RESERVE(r->srecs, r->cap_srecs, (size_t)r->nr_srecs + 1, 64))
+        return fmt_rerr(r, -ENOMEM, off, "out of memory");
     r->srecs[r->nr_srecs++] = (struct fmt_srec){
         .defs_off = off, .pos = (uint32_t)(body - r->raw.data), .len = (uint32_t)len, .type = type};
     r->nr_nodes += (uint32_t)n;

@@ -212,13 +212,11 @@ struct ana_site *ana_model_site_make(struct ana_model *m, uint32_t stack, uint32
     if (m->opt.retire.fn) {
         if (set_paged(m, stack, k + 1))
             return NULL;
-    } else {
-        m->site_of[stack] = k + 1;
-    }
-    if (m->opt.retire.fn) {
         m->site_stack[k] = stack;
         m->site_next[k] = m->img_sites[image];
         m->img_sites[image] = k + 1;
+    } else {
+        m->site_of[stack] = k + 1;
     }
     if (stack >= m->nr_used)
         m->nr_used = stack + 1;

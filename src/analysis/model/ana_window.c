@@ -150,6 +150,18 @@ static int batch_row(struct ana_window *w, const struct fmt_event *ev)
     return count(w, k, ev->image, ev->tid, ANA_AIFI, ev->size, ev->arg[0]);
 }
 
+/* Blocks outstanding at t0 of a stack (v, blocks > 0) into its image's
+ * AOFO total (the AOFI among them are taken out at the end: aofo()). */
+static int image_aofo(struct ana_window *w, const struct live_val *v)
+{
+    if (grow_images(w, v->image))
+        return -ENOMEM;
+    w->images[v->image].nr[ANA_AOFO] += (uint64_t)v->blocks;
+    w->images[v->image].bytes[ANA_AOFO] += (uint64_t)v->bytes;
+    w->image_seen[v->image] = true;
+    return 0;
+}
+
 static int by_key(const void *x, const void *y)
 {
     uint64_t a = ((const struct ana_window_key *)x)->key,
@@ -172,11 +184,8 @@ static int retire_image(struct ana_window *w, uint32_t image, uint64_t end_ns)
         const struct live_val *v = ana_map_slot_val(&w->live_, i);
         if (!ana_map_slot_key(&w->live_, i) || v->image != image)
             continue;
-        if (v->blocks > 0 && !(rc = grow_images(w, image))) {
-            w->images[image].nr[ANA_AOFO] += (uint64_t)v->blocks;
-            w->images[image].bytes[ANA_AOFO] += (uint64_t)v->bytes;
-            w->image_seen[image] = true;
-        }
+        if (v->blocks > 0)
+            rc = image_aofo(w, v);
         if (!rc && UTIL_ARRAY_RESERVE(gone, cap_gone, nr_gone + 1, 64))
             rc = -ENOMEM;
         if (!rc)
@@ -277,11 +286,8 @@ static int aofo(struct ana_window *w)
         const struct live_val *v = ana_map_slot_val(&w->live_, i);
         if (!key || v->blocks <= 0)
             continue;
-        if (grow_images(w, v->image))
+        if (image_aofo(w, v))
             return -ENOMEM;
-        w->images[v->image].nr[ANA_AOFO] += (uint64_t)v->blocks;
-        w->images[v->image].bytes[ANA_AOFO] += (uint64_t)v->bytes;
-        w->image_seen[v->image] = true;
         if (w->by != ANA_WINDOW_BY_STACK)
             continue;
         struct ana_window_key *k = ana_map_put(&w->keys, key, NULL);
