@@ -247,45 +247,38 @@ int ana_stacks_walk(struct ana_stacks *s, uint32_t stack, enum ana_walk_out out)
     return (int)nr;
 }
 
-int ana_stacks_get(struct ana_stacks *s, uint32_t stack, const struct ana_frame **frames)
-{
-    int n;
-
-    *frames = NULL;
-    if (stack >= s->nr_stacks || stack == 0)
-        return 0;
-    const struct got *g = ana_map_get(&s->got, (uint64_t)stack + 1);
-    if (!g) {
-        if ((n = ana_stacks_walk(s, stack, ANA_WALK_FRAMES)) < 0)
-            return n;
-        if (UTIL_ARRAY_RESERVE(s->pool, s->cap_pool, s->nr_pool + (size_t)n, 1024))
-            return -ENOMEM;
-        struct got *ng = ana_map_put(&s->got, (uint64_t)stack + 1, NULL);
-        if (!ng)
-            return -ENOMEM;
-        memcpy(s->pool + s->nr_pool, s->walked, (size_t)n * sizeof(*s->walked));
-        *ng = (struct got){(uint32_t)s->nr_pool, (uint32_t)n};
-        s->nr_pool += (size_t)n;
-        g = ng;
-    }
-    *frames = s->pool + g->start;
-    return (int)g->count;
-}
-
 int ana_stacks_frames(struct ana_stacks *s, uint32_t stack, const struct ana_frame **frames)
 {
-    const struct got *g = ana_map_get(&s->got, (uint64_t)stack + 1);
     int n;
 
     *frames = NULL;
     if (stack >= s->nr_stacks || stack == 0)
         return 0;
+    const struct got *g = ana_map_get(&s->got, (uint64_t)stack + 1);
     if (g) {
         *frames = s->pool + g->start;
         return (int)g->count;
     }
     if ((n = ana_stacks_walk(s, stack, ANA_WALK_FRAMES)) >= 0)
         *frames = s->walked;
+    return n;
+}
+
+int ana_stacks_get(struct ana_stacks *s, uint32_t stack, const struct ana_frame **frames)
+{
+    int n = ana_stacks_frames(s, stack, frames);
+
+    if (n <= 0 || *frames != s->walked)
+        return n; /* none, failed, or kept already */
+    if (UTIL_ARRAY_RESERVE(s->pool, s->cap_pool, s->nr_pool + (size_t)n, 1024))
+        return -ENOMEM;
+    struct got *g = ana_map_put(&s->got, (uint64_t)stack + 1, NULL);
+    if (!g)
+        return -ENOMEM;
+    memcpy(s->pool + s->nr_pool, s->walked, (size_t)n * sizeof(*s->walked));
+    *g = (struct got){(uint32_t)s->nr_pool, (uint32_t)n};
+    *frames = s->pool + s->nr_pool;
+    s->nr_pool += (size_t)n;
     return n;
 }
 
