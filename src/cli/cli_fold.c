@@ -103,16 +103,23 @@ bool cli_fold_wanted(void)
     return !env || strcmp(env, "0");
 }
 
-bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo, enum cli_fold_for what)
+bool cli_fold_can(struct cli_ana *a, bool keeps_blocks)
 {
-    if (!a->by_program || mo->keep_blocks || mo->temporary_threshold || a->index ||
-        fmt_reader_nr_pools(a->r) || !cli_fold_wanted()) {
+    if (!a->by_program || keeps_blocks || a->index || fmt_reader_nr_pools(a->r) ||
+        !cli_fold_wanted()) {
         /* Every stack is read at the end. */
         int rc = a->stacks_later ? fmt_reader_load_stacks(a->r) : 0;
         if (rc)
             cli_ana_fail(a, rc);
         return false;
     }
+    return true;
+}
+
+bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo, enum cli_fold_for what)
+{
+    if (!cli_fold_can(a, mo->keep_blocks || mo->temporary_threshold))
+        return false;
     if (!(a->fold = calloc(1, sizeof(*a->fold))))
         cli_die("%s: out of memory", a->cmd);
     if (what == CLI_FOLD_FLAME) {

@@ -24,6 +24,13 @@ enum cli_fold_for {
 };
 bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo, enum cli_fold_for what);
 
+/* cli_fold_setup's test, for a command whose analysis folds by itself
+ * (html): whether the per-program view is on, no block is kept
+ * (keeps_blocks false), no index is read, the trace has no pools and
+ * MEMSCRIBE_FOLD is not 0. When not, a trace opened with stacks_later
+ * has every stack decoded now. Dies on failure. */
+bool cli_fold_can(struct cli_ana *a, bool keeps_blocks);
+
 /* Whether folding is on: MEMSCRIBE_FOLD=0 turns it off (tests compare). */
 bool cli_fold_wanted(void);
 

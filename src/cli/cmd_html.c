@@ -7,9 +7,11 @@
 #include <string.h>
 
 #include "analysis/html/ana_html.h"
+#include "analysis/model/ana_reach.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_diff.h"
+#include "cli/cli_fold.h"
 #include "cli/cli_getopt.h"
 #include "cli/cli_output.h"
 
@@ -41,6 +43,12 @@ static void usage(FILE *out)
                  "  -h, --help      this text\n" CLI_ANA_PROGRAMS_USAGE CLI_SYM_USAGE
                  "\nExit status: 0 ok, 1 unreadable trace or failed write, 2 usage error.\n"
                  "See docs/html.md.\n");
+}
+
+/* A folded process's stacks go (ana_html_options.let_go). */
+static int let_go(void *a, uint32_t image, uint64_t end_ns)
+{
+    return cli_fold_let_go(a, image, end_ns);
 }
 
 int cmd_html(int argc, char **argv)
@@ -81,6 +89,8 @@ int cmd_html(int argc, char **argv)
     if (base_path && !ana_filter_is_empty(&a.filter))
         cli_usage_error("html: --base compares whole traces; it does not go with --pid, --exe or "
                         "--thread");
+    /* A tree's processes' stacks go as they end (cli_fold.h). */
+    a.stacks_later = true;
     cli_ana_open(&a, argc, argv, optind);
 
     o.sym = cli_sym_options(&a.sym);
@@ -91,6 +101,11 @@ int cmd_html(int argc, char **argv)
     a.by_process |= base_path != NULL;
     cli_ana_programs(&a, NULL);
     o.programs = a.by_program ? &a.programs : NULL;
+    /* Leak classes keep the blocks live at the end; a base compares
+     * processes. */
+    o.fold = cli_fold_can(&a, ana_reach_present(a.r) || base_path);
+    o.let_go = let_go;
+    o.let_go_arg = &a;
     char *path_copy = strdup(a.path);
     if (!path_copy)
         cli_die("html: out of memory");

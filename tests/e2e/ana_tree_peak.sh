@@ -75,6 +75,12 @@ check() { # name trace hogs-at-once
         cmp -s "$WORK/fold.out" "$WORK/whole.out" ||
             fail "$name: $cmd: folded rows differ: $(diff "$WORK/whole.out" "$WORK/fold.out" | head -5)"
     done
+    # The page folds its rows too: the same data, its window cells finer
+    # at most (html_same.py).
+    "$MEMSCRIBE" html -o "$WORK/fold.html" "$t" || fail "$name: html"
+    MEMSCRIBE_FOLD=0 "$MEMSCRIBE" html -o "$WORK/whole.html" "$t" || fail "$name: html (whole)"
+    python3 "$(dirname "$0")/html_same.py" "$WORK/fold.html" "$WORK/whole.html" ||
+        fail "$name: html: the folded page differs"
     "$MEMSCRIBE" report "$t" >"$WORK/$name.txt"
     expect "$name: the tree's first site by peak" "$(awk '/^  top call sites by peak/ { getline; getline; print $1; exit }' "$WORK/$name.txt")" \
         $((n * MIB50))

@@ -20,15 +20,19 @@
 
 static int build_flames(struct ana_html_run *run)
 {
+    struct ana_fold *f = run->fold ? &run->fold->flame : NULL;
     int rc;
 
     if ((rc = ana_tree_init(&run->flame, ANA_FLAME_NR_COSTS, 0)))
         return rc;
     if ((rc = ana_tree_init(&run->flame_inv, ANA_FLAME_NR_COSTS, 0)))
         return rc;
-    if ((rc = ana_flame_build(&run->flame, run->model, run->stacks, 0, run->keep)))
+    if ((rc = f ? ana_flame_build_folded(&run->flame, f, run->stacks, 0, ANA_HTML_MAX_SITES, NULL)
+                : ana_flame_build(&run->flame, run->model, run->stacks, 0, run->keep)))
         return rc;
-    if ((rc = ana_flame_build(&run->flame_inv, run->model, run->stacks, 1, run->keep)))
+    if ((rc = f ? ana_flame_build_folded(&run->flame_inv, f, run->stacks, 1, ANA_HTML_MAX_SITES,
+                                         NULL)
+                : ana_flame_build(&run->flame_inv, run->model, run->stacks, 1, run->keep)))
         return rc;
     if ((rc = ana_flame_sort(&run->flame, ana_flame_stacks_name, run->stacks)))
         return rc;
@@ -88,17 +92,50 @@ static int replay(struct ana_html_run *run)
     if (per && width % per)
         width = width / per + 1 <= UINT64_MAX / per ? (width / per + 1) * per : UINT64_MAX;
     rc = ana_html_wpa_init(&run->wpa, width, end_ns);
-    if (rc || (rc = ana_html_vm_init(&run->vm, run->r, o->filter, run->wpa.bucket_ns, end_ns)) ||
-        (rc = ana_model_create(&run->model, &mo)))
+    if (rc || (rc = ana_html_vm_init(&run->vm, run->r, o->filter, run->wpa.bucket_ns, end_ns)))
         return rc;
     ana_html_vm_subscribe(&run->vm, &run->replay);
     ana_heap_replay_init(&p, &step);
+    if (run->fold) {
+        /* Cells by row, sites handed over at each image's end. */
+        run->wpa.key_of = ana_html_fold_cell_key;
+        run->wpa.key_arg = run->fold;
+        rc = ana_html_fold_subscribe(run->fold, &mo, &p);
+    }
     ana_scan_options_init(&so);
     so.progress = o->progress;
     so.progress_arg = o->progress_arg;
-    if (!(rc = subscribe(run, &p)) && !(rc = ana_heap_replay_run(&p, run->r, &so)))
+    if (!rc && !(rc = ana_model_create(&run->model, &mo)) && !(rc = subscribe(run, &p)) &&
+        !(rc = ana_heap_replay_run(&p, run->r, &so)))
         rc = ana_html_vm_finish(&run->vm, &run->replay, &run->wpa);
+    if (!rc && run->fold)
+        rc = ana_html_fold_finish(run->fold, run->model);
     ana_heap_replay_release(&p);
+    return rc;
+}
+
+/* Which cells' keys the page lists (run->keep): with a fold, the row ids
+ * whose chain of functions the flame fold's ranking keeps; else the
+ * stacks ana_flame_top_sites keeps. Returns 0 or -errno. */
+static int pick_kept(struct ana_html_run *run)
+{
+    struct ana_html_fold *h = run->fold;
+    struct ana_map kept;
+    int rc;
+
+    if (!h) {
+        long n = ana_flame_top_sites(run->model, run->stacks, ANA_HTML_MAX_SITES, &run->keep);
+        run->nr_keys = ana_model_nr_sites(run->model);
+        return n < 0 ? (int)n : 0;
+    }
+    run->nr_keys = h->nr_ids;
+    if (!(run->keep = calloc(h->nr_ids ? h->nr_ids : 1, 1)))
+        return -ENOMEM;
+    ana_map_init(&kept, 1);
+    rc = ana_flame_fold_kept(&h->flame, ANA_HTML_MAX_SITES, &kept);
+    for (uint32_t id = 0; id < h->nr_ids && !rc; id++)
+        run->keep[id] = ana_map_get(&kept, (uint64_t)h->function[id] + 1) != NULL;
+    ana_map_release(&kept);
     return rc;
 }
 
@@ -110,23 +147,29 @@ int ana_html_write(struct fmt_reader *r, const struct ana_html_options *o, FILE 
     fmt_reader_counts(r, &run.counts);
     make_nonce(run.nonce, sizeof(run.nonce));
     run.classes = ana_reach_present(r);
-    if ((rc = replay(&run)) || (run.classes && (rc = ana_reach_build(&run.reach, r, run.model))))
-        goto out;
-    /* The sites the page lists, known from the model: the window cells of
-     * the rest are lumped into one site, so that the page stays bounded
-     * however many stacks there are. */
+    /* The stacks are read during the pass when it folds (its rows' keys). */
     if ((rc = ana_stacks_create(&run.stacks, r, &o->sym)))
         goto out;
-    long kept = ana_flame_top_sites(run.model, run.stacks, ANA_HTML_MAX_SITES, &run.keep);
-    if (kept < 0) {
-        rc = (int)kept;
-        goto out;
+    if (o->fold && o->programs && !o->base && !run.classes) {
+        if (!(run.fold = malloc(sizeof(*run.fold)))) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        ana_html_fold_init(run.fold, run.stacks, o);
     }
-    if ((rc = ana_html_wpa_lump(&run.wpa, run.keep, ana_model_nr_sites(run.model))) ||
+    if ((rc = replay(&run)) || (run.classes && (rc = ana_reach_build(&run.reach, r, run.model))))
+        goto out;
+    /* The sites the page lists: the window cells of the rest are lumped
+     * into one site, so that the page stays bounded however many stacks
+     * there are. */
+    if ((rc = pick_kept(&run)) || (rc = ana_html_wpa_lump(&run.wpa, run.keep, run.nr_keys)) ||
         (rc = build_flames(&run)))
         goto out;
     rc = ana_html_write_page(&run, out);
 out:
+    if (run.fold)
+        ana_html_fold_release(run.fold);
+    free(run.fold);
     if (run.stacks)
         ana_stacks_destroy(run.stacks);
     free(run.keep);

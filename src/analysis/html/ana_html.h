@@ -49,6 +49,10 @@ struct ana_html_wpa {
     size_t max_cells;      /* ANA_HTML_MAX_CELLS unless a test sets it */
     uint32_t nr_coarsened; /* times the buckets doubled */
     struct ana_map cells;  /* wpa_key(stack, alloc bucket, free bucket) -> struct ana_html_cell */
+    /* The key cells have for a block of stack in image (NULL: the stack
+     * id itself): the folded page's row (ana_html_fold.h). 0 or -errno. */
+    int (*key_of)(void *arg, uint32_t stack, uint32_t image, uint32_t *key);
+    void *key_arg;
 };
 
 struct ana_html_cell {
@@ -116,6 +120,13 @@ struct ana_html_options {
     /* The per-program view (NULL: off): call sites of the processes of one
      * executable merged into one row, and a table of the programs. */
     const struct ana_programs *programs;
+    /* With programs: fold what the page keeps of each process at its end
+     * (ana_html_fold.h), for bounded memory on process trees. let_go (may
+     * be NULL) is then called once each ended image is folded: its stacks
+     * are read no more but by a late event of it. Returns 0 or -errno. */
+    bool fold;
+    int (*let_go)(void *arg, uint32_t image, uint64_t end_ns);
+    void *let_go_arg;
 };
 
 /* Write the report of the trace r reads to out. Returns 0, -ENOMEM, -EIO

@@ -43,7 +43,8 @@ int ana_html_base_write(struct ana_json *j, const struct ana_html_base *b)
         ana_json_begin_object(j);
         ana_json_kv_str(j, "trace", b->trace_name);
         ana_sample_json(j, b->sample_bytes);
-        ana_html_write_summary(j, b->model, &b->counts, b->sample_bytes);
+        ana_html_write_summary(j, b->model, &b->counts, b->sample_bytes,
+                               ana_html_stacks_used(b->model));
         ana_json_key(j, "keys");
         ana_json_begin_array(j);
         for (size_t i = 0; i < d.nr_rows; i++)

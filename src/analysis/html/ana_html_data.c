@@ -19,6 +19,25 @@
 #define NO_SITE UINT32_MAX
 #define OTHER_SITE (UINT32_MAX - 1) /* lumped into "(N other call sites)" */
 
+enum site_col {
+    COL_ALLOCS,
+    COL_BYTES,
+    COL_LEAKED,
+    COL_LEAKED_BLOCKS,
+    COL_PEAK,
+    COL_TEMP,
+    COL_TEMP_BYTES,
+    NR_COLS
+};
+
+/* A site the page lists: the lowest stack id of its stacks (shown), one
+ * whose frames it draws, its image (its pid and program) and its numbers,
+ * its stacks' added up. */
+struct page_site {
+    uint32_t stack, frames, image;
+    int64_t v[NR_COLS];
+};
+
 struct data_run {
     struct ana_html_run *run;
     struct ana_json j;
@@ -27,10 +46,11 @@ struct data_run {
     uint32_t nr_strings;
     uint32_t *str_order; /* page index -> ana_stacks string id */
     uint32_t cap_order;
-    /* Stack id -> site index in the page (NO_SITE: not listed,
-     * OTHER_SITE: in the one site after the listed ones). */
+    /* Window cells' key (a stack id, or a folded row's id: run->keep)
+     * -> site index in the page (NO_SITE: not listed, OTHER_SITE: in the
+     * one site after the listed ones). */
     uint32_t *site_of;
-    uint32_t *sites; /* site index -> stack id */
+    struct page_site *sites; /* nr_sites, then the lumped ones' */
     uint32_t nr_sites;
     uint32_t nr_other;                  /* stacks lumped together */
     uint64_t other_allocs, other_bytes; /* their allocations, bytes allocated */
@@ -66,8 +86,20 @@ static uint32_t str_ref(struct data_run *d, uint32_t id)
     return *v;
 }
 
+uint64_t ana_html_stacks_used(const struct ana_model *m)
+{
+    uint64_t nr_used = 0;
+
+    for (uint32_t id = 0; id < ana_model_nr_sites(m); id++) {
+        const struct ana_site *s = ana_model_site(m, id);
+        nr_used += s && (s->nr_allocs || s->live_blocks);
+    }
+    return nr_used;
+}
+
 void ana_html_write_summary(struct ana_json *j, const struct ana_model *m,
-                            const struct fmt_trace_counts *c, uint64_t sample_bytes)
+                            const struct fmt_trace_counts *c, uint64_t sample_bytes,
+                            uint64_t nr_stacks_used)
 {
     const struct ana_scope *t = ana_model_total(m);
 
@@ -80,12 +112,7 @@ void ana_html_write_summary(struct ana_json *j, const struct ana_model *m,
     ana_json_kv_u64(j, "thread_count", c->nr_threads);
     /* Stacks the heap events use, not the trace's stack nodes (every
      * prefix of every stack, VM and module-load stacks too). */
-    uint64_t nr_used = 0;
-    for (uint32_t id = 0; id < ana_model_nr_sites(m); id++) {
-        const struct ana_site *s = ana_model_site(m, id);
-        nr_used += s && (s->nr_allocs || s->live_blocks);
-    }
-    ana_json_kv_u64(j, "stack_count", nr_used);
+    ana_json_kv_u64(j, "stack_count", nr_stacks_used);
     ana_json_end_object(j);
 }
 
@@ -149,98 +176,8 @@ static void write_header(struct data_run *d)
     ana_json_kv_u64(j, "top_rows", d->run->o->nr_top); /* 0: all rows */
 }
 
-/* Which stacks the page lists: every one that allocated, or is referred
- * to by the window pre-aggregation. */
-/* Which stacks the page lists: those the flame graph keeps (every one
- * that allocated, unless there are more than ANA_HTML_MAX_SITES); the rest
- * are lumped into one site so that every total stays exact. Stacks whose
- * frames read the same (function, file, line) in one image are one site,
- * as in `memscribe report` and `window`: the page's window table adds up
- * cells by site. */
-static int pick_sites(struct data_run *d)
-{
-    uint32_t n = ana_model_nr_sites(d->run->model);
-    const struct ana_map *cells = &d->run->wpa.cells;
-    const uint8_t *keep = d->run->keep;
-    struct ana_map by_row;
-    int rc = 0;
-
-    d->site_of = malloc((n ? n : 1) * sizeof(*d->site_of));
-    d->sites = malloc((n ? n : 1) * sizeof(*d->sites));
-    if (!d->site_of || !d->sites)
-        return -ENOMEM;
-    ana_map_init(&by_row, sizeof(uint32_t));
-    for (uint32_t id = 0; id < n; id++) {
-        const struct ana_site *s = ana_model_site(d->run->model, id);
-
-        d->site_of[id] = NO_SITE;
-        if (!s || !(s->nr_allocs || s->live_bytes))
-            continue;
-        if (keep[id]) {
-            uint32_t key;
-            int created;
-
-            if ((rc = ana_stacks_key(d->run->stacks, id, 1, &key)))
-                break;
-            /* One row per program in the per-program view. */
-            const struct ana_programs *pg = d->run->o->programs;
-            uint64_t group =
-                pg && s->image < pg->nr_images ? pg->of_image[s->image] : (uint64_t)s->image;
-            uint32_t *site = ana_map_put(&by_row, (group << 32 | key) + 1, &created);
-            if (!site) {
-                rc = -ENOMEM;
-                break;
-            }
-            if (created) {
-                *site = d->nr_sites;
-                d->sites[d->nr_sites++] = id;
-            }
-            d->site_of[id] = *site;
-        } else {
-            d->site_of[id] = OTHER_SITE;
-            d->nr_other++;
-            d->other_allocs += s->nr_allocs;
-            d->other_bytes += s->alloc_bytes;
-        }
-    }
-    ana_map_release(&by_row);
-    if (rc)
-        return rc;
-    for (size_t i = 0; i < cells->cap; i++) {
-        uint32_t stack, a, f;
-
-        if (!ana_map_slot_key(cells, i))
-            continue;
-        ana_html_wpa_key(ana_map_slot_key(cells, i), &stack, &a, &f);
-        if (stack == ANA_HTML_OTHER_STACK) {
-            d->nr_other += !d->nr_other; /* (cannot be 0: a lumped site allocated) */
-            continue;
-        }
-        if (stack >= n)
-            return -EPROTO; /* a block of a stack the model never saw */
-        if (d->site_of[stack] == NO_SITE) {
-            d->site_of[stack] = OTHER_SITE;
-            d->nr_other++;
-        }
-    }
-    return 0;
-}
-
-enum site_col {
-    COL_ALLOCS,
-    COL_BYTES,
-    COL_LEAKED,
-    COL_LEAKED_BLOCKS,
-    COL_PEAK,
-    COL_TEMP,
-    COL_TEMP_BYTES,
-    NR_COLS
-};
-
 static int64_t site_value(const struct ana_site *s, enum site_col c)
 {
-    if (!s)
-        return 0; /* only blocks of the window pre-aggregation refer to it */
     switch (c) {
     case COL_ALLOCS:
         return (int64_t)s->nr_allocs;
@@ -257,6 +194,145 @@ static int64_t site_value(const struct ana_site *s, enum site_col c)
     default:
         return (int64_t)s->temporary_bytes;
     }
+}
+
+static void add_values(int64_t v[NR_COLS], const struct ana_site *s)
+{
+    for (unsigned c = 0; c < NR_COLS; c++)
+        v[c] += site_value(s, (enum site_col)c);
+}
+
+/* A new page site (its index in *out); NULL when out of memory. */
+static struct page_site *new_site(struct data_run *d, uint32_t stack, uint32_t frames,
+                                  uint32_t image, uint32_t *out)
+{
+    struct page_site *p = &d->sites[d->nr_sites];
+
+    *p = (struct page_site){.stack = stack, .frames = frames, .image = image};
+    *out = d->nr_sites++;
+    return p;
+}
+
+/* Something not listed: lumped into the one site after the listed ones. */
+static void lump(struct data_run *d, int64_t other[NR_COLS], const struct ana_site *s,
+                 uint32_t nr_stacks)
+{
+    d->nr_other += nr_stacks;
+    d->other_allocs += s->nr_allocs;
+    d->other_bytes += s->alloc_bytes;
+    add_values(other, s);
+}
+
+/* The page's sites from the whole model: the stacks run->keep keeps (the
+ * flame graph's: every one that allocated, unless there are more than
+ * ANA_HTML_MAX_SITES), stacks whose frames read the same (function, file,
+ * line) in one image (one program in the per-program view) one site, as in
+ * `memscribe report` and `window`: the page's window table adds up cells
+ * by site. The rest are lumped into one site so that every total stays
+ * exact. */
+static int pick_stacks(struct data_run *d, int64_t other[NR_COLS])
+{
+    uint32_t n = ana_model_nr_sites(d->run->model);
+    const uint8_t *keep = d->run->keep;
+    const struct ana_programs *pg = d->run->o->programs;
+    struct ana_map by_row;
+    int rc = 0;
+
+    ana_map_init(&by_row, sizeof(uint32_t));
+    for (uint32_t id = 0; id < n && !rc; id++) {
+        const struct ana_site *s = ana_model_site(d->run->model, id);
+        uint32_t key, *site;
+        int created;
+
+        if (!s || !(s->nr_allocs || s->live_bytes))
+            continue;
+        if (!keep[id]) {
+            d->site_of[id] = OTHER_SITE;
+            lump(d, other, s, 1);
+            continue;
+        }
+        if ((rc = ana_stacks_key(d->run->stacks, id, 1, &key)))
+            break;
+        uint64_t group =
+            pg && s->image < pg->nr_images ? pg->of_image[s->image] : (uint64_t)s->image;
+        if (!(site = ana_map_put(&by_row, (group << 32 | key) + 1, &created))) {
+            rc = -ENOMEM;
+            break;
+        }
+        if (created)
+            new_site(d, id, id, s->image, site);
+        d->site_of[id] = *site;
+        add_values(d->sites[*site].v, s);
+    }
+    ana_map_release(&by_row);
+    return rc;
+}
+
+/* The page's sites from the rows folded at each process's end
+ * (ana_html_fold.h): a row by (program, places) of a row id run->keep
+ * keeps is listed, the others lumped. */
+static int pick_rows(struct data_run *d, int64_t other[NR_COLS])
+{
+    const struct ana_html_fold *h = d->run->fold;
+    uint32_t n;
+    const struct ana_fold_row *rows = ana_fold_rows(&h->rows, ANA_FOLD_BY_PROGRAM, &n);
+
+    for (uint32_t i = 0; i < n; i++) {
+        const struct ana_fold_row *r = &rows[i];
+        uint32_t id = ana_html_fold_row_id(h, r), site;
+
+        if (id >= d->run->nr_keys || !d->run->keep[id]) {
+            if (id < d->run->nr_keys)
+                d->site_of[id] = OTHER_SITE;
+            lump(d, other, &r->s, r->nr_sites);
+            continue;
+        }
+        add_values(new_site(d, r->stack, r->made_stack, r->s.image, &site)->v, &r->s);
+        d->site_of[id] = site;
+    }
+    return 0;
+}
+
+/* Which sites the page lists (pick_stacks, pick_rows), and the lumped
+ * site last, which cells of keys no listed site has join too. */
+static int pick_sites(struct data_run *d)
+{
+    uint32_t n = d->run->nr_keys;
+    const struct ana_map *cells = &d->run->wpa.cells;
+    int64_t other[NR_COLS] = {0};
+    int rc;
+
+    d->site_of = malloc((n ? n : 1) * sizeof(*d->site_of));
+    d->sites = calloc((size_t)n + 1, sizeof(*d->sites));
+    if (!d->site_of || !d->sites)
+        return -ENOMEM;
+    for (uint32_t k = 0; k < n; k++)
+        d->site_of[k] = NO_SITE;
+    if ((rc = d->run->fold ? pick_rows(d, other) : pick_stacks(d, other)))
+        return rc;
+    for (size_t i = 0; i < cells->cap; i++) {
+        uint32_t key, a, f;
+
+        if (!ana_map_slot_key(cells, i))
+            continue;
+        ana_html_wpa_key(ana_map_slot_key(cells, i), &key, &a, &f);
+        if (key == ANA_HTML_OTHER_STACK) {
+            d->nr_other += !d->nr_other; /* (cannot be 0: a lumped site allocated) */
+            continue;
+        }
+        if (key >= n)
+            return -EPROTO; /* a block of a stack the model never saw */
+        if (d->site_of[key] != NO_SITE)
+            continue;
+        d->site_of[key] = OTHER_SITE;
+        d->nr_other++;
+        /* A stack that only freed blocks made before tracing. */
+        const struct ana_site *s = d->run->fold ? NULL : ana_model_site(d->run->model, key);
+        if (s)
+            add_values(other, s);
+    }
+    memcpy(d->sites[d->nr_sites].v, other, sizeof(other));
+    return 0;
 }
 
 /* Stacks share their outer frames: the page gets them as one prefix tree
@@ -423,7 +499,7 @@ static void write_sites(struct data_run *d)
         goto out;
     }
     for (uint32_t i = 0; i < d->nr_sites && !d->rc; i++)
-        d->rc = site_node(d, &t, d->sites[i], &node[i]);
+        d->rc = site_node(d, &t, d->sites[i].frames, &node[i]);
     if (!d->rc)
         d->rc = vm_nodes(d, &t);
     if (!d->rc && d->nr_other) {
@@ -462,7 +538,7 @@ static void write_sites(struct data_run *d)
     ana_json_key(j, "stack");
     ana_json_begin_array(j);
     for (uint32_t i = 0; i < d->nr_sites; i++)
-        ana_json_u64(j, d->sites[i]);
+        ana_json_u64(j, d->sites[i].stack);
     if (d->nr_other)
         ana_json_u64(j, 0); /* many stacks */
     ana_json_end_array(j);
@@ -478,8 +554,7 @@ static void write_sites(struct data_run *d)
     ana_json_key(j, "pid");
     ana_json_begin_array(j);
     for (uint32_t i = 0; i < d->nr_sites; i++) {
-        const struct ana_site *site = ana_model_site(d->run->model, d->sites[i]);
-        const struct fmt_image_info *ii = site ? fmt_reader_image(d->run->r, site->image) : NULL;
+        const struct fmt_image_info *ii = fmt_reader_image(d->run->r, d->sites[i].image);
         ana_json_u64(j, ii ? ii->pid : 0);
     }
     if (d->nr_other)
@@ -491,10 +566,8 @@ static void write_sites(struct data_run *d)
         ana_json_key(j, "program");
         ana_json_begin_array(j);
         for (uint32_t i = 0; i < d->nr_sites; i++) {
-            const struct ana_site *site = ana_model_site(d->run->model, d->sites[i]);
-            ana_json_u64(j, site && site->image < pg->nr_images
-                                ? d->prog_pos[pg->of_image[site->image]]
-                                : 0);
+            uint32_t image = d->sites[i].image;
+            ana_json_u64(j, image < pg->nr_images ? d->prog_pos[pg->of_image[image]] : 0);
         }
         if (d->nr_other)
             ana_json_u64(j, 0); /* many programs */
@@ -508,18 +581,8 @@ static void write_sites(struct data_run *d)
         ana_json_key(j, keys[c]);
         ana_json_begin_array(j);
         /* A site's numbers add up its stacks' (the lumped ones last). */
-        int64_t *sum = calloc((size_t)d->nr_sites + 1, sizeof(*sum));
-        if (!sum) {
-            d->rc = -ENOMEM;
-            goto out;
-        }
-        for (uint32_t id = 0; id < ana_model_nr_sites(d->run->model); id++)
-            if (d->site_of[id] != NO_SITE)
-                sum[site_index(d, id)] +=
-                    site_value(ana_model_site(d->run->model, id), (enum site_col)c);
         for (uint32_t i = 0; i < d->nr_sites + (d->nr_other ? 1 : 0); i++)
-            ana_json_i64(j, sum[i]);
-        free(sum);
+            ana_json_i64(j, d->sites[i].v[c]);
         ana_json_end_array(j);
     }
     if (d->run->classes)
@@ -693,6 +756,20 @@ static void write_programs(struct data_run *d)
     ana_json_end_array(j);
 }
 
+/* The summary's stack_count: the folded rows count the sites they add. */
+static uint64_t stacks_used(const struct ana_html_run *run)
+{
+    uint32_t n;
+    uint64_t nr_used = 0;
+
+    if (!run->fold)
+        return ana_html_stacks_used(run->model);
+    const struct ana_fold_row *rows = ana_fold_rows(&run->fold->rows, ANA_FOLD_BY_ALL, &n);
+    for (uint32_t i = 0; i < n; i++)
+        nr_used += rows[i].nr_sites;
+    return nr_used;
+}
+
 int ana_html_write_data(struct ana_html_run *run, FILE *out)
 {
     struct data_run d = {.run = run};
@@ -705,7 +782,8 @@ int ana_html_write_data(struct ana_html_run *run, FILE *out)
     ana_json_init(&d.j, f, false);
     ana_json_begin_object(&d.j);
     write_header(&d);
-    ana_html_write_summary(&d.j, d.run->model, &d.run->counts, fmt_reader_sample_bytes(run->r));
+    ana_html_write_summary(&d.j, d.run->model, &d.run->counts, fmt_reader_sample_bytes(run->r),
+                           stacks_used(run));
     write_classes(&d);
     if (d.run->o->base)
         d.rc = ana_html_base_write(&d.j, d.run->o->base);

@@ -9,6 +9,7 @@
 
 #include "analysis/core/ana_stacks.h"
 #include "analysis/html/ana_html.h"
+#include "analysis/html/ana_html_fold.h"
 #include "analysis/html/ana_html_vm.h"
 #include "analysis/model/ana_histogram.h"
 #include "analysis/model/ana_model.h"
@@ -30,7 +31,14 @@ struct ana_html_run {
     struct ana_html_vm vm;       /* its commit lifetimes, for their section */
     struct ana_stacks *stacks;
     struct ana_tree flame, flame_inv;
-    uint8_t *keep; /* per stack id: listed and drawn (ana_flame_top_sites) */
+    /* Per window cells' key (a stack id, or with fold a row id): listed
+     * and drawn (ana_flame_top_sites), nr_keys of them. */
+    uint8_t *keep;
+    uint32_t nr_keys;
+    /* On a process tree: the page's rows folded at each process's end
+     * (ana_html_fold.h), the model's sites dropped; NULL: read from the
+     * whole model. */
+    struct ana_html_fold *fold;
     /* Leak classes at exit (record --reach): classes set when the trace has
      * them and the model kept its live blocks for them. */
     bool classes;
@@ -89,6 +97,10 @@ int ana_html_frag(struct fmt_reader *r, const struct ana_vm *vm, FILE *out);
  * null, ana_sample.h). */
 struct ana_json;
 void ana_html_write_summary(struct ana_json *j, const struct ana_model *m,
-                            const struct fmt_trace_counts *c, uint64_t sample_bytes);
+                            const struct fmt_trace_counts *c, uint64_t sample_bytes,
+                            uint64_t nr_stacks_used);
+/* The stacks a whole model's heap events use (its sites with allocations
+ * or live blocks), the summary's stack_count. */
+uint64_t ana_html_stacks_used(const struct ana_model *m);
 
 #endif

@@ -122,9 +122,20 @@ static int coarsen(struct ana_html_wpa *w)
     return remap_cells(w, halved, NULL);
 }
 
+/* The cells' key of a block of stack in image. */
+static int cell_key(struct ana_html_wpa *w, uint32_t stack, uint32_t image, uint32_t *key)
+{
+    if (!w->key_of) {
+        *key = stack;
+        return 0;
+    }
+    return w->key_of(w->key_arg, stack, image, key);
+}
+
 int ana_html_wpa_step(struct ana_html_wpa *w, const struct fmt_event *ev, const struct ana_step *st)
 {
     struct ana_html_cell *c;
+    uint32_t key;
     int rc;
 
     if (w->cells.nr > w->max_cells && w->nr_buckets > 1 && (rc = coarsen(w)))
@@ -132,21 +143,25 @@ int ana_html_wpa_step(struct ana_html_wpa *w, const struct fmt_event *ev, const 
     if (st->ends) {
         uint32_t a = bucket_of(w, ev->ref_ts_ns);
 
-        c = ana_map_get(&w->cells, wpa_key(ev->ref_stack, a, ANA_HTML_NEVER));
+        if ((rc = cell_key(w, ev->ref_stack, ev->image, &key)))
+            return rc;
+        c = ana_map_get(&w->cells, wpa_key(key, a, ANA_HTML_NEVER));
         if (c && c->nr) {
             c->nr = c->nr >= fmt_event_ref_count(ev) ? c->nr - fmt_event_ref_count(ev) : 0;
             c->bytes -= ev->ref_size;
             if (!c->nr)
-                ana_map_del(&w->cells, wpa_key(ev->ref_stack, a, ANA_HTML_NEVER));
+                ana_map_del(&w->cells, wpa_key(key, a, ANA_HTML_NEVER));
         }
-        if (!(c = ana_map_put(&w->cells, wpa_key(ev->ref_stack, a, bucket_of(w, ev->ts_ns)), NULL)))
+        if (!(c = ana_map_put(&w->cells, wpa_key(key, a, bucket_of(w, ev->ts_ns)), NULL)))
             return -ENOMEM;
         c->nr += fmt_event_ref_count(ev); /* an estimate in a sampled trace */
         c->bytes += ev->ref_size;
     }
+    if ((st->starts || (st->batch && ev->arg[0])) && (rc = cell_key(w, ev->stack, ev->image, &key)))
+        return rc;
     if (st->starts) {
-        if (!(c = ana_map_put(&w->cells,
-                              wpa_key(ev->stack, bucket_of(w, ev->ts_ns), ANA_HTML_NEVER), NULL)))
+        if (!(c = ana_map_put(&w->cells, wpa_key(key, bucket_of(w, ev->ts_ns), ANA_HTML_NEVER),
+                              NULL)))
             return -ENOMEM;
         c->nr += fmt_event_count(ev);
         c->bytes += ev->size;
@@ -156,7 +171,7 @@ int ana_html_wpa_step(struct ana_html_wpa *w, const struct fmt_event *ev, const 
          * row's cut ends, all in the bucket that holds it (buckets hold
          * whole intervals: ana_html.c). */
         uint32_t b = bucket_of(w, ev->ts_ns ? ev->ts_ns - 1 : 0);
-        if (!(c = ana_map_put(&w->cells, wpa_key(ev->stack, b, b), NULL)))
+        if (!(c = ana_map_put(&w->cells, wpa_key(key, b, b), NULL)))
             return -ENOMEM;
         c->nr += ev->arg[0];
         c->bytes += ev->size;

@@ -413,6 +413,17 @@ static int retire_image(struct ana_model *m, uint32_t image)
     return 0;
 }
 
+int ana_model_each_site_of(const struct ana_model *m, uint32_t image, ana_model_site_fn *fn,
+                           void *arg)
+{
+    int rc = 0;
+
+    for (uint32_t k = ana_model_first_site(m, image); k != UINT32_MAX && !rc;
+         k = ana_model_next_site(m, k))
+        rc = fn(arg, m->site_stack[k], &m->sites[k]);
+    return rc;
+}
+
 /* Image img exits (or exec replaces it): what it holds leaves the running
  * totals, heap and RSS, and stays its own (its leaks). */
 static int image_exit(struct ana_model *m, struct ana_scope *img, const struct fmt_event *ev,

@@ -86,6 +86,14 @@ struct ana_model_retire {
     void *arg;
 };
 
+/* In the retire callback: fn(arg, stack, site) for each of image's sites
+ * (stack: its stack id), stopping at the first non-zero return, which it
+ * returns (else 0). */
+struct ana_site;
+typedef int ana_model_site_fn(void *arg, uint32_t stack, const struct ana_site *s);
+int ana_model_each_site_of(const struct ana_model *m, uint32_t image, ana_model_site_fn *fn,
+                           void *arg);
+
 struct ana_model_options {
     struct ana_filter *filter; /* NULL: every event */
     /* Keep each live block (serial, address, size, time, thread): for

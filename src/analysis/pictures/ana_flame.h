@@ -65,12 +65,19 @@ int ana_flame_build_rooted(struct ana_tree *t, const struct ana_model *m, struct
                            uint32_t nr_images);
 /* ana_flame_build_rooted from the rows a tree's replay folded at each
  * process's end (ana_fold.h, all_sites, keyed by functions: cli_fold.c):
- * a path per program's row under root_of_program[its program]; when the
+ * a path per program's row under root_of_program[its program] (NULL: a
+ * path per row by key alone, as ana_flame_build draws); when the
  * sites number more than max (0: no limit), the rows by key alone are
  * ranked as ana_flame_top_sites ranks its groups, and those not kept are
  * lumped. The same graph as ana_flame_build_rooted's of the whole model
  * with ana_flame_top_sites' keep. Returns 0 or -errno. */
 struct ana_fold;
+struct ana_map;
+/* Which of f's rows by key alone a picture of at most max sites draws
+ * (their key + 1 put in kept_keys, an ana_map of any value size): every
+ * one with a cost when they are so few, else ranked as
+ * ana_flame_top_sites ranks its groups. Returns 0 or -errno. */
+int ana_flame_fold_kept(const struct ana_fold *f, uint32_t max, struct ana_map *kept_keys);
 int ana_flame_build_folded(struct ana_tree *t, const struct ana_fold *f, struct ana_stacks *st,
                            int inverted, uint32_t max, const uint32_t *root_of_program);
 /* ana_flame_name_fn for labels from ana_flame_build (arg: the stacks). */

@@ -296,10 +296,7 @@ int ana_flame_build_rooted(struct ana_tree *t, const struct ana_model *m, struct
     return rc ? rc : add_other(t, st, nr_other, other);
 }
 
-/* Which rows by key alone a picture of at most max sites draws (by key
- * + 1 in kept_keys): all when they are so few, else ranked as
- * ana_flame_top_sites ranks its groups. Returns 0 or -errno. */
-static int fold_kept(const struct ana_fold *f, uint32_t max, struct ana_map *kept_keys)
+int ana_flame_fold_kept(const struct ana_fold *f, uint32_t max, struct ana_map *kept_keys)
 {
     uint32_t n, nr = 0;
     const struct ana_fold_row *all = ana_fold_rows(f, ANA_FOLD_BY_ALL, &n);
@@ -333,12 +330,13 @@ int ana_flame_build_folded(struct ana_tree *t, const struct ana_fold *f, struct 
 {
     int64_t other[ANA_FLAME_NR_COSTS] = {0};
     uint32_t *labels = NULL, cap = 0, nr_other = 0, n;
-    const struct ana_fold_row *rows = ana_fold_rows(f, ANA_FOLD_BY_PROGRAM, &n);
+    const struct ana_fold_row *rows =
+        ana_fold_rows(f, root_of_program ? ANA_FOLD_BY_PROGRAM : ANA_FOLD_BY_ALL, &n);
     struct ana_map kept;
     int rc;
 
     ana_map_init(&kept, 1);
-    rc = fold_kept(f, max, &kept);
+    rc = ana_flame_fold_kept(f, max, &kept);
     for (uint32_t i = 0; i < n && !rc; i++) {
         int64_t cost[ANA_FLAME_NR_COSTS];
 
@@ -350,7 +348,8 @@ int ana_flame_build_folded(struct ana_tree *t, const struct ana_fold *f, struct 
             nr_other += rows[i].nr_sites;
             continue;
         }
-        uint32_t root = root_of_program[f->programs->of_image[rows[i].s.image]];
+        uint32_t root =
+            root_of_program ? root_of_program[f->programs->of_image[rows[i].s.image]] : UINT32_MAX;
         int k = path_labels(st, rows[i].made_stack, inverted, root, &labels, &cap);
         rc = k < 0 ? k : ana_tree_add(t, labels, (uint32_t)k, cost);
     }
