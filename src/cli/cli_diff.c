@@ -39,9 +39,9 @@ int64_t *cli_diff_flame_base(struct cli_ana *nw, const char *base_path, const st
     st = cli_ana_stacks(&b);
     if ((rc = ana_tree_init(&tb, ANA_FLAME_NR_COSTS, 0)) ||
         (rc = ana_flame_build(&tb, m, st, inverted, NULL)) ||
-        (rc = ana_flame_sort(&tb, ana_flame_stacks_name, st)) ||
-        (rc = ana_diff_flame_match(t, ana_flame_stacks_name, cli_ana_stacks(nw), &tb,
-                                   ana_flame_stacks_name, st, cost, &out)))
+        (rc = ana_flame_sort(&tb, ana_stacks_str_fn, st)) ||
+        (rc = ana_diff_flame_match(t, ana_stacks_str_fn, cli_ana_stacks(nw), &tb, ana_stacks_str_fn,
+                                   st, cost, &out)))
         cli_ana_fail(&b, rc);
     ana_tree_release(&tb);
     ana_model_destroy(m);

@@ -523,7 +523,11 @@ int cmd_dump(int argc, char **argv)
     int rc;
 
     parse_args(argc, argv, &o, &path);
-    if ((rc = fmt_reader_open(&r, path, err, sizeof(err))))
+    /* Events name their stacks by id: the definitions are read only for
+     * --stacks, or checked by --verify (a build's are most of its trace's
+     * memory). */
+    if ((rc = fmt_reader_open_flags(&r, path, o.stacks || o.verify ? 0 : FMT_OPEN_STACKS_LATER, err,
+                                    sizeof(err))))
         cli_die("dump: %s", err);
     fmt_reader_estimates(r, 0); /* dump shows what was recorded */
     if (fmt_reader_incomplete(r))

@@ -200,7 +200,7 @@ int cmd_flamegraph(int argc, char **argv)
     if ((rc = ana_tree_init(&t, ANA_FLAME_NR_COSTS, 0)) ||
         (rc = fold ? build_folded(&a, &t, st, so.inverted, folded ? 0 : FLAME_MAX_SITES)
                    : build(&a, &t, m, st, so.inverted, keep)) ||
-        (rc = ana_flame_sort(&t, ana_flame_stacks_name, st)))
+        (rc = ana_flame_sort(&t, ana_stacks_str_fn, st)))
         cli_ana_fail(&a, rc);
 
     int64_t *base = NULL;
@@ -223,9 +223,9 @@ int cmd_flamegraph(int argc, char **argv)
     if (folded && *label)
         fprintf(out.f, "# %s\n", label);
     if (folded)
-        rc = ana_flame_write_folded(&t, ana_flame_stacks_name, st, out.f, so.cost);
+        rc = ana_flame_write_folded(&t, ana_stacks_str_fn, st, out.f, so.cost);
     else
-        rc = ana_flame_write_svg(&t, ana_flame_stacks_name, st, out.f, &so);
+        rc = ana_flame_write_svg(&t, ana_stacks_str_fn, st, out.f, &so);
     rc = cli_output_close(&out, "flamegraph", rc);
     if (rc)
         cli_die("flamegraph: writing %s: %s", out.name, strerror(-rc));

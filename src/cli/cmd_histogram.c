@@ -111,6 +111,7 @@ int cmd_histogram(int argc, char **argv)
         if (c == OPT_BY_STACK)
             by_stack = true;
     }
+    a.stacks_later = !by_stack; /* none read but by --by-stack */
     cli_ana_open(&a, argc, argv, optind);
 
     struct ana_histogram h;

@@ -160,6 +160,7 @@ int cmd_plot(int argc, char **argv)
     what = argv[optind++];
     if (strcmp(what, "timeline") && strcmp(what, "histogram"))
         cli_usage_error("plot: '%s' is not a plot: timeline or histogram", what);
+    a.stacks_later = true; /* the plots read no stack */
     cli_ana_open(&a, argc, argv, optind);
 
     struct cli_output out;

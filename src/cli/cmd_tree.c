@@ -14,7 +14,9 @@
 #include "analysis/model/ana_tree.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "cli/cli_fold.h"
 #include "cli/cli_getopt.h"
+#include "cli/cli_rows.h"
 
 enum { OPT_BOTTOM_UP = CLI_ANA_OPT_FIRST_OWN, OPT_DEPTH, OPT_SORT, OPT_NO_SELF, OPT_FOCUS };
 
@@ -35,7 +37,9 @@ static void usage(FILE *out)
                  "and everything it calls) and self cost (allocations made right there):\n"
                  "peak (live bytes at the peak of heap in use), leaked (live at the end),\n"
                  "allocations, bytes allocated, temporary allocations. Functions are\n"
-                 "merged by name. With several processes, each is a first-level node.\n\n"
+                 "merged by name. With several processes, each is a first-level node\n"
+                 "(each program, the processes of one executable merged, unless\n"
+                 "--by-process).\n\n"
                  "options:\n"
                  "  --bottom-up     allocating functions at the root, callers below\n"
                  "  --depth N       fold frames deeper than N into their ancestor\n"
@@ -47,7 +51,8 @@ static void usage(FILE *out)
                  "                  calls on the way to allocations (its callees), or with\n"
                  "                  --bottom-up who calls F (its callers); F as tree or\n"
                  "                  report names it ('f', or 'f (file.c:12)')\n"
-                 "  --top N         children per node (default 10; 0: all)\n" CLI_ANA_USAGE
+                 "  --top N         children per node (default 10; 0: all)\n" CLI_ANA_PROGRAMS_USAGE
+                     CLI_ANA_USAGE
                  "\nA stack the recorder cut at its depth limit (record --depth) lacks its\n"
                  "root side: it hangs under one node '(stack cut at N frames)'.\n");
 }
@@ -90,11 +95,15 @@ static void focus_on(struct paths *ps, const char *f)
 
 static void add_site(struct paths *ps, uint32_t id, const struct ana_site *s)
 {
-    char name[256];
+    char name[320];
     uint32_t nl = 0, proc = 0, first = 0;
 
-    if (ps->per_process) {
+    if (ps->per_process && ps->a->by_program)
+        cli_ana_program_name(ps->a, cli_rows_group(ps->a, CLI_ROWS_BY_PROGRAM, s->image), true,
+                             name, sizeof(name));
+    else if (ps->per_process)
         cli_ana_image_name(ps->a, s->image, name, sizeof(name));
+    if (ps->per_process) {
         if (ana_stacks_intern(cli_ana_stacks(ps->a), name, &proc))
             cli_die("tree: out of memory");
         nl = 1;
@@ -128,7 +137,8 @@ int cmd_tree(int argc, char **argv)
         {"focus", required_argument, NULL, OPT_FOCUS},
         {NULL, 0, NULL, 0},
     };
-    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS, .own = own, .usage = usage};
+    struct cli_getopt g = {
+        .takes = CLI_TAKES_ANALYSIS | CLI_TAKES_PROGRAMS, .own = own, .usage = usage};
     static const char *const sort_names[NR_METS + 1] = {"peak",  "leaked",    "allocations",
                                                         "bytes", "temporary", NULL};
     struct cli_ana a;
@@ -160,6 +170,7 @@ int cmd_tree(int argc, char **argv)
             break;
         }
     }
+    a.stacks_later = true; /* it may fold a tree's processes (cli_fold.h) */
     cli_ana_open(&a, argc, argv, optind);
     /* A sampled trace's temporary allocations are not estimated: no
      * column, nothing to sort by (ana_sample.h). */
@@ -171,25 +182,43 @@ int cmd_tree(int argc, char **argv)
         cli_ana_want_temporary(&a, "--sort temporary");
 
     struct ana_model_options mo = {.filter = &a.filter};
+    /* The per-program view: a program's processes are one (their sites'
+     * peak at the program's peak); on a tree, folded as each ends. */
+    cli_ana_programs(&a, &mo);
+    bool fold = cli_fold_setup(&a, &mo, CLI_FOLD_TREE);
     struct ana_model *m = cli_ana_model(&a, &mo, UINT64_MAX);
 
-    /* Several processes: each is a first-level node, as WPA's Process
-     * column groups first; the depth limit then counts it too. Focused,
-     * the function is the root, in whichever process it ran. */
+    /* Several processes: each (or each program) is a first-level node, as
+     * WPA's Process column groups first; the depth limit then counts it
+     * too. Focused, the function is the root, in whichever process it
+     * ran. */
     struct paths ps = {.a = &a, .bottom_up = bottom_up};
     ps.per_process = ana_model_nr_seen(m) > 1 && !focus;
     if (focus)
         focus_on(&ps, focus);
     if (ana_tree_init(&ps.t, NR_METS, depth ? depth + ps.per_process : 0))
         cli_die("tree: out of memory");
-    for (uint32_t id = 0; id < ana_model_nr_sites(m); id++) {
+    if (a.by_program) {
+        struct cli_rows rows;
+        if (fold)
+            cli_rows_from_fold(&a, a.fold, CLI_ROWS_BY_PROGRAM, &rows);
+        else
+            cli_rows_make_by(&a, m, CLI_ROWS_BY_PROGRAM, &rows);
+        for (uint32_t id = 0; id < rows.nr; id++) {
+            const struct ana_site *s = rows.row[id];
+            if (s && (s->nr_allocs || s->live_blocks))
+                add_site(&ps, cli_rows_stack(&rows, id), s);
+        }
+        cli_rows_release(&rows);
+    }
+    for (uint32_t id = 0; !a.by_program && id < ana_model_nr_sites(m); id++) {
         const struct ana_site *s = ana_model_site(m, id);
         if (s && (s->nr_allocs || s->live_blocks))
             add_site(&ps, id, s);
     }
     if (focus && !ps.nr_focused)
         cli_warn("tree: %s: no allocation's stack holds '%s'", a.path, focus);
-    if (ana_tree_sort(&ps.t, sort))
+    if (ana_tree_sort(&ps.t, sort, ana_stacks_str_fn, cli_ana_stacks(&a)))
         cli_die("tree: out of memory");
     int64_t *total = ps.total;
     if (a.format == CLI_FMT_TEXT)

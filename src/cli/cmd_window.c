@@ -204,38 +204,15 @@ static void tree_add(struct cli_ana *a, struct ana_tree *t, const struct ana_win
     free(labels);
 }
 
-struct tree_order {
-    const struct ana_tree *t;
-    struct ana_stacks *st;
-    unsigned metric;
-};
-
-/* Children by the metric's size, largest first; ties by name, so that the
- * order is the same whatever order the paths came in (a fold adds each
- * process's as it ends). */
-static int by_metric_name(const void *x, const void *y, void *arg)
-{
-    const struct tree_order *o = arg;
-    const struct ana_tree_node *a = &o->t->nodes[*(const uint32_t *)x];
-    const struct ana_tree_node *b = &o->t->nodes[*(const uint32_t *)y];
-    int64_t va = a->incl[o->metric], vb = b->incl[o->metric];
-    uint64_t ua = va < 0 ? (uint64_t)0 - (uint64_t)va : (uint64_t)va;
-    uint64_t ub = vb < 0 ? (uint64_t)0 - (uint64_t)vb : (uint64_t)vb;
-
-    if (ua != ub)
-        return ua < ub ? 1 : -1;
-    return strcmp(ana_stacks_str(o->st, a->label), ana_stacks_str(o->st, b->label));
-}
-
 static void write_tree(struct cli_ana *a, struct ana_tree *t, struct ana_window_key *k, long n,
                        bool bottom_up, enum sort sort)
 {
     tree_add(a, t, k, n, bottom_up);
-    struct tree_order o = {t, cli_ana_stacks(a),
-                           sort == SORT_SIZE    ? 1
-                           : sort == SORT_COUNT ? 2
-                                                : 0};
-    if (ana_tree_sort_children(t, by_metric_name, &o))
+    if (ana_tree_sort(t,
+                      sort == SORT_SIZE    ? 1
+                      : sort == SORT_COUNT ? 2
+                                           : 0,
+                      ana_stacks_str_fn, cli_ana_stacks(a)))
         cli_die("window: out of memory");
     cli_ana_tree(a, t, tree_mets, 5, false, stdout);
 }

@@ -34,9 +34,14 @@ expect "total leaked" "$(jq '.total.leaked_bytes' "$WORK/r.json")" \
 expect "--pid: processes" "$(jq '.processes | length' "$WORK/c.json")" 1
 expect "--pid: the child" "$(jq '.processes[0].pid' "$WORK/c.json")" "$child"
 expect "--pid: total is the child's" "$(jq '.total.allocations' "$WORK/c.json")" "$(p "$child" allocations)"
-# The tree has one first-level node per process.
+# The tree has one first-level node per program (parent and child run one
+# executable), and with --by-process one per process.
 "$MEMSCRIBE" tree --format=json --top 0 "$T" >"$WORK/t.json"
-expect "tree: first-level nodes" "$(jq '[.children[].function | test("^pid [0-9]+")] | map(select(.)) | length' "$WORK/t.json")" 2
+expect "tree: first-level nodes" "$(jq '[.children[].function | test("[(]2 processes[)]$")] | map(select(.)) | length' "$WORK/t.json")" 1
+expect "tree: the program's allocations" "$(jq '.children[0].inclusive.allocations' "$WORK/t.json")" \
+    "$(jq '.total.allocations' "$WORK/r.json")"
+"$MEMSCRIBE" tree --by-process --format=json --top 0 "$T" >"$WORK/t.json"
+expect "tree --by-process: first-level nodes" "$(jq '[.children[].function | test("^pid [0-9]+")] | map(select(.)) | length' "$WORK/t.json")" 2
 # Window rows carry the process.
 "$MEMSCRIBE" window --format=json --top 0 --by function "$T" >"$WORK/w.json"
 expect "window: child_work's row is the child's" \

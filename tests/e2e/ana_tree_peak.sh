@@ -10,7 +10,8 @@
 # replay that keys processes by pid (an exec ends the image it replaces
 # with an exit). The sleeps between the runs keep the processes well apart
 # (exits are dated when they began, tests/e2e/ana_exits.sh).
-# The heaptrack export follows the same tree peak, read by heaptrack_print.
+# The heaptrack export follows the same tree peak, read by heaptrack_print;
+# pprof's, written per process, has the whole model's samples.
 # Needs MEMSCRIBE, MS_PROGRAMS, heaptrack_print.
 # shellcheck source=tests/e2e/ana_lib.sh
 source "$(dirname "$0")/ana_lib.sh"
@@ -67,7 +68,7 @@ check() { # name trace hogs-at-once
     for cmd in report leaks "leaks --format=json" "report --frames 2 --top 3" \
         "report --format=json" "report --format=json --top 1 --no-default-suppressions" \
         "flamegraph --folded" "flamegraph --folded --cost peak --inverted" "flamegraph -o -" \
-        timeline "window --tree" "window --tree --bottom-up --top 0"; do
+        timeline "window --tree" "window --tree --bottom-up --top 0" tree "tree --bottom-up --top 0"; do
         # shellcheck disable=SC2086 # the command's words
         "$MEMSCRIBE" $cmd "$t" >"$WORK/fold.out" || fail "$name: $cmd"
         # shellcheck disable=SC2086
@@ -81,6 +82,20 @@ check() { # name trace hogs-at-once
     MEMSCRIBE_FOLD=0 "$MEMSCRIBE" html -o "$WORK/whole.html" "$t" || fail "$name: html (whole)"
     python3 "$(dirname "$0")/html_same.py" "$WORK/fold.html" "$WORK/whole.html" ||
         fail "$name: html: the folded page differs"
+    # pprof writes each process's samples at its end and lets its stacks
+    # go (bounded memory on trees): the same samples as from the whole
+    # model (pprof_samples.py: by value and frames, whatever their order
+    # and ids), in another order of fields (the duration comes last).
+    "$MEMSCRIBE" export --to pprof -o "$WORK/fold.pb.gz" "$t" || fail "$name: export --to pprof"
+    MEMSCRIBE_FOLD=0 "$MEMSCRIBE" export --to pprof -o "$WORK/whole.pb.gz" "$t" ||
+        fail "$name: export --to pprof (whole)"
+    ! cmp -s "$WORK/fold.pb.gz" "$WORK/whole.pb.gz" || fail "$name: pprof: not written per process"
+    python3 "$(dirname "$0")/pprof_samples.py" "$WORK/fold.pb.gz" >"$WORK/fold.pp"
+    python3 "$(dirname "$0")/pprof_samples.py" "$WORK/whole.pb.gz" >"$WORK/whole.pp"
+    cmp -s "$WORK/fold.pp" "$WORK/whole.pp" ||
+        fail "$name: pprof: samples differ: $(diff "$WORK/whole.pp" "$WORK/fold.pp" | head -5)"
+    [ "$(grep -c '^sample' "$WORK/fold.pp")" -gt 10 ] || fail "$name: pprof: few samples"
+    echo "ok: $name: pprof per process: $(grep -c '^sample' "$WORK/fold.pp") samples as the whole model's"
     "$MEMSCRIBE" report "$t" >"$WORK/$name.txt"
     expect "$name: the tree's first site by peak" "$(awk '/^  top call sites by peak/ { getline; getline; print $1; exit }' "$WORK/$name.txt")" \
         $((n * MIB50))

@@ -287,6 +287,11 @@ const char *ana_stacks_str(const struct ana_stacks *s, uint32_t id)
     return id < s->text.nr ? s->text.strs[id] : "?";
 }
 
+const char *ana_stacks_str_fn(void *arg, uint32_t id)
+{
+    return ana_stacks_str(arg, id);
+}
+
 int ana_stacks_leaf(struct ana_stacks *s, uint32_t stack, uint32_t *function)
 {
     const struct ana_frame *f;

@@ -46,6 +46,9 @@ void ana_stacks_drop_nodes(struct ana_stacks *s);
 
 /* The string of an id from struct ana_frame. */
 const char *ana_stacks_str(const struct ana_stacks *s, uint32_t id);
+/* The same as a name function of labels (arg: the stacks), for trees and
+ * flame graphs whose labels are these string ids. */
+const char *ana_stacks_str_fn(void *arg, uint32_t id);
 
 /* Intern another label (a process name for a tree level, ...) so that
  * it can sit beside frame strings. Returns 0 or -ENOMEM. */

@@ -34,9 +34,9 @@ static int build_flames(struct ana_html_run *run)
                                          NULL)
                 : ana_flame_build(&run->flame_inv, run->model, run->stacks, 1, run->keep)))
         return rc;
-    if ((rc = ana_flame_sort(&run->flame, ana_flame_stacks_name, run->stacks)))
+    if ((rc = ana_flame_sort(&run->flame, ana_stacks_str_fn, run->stacks)))
         return rc;
-    return ana_flame_sort(&run->flame_inv, ana_flame_stacks_name, run->stacks);
+    return ana_flame_sort(&run->flame_inv, ana_stacks_str_fn, run->stacks);
 }
 
 static void make_nonce(char *buf, size_t size)

@@ -232,9 +232,8 @@ static int compute(struct ana_timeline *tl, struct fmt_reader *r, struct ana_fil
                    void *progress_arg, struct ana_model **model, ana_timeline_more_fn *more,
                    void *more_arg)
 {
-    /* Sites are read only by a caller given the model, or following some. */
-    struct ana_model_options mo = {.filter = f,
-                                   .retire = {model || more ? NULL : drop_sites, NULL}};
+    /* Sites are read only by a caller following some. */
+    struct ana_model_options mo = {.filter = f, .retire = {more ? NULL : drop_sites, NULL}};
     struct ana_step_options step = ana_model_step_options(&mo);
     struct ana_vm_replay vm = {.until = UINT64_MAX};
     struct ana_heap_replay p;

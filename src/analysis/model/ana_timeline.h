@@ -81,7 +81,9 @@ struct ana_timeline_range {
 int ana_timeline_compute(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
                          uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg);
 /* The same, keeping the heap model the rows were read off in *model
- * (finished; the caller destroys it), or NULL: none kept. */
+ * (finished; the caller destroys it), or NULL: none kept. Its scopes
+ * only: its sites went at their images' ends (a build's replay keeps the
+ * running processes'). */
 struct ana_model;
 int ana_timeline_compute_model(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
                                uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg,

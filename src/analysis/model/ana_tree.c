@@ -80,28 +80,27 @@ int ana_tree_add(struct ana_tree *t, const uint32_t *labels, uint32_t n, const i
 struct sort_ctx {
     const struct ana_tree_node *nodes;
     unsigned metric;
+    ana_tree_name_fn *name;
+    void *arg;
 };
 
 static int by_metric(const void *a, const void *b, void *arg)
 {
     const struct sort_ctx *ctx = arg;
-    const struct ana_tree_node *sort_nodes = ctx->nodes;
-    int64_t x = sort_nodes[*(const uint32_t *)a].incl[ctx->metric];
-    int64_t y = sort_nodes[*(const uint32_t *)b].incl[ctx->metric];
-    uint64_t ax = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
-    uint64_t ay = y < 0 ? (uint64_t)0 - (uint64_t)y : (uint64_t)y;
+    const struct ana_tree_node *x = &ctx->nodes[*(const uint32_t *)a];
+    const struct ana_tree_node *y = &ctx->nodes[*(const uint32_t *)b];
+    int64_t vx = x->incl[ctx->metric], vy = y->incl[ctx->metric];
+    uint64_t ax = vx < 0 ? (uint64_t)0 - (uint64_t)vx : (uint64_t)vx;
+    uint64_t ay = vy < 0 ? (uint64_t)0 - (uint64_t)vy : (uint64_t)vy;
 
     if (ax != ay)
         return ax < ay ? 1 : -1;
-    /* Stable for equal costs: by label, so output is deterministic. */
-    uint32_t la = sort_nodes[*(const uint32_t *)a].label;
-    uint32_t lb = sort_nodes[*(const uint32_t *)b].label;
-    return (la > lb) - (la < lb);
+    return strcmp(ctx->name(ctx->arg, x->label), ctx->name(ctx->arg, y->label));
 }
 
-int ana_tree_sort(struct ana_tree *t, unsigned metric)
+int ana_tree_sort(struct ana_tree *t, unsigned metric, ana_tree_name_fn *name, void *arg)
 {
-    struct sort_ctx ctx = {t->nodes, metric};
+    struct sort_ctx ctx = {t->nodes, metric, name, arg};
 
     return ana_tree_sort_children(t, by_metric, &ctx);
 }

@@ -42,8 +42,11 @@ void ana_tree_release(struct ana_tree *t);
 int ana_tree_add(struct ana_tree *t, const uint32_t *labels, uint32_t n, const int64_t *metrics);
 
 /* Order each node's children by inclusive metric, largest first (by
- * absolute value, so negative Impacting Sizes rank too). */
-int ana_tree_sort(struct ana_tree *t, unsigned metric);
+ * absolute value, so negative Impacting Sizes rank too); ties by name(arg,
+ * label), so that the order is the same whatever order the paths came in
+ * (a fold adds each process's as it ends). Returns 0 or -ENOMEM. */
+typedef const char *ana_tree_name_fn(void *arg, uint32_t label);
+int ana_tree_sort(struct ana_tree *t, unsigned metric, ana_tree_name_fn *name, void *arg);
 
 /* Order every node's children by cmp, a qsort_r comparator over node
  * indexes (uint32_t) that gets arg. Returns 0 or -ENOMEM. */

@@ -51,7 +51,7 @@ long ana_flame_top_sites(const struct ana_model *m, struct ana_stacks *st, uint3
 /* Fill t (initialised with ANA_FLAME_NR_COSTS metrics) from the model's
  * call sites: one path per stack with any cost, outermost frame first, or
  * the allocating function first when inverted. Frames are function names
- * from st (label = ana_stacks string id; name with ana_flame_stacks_name).
+ * from st (label = ana_stacks string id; name with ana_stacks_str_fn).
  * If keep is not NULL, sites it does not keep are added together as one
  * frame "(other call sites)" on the root, so totals stay exact. Returns 0
  * or -errno. */
@@ -80,8 +80,6 @@ struct ana_map;
 int ana_flame_fold_kept(const struct ana_fold *f, uint32_t max, struct ana_map *kept_keys);
 int ana_flame_build_folded(struct ana_tree *t, const struct ana_fold *f, struct ana_stacks *st,
                            int inverted, uint32_t max, const uint32_t *root_of_program);
-/* ana_flame_name_fn for labels from ana_flame_build (arg: the stacks). */
-const char *ana_flame_stacks_name(void *arg, uint32_t label);
 
 /* Order every node's children by name: flame graphs sort siblings
  * alphabetically, so that the same call path sits at the same place in

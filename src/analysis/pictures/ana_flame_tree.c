@@ -38,11 +38,6 @@ int ana_flame_cost_is_bytes(enum ana_flame_cost c)
     return c == ANA_FLAME_BYTES || c == ANA_FLAME_LEAKED || c == ANA_FLAME_PEAK;
 }
 
-const char *ana_flame_stacks_name(void *arg, uint32_t label)
-{
-    return ana_stacks_str(arg, label);
-}
-
 /* A site's costs, metric index = enum ana_flame_cost. Returns 0 if it has
  * none. */
 static int site_costs(const struct ana_site *s, int64_t cost[ANA_FLAME_NR_COSTS])
