@@ -12,6 +12,8 @@
 #include "cli/cli.h"
 #include "cli/cli_diff.h"
 
+#include "cli/cli_view.h"
+
 int64_t *cli_diff_flame_base(struct cli_ana *nw, const char *base_path, const struct ana_tree *t,
                              enum ana_flame_cost cost, int inverted)
 {
@@ -65,28 +67,52 @@ void cli_diff_html_base(struct cli_ana *nw, const char *path, struct cli_ana *b,
     out->sample_bytes = fmt_reader_sample_bytes(b->r);
 }
 
+/* One site (or row) of stack, its values v, into side which of d. */
+static void add_one(struct cli_ana *a, struct ana_diff *d, enum ana_diff_side which, int lines,
+                    uint32_t stack, const uint64_t v[ANA_DIFF_NR_METRICS], char **key, size_t *cap)
+{
+    struct ana_stacks *st = cli_ana_stacks(a);
+    long len = ana_diff_site_key(st, stack, lines, key, cap);
+
+    if (len < 0)
+        cli_die("%s: %s: stack %" PRIu32 ": %s", a->cmd, a->path, stack, strerror((int)-len));
+    if (ana_diff_add(d, which, len ? *key : ana_stacks_str(st, 0), v))
+        cli_die("%s: out of memory", a->cmd);
+}
+
 void cli_diff_add_sites(struct cli_ana *a, const struct ana_model *m, struct ana_diff *d,
                         enum ana_diff_side which, int lines, const bool *skip,
                         const struct ana_reach *reach)
 {
-    struct ana_stacks *st = cli_ana_stacks(a);
     char *key = NULL;
     size_t cap = 0;
 
     for (uint32_t id = 0; id < ana_model_nr_sites(m); id++) {
         const struct ana_site *site = ana_model_site(m, id);
         uint64_t v[ANA_DIFF_NR_METRICS];
-        long len;
 
         if (!site || (skip && skip[id]) || !ana_diff_site_values(site, v))
             continue;
         if (reach && id < reach->nr_sites)
             v[ANA_DIFF_LOST] = ana_reach_lost_bytes(&reach->site[id]);
-        len = ana_diff_site_key(st, id, lines, &key, &cap);
-        if (len < 0)
-            cli_die("%s: %s: stack %" PRIu32 ": %s", a->cmd, a->path, id, strerror((int)-len));
-        if (ana_diff_add(d, which, len ? key : ana_stacks_str(st, 0), v))
-            cli_die("%s: out of memory", a->cmd);
+        add_one(a, d, which, lines, id, v, &key, &cap);
+    }
+    free(key);
+}
+
+void cli_diff_add_rows(struct cli_ana *a, const struct cli_view *view, struct ana_diff *d,
+                       enum ana_diff_side which)
+{
+    char *key = NULL;
+    size_t cap = 0;
+
+    for (uint32_t id = 0; id < view->rows.nr; id++) {
+        const struct ana_site *row = view->rows.row[id];
+        uint64_t v[ANA_DIFF_NR_METRICS];
+
+        if (!row || (view->suppressed[id] && row->live_blocks > 0) || !ana_diff_site_values(row, v))
+            continue;
+        add_one(a, d, which, 0, cli_view_stack(view, id), v, &key, &cap);
     }
     free(key);
 }

@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_diff.h"
+#include "cli/cli_fold.h"
 #include "cli/cli_getopt.h"
 #include "cli/cli_output.h"
 #include "cli/cli_view.h"
@@ -82,6 +83,7 @@ struct check {
     struct cli_view view;
     struct cli_ana b; /* --base, open until the end */
     struct ana_model *bm;
+    struct cli_view bview;
     struct ana_table *grown; /* the sites whose leaks grew (grown_failed) */
     uint32_t *leaks;         /* row ids of the unsuppressed leaks, largest first */
     uint32_t nr_leaks;
@@ -167,7 +169,20 @@ static void parse(struct check *c, int argc, char **argv)
         cli_usage_error("check: give one trace; see 'memscribe check --help'");
 }
 
-static bool *suppressed_sites(struct cli_ana *a, const struct ana_model *m);
+/* By stack id: the sites whose leaks a suppression matches. */
+static bool *suppressed_sites(struct cli_ana *a, const struct ana_model *m)
+{
+    uint32_t n = ana_model_nr_sites(m);
+    bool *skip = calloc((size_t)n + 1, sizeof(*skip));
+
+    if (!skip)
+        cli_die("check: out of memory");
+    for (uint32_t id = 0; id < n; id++) {
+        const struct ana_site *s = ana_model_site(m, id);
+        skip[id] = s && s->live_blocks > 0 && cli_supp_match(&a->supp, a, id);
+    }
+    return skip;
+}
 
 /* The reachability classes at exit (record --reach), suppressed leaks left
  * out as from leaked: unknown without them. keep (may be NULL): the
@@ -214,12 +229,18 @@ static void measure(struct cli_ana *a, struct ana_check_values *v, struct ana_mo
     struct cli_view own;
     uint64_t sb, sn;
 
+    /* On a tree the rows are folded at each process's end (cli_fold.h). */
+    cli_ana_programs(a, &mo);
+    bool fold = cli_fold_setup(a, &mo, CLI_FOLD_ROWS);
     *m = cli_ana_model(a, &mo, UINT64_MAX);
     const struct ana_scope *t = ana_model_total(*m);
     if (!view)
         view = &own;
     cli_supp_load(&a->supp, a);
-    cli_view_make(a, *m, CLI_ROWS_BY_ALL, view);
+    if (fold)
+        cli_view_make_folded(a, a->fold, CLI_ROWS_BY_ALL, 0, view);
+    else
+        cli_view_make(a, *m, CLI_ROWS_BY_ALL, view);
     cli_view_suppressed(view, UINT32_MAX, &sb, &sn);
     *v = (struct ana_check_values){0};
     v->v[ANA_CHECK_LEAKED] = t->heap - sb;
@@ -235,6 +256,14 @@ static void measure(struct cli_ana *a, struct ana_check_values *v, struct ana_mo
     measure_classes(a, *m, v, reach);
     if (view == &own)
         cli_view_release(&own);
+}
+
+/* Open a's trace (argv[0] of argc), its stacks left for later: a tree's
+ * processes' go as they end. */
+static void open_trace(struct cli_ana *a, int argc, char **argv, int optind_now)
+{
+    a->stacks_later = true;
+    cli_ana_open(a, argc, argv, optind_now);
 }
 
 /* The base trace, read with the run's suppressions, symbol options and
@@ -254,23 +283,8 @@ static void measure_base(struct check *c)
     for (size_t i = 0; i < c->a.filter.nr_exes; i++)
         if (ana_filter_add_exe(&b->filter, c->a.filter.exes[i]))
             cli_die("check: out of memory");
-    cli_ana_open(b, 1, argv, 0);
-    measure(b, &c->base, &c->bm, NULL, NULL);
-}
-
-/* By stack id: the sites whose leaks a suppression matches. */
-static bool *suppressed_sites(struct cli_ana *a, const struct ana_model *m)
-{
-    uint32_t n = ana_model_nr_sites(m);
-    bool *skip = calloc((size_t)n + 1, sizeof(*skip));
-
-    if (!skip)
-        cli_die("check: out of memory");
-    for (uint32_t id = 0; id < n; id++) {
-        const struct ana_site *s = ana_model_site(m, id);
-        skip[id] = s && s->live_blocks > 0 && cli_supp_match(&a->supp, a, id);
-    }
-    return skip;
+    open_trace(b, 1, argv, 0);
+    measure(b, &c->base, &c->bm, &c->bview, NULL);
 }
 
 /* The sites whose leaked bytes grew against the base, most first, matched
@@ -284,7 +298,6 @@ static struct ana_table *grown_table(struct check *c)
         {"+/-", "leaked_bytes_change", ANA_CELL_I64},
         {"site", "site", ANA_CELL_LIST},
     };
-    bool *skip_base = suppressed_sites(&c->b, c->bm), *skip_new = suppressed_sites(&c->a, c->m);
     unsigned frames = c->a.frames_set               ? c->a.frames
                       : c->a.format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES
                                                     : 0;
@@ -292,8 +305,8 @@ static struct ana_table *grown_table(struct check *c)
     struct ana_table *t;
 
     ana_diff_init(&d);
-    cli_diff_add_sites(&c->b, c->bm, &d, ANA_DIFF_BASE, 0, skip_base, NULL);
-    cli_diff_add_sites(&c->a, c->m, &d, ANA_DIFF_NEW, 0, skip_new, NULL);
+    cli_diff_add_rows(&c->b, &c->bview, &d, ANA_DIFF_BASE);
+    cli_diff_add_rows(&c->a, &c->view, &d, ANA_DIFF_NEW);
     ana_diff_finish(&d);
     ana_diff_sort(&d, ANA_DIFF_LEAKED);
     if (ana_table_create(&t, cols, 4))
@@ -311,8 +324,6 @@ static struct ana_table *grown_table(struct check *c)
         shown++;
     }
     ana_diff_release(&d);
-    free(skip_base);
-    free(skip_new);
     return t;
 }
 
@@ -362,7 +373,7 @@ static void decide(struct check *c)
         c->grown = grown_table(c);
     if (!c->leak_failed)
         return;
-    uint32_t n = ana_model_nr_sites(c->m);
+    uint32_t n = c->view.rows.nr;
     if (!(c->leaks = malloc(((size_t)n + 1) * sizeof(*c->leaks))))
         cli_die("check: out of memory");
     if (c->classes)
@@ -456,8 +467,9 @@ static struct ana_table *leak_table(struct check *c)
         const struct ana_reach_sum *r = c->row_reach ? &c->row_reach[c->leaks[k]] : NULL;
         for (unsigned j = 0; r && j < 3; j++)
             ana_table_set_u64(t, 2 + j, r->bytes[ana_reach_order[j]]);
-        const char *const *fr = cli_ana_stack(
-            &c->a, c->leaks[k], false, c->a.format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
+        const char *const *fr =
+            cli_ana_stack(&c->a, cli_view_stack(&c->view, c->leaks[k]), false,
+                          c->a.format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
         ana_table_set_list(t, nc - 1, fr, nr);
     }
     return t;
@@ -626,7 +638,7 @@ int cli_check_run(int argc, char **argv, FILE *out, bool parse_only)
     parse(&c, argc, argv);
     if (parse_only)
         return cli_ana_close(&c.a);
-    cli_ana_open(&c.a, argc, argv, optind);
+    open_trace(&c.a, argc, argv, optind);
     if (c.base_path)
         measure_base(&c);
     measure(&c.a, &c.run, &c.m, &c.view, &c.reach);
@@ -646,6 +658,7 @@ int cli_check_run(int argc, char **argv, FILE *out, bool parse_only)
     cli_view_release(&c.view);
     ana_model_destroy(c.m);
     if (c.base_path) {
+        cli_view_release(&c.bview);
         ana_model_destroy(c.bm);
         cli_ana_close(&c.b);
     }

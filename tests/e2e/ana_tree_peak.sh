@@ -76,6 +76,15 @@ check() { # name trace hogs-at-once
         cmp -s "$WORK/fold.out" "$WORK/whole.out" ||
             fail "$name: $cmd: folded rows differ: $(diff "$WORK/whole.out" "$WORK/fold.out" | head -5)"
     done
+    # check's gate (failing, so that it lists the leaks) folds its rows too.
+    for cmd in "check --max-leaked 0" "check --max-leaked 0 --format=json --top 0"; do
+        # shellcheck disable=SC2086 # the command's words
+        "$MEMSCRIBE" $cmd "$t" >"$WORK/fold.out" && fail "$name: $cmd passed"
+        # shellcheck disable=SC2086
+        MEMSCRIBE_FOLD=0 "$MEMSCRIBE" $cmd "$t" >"$WORK/whole.out" && fail "$name: $cmd passed (whole)"
+        cmp -s "$WORK/fold.out" "$WORK/whole.out" ||
+            fail "$name: $cmd: folded rows differ: $(diff "$WORK/whole.out" "$WORK/fold.out" | head -5)"
+    done
     # The page folds its rows too: the same data, its window cells finer
     # at most (html_same.py).
     "$MEMSCRIBE" html -o "$WORK/fold.html" "$t" || fail "$name: html"
