@@ -18,6 +18,7 @@
 #include "analysis/core/ana_segment.h"
 #include "analysis/export/ana_export_api.h"
 #include "cli/cli.h"
+#include "cli/cli_fold.h"
 #include "cli/cli_getopt.h"
 #include "cli/cli_output.h"
 #include "cli/cli_sym.h"
@@ -77,6 +78,9 @@ struct export_args {
     const char *pending[MAX_OUTPUTS]; /* -o given before a --to without one */
     unsigned nr_pending, first_pending;
     bool have_cost;
+    /* The shared options' parser, and then the trace's reader and the
+     * processes whose stacks go next (cli_fold_let_go). */
+    struct cli_ana ana;
 };
 
 /* "massif, heaptrack, ..." from the table. */
@@ -196,19 +200,19 @@ static void parse_args(int argc, char **argv, struct export_args *a)
         {NULL, 0, NULL, 0},
     };
     struct cli_getopt g = {.takes = CLI_TAKES_PID | CLI_TAKES_SYM, .own = own, .usage = usage};
-    struct cli_ana ca;
+    struct cli_ana *ca = &a->ana;
     int c;
 
     a->opt.cost = ANA_COST_BYTES;
     a->opt.massif_threshold = -1;
     optind = 1;
-    cli_ana_init(&ca, "export", 0);
-    while ((c = cli_getopt(&g, &ca, argc, argv)) != -1)
+    cli_ana_init(ca, "export", 0);
+    while ((c = cli_getopt(&g, ca, argc, argv)) != -1)
         parse_option(a, c);
     /* The shared options' results move into the export's own. */
-    a->sym = ca.sym;
-    a->filter = ca.filter;
-    ana_filter_init(&ca.filter);
+    a->sym = ca->sym;
+    a->filter = ca->filter;
+    ana_filter_init(&ca->filter);
     if (!ana_filter_is_empty(&a->filter))
         a->opt.filter = &a->filter;
     if (!a->nr_outs)
@@ -256,15 +260,41 @@ static void note(void *arg, const char *text)
     cli_warn("export: %s: %s", p->path, text);
 }
 
-/* The trace, with what the export must say of it first. */
+/* Whether the output writes each process at its end for the trace r reads
+ * (NULL: for some trace; ana_export_streams), and MEMSCRIBE_FOLD=0 does
+ * not keep every process to the end (tests compare the two: cli_fold.h). */
+static bool streams(const struct export_args *a, const struct fmt_reader *r)
+{
+    return cli_fold_wanted() && ana_export_streams(r, a->outs, a->nr_outs);
+}
+
+/* A process written (ana_export_options.image_done): its stacks go a
+ * second after its end, for an event of it that comes late. */
+static int image_done(void *arg, uint32_t image, uint64_t end_ns)
+{
+    return cli_fold_let_go(arg, image, end_ns);
+}
+
+/* The trace, with what the export must say of it first. Outputs that
+ * write each process at its end have its stacks decoded as they are
+ * needed and let go after (FMT_OPEN_STACKS_LATER), the others have every
+ * stack decoded at once. */
 static struct fmt_reader *open_trace(struct export_args *a)
 {
     struct fmt_reader *r;
     char err[600], note_text[256];
     uint32_t i, n;
+    int rc;
 
-    if (fmt_reader_open(&r, a->in, err, sizeof(err)))
+    if (fmt_reader_open_flags(&r, a->in, streams(a, NULL) ? FMT_OPEN_STACKS_LATER : 0, err,
+                              sizeof(err)))
         cli_die("export: %s", err);
+    a->ana.r = r;
+    if (streams(a, NULL) && !streams(a, r) && (rc = fmt_reader_load_stacks(r))) {
+        if (rc == -EPROTO) /* its message names the file */
+            cli_die("export: %s", fmt_reader_error(r));
+        cli_die("export: %s: %s", a->in, strerror(-rc));
+    }
     if (fmt_reader_sample_bytes(r))
         cli_warn("export: %s: %s", a->in,
                  ana_sample_note(note_text, sizeof(note_text), fmt_reader_sample_bytes(r)));
@@ -369,6 +399,10 @@ __attribute__((noreturn)) static void fail(struct export_args *a, struct fmt_rea
     }
     if (rc == -EPROTO && fmt_reader_error(r)[0])
         cli_die("export: %s", fmt_reader_error(r));
+    if (rc == -ESTALE) /* image_done let the process's stacks go */
+        cli_die("export: %s (an event after its process's exit; MEMSCRIBE_FOLD=0 keeps every "
+                "process's stacks)",
+                fmt_reader_error(r));
     if (rc == -ENOMEM)
         cli_die("export: %s: out of memory", a->in);
     cli_die("export: %s: %s", a->in, fmt_reader_error(r)[0] ? fmt_reader_error(r) : strerror(-rc));
@@ -390,12 +424,17 @@ int cmd_export(int argc, char **argv)
         a.opt.progress = progress;
         a.opt.progress_arg = &prog;
     }
+    if (streams(&a, r)) {
+        a.opt.image_done = image_done;
+        a.opt.image_arg = &a.ana;
+    }
     open_outputs(&a);
     rc = ana_export_run(r, &a.opt, a.outs, a.nr_outs);
     if (prog.shown)
         fputs("\r\033[K", stderr); /* clear the progress line */
     if ((rc = close_outputs(&a, rc, &bad)))
         fail(&a, r, rc);
+    cli_fold_release(&a.ana);
     fmt_reader_close(r);
     ana_filter_release(&a.filter);
     return CLI_EXIT_OK;

@@ -6,10 +6,13 @@
 # pairing's usage errors; a failed output leaves no output behind.
 source "$(dirname "$0")/export_lib.sh"
 
-# What a file holds, for comparing: a database's dump, another file as is.
+# What a file holds, for comparing: a database's dump, a pprof profile's
+# samples (alone, pprof writes each process's at its end: the same samples
+# in another order), another file as is.
 content() {
     case $1 in
     *.db) sqlite3 "$1" .dump ;;
+    *.pb.gz) python3 "$(dirname "$0")/pprof_samples.py" "$1" ;;
     *) cat "$1" ;;
     esac
 }
@@ -36,6 +39,10 @@ for i in "${!names[@]}"; do
     cmp -s <(content "$T/all.${files[i]}") <(content "$T/one.${files[i]}") ||
         fail "$f: one of several differs from its own export"
 done
+# pprof alone from the whole model (MEMSCRIBE_FOLD=0), as with others: byte
+# for byte.
+MEMSCRIBE_FOLD=0 "$M" export --to pprof -o "$T/whole.pb.gz" "$tr"
+cmp -s "$T/all.p.pb.gz" "$T/whole.pb.gz" || fail "pprof: one of several differs from its whole export"
 
 # One output may go to standard output; -o names the output of the --to
 # before it, and one given before any --to that of the next.

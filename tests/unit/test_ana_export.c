@@ -53,10 +53,13 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Run one export into a memfd and return its bytes, NUL-terminated. */
-static char *export(struct fixture *f, const char *fmt, enum ana_export_cost cost, size_t *len)
+/* Run one export into a memfd and return its bytes, NUL-terminated;
+ * image_done (may be NULL): ana_export_options'. */
+static char *export_opt(struct fixture *f, const char *fmt, enum ana_export_cost cost,
+                        int (*image_done)(void *, uint32_t, uint64_t), void *image_arg, size_t *len)
 {
-    struct ana_export_options o = {.cost = cost, .massif_threshold = -1};
+    struct ana_export_options o = {
+        .cost = cost, .massif_threshold = -1, .image_done = image_done, .image_arg = image_arg};
     struct ana_export_output out = {.format = ana_exporter_find(fmt)};
     int fd = memfd_create("out", MFD_CLOEXEC);
 
@@ -74,6 +77,18 @@ static char *export(struct fixture *f, const char *fmt, enum ana_export_cost cos
     if (len)
         *len = (size_t)n;
     return p;
+}
+
+static char *export(struct fixture *f, const char *fmt, enum ana_export_cost cost, size_t *len)
+{
+    return export_opt(f, fmt, cost, NULL, NULL, len);
+}
+
+static char *export_with(struct fixture *f, const char *fmt,
+                         int (*image_done)(void *, uint32_t, uint64_t), void *image_arg,
+                         size_t *len)
+{
+    return export_opt(f, fmt, 0, image_done, image_arg, len);
 }
 
 static void test_model(void **state)
@@ -392,10 +407,9 @@ struct pprof_summary {
     uint64_t nr_types, nr_samples, nr_strings, first_string_len;
 };
 
-/* Gunzip a profile and walk its top-level fields. */
-static struct pprof_summary pprof_decode(const char *gz, size_t len)
+/* A gzipped profile's bytes (*n of them), to free. */
+static uint8_t *gunzip(const char *gz, size_t len, size_t *n)
 {
-    struct pprof_summary s = {.first_string_len = 99};
     uLongf cap = 1 << 22;
     uint8_t *pb = malloc(cap);
     z_stream z = {0};
@@ -408,8 +422,19 @@ static struct pprof_summary pprof_decode(const char *gz, size_t len)
     z.next_out = pb;
     z.avail_out = (uInt)cap;
     assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
-    const uint8_t *p = pb, *end = pb + z.total_out;
+    *n = z.total_out;
     inflateEnd(&z);
+    return pb;
+}
+
+/* Gunzip a profile and walk its top-level fields. */
+static struct pprof_summary pprof_decode(const char *gz, size_t len)
+{
+    struct pprof_summary s = {.first_string_len = 99};
+    size_t size;
+    uint8_t *pb = gunzip(gz, len, &size);
+    const uint8_t *p = pb, *end = pb + size;
+
     while (p < end) {
         uint64_t key = pb_varint(&p, end), field = key >> 3;
         if ((key & 7) == 0) {
@@ -454,6 +479,149 @@ static void test_pprof(void **state)
     assert_int_equal(s.sums[2], XT_LEAKED_BLOCKS);
     assert_int_equal(s.sums[3], XT_LEAKED_BYTES);
     free(gz);
+}
+
+/* A profile's samples, each "values|addresses" (its locations' addresses,
+ * leaf first), sorted: the same whatever the order of its fields and its
+ * ids. At most 16 samples, each part of at most 63 characters; returns how
+ * many. */
+#define SAMPLE_LEN 128
+static int by_text(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+static size_t pprof_samples(const char *gz, size_t len, char out[16][SAMPLE_LEN])
+{
+    uint64_t loc_id[64], loc_addr[64];
+    size_t n, nr_locs = 0, nr = 0;
+    uint8_t *pb = gunzip(gz, len, &n);
+
+    for (int pass = 0; pass < 2; pass++) { /* locations, then samples */
+        const uint8_t *p = pb, *end = pb + n;
+        while (p < end) {
+            uint64_t key = pb_varint(&p, end), field = key >> 3, id = 0, addr = 0;
+            if ((key & 7) == 0) {
+                pb_varint(&p, end);
+                continue;
+            }
+            uint64_t l = pb_varint(&p, end);
+            const uint8_t *m = p, *mend = p + l;
+            char ids[SAMPLE_LEN / 2] = "", vals[SAMPLE_LEN / 2] = "";
+            p = mend;
+            if ((pass == 0 && field != 4) || (pass == 1 && field != 2))
+                continue;
+            while (m < mend) {
+                uint64_t k = pb_varint(&m, mend);
+                if ((k & 7) == 0) { /* location: 1 id, 3 address */
+                    uint64_t v = pb_varint(&m, mend);
+                    id = k >> 3 == 1 ? v : id;
+                    addr = k >> 3 == 3 ? v : addr;
+                    continue;
+                }
+                uint64_t vlen = pb_varint(&m, mend);
+                const uint8_t *v = m, *vend = m + vlen;
+                char *to = k >> 3 == 1 ? ids : k >> 3 == 2 ? vals : NULL;
+                m = vend;
+                while (to && v < vend) { /* packed: 1 location ids, 2 values */
+                    uint64_t x = pb_varint(&v, vend);
+                    for (size_t i = 0; to == ids && i < nr_locs; i++)
+                        if (loc_id[i] == x)
+                            x = loc_addr[i];
+                    snprintf(to + strlen(to), SAMPLE_LEN / 2 - strlen(to),
+                             to == ids ? "%s0x%llx" : "%s%llu", *to ? "," : "",
+                             (unsigned long long)x);
+                }
+            }
+            if (pass == 0) {
+                assert_true(nr_locs < 64);
+                loc_id[nr_locs] = id, loc_addr[nr_locs++] = addr;
+                continue;
+            }
+            assert_true(nr < 16);
+            snprintf(out[nr++], SAMPLE_LEN, "%s|%s", vals, ids);
+        }
+    }
+    free(pb);
+    qsort(out, nr, SAMPLE_LEN, by_text);
+    return nr;
+}
+
+/* The images an export said it wrote (ana_export_options.image_done),
+ * each let go by the reader at once: no stack of it is read after. */
+struct done {
+    struct fmt_reader *r;
+    uint32_t image[8];
+    uint64_t end_ns[8];
+    unsigned nr;
+};
+
+static int image_done(void *arg, uint32_t image, uint64_t end_ns)
+{
+    struct done *d = arg;
+
+    assert_true(d->nr < 8);
+    d->image[d->nr] = image;
+    d->end_ns[d->nr++] = end_ns;
+    return fmt_reader_forget_image(d->r, image);
+}
+
+/* A tree's profile written at each process's end, its stacks let go as
+ * soon as it is written: the samples of the one written at the end. The
+ * images' locations are their own, at the addresses they recorded (a
+ * module mapped at two bases, whose frames the symbolizer shares). */
+static void test_pprof_tree(void **state)
+{
+    static const char *const want[] = {
+        "1,70,0,0|0x2100,0x1200,0x1300",
+        "1,100,1,100|0x1100,0x1200,0x1300",
+        "1,300,1,300|0x5100,0x5200",
+        "1,600,1,600|0x9100,0x9200",
+        "1,50,0,0|0x5300",
+        "2,48,1,40|",
+    };
+    char err[600], got[2][16][SAMPLE_LEN];
+    int fd = memfd_create("tree", MFD_CLOEXEC);
+    size_t n[2];
+
+    (void)state;
+    assert_int_equal(xtrace_write_tree(fd), 0);
+    for (int stream = 0; stream < 2; stream++) {
+        struct fixture f = {.trace_fd = fd};
+        struct done d = {0};
+        size_t len;
+
+        assert_int_equal(fmt_reader_open_fd_flags(&f.r, fd, "tree",
+                                                  stream ? FMT_OPEN_STACKS_LATER : 0, err,
+                                                  sizeof(err)),
+                         0);
+        d.r = f.r;
+        struct ana_export_output out = {.format = ana_exporter_find("pprof")};
+        assert_int_equal(ana_export_streams(f.r, &out, 1), true);
+        char *gz = export_with(&f, "pprof", stream ? image_done : NULL, &d, &len);
+        n[stream] = pprof_samples(gz, len, got[stream]);
+        free(gz);
+        fmt_reader_close(f.r);
+        /* The two children, at their exits; the first, still running, not. */
+        assert_int_equal(d.nr, stream ? 2 : 0);
+        if (stream) {
+            assert_int_equal(d.image[0], 1);
+            assert_int_equal(d.end_ns[0], 20 * 1000000ull);
+            assert_int_equal(d.image[1], 2);
+            assert_int_equal(d.end_ns[1], 3000 * 1000000ull);
+        }
+    }
+    close(fd);
+    assert_int_equal(n[0], sizeof(want) / sizeof(want[0]));
+    assert_int_equal(n[1], n[0]);
+    for (size_t i = 0; i < n[0]; i++) {
+        int found = 0;
+        for (size_t k = 0; k < n[0]; k++)
+            found |= !strcmp(got[0][k], want[i]);
+        if (!found)
+            fail_msg("no sample %s", want[i]);
+        assert_string_equal(got[1][i], got[0][i]);
+    }
 }
 
 /* The last number of each line, summed (folded stacks). */
@@ -954,6 +1122,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_heaptrack_two_at_peak),
         cmocka_unit_test(test_heaptrack_random),
         cmocka_unit_test_setup_teardown(test_pprof, setup, teardown),
+        cmocka_unit_test(test_pprof_tree),
         cmocka_unit_test(test_random_all),
         cmocka_unit_test_setup_teardown(test_sqlite_leaks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sqlite_window, setup, teardown),

@@ -321,3 +321,73 @@ int xtrace_write_big(int fd, uint64_t nr_events)
     }
     return end(&x);
 }
+
+/* A process of xtrace_write_tree: its start (pid, thread) and its module,
+ * the synthetic one loaded at base. */
+static void child_starts(struct xw *x, uint64_t ms, uint32_t image, uint32_t thread, uint64_t base)
+{
+    struct fmt_event ev = mk(FMT_EV_PROCESS_START, ms, thread);
+    struct fmt_module m = xt_module;
+
+    ev.image = image;
+    ev.pid = ev.tid = PID + 100 * image;
+    ev.arg[0] = PID;
+    ev.arg[1] = FMT_START_INITIAL;
+    ev.str = "/usr/bin/child";
+    ev.str_len = (uint32_t)strlen(ev.str);
+    put(x, &ev);
+    ev.kind = FMT_EV_THREAD_START;
+    ev.str = "child";
+    ev.str_len = 5;
+    put(x, &ev);
+    m.base = base;
+    ev.kind = FMT_EV_MODULE_LOAD;
+    ev.str = NULL;
+    ev.str_len = 0;
+    ev.module = &m;
+    put(x, &ev);
+}
+
+/* A heap event of a process of xtrace_write_tree (its pid and thread). */
+static void child_heap(struct xw *x, unsigned kind, uint64_t ms, uint32_t image, uint32_t thread,
+                       uint64_t addr, uint64_t size, uint32_t stack)
+{
+    struct fmt_event ev = mk(kind, ms, thread);
+
+    ev.image = image;
+    ev.pid = ev.tid = PID + 100 * image;
+    ev.addr = addr;
+    ev.size = size;
+    ev.stack = stack;
+    put(x, &ev);
+}
+
+int xtrace_write_tree(int fd)
+{
+    static const uint64_t fp[] = {0x5100, 0x5200}, fq[] = {0x5300}, fr[] = {0x9100, 0x9200};
+    struct xw x = {0};
+    uint32_t st[3], p, q, r;
+    int rc;
+
+    if ((rc = begin(&x, fd, 0, st)))
+        return rc;
+    heap(&x, FMT_EV_MALLOC, 1, 0, 0x10000, 100, st[0]);
+    child_starts(&x, 10, 1, 2, 0x5000);
+    if ((rc = fmt_writer_stack(x.w, 1, fp, 2, &p)) || (rc = fmt_writer_stack(x.w, 1, fq, 1, &q)))
+        x.rc = rc;
+    child_heap(&x, FMT_EV_MALLOC, 11, 1, 2, 0x20000, 300, p);
+    child_heap(&x, FMT_EV_MALLOC, 12, 1, 2, 0x21000, 40, 0);
+    child_heap(&x, FMT_EV_MALLOC, 13, 1, 2, 0x22000, 50, q);
+    child_heap(&x, FMT_EV_FREE, 14, 1, 2, 0x22000, 0, q);
+    child_heap(&x, FMT_EV_PROCESS_EXIT, 20, 1, 2, 0, 0, 0);
+    child_starts(&x, 1500, 2, 3, 0x9000);
+    if ((rc = fmt_writer_stack(x.w, 2, fr, 2, &r)))
+        x.rc = rc;
+    child_heap(&x, FMT_EV_MALLOC, 1501, 2, 3, 0x30000, 600, r);
+    child_heap(&x, FMT_EV_MALLOC, 1502, 2, 3, 0x31000, 8, 0);
+    child_heap(&x, FMT_EV_FREE, 1503, 2, 3, 0x31000, 0, 0);
+    child_heap(&x, FMT_EV_PROCESS_EXIT, 3000, 2, 3, 0, 0, 0);
+    heap(&x, FMT_EV_MALLOC, 4000, 0, 0x11000, 70, st[1]);
+    heap(&x, FMT_EV_FREE, 4001, 0, 0x11000, 0, st[1]);
+    return end(&x);
+}

@@ -40,4 +40,12 @@ int xtrace_write_random(int fd, uint64_t nr_events, uint64_t seed);
  * of live blocks (for the bounded-memory checks). */
 int xtrace_write_big(int fd, uint64_t nr_events);
 
+/* Write a tree of three processes: image 0 (the synthetic one, running to
+ * the end) allocates 100 bytes at stack A (1 ms, live) and 70 at stack B
+ * (4 s, freed); image 1 (10-20 ms; the synthetic module at 0x5000) 300 at
+ * 0x5100 < 0x5200 (live), 40 with no stack (live) and 50 at 0x5300
+ * (freed); image 2 (1.5-3 s; the module at 0x9000) 600 at 0x9100 < 0x9200
+ * (live) and 8 with no stack (freed). */
+int xtrace_write_tree(int fd);
+
 #endif

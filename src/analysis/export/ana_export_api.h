@@ -11,6 +11,7 @@
 #ifndef ANA_EXPORT_API_H
 #define ANA_EXPORT_API_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,6 +60,10 @@ struct ana_exporter {
     /* Join an export: subscribe what it reads to the export's passes and
      * set the job's hooks (ana_export_internal.h). 0 or -errno. */
     int (*run)(struct ana_export_job *job);
+    /* Whether it can write each process image's part at the image's end
+     * for the trace r reads (ana_export_options.image_done), or NULL:
+     * never (it writes at the end, from a model of the whole trace). */
+    bool (*streams)(const struct fmt_reader *r);
 };
 
 /* Every format, in the order help lists them, ending with {NULL}. */
@@ -87,6 +92,17 @@ struct ana_export_options {
      * second pass. May be NULL. */
     ana_progress_fn *progress;
     void *progress_arg;
+    /* Bounded memory on process trees (docs/architecture.md, "Process
+     * trees"): set only when the output streams the trace
+     * (ana_export_streams), it writes each image's part when the image
+     * ends (and at the end for those still running) and drops what it
+     * kept of it, then calls image_done for an image that ended (at
+     * end_ns): its stacks are read no more, but for an event of it that
+     * comes after its exit (cmd_export.c lets them go a second later).
+     * Returns 0 or -errno (which stops the export). NULL: the outputs
+     * write at the end. */
+    int (*image_done)(void *arg, uint32_t image, uint64_t end_ns);
+    void *image_arg;
 };
 
 /* Name -> value, for the command line. -EINVAL for an unknown name. */
@@ -105,6 +121,14 @@ struct ana_export_output {
     int failed;
     char err[512];
 };
+
+/* Whether the export's one output can write each process image's part at
+ * the image's end for the trace r reads (ana_exporter.streams): pprof, but
+ * for a trace with leak classes. r NULL: whether it can for some trace.
+ * Several outputs share one model of the whole trace instead (each that
+ * streams would replay a model of its own). */
+bool ana_export_streams(const struct fmt_reader *r, const struct ana_export_output *outs,
+                        unsigned nr_outs);
 
 /* Write the trace read by r to every output, reading it once, or twice
  * when an output places the model's peak in its stream (massif, dhat,

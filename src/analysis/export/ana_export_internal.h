@@ -191,6 +191,7 @@ const char *ana_xsym_basename(const char *path);
 int ana_export_folded(struct ana_export_job *job);
 int ana_export_csv(struct ana_export_job *job);
 int ana_export_pprof(struct ana_export_job *job);
+bool ana_export_pprof_streams(const struct fmt_reader *r);
 int ana_export_massif(struct ana_export_job *job);
 int ana_export_dhat(struct ana_export_job *job);
 int ana_export_heaptrack(struct ana_export_job *job);

@@ -9,7 +9,15 @@
  * reachability classes of record --reach, a stack's blocks live at the end
  * that the scan classed are samples of their own, one per class, with
  * label leak_class (definitely_lost, ...) and only inuse values: pprof
- * adds them up as one stack, and -tagfocus=leak_class=... picks a class. */
+ * adds them up as one stack, and -tagfocus=leak_class=... picks a class.
+ *
+ * On a process tree (ana_export_options.image_done) the samples of each
+ * process image are written at its end, from a model of pprof's own that
+ * hands the image's sites over then (ana_model_options.retire), and its
+ * locations dropped: memory follows the processes running, not every
+ * process the trace holds. A trace with leak classes is written at the
+ * end (record --reach traces one program; its classes are known at the
+ * end of the trace). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +31,7 @@
 #include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_heaps.h"
 #include "analysis/model/ana_reach.h"
+#include "util/util_array.h"
 
 /* profile.proto field numbers. */
 enum {
@@ -130,6 +139,11 @@ struct pprof {
     struct ana_strtab strs;
     struct ana_map locations; /* (image, addr) -> location id */
     struct ana_map functions; /* (name, file) string indexes -> function id */
+    /* The modules of image mods_image - 1 (0: none yet), by index in the
+     * trace's table, in load order (mapping_id). */
+    uint32_t *mods;
+    size_t nr_mods, cap_mods;
+    uint32_t mods_image;
     uint32_t nr_locations;
     uint32_t nr_functions;
     struct pb msg;  /* the message being built */
@@ -143,6 +157,23 @@ struct pprof {
      * (reach, nr_stacks + 1 entries, NULL without classes). */
     struct ana_xlive live;
     struct ana_reach_sum *reach;
+    uint32_t nr_stacks; /* the trace's: ids 1..nr_stacks */
+    /* Written at each image's end (ana_export_pprof_streams): the model
+     * that hands its sites over, the image's samples (by stack), the
+     * samples of no stack (id 0, and ids past the table), which every
+     * image adds to and which are written last. NULL model: every sample
+     * is written at the end from the export's model (m). */
+    struct ana_model *model;
+    struct xsample *img;
+    size_t nr_img, cap_img;
+    int64_t none[4];
+};
+
+/* A sample's stack and values: alloc_objects, alloc_space, inuse_objects,
+ * inuse_space (signed: the sites of no stack add up across images). */
+struct xsample {
+    uint32_t stack;
+    int64_t v[4];
 };
 
 /* Write one top-level field of the Profile message from p->body. */
@@ -248,6 +279,37 @@ static int function_id(struct pprof *p, const struct ana_sym_frame *f, uint32_t 
     return emit(p, PROFILE_FUNCTION);
 }
 
+/* The mapping of image's module whose segments hold addr, the latest
+ * loaded if several did (fmt_reader_find_module), or 0. The image's
+ * modules are listed when it is first asked: a tree's trace holds every
+ * process's, and searching them all for each location took most of an
+ * export's time. *rc: 0 or -ENOMEM. */
+static uint32_t mapping_id(struct pprof *p, uint32_t image, uint64_t addr, int *rc)
+{
+    if (p->mods_image != image + 1) {
+        p->nr_mods = 0;
+        for (uint32_t i = 0; i < fmt_reader_nr_modules(p->r); i++) {
+            if (fmt_reader_module(p->r, i)->image != image)
+                continue;
+            if (UTIL_ARRAY_RESERVE(p->mods, p->cap_mods, p->nr_mods + 1, 64)) {
+                *rc = -ENOMEM;
+                return 0;
+            }
+            p->mods[p->nr_mods++] = i;
+        }
+        p->mods_image = image + 1;
+    }
+    for (size_t k = p->nr_mods; k-- > 0;) {
+        const struct fmt_module *m = &fmt_reader_module(p->r, p->mods[k])->m;
+        for (uint32_t s = 0; s < m->nr_segments; s++) {
+            uint64_t lo = m->base + m->segments[s].vaddr;
+            if (addr >= lo && addr - lo < m->segments[s].memsz)
+                return p->mods[k] + 1;
+        }
+    }
+    return 0;
+}
+
 /* The location of lines[0..n) (one recorded address: inlined frames
  * first, the physical one last, as pprof's Location.line wants). */
 static int location_id(struct pprof *p, uint32_t image, const struct ana_sym_line *lines,
@@ -270,14 +332,11 @@ static int location_id(struct pprof *p, uint32_t image, const struct ana_sym_lin
         return rc;
     struct pb line = {0};
     pb_uint(&p->body, LOCATION_ID, *id);
-    if (phys->module) {
-        const struct fmt_module_info *mi = fmt_reader_find_module(p->r, image, phys->addr);
-        if (mi) {
-            for (uint32_t i = 0; i < fmt_reader_nr_modules(p->r); i++)
-                if (fmt_reader_module(p->r, i) == mi)
-                    pb_uint(&p->body, LOCATION_MAPPING_ID, i + 1);
-        }
-    }
+    uint32_t mapping = phys->module ? mapping_id(p, image, phys->addr, &rc) : 0;
+    if (rc)
+        return rc;
+    if (mapping)
+        pb_uint(&p->body, LOCATION_MAPPING_ID, mapping);
     pb_uint(&p->body, LOCATION_ADDRESS, phys->addr);
     for (uint32_t i = 0; i < n; i++) {
         line.len = 0;
@@ -346,7 +405,9 @@ static int sample_one(struct pprof *p, uint32_t id, const struct pb *ids, const 
     return rc;
 }
 
-static int sample(struct pprof *p, uint32_t id, const struct ana_xstack *s)
+/* Stack id's samples (values v, as struct xsample's, each at least 0).
+ * The stack must still be readable (fmt_reader_stack). */
+static int sample(struct pprof *p, uint32_t id, const int64_t v_in[4])
 {
     const struct ana_sym_stack *st;
     struct pb ids = {0};
@@ -368,7 +429,9 @@ static int sample(struct pprof *p, uint32_t id, const struct ana_xstack *s)
     if (!rc)
         rc = ids.err;
     /* The classed blocks apart: the stack's own sample keeps the rest. */
-    uint64_t v[4] = {s->nr_allocs, s->alloc_bytes, s->live_blocks, s->live_bytes};
+    uint64_t v[4];
+    for (int i = 0; i < 4; i++)
+        v[i] = v_in[i] > 0 ? (uint64_t)v_in[i] : 0;
     const struct ana_reach_sum *cs = p->reach ? &p->reach[id] : NULL;
     for (unsigned c = 1; cs && c < FMT_NR_REACH; c++) {
         v[2] -= cs->blocks[c];
@@ -407,11 +470,12 @@ static int live_step(void *arg, const struct fmt_event *ev, const struct ana_ste
     return st->ends || st->starts ? ana_xlive_step(&p->live, ev, st, &kind) : 0;
 }
 
-/* After pass 0: the profile. */
-static int write_pprof(struct ana_export_job *job)
+/* What comes before the samples: the sample types, mappings, comments,
+ * time, and the duration (NULL: written after the samples, which a
+ * profile allows: it is a plain field, the last one read wins). */
+static int header(struct ana_export_job *job, const uint64_t *duration_ns)
 {
     struct pprof *p = job->state;
-    const struct ana_xmodel *m = p->m;
     struct ana_xout *out = job->out;
     uint32_t idx, space, comment = 0;
     uint64_t rate = fmt_reader_sample_bytes(p->r);
@@ -442,7 +506,8 @@ static int write_pprof(struct ana_export_job *job)
     if (*ana_aggregate_label(agg, sizeof(agg), info) && (rc = str(p, agg, &agg_comment)) < 0)
         return rc;
     pb_uint(&p->body, PROFILE_TIME_NANOS, info->start_realtime_ns);
-    pb_uint(&p->body, PROFILE_DURATION_NANOS, m->end_ts_ns);
+    if (duration_ns)
+        pb_uint(&p->body, PROFILE_DURATION_NANOS, *duration_ns);
     pb_uint(&p->body, PROFILE_PERIOD, rate ? rate : 1);
     if (rate)
         pb_uint(&p->body, PROFILE_COMMENT, comment);
@@ -453,22 +518,130 @@ static int write_pprof(struct ana_export_job *job)
     if ((rc = p->body.err ? p->body.err : ana_xout_write(out, p->body.p, p->body.len)))
         return rc;
     p->body.len = 0;
+    return 0;
+}
+
+/* After the last pass: the profile, from the export's model. */
+static int write_pprof(struct ana_export_job *job)
+{
+    struct pprof *p = job->state;
+    const struct ana_xmodel *m = p->m;
+    int rc;
+
+    if ((rc = header(job, &m->end_ts_ns)))
+        return rc;
     if (ana_reach_present(p->r)) {
         if (!(p->reach = calloc((size_t)m->nr_stacks + 1, sizeof(*p->reach))))
             return -ENOMEM;
         if ((rc = ana_xlive_each(&p->live, add_class, p)))
             return rc;
     }
-    for (uint32_t id = 0; id <= m->nr_stacks && !rc; id++)
-        if (m->stacks[id].nr_allocs || m->stacks[id].live_blocks)
-            rc = sample(p, id, &m->stacks[id]);
+    for (uint32_t id = 0; id <= m->nr_stacks && !rc; id++) {
+        const struct ana_xstack *x = &m->stacks[id];
+        /* Each at most INT64_MAX: counts and sizes of one trace. */
+        const int64_t v[4] = {(int64_t)x->nr_allocs, (int64_t)x->alloc_bytes,
+                              (int64_t)x->live_blocks, (int64_t)x->live_bytes};
+        if (v[0] || v[2])
+            rc = sample(p, id, v);
+    }
     return rc;
+}
+
+/* ---- Written at each image's end. */
+
+/* One of the image's sites into its samples (p->img), or, of no stack,
+ * into p->none. */
+static int add_site(void *arg, uint32_t stack, const struct ana_site *s)
+{
+    struct pprof *p = arg;
+    const int64_t v[4] = {(int64_t)s->nr_allocs, (int64_t)s->alloc_bytes, s->live_blocks,
+                          s->live_bytes};
+
+    if (!stack || stack > p->nr_stacks) {
+        for (int i = 0; i < 4; i++)
+            p->none[i] += v[i];
+        return 0;
+    }
+    if (!v[0] && v[2] <= 0)
+        return 0; /* as the whole model's: nothing allocated, nothing live */
+    if (UTIL_ARRAY_RESERVE(p->img, p->cap_img, p->nr_img + 1, 256))
+        return -ENOMEM;
+    p->img[p->nr_img++] = (struct xsample){stack, {v[0], v[1], v[2], v[3]}};
+    return 0;
+}
+
+static int by_stack(const void *a, const void *b)
+{
+    uint32_t x = ((const struct xsample *)a)->stack, y = ((const struct xsample *)b)->stack;
+
+    return (x > y) - (x < y);
+}
+
+/* The model's retire callback: image's samples, in stack order, while its
+ * stacks are readable; then its locations go (their keys hold the image),
+ * and an image that ended is done. */
+static int retire(void *arg, const struct ana_model *m, uint32_t image)
+{
+    struct ana_export_job *job = arg;
+    struct pprof *p = job->state;
+    const struct ana_scope *sc = ana_model_image(m, image);
+    int rc;
+
+    p->nr_img = 0;
+    if ((rc = ana_model_each_site_of(m, image, add_site, p)))
+        return rc;
+    qsort(p->img, p->nr_img, sizeof(*p->img), by_stack);
+    for (size_t i = 0; i < p->nr_img && !rc; i++)
+        rc = sample(p, p->img[i].stack, p->img[i].v);
+    ana_map_release(&p->locations);
+    if (rc || !sc->ended)
+        return rc; /* still running at the end: nothing more to read */
+    return job->o->image_done(job->o->image_arg, image, sc->end_ns);
+}
+
+/* After the pass (the model handed every image over): the samples of no
+ * stack, and the duration: the last selected event's time, as the export's
+ * model's end_ts_ns. */
+static int write_stream(struct ana_export_job *job)
+{
+    struct pprof *p = job->state;
+    int rc = 0;
+
+    if (p->none[0] || p->none[2] > 0)
+        rc = sample(p, 0, p->none);
+    if (rc)
+        return rc;
+    pb_uint(&p->body, PROFILE_DURATION_NANOS, ana_model_total(p->model)->last_ns);
+    if ((rc = p->body.err ? p->body.err : ana_xout_write(job->out, p->body.p, p->body.len)))
+        return rc;
+    p->body.len = 0;
+    return 0;
+}
+
+bool ana_export_pprof_streams(const struct fmt_reader *r)
+{
+    return !ana_reach_present(r);
+}
+
+/* The header now, the model that hands each image over as it ends. */
+static int start_stream(struct ana_export_job *job)
+{
+    struct pprof *p = job->state;
+    struct ana_model_options mo = {.filter = job->pass[0]->opt.filter, .retire = {retire, job}};
+    int rc;
+
+    if ((rc = header(job, NULL)) || (rc = ana_model_create(&p->model, &mo)))
+        return rc;
+    return ana_model_subscribe(p->model, job->pass[0]);
 }
 
 static void release_pprof(struct ana_export_job *job)
 {
     struct pprof *p = job->state;
 
+    ana_model_destroy(p->model);
+    free(p->img);
+    free(p->mods);
     free(p->by_stack.of);
     free(p->reach);
     ana_xlive_release(&p->live);
@@ -483,22 +656,34 @@ static void release_pprof(struct ana_export_job *job)
 int ana_export_pprof(struct ana_export_job *job)
 {
     static const struct ana_xjob_hooks hooks = {.write = write_pprof, .release = release_pprof};
-    struct pprof *p = ana_xjob_state(job, sizeof(*p), &hooks);
+    static const struct ana_xjob_hooks stream_hooks = {.write = write_stream,
+                                                       .release = release_pprof};
+    /* image_done is set when the output streams (ana_export_streams). */
+    bool stream = job->o->image_done != NULL;
+    struct pprof *p = ana_xjob_state(job, sizeof(*p), stream ? &stream_hooks : &hooks);
 
     if (!p)
         return -ENOMEM;
     static const struct ana_heap_replay_ops live_ops = {.step = live_step};
+    struct fmt_trace_counts c;
     int rc;
 
     p->r = job->r;
     p->out = job->out;
+    fmt_reader_counts(job->r, &c);
+    p->nr_stacks = c.nr_stacks;
     ana_heaps_init(&p->heaps, job->r);
     ana_xlive_init(&p->live);
+    /* The heap of each stack, the samples' label (written at the end or
+     * at each image's). */
+    if (ana_heaps_present(job->r) &&
+        (rc = ana_heaps_by_stack_subscribe(&p->by_stack, job->pass[0], &p->heaps, p->nr_stacks)))
+        return rc;
+    if (stream)
+        return start_stream(job);
     if (!(p->m = ana_xjob_model(job)))
         return -ENOMEM;
     if (ana_reach_present(job->r) && (rc = ana_xjob_subscribe(job, 0, &live_ops, p)))
         return rc;
-    if (!ana_heaps_present(job->r))
-        return 0;
-    return ana_heaps_by_stack_subscribe(&p->by_stack, job->pass[0], &p->heaps, p->m->nr_stacks);
+    return 0;
 }

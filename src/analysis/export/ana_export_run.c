@@ -18,41 +18,42 @@ const struct ana_exporter ana_exporters[] = {
      "ms_print, massif-visualizer. Keeps heap in use over time\n"
      "(--snapshots points), a detailed tree at the peak and at the\n"
      "end. Drops threads, frees, block counts; '#' in names -> '_'.\n",
-     ANA_COMPRESS_NONE, NULL, ana_export_massif},
+     ANA_COMPRESS_NONE, NULL, ana_export_massif, NULL},
     {"heaptrack",
      "heaptrack_print, heaptrack_gui (.zst: zstd, .gz: gzip, else\n"
      "plain). Keeps every allocation and free with its stack and\n"
      "size, time in ms, RSS. Drops threads, addresses, kinds.\n",
-     ANA_COMPRESS_BY_SUFFIX, NO_AGGREGATE("a line per allocation and free"), ana_export_heaptrack},
+     ANA_COMPRESS_BY_SUFFIX, NO_AGGREGATE("a line per allocation and free"), ana_export_heaptrack,
+     NULL},
     {"dhat",
      "valgrind's dh_view.html, Firefox Profiler. Keeps per stack\n"
      "blocks, bytes, lifetimes, maximum, at peak and at end. Drops\n"
      "the time series, threads; has no read/write counts.\n",
-     ANA_COMPRESS_NONE, NULL, ana_export_dhat},
+     ANA_COMPRESS_NONE, NULL, ana_export_dhat, NULL},
     {"pprof",
      "go tool pprof and pprof-based services (gzipped\n"
      "profile.proto). Keeps per stack alloc_objects, alloc_space,\n"
      "inuse_objects, inuse_space (in use = live at the end).\n"
      "Drops time, threads, the peak.\n",
-     ANA_COMPRESS_GZIP, NULL, ana_export_pprof},
+     ANA_COMPRESS_GZIP, NULL, ana_export_pprof, ana_export_pprof_streams},
     {"folded",
      "flamegraph.pl, speedscope, inferno: 'root;...;leaf COST' per\n"
      "stack, for one --cost. Drops everything else.\n",
-     ANA_COMPRESS_NONE, NULL, ana_export_folded},
+     ANA_COMPRESS_NONE, NULL, ana_export_folded, NULL},
     {"sqlite",
      "a database (-o required): every heap block with its alloc\n"
      "and free time and thread, frames as a tree, stacks, modules,\n"
      "threads, processes, mappings with reserve/commit lifetimes.\n"
      "Drops nothing memscribe analyses (see docs/export.md).\n",
      ANA_COMPRESS_DATABASE, NO_AGGREGATE("a row per heap block, with its times and address"),
-     ana_export_sqlite},
+     ana_export_sqlite, NULL},
     {"csv",
      "one row per heap block: serial, pid, tid, kind, address,\n"
      "size, alloc and free time, stack id, leaf function. Drops\n"
      "whole stacks and virtual memory.\n",
      ANA_COMPRESS_NONE, NO_AGGREGATE("a row per heap block, with its times and address"),
-     ana_export_csv},
-    {NULL, NULL, ANA_COMPRESS_NONE, NULL, NULL},
+     ana_export_csv, NULL},
+    {NULL, NULL, ANA_COMPRESS_NONE, NULL, NULL, NULL},
 };
 
 static const char *const cost_names[] = {
@@ -69,6 +70,14 @@ const struct ana_exporter *ana_exporter_find(const char *name)
         if (!strcmp(name, x->name))
             return x;
     return NULL;
+}
+
+bool ana_export_streams(const struct fmt_reader *r, const struct ana_export_output *outs,
+                        unsigned nr_outs)
+{
+    const struct ana_exporter *x = nr_outs == 1 ? outs[0].format : NULL;
+
+    return x && x->streams && (!r || x->streams(r));
 }
 
 int ana_export_cost_parse(const char *name, enum ana_export_cost *out)

@@ -99,7 +99,9 @@ static int escape_str(struct ana_xsym *x, const char **s)
     return 0;
 }
 
-/* x->st: x->raw with copies of its frames whose strings are escaped. */
+/* x->st: x->raw with copies of its frames whose strings are escaped, and
+ * each frame's addr the one recorded (ana_sym_stack_shared's frames are
+ * shared with other images, which map the module elsewhere). */
 static int escape_stack(struct ana_xsym *x)
 {
     uint32_t n = x->raw.nr_lines;
@@ -122,6 +124,7 @@ static int escape_stack(struct ana_xsym *x)
         int rc;
 
         *f = *x->raw.lines[i].frame;
+        f->addr = x->addrs[x->raw.nr_cut + x->raw.lines[i].index];
         if ((rc = escape_str(x, &f->function)) || (rc = escape_str(x, &f->file)) ||
             (rc = escape_str(x, &f->module)))
             return rc;
@@ -139,6 +142,8 @@ int ana_xsym_stack(struct ana_xsym *x, uint32_t id, const struct ana_sym_stack *
     *out = &x->st;
     if (id) {
         depth = fmt_reader_stack(x->r, id, &img, x->addrs, x->cap_addrs);
+        if (depth == -ESTALE)
+            return depth; /* its process's stacks were let go (image_done) */
         if (depth < 0)
             depth = 0; /* an unknown id: show it as an empty stack */
         if ((uint32_t)depth > x->cap_addrs) {
@@ -152,7 +157,12 @@ int ana_xsym_stack(struct ana_xsym *x, uint32_t id, const struct ana_sym_stack *
     }
     if (image)
         *image = img;
-    int rc = ana_sym_stack(x->sym, img, x->addrs, (uint32_t)depth, &x->raw);
+    /* A tree's frames cached by (module, offset): its thousand processes,
+     * each mapping its program elsewhere, read each address once. One
+     * process's by address: no module is looked up for a cached one. */
+    int rc = fmt_reader_nr_images(x->r) > 1
+                 ? ana_sym_stack_shared(x->sym, img, x->addrs, (uint32_t)depth, &x->raw)
+                 : ana_sym_stack(x->sym, img, x->addrs, (uint32_t)depth, &x->raw);
     return rc ? rc : escape_stack(x);
 }
 

@@ -109,8 +109,10 @@ static int push_line(struct ana_sym_stack *st, const struct ana_sym_frame *f, ui
     return 0;
 }
 
-int ana_sym_stack(struct ana_sym *s, uint32_t image, const uint64_t *addrs, uint32_t nr,
-                  struct ana_sym_stack *out)
+/* ana_sym_stack, its addresses read by ana_sym_resolve or, shared, by
+ * ana_sym_resolve_shared. */
+static int stack(struct ana_sym *s, uint32_t image, const uint64_t *addrs, uint32_t nr,
+                 struct ana_sym_stack *out, bool shared)
 {
     struct ana_sym_clean c = ana_sym_clean_start(s);
     uint32_t index = 0;
@@ -119,7 +121,8 @@ int ana_sym_stack(struct ana_sym *s, uint32_t image, const uint64_t *addrs, uint
     out->nr_cut = 0;
     for (uint32_t i = 0; i < nr; i++) {
         const struct ana_sym_frame *frames;
-        int n = ana_sym_resolve(s, image, addrs[i], ana_sym_clean_kind(&c), &frames);
+        int n = (shared ? ana_sym_resolve_shared
+                        : ana_sym_resolve)(s, image, addrs[i], ana_sym_clean_kind(&c), &frames);
 
         if (n < 0)
             return n;
@@ -137,6 +140,18 @@ int ana_sym_stack(struct ana_sym *s, uint32_t image, const uint64_t *addrs, uint
         index++;
     }
     return 0;
+}
+
+int ana_sym_stack(struct ana_sym *s, uint32_t image, const uint64_t *addrs, uint32_t nr,
+                  struct ana_sym_stack *out)
+{
+    return stack(s, image, addrs, nr, out, false);
+}
+
+int ana_sym_stack_shared(struct ana_sym *s, uint32_t image, const uint64_t *addrs, uint32_t nr,
+                         struct ana_sym_stack *out)
+{
+    return stack(s, image, addrs, nr, out, true);
 }
 
 void ana_sym_stack_release(struct ana_sym_stack *st)

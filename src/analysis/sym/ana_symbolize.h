@@ -157,6 +157,13 @@ int ana_sym_resolve_shared(struct ana_sym *s, uint32_t image, uint64_t addr,
  * Returns 0 or -ENOMEM. */
 int ana_sym_stack(struct ana_sym *s, uint32_t image, const uint64_t *addrs, uint32_t nr,
                   struct ana_sym_stack *out);
+/* ana_sym_stack with each address's frames from the cache shared by
+ * every image that maps its module (ana_sym_resolve_shared): a tree's
+ * processes read a module's addresses once. The frames' addr is then the
+ * first asker's: the recorded address of line l is
+ * addrs[out->nr_cut + l.index] (addresses are cut from the top only). */
+int ana_sym_stack_shared(struct ana_sym *s, uint32_t image, const uint64_t *addrs, uint32_t nr,
+                         struct ana_sym_stack *out);
 void ana_sym_stack_release(struct ana_sym_stack *st);
 
 /* Is this frame internal: memscribe's own code or an allocator wrapper
