@@ -7,12 +7,11 @@
 #include "analysis/diff/ana_diff_flame.h"
 #include "analysis/diff/ana_diff_site.h"
 #include "analysis/html/ana_html.h"
+#include "analysis/model/ana_fold.h"
 #include "analysis/model/ana_model.h"
 #include "analysis/model/ana_reach.h"
 #include "cli/cli.h"
 #include "cli/cli_diff.h"
-
-#include "cli/cli_view.h"
 
 int64_t *cli_diff_flame_base(struct cli_ana *nw, const char *base_path, const struct ana_tree *t,
                              enum ana_flame_cost cost, int inverted)
@@ -100,19 +99,25 @@ void cli_diff_add_sites(struct cli_ana *a, const struct ana_model *m, struct ana
     free(key);
 }
 
-void cli_diff_add_rows(struct cli_ana *a, const struct cli_view *view, struct ana_diff *d,
-                       enum ana_diff_side which)
+void cli_diff_add_fold(struct cli_ana *a, const struct ana_fold *f, struct ana_diff *d,
+                       enum ana_diff_side which, int lines)
 {
+    uint32_t n;
+    const struct ana_fold_row *rows = ana_fold_rows(f, ANA_FOLD_BY_ALL, &n);
     char *key = NULL;
     size_t cap = 0;
 
-    for (uint32_t id = 0; id < view->rows.nr; id++) {
-        const struct ana_site *row = view->rows.row[id];
+    for (uint32_t i = 0; i < n; i++) {
+        const struct ana_fold_row *r = &rows[i];
         uint64_t v[ANA_DIFF_NR_METRICS];
 
-        if (!row || (view->suppressed[id] && row->live_blocks > 0) || !ana_diff_site_values(row, v))
+        /* A row whose leaks a suppression matches (cli_fold.c's tag). */
+        if (r->tag && r->live_stack != UINT32_MAX)
             continue;
-        add_one(a, d, which, 0, cli_view_stack(view, id), v, &key, &cap);
+        if (!ana_diff_site_values(&r->s, v) && !r->leaked_bytes)
+            continue;
+        v[ANA_DIFF_LEAKED] = r->leaked_bytes;
+        add_one(a, d, which, lines, r->made_stack, v, &key, &cap);
     }
     free(key);
 }

@@ -28,12 +28,12 @@ struct ana_reach;
 void cli_diff_add_sites(struct cli_ana *a, const struct ana_model *m, struct ana_diff *d,
                         enum ana_diff_side which, int lines, const bool *skip,
                         const struct ana_reach *reach);
-/* The same of the rows of a view (by key alone: cli_view.h), by their
- * functions, rows whose leaks a suppression matches left out: the rows
- * of a tree's fold read as the sites of its whole model. */
-struct cli_view;
-void cli_diff_add_rows(struct cli_ana *a, const struct cli_view *view, struct ana_diff *d,
-                       enum ana_diff_side which);
+/* The same of the rows a tree's fold made by key alone (cli_fold.h: keyed
+ * as lines says), whose sites they add up (a row's leak: its sites' above
+ * 0), rows whose leaks a suppression matches (their tag) left out. */
+struct ana_fold;
+void cli_diff_add_fold(struct cli_ana *a, const struct ana_fold *f, struct ana_diff *d,
+                       enum ana_diff_side which, int lines);
 
 /* Set column col of t's last row to the site of key (leaf first, one
  * frame per line), at most frames of them (0: all), a cut site ending in

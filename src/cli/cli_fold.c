@@ -124,8 +124,10 @@ bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo, enum cli_fo
         cli_die("%s: out of memory", a->cmd);
     if (what != CLI_FOLD_ROWS) {
         ana_fold_init(a->fold, &a->programs,
-                      &(struct ana_fold_calls){.key = flame_key, .stays = row_stays, .arg = a});
-        a->fold->all_sites = what == CLI_FOLD_FLAME;
+                      &(struct ana_fold_calls){.key = what == CLI_FOLD_PLACES ? row_key : flame_key,
+                                               .stays = row_stays,
+                                               .arg = a});
+        a->fold->all_sites = what != CLI_FOLD_TREE;
     } else {
         cli_supp_load(&a->supp, a); /* rows are matched as they are made */
         ana_fold_init(a->fold, &a->programs,

@@ -19,9 +19,10 @@
  * process's stacks go a second after it ended; without a fold, every
  * stack is decoded now. Returns whether a->fold is set. Dies on failure. */
 enum cli_fold_for {
-    CLI_FOLD_ROWS,  /* the tables of report and leaks: rows read the same by place */
-    CLI_FOLD_FLAME, /* the flame graph's paths: by functions, every site with a number */
-    CLI_FOLD_TREE,  /* the call tree's paths: by functions, the sites the tables show */
+    CLI_FOLD_ROWS,   /* the tables of report and leaks: rows read the same by place */
+    CLI_FOLD_FLAME,  /* the flame graph's paths: by functions, every site with a number */
+    CLI_FOLD_TREE,   /* the call tree's paths: by functions, the sites the tables show */
+    CLI_FOLD_PLACES, /* diff --lines: by places, every site with a number */
 };
 bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo, enum cli_fold_for what);
 

@@ -83,7 +83,6 @@ struct check {
     struct cli_view view;
     struct cli_ana b; /* --base, open until the end */
     struct ana_model *bm;
-    struct cli_view bview;
     struct ana_table *grown; /* the sites whose leaks grew (grown_failed) */
     uint32_t *leaks;         /* row ids of the unsuppressed leaks, largest first */
     uint32_t nr_leaks;
@@ -284,7 +283,23 @@ static void measure_base(struct check *c)
         if (ana_filter_add_exe(&b->filter, c->a.filter.exes[i]))
             cli_die("check: out of memory");
     open_trace(b, 1, argv, 0);
-    measure(b, &c->base, &c->bm, &c->bview, NULL);
+    measure(b, &c->base, &c->bm, NULL, NULL);
+}
+
+/* A side's sites (or the rows its fold made of them) into d, suppressed
+ * leaks left out. */
+static void add_side(struct cli_ana *a, const struct ana_model *m, struct ana_diff *d,
+                     enum ana_diff_side which)
+{
+    bool *skip;
+
+    if (a->fold) {
+        cli_diff_add_fold(a, a->fold, d, which, 0);
+        return;
+    }
+    skip = suppressed_sites(a, m);
+    cli_diff_add_sites(a, m, d, which, 0, skip, NULL);
+    free(skip);
 }
 
 /* The sites whose leaked bytes grew against the base, most first, matched
@@ -305,8 +320,8 @@ static struct ana_table *grown_table(struct check *c)
     struct ana_table *t;
 
     ana_diff_init(&d);
-    cli_diff_add_rows(&c->b, &c->bview, &d, ANA_DIFF_BASE);
-    cli_diff_add_rows(&c->a, &c->view, &d, ANA_DIFF_NEW);
+    add_side(&c->b, c->bm, &d, ANA_DIFF_BASE);
+    add_side(&c->a, c->m, &d, ANA_DIFF_NEW);
     ana_diff_finish(&d);
     ana_diff_sort(&d, ANA_DIFF_LEAKED);
     if (ana_table_create(&t, cols, 4))
@@ -658,7 +673,6 @@ int cli_check_run(int argc, char **argv, FILE *out, bool parse_only)
     cli_view_release(&c.view);
     ana_model_destroy(c.m);
     if (c.base_path) {
-        cli_view_release(&c.bview);
         ana_model_destroy(c.bm);
         cli_ana_close(&c.b);
     }

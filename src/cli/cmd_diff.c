@@ -16,12 +16,14 @@
 #include "analysis/core/ana_time.h"
 #include "analysis/diff/ana_diff.h"
 #include "analysis/diff/ana_diff_site.h"
+#include "analysis/model/ana_fold.h"
 #include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_model.h"
 #include "analysis/model/ana_reach.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_diff.h"
+#include "cli/cli_fold.h"
 #include "cli/cli_getopt.h"
 
 enum {
@@ -92,12 +94,18 @@ static int feed(void *arg, const struct fmt_event *ev)
 
 /* The model of the blocks allocated in [t0, t1]; keep_blocks: it keeps
  * those live at t1, for their leak classes. */
-static struct ana_model *window_model(struct cli_ana *a, uint64_t t0, uint64_t t1, bool keep_blocks)
+static struct ana_model *window_model(struct cli_ana *a, uint64_t t0, uint64_t t1, bool keep_blocks,
+                                      int lines)
 {
     struct window_feed w = {.t0 = t0};
     struct ana_model_options mo = {.keep_blocks = keep_blocks};
     struct ana_model *m;
     int rc;
+
+    /* On a tree the sites are folded by what they are matched on as each
+     * process ends (cli_fold.h). */
+    cli_ana_programs(a, &mo);
+    bool fold = cli_fold_setup(a, &mo, lines ? CLI_FOLD_PLACES : CLI_FOLD_FLAME);
 
     if ((rc = ana_model_create(&m, &mo)))
         cli_ana_fail(a, rc);
@@ -108,13 +116,16 @@ static struct ana_model *window_model(struct cli_ana *a, uint64_t t0, uint64_t t
     if ((rc = ana_heap_replay_finish(&w.replay)))
         cli_ana_fail(a, rc);
     ana_heap_replay_release(&w.replay);
+    if (fold)
+        ana_fold_finish(a->fold, m);
     return m;
 }
 
-static void side_open(struct side *s, const char *path)
+static void side_open(struct side *s, const char *path, int lines)
 {
     char *argv[] = {(char *)path, NULL};
 
+    s->a.stacks_later = true; /* a tree's processes' go as they end */
     cli_ana_open(&s->a, 1, argv, 0);
     s->t0 = cli_ana_cut(&s->a, s->from_opt, cli_ana_time(&s->a, s->from_opt, &s->from), false);
     s->t1 = cli_ana_cut(&s->a, s->to_opt, cli_ana_time(&s->a, s->to_opt, &s->to), true);
@@ -124,10 +135,19 @@ static void side_open(struct side *s, const char *path)
                         path, s->t1, s->t0);
     /* The classes are of the blocks live at the end, as leaks reads them. */
     s->classes = ana_reach_present(s->a.r) && s->to.base == ANA_TIME_END && !s->to.offset_ns;
-    s->m = window_model(&s->a, s->t0, s->t1, s->classes);
+    s->m = window_model(&s->a, s->t0, s->t1, s->classes, lines);
     int rc;
     if (s->classes && (rc = ana_reach_build(&s->reach, s->a.r, s->m)))
         cli_ana_fail(&s->a, rc);
+}
+
+/* A side's sites (or the rows its fold made of them) into d. */
+static void add_side(struct side *s, struct ana_diff *d, enum ana_diff_side which, int lines)
+{
+    if (s->a.fold)
+        cli_diff_add_fold(&s->a, s->a.fold, d, which, lines);
+    else
+        cli_diff_add_sites(&s->a, s->m, d, which, lines, NULL, s->classes ? &s->reach : NULL);
 }
 
 /* Columns of every metric at most, and the site. */
@@ -278,8 +298,8 @@ int cmd_diff(int argc, char **argv)
         cli_usage_error("diff: give two traces, BASE and NEW; see 'memscribe diff --help'");
     base.a.sym = nw.a.sym;
     base.a.format = nw.a.format;
-    side_open(&base, argv[optind]);
-    side_open(&nw, argv[optind + 1]);
+    side_open(&base, argv[optind], lines);
+    side_open(&nw, argv[optind + 1], lines);
     /* Whether each side has temporary figures (a sampled trace has none,
      * ana_sample.h) and leak classes: nothing to sort by, and empty cells,
      * where not; the lost bytes are shown where a side has classes. */
@@ -300,9 +320,8 @@ int cmd_diff(int argc, char **argv)
                         "--reach; not with --to or --base-to)");
 
     ana_diff_init(&d);
-    cli_diff_add_sites(&base.a, base.m, &d, ANA_DIFF_BASE, lines, NULL,
-                       base.classes ? &base.reach : NULL);
-    cli_diff_add_sites(&nw.a, nw.m, &d, ANA_DIFF_NEW, lines, NULL, nw.classes ? &nw.reach : NULL);
+    add_side(&base, &d, ANA_DIFF_BASE, lines);
+    add_side(&nw, &d, ANA_DIFF_NEW, lines);
     ana_diff_finish(&d);
     ana_diff_sort(&d, sort);
 

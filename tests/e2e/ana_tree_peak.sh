@@ -68,7 +68,9 @@ check() { # name trace hogs-at-once
     for cmd in report leaks "leaks --format=json" "report --frames 2 --top 3" \
         "report --format=json" "report --format=json --top 1 --no-default-suppressions" \
         "flamegraph --folded" "flamegraph --folded --cost peak --inverted" "flamegraph -o -" \
-        timeline "window --tree" "window --tree --bottom-up --top 0" tree "tree --bottom-up --top 0"; do
+        timeline "window --tree" "window --tree --bottom-up --top 0" tree "tree --bottom-up --top 0" \
+        vmem "vmem --format=json --by function --rows 0" frag "frag --format=json --granularity 4K --top 0" \
+        "diff --sort leaked $t" "diff --lines --from 1ms --top 0 $t"; do
         # shellcheck disable=SC2086 # the command's words
         "$MEMSCRIBE" $cmd "$t" >"$WORK/fold.out" || fail "$name: $cmd"
         # shellcheck disable=SC2086

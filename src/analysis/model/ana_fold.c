@@ -127,6 +127,7 @@ static void add_site(struct ana_fold_row *r, const struct ana_site *s, uint32_t 
     if (s->live_blocks > 0 && stack < r->live_stack)
         r->live_stack = stack;
     r->nr_sites++;
+    r->leaked_bytes += s->live_bytes > 0 ? (uint64_t)s->live_bytes : 0;
     r->s.peak_bytes += s->peak_bytes; /* an image's row's; the others' set at finish */
     add_share(&r->gen_prog_, &r->bytes_prog_, prog->gen, prog->bytes);
     add_share(&r->gen_all_, &r->bytes_all_, s->gen_all_, s->peak_all_bytes);

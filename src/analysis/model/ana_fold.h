@@ -72,6 +72,11 @@ struct ana_fold_row {
     uint32_t tag;        /* ana_fold_made_fn's */
     uint32_t key;        /* its key (ana_fold_key_fn) */
     uint32_t nr_sites;   /* the sites added into it */
+    /* Its sites' live bytes at the end, those above 0 only (s.live_bytes
+     * sums them all): a site that freed more than it allocated (blocks
+     * made before tracing, or before a window) leaked nothing, as the
+     * flame graph and diff count a site's leak. */
+    uint64_t leaked_bytes;
     /* private: the shares at the latest peak generation seen */
     uint64_t gen_prog_, bytes_prog_, gen_all_, bytes_all_;
 };

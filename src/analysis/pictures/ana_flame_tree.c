@@ -58,6 +58,15 @@ static int site_costs(const struct ana_site *s, int64_t cost[ANA_FLAME_NR_COSTS]
     return any;
 }
 
+/* A folded row's costs, as its sites' added up (site_costs). */
+static int row_costs(const struct ana_fold_row *r, int64_t cost[ANA_FLAME_NR_COSTS])
+{
+    int any = site_costs(&r->s, cost);
+
+    cost[ANA_FLAME_LEAKED] = (int64_t)r->leaked_bytes;
+    return any || r->leaked_bytes;
+}
+
 struct group {
     int64_t cost[ANA_FLAME_NR_COSTS];
     double share;   /* the largest share of a total any cost gives it */
@@ -301,7 +310,7 @@ int ana_flame_fold_kept(const struct ana_fold *f, uint32_t max, struct ana_map *
     int rc = g && kept ? 0 : -ENOMEM;
 
     for (uint32_t i = 0; i < n && !rc; i++) {
-        if (!site_costs(&all[i].s, g[i].cost))
+        if (!row_costs(&all[i], g[i].cost))
             continue;
         for (unsigned c = 0; c < ANA_FLAME_NR_COSTS; c++)
             total[c] += g[i].cost[c];
@@ -310,7 +319,7 @@ int ana_flame_fold_kept(const struct ana_fold *f, uint32_t max, struct ana_map *
     if (!rc && max && nr > max)
         rc = rank_groups(g, n, total, max, kept);
     for (uint32_t i = 0; i < n && !rc; i++) {
-        if ((max && nr > max && !kept[i]) || !site_costs(&all[i].s, cost))
+        if ((max && nr > max && !kept[i]) || !row_costs(&all[i], cost))
             continue;
         if (!ana_map_put(kept_keys, (uint64_t)all[i].key + 1, NULL))
             rc = -ENOMEM;
@@ -335,7 +344,7 @@ int ana_flame_build_folded(struct ana_tree *t, const struct ana_fold *f, struct 
     for (uint32_t i = 0; i < n && !rc; i++) {
         int64_t cost[ANA_FLAME_NR_COSTS];
 
-        if (!site_costs(&rows[i].s, cost))
+        if (!row_costs(&rows[i], cost))
             continue;
         if (!ana_map_get(&kept, (uint64_t)rows[i].key + 1)) {
             for (unsigned c = 0; c < ANA_FLAME_NR_COSTS; c++)
