@@ -19,6 +19,7 @@
 #include "analysis/vm/ana_vm.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "cli/cli_fold.h"
 #include "cli/cli_getopt.h"
 #include "cli/cli_output.h"
 #include "util/util_size.h"
@@ -55,6 +56,8 @@ static void usage(FILE *out)
 struct frag {
     struct cli_ana *a;
     unsigned nr_intervals;
+    bool fold;     /* each process's stacks let go after its exit (frag_event) */
+    uint64_t gran; /* --granularity */
     struct ana_frag_scan s;
 };
 
@@ -114,6 +117,23 @@ static struct ana_table *site_table(struct cli_ana *a, const struct ana_frag_sit
     return t;
 }
 
+/* An image's sites: its mappings not aligned to gran (*mis, *nm) and what
+ * fills the gap that was largest at its first sample (*occ, *no; none
+ * without one). Returns 0 or -ENOMEM; the caller frees both. */
+static int image_sites(const struct ana_vm_image *im, uint64_t gran,
+                       const struct ana_frag_sample *first, struct ana_frag_site **mis, long *nm,
+                       struct ana_frag_site **occ, long *no)
+{
+    *mis = *occ = NULL;
+    *no = 0;
+    if ((*nm = ana_frag_misaligned(im, gran, mis)) < 0)
+        return (int)*nm;
+    if (first && first->st.largest_hi > first->st.largest_lo &&
+        (*no = ana_frag_occupants(im, first->st.largest_lo, first->st.largest_hi, occ)) < 0)
+        return (int)*no;
+    return 0;
+}
+
 static void report_image(struct frag *f, uint32_t image, uint64_t gran, struct ana_json *j)
 {
     struct cli_ana *a = f->a;
@@ -122,8 +142,9 @@ static void report_image(struct frag *f, uint32_t image, uint64_t gran, struct a
     struct ana_frag_stats st;
     struct ana_frag_site *mis = NULL, *occ = NULL;
     struct ana_table *gaps, *mt, *ot;
-    long nm, no = 0;
+    long nm, no;
     char name[256], b1[64], b2[64];
+    int rc;
 
     ana_frag_stats(im, &st);
     if (ana_table_create(&gaps, gap_cols, 6))
@@ -144,12 +165,9 @@ static void report_image(struct frag *f, uint32_t image, uint64_t gran, struct a
         ana_table_set_u64(gaps, 4, x->st.nr_holes);
         ana_table_set_u64(gaps, 5, x->st.nr_mappings);
     }
-    if ((nm = ana_frag_misaligned(im, gran, &mis)) < 0)
-        cli_ana_fail(a, (int)nm);
+    if ((rc = image_sites(im, gran, first, &mis, &nm, &occ, &no)))
+        cli_ana_fail(a, rc);
     mt = site_table(a, mis, nm, 0);
-    if (first && first->st.largest_hi > first->st.largest_lo &&
-        (no = ana_frag_occupants(im, first->st.largest_lo, first->st.largest_hi, &occ)) < 0)
-        cli_ana_fail(a, (int)no);
     ot = site_table(a, occ, no, 1);
 
     if (j) {
@@ -219,6 +237,56 @@ static void report_image(struct frag *f, uint32_t image, uint64_t gran, struct a
     free(occ);
 }
 
+/* Keep stack's frames (ana_stacks_get) for the tables at the end. */
+static int keep_frames(struct cli_ana *a, uint32_t stack)
+{
+    const struct ana_frame *f;
+    int n = ana_stacks_get(cli_ana_stacks(a), stack, &f);
+
+    return n < 0 ? n : 0;
+}
+
+/* An ended image's mappings stay as they were: the frames of the sites
+ * its tables will show (the first --top of each) are kept for the end,
+ * when its stacks are gone. */
+static int keep_sites(struct frag *f, uint32_t image, const struct ana_vm_image *im)
+{
+    const struct ana_frag_sample *first = NULL;
+    struct ana_frag_site *mis, *occ;
+    unsigned top = f->a->top;
+    long nm, no;
+    int rc;
+
+    for (size_t i = 0; i < f->s.nr && !first; i++)
+        if (f->s.v[i].image == image)
+            first = &f->s.v[i];
+    rc = image_sites(im, f->gran, first, &mis, &nm, &occ, &no);
+    for (long i = 0; !rc && i < nm && (!top || i < (long)top); i++)
+        rc = keep_frames(f->a, mis[i].stack);
+    for (long i = 0; !rc && i < no && (!top || i < (long)top); i++)
+        rc = keep_frames(f->a, occ[i].stack);
+    free(mis);
+    free(occ);
+    return rc;
+}
+
+/* The replay's event (ana_scan_fn), on a process tree: at a process's
+ * exit (and at a mapping call that comes after it), the frames its tables
+ * read are kept (keep_sites); its stacks go a second after the exit
+ * (cli_fold_let_go). */
+static int frag_event(void *arg, const struct fmt_event *ev)
+{
+    struct frag *f = arg;
+    int rc = ana_vm_replay_event(&f->s.replay, ev);
+    const struct ana_vm_image *im = ana_vm_get(&f->s.replay.vm, ev->image);
+
+    if (rc || !f->fold)
+        return rc;
+    if (im && im->ended && ana_vm_kind_applies(ev->kind) && (rc = keep_sites(f, ev->image, im)))
+        return rc;
+    return ev->kind == FMT_EV_PROCESS_EXIT ? cli_fold_let_go(f->a, ev->image, ev->ts_ns) : 0;
+}
+
 int cmd_frag(int argc, char **argv)
 {
     static const struct option own[] = {
@@ -264,15 +332,23 @@ int cmd_frag(int argc, char **argv)
             break;
         }
     }
+    /* A tree's processes' stacks are decoded as needed and go as they end
+     * (docs/architecture.md, "Process trees"). */
+    f.fold = a.stacks_later = cli_fold_wanted();
     cli_ana_open(&a, argc, argv, optind);
     f.a = &a;
+    f.gran = gran;
     f.s.replay.filter = &a.filter;
     f.s.replay.r = a.r;
     f.s.replay.until = cli_ana_time(&a, "--at", &at);
     f.s.replay.nr_intervals = f.nr_intervals;
     ana_frag_scan_init(&f.s);
-    cli_ana_scan(&a, UINT64_MAX, ana_vm_replay_event, &f.s.replay);
+    cli_ana_scan(&a, UINT64_MAX, frag_event, &f);
     if ((rc = ana_vm_replay_finish(&f.s.replay)))
+        cli_ana_fail(&a, rc);
+    /* The definitions no stack was read from yet: a corrupt one fails here,
+     * as it does at open without a fold. */
+    if (f.fold && (rc = fmt_reader_load_stacks(a.r)))
         cli_ana_fail(&a, rc);
 
     bool svg_only = svg && !strcmp(svg, "-"); /* the map on stdout, and nothing else */

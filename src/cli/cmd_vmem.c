@@ -18,6 +18,7 @@
 #include "analysis/vm/ana_vm_window.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "cli/cli_fold.h"
 #include "cli/cli_getopt.h"
 
 enum {
@@ -69,6 +70,7 @@ struct vmem {
     struct ana_vm_window w;
     unsigned rows; /* lifetimes per group (0: all) */
     enum by by;
+    bool fold;                      /* each process's stacks let go after its exit (vmem_event) */
     struct ana_table *lt, *gt, *tt; /* lifetimes, groups, totals */
 };
 
@@ -334,6 +336,62 @@ static void write_tables(struct vmem *s)
     ana_table_destroy(s->tt);
 }
 
+/* Keep stack's frames (ana_stacks_get) for the tables at the end. */
+static int keep_frames(struct cli_ana *a, uint32_t stack)
+{
+    const struct ana_frame *f;
+    int n = ana_stacks_get(cli_ana_stacks(a), stack, &f);
+
+    return n < 0 ? n : 0;
+}
+
+/* At a process's exit: the frames of its ranges still committed, the
+ * window's open lifetimes at the end (ana_vm_finish), when its stacks are
+ * gone. */
+static int keep_committed(struct vmem *s, const struct ana_vm_image *im)
+{
+    const struct ana_vm_replay *p = &s->w.replay;
+    int rc;
+
+    for (uint32_t i = 0; i < im->nr; i++) {
+        const struct ana_vm_piece *x = &im->v[i];
+
+        if (x->prot == PROT_NONE || x->collector || !(s->w.origins & (1u << x->origin)) ||
+            ana_wpa_class_of(x->commit_ns, 0, true, p->t0, p->t1) == ANA_WPA_OUTSIDE)
+            continue;
+        if ((rc = keep_frames(s->a, x->commit_stack)))
+            return rc;
+    }
+    return 0;
+}
+
+/* The replay's event (ana_scan_fn), on a process tree: the frames the
+ * tables read are kept while the process's stacks are there (a lifetime
+ * in the window as it ends, the ranges still committed at the exit, the
+ * stack of a mapping call that comes after it), and its stacks go a
+ * second after its exit (cli_fold_let_go). */
+static int vmem_event(void *arg, const struct fmt_event *ev)
+{
+    struct vmem *s = arg;
+    size_t nr = s->w.nr;
+    int rc = ana_vm_replay_event(&s->w.replay, ev);
+    const struct ana_vm_image *im = ana_vm_get(&s->w.replay.vm, ev->image);
+
+    if (rc || !s->fold)
+        return rc;
+    for (; nr < s->w.nr; nr++)
+        if ((rc = keep_frames(s->a, s->w.v[nr].l.commit_stack)))
+            return rc;
+    if (ev->kind == FMT_EV_PROCESS_EXIT) {
+        if (im && im->ended && (rc = keep_committed(s, im)))
+            return rc;
+        return cli_fold_let_go(s->a, ev->image, ev->ts_ns);
+    }
+    if (im && im->ended && ana_vm_kind_applies(ev->kind))
+        return keep_frames(s->a, ev->stack);
+    return 0;
+}
+
 int cmd_vmem(int argc, char **argv)
 {
     static const struct option own[] = {
@@ -384,6 +442,9 @@ int cmd_vmem(int argc, char **argv)
             break;
         }
     }
+    /* A tree's processes' stacks are decoded as needed and go as they end
+     * (docs/architecture.md, "Process trees"). */
+    s.fold = a.stacks_later = cli_fold_wanted();
     cli_ana_open(&a, argc, argv, optind);
     fmt_reader_counts(a.r, &counts);
     s.a = &a;
@@ -394,8 +455,12 @@ int cmd_vmem(int argc, char **argv)
     if (s.w.replay.t0 > s.w.replay.t1)
         cli_usage_error("vmem: --from is after --to");
     ana_vm_window_init(&s.w);
-    cli_ana_scan(&a, UINT64_MAX, ana_vm_replay_event, &s.w.replay);
+    cli_ana_scan(&a, UINT64_MAX, vmem_event, &s);
     if ((rc = ana_vm_replay_finish(&s.w.replay)))
+        cli_ana_fail(&a, rc);
+    /* The definitions no stack was read from yet: a corrupt one fails here,
+     * as it does at open without a fold. */
+    if (s.fold && (rc = fmt_reader_load_stacks(a.r)))
         cli_ana_fail(&a, rc);
     if ((rc = ana_vm_window_key(&s.w, (enum ana_vm_by)s.by,
                                 s.by == BY_FUNCTION && s.w.nr ? cli_ana_stacks(&a) : NULL)))
