@@ -201,10 +201,12 @@ void cli_rows_from_fold(struct cli_ana *a, const struct ana_fold *f, enum cli_ro
     out->stack = malloc(((size_t)n + 1) * sizeof(*out->stack));
     out->live_stack = malloc(((size_t)n + 1) * sizeof(*out->live_stack));
     out->supp = malloc(((size_t)n + 1) * sizeof(*out->supp));
-    if (!out->row || !out->stack || !out->live_stack || !out->supp)
+    out->lowest = malloc(((size_t)n + 1) * sizeof(*out->lowest));
+    if (!out->row || !out->stack || !out->live_stack || !out->supp || !out->lowest)
         cli_die("%s: out of memory", a->cmd);
     for (uint32_t id = 0; id < n; id++) {
         out->row[id] = &v[id].s;
+        out->lowest[id] = v[id].stack;
         out->stack[id] = v[id].made_stack;
         out->live_stack[id] = v[id].live_stack;
         out->supp[id] = v[id].tag != 0;
@@ -224,6 +226,7 @@ void cli_rows_release(struct cli_rows *r)
     free(r->stack);
     free(r->live_stack);
     free(r->supp);
+    free(r->lowest);
     memset(r, 0, sizeof(*r));
 }
 

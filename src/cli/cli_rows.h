@@ -36,6 +36,7 @@ struct cli_rows {
      * a model, whose ids are stack ids. */
     uint32_t *stack;
     uint32_t *live_stack;
+    uint32_t *lowest; /* lowest[id]: the lowest stack id of its sites */
     /* Rows of a fold: whether a suppression matches each (decided when it
      * was made, cli_fold.c); NULL: cli_rows_suppressed asks cli_supp. */
     bool *supp;
@@ -47,6 +48,13 @@ void cli_rows_make(struct cli_ana *a, const struct ana_model *m, struct cli_rows
 static inline uint32_t cli_rows_stack(const struct cli_rows *r, uint32_t id)
 {
     return r->stack ? r->stack[id] : id;
+}
+
+/* The stack id row id is known by (a CSV's stack_id): its sites' lowest,
+ * which is the id of a model's row. */
+static inline uint32_t cli_rows_lowest(const struct cli_rows *r, uint32_t id)
+{
+    return r->lowest ? r->lowest[id] : id;
 }
 
 /* Whether a suppression matches the leaks of row id (cli_supp.h). */

@@ -210,6 +210,14 @@ static int by_fold_rank(const void *x, const void *y, void *arg)
     return rank_order(&a->s, a->stack, &b->s, b->stack, ctx->r);
 }
 
+static int by_fold_stack(const void *x, const void *y, void *arg)
+{
+    const struct ana_fold_row *rows = arg;
+    uint32_t a = rows[*(const uint32_t *)x].stack, b = rows[*(const uint32_t *)y].stack;
+
+    return (a > b) - (a < b);
+}
+
 /* An image folded (ana_fold_keep_fn): its suppressed leaks summed, and the
  * rows its tables show kept, the first --top by each ranking as ranked()
  * orders them (by value, then by lowest stack: the view's row ids). */
@@ -239,6 +247,15 @@ static int keep_rows(void *arg, uint32_t image, const struct ana_fold_row *rows,
         for (uint32_t i = 0; i < k && (!rp->a.top || i < rp->a.top); i++)
             keep[ids[i]] = true;
     }
+    /* The CSV lists after those by peak the rows with allocations but no
+     * share of it, lowest stack first (write_csv). */
+    uint32_t k = 0;
+    for (uint32_t i = 0; rp->a.format == CLI_FMT_CSV && i < n; i++)
+        if (!rows[i].s.peak_bytes && rows[i].s.nr_allocs)
+            ids[k++] = i;
+    util_sort_first(ids, k, sizeof(*ids), rp->a.top, by_fold_stack, (void *)rows);
+    for (uint32_t i = 0; i < k && (!rp->a.top || i < rp->a.top); i++)
+        keep[ids[i]] = true;
     free(ids);
     return 0;
 }
@@ -774,7 +791,7 @@ static void write_csv(struct report *rp, FILE *out)
             site_row(rp, &rp->procs, t, rp->ids[k], 3, 0);
             ana_table_set_u64(t, 0, p.s->pid);
             ana_table_set_u64(t, 1, i);
-            ana_table_set_u64(t, 2, rp->ids[k]);
+            ana_table_set_u64(t, 2, cli_rows_lowest(&rp->procs.rows, rp->ids[k]));
         }
     }
     cli_ana_table(&rp->a, t, out, "", true);
@@ -804,9 +821,8 @@ int cmd_report(int argc, char **argv)
         if (c == OPT_VERIFY)
             rp.a.verify = true;
     }
-    /* The text and JSON may fold the tree's processes (cli_fold.h); CSV
-     * lists every process's sites. */
-    rp.a.stacks_later = rp.a.format != CLI_FMT_CSV;
+    /* It may fold the tree's processes (cli_fold.h). */
+    rp.a.stacks_later = true;
     cli_ana_open(&rp.a, argc, argv, optind);
     if (rp.loose)
         cli_ana_want_temporary(&rp.a, "--temporary-threshold");
@@ -825,10 +841,12 @@ int cmd_report(int argc, char **argv)
                                    .temporary_threshold = rp.temp_threshold};
     cli_ana_programs(&rp.a, &mo);
     /* The per-program view's rows can be folded at each image's end
-     * (cli_fold.h); the JSON's tables by process too, each keeping its
-     * first rows (keep_rows). */
-    bool folded = rp.a.format != CLI_FMT_CSV && cli_fold_setup(&rp.a, &mo, CLI_FOLD_ROWS);
+     * (cli_fold.h); the JSON's and CSV's tables by process too, each
+     * keeping its first rows (keep_rows). With --top 0 those are every
+     * row of every process, which the whole model holds in less. */
     bool need_procs = !rp.a.by_program || rp.a.format != CLI_FMT_TEXT;
+    bool folded = need_procs && !rp.a.top ? cli_fold_can(&rp.a, true)
+                                          : cli_fold_setup(&rp.a, &mo, CLI_FOLD_ROWS);
     if (folded && need_procs) {
         rp.nr_supp = fmt_reader_nr_images(rp.a.r);
         if (!(rp.supp = calloc((size_t)rp.nr_supp + 1, sizeof(*rp.supp))))
