@@ -29,9 +29,14 @@ bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo, enum cli_fo
 /* cli_fold_setup's test, for a command whose analysis folds by itself
  * (html): whether the per-program view is on, no block is kept
  * (keeps_blocks false), no index is read, the trace has no pools and
- * MEMSCRIBE_FOLD is not 0. When not, a trace opened with stacks_later
+ * cli_fold_trace says yes. When not, a trace opened with stacks_later
  * has every stack decoded now. Dies on failure. */
 bool cli_fold_can(struct cli_ana *a, bool keeps_blocks);
+
+/* Whether r's sites may be folded at their images' ends: folding is on
+ * and the trace is not aggregated (record --aggregate: a process's shares
+ * of its peak come in rows after its end; its sites are few anyway). */
+bool cli_fold_trace(const struct fmt_reader *r);
 
 /* Whether folding is on: MEMSCRIBE_FOLD=0 turns it off (tests compare). */
 bool cli_fold_wanted(void);

@@ -236,7 +236,8 @@ static int keep_rows(void *arg, uint32_t image, const struct ana_fold_row *rows,
             rp->supp_total[0] += (uint64_t)rows[i].s.live_bytes;
             rp->supp_total[1] += (uint64_t)rows[i].s.live_blocks;
         }
-    for (enum rank r = 0; r < NR_RANKS; r++) {
+    /* The CSV ranks by peak only. */
+    for (enum rank r = 0; r < (rp->a.format == CLI_FMT_CSV ? BY_PEAK + 1 : NR_RANKS); r++) {
         uint32_t k = 0;
         for (uint32_t i = 0; i < n; i++)
             if (rank_value(&rows[i].s, r) &&

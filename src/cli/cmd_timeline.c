@@ -15,6 +15,7 @@
 #include "analysis/model/ana_timeline.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "cli/cli_fold.h"
 #include "cli/cli_getopt.h"
 #include "util/util_duration.h"
 
@@ -78,6 +79,8 @@ struct sites {
     /* top: no sites picked first; the timeline's pass follows every stack
      * and keeps the n first by peak (ana_site_series_subscribe_top) */
     bool top;
+    /* the sites' models retire their images' (cli_fold_wanted) */
+    bool retire;
     uint32_t nr_stacks;
     struct ana_site_series series;
 };
@@ -86,12 +89,84 @@ struct sites {
  * past it, the sites are picked by a model's pass first. */
 #define TOP_MAX_CELLS (4u << 20)
 
+/* A site picked, as ana_site_by_peak orders them. */
+struct pick {
+    uint64_t peak_bytes, alloc_bytes;
+    uint32_t stack;
+};
+
+static int by_peak(const struct pick *a, const struct pick *b)
+{
+    if (a->peak_bytes != b->peak_bytes)
+        return a->peak_bytes > b->peak_bytes ? -1 : 1;
+    if (a->alloc_bytes != b->alloc_bytes)
+        return a->alloc_bytes > b->alloc_bytes ? -1 : 1;
+    return (a->stack > b->stack) - (a->stack < b->stack);
+}
+
+/* The n first sites so far, in order, as each image's are handed over. */
+struct picks {
+    struct cli_ana *a;
+    struct pick *v;
+    uint32_t nr, n;
+};
+
+/* A site of an image ended: among the first n by peak, its frames kept
+ * (the process's stacks go). */
+static int pick_site(void *arg, uint32_t stack, const struct ana_site *s)
+{
+    struct picks *p = arg;
+    struct pick c = {s->peak_bytes, s->alloc_bytes, stack};
+    const struct ana_frame *f;
+    uint32_t at = p->nr;
+
+    if (!s->nr_allocs || (p->nr == p->n && by_peak(&c, &p->v[p->nr - 1]) > 0))
+        return 0;
+    while (at && by_peak(&c, &p->v[at - 1]) < 0)
+        at--;
+    if (p->nr < p->n)
+        p->nr++;
+    memmove(p->v + at + 1, p->v + at, (p->nr - 1 - at) * sizeof(*p->v));
+    p->v[at] = c;
+    int rc = ana_stacks_get(cli_ana_stacks(p->a), stack, &f);
+    return rc < 0 ? rc : 0;
+}
+
+static int pick_image(void *arg, const struct ana_model *m, uint32_t image)
+{
+    struct picks *p = arg;
+    const struct ana_scope *s = ana_model_image(m, image);
+    int rc = ana_model_each_site_of(m, image, pick_site, p);
+
+    if (rc || !s->ended)
+        return rc;
+    return cli_fold_let_go(p->a, image, s->end_ns);
+}
+
 /* The n sites with the most bytes at their process's peak: a pass of the
- * model first (the series follows them in the timeline's pass). */
+ * model first (the series follows them in the timeline's pass). On a tree
+ * each image's sites are weighed at its end and dropped (cli_fold.h). */
 static void pick_sites(struct cli_ana *a, struct sites *st, uint32_t n)
 {
     struct ana_model_options mo = {.filter = &a->filter};
+    struct picks p = {a, calloc((size_t)n + 1, sizeof(*p.v)), 0, n};
+
+    if (!p.v)
+        cli_die("timeline: out of memory");
+    if (st->retire)
+        mo.retire = (struct ana_model_retire){pick_image, &p};
     struct ana_model *m = cli_ana_model(a, &mo, UINT64_MAX);
+    if (st->retire) {
+        if (!(st->stacks = malloc((n ? n : 1) * sizeof(*st->stacks))))
+            cli_die("timeline: out of memory");
+        for (uint32_t k = 0; k < p.nr; k++)
+            st->stacks[k] = p.v[k].stack;
+        st->n = p.nr;
+        free(p.v);
+        ana_model_destroy(m);
+        return;
+    }
+    free(p.v);
     uint32_t nr = ana_model_nr_sites(m), k = 0;
     uint32_t *ids = malloc((nr ? nr : 1) * sizeof(*ids));
 
@@ -139,10 +214,17 @@ static int follow_sites(void *arg, struct ana_heap_replay *p, struct ana_model *
 {
     struct sites *st = arg;
 
+    int rc;
+
     if (st->top)
         return ana_site_series_subscribe_top(&st->series, p, m, st->nr_stacks, st->n, TOP_MAX_CELLS,
                                              tl);
-    return ana_site_series_subscribe(&st->series, p, m, st->stacks, st->n, tl);
+    if ((rc = ana_site_series_subscribe(&st->series, p, m, st->stacks, st->n, tl)))
+        return rc;
+    /* Only the followed sites are read: the others go at their end. */
+    return st->retire ? ana_model_set_retire(
+                            m, (struct ana_model_retire){ana_site_series_retire, &st->series})
+                      : 0;
 }
 
 static void sites_json(struct cli_ana *a, struct ana_json *j, const struct sites *st)
@@ -219,6 +301,7 @@ static int compute(struct cli_ana *a, struct ana_timeline *tl,
               counts.nr_stacks < TOP_MAX_CELLS / 1024;
     st->nr_stacks = counts.nr_stacks;
     st->n = n;
+    st->retire = cli_fold_trace(a->r);
     if (n && !st->top)
         pick_sites(a, st, n);
     rc = ana_timeline_compute_range(tl, a->r, &a->filter, range, cli_ana_progress, a,
@@ -275,8 +358,8 @@ int cmd_timeline(int argc, char **argv)
         }
     }
     /* Without --sites no stack is read: none is decoded (a build's are
-     * millions). */
-    a.stacks_later = !nr_sites;
+     * millions); with them, a tree's processes' go as they end. */
+    a.stacks_later = !nr_sites || cli_fold_wanted();
     cli_ana_open(&a, argc, argv, optind);
     if (nr_sites && a.format == CLI_FMT_CSV)
         cli_usage_error("timeline: --sites goes with text or json, not csv");

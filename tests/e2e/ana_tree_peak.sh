@@ -71,7 +71,8 @@ check() { # name trace hogs-at-once
         timeline "window --tree" "window --tree --bottom-up --top 0" tree "tree --bottom-up --top 0" \
         vmem "vmem --format=json --by function --rows 0" frag "frag --format=json --granularity 4K --top 0" \
         "diff --sort leaked $t" "diff --lines --from 1ms --top 0 $t" "vmem --exe ana_hog" \
-        "report --format=csv" "report --format=csv --top 0"; do
+        "report --format=csv" "report --format=csv --top 0" "timeline --sites 3" \
+        "timeline --sites 2 --format=json --from 1ms"; do
         # shellcheck disable=SC2086 # the command's words
         "$MEMSCRIBE" $cmd "$t" >"$WORK/fold.out" || fail "$name: $cmd"
         # shellcheck disable=SC2086

@@ -81,6 +81,14 @@ int ana_model_create(struct ana_model **out, const struct ana_model_options *opt
     return 0;
 }
 
+int ana_model_set_retire(struct ana_model *m, struct ana_model_retire retire)
+{
+    if (m->nr_sites || m->opt.keep_blocks || m->partial)
+        return -EINVAL;
+    m->opt.retire = retire;
+    return 0;
+}
+
 int ana_model_create_partial(struct ana_model **out, const struct ana_model_options *opt)
 {
     int rc = ana_model_create(out, opt);

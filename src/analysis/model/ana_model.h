@@ -216,6 +216,10 @@ struct ana_block {
 };
 
 int ana_model_create(struct ana_model **out, const struct ana_model_options *opt);
+/* Set opt.retire of a model no event reached yet (a consumer subscribed
+ * after the model was made decides it). 0, or -EINVAL (sites made
+ * already, blocks kept, or a partial model). */
+int ana_model_set_retire(struct ana_model *m, struct ana_model_retire retire);
 void ana_model_destroy(struct ana_model *m);
 
 /* Apply one event. Returns 0 or -ENOMEM. */

@@ -36,7 +36,9 @@ static int take(struct ana_site_series *s, uint64_t t_ns)
         const struct ana_site *site = ana_model_site(s->m_, s->stacks[k]);
         int64_t live = site ? site->live_bytes : 0;
 
-        s->bytes[(s->nr_times - 1) * s->nr_sites + k] = live > 0 ? (uint64_t)live : 0;
+        s->bytes[(s->nr_times - 1) * s->nr_sites + k] = live > 0             ? (uint64_t)live
+                                                        : site || !s->final_ ? 0
+                                                                             : s->final_[k];
     }
     return 0;
 }
@@ -44,6 +46,20 @@ static int take(struct ana_site_series *s, uint64_t t_ns)
 static int on_moment(void *arg, uint64_t t_ns)
 {
     return take(arg, t_ns);
+}
+
+int ana_site_series_retire(void *arg, const struct ana_model *m, uint32_t image)
+{
+    struct ana_site_series *s = arg;
+
+    if (!s->final_ && !(s->final_ = calloc((size_t)s->nr_sites + 1, sizeof(*s->final_))))
+        return -ENOMEM;
+    for (uint32_t k = 0; k < s->nr_sites; k++) {
+        const struct ana_site *site = ana_model_site(m, s->stacks[k]);
+        if (site && site->image == image)
+            s->final_[k] = site->live_bytes > 0 ? (uint64_t)site->live_bytes : 0;
+    }
+    return 0;
 }
 
 int ana_site_by_peak(const void *x, const void *y, void *arg)
@@ -140,5 +156,6 @@ void ana_site_series_release(struct ana_site_series *s)
     free(s->stacks);
     free(s->t_ns);
     free(s->bytes);
+    free(s->final_);
     memset(s, 0, sizeof(*s));
 }

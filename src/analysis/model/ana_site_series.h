@@ -26,6 +26,7 @@ struct ana_site_series {
     uint64_t end_ns_;  /* the last values' time; UINT64_MAX: none (ana_timeline_end) */
     uint32_t top_;     /* top mode: keep this many at the end (0: the caller's sites) */
     size_t max_cells_; /* top mode: at most this many values (0: no bound) */
+    uint64_t *final_;  /* by site: its live bytes when its image ended (retire) */
 };
 
 /* The order of sites by their bytes at their process's peak (then bytes
@@ -40,6 +41,12 @@ int ana_site_by_peak(const void *x, const void *y, void *arg);
 int ana_site_series_subscribe(struct ana_site_series *s, struct ana_heap_replay *p,
                               const struct ana_model *m, const uint32_t *stacks, uint32_t n,
                               const struct ana_timeline *tl);
+
+/* Follow the sites of a model that retires its images' sites at their
+ * end (ana_model_options.retire): the callback that keeps the followed
+ * sites' last live bytes (an ended process's leaks stay in use), for a
+ * model that drops every other site. Returns 0 or -ENOMEM. */
+int ana_site_series_retire(void *s, const struct ana_model *m, uint32_t image);
 
 /* Top mode, one pass instead of a model's pass to pick the sites first:
  * follow every stack id below nr_stacks + 1 (the trace's) and, when the
