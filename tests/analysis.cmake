@@ -58,3 +58,7 @@ ms_unit_test(test_ana_stacks ${ANA_UNIT}/test_ana_stacks.c ${ANA_UNIT}/test_fmt_
 target_compile_definitions(test_ana_stacks PRIVATE
   MS_GOLDEN_DIR="${PROJECT_SOURCE_DIR}/tests/golden")
 ms_e2e_test(ana_keys ana_keys.sh)
+
+# Which leak scan is an image's exit's (ana_reach_at_exit).
+ms_unit_test(test_ana_reach ${ANA_UNIT}/test_ana_reach.c ${ANA_UNIT}/test_fmt_util.c
+             LIBS ms_analysis ms_format)

@@ -3,6 +3,7 @@
  * image and in all (ana_reach.h). */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 
 #include "analysis/model/ana_reach.h"
 
@@ -58,15 +59,24 @@ const struct fmt_reach_info *ana_reach_find(const struct fmt_reader *r, uint32_t
 }
 
 /* An image's exit is stamped when exit() reaches the collector; the scan
- * it asks for starts after. A scan made while it ran comes before by more
- * than the time unit's rounding. */
-#define ANA_REACH_EXIT_SLACK_NS 1000000u
+ * it asks for starts after. But the end the recorder writes is the latest
+ * of that stamp, the image's last event and its last RSS sample
+ * (rec_stream.c), and on a loaded machine a sample or an event of the
+ * exiting program can come well after the scan began (a 1 ms slack failed
+ * so). The exit's scan is the image's last, and an image killed by a
+ * signal had none: a scan on request made while it ran is followed by the
+ * exit's, or the image was killed, or it comes long before the end. */
+#define ANA_REACH_EXIT_SLACK_NS 100000000u
 
 bool ana_reach_at_exit(const struct fmt_reader *r, const struct fmt_reach_info *ri)
 {
     const struct fmt_image_info *im = ri ? fmt_reader_image(r, ri->image) : NULL;
 
-    return im && im->ended && ri->ts_ns + ANA_REACH_EXIT_SLACK_NS >= im->end_ns;
+    if (!im || !im->ended || ri != fmt_reader_find_reach(r, ri->image))
+        return false;
+    if (im->status_known && WIFSIGNALED((int)im->exit_status))
+        return false;
+    return ri->ts_ns + ANA_REACH_EXIT_SLACK_NS >= im->end_ns;
 }
 
 unsigned ana_reach_class_of(const struct fmt_reader *r, uint32_t image, uint64_t serial,
