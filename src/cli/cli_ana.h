@@ -95,6 +95,9 @@ struct cli_ana {
      * processes, and no --by-process). */
     struct ana_programs programs;
     bool by_program;
+    /* Set by a command that reads only rows by process from a fold (report
+     * with --by-process): it may fold without the per-program view. */
+    bool fold_by_image;
     /* --index (leaks): cli_ana_model answers a moment's live state from the
      * chunk summaries where the trace and options allow (ana_pmodel.h). */
     bool index;

@@ -110,8 +110,8 @@ bool cli_fold_trace(const struct fmt_reader *r)
 
 bool cli_fold_can(struct cli_ana *a, bool keeps_blocks)
 {
-    if (!a->by_program || keeps_blocks || a->index || fmt_reader_nr_pools(a->r) ||
-        !cli_fold_trace(a->r)) {
+    if ((!a->by_program && !a->fold_by_image) || keeps_blocks || a->index ||
+        fmt_reader_nr_pools(a->r) || !cli_fold_trace(a->r)) {
         /* Every stack is read at the end. */
         int rc = a->stacks_later ? fmt_reader_load_stacks(a->r) : 0;
         if (rc)

@@ -846,6 +846,8 @@ int cmd_report(int argc, char **argv)
      * keeping its first rows (keep_rows). With --top 0 those are every
      * row of every process, which the whole model holds in less. */
     bool need_procs = !rp.a.by_program || rp.a.format != CLI_FMT_TEXT;
+    /* Without the per-program view only the rows by process are read. */
+    rp.a.fold_by_image = !rp.a.by_program;
     bool folded = need_procs && !rp.a.top ? cli_fold_can(&rp.a, true)
                                           : cli_fold_setup(&rp.a, &mo, CLI_FOLD_ROWS);
     if (folded && need_procs) {
