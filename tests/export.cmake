@@ -10,7 +10,7 @@ ms_unit_test(test_ana_export ${PROJECT_SOURCE_DIR}/tests/unit/test_ana_export.c
              LIBS ms_analysis)
 target_compile_definitions(test_ana_export PRIVATE MS_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 
-foreach(t massif heaptrack dhat pprof folded sqlite csv cli big several reach)
+foreach(t massif heaptrack dhat pprof folded sqlite csv cli big several reach tree)
   ms_e2e_test(export_${t} export_${t}.sh)
 endforeach()
 

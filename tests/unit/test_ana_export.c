@@ -641,6 +641,89 @@ static uint64_t folded_sum(const char *text)
     return sum;
 }
 
+/* A folded file's lines of the same text summed, in the order of the
+ * first of them (a tree's folded file against the whole model's). */
+static char *folded_summed(const char *text)
+{
+    size_t cap = strlen(text) + 1, nr = 0;
+    const char **line = calloc(cap, sizeof(*line));
+    size_t *len = calloc(cap, sizeof(*len));
+    uint64_t *cost = calloc(cap, sizeof(*cost));
+    char *out = calloc(cap, 1), *o = out;
+
+    assert_true(line && len && cost && out);
+    for (const char *l = text; *l;) {
+        const char *nl = strchr(l, '\n'), *sp = strrchr(l, ' ');
+        size_t k = 0;
+
+        assert_non_null(nl);
+        for (sp = nl; sp[-1] != ' '; sp--)
+            ;
+        while (k < nr && (len[k] != (size_t)(sp - 1 - l) || memcmp(line[k], l, len[k])))
+            k++;
+        if (k == nr)
+            line[nr] = l, len[nr++] = (size_t)(sp - 1 - l);
+        cost[k] += strtoull(sp, NULL, 10);
+        l = nl + 1;
+    }
+    for (size_t k = 0; k < nr; k++)
+        o += sprintf(o, "%.*s %llu\n", (int)len[k], line[k], (unsigned long long)cost[k]);
+    free(line);
+    free(len);
+    free(cost);
+    return out;
+}
+
+/* A tree's folded lines made at each process's end, its stacks let go as
+ * soon as they are read: each text once, its cost the sum of the whole
+ * model's lines of that text (a module mapped at two bases: the same
+ * frames), in the order of the first, for every cost. */
+static void test_folded_tree(void **state)
+{
+    static const enum ana_export_cost costs[] = {
+        ANA_COST_ALLOCATIONS, ANA_COST_BYTES, ANA_COST_LEAKED, ANA_COST_PEAK, ANA_COST_TEMPORARY};
+    int fd = memfd_create("tree", MFD_CLOEXEC);
+    char err[600];
+
+    (void)state;
+    assert_int_equal(xtrace_write_tree(fd), 0);
+    for (size_t c = 0; c < sizeof(costs) / sizeof(costs[0]); c++) {
+        char *got[2];
+        for (int stream = 0; stream < 2; stream++) {
+            struct fixture f = {.trace_fd = fd};
+            struct done d = {0};
+
+            assert_int_equal(fmt_reader_open_fd_flags(&f.r, fd, "tree",
+                                                      stream ? FMT_OPEN_STACKS_LATER : 0, err,
+                                                      sizeof(err)),
+                             0);
+            d.r = f.r;
+            struct ana_export_output out = {.format = ana_exporter_find("folded")};
+            assert_int_equal(ana_export_streams(f.r, &out, 1), true);
+            got[stream] = export_opt(&f, "folded", costs[c], stream ? image_done : NULL, &d, NULL);
+            fmt_reader_close(f.r);
+            assert_int_equal(d.nr, stream ? 2 : 0);
+        }
+        char *summed = folded_summed(got[0]);
+        if (costs[c] == ANA_COST_PEAK) {
+            /* The tree's peak, 708 bytes at 1502 ms: image 2's 8 bytes of
+             * no stack, not image 1's 40 too (ended at 20 ms), which the
+             * whole model's one site of stack 0 (every image's) counts. */
+            assert_string_equal(got[1], "[unknown] 8\n0x1300;0x1200;0x1100 100\n"
+                                        "libc#.so+0x200;libc#.so+0x100 600\n");
+            assert_string_equal(strchr(got[1], '\n'), strchr(summed, '\n'));
+        } else {
+            assert_string_equal(got[1], summed);
+        }
+        if (costs[c] == ANA_COST_BYTES)
+            assert_true(strlen(got[1]) < strlen(got[0])); /* two lines summed */
+        free(summed);
+        free(got[0]);
+        free(got[1]);
+    }
+    close(fd);
+}
+
 /* Every format on random three-thread traces: the numbers each keeps add
  * up to the model's (which the unit tests of the core check in turn). */
 static void test_random_all(void **state)
@@ -1123,6 +1206,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_heaptrack_random),
         cmocka_unit_test_setup_teardown(test_pprof, setup, teardown),
         cmocka_unit_test(test_pprof_tree),
+        cmocka_unit_test(test_folded_tree),
         cmocka_unit_test(test_random_all),
         cmocka_unit_test_setup_teardown(test_sqlite_leaks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sqlite_window, setup, teardown),

@@ -123,8 +123,9 @@ struct ana_export_output {
 };
 
 /* Whether the export's one output can write each process image's part at
- * the image's end for the trace r reads (ana_exporter.streams): pprof, but
- * for a trace with leak classes. r NULL: whether it can for some trace.
+ * the image's end for the trace r reads (ana_exporter.streams): pprof (but
+ * for a trace with leak classes) and folded (a trace of several processes).
+ * r NULL: whether it can for some trace.
  * Several outputs share one model of the whole trace instead (each that
  * streams would replay a model of its own). */
 bool ana_export_streams(const struct fmt_reader *r, const struct ana_export_output *outs,

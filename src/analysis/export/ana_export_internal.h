@@ -189,6 +189,7 @@ const char *ana_xsym_basename(const char *path);
 /* ---- The exporters' runs (the table in ana_export_run.c): each sets
  * up its job as above. Returns 0 or -errno. */
 int ana_export_folded(struct ana_export_job *job);
+bool ana_export_folded_streams(const struct fmt_reader *r);
 int ana_export_csv(struct ana_export_job *job);
 int ana_export_pprof(struct ana_export_job *job);
 bool ana_export_pprof_streams(const struct fmt_reader *r);

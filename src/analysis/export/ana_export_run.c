@@ -39,7 +39,7 @@ const struct ana_exporter ana_exporters[] = {
     {"folded",
      "flamegraph.pl, speedscope, inferno: 'root;...;leaf COST' per\n"
      "stack, for one --cost. Drops everything else.\n",
-     ANA_COMPRESS_NONE, NULL, ana_export_folded, NULL},
+     ANA_COMPRESS_NONE, NULL, ana_export_folded, ana_export_folded_streams},
     {"sqlite",
      "a database (-o required): every heap block with its alloc\n"
      "and free time and thread, frames as a tree, stacks, modules,\n"

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# memscribe export on a process tree (docs/export.md, "Process trees"): an
+# output alone writes each process's part at its end and lets its stacks
+# go; what it writes reads as the one written from the whole model
+# (MEMSCRIBE_FOLD=0), which is the previous writer's, byte for byte.
+# folded: each line's text once, its cost the sum of the whole model's
+# lines of that text, in the order of their first.
+source "$(dirname "$0")/export_lib.sh"
+
+tr=$T/tree.mscr
+prog=$MS_PROGRAMS/export_prog
+(cd "$T" && "$M" record -o "$tr" -- sh -c "'$prog'; '$prog' & '$prog'; wait; '$prog'" \
+    >/dev/null 2>"$T/record.err") || fail "record failed: $(cat "$T/record.err")"
+
+# A folded file's lines of the same text summed, in the order of the first.
+sum_lines() {
+    awk '/^#/ { print; next }
+        { n = $NF; t = $0; sub(/ [0-9]+$/, "", t)
+          if (!(t in c)) o[k++] = t
+          c[t] += n }
+        END { for (i = 0; i < k; i++) if (c[o[i]]) print o[i], c[o[i]] }' "$1"
+}
+
+for cost in allocations bytes leaked peak temporary; do
+    "$M" export --to folded --cost "$cost" -o "$T/fold.folded" "$tr" || fail "folded $cost"
+    MEMSCRIBE_FOLD=0 "$M" export --to folded --cost "$cost" -o "$T/whole.folded" "$tr" ||
+        fail "folded $cost (whole)"
+    cmp -s "$T/fold.folded" <(sum_lines "$T/whole.folded") ||
+        fail "folded $cost: differs: $(diff <(sum_lines "$T/whole.folded") "$T/fold.folded" | head -5)"
+    [ "$(wc -l <"$T/fold.folded")" -gt 1 ] || fail "folded $cost: few lines"
+    [ "$cost" != bytes ] || [ "$(wc -l <"$T/fold.folded")" -lt "$(wc -l <"$T/whole.folded")" ] ||
+        fail "folded: the processes' lines of the same text were not summed"
+done
+echo "export_tree: ok"
