@@ -22,10 +22,11 @@ void ana_vm_replay_init(struct ana_vm_replay *p, const struct ana_vm_replay_ops 
 
 bool ana_vm_replay_selects(const struct ana_vm_replay *p, uint32_t image)
 {
+    if (ana_filter_is_empty(p->filter))
+        return true;
     /* The images' states grow by doubling: one past the trace's is none. */
     const struct fmt_image_info *ii = fmt_reader_image(p->r, image);
-
-    return ana_filter_is_empty(p->filter) || (ii && ana_filter_image(p->filter, image, ii->pid));
+    return ii && ana_filter_image(p->filter, image, ii->pid);
 }
 
 /* Every moment before upto, for each selected image with a state. */
