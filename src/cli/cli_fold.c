@@ -96,6 +96,12 @@ static int retire(void *arg, const struct ana_model *m, uint32_t image)
     return cli_fold_let_go(a, image, s->end_ns);
 }
 
+/* A process --pid or --exe left out ended: its stacks go too. */
+static int left_out(void *arg, uint32_t image, uint64_t end_ns)
+{
+    return cli_fold_let_go(arg, image, end_ns);
+}
+
 bool cli_fold_wanted(void)
 {
     const char *env = getenv("MEMSCRIBE_FOLD");
@@ -108,12 +114,19 @@ bool cli_fold_trace(const struct fmt_reader *r)
     return cli_fold_wanted() && !fmt_reader_info(r)->aggregate_ns;
 }
 
+bool cli_fold_leaves_out(const struct cli_ana *a)
+{
+    return a->stacks_later && !ana_filter_is_empty(&a->filter) && !a->index &&
+           fmt_reader_nr_images(a->r) > 1 && cli_fold_trace(a->r);
+}
+
 bool cli_fold_can(struct cli_ana *a, bool keeps_blocks)
 {
     if ((!a->by_program && !a->fold_by_image) || keeps_blocks || a->index ||
         fmt_reader_nr_pools(a->r) || !cli_fold_trace(a->r)) {
-        /* Every stack is read at the end. */
-        int rc = a->stacks_later ? fmt_reader_load_stacks(a->r) : 0;
+        /* Every stack is read at the end, but those of the processes left
+         * out, which go as they end. */
+        int rc = a->stacks_later && !cli_fold_leaves_out(a) ? fmt_reader_load_stacks(a->r) : 0;
         if (rc)
             cli_ana_fail(a, rc);
         return false;
@@ -123,8 +136,11 @@ bool cli_fold_can(struct cli_ana *a, bool keeps_blocks)
 
 bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo, enum cli_fold_for what)
 {
-    if (!cli_fold_can(a, mo->keep_blocks || mo->temporary_threshold))
+    if (!cli_fold_can(a, mo->keep_blocks || mo->temporary_threshold)) {
+        if (cli_fold_leaves_out(a))
+            mo->retire = (struct ana_model_retire){.arg = a, .left_out = left_out};
         return false;
+    }
     if (!(a->fold = calloc(1, sizeof(*a->fold))))
         cli_die("%s: out of memory", a->cmd);
     if (what != CLI_FOLD_ROWS) {
@@ -139,7 +155,7 @@ bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo, enum cli_fo
                       &(struct ana_fold_calls){
                           .key = row_key, .made = row_made, .stays = row_stays, .arg = a});
     }
-    mo->retire = (struct ana_model_retire){retire, a};
+    mo->retire = (struct ana_model_retire){retire, a, left_out};
     return true;
 }
 

@@ -17,7 +17,9 @@
  * MEMSCRIBE_FOLD=0 in the environment keeps every site instead (tests
  * compare the two). With a->stacks_later, the reader lets each folded
  * process's stacks go a second after it ended; without a fold, every
- * stack is decoded now. Returns whether a->fold is set. Dies on failure. */
+ * stack is decoded now, but those of processes a filter leaves out, which
+ * mo->retire.left_out lets go as they end (cli_fold_leaves_out). Returns
+ * whether a->fold is set. Dies on failure. */
 enum cli_fold_for {
     CLI_FOLD_ROWS,   /* the tables of report and leaks: rows read the same by place */
     CLI_FOLD_FLAME,  /* the flame graph's paths: by functions, every site with a number */
@@ -37,6 +39,11 @@ bool cli_fold_can(struct cli_ana *a, bool keeps_blocks);
  * and the trace is not aggregated (record --aggregate: a process's shares
  * of its peak come in rows after its end; its sites are few anyway). */
 bool cli_fold_trace(const struct fmt_reader *r);
+
+/* Whether the processes a's --pid, --exe or --thread leave out can have
+ * their stacks let go as they end (ana_model_retire.left_out; a trace
+ * opened with stacks_later, folding on), whether or not the rest folds. */
+bool cli_fold_leaves_out(const struct cli_ana *a);
 
 /* Whether folding is on: MEMSCRIBE_FOLD=0 turns it off (tests compare). */
 bool cli_fold_wanted(void);

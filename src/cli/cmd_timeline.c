@@ -143,6 +143,14 @@ static int pick_image(void *arg, const struct ana_model *m, uint32_t image)
     return cli_fold_let_go(p->a, image, s->end_ns);
 }
 
+/* A process --pid or --exe left out ended: its stacks go too. */
+static int pick_left_out(void *arg, uint32_t image, uint64_t end_ns)
+{
+    const struct picks *p = arg;
+
+    return cli_fold_let_go(p->a, image, end_ns);
+}
+
 /* The n sites with the most bytes at their process's peak: a pass of the
  * model first (the series follows them in the timeline's pass). On a tree
  * each image's sites are weighed at its end and dropped (cli_fold.h). */
@@ -154,7 +162,7 @@ static void pick_sites(struct cli_ana *a, struct sites *st, uint32_t n)
     if (!p.v)
         cli_die("timeline: out of memory");
     if (st->retire)
-        mo.retire = (struct ana_model_retire){pick_image, &p};
+        mo.retire = (struct ana_model_retire){pick_image, &p, pick_left_out};
     struct ana_model *m = cli_ana_model(a, &mo, UINT64_MAX);
     if (st->retire) {
         if (!(st->stacks = malloc((n ? n : 1) * sizeof(*st->stacks))))
@@ -222,9 +230,10 @@ static int follow_sites(void *arg, struct ana_heap_replay *p, struct ana_model *
     if ((rc = ana_site_series_subscribe(&st->series, p, m, st->stacks, st->n, tl)))
         return rc;
     /* Only the followed sites are read: the others go at their end. */
-    return st->retire ? ana_model_set_retire(
-                            m, (struct ana_model_retire){ana_site_series_retire, &st->series})
-                      : 0;
+    return st->retire
+               ? ana_model_set_retire(
+                     m, (struct ana_model_retire){.fn = ana_site_series_retire, .arg = &st->series})
+               : 0;
 }
 
 static void sites_json(struct cli_ana *a, struct ana_json *j, const struct sites *st)

@@ -73,7 +73,8 @@ check() { # name trace hogs-at-once
         "diff --sort leaked $t" "diff --lines --from 1ms --top 0 $t" "vmem --exe ana_hog" \
         "report --format=csv" "report --format=csv --top 0" "timeline --sites 3" \
         "timeline --sites 2 --format=json --from 1ms" "report --by-process" \
-        "report --by-process --format=json --top 2"; do
+        "report --by-process --format=json --top 2" "report --exe ana_hog" "leaks --exe ana_hog" \
+        "tree --exe ana_hog"; do
         # shellcheck disable=SC2086 # the command's words
         "$MEMSCRIBE" $cmd "$t" >"$WORK/fold.out" || fail "$name: $cmd"
         # shellcheck disable=SC2086
@@ -92,10 +93,16 @@ check() { # name trace hogs-at-once
     done
     # The page folds its rows too: the same data, its window cells finer
     # at most (html_same.py).
-    "$MEMSCRIBE" html -o "$WORK/fold.html" "$t" || fail "$name: html"
-    MEMSCRIBE_FOLD=0 "$MEMSCRIBE" html -o "$WORK/whole.html" "$t" || fail "$name: html (whole)"
-    python3 "$(dirname "$0")/html_same.py" "$WORK/fold.html" "$WORK/whole.html" ||
-        fail "$name: html: the folded page differs"
+    local sel
+    for sel in "" "--exe ana_hog"; do
+        # shellcheck disable=SC2086 # the option's words
+        "$MEMSCRIBE" html -o "$WORK/fold.html" $sel "$t" || fail "$name: html $sel"
+        # shellcheck disable=SC2086
+        MEMSCRIBE_FOLD=0 "$MEMSCRIBE" html -o "$WORK/whole.html" $sel "$t" ||
+            fail "$name: html $sel (whole)"
+        python3 "$(dirname "$0")/html_same.py" "$WORK/fold.html" "$WORK/whole.html" ||
+            fail "$name: html $sel: the folded page differs"
+    done
     # pprof writes each process's samples at its end and lets its stacks
     # go (bounded memory on trees): the same samples as from the whole
     # model (pprof_samples.py: by value and frames, whatever their order

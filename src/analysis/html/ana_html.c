@@ -68,6 +68,14 @@ static int subscribe(struct ana_html_run *run, struct ana_heap_replay *p)
                                   run->model, &run->replay);
 }
 
+/* A process the page leaves out ended (ana_model_retire.left_out). */
+static int left_out(void *arg, uint32_t image, uint64_t end_ns)
+{
+    const struct ana_html_options *o = arg;
+
+    return o->let_go(o->let_go_arg, image, end_ns);
+}
+
 /* The pass: everything the page shows of the events. */
 static int replay(struct ana_html_run *run)
 {
@@ -101,6 +109,9 @@ static int replay(struct ana_html_run *run)
         run->wpa.key_of = ana_html_fold_cell_key;
         run->wpa.key_arg = run->fold;
         rc = ana_html_fold_subscribe(run->fold, &mo, &p);
+    } else if (o->let_go && !ana_filter_is_empty(o->filter)) {
+        /* The processes left out: their stacks go as they end. */
+        mo.retire = (struct ana_model_retire){.arg = (void *)o, .left_out = left_out};
     }
     ana_scan_options_init(&so);
     so.progress = o->progress;

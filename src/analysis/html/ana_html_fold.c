@@ -154,6 +154,14 @@ static int retire(void *arg, const struct ana_model *m, uint32_t image)
     return h->o->let_go(h->o->let_go_arg, image, s->end_ns);
 }
 
+/* A process the page leaves out (--pid, --exe) ended: its stacks go. */
+static int left_out(void *arg, uint32_t image, uint64_t end_ns)
+{
+    struct ana_html_fold *h = arg;
+
+    return h->o->let_go(h->o->let_go_arg, image, end_ns);
+}
+
 /* Whether an event of kind may commit memory: its stack can name a commit
  * lifetime (ana_vm.c). */
 static bool commits(unsigned kind)
@@ -183,7 +191,7 @@ int ana_html_fold_subscribe(struct ana_html_fold *h, struct ana_model_options *m
 {
     static const struct ana_heap_replay_ops ops = {.step = keep_commit_stack};
 
-    mo->retire = (struct ana_model_retire){retire, h};
+    mo->retire = (struct ana_model_retire){retire, h, h->o->let_go ? left_out : NULL};
     return ana_heap_replay_subscribe(p, &ops, h, 0);
 }
 

@@ -172,7 +172,7 @@ int ana_fold_image(void *arg, const struct ana_model *m, uint32_t image)
 
 struct ana_model_retire ana_fold_retire(struct ana_fold *f)
 {
-    return (struct ana_model_retire){ana_fold_image, f};
+    return (struct ana_model_retire){.fn = ana_fold_image, .arg = f};
 }
 
 static int by_stack(const void *x, const void *y, void *arg)

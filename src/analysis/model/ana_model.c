@@ -606,7 +606,9 @@ apply(struct ana_model *m, const struct fmt_event *ev, const struct ana_step *st
     int rc;
 
     if (!st->selected)
-        return 0;
+        return ev->kind == FMT_EV_PROCESS_EXIT && m->opt.retire.left_out
+                   ? m->opt.retire.left_out(m->opt.retire.arg, ev->image, ev->ts_ns)
+                   : 0;
     struct ana_scope *img = get_image(m, ev->image);
     if (!img)
         return -ENOMEM;

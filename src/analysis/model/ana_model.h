@@ -84,6 +84,9 @@ typedef int ana_model_retire_fn(void *arg, const struct ana_model *m, uint32_t i
 struct ana_model_retire {
     ana_model_retire_fn *fn; /* NULL: sites are kept to the end */
     void *arg;
+    /* An image the filter leaves out ended at end_ns (no site of it is
+     * kept: its stacks are of no more use). NULL: nothing is done. */
+    int (*left_out)(void *arg, uint32_t image, uint64_t end_ns);
 };
 
 /* In the retire callback: fn(arg, stack, site) for each of image's sites

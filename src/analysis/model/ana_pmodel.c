@@ -28,7 +28,8 @@
 bool ana_pmodel_supported(const struct ana_model_options *opt)
 {
     return !opt || (!opt->keep_blocks && !opt->temporary_threshold && !opt->loose_temporary &&
-                    !opt->programs && !opt->retire.fn && (!opt->filter || !opt->filter->nr_tids));
+                    !opt->programs && !opt->retire.fn && !opt->retire.left_out &&
+                    (!opt->filter || !opt->filter->nr_tids));
 }
 
 /* The range's progress as a share of the range. */
