@@ -2,6 +2,7 @@
 /* memscribe leaks: heap blocks still live at the end of the trace (or at
  * --at T), grouped by stack with count and bytes, largest first; --all
  * lists each block (serial, address, size, time, thread). docs/leaks.md. */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_time.h"
+#include "analysis/model/ana_fold.h"
 #include "analysis/model/ana_model.h"
 #include "analysis/model/ana_reach.h"
 #include "cli/cli.h"
@@ -19,6 +21,7 @@
 #include "cli/cli_getopt.h"
 #include "cli/cli_heaps.h"
 #include "cli/cli_rows.h"
+#include "util/util_sort.h"
 
 enum { OPT_AT = CLI_ANA_OPT_FIRST_OWN, OPT_ALL, OPT_INDEX };
 
@@ -194,6 +197,43 @@ static int cmp_leaked(const void *x, const void *y, void *arg)
     return (t->live_id[a] > t->live_id[b]) - (t->live_id[a] < t->live_id[b]);
 }
 
+static int cmp_fold_leaked(const void *x, const void *y, void *arg)
+{
+    const struct ana_fold_row *rows = arg;
+    const struct ana_fold_row *a = &rows[*(const uint32_t *)x], *b = &rows[*(const uint32_t *)y];
+
+    if (a->s.live_bytes != b->s.live_bytes)
+        return a->s.live_bytes < b->s.live_bytes ? 1 : -1;
+    return (a->live_stack > b->live_stack) - (a->live_stack < b->live_stack);
+}
+
+/* An image folded without the per-program view (ana_fold_keep_fn): the
+ * rows the table can list kept, its first --top leaks by cmp_leaked's
+ * order and every suppressed one (listed apart, all). */
+static int keep_rows(void *arg, uint32_t image, const struct ana_fold_row *rows, uint32_t n,
+                     bool *keep)
+{
+    const struct leaks *lk = arg;
+    uint32_t *ids = malloc(((size_t)n + 1) * sizeof(*ids)), k = 0;
+
+    (void)image;
+    if (!ids)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        if (rows[i].s.live_blocks <= 0)
+            continue;
+        if (rows[i].tag)
+            keep[i] = true;
+        else
+            ids[k++] = i;
+    }
+    util_sort_first(ids, k, sizeof(*ids), lk->a.top, cmp_fold_leaked, (void *)rows);
+    for (uint32_t i = 0; i < k && (!lk->a.top || i < lk->a.top); i++)
+        keep[ids[i]] = true;
+    free(ids);
+    return 0;
+}
+
 /* A row per stack (call sites that read the same merged: cli_rows.h),
  * largest first; the runtime's one-time allocations in a list of their
  * own. */
@@ -207,7 +247,8 @@ static void stack_rows(struct leaks *lk)
     char exe[4 * 1024 + 1];
 
     if (a->fold)
-        cli_rows_from_fold(a, a->fold, CLI_ROWS_BY_PROGRAM, &rows);
+        cli_rows_from_fold(a, a->fold, a->by_program ? CLI_ROWS_BY_PROGRAM : CLI_ROWS_BY_IMAGE,
+                           &rows);
     else
         cli_rows_make_by(a, lk->m, a->by_program ? CLI_ROWS_BY_PROGRAM : CLI_ROWS_BY_IMAGE, &rows);
     uint32_t *ids = malloc(((size_t)rows.nr + 1) * sizeof(*ids));
@@ -430,7 +471,13 @@ int cmd_leaks(int argc, char **argv)
     struct ana_model_options mo = {.filter = &lk.a.filter, .keep_blocks = lk.all || lk.classes};
     if (!lk.all) {
         cli_ana_programs(&lk.a, &mo);
-        cli_fold_setup(&lk.a, &mo, CLI_FOLD_ROWS); /* its tables are the per-program view's */
+        /* Its tables are the per-program view's, or without it rows by
+         * process, each process's kept at its end (keep_rows). */
+        lk.a.fold_by_image = !lk.a.by_program;
+        if (cli_fold_setup(&lk.a, &mo, CLI_FOLD_ROWS) && !lk.a.by_program) {
+            lk.a.fold->calls.image_rows = keep_rows;
+            lk.a.fold->calls.image_arg = &lk;
+        }
     }
     lk.m = cli_ana_model(&lk.a, &mo, lk.t);
     if (lk.classes && ana_reach_build_at(&lk.reach, lk.a.r, lk.m, lk.reach_at))
