@@ -5,7 +5,9 @@
 # go; what it writes reads as the one written from the whole model
 # (MEMSCRIBE_FOLD=0), which is the previous writer's, byte for byte.
 # folded: each line's text once, its cost the sum of the whole model's
-# lines of that text, in the order of their first.
+# lines of that text, in the order of their first. csv: the same bytes (each
+# process's live blocks kept in a scratch file from its exit, merged last).
+# sqlite: the same dump (each process's live blocks inserted after its exit).
 source "$(dirname "$0")/export_lib.sh"
 
 tr=$T/tree.mscr
@@ -32,4 +34,15 @@ for cost in allocations bytes leaked peak temporary; do
     [ "$cost" != bytes ] || [ "$(wc -l <"$T/fold.folded")" -lt "$(wc -l <"$T/whole.folded")" ] ||
         fail "folded: the processes' lines of the same text were not summed"
 done
+
+"$M" export --to csv -o "$T/fold.csv" "$tr" || fail "csv"
+MEMSCRIBE_FOLD=0 "$M" export --to csv -o "$T/whole.csv" "$tr" || fail "csv (whole)"
+cmp -s "$T/fold.csv" "$T/whole.csv" || fail "csv: differs: $(diff "$T/whole.csv" "$T/fold.csv" | head -5)"
+[ "$(awk -F, '$8 == ""' "$T/fold.csv" | wc -l)" -gt 4 ] || fail "csv: few blocks live at the end"
+
+"$M" export --to sqlite -o "$T/fold.db" "$tr" || fail "sqlite"
+MEMSCRIBE_FOLD=0 "$M" export --to sqlite -o "$T/whole.db" "$tr" || fail "sqlite (whole)"
+cmp -s <(sqlite3 "$T/fold.db" .dump) <(sqlite3 "$T/whole.db" .dump) ||
+    fail "sqlite: differs: $(diff <(sqlite3 "$T/whole.db" .dump) <(sqlite3 "$T/fold.db" .dump) | head -5)"
+[ "$(sqlite3 "$T/fold.db" 'SELECT count(*) FROM processes')" -gt 4 ] || fail "sqlite: few processes"
 echo "export_tree: ok"

@@ -641,6 +641,26 @@ static uint64_t folded_sum(const char *text)
     return sum;
 }
 
+/* The export fmt of xtrace_write_tree's trace in fd: streamed, each of
+ * the two children let go as soon as it is written, or from memory. */
+static char *tree_export(int fd, const char *fmt, enum ana_export_cost cost, bool stream)
+{
+    struct fixture f = {.trace_fd = fd};
+    struct done d = {0};
+    char err[600];
+
+    assert_int_equal(fmt_reader_open_fd_flags(&f.r, fd, "tree", stream ? FMT_OPEN_STACKS_LATER : 0,
+                                              err, sizeof(err)),
+                     0);
+    d.r = f.r;
+    struct ana_export_output out = {.format = ana_exporter_find(fmt)};
+    assert_int_equal(ana_export_streams(f.r, &out, 1), true);
+    char *text = export_opt(&f, fmt, cost, stream ? image_done : NULL, &d, NULL);
+    fmt_reader_close(f.r);
+    assert_int_equal(d.nr, stream ? 2 : 0);
+    return text;
+}
+
 /* A folded file's lines of the same text summed, in the order of the
  * first of them (a tree's folded file against the whole model's). */
 static char *folded_summed(const char *text)
@@ -683,27 +703,12 @@ static void test_folded_tree(void **state)
     static const enum ana_export_cost costs[] = {
         ANA_COST_ALLOCATIONS, ANA_COST_BYTES, ANA_COST_LEAKED, ANA_COST_PEAK, ANA_COST_TEMPORARY};
     int fd = memfd_create("tree", MFD_CLOEXEC);
-    char err[600];
 
     (void)state;
     assert_int_equal(xtrace_write_tree(fd), 0);
     for (size_t c = 0; c < sizeof(costs) / sizeof(costs[0]); c++) {
-        char *got[2];
-        for (int stream = 0; stream < 2; stream++) {
-            struct fixture f = {.trace_fd = fd};
-            struct done d = {0};
-
-            assert_int_equal(fmt_reader_open_fd_flags(&f.r, fd, "tree",
-                                                      stream ? FMT_OPEN_STACKS_LATER : 0, err,
-                                                      sizeof(err)),
-                             0);
-            d.r = f.r;
-            struct ana_export_output out = {.format = ana_exporter_find("folded")};
-            assert_int_equal(ana_export_streams(f.r, &out, 1), true);
-            got[stream] = export_opt(&f, "folded", costs[c], stream ? image_done : NULL, &d, NULL);
-            fmt_reader_close(f.r);
-            assert_int_equal(d.nr, stream ? 2 : 0);
-        }
+        char *got[2] = {tree_export(fd, "folded", costs[c], false),
+                        tree_export(fd, "folded", costs[c], true)};
         char *summed = folded_summed(got[0]);
         if (costs[c] == ANA_COST_PEAK) {
             /* The tree's peak, 708 bytes at 1502 ms: image 2's 8 bytes of
@@ -722,6 +727,28 @@ static void test_folded_tree(void **state)
         free(got[1]);
     }
     close(fd);
+}
+
+/* A tree's CSV, each process's live blocks taken at its end, its stacks
+ * let go: the bytes of the one written from memory. */
+static void test_csv_tree(void **state)
+{
+    int fd = memfd_create("tree", MFD_CLOEXEC);
+    char *got[2];
+
+    (void)state;
+    assert_int_equal(xtrace_write_tree(fd), 0);
+    got[0] = tree_export(fd, "csv", 0, false);
+    got[1] = tree_export(fd, "csv", 0, true);
+    close(fd);
+    assert_string_equal(got[1], got[0]);
+    /* The header, 3 blocks freed, 4 live at the end. */
+    size_t lines = 0;
+    for (const char *p = got[1]; (p = strchr(p, '\n')); p++)
+        lines++;
+    assert_int_equal(lines, 8);
+    free(got[0]);
+    free(got[1]);
 }
 
 /* Every format on random three-thread traces: the numbers each keeps add
@@ -1207,6 +1234,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_pprof, setup, teardown),
         cmocka_unit_test(test_pprof_tree),
         cmocka_unit_test(test_folded_tree),
+        cmocka_unit_test(test_csv_tree),
         cmocka_unit_test(test_random_all),
         cmocka_unit_test_setup_teardown(test_sqlite_leaks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sqlite_window, setup, teardown),

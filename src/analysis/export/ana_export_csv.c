@@ -5,22 +5,76 @@
  * blocks (what their allocation said is kept until they end) and stacks.
  * A trace with reachability classes (record --reach) has a last column,
  * leak_class: a live block's class at exit (ana_reach.h), empty for the
- * others. */
+ * others.
+ *
+ * On a process tree (ana_export_options.image_done) memory follows the
+ * processes running: a model of csv's own tells it each image's end
+ * (ana_model_options.retire), when the leaf names of its live blocks are
+ * taken and its stacks let go; a second later (an event of it may come
+ * late, as the stacks' let-go waits for) its live blocks, final then,
+ * leave memory as rows in a scratch file (unlinked; $TMPDIR or /tmp), a
+ * run in trace order per image. The last rows merge the runs by serial:
+ * the file is the same, byte for byte. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "analysis/core/ana_strtab.h"
 #include "analysis/export/ana_export_internal.h"
 #include "analysis/model/ana_reach.h"
+#include "util/util_array.h"
+
+/* A second: how long after an image's end its events may still come
+ * (cli_fold_let_go waits as long to let its stacks go). */
+#define LATE_NS 1000000000ull
+
+/* A run of the scratch file: one image's live blocks' rows, each an
+ * 8-byte serial, a 4-byte length and the row's text; and its reader in
+ * the merge. */
+struct run {
+    uint64_t pos, end; /* in the file: the next record, the run's end */
+    uint64_t serial;   /* the record at buf + at */
+    char *buf;
+    size_t at, len, cap;
+};
 
 struct csv {
     struct fmt_reader *r;
     struct ana_xout *out;
     struct ana_xsym *sym;
     struct ana_xlive live; /* the blocks not ended yet */
-    char **leaf;           /* by stack id: the leaf function, built on first use */
+    /* By stack id: its leaf function's id + 1 in leaves, or 0; streamed,
+     * in leaf_of (stack -> id), the stacks of an image whose blocks went
+     * dropped. */
+    uint32_t *leaf;
+    struct ana_map leaf_of;
+    struct ana_strtab leaves;
     uint32_t nr_stacks;
+    char *line; /* the row being written (line_len bytes) */
+    size_t line_len, line_cap;
+    /* Streamed (on a tree): the model that tells images' ends, the
+     * images ended whose blocks go next (ended_ns[i] their end), those
+     * gone (spilled: a block of one that ends now came too late), the
+     * scratch file and its runs. */
+    struct ana_model *model;
+    struct ended {
+        uint32_t image;
+        uint32_t nr_stacks, cap_stacks;
+        uint64_t end_ns;
+        uint32_t *stacks; /* its sites' */
+    } * ended;
+    size_t nr_ended, first_ended, cap_ended;
+    uint8_t *spilled;
+    size_t cap_spilled;
+    int fd;
+    uint64_t fd_len;
+    struct run *runs;
+    size_t nr_runs, cap_runs;
     uint32_t *pid; /* by thread index */
     uint32_t *tid;
     uint32_t nr_threads;
@@ -50,67 +104,94 @@ static int threads_load(struct csv *c)
     return 0;
 }
 
-/* CSV-quote a field if it holds a comma, a quote or a line break. */
-static void put_field(struct ana_xout *out, const char *s)
-{
-    if (!strpbrk(s, ",\"\n\r")) {
-        ana_xout_write(out, s, strlen(s));
-        return;
-    }
-    ana_xout_write(out, "\"", 1);
-    for (; *s; s++) {
-        if (*s == '"')
-            ana_xout_write(out, "\"", 1);
-        ana_xout_write(out, s, 1);
-    }
-    ana_xout_write(out, "\"", 1);
-}
-
-static int leaf_name(struct csv *c, uint32_t stack, const char **name)
+/* Stack's leaf function's id in c->leaves, found on first use. */
+static int leaf_id(struct csv *c, uint32_t stack, uint32_t *id)
 {
     const struct ana_sym_stack *st;
+    uint32_t *at;
     char buf[64];
     int rc;
 
     if (stack > c->nr_stacks)
         stack = 0;
-    if (!c->leaf[stack]) {
+    at = c->model ? ana_map_put(&c->leaf_of, (uint64_t)stack + 1, NULL) : &c->leaf[stack];
+    if (!at)
+        return -ENOMEM;
+    if (!*at) {
         if ((rc = ana_xsym_stack(c->sym, stack, &st, NULL)))
             return rc;
-        c->leaf[stack] =
-            strdup(st->nr_lines ? ana_xsym_name(st->lines[0].frame, buf, sizeof(buf)) : "");
-        if (!c->leaf[stack])
+        if (ana_strtab_intern(
+                &c->leaves, st->nr_lines ? ana_xsym_name(st->lines[0].frame, buf, sizeof(buf)) : "",
+                id) < 0)
             return -ENOMEM;
+        *at = *id + 1;
     }
-    *name = c->leaf[stack];
+    *id = *at - 1;
     return 0;
 }
 
+/* Add to the row being written (c->line). 0 or -ENOMEM. */
+__attribute__((format(printf, 2, 3))) static int put(struct csv *c, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    for (;;) {
+        va_start(ap, fmt);
+        n = vsnprintf(c->line + c->line_len, c->line_cap - c->line_len, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+            return -EINVAL;
+        if ((size_t)n < c->line_cap - c->line_len)
+            break;
+        if (UTIL_ARRAY_RESERVE(c->line, c->line_cap, c->line_len + (size_t)n + 1, 256))
+            return -ENOMEM;
+    }
+    c->line_len += (size_t)n;
+    return 0;
+}
+
+/* CSV-quote a field if it holds a comma, a quote or a line break. */
+static int put_field(struct csv *c, const char *s)
+{
+    int rc = 0;
+
+    if (!strpbrk(s, ",\"\n\r"))
+        return put(c, "%s", s);
+    rc = put(c, "\"");
+    for (; *s && !rc; s++)
+        rc = *s == '"' ? put(c, "\"\"") : put(c, "%c", *s);
+    return rc ? rc : put(c, "\"");
+}
+
+/* c->line: a block's row. */
 static int row(struct csv *c, uint64_t serial, uint32_t image, uint32_t thread, unsigned kind,
                uint64_t addr, uint64_t size, uint64_t alloc_ns, const uint64_t *free_ns,
                uint32_t stack)
 {
-    const char *leaf;
+    uint32_t leaf;
     int rc;
 
-    if ((rc = leaf_name(c, stack, &leaf)))
+    c->line_len = 0;
+    if ((rc = leaf_id(c, stack, &leaf)) ||
+        (rc = put(c, "%" PRIu64 ",%u,%u,%s,0x%" PRIx64 ",%" PRIu64 ",%" PRIu64 ",", serial,
+                  thread < c->nr_threads ? c->pid[thread] : 0,
+                  thread < c->nr_threads ? c->tid[thread] : 0, fmt_kind_name(kind), addr, size,
+                  alloc_ns)) ||
+        (free_ns && (rc = put(c, "%" PRIu64, *free_ns))) || (rc = put(c, ",%u,", stack)) ||
+        (rc = put_field(c, c->leaves.strs[leaf])))
         return rc;
-    ana_xout_printf(c->out, "%" PRIu64 ",%u,%u,%s,0x%" PRIx64 ",%" PRIu64 ",%" PRIu64 ",", serial,
-                    thread < c->nr_threads ? c->pid[thread] : 0,
-                    thread < c->nr_threads ? c->tid[thread] : 0, fmt_kind_name(kind), addr, size,
-                    alloc_ns);
-    if (free_ns)
-        ana_xout_printf(c->out, "%" PRIu64, *free_ns);
-    ana_xout_printf(c->out, ",%u,", stack);
-    put_field(c->out, leaf);
     if (c->classes) {
         unsigned cls = FMT_REACH_UNKNOWN;
         if (!free_ns)
             cls = ana_reach_class_of(c->r, image, serial, UINT64_MAX);
-        ana_xout_printf(c->out, ",%s", cls != FMT_REACH_UNKNOWN ? ana_reach_key(cls) : "");
+        if ((rc = put(c, ",%s", cls != FMT_REACH_UNKNOWN ? ana_reach_key(cls) : "")))
+            return rc;
     }
-    return ana_xout_write(c->out, "\n", 1);
+    return put(c, "\n");
 }
+
+static int spill_due(struct csv *c, uint64_t now_ns);
 
 /* A row per block as it ends (free or realloc). */
 static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
@@ -119,21 +200,31 @@ static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step 
     uint32_t kind;
     int rc;
 
+    if (c->model && (rc = spill_due(c, ev->ts_ns)))
+        return rc;
     if (!st->ends && !st->starts)
         return 0;
+    if (st->ends && ev->image < c->cap_spilled && c->spilled[ev->image] &&
+        !ana_map_get(&c->live.blocks, ev->ref))
+        return -ESTALE; /* its row went with its image's live blocks */
     if ((rc = ana_xlive_step(&c->live, ev, st, &kind)))
         return rc;
     if (!st->ends)
         return 0;
     uint64_t addr = ev->kind == FMT_EV_FREE ? ev->addr : ev->old_addr;
-    return row(c, ev->ref, ev->image, ev->ref_thread, kind, addr, ev->ref_size, ev->ref_ts_ns,
-               &ev->ts_ns, ev->ref_stack);
+    if ((rc = row(c, ev->ref, ev->image, ev->ref_thread, kind, addr, ev->ref_size, ev->ref_ts_ns,
+                  &ev->ts_ns, ev->ref_stack)))
+        return rc;
+    return ana_xout_write(c->out, c->line, c->line_len);
 }
 
 static int live_row(void *arg, const struct fmt_event *ev)
 {
-    return row(arg, ev->serial, ev->image, ev->thread, ev->kind, ev->addr, ev->size, ev->ts_ns,
-               NULL, ev->stack);
+    struct csv *c = arg;
+    int rc = row(c, ev->serial, ev->image, ev->thread, ev->kind, ev->addr, ev->size, ev->ts_ns,
+                 NULL, ev->stack);
+
+    return rc ? rc : ana_xout_write(c->out, c->line, c->line_len);
 }
 
 /* After the pass: the blocks still live, in the order they started. */
@@ -144,13 +235,263 @@ static int write_live(struct ana_export_job *job)
     return ana_xlive_each(&c->live, live_row, c);
 }
 
+/* ---- Streamed: each image's live blocks into the scratch file. */
+
+/* A live block's stack's leaf, taken while its stacks are readable. */
+static int take_leaf(void *arg, const struct fmt_event *ev)
+{
+    uint32_t id;
+
+    return leaf_id(arg, ev->stack, &id);
+}
+
+/* Whole writes at the end of the scratch file. */
+static int spill_write(struct csv *c, const void *p, size_t n)
+{
+    while (n) {
+        ssize_t w = pwrite(c->fd, p, n, (off_t)c->fd_len);
+        if (w < 0)
+            return -errno;
+        c->fd_len += (uint64_t)w;
+        p = (const char *)p + w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* A live block's record in the scratch file. */
+static int spill_row(void *arg, const struct fmt_event *ev)
+{
+    struct csv *c = arg;
+    int rc = row(c, ev->serial, ev->image, ev->thread, ev->kind, ev->addr, ev->size, ev->ts_ns,
+                 NULL, ev->stack);
+    uint32_t len = (uint32_t)c->line_len;
+
+    if (rc || (rc = spill_write(c, &ev->serial, sizeof(ev->serial))) ||
+        (rc = spill_write(c, &len, sizeof(len))))
+        return rc;
+    return spill_write(c, c->line, c->line_len);
+}
+
+/* Image's live blocks (UINT32_MAX: every image's) as a run of the
+ * scratch file, out of memory. */
+static int spill(struct csv *c, uint32_t image)
+{
+    uint64_t start = c->fd_len;
+    int rc = image == UINT32_MAX ? ana_xlive_each(&c->live, spill_row, c)
+                                 : ana_xlive_each_of(&c->live, image, true, spill_row, c);
+
+    if (rc || c->fd_len == start)
+        return rc;
+    if (UTIL_ARRAY_RESERVE(c->runs, c->cap_runs, c->nr_runs + 1, 64))
+        return -ENOMEM;
+    c->runs[c->nr_runs++] = (struct run){.pos = start, .end = c->fd_len};
+    if (image == UINT32_MAX)
+        return 0;
+    if (UTIL_ARRAY_RESERVE_ZERO(c->spilled, c->cap_spilled, (size_t)image + 1, 64))
+        return -ENOMEM;
+    c->spilled[image] = 1;
+    return 0;
+}
+
+/* The images that ended over a second before now_ns: their live blocks
+ * are final (UINT64_MAX: every image that ended); their stacks' leaves
+ * are read no more. */
+static int spill_due(struct csv *c, uint64_t now_ns)
+{
+    int rc = 0;
+
+    while (c->first_ended < c->nr_ended && !rc &&
+           (now_ns == UINT64_MAX || c->ended[c->first_ended].end_ns + LATE_NS < now_ns)) {
+        struct ended *e = &c->ended[c->first_ended++];
+        rc = spill(c, e->image);
+        for (uint32_t i = 0; i < e->nr_stacks; i++)
+            ana_map_del(&c->leaf_of, (uint64_t)e->stacks[i] + 1);
+        free(e->stacks);
+    }
+    if (c->first_ended && (c->first_ended >= 64 || c->first_ended == c->nr_ended)) {
+        c->nr_ended -= c->first_ended;
+        memmove(c->ended, c->ended + c->first_ended, c->nr_ended * sizeof(*c->ended));
+        c->first_ended = 0;
+    }
+    return rc;
+}
+
+/* One of an ended image's sites: its stack, into the image's list. */
+static int note_stack(void *arg, uint32_t stack, const struct ana_site *s)
+{
+    struct ended *e = arg;
+
+    (void)s;
+    if (UTIL_ARRAY_RESERVE(e->stacks, e->cap_stacks, (size_t)e->nr_stacks + 1, 16))
+        return -ENOMEM;
+    e->stacks[e->nr_stacks++] = stack;
+    return 0;
+}
+
+/* The model's retire callback: an image that ended has its live blocks'
+ * leaves taken, its stacks let go, and its blocks go a second later. */
+static int retire(void *arg, const struct ana_model *m, uint32_t image)
+{
+    struct ana_export_job *job = arg;
+    struct csv *c = job->state;
+    const struct ana_scope *sc = ana_model_image(m, image);
+    int rc;
+
+    if (!sc->ended)
+        return 0; /* still running at the end: written from memory */
+    if ((rc = ana_xlive_each_of(&c->live, image, false, take_leaf, c)))
+        return rc;
+    if (UTIL_ARRAY_RESERVE(c->ended, c->cap_ended, c->nr_ended + 1, 64))
+        return -ENOMEM;
+    struct ended *e = &c->ended[c->nr_ended++];
+    *e = (struct ended){.image = image, .end_ns = sc->end_ns};
+    if ((rc = ana_model_each_site_of(m, image, note_stack, e)))
+        return rc;
+    return job->o->image_done(job->o->image_arg, image, sc->end_ns);
+}
+
+/* Run r's next record at r->buf + r->at (r->serial its serial); 0 at the
+ * run's end (r->buf freed). Returns 1, 0 or -errno. */
+static int run_next(struct csv *c, struct run *r)
+{
+    for (size_t need = 12;;) {
+        if (r->len - r->at >= need) {
+            uint32_t n;
+            memcpy(&n, r->buf + r->at + 8, sizeof(n));
+            if (need == 12 && (need += n) > 12)
+                continue;
+            memcpy(&r->serial, r->buf + r->at, sizeof(r->serial));
+            return 1;
+        }
+        if (r->pos == r->end) {
+            free(r->buf);
+            r->buf = NULL;
+            return r->len == r->at ? 0 : -EIO;
+        }
+        if (r->at)
+            memmove(r->buf, r->buf + r->at, r->len - r->at);
+        r->len -= r->at;
+        r->at = 0;
+        if (UTIL_ARRAY_RESERVE(r->buf, r->cap, need > 2048 ? need : 2048, 2048))
+            return -ENOMEM;
+        size_t want = r->cap - r->len < r->end - r->pos ? r->cap - r->len : r->end - r->pos;
+        ssize_t got = pread(c->fd, r->buf + r->len, want, (off_t)r->pos);
+        if (got <= 0)
+            return got < 0 ? -errno : -EIO;
+        r->len += (size_t)got;
+        r->pos += (uint64_t)got;
+    }
+}
+
+/* heap[i] down to its place in the min-heap of runs by serial. */
+static void sift(const struct run *runs, uint32_t *heap, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < n && runs[heap[l]].serial < runs[heap[m]].serial)
+            m = l;
+        if (l + 1 < n && runs[heap[l + 1]].serial < runs[heap[m]].serial)
+            m = l + 1;
+        if (m == i)
+            return;
+        uint32_t t = heap[i];
+        heap[i] = heap[m];
+        heap[m] = t;
+        i = m;
+    }
+}
+
+/* After the pass: every image's live blocks, the runs merged by serial
+ * (the order they started). */
+static int write_stream(struct ana_export_job *job)
+{
+    struct csv *c = job->state;
+    uint32_t *heap;
+    size_t n = 0;
+    int rc;
+
+    if ((rc = spill_due(c, UINT64_MAX)) || (rc = spill(c, UINT32_MAX)))
+        return rc;
+    if (!(heap = malloc((c->nr_runs + 1) * sizeof(*heap))))
+        return -ENOMEM;
+    for (uint32_t i = 0; i < c->nr_runs && !rc; i++)
+        if ((rc = run_next(c, &c->runs[i])) == 1)
+            heap[n++] = i, rc = 0;
+    for (size_t i = n; i-- > 0;)
+        sift(c->runs, heap, n, i);
+    while (n && !rc) {
+        struct run *r = &c->runs[heap[0]];
+        uint32_t len;
+        memcpy(&len, r->buf + r->at + 8, sizeof(len));
+        rc = ana_xout_write(c->out, r->buf + r->at + 12, len);
+        r->at += 12 + (size_t)len;
+        if (!rc && (rc = run_next(c, r)) == 0)
+            heap[0] = heap[--n];
+        rc = rc < 0 ? rc : 0;
+        sift(c->runs, heap, n, 0);
+    }
+    free(heap);
+    return rc;
+}
+
+/* The scratch file, unlinked: in $TMPDIR, else /tmp. */
+static int scratch_open(void)
+{
+    const char *dir = getenv("TMPDIR");
+    char path[4096];
+    int fd;
+
+    if (!dir || !*dir)
+        dir = "/tmp";
+    if ((fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)) >= 0)
+        return fd;
+    if ((size_t)snprintf(path, sizeof(path), "%s/memscribe-csv-XXXXXX", dir) >= sizeof(path))
+        return -ENAMETOOLONG;
+    if ((fd = mkostemp(path, O_CLOEXEC)) < 0)
+        return -errno;
+    unlink(path);
+    return fd;
+}
+
+bool ana_export_csv_streams(const struct fmt_reader *r)
+{
+    /* One process: nothing to let go. Leak classes: known at the end. */
+    return fmt_reader_nr_images(r) > 1 && !ana_reach_present(r);
+}
+
+/* csv's own model, which tells each image's end. */
+static int start_stream(struct ana_export_job *job)
+{
+    struct csv *c = job->state;
+    struct ana_model_options mo = {.filter = job->pass[0]->opt.filter, .retire = {retire, job}};
+    int rc;
+
+    if ((c->fd = scratch_open()) < 0)
+        return c->fd;
+    if ((rc = ana_model_create(&c->model, &mo)))
+        return rc;
+    return ana_model_subscribe(c->model, job->pass[0]);
+}
+
 static void release_csv(struct ana_export_job *job)
 {
     struct csv *c = job->state;
 
-    for (uint32_t i = 0; c->leaf && i <= c->nr_stacks; i++)
-        free(c->leaf[i]);
+    ana_model_destroy(c->model);
+    if (c->fd >= 0)
+        close(c->fd);
+    for (size_t i = 0; i < c->nr_runs; i++)
+        free(c->runs[i].buf);
+    free(c->runs);
+    for (size_t i = c->first_ended; i < c->nr_ended; i++)
+        free(c->ended[i].stacks);
+    free(c->ended);
+    ana_map_release(&c->leaf_of);
+    free(c->spilled);
     free(c->leaf);
+    ana_strtab_release(&c->leaves);
+    free(c->line);
     free(c->pid);
     free(c->tid);
     ana_xlive_release(&c->live);
@@ -161,7 +502,11 @@ int ana_export_csv(struct ana_export_job *job)
     static const struct ana_heap_replay_ops ops = {.step = on_step};
     struct fmt_trace_counts counts;
     static const struct ana_xjob_hooks hooks = {.write = write_live, .release = release_csv};
-    struct csv *c = ana_xjob_state(job, sizeof(*c), &hooks);
+    static const struct ana_xjob_hooks stream_hooks = {.write = write_stream,
+                                                       .release = release_csv};
+    /* image_done is set when the output streams (ana_export_streams). */
+    bool stream = job->o->image_done != NULL;
+    struct csv *c = ana_xjob_state(job, sizeof(*c), stream ? &stream_hooks : &hooks);
     int rc = 0;
 
     if (!c)
@@ -169,10 +514,12 @@ int ana_export_csv(struct ana_export_job *job)
     c->r = job->r;
     c->out = job->out;
     c->o = job->o;
+    c->fd = -1;
     ana_xlive_init(&c->live);
+    ana_map_init(&c->leaf_of, sizeof(uint32_t));
     fmt_reader_counts(job->r, &counts);
     c->nr_stacks = counts.nr_stacks;
-    c->leaf = calloc((size_t)c->nr_stacks + 1, sizeof(*c->leaf));
+    c->leaf = calloc(stream ? 1 : (size_t)c->nr_stacks + 1, sizeof(*c->leaf));
     if (!c->leaf)
         return -ENOMEM;
     if (!(c->sym = ana_xjob_sym(job, &rc)) || (rc = threads_load(c)))
@@ -180,5 +527,7 @@ int ana_export_csv(struct ana_export_job *job)
     c->classes = ana_reach_present(job->r);
     ana_xout_printf(c->out, "serial,pid,tid,kind,address,size,alloc_ns,free_ns,stack,function%s\n",
                     c->classes ? ",leak_class" : "");
-    return ana_xjob_subscribe(job, 0, &ops, c);
+    if ((rc = ana_xjob_subscribe(job, 0, &ops, c)))
+        return rc;
+    return stream ? start_stream(job) : 0;
 }

@@ -147,6 +147,9 @@ int ana_xlive_step(struct ana_xlive *l, const struct fmt_event *ev, const struct
  * fn returns 0, or -errno to stop. Returns 0 or -errno. */
 typedef int ana_xlive_fn(void *arg, const struct fmt_event *ev);
 int ana_xlive_each(const struct ana_xlive *l, ana_xlive_fn *fn, void *arg);
+/* ana_xlive_each for image's blocks only; with take they then leave l (an
+ * image that ended: they stay live to the end). Returns 0 or -errno. */
+int ana_xlive_each_of(struct ana_xlive *l, uint32_t image, bool take, ana_xlive_fn *fn, void *arg);
 
 /* ---- Symbolized stacks. */
 struct ana_xsym {
@@ -191,11 +194,13 @@ const char *ana_xsym_basename(const char *path);
 int ana_export_folded(struct ana_export_job *job);
 bool ana_export_folded_streams(const struct fmt_reader *r);
 int ana_export_csv(struct ana_export_job *job);
+bool ana_export_csv_streams(const struct fmt_reader *r);
 int ana_export_pprof(struct ana_export_job *job);
 bool ana_export_pprof_streams(const struct fmt_reader *r);
 int ana_export_massif(struct ana_export_job *job);
 int ana_export_dhat(struct ana_export_job *job);
 int ana_export_heaptrack(struct ana_export_job *job);
 int ana_export_sqlite(struct ana_export_job *job);
+bool ana_export_sqlite_streams(const struct fmt_reader *r);
 
 #endif

@@ -153,7 +153,9 @@ static int by_serial(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int ana_xlive_each(const struct ana_xlive *l, ana_xlive_fn *fn, void *arg)
+/* fn for each live block of image (UINT32_MAX: every image), in trace
+ * order; with take, they leave l after. */
+static int each_of(struct ana_xlive *l, uint32_t image, bool take, ana_xlive_fn *fn, void *arg)
 {
     uint64_t *serials = malloc((l->blocks.nr ? l->blocks.nr : 1) * sizeof(*serials));
     size_t n = 0;
@@ -162,7 +164,9 @@ int ana_xlive_each(const struct ana_xlive *l, ana_xlive_fn *fn, void *arg)
     if (!serials)
         return -ENOMEM;
     for (size_t i = 0; i < l->blocks.cap; i++)
-        if (ana_map_slot_key(&l->blocks, i))
+        if (ana_map_slot_key(&l->blocks, i) &&
+            (image == UINT32_MAX ||
+             ((const struct xlive_block *)ana_map_slot_val(&l->blocks, i))->image == image))
             serials[n++] = ana_map_slot_key(&l->blocks, i);
     /* Serials count blocks in trace order (docs/format.md, "Serials"). */
     qsort(serials, n, sizeof(*serials), by_serial);
@@ -180,6 +184,18 @@ int ana_xlive_each(const struct ana_xlive *l, ana_xlive_fn *fn, void *arg)
         };
         rc = fn(arg, &ev);
     }
+    for (size_t i = 0; take && i < n; i++)
+        ana_map_del(&l->blocks, serials[i]);
     free(serials);
     return rc;
+}
+
+int ana_xlive_each(const struct ana_xlive *l, ana_xlive_fn *fn, void *arg)
+{
+    return each_of((struct ana_xlive *)l, UINT32_MAX, false, fn, arg);
+}
+
+int ana_xlive_each_of(struct ana_xlive *l, uint32_t image, bool take, ana_xlive_fn *fn, void *arg)
+{
+    return each_of(l, image, take, fn, arg);
 }

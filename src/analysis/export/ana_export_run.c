@@ -46,13 +46,13 @@ const struct ana_exporter ana_exporters[] = {
      "threads, processes, mappings with reserve/commit lifetimes.\n"
      "Drops nothing memscribe analyses (see docs/export.md).\n",
      ANA_COMPRESS_DATABASE, NO_AGGREGATE("a row per heap block, with its times and address"),
-     ana_export_sqlite, NULL},
+     ana_export_sqlite, ana_export_sqlite_streams},
     {"csv",
      "one row per heap block: serial, pid, tid, kind, address,\n"
      "size, alloc and free time, stack id, leaf function. Drops\n"
      "whole stacks and virtual memory.\n",
      ANA_COMPRESS_NONE, NO_AGGREGATE("a row per heap block, with its times and address"),
-     ana_export_csv, NULL},
+     ana_export_csv, ana_export_csv_streams},
     {NULL, NULL, ANA_COMPRESS_NONE, NULL, NULL, NULL},
 };
 

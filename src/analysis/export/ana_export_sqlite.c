@@ -9,7 +9,16 @@
  * period a range spends reserved (PROT_NONE) or committed (accessible) in
  * mapping_states. Frames form a tree (parent = caller), so a stack is its
  * leaf frame. Everything is written in one transaction; memory grows with
- * stacks, frames and live mappings. */
+ * stacks, frames and live mappings.
+ *
+ * On a process tree (ana_export_options.image_done) memory follows the
+ * processes running: a model of sqlite's own tells it each image's end
+ * (ana_model_options.retire), when its stacks are let go (each stack's
+ * frames are written at its first use); a second later (an event of it
+ * may come that late, as the stacks' let-go waits for) its live blocks,
+ * final then, are inserted and its frames' keys dropped. Rows of tables
+ * keyed by serial or id come in another order; their contents are the
+ * same (sqlite3 .dump). */
 #include <errno.h>
 #include <inttypes.h>
 #include <sqlite3.h>
@@ -100,9 +109,16 @@ struct sq {
     sqlite3 *db;
     sqlite3_stmt *st[NR_ST];
     struct ana_xsym *sym;
-    struct ana_strtab frame_keys; /* "parent image addr k" -> frame id - 1 */
-    struct ana_xlive live;        /* the heap blocks not ended yet */
-    uint8_t *stack_done;          /* bitmap by stack id */
+    /* By image: its frames' keys, "parent image addr k" -> index in ids
+     * (the frame's id), dropped when the image's blocks go. */
+    struct sq_frames {
+        struct ana_strtab keys;
+        uint32_t *ids;
+        uint32_t cap_ids;
+    } * frames;
+    uint32_t nr_frames_of, nr_frames; /* images in frames; frames made */
+    struct ana_xlive live;            /* the heap blocks not ended yet */
+    uint8_t *stack_done;              /* bitmap by stack id */
     uint32_t nr_stacks;
     struct sq_range *ranges;
     uint32_t nr_ranges, cap_ranges;
@@ -112,7 +128,22 @@ struct sq {
     int bind_err; /* a bind ran out of memory: the next run() fails */
     const struct ana_export_options *o;
     struct ana_sqw *win; /* a Windows trace's tables, else NULL */
+    /* Streamed (on a tree): the model that tells images' ends, the images
+     * ended whose blocks go next, those gone (a heap event of one now came
+     * too late). */
+    struct ana_model *model;
+    struct sq_ended {
+        uint32_t image;
+        uint64_t end_ns;
+    } * ended;
+    size_t nr_ended, first_ended, cap_ended;
+    uint8_t *spilled;
+    size_t cap_spilled;
 };
+
+/* A second: how long after an image's end its events may still come
+ * (cli_fold_let_go waits as long to let its stacks go). */
+#define LATE_NS 1000000000ull
 
 /* Bind helpers: values are bound by position from 1. */
 static void bind_u64(sqlite3_stmt *s, int i, uint64_t v)
@@ -189,6 +220,28 @@ static int exec(struct sq *q, const char *sql)
     return full ? -ENOSPC : -EIO;
 }
 
+/* *idx: the id - 1 of image's frame of key, made (returns 1) if new;
+ * else 0, or -ENOMEM. Ids count the frames of every image. */
+static int frame_id(struct sq *q, uint32_t image, const char *key, uint32_t *idx)
+{
+    struct sq_frames *f;
+    uint32_t k;
+    int rc;
+
+    if (UTIL_ARRAY_RESERVE_ZERO(q->frames, q->nr_frames_of, (size_t)image + 1, 16))
+        return -ENOMEM;
+    f = &q->frames[image];
+    if ((rc = ana_strtab_intern(&f->keys, key, &k)) < 0)
+        return rc;
+    if (rc == 1) {
+        if (UTIL_ARRAY_RESERVE(f->ids, f->cap_ids, (size_t)k + 1, 64))
+            return -ENOMEM;
+        f->ids[k] = q->nr_frames++;
+    }
+    *idx = f->ids[k];
+    return rc;
+}
+
 /* Frames of a stack, root first, as a path in the frame tree; then the
  * stacks row pointing at its leaf. Done once per stack id. */
 static int stack_row(struct sq *q, uint32_t id)
@@ -211,7 +264,7 @@ static int stack_row(struct sq *q, uint32_t id)
          * its place in the chain tells them apart. */
         snprintf(key, sizeof(key), "%x %x %" PRIx64 " %u %s", parent, image, f->addr,
                  st->lines[i].index, f->inlined ? "i" : "p");
-        if ((rc = ana_strtab_intern(&q->frame_keys, key, &idx)) < 0)
+        if ((rc = frame_id(q, image, key, &idx)) < 0)
             return rc;
         if (rc == 1) {
             sqlite3_stmt *s = q->st[ST_FRAME];
@@ -605,12 +658,82 @@ static int failed(struct sq *q, int rc)
     return rc;
 }
 
+/* ---- Streamed: each image's live blocks inserted after its end. */
+
+/* The images that ended over a second before now_ns (UINT64_MAX: every
+ * image that ended): their live blocks are final, their frames' keys read
+ * no more. */
+static int spill_due(struct sq *q, uint64_t now_ns)
+{
+    int rc = 0;
+
+    while (q->first_ended < q->nr_ended && !rc &&
+           (now_ns == UINT64_MAX || q->ended[q->first_ended].end_ns + LATE_NS < now_ns)) {
+        uint32_t image = q->ended[q->first_ended++].image;
+        rc = ana_xlive_each_of(&q->live, image, true, live_row, q);
+        if (UTIL_ARRAY_RESERVE_ZERO(q->spilled, q->cap_spilled, (size_t)image + 1, 64))
+            return -ENOMEM;
+        q->spilled[image] = 1;
+        if (image < q->nr_frames_of) {
+            ana_strtab_release(&q->frames[image].keys);
+            free(q->frames[image].ids);
+            q->frames[image] = (struct sq_frames){0};
+        }
+    }
+    if (q->first_ended && (q->first_ended >= 64 || q->first_ended == q->nr_ended)) {
+        q->nr_ended -= q->first_ended;
+        memmove(q->ended, q->ended + q->first_ended, q->nr_ended * sizeof(*q->ended));
+        q->first_ended = 0;
+    }
+    return rc;
+}
+
+/* The model's retire callback: an image that ended has its stacks let
+ * go, and its blocks go a second later. */
+static int retire(void *arg, const struct ana_model *m, uint32_t image)
+{
+    struct ana_export_job *job = arg;
+    struct sq *q = job->state;
+    const struct ana_scope *sc = ana_model_image(m, image);
+
+    if (!sc->ended)
+        return 0; /* still running at the end: inserted last */
+    if (UTIL_ARRAY_RESERVE(q->ended, q->cap_ended, q->nr_ended + 1, 64))
+        return -ENOMEM;
+    q->ended[q->nr_ended++] = (struct sq_ended){image, sc->end_ns};
+    return job->o->image_done(job->o->image_arg, image, sc->end_ns);
+}
+
+bool ana_export_sqlite_streams(const struct fmt_reader *r)
+{
+    /* One process: nothing to let go. Leak classes: known at the end. A
+     * Windows trace: its tables keep their own state. */
+    return fmt_reader_nr_images(r) > 1 && !ana_reach_present(r) && !fmt_reader_pe(r);
+}
+
+/* sqlite's own model, which tells each image's end. */
+static int start_stream(struct ana_export_job *job)
+{
+    struct sq *q = job->state;
+    struct ana_model_options mo = {.filter = job->pass[0]->opt.filter, .retire = {retire, job}};
+    int rc;
+
+    if ((rc = ana_model_create(&q->model, &mo)))
+        return rc;
+    return ana_model_subscribe(q->model, job->pass[0]);
+}
+
 /* Pass 0: heap blocks, mappings (or a Windows trace's tables). */
 static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
 {
     struct sq *q = arg;
     int rc;
 
+    if (q->model && (rc = spill_due(q, ev->ts_ns)))
+        return failed(q, rc);
+    if ((st->ends || st->starts || ev->stack) && ev->image < q->cap_spilled &&
+        q->spilled[ev->image])
+        return -ESTALE; /* its image's blocks and frames went */
     if (st->ends || st->starts) {
         if (!(rc = heap_event(q, ev, st)) && q->win && st->starts)
             rc = ana_sqw_event(q->win, ev);
@@ -631,6 +754,8 @@ static int finish(struct ana_export_job *job)
 
     for (uint32_t i = 0; i < q->nr_ranges && !rc; i++)
         rc = state_row(q, &q->ranges[i], q->ranges[i].start, q->ranges[i].end, NULL);
+    if (!rc && q->model)
+        rc = spill_due(q, UINT64_MAX);
     if (!rc)
         rc = ana_xlive_each(&q->live, live_row, q);
     if (rc)
@@ -680,7 +805,14 @@ static void release_sqlite(struct ana_export_job *job)
     free(q->stack_done);
     free(q->ranges);
     ana_xlive_release(&q->live);
-    ana_strtab_release(&q->frame_keys);
+    for (uint32_t i = 0; i < q->nr_frames_of; i++) {
+        ana_strtab_release(&q->frames[i].keys);
+        free(q->frames[i].ids);
+    }
+    free(q->frames);
+    free(q->ended);
+    free(q->spilled);
+    ana_model_destroy(q->model);
 }
 
 int ana_export_sqlite(struct ana_export_job *job)
@@ -710,5 +842,8 @@ int ana_export_sqlite(struct ana_export_job *job)
         *q->output_failed = 1;
         return rc;
     }
-    return ana_xjob_subscribe(job, 0, &ops, q);
+    if ((rc = ana_xjob_subscribe(job, 0, &ops, q)))
+        return rc;
+    /* image_done is set when the output streams (ana_export_streams). */
+    return job->o->image_done ? start_stream(job) : 0;
 }
