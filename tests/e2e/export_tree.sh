@@ -8,6 +8,7 @@
 # lines of that text, in the order of their first. csv: the same bytes (each
 # process's live blocks kept in a scratch file from its exit, merged last).
 # sqlite: the same dump (each process's live blocks inserted after its exit).
+# heaptrack: the same bytes (each process's stacks let go after its exit).
 source "$(dirname "$0")/export_lib.sh"
 
 tr=$T/tree.mscr
@@ -45,4 +46,8 @@ MEMSCRIBE_FOLD=0 "$M" export --to sqlite -o "$T/whole.db" "$tr" || fail "sqlite 
 cmp -s <(sqlite3 "$T/fold.db" .dump) <(sqlite3 "$T/whole.db" .dump) ||
     fail "sqlite: differs: $(diff <(sqlite3 "$T/whole.db" .dump) <(sqlite3 "$T/fold.db" .dump) | head -5)"
 [ "$(sqlite3 "$T/fold.db" 'SELECT count(*) FROM processes')" -gt 4 ] || fail "sqlite: few processes"
+
+"$M" export --to heaptrack -o "$T/fold.ht" "$tr" || fail "heaptrack"
+MEMSCRIBE_FOLD=0 "$M" export --to heaptrack -o "$T/whole.ht" "$tr" || fail "heaptrack (whole)"
+cmp -s "$T/fold.ht" "$T/whole.ht" || fail "heaptrack: differs from the whole export"
 echo "export_tree: ok"

@@ -124,9 +124,9 @@ struct ana_export_output {
 
 /* Whether the export's one output can write each process image's part at
  * the image's end for the trace r reads (ana_exporter.streams): pprof (but
- * for a trace with leak classes), folded, csv and sqlite (a trace of
- * several processes; csv and sqlite without leak classes, sqlite not of
- * Windows).
+ * for a trace with leak classes), folded, csv, sqlite and heaptrack (a
+ * trace of several processes; csv and sqlite without leak classes, sqlite
+ * not of Windows; heaptrack lets stacks go but keeps its tables).
  * r NULL: whether it can for some trace.
  * Several outputs share one model of the whole trace instead (each that
  * streams would replay a model of its own). */

@@ -154,6 +154,7 @@ struct heaptrack {
     struct ht_line *buf;
     uint32_t nr_buf, cap_buf;
     uint64_t peak_step, step;
+    const struct ana_heap_replay *pass0; /* counts the steps of find_peak */
     const struct ana_export_options *o;
 
     /* Process trees (see the top of the file). */
@@ -743,7 +744,8 @@ static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step 
     if (ev->kind == FMT_EV_RSS && st->selected)
         return ana_xout_printf(h->out, "R %" PRIx64 "\n", ev->size / HT_PAGE_SIZE);
     if (h->tree && ev->kind == FMT_EV_PROCESS_EXIT && st->selected &&
-        (rc = note_exit(h, ev->image)))
+        ((rc = note_exit(h, ev->image)) ||
+         (h->o->image_done && (rc = h->o->image_done(h->o->image_arg, ev->image, ev->ts_ns)))))
         return rc;
     return st->starts || st->ends ? heap_event(h, ev, st) : 0;
 }
@@ -764,14 +766,36 @@ static int finish_stream(struct ana_export_job *job)
     return rc ? rc : write_deferred(h, true);
 }
 
-/* After pass 0: the model says at which heap event the peak is. */
+/* Pass 0: at which heap event the peak is, and its bytes: the steps'
+ * decision, as the export's model takes them (ana_xmodel), without its
+ * sites, which heaptrack does not read. */
+static int find_peak(void *arg, const struct fmt_event *ev, const struct ana_step *st)
+{
+    struct heaptrack *h = arg;
+
+    (void)ev;
+    if (!st->peak)
+        return 0;
+    h->peak_bytes = st->heap;
+    if (st->selected)
+        h->peak_step = h->pass0->nr_steps;
+    return 0;
+}
+
+bool ana_export_heaptrack_streams(const struct fmt_reader *r)
+{
+    /* Pass 0 reads no stack; pass 1 has read every stack of an image when
+     * it exits (its blocks' traces are known from their "+"), so its
+     * stacks may go then (ana_export_options.image_done). */
+    return fmt_reader_nr_images(r) > 1;
+}
+
+/* After pass 0: the peak known. */
 static int begin(struct ana_export_job *job)
 {
     struct heaptrack *h = job->state;
     int rc = 0;
 
-    h->peak_step = ana_xjob_model(job)->peak_step;
-    h->peak_bytes = ana_xjob_model(job)->peak_bytes;
     if (!(h->sym = ana_xjob_sym(job, &rc)))
         return rc;
     return header(h);
@@ -798,11 +822,12 @@ static void release_heaptrack(struct ana_export_job *job)
 
 int ana_export_heaptrack(struct ana_export_job *job)
 {
-    static const struct ana_heap_replay_ops ops = {.step = on_step};
+    static const struct ana_heap_replay_ops ops = {.step = on_step}, peak_ops = {.step = find_peak};
     static const struct ana_xjob_hooks hooks = {
         .model_ready = begin, .write = finish_stream, .release = release_heaptrack};
     struct heaptrack *h = ana_xjob_state(job, sizeof(*h), &hooks);
     struct fmt_trace_counts c;
+    int rc;
 
     if (!h)
         return -ENOMEM;
@@ -814,7 +839,10 @@ int ana_export_heaptrack(struct ana_export_job *job)
     h->tree = fmt_reader_nr_images(job->r) > 1;
     ana_map_init(&h->live, sizeof(struct ht_live));
     h->trace_of = calloc((size_t)h->nr_stacks + 1, sizeof(*h->trace_of));
-    if (!h->trace_of || !ana_xjob_model(job))
+    if (!h->trace_of)
         return -ENOMEM;
+    h->pass0 = job->pass[0];
+    if ((rc = ana_xjob_subscribe(job, 0, &peak_ops, h)))
+        return rc;
     return ana_xjob_subscribe(job, 1, &ops, h);
 }

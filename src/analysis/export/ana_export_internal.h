@@ -200,6 +200,7 @@ bool ana_export_pprof_streams(const struct fmt_reader *r);
 int ana_export_massif(struct ana_export_job *job);
 int ana_export_dhat(struct ana_export_job *job);
 int ana_export_heaptrack(struct ana_export_job *job);
+bool ana_export_heaptrack_streams(const struct fmt_reader *r);
 int ana_export_sqlite(struct ana_export_job *job);
 bool ana_export_sqlite_streams(const struct fmt_reader *r);
 

@@ -24,7 +24,7 @@ const struct ana_exporter ana_exporters[] = {
      "plain). Keeps every allocation and free with its stack and\n"
      "size, time in ms, RSS. Drops threads, addresses, kinds.\n",
      ANA_COMPRESS_BY_SUFFIX, NO_AGGREGATE("a line per allocation and free"), ana_export_heaptrack,
-     NULL},
+     ana_export_heaptrack_streams},
     {"dhat",
      "valgrind's dh_view.html, Firefox Profiler. Keeps per stack\n"
      "blocks, bytes, lifetimes, maximum, at peak and at end. Drops\n"
