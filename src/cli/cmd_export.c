@@ -265,7 +265,10 @@ static void note(void *arg, const char *text)
  * not keep every process to the end (tests compare the two: cli_fold.h). */
 static bool streams(const struct export_args *a, const struct fmt_reader *r)
 {
-    return cli_fold_wanted() && ana_export_streams(r, a->outs, a->nr_outs);
+    /* An aggregated trace's rows of a process can come after its end
+     * (cli_fold_trace). */
+    return (r ? cli_fold_trace(r) : cli_fold_wanted()) &&
+           ana_export_streams(r, a->outs, a->nr_outs);
 }
 
 /* A process written (ana_export_options.image_done): its stacks go a
