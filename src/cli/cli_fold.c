@@ -102,6 +102,13 @@ static int left_out(void *arg, uint32_t image, uint64_t end_ns)
     return cli_fold_let_go(arg, image, end_ns);
 }
 
+uint32_t cli_fold_min_images(void)
+{
+    const char *env = getenv("MEMSCRIBE_FOLD");
+
+    return env && !strcmp(env, "always") ? 2 : 8;
+}
+
 bool cli_fold_wanted(void)
 {
     const char *env = getenv("MEMSCRIBE_FOLD");
@@ -117,13 +124,17 @@ bool cli_fold_trace(const struct fmt_reader *r)
 bool cli_fold_leaves_out(const struct cli_ana *a)
 {
     return a->stacks_later && !ana_filter_is_empty(&a->filter) && !a->index &&
-           fmt_reader_nr_images(a->r) > 1 && cli_fold_trace(a->r);
+           fmt_reader_nr_images(a->r) >= cli_fold_min_images() && cli_fold_trace(a->r);
 }
 
 bool cli_fold_can(struct cli_ana *a, bool keeps_blocks)
 {
-    if ((!a->by_program && !a->fold_by_image) || keeps_blocks || a->index ||
-        fmt_reader_nr_pools(a->r) || !cli_fold_trace(a->r)) {
+    /* One process: nothing to let go, and the whole model may replay in
+     * parallel ranges; so may a few processes without the per-program
+     * view (a program started by a shell). */
+    uint32_t n = fmt_reader_nr_images(a->r);
+    if (n < 2 || (!a->by_program && (!a->fold_by_image || n < cli_fold_min_images())) ||
+        keeps_blocks || a->index || fmt_reader_nr_pools(a->r) || !cli_fold_trace(a->r)) {
         /* Every stack is read at the end, but those of the processes left
          * out, which go as they end. */
         int rc = a->stacks_later && !cli_fold_leaves_out(a) ? fmt_reader_load_stacks(a->r) : 0;

@@ -40,6 +40,12 @@ bool cli_fold_can(struct cli_ana *a, bool keeps_blocks);
  * of its peak come in rows after its end; its sites are few anyway). */
 bool cli_fold_trace(const struct fmt_reader *r);
 
+/* Without the per-program view a trace of fewer processes than this is
+ * replayed whole (in parallel ranges where the options allow): its
+ * processes are a program and the shells that started it, not a build.
+ * 8, or 2 with MEMSCRIBE_FOLD=always (tests fold small trees so). */
+uint32_t cli_fold_min_images(void);
+
 /* Whether the processes a's --pid, --exe or --thread leave out can have
  * their stacks let go as they end (ana_model_retire.left_out; a trace
  * opened with stacks_later, folding on), whether or not the rest folds. */

@@ -310,7 +310,8 @@ static int compute(struct cli_ana *a, struct ana_timeline *tl,
               counts.nr_stacks < TOP_MAX_CELLS / 1024;
     st->nr_stacks = counts.nr_stacks;
     st->n = n;
-    st->retire = cli_fold_trace(a->r);
+    /* A few processes: the model that picks them may replay in parallel. */
+    st->retire = cli_fold_trace(a->r) && fmt_reader_nr_images(a->r) >= cli_fold_min_images();
     if (n && !st->top)
         pick_sites(a, st, n);
     rc = ana_timeline_compute_range(tl, a->r, &a->filter, range, cli_ana_progress, a,

@@ -76,7 +76,7 @@ check() { # name trace hogs-at-once
         "report --by-process --format=json --top 2" "report --exe ana_hog" "leaks --exe ana_hog" \
         "tree --exe ana_hog" "leaks --by-process" "leaks --by-process --format=json --top 1"; do
         # shellcheck disable=SC2086 # the command's words
-        "$MEMSCRIBE" $cmd "$t" >"$WORK/fold.out" || fail "$name: $cmd"
+        MEMSCRIBE_FOLD=always "$MEMSCRIBE" $cmd "$t" >"$WORK/fold.out" || fail "$name: $cmd"
         # shellcheck disable=SC2086
         MEMSCRIBE_FOLD=0 "$MEMSCRIBE" $cmd "$t" >"$WORK/whole.out" || fail "$name: $cmd (whole)"
         cmp -s "$WORK/fold.out" "$WORK/whole.out" ||
@@ -85,7 +85,7 @@ check() { # name trace hogs-at-once
     # check's gate (failing, so that it lists the leaks) folds its rows too.
     for cmd in "check --max-leaked 0" "check --max-leaked 0 --format=json --top 0"; do
         # shellcheck disable=SC2086 # the command's words
-        "$MEMSCRIBE" $cmd "$t" >"$WORK/fold.out" && fail "$name: $cmd passed"
+        MEMSCRIBE_FOLD=always "$MEMSCRIBE" $cmd "$t" >"$WORK/fold.out" && fail "$name: $cmd passed"
         # shellcheck disable=SC2086
         MEMSCRIBE_FOLD=0 "$MEMSCRIBE" $cmd "$t" >"$WORK/whole.out" && fail "$name: $cmd passed (whole)"
         cmp -s "$WORK/fold.out" "$WORK/whole.out" ||
@@ -96,7 +96,7 @@ check() { # name trace hogs-at-once
     local sel
     for sel in "" "--exe ana_hog"; do
         # shellcheck disable=SC2086 # the option's words
-        "$MEMSCRIBE" html -o "$WORK/fold.html" $sel "$t" || fail "$name: html $sel"
+        MEMSCRIBE_FOLD=always "$MEMSCRIBE" html -o "$WORK/fold.html" $sel "$t" || fail "$name: html $sel"
         # shellcheck disable=SC2086
         MEMSCRIBE_FOLD=0 "$MEMSCRIBE" html -o "$WORK/whole.html" $sel "$t" ||
             fail "$name: html $sel (whole)"
