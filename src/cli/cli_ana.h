@@ -95,9 +95,10 @@ struct cli_ana {
      * processes, and no --by-process). */
     struct ana_programs programs;
     bool by_program;
-    /* Set by a command that reads only rows by process from a fold (report
-     * with --by-process): it may fold without the per-program view. */
-    bool fold_by_image;
+    /* Set by a command that reads no rows by program from a fold (report
+     * and leaks with --by-process read rows by process, check and diff
+     * rows by key alone): it may fold without the per-program view. */
+    bool fold_alone;
     /* --index (leaks): cli_ana_model answers a moment's live state from the
      * chunk summaries where the trace and options allow (ana_pmodel.h). */
     bool index;

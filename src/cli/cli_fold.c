@@ -133,7 +133,7 @@ bool cli_fold_can(struct cli_ana *a, bool keeps_blocks)
      * parallel ranges; so may a few processes without the per-program
      * view (a program started by a shell). */
     uint32_t n = fmt_reader_nr_images(a->r);
-    if (n < 2 || (!a->by_program && (!a->fold_by_image || n < cli_fold_min_images())) ||
+    if (n < 2 || (!a->by_program && (!a->fold_alone || n < cli_fold_min_images())) ||
         keeps_blocks || a->index || fmt_reader_nr_pools(a->r) || !cli_fold_trace(a->r)) {
         /* Every stack is read at the end, but those of the processes left
          * out, which go as they end. */

@@ -230,6 +230,7 @@ static void measure(struct cli_ana *a, struct ana_check_values *v, struct ana_mo
 
     /* On a tree the rows are folded at each process's end (cli_fold.h). */
     cli_ana_programs(a, &mo);
+    a->fold_alone = true; /* its rows are by key alone */
     bool fold = cli_fold_setup(a, &mo, CLI_FOLD_ROWS);
     *m = cli_ana_model(a, &mo, UINT64_MAX);
     const struct ana_scope *t = ana_model_total(*m);

@@ -105,6 +105,7 @@ static struct ana_model *window_model(struct cli_ana *a, uint64_t t0, uint64_t t
     /* On a tree the sites are folded by what they are matched on as each
      * process ends (cli_fold.h). */
     cli_ana_programs(a, &mo);
+    a->fold_alone = true; /* its rows are by key alone */
     bool fold = cli_fold_setup(a, &mo, lines ? CLI_FOLD_PLACES : CLI_FOLD_FLAME);
 
     if ((rc = ana_model_create(&m, &mo)))

@@ -473,7 +473,7 @@ int cmd_leaks(int argc, char **argv)
         cli_ana_programs(&lk.a, &mo);
         /* Its tables are the per-program view's, or without it rows by
          * process, each process's kept at its end (keep_rows). */
-        lk.a.fold_by_image = !lk.a.by_program;
+        lk.a.fold_alone = !lk.a.by_program;
         if (cli_fold_setup(&lk.a, &mo, CLI_FOLD_ROWS) && !lk.a.by_program) {
             lk.a.fold->calls.image_rows = keep_rows;
             lk.a.fold->calls.image_arg = &lk;

@@ -847,7 +847,7 @@ int cmd_report(int argc, char **argv)
      * row of every process, which the whole model holds in less. */
     bool need_procs = !rp.a.by_program || rp.a.format != CLI_FMT_TEXT;
     /* Without the per-program view only the rows by process are read. */
-    rp.a.fold_by_image = !rp.a.by_program;
+    rp.a.fold_alone = !rp.a.by_program;
     bool folded = need_procs && !rp.a.top ? cli_fold_can(&rp.a, true)
                                           : cli_fold_setup(&rp.a, &mo, CLI_FOLD_ROWS);
     if (folded && need_procs) {

@@ -83,7 +83,8 @@ check() { # name trace hogs-at-once
             fail "$name: $cmd: folded rows differ: $(diff "$WORK/whole.out" "$WORK/fold.out" | head -5)"
     done
     # check's gate (failing, so that it lists the leaks) folds its rows too.
-    for cmd in "check --max-leaked 0" "check --max-leaked 0 --format=json --top 0"; do
+    for cmd in "check --max-leaked 0" "check --max-leaked 0 --format=json --top 0" \
+        "check --max-leaked 0 --exe ana_hog"; do
         # shellcheck disable=SC2086 # the command's words
         MEMSCRIBE_FOLD=always "$MEMSCRIBE" $cmd "$t" >"$WORK/fold.out" && fail "$name: $cmd passed"
         # shellcheck disable=SC2086
