@@ -37,10 +37,15 @@ static int row_made(void *arg, uint32_t stack, uint32_t *tag)
  * when the process's stacks are gone. */
 static int row_stays(void *arg, uint32_t stack)
 {
-    const struct ana_frame *f;
-    int rc = ana_stacks_get(cli_ana_stacks(arg), stack, &f);
+    return cli_fold_keep_frames(arg, stack);
+}
 
-    return rc < 0 ? rc : 0;
+int cli_fold_keep_frames(struct cli_ana *a, uint32_t stack)
+{
+    const struct ana_frame *f;
+    int n = ana_stacks_get(cli_ana_stacks(a), stack, &f);
+
+    return n < 0 ? n : 0;
 }
 
 /* Images folded whose stacks the reader still keeps, oldest first: each
@@ -96,24 +101,28 @@ static int retire(void *arg, const struct ana_model *m, uint32_t image)
     return cli_fold_let_go(a, image, s->end_ns);
 }
 
-/* A process --pid or --exe left out ended: its stacks go too. */
-static int left_out(void *arg, uint32_t image, uint64_t end_ns)
+int cli_fold_let_go_fn(void *a, uint32_t image, uint64_t end_ns)
 {
-    return cli_fold_let_go(arg, image, end_ns);
+    return cli_fold_let_go(a, image, end_ns);
+}
+
+/* MEMSCRIBE_FOLD: "0" (fold nothing), "always" (from 2 processes), or
+ * unset. */
+static bool fold_env(const char *value)
+{
+    const char *env = getenv("MEMSCRIBE_FOLD");
+
+    return env && !strcmp(env, value);
 }
 
 uint32_t cli_fold_min_images(void)
 {
-    const char *env = getenv("MEMSCRIBE_FOLD");
-
-    return env && !strcmp(env, "always") ? 2 : 8;
+    return fold_env("always") ? 2 : 8;
 }
 
 bool cli_fold_wanted(void)
 {
-    const char *env = getenv("MEMSCRIBE_FOLD");
-
-    return !env || strcmp(env, "0");
+    return !fold_env("0");
 }
 
 bool cli_fold_trace(const struct fmt_reader *r)
@@ -149,7 +158,7 @@ bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo, enum cli_fo
 {
     if (!cli_fold_can(a, mo->keep_blocks || mo->temporary_threshold)) {
         if (cli_fold_leaves_out(a))
-            mo->retire = (struct ana_model_retire){.arg = a, .left_out = left_out};
+            mo->retire = (struct ana_model_retire){.arg = a, .left_out = cli_fold_let_go_fn};
         return false;
     }
     if (!(a->fold = calloc(1, sizeof(*a->fold))))
@@ -166,7 +175,7 @@ bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo, enum cli_fo
                       &(struct ana_fold_calls){
                           .key = row_key, .made = row_made, .stays = row_stays, .arg = a});
     }
-    mo->retire = (struct ana_model_retire){retire, a, left_out};
+    mo->retire = (struct ana_model_retire){retire, a, cli_fold_let_go_fn};
     return true;
 }
 

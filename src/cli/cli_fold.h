@@ -60,6 +60,16 @@ bool cli_fold_wanted(void);
  * a trace opened with a->stacks_later). Returns 0 or -errno. */
 int cli_fold_let_go(struct cli_ana *a, uint32_t image, uint64_t end_ns);
 
+/* cli_fold_let_go as a callback of the analysis (arg: the cli_ana), for
+ * ana_model_retire.left_out, ana_html_options.let_go and
+ * ana_export_options.image_done. */
+int cli_fold_let_go_fn(void *a, uint32_t image, uint64_t end_ns);
+
+/* Keep stack's frames (ana_stacks_get) for when its process's stacks are
+ * gone: the rows and tables a command prints at the end. Returns 0 or
+ * -errno. */
+int cli_fold_keep_frames(struct cli_ana *a, uint32_t stack);
+
 /* Free a->fold and what cli_fold_let_go keeps (cli_ana_close). */
 void cli_fold_release(struct cli_ana *a);
 

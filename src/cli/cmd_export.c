@@ -271,13 +271,6 @@ static bool streams(const struct export_args *a, const struct fmt_reader *r)
            ana_export_streams(r, a->outs, a->nr_outs);
 }
 
-/* A process written (ana_export_options.image_done): its stacks go a
- * second after its end, for an event of it that comes late. */
-static int image_done(void *arg, uint32_t image, uint64_t end_ns)
-{
-    return cli_fold_let_go(arg, image, end_ns);
-}
-
 /* The trace, with what the export must say of it first. Outputs that
  * write each process at its end have its stacks decoded as they are
  * needed and let go after (FMT_OPEN_STACKS_LATER), the others have every
@@ -428,7 +421,8 @@ int cmd_export(int argc, char **argv)
         a.opt.progress_arg = &prog;
     }
     if (streams(&a, r)) {
-        a.opt.image_done = image_done;
+        /* A process written: its stacks go a second after its end. */
+        a.opt.image_done = cli_fold_let_go_fn;
         a.opt.image_arg = &a.ana;
     }
     open_outputs(&a);

@@ -237,15 +237,6 @@ static void report_image(struct frag *f, uint32_t image, uint64_t gran, struct a
     free(occ);
 }
 
-/* Keep stack's frames (ana_stacks_get) for the tables at the end. */
-static int keep_frames(struct cli_ana *a, uint32_t stack)
-{
-    const struct ana_frame *f;
-    int n = ana_stacks_get(cli_ana_stacks(a), stack, &f);
-
-    return n < 0 ? n : 0;
-}
-
 /* An ended image's mappings stay as they were: the frames of the sites
  * its tables will show (the first --top of each) are kept for the end,
  * when its stacks are gone. */
@@ -262,9 +253,9 @@ static int keep_sites(struct frag *f, uint32_t image, const struct ana_vm_image 
             first = &f->s.v[i];
     rc = image_sites(im, f->gran, first, &mis, &nm, &occ, &no);
     for (long i = 0; !rc && i < nm && (!top || i < (long)top); i++)
-        rc = keep_frames(f->a, mis[i].stack);
+        rc = cli_fold_keep_frames(f->a, mis[i].stack);
     for (long i = 0; !rc && i < no && (!top || i < (long)top); i++)
-        rc = keep_frames(f->a, occ[i].stack);
+        rc = cli_fold_keep_frames(f->a, occ[i].stack);
     free(mis);
     free(occ);
     return rc;

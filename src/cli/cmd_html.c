@@ -45,12 +45,6 @@ static void usage(FILE *out)
                  "See docs/html.md.\n");
 }
 
-/* A folded process's stacks go (ana_html_options.let_go). */
-static int let_go(void *a, uint32_t image, uint64_t end_ns)
-{
-    return cli_fold_let_go(a, image, end_ns);
-}
-
 int cmd_html(int argc, char **argv)
 {
     static const struct option own[] = {
@@ -104,7 +98,7 @@ int cmd_html(int argc, char **argv)
     /* Leak classes keep the blocks live at the end; a base compares
      * processes. */
     o.fold = cli_fold_can(&a, ana_reach_present(a.r) || base_path);
-    o.let_go = let_go;
+    o.let_go = cli_fold_let_go_fn;
     o.let_go_arg = &a;
     char *path_copy = strdup(a.path);
     if (!path_copy)

@@ -186,15 +186,21 @@ struct tie {
     uint32_t *live_id; /* by row id */
 };
 
+/* The order of two rows a and b, the lowest stacks with live blocks la
+ * and lb: the one order of the tables and of the rows kept at a fold. */
+static int leak_order(const struct ana_site *a, uint32_t la, const struct ana_site *b, uint32_t lb)
+{
+    if (a->live_bytes != b->live_bytes)
+        return a->live_bytes < b->live_bytes ? 1 : -1;
+    return (la > lb) - (la < lb);
+}
+
 static int cmp_leaked(const void *x, const void *y, void *arg)
 {
     const struct tie *t = arg;
     uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-    int64_t va = t->row[a]->live_bytes, vb = t->row[b]->live_bytes;
 
-    if (va != vb)
-        return va < vb ? 1 : -1;
-    return (t->live_id[a] > t->live_id[b]) - (t->live_id[a] < t->live_id[b]);
+    return leak_order(t->row[a], t->live_id[a], t->row[b], t->live_id[b]);
 }
 
 static int cmp_fold_leaked(const void *x, const void *y, void *arg)
@@ -202,9 +208,7 @@ static int cmp_fold_leaked(const void *x, const void *y, void *arg)
     const struct ana_fold_row *rows = arg;
     const struct ana_fold_row *a = &rows[*(const uint32_t *)x], *b = &rows[*(const uint32_t *)y];
 
-    if (a->s.live_bytes != b->s.live_bytes)
-        return a->s.live_bytes < b->s.live_bytes ? 1 : -1;
-    return (a->live_stack > b->live_stack) - (a->live_stack < b->live_stack);
+    return leak_order(&a->s, a->live_stack, &b->s, b->live_stack);
 }
 
 /* An image folded without the per-program view (ana_fold_keep_fn): the

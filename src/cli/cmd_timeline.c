@@ -89,19 +89,16 @@ struct sites {
  * past it, the sites are picked by a model's pass first. */
 #define TOP_MAX_CELLS (4u << 20)
 
-/* A site picked, as ana_site_by_peak orders them. */
+/* A site picked (a copy: its model drops it), ordered as ana_site_by_peak
+ * orders them. */
 struct pick {
-    uint64_t peak_bytes, alloc_bytes;
+    struct ana_site s;
     uint32_t stack;
 };
 
 static int by_peak(const struct pick *a, const struct pick *b)
 {
-    if (a->peak_bytes != b->peak_bytes)
-        return a->peak_bytes > b->peak_bytes ? -1 : 1;
-    if (a->alloc_bytes != b->alloc_bytes)
-        return a->alloc_bytes > b->alloc_bytes ? -1 : 1;
-    return (a->stack > b->stack) - (a->stack < b->stack);
+    return ana_site_peak_order(&a->s, a->stack, &b->s, b->stack);
 }
 
 /* The n first sites so far, in order, as each image's are handed over. */
@@ -116,8 +113,7 @@ struct picks {
 static int pick_site(void *arg, uint32_t stack, const struct ana_site *s)
 {
     struct picks *p = arg;
-    struct pick c = {s->peak_bytes, s->alloc_bytes, stack};
-    const struct ana_frame *f;
+    struct pick c = {*s, stack};
     uint32_t at = p->nr;
 
     if (!s->nr_allocs || (p->nr == p->n && by_peak(&c, &p->v[p->nr - 1]) > 0))
@@ -128,8 +124,7 @@ static int pick_site(void *arg, uint32_t stack, const struct ana_site *s)
         p->nr++;
     memmove(p->v + at + 1, p->v + at, (p->nr - 1 - at) * sizeof(*p->v));
     p->v[at] = c;
-    int rc = ana_stacks_get(cli_ana_stacks(p->a), stack, &f);
-    return rc < 0 ? rc : 0;
+    return cli_fold_keep_frames(p->a, stack);
 }
 
 static int pick_image(void *arg, const struct ana_model *m, uint32_t image)

@@ -336,15 +336,6 @@ static void write_tables(struct vmem *s)
     ana_table_destroy(s->tt);
 }
 
-/* Keep stack's frames (ana_stacks_get) for the tables at the end. */
-static int keep_frames(struct cli_ana *a, uint32_t stack)
-{
-    const struct ana_frame *f;
-    int n = ana_stacks_get(cli_ana_stacks(a), stack, &f);
-
-    return n < 0 ? n : 0;
-}
-
 /* At a process's exit: the frames of its ranges still committed, the
  * window's open lifetimes at the end (ana_vm_finish), when its stacks are
  * gone. */
@@ -359,7 +350,7 @@ static int keep_committed(struct vmem *s, const struct ana_vm_image *im)
         if (x->prot == PROT_NONE || x->collector || !(s->w.origins & (1u << x->origin)) ||
             ana_wpa_class_of(x->commit_ns, 0, true, p->t0, p->t1) == ANA_WPA_OUTSIDE)
             continue;
-        if ((rc = keep_frames(s->a, x->commit_stack)))
+        if ((rc = cli_fold_keep_frames(s->a, x->commit_stack)))
             return rc;
     }
     return 0;
@@ -380,7 +371,7 @@ static int vmem_event(void *arg, const struct fmt_event *ev)
     if (rc || !s->fold)
         return rc;
     for (; nr < s->w.nr; nr++)
-        if ((rc = keep_frames(s->a, s->w.v[nr].l.commit_stack)))
+        if ((rc = cli_fold_keep_frames(s->a, s->w.v[nr].l.commit_stack)))
             return rc;
     if (ev->kind == FMT_EV_PROCESS_EXIT) {
         if (im && im->ended && (rc = keep_committed(s, im)))
@@ -388,7 +379,7 @@ static int vmem_event(void *arg, const struct fmt_event *ev)
         return cli_fold_let_go(s->a, ev->image, ev->ts_ns);
     }
     if (im && im->ended && ana_vm_kind_applies(ev->kind))
-        return keep_frames(s->a, ev->stack);
+        return cli_fold_keep_frames(s->a, ev->stack);
     return 0;
 }
 

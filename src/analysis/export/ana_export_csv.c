@@ -464,14 +464,10 @@ bool ana_export_csv_streams(const struct fmt_reader *r)
 static int start_stream(struct ana_export_job *job)
 {
     struct csv *c = job->state;
-    struct ana_model_options mo = {.filter = job->pass[0]->opt.filter, .retire = {retire, job}};
-    int rc;
 
     if ((c->fd = scratch_open()) < 0)
         return c->fd;
-    if ((rc = ana_model_create(&c->model, &mo)))
-        return rc;
-    return ana_model_subscribe(c->model, job->pass[0]);
+    return ana_xjob_retiring_model(job, retire, &c->model);
 }
 
 static void release_csv(struct ana_export_job *job)

@@ -243,17 +243,15 @@ bool ana_export_folded_streams(const struct fmt_reader *r)
 static int start_stream(struct ana_export_job *job)
 {
     struct folded *f = job->state;
-    struct ana_model_options mo = {.filter = job->pass[0]->opt.filter, .retire = {retire, job}};
-    int rc;
-
     struct fmt_trace_counts c;
+    int rc;
 
     fmt_reader_counts(job->r, &c);
     f->nr_stacks = c.nr_stacks;
     f->cost = job->o->cost;
-    if (!(f->sym = ana_xjob_sym(job, &rc)) || (rc = ana_model_create(&f->model, &mo)))
+    if (!(f->sym = ana_xjob_sym(job, &rc)))
         return rc;
-    return ana_model_subscribe(f->model, job->pass[0]);
+    return ana_xjob_retiring_model(job, retire, &f->model);
 }
 
 static void release_folded(struct ana_export_job *job)

@@ -124,6 +124,12 @@ struct ana_xmodel {
  * pass; release it in any case. Returns 0 or -errno. */
 int ana_xmodel_subscribe(struct ana_xmodel *m, struct ana_heap_replay *p, struct fmt_reader *r);
 void ana_xmodel_release(struct ana_xmodel *m);
+/* For an output that writes each process at its end (ana_export_streams):
+ * *m, a model of its own fed by the job's pass 0 (its filter) that hands
+ * each image's sites to retire(job, ...) at the image's end. Returns 0 or
+ * -errno. */
+int ana_xjob_retiring_model(struct ana_export_job *job, ana_model_retire_fn *retire,
+                            struct ana_model **m);
 /* One pass over r (with o's filter and progress) into m. Returns 0 or
  * -errno. */
 int ana_xmodel_build(struct fmt_reader *r, const struct ana_export_options *o,

@@ -83,6 +83,16 @@ int ana_xmodel_subscribe(struct ana_xmodel *m, struct ana_heap_replay *p, struct
     return ana_heap_replay_subscribe(p, &ops, m, 0);
 }
 
+int ana_xjob_retiring_model(struct ana_export_job *job, ana_model_retire_fn *retire,
+                            struct ana_model **m)
+{
+    struct ana_model_options mo = {.filter = job->pass[0]->opt.filter,
+                                   .retire = {.fn = retire, .arg = job}};
+    int rc = ana_model_create(m, &mo);
+
+    return rc ? rc : ana_model_subscribe(*m, job->pass[0]);
+}
+
 void ana_xmodel_release(struct ana_xmodel *m)
 {
     ana_model_destroy(m->model_);

@@ -627,12 +627,9 @@ bool ana_export_pprof_streams(const struct fmt_reader *r)
 static int start_stream(struct ana_export_job *job)
 {
     struct pprof *p = job->state;
-    struct ana_model_options mo = {.filter = job->pass[0]->opt.filter, .retire = {retire, job}};
-    int rc;
+    int rc = header(job, NULL);
 
-    if ((rc = header(job, NULL)) || (rc = ana_model_create(&p->model, &mo)))
-        return rc;
-    return ana_model_subscribe(p->model, job->pass[0]);
+    return rc ? rc : ana_xjob_retiring_model(job, retire, &p->model);
 }
 
 static void release_pprof(struct ana_export_job *job)

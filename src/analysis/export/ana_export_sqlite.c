@@ -715,12 +715,8 @@ bool ana_export_sqlite_streams(const struct fmt_reader *r)
 static int start_stream(struct ana_export_job *job)
 {
     struct sq *q = job->state;
-    struct ana_model_options mo = {.filter = job->pass[0]->opt.filter, .retire = {retire, job}};
-    int rc;
 
-    if ((rc = ana_model_create(&q->model, &mo)))
-        return rc;
-    return ana_model_subscribe(q->model, job->pass[0]);
+    return ana_xjob_retiring_model(job, retire, &q->model);
 }
 
 /* Pass 0: heap blocks, mappings (or a Windows trace's tables). */

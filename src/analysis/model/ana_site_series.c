@@ -62,18 +62,22 @@ int ana_site_series_retire(void *arg, const struct ana_model *m, uint32_t image)
     return 0;
 }
 
-int ana_site_by_peak(const void *x, const void *y, void *arg)
+int ana_site_peak_order(const struct ana_site *a, uint32_t sa, const struct ana_site *b,
+                        uint32_t sb)
 {
-    const struct ana_model *m = arg;
-    const struct ana_site *a = ana_model_site(m, *(const uint32_t *)x);
-    const struct ana_site *b = ana_model_site(m, *(const uint32_t *)y);
-
     if (a->peak_bytes != b->peak_bytes)
         return a->peak_bytes > b->peak_bytes ? -1 : 1;
     if (a->alloc_bytes != b->alloc_bytes)
         return a->alloc_bytes > b->alloc_bytes ? -1 : 1;
-    return (*(const uint32_t *)x > *(const uint32_t *)y) -
-           (*(const uint32_t *)x < *(const uint32_t *)y);
+    return (sa > sb) - (sa < sb);
+}
+
+int ana_site_by_peak(const void *x, const void *y, void *arg)
+{
+    const struct ana_model *m = arg;
+    uint32_t sa = *(const uint32_t *)x, sb = *(const uint32_t *)y;
+
+    return ana_site_peak_order(ana_model_site(m, sa), sa, ana_model_site(m, sb), sb);
 }
 
 /* Top mode's end: the chosen sites' columns, in their order. */

@@ -33,6 +33,11 @@ struct ana_site_series {
  * allocated, then stack id), m's stack ids x and y: qsort_r's comparison
  * with m as its argument. */
 int ana_site_by_peak(const void *x, const void *y, void *arg);
+/* The same order of sites a and b of stacks sa and sb (sites kept apart
+ * from a model: a tree's picked as each image ends). */
+struct ana_site;
+int ana_site_peak_order(const struct ana_site *a, uint32_t sa, const struct ana_site *b,
+                        uint32_t sb);
 
 /* Follow the sites stacks[0..n) of model m (subscribed to p before) at the
  * moments of timeline tl's rows (ana_timeline_follow) and at its last row's
