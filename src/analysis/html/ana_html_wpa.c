@@ -52,10 +52,11 @@ uint64_t ana_html_bucket_width(uint64_t end_ns, uint32_t target)
 
 int ana_html_wpa_init(struct ana_html_wpa *w, uint64_t bucket_ns, uint64_t end_ns)
 {
-    w->bucket_ns = bucket_ns ? bucket_ns : 1;
-    w->end_ns = end_ns;
-    w->max_cells = ANA_HTML_MAX_CELLS;
-    w->nr_coarsened = 0;
+    *w = (struct ana_html_wpa){
+        .bucket_ns = bucket_ns ? bucket_ns : 1,
+        .end_ns = end_ns,
+        .max_cells = ANA_HTML_MAX_CELLS,
+    }; /* no key_of: cells by stack id until the caller sets it */
     ana_map_init(&w->cells, sizeof(struct ana_html_cell));
     if (end_ns / w->bucket_ns >= ANA_HTML_MAX_BUCKETS)
         return -E2BIG;
