@@ -239,6 +239,12 @@ void fmt_reader_estimates(struct fmt_reader *r, int on);
  * the first chunk's start, as a seek does. */
 void fmt_reader_verify_summaries(struct fmt_reader *r, int on);
 
+/* Free what decoding chunks holds (their columns, blocks, raw bytes:
+ * some 20 MB on a build's large chunks) when no chunk is being read,
+ * after the last event or a seek; the next chunk read makes it again.
+ * For a command that has read its events and goes on to write. */
+void fmt_reader_drop_chunk_buffers(struct fmt_reader *r);
+
 /* Read the next event into *ev (every field set). Returns 1, 0 at the end,
  * or -errno (-EPROTO: corrupt chunk; see fmt_reader_error()), which every
  * later call returns again until a seek (a seek past the bad chunk reads

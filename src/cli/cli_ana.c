@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -427,6 +428,10 @@ static struct ana_model *model(struct cli_ana *a, const struct ana_model_options
     cli_ana_progress_done(a);
     if (rc)
         cli_ana_fail(a, rc);
+    /* What decoding held goes before the command writes: on a build's
+     * trace its large chunks' buffers outweigh the rows written. */
+    fmt_reader_drop_chunk_buffers(a->r);
+    malloc_trim(0);
     if (a->fold && mo->retire.fn)
         ana_fold_finish(a->fold, m);
     return m;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Entry point: one table drives both dispatch and help. */
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +86,12 @@ static void print_help(FILE *out)
 
 int main(int argc, char **argv)
 {
+    /* Blocks from 256 KiB on are mapped on their own, and unmapped when
+     * freed. glibc's default threshold rises to the size of each large
+     * block freed, so a reader's chunk buffers and the arrays that grow by
+     * doubling then come from the heap, where what they free stays
+     * resident as holes: 4 MB of a build's report, 12 of sqlite's. */
+    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
     if (argc < 2) {
         print_help(stderr);
         return CLI_EXIT_USAGE;

@@ -991,6 +991,26 @@ static int next_verify(struct fmt_reader *r, struct fmt_event *ev)
     return rc == 1 ? verify_event(r, ev) : rc;
 }
 
+void fmt_reader_drop_chunk_buffers(struct fmt_reader *r)
+{
+    if (r->loaded)
+        return; /* its columns are being read */
+    fmt_buf_free(&r->payload);
+    fmt_buf_free(&r->raw);
+    for (int k = 0; k < FMT_NR_COLUMNS; k++) {
+        fmt_buf_free(&r->col[k]);
+        fmt_cur_init(&r->cur[k], NULL, 0);
+    }
+    for (uint32_t i = 0; i < r->cap_slots; i++) {
+        free(r->slots[i].started.v);
+        r->slots[i].started = (struct fmt_rlist){NULL, 0, 0};
+        fmt_rank_free(&r->slots[i].pred.rank);
+    }
+    free(r->blks);
+    r->blks = NULL;
+    r->cap_blks = 0;
+}
+
 void fmt_rchunk_reset(struct fmt_reader *r)
 {
     r->loaded = 0;

@@ -59,6 +59,7 @@ int ana_stacks_create(struct ana_stacks **out, struct fmt_reader *r,
     s->r = r;
     ana_map_init(&s->read_of, sizeof(struct addr_read));
     ana_map_init(&s->got, sizeof(struct got));
+    ana_map_init(&s->same, sizeof(struct got));
     s->full_names = opt && opt->full_names;
     fmt_reader_counts(r, &c);
     s->nr_stacks = c.nr_stacks + 1;
@@ -95,6 +96,7 @@ void ana_stacks_destroy(struct ana_stacks *s)
     ana_stacks_keys_release(s);
     ana_map_release(&s->read_of);
     ana_map_release(&s->got);
+    ana_map_release(&s->same);
     free(s);
 }
 
@@ -264,21 +266,47 @@ int ana_stacks_frames(struct ana_stacks *s, uint32_t stack, const struct ana_fra
     return n;
 }
 
+/* Where in pool the n frames just walked are: the place of an earlier
+ * stack of the same frames, else appended. */
+static int pool_place(struct ana_stacks *s, uint32_t n, struct got *out)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    int created;
+
+    for (uint32_t i = 0; i < n; i++)
+        h = ana_map_mix(h ^ ((uint64_t)s->walked[i].function << 32 | s->walked[i].place));
+    struct got *same = ana_map_put(&s->same, h | 1, &created);
+    if (!same)
+        return -ENOMEM;
+    if (!created && same->count == n &&
+        !memcmp(s->pool + same->start, s->walked, (size_t)n * sizeof(*s->walked))) {
+        *out = *same;
+        return 0;
+    }
+    if (UTIL_ARRAY_RESERVE(s->pool, s->cap_pool, s->nr_pool + (size_t)n, 1024))
+        return -ENOMEM;
+    memcpy(s->pool + s->nr_pool, s->walked, (size_t)n * sizeof(*s->walked));
+    *out = (struct got){(uint32_t)s->nr_pool, n};
+    if (created)
+        *same = *out; /* else a collision: the first keeps the slot */
+    s->nr_pool += n;
+    return 0;
+}
+
 int ana_stacks_get(struct ana_stacks *s, uint32_t stack, const struct ana_frame **frames)
 {
     int n = ana_stacks_frames(s, stack, frames);
+    struct got place;
 
     if (n <= 0 || *frames != s->walked)
         return n; /* none, failed, or kept already */
-    if (UTIL_ARRAY_RESERVE(s->pool, s->cap_pool, s->nr_pool + (size_t)n, 1024))
+    if (pool_place(s, (uint32_t)n, &place))
         return -ENOMEM;
     struct got *g = ana_map_put(&s->got, (uint64_t)stack + 1, NULL);
     if (!g)
         return -ENOMEM;
-    memcpy(s->pool + s->nr_pool, s->walked, (size_t)n * sizeof(*s->walked));
-    *g = (struct got){(uint32_t)s->nr_pool, (uint32_t)n};
-    *frames = s->pool + s->nr_pool;
-    s->nr_pool += (size_t)n;
+    *g = place;
+    *frames = s->pool + place.start;
     return n;
 }
 

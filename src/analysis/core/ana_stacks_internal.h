@@ -95,6 +95,9 @@ struct ana_stacks {
     struct node_page **pages;
     uint32_t nr_pages;
     struct ana_map got; /* stack + 1 -> struct got: its frames in pool */
+    /* Hash of a frame list -> struct got: stacks of the same frames (a
+     * build's thousand compilers keep the same rows) share them in pool. */
+    struct ana_map same;
     struct ana_frame *pool;
     size_t nr_pool, cap_pool;
 
