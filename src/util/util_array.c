@@ -24,10 +24,13 @@ void *util_array_grow(void *p, size_t size, size_t *cap, size_t need, size_t fir
         n = need;
     if (!size || n > SIZE_MAX / size)
         return NULL;
-    unsigned char *v = realloc(p, n * size);
+    /* A first zeroed array from calloc: a large one is fresh mapped
+     * pages, resident only where used (an array by stack id of a trace's
+     * 10 M stacks, of which one process reads a few). */
+    unsigned char *v = !p && zero ? calloc(n, size) : realloc(p, n * size);
     if (!v)
         return NULL;
-    if (zero)
+    if (zero && p)
         memset(v + *cap * size, 0, (n - *cap) * size);
     *cap = n;
     return v;
