@@ -16,13 +16,12 @@
 #           there: only the commands run
 # Prints one line per command: name, RSS on the tree, RSS alone (MiB),
 # ratio and whether it meets the target, then the load average; exits 1
-# when a command misses it. Every
-# analysis command runs (about 15 minutes on the 991-process build: export
-# --to sqlite alone writes a 12 GB database for some 5); TREE_BUILD_ONLY="report
-# html ..." runs the ones named.
+# when a command misses it. Every analysis command runs (about 15 minutes
+# on the 991-process build; export --to sqlite alone writes a 12 GB
+# database for some 5): TREE_BUILD_ONLY="report html ..." runs those named.
 set -euo pipefail
 
-usage() { sed -n '11,17p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '11,21p' "$0" | sed 's/^# \{0,1\}//'; }
 FILES=330
 JOBS=2
 KEEP=
