@@ -729,26 +729,52 @@ static void test_folded_tree(void **state)
     close(fd);
 }
 
-/* A tree's CSV, each process's live blocks taken at its end, its stacks
- * let go: the bytes of the one written from memory. */
-static void test_csv_tree(void **state)
+/* xtrace_write_tree's trace exported to fmt streamed (each child let go as
+ * soon as it is written) and from memory: the same bytes, returned. */
+static char *tree_same(const char *fmt)
 {
     int fd = memfd_create("tree", MFD_CLOEXEC);
     char *got[2];
 
-    (void)state;
     assert_int_equal(xtrace_write_tree(fd), 0);
-    got[0] = tree_export(fd, "csv", 0, false);
-    got[1] = tree_export(fd, "csv", 0, true);
+    got[0] = tree_export(fd, fmt, 0, false);
+    got[1] = tree_export(fd, fmt, 0, true);
     close(fd);
     assert_string_equal(got[1], got[0]);
-    /* The header, 3 blocks freed, 4 live at the end. */
+    free(got[0]);
+    return got[1];
+}
+
+/* A tree's CSV, each process's live blocks taken at its end, its stacks
+ * let go: the bytes of the one written from memory. */
+static void test_csv_tree(void **state)
+{
+    char *got = tree_same("csv");
     size_t lines = 0;
-    for (const char *p = got[1]; (p = strchr(p, '\n')); p++)
+
+    (void)state;
+    /* The header, 3 blocks freed, 4 live at the end. */
+    for (const char *p = got; (p = strchr(p, '\n')); p++)
         lines++;
     assert_int_equal(lines, 8);
-    free(got[0]);
-    free(got[1]);
+    free(got);
+}
+
+/* A tree's heaptrack file, each process's ips, traces and infos dropped
+ * a second after its end (its stacks let go at once): the bytes of the one
+ * that keeps them all. The first child's tables go at the second's end,
+ * 2.98 s after its own, and its infos (300 and 50 bytes; the 40 of no
+ * stack are every image's and stay) when the blocks held at the peak are
+ * settled: one of their slots serves the 70 bytes the first process
+ * allocates last, whose info is still numbered after every other. */
+static void test_heaptrack_tree(void **state)
+{
+    static const char tail[] = "a 46 9\n+ 6\n- 6\n";
+    char *got = tree_same("heaptrack");
+
+    (void)state;
+    assert_string_equal(got + strlen(got) - strlen(tail), tail);
+    free(got);
 }
 
 /* Every format on random three-thread traces: the numbers each keeps add
@@ -1235,6 +1261,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_pprof_tree),
         cmocka_unit_test(test_folded_tree),
         cmocka_unit_test(test_csv_tree),
+        cmocka_unit_test(test_heaptrack_tree),
         cmocka_unit_test(test_random_all),
         cmocka_unit_test_setup_teardown(test_sqlite_leaks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sqlite_window, setup, teardown),

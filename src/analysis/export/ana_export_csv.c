@@ -29,10 +29,6 @@
 #include "analysis/model/ana_reach.h"
 #include "util/util_array.h"
 
-/* A second: how long after an image's end its events may still come
- * (cli_fold_let_go waits as long to let its stacks go). */
-#define LATE_NS 1000000000ull
-
 /* A run of the scratch file: one image's live blocks' rows, each an
  * 8-byte serial, a 4-byte length and the row's text; and its reader in
  * the merge. */
@@ -302,7 +298,7 @@ static int spill_due(struct csv *c, uint64_t now_ns)
     int rc = 0;
 
     while (c->first_ended < c->nr_ended && !rc &&
-           (now_ns == UINT64_MAX || c->ended[c->first_ended].end_ns + LATE_NS < now_ns)) {
+           (now_ns == UINT64_MAX || c->ended[c->first_ended].end_ns + ANA_XLATE_NS < now_ns)) {
         struct ended *e = &c->ended[c->first_ended++];
         rc = spill(c, e->image);
         for (uint32_t i = 0; i < e->nr_stacks; i++)

@@ -39,8 +39,9 @@
  * cannot grow; at memscribe's peak every held "+" must be out, and the
  * lines after it are buffered until the blocks held at the peak are
  * settled, so that one of them that turns out temporary can still go out
- * as "+ -" at the peak. Memory grows with stacks, infos and threads; the buffer after the peak is
- * capped. heaptrack's one stream cannot show two temporary blocks that
+ * as "+ -" at the peak. Memory grows with stacks, infos and threads (on a
+ * tree, those of the processes running: see below); the buffer after the
+ * peak is capped. heaptrack's one stream cannot show two temporary blocks that
  * are both live at the peak: such extra ones count as ordinary there.
  *
  * A process tree (docs/event-model.md): an image's blocks leave heap in
@@ -52,6 +53,16 @@
  * stays leaked (for a single process: all of its leaks). The blocks of
  * images that ended earlier read as freed at that point; their leaks are
  * in memscribe's report, or in an export of that process (--pid, --exe).
+ *
+ * Memory on a tree: heaptrack's numbering is kept by image. An ip is
+ * keyed by its image and address, a trace by its parent and ip, so an
+ * ended image's ips and traces are never named again: when the output
+ * streams (ana_export_options.image_done), they go, with the traces of its
+ * stack ids, once an image ends a second after it, as its stacks do
+ * (ANA_XLATE_NS); the counts go on, so the numbers are the same. Its
+ * infos go too once its blocks are out and no line waits with them; a
+ * block's info is kept with it, so that its "-" needs no stack. Infos of
+ * the empty trace (0) are shared by every image and stay.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -72,6 +83,8 @@
 #define HT_MAX_HELD (1u << 20)
 
 #define HT_NO_INDEX UINT32_MAX
+/* The trace of an info slot that is free (its next links the free list). */
+#define HT_FREE_TRACE UINT32_MAX
 
 /* An allocation info: a size and a trace. Its file indexes are given at
  * the first "+" line that names them (HT_NO_INDEX: not yet). */
@@ -109,9 +122,25 @@ struct ht_settled {
 /* A live block of a trace with several images, by serial. */
 struct ht_live {
     uint64_t size;
-    uint32_t stack;
+    uint32_t info;
     uint32_t thread;
     uint32_t image;
+};
+
+/* An image's part of heaptrack's numbering (see the top of the file). */
+struct ht_image {
+    struct ana_map ips;      /* (image, addr) -> ip index */
+    struct ana_map traces;   /* (parent trace, ip) -> trace index */
+    struct ana_map trace_of; /* stack id -> trace index */
+    uint32_t *infos;         /* the infos of its traces */
+    uint32_t nr_infos, cap_infos;
+    uint32_t nr_live; /* on a tree: its blocks not ended */
+};
+
+/* An image that ended, its tables kept for its late events until then. */
+struct ht_gone {
+    uint32_t image;
+    uint64_t end_ns;
 };
 
 struct heaptrack {
@@ -119,13 +148,13 @@ struct heaptrack {
     struct ana_xout *out;
     struct ana_xsym *sym;
     struct ana_strtab strs; /* string index = position + 1 */
-    struct ana_map ips;     /* (image, addr) -> ip index */
-    struct ana_map traces;  /* (parent trace, ip) -> trace index */
+    struct ht_image *images;
+    uint32_t nr_images; /* in images[] */
     uint32_t nr_ips, nr_traces;
-    uint32_t *trace_of; /* by stack id: trace index + 1, 0 = not yet */
     uint32_t nr_stacks;
-    struct ht_info *infos;
+    struct ht_info *infos; /* slots, some free (HT_FREE_TRACE) */
     uint32_t nr_infos, cap_infos;
+    uint32_t free_info;  /* the first free slot + 1, or 0 */
     uint32_t *info_hash; /* index + 1 */
     uint32_t info_mask;
 
@@ -165,6 +194,13 @@ struct heaptrack {
     uint32_t nr_ended; /* images in ended[] */
     uint64_t *serials; /* scratch for the blocks going out */
     uint32_t cap_serials;
+    /* Streamed: images that ended, oldest first, whose tables go at
+     * ANA_XLATE_NS; then those whose infos wait for their blocks. */
+    bool drops;
+    struct ht_gone *gone;
+    uint32_t nr_gone, first_gone, cap_gone;
+    uint32_t *waiting;
+    uint32_t nr_waiting, cap_waiting;
 };
 
 static int str(struct heaptrack *h, const char *s, uint32_t *index)
@@ -179,8 +215,17 @@ static int str(struct heaptrack *h, const char *s, uint32_t *index)
     return 0;
 }
 
-static int ip_index(struct heaptrack *h, uint32_t image, const struct ana_sym_line *lines,
-                    uint32_t n, uint32_t *out)
+/* The tables of image, made on first use. NULL: out of memory. The
+ * pointer holds until the next call. */
+static struct ht_image *image_at(struct heaptrack *h, uint32_t image)
+{
+    if (UTIL_ARRAY_RESERVE_ZERO(h->images, h->nr_images, (size_t)image + 1, 16))
+        return NULL;
+    return &h->images[image];
+}
+
+static int ip_index(struct heaptrack *h, struct ht_image *im, uint32_t image,
+                    const struct ana_sym_line *lines, uint32_t n, uint32_t *out)
 {
     const struct ana_sym_frame *phys = lines[n - 1].frame;
     uint64_t key = ((uint64_t)image << 48 | (phys->addr & 0xffffffffffffull)) + 1;
@@ -188,7 +233,7 @@ static int ip_index(struct heaptrack *h, uint32_t image, const struct ana_sym_li
     char buf[64];
     int rc;
 
-    if (ana_xmap_get(&h->ips, key, out))
+    if (ana_xmap_get(&im->ips, key, out))
         return 0;
     if (n > 64)
         n = 64;
@@ -199,7 +244,7 @@ static int ip_index(struct heaptrack *h, uint32_t image, const struct ana_sym_li
             (rc = str(h, lines[i].frame->file ? lines[i].frame->file : "", &file[i])))
             return rc;
     *out = ++h->nr_ips;
-    if ((rc = ana_xmap_put(&h->ips, key, *out)))
+    if ((rc = ana_xmap_put(&im->ips, key, *out)))
         return rc;
     ana_xout_printf(h->out, "i %" PRIx64 " %x", phys->addr, mod);
     for (uint32_t i = 0; i < n; i++)
@@ -208,41 +253,46 @@ static int ip_index(struct heaptrack *h, uint32_t image, const struct ana_sym_li
 }
 
 /* The trace of a stack id: its cleaned frames, root first, as a path in
- * the trace tree. */
-static int trace_index(struct heaptrack *h, uint32_t id, uint32_t *out)
+ * the trace tree, kept in the tables of *owner, the stack's image. hint:
+ * the image of the event that names it, whose tables are asked first. */
+static int trace_index(struct heaptrack *h, uint32_t id, uint32_t hint, uint32_t *out,
+                       uint32_t *owner)
 {
     const struct ana_sym_stack *st;
-    uint32_t image, parent = 0;
+    struct ht_image *im = image_at(h, hint);
+    uint32_t parent = 0;
     int rc;
 
     if (id > h->nr_stacks)
         id = 0;
-    if (h->trace_of[id]) {
-        *out = h->trace_of[id] - 1;
+    *owner = hint;
+    if (!im)
+        return -ENOMEM;
+    if (ana_xmap_get(&im->trace_of, (uint64_t)id + 1, out))
         return 0;
-    }
-    if ((rc = ana_xsym_stack(h->sym, id, &st, &image)))
+    if ((rc = ana_xsym_stack(h->sym, id, &st, owner)))
         return rc;
+    if (!(im = image_at(h, *owner)))
+        return -ENOMEM;
     /* Walk addresses from the root: lines with the same index form one ip. */
     for (uint32_t end = st->nr_lines; end > 0;) {
         uint32_t begin = end - 1, ip, t;
         while (begin > 0 && st->lines[begin - 1].index == st->lines[end - 1].index)
             begin--;
-        if ((rc = ip_index(h, image, &st->lines[begin], end - begin, &ip)))
+        if ((rc = ip_index(h, im, *owner, &st->lines[begin], end - begin, &ip)))
             return rc;
         uint64_t key = ((uint64_t)parent << 32 | ip) + 1;
-        if (!ana_xmap_get(&h->traces, key, &t)) {
+        if (!ana_xmap_get(&im->traces, key, &t)) {
             t = ++h->nr_traces;
-            if ((rc = ana_xmap_put(&h->traces, key, t)))
+            if ((rc = ana_xmap_put(&im->traces, key, t)))
                 return rc;
             ana_xout_printf(h->out, "t %x %x\n", ip, parent);
         }
         parent = t;
         end = begin;
     }
-    h->trace_of[id] = parent + 1;
     *out = parent;
-    return 0;
+    return ana_xmap_put(&im->trace_of, (uint64_t)id + 1, parent);
 }
 
 static uint32_t info_hash(uint64_t size, uint32_t trace)
@@ -251,11 +301,17 @@ static uint32_t info_hash(uint64_t size, uint32_t trace)
     return (uint32_t)(k ^ (k >> 32));
 }
 
+/* A new info in a free slot, else a new one. */
 static int info_new(struct heaptrack *h, uint64_t size, uint32_t trace, uint32_t *out)
 {
-    if (UTIL_ARRAY_RESERVE(h->infos, h->cap_infos, (size_t)h->nr_infos + 1, 1024))
+    if (h->free_info) {
+        *out = h->free_info - 1;
+        h->free_info = h->infos[*out].next;
+    } else if (UTIL_ARRAY_RESERVE(h->infos, h->cap_infos, (size_t)h->nr_infos + 1, 1024)) {
         return -ENOMEM;
-    *out = h->nr_infos++;
+    } else {
+        *out = h->nr_infos++;
+    }
     h->infos[*out] =
         (struct ht_info){.size = size, .trace = trace, .index = HT_NO_INDEX, .alt = HT_NO_INDEX};
     return 0;
@@ -269,6 +325,8 @@ static int info_rehash(struct heaptrack *h)
     if (!hash)
         return -ENOMEM;
     for (uint32_t i = 0; i < h->nr_infos; i++) {
+        if (h->infos[i].trace == HT_FREE_TRACE)
+            continue; /* its next links the free slots */
         uint32_t b = info_hash(h->infos[i].size, h->infos[i].trace) & (cap - 1);
         h->infos[i].next = hash[b];
         hash[b] = i + 1;
@@ -279,12 +337,26 @@ static int info_rehash(struct heaptrack *h)
     return 0;
 }
 
-static int info_index(struct heaptrack *h, uint64_t size, uint32_t stack, uint32_t *out)
+/* info joins the infos of image, to go with its tables. */
+static int info_own(struct heaptrack *h, uint32_t image, uint32_t info)
 {
-    uint32_t trace;
+    struct ht_image *im = image_at(h, image);
+
+    if (!im || UTIL_ARRAY_RESERVE(im->infos, im->cap_infos, (size_t)im->nr_infos + 1, 64))
+        return -ENOMEM;
+    im->infos[im->nr_infos++] = info;
+    return 0;
+}
+
+/* The info of a block of size bytes allocated at stack (named by an event
+ * of image hint). */
+static int info_index(struct heaptrack *h, uint64_t size, uint32_t stack, uint32_t hint,
+                      uint32_t *out)
+{
+    uint32_t trace, owner;
     int rc;
 
-    if ((rc = trace_index(h, stack, &trace)))
+    if ((rc = trace_index(h, stack, hint, &trace, &owner)))
         return rc;
     if ((!h->info_hash || h->nr_infos > h->info_mask) && (rc = info_rehash(h)))
         return rc;
@@ -298,7 +370,53 @@ static int info_index(struct heaptrack *h, uint64_t size, uint32_t stack, uint32
         return rc;
     h->infos[*out].next = h->info_hash[b];
     h->info_hash[b] = *out + 1;
-    return 0;
+    /* The empty trace's infos are every image's: they stay. */
+    return trace && h->drops ? info_own(h, owner, *out) : 0;
+}
+
+/* Free info's slot: out of its hash chain, into the free list. */
+static void info_free(struct heaptrack *h, uint32_t info)
+{
+    struct ht_info *in = &h->infos[info];
+    uint32_t *link = &h->info_hash[info_hash(in->size, in->trace) & h->info_mask];
+
+    while (*link != info + 1)
+        link = &h->infos[*link - 1].next;
+    *link = in->next;
+    in->trace = HT_FREE_TRACE;
+    in->next = h->free_info;
+    h->free_info = info + 1;
+}
+
+/* Whether image's infos may go: its blocks are out and no line waits
+ * with one of them (buffered after the peak, pending or deferred). */
+static bool infos_idle(const struct heaptrack *h, const struct ht_image *im)
+{
+    if (im->nr_live || h->buffering || h->nr_buf || h->nr_settled)
+        return false;
+    for (uint32_t i = 0; i < im->nr_infos; i++)
+        if ((h->pending && h->pending_info == im->infos[i]) ||
+            (h->deferred && h->deferred_info == im->infos[i]))
+            return false;
+    return true;
+}
+
+/* The infos of the images whose tables went, where they may go now. */
+static void free_waiting(struct heaptrack *h)
+{
+    for (uint32_t k = 0; k < h->nr_waiting;) {
+        struct ht_image *im = &h->images[h->waiting[k]];
+        if (!infos_idle(h, im)) {
+            k++;
+            continue;
+        }
+        for (uint32_t i = 0; i < im->nr_infos; i++)
+            info_free(h, im->infos[i]);
+        free(im->infos);
+        im->infos = NULL;
+        im->nr_infos = im->cap_infos = 0;
+        h->waiting[k] = h->waiting[--h->nr_waiting];
+    }
 }
 
 /* A file index of info, given now ("a" line). */
@@ -501,6 +619,8 @@ static int flush_peak(struct heaptrack *h)
     h->nr_buf = 0;
     h->nr_settled = 0;
     h->nr_peak_open = 0;
+    if (!rc)
+        free_waiting(h); /* no line waits with their infos now */
     return rc;
 }
 
@@ -557,6 +677,19 @@ static int reach_peak(struct heaptrack *h)
     return 0;
 }
 
+/* The info of the block ev ends: on a tree, the one kept with the block
+ * (the tables of its stack's image may be gone), else found again from its
+ * size and stack. */
+static int ended_info(struct heaptrack *h, const struct fmt_event *ev, uint32_t *info)
+{
+    const struct ht_live *v = h->tree ? ana_map_get(&h->live, ev->ref) : NULL;
+
+    if (!v)
+        return info_index(h, ev->ref_size, ev->ref_stack, ev->image, info);
+    *info = v->info;
+    return 0;
+}
+
 static int end_block(struct heaptrack *h, const struct fmt_event *ev, bool temporary)
 {
     struct ht_held *held = NULL;
@@ -579,7 +712,7 @@ static int end_block(struct heaptrack *h, const struct fmt_event *ev, bool tempo
     }
     if (held && (rc = unhold(h, held)))
         return rc;
-    if ((rc = info_index(h, ev->ref_size, ev->ref_stack, &info)))
+    if ((rc = ended_info(h, ev, &info)))
         return rc;
     return line(h, '-', info, 0);
 }
@@ -589,6 +722,30 @@ static int by_serial(const void *x, const void *y)
     uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
 
     return (a > b) - (a < b);
+}
+
+/* A tree's block starts: kept by serial with its info. */
+static int track(struct heaptrack *h, const struct fmt_event *ev, uint32_t info)
+{
+    struct ht_image *im = image_at(h, ev->image);
+    struct ht_live *v = im ? ana_map_put(&h->live, ev->serial, NULL) : NULL;
+
+    if (!v)
+        return -ENOMEM;
+    *v = (struct ht_live){ev->size, info, ev->thread, ev->image};
+    im->nr_live++;
+    return 0;
+}
+
+/* A tree's block ends. */
+static void untrack(struct heaptrack *h, uint64_t serial)
+{
+    const struct ht_live *v = ana_map_get(&h->live, serial);
+
+    if (!v)
+        return;
+    h->images[v->image].nr_live--;
+    ana_map_del(&h->live, serial);
 }
 
 /* Before a "+" of a running image: the blocks the ended images left go
@@ -609,41 +766,57 @@ static int flush_ended(struct heaptrack *h)
     qsort(h->serials, n, sizeof(*h->serials), by_serial);
     for (uint32_t i = 0; i < n && !rc; i++) {
         const struct ht_live *v = ana_map_get(&h->live, h->serials[i]);
-        struct fmt_event ev = {.ref = h->serials[i],
-                               .ref_size = v->size,
-                               .ref_stack = v->stack,
-                               .ref_thread = v->thread};
-        ana_map_del(&h->live, h->serials[i]);
+        struct fmt_event ev = {
+            .ref = h->serials[i], .ref_size = v->size, .ref_thread = v->thread, .image = v->image};
         rc = end_block(h, &ev, false);
+        untrack(h, h->serials[i]);
     }
     memset(h->ended, 0, h->nr_ended_cap * sizeof(*h->ended));
     h->nr_ended = 0;
     return rc;
 }
 
-/* Image `image` has exited: its blocks leave heaptrack's total before the
- * next allocation. */
-static int note_exit(struct heaptrack *h, uint32_t image)
+/* The tables of the images that ended ANA_XLATE_NS before now go (none
+ * of their events is read any more: their stacks went too); their infos
+ * wait for their blocks. */
+static int drop_due(struct heaptrack *h, uint64_t now_ns)
 {
+    for (; h->first_gone < h->nr_gone && h->gone[h->first_gone].end_ns + ANA_XLATE_NS < now_ns;
+         h->first_gone++) {
+        uint32_t image = h->gone[h->first_gone].image;
+        struct ht_image *im = &h->images[image];
+        ana_map_release(&im->ips);
+        ana_map_release(&im->traces);
+        ana_map_release(&im->trace_of);
+        if (UTIL_ARRAY_RESERVE(h->waiting, h->cap_waiting, (size_t)h->nr_waiting + 1, 16))
+            return -ENOMEM;
+        h->waiting[h->nr_waiting++] = image;
+    }
+    if (h->first_gone == h->nr_gone)
+        h->first_gone = h->nr_gone = 0;
+    free_waiting(h);
+    return 0;
+}
+
+/* Image `image` has exited at end_ns: its blocks leave heaptrack's total
+ * before the next allocation, and (streamed) its tables go a little
+ * later. */
+static int note_exit(struct heaptrack *h, uint32_t image, uint64_t end_ns)
+{
+    int rc;
+
     if (UTIL_ARRAY_RESERVE_ZERO(h->ended, h->nr_ended_cap, (size_t)image + 1, 16))
         return -ENOMEM;
     if (!h->ended[image])
         h->nr_ended++;
     h->ended[image] = true;
-    return 0;
-}
-
-/* Keep the live blocks of a tree by serial. */
-static int track(struct heaptrack *h, const struct fmt_event *ev, const struct ana_step *st)
-{
-    if (st->ends)
-        ana_map_del(&h->live, ev->ref);
-    if (st->starts) {
-        struct ht_live *v = ana_map_put(&h->live, ev->serial, NULL);
-        if (!v)
-            return -ENOMEM;
-        *v = (struct ht_live){ev->size, ev->stack, ev->thread, ev->image};
-    }
+    if (!h->drops)
+        return 0;
+    if ((rc = drop_due(h, end_ns)) || !image_at(h, image))
+        return rc ? rc : -ENOMEM;
+    if (UTIL_ARRAY_RESERVE(h->gone, h->cap_gone, (size_t)h->nr_gone + 1, 64))
+        return -ENOMEM;
+    h->gone[h->nr_gone++] = (struct ht_gone){image, end_ns};
     return 0;
 }
 
@@ -657,12 +830,8 @@ static int heap_event(struct heaptrack *h, const struct fmt_event *ev, const str
     if (ev->ref_thread >= h->nr_threads && (rc = thread_grow(h, ev->ref_thread)))
         return rc;
     h->step++;
-    if (h->tree) {
-        if (st->starts && h->nr_ended && (rc = flush_ended(h)))
-            return rc;
-        if ((rc = track(h, ev, st)))
-            return rc;
-    }
+    if (h->tree && st->starts && h->nr_ended && (rc = flush_ended(h)))
+        return rc;
     /* A sampled trace's blocks are never shown temporary: it does not
      * estimate them (ana_sample.h), and heaptrack_print counts what the
      * order of the lines says. */
@@ -670,9 +839,12 @@ static int heap_event(struct heaptrack *h, const struct fmt_event *ev, const str
                                     st->temporary == ANA_TEMP_YES &&
                                         ana_sample_has_temporary(fmt_reader_sample_bytes(h->r)))))
         return rc;
+    if (h->tree && st->ends)
+        untrack(h, ev->ref);
     if (st->starts) {
         struct ht_held *held = &h->held[ev->thread];
-        if ((rc = unhold(h, held)) || (rc = info_index(h, ev->size, ev->stack, &info)))
+        if ((rc = unhold(h, held)) || (rc = info_index(h, ev->size, ev->stack, ev->image, &info)) ||
+            (h->tree && (rc = track(h, ev, info))))
             return rc;
         *held = (struct ht_held){.serial = ev->serial, .info = info};
     }
@@ -744,7 +916,7 @@ static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step 
     if (ev->kind == FMT_EV_RSS && st->selected)
         return ana_xout_printf(h->out, "R %" PRIx64 "\n", ev->size / HT_PAGE_SIZE);
     if (h->tree && ev->kind == FMT_EV_PROCESS_EXIT && st->selected &&
-        ((rc = note_exit(h, ev->image)) ||
+        ((rc = note_exit(h, ev->image, ev->ts_ns)) ||
          (h->o->image_done && (rc = h->o->image_done(h->o->image_arg, ev->image, ev->ts_ns)))))
         return rc;
     return st->starts || st->ends ? heap_event(h, ev, st) : 0;
@@ -805,7 +977,15 @@ static void release_heaptrack(struct ana_export_job *job)
 {
     struct heaptrack *h = job->state;
 
-    free(h->trace_of);
+    for (uint32_t i = 0; i < h->nr_images; i++) {
+        ana_map_release(&h->images[i].ips);
+        ana_map_release(&h->images[i].traces);
+        ana_map_release(&h->images[i].trace_of);
+        free(h->images[i].infos);
+    }
+    free(h->images);
+    free(h->gone);
+    free(h->waiting);
     free(h->infos);
     free(h->info_hash);
     free(h->held);
@@ -815,8 +995,6 @@ static void release_heaptrack(struct ana_export_job *job)
     free(h->ended);
     free(h->serials);
     ana_map_release(&h->live);
-    ana_map_release(&h->ips);
-    ana_map_release(&h->traces);
     ana_strtab_release(&h->strs);
 }
 
@@ -837,10 +1015,9 @@ int ana_export_heaptrack(struct ana_export_job *job)
     fmt_reader_counts(job->r, &c);
     h->nr_stacks = c.nr_stacks;
     h->tree = fmt_reader_nr_images(job->r) > 1;
+    /* image_done is set when the output streams (ana_export_streams). */
+    h->drops = h->tree && job->o->image_done;
     ana_map_init(&h->live, sizeof(struct ht_live));
-    h->trace_of = calloc((size_t)h->nr_stacks + 1, sizeof(*h->trace_of));
-    if (!h->trace_of)
-        return -ENOMEM;
     h->pass0 = job->pass[0];
     if ((rc = ana_xjob_subscribe(job, 0, &peak_ops, h)))
         return rc;

@@ -195,6 +195,11 @@ char *ana_xtext(const char *s, size_t len, bool words);
 /* The last path component of a module, or "???" */
 const char *ana_xsym_basename(const char *path);
 
+/* A second: how long after an image's end its events may still come
+ * (cli_fold_let_go waits as long to let its stacks go), for an output
+ * that drops what it keeps of an image (ana_export_options.image_done). */
+#define ANA_XLATE_NS 1000000000ull
+
 /* ---- The exporters' runs (the table in ana_export_run.c): each sets
  * up its job as above. Returns 0 or -errno. */
 int ana_export_folded(struct ana_export_job *job);

@@ -141,10 +141,6 @@ struct sq {
     size_t cap_spilled;
 };
 
-/* A second: how long after an image's end its events may still come
- * (cli_fold_let_go waits as long to let its stacks go). */
-#define LATE_NS 1000000000ull
-
 /* Bind helpers: values are bound by position from 1. */
 static void bind_u64(sqlite3_stmt *s, int i, uint64_t v)
 {
@@ -668,7 +664,7 @@ static int spill_due(struct sq *q, uint64_t now_ns)
     int rc = 0;
 
     while (q->first_ended < q->nr_ended && !rc &&
-           (now_ns == UINT64_MAX || q->ended[q->first_ended].end_ns + LATE_NS < now_ns)) {
+           (now_ns == UINT64_MAX || q->ended[q->first_ended].end_ns + ANA_XLATE_NS < now_ns)) {
         uint32_t image = q->ended[q->first_ended++].image;
         rc = ana_xlive_each_of(&q->live, image, true, live_row, q);
         if (UTIL_ARRAY_RESERVE_ZERO(q->spilled, q->cap_spilled, (size_t)image + 1, 64))
