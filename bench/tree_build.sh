@@ -132,6 +132,8 @@ COMMANDS=(
     "export-massif|export --to massif @T -o @O"
     "export-csv|export --to csv @T -o @O"
     "export-sqlite|export --to sqlite @T -o @O"
+    "top|top --once @T"
+    "replay|replay --repeat 1 @T"
 )
 ONLY=${TREE_BUILD_ONLY:-}
 

@@ -21,6 +21,7 @@
 #include "analysis/model/ana_model.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
+#include "cli/cli_fold.h"
 #include "cli/cli_getopt.h"
 #include "cli/cli_rows.h"
 #include "util/util_duration.h"
@@ -83,15 +84,15 @@ static int by_key(const void *x, const void *y, void *arg)
     return a != b ? (a > b ? -1 : 1) : (i > j) - (i < j);
 }
 
-static void print_sites(struct top *t, const struct ana_model *m, struct cli_rows *rows)
+static void print_sites(struct top *t, struct cli_rows *rows)
 {
-    uint32_t n = ana_model_nr_sites(m), k = 0, *ids = malloc((n ? n : 1) * sizeof(*ids));
+    uint32_t k = 0, *ids = malloc(((size_t)rows->nr + 1) * sizeof(*ids));
     struct rank r = {rows, t->sort};
     char b1[32], b2[32], b3[32];
 
     if (!ids)
         cli_die("top: out of memory");
-    for (uint32_t id = 0; id < n; id++)
+    for (uint32_t id = 0; id < rows->nr; id++)
         if (rows->row[id])
             ids[k++] = id;
     qsort_r(ids, k, sizeof(*ids), by_key, &r);
@@ -99,7 +100,8 @@ static void print_sites(struct top *t, const struct ana_model *m, struct cli_row
     for (uint32_t i = 0; i < k && (!t->a.top || i < t->a.top); i++) {
         const struct ana_site *s = rows->row[ids[i]];
         unsigned nr = 0;
-        const char *const *frames = cli_ana_stack(&t->a, ids[i], false, 1, &nr);
+        const char *const *frames =
+            cli_ana_stack(&t->a, cli_rows_stack(rows, ids[i]), false, 1, &nr);
 
         printf("%12s %12s %10" PRIu64 " %12s  %s\n",
                ana_bytes_format(s->live_bytes > 0 ? (uint64_t)s->live_bytes : 0, b1, sizeof(b1)),
@@ -109,22 +111,37 @@ static void print_sites(struct top *t, const struct ana_model *m, struct cli_row
     free(ids);
 }
 
+/* The model of a frame and its rows, the processes merged: on a tree of
+ * many processes each one's sites are folded into the rows at its end and
+ * its stacks let go (cli_fold.h), as report's are. */
+static struct ana_model *rows_of(struct top *t, struct cli_rows *rows)
+{
+    struct ana_model_options mo = {.filter = &t->a.filter};
+
+    t->a.stacks_later = true;
+    cli_ana_open(&t->a, t->argc, t->argv, t->first);
+    cli_ana_programs(&t->a, &mo);
+    t->a.fold_alone = true; /* its rows are by key alone */
+    cli_fold_setup(&t->a, &mo, CLI_FOLD_ROWS);
+    struct ana_model *m = cli_ana_model(&t->a, &mo, UINT64_MAX);
+    if (t->a.fold)
+        cli_rows_from_fold(&t->a, t->a.fold, CLI_ROWS_BY_ALL, rows);
+    else
+        cli_rows_make_by(&t->a, m, CLI_ROWS_BY_ALL, rows);
+    return m;
+}
+
 /* One frame, in a child: the trace read as it is now. Writes the frame's
  * allocations and last time on fd for the next frame's rate. */
 static void frame(struct top *t, int fd)
 {
-    struct ana_model_options mo = {.filter = &t->a.filter};
     struct cli_rows rows;
     char b1[32], b2[32], b3[32], ts[32];
     time_t now = time(NULL);
-
-    cli_ana_open(&t->a, t->argc, t->argv, t->first);
-    cli_ana_programs(&t->a, &mo);
-    struct ana_model *m = cli_ana_model(&t->a, &mo, UINT64_MAX);
+    struct ana_model *m = rows_of(t, &rows);
     const struct ana_scope *all = ana_model_total(m);
     bool complete = !fmt_reader_incomplete(t->a.r);
 
-    cli_rows_make_by(&t->a, m, CLI_ROWS_BY_ALL, &rows);
     strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now));
     if (t->clear)
         fputs("\033[H\033[2J", stdout);
@@ -151,7 +168,7 @@ static void frame(struct top *t, int fd)
     printf("RSS %s now, %s at most\n\n",
            all->has_rss ? ana_bytes_format(all->rss, b1, sizeof(b1)) : "-",
            all->has_rss ? ana_bytes_format(all->rss_peak, b2, sizeof(b2)) : "-");
-    print_sites(t, m, &rows);
+    print_sites(t, &rows);
     fflush(stdout);
     char note[64];
     int n = snprintf(note, sizeof(note), "%" PRIu64 " %" PRIu64 " %d\n", all->nr_allocs,
