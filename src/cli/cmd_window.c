@@ -145,9 +145,12 @@ static void merge_rows(struct cli_ana *a, struct ana_window_key *k, long n, bool
     for (long i = 0; i < n; i++) {
         uint32_t fn;
         if (by_function) {
-            int rc = ana_stacks_leaf(cli_ana_stacks(a), (uint32_t)k[i].key, &fn);
-            if (rc)
-                cli_ana_fail(a, rc);
+            /* Each key once: its frames not kept (a tree's stacks all). */
+            const struct ana_frame *f;
+            int nf = ana_stacks_frames(cli_ana_stacks(a), (uint32_t)k[i].key, &f);
+            if (nf < 0)
+                cli_ana_fail(a, nf);
+            fn = nf ? f[0].function : 0; /* id 0 is "(no stack)", as ana_stacks_leaf */
         } else {
             fn = cli_rows_key(a, (uint32_t)k[i].key);
         }
@@ -297,7 +300,10 @@ static void parse(struct window *wn, int argc, char **argv)
         cli_usage_error("window: --to is before --from");
     /* A tree of stacks may fold a tree's processes as they end: their
      * stacks are decoded as needed and let go (cli_fold.h). */
-    wn->a.stacks_later = wn->tree && !wn->a.index && cli_fold_wanted();
+    /* Its rows and trees by stack may fold a tree's processes as they end:
+     * their stacks are decoded as needed and let go (cli_fold.h); rows by
+     * thread, size class or heap read no stack at all. */
+    wn->a.stacks_later = !wn->a.index && cli_fold_wanted();
     cli_ana_open(&wn->a, argc, argv, optind);
     if (wn->by == BY_HEAP && !fmt_reader_pe(wn->a.r) && !fmt_reader_pools(wn->a.r))
         cli_die("window: %s: --by heap needs a trace of a Windows program (heap handles) or one "
@@ -314,6 +320,45 @@ static int tree_retire(void *arg, const struct ana_window *w, uint32_t image,
     (void)w;
     tree_add(&wn->a, &wn->t, keys, (long)n, wn->bottom_up);
     return cli_fold_let_go(&wn->a, image, end_ns);
+}
+
+/* A process ended (rows by stack or function): its rows made and, with
+ * --top, cut to its first --top (rows of two processes are never one, so
+ * the first --top of all are among those), their frames kept; its stacks
+ * let go. */
+static int rows_retire(void *arg, const struct ana_window *w, uint32_t image,
+                       const struct ana_window_key *keys, size_t n, uint64_t end_ns)
+{
+    struct window *wn = arg;
+    struct cli_ana *a = &wn->a;
+    struct rows own = {0};
+    int rc = 0;
+
+    (void)w;
+    merge_rows(a, (struct ana_window_key *)keys, (long)n, wn->by == BY_FUNCTION, &own);
+    if (own.nr)
+        qsort_r(own.v, own.nr, sizeof(*own.v), by_sort, &wn->sort);
+    for (size_t i = 0; i < own.nr && (!a->top || i < a->top) && !rc; i++) {
+        if (UTIL_ARRAY_RESERVE(wn->rows.v, wn->rows.cap, wn->rows.nr + 1, 256))
+            rc = -ENOMEM;
+        else if (wn->by == BY_STACK && (rc = cli_fold_keep_frames(a, (uint32_t)own.v[i].key)))
+            break;
+        else
+            wn->rows.v[wn->rows.nr++] = own.v[i];
+    }
+    free(own.v);
+    return rc ? rc : cli_fold_let_go(a, image, end_ns);
+}
+
+/* The retire callback of the window's pass, if any: --tree's, or rows by
+ * stack or function when the trace's stacks are decoded as needed. */
+static ana_window_retire_fn *retire_of(const struct window *wn)
+{
+    if (!wn->a.stacks_later)
+        return NULL;
+    if (wn->tree)
+        return tree_retire;
+    return wn->by == BY_STACK || wn->by == BY_FUNCTION ? rows_retire : NULL;
 }
 
 /* The window's blocks, classified and grouped by wn->by. */
@@ -348,8 +393,7 @@ static void compute(struct window *wn)
             ana_window_release(&wn->w);
         }
         rc = ana_window_compute_retire(&wn->w, a->r, &a->filter, wn->t0, wn->t1, wby[wn->by],
-                                       wn->a.stacks_later ? tree_retire : NULL, wn,
-                                       cli_ana_progress, a);
+                                       retire_of(wn), wn, cli_ana_progress, a);
     }
     if (rc)
         cli_ana_fail(a, rc);
