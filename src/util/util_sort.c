@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Partial sort (see util_sort.h): a max-heap of the least elements seen,
- * then a sort of the heap. */
+ * then a sort of the heap; and heapsort. */
 #include "util/util_sort.h"
 
 #include <stdlib.h>
@@ -49,4 +49,16 @@ void util_sort_first(void *v, size_t nr, size_t size, size_t first, util_cmp_fn 
             sift_down(b, 0, first, size, cmp, arg);
         }
     qsort_r(v, first, size, cmp, arg);
+}
+
+void util_sort_in_place(void *v, size_t nr, size_t size, util_cmp_fn *cmp, void *arg)
+{
+    unsigned char *b = v;
+
+    for (size_t i = nr / 2; i-- > 0;)
+        sift_down(b, i, nr, size, cmp, arg);
+    for (size_t k = nr; k-- > 1;) {
+        swap(b, b + k * size, size);
+        sift_down(b, 0, k, size, cmp, arg);
+    }
 }

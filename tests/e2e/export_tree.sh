@@ -9,6 +9,8 @@
 # process's live blocks kept in a scratch file from its exit, merged last).
 # sqlite: the same dump (each process's live blocks inserted after its exit).
 # heaptrack: the same bytes (each process's stacks let go after its exit).
+# dhat: the same bytes (its program points folded in one pass, those no
+# running process uses in a scratch file).
 source "$(dirname "$0")/export_lib.sh"
 
 tr=$T/tree.mscr
@@ -50,4 +52,9 @@ cmp -s <(sqlite3 "$T/fold.db" .dump) <(sqlite3 "$T/whole.db" .dump) ||
 "$M" export --to heaptrack -o "$T/fold.ht" "$tr" || fail "heaptrack"
 MEMSCRIBE_FOLD=0 "$M" export --to heaptrack -o "$T/whole.ht" "$tr" || fail "heaptrack (whole)"
 cmp -s "$T/fold.ht" "$T/whole.ht" || fail "heaptrack: differs from the whole export"
+"$M" export --to dhat -o "$T/fold.json" "$tr" || fail "dhat"
+MEMSCRIBE_FOLD=0 "$M" export --to dhat -o "$T/whole.json" "$tr" || fail "dhat (whole)"
+cmp -s "$T/fold.json" "$T/whole.json" ||
+    fail "dhat: differs: $(diff "$T/whole.json" "$T/fold.json" | head -5)"
+[ "$(grep -c '^{"tb"' "$T/fold.json")" -gt 4 ] || fail "dhat: few program points"
 echo "export_tree: ok"

@@ -729,17 +729,24 @@ static void test_folded_tree(void **state)
     close(fd);
 }
 
-/* xtrace_write_tree's trace exported to fmt streamed (each child let go as
- * soon as it is written) and from memory: the same bytes, returned. */
-static char *tree_same(const char *fmt)
+/* A tree's export both ways: got[0] from memory, got[1] streamed, the
+ * trace's processes let go at their ends. */
+static void tree_both(const char *fmt, char *got[2])
 {
     int fd = memfd_create("tree", MFD_CLOEXEC);
-    char *got[2];
 
     assert_int_equal(xtrace_write_tree(fd), 0);
     got[0] = tree_export(fd, fmt, 0, false);
     got[1] = tree_export(fd, fmt, 0, true);
     close(fd);
+}
+
+/* A tree's export both ways: the same bytes, returned. */
+static char *tree_same(const char *fmt)
+{
+    char *got[2];
+
+    tree_both(fmt, got);
     assert_string_equal(got[1], got[0]);
     free(got[0]);
     return got[1];
@@ -774,6 +781,23 @@ static void test_heaptrack_tree(void **state)
 
     (void)state;
     assert_string_equal(got + strlen(got) - strlen(tail), tail);
+    free(got);
+}
+
+/* A tree's DHAT file, its program points folded in one pass, its
+ * processes' stacks let go at their exits: the bytes of the one written
+ * from the whole model (program points by their lowest stack, frames as
+ * the program points first name them). */
+static void test_dhat_tree(void **state)
+{
+    char *got = tree_same("dhat");
+
+    (void)state;
+    /* The blocks of no stack of both children are one program point, out
+     * of memory when the first exits, read back for the second: the
+     * first's 40 bytes live to the end, the second's 8 freed. */
+    assert_non_null(strstr(got, "\n{\"tb\":48,\"tbk\":2,\"tl\":3990000,\"mb\":48,\"mbk\":2,"
+                                "\"gb\":48,\"gbk\":2,\"eb\":40,\"ebk\":1,\"fs\":[1]},"));
     free(got);
 }
 
@@ -1262,6 +1286,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_folded_tree),
         cmocka_unit_test(test_csv_tree),
         cmocka_unit_test(test_heaptrack_tree),
+        cmocka_unit_test(test_dhat_tree),
         cmocka_unit_test(test_random_all),
         cmocka_unit_test_setup_teardown(test_sqlite_leaks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sqlite_window, setup, teardown),

@@ -190,6 +190,30 @@ static void test_sort_first(void **state)
     util_sort_first(full, 1, sizeof(full[0]), 10, by_value_down, NULL);
 }
 
+/* The sort in place orders as a full sort does (a total order), on
+ * values with many ties and on sorted and reversed input, of any size. */
+static void test_sort_in_place(void **state)
+{
+    enum { N = 1000 };
+    static struct ranked_pair full[N], heap[N];
+    uint64_t x = 88172645463325252ull;
+
+    (void)state;
+    for (int shape = 0; shape < 3; shape++) {
+        for (size_t n = 0; n <= N; n += n < 20 ? 1 : 97) {
+            for (uint32_t i = 0; i < n; i++) {
+                test_xorshift64(&x);
+                uint32_t v = shape == 0 ? (uint32_t)(x % 50) : shape == 1 ? i : N - i;
+                full[i] = heap[i] = (struct ranked_pair){v, i};
+            }
+            if (n)
+                qsort_r(full, n, sizeof(full[0]), by_value_down, NULL);
+            util_sort_in_place(heap, n, sizeof(heap[0]), by_value_down, NULL);
+            assert_memory_equal(heap, full, n * sizeof(heap[0]));
+        }
+    }
+}
+
 /* DWARF 5's examples (figures 7.6 and 7.7), one after the other in a
  * buffer, as CFI holds them. */
 static void test_leb128(void **state)
@@ -284,7 +308,8 @@ int main(void)
         cmocka_unit_test(test_grow),          cmocka_unit_test(test_grow_zero),
         cmocka_unit_test(test_grow_overflow), cmocka_unit_test(test_grow_narrow_cap),
         cmocka_unit_test(test_search),        cmocka_unit_test(test_sort_first),
-        cmocka_unit_test(test_leb128),        cmocka_unit_test(test_duration),
+        cmocka_unit_test(test_sort_in_place), cmocka_unit_test(test_leb128),
+        cmocka_unit_test(test_duration),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

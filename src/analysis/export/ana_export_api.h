@@ -88,8 +88,8 @@ struct ana_export_options {
     void *note_arg;
     /* Progress of each pass over the trace (ana_scan.h): an export reads
      * it once, or twice when an output places the model's peak in its
-     * stream (massif, dhat, heaptrack), so the time starts over at the
-     * second pass. May be NULL. */
+     * stream (massif, dhat but alone on a process tree, heaptrack), so the
+     * time starts over at the second pass. May be NULL. */
     ana_progress_fn *progress;
     void *progress_arg;
     /* Bounded memory on process trees (docs/architecture.md, "Process
@@ -124,9 +124,11 @@ struct ana_export_output {
 
 /* Whether the export's one output can write each process image's part at
  * the image's end for the trace r reads (ana_exporter.streams): pprof (but
- * for a trace with leak classes), folded, csv, sqlite and heaptrack (a
- * trace of several processes; csv and sqlite without leak classes, sqlite
- * not of Windows; heaptrack lets stacks go but keeps its tables).
+ * for a trace with leak classes), folded, csv, sqlite, heaptrack and dhat
+ * (a trace of several processes; csv and sqlite without leak classes,
+ * sqlite not of Windows; heaptrack lets stacks go but keeps its tables;
+ * dhat neither aggregated nor a --keep-last segment, its program points
+ * of ended processes in a scratch file).
  * r NULL: whether it can for some trace.
  * Several outputs share one model of the whole trace instead (each that
  * streams would replay a model of its own). */

@@ -16,7 +16,6 @@
  * run in trace order per image. The last rows merge the runs by serial:
  * the file is the same, byte for byte. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -244,15 +243,11 @@ static int take_leaf(void *arg, const struct fmt_event *ev)
 /* Whole writes at the end of the scratch file. */
 static int spill_write(struct csv *c, const void *p, size_t n)
 {
-    while (n) {
-        ssize_t w = pwrite(c->fd, p, n, (off_t)c->fd_len);
-        if (w < 0)
-            return -errno;
-        c->fd_len += (uint64_t)w;
-        p = (const char *)p + w;
-        n -= (size_t)w;
-    }
-    return 0;
+    int rc = ana_xscratch_write(c->fd, c->fd_len, p, n);
+
+    if (!rc)
+        c->fd_len += n;
+    return rc;
 }
 
 /* A live block's record in the scratch file. */
@@ -431,25 +426,6 @@ static int write_stream(struct ana_export_job *job)
     return rc;
 }
 
-/* The scratch file, unlinked: in $TMPDIR, else /tmp. */
-static int scratch_open(void)
-{
-    const char *dir = getenv("TMPDIR");
-    char path[4096];
-    int fd;
-
-    if (!dir || !*dir)
-        dir = "/tmp";
-    if ((fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)) >= 0)
-        return fd;
-    if ((size_t)snprintf(path, sizeof(path), "%s/memscribe-csv-XXXXXX", dir) >= sizeof(path))
-        return -ENAMETOOLONG;
-    if ((fd = mkostemp(path, O_CLOEXEC)) < 0)
-        return -errno;
-    unlink(path);
-    return fd;
-}
-
 bool ana_export_csv_streams(const struct fmt_reader *r)
 {
     /* One process: nothing to let go. Leak classes: known at the end. */
@@ -461,7 +437,7 @@ static int start_stream(struct ana_export_job *job)
 {
     struct csv *c = job->state;
 
-    if ((c->fd = scratch_open()) < 0)
+    if ((c->fd = ana_xscratch_open("csv")) < 0)
         return c->fd;
     return ana_xjob_retiring_model(job, retire, &c->model);
 }

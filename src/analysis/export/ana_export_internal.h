@@ -157,6 +157,55 @@ int ana_xlive_each(const struct ana_xlive *l, ana_xlive_fn *fn, void *arg);
  * image that ended: they stay live to the end). Returns 0 or -errno. */
 int ana_xlive_each_of(struct ana_xlive *l, uint32_t image, bool take, ana_xlive_fn *fn, void *arg);
 
+/* ---- Scratch files (ana_export_scratch.c): what an exporter keeps of the
+ * processes of a tree that ended, out of memory until the end (csv's
+ * rows, DHAT's program points). */
+
+/* A file opened for reading and writing and already unlinked, in $TMPDIR,
+ * else /tmp (what names it where O_TMPFILE is not supported). Returns the
+ * descriptor or -errno. */
+int ana_xscratch_open(const char *what);
+/* n bytes of p at pos, all of them. 0 or -errno. */
+int ana_xscratch_write(int fd, uint64_t pos, const void *p, size_t n);
+/* n bytes at pos into p, all of them. 0, -EIO (the file is shorter) or -errno. */
+int ana_xscratch_read(int fd, uint64_t pos, void *p, size_t n);
+
+/* Appends to a scratch file through a buffer; zeroed with fd set, it
+ * appends from the file's start (len: where to append from). */
+struct ana_xscratch_out {
+    int fd;
+    uint64_t len; /* written to the file; buf's nr bytes follow */
+    size_t nr;
+    unsigned char buf[64 * 1024];
+};
+
+/* Where the next byte appended goes. */
+static inline uint64_t ana_xscratch_end(const struct ana_xscratch_out *o)
+{
+    return o->len + o->nr;
+}
+/* Append n bytes of p. 0 or -errno. */
+int ana_xscratch_append(struct ana_xscratch_out *o, const void *p, size_t n);
+/* Write what the buffer holds. 0 or -errno. */
+int ana_xscratch_flush(struct ana_xscratch_out *o);
+/* n bytes appended at pos, from the file or the buffer. 0 or -errno. */
+int ana_xscratch_read_back(const struct ana_xscratch_out *o, uint64_t pos, void *p, size_t n);
+
+/* Reads of a scratch file of len bytes through a window, for reads in
+ * about the order of the file; zeroed with fd and len set, it is ready
+ * (its buf freed after). Reset nr to 0 when the file changes. */
+struct ana_xscratch_win {
+    int fd;
+    uint64_t len;
+    uint64_t pos; /* of buf[0] */
+    size_t nr, cap;
+    unsigned char *buf;
+};
+
+/* *p: n bytes at pos, valid until the next call. 0 or -errno (-EIO: past
+ * len). */
+int ana_xscratch_get(struct ana_xscratch_win *w, uint64_t pos, size_t n, const void **p);
+
 /* ---- Symbolized stacks. */
 struct ana_xsym {
     struct fmt_reader *r;
@@ -210,6 +259,7 @@ int ana_export_pprof(struct ana_export_job *job);
 bool ana_export_pprof_streams(const struct fmt_reader *r);
 int ana_export_massif(struct ana_export_job *job);
 int ana_export_dhat(struct ana_export_job *job);
+bool ana_export_dhat_streams(const struct fmt_reader *r);
 int ana_export_heaptrack(struct ana_export_job *job);
 bool ana_export_heaptrack_streams(const struct fmt_reader *r);
 int ana_export_sqlite(struct ana_export_job *job);

@@ -29,7 +29,7 @@ const struct ana_exporter ana_exporters[] = {
      "valgrind's dh_view.html, Firefox Profiler. Keeps per stack\n"
      "blocks, bytes, lifetimes, maximum, at peak and at end. Drops\n"
      "the time series, threads; has no read/write counts.\n",
-     ANA_COMPRESS_NONE, NULL, ana_export_dhat, NULL},
+     ANA_COMPRESS_NONE, NULL, ana_export_dhat, ana_export_dhat_streams},
     {"pprof",
      "go tool pprof and pprof-based services (gzipped\n"
      "profile.proto). Keeps per stack alloc_objects, alloc_space,\n"
