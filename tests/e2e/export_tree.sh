@@ -10,7 +10,10 @@
 # sqlite: the same dump (each process's live blocks inserted after its exit).
 # heaptrack: the same bytes (each process's stacks let go after its exit).
 # dhat: the same bytes (its program points folded in one pass, those no
-# running process uses in a scratch file).
+# running process uses in a scratch file). massif: the same bytes (what
+# each process left written to a scratch file a second after its exit,
+# the end's tree made only as deep as it is shown), with every snapshot
+# detailed and every node shown too.
 source "$(dirname "$0")/export_lib.sh"
 
 tr=$T/tree.mscr
@@ -57,4 +60,14 @@ MEMSCRIBE_FOLD=0 "$M" export --to dhat -o "$T/whole.json" "$tr" || fail "dhat (w
 cmp -s "$T/fold.json" "$T/whole.json" ||
     fail "dhat: differs: $(diff "$T/whole.json" "$T/fold.json" | head -5)"
 [ "$(grep -c '^{"tb"' "$T/fold.json")" -gt 4 ] || fail "dhat: few program points"
+for opts in "" "--detailed-freq 1" "--threshold 0 --snapshots 20"; do
+    # shellcheck disable=SC2086 # the options are words
+    "$M" export --to massif $opts -o "$T/fold.massif" "$tr" || fail "massif $opts"
+    # shellcheck disable=SC2086
+    MEMSCRIBE_FOLD=0 "$M" export --to massif $opts -o "$T/whole.massif" "$tr" ||
+        fail "massif $opts (whole)"
+    cmp -s "$T/fold.massif" "$T/whole.massif" ||
+        fail "massif $opts: differs: $(diff "$T/whole.massif" "$T/fold.massif" | head -5)"
+done
+[ "$(grep -c '^heap_tree=detailed' "$T/fold.massif")" -gt 1 ] || fail "massif: few detailed snapshots"
 echo "export_tree: ok"

@@ -801,6 +801,30 @@ static void test_dhat_tree(void **state)
     free(got);
 }
 
+/* A tree's massif file, what each process left folded a second after its
+ * exit, its stacks let go then, and the end's tree made as deep as it is
+ * shown: the bytes of the one written from the whole model, but for one
+ * number. At the peak (1502 ms) image 2's 8 bytes of no stack count, not
+ * image 1's 40 too (ended at 20 ms), which the whole model's one site of
+ * stack 0 (every image's) counts: the tree adds up to mem_heap_B, 708. */
+static void test_massif_tree(void **state)
+{
+    static const char peak[] = "mem_heap_B=708\nmem_heap_extra_B=0\nmem_stacks_B=0\n"
+                               "heap_tree=peak\nn2: 708 (heap allocation functions)";
+    char *got[2], *at;
+
+    (void)state;
+    tree_both("massif", got);
+    assert_non_null(strstr(got[1], peak));
+    assert_non_null((at = strstr(got[0], "heap_tree=peak\nn2: 748 (heap")));
+    memcpy(at + strlen("heap_tree=peak\nn2: "), "708", 3);
+    assert_string_equal(got[1], got[0]);
+    /* The end's tree: every process's leaks. */
+    assert_non_null(strstr(got[1], "heap_tree=detailed\nn3: 1040 (heap allocation functions)"));
+    free(got[0]);
+    free(got[1]);
+}
+
 /* Every format on random three-thread traces: the numbers each keeps add
  * up to the model's (which the unit tests of the core check in turn). */
 static void test_random_all(void **state)
@@ -1287,6 +1311,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_csv_tree),
         cmocka_unit_test(test_heaptrack_tree),
         cmocka_unit_test(test_dhat_tree),
+        cmocka_unit_test(test_massif_tree),
         cmocka_unit_test(test_random_all),
         cmocka_unit_test_setup_teardown(test_sqlite_leaks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sqlite_window, setup, teardown),

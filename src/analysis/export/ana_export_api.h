@@ -124,11 +124,12 @@ struct ana_export_output {
 
 /* Whether the export's one output can write each process image's part at
  * the image's end for the trace r reads (ana_exporter.streams): pprof (but
- * for a trace with leak classes), folded, csv, sqlite, heaptrack and dhat
- * (a trace of several processes; csv and sqlite without leak classes,
- * sqlite not of Windows; heaptrack lets stacks go but keeps its tables;
- * dhat neither aggregated nor a --keep-last segment, its program points
- * of ended processes in a scratch file).
+ * for a trace with leak classes), folded, csv, sqlite, heaptrack, dhat and
+ * massif (a trace of several processes; csv and sqlite without leak
+ * classes, sqlite not of Windows; heaptrack lets stacks go but keeps its
+ * tables; dhat neither aggregated nor a --keep-last segment, its program
+ * points of ended processes in a scratch file; massif not aggregated,
+ * what ended processes left in a scratch file).
  * r NULL: whether it can for some trace.
  * Several outputs share one model of the whole trace instead (each that
  * streams would replay a model of its own). */

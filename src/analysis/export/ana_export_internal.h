@@ -124,6 +124,11 @@ struct ana_xmodel {
  * pass; release it in any case. Returns 0 or -errno. */
 int ana_xmodel_subscribe(struct ana_xmodel *m, struct ana_heap_replay *p, struct fmt_reader *r);
 void ana_xmodel_release(struct ana_xmodel *m);
+/* m's times (first_ts_ns, end_ts_ns), peak (peak_step, peak_bytes,
+ * peak_ts_ns) and heap at the end (live_bytes) from the steps of the pass
+ * p alone, without the model or its sites (nr_stacks 0, stacks NULL):
+ * what massif on a process tree reads. 0 or -errno. */
+int ana_xmodel_subscribe_times(struct ana_xmodel *m, struct ana_heap_replay *p);
 /* For an output that writes each process at its end (ana_export_streams):
  * *m, a model of its own fed by the job's pass 0 (its filter) that hands
  * each image's sites to retire(job, ...) at the image's end. Returns 0 or
@@ -156,6 +161,11 @@ int ana_xlive_each(const struct ana_xlive *l, ana_xlive_fn *fn, void *arg);
 /* ana_xlive_each for image's blocks only; with take they then leave l (an
  * image that ended: they stay live to the end). Returns 0 or -errno. */
 int ana_xlive_each_of(struct ana_xlive *l, uint32_t image, bool take, ana_xlive_fn *fn, void *arg);
+
+/* How long after a process's exit an event of it may still come (the
+ * reader lets its stacks go as much later, cli_fold_let_go): the exporters
+ * that write what an ended process left wait as long. */
+#define ANA_XLATE_NS 1000000000ull
 
 /* ---- Scratch files (ana_export_scratch.c): what an exporter keeps of the
  * processes of a tree that ended, out of memory until the end (csv's
@@ -258,6 +268,7 @@ bool ana_export_csv_streams(const struct fmt_reader *r);
 int ana_export_pprof(struct ana_export_job *job);
 bool ana_export_pprof_streams(const struct fmt_reader *r);
 int ana_export_massif(struct ana_export_job *job);
+bool ana_export_massif_streams(const struct fmt_reader *r);
 int ana_export_dhat(struct ana_export_job *job);
 bool ana_export_dhat_streams(const struct fmt_reader *r);
 int ana_export_heaptrack(struct ana_export_job *job);

@@ -16,7 +16,17 @@
  * Heap trees follow massif's rules: one space of indent per depth,
  * children by decreasing bytes, children below the threshold folded into
  * one "in K places" node. ms_print reads '#' as a comment, so a '#' in a
- * name becomes '_'. */
+ * name becomes '_'.
+ *
+ * On a process tree (ana_export_options.image_done) memory follows the
+ * processes running: pass 0 keeps no model (ana_xmodel_subscribe_times:
+ * the peak's step, the times, the heap at the end), the peak's snapshot is
+ * made of the running processes' stacks as the regular ones are, and a
+ * second after a process's exit what it left goes to a scratch file,
+ * from which the last snapshot's tree is made only as deep as it is shown
+ * (ana_xtree_later). Siblings of equal bytes come in the order of their
+ * lowest stack (ana_xtree_order), so a tree prints the same whatever the
+ * order its stacks were added in. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -33,6 +43,13 @@
 #define MASSIF_DEFAULT_THRESHOLD 1.0
 #define MASSIF_DEFAULT_DETAILED_FREQ 10
 
+/* An image's state in pass 1 (massif.ended). */
+enum {
+    IMAGE_RUNNING,
+    IMAGE_ENDED,  /* exited: its blocks left heap in use */
+    IMAGE_FOLDED, /* on a tree, what it left added to the end's tree, its stacks let go */
+};
+
 struct massif {
     struct fmt_reader *r;
     struct ana_xout *out;
@@ -42,6 +59,7 @@ struct massif {
     struct ana_strtab labels;
     double threshold;
     const struct ana_export_options *o;
+    uint32_t nr_stacks;
     uint32_t nr_snapshots; /* written so far */
     char *indent;          /* spaces, as deep as the deepest tree */
     uint32_t indent_len;
@@ -55,10 +73,24 @@ struct massif {
      * blocks leave heap in use, as ana_step.h says). */
     uint32_t detailed_freq;
     struct ana_map sites;
-    bool *ended;
+    uint8_t *ended;
     uint32_t cap_ended;
-    uint64_t *bytes; /* by stack id: the snapshot being written */
     bool after_peak; /* the next regular snapshot is detailed too */
+    /* A process tree (ana_export_options.image_done): pass 0 keeps no
+     * model (times); the peak's tree is made of the sites as the regular
+     * ones are; a second after an image's exit (an event of it may come
+     * that late) what it left goes from sites into the end's tree, and
+     * its stacks are let go. due: the images ended, not yet folded. */
+    bool fold;
+    struct ana_xmodel times;
+    struct ana_xtree_later end;
+    struct massif_due {
+        uint32_t image;
+        uint64_t end_ns;
+    } * due;
+    size_t nr_due, first_due, cap_due;
+    uint64_t *keys; /* scratch: an image's keys in sites */
+    size_t cap_keys;
 };
 
 static void clean(char *s)
@@ -103,12 +135,12 @@ static void header(struct massif *x, uint64_t ts_ns, uint64_t heap, const char *
                     x->nr_snapshots++, ms_of(ts_ns), heap, tree);
 }
 
-static int cmp_bytes_desc(const void *a, const void *b, void *arg)
+/* Whether a node of bytes bytes of a snapshot of total bytes is shown:
+ * at least the threshold, else one of the "places below massif's
+ * threshold". */
+static bool shown(const struct massif *x, uint64_t bytes, uint64_t total)
 {
-    const struct ana_xtree_node *n = arg;
-    uint64_t x = n[*(const uint32_t *)a].bytes, y = n[*(const uint32_t *)b].bytes;
-
-    return x < y ? 1 : x > y ? -1 : 0;
+    return total && (double)bytes * 100.0 / (double)total >= x->threshold;
 }
 
 static int print_node(struct massif *x, const struct ana_xtree *t, uint32_t id, uint32_t depth,
@@ -119,16 +151,19 @@ static int print_node(struct massif *x, const struct ana_xtree *t, uint32_t id, 
     uint64_t insig_bytes = 0;
     int rc = 0;
 
-    if (n->nr_children) {
+    if (n->first_child) {
         uint32_t k = 0;
 
-        if (!(kids = malloc(n->nr_children * sizeof(*kids))))
+        for (uint32_t c = n->first_child; c; c = t->nodes[c].next_sibling)
+            k++;
+        if (!(kids = malloc(k * sizeof(*kids))))
             return -ENOMEM;
+        k = 0;
         for (uint32_t c = n->first_child; c; c = t->nodes[c].next_sibling)
             kids[k++] = c;
-        qsort_r(kids, k, sizeof(*kids), cmp_bytes_desc, t->nodes);
+        qsort_r(kids, k, sizeof(*kids), ana_xtree_order, t->nodes);
         for (uint32_t i = 0; i < k; i++) {
-            if (total && (double)t->nodes[kids[i]].bytes * 100.0 / (double)total >= x->threshold)
+            if (shown(x, t->nodes[kids[i]].bytes, total))
                 nr_sig++;
             else
                 nr_insig++, insig_bytes += t->nodes[kids[i]].bytes;
@@ -160,41 +195,64 @@ static int print_node(struct massif *x, const struct ana_xtree *t, uint32_t id, 
     return rc;
 }
 
-/* A detailed snapshot: the tree of x->bytes, each stack's bytes. */
-static int detailed(struct massif *x, uint64_t ts_ns, uint64_t heap, const char *kind)
+/* Stack's bytes into t, or (NULL) on a tree into the end's (none:
+ * nothing). */
+static int tree_add(struct massif *x, struct ana_xtree *t, uint32_t stack, uint64_t bytes)
 {
-    struct ana_xtree t;
+    const struct ana_sym_stack *st;
     int rc;
 
-    if ((rc = ana_xtree_init(&t, &x->labels)))
+    if (!bytes)
+        return 0;
+    if ((rc = ana_xsym_stack(x->sym, stack, &st, NULL)))
         return rc;
-    for (uint32_t id = 0; id <= x->m->nr_stacks && !rc; id++) {
-        const struct ana_sym_stack *st;
+    return t ? ana_xtree_add(t, st, stack, bytes, massif_label)
+             : ana_xtree_later_add(&x->end, st, stack, bytes, massif_label);
+}
 
-        if (!x->bytes[id])
-            continue;
-        if (!(rc = ana_xsym_stack(x->sym, id, &st, NULL)))
-            rc = ana_xtree_add(&t, st, x->bytes[id], massif_label);
-    }
-    if (!rc) {
-        header(x, ts_ns, heap, kind);
-        rc = print_node(x, &t, 0, 0, heap);
-    }
-    ana_xtree_release(&t);
-    return rc;
+/* A detailed snapshot: tree t. */
+static int detailed(struct massif *x, const struct ana_xtree *t, uint64_t ts_ns, uint64_t heap,
+                    const char *kind)
+{
+    header(x, ts_ns, heap, kind);
+    return print_node(x, t, 0, 0, heap);
 }
 
 /* The model's per-stack bytes: at the peak, or live at the end. */
 static int detailed_model(struct massif *x, uint64_t ts_ns, uint64_t heap, bool peak)
 {
-    for (uint32_t id = 0; id <= x->m->nr_stacks; id++)
-        x->bytes[id] = peak ? x->m->stacks[id].peak_bytes : x->m->stacks[id].live_bytes;
-    return detailed(x, ts_ns, heap, peak ? "peak" : "detailed");
+    struct ana_xtree t;
+    int rc = ana_xtree_init(&t, &x->labels);
+
+    for (uint32_t id = 0; id <= x->m->nr_stacks && !rc; id++)
+        rc = tree_add(x, &t, id, peak ? x->m->stacks[id].peak_bytes : x->m->stacks[id].live_bytes);
+    if (!rc)
+        rc = detailed(x, &t, ts_ns, heap, peak ? "peak" : "detailed");
+    ana_xtree_release(&t);
+    return rc;
 }
 
 static uint64_t site_key(uint32_t image, uint32_t stack)
 {
     return ((uint64_t)image << 32 | stack) + 1;
+}
+
+static uint32_t site_image(uint64_t key)
+{
+    return (uint32_t)((key - 1) >> 32);
+}
+
+/* A site's stack: one beyond the trace's table counts as no stack. */
+static uint32_t site_stack(const struct massif *x, uint64_t key)
+{
+    uint32_t stack = (uint32_t)(key - 1);
+
+    return stack <= x->nr_stacks ? stack : 0;
+}
+
+static unsigned image_state(const struct massif *x, uint32_t image)
+{
+    return image < x->cap_ended ? x->ended[image] : IMAGE_RUNNING;
 }
 
 /* Pass 1's per-stack bytes of the running processes, as ana_step.h counts
@@ -216,21 +274,110 @@ static int site_step(struct massif *x, const struct fmt_event *ev, const struct 
     return 0;
 }
 
-/* A regular detailed snapshot: each stack's bytes in running processes. */
-static int detailed_now(struct massif *x, uint64_t ts_ns)
+/* A detailed snapshot of each stack's bytes in running processes: a
+ * regular one, or on a tree the peak's. */
+static int detailed_now(struct massif *x, uint64_t ts_ns, const char *kind)
 {
-    memset(x->bytes, 0, ((size_t)x->m->nr_stacks + 1) * sizeof(*x->bytes));
-    for (size_t i = 0; i < x->sites.cap; i++) {
-        uint64_t key = ana_map_slot_key(&x->sites, i);
-        uint32_t image = (uint32_t)((key - 1) >> 32), stack = (uint32_t)(key - 1);
+    struct ana_xtree t;
+    int rc = ana_xtree_init(&t, &x->labels);
 
-        if (!key || (image < x->cap_ended && x->ended[image]))
-            continue;
-        /* A stack id beyond the trace's table counts as no stack. */
-        x->bytes[stack <= x->m->nr_stacks ? stack : 0] +=
-            *(uint64_t *)ana_map_slot_val(&x->sites, i);
+    for (size_t i = 0; i < x->sites.cap && !rc; i++) {
+        uint64_t key = ana_map_slot_key(&x->sites, i);
+
+        if (key && image_state(x, site_image(key)) == IMAGE_RUNNING)
+            rc = tree_add(x, &t, site_stack(x, key), *(uint64_t *)ana_map_slot_val(&x->sites, i));
     }
-    return detailed(x, ts_ns, x->live, "detailed");
+    if (!rc)
+        rc = detailed(x, &t, ts_ns, x->live, kind);
+    ana_xtree_release(&t);
+    return rc;
+}
+
+/* ---- A process tree: what ended processes left, in the end's tree. */
+
+/* Image's sites (UINT32_MAX: every image's) into the end's tree; an
+ * image's then leave sites. */
+static int fold_sites(struct massif *x, uint32_t image)
+{
+    size_t n = 0;
+    int rc = 0;
+
+    for (size_t i = 0; i < x->sites.cap && !rc; i++) {
+        uint64_t key = ana_map_slot_key(&x->sites, i);
+
+        if (!key || (image != UINT32_MAX && site_image(key) != image))
+            continue;
+        rc = tree_add(x, NULL, site_stack(x, key), *(uint64_t *)ana_map_slot_val(&x->sites, i));
+        if (!rc && image != UINT32_MAX && UTIL_ARRAY_RESERVE(x->keys, x->cap_keys, n + 1, 256))
+            rc = -ENOMEM;
+        if (!rc && image != UINT32_MAX)
+            x->keys[n++] = key;
+    }
+    for (size_t i = 0; i < n; i++)
+        ana_map_del(&x->sites, x->keys[i]);
+    return rc;
+}
+
+/* The images that ended over a second before now_ns (UINT64_MAX: every
+ * image that ended): what they left into the end's tree, their stacks let
+ * go. */
+static int fold_due(struct massif *x, uint64_t now_ns)
+{
+    int rc = 0;
+
+    while (x->first_due < x->nr_due && !rc &&
+           (now_ns == UINT64_MAX || x->due[x->first_due].end_ns + ANA_XLATE_NS < now_ns)) {
+        const struct massif_due *d = &x->due[x->first_due++];
+        x->ended[d->image] = IMAGE_FOLDED;
+        if (!(rc = fold_sites(x, d->image)))
+            rc = x->o->image_done(x->o->image_arg, d->image, d->end_ns);
+    }
+    if (x->first_due && (x->first_due >= 64 || x->first_due == x->nr_due)) {
+        x->nr_due -= x->first_due;
+        memmove(x->due, x->due + x->first_due, x->nr_due * sizeof(*x->due));
+        x->first_due = 0;
+    }
+    return rc;
+}
+
+/* shown for the end's snapshot. */
+static bool shown_at_end(void *arg, uint64_t bytes)
+{
+    const struct massif *x = arg;
+
+    return shown(x, bytes, x->m->live_bytes);
+}
+
+/* The last snapshot on a tree: what every process left, the end's tree
+ * made as deep as it is shown. */
+static int detailed_end(struct massif *x)
+{
+    struct ana_xtree t;
+    int rc;
+
+    if ((rc = fold_due(x, UINT64_MAX)) || (rc = fold_sites(x, UINT32_MAX)))
+        return rc;
+    if (!(rc = ana_xtree_later_make(&x->end, &t, shown_at_end, x)))
+        rc = detailed(x, &t, x->m->end_ts_ns, x->m->live_bytes, "detailed");
+    ana_xtree_release(&t);
+    return rc;
+}
+
+/* Image exited at end_ns: its blocks left heap in use; on a tree, what it
+ * left is folded a second later. */
+static int image_ends(struct massif *x, uint32_t image, uint64_t end_ns)
+{
+    if (UTIL_ARRAY_RESERVE_ZERO(x->ended, x->cap_ended, (size_t)image + 1, 16))
+        return -ENOMEM;
+    if (x->ended[image] != IMAGE_RUNNING)
+        return 0;
+    x->ended[image] = IMAGE_ENDED;
+    if (!x->fold)
+        return 0;
+    if (UTIL_ARRAY_RESERVE(x->due, x->cap_due, x->nr_due + 1, 64))
+        return -ENOMEM;
+    x->due[x->nr_due++] = (struct massif_due){image, end_ns};
+    return 0;
 }
 
 /* The time of regular snapshot k, evenly over the selected events; in
@@ -256,7 +403,7 @@ static int regular(struct massif *x)
 
     if (x->next % x->detailed_freq == 0 || x->after_peak || before_peak) {
         x->after_peak = false;
-        return detailed_now(x, ts_ns);
+        return detailed_now(x, ts_ns, "detailed");
     }
     header(x, ts_ns, x->live, "empty");
     return 0;
@@ -267,23 +414,26 @@ static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step 
     struct massif *x = arg;
     int rc;
 
+    if (x->fold && (rc = fold_due(x, ev->ts_ns)))
+        return rc;
     while (x->next < x->nr_regular && ev->ts_ns > regular_at(x, x->next))
         if ((rc = regular(x)))
             return rc;
-    if (ev->kind == FMT_EV_PROCESS_EXIT && st->selected) {
-        if (UTIL_ARRAY_RESERVE_ZERO(x->ended, x->cap_ended, (size_t)ev->image + 1, 16))
-            return -ENOMEM;
-        x->ended[ev->image] = true;
-    }
+    if (ev->kind == FMT_EV_PROCESS_EXIT && st->selected &&
+        (rc = image_ends(x, ev->image, ev->ts_ns)))
+        return rc;
     if (!st->ends && !st->starts && !st->transient)
         return 0;
+    if (image_state(x, ev->image) == IMAGE_FOLDED)
+        return -ESTALE; /* what its process left is written: too late */
     if ((rc = site_step(x, ev, st)))
         return rc;
     x->live = st->heap; /* of running processes: an exited one's blocks left it */
     if (x->pass->nr_steps != x->m->peak_step)
         return 0;
     x->after_peak = true;
-    return detailed_model(x, ev->ts_ns, x->live, true);
+    return x->fold ? detailed_now(x, ev->ts_ns, "peak")
+                   : detailed_model(x, ev->ts_ns, x->live, true);
 }
 
 /* After pass 1: the snapshots at or after the last event; the final one
@@ -296,7 +446,9 @@ static int write_massif(struct ana_export_job *job)
     while (x->next + 1 < x->nr_regular)
         if ((rc = regular(x)))
             return rc;
-    return detailed_model(x, x->m->end_ts_ns, x->m->live_bytes, false);
+    if (!x->fold)
+        return detailed_model(x, x->m->end_ts_ns, x->m->live_bytes, false);
+    return detailed_end(x);
 }
 
 /* After pass 0: the header, before pass 1's snapshots. */
@@ -338,9 +490,18 @@ static void release_massif(struct ana_export_job *job)
 
     free(x->indent);
     free(x->ended);
-    free(x->bytes);
+    free(x->due);
+    free(x->keys);
+    ana_xtree_later_release(&x->end);
     ana_map_release(&x->sites);
     ana_strtab_release(&x->labels);
+}
+
+bool ana_export_massif_streams(const struct fmt_reader *r)
+{
+    /* One process: nothing to let go. Aggregated: its rows of a process
+     * can come after its end (cli_fold_trace). */
+    return fmt_reader_nr_images(r) > 1 && !fmt_reader_info(r)->aggregate_ns;
 }
 
 int ana_export_massif(struct ana_export_job *job)
@@ -350,6 +511,8 @@ int ana_export_massif(struct ana_export_job *job)
     static const struct ana_xjob_hooks hooks = {
         .model_ready = begin, .write = write_massif, .release = release_massif};
     struct massif *x = ana_xjob_state(job, sizeof(*x), &hooks);
+    struct fmt_trace_counts c;
+    int rc;
 
     if (!x)
         return -ENOMEM;
@@ -358,10 +521,17 @@ int ana_export_massif(struct ana_export_job *job)
     x->nr_regular = o->massif_snapshots ? o->massif_snapshots : MASSIF_DEFAULT_SNAPSHOTS;
     x->detailed_freq =
         o->massif_detailed_freq ? o->massif_detailed_freq : MASSIF_DEFAULT_DETAILED_FREQ;
+    fmt_reader_counts(job->r, &c);
+    x->nr_stacks = c.nr_stacks;
     ana_map_init(&x->sites, sizeof(uint64_t));
-    if (!(x->m = ana_xjob_model(job)))
+    /* image_done is set when the output streams (ana_export_streams). */
+    if ((x->fold = o->image_done && ana_export_massif_streams(job->r))) {
+        x->m = &x->times;
+        if ((rc = ana_xtree_later_open(&x->end, &x->labels)) ||
+            (rc = ana_xmodel_subscribe_times(&x->times, job->pass[0])))
+            return rc;
+    } else if (!(x->m = ana_xjob_model(job))) {
         return -ENOMEM;
-    if (!(x->bytes = calloc((size_t)x->m->nr_stacks + 1, sizeof(*x->bytes))))
-        return -ENOMEM;
+    }
     return ana_xjob_subscribe(job, 1, &ops, x);
 }

@@ -27,6 +27,24 @@ static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step 
     return 0;
 }
 
+/* Without the model: its peak and its heap of every image (the blocks
+ * processes that ended left too), as the model's total counts them. */
+static int on_times_step(void *arg, const struct fmt_event *ev, const struct ana_step *st)
+{
+    struct ana_xmodel *m = arg;
+    uint64_t add = st->starts || st->transient > 0 ? ev->size : 0;
+    uint64_t sub = st->ends ? ev->ref_size : st->transient < 0 ? ev->size : 0;
+
+    if (!st->selected)
+        return 0;
+    if (st->peak) {
+        m->peak_bytes = st->heap;
+        m->peak_ts_ns = ev->ts_ns;
+    }
+    m->live_bytes = (m->live_bytes >= sub ? m->live_bytes - sub : 0) + add;
+    return on_step(arg, ev, st);
+}
+
 /* The model's numbers, per stack; the model itself goes. */
 static int on_finish(void *arg)
 {
@@ -80,6 +98,15 @@ int ana_xmodel_subscribe(struct ana_xmodel *m, struct ana_heap_replay *p, struct
     /* The model first: its finish resolves the peak shares read above. */
     if ((rc = ana_model_subscribe(m->model_, p)))
         return rc;
+    return ana_heap_replay_subscribe(p, &ops, m, 0);
+}
+
+int ana_xmodel_subscribe_times(struct ana_xmodel *m, struct ana_heap_replay *p)
+{
+    static const struct ana_heap_replay_ops ops = {.step = on_times_step};
+
+    memset(m, 0, sizeof(*m));
+    m->pass_ = p;
     return ana_heap_replay_subscribe(p, &ops, m, 0);
 }
 

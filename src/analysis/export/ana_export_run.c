@@ -18,7 +18,7 @@ const struct ana_exporter ana_exporters[] = {
      "ms_print, massif-visualizer. Keeps heap in use over time\n"
      "(--snapshots points), a detailed tree at the peak and at the\n"
      "end. Drops threads, frees, block counts; '#' in names -> '_'.\n",
-     ANA_COMPRESS_NONE, NULL, ana_export_massif, NULL},
+     ANA_COMPRESS_NONE, NULL, ana_export_massif, ana_export_massif_streams},
     {"heaptrack",
      "heaptrack_print, heaptrack_gui (.zst: zstd, .gz: gzip, else\n"
      "plain). Keeps every allocation and free with its stack and\n"
