@@ -203,7 +203,8 @@ static int retire_image(struct ana_window *w, uint32_t image, uint64_t end_ns)
             keys[n++] = *k;
     }
     if (!rc) {
-        qsort(keys, n, sizeof(*keys), by_key);
+        if (n) /* keys is NULL then */
+            qsort(keys, n, sizeof(*keys), by_key);
         rc = w->retire_(w->retire_arg_, w, image, keys, n, end_ns);
     }
     for (size_t i = 0; i < n && !rc; i++)
