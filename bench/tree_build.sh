@@ -135,6 +135,9 @@ COMMANDS=(
     "export-csv|export --to csv @T -o @O"
     "export-sqlite|export --to sqlite @T -o @O"
     "top|top --once @T"
+    "leaks-all|leaks --all @T"
+    "leaks-index|leaks --index @T"
+    "window-index|window --index @T"
     "replay|replay --repeat 1 @T"
 )
 ONLY=${TREE_BUILD_ONLY:-}
