@@ -66,8 +66,7 @@ struct csv {
     size_t nr_ended, first_ended, cap_ended;
     uint8_t *spilled;
     size_t cap_spilled;
-    int fd;
-    uint64_t fd_len;
+    struct ana_xscratch_out spill; /* the live blocks of ended images, a run each */
     struct run *runs;
     size_t nr_runs, cap_runs;
     uint32_t *pid; /* by thread index */
@@ -240,16 +239,6 @@ static int take_leaf(void *arg, const struct fmt_event *ev)
     return leaf_id(arg, ev->stack, &id);
 }
 
-/* Whole writes at the end of the scratch file. */
-static int spill_write(struct csv *c, const void *p, size_t n)
-{
-    int rc = ana_xscratch_write(c->fd, c->fd_len, p, n);
-
-    if (!rc)
-        c->fd_len += n;
-    return rc;
-}
-
 /* A live block's record in the scratch file. */
 static int spill_row(void *arg, const struct fmt_event *ev)
 {
@@ -258,25 +247,25 @@ static int spill_row(void *arg, const struct fmt_event *ev)
                  NULL, ev->stack);
     uint32_t len = (uint32_t)c->line_len;
 
-    if (rc || (rc = spill_write(c, &ev->serial, sizeof(ev->serial))) ||
-        (rc = spill_write(c, &len, sizeof(len))))
+    if (rc || (rc = ana_xscratch_append(&c->spill, &ev->serial, sizeof(ev->serial))) ||
+        (rc = ana_xscratch_append(&c->spill, &len, sizeof(len))))
         return rc;
-    return spill_write(c, c->line, c->line_len);
+    return ana_xscratch_append(&c->spill, c->line, c->line_len);
 }
 
 /* Image's live blocks (UINT32_MAX: every image's) as a run of the
  * scratch file, out of memory. */
 static int spill(struct csv *c, uint32_t image)
 {
-    uint64_t start = c->fd_len;
+    uint64_t start = ana_xscratch_end(&c->spill);
     int rc = image == UINT32_MAX ? ana_xlive_each(&c->live, spill_row, c)
                                  : ana_xlive_each_of(&c->live, image, true, spill_row, c);
 
-    if (rc || c->fd_len == start)
+    if (rc || ana_xscratch_end(&c->spill) == start)
         return rc;
     if (UTIL_ARRAY_RESERVE(c->runs, c->cap_runs, c->nr_runs + 1, 64))
         return -ENOMEM;
-    c->runs[c->nr_runs++] = (struct run){.pos = start, .end = c->fd_len};
+    c->runs[c->nr_runs++] = (struct run){.pos = start, .end = ana_xscratch_end(&c->spill)};
     if (image == UINT32_MAX)
         return 0;
     if (UTIL_ARRAY_RESERVE_ZERO(c->spilled, c->cap_spilled, (size_t)image + 1, 64))
@@ -367,11 +356,11 @@ static int run_next(struct csv *c, struct run *r)
         if (UTIL_ARRAY_RESERVE(r->buf, r->cap, need > 2048 ? need : 2048, 2048))
             return -ENOMEM;
         size_t want = r->cap - r->len < r->end - r->pos ? r->cap - r->len : r->end - r->pos;
-        ssize_t got = pread(c->fd, r->buf + r->len, want, (off_t)r->pos);
-        if (got <= 0)
-            return got < 0 ? -errno : -EIO;
-        r->len += (size_t)got;
-        r->pos += (uint64_t)got;
+        int rc = ana_xscratch_read(c->spill.fd, r->pos, r->buf + r->len, want);
+        if (rc)
+            return rc;
+        r->len += want;
+        r->pos += want;
     }
 }
 
@@ -402,7 +391,8 @@ static int write_stream(struct ana_export_job *job)
     size_t n = 0;
     int rc;
 
-    if ((rc = spill_due(c, UINT64_MAX)) || (rc = spill(c, UINT32_MAX)))
+    if ((rc = spill_due(c, UINT64_MAX)) || (rc = spill(c, UINT32_MAX)) ||
+        (rc = ana_xscratch_flush(&c->spill)))
         return rc;
     if (!(heap = malloc((c->nr_runs + 1) * sizeof(*heap))))
         return -ENOMEM;
@@ -437,8 +427,8 @@ static int start_stream(struct ana_export_job *job)
 {
     struct csv *c = job->state;
 
-    if ((c->fd = ana_xscratch_open("csv")) < 0)
-        return c->fd;
+    if ((c->spill.fd = ana_xscratch_open("csv")) < 0)
+        return c->spill.fd;
     return ana_xjob_retiring_model(job, retire, &c->model);
 }
 
@@ -447,8 +437,8 @@ static void release_csv(struct ana_export_job *job)
     struct csv *c = job->state;
 
     ana_model_destroy(c->model);
-    if (c->fd >= 0)
-        close(c->fd);
+    if (c->spill.fd >= 0)
+        close(c->spill.fd);
     for (size_t i = 0; i < c->nr_runs; i++)
         free(c->runs[i].buf);
     free(c->runs);
@@ -482,7 +472,7 @@ int ana_export_csv(struct ana_export_job *job)
     c->r = job->r;
     c->out = job->out;
     c->o = job->o;
-    c->fd = -1;
+    c->spill.fd = -1;
     ana_xlive_init(&c->live);
     ana_map_init(&c->leaf_of, sizeof(uint32_t));
     fmt_reader_counts(job->r, &counts);
