@@ -136,7 +136,7 @@ static void push(struct rows *rs, uint32_t image, uint64_t key, uint32_t tid,
 /* Rows of stack keys merged by their allocating function (by_function),
  * or by the frames the row shows (cli_rows.h; the row keeps its lowest
  * stack id, whose frames it prints). */
-static void merge_rows(struct cli_ana *a, struct ana_window_key *k, long n, bool by_function,
+static void merge_rows(struct cli_ana *a, const struct ana_window_key *k, long n, bool by_function,
                        struct rows *rs)
 {
     struct ana_map m;
@@ -145,12 +145,9 @@ static void merge_rows(struct cli_ana *a, struct ana_window_key *k, long n, bool
     for (long i = 0; i < n; i++) {
         uint32_t fn;
         if (by_function) {
-            /* Each key once: its frames not kept (a tree's stacks all). */
-            const struct ana_frame *f;
-            int nf = ana_stacks_frames(cli_ana_stacks(a), (uint32_t)k[i].key, &f);
-            if (nf < 0)
-                cli_ana_fail(a, nf);
-            fn = nf ? f[0].function : 0; /* id 0 is "(no stack)", as ana_stacks_leaf */
+            int rc = ana_stacks_leaf(cli_ana_stacks(a), (uint32_t)k[i].key, &fn);
+            if (rc)
+                cli_ana_fail(a, rc);
         } else {
             fn = cli_rows_key(a, (uint32_t)k[i].key);
         }
@@ -335,7 +332,7 @@ static int rows_retire(void *arg, const struct ana_window *w, uint32_t image,
     int rc = 0;
 
     (void)w;
-    merge_rows(a, (struct ana_window_key *)keys, (long)n, wn->by == BY_FUNCTION, &own);
+    merge_rows(a, keys, (long)n, wn->by == BY_FUNCTION, &own);
     if (own.nr)
         qsort_r(own.v, own.nr, sizeof(*own.v), by_sort, &wn->sort);
     for (size_t i = 0; i < own.nr && (!a->top || i < a->top) && !rc; i++) {

@@ -323,7 +323,7 @@ const char *ana_stacks_str_fn(void *arg, uint32_t id)
 int ana_stacks_leaf(struct ana_stacks *s, uint32_t stack, uint32_t *function)
 {
     const struct ana_frame *f;
-    int n = ana_stacks_get(s, stack, &f);
+    int n = ana_stacks_frames(s, stack, &f); /* a leaf keeps no frames */
 
     if (n < 0)
         return n;

@@ -55,7 +55,9 @@ const char *ana_stacks_str_fn(void *arg, uint32_t id);
 int ana_stacks_intern(struct ana_stacks *s, const char *str, uint32_t *id);
 
 /* The allocating function of a stack (its leaf after cleaning), as a
- * string id, or the id of "(no stack)". Returns 0 or -errno. */
+ * string id, or the id of "(no stack)". Its frames are not kept (a window
+ * by function asks the leaf of every stack of a tree once). Returns 0 or
+ * -errno. */
 int ana_stacks_leaf(struct ana_stacks *s, uint32_t stack, uint32_t *function);
 
 /* A key (not a string id) that is the same for two stacks exactly when
