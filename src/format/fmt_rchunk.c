@@ -82,6 +82,17 @@ static int load_columns(struct fmt_reader *r, struct fmt_cur *c, uint64_t off, u
     return 0;
 }
 
+/* Free the contexts' lists of started blocks (and, 1.5, the bits of
+ * their ended ones): a chunk's loading makes them again. */
+static void drop_slot_lists(struct fmt_reader *r)
+{
+    for (uint32_t i = 0; i < r->cap_slots; i++) {
+        free(r->slots[i].started.v);
+        r->slots[i].started = (struct fmt_rlist){NULL, 0, 0};
+        fmt_rank_free(&r->slots[i].pred.rank);
+    }
+}
+
 static int load_chunk(struct fmt_reader *r, uint32_t k)
 {
     const struct fmt_rchunk *ch = &r->chunks[k];
@@ -120,13 +131,8 @@ static int load_chunk(struct fmt_reader *r, uint32_t k)
     uint64_t held = 0;
     for (uint32_t i = 0; i < r->cap_slots; i++)
         held += r->slots[i].started.cap + r->slots[i].pred.rank.cap / 16;
-    if (held > 4 * ch->c.nr_serials + 65536) {
-        for (uint32_t i = 0; i < r->cap_slots; i++) {
-            free(r->slots[i].started.v);
-            r->slots[i].started = (struct fmt_rlist){NULL, 0, 0};
-            fmt_rank_free(&r->slots[i].pred.rank); /* 1.5: bits of ended blocks */
-        }
-    }
+    if (held > 4 * ch->c.nr_serials + 65536)
+        drop_slot_lists(r);
     r->gen++;
     r->nr_slots = 0;
     r->cur_chunk = k;
@@ -1001,11 +1007,7 @@ void fmt_reader_drop_chunk_buffers(struct fmt_reader *r)
         fmt_buf_free(&r->col[k]);
         fmt_cur_init(&r->cur[k], NULL, 0);
     }
-    for (uint32_t i = 0; i < r->cap_slots; i++) {
-        free(r->slots[i].started.v);
-        r->slots[i].started = (struct fmt_rlist){NULL, 0, 0};
-        fmt_rank_free(&r->slots[i].pred.rank);
-    }
+    drop_slot_lists(r);
     free(r->blks);
     r->blks = NULL;
     r->cap_blks = 0;
