@@ -295,12 +295,11 @@ static void parse(struct window *wn, int argc, char **argv)
     /* Caught before clamping to the trace, which could hide it. */
     if (wn->from.base == wn->to.base && wn->from.offset_ns > wn->to.offset_ns)
         cli_usage_error("window: --to is before --from");
-    /* A tree of stacks may fold a tree's processes as they end: their
-     * stacks are decoded as needed and let go (cli_fold.h). */
-    /* Its rows and trees by stack may fold a tree's processes as they end:
-     * their stacks are decoded as needed and let go (cli_fold.h); rows by
-     * thread, size class or heap read no stack at all. */
-    wn->a.stacks_later = !wn->a.index && cli_fold_wanted();
+    /* Its rows and trees by stack may fold a tree's processes as they end
+     * (with --index too: retire_of): their stacks are decoded as needed
+     * and let go (cli_fold.h); rows by thread, size class or heap read no
+     * stack at all. */
+    wn->a.stacks_later = cli_fold_wanted();
     cli_ana_open(&wn->a, argc, argv, optind);
     if (wn->by == BY_HEAP && !fmt_reader_pe(wn->a.r) && !fmt_reader_pools(wn->a.r))
         cli_die("window: %s: --by heap needs a trace of a Windows program (heap handles) or one "
@@ -377,7 +376,11 @@ static void compute(struct window *wn)
                         wn->t1, wn->t0);
     const char *why = NULL;
     char err[600] = "";
-    struct ana_window_ranges rg = {a->path, cli_ana_jobs(), cli_ana_range_events()};
+    /* A few processes (a program and its shell) keep their keys to the
+     * end, read in parallel ranges; a tree's retire as they end, in one. */
+    bool tree = fmt_reader_nr_images(a->r) >= cli_fold_min_images();
+    struct ana_window_ranges rg = {a->path, cli_ana_jobs(), cli_ana_range_events(),
+                                   tree ? retire_of(wn) : NULL, wn};
     rc = a->index
              ? ana_window_compute_index(&wn->w, a->r, &rg, &a->filter, wn->t0, wn->t1, wby[wn->by],
                                         cli_ana_progress, a, &why, err, sizeof(err))

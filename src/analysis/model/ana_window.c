@@ -407,7 +407,16 @@ int ana_window_compute_retire(struct ana_window *w, struct fmt_reader *r, struct
 
 static int base_live(void *arg, uint32_t stack, uint32_t image, int64_t bytes, int64_t blocks)
 {
-    return live_add(arg, stack, image, bytes, blocks);
+    struct ana_window *w = arg;
+    const struct fmt_image_info *ii = fmt_reader_image(w->r_, image);
+    const struct fmt_chunk_info *c = fmt_reader_chunk(w->r_, w->first_chunk);
+
+    /* Retiring (a tree): a process that ended before the first chunk read
+     * has no event to come, and no key: what it left is its AOFO at once,
+     * not a stack in the map (a build's ended compilers' leaks). */
+    if (w->retire_ && ii && ii->ended && c && ii->end_ns < c->first_ts_ns)
+        return blocks > 0 ? image_aofo(w, &(struct live_val){bytes, blocks, image}) : 0;
+    return live_add(w, stack, image, bytes, blocks);
 }
 
 /* Below this many events per range a thread costs more than it saves
@@ -426,6 +435,8 @@ struct wrange {
     bool base;
     ana_progress_fn *progress;
     void *progress_arg;
+    ana_window_retire_fn *retire; /* one range only (ana_window_ranges) */
+    void *retire_arg;
     struct ana_window *w;
     int rc;
     const char *why;
@@ -458,6 +469,9 @@ static void *run_wrange(void *arg)
     so.until_ns = g->t1_ns;
     if (!(rc = ana_window_subscribe(g->w, &p, r, g->t0_ns, g->t1_ns, g->by))) {
         g->w->ranged = true;
+        g->w->retire_ = g->retire;
+        g->w->retire_arg_ = g->retire_arg;
+        g->w->first_chunk = g->first_chunk;
         if (g->base &&
             (rc = ana_index_live_at(r, so.from_chunk, g->f, base_live, g->w)) == -ENOTSUP)
             g->why = ana_index_stackless;
@@ -528,7 +542,7 @@ int ana_window_compute_index(struct ana_window *w, struct fmt_reader *r,
     end = end < fmt_reader_nr_chunks(r) ? end : fmt_reader_nr_chunks(r);
     uint64_t min_events = rg->min_range_events ? rg->min_range_events : MIN_EVENTS_PER_RANGE;
     uint64_t most = ana_scan_events(r, first, end) / min_events;
-    unsigned nr = rg->nr_threads < MAX_RANGES ? rg->nr_threads : MAX_RANGES;
+    unsigned nr = rg->retire ? 1 : rg->nr_threads < MAX_RANGES ? rg->nr_threads : MAX_RANGES;
     unsigned n = ana_scan_cut(r, first, end, nr < most ? nr : (unsigned)most, start);
     if (n < 1) {
         n = 1;
@@ -546,6 +560,8 @@ int ana_window_compute_index(struct ana_window *w, struct fmt_reader *r,
                                .base = k == 0,
                                .progress = k ? NULL : progress,
                                .progress_arg = progress_arg,
+                               .retire = rg->retire,
+                               .retire_arg = rg->retire_arg,
                                .w = k ? &ws[k] : w};
     }
     unsigned started = 1;

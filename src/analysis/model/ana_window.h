@@ -84,11 +84,18 @@ int ana_window_compute(struct ana_window *w, struct fmt_reader *r, struct ana_fi
 
 /* How ana_window_compute_index reads: nr_threads ranges of chunks at most,
  * each of min_range_events events at least (0: a million), each by its own
- * reader of path but the first. */
+ * reader of path but the first. With retire (rows by stack), one range on
+ * the caller's reader hands each image's keys to retire as it ends, as
+ * ana_window_compute_retire does: the callback reads stacks through that
+ * reader, which a range in another thread would be decoding, and a
+ * process's keys are final at its end only when no range before holds a
+ * part of them. */
 struct ana_window_ranges {
     const char *path;
     unsigned nr_threads;
     uint64_t min_range_events;
+    ana_window_retire_fn *retire;
+    void *retire_arg;
 };
 
 /* The same window from the trace's index (ana_index.h): what is live at
