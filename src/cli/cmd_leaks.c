@@ -123,8 +123,46 @@ static void parse(struct leaks *lk, int argc, char **argv)
             break;
         }
     }
-    lk->a.stacks_later = !lk->all; /* it may fold the tree's processes (cli_fold.h) */
+    lk->a.stacks_later = true; /* it may fold the tree's processes (cli_fold.h) */
     cli_ana_open(&lk->a, argc, argv, optind);
+}
+
+static int keep_block_frames(void *arg, const struct ana_block *b)
+{
+    return cli_fold_keep_frames(arg, b->stack);
+}
+
+/* --all on a tree: a process ended, its blocks among the first kept (the
+ * model's blocks_first); their frames kept, its stacks let go. */
+static int all_retire(void *arg, const struct ana_model *m, uint32_t image)
+{
+    const struct ana_scope *s = ana_model_image(m, image);
+    int rc;
+
+    if (!s->ended)
+        return 0; /* at the end: its stacks stay */
+    if ((rc = ana_model_each_block_of(m, image, keep_block_frames, arg)))
+        return rc;
+    return cli_fold_let_go(arg, image, s->end_ns);
+}
+
+/* --all: the model keeps every live block; on a build's tree (--top N,
+ * no leak classes, which need every block) each process, as it ends,
+ * only its blocks among the first N of all, and its sites and stacks go.
+ * Otherwise every stack is read now. */
+static void all_setup(struct leaks *lk, struct ana_model_options *mo)
+{
+    struct cli_ana *a = &lk->a;
+
+    if (lk->classes || !a->top || fmt_reader_nr_images(a->r) < cli_fold_min_images() ||
+        fmt_reader_nr_pools(a->r) || !cli_fold_trace(a->r)) {
+        int rc = fmt_reader_load_stacks(a->r);
+        if (rc)
+            cli_ana_fail(a, rc);
+        return;
+    }
+    mo->blocks_first = (uint32_t)a->top;
+    mo->retire = (struct ana_model_retire){all_retire, a, cli_fold_let_go_fn};
 }
 
 /* --all: a row per live block, oldest first. */
@@ -473,7 +511,9 @@ int cmd_leaks(int argc, char **argv)
     lk.classes = ana_reach_present(lk.a.r);
     lk.reach_at = lk.at.base == ANA_TIME_END && !lk.at.offset_ns ? UINT64_MAX : lk.t;
     struct ana_model_options mo = {.filter = &lk.a.filter, .keep_blocks = lk.all || lk.classes};
-    if (!lk.all) {
+    if (lk.all) {
+        all_setup(&lk, &mo);
+    } else {
         cli_ana_programs(&lk.a, &mo);
         /* Its tables are the per-program view's, or without it rows by
          * process, each process's kept at its end (keep_rows). */

@@ -74,7 +74,9 @@ check() { # name trace hogs-at-once
         "report --format=csv" "report --format=csv --top 0" "timeline --sites 3" \
         "timeline --sites 2 --format=json --from 1ms" "report --by-process" \
         "report --by-process --format=json --top 2" "report --exe ana_hog" "leaks --exe ana_hog" \
-        "tree --exe ana_hog" "leaks --by-process" "leaks --by-process --format=json --top 1"; do
+        "tree --exe ana_hog" "leaks --by-process" "leaks --by-process --format=json --top 1" \
+        "leaks --all --top 2" "leaks --all --format=json --top 5" "window --index" \
+        "window --index --by function --format=json" "window --index --tree --from 1ms"; do
         # shellcheck disable=SC2086 # the command's words
         MEMSCRIBE_FOLD=always "$MEMSCRIBE" $cmd "$t" >"$WORK/fold.out" || fail "$name: $cmd"
         # shellcheck disable=SC2086

@@ -505,6 +505,87 @@ static void test_retire_fold(void **state)
     fold_run(200, 500, 500);
 }
 
+/* The retire callback of test_blocks_first: the ended image's blocks
+ * among the first, by serial, into the caller's list. */
+struct seen_blocks {
+    uint64_t serials[16];
+    unsigned n;
+};
+
+static int note_block(void *arg, const struct ana_block *b)
+{
+    struct seen_blocks *sb = arg;
+
+    if (sb->n < 16)
+        sb->serials[sb->n++] = b->serial;
+    return 0;
+}
+
+static int blocks_retire(void *arg, const struct ana_model *m, uint32_t image)
+{
+    struct seen_blocks *sb = arg;
+
+    sb->n = 0;
+    return ana_model_each_block_of(m, image, note_block, sb);
+}
+
+/* blocks_first 2 (leaks --all --top 2 on a tree): image 0 allocates
+ * serials 1 and 4 and runs to the end; image 1 leaves 2, 3 and 5 at its
+ * exit, image 2 leaves 6 and 7, image 3 frees its 8 and leaves 9. Image
+ * 1's three are kept (fewer than twice two); image 2's first makes four,
+ * cut to 2 and 3, and its other and image 3's come after 3: none kept.
+ * Image 0's running blocks all stay. Without blocks_first a retiring
+ * model keeping blocks is refused. */
+static void test_blocks_first(void **state)
+{
+    struct seen_blocks sb = {0};
+    struct ana_model_options mo = {
+        .keep_blocks = true, .blocks_first = 2, .retire = {.fn = blocks_retire, .arg = &sb}};
+    const unsigned leave[4] = {0, 2, 2, 1};
+    const unsigned want_n[4] = {0, 3, 0, 0};
+    struct ana_model *bad;
+    struct seq s;
+    (void)state;
+
+    seq_init(&s, &mo);
+    do_malloc(&s, 8, 1);
+    for (uint32_t i = 1; i <= 3; i++) {
+        s.image = i, s.pid = 10 + i, s.thread = i, s.tid = 10 + i;
+        uint64_t last = 0;
+        for (unsigned k = 0; k < leave[i]; k++)
+            last = do_malloc(&s, 16 * i, 1 + i);
+        if (i == 1) {
+            s.image = 0, s.pid = 10, s.thread = 0, s.tid = 10;
+            do_malloc(&s, 8, 1); /* serial 4 */
+            s.image = i, s.pid = 10 + i, s.thread = i, s.tid = 10 + i;
+            do_malloc(&s, 16, 2); /* serial 5 */
+        }
+        if (i == 3)
+            do_free(&s, last); /* serial 8 */
+        if (i == 3)
+            do_malloc(&s, 48, 4); /* serial 9 */
+        struct fmt_event ev = base(&s, FMT_EV_PROCESS_EXIT);
+        assert_int_equal(ana_model_event(s.m, &ev), 0);
+        assert_int_equal(sb.n, want_n[i]);
+        if (i == 1) {
+            assert_int_equal(sb.serials[0] + sb.serials[1] + sb.serials[2], 2 + 3 + 5);
+        }
+    }
+    assert_int_equal(ana_model_finish(s.m), 0);
+    struct ana_block *b;
+    long n = ana_model_blocks(s.m, &b);
+    assert_int_equal(n, 4); /* 1, 2, 3, 4 */
+    for (long k = 0; k < n; k++)
+        assert_int_equal(b[k].serial, (uint64_t)k + 1);
+    assert_int_equal(b[1].image, 1);
+    assert_int_equal(b[3].image, 0);
+    free(b);
+    ana_model_destroy(s.m);
+
+    mo.blocks_first = 0;
+    assert_int_equal(ana_model_create(&bad, &mo), -EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -517,6 +598,7 @@ int main(void)
         cmocka_unit_test(test_exit_leaves_totals),
         cmocka_unit_test(test_failed_and_filter_parse),
         cmocka_unit_test(test_retire_fold),
+        cmocka_unit_test(test_blocks_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,12 +61,11 @@ int ana_model_create(struct ana_model **out, const struct ana_model_options *opt
         m->opt = *opt;
     if (m->opt.temporary_threshold)
         m->opt.keep_blocks = true; /* as ana_model.h promises */
-    if (m->opt.keep_blocks && m->opt.retire.fn) {
+    if (m->opt.keep_blocks && m->opt.retire.fn && !m->opt.blocks_first) {
         free(m);
         return -EINVAL; /* the kept blocks name sites that would be dropped */
     }
     scope_init(&m->total, UINT32_MAX, false);
-    ana_map_init(&m->blocks, sizeof(struct ana_block));
     ana_stepper_init(&m->step, &(struct ana_step_options){
                                    .filter = m->opt.filter,
                                    .loose_temporary = m->opt.loose_temporary,
@@ -83,7 +82,7 @@ int ana_model_create(struct ana_model **out, const struct ana_model_options *opt
 
 int ana_model_set_retire(struct ana_model *m, struct ana_model_retire retire)
 {
-    if (m->nr_sites || m->opt.keep_blocks || m->partial)
+    if (m->nr_sites || (m->opt.keep_blocks && !m->opt.blocks_first) || m->partial)
         return -EINVAL;
     m->opt.retire = retire;
     return 0;
@@ -129,7 +128,7 @@ void ana_model_destroy(struct ana_model *m)
     ana_stepper_release(&m->step);
     free(m->cands);
     free(m->rss);
-    ana_map_release(&m->blocks);
+    ana_model_blocks_release(m);
     free(m);
 }
 
@@ -300,7 +299,7 @@ static inline __attribute__((always_inline)) int end_block(struct ana_model *m,
     m->total.nr_frees += n;
     m->total.freed_bytes += ev->ref_size;
     if (m->opt.keep_blocks)
-        ana_map_del(&m->blocks, ev->ref);
+        ana_model_block_del(m, ev->image, ev->ref);
 
     if (temp == ANA_TEMP_ASK_MERGE) {
         if (UTIL_ARRAY_RESERVE(m->cands, m->cap_cands, (size_t)m->nr_cands + 1, 64))
@@ -347,7 +346,7 @@ start_block(struct ana_model *m, struct ana_scope *img, const struct fmt_event *
     if (!img->ended)
         m->total.running_blocks += n;
     if (m->opt.keep_blocks) {
-        struct ana_block *b = ana_map_put(&m->blocks, ev->serial, NULL);
+        struct ana_block *b = ana_model_block_put(m, ev->image, ev->serial);
         if (!b)
             return -ENOMEM;
         b->serial = ev->serial;
@@ -449,7 +448,8 @@ static int image_exit(struct ana_model *m, struct ana_scope *img, const struct f
                                   : 0;
     m->total.running_heap = heap;
     m->total.rss -= img->rss;
-    return m->opt.retire.fn ? retire_image(m, img->image) : 0;
+    int rc = m->opt.keep_blocks ? ana_model_blocks_image_end(m, img->image) : 0;
+    return !rc && m->opt.retire.fn ? retire_image(m, img->image) : rc;
 }
 
 /* An aggregated trace's batch row (ana_step.h, st->batch): the blocks
@@ -852,26 +852,4 @@ void ana_model_mark(struct ana_model *m)
     for (uint32_t i = 0; i < m->nr_images; i++)
         m->images[i].max_since_mark = m->images[i].heap;
     m->total.max_since_mark = m->total.running_heap;
-}
-
-static int by_serial(const void *a, const void *b)
-{
-    const struct ana_block *x = a, *y = b;
-
-    return (x->serial > y->serial) - (x->serial < y->serial);
-}
-
-long ana_model_blocks(const struct ana_model *m, struct ana_block **out)
-{
-    struct ana_block *v = malloc((m->blocks.nr ? m->blocks.nr : 1) * sizeof(*v));
-    long n = 0;
-
-    if (!v)
-        return -ENOMEM;
-    for (size_t i = 0; i < m->blocks.cap; i++)
-        if (ana_map_slot_key(&m->blocks, i))
-            v[n++] = *(const struct ana_block *)ana_map_slot_val(&m->blocks, i);
-    qsort(v, (size_t)n, sizeof(*v), by_serial);
-    *out = v;
-    return n;
 }

@@ -102,6 +102,11 @@ struct ana_model_options {
     /* Keep each live block (serial, address, size, time, thread): for
      * `leaks --all`. Costs memory per live block. */
     bool keep_blocks;
+    /* With keep_blocks, non-zero: of the images that ended, only their
+     * blocks among the first blocks_first (by serial) of all ended images
+     * are kept (ana_model_blocks then holds the first blocks_first of all
+     * and more); the sites may then be retired too. */
+    uint32_t blocks_first;
     /* Temporary (ana_step.h): by default nothing else by the thread
      * between allocation and free. loose_temporary (implied by a non-zero
      * threshold): frees and at most temporary_threshold other allocations
@@ -113,7 +118,7 @@ struct ana_model_options {
      * a partial model (ana_pmodel_supported says no). */
     const struct ana_programs *programs;
     /* Sites handed over and dropped at their image's end (not for a
-     * partial model, nor with keep_blocks). */
+     * partial model, nor with keep_blocks but with blocks_first). */
     struct ana_model_retire retire;
 };
 
@@ -294,5 +299,12 @@ void ana_model_mark(struct ana_model *m);
 /* Live blocks (keep_blocks): fills a fresh malloc'd array sorted by
  * serial, to be freed by the caller. Returns the count or -ENOMEM. */
 long ana_model_blocks(const struct ana_model *m, struct ana_block **out);
+
+/* fn(arg, b) for each of image's live blocks kept (keep_blocks; in the
+ * retire callback of an ended image, with blocks_first: those among the
+ * first), stopping at the first non-zero return, which it returns. */
+typedef int ana_model_block_fn(void *arg, const struct ana_block *b);
+int ana_model_each_block_of(const struct ana_model *m, uint32_t image, ana_model_block_fn *fn,
+                            void *arg);
 
 #endif

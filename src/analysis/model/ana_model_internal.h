@@ -51,7 +51,15 @@ struct ana_model {
     uint32_t nr_sites, cap_sites;
     uint32_t nr_used;        /* highest stack id with a site, plus one */
     struct ana_stepper step; /* what each event means; its threads' state */
-    struct ana_map blocks;   /* serial -> struct ana_block */
+    /* keep_blocks (ana_model_blocks.c): each image's live blocks, serial
+     * -> struct ana_block; with blocks_first, ended images' blocks among
+     * the first blocks_first of all ended ones (at most twice as many,
+     * none after serial kept_above once it is set). */
+    struct ana_map *block_maps;
+    uint32_t nr_block_maps;
+    struct ana_block *kept;
+    size_t nr_kept, cap_kept;
+    uint64_t kept_above;
 
     /* Partial mode (a range of a trace that does not start at its
      * beginning): heap, live blocks and live bytes are deltas from the
@@ -119,6 +127,15 @@ void ana_model_prog_rss(struct ana_model *m, const struct ana_scope *img, uint64
                         uint64_t ts);
 void ana_model_prog_finish(struct ana_model *m);
 void ana_model_prog_release(struct ana_model *m);
+
+/* keep_blocks (ana_model_blocks.c): the place of image's new block
+ * serial (NULL: out of memory); its end; image's end (blocks_first: its
+ * blocks among the first kept, the rest dropped; 0 or -ENOMEM); the
+ * maps and the kept array freed. */
+struct ana_block *ana_model_block_put(struct ana_model *m, uint32_t image, uint64_t serial);
+void ana_model_block_del(struct ana_model *m, uint32_t image, uint64_t serial);
+int ana_model_blocks_image_end(struct ana_model *m, uint32_t image);
+void ana_model_blocks_release(struct ana_model *m);
 
 /* Create a model in partial mode. */
 int ana_model_create_partial(struct ana_model **out, const struct ana_model_options *opt);
