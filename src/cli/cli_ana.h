@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analysis/core/ana_ended.h"
 #include "analysis/core/ana_filter.h"
 #include "analysis/core/ana_json.h"
 #include "analysis/core/ana_scan.h"
@@ -108,7 +109,7 @@ struct cli_ana {
     /* The rows of the per-program view and of the tree, folded at each
      * image's end (cli_fold.h); NULL: read from the whole model. */
     struct ana_fold *fold;
-    struct cli_let_go *let_go; /* the processes whose stacks go next (cli_fold.c) */
+    struct ana_ended let_go; /* the processes whose stacks go next (cli_fold.c) */
     /* Set before cli_ana_open by a command that may fold: the trace is
      * opened with its stacks decoded as they are needed
      * (FMT_OPEN_STACKS_LATER); cli_fold_setup decodes them all when it

@@ -48,39 +48,23 @@ int cli_fold_keep_frames(struct cli_ana *a, uint32_t stack)
     return n < 0 ? n : 0;
 }
 
-/* Images folded whose stacks the reader still keeps, oldest first: each
- * is let go once an image ends FORGET_LAG_NS after it (an event that
- * comes after its process's exit in the trace still finds its stack). */
-#define FORGET_LAG_NS 1000000000ull
-struct pending {
-    uint32_t image;
-    uint64_t end_ns;
-};
-
-struct cli_let_go {
-    struct pending *pend;
-    size_t nr_pend, cap_pend, first_pend;
-};
-
+/* Images folded whose stacks the reader still keeps, oldest first, in
+ * a->let_go: each is let go once an image ends ANA_ENDED_LAG_NS after it
+ * (an event that comes after its process's exit in the trace still finds
+ * its stack). */
 int cli_fold_let_go(struct cli_ana *a, uint32_t image, uint64_t end_ns)
 {
-    if (!a->let_go && !(a->let_go = calloc(1, sizeof(*a->let_go))))
-        return -ENOMEM;
-    struct cli_let_go *g = a->let_go;
+    uint32_t due;
+    uint64_t due_end;
+
     if (a->stacks)
         ana_stacks_drop_nodes(a->stacks);
-    for (; g->first_pend < g->nr_pend && g->pend[g->first_pend].end_ns + FORGET_LAG_NS <= end_ns;
-         g->first_pend++) {
-        int rc = fmt_reader_forget_image(a->r, g->pend[g->first_pend].image);
+    while (ana_ended_due(&a->let_go, end_ns, &due, &due_end)) {
+        int rc = fmt_reader_forget_image(a->r, due);
         if (rc)
             return rc;
     }
-    if (g->first_pend == g->nr_pend)
-        g->first_pend = g->nr_pend = 0;
-    if (UTIL_ARRAY_RESERVE(g->pend, g->cap_pend, g->nr_pend + 1, 64))
-        return -ENOMEM;
-    g->pend[g->nr_pend++] = (struct pending){image, end_ns};
-    return 0;
+    return ana_ended_push(&a->let_go, image, end_ns);
 }
 
 /* An image's sites into the fold; then its process's stacks are let go
@@ -185,8 +169,5 @@ void cli_fold_release(struct cli_ana *a)
         ana_fold_release(a->fold);
     free(a->fold);
     a->fold = NULL;
-    if (a->let_go)
-        free(a->let_go->pend);
-    free(a->let_go);
-    a->let_go = NULL;
+    ana_ended_release(&a->let_go);
 }

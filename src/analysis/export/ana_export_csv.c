@@ -57,13 +57,12 @@ struct csv {
      * gone (spilled: a block of one that ends now came too late), the
      * scratch file and its runs. */
     struct ana_model *model;
-    struct ended {
-        uint32_t image;
-        uint32_t nr_stacks, cap_stacks;
-        uint64_t end_ns;
-        uint32_t *stacks; /* its sites' */
-    } * ended;
-    size_t nr_ended, first_ended, cap_ended;
+    struct ana_ended ended;
+    struct ended_stacks {
+        uint32_t nr, cap;
+        uint32_t *v; /* its sites' */
+    } * stacks_of;   /* by image, until its blocks go */
+    size_t cap_stacks_of;
     uint8_t *spilled;
     size_t cap_spilled;
     struct ana_xscratch_out spill; /* the live blocks of ended images, a run each */
@@ -279,20 +278,17 @@ static int spill(struct csv *c, uint32_t image)
  * are read no more. */
 static int spill_due(struct csv *c, uint64_t now_ns)
 {
+    uint32_t image;
+    uint64_t end_ns;
     int rc = 0;
 
-    while (c->first_ended < c->nr_ended && !rc &&
-           (now_ns == UINT64_MAX || c->ended[c->first_ended].end_ns + ANA_XLATE_NS < now_ns)) {
-        struct ended *e = &c->ended[c->first_ended++];
-        rc = spill(c, e->image);
-        for (uint32_t i = 0; i < e->nr_stacks; i++)
-            ana_map_del(&c->leaf_of, (uint64_t)e->stacks[i] + 1);
-        free(e->stacks);
-    }
-    if (c->first_ended && (c->first_ended >= 64 || c->first_ended == c->nr_ended)) {
-        c->nr_ended -= c->first_ended;
-        memmove(c->ended, c->ended + c->first_ended, c->nr_ended * sizeof(*c->ended));
-        c->first_ended = 0;
+    while (!rc && ana_ended_due(&c->ended, now_ns, &image, &end_ns)) {
+        struct ended_stacks *e = &c->stacks_of[image];
+        rc = spill(c, image);
+        for (uint32_t i = 0; i < e->nr; i++)
+            ana_map_del(&c->leaf_of, (uint64_t)e->v[i] + 1);
+        free(e->v);
+        *e = (struct ended_stacks){0};
     }
     return rc;
 }
@@ -300,12 +296,12 @@ static int spill_due(struct csv *c, uint64_t now_ns)
 /* One of an ended image's sites: its stack, into the image's list. */
 static int note_stack(void *arg, uint32_t stack, const struct ana_site *s)
 {
-    struct ended *e = arg;
+    struct ended_stacks *e = arg;
 
     (void)s;
-    if (UTIL_ARRAY_RESERVE(e->stacks, e->cap_stacks, (size_t)e->nr_stacks + 1, 16))
+    if (UTIL_ARRAY_RESERVE(e->v, e->cap, (size_t)e->nr + 1, 16))
         return -ENOMEM;
-    e->stacks[e->nr_stacks++] = stack;
+    e->v[e->nr++] = stack;
     return 0;
 }
 
@@ -322,11 +318,10 @@ static int retire(void *arg, const struct ana_model *m, uint32_t image)
         return 0; /* still running at the end: written from memory */
     if ((rc = ana_xlive_each_of(&c->live, image, false, take_leaf, c)))
         return rc;
-    if (UTIL_ARRAY_RESERVE(c->ended, c->cap_ended, c->nr_ended + 1, 64))
+    if (UTIL_ARRAY_RESERVE_ZERO(c->stacks_of, c->cap_stacks_of, (size_t)image + 1, 64) ||
+        ana_ended_push(&c->ended, image, sc->end_ns))
         return -ENOMEM;
-    struct ended *e = &c->ended[c->nr_ended++];
-    *e = (struct ended){.image = image, .end_ns = sc->end_ns};
-    if ((rc = ana_model_each_site_of(m, image, note_stack, e)))
+    if ((rc = ana_model_each_site_of(m, image, note_stack, &c->stacks_of[image])))
         return rc;
     return job->o->image_done(job->o->image_arg, image, sc->end_ns);
 }
@@ -442,9 +437,10 @@ static void release_csv(struct ana_export_job *job)
     for (size_t i = 0; i < c->nr_runs; i++)
         free(c->runs[i].buf);
     free(c->runs);
-    for (size_t i = c->first_ended; i < c->nr_ended; i++)
-        free(c->ended[i].stacks);
-    free(c->ended);
+    for (size_t i = 0; i < c->cap_stacks_of; i++)
+        free(c->stacks_of[i].v);
+    free(c->stacks_of);
+    ana_ended_release(&c->ended);
     ana_map_release(&c->leaf_of);
     free(c->spilled);
     free(c->leaf);

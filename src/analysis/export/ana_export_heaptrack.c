@@ -59,7 +59,7 @@
  * ended image's ips and traces are never named again: when the output
  * streams (ana_export_options.image_done), they go, with the traces of its
  * stack ids, once an image ends a second after it, as its stacks do
- * (ANA_XLATE_NS); the counts go on, so the numbers are the same. Its
+ * (ANA_ENDED_LAG_NS); the counts go on, so the numbers are the same. Its
  * infos go too once its blocks are out and no line waits with them; a
  * block's info is kept with it, so that its "-" needs no stack. Infos of
  * the empty trace (0) are shared by every image and stay.
@@ -137,12 +137,6 @@ struct ht_image {
     uint32_t nr_live; /* on a tree: its blocks not ended */
 };
 
-/* An image that ended, its tables kept for its late events until then. */
-struct ht_gone {
-    uint32_t image;
-    uint64_t end_ns;
-};
-
 struct heaptrack {
     struct fmt_reader *r;
     struct ana_xout *out;
@@ -195,10 +189,9 @@ struct heaptrack {
     uint64_t *serials; /* scratch for the blocks going out */
     uint32_t cap_serials;
     /* Streamed: images that ended, oldest first, whose tables go at
-     * ANA_XLATE_NS; then those whose infos wait for their blocks. */
+     * ANA_ENDED_LAG_NS; then those whose infos wait for their blocks. */
     bool drops;
-    struct ht_gone *gone;
-    uint32_t nr_gone, first_gone, cap_gone;
+    struct ana_ended gone;
     uint32_t *waiting;
     uint32_t nr_waiting, cap_waiting;
 };
@@ -776,14 +769,15 @@ static int flush_ended(struct heaptrack *h)
     return rc;
 }
 
-/* The tables of the images that ended ANA_XLATE_NS before now go (none
- * of their events is read any more: their stacks went too); their infos
- * wait for their blocks. */
+/* The tables of the images that ended ANA_ENDED_LAG_NS before now go
+ * (none of their events is read any more: their stacks went too); their
+ * infos wait for their blocks. */
 static int drop_due(struct heaptrack *h, uint64_t now_ns)
 {
-    for (; h->first_gone < h->nr_gone && h->gone[h->first_gone].end_ns + ANA_XLATE_NS < now_ns;
-         h->first_gone++) {
-        uint32_t image = h->gone[h->first_gone].image;
+    uint32_t image;
+    uint64_t end_ns;
+
+    while (ana_ended_due(&h->gone, now_ns, &image, &end_ns)) {
         struct ht_image *im = &h->images[image];
         ana_map_release(&im->ips);
         ana_map_release(&im->traces);
@@ -792,8 +786,6 @@ static int drop_due(struct heaptrack *h, uint64_t now_ns)
             return -ENOMEM;
         h->waiting[h->nr_waiting++] = image;
     }
-    if (h->first_gone == h->nr_gone)
-        h->first_gone = h->nr_gone = 0;
     free_waiting(h);
     return 0;
 }
@@ -814,10 +806,7 @@ static int note_exit(struct heaptrack *h, uint32_t image, uint64_t end_ns)
         return 0;
     if ((rc = drop_due(h, end_ns)) || !image_at(h, image))
         return rc ? rc : -ENOMEM;
-    if (UTIL_ARRAY_RESERVE(h->gone, h->cap_gone, (size_t)h->nr_gone + 1, 64))
-        return -ENOMEM;
-    h->gone[h->nr_gone++] = (struct ht_gone){image, end_ns};
-    return 0;
+    return ana_ended_push(&h->gone, image, end_ns);
 }
 
 static int heap_event(struct heaptrack *h, const struct fmt_event *ev, const struct ana_step *st)
@@ -984,7 +973,7 @@ static void release_heaptrack(struct ana_export_job *job)
         free(h->images[i].infos);
     }
     free(h->images);
-    free(h->gone);
+    ana_ended_release(&h->gone);
     free(h->waiting);
     free(h->infos);
     free(h->info_hash);

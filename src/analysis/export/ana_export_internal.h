@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/core/ana_ended.h"
 #include "analysis/core/ana_map.h"
 #include "analysis/core/ana_sample.h"
 #include "analysis/export/ana_export_api.h"
@@ -162,11 +163,6 @@ int ana_xlive_each(const struct ana_xlive *l, ana_xlive_fn *fn, void *arg);
  * image that ended: they stay live to the end). Returns 0 or -errno. */
 int ana_xlive_each_of(struct ana_xlive *l, uint32_t image, bool take, ana_xlive_fn *fn, void *arg);
 
-/* How long after a process's exit an event of it may still come (the
- * reader lets its stacks go as much later, cli_fold_let_go): the exporters
- * that write what an ended process left wait as long. */
-#define ANA_XLATE_NS 1000000000ull
-
 /* ---- Scratch files (ana_export_scratch.c): what an exporter keeps of the
  * processes of a tree that ended, out of memory until the end (csv's
  * rows, DHAT's program points). */
@@ -253,11 +249,6 @@ const char *ana_xsym_name(const struct ana_sym_frame *f, char *buf, size_t size)
 char *ana_xtext(const char *s, size_t len, bool words);
 /* The last path component of a module, or "???" */
 const char *ana_xsym_basename(const char *path);
-
-/* A second: how long after an image's end its events may still come
- * (cli_fold_let_go waits as long to let its stacks go), for an output
- * that drops what it keeps of an image (ana_export_options.image_done). */
-#define ANA_XLATE_NS 1000000000ull
 
 /* ---- The exporters' runs (the table in ana_export_run.c): each sets
  * up its job as above. Returns 0 or -errno. */

@@ -84,11 +84,7 @@ struct massif {
     bool fold;
     struct ana_xmodel times;
     struct ana_xtree_later end;
-    struct massif_due {
-        uint32_t image;
-        uint64_t end_ns;
-    } * due;
-    size_t nr_due, first_due, cap_due;
+    struct ana_ended due;
     uint64_t *keys; /* scratch: an image's keys in sites */
     size_t cap_keys;
 };
@@ -323,19 +319,14 @@ static int fold_sites(struct massif *x, uint32_t image)
  * go. */
 static int fold_due(struct massif *x, uint64_t now_ns)
 {
+    uint32_t image;
+    uint64_t end_ns;
     int rc = 0;
 
-    while (x->first_due < x->nr_due && !rc &&
-           (now_ns == UINT64_MAX || x->due[x->first_due].end_ns + ANA_XLATE_NS < now_ns)) {
-        const struct massif_due *d = &x->due[x->first_due++];
-        x->ended[d->image] = IMAGE_FOLDED;
-        if (!(rc = fold_sites(x, d->image)))
-            rc = x->o->image_done(x->o->image_arg, d->image, d->end_ns);
-    }
-    if (x->first_due && (x->first_due >= 64 || x->first_due == x->nr_due)) {
-        x->nr_due -= x->first_due;
-        memmove(x->due, x->due + x->first_due, x->nr_due * sizeof(*x->due));
-        x->first_due = 0;
+    while (!rc && ana_ended_due(&x->due, now_ns, &image, &end_ns)) {
+        x->ended[image] = IMAGE_FOLDED;
+        if (!(rc = fold_sites(x, image)))
+            rc = x->o->image_done(x->o->image_arg, image, end_ns);
     }
     return rc;
 }
@@ -374,10 +365,7 @@ static int image_ends(struct massif *x, uint32_t image, uint64_t end_ns)
     x->ended[image] = IMAGE_ENDED;
     if (!x->fold)
         return 0;
-    if (UTIL_ARRAY_RESERVE(x->due, x->cap_due, x->nr_due + 1, 64))
-        return -ENOMEM;
-    x->due[x->nr_due++] = (struct massif_due){image, end_ns};
-    return 0;
+    return ana_ended_push(&x->due, image, end_ns);
 }
 
 /* The time of regular snapshot k, evenly over the selected events; in
@@ -490,7 +478,7 @@ static void release_massif(struct ana_export_job *job)
 
     free(x->indent);
     free(x->ended);
-    free(x->due);
+    ana_ended_release(&x->due);
     free(x->keys);
     ana_xtree_later_release(&x->end);
     ana_map_release(&x->sites);

@@ -132,11 +132,7 @@ struct sq {
      * ended whose blocks go next, those gone (a heap event of one now came
      * too late). */
     struct ana_model *model;
-    struct sq_ended {
-        uint32_t image;
-        uint64_t end_ns;
-    } * ended;
-    size_t nr_ended, first_ended, cap_ended;
+    struct ana_ended ended;
     uint8_t *spilled;
     size_t cap_spilled;
 };
@@ -661,11 +657,11 @@ static int failed(struct sq *q, int rc)
  * no more. */
 static int spill_due(struct sq *q, uint64_t now_ns)
 {
+    uint32_t image;
+    uint64_t end_ns;
     int rc = 0;
 
-    while (q->first_ended < q->nr_ended && !rc &&
-           (now_ns == UINT64_MAX || q->ended[q->first_ended].end_ns + ANA_XLATE_NS < now_ns)) {
-        uint32_t image = q->ended[q->first_ended++].image;
+    while (!rc && ana_ended_due(&q->ended, now_ns, &image, &end_ns)) {
         rc = ana_xlive_each_of(&q->live, image, true, live_row, q);
         if (UTIL_ARRAY_RESERVE_ZERO(q->spilled, q->cap_spilled, (size_t)image + 1, 64))
             return -ENOMEM;
@@ -675,11 +671,6 @@ static int spill_due(struct sq *q, uint64_t now_ns)
             free(q->frames[image].ids);
             q->frames[image] = (struct sq_frames){0};
         }
-    }
-    if (q->first_ended && (q->first_ended >= 64 || q->first_ended == q->nr_ended)) {
-        q->nr_ended -= q->first_ended;
-        memmove(q->ended, q->ended + q->first_ended, q->nr_ended * sizeof(*q->ended));
-        q->first_ended = 0;
     }
     return rc;
 }
@@ -694,9 +685,9 @@ static int retire(void *arg, const struct ana_model *m, uint32_t image)
 
     if (!sc->ended)
         return 0; /* still running at the end: inserted last */
-    if (UTIL_ARRAY_RESERVE(q->ended, q->cap_ended, q->nr_ended + 1, 64))
-        return -ENOMEM;
-    q->ended[q->nr_ended++] = (struct sq_ended){image, sc->end_ns};
+    int rc = ana_ended_push(&q->ended, image, sc->end_ns);
+    if (rc)
+        return rc;
     return job->o->image_done(job->o->image_arg, image, sc->end_ns);
 }
 
@@ -802,7 +793,7 @@ static void release_sqlite(struct ana_export_job *job)
         free(q->frames[i].ids);
     }
     free(q->frames);
-    free(q->ended);
+    ana_ended_release(&q->ended);
     free(q->spilled);
     ana_model_destroy(q->model);
 }
