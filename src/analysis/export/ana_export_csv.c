@@ -53,7 +53,7 @@ struct csv {
     char *line; /* the row being written (line_len bytes) */
     size_t line_len, line_cap;
     /* Streamed (on a tree): the model that tells images' ends, the
-     * images ended whose blocks go next (ended_ns[i] their end), those
+     * images ended whose blocks go next and their sites' stacks, those
      * gone (spilled: a block of one that ends now came too late), the
      * scratch file and its runs. */
     struct ana_model *model;
