@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_serve_gzip.h"
+
 /* Answers kept, each until the trace's size or time changes: a finished
  * trace answers each query once, and a page that polls a growing trace
  * costs one run per change, however many tabs look. At most this many
@@ -31,6 +33,7 @@ struct body {
     unsigned refs;
     size_t len;
     char *data;
+    bool gzip; /* data is gzip (cli_serve_gzip.h) */
 };
 
 struct cache_entry {
@@ -106,6 +109,7 @@ static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, const ch
         return MHD_NO;
     MHD_add_response_header(r, "Content-Type", type);
     MHD_add_response_header(r, "Cache-Control", "no-store");
+    MHD_add_response_header(r, "Vary", "Accept-Encoding"); /* answers may be gzipped */
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
     /* Only the page's own script and style, and requests to this server. */
@@ -126,13 +130,32 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 
 /* Send a shared body with the caller's reference to it, which the
  * response holds until it is sent. */
+/* A gzipped body for a client that does not take gzip: inflated for
+ * this reply alone (the kept body stays small). */
+static enum MHD_Result reply_inflated(struct cli_serve_http *h, struct MHD_Connection *c,
+                                      unsigned status, const char *type, struct body *b)
+{
+    char *data;
+    size_t len;
+    int rc = cli_gzip_inflate(b->data, b->len, &data, &len);
+
+    body_release(h, b);
+    if (rc)
+        return MHD_NO;
+    return queue(c, status, type,
+                 MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE));
+}
+
 static enum MHD_Result reply_shared(struct cli_serve_http *h, struct MHD_Connection *c,
                                     unsigned status, const char *type, struct body *b)
 {
-    struct sent *s = malloc(sizeof(*s));
+    struct sent *s;
     struct MHD_Response *r = NULL;
 
-    if (s) {
+    if (b->gzip && !cli_gzip_accepted(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                                  MHD_HTTP_HEADER_ACCEPT_ENCODING)))
+        return reply_inflated(h, c, status, type, b);
+    if ((s = malloc(sizeof(*s)))) {
         *s = (struct sent){h, b};
         r = MHD_create_response_from_buffer_with_free_callback_cls(b->len, b->data, body_sent, s);
     }
@@ -141,6 +164,8 @@ static enum MHD_Result reply_shared(struct cli_serve_http *h, struct MHD_Connect
         body_release(h, b);
         return MHD_NO;
     }
+    if (b->gzip)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
     return queue(c, status, type, r);
 }
 
@@ -272,7 +297,7 @@ static enum MHD_Result api(struct cli_serve_http *h, struct MHD_Connection *c, c
         free(a.body);
         return send_text(c, 500, "the server ran out of memory\n");
     }
-    *b = (struct body){1, a.body_len, data}; /* the reply's reference */
+    *b = (struct body){1, a.body_len, data, a.gzip}; /* the reply's reference */
     /* Keep answers that are the trace's, not a passing failure. */
     pthread_mutex_lock(&h->lock);
     if (cacheable && (a.status == 200 || a.status == 400) && p.len < MAX_KEY)

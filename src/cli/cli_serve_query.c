@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/cli_serve_gzip.h"
 #include "cli/cli_serve_index.h"
 #include "util/util_array.h"
 
@@ -157,27 +158,36 @@ static int answer_text(struct cli_serve_answer *ans, unsigned status, const char
     va_end(ap);
     if (n < 0)
         return -ENOMEM;
-    *ans = (struct cli_serve_answer){status, "text/plain; charset=utf-8", s, (size_t)n};
+    *ans = (struct cli_serve_answer){
+        .status = status, .type = "text/plain; charset=utf-8", .body = s, .body_len = (size_t)n};
     return 0;
 }
 
+/* What a child writes on one of its descriptors: kept as it is (its
+ * messages), or gzipped as it comes (gz: its answer). */
 struct sink {
     char *buf;
     size_t len, cap;
     int fd;
+    struct cli_gzip *gz;
 };
 
 /* Read what is there from s->fd: 1 at its end, 0 for more, -errno. */
 static int sink_read(struct sink *s)
 {
-    if (UTIL_ARRAY_RESERVE(s->buf, s->cap, s->len + 65537, 65536))
+    char chunk[65536];
+
+    if (!s->gz && UTIL_ARRAY_RESERVE(s->buf, s->cap, s->len + 65537, 65536))
         return -ENOMEM;
-    ssize_t got = read(s->fd, s->buf + s->len, s->cap - s->len - 1);
+    char *to = s->gz ? chunk : s->buf + s->len;
+    ssize_t got = read(s->fd, to, s->gz ? sizeof(chunk) : s->cap - s->len - 1);
 
     if (got < 0)
         return errno == EINTR || errno == EAGAIN ? 0 : -errno;
     if (got == 0)
         return 1;
+    if (s->gz)
+        return cli_gzip_add(s->gz, chunk, (size_t)got);
     s->len += (size_t)got;
     return 0;
 }
@@ -250,7 +260,7 @@ static int run(const struct cli_serve_trace *t, char **argv, struct sink *out, s
     close(pe[0]);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    if (out->buf)
+    if (out->buf && !out->gz)
         out->buf[out->len] = 0;
     if (err->buf)
         err->buf[err->len] = 0;
@@ -295,7 +305,8 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
      * --verify, the trace, NULL */
     char *argv[6 + MAX_PARAMS + 4] = {0}, *owned[MAX_PARAMS] = {0};
     size_t argc = 0, nr_owned = 0;
-    struct sink out = {0}, err = {0};
+    struct cli_gzip gz = {0};
+    struct sink out = {.gz = &gz}, err = {0};
     int rc;
 
     if (!strcmp(name, "status"))
@@ -349,11 +360,13 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
         /* rc stays: the system failed */
     } else if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 0) {
         rc = answer_text(ans, 500, "%s", err.len ? err.buf : "the command failed\n");
-    } else {
-        *ans = (struct cli_serve_answer){200, q->type ? q->type : "application/json", out.buf,
-                                         out.len};
+    } else if (!(rc = cli_gzip_finish(&gz, &out.buf, &out.len))) {
+        *ans = (struct cli_serve_answer){.status = 200,
+                                         .type = q->type ? q->type : "application/json",
+                                         .body = out.buf,
+                                         .body_len = out.len,
+                                         .gzip = true};
         out.buf = NULL;
-        rc = 0;
         uint64_t size2 = 0, mtime2 = 0;
         if (verify && !cli_serve_trace_version(t->path, &size2, &mtime2) && size2 == size &&
             mtime2 == mtime)
@@ -362,6 +375,7 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
 out:
     for (size_t i = 0; i < nr_owned; i++)
         free(owned[i]);
+    cli_gzip_release(&gz);
     free(out.buf);
     free(err.buf);
     return rc;

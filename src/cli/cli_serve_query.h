@@ -8,6 +8,7 @@
 #ifndef CLI_SERVE_QUERY_H
 #define CLI_SERVE_QUERY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,12 +18,14 @@ struct cli_serve_index;
 typedef const char *cli_serve_param_fn(void *arg, const char *name);
 
 /* An answer: body (malloc'd, body_len bytes) with an HTTP status and a
- * content type. */
+ * content type; gzip: the body is gzip data (a command's output,
+ * cli_serve_gzip.h), else as it is sent (a message). */
 struct cli_serve_answer {
     unsigned status;
     const char *type;
     char *body;
     size_t body_len;
+    bool gzip;
 };
 
 struct cli_serve_trace {

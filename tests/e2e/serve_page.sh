@@ -69,6 +69,21 @@ expect "the index before report" "$(curl -s "$BASE/api/status?token=$TOKEN" | jq
 "$PY" "$MS_SOURCE/tests/e2e/serve_page.py" "$URL" "$MEMSCRIBE" "$T" "$ART/serve-demo.png" ||
     fail "demo: the page shows other numbers than the commands (above)"
 expect "the index checked by report" "$(curl -s "$BASE/api/status?token=$TOKEN" | jq .index)" true
+# Answers are kept gzipped (docs/serve.md, "Scale"): sent so to a client that
+# takes gzip (the browser above), inflated for one that does not; the same
+# bytes as the command's either way.
+"$MEMSCRIBE" report --format=json "$T" >"$WORK/report.json"
+curl -s -D "$WORK/gz.head" -H 'Accept-Encoding: gzip' "$BASE/api/report?token=$TOKEN" >"$WORK/gz.body"
+grep -qi '^content-encoding: gzip' "$WORK/gz.head" || fail "gzip asked, not sent: $(cat "$WORK/gz.head")"
+gzip -dc "$WORK/gz.body" | cmp -s - "$WORK/report.json" || fail "the gzipped answer is not report's"
+curl -s -D "$WORK/plain.head" "$BASE/api/report?token=$TOKEN" >"$WORK/plain.body"
+grep -qi '^content-encoding' "$WORK/plain.head" && fail "gzip sent unasked: $(cat "$WORK/plain.head")"
+cmp -s "$WORK/plain.body" "$WORK/report.json" || fail "the plain answer is not report's"
+curl -s -D "$WORK/q0.head" -H 'Accept-Encoding: gzip;q=0, identity' "$BASE/api/report?token=$TOKEN" \
+    >"$WORK/q0.body"
+grep -qi '^content-encoding' "$WORK/q0.head" && fail "gzip sent against q=0"
+cmp -s "$WORK/q0.body" "$WORK/report.json" || fail "the answer for q=0 is not report's"
+echo "ok: answers gzipped for gzip clients, plain for others, report's bytes both"
 stop
 
 # A trace whose chunk summary does not match its events (a crafted malloc the
