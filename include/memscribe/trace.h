@@ -122,11 +122,12 @@ int fmt_reader_load_stacks(struct fmt_reader *r);
 
 /* Opened with FMT_OPEN_STACKS_LATER: the caller needs the stacks of image
  * no more (a replay folded the process when it ended). The definitions up
- * to the chunk being read are decoded (the image's among them), then its
- * nodes freed; asking for them (fmt_reader_stack, fmt_reader_stack_node)
- * fails with -ESTALE, and a later node under one of them is corrupt.
- * Without the flag it does nothing. Returns 0 or -errno (a corrupt
- * definition: -EPROTO, message in fmt_reader_error()). */
+ * to the image's last node (once fmt_reader_stack_image made its table),
+ * else up to the chunk being read, are decoded (the image's among them),
+ * then its nodes freed; asking for them (fmt_reader_stack,
+ * fmt_reader_stack_node) fails with -ESTALE, and a later node under one of
+ * them is corrupt. Without the flag it does nothing. Returns 0 or -errno
+ * (a corrupt definition: -EPROTO, message in fmt_reader_error()). */
 int fmt_reader_forget_image(struct fmt_reader *r, uint32_t image);
 
 void fmt_reader_close(struct fmt_reader *r);
@@ -275,6 +276,17 @@ int fmt_reader_stack(const struct fmt_reader *r, uint32_t id, uint32_t *image, u
  * format.md, "Stacks"); get frames with fmt_reader_stack(). */
 int fmt_reader_stack_node(const struct fmt_reader *r, uint32_t id, uint32_t *parent, uint64_t *addr,
                           uint32_t *image);
+/* The image of stack id into *image, without decoding it: opened with
+ * FMT_OPEN_STACKS_LATER, the first call of a stack not decoded reads every
+ * stack record's parent distances and roots (not the addresses) into a
+ * table of the runs of ids of one image (some hundred kilobytes for the
+ * ten million stacks of a build of a thousand processes), which answers
+ * for stacks not decoded yet and for those let go (fmt_reader_forget_image)
+ * alike. It reads nothing into the buffer of a chunk or a summary being
+ * read: a fmt_stack_live_fn may call it. Returns 0, -EINVAL for an unknown
+ * id (0 included), -EPROTO for a corrupt stack record (message in
+ * fmt_reader_error()) or -ENOMEM. */
+int fmt_reader_stack_image(struct fmt_reader *r, uint32_t id, uint32_t *image);
 
 /* Chunks and seeking. */
 uint32_t fmt_reader_nr_chunks(const struct fmt_reader *r);

@@ -61,6 +61,14 @@ struct fmt_rrun {
     uint32_t first, n;
 };
 
+/* The image table (fmt_reader_stack_image): from node id first on, up to
+ * the next entry's first, the nodes are image's. first is 64 bits for
+ * util_search_above. */
+struct fmt_rimgrun {
+    uint64_t first;
+    uint32_t image;
+};
+
 struct fmt_rimage {
     struct fmt_image_info i;
     char *exe;
@@ -70,8 +78,9 @@ struct fmt_rimage {
     struct fmt_rrun *runs;
     uint32_t nr_runs, cap_runs;
     int forgotten;
-    uint32_t main_ctx; /* id of the context of its thread tid == pid; 0: none yet */
-    uint32_t main_row; /* that thread's row in the thread table */
+    uint32_t last_node; /* its highest node id, once the image table is made (0: none) */
+    uint32_t main_ctx;  /* id of the context of its thread tid == pid; 0: none yet */
+    uint32_t main_row;  /* that thread's row in the thread table */
     /* Its last REACH record, index + 1 (0: none): fmt_reader_find_reach
      * is asked once per block by the leak outputs. */
     uint32_t last_reach;
@@ -186,7 +195,14 @@ struct fmt_reader {
     struct fmt_buf sraw;
     uint64_t sraw_off;
     struct fmt_stkcode *stkcode; /* STACK_CODES candidate lists (from the first one) */
-    struct fmt_rctx *ctxs;       /* by context id - 1 */
+    /* The image of every node without its address, read from the stack
+     * records' parent distances and roots when first asked for
+     * (fmt_reader_stack_image); runs of ids, a few tens of thousands on a
+     * build of a thousand processes. */
+    struct fmt_rimgrun *imgruns;
+    uint32_t nr_imgruns, cap_imgruns;
+    int imgruns_made;      /* 1 made, 0 not yet, -errno: a corrupt record (every later ask) */
+    struct fmt_rctx *ctxs; /* by context id - 1 */
     uint32_t nr_ctxs;
     uint32_t cap_ctxs;
     uint32_t *threads; /* the thread table: ids of the listed contexts */

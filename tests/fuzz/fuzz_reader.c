@@ -82,19 +82,25 @@ static void use_events(struct fmt_reader *r)
     (void)acc;
 }
 
-/* The stacks left for later (FMT_OPEN_STACKS_LATER): read in the order a
- * tree's fold asks (descending here, so the first decodes the rest), the
- * images let go one by one between events, then every stack again (the
- * forgotten ones fail with -ESTALE). */
+/* The stacks left for later (FMT_OPEN_STACKS_LATER): their images from
+ * the image table (leaks --index's), the first one's image let go by it
+ * before any chunk is read; then read in the order a tree's fold asks
+ * (descending here, so the first decodes the rest), the images let go one
+ * by one between events, then every stack again (the forgotten ones fail
+ * with -ESTALE). */
 static void use_stacks_later(struct fmt_reader *r)
 {
     struct fmt_trace_counts c;
     struct fmt_event ev;
     uint64_t frames[64];
-    uint32_t image, forgot = 0;
+    uint32_t image = 0, forgot = 0;
     volatile uint64_t acc = 0;
 
     fmt_reader_counts(r, &c);
+    for (uint32_t id = c.nr_stacks < 5000 ? c.nr_stacks : 5000; id > 0; id--)
+        acc += (uint64_t)fmt_reader_stack_image(r, id, &image) + image;
+    if (!fmt_reader_stack_image(r, 1, &image))
+        acc += (uint64_t)fmt_reader_forget_image(r, image);
     for (uint32_t id = c.nr_stacks < 5000 ? c.nr_stacks : 5000; id > 0; id--)
         acc += (uint64_t)fmt_reader_stack(r, id, &image, frames, 64);
     while (fmt_reader_next(r, &ev) > 0) {

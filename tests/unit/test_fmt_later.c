@@ -3,7 +3,9 @@
  * (fmt_reader_forget_image), on every golden trace: each stack reads the
  * same as when the open decodes them all, whatever order it is asked in;
  * an image let go gives -ESTALE for its stacks and nothing else changes;
- * and the events read the same. */
+ * and the events read the same. A stack's image is known without decoding
+ * it (fmt_reader_stack_image), let go or not, and an image may be let go
+ * by that table before any chunk is read. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -99,10 +101,53 @@ static void test_later_reads_alike(void **state)
     assert_true(nr_gone > 0); /* some golden trace let an image's stacks go */
 }
 
+/* Each stack's image from the table equals the decoded node's. */
+static void same_images(struct fmt_reader *now, struct fmt_reader *later, uint32_t nr_stacks)
+{
+    uint32_t ia, ib;
+
+    for (uint32_t id = nr_stacks; id > 0; id--) {
+        assert_int_equal(fmt_reader_stack(now, id, &ia, NULL, 0) >= 0, 1);
+        assert_int_equal(fmt_reader_stack_image(later, id, &ib), 0);
+        assert_int_equal(ia, ib);
+    }
+    assert_int_equal(fmt_reader_stack_image(later, 0, &ib), -EINVAL);
+    assert_int_equal(fmt_reader_stack_image(later, nr_stacks + 1, &ib), -EINVAL);
+}
+
+static void test_stack_images(void **state)
+{
+    (void)state;
+    for (size_t g = 0; g < sizeof(goldens) / sizeof(goldens[0]); g++) {
+        struct fmt_reader *now = open_golden(goldens[g], 0);
+        struct fmt_reader *later = open_golden(goldens[g], FMT_OPEN_STACKS_LATER);
+        struct fmt_trace_counts c;
+        uint32_t gone;
+        fmt_reader_counts(now, &c);
+        if (!c.nr_stacks) {
+            fmt_reader_close(now);
+            fmt_reader_close(later);
+            continue;
+        }
+        /* Asked last first, before any stack is decoded: from the table. */
+        same_images(now, later, c.nr_stacks);
+        /* The first stack's image let go, no chunk read: its nodes were
+         * decoded up to its last, the others read the same. */
+        assert_int_equal(fmt_reader_stack_image(later, 1, &gone), 0);
+        assert_int_equal(fmt_reader_forget_image(later, gone), 0);
+        for (uint32_t id = 0; id <= c.nr_stacks; id++)
+            same_stack(now, later, id, gone);
+        same_images(now, later, c.nr_stacks);
+        fmt_reader_close(now);
+        fmt_reader_close(later);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_later_reads_alike),
+        cmocka_unit_test(test_stack_images),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
