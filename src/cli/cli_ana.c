@@ -383,6 +383,33 @@ uint64_t cli_ana_range_events(void)
     return range && *range ? strtoull(range, NULL, 10) : 0;
 }
 
+/* The model from the index, read with a->r (whose stacks a fold reads
+ * and lets go), or NULL, said why, when the trace must be replayed. */
+static struct ana_model *index_model(struct cli_ana *a, const struct ana_model_options *mo,
+                                     uint64_t until_ns)
+{
+    struct ana_pmodel_options po = {.until_ns = until_ns, .from_index = true, .reader = a->r};
+    struct ana_model *m;
+    char err[600] = "";
+    int rc = ana_pmodel_build(&m, a->path, mo, &po, err, sizeof(err));
+
+    if (rc == -EPROTO || rc == -EIO)
+        cli_die("%s: %s", a->cmd, err[0] ? err : fmt_reader_error(a->r));
+    if (rc == -ENOTSUP) {
+        cli_warn("%s: --index: %s; replaying the trace", a->cmd, err);
+        return NULL;
+    }
+    if (rc)
+        cli_ana_fail(a, rc);
+    /* What reading the summaries and stacks held goes before the command
+     * writes, as after a replay. */
+    fmt_reader_drop_chunk_buffers(a->r);
+    malloc_trim(0);
+    if (a->fold && mo->retire.fn)
+        ana_fold_finish(a->fold, m);
+    return m;
+}
+
 /* cli_ana_model, from the index or not. */
 static struct ana_model *model(struct cli_ana *a, const struct ana_model_options *mo,
                                uint64_t until_ns, bool index)
@@ -391,18 +418,8 @@ static struct ana_model *model(struct cli_ana *a, const struct ana_model_options
     unsigned cpus = cli_ana_jobs();
     int rc;
 
-    if (index) {
-        struct ana_pmodel_options po = {.until_ns = until_ns, .from_index = true};
-        char err[600] = "";
-        rc = ana_pmodel_build(&m, a->path, mo, &po, err, sizeof(err));
-        if (rc == -EPROTO || rc == -EIO)
-            cli_die("%s: %s", a->cmd, err[0] ? err : a->path);
-        if (!rc)
-            return m;
-        if (rc != -ENOTSUP)
-            cli_ana_fail(a, rc);
-        cli_warn("%s: --index: %s; replaying the trace", a->cmd, err);
-    }
+    if (index && (m = index_model(a, mo, until_ns)))
+        return m;
     if (cpus > 1 && ana_pmodel_supported(mo)) {
         struct ana_pmodel_options po = {
             .nr_threads = cpus,

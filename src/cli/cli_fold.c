@@ -127,7 +127,7 @@ bool cli_fold_can(struct cli_ana *a, bool keeps_blocks)
      * view (a program started by a shell). */
     uint32_t n = fmt_reader_nr_images(a->r);
     if (n < 2 || (!a->by_program && (!a->fold_alone || n < cli_fold_min_images())) ||
-        keeps_blocks || a->index || fmt_reader_nr_pools(a->r) || !cli_fold_trace(a->r)) {
+        keeps_blocks || fmt_reader_nr_pools(a->r) || !cli_fold_trace(a->r)) {
         /* Every stack is read at the end, but those of the processes left
          * out, which go as they end. */
         int rc = a->stacks_later && !cli_fold_leaves_out(a) ? fmt_reader_load_stacks(a->r) : 0;

@@ -12,8 +12,9 @@
 #include "cli/cli_ana.h"
 
 /* After cli_ana_programs: when the per-program view is on and mo keeps no
- * blocks (and the model is replayed, not read from the index), make
- * a->fold and set mo->retire to feed it; cli_ana_model then finishes it.
+ * blocks, make a->fold and set mo->retire to feed it (from the replay, or
+ * from the index image by image: leaks --index); cli_ana_model then
+ * finishes it.
  * MEMSCRIBE_FOLD=0 in the environment keeps every site instead (tests
  * compare the two). With a->stacks_later, the reader lets each folded
  * process's stacks go a second after it ended; without a fold, every
@@ -30,8 +31,8 @@ bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo, enum cli_fo
 
 /* cli_fold_setup's test, for a command whose analysis folds by itself
  * (html): whether the per-program view is on, no block is kept
- * (keeps_blocks false), no index is read, the trace has no pools and
- * cli_fold_trace says yes. When not, a trace opened with stacks_later
+ * (keeps_blocks false), the trace has no pools and cli_fold_trace says
+ * yes. When not, a trace opened with stacks_later
  * has every stack decoded now. Dies on failure. */
 bool cli_fold_can(struct cli_ana *a, bool keeps_blocks);
 

@@ -8,8 +8,12 @@
 # (but events_read, never more) for windows across the run, as rows by
 # stack, thread and size class and as a tree. The index answers (no note
 # that it replayed) on a real program
-# (perl, one process, four chunks) and on tests/programs/rec_agg (a fork,
-# threads, six chunks); where it cannot (sampled, aggregated, pools, leak
+# (perl, one process, four chunks), on tests/programs/rec_agg (a fork,
+# threads, six chunks) and on a tree of 16 processes (sh starting perl and
+# sleep, overlapping, across four chunks), whose index hands each process's
+# sites to the fold as its live state is read (the replay's rows, by
+# program, by process, of one executable; and the rows of a replay that
+# keeps every site, MEMSCRIBE_FOLD=0); where it cannot (sampled, aggregated, pools, leak
 # classes, stackless blocks of several processes: the golden traces) it
 # says why and replays, with the same answer. dump --verify holds every
 # chunk's summary against its events and passes on all of them.
@@ -32,16 +36,25 @@ PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0 "$M" record -q -o "$WORK/perl.mscr" -- perl
         usleep 200000;
     }' || fail "record perl failed"
 "$M" record -q -o "$WORK/agg.mscr" -- "$MS_PROGRAMS/rec_agg" 400 || fail "record rec_agg failed"
+# A tree: five perl processes 0.35 s apart, each living 0.6 s and more (so
+# that two run at once and the chunks cut through them), and five sleeps.
+# shellcheck disable=SC2016 # perl's own $ in perl's code
+"$M" record -q -o "$WORK/tree.mscr" -- sh -c 'for r in 1 2 3 4 5; do
+    perl -e "my %h; \$h{\$_} = [\$_ x 3] for 1 .. 4000 * $r; delete \$h{\$_} for 1 .. 1000;
+        select(undef, undef, undef, 0.6)" & sleep 0.35; done; wait' || fail "record the tree failed"
 
 chunks() { "$M" dump --header "$1" 2>/dev/null | sed -n 's/.* chunks=\([0-9]*\) .*/\1/p'; }
 [ "$(chunks "$WORK/perl.mscr")" -ge 3 ] || fail "perl: $(chunks "$WORK/perl.mscr") chunks"
 [ "$(chunks "$WORK/agg.mscr")" -ge 3 ] || fail "rec_agg: $(chunks "$WORK/agg.mscr") chunks"
+[ "$(chunks "$WORK/tree.mscr")" -ge 3 ] || fail "the tree: $(chunks "$WORK/tree.mscr") chunks"
 
-# usage: same NAME TRACE T [OPTION...]: leaks at T with and without --index.
+# usage: same NAME TRACE T [OPTION...]: leaks at T with and without --index
+# (the replay's with $WANT_FOLD in MEMSCRIBE_FOLD, if set).
 same() {
     local name=$1 f=$2 t=$3
     shift 3
-    "$M" leaks --format=json --top 0 --at "$t" "$@" "$f" >"$WORK/want" 2>/dev/null ||
+    MEMSCRIBE_FOLD=${WANT_FOLD:-${MEMSCRIBE_FOLD:-}} \
+        "$M" leaks --format=json --top 0 --at "$t" "$@" "$f" >"$WORK/want" 2>/dev/null ||
         fail "$name: leaks --at $t failed"
     "$M" leaks --index --format=json --top 0 --at "$t" "$@" "$f" >"$WORK/got" 2>"$WORK/err" ||
         fail "$name: leaks --index --at $t failed: $(cat "$WORK/err")"
@@ -65,6 +78,16 @@ answers perl "$WORK/perl.mscr"
 answers rec_agg "$WORK/agg.mscr"
 child=$("$M" report --format=json "$WORK/agg.mscr" 2>/dev/null | jq '.processes[1].pid')
 answers "rec_agg --pid $child" "$WORK/agg.mscr" --pid "$child"
+[ "$("$M" report --format=json "$WORK/tree.mscr" 2>/dev/null | jq '.processes | length')" -ge 8 ] ||
+    fail "the tree has fewer than 8 processes: no fold by process"
+answers tree "$WORK/tree.mscr"
+answers "tree --by-process" "$WORK/tree.mscr" --by-process
+answers "tree --exe perl" "$WORK/tree.mscr" --exe perl
+WANT_FOLD=0 answers "tree, against every site kept" "$WORK/tree.mscr"
+WANT_FOLD=0 answers "tree --by-process, against every site kept" "$WORK/tree.mscr" --by-process
+diff <("$M" leaks --by-process "$WORK/tree.mscr" 2>&1) \
+    <("$M" leaks --index --by-process "$WORK/tree.mscr" 2>&1) >"$WORK/diff" ||
+    fail "the tree: text by process differs: $(head -5 "$WORK/diff")"
 # Something is live in the middle (not a comparison of empty answers).
 mid=$("$M" leaks --index --format=json --at 1.2s "$WORK/perl.mscr" 2>/dev/null | jq '.processes[0].leaked_blocks')
 [ "$mid" -gt 10000 ] || fail "perl: $mid blocks live at 1.2 s"

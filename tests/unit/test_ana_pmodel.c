@@ -3,7 +3,11 @@
  * equal one pass in order, field by field: synthetic traces with two
  * processes, three threads, reallocs, temporaries that straddle range
  * edges, RSS samples and runs of equal timestamps; for 1 to 7 ranges, for
- * the whole trace and up to a time. */
+ * the whole trace and up to a time. The model of a moment from the index
+ * (from_index) with a retire callback, on a tree of processes that start
+ * and end one after another: each image's live sites handed over once,
+ * equal to the replay's, while the model holds the sites of a few images
+ * only. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +22,7 @@
 #include <cmocka.h>
 
 #include "analysis/core/ana_scan.h"
+#include "analysis/model/ana_model_internal.h"
 #include "analysis/model/ana_pmodel.h"
 #include "format/fmt_writer.h"
 #include "memscribe/trace.h"
@@ -221,11 +226,156 @@ static void test_unsupported_options(void **state)
     ana_filter_release(&f);
 }
 
+#define TREE_IMAGES 12
+#define TREE_OPS 600 /* events per image, about nine chunks */
+
+/* An image's events: its own stacks (defined as it starts), mallocs and
+ * frees at random, the exit at its end. */
+static void tree_image(struct fmt_writer *w, uint32_t im, uint64_t *ts)
+{
+    uint64_t addr[SLOTS] = {0};
+    uint32_t stacks[6];
+
+    for (uint32_t k = 0; k < 6; k++) {
+        uint64_t frames[3] = {0x5000 + 0x10 * k, 0x2000 + im, 0x1000};
+        assert_int_equal(fmt_writer_stack(w, im, frames, 3, &stacks[k]), 0);
+    }
+    for (int op = 0; op < TREE_OPS; op++) {
+        unsigned slot = (unsigned)(rnd() % SLOTS);
+        struct fmt_event ev = {
+            .ts_ns = *ts += 1000, .image = im, .thread = im, .pid = 100 + im, .tid = 100 + im};
+        if (addr[slot] && rnd() % 3) {
+            ev.kind = FMT_EV_FREE;
+            ev.addr = addr[slot];
+            addr[slot] = 0;
+        } else if (!addr[slot]) {
+            ev.kind = FMT_EV_MALLOC;
+            ev.addr = addr[slot] = (uint64_t)(im + 1) << 32 | (uint64_t)(op + 1) << 8;
+            ev.size = 1 + rnd() % 500;
+            ev.stack = stacks[rnd() % 6];
+        } else {
+            continue;
+        }
+        assert_int_equal(fmt_writer_event(w, &ev), 0);
+    }
+    struct fmt_event ev = {.kind = FMT_EV_PROCESS_EXIT,
+                           .ts_ns = *ts += 1000,
+                           .image = im,
+                           .thread = im,
+                           .pid = 100 + im,
+                           .tid = 100 + im};
+    assert_int_equal(fmt_writer_event(w, &ev), 0);
+}
+
+/* A tree: image i runs after image i - 1, one after another (each image's
+ * stacks defined as it starts, as a build's are). */
+static int write_tree(void)
+{
+    struct fmt_trace_info info = {.command = "make", .command_len = 4, .hostname = "h"};
+    struct fmt_writer_options opt = {.chunk_events = 64};
+    struct fmt_writer *w;
+    uint64_t ts = 1000;
+    int fd = memfd_create("tree", MFD_CLOEXEC);
+
+    rnd_state = 7;
+    assert_true(fd >= 0);
+    assert_int_equal(fmt_writer_create(&w, fd, &info, &opt), 0);
+    for (uint32_t im = 0; im < TREE_IMAGES; im++)
+        tree_image(w, im, &ts);
+    assert_int_equal(fmt_writer_finish(w), 0);
+    fmt_writer_destroy(w);
+    return fd;
+}
+
+struct retired {
+    const struct ana_model *want; /* the replay's */
+    unsigned nr[TREE_IMAGES];     /* times each image was handed over */
+    unsigned most_held;           /* images with sites in the model at once */
+};
+
+static int check_site(void *arg, uint32_t stack, const struct ana_site *s)
+{
+    const struct ana_site *w = ana_model_site(arg, stack);
+
+    if (!s->live_blocks && !s->live_bytes)
+        return 0;
+    assert_non_null(w);
+    assert_int_equal(s->image, w->image);
+    assert_int_equal(s->live_bytes, w->live_bytes);
+    assert_int_equal(s->live_blocks, w->live_blocks);
+    return 0;
+}
+
+static int on_retire(void *arg, const struct ana_model *m, uint32_t image)
+{
+    struct retired *rt = arg;
+    unsigned held = 0;
+
+    assert_true(image < TREE_IMAGES);
+    rt->nr[image]++;
+    for (uint32_t i = 0; i < m->nr_img_sites; i++)
+        held += m->img_sites[i] != 0;
+    if (held > rt->most_held)
+        rt->most_held = held;
+    return ana_model_each_site_of(m, image, check_site, (void *)rt->want);
+}
+
+/* The index's model at until_ns, retiring, against the replay's. */
+static void index_retires(const char *path, uint64_t until_ns, unsigned most_held)
+{
+    char err[600];
+    struct fmt_reader *r;
+    struct ana_model *want, *got;
+    struct ana_scan_options so;
+    struct retired rt = {0};
+    struct ana_model_options mo = {.retire = {.fn = on_retire, .arg = &rt}};
+    struct ana_pmodel_options po = {.until_ns = until_ns, .from_index = true};
+
+    assert_int_equal(fmt_reader_open_flags(&r, path, FMT_OPEN_STACKS_LATER, err, sizeof(err)), 0);
+    ana_scan_options_init(&so);
+    so.until_ns = until_ns;
+    assert_int_equal(ana_model_build(&want, r, NULL, &so), 0);
+    assert_int_equal(ana_model_finish(want), 0);
+    rt.want = want;
+    po.reader = r;
+    assert_int_equal(ana_pmodel_build(&got, path, &mo, &po, err, sizeof(err)), 0);
+    for (uint32_t i = 0; i < TREE_IMAGES; i++) {
+        const struct ana_scope *a = ana_model_image(want, i), *b = ana_model_image(got, i);
+        if (!a || !a->seen || (!a->live_blocks && !a->heap))
+            continue;
+        assert_int_equal(rt.nr[i], 1);
+        assert_int_equal(a->heap, b->heap);
+        assert_int_equal(a->live_blocks, b->live_blocks);
+    }
+    if (rt.most_held > most_held)
+        fail_msg("at %llu: %u images' sites held at once", (unsigned long long)until_ns,
+                 rt.most_held);
+    ana_model_destroy(want);
+    ana_model_destroy(got);
+    fmt_reader_close(r);
+}
+
+static void test_index_retires_image_by_image(void **state)
+{
+    char path[64];
+    int fd = write_tree();
+
+    (void)state;
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    /* At the end every image's live state is in the summaries: one image
+     * at a time; in the middle, the chunk replayed holds the running ones. */
+    index_retires(path, UINT64_MAX, 1);
+    for (int k = 1; k < 4; k++)
+        index_retires(path, 1000 + (uint64_t)TREE_IMAGES * TREE_OPS * 1000 * k / 4, 3);
+    close(fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ranges_equal_one_pass),
         cmocka_unit_test(test_unsupported_options),
+        cmocka_unit_test(test_index_retires_image_by_image),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

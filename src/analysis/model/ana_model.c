@@ -208,21 +208,21 @@ struct ana_site *ana_model_site_make(struct ana_model *m, uint32_t stack, uint32
 
     if (k != UINT32_MAX)
         return &m->sites[k];
-    if ((!m->opt.retire.fn &&
-         UTIL_ARRAY_RESERVE_ZERO(m->site_of, m->nr_site_of, (size_t)stack + 1, 1024)) ||
+    bool paged = m->opt.retire.fn || m->paged_sites;
+    if ((!paged && UTIL_ARRAY_RESERVE_ZERO(m->site_of, m->nr_site_of, (size_t)stack + 1, 1024)) ||
         (m->opt.retire.fn &&
          UTIL_ARRAY_RESERVE_ZERO(m->img_sites, m->nr_img_sites, (size_t)image + 1, 16)) ||
         (k = site_place(m)) == UINT32_MAX)
         return NULL;
     struct ana_site *s = &m->sites[k];
     s->image = image;
+    if (paged && set_paged(m, stack, k + 1))
+        return NULL;
     if (m->opt.retire.fn) {
-        if (set_paged(m, stack, k + 1))
-            return NULL;
         m->site_stack[k] = stack;
         m->site_next[k] = m->img_sites[image];
         m->img_sites[image] = k + 1;
-    } else {
+    } else if (!paged) {
         m->site_of[stack] = k + 1;
     }
     if (stack >= m->nr_used)
@@ -418,6 +418,11 @@ static int retire_image(struct ana_model *m, uint32_t image)
     }
     m->img_sites[image] = 0;
     return 0;
+}
+
+int ana_model_retire_image(struct ana_model *m, uint32_t image)
+{
+    return m->opt.retire.fn && image < m->nr_images ? retire_image(m, image) : 0;
 }
 
 int ana_model_each_site_of(const struct ana_model *m, uint32_t image, ana_model_site_fn *fn,

@@ -90,7 +90,10 @@ struct ana_model {
     uint32_t *site_next, *site_stack; /* by place, cap_sites */
     /* ... and the index by stack in pages of ANA_SITE_PAGE ids (site_of
      * unused), each with its number of sites and freed with the last: a
-     * build's stack ids number every process's nodes. */
+     * build's stack ids number every process's nodes. paged_sites: the
+     * same index without retiring, for a model of a few of a build's
+     * stacks (the index's replay of one chunk, ana_pmodel_index.c). */
+    bool paged_sites;
     uint32_t **site_pages;
     uint32_t *site_page_nr;
     uint32_t nr_site_pages;
@@ -136,6 +139,12 @@ struct ana_block *ana_model_block_put(struct ana_model *m, uint32_t image, uint6
 void ana_model_block_del(struct ana_model *m, uint32_t image, uint64_t serial);
 int ana_model_blocks_image_end(struct ana_model *m, uint32_t image);
 void ana_model_blocks_release(struct ana_model *m);
+
+/* Hand image's sites to opt.retire's callback and drop them, as its exit
+ * does in a replay: the index's build retires each image once the
+ * summaries' live state of it is read (ana_pmodel_index.c). Returns 0 (no
+ * site, or no opt.retire) or the callback's -errno. */
+int ana_model_retire_image(struct ana_model *m, uint32_t image);
 
 /* Create a model in partial mode. */
 int ana_model_create_partial(struct ana_model **out, const struct ana_model_options *opt);

@@ -67,9 +67,11 @@ void *ana_pmodel_run_range(void *arg)
     so.until_ns = rg->until_ns;
     so.progress = rg->progress ? range_progress : NULL;
     so.progress_arg = rg;
-    if (!(rc = ana_model_create_partial(&rg->m, rg->opt)) &&
-        !(rc = ana_model_subscribe(rg->m, &rg->replay)))
-        rc = ana_heap_replay_run(&rg->replay, r, &so);
+    if (!(rc = ana_model_create_partial(&rg->m, rg->opt))) {
+        rg->m->paged_sites = rg->paged_sites;
+        if (!(rc = ana_model_subscribe(rg->m, &rg->replay)))
+            rc = ana_heap_replay_run(&rg->replay, r, &so);
+    }
     if (rc < 0 && rc != -ENOMEM)
         snprintf(rg->err, sizeof(rg->err), "%s", fmt_reader_error(r));
     rg->rc = rc;
@@ -172,8 +174,9 @@ int ana_pmodel_merge(struct ana_model *out, struct range *rg, unsigned n)
         uint32_t nt = rg[k].replay.stepper.nr_threads;
         nr_threads = nt > nr_threads ? nt : nr_threads;
     }
+    /* A retiring model's index by stack is paged (the index's build). */
     if (UTIL_ARRAY_RESERVE_ZERO(out->images, out->nr_images, nr_images, 16) ||
-        ana_model_reserve_sites(out, nr_sites) ||
+        (!out->opt.retire.fn && ana_model_reserve_sites(out, nr_sites)) ||
         UTIL_ARRAY_RESERVE_ZERO(out->step.threads, out->step.nr_threads, nr_threads, 16))
         goto out;
     peak_k = calloc((size_t)out->nr_images + 1, sizeof(*peak_k));
@@ -310,6 +313,18 @@ static bool ends_after(struct fmt_reader *r, uint64_t until_ns)
     return false;
 }
 
+/* po->from_index, read with r: why it cannot answer, or its model. */
+static int index_build(struct ana_model **out, struct fmt_reader *r, const char *path,
+                       const struct ana_model_options *opt, const struct ana_pmodel_options *po,
+                       char *err, size_t err_size)
+{
+    const char *no = ana_pmodel_index_refusal(r, opt);
+
+    if (no && err && err_size)
+        snprintf(err, err_size, "%s", no);
+    return no ? -ENOTSUP : ana_pmodel_index_build(out, r, path, opt, po, err, err_size);
+}
+
 int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_model_options *opt,
                      const struct ana_pmodel_options *po, char *err, size_t err_size)
 {
@@ -325,14 +340,13 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
 
     if (!po->from_index && !ana_pmodel_supported(opt))
         return -ENOTSUP;
-    /* Stacks only as the index asks them (their images): decoded then. */
+    if (po->from_index && po->reader)
+        return index_build(out, po->reader, path, opt, po, err, err_size);
+    /* No stack is decoded: the index asks their images only. */
     if ((rc = fmt_reader_open_flags(&r, path, FMT_OPEN_STACKS_LATER, err, err_size)))
         return rc;
     if (po->from_index) {
-        const char *no = ana_pmodel_index_refusal(r, opt);
-        if (no && err && err_size)
-            snprintf(err, err_size, "%s", no);
-        rc = no ? -ENOTSUP : ana_pmodel_index_build(out, r, path, opt, po, err, err_size);
+        rc = index_build(out, r, path, opt, po, err, err_size);
         fmt_reader_close(r);
         return rc;
     }

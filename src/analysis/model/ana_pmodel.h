@@ -32,6 +32,11 @@ struct ana_pmodel_options {
      * image's and the total's heap and live blocks, which images were
      * seen): calls, allocations, peaks and temporary count one chunk. */
     bool from_index;
+    /* from_index: the reader of the summaries and of the stacks' images,
+     * the caller's (opened on path, FMT_OPEN_STACKS_LATER where the
+     * options retire images: the retire callback reads its stacks and
+     * lets them go, and the build decodes none). NULL: one of its own. */
+    struct fmt_reader *reader;
     /* Each range's reader also holds its chunks' summaries against their
      * events (fmt_reader_verify_summaries): a whole trace's pass checks the
      * index a later from_index build trusts. */

@@ -2,7 +2,11 @@
 /* The heap model of a moment from the trace's index (ana_pmodel.h,
  * from_index): one range replayed from the chunk that reaches the moment,
  * merged as ana_pmodel.c merges ranges, plus what the chunk summaries say
- * was live before it (ana_index.h). */
+ * was live before it (ana_index.h). With opt->retire (a fold: leaks
+ * --index on a build), each image's sites are retired as soon as its live
+ * state is read, image by image, as a replay retires them at each exit:
+ * the model then holds a few processes' sites, not every stack of the
+ * build. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,7 +16,8 @@
 #include "analysis/model/ana_pmodel_internal.h"
 
 /* The options of the index's replay: the per-program view is summed from
- * the images' scopes afterwards (ana_model_prog_finish). */
+ * the images' scopes afterwards (ana_model_prog_finish), and the range's
+ * sites are retired with the rest, after the merge. */
 static struct ana_model_options index_range_options(const struct ana_model_options *opt)
 {
     struct ana_model_options o = {0};
@@ -20,6 +25,7 @@ static struct ana_model_options index_range_options(const struct ana_model_optio
     if (opt)
         o = *opt;
     o.programs = NULL;
+    o.retire = (struct ana_model_retire){0};
     return o;
 }
 
@@ -55,6 +61,23 @@ static int base_stack(void *arg, uint32_t stack, uint32_t image, int64_t bytes, 
         sc[i]->live_blocks += (uint64_t)blocks;
     }
     return 0;
+}
+
+/* Image's live state is all read (ana_index_image_fn): its sites are
+ * retired (the range's with the summaries'); when it keeps none (the
+ * filter leaves it out, or nothing of it was live), its stacks are let go
+ * as a replay lets those of an image left out go at its exit. */
+static int base_done(void *arg, uint32_t image, bool selected)
+{
+    struct base *b = arg;
+    const struct ana_model_retire *rt = &b->m->opt.retire;
+    const struct fmt_image_info *ii = fmt_reader_image(b->r, image);
+
+    if (!rt->fn)
+        return 0;
+    if (selected && ana_model_first_site(b->m, image) != UINT32_MAX)
+        return ana_model_retire_image(b->m, image);
+    return rt->left_out && ii && ii->ended ? rt->left_out(rt->arg, image, ii->end_ns) : 0;
 }
 
 /* The images that had an event before chunk k (a thread's first event). */
@@ -94,8 +117,13 @@ int ana_pmodel_index_build(struct ana_model **out, struct fmt_reader *r, const c
 {
     uint32_t k = fmt_reader_find_chunk(r, po->until_ns);
     struct ana_model_options ro = index_range_options(opt);
-    struct range rg = {
-        .path = path, .opt = &ro, .first_chunk = k, .end_ns = UINT64_MAX, .until_ns = po->until_ns};
+    /* One chunk's stacks among a build's millions: its sites paged. */
+    struct range rg = {.path = path,
+                       .opt = &ro,
+                       .first_chunk = k,
+                       .end_ns = UINT64_MAX,
+                       .until_ns = po->until_ns,
+                       .paged_sites = true};
     struct base b = {.r = r, .filter = opt ? opt->filter : NULL};
     int rc = 0;
 
@@ -114,8 +142,12 @@ int ana_pmodel_index_build(struct ana_model **out, struct fmt_reader *r, const c
     if (!rc) {
         b.m = *out;
         if (!(rc = base_seen(&b, k)))
-            rc = ana_index_live_at(r, k, b.filter, base_stack, &b);
-        ana_model_prog_finish(*out);
+            rc = ana_index_live_at(r, k, b.filter, base_stack, base_done, &b);
+        /* Finish as a replay does: the per-program view summed, the images
+         * not retired yet retired. The merged model has no peak
+         * generations, so its sites' shares stay as the merge made them. */
+        if (!rc)
+            rc = ana_model_finish(*out);
         if (rc == -ENOTSUP && err && err_size)
             snprintf(err, err_size, "%s", ana_index_stackless);
         if (rc) {

@@ -20,6 +20,7 @@ struct range {
     uint64_t end_ns;    /* the next range's first time (progress) */
     uint32_t end_chunk; /* the next range's first chunk (0: none) */
     bool verify;        /* ana_pmodel_options.verify */
+    bool paged_sites;   /* its model's sites indexed in pages (one chunk of the index) */
     uint64_t until_ns;
     uint64_t prog_end_ns; /* the range's last time, for progress */
     ana_progress_fn *progress;

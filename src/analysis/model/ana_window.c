@@ -473,7 +473,7 @@ static void *run_wrange(void *arg)
         g->w->retire_arg_ = g->retire_arg;
         g->w->first_chunk = g->first_chunk;
         if (g->base &&
-            (rc = ana_index_live_at(r, so.from_chunk, g->f, base_live, g->w)) == -ENOTSUP)
+            (rc = ana_index_live_at(r, so.from_chunk, g->f, base_live, NULL, g->w)) == -ENOTSUP)
             g->why = ana_index_stackless;
         if (!rc)
             rc = ana_heap_replay_run(&p, r, &so);
