@@ -67,6 +67,47 @@ int cli_fold_let_go(struct cli_ana *a, uint32_t image, uint64_t end_ns)
     return ana_ended_push(&a->let_go, image, end_ns);
 }
 
+struct end_of {
+    uint64_t end_ns;
+    uint32_t image;
+};
+
+static int by_end(const void *x, const void *y)
+{
+    const struct end_of *a = x, *b = y;
+
+    if (a->end_ns != b->end_ns)
+        return a->end_ns < b->end_ns ? -1 : 1;
+    return (a->image > b->image) - (a->image < b->image);
+}
+
+int cli_fold_let_go_before(struct cli_ana *a, uint64_t t_ns)
+{
+    uint32_t n = fmt_reader_nr_images(a->r), k = 0;
+    struct end_of *v = malloc(((size_t)n + 1) * sizeof(*v));
+    int rc = 0;
+
+    if (!v)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct fmt_image_info *ii = fmt_reader_image(a->r, i);
+        if (ii && ii->ended && ii->end_ns + ANA_ENDED_LAG_NS < t_ns)
+            v[k++] = (struct end_of){ii->end_ns, i};
+    }
+    /* In the order they ended, each forgotten decodes the stacks defined
+     * up to its last, which the reader's table of stack images tells
+     * (made by a first fmt_reader_stack_image; without it, every stack):
+     * only those of the processes running then are held. */
+    uint32_t image;
+    if (k && (rc = fmt_reader_stack_image(a->r, 1, &image)) == -EINVAL)
+        rc = 0; /* no stack at all */
+    qsort(v, k, sizeof(*v), by_end);
+    for (uint32_t i = 0; i < k && !rc; i++)
+        rc = fmt_reader_forget_image(a->r, v[i].image);
+    free(v);
+    return rc;
+}
+
 /* An image's sites into the fold; then its process's stacks are let go
  * (cli_fold_let_go). */
 static int retire(void *arg, const struct ana_model *m, uint32_t image)

@@ -61,6 +61,13 @@ bool cli_fold_wanted(void);
  * a trace opened with a->stacks_later). Returns 0 or -errno. */
 int cli_fold_let_go(struct cli_ana *a, uint32_t image, uint64_t end_ns);
 
+/* A command that reads the trace from t_ns on (an index's answer): the
+ * stacks of the images that ended over ANA_ENDED_LAG_NS before it are let
+ * go now, in the order they ended, so that decoding the stacks of those
+ * still running does not keep every earlier process's (a trace opened
+ * with a->stacks_later). Returns 0 or -errno. */
+int cli_fold_let_go_before(struct cli_ana *a, uint64_t t_ns);
+
 /* cli_fold_let_go as a callback of the analysis (arg: the cli_ana), for
  * ana_model_retire.left_out, ana_html_options.let_go and
  * ana_export_options.image_done. */

@@ -381,6 +381,11 @@ static void compute(struct window *wn)
     bool tree = fmt_reader_nr_images(a->r) >= cli_fold_min_images();
     struct ana_window_ranges rg = {a->path, cli_ana_jobs(), cli_ana_range_events(),
                                    tree ? retire_of(wn) : NULL, wn};
+    /* Read from the chunk of t0: what ended before it has no row. */
+    const struct fmt_chunk_info *first =
+        fmt_reader_chunk(a->r, fmt_reader_find_chunk(a->r, wn->t0));
+    if (a->index && rg.retire && first && (rc = cli_fold_let_go_before(a, first->first_ts_ns)))
+        cli_ana_fail(a, rc);
     rc = a->index
              ? ana_window_compute_index(&wn->w, a->r, &rg, &a->filter, wn->t0, wn->t1, wby[wn->by],
                                         cli_ana_progress, a, &why, err, sizeof(err))
