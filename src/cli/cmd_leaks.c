@@ -127,22 +127,25 @@ static void parse(struct leaks *lk, int argc, char **argv)
     cli_ana_open(&lk->a, argc, argv, optind);
 }
 
-static int keep_block_frames(void *arg, const struct ana_block *b)
+static int any_block(void *arg, const struct ana_block *b)
 {
-    return cli_fold_keep_frames(arg, b->stack);
+    (void)arg;
+    (void)b;
+    return 1;
 }
 
 /* --all on a tree: a process ended, its blocks among the first kept (the
- * model's blocks_first); their frames kept, its stacks let go. */
+ * model's blocks_first). Its stacks are let go if it has none; else kept
+ * to be read at the end, when the pass's buffers are gone: symbolizing
+ * them now would add the symbolizer's memory to the pass's (25 MiB on a
+ * build), and only the first processes to end have such blocks (later
+ * ones' come after them). */
 static int all_retire(void *arg, const struct ana_model *m, uint32_t image)
 {
     const struct ana_scope *s = ana_model_image(m, image);
-    int rc;
 
-    if (!s->ended)
-        return 0; /* at the end: its stacks stay */
-    if ((rc = ana_model_each_block_of(m, image, keep_block_frames, arg)))
-        return rc;
+    if (!s->ended || ana_model_each_block_of(m, image, any_block, NULL))
+        return 0;
     return cli_fold_let_go(arg, image, s->end_ns);
 }
 
