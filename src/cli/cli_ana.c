@@ -383,6 +383,17 @@ uint64_t cli_ana_range_events(void)
     return range && *range ? strtoull(range, NULL, 10) : 0;
 }
 
+/* After a's model was made from a->r: what reading held goes before the
+ * command writes (on a build's trace its large chunks' buffers outweigh
+ * the rows written), and the fold the model retired into is finished. */
+static void after_pass(struct cli_ana *a, const struct ana_model_options *mo, struct ana_model *m)
+{
+    fmt_reader_drop_chunk_buffers(a->r);
+    malloc_trim(0);
+    if (a->fold && mo->retire.fn)
+        ana_fold_finish(a->fold, m);
+}
+
 /* The model from the index, read with a->r (whose stacks a fold reads
  * and lets go), or NULL, said why, when the trace must be replayed. */
 static struct ana_model *index_model(struct cli_ana *a, const struct ana_model_options *mo,
@@ -401,12 +412,7 @@ static struct ana_model *index_model(struct cli_ana *a, const struct ana_model_o
     }
     if (rc)
         cli_ana_fail(a, rc);
-    /* What reading the summaries and stacks held goes before the command
-     * writes, as after a replay. */
-    fmt_reader_drop_chunk_buffers(a->r);
-    malloc_trim(0);
-    if (a->fold && mo->retire.fn)
-        ana_fold_finish(a->fold, m);
+    after_pass(a, mo, m);
     return m;
 }
 
@@ -445,12 +451,7 @@ static struct ana_model *model(struct cli_ana *a, const struct ana_model_options
     cli_ana_progress_done(a);
     if (rc)
         cli_ana_fail(a, rc);
-    /* What decoding held goes before the command writes: on a build's
-     * trace its large chunks' buffers outweigh the rows written. */
-    fmt_reader_drop_chunk_buffers(a->r);
-    malloc_trim(0);
-    if (a->fold && mo->retire.fn)
-        ana_fold_finish(a->fold, m);
+    after_pass(a, mo, m);
     return m;
 }
 
