@@ -122,8 +122,9 @@ int fmt_reader_load_stacks(struct fmt_reader *r);
 
 /* Opened with FMT_OPEN_STACKS_LATER: the caller needs the stacks of image
  * no more (a replay folded the process when it ended). The definitions up
- * to the image's last node (once fmt_reader_stack_image made its table),
- * else up to the chunk being read, are decoded (the image's among them),
+ * to the image's last node (once fmt_reader_stack_image made its table, or
+ * when no chunk is being read, which makes it), else up to the chunk being
+ * read, are decoded (the image's among them),
  * then its nodes freed; asking for them (fmt_reader_stack,
  * fmt_reader_stack_node) fails with -ESTALE, and a later node under one of
  * them is corrupt. Without the flag it does nothing. Returns 0 or -errno

@@ -95,12 +95,8 @@ int cli_fold_let_go_before(struct cli_ana *a, uint64_t t_ns)
             v[k++] = (struct end_of){ii->end_ns, i};
     }
     /* In the order they ended, each forgotten decodes the stacks defined
-     * up to its last, which the reader's table of stack images tells
-     * (made by a first fmt_reader_stack_image; without it, every stack):
+     * up to its last (the reader's table of stack images tells where):
      * only those of the processes running then are held. */
-    uint32_t image;
-    if (k && (rc = fmt_reader_stack_image(a->r, 1, &image)) == -EINVAL)
-        rc = 0; /* no stack at all */
     qsort(v, k, sizeof(*v), by_end);
     for (uint32_t i = 0; i < k && !rc; i++)
         rc = fmt_reader_forget_image(a->r, v[i].image);

@@ -366,15 +366,18 @@ int fmt_reader_forget_image(struct fmt_reader *r, uint32_t image)
      * STACK_CODES node cannot be decoded without its parent's address.
      * The image table says where its last one is; without it, every node
      * defined up to the chunk being read (a stack is defined with the
-     * chunk of its first event). */
+     * chunk of its first event). With no chunk being read that is every
+     * node of the trace: the table is made then (a command that lets the
+     * processes ended before a moment go before it reads from there). */
     struct fmt_rimage *im = &r->images[image];
+    bool reading = r->loaded && r->cur_chunk < r->nr_chunks;
     int rc;
+    if (!r->imgruns_made && !reading && (rc = table_make(r)))
+        return rc;
     if (r->imgruns_made > 0) {
         rc = decode_upto(r, im->last_node);
     } else {
-        uint64_t upto = r->loaded && r->cur_chunk < r->nr_chunks
-                            ? r->chunks[r->cur_chunk].defs_offset
-                            : UINT64_MAX;
+        uint64_t upto = reading ? r->chunks[r->cur_chunk].defs_offset : UINT64_MAX;
         for (rc = 0; !rc && r->next_srec < r->nr_srecs && r->srecs[r->next_srec].defs_off <= upto;)
             rc = decode_next(r);
     }
