@@ -7,7 +7,8 @@
  *   TIME_UNIT_NS  1 (default): nanoseconds, a 1.1 file; more: format 1.3
  *   FORMAT        13 (default with a time unit), 14: packed times, 15: also recent
  *                 addresses and ranked references (ZSTD_LEVEL 0: level 5 where it pays),
- *                 16: also predicted realloc addresses and class tops
+ *                 16: also predicted realloc addresses and class tops, 110: also
+ *                 each chunk's totals (format 1.10)
  * Prints the events written and OUT's size. Exit 1 on any error. */
 #include <errno.h>
 #include <fcntl.h>
@@ -68,6 +69,7 @@ int main(int argc, char **argv)
     opt.time_pack = argc > 6 && atoi(argv[6]) >= 14;
     opt.free_ranks = argc > 6 && atoi(argv[6]) >= 15;
     opt.realloc_pred = argc > 6 && atoi(argv[6]) >= 16;
+    opt.totals = argc > 6 && atoi(argv[6]) >= 110;
     if (fmt_reader_open(&r, argv[1], err, sizeof(err))) {
         fprintf(stderr, "trace_recode: %s\n", err);
         return 1;

@@ -295,4 +295,22 @@ static inline int fmt_kind_is_heap_alloc(unsigned kind)
     return (kind >= FMT_EV_MALLOC && kind <= FMT_EV_PVALLOC && kind != FMT_EV_FREE);
 }
 
+/* The size of CPython's pymalloc arenas: 1 MiB since 3.10 on 64-bit
+ * (obmalloc.c, USE_LARGE_ARENAS), 256 KiB before. */
+#define FMT_PYMALLOC_ARENA (1u << 20)
+#define FMT_PYMALLOC_ARENA_OLD (256u << 10)
+
+/* An mmap as CPython's pymalloc takes its arenas: the program's own call
+ * of an arena's size, read-write, private and anonymous (report's pymalloc
+ * note counts them; the writer's chunk totals too). Linux's values of
+ * PROT_READ | PROT_WRITE (3) and MAP_SHARED, MAP_PRIVATE, MAP_ANONYMOUS
+ * (1, 2, 0x20): the writer is also built for Windows, without them. */
+static inline int fmt_event_is_arena_map(unsigned kind, unsigned origin, uint64_t size,
+                                         uint64_t prot, uint64_t flags)
+{
+    return kind == FMT_EV_MMAP && origin == FMT_ORIGIN_CALL &&
+           (size == FMT_PYMALLOC_ARENA || size == FMT_PYMALLOC_ARENA_OLD) && prot == 3 &&
+           (flags & 0x23) == 0x22;
+}
+
 #endif

@@ -16,6 +16,7 @@
 #ifndef MEMSCRIBE_TRACE_H
 #define MEMSCRIBE_TRACE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -313,6 +314,46 @@ int fmt_reader_seek_time(struct fmt_reader *r, uint64_t ts_ns);
 typedef void fmt_stack_live_fn(void *arg, uint32_t stack, int64_t bytes, int64_t blocks);
 int fmt_reader_chunk_delta(struct fmt_reader *r, uint32_t k, fmt_stack_live_fn *fn, void *arg);
 int fmt_reader_live_at_chunk(struct fmt_reader *r, uint32_t k, fmt_stack_live_fn *fn, void *arg);
+
+/* Format 1.10's chunk totals (docs/format.md, "TOTALS"; feature bit
+ * TOTALS): what a range of a parallel replay counts of chunk k, so that a
+ * report merges them instead of replaying the events (report --index). One
+ * process image's part; times absolute. */
+#define FMT_TOTALS_KEYS 256 /* call keys: kind, + 64 a pool's, + 128 a heap destroy's free */
+struct fmt_image_totals {
+    uint32_t image, pid;
+    bool has_peak, has_rss, ended;
+    uint64_t first_ns, last_ns;     /* its first and last event in the chunk */
+    int64_t heap, blocks;           /* its heap's change over the chunk */
+    int64_t peak, peak_blocks;      /* the highest change after a block started or ended */
+    uint64_t peak_ns;               /* when first reached */
+    uint64_t start_maps;            /* a snapshot's mappings (not calls) */
+    uint64_t carried, carried_bytes; /* a segment's carried blocks (not calls) */
+    uint64_t arena_maps;            /* mmaps as pymalloc takes its arenas (fmt_event_is_arena_map) */
+    uint64_t unmatched;             /* frees and reallocs of an address not live */
+    uint64_t dropped;               /* events the collector lost */
+    uint64_t rss_max, rss_max_ns;   /* the highest RSS sample, first reached */
+    uint64_t rss_last, rss_last_ns; /* the latest */
+    uint64_t end_ns;                /* its exit (ended) */
+    uint64_t calls[FMT_TOTALS_KEYS], failed[FMT_TOTALS_KEYS];
+};
+/* One stack's: heap blocks started (not a snapshot's copies) and their
+ * bytes, temporary allocations (heaptrack's rule per thread) ended in the
+ * chunk and their bytes. */
+struct fmt_stack_totals {
+    uint32_t stack;
+    uint64_t allocs, alloc_bytes, temps, temp_bytes;
+};
+typedef int fmt_image_totals_fn(void *arg, const struct fmt_image_totals *t);
+typedef int fmt_stack_totals_fn(void *arg, const struct fmt_stack_totals *t);
+/* Does every chunk have its totals (feature bit TOTALS)? */
+bool fmt_reader_has_totals(const struct fmt_reader *r);
+/* Chunk k's totals: img per image in increasing order, then stk per
+ * stack in increasing order (either may be NULL); a non-zero return of
+ * either ends the walk and is returned. 0, -EINVAL (no such chunk, no
+ * totals) or -EPROTO (corrupt: the reader's error says why). */
+int fmt_reader_chunk_totals(struct fmt_reader *r, uint32_t k, fmt_image_totals_fn *img,
+                            fmt_stack_totals_fn *stk, void *arg);
 
 /* "malloc", "munmap", ...; "unknown" for other values. */
 const char *fmt_kind_name(unsigned kind);

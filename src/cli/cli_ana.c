@@ -394,12 +394,16 @@ static void after_pass(struct cli_ana *a, const struct ana_model_options *mo, st
         ana_fold_finish(a->fold, m);
 }
 
-/* The model from the index, read with a->r (whose stacks a fold reads
- * and lets go), or NULL, said why, when the trace must be replayed. */
+/* The model from the index (from_totals: the whole trace's, from the
+ * chunks' totals), read with a->r (whose stacks a fold reads and lets
+ * go), or NULL, said why, when the trace must be replayed. */
 static struct ana_model *index_model(struct cli_ana *a, const struct ana_model_options *mo,
-                                     uint64_t until_ns)
+                                     uint64_t until_ns, bool from_totals)
 {
-    struct ana_pmodel_options po = {.until_ns = until_ns, .from_index = true, .reader = a->r};
+    struct ana_pmodel_options po = {.until_ns = until_ns,
+                                    .from_index = !from_totals,
+                                    .from_totals = from_totals,
+                                    .reader = a->r};
     struct ana_model *m;
     char err[600] = "";
     int rc = ana_pmodel_build(&m, a->path, mo, &po, err, sizeof(err));
@@ -424,7 +428,9 @@ static struct ana_model *model(struct cli_ana *a, const struct ana_model_options
     unsigned cpus = cli_ana_jobs();
     int rc;
 
-    if (index && (m = index_model(a, mo, until_ns)))
+    if (index && a->totals && until_ns == UINT64_MAX && (m = index_model(a, mo, until_ns, true)))
+        return m;
+    if (index && !a->totals && (m = index_model(a, mo, until_ns, false)))
         return m;
     if (cpus > 1 && ana_pmodel_supported(mo)) {
         struct ana_pmodel_options po = {
@@ -458,7 +464,7 @@ static struct ana_model *model(struct cli_ana *a, const struct ana_model_options
 struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_options *mo,
                                 uint64_t until_ns)
 {
-    return model(a, mo, until_ns, a->index);
+    return model(a, mo, until_ns, a->index || a->totals);
 }
 
 uint64_t cli_ana_peak(struct cli_ana *a)

@@ -106,6 +106,10 @@ struct cli_ana {
     /* --verify (report): cli_ana_model's pass also holds every chunk's
      * summary against its events, as dump --verify does. */
     bool verify;
+    /* --index (report): cli_ana_model makes the whole trace's model from
+     * the chunks' totals where the trace and options allow
+     * (ana_pmodel.h, from_totals), else replays it with a note why. */
+    bool totals;
     /* The rows of the per-program view and of the tree, folded at each
      * image's end (cli_fold.h); NULL: read from the whole model. */
     struct ana_fold *fold;

@@ -32,7 +32,7 @@
 
 /* Frames shown per call site in text; JSON and CSV get them all. */
 
-enum { OPT_TEMP_THRESHOLD = CLI_ANA_OPT_FIRST_OWN, OPT_VERIFY };
+enum { OPT_TEMP_THRESHOLD = CLI_ANA_OPT_FIRST_OWN, OPT_VERIFY, OPT_INDEX };
 
 static void usage(FILE *out)
 {
@@ -51,7 +51,12 @@ static void usage(FILE *out)
             "                  (default, strict: nothing else in between)\n"
             "  --verify        also hold each chunk's summary (the index leaks and window\n"
             "                  --index answer from) against its events, as dump --verify:\n"
-            "                  exit 1 if one does not match\n" CLI_ANA_USAGE CLI_ANA_FRAMES_USAGE
+            "                  exit 1 if one does not match\n"
+            "  --index         answer from each chunk's totals (format 1.10) and the one\n"
+            "                  chunk where the heap peaked, not every event: the same\n"
+            "                  report, in a fraction of the time; where the trace cannot\n"
+            "                  (several processes, an older format, a selection), a note\n"
+            "                  on stderr says why and the trace is replayed\n" CLI_ANA_USAGE CLI_ANA_FRAMES_USAGE
                 CLI_ANA_SUPP_USAGE
             "\nCSV output is the call-site table (every site, with its process); the\n"
             "summary numbers are in the text and JSON forms. docs/report.md explains\n"
@@ -804,6 +809,7 @@ int cmd_report(int argc, char **argv)
     static const struct option own[] = {
         {"temporary-threshold", required_argument, NULL, OPT_TEMP_THRESHOLD},
         {"verify", no_argument, NULL, OPT_VERIFY},
+        {"index", no_argument, NULL, OPT_INDEX},
         {NULL, 0, NULL, 0},
     };
     struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS | CLI_TAKES_FRAMES | CLI_TAKES_SUPP |
@@ -821,7 +827,12 @@ int cmd_report(int argc, char **argv)
         }
         if (c == OPT_VERIFY)
             rp.a.verify = true;
+        if (c == OPT_INDEX)
+            rp.a.totals = true;
     }
+    if (rp.a.verify && rp.a.totals)
+        cli_usage_error("report: --verify replays every event to check the index; "
+                            "--index does not read them");
     /* It may fold the tree's processes (cli_fold.h). */
     rp.a.stacks_later = true;
     cli_ana_open(&rp.a, argc, argv, optind);

@@ -35,6 +35,8 @@
  * recorder scanned each image at its exit for memcheck's reachability
  * classes; REACH records say what it found (1.6). */
 #define FMT_FEAT_REACH (1ull << 32)
+/* 1.10: every chunk's DEFS block has a TOTALS record (optional) */
+#define FMT_FEAT_TOTALS (1ull << 33)
 #define FMT_FEAT_KNOWN                                                                             \
     (FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS | FMT_FEAT_PE_PROCESS |    \
      FMT_FEAT_TIME_UNIT | FMT_FEAT_SAMPLED | FMT_FEAT_TIME_PACK | FMT_FEAT_POOLS |                 \
@@ -127,6 +129,7 @@ enum fmt_def_type {
     FMT_DEF_POOL = 11,        /* a pool of the program was created (1.4, POOLS) */
     FMT_DEF_REACH = 12,       /* an image's blocks classed at its exit (1.6, REACH) */
     FMT_DEF_AGGREGATE = 13,   /* the trace is aggregated from a time on (1.8, AGGREGATE) */
+    FMT_DEF_TOTALS = 14,      /* totals of the chunk just before (1.10, TOTALS) */
 };
 
 /* Records of the META block. */

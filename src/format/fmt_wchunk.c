@@ -47,6 +47,8 @@ static int put_summary(struct fmt_writer *w)
     rc = fmt_buf_add_varint(&w->defs, FMT_DEF_SUMMARY);
     rc = rc ?: fmt_buf_add_string(&w->defs, b.data, b.len);
     fmt_buf_free(&b);
+    /* 1.10: the chunk's totals, its stacks' counts from the same deltas */
+    rc = rc ?: fmt_wtot_put(&w->tot, &w->defs, w->nr_chunks, w->chunk_min_ts, &w->deltas);
     fmt_wdelta_clear(&w->deltas);
     return rc;
 }

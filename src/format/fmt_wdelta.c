@@ -27,30 +27,28 @@ static int dmap_grow(struct fmt_wdeltas *d, uint64_t gen)
     return 0;
 }
 
-__attribute__((noinline)) int fmt_wdelta_add_slow(struct fmt_wdeltas *d, uint64_t gen,
-                                                  uint32_t stack, int64_t bytes, int64_t blocks)
+__attribute__((noinline)) struct fmt_wdelta *fmt_wdelta_at_slow(struct fmt_wdeltas *d, uint64_t gen,
+                                                                uint32_t stack)
 {
     if ((!d->map || (d->nr + 1) * 2 > d->mask + 1) && dmap_grow(d, gen))
-        return -ENOMEM;
+        return NULL;
     uint32_t h = fmt_wdelta_home(stack, d->mask);
     for (; d->map[h].gen == gen; h = (h + 1) & d->mask) {
         if (d->map[h].stack == stack) {
-            d->touched[d->map[h].idx].bytes += bytes;
-            d->touched[d->map[h].idx].blocks += blocks;
             d->last_gen = gen;
             d->last_stack = stack;
             d->last_idx = d->map[h].idx;
-            return 0;
+            return &d->touched[d->last_idx];
         }
     }
     if (UTIL_ARRAY_RESERVE(d->touched, d->cap, (size_t)d->nr + 1, 256))
-        return -ENOMEM;
+        return NULL;
     d->map[h] = (struct fmt_wdslot){gen, stack, d->nr};
     d->last_gen = gen;
     d->last_stack = stack;
     d->last_idx = d->nr;
-    d->touched[d->nr++] = (struct fmt_wdelta){stack, bytes, blocks};
-    return 0;
+    d->touched[d->nr] = (struct fmt_wdelta){.stack = stack};
+    return &d->touched[d->nr++];
 }
 
 static int cmp_stack(const void *a, const void *b)

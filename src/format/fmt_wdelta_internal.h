@@ -6,6 +6,7 @@
 #ifndef FMT_WDELTA_INTERNAL_H
 #define FMT_WDELTA_INTERNAL_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,6 +14,10 @@ struct fmt_wdelta {
     uint32_t stack;
     int64_t bytes;
     int64_t blocks;
+    /* Format 1.10's TOTALS (fmt_wtotals_internal.h): the blocks the stack
+     * started in the chunk (not a snapshot's copies) and their bytes, and
+     * its temporary allocations ended in the chunk and their bytes. */
+    uint64_t allocs, alloc_bytes, temps, temp_bytes;
 };
 
 struct fmt_wdslot {
@@ -40,16 +45,14 @@ static inline uint32_t fmt_wdelta_home(uint32_t stack, uint32_t mask)
     return (uint32_t)((stack * 0x9e3779b97f4a7c15ull) >> 32) & mask;
 }
 
-/* fmt_wdelta_add() when the stack is not the last one. Returns 0 or
- * -ENOMEM. */
-int fmt_wdelta_add_slow(struct fmt_wdeltas *d, uint64_t gen, uint32_t stack, int64_t bytes,
-                        int64_t blocks);
+/* fmt_wdelta_at() when the stack is not the last one: NULL if out of
+ * memory. */
+struct fmt_wdelta *fmt_wdelta_at_slow(struct fmt_wdeltas *d, uint64_t gen, uint32_t stack);
 
-/* Add to stack's live heap change in the chunk of generation gen (chunk
- * number + 1); the stack of the last call, the common case, without a
- * lookup. Returns 0 or -ENOMEM. */
-static inline int fmt_wdelta_add(struct fmt_wdeltas *d, uint64_t gen, uint32_t stack, int64_t bytes,
-                                 int64_t blocks)
+/* Stack's entry in the chunk of generation gen (chunk number + 1), made
+ * (all zero) if new; the stack of the last call, the common case, without
+ * a lookup. NULL if out of memory. */
+static inline struct fmt_wdelta *fmt_wdelta_at(struct fmt_wdeltas *d, uint64_t gen, uint32_t stack)
 {
     uint32_t idx = d->last_idx;
 
@@ -59,14 +62,26 @@ static inline int fmt_wdelta_add(struct fmt_wdeltas *d, uint64_t gen, uint32_t s
         const struct fmt_wdslot *m = d->map ? &d->map[fmt_wdelta_home(stack, d->mask)] : NULL;
 
         if (!m || m->gen != gen || m->stack != stack)
-            return fmt_wdelta_add_slow(d, gen, stack, bytes, blocks);
+            return fmt_wdelta_at_slow(d, gen, stack);
         idx = m->idx;
         d->last_gen = gen;
         d->last_stack = stack;
         d->last_idx = idx;
     }
-    d->touched[idx].bytes += bytes;
-    d->touched[idx].blocks += blocks;
+    return &d->touched[idx];
+}
+
+/* Add to stack's live heap change in the chunk of generation gen. Returns
+ * 0 or -ENOMEM. */
+static inline int fmt_wdelta_add(struct fmt_wdeltas *d, uint64_t gen, uint32_t stack, int64_t bytes,
+                                 int64_t blocks)
+{
+    struct fmt_wdelta *e = fmt_wdelta_at(d, gen, stack);
+
+    if (!e)
+        return -ENOMEM;
+    e->bytes += bytes;
+    e->blocks += blocks;
     return 0;
 }
 

@@ -22,6 +22,7 @@ struct heap_ev {
     uint64_t size;
     uint32_t stack;
     uint32_t image;
+    bool made; /* a call's block, not a snapshot's copy (a segment's carried blocks) */
 };
 
 /* A block was started: give it the next serial and remember it (the
@@ -37,7 +38,14 @@ start_block(struct fmt_writer *w, struct fmt_wlive *live, const struct heap_ev *
     if (w->v15 && fmt_rank_start(&w->pred->rank, b.ord))
         return -ENOMEM;
     int rc = fmt_wlive_insert(live, &b);
-    return rc ?: fmt_wdelta_add(&w->deltas, w->nr_chunks + 1, ev->stack, (int64_t)ev->size, 1);
+    struct fmt_wdelta *d = fmt_wdelta_at(&w->deltas, w->nr_chunks + 1, ev->stack);
+    if (rc || !d)
+        return rc ?: -ENOMEM;
+    d->bytes += (int64_t)ev->size;
+    d->blocks++;
+    d->allocs += ev->made;
+    d->alloc_bytes += ev->made ? ev->size : 0;
+    return fmt_wtot_start(&w->tot, ev->size, b.serial, ev->made);
 }
 
 static inline __attribute__((always_inline)) int
@@ -124,7 +132,15 @@ static inline __attribute__((always_inline)) int ref_block(struct fmt_writer *w,
     put_ref(w, ts_ns, b, ctx);
     if (w->v15 && b->ctx == ctx && b->serial >= w->chunk_first_serial)
         fmt_rank_end(&w->pred->rank, b->ord);
-    return fmt_wdelta_add(&w->deltas, w->nr_chunks + 1, b->stack, -(int64_t)b->size, -1);
+    struct fmt_wdelta *d = fmt_wdelta_at(&w->deltas, w->nr_chunks + 1, b->stack);
+    int temp = fmt_wtot_end(&w->tot, b->size, b->serial);
+    if (!d || temp < 0)
+        return -ENOMEM;
+    d->bytes -= (int64_t)b->size;
+    d->blocks--;
+    d->temps += (uint64_t)temp;
+    d->temp_bytes += temp ? b->size : 0;
+    return 0;
 }
 
 static inline __attribute__((always_inline)) void end_model(struct fmt_writer *w,
@@ -149,6 +165,7 @@ static inline __attribute__((always_inline)) int end_heap(struct fmt_writer *w, 
         end_model(w, &b);
         return rc;
     }
+    fmt_wtot_unmatched(&w->tot, addr);
     fmt_buf_put_varint(&w->col[FMT_COL_REF], 0);
     fmt_buf_put_varint(&w->col[FMT_COL_ADDR], addr);
     return 0;
@@ -495,6 +512,7 @@ static __attribute__((noinline)) int encode_realloc17(struct fmt_writer *w, stru
     if (ended) {
         rc = ref_block(w, h->ts_ns, &b, ctx);
     } else {
+        fmt_wtot_unmatched(&w->tot, old_addr);
         fmt_buf_put_varint(&w->col[FMT_COL_REF], 0);
         fmt_buf_put_varint(&w->col[FMT_COL_ADDR], old_addr);
     }
@@ -562,6 +580,7 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
     uint8_t *op = encode_head(w, ctx, kind, ev->ts_ns);
     if (!op)
         return -ENOMEM;
+    fmt_wtot_other(&w->tot, ev);
     if (put_extra(w, ev))
         *op |= FMT_OP_EXTRA;
     encode_stack(w, kind, ev->stack);
@@ -570,7 +589,8 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
     case FMT_EV_MALLOC:
     case FMT_EV_CALLOC:
     case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC: {
-        struct heap_ev h = {ev->ts_ns, ev->addr, ev->size, ev->stack, key};
+        struct heap_ev h = {ev->ts_ns, ev->addr,           ev->size,
+                            ev->stack, key,      ev->origin != FMT_ORIGIN_SNAPSHOT};
 
         return encode_alloc(w, live, &h, ctx, failed);
     }
@@ -578,7 +598,8 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
         return end_heap(w, ev->ts_ns, live, key, ctx, ev->addr, 1);
     case FMT_EV_REALLOC:
     case FMT_EV_REALLOCARRAY: {
-        struct heap_ev h = {ev->ts_ns, ev->addr, ev->size, ev->stack, key};
+        struct heap_ev h = {ev->ts_ns, ev->addr,           ev->size,
+                            ev->stack, key,      ev->origin != FMT_ORIGIN_SNAPSHOT};
 
         return encode_realloc(w, live, &h, ctx, ev->old_addr, failed);
     }
@@ -672,7 +693,11 @@ int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev)
     }
     if ((rc = event_begin(w, ctx, ev->ts_ns)))
         return rc;
-    return event_end(w, encode(w, ev, ctx));
+    /* after event_begin, which may end the chunk */
+    rc = fmt_wtot_event(&w->tot, w->nr_chunks + 1, ev->image, ev->pid, ev->thread, ev->ts_ns);
+    rc = rc ?: encode(w, ev, ctx);
+    fmt_wtot_after(&w->tot, ev->ts_ns);
+    return event_end(w, rc);
 }
 
 /* The start of a heap event on the recorder's fast paths: the checks
@@ -698,14 +723,17 @@ static inline __attribute__((always_inline)) int heap_begin(struct fmt_writer *w
             return rc;
         }
     }
-    return event_begin(w, *ctx, ts_ns);
+    /* the chunk totals' entry after event_begin, which may end the chunk */
+    return event_begin(w, *ctx, ts_ns)
+               ?: fmt_wtot_event(&w->tot, w->nr_chunks + 1, who->image, who->pid, who->thread,
+                                 ts_ns);
 }
 
 int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned kind,
                     uint64_t ts_ns, uint64_t addr, uint64_t size, uint32_t stack)
 {
     ts_ns = fmt_wtime_round(w, ts_ns);
-    struct heap_ev h = {ts_ns, addr, size, stack, who->image};
+    struct heap_ev h = {ts_ns, addr, size, stack, who->image, true};
     uint32_t ctx;
     int rc = heap_begin(w, who, ts_ns, stack, kind != FMT_EV_MALLOC && kind != FMT_EV_FREE, &ctx);
 
@@ -713,10 +741,12 @@ int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsi
         return rc;
     if (!encode_head(w, ctx, kind, ts_ns))
         return event_end(w, -ENOMEM);
+    fmt_wtot_call(&w->tot, kind, 0);
     encode_stack(w, kind, stack);
-    if (kind == FMT_EV_FREE)
-        return event_end(w, end_heap(w, ts_ns, &w->live, who->image, ctx, addr, 1));
-    return event_end(w, encode_alloc(w, &w->live, &h, ctx, 0));
+    rc = kind == FMT_EV_FREE ? end_heap(w, ts_ns, &w->live, who->image, ctx, addr, 1)
+                             : encode_alloc(w, &w->live, &h, ctx, 0);
+    fmt_wtot_after(&w->tot, ts_ns);
+    return event_end(w, rc);
 }
 
 int fmt_writer_realloc(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned flags,
@@ -724,7 +754,7 @@ int fmt_writer_realloc(struct fmt_writer *w, const struct fmt_writer_who *who, u
                        uint32_t stack)
 {
     ts_ns = fmt_wtime_round(w, ts_ns);
-    struct heap_ev h = {ts_ns, addr, size, stack, who->image};
+    struct heap_ev h = {ts_ns, addr, size, stack, who->image, true};
     uint32_t ctx;
     int rc = heap_begin(w, who, ts_ns, stack, (flags & ~FMT_EVF_IN_PLACE) != 0, &ctx);
 
@@ -740,6 +770,9 @@ int fmt_writer_realloc(struct fmt_writer *w, const struct fmt_writer_who *who, u
         fmt_buf_put_u8(m, 0); /* the fields' length */
         *op |= FMT_OP_EXTRA;
     }
+    fmt_wtot_call(&w->tot, FMT_EV_REALLOC, flags);
     encode_stack(w, FMT_EV_REALLOC, stack);
-    return event_end(w, encode_realloc(w, &w->live, &h, ctx, old_addr, 0));
+    rc = encode_realloc(w, &w->live, &h, ctx, old_addr, 0);
+    fmt_wtot_after(&w->tot, ts_ns);
+    return event_end(w, rc);
 }

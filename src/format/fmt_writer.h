@@ -35,6 +35,9 @@ struct fmt_writer_options {
                               1.8, feature bit AGGREGATE (docs/aggregate.md). With
                               fmt_trace_info.aggregate_ns set, the trace is aggregated
                               from its start (META AGGREGATE) */
+    int totals;            /* with realloc_pred: a format 1.10 file, each chunk's totals
+                              (a TOTALS record: report --index), feature bit TOTALS
+                              (optional) */
 };
 
 struct fmt_writer_stats {

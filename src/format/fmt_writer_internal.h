@@ -21,6 +21,7 @@
 #include "format/fmt_wpool_internal.h"
 #include "format/fmt_writer.h"
 #include "format/fmt_wstack_internal.h"
+#include "format/fmt_wtotals_internal.h"
 #include "format/fmt_wvm_internal.h"
 
 #define FMT_DEFAULT_ZSTD_LEVEL 1
@@ -123,6 +124,7 @@ struct fmt_writer {
     struct fmt_wstack stacks;
 
     struct fmt_wdeltas deltas;
+    struct fmt_wtotals tot; /* 1.10: the chunk's totals (feature bit TOTALS) */
 
     struct fmt_wmod *mods; /* by id - 1 */
     uint32_t nr_mods;

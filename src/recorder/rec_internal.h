@@ -22,12 +22,13 @@
  * trace's bytes, and at 1 us still half of python3's, docs/format.md "Time
  * unit"), packed (1.4), references by rank and
  * recently ended addresses (1.5), realloc addresses through the address
- * model (1.7), pools announced at any time. The
- * benchmark's recorder replay (bench/rec_replay.c) writes the same. */
+ * model (1.7), pools announced at any time, each chunk's totals (1.10:
+ * report --index). The benchmark's recorder replay (bench/rec_replay.c)
+ * writes the same. */
 #define REC_WRITER_OPTIONS                                                                         \
     {                                                                                              \
         .time_unit_ns = REC_DEFAULT_TIME_UNIT_NS, .time_pack = 1, .free_ranks = 1,                 \
-        .realloc_pred = 1, .pools = 1                                                              \
+        .realloc_pred = 1, .pools = 1, .totals = 1                                                 \
     }
 
 /* A trace's mode (less the umask): it holds the command line, executable

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "analysis/core/ana_map.h"
 #include "analysis/model/ana_heap_replay.h"
@@ -21,10 +20,6 @@
 
 /* In partial mode the range's highest heap delta starts below any. */
 #define PARTIAL_PEAK_START ((uint64_t)INT64_MIN)
-/* The size of CPython's pymalloc arenas: 1 MiB since 3.10 on 64-bit
- * (obmalloc.c, USE_LARGE_ARENAS), 256 KiB before. */
-#define PYMALLOC_ARENA (1u << 20)
-#define PYMALLOC_ARENA_OLD (256u << 10)
 
 const char *ana_call_name(unsigned slot)
 {
@@ -644,11 +639,7 @@ apply(struct ana_model *m, const struct fmt_event *ev, const struct ana_step *st
             m->total.nr_failed += n;
         }
     }
-    if (ev->kind == FMT_EV_MMAP && ev->origin == FMT_ORIGIN_CALL &&
-        (ev->size == PYMALLOC_ARENA || ev->size == PYMALLOC_ARENA_OLD) &&
-        ev->arg[0] == (PROT_READ | PROT_WRITE) &&
-        (ev->arg[1] & (MAP_PRIVATE | MAP_ANONYMOUS | MAP_SHARED)) ==
-            (MAP_PRIVATE | MAP_ANONYMOUS)) {
+    if (fmt_event_is_arena_map(ev->kind, ev->origin, ev->size, ev->arg[0], ev->arg[1])) {
         img->nr_arena_maps++;
         m->total.nr_arena_maps++;
     }

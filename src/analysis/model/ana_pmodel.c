@@ -325,6 +325,17 @@ static int index_build(struct ana_model **out, struct fmt_reader *r, const char 
     return no ? -ENOTSUP : ana_pmodel_index_build(out, r, path, opt, po, err, err_size);
 }
 
+/* po->from_totals, read with r: why it cannot answer, or its model. */
+static int totals_build(struct ana_model **out, struct fmt_reader *r, const char *path,
+                        const struct ana_model_options *opt, char *err, size_t err_size)
+{
+    const char *no = ana_pmodel_totals_refusal(r, opt);
+
+    if (no && err && err_size)
+        snprintf(err, err_size, "%s", no);
+    return no ? -ENOTSUP : ana_pmodel_totals_build(out, r, path, opt, err, err_size);
+}
+
 int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_model_options *opt,
                      const struct ana_pmodel_options *po, char *err, size_t err_size)
 {
@@ -340,13 +351,16 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
 
     if (!po->from_index && !ana_pmodel_supported(opt))
         return -ENOTSUP;
+    if (po->from_totals && po->reader)
+        return totals_build(out, po->reader, path, opt, err, err_size);
     if (po->from_index && po->reader)
         return index_build(out, po->reader, path, opt, po, err, err_size);
     /* No stack is decoded: the index asks their images only. */
     if ((rc = fmt_reader_open_flags(&r, path, FMT_OPEN_STACKS_LATER, err, err_size)))
         return rc;
-    if (po->from_index) {
-        rc = index_build(out, r, path, opt, po, err, err_size);
+    if (po->from_totals || po->from_index) {
+        rc = po->from_totals ? totals_build(out, r, path, opt, err, err_size)
+                             : index_build(out, r, path, opt, po, err, err_size);
         fmt_reader_close(r);
         return rc;
     }

@@ -37,6 +37,13 @@ struct ana_pmodel_options {
      * options retire images: the retire callback reads its stacks and
      * lets them go, and the build decodes none). NULL: one of its own. */
     struct fmt_reader *reader;
+    /* The whole trace from its chunks' totals (format 1.10, TOTALS;
+     * ana_pmodel_totals_refusal says when it cannot): the chunks'
+     * totals merged, and the chunk where the trace peaks replayed for its
+     * stacks' shares of the peak; the totals are taken on trust as the
+     * index's summaries are (report --verify holds them against the
+     * events). until_ns must be UINT64_MAX. Uses reader if set. */
+    bool from_totals;
     /* Each range's reader also holds its chunks' summaries against their
      * events (fmt_reader_verify_summaries): a whole trace's pass checks the
      * index a later from_index build trusts. */
@@ -48,6 +55,12 @@ struct ana_pmodel_options {
  * processes): every block kept (leaks --all, classes), or the trace's
  * reasons (ana_index_refusal). */
 const char *ana_pmodel_index_refusal(struct fmt_reader *r, const struct ana_model_options *opt);
+
+/* Why the chunk totals cannot answer for this trace and these options, or
+ * NULL: no totals (a trace before format 1.10), options that keep every
+ * block or a selection, the index's reasons (ana_index_refusal), several
+ * processes (merged from the events, as the parallel replay does). */
+const char *ana_pmodel_totals_refusal(struct fmt_reader *r, const struct ana_model_options *opt);
 
 /* Build *out (finished: peak contributions resolved) from the events of
  * the trace at path. Returns 0, -ENOTSUP (options not supported; with

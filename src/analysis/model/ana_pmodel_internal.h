@@ -46,4 +46,11 @@ int ana_pmodel_index_build(struct ana_model **out, struct fmt_reader *r, const c
                            const struct ana_model_options *opt, const struct ana_pmodel_options *po,
                            char *err, size_t err_size);
 
+/* po->from_totals (ana_pmodel_totals.c): the whole trace's model from
+ * its chunks' totals, r opened on path. Returns 0, -EPROTO (corrupt
+ * totals, or totals that disagree with the peak chunk's events; why in
+ * err) or -errno. */
+int ana_pmodel_totals_build(struct ana_model **out, struct fmt_reader *r, const char *path,
+                            const struct ana_model_options *opt, char *err, size_t err_size);
+
 #endif

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+/* The whole trace's heap model from its chunks' totals (format 1.10,
+ * TOTALS; ana_pmodel.h, from_totals: report --index). Each chunk's totals
+ * are what a range of the parallel replay counts of that chunk (its calls,
+ * its heap's change and the highest it reached, its RSS, its exit, each
+ * stack's allocations and temporaries; its live deltas are its summary's),
+ * so each is made into a partial model and merged as ana_pmodel.c merges
+ * ranges (ana_pmodel_merge: one place for what a merge means), chunk by
+ * chunk into the model so far. What totals do not hold is each stack's
+ * bytes at the chunk's own peak, which the merge needs of the chunk where
+ * the trace peaks: that chunk alone is replayed, and its stacks' shares
+ * are taken from its replay (which must agree with its totals). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/model/ana_index.h"
+#include "analysis/model/ana_model_internal.h"
+#include "analysis/model/ana_pmodel_internal.h"
+#include "util/util_array.h"
+
+const char *ana_pmodel_totals_refusal(struct fmt_reader *r, const struct ana_model_options *opt)
+{
+    uint32_t images = 0;
+
+    if (!fmt_reader_has_totals(r))
+        return "the trace has no chunk totals (format 1.10: recorded by an older memscribe)";
+    if (!ana_pmodel_supported(opt) || (opt && opt->programs))
+        return "these options need every block or the per-program view";
+    if (opt && !ana_filter_is_empty(opt->filter))
+        return "a selection (--pid, --exe, --thread) is not in the totals";
+    const char *no = ana_index_refusal(r, NULL);
+    if (no)
+        return no;
+    for (uint32_t i = 0; i < fmt_reader_nr_images(r); i++)
+        images += fmt_reader_image(r, i) != NULL;
+    /* As the parallel replay (ana_pmodel.c): a range cannot take an
+     * image's exit out of the running total without its heap then. */
+    if (images > 1)
+        return "a trace of several processes is merged from its events";
+    return NULL;
+}
+
+/* Chunk k's partial model being made from its totals. */
+struct fill {
+    struct ana_model *m;
+    uint32_t image; /* the trace's one image */
+    int rc;
+};
+
+static int rss_sample(struct ana_model *m, uint64_t ts_ns, uint64_t size, uint32_t image)
+{
+    if (UTIL_ARRAY_RESERVE(m->rss, m->cap_rss, m->nr_rss + 1, 4))
+        return -ENOMEM;
+    m->rss[m->nr_rss++] = (struct ana_rss_sample){ts_ns, size, image};
+    return 0;
+}
+
+static int fill_image(void *arg, const struct fmt_image_totals *t)
+{
+    struct fill *f = arg;
+    struct ana_scope *s = ana_model_image_make(f->m, t->image);
+
+    if (!s)
+        return -ENOMEM;
+    f->image = t->image;
+    s->seen = true;
+    s->pid = t->pid;
+    s->first_ns = t->first_ns;
+    s->last_ns = t->last_ns;
+    for (unsigned k = 0; k < FMT_TOTALS_KEYS; k++) {
+        struct fmt_event ev = {.kind = k & 63,
+                               .flags = (k & 64 ? FMT_EVF_POOL : 0) |
+                                        (k & 128 ? FMT_EVF_HEAP_DESTROYED : 0)};
+        unsigned slot = ana_call_slot(&ev);
+        if (!t->calls[k] || slot >= ANA_NR_CALLS)
+            continue;
+        s->nr_calls[slot] += t->calls[k];
+        s->nr_failed += t->failed[k];
+    }
+    s->nr_arena_maps = t->arena_maps;
+    s->nr_start_maps = t->start_maps;
+    s->nr_carried = t->carried;
+    s->carried_bytes = t->carried_bytes;
+    s->nr_unmatched_frees = t->unmatched;
+    s->nr_dropped = t->dropped;
+    s->heap = (uint64_t)t->heap; /* deltas, as a partial model's */
+    s->live_blocks = (uint64_t)t->blocks;
+    s->peak = t->has_peak ? (uint64_t)t->peak : (uint64_t)INT64_MIN;
+    s->peak_ns = t->peak_ns;
+    s->peak_blocks = (uint64_t)t->peak_blocks;
+    s->ended = t->ended;
+    s->end_ns = t->end_ns;
+    if (t->has_rss && (rss_sample(f->m, t->rss_max_ns, t->rss_max, t->image) ||
+                       rss_sample(f->m, t->rss_last_ns, t->rss_last, t->image)))
+        return -ENOMEM;
+    return 0;
+}
+
+static int fill_stack(void *arg, const struct fmt_stack_totals *t)
+{
+    struct fill *f = arg;
+    struct ana_site *site = ana_model_site_make(f->m, t->stack, f->image);
+
+    if (!site)
+        return -ENOMEM;
+    site->nr_allocs = t->allocs;
+    site->alloc_bytes = t->alloc_bytes;
+    site->nr_temporary = t->temps;
+    site->temporary_bytes = t->temp_bytes;
+    return 0;
+}
+
+static void fill_live(void *arg, uint32_t stack, int64_t bytes, int64_t blocks)
+{
+    struct fill *f = arg;
+    struct ana_site *site = f->rc ? NULL : ana_model_site_make(f->m, stack, f->image);
+
+    if (!site) {
+        f->rc = -ENOMEM;
+        return;
+    }
+    site->live_bytes = bytes;
+    site->live_blocks = blocks;
+}
+
+/* The image's counters its stacks' make up, and the total (one image: the
+ * same scope). Blocks started are its allocations and the blocks a
+ * segment carried in; those not live at the end of the chunk ended. */
+static void fill_sums(struct ana_model *m, uint32_t image)
+{
+    struct ana_scope *s = ana_model_image_make(m, image);
+
+    for (uint32_t k = 0; k < m->nr_sites; k++) {
+        const struct ana_site *site = &m->sites[k];
+        s->nr_allocs += site->nr_allocs;
+        s->alloc_bytes += site->alloc_bytes;
+        s->nr_temporary += site->nr_temporary;
+        s->temporary_bytes += site->temporary_bytes;
+    }
+    s->nr_frees = s->nr_allocs + s->nr_carried - s->live_blocks;
+    s->freed_bytes = s->alloc_bytes + s->carried_bytes - s->heap;
+    m->total = *s;
+    m->total.image = UINT32_MAX;
+}
+
+/* Chunk k's partial model from its totals and summary. */
+static int chunk_model(struct fmt_reader *r, uint32_t k, const struct ana_model_options *opt,
+                       struct ana_model **out)
+{
+    struct fill f = {0};
+    int rc = ana_model_create_partial(&f.m, opt);
+
+    if (rc)
+        return rc;
+    f.m->paged_sites = true; /* one chunk's stacks */
+    rc = fmt_reader_chunk_totals(r, k, fill_image, NULL, &f);
+    rc = rc ?: fmt_reader_chunk_totals(r, k, NULL, fill_stack, &f);
+    rc = rc ?: fmt_reader_chunk_delta(r, k, fill_live, &f);
+    rc = rc ?: f.rc;
+    if (!rc)
+        fill_sums(f.m, f.image);
+    if (rc) {
+        ana_model_destroy(f.m);
+        return rc;
+    }
+    *out = f.m;
+    return 0;
+}
+
+/* The chunk where the image's heap first reached its highest: the first
+ * whose own highest, from the heap at its start, passes every earlier
+ * one and 0 (merge_scope's rule); -1 if none does. */
+struct peak_find {
+    int64_t heap, best;
+    int64_t found;
+    uint32_t k;
+};
+
+static int peak_image(void *arg, const struct fmt_image_totals *t)
+{
+    struct peak_find *p = arg;
+
+    if (t->has_peak && p->heap + t->peak > p->best) {
+        p->best = p->heap + t->peak;
+        p->found = p->k;
+    }
+    p->heap += t->heap;
+    return 0;
+}
+
+/* Replay chunk k and give its stacks' bytes at its peak to its partial
+ * model s; its peak must be the totals'. */
+static int peak_shares(struct fmt_reader *r, const char *path, const struct ana_model_options *opt,
+                       uint32_t k, struct ana_model *s, char *err, size_t err_size)
+{
+    struct range rg = {.path = path,
+                       .opt = opt,
+                       .first_chunk = k,
+                       .end_chunk = k + 1 < fmt_reader_nr_chunks(r) ? k + 1 : 0,
+                       .from_ns = fmt_reader_chunk(r, k)->first_ts_ns,
+                       .end_ns = UINT64_MAX,
+                       .until_ns = UINT64_MAX,
+                       .paged_sites = true};
+    int rc;
+
+    rg.prog_end_ns = rg.from_ns + 1;
+    ana_pmodel_run_range(&rg);
+    if ((rc = rg.rc)) {
+        if (err && err_size)
+            snprintf(err, err_size, "%s", rg.err);
+        goto out;
+    }
+    const struct ana_scope *a = ana_model_total(rg.m), *b = ana_model_total(s);
+    if (a->peak != b->peak || a->peak_ns != b->peak_ns || a->heap != b->heap) {
+        if (err && err_size)
+            snprintf(err, err_size, "%s: chunk %u's totals disagree with its events", path, k);
+        rc = -EPROTO;
+        goto out;
+    }
+    for (uint32_t stack = 0; stack < rg.m->nr_used; stack++) {
+        const struct ana_site *p = ana_model_site(rg.m, stack);
+        if (!p || (!p->peak_bytes && !p->peak_all_bytes))
+            continue;
+        struct ana_site *q = ana_model_site_make(s, stack, p->image);
+        if (!q) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        q->peak_bytes = p->peak_bytes;
+        q->peak_all_bytes = p->peak_all_bytes;
+    }
+out:
+    ana_model_destroy(rg.m);
+    ana_heap_replay_release(&rg.replay);
+    return rc;
+}
+
+/* The model so far becomes a range to merge the next chunk after: its RSS
+ * as samples (its highest, then its latest), as a partial model keeps
+ * them. */
+static int as_range(struct ana_model *m)
+{
+    m->nr_rss = 0;
+    for (uint32_t i = 0; i < m->nr_images; i++) {
+        const struct ana_scope *s = &m->images[i];
+        if (s->has_rss && (rss_sample(m, s->rss_peak_ns, s->rss_peak, i) ||
+                           rss_sample(m, s->rss_peak_ns, s->rss, i)))
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+int ana_pmodel_totals_build(struct ana_model **out, struct fmt_reader *r, const char *path,
+                            const struct ana_model_options *opt, char *err, size_t err_size)
+{
+    uint32_t n = fmt_reader_nr_chunks(r);
+    struct peak_find pf = {.found = -1};
+    struct ana_model *acc = NULL;
+    int rc = 0;
+
+    for (pf.k = 0; pf.k < n && !rc; pf.k++)
+        rc = fmt_reader_chunk_totals(r, pf.k, peak_image, NULL, &pf);
+    if (!rc && !(rc = ana_model_create(&acc, opt)))
+        rc = as_range(acc);
+    for (uint32_t k = 0; k < n && !rc; k++) {
+        struct range two[2] = {{.m = acc}, {.m = NULL}};
+        struct ana_model *next = NULL;
+        if ((rc = chunk_model(r, k, opt, &two[1].m)))
+            break;
+        if ((int64_t)k == pf.found)
+            rc = peak_shares(r, path, opt, k, two[1].m, err, err_size);
+        rc = rc ?: ana_model_create(&next, opt);
+        rc = rc ?: ana_pmodel_merge(next, two, 2);
+        rc = rc ?: as_range(next);
+        ana_model_destroy(two[1].m);
+        if (rc) {
+            ana_model_destroy(next);
+            break;
+        }
+        ana_model_destroy(acc);
+        acc = next;
+    }
+    if (rc == -EPROTO && err && err_size && !err[0])
+        snprintf(err, err_size, "%s", fmt_reader_error(r));
+    if (rc) {
+        ana_model_destroy(acc);
+        return rc;
+    }
+    acc->nr_rss = 0;
+    *out = acc;
+    return 0;
+}

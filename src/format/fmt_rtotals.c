@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/* Format 1.10's chunk totals (docs/format.md, "TOTALS"): chunk k's TOTALS
+ * record, found in the DEFS block that holds its summary, checked and
+ * handed out image by image, then stack by stack. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/fmt_reader_internal.h"
+
+bool fmt_reader_has_totals(const struct fmt_reader *r)
+{
+    return r->totals_on;
+}
+
+/* A time given as the difference to *base, which must stay within the
+ * chunk's span. */
+static bool get_time(struct fmt_cur *b, uint64_t base, uint64_t last, uint64_t *out)
+{
+    uint64_t d = fmt_cur_varint(b);
+
+    *out = base + d;
+    return !b->bad && d <= last - base;
+}
+
+static int get_calls(struct fmt_cur *b, struct fmt_image_totals *t)
+{
+    uint64_t n = fmt_cur_varint(b);
+    int64_t prev = -1;
+
+    if (b->bad || n > FMT_TOTALS_KEYS)
+        return -1;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t key = fmt_cur_varint(b), calls = fmt_cur_varint(b), failed = fmt_cur_varint(b);
+        if (b->bad || key >= FMT_TOTALS_KEYS || (int64_t)key <= prev || !calls || failed > calls)
+            return -1;
+        t->calls[key] = calls;
+        t->failed[key] = failed;
+        prev = (int64_t)key;
+    }
+    return 0;
+}
+
+/* One image's part (put_image in fmt_wtotals.c); 0 or -1 if corrupt. */
+static int get_image(struct fmt_reader *r, struct fmt_cur *b, const struct fmt_chunk_info *ci,
+                     struct fmt_image_totals *t)
+{
+    uint64_t image = fmt_cur_varint(b), pid = fmt_cur_varint(b), flags = fmt_cur_varint(b);
+
+    memset(t, 0, sizeof(*t));
+    if (b->bad || image >= r->nr_images || pid > UINT32_MAX || flags > 7)
+        return -1;
+    t->image = (uint32_t)image;
+    t->pid = (uint32_t)pid;
+    t->has_peak = flags & 1;
+    t->has_rss = flags & 2;
+    t->ended = flags & 4;
+    uint64_t last = ci->last_ts_ns;
+    if (!get_time(b, ci->first_ts_ns, last, &t->first_ns) ||
+        !get_time(b, t->first_ns, last, &t->last_ns) || get_calls(b, t))
+        return -1;
+    uint64_t *counts[] = {&t->start_maps, &t->carried,   &t->carried_bytes,
+                          &t->arena_maps, &t->unmatched, &t->dropped};
+    for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+        *counts[i] = fmt_cur_varint(b);
+    t->heap = fmt_unzigzag(fmt_cur_varint(b));
+    t->blocks = fmt_unzigzag(fmt_cur_varint(b));
+    if (t->has_peak) {
+        t->peak = fmt_unzigzag(fmt_cur_varint(b));
+        if (!get_time(b, t->first_ns, t->last_ns, &t->peak_ns))
+            return -1;
+        t->peak_blocks = fmt_unzigzag(fmt_cur_varint(b));
+    }
+    if (t->has_rss) {
+        t->rss_max = fmt_cur_varint(b);
+        if (!get_time(b, t->first_ns, t->last_ns, &t->rss_max_ns))
+            return -1;
+        t->rss_last = fmt_cur_varint(b);
+        if (!get_time(b, t->first_ns, t->last_ns, &t->rss_last_ns) || t->rss_last > t->rss_max)
+            return -1;
+    }
+    if (t->ended && !get_time(b, t->first_ns, t->last_ns, &t->end_ns))
+        return -1;
+    /* heap moves only when a block starts or ends: the last such event's
+     * heap is the chunk's change, and the peak is at least that */
+    if (t->has_peak ? t->peak < t->heap : t->heap || t->blocks)
+        return -1;
+    return b->bad ? -1 : 0;
+}
+
+/* The TOTALS record of chunk k in the DEFS payload at off (r->raw). */
+static int walk(struct fmt_reader *r, struct fmt_cur *b, uint64_t off, uint32_t k,
+                fmt_image_totals_fn *img, fmt_stack_totals_fn *stk, void *arg)
+{
+    const struct fmt_chunk_info *ci = &r->chunks[k].c;
+    uint64_t n = fmt_cur_varint(b);
+    int64_t prev = -1;
+    int rc;
+
+    if (b->bad || n > r->nr_images)
+        return fmt_rerr(r, -EPROTO, off, "bad totals of chunk %u", k);
+    struct fmt_image_totals *t = malloc(sizeof(*t));
+    if (!t)
+        return fmt_rerr(r, -ENOMEM, off, "out of memory");
+    for (uint64_t i = 0; i < n; i++) {
+        if (get_image(r, b, ci, t) || (int64_t)t->image <= prev) {
+            free(t);
+            return fmt_rerr(r, -EPROTO, off, "bad totals of chunk %u (image %llu)", k,
+                            (unsigned long long)i);
+        }
+        prev = t->image;
+        if (img && (rc = img(arg, t))) {
+            free(t);
+            return rc;
+        }
+    }
+    free(t);
+    n = fmt_cur_varint(b);
+    uint64_t stack = 0;
+    for (uint64_t i = 0; !b->bad && i < n; i++) {
+        uint64_t d = fmt_cur_varint(b);
+        struct fmt_stack_totals s = {.allocs = fmt_cur_varint(b),
+                                     .alloc_bytes = fmt_cur_varint(b),
+                                     .temps = fmt_cur_varint(b),
+                                     .temp_bytes = fmt_cur_varint(b)};
+        stack += d;
+        if (b->bad || (i && !d) || stack > r->nr_nodes || s.temps > ci->nr_events ||
+            (!s.allocs && !s.temps))
+            return fmt_rerr(r, -EPROTO, off, "bad stack totals %llu of chunk %u",
+                            (unsigned long long)i, k);
+        s.stack = (uint32_t)stack;
+        if (stk && (rc = stk(arg, &s)))
+            return rc;
+    }
+    return b->bad ? fmt_rerr(r, -EPROTO, off, "bad totals of chunk %u", k) : 0;
+}
+
+int fmt_reader_chunk_totals(struct fmt_reader *r, uint32_t k, fmt_image_totals_fn *img,
+                            fmt_stack_totals_fn *stk, void *arg)
+{
+    struct fmt_block_hdr h;
+    struct fmt_cur c;
+
+    if (k >= r->nr_chunks || !r->totals_on)
+        return -EINVAL;
+    uint64_t off = r->chunks[k].defs_offset;
+    int rc = fmt_rblock_load(r, off, &h);
+    if (rc)
+        return rc;
+    fmt_cur_init(&c, r->raw.data, r->raw.len);
+    while (fmt_cur_left(&c)) {
+        uint64_t type = fmt_cur_varint(&c);
+        uint64_t len = fmt_cur_varint(&c);
+        const uint8_t *body = fmt_cur_bytes(&c, len);
+        if (c.bad)
+            break;
+        if (type != FMT_DEF_TOTALS)
+            continue;
+        struct fmt_cur b;
+        fmt_cur_init(&b, body, len);
+        uint64_t no = fmt_cur_varint(&b);
+        if (!b.bad && no == k)
+            return walk(r, &b, off, k, img, stk, arg);
+    }
+    return fmt_rerr(r, -EPROTO, off, "totals of chunk %u not found", k);
+}

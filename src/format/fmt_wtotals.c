@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/* The writer's chunk totals (fmt_wtotals_internal.h): the slow paths, the
+ * rarer events and the TOTALS record (docs/format.md, "TOTALS"). */
+#include "format/fmt_wtotals_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/fmt_buf_internal.h"
+#include "format/fmt_layout_internal.h"
+#include "format/fmt_wdelta_internal.h"
+#include "util/util_array.h"
+
+struct fmt_wtimg *fmt_wtot_img_slow(struct fmt_wtotals *t, uint64_t gen, uint32_t image,
+                                    uint32_t pid, uint64_t ts_ns)
+{
+    if (UTIL_ARRAY_RESERVE_ZERO(t->at, t->nr_at, (size_t)image + 1, 16))
+        return NULL;
+    if (t->at[image].gen == gen)
+        return &t->v[t->at[image].idx];
+    if (UTIL_ARRAY_RESERVE(t->v, t->cap, (size_t)t->nr + 1, 4))
+        return NULL;
+    struct fmt_wtimg *e = &t->v[t->nr];
+    memset(e, 0, sizeof(*e));
+    e->image = image;
+    e->pid = pid;
+    e->first_ns = ts_ns;
+    t->at[image] = (struct fmt_wtimg_at){gen, t->nr++};
+    return e;
+}
+
+uint64_t *fmt_wtot_thread_slow(struct fmt_wtotals *t, uint32_t thread)
+{
+    if (UTIL_ARRAY_RESERVE_ZERO(t->thr_last, t->nr_thr, (size_t)thread + 1, 64))
+        return NULL;
+    return &t->thr_last[thread];
+}
+
+void fmt_wtot_other(struct fmt_wtotals *t, const struct fmt_event *ev)
+{
+    struct fmt_wtimg *e = t->cur;
+
+    if (!t->on)
+        return;
+    /* What a segment carries in, or what was mapped when the stream
+     * began: not calls (ana_model.c's apply) */
+    if (ev->origin == FMT_ORIGIN_SNAPSHOT && fmt_kind_is_heap_alloc(ev->kind)) {
+        e->carried++;
+        e->carried_bytes += ev->size;
+    } else if (ev->origin == FMT_ORIGIN_SNAPSHOT) {
+        e->start_maps++;
+    } else {
+        fmt_wtot_call(t, ev->kind, ev->flags);
+    }
+    if (fmt_event_is_arena_map(ev->kind, ev->origin, ev->size, ev->arg[0], ev->arg[1]))
+        e->arena_maps++;
+    switch (ev->kind) {
+    case FMT_EV_RSS:
+        /* The highest sample first reached, as the model's strict > */
+        if (!e->has_rss || ev->size > e->rss_max) {
+            e->rss_max = ev->size;
+            e->rss_max_ns = ev->ts_ns;
+        }
+        e->has_rss = true;
+        e->rss_last = ev->size;
+        e->rss_last_ns = ev->ts_ns;
+        break;
+    case FMT_EV_DROPPED:
+        e->dropped += ev->arg[0];
+        break;
+    case FMT_EV_PROCESS_EXIT:
+        e->ended = true;
+        e->end_ns = ev->ts_ns;
+        break;
+    }
+}
+
+static int cmp_image(const void *a, const void *b)
+{
+    uint32_t x = ((const struct fmt_wtimg *)a)->image, y = ((const struct fmt_wtimg *)b)->image;
+
+    return x < y ? -1 : x > y;
+}
+
+static void put_image(struct fmt_buf *b, const struct fmt_wtimg *e, uint64_t base_ns)
+{
+    uint32_t nr = 0;
+
+    fmt_buf_put_varint(b, e->image);
+    fmt_buf_put_varint(b, e->pid);
+    fmt_buf_put_varint(b,
+                       (uint64_t)e->has_peak | (uint64_t)e->has_rss << 1 | (uint64_t)e->ended << 2);
+    fmt_buf_put_varint(b, e->first_ns - base_ns);
+    fmt_buf_put_varint(b, e->last_ns - e->first_ns);
+    for (unsigned k = 0; k < FMT_TOT_KEYS; k++)
+        nr += e->calls[k] != 0;
+    fmt_buf_put_varint(b, nr);
+    for (unsigned k = 0; k < FMT_TOT_KEYS; k++) {
+        if (!e->calls[k])
+            continue;
+        fmt_buf_put_varint(b, k);
+        fmt_buf_put_varint(b, e->calls[k]);
+        fmt_buf_put_varint(b, e->failed[k]);
+    }
+    fmt_buf_put_varint(b, e->start_maps);
+    fmt_buf_put_varint(b, e->carried);
+    fmt_buf_put_varint(b, e->carried_bytes);
+    fmt_buf_put_varint(b, e->arena_maps);
+    fmt_buf_put_varint(b, e->unmatched);
+    fmt_buf_put_varint(b, e->dropped);
+    fmt_buf_put_varint(b, fmt_zigzag(e->heap));
+    fmt_buf_put_varint(b, fmt_zigzag(e->blocks));
+    if (e->has_peak) {
+        fmt_buf_put_varint(b, fmt_zigzag(e->peak));
+        fmt_buf_put_varint(b, e->peak_ns - e->first_ns);
+        fmt_buf_put_varint(b, fmt_zigzag(e->peak_blocks));
+    }
+    if (e->has_rss) {
+        fmt_buf_put_varint(b, e->rss_max);
+        fmt_buf_put_varint(b, e->rss_max_ns - e->first_ns);
+        fmt_buf_put_varint(b, e->rss_last);
+        fmt_buf_put_varint(b, e->rss_last_ns - e->first_ns);
+    }
+    if (e->ended)
+        fmt_buf_put_varint(b, e->end_ns - e->first_ns);
+}
+
+int fmt_wtot_put(struct fmt_wtotals *t, struct fmt_buf *defs, uint64_t chunk, uint64_t base_ns,
+                 struct fmt_wdeltas *d)
+{
+    struct fmt_buf b = {0};
+    uint32_t nr = 0;
+    int rc;
+
+    t->cur = NULL;
+    if (!t->on)
+        return 0;
+    for (uint32_t i = 0; i < d->nr; i++)
+        nr += d->touched[i].allocs || d->touched[i].temps;
+    rc = fmt_buf_reserve(&b, (4 + (size_t)t->nr * (24 + 3 * FMT_TOT_KEYS) + 5 * (size_t)nr) *
+                                 FMT_VARINT_MAX);
+    if (rc)
+        return rc;
+    /* images in increasing order: a reader finds one by a binary search */
+    qsort(t->v, t->nr, sizeof(*t->v), cmp_image);
+    fmt_buf_put_varint(&b, chunk);
+    fmt_buf_put_varint(&b, t->nr);
+    for (uint32_t i = 0; i < t->nr; i++)
+        put_image(&b, &t->v[i], base_ns);
+    fmt_buf_put_varint(&b, nr);
+    uint32_t prev = 0;
+    for (uint32_t i = 0; i < d->nr; i++) { /* d is sorted by stack */
+        const struct fmt_wdelta *x = &d->touched[i];
+        if (!x->allocs && !x->temps)
+            continue;
+        fmt_buf_put_varint(&b, x->stack - prev);
+        fmt_buf_put_varint(&b, x->allocs);
+        fmt_buf_put_varint(&b, x->alloc_bytes);
+        fmt_buf_put_varint(&b, x->temps);
+        fmt_buf_put_varint(&b, x->temp_bytes);
+        prev = x->stack;
+    }
+    rc = fmt_buf_add_varint(defs, FMT_DEF_TOTALS);
+    rc = rc ?: fmt_buf_add_string(defs, b.data, b.len);
+    fmt_buf_free(&b);
+    t->nr = 0; /* at forgets them by generation */
+    return rc;
+}
+
+void fmt_wtot_destroy(struct fmt_wtotals *t)
+{
+    free(t->v);
+    free(t->at);
+    free(t->thr_last);
+    memset(t, 0, sizeof(*t));
+}
