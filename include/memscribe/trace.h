@@ -332,6 +332,7 @@ struct fmt_image_totals {
     uint64_t arena_maps;            /* mmaps as pymalloc takes its arenas (fmt_event_is_arena_map) */
     uint64_t unmatched;             /* frees and reallocs of an address not live */
     uint64_t dropped;               /* events the collector lost */
+    uint64_t allocs, alloc_bytes;   /* heap blocks started by calls, their bytes */
     uint64_t rss_max, rss_max_ns;   /* the highest RSS sample, first reached */
     uint64_t rss_last, rss_last_ns; /* the latest */
     uint64_t end_ns;                /* its exit (ended) */

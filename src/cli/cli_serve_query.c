@@ -55,17 +55,22 @@ struct query {
 };
 
 static const struct query queries[] = {
+    /* index=1: from the chunks' totals (the first view of a trace that has
+     * them), without the check --verify makes otherwise */
     {.name = "report",
      .command = "report",
      .verify = true,
-     .params = {{"top", "--top", P_COUNT, NULL}, {"pid", "--pid", P_PIDS, NULL}}},
+     .params = {{"top", "--top", P_COUNT, NULL},
+                {"pid", "--pid", P_PIDS, NULL},
+                {"index", NULL, P_FLAG, "--index"}}},
     {.name = "timeline",
      .command = "timeline",
      .params = {{"interval", "--interval", P_TIME, NULL},
                 {"sites", "--sites", P_COUNT, NULL},
                 {"from", "--from", P_TIME, NULL},
                 {"to", "--to", P_TIME, NULL},
-                {"pid", "--pid", P_PIDS, NULL}}},
+                {"pid", "--pid", P_PIDS, NULL},
+                {"index", NULL, P_FLAG, "--index"}}},
     {.name = "window",
      .command = "window",
      .index = true,
@@ -79,7 +84,8 @@ static const struct query queries[] = {
      .index = true,
      .params = {{"at", "--at", P_TIME, NULL},
                 {"top", "--top", P_COUNT, NULL},
-                {"pid", "--pid", P_PIDS, NULL}}},
+                {"pid", "--pid", P_PIDS, NULL},
+                {"index", NULL, P_FLAG, "--index"}}},
     {.name = "tree",
      .command = "tree",
      .params = {{"depth", "--depth", P_COUNT, NULL},
@@ -289,10 +295,11 @@ static int status_answer(const struct cli_serve_trace *t, struct cli_serve_answe
      * last_ns: the trace's span when the server started, for the page's
      * first charts, asked at once with report */
     rc = answer_text(ans, 200,
-                     "{\"size\": %llu, \"mtime_ns\": %llu, \"index\": %s, \"last_ns\": %llu}\n",
+                     "{\"size\": %llu, \"mtime_ns\": %llu, \"index\": %s, \"last_ns\": %llu, "
+                     "\"totals\": %s}\n",
                      (unsigned long long)size, (unsigned long long)mtime,
                      cli_serve_index_ready(t->index, t->path) ? "true" : "false",
-                     (unsigned long long)t->last_ns);
+                     (unsigned long long)t->last_ns, t->totals ? "true" : "false");
     ans->type = "application/json";
     return rc;
 }
@@ -305,6 +312,7 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
      * --verify, the trace, NULL */
     char *argv[6 + MAX_PARAMS + 4] = {0}, *owned[MAX_PARAMS] = {0};
     size_t argc = 0, nr_owned = 0;
+    bool asked_index = false;
     struct cli_gzip gz = {0};
     struct sink out = {.gz = &gz}, err = {0};
     int rc;
@@ -335,6 +343,7 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
         if (p->kind == P_FLAG) {
             if (*v == '1')
                 argv[argc++] = (char *)p->flag;
+            asked_index |= *v == '1' && !strcmp(p->flag, "--index");
             continue;
         }
         if (asprintf(&owned[nr_owned], "%s=%s", p->option, v) < 0) {
@@ -345,10 +354,11 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
     }
     /* A moment's leaks and a window from the index once the trace passed
      * its check (cli_serve_index.h). */
-    if (q->index && cli_serve_index_ready(t->index, t->path))
+    if (q->index && !asked_index && cli_serve_index_ready(t->index, t->path))
         argv[argc++] = "--index";
     uint64_t size = 0, mtime = 0;
-    bool verify = q->verify && t->index && !cli_serve_trace_version(t->path, &size, &mtime);
+    bool verify =
+        q->verify && !asked_index && t->index && !cli_serve_trace_version(t->path, &size, &mtime);
     if (verify)
         argv[argc++] = "--verify";
     argv[argc++] = (char *)t->path;

@@ -78,13 +78,14 @@ static void make_token(char *out, size_t size)
  * In a child: opening reads every definition (on a build of a thousand
  * processes, hundreds of MB of stack tables), which the long-lived server
  * would otherwise keep as its peak. */
-static int open_trace(const char *path, uint64_t *last_ns, char *err, size_t err_size)
+static int open_trace(const char *path, uint64_t *last_ns, bool *totals, char *err, size_t err_size)
 {
     struct {
         int rc;
         uint64_t last_ns;
+        bool totals;
         char err[512];
-    } res = {-EIO, 0, ""};
+    } res = {-EIO, 0, false, ""};
     int fd[2];
 
     if (pipe2(fd, O_CLOEXEC)) {
@@ -101,6 +102,8 @@ static int open_trace(const char *path, uint64_t *last_ns, char *err, size_t err
             struct fmt_trace_counts c;
             fmt_reader_counts(r, &c);
             res.last_ns = c.last_ts_ns;
+            /* a trace being written is replayed for every query, as before */
+            res.totals = fmt_reader_has_totals(r) && !fmt_reader_incomplete(r);
             fmt_reader_close(r);
         }
         _exit(write(fd[1], &res, sizeof(res)) == (ssize_t)sizeof(res) ? 0 : 1);
@@ -118,6 +121,7 @@ static int open_trace(const char *path, uint64_t *last_ns, char *err, size_t err
     }
     snprintf(err, err_size, "%s", res.err);
     *last_ns = res.last_ns;
+    *totals = res.totals;
     return res.rc;
 }
 
@@ -172,7 +176,7 @@ int cmd_serve(int argc, char **argv)
     t.path = argv[optind];
 
     /* Say now, not at the first query, when the file is not a trace. */
-    if (open_trace(t.path, &t.last_ns, err, sizeof(err)))
+    if (open_trace(t.path, &t.last_ns, &t.totals, err, sizeof(err)))
         cli_die("serve: %s", err);
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (n <= 0)

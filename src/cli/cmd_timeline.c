@@ -19,26 +19,32 @@
 #include "cli/cli_getopt.h"
 #include "util/util_duration.h"
 
-enum { OPT_INTERVAL = CLI_ANA_OPT_FIRST_OWN, OPT_SITES, OPT_FROM, OPT_TO };
+enum { OPT_INTERVAL = CLI_ANA_OPT_FIRST_OWN, OPT_SITES, OPT_FROM, OPT_TO, OPT_INDEX };
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: memscribe timeline [options] FILE\n\n"
-            "Use over time, one row per interval: heap in use at the interval's end\n"
-            "(heap) and its maximum inside the interval (heap_max), bytes and blocks\n"
-            "allocated so far (the cumulative total), live blocks, and the latest RSS\n"
-            "sample, committed memory (mapped with access) and reserved memory\n"
-            "(mapped without access; memscribe vmem).\n"
-            "One table per process.\n\n"
-            "options:\n"
-            "  --interval D    row spacing: 10ms, 1s, ... (default: a hundredth of\n"
-            "                  the trace, or of the range)\n"
-            "  --from T, --to T  a range (a zoom): rows at T1, every interval after it,\n"
-            "                  and at T2 (1.5s, 250ms, peak, end, peak-100ms, ...);\n"
-            "                  down to the trace's time unit, single events\n"
-            "  --sites N       also the bytes in use over time of the N call sites\n"
-            "                  with the most at their process's peak (text, json)\n" CLI_ANA_USAGE);
+    fprintf(
+        out,
+        "usage: memscribe timeline [options] FILE\n\n"
+        "Use over time, one row per interval: heap in use at the interval's end\n"
+        "(heap) and its maximum inside the interval (heap_max), bytes and blocks\n"
+        "allocated so far (the cumulative total), live blocks, and the latest RSS\n"
+        "sample, committed memory (mapped with access) and reserved memory\n"
+        "(mapped without access; memscribe vmem).\n"
+        "One table per process.\n\n"
+        "options:\n"
+        "  --interval D    row spacing: 10ms, 1s, ... (default: a hundredth of\n"
+        "                  the trace, or of the range)\n"
+        "  --from T, --to T  a range (a zoom): rows at T1, every interval after it,\n"
+        "                  and at T2 (1.5s, 250ms, peak, end, peak-100ms, ...);\n"
+        "                  down to the trace's time unit, single events\n"
+        "  --sites N       also the bytes in use over time of the N call sites\n"
+        "                  with the most at their process's peak (text, json)\n"
+        "  --index         rows at each chunk's end from the chunks' totals (format\n"
+        "                  1.10), not every event: heap, its highest inside the chunk,\n"
+        "                  allocations, live blocks, RSS (no committed or reserved);\n"
+        "                  a trace without totals, or with --from, --to, --interval or\n"
+        "                  a selection, is replayed (a note on stderr says why)\n" CLI_ANA_USAGE);
 }
 
 static const struct ana_column cols[] = {
@@ -56,7 +62,10 @@ static const struct ana_column cols[] = {
 };
 #define NR_COLS (sizeof(cols) / sizeof(cols[0]))
 
-static void add_row(struct ana_table *t, const struct ana_timeline_row *r)
+/* The index's rows have no committed or reserved memory (the last two). */
+#define NR_INDEX_COLS (NR_COLS - 2)
+
+static void add_row(struct ana_table *t, const struct ana_timeline_row *r, bool index)
 {
     char buf[64];
 
@@ -70,6 +79,8 @@ static void add_row(struct ana_table *t, const struct ana_timeline_row *r)
     ana_table_set_u64(t, 6, r->nr_allocs);
     ana_table_set_u64(t, 7, r->live_blocks);
     ana_table_set_u64(t, 8, r->rss);
+    if (index)
+        return;
     ana_table_set_u64(t, 9, r->committed);
     ana_table_set_u64(t, 10, r->reserved);
 }
@@ -200,12 +211,18 @@ static void text_head(const struct cli_ana *a, const struct ana_timeline *tl, bo
 {
     char buf[64], t1[64];
 
-    printf("memscribe timeline: %s: every %s", a->path,
-           ana_time_format(tl->interval_ns, buf, sizeof(buf)));
+    if (tl->index)
+        printf("memscribe timeline: %s: at each chunk's end, from the chunks' totals (no "
+               "committed or reserved memory)\n",
+               a->path);
+    else
+        printf("memscribe timeline: %s: every %s", a->path,
+               ana_time_format(tl->interval_ns, buf, sizeof(buf)));
     if (ranged)
         printf(" from %s to %s", ana_time_format(tl->from_ns, t1, sizeof(t1)),
                ana_time_format(tl->to_ns, buf, sizeof(buf)));
-    printf("\n");
+    if (!tl->index)
+        printf("\n");
     if (tl->aggregate_ns)
         printf("(an aggregated trace: interval granularity, rows at its cuts, each with the "
                "blocks of the intervals it ends)\n");
@@ -329,6 +346,7 @@ int cmd_timeline(int argc, char **argv)
         {"sites", required_argument, NULL, OPT_SITES},
         {"from", required_argument, NULL, OPT_FROM},
         {"to", required_argument, NULL, OPT_TO},
+        {"index", no_argument, NULL, OPT_INDEX},
         {NULL, 0, NULL, 0},
     };
     struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS, .own = own, .usage = usage};
@@ -339,6 +357,7 @@ int cmd_timeline(int argc, char **argv)
     bool ranged = false;
     unsigned long nr_sites = 0;
     struct sites st = {0};
+    bool index = false;
     int c, rc;
 
     cli_ana_init(&a, "timeline", 0);
@@ -360,6 +379,9 @@ int cmd_timeline(int argc, char **argv)
                                 c == OPT_FROM ? "from" : "to", optarg);
             ranged = true;
             break;
+        case OPT_INDEX:
+            index = true;
+            break;
         }
     }
     /* Without --sites no stack is read: none is decoded (a build's are
@@ -373,7 +395,25 @@ int cmd_timeline(int argc, char **argv)
     struct ana_timeline_range range = {interval, 0, UINT64_MAX};
     if (ranged)
         pick_range(&a, &range, &from, &to);
-    rc = compute(&a, &tl, &range, (uint32_t)(nr_sites > 1000 ? 1000 : nr_sites), &st);
+    uint32_t n = (uint32_t)(nr_sites > 1000 ? 1000 : nr_sites);
+    const char *no = !index ? NULL
+                     : ranged || interval
+                         ? "--from, --to and --interval ask for rows the totals do not hold"
+                         : ana_timeline_index_refusal(a.r, &a.filter);
+    if (index && no) {
+        cli_warn("timeline: --index: %s; replaying the trace", no);
+        index = false;
+    }
+    if (index) {
+        a.totals = true; /* the sites picked from the totals' model too */
+        if (n)
+            pick_sites(&a, &st, n);
+        rc = ana_timeline_from_totals(&tl, a.r, st.stacks, n ? st.n : 0, n ? &st.series : NULL);
+        if (rc == -EPROTO)
+            cli_die("timeline: %s", fmt_reader_error(a.r));
+    } else {
+        rc = compute(&a, &tl, &range, n, &st);
+    }
     cli_ana_progress_done(&a);
     if (rc == -ERANGE)
         cli_die("timeline: %s: --from is after the trace's last event", a.path);
@@ -408,6 +448,8 @@ int cmd_timeline(int argc, char **argv)
     if (a.format == CLI_FMT_JSON) {
         cli_ana_json_begin(&a, &j);
         ana_json_kv_u64(&j, "interval_ns", tl.interval_ns);
+        if (tl.index)
+            ana_json_kv_bool(&j, "index", true);
         if (ranged) {
             ana_json_kv_u64(&j, "from_ns", tl.from_ns);
             ana_json_kv_u64(&j, "to_ns", tl.to_ns);
@@ -419,11 +461,11 @@ int cmd_timeline(int argc, char **argv)
     }
     for (uint32_t im = 0; im < nr_images; im++) {
         struct ana_table *t;
-        if (ana_table_create(&t, cols, NR_COLS))
+        if (ana_table_create(&t, cols, tl.index ? NR_INDEX_COLS : NR_COLS))
             cli_die("timeline: out of memory");
         for (size_t i = 0; i < tl.nr_rows; i++)
             if (tl.rows[i].image == im)
-                add_row(t, &tl.rows[i]);
+                add_row(t, &tl.rows[i], tl.index);
         if (!ana_table_nr_rows(t)) {
             ana_table_destroy(t);
             continue;
@@ -441,7 +483,7 @@ int cmd_timeline(int argc, char **argv)
             cli_ana_image_name(&a, im, name, sizeof(name));
             printf("\n%s\n", name);
             cli_ana_table(&a, t, stdout, "  ", true);
-            if (!tl.vm_precise && ana_timeline_committed_flat(&tl, im))
+            if (!tl.index && !tl.vm_precise && ana_timeline_committed_flat(&tl, im))
                 printf("  (committed does not change: recorded without --vm-precise, only the\n"
                        "  program's own mmap calls and the mappings at its start are seen, not\n"
                        "  malloc's arenas and large blocks, thread stacks or libraries loaded\n"

@@ -59,8 +59,8 @@ static int get_image(struct fmt_reader *r, struct fmt_cur *b, const struct fmt_c
     if (!get_time(b, ci->first_ts_ns, last, &t->first_ns) ||
         !get_time(b, t->first_ns, last, &t->last_ns) || get_calls(b, t))
         return -1;
-    uint64_t *counts[] = {&t->start_maps, &t->carried,   &t->carried_bytes,
-                          &t->arena_maps, &t->unmatched, &t->dropped};
+    uint64_t *counts[] = {&t->start_maps, &t->carried, &t->carried_bytes, &t->arena_maps,
+                          &t->unmatched,  &t->dropped, &t->allocs,        &t->alloc_bytes};
     for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
         *counts[i] = fmt_cur_varint(b);
     t->heap = fmt_unzigzag(fmt_cur_varint(b));

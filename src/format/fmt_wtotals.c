@@ -109,6 +109,8 @@ static void put_image(struct fmt_buf *b, const struct fmt_wtimg *e, uint64_t bas
     fmt_buf_put_varint(b, e->arena_maps);
     fmt_buf_put_varint(b, e->unmatched);
     fmt_buf_put_varint(b, e->dropped);
+    fmt_buf_put_varint(b, e->allocs);
+    fmt_buf_put_varint(b, e->alloc_bytes);
     fmt_buf_put_varint(b, fmt_zigzag(e->heap));
     fmt_buf_put_varint(b, fmt_zigzag(e->blocks));
     if (e->has_peak) {

@@ -41,6 +41,7 @@ struct fmt_wtimg {
     int64_t peak, peak_blocks; /* the highest heap change after a block started or ended */
     uint64_t peak_ns;
     uint64_t start_maps, carried, carried_bytes, arena_maps, unmatched, dropped;
+    uint64_t allocs, alloc_bytes; /* blocks started by calls (the stacks' sum: a timeline's) */
     uint64_t rss_max, rss_max_ns, rss_last, rss_last_ns, end_ns;
     uint64_t calls[FMT_TOT_KEYS], failed[FMT_TOT_KEYS];
 };
@@ -124,6 +125,8 @@ static inline int fmt_wtot_start(struct fmt_wtotals *t, uint64_t size, uint64_t 
     if (!last)
         return -ENOMEM;
     *last = made ? serial : 0;
+    t->cur->allocs += made;
+    t->cur->alloc_bytes += made ? size : 0;
     t->cur->heap += (int64_t)size;
     t->cur->blocks++;
     t->changed = true;

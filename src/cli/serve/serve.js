@@ -7,7 +7,7 @@
 
 const token = new URLSearchParams(location.search).get('token') || '';
 const $ = (id) => document.getElementById(id);
-const state = { report: null, version: '', firstNs: 0, lastNs: 0, list: 'peak', window: null, at: null, zoom: null };
+const state = { report: null, version: '', firstNs: 0, lastNs: 0, list: 'peak', window: null, at: null, zoom: null, totals: false };
 
 // The charts' span of trace time: the whole trace, or the zoom (timeline
 // --from --to); x(t) in 0..1000 across it.
@@ -493,6 +493,7 @@ for (const b of document.querySelectorAll('#site-tabs button'))
 async function loadLeaks() {
   const v = Number($('at').value);
   const params = { top: '20' };
+  if (state.totals) params.index = '1';
   if (v < 1000) {
     state.at = Math.round(state.firstNs + ((state.lastNs - state.firstNs) * v) / 1000);
     params.at = `${state.at}ns`;
@@ -525,19 +526,22 @@ $('at').addEventListener('input', () => {
 });
 
 // The three charts, of one timeline: about 400 rows over the whole trace
-// or the zoom (at least 1 us apart over the whole trace, 1 ns zoomed).
+// or the zoom (at least 1 us apart over the whole trace, 1 ns zoomed); a
+// trace with chunk totals (format 1.10) draws the whole trace from them, a
+// row at each chunk's end (timeline --index: no event read).
 async function loadCharts() {
   const z = state.zoom;
   const len = z ? z.to - z.from : Math.max(1, state.lastNs);
   const interval = `${Math.max(z ? 1 : 1000, Math.round(len / 400))}ns`;
-  const params = { interval, sites: '8' };
+  const index = state.totals && !z;
+  const params = index ? { sites: '8', index: '1' } : { interval, sites: '8' };
   if (z) {
     params.from = `${z.from}ns`;
     params.to = `${z.to}ns`;
   }
   const timeline = await api('timeline', params);
   const chart = $('chart');
-  chart.dataset.interval = timeline.interval_ns ? `${timeline.interval_ns}ns` : interval;
+  chart.dataset.interval = index ? 'index' : timeline.interval_ns ? `${timeline.interval_ns}ns` : interval;
   chart.dataset.zoomFrom = z ? String(z.from) : '';
   chart.dataset.zoomTo = z ? String(z.to) : '';
   drawChart(timeline);
@@ -554,17 +558,35 @@ async function loadAll() {
   // answer from), and all come as they are done.
   const charts = loadCharts();
   charts.catch(() => {}); // its error is shown below, once
-  const report = await api('report', { top: '20' });
-  state.report = report;
-  showSummary(report);
-  showSites(report);
-  showProcesses(report);
-  showPrograms(report);
+  const report = await api('report', state.totals ? { top: '20', index: '1' } : { top: '20' });
+  showReport(report);
   await Promise.all([charts, loadLeaks(), state.window ? loadWindow() : null]);
   $('status').textContent = report.incomplete ? 'being written (or cut short)' : 'complete';
   $('status').dataset.complete = String(!report.incomplete);
   document.body.dataset.loaded = String(Number(document.body.dataset.loaded || 0) + 1);
   showError(null);
+  if (state.totals) checkTotals(report).catch(showError);
+}
+
+function showReport(report) {
+  state.report = report;
+  showSummary(report);
+  showSites(report);
+  showProcesses(report);
+  showPrograms(report);
+}
+
+// The first view from the chunks' totals is checked once shown: report
+// replays every event (and holds the summaries against them), and where
+// its answer differs the page says so and shows the replay's.
+async function checkTotals(fromTotals) {
+  const replayed = await api('report', { top: '20' });
+  const same = JSON.stringify(replayed) === JSON.stringify(fromTotals);
+  $('status').dataset.checked = same ? 'agree' : 'disagree';
+  if (!same) {
+    showReport(replayed);
+    showError(new Error("the trace's chunk totals disagree with its events: the numbers shown are the replay's"));
+  }
 }
 
 // Follow the trace: each second, ask whether it changed; only then ask
@@ -576,6 +598,7 @@ async function poll() {
     if (version !== state.version) {
       state.version = version;
       if (!state.lastNs) state.lastNs = s.last_ns || 0;
+      state.totals = Boolean(s.totals);
       await loadAll();
       $('status').textContent += `, updated ${new Date().toLocaleTimeString()}`;
     }

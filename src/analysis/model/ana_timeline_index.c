@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/* A timeline from the trace's chunk totals and summaries (format 1.10;
+ * timeline --index, the live view's first chart): a row per process image
+ * at the end of each chunk, read without decoding an event. Each row is
+ * the state after the chunk's last event (events of the next chunk at the
+ * same time come after it): heap and live blocks (the chunks' changes so
+ * far), heap_max the highest inside the chunk (its totals' peak from the
+ * heap at its start, or that heap), allocations so far, the latest RSS
+ * sample. Mappings are not in the totals: the rows have no committed or
+ * reserved memory. The sites' series are their stacks' live bytes at the
+ * same ends, from the summaries' deltas. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/model/ana_index.h"
+#include "analysis/model/ana_site_series.h"
+#include "analysis/model/ana_timeline.h"
+#include "util/util_array.h"
+
+const char *ana_timeline_index_refusal(struct fmt_reader *r, const struct ana_filter *f)
+{
+    if (!fmt_reader_has_totals(r))
+        return "the trace has no chunk totals (format 1.10: recorded by an older memscribe)";
+    if (!ana_filter_is_empty(f))
+        return "a selection (--pid, --exe, --thread) is not in the totals";
+    return ana_index_refusal(r, NULL);
+}
+
+/* One image's state after the chunks so far. */
+struct img {
+    bool seen, ended, has_rss, in_chunk;
+    uint32_t pid;
+    uint64_t end_ns;
+    int64_t heap, blocks, heap_max;
+    uint64_t allocs, alloc_bytes, rss;
+};
+
+struct walk {
+    struct img *im;
+    uint32_t nr_im;
+    /* the followed sites: their stacks sorted (with their place), their
+     * live bytes so far */
+    uint64_t *sorted; /* stack << 32 | place */
+    int64_t *live;
+    uint32_t n;
+};
+
+static int on_image(void *arg, const struct fmt_image_totals *t)
+{
+    struct walk *w = arg;
+    struct img *s = t->image < w->nr_im ? &w->im[t->image] : NULL;
+
+    if (!s)
+        return -EPROTO;
+    s->seen = s->in_chunk = true;
+    s->pid = t->pid;
+    s->heap_max = t->has_peak && t->peak > 0 ? s->heap + t->peak : s->heap;
+    s->heap += t->heap;
+    s->blocks += t->blocks;
+    s->allocs += t->allocs;
+    s->alloc_bytes += t->alloc_bytes;
+    if (t->has_rss) {
+        s->has_rss = true;
+        s->rss = t->rss_last;
+    }
+    if (t->ended) {
+        s->ended = true;
+        s->end_ns = t->end_ns;
+    }
+    return 0;
+}
+
+static void on_delta(void *arg, uint32_t stack, int64_t bytes, int64_t blocks)
+{
+    struct walk *w = arg;
+    uint64_t key = (uint64_t)stack << 32;
+    uint32_t lo = 0, hi = w->n;
+
+    (void)blocks;
+    while (lo < hi) { /* the first at or above stack's */
+        uint32_t mid = (lo + hi) / 2;
+        if (w->sorted[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < w->n && w->sorted[lo] >> 32 == stack; lo++)
+        w->live[(uint32_t)w->sorted[lo]] += bytes;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* The rows of time t_ns: one per image seen and not ended before it. */
+static int emit(struct ana_timeline *tl, struct walk *w, uint64_t t_ns)
+{
+    for (uint32_t i = 0; i < w->nr_im; i++) {
+        struct img *s = &w->im[i];
+        if (!s->seen || (s->ended && s->end_ns < t_ns))
+            continue;
+        if (tl->nr_rows >= ANA_TIMELINE_MAX_ROWS)
+            return -EOVERFLOW;
+        if (UTIL_ARRAY_RESERVE(tl->rows, tl->cap_rows, tl->nr_rows + 1, 256))
+            return -ENOMEM;
+        tl->rows[tl->nr_rows++] = (struct ana_timeline_row){
+            .t_ns = t_ns,
+            .image = i,
+            .pid = s->pid,
+            .heap = (uint64_t)s->heap,
+            .heap_max = (uint64_t)(s->in_chunk ? s->heap_max : s->heap),
+            .allocated_bytes = s->alloc_bytes,
+            .nr_allocs = s->allocs,
+            .live_blocks = (uint64_t)s->blocks,
+            .rss = s->rss,
+            .has_rss = s->has_rss,
+        };
+        s->in_chunk = false;
+    }
+    return 0;
+}
+
+static int series_row(struct ana_site_series *se, const struct walk *w, uint64_t t_ns)
+{
+    if (UTIL_ARRAY_RESERVE(se->t_ns, se->cap_times, se->nr_times + 1, 64))
+        return -ENOMEM;
+    uint64_t *b =
+        realloc(se->bytes, (se->nr_times + 1) * (se->nr_sites ? se->nr_sites : 1) * sizeof(*b));
+    if (!b)
+        return -ENOMEM;
+    se->bytes = b;
+    se->t_ns[se->nr_times] = t_ns;
+    for (uint32_t k = 0; k < se->nr_sites; k++)
+        b[se->nr_times * se->nr_sites + k] = w->live[k] > 0 ? (uint64_t)w->live[k] : 0;
+    se->nr_times++;
+    return 0;
+}
+
+int ana_timeline_from_totals(struct ana_timeline *tl, struct fmt_reader *r, const uint32_t *stacks,
+                             uint32_t n, struct ana_site_series *se)
+{
+    struct walk w = {.nr_im = fmt_reader_nr_images(r), .n = n};
+    int rc = 0;
+
+    memset(tl, 0, sizeof(*tl));
+    tl->index = true;
+    tl->from_ns = 0;
+    tl->to_ns = UINT64_MAX;
+    if (se)
+        memset(se, 0, sizeof(*se));
+    w.im = calloc((size_t)w.nr_im + 1, sizeof(*w.im));
+    w.sorted = calloc((size_t)n + 1, sizeof(*w.sorted));
+    w.live = calloc((size_t)n + 1, sizeof(*w.live));
+    if (se && n && !(se->stacks = malloc(n * sizeof(*se->stacks))))
+        rc = -ENOMEM;
+    if (!w.im || !w.sorted || !w.live || rc) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        w.sorted[k] = (uint64_t)stacks[k] << 32 | k;
+        if (se)
+            se->stacks[k] = stacks[k];
+    }
+    qsort(w.sorted, n, sizeof(*w.sorted), cmp_u64);
+    if (se)
+        se->nr_sites = n;
+    for (uint32_t k = 0; k < fmt_reader_nr_chunks(r) && !rc; k++) {
+        uint64_t t_ns = fmt_reader_chunk(r, k)->last_ts_ns;
+        rc = fmt_reader_chunk_totals(r, k, on_image, NULL, &w);
+        if (!rc && se && n)
+            rc = fmt_reader_chunk_delta(r, k, on_delta, &w);
+        rc = rc ?: emit(tl, &w, t_ns);
+        if (!rc && se)
+            rc = series_row(se, &w, t_ns);
+    }
+    tl->nr_images = 0;
+    for (uint32_t i = 0; i < w.nr_im; i++)
+        tl->nr_images += w.im[i].seen;
+out:
+    if (rc) {
+        ana_timeline_release(tl);
+        if (se)
+            ana_site_series_release(se);
+    }
+    free(w.im);
+    free(w.sorted);
+    free(w.live);
+    return rc;
+}
