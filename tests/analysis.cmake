@@ -16,6 +16,8 @@ ms_test_program(ana_heapcheck ${PROJECT_SOURCE_DIR}/tests/programs/ana_heapcheck
 ms_e2e_test(ana_heaptrack ana_heaptrack.sh)
 ms_test_program(ana_procs ${PROJECT_SOURCE_DIR}/tests/programs/ana_procs.c)
 ms_e2e_test(ana_procs ana_procs.sh)
+# report --index and timeline --index from format 1.10's chunk totals
+ms_e2e_test(ana_index_totals ana_index_totals.sh)
 ms_test_program(ana_threads ${PROJECT_SOURCE_DIR}/tests/programs/ana_threads.c LIBS Threads::Threads)
 ms_e2e_test(ana_threads ana_threads.sh)
 ms_test_program(ana_temporary ${PROJECT_SOURCE_DIR}/tests/programs/ana_temporary.c LIBS Threads::Threads)

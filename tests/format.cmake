@@ -5,11 +5,11 @@
 # itself runs from scripts/test.sh (tests/fuzz/run.sh: it needs clang).
 
 set(FMT_UNIT ${PROJECT_SOURCE_DIR}/tests/unit)
-foreach(t prims roundtrip corrupt size golden golden_win sample pools reach agg segment later)
+foreach(t prims roundtrip corrupt size golden golden_win sample pools reach agg segment totals later)
   ms_unit_test(test_fmt_${t} ${FMT_UNIT}/test_fmt_${t}.c ${FMT_UNIT}/test_fmt_util.c
                LIBS ms_format)
 endforeach()
-foreach(t golden golden_win sample pools reach agg segment later)
+foreach(t golden golden_win sample pools reach agg segment totals later)
   target_compile_definitions(test_fmt_${t} PRIVATE
     MS_GOLDEN_DIR="${PROJECT_SOURCE_DIR}/tests/golden")
 endforeach()

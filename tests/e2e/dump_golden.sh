@@ -32,6 +32,7 @@ golden v1_6_reach    # feature bit REACH: reachability classes at exit (docs/for
 golden v1_7          # realloc addresses predicted, class tops (docs/format.md, "Reallocs")
 golden v1_8_aggregate # feature bit AGGREGATE: batches, transient moments (docs/format.md, "Aggregated traces")
 golden v1_9_segment  # feature bit SEGMENT: a --keep-last segment, blocks carried in (docs/format.md, "Segments")
+golden v1_10         # feature bit TOTALS: each chunk's totals (docs/format.md, "TOTALS"; read by test_fmt_totals)
 golden v1_4_pools    # feature bit POOLS: the program's own pools (docs/format.md, "Pools")
 golden v1_3_wine     # META records WINE_PREFIX and WINE_DLL_DIR (docs/format.md, "META")
 

@@ -43,6 +43,19 @@ static void use_tables(struct fmt_reader *r)
     (void)acc;
 }
 
+/* Format 1.10's chunk totals: every chunk's, images and stacks. */
+static int sink_image(void *arg, const struct fmt_image_totals *t)
+{
+    *(volatile uint64_t *)arg += t->calls[1] + (uint64_t)t->peak + t->rss_max;
+    return 0;
+}
+
+static int sink_stack(void *arg, const struct fmt_stack_totals *t)
+{
+    *(volatile uint64_t *)arg += t->allocs + t->temp_bytes;
+    return 0;
+}
+
 static void use_events(struct fmt_reader *r)
 {
     struct fmt_event ev;
@@ -69,6 +82,11 @@ static void use_events(struct fmt_reader *r)
         if (fmt_reader_next(r, &ev) > 0)
             acc += ev.ts_ns;
         fmt_reader_live_at_chunk(r, nr_chunks, sink, &live);
+        for (uint32_t k = 0; k < nr_chunks && fmt_reader_has_totals(r); k++) {
+            uint64_t sum = 0;
+            fmt_reader_chunk_totals(r, k, sink_image, sink_stack, &sum);
+            acc += sum;
+        }
         /* A range (fmt_reader_seek_range: a parallel replay's), then every
          * chunk again with its summary held against its events (dump
          * --verify, report --verify). */

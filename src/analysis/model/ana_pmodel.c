@@ -349,7 +349,7 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
     unsigned n = 0;
     int rc;
 
-    if (!po->from_index && !ana_pmodel_supported(opt))
+    if (!po->from_index && !po->from_totals && !ana_pmodel_supported(opt))
         return -ENOTSUP;
     if (po->from_totals && po->reader)
         return totals_build(out, po->reader, path, opt, err, err_size);

@@ -25,20 +25,17 @@ const char *ana_pmodel_totals_refusal(struct fmt_reader *r, const struct ana_mod
 
     if (!fmt_reader_has_totals(r))
         return "the trace has no chunk totals (format 1.10: recorded by an older memscribe)";
-    if (!ana_pmodel_supported(opt) || (opt && opt->programs))
-        return "these options need every block or the per-program view";
-    if (opt && !ana_filter_is_empty(opt->filter))
-        return "a selection (--pid, --exe, --thread) is not in the totals";
-    const char *no = ana_index_refusal(r, NULL);
-    if (no)
-        return no;
     for (uint32_t i = 0; i < fmt_reader_nr_images(r); i++)
         images += fmt_reader_image(r, i) != NULL;
     /* As the parallel replay (ana_pmodel.c): a range cannot take an
      * image's exit out of the running total without its heap then. */
     if (images > 1)
         return "a trace of several processes is merged from its events";
-    return NULL;
+    if (opt && !ana_filter_is_empty(opt->filter))
+        return "a selection (--pid, --exe, --thread) is not in the totals";
+    if (!ana_pmodel_supported(opt) || (opt && opt->programs))
+        return "these options need every block";
+    return ana_index_refusal(r, NULL);
 }
 
 /* Chunk k's partial model being made from its totals. */
@@ -251,11 +248,18 @@ static int as_range(struct ana_model *m)
     return 0;
 }
 
+/* Chunks merged at once into the model so far: the merge walks every
+ * stack id of its ranges, so one a chunk (a python3 trace in chunks of
+ * 2,048 events: 817 chunks of 43,000 stacks) spent its time making and
+ * walking models; 64 at once, 1.0 -> 0.2 s. */
+#define BATCH 64
+
 int ana_pmodel_totals_build(struct ana_model **out, struct fmt_reader *r, const char *path,
                             const struct ana_model_options *opt, char *err, size_t err_size)
 {
     uint32_t n = fmt_reader_nr_chunks(r);
     struct peak_find pf = {.found = -1};
+    struct range rg[BATCH + 1];
     struct ana_model *acc = NULL;
     int rc = 0;
 
@@ -263,17 +267,21 @@ int ana_pmodel_totals_build(struct ana_model **out, struct fmt_reader *r, const 
         rc = fmt_reader_chunk_totals(r, pf.k, peak_image, NULL, &pf);
     if (!rc && !(rc = ana_model_create(&acc, opt)))
         rc = as_range(acc);
-    for (uint32_t k = 0; k < n && !rc; k++) {
-        struct range two[2] = {{.m = acc}, {.m = NULL}};
+    for (uint32_t k = 0; k < n && !rc;) {
+        unsigned nr = 1;
         struct ana_model *next = NULL;
-        if ((rc = chunk_model(r, k, opt, &two[1].m)))
-            break;
-        if ((int64_t)k == pf.found)
-            rc = peak_shares(r, path, opt, k, two[1].m, err, err_size);
+        memset(rg, 0, sizeof(rg));
+        rg[0].m = acc;
+        for (; nr <= BATCH && k < n && !rc; nr++, k++) {
+            rc = chunk_model(r, k, opt, &rg[nr].m);
+            if (!rc && (int64_t)k == pf.found)
+                rc = peak_shares(r, path, opt, k, rg[nr].m, err, err_size);
+        }
         rc = rc ?: ana_model_create(&next, opt);
-        rc = rc ?: ana_pmodel_merge(next, two, 2);
+        rc = rc ?: ana_pmodel_merge(next, rg, nr);
         rc = rc ?: as_range(next);
-        ana_model_destroy(two[1].m);
+        for (unsigned i = 1; i < nr; i++)
+            ana_model_destroy(rg[i].m);
         if (rc) {
             ana_model_destroy(next);
             break;

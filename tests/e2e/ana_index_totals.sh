@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# report --index and timeline --index (format 1.10's chunk totals, docs/
+# format.md "TOTALS"; docs/report.md, docs/timeline.md): on programs of
+# this tree (temporaries by heaptrack's rule per thread, every call kind,
+# threads) and on real ones nobody here wrote (python3 with
+# PYTHONMALLOC=malloc, perl, sqlite3, sort), each cut into chunks of 64
+# or 2,048 events (MEMSCRIBE_CHUNK_EVENTS) so that the totals of many
+# chunks are merged and the peak falls inside one: report --index prints what report prints, byte for
+# byte, in text and JSON; the index timeline's last row is the replayed
+# timeline's last row (heap, allocations, bytes, live blocks, RSS), its
+# highest heap_max is report's peak, and its sites are the replay's, their
+# series ending where the replay's do. A trace of several processes, a selection and an older trace are
+# replayed, with a note on stderr that says why. Needs MEMSCRIBE,
+# MS_PROGRAMS.
+# shellcheck source=tests/e2e/ana_lib.sh
+source "$(dirname "$0")/ana_lib.sh"
+: "${MS_SOURCE:?set by ctest}"
+
+# usage: same NAME: report with and without --index on $WORK/NAME.mscr.
+same() {
+    local t=$WORK/$1.mscr f
+    for f in text json; do
+        "$MEMSCRIBE" report --format=$f "$t" >"$WORK/a.$f" 2>"$WORK/a.err" ||
+            fail "$1: report: $(cat "$WORK/a.err")"
+        "$MEMSCRIBE" report --index --format=$f "$t" >"$WORK/b.$f" 2>"$WORK/b.err" ||
+            fail "$1: report --index: $(cat "$WORK/b.err")"
+        [ ! -s "$WORK/b.err" ] || fail "$1: report --index replayed: $(cat "$WORK/b.err")"
+        cmp -s "$WORK/a.$f" "$WORK/b.$f" ||
+            fail "$1: report --index ($f) differs: $(diff "$WORK/a.$f" "$WORK/b.$f" | head -5)"
+    done
+    local chunks
+    chunks=$("$MEMSCRIBE" dump --header "$t" | sed -n 's/.* chunks=\([0-9]*\) .*/\1/p')
+    echo "ok: $1: report --index is report, text and JSON ($chunks chunks)"
+    timeline "$1"
+}
+
+# The index timeline against the replayed one and report.
+timeline() {
+    local t=$WORK/$1.mscr
+    "$MEMSCRIBE" timeline --index --sites 3 --format=json "$t" >"$WORK/ti.json" 2>"$WORK/ti.err" ||
+        fail "$1: timeline --index: $(cat "$WORK/ti.err")"
+    [ ! -s "$WORK/ti.err" ] || fail "$1: timeline --index replayed: $(cat "$WORK/ti.err")"
+    "$MEMSCRIBE" timeline --sites 3 --format=json "$t" >"$WORK/tr.json" || fail "$1: timeline failed"
+    local last='.processes[0].rows[-1] | [.time_ns, .heap_bytes, .allocations, .allocated_bytes, .live_blocks, .rss_bytes]'
+    expect "$1: the index timeline's last row" "$(jq -c "$last" "$WORK/ti.json")" \
+        "$(jq -c "$last" "$WORK/tr.json")"
+    expect "$1: the index timeline's highest heap_max" \
+        "$(jq '[.processes[0].rows[].heap_max_bytes] | max' "$WORK/ti.json")" \
+        "$(jq '.processes[0].peak_bytes' "$WORK/a.json")"
+    expect "$1: rows at the chunks' ends" "$(jq '.index' "$WORK/ti.json")" true
+    # The same sites as the replay's, their series ending as its do.
+    local n
+    [ "$(jq -c '[.sites[].stack]' "$WORK/ti.json")" = "$(jq -c '[.sites[].stack]' "$WORK/tr.json")" ] ||
+        fail "$1: the index timeline's sites are not the replay's"
+    expect "$1: the sites' last bytes" "$(jq -c '[.sites[].bytes[-1]]' "$WORK/ti.json")" \
+        "$(jq -c '[.sites[].bytes[-1]]' "$WORK/tr.json")"
+    n=$(jq '.sites | length' "$WORK/ti.json")
+    echo "ok: $1: timeline --index ends where the replay ends, its peak is report's, $n sites"
+}
+
+# usage: rec NAME CMD...: record CMD in chunks of $CHUNK events.
+CHUNK=64
+rec() {
+    local name=$1
+    shift
+    MEMSCRIBE_CHUNK_EVENTS=$CHUNK "$MEMSCRIBE" record -q -o "$WORK/$name.mscr" -- "$@" \
+        >/dev/null 2>"$WORK/rec.err" || fail "record $name: $(cat "$WORK/rec.err")"
+}
+
+rec temporary "$MS_PROGRAMS/ana_temporary"
+same temporary
+rec threads "$MS_PROGRAMS/ana_threads"
+same threads
+rec calls "$MS_PROGRAMS/col_calls"
+same calls
+rec hog "$MS_PROGRAMS/ana_hog"
+same hog
+# Real programs, larger: chunks of 2,048 events.
+CHUNK=2048
+PYTHONMALLOC=malloc rec python /usr/bin/python3 -c '
+import json
+d = [{"k": i, "v": [str(i)] * 3} for i in range(20000)]
+print(len(json.dumps(d)))'
+same python
+rec perl /usr/bin/perl -e 'my %h; $h{$_ % 5000} .= "x" x ($_ % 64) for 1 .. 60000; print scalar(keys %h), "\n"'
+same perl
+seq 1 50000 | sed 's/^/k/' >"$WORK/words"
+rec sort sort -R "$WORK/words"
+same sort
+if command -v sqlite3 >/dev/null; then
+    rec sqlite sqlite3 :memory: 'create table t(a, b); with recursive c(x) as (select 1 union all select x + 1 from c where x < 20000) insert into t select x, hex(randomblob(x % 100)) from c; select count(*), sum(length(b)) from t;'
+    same sqlite
+fi
+
+# Replayed, and said why: several processes, a selection, no totals.
+rec procs "$MS_PROGRAMS/ana_procs"
+run 0 report --index "$WORK/procs.mscr"
+grep -q 'several processes.*replaying' "$WORK/err" || fail "procs: no note: $(cat "$WORK/err")"
+"$MEMSCRIBE" report "$WORK/procs.mscr" >"$WORK/a.txt"
+cmp -s "$WORK/out" "$WORK/a.txt" || fail "procs: report --index (replayed) differs from report"
+pid=$(jq '.processes[0].pid' "$WORK/a.json")
+run 0 report --index --pid "$pid" "$WORK/sqlite.mscr"
+grep -q 'selection.*replaying' "$WORK/err" || fail "--pid: no note: $(cat "$WORK/err")"
+run 0 timeline --index --interval 1ms "$WORK/temporary.mscr"
+grep -q 'interval.*replaying' "$WORK/err" || fail "--interval: no note: $(cat "$WORK/err")"
+run 0 report --index "$MS_SOURCE/tests/golden/v1_9_segment.mscr"
+grep -q 'no chunk totals.*replaying' "$WORK/err" || fail "1.9: no note: $(cat "$WORK/err")"
+run 2 report --index --verify "$WORK/temporary.mscr"
+echo "ok: replayed where the totals cannot answer, with a note"

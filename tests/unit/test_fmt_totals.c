@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: MIT */
+/* Format 1.10's chunk totals (docs/format.md, "TOTALS"; feature bit 33):
+ * a trace of two processes, two threads in the first, in chunks of 6
+ * events, whose every chunk's totals are held against numbers worked out
+ * here by hand from the events: calls by kind, failed calls, a free of an
+ * address never allocated and free(NULL), temporary allocations by
+ * heaptrack's rule per thread (one thread's allocation between another's
+ * malloc and free does not spoil it, nor does a free of an address not
+ * live; a realloc of the latest block is one; a block freed by another
+ * thread is not), the heap's change and its highest and when, pymalloc's arenas, a
+ * snapshot's mapping, RSS samples, dropped events and an exit; the
+ * stacks' allocations and temporaries; a trace without the option has no
+ * totals (-EINVAL); and tests/golden/v1_10.mscr, which must read back as
+ * it always did. MS_FMT_WRITE_GOLDEN_1_10=PATH writes it anew; do that
+ * only for a new format version, into a new file. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "test_fmt_util.h"
+
+#ifndef MS_GOLDEN_DIR
+#error "MS_GOLDEN_DIR must name tests/golden"
+#endif
+
+#define H 0x5555400000ull
+
+static const struct fmt_writer_options tot_opt = {.time_unit_ns = 1000,
+                                                  .time_pack = 1,
+                                                  .free_ranks = 1,
+                                                  .realloc_pred = 1,
+                                                  .totals = 1,
+                                                  .chunk_events = 6};
+
+static struct fmt_event heap(uint16_t kind, uint64_t us, uint32_t thread, uint64_t addr,
+                             uint64_t size, uint32_t stack)
+{
+    struct fmt_event ev = tfmt_mk(kind, us * 1000, thread);
+
+    ev.addr = addr;
+    ev.size = size;
+    ev.stack = stack;
+    return ev;
+}
+
+/* 18 events, three chunks of 6 (threads 0 and 1: image 0; thread 2:
+ * image 1). Stacks 1..3 are interned by the writer in that order. */
+static size_t events(struct fmt_event *ev)
+{
+    size_t n = 0;
+
+    /* chunk 0 */
+    ev[n] = tfmt_mk(FMT_EV_MMAP, 10000, 0); /* mapped at start: not a call */
+    ev[n].addr = 0x7f0000000000ull;
+    ev[n].size = 4096;
+    ev[n].arg[0] = 1;
+    ev[n].arg[1] = 2;
+    ev[n++].origin = FMT_ORIGIN_SNAPSHOT;
+    ev[n++] = heap(FMT_EV_MALLOC, 20, 0, H, 100, 1);        /* #2, freed at 40: temporary */
+    ev[n++] = heap(FMT_EV_MALLOC, 30, 1, H + 0x100, 50, 2); /* #3, another thread's */
+    ev[n++] = heap(FMT_EV_FREE, 40, 0, H, 0, 0);
+    ev[n++] = heap(FMT_EV_MALLOC, 50, 0, H + 0x200, 300, 1); /* #4, lives: the peak 350 */
+    ev[n] = heap(FMT_EV_MALLOC, 60, 0, 0, 1ull << 40, 3);    /* failed */
+    ev[n++].flags = FMT_EVF_FAILED;
+    /* chunk 1 */
+    ev[n++] = heap(FMT_EV_FREE, 70, 1, H + 0x900, 0, 0); /* never allocated */
+    ev[n++] = heap(FMT_EV_FREE, 80, 1, 0, 0, 0);         /* free(NULL) */
+    ev[n] = heap(FMT_EV_REALLOC, 90, 1, H + 0x100, 80, 2); /* #5 from #3, its latest: temporary */
+    ev[n++].old_addr = H + 0x100;
+    ev[n] = tfmt_mk(FMT_EV_RSS, 100000, 0);
+    ev[n++].size = 8192;
+    ev[n] = tfmt_mk(FMT_EV_RSS, 110000, 0);
+    ev[n++].size = 4096;
+    ev[n] = tfmt_mk(FMT_EV_MMAP, 120000, 0); /* a pymalloc arena */
+    ev[n].addr = 0x7f0000100000ull;
+    ev[n].size = 1u << 20;
+    ev[n].arg[0] = 3;
+    ev[n++].arg[1] = 0x22;
+    /* chunk 2 */
+    ev[n++] = heap(FMT_EV_MALLOC, 130, 2, H + 0x1000, 64, 3); /* image 1 */
+    ev[n] = tfmt_mk(FMT_EV_DROPPED, 140000, 2);
+    ev[n++].arg[0] = 7;
+    ev[n++] = heap(FMT_EV_FREE, 150, 1, H + 0x200, 0, 0); /* #4, another thread's block */
+    ev[n++] = heap(FMT_EV_FREE, 160, 0, H + 0x100, 0, 0); /* #5 (thread 0's latest is #4) */
+    ev[n] = tfmt_mk(FMT_EV_PROCESS_EXIT, 170000, 0);
+    ev[n++].arg[1] = 1;
+    ev[n++] = heap(FMT_EV_FREE, 180, 2, H + 0x1000, 0, 0); /* #6, its latest: temporary */
+    return n;
+}
+
+static void write_trace(struct tfmt *t)
+{
+    static const uint64_t frames[3][2] = {{0x401000, 0x402000}, {0x401100, 0x402000},
+                                          {0x401200, 0x402000}};
+    struct fmt_event ev[32];
+    size_t n = events(ev);
+    uint32_t id;
+
+    memset(t, 0, sizeof(*t));
+    tfmt_start_opt(t, &tot_opt);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(fmt_writer_stack(t->w, 0, frames[i], 2, &id), 0);
+    for (size_t i = 0; i < n; i++) {
+        ev[i].stack = ev[i].stack ? ev[i].stack + 1 : 0; /* the leaves' ids: a shared root */
+        assert_int_equal(fmt_writer_event(t->w, &ev[i]), 0);
+    }
+}
+
+/* What a chunk's totals must say. */
+struct want_image {
+    uint32_t image;
+    uint64_t first_us, last_us;
+    uint64_t malloc_calls, malloc_failed, free_calls, realloc_calls, mmap_calls, rss_calls;
+    uint64_t start_maps, arena_maps, unmatched, dropped, allocs, alloc_bytes;
+    int64_t heap, blocks;
+    bool has_peak;
+    int64_t peak, peak_blocks;
+    uint64_t peak_us;
+    bool has_rss;
+    uint64_t rss_max, rss_max_us, rss_last, rss_last_us;
+    bool ended;
+    uint64_t end_us;
+};
+
+struct want_stack {
+    uint32_t stack;
+    uint64_t allocs, alloc_bytes, temps, temp_bytes;
+};
+
+struct got {
+    struct fmt_image_totals img[4];
+    struct fmt_stack_totals stk[8];
+    unsigned nr_img, nr_stk;
+};
+
+static int got_image(void *arg, const struct fmt_image_totals *t)
+{
+    struct got *g = arg;
+
+    assert_true(g->nr_img < 4);
+    g->img[g->nr_img++] = *t;
+    return 0;
+}
+
+static int got_stack(void *arg, const struct fmt_stack_totals *t)
+{
+    struct got *g = arg;
+
+    assert_true(g->nr_stk < 8);
+    g->stk[g->nr_stk++] = *t;
+    return 0;
+}
+
+static void check_image(const struct fmt_image_totals *g, const struct want_image *w)
+{
+    assert_int_equal(g->image, w->image);
+    assert_int_equal(g->first_ns, w->first_us * 1000);
+    assert_int_equal(g->last_ns, w->last_us * 1000);
+    assert_int_equal(g->calls[FMT_EV_MALLOC], w->malloc_calls);
+    assert_int_equal(g->failed[FMT_EV_MALLOC], w->malloc_failed);
+    assert_int_equal(g->calls[FMT_EV_FREE], w->free_calls);
+    assert_int_equal(g->calls[FMT_EV_REALLOC], w->realloc_calls);
+    assert_int_equal(g->calls[FMT_EV_MMAP], w->mmap_calls);
+    assert_int_equal(g->calls[FMT_EV_RSS], w->rss_calls);
+    assert_int_equal(g->start_maps, w->start_maps);
+    assert_int_equal(g->arena_maps, w->arena_maps);
+    assert_int_equal(g->unmatched, w->unmatched);
+    assert_int_equal(g->dropped, w->dropped);
+    assert_int_equal(g->allocs, w->allocs);
+    assert_int_equal(g->alloc_bytes, w->alloc_bytes);
+    assert_int_equal(g->heap, w->heap);
+    assert_int_equal(g->blocks, w->blocks);
+    assert_int_equal(g->has_peak, w->has_peak);
+    if (w->has_peak) {
+        assert_int_equal(g->peak, w->peak);
+        assert_int_equal(g->peak_blocks, w->peak_blocks);
+        assert_int_equal(g->peak_ns, w->peak_us * 1000);
+    }
+    assert_int_equal(g->has_rss, w->has_rss);
+    if (w->has_rss) {
+        assert_int_equal(g->rss_max, w->rss_max);
+        assert_int_equal(g->rss_max_ns, w->rss_max_us * 1000);
+        assert_int_equal(g->rss_last, w->rss_last);
+        assert_int_equal(g->rss_last_ns, w->rss_last_us * 1000);
+    }
+    assert_int_equal(g->ended, w->ended);
+    if (w->ended)
+        assert_int_equal(g->end_ns, w->end_us * 1000);
+}
+
+static void check_stacks(const struct got *g, const struct want_stack *w, unsigned n)
+{
+    assert_int_equal(g->nr_stk, n);
+    for (unsigned i = 0; i < n; i++) {
+        assert_int_equal(g->stk[i].stack, w[i].stack);
+        assert_int_equal(g->stk[i].allocs, w[i].allocs);
+        assert_int_equal(g->stk[i].alloc_bytes, w[i].alloc_bytes);
+        assert_int_equal(g->stk[i].temps, w[i].temps);
+        assert_int_equal(g->stk[i].temp_bytes, w[i].temp_bytes);
+    }
+}
+
+static void check_totals(struct fmt_reader *r)
+{
+    struct got g;
+
+    assert_int_equal(fmt_reader_info(r)->version_minor, 10);
+    assert_true(fmt_reader_has_totals(r));
+    assert_int_equal(fmt_reader_nr_chunks(r), 3);
+
+    /* chunk 0: the snapshot's mapping (no call), #2 (temporary: freed by
+     * its thread with only thread 1's malloc in between), #3, #4 and the
+     * failed malloc; heap 100, 150, 50, 350: the peak at 50 us */
+    memset(&g, 0, sizeof(g));
+    assert_int_equal(fmt_reader_chunk_totals(r, 0, got_image, got_stack, &g), 0);
+    assert_int_equal(g.nr_img, 1);
+    check_image(&g.img[0], &(struct want_image){.image = 0,
+                                                .first_us = 10,
+                                                .last_us = 60,
+                                                .malloc_calls = 4,
+                                                .malloc_failed = 1,
+                                                .free_calls = 1,
+                                                .start_maps = 1,
+                                                .allocs = 3,
+                                                .alloc_bytes = 450,
+                                                .heap = 350,
+                                                .blocks = 2,
+                                                .has_peak = true,
+                                                .peak = 350,
+                                                .peak_blocks = 2,
+                                                .peak_us = 50});
+    check_stacks(&g,
+                 (struct want_stack[]){{2, 2, 400, 1, 100}, {3, 1, 50, 0, 0}},
+                 2);
+
+    /* chunk 1: two frees that end nothing (one unmatched), a realloc of
+     * #3 (80 bytes: heap 350 - 50 + 80 = 380, temporary: thread 1's
+     * latest), two RSS samples, an arena */
+    memset(&g, 0, sizeof(g));
+    assert_int_equal(fmt_reader_chunk_totals(r, 1, got_image, got_stack, &g), 0);
+    assert_int_equal(g.nr_img, 1);
+    check_image(&g.img[0], &(struct want_image){.image = 0,
+                                                .first_us = 70,
+                                                .last_us = 120,
+                                                .free_calls = 2,
+                                                .realloc_calls = 1,
+                                                .mmap_calls = 1,
+                                                .rss_calls = 2,
+                                                .arena_maps = 1,
+                                                .unmatched = 1,
+                                                .allocs = 1,
+                                                .alloc_bytes = 80,
+                                                .heap = 30,
+                                                .blocks = 0,
+                                                .has_peak = true,
+                                                .peak = 30,
+                                                .peak_blocks = 0,
+                                                .peak_us = 90,
+                                                .has_rss = true,
+                                                .rss_max = 8192,
+                                                .rss_max_us = 100,
+                                                .rss_last = 4096,
+                                                .rss_last_us = 110});
+    check_stacks(&g, (struct want_stack[]){{3, 1, 80, 1, 50}}, 1);
+
+    /* chunk 2: image 1's block, made and freed by its only thread
+     * (temporary), its dropped events; image 0's threads free each
+     * other's blocks (neither temporary), then it exits: its heap's
+     * highest change is its first, -300 */
+    memset(&g, 0, sizeof(g));
+    assert_int_equal(fmt_reader_chunk_totals(r, 2, got_image, got_stack, &g), 0);
+    assert_int_equal(g.nr_img, 2);
+    check_image(&g.img[0], &(struct want_image){.image = 0,
+                                                .first_us = 150,
+                                                .last_us = 170,
+                                                .free_calls = 2,
+                                                .heap = -380,
+                                                .blocks = -2,
+                                                .has_peak = true,
+                                                .peak = -300,
+                                                .peak_blocks = -1,
+                                                .peak_us = 150,
+                                                .ended = true,
+                                                .end_us = 170});
+    check_image(&g.img[1], &(struct want_image){.image = 1,
+                                                .first_us = 130,
+                                                .last_us = 180,
+                                                .malloc_calls = 1,
+                                                .free_calls = 1,
+                                                .dropped = 7,
+                                                .allocs = 1,
+                                                .alloc_bytes = 64,
+                                                .heap = 0,
+                                                .blocks = 0,
+                                                .has_peak = true,
+                                                .peak = 64,
+                                                .peak_blocks = 1,
+                                                .peak_us = 130});
+    assert_int_equal(g.img[1].calls[FMT_EV_DROPPED], 1);
+    assert_int_equal(g.img[0].calls[FMT_EV_PROCESS_EXIT], 1);
+    check_stacks(&g, (struct want_stack[]){{4, 1, 64, 1, 64}}, 1);
+}
+
+static void test_totals_roundtrip(void **state)
+{
+    const char *golden = getenv("MS_FMT_WRITE_GOLDEN_1_10");
+    struct tfmt t;
+
+    (void)state;
+    write_trace(&t);
+    if (golden) {
+        tfmt_save(&t, golden);
+        return;
+    }
+    tfmt_finish(&t);
+    struct fmt_reader *r = tfmt_open(&t);
+    check_totals(r);
+    assert_int_equal(fmt_reader_chunk_totals(r, 3, got_image, got_stack, NULL), -EINVAL);
+    fmt_reader_close(r);
+    tfmt_close(&t);
+}
+
+static void test_totals_golden(void **state)
+{
+    struct fmt_reader *r;
+    char err[600];
+
+    (void)state;
+    if (fmt_reader_open(&r, MS_GOLDEN_DIR "/v1_10.mscr", err, sizeof(err)))
+        fail_msg("%s", err);
+    check_totals(r);
+    fmt_reader_close(r);
+}
+
+/* Without the option: a 1.7 trace, no totals. */
+static void test_no_totals(void **state)
+{
+    struct fmt_writer_options opt = tot_opt;
+    struct fmt_event ev = heap(FMT_EV_MALLOC, 20, 0, H, 100, 0);
+    struct tfmt t;
+
+    (void)state;
+    opt.totals = 0;
+    tfmt_start_opt(&t, &opt);
+    assert_int_equal(fmt_writer_event(t.w, &ev), 0);
+    tfmt_finish(&t);
+    struct fmt_reader *r = tfmt_open(&t);
+    assert_int_equal(fmt_reader_info(r)->version_minor, 7);
+    assert_false(fmt_reader_has_totals(r));
+    assert_int_equal(fmt_reader_chunk_totals(r, 0, got_image, NULL, NULL), -EINVAL);
+    fmt_reader_close(r);
+    tfmt_close(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_totals_roundtrip),
+        cmocka_unit_test(test_totals_golden),
+        cmocka_unit_test(test_no_totals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
