@@ -296,10 +296,10 @@ static int status_answer(const struct cli_serve_trace *t, struct cli_serve_answe
      * first charts, asked at once with report */
     rc = answer_text(ans, 200,
                      "{\"size\": %llu, \"mtime_ns\": %llu, \"index\": %s, \"last_ns\": %llu, "
-                     "\"totals\": %s}\n",
+                     "\"totals\": %s, \"chunks\": %u}\n",
                      (unsigned long long)size, (unsigned long long)mtime,
                      cli_serve_index_ready(t->index, t->path) ? "true" : "false",
-                     (unsigned long long)t->last_ns, t->totals ? "true" : "false");
+                     (unsigned long long)t->last_ns, t->totals ? "true" : "false", t->chunks);
     ans->type = "application/json";
     return rc;
 }

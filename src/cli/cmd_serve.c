@@ -73,19 +73,23 @@ static void make_token(char *out, size_t size)
         snprintf(out + 2 * i, 3, "%02x", raw[i]);
 }
 
-/* What opening the trace says: 0 and its last event's time (the page's
- * first charts need the span before report), or -errno and why in err.
+/* What opening the trace t->path says: 0 and in t its last event's time
+ * (the page's first charts need the span before report), whether it is
+ * complete with chunk totals and its chunks (the page's first view from
+ * them), or -errno and why in err.
  * In a child: opening reads every definition (on a build of a thousand
  * processes, hundreds of MB of stack tables), which the long-lived server
  * would otherwise keep as its peak. */
-static int open_trace(const char *path, uint64_t *last_ns, bool *totals, char *err, size_t err_size)
+static int open_trace(struct cli_serve_trace *t, char *err, size_t err_size)
 {
+    const char *path = t->path;
     struct {
         int rc;
         uint64_t last_ns;
         bool totals;
+        uint32_t chunks;
         char err[512];
-    } res = {-EIO, 0, false, ""};
+    } res = {-EIO, 0, false, 0, ""};
     int fd[2];
 
     if (pipe2(fd, O_CLOEXEC)) {
@@ -104,6 +108,7 @@ static int open_trace(const char *path, uint64_t *last_ns, bool *totals, char *e
             res.last_ns = c.last_ts_ns;
             /* a trace being written is replayed for every query, as before */
             res.totals = fmt_reader_has_totals(r) && !fmt_reader_incomplete(r);
+            res.chunks = fmt_reader_nr_chunks(r);
             fmt_reader_close(r);
         }
         _exit(write(fd[1], &res, sizeof(res)) == (ssize_t)sizeof(res) ? 0 : 1);
@@ -120,8 +125,9 @@ static int open_trace(const char *path, uint64_t *last_ns, bool *totals, char *e
         return -EIO;
     }
     snprintf(err, err_size, "%s", res.err);
-    *last_ns = res.last_ns;
-    *totals = res.totals;
+    t->last_ns = res.last_ns;
+    t->totals = res.totals;
+    t->chunks = res.chunks;
     return res.rc;
 }
 
@@ -176,7 +182,7 @@ int cmd_serve(int argc, char **argv)
     t.path = argv[optind];
 
     /* Say now, not at the first query, when the file is not a trace. */
-    if (open_trace(t.path, &t.last_ns, &t.totals, err, sizeof(err)))
+    if (open_trace(&t, err, sizeof(err)))
         cli_die("serve: %s", err);
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (n <= 0)

@@ -14,6 +14,9 @@ Chromium driven by Selenium), against the JSON of the commands a user runs:
   --format=json --from F --to T` of the times the page asked for (each
   process's AIFI, AIFO, AOFI, AOFO counts and bytes and Impacting Size, and
   the rows in order);
+- a trace with chunk totals (format 1.10): the first view from them
+  (report --index, timeline --index), then the page's check of them (report
+  replayed: they agree);
 - the chart zoomed into that window, and into 40 time units at the peak
   (rows a time unit apart: single events), against `memscribe timeline
   --format=json --from F --to T --interval I`;
@@ -172,9 +175,17 @@ for what, extra, ul in (("callers", ["--bottom-up"], "callers"), ("callees", [],
         errors.append("%s of %s: none" % (what, fn))
 
 # The top sites over time: each band's values, the series of timeline
-# --sites 8 at the interval the page asked for.
+# --sites 8 at the interval the page asked for, or, for a trace with chunk
+# totals (format 1.10), timeline --index's (rows at each chunk's end).
 interval = d.find_element(By.ID, "chart").get_attribute("data-interval")
-tl = cmd("timeline", "--sites", "8", "--interval", interval)
+if interval == "index":
+    tl = cmd("timeline", "--sites", "8", "--index")
+    # The first view from the totals, then its check: report replayed.
+    wait(d, "return document.getElementById('status').dataset.checked", "the totals' check")
+    check("the totals' check", d.find_element(By.ID, "status").get_attribute("data-checked"),
+          "agree")
+else:
+    tl = cmd("timeline", "--sites", "8", "--interval", interval)
 got = d.execute_script("return [...document.querySelectorAll('#sites-legend li')]"
                        ".map(li => li.dataset.bytes)")
 check("sites over time (%d sites, %d times)" % (len(tl["sites"]), len(tl["site_times_ns"])), got,

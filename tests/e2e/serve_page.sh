@@ -86,6 +86,17 @@ cmp -s "$WORK/q0.body" "$WORK/report.json" || fail "the answer for q=0 is not re
 echo "ok: answers gzipped for gzip clients, plain for others, report's bytes both"
 stop
 
+# The demo in chunks of 4 events (MEMSCRIBE_CHUNK_EVENTS): more than 100 chunks, so
+# the page draws the whole run from the chunks' totals (timeline --index, a row per
+# chunk), asks report and leaks from them, then checks them by report replayed.
+MEMSCRIBE_CHUNK_EVENTS=4 record_demo "$WORK/small.mscr"
+serve "$WORK/small.mscr"
+expect "small chunks: totals" "$(curl -s "$BASE/api/status?token=$TOKEN" | jq -c '[.totals, .chunks > 100]')" \
+    "[true,true]"
+"$PY" "$MS_SOURCE/tests/e2e/serve_page.py" "$URL" "$MEMSCRIBE" "$WORK/small.mscr" "$ART/serve-totals.png" ||
+    fail "small chunks: the page shows other numbers than the commands (above)"
+stop
+
 # A trace whose chunk summary does not match its events (a crafted malloc the
 # summary leaves out): report fails saying so, and the index is never used.
 serve "$MS_SOURCE/tests/fuzz/corpus/crafted-ok"

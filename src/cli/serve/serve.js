@@ -7,7 +7,10 @@
 
 const token = new URLSearchParams(location.search).get('token') || '';
 const $ = (id) => document.getElementById(id);
-const state = { report: null, version: '', firstNs: 0, lastNs: 0, list: 'peak', window: null, at: null, zoom: null, totals: false };
+const state = { report: null, version: '', firstNs: 0, lastNs: 0, list: 'peak', window: null, at: null, zoom: null, totals: false, chunks: 0 };
+// A chart from the chunks' totals has a row per chunk: drawn so from this
+// many chunks (a trace of 50 M events and more), the replay's 400 rows below.
+const INDEX_CHART_CHUNKS = 100;
 
 // The charts' span of trace time: the whole trace, or the zoom (timeline
 // --from --to); x(t) in 0..1000 across it.
@@ -527,13 +530,13 @@ $('at').addEventListener('input', () => {
 
 // The three charts, of one timeline: about 400 rows over the whole trace
 // or the zoom (at least 1 us apart over the whole trace, 1 ns zoomed); a
-// trace with chunk totals (format 1.10) draws the whole trace from them, a
-// row at each chunk's end (timeline --index: no event read).
+// large trace with chunk totals (format 1.10) draws the whole trace from
+// them, a row at each chunk's end (timeline --index: no event read).
 async function loadCharts() {
   const z = state.zoom;
   const len = z ? z.to - z.from : Math.max(1, state.lastNs);
   const interval = `${Math.max(z ? 1 : 1000, Math.round(len / 400))}ns`;
-  const index = state.totals && !z;
+  const index = state.totals && state.chunks >= INDEX_CHART_CHUNKS && !z;
   const params = index ? { sites: '8', index: '1' } : { interval, sites: '8' };
   if (z) {
     params.from = `${z.from}ns`;
@@ -599,6 +602,7 @@ async function poll() {
       state.version = version;
       if (!state.lastNs) state.lastNs = s.last_ns || 0;
       state.totals = Boolean(s.totals);
+      state.chunks = s.chunks || 0;
       await loadAll();
       $('status').textContent += `, updated ${new Date().toLocaleTimeString()}`;
     }
