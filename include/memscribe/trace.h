@@ -323,17 +323,17 @@ int fmt_reader_live_at_chunk(struct fmt_reader *r, uint32_t k, fmt_stack_live_fn
 struct fmt_image_totals {
     uint32_t image, pid;
     bool has_peak, has_rss, ended;
-    uint64_t first_ns, last_ns;     /* its first and last event in the chunk */
-    int64_t heap, blocks;           /* its heap's change over the chunk */
-    int64_t peak, peak_blocks;      /* the highest change after a block started or ended */
-    uint64_t peak_ns;               /* when first reached */
-    uint64_t start_maps;            /* a snapshot's mappings (not calls) */
+    uint64_t first_ns, last_ns;      /* its first and last event in the chunk */
+    int64_t heap, blocks;            /* its heap's change over the chunk */
+    int64_t peak, peak_blocks;       /* the highest change after a block started or ended */
+    uint64_t peak_ns;                /* when first reached */
+    uint64_t start_maps;             /* a snapshot's mappings (not calls) */
     uint64_t carried, carried_bytes; /* a segment's carried blocks (not calls) */
-    uint64_t arena_maps;            /* mmaps as pymalloc takes its arenas (fmt_event_is_arena_map) */
-    uint64_t unmatched;             /* frees and reallocs of an address not live */
-    uint64_t dropped;               /* events the collector lost */
-    uint64_t allocs, alloc_bytes;   /* heap blocks started by calls, their bytes */
-    uint64_t rss_max, rss_max_ns;   /* the highest RSS sample, first reached */
+    uint64_t arena_maps;          /* mmaps as pymalloc takes its arenas (fmt_event_is_arena_map) */
+    uint64_t unmatched;           /* frees and reallocs of an address not live */
+    uint64_t dropped;             /* events the collector lost */
+    uint64_t allocs, alloc_bytes; /* heap blocks started by calls, their bytes */
+    uint64_t rss_max, rss_max_ns; /* the highest RSS sample, first reached */
     uint64_t rss_last, rss_last_ns; /* the latest */
     uint64_t end_ns;                /* its exit (ended) */
     uint64_t calls[FMT_TOTALS_KEYS], failed[FMT_TOTALS_KEYS];

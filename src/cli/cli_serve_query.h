@@ -32,11 +32,11 @@ struct cli_serve_trace {
     const char *path; /* the one file the server reads */
     const char *self; /* this memscribe binary (/proc/self/exe at start) */
     unsigned timeout_s;
-    uint64_t last_ns;              /* its last event's time when the server started */
-    bool totals;     /* complete, with chunk totals (format 1.10) when the server started: the
-                        page asks report and leaks with index=1 first */
-    uint32_t chunks; /* its chunks then: the page's chart from the totals (timeline
-                        --index, a row per chunk) when there are enough of them */
+    uint64_t last_ns; /* its last event's time when the server started */
+    bool totals;      /* complete, with chunk totals (format 1.10) when the server started: the
+                         page asks report and leaks with index=1 first */
+    uint32_t chunks;  /* its chunks then: the page's chart from the totals (timeline
+                         --index, a row per chunk) when there are enough of them */
     struct cli_serve_index *index; /* NULL: leaks and window always replay */
 };
 

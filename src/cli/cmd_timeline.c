@@ -339,6 +339,32 @@ static int compute(struct cli_ana *a, struct ana_timeline *tl,
     return rc;
 }
 
+/* The rows: from the chunks' totals with index (timeline --index) where
+ * the trace allows (a note says why not: asked with a range or an
+ * interval, ranged), else the timeline's pass. */
+static int rows(struct cli_ana *a, struct ana_timeline *tl, const struct ana_timeline_range *range,
+                uint32_t n, struct sites *st, bool index, bool ranged)
+{
+    const char *no = !index   ? NULL
+                     : ranged ? "--from, --to and --interval ask for rows the totals do not hold"
+                              : ana_timeline_index_refusal(a->r, &a->filter);
+    int rc;
+
+    if (index && no) {
+        cli_warn("timeline: --index: %s; replaying the trace", no);
+        index = false;
+    }
+    if (!index)
+        return compute(a, tl, range, n, st);
+    a->totals = true; /* the sites picked from the totals' model too */
+    if (n)
+        pick_sites(a, st, n);
+    rc = ana_timeline_from_totals(tl, a->r, st->stacks, n ? st->n : 0, n ? &st->series : NULL);
+    if (rc == -EPROTO)
+        cli_die("timeline: %s", fmt_reader_error(a->r));
+    return rc;
+}
+
 int cmd_timeline(int argc, char **argv)
 {
     static const struct option own[] = {
@@ -395,25 +421,8 @@ int cmd_timeline(int argc, char **argv)
     struct ana_timeline_range range = {interval, 0, UINT64_MAX};
     if (ranged)
         pick_range(&a, &range, &from, &to);
-    uint32_t n = (uint32_t)(nr_sites > 1000 ? 1000 : nr_sites);
-    const char *no = !index ? NULL
-                     : ranged || interval
-                         ? "--from, --to and --interval ask for rows the totals do not hold"
-                         : ana_timeline_index_refusal(a.r, &a.filter);
-    if (index && no) {
-        cli_warn("timeline: --index: %s; replaying the trace", no);
-        index = false;
-    }
-    if (index) {
-        a.totals = true; /* the sites picked from the totals' model too */
-        if (n)
-            pick_sites(&a, &st, n);
-        rc = ana_timeline_from_totals(&tl, a.r, st.stacks, n ? st.n : 0, n ? &st.series : NULL);
-        if (rc == -EPROTO)
-            cli_die("timeline: %s", fmt_reader_error(a.r));
-    } else {
-        rc = compute(&a, &tl, &range, n, &st);
-    }
+    rc = rows(&a, &tl, &range, (uint32_t)(nr_sites > 1000 ? 1000 : nr_sites), &st, index,
+              ranged || interval);
     cli_ana_progress_done(&a);
     if (rc == -ERANGE)
         cli_die("timeline: %s: --from is after the trace's last event", a.path);

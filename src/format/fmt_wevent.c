@@ -589,7 +589,7 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
     case FMT_EV_MALLOC:
     case FMT_EV_CALLOC:
     case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC: {
-        struct heap_ev h = {ev->ts_ns, ev->addr,           ev->size,
+        struct heap_ev h = {ev->ts_ns, ev->addr, ev->size,
                             ev->stack, key,      ev->origin != FMT_ORIGIN_SNAPSHOT};
 
         return encode_alloc(w, live, &h, ctx, failed);
@@ -598,7 +598,7 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
         return end_heap(w, ev->ts_ns, live, key, ctx, ev->addr, 1);
     case FMT_EV_REALLOC:
     case FMT_EV_REALLOCARRAY: {
-        struct heap_ev h = {ev->ts_ns, ev->addr,           ev->size,
+        struct heap_ev h = {ev->ts_ns, ev->addr, ev->size,
                             ev->stack, key,      ev->origin != FMT_ORIGIN_SNAPSHOT};
 
         return encode_realloc(w, live, &h, ctx, ev->old_addr, failed);

@@ -83,6 +83,7 @@ import json
 d = [{"k": i, "v": [str(i)] * 3} for i in range(20000)]
 print(len(json.dumps(d)))'
 same python
+# shellcheck disable=SC2016 # perl's own variables
 rec perl /usr/bin/perl -e 'my %h; $h{$_ % 5000} .= "x" x ($_ % 64) for 1 .. 60000; print scalar(keys %h), "\n"'
 same perl
 seq 1 50000 | sed 's/^/k/' >"$WORK/words"

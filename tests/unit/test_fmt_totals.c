@@ -72,8 +72,8 @@ static size_t events(struct fmt_event *ev)
     ev[n] = heap(FMT_EV_MALLOC, 60, 0, 0, 1ull << 40, 3);    /* failed */
     ev[n++].flags = FMT_EVF_FAILED;
     /* chunk 1 */
-    ev[n++] = heap(FMT_EV_FREE, 70, 1, H + 0x900, 0, 0); /* never allocated */
-    ev[n++] = heap(FMT_EV_FREE, 80, 1, 0, 0, 0);         /* free(NULL) */
+    ev[n++] = heap(FMT_EV_FREE, 70, 1, H + 0x900, 0, 0);   /* never allocated */
+    ev[n++] = heap(FMT_EV_FREE, 80, 1, 0, 0, 0);           /* free(NULL) */
     ev[n] = heap(FMT_EV_REALLOC, 90, 1, H + 0x100, 80, 2); /* #5 from #3, its latest: temporary */
     ev[n++].old_addr = H + 0x100;
     ev[n] = tfmt_mk(FMT_EV_RSS, 100000, 0);
@@ -99,8 +99,8 @@ static size_t events(struct fmt_event *ev)
 
 static void write_trace(struct tfmt *t)
 {
-    static const uint64_t frames[3][2] = {{0x401000, 0x402000}, {0x401100, 0x402000},
-                                          {0x401200, 0x402000}};
+    static const uint64_t frames[3][2] = {
+        {0x401000, 0x402000}, {0x401100, 0x402000}, {0x401200, 0x402000}};
     struct fmt_event ev[32];
     size_t n = events(ev);
     uint32_t id;
@@ -238,9 +238,7 @@ static void check_totals(struct fmt_reader *r)
                                                 .peak = 350,
                                                 .peak_blocks = 2,
                                                 .peak_us = 50});
-    check_stacks(&g,
-                 (struct want_stack[]){{2, 2, 400, 1, 100}, {3, 1, 50, 0, 0}},
-                 2);
+    check_stacks(&g, (struct want_stack[]){{2, 2, 400, 1, 100}, {3, 1, 50, 0, 0}}, 2);
 
     /* chunk 1: two frees that end nothing (one unmatched), a realloc of
      * #3 (80 bytes: heap 350 - 50 + 80 = 380, temporary: thread 1's
