@@ -118,14 +118,20 @@ static int walk(struct fmt_reader *r, struct fmt_cur *b, uint64_t off, uint32_t 
     n = fmt_cur_varint(b);
     uint64_t stack = 0;
     for (uint64_t i = 0; !b->bad && i < n; i++) {
-        uint64_t d = fmt_cur_varint(b);
-        struct fmt_stack_totals s = {.allocs = fmt_cur_varint(b),
-                                     .alloc_bytes = fmt_cur_varint(b),
-                                     .temps = fmt_cur_varint(b),
-                                     .temp_bytes = fmt_cur_varint(b)};
+        uint64_t d = fmt_cur_varint(b), v = fmt_cur_varint(b);
+        struct fmt_stack_totals s = {.allocs = v >> 2};
+        if (s.allocs)
+            s.alloc_bytes = fmt_cur_varint(b);
+        if ((v & 3) == 1) {
+            s.temps = s.allocs;
+            s.temp_bytes = s.alloc_bytes;
+        } else if ((v & 3) == 2) {
+            s.temps = fmt_cur_varint(b);
+            s.temp_bytes = fmt_cur_varint(b);
+        }
         stack += d;
-        if (b->bad || (i && !d) || stack > r->nr_nodes || s.temps > ci->nr_events ||
-            (!s.allocs && !s.temps))
+        if (b->bad || (i && !d) || stack > r->nr_nodes || s.temps > ci->nr_events || (v & 3) == 3 ||
+            ((v & 3) == 2 && !s.temps) || (!s.allocs && !s.temps))
             return fmt_rerr(r, -EPROTO, off, "bad stack totals %llu of chunk %u",
                             (unsigned long long)i, k);
         s.stack = (uint32_t)stack;

@@ -39,13 +39,14 @@ start_block(struct fmt_writer *w, struct fmt_wlive *live, const struct heap_ev *
         return -ENOMEM;
     int rc = fmt_wlive_insert(live, &b);
     struct fmt_wdelta *d = fmt_wdelta_at(&w->deltas, w->nr_chunks + 1, ev->stack);
-    if (rc || !d)
+    if (__builtin_expect(rc || !d, 0))
         return rc ?: -ENOMEM;
     d->bytes += (int64_t)ev->size;
     d->blocks++;
     d->allocs += ev->made;
-    d->alloc_bytes += ev->made ? ev->size : 0;
-    return fmt_wtot_start(&w->tot, ev->size, b.serial, ev->made);
+    d->alloc_bytes += ev->size & -(uint64_t)ev->made;
+    fmt_wtot_start(&w->tot, ev->size, b.serial, ev->made, ev->ts_ns);
+    return 0;
 }
 
 static inline __attribute__((always_inline)) int
@@ -125,21 +126,23 @@ static inline __attribute__((always_inline)) void put_ref(struct fmt_writer *w, 
 }
 
 /* The heap block b, taken from the live blocks, ends: its reference
- * (put_ref), its rank and its stack's heap (end_model: the address model). */
-static inline __attribute__((always_inline)) int ref_block(struct fmt_writer *w, uint64_t ts_ns,
-                                                           const struct fmt_wblock *b, uint32_t ctx)
+ * (put_ref), its rank and its stack's heap (end_model: the address model);
+ * last: no block starts after in the same event (the chunk totals' peak
+ * check, fmt_wtot_end). */
+static inline __attribute__((always_inline)) int
+ref_block(struct fmt_writer *w, uint64_t ts_ns, const struct fmt_wblock *b, uint32_t ctx, bool last)
 {
     put_ref(w, ts_ns, b, ctx);
     if (w->v15 && b->ctx == ctx && b->serial >= w->chunk_first_serial)
         fmt_rank_end(&w->pred->rank, b->ord);
     struct fmt_wdelta *d = fmt_wdelta_at(&w->deltas, w->nr_chunks + 1, b->stack);
-    int temp = fmt_wtot_end(&w->tot, b->size, b->serial);
-    if (!d || temp < 0)
+    bool temp = fmt_wtot_end(&w->tot, b->size, b->serial, last, ts_ns);
+    if (__builtin_expect(!d, 0))
         return -ENOMEM;
     d->bytes -= (int64_t)b->size;
     d->blocks--;
-    d->temps += (uint64_t)temp;
-    d->temp_bytes += temp ? b->size : 0;
+    d->temps += temp;
+    d->temp_bytes += b->size & -(uint64_t)temp;
     return 0;
 }
 
@@ -153,15 +156,17 @@ static inline __attribute__((always_inline)) void end_model(struct fmt_writer *w
 
 /* Free or realloc ending the heap block at addr; REF 0 and the address
  * itself when no live block is there. live and key: malloc's blocks by
- * image, or a pool's by pool id (fmt_wpool_internal.h). */
+ * image, or a pool's by pool id (fmt_wpool_internal.h); last as
+ * ref_block's. */
 static inline __attribute__((always_inline)) int end_heap(struct fmt_writer *w, uint64_t ts_ns,
                                                           struct fmt_wlive *live, uint32_t key,
-                                                          uint32_t ctx, uint64_t addr, int may_end)
+                                                          uint32_t ctx, uint64_t addr, int may_end,
+                                                          bool last)
 {
     struct fmt_wblock b;
 
     if (may_end && addr && fmt_wlive_take(live, key, addr, &b)) {
-        int rc = ref_block(w, ts_ns, &b, ctx);
+        int rc = ref_block(w, ts_ns, &b, ctx, last);
         end_model(w, &b);
         return rc;
     }
@@ -507,17 +512,17 @@ static __attribute__((noinline)) int encode_realloc17(struct fmt_writer *w, stru
     struct fmt_pred *pred = w->pred;
     struct fmt_wblock b;
     int ended = !failed && old_addr && fmt_wlive_take(live, h->image, old_addr, &b);
-    int rc = 0;
+    int starts = h->addr && !failed, rc = 0;
 
     if (ended) {
-        rc = ref_block(w, h->ts_ns, &b, ctx);
+        rc = ref_block(w, h->ts_ns, &b, ctx, !starts);
     } else {
         fmt_wtot_unmatched(&w->tot, old_addr);
         fmt_buf_put_varint(&w->col[FMT_COL_REF], 0);
         fmt_buf_put_varint(&w->col[FMT_COL_ADDR], old_addr);
     }
     fmt_buf_put_split(&w->col[FMT_COL_SIZE], &w->col[FMT_COL_SIZE_HI], h->size);
-    int starts = h->addr && !failed, in_place = old_addr && h->addr == old_addr;
+    int in_place = old_addr && h->addr == old_addr;
     if (!old_addr) {
         put_heap_addr(w, h->addr, h->size);
         if (starts)
@@ -546,7 +551,7 @@ encode_realloc(struct fmt_writer *w, struct fmt_wlive *live, const struct heap_e
 {
     if (w->v17)
         return encode_realloc17(w, live, h, ctx, old_addr, failed);
-    int rc = end_heap(w, h->ts_ns, live, h->image, ctx, old_addr, !failed);
+    int rc = end_heap(w, h->ts_ns, live, h->image, ctx, old_addr, !failed, !h->addr || failed);
 
     if (rc)
         return rc;
@@ -595,7 +600,7 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
         return encode_alloc(w, live, &h, ctx, failed);
     }
     case FMT_EV_FREE:
-        return end_heap(w, ev->ts_ns, live, key, ctx, ev->addr, 1);
+        return end_heap(w, ev->ts_ns, live, key, ctx, ev->addr, 1, true);
     case FMT_EV_REALLOC:
     case FMT_EV_REALLOCARRAY: {
         struct heap_ev h = {ev->ts_ns, ev->addr, ev->size,
@@ -694,10 +699,8 @@ int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev)
     if ((rc = event_begin(w, ctx, ev->ts_ns)))
         return rc;
     /* after event_begin, which may end the chunk */
-    rc = fmt_wtot_event(&w->tot, w->nr_chunks + 1, ev->image, ev->pid, ev->thread, ev->ts_ns);
-    rc = rc ?: encode(w, ev, ctx);
-    fmt_wtot_after(&w->tot, ev->ts_ns);
-    return event_end(w, rc);
+    rc = fmt_wtot_event(&w->tot, w->nr_chunks + 1, ctx, ev->image, ev->pid, ev->thread, ev->ts_ns);
+    return event_end(w, rc ?: encode(w, ev, ctx));
 }
 
 /* The start of a heap event on the recorder's fast paths: the checks
@@ -725,7 +728,7 @@ static inline __attribute__((always_inline)) int heap_begin(struct fmt_writer *w
     }
     /* the chunk totals' entry after event_begin, which may end the chunk */
     return event_begin(w, *ctx, ts_ns)
-               ?: fmt_wtot_event(&w->tot, w->nr_chunks + 1, who->image, who->pid, who->thread,
+               ?: fmt_wtot_event(&w->tot, w->nr_chunks + 1, *ctx, who->image, who->pid, who->thread,
                                  ts_ns);
 }
 
@@ -743,10 +746,9 @@ int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsi
         return event_end(w, -ENOMEM);
     fmt_wtot_call(&w->tot, kind, 0);
     encode_stack(w, kind, stack);
-    rc = kind == FMT_EV_FREE ? end_heap(w, ts_ns, &w->live, who->image, ctx, addr, 1)
-                             : encode_alloc(w, &w->live, &h, ctx, 0);
-    fmt_wtot_after(&w->tot, ts_ns);
-    return event_end(w, rc);
+    if (kind == FMT_EV_FREE)
+        return event_end(w, end_heap(w, ts_ns, &w->live, who->image, ctx, addr, 1, true));
+    return event_end(w, encode_alloc(w, &w->live, &h, ctx, 0));
 }
 
 int fmt_writer_realloc(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned flags,
@@ -772,7 +774,5 @@ int fmt_writer_realloc(struct fmt_writer *w, const struct fmt_writer_who *who, u
     }
     fmt_wtot_call(&w->tot, FMT_EV_REALLOC, flags);
     encode_stack(w, FMT_EV_REALLOC, stack);
-    rc = encode_realloc(w, &w->live, &h, ctx, old_addr, 0);
-    fmt_wtot_after(&w->tot, ts_ns);
-    return event_end(w, rc);
+    return event_end(w, encode_realloc(w, &w->live, &h, ctx, old_addr, 0));
 }

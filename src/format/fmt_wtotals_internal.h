@@ -35,13 +35,13 @@ static inline unsigned fmt_tot_key(unsigned kind, unsigned flags)
 
 struct fmt_wtimg {
     uint32_t image, pid;
-    bool has_peak, has_rss, ended;
+    bool has_rss, ended;
     uint64_t first_ns, last_ns;
     int64_t heap, blocks;      /* change over the chunk so far */
     int64_t peak, peak_blocks; /* the highest heap change after a block started or ended */
     uint64_t peak_ns;
     uint64_t start_maps, carried, carried_bytes, arena_maps, unmatched, dropped;
-    uint64_t allocs, alloc_bytes; /* blocks started by calls (the stacks' sum: a timeline's) */
+    uint64_t allocs, alloc_bytes; /* blocks started by calls, their bytes */
     uint64_t rss_max, rss_max_ns, rss_last, rss_last_ns, end_ns;
     uint64_t calls[FMT_TOT_KEYS], failed[FMT_TOT_KEYS];
 };
@@ -51,17 +51,26 @@ struct fmt_wtimg_at {
     uint32_t idx; /* its index in v then */
 };
 
+/* A thread's serial of its latest heap event if it started a block, else
+ * 0. In a struct of its own: a store through a plain uint64_t pointer
+ * could alias every counter, which the hot path would then load again
+ * (gcc's type-based aliasing follows the struct). */
+struct fmt_wthr {
+    uint64_t last;
+};
+
 struct fmt_wtotals {
     bool on;             /* feature bit TOTALS */
     struct fmt_wtimg *v; /* the chunk's images, in the order of their first event */
     uint32_t nr, cap;
     struct fmt_wtimg_at *at; /* per image: where in v it is */
     uint32_t nr_at;
-    uint64_t *thr_last; /* per thread: its latest heap event's serial if it started a block */
+    struct fmt_wthr *thr_last; /* by thread */
     uint32_t nr_thr;
-    struct fmt_wtimg *cur; /* the current event's image (fmt_wtot_event); NULL at a chunk's start */
-    uint32_t cur_thread;
-    bool changed; /* the current event started or ended a heap block */
+    struct fmt_wtimg *cur; /* the current event's image (fmt_wtot_event); NULL at a chunk's
+                              start, and always without totals */
+    struct fmt_wthr *thr;  /* the current event's thread's in thr_last */
+    uint32_t ctx;          /* the writer's context of cur and thr */
 };
 
 /* The entry of image in the chunk of generation gen, made if new; NULL if
@@ -69,46 +78,38 @@ struct fmt_wtotals {
 struct fmt_wtimg *fmt_wtot_img_slow(struct fmt_wtotals *t, uint64_t gen, uint32_t image,
                                     uint32_t pid, uint64_t ts_ns);
 
-/* The slot of thread's latest heap event, NULL if out of memory. */
-uint64_t *fmt_wtot_thread_slow(struct fmt_wtotals *t, uint32_t thread);
+/* fmt_wtot_event() when the context changed (or at a chunk's start, or
+ * without totals): image's entry and thread's slot become the current
+ * ones. Returns 0 or -ENOMEM. */
+int fmt_wtot_switch(struct fmt_wtotals *t, uint64_t gen, uint32_t ctx, uint32_t image, uint32_t pid,
+                    uint32_t thread, uint64_t ts_ns);
 
-static inline uint64_t *fmt_wtot_thread(struct fmt_wtotals *t, uint32_t thread)
-{
-    return thread < t->nr_thr ? &t->thr_last[thread] : fmt_wtot_thread_slow(t, thread);
-}
-
-/* An event of (image, pid, thread) at ts_ns in the chunk of generation
- * gen: its image's entry becomes the current one. Returns 0 or -ENOMEM. */
-static inline int fmt_wtot_event(struct fmt_wtotals *t, uint64_t gen, uint32_t image, uint32_t pid,
-                                 uint32_t thread, uint64_t ts_ns)
+/* An event of context ctx (image, pid, thread) at ts_ns in the chunk of
+ * generation gen. The context of the event before, the usual case, keeps
+ * its entry and slot: only the time is kept. Returns 0 or -ENOMEM. */
+static inline int fmt_wtot_event(struct fmt_wtotals *t, uint64_t gen, uint32_t ctx, uint32_t image,
+                                 uint32_t pid, uint32_t thread, uint64_t ts_ns)
 {
     struct fmt_wtimg *e = t->cur;
 
-    if (!t->on)
+    /* cur is NULL at each chunk's start (fmt_wtot_put) and without totals */
+    if (__builtin_expect(e && t->ctx == ctx, 1)) {
+        e->last_ns = ts_ns;
         return 0;
-    /* cur is forgotten at each chunk's end (fmt_wtot_put) */
-    if (!e || e->image != image) {
-        e = image < t->nr_at && t->at[image].gen == gen
-                ? &t->v[t->at[image].idx]
-                : fmt_wtot_img_slow(t, gen, image, pid, ts_ns);
-        if (!e)
-            return -ENOMEM;
-        t->cur = e;
     }
-    e->last_ns = ts_ns;
-    t->cur_thread = thread;
-    t->changed = false;
-    return 0;
+    return fmt_wtot_switch(t, gen, ctx, image, pid, thread, ts_ns);
 }
 
 /* The call of the current event (not a snapshot's copy). */
 static inline void fmt_wtot_call(struct fmt_wtotals *t, unsigned kind, unsigned flags)
 {
-    if (!t->on)
+    struct fmt_wtimg *e = t->cur;
+
+    if (!e)
         return;
     unsigned key = fmt_tot_key(kind, flags);
-    t->cur->calls[key]++;
-    t->cur->failed[key] += (flags & FMT_EVF_FAILED) != 0;
+    e->calls[key]++;
+    e->failed[key] += (flags & FMT_EVF_FAILED) != 0;
 }
 
 /* The current event's rarer parts: a snapshot's copy, an mmap (pymalloc's
@@ -116,61 +117,57 @@ static inline void fmt_wtot_call(struct fmt_wtotals *t, unsigned kind, unsigned 
 void fmt_wtot_other(struct fmt_wtotals *t, const struct fmt_event *ev);
 
 /* A heap block of size bytes starts (made: a call's, not a snapshot's
- * copy); its serial. */
-static inline int fmt_wtot_start(struct fmt_wtotals *t, uint64_t size, uint64_t serial, bool made)
+ * copy); its serial. The image's heap and blocks are followed for its
+ * peak: checked after each start (after the whole event: a realloc ends
+ * its old block first), the stepper's rule. */
+static inline void fmt_wtot_start(struct fmt_wtotals *t, uint64_t size, uint64_t serial, bool made,
+                                  uint64_t ts_ns)
 {
-    if (!t->on)
-        return 0;
-    uint64_t *last = fmt_wtot_thread(t, t->cur_thread);
-    if (!last)
-        return -ENOMEM;
-    *last = made ? serial : 0;
-    t->cur->allocs += made;
-    t->cur->alloc_bytes += made ? size : 0;
-    t->cur->heap += (int64_t)size;
-    t->cur->blocks++;
-    t->changed = true;
-    return 0;
+    struct fmt_wtimg *e = t->cur;
+
+    if (!e)
+        return;
+    t->thr->last = made ? serial : 0;
+    e->allocs += made;
+    e->alloc_bytes += size & -(uint64_t)made;
+    e->heap += (int64_t)size;
+    e->blocks++;
+    if (e->heap > e->peak) {
+        e->peak = e->heap;
+        e->peak_ns = ts_ns;
+        e->peak_blocks = e->blocks;
+    }
 }
 
-/* The heap block serial of size bytes ends: 1 if it was temporary (its
- * thread's latest heap event was its start), 0 if not, -ENOMEM. */
-static inline int fmt_wtot_end(struct fmt_wtotals *t, uint64_t size, uint64_t serial)
+/* The heap block serial of size bytes ends: true if it was temporary (its
+ * thread's latest heap event was its start). check: the event starts no
+ * block after it (a free, a realloc that fails or frees; a realloc's start
+ * checks the peak itself): the peak checked. */
+static inline bool fmt_wtot_end(struct fmt_wtotals *t, uint64_t size, uint64_t serial, bool check,
+                                uint64_t ts_ns)
 {
-    if (!t->on)
-        return 0;
-    uint64_t *last = fmt_wtot_thread(t, t->cur_thread);
-    if (!last)
-        return -ENOMEM;
-    int temp = *last == serial;
-    *last = 0;
-    t->cur->heap -= (int64_t)size;
-    t->cur->blocks--;
-    t->changed = true;
+    struct fmt_wtimg *e = t->cur;
+
+    if (!e)
+        return false;
+    bool temp = t->thr->last == serial;
+    t->thr->last = 0;
+    e->heap -= (int64_t)size;
+    e->blocks--;
+    /* a free lowers the heap: a peak only if none yet in the chunk */
+    if (check && __builtin_expect(e->peak == INT64_MIN, 0)) {
+        e->peak = e->heap;
+        e->peak_ns = ts_ns;
+        e->peak_blocks = e->blocks;
+    }
     return temp;
 }
 
 /* A free or realloc that ends no block names an address never seen. */
 static inline void fmt_wtot_unmatched(struct fmt_wtotals *t, uint64_t addr)
 {
-    if (t->on && addr)
+    if (t->cur && addr)
         t->cur->unmatched++;
-}
-
-/* After the current event: a new highest heap change if it started or
- * ended a block (the stepper's peak, in partial mode). */
-static inline void fmt_wtot_after(struct fmt_wtotals *t, uint64_t ts_ns)
-{
-    struct fmt_wtimg *e = t->cur;
-
-    if (!t->changed)
-        return;
-    if (!e->has_peak || e->heap > e->peak) {
-        e->has_peak = true;
-        e->peak = e->heap;
-        e->peak_ns = ts_ns;
-        e->peak_blocks = e->blocks;
-    }
 }
 
 /* Append the chunk's TOTALS record (number chunk, first time base_ns) to
