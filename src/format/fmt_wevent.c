@@ -699,7 +699,7 @@ int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev)
     if ((rc = event_begin(w, ctx, ev->ts_ns)))
         return rc;
     /* after event_begin, which may end the chunk */
-    rc = fmt_wtot_event(&w->tot, w->nr_chunks + 1, ctx, ev->image, ev->pid, ev->thread, ev->ts_ns);
+    rc = fmt_wtot_event(&w->tot, w->nr_chunks + 1, ctx, &w->ctxs[ctx], ev->ts_ns);
     return event_end(w, rc ?: encode(w, ev, ctx));
 }
 
@@ -726,10 +726,10 @@ static inline __attribute__((always_inline)) int heap_begin(struct fmt_writer *w
             return rc;
         }
     }
+    if ((rc = event_begin(w, *ctx, ts_ns)))
+        return rc;
     /* the chunk totals' entry after event_begin, which may end the chunk */
-    return event_begin(w, *ctx, ts_ns)
-               ?: fmt_wtot_event(&w->tot, w->nr_chunks + 1, *ctx, who->image, who->pid, who->thread,
-                                 ts_ns);
+    return fmt_wtot_event(&w->tot, w->nr_chunks + 1, *ctx, who, ts_ns);
 }
 
 int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned kind,

@@ -10,6 +10,7 @@
 #include "format/fmt_buf_internal.h"
 #include "format/fmt_layout_internal.h"
 #include "format/fmt_wdelta_internal.h"
+#include "format/fmt_writer.h"
 #include "util/util_array.h"
 
 struct fmt_wtimg *fmt_wtot_img_slow(struct fmt_wtotals *t, uint64_t gen, uint32_t image,
@@ -31,15 +32,17 @@ struct fmt_wtimg *fmt_wtot_img_slow(struct fmt_wtotals *t, uint64_t gen, uint32_
     return e;
 }
 
-int fmt_wtot_switch(struct fmt_wtotals *t, uint64_t gen, uint32_t ctx, uint32_t image, uint32_t pid,
-                    uint32_t thread, uint64_t ts_ns)
+int fmt_wtot_switch(struct fmt_wtotals *t, uint64_t gen, uint32_t ctx,
+                    const struct fmt_writer_who *who, uint64_t ts_ns)
 {
+    uint32_t image = who->image, thread = who->thread;
     struct fmt_wtimg *e;
 
     if (!t->on)
         return 0;
-    e = image < t->nr_at && t->at[image].gen == gen ? &t->v[t->at[image].idx]
-                                                    : fmt_wtot_img_slow(t, gen, image, pid, ts_ns);
+    e = image < t->nr_at && t->at[image].gen == gen
+            ? &t->v[t->at[image].idx]
+            : fmt_wtot_img_slow(t, gen, image, who->pid, ts_ns);
     if (!e || UTIL_ARRAY_RESERVE_ZERO(t->thr_last, t->nr_thr, (size_t)thread + 1, 64))
         return -ENOMEM;
     e->last_ns = ts_ns;

@@ -79,16 +79,17 @@ struct fmt_wtimg *fmt_wtot_img_slow(struct fmt_wtotals *t, uint64_t gen, uint32_
                                     uint32_t pid, uint64_t ts_ns);
 
 /* fmt_wtot_event() when the context changed (or at a chunk's start, or
- * without totals): image's entry and thread's slot become the current
- * ones. Returns 0 or -ENOMEM. */
-int fmt_wtot_switch(struct fmt_wtotals *t, uint64_t gen, uint32_t ctx, uint32_t image, uint32_t pid,
-                    uint32_t thread, uint64_t ts_ns);
+ * without totals): who's image's entry and thread's slot become the
+ * current ones. Returns 0 or -ENOMEM. */
+struct fmt_writer_who;
+int fmt_wtot_switch(struct fmt_wtotals *t, uint64_t gen, uint32_t ctx,
+                    const struct fmt_writer_who *who, uint64_t ts_ns);
 
-/* An event of context ctx (image, pid, thread) at ts_ns in the chunk of
- * generation gen. The context of the event before, the usual case, keeps
- * its entry and slot: only the time is kept. Returns 0 or -ENOMEM. */
-static inline int fmt_wtot_event(struct fmt_wtotals *t, uint64_t gen, uint32_t ctx, uint32_t image,
-                                 uint32_t pid, uint32_t thread, uint64_t ts_ns)
+/* An event of context ctx (who) at ts_ns in the chunk of generation gen.
+ * The context of the event before, the usual case, keeps its entry and
+ * slot: only the time is kept. Returns 0 or -ENOMEM. */
+static inline int fmt_wtot_event(struct fmt_wtotals *t, uint64_t gen, uint32_t ctx,
+                                 const struct fmt_writer_who *who, uint64_t ts_ns)
 {
     struct fmt_wtimg *e = t->cur;
 
@@ -97,7 +98,7 @@ static inline int fmt_wtot_event(struct fmt_wtotals *t, uint64_t gen, uint32_t c
         e->last_ns = ts_ns;
         return 0;
     }
-    return fmt_wtot_switch(t, gen, ctx, image, pid, thread, ts_ns);
+    return fmt_wtot_switch(t, gen, ctx, who, ts_ns);
 }
 
 /* The call of the current event (not a snapshot's copy). */
