@@ -747,32 +747,44 @@ int fmt_rdefs_parse(struct fmt_reader *r, uint64_t off)
     return rc;
 }
 
-int fmt_rdefs_chunk_delta(struct fmt_reader *r, uint32_t k, fmt_stack_live_fn *fn, void *arg)
+int fmt_rdefs_chunk_record(struct fmt_reader *r, uint32_t k, unsigned type, const char *what,
+                           struct fmt_cur *out, uint64_t *off)
 {
     struct fmt_block_hdr h;
-    uint64_t off = r->chunks[k].defs_offset;
-    int rc = fmt_rblock_load(r, off, &h);
+    int rc;
 
-    if (rc)
+    *off = r->chunks[k].defs_offset;
+    if ((rc = fmt_rblock_load(r, *off, &h)))
         return rc;
     struct fmt_cur c;
     fmt_cur_init(&c, r->raw.data, r->raw.len);
     while (fmt_cur_left(&c)) {
-        uint64_t type = fmt_cur_varint(&c);
+        uint64_t t = fmt_cur_varint(&c);
         uint64_t len = fmt_cur_varint(&c);
         const uint8_t *body = fmt_cur_bytes(&c, len);
         if (c.bad)
             break;
-        if (type != FMT_DEF_SUMMARY)
+        if (t != type)
             continue;
         struct fmt_cur b;
-        struct fmt_chunk_info ci;
-        uint64_t no, n;
         fmt_cur_init(&b, body, len);
-        if ((rc = summary_head(r, &b, off, &ci, &no, &n)))
-            return rc;
-        if (no == k)
-            return summary_deltas(r, &b, off, n, r->nr_nodes, fn, arg);
+        uint64_t no = fmt_cur_varint(&b);
+        if (!b.bad && no == k) {
+            fmt_cur_init(out, body, len);
+            return 0;
+        }
     }
-    return fmt_rerr(r, -EPROTO, off, "summary of chunk %u not found", k);
+    return fmt_rerr(r, -EPROTO, *off, "%s of chunk %u not found", what, k);
+}
+
+int fmt_rdefs_chunk_delta(struct fmt_reader *r, uint32_t k, fmt_stack_live_fn *fn, void *arg)
+{
+    struct fmt_chunk_info ci;
+    struct fmt_cur b;
+    uint64_t off, no, n;
+    int rc = fmt_rdefs_chunk_record(r, k, FMT_DEF_SUMMARY, "summary", &b, &off);
+
+    if (rc || (rc = summary_head(r, &b, off, &ci, &no, &n)))
+        return rc;
+    return summary_deltas(r, &b, off, n, r->nr_nodes, fn, arg);
 }

@@ -285,6 +285,13 @@ int fmt_rblock_load(struct fmt_reader *r, uint64_t off, struct fmt_block_hdr *h)
 int fmt_rdefs_meta(struct fmt_reader *r, uint64_t off);
 int fmt_rdefs_parse(struct fmt_reader *r, uint64_t off);
 
+/* Chunk k's record of type (SUMMARY, TOTALS: records whose first field is
+ * the chunk's number) in the DEFS block that holds chunk k's summary: its
+ * body in *out, the block's offset in *off. 0, or the reader's error
+ * ("WHAT of chunk K not found", a bad block). */
+int fmt_rdefs_chunk_record(struct fmt_reader *r, uint32_t k, unsigned type, const char *what,
+                           struct fmt_cur *out, uint64_t *off);
+
 /* Find chunk k's SUMMARY record in its DEFS block and report its deltas. */
 int fmt_rdefs_chunk_delta(struct fmt_reader *r, uint32_t k, fmt_stack_live_fn *fn, void *arg);
 

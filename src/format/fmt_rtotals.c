@@ -144,29 +144,14 @@ static int walk(struct fmt_reader *r, struct fmt_cur *b, uint64_t off, uint32_t 
 int fmt_reader_chunk_totals(struct fmt_reader *r, uint32_t k, fmt_image_totals_fn *img,
                             fmt_stack_totals_fn *stk, void *arg)
 {
-    struct fmt_block_hdr h;
-    struct fmt_cur c;
+    struct fmt_cur b;
+    uint64_t off;
+    int rc;
 
     if (k >= r->nr_chunks || !r->totals_on)
         return -EINVAL;
-    uint64_t off = r->chunks[k].defs_offset;
-    int rc = fmt_rblock_load(r, off, &h);
-    if (rc)
+    if ((rc = fmt_rdefs_chunk_record(r, k, FMT_DEF_TOTALS, "totals", &b, &off)))
         return rc;
-    fmt_cur_init(&c, r->raw.data, r->raw.len);
-    while (fmt_cur_left(&c)) {
-        uint64_t type = fmt_cur_varint(&c);
-        uint64_t len = fmt_cur_varint(&c);
-        const uint8_t *body = fmt_cur_bytes(&c, len);
-        if (c.bad)
-            break;
-        if (type != FMT_DEF_TOTALS)
-            continue;
-        struct fmt_cur b;
-        fmt_cur_init(&b, body, len);
-        uint64_t no = fmt_cur_varint(&b);
-        if (!b.bad && no == k)
-            return walk(r, &b, off, k, img, stk, arg);
-    }
-    return fmt_rerr(r, -EPROTO, off, "totals of chunk %u not found", k);
+    (void)fmt_cur_varint(&b); /* the chunk's number, k */
+    return walk(r, &b, off, k, img, stk, arg);
 }
