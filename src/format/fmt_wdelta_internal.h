@@ -7,6 +7,7 @@
 #define FMT_WDELTA_INTERNAL_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -82,6 +83,37 @@ static inline int fmt_wdelta_add(struct fmt_wdeltas *d, uint64_t gen, uint32_t s
         return -ENOMEM;
     e->bytes += bytes;
     e->blocks += blocks;
+    return 0;
+}
+
+/* The writer's: a block of size bytes of stack starts (made: a call's,
+ * counted among its allocations), or ends (temp: a temporary one). 0 or
+ * -ENOMEM. */
+static inline int fmt_wdelta_start(struct fmt_wdeltas *d, uint64_t gen, uint32_t stack,
+                                   uint64_t size, bool made)
+{
+    struct fmt_wdelta *e = fmt_wdelta_at(d, gen, stack);
+
+    if (__builtin_expect(!e, 0))
+        return -ENOMEM;
+    e->bytes += (int64_t)size;
+    e->blocks++;
+    e->allocs += made;
+    e->alloc_bytes += size & -(uint64_t)made;
+    return 0;
+}
+
+static inline int fmt_wdelta_end(struct fmt_wdeltas *d, uint64_t gen, uint32_t stack, uint64_t size,
+                                 bool temp)
+{
+    struct fmt_wdelta *e = fmt_wdelta_at(d, gen, stack);
+
+    if (__builtin_expect(!e, 0))
+        return -ENOMEM;
+    e->bytes -= (int64_t)size;
+    e->blocks--;
+    e->temps += temp;
+    e->temp_bytes += size & -(uint64_t)temp;
     return 0;
 }
 

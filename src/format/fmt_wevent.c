@@ -38,15 +38,8 @@ start_block(struct fmt_writer *w, struct fmt_wlive *live, const struct heap_ev *
     if (w->v15 && fmt_rank_start(&w->pred->rank, b.ord))
         return -ENOMEM;
     int rc = fmt_wlive_insert(live, &b);
-    struct fmt_wdelta *d = fmt_wdelta_at(&w->deltas, w->nr_chunks + 1, ev->stack);
-    if (__builtin_expect(rc || !d, 0))
-        return rc ?: -ENOMEM;
-    d->bytes += (int64_t)ev->size;
-    d->blocks++;
-    d->allocs += ev->made;
-    d->alloc_bytes += ev->size & -(uint64_t)ev->made;
     fmt_wtot_start(&w->tot, ev->size, b.serial, ev->made, ev->ts_ns);
-    return 0;
+    return rc ?: fmt_wdelta_start(&w->deltas, w->nr_chunks + 1, ev->stack, ev->size, ev->made);
 }
 
 static inline __attribute__((always_inline)) int
@@ -135,15 +128,8 @@ ref_block(struct fmt_writer *w, uint64_t ts_ns, const struct fmt_wblock *b, uint
     put_ref(w, ts_ns, b, ctx);
     if (w->v15 && b->ctx == ctx && b->serial >= w->chunk_first_serial)
         fmt_rank_end(&w->pred->rank, b->ord);
-    struct fmt_wdelta *d = fmt_wdelta_at(&w->deltas, w->nr_chunks + 1, b->stack);
     bool temp = fmt_wtot_end(&w->tot, b->size, b->serial, last, ts_ns);
-    if (__builtin_expect(!d, 0))
-        return -ENOMEM;
-    d->bytes -= (int64_t)b->size;
-    d->blocks--;
-    d->temps += temp;
-    d->temp_bytes += b->size & -(uint64_t)temp;
-    return 0;
+    return fmt_wdelta_end(&w->deltas, w->nr_chunks + 1, b->stack, b->size, temp);
 }
 
 static inline __attribute__((always_inline)) void end_model(struct fmt_writer *w,

@@ -40,12 +40,14 @@ int fmt_wtot_switch(struct fmt_wtotals *t, uint64_t gen, uint32_t ctx,
 
     if (!t->on)
         return 0;
+    if (t->cur)
+        t->cur->last_ns = t->ts; /* the context left: its image's latest */
     e = image < t->nr_at && t->at[image].gen == gen
             ? &t->v[t->at[image].idx]
             : fmt_wtot_img_slow(t, gen, image, who->pid, ts_ns);
     if (!e || UTIL_ARRAY_RESERVE_ZERO(t->thr_last, t->nr_thr, (size_t)thread + 1, 64))
         return -ENOMEM;
-    e->last_ns = ts_ns;
+    t->ts = ts_ns;
     t->cur = e;
     t->thr = &t->thr_last[thread];
     t->ctx = ctx;
@@ -150,6 +152,8 @@ int fmt_wtot_put(struct fmt_wtotals *t, struct fmt_buf *defs, uint64_t chunk, ui
     uint32_t nr = 0;
     int rc;
 
+    if (t->cur)
+        t->cur->last_ns = t->ts;
     t->cur = NULL;
     t->thr = NULL;
     if (!t->on)

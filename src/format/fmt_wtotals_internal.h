@@ -71,6 +71,7 @@ struct fmt_wtotals {
                               start, and always without totals */
     struct fmt_wthr *thr;  /* the current event's thread's in thr_last */
     uint32_t ctx;          /* the writer's context of cur and thr */
+    uint64_t ts;           /* the time of cur's latest event */
 };
 
 /* The entry of image in the chunk of generation gen, made if new; NULL if
@@ -87,18 +88,20 @@ int fmt_wtot_switch(struct fmt_wtotals *t, uint64_t gen, uint32_t ctx,
 
 /* An event of context ctx (who) at ts_ns in the chunk of generation gen.
  * The context of the event before, the usual case, keeps its entry and
- * slot: only the time is kept. Returns 0 or -ENOMEM. */
+ * slot. Returns 0 or -ENOMEM. */
 static inline int fmt_wtot_event(struct fmt_wtotals *t, uint64_t gen, uint32_t ctx,
                                  const struct fmt_writer_who *who, uint64_t ts_ns)
 {
     struct fmt_wtimg *e = t->cur;
 
-    /* cur is NULL at each chunk's start (fmt_wtot_put) and without totals */
+    /* cur is NULL at each chunk's start (fmt_wtot_put) and without totals;
+     * an image's last time is kept when its context is left (its last
+     * event's, t->ts) */
     if (__builtin_expect(e && t->ctx == ctx, 1)) {
-        e->last_ns = ts_ns;
+        t->ts = ts_ns;
         return 0;
     }
-    return fmt_wtot_switch(t, gen, ctx, who, ts_ns);
+    return t->on ? fmt_wtot_switch(t, gen, ctx, who, ts_ns) : 0;
 }
 
 /* The call of the current event (not a snapshot's copy). */
