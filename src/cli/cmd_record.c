@@ -38,6 +38,7 @@ static void print_help(void)
 {
     printf("usage: memscribe record [-o FILE] [--depth N] [--time-unit U] [--no-follow]\n"
            "                        [--only GLOB] [--sample BYTES] [--vm-precise] [--reach]\n"
+           "                        [--totals]\n"
            "                        [--aggregate[=PERIOD]] [--max-size SIZE]\n"
            "                        [--keep-last D -o FILE] [--quiet]\n"
            "                        [--snapshot-every T -o DIR] [--check OPT[=VALUE]...]\n"
@@ -89,6 +90,11 @@ static void print_help(void)
            "                     report and check (docs/leaks.md); needs ptrace. With\n"
            "                     -p: at the detach (live blocks), or at the exit.\n"
            "                     kill -USR1 to record: class them now (leaks --at)\n"
+           "      --totals       each chunk of the trace also holds its totals (format\n"
+           "                     1.10): report, timeline and serve's first view answer\n"
+           "                     from them on a long trace, not from every event\n"
+           "                     (docs/report.md, \"--index\"); costs about 10 %% more of\n"
+           "                     the recorder's CPU on an allocation storm\n"
            "      --only GLOB    trace only the processes whose executable's file name\n"
            "                     (symbolic links followed) or argv[0]'s last part\n"
            "                     matches GLOB (fnmatch: cc1, 'hog*'); the others run\n"
@@ -274,6 +280,7 @@ static int record_parse(int argc, char **argv, struct record_opts *o)
         {"duration", required_argument, NULL, 'U'}, /* with -p */
         {"check", required_argument, NULL, 'K'},
         {"reach", no_argument, NULL, 'R'},
+        {"totals", no_argument, NULL, 1004},
         {"live", no_argument, NULL, 'L'},
         {"live-listen", required_argument, NULL, 1001},
         {"live-port", required_argument, NULL, 1002},
@@ -293,6 +300,8 @@ static int record_parse(int argc, char **argv, struct record_opts *o)
             o->rec.no_follow = 1;
         } else if (opt == 'R') {
             o->rec.reach = 1;
+        } else if (opt == 1004) {
+            o->rec.totals = 1;
         } else if (opt == 'L') {
             o->live = 1;
         } else if (opt >= 1001 && opt <= 1003) {

@@ -23,6 +23,10 @@ struct heap_ev {
     uint32_t stack;
     uint32_t image;
     bool made; /* a call's block, not a snapshot's copy (a segment's carried blocks) */
+    /* The chunk's totals are kept (w->tot.on): a constant on the fast
+     * paths, each compiled twice (fmt_writer_heap), so that a writer
+     * without them does what it did before they came. */
+    bool tot;
 };
 
 /* A block was started: give it the next serial and remember it (the
@@ -38,6 +42,8 @@ start_block(struct fmt_writer *w, struct fmt_wlive *live, const struct heap_ev *
     if (w->v15 && fmt_rank_start(&w->pred->rank, b.ord))
         return -ENOMEM;
     int rc = fmt_wlive_insert(live, &b);
+    if (!ev->tot)
+        return rc ?: fmt_wdelta_add(&w->deltas, w->nr_chunks + 1, ev->stack, (int64_t)ev->size, 1);
     fmt_wtot_start(&w->tot, ev->size, b.serial, ev->made, ev->ts_ns);
     return rc ?: fmt_wdelta_start(&w->deltas, w->nr_chunks + 1, ev->stack, ev->size, ev->made);
 }
@@ -122,12 +128,15 @@ static inline __attribute__((always_inline)) void put_ref(struct fmt_writer *w, 
  * (put_ref), its rank and its stack's heap (end_model: the address model);
  * last: no block starts after in the same event (the chunk totals' peak
  * check, fmt_wtot_end). */
-static inline __attribute__((always_inline)) int
-ref_block(struct fmt_writer *w, uint64_t ts_ns, const struct fmt_wblock *b, uint32_t ctx, bool last)
+static inline __attribute__((always_inline)) int ref_block(struct fmt_writer *w, uint64_t ts_ns,
+                                                           const struct fmt_wblock *b, uint32_t ctx,
+                                                           bool last, bool tot)
 {
     put_ref(w, ts_ns, b, ctx);
     if (w->v15 && b->ctx == ctx && b->serial >= w->chunk_first_serial)
         fmt_rank_end(&w->pred->rank, b->ord);
+    if (!tot)
+        return fmt_wdelta_add(&w->deltas, w->nr_chunks + 1, b->stack, -(int64_t)b->size, -1);
     bool temp = fmt_wtot_end(&w->tot, b->size, b->serial, last, ts_ns);
     return fmt_wdelta_end(&w->deltas, w->nr_chunks + 1, b->stack, b->size, temp);
 }
@@ -142,21 +151,22 @@ static inline __attribute__((always_inline)) void end_model(struct fmt_writer *w
 
 /* Free or realloc ending the heap block at addr; REF 0 and the address
  * itself when no live block is there. live and key: malloc's blocks by
- * image, or a pool's by pool id (fmt_wpool_internal.h); last as
+ * image, or a pool's by pool id (fmt_wpool_internal.h); last and tot as
  * ref_block's. */
 static inline __attribute__((always_inline)) int end_heap(struct fmt_writer *w, uint64_t ts_ns,
                                                           struct fmt_wlive *live, uint32_t key,
                                                           uint32_t ctx, uint64_t addr, int may_end,
-                                                          bool last)
+                                                          bool last, bool tot)
 {
     struct fmt_wblock b;
 
     if (may_end && addr && fmt_wlive_take(live, key, addr, &b)) {
-        int rc = ref_block(w, ts_ns, &b, ctx, last);
+        int rc = ref_block(w, ts_ns, &b, ctx, last, tot);
         end_model(w, &b);
         return rc;
     }
-    fmt_wtot_unmatched(&w->tot, addr);
+    if (tot)
+        fmt_wtot_unmatched(&w->tot, addr);
     fmt_buf_put_varint(&w->col[FMT_COL_REF], 0);
     fmt_buf_put_varint(&w->col[FMT_COL_ADDR], addr);
     return 0;
@@ -501,9 +511,10 @@ static __attribute__((noinline)) int encode_realloc17(struct fmt_writer *w, stru
     int starts = h->addr && !failed, rc = 0;
 
     if (ended) {
-        rc = ref_block(w, h->ts_ns, &b, ctx, !starts);
+        rc = ref_block(w, h->ts_ns, &b, ctx, !starts, h->tot);
     } else {
-        fmt_wtot_unmatched(&w->tot, old_addr);
+        if (h->tot)
+            fmt_wtot_unmatched(&w->tot, old_addr);
         fmt_buf_put_varint(&w->col[FMT_COL_REF], 0);
         fmt_buf_put_varint(&w->col[FMT_COL_ADDR], old_addr);
     }
@@ -537,7 +548,8 @@ encode_realloc(struct fmt_writer *w, struct fmt_wlive *live, const struct heap_e
 {
     if (w->v17)
         return encode_realloc17(w, live, h, ctx, old_addr, failed);
-    int rc = end_heap(w, h->ts_ns, live, h->image, ctx, old_addr, !failed, !h->addr || failed);
+    int rc =
+        end_heap(w, h->ts_ns, live, h->image, ctx, old_addr, !failed, !h->addr || failed, h->tot);
 
     if (rc)
         return rc;
@@ -571,7 +583,8 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
     uint8_t *op = encode_head(w, ctx, kind, ev->ts_ns);
     if (!op)
         return -ENOMEM;
-    fmt_wtot_other(&w->tot, ev);
+    if (w->tot.on)
+        fmt_wtot_other(&w->tot, ev);
     if (put_extra(w, ev))
         *op |= FMT_OP_EXTRA;
     encode_stack(w, kind, ev->stack);
@@ -580,17 +593,27 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
     case FMT_EV_MALLOC:
     case FMT_EV_CALLOC:
     case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC: {
-        struct heap_ev h = {ev->ts_ns, ev->addr, ev->size,
-                            ev->stack, key,      ev->origin != FMT_ORIGIN_SNAPSHOT};
+        struct heap_ev h = {.ts_ns = ev->ts_ns,
+                            .addr = ev->addr,
+                            .size = ev->size,
+                            .stack = ev->stack,
+                            .image = key,
+                            .made = ev->origin != FMT_ORIGIN_SNAPSHOT,
+                            .tot = w->tot.on};
 
         return encode_alloc(w, live, &h, ctx, failed);
     }
     case FMT_EV_FREE:
-        return end_heap(w, ev->ts_ns, live, key, ctx, ev->addr, 1, true);
+        return end_heap(w, ev->ts_ns, live, key, ctx, ev->addr, 1, true, w->tot.on);
     case FMT_EV_REALLOC:
     case FMT_EV_REALLOCARRAY: {
-        struct heap_ev h = {ev->ts_ns, ev->addr, ev->size,
-                            ev->stack, key,      ev->origin != FMT_ORIGIN_SNAPSHOT};
+        struct heap_ev h = {.ts_ns = ev->ts_ns,
+                            .addr = ev->addr,
+                            .size = ev->size,
+                            .stack = ev->stack,
+                            .image = key,
+                            .made = ev->origin != FMT_ORIGIN_SNAPSHOT,
+                            .tot = w->tot.on};
 
         return encode_realloc(w, live, &h, ctx, ev->old_addr, failed);
     }
@@ -685,7 +708,7 @@ int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev)
     if ((rc = event_begin(w, ctx, ev->ts_ns)))
         return rc;
     /* after event_begin, which may end the chunk */
-    rc = fmt_wtot_event(&w->tot, w->nr_chunks + 1, ctx, &w->ctxs[ctx], ev->ts_ns);
+    rc = w->tot.on ? fmt_wtot_event(&w->tot, w->nr_chunks + 1, ctx, &w->ctxs[ctx], ev->ts_ns) : 0;
     return event_end(w, rc ?: encode(w, ev, ctx));
 }
 
@@ -695,7 +718,7 @@ int fmt_writer_event(struct fmt_writer *w, const struct fmt_event *ev)
 static inline __attribute__((always_inline)) int heap_begin(struct fmt_writer *w,
                                                             const struct fmt_writer_who *who,
                                                             uint64_t ts_ns, uint32_t stack, int bad,
-                                                            uint32_t *ctx)
+                                                            uint32_t *ctx, bool tot)
 {
     int rc;
 
@@ -715,26 +738,38 @@ static inline __attribute__((always_inline)) int heap_begin(struct fmt_writer *w
     if ((rc = event_begin(w, *ctx, ts_ns)))
         return rc;
     /* the chunk totals' entry after event_begin, which may end the chunk */
-    return fmt_wtot_event(&w->tot, w->nr_chunks + 1, *ctx, who, ts_ns);
+    return tot ? fmt_wtot_event(&w->tot, w->nr_chunks + 1, *ctx, who, ts_ns) : 0;
 }
 
-int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned kind,
-                    uint64_t ts_ns, uint64_t addr, uint64_t size, uint32_t stack)
+/* fmt_writer_heap(), with or without the chunk totals (tot: a constant). */
+static inline __attribute__((always_inline)) int
+writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned kind, uint64_t ts_ns,
+            uint64_t addr, uint64_t size, uint32_t stack, bool tot)
 {
     ts_ns = fmt_wtime_round(w, ts_ns);
-    struct heap_ev h = {ts_ns, addr, size, stack, who->image, true};
+    struct heap_ev h = {ts_ns, addr, size, stack, who->image, true, tot};
     uint32_t ctx;
-    int rc = heap_begin(w, who, ts_ns, stack, kind != FMT_EV_MALLOC && kind != FMT_EV_FREE, &ctx);
+    int rc =
+        heap_begin(w, who, ts_ns, stack, kind != FMT_EV_MALLOC && kind != FMT_EV_FREE, &ctx, tot);
 
     if (rc)
         return rc;
     if (!encode_head(w, ctx, kind, ts_ns))
         return event_end(w, -ENOMEM);
-    fmt_wtot_call(&w->tot, kind, 0);
+    if (tot)
+        fmt_wtot_call(&w->tot, kind, 0);
     encode_stack(w, kind, stack);
     if (kind == FMT_EV_FREE)
-        return event_end(w, end_heap(w, ts_ns, &w->live, who->image, ctx, addr, 1, true));
+        return event_end(w, end_heap(w, ts_ns, &w->live, who->image, ctx, addr, 1, true, tot));
     return event_end(w, encode_alloc(w, &w->live, &h, ctx, 0));
+}
+
+int fmt_writer_heap(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned kind,
+                    uint64_t ts_ns, uint64_t addr, uint64_t size, uint32_t stack)
+{
+    if (w->tot.on)
+        return writer_heap(w, who, kind, ts_ns, addr, size, stack, true);
+    return writer_heap(w, who, kind, ts_ns, addr, size, stack, false);
 }
 
 int fmt_writer_realloc(struct fmt_writer *w, const struct fmt_writer_who *who, unsigned flags,
@@ -742,9 +777,10 @@ int fmt_writer_realloc(struct fmt_writer *w, const struct fmt_writer_who *who, u
                        uint32_t stack)
 {
     ts_ns = fmt_wtime_round(w, ts_ns);
-    struct heap_ev h = {ts_ns, addr, size, stack, who->image, true};
+    bool tot = w->tot.on;
+    struct heap_ev h = {ts_ns, addr, size, stack, who->image, true, tot};
     uint32_t ctx;
-    int rc = heap_begin(w, who, ts_ns, stack, (flags & ~FMT_EVF_IN_PLACE) != 0, &ctx);
+    int rc = heap_begin(w, who, ts_ns, stack, (flags & ~FMT_EVF_IN_PLACE) != 0, &ctx, tot);
 
     if (rc)
         return rc;
@@ -758,7 +794,8 @@ int fmt_writer_realloc(struct fmt_writer *w, const struct fmt_writer_who *who, u
         fmt_buf_put_u8(m, 0); /* the fields' length */
         *op |= FMT_OP_EXTRA;
     }
-    fmt_wtot_call(&w->tot, FMT_EV_REALLOC, flags);
+    if (tot)
+        fmt_wtot_call(&w->tot, FMT_EV_REALLOC, flags);
     encode_stack(w, FMT_EV_REALLOC, stack);
     return event_end(w, encode_realloc(w, &w->live, &h, ctx, old_addr, 0));
 }

@@ -22,13 +22,13 @@
  * trace's bytes, and at 1 us still half of python3's, docs/format.md "Time
  * unit"), packed (1.4), references by rank and
  * recently ended addresses (1.5), realloc addresses through the address
- * model (1.7), pools announced at any time, each chunk's totals (1.10:
- * report --index). The benchmark's recorder replay (bench/rec_replay.c)
- * writes the same. */
+ * model (1.7), pools announced at any time; each chunk's totals (1.10:
+ * report --index) with record --totals (rec_session.c). The benchmark's
+ * recorder replay (bench/rec_replay.c) writes the same. */
 #define REC_WRITER_OPTIONS                                                                         \
     {                                                                                              \
         .time_unit_ns = REC_DEFAULT_TIME_UNIT_NS, .time_pack = 1, .free_ranks = 1,                 \
-        .realloc_pred = 1, .pools = 1, .totals = 1                                                 \
+        .realloc_pred = 1, .pools = 1                                                              \
     }
 
 /* A trace's mode (less the umask): it holds the command line, executable

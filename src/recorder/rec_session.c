@@ -51,6 +51,7 @@ struct rec_session *rec_session_new(const struct rec_options *o)
     s->wopt = (struct fmt_writer_options)REC_WRITER_OPTIONS;
     s->wopt.time_unit_ns = o->time_unit_ns;
     s->wopt.reach = o->reach;
+    s->wopt.totals = o->totals;
     /* Tests cut a small program's trace into many chunks so (the chunk
      * totals' merge, tests/e2e/ana_index_totals.sh); not for users. */
     const char *ce = getenv("MEMSCRIBE_CHUNK_EVENTS");

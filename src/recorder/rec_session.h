@@ -46,6 +46,7 @@ struct rec_options {
     const char *only;      /* --only's glob, NULL: every process */
     int no_follow;         /* --no-follow */
     int reach;             /* --reach: class the live blocks at each image's exit */
+    int totals;            /* --totals: each chunk's totals (format 1.10: report --index) */
     uint64_t aggregate_ns; /* --aggregate's period: an aggregated trace (docs/aggregate.md);
                               0: exact */
     uint64_t max_size;     /* --max-size: exact until the trace reaches it, then aggregated

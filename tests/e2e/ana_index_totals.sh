@@ -59,12 +59,12 @@ timeline() {
     echo "ok: $1: timeline --index ends where the replay ends, its peak is report's, $n sites"
 }
 
-# usage: rec NAME CMD...: record CMD in chunks of $CHUNK events.
+# usage: rec NAME CMD...: record CMD with its chunks' totals, in chunks of $CHUNK events.
 CHUNK=64
 rec() {
     local name=$1
     shift
-    MEMSCRIBE_CHUNK_EVENTS=$CHUNK "$MEMSCRIBE" record -q -o "$WORK/$name.mscr" -- "$@" \
+    MEMSCRIBE_CHUNK_EVENTS=$CHUNK "$MEMSCRIBE" record -q --totals -o "$WORK/$name.mscr" -- "$@" \
         >/dev/null 2>"$WORK/rec.err" || fail "record $name: $(cat "$WORK/rec.err")"
 }
 
@@ -107,5 +107,11 @@ run 0 timeline --index --interval 1ms "$WORK/temporary.mscr"
 grep -q 'interval.*replaying' "$WORK/err" || fail "--interval: no note: $(cat "$WORK/err")"
 run 0 report --index "$MS_SOURCE/tests/golden/v1_9_segment.mscr"
 grep -q 'no chunk totals.*replaying' "$WORK/err" || fail "1.9: no note: $(cat "$WORK/err")"
+"$MEMSCRIBE" record -q -o "$WORK/plain.mscr" -- "$MS_PROGRAMS/ana_hog" >/dev/null 2>&1 || fail "record hog"
+expect "without --totals: the version" "$("$MEMSCRIBE" dump --header "$WORK/plain.mscr" | head -1)" \
+    "# memscribe trace version 1.7"
+run 0 report --index "$WORK/plain.mscr"
+grep -q 'no chunk totals.*record --totals.*replaying' "$WORK/err" ||
+    fail "without --totals: no note: $(cat "$WORK/err")"
 run 2 report --index --verify "$WORK/temporary.mscr"
 echo "ok: replayed where the totals cannot answer, with a note"

@@ -86,10 +86,12 @@ cmp -s "$WORK/q0.body" "$WORK/report.json" || fail "the answer for q=0 is not re
 echo "ok: answers gzipped for gzip clients, plain for others, report's bytes both"
 stop
 
-# The demo in chunks of 4 events (MEMSCRIBE_CHUNK_EVENTS): more than 100 chunks, so
-# the page draws the whole run from the chunks' totals (timeline --index, a row per
-# chunk), asks report and leaks from them, then checks them by report replayed.
-MEMSCRIBE_CHUNK_EVENTS=4 record_demo "$WORK/small.mscr"
+# The demo recorded with --totals in chunks of 4 events (MEMSCRIBE_CHUNK_EVENTS): more
+# than 100 chunks, so the page draws the whole run from the chunks' totals (timeline
+# --index, a row per chunk), asks report and leaks from them, then checks them by report
+# replayed.
+MEMSCRIBE_CHUNK_EVENTS=4 "$MEMSCRIBE" record -q --totals -o "$WORK/small.mscr" -- \
+    "$MS_BUILD/examples/memtest_demo" >"$WORK/out" 2>"$WORK/err" || fail "record --totals: $(cat "$WORK/err")"
 serve "$WORK/small.mscr"
 expect "small chunks: totals" "$(curl -s "$BASE/api/status?token=$TOKEN" | jq -c '[.totals, .chunks > 100]')" \
     "[true,true]"

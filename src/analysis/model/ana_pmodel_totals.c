@@ -24,7 +24,7 @@ const char *ana_pmodel_totals_refusal(struct fmt_reader *r, const struct ana_mod
     uint32_t images = 0;
 
     if (!fmt_reader_has_totals(r))
-        return "the trace has no chunk totals (format 1.10: recorded by an older memscribe)";
+        return "the trace has no chunk totals (format 1.10: memscribe record --totals)";
     for (uint32_t i = 0; i < fmt_reader_nr_images(r); i++)
         images += fmt_reader_image(r, i) != NULL;
     /* As the parallel replay (ana_pmodel.c): a range cannot take an
