@@ -14,8 +14,8 @@ mkdir -p "$out/new"
 # Only the reader's sources: the fuzzer needs nothing else (fmt_wdelta.c,
 # the writer's per-stack map, and util_array.c, which it grows with, check
 # the chunk summaries: --verify).
-reader=(fmt_block.c fmt_buf.c fmt_crc.c fmt_names.c fmt_rchunk.c fmt_rdefs.c fmt_reader.c fmt_rnodes.c fmt_zc.c
-    fmt_wdelta.c)
+reader=(fmt_block.c fmt_buf.c fmt_crc.c fmt_names.c fmt_rchunk.c fmt_rdefs.c fmt_reader.c fmt_rnodes.c
+    fmt_rtotals.c fmt_zc.c fmt_wdelta.c)
 # pkg-config prints "-lzstd -lz " (a trailing space): split it into words.
 # zlib: chunks of Windows traces are zlib-coded (format 1.2); libm: the
 # estimates of sampled traces (format 1.3).
