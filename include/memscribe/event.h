@@ -295,6 +295,16 @@ static inline int fmt_kind_is_heap_alloc(unsigned kind)
     return (kind >= FMT_EV_MALLOC && kind <= FMT_EV_PVALLOC && kind != FMT_EV_FREE);
 }
 
+/* The call keys of format 1.10's chunk totals (docs/format.md, "TOTALS"):
+ * the kind, + 64 for a pool's call (FMT_EVF_POOL), + 128 for a free a
+ * heap's destruction made (FMT_EVF_HEAP_DESTROYED). */
+#define FMT_TOTALS_KEYS 256
+static inline unsigned fmt_totals_key(unsigned kind, unsigned flags)
+{
+    return (kind & 63) | (flags & FMT_EVF_POOL ? 64 : 0) |
+           (flags & FMT_EVF_HEAP_DESTROYED ? 128 : 0);
+}
+
 /* The size of CPython's pymalloc arenas: 1 MiB since 3.10 on 64-bit
  * (obmalloc.c, USE_LARGE_ARENAS), 256 KiB before. */
 #define FMT_PYMALLOC_ARENA (1u << 20)

@@ -319,7 +319,6 @@ int fmt_reader_live_at_chunk(struct fmt_reader *r, uint32_t k, fmt_stack_live_fn
  * TOTALS): what a range of a parallel replay counts of chunk k, so that a
  * report merges them instead of replaying the events (report --index). One
  * process image's part; times absolute. */
-#define FMT_TOTALS_KEYS 256 /* call keys: kind, + 64 a pool's, + 128 a heap destroy's free */
 struct fmt_image_totals {
     uint32_t image, pid;
     bool has_peak, has_rss, ended;

@@ -110,10 +110,10 @@ static void put_image(struct fmt_buf *b, const struct fmt_wtimg *e, uint64_t bas
     fmt_buf_put_varint(b, (uint64_t)has_peak | (uint64_t)e->has_rss << 1 | (uint64_t)e->ended << 2);
     fmt_buf_put_varint(b, e->first_ns - base_ns);
     fmt_buf_put_varint(b, e->last_ns - e->first_ns);
-    for (unsigned k = 0; k < FMT_TOT_KEYS; k++)
+    for (unsigned k = 0; k < FMT_TOTALS_KEYS; k++)
         nr += e->calls[k] != 0;
     fmt_buf_put_varint(b, nr);
-    for (unsigned k = 0; k < FMT_TOT_KEYS; k++) {
+    for (unsigned k = 0; k < FMT_TOTALS_KEYS; k++) {
         if (!e->calls[k])
             continue;
         fmt_buf_put_varint(b, k);
@@ -160,7 +160,7 @@ int fmt_wtot_put(struct fmt_wtotals *t, struct fmt_buf *defs, uint64_t chunk, ui
         return 0;
     for (uint32_t i = 0; i < d->nr; i++)
         nr += d->touched[i].allocs || d->touched[i].temps;
-    rc = fmt_buf_reserve(&b, (4 + (size_t)t->nr * (24 + 3 * FMT_TOT_KEYS) + 5 * (size_t)nr) *
+    rc = fmt_buf_reserve(&b, (4 + (size_t)t->nr * (24 + 3 * FMT_TOTALS_KEYS) + 5 * (size_t)nr) *
                                  FMT_VARINT_MAX);
     if (rc)
         return rc;

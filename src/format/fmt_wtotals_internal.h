@@ -10,9 +10,11 @@
  * stepper decides it (ana_step.h). A report then merges the chunks'
  * totals instead of replaying their events (report --index).
  *
- * The hot path: one entry per event, fetched by image (the last image's
- * without a lookup); memory follows the images one chunk touches, and a
- * word per thread of the trace. */
+ * The hot path: the current context's image entry and thread slot, kept
+ * until the context changes (fmt_wtot_event); memory follows the images
+ * one chunk touches, and a word per thread of the trace. A writer without
+ * totals never comes here (its fast paths are compiled without them,
+ * fmt_wevent.c). */
 #ifndef FMT_WTOTALS_INTERNAL_H
 #define FMT_WTOTALS_INTERNAL_H
 
@@ -22,16 +24,6 @@
 #include <stdint.h>
 
 #include "memscribe/event.h"
-
-/* Call keys (docs/format.md, "TOTALS"): kind, + 64 for a pool's call, +
- * 128 for a free a heap's destruction made. */
-#define FMT_TOT_KEYS 256
-
-static inline unsigned fmt_tot_key(unsigned kind, unsigned flags)
-{
-    return (kind & 63) | (flags & FMT_EVF_POOL ? 64 : 0) |
-           (flags & FMT_EVF_HEAP_DESTROYED ? 128 : 0);
-}
 
 struct fmt_wtimg {
     uint32_t image, pid;
@@ -43,7 +35,7 @@ struct fmt_wtimg {
     uint64_t start_maps, carried, carried_bytes, arena_maps, unmatched, dropped;
     uint64_t allocs, alloc_bytes; /* blocks started by calls, their bytes */
     uint64_t rss_max, rss_max_ns, rss_last, rss_last_ns, end_ns;
-    uint64_t calls[FMT_TOT_KEYS], failed[FMT_TOT_KEYS];
+    uint64_t calls[FMT_TOTALS_KEYS], failed[FMT_TOTALS_KEYS];
 };
 
 struct fmt_wtimg_at {
@@ -111,7 +103,7 @@ static inline void fmt_wtot_call(struct fmt_wtotals *t, unsigned kind, unsigned 
 
     if (!e)
         return;
-    unsigned key = fmt_tot_key(kind, flags);
+    unsigned key = fmt_totals_key(kind, flags);
     e->calls[key]++;
     e->failed[key] += (flags & FMT_EVF_FAILED) != 0;
 }
