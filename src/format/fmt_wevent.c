@@ -589,34 +589,24 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
         *op |= FMT_OP_EXTRA;
     encode_stack(w, kind, ev->stack);
 
+    /* a heap kind's fields (a snapshot's copy makes no allocation) */
+    struct heap_ev h = {.ts_ns = ev->ts_ns,
+                        .addr = ev->addr,
+                        .size = ev->size,
+                        .stack = ev->stack,
+                        .image = key,
+                        .made = ev->origin != FMT_ORIGIN_SNAPSHOT,
+                        .tot = w->tot.on};
     switch (kind) {
     case FMT_EV_MALLOC:
     case FMT_EV_CALLOC:
-    case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC: {
-        struct heap_ev h = {.ts_ns = ev->ts_ns,
-                            .addr = ev->addr,
-                            .size = ev->size,
-                            .stack = ev->stack,
-                            .image = key,
-                            .made = ev->origin != FMT_ORIGIN_SNAPSHOT,
-                            .tot = w->tot.on};
-
+    case FMT_EV_MEMALIGN ... FMT_EV_PVALLOC:
         return encode_alloc(w, live, &h, ctx, failed);
-    }
     case FMT_EV_FREE:
-        return end_heap(w, ev->ts_ns, live, key, ctx, ev->addr, 1, true, w->tot.on);
+        return end_heap(w, ev->ts_ns, live, key, ctx, ev->addr, 1, true, h.tot);
     case FMT_EV_REALLOC:
-    case FMT_EV_REALLOCARRAY: {
-        struct heap_ev h = {.ts_ns = ev->ts_ns,
-                            .addr = ev->addr,
-                            .size = ev->size,
-                            .stack = ev->stack,
-                            .image = key,
-                            .made = ev->origin != FMT_ORIGIN_SNAPSHOT,
-                            .tot = w->tot.on};
-
+    case FMT_EV_REALLOCARRAY:
         return encode_realloc(w, live, &h, ctx, ev->old_addr, failed);
-    }
     default:
         break;
     }
