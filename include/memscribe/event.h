@@ -304,6 +304,11 @@ static inline unsigned fmt_totals_key(unsigned kind, unsigned flags)
     return (kind & 63) | (flags & FMT_EVF_POOL ? 64 : 0) |
            (flags & FMT_EVF_HEAP_DESTROYED ? 128 : 0);
 }
+/* A key's kind is key & 63; its flags: */
+static inline unsigned fmt_totals_key_flags(unsigned key)
+{
+    return (key & 64 ? FMT_EVF_POOL : 0) | (key & 128 ? FMT_EVF_HEAP_DESTROYED : 0);
+}
 
 /* The size of CPython's pymalloc arenas: 1 MiB since 3.10 on 64-bit
  * (obmalloc.c, USE_LARGE_ARENAS), 256 KiB before. */

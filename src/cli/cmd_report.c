@@ -36,30 +36,31 @@ enum { OPT_TEMP_THRESHOLD = CLI_ANA_OPT_FIRST_OWN, OPT_VERIFY, OPT_INDEX };
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: memscribe report [options] FILE\n\n"
-                 "Summarize a trace: run time, calls per allocation function, allocations,\n"
-                 "bytes allocated, peak heap in use and when, leaked bytes and blocks,\n"
-                 "temporary allocations, peak RSS; then the top call sites by peak\n"
-                 "contribution, leaked bytes, number of allocations and temporary\n"
-                 "allocations. One section per process.\n\n"
-                 "options:\n"
-                 "  --top N         call sites per list (default 10; 0: all)\n"
-                 "  --temporary-threshold N\n"
-                 "                  loose rule: temporary when the thread made at most N\n"
-                 "                  other allocations, and any frees, before the free\n"
-                 "                  (default, strict: nothing else in between)\n"
-                 "  --verify        also hold each chunk's summary (the index leaks and window\n"
-                 "                  --index answer from) against its events, as dump --verify:\n"
-                 "                  exit 1 if one does not match\n"
-                 "  --index         answer from each chunk's totals (format 1.10) and the one\n"
-                 "                  chunk where the heap peaked, not every event: the same\n"
-                 "                  report, in a fraction of the time; where the trace cannot\n"
-                 "                  (several processes, an older format, a selection), a note\n"
-                 "                  on stderr says why and the trace is replayed\n" CLI_ANA_USAGE
-                     CLI_ANA_FRAMES_USAGE CLI_ANA_SUPP_USAGE
-                 "\nCSV output is the call-site table (every site, with its process); the\n"
-                 "summary numbers are in the text and JSON forms. docs/report.md explains\n"
-                 "every number.\n");
+    fprintf(out,
+            "usage: memscribe report [options] FILE\n\n"
+            "Summarize a trace: run time, calls per allocation function, allocations,\n"
+            "bytes allocated, peak heap in use and when, leaked bytes and blocks,\n"
+            "temporary allocations, peak RSS; then the top call sites by peak\n"
+            "contribution, leaked bytes, number of allocations and temporary\n"
+            "allocations. One section per process.\n\n"
+            "options:\n"
+            "  --top N         call sites per list (default 10; 0: all)\n"
+            "  --temporary-threshold N\n"
+            "                  loose rule: temporary when the thread made at most N\n"
+            "                  other allocations, and any frees, before the free\n"
+            "                  (default, strict: nothing else in between)\n"
+            "  --verify        also hold each chunk's summary (the index leaks and window\n"
+            "                  --index answer from) against its events, as dump --verify:\n"
+            "                  exit 1 if one does not match\n"
+            "  --index         answer from each chunk's totals (format 1.10) and the one\n"
+            "                  chunk where the heap peaked, not every event: the same\n"
+            "                  report, in a fraction of the time; where the trace cannot\n"
+            "                  (several processes, a selection, recorded without\n"
+            "                  record --totals), a note on stderr says why and the trace\n"
+            "                  is replayed\n" CLI_ANA_USAGE CLI_ANA_FRAMES_USAGE CLI_ANA_SUPP_USAGE
+            "\nCSV output is the call-site table (every site, with its process); the\n"
+            "summary numbers are in the text and JSON forms. docs/report.md explains\n"
+            "every number.\n");
 }
 
 enum rank { BY_PEAK, BY_LEAKED, BY_ALLOCS, BY_TEMPORARY, NR_RANKS };

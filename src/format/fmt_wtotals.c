@@ -13,8 +13,10 @@
 #include "format/fmt_writer.h"
 #include "util/util_array.h"
 
-struct fmt_wtimg *fmt_wtot_img_slow(struct fmt_wtotals *t, uint64_t gen, uint32_t image,
-                                    uint32_t pid, uint64_t ts_ns)
+/* Image's entry in the chunk of generation gen, made (first at ts_ns) if
+ * new; NULL if out of memory. */
+static struct fmt_wtimg *img_entry(struct fmt_wtotals *t, uint64_t gen, uint32_t image,
+                                   uint32_t pid, uint64_t ts_ns)
 {
     if (UTIL_ARRAY_RESERVE_ZERO(t->at, t->nr_at, (size_t)image + 1, 16))
         return NULL;
@@ -35,16 +37,12 @@ struct fmt_wtimg *fmt_wtot_img_slow(struct fmt_wtotals *t, uint64_t gen, uint32_
 int fmt_wtot_switch(struct fmt_wtotals *t, uint64_t gen, uint32_t ctx,
                     const struct fmt_writer_who *who, uint64_t ts_ns)
 {
-    uint32_t image = who->image, thread = who->thread;
     struct fmt_wtimg *e;
+    uint32_t thread = who->thread;
 
-    if (!t->on)
-        return 0;
     if (t->cur)
         t->cur->last_ns = t->ts; /* the context left: its image's latest */
-    e = image < t->nr_at && t->at[image].gen == gen
-            ? &t->v[t->at[image].idx]
-            : fmt_wtot_img_slow(t, gen, image, who->pid, ts_ns);
+    e = img_entry(t, gen, who->image, who->pid, ts_ns);
     if (!e || UTIL_ARRAY_RESERVE_ZERO(t->thr_last, t->nr_thr, (size_t)thread + 1, 64))
         return -ENOMEM;
     t->ts = ts_ns;

@@ -66,14 +66,9 @@ struct fmt_wtotals {
     uint64_t ts;           /* the time of cur's latest event */
 };
 
-/* The entry of image in the chunk of generation gen, made if new; NULL if
- * out of memory. */
-struct fmt_wtimg *fmt_wtot_img_slow(struct fmt_wtotals *t, uint64_t gen, uint32_t image,
-                                    uint32_t pid, uint64_t ts_ns);
-
-/* fmt_wtot_event() when the context changed (or at a chunk's start, or
- * without totals): who's image's entry and thread's slot become the
- * current ones. Returns 0 or -ENOMEM. */
+/* fmt_wtot_event() when the context changed (or at a chunk's start): who's
+ * image's entry and thread's slot become the current ones. Returns 0 or
+ * -ENOMEM. */
 struct fmt_writer_who;
 int fmt_wtot_switch(struct fmt_wtotals *t, uint64_t gen, uint32_t ctx,
                     const struct fmt_writer_who *who, uint64_t ts_ns);

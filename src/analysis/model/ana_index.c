@@ -23,6 +23,13 @@ const char *ana_index_refusal(struct fmt_reader *r, const struct ana_filter *f)
     return NULL;
 }
 
+const char *ana_index_no_totals(struct fmt_reader *r)
+{
+    return fmt_reader_has_totals(r)
+               ? NULL
+               : "the trace has no chunk totals (format 1.10: memscribe record --totals)";
+}
+
 struct live {
     int64_t bytes, blocks;
 };

@@ -21,6 +21,10 @@
  * selection (--tid: the summaries are per stack, not per thread). */
 const char *ana_index_refusal(struct fmt_reader *r, const struct ana_filter *f);
 
+/* Why the chunks' totals cannot answer (report --index, timeline --index):
+ * the trace has none (it was recorded without record --totals), or NULL. */
+const char *ana_index_no_totals(struct fmt_reader *r);
+
 /* What is live at the start of chunk k (nr_chunks: the end), per stack of
  * a selected image. */
 typedef int ana_index_live_fn(void *arg, uint32_t stack, uint32_t image, int64_t bytes,

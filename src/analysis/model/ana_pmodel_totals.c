@@ -21,10 +21,11 @@
 
 const char *ana_pmodel_totals_refusal(struct fmt_reader *r, const struct ana_model_options *opt)
 {
+    const char *no = ana_index_no_totals(r);
     uint32_t images = 0;
 
-    if (!fmt_reader_has_totals(r))
-        return "the trace has no chunk totals (format 1.10: memscribe record --totals)";
+    if (no)
+        return no;
     for (uint32_t i = 0; i < fmt_reader_nr_images(r); i++)
         images += fmt_reader_image(r, i) != NULL;
     /* As the parallel replay (ana_pmodel.c): a range cannot take an
@@ -66,9 +67,7 @@ static int fill_image(void *arg, const struct fmt_image_totals *t)
     s->first_ns = t->first_ns;
     s->last_ns = t->last_ns;
     for (unsigned k = 0; k < FMT_TOTALS_KEYS; k++) {
-        struct fmt_event ev = {.kind = k & 63,
-                               .flags = (k & 64 ? FMT_EVF_POOL : 0) |
-                                        (k & 128 ? FMT_EVF_HEAP_DESTROYED : 0)};
+        struct fmt_event ev = {.kind = k & 63, .flags = fmt_totals_key_flags(k)};
         unsigned slot = ana_call_slot(&ev);
         if (!t->calls[k] || slot >= ANA_NR_CALLS)
             continue;
@@ -151,8 +150,8 @@ static int chunk_model(struct fmt_reader *r, uint32_t k, const struct ana_model_
     if (rc)
         return rc;
     f.m->paged_sites = true; /* one chunk's stacks */
-    rc = fmt_reader_chunk_totals(r, k, fill_image, NULL, &f);
-    rc = rc ?: fmt_reader_chunk_totals(r, k, NULL, fill_stack, &f);
+    /* images first, then stacks: a stack's site is of the image read */
+    rc = fmt_reader_chunk_totals(r, k, fill_image, fill_stack, &f);
     rc = rc ?: fmt_reader_chunk_delta(r, k, fill_live, &f);
     rc = rc ?: f.rc;
     if (!rc)

@@ -20,8 +20,10 @@
 
 const char *ana_timeline_index_refusal(struct fmt_reader *r, const struct ana_filter *f)
 {
-    if (!fmt_reader_has_totals(r))
-        return "the trace has no chunk totals (format 1.10: memscribe record --totals)";
+    const char *no = ana_index_no_totals(r);
+
+    if (no)
+        return no;
     if (!ana_filter_is_empty(f))
         return "a selection (--pid, --exe, --thread) is not in the totals";
     return ana_index_refusal(r, NULL);
