@@ -101,11 +101,7 @@ static void live_round(struct rec_session *s, void *tap, uint64_t now_ns)
 {
     struct cli_live *l = tap;
 
-    /* The page's delay is the flush's period: the reader sees whole chunks. */
-    if (now_ns - l->last_flush_ns >= CLI_LIVE_FLUSH_NS) {
-        rec_session_flush(s);
-        l->last_flush_ns = now_ns;
-    }
+    (void)now_ns;
     if (!l->started) {
         l->trace = rec_session_trace_path(s);
         live_start(s, l);

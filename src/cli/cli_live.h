@@ -2,9 +2,9 @@
 /* record --live (docs/serve.md, "Live"): `memscribe serve` on the trace
  * while it is recorded, started as a process of its own once the trace
  * exists, its address said on stderr; the trace flushed every
- * CLI_LIVE_FLUSH_NS so that the page (which asks every second) is at most
- * that much behind the program; the server stopped when the recording
- * ends. */
+ * CLI_LIVE_FLUSH_NS (the session's flush_ns, set by record) so that the
+ * page (which asks every second) is at most that much behind the program;
+ * the server stopped when the recording ends. */
 #ifndef CLI_LIVE_H
 #define CLI_LIVE_H
 
@@ -22,7 +22,6 @@ struct cli_live {
     const char *url_file; /* serve --url-file, NULL: none */
     pid_t pid;            /* the server, 0 before it starts or after it failed */
     int started;          /* the first round started it (or failed to) */
-    uint64_t last_flush_ns;
 };
 
 /* The recording session's tap (its argument a struct cli_live). */

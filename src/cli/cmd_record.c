@@ -529,6 +529,8 @@ int cmd_record(int argc, char **argv)
         record_run_check(&o, "TRACE", true); /* a usage error exits 2 before the program runs */
     o.quiet |= o.serve;                      /* nobody reads its stderr */
     o.rec.say = record_say;
+    if (o.live) /* the page's delay is the flush's period: the reader sees whole chunks */
+        o.rec.flush_ns = CLI_LIVE_FLUSH_NS;
     o.rec.say_arg = &o;
     if (o.snap_every_ns) {
         cli_snap_init(&snap, o.rec.out_path, o.snap_every_ns, o.quiet);

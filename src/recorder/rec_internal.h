@@ -314,6 +314,7 @@ struct rec_session {
     uint64_t nr_events;       /* events handed to the writer */
     uint64_t nr_dropped;      /* events reported lost */
     uint64_t nr_copied;       /* bytes copied out of rings, ever */
+    uint64_t last_flush_ns;   /* the clock at the last periodic flush (rec_session_flush_due) */
 
     /* The driver (rec_session.c), set up by rec_session_new and the mode's
      * constructor before the trace exists. */
@@ -368,6 +369,10 @@ void rec_session_say(const struct rec_session *s, enum rec_say_level level, cons
     __attribute__((format(printf, 3, 4)));
 /* Nothing traced is open and no connection waits for its hello. */
 int rec_session_idle(const struct rec_session *s);
+/* The trace (and --keep-last's segment) flushed if a second has passed
+ * since the last time: between rounds, and inside a long merge, whose
+ * round may last seconds when the recorder is behind (rec_merge_drain). */
+void rec_session_flush_due(struct rec_session *s, uint64_t now);
 /* Free what the streams and the merge hold (not the driver's parts). */
 void rec_session_clear(struct rec_session *s);
 

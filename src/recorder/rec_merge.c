@@ -637,6 +637,11 @@ static void rec_merge_drain(struct rec_session *s)
     for (uint32_t i = 0; i < s->nr_images; i++)
         if (s->images[i]->open)
             rec_stream_drain_ahead(s, s->images[i]);
+    /* A recorder behind the program (a loaded machine, --keep-last's two
+     * writers) merges for seconds a round: what it wrote reaches the file
+     * each second all the same, as a killed recorder's trace promises
+     * (docs/record.md, "Exit status and messages"). */
+    rec_session_flush_due(s, rec_clock_now(&s->clock));
 }
 
 /* Records a merge emits between two rec_merge_drain: about 1.5 ms of the

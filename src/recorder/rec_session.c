@@ -388,10 +388,23 @@ static uint64_t rec_session_round(struct rec_session *s, uint64_t now)
     return s->nr_copied - before;
 }
 
+void rec_session_flush_due(struct rec_session *s, uint64_t now)
+{
+    if (now - s->last_flush_ns < (s->opt.flush_ns ? s->opt.flush_ns : REC_FLUSH_PERIOD_NS) ||
+        s->write_err)
+        return;
+    int rc = fmt_writer_flush(s->w);
+
+    if (rc < 0)
+        s->write_err = rc;
+    if (s->keep)
+        rec_keep_flush(s->keep);
+    s->last_flush_ns = now;
+}
+
 static void rec_session_loop(struct rec_session *s)
 {
-    uint64_t last_flush = s->clock.mono0;
-
+    s->last_flush_ns = s->clock.mono0;
     for (;;) {
         uint64_t now, copied;
 
@@ -402,15 +415,7 @@ static void rec_session_loop(struct rec_session *s)
         }
         now = rec_clock_now(&s->clock);
         copied = rec_session_round(s, now);
-        if (now - last_flush > REC_FLUSH_PERIOD_NS && s->write_err == 0) {
-            int rc = fmt_writer_flush(s->w);
-
-            if (rc < 0)
-                s->write_err = rc;
-            if (s->keep)
-                rec_keep_flush(s->keep);
-            last_flush = now;
-        }
+        rec_session_flush_due(s, now);
         if (s->mode->done(s, s->mode_arg, now))
             break;
         if (copied < REC_BATCH_BYTES) {

@@ -5,7 +5,8 @@
  * the hellos waiting on the socket, read the watermark (docs/protocol.md,
  * "Time order"), reap children, close the images whose processes ended,
  * merge what is older than the watermark into the trace, let the mode read
- * its own input, run the taps, sample RSS, flush once a second; then ask
+ * its own input, run the taps, sample RSS, flush each second (flush_ns:
+ * --live's quarter), also inside a long merge; then ask
  * the mode whether the recording is over, and wait for the next round.
  *
  * A mode says how the traced tree starts, when it is over, what a signal
@@ -53,6 +54,8 @@ struct rec_options {
                               at aggregate_ns (which must be set); 0: no limit */
     uint64_t keep_last_ns; /* --keep-last: the last this long exact in segments beside the
                               trace, aggregated at aggregate_ns (which must be set); 0: none */
+    uint64_t flush_ns;     /* how often what was merged reaches the file, in whole chunks
+                              (a reader of the unfinished trace sees it); 0: every second */
     rec_say_fn *say;       /* NULL: nothing is said */
     void *say_arg;
 };
