@@ -420,6 +420,31 @@ static struct ana_model *index_model(struct cli_ana *a, const struct ana_model_o
     return m;
 }
 
+/* --verify on a trace with chunk totals that can answer for mo: the model
+ * they make (report --index's) must be m, the replay's, number for number
+ * (the summaries were held against the events as they were read). */
+static void verify_totals(struct cli_ana *a, const struct ana_model_options *mo,
+                          const struct ana_model *m)
+{
+    struct ana_pmodel_options po = {.until_ns = UINT64_MAX, .from_totals = true, .reader = a->r};
+    struct ana_model *t;
+    char err[600] = "", why[300];
+    int rc;
+
+    if (!fmt_reader_has_totals(a->r) || ana_pmodel_totals_refusal(a->r, mo))
+        return;
+    rc = ana_pmodel_build(&t, a->path, mo, &po, err, sizeof(err));
+    if (rc == -EPROTO || rc == -EIO)
+        cli_die("%s: %s", a->cmd, err[0] ? err : fmt_reader_error(a->r));
+    if (rc)
+        cli_ana_fail(a, rc);
+    /* sites handed to a fold at their image's end are in neither model */
+    if (ana_model_differs(t, m, !mo->retire.fn, why, sizeof(why)))
+        cli_die("%s: %s: the chunks' totals do not match the events: %s (totals, then events)",
+                a->cmd, a->path, why);
+    ana_model_destroy(t);
+}
+
 /* cli_ana_model, from the index or not. */
 static struct ana_model *model(struct cli_ana *a, const struct ana_model_options *mo,
                                uint64_t until_ns, bool index)
@@ -448,6 +473,8 @@ static struct ana_model *model(struct cli_ana *a, const struct ana_model_options
             cli_die("%s: %s", a->cmd, err[0] ? err : a->path);
         if (rc)
             cli_ana_fail(a, rc);
+        if (a->verify && until_ns == UINT64_MAX)
+            verify_totals(a, mo, m);
         return m;
     }
     struct ana_scan_options so;
@@ -457,6 +484,8 @@ static struct ana_model *model(struct cli_ana *a, const struct ana_model_options
     cli_ana_progress_done(a);
     if (rc)
         cli_ana_fail(a, rc);
+    if (a->verify && until_ns == UINT64_MAX)
+        verify_totals(a, mo, m);
     after_pass(a, mo, m);
     return m;
 }

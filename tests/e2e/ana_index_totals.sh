@@ -7,7 +7,8 @@
 # PYTHONMALLOC=malloc, perl, sqlite3, sort), each cut into chunks of 64
 # or 2,048 events (MEMSCRIBE_CHUNK_EVENTS) so that the totals of many
 # chunks are merged and the peak falls inside one: report --index prints what report prints, byte for
-# byte, in text and JSON; the index timeline's last row is the replayed
+# byte, in text and JSON, and report --verify (the totals' model held
+# against the replay's, number for number) passes; the index timeline's last row is the replayed
 # timeline's last row (heap, allocations, bytes, live blocks, RSS), its
 # highest heap_max is report's peak, and its sites are the replay's, their
 # series ending where the replay's do. A trace of several processes, a selection and an older trace are
@@ -29,9 +30,19 @@ same() {
         cmp -s "$WORK/a.$f" "$WORK/b.$f" ||
             fail "$1: report --index ($f) differs: $(diff "$WORK/a.$f" "$WORK/b.$f" | head -5)"
     done
+    # --verify holds the totals' model against the replay's, on one CPU
+    # (one reader) and on two (ranges of 1,000 events merged): it passes
+    # and is report.
+    local jobs
+    for jobs in 1 2; do
+        MEMSCRIBE_JOBS=$jobs MEMSCRIBE_RANGE_EVENTS=1000 "$MEMSCRIBE" report --verify "$t" \
+            >"$WORK/v.text" 2>"$WORK/v.err" ||
+            fail "$1: report --verify on $jobs CPUs: $(cat "$WORK/v.err")"
+        cmp -s "$WORK/a.text" "$WORK/v.text" || fail "$1: report --verify on $jobs CPUs differs"
+    done
     local chunks
     chunks=$("$MEMSCRIBE" dump --header "$t" | sed -n 's/.* chunks=\([0-9]*\) .*/\1/p')
-    echo "ok: $1: report --index is report, text and JSON ($chunks chunks)"
+    echo "ok: $1: report --index is report, text and JSON, and passes --verify ($chunks chunks)"
     timeline "$1"
 }
 

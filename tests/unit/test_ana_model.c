@@ -586,6 +586,75 @@ static void test_blocks_first(void **state)
     assert_int_equal(ana_model_create(&bad, &mo), -EINVAL);
 }
 
+/* The events of test_peak_leaks_temporary's start, and how far they go:
+ * 1 stops before the last free, 2 frees stack 3's block too. */
+static struct ana_model *differs_model(int variant)
+{
+    struct seq s;
+
+    seq_init(&s, NULL);
+    uint64_t a = do_malloc(&s, 100, 1);
+    uint64_t b = do_malloc(&s, 40, 2);
+    do_free(&s, a);
+    uint64_t c = do_malloc(&s, 8, 3);
+    if (variant == 2)
+        do_free(&s, c);
+    if (variant != 1)
+        do_free(&s, b);
+    assert_int_equal(ana_model_finish(s.m), 0);
+    return s.m;
+}
+
+static void test_differs(void **state)
+{
+    (void)state;
+    struct ana_model *m = differs_model(0), *same = differs_model(0), *one = differs_model(1),
+                     *two = differs_model(2);
+    char why[200] = "";
+
+    assert_int_equal(ana_model_differs(m, same, true, why, sizeof(why)), 0);
+    assert_string_equal(why, "");
+    /* one free fewer: the total's calls first (slot 9 is free) */
+    assert_int_equal(ana_model_differs(m, one, true, why, sizeof(why)), 1);
+    assert_non_null(strstr(why, "all processes: nr_calls["));
+    assert_non_null(strstr(why, "] is 2 against 1"));
+    /* one free more: the same field, the other way */
+    assert_int_equal(ana_model_differs(two, m, true, why, sizeof(why)), 1);
+    assert_non_null(strstr(why, "all processes: nr_calls["));
+    assert_non_null(strstr(why, "] is 3 against 2"));
+    ana_model_destroy(same);
+    ana_model_destroy(one);
+    ana_model_destroy(two);
+
+    /* a site's live bytes alone (signed, said so) */
+    struct seq s;
+    seq_init(&s, NULL);
+    uint64_t a = do_malloc(&s, 100, 1);
+    uint64_t b = do_malloc(&s, 40, 2);
+    do_free(&s, a);
+    do_malloc(&s, 8, 3);
+    do_free(&s, b);
+    assert_int_equal(ana_model_finish(s.m), 0);
+    assert_int_equal(ana_model_differs(m, s.m, true, why, sizeof(why)), 0);
+    /* the same model but stack 3's block is on stack 4: the sites differ,
+     * the scopes do not; without sites, no difference */
+    ana_model_destroy(s.m);
+    seq_init(&s, NULL);
+    a = do_malloc(&s, 100, 1);
+    b = do_malloc(&s, 40, 2);
+    do_free(&s, a);
+    do_malloc(&s, 8, 4);
+    do_free(&s, b);
+    assert_int_equal(ana_model_finish(s.m), 0);
+    assert_int_equal(ana_model_differs(m, s.m, false, why, sizeof(why)), 0);
+    assert_int_equal(ana_model_differs(m, s.m, true, why, sizeof(why)), 1);
+    assert_string_equal(why, "stack 3: nr_allocs is 1 against 0");
+    assert_int_equal(ana_model_differs(s.m, m, true, why, sizeof(why)), 1);
+    assert_string_equal(why, "stack 3: nr_allocs is 0 against 1");
+    ana_model_destroy(s.m);
+    ana_model_destroy(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -599,6 +668,7 @@ int main(void)
         cmocka_unit_test(test_failed_and_filter_parse),
         cmocka_unit_test(test_retire_fold),
         cmocka_unit_test(test_blocks_first),
+        cmocka_unit_test(test_differs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -137,7 +137,11 @@ static void fill_sums(struct ana_model *m, uint32_t image)
     s->nr_frees = s->nr_allocs + s->nr_carried - s->live_blocks;
     s->freed_bytes = s->alloc_bytes + s->carried_bytes - s->heap;
     m->total = *s;
+    /* the all-images scope, which has no pid and never ends */
     m->total.image = UINT32_MAX;
+    m->total.pid = 0;
+    m->total.ended = false;
+    m->total.end_ns = 0;
 }
 
 /* Chunk k's partial model from its totals and summary. */

@@ -580,10 +580,17 @@ function showReport(report) {
 }
 
 // The first view from the chunks' totals is checked once shown: report
-// replays every event (and holds the summaries against them), and where
-// its answer differs the page says so and shows the replay's.
+// replays every event (and holds the summaries and the totals against
+// them: a failed check is its error), and where its answer differs the
+// page says so and shows the replay's.
 async function checkTotals(fromTotals) {
-  const replayed = await api('report', { top: '20' });
+  let replayed;
+  try {
+    replayed = await api('report', { top: '20' });
+  } catch (e) {
+    $('status').dataset.checked = 'disagree';
+    throw e;
+  }
   const same = JSON.stringify(replayed) === JSON.stringify(fromTotals);
   $('status').dataset.checked = same ? 'agree' : 'disagree';
   if (!same) {

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/* Two finished models of one trace held against each other, number for
+ * number (ana_model_differs, ana_model.h): report --verify holds the model
+ * the chunks' totals make (report --index's) against the replay's. The
+ * counters are compared by the lists the parallel replay merges by
+ * (ANA_SCOPE_COUNTERS, ANA_SITE_COUNTERS), so a counter added there is
+ * compared too. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "analysis/model/ana_model.h"
+
+/* The first of n values that differ (signed ones: int64_t), said as
+ * what[i]: 1, else 0. */
+static int values_differ(const uint64_t *a, const uint64_t *b, size_t n, bool is_signed,
+                         const char *who, const char *what, char *why, size_t size)
+{
+    for (size_t i = 0; i < n; i++) {
+        char x[24], y[24], at[24] = "";
+
+        if (a[i] == b[i])
+            continue;
+        snprintf(x, sizeof(x), is_signed ? "%" PRId64 : "%" PRIu64, a[i]);
+        snprintf(y, sizeof(y), is_signed ? "%" PRId64 : "%" PRIu64, b[i]);
+        if (n > 1)
+            snprintf(at, sizeof(at), "[%zu]", i);
+        snprintf(why, size, "%s: %s%s is %s against %s", who, what, at, x, y);
+        return 1;
+    }
+    return 0;
+}
+
+/* A field of x and y (structs of one type) compared as n uint64_t. */
+#define FIELD_DIFFERS(x, y, name, who, why, size)                                                  \
+    values_differ((const uint64_t *)(const void *)&(x)->name,                                      \
+                  (const uint64_t *)(const void *)&(y)->name,                                      \
+                  sizeof((x)->name) / sizeof(uint64_t),                                            \
+                  _Generic((x)->name, int64_t                                                      \
+                           : true, default                                                         \
+                           : false),                                                               \
+                  who, #name, why, size)
+
+static int flag_differs(bool a, bool b, const char *who, const char *what, char *why, size_t size)
+{
+    uint64_t x = a, y = b;
+
+    return values_differ(&x, &y, 1, false, who, what, why, size);
+}
+
+static int scope_differs(const struct ana_scope *a, const struct ana_scope *b, const char *who,
+                         char *why, size_t size)
+{
+#define SCOPE_COUNTER_DIFFERS(name, dim) FIELD_DIFFERS(a, b, name, who, why, size) ||
+    uint64_t pa = a->pid, pb = b->pid;
+
+    return flag_differs(a->seen, b->seen, who, "seen", why, size) ||
+           values_differ(&pa, &pb, 1, false, who, "pid", why, size) ||
+           ANA_SCOPE_COUNTERS(SCOPE_COUNTER_DIFFERS)
+               FIELD_DIFFERS(a, b, first_ns, who, why, size) ||
+           FIELD_DIFFERS(a, b, last_ns, who, why, size) ||
+           FIELD_DIFFERS(a, b, heap, who, why, size) ||
+           FIELD_DIFFERS(a, b, live_blocks, who, why, size) ||
+           FIELD_DIFFERS(a, b, running_heap, who, why, size) ||
+           FIELD_DIFFERS(a, b, running_blocks, who, why, size) ||
+           FIELD_DIFFERS(a, b, peak, who, why, size) ||
+           FIELD_DIFFERS(a, b, peak_ns, who, why, size) ||
+           FIELD_DIFFERS(a, b, peak_blocks, who, why, size) ||
+           flag_differs(a->ended, b->ended, who, "ended", why, size) ||
+           FIELD_DIFFERS(a, b, end_ns, who, why, size) ||
+           flag_differs(a->has_rss, b->has_rss, who, "has_rss", why, size) ||
+           FIELD_DIFFERS(a, b, rss, who, why, size) ||
+           FIELD_DIFFERS(a, b, rss_peak, who, why, size) ||
+           FIELD_DIFFERS(a, b, rss_peak_ns, who, why, size);
+#undef SCOPE_COUNTER_DIFFERS
+}
+
+static int site_differs(const struct ana_site *a, const struct ana_site *b, const char *who,
+                        char *why, size_t size)
+{
+#define SITE_COUNTER_DIFFERS(type, name) FIELD_DIFFERS(a, b, name, who, why, size) ||
+    return ANA_SITE_COUNTERS(SITE_COUNTER_DIFFERS)
+               FIELD_DIFFERS(a, b, peak_bytes, who, why, size) ||
+           FIELD_DIFFERS(a, b, peak_all_bytes, who, why, size);
+#undef SITE_COUNTER_DIFFERS
+}
+
+int ana_model_differs(const struct ana_model *a, const struct ana_model *b, bool sites, char *why,
+                      size_t size)
+{
+    static const struct ana_site none = {0};
+    static const struct ana_scope unseen = {0};
+    uint32_t n = ana_model_nr_images(a), nb = ana_model_nr_images(b);
+    char who[48];
+
+    if (scope_differs(ana_model_total(a), ana_model_total(b), "all processes", why, size))
+        return 1;
+    for (uint32_t i = 0; i < (n > nb ? n : nb); i++) {
+        const struct ana_scope *x = i < n ? ana_model_image(a, i) : &unseen;
+        const struct ana_scope *y = i < nb ? ana_model_image(b, i) : &unseen;
+
+        snprintf(who, sizeof(who), "image %" PRIu32, i);
+        if (scope_differs(x, y, who, why, size))
+            return 1;
+    }
+    n = ana_model_nr_sites(a), nb = ana_model_nr_sites(b);
+    for (uint32_t k = 0; sites && k < (n > nb ? n : nb); k++) {
+        const struct ana_site *x = k < n ? ana_model_site(a, k) : NULL;
+        const struct ana_site *y = k < nb ? ana_model_site(b, k) : NULL;
+
+        snprintf(who, sizeof(who), "stack %" PRIu32, k);
+        if (site_differs(x ? x : &none, y ? y : &none, who, why, size))
+            return 1;
+    }
+    return 0;
+}
