@@ -68,11 +68,18 @@ def heap_now():
 delays = []
 if rec.stdout.readline().strip() != "ready":
     errors.append("the program did not say ready")
-end = time.time() + 30
-while heap_now() < 0 and time.time() < end:
-    time.sleep(0.05)
-time.sleep(1.5)  # the page's next poll sees the flushed trace
+time.sleep(1.5)  # the stdin buffer fgets makes after "ready", flushed
+# The base once the page shows what top reads off the trace: a page still
+# loading (or between two renderings) shows nothing, which a loaded
+# machine made the base once (-1, and every step off by the buffers).
+end = time.time() + 60
 base = heap_now()
+while (base < 0 or base != top_heap()) and time.time() < end:
+    time.sleep(0.1)
+    base = heap_now()
+if base < 0 or base != top_heap():
+    errors.append("before the steps: the page shows %d bytes in use, top %d, after 60 s"
+                  % (base, top_heap()))
 print("heap before the steps: %d bytes (stdio's buffers)" % base)
 rec.stdin.write("go\n")
 rec.stdin.flush()
@@ -83,11 +90,12 @@ for i in range(1, 5):
         errors.append("the program said %r, not 'step %d'" % (line, i))
         break
     want = base + i * (i + 1) // 2 * MIB
-    while heap_now() < want and time.time() - seen_step < 30:
+    got = heap_now()  # the value that ended the wait: a second read may catch a rendering
+    while got < want and time.time() - seen_step < 30:
         time.sleep(0.02)
+        got = heap_now()
     delay = time.time() - seen_step
     delays.append(delay)
-    got = heap_now()
     if got != want:
         errors.append("step %d: the page shows %d bytes in use, want %d" % (i, got, want))
     elif delay > DELAY:
