@@ -215,6 +215,9 @@ int main(int argc, char **argv)
     }
     /* The collector's ticks are the trace's nanoseconds. */
     s.clock = (struct rec_clock){.tsc = 1, .ready = 1, .ns_per_tick = 1, .mult32 = 1ull << 32};
+    /* No flush by the clock inside the merge: the trace's chunks are cut
+     * where they fill, the same from run to run (rec_ir.sh compares). */
+    s.opt.flush_ns = UINT64_MAX;
     s.root_pid = (pid_t)pid;
     s.recorder_pid = (uint32_t)getpid();
     void *seg = segment(pid, &size);

@@ -632,7 +632,7 @@ static uint32_t rec_heap_build(struct rec_session *s, uint64_t limit)
  * 1.4 s) rounds of 5-25 ms filled the 4 MiB ring and the program waited
  * 85-115 ms in all. What this copies is at or past the watermark
  * (rec_merge_watermark), so the merge leaves it for a later round. */
-static void rec_merge_drain(struct rec_session *s)
+__attribute__((noinline, cold)) static void rec_merge_drain(struct rec_session *s)
 {
     for (uint32_t i = 0; i < s->nr_images; i++)
         if (s->images[i]->open)

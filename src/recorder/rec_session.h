@@ -55,7 +55,8 @@ struct rec_options {
     uint64_t keep_last_ns; /* --keep-last: the last this long exact in segments beside the
                               trace, aggregated at aggregate_ns (which must be set); 0: none */
     uint64_t flush_ns;     /* how often what was merged reaches the file, in whole chunks
-                              (a reader of the unfinished trace sees it); 0: every second */
+                              (a reader of the unfinished trace sees it); 0: every second;
+                              UINT64_MAX: never by the clock (a benchmark's replay) */
     rec_say_fn *say;       /* NULL: nothing is said */
     void *say_arg;
 };
