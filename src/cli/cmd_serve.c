@@ -73,6 +73,11 @@ static void make_token(char *out, size_t size)
         snprintf(out + 2 * i, 3, "%02x", raw[i]);
 }
 
+/* From this many chunks (about 50 M events) a trace without chunk totals
+ * gets a hint at the start: the page's chart takes the totals from there
+ * too (serve.js). */
+#define SERVE_TOTALS_HINT_CHUNKS 100
+
 /* What opening the trace t->path says: 0 and in t its last event's time
  * (the page's first charts need the span before report), whether it is
  * complete with chunk totals and its chunks (the page's first view from
@@ -86,10 +91,10 @@ static int open_trace(struct cli_serve_trace *t, char *err, size_t err_size)
     struct {
         int rc;
         uint64_t last_ns;
-        bool totals;
+        bool totals, complete;
         uint32_t chunks;
         char err[512];
-    } res = {-EIO, 0, false, 0, ""};
+    } res = {-EIO, 0, false, false, 0, ""};
     int fd[2];
 
     if (pipe2(fd, O_CLOEXEC)) {
@@ -107,7 +112,8 @@ static int open_trace(struct cli_serve_trace *t, char *err, size_t err_size)
             fmt_reader_counts(r, &c);
             res.last_ns = c.last_ts_ns;
             /* a trace being written is replayed for every query, as before */
-            res.totals = fmt_reader_has_totals(r) && !fmt_reader_incomplete(r);
+            res.complete = !fmt_reader_incomplete(r);
+            res.totals = fmt_reader_has_totals(r) && res.complete;
             res.chunks = fmt_reader_nr_chunks(r);
             fmt_reader_close(r);
         }
@@ -128,6 +134,13 @@ static int open_trace(struct cli_serve_trace *t, char *err, size_t err_size)
     t->last_ns = res.last_ns;
     t->totals = res.totals;
     t->chunks = res.chunks;
+    /* The page's first view of a large finished trace replays it, seconds
+     * a chunk of hundreds: say how it could come from the totals. */
+    if (!res.rc && res.complete && !res.totals && res.chunks >= SERVE_TOTALS_HINT_CHUNKS)
+        cli_warn("serve: %s: %u chunks and no chunk totals: the page's first view replays every "
+                 "event; recorded with `record --totals`, it would come from the totals in a "
+                 "fraction of a second (docs/serve.md)",
+                 path, res.chunks);
     return res.rc;
 }
 

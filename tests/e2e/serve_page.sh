@@ -98,6 +98,19 @@ expect "small chunks: totals" "$(curl -s "$BASE/api/status?token=$TOKEN" | jq -c
 "$PY" "$MS_SOURCE/tests/e2e/serve_page.py" "$URL" "$MEMSCRIBE" "$WORK/small.mscr" "$ART/serve-totals.png" ||
     fail "small chunks: the page shows other numbers than the commands (above)"
 stop
+grep -q "no chunk totals" "$WORK/serve.err" && fail "small chunks: a hint about totals: $(cat "$WORK/serve.err")"
+# As many chunks without --totals: serve says at its start that the first view replays them
+# and how it could come from totals.
+MEMSCRIBE_CHUNK_EVENTS=4 "$MEMSCRIBE" record -q -o "$WORK/plain.mscr" -- \
+    "$MS_BUILD/examples/memtest_demo" >"$WORK/out" 2>"$WORK/err" || fail "record: $(cat "$WORK/err")"
+serve "$WORK/plain.mscr"
+stop
+if grep -q "chunks and no chunk totals: the page's first view replays every event; recorded with \`record --totals\`" \
+    "$WORK/serve.err"; then
+    echo "ok: without totals, a hint at the start"
+else
+    fail "without totals: no hint: $(cat "$WORK/serve.err")"
+fi
 
 # A trace whose chunk summary does not match its events (a crafted malloc the
 # summary leaves out): report fails saying so, and the index is never used.
