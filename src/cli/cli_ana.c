@@ -395,27 +395,36 @@ static void after_pass(struct cli_ana *a, const struct ana_model_options *mo, st
 }
 
 /* The model from the index (from_totals: the whole trace's, from the
- * chunks' totals), read with a->r (whose stacks a fold reads and lets
- * go), or NULL, said why, when the trace must be replayed. */
-static struct ana_model *index_model(struct cli_ana *a, const struct ana_model_options *mo,
-                                     uint64_t until_ns, bool from_totals)
+ * chunks' totals), read with a->r, into *m: 0, or -ENOTSUP with why in err
+ * (the trace must be replayed); a read error ends the command. */
+static int index_build(struct cli_ana *a, const struct ana_model_options *mo, uint64_t until_ns,
+                       bool from_totals, struct ana_model **m, char *err, size_t err_size)
 {
     struct ana_pmodel_options po = {.until_ns = until_ns,
                                     .from_index = !from_totals,
                                     .from_totals = from_totals,
                                     .reader = a->r};
-    struct ana_model *m;
-    char err[600] = "";
-    int rc = ana_pmodel_build(&m, a->path, mo, &po, err, sizeof(err));
+    int rc = ana_pmodel_build(m, a->path, mo, &po, err, err_size);
 
     if (rc == -EPROTO || rc == -EIO)
         cli_die("%s: %s", a->cmd, err[0] ? err : fmt_reader_error(a->r));
-    if (rc == -ENOTSUP) {
+    if (rc && rc != -ENOTSUP)
+        cli_ana_fail(a, rc);
+    return rc;
+}
+
+/* index_build's model (whose stacks a fold reads and lets go), or NULL,
+ * said why, when the trace must be replayed. */
+static struct ana_model *index_model(struct cli_ana *a, const struct ana_model_options *mo,
+                                     uint64_t until_ns, bool from_totals)
+{
+    struct ana_model *m;
+    char err[600] = "";
+
+    if (index_build(a, mo, until_ns, from_totals, &m, err, sizeof(err))) {
         cli_warn("%s: --index: %s; replaying the trace", a->cmd, err);
         return NULL;
     }
-    if (rc)
-        cli_ana_fail(a, rc);
     after_pass(a, mo, m);
     return m;
 }
@@ -426,18 +435,12 @@ static struct ana_model *index_model(struct cli_ana *a, const struct ana_model_o
 static void verify_totals(struct cli_ana *a, const struct ana_model_options *mo,
                           const struct ana_model *m)
 {
-    struct ana_pmodel_options po = {.until_ns = UINT64_MAX, .from_totals = true, .reader = a->r};
     struct ana_model *t;
     char err[600] = "", why[300];
-    int rc;
 
-    if (!fmt_reader_has_totals(a->r) || ana_pmodel_totals_refusal(a->r, mo))
+    if (ana_pmodel_totals_refusal(a->r, mo) ||
+        index_build(a, mo, UINT64_MAX, true, &t, err, sizeof(err)))
         return;
-    rc = ana_pmodel_build(&t, a->path, mo, &po, err, sizeof(err));
-    if (rc == -EPROTO || rc == -EIO)
-        cli_die("%s: %s", a->cmd, err[0] ? err : fmt_reader_error(a->r));
-    if (rc)
-        cli_ana_fail(a, rc);
     /* sites handed to a fold at their image's end are in neither model */
     if (ana_model_differs(t, m, !mo->retire.fn, why, sizeof(why)))
         cli_die("%s: %s: the chunks' totals do not match the events: %s (totals, then events)",

@@ -73,22 +73,22 @@ struct fmt_writer_who;
 int fmt_wtot_switch(struct fmt_wtotals *t, uint64_t gen, uint32_t ctx,
                     const struct fmt_writer_who *who, uint64_t ts_ns);
 
-/* An event of context ctx (who) at ts_ns in the chunk of generation gen.
- * The context of the event before, the usual case, keeps its entry and
- * slot. Returns 0 or -ENOMEM. */
+/* An event of context ctx (who) at ts_ns in the chunk of generation gen,
+ * in a writer with totals (t->on: its callers ask). The context of the
+ * event before, the usual case, keeps its entry and slot. Returns 0 or
+ * -ENOMEM. */
 static inline int fmt_wtot_event(struct fmt_wtotals *t, uint64_t gen, uint32_t ctx,
                                  const struct fmt_writer_who *who, uint64_t ts_ns)
 {
     struct fmt_wtimg *e = t->cur;
 
-    /* cur is NULL at each chunk's start (fmt_wtot_put) and without totals;
-     * an image's last time is kept when its context is left (its last
-     * event's, t->ts) */
+    /* cur is NULL at each chunk's start (fmt_wtot_put); an image's last
+     * time is kept when its context is left (its last event's, t->ts) */
     if (__builtin_expect(e && t->ctx == ctx, 1)) {
         t->ts = ts_ns;
         return 0;
     }
-    return t->on ? fmt_wtot_switch(t, gen, ctx, who, ts_ns) : 0;
+    return fmt_wtot_switch(t, gen, ctx, who, ts_ns);
 }
 
 /* The call of the current event (not a snapshot's copy). */

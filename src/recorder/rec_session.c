@@ -393,7 +393,7 @@ void rec_session_flush_due(struct rec_session *s, uint64_t now)
     if (now - s->last_flush_ns < (s->opt.flush_ns ? s->opt.flush_ns : REC_FLUSH_PERIOD_NS) ||
         s->write_err)
         return;
-    int rc = fmt_writer_flush(s->w);
+    int rc = rec_session_flush(s);
 
     if (rc < 0)
         s->write_err = rc;
