@@ -3,10 +3,13 @@
 #include "cli/cli_supp.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "analysis/sym/ana_symbolize.h"
 #include "cli/cli.h"
@@ -34,21 +37,69 @@ static void add(char ***rules, size_t *nr, const char *cmd, const char *rule)
     (*nr)++;
 }
 
+/* A suppressions file is a few rules: a larger one is not one (LSan's own
+ * files are a few kilobytes). */
+#define CLI_SUPP_MAX_SIZE (1u << 20)
+
+static void die_unread(const char *cmd, const char *path, const char *why)
+{
+    cli_die("%s: %s: cannot read the suppressions: %s", cmd, path, why);
+}
+
+/* The text of path, NUL-terminated, if it is a regular file of at most
+ * CLI_SUPP_MAX_SIZE bytes, refused as trace inputs are (fmt_reader.c):
+ * /dev/zero would grow memory without end, a FIFO would hang, a folder
+ * would read as no rules. O_NONBLOCK so that opening a FIFO does not wait
+ * for a writer before the check; at most the bound is read, also of a file
+ * that grows meanwhile. Dies otherwise. */
+static char *read_rules(const char *cmd, const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    struct stat st;
+    char *text;
+    size_t len = 0;
+
+    if (fd < 0 || fstat(fd, &st))
+        die_unread(cmd, path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        die_unread(cmd, path, "not a regular file");
+    if (!(text = malloc(CLI_SUPP_MAX_SIZE + 2)))
+        cli_die("%s: out of memory", cmd);
+    for (;;) {
+        ssize_t n = read(fd, text + len, CLI_SUPP_MAX_SIZE + 1 - len);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            die_unread(cmd, path, strerror(errno));
+        if (n == 0)
+            break;
+        len += (size_t)n;
+        if (len > CLI_SUPP_MAX_SIZE)
+            cli_die("%s: %s: cannot read the suppressions: larger than a rules file's %u bytes",
+                    cmd, path, CLI_SUPP_MAX_SIZE);
+    }
+    close(fd);
+    text[len] = 0;
+    if (strlen(text) != len)
+        die_unread(cmd, path, "a NUL byte in it: not a text file of rules");
+    return text;
+}
+
 /* One file of rules into rules: the same syntax for memscribe's and for
  * LeakSanitizer's (its parser trims blanks around a line). */
 static void load_file(char ***rules, size_t *nr_rules, const char *cmd, const char *path)
 {
-    FILE *f = fopen(path, "r");
-    char *line = NULL;
-    size_t cap = 0;
+    char *text = read_rules(cmd, path), *line = text, *next;
     unsigned nr = 0;
-    ssize_t len;
 
-    if (!f)
-        cli_die("%s: %s: cannot read the suppressions: %s", cmd, path, strerror(errno));
-    while ((len = getline(&line, &cap, f)) >= 0) {
+    for (; *line; line = next) {
+        size_t len = strcspn(line, "\n");
+
+        next = line + len + (line[len] == '\n');
+        line[len] = 0;
         nr++;
-        while (len > 0 && strchr("\n\r \t", line[len - 1]))
+        while (len > 0 && strchr("\r \t", line[len - 1]))
             line[--len] = 0;
         const char *p = line + strspn(line, " \t");
         if (!*p || *p == '#')
@@ -58,8 +109,7 @@ static void load_file(char ***rules, size_t *nr_rules, const char *cmd, const ch
                     p);
         add(rules, nr_rules, cmd, p + 5);
     }
-    free(line);
-    fclose(f);
+    free(text);
 }
 
 void cli_supp_load(struct cli_supp *s, struct cli_ana *a)

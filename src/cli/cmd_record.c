@@ -37,15 +37,15 @@ struct record_opts {
 static void print_help(void)
 {
     printf("usage: memscribe record [-o FILE] [--depth N] [--time-unit U] [--no-follow]\n"
-           "                        [--only GLOB] [--sample BYTES] [--vm-precise] [--reach]\n"
-           "                        [--totals]\n"
+           "                        [--only GLOB] [--sample BYTES] [--vm-precise]\n"
+           "                        [--reach [--reach-copy SIZE]] [--totals]\n"
            "                        [--aggregate[=PERIOD]] [--max-size SIZE]\n"
            "                        [--keep-last D -o FILE] [--quiet]\n"
            "                        [--snapshot-every T -o DIR] [--check OPT[=VALUE]...]\n"
            "                        [--] CMD [ARGS...]\n"
            "       memscribe record -p PID [-o FILE] [--duration T] [--depth N]\n"
            "                        [--sample BYTES] [--time-unit U] [--reach]\n"
-           "                        [--aggregate[=PERIOD]] [--quiet]\n"
+           "                        [--reach-copy SIZE] [--aggregate[=PERIOD]] [--quiet]\n"
            "\n"
            "Run CMD with the collector preloaded and record every malloc-family and\n"
            "mmap-family call it makes, with stack, thread and time, into a trace file.\n"
@@ -89,7 +89,12 @@ static void print_help(void)
            "                     indirectly, possibly lost, still reachable) for leaks,\n"
            "                     report and check (docs/leaks.md); needs ptrace. With\n"
            "                     -p: at the detach (live blocks), or at the exit.\n"
-           "                     kill -USR1 to record: class them now (leaks --at)\n"
+           "                     kill -USR1 to record: class them now (leaks --at).\n"
+           "                     The recorder copies up to 1 GiB of the process's heap\n"
+           "                     for the search (its own memory grows by that much)\n"
+           "      --reach-copy SIZE  copy at most SIZE (K, M, G) with --reach; 0 copies\n"
+           "                     nothing: blocks are read from the stopped process as\n"
+           "                     needed (slower, so the program stays stopped longer)\n"
            "      --totals       each chunk of the trace also holds its totals (format\n"
            "                     1.10): report, timeline and serve's first view answer\n"
            "                     from them on a long trace, not from every event\n"
@@ -204,6 +209,14 @@ static void record_opt(struct record_opts *o, int opt, const char *arg)
             cli_usage_error("record: --only wants a program name or a glob, not ''");
         o->rec.only = arg;
         break;
+    case 1005:
+        /* 0 is a size here (copy nothing), which util_size_parse refuses. */
+        if (!strcmp(arg, "0"))
+            o->rec.reach_copy = 0;
+        else if (util_size_parse(arg, &o->rec.reach_copy))
+            cli_usage_error("record: --reach-copy wants a byte count such as 256M or 0, not '%s'",
+                            arg);
+        break;
     case 'A':
         if (util_size_parse(arg, &o->rec.sample_bytes))
             cli_usage_error("record: --sample wants a byte count such as 512K, not '%s'", arg);
@@ -280,6 +293,7 @@ static int record_parse(int argc, char **argv, struct record_opts *o)
         {"duration", required_argument, NULL, 'U'}, /* with -p */
         {"check", required_argument, NULL, 'K'},
         {"reach", no_argument, NULL, 'R'},
+        {"reach-copy", required_argument, NULL, 1005},
         {"totals", no_argument, NULL, 1004},
         {"live", no_argument, NULL, 'L'},
         {"live-listen", required_argument, NULL, 1001},
@@ -350,6 +364,8 @@ static void record_check(const struct record_opts *o, int argc, int first)
     if (o->snap_every_ns && (!o->rec.out_path || o->serve))
         cli_usage_error("record: --snapshot-every wants -o DIR, the directory of the trace and "
                         "the profiles");
+    if (o->rec.reach_copy != REC_REACH_COPY_DEFAULT && !o->rec.reach)
+        cli_usage_error("record: --reach-copy goes with --reach");
     if ((o->live_listen || o->live_port || o->live_url_file) && !o->live)
         cli_usage_error("record: --live-listen, --live-port and --live-url-file go with --live");
     if (o->live && o->serve)
@@ -512,8 +528,9 @@ static int record_run_check(const struct record_opts *o, const char *trace, bool
 
 int cmd_record(int argc, char **argv)
 {
-    struct record_opts o = {
-        .rec = {.depth = FMT_SHM_DEFAULT_DEPTH, .time_unit_ns = REC_DEFAULT_TIME_UNIT_NS}};
+    struct record_opts o = {.rec = {.depth = FMT_SHM_DEFAULT_DEPTH,
+                                    .time_unit_ns = REC_DEFAULT_TIME_UNIT_NS,
+                                    .reach_copy = REC_REACH_COPY_DEFAULT}};
     struct cli_snap snap = {0};
     struct rec_summary sum;
     struct rec_session *s;

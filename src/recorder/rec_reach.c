@@ -42,9 +42,6 @@
 #define REC_REACH_REDZONE 128
 #define REC_REACH_REDZONE32 0
 #define REC_REACH_MAX_OWN 64
-/* The heap copied into the recorder for the search at most (beyond, the
- * blocks are read from the process as the search needs them). */
-#define REC_REACH_SNAP_MAX ((size_t)1 << 30)
 
 struct rec_reach_thread {
     pid_t tid;
@@ -718,8 +715,12 @@ static int rec_reach_scan(struct rec_session *s, struct rec_image *img, struct r
         goto out;
     }
     uint64_t t0 = rec_clock_now(&s->clock);
-    /* Out of memory for the copy: every read goes to the process (slower). */
-    rec_reach_snap_make(&snap, rr.blocks, rr.nr_blocks, REC_REACH_SNAP_MAX);
+    /* The heap copied into the recorder for the search, at most
+     * --reach-copy's bytes (beyond, and out of memory for the copy, the
+     * blocks are read from the process as the search needs them: slower,
+     * and the program stays stopped longer). */
+    rec_reach_snap_make(&snap, rr.blocks, rr.nr_blocks,
+                        s->opt.reach_copy < SIZE_MAX ? (size_t)s->opt.reach_copy : SIZE_MAX);
     rr.read = rec_reach_snap_read;
     rr.read_arg = rr.view_arg = &snap;
     rr.view = rec_reach_snap_view;

@@ -38,6 +38,9 @@ typedef void rec_say_fn(void *arg, enum rec_say_level level, const char *msg);
  * unit"; rec_internal.h's REC_WRITER_OPTIONS). */
 #define REC_DEFAULT_TIME_UNIT_NS 10000u
 
+/* --reach's copy of the heap at most, unless --reach-copy says (1 GiB). */
+#define REC_REACH_COPY_DEFAULT ((uint64_t)1 << 30)
+
 /* The options every mode shares (memscribe record's). */
 struct rec_options {
     const char *out_path;  /* NULL: <name>.<pid>.mscr here, name and pid from the mode */
@@ -47,6 +50,9 @@ struct rec_options {
     const char *only;      /* --only's glob, NULL: every process */
     int no_follow;         /* --no-follow */
     int reach;             /* --reach: class the live blocks at each image's exit */
+    uint64_t reach_copy;   /* --reach-copy: the most bytes of a process's heap copied into the
+                              recorder for the search (REC_REACH_COPY_DEFAULT in record); the
+                              rest is read from the stopped process as the search needs it */
     int totals;            /* --totals: each chunk's totals (format 1.10: report --index) */
     uint64_t aggregate_ns; /* --aggregate's period: an aggregated trace (docs/aggregate.md);
                               0: exact */

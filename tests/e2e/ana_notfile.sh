@@ -21,4 +21,27 @@ for what in fifo dir; do
         fi
     done
 done
-finish "ana_notfile: ${#cmds[@]} commands refuse a FIFO and a directory"
+
+# Suppression files are inputs too: /dev/zero grew memory by 1 GB/s, a FIFO
+# hung, a directory passed as no rules. A file larger than the bound is
+# refused with its size.
+"$MEMSCRIBE" record -q -o "$WORK/t.mscr" -- true >/dev/null 2>&1 || fail "record true failed"
+head -c $((1024 * 1024 + 1)) /dev/zero | tr '\0' '#' >"$WORK/big.supp"
+printf 'leak:x\0leak:y\n' >"$WORK/nul.supp"
+for opt in --suppress --lsan-suppressions; do
+    for cmd in leaks report; do
+        for bad in "$WORK/fifo.mscr:not a regular file" "$WORK/dir.mscr:not a regular file" \
+                   "/dev/zero:not a regular file" "$WORK/big.supp:larger than a rules file's 1048576 bytes" \
+                   "$WORK/nul.supp:a NUL byte in it"; do
+            file=${bad%%:*} why=${bad#*:}
+            timeout 20 "$MEMSCRIBE" "$cmd" "$opt" "$file" "$WORK/t.mscr" >"$WORK/out" 2>"$WORK/err"
+            rc=$?
+            if [ "$rc" -ne 1 ] || ! grep -qF "$cmd: $file: cannot read the suppressions: $why" "$WORK/err"; then
+                fail "$cmd $opt $file: exit $rc (want 1, 124 is a hang), stderr:"
+                cat "$WORK/err"
+            fi
+        done
+    done
+done
+finish "ana_notfile: ${#cmds[@]} commands refuse a FIFO and a directory; leaks and report refuse" \
+    "suppression files that are not regular files, too large or not text"

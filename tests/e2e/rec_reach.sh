@@ -20,6 +20,19 @@ PROG=$MS_PROGRAMS/rec_reach
 # memscribe's class of each block of an expected size.
 reach_check "$WORK/out" "$WORK/r.mscr" "record --reach"
 
+# --reach-copy bounds the heap copied into the recorder: with nothing copied
+# (0), or less than the blocks (1K), every block the search reaches is read
+# from the stopped process instead, and the classes are the same.
+for copy in 0 1K; do
+    "$MEMSCRIBE" record --reach --reach-copy "$copy" -q -o "$WORK/c$copy.mscr" -- "$PROG" >"$WORK/cout" ||
+        fail "record --reach --reach-copy $copy failed"
+    reach_check "$WORK/cout" "$WORK/c$copy.mscr" "record --reach --reach-copy $copy"
+done
+rc=0
+"$MEMSCRIBE" record --reach-copy 1M -- "$PROG" >/dev/null 2>"$WORK/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "reach-copy goes with --reach" "$WORK/err" ||
+    fail "--reach-copy without --reach: exit $rc, $(cat "$WORK/err")"
+
 # The per-process totals add the same blocks up.
 "$MEMSCRIBE" leaks --format=json "$WORK/r.mscr" >"$WORK/leaks.json" || fail "leaks"
 expect "definitely lost bytes" "$(jq '.processes[0].reach.definitely_lost_bytes' "$WORK/leaks.json")" 1003
