@@ -241,7 +241,7 @@ int cmd_top(int argc, char **argv)
             frames = cli_ana_number(&t.a, "--frames", optarg);
             break;
         case OPT_SORT:
-            t.sort = (enum top_sort)cli_ana_choice(&t.a, "--sort", optarg, sorts);
+            t.sort = (enum top_sort)cli_ana_choice(&t.a, "sort", optarg, sorts);
             break;
         }
     }

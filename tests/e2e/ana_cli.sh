@@ -48,6 +48,13 @@ run 2 window --tree --by thread "$T"
 run 2 leaks --at yesterday "$T"
 run 2 timeline --interval 0 "$T"
 run 2 tree --sort height "$T"
+# Each keyword option's refusal names it once, with its two dashes.
+for c in "tree --sort" "top --sort" "window --sort" "window --by" "vmem --by"; do
+    # shellcheck disable=SC2086 # the command and its option
+    run 2 $c bogus "$T"
+    grep -q "^memscribe: ${c%% *}: ${c#* } wants .*, not 'bogus'" "$WORK/err" ||
+        fail "$c bogus: $(cat "$WORK/err")"
+done
 run 2 report --top many "$T"
 
 # Garbage is refused with the file's name.

@@ -51,13 +51,13 @@ echo "window: [$t0, $t1) ns"
 "$MEMSCRIBE" window --from "${t0}ns" --to "$((t1 - 1))ns" --top 0 --format=json "$T" >"$WORK/w.json"
 
 url="file://$WORK/report.html#window=${t0}ns-${t1}ns"
-chrome "$WORK" --dump-dom "$url" >"$WORK/dom.html" 2>"$WORK/chrome.err" ||
+dump_dom "$WORK" "$WORK/dom.html" "$WORK/chrome.err" "$READY" "$url" ||
     fail "chromium exited with $?: $(tail -5 "$WORK/chrome.err")"
 lines=$(console_lines "$WORK/chrome.err")
 [ -z "$lines" ] || fail "the page wrote to the console: $lines"
 
 PYTHONPATH=$MS_SOURCE/tests/e2e python3 - "$WORK/dom.html" "$WORK/report.json" "$WORK/w.json" "$t0" "$t1" <<'EOF'
-import json, sys
+import json, re, sys
 import html_dom
 
 dom_path, report_path, window_path, t0, t1 = sys.argv[1:6]
@@ -93,6 +93,9 @@ check("summary leaked bytes as text", t.by_id["sum-leaked_bytes"].all_text().spl
 wr = t.by_id["window-range"]
 check("window start", int(wr.attrs["data-t0"]), int(t0))
 check("window end (included)", int(wr.attrs["data-t1"]), int(t1) - 1)
+# Both ends in one unit, the end's ("0 ns - 1.505 s" read as two scales).
+span = re.match(r"Window ([0-9.]+) (s|ms|\u00b5s|ns) \u2013 ([0-9.]+) (s|ms|\u00b5s|ns) ", wr.all_text())
+check("window range in one unit", bool(span) and span.group(2) == span.group(4), True)
 
 # The window table, row by row, against memscribe window.
 rows = []
@@ -149,8 +152,8 @@ EOF
 # The whole run as the window: every freed block is Transient (Impacting
 # Size 0), so the order among those rows rests on Size alone.
 "$MEMSCRIBE" window --to "$((t1 - 1))ns" --top 0 --format=json "$T" >"$WORK/wall.json"
-chrome "$WORK" --dump-dom "file://$WORK/report.html#window=0ns-${t1}ns" >"$WORK/all.html" \
-    2>"$WORK/all.err" || fail "chromium: $(tail -3 "$WORK/all.err")"
+dump_dom "$WORK" "$WORK/all.html" "$WORK/all.err" "$READY" "file://$WORK/report.html#window=0ns-${t1}ns" ||
+    fail "chromium: $(tail -3 "$WORK/all.err")"
 python3 - "$WORK/all.html" "$WORK/wall.json" <<'EOF'
 import json, re, sys
 dom = open(sys.argv[1], encoding="utf-8").read()
@@ -167,8 +170,8 @@ EOF
 
 # The stack panel (a click on a row; #stack=REGEX from the URL): the whole
 # stack of the site, allocating function first, main below it.
-chrome "$WORK" --dump-dom "file://$WORK/report.html#stack=ManipulateTemporaryBuffer" \
-    >"$WORK/stack.html" 2>"$WORK/stack.err" || fail "chromium: $(tail -3 "$WORK/stack.err")"
+dump_dom "$WORK" "$WORK/stack.html" "$WORK/stack.err" "$READY" \
+    "file://$WORK/report.html#stack=ManipulateTemporaryBuffer" || fail "chromium: $(tail -3 "$WORK/stack.err")"
 python3 - "$WORK/stack.html" <<'EOF'
 import re, sys
 dom = open(sys.argv[1], encoding="utf-8").read()
@@ -187,8 +190,8 @@ EOF
 # A selection made with the mouse (synthetic events through the page's own
 # handlers, #drag=F0,F1 in fractions of the plot's width) selects the
 # buckets under the pointer.
-chrome "$WORK" --window-size=1280,2000 --dump-dom "file://$WORK/report.html#drag=0.25,0.5" \
-    >"$WORK/drag.html" 2>"$WORK/drag.err" || fail "chromium: $(tail -3 "$WORK/drag.err")"
+dump_dom "$WORK" "$WORK/drag.html" "$WORK/drag.err" "$READY" --window-size=1280,2000 \
+    "file://$WORK/report.html#drag=0.25,0.5" || fail "chromium: $(tail -3 "$WORK/drag.err")"
 lines=$(console_lines "$WORK/drag.err")
 [ -z "$lines" ] || fail "the page wrote to the console: $lines"
 python3 - "$WORK/drag.html" "$WORK/report.html" <<'EOF'

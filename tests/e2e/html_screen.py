@@ -178,6 +178,10 @@ def vm_table(t, v):
         return
     rng, end = t.by_id["vm-range"], int(t.by_id["sum-endNs"].attrs["data-v"])
     expect("window start", int(rng.attrs["data-t0"]), v["from_ns"])
+    # Both ends in one unit, the end's: "0 ns \u2013 1.505 s" read as two scales.
+    span = re.match(r"Window [0-9.]+ (s|ms|\u00b5s|ns) \u2013 [0-9.]+ (s|ms|\u00b5s|ns) ", rng.all_text())
+    expect("window range in one unit (%r)" % rng.all_text(), bool(span) and span.group(1) == span.group(2),
+           True)
     expect("window end (included; vmem stops at the trace's end)",
            min(int(rng.attrs["data-t1"]), end), v["to_ns"])
     pool, order = list(v["groups"]), []

@@ -84,6 +84,12 @@
     if (ns >= 1e3) return (ns / 1e3).toFixed(3) + ' \u00b5s';
     return ns + ' ns';
   }
+  // A span in one unit, its end's: "0.000 s \u2013 1.505 s", never "0 ns \u2013 1.505 s".
+  function timeSpan(t0, t1) {
+    var u = t1 >= 1e9 ? [1e9, ' s'] : t1 >= 1e6 ? [1e6, ' ms'] : t1 >= 1e3 ? [1e3, ' \u00b5s'] : null;
+    if (!u) return t0 + ' ns \u2013 ' + t1 + ' ns';
+    return (t0 / u[0]).toFixed(3) + u[1] + ' \u2013 ' + (t1 / u[0]).toFixed(3) + u[1];
+  }
   // "1.5s", "250ms", "40us", "100ns" or a plain number of ns.
   function parseTime(s) {
     var m = /^\s*([0-9]*\.?[0-9]+)\s*(ns|us|\u00b5s|ms|s|)\s*$/.exec(s);
@@ -566,7 +572,7 @@
     var started = performance.now();
     var t = wpaTable(computeWindow(i, j), NR_SITES, 'Allocating function'), sum = t.sum;
     var t0 = i * BW, t1 = (j + 1) * BW;
-    $('window-range').textContent = 'Window ' + time(t0) + ' \u2013 ' + time(t1) +
+    $('window-range').textContent = 'Window ' + timeSpan(t0, t1) +
       ' (buckets ' + i + '\u2013' + j + ' of ' + NB + ')';
     $('window-range').setAttribute('data-t0', String(t0));
     $('window-range').setAttribute('data-t1', String(t1 - 1));
@@ -594,7 +600,7 @@
   function showVm(i, j) {
     var t = wpaTable(computeCells(V, 'k', NV, i, j), NV, 'Commit stack'), sum = t.sum;
     var t0 = i * BW, t1 = (j + 1) * BW;
-    $('vm-range').textContent = 'Window ' + time(t0) + ' \u2013 ' + time(t1) + ' (the timeline\u2019s selection)';
+    $('vm-range').textContent = 'Window ' + timeSpan(t0, t1) + ' (the timeline\u2019s selection)';
     $('vm-range').setAttribute('data-t0', String(t0));
     $('vm-range').setAttribute('data-t1', String(t1 - 1));
     var cards = $('vm-cards');
