@@ -14,7 +14,7 @@ B=$WORK/base.mscr N=$WORK/new.mscr
 "$MEMSCRIBE" record -o "$B" -- "$MS_PROGRAMS/diff_base/diff_prog" >/dev/null 2>&1 || fail "record base"
 "$MEMSCRIBE" record -o "$N" -- "$MS_PROGRAMS/diff_new/diff_prog" >/dev/null 2>&1 || fail "record new"
 "$MEMSCRIBE" html --base "$B" "$N" -o "$WORK/r.html"
-chrome "$WORK" --dump-dom "file://$WORK/r.html" >"$WORK/dom.html" 2>"$WORK/chrome.err" ||
+dump_dom "$WORK" "$WORK/dom.html" "$WORK/chrome.err" "$READY" "file://$WORK/r.html" ||
     fail "chromium failed: $(tail -5 "$WORK/chrome.err")"
 [ -z "$(console_lines "$WORK/chrome.err")" ] || fail "console: $(console_lines "$WORK/chrome.err")"
 grep -q '<body[^>]*data-errors' "$WORK/dom.html" && fail "script errors: $(grep -o 'data-errors="[^"]*"' "$WORK/dom.html")"

@@ -20,7 +20,9 @@ read=1
 view_open heaptrack_gui "Heaptrack - prog.heaptrack.zst" "total memory leaked:" \
     heaptrack_gui "$T/prog.heaptrack.zst" || read=0
 view_alive heaptrack_gui
-sleep 3 # the file read and the charts drawn
+# The picture once the window stops changing (view_shot): the summary and
+# its tables drawn (where its widgets were not readable, the one sign that
+# the file was read).
 view_shot "$VIEW_WIN" export_view_heaptrack
 if [ "$read" = 0 ]; then
     view_stop heaptrack_gui

@@ -20,7 +20,9 @@ read=1
 view_open massif-visualizer "(prog.massif) — Massif Visualizer" "(peak) [table cell]" \
     massif-visualizer -qwindowgeometry 1300x900+0+0 "$T/prog.massif" || read=0
 view_alive massif-visualizer
-sleep 3 # the file read and the charts drawn
+# The file read (its log says so), then the picture once the window stops
+# changing (view_shot): the chart drawn.
+view_wait_text "$T/massif-visualizer.err" "loaded massif file" 60 massif-visualizer
 view_shot "$VIEW_WIN" export_view_massif
 
 grep -q "loaded massif file" "$T/massif-visualizer.err" || fail "massif-visualizer did not say it loaded the file"

@@ -17,6 +17,33 @@ chrome() {
         --user-data-dir="$profile" --enable-logging=stderr --v=0 --virtual-time-budget=5000 "$@"
 }
 
+# What the HTML report's script sets last (src/analysis/html/report.js):
+# the sign, in its DOM, that it has run to the end.
+# shellcheck disable=SC2034 # read by the tests that source this
+READY='<body[^>]* data-ready="1"'
+
+# usage: dump_dom WORKDIR OUT ERR MARKER [chromium args...] URL: the DOM
+# chromium built (--dump-dom) in OUT, its stderr in ERR, once it has MARKER
+# (grep -E), what the page's script writes once it has run (READY for the
+# HTML report). Chromium dumps when the page loaded and its virtual time
+# budget ran out, which does not say that the script has run: a dump
+# without MARKER is taken again, for up to 60 s. Returns chromium's status,
+# or 1, saying so, without MARKER.
+dump_dom() {
+    local dir=$1 out=$2 err=$3 marker=$4 rc n=0 end=$((SECONDS + 60))
+    shift 4
+    while :; do
+        n=$((n + 1))
+        rc=0
+        chrome "$dir" --dump-dom "$@" >"$out" 2>"$err" || rc=$?
+        [ "$rc" = 0 ] || return "$rc"
+        grep -qE -- "$marker" "$out" && return 0
+        ((SECONDS < end)) || break
+    done
+    echo "dump_dom: ${*: -1}: no '$marker' in its DOM after $n dumps in 60 s" >&2
+    return 1
+}
+
 # usage: console_errors STDERR_FILE -> prints the page's console lines
 # (our pages log nothing: any line is an error, a CSP violation included).
 console_lines() {

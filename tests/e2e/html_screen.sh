@@ -32,7 +32,7 @@ screen() {
     "$MEMSCRIBE" leaks --format=json --top 0 --no-default-suppressions "$t" >"$WORK/$name.leaks.json" \
         2>/dev/null || { fail "$name: leaks failed"; return; }
     "$MEMSCRIBE" html "$t" -o "$WORK/$name.html" 2>/dev/null || { fail "$name: html failed"; return; }
-    chrome "$WORK" --dump-dom "file://$WORK/$name.html" >"$WORK/$name.dom" 2>"$WORK/$name.err" ||
+    dump_dom "$WORK" "$WORK/$name.dom" "$WORK/$name.err" "$READY" "file://$WORK/$name.html" ||
         { fail "$name: chromium exited with $?: $(tail -3 "$WORK/$name.err")"; return; }
     local lines
     lines=$(console_lines "$WORK/$name.err")

@@ -119,8 +119,11 @@ diff "$WORK/a" "$WORK/b" >"$WORK/folded.diff" ||
 echo "ok: flamegraph --folded = export --to folded"
 
 # --- The flame graph's script: search from the URL, in Chromium. ----------
-chrome "$WORK" --dump-dom "file://$WORK/flame-bytes.svg#search=ManipulateTemporary" \
-    >"$WORK/flame.dom" 2>"$WORK/chrome.err" || fail "chromium: $(tail -3 "$WORK/chrome.err")"
+# The graph's script leaves no sign of its own that it has run: the DOM
+# is read once the search's result is in it ("Matched: ...").
+dump_dom "$WORK" "$WORK/flame.dom" "$WORK/chrome.err" '<text id="matched"[^>]*>Matched: ' \
+    "file://$WORK/flame-bytes.svg#search=ManipulateTemporary" ||
+    fail "chromium: $(tail -3 "$WORK/chrome.err")"
 lines=$(console_lines "$WORK/chrome.err")
 [ -z "$lines" ] || fail "the flame graph wrote to the console: $lines"
 hits=$(grep -o 'class="f hit"' "$WORK/flame.dom" | wc -l)
@@ -129,9 +132,11 @@ pct=$(python3 -c "print('%.1f' % (100 * 40000000 / $allocated))")
 has "$WORK/flame.dom" "Matched: $pct%"
 
 # Zoom from the URL: the frame fills the width, frames beside it are hidden,
-# its ancestors stay (dimmed).
-chrome "$WORK" --dump-dom "file://$WORK/flame-bytes.svg#zoom=ManipulateTemporaryBuffer" \
-    >"$WORK/zoom.dom" 2>"$WORK/chrome.err" || fail "chromium: $(tail -3 "$WORK/chrome.err")"
+# its ancestors stay (dimmed). The DOM is read once the zoom is done: its
+# Reset Zoom button lit (opacity 1; 0.3 in the file).
+dump_dom "$WORK" "$WORK/zoom.dom" "$WORK/chrome.err" '<text id="unzoom"[^>]*opacity: ?1[;"]' \
+    "file://$WORK/flame-bytes.svg#zoom=ManipulateTemporaryBuffer" ||
+    fail "chromium: $(tail -3 "$WORK/chrome.err")"
 python3 - "$WORK/zoom.dom" <<'EOF'
 import re, sys
 dom = open(sys.argv[1], encoding="utf-8").read()

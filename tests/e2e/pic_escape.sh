@@ -42,7 +42,7 @@ done
 "$MEMSCRIBE" html "$T" -o "$WORK/evil.html"
 lacks "$WORK/evil.html" "<img"
 [ "$(grep -o '</script>' "$WORK/evil.html" | wc -l)" = 2 ] || fail "evil.html: a third </script>"
-chrome "$WORK" --dump-dom "file://$WORK/evil.html" >"$WORK/dom.html" 2>"$WORK/chrome.err" ||
+dump_dom "$WORK" "$WORK/dom.html" "$WORK/chrome.err" "$READY" "file://$WORK/evil.html" ||
     fail "chromium: $(tail -3 "$WORK/chrome.err")"
 lines=$(console_lines "$WORK/chrome.err")
 [ -z "$lines" ] || fail "the page wrote to the console: $lines"

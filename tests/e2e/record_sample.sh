@@ -122,7 +122,7 @@ set -e
 source "$(dirname "$0")/html_chrome.sh"
 for t in s16 exact; do
     "$MEMSCRIBE" html -o "$WORK/$t.html" "$WORK/$t.mscr" 2>/dev/null || fail "html of $t.mscr failed"
-    chrome "$WORK" --dump-dom "file://$WORK/$t.html" >"$WORK/$t.dom" 2>"$WORK/chrome.err" ||
+    dump_dom "$WORK" "$WORK/$t.dom" "$WORK/chrome.err" "$READY" "file://$WORK/$t.html" ||
         fail "chromium exited with $?: $(tail -5 "$WORK/chrome.err")"
 done
 grep -q '<p class="warn" id="sampled">Sampled trace (record --sample 16,384 bytes): byte figures and counts are estimates' \

@@ -11,6 +11,7 @@ usage: serve_live.py MEMSCRIBE STEPS_PROGRAM WORKDIR SCREENSHOT
 """
 import json
 import os
+import select
 import subprocess
 import sys
 import time
@@ -25,18 +26,48 @@ MIB = 1024 * 1024
 # The bound the test holds the page to: 1.25 s of flushing and polling
 # (docs/serve.md) and up to 2.75 s for the query on a loaded machine.
 DELAY = 4.0
+# How long anything else is waited for: the program's lines, the servers'
+# addresses, the page's load, the trace to hold the program's base.
+WAIT = 60.0
+# serve_steps' marker block (its MARK_BYTES): its last allocation before
+# "ready".
+MARK = 123457
 errors = []
 trace = os.path.join(work, "live.mscr")
 url_file = os.path.join(work, "live.url")
+rec = srv = d = None
+
+
+def give_up(what):
+    """Stop at what did not come: say it (and the failures before it), end
+    the programs and the browser."""
+    for p in (rec, srv):
+        if p is not None and p.poll() is None:
+            p.kill()
+    if d is not None:
+        d.quit()
+    for e in errors + [what]:
+        print("FAIL: " + e)
+    sys.exit(1)
+
+
+def address(path, proc, what):
+    """The URL a server writes to path (--url-file), once it is there."""
+    end = time.time() + WAIT
+    while time.time() < end and proc.poll() is None:
+        if os.path.exists(path) and os.path.getsize(path):
+            return open(path).read().strip()
+        time.sleep(0.05)
+    if os.path.exists(path) and os.path.getsize(path):
+        return open(path).read().strip()
+    give_up("%s wrote no address to %s in %g s (%s)" % (
+        what, path, WAIT, "running" if proc.poll() is None else "exited with %d" % proc.returncode))
+
 
 rec = subprocess.Popen([memscribe, "record", "--live", "--live-url-file", url_file, "-o", trace,
                         "--", program], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                        stderr=open(os.path.join(work, "record.err"), "w"), text=True)
-for _ in range(200):
-    if os.path.exists(url_file) and os.path.getsize(url_file):
-        break
-    time.sleep(0.05)
-url = open(url_file).read().strip()
+url = address(url_file, rec, "record --live")
 print("live view at", url)
 
 o = Options()
@@ -57,6 +88,39 @@ def top_heap():
     return -1
 
 
+def line_of_program():
+    """The program's next line (it writes whole lines and then waits for
+    one), or "" if none came in WAIT seconds."""
+    if not select.select([rec.stdout], [], [], WAIT)[0]:
+        return ""
+    return rec.stdout.readline().strip()
+
+
+def marked():
+    """The trace holds the program's marker block, so every allocation it
+    made before it (a program's events reach the trace in their order)."""
+    out = subprocess.run([memscribe, "dump", trace], capture_output=True, text=True).stdout
+    return any(" malloc " in line and " size=%d " % MARK in line for line in out.splitlines())
+
+
+def loaded():
+    """The page has shown the trace at least once (serve.js's data-loaded:
+    report, the charts, the live blocks)."""
+    try:
+        return bool(d.execute_script("return document.body.dataset.loaded >= 1"))
+    except Exception:  # the page is still loading
+        return False
+
+
+def until(cond, what):
+    """Wait for cond() (every 0.1 s) for up to WAIT seconds; else stop, saying what."""
+    end = time.time() + WAIT
+    while not cond():
+        if time.time() > end:
+            give_up("%s: not after %g s" % (what, WAIT))
+        time.sleep(0.1)
+
+
 def heap_now():
     try:
         v = d.find_element(By.ID, "heap-now").get_attribute("data-value")
@@ -66,25 +130,29 @@ def heap_now():
 
 
 delays = []
-if rec.stdout.readline().strip() != "ready":
-    errors.append("the program did not say ready")
-time.sleep(1.5)  # the stdin buffer fgets makes after "ready", flushed
+if line_of_program() != "ready":
+    give_up("the program did not say ready in %g s" % WAIT)
+# The heap stays as it is until the program reads a line: the base, once
+# the trace holds the marker (flushed every 250 ms, a loaded machine later)
+# and the page has loaded.
+until(marked, "the program's marker block (%d bytes) in the trace" % MARK)
+until(loaded, "the live page's first view (data-loaded)")
 # The base once the page shows what top reads off the trace: a page still
 # loading (or between two renderings) shows nothing, which a loaded
-# machine made the base once (-1, and every step off by the buffers).
-end = time.time() + 60
+# machine made the base once (-1, and every step off).
+end = time.time() + WAIT
 base = heap_now()
 while (base < 0 or base != top_heap()) and time.time() < end:
     time.sleep(0.1)
     base = heap_now()
 if base < 0 or base != top_heap():
-    errors.append("before the steps: the page shows %d bytes in use, top %d, after 60 s"
-                  % (base, top_heap()))
-print("heap before the steps: %d bytes (stdio's buffers)" % base)
+    errors.append("before the steps: the page shows %d bytes in use, top %d, after %g s"
+                  % (base, top_heap(), WAIT))
+print("heap before the steps: %d bytes (the marker, %d, and what came before main)" % (base, MARK))
 rec.stdin.write("go\n")
 rec.stdin.flush()
 for i in range(1, 5):
-    line = rec.stdout.readline().strip()
+    line = line_of_program()
     seen_step = time.time()
     if line != "step %d" % i:
         errors.append("the program said %r, not 'step %d'" % (line, i))
@@ -122,14 +190,8 @@ if "live view at " + url not in err:
 # server of its own shows report's numbers.
 srv = subprocess.Popen([memscribe, "serve", "--url-file", url_file + "2", trace],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-for _ in range(200):
-    if os.path.exists(url_file + "2") and os.path.getsize(url_file + "2"):
-        break
-    time.sleep(0.05)
-d.get(open(url_file + "2").read().strip())
-end = time.time() + 60
-while time.time() < end and not d.execute_script("return document.body.dataset.loaded >= 1"):
-    time.sleep(0.1)
+d.get(address(url_file + "2", srv, "serve"))
+until(loaded, "the finished trace's page (data-loaded)")
 rep = json.loads(subprocess.run([memscribe, "report", "--format=json", trace], check=True,
                                 capture_output=True, text=True).stdout)["total"]
 for card, key, want in (("peak", "peak_bytes", base + 10 * MIB),

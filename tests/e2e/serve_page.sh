@@ -22,12 +22,15 @@ PY=/usr/bin/python3 # Debian's, with python3-selenium
 SERVER=""
 trap '[ -z "$SERVER" ] || kill "$SERVER" 2>/dev/null; rm -rf "$WORK"' EXIT
 
-# usage: serve TRACE: start the server on TRACE; sets URL, BASE, TOKEN.
+# usage: serve TRACE: start the server on TRACE; sets URL, BASE, TOKEN once
+# it has written its address (to --url-file, after it listens): up to 60 s.
 serve() {
+    local end=$((SECONDS + 60))
     rm -f "$WORK/url"
     "$MEMSCRIBE" serve --url-file "$WORK/url" "$1" >"$WORK/serve.out" 2>"$WORK/serve.err" &
     SERVER=$!
-    for _ in $(seq 100); do [ -s "$WORK/url" ] && break; sleep 0.1; done
+    while [ ! -s "$WORK/url" ] && ((SECONDS < end)) && kill -0 "$SERVER" 2>/dev/null; do sleep 0.1; done
+    [ -s "$WORK/url" ] || fail "serve $1 wrote no address in 60 s: $(cat "$WORK/serve.err")"
     URL=$(cat "$WORK/url")
     BASE=${URL%%/\?*}
     TOKEN=${URL##*token=}

@@ -62,12 +62,24 @@ view_bg() {
 
 # usage: view_wait_file FILE SECONDS WHAT: wait until FILE is not empty.
 view_wait_file() {
-    local i
-    for ((i = 0; i < $2 * 5; i++)); do
+    local end=$((SECONDS + $2))
+    while ((SECONDS < end)); do
         [ -s "$1" ] && return 0
         sleep 0.2
     done
-    fail "$3 did not start in $2 s"
+    [ -s "$1" ] || fail "$3 did not start in $2 s"
+}
+
+# usage: view_wait_text FILE TEXT SECONDS WHAT: wait until FILE (a viewer's
+# log) has a line with TEXT; fails, with its last lines, after SECONDS.
+view_wait_text() {
+    local end=$((SECONDS + $3))
+    while ((SECONDS < end)); do
+        grep -qF -- "$2" "$1" 2>/dev/null && return 0
+        view_alive "$4"
+        sleep 0.2
+    done
+    grep -qF -- "$2" "$1" 2>/dev/null || fail "$4 did not say '$2' in $3 s: $(tail -3 "$1")"
 }
 
 # usage: view_desktop: Xvfb, a session bus and AT-SPI, for desktop viewers.
@@ -81,13 +93,13 @@ view_desktop() {
     setsid timeout -k 5 600 Xvfb -displayfd 3 -screen 0 1400x1000x24 -nolisten tcp \
         3>"$WORK/display" >"$WORK/xvfb.log" 2>&1 &
     VIEW_GROUPS+=("$!")
-    view_wait_file "$WORK/display" 20 "Xvfb"
+    view_wait_file "$WORK/display" 60 "Xvfb"
     DISPLAY=:$(head -n 1 "$WORK/display")
     export DISPLAY
     setsid timeout -k 5 600 dbus-daemon --session --nofork --print-address=3 \
         3>"$WORK/bus" >"$WORK/dbus.log" 2>&1 &
     VIEW_GROUPS+=("$!")
-    view_wait_file "$WORK/bus" 20 "the session bus"
+    view_wait_file "$WORK/bus" 60 "the session bus"
     DBUS_SESSION_BUS_ADDRESS=$(head -n 1 "$WORK/bus")
     export DBUS_SESSION_BUS_ADDRESS
     # The accessibility bus, then its registry, each up before a viewer
@@ -95,19 +107,20 @@ view_desktop() {
     # bus for the first starts it (at-spi-bus-launcher), and a call to the
     # registry on that bus starts the registry. Both are children of the
     # session bus, in its process group.
-    local i a11y=
-    for ((i = 0; i < 100; i++)); do
+    local end=$((SECONDS + 60)) a11y='' up=0
+    while ((SECONDS < end)); do
         a11y=$(dbus-send --session --print-reply=literal --dest=org.a11y.Bus /org/a11y/bus \
             org.a11y.Bus.GetAddress 2>/dev/null | tr -d ' ') && [ -n "$a11y" ] && break
         sleep 0.2
     done
-    [ -n "$a11y" ] || fail "the accessibility bus did not start: $(cat "$WORK/dbus.log")"
-    for ((i = 0; i < 100; i++)); do
+    [ -n "$a11y" ] || fail "the accessibility bus did not start in 60 s: $(cat "$WORK/dbus.log")"
+    end=$((SECONDS + 60))
+    while ((SECONDS < end)); do
         dbus-send --bus="$a11y" --print-reply --dest=org.a11y.atspi.Registry \
-            /org/a11y/atspi/accessible/root org.freedesktop.DBus.Peer.Ping >/dev/null 2>&1 && break
+            /org/a11y/atspi/accessible/root org.freedesktop.DBus.Peer.Ping >/dev/null 2>&1 && up=1 && break
         sleep 0.2
     done
-    ((i < 100)) || fail "the accessibility registry did not start: $(cat "$WORK/dbus.log")"
+    ((up)) || fail "the accessibility registry did not start in 60 s: $(cat "$WORK/dbus.log")"
     # Qt's AT-SPI bridge, on without a screen reader asking for it.
     export QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1 QT_ACCESSIBILITY=1
 }
@@ -149,7 +162,7 @@ view_open() {
     for try in 1 2 3; do
         view_bg "$name" 120 "$@"
         VIEW_WIN=$(view_window "$name" "$title" 60) || exit 1
-        "$PY" "$MS_SOURCE/tests/e2e/view_atspi.py" "$name" "$WORK/$name.a11y" "$wait" 20 \
+        "$PY" "$MS_SOURCE/tests/e2e/view_atspi.py" "$name" "$WORK/$name.a11y" "$wait" 30 \
             2>>"$WORK/$name.a11y.err" && return 0
         view_alive "$name"
         echo "note: $name's widgets not readable (try $try of 3): $(tail -1 "$WORK/$name.a11y.err")"
@@ -164,9 +177,24 @@ view_open() {
     return 1
 }
 
-# usage: view_shot WINDOW NAME: a screenshot of WINDOW in $ART/NAME.png.
+# usage: view_shot WINDOW NAME: a screenshot of WINDOW in $ART/NAME.png,
+# once the viewer has stopped drawing in it: the same picture three times
+# in a row, half a second apart (the numbers a test waited for come before
+# the charts beside them are drawn). Fails if it still changes after 60 s.
 view_shot() {
+    local end=$((SECONDS + 60)) same=0
     xwd -silent -id "$1" >"$WORK/$2.xwd" || fail "xwd of window $1 failed"
+    while ((same < 2 && SECONDS < end)); do
+        sleep 0.5
+        xwd -silent -id "$1" >"$WORK/$2.next.xwd" || fail "xwd of window $1 failed"
+        if cmp -s "$WORK/$2.xwd" "$WORK/$2.next.xwd"; then
+            same=$((same + 1))
+        else
+            same=0
+            mv "$WORK/$2.next.xwd" "$WORK/$2.xwd"
+        fi
+    done
+    ((same == 2)) || fail "window $1 ($2) still changed after 60 s"
     "$PY" "$MS_SOURCE/tests/e2e/xwd_png.py" "$WORK/$2.xwd" "$ART/$2.png" || fail "no screenshot $2"
     echo "ok: screenshot $ART/$2.png"
 }
@@ -213,7 +241,7 @@ view_serve() {
     local port
     port=$(view_port)
     view_bg http 300 "$PY" -m http.server --bind 127.0.0.1 --directory "$1" "$port"
-    view_listening "$port" http 20
+    view_listening "$port" http 60
     VIEW_URL=http://127.0.0.1:$port
 }
 

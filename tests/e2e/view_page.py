@@ -16,13 +16,15 @@ usage: view_page.py URL OUT [options]
   --size WxH        window size (default 1280x900)
   --timeout S       seconds for each wait (default 30)
 
-Writes OUT.txt (the page's text, document.body.innerText), OUT.html (its
-DOM) and OUT.png (a screenshot of the window); prints the page's console
-messages of level SEVERE and exits 1 on them, on a wait that times out or
-on a page that does not load. Steps run in the order given.
+Each step waits up to --timeout seconds for what it needs (the element it
+picks or clicks, --wait's text, --wait-css's element); then, once the
+document has loaded and a frame is painted, writes OUT.txt (the page's
+text, document.body.innerText), OUT.html (its DOM) and OUT.png (a
+screenshot of the window); prints the page's console messages of level
+SEVERE and exits 1 on them, on a wait that times out (saying what it waited
+for) or on a page that does not load. Steps run in the order given.
 """
 import sys
-import time
 
 from selenium import webdriver
 from selenium.common.exceptions import TimeoutException, WebDriverException
@@ -76,30 +78,52 @@ def text_of(d):
     return d.execute_script("return document.body ? document.body.innerText : ''") or ""
 
 
+def until(d, timeout, cond, what):
+    """What cond(d) gives once it is true, within timeout seconds; else a
+    TimeoutException saying what never came and how long it was waited for."""
+    try:
+        return WebDriverWait(d, timeout).until(cond)
+    except TimeoutException:
+        raise TimeoutException("%s: not there after %g s" % (what, timeout))
+
+
 def run(d, url, steps, timeout):
     d.get(url)
     for step in steps:
         what = step[0]
+        # get() returns once the document is loaded, not once the page's
+        # script made what it shows (dh_view makes its file input in its
+        # body's onload): every element is waited for before it is used.
         if what == "pick":
-            d.find_element(By.CSS_SELECTOR, step[1]).send_keys(step[2])
+            until(d, timeout, lambda x: x.find_elements(By.CSS_SELECTOR, step[1]),
+                  "the file input %s" % step[1])[0].send_keys(step[2])
         elif what == "click":
-            WebDriverWait(d, timeout).until(lambda x: x.find_elements(By.CSS_SELECTOR, step[1]))
-            d.find_element(By.CSS_SELECTOR, step[1]).click()
+            until(d, timeout, lambda x: x.find_elements(By.CSS_SELECTOR, step[1]),
+                  "the element %s to click" % step[1])[0].click()
         elif what == "click-text":
             path = "//*[substring(text(), string-length(text()) - %d) = '%s']" % (
                 len(step[1]) - 1, step[1])
-            WebDriverWait(d, timeout).until(lambda x: x.find_elements(By.XPATH, path))
-            d.find_elements(By.XPATH, path)[-1].click()
+            until(d, timeout, lambda x: x.find_elements(By.XPATH, path),
+                  "an element whose text ends with %r, to click" % step[1])[-1].click()
         elif what == "wait":
-            try:
-                WebDriverWait(d, timeout).until(lambda x: step[1] in text_of(x))
-            except TimeoutException:
-                raise TimeoutException("the page never showed %r" % step[1])
+            until(d, timeout, lambda x: step[1] in text_of(x), "the text %r on the page" % step[1])
         elif what == "wait-css":
-            try:
-                WebDriverWait(d, timeout).until(lambda x: x.find_elements(By.CSS_SELECTOR, step[1]))
-            except TimeoutException:
-                raise TimeoutException("the page never had %s" % step[1])
+            until(d, timeout, lambda x: x.find_elements(By.CSS_SELECTOR, step[1]),
+                  "an element %s" % step[1])
+
+
+def painted(d, timeout):
+    """The document loaded and a frame painted since the last step: two
+    animation frames (the first callback runs before the frame that shows
+    what the page last changed is drawn, the second after it)."""
+    until(d, timeout, lambda x: x.execute_script("return document.readyState") == "complete",
+          "the document's load (readyState 'complete')")
+    try:  # bounded by the script timeout, set to the same timeout
+        d.execute_async_script("const done = arguments[arguments.length - 1];"
+                               "requestAnimationFrame(() => requestAnimationFrame(done));")
+    except TimeoutException:  # chromedriver's "script timeout"
+        raise TimeoutException("two animation frames (the page painted): not there after %g s"
+                               % timeout)
 
 
 def main():
@@ -112,8 +136,12 @@ def main():
         except (TimeoutException, WebDriverException) as e:
             print("view_page: %s: %s" % (url, getattr(e, "msg", None) or e), file=sys.stderr)
             rc = 1
-        # Let the last frame paint before the picture.
-        time.sleep(0.5)
+        # The last frame painted before the picture.
+        try:
+            painted(d, timeout)
+        except (TimeoutException, WebDriverException) as e:
+            print("view_page: %s: %s" % (url, getattr(e, "msg", None) or e), file=sys.stderr)
+            rc = 1
         with open(out + ".txt", "w") as f:
             f.write(text_of(d))
         with open(out + ".html", "w") as f:

@@ -55,8 +55,8 @@ EOF
 # against vmem of the window it shows, and against report.
 screen() {
     local name=$1 hash=$2 t0 t1 lines
-    chrome "$out" --window-size=1280,2400 --dump-dom "file://$out/demo.html$hash" \
-        >"$out/$name.dom" 2>"$out/$name.err" || { echo "run_html: $name: chromium exited with $?"; exit 1; }
+    dump_dom "$out" "$out/$name.dom" "$out/$name.err" "$READY" --window-size=1280,2400 \
+        "file://$out/demo.html$hash" || { echo "run_html: $name: chromium exited with $?"; exit 1; }
     lines=$(console_lines "$out/$name.err")
     [ -z "$lines" ] || { echo "run_html: $name: the page wrote to the console: $lines"; exit 1; }
     read -r t0 t1 < <(sed -n 's/.*id="vm-range" data-t0="\([0-9]*\)" data-t1="\([0-9]*\)".*/\1 \2/p' "$out/$name.dom")
