@@ -559,10 +559,14 @@ async function loadAll() {
   // span from the status, or the latest report) are asked with report, the
   // live blocks and the window after it (report checks the index they may
   // answer from), and all come as they are done.
-  const charts = loadCharts();
-  charts.catch(() => {}); // its error is shown below, once
+  // A span of 0 (a trace being written whose status came before its first
+  // events: record --live) is no span: charts over it at 1 us would ask a
+  // growing trace for gigabytes of rows. Then they wait for the report's.
+  let charts = state.lastNs ? loadCharts() : null;
+  if (charts) charts.catch(() => {}); // its error is shown below, once
   const report = await api('report', state.totals ? { top: '20', index: '1' } : { top: '20' });
   showReport(report);
+  if (!charts) charts = loadCharts();
   await Promise.all([charts, loadLeaks(), state.window ? loadWindow() : null]);
   $('status').textContent = report.incomplete ? 'being written (or cut short)' : 'complete';
   $('status').dataset.complete = String(!report.incomplete);
