@@ -68,3 +68,8 @@ ms_e2e_test(ana_keys ana_keys.sh)
 # Which leak scan is an image's exit's (ana_reach_at_exit).
 ms_unit_test(test_ana_reach ${ANA_UNIT}/test_ana_reach.c ${ANA_UNIT}/test_fmt_util.c
              LIBS ms_analysis ms_format)
+
+# Rows that reach the user's code (issue 59, item 2): a C++ program's
+# container rows name its functions, no row shows libc's start-up, a make
+# of a C project's rows differ early, its compile commands keep their files.
+ms_test_program(ana_interest ${PROJECT_SOURCE_DIR}/tests/programs/ana_interest.cc)

@@ -215,12 +215,75 @@ struct ana_stacks *cli_ana_stacks(struct cli_ana *a)
     return a->stacks;
 }
 
+/* The string of a mark: "[N library frames]" (a run folded) or "... N
+ * more" (callers cut). */
+static const char *mark(struct cli_ana *a, bool run, unsigned n)
+{
+    char text[64];
+    uint32_t id;
+
+    if (run)
+        snprintf(text, sizeof(text), ANA_INTEREST_MARK, n);
+    else
+        snprintf(text, sizeof(text), "... %u more", n);
+    if (ana_stacks_intern(a->stacks, text, &id))
+        cli_die("%s: out of memory", a->cmd);
+    return ana_stacks_str(a->stacks, id);
+}
+
+/* A stack's row in text (ana_interest_row): the leaf's side folded down to
+ * the frame of interest, runs of library frames folded, the entry chain
+ * left out, at most max items, "... N more" for the callers cut. */
+static unsigned text_row(struct cli_ana *a, const struct ana_frame *f, unsigned n, unsigned max)
+{
+    struct ana_interest_item *items = malloc(((size_t)n + 1) * sizeof(*items));
+    uint8_t *cls = malloc((size_t)n + 1);
+    struct ana_interest_row row;
+    unsigned k = 0;
+
+    if (!items || !cls)
+        cli_die("%s: out of memory", a->cmd);
+    ana_stacks_classes(a->stacks, f, n, cls);
+    ana_interest_row(cls, n, max, items, &row);
+    for (unsigned i = 0; i < row.nr_items; i++) {
+        if (items[i].first == row.interest)
+            a->interest = k;
+        a->list[k++] = items[i].nr > 1 ? (char *)mark(a, true, items[i].nr)
+                                       : (char *)ana_stacks_str(a->stacks, f[items[i].first].place);
+    }
+    if (row.nr_more)
+        a->list[k++] = (char *)mark(a, false, row.nr_more);
+    free(items);
+    free(cls);
+    return k;
+}
+
+/* A whole stack (JSON, CSV, --all-frames), or its first max frames and
+ * "... N more". */
+static unsigned whole_row(struct cli_ana *a, const struct ana_frame *f, unsigned n, unsigned max)
+{
+    unsigned keep = max && n > max ? max : n, k = 0;
+    uint8_t *cls = malloc((size_t)n + 1);
+
+    if (!cls)
+        cli_die("%s: out of memory", a->cmd);
+    ana_stacks_classes(a->stacks, f, n, cls);
+    a->interest = ana_interest_find(cls, n);
+    free(cls);
+    for (unsigned i = 0; i < keep; i++)
+        a->list[k++] = (char *)ana_stacks_str(a->stacks, f[i].place);
+    if (keep < n)
+        a->list[k++] = (char *)mark(a, false, n - keep);
+    return k;
+}
+
 const char *const *cli_ana_stack(struct cli_ana *a, uint32_t stack, bool top_down, unsigned max,
                                  unsigned *nr)
 {
     struct ana_stacks *s = cli_ana_stacks(a);
     const struct ana_frame *f;
     int n = ana_stacks_get(s, stack, &f);
+    unsigned k;
 
     if (n < 0)
         cli_die("%s: %s: stack %u: %s", a->cmd, a->path, stack,
@@ -229,29 +292,26 @@ const char *const *cli_ana_stack(struct cli_ana *a, uint32_t stack, bool top_dow
     a->list = malloc(((size_t)n + 2) * sizeof(*a->list));
     if (!a->list)
         cli_die("%s: out of memory", a->cmd);
-    unsigned k = 0;
-    if (n == 0)
-        a->list[k++] = (char *)ana_stacks_str(s, 0);
+    a->interest = 0;
     if (a->frames_set)
         max = a->frames;
-    /* With a limit, keep the frames nearest the allocation: they name the
-     * call site; the root side is the same "main" for every row. */
-    unsigned keep = max && (unsigned)n > max ? max : (unsigned)n;
-    for (unsigned i = 0; i < keep; i++) {
-        unsigned idx = top_down ? keep - 1 - i : i;
-        a->list[k++] = (char *)ana_stacks_str(s, f[idx].place);
+    if (n == 0) {
+        a->list[0] = (char *)ana_stacks_str(s, 0);
+        k = 1;
+    } else if (a->format == CLI_FMT_TEXT && !a->sym.show_internal) {
+        k = text_row(a, f, (unsigned)n, max);
+    } else {
+        /* machine output and --all-frames: every frame, as recorded */
+        k = whole_row(a, f, (unsigned)n,
+                      a->format == CLI_FMT_TEXT ? (a->frames_set ? a->frames : 0) : max);
     }
-    if (keep < (unsigned)n) {
-        char more[48];
-        uint32_t id;
-
-        snprintf(more, sizeof(more), "... %u more", (unsigned)n - keep);
-        if (ana_stacks_intern(s, more, &id))
-            cli_die("%s: out of memory", a->cmd);
-        if (top_down) /* the cut frames are the root side: first */
-            memmove(a->list + 1, a->list, k * sizeof(*a->list));
-        a->list[top_down ? 0 : k] = (char *)ana_stacks_str(s, id);
-        k++;
+    if (top_down) { /* root first: "... N more" leads */
+        for (unsigned i = 0; i < k / 2; i++) {
+            char *t = a->list[i];
+            a->list[i] = a->list[k - 1 - i];
+            a->list[k - 1 - i] = t;
+        }
+        a->interest = k - 1 - a->interest;
     }
     a->nr_list = k;
     *nr = k;

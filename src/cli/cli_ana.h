@@ -68,8 +68,12 @@ enum {
 
 /* For commands that print stacks (CLI_TAKES_FRAMES). */
 #define CLI_ANA_FRAMES_USAGE                                                                       \
-    "  --frames N      frames per stack (0: all); a cut stack ends in '... N more'\n"              \
-    "                  (stacks read leaf first: A < B is A, called by B)\n"
+    "  --frames N      items per stack (0: all), the frame of interest (the first of\n"          \
+    "                  the program's own) always among them; a run of library frames\n"         \
+    "                  is one item '[N library frames]', the start-up chain (_start,\n"         \
+    "                  start_thread) is left out, a cut stack ends in '... N more'\n"           \
+    "                  (stacks read leaf first: A < B is A, called by B);\n"                    \
+    "                  --all-frames shows every frame\n"
 
 struct cli_ana {
     const char *cmd;
@@ -90,6 +94,7 @@ struct cli_ana {
     uint64_t peak_ns;
     char **list; /* frames of the latest cli_ana_stack() */
     unsigned nr_list;
+    unsigned interest; /* the index in list of its frame of interest */
     bool by_process; /* --by-process */
     /* The images grouped by executable (cli_ana_programs); by_program: the
      * per-program view is on (some executable ran in several selected
@@ -154,10 +159,14 @@ void cli_ana_program_json(const struct cli_ana *a, struct ana_json *j, uint32_t 
 /* The stack labeler, created on first use (dies on failure). */
 struct ana_stacks *cli_ana_stacks(struct cli_ana *a);
 
-/* A stack as frame strings, root first (top_down) or leaf first, at most
- * max frames (0: all; --frames N overrides max). A cut stack has one more
- * string on its cut side, "... N more". Valid until the next call. Dies on
- * failure. */
+/* A stack as strings, root first (top_down) or leaf first. In text, a row
+ * as ana_interest_row lays it out (ana_interest.h): the entry chain left
+ * out, runs of library frames one mark "[N library frames]", the frame of
+ * interest always shown, at most max items (0: all; --frames N overrides
+ * max), and "... N more" for the callers cut. In JSON and CSV, and with
+ * --all-frames, every frame (JSON and CSV: at most max). a->interest is
+ * the index of the frame of interest in the list. Valid until the next
+ * call. Dies on failure. */
 const char *const *cli_ana_stack(struct cli_ana *a, uint32_t stack, bool top_down, unsigned max,
                                  unsigned *nr);
 
@@ -223,7 +232,9 @@ void cli_ana_tree(struct cli_ana *a, const struct ana_tree *t, const struct cli_
 
 /* The labels of stack for a call tree after nr_before already in
  * (*labels), which grows (*cap entries): root first, or leaf first with
- * bottom_up; "(no stack)" for an empty stack; a stack cut at the recorder's
+ * bottom_up, without the stack's entry chain (ana_interest.h: trees start at
+ * main or the thread's function) unless --all-frames; "(no stack)" for an
+ * empty stack; a stack cut at the recorder's
  * depth limit gets one "(stack cut at N frames)" on its root side. Returns
  * the number of labels in all. Dies on failure. */
 uint32_t cli_ana_tree_path(struct cli_ana *a, uint32_t stack, bool bottom_up, uint32_t **labels,

@@ -462,13 +462,13 @@ static struct ana_table *leak_table(struct check *c)
         {"definite", "definitely_lost_bytes", ANA_CELL_U64},
         {"indirect", "indirectly_lost_bytes", ANA_CELL_U64},
         {"possible", "possibly_lost_bytes", ANA_CELL_U64},
-        {"stack", "stack", ANA_CELL_LIST},
+        {"stack", "stack", ANA_CELL_LIST | ANA_CELL_INTEREST},
     };
     /* The table keeps its columns: static, as cols. */
     static const struct ana_column plain[] = {
         {"bytes", "leaked_bytes", ANA_CELL_U64 | ANA_CELL_EST},
         {"blocks", "leaked_blocks", ANA_CELL_U64 | ANA_CELL_EST},
-        {"stack", "stack", ANA_CELL_LIST},
+        {"stack", "stack", ANA_CELL_LIST | ANA_CELL_INTEREST},
     };
     unsigned nc = c->row_reach ? 6 : 3, nr;
     struct ana_table *t;
@@ -486,7 +486,7 @@ static struct ana_table *leak_table(struct check *c)
         const char *const *fr =
             cli_ana_stack(&c->a, cli_view_stack(&c->view, c->leaks[k]), false,
                           c->a.format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
-        ana_table_set_list(t, nc - 1, fr, nr);
+        ana_table_set_stack(t, nc - 1, fr, nr, c->a.interest);
     }
     return t;
 }

@@ -47,14 +47,14 @@ static const struct ana_column group_cols[] = {
     {"pid", "pid", ANA_CELL_U64},
     {"bytes", "leaked_bytes", ANA_CELL_U64 | ANA_CELL_EST},
     {"blocks", "leaked_blocks", ANA_CELL_U64 | ANA_CELL_EST},
-    {"stack", "stack", ANA_CELL_LIST},
+    {"stack", "stack", ANA_CELL_LIST | ANA_CELL_INTEREST},
 };
 /* The per-program view's rows: the processes of one executable merged. */
 static const struct ana_column program_cols[] = {
     {"program", "exe", ANA_CELL_STR},
     {"bytes", "leaked_bytes", ANA_CELL_U64 | ANA_CELL_EST},
     {"blocks", "leaked_blocks", ANA_CELL_U64 | ANA_CELL_EST},
-    {"stack", "stack", ANA_CELL_LIST},
+    {"stack", "stack", ANA_CELL_LIST | ANA_CELL_INTEREST},
 };
 /* With reachability classes (record --reach, at the end): the rows' bytes
  * and blocks of each class, in ana_reach_order, before the stack. */
@@ -73,7 +73,7 @@ static const struct ana_column block_cols[] = {
     {"pid", "pid", ANA_CELL_U64},         {"serial", "serial", ANA_CELL_U64},
     {"address", "address", ANA_CELL_STR}, {"size", "size", ANA_CELL_U64 | ANA_CELL_EST},
     {"time", "time", ANA_CELL_STR},       {"time_ns", "time_ns", ANA_CELL_U64},
-    {"thread", "tid", ANA_CELL_U64},      {"stack", "stack", ANA_CELL_LIST},
+    {"thread", "tid", ANA_CELL_U64},      {"stack", "stack", ANA_CELL_LIST | ANA_CELL_INTEREST},
     {"class", "class", ANA_CELL_STR},
 };
 
@@ -195,7 +195,7 @@ static void block_rows(struct leaks *lk)
         ana_table_set_u64(lk->tab, 6, b[i].tid);
         const char *const *fr =
             cli_ana_stack(a, b[i].stack, false, a->format == CLI_FMT_TEXT ? 1 : 0, &nr);
-        ana_table_set_list(lk->tab, 7, fr, nr);
+        ana_table_set_stack(lk->tab, 7, fr, nr, a->interest);
         if (lk->classes)
             ana_table_set_str(
                 lk->tab, 8,
@@ -337,7 +337,7 @@ static void stack_rows(struct leaks *lk)
         }
         const char *const *fr = cli_ana_stack(
             a, stack, false, a->format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
-        ana_table_set_list(to, lk->classes ? 3 + NR_CLASS_COLS : 3, fr, nr);
+        ana_table_set_stack(to, lk->classes ? 3 + NR_CLASS_COLS : 3, fr, nr, a->interest);
     }
     free(ids);
     free(cls);

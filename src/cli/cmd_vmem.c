@@ -85,7 +85,7 @@ static const struct ana_column life_cols[] = {
     {"class", "class", ANA_CELL_STR},
     {"charge", "charge", ANA_CELL_STR},
     {"origin", "origin", ANA_CELL_STR},
-    {"stack", "stack", ANA_CELL_LIST},
+    {"stack", "stack", ANA_CELL_LIST | ANA_CELL_INTEREST},
 };
 
 /* As window's rows (docs/window.md): pid, type, count, size, impacting
@@ -160,7 +160,7 @@ static void add_lifetime(struct vmem *s, uint32_t pid, const struct ana_vm_life 
     ana_table_set_str(lt, 7, ana_wpa_class_name(l->cls));
     ana_table_set_str(lt, 8, l->l.charge ? "yes" : "no");
     ana_table_set_str(lt, 9, l->l.origin < FMT_NR_ORIGINS ? fmt_origin_name(l->l.origin) : "?");
-    ana_table_set_list(lt, 10, fr, nr);
+    ana_table_set_stack(lt, 10, fr, nr, a->interest);
 }
 
 /* One group's row, and the rows of its first lifetimes. */

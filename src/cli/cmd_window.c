@@ -423,7 +423,7 @@ static void set_key(struct window *wn, unsigned col, const struct row *r)
     case BY_STACK: {
         const char *const *fr = cli_ana_stack(
             a, (uint32_t)r->key, false, a->format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
-        ana_table_set_list(t, col, fr, nr);
+        ana_table_set_stack(t, col, fr, nr, a->interest);
         break;
     }
     case BY_FUNCTION:
@@ -471,7 +471,7 @@ static void make_rows(struct window *wn)
         {"size", "size", ANA_CELL_U64 | ANA_CELL_EST},
         {"impacting size", "impacting_size", ANA_CELL_I64 | ANA_CELL_EST},
         {by == BY_HEAP && !fmt_reader_pe(a->r) ? "heap" : key_title[by], key_json[by],
-         by == BY_STACK    ? ANA_CELL_LIST
+         by == BY_STACK    ? ANA_CELL_LIST | ANA_CELL_INTEREST
          : by == BY_THREAD ? ANA_CELL_U64
                            : ANA_CELL_STR},
     };
