@@ -312,7 +312,7 @@ static struct ana_table *grown_table(struct check *c)
         {"base", "leaked_bytes_base", ANA_CELL_U64},
         {"new", "leaked_bytes_new", ANA_CELL_U64},
         {"+/-", "leaked_bytes_change", ANA_CELL_I64},
-        {"site", "site", ANA_CELL_LIST},
+        {"site", "site", ANA_CELL_LIST | ANA_CELL_INTEREST},
     };
     unsigned frames = c->a.frames_set               ? c->a.frames
                       : c->a.format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES
@@ -336,7 +336,7 @@ static struct ana_table *grown_table(struct check *c)
         ana_table_set_u64(t, 0, r->v[ANA_DIFF_BASE][ANA_DIFF_LEAKED]);
         ana_table_set_u64(t, 1, r->v[ANA_DIFF_NEW][ANA_DIFF_LEAKED]);
         ana_table_set_i64(t, 2, ana_diff_change(r, ANA_DIFF_LEAKED));
-        cli_diff_set_site(t, 3, r->key, frames);
+        cli_diff_set_site(&c->a, &c->b, t, 3, r->key, frames);
         shown++;
     }
     ana_diff_release(&d);

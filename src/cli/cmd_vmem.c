@@ -96,7 +96,7 @@ static const struct ana_column group_cols[] = {
     {"count", "count", ANA_CELL_U64},
     {"size", "size", ANA_CELL_U64},
     {"impacting size", "impacting_size", ANA_CELL_I64},
-    {"group", "group", ANA_CELL_LIST},
+    {"group", "group", ANA_CELL_LIST | ANA_CELL_INTEREST},
 };
 
 static const struct ana_column total_cols[] = {
@@ -180,6 +180,7 @@ static void add_group(struct vmem *s, const struct ana_vm_group *x)
                     : ana_stacks_str(cli_ana_stacks(a), (uint32_t)x->key);
         fr = &label;
         nr = 1;
+        a->interest = 0;
     }
     ana_table_add_row(s->gt);
     ana_table_set_u64(s->gt, 0, pid);
@@ -187,7 +188,7 @@ static void add_group(struct vmem *s, const struct ana_vm_group *x)
     ana_table_set_u64(s->gt, 2, x->count);
     ana_table_set_u64(s->gt, 3, x->size);
     ana_table_set_i64(s->gt, 4, x->impacting);
-    ana_table_set_list(s->gt, 5, fr, nr);
+    ana_table_set_stack(s->gt, 5, fr, nr, a->interest);
     for (size_t i = x->first; i < x->first + x->count && (!s->rows || i < x->first + s->rows); i++)
         add_lifetime(s, pid, &s->w.v[i]);
 }

@@ -55,17 +55,21 @@ static const char *const entry_functions[] = {
 };
 
 /* Allocation wrappers: what the libc allocator's cleaning list
- * (ana_sym_frame_is_internal) does not name, the GNU and GLib ones every
- * build and desktop program uses. */
+ * (ana_sym_frame_is_internal) does not name: gnulib's and libiberty's x*
+ * and concat, obstacks and objalloc, BFD's (binutils), GCC's garbage
+ * collector's, GLib's, libc's strdup: the allocators every build and
+ * desktop program calls through. */
 static const char *const allocator_functions[] = {
-    "xmalloc",      "xcalloc",       "xrealloc",     "xzalloc",     "xstrdup",
-    "xstrndup",     "xmemdup",       "xmemdup0",     "xnmalloc",    "xcharalloc",
-    "ximalloc",     "xireallocarray", "xreallocarray", "x2realloc", "x2nrealloc",
-    "xpalloc",      "xvasprintf",    "xasprintf",    "g_malloc",    "g_malloc0",
-    "g_realloc",    "g_try_malloc",  "g_try_malloc0", "g_try_realloc", "g_malloc_n",
-    "g_malloc0_n",  "g_realloc_n",   "g_try_malloc_n", "g_strdup",  "g_strndup",
-    "g_memdup",     "g_memdup2",     "g_slice_alloc", "g_slice_alloc0", "g_new",
-    "strdup",       "strndup",       "__strdup",     "__strndup",
+    "xmalloc", "xcalloc", "xrealloc", "xzalloc", "xstrdup", "xstrndup", "xmemdup", "xmemdup0",
+    "xnmalloc", "xcharalloc", "ximalloc", "xireallocarray", "xreallocarray", "x2realloc",
+    "x2nrealloc", "xpalloc", "xvasprintf", "xasprintf", "concat", "reconcat",
+    "_obstack_newchunk", "_obstack_begin", "_obstack_begin_1", "objalloc_create",
+    "_objalloc_alloc", "objalloc_alloc", "bfd_malloc", "bfd_zmalloc", "bfd_realloc",
+    "bfd_realloc_or_free", "bfd_alloc", "bfd_zalloc", "bfd_hash_allocate", "ggc_internal_alloc",
+    "ggc_internal_cleared_alloc", "ggc_alloc_string", "g_malloc", "g_malloc0", "g_realloc",
+    "g_try_malloc", "g_try_malloc0", "g_try_realloc", "g_malloc_n", "g_malloc0_n", "g_realloc_n",
+    "g_try_malloc_n", "g_strdup", "g_strndup", "g_memdup", "g_memdup2", "g_slice_alloc",
+    "g_slice_alloc0", "strdup", "strndup", "__strdup", "__strndup",
 };
 
 /* Qualified-name prefixes of the C++ runtime and libc's insides. */
