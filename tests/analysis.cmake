@@ -73,3 +73,5 @@ ms_unit_test(test_ana_reach ${ANA_UNIT}/test_ana_reach.c ${ANA_UNIT}/test_fmt_ut
 # container rows name its functions, no row shows libc's start-up, a make
 # of a C project's rows differ early, its compile commands keep their files.
 ms_test_program(ana_interest ${PROJECT_SOURCE_DIR}/tests/programs/ana_interest.cc)
+ms_e2e_test(ana_interest ana_interest.sh)
+set_tests_properties(e2e.ana_interest PROPERTIES TIMEOUT 600)

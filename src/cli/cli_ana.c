@@ -223,7 +223,7 @@ static const char *mark(struct cli_ana *a, bool run, unsigned n)
     uint32_t id;
 
     if (run)
-        snprintf(text, sizeof(text), ANA_INTEREST_MARK, n);
+        ana_interest_mark(text, sizeof(text), n);
     else
         snprintf(text, sizeof(text), "... %u more", n);
     if (ana_stacks_intern(a->stacks, text, &id))
@@ -248,7 +248,7 @@ static unsigned text_row(struct cli_ana *a, const struct ana_frame *f, unsigned 
     for (unsigned i = 0; i < row.nr_items; i++) {
         if (items[i].first == row.interest)
             a->interest = k;
-        a->list[k++] = items[i].nr > 1 ? (char *)mark(a, true, items[i].nr)
+        a->list[k++] = items[i].folded ? (char *)mark(a, true, items[i].nr)
                                        : (char *)ana_stacks_str(a->stacks, f[items[i].first].place);
     }
     if (row.nr_more)

@@ -170,8 +170,8 @@ void cli_diff_set_site(struct cli_ana *nw, struct cli_ana *base, struct ana_tabl
         for (uint32_t i = 0; i < row.nr_items; i++) {
             if (it[i].first == row.interest)
                 interest = nr;
-            if (it[i].nr > 1) {
-                snprintf(marks[nr], sizeof(marks[nr]), ANA_INTEREST_MARK, it[i].nr);
+            if (it[i].folded) {
+                ana_interest_mark(marks[nr], sizeof(marks[nr]), it[i].nr);
                 items[nr] = marks[nr];
             } else {
                 items[nr] = lines[it[i].first];

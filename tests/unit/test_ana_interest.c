@@ -149,8 +149,13 @@ static void test_row(void **state)
     const uint8_t cxx[] = {R, R, R, R, R, R, R, U, U, E, E, E};
     /* user < two runtime < user < one runtime < user < entry */
     const uint8_t mixed[] = {U, R, R, U, R, U, E};
+    /* xmalloc < concat < strlen-ish runtime < user < entry */
+    const uint8_t wrapped[] = {A, A, R, U, E};
+    /* xmalloc < gen_rtx */
+    const uint8_t build[] = {A, U};
     struct ana_interest_item it[16];
     struct ana_interest_row row;
+    char mark[32];
 
     (void)state;
     /* [7 library frames] < load_catalog < main; the chain left out */
@@ -161,8 +166,10 @@ static void test_row(void **state)
     assert_int_equal(row.nr_more, 0);
     assert_int_equal(it[0].first, 0);
     assert_int_equal(it[0].nr, 7);
+    assert_true(it[0].folded);
     assert_int_equal(it[1].first, 7);
     assert_int_equal(it[1].nr, 1);
+    assert_false(it[1].folded);
     assert_int_equal(it[2].first, 8);
     /* one item: the frame of interest alone, main after it */
     ana_interest_row(cxx, 12, 1, it, &row);
@@ -181,17 +188,35 @@ static void test_row(void **state)
     assert_int_equal(it[0].first, 0);
     assert_int_equal(it[1].first, 1);
     assert_int_equal(it[1].nr, 2);
+    assert_true(it[1].folded);
     assert_int_equal(it[2].first, 3);
     assert_int_equal(it[3].first, 4);
     assert_int_equal(it[3].nr, 1);
+    assert_false(it[3].folded);
     assert_int_equal(it[4].first, 5);
     assert_int_equal(row.nr_more, 0);
     ana_interest_row(mixed, 7, 3, it, &row);
     assert_int_equal(row.nr_items, 3);
     assert_int_equal(row.nr_more, 2);
+    /* the leaf's wrappers are left out, one runtime frame before the
+     * frame of interest is a mark of one */
+    ana_interest_row(wrapped, 5, 6, it, &row);
+    assert_int_equal(row.nr_items, 2);
+    assert_int_equal(it[0].first, 2);
+    assert_int_equal(it[0].nr, 1);
+    assert_true(it[0].folded);
+    assert_int_equal(it[1].first, 3);
+    ana_interest_row(build, 2, 6, it, &row);
+    assert_int_equal(row.nr_items, 1);
+    assert_int_equal(it[0].first, 1);
     /* empty */
     ana_interest_row(NULL, 0, 6, it, &row);
     assert_int_equal(row.nr_items, 0);
+    /* the mark's words */
+    ana_interest_mark(mark, sizeof(mark), 7);
+    assert_string_equal(mark, "[7 library frames]");
+    ana_interest_mark(mark, sizeof(mark), 1);
+    assert_string_equal(mark, "[1 library frame]");
 }
 
 int main(void)

@@ -107,14 +107,16 @@
   // where two rows would read the same; rows whose whole stacks read the
   // same (one call site in several processes) say their pid. The rule of
   // which frames show is memscribe's, in C (ana_interest.h), given in the
-  // data: the frames from the leaf down to the frame of interest (the
-  // first of the program's own code, frames.interest) fold into one item
-  // when they are two or more, "[6 library frames]", which a click opens;
-  // after it each run of two or more library frames (frames.kind not 0)
-  // folds the same; the entry chain (libc's start-up, thread start: the
-  // frames from frames.shown on) is left out of the row.
+  // data: the allocation wrappers at the leaf (frames.kind 1: xmalloc,
+  // g_malloc) are left out, the other frames down to the frame of
+  // interest (the first of the program's own code, frames.interest) fold
+  // into one item, "[6 library frames]", which a click opens; after it
+  // each run of two or more library frames (frames.kind not 0) folds the
+  // same; the entry chain (libc's start-up, thread start: the frames from
+  // frames.shown on) is left out of the row.
   var STACK_ITEMS = 6; // as report's text (CLI_ANA_TEXT_FRAMES)
-  function runLabel(n) { return '[' + n + ' library frames]'; } // ANA_INTEREST_MARK
+  // as ana_interest_mark()
+  function runLabel(n) { return '[' + n + ' library frame' + (n === 1 ? '' : 's') + ']'; }
   // Site i's frames, leaf first, and its items: a frame, or a run of two
   // or more frames ({run: [frames]}); shown: the frames before the entry
   // chain.
@@ -125,20 +127,23 @@
     for (var n = leaf; n > 0; n = FR.parent[n]) {
       frames.push({ fn: S[FR.fn[n]], place: S[FR.place[n]], kind: FR.kind[n] });
     }
-    var shown = FR.shown[leaf], at = FR.interest[leaf], items = [];
-    function push(k, e) {
-      if (e - k >= 2) items.push({ run: frames.slice(k, e) });
+    var shown = FR.shown[leaf], at = FR.interest[leaf], items = [], k = 0;
+    function push(k, e, fold) {
+      if (fold) items.push({ run: frames.slice(k, e) });
       else items.push(frames[k]);
     }
-    if (at > 0) push(0, at);
-    for (var k = at; k < shown;) {
+    // the leaf's allocation wrappers (kind 1) are left out, as malloc is
+    while (k < at && frames[k].kind === 1) k++;
+    var skipped = k;
+    if (k < at) push(k, at, true);
+    for (k = at; k < shown;) {
       var e = k + 1;
       if (k > at && frames[k].kind) while (e < shown && frames[e].kind) e++;
-      push(k, e);
+      push(k, e, e - k >= 2);
       k = e;
     }
     return (STACKS[i] = { frames: frames, items: items, shown: Math.min(STACK_ITEMS, items.length),
-                          entry: frames.slice(shown), open: false, pid: false });
+                          entry: frames.slice(shown), skipped: skipped, open: false, pid: false });
   }
   function stackText(st) {
     var t = st.items.slice(0, st.shown).map(function (it) {
@@ -197,7 +202,7 @@
       });
       td.appendChild(b);
     });
-    var more = st.frames.length - st.entry.length - st.items.slice(0, st.shown).reduce(function (n, it) {
+    var more = st.frames.length - st.entry.length - st.skipped - st.items.slice(0, st.shown).reduce(function (n, it) {
       return n + (it.run ? it.run.length : 1);
     }, 0);
     if (more > 0) td.appendChild(el('span', 'more', ' < \u2026 ' + more + ' more'));
@@ -216,9 +221,10 @@
   function showStack(i) {
     var ol = $('stack-frames');
     ol.textContent = '';
-    // Every frame, a library run folded behind a line that opens it, the
-    // entry chain last, folded as one.
-    var st = stackOf(i), all = st.items.slice();
+    // Every frame: the allocation wrappers the row leaves out, the row's
+    // items (a library run folded behind a line that opens it), the entry
+    // chain last, folded as one.
+    var st = stackOf(i), all = st.frames.slice(0, st.skipped).concat(st.items);
     if (st.entry.length) all.push(st.entry.length > 1 ? { run: st.entry } : st.entry[0]);
     all.forEach(function (it) {
       if (!it.run) { ol.appendChild(el('li', '', it.place)); return; }

@@ -4,6 +4,7 @@
 #include "analysis/sym/ana_interest.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -228,6 +229,11 @@ uint32_t ana_interest_find(const uint8_t *cls, uint32_t n)
     return 0;
 }
 
+int ana_interest_mark(char *buf, size_t size, uint32_t n)
+{
+    return snprintf(buf, size, "[%u library frame%s]", n, n == 1 ? "" : "s");
+}
+
 void ana_interest_row(const uint8_t *cls, uint32_t n, uint32_t max,
                       struct ana_interest_item *items, struct ana_interest_row *out)
 {
@@ -236,10 +242,13 @@ void ana_interest_row(const uint8_t *cls, uint32_t n, uint32_t max,
     *out = (struct ana_interest_row){.interest = i, .entry = e};
     if (!n)
         return;
-    /* The leaf's side, down to the frame of interest: one item, which a
-     * row with room for one item only leaves out. */
-    if (i > 0 && max != 1)
-        items[nr++] = (struct ana_interest_item){0, i};
+    /* The leaf's side, down to the frame of interest: its allocation
+     * wrappers left out as malloc is, the rest one mark, which a row with
+     * room for one item only leaves out too. */
+    while (k < i && cls[k] == ANA_FRAME_ALLOCATOR)
+        k++;
+    if (k < i && max != 1)
+        items[nr++] = (struct ana_interest_item){k, i - k, true};
     k = i;
     while (k < e && (!max || nr < max)) {
         uint32_t j = k + 1;
@@ -247,7 +256,7 @@ void ana_interest_row(const uint8_t *cls, uint32_t n, uint32_t max,
         if (k > i && cls[k] != ANA_FRAME_USER)
             while (j < e && cls[j] != ANA_FRAME_USER)
                 j++;
-        items[nr++] = (struct ana_interest_item){k, j - k};
+        items[nr++] = (struct ana_interest_item){k, j - k, j - k > 1};
         k = j;
     }
     out->nr_items = nr;

@@ -23,15 +23,18 @@
  * A stack's entry chain is its run of entry frames on the root side (an
  * entry-class frame elsewhere counts as runtime); rows and trees leave it
  * out. Its frame of interest is its first user frame, leaf first, before
- * the chain, or the leaf when it has none. A row (ana_interest_row) shows
- * the frames from the leaf to the frame of interest as one mark when they
- * are two or more ("[6 library frames]"), then the frame of interest, then
- * the callers, each run of two or more non-user frames folded into one
- * mark, never the entry chain; a row of one item is the frame of interest
+ * the chain, or the leaf when it has none. A row (ana_interest_row) leaves
+ * out the allocation wrappers at its leaf (as malloc and operator new are
+ * cut from every stack), shows the other frames down to the frame of
+ * interest as one mark ("[6 library frames]"), then the frame of
+ * interest, then its callers, each run of two or more non-user frames
+ * folded into one mark, never the entry chain; a row of one item is the
+ * frame of interest
  * alone. docs/symbols.md says it for users. */
 #ifndef ANA_INTEREST_H
 #define ANA_INTEREST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,15 +68,17 @@ uint32_t ana_interest_entry(const uint8_t *cls, uint32_t n);
  * before the entry chain, else 0 (the leaf). 0 for an empty stack. */
 uint32_t ana_interest_find(const uint8_t *cls, uint32_t n);
 
-/* One item of a row: frames [first, first + nr) of the stack; nr > 1 is
- * a run folded into one mark (ANA_INTEREST_MARK). */
+/* One item of a row: frames [first, first + nr) of the stack, shown as
+ * one mark (ana_interest_mark) when folded, else the frame itself. */
 struct ana_interest_item {
     uint32_t first, nr;
+    bool folded;
 };
 
-/* The mark of a folded run, for snprintf with its number of frames; the
- * HTML page words it the same (report.js). */
-#define ANA_INTEREST_MARK "[%u library frames]"
+/* The mark of nr folded frames, "[6 library frames]" ("[1 library
+ * frame]"), in buf as snprintf writes; the HTML page words it the same
+ * (report.js). */
+int ana_interest_mark(char *buf, size_t size, uint32_t nr);
 
 /* A row's layout: its items, leaf first, and what it leaves out. */
 struct ana_interest_row {
