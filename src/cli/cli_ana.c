@@ -20,6 +20,7 @@
 #include "analysis/model/ana_pmodel.h"
 #include "cli/cli.h"
 #include "cli/cli_fold.h"
+#include "util/util_array.h"
 
 void cli_ana_init(struct cli_ana *a, const char *cmd, unsigned default_top)
 {
@@ -215,6 +216,14 @@ struct ana_stacks *cli_ana_stacks(struct cli_ana *a)
     return a->stacks;
 }
 
+const uint8_t *cli_ana_classes(struct cli_ana *a, const struct ana_frame *f, unsigned n)
+{
+    if (UTIL_ARRAY_RESERVE(a->cls, a->cap_cls, (size_t)n + 1, 64))
+        cli_die("%s: out of memory", a->cmd);
+    ana_stacks_classes(cli_ana_stacks(a), f, n, a->cls);
+    return a->cls;
+}
+
 /* The string of a mark: "[N library frames]" (a run folded) or "... N
  * more" (callers cut). */
 static const char *mark(struct cli_ana *a, bool run, unsigned n)
@@ -237,14 +246,12 @@ static const char *mark(struct cli_ana *a, bool run, unsigned n)
 static unsigned text_row(struct cli_ana *a, const struct ana_frame *f, unsigned n, unsigned max)
 {
     struct ana_interest_item *items = malloc(((size_t)n + 1) * sizeof(*items));
-    uint8_t *cls = malloc((size_t)n + 1);
     struct ana_interest_row row;
     unsigned k = 0;
 
-    if (!items || !cls)
+    if (!items)
         cli_die("%s: out of memory", a->cmd);
-    ana_stacks_classes(a->stacks, f, n, cls);
-    ana_interest_row(cls, n, max, items, &row);
+    ana_interest_row(cli_ana_classes(a, f, n), n, max, items, &row);
     for (unsigned i = 0; i < row.nr_items; i++) {
         if (items[i].first == row.interest)
             a->interest = k;
@@ -254,7 +261,6 @@ static unsigned text_row(struct cli_ana *a, const struct ana_frame *f, unsigned 
     if (row.nr_more)
         a->list[k++] = (char *)mark(a, false, row.nr_more);
     free(items);
-    free(cls);
     return k;
 }
 
@@ -263,13 +269,8 @@ static unsigned text_row(struct cli_ana *a, const struct ana_frame *f, unsigned 
 static unsigned whole_row(struct cli_ana *a, const struct ana_frame *f, unsigned n, unsigned max)
 {
     unsigned keep = max && n > max ? max : n, k = 0;
-    uint8_t *cls = malloc((size_t)n + 1);
 
-    if (!cls)
-        cli_die("%s: out of memory", a->cmd);
-    ana_stacks_classes(a->stacks, f, n, cls);
-    a->interest = ana_interest_find(cls, n);
-    free(cls);
+    a->interest = ana_interest_find(cli_ana_classes(a, f, n), n);
     for (unsigned i = 0; i < keep; i++)
         a->list[k++] = (char *)ana_stacks_str(a->stacks, f[i].place);
     if (keep < n)
@@ -701,6 +702,7 @@ int cli_ana_close(struct cli_ana *a)
     ana_programs_release(&a->programs);
     cli_supp_release(&a->supp);
     free(a->list);
+    free(a->cls);
     if (bad)
         cli_die("%s: writing the output failed", a->cmd);
     return CLI_EXIT_OK;

@@ -68,11 +68,11 @@ enum {
 
 /* For commands that print stacks (CLI_TAKES_FRAMES). */
 #define CLI_ANA_FRAMES_USAGE                                                                       \
-    "  --frames N      items per stack (0: all), the frame of interest (the first of\n"          \
-    "                  the program's own) always among them; a run of library frames\n"         \
-    "                  is one item '[N library frames]', the start-up chain (_start,\n"         \
-    "                  start_thread) is left out, a cut stack ends in '... N more'\n"           \
-    "                  (stacks read leaf first: A < B is A, called by B);\n"                    \
+    "  --frames N      items per stack (0: all), the frame of interest (the first of\n"            \
+    "                  the program's own) always among them; a run of library frames\n"            \
+    "                  is one item '[N library frames]', the start-up chain (_start,\n"            \
+    "                  start_thread) is left out, a cut stack ends in '... N more'\n"              \
+    "                  (stacks read leaf first: A < B is A, called by B);\n"                       \
     "                  --all-frames shows every frame\n"
 
 struct cli_ana {
@@ -95,6 +95,8 @@ struct cli_ana {
     char **list; /* frames of the latest cli_ana_stack() */
     unsigned nr_list;
     unsigned interest; /* the index in list of its frame of interest */
+    uint8_t *cls;      /* cli_ana_classes()'s */
+    size_t cap_cls;
     bool by_process; /* --by-process */
     /* The images grouped by executable (cli_ana_programs); by_program: the
      * per-program view is on (some executable ran in several selected
@@ -169,6 +171,10 @@ struct ana_stacks *cli_ana_stacks(struct cli_ana *a);
  * call. Dies on failure. */
 const char *const *cli_ana_stack(struct cli_ana *a, uint32_t stack, bool top_down, unsigned max,
                                  unsigned *nr);
+
+/* The classes of n frames (ana_stacks_classes), valid until the next
+ * call. Dies on failure. */
+const uint8_t *cli_ana_classes(struct cli_ana *a, const struct ana_frame *f, unsigned n);
 
 /* ana_progress_fn: "\r<cmd>: 42%" on a terminal. */
 void cli_ana_progress(void *arg, uint64_t ts_ns, uint64_t last_ns);

@@ -203,14 +203,8 @@ uint32_t cli_ana_tree_path(struct cli_ana *a, uint32_t stack, bool bottom_up, ui
     }
     /* Trees start at main or the thread's function: the entry chain is
      * left out (ana_interest.h), unless --all-frames. */
-    if (nf > 0 && !a->sym.show_internal) {
-        uint8_t *cls = malloc((size_t)nf);
-        if (!cls)
-            cli_die("%s: out of memory", a->cmd);
-        ana_stacks_classes(st, f, (uint32_t)nf, cls);
-        nf = (int)ana_interest_entry(cls, (uint32_t)nf);
-        free(cls);
-    }
+    if (nf > 0 && !a->sym.show_internal)
+        nf = (int)ana_interest_entry(cli_ana_classes(a, f, (unsigned)nf), (uint32_t)nf);
     uint32_t nl = nr_before;
     if (nf == 0)
         (*labels)[nl++] = 0; /* "(no stack)" */

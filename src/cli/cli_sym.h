@@ -35,10 +35,10 @@ enum {
     "  --debug-dir DIR binaries or debug files of the traced program, by name\n"                   \
     "                  or in DIR/.build-id/xx/yyyy.debug (repeatable)\n"                           \
     "  --sysroot DIR   the recorded paths are under DIR (trace from elsewhere)\n"                  \
-    "  --all-frames    show everything: every frame of every stack, memscribe's and\n"          \
-    "                  the allocator's own on top, library runs and start-up too\n"           \
-    "  --alloc-fn NAME the program's own allocation wrapper: rows name its caller\n"          \
-    "                  (repeatable; also MEMSCRIBE_ALLOC_FNS=NAME,NAME...)\n"                  \
+    "  --all-frames    show everything: every frame of every stack, memscribe's and\n"             \
+    "                  the allocator's own on top, library runs and start-up too\n"                \
+    "  --alloc-fn NAME the program's own allocation wrapper: rows name its caller\n"               \
+    "                  (repeatable; also MEMSCRIBE_ALLOC_FNS=NAME,NAME...)\n"                      \
     "  --raw           module+offset only: read no binary or debug file\n"                         \
     "  --full-names    C++ and Rust names with their template and argument lists\n"                \
     "                  (default: elided, std::vector<>::push_back())\n"                            \
@@ -55,7 +55,7 @@ struct cli_sym_opts {
     bool raw;
     bool full_names;
     bool verbose;
-    const char *symbol_path; /* --symbol-path, or NULL */
+    const char *symbol_path;                      /* --symbol-path, or NULL */
     const char *alloc_fns[CLI_SYM_MAX_ALLOC_FNS]; /* --alloc-fn */
     size_t nr_alloc_fns;
 };

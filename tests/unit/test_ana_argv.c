@@ -51,8 +51,8 @@ static void test_middle(void **state)
           "build/parse.o",
           30, "cc ... parse.c ... parse.o");
     /* files to their last part, and at last the end cut at 2 x width */
-    check("cc|-c|/very/long/path/to/the/sources/parse.c|-o|/very/long/path/to/the/build/parse.o", 20,
-          "cc ... parse.c ... parse.o");
+    check("cc|-c|/very/long/path/to/the/sources/parse.c|-o|/very/long/path/to/the/build/parse.o",
+          20, "cc ... parse.c ... parse.o");
     check("prog|aaaaaaaaaa.c|bbbbbbbbbb.c|cccccccccc.c|dddddddddd.c", 10, "prog aaaaaaaaaa.c ...");
 }
 

@@ -36,8 +36,9 @@ static void test_classes(void **state)
     assert_int_equal(class_of(NULL, NULL), ANA_FRAME_USER);
     assert_int_equal(class_of("Foo::operator<<(int)", EXE), ANA_FRAME_USER);
     /* the C++ runtime by name, wherever it was instantiated */
-    assert_int_equal(class_of("std::__new_allocator<int>::allocate(unsigned long, void const*)", EXE),
-                     ANA_FRAME_RUNTIME);
+    assert_int_equal(
+        class_of("std::__new_allocator<int>::allocate(unsigned long, void const*)", EXE),
+        ANA_FRAME_RUNTIME);
     assert_int_equal(
         class_of("std::allocator_traits<std::allocator<int> >::allocate(std::allocator<int>&, "
                  "unsigned long)",
@@ -52,9 +53,9 @@ static void test_classes(void **state)
                               "_M_emplace_unique<int>(int&&)",
                               EXE),
                      ANA_FRAME_RUNTIME);
-    assert_int_equal(class_of("__gnu_cxx::new_allocator<char>::allocate(unsigned long, void const*)",
-                              EXE),
-                     ANA_FRAME_RUNTIME);
+    assert_int_equal(
+        class_of("__gnu_cxx::new_allocator<char>::allocate(unsigned long, void const*)", EXE),
+        ANA_FRAME_RUNTIME);
     assert_int_equal(class_of("std::operator<<(std::ostream&, char const*)", EXE),
                      ANA_FRAME_RUNTIME);
     assert_int_equal(
@@ -94,7 +95,8 @@ static void test_classes(void **state)
     assert_int_equal(class_of("__tmainCRTStartup", "C:\\prog.exe"), ANA_FRAME_ENTRY);
     /* allocators: libc's, operator new, the GNU and GLib wrappers */
     assert_int_equal(class_of("malloc", LIBC), ANA_FRAME_ALLOCATOR);
-    assert_int_equal(class_of("operator new(unsigned long)", "libstdc++.so.6"), ANA_FRAME_ALLOCATOR);
+    assert_int_equal(class_of("operator new(unsigned long)", "libstdc++.so.6"),
+                     ANA_FRAME_ALLOCATOR);
     assert_int_equal(class_of("xmalloc", "/usr/lib/gcc/x86_64-linux-gnu/12/cc1"),
                      ANA_FRAME_ALLOCATOR);
     assert_int_equal(class_of("xrealloc", "libbfd-2.40-system.so"), ANA_FRAME_ALLOCATOR);

@@ -176,7 +176,16 @@
             return;
           }
           if (st.shown < st.items.length) st.shown++;
-          else st.open = true; // they differ inside a library run
+          else if (!st.open) st.open = true; // they differ inside a library run
+          else if (st.skipped) { // or in the allocation wrappers left out
+            st.items = st.frames.slice(0, st.skipped).concat(st.items);
+            st.shown = st.items.length;
+            st.skipped = 0;
+          } else if (st.entry.length) { // or in the entry chain
+            st.items = st.items.concat(st.entry);
+            st.shown = st.items.length;
+            st.entry = [];
+          }
           next.push(i);
         });
       });
@@ -208,6 +217,7 @@
     if (more > 0) td.appendChild(el('span', 'more', ' < \u2026 ' + more + ' more'));
     if (st.pid) td.appendChild(el('span', 'pid', ' (pid ' + pidOf(i) + ')'));
     td.setAttribute('data-frames', String(st.frames.length));
+    td.setAttribute('data-skipped', String(st.skipped));
     return td;
   }
   function numCell(v, kind, cls) {

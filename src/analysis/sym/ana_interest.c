@@ -61,29 +61,84 @@ static const char *const entry_functions[] = {
  * collector's, GLib's, libc's strdup: the allocators every build and
  * desktop program calls through. */
 static const char *const allocator_functions[] = {
-    "xmalloc", "xcalloc", "xrealloc", "xzalloc", "xstrdup", "xstrndup", "xmemdup", "xmemdup0",
-    "xnmalloc", "xcharalloc", "ximalloc", "xireallocarray", "xreallocarray", "x2realloc",
-    "x2nrealloc", "xpalloc", "xvasprintf", "xasprintf", "concat", "reconcat",
-    "_obstack_newchunk", "_obstack_begin", "_obstack_begin_1", "objalloc_create",
-    "_objalloc_alloc", "objalloc_alloc", "bfd_malloc", "bfd_zmalloc", "bfd_realloc",
-    "bfd_realloc_or_free", "bfd_alloc", "bfd_zalloc", "bfd_hash_allocate", "ggc_internal_alloc",
-    "ggc_internal_cleared_alloc", "ggc_alloc_string", "g_malloc", "g_malloc0", "g_realloc",
-    "g_try_malloc", "g_try_malloc0", "g_try_realloc", "g_malloc_n", "g_malloc0_n", "g_realloc_n",
-    "g_try_malloc_n", "g_strdup", "g_strndup", "g_memdup", "g_memdup2", "g_slice_alloc",
-    "g_slice_alloc0", "strdup", "strndup", "__strdup", "__strndup",
+    "xmalloc",
+    "xcalloc",
+    "xrealloc",
+    "xzalloc",
+    "xstrdup",
+    "xstrndup",
+    "xmemdup",
+    "xmemdup0",
+    "xnmalloc",
+    "xcharalloc",
+    "ximalloc",
+    "xireallocarray",
+    "xreallocarray",
+    "x2realloc",
+    "x2nrealloc",
+    "xpalloc",
+    "xvasprintf",
+    "xasprintf",
+    "concat",
+    "reconcat",
+    "_obstack_newchunk",
+    "_obstack_begin",
+    "_obstack_begin_1",
+    "objalloc_create",
+    "_objalloc_alloc",
+    "objalloc_alloc",
+    "bfd_malloc",
+    "bfd_zmalloc",
+    "bfd_realloc",
+    "bfd_realloc_or_free",
+    "bfd_alloc",
+    "bfd_zalloc",
+    "bfd_hash_allocate",
+    "ggc_internal_alloc",
+    "ggc_internal_cleared_alloc",
+    "ggc_alloc_string",
+    "g_malloc",
+    "g_malloc0",
+    "g_realloc",
+    "g_try_malloc",
+    "g_try_malloc0",
+    "g_try_realloc",
+    "g_malloc_n",
+    "g_malloc0_n",
+    "g_realloc_n",
+    "g_try_malloc_n",
+    "g_strdup",
+    "g_strndup",
+    "g_memdup",
+    "g_memdup2",
+    "g_slice_alloc",
+    "g_slice_alloc0",
+    "strdup",
+    "strndup",
+    "__strdup",
+    "__strndup",
 };
 
 /* Qualified-name prefixes of the C++ runtime and libc's insides. */
 static const char *const runtime_prefixes[] = {
-    "std::", "__gnu_cxx::", "__cxxabiv1::", "__gnu_debug::", "__cxa_", "_IO_", "__GI__IO_",
-    "_Unwind_",
+    "std::",  "__gnu_cxx::", "__cxxabiv1::", "__gnu_debug::",
+    "__cxa_", "_IO_",        "__GI__IO_",    "_Unwind_",
 };
 
 /* Modules of the runtime, by file name up to the ".so" (any version), and
  * the system DLLs of Windows and Wine, by file name, case aside. */
 static const char *const runtime_libs[] = {
-    "libc.so", "libstdc++.so", "libgcc_s.so", "libm.so", "libpthread.so", "libdl.so",
-    "ld-linux-x86-64.so", "ld-linux.so", "ld-linux-aarch64.so", "libc++.so", "libc++abi.so",
+    "libc.so",
+    "libstdc++.so",
+    "libgcc_s.so",
+    "libm.so",
+    "libpthread.so",
+    "libdl.so",
+    "ld-linux-x86-64.so",
+    "ld-linux.so",
+    "ld-linux-aarch64.so",
+    "libc++.so",
+    "libc++abi.so",
 };
 static const char *const runtime_dlls[] = {
     "ntdll.dll",   "kernel32.dll", "kernelbase.dll", "msvcrt.dll", "ucrtbase.dll",
@@ -96,10 +151,12 @@ static bool starts_with(const char *s, const char *prefix)
     return !strncmp(s, prefix, strlen(prefix));
 }
 
+/* [s, s + len) is one of list's n names. Every distinct address of a
+ * report asks: the first letter decides most before a comparison. */
 static bool in_list(const char *s, size_t len, const char *const *list, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if (strlen(list[i]) == len && !memcmp(s, list[i], len))
+    for (size_t i = 0; len && i < n; i++)
+        if (list[i][0] == s[0] && !strncmp(s, list[i], len) && !list[i][len])
             return true;
     return false;
 }
@@ -119,9 +176,9 @@ const char *ana_frame_class_name(enum ana_frame_class c)
 static const char *skip_operator(const char *p)
 {
     static const char *const symbols[] = {
-        "()", "[]", "<=>", "<<=", ">>=", "->*", "->", "<<", ">>", "<=", ">=", "==", "!=", "&&",
-        "||", "++", "--", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "+", "-", "*", "/",
-        "%",  "^",  "&",   "|",   "~",   "!",   "=",  "<",  ">",  ",",
+        "()", "[]", "<=>", "<<=", ">>=", "->*", "->", "<<", ">>", "<=", ">=", "==", "!=",
+        "&&", "||", "++",  "--",  "+=",  "-=",  "*=", "/=", "%=", "&=", "|=", "^=", "+",
+        "-",  "*",  "/",   "%",   "^",   "&",   "|",  "~",  "!",  "=",  "<",  ">",  ",",
     };
 
     if (*p == ' ') {
@@ -180,11 +237,12 @@ static bool runtime_module(const char *module)
         if (!strcasecmp(base, runtime_dlls[i]))
             return true;
     /* Windows' own folder: C:\windows\system32\*.dll as Wine records it. */
-    return strcasestr(module, "\\windows\\system32\\") || strcasestr(module, "\\windows\\syswow64\\");
+    return strcasestr(module, "\\windows\\system32\\") ||
+           strcasestr(module, "\\windows\\syswow64\\");
 }
 
-enum ana_frame_class ana_interest_class(const struct ana_sym_frame *f,
-                                        const char *const *alloc_fns, size_t nr_alloc_fns)
+enum ana_frame_class ana_interest_class(const struct ana_sym_frame *f, const char *const *alloc_fns,
+                                        size_t nr_alloc_fns)
 {
     if (ana_sym_frame_is_internal(f))
         return ANA_FRAME_ALLOCATOR; /* memscribe's, libc's allocator, operator new */
@@ -193,9 +251,8 @@ enum ana_frame_class ana_interest_class(const struct ana_sym_frame *f,
 
         qualified_name(fn, &start, &end);
         for (size_t i = 0; i < nr_alloc_fns; i++)
-            if (!strcmp(fn, alloc_fns[i]) ||
-                (strlen(alloc_fns[i]) == (size_t)(end - start) &&
-                 !memcmp(start, alloc_fns[i], (size_t)(end - start))))
+            if (!strcmp(fn, alloc_fns[i]) || (strlen(alloc_fns[i]) == (size_t)(end - start) &&
+                                              !memcmp(start, alloc_fns[i], (size_t)(end - start))))
                 return ANA_FRAME_ALLOCATOR;
         if (in_list(start, (size_t)(end - start), allocator_functions, N_OF(allocator_functions)))
             return ANA_FRAME_ALLOCATOR;
@@ -234,8 +291,8 @@ int ana_interest_mark(char *buf, size_t size, uint32_t n)
     return snprintf(buf, size, "[%u library frame%s]", n, n == 1 ? "" : "s");
 }
 
-void ana_interest_row(const uint8_t *cls, uint32_t n, uint32_t max,
-                      struct ana_interest_item *items, struct ana_interest_row *out)
+void ana_interest_row(const uint8_t *cls, uint32_t n, uint32_t max, struct ana_interest_item *items,
+                      struct ana_interest_row *out)
 {
     uint32_t e = ana_interest_entry(cls, n), i = ana_interest_find(cls, n), k = 0, nr = 0;
 

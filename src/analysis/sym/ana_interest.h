@@ -55,8 +55,8 @@ const char *ana_frame_class_name(enum ana_frame_class c);
  * module), with the user's own allocation wrappers: alloc_fns[0 ..
  * nr_alloc_fns), exact function names (a C++ name with its argument list,
  * or without it to match every overload). Never allocates. */
-enum ana_frame_class ana_interest_class(const struct ana_sym_frame *f,
-                                        const char *const *alloc_fns, size_t nr_alloc_fns);
+enum ana_frame_class ana_interest_class(const struct ana_sym_frame *f, const char *const *alloc_fns,
+                                        size_t nr_alloc_fns);
 
 /* Where the entry chain of a stack of n frames of classes cls[] (leaf
  * first) starts: the frames [return value, n) are it. n when there is
@@ -91,7 +91,7 @@ struct ana_interest_row {
 /* Lay out a row of the stack of n frames of classes cls[] (leaf first) in
  * at most max items (0: no limit), the frame of interest always among
  * them. items must have room for n items (or max, if smaller and not 0). */
-void ana_interest_row(const uint8_t *cls, uint32_t n, uint32_t max,
-                      struct ana_interest_item *items, struct ana_interest_row *out);
+void ana_interest_row(const uint8_t *cls, uint32_t n, uint32_t max, struct ana_interest_item *items,
+                      struct ana_interest_row *out);
 
 #endif
