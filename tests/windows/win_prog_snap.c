@@ -72,12 +72,13 @@ int main(void)
     void *c = VirtualAlloc(p, 0x2000, MEM_COMMIT, PAGE_NOACCESS);
     printf("CALL_NOACCESS %p %#x\n", c, 0x2000);
     fflush(stdout);
-    VirtualFree(p, 0, MEM_RELEASE);
-    VirtualFree(tls_region, 0, MEM_RELEASE);
+    /* while p is still reserved: a region of its own, not p's again */
     char *big = commit_big();
     printf("COMMIT_BIG %p %#x\n", (void *)big, BIG_SIZE);
     fflush(stdout);
     if (big)
         VirtualFree(big, 0, MEM_RELEASE);
+    VirtualFree(p, 0, MEM_RELEASE);
+    VirtualFree(tls_region, 0, MEM_RELEASE);
     return local - 1;
 }
