@@ -14,6 +14,7 @@
 #include "analysis/core/ana_ended.h"
 #include "analysis/core/ana_filter.h"
 #include "analysis/core/ana_json.h"
+#include "analysis/core/ana_map.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_stacks.h"
 #include "analysis/core/ana_table.h"
@@ -97,7 +98,8 @@ struct cli_ana {
     unsigned interest; /* the index in list of its frame of interest */
     uint8_t *cls;      /* cli_ana_classes()'s */
     size_t cap_cls;
-    bool by_process; /* --by-process */
+    struct ana_map apart; /* stack + 1 -> how much more its row shows (cli_ana_apart) */
+    bool by_process;      /* --by-process */
     /* The images grouped by executable (cli_ana_programs); by_program: the
      * per-program view is on (some executable ran in several selected
      * processes, and no --by-process). */
@@ -171,6 +173,15 @@ struct ana_stacks *cli_ana_stacks(struct cli_ana *a);
  * call. Dies on failure. */
 const char *const *cli_ana_stack(struct cli_ana *a, uint32_t stack, bool top_down, unsigned max,
                                  unsigned *nr);
+
+/* Before a text table of the rows of stacks[0 .. n) (max items each, as
+ * cli_ana_stack is asked): rows that would read alike but differ past the
+ * items shown or inside a run folded after their frames of interest show
+ * every item and unfold those runs (never anything before the frame of
+ * interest, which stays where it was); later cli_ana_stack calls of these
+ * stacks show that. Nothing in JSON, CSV, with --all-frames or with rows
+ * of one item (labels). Dies on failure. */
+void cli_ana_apart(struct cli_ana *a, const uint32_t *stacks, unsigned n, unsigned max);
 
 /* The classes of n frames (ana_stacks_classes), valid until the next
  * call. Dies on failure. */

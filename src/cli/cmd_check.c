@@ -475,6 +475,14 @@ static struct ana_table *leak_table(struct check *c)
 
     if (ana_table_create(&t, c->row_reach ? cols : plain, nc))
         cli_die("check: out of memory");
+    /* rows that would read alike show more of their stacks */
+    uint32_t *stacks = malloc(((size_t)c->nr_leaks + 1) * sizeof(*stacks));
+    if (!stacks)
+        cli_die("check: out of memory");
+    for (uint32_t k = 0; k < c->nr_leaks; k++)
+        stacks[k] = cli_view_stack(&c->view, c->leaks[k]);
+    cli_ana_apart(&c->a, stacks, c->nr_leaks, CLI_ANA_TEXT_FRAMES);
+    free(stacks);
     for (uint32_t k = 0; k < c->nr_leaks; k++) {
         const struct ana_site *s = c->view.rows.row[c->leaks[k]];
         ana_table_add_row(t);

@@ -316,6 +316,15 @@ static void stack_rows(struct leaks *lk)
     if (stack_table(lk, cols, &lk->tab) || stack_table(lk, cols, &lk->sup))
         cli_die("leaks: out of memory");
     cli_supp_load(&a->supp, a);
+    /* the rows shown: those that would read alike show more of their stacks */
+    uint32_t *stacks = malloc(((size_t)n + 1) * sizeof(*stacks)), nr_shown = 0;
+    if (!stacks)
+        cli_die("leaks: out of memory");
+    for (uint32_t i = 0, shown = 0; i < n; i++)
+        if (cli_rows_suppressed(a, &rows, ids[i]) || !a->top || shown++ < a->top)
+            stacks[nr_shown++] = cli_rows_stack(&rows, ids[i]);
+    cli_ana_apart(a, stacks, nr_shown, CLI_ANA_TEXT_FRAMES);
+    free(stacks);
     for (uint32_t i = 0, shown = 0; i < n; i++) {
         const struct ana_site *s = rows.row[ids[i]];
         uint32_t stack = cli_rows_stack(&rows, ids[i]);

@@ -283,6 +283,14 @@ static struct ana_table *rank_table(struct report *rp, const struct part *p, enu
         cli_die("report: out of memory");
     if (rp->a.top && n > rp->a.top)
         n = rp->a.top;
+    /* rows that would read alike show more of their stacks */
+    uint32_t *stacks = malloc(((size_t)n + 1) * sizeof(*stacks));
+    if (!stacks)
+        cli_die("report: out of memory");
+    for (uint32_t i = 0; i < n; i++)
+        stacks[i] = cli_view_stack(p->v, rp->ids[i]);
+    cli_ana_apart(&rp->a, stacks, n, max);
+    free(stacks);
     for (uint32_t i = 0; i < n; i++)
         site_row(rp, p->v, t, rp->ids[i], 0, max);
     return t;

@@ -206,7 +206,17 @@ static void make_tables(struct vmem *s)
         ana_table_create(&s->gt, group_cols, NR_OF(group_cols)) ||
         ana_table_create(&s->tt, total_cols, NR_OF(total_cols)))
         cli_die("vmem: out of memory");
-    for (size_t k = 0; k < (size_t)ng && (!a->top || k < a->top); k++)
+    size_t n = a->top && a->top < (size_t)ng ? a->top : (size_t)ng;
+    if (s->by == BY_STACK) { /* rows that would read alike show more of their stacks */
+        uint32_t *stacks = malloc((n + 1) * sizeof(*stacks));
+        if (!stacks)
+            cli_die("vmem: out of memory");
+        for (size_t k = 0; k < n; k++)
+            stacks[k] = (uint32_t)g[k].key;
+        cli_ana_apart(a, stacks, (unsigned)n, CLI_ANA_TEXT_FRAMES);
+        free(stacks);
+    }
+    for (size_t k = 0; k < n; k++)
         add_group(s, &g[k]);
     for (size_t i = 0; i < w->nr_samples; i++) {
         const struct ana_vm_sample *x = &w->samples[i];

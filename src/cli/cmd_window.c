@@ -478,7 +478,17 @@ static void make_rows(struct window *wn)
     memcpy(wn->cols, cols, sizeof(cols));
     if (ana_table_create(&wn->tab, wn->cols, 6))
         cli_die("window: out of memory");
-    for (size_t i = 0; i < wn->rows.nr && (!a->top || i < a->top); i++) {
+    size_t n = a->top && a->top < wn->rows.nr ? a->top : wn->rows.nr;
+    if (by == BY_STACK) { /* rows that would read alike show more of their stacks */
+        uint32_t *stacks = malloc((n + 1) * sizeof(*stacks));
+        if (!stacks)
+            cli_die("window: out of memory");
+        for (size_t i = 0; i < n; i++)
+            stacks[i] = (uint32_t)wn->rows.v[i].key;
+        cli_ana_apart(a, stacks, (unsigned)n, CLI_ANA_TEXT_FRAMES);
+        free(stacks);
+    }
+    for (size_t i = 0; i < n; i++) {
         const struct row *r = &wn->rows.v[i];
         const struct fmt_image_info *ii = fmt_reader_image(a->r, r->image);
         ana_table_add_row(wn->tab);

@@ -10,12 +10,14 @@
 #   leaks, window, tree, vmem, check or top holds libc's start-up or thread
 #   start (__libc_start, start_thread, clone3); --all-frames still shows
 #   them; `tree` starts at main and at the threads' functions;
-# - `make -j2` of a small generated C project: each row of report's tables
-#   starts its frame of interest within its first 60 characters, and rows
-#   of different frames of interest differ there (before: a build's rows
-#   began `xmalloc (libbfd-2.40-system.so) < x86_64-linux-gnu-ld.bfd+0x...`
-#   alike); its compile commands keep their source files' names in the
-#   process table (before: `cc -O2 -g -I. ... -c ...` cut at 60 characters).
+# - `make -j2` of a small generated C project: rows of report's tables
+#   whose frames of interest differ, differ within their first 60
+#   characters (before: a build's rows began `xmalloc
+#   (libbfd-2.40-system.so) < x86_64-linux-gnu-ld.bfd+0x...` alike), and no
+#   row holds libc's start-up, not even a stripped program's (as, the gcc
+#   driver: `... < __libc_start_main < as+0x6d131`, its nameless _start);
+#   its compile commands keep their source files' names in the process
+#   table (before: `cc -O2 -g -I. ... -c ...` cut at 60 characters).
 # Needs MEMSCRIBE, MS_PROGRAMS, MS_SOURCE; make and cc.
 # shellcheck source=tests/e2e/ana_lib.sh
 source "$(dirname "$0")/ana_lib.sh"
@@ -91,4 +93,11 @@ mv "$WORK/out" "$WORK/make.json"
 $ROWS "$WORK/make.txt" "$WORK/make.json" early 60 ||
     fail "the build's rows do not differ within their first 60 characters (above)"
 $ROWS "$WORK/make.txt" "$WORK/make.json" argv || fail "the compiles' commands lost their files (above)"
+for cmd in "report --top 0" "leaks" "tree --depth 6"; do
+    # shellcheck disable=SC2086
+    "$MEMSCRIBE" $cmd "$WORK/make.mscr" >"$WORK/out" 2>"$WORK/err" || fail "$cmd make: $(cat "$WORK/err")"
+    if grep -E '__libc_start|start_thread|clone3' "$WORK/out" >"$WORK/hits"; then
+        fail "$cmd (make): rows hold the start-up: $(head -3 "$WORK/hits")"
+    fi
+done
 echo "PASS"

@@ -9,9 +9,10 @@ CHECK names:
   names FN...   every row whose JSON stack holds one of the functions FN
                 names it in its text row (the row's printed items), and its
                 JSON "interest" is that frame
-  early WIDTH   each row's frame of interest (JSON "interest") starts within
-                its first WIDTH characters, and rows of one table whose
-                frames of interest differ differ within them
+  early WIDTH   rows of one table whose frames of interest (JSON "interest")
+                differ, differ within their first WIDTH characters, and each
+                row names its frame of interest (rows of one frame of
+                interest that would read alike show more of their stacks)
   argv          each process whose argv names a C source file (a word
                 ending in .c) keeps that file's name in the command column
 Prints a line per table checked; exits 1 with the rows that fail.
@@ -99,9 +100,8 @@ def main():
         for section, table, cell, row in pairs(txt, rep):
             n += 1
             label = row["stack"][row["interest"]]
-            at = cell.find(label)
-            if at < 0 or at >= width:
-                bad.append("%s: %s: the frame of interest %r at %d of %r" % (section, table, label, at, cell))
+            if label not in cell:
+                bad.append("%s: %s: the frame of interest %r not in %r" % (section, table, label, cell))
             by_table.setdefault((section, table), []).append((cell[:width], label, cell))
         for (section, table), rows in by_table.items():
             for i, (p1, l1, c1) in enumerate(rows):
@@ -109,7 +109,7 @@ def main():
                     if p1 == p2 and l1 != l2:
                         bad.append("%s: %s: two rows alike in %d characters:\n  %s\n  %s" %
                                    (section, table, width, c1, c2))
-        print("%d rows, their frames of interest within %d characters" % (n, width))
+        print("%d rows name their frames of interest, different ones within %d characters" % (n, width))
     elif check == "argv":
         lines = open(sys.argv[1]).read().splitlines()
         for p in rep.get("process_table") or []:

@@ -133,6 +133,11 @@ static void test_interest(void **state)
     const uint8_t lib[] = {R, R, E};
     /* all start-up: kept */
     const uint8_t init[] = {E, E};
+    /* a stripped program: main+0x.. < __libc_start_call_main <
+     * __libc_start_main < prog+0x.. (its _start, no symbol) */
+    const uint8_t stripped[] = {R, U, E, E, U};
+    /* a user root after a user frame is no chain */
+    const uint8_t plain[] = {U, U};
 
     (void)state;
     assert_int_equal(ana_interest_entry(cxx, 12), 9);
@@ -142,6 +147,9 @@ static void test_interest(void **state)
     assert_int_equal(ana_interest_find(thread, 3), 0);
     assert_int_equal(ana_interest_find(lib, 3), 0);
     assert_int_equal(ana_interest_entry(init, 2), 2);
+    assert_int_equal(ana_interest_entry(stripped, 5), 2);
+    assert_int_equal(ana_interest_find(stripped, 5), 1);
+    assert_int_equal(ana_interest_entry(plain, 2), 2);
     assert_int_equal(ana_interest_find(init, 2), 0);
     assert_int_equal(ana_interest_find(NULL, 0), 0);
 }

@@ -271,6 +271,10 @@ uint32_t ana_interest_entry(const uint8_t *cls, uint32_t n)
 {
     uint32_t e = n;
 
+    /* The root of a stripped program's main thread is its _start, named
+     * by no symbol: the chain's when the frame it calls is. */
+    if (n >= 2 && cls[n - 1] == ANA_FRAME_USER && cls[n - 2] == ANA_FRAME_ENTRY)
+        e--;
     while (e > 0 && cls[e - 1] == ANA_FRAME_ENTRY)
         e--;
     return e == 0 ? n : e;

@@ -21,16 +21,14 @@
  *   user       everything else: the program's own code
  *
  * A stack's entry chain is its run of entry frames on the root side (an
- * entry-class frame elsewhere counts as runtime); rows and trees leave it
- * out. Its frame of interest is its first user frame, leaf first, before
- * the chain, or the leaf when it has none. A row (ana_interest_row) leaves
- * out the allocation wrappers at its leaf (as malloc and operator new are
- * cut from every stack), shows the other frames down to the frame of
- * interest as one mark ("[6 library frames]"), then the frame of
- * interest, then its callers, each run of two or more non-user frames
- * folded into one mark, never the entry chain; a row of one item is the
- * frame of interest
- * alone. docs/symbols.md says it for users. */
+ * entry-class frame elsewhere counts as runtime; a stripped program's
+ * nameless _start is of it); rows and trees leave it out. Its frame of interest is its first user
+ * frame, leaf first, before the chain, or the leaf when it has none. A row (ana_interest_row)
+ * leaves out the allocation wrappers at its leaf (as malloc and operator new are cut from every
+ * stack), shows the other frames down to the frame of interest as one mark ("[6 library frames]"),
+ * then the frame of interest, then its callers, each run of two or more non-user frames folded into
+ * one mark, never the entry chain; a row of one item is the frame of interest alone.
+ * docs/symbols.md says it for users. */
 #ifndef ANA_INTEREST_H
 #define ANA_INTEREST_H
 
@@ -59,9 +57,11 @@ enum ana_frame_class ana_interest_class(const struct ana_sym_frame *f, const cha
                                         size_t nr_alloc_fns);
 
 /* Where the entry chain of a stack of n frames of classes cls[] (leaf
- * first) starts: the frames [return value, n) are it. n when there is
- * none, and n too when every frame is of it (a stack all start-up keeps
- * its frames). */
+ * first) starts: the frames [return value, n) are it. Its root-most frame
+ * may be a user one (the _start of a stripped program, which has no
+ * symbol) when the frame after it is of the chain. n when there is none,
+ * and n too when every frame is of it (a stack all start-up keeps its
+ * frames). */
 uint32_t ana_interest_entry(const uint8_t *cls, uint32_t n);
 
 /* The index (leaf first) of the frame of interest: the first user frame
