@@ -6,7 +6,7 @@ set(ANA_UNIT ${PROJECT_SOURCE_DIR}/tests/unit)
 # test_ana_sym_* belong to the symbolizer (tests/symbolize.cmake).
 # A test named here that is missing fails the configure step.
 foreach(name test_ana_json test_ana_model test_ana_heap_replay test_ana_window test_ana_pmodel
-             test_ana_names test_ana_aggregate)
+             test_ana_names test_ana_aggregate test_ana_argv)
   ms_unit_test(${name} ${ANA_UNIT}/${name}.c LIBS ms_analysis ms_format)
 endforeach()
 
@@ -68,3 +68,10 @@ ms_e2e_test(ana_keys ana_keys.sh)
 # Which leak scan is an image's exit's (ana_reach_at_exit).
 ms_unit_test(test_ana_reach ${ANA_UNIT}/test_ana_reach.c ${ANA_UNIT}/test_fmt_util.c
              LIBS ms_analysis ms_format)
+
+# Rows that reach the user's code (issue 59, item 2): a C++ program's
+# container rows name its functions, no row shows libc's start-up, a make
+# of a C project's rows differ early, its compile commands keep their files.
+ms_test_program(ana_interest ${PROJECT_SOURCE_DIR}/tests/programs/ana_interest.cc)
+ms_e2e_test(ana_interest ana_interest.sh)
+set_tests_properties(e2e.ana_interest PROPERTIES TIMEOUT 600)

@@ -122,24 +122,86 @@ void cli_diff_add_fold(struct cli_ana *a, const struct ana_fold *f, struct ana_d
     free(key);
 }
 
-void cli_diff_set_site(struct ana_table *t, unsigned col, const char *key, unsigned frames)
+/* The class of a line of a site's key (a frame's function or place) as
+ * the run whose stacks know it gave it (ana_stacks_class), else user. */
+static uint8_t line_class(struct cli_ana *const sides[2], const char *line)
 {
-    const char *items[257];
-    unsigned nr = 0, cut = 0;
-    char *copy = strdup(key), *save = NULL, more[48];
+    for (unsigned k = 0; k < 2; k++) {
+        uint32_t id;
 
-    if (!copy)
+        if (!sides[k] || !sides[k]->r)
+            continue;
+        if (ana_stacks_intern(cli_ana_stacks(sides[k]), line, &id))
+            cli_die("%s: out of memory", sides[k]->cmd);
+        enum ana_frame_class c = ana_stacks_class(sides[k]->stacks, id);
+        if (c != ANA_FRAME_USER)
+            return (uint8_t)c;
+    }
+    return ANA_FRAME_USER;
+}
+
+void cli_diff_set_site(struct cli_ana *nw, struct cli_ana *base, struct ana_table *t, unsigned col,
+                       const char *key, unsigned frames)
+{
+    struct cli_ana *const sides[2] = {nw, base};
+    char *copy = strdup(key), *save = NULL, (*marks)[48];
+    size_t n = 1;
+
+    for (const char *p = key; *p; p++)
+        n += *p == '\n';
+    const char **lines = malloc(n * sizeof(*lines)), **items = malloc((n + 1) * sizeof(*items));
+    uint8_t *cls = malloc(n);
+    struct ana_interest_item *it = malloc(n * sizeof(*it));
+    marks = malloc((n + 1) * sizeof(*marks));
+    if (!copy || !lines || !items || !cls || !it || !marks)
         cli_die("out of memory");
-    for (char *tok = strtok_r(copy, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
-        if (nr < 256 && (!frames || nr < frames))
-            items[nr++] = tok;
-        else
-            cut++;
+    n = 0;
+    for (char *tok = strtok_r(copy, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save))
+        lines[n++] = tok;
+    unsigned nr = 0, interest;
+    if (nw->format == CLI_FMT_TEXT && !nw->sym.show_internal) {
+        /* a row as every command lays it out (ana_interest.h) */
+        struct ana_interest_row row;
+
+        for (size_t i = 0; i < n; i++)
+            cls[i] = line_class(sides, lines[i]);
+        ana_interest_row(cls, (uint32_t)n, frames, it, &row);
+        interest = 0;
+        for (uint32_t i = 0; i < row.nr_items; i++) {
+            if (it[i].first == row.interest)
+                interest = nr;
+            if (it[i].folded) {
+                ana_interest_mark(marks[nr], sizeof(marks[nr]), it[i].nr);
+                items[nr] = marks[nr];
+            } else {
+                items[nr] = lines[it[i].first];
+            }
+            nr++;
+        }
+        if (row.nr_more) {
+            snprintf(marks[nr], sizeof(marks[nr]), "... %u more", row.nr_more);
+            items[nr] = marks[nr];
+            nr++;
+        }
+    } else {
+        for (size_t i = 0; i < n; i++)
+            cls[i] = line_class(sides, lines[i]);
+        interest = ana_interest_find(cls, (uint32_t)n);
+        nr = frames && n > frames ? frames : (unsigned)n;
+        for (unsigned i = 0; i < nr; i++)
+            items[i] = lines[i];
+        if (nr < n) {
+            snprintf(marks[nr], sizeof(marks[nr]), "... %zu more", n - nr);
+            items[nr] = marks[nr];
+            nr++;
+        }
     }
-    if (cut) {
-        snprintf(more, sizeof(more), "... %u more", cut);
-        items[nr++] = more;
-    }
-    ana_table_set_list(t, col, items, nr);
+    if (ana_table_set_stack(t, col, items, nr, interest))
+        cli_die("out of memory");
     free(copy);
+    free(lines);
+    free(items);
+    free(cls);
+    free(it);
+    free(marks);
 }

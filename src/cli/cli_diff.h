@@ -36,10 +36,15 @@ void cli_diff_add_fold(struct cli_ana *a, const struct ana_fold *f, struct ana_d
                        enum ana_diff_side which, int lines);
 
 /* Set column col of t's last row to the site of key (leaf first, one
- * frame per line), at most frames of them (0: all), a cut site ending in
- * "... N more" as in every command that prints stacks. Dies on failure. */
+ * frame per line): in text, a row as every command lays it out (the
+ * entry chain left out, library runs folded, the frame of interest shown:
+ * ana_interest.h; --all-frames: every frame), at most frames items (0:
+ * all), "... N more" for the callers cut; in JSON and CSV every frame, at
+ * most frames of them, and "interest". A frame's class is what nw's
+ * stacks, else base's (may be NULL), gave it. Dies on failure. */
 struct ana_table;
-void cli_diff_set_site(struct ana_table *t, unsigned col, const char *key, unsigned frames);
+void cli_diff_set_site(struct cli_ana *nw, struct cli_ana *base, struct ana_table *t, unsigned col,
+                       const char *key, unsigned frames);
 
 /* The base run of `html --base`: opens path into *b (with nw's symbol
  * options), builds its model, and fills *out. Close b with cli_ana_close()

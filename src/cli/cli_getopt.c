@@ -27,6 +27,7 @@ static const struct {
     {CLI_TAKES_SYM, {"full-names", no_argument, NULL, CLI_SYM_OPT_FULL_NAMES}},
     {CLI_TAKES_SYM, {"verbose", no_argument, NULL, CLI_SYM_OPT_VERBOSE}},
     {CLI_TAKES_SYM, {"symbol-path", required_argument, NULL, CLI_SYM_OPT_SYMBOL_PATH}},
+    {CLI_TAKES_SYM, {"alloc-fn", required_argument, NULL, CLI_SYM_OPT_ALLOC_FN}},
     {CLI_TAKES_FRAMES, {"frames", required_argument, NULL, CLI_ANA_OPT_FRAMES}},
     {CLI_TAKES_SUPP, {"suppress", required_argument, NULL, CLI_ANA_OPT_SUPPRESS}},
     {CLI_TAKES_SUPP, {"lsan-suppressions", required_argument, NULL, CLI_ANA_OPT_LSAN_SUPP}},

@@ -312,7 +312,7 @@ static struct ana_table *grown_table(struct check *c)
         {"base", "leaked_bytes_base", ANA_CELL_U64},
         {"new", "leaked_bytes_new", ANA_CELL_U64},
         {"+/-", "leaked_bytes_change", ANA_CELL_I64},
-        {"site", "site", ANA_CELL_LIST},
+        {"site", "site", ANA_CELL_LIST | ANA_CELL_INTEREST},
     };
     unsigned frames = c->a.frames_set               ? c->a.frames
                       : c->a.format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES
@@ -336,7 +336,7 @@ static struct ana_table *grown_table(struct check *c)
         ana_table_set_u64(t, 0, r->v[ANA_DIFF_BASE][ANA_DIFF_LEAKED]);
         ana_table_set_u64(t, 1, r->v[ANA_DIFF_NEW][ANA_DIFF_LEAKED]);
         ana_table_set_i64(t, 2, ana_diff_change(r, ANA_DIFF_LEAKED));
-        cli_diff_set_site(t, 3, r->key, frames);
+        cli_diff_set_site(&c->a, &c->b, t, 3, r->key, frames);
         shown++;
     }
     ana_diff_release(&d);
@@ -462,19 +462,27 @@ static struct ana_table *leak_table(struct check *c)
         {"definite", "definitely_lost_bytes", ANA_CELL_U64},
         {"indirect", "indirectly_lost_bytes", ANA_CELL_U64},
         {"possible", "possibly_lost_bytes", ANA_CELL_U64},
-        {"stack", "stack", ANA_CELL_LIST},
+        {"stack", "stack", ANA_CELL_LIST | ANA_CELL_INTEREST},
     };
     /* The table keeps its columns: static, as cols. */
     static const struct ana_column plain[] = {
         {"bytes", "leaked_bytes", ANA_CELL_U64 | ANA_CELL_EST},
         {"blocks", "leaked_blocks", ANA_CELL_U64 | ANA_CELL_EST},
-        {"stack", "stack", ANA_CELL_LIST},
+        {"stack", "stack", ANA_CELL_LIST | ANA_CELL_INTEREST},
     };
     unsigned nc = c->row_reach ? 6 : 3, nr;
     struct ana_table *t;
 
     if (ana_table_create(&t, c->row_reach ? cols : plain, nc))
         cli_die("check: out of memory");
+    /* rows that would read alike show more of their stacks */
+    uint32_t *stacks = malloc(((size_t)c->nr_leaks + 1) * sizeof(*stacks));
+    if (!stacks)
+        cli_die("check: out of memory");
+    for (uint32_t k = 0; k < c->nr_leaks; k++)
+        stacks[k] = cli_view_stack(&c->view, c->leaks[k]);
+    cli_ana_apart(&c->a, stacks, c->nr_leaks, CLI_ANA_TEXT_FRAMES);
+    free(stacks);
     for (uint32_t k = 0; k < c->nr_leaks; k++) {
         const struct ana_site *s = c->view.rows.row[c->leaks[k]];
         ana_table_add_row(t);
@@ -486,7 +494,7 @@ static struct ana_table *leak_table(struct check *c)
         const char *const *fr =
             cli_ana_stack(&c->a, cli_view_stack(&c->view, c->leaks[k]), false,
                           c->a.format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
-        ana_table_set_list(t, nc - 1, fr, nr);
+        ana_table_set_stack(t, nc - 1, fr, nr, c->a.interest);
     }
     return t;
 }

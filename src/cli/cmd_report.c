@@ -81,7 +81,7 @@ static const struct ana_column site_cols[] = {
     {"allocs", "allocations", ANA_CELL_U64 | ANA_CELL_EST},
     {"bytes", "allocated_bytes", ANA_CELL_U64 | ANA_CELL_EST},
     {"temp", "temporary", ANA_CELL_U64 | ANA_CELL_EST},
-    {"call site", "stack", ANA_CELL_LIST},
+    {"call site", "stack", ANA_CELL_LIST | ANA_CELL_INTEREST},
 };
 static const struct ana_column csv_cols[] = {
     {"pid", "pid", ANA_CELL_U64},
@@ -93,7 +93,7 @@ static const struct ana_column csv_cols[] = {
     {"allocs", "allocations", ANA_CELL_U64},
     {"bytes", "allocated_bytes", ANA_CELL_U64},
     {"temp", "temporary", ANA_CELL_U64},
-    {"call site", "stack", ANA_CELL_LIST},
+    {"call site", "stack", ANA_CELL_LIST | ANA_CELL_INTEREST},
 };
 
 struct report {
@@ -198,7 +198,7 @@ static void site_row(struct report *rp, const struct cli_view *v, struct ana_tab
     else
         ana_table_set_none(t, first_col + 5); /* not estimated (ana_sample.h) */
     const char *const *fr = cli_ana_stack(&rp->a, cli_view_stack(v, id), false, max_frames, &nr);
-    if (ana_table_set_list(t, first_col + 6, fr, nr))
+    if (ana_table_set_stack(t, first_col + 6, fr, nr, rp->a.interest))
         cli_die("report: out of memory");
 }
 
@@ -283,6 +283,14 @@ static struct ana_table *rank_table(struct report *rp, const struct part *p, enu
         cli_die("report: out of memory");
     if (rp->a.top && n > rp->a.top)
         n = rp->a.top;
+    /* rows that would read alike show more of their stacks */
+    uint32_t *stacks = malloc(((size_t)n + 1) * sizeof(*stacks));
+    if (!stacks)
+        cli_die("report: out of memory");
+    for (uint32_t i = 0; i < n; i++)
+        stacks[i] = cli_view_stack(p->v, rp->ids[i]);
+    cli_ana_apart(&rp->a, stacks, n, max);
+    free(stacks);
     for (uint32_t i = 0; i < n; i++)
         site_row(rp, p->v, t, rp->ids[i], 0, max);
     return t;

@@ -269,6 +269,7 @@ static void sites_json(struct cli_ana *a, struct ana_json *j, const struct sites
         for (unsigned f = 0; f < nr; f++)
             ana_json_str(j, fr[f]);
         ana_json_end_array(j);
+        ana_json_kv_u64(j, "interest", a->interest);
         ana_json_key(j, "bytes");
         ana_json_begin_array(j);
         for (size_t t = 0; t < se->nr_times; t++)

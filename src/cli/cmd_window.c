@@ -423,7 +423,7 @@ static void set_key(struct window *wn, unsigned col, const struct row *r)
     case BY_STACK: {
         const char *const *fr = cli_ana_stack(
             a, (uint32_t)r->key, false, a->format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
-        ana_table_set_list(t, col, fr, nr);
+        ana_table_set_stack(t, col, fr, nr, a->interest);
         break;
     }
     case BY_FUNCTION:
@@ -471,14 +471,24 @@ static void make_rows(struct window *wn)
         {"size", "size", ANA_CELL_U64 | ANA_CELL_EST},
         {"impacting size", "impacting_size", ANA_CELL_I64 | ANA_CELL_EST},
         {by == BY_HEAP && !fmt_reader_pe(a->r) ? "heap" : key_title[by], key_json[by],
-         by == BY_STACK    ? ANA_CELL_LIST
+         by == BY_STACK    ? ANA_CELL_LIST | ANA_CELL_INTEREST
          : by == BY_THREAD ? ANA_CELL_U64
                            : ANA_CELL_STR},
     };
     memcpy(wn->cols, cols, sizeof(cols));
     if (ana_table_create(&wn->tab, wn->cols, 6))
         cli_die("window: out of memory");
-    for (size_t i = 0; i < wn->rows.nr && (!a->top || i < a->top); i++) {
+    size_t n = a->top && a->top < wn->rows.nr ? a->top : wn->rows.nr;
+    if (by == BY_STACK) { /* rows that would read alike show more of their stacks */
+        uint32_t *stacks = malloc((n + 1) * sizeof(*stacks));
+        if (!stacks)
+            cli_die("window: out of memory");
+        for (size_t i = 0; i < n; i++)
+            stacks[i] = (uint32_t)wn->rows.v[i].key;
+        cli_ana_apart(a, stacks, (unsigned)n, CLI_ANA_TEXT_FRAMES);
+        free(stacks);
+    }
+    for (size_t i = 0; i < n; i++) {
         const struct row *r = &wn->rows.v[i];
         const struct fmt_image_info *ii = fmt_reader_image(a->r, r->image);
         ana_table_add_row(wn->tab);
