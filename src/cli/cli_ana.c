@@ -178,6 +178,10 @@ void cli_ana_open(struct cli_ana *a, int argc, char **argv, int optind_now)
                                     err, sizeof(err))))
         cli_die("%s: %s", a->cmd, err);
     fmt_reader_counts(a->r, &c);
+    if (a->notes_in_output) {
+        check_selection(a);
+        return;
+    }
     if (fmt_reader_incomplete(a->r))
         cli_warn("%s: %s: the trace is incomplete (the recorder did not finish it); the results "
                  "cover what it holds",

@@ -119,6 +119,10 @@ struct cli_ana {
      * (FMT_OPEN_STACKS_LATER); cli_fold_setup decodes them all when it
      * does not fold. */
     bool stacks_later;
+    /* The command's output says what the trace is (report's notes: cut
+     * short, dropped events, sampled, attached, aggregated, --keep-last):
+     * cli_ana_open does not say it again on stderr. Each note once. */
+    bool notes_in_output;
 };
 
 void cli_ana_init(struct cli_ana *a, const char *cmd, unsigned default_top);
