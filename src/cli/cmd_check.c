@@ -246,6 +246,8 @@ static void measure(struct cli_ana *a, struct ana_check_values *v, struct ana_mo
 static void open_trace(struct cli_ana *a, int argc, char **argv, int optind_now)
 {
     a->stacks_later = true;
+    /* Its JSON says the trace's notes (cli_ana_json_begin). */
+    a->notes_in_output = a->format == CLI_FMT_JSON;
     cli_ana_open(a, argc, argv, optind_now);
 }
 

@@ -326,6 +326,8 @@ static void parse(struct window *wn, int argc, char **argv)
      * and let go (cli_fold.h); rows by thread, size class or heap read no
      * stack at all. */
     wn->a.stacks_later = cli_fold_wanted();
+    /* Its JSON says the trace's notes (cli_ana_json_begin). */
+    wn->a.notes_in_output = wn->a.format == CLI_FMT_JSON;
     cli_ana_open(&wn->a, argc, argv, optind);
     if (wn->by == BY_HEAP && !fmt_reader_pe(wn->a.r) && !fmt_reader_pools(wn->a.r))
         cli_die("window: %s: --by heap needs a trace of a Windows program (heap handles) or one "

@@ -82,6 +82,15 @@ expect "sampled: report JSON" "$(jq '[.trace_notes[] | select(test("^sampled tra
 expect "sampled: report JSON stderr" "$(grep -c "sampled trace" "$WORK/err")" 0
 run 0 leaks "$WORK/s.mscr"
 expect "sampled: leaks stderr" "$(grep -c "sampled trace (record --sample 4096)" "$WORK/err")" 1
+# JSON has a place for them: every command whose JSON starts as leaks'
+# does says them in its trace_notes, and not on stderr.
+for cmd in leaks timeline window check; do
+    extra=()
+    [ "$cmd" = check ] && extra=(--max-allocations 1000000)
+    run 0 "$cmd" --format=json "${extra[@]}" "$WORK/s.mscr"
+    expect "sampled: $cmd JSON" "$(jq '[.trace_notes[] | select(test("^sampled trace \\(record --sample 4096\\)"))] | length' "$WORK/out")" 1
+    expect "sampled: $cmd JSON stderr" "$(grep -c "sampled trace" "$WORK/err")" 0
+done
 
 # Unmatched frees name their cause. A fork child frees three blocks its
 # parent allocated before the fork (two frees and a realloc).
