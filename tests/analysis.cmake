@@ -28,6 +28,9 @@ ms_e2e_test(ana_cli ana_cli.sh)
 ms_e2e_test(ana_select ana_select.sh)
 ms_test_program(ana_rows ${PROJECT_SOURCE_DIR}/tests/programs/ana_rows.c)
 ms_e2e_test(ana_rows ana_rows.sh)
+# Blocks a part of the trace did not see allocated: a fork child's frees of
+# its parent's, a window's realloc of a block from before it.
+ms_test_program(ana_unseen ${PROJECT_SOURCE_DIR}/tests/programs/ana_unseen.c)
 ms_e2e_test(ana_notes ana_notes.sh)
 ms_e2e_test(ana_labels ana_labels.sh)
 ms_e2e_test(ana_notfile ana_notfile.sh)

@@ -166,10 +166,26 @@ static void warn_note(void *arg, const char *note)
     cli_warn("%s: %s: %s", a->cmd, a->path, note);
 }
 
+void cli_ana_open_notes(struct cli_ana *a, cli_ana_note_fn *fn, void *arg)
+{
+    struct fmt_trace_counts c;
+    char note[96];
+
+    fmt_reader_counts(a->r, &c);
+    if (fmt_reader_incomplete(a->r))
+        fn(arg, "the trace is incomplete (the recorder did not finish it); the results cover what "
+                "it holds");
+    if (c.nr_dropped) {
+        snprintf(note, sizeof(note), "the collector dropped %llu events; numbers may be off",
+                 (unsigned long long)c.nr_dropped);
+        fn(arg, note);
+    }
+    cli_ana_trace_notes(a, fn, arg);
+}
+
 void cli_ana_open(struct cli_ana *a, int argc, char **argv, int optind_now)
 {
     char err[600];
-    struct fmt_trace_counts c;
     int rc;
 
     if (optind_now != argc - 1)
@@ -180,15 +196,9 @@ void cli_ana_open(struct cli_ana *a, int argc, char **argv, int optind_now)
     if ((rc = fmt_reader_open_flags(&a->r, a->path, a->stacks_later ? FMT_OPEN_STACKS_LATER : 0,
                                     err, sizeof(err))))
         cli_die("%s: %s", a->cmd, err);
-    fmt_reader_counts(a->r, &c);
-    if (fmt_reader_incomplete(a->r))
-        cli_warn("%s: %s: the trace is incomplete (the recorder did not finish it); the results "
-                 "cover what it holds",
-                 a->cmd, a->path);
-    if (c.nr_dropped)
-        cli_warn("%s: %s: the collector dropped %llu events; numbers may be off", a->cmd, a->path,
-                 (unsigned long long)c.nr_dropped);
-    cli_ana_trace_notes(a, warn_note, a);
+    /* Said once: in the output when it has a place for them, else here. */
+    if (!a->notes_in_output)
+        cli_ana_open_notes(a, warn_note, a);
     check_selection(a);
 }
 
@@ -473,6 +483,11 @@ void cli_ana_json_begin(struct cli_ana *a, struct ana_json *j)
     cli_ana_json_begin_on(a, j, stdout);
 }
 
+static void json_note(void *arg, const char *note)
+{
+    ana_json_str(arg, note);
+}
+
 void cli_ana_json_begin_on(struct cli_ana *a, struct ana_json *j, FILE *out)
 {
     ana_json_init(j, out, true);
@@ -482,6 +497,10 @@ void cli_ana_json_begin_on(struct cli_ana *a, struct ana_json *j, FILE *out)
     ana_attach_json(j, fmt_reader_info(a->r)->attached_pid);
     ana_aggregate_json(j, fmt_reader_info(a->r));
     ana_segment_json(j, fmt_reader_info(a->r));
+    ana_json_key(j, "trace_notes");
+    ana_json_begin_array(j);
+    cli_ana_open_notes(a, json_note, j);
+    ana_json_end_array(j);
 }
 
 void cli_ana_image_json(struct cli_ana *a, struct ana_json *j, uint32_t image)

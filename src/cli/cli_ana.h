@@ -128,6 +128,11 @@ struct cli_ana {
      * (FMT_OPEN_STACKS_LATER); cli_fold_setup decodes them all when it
      * does not fold. */
     bool stacks_later;
+    /* The command's output says what the trace is (report's notes, a JSON
+     * document's trace_notes: cut short, dropped events, sampled, attached,
+     * aggregated, --keep-last): cli_ana_open does not say it again on
+     * stderr. Each note once. */
+    bool notes_in_output;
 };
 
 void cli_ana_init(struct cli_ana *a, const char *cmd, unsigned default_top);
@@ -213,8 +218,13 @@ void cli_ana_image_json(struct cli_ana *a, struct ana_json *j, uint32_t image);
  * notes every command warns with at open, and report's note lines. */
 typedef void cli_ana_note_fn(void *arg, const char *note);
 void cli_ana_trace_notes(struct cli_ana *a, cli_ana_note_fn *fn, void *arg);
+/* What cli_ana_open says of the trace unless the output says it
+ * (notes_in_output): cut short, events dropped, then cli_ana_trace_notes'. */
+void cli_ana_open_notes(struct cli_ana *a, cli_ana_note_fn *fn, void *arg);
 /* Start a command's JSON document on stdout: the object, the trace's file,
- * and what a sampled or an attached trace's numbers are (docs/json.md). */
+ * what a sampled or an attached trace's numbers are (docs/json.md), and
+ * "trace_notes", cli_ana_open_notes' notes: a command whose JSON starts so
+ * sets notes_in_output for JSON, and says them there only. */
 void cli_ana_json_begin(struct cli_ana *a, struct ana_json *j);
 /* The same on out (record --check writes its check on stderr). */
 void cli_ana_json_begin_on(struct cli_ana *a, struct ana_json *j, FILE *out);

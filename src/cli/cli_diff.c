@@ -79,8 +79,15 @@ static void add_one(struct cli_ana *a, struct ana_diff *d, enum ana_diff_side wh
         cli_die("%s: out of memory", a->cmd);
 }
 
+/* A site's leaks and classes taken out of v: suppressions list them apart. */
+static void leaks_apart(uint64_t v[ANA_DIFF_NR_METRICS])
+{
+    v[ANA_DIFF_LEAKED] = v[ANA_DIFF_LEAKED_BLOCKS] = 0;
+    v[ANA_DIFF_LOST] = v[ANA_DIFF_DEFINITE] = v[ANA_DIFF_LOST_BLOCKS] = v[ANA_DIFF_POSSIBLE] = 0;
+}
+
 void cli_diff_add_sites(struct cli_ana *a, const struct ana_model *m, struct ana_diff *d,
-                        enum ana_diff_side which, int lines, const bool *skip,
+                        enum ana_diff_side which, int lines, const bool *supp,
                         const struct ana_reach *reach)
 {
     char *key = NULL;
@@ -90,10 +97,17 @@ void cli_diff_add_sites(struct cli_ana *a, const struct ana_model *m, struct ana
         const struct ana_site *site = ana_model_site(m, id);
         uint64_t v[ANA_DIFF_NR_METRICS];
 
-        if (!site || (skip && skip[id]) || !ana_diff_site_values(site, v))
+        if (!site || !ana_diff_site_values(site, v))
             continue;
-        if (reach && id < reach->nr_sites)
-            v[ANA_DIFF_LOST] = ana_reach_lost_bytes(&reach->site[id]);
+        if (reach && id < reach->nr_sites) {
+            const struct ana_reach_sum *c = &reach->site[id];
+            v[ANA_DIFF_LOST] = ana_reach_lost_bytes(c);
+            v[ANA_DIFF_DEFINITE] = c->bytes[FMT_REACH_DEFINITE];
+            v[ANA_DIFF_LOST_BLOCKS] = ana_reach_lost_blocks(c);
+            v[ANA_DIFF_POSSIBLE] = c->bytes[FMT_REACH_POSSIBLE];
+        }
+        if (supp && supp[id])
+            leaks_apart(v);
         add_one(a, d, which, lines, id, v, &key, &cap);
     }
     free(key);
@@ -111,12 +125,12 @@ void cli_diff_add_fold(struct cli_ana *a, const struct ana_fold *f, struct ana_d
         const struct ana_fold_row *r = &rows[i];
         uint64_t v[ANA_DIFF_NR_METRICS];
 
-        /* A row whose leaks a suppression matches (cli_fold.c's tag). */
-        if (r->tag && r->live_stack != UINT32_MAX)
-            continue;
         if (!ana_diff_site_values(&r->s, v) && !r->leaked_bytes)
             continue;
         v[ANA_DIFF_LEAKED] = r->leaked_bytes;
+        /* A row whose leaks a suppression matches (cli_fold.c's tag). */
+        if (r->tag && r->live_stack != UINT32_MAX)
+            leaks_apart(v);
         add_one(a, d, which, lines, r->made_stack, v, &key, &cap);
     }
     free(key);

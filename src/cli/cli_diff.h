@@ -21,16 +21,17 @@ int64_t *cli_diff_flame_base(struct cli_ana *nw, const char *base_path, const st
 
 /* Each site of m (a's trace) into side `which` of d, keyed by its frames'
  * functions (lines: function, file and line), leaf first, one per line:
- * memscribe diff's matching (ana_diff_site.h). skip (may be NULL): by
- * stack id, sites left out. reach (may be NULL): the leak classes of m's
- * blocks, for the lost bytes. Dies on failure. */
+ * memscribe diff's matching (ana_diff_site.h). supp (may be NULL): by
+ * stack id, sites whose leaks suppressions list apart: their leaks and
+ * classes count 0, their other numbers as any site's. reach (may be
+ * NULL): the leak classes of m's blocks. Dies on failure. */
 struct ana_reach;
 void cli_diff_add_sites(struct cli_ana *a, const struct ana_model *m, struct ana_diff *d,
-                        enum ana_diff_side which, int lines, const bool *skip,
+                        enum ana_diff_side which, int lines, const bool *supp,
                         const struct ana_reach *reach);
 /* The same of the rows a tree's fold made by key alone (cli_fold.h: keyed
  * as lines says), whose sites they add up (a row's leak: its sites' above
- * 0), rows whose leaks a suppression matches (their tag) left out. */
+ * 0); a row whose leaks a suppression matches (its tag) leaks 0. */
 struct ana_fold;
 void cli_diff_add_fold(struct cli_ana *a, const struct ana_fold *f, struct ana_diff *d,
                        enum ana_diff_side which, int lines);

@@ -152,7 +152,7 @@ static void add_side(struct side *s, struct ana_diff *d, enum ana_diff_side whic
 }
 
 /* Columns of every metric at most, and the site. */
-#define MAX_COLS (3 * ANA_DIFF_NR_METRICS + 1)
+#define MAX_COLS (3 * ANA_DIFF_NR_SHOWN + 1)
 
 /* What the table shows: the first nr metrics (lost only where a side has
  * leak classes), and which side has each (a sampled trace no temporary
@@ -166,8 +166,8 @@ struct shown {
 static void make_columns(struct ana_column *cols, char titles[][24], char keys[][24],
                          const struct shown *sh)
 {
-    static const char *const shortname[ANA_DIFF_NR_METRICS] = {"allocs", "bytes", "peak",
-                                                               "leaked", "temp",  "lost"};
+    static const char *const shortname[ANA_DIFF_NR_SHOWN] = {"allocs", "bytes", "peak",
+                                                             "leaked", "temp",  "lost"};
     static const char *const part[3] = {"base", "new", "change"};
 
     for (unsigned m = 0; m < sh->nr; m++) {
@@ -305,7 +305,7 @@ int cmd_diff(int argc, char **argv)
     /* Whether each side has temporary figures (a sampled trace has none,
      * ana_sample.h) and leak classes: nothing to sort by, and empty cells,
      * where not; the lost bytes are shown where a side has classes. */
-    struct shown sh = {.nr = base.classes || nw.classes ? ANA_DIFF_NR_METRICS : ANA_DIFF_LOST};
+    struct shown sh = {.nr = base.classes || nw.classes ? ANA_DIFF_NR_SHOWN : ANA_DIFF_LOST};
     for (unsigned p = 0; p < 2; p++) {
         const struct side *s = p ? &nw : &base;
         for (unsigned k = 0; k < ANA_DIFF_NR_METRICS; k++)

@@ -124,6 +124,8 @@ static void parse(struct leaks *lk, int argc, char **argv)
         }
     }
     lk->a.stacks_later = true; /* it may fold the tree's processes (cli_fold.h) */
+    /* Its JSON says the trace's notes (cli_ana_json_begin). */
+    lk->a.notes_in_output = lk->a.format == CLI_FMT_JSON;
     cli_ana_open(&lk->a, argc, argv, optind);
 }
 

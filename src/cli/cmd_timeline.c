@@ -414,6 +414,8 @@ int cmd_timeline(int argc, char **argv)
     /* Without --sites no stack is read: none is decoded (a build's are
      * millions); with them, a tree's processes' go as they end. */
     a.stacks_later = !nr_sites || cli_fold_wanted();
+    /* Its JSON says the trace's notes (cli_ana_json_begin). */
+    a.notes_in_output = a.format == CLI_FMT_JSON;
     cli_ana_open(&a, argc, argv, optind);
     if (nr_sites && a.format == CLI_FMT_CSV)
         cli_usage_error("timeline: --sites goes with text or json, not csv");

@@ -127,8 +127,10 @@ report_totals() {
             T[$k]=$(jq ".total.$k" "$1.json")
         done
         T[incomplete]=$(jq '.incomplete' "$1.json")
-        # For the record: whether the trace reached the aggregated stretch.
-        ! grep -q 'aggregated' "$1.rerr" || T[aggregated]=" (aggregated)"
+        # For the record: whether the trace reached the aggregated stretch
+        # (report's JSON says it in its notes, not on stderr).
+        ! jq -e '.trace_notes | any(test("aggregated"))' "$1.json" >/dev/null ||
+            T[aggregated]=" (aggregated)"
     elif grep -q 'no thread of --thread is in the trace' "$1.rerr"; then
         T=([allocations]=0 [frees]=0 [allocated_bytes]=0 [incomplete]=true)
     else
