@@ -224,7 +224,7 @@ void cli_ana_open_notes(struct cli_ana *a, cli_ana_note_fn *fn, void *arg);
 /* Start a command's JSON document on stdout: the object, the trace's file,
  * what a sampled or an attached trace's numbers are (docs/json.md), and
  * "trace_notes", cli_ana_open_notes' notes: a command whose JSON starts so
- * sets notes_in_output for JSON, and says them there only. */
+ * takes CLI_JSON_NOTES (cli_getopt.h), and says them there only. */
 void cli_ana_json_begin(struct cli_ana *a, struct ana_json *j);
 /* The same on out (record --check writes its check on stderr). */
 void cli_ana_json_begin_on(struct cli_ana *a, struct ana_json *j, FILE *out);

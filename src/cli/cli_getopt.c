@@ -80,6 +80,8 @@ int cli_getopt(struct cli_getopt *g, struct cli_ana *a, int argc, char **argv)
         if (c == -1) {
             free(g->all);
             g->all = NULL;
+            if (g->takes & CLI_JSON_NOTES && a->format == CLI_FMT_JSON)
+                a->notes_in_output = true;
             return -1;
         }
         if (c == 'h') {

@@ -146,9 +146,9 @@ static void parse(struct check *c, int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
 #undef OWN
-    struct cli_getopt g = {.takes = CLI_TAKES_FORMAT | CLI_TAKES_TOP | CLI_TAKES_PID |
-                                    CLI_TAKES_THREAD | CLI_TAKES_SYM | CLI_TAKES_FRAMES |
-                                    CLI_TAKES_SUPP,
+    struct cli_getopt g = {.takes = CLI_TAKES_FORMAT | CLI_JSON_NOTES | CLI_TAKES_TOP |
+                                    CLI_TAKES_PID | CLI_TAKES_THREAD | CLI_TAKES_SYM |
+                                    CLI_TAKES_FRAMES | CLI_TAKES_SUPP,
                            .own = own,
                            .usage = usage};
     int o;
@@ -246,8 +246,6 @@ static void measure(struct cli_ana *a, struct ana_check_values *v, struct ana_mo
 static void open_trace(struct cli_ana *a, int argc, char **argv, int optind_now)
 {
     a->stacks_later = true;
-    /* Its JSON says the trace's notes (cli_ana_json_begin). */
-    a->notes_in_output = a->format == CLI_FMT_JSON;
     cli_ana_open(a, argc, argv, optind_now);
 }
 

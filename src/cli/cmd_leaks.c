@@ -99,8 +99,8 @@ static void parse(struct leaks *lk, int argc, char **argv)
         {"index", no_argument, NULL, OPT_INDEX},
         {NULL, 0, NULL, 0},
     };
-    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS | CLI_TAKES_FRAMES | CLI_TAKES_SUPP |
-                                    CLI_TAKES_PROGRAMS,
+    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS | CLI_JSON_NOTES | CLI_TAKES_FRAMES |
+                                    CLI_TAKES_SUPP | CLI_TAKES_PROGRAMS,
                            .own = own,
                            .usage = usage};
     int c;
@@ -124,8 +124,6 @@ static void parse(struct leaks *lk, int argc, char **argv)
         }
     }
     lk->a.stacks_later = true; /* it may fold the tree's processes (cli_fold.h) */
-    /* Its JSON says the trace's notes (cli_ana_json_begin). */
-    lk->a.notes_in_output = lk->a.format == CLI_FMT_JSON;
     cli_ana_open(&lk->a, argc, argv, optind);
 }
 

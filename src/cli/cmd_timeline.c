@@ -376,15 +376,15 @@ int cmd_timeline(int argc, char **argv)
         {"index", no_argument, NULL, OPT_INDEX},
         {NULL, 0, NULL, 0},
     };
-    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS, .own = own, .usage = usage};
+    struct cli_getopt g = {
+        .takes = CLI_TAKES_ANALYSIS | CLI_JSON_NOTES, .own = own, .usage = usage};
     struct cli_ana a;
     uint64_t interval = 0;
     /* --from, --to: a zoom (the whole trace by default) */
     struct ana_time_point from = {.base = ANA_TIME_START}, to = {.base = ANA_TIME_END};
-    bool ranged = false;
+    bool ranged = false, index = false;
     unsigned long nr_sites = 0;
     struct sites st = {0};
-    bool index = false;
     int c, rc;
 
     cli_ana_init(&a, "timeline", 0);
@@ -414,8 +414,6 @@ int cmd_timeline(int argc, char **argv)
     /* Without --sites no stack is read: none is decoded (a build's are
      * millions); with them, a tree's processes' go as they end. */
     a.stacks_later = !nr_sites || cli_fold_wanted();
-    /* Its JSON says the trace's notes (cli_ana_json_begin). */
-    a.notes_in_output = a.format == CLI_FMT_JSON;
     cli_ana_open(&a, argc, argv, optind);
     if (nr_sites && a.format == CLI_FMT_CSV)
         cli_usage_error("timeline: --sites goes with text or json, not csv");

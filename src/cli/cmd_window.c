@@ -306,8 +306,9 @@ static void parse(struct window *wn, int argc, char **argv)
         {"index", no_argument, NULL, OPT_INDEX},
         {NULL, 0, NULL, 0},
     };
-    struct cli_getopt g = {
-        .takes = CLI_TAKES_ANALYSIS | CLI_TAKES_FRAMES, .own = own, .usage = usage};
+    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS | CLI_JSON_NOTES | CLI_TAKES_FRAMES,
+                           .own = own,
+                           .usage = usage};
     int c;
 
     wn->from = (struct ana_time_point){.base = ANA_TIME_START};
@@ -326,8 +327,6 @@ static void parse(struct window *wn, int argc, char **argv)
      * and let go (cli_fold.h); rows by thread, size class or heap read no
      * stack at all. */
     wn->a.stacks_later = cli_fold_wanted();
-    /* Its JSON says the trace's notes (cli_ana_json_begin). */
-    wn->a.notes_in_output = wn->a.format == CLI_FMT_JSON;
     cli_ana_open(&wn->a, argc, argv, optind);
     if (wn->by == BY_HEAP && !fmt_reader_pe(wn->a.r) && !fmt_reader_pools(wn->a.r))
         cli_die("window: %s: --by heap needs a trace of a Windows program (heap handles) or one "
