@@ -57,8 +57,8 @@ static size_t alloc_fns(const struct cli_sym_opts *o, const char *const **out)
     const char *e = getenv("MEMSCRIBE_ALLOC_FNS");
 
     if (e && !env && (env = strdup(e)))
-        for (char *save, *w = strtok_r(env, ",: \t", &save); w && nr_env < CLI_SYM_MAX_ALLOC_FNS;
-             w = strtok_r(NULL, ",: \t", &save))
+        for (char *save, *w = strtok_r(env, ",\n", &save); w && nr_env < CLI_SYM_MAX_ALLOC_FNS;
+             w = strtok_r(NULL, ",\n", &save))
             all[CLI_SYM_MAX_ALLOC_FNS + nr_env++] = w;
     size_t n = 0;
     for (size_t i = 0; i < o->nr_alloc_fns; i++)

@@ -66,7 +66,7 @@ bool cli_sym_option(const char *cmd, int c, const char *arg, struct cli_sym_opts
 
 /* The symbolizer's options the shared ones give, with the allocation
  * wrappers of --alloc-fn and of MEMSCRIBE_ALLOC_FNS (names separated by
- * commas, colons or spaces). */
+ * commas: a C++ name holds colons and spaces). */
 struct ana_sym_options cli_sym_options(const struct cli_sym_opts *o);
 
 /* A symbolizer that knows every module of the trace. Dies on failure. */

@@ -35,6 +35,20 @@ $ROWS "$WORK/cxx.txt" "$WORK/cxx.json" names load_catalog load_names ||
     fail "report's rows of the containers do not name load_catalog or load_names (above)"
 n=$(grep -c '\[[0-9]* library frames\] < (anonymous namespace)::load_catalog()' "$WORK/cxx.txt")
 [ "$n" -ge 2 ] || fail "the std:: frames before load_catalog() fold into one mark: $n rows"
+# The user's own allocation wrappers (--alloc-fn, MEMSCRIBE_ALLOC_FNS): the
+# row names the frame below them, main.
+for how in "--alloc-fn (anonymous namespace)::load_catalog" "env"; do
+    if [ "$how" = env ]; then
+        MEMSCRIBE_ALLOC_FNS="other_fn,(anonymous namespace)::load_catalog" \
+            "$MEMSCRIBE" report --top 4 --format=json "$WORK/cxx.mscr" >"$WORK/wrap.json"
+    else
+        "$MEMSCRIBE" report --top 4 --format=json --alloc-fn "(anonymous namespace)::load_catalog" \
+            "$WORK/cxx.mscr" >"$WORK/wrap.json"
+    fi
+    got=$(jq -r '[.processes[0].top[][] | select(.stack | any(test("load_catalog"))) |
+                  .stack[.interest] | sub(" \\(.*"; "")] | unique | join(",")' "$WORK/wrap.json")
+    expect "$how: the frame of interest of load_catalog's rows" "$got" "main"
+done
 
 # No start-up in any command's rows; --all-frames shows it.
 record ana_threads

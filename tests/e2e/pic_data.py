@@ -163,13 +163,22 @@ def check_flame(d, key, ms, trace, rep, bottom_up):
     # data marks so (frames.kind 3, the C rule's); a node of the chain
     # alone has none.
     entry = {d["strings"][n] for n, k in zip(d["frames"]["fn"], d["frames"]["kind"]) if k == 3 and n >= 0}
+    # ... and a stripped program's nameless _start, a root whose callee is
+    # of the chain (ana_interest_entry)
+    td = d["flame"]
+    chain_roots = {d["strings"][td["name"][par]] for k, par in enumerate(td["parent"])
+                   if par > 0 and td["parent"][par] == 0 and d["strings"][td["name"][k]] in entry}
 
     def tree_path(path):
         path = list(path)
         if bottom_up:
+            if len(path) >= 2 and path[-1] in chain_roots and path[-2] in entry:
+                path.pop()
             while path and path[-1] in entry:
                 path.pop()
         else:
+            if path and path[0] in chain_roots and (len(path) == 1 or path[1] in entry):
+                path.pop(0)
             while path and path[0] in entry:
                 path.pop(0)
         return tuple(path)
