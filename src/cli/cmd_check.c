@@ -424,7 +424,7 @@ static void describe(const struct check *c, size_t i, char *buf, size_t size)
     const struct ana_check_result *r = &c->res[i];
     enum ana_check_measure m = l->measure;
     const char *what = ana_check_measure_words(m), *whole = ana_check_measure_whole(m);
-    char v[48], b[48], g[48], al[48], w[48], sp[48], limit[96], hint[128] = "";
+    char v[48], b[48], g[48], al[48], w[48], sp[48], limit[256], hint[128] = "";
 
     if (!r->known && m >= ANA_CHECK_DEFINITELY_LOST) {
         snprintf(buf, size, "%s: no reachability classes in the trace (record --reach)", what);
