@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,7 +17,7 @@
 #include "analysis/core/ana_text.h"
 #include "analysis/model/ana_fold.h"
 #include "analysis/model/ana_heap_replay.h"
-#include "analysis/model/ana_pmodel.h"
+#include "analysis/plan/ana_plan.h"
 #include "cli/cli.h"
 #include "cli/cli_fold.h"
 #include "util/util_array.h"
@@ -575,113 +574,39 @@ uint64_t cli_ana_range_events(void)
     return range && *range ? strtoull(range, NULL, 10) : 0;
 }
 
-/* After a's model was made from a->r: what reading held goes before the
- * command writes (on a build's trace its large chunks' buffers outweigh
- * the rows written), and the fold the model retired into is finished. */
-static void after_pass(struct cli_ana *a, const struct ana_model_options *mo, struct ana_model *m)
-{
-    fmt_reader_drop_chunk_buffers(a->r);
-    malloc_trim(0);
-    if (a->fold && mo->retire.fn)
-        ana_fold_finish(a->fold, m);
-}
-
-/* The model from the index (from_totals: the whole trace's, from the
- * chunks' totals), read with a->r, into *m: 0, or -ENOTSUP with why in err
- * (the trace must be replayed); a read error ends the command. */
-static int index_build(struct cli_ana *a, const struct ana_model_options *mo, uint64_t until_ns,
-                       bool from_totals, struct ana_model **m, char *err, size_t err_size)
-{
-    struct ana_pmodel_options po = {.until_ns = until_ns,
-                                    .from_index = !from_totals,
-                                    .from_totals = from_totals,
-                                    .reader = a->r};
-    int rc = ana_pmodel_build(m, a->path, mo, &po, err, err_size);
-
-    if (rc == -EPROTO || rc == -EIO)
-        cli_die("%s: %s", a->cmd, err[0] ? err : fmt_reader_error(a->r));
-    if (rc && rc != -ENOTSUP)
-        cli_ana_fail(a, rc);
-    return rc;
-}
-
-/* index_build's model (whose stacks a fold reads and lets go), or NULL,
- * said why, when the trace must be replayed. */
-static struct ana_model *index_model(struct cli_ana *a, const struct ana_model_options *mo,
-                                     uint64_t until_ns, bool from_totals)
-{
-    struct ana_model *m;
-    char err[600] = "";
-
-    if (index_build(a, mo, until_ns, from_totals, &m, err, sizeof(err))) {
-        cli_warn("%s: --index: %s; replaying the trace", a->cmd, err);
-        return NULL;
-    }
-    after_pass(a, mo, m);
-    return m;
-}
-
-/* --verify on a trace with chunk totals that can answer for mo: the model
- * they make (report --index's) must be m, the replay's, number for number
- * (the summaries were held against the events as they were read). */
-static void verify_totals(struct cli_ana *a, const struct ana_model_options *mo,
-                          const struct ana_model *m)
-{
-    struct ana_model *t;
-    char err[600] = "", why[300];
-
-    if (ana_pmodel_totals_refusal(a->r, mo) ||
-        index_build(a, mo, UINT64_MAX, true, &t, err, sizeof(err)))
-        return;
-    /* sites handed to a fold at their image's end are in neither model */
-    if (ana_model_differs(t, m, !mo->retire.fn, why, sizeof(why)))
-        cli_die("%s: %s: the chunks' totals do not match the events: %s (totals, then events)",
-                a->cmd, a->path, why);
-    ana_model_destroy(t);
-}
-
-/* cli_ana_model, from the index or not. */
+/* cli_ana_model, the index's routes preferred or not: the planner picks
+ * the route (ana_plan.h); here its notes are said and its errors end the
+ * command. */
 static struct ana_model *model(struct cli_ana *a, const struct ana_model_options *mo,
                                uint64_t until_ns, bool index)
 {
+    struct ana_query q = {
+        .mo = mo,
+        .until_ns = until_ns,
+        .need = a->index ? ANA_NEED_LIVE : ANA_NEED_ALL,
+        .prefer_index = index,
+        .verify = a->verify,
+        .nr_threads = cli_ana_jobs(),
+        .min_range_events = cli_ana_range_events(),
+        .progress = cli_ana_progress,
+        .progress_arg = a,
+    };
+    struct ana_plan p;
     struct ana_model *m;
-    unsigned cpus = cli_ana_jobs();
-    int rc;
+    char err[600];
+    int rc = ana_plan_model(a->r, a->path, &q, &m, &p, err, sizeof(err));
 
-    if (index && a->totals && until_ns == UINT64_MAX && (m = index_model(a, mo, until_ns, true)))
-        return m;
-    if (index && !a->totals && (m = index_model(a, mo, until_ns, false)))
-        return m;
-    if (cpus > 1 && ana_pmodel_supported(mo)) {
-        struct ana_pmodel_options po = {
-            .nr_threads = cpus,
-            .until_ns = until_ns,
-            .min_range_events = cli_ana_range_events(),
-            .progress = cli_ana_progress,
-            .progress_arg = a,
-            .verify = a->verify,
-        };
-        char err[600] = "";
-        rc = ana_pmodel_build(&m, a->path, mo, &po, err, sizeof(err));
-        cli_ana_progress_done(a);
-        if (rc == -EPROTO || rc == -EIO)
-            cli_die("%s: %s", a->cmd, err[0] ? err : a->path);
-        if (rc)
-            cli_ana_fail(a, rc);
-        if (a->verify && until_ns == UINT64_MAX)
-            verify_totals(a, mo, m);
-        return m;
-    }
-    struct ana_scan_options so;
-    cli_ana_scan_options(a, until_ns, &so);
-    fmt_reader_verify_summaries(a->r, a->verify);
-    rc = ana_model_build(&m, a->r, mo, &so);
     cli_ana_progress_done(a);
+    if (p.asked)
+        cli_warn("%s: --index: %s; replaying the trace", a->cmd, p.asked->why);
+    if (rc == -EBADMSG)
+        cli_die("%s: %s: %s", a->cmd, a->path, err);
+    if ((rc == -EPROTO || rc == -EIO) && err[0])
+        cli_die("%s: %s", a->cmd, err);
     if (rc)
         cli_ana_fail(a, rc);
-    if (a->verify && until_ns == UINT64_MAX)
-        verify_totals(a, mo, m);
-    after_pass(a, mo, m);
+    if (a->fold && mo->retire.fn) /* the fold the model retired into */
+        ana_fold_finish(a->fold, m);
     return m;
 }
 

@@ -313,29 +313,6 @@ static bool ends_after(struct fmt_reader *r, uint64_t until_ns)
     return false;
 }
 
-/* po->from_index, read with r: why it cannot answer, or its model. */
-static int index_build(struct ana_model **out, struct fmt_reader *r, const char *path,
-                       const struct ana_model_options *opt, const struct ana_pmodel_options *po,
-                       char *err, size_t err_size)
-{
-    const char *no = ana_pmodel_index_refusal(r, opt);
-
-    if (no && err && err_size)
-        snprintf(err, err_size, "%s", no);
-    return no ? -ENOTSUP : ana_pmodel_index_build(out, r, path, opt, po, err, err_size);
-}
-
-/* po->from_totals, read with r: why it cannot answer, or its model. */
-static int totals_build(struct ana_model **out, struct fmt_reader *r, const char *path,
-                        const struct ana_model_options *opt, char *err, size_t err_size)
-{
-    const char *no = ana_pmodel_totals_refusal(r, opt);
-
-    if (no && err && err_size)
-        snprintf(err, err_size, "%s", no);
-    return no ? -ENOTSUP : ana_pmodel_totals_build(out, r, path, opt, err, err_size);
-}
-
 int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_model_options *opt,
                      const struct ana_pmodel_options *po, char *err, size_t err_size)
 {
@@ -349,21 +326,11 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
     unsigned n = 0;
     int rc;
 
-    if (!po->from_index && !po->from_totals && !ana_pmodel_supported(opt))
+    if (!ana_pmodel_supported(opt))
         return -ENOTSUP;
-    if (po->from_totals && po->reader)
-        return totals_build(out, po->reader, path, opt, err, err_size);
-    if (po->from_index && po->reader)
-        return index_build(out, po->reader, path, opt, po, err, err_size);
-    /* No stack is decoded: the index asks their images only. */
+    /* No stack is decoded: the ranges' readers decode their own. */
     if ((rc = fmt_reader_open_flags(&r, path, FMT_OPEN_STACKS_LATER, err, err_size)))
         return rc;
-    if (po->from_totals || po->from_index) {
-        rc = po->from_totals ? totals_build(out, r, path, opt, err, err_size)
-                             : index_build(out, r, path, opt, po, err, err_size);
-        fmt_reader_close(r);
-        return rc;
-    }
     uint32_t nr_chunks = fmt_reader_nr_chunks(r);
     uint32_t last_chunk =
         until_ns == UINT64_MAX ? nr_chunks : fmt_reader_find_chunk(r, until_ns) + 1;
