@@ -36,6 +36,7 @@ ms_e2e_test(ana_labels ana_labels.sh)
 ms_e2e_test(ana_notfile ana_notfile.sh)
 ms_e2e_test(ana_timeline_procs ana_timeline_procs.sh)
 ms_e2e_test(ana_timeline_range ana_timeline_range.sh)
+ms_e2e_test(ana_timeline_bound ana_timeline_bound.sh)
 ms_e2e_test(ana_index ana_index.sh)
 # About 500 queries of the sanitized build (150-160 s here alone, 240 s in a
 # fresh root beside a build): the default 300 s left it no margin on a

@@ -43,7 +43,7 @@ struct param {
     const char *flag; /* P_FLAG: the option it adds when 1 */
 };
 
-#define MAX_PARAMS 6
+#define MAX_PARAMS 7
 struct query {
     const char *name;
     const char *command;
@@ -67,6 +67,7 @@ static const struct query queries[] = {
      .command = "timeline",
      .params = {{"interval", "--interval", P_TIME, NULL},
                 {"sites", "--sites", P_COUNT, NULL},
+                {"points", "--max-points", P_COUNT, NULL},
                 {"from", "--from", P_TIME, NULL},
                 {"to", "--to", P_TIME, NULL},
                 {"pid", "--pid", P_PIDS, NULL},

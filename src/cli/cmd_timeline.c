@@ -13,13 +13,21 @@
 #include "analysis/model/ana_model.h"
 #include "analysis/model/ana_site_series.h"
 #include "analysis/model/ana_timeline.h"
+#include "analysis/plan/ana_plan.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_fold.h"
 #include "cli/cli_getopt.h"
 #include "util/util_duration.h"
 
-enum { OPT_INTERVAL = CLI_ANA_OPT_FIRST_OWN, OPT_SITES, OPT_FROM, OPT_TO, OPT_INDEX };
+enum {
+    OPT_INTERVAL = CLI_ANA_OPT_FIRST_OWN,
+    OPT_SITES,
+    OPT_FROM,
+    OPT_TO,
+    OPT_INDEX,
+    OPT_MAX_POINTS
+};
 
 static void usage(FILE *out)
 {
@@ -38,6 +46,9 @@ static void usage(FILE *out)
         "  --from T, --to T  a range (a zoom): rows at T1, every interval after it,\n"
         "                  and at T2 (1.5s, 250ms, peak, end, peak-100ms, ...);\n"
         "                  down to the trace's time unit, single events\n"
+        "  --max-points N  at most N rows per process: a longer interval, a multiple\n"
+        "                  of the one asked, where it would make more (a note on\n"
+        "                  stderr says so); not --index's rows\n"
         "  --sites N       also the bytes in use over time of the N call sites\n"
         "                  with the most at their process's peak (text, json)\n"
         "  --index         rows at each chunk's end from the chunks' totals (format\n"
@@ -204,6 +215,29 @@ static void pick_range(struct cli_ana *a, struct ana_timeline_range *range,
     if (range->to_ns < range->from_ns)
         cli_usage_error("timeline: the range ends (%llu ns) before it starts (%llu ns)",
                         (unsigned long long)range->to_ns, (unsigned long long)range->from_ns);
+}
+
+/* --max-points N (the query's bound, ana_plan_interval): the range's
+ * interval coarsened so that each process's rows are at most N, with a
+ * note on stderr when it is. */
+static void bound_points(struct cli_ana *a, struct ana_timeline_range *range, uint64_t max_points)
+{
+    struct fmt_trace_counts c;
+    char t1[64], t2[64];
+
+    fmt_reader_counts(a->r, &c);
+    uint64_t to = range->to_ns < c.last_ts_ns ? range->to_ns : c.last_ts_ns;
+    uint64_t span = to > range->from_ns ? to - range->from_ns : 0;
+    uint64_t iv = range->interval_ns ? range->interval_ns : ana_timeline_default_interval(span);
+    uint64_t bounded = ana_plan_interval(span, iv, max_points);
+
+    if (!max_points || bounded == iv)
+        return;
+    cli_warn("timeline: %s: %s %s would make more than %llu rows per process: rows every %s",
+             a->path, range->interval_ns ? "--interval" : "the default interval",
+             ana_time_format(iv, t1, sizeof(t1)), (unsigned long long)max_points,
+             ana_time_format(bounded, t2, sizeof(t2)));
+    range->interval_ns = bounded;
 }
 
 /* The text output's first lines. */
@@ -374,6 +408,7 @@ int cmd_timeline(int argc, char **argv)
         {"from", required_argument, NULL, OPT_FROM},
         {"to", required_argument, NULL, OPT_TO},
         {"index", no_argument, NULL, OPT_INDEX},
+        {"max-points", required_argument, NULL, OPT_MAX_POINTS},
         {NULL, 0, NULL, 0},
     };
     struct cli_getopt g = {
@@ -383,7 +418,7 @@ int cmd_timeline(int argc, char **argv)
     /* --from, --to: a zoom (the whole trace by default) */
     struct ana_time_point from = {.base = ANA_TIME_START}, to = {.base = ANA_TIME_END};
     bool ranged = false, index = false;
-    unsigned long nr_sites = 0;
+    unsigned long nr_sites = 0, max_points = 0;
     struct sites st = {0};
     int c, rc;
 
@@ -409,6 +444,9 @@ int cmd_timeline(int argc, char **argv)
         case OPT_INDEX:
             index = true;
             break;
+        case OPT_MAX_POINTS:
+            max_points = cli_ana_number(&a, "--max-points", optarg);
+            break;
         }
     }
     /* Without --sites no stack is read: none is decoded (a build's are
@@ -422,6 +460,7 @@ int cmd_timeline(int argc, char **argv)
     struct ana_timeline_range range = {interval, 0, UINT64_MAX};
     if (ranged)
         pick_range(&a, &range, &from, &to);
+    bound_points(&a, &range, max_points);
     rc = rows(&a, &tl, &range, (uint32_t)(nr_sites > 1000 ? 1000 : nr_sites), &st, index,
               ranged || interval);
     cli_ana_progress_done(&a);

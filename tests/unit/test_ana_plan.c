@@ -355,6 +355,27 @@ static void test_choose_and_verify(void **state)
     trace_close(&t);
 }
 
+/* Bounded answers: the interval asked where it fits, else its smallest
+ * multiple that makes at most the points stated (span / interval + 2). */
+static void test_interval_bound(void **state)
+{
+    (void)state;
+    assert_int_equal(ana_plan_interval(1000, 10, 0), 10);   /* no bound */
+    assert_int_equal(ana_plan_interval(1000, 10, 102), 10); /* 100 + 2 fit */
+    assert_int_equal(ana_plan_interval(1000, 10, 101), 20); /* 100 + 2 do not: 50 + 2 */
+    assert_int_equal(ana_plan_interval(1000, 1, 12), 91);   /* 10 + 2; 90 makes 11 + 2 */
+    assert_int_equal(ana_plan_interval(1000, 1, 11), 101);  /* 9 + 2; 100 makes 10 + 2 */
+    assert_int_equal(ana_plan_interval(1000, 7, 12), 91);   /* a multiple of 7: 13 * 7 */
+    assert_int_equal(ana_plan_interval(1000, 8, 12), 96);   /* 12 * 8; 88 makes 11 + 2 */
+    assert_int_equal(ana_plan_interval(0, 1, 3), 1);        /* an empty span */
+    assert_int_equal(ana_plan_interval(1000, 1, 1), 501);   /* at least 3 points: 1 + 2 */
+    assert_int_equal(ana_plan_interval(UINT64_MAX, 1, 1002), UINT64_MAX / 1001 + 1);
+    /* a storm of 200 M events over 60 s asked at 1 ns, 1000 points */
+    uint64_t iv = ana_plan_interval(60000000000ull, 1, 1000);
+    assert_true(60000000000ull / iv + 2 <= 1000);
+    assert_true(60000000000ull / (iv - 1) + 2 > 1000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {

@@ -92,6 +92,10 @@ int ana_timeline_compute_model(struct ana_timeline *tl, struct fmt_reader *r, st
                                uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg,
                                struct ana_model **model);
 
+/* The interval of a timeline over span_ns asked with none: about 100 rows
+ * (at least 1 ns). */
+uint64_t ana_timeline_default_interval(uint64_t span_ns);
+
 /* The same over a range (struct ana_timeline_range), with more consumers
  * on the pass: more(more_arg, p, m, tl) is called once the timeline is
  * subscribed (tl->interval_ns is known) and subscribes what it wants to p,

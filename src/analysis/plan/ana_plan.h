@@ -124,4 +124,14 @@ int ana_plan_model(struct fmt_reader *r, const char *path, const struct ana_quer
 enum ana_route ana_plan_choose(struct fmt_reader *r, const struct ana_query *q,
                                struct ana_plan *plan);
 
+/* Bounded answers: a series of points over span_ns (a timeline's rows of
+ * one process: one at each multiple of the interval, a first and a last)
+ * whose interval is interval_ns, the one asked or the caller's default,
+ * makes at most max_points points (at least 3; 0: no bound) with the
+ * interval returned: interval_ns where it does, else its smallest multiple
+ * that does (so rows still fall where the interval asked puts them). A
+ * trace being written or of hundreds of millions of events asked at 1 ns
+ * so gets the points it asked for, not gigabytes of rows. */
+uint64_t ana_plan_interval(uint64_t span_ns, uint64_t interval_ns, uint64_t max_points);
+
 #endif
