@@ -574,28 +574,18 @@ uint64_t cli_ana_range_events(void)
     return range && *range ? strtoull(range, NULL, 10) : 0;
 }
 
-/* cli_ana_model, the index's routes preferred or not: the planner picks
- * the route (ana_plan.h); here its notes are said and its errors end the
- * command. */
-static struct ana_model *model(struct cli_ana *a, const struct ana_model_options *mo,
-                               uint64_t until_ns, bool index)
+struct ana_model *cli_ana_answer(struct cli_ana *a, struct ana_query *q)
 {
-    struct ana_query q = {
-        .mo = mo,
-        .until_ns = until_ns,
-        .need = a->index ? ANA_NEED_LIVE : ANA_NEED_ALL,
-        .prefer_index = index,
-        .verify = a->verify,
-        .nr_threads = cli_ana_jobs(),
-        .min_range_events = cli_ana_range_events(),
-        .progress = cli_ana_progress,
-        .progress_arg = a,
-    };
     struct ana_plan p;
     struct ana_model *m;
     char err[600];
-    int rc = ana_plan_model(a->r, a->path, &q, &m, &p, err, sizeof(err));
+    int rc;
 
+    q->nr_threads = cli_ana_jobs();
+    q->min_range_events = cli_ana_range_events();
+    q->progress = cli_ana_progress;
+    q->progress_arg = a;
+    rc = ana_plan_model(a->r, a->path, q, &m, &p, err, sizeof(err));
     cli_ana_progress_done(a);
     if (p.asked)
         cli_warn("%s: --index: %s; replaying the trace", a->cmd, p.asked->why);
@@ -605,7 +595,7 @@ static struct ana_model *model(struct cli_ana *a, const struct ana_model_options
         cli_die("%s: %s", a->cmd, err);
     if (rc)
         cli_ana_fail(a, rc);
-    if (a->fold && mo->retire.fn) /* the fold the model retired into */
+    if (a->fold && q->mo && q->mo->retire.fn) /* the fold the model retired into */
         ana_fold_finish(a->fold, m);
     return m;
 }
@@ -613,7 +603,9 @@ static struct ana_model *model(struct cli_ana *a, const struct ana_model_options
 struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_options *mo,
                                 uint64_t until_ns)
 {
-    return model(a, mo, until_ns, a->index || a->totals);
+    struct ana_query q = {.mo = mo, .until_ns = until_ns};
+
+    return cli_ana_answer(a, &q);
 }
 
 uint64_t cli_ana_peak(struct cli_ana *a)
@@ -621,7 +613,7 @@ uint64_t cli_ana_peak(struct cli_ana *a)
     if (!a->have_peak) {
         struct ana_model_options mo = {.filter = &a->filter};
         /* The peak is the replay's to find: the index holds no peak. */
-        struct ana_model *m = model(a, &mo, UINT64_MAX, false);
+        struct ana_model *m = cli_ana_model(a, &mo, UINT64_MAX);
 
         a->peak_ns = ana_model_total(m)->peak_ns;
         a->have_peak = true;

@@ -13,7 +13,7 @@
 
 /* After cli_ana_programs: when the per-program view is on and mo keeps no
  * blocks, make a->fold and set mo->retire to feed it (from the replay, or
- * from the index image by image: leaks --index); cli_ana_model then
+ * from the index image by image: leaks --index); cli_ana_answer then
  * finishes it.
  * MEMSCRIBE_FOLD=0 in the environment keeps every site instead (tests
  * compare the two). With a->stacks_later, the reader lets each folded

@@ -535,7 +535,11 @@ int cmd_leaks(int argc, char **argv)
             lk.a.fold->calls.image_arg = &lk;
         }
     }
-    lk.m = cli_ana_model(&lk.a, &mo, lk.t);
+    /* A moment's live state: from the index where --index asks and the
+     * trace allows (ana_plan.h). */
+    struct ana_query q = {
+        .mo = &mo, .until_ns = lk.t, .need = ANA_NEED_LIVE, .prefer_index = lk.a.index};
+    lk.m = cli_ana_answer(&lk.a, &q);
     if (lk.classes && ana_reach_build_at(&lk.reach, lk.a.r, lk.m, lk.reach_at))
         cli_die("leaks: out of memory");
     cli_heaps_load(&lk.a, &lk.heaps, lk.t);

@@ -170,8 +170,9 @@ static int pick_left_out(void *arg, uint32_t image, uint64_t end_ns)
 
 /* The n sites with the most bytes at their process's peak: a pass of the
  * model first (the series follows them in the timeline's pass). On a tree
- * each image's sites are weighed at its end and dropped (cli_fold.h). */
-static void pick_sites(struct cli_ana *a, struct sites *st, uint32_t n)
+ * each image's sites are weighed at its end and dropped (cli_fold.h).
+ * index: from the chunks' totals where the trace allows (timeline --index). */
+static void pick_sites(struct cli_ana *a, struct sites *st, uint32_t n, bool index)
 {
     struct ana_model_options mo = {.filter = &a->filter};
     struct picks p = {a, calloc((size_t)n + 1, sizeof(*p.v)), 0, n};
@@ -180,7 +181,8 @@ static void pick_sites(struct cli_ana *a, struct sites *st, uint32_t n)
         cli_die("timeline: out of memory");
     if (st->retire)
         mo.retire = (struct ana_model_retire){pick_image, &p, pick_left_out};
-    struct ana_model *m = cli_ana_model(a, &mo, UINT64_MAX);
+    struct ana_query q = {.mo = &mo, .until_ns = UINT64_MAX, .prefer_index = index};
+    struct ana_model *m = cli_ana_answer(a, &q);
     if (st->retire) {
         if (!(st->stacks = malloc((n ? n : 1) * sizeof(*st->stacks))))
             cli_die("timeline: out of memory");
@@ -360,14 +362,14 @@ static int compute(struct cli_ana *a, struct ana_timeline *tl,
     /* A few processes: the model that picks them may replay in parallel. */
     st->retire = cli_fold_trace(a->r) && fmt_reader_nr_images(a->r) >= cli_fold_min_images();
     if (n && !st->top)
-        pick_sites(a, st, n);
+        pick_sites(a, st, n, false);
     rc = ana_timeline_compute_range(tl, a->r, &a->filter, range, cli_ana_progress, a,
                                     n ? follow_sites : NULL, st);
     if (rc == -EFBIG && st->top) { /* more moments than the bound: pick first */
         ana_site_series_release(&st->series);
         ana_timeline_release(tl);
         st->top = false;
-        pick_sites(a, st, n);
+        pick_sites(a, st, n, false);
         rc = ana_timeline_compute_range(tl, a->r, &a->filter, range, cli_ana_progress, a,
                                         follow_sites, st);
     }
@@ -391,9 +393,8 @@ static int rows(struct cli_ana *a, struct ana_timeline *tl, const struct ana_tim
     }
     if (!index)
         return compute(a, tl, range, n, st);
-    a->totals = true; /* the sites picked from the totals' model too */
-    if (n)
-        pick_sites(a, st, n);
+    if (n) /* the sites picked from the totals' model too */
+        pick_sites(a, st, n, true);
     rc = ana_timeline_from_totals(tl, a->r, st->stacks, n ? st->n : 0, n ? &st->series : NULL);
     if (rc == -EPROTO)
         cli_die("timeline: %s", fmt_reader_error(a->r));
