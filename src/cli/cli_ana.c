@@ -331,7 +331,7 @@ const char *const *cli_ana_stack(struct cli_ana *a, uint32_t stack, bool top_dow
     if (n == 0) {
         a->list[0] = (char *)ana_stacks_str(s, 0);
         k = 1;
-    } else if (a->format == CLI_FMT_TEXT && !a->sym.show_internal) {
+    } else if (a->format == CLI_FMT_TEXT && !a->sym.so.show_internal) {
         /* a row of one item is a label: the frame of interest alone */
         k = text_row(a, f, (unsigned)n, max, max == 1 ? APART_NONE : apart_of(a, stack));
     } else {
@@ -390,7 +390,7 @@ void cli_ana_apart(struct cli_ana *a, const uint32_t *stacks, unsigned n, unsign
 {
     if (a->frames_set)
         max = a->frames;
-    if (a->format != CLI_FMT_TEXT || a->sym.show_internal || n < 2 || max == 1)
+    if (a->format != CLI_FMT_TEXT || a->sym.so.show_internal || n < 2 || max == 1)
         return;
     struct apart_row *v = calloc(n, sizeof(*v));
     if (!v)
@@ -738,7 +738,7 @@ int cli_ana_close(struct cli_ana *a)
     int bad = fflush(stdout) || ferror(stdout);
 
     /* Notes go with text; asked for (--verbose), on stderr with any format */
-    if (a->stacks && (a->format == CLI_FMT_TEXT || a->sym.verbose)) {
+    if (a->stacks && (a->format == CLI_FMT_TEXT || a->sym.so.verbose)) {
         struct ana_sym *s = ana_stacks_sym(a->stacks);
         for (size_t i = 0; i < ana_sym_nr_notes(s); i++)
             cli_warn("%s: note: %s", a->cmd, ana_sym_note(s, i));
