@@ -239,100 +239,64 @@ static void test_one_pass(void **state)
     trace_close(&t);
 }
 
-/* --index of the whole trace: the totals answer a trace that has them,
- * equal to one pass; a trace without them says why and is replayed. */
-static void test_totals(void **state)
+/* A case of the index's routes: a kind of trace, a query that prefers the
+ * index (of the whole trace, or of the moment half way, its live state),
+ * the route that answers, and the asked route's refusal (NULL: none). */
+struct index_case {
+    const char *name;
+    enum kind kind;
+    enum ana_need need;
+    enum ana_route want;
+    enum ana_route refused;
+    const char *why;
+};
+
+static const struct index_case index_cases[] = {
+    /* the totals answer a trace that has them, the index a moment */
+    {"totals", TOTALS, ANA_NEED_ALL, ANA_ROUTE_TOTALS, 0, NULL},
+    {"index", EXACT, ANA_NEED_LIVE, ANA_ROUTE_INDEX, 0, NULL},
+    /* a trace still being written: its flushed chunks' totals answer for
+     * what it holds */
+    {"growing", GROWING, ANA_NEED_ALL, ANA_ROUTE_TOTALS, 0, NULL},
+    {"no totals", EXACT, ANA_NEED_ALL, ANA_ROUTE_RANGES, ANA_ROUTE_TOTALS,
+     "the trace has no chunk totals (format 1.10: memscribe record --totals)"},
+    /* several processes: the all-processes peak inside a chunk is not in
+     * the totals yet */
+    {"several processes", MULTI_TOTALS, ANA_NEED_ALL, ANA_ROUTE_RANGES, ANA_ROUTE_TOTALS,
+     "a trace of several processes is merged from its events"},
+    {"aggregated", AGGREGATED, ANA_NEED_LIVE, ANA_ROUTE_RANGES, ANA_ROUTE_INDEX,
+     "an aggregated trace's summaries do not hold its batches"},
+    {"sampled", SAMPLED, ANA_NEED_LIVE, ANA_ROUTE_RANGES, ANA_ROUTE_INDEX,
+     "a sampled trace's summaries hold recorded sizes, not estimates"},
+};
+
+/* --index: each case's route, its model equal to one pass (the live state
+ * for a moment), the refusal said of the route asked for, and the other
+ * index route passed over without a note to say. */
+static void test_index_routes(void **state)
 {
-    struct trace t;
-    struct ana_query q = query(UINT64_MAX);
-    struct ana_plan p;
-
     (void)state;
-    q.prefer_index = true;
-    trace_open(&t, TOTALS);
-    answers(&t, &q, ANA_ROUTE_TOTALS, false, &p);
-    assert_int_equal(p.nr_notes, 0);
-    assert_null(p.asked);
-    trace_close(&t);
-    trace_open(&t, EXACT);
-    answers(&t, &q, ANA_ROUTE_RANGES, false, &p);
-    asked_why(&p, ANA_ROUTE_TOTALS,
-              "the trace has no chunk totals (format 1.10: memscribe record --totals)");
-    /* the index's moment is not what the query needs: not a note to say */
-    assert_false(note_of(&p, ANA_ROUTE_INDEX)->asked);
-    trace_close(&t);
-}
+    for (size_t i = 0; i < sizeof(index_cases) / sizeof(index_cases[0]); i++) {
+        const struct index_case *c = &index_cases[i];
+        bool live = c->need == ANA_NEED_LIVE;
+        struct ana_query q = query(live ? NR_OPS / 2 * STEP_NS : UINT64_MAX);
+        struct ana_plan p;
+        struct trace t;
 
-/* --index of a moment's live state: the index answers, equal to one pass
- * up to the moment. */
-static void test_index(void **state)
-{
-    struct trace t;
-    struct ana_query q = query(NR_OPS / 2 * STEP_NS);
-    struct ana_plan p;
-
-    (void)state;
-    q.prefer_index = true;
-    q.need = ANA_NEED_LIVE;
-    trace_open(&t, EXACT);
-    answers(&t, &q, ANA_ROUTE_INDEX, true, &p);
-    assert_null(p.asked);
-    assert_false(note_of(&p, ANA_ROUTE_TOTALS)->asked);
-    trace_close(&t);
-}
-
-/* Several processes: the totals do not answer yet (the all-processes
- * peak inside a chunk is not in them); replayed, with the reason. */
-static void test_multi_process(void **state)
-{
-    struct trace t;
-    struct ana_query q = query(UINT64_MAX);
-    struct ana_plan p;
-
-    (void)state;
-    q.prefer_index = true;
-    trace_open(&t, MULTI_TOTALS);
-    answers(&t, &q, ANA_ROUTE_RANGES, false, &p);
-    asked_why(&p, ANA_ROUTE_TOTALS, "a trace of several processes is merged from its events");
-    trace_close(&t);
-}
-
-/* An aggregated and a sampled trace: the index cannot say their live
- * state; each says why, and the events answer. */
-static void test_aggregated_sampled(void **state)
-{
-    struct trace t;
-    struct ana_query q = query(NR_OPS / 2 * STEP_NS);
-    struct ana_plan p;
-
-    (void)state;
-    q.prefer_index = true;
-    q.need = ANA_NEED_LIVE;
-    trace_open(&t, AGGREGATED);
-    answers(&t, &q, ANA_ROUTE_RANGES, true, &p);
-    asked_why(&p, ANA_ROUTE_INDEX, "an aggregated trace's summaries do not hold its batches");
-    trace_close(&t);
-    trace_open(&t, SAMPLED);
-    answers(&t, &q, ANA_ROUTE_RANGES, true, &p);
-    asked_why(&p, ANA_ROUTE_INDEX,
-              "a sampled trace's summaries hold recorded sizes, not estimates");
-    trace_close(&t);
-}
-
-/* A trace still being written: its flushed chunks' totals answer for what
- * it holds, equal to one pass over it. */
-static void test_growing(void **state)
-{
-    struct trace t;
-    struct ana_query q = query(UINT64_MAX);
-    struct ana_plan p;
-
-    (void)state;
-    q.prefer_index = true;
-    trace_open(&t, GROWING);
-    assert_true(fmt_reader_incomplete(t.r));
-    answers(&t, &q, ANA_ROUTE_TOTALS, false, &p);
-    trace_close(&t);
+        print_message("%s\n", c->name);
+        q.prefer_index = true;
+        q.need = c->need;
+        trace_open(&t, c->kind);
+        assert_int_equal(fmt_reader_incomplete(t.r), c->kind == GROWING);
+        answers(&t, &q, c->want, live, &p);
+        if (c->why) {
+            asked_why(&p, c->refused, c->why);
+        } else {
+            assert_null(p.asked);
+        }
+        assert_false(note_of(&p, live ? ANA_ROUTE_TOTALS : ANA_ROUTE_INDEX)->asked);
+        trace_close(&t);
+    }
 }
 
 /* ana_plan_choose foresees what ana_plan_model takes, and --verify of a
@@ -379,10 +343,9 @@ static void test_interval_bound(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exact_ranges),  cmocka_unit_test(test_one_pass),
-        cmocka_unit_test(test_totals),        cmocka_unit_test(test_index),
-        cmocka_unit_test(test_multi_process), cmocka_unit_test(test_aggregated_sampled),
-        cmocka_unit_test(test_growing),       cmocka_unit_test(test_choose_and_verify),
+        cmocka_unit_test(test_exact_ranges),   cmocka_unit_test(test_one_pass),
+        cmocka_unit_test(test_index_routes),   cmocka_unit_test(test_choose_and_verify),
+        cmocka_unit_test(test_interval_bound),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
