@@ -190,6 +190,15 @@ int ana_pmodel_merge(struct ana_model *out, struct range *rg, unsigned n)
         peak_k[i] = merge_scope(&out->images[i], rg, n, i);
     }
     int total_k = merge_scope(&out->total, rg, n, UINT32_MAX);
+    /* The images still running at the end hold the all-images running
+     * heap, as one pass leaves it (an image leaves it at its exit): 0 was
+     * left for a process not ended (top's "heap in use by running
+     * processes" of a trace being written). */
+    for (uint32_t i = 0; i < out->nr_images; i++)
+        if (out->images[i].seen && !out->images[i].ended) {
+            out->total.running_heap += out->images[i].heap;
+            out->total.running_blocks += out->images[i].live_blocks;
+        }
 
     /* RSS in order: the all-images figure is a sum of latest samples. */
     for (unsigned k = 0; k < n; k++)
