@@ -401,6 +401,104 @@ static int rows(struct cli_ana *a, struct ana_timeline *tl, const struct ana_tim
     return rc;
 }
 
+/* The rows' errors end the command; an aggregated trace's interval
+ * moved is said. */
+static void check_rows(struct cli_ana *a, const struct ana_timeline *tl, int rc, uint64_t interval)
+{
+    cli_ana_progress_done(a);
+    if (rc == -ERANGE)
+        cli_die("timeline: %s: --from is after the trace's last event", a->path);
+    if (rc == -E2BIG)
+        cli_usage_error("timeline: --interval is too small for this trace (more than %u rows)",
+                        ANA_TIMELINE_MAX_ROWS);
+    if (rc == -EOVERFLOW) /* not the interval's fault: it may not have been given */
+        cli_die("timeline: %s: %u processes over %llu intervals would make %llu rows, more than "
+                "%u; choose processes with --pid%s",
+                a->path, tl->nr_images, (unsigned long long)tl->nr_intervals,
+                (unsigned long long)tl->nr_rows_needed, ANA_TIMELINE_MAX_ROWS,
+                interval ? " or a longer --interval" : "");
+    if (rc)
+        cli_ana_fail(a, rc);
+    if (tl->asked_ns && tl->asked_ns != tl->interval_ns) {
+        char t1[64], t2[64], t3[64];
+        cli_warn("timeline: %s: --interval %s is not a multiple of the aggregated trace's "
+                 "intervals (%s): rows every %s",
+                 a->path, ana_time_format(tl->asked_ns, t1, sizeof(t1)),
+                 ana_time_format(tl->aggregate_ns, t2, sizeof(t2)),
+                 ana_time_format(tl->interval_ns, t3, sizeof(t3)));
+    }
+}
+
+/* The rows, one table per process, in the format asked; then the sites. */
+static void write_rows(struct cli_ana *a, const struct ana_timeline *tl, bool ranged,
+                       const struct sites *st, unsigned long nr_sites)
+{
+    /* Rows come time-major; group them by image for sections. */
+    uint32_t nr_images = 0;
+    for (size_t i = 0; i < tl->nr_rows; i++)
+        if (tl->rows[i].image + 1 > nr_images)
+            nr_images = tl->rows[i].image + 1;
+    char name[256];
+    struct ana_json j;
+    bool csv_header_done = false;
+    if (a->format == CLI_FMT_JSON) {
+        cli_ana_json_begin(a, &j);
+        ana_json_kv_u64(&j, "interval_ns", tl->interval_ns);
+        if (tl->index)
+            ana_json_kv_bool(&j, "index", true);
+        if (ranged) {
+            ana_json_kv_u64(&j, "from_ns", tl->from_ns);
+            ana_json_kv_u64(&j, "to_ns", tl->to_ns);
+        }
+        ana_json_key(&j, "processes");
+        ana_json_begin_array(&j);
+    } else if (a->format == CLI_FMT_TEXT) {
+        text_head(a, tl, ranged);
+    }
+    for (uint32_t im = 0; im < nr_images; im++) {
+        struct ana_table *t;
+        if (ana_table_create(&t, cols, tl->index ? NR_INDEX_COLS : NR_COLS))
+            cli_die("timeline: out of memory");
+        for (size_t i = 0; i < tl->nr_rows; i++)
+            if (tl->rows[i].image == im)
+                add_row(t, &tl->rows[i], tl->index);
+        if (!ana_table_nr_rows(t)) {
+            ana_table_destroy(t);
+            continue;
+        }
+        if (a->format == CLI_FMT_JSON) {
+            ana_json_begin_object(&j);
+            cli_ana_image_json(a, &j, im);
+            ana_json_key(&j, "rows");
+            ana_table_write_json(t, &j);
+            ana_json_end_object(&j);
+        } else if (a->format == CLI_FMT_CSV) {
+            cli_ana_table(a, t, stdout, "", !csv_header_done);
+            csv_header_done = true;
+        } else {
+            cli_ana_image_name(a, im, name, sizeof(name));
+            printf("\n%s\n", name);
+            cli_ana_table(a, t, stdout, "  ", true);
+            if (!tl->index && !tl->vm_precise && ana_timeline_committed_flat(tl, im))
+                printf("  (committed does not change: recorded without --vm-precise, only the\n"
+                       "  program's own mmap calls and the mappings at its start are seen, not\n"
+                       "  malloc's arenas and large blocks, thread stacks or libraries loaded\n"
+                       "  later; record with --vm-precise to follow them)\n");
+        }
+        ana_table_destroy(t);
+    }
+    if (a->format == CLI_FMT_JSON) {
+        ana_json_end_array(&j);
+        if (nr_sites)
+            sites_json(a, &j, st);
+        ana_json_end_object(&j);
+        if (ana_json_finish(&j))
+            cli_die("timeline: writing the output failed");
+    }
+    if (nr_sites && a->format == CLI_FMT_TEXT)
+        sites_text(a, st);
+}
+
 int cmd_timeline(int argc, char **argv)
 {
     static const struct option own[] = {
@@ -464,93 +562,8 @@ int cmd_timeline(int argc, char **argv)
     bound_points(&a, &range, max_points);
     rc = rows(&a, &tl, &range, (uint32_t)(nr_sites > 1000 ? 1000 : nr_sites), &st, index,
               ranged || interval);
-    cli_ana_progress_done(&a);
-    if (rc == -ERANGE)
-        cli_die("timeline: %s: --from is after the trace's last event", a.path);
-    if (rc == -E2BIG)
-        cli_usage_error("timeline: --interval is too small for this trace (more than %u rows)",
-                        ANA_TIMELINE_MAX_ROWS);
-    if (rc == -EOVERFLOW) /* not the interval's fault: it may not have been given */
-        cli_die("timeline: %s: %u processes over %llu intervals would make %llu rows, more than "
-                "%u; choose processes with --pid%s",
-                a.path, tl.nr_images, (unsigned long long)tl.nr_intervals,
-                (unsigned long long)tl.nr_rows_needed, ANA_TIMELINE_MAX_ROWS,
-                interval ? " or a longer --interval" : "");
-    if (rc)
-        cli_ana_fail(&a, rc);
-    if (tl.asked_ns && tl.asked_ns != tl.interval_ns) {
-        char t1[64], t2[64], t3[64];
-        cli_warn("timeline: %s: --interval %s is not a multiple of the aggregated trace's "
-                 "intervals (%s): rows every %s",
-                 a.path, ana_time_format(tl.asked_ns, t1, sizeof(t1)),
-                 ana_time_format(tl.aggregate_ns, t2, sizeof(t2)),
-                 ana_time_format(tl.interval_ns, t3, sizeof(t3)));
-    }
-
-    /* Rows come time-major; group them by image for sections. */
-    uint32_t nr_images = 0;
-    for (size_t i = 0; i < tl.nr_rows; i++)
-        if (tl.rows[i].image + 1 > nr_images)
-            nr_images = tl.rows[i].image + 1;
-    char name[256];
-    struct ana_json j;
-    bool csv_header_done = false;
-    if (a.format == CLI_FMT_JSON) {
-        cli_ana_json_begin(&a, &j);
-        ana_json_kv_u64(&j, "interval_ns", tl.interval_ns);
-        if (tl.index)
-            ana_json_kv_bool(&j, "index", true);
-        if (ranged) {
-            ana_json_kv_u64(&j, "from_ns", tl.from_ns);
-            ana_json_kv_u64(&j, "to_ns", tl.to_ns);
-        }
-        ana_json_key(&j, "processes");
-        ana_json_begin_array(&j);
-    } else if (a.format == CLI_FMT_TEXT) {
-        text_head(&a, &tl, ranged);
-    }
-    for (uint32_t im = 0; im < nr_images; im++) {
-        struct ana_table *t;
-        if (ana_table_create(&t, cols, tl.index ? NR_INDEX_COLS : NR_COLS))
-            cli_die("timeline: out of memory");
-        for (size_t i = 0; i < tl.nr_rows; i++)
-            if (tl.rows[i].image == im)
-                add_row(t, &tl.rows[i], tl.index);
-        if (!ana_table_nr_rows(t)) {
-            ana_table_destroy(t);
-            continue;
-        }
-        if (a.format == CLI_FMT_JSON) {
-            ana_json_begin_object(&j);
-            cli_ana_image_json(&a, &j, im);
-            ana_json_key(&j, "rows");
-            ana_table_write_json(t, &j);
-            ana_json_end_object(&j);
-        } else if (a.format == CLI_FMT_CSV) {
-            cli_ana_table(&a, t, stdout, "", !csv_header_done);
-            csv_header_done = true;
-        } else {
-            cli_ana_image_name(&a, im, name, sizeof(name));
-            printf("\n%s\n", name);
-            cli_ana_table(&a, t, stdout, "  ", true);
-            if (!tl.index && !tl.vm_precise && ana_timeline_committed_flat(&tl, im))
-                printf("  (committed does not change: recorded without --vm-precise, only the\n"
-                       "  program's own mmap calls and the mappings at its start are seen, not\n"
-                       "  malloc's arenas and large blocks, thread stacks or libraries loaded\n"
-                       "  later; record with --vm-precise to follow them)\n");
-        }
-        ana_table_destroy(t);
-    }
-    if (a.format == CLI_FMT_JSON) {
-        ana_json_end_array(&j);
-        if (nr_sites)
-            sites_json(&a, &j, &st);
-        ana_json_end_object(&j);
-        if (ana_json_finish(&j))
-            cli_die("timeline: writing the output failed");
-    }
-    if (nr_sites && a.format == CLI_FMT_TEXT)
-        sites_text(&a, &st);
+    check_rows(&a, &tl, rc, interval);
+    write_rows(&a, &tl, ranged, &st, nr_sites);
     ana_site_series_release(&st.series);
     free(st.stacks);
     ana_timeline_release(&tl);
