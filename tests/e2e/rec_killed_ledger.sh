@@ -152,14 +152,15 @@ check_reads() {
 }
 
 # usage: segments_read TRACE [LIVE]: --keep-last's segments beside TRACE (if
-# any), the latest three at most, each passes check; with LIVE (the program
+# any), at most the five of 200 ms that hold 1 s and the one begun (segments
+# of D/4 rounded down to the 100 ms period), each passes check; with LIVE (the program
 # killed: the latest segment ends with the run), the latest one's blocks live
 # at the end are the trace's (T, report_totals's).
 segments_read() {
     local segs=() seg
     [ -d "$1.last" ] || return 0
     mapfile -t segs < <(find "$1.last" -name 'seg-*.mscr' | sort)
-    [ "${#segs[@]}" -ge 1 ] && [ "${#segs[@]}" -le 3 ] ||
+    [ "${#segs[@]}" -ge 1 ] && [ "${#segs[@]}" -le 6 ] ||
         fail "$what: ${#segs[@]} segments beside the trace"
     for seg in "${segs[@]}"; do
         "$MEMSCRIBE" check --max-allocations 1000000000 "$seg" >"$seg.check" 2>&1 ||
