@@ -22,7 +22,7 @@
 set -euo pipefail
 
 {
-spinners=2 build=build-test do_build=1 out='' n='' only=''
+spinners=2 build='' do_build=1 out='' n='' only=''
 while [ $# -gt 0 ]; do
   case $1 in
     --spinners) spinners=${2:?--spinners needs a number}; shift ;;
@@ -46,7 +46,7 @@ esac
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # Folders named on the command line are the caller's; the build's default
 # is the repository's.
-case $build in /*) ;; *) [ "$build" = build-test ] && build=$repo/$build || build=$PWD/$build ;; esac
+case $build in '') build=$repo/build-test ;; /*) ;; *) build=$PWD/$build ;; esac
 [ -z "$out" ] || mkdir -p "$out"
 [ -z "$out" ] || out=$(cd "$out" && pwd)
 cd "$repo"

@@ -40,8 +40,9 @@ if [ "${1:-}" = "--test" ]; then
   # libFuzzer and the sanitizer runtimes clang links the fuzzer with
   # (clang only recommends them).
   PKGS+=(libclang-rt-14-dev)
-  # Analysis e2e tests read the JSON output with jq.
-  PKGS+=(jq)
+  # Analysis e2e tests read the JSON output with jq; the heaptrack export's
+  # test decompresses the .zst file it draws as heaptrack_gui does (zstd).
+  PKGS+=(jq zstd)
   # memscribe export: the readers of each format (ms_print comes with
   # valgrind; `go tool pprof`; dh_view.html in chromium; the sqlite3 shell),
   # and GNU time for peak-RSS checks.

@@ -6,7 +6,7 @@ set(ANA_UNIT ${PROJECT_SOURCE_DIR}/tests/unit)
 # test_ana_sym_* belong to the symbolizer (tests/symbolize.cmake).
 # A test named here that is missing fails the configure step.
 foreach(name test_ana_json test_ana_model test_ana_heap_replay test_ana_window test_ana_pmodel
-             test_ana_names test_ana_aggregate)
+             test_ana_names test_ana_aggregate test_ana_argv)
   ms_unit_test(${name} ${ANA_UNIT}/${name}.c LIBS ms_analysis ms_format)
 endforeach()
 
@@ -28,6 +28,9 @@ ms_e2e_test(ana_cli ana_cli.sh)
 ms_e2e_test(ana_select ana_select.sh)
 ms_test_program(ana_rows ${PROJECT_SOURCE_DIR}/tests/programs/ana_rows.c)
 ms_e2e_test(ana_rows ana_rows.sh)
+# Blocks a part of the trace did not see allocated: a fork child's frees of
+# its parent's, a window's realloc of a block from before it.
+ms_test_program(ana_unseen ${PROJECT_SOURCE_DIR}/tests/programs/ana_unseen.c)
 ms_e2e_test(ana_notes ana_notes.sh)
 ms_e2e_test(ana_labels ana_labels.sh)
 ms_e2e_test(ana_notfile ana_notfile.sh)
@@ -68,3 +71,10 @@ ms_e2e_test(ana_keys ana_keys.sh)
 # Which leak scan is an image's exit's (ana_reach_at_exit).
 ms_unit_test(test_ana_reach ${ANA_UNIT}/test_ana_reach.c ${ANA_UNIT}/test_fmt_util.c
              LIBS ms_analysis ms_format)
+
+# Rows that reach the user's code (issue 59, item 2): a C++ program's
+# container rows name its functions, no row shows libc's start-up, a make
+# of a C project's rows differ early, its compile commands keep their files.
+ms_test_program(ana_interest ${PROJECT_SOURCE_DIR}/tests/programs/ana_interest.cc)
+ms_e2e_test(ana_interest ana_interest.sh)
+set_tests_properties(e2e.ana_interest PROPERTIES TIMEOUT 600)

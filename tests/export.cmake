@@ -23,5 +23,7 @@ foreach(v heaptrack massif dhat pprof speedscope)
   set_tests_properties(e2e.export_view_${v} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
 
-# A deterministic program the e2e tests record.
+# Deterministic programs the e2e tests record: export_spikes's ten 8 MiB
+# temporary buffers live across ticks (heaptrack_gui's Consumed chart).
 ms_test_program(export_prog ${PROJECT_SOURCE_DIR}/tests/programs/export_prog.c LIBS Threads::Threads)
+ms_test_program(export_spikes ${PROJECT_SOURCE_DIR}/tests/programs/export_spikes.c)

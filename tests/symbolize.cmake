@@ -51,3 +51,8 @@ target_compile_definitions(test_sym_pdb PRIVATE
 # against objdump, and the golden trace that recorded a Wine prefix.
 ms_unit_test(test_sym_pe ${PROJECT_SOURCE_DIR}/tests/unit/test_sym_pe.c LIBS ms_analysis)
 target_compile_definitions(test_sym_pe PRIVATE MS_GOLDEN_DIR="${PROJECT_SOURCE_DIR}/tests/golden")
+
+# The frame of interest (ana_interest.h): classes of frames, the entry
+# chain, the frame of interest and a row's layout on made-up stacks.
+ms_unit_test(test_ana_interest ${PROJECT_SOURCE_DIR}/tests/unit/test_ana_interest.c
+             LIBS ms_analysis)

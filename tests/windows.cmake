@@ -72,6 +72,15 @@ add_test(NAME windows.demo
 set_tests_properties(windows.demo PROPERTIES FIXTURES_REQUIRED winepfx
                      RESOURCE_LOCK winepfx TIMEOUT 300)
 
+# vmem's lifetime row of a Windows program names its own function
+# (commit_big), not Wine's VirtualAllocEx; no row holds the entry chain
+# (issue 59, item 2).
+add_test(NAME windows.rows
+         COMMAND bash ${WIN_TESTS}/run_rows.sh ${WIN_WINE64} ${WIN_DIR64} ${WIN_PREFIX}
+                 ${CMAKE_BINARY_DIR}/windows/out-rows $<TARGET_FILE:memscribe>)
+set_tests_properties(windows.rows PROPERTIES FIXTURES_REQUIRED winepfx
+                     RESOURCE_LOCK winepfx TIMEOUT 300)
+
 # The HTML report of a Windows program: its VirtualAlloc commit lifetimes
 # on screen in Chromium against vmem, window by window (issue 42, item 4).
 add_test(NAME windows.html_vmem

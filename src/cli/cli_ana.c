@@ -11,6 +11,7 @@
 
 #include "analysis/core/ana_aggregate.h"
 #include "analysis/core/ana_attach.h"
+#include "analysis/core/ana_map.h"
 #include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_segment.h"
@@ -20,6 +21,7 @@
 #include "analysis/model/ana_pmodel.h"
 #include "cli/cli.h"
 #include "cli/cli_fold.h"
+#include "util/util_array.h"
 
 void cli_ana_init(struct cli_ana *a, const char *cmd, unsigned default_top)
 {
@@ -28,6 +30,7 @@ void cli_ana_init(struct cli_ana *a, const char *cmd, unsigned default_top)
     a->top = default_top;
     ana_filter_init(&a->filter);
     a->progress = isatty(STDERR_FILENO);
+    ana_map_init(&a->apart, sizeof(uint8_t));
 }
 
 unsigned long cli_ana_number(struct cli_ana *a, const char *opt, const char *arg)
@@ -163,10 +166,26 @@ static void warn_note(void *arg, const char *note)
     cli_warn("%s: %s: %s", a->cmd, a->path, note);
 }
 
+void cli_ana_open_notes(struct cli_ana *a, cli_ana_note_fn *fn, void *arg)
+{
+    struct fmt_trace_counts c;
+    char note[96];
+
+    fmt_reader_counts(a->r, &c);
+    if (fmt_reader_incomplete(a->r))
+        fn(arg, "the trace is incomplete (the recorder did not finish it); the results cover what "
+                "it holds");
+    if (c.nr_dropped) {
+        snprintf(note, sizeof(note), "the collector dropped %llu events; numbers may be off",
+                 (unsigned long long)c.nr_dropped);
+        fn(arg, note);
+    }
+    cli_ana_trace_notes(a, fn, arg);
+}
+
 void cli_ana_open(struct cli_ana *a, int argc, char **argv, int optind_now)
 {
     char err[600];
-    struct fmt_trace_counts c;
     int rc;
 
     if (optind_now != argc - 1)
@@ -177,15 +196,9 @@ void cli_ana_open(struct cli_ana *a, int argc, char **argv, int optind_now)
     if ((rc = fmt_reader_open_flags(&a->r, a->path, a->stacks_later ? FMT_OPEN_STACKS_LATER : 0,
                                     err, sizeof(err))))
         cli_die("%s: %s", a->cmd, err);
-    fmt_reader_counts(a->r, &c);
-    if (fmt_reader_incomplete(a->r))
-        cli_warn("%s: %s: the trace is incomplete (the recorder did not finish it); the results "
-                 "cover what it holds",
-                 a->cmd, a->path);
-    if (c.nr_dropped)
-        cli_warn("%s: %s: the collector dropped %llu events; numbers may be off", a->cmd, a->path,
-                 (unsigned long long)c.nr_dropped);
-    cli_ana_trace_notes(a, warn_note, a);
+    /* Said once: in the output when it has a place for them, else here. */
+    if (!a->notes_in_output)
+        cli_ana_open_notes(a, warn_note, a);
     check_selection(a);
 }
 
@@ -215,12 +228,96 @@ struct ana_stacks *cli_ana_stacks(struct cli_ana *a)
     return a->stacks;
 }
 
+const uint8_t *cli_ana_classes(struct cli_ana *a, const struct ana_frame *f, unsigned n)
+{
+    if (UTIL_ARRAY_RESERVE(a->cls, a->cap_cls, (size_t)n + 1, 64))
+        cli_die("%s: out of memory", a->cmd);
+    ana_stacks_classes(cli_ana_stacks(a), f, n, a->cls);
+    return a->cls;
+}
+
+/* The string of a mark: "[N library frames]" (a run folded) or "... N
+ * more" (callers cut). */
+static const char *mark(struct cli_ana *a, bool run, unsigned n)
+{
+    char text[64];
+    uint32_t id;
+
+    if (run)
+        ana_interest_mark(text, sizeof(text), n);
+    else
+        snprintf(text, sizeof(text), "... %u more", n);
+    if (ana_stacks_intern(a->stacks, text, &id))
+        cli_die("%s: out of memory", a->cmd);
+    return ana_stacks_str(a->stacks, id);
+}
+
+/* How much more of its stack a text row shows to read otherwise than the
+ * rows beside it (cli_ana_apart): all its items, and the frames of the runs
+ * folded after its frame of interest. Never before it: a row's frame of
+ * interest stays where it was, so rows of other frames of interest still
+ * differ early (the leaf's wrappers and library run, where two rows of one
+ * frame of interest may differ, stay folded: --all-frames shows them). */
+enum apart { APART_NONE, APART_MORE };
+
+static enum apart apart_of(const struct cli_ana *a, uint32_t stack)
+{
+    const uint8_t *v = ana_map_get(&a->apart, (uint64_t)stack + 1);
+
+    return v ? (enum apart) * v : APART_NONE;
+}
+
+/* A stack's row in text (ana_interest_row): the leaf's side folded down to
+ * the frame of interest, runs of library frames folded, the entry chain
+ * left out, at most max items, "... N more" for the callers cut; with
+ * APART_MORE (cli_ana_apart), every item and the runs after the frame of
+ * interest unfolded. */
+static unsigned text_row(struct cli_ana *a, const struct ana_frame *f, unsigned n, unsigned max,
+                         enum apart more)
+{
+    struct ana_interest_item *items = malloc(((size_t)n + 1) * sizeof(*items));
+    struct ana_interest_row row;
+    unsigned k = 0;
+
+    if (!items)
+        cli_die("%s: out of memory", a->cmd);
+    ana_interest_row(cli_ana_classes(a, f, n), n, more ? 0 : max, items, &row);
+    for (unsigned i = 0; i < row.nr_items; i++) {
+        if (items[i].first == row.interest)
+            a->interest = k;
+        if (items[i].folded && (!more || items[i].first < row.interest))
+            a->list[k++] = (char *)mark(a, true, items[i].nr);
+        else
+            for (unsigned j = items[i].first; j < items[i].first + items[i].nr; j++)
+                a->list[k++] = (char *)ana_stacks_str(a->stacks, f[j].place);
+    }
+    if (row.nr_more)
+        a->list[k++] = (char *)mark(a, false, row.nr_more);
+    free(items);
+    return k;
+}
+
+/* A whole stack (JSON, CSV, --all-frames), or its first max frames and
+ * "... N more". */
+static unsigned whole_row(struct cli_ana *a, const struct ana_frame *f, unsigned n, unsigned max)
+{
+    unsigned keep = max && n > max ? max : n, k = 0;
+
+    a->interest = ana_interest_find(cli_ana_classes(a, f, n), n);
+    for (unsigned i = 0; i < keep; i++)
+        a->list[k++] = (char *)ana_stacks_str(a->stacks, f[i].place);
+    if (keep < n)
+        a->list[k++] = (char *)mark(a, false, n - keep);
+    return k;
+}
+
 const char *const *cli_ana_stack(struct cli_ana *a, uint32_t stack, bool top_down, unsigned max,
                                  unsigned *nr)
 {
     struct ana_stacks *s = cli_ana_stacks(a);
     const struct ana_frame *f;
     int n = ana_stacks_get(s, stack, &f);
+    unsigned k;
 
     if (n < 0)
         cli_die("%s: %s: stack %u: %s", a->cmd, a->path, stack,
@@ -229,33 +326,119 @@ const char *const *cli_ana_stack(struct cli_ana *a, uint32_t stack, bool top_dow
     a->list = malloc(((size_t)n + 2) * sizeof(*a->list));
     if (!a->list)
         cli_die("%s: out of memory", a->cmd);
-    unsigned k = 0;
-    if (n == 0)
-        a->list[k++] = (char *)ana_stacks_str(s, 0);
+    a->interest = 0;
     if (a->frames_set)
         max = a->frames;
-    /* With a limit, keep the frames nearest the allocation: they name the
-     * call site; the root side is the same "main" for every row. */
-    unsigned keep = max && (unsigned)n > max ? max : (unsigned)n;
-    for (unsigned i = 0; i < keep; i++) {
-        unsigned idx = top_down ? keep - 1 - i : i;
-        a->list[k++] = (char *)ana_stacks_str(s, f[idx].place);
+    if (n == 0) {
+        a->list[0] = (char *)ana_stacks_str(s, 0);
+        k = 1;
+    } else if (a->format == CLI_FMT_TEXT && !a->sym.show_internal) {
+        /* a row of one item is a label: the frame of interest alone */
+        k = text_row(a, f, (unsigned)n, max, max == 1 ? APART_NONE : apart_of(a, stack));
+    } else {
+        /* machine output and --all-frames: every frame, as recorded */
+        k = whole_row(a, f, (unsigned)n,
+                      a->format != CLI_FMT_TEXT ? max
+                      : a->frames_set           ? a->frames
+                                                : 0);
     }
-    if (keep < (unsigned)n) {
-        char more[48];
-        uint32_t id;
-
-        snprintf(more, sizeof(more), "... %u more", (unsigned)n - keep);
-        if (ana_stacks_intern(s, more, &id))
-            cli_die("%s: out of memory", a->cmd);
-        if (top_down) /* the cut frames are the root side: first */
-            memmove(a->list + 1, a->list, k * sizeof(*a->list));
-        a->list[top_down ? 0 : k] = (char *)ana_stacks_str(s, id);
-        k++;
+    if (top_down) { /* root first: "... N more" leads */
+        for (unsigned i = 0; i < k / 2; i++) {
+            char *t = a->list[i];
+            a->list[i] = a->list[k - 1 - i];
+            a->list[k - 1 - i] = t;
+        }
+        a->interest = k - 1 - a->interest;
     }
     a->nr_list = k;
     *nr = k;
     return (const char *const *)a->list;
+}
+
+/* A row's text, joined, for cli_ana_apart. */
+static char *row_text(struct cli_ana *a, uint32_t stack, unsigned max)
+{
+    unsigned nr;
+    const char *const *fr = cli_ana_stack(a, stack, false, max, &nr);
+    size_t len = 1;
+
+    for (unsigned i = 0; i < nr; i++)
+        len += strlen(fr[i]) + 3;
+    char *t = malloc(len), *p = t;
+    if (!t)
+        cli_die("%s: out of memory", a->cmd);
+    for (unsigned i = 0; i < nr; i++)
+        p += sprintf(p, "%s%s", i ? " < " : "", fr[i]);
+    *p = '\0';
+    return t;
+}
+
+struct apart_row {
+    char *text;  /* as the row reads now */
+    char *whole; /* with every item shown: rows alike there stay alike */
+    uint32_t stack;
+};
+
+static int by_text(const void *x, const void *y)
+{
+    const struct apart_row *p = x, *q = y;
+    int c = strcmp(p->text, q->text);
+
+    return c ? c : strcmp(p->whole, q->whole);
+}
+
+void cli_ana_apart(struct cli_ana *a, const uint32_t *stacks, unsigned n, unsigned max)
+{
+    if (a->frames_set)
+        max = a->frames;
+    if (a->format != CLI_FMT_TEXT || a->sym.show_internal || n < 2 || max == 1)
+        return;
+    struct apart_row *v = calloc(n, sizeof(*v));
+    if (!v)
+        cli_die("%s: out of memory", a->cmd);
+    /* each table decides its rows' anew */
+    for (unsigned i = 0; i < n; i++) {
+        v[i].stack = stacks[i];
+        ana_map_del(&a->apart, (uint64_t)stacks[i] + 1);
+    }
+    /* Each row as it reads with every item shown (APART_MORE), then
+     * rounds: rows that read alike but would not so show more. */
+    for (unsigned i = 0; i < n; i++) {
+        uint8_t *lv = ana_map_put(&a->apart, (uint64_t)v[i].stack + 1, NULL);
+        if (!lv)
+            cli_die("%s: out of memory", a->cmd);
+        *lv = APART_MORE;
+        v[i].whole = row_text(a, v[i].stack, max);
+        *lv = APART_NONE;
+    }
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (unsigned i = 0; i < n; i++) {
+            free(v[i].text);
+            v[i].text = row_text(a, v[i].stack, max);
+        }
+        qsort(v, n, sizeof(*v), by_text);
+        for (unsigned i = 0, j; i < n; i = j) {
+            for (j = i + 1; j < n && !strcmp(v[i].text, v[j].text); j++)
+                ;
+            if (j - i < 2 || !strcmp(v[i].whole, v[j - 1].whole))
+                continue; /* one row, or alike however shown */
+            for (unsigned k = i; k < j; k++) {
+                uint8_t *lv = ana_map_put(&a->apart, (uint64_t)v[k].stack + 1, NULL);
+                if (!lv)
+                    cli_die("%s: out of memory", a->cmd);
+                if (*lv < APART_MORE) {
+                    ++*lv;
+                    changed = true;
+                }
+            }
+        }
+    }
+    for (unsigned i = 0; i < n; i++) {
+        free(v[i].text);
+        free(v[i].whole);
+    }
+    free(v);
 }
 
 void cli_ana_progress(void *arg, uint64_t ts_ns, uint64_t last_ns)
@@ -300,6 +483,11 @@ void cli_ana_json_begin(struct cli_ana *a, struct ana_json *j)
     cli_ana_json_begin_on(a, j, stdout);
 }
 
+static void json_note(void *arg, const char *note)
+{
+    ana_json_str(arg, note);
+}
+
 void cli_ana_json_begin_on(struct cli_ana *a, struct ana_json *j, FILE *out)
 {
     ana_json_init(j, out, true);
@@ -309,6 +497,10 @@ void cli_ana_json_begin_on(struct cli_ana *a, struct ana_json *j, FILE *out)
     ana_attach_json(j, fmt_reader_info(a->r)->attached_pid);
     ana_aggregate_json(j, fmt_reader_info(a->r));
     ana_segment_json(j, fmt_reader_info(a->r));
+    ana_json_key(j, "trace_notes");
+    ana_json_begin_array(j);
+    cli_ana_open_notes(a, json_note, j);
+    ana_json_end_array(j);
 }
 
 void cli_ana_image_json(struct cli_ana *a, struct ana_json *j, uint32_t image)
@@ -641,6 +833,8 @@ int cli_ana_close(struct cli_ana *a)
     ana_programs_release(&a->programs);
     cli_supp_release(&a->supp);
     free(a->list);
+    free(a->cls);
+    ana_map_release(&a->apart);
     if (bad)
         cli_die("%s: writing the output failed", a->cmd);
     return CLI_EXIT_OK;

@@ -14,6 +14,7 @@
 #include "analysis/core/ana_ended.h"
 #include "analysis/core/ana_filter.h"
 #include "analysis/core/ana_json.h"
+#include "analysis/core/ana_map.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_stacks.h"
 #include "analysis/core/ana_table.h"
@@ -68,8 +69,12 @@ enum {
 
 /* For commands that print stacks (CLI_TAKES_FRAMES). */
 #define CLI_ANA_FRAMES_USAGE                                                                       \
-    "  --frames N      frames per stack (0: all); a cut stack ends in '... N more'\n"              \
-    "                  (stacks read leaf first: A < B is A, called by B)\n"
+    "  --frames N      items per stack (0: all), the frame of interest (the first of\n"            \
+    "                  the program's own) always among them; a run of library frames\n"            \
+    "                  is one item '[N library frames]', the start-up chain (_start,\n"            \
+    "                  start_thread) is left out, a cut stack ends in '... N more'\n"              \
+    "                  (stacks read leaf first: A < B is A, called by B);\n"                       \
+    "                  --all-frames shows every frame\n"
 
 struct cli_ana {
     const char *cmd;
@@ -90,7 +95,11 @@ struct cli_ana {
     uint64_t peak_ns;
     char **list; /* frames of the latest cli_ana_stack() */
     unsigned nr_list;
-    bool by_process; /* --by-process */
+    unsigned interest; /* the index in list of its frame of interest */
+    uint8_t *cls;      /* cli_ana_classes()'s */
+    size_t cap_cls;
+    struct ana_map apart; /* stack + 1 -> how much more its row shows (cli_ana_apart) */
+    bool by_process;      /* --by-process */
     /* The images grouped by executable (cli_ana_programs); by_program: the
      * per-program view is on (some executable ran in several selected
      * processes, and no --by-process). */
@@ -119,6 +128,11 @@ struct cli_ana {
      * (FMT_OPEN_STACKS_LATER); cli_fold_setup decodes them all when it
      * does not fold. */
     bool stacks_later;
+    /* The command's output says what the trace is (report's notes, a JSON
+     * document's trace_notes: cut short, dropped events, sampled, attached,
+     * aggregated, --keep-last): cli_ana_open does not say it again on
+     * stderr. Each note once. */
+    bool notes_in_output;
 };
 
 void cli_ana_init(struct cli_ana *a, const char *cmd, unsigned default_top);
@@ -154,12 +168,29 @@ void cli_ana_program_json(const struct cli_ana *a, struct ana_json *j, uint32_t 
 /* The stack labeler, created on first use (dies on failure). */
 struct ana_stacks *cli_ana_stacks(struct cli_ana *a);
 
-/* A stack as frame strings, root first (top_down) or leaf first, at most
- * max frames (0: all; --frames N overrides max). A cut stack has one more
- * string on its cut side, "... N more". Valid until the next call. Dies on
- * failure. */
+/* A stack as strings, root first (top_down) or leaf first. In text, a row
+ * as ana_interest_row lays it out (ana_interest.h): the entry chain left
+ * out, runs of library frames one mark "[N library frames]", the frame of
+ * interest always shown, at most max items (0: all; --frames N overrides
+ * max), and "... N more" for the callers cut. In JSON and CSV, and with
+ * --all-frames, every frame (JSON and CSV: at most max). a->interest is
+ * the index of the frame of interest in the list. Valid until the next
+ * call. Dies on failure. */
 const char *const *cli_ana_stack(struct cli_ana *a, uint32_t stack, bool top_down, unsigned max,
                                  unsigned *nr);
+
+/* Before a text table of the rows of stacks[0 .. n) (max items each, as
+ * cli_ana_stack is asked): rows that would read alike but differ past the
+ * items shown or inside a run folded after their frames of interest show
+ * every item and unfold those runs (never anything before the frame of
+ * interest, which stays where it was); later cli_ana_stack calls of these
+ * stacks show that. Nothing in JSON, CSV, with --all-frames or with rows
+ * of one item (labels). Dies on failure. */
+void cli_ana_apart(struct cli_ana *a, const uint32_t *stacks, unsigned n, unsigned max);
+
+/* The classes of n frames (ana_stacks_classes), valid until the next
+ * call. Dies on failure. */
+const uint8_t *cli_ana_classes(struct cli_ana *a, const struct ana_frame *f, unsigned n);
 
 /* ana_progress_fn: "\r<cmd>: 42%" on a terminal. */
 void cli_ana_progress(void *arg, uint64_t ts_ns, uint64_t last_ns);
@@ -187,8 +218,13 @@ void cli_ana_image_json(struct cli_ana *a, struct ana_json *j, uint32_t image);
  * notes every command warns with at open, and report's note lines. */
 typedef void cli_ana_note_fn(void *arg, const char *note);
 void cli_ana_trace_notes(struct cli_ana *a, cli_ana_note_fn *fn, void *arg);
+/* What cli_ana_open says of the trace unless the output says it
+ * (notes_in_output): cut short, events dropped, then cli_ana_trace_notes'. */
+void cli_ana_open_notes(struct cli_ana *a, cli_ana_note_fn *fn, void *arg);
 /* Start a command's JSON document on stdout: the object, the trace's file,
- * and what a sampled or an attached trace's numbers are (docs/json.md). */
+ * what a sampled or an attached trace's numbers are (docs/json.md), and
+ * "trace_notes", cli_ana_open_notes' notes: a command whose JSON starts so
+ * takes CLI_JSON_NOTES (cli_getopt.h), and says them there only. */
 void cli_ana_json_begin(struct cli_ana *a, struct ana_json *j);
 /* The same on out (record --check writes its check on stderr). */
 void cli_ana_json_begin_on(struct cli_ana *a, struct ana_json *j, FILE *out);
@@ -223,7 +259,9 @@ void cli_ana_tree(struct cli_ana *a, const struct ana_tree *t, const struct cli_
 
 /* The labels of stack for a call tree after nr_before already in
  * (*labels), which grows (*cap entries): root first, or leaf first with
- * bottom_up; "(no stack)" for an empty stack; a stack cut at the recorder's
+ * bottom_up, without the stack's entry chain (ana_interest.h: trees start at
+ * main or the thread's function) unless --all-frames; "(no stack)" for an
+ * empty stack; a stack cut at the recorder's
  * depth limit gets one "(stack cut at N frames)" on its root side. Returns
  * the number of labels in all. Dies on failure. */
 uint32_t cli_ana_tree_path(struct cli_ana *a, uint32_t stack, bool bottom_up, uint32_t **labels,

@@ -79,8 +79,15 @@ static void add_one(struct cli_ana *a, struct ana_diff *d, enum ana_diff_side wh
         cli_die("%s: out of memory", a->cmd);
 }
 
+/* A site's leaks and classes taken out of v: suppressions list them apart. */
+static void leaks_apart(uint64_t v[ANA_DIFF_NR_METRICS])
+{
+    v[ANA_DIFF_LEAKED] = v[ANA_DIFF_LEAKED_BLOCKS] = 0;
+    v[ANA_DIFF_LOST] = v[ANA_DIFF_DEFINITE] = v[ANA_DIFF_LOST_BLOCKS] = v[ANA_DIFF_POSSIBLE] = 0;
+}
+
 void cli_diff_add_sites(struct cli_ana *a, const struct ana_model *m, struct ana_diff *d,
-                        enum ana_diff_side which, int lines, const bool *skip,
+                        enum ana_diff_side which, int lines, const bool *supp,
                         const struct ana_reach *reach)
 {
     char *key = NULL;
@@ -90,10 +97,17 @@ void cli_diff_add_sites(struct cli_ana *a, const struct ana_model *m, struct ana
         const struct ana_site *site = ana_model_site(m, id);
         uint64_t v[ANA_DIFF_NR_METRICS];
 
-        if (!site || (skip && skip[id]) || !ana_diff_site_values(site, v))
+        if (!site || !ana_diff_site_values(site, v))
             continue;
-        if (reach && id < reach->nr_sites)
-            v[ANA_DIFF_LOST] = ana_reach_lost_bytes(&reach->site[id]);
+        if (reach && id < reach->nr_sites) {
+            const struct ana_reach_sum *c = &reach->site[id];
+            v[ANA_DIFF_LOST] = ana_reach_lost_bytes(c);
+            v[ANA_DIFF_DEFINITE] = c->bytes[FMT_REACH_DEFINITE];
+            v[ANA_DIFF_LOST_BLOCKS] = ana_reach_lost_blocks(c);
+            v[ANA_DIFF_POSSIBLE] = c->bytes[FMT_REACH_POSSIBLE];
+        }
+        if (supp && supp[id])
+            leaks_apart(v);
         add_one(a, d, which, lines, id, v, &key, &cap);
     }
     free(key);
@@ -111,35 +125,97 @@ void cli_diff_add_fold(struct cli_ana *a, const struct ana_fold *f, struct ana_d
         const struct ana_fold_row *r = &rows[i];
         uint64_t v[ANA_DIFF_NR_METRICS];
 
-        /* A row whose leaks a suppression matches (cli_fold.c's tag). */
-        if (r->tag && r->live_stack != UINT32_MAX)
-            continue;
         if (!ana_diff_site_values(&r->s, v) && !r->leaked_bytes)
             continue;
         v[ANA_DIFF_LEAKED] = r->leaked_bytes;
+        /* A row whose leaks a suppression matches (cli_fold.c's tag). */
+        if (r->tag && r->live_stack != UINT32_MAX)
+            leaks_apart(v);
         add_one(a, d, which, lines, r->made_stack, v, &key, &cap);
     }
     free(key);
 }
 
-void cli_diff_set_site(struct ana_table *t, unsigned col, const char *key, unsigned frames)
+/* The class of a line of a site's key (a frame's function or place) as
+ * the run whose stacks know it gave it (ana_stacks_class), else user. */
+static uint8_t line_class(struct cli_ana *const sides[2], const char *line)
 {
-    const char *items[257];
-    unsigned nr = 0, cut = 0;
-    char *copy = strdup(key), *save = NULL, more[48];
+    for (unsigned k = 0; k < 2; k++) {
+        uint32_t id;
 
-    if (!copy)
+        if (!sides[k] || !sides[k]->r)
+            continue;
+        if (ana_stacks_intern(cli_ana_stacks(sides[k]), line, &id))
+            cli_die("%s: out of memory", sides[k]->cmd);
+        enum ana_frame_class c = ana_stacks_class(sides[k]->stacks, id);
+        if (c != ANA_FRAME_USER)
+            return (uint8_t)c;
+    }
+    return ANA_FRAME_USER;
+}
+
+void cli_diff_set_site(struct cli_ana *nw, struct cli_ana *base, struct ana_table *t, unsigned col,
+                       const char *key, unsigned frames)
+{
+    struct cli_ana *const sides[2] = {nw, base};
+    char *copy = strdup(key), *save = NULL, (*marks)[48];
+    size_t n = 1;
+
+    for (const char *p = key; *p; p++)
+        n += *p == '\n';
+    const char **lines = malloc(n * sizeof(*lines)), **items = malloc((n + 1) * sizeof(*items));
+    uint8_t *cls = malloc(n);
+    struct ana_interest_item *it = malloc(n * sizeof(*it));
+    marks = malloc((n + 1) * sizeof(*marks));
+    if (!copy || !lines || !items || !cls || !it || !marks)
         cli_die("out of memory");
-    for (char *tok = strtok_r(copy, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
-        if (nr < 256 && (!frames || nr < frames))
-            items[nr++] = tok;
-        else
-            cut++;
+    n = 0;
+    for (char *tok = strtok_r(copy, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save))
+        lines[n++] = tok;
+    unsigned nr = 0, interest;
+    if (nw->format == CLI_FMT_TEXT && !nw->sym.show_internal) {
+        /* a row as every command lays it out (ana_interest.h) */
+        struct ana_interest_row row;
+
+        for (size_t i = 0; i < n; i++)
+            cls[i] = line_class(sides, lines[i]);
+        ana_interest_row(cls, (uint32_t)n, frames, it, &row);
+        interest = 0;
+        for (uint32_t i = 0; i < row.nr_items; i++) {
+            if (it[i].first == row.interest)
+                interest = nr;
+            if (it[i].folded) {
+                ana_interest_mark(marks[nr], sizeof(marks[nr]), it[i].nr);
+                items[nr] = marks[nr];
+            } else {
+                items[nr] = lines[it[i].first];
+            }
+            nr++;
+        }
+        if (row.nr_more) {
+            snprintf(marks[nr], sizeof(marks[nr]), "... %u more", row.nr_more);
+            items[nr] = marks[nr];
+            nr++;
+        }
+    } else {
+        for (size_t i = 0; i < n; i++)
+            cls[i] = line_class(sides, lines[i]);
+        interest = ana_interest_find(cls, (uint32_t)n);
+        nr = frames && n > frames ? frames : (unsigned)n;
+        for (unsigned i = 0; i < nr; i++)
+            items[i] = lines[i];
+        if (nr < n) {
+            snprintf(marks[nr], sizeof(marks[nr]), "... %zu more", n - nr);
+            items[nr] = marks[nr];
+            nr++;
+        }
     }
-    if (cut) {
-        snprintf(more, sizeof(more), "... %u more", cut);
-        items[nr++] = more;
-    }
-    ana_table_set_list(t, col, items, nr);
+    if (ana_table_set_stack(t, col, items, nr, interest))
+        cli_die("out of memory");
     free(copy);
+    free(lines);
+    free(items);
+    free(cls);
+    free(it);
+    free(marks);
 }

@@ -27,6 +27,7 @@ static const struct {
     {CLI_TAKES_SYM, {"full-names", no_argument, NULL, CLI_SYM_OPT_FULL_NAMES}},
     {CLI_TAKES_SYM, {"verbose", no_argument, NULL, CLI_SYM_OPT_VERBOSE}},
     {CLI_TAKES_SYM, {"symbol-path", required_argument, NULL, CLI_SYM_OPT_SYMBOL_PATH}},
+    {CLI_TAKES_SYM, {"alloc-fn", required_argument, NULL, CLI_SYM_OPT_ALLOC_FN}},
     {CLI_TAKES_FRAMES, {"frames", required_argument, NULL, CLI_ANA_OPT_FRAMES}},
     {CLI_TAKES_SUPP, {"suppress", required_argument, NULL, CLI_ANA_OPT_SUPPRESS}},
     {CLI_TAKES_SUPP, {"lsan-suppressions", required_argument, NULL, CLI_ANA_OPT_LSAN_SUPP}},
@@ -79,6 +80,8 @@ int cli_getopt(struct cli_getopt *g, struct cli_ana *a, int argc, char **argv)
         if (c == -1) {
             free(g->all);
             g->all = NULL;
+            if (g->takes & CLI_JSON_NOTES && a->format == CLI_FMT_JSON)
+                a->notes_in_output = true;
             return -1;
         }
         if (c == 'h') {

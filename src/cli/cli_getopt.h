@@ -22,6 +22,10 @@ enum {
     CLI_TAKES_FRAMES = 1u << 6,   /* --frames N: frames per printed stack */
     CLI_TAKES_SUPP = 1u << 7,     /* --suppress, --lsan-suppressions, --no-default-suppressions */
     CLI_TAKES_PROGRAMS = 1u << 8, /* --by-process: no per-program view (cli_ana_programs) */
+    /* Not an option: the command's JSON starts with cli_ana_json_begin,
+     * whose trace_notes say the trace's notes; with --format=json they are
+     * not said on stderr too (notes_in_output). */
+    CLI_JSON_NOTES = 1u << 9,
 };
 #define CLI_TAKES_ANALYSIS                                                                         \
     (CLI_TAKES_FORMAT | CLI_TAKES_TOP | CLI_TAKES_PID | CLI_TAKES_THREAD | CLI_TAKES_SYM)

@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "analysis/core/ana_argv.h"
 #include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_table.h"
 #include "analysis/core/ana_text.h"
@@ -21,27 +22,18 @@ static const struct ana_column cols[] = {
     {"command", "command", ANA_CELL_STR},
 };
 
-/* A process's argv as the table shows it: the words escaped, one space
- * between, cut at COMMAND_WIDTH characters with "..." (JSON gives every
- * word: "argv"). git's children all run /usr/lib/git-core/git; their
- * commands tell them apart. */
+/* A process's argv as the table shows it: shortened in the middle to
+ * about COMMAND_WIDTH characters, the program and the files kept
+ * (ana_argv.h); JSON gives it as "command" (the live page's column) and
+ * every word as "argv". git's children all run /usr/lib/git-core/git;
+ * their commands tell them apart. */
 #define COMMAND_WIDTH 60
 
 static void short_command(char *buf, size_t size, const struct fmt_image_info *ii)
 {
-    size_t n;
-
     buf[0] = '\0';
-    if (!ii || !ii->argv_len)
-        return;
-    n = ana_text_escape_words(buf, size, ii->argv, ii->argv_len);
-    if (n > COMMAND_WIDTH && size > COMMAND_WIDTH) {
-        /* Cut on a character, not inside one (UTF-8 continuation bytes). */
-        size_t cut = COMMAND_WIDTH - 3;
-        while (cut && ((unsigned char)buf[cut] & 0xc0) == 0x80)
-            cut--;
-        memcpy(buf + cut, "...", 4);
-    }
+    if (ii && ii->argv_len)
+        ana_argv_short(buf, size, ii->argv, ii->argv_len, COMMAND_WIDTH);
 }
 
 void cli_procs_text(struct cli_ana *a, const struct ana_model *m, FILE *out)
@@ -152,6 +144,9 @@ void cli_procs_json(struct cli_ana *a, const struct ana_model *m, struct ana_jso
             ana_json_strn(j, ii->argv + k, end - k);
         }
         ana_json_end_array(j);
+        char cmd[4 * 1024 + 1];
+        short_command(cmd, sizeof(cmd), ii);
+        ana_json_kv_str(j, "command", cmd);
         ana_json_kv_u64(j, "start_ns", ii && ii->has_start ? ii->start_ns : s->first_ns);
         ana_json_key(j, "end_ns");
         if (s->ended)

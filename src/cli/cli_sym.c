@@ -2,6 +2,7 @@
 /* Symbolized stacks for subcommands: shared options, a symbolizer loaded
  * with a trace's module map, and printing. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/core/ana_text.h"
@@ -34,14 +35,48 @@ bool cli_sym_option(const char *cmd, int c, const char *arg, struct cli_sym_opts
     case CLI_SYM_OPT_SYMBOL_PATH:
         o->symbol_path = arg;
         return true;
+    case CLI_SYM_OPT_ALLOC_FN:
+        if (o->nr_alloc_fns == CLI_SYM_MAX_ALLOC_FNS)
+            cli_usage_error("%s: at most %d --alloc-fn options", cmd, CLI_SYM_MAX_ALLOC_FNS);
+        if (!*arg)
+            cli_usage_error("%s: --alloc-fn wants a function's name", cmd);
+        o->alloc_fns[o->nr_alloc_fns++] = arg;
+        return true;
     default:
         return false;
     }
 }
 
+/* --alloc-fn's names and MEMSCRIBE_ALLOC_FNS's in one list, which lives
+ * as long as the process (the symbolizer copies it). */
+static size_t alloc_fns(const struct cli_sym_opts *o, const char *const **out)
+{
+    static const char *all[2 * CLI_SYM_MAX_ALLOC_FNS];
+    static char *env;
+    static size_t nr_env;
+    const char *e = getenv("MEMSCRIBE_ALLOC_FNS");
+
+    if (e && !env && (env = strdup(e)))
+        for (char *save, *w = strtok_r(env, ",\n", &save); w && nr_env < CLI_SYM_MAX_ALLOC_FNS;
+             w = strtok_r(NULL, ",\n", &save))
+            all[CLI_SYM_MAX_ALLOC_FNS + nr_env++] = w;
+    size_t n = 0;
+    for (size_t i = 0; i < o->nr_alloc_fns; i++)
+        all[n++] = o->alloc_fns[i];
+    for (size_t i = 0; i < nr_env; i++)
+        all[n++] = all[CLI_SYM_MAX_ALLOC_FNS + i];
+    *out = all;
+    return n;
+}
+
 struct ana_sym_options cli_sym_options(const struct cli_sym_opts *o)
 {
+    const char *const *fns;
+    size_t nr_fns = alloc_fns(o, &fns);
+
     return (struct ana_sym_options){
+        .alloc_fns = fns,
+        .nr_alloc_fns = nr_fns,
         .debug_dirs = o->debug_dirs,
         .nr_debug_dirs = o->nr_debug_dirs,
         .sysroot = o->sysroot,

@@ -15,6 +15,8 @@
 #include "memscribe/trace.h"
 
 #define CLI_SYM_MAX_DEBUG_DIRS 16
+/* --alloc-fn options, and as many names again from MEMSCRIBE_ALLOC_FNS */
+#define CLI_SYM_MAX_ALLOC_FNS 64
 
 /* getopt_long values of the shared options: above any short option. */
 enum {
@@ -25,6 +27,7 @@ enum {
     CLI_SYM_OPT_FULL_NAMES,
     CLI_SYM_OPT_VERBOSE,
     CLI_SYM_OPT_SYMBOL_PATH,
+    CLI_SYM_OPT_ALLOC_FN,
 };
 
 /* Lines for a command's --help. */
@@ -32,7 +35,10 @@ enum {
     "  --debug-dir DIR binaries or debug files of the traced program, by name\n"                   \
     "                  or in DIR/.build-id/xx/yyyy.debug (repeatable)\n"                           \
     "  --sysroot DIR   the recorded paths are under DIR (trace from elsewhere)\n"                  \
-    "  --all-frames    keep memscribe's and the allocator's own frames on top\n"                   \
+    "  --all-frames    show everything: every frame of every stack, memscribe's and\n"             \
+    "                  the allocator's own on top, library runs and start-up too\n"                \
+    "  --alloc-fn NAME the program's own allocation wrapper: rows name its caller\n"               \
+    "                  (repeatable; also MEMSCRIBE_ALLOC_FNS=NAME,NAME...)\n"                      \
     "  --raw           module+offset only: read no binary or debug file\n"                         \
     "  --full-names    C++ and Rust names with their template and argument lists\n"                \
     "                  (default: elided, std::vector<>::push_back())\n"                            \
@@ -49,14 +55,18 @@ struct cli_sym_opts {
     bool raw;
     bool full_names;
     bool verbose;
-    const char *symbol_path; /* --symbol-path, or NULL */
+    const char *symbol_path;                      /* --symbol-path, or NULL */
+    const char *alloc_fns[CLI_SYM_MAX_ALLOC_FNS]; /* --alloc-fn */
+    size_t nr_alloc_fns;
 };
 
 /* Handle a getopt_long result if it is one of the shared options: returns
  * true if it was (usage errors exit), false to let the command handle c. */
 bool cli_sym_option(const char *cmd, int c, const char *arg, struct cli_sym_opts *o);
 
-/* The symbolizer's options the shared ones give. */
+/* The symbolizer's options the shared ones give, with the allocation
+ * wrappers of --alloc-fn and of MEMSCRIBE_ALLOC_FNS (names separated by
+ * commas: a C++ name holds colons and spaces). */
 struct ana_sym_options cli_sym_options(const struct cli_sym_opts *o);
 
 /* A symbolizer that knows every module of the trace. Dies on failure. */

@@ -99,3 +99,32 @@ void cli_view_suppressed(const struct cli_view *v, uint32_t g, uint64_t *bytes, 
         }
     }
 }
+
+void cli_view_leaks(const struct cli_view *v, uint32_t g, const struct ana_scope *s,
+                    const struct ana_reach_sum *classes, const struct ana_reach *reach,
+                    struct cli_view_leaks *out)
+{
+    memset(out, 0, sizeof(*out));
+    cli_view_suppressed(v, g, &out->supp_bytes, &out->supp_blocks);
+    out->bytes = s->heap - out->supp_bytes;
+    out->blocks = s->live_blocks - out->supp_blocks;
+    if (!classes || !reach)
+        return;
+    out->classes = true;
+    uint32_t nr;
+    const uint32_t *ids = cli_view_group(v, g, &nr);
+    struct ana_reach_sum *row = cli_rows_reach(&v->rows, v->rows.nr, reach);
+    for (uint32_t k = 0; k < nr; k++) {
+        if (!v->suppressed[ids[k]])
+            continue;
+        for (unsigned c = 0; c < FMT_NR_REACH; c++) {
+            out->supp_cls.bytes[c] += row[ids[k]].bytes[c];
+            out->supp_cls.blocks[c] += row[ids[k]].blocks[c];
+        }
+    }
+    free(row);
+    for (unsigned c = 0; c < FMT_NR_REACH; c++) {
+        out->cls.bytes[c] = classes->bytes[c] - out->supp_cls.bytes[c];
+        out->cls.blocks[c] = classes->blocks[c] - out->supp_cls.blocks[c];
+    }
+}

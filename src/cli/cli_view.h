@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "analysis/model/ana_reach.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_rows.h"
 
@@ -51,5 +52,24 @@ const uint32_t *cli_view_group(const struct cli_view *v, uint32_t g, uint32_t *n
 /* The leaked bytes and blocks of group g (UINT32_MAX: all) that
  * suppressions list apart. */
 void cli_view_suppressed(const struct cli_view *v, uint32_t g, uint64_t *bytes, uint64_t *blocks);
+
+/* A part's leaks split by the suppressions, the one definition report and
+ * check share (docs/architecture.md, "Meanings"): suppressed, what they
+ * list apart (the built-in rules: the runtime's one-time allocations), and
+ * unsuppressed, the rest, which check's leak checks hold and report's JSON
+ * names unsuppressed_*. The classes with record --reach's, else zero. */
+struct cli_view_leaks {
+    uint64_t bytes, blocks;           /* unsuppressed: leaked minus suppressed */
+    uint64_t supp_bytes, supp_blocks; /* suppressed */
+    bool classes;
+    struct ana_reach_sum cls, supp_cls; /* the same by class */
+};
+
+/* Group g's (UINT32_MAX: all) of part scope s; classes: the part's
+ * classes and reach the trace's (the view's rows must be a model's, not a
+ * fold's, which keeps no classes), or both NULL. */
+void cli_view_leaks(const struct cli_view *v, uint32_t g, const struct ana_scope *s,
+                    const struct ana_reach_sum *classes, const struct ana_reach *reach,
+                    struct cli_view_leaks *out);
 
 #endif

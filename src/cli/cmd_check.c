@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* memscribe check: a memory gate for CI. A trace's leaked bytes and blocks
- * (suppressions applied as report and leaks apply them), peak heap,
- * temporary allocations, allocations and peak RSS, each held against a
- * limit, or against a base trace's (growth); text, JSON and JUnit XML;
- * exit 0 when every check passes, 1 when one fails. docs/check.md. */
+/* memscribe check: a memory gate for CI. A trace's unsuppressed leaked
+ * bytes and blocks (cli_view_leaks: report's unsuppressed_* fields), peak
+ * heap, temporary allocations, allocations, peak RSS and leak classes,
+ * each held against a limit, or against a base trace's (growth, with the
+ * sites that grew); text, JSON and JUnit XML; exit 0 when every check
+ * passes, 1 when one fails. docs/check.md. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -39,22 +40,35 @@ static void usage(FILE *out)
             "A memory gate for CI: each check holds one number of the trace against a\n"
             "limit and passes or fails; exit status 0 when all pass, 1 when one fails\n"
             "(or the trace cannot be read), 2 for a usage error.\n\n"
-            "checks (at least one; sizes as 0, 4096, 64K, 2M, 1G):\n"
-            "  --max-leaked SIZE        bytes leaked (live at the end), suppressions apart\n"
-            "  --max-leaked-blocks N    blocks leaked, suppressions apart\n"
-            "  --max-peak SIZE          peak heap in use\n"
-            "  --max-temporary N        temporary allocations\n"
-            "  --max-allocations N      heap blocks allocated\n"
-            "  --max-peak-rss SIZE      largest RSS sample (with memscribe's ring buffers)\n"
-            "  --max-definitely-lost SIZE  bytes definitely lost at exit (record --reach)\n"
-            "  --max-lost SIZE          bytes definitely and indirectly lost (record --reach)\n"
-            "  --max-lost-blocks N      blocks definitely and indirectly lost (record --reach)\n"
-            "  --max-possibly-lost SIZE bytes possibly lost at exit (record --reach)\n"
+            "checks (at least one; sizes as 0, 4096, 64K, 2M, 1G), each the field of\n"
+            "report --format=json's \"total\" named after it:\n"
+            "  --max-leaked SIZE        unsuppressed leaked bytes: live at the end, less\n"
+            "                           what suppressions list apart (report's\n"
+            "                           unsuppressed_leaked_bytes); on a trace with leak\n"
+            "                           classes it counts still-reachable bytes too\n"
+            "  --max-leaked-blocks N    unsuppressed leaked blocks (unsuppressed_leaked_blocks)\n"
+            "  --max-peak SIZE          peak heap in use (peak_bytes)\n"
+            "  --max-temporary N        temporary allocations (temporary)\n"
+            "  --max-allocations N      heap blocks allocated (allocations)\n"
+            "  --max-peak-rss SIZE      largest RSS sample, with memscribe's ring buffers\n"
+            "                           (peak_rss_bytes)\n"
+            "  --max-definitely-lost SIZE  unsuppressed bytes definitely lost at exit\n"
+            "                           (record --reach; unsuppressed_definitely_lost_bytes)\n"
+            "  --max-lost SIZE          unsuppressed bytes definitely and indirectly lost\n"
+            "                           (record --reach; unsuppressed_lost_bytes)\n"
+            "  --max-lost-blocks N      unsuppressed blocks definitely and indirectly lost\n"
+            "                           (record --reach; unsuppressed_lost_blocks): what to\n"
+            "                           gate on a trace with classes, not leaked-blocks\n"
+            "  --max-possibly-lost SIZE unsuppressed bytes possibly lost at exit\n"
+            "                           (record --reach; unsuppressed_possibly_lost_bytes)\n"
             "  --base OLD.mscr --max-growth M=LIMIT[,M=LIMIT...]\n"
-            "                           growth against a base trace: M is leaked,\n"
-            "                           leaked-blocks, peak, temporary, allocations or\n"
-            "                           peak-rss; LIMIT a size or count (0: no growth)\n"
-            "                           or a percentage of the base (5%%, 2.5%%)\n\n"
+            "                           growth against a base trace: M is any check's\n"
+            "                           name above (leaked, leaked-blocks, peak,\n"
+            "                           temporary, allocations, peak-rss, definitely-lost,\n"
+            "                           lost, lost-blocks, possibly-lost); LIMIT a size or\n"
+            "                           count (0: no growth) or a percentage of the base\n"
+            "                           (5%%, 2.5%%). A failed one lists the sites that grew\n"
+            "                           in its measure (all but peak-rss, not by site)\n\n"
             "options:\n"
             "  --junit FILE    also write the checks as JUnit XML, a testcase each\n"
             "  --top N         leaking stacks (or sites that grew) shown when a leak\n"
@@ -76,15 +90,21 @@ struct check {
     unsigned nr_failed;
     bool leak_failed;  /* a failed check of leaked bytes or blocks: show the stacks */
     bool class_failed; /* a failed check of a leak class: show the stacks with classes */
-    bool grown_failed; /* a failed growth check of them: show the sites that grew */
     struct ana_check_values run, base;
     bool all_ended; /* every selected process ended: "leaked", else "live at the end" */
     struct ana_model *m;
     struct cli_view view;
     struct cli_ana b; /* --base, open until the end */
     struct ana_model *bm;
-    struct ana_table *grown; /* the sites whose leaks grew (grown_failed) */
-    uint32_t *leaks;         /* row ids of the unsuppressed leaks, largest first */
+    struct cli_view bview;
+    struct ana_reach breach;
+    /* By check: a failed growth check's sites that grew in its measure
+     * (NULL: none to show), from both runs' sites paired as diff pairs
+     * them (diff, made once: diff_made). */
+    struct ana_table *grown[MAX_CHECKS];
+    struct ana_diff diff;
+    bool diff_made;
+    uint32_t *leaks; /* row ids of the unsuppressed leaks, largest first */
     uint32_t nr_leaks;
     /* The run's leak classes at exit (record --reach), classes set, and
      * by row id their sums (row_reach), for the leaks shown. */
@@ -104,7 +124,7 @@ static void add_growth(struct check *c, const char *list)
     if (rc)
         cli_usage_error("check: --max-growth wants MEASURE=LIMIT items like peak=5%%,leaked=0 "
                         "(measures: leaked, leaked-blocks, peak, temporary, allocations, "
-                        "peak-rss), not '%s'",
+                        "peak-rss, definitely-lost, lost, lost-blocks, possibly-lost), not '%s'",
                         bad);
     /* Each item is a check, named as given: "max-growth peak=5%". */
     const char *p = list;
@@ -117,7 +137,8 @@ static void add_growth(struct check *c, const char *list)
 
 static void parse(struct check *c, int argc, char **argv)
 {
-#define OWN(id, name, key, bytes) {"max-" name, required_argument, NULL, OPT_MAX + id},
+#define OWN(id, name, key, bytes, words, whole, metric)                                            \
+    {"max-" name, required_argument, NULL, OPT_MAX + id},
     static const struct option own[] = {
         ANA_CHECK_MEASURES(OWN){"base", required_argument, NULL, OPT_BASE},
         {"max-growth", required_argument, NULL, OPT_MAX_GROWTH},
@@ -125,9 +146,9 @@ static void parse(struct check *c, int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
 #undef OWN
-    struct cli_getopt g = {.takes = CLI_TAKES_FORMAT | CLI_TAKES_TOP | CLI_TAKES_PID |
-                                    CLI_TAKES_THREAD | CLI_TAKES_SYM | CLI_TAKES_FRAMES |
-                                    CLI_TAKES_SUPP,
+    struct cli_getopt g = {.takes = CLI_TAKES_FORMAT | CLI_JSON_NOTES | CLI_TAKES_TOP |
+                                    CLI_TAKES_PID | CLI_TAKES_THREAD | CLI_TAKES_SYM |
+                                    CLI_TAKES_FRAMES | CLI_TAKES_SUPP,
                            .own = own,
                            .usage = usage};
     int o;
@@ -168,65 +189,15 @@ static void parse(struct check *c, int argc, char **argv)
         cli_usage_error("check: give one trace; see 'memscribe check --help'");
 }
 
-/* By stack id: the sites whose leaks a suppression matches. */
-static bool *suppressed_sites(struct cli_ana *a, const struct ana_model *m)
-{
-    uint32_t n = ana_model_nr_sites(m);
-    bool *skip = calloc((size_t)n + 1, sizeof(*skip));
-
-    if (!skip)
-        cli_die("check: out of memory");
-    for (uint32_t id = 0; id < n; id++) {
-        const struct ana_site *s = ana_model_site(m, id);
-        skip[id] = s && s->live_blocks > 0 && cli_supp_match(&a->supp, a, id);
-    }
-    return skip;
-}
-
-/* The reachability classes at exit (record --reach), suppressed leaks left
- * out as from leaked: unknown without them. keep (may be NULL): the
- * classes, kept for the caller. */
-static void measure_classes(struct cli_ana *a, const struct ana_model *m,
-                            struct ana_check_values *v, struct ana_reach *keep)
-{
-    struct ana_reach rc;
-    bool *skip;
-
-    if (!ana_reach_present(a->r)) {
-        v->known[ANA_CHECK_DEFINITELY_LOST] = v->known[ANA_CHECK_LOST] =
-            v->known[ANA_CHECK_LOST_BLOCKS] = v->known[ANA_CHECK_POSSIBLY_LOST] = false;
-        return;
-    }
-    if (ana_reach_build(&rc, a->r, m))
-        cli_die("check: out of memory");
-    skip = suppressed_sites(a, m);
-    for (uint32_t id = 0; id < rc.nr_sites; id++) {
-        const struct ana_reach_sum *s = &rc.site[id];
-
-        if (skip[id])
-            continue;
-        v->v[ANA_CHECK_DEFINITELY_LOST] += s->bytes[FMT_REACH_DEFINITE];
-        v->v[ANA_CHECK_LOST] += ana_reach_lost_bytes(s);
-        v->v[ANA_CHECK_LOST_BLOCKS] += ana_reach_lost_blocks(s);
-        v->v[ANA_CHECK_POSSIBLY_LOST] += s->bytes[FMT_REACH_POSSIBLE];
-    }
-    free(skip);
-    if (keep)
-        *keep = rc;
-    else
-        ana_reach_release(&rc);
-}
-
 /* The numbers of the trace a reads into *v, as report reads them: the
- * model of the selected processes (*m), leaks that a suppression matches
- * left out. The view of the model's rows in *view, and the leak classes in
- * *reach, when not NULL. */
+ * model of the selected processes (*m), its view's rows (*view) and leak
+ * classes (*reach, record --reach's; zero without), and what suppressions
+ * list apart, split off as report's JSON splits it (cli_view_leaks). */
 static void measure(struct cli_ana *a, struct ana_check_values *v, struct ana_model **m,
                     struct cli_view *view, struct ana_reach *reach)
 {
     struct ana_model_options mo = {.filter = &a->filter, .keep_blocks = ana_reach_present(a->r)};
-    struct cli_view own;
-    uint64_t sb, sn;
+    struct cli_view_leaks lk;
 
     /* On a tree the rows are folded at each process's end (cli_fold.h). */
     cli_ana_programs(a, &mo);
@@ -234,28 +205,40 @@ static void measure(struct cli_ana *a, struct ana_check_values *v, struct ana_mo
     bool fold = cli_fold_setup(a, &mo, CLI_FOLD_ROWS);
     *m = cli_ana_model(a, &mo, UINT64_MAX);
     const struct ana_scope *t = ana_model_total(*m);
-    if (!view)
-        view = &own;
     cli_supp_load(&a->supp, a);
     if (fold)
         cli_view_make_folded(a, a->fold, CLI_ROWS_BY_ALL, 0, view);
     else
         cli_view_make(a, *m, CLI_ROWS_BY_ALL, view);
-    cli_view_suppressed(view, UINT32_MAX, &sb, &sn);
+    bool classes = ana_reach_present(a->r);
+    memset(reach, 0, sizeof(*reach));
+    if (classes && ana_reach_build(reach, a->r, *m))
+        cli_die("check: out of memory");
+    cli_view_leaks(view, UINT32_MAX, t, classes ? &reach->total : NULL, classes ? reach : NULL,
+                   &lk);
     *v = (struct ana_check_values){0};
-    v->v[ANA_CHECK_LEAKED] = t->heap - sb;
-    v->v[ANA_CHECK_LEAKED_BLOCKS] = t->live_blocks - sn;
+    v->v[ANA_CHECK_LEAKED] = lk.bytes;
+    v->suppressed[ANA_CHECK_LEAKED] = lk.supp_bytes;
+    v->v[ANA_CHECK_LEAKED_BLOCKS] = lk.blocks;
+    v->suppressed[ANA_CHECK_LEAKED_BLOCKS] = lk.supp_blocks;
     v->v[ANA_CHECK_PEAK] = t->peak;
     v->v[ANA_CHECK_TEMPORARY] = t->nr_temporary;
     v->v[ANA_CHECK_ALLOCATIONS] = t->nr_allocs;
     v->v[ANA_CHECK_PEAK_RSS] = t->rss_peak;
+    v->v[ANA_CHECK_DEFINITELY_LOST] = lk.cls.bytes[FMT_REACH_DEFINITE];
+    v->suppressed[ANA_CHECK_DEFINITELY_LOST] = lk.supp_cls.bytes[FMT_REACH_DEFINITE];
+    v->v[ANA_CHECK_LOST] = ana_reach_lost_bytes(&lk.cls);
+    v->suppressed[ANA_CHECK_LOST] = ana_reach_lost_bytes(&lk.supp_cls);
+    v->v[ANA_CHECK_LOST_BLOCKS] = ana_reach_lost_blocks(&lk.cls);
+    v->suppressed[ANA_CHECK_LOST_BLOCKS] = ana_reach_lost_blocks(&lk.supp_cls);
+    v->v[ANA_CHECK_POSSIBLY_LOST] = lk.cls.bytes[FMT_REACH_POSSIBLE];
+    v->suppressed[ANA_CHECK_POSSIBLY_LOST] = lk.supp_cls.bytes[FMT_REACH_POSSIBLE];
     for (int k = 0; k < ANA_CHECK_NR_MEASURES; k++)
         v->known[k] = true;
     v->known[ANA_CHECK_TEMPORARY] = ana_sample_has_temporary(fmt_reader_sample_bytes(a->r));
     v->known[ANA_CHECK_PEAK_RSS] = t->has_rss;
-    measure_classes(a, *m, v, reach);
-    if (view == &own)
-        cli_view_release(&own);
+    v->known[ANA_CHECK_DEFINITELY_LOST] = v->known[ANA_CHECK_LOST] =
+        v->known[ANA_CHECK_LOST_BLOCKS] = v->known[ANA_CHECK_POSSIBLY_LOST] = classes;
 }
 
 /* Open a's trace (argv[0] of argc), its stacks left for later: a tree's
@@ -284,62 +267,77 @@ static void measure_base(struct check *c)
         if (ana_filter_add_exe(&b->filter, c->a.filter.exes[i]))
             cli_die("check: out of memory");
     open_trace(b, 1, argv, 0);
-    measure(b, &c->base, &c->bm, NULL, NULL);
+    measure(b, &c->base, &c->bm, &c->bview, &c->breach);
 }
 
-/* A side's sites (or the rows its fold made of them) into d, suppressed
- * leaks left out. */
-static void add_side(struct cli_ana *a, const struct ana_model *m, struct ana_diff *d,
-                     enum ana_diff_side which)
+/* A side's sites (or the rows its fold made of them) into d, the leaks of
+ * those a suppression matches counted 0, as they are in the totals. */
+static void add_side(struct cli_ana *a, const struct ana_model *m, const struct cli_view *v,
+                     const struct ana_reach *reach, struct ana_diff *d, enum ana_diff_side which)
 {
-    bool *skip;
-
     if (a->fold) {
         cli_diff_add_fold(a, a->fold, d, which, 0);
         return;
     }
-    skip = suppressed_sites(a, m);
-    cli_diff_add_sites(a, m, d, which, 0, skip, NULL);
-    free(skip);
+    /* The view's rows are the model's sites by stack id (cli_rows.h). */
+    uint32_t n = ana_model_nr_sites(m);
+    bool *supp = calloc((size_t)n + 1, sizeof(*supp));
+    if (!supp)
+        cli_die("check: out of memory");
+    for (uint32_t id = 0; id < n && id < v->rows.nr; id++)
+        supp[id] = v->rows.first[id] < v->rows.nr && v->suppressed[v->rows.first[id]];
+    cli_diff_add_sites(a, m, d, which, 0, supp, reach->nr_sites ? reach : NULL);
+    free(supp);
 }
 
-/* The sites whose leaked bytes grew against the base, most first, matched
- * by function chain as memscribe diff matches them (cli_diff_add_sites),
- * suppressed leaks left out on both sides. */
-static struct ana_table *grown_table(struct check *c)
+/* The sites whose measure m grew against the base, most first, matched by
+ * function chain as memscribe diff matches them (cli_diff_add_sites),
+ * leaks a suppression matches counted 0 on both sides; NULL for a measure
+ * not counted by site (peak RSS). */
+static struct ana_table *grown_table(struct check *c, enum ana_check_measure m)
 {
-    static const struct ana_column cols[] = {
-        {"base", "leaked_bytes_base", ANA_CELL_U64},
-        {"new", "leaked_bytes_new", ANA_CELL_U64},
-        {"+/-", "leaked_bytes_change", ANA_CELL_I64},
-        {"site", "site", ANA_CELL_LIST},
-    };
+    /* Columns per metric, e.g. leaked_bytes_base: they outlive the table. */
+    static char keys[ANA_DIFF_NR_METRICS][3][40];
+    static struct ana_column cols[ANA_DIFF_NR_METRICS][4];
+    static const char *const part[3] = {"base", "new", "change"};
+    int metric = ana_check_measure_metric(m);
     unsigned frames = c->a.frames_set               ? c->a.frames
                       : c->a.format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES
                                                     : 0;
-    struct ana_diff d;
     struct ana_table *t;
 
-    ana_diff_init(&d);
-    add_side(&c->b, c->bm, &d, ANA_DIFF_BASE);
-    add_side(&c->a, c->m, &d, ANA_DIFF_NEW);
-    ana_diff_finish(&d);
-    ana_diff_sort(&d, ANA_DIFF_LEAKED);
-    if (ana_table_create(&t, cols, 4))
+    if (metric < 0)
+        return NULL;
+    if (!c->diff_made) {
+        ana_diff_init(&c->diff);
+        add_side(&c->b, c->bm, &c->bview, &c->breach, &c->diff, ANA_DIFF_BASE);
+        add_side(&c->a, c->m, &c->view, &c->reach, &c->diff, ANA_DIFF_NEW);
+        ana_diff_finish(&c->diff);
+        c->diff_made = true;
+    }
+    for (unsigned p = 0; p < 3; p++) {
+        snprintf(keys[metric][p], sizeof(keys[metric][p]), "%s_%s",
+                 ana_diff_metric_key((enum ana_diff_metric)metric), part[p]);
+        cols[metric][p] = (struct ana_column){p == 2 ? "+/-" : part[p], keys[metric][p],
+                                              p == 2 ? ANA_CELL_I64 : ANA_CELL_U64};
+    }
+    cols[metric][3] = (struct ana_column){"site", "site", ANA_CELL_LIST | ANA_CELL_INTEREST};
+    if (ana_table_create(&t, cols[metric], 4))
         cli_die("check: out of memory");
-    for (size_t i = 0, shown = 0; i < d.nr_rows && (!c->a.top || shown < c->a.top); i++) {
-        const struct ana_diff_row *r = &d.rows[i];
-        if (ana_diff_change(r, ANA_DIFF_LEAKED) <= 0)
+    ana_diff_sort(&c->diff, (enum ana_diff_metric)metric);
+    for (size_t i = 0, shown = 0; i < c->diff.nr_rows && (!c->a.top || shown < c->a.top); i++) {
+        const struct ana_diff_row *r = &c->diff.rows[i];
+        int64_t change = ana_diff_change(r, (enum ana_diff_metric)metric);
+        if (change <= 0)
             continue;
         if (ana_table_add_row(t))
             cli_die("check: out of memory");
-        ana_table_set_u64(t, 0, r->v[ANA_DIFF_BASE][ANA_DIFF_LEAKED]);
-        ana_table_set_u64(t, 1, r->v[ANA_DIFF_NEW][ANA_DIFF_LEAKED]);
-        ana_table_set_i64(t, 2, ana_diff_change(r, ANA_DIFF_LEAKED));
-        cli_diff_set_site(t, 3, r->key, frames);
+        ana_table_set_u64(t, 0, r->v[ANA_DIFF_BASE][metric]);
+        ana_table_set_u64(t, 1, r->v[ANA_DIFF_NEW][metric]);
+        ana_table_set_i64(t, 2, change);
+        cli_diff_set_site(&c->a, &c->b, t, 3, r->key, frames);
         shown++;
     }
-    ana_diff_release(&d);
     return t;
 }
 
@@ -383,10 +381,9 @@ static void decide(struct check *c)
         bool cls = is_class(m) && c->res[i].known;
         c->leak_failed |= (leak || cls) && !c->lim[i].growth;
         c->class_failed |= cls && !c->lim[i].growth;
-        c->grown_failed |= leak && c->lim[i].growth && c->res[i].known;
+        if (c->lim[i].growth && c->res[i].known)
+            c->grown[i] = grown_table(c, m);
     }
-    if (c->grown_failed)
-        c->grown = grown_table(c);
     if (!c->leak_failed)
         return;
     uint32_t n = c->view.rows.nr;
@@ -418,38 +415,54 @@ static const char *amount(enum ana_check_measure m, int64_t v, bool sign, char *
     return buf;
 }
 
-/* What check i found, in one line: "leaked: 104 bytes (limit 0 bytes)". */
+/* What check i found, in one line, in the words report uses for the
+ * same number: "unsuppressed leaked: 104 bytes (104 leaked, 0 suppressed;
+ * limit 0 bytes)". */
 static void describe(const struct check *c, size_t i, char *buf, size_t size)
 {
     const struct ana_check_limit *l = &c->lim[i];
     const struct ana_check_result *r = &c->res[i];
-    const char *what = ana_check_measure_name(l->measure);
-    char v[48], b[48], g[48], al[48];
+    enum ana_check_measure m = l->measure;
+    const char *what = ana_check_measure_words(m), *whole = ana_check_measure_whole(m);
+    char v[48], b[48], g[48], al[48], w[48], sp[48], limit[256], hint[128] = "";
 
-    if (!r->known && l->measure >= ANA_CHECK_DEFINITELY_LOST) {
+    if (!r->known && m >= ANA_CHECK_DEFINITELY_LOST) {
         snprintf(buf, size, "%s: no reachability classes in the trace (record --reach)", what);
         return;
     }
     if (!r->known) {
-        bool rss = l->measure == ANA_CHECK_PEAK_RSS;
+        bool rss = m == ANA_CHECK_PEAK_RSS;
         snprintf(buf, size, "%s: %s in the %strace", what, rss ? "not recorded" : "not estimated",
                  rss ? "" : "sampled ");
         return;
     }
-    amount(l->measure, (int64_t)r->value, false, v, sizeof(v));
+    /* On a trace with classes, leaked counts the still-reachable blocks
+     * too (a cache, a pool): growth there is not a leak's. */
+    if (c->classes && (m == ANA_CHECK_LEAKED || m == ANA_CHECK_LEAKED_BLOCKS))
+        snprintf(hint, sizeof(hint), "; it counts still-reachable %s too, %s the lost ones only",
+                 m == ANA_CHECK_LEAKED ? "bytes" : "blocks",
+                 m == ANA_CHECK_LEAKED ? "lost" : "lost-blocks");
+    amount(m, (int64_t)r->value, false, v, sizeof(v));
     if (!l->growth) {
-        snprintf(buf, size, "%s: %s (limit %s)", what, v,
-                 amount(l->measure, (int64_t)r->allowed, false, al, sizeof(al)));
+        amount(m, (int64_t)r->allowed, false, al, sizeof(al));
+        if (whole)
+            snprintf(limit, sizeof(limit), "%s %s, %s suppressed; limit %s",
+                     amount(m, (int64_t)(r->value + c->run.suppressed[m]), false, w, sizeof(w)),
+                     whole, amount(m, (int64_t)c->run.suppressed[m], false, sp, sizeof(sp)), al);
+        else
+            snprintf(limit, sizeof(limit), "limit %s", al);
+        snprintf(buf, size, "%s: %s (%s)%s", what, v, limit, hint);
         return;
     }
-    amount(l->measure, (int64_t)r->base, false, b, sizeof(b));
-    amount(l->measure, r->growth, true, g, sizeof(g));
-    amount(l->measure, (int64_t)r->allowed, true, al, sizeof(al));
+    amount(m, (int64_t)r->base, false, b, sizeof(b));
+    amount(m, r->growth, true, g, sizeof(g));
+    amount(m, (int64_t)r->allowed, true, al, sizeof(al));
     if (l->percent)
-        snprintf(buf, size, "%s: %s against base %s, growth %s (limit %s: %s)", what, v, b, g,
-                 strchr(c->name[i], '=') + 1, al);
+        snprintf(buf, size, "%s: %s against base %s, growth %s (limit %s: %s)%s", what, v, b, g,
+                 strchr(c->name[i], '=') + 1, al, hint);
     else
-        snprintf(buf, size, "%s: %s against base %s, growth %s (limit %s)", what, v, b, g, al);
+        snprintf(buf, size, "%s: %s against base %s, growth %s (limit %s)%s", what, v, b, g, al,
+                 hint);
 }
 
 /* The leaks shown under a failed leak check: bytes, blocks, with leak
@@ -462,19 +475,27 @@ static struct ana_table *leak_table(struct check *c)
         {"definite", "definitely_lost_bytes", ANA_CELL_U64},
         {"indirect", "indirectly_lost_bytes", ANA_CELL_U64},
         {"possible", "possibly_lost_bytes", ANA_CELL_U64},
-        {"stack", "stack", ANA_CELL_LIST},
+        {"stack", "stack", ANA_CELL_LIST | ANA_CELL_INTEREST},
     };
     /* The table keeps its columns: static, as cols. */
     static const struct ana_column plain[] = {
         {"bytes", "leaked_bytes", ANA_CELL_U64 | ANA_CELL_EST},
         {"blocks", "leaked_blocks", ANA_CELL_U64 | ANA_CELL_EST},
-        {"stack", "stack", ANA_CELL_LIST},
+        {"stack", "stack", ANA_CELL_LIST | ANA_CELL_INTEREST},
     };
     unsigned nc = c->row_reach ? 6 : 3, nr;
     struct ana_table *t;
 
     if (ana_table_create(&t, c->row_reach ? cols : plain, nc))
         cli_die("check: out of memory");
+    /* rows that would read alike show more of their stacks */
+    uint32_t *stacks = malloc(((size_t)c->nr_leaks + 1) * sizeof(*stacks));
+    if (!stacks)
+        cli_die("check: out of memory");
+    for (uint32_t k = 0; k < c->nr_leaks; k++)
+        stacks[k] = cli_view_stack(&c->view, c->leaks[k]);
+    cli_ana_apart(&c->a, stacks, c->nr_leaks, CLI_ANA_TEXT_FRAMES);
+    free(stacks);
     for (uint32_t k = 0; k < c->nr_leaks; k++) {
         const struct ana_site *s = c->view.rows.row[c->leaks[k]];
         ana_table_add_row(t);
@@ -486,9 +507,30 @@ static struct ana_table *leak_table(struct check *c)
         const char *const *fr =
             cli_ana_stack(&c->a, cli_view_stack(&c->view, c->leaks[k]), false,
                           c->a.format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
-        ana_table_set_list(t, nc - 1, fr, nr);
+        ana_table_set_stack(t, nc - 1, fr, nr, c->a.interest);
     }
     return t;
+}
+
+/* The heading of failed growth check i's sites: what they grew in, or
+ * why there are none to list. */
+static void grown_heading(const struct check *c, size_t i, char *buf, size_t size)
+{
+    const char *what = ana_check_measure_words(c->lim[i].measure);
+
+    if (!c->grown[i])
+        snprintf(buf, size, "%s: %s is not counted by call site, there are no sites to list",
+                 c->name[i], what);
+    else if (!ana_table_nr_rows(c->grown[i]))
+        snprintf(buf, size,
+                 "%s: no site grew in %s against the base (the total did: sites "
+                 "matched by function chain, as diff matches them, may have moved)",
+                 c->name[i], what);
+    else
+        snprintf(buf, size,
+                 "%s: the sites that grew in %s against the base, most first "
+                 "(matched by function chain, as diff matches them)",
+                 c->name[i], what);
 }
 
 static void write_text(struct check *c)
@@ -505,17 +547,20 @@ static void write_text(struct check *c)
     }
     if (c->leak_failed && c->nr_leaks) {
         struct ana_table *t = leak_table(c);
-        fprintf(c->out, "\n%s, largest first (suppressions apart):\n",
-                c->class_failed ? "leaks lost or possibly lost at exit"
-                : c->all_ended  ? "leaks"
-                                : "live at the end (not every process ended)");
+        fprintf(c->out, "\n%s, largest first:\n",
+                c->class_failed ? "unsuppressed leaks lost or possibly lost at exit"
+                : c->all_ended  ? "unsuppressed leaks"
+                                : "unsuppressed blocks live at the end (not every process ended)");
         cli_ana_table(&c->a, t, c->out, "", true);
         ana_table_destroy(t);
     }
-    if (c->grown && ana_table_nr_rows(c->grown)) {
-        fprintf(c->out, "\nleaks that grew against the base (sites matched by function chain, as "
-                        "diff matches them):\n");
-        cli_ana_table(&c->a, c->grown, c->out, "", true);
+    for (size_t i = 0; i < c->nr; i++) {
+        if (!c->lim[i].growth || c->res[i].pass || !c->res[i].known)
+            continue;
+        grown_heading(c, i, line, sizeof(line));
+        fprintf(c->out, "\n%s:\n", line);
+        if (c->grown[i] && ana_table_nr_rows(c->grown[i]))
+            cli_ana_table(&c->a, c->grown[i], c->out, "", true);
     }
     if (c->nr_failed)
         fprintf(c->out, "\ncheck: %u of %zu checks failed\n", c->nr_failed, c->nr);
@@ -558,6 +603,13 @@ static void write_json(struct check *c)
         ana_json_kv_bool(&j, "passed", r->pass);
         describe(c, i, line, sizeof(line));
         ana_json_kv_str(&j, "message", line);
+        if (c->lim[i].growth) {
+            ana_json_key(&j, "grown");
+            if (c->grown[i] && !r->pass)
+                ana_table_write_json(c->grown[i], &j);
+            else
+                ana_json_null(&j);
+        }
         ana_json_end_object(&j);
     }
     ana_json_end_array(&j);
@@ -569,11 +621,6 @@ static void write_json(struct check *c)
     } else {
         ana_json_null(&j);
     }
-    ana_json_key(&j, "grown");
-    if (c->grown)
-        ana_table_write_json(c->grown, &j);
-    else
-        ana_json_null(&j);
     ana_json_end_object(&j);
     if (ana_json_finish(&j))
         cli_die("check: writing the output failed");
@@ -629,13 +676,16 @@ static void write_junit(struct check *c)
         fputs("\">", f);
         ana_xml_escape(f, line, strlen(line));
         bool leak = m == ANA_CHECK_LEAKED || m == ANA_CHECK_LEAKED_BLOCKS;
-        if (leak && c->lim[i].growth && c->grown && ana_table_nr_rows(c->grown)) {
-            junit_table(c, f, "leaks that grew against the base", c->grown);
+        if (c->lim[i].growth && c->grown[i] && ana_table_nr_rows(c->grown[i])) {
+            char heading[256];
+            grown_heading(c, i, heading, sizeof(heading));
+            junit_table(c, f, heading, c->grown[i]);
         } else if ((leak || is_class(m)) && !c->lim[i].growth && c->nr_leaks) {
             struct ana_table *t = leak_table(c);
             junit_table(c, f,
-                        c->class_failed ? "leaks lost or possibly lost at exit, largest first"
-                                        : "largest leaks (suppressions apart)",
+                        c->class_failed
+                            ? "unsuppressed leaks lost or possibly lost at exit, largest first"
+                            : "unsuppressed leaks, largest first",
                         t);
             ana_table_destroy(t);
         }
@@ -670,10 +720,15 @@ int cli_check_run(int argc, char **argv, FILE *out, bool parse_only)
     free(c.leaks);
     free(c.row_reach);
     ana_reach_release(&c.reach);
-    ana_table_destroy(c.grown);
+    for (size_t i = 0; i < c.nr; i++)
+        ana_table_destroy(c.grown[i]);
+    if (c.diff_made)
+        ana_diff_release(&c.diff);
     cli_view_release(&c.view);
     ana_model_destroy(c.m);
     if (c.base_path) {
+        ana_reach_release(&c.breach);
+        cli_view_release(&c.bview);
         ana_model_destroy(c.bm);
         cli_ana_close(&c.b);
     }

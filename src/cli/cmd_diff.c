@@ -152,7 +152,7 @@ static void add_side(struct side *s, struct ana_diff *d, enum ana_diff_side whic
 }
 
 /* Columns of every metric at most, and the site. */
-#define MAX_COLS (3 * ANA_DIFF_NR_METRICS + 1)
+#define MAX_COLS (3 * ANA_DIFF_NR_SHOWN + 1)
 
 /* What the table shows: the first nr metrics (lost only where a side has
  * leak classes), and which side has each (a sampled trace no temporary
@@ -166,8 +166,8 @@ struct shown {
 static void make_columns(struct ana_column *cols, char titles[][24], char keys[][24],
                          const struct shown *sh)
 {
-    static const char *const shortname[ANA_DIFF_NR_METRICS] = {"allocs", "bytes", "peak",
-                                                               "leaked", "temp",  "lost"};
+    static const char *const shortname[ANA_DIFF_NR_SHOWN] = {"allocs", "bytes", "peak",
+                                                             "leaked", "temp",  "lost"};
     static const char *const part[3] = {"base", "new", "change"};
 
     for (unsigned m = 0; m < sh->nr; m++) {
@@ -179,14 +179,15 @@ static void make_columns(struct ana_column *cols, char titles[][24], char keys[]
             cols[c] = (struct ana_column){titles[c], keys[c], p == 2 ? ANA_CELL_I64 : ANA_CELL_U64};
         }
     }
-    cols[3 * sh->nr] = (struct ana_column){"site", "site", ANA_CELL_LIST};
+    cols[3 * sh->nr] = (struct ana_column){"site", "site", ANA_CELL_LIST | ANA_CELL_INTEREST};
 }
 
 /* A row: the values and the site's frames (key: leaf first, one per line),
  * at most frames of them (0: all), a cut site ending in "... N more" as in
  * every command that prints stacks. */
-static void add_row(struct ana_table *t, const uint64_t v[2][ANA_DIFF_NR_METRICS], const char *key,
-                    unsigned frames, const struct shown *sh)
+static void add_row(struct side *nw, struct side *base, struct ana_table *t,
+                    const uint64_t v[2][ANA_DIFF_NR_METRICS], const char *key, unsigned frames,
+                    const struct shown *sh)
 {
     if (ana_table_add_row(t))
         cli_die("diff: out of memory");
@@ -200,7 +201,7 @@ static void add_row(struct ana_table *t, const uint64_t v[2][ANA_DIFF_NR_METRICS
                 ana_table_set_none(t, 3 * m + 2);
             }
     }
-    cli_diff_set_site(t, 3 * sh->nr, key, frames);
+    cli_diff_set_site(&nw->a, &base->a, t, 3 * sh->nr, key, frames);
 }
 
 /* The totals in JSON: each metric shown, null where a side has none. */
@@ -304,7 +305,7 @@ int cmd_diff(int argc, char **argv)
     /* Whether each side has temporary figures (a sampled trace has none,
      * ana_sample.h) and leak classes: nothing to sort by, and empty cells,
      * where not; the lost bytes are shown where a side has classes. */
-    struct shown sh = {.nr = base.classes || nw.classes ? ANA_DIFF_NR_METRICS : ANA_DIFF_LOST};
+    struct shown sh = {.nr = base.classes || nw.classes ? ANA_DIFF_NR_SHOWN : ANA_DIFF_LOST};
     for (unsigned p = 0; p < 2; p++) {
         const struct side *s = p ? &nw : &base;
         for (unsigned k = 0; k < ANA_DIFF_NR_METRICS; k++)
@@ -333,10 +334,11 @@ int cmd_diff(int argc, char **argv)
     if (ana_table_create(&t, cols, 3 * sh.nr + 1))
         cli_die("diff: out of memory");
     if (nw.a.format != CLI_FMT_JSON)
-        add_row(t, d.total, "(total)", frames, &sh);
+        add_row(&nw, &base, t, d.total, "(total)", frames, &sh);
     size_t shown = nw.a.top && nw.a.top < d.nr_rows ? nw.a.top : d.nr_rows;
     for (size_t i = 0; i < shown; i++)
-        add_row(t, (const uint64_t(*)[ANA_DIFF_NR_METRICS])d.rows[i].v, d.rows[i].key, frames, &sh);
+        add_row(&nw, &base, t, (const uint64_t(*)[ANA_DIFF_NR_METRICS])d.rows[i].v, d.rows[i].key,
+                frames, &sh);
 
     if (nw.a.format == CLI_FMT_JSON) {
         struct ana_json j;

@@ -75,14 +75,14 @@ static const struct ana_column site_cols[] = {
     {"size", "size", ANA_CELL_U64},
     {"stranded", "stranded_bytes", ANA_CELL_U64},
     {"origin", "origin", ANA_CELL_STR},
-    {"stack", "stack", ANA_CELL_LIST},
+    {"stack", "stack", ANA_CELL_LIST | ANA_CELL_INTEREST},
 };
 
 static const struct ana_column occ_cols[] = {
     {"bytes", "bytes", ANA_CELL_U64},
     {"mappings", "mappings", ANA_CELL_U64},
     {"origin", "origin", ANA_CELL_STR},
-    {"stack", "stack", ANA_CELL_LIST},
+    {"stack", "stack", ANA_CELL_LIST | ANA_CELL_INTEREST},
 };
 
 static struct ana_table *site_table(struct cli_ana *a, const struct ana_frag_site *v, long n,
@@ -105,13 +105,13 @@ static struct ana_table *site_table(struct cli_ana *a, const struct ana_frag_sit
             ana_table_set_u64(t, 0, v[i].size);
             ana_table_set_u64(t, 1, v[i].count);
             ana_table_set_str(t, 2, o);
-            ana_table_set_list(t, 3, fr, nr);
+            ana_table_set_stack(t, 3, fr, nr, a->interest);
         } else {
             ana_table_set_u64(t, 0, v[i].count);
             ana_table_set_u64(t, 1, v[i].size);
             ana_table_set_u64(t, 2, v[i].stranded);
             ana_table_set_str(t, 3, o);
-            ana_table_set_list(t, 4, fr, nr);
+            ana_table_set_stack(t, 4, fr, nr, a->interest);
         }
     }
     return t;

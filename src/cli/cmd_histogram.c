@@ -29,7 +29,7 @@ static void usage(FILE *out)
 
 static const struct ana_column cols[] = {
     {"pid", "pid", ANA_CELL_U64},
-    {"stack", "stack", ANA_CELL_LIST},
+    {"stack", "stack", ANA_CELL_LIST | ANA_CELL_INTEREST},
     {"min", "min_size", ANA_CELL_U64},
     {"max", "max_size", ANA_CELL_U64},
     {"count", "count", ANA_CELL_U64 | ANA_CELL_EST},
@@ -81,7 +81,7 @@ static void add_rows(struct cli_ana *a, struct hist_table *ht, uint32_t pid, uin
         if (ht->col[1] >= 0) {
             const char *const *fr =
                 cli_ana_stack(a, stack, false, a->format == CLI_FMT_TEXT ? 3 : 0, &nr);
-            ana_table_set_list(ht->t, (unsigned)ht->col[1], fr, nr);
+            ana_table_set_stack(ht->t, (unsigned)ht->col[1], fr, nr, a->interest);
         }
         set_u64(ht, 2, lo);
         set_u64(ht, 3, hi);

@@ -47,14 +47,14 @@ static const struct ana_column group_cols[] = {
     {"pid", "pid", ANA_CELL_U64},
     {"bytes", "leaked_bytes", ANA_CELL_U64 | ANA_CELL_EST},
     {"blocks", "leaked_blocks", ANA_CELL_U64 | ANA_CELL_EST},
-    {"stack", "stack", ANA_CELL_LIST},
+    {"stack", "stack", ANA_CELL_LIST | ANA_CELL_INTEREST},
 };
 /* The per-program view's rows: the processes of one executable merged. */
 static const struct ana_column program_cols[] = {
     {"program", "exe", ANA_CELL_STR},
     {"bytes", "leaked_bytes", ANA_CELL_U64 | ANA_CELL_EST},
     {"blocks", "leaked_blocks", ANA_CELL_U64 | ANA_CELL_EST},
-    {"stack", "stack", ANA_CELL_LIST},
+    {"stack", "stack", ANA_CELL_LIST | ANA_CELL_INTEREST},
 };
 /* With reachability classes (record --reach, at the end): the rows' bytes
  * and blocks of each class, in ana_reach_order, before the stack. */
@@ -73,7 +73,7 @@ static const struct ana_column block_cols[] = {
     {"pid", "pid", ANA_CELL_U64},         {"serial", "serial", ANA_CELL_U64},
     {"address", "address", ANA_CELL_STR}, {"size", "size", ANA_CELL_U64 | ANA_CELL_EST},
     {"time", "time", ANA_CELL_STR},       {"time_ns", "time_ns", ANA_CELL_U64},
-    {"thread", "tid", ANA_CELL_U64},      {"stack", "stack", ANA_CELL_LIST},
+    {"thread", "tid", ANA_CELL_U64},      {"stack", "stack", ANA_CELL_LIST | ANA_CELL_INTEREST},
     {"class", "class", ANA_CELL_STR},
 };
 
@@ -99,8 +99,8 @@ static void parse(struct leaks *lk, int argc, char **argv)
         {"index", no_argument, NULL, OPT_INDEX},
         {NULL, 0, NULL, 0},
     };
-    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS | CLI_TAKES_FRAMES | CLI_TAKES_SUPP |
-                                    CLI_TAKES_PROGRAMS,
+    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS | CLI_JSON_NOTES | CLI_TAKES_FRAMES |
+                                    CLI_TAKES_SUPP | CLI_TAKES_PROGRAMS,
                            .own = own,
                            .usage = usage};
     int c;
@@ -195,7 +195,7 @@ static void block_rows(struct leaks *lk)
         ana_table_set_u64(lk->tab, 6, b[i].tid);
         const char *const *fr =
             cli_ana_stack(a, b[i].stack, false, a->format == CLI_FMT_TEXT ? 1 : 0, &nr);
-        ana_table_set_list(lk->tab, 7, fr, nr);
+        ana_table_set_stack(lk->tab, 7, fr, nr, a->interest);
         if (lk->classes)
             ana_table_set_str(
                 lk->tab, 8,
@@ -316,6 +316,15 @@ static void stack_rows(struct leaks *lk)
     if (stack_table(lk, cols, &lk->tab) || stack_table(lk, cols, &lk->sup))
         cli_die("leaks: out of memory");
     cli_supp_load(&a->supp, a);
+    /* the rows shown: those that would read alike show more of their stacks */
+    uint32_t *stacks = malloc(((size_t)n + 1) * sizeof(*stacks)), nr_shown = 0;
+    if (!stacks)
+        cli_die("leaks: out of memory");
+    for (uint32_t i = 0, shown = 0; i < n; i++)
+        if (cli_rows_suppressed(a, &rows, ids[i]) || !a->top || shown++ < a->top)
+            stacks[nr_shown++] = cli_rows_stack(&rows, ids[i]);
+    cli_ana_apart(a, stacks, nr_shown, CLI_ANA_TEXT_FRAMES);
+    free(stacks);
     for (uint32_t i = 0, shown = 0; i < n; i++) {
         const struct ana_site *s = rows.row[ids[i]];
         uint32_t stack = cli_rows_stack(&rows, ids[i]);
@@ -337,7 +346,7 @@ static void stack_rows(struct leaks *lk)
         }
         const char *const *fr = cli_ana_stack(
             a, stack, false, a->format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
-        ana_table_set_list(to, lk->classes ? 3 + NR_CLASS_COLS : 3, fr, nr);
+        ana_table_set_stack(to, lk->classes ? 3 + NR_CLASS_COLS : 3, fr, nr, a->interest);
     }
     free(ids);
     free(cls);

@@ -69,7 +69,7 @@ static void print_help(void)
            "                     PERIOD, default 1s); record says when it switched\n"
            "      --keep-last D  a flight recorder: the trace aggregated (at\n"
            "                     --aggregate's PERIOD, default 1s) and, in TRACE.last/,\n"
-           "                     the last D (10m, 1h) exact, in segments of D/4 that\n"
+           "                     the last D (10m, 1h) exact, in segments of D/2 that\n"
            "                     each stand alone; at least D is kept, at most D and\n"
            "                     a segment, and record says how much\n"
            "                     (docs/aggregate.md: Flight recorder)\n"

@@ -16,6 +16,7 @@
 #include "analysis/core/ana_segment.h"
 #include "analysis/core/ana_text.h"
 #include "analysis/core/ana_time.h"
+#include "analysis/core/ana_unmatched.h"
 #include "analysis/model/ana_fold.h"
 #include "analysis/model/ana_model.h"
 #include "analysis/model/ana_reach.h"
@@ -81,7 +82,7 @@ static const struct ana_column site_cols[] = {
     {"allocs", "allocations", ANA_CELL_U64 | ANA_CELL_EST},
     {"bytes", "allocated_bytes", ANA_CELL_U64 | ANA_CELL_EST},
     {"temp", "temporary", ANA_CELL_U64 | ANA_CELL_EST},
-    {"call site", "stack", ANA_CELL_LIST},
+    {"call site", "stack", ANA_CELL_LIST | ANA_CELL_INTEREST},
 };
 static const struct ana_column csv_cols[] = {
     {"pid", "pid", ANA_CELL_U64},
@@ -93,7 +94,7 @@ static const struct ana_column csv_cols[] = {
     {"allocs", "allocations", ANA_CELL_U64},
     {"bytes", "allocated_bytes", ANA_CELL_U64},
     {"temp", "temporary", ANA_CELL_U64},
-    {"call site", "stack", ANA_CELL_LIST},
+    {"call site", "stack", ANA_CELL_LIST | ANA_CELL_INTEREST},
 };
 
 struct report {
@@ -108,6 +109,10 @@ struct report {
     struct ana_heaps heaps; /* a trace with pools: each heap's numbers (cli_heaps.h) */
     bool classes;           /* reachability classes at exit (record --reach) */
     struct ana_reach reach;
+    /* The notes the text said (scope_notes' strings), each said once. */
+#define NR_SAID 4
+    const char *said[NR_SAID];
+    unsigned nr_said;
     /* Folded (cli_fold.h): each image's leaks that suppressions list apart,
      * and all of them at supp_total, summed as it was folded (its rows by
      * image keep the tables' only: keep_rows). */
@@ -198,7 +203,7 @@ static void site_row(struct report *rp, const struct cli_view *v, struct ana_tab
     else
         ana_table_set_none(t, first_col + 5); /* not estimated (ana_sample.h) */
     const char *const *fr = cli_ana_stack(&rp->a, cli_view_stack(v, id), false, max_frames, &nr);
-    if (ana_table_set_list(t, first_col + 6, fr, nr))
+    if (ana_table_set_stack(t, first_col + 6, fr, nr, rp->a.interest))
         cli_die("report: out of memory");
 }
 
@@ -283,6 +288,14 @@ static struct ana_table *rank_table(struct report *rp, const struct part *p, enu
         cli_die("report: out of memory");
     if (rp->a.top && n > rp->a.top)
         n = rp->a.top;
+    /* rows that would read alike show more of their stacks */
+    uint32_t *stacks = malloc(((size_t)n + 1) * sizeof(*stacks));
+    if (!stacks)
+        cli_die("report: out of memory");
+    for (uint32_t i = 0; i < n; i++)
+        stacks[i] = cli_view_stack(p->v, rp->ids[i]);
+    cli_ana_apart(&rp->a, stacks, n, max);
+    free(stacks);
     for (uint32_t i = 0; i < n; i++)
         site_row(rp, p->v, t, rp->ids[i], 0, max);
     return t;
@@ -349,19 +362,20 @@ static void text_calls(FILE *out, const struct ana_scope *s, const char *e)
                 s->nr_carried, s->carried_bytes);
 }
 
+/* The collector's per-thread rings (COL_RING_SIZE) are shared memory of
+ * the traced process: its RSS samples count the pages written. One note
+ * for every part's peak RSS: a trace note. */
+static const char rss_note[] =
+    "peak RSS includes memscribe's own ring buffers (up to 4 MiB per traced thread)";
+
 /* What the numbers of scope s do not show by themselves (docs/report.md,
  * "Notes"): at most NR_NOTES lines. */
-#define NR_NOTES 2
+#define NR_NOTES 1
 static unsigned scope_notes(struct report *rp, const struct ana_scope *s,
                             const char *notes[NR_NOTES])
 {
     unsigned n = 0;
 
-    /* The collector's per-thread rings (COL_RING_SIZE) are shared memory
-     * of the traced process: its RSS samples count the pages written. */
-    if (s->has_rss)
-        notes[n++] = "peak RSS includes memscribe's own ring buffers (up to 4 MiB per traced "
-                     "thread)";
     /* CPython's small-object allocator, pymalloc, maps arenas of its own
      * and serves objects of up to 512 bytes from them itself. The trace
      * has no environment to say whether PYTHONMALLOC turned it off, but
@@ -421,17 +435,72 @@ static void text_classes(const struct ana_reach_sum *c, bool ended, FILE *out)
     fputc('\n', out);
 }
 
-static void json_classes(const struct ana_reach_sum *c, struct ana_json *j)
+/* The classes' keys, each after prefix ("unsuppressed_": what is left
+ * when suppressed leaks are taken out, cli_view_leaks). */
+static void json_classes(const struct ana_reach_sum *c, const char *prefix, struct ana_json *j)
 {
-    ana_json_kv_u64(j, "lost_bytes", ana_reach_lost_bytes(c));
-    ana_json_kv_u64(j, "lost_blocks", ana_reach_lost_blocks(c));
+    char key[96];
+
+    snprintf(key, sizeof(key), "%slost_bytes", prefix);
+    ana_json_kv_u64(j, key, ana_reach_lost_bytes(c));
+    snprintf(key, sizeof(key), "%slost_blocks", prefix);
+    ana_json_kv_u64(j, key, ana_reach_lost_blocks(c));
     for (unsigned k = 0; k < FMT_NR_REACH; k++) {
-        char key[64];
-        snprintf(key, sizeof(key), "%s_bytes", ana_reach_key(k));
+        snprintf(key, sizeof(key), "%s%s_bytes", prefix, ana_reach_key(k));
         ana_json_kv_u64(j, key, c->bytes[k]);
-        snprintf(key, sizeof(key), "%s_blocks", ana_reach_key(k));
+        snprintf(key, sizeof(key), "%s%s_blocks", prefix, ana_reach_key(k));
         ana_json_kv_u64(j, key, c->blocks[k]);
     }
+}
+
+/* Part p's leaks split by the suppressions (cli_view_leaks): the numbers
+ * check holds, under the names check's JSON gives them (ana_check.h). */
+static void part_leaks(const struct report *rp, const struct part *p, struct cli_view_leaks *out)
+{
+    const struct ana_reach_sum *cls = part_classes(rp, p);
+
+    cli_view_leaks(p->v, p->group, p->s, cls, cls ? &rp->reach : NULL, out);
+}
+
+/* Part p's unmatched frees by cause (ana_unmatched.h), into n[]: its
+ * image's, its program's images', or every image's. */
+static void part_unmatched(const struct report *rp, const struct part *p,
+                           uint64_t n[ANA_UNMATCHED_NR])
+{
+    memset(n, 0, ANA_UNMATCHED_NR * sizeof(*n));
+    for (uint32_t i = 0; i < ana_model_nr_images(rp->m); i++) {
+        const struct ana_scope *s = ana_model_image(rp->m, i);
+        bool in = p->total ? true
+                  : p->v == &rp->progs
+                      ? i < rp->a.programs.nr_images && rp->a.programs.of_image[i] == p->group
+                      : i == p->group;
+        if (in && s && s->seen && s->nr_unmatched_frees)
+            n[ana_unmatched_cause_of(rp->a.r, i)] += s->nr_unmatched_frees;
+    }
+}
+
+/* "unmatched frees: N (addresses never seen allocated: CAUSE)", a count
+ * per cause when the part's images had several. */
+static void text_unmatched(const struct report *rp, const struct part *p, FILE *out)
+{
+    uint64_t n[ANA_UNMATCHED_NR];
+    unsigned causes = 0;
+
+    part_unmatched(rp, p, n);
+    for (unsigned c = 0; c < ANA_UNMATCHED_NR; c++)
+        causes += n[c] > 0;
+    fprintf(out, "  unmatched frees:    %" PRIu64 " (addresses never seen allocated: ",
+            p->s->nr_unmatched_frees);
+    for (unsigned c = 0, said = 0; c < ANA_UNMATCHED_NR; c++) {
+        if (!n[c])
+            continue;
+        if (causes > 1)
+            fprintf(out, "%s%" PRIu64 " %s", said++ ? "; " : "", n[c],
+                    ana_unmatched_words((enum ana_unmatched_cause)c));
+        else
+            fputs(ana_unmatched_words((enum ana_unmatched_cause)c), out);
+    }
+    fputs(")\n", out);
 }
 
 static void text_scope(struct report *rp, FILE *out, const struct part *p, const char *name)
@@ -463,19 +532,33 @@ static void text_scope(struct report *rp, FILE *out, const struct part *p, const
     fprintf(out, "  %-20s%s%" PRIu64 " bytes (%s%s) in %s%" PRIu64 " blocks\n",
             part_ended(rp, p) ? "leaked:" : "live at the end:", e, s->heap, e,
             ana_bytes_format(s->heap, b1, sizeof(b1)), e, s->live_blocks);
-    uint64_t sb, sn;
-    cli_view_suppressed(p->v, p->group, &sb, &sn);
-    if (sb)
-        fprintf(out,
-                "  of which apart:     %s%" PRIu64 " bytes in %s%" PRIu64
-                " blocks, the runtime's one-time allocations (see memscribe leaks)\n",
-                e, sb, e, sn);
+    struct cli_view_leaks lk;
+    part_leaks(rp, p, &lk);
+    if (lk.supp_blocks) {
+        fprintf(
+            out,
+            "    suppressed:       %s%" PRIu64 " bytes in %s%" PRIu64 " blocks, %s (see memscribe "
+            "leaks)\n",
+            e, lk.supp_bytes, e, lk.supp_blocks,
+            rp->a.supp.nr_files || rp->a.supp.nr_lsan_files ? "matched by the suppression rules"
+                                                            : "the runtime's one-time allocations");
+        fprintf(out, "    unsuppressed:     %s%" PRIu64 " bytes in %s%" PRIu64 " blocks\n", e,
+                lk.bytes, e, lk.blocks);
+    }
     if (part_classes(rp, p))
         text_classes(part_classes(rp, p),
                      part_ended(rp, p) &&
                          ana_reach_all_at_exit(rp->a.r, rp->m, p->total ? UINT32_MAX : p->s->image,
                                                UINT64_MAX),
                      out);
+    /* Suppressed leaks with lost or possibly lost blocks: what is left. */
+    if (lk.classes &&
+        (ana_reach_lost_blocks(&lk.supp_cls) || lk.supp_cls.blocks[FMT_REACH_POSSIBLE]))
+        fprintf(out,
+                "    unsuppressed:     lost %" PRIu64 " bytes in %" PRIu64
+                " blocks (definitely %" PRIu64 " bytes), possibly lost %" PRIu64 " bytes\n",
+                ana_reach_lost_bytes(&lk.cls), ana_reach_lost_blocks(&lk.cls),
+                lk.cls.bytes[FMT_REACH_DEFINITE], lk.cls.bytes[FMT_REACH_POSSIBLE]);
     if (!ana_sample_has_temporary(fmt_reader_sample_bytes(rp->a.r)))
         fprintf(out, "  temporary:          " ANA_SAMPLE_NO_TEMPORARY "\n");
     else
@@ -488,16 +571,21 @@ static void text_scope(struct report *rp, FILE *out, const struct part *p, const
                 ana_time_format(s->rss_peak_ns, t1, sizeof(t1)));
     else
         fprintf(out, "  peak RSS:           not recorded\n");
-    if (s->nr_unmatched_frees && fmt_reader_info(rp->a.r)->attached_pid)
-        fprintf(out, "  frees of blocks from before the attach: %" PRIu64 "\n",
-                s->nr_unmatched_frees);
-    else if (s->nr_unmatched_frees)
-        fprintf(out, "  unmatched frees:    %" PRIu64 " (addresses never seen allocated)\n",
-                s->nr_unmatched_frees);
+    if (s->nr_unmatched_frees)
+        text_unmatched(rp, p, out);
     if (s->nr_dropped)
         fprintf(out, "  dropped events:     %" PRIu64 " (numbers may be off)\n", s->nr_dropped);
-    for (unsigned i = 0; i < nr_notes; i++)
+    /* Each note once in the text: under the first part it concerns. */
+    for (unsigned i = 0; i < nr_notes; i++) {
+        unsigned k;
+        for (k = 0; k < rp->nr_said && rp->said[k] != notes[i]; k++)
+            ;
+        if (k < rp->nr_said)
+            continue;
+        if (rp->nr_said < NR_SAID)
+            rp->said[rp->nr_said++] = notes[i];
         fprintf(out, "  note: %s\n", notes[i]);
+    }
 }
 
 static void json_scope(struct report *rp, struct ana_json *j, const struct part *p)
@@ -512,12 +600,23 @@ static void json_scope(struct report *rp, struct ana_json *j, const struct part 
      * end:" (a segment before the run's end, an attach, a trace cut short) */
     ana_json_kv_bool(j, "ended", part_ended(rp, p));
     ana_scope_write_json(j, s, fmt_reader_sample_bytes(rp->a.r));
-    uint64_t sb, sn;
-    cli_view_suppressed(p->v, p->group, &sb, &sn);
-    ana_json_kv_u64(j, "suppressed_leaked_bytes", sb);
-    ana_json_kv_u64(j, "suppressed_leaked_blocks", sn);
-    if (part_classes(rp, p))
-        json_classes(part_classes(rp, p), j);
+    uint64_t n[ANA_UNMATCHED_NR];
+    part_unmatched(rp, p, n);
+    ana_json_key(j, "unmatched_frees_by_cause");
+    ana_json_begin_object(j);
+    for (unsigned c = 0; c < ANA_UNMATCHED_NR; c++)
+        ana_json_kv_u64(j, ana_unmatched_key((enum ana_unmatched_cause)c), n[c]);
+    ana_json_end_object(j);
+    struct cli_view_leaks lk;
+    part_leaks(rp, p, &lk);
+    ana_json_kv_u64(j, "suppressed_leaked_bytes", lk.supp_bytes);
+    ana_json_kv_u64(j, "suppressed_leaked_blocks", lk.supp_blocks);
+    ana_json_kv_u64(j, "unsuppressed_leaked_bytes", lk.bytes);
+    ana_json_kv_u64(j, "unsuppressed_leaked_blocks", lk.blocks);
+    if (part_classes(rp, p)) {
+        json_classes(part_classes(rp, p), "", j);
+        json_classes(&lk.cls, "unsuppressed_", j);
+    }
     const char *notes[NR_NOTES];
     unsigned nr_notes = scope_notes(rp, s, notes);
     ana_json_key(j, "notes");
@@ -528,12 +627,18 @@ static void json_scope(struct report *rp, struct ana_json *j, const struct part 
 }
 
 /* What the whole trace is, a note each (text's "note:" lines, JSON's
- * trace_notes): cut short, sampled, attached, aggregated, --keep-last. */
+ * trace_notes; not on stderr too, notes_in_output): cut short, sampled,
+ * attached, aggregated, --keep-last, and the ring buffers in every peak
+ * RSS. (Dropped events are said where they were, each part's "dropped
+ * events" line, JSON dropped_events.) */
 static void trace_notes(struct report *rp, cli_ana_note_fn *fn, void *arg)
 {
     if (fmt_reader_incomplete(rp->a.r))
-        fn(arg, "the trace is incomplete; these numbers cover what it holds");
+        fn(arg, "the trace is incomplete (the recorder did not finish it); these numbers cover "
+                "what it holds");
     cli_ana_trace_notes(&rp->a, fn, arg);
+    if (ana_model_total(rp->m)->has_rss)
+        fn(arg, rss_note);
 }
 
 static void text_note(void *arg, const char *note)
@@ -855,6 +960,8 @@ int cmd_report(int argc, char **argv)
                         "--index does not read them");
     /* It may fold the tree's processes (cli_fold.h). */
     rp.a.stacks_later = true;
+    /* Text and JSON say the trace's notes; CSV has no place for them. */
+    rp.a.notes_in_output = rp.a.format != CLI_FMT_CSV;
     cli_ana_open(&rp.a, argc, argv, optind);
     if (rp.loose)
         cli_ana_want_temporary(&rp.a, "--temporary-threshold");

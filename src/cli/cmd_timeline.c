@@ -269,6 +269,7 @@ static void sites_json(struct cli_ana *a, struct ana_json *j, const struct sites
         for (unsigned f = 0; f < nr; f++)
             ana_json_str(j, fr[f]);
         ana_json_end_array(j);
+        ana_json_kv_u64(j, "interest", a->interest);
         ana_json_key(j, "bytes");
         ana_json_begin_array(j);
         for (size_t t = 0; t < se->nr_times; t++)
@@ -375,15 +376,15 @@ int cmd_timeline(int argc, char **argv)
         {"index", no_argument, NULL, OPT_INDEX},
         {NULL, 0, NULL, 0},
     };
-    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS, .own = own, .usage = usage};
+    struct cli_getopt g = {
+        .takes = CLI_TAKES_ANALYSIS | CLI_JSON_NOTES, .own = own, .usage = usage};
     struct cli_ana a;
     uint64_t interval = 0;
     /* --from, --to: a zoom (the whole trace by default) */
     struct ana_time_point from = {.base = ANA_TIME_START}, to = {.base = ANA_TIME_END};
-    bool ranged = false;
+    bool ranged = false, index = false;
     unsigned long nr_sites = 0;
     struct sites st = {0};
-    bool index = false;
     int c, rc;
 
     cli_ana_init(&a, "timeline", 0);

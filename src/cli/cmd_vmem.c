@@ -85,7 +85,7 @@ static const struct ana_column life_cols[] = {
     {"class", "class", ANA_CELL_STR},
     {"charge", "charge", ANA_CELL_STR},
     {"origin", "origin", ANA_CELL_STR},
-    {"stack", "stack", ANA_CELL_LIST},
+    {"stack", "stack", ANA_CELL_LIST | ANA_CELL_INTEREST},
 };
 
 /* As window's rows (docs/window.md): pid, type, count, size, impacting
@@ -96,7 +96,7 @@ static const struct ana_column group_cols[] = {
     {"count", "count", ANA_CELL_U64},
     {"size", "size", ANA_CELL_U64},
     {"impacting size", "impacting_size", ANA_CELL_I64},
-    {"group", "group", ANA_CELL_LIST},
+    {"group", "group", ANA_CELL_LIST | ANA_CELL_INTEREST},
 };
 
 static const struct ana_column total_cols[] = {
@@ -160,7 +160,7 @@ static void add_lifetime(struct vmem *s, uint32_t pid, const struct ana_vm_life 
     ana_table_set_str(lt, 7, ana_wpa_class_name(l->cls));
     ana_table_set_str(lt, 8, l->l.charge ? "yes" : "no");
     ana_table_set_str(lt, 9, l->l.origin < FMT_NR_ORIGINS ? fmt_origin_name(l->l.origin) : "?");
-    ana_table_set_list(lt, 10, fr, nr);
+    ana_table_set_stack(lt, 10, fr, nr, a->interest);
 }
 
 /* One group's row, and the rows of its first lifetimes. */
@@ -180,6 +180,7 @@ static void add_group(struct vmem *s, const struct ana_vm_group *x)
                     : ana_stacks_str(cli_ana_stacks(a), (uint32_t)x->key);
         fr = &label;
         nr = 1;
+        a->interest = 0;
     }
     ana_table_add_row(s->gt);
     ana_table_set_u64(s->gt, 0, pid);
@@ -187,7 +188,7 @@ static void add_group(struct vmem *s, const struct ana_vm_group *x)
     ana_table_set_u64(s->gt, 2, x->count);
     ana_table_set_u64(s->gt, 3, x->size);
     ana_table_set_i64(s->gt, 4, x->impacting);
-    ana_table_set_list(s->gt, 5, fr, nr);
+    ana_table_set_stack(s->gt, 5, fr, nr, a->interest);
     for (size_t i = x->first; i < x->first + x->count && (!s->rows || i < x->first + s->rows); i++)
         add_lifetime(s, pid, &s->w.v[i]);
 }
@@ -205,7 +206,17 @@ static void make_tables(struct vmem *s)
         ana_table_create(&s->gt, group_cols, NR_OF(group_cols)) ||
         ana_table_create(&s->tt, total_cols, NR_OF(total_cols)))
         cli_die("vmem: out of memory");
-    for (size_t k = 0; k < (size_t)ng && (!a->top || k < a->top); k++)
+    size_t n = a->top && a->top < (size_t)ng ? a->top : (size_t)ng;
+    if (s->by == BY_STACK) { /* rows that would read alike show more of their stacks */
+        uint32_t *stacks = malloc((n + 1) * sizeof(*stacks));
+        if (!stacks)
+            cli_die("vmem: out of memory");
+        for (size_t k = 0; k < n; k++)
+            stacks[k] = (uint32_t)g[k].key;
+        cli_ana_apart(a, stacks, (unsigned)n, CLI_ANA_TEXT_FRAMES);
+        free(stacks);
+    }
+    for (size_t k = 0; k < n; k++)
         add_group(s, &g[k]);
     for (size_t i = 0; i < w->nr_samples; i++) {
         const struct ana_vm_sample *x = &w->samples[i];

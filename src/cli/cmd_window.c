@@ -78,7 +78,29 @@ struct row {
     uint64_t count;
     uint64_t size;
     int64_t impacting;
+    /* Of an Impacting row's count: blocks allocated before the window and
+     * ended inside it (AOFI), and of them those a realloc ended. */
+    uint64_t aofi, aofi_realloc;
 };
+
+/* What an Impacting row holding AOFI blocks is, its count allocated
+ * before the window (so no size, and their bytes off impacting size):
+ * text's label after "Impacting" and its legend, JSON's "what". */
+enum row_what { WHAT_NONE, WHAT_AOFI, WHAT_AOFI_REALLOC, NR_WHAT };
+static const char *const what_label[NR_WHAT] = {"", " (AOFI)", " (AOFI realloc)"};
+static const char *const what_text[NR_WHAT] = {
+    NULL,
+    "its count holds blocks allocated before the window and freed inside it: they add no size, "
+    "and their bytes come off impacting size",
+    "its count holds blocks allocated before the window that a realloc inside it resized or "
+    "moved: they add no size, their bytes come off impacting size, and the new block is counted "
+    "in the realloc's own row",
+};
+
+static enum row_what row_what(const struct row *r)
+{
+    return r->transient || !r->aofi ? WHAT_NONE : r->aofi_realloc ? WHAT_AOFI_REALLOC : WHAT_AOFI;
+}
 
 static int by_sort(const void *x, const void *y, void *arg)
 {
@@ -114,7 +136,7 @@ struct rows {
 };
 
 static void push(struct rows *rs, uint32_t image, uint64_t key, uint32_t tid,
-                 const struct ana_wpa *c)
+                 const struct ana_wpa *c, uint64_t aofi_realloc)
 {
     for (int tr = 1; tr >= 0; tr--) {
         uint64_t count = tr ? ana_wpa_transient_count(c) : ana_wpa_impacting_count(c);
@@ -130,6 +152,8 @@ static void push(struct rows *rs, uint32_t image, uint64_t key, uint32_t tid,
         r->count = count;
         r->size = tr ? c->bytes[ANA_AIFI] : c->bytes[ANA_AIFO];
         r->impacting = tr ? 0 : ana_wpa_impacting_size(c);
+        r->aofi = tr ? 0 : c->nr[ANA_AOFI];
+        r->aofi_realloc = tr ? 0 : aofi_realloc;
     }
 }
 
@@ -164,11 +188,12 @@ static void merge_rows(struct cli_ana *a, const struct ana_window_key *k, long n
             f->c.nr[c] += k[i].c.nr[c];
             f->c.bytes[c] += k[i].c.bytes[c];
         }
+        f->nr_aofi_realloc += k[i].nr_aofi_realloc;
     }
     for (size_t i = 0; i < m.cap; i++)
         if (ana_map_slot_key(&m, i)) {
             const struct ana_window_key *f = ana_map_slot_val(&m, i);
-            push(rs, f->image, f->key, 0, &f->c);
+            push(rs, f->image, f->key, 0, &f->c, f->nr_aofi_realloc);
         }
     ana_map_release(&m);
 }
@@ -232,8 +257,9 @@ struct window {
     long nr_keys;
     struct ana_tree t;         /* --tree: the paths, each process's added as it ends */
     struct rows rows;          /* not --tree: the rows, sorted */
-    struct ana_column cols[6]; /* their columns (the table keeps a pointer to them) */
+    struct ana_column cols[9]; /* their columns (the table keeps a pointer to them) */
     struct ana_table *tab;     /* not --tree: the rows shown */
+    bool said[NR_WHAT];        /* the kinds of rows shown, for text's legend */
 };
 
 static void parse_option(struct window *wn, int c)
@@ -280,8 +306,9 @@ static void parse(struct window *wn, int argc, char **argv)
         {"index", no_argument, NULL, OPT_INDEX},
         {NULL, 0, NULL, 0},
     };
-    struct cli_getopt g = {
-        .takes = CLI_TAKES_ANALYSIS | CLI_TAKES_FRAMES, .own = own, .usage = usage};
+    struct cli_getopt g = {.takes = CLI_TAKES_ANALYSIS | CLI_JSON_NOTES | CLI_TAKES_FRAMES,
+                           .own = own,
+                           .usage = usage};
     int c;
 
     wn->from = (struct ana_time_point){.base = ANA_TIME_START};
@@ -423,7 +450,7 @@ static void set_key(struct window *wn, unsigned col, const struct row *r)
     case BY_STACK: {
         const char *const *fr = cli_ana_stack(
             a, (uint32_t)r->key, false, a->format == CLI_FMT_TEXT ? CLI_ANA_TEXT_FRAMES : 0, &nr);
-        ana_table_set_list(t, col, fr, nr);
+        ana_table_set_stack(t, col, fr, nr, a->interest);
         break;
     }
     case BY_FUNCTION:
@@ -461,7 +488,8 @@ static void make_rows(struct window *wn)
         merge_rows(a, wn->keys, wn->nr_keys, by == BY_FUNCTION, &wn->rows);
     else
         for (long i = 0; i < wn->nr_keys; i++)
-            push(&wn->rows, wn->keys[i].image, wn->keys[i].key, wn->keys[i].tid, &wn->keys[i].c);
+            push(&wn->rows, wn->keys[i].image, wn->keys[i].key, wn->keys[i].tid, &wn->keys[i].c,
+                 wn->keys[i].nr_aofi_realloc);
     if (wn->rows.nr)
         qsort_r(wn->rows.v, wn->rows.nr, sizeof(*wn->rows.v), by_sort, &wn->sort);
     const struct ana_column cols[] = {
@@ -471,23 +499,68 @@ static void make_rows(struct window *wn)
         {"size", "size", ANA_CELL_U64 | ANA_CELL_EST},
         {"impacting size", "impacting_size", ANA_CELL_I64 | ANA_CELL_EST},
         {by == BY_HEAP && !fmt_reader_pe(a->r) ? "heap" : key_title[by], key_json[by],
-         by == BY_STACK    ? ANA_CELL_LIST
+         by == BY_STACK    ? ANA_CELL_LIST | ANA_CELL_INTEREST
          : by == BY_THREAD ? ANA_CELL_U64
                            : ANA_CELL_STR},
     };
+    /* JSON and CSV say what a row is in columns of their own; text after
+     * its type, with a legend (write_legend). */
+    const struct ana_column more[] = {
+        {"aofi", "aofi", ANA_CELL_U64 | ANA_CELL_EST},
+        {"aofi realloc", "aofi_realloc", ANA_CELL_U64 | ANA_CELL_EST},
+        {"what", "what", ANA_CELL_STR},
+    };
+    bool text = a->format == CLI_FMT_TEXT;
     memcpy(wn->cols, cols, sizeof(cols));
-    if (ana_table_create(&wn->tab, wn->cols, 6))
+    memcpy(wn->cols + 6, more, sizeof(more));
+    if (ana_table_create(&wn->tab, wn->cols, text ? 6 : 9))
         cli_die("window: out of memory");
-    for (size_t i = 0; i < wn->rows.nr && (!a->top || i < a->top); i++) {
+    size_t n = a->top && a->top < wn->rows.nr ? a->top : wn->rows.nr;
+    if (by == BY_STACK) { /* rows that would read alike show more of their stacks */
+        uint32_t *stacks = malloc((n + 1) * sizeof(*stacks));
+        if (!stacks)
+            cli_die("window: out of memory");
+        for (size_t i = 0; i < n; i++)
+            stacks[i] = (uint32_t)wn->rows.v[i].key;
+        cli_ana_apart(a, stacks, (unsigned)n, CLI_ANA_TEXT_FRAMES);
+        free(stacks);
+    }
+    for (size_t i = 0; i < n; i++) {
         const struct row *r = &wn->rows.v[i];
         const struct fmt_image_info *ii = fmt_reader_image(a->r, r->image);
+        enum row_what what = row_what(r);
+        char type[48];
         ana_table_add_row(wn->tab);
         ana_table_set_u64(wn->tab, 0, ii ? ii->pid : 0);
-        ana_table_set_str(wn->tab, 1, r->transient ? "Transient" : "Impacting");
+        snprintf(type, sizeof(type), "%s%s", r->transient ? "Transient" : "Impacting",
+                 text ? what_label[what] : "");
+        ana_table_set_str(wn->tab, 1, type);
         ana_table_set_u64(wn->tab, 2, r->count);
         ana_table_set_u64(wn->tab, 3, r->size);
         ana_table_set_i64(wn->tab, 4, r->impacting);
         set_key(wn, 5, r);
+        wn->said[what] = true;
+        if (text)
+            continue;
+        ana_table_set_u64(wn->tab, 6, r->aofi);
+        ana_table_set_u64(wn->tab, 7, r->aofi_realloc);
+        if (what_text[what])
+            ana_table_set_str(wn->tab, 8, what_text[what]);
+        else
+            ana_table_set_none(wn->tab, 8);
+    }
+}
+
+/* Text: under the rows, what each label after a type means. */
+static void write_legend(const struct window *wn, FILE *out)
+{
+    bool first = true;
+
+    for (int w = WHAT_AOFI; w < NR_WHAT; w++) {
+        if (!wn->said[w])
+            continue;
+        fprintf(out, "%sImpacting%s: %s\n", first ? "\n" : "", what_label[w], what_text[w]);
+        first = false;
     }
 }
 
@@ -583,6 +656,8 @@ int cmd_window(int argc, char **argv)
             write_json(&wn);
         else
             cli_ana_table(&wn.a, wn.tab, stdout, "", true);
+        if (wn.a.format == CLI_FMT_TEXT)
+            write_legend(&wn, stdout);
     }
     ana_table_destroy(wn.tab);
     free(wn.rows.v);

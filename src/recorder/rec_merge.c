@@ -177,9 +177,10 @@ uint64_t rec_merge_watermark(struct rec_session *s, uint64_t now_ns)
         }
         rec_stream_drain(s, img);
     }
-    /* A hello still in the socket's queue: its process's events may be
-     * older than now (struct rec_queue). */
-    if (s->queue.behind && s->queue.in_ns < limit)
+    /* A hello still in the socket's queue: its process's events, or a
+     * new thread's in a segment it announced, may be older than now
+     * (struct rec_queue). Every hello sent before in_ns is in. */
+    if (s->lfd >= 0 && s->queue.in_ns < limit)
         limit = s->queue.in_ns;
     return limit;
 }

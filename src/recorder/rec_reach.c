@@ -26,6 +26,7 @@
 
 #include "memscribe/trace.h"
 #include "recorder/rec_internal.h"
+#include "recorder/rec_proc.h"
 #include "recorder/rec_reach_internal.h"
 #include "util/util_array.h"
 
@@ -241,11 +242,19 @@ static void rec_reach_resume(struct rec_reach_proc *p)
 }
 
 /* Write every event the image made before its threads stopped at t:
- * the merge's watermark passes t once its rings are read to their end. */
+ * the merge's watermark passes t once its rings are read to their end.
+ * The socket is read first, as in a round: a thread's first events go to
+ * a new segment whose hello it sent before them, and a segment not taken
+ * in yet is a ring the watermark cannot wait for (its blocks were
+ * unclassed when the recorder was behind: the i386 test under load). */
 static void rec_reach_catch_up(struct rec_session *s, uint64_t t)
 {
     for (int ms = 0; ms < REC_REACH_CATCH_UP_MS; ms++) {
-        uint64_t limit = rec_merge_watermark(s, rec_clock_now(&s->clock));
+        uint64_t now = rec_clock_now(&s->clock), limit;
+
+        if (s->lfd >= 0)
+            rec_socket_accept(s, s->lfd, now, REC_ACCEPTS_PER_ROUND);
+        limit = rec_merge_watermark(s, now);
 
         rec_merge_emit(s, limit);
         if (limit > t)

@@ -14,7 +14,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" ana_tree_focus MEMSCRIBE MS_PROGR
 need jq
 T=$WORK/t.mscr
 "$MEMSCRIBE" record -q -o "$T" -- "$MS_PROGRAMS/rec_agg" 3 || fail "record failed"
-"$MEMSCRIBE" report --format=json --top 0 "$T" >"$WORK/report.json" 2>/dev/null || fail "report"
+# --all-frames for both: tree leaves the threads' start out otherwise
+# (docs/symbols.md, "The frame of interest"), report's JSON never does.
+"$MEMSCRIBE" report --all-frames --format=json --top 0 "$T" >"$WORK/report.json" 2>/dev/null ||
+    fail "report"
 
 # usage: want F DIR: from report's sites (the "allocations" list holds every site), the
 # root's and each child's [allocations, allocated_bytes, leaked_bytes] for F, DIR down
@@ -35,7 +38,7 @@ want() {
 }
 # usage: got F [--bottom-up]: tree --focus F --depth 2 as the same shape.
 got() {
-    "$MEMSCRIBE" tree --format=json --top 0 --depth 2 --focus "$@" "$T" 2>"$WORK/err" |
+    "$MEMSCRIBE" tree --all-frames --format=json --top 0 --depth 2 --focus "$@" "$T" 2>"$WORK/err" |
         jq -c '.children[0] | {root: [.inclusive.allocations, .inclusive.allocated_bytes,
                                       .inclusive.leaked_bytes],
                                children: ((.children // []) | map({(.function): [.inclusive.allocations,

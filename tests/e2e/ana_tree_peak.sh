@@ -169,11 +169,12 @@ expect "seq: hogs' peak and leak" "$(jq -c "[.process_table[] | select(.exe == \
     [.peak_bytes, .leaked_bytes, (.end_ns != null), (.ppid == .pid | not)]] | unique" "$S")" \
     "[[$MIB50,$MIB50,true,true]]"
 # The per-program view (three processes of one executable): the text opens
-# with the tree's part, then the programs table; the process table comes
-# last. --by-process opens with the table, a part per process.
+# with the tree's part (after the trace's notes), then the programs table;
+# the process table comes last. --by-process opens with the table, a part
+# per process.
 "$MEMSCRIBE" report "$WORK/seq.mscr" >"$WORK/seq.txt"
 expect "seq: the text opens with the tree" \
-    "$(awk 'NR > 2 && /^[^ ]/ { print; exit }' "$WORK/seq.txt")" "all processes"
+    "$(awk 'NR > 2 && /^[^ ]/ && !/^note: / { print; exit }' "$WORK/seq.txt")" "all processes"
 progs=$(grep -m1 -n '^programs (' "$WORK/seq.txt" | cut -d: -f1)
 title=$(grep -m1 -n '^processes (end: exit or exec' "$WORK/seq.txt" | cut -d: -f1)
 first=$(grep -m1 -n '^pid ' "$WORK/seq.txt" | cut -d: -f1)

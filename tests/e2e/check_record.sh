@@ -24,7 +24,8 @@ grep -q "^check: all 2 checks passed" "$WORK/err" || fail "passing: no summary"
 [ -s "$WORK/t1.mscr" ] || fail "passing: no trace"
 
 expect "failing" "$(status -o "$WORK/t2.mscr" --check max-leaked-blocks=0 --check "junit=$WORK/j.xml" -- "$PROG")" 1
-grep -q "^FAIL  max-leaked-blocks 0 *leaked-blocks: 1 (limit 0)$" "$WORK/err" || fail "failing: no FAIL line"
+grep -q "^FAIL  max-leaked-blocks 0 *unsuppressed leaked blocks: 1 (1 leaked, 0 suppressed; limit 0)$" "$WORK/err" ||
+    fail "failing: no FAIL line"
 grep -q 'failures="1"' "$WORK/j.xml" || fail "failing: the JUnit file"
 # The same trace read again by check gives the same answer.
 expect "check on record's trace" "$("$MEMSCRIBE" check --max-leaked-blocks 0 "$WORK/t2.mscr" >/dev/null 2>&1 || echo $?)" 1

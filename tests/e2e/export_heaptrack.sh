@@ -45,6 +45,16 @@ check "$T/heaptrack.prog.zst" "$REPORT_ALLOCS" "$(fmt_bytes "$REPORT_PEAK")" \
     "$(fmt_bytes "$REPORT_LEAKED")" "$REPORT_TEMPORARY"
 # Frames are symbolized: heaptrack_print names the program's functions.
 grep -q "^churn$" "$T/ht.out" || fail "no churn frame in heaptrack_print's output"
+# Ten 8 MiB temporary buffers, each live across ticks (tests/programs/
+# export_spikes): each "+" goes out at its allocation's time, and its "-"
+# is still the next +/- line, so heaptrack_print counts all ten temporary.
+(cd "$T" && "$M" record -o "$T/spikes.mscr" -- "$MS_PROGRAMS/export_spikes" >/dev/null 2>&1) ||
+    fail "recording export_spikes failed"
+"$M" report --format=json "$T/spikes.mscr" >"$T/report.json"
+"$M" export --to heaptrack "$T/spikes.mscr" -o "$T/heaptrack.spikes.zst" 2>/dev/null
+expect_eq "export_spikes: temporary" "$(report_num temporary)" 10
+check "$T/heaptrack.spikes.zst" "$(report_num allocations)" "$(fmt_bytes "$(report_num peak_bytes)")" \
+    "$(fmt_bytes "$(report_num leaked_bytes)")" "$(report_num temporary)"
 # Two threads churning 4096 slots (200000 events): heaptrack_print agrees
 # with memscribe report on a trace with many temporaries and a busy peak.
 "$MS_BUILD/tests/unit/test_ana_export" --write-trace "$T/churn.mscr" 200000

@@ -17,7 +17,9 @@ usage: html_screen.py DOM.html REPORT.json [VMEM.json]
   title), as many as the cell says the stack has; no two rows read alike
   (item 7 of issue 40: rows showed the leaf only);
 - a C++ stack that starts in the standard library shows the user's frame
-  after its library frames (folded: "[4 library frames]");
+  after its library frames (folded: "[6 library frames]"); each row starts
+  after the leaf's allocation wrappers (data-skipped) and shows report's
+  frame of interest ("interest");
 - with VMEM.json (`memscribe vmem --format=json --top 0` of the window the
   page shows), the commit lifetimes' section: shown where vmem has groups
   (hidden where none), its window vmem's, each row of its table a group of
@@ -137,6 +139,7 @@ def table(t, tid, rep, cols):
             errors.append("%s: the row %r shows no stack (its frames, and how many)" % (tid, text))
             continue
         depth = int(fn.attrs["data-frames"])
+        skipped = int(fn.attrs.get("data-skipped", "0"))
         vals = {}
         for c in tr.children:
             for k in c.classes():
@@ -145,7 +148,10 @@ def table(t, tid, rep, cols):
                     check("%s: %s as text" % (tid, k), number(c.all_text()), vals[k[2:]])
         match = None
         for r in pool:
-            if (len(r["stack"]) == depth and r["stack"][:len(frames)] == frames and
+            # the row starts after the leaf's allocation wrappers it leaves
+            # out (data-skipped) and shows report's frame of interest
+            if (len(r["stack"]) == depth and r["stack"][skipped:skipped + len(frames)] == frames and
+                    skipped <= r["interest"] < skipped + len(frames) and
                     (pid is None or r["pid"] is None or r["pid"] == pid) and
                     all(r[rk] == vals[pk] for pk, rk in cols.items()
                         if pk in vals and (one or rk != "peak_bytes"))):
@@ -190,13 +196,15 @@ def vm_table(t, v):
         fn = [c for c in tr.children if "fn" in c.classes()][0]
         frames, pid = row_stack(fn)
         depth = int(fn.attrs.get("data-frames", -1))
+        skipped = int(fn.attrs.get("data-skipped", "0"))
         got = (cell["type"].all_text(), int(cell["count"].attrs["data-v"]),
                int(cell["size"].attrs["data-v"]), int(cell["impacting"].attrs["data-v"]))
         for k in ("count", "size", "impacting"):
             expect("%s as text" % k, number(cell[k].all_text()), int(cell[k].attrs["data-v"]))
         match = [g for g in pool
                  if (g["impacting_type"], g["count"], g["size"], g["impacting_size"]) == got and
-                 len(g["group"]) == depth and g["group"][:len(frames)] == frames and
+                 len(g["group"]) == depth and g["group"][skipped:skipped + len(frames)] == frames and
+                 skipped <= g["interest"] < skipped + len(frames) and
                  (pid is None or g["pid"] == pid)]
         if not match:
             errors.append("commit lifetimes: no group of vmem has the stack %s and %s" %
@@ -245,9 +253,10 @@ def leak_classes(t, lk):
     for tr in rows:
         fn = [c for c in tr.children if "fn" in c.classes()][0]
         frames, pid = row_stack(fn)
+        skipped = int(fn.attrs.get("data-skipped", "0"))
         vals = {k[2:]: int(c.attrs["data-v"]) for c in tr.children for k in c.classes()
                 if k.startswith("c-") and "data-v" in c.attrs}
-        match = [r for r in pool if r["stack"][:len(frames)] == frames and
+        match = [r for r in pool if r["stack"][skipped:skipped + len(frames)] == frames and
                  r["leaked_bytes"] == vals["leaked_bytes"] and (pid is None or r["pid"] == pid) and
                  all(r[c + "_bytes"] == vals[c + "_bytes"] for c in CLASSES)]
         if not match:
@@ -304,14 +313,15 @@ def main():
     table(t, "leaks-table", rep, {"leaked_bytes": "leaked_bytes", "leaked_blocks": "leaked_blocks",
                                   "allocations": "allocations", "allocated_bytes": "allocated_bytes"})
     # A stack that starts in the standard library (C++'s std::vector): its
-    # library frames fold, and the user's frame shows after them.
+    # library frames fold into the row's first item, and the user's frame
+    # (report's frame of interest) shows after them.
     for tr in t.by_id["sites-table"].find_all(lambda x: x.tag == "tr" and x.attrs.get("class") == "row"):
         fn = [c for c in tr.children if "fn" in c.classes()][0]
         items = [c for c in fn.children if c.tag == "span"]
-        if items and items[0].all_text().startswith("std::") and len(items) > 1:
-            check("a std:: leaf's next item is folded library frames", "lib" in items[1].classes(), True)
-            user = [c for c in items[2:] if "frame" in c.classes()]
-            check("the user's frame after them", bool(user) and not user[0].all_text().startswith("std::"), True)
+        if items and "std::" in items[0].attrs.get("title", "") and len(items) > 1:
+            check("a std:: leaf is folded library frames", "lib" in items[0].classes(), True)
+            check("the user's frame after them", "frame" in items[1].classes() and
+                  not items[1].all_text().startswith("std::"), True)
             print("ok: library frames fold: %s" % fn.all_text())
     if len(sys.argv) > 3:
         vm_table(t, json.load(open(sys.argv[3])))

@@ -157,6 +157,31 @@ def check_flame(d, key, ms, trace, rep, bottom_up):
     path_of = []
     for k, par in enumerate(f["parent"]):
         path_of.append(() if par < 0 else path_of[par] + (names[k],))
+    # The flame graph keeps whole stacks; tree starts at main or a thread's
+    # function (docs/symbols.md, "The frame of interest"): a flame node's
+    # tree path is its path without the entry chain, the frames the page's
+    # data marks so (frames.kind 3, the C rule's); a node of the chain
+    # alone has none.
+    entry = {d["strings"][n] for n, k in zip(d["frames"]["fn"], d["frames"]["kind"]) if k == 3 and n >= 0}
+    # ... and a stripped program's nameless _start, a root whose callee is
+    # of the chain (ana_interest_entry)
+    td = d["flame"]
+    chain_roots = {d["strings"][td["name"][par]] for k, par in enumerate(td["parent"])
+                   if par > 0 and td["parent"][par] == 0 and d["strings"][td["name"][k]] in entry}
+
+    def tree_path(path):
+        path = list(path)
+        if bottom_up:
+            if len(path) >= 2 and path[-1] in chain_roots and path[-2] in entry:
+                path.pop()
+            while path and path[-1] in entry:
+                path.pop()
+        else:
+            if path and path[0] in chain_roots and (len(path) == 1 or path[1] in entry):
+                path.pop(0)
+            while path and path[0] in entry:
+                path.pop(0)
+        return tuple(path)
     # Sites the page lumps together are one node under the root: every
     # other node then has what its listed sites give, at most the tree's.
     part = lumped(d) is not None
@@ -165,7 +190,9 @@ def check_flame(d, key, ms, trace, rep, bottom_up):
         if fname == "peak" and not one:
             continue  # the page's peak is the tree's (all processes'), tree's each process's
         for k in range(len(path_of)):
-            want = t["inclusive"][tkey] if k == 0 else paths.get(path_of[k], {}).get(tkey)
+            if k and not tree_path(path_of[k]):
+                continue  # the entry chain, which tree leaves out
+            want = t["inclusive"][tkey] if k == 0 else paths.get(tree_path(path_of[k]), {}).get(tkey)
             got = None if col is None else col[k]
             if tkey == "leaked_bytes" and want is not None:
                 want = max(0, want)

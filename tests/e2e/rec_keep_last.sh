@@ -4,8 +4,8 @@
 # (the same heap calls every run) recorded with --keep-last 20ms at --aggregate=1ms
 # and exactly. The whole run's trace gives the exact recording's totals per process
 # (allocations, bytes, temporaries, peak, leaks). Its folder holds the latest
-# segments of S = D/4 = 5 ms, numbered on from 1, each a trace of its own (format
-# 1.9, META SEGMENT: its number, its start, 5 ms after the one before), the fewest that
+# segments of S = D/2 = 10 ms, numbered on from 1, each a trace of its own (format
+# 1.9, META SEGMENT: its number, its start, 10 ms after the one before), the fewest that
 # hold D: from the first kept one's start to the last event, at least D and at most
 # D + S, the span `record` prints. A segment's report gives its own span (from its
 # start, not its processes' start that it carries in), and says "leaked:" or "live
@@ -22,7 +22,7 @@ need jq
 PROG=$MS_PROGRAMS/rec_agg
 T=$WORK/k.mscr
 D=20000000
-S=5000000 # D / 4 (REC_KEEP_PARTS), a multiple of the 1 ms period
+S=10000000 # D / 2 (REC_KEEP_PARTS), a multiple of the 1 ms period
 
 "$MEMSCRIBE" record -q -o "$WORK/exact.mscr" -- "$PROG" 30 || fail "exact record failed"
 "$MEMSCRIBE" record --keep-last 20ms --aggregate=1ms -o "$T" -- "$PROG" 30 2>"$WORK/rec.err" ||
@@ -162,23 +162,23 @@ expect "the first kept segment's processes ended" "$(jq -c '[.processes[].ended]
 # A recorder killed mid-run: the trace and the segments it kept read (up to their last
 # flushed chunk: a second), the oldest ones removed as they went, those left holding
 # D on disk. The kill comes once the whole run's trace has a chunk past its header
-# (a flush) and segment 8 (700 ms) has begun.
+# (a flush) and segment 5 (800 ms) has begun.
 K=$WORK/killed.mscr
 "$MEMSCRIBE" record -q --keep-last 400ms --aggregate=10ms -o "$K" -- "$PROG" 4000 &
 rec=$!
 for _ in $(seq 1 3000); do
-    [ -e "$K.last/seg-000008.mscr" ] && [ "$(stat -c %s "$K" 2>/dev/null || echo 0)" -gt 4096 ] && break
+    [ -e "$K.last/seg-000005.mscr" ] && [ "$(stat -c %s "$K" 2>/dev/null || echo 0)" -gt 4096 ] && break
     kill -0 "$rec" 2>/dev/null || fail "the recorder of rec_agg 4000 ended before its kill"
     sleep 0.02
 done
-[ -e "$K.last/seg-000008.mscr" ] || fail "no segment 8 within 60 s"
+[ -e "$K.last/seg-000005.mscr" ] || fail "no segment 5 within 60 s"
 prog=$(pgrep -P "$rec" || true)
 kill -KILL "$rec"
 wait "$rec" 2>/dev/null || true
 [ -z "$prog" ] || kill -KILL "$prog" 2>/dev/null || true
 mapfile -t ksegs < <(find "$K.last" -name 'seg-*.mscr' | sort)
-# 400 ms in segments of 100 ms: the four that hold D and the one begun
-[ "${#ksegs[@]}" -le 5 ] || fail "more than 5 segments after the kill: ${ksegs[*]}"
+# 400 ms in segments of 200 ms: the two that hold D and the one begun
+[ "${#ksegs[@]}" -le 3 ] || fail "more than 3 segments after the kill: ${ksegs[*]}"
 for f in "$K" "${ksegs[@]}"; do
     "$MEMSCRIBE" report "$f" >"$WORK/killed.out" 2>&1 || fail "$f after the kill: $(cat "$WORK/killed.out")"
 done

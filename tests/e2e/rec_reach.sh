@@ -60,7 +60,7 @@ expect "check at the limits" "$rc" 0
 rc=0
 "$MEMSCRIBE" check --max-definitely-lost 1002 "$WORK/r.mscr" >"$WORK/check.txt" || rc=$?
 expect "check a byte under the limit" "$rc" 1
-grep -q '^FAIL  max-definitely-lost 1002 *definitely-lost: 1003 bytes (limit 1002 bytes)$' \
+grep -q '^FAIL  max-definitely-lost 1002 *unsuppressed definitely lost: 1003 bytes (1003 bytes definitely lost, 0 bytes suppressed; limit 1002 bytes)$' \
     "$WORK/check.txt" || fail "check's line: $(cat "$WORK/check.txt")"
 
 # The failed class check lists the sites with lost or possibly lost blocks,

@@ -108,11 +108,13 @@ zoo_case() {
         for f in "${files[@]}"; do
             cmp -s "$base.plain/$f" "$base.$mode/$f" || fail "$name ($mode): $f differs"
         done
-        # The recorder of the no-wrapper mode finishes after the program.
+        # The recorder of the no-wrapper mode finishes after the program: the
+        # trace is read until it says it is complete (report's JSON says so;
+        # its notes are not on stderr), 30 s at most.
         local ok=0
         for _ in $(seq 1 300); do
             if "$MEMSCRIBE" report --format=json "$base.$mode.mscr" >"$base.$mode.json" 2>"$base.$mode.rerr" &&
-                [ ! -s "$base.$mode.rerr" ]; then
+                [ ! -s "$base.$mode.rerr" ] && [ "$(jq .incomplete "$base.$mode.json")" = false ]; then
                 ok=1
                 break
             fi

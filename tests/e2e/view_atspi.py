@@ -10,7 +10,9 @@ Waits until some widget of the application named APP (its AT-SPI name, the
 program's name) has WAIT in its name or text, then writes every widget as
 one line, "depth-indented name [role] text" (newlines in a name shown as
 " | "), to OUT. Exits 1 if WAIT never shows within TIMEOUT seconds
-(default 30), writing what was there. Needs the session bus and the
+(default 30), writing what was there; 2 if the application is not in the
+registry within REGISTER_TIMEOUT seconds (Qt's bridge registers at once
+or never, in about one start in three here: start the viewer again). Needs the session bus and the
 accessibility bus of tests/e2e/view_lib.sh (view_desktop).
 """
 import sys
@@ -22,6 +24,7 @@ gi.require_version("Atspi", "2.0")
 from gi.repository import Atspi, GLib  # noqa: E402
 
 MAX_DEPTH = 40
+REGISTER_TIMEOUT = 10.0
 
 
 def flat(s):
@@ -76,12 +79,17 @@ def main():
     app, path, wait = sys.argv[1], sys.argv[2], sys.argv[3]
     timeout = float(sys.argv[4]) if len(sys.argv) == 5 else 30.0
     Atspi.init()
-    end = time.monotonic() + timeout
+    start = time.monotonic()
+    end = start + timeout
     lines = []
     while True:
         lines = dump(app)
         if any(wait in line for line in lines) or time.monotonic() > end:
             break
+        if not lines and time.monotonic() > start + REGISTER_TIMEOUT:
+            print("view_atspi: %s is not in the accessibility registry after %g s" % (app, REGISTER_TIMEOUT),
+                  file=sys.stderr)
+            sys.exit(2)
         time.sleep(0.5)
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")

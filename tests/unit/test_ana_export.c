@@ -251,18 +251,26 @@ static void test_dhat(void **state)
  * counts too), the peak is the largest running sum. Also checks that
  * every index is defined before use, and heaptrack_gui's rule (parser.cpp,
  * handleAllocation): the "+" lines take up info indexes in order, 0 first
- * (an index past those seen is written past the end of a vector). */
+ * (an index past those seen is written past the end of a vector). And
+ * heaptrack_gui's Consumed chart (parser.cpp, handleTimeStamp): the running
+ * sum at each "c" line, whose times never go back; the first ticks as
+ * "ms:sum" (hex ms, as the file has them). */
 struct ht_counts {
     unsigned allocs, temps;
     unsigned long long peak, leaked;
+    unsigned long long chart_max; /* the highest sum at a "c" line */
+    unsigned nr_ticks, nr_spikes; /* spikes: runs of ticks at XT_SPIKE_SIZE or more */
+    char ticks[256];
 };
 
 static struct ht_counts heaptrack_counts(char *text)
 {
     static unsigned long long sizes[1 << 16];
-    unsigned long long last = 0, v1, v2;
+    unsigned long long last = 0, v1, v2, last_ms = 0;
     unsigned nr_strings = 0, nr_ips = 0, nr_traces = 0, nr_infos = 0, nr_plus_infos = 0;
     struct ht_counts c = {0};
+    size_t tl = 0;
+    bool high = false;
 
     assert_true(!strncmp(text, "v 10400 3\nX synthetic --export-test\nI 1000 0\n", 43));
     for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n")) {
@@ -303,6 +311,16 @@ static struct ht_counts heaptrack_counts(char *text)
             c.leaked -= sizes[v1];
             break;
         case 'c':
+            assert_int_equal(sscanf(l, "c %llx", &v1), 1);
+            assert_true(v1 >= last_ms);
+            last_ms = v1;
+            c.nr_ticks++;
+            c.chart_max = c.leaked > c.chart_max ? c.leaked : c.chart_max;
+            c.nr_spikes += !high && c.leaked >= XT_SPIKE_SIZE;
+            high = c.leaked >= XT_SPIKE_SIZE;
+            if (tl + 40 < sizeof(c.ticks))
+                tl += (size_t)sprintf(c.ticks + tl, "%s%llx:%llu", tl ? " " : "", v1, c.leaked);
+            break;
         case 'v':
         case 'X':
         case 'I':
@@ -324,7 +342,44 @@ static void test_heaptrack(void **state)
     assert_int_equal(c.temps, XT_NR_TEMPORARY);
     assert_int_equal(c.peak, XT_PEAK_BYTES);
     assert_int_equal(c.leaked, XT_LEAKED_BYTES);
+    /* Ticks at the peak (9 ms), at 10 ms (the blocks of 1000 and 400
+     * bytes still live: the 1000 is freed at 10 ms, after the tick, and
+     * still shown temporary) and at the end (16 ms). */
+    assert_string_equal(c.ticks, "9:1500 a:1500 10:182");
     free(got);
+}
+
+/* Ten 8 MiB blocks, each temporary and live across ticks: the chart draws
+ * ten spikes that reach the peak, and heaptrack_print counts them
+ * temporary; with another thread allocating and freeing between the
+ * ticks, heaptrack's one stream cannot show them temporary (their "+"
+ * and "-" lines are not next to each other), and the chart is the same. */
+static void test_heaptrack_spikes(void **state)
+{
+    (void)state;
+    for (int churn = 0; churn <= 1; churn++) {
+        struct fixture f = {.trace_fd = memfd_create("spikes", MFD_CLOEXEC)};
+        struct ana_xmodel m;
+        char err[600];
+
+        assert_int_equal(xtrace_write_spikes(f.trace_fd, churn), 0);
+        assert_int_equal(fmt_reader_open_fd(&f.r, f.trace_fd, "spikes", err, sizeof(err)), 0);
+        assert_int_equal(ana_xmodel_build(f.r, NULL, &m), 0);
+        assert_int_equal(m.peak_bytes, XT_SPIKE_SIZE + (churn ? 16 : 0));
+        assert_int_equal(m.nr_temporary, XT_NR_SPIKES + (churn ? 999 : 0));
+        char *got = export(&f, "heaptrack", 0, NULL);
+        struct ht_counts c = heaptrack_counts(got);
+        assert_int_equal(c.allocs, m.nr_allocs);
+        assert_int_equal(c.peak, m.peak_bytes);
+        assert_int_equal(c.leaked, 0);
+        assert_int_equal(c.chart_max, m.peak_bytes);
+        assert_int_equal(c.nr_spikes, XT_NR_SPIKES);
+        assert_int_equal(c.temps, m.nr_temporary - (churn ? XT_NR_SPIKES : 0));
+        free(got);
+        ana_xmodel_release(&m);
+        fmt_reader_close(f.r);
+        close(f.trace_fd);
+    }
 }
 
 /* heaptrack's one stream cannot show two temporary blocks live together at
@@ -347,6 +402,7 @@ static void test_heaptrack_two_at_peak(void **state)
     struct ht_counts c = heaptrack_counts(got);
     assert_int_equal(c.allocs, 2);
     assert_int_equal(c.peak, 300);
+    assert_string_equal(c.ticks, "2:300 4:0"); /* the peak's tick, the end's */
     /* "+ 0 + 1 - 1" (the second block, temporary, at the peak), then the
      * first block's "- 0" after a "-": heaptrack counts that as temporary
      * too (its quirk, and the one case the file cannot avoid: see
@@ -359,8 +415,9 @@ static void test_heaptrack_two_at_peak(void **state)
 }
 
 /* Random traces of three threads: heaptrack_print's peak, calls and leaks
- * are always memscribe's; its temporaries never more than memscribe's,
- * and fewer only by blocks live together at the peak. */
+ * are always memscribe's, and so is the chart's top; its temporaries
+ * never more than memscribe's, and fewer only by blocks live together at
+ * a tick (none in these 40 traces but at the peak's). */
 static void test_heaptrack_random(void **state)
 {
     (void)state;
@@ -377,8 +434,9 @@ static void test_heaptrack_random(void **state)
         assert_int_equal(c.allocs, m.nr_allocs);
         assert_int_equal(c.peak, m.peak_bytes);
         assert_int_equal(c.leaked, m.live_bytes);
+        assert_int_equal(c.chart_max, m.peak_bytes);
         assert_true(c.temps <= m.nr_temporary);
-        /* At most two other threads' blocks can be live at the peak. */
+        /* At most two other threads' blocks can be live at a tick. */
         assert_true(c.temps + 2 >= m.nr_temporary);
         free(got);
         ana_xmodel_release(&m);
@@ -771,12 +829,13 @@ static void test_csv_tree(void **state)
  * a second after its end (its stacks let go at once): the bytes of the one
  * that keeps them all. The first child's tables go at the second's end,
  * 2.98 s after its own, and its infos (300 and 50 bytes; the 40 of no
- * stack are every image's and stay) when the blocks held at the peak are
- * settled: one of their slots serves the 70 bytes the first process
- * allocates last, whose info is still numbered after every other. */
+ * stack are every image's and stay) when the blocks held at the peak's
+ * tick are settled: one of their slots serves the 70 bytes the first
+ * process allocates last, whose info is still numbered after every other;
+ * then the last tick, at the trace's end (4001 ms). */
 static void test_heaptrack_tree(void **state)
 {
-    static const char tail[] = "a 46 9\n+ 6\n- 6\n";
+    static const char tail[] = "a 46 9\n+ 6\n- 6\nc fa1\n";
     char *got = tree_same("heaptrack");
 
     (void)state;
@@ -1304,6 +1363,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_dhat, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heaptrack, setup, teardown),
         cmocka_unit_test(test_heaptrack_two_at_peak),
+        cmocka_unit_test(test_heaptrack_spikes),
         cmocka_unit_test(test_heaptrack_random),
         cmocka_unit_test_setup_teardown(test_pprof, setup, teardown),
         cmocka_unit_test(test_pprof_tree),

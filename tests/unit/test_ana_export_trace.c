@@ -253,6 +253,28 @@ int xtrace_write_two_at_peak(int fd)
     return end(&x);
 }
 
+int xtrace_write_spikes(int fd, bool churn)
+{
+    struct xw x = {0};
+    uint32_t st[3];
+    int rc;
+
+    if ((rc = begin(&x, fd, 0, st)))
+        return rc;
+    for (uint64_t ms = 1; ms < 1000; ms++) {
+        uint64_t i = ms / 100, addr = 0x10000000 + i * 0x1000000;
+        if (ms % 100 == 5)
+            heap(&x, FMT_EV_MALLOC, ms, 0, addr, XT_SPIKE_SIZE, st[0]);
+        if (ms % 100 == 65)
+            heap(&x, FMT_EV_FREE, ms, 0, addr, 0, 0);
+        if (churn) {
+            heap(&x, FMT_EV_MALLOC, ms, 1, 0x100000, 16, st[2]);
+            heap(&x, FMT_EV_FREE, ms, 1, 0x100000, 0, 0);
+        }
+    }
+    return end(&x);
+}
+
 int xtrace_write_random(int fd, uint64_t nr_events, uint64_t seed)
 {
     struct xw x = {0};

@@ -6,6 +6,7 @@
 #ifndef TEST_ANA_EXPORT_TRACE_H
 #define TEST_ANA_EXPORT_TRACE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* The expected figures of the trace xtrace_write() makes. */
@@ -30,6 +31,14 @@ int xtrace_write(int fd);
  * allocates Y (200: the peak, 300), T0 frees X, T1 frees Y. Both are
  * temporary for memscribe, and both are live at the peak. */
 int xtrace_write_two_at_peak(int fd);
+
+/* Write ten blocks of 8 MiB at stack A by thread 0, each allocated at
+ * 100 i + 5 ms and freed at 100 i + 65 ms (temporary: the thread does
+ * nothing between), and, with churn, 16 bytes at stack C that thread 1
+ * allocates and frees at each ms from 1 to 999 (temporary too). */
+#define XT_SPIKE_SIZE (8ull << 20)
+#define XT_NR_SPIKES 10
+int xtrace_write_spikes(int fd, bool churn);
 
 /* Write a random trace from seed: nr_events mallocs, reallocs and frees by
  * three threads over 64 slots (threads free each other's blocks too), in

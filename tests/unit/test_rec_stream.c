@@ -263,6 +263,7 @@ static struct rec_session session(void)
     s.w = &the_writer;
     s.root_pid = 42;
     s.recorder_pid = 1;
+    s.lfd = -1; /* no socket: every hello is in (rec_merge_watermark) */
     return s;
 }
 

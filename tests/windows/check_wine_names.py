@@ -9,7 +9,8 @@
    information, and no module got a note of another kind; report, leaks,
    vmem, tree, flamegraph, html, export (pprof, folded) and dump --stacks
    show no frame of a Wine DLL as module+offset, and (64-bit) name the
-   threads' start (BaseThreadInitThunk); every 10 MB commit's stack starts
+   threads' start (BaseThreadInitThunk; the text outputs with --all-frames,
+   their rows leaving it out otherwise); every 10 MB commit's stack starts
    VirtualAllocEx < VirtualAlloc (kernelbase) < Buffer.
 2. The same DLLs without debug information: stripped copies (DWARF and COFF
    symbols gone; the recorded SizeOfImage written back, as a build without
@@ -90,8 +91,11 @@ def unnamed_in(text, names):
 
 def every_output(env, memscribe, out, trace, names, want_names):
     outputs = {}
-    for argv in (["report", "--frames", "0"], ["leaks", "--frames", "0", "--top", "0"],
-                 ["vmem", "--frames", "0", "--top", "0"], ["tree"], ["dump", "--stacks"]):
+    # --all-frames: text rows leave out the threads' start (docs/symbols.md,
+    # "The frame of interest"); every frame is what is checked here
+    for argv in (["report", "--all-frames"], ["leaks", "--all-frames", "--top", "0"],
+                 ["vmem", "--all-frames", "--top", "0"], ["tree", "--all-frames"],
+                 ["dump", "--stacks"]):
         outputs[argv[0]], _ = run(env, memscribe, *argv, trace)
     for cmd, file in (("flamegraph", "fg.svg"), ("html", "report.html")):
         run(env, memscribe, cmd, "-o", f"{out}/{file}", trace)

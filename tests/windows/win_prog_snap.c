@@ -9,7 +9,11 @@
  *   STACK <allocation base> <address>  the main thread's stack, a local in it
  *   CALL_RESERVE <base> <size>         reserved by main: a traced call
  *   CALL_NOACCESS <base> <size>        committed there with PAGE_NOACCESS
- * and then releases the TLS region (a traced release of a snapshot region). */
+ *   COMMIT_BIG <base> <size>           reserved and committed by commit_big()
+ * and then releases the TLS region (a traced release of a snapshot region).
+ * commit_big()'s region, released at the end, is the one whose commit
+ * lifetime `vmem` must name by the program's own function, not by Wine's
+ * VirtualAllocEx (tests/windows/run_rows.sh). */
 #include <stdio.h>
 #include <windows.h>
 
@@ -30,6 +34,20 @@ static void NTAPI tls_callback(PVOID module, DWORD reason, PVOID reserved)
         VirtualAlloc(tls_region + TLS_COMMIT_OFF, TLS_COMMIT_SIZE, MEM_COMMIT, PAGE_READWRITE);
     /* one page: the rest of its 64 KiB granule is stranded (frag) */
     tls_small = VirtualAlloc(NULL, 0x1000, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
+}
+
+#define BIG_SIZE (16 << 20)
+
+/* A big region, reserved, committed and written: its commit lifetime's
+ * frame of interest. */
+__attribute__((noinline)) static char *commit_big(void)
+{
+    char *p = VirtualAlloc(NULL, BIG_SIZE, MEM_RESERVE, PAGE_NOACCESS);
+
+    if (p && VirtualAlloc(p, BIG_SIZE, MEM_COMMIT, PAGE_READWRITE))
+        for (size_t i = 0; i < BIG_SIZE; i += 4096)
+            p[i] = 1;
+    return p;
 }
 
 /* mingw's CRT runs the callbacks listed between __xl_a and __xl_z */
@@ -54,6 +72,12 @@ int main(void)
     void *c = VirtualAlloc(p, 0x2000, MEM_COMMIT, PAGE_NOACCESS);
     printf("CALL_NOACCESS %p %#x\n", c, 0x2000);
     fflush(stdout);
+    /* while p is still reserved: a region of its own, not p's again */
+    char *big = commit_big();
+    printf("COMMIT_BIG %p %#x\n", (void *)big, BIG_SIZE);
+    fflush(stdout);
+    if (big)
+        VirtualFree(big, 0, MEM_RELEASE);
     VirtualFree(p, 0, MEM_RELEASE);
     VirtualFree(tls_region, 0, MEM_RELEASE);
     return local - 1;

@@ -87,6 +87,7 @@ void ana_stacks_destroy(struct ana_stacks *s)
         return;
     ana_sym_destroy(s->sym);
     ana_strtab_release(&s->text);
+    free(s->cls);
     ana_stacks_drop_nodes(s);
     free(s->pages);
     free(s->pool);
@@ -100,9 +101,40 @@ void ana_stacks_destroy(struct ana_stacks *s)
     free(s);
 }
 
-/* The two strings of one symbolized frame. */
+/* Set the class of string id to c (ana_stacks_class), unless a frame
+ * already gave it one other than user. Returns 0 or -ENOMEM. */
+static int set_class(struct ana_stacks *s, uint32_t id, enum ana_frame_class c)
+{
+    if (c == ANA_FRAME_USER)
+        return 0;
+    if (id >= s->nr_cls) {
+        size_t cap = s->nr_cls;
+        if (UTIL_ARRAY_RESERVE_ZERO(s->cls, cap, (size_t)id + 1, 1024))
+            return -ENOMEM;
+        s->nr_cls = cap;
+    }
+    if (s->cls[id] == ANA_FRAME_USER)
+        s->cls[id] = (uint8_t)c;
+    return 0;
+}
+
+enum ana_frame_class ana_stacks_class(const struct ana_stacks *s, uint32_t id)
+{
+    return id < s->nr_cls ? (enum ana_frame_class)s->cls[id] : ANA_FRAME_USER;
+}
+
+void ana_stacks_classes(const struct ana_stacks *s, const struct ana_frame *f, uint32_t n,
+                        uint8_t *cls)
+{
+    for (uint32_t k = 0; k < n; k++)
+        cls[k] = (uint8_t)ana_stacks_class(s, f[k].place);
+}
+
+/* The two strings of one symbolized frame, and their class. */
 static int frame_strings(struct ana_stacks *s, const struct ana_sym_frame *f, struct ana_frame *out)
 {
+    const struct ana_sym_options *o = ana_sym_options_of(s->sym);
+    enum ana_frame_class c = ana_interest_class(f, o->alloc_fns, o->nr_alloc_fns);
     char fn[512], place[1024];
     int rc;
 
@@ -125,10 +157,12 @@ static int frame_strings(struct ana_stacks *s, const struct ana_sym_frame *f, st
      * every output that shows a frame gets them safe (ana_text.h). */
     char safe[4 * sizeof(place)];
     ana_text_escape(safe, sizeof(safe), fn, strlen(fn));
-    if ((rc = intern(s, safe, &out->function)))
+    if ((rc = intern(s, safe, &out->function)) || (rc = set_class(s, out->function, c)))
         return rc;
     ana_text_escape(safe, sizeof(safe), place, strlen(place));
-    return intern(s, safe, &out->place);
+    if ((rc = intern(s, safe, &out->place)))
+        return rc;
+    return set_class(s, out->place, c);
 }
 
 /* What the address of node n (of image) reads as, read as kind, from the

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "analysis/sym/ana_interest.h"
 #include "analysis/sym/ana_symbolize.h"
 #include "memscribe/trace.h"
 
@@ -46,6 +47,16 @@ void ana_stacks_drop_nodes(struct ana_stacks *s);
 
 /* The string of an id from struct ana_frame. */
 const char *ana_stacks_str(const struct ana_stacks *s, uint32_t id);
+/* The class of a frame's string id (its function or its place) as
+ * ana_interest_class() gave it for the frame (ana_interest.h), the user's
+ * allocation wrappers (ana_sym_options.alloc_fns) included; ANA_FRAME_USER
+ * for any other string. */
+enum ana_frame_class ana_stacks_class(const struct ana_stacks *s, uint32_t id);
+
+/* The classes of n frames, by their places, into cls[0 .. n). */
+void ana_stacks_classes(const struct ana_stacks *s, const struct ana_frame *f, uint32_t n,
+                        uint8_t *cls);
+
 /* The same as a name function of labels (arg: the stacks), for trees and
  * flame graphs whose labels are these string ids. */
 const char *ana_stacks_str_fn(void *arg, uint32_t id);

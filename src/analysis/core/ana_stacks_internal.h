@@ -83,8 +83,11 @@ struct ana_stacks {
     struct ana_sym *sym;
     bool full_names; /* else labels are ana_name_short()'s */
 
-    /* Interned strings: text.strs[] by id. */
+    /* Interned strings: text.strs[] by id; a frame string's class
+     * (ana_interest.h) in cls[id], ANA_FRAME_USER past nr_cls. */
     struct ana_strtab text;
+    uint8_t *cls;
+    size_t nr_cls;
 
     /* Stack nodes are ids 1..nr_stacks - 1 of the trace's prefix tree
      * (parents first); their pages by id >> ANA_STACKS_PAGE_BITS (NULL:

@@ -122,6 +122,16 @@ int ana_table_set_list(struct ana_table *t, unsigned col, const char *const *ite
     return 0;
 }
 
+int ana_table_set_stack(struct ana_table *t, unsigned col, const char *const *items, unsigned nr,
+                        unsigned interest)
+{
+    int rc = ana_table_set_list(t, col, items, nr);
+
+    if (!rc)
+        cur(t, col)->u = interest;
+    return rc;
+}
+
 int ana_table_set_none(struct ana_table *t, unsigned col)
 {
     struct cell *c = cur(t, col);
@@ -299,6 +309,8 @@ void ana_table_write_json(const struct ana_table *t, struct ana_json *j)
                 for (unsigned i = 0; i < cl->nr_items; i++)
                     ana_json_str(j, cl->items[i]);
                 ana_json_end_array(j);
+                if (t->cols[c].type & ANA_CELL_INTEREST)
+                    ana_json_kv_u64(j, "interest", cl->u);
                 break;
             }
         }

@@ -23,6 +23,10 @@ enum ana_cell_type {
      * seconds in text ("1.250000s", as every command prints times) and in
      * ns in CSV and JSON. */
     ANA_CELL_TIME = 0x20,
+    /* Or'd with LIST: a stack's frames (leaf first), whose JSON row also
+     * has "interest", the index of its frame of interest in the list
+     * (ana_interest.h; ana_table_set_stack). One such column a table. */
+    ANA_CELL_INTEREST = 0x40,
 };
 /* The kind of a column's type: STR, U64, I64 or LIST. */
 #define ANA_CELL_KIND(type) ((type)&0x0f)
@@ -46,6 +50,10 @@ int ana_table_set_str(struct ana_table *t, unsigned col, const char *s);
 int ana_table_set_u64(struct ana_table *t, unsigned col, uint64_t v);
 int ana_table_set_i64(struct ana_table *t, unsigned col, int64_t v);
 int ana_table_set_list(struct ana_table *t, unsigned col, const char *const *items, unsigned nr);
+/* A list cell of a stack column (ANA_CELL_INTEREST) and the index of its
+ * frame of interest among items. */
+int ana_table_set_stack(struct ana_table *t, unsigned col, const char *const *items, unsigned nr,
+                        unsigned interest);
 /* A cell with no value (a figure that would mislead): empty in text and
  * CSV, null in JSON. */
 int ana_table_set_none(struct ana_table *t, unsigned col);

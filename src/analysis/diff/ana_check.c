@@ -11,8 +11,11 @@
 static const struct {
     const char *name, *key;
     bool bytes;
+    const char *words, *whole;
+    int metric;
 } measures[] = {
-#define ANA_CHECK_ROW(id, name, key, bytes) [id] = {name, key, bytes},
+#define ANA_CHECK_ROW(id, name, key, bytes, words, whole, metric)                                  \
+    [id] = {name, key, bytes, words, whole, metric},
     ANA_CHECK_MEASURES(ANA_CHECK_ROW)
 #undef ANA_CHECK_ROW
 };
@@ -30,6 +33,21 @@ const char *ana_check_measure_key(enum ana_check_measure m)
 bool ana_check_measure_bytes(enum ana_check_measure m)
 {
     return measures[m].bytes;
+}
+
+const char *ana_check_measure_words(enum ana_check_measure m)
+{
+    return measures[m].words;
+}
+
+const char *ana_check_measure_whole(enum ana_check_measure m)
+{
+    return measures[m].whole;
+}
+
+int ana_check_measure_metric(enum ana_check_measure m)
+{
+    return measures[m].metric;
 }
 
 int ana_check_measure_parse(const char *name, size_t len)

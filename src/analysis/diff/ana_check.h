@@ -12,39 +12,64 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The numbers a check can hold: X(id, name, JSON key, in bytes). The name
- * is the option's (--max-NAME, --max-growth NAME=...), the key report's
- * for the same number (docs/json.md). The last four are memcheck's
- * reachability classes at exit (record --reach, docs/leaks.md): lost is
- * definitely and indirectly lost together. */
-#define ANA_CHECK_MEASURES(X)                                                                      \
-    X(ANA_CHECK_LEAKED, "leaked", "leaked_bytes", true)                                            \
-    X(ANA_CHECK_LEAKED_BLOCKS, "leaked-blocks", "leaked_blocks", false)                            \
-    X(ANA_CHECK_PEAK, "peak", "peak_bytes", true)                                                  \
-    X(ANA_CHECK_TEMPORARY, "temporary", "temporary", false)                                        \
-    X(ANA_CHECK_ALLOCATIONS, "allocations", "allocations", false)                                  \
-    X(ANA_CHECK_PEAK_RSS, "peak-rss", "peak_rss_bytes", true)                                      \
-    X(ANA_CHECK_DEFINITELY_LOST, "definitely-lost", "definitely_lost_bytes", true)                 \
-    X(ANA_CHECK_LOST, "lost", "lost_bytes", true)                                                  \
-    X(ANA_CHECK_LOST_BLOCKS, "lost-blocks", "lost_blocks", false)                                  \
-    X(ANA_CHECK_POSSIBLY_LOST, "possibly-lost", "possibly_lost_bytes", true)
+#include "analysis/diff/ana_diff.h"
 
-#define ANA_CHECK_ENUM(id, name, key, bytes) id,
+/* The numbers a check can hold, each defined once (docs/architecture.md,
+ * "Meanings"): X(id, name, key, bytes, words, whole, metric). name is the
+ * option's (--max-NAME, --max-growth NAME=...); key the field of report
+ * --format=json's parts (docs/report.md) that holds the same number, so a
+ * check's value is that field of report's "total"; words what check's
+ * text calls it, as report's text does; whole, for a number that leaves
+ * suppressed leaks out, what the number counts before they are left out
+ * (report's word), else NULL; metric the ana_diff metric --max-growth
+ * lists the sites that grew by (-1: none, RSS is not counted by site).
+ * The last four are memcheck's reachability classes at exit (record
+ * --reach, docs/leaks.md): lost is definitely and indirectly lost. */
+#define ANA_CHECK_MEASURES(X)                                                                      \
+    X(ANA_CHECK_LEAKED, "leaked", "unsuppressed_leaked_bytes", true, "unsuppressed leaked",        \
+      "leaked", ANA_DIFF_LEAKED)                                                                   \
+    X(ANA_CHECK_LEAKED_BLOCKS, "leaked-blocks", "unsuppressed_leaked_blocks", false,               \
+      "unsuppressed leaked blocks", "leaked", ANA_DIFF_LEAKED_BLOCKS)                              \
+    X(ANA_CHECK_PEAK, "peak", "peak_bytes", true, "peak heap in use", NULL, ANA_DIFF_PEAK)         \
+    X(ANA_CHECK_TEMPORARY, "temporary", "temporary", false, "temporary allocations", NULL,         \
+      ANA_DIFF_TEMPORARY)                                                                          \
+    X(ANA_CHECK_ALLOCATIONS, "allocations", "allocations", false, "allocations", NULL,             \
+      ANA_DIFF_ALLOCS)                                                                             \
+    X(ANA_CHECK_PEAK_RSS, "peak-rss", "peak_rss_bytes", true, "peak RSS", NULL, -1)                \
+    X(ANA_CHECK_DEFINITELY_LOST, "definitely-lost", "unsuppressed_definitely_lost_bytes", true,    \
+      "unsuppressed definitely lost", "definitely lost", ANA_DIFF_DEFINITE)                        \
+    X(ANA_CHECK_LOST, "lost", "unsuppressed_lost_bytes", true, "unsuppressed lost", "lost",        \
+      ANA_DIFF_LOST)                                                                               \
+    X(ANA_CHECK_LOST_BLOCKS, "lost-blocks", "unsuppressed_lost_blocks", false,                     \
+      "unsuppressed lost blocks", "lost", ANA_DIFF_LOST_BLOCKS)                                    \
+    X(ANA_CHECK_POSSIBLY_LOST, "possibly-lost", "unsuppressed_possibly_lost_bytes", true,          \
+      "unsuppressed possibly lost", "possibly lost", ANA_DIFF_POSSIBLE)
+
+#define ANA_CHECK_ENUM(id, name, key, bytes, words, whole, metric) id,
 enum ana_check_measure { ANA_CHECK_MEASURES(ANA_CHECK_ENUM) ANA_CHECK_NR_MEASURES };
 #undef ANA_CHECK_ENUM
 
-/* The option's word ("leaked-blocks"), the JSON key ("leaked_blocks"),
- * whether the number is bytes (limits take 64K, 2M). */
+/* The option's word ("leaked-blocks"), report's JSON key
+ * ("unsuppressed_leaked_blocks"), whether the number is bytes (limits take
+ * 64K, 2M), the words of the text ("unsuppressed leaked blocks"), what it
+ * counts before suppressions (NULL: they do not apply), the ana_diff
+ * metric of its sites (-1: none). */
 const char *ana_check_measure_name(enum ana_check_measure m);
 const char *ana_check_measure_key(enum ana_check_measure m);
 bool ana_check_measure_bytes(enum ana_check_measure m);
+const char *ana_check_measure_words(enum ana_check_measure m);
+const char *ana_check_measure_whole(enum ana_check_measure m);
+int ana_check_measure_metric(enum ana_check_measure m);
 /* The measure named by the first len bytes of name, or -EINVAL. */
 int ana_check_measure_parse(const char *name, size_t len);
 
 /* One run's numbers. known[m] is false where the trace cannot tell (no
- * RSS sample; temporary allocations of a sampled trace). */
+ * RSS sample; temporary allocations of a sampled trace). suppressed[m]:
+ * for a measure with a whole, what the suppressions left out of v[m]
+ * (report's suppressed_* fields), v[m] + suppressed[m] the whole. */
 struct ana_check_values {
     uint64_t v[ANA_CHECK_NR_MEASURES];
+    uint64_t suppressed[ANA_CHECK_NR_MEASURES];
     bool known[ANA_CHECK_NR_MEASURES];
 };
 

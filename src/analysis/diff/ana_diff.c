@@ -9,10 +9,13 @@
 #include "analysis/diff/ana_diff.h"
 #include "util/util_array.h"
 
-static const char *const names[ANA_DIFF_NR_METRICS] = {"allocations", "bytes",     "peak",
-                                                       "leaked",      "temporary", "lost"};
+static const char *const names[ANA_DIFF_NR_METRICS] = {
+    "allocations",   "bytes",           "peak",        "leaked",       "temporary", "lost",
+    "leaked-blocks", "definitely-lost", "lost-blocks", "possibly-lost"};
 static const char *const keys[ANA_DIFF_NR_METRICS] = {
-    "allocations", "allocated_bytes", "peak_bytes", "leaked_bytes", "temporary", "lost_bytes"};
+    "allocations", "allocated_bytes",    "peak_bytes",    "leaked_bytes",
+    "temporary",   "lost_bytes",         "leaked_blocks", "definitely_lost_bytes",
+    "lost_blocks", "possibly_lost_bytes"};
 
 void ana_diff_init(struct ana_diff *d)
 {
@@ -120,7 +123,7 @@ const char *ana_diff_metric_key(enum ana_diff_metric m)
 
 int ana_diff_metric_parse(const char *name)
 {
-    for (int m = 0; m < ANA_DIFF_NR_METRICS; m++)
+    for (int m = 0; m < ANA_DIFF_NR_SHOWN; m++)
         if (!strcmp(name, names[m]))
             return m;
     return -EINVAL;

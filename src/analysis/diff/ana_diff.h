@@ -19,8 +19,16 @@ enum ana_diff_metric {
     ANA_DIFF_TEMPORARY,  /* temporary allocations (docs/architecture.md, Meanings) */
     ANA_DIFF_LOST,       /* live bytes at exit lost, definitely or indirectly (record --reach's
                             classes, docs/leaks.md); 0 where a side has none */
+    /* diff shows and sorts by the six above (ANA_DIFF_NR_SHOWN); check's
+     * --max-growth also lists the sites that grew in these. */
+    ANA_DIFF_LEAKED_BLOCKS, /* blocks live at the end */
+    ANA_DIFF_DEFINITE,      /* bytes definitely lost at exit (classes, as LOST) */
+    ANA_DIFF_LOST_BLOCKS,   /* blocks definitely or indirectly lost at exit */
+    ANA_DIFF_POSSIBLE,      /* bytes possibly lost at exit */
     ANA_DIFF_NR_METRICS,
 };
+
+#define ANA_DIFF_NR_SHOWN (ANA_DIFF_LOST + 1)
 
 enum ana_diff_side { ANA_DIFF_BASE = 0, ANA_DIFF_NEW = 1 };
 
@@ -55,13 +63,16 @@ int64_t ana_diff_change(const struct ana_diff_row *r, enum ana_diff_metric m);
 void ana_diff_sort(struct ana_diff *d, enum ana_diff_metric m);
 
 /* "allocations", "bytes", "peak", "leaked", "temporary", "lost": --sort's
- * words. */
+ * words (then check's: "leaked-blocks", "definitely-lost", "lost-blocks",
+ * "possibly-lost"). */
 const char *ana_diff_metric_name(enum ana_diff_metric m);
 /* The metric's JSON and CSV key, report's for the same number
  * (docs/json.md): "allocations", "allocated_bytes", "peak_bytes",
- * "leaked_bytes", "temporary", "lost_bytes". */
+ * "leaked_bytes", "temporary", "lost_bytes" (then "leaked_blocks",
+ * "definitely_lost_bytes", "lost_blocks", "possibly_lost_bytes"). */
 const char *ana_diff_metric_key(enum ana_diff_metric m);
-/* The metric of a name, or -EINVAL. */
+/* The metric of a name among the first ANA_DIFF_NR_SHOWN (diff's --sort),
+ * or -EINVAL. */
 int ana_diff_metric_parse(const char *name);
 
 #endif

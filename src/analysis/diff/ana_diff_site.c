@@ -47,6 +47,8 @@ int ana_diff_site_values(const struct ana_site *site, uint64_t v[ANA_DIFF_NR_MET
     v[ANA_DIFF_PEAK] = site->peak_all_bytes;
     v[ANA_DIFF_LEAKED] = site->live_bytes > 0 ? (uint64_t)site->live_bytes : 0;
     v[ANA_DIFF_TEMPORARY] = site->nr_temporary;
-    v[ANA_DIFF_LOST] = 0; /* the caller's, from the leak classes (ana_reach.h) */
+    v[ANA_DIFF_LEAKED_BLOCKS] = site->live_blocks > 0 ? (uint64_t)site->live_blocks : 0;
+    /* The classes are the caller's, from ana_reach.h. */
+    v[ANA_DIFF_LOST] = v[ANA_DIFF_DEFINITE] = v[ANA_DIFF_LOST_BLOCKS] = v[ANA_DIFF_POSSIBLE] = 0;
     return site->nr_allocs || site->live_bytes > 0 || site->peak_all_bytes;
 }

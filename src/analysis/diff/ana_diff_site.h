@@ -19,8 +19,9 @@
 long ana_diff_site_key(struct ana_stacks *st, uint32_t stack, int lines, char **buf, size_t *cap);
 
 /* The site's allocations, bytes, peak contribution (at the peak of all
- * images), leaked bytes and temporary allocations (lost bytes 0: the
- * caller's, from the classes). Returns 1 if any of them is not zero. */
+ * images), leaked bytes, temporary allocations and leaked blocks (the
+ * classes' metrics 0: the caller's, from ana_reach.h). Returns 1 if any of
+ * them is not zero. */
 int ana_diff_site_values(const struct ana_site *site, uint64_t v[ANA_DIFF_NR_METRICS]);
 
 #endif

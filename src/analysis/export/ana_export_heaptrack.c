@@ -30,19 +30,32 @@
  * own "+"), before a second block of the same size and stack: heaptrack
  * then counts one temporary allocation more than memscribe.
  *
- * The order of the lines: memscribe calls a block temporary when the thread that allocated it
+ * The order of the lines: heaptrack_gui's Consumed chart is the running
+ * sum of "+" and "-" sampled at each "c" line, so every line goes out
+ * between the ticks around its event: a tick every HT_TICK_MS of the
+ * trace's time, as heaptrack's timer writes them (of several with no
+ * event between, the first and the last: the sum is the same at each),
+ * one at memscribe's peak, and one at the end. The sum at each tick is
+ * then memscribe's heap in use at that time, at the peak's tick its peak,
+ * and the chart's top is the peak. Between two ticks the order is free.
+ * memscribe calls a block temporary when the thread that allocated it
  * freed it with no other allocation in between, whatever other threads
  * did. So the "+" of each thread's latest block is held back: if the
  * thread frees that block next, "+ -" go out together; if the thread
  * allocates again (or another thread frees it), the "+" goes out then.
  * Holding a "+" back only lowers the heap in between, so heaptrack's peak
- * cannot grow; at memscribe's peak every held "+" must be out, and the
- * lines after it are buffered until the blocks held at the peak are
- * settled, so that one of them that turns out temporary can still go out
- * as "+ -" at the peak. Memory grows with stacks, infos and threads (on a
- * tree, those of the processes running: see below); the buffer after the
- * peak is capped. heaptrack's one stream cannot show two temporary blocks that
- * are both live at the peak: such extra ones count as ordinary there.
+ * cannot grow. At a tick every held "+" must be out, and the lines after
+ * it are buffered until the blocks held at the tick are settled (or a
+ * later tick comes with lines before it), so that one of them that turns
+ * out temporary goes out last before the tick and its "-" first after it
+ * (heaptrack_print does not count "c" lines between a "+" and its "-").
+ * A block whose "+" went out at a tick is still shown temporary if its
+ * "-" is the next "+" or "-" line. Memory grows with stacks, infos and
+ * threads (on a tree, those of the processes running: see below); the
+ * buffer after a tick is capped. heaptrack's one stream cannot show two
+ * temporary blocks of different threads both live at one tick, nor one
+ * live across ticks between which another thread allocates or frees:
+ * such blocks count as ordinary there.
  *
  * A process tree (docs/event-model.md): an image's blocks leave heap in
  * use at its exit (or exec) and stay its leaks. heaptrack's one stream has
@@ -79,8 +92,11 @@
 #define HEAPTRACK_VERSION_CODE 0x010400 /* the heaptrack release whose format this is */
 #define HEAPTRACK_FILE_VERSION 3
 #define HT_PAGE_SIZE 4096
-/* Lines buffered after the peak while the blocks held then settle. */
+/* Lines buffered after a tick while the blocks held then settle. */
 #define HT_MAX_HELD (1u << 20)
+/* The ticks' period: heaptrack's timer thread writes a "c" line every
+ * 10 ms (libheaptrack.cpp). */
+#define HT_TICK_MS 10
 
 #define HT_NO_INDEX UINT32_MAX
 /* The trace of an info slot that is free (its next links the free list). */
@@ -96,23 +112,25 @@ struct ht_info {
     uint32_t alt; /* the alternate index (see the top of the file) */
 };
 
-/* A buffered line. 'T' marks where a block held at the peak was freed as a
- * temporary: at the flush it is a plain "-", or nothing for the block that
- * goes out as "+ -" at the peak. 'x' is the "-" of a temporary "+ -". */
+/* A line on its way (ordering, see the top of the file). 'T' marks where
+ * a block held at the waiting tick was freed as a temporary: at the flush
+ * it is a plain "-", or nothing for the block whose "+" goes out last
+ * before the tick. 'x' is a temporary "-": of the "+" just before it. */
 struct ht_line {
     char op;         /* '+', '-', 'x', 'c', 'T' */
     uint32_t info;   /* or the time in ms for 'c' */
-    uint64_t serial; /* 'T' */
+    uint64_t serial; /* '+', 'T' */
 };
 
 /* A thread's latest block whose "+" is held back. */
 struct ht_held {
     uint64_t serial; /* 0: none */
     uint32_t info;
-    bool at_peak; /* held when the peak was reached */
+    uint32_t pos; /* in heaptrack.held_list */
+    bool at_tick; /* held at the waiting tick */
 };
 
-/* A block held at the peak, settled: temporary or not. */
+/* A block held at the waiting tick, settled: temporary or not. */
 struct ht_settled {
     uint64_t serial;
     uint32_t info;
@@ -167,11 +185,18 @@ struct heaptrack {
     uint32_t nr_pending_ms, cap_pending_ms;
 
     /* Ordering (see the top of the file). */
-    uint64_t last_ms;
+    uint64_t last_ms;     /* the latest event's time */
+    uint64_t next_tick;   /* the next tick of the period, in ms */
+    uint64_t last_tick;   /* the last tick placed, in ms */
+    uint64_t last_serial; /* the block of the last +/- line placed if a "+", else 0 */
     struct ht_held *held; /* by thread index */
     uint32_t nr_threads;
-    bool buffering;        /* after the peak, until nr_peak_open is 0 */
-    uint32_t nr_peak_open; /* blocks held at the peak not yet settled */
+    uint32_t *held_list; /* the threads that hold a block */
+    uint32_t nr_held, cap_held_list;
+    bool tick_open;        /* a tick waits for its held blocks: lines buffer */
+    bool buf_heap;         /* the buffer has a line other than "c" */
+    uint32_t tick_ms;      /* the waiting tick's */
+    uint32_t nr_tick_open; /* blocks held at the tick not yet settled */
     struct ht_settled *settled;
     uint32_t nr_settled, cap_settled;
     struct ht_line *buf;
@@ -382,10 +407,10 @@ static void info_free(struct heaptrack *h, uint32_t info)
 }
 
 /* Whether image's infos may go: its blocks are out and no line waits
- * with one of them (buffered after the peak, pending or deferred). */
+ * with one of them (buffered after a tick, pending or deferred). */
 static bool infos_idle(const struct heaptrack *h, const struct ht_image *im)
 {
-    if (im->nr_live || h->buffering || h->nr_buf || h->nr_settled)
+    if (im->nr_live || h->tick_open || h->nr_buf || h->nr_settled)
         return false;
     for (uint32_t i = 0; i < im->nr_infos; i++)
         if ((h->pending && h->pending_info == im->infos[i]) ||
@@ -524,6 +549,10 @@ static int put(struct heaptrack *h, char op, uint32_t info, bool temporary)
     int rc;
 
     if (op == 'c') {
+        /* A "-" that waits goes out before the tick: the sum at a tick is
+         * the heap at that time (after the "+" that waits, if any). */
+        if (h->deferred && ((rc = write_pending(h, false, true)) || (rc = write_deferred(h, true))))
+            return rc;
         if (!h->pending)
             return ana_xout_printf(h->out, "c %x\n", info);
         if (UTIL_ARRAY_RESERVE(h->pending_ms, h->cap_pending_ms, (size_t)h->nr_pending_ms + 1, 16))
@@ -562,84 +591,129 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t size)
     return 0;
 }
 
-/* A line in time order: buffered after the peak, else written. */
+/* Place a line: as put() takes it, with the block of the last +/- line. */
+static int emit(struct heaptrack *h, const struct ht_line *l)
+{
+    if (l->op != 'c')
+        h->last_serial = l->op == '+' ? l->serial : 0;
+    if (l->op == '+' || l->op == 'c')
+        return put(h, l->op, l->info, false);
+    return put(h, '-', l->info, l->op == 'x');
+}
+
+/* A line in time order: buffered while a tick waits, else written. */
 static int line(struct heaptrack *h, char op, uint32_t info, uint64_t serial)
 {
+    const struct ht_line l = {op, info, serial};
     int rc;
 
-    if (!h->buffering)
-        return put(h, op, info, false);
+    if (!h->tick_open)
+        return emit(h, &l);
     if ((rc = grow((void **)&h->buf, &h->cap_buf, h->nr_buf + 1, sizeof(*h->buf))))
         return rc;
-    h->buf[h->nr_buf++] = (struct ht_line){op, info, serial};
+    h->buf[h->nr_buf++] = l;
+    if (op != 'c') {
+        h->buf_heap = true;
+        h->last_serial = op == '+' ? serial : 0;
+    }
     return 0;
 }
 
-/* The blocks held at the peak are settled (or the buffer is full): write
- * their "+" lines at the peak, the first temporary one last and as "+ -"
- * (every other block is in by then, so its "+" reaches the peak), then
- * the buffer. */
-static int flush_peak(struct heaptrack *h)
+/* thread holds the block serial of info back (its "+" not placed). */
+static int hold(struct heaptrack *h, uint32_t thread, uint64_t serial, uint32_t info)
+{
+    if (UTIL_ARRAY_RESERVE(h->held_list, h->cap_held_list, (size_t)h->nr_held + 1, 64))
+        return -ENOMEM;
+    h->held[thread] = (struct ht_held){.serial = serial, .info = info, .pos = h->nr_held};
+    h->held_list[h->nr_held++] = thread;
+    return 0;
+}
+
+/* thread's held block is let go (its "+" is placed by the caller). */
+static void release(struct heaptrack *h, uint32_t thread)
+{
+    uint32_t pos = h->held[thread].pos, last = h->held_list[--h->nr_held];
+
+    h->held_list[pos] = last;
+    h->held[last].pos = pos;
+    h->held[thread].serial = 0;
+    h->held[thread].at_tick = false;
+}
+
+/* The waiting tick goes out: the "+" lines of the blocks held at it (the
+ * first that was freed temporary last), its "c", the buffered "c" lines
+ * that waited with it, that block's "-", then the rest of the buffer. A
+ * block still held (a later tick, a full buffer, the end) stays its
+ * thread's latest: its "-" shows temporary if it comes next. */
+static int flush_tick(struct heaptrack *h)
 {
     const struct ht_settled *spike = NULL;
-    uint64_t spiked = 0;
+    uint32_t i = 0;
     int rc = 0;
 
-    h->buffering = false;
-    for (uint32_t i = 0; i < h->nr_settled && !rc; i++) {
-        if (h->settled[i].temporary && !spike)
-            spike = &h->settled[i];
+    h->tick_open = false;
+    for (uint32_t k = 0; k < h->nr_settled && !rc; k++) {
+        const struct ht_settled *b = &h->settled[k];
+        if (b->temporary && !spike)
+            spike = b;
         else
-            rc = put(h, '+', h->settled[i].info, false);
+            rc = emit(h, &(struct ht_line){'+', b->info, b->serial});
     }
-    /* Blocks still held (a full buffer): their "+" goes out at the peak. */
-    for (uint32_t t = 0; t < h->nr_threads && !rc; t++)
-        if (h->held[t].serial && h->held[t].at_peak) {
-            rc = put(h, '+', h->held[t].info, false);
-            h->held[t].serial = 0;
-        }
-    if (spike && !rc) {
-        spiked = spike->serial;
-        if (!(rc = put(h, '+', spike->info, false)))
-            rc = put(h, '-', spike->info, true);
-    }
-    for (uint32_t i = 0; i < h->nr_buf && !rc; i++) {
-        const struct ht_line *l = &h->buf[i];
-        if (l->op == 'T' && l->serial == spiked)
+    /* Backwards: release() moves the last of the list into the hole. */
+    for (uint32_t k = h->nr_held; k-- > 0 && !rc;) {
+        uint32_t t = h->held_list[k];
+        if (!h->held[t].at_tick)
             continue;
-        rc = put(h, l->op == 'T' || l->op == 'x' ? '-' : l->op, l->info, l->op == 'x');
+        rc = emit(h, &(struct ht_line){'+', h->held[t].info, h->held[t].serial});
+        release(h, t);
     }
+    if (spike && !rc)
+        rc = emit(h, &(struct ht_line){'+', spike->info, spike->serial});
+    if (!rc)
+        rc = emit(h, &(struct ht_line){'c', h->tick_ms, 0});
+    /* The buffer holds "c" lines first (a tick waits with the one before
+     * only while no other line came), then the lines of one interval. */
+    for (; i < h->nr_buf && h->buf[i].op == 'c' && !rc; i++)
+        rc = emit(h, &h->buf[i]);
+    if (spike && !rc)
+        rc = emit(h, &(struct ht_line){'x', spike->info, 0});
+    for (; i < h->nr_buf && !rc; i++)
+        if (!(spike && h->buf[i].op == 'T' && h->buf[i].serial == spike->serial))
+            rc = emit(h, &h->buf[i]);
     h->nr_buf = 0;
     h->nr_settled = 0;
-    h->nr_peak_open = 0;
+    h->nr_tick_open = 0;
     if (!rc)
         free_waiting(h); /* no line waits with their infos now */
     return rc;
 }
 
-/* A block held at the peak is settled. */
-static int settle(struct heaptrack *h, struct ht_held *held, bool temporary)
+/* thread's block held at the tick is settled. */
+static int settle(struct heaptrack *h, uint32_t thread, bool temporary)
 {
+    const struct ht_held *held = &h->held[thread];
     int rc;
 
     if ((rc = grow((void **)&h->settled, &h->cap_settled, h->nr_settled + 1, sizeof(*h->settled))))
         return rc;
     h->settled[h->nr_settled++] = (struct ht_settled){held->serial, held->info, temporary};
-    held->serial = 0;
-    if (--h->nr_peak_open == 0)
-        return flush_peak(h);
+    release(h, thread);
+    if (--h->nr_tick_open == 0)
+        return flush_tick(h);
     return 0;
 }
 
 /* thread's held block will not be temporary: its "+" goes out now. */
-static int unhold(struct heaptrack *h, struct ht_held *held)
+static int unhold(struct heaptrack *h, uint32_t thread)
 {
-    if (!held->serial)
+    const struct ht_held held = h->held[thread];
+
+    if (!held.serial)
         return 0;
-    if (held->at_peak)
-        return settle(h, held, false);
-    held->serial = 0;
-    return line(h, '+', held->info, 0);
+    if (held.at_tick)
+        return settle(h, thread, false);
+    release(h, thread);
+    return line(h, '+', held.info, held.serial);
 }
 
 static int thread_grow(struct heaptrack *h, uint32_t thread)
@@ -657,17 +731,41 @@ static int thread_grow(struct heaptrack *h, uint32_t thread)
     return 0;
 }
 
-/* The peak: every held "+" must count now. Held blocks stay held (so that
- * one of them can still be shown temporary) and later lines buffer. */
-static int reach_peak(struct heaptrack *h)
+/* A tick at ms: every held "+" goes out before its "c" line. */
+static int tick(struct heaptrack *h, uint64_t ms)
 {
-    for (uint32_t t = 0; t < h->nr_threads; t++)
-        if (h->held[t].serial) {
-            h->held[t].at_peak = true;
-            h->nr_peak_open++;
-        }
-    h->buffering = h->nr_peak_open > 0;
+    int rc;
+
+    h->last_tick = ms;
+    if (h->tick_open) {
+        /* Nothing happened since the tick that waits: this one waits too. */
+        if (!h->buf_heap && h->nr_held == h->nr_tick_open)
+            return line(h, 'c', (uint32_t)ms, 0);
+        if ((rc = flush_tick(h)))
+            return rc;
+    }
+    if (!h->nr_held)
+        return line(h, 'c', (uint32_t)ms, 0);
+    for (uint32_t i = 0; i < h->nr_held; i++)
+        h->held[h->held_list[i]].at_tick = true;
+    h->nr_tick_open = h->nr_held;
+    h->tick_open = true;
+    h->tick_ms = (uint32_t)ms;
+    h->buf_heap = false;
+    h->last_serial = 0; /* the held "+" lines go out after every line placed */
     return 0;
+}
+
+/* The ticks of the period up to an event at ms. */
+static int ticks_due(struct heaptrack *h, uint64_t ms)
+{
+    uint64_t last = ms - ms % HT_TICK_MS;
+    int rc = tick(h, h->next_tick);
+
+    if (!rc && last > h->next_tick)
+        rc = tick(h, last);
+    h->next_tick = last + HT_TICK_MS;
+    return rc;
 }
 
 /* The info of the block ev ends: on a tree, the one kept with the block
@@ -685,28 +783,31 @@ static int ended_info(struct heaptrack *h, const struct fmt_event *ev, uint32_t 
 
 static int end_block(struct heaptrack *h, const struct fmt_event *ev, bool temporary)
 {
-    struct ht_held *held = NULL;
-    uint32_t info;
+    uint32_t t = ev->ref_thread, info;
+    bool held;
     int rc;
 
     /* Only the allocating thread's held block can be this one. */
-    if (ev->ref_thread < h->nr_threads && h->held[ev->ref_thread].serial == ev->ref)
-        held = &h->held[ev->ref_thread];
+    held = t < h->nr_threads && h->held[t].serial == ev->ref;
     if (held && temporary) {
-        if (held->at_peak) {
-            if ((rc = line(h, 'T', held->info, held->serial)))
+        info = h->held[t].info;
+        if (h->held[t].at_tick) {
+            if ((rc = line(h, 'T', info, ev->ref)))
                 return rc;
-            return settle(h, held, true);
+            return settle(h, t, true);
         }
-        held->serial = 0;
-        if ((rc = line(h, '+', held->info, 0)))
+        release(h, t);
+        if ((rc = line(h, '+', info, ev->ref)))
             return rc;
-        return h->buffering ? line(h, 'x', held->info, 0) : put(h, '-', held->info, true);
+        return line(h, 'x', info, 0);
     }
-    if (held && (rc = unhold(h, held)))
+    if (held && (rc = unhold(h, t)))
         return rc;
     if ((rc = ended_info(h, ev, &info)))
         return rc;
+    /* Its "+" went out at a tick and no +/- line came since. */
+    if (temporary && !held && h->last_serial == ev->ref)
+        return line(h, 'x', info, 0);
     return line(h, '-', info, 0);
 }
 
@@ -830,17 +931,16 @@ static int heap_event(struct heaptrack *h, const struct fmt_event *ev, const str
         return rc;
     if (h->tree && st->ends)
         untrack(h, ev->ref);
-    if (st->starts) {
-        struct ht_held *held = &h->held[ev->thread];
-        if ((rc = unhold(h, held)) || (rc = info_index(h, ev->size, ev->stack, ev->image, &info)) ||
-            (h->tree && (rc = track(h, ev, info))))
-            return rc;
-        *held = (struct ht_held){.serial = ev->serial, .info = info};
-    }
-    if (h->step == h->peak_step && (rc = reach_peak(h)))
+    if (st->starts &&
+        ((rc = unhold(h, ev->thread)) ||
+         (rc = info_index(h, ev->size, ev->stack, ev->image, &info)) ||
+         (h->tree && (rc = track(h, ev, info))) || (rc = hold(h, ev->thread, ev->serial, info))))
         return rc;
-    if (h->buffering && h->nr_buf >= HT_MAX_HELD)
-        return flush_peak(h);
+    /* A tick at the peak: the chart's top. */
+    if (h->step == h->peak_step && (rc = tick(h, h->last_ms)))
+        return rc;
+    if (h->tick_open && h->nr_buf >= HT_MAX_HELD)
+        return flush_tick(h);
     return 0;
 }
 
@@ -898,7 +998,7 @@ static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step 
     uint64_t ms = ev->ts_ns / 1000000;
     int rc;
 
-    if (ms > h->last_ms && (rc = line(h, 'c', (uint32_t)ms, 0)))
+    if (ms >= h->next_tick && (rc = ticks_due(h, ms)))
         return rc;
     h->last_ms = ms > h->last_ms ? ms : h->last_ms;
     /* Resident memory goes out at once: heaptrack only keeps its maximum. */
@@ -918,10 +1018,13 @@ static int finish_stream(struct ana_export_job *job)
     struct heaptrack *h = job->state;
     int rc = 0;
 
-    if (h->buffering && (rc = flush_peak(h)))
+    if (h->tick_open && (rc = flush_tick(h)))
         return rc;
-    for (uint32_t i = 0; i < h->nr_threads && !rc; i++)
-        rc = unhold(h, &h->held[i]);
+    while (h->nr_held && !rc)
+        rc = unhold(h, h->held_list[h->nr_held - 1]);
+    /* The last tick: the trace's span (heaptrack_print's "total runtime"). */
+    if (!rc && h->last_ms > h->last_tick)
+        rc = tick(h, h->last_ms);
     if (!rc)
         rc = write_pending(h, false, true);
     return rc ? rc : write_deferred(h, true);
@@ -978,6 +1081,7 @@ static void release_heaptrack(struct ana_export_job *job)
     free(h->infos);
     free(h->info_hash);
     free(h->held);
+    free(h->held_list);
     free(h->pending_ms);
     free(h->settled);
     free(h->buf);
@@ -1003,6 +1107,7 @@ int ana_export_heaptrack(struct ana_export_job *job)
     h->o = job->o;
     fmt_reader_counts(job->r, &c);
     h->nr_stacks = c.nr_stacks;
+    h->next_tick = HT_TICK_MS;
     h->tree = fmt_reader_nr_images(job->r) > 1;
     /* image_done is set when the output streams (ana_export_streams). */
     h->drops = h->tree && job->o->image_done;

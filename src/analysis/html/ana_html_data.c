@@ -401,6 +401,47 @@ static int site_node(struct data_run *d, struct frame_trie *t, uint32_t stack, u
     return d->rc;
 }
 
+/* The frame-of-interest rule (ana_interest.h) of every node of t, for the
+ * page to lay rows out as the text does without a rule of its own:
+ * out[0] the node's frame class, out[1] and out[2] of a stack whose leaf
+ * it is, the frame of interest's index and how many frames precede the
+ * entry chain (counted from the node). Fresh arrays of t->nr; 0, or
+ * -ENOMEM with none. */
+static int trie_rule(struct data_run *d, const struct frame_trie *t, uint32_t *out[3])
+{
+    uint8_t *chain = NULL;
+    size_t cap = 0;
+    int rc = 0;
+
+    for (unsigned c = 0; c < 3; c++)
+        out[c] = calloc((size_t)t->nr + 1, sizeof(*out[c]));
+    for (uint32_t n = 1; n < t->nr && out[0] && out[1] && out[2]; n++) {
+        uint32_t depth = 0;
+
+        for (uint32_t k = n; k > 0 && k < t->nr; k = t->parent[k]) {
+            if (UTIL_ARRAY_RESERVE(chain, cap, (size_t)depth + 1, 64)) {
+                rc = -ENOMEM;
+                break;
+            }
+            chain[depth++] = (uint8_t)ana_stacks_class(d->run->stacks, d->str_order[t->place[k]]);
+        }
+        if (rc)
+            break;
+        out[0][n] = chain[0];
+        out[1][n] = ana_interest_find(chain, depth);
+        out[2][n] = ana_interest_entry(chain, depth);
+    }
+    free(chain);
+    if (rc || !out[0] || !out[1] || !out[2]) {
+        for (unsigned c = 0; c < 3; c++) {
+            free(out[c]);
+            out[c] = NULL;
+        }
+        return -ENOMEM;
+    }
+    return 0;
+}
+
 /* The leaf nodes of the commit lifetimes' stacks (ana_html_vm.h), in the
  * one tree of frames: the listed keys', then the lumped ones'. */
 static int vm_nodes(struct data_run *d, struct frame_trie *t)
@@ -520,11 +561,14 @@ static void write_sites(struct data_run *d)
     if (d->rc)
         goto out;
 
+    uint32_t *rule[3];
+    if ((d->rc = trie_rule(d, &t, rule)))
+        goto out;
     ana_json_key(j, "frames");
     ana_json_begin_object(j);
-    const char *const cols[3] = {"parent", "fn", "place"};
-    const uint32_t *vals[3] = {t.parent, t.fn, t.place};
-    for (unsigned c = 0; c < 3; c++) {
+    const char *const cols[6] = {"parent", "fn", "place", "kind", "interest", "shown"};
+    const uint32_t *vals[6] = {t.parent, t.fn, t.place, rule[0], rule[1], rule[2]};
+    for (unsigned c = 0; c < 6; c++) {
         ana_json_key(j, cols[c]);
         ana_json_begin_array(j);
         for (uint32_t k = 0; k < t.nr; k++)
@@ -532,6 +576,8 @@ static void write_sites(struct data_run *d)
         ana_json_end_array(j);
     }
     ana_json_end_object(j);
+    for (unsigned c = 0; c < 3; c++)
+        free(rule[c]);
 
     ana_json_key(j, "sites");
     ana_json_begin_object(j);

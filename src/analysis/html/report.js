@@ -13,7 +13,11 @@
 //          not leaked)
 //   strings: function names and places; other parts index into it
 //   frames: the stacks' frames as one prefix tree, node 0 the root:
-//          parent[], fn[] and place[] (string ids)
+//          parent[], fn[] and place[] (string ids), kind[] (the frame's
+//          class: 0 user, 1 allocator, 2 runtime, 3 entry; ana_interest.h),
+//          and of a stack whose leaf the node is, interest[] (its frame of
+//          interest, counted from the leaf) and shown[] (its frames before
+//          the entry chain)
 //   sites: stack[] (trace stack id), node[] (its leaf in frames), pid[],
 //          allocations[], allocated_bytes[], leaked_bytes[], leaked_blocks[],
 //          peak_bytes[], temporary[], temporary_bytes[] (docs/json.md); with
@@ -106,39 +110,51 @@
   // ---- stacks in tables -------------------------------------------------
   // A row shows its stack as `memscribe report` prints it, leaf first
   // ("A (a.c:3) < B (b.c:9) < ..."), at most STACK_ITEMS items, and more
-  // where two rows would read the same (every make row is `xmalloc (cc1)`
-  // by its leaf alone); rows whose whole stacks read the same (one call
-  // site in several processes) say their pid. The standard library's
-  // frames (C++'s std::, libc's start-up, Windows' system DLLs) fold into
-  // one item per run, "[4 library frames]", which a click opens; the leaf
-  // always shows, being the allocating function.
+  // where two rows would read the same; rows whose whole stacks read the
+  // same (one call site in several processes) say their pid. The rule of
+  // which frames show is memscribe's, in C (ana_interest.h), given in the
+  // data: the allocation wrappers at the leaf (frames.kind 1: xmalloc,
+  // g_malloc) are left out, the other frames down to the frame of
+  // interest (the first of the program's own code, frames.interest) fold
+  // into one item, "[6 library frames]", which a click opens; after it
+  // each run of two or more library frames (frames.kind not 0) folds the
+  // same; the entry chain (libc's start-up, thread start: the frames from
+  // frames.shown on) is left out of the row.
   var STACK_ITEMS = 6; // as report's text (CLI_ANA_TEXT_FRAMES)
-  var LIB_FN = /^(?:[\w:<>~*&, ]+ )?(?:std|__gnu_cxx|__cxxabiv1)::|^(?:operator (?:new|delete)|__libc_start_main|__libc_start_call_main|_start|_dl_start_user|_dl_init|call_init)\b|^(?:_IO_|__GI_)\w/;
-  var LIB_MOD = /(?:^|\()(?:[^()]*\/)?(?:lib(?:stdc\+\+|c|gcc_s|m|pthread)\.so[.\d]*|ld-linux[-\w.]*\.so[.\d]*)(?:\+0x[0-9a-f]+|\))$|\\windows\\system32\\[^\\]+\.dll(?:\+0x[0-9a-f]+)?$|\((?:ntdll|kernel32|kernelbase|msvcrt|ucrtbase)\.dll\)$/i;
-  function isLib(fn, place) { return LIB_FN.test(fn) || LIB_MOD.test(place); }
+  // as ana_interest_mark()
+  function runLabel(n) { return '[' + n + ' library frame' + (n === 1 ? '' : 's') + ']'; }
   // Site i's frames, leaf first, and its items: a frame, or a run of two
-  // or more library frames after the leaf ({run: [frames]}).
+  // or more frames ({run: [frames]}); shown: the frames before the entry
+  // chain.
   var STACKS = [];
   function stackOf(i) {
     if (STACKS[i]) return STACKS[i];
-    var frames = [];
-    for (var n = nodeOf(i); n > 0; n = FR.parent[n]) {
-      frames.push({ fn: S[FR.fn[n]], place: S[FR.place[n]] });
+    var frames = [], leaf = nodeOf(i);
+    for (var n = leaf; n > 0; n = FR.parent[n]) {
+      frames.push({ fn: S[FR.fn[n]], place: S[FR.place[n]], kind: FR.kind[n] });
     }
-    var items = [], k = 0;
-    while (k < frames.length) {
-      var e = k;
-      while (k > 0 && e < frames.length && isLib(frames[e].fn, frames[e].place)) e++;
-      if (e - k >= 2) { items.push({ run: frames.slice(k, e) }); k = e; }
-      else items.push(frames[k++]);
+    var shown = FR.shown[leaf], at = FR.interest[leaf], items = [], k = 0;
+    function push(k, e, fold) {
+      if (fold) items.push({ run: frames.slice(k, e) });
+      else items.push(frames[k]);
+    }
+    // the leaf's allocation wrappers (kind 1) are left out, as malloc is
+    while (k < at && frames[k].kind === 1) k++;
+    var skipped = k;
+    if (k < at) push(k, at, true);
+    for (k = at; k < shown;) {
+      var e = k + 1;
+      if (k > at && frames[k].kind) while (e < shown && frames[e].kind) e++;
+      push(k, e, e - k >= 2);
+      k = e;
     }
     return (STACKS[i] = { frames: frames, items: items, shown: Math.min(STACK_ITEMS, items.length),
-                          open: false, pid: false });
+                          entry: frames.slice(shown), skipped: skipped, open: false, pid: false });
   }
   function stackText(st) {
     var t = st.items.slice(0, st.shown).map(function (it) {
       return it.run ? (st.open ? it.run.map(function (f) { return f.place; }).join(' < ')
-        : '[' + it.run.length + ' library frames]') : it.place;
+        : runLabel(it.run.length)) : it.place;
     }).join(' < ');
     return t;
   }
@@ -166,7 +182,16 @@
             return;
           }
           if (st.shown < st.items.length) st.shown++;
-          else st.open = true; // they differ inside a library run
+          else if (!st.open) st.open = true; // they differ inside a library run
+          else if (st.skipped) { // or in the allocation wrappers left out
+            st.items = st.frames.slice(0, st.skipped).concat(st.items);
+            st.shown = st.items.length;
+            st.skipped = 0;
+          } else if (st.entry.length) { // or in the entry chain
+            st.items = st.items.concat(st.entry);
+            st.shown = st.items.length;
+            st.entry = [];
+          }
           next.push(i);
         });
       });
@@ -182,7 +207,7 @@
       if (!it.run) { td.appendChild(el('span', 'frame', it.place)); return; }
       var places = it.run.map(function (f) { return f.place; });
       if (st.open) { td.appendChild(el('span', 'frame', places.join(' < '))); return; }
-      var b = el('span', 'lib', '[' + it.run.length + ' library frames]');
+      var b = el('span', 'lib', runLabel(it.run.length));
       b.title = places.join('\n');
       b.setAttribute('data-n', String(it.run.length));
       b.addEventListener('click', function (e) {
@@ -192,12 +217,13 @@
       });
       td.appendChild(b);
     });
-    var more = st.frames.length - st.items.slice(0, st.shown).reduce(function (n, it) {
+    var more = st.frames.length - st.entry.length - st.skipped - st.items.slice(0, st.shown).reduce(function (n, it) {
       return n + (it.run ? it.run.length : 1);
     }, 0);
     if (more > 0) td.appendChild(el('span', 'more', ' < \u2026 ' + more + ' more'));
     if (st.pid) td.appendChild(el('span', 'pid', ' (pid ' + pidOf(i) + ')'));
     td.setAttribute('data-frames', String(st.frames.length));
+    td.setAttribute('data-skipped', String(st.skipped));
     return td;
   }
   function numCell(v, kind, cls) {
@@ -211,15 +237,19 @@
   function showStack(i) {
     var ol = $('stack-frames');
     ol.textContent = '';
-    // Every frame, a library run folded behind a line that opens it.
-    stackOf(i).items.forEach(function (it) {
+    // Every frame: the allocation wrappers the row leaves out, the row's
+    // items (a library run folded behind a line that opens it), the entry
+    // chain last, folded as one.
+    var st = stackOf(i), all = st.frames.slice(0, st.skipped).concat(st.items);
+    if (st.entry.length) all.push(st.entry.length > 1 ? { run: st.entry } : st.entry[0]);
+    all.forEach(function (it) {
       if (!it.run) { ol.appendChild(el('li', '', it.place)); return; }
-      var head = el('li', 'lib', '[' + it.run.length + ' library frames: show]'), lis = [];
+      var head = el('li', 'lib', runLabel(it.run.length).replace(']', ': show]')), lis = [];
       it.run.forEach(function (f) { var li = el('li', 'lib-frame', f.place); li.hidden = true; lis.push(li); });
       head.addEventListener('click', function () {
         var open = lis[0].hidden;
         lis.forEach(function (li) { li.hidden = !open; });
-        head.textContent = '[' + it.run.length + ' library frames: ' + (open ? 'hide' : 'show') + ']';
+        head.textContent = runLabel(it.run.length).replace(']', ': ' + (open ? 'hide' : 'show') + ']');
       });
       ol.appendChild(head);
       lis.forEach(function (li) { ol.appendChild(li); });

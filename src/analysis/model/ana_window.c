@@ -266,6 +266,8 @@ static int on_step(void *arg, const struct fmt_event *ev, const struct ana_step 
             if ((rc = count(w, k, ev->image, ev->ref_thread == ev->thread ? ev->tid : 0, ANA_AOFI,
                             ev->ref_size, fmt_event_ref_count(ev))))
                 return rc;
+            if (ev->kind == FMT_EV_REALLOC || ev->kind == FMT_EV_REALLOCARRAY)
+                key_at(w, k, ev->image, 0)->nr_aofi_realloc += fmt_event_ref_count(ev);
         }
     }
     if (start) {
@@ -506,6 +508,7 @@ static int merge_window(struct ana_window *w, const struct ana_window *o)
             k->c.nr[c] += ok->c.nr[c];
             k->c.bytes[c] += ok->c.bytes[c];
         }
+        k->nr_aofi_realloc += ok->nr_aofi_realloc;
     }
     for (uint32_t i = 0; i < o->nr_images; i++) {
         if (!o->image_seen[i])

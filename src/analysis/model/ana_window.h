@@ -42,6 +42,10 @@ struct ana_window_key {
     uint32_t image;
     uint32_t tid; /* by thread: the thread's tid */
     struct ana_wpa c;
+    /* Of c.nr[ANA_AOFI], the blocks a realloc ended (it resized or moved
+     * them; its new block is AIFO under the realloc's own key): a row of
+     * them alone reads count 1, size 0, impacting size -N, and says so. */
+    uint64_t nr_aofi_realloc;
 };
 
 /* Bounded memory on process trees: called, when rows are stacks, with

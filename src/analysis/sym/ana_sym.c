@@ -84,6 +84,24 @@ struct ana_sym {
     bool wine_host;
 };
 
+/* *to: a copy of the n strings of from in the arena (NULL for none).
+ * Returns 0 or -ENOMEM. */
+static int copy_list(struct ana_sym *s, const char *const **to, const char *const *from, size_t n)
+{
+    const char **v;
+
+    *to = NULL;
+    if (!n)
+        return 0;
+    if (!(v = ana_sym_arena_alloc(&s->arena, n * sizeof(*v))))
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (!(v[i] = ana_sym_arena_strndup(&s->arena, from[i], strlen(from[i]))))
+            return -ENOMEM;
+    *to = v;
+    return 0;
+}
+
 int ana_sym_create(struct ana_sym **out, const struct ana_sym_options *opts)
 {
     struct ana_sym *s = calloc(1, sizeof(*s));
@@ -100,18 +118,9 @@ int ana_sym_create(struct ana_sym **out, const struct ana_sym_options *opts)
     if (s->opts.symbol_path && !(s->opts.symbol_path = ana_sym_arena_strndup(
                                      &s->arena, opts->symbol_path, strlen(opts->symbol_path))))
         goto nomem;
-    if (s->opts.nr_debug_dirs) {
-        const char **dirs = ana_sym_arena_alloc(&s->arena, s->opts.nr_debug_dirs * sizeof(*dirs));
-        if (!dirs)
-            goto nomem;
-        for (size_t i = 0; i < s->opts.nr_debug_dirs; i++)
-            if (!(dirs[i] = ana_sym_arena_strndup(&s->arena, opts->debug_dirs[i],
-                                                  strlen(opts->debug_dirs[i]))))
-                goto nomem;
-        s->opts.debug_dirs = dirs;
-    } else {
-        s->opts.debug_dirs = NULL;
-    }
+    if (copy_list(s, &s->opts.debug_dirs, opts ? opts->debug_dirs : NULL, s->opts.nr_debug_dirs) ||
+        copy_list(s, &s->opts.alloc_fns, opts ? opts->alloc_fns : NULL, s->opts.nr_alloc_fns))
+        goto nomem;
     s->cache_cap = 1024;
     s->cache = calloc(s->cache_cap, sizeof(*s->cache));
     s->names_cap = 1024;

@@ -47,6 +47,10 @@ struct ana_sym_options {
      * (--symbol-path), in its syntax: "DIR;srv*DIR;srv*CACHE*URL;..."
      * (docs/windows.md, "Symbols"); NULL for none. */
     const char *symbol_path;
+    /* The program's own allocation wrappers (--alloc-fn, MEMSCRIBE_ALLOC_FNS):
+     * rows name the frame below them (ana_interest.h). */
+    const char *const *alloc_fns;
+    size_t nr_alloc_fns;
 };
 
 /* How to read one recorded address. */

@@ -121,24 +121,27 @@ function cell(tr, text, value, cls) {
   return td;
 }
 
-function where(stack) {
-  return (stack || []).find((f) => !/^(malloc|calloc|realloc|operator new)/.test(f)) || (stack || [])[0] || '?';
+// A row's label: its frame of interest, the first of the program's own
+// code, whose index memscribe's JSON gives beside each stack ("interest";
+// the rule is memscribe's, in C: ana_interest.h).
+function where(stack, interest) {
+  return (stack || [])[interest || 0] || '?';
 }
 
-function stackRow(tbody, cells, stack) {
+function stackRow(tbody, cells, stack, interest) {
   const tr = document.createElement('tr');
   for (const [text, value] of cells) cell(tr, text, value);
-  cell(tr, where(stack), undefined, 'where');
-  tr.addEventListener('click', () => showStack(stack));
+  cell(tr, where(stack, interest), undefined, 'where');
+  tr.addEventListener('click', () => showStack(stack, interest));
   tbody.appendChild(tr);
 }
 
-// A clicked site: its stack, and its allocating function's callers and
+// A clicked site: its stack, and its frame of interest's callers and
 // callees over every allocation (memscribe tree --focus F, --bottom-up).
-function showStack(stack) {
+function showStack(stack, interest) {
   $('stack').hidden = false;
   $('stack').textContent = (stack || []).join('\n');
-  const f = where(stack);
+  const f = where(stack, interest);
   if (!f || f === '?') return;
   const params = { focus: f, depth: '4', top: '5' };
   Promise.all([api('tree', { ...params, bottom: '1' }), api('tree', params)]).then(([up, down]) => {
@@ -222,7 +225,10 @@ function showProcesses(report) {
       cell(tr, bytes(p.leaked_bytes), p.leaked_bytes);
       cell(tr, seconds(p.start_ns || 0), p.start_ns);
       cell(tr, p.end_ns === undefined || p.end_ns === null ? 'running' : seconds(p.end_ns), p.end_ns);
-      cell(tr, `${'  '.repeat(depth)}${(p.argv || []).join(' ') || p.exe}`, undefined, 'where');
+      // report's command column: argv shortened in the middle, the
+      // program and the files kept (ana_argv.h); the whole in the title
+      cell(tr, `${'  '.repeat(depth)}${p.command || (p.argv || []).join(' ') || p.exe}`, undefined, 'where')
+        .title = (p.argv || []).join(' ');
       tr.addEventListener('click', () => {
         $('proc').value = String(p.pid);
         if (state.report) showSites(state.report);
@@ -241,7 +247,7 @@ function showSites(report) {
   for (const r of list)
     stackRow(tbody, [[bytes(r.peak_bytes), r.peak_bytes], [bytes(r.leaked_bytes), r.leaked_bytes],
       [group(r.allocations), r.allocations], [bytes(r.allocated_bytes), r.allocated_bytes],
-      [group(r.temporary), r.temporary]], r.stack);
+      [group(r.temporary), r.temporary]], r.stack, r.interest);
 }
 
 // Heap in use of all processes at each row's time: the timeline has a row
@@ -348,9 +354,9 @@ function drawSites(timeline) {
     sw.className = 'swatch';
     sw.style.background = palette[k % palette.length];
     li.appendChild(sw);
-    li.appendChild(document.createTextNode(`${bytes(Math.max(...s.bytes))} at most: ${where(s.stack)}`));
+    li.appendChild(document.createTextNode(`${bytes(Math.max(...s.bytes))} at most: ${where(s.stack, s.interest)}`));
     li.dataset.bytes = s.bytes.join(',');
-    li.addEventListener('click', () => showStack(s.stack));
+    li.addEventListener('click', () => showStack(s.stack, s.interest));
     legend.appendChild(li);
   });
 }
@@ -415,7 +421,7 @@ async function loadWindow() {
   showClasses($('window-classes'), w.processes);
   drawFlame(await api('window', { ...params, tree: '1', top: '50' }));
   showVmem(await api('vmem', { from: String(w.from_ns) + 'ns', to: String(w.to_ns) + 'ns', top: '20' }));
-  showImpact($('window-rows'), w.rows, (r) => r.stack);
+  showImpact($('window-rows'), w.rows, (r) => r.stack, (r) => r.interest);
   // Said last: everything of this window is on the page.
   $('window-classes').dataset.from = String(w.from_ns);
   $('window-classes').dataset.to = String(w.to_ns);
@@ -426,7 +432,7 @@ async function loadWindow() {
 function showVmem(v) {
   $('vmem-section').hidden = !(v.groups || []).length;
   showClasses($('vmem-classes'), v.processes || []);
-  showImpact($('vmem-groups'), v.groups || [], (g) => g.group);
+  showImpact($('vmem-groups'), v.groups || [], (g) => g.group, (g) => g.interest);
 }
 
 // WPA's classes of each process (window's and vmem's "processes"): counts,
@@ -446,12 +452,12 @@ function showClasses(table, processes) {
 
 // Rows of Impacting Type, Count, Size and Impacting Size with their stacks
 // (window's rows, vmem's groups).
-function showImpact(table, rows, stackOf) {
+function showImpact(table, rows, stackOf, interestOf) {
   const tbody = table.tBodies[0];
   tbody.replaceChildren();
   for (const r of rows)
     stackRow(tbody, [[r.impacting_type, r.impacting_type], [group(r.count), r.count],
-      [bytes(r.size), r.size], [bytes(r.impacting_size), r.impacting_size]], stackOf(r));
+      [bytes(r.size), r.size], [bytes(r.impacting_size), r.impacting_size]], stackOf(r), interestOf(r));
 }
 
 // The window's call tree (window --tree) as a flame graph, root on top:
@@ -512,7 +518,8 @@ async function loadLeaks() {
   const tbody = $('leaks').tBodies[0];
   tbody.replaceChildren();
   for (const s of l.stacks)
-    stackRow(tbody, [[bytes(s.leaked_bytes), s.leaked_bytes], [group(s.leaked_blocks), s.leaked_blocks]], s.stack);
+    stackRow(tbody, [[bytes(s.leaked_bytes), s.leaked_bytes], [group(s.leaked_blocks), s.leaked_blocks]], s.stack,
+      s.interest);
   // The map of the same moment; a trace without mappings has none.
   try {
     $('map').innerHTML = await apiText('map', params.at ? { at: params.at } : {});
