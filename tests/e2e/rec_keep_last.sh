@@ -74,7 +74,7 @@ span=$((end - FROM[$first]))
     fail "kept $span ns (segments $first-$last, from ${FROM[$first]} to $end ns), not within [D, D + S] = [$D, $((D + S))]"
 printed=$(sed -n 's/^.*record: kept the last \([0-9.]*\) s (\([0-9.]*\) s to \([0-9.]*\) s of the trace; --keep-last 20ms) in \([0-9]*\) segments of \([0-9.]*\) s in .*: seg-0*\([0-9]*\)\.mscr to seg-0*\([0-9]*\)\.mscr.*$/\1 \2 \3 \4 \5 \6 \7/p' "$WORK/rec.err")
 expect "record's kept span, from, to, segments, their length, first, last" "$printed" \
-    "$(secs "$span") $(secs "${FROM[$first]}") $(secs "$end") $nr 0.005 $first $last"
+    "$(secs "$span") $(secs "${FROM[$first]}") $(secs "$end") $nr 0.01 $first $last"
 
 # usage: text_scope FILE PID: report's text of the process, "PID FROM TO WORD BYTES
 # BLOCKS" (the run time's span, "leaked" or "live at the end" and its figures).
