@@ -74,6 +74,12 @@ void cli_rows_from_fold(struct cli_ana *a, const struct ana_fold *f, enum cli_ro
 void cli_rows_make_by(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
                       struct cli_rows *out);
 
+/* The rows of the command's answer by `by`: the fold's where its model
+ * was folded into one at each image's end (a->fold, cli_fold.h), else m's
+ * (cli_rows_make_by). The one place that chooses between them. */
+void cli_rows_answer(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
+                     struct cli_rows *out);
+
 /* The group of a site of image in rows by `by`: the image, its program
  * (UINT32_MAX for an image the programs do not know), or 0. */
 uint32_t cli_rows_group(const struct cli_ana *a, enum cli_rows_by by, uint32_t image);

@@ -61,6 +61,15 @@ void cli_view_make_folded(struct cli_ana *a, const struct ana_fold *f, enum cli_
     index_rows(a, v, nr_images);
 }
 
+void cli_view_answer(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
+                     struct cli_view *v)
+{
+    memset(v, 0, sizeof(*v));
+    v->by = by;
+    cli_rows_answer(a, m, by, &v->rows);
+    index_rows(a, v, ana_model_nr_images(m));
+}
+
 void cli_view_release(struct cli_view *v)
 {
     cli_rows_release(&v->rows);

@@ -38,6 +38,10 @@ void cli_view_make(struct cli_ana *a, const struct ana_model *m, enum cli_rows_b
 struct ana_fold;
 void cli_view_make_folded(struct cli_ana *a, const struct ana_fold *f, enum cli_rows_by by,
                           uint32_t nr_images, struct cli_view *v);
+/* The view of the command's answer: of the fold's rows where its model was
+ * folded into one (a->fold, cli_fold.h), else of m's (cli_rows_answer). */
+void cli_view_answer(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
+                     struct cli_view *v);
 void cli_view_release(struct cli_view *v);
 
 /* The stack row id shows (cli_rows_stack). */

@@ -291,11 +291,7 @@ static void stack_rows(struct leaks *lk)
     unsigned nr;
     char exe[4 * 1024 + 1];
 
-    if (a->fold)
-        cli_rows_from_fold(a, a->fold, a->by_program ? CLI_ROWS_BY_PROGRAM : CLI_ROWS_BY_IMAGE,
-                           &rows);
-    else
-        cli_rows_make_by(a, lk->m, a->by_program ? CLI_ROWS_BY_PROGRAM : CLI_ROWS_BY_IMAGE, &rows);
+    cli_rows_answer(a, lk->m, a->by_program ? CLI_ROWS_BY_PROGRAM : CLI_ROWS_BY_IMAGE, &rows);
     uint32_t *ids = malloc(((size_t)rows.nr + 1) * sizeof(*ids));
     /* A fold keeps each row's lowest stack with live blocks; a model's
      * rows find it from their sites. */

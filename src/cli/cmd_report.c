@@ -976,25 +976,21 @@ static void parse(struct report *rp, int argc, char **argv)
                 rp->a.path);
 }
 
-/* The views of the model (cli_view.h): by process, and with the
- * per-program view by program and all in one, folded or not. */
-static void make_views(struct report *rp, bool need_procs, bool folded)
+/* The views of the answer (cli_view.h): by process, and with the
+ * per-program view or a fold by program and all in one. */
+static void make_views(struct report *rp, bool need_procs)
 {
-    if (need_procs && folded) {
+    if (need_procs)
+        cli_view_answer(&rp->a, rp->m, CLI_ROWS_BY_IMAGE, &rp->procs);
+    if (need_procs && rp->a.fold) { /* a fold keeps each image's first rows only */
         uint32_t nr = ana_model_nr_images(rp->m);
-        cli_view_make_folded(&rp->a, rp->a.fold, CLI_ROWS_BY_IMAGE, nr, &rp->procs);
         rp->supp[nr][0] = rp->supp_total[0];
         rp->supp[nr][1] = rp->supp_total[1];
         rp->procs.supp_sums = (const uint64_t(*)[2])rp->supp;
-    } else if (need_procs) {
-        cli_view_make(&rp->a, rp->m, CLI_ROWS_BY_IMAGE, &rp->procs);
     }
-    if (folded) {
-        cli_view_make_folded(&rp->a, rp->a.fold, CLI_ROWS_BY_PROGRAM, 0, &rp->progs);
-        cli_view_make_folded(&rp->a, rp->a.fold, CLI_ROWS_BY_ALL, 0, &rp->all);
-    } else if (rp->a.by_program) {
-        cli_view_make(&rp->a, rp->m, CLI_ROWS_BY_PROGRAM, &rp->progs);
-        cli_view_make(&rp->a, rp->m, CLI_ROWS_BY_ALL, &rp->all);
+    if (rp->a.fold || rp->a.by_program) {
+        cli_view_answer(&rp->a, rp->m, CLI_ROWS_BY_PROGRAM, &rp->progs);
+        cli_view_answer(&rp->a, rp->m, CLI_ROWS_BY_ALL, &rp->all);
     }
     /* Scratch for a table's rows or the programs: the most of any view. */
     size_t nr_ids = ana_model_nr_programs(rp->m);
@@ -1038,7 +1034,7 @@ static void answer(struct report *rp)
         cli_die("report: out of memory");
     cli_heaps_load(&rp->a, &rp->heaps, UINT64_MAX);
     cli_supp_load(&rp->a.supp, &rp->a);
-    make_views(rp, need_procs, folded);
+    make_views(rp, need_procs);
 }
 
 int cmd_report(int argc, char **argv)

@@ -128,17 +128,14 @@ static void add_site(struct paths *ps, uint32_t id, const struct ana_site *s)
 }
 
 /* Every site with allocations or live blocks into the tree: the rows of
- * the per-program view (folded or not), else each site. */
-static void add_sites(struct paths *ps, const struct ana_model *m, bool fold)
+ * the per-program view, else each site. */
+static void add_sites(struct paths *ps, const struct ana_model *m)
 {
     struct cli_ana *a = ps->a;
 
     if (a->by_program) {
         struct cli_rows rows;
-        if (fold)
-            cli_rows_from_fold(a, a->fold, CLI_ROWS_BY_PROGRAM, &rows);
-        else
-            cli_rows_make_by(a, m, CLI_ROWS_BY_PROGRAM, &rows);
+        cli_rows_answer(a, m, CLI_ROWS_BY_PROGRAM, &rows);
         for (uint32_t id = 0; id < rows.nr; id++) {
             const struct ana_site *s = rows.row[id];
             if (s && (s->nr_allocs || s->live_blocks))
@@ -228,7 +225,7 @@ int cmd_tree(int argc, char **argv)
     /* The per-program view: a program's processes are one (their sites'
      * peak at the program's peak); on a tree, folded as each ends. */
     cli_ana_programs(&a, &mo);
-    bool fold = cli_fold_setup(&a, &mo, CLI_FOLD_TREE);
+    cli_fold_setup(&a, &mo, CLI_FOLD_TREE);
     struct ana_model *m = cli_ana_model(&a, &mo, UINT64_MAX);
 
     /* Several processes: each (or each program) is a first-level node, as
@@ -241,7 +238,7 @@ int cmd_tree(int argc, char **argv)
         focus_on(&ps, focus);
     if (ana_tree_init(&ps.t, NR_METS, depth ? depth + ps.per_process : 0))
         cli_die("tree: out of memory");
-    add_sites(&ps, m, fold);
+    add_sites(&ps, m);
     if (focus && !ps.nr_focused)
         cli_warn("tree: %s: no allocation's stack holds '%s'", a.path, focus);
     if (ana_tree_sort(&ps.t, sort, ana_stacks_str_fn, cli_ana_stacks(&a)))
