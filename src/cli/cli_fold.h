@@ -2,7 +2,7 @@
 /* Bounded memory on process trees (issue 40, item 10): a command whose
  * tables are the per-program view's and the tree's asks the model to hand
  * each image's sites to a fold at the image's end and drop them
- * (ana_fold.h), and reads its rows from the fold (cli_view_make_folded). */
+ * (ana_fold.h), and reads its rows from the fold (cli_rows_answer). */
 #ifndef CLI_FOLD_H
 #define CLI_FOLD_H
 

@@ -43,24 +43,6 @@ static void index_rows(struct cli_ana *a, struct cli_view *v, uint32_t nr_images
     free(next);
 }
 
-void cli_view_make(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
-                   struct cli_view *v)
-{
-    memset(v, 0, sizeof(*v));
-    v->by = by;
-    cli_rows_make_by(a, m, by, &v->rows);
-    index_rows(a, v, ana_model_nr_images(m));
-}
-
-void cli_view_make_folded(struct cli_ana *a, const struct ana_fold *f, enum cli_rows_by by,
-                          uint32_t nr_images, struct cli_view *v)
-{
-    memset(v, 0, sizeof(*v));
-    v->by = by;
-    cli_rows_from_fold(a, f, by, &v->rows);
-    index_rows(a, v, nr_images);
-}
-
 void cli_view_answer(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
                      struct cli_view *v)
 {
