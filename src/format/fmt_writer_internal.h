@@ -32,8 +32,8 @@
 #define FMT_REPEAT_PROBE 8
 /* Fewer blocks outlive a chunk of 2^19 events than one of 2^18, and a
  * free of a block from an earlier chunk repeats its facts (docs/format.md,
- * "References"): python3's trace came out 7 % smaller (bench/README.md,
- * session 18) for ~5 MiB more of the recorder's memory and 20-30 MB more
+ * "References"): python3's trace came out 7 % smaller (bench/notes/
+ * trace-size.md, "Chunks of 2^19 events") for ~5 MiB more of the recorder's memory and 20-30 MB more
  * of a reader's (a chunk decoded). 2^20 (the format's most) made it 4 %
  * smaller still, but cost sqlite3's recorder 2 % more instructions. A
  * short program's chunks are as before. */
