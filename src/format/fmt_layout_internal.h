@@ -69,7 +69,7 @@ enum fmt_block_type {
 #define FMT_TRAILER_MAGIC "MSCRTEND"
 #define FMT_TRAILER_SIZE 32
 
-/* Columns of a chunk (docs/format.md, "Chunk"). Unknown ids are skipped. */
+/* Columns of a chunk (docs/format-blocks.md, "Chunk"). Unknown ids are skipped. */
 enum fmt_column {
     FMT_COL_OP = 1,
     FMT_COL_TIME = 2,
