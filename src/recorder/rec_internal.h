@@ -229,7 +229,7 @@ struct rec_synth {
 /* What the recorder knows of its socket's queue of connections, which it
  * takes in REC_ACCEPTS_PER_ROUND at a time (rec_proc.c). The merge may
  * emit an event only once every hello sent before its time is in
- * (docs/protocol.md, "Time order"): while the queue is behind, that is
+ * (docs/protocol-order.md, "Time order"): while the queue is behind, that is
  * known up to in_ns, moved on by a connection of the recorder's own to its
  * socket (the marker), which the kernel queues behind every one before it. */
 struct rec_queue {
