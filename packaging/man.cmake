@@ -14,7 +14,10 @@ file(MAKE_DIRECTORY ${OUT}/bin ${OUT}/tmp)
 # help2man names a page after the program it runs: a script per command,
 # memscribe-COMMAND, runs `memscribe COMMAND`.
 function(ms_man page run summary include)
-  file(WRITE ${OUT}/tmp/${page} "#!/bin/sh\nexec '${MEMSCRIBE}' ${run} \"$@\"\n")
+  # help2man makes a SYNOPSIS of a first line "Usage: ..."; memscribe's
+  # help says "usage:".
+  file(WRITE ${OUT}/tmp/${page}
+       "#!/bin/sh\n'${MEMSCRIBE}' ${run} \"$@\" | sed '1s/^usage:/Usage:/'\n")
   file(COPY ${OUT}/tmp/${page} DESTINATION ${OUT}/bin
        FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
                         WORLD_READ WORLD_EXECUTE)

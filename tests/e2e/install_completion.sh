@@ -11,14 +11,15 @@ mkdir -p "$WORK/bin" "$WORK/cwd/sub"
 ln -s "$MEMSCRIBE" "$WORK/bin/memscribe"
 touch "$WORK/cwd/a.mscr" "$WORK/cwd/b.txt"
 
-# usage: complete WORDS...: the candidates for the last word, sorted, one line.
+# usage: complete_words WORDS...: the candidates for the last word, sorted,
+# on one line (compopt, which works only inside a real completion, is quiet).
 complete_words() {
     (cd "$WORK/cwd" && PATH=$WORK/bin:$PATH bash --norc --noprofile -c '
         source "$1"; source "$2"; shift 2
         COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
         COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
         _memscribe memscribe "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
-        printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " "' _ "$bc" "$MS_SOURCE/packaging/memscribe.bash-completion" "$@")
+        printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " "' _ "$bc" "$MS_SOURCE/packaging/memscribe.bash-completion" "$@" 2>/dev/null)
 }
 
 expect "memscribe re" "$(complete_words memscribe re)" "record replay report "
@@ -28,7 +29,8 @@ got=$(complete_words memscribe report --t)
 [[ " $got " != *" --to "* ]] || fail "report --t offers export's --to: '$got'"
 expect "export --to h" "$(complete_words memscribe export --to h)" "heaptrack "
 expect "leaks --format j" "$(complete_words memscribe leaks --format j)" "json "
-expect "report (a trace)" "$(complete_words memscribe report '')" "a.mscr sub/ "
+# Folders too, to go down into (bash adds their slash: compopt -o filenames).
+expect "report (a trace)" "$(complete_words memscribe report '')" "a.mscr sub "
 got=$(complete_words memscribe record -o t.mscr -- ech)
 [[ " $got " == *" echo "* ]] || fail "record -- ech: got '$got', want echo among them"
 finish "completion: commands, options, values, traces and record's program"

@@ -36,7 +36,7 @@ for p in "${pages[@]}"; do
     [ ! -s "$WORK/$p.err" ] || fail "man -l $p warns: $(head -3 "$WORK/$p.err")"
     # NAME, then "PAGE - summary"; the options of the command's --help.
     awk 'NR > 1 && NF { print; exit }' "$WORK/$p.txt" | grep -q '^NAME' || fail "$p: NAME is not its first section"
-    grep -qE "^ +$p - [a-z]" "$WORK/$p.txt" || fail "$p: no '$p - summary' line"
+    grep -qE "^ +$p +- +[A-Za-z]" "$WORK/$p.txt" || fail "$p: no '$p - summary' line"
     [ "$p" = memscribe ] || grep -q -- "--help" "$WORK/$p.txt" || fail "$p: its options are missing"
 done
 grep -q "memscribe-record(1)" "$WORK/memscribe.txt" || fail "memscribe(1) does not point to memscribe-record(1)"
