@@ -8,10 +8,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build}
+# The build's chatter to stderr: stdout is the packages' list.
 if [ -f "$dir/CMakeCache.txt" ]; then
-  cmake --build "$dir" -j"$(nproc)"
+  cmake --build "$dir" -j"$(nproc)" >&2
 else
-  bash scripts/build.sh "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  bash scripts/build.sh "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
 fi
 rm -rf "$dir/packages"
 if ! cpack --config "$dir/CPackConfig.cmake" -B "$dir/packages" > "$dir/cpack.log" 2>&1; then
