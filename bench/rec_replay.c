@@ -5,11 +5,13 @@
  * process and one thread. Under callgrind the instructions per event are
  * the same under any load (bench/README.md, "The recorder's own cost").
  *
- * usage: rec_replay TRACE OUT [PERIOD_NS]
+ * usage: rec_replay TRACE OUT [PERIOD_NS [KEEP_NS]]
  * Replays the heap calls (malloc family and free) of TRACE's first process,
  * each thread on a ring of its own, stacks defined at their first use, with
  * the options `memscribe record` writes (with PERIOD_NS, those of `record
- * --aggregate=PERIOD_NS`: through the aggregator, src/recorder/rec_agg.h);
+ * --aggregate=PERIOD_NS`: through the aggregator, src/recorder/rec_agg.h;
+ * with KEEP_NS too, `record --keep-last`'s segments in OUT.last/,
+ * src/recorder/rec_keep.h);
  * prints the events written and the CPU time per heap call replayed
  * (records put in the rings excluded). */
 #include <errno.h>
@@ -165,11 +167,13 @@ int main(int argc, char **argv)
     size_t size;
     int rc;
 
-    if (argc != 3 && argc != 4) {
-        fprintf(stderr, "usage: rec_replay TRACE OUT [PERIOD_NS]\n");
+    if (argc < 3 || argc > 5) {
+        fprintf(stderr, "usage: rec_replay TRACE OUT [PERIOD_NS [KEEP_NS]]\n");
         return 2;
     }
     uint64_t period = argc > 3 ? strtoull(argv[3], NULL, 10) : 0;
+    uint64_t keep = argc > 4 ? strtoull(argv[4], NULL, 10) : 0;
+    char keep_dir[4096], why[256];
     if (fmt_reader_open(&r, argv[1], err, sizeof(err))) {
         fprintf(stderr, "rec_replay: %s\n", err);
         return 1;
@@ -208,8 +212,13 @@ int main(int argc, char **argv)
     info.aggregate_ns = period;
     info.aggregate_from_ns = 0;
     opt.aggregate = period != 0;
+    info.keep_last_ns = period ? keep : 0;
+    snprintf(keep_dir, sizeof(keep_dir), "%s.last", argv[2]);
     if (fd < 0 || (rc = fmt_writer_create(&s.w, fd, &info, &opt)) ||
-        (period && (rc = rec_agg_new(&s.agg, s.w, period, 0)))) {
+        (period && (rc = rec_agg_new(&s.agg, s.w, period, 0))) ||
+        (period && keep &&
+         (rc = rec_keep_new(&s.keep, keep_dir, &info, &opt, keep, period, s.w, s.agg, why,
+                            sizeof(why))))) {
         fprintf(stderr, "rec_replay: %s: cannot start the trace\n", argv[2]);
         return 1;
     }
@@ -260,6 +269,11 @@ int main(int argc, char **argv)
     rec_stream_close(&s, img, 0, 1, 0);
     rec_merge_emit(&s, UINT64_MAX);
     rec_merge_cut(&s);
+    if (s.keep) {
+        rec_keep_finish(s.keep);
+        rec_keep_free(s.keep);
+        s.keep = NULL;
+    }
     rc = s.write_err ?: fmt_writer_finish(s.w);
     double t2 = cpu_s();
     fmt_writer_get_stats(s.w, &st);

@@ -19,4 +19,7 @@ ms_e2e_test(pic_demo pic_demo.sh)
 ms_e2e_test(pic_escape pic_escape.sh)
 ms_e2e_test(html_demo html_demo.sh)
 ms_e2e_test(pic_truth pic_truth.sh)
+# Every picture against its text command (108 s in a fresh root, past 300 s
+# beside two busy loops and builds): a timeout catches a hang, not slowness.
+set_tests_properties(e2e.pic_truth PROPERTIES TIMEOUT 600)
 ms_e2e_test(html_screen html_screen.sh)

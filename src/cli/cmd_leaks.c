@@ -478,6 +478,9 @@ static void write_json(struct leaks *lk)
             continue;
         ana_json_begin_object(&j);
         cli_ana_image_json(a, &j, i);
+        /* ended by then: leaked_* are its leaks, else blocks live then
+         * (report's "leaked:" or "live at the end:") */
+        ana_json_kv_bool(&j, "ended", s->ended);
         ana_json_kv_u64(&j, "leaked_bytes", s->heap);
         ana_json_kv_u64(&j, "leaked_blocks", s->live_blocks);
         if (lk->classes)
@@ -495,6 +498,7 @@ static void write_json(struct leaks *lk)
                 continue;
             ana_json_begin_object(&j);
             cli_ana_program_json(a, &j, k);
+            ana_json_kv_bool(&j, "ended", s->ended);
             ana_json_kv_u64(&j, "leaked_bytes", s->heap);
             ana_json_kv_u64(&j, "leaked_blocks", s->live_blocks);
             ana_json_end_object(&j);

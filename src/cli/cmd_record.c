@@ -70,7 +70,8 @@ static void print_help(void)
            "      --keep-last D  a flight recorder: the trace aggregated (at\n"
            "                     --aggregate's PERIOD, default 1s) and, in TRACE.last/,\n"
            "                     the last D (10m, 1h) exact, in segments of D/2 that\n"
-           "                     each stand alone; the latest three are kept\n"
+           "                     each stand alone; at least D is kept, at most D and\n"
+           "                     a segment, and record says how much\n"
            "                     (docs/aggregate.md: Flight recorder)\n"
            "  -p, --pid PID      attach to the running process PID instead: load the\n"
            "                     collector into it (ptrace, a moment's stop), record\n"
@@ -432,6 +433,27 @@ static void record_mode(struct rec_session *s, const struct record_opts *o, char
         cli_die("record: %s", msg);
 }
 
+/* What --keep-last kept: the span its segments hold, as a reader of them
+ * dates it (the first kept one's start to the last event), which is at
+ * least D, or the whole run (rec_keep.h). */
+static void keep_summary(const struct record_opts *o, const struct rec_summary *sum)
+{
+    const struct rec_keep_stats *k = &sum->keep;
+    uint64_t span = k->kept_to_ns - k->kept_from_ns;
+
+    if (!k->nr_kept) {
+        cli_warn("record: --keep-last %s kept no segment in %s/", o->keep_last_text, sum->keep_dir);
+        return;
+    }
+    cli_warn("record: kept %s %.6f s (%.6f s to %.6f s of the trace; --keep-last %s) in %u "
+             "segment%s of %.6g s in %s/: seg-%06u.mscr to seg-%06u.mscr, each a trace of its own "
+             "(memscribe report SEGMENT)",
+             k->first_kept == 1 && span < o->rec.keep_last_ns ? "the whole run," : "the last",
+             (double)span / 1e9, (double)k->kept_from_ns / 1e9, (double)k->kept_to_ns / 1e9,
+             o->keep_last_text, k->nr_kept, k->nr_kept == 1 ? "" : "s", (double)k->segment_ns / 1e9,
+             sum->keep_dir, k->first_kept, k->first_kept + k->nr_kept - 1);
+}
+
 /* What the recording did, on stderr; returns record's exit status. */
 static int record_summary(const struct record_opts *o, const struct rec_summary *sum)
 {
@@ -465,9 +487,7 @@ static int record_summary(const struct record_opts *o, const struct rec_summary 
                      (unsigned long long)sum->agg.nr_rows, (unsigned long long)sum->agg.nr_kept,
                      (unsigned long long)sum->agg.nr_cuts, (unsigned long long)sum->agg.nr_moments);
         if (sum->keep_dir)
-            cli_warn("record: the last %s exact in %s: segments %u to %u%s", o->keep_last_text,
-                     sum->keep_dir, sum->keep.first_kept, sum->keep.nr_segments,
-                     sum->keep.err ? "" : " (each stands alone: memscribe report SEGMENT)");
+            keep_summary(o, sum);
         if (sum->keep.err)
             cli_warn("record: the segments of --keep-last stopped at %.6f s: %s; the trace "
                      "went on",

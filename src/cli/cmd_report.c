@@ -301,9 +301,20 @@ static struct ana_table *rank_table(struct report *rp, const struct part *p, enu
     return t;
 }
 
+/* Where scope s's time in the trace begins: its first event, but in a
+ * --keep-last segment not before the segment's start (what it carries in
+ * happened before, unseen: docs/aggregate.md, "Flight recorder"). */
+static uint64_t seen_from(const struct report *rp, uint64_t first_ns)
+{
+    uint64_t seg = fmt_reader_info(rp->a.r)->segment_from_ns;
+
+    return first_ns < seg ? seg : first_ns;
+}
+
 /* When scope s ran, in ns from the trace's start, the clock of every other
  * time in the report ("peak ... at"): its image's start to its exit or
- * exec, else its first to its last event. Returns the run time. */
+ * exec, else its first to its last event; in a segment, from its start at
+ * the earliest. Returns the run time. */
 static uint64_t run_span(struct report *rp, const struct ana_scope *s, uint64_t *from, uint64_t *to)
 {
     const struct fmt_image_info *ii = fmt_reader_image(rp->a.r, s->image);
@@ -314,6 +325,9 @@ static uint64_t run_span(struct report *rp, const struct ana_scope *s, uint64_t 
         *from = ii->start_ns;
         *to = ii->end_ns;
     }
+    *from = seen_from(rp, *from);
+    if (*to < *from)
+        *to = *from;
     return *to - *from;
 }
 
@@ -578,8 +592,13 @@ static void json_scope(struct report *rp, struct ana_json *j, const struct part 
 {
     const struct ana_scope *s = p->s;
     ana_json_kv_u64(j, "run_time_ns", run_time(rp, s));
-    ana_json_kv_u64(j, "first_ns", s->first_ns);
-    ana_json_kv_u64(j, "last_ns", s->last_ns);
+    uint64_t first = seen_from(rp, s->first_ns);
+
+    ana_json_kv_u64(j, "first_ns", first);
+    ana_json_kv_u64(j, "last_ns", s->last_ns < first ? first : s->last_ns);
+    /* The text's word for leaked_*: "leaked:" if true, else "live at the
+     * end:" (a segment before the run's end, an attach, a trace cut short) */
+    ana_json_kv_bool(j, "ended", part_ended(rp, p));
     ana_scope_write_json(j, s, fmt_reader_sample_bytes(rp->a.r));
     uint64_t n[ANA_UNMATCHED_NR];
     part_unmatched(rp, p, n);

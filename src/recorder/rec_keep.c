@@ -15,8 +15,11 @@
 #include "util/util_array.h"
 #include "util/util_outfile.h"
 
-/* Segments kept: the one being written and the two before it. */
-#define KEEP_SEGMENTS 3
+/* A segment on disk: its number and its start (trace time). */
+struct keep_seg {
+    uint32_t nr;
+    uint64_t from;
+};
 
 /* An event of the run's life still in force (a process, a thread or its
  * name, a module, a pool or Windows heap), copied with its strings. */
@@ -41,16 +44,19 @@ struct rec_keep {
     struct fmt_writer_options wopt;
     char *dir;
     char *hostname; /* the info's own copy: the session's is on its stack */
-    uint64_t span, next_at;
-    uint64_t unit;        /* the writers' time unit */
+    uint64_t keep_ns, span, next_at;
+    uint64_t unit;         /* the writers' time unit */
+    uint64_t last_ts;      /* the latest event's time (not rounded: no division per event) */
+    struct keep_seg *segs; /* on disk, oldest first; the last one being written */
+    size_t nr_segs, cap_segs;
     struct fmt_writer *w; /* NULL: none open (stopped, or finished) */
     int fd;
     uint32_t nr_stacks; /* the main writer's stacks the segment has */
     struct keep_held *held;
     size_t nr_held, cap_held;
     /* A new segment's beginning, while it is gathered. */
-    struct keep_item *items;
-    size_t nr_items, cap_items;
+    struct keep_item *items, *sorted; /* sorted: the radix sort's other half */
+    size_t nr_items, cap_items, cap_sorted;
     struct fmt_writer_map *maps;
     size_t nr_maps, cap_maps;
     uint8_t *running; /* by image: a PROCESS_START is held */
@@ -230,17 +236,49 @@ static int gather_block(void *arg, uint32_t blk, uint64_t ts, uint32_t image)
     return running(k, image) ? item_add(k, ts, SRC_BLOCK, blk) : 0;
 }
 
-/* By time; at one time a process before its threads, modules, heaps and
- * blocks (held events come first and keep their order). */
-static int item_cmp(const void *pa, const void *pb)
+/* Sort v[0..n) stably by the key (the time, or the index), in place: a
+ * radix sort, a byte a pass, skipping the bytes all keys share. A carry
+ * sorts every live block: with a million, qsort's comparisons took 690
+ * instructions a block, half of what a segment's beginning cost
+ * (bench/README.md, "The flight recorder"). */
+static void item_radix(struct keep_item *v, struct keep_item *tmp, size_t n, int by_ts)
 {
-    const struct keep_item *a = pa, *b = pb;
+    struct keep_item *from = v, *to = tmp, *swap;
+    uint64_t most = 0;
 
-    if (a->ts != b->ts)
-        return a->ts < b->ts ? -1 : 1;
-    if (a->src != b->src)
-        return a->src < b->src ? -1 : 1;
-    return a->idx < b->idx ? -1 : a->idx > b->idx;
+    for (size_t i = 0; i < n; i++)
+        most |= by_ts ? v[i].ts : v[i].idx;
+    for (unsigned shift = 0; shift < 64 && most >> shift; shift += 8) {
+        size_t count[257] = {0};
+
+        for (size_t i = 0; i < n; i++)
+            count[((by_ts ? from[i].ts : from[i].idx) >> shift & 0xff) + 1]++;
+        if (count[((by_ts ? from[0].ts : from[0].idx) >> shift & 0xff) + 1] == n)
+            continue; /* one byte value: the order stays */
+        for (unsigned b = 1; b < 257; b++)
+            count[b] += count[b - 1];
+        for (size_t i = 0; i < n; i++)
+            to[count[(by_ts ? from[i].ts : from[i].idx) >> shift & 0xff]++] = from[i];
+        swap = from;
+        from = to;
+        to = swap;
+    }
+    if (from != v)
+        memcpy(v, from, n * sizeof(*v));
+}
+
+/* By time; at one time a process before its threads, modules, heaps and
+ * blocks (held events come first and keep their order), then mappings,
+ * then blocks by index: the held events and mappings are gathered in that
+ * order, the blocks (first_block on) in the aggregator's and sorted by
+ * index first. */
+static int items_sort(struct rec_keep *k, size_t first_block)
+{
+    if (UTIL_ARRAY_RESERVE(k->sorted, k->cap_sorted, k->nr_items, 4096))
+        return -ENOMEM;
+    item_radix(k->items + first_block, k->sorted, k->nr_items - first_block, 0);
+    item_radix(k->items, k->sorted, k->nr_items, 1);
+    return 0;
 }
 
 static void item_event(const struct rec_keep *k, const struct keep_item *it, struct fmt_event *ev)
@@ -286,11 +324,12 @@ static int carry(struct rec_keep *k)
     for (size_t i = 0; i < k->nr_held; i++)
         if ((rc = item_add(k, k->held[i].ev.ts_ns, SRC_HELD, (uint32_t)i)))
             return rc;
-    if ((rc = fmt_writer_live_maps(k->main, gather_map, k)) ||
-        (rc = rec_agg_live_each(k->agg, gather_block, k)))
+    if ((rc = fmt_writer_live_maps(k->main, gather_map, k)))
         return rc;
-    if (k->nr_items) /* the first segment's beginning holds nothing: no array */
-        qsort(k->items, k->nr_items, sizeof(*k->items), item_cmp);
+    size_t first_block = k->nr_items;
+    if ((rc = rec_agg_live_each(k->agg, gather_block, k)) ||
+        (k->nr_items && (rc = items_sort(k, first_block))))
+        return rc;
     for (size_t i = 0; i < k->nr_items; i++) {
         struct fmt_event ev;
 
@@ -323,8 +362,35 @@ static int seg_close(struct rec_keep *k)
     return rc;
 }
 
-/* The next segment, from `from` on: the one before finished, the oldest
- * beyond KEEP_SEGMENTS removed. */
+/* A time as the writers round it, as a reader of the segments sees it. */
+static uint64_t keep_tick(const struct rec_keep *k, uint64_t ts)
+{
+    return ts - ts % k->unit;
+}
+
+/* Remove the oldest segments while the ones after them hold keep_ns up to
+ * now (what they hold is on disk: finished, or flushed up to now), as a
+ * reader dates it. */
+static void seg_trim(struct rec_keep *k, uint64_t now)
+{
+    char path[4096];
+    size_t n = 0;
+
+    now = keep_tick(k, now);
+    while (k->nr_segs - n >= 2 && now >= k->segs[n + 1].from &&
+           now - k->segs[n + 1].from >= k->keep_ns) {
+        seg_path(k, k->segs[n].nr, path, sizeof(path));
+        unlink(path);
+        n++;
+    }
+    if (!n)
+        return;
+    memmove(k->segs, k->segs + n, (k->nr_segs - n) * sizeof(*k->segs));
+    k->nr_segs -= n;
+}
+
+/* The next segment, from `from` on: the one before finished, and those no
+ * longer needed removed (the finished ones hold every event up to from). */
 static int seg_open(struct rec_keep *k, uint64_t from)
 {
     char path[4096];
@@ -333,16 +399,15 @@ static int seg_open(struct rec_keep *k, uint64_t from)
 
     if (rc)
         return rc;
+    if (UTIL_ARRAY_RESERVE(k->segs, k->cap_segs, k->nr_segs + 1, 8))
+        return -ENOMEM;
+    seg_trim(k, from);
     uint32_t nr = ++k->st.nr_segments;
-    if (nr > KEEP_SEGMENTS) {
-        seg_path(k, nr - KEEP_SEGMENTS, path, sizeof(path));
-        unlink(path);
-        k->st.first_kept = nr - KEEP_SEGMENTS + 1;
-    }
     seg_path(k, nr, path, sizeof(path));
     k->fd = util_outfile_open(path, O_WRONLY, REC_TRACE_MODE, &made);
     if (k->fd < 0)
         return k->fd;
+    k->segs[k->nr_segs++] = (struct keep_seg){nr, from};
     k->info.segment_nr = nr;
     k->info.segment_from_ns = from;
     k->nr_stacks = 0;
@@ -375,17 +440,23 @@ static void clear_dir(const char *dir)
 
 int rec_keep_new(struct rec_keep **out, const char *dir, const struct fmt_trace_info *info,
                  const struct fmt_writer_options *wopt, uint64_t keep_ns, uint64_t period_ns,
-                 struct fmt_writer *main, struct rec_agg *agg)
+                 struct fmt_writer *main, struct rec_agg *agg, char *why, size_t why_size)
 {
     struct util_outfile made;
     struct rec_keep *k;
     int rc;
 
     *out = NULL;
-    if (!period_ns || keep_ns < period_ns)
+    if (!period_ns || keep_ns < period_ns) {
+        snprintf(why, why_size, "%s", strerror(EINVAL));
         return -EINVAL;
-    if ((rc = util_outfile_dir(dir, 0700, &made)))
+    }
+    /* Another user's folder, a link or a file planted at the name is
+     * refused naming its owner, as every output is (util_outfile.h). */
+    if ((rc = util_outfile_dir(dir, 0700, &made))) {
+        snprintf(why, why_size, "%s", made.why);
         return rc;
+    }
     clear_dir(dir);
     if (!(k = calloc(1, sizeof(*k))) || !(k->dir = strdup(dir)) ||
         (info->hostname && !(k->hostname = strdup(info->hostname)))) {
@@ -394,6 +465,7 @@ int rec_keep_new(struct rec_keep **out, const char *dir, const struct fmt_trace_
         free(k);
         if (made.created)
             rmdir(dir);
+        snprintf(why, why_size, "%s", strerror(ENOMEM));
         return -ENOMEM;
     }
     k->main = main;
@@ -405,10 +477,14 @@ int rec_keep_new(struct rec_keep **out, const char *dir, const struct fmt_trace_
     k->wopt = *wopt;
     k->wopt.aggregate = 0;
     k->wopt.reach = 0; /* classes name the whole run's serials */
-    /* Two spans hold D; a span ends at a cut, where the whole run's writer
-     * has every mapping call before it (the aggregator holds an interval's
+    /* REC_KEEP_PARTS spans hold D (rounded down: the most kept is D and
+     * one span); a span ends at a cut, where the whole run's writer has
+     * every mapping call before it (the aggregator holds an interval's
      * events back until its cut). */
-    k->span = (keep_ns / 2 + period_ns - 1) / period_ns * period_ns;
+    k->keep_ns = keep_ns;
+    k->span = keep_ns / REC_KEEP_PARTS / period_ns * period_ns;
+    if (!k->span)
+        k->span = period_ns;
     k->unit = fmt_writer_time_unit(main);
     k->fd = -1;
     rec_agg_keep_fields(agg);
@@ -417,11 +493,12 @@ int rec_keep_new(struct rec_keep **out, const char *dir, const struct fmt_trace_
         /* Take back what the failed start made: the first segment (the
          * folder was emptied of segments above), and the folder. */
         char path[PATH_MAX];
-        seg_path(k, 0, path, sizeof(path));
+        seg_path(k, 1, path, sizeof(path));
         rec_keep_free(k);
         unlink(path);
         if (made.created)
             rmdir(dir);
+        snprintf(why, why_size, "%s", strerror(-rc));
         return rc;
     }
     *out = k;
@@ -439,25 +516,48 @@ static int keep_fail(struct rec_keep *k, int rc, uint64_t ts)
     return rc;
 }
 
+/* Whether time ts (an event's, or the merge's watermark) begins the next
+ * segment: its tick (its time as the writer rounds it) is past the
+ * boundary. A segment from T holds the events a reader dates after T, what
+ * it carries in is every event up to T, and the aggregator's cut at T
+ * (made first: the whole run's writer then has every mapping call up to
+ * T) is the same moment (rec_agg_cut_due). */
+static inline int keep_due(const struct rec_keep *k, uint64_t ts)
+{
+    return ts >= k->next_at && ts - k->next_at >= k->unit;
+}
+
+/* The next segments, up to the one from the last boundary before ts's
+ * tick. Nothing happened between the boundary due and ts (an event there
+ * would have begun its segment), so a boundary passed meanwhile (a quiet
+ * program, a recorder behind it) begins a segment of that silence: every
+ * segment is one span long, which bounds what is kept. Of a long silence,
+ * only the segments that the trim could keep are made. */
+__attribute__((noinline, cold)) static int keep_next(struct rec_keep *k, uint64_t ts)
+{
+    uint64_t to = (ts - k->unit) / k->span * k->span, last;
+    uint64_t most = (k->keep_ns + k->span - 1) / k->span * k->span;
+    uint64_t from = to - k->next_at > most ? to - most : k->next_at;
+
+    k->next_at = to + k->span;
+    if (keep_fail(k, rec_agg_advance(k->agg, ts, &last), ts))
+        return k->st.err;
+    for (; from <= to; from += k->span)
+        if (keep_fail(k, seg_open(k, from), ts))
+            return k->st.err;
+    return 0;
+}
+
 /* Ready for an event at ts with stack: the segment of its time open, the
  * stack defined in it. */
 static int keep_ready(struct rec_keep *k, uint64_t ts, uint32_t stack)
 {
     if (k->st.err || !k->w)
         return k->st.err ? k->st.err : -EBADF;
-    /* The next segment once ts's tick (its time as the writer rounds it)
-     * is past the boundary: a segment from T holds the events a reader
-     * dates after T, what it carries in is every event up to T, and the
-     * aggregator's cut at T (made first: the whole run's writer then has
-     * every mapping call up to T) is the same moment (rec_agg_cut_due). */
-    if (ts >= k->next_at && ts - k->next_at >= k->unit) {
-        uint64_t from = (ts - k->unit) / k->span * k->span, last;
-
-        k->next_at = from + k->span;
-        if (keep_fail(k, rec_agg_advance(k->agg, ts, &last), ts) ||
-            keep_fail(k, seg_open(k, from), ts))
-            return k->st.err;
-    }
+    if (keep_due(k, ts) && keep_next(k, ts))
+        return k->st.err;
+    /* The merge gives events in time order: the latest is the last. */
+    k->last_ts = ts;
     if (stack > k->nr_stacks) {
         k->nr_stacks = fmt_writer_nr_stacks(k->main);
         return keep_fail(k, fmt_writer_copy_stacks(k->w, k->main), ts);
@@ -498,21 +598,58 @@ int rec_keep_event(struct rec_keep *k, const struct fmt_event *ev)
     return keep_fail(k, held_follow(k, ev), ev->ts_ns);
 }
 
+/* Whether a traced process runs (its PROCESS_START held). */
+static int any_running(const struct rec_keep *k)
+{
+    for (size_t i = 0; i < k->nr_held; i++)
+        if (k->held[i].ev.kind == FMT_EV_PROCESS_START)
+            return 1;
+    return 0;
+}
+
+int rec_keep_advance(struct rec_keep *k, uint64_t ts_ns)
+{
+    if (k->st.err || !k->w)
+        return k->st.err ? k->st.err : -EBADF;
+    /* Only while a process runs: the recorder's own last moments after the
+     * program ended (reaping, draining) are no history of it, and segments
+     * of them would push the program's last D out. */
+    return keep_due(k, ts_ns) && any_running(k) ? keep_next(k, ts_ns) : 0;
+}
+
 int rec_keep_flush(struct rec_keep *k)
 {
-    return k->w ? keep_fail(k, fmt_writer_flush(k->w), 0) : 0;
+    int rc;
+
+    if (!k->w)
+        return 0;
+    if ((rc = keep_fail(k, fmt_writer_flush(k->w), k->last_ts)))
+        return rc;
+    seg_trim(k, k->last_ts);
+    return 0;
 }
 
 int rec_keep_finish(struct rec_keep *k)
 {
-    return keep_fail(k, seg_close(k), 0);
+    int rc = keep_fail(k, seg_close(k), k->last_ts);
+
+    if (!rc)
+        seg_trim(k, k->last_ts);
+    return rc;
 }
 
 void rec_keep_get_stats(const struct rec_keep *k, struct rec_keep_stats *st)
 {
     *st = k->st;
-    if (!st->first_kept)
-        st->first_kept = st->nr_segments ? 1 : 0;
+    st->segment_ns = k->span;
+    st->nr_kept = (uint32_t)k->nr_segs;
+    st->first_kept = k->nr_segs ? k->segs[0].nr : 0;
+    st->kept_from_ns = k->nr_segs ? k->segs[0].from : 0;
+    /* A quiet program's last segment may hold no event of its own: it
+     * holds the time from its start all the same. */
+    st->kept_to_ns = keep_tick(k, k->last_ts);
+    if (k->nr_segs && k->segs[k->nr_segs - 1].from > st->kept_to_ns)
+        st->kept_to_ns = k->segs[k->nr_segs - 1].from;
 }
 
 void rec_keep_free(struct rec_keep *k)
@@ -527,7 +664,9 @@ void rec_keep_free(struct rec_keep *k)
         held_clear(&k->held[i]);
     free(k->held);
     free(k->items);
+    free(k->sorted);
     free(k->maps);
+    free(k->segs);
     free(k->running);
     free(k->hostname);
     free(k->dir);

@@ -78,6 +78,10 @@ static void rec_merge_advance(struct rec_session *s, uint64_t limit)
         s->write_err = rc;
     if (last > s->last_emitted_ns)
         s->last_emitted_ns = last;
+    /* --keep-last's next segment on time too, events or not (an error
+     * stops the segments alone: rec_keep_get_stats says it) */
+    if (s->keep && rc == 0)
+        rec_keep_advance(s->keep, limit - s->start_mono_ns);
 }
 
 void rec_merge_write(struct rec_session *s, struct fmt_event *ev, uint64_t abs_ts)

@@ -277,13 +277,15 @@ static int rec_session_create(struct rec_session *s, char *msg, size_t msg_size)
         rc = rec_agg_new(&s->agg, s->w, s->opt.aggregate_ns, s->opt.max_size != 0);
     /* --keep-last: its segments in TRACE.last/ (docs/aggregate.md) */
     if (rc == 0 && s->opt.keep_last_ns) {
+        char why[256];
+
         if (asprintf(&s->keep_dir, "%s.last", s->opt.out_path) < 0) {
             s->keep_dir = NULL;
             rc = -ENOMEM;
         } else if ((rc = rec_keep_new(&s->keep, s->keep_dir, &info, &s->wopt, s->opt.keep_last_ns,
-                                      s->opt.aggregate_ns, s->w, s->agg))) {
+                                      s->opt.aggregate_ns, s->w, s->agg, why, sizeof(why)))) {
             snprintf(msg, msg_size, "cannot start the segments of --keep-last in %s: %s",
-                     s->keep_dir, strerror(-rc));
+                     s->keep_dir, why);
             return -1;
         }
     }

@@ -116,10 +116,14 @@ struct rec_agg_stats {
 };
 
 /* What record --keep-last's segments did (rec_keep.h): segments begun,
- * the first kept, and the first error (-errno, 0: none; the segments
- * stopped there, the trace went on) and when (trace time). */
+ * the first kept and how many, the span they hold (trace time, as a reader
+ * of the segments dates it: from the first kept one's start to the last
+ * event written), each segment's length, and the first error (-errno, 0:
+ * none; the segments stopped there, the trace went on) and when. */
 struct rec_keep_stats {
-    uint32_t nr_segments, first_kept;
+    uint32_t nr_segments, first_kept, nr_kept;
+    uint64_t kept_from_ns, kept_to_ns;
+    uint64_t segment_ns;
     uint64_t carried; /* events carried into the latest segment */
     int err;
     uint64_t err_ns;

@@ -17,12 +17,19 @@
 # classes, stackless blocks of several processes: the golden traces) it
 # says why and replays, with the same answer. dump --verify holds every
 # chunk's summary against its events and passes on all of them.
+# usage: ana_index.sh [leaks|windows|golden]: one part (each a test of its
+# own: the whole made some 400 runs of the sanitized build, 257 s on a quiet
+# machine and past its 600 s limit beside two busy loops), or all three.
 # Needs MEMSCRIBE, MS_PROGRAMS, MS_SOURCE.
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" ana_index MEMSCRIBE MS_PROGRAMS MS_SOURCE
 need jq
 need perl
 M=$MEMSCRIBE
+PART=${1:-all}
+case $PART in all | leaks | windows | golden) ;; *) fail "usage: ana_index.sh [leaks|windows|golden]" ;; esac
+# usage: part NAME: whether this run does part NAME.
+part() { [ "$PART" = all ] || [ "$PART" = "$1" ]; }
 
 # perl keeps a hash of 10,000 entries and replaces them in rounds 0.2 s apart:
 # the recorder cuts a chunk every second.
@@ -35,22 +42,24 @@ PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0 "$M" record -q -o "$WORK/perl.mscr" -- perl
         if ($r > 2) { delete $h{($r - 2) . ".$_"} for 1 .. 5000 }
         usleep 200000;
     }' || fail "record perl failed"
+chunks() { "$M" dump --header "$1" 2>/dev/null | sed -n 's/.* chunks=\([0-9]*\) .*/\1/p'; }
 # rec_agg in 40 rounds (133,000 events), cut into chunks of 16,384 events
 # (the recorder's test knob): the sanitized build decodes it some 400 times
 # below, and 400 rounds in chunks of their own size made this test 250 s.
 MEMSCRIBE_CHUNK_EVENTS=16384 "$M" record -q -o "$WORK/agg.mscr" -- "$MS_PROGRAMS/rec_agg" 40 ||
     fail "record rec_agg failed"
-# A tree: five perl processes 0.35 s apart, each living 0.6 s and more (so
-# that two run at once and the chunks cut through them), and five sleeps.
-# shellcheck disable=SC2016 # perl's own $ in perl's code
-"$M" record -q -o "$WORK/tree.mscr" -- sh -c 'for r in 1 2 3 4 5; do
-    perl -e "my %h; \$h{\$_} = [\$_ x 3] for 1 .. 4000 * $r; delete \$h{\$_} for 1 .. 1000;
-        select(undef, undef, undef, 0.6)" & sleep 0.35; done; wait' || fail "record the tree failed"
+if part leaks; then
+    # A tree: five perl processes 0.35 s apart, each living 0.6 s and more (so
+    # that two run at once and the chunks cut through them), and five sleeps.
+    # shellcheck disable=SC2016 # perl's own $ in perl's code
+    "$M" record -q -o "$WORK/tree.mscr" -- sh -c 'for r in 1 2 3 4 5; do
+        perl -e "my %h; \$h{\$_} = [\$_ x 3] for 1 .. 4000 * $r; delete \$h{\$_} for 1 .. 1000;
+            select(undef, undef, undef, 0.6)" & sleep 0.35; done; wait' || fail "record the tree failed"
+    [ "$(chunks "$WORK/tree.mscr")" -ge 3 ] || fail "the tree: $(chunks "$WORK/tree.mscr") chunks"
+fi
 
-chunks() { "$M" dump --header "$1" 2>/dev/null | sed -n 's/.* chunks=\([0-9]*\) .*/\1/p'; }
 [ "$(chunks "$WORK/perl.mscr")" -ge 3 ] || fail "perl: $(chunks "$WORK/perl.mscr") chunks"
 [ "$(chunks "$WORK/agg.mscr")" -ge 3 ] || fail "rec_agg: $(chunks "$WORK/agg.mscr") chunks"
-[ "$(chunks "$WORK/tree.mscr")" -ge 3 ] || fail "the tree: $(chunks "$WORK/tree.mscr") chunks"
 
 # usage: same NAME TRACE T [OPTION...]: leaks at T with and without --index
 # (the replay's with $WANT_FOLD in MEMSCRIBE_FOLD, if set).
@@ -78,26 +87,28 @@ answers() {
     done
     echo "ok: $name: $n moments, the index's leaks the replay's"
 }
-answers perl "$WORK/perl.mscr"
-answers rec_agg "$WORK/agg.mscr"
-child=$("$M" report --format=json "$WORK/agg.mscr" 2>/dev/null | jq '.processes[1].pid')
-answers "rec_agg --pid $child" "$WORK/agg.mscr" --pid "$child"
-[ "$("$M" report --format=json "$WORK/tree.mscr" 2>/dev/null | jq '.processes | length')" -ge 8 ] ||
-    fail "the tree has fewer than 8 processes: no fold by process"
-answers tree "$WORK/tree.mscr"
-answers "tree --by-process" "$WORK/tree.mscr" --by-process
-answers "tree --exe perl" "$WORK/tree.mscr" --exe perl
-WANT_FOLD=0 answers "tree, against every site kept" "$WORK/tree.mscr"
-WANT_FOLD=0 answers "tree --by-process, against every site kept" "$WORK/tree.mscr" --by-process
-diff <("$M" leaks --by-process "$WORK/tree.mscr" 2>&1) \
-    <("$M" leaks --index --by-process "$WORK/tree.mscr" 2>&1) >"$WORK/diff" ||
-    fail "the tree: text by process differs: $(head -5 "$WORK/diff")"
-# Something is live in the middle (not a comparison of empty answers).
-mid=$("$M" leaks --index --format=json --at 1.2s "$WORK/perl.mscr" 2>/dev/null | jq '.processes[0].leaked_blocks')
-[ "$mid" -gt 10000 ] || fail "perl: $mid blocks live at 1.2 s"
-diff <("$M" leaks --at 0.15s "$WORK/agg.mscr" 2>&1) <("$M" leaks --index --at 0.15s "$WORK/agg.mscr" 2>&1) \
-    >"$WORK/diff" || fail "rec_agg: text differs: $(head -5 "$WORK/diff")"
-echo "ok: text, and $mid blocks live at 1.2 s in perl"
+if part leaks; then
+    answers perl "$WORK/perl.mscr"
+    answers rec_agg "$WORK/agg.mscr"
+    child=$("$M" report --format=json "$WORK/agg.mscr" 2>/dev/null | jq '.processes[1].pid')
+    answers "rec_agg --pid $child" "$WORK/agg.mscr" --pid "$child"
+    [ "$("$M" report --format=json "$WORK/tree.mscr" 2>/dev/null | jq '.processes | length')" -ge 8 ] ||
+        fail "the tree has fewer than 8 processes: no fold by process"
+    answers tree "$WORK/tree.mscr"
+    answers "tree --by-process" "$WORK/tree.mscr" --by-process
+    answers "tree --exe perl" "$WORK/tree.mscr" --exe perl
+    WANT_FOLD=0 answers "tree, against every site kept" "$WORK/tree.mscr"
+    WANT_FOLD=0 answers "tree --by-process, against every site kept" "$WORK/tree.mscr" --by-process
+    diff <("$M" leaks --by-process "$WORK/tree.mscr" 2>&1) \
+        <("$M" leaks --index --by-process "$WORK/tree.mscr" 2>&1) >"$WORK/diff" ||
+        fail "the tree: text by process differs: $(head -5 "$WORK/diff")"
+    # Something is live in the middle (not a comparison of empty answers).
+    mid=$("$M" leaks --index --format=json --at 1.2s "$WORK/perl.mscr" 2>/dev/null | jq '.processes[0].leaked_blocks')
+    [ "$mid" -gt 10000 ] || fail "perl: $mid blocks live at 1.2 s"
+    diff <("$M" leaks --at 0.15s "$WORK/agg.mscr" 2>&1) <("$M" leaks --index --at 0.15s "$WORK/agg.mscr" 2>&1) \
+        >"$WORK/diff" || fail "rec_agg: text differs: $(head -5 "$WORK/diff")"
+    echo "ok: text, and $mid blocks live at 1.2 s in perl"
+fi
 
 # usage: windows NAME TRACE: window --index against the replay, windows
 # from each of three starts to each later of three ends, four ways each.
@@ -129,23 +140,26 @@ windows() {
     done
     echo "ok: $name: $n windows, the index's the replay's"
 }
-windows perl "$WORK/perl.mscr"
-windows rec_agg "$WORK/agg.mscr"
-INDEX_FOLD=always windows "rec_agg, processes retired as they end" "$WORK/agg.mscr"
-# Around the peak: the peak is found by a replay, the window from the index.
-for f in "$WORK/perl.mscr" "$WORK/agg.mscr"; do
-    "$M" window --format=json --top 0 --from peak-50ms --to peak "$f" 2>/dev/null |
-        jq -c 'del(.events_read)' >"$WORK/want"
-    "$M" window --index --format=json --top 0 --from peak-50ms --to peak "$f" 2>/dev/null |
-        jq -c 'del(.events_read)' >"$WORK/got"
-    cmp -s "$WORK/want" "$WORK/got" || fail "$(basename "$f"): window --index around the peak differs"
-done
-# A window late in the run reads fewer events from the index.
-late=$("$M" window --index --format=json --from 2s --to 2.1s "$WORK/perl.mscr" 2>/dev/null | jq .events_read)
-whole=$("$M" window --format=json --from 2s --to 2.1s "$WORK/perl.mscr" 2>/dev/null | jq .events_read)
-[ "$late" -lt "$whole" ] || fail "window --index at 2 s read $late events, the replay $whole"
-echo "ok: a window at 2 s: $late events read from the index, $whole replaying"
+if part windows; then
+    windows perl "$WORK/perl.mscr"
+    windows rec_agg "$WORK/agg.mscr"
+    INDEX_FOLD=always windows "rec_agg, processes retired as they end" "$WORK/agg.mscr"
+    # Around the peak: the peak is found by a replay, the window from the index.
+    for f in "$WORK/perl.mscr" "$WORK/agg.mscr"; do
+        "$M" window --format=json --top 0 --from peak-50ms --to peak "$f" 2>/dev/null |
+            jq -c 'del(.events_read)' >"$WORK/want"
+        "$M" window --index --format=json --top 0 --from peak-50ms --to peak "$f" 2>/dev/null |
+            jq -c 'del(.events_read)' >"$WORK/got"
+        cmp -s "$WORK/want" "$WORK/got" || fail "$(basename "$f"): window --index around the peak differs"
+    done
+    # A window late in the run reads fewer events from the index.
+    late=$("$M" window --index --format=json --from 2s --to 2.1s "$WORK/perl.mscr" 2>/dev/null | jq .events_read)
+    whole=$("$M" window --format=json --from 2s --to 2.1s "$WORK/perl.mscr" 2>/dev/null | jq .events_read)
+    [ "$late" -lt "$whole" ] || fail "window --index at 2 s read $late events, the replay $whole"
+    echo "ok: a window at 2 s: $late events read from the index, $whole replaying"
+fi
 
+part golden || finish "PASS ($PART)"
 # The golden traces: the same answer, from the index or (saying why) replayed.
 for g in "$MS_SOURCE"/tests/golden/*.mscr; do
     for t in 0 1ms end; do
@@ -172,4 +186,4 @@ echo "ok: dump --verify on every trace"
 rc=0
 "$M" dump --verify --header "$WORK/perl.mscr" >/dev/null 2>&1 || rc=$?
 expect "dump --verify --header: exit status" "$rc" 2
-finish "PASS"
+finish "PASS ($PART)"

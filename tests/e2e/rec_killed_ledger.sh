@@ -154,7 +154,8 @@ check_reads() {
 }
 
 # usage: segments_read TRACE [LIVE]: --keep-last's segments beside TRACE (if
-# any), the latest three at most, each passes check; with LIVE (the program
+# any), at most the two of 500 ms that hold 1 s and the one begun (segments
+# of D/2, a multiple of the 100 ms period), each passes check; with LIVE (the program
 # killed: the latest segment ends with the run), the latest one's blocks live
 # at the end are the trace's (T, report_totals's).
 segments_read() {

@@ -8,8 +8,9 @@
 # refused. So for every file memscribe writes: record -o, MEMSCRIBE_OUTPUT
 # with its predictable %p, MEMSCRIBE_WINE_EVENTS, export (and SQLite),
 # html, plot, flamegraph, frag --svg, replay --svg and --script, the
-# snapshot directory (win_trace, a host tool, opens its output the same
-# way: tests/unit/test_util_outfile.c). Devices, FIFOs and /dev/stdout keep
+# snapshot directory and record --keep-last's folder FILE.last (a directory
+# nobody made there is refused too, naming its owner) (win_trace, a host
+# tool, opens its output the same way: tests/unit/test_util_outfile.c). Devices, FIFOs and /dev/stdout keep
 # working, one's own file is replaced, a trace is whole under its name after
 # a SIGKILL, and nobody cannot read root's trace (docs/record.md, "Other
 # users").
@@ -24,12 +25,14 @@ printf 'root only\n' >"$WORK/secret"
 chmod 600 "$WORK/secret"
 
 # usage: plant KIND NAME: nobody makes $S/NAME a symbolic link to root's
-# secret (link), or an empty file of mode 0666 (file).
+# secret (link), an empty file of mode 0666 (file), or an empty directory of
+# mode 0777 (dir).
 plant() {
-    rm -f "$S/$2"
+    rm -rf "${S:?}/$2"
     case $1 in
     link) "${NOBODY[@]}" ln -s "$WORK/secret" "$S/$2" ;;
     file) "${NOBODY[@]}" sh -c "umask 0; : >'$S/$2'" ;;
+    dir) "${NOBODY[@]}" sh -c "umask 0; mkdir '$S/$2'" ;;
     esac || fail "nobody could not plant $S/$2"
 }
 # usage: untouched KIND NAME: the planted thing, and root's secret, are as
@@ -39,6 +42,10 @@ untouched() {
     if [ "$1" = file ]; then
         [ ! -s "$S/$2" ] || fail "$2: root wrote into the file nobody made: $(head -c 80 "$S/$2" | tr -c '[:print:]' .)"
         [ "$(stat -c %U "$S/$2")" = nobody ] || fail "$2: nobody's file was replaced"
+    fi
+    if [ "$1" = dir ]; then
+        [ -z "$(ls -A "$S/$2")" ] || fail "$2: root wrote into the directory nobody made: $(ls -A "$S/$2")"
+        [ "$(stat -c %U "$S/$2")" = nobody ] || fail "$2: nobody's directory was replaced"
     fi
 }
 # usage: refused WHAT KIND NAME CMD...: root's CMD, writing $S/NAME that
@@ -50,6 +57,7 @@ refused() {
     "$@" >"$WORK/out" 2>"$WORK/err" || rc=$?
     want="refused: an existing file of user nobody"
     [ "$kind" = link ] && want="refused: a symbolic link of user nobody"
+    [ "$kind" = dir ] && want="refused: an existing directory of user nobody"
     [ "$rc" = 1 ] || fail "$what ($kind): exited with $rc, not 1: $(cat "$WORK/err")"
     grep -q "$want" "$WORK/err" || fail "$what ($kind): says '$(cat "$WORK/err")', not '$want'"
     untouched "$kind" "$name"
@@ -60,6 +68,11 @@ for kind in link file; do
     refused "record -o" $kind r.mscr "$MEMSCRIBE" record -q -o "$S/r.mscr" -- "$P/col_calls" --secret-arg
     refused "record --snapshot-every" $kind snap \
         "$MEMSCRIBE" record -q --snapshot-every 1s -o "$S/snap" -- "$P/col_calls"
+    # --keep-last's folder FILE.last (made 0700 beside FILE), after FILE: which
+    # is then taken back
+    refused "record --keep-last" $kind k.mscr.last \
+        "$MEMSCRIBE" record -q --keep-last 1s -o "$S/k.mscr" -- "$P/col_calls"
+    [ ! -e "$S/k.mscr" ] || fail "record --keep-last ($kind): the trace was left behind"
     refused "export" $kind e.txt "$MEMSCRIBE" export --to folded -o "$S/e.txt" "$WORK/t.mscr"
     refused "export --to sqlite" $kind e.db "$MEMSCRIBE" export --to sqlite -o "$S/e.db" "$WORK/t.mscr"
     refused "html" $kind h.html "$MEMSCRIBE" html -o "$S/h.html" "$WORK/t.mscr"
@@ -75,6 +88,13 @@ for kind in link file; do
         refused "MEMSCRIBE_WINE_EVENTS" $kind ev.mswin \
             env WINEPREFIX="$WORK/wineprefix" MEMSCRIBE_WINE_EVENTS="$S/ev.mswin" "$MEMSCRIBE" record -q -o "$WORK/w.mscr" -- "$exe"
     fi
+done
+# A directory nobody made where memscribe makes its own (0700, its files in it).
+for what in "record --snapshot-every|snap|--snapshot-every 1s -o $S/snap" \
+    "record --keep-last|k.mscr.last|--keep-last 1s -o $S/k.mscr"; do
+    IFS='|' read -r name dir opts <<<"$what"
+    # shellcheck disable=SC2086 # the options are words
+    refused "$name" dir "$dir" "$MEMSCRIBE" record -q $opts -- "$P/col_calls"
 done
 echo "ok: record, export, html, plot, flamegraph, frag and replay refuse what nobody planted"
 
