@@ -22,7 +22,7 @@
 /* Initial-exec TLS costs nothing to reach, but a library dlopen'ed into a
  * running program (the attach build, COL_ATTACH) gets it only from
  * glibc's small static TLS surplus: that build takes the model its
- * compiler flags give (TLS descriptors, docs/record.md: Attach). */
+ * compiler flags give (TLS descriptors, docs/record-attach.md). */
 #ifdef COL_ATTACH
 #define COL_TLS __thread
 #else

@@ -40,7 +40,7 @@
 #define FMT_SHM_SECRET_BYTES 16
 /* record -p only (a settings line, never the environment): the recorder's
  * pid, so that a collector whose recorder was killed can tell that it is
- * free to be attached to again (docs/record.md, Attach). */
+ * free to be attached to again (docs/record-attach.md). */
 #define FMT_SHM_ENV_RECORDER_PID "MEMSCRIBE_RECORDER_PID"
 
 #define FMT_SHM_DEFAULT_DEPTH 64
