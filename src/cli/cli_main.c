@@ -78,9 +78,13 @@ static void print_help(FILE *out)
                  "memscribe records every heap and virtual-memory call a program makes,\n"
                  "with stack, thread and time, and answers questions about it.\n\n"
                  "commands:\n");
+    /* Two spaces at least between a name and its summary, as help2man
+     * (the man pages) reads a list of terms. */
     for (size_t i = 0; i < NR_COMMANDS; i++)
-        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\n'memscribe <command> --help' describes a command.\n"
+        fprintf(out, "  %-10s  %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\n'memscribe <command> --help' describes a command, 'man memscribe-<command>'\n"
+                 "too where memscribe is installed; 'memscribe --version' names the trace\n"
+                 "formats this build reads and writes.\n"
                  "Example: memscribe record -- ./my-program arg && memscribe dump "
                  "my-program.<pid>.mscr\n");
 }

@@ -40,6 +40,11 @@ for p in "${pages[@]}"; do
     [ "$p" = memscribe ] || grep -q -- "--help" "$WORK/$p.txt" || fail "$p: its options are missing"
 done
 grep -q "memscribe-record(1)" "$WORK/memscribe.txt" || fail "memscribe(1) does not point to memscribe-record(1)"
+# memscribe(1) lists every command as a term of its own (help2man reads a
+# term only where two spaces follow it in --help).
+for c in "${cmds[@]}"; do
+    grep -qE "^ {7}$c( |$)" "$WORK/memscribe.txt" || fail "memscribe(1) does not list $c as a term"
+done
 expect "man pages" "$(find "$u/share/man/man1" -name 'memscribe*.1.gz' | wc -l)" "${#pages[@]}"
 
 # The installed binary finds the installed collector (<bin>/../lib/memscribe).
