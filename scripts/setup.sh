@@ -22,8 +22,9 @@ PKGS=(build-essential cmake pkg-config libzstd-dev libunwind-dev libdw-dev libel
 PKGS+=(gcc-multilib)
 # The man pages, made at build time from each command's --help
 # (packaging/man.cmake); dpkg-dev's dpkg-shlibdeps finds the .debs'
-# Depends (scripts/package.sh; build-essential brings it too).
-PKGS+=(help2man dpkg-dev)
+# Depends (scripts/package.sh; build-essential brings it too), from the
+# binaries CPack picks out with file(1).
+PKGS+=(help2man dpkg-dev file)
 # memscribe replay: the allocators it replays a trace against by name
 # (jemalloc, tcmalloc, mimalloc; docs/replay.md).
 PKGS+=(libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0)
