@@ -10,7 +10,11 @@
 #   commands  each command of `memscribe --help` has its page (top: serve.md)
 #             opening with "## Synopsis" (the command's usage, indented)
 #             and then "## Example" (a command run, "$ memscribe ...", and
-#             what it printed)
+#             what it printed); so do the pages of what is not a command
+#             (FEATURE_PAGES: aggregate, install, json, symbols, windows),
+#             with any usage and any command run. The pages of the design
+#             (architecture, format, protocol and the like) and the parts a
+#             command's page links (record-*, export-tables) are not held.
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" --go-on docs-shape MEMSCRIBE MS_SOURCE
 cd "$MS_SOURCE" || exit 1
@@ -21,6 +25,30 @@ under() {
     n=$(wc -l <"$1")
     [ "$n" -lt "$2" ] || fail "$1: $n lines, not under $2"
 }
+
+# usage: shape CMD PAGE: PAGE's first two sections are "## Synopsis" (with an
+# indented "memscribe CMD" line; any indented line when CMD is empty) and
+# "## Example" (an indented "$ memscribe ..." run, any "$ ..." when CMD is
+# empty, then a line of its output).
+shape() {
+    local c=$1 page=$2
+    awk -v cmd="$c" -v page="$page" '
+        /^## / { n++; if (n == 1) h1 = $0; else if (n == 2) h2 = $0; next }
+        n == 1 && cmd == "" && /^    [^ ]/ { syn = 1 }
+        n == 1 && cmd != "" && $0 ~ ("^    memscribe " cmd "( |$)") { syn = 1 }
+        n == 1 && cmd == "record" && /^    memscribe record/ { syn = 1 }
+        n == 2 && (cmd == "" ? /^    \$ / : /^    \$ memscribe /) { ran = 1; next }
+        n == 2 && ran && /^    [^$ ]/ { out = 1 }
+        END {
+            if (h1 != "## Synopsis") { print page ": its first section is \"" h1 "\", not \"## Synopsis\""; bad = 1 }
+            else if (!syn) { print page ": its synopsis shows no \"memscribe " cmd "\" line"; bad = 1 }
+            if (h2 != "## Example") { print page ": its second section is \"" h2 "\", not \"## Example\""; bad = 1 }
+            else if (!ran || !out) { print page ": its example runs no \"$ memscribe ...\" with its output"; bad = 1 }
+            exit bad
+        }' "$page" >&2
+}
+
+FEATURE_PAGES=(aggregate install json symbols windows)
 
 case ${1:-} in
 readme)
@@ -49,22 +77,12 @@ commands)
         page=docs/$c.md
         [ "$c" = top ] && page=docs/serve.md
         [ -f "$page" ] || { fail "$c: no page $page"; continue; }
-        # The first two sections, "## Synopsis" and "## Example", and what is in them.
-        awk -v cmd="$c" -v page="$page" '
-            /^## / { n++; if (n == 1) h1 = $0; else if (n == 2) h2 = $0; next }
-            n == 1 && $0 ~ ("^    memscribe " cmd "( |$)") { syn = 1 }
-            n == 1 && cmd == "record" && /^    memscribe record/ { syn = 1 }
-            n == 2 && /^    \$ memscribe / { ran = 1; next }
-            n == 2 && ran && /^    [^$ ]/ { out = 1 }
-            END {
-                if (h1 != "## Synopsis") { print page ": its first section is \"" h1 "\", not \"## Synopsis\""; bad = 1 }
-                else if (!syn) { print page ": its synopsis shows no \"memscribe " cmd "\" line"; bad = 1 }
-                if (h2 != "## Example") { print page ": its second section is \"" h2 "\", not \"## Example\""; bad = 1 }
-                else if (!ran || !out) { print page ": its example runs no \"$ memscribe ...\" with its output"; bad = 1 }
-                exit bad
-            }' "$page" >&2 || fail "$c: $page does not open with a synopsis and a worked example"
+        shape "$c" "$page" || fail "$c: $page does not open with a synopsis and a worked example"
     done
-    finish "${#cmds[@]} commands: each page opens with a synopsis and a worked example"
+    for p in "${FEATURE_PAGES[@]}"; do
+        shape "" "docs/$p.md" || fail "docs/$p.md does not open with a synopsis and a worked example"
+    done
+    finish "${#cmds[@]} commands and ${#FEATURE_PAGES[@]} other pages: each opens with a synopsis and a worked example"
     ;;
 *)
     echo "usage: docs_shape.sh readme|bench|pages|commands" >&2
