@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The scan at exit (record --reach, docs/leaks.md, docs/protocol.md "Leak
+/* The scan at exit (record --reach, docs/leaks.md, docs/protocol-order.md "Leak
  * classes at exit"): an image that ends asks for it and waits; we stop its
  * threads with ptrace, write every event it made before, read its roots
  * (registers, stacks, writable mappings that hold no heap block) and

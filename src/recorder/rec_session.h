@@ -2,7 +2,7 @@
 /* A recording session (rec_session.c): one trace written from one traced
  * tree, from the moment its file is made to its last byte. The session owns
  * the recorder's loop, once for every way of recording. Each round: take in
- * the hellos waiting on the socket, read the watermark (docs/protocol.md,
+ * the hellos waiting on the socket, read the watermark (docs/protocol-order.md,
  * "Time order"), reap children, close the images whose processes ended,
  * merge what is older than the watermark into the trace, let the mode read
  * its own input, run the taps, sample RSS, flush each second (flush_ns:
