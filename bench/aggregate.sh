@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# record --aggregate against an exact recording of bench_storm (bench/README.md,
+# record --aggregate against an exact recording of bench_storm (bench/notes/aggregate.md,
 # "Aggregated traces"; docs/aggregate.md): the trace's size, and the CPU time of
 # the recorder and the program together (user + sys of `memscribe record`, whose
 # children are the traced tree) per heap call, as medians of RUNS runs of each mode

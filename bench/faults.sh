@@ -3,8 +3,8 @@
 # Page faults of `memscribe record`, split between the recorder and the
 # traced program's processes, for memscribe binaries run alternately on one
 # command; medians, with the untraced program's own as the yardstick. On a
-# virtual machine where a fault costs 10-20 us (bench/README.md, sessions 14
-# and 15) a few thousand faults are a visible share of a short program's
+# virtual machine where a fault costs 10-20 us (bench/notes/collector.md,
+# "Where the stacks' cost is" and "Huge pages for the stack tables") a few thousand faults are a visible share of a short program's
 # time; this says whose they are.
 #
 # usage: bench/faults.sh NAME=MEMSCRIBE... [-r N] -- CMD [ARGS...]

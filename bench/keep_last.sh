@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # record --keep-last on a long run of a service-like workload (bench_service:
 # requests allocating and freeing, a bounded cache, a slow leak from
-# leak_session_token), bench/README.md "The flight recorder"; docs/aggregate.md,
+# leak_session_token), bench/notes/aggregate.md "The flight recorder"; docs/aggregate.md,
 # "Flight recorder". Samples every STEP seconds the bytes of the aggregated trace
 # and of its segments folder (TRACE.last/), and at the end checks that the slow
 # leak's site is at the top of `leaks` on the trace and on the latest segment.

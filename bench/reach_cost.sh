@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The leak scan of record --reach against LeakSanitizer's check of the same
-# heap (bench/README.md, "The leak scan against LeakSanitizer"). bench_reach.c
+# heap (bench/notes/reach.md, "The leak scan against LeakSanitizer"). bench_reach.c
 # is built twice: plain, recorded with memscribe record --reach, whose
 # summary says how long its scan took (reading and classing) and how long
 # the program was held; and with -fsanitize=leak -DBENCH_LSAN, which times

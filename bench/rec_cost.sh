@@ -75,7 +75,7 @@ for w in "${WORKLOADS[@]}"; do
         mb=$(field self_hwm_kb "$f" | awk '{ print $1 / 1024 }' | median)
         # The runs of one repetition are seconds apart: the median of their
         # ratios to the first binary's moves less with the host than the
-        # ratio of two medians (bench/README.md, session 19).
+        # ratio of two medians (bench/notes/collector.md, "Paired ratios").
         paired=-
         if [ "$i" -gt 0 ]; then
             paired=$(paste -d' ' <(cpu_of "$WORK/runs.0") <(cpu_of "$f") |

@@ -3,7 +3,7 @@
  * as the collector's records, through rings in memory, the recorder's
  * drain and time-ordered merge (src/recorder) and the trace writer, in one
  * process and one thread. Under callgrind the instructions per event are
- * the same under any load (bench/README.md, "The recorder's own cost").
+ * the same under any load (bench/notes/recorder.md, "The recorder's own cost").
  *
  * usage: rec_replay TRACE OUT [PERIOD_NS [KEEP_NS]]
  * Replays the heap calls (malloc family and free) of TRACE's first process,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# memscribe serve on a trace (bench/README.md, "serve"): the first view
+# memscribe serve on a trace (bench/notes/serve.md, "serve"): the first view
 # (the queries the page makes when it opens: status, then timeline and
 # report at once, then leaks), a window query, a moment's leaks query, and the same window asked
 # again (kept: the trace did not change); when the server's check of the

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Write a trace's events again with other writer options, so that two
  * encodings are compared on the same events (recording twice changes the
- * times, and with them the size): bench/README.md, "Trace size".
+ * times, and with them the size): bench/notes/trace-size.md, "Trace size".
  *
  * usage: trace_recode IN OUT [TIME_UNIT_NS [CHUNK_EVENTS [ZSTD_LEVEL [FORMAT]]]]
  *   TIME_UNIT_NS  1 (default): nanoseconds, a 1.1 file; more: format 1.3

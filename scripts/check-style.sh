@@ -3,10 +3,12 @@
 # The tree's checked habits: every C file as clang-format lays it out
 # (.clang-format), every shell script clean under shellcheck
 # (.shellcheckrc), every private header (*_internal.h) included only
-# from its own folder (STYLE.md, "Headers"), and no function in src/
-# longer than 150 lines, in src/cli/ than 100 (help texts apart). Run by ctest (style.clang_format, style.shellcheck,
-# style.internal_headers, style.function_length).
-# Usage: check-style.sh clang-format|shellcheck|internal-headers|function-length [TREE]
+# from its own folder (STYLE.md, "Headers"), no function in src/
+# longer than 150 lines, in src/cli/ than 100 (help texts apart), no
+# comment in src/ citing a work-log entry ("session 18"). Run by ctest
+# (style.clang_format, style.shellcheck, style.internal_headers,
+# style.function_length, style.worklog_refs).
+# Usage: check-style.sh clang-format|shellcheck|internal-headers|function-length|worklog-refs [TREE]
 #   TREE: the tree internal-headers reads (default: this one; the test that
 #   shows the check bites gives it a planted one)
 set -euo pipefail
@@ -82,13 +84,20 @@ check_internal_headers() {
     return $bad
 }
 
+# Comments name the decision and the doc section that holds it, never a
+# work-log entry ("session 18", "issue 40"): the log moves on, the docs stay.
+check_worklog_refs() {
+    ! grep -rniE '(session|issue) [0-9]' src >&2
+}
+
 case ${1:-} in
     clang-format) check_clang_format ;;
     shellcheck) sources '*.sh' | xargs -d '\n' shellcheck ;;
     internal-headers) check_internal_headers ;;
     function-length) check_function_length ;;
+    worklog-refs) check_worklog_refs ;;
     *)
-        echo "usage: $0 clang-format|shellcheck|internal-headers|function-length [TREE]" >&2
+        echo "usage: $0 clang-format|shellcheck|internal-headers|function-length|worklog-refs [TREE]" >&2
         exit 2
         ;;
 esac

@@ -3,7 +3,9 @@
 # The README's two commands on a fresh Debian 12 machine: make a minimal
 # Debian 12 root with debootstrap, copy in the committed tree (not the
 # working tree) and ../shared, run the main job there, check that it wrote
-# the trace and the HTML report, then run the test command in the same root.
+# the trace and the HTML report, then run the test command in the same root,
+# then install the main job's .debs with apt, use them and purge them
+# (scripts/package-check.sh).
 # Prints how long each step took; exits non-zero if either command fails.
 #
 # Usage: scripts/fresh-check.sh [--keep] [--no-cache] [--rev REV] [--dir DIR]
@@ -234,6 +236,9 @@ if grep -n ': warning: ' "$root/work/demo.log" >&2; then
 fi
 # The test build has -Werror: a warning there fails the step by itself.
 step test "bash scripts/test.sh"
+# The .debs of the main job's build: lintian, installed with apt, the demo
+# recorded and reported by /usr/bin/memscribe, purged, nothing left.
+step package "bash scripts/package-check.sh build"
 # The root's /dev is its own: replacing /dev/stdout there by a regular
 # file, as a careless command run as root does, leaves the host's alone.
 in_root 'rm -f /dev/stdout && echo planted > /dev/stdout && [ -f /dev/stdout ]' ||
@@ -259,12 +264,12 @@ if [ -f "$root/work/times" ]; then
 fi
 say "total $(elapsed "$t_start")"
 if [ "$rc" -ne 0 ]; then
-  for log in demo test; do
+  for log in demo test package; do
     [ -f "$root/work/$log.log" ] && cp "$root/work/$log.log" "$root.$log.log" &&
       say "the $log step's output is kept in $root.$log.log"
   done
   die "FAILED (exit $rc)"
 fi
-say "both README commands passed on a fresh Debian 12 root"
+say "both README commands and the .debs passed on a fresh Debian 12 root"
 exit
 }

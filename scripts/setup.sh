@@ -20,6 +20,11 @@ PKGS=(build-essential cmake pkg-config libzstd-dev libunwind-dev libdw-dev libel
       libiberty-dev zlib1g-dev libsqlite3-dev libmicrohttpd-dev)
 # The i386 collector for 32-bit programs (lib/memscribe/i386, docs/frag.md).
 PKGS+=(gcc-multilib)
+# The man pages, made at build time from each command's --help
+# (packaging/man.cmake); dpkg-dev's dpkg-shlibdeps finds the .debs'
+# Depends (scripts/package.sh; build-essential brings it too), from the
+# binaries CPack picks out with file(1).
+PKGS+=(help2man dpkg-dev file)
 # memscribe replay: the allocators it replays a trace against by name
 # (jemalloc, tcmalloc, mimalloc; docs/replay.md).
 PKGS+=(libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0)
@@ -91,6 +96,10 @@ if [ "${1:-}" = "--test" ]; then
   # speedscope, a front-end asset from npm, pinned (SPEEDSCOPE_VERSION below);
   # npm itself from Debian where no npm is installed.
   command -v npm >/dev/null || PKGS+=(npm)
+  # The packaging tests and the fresh-root check's package step
+  # (tests/install.cmake, scripts/package-check.sh): lintian holds the .debs,
+  # man renders each page, bash-completion runs the completion.
+  PKGS+=(lintian man-db bash-completion)
 elif [ $# -gt 0 ]; then
   echo "usage: setup.sh [--test]" >&2
   exit 2

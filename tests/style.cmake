@@ -12,3 +12,5 @@ add_test(NAME style.internal_headers_bite COMMAND bash ${PROJECT_SOURCE_DIR}/tes
 # The length check bites: at 40 lines the tree has functions over.
 add_test(NAME style.function_length_bite COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-style.sh function-length)
 set_tests_properties(style.function_length_bite PROPERTIES ENVIRONMENT MAX_FUNCTION_LINES=40 WILL_FAIL TRUE)
+# Comments cite the docs, not the work log ("session 18", "issue 40").
+add_test(NAME style.worklog_refs COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-style.sh worklog-refs)

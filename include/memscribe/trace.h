@@ -362,4 +362,16 @@ const char *fmt_kind_name(unsigned kind);
  * FMT_NR_ORIGINS every value has one). */
 const char *fmt_origin_name(unsigned origin);
 
+/* The trace format versions of this build (docs/format.md, "Versions and
+ * compatibility"): the major version, the lowest and highest minor version
+ * it reads (a later minor reads too unless it sets a required feature bit
+ * this build does not know), and the lowest and highest it writes (a trace
+ * says the lowest version that has every feature it uses). */
+struct fmt_versions {
+    unsigned major;
+    unsigned read_minor_min, read_minor_max;
+    unsigned write_minor_min, write_minor_max;
+};
+void fmt_versions_get(struct fmt_versions *v);
+
 #endif

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Bounded memory on process trees (issue 40, item 10): a command whose
+/* Bounded memory on process trees (docs/architecture.md, "Process trees:
+ * an image's state goes at its end"): a command whose
  * tables are the per-program view's and the tree's asks the model to hand
  * each image's sites to a fold at the image's end and drop them
  * (ana_fold.h), and reads its rows from the fold (cli_rows_answer). */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "memscribe/trace.h"
 
 static const struct cli_command commands[] = {
     {"record", cmd_record, "run a program and record every allocation it makes"},
@@ -77,11 +78,29 @@ static void print_help(FILE *out)
                  "memscribe records every heap and virtual-memory call a program makes,\n"
                  "with stack, thread and time, and answers questions about it.\n\n"
                  "commands:\n");
+    /* Two spaces at least between a name and its summary, as help2man
+     * (the man pages) reads a list of terms. */
     for (size_t i = 0; i < NR_COMMANDS; i++)
-        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\n'memscribe <command> --help' describes a command.\n"
+        fprintf(out, "  %-10s  %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\n'memscribe <command> --help' describes a command, 'man memscribe-<command>'\n"
+                 "too where memscribe is installed; 'memscribe --version' names the trace\n"
+                 "formats this build reads and writes.\n"
                  "Example: memscribe record -- ./my-program arg && memscribe dump "
                  "my-program.<pid>.mscr\n");
+}
+
+/* The trace formats too: which traces this build can read, and which
+ * readers can read what it writes (docs/format.md, "Versions and
+ * compatibility"). */
+static void print_version(void)
+{
+    struct fmt_versions v;
+
+    fmt_versions_get(&v);
+    printf("memscribe %s\n"
+           "trace format: reads %u.%u to %u.%u, writes %u.%u to %u.%u\n",
+           MEMSCRIBE_VERSION, v.major, v.read_minor_min, v.major, v.read_minor_max, v.major,
+           v.write_minor_min, v.major, v.write_minor_max);
 }
 
 int main(int argc, char **argv)
@@ -101,7 +120,7 @@ int main(int argc, char **argv)
         return CLI_EXIT_OK;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("memscribe %s\n", MEMSCRIBE_VERSION);
+        print_version();
         return CLI_EXIT_OK;
     }
     for (size_t i = 0; i < NR_COMMANDS; i++)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Allocators linked in the program instead of glibc's malloc (docs/record.md,
+/* Allocators linked in the program instead of glibc's malloc (docs/record-programs.md,
  * "Other allocators"). Their malloc, free, ... are the hooks of
  * col_hooks_heap.c already (RTLD_NEXT finds theirs). Here: their own
  * entry points, which do not go through malloc -- C++ operator new and

@@ -261,7 +261,7 @@ static __attribute__((noinline)) void col_free(void *p)
     col_free_full(p);
 }
 
-/* A realloc under sampling (docs/record.md, Sampling), for every hook of
+/* A realloc under sampling (docs/record-sampling.md), for every hook of
  * that shape (col_internal.h). Never inlined: the exact paths stay as
  * they were. */
 void col_realloc_sampled_begin(struct col_thread *t, void *old, struct col_realloc_sampled *rs)

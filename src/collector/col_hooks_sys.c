@@ -10,7 +10,7 @@
  * execs inherit the filter. The calls reach the kernel through prctl(),
  * syscall(SYS_prctl) or syscall(SYS_seccomp) (glibc has no seccomp()); a
  * program that issues the instruction itself is not seen, nor is a filter
- * installed before the collector started. docs/record.md, "Sandboxes". */
+ * installed before the collector started. docs/record-collector.md, "Sandboxes". */
 #include <dlfcn.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>

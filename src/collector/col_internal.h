@@ -22,7 +22,7 @@
 /* Initial-exec TLS costs nothing to reach, but a library dlopen'ed into a
  * running program (the attach build, COL_ATTACH) gets it only from
  * glibc's small static TLS surplus: that build takes the model its
- * compiler flags give (TLS descriptors, docs/record.md: Attach). */
+ * compiler flags give (TLS descriptors, docs/record-attach.md). */
 #ifdef COL_ATTACH
 #define COL_TLS __thread
 #else
@@ -606,7 +606,7 @@ void col_maps_note_own(const void *p, size_t len);
 const void *col_maps_own_table(uint32_t *nr, uint32_t *cap);
 /* col_reach.c: under MEMSCRIBE_REACH=1, ask the recorder to class the
  * image's live blocks now (the image is ending) and wait until it has,
- * bounded (docs/protocol.md, "Leak classes at exit"). No-op otherwise. */
+ * bounded (docs/protocol-order.md, "Leak classes at exit"). No-op otherwise. */
 extern int col_reach_on;
 /* Segment 0's header when this process image has a live stream (not a
  * vfork child, not a forked child before its first event, not off), else

@@ -2,7 +2,7 @@
 /* The program's own pools (include/memscribe/annotate.h): the functions
  * its macros call when this collector is loaded, each recording one
  * POOL record with the caller's stack, thread and time, as a heap hook
- * does (docs/record.md, "Custom allocators"). The collector keeps no
+ * does (docs/record-programs.md, "Custom allocators"). The collector keeps no
  * state per pool: the trace writer tells the pools' blocks apart. */
 #include <stdint.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The image's side of the reachability classes at exit (docs/leaks.md,
- * docs/protocol.md "Leak classes at exit"): ask the recorder to scan, and
+ * docs/protocol-order.md "Leak classes at exit"): ask the recorder to scan, and
  * wait, bounded, until it has. Raw system calls only: this runs from the
  * collector's destructor and its _exit hook, after the program's own exit
  * handlers. */

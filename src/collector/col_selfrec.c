@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* No wrapper (docs/record.md, "Without memscribe record"): a program
+/* No wrapper (docs/record-programs.md, "Without memscribe record"): a program
  * started with LD_PRELOAD=libmemscribe.so and MEMSCRIBE_OUTPUT=FILE but no
  * recorder in its environment starts its own, `memscribe record --serve`,
  * as a process of its own (a grandchild in a session of its own, so the

@@ -66,11 +66,12 @@ void *col_sys_mmap(size_t len)
 
 /* A table a hash fills at random touches every page of it early, a page
  * fault each, and a fault costs 13 us on some virtual machines against
- * 0.4 us a 4 KiB page when huge pages back it (bench/README.md): tables of
- * 2 MiB or more ask for huge pages, aligned to 2 MiB, without which the
- * kernel gives none. Where there are none (THP off) they are 4 KiB pages
- * as before. Also for fresh zero pages over such a table (MAP_FIXED:
- * the old mapping's advice goes with it). */
+ * 0.4 us a 4 KiB page when huge pages back it (bench/notes/collector.md,
+ * "Huge pages for the stack tables"): tables of 2 MiB or more ask for huge
+ * pages, aligned to 2 MiB, without which the kernel gives none. Where
+ * there are none (THP off) they are 4 KiB pages as before. Also for fresh
+ * zero pages over such a table (MAP_FIXED: the old mapping's advice goes
+ * with it). */
 #define COL_HUGE (2ul << 20)
 
 static void col_advise_huge(void *p, size_t len)

@@ -4,8 +4,9 @@
  * call. Only this mode loads libunwind (and so opens its memory-validation
  * pipe): it is a test mode, not for data files. The collector does not
  * link it: every traced process would load it and liblzma for nothing
- * (0.23 ms of a traced process's ~1.2 ms start and end on the guest of
- * bench/README.md's session 16), and its unversioned _Unwind_* would join
+ * (0.23 ms of a traced process's ~1.2 ms start and end: bench/notes/
+ * collector.md, "Paired ratios, and what a walk waits for"), and its
+ * unversioned _Unwind_* would join
  * the program's global scope. */
 #if defined(__x86_64__) && !defined(COL_UNWIND_LIBGCC)
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* File header, block header and trailer: encoding and validation. */
 #include "format/fmt_block_internal.h"
+#include "memscribe/trace.h"
 
 #include <errno.h>
 #include <string.h>
@@ -92,6 +93,15 @@ void fmt_header_encode(uint8_t out[FMT_HEADER_SIZE], const struct fmt_trace_info
     if (features & FMT_FEAT_TIME_UNIT)
         fmt_put_le32(out + FMT_HEADER_TIME_UNIT, info->time_unit_ns);
     fmt_put_le32(out + 60, fmt_crc32c(0, out, 60));
+}
+
+void fmt_versions_get(struct fmt_versions *v)
+{
+    v->major = FMT_VERSION_MAJOR;
+    v->read_minor_min = 0;
+    v->read_minor_max = FMT_VERSION_MINOR_NEWEST;
+    v->write_minor_min = FMT_VERSION_MINOR;
+    v->write_minor_max = FMT_VERSION_MINOR_NEWEST;
 }
 
 int fmt_header_parse(const uint8_t in[FMT_HEADER_SIZE], struct fmt_trace_info *info,

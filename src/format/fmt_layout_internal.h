@@ -9,6 +9,10 @@
 
 #define FMT_VERSION_MAJOR 1
 #define FMT_VERSION_MINOR 1
+/* The newest minor version fmt_header_encode writes (chunk totals, 1.10);
+ * a format bump raises it, with its golden file (tests/golden/v1_N*.mscr,
+ * which the version test holds `memscribe --version` against). */
+#define FMT_VERSION_MINOR_NEWEST 10
 
 /* File header: 64 bytes at offset 0. The magic starts with a non-ASCII
  * byte and holds \r\n and ^Z, so text-mode mangling is detected (as PNG). */
@@ -65,7 +69,7 @@ enum fmt_block_type {
 #define FMT_TRAILER_MAGIC "MSCRTEND"
 #define FMT_TRAILER_SIZE 32
 
-/* Columns of a chunk (docs/format.md, "Chunk"). Unknown ids are skipped. */
+/* Columns of a chunk (docs/format-blocks.md, "Chunk"). Unknown ids are skipped. */
 enum fmt_column {
     FMT_COL_OP = 1,
     FMT_COL_TIME = 2,

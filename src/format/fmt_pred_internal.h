@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Heap address prediction (docs/format.md, "Address prediction").
+/* Heap address prediction (docs/format-encoding.md, "Address prediction").
  *
  * glibc hands a thread back the chunks it freed, last in first out per size
  * class: first from the tcache (7 chunks per class), then for small chunks

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The live blocks a context started in the chunk (format 1.5, feature bit
- * FREE_RANKS; docs/format.md, "References"): a free names its own
+ * FREE_RANKS; docs/format-events.md, "References"): a free names its own
  * context's block more than FMT_RANK_NEAR blocks back by its rank among
  * the live ones older than the last FMT_RANK_NEAR, instead of by how many
  * blocks the context started since. Where frees hit blocks at random (the

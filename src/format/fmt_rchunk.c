@@ -242,7 +242,7 @@ static ALWAYS_INLINE int has_v15(const struct fmt_reader *r, int lay)
 }
 
 /* A heap address's code v of format 1.1 (put_addr_code in fmt_wevent.c,
- * docs/format.md "Address prediction") but the hit, guess the prediction.
+ * docs/format-encoding.md "Address prediction") but the hit, guess the prediction.
  * Returns 0, or -1 for a freed-block rank its class's ring does not have
  * or an unused code. */
 static ALWAYS_INLINE int get_addr_code(struct fmt_reader *r, struct fmt_pred *pred, uint64_t size,
@@ -453,7 +453,7 @@ static ALWAYS_INLINE uint64_t get_ref_value(struct fmt_reader *r, int lay)
     return fmt_cur_varint(&r->cur[FMT_COL_REF]);
 }
 
-/* Resolve a back-reference (docs/format.md, "References"): REF is 0 for
+/* Resolve a back-reference (docs/format-events.md, "References"): REF is 0 for
  * none, 2d for the block the event's context started d blocks ago in this
  * chunk, 2d+1 for the block d serials back. want is RBLK_HEAP or RBLK_VM.
  * Returns 1 with ev->ref* set, 0 for none, or -EPROTO. */

@@ -209,7 +209,7 @@ static int def_stacks(struct fmt_reader *r, struct fmt_cur *b, uint64_t off)
     return 0;
 }
 
-/* The streams of a STACK_CODES record (docs/format.md, "Stacks"). */
+/* The streams of a STACK_CODES record (docs/format-encoding.md, "Stacks"). */
 enum { SC_HEAD, SC_NEAR, SC_FAR, SC_LIT, SC_ROOT, SC_LIMIT, SC_NR };
 
 /* One non-root node of a STACK_CODES record under parent par: its

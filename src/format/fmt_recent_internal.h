@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The chunk's recently freed addresses (format 1.5, feature bit
- * FREE_RANKS; docs/format.md, "Address prediction"). Where the model of
+ * FREE_RANKS; docs/format-encoding.md, "Address prediction"). Where the model of
  * glibc's tcache and fastbins misses, and the freed block is not in its
  * class's ring either, glibc nearly always hands out a chunk freed a little
  * earlier as another size (merged with a neighbour, or split): 91 % of

@@ -252,7 +252,7 @@ static int table_add(struct fmt_reader *r, uint32_t id, uint32_t image)
 }
 
 /* The cursors of a stack record's parent distances (head) and roots (root:
- * image, address), the record's first id and count (docs/format.md,
+ * image, address), the record's first id and count (docs/format-encoding.md,
  * "Stacks"): a STACK_CODES record has them in streams of their own; a
  * STACKS record in one run, where head is root and the other fields of
  * each node are skipped by the caller. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Format 1.10's chunk totals (docs/format.md, "TOTALS"): chunk k's TOTALS
+/* Format 1.10's chunk totals (docs/format-blocks.md, "TOTALS"): chunk k's TOTALS
  * record, found in the DEFS block that holds its summary, checked and
  * handed out image by image, then stack by stack. */
 #include <errno.h>

@@ -26,7 +26,7 @@
  * stays dormant (no rings, no hello) but keeps the environment. */
 #define FMT_SHM_ENV_ONLY "MEMSCRIBE_ONLY"
 /* record --reach: "1": at its exit an image asks the recorder to class its
- * live heap blocks (docs/protocol.md, "Leak classes at exit") and waits. */
+ * live heap blocks (docs/protocol-order.md, "Leak classes at exit") and waits. */
 #define FMT_SHM_ENV_REACH "MEMSCRIBE_REACH"
 /* Without the wrapper (LD_PRELOAD=... MEMSCRIBE_OUTPUT=...): the program's
  * MEMSCRIBE_AGGREGATE (a period: 1s, 100ms) passed to the recorder the
@@ -40,7 +40,7 @@
 #define FMT_SHM_SECRET_BYTES 16
 /* record -p only (a settings line, never the environment): the recorder's
  * pid, so that a collector whose recorder was killed can tell that it is
- * free to be attached to again (docs/record.md, Attach). */
+ * free to be attached to again (docs/record-attach.md). */
 #define FMT_SHM_ENV_RECORDER_PID "MEMSCRIBE_RECORDER_PID"
 
 #define FMT_SHM_DEFAULT_DEPTH 64
@@ -106,7 +106,7 @@ struct fmt_shm_header {
      * then rather than when it notices the exit (docs/protocol.md). */
     _Atomic uint64_t exit_ts;
     /* Segment 0 only, under FMT_SHM_ENV_REACH: the scan at exit
-     * (docs/protocol.md, "Leak classes at exit"). The thread that ends the
+     * (docs/protocol-order.md, "Leak classes at exit"). The thread that ends the
      * image stores its tid in reach_req (once) and waits on reach_done (a
      * shared futex), which the recorder moves to FMT_SHM_REACH_SCANNING and
      * then FMT_SHM_REACH_DONE. own_addr, own_nr: where the collector keeps

@@ -2,7 +2,7 @@
 /* The system calls the collector makes in a traced process, and those
  * `record -p` makes it make to load the collector, each with its
  * arguments as made: what a seccomp filter must let through
- * (docs/record.md, "System calls the collector makes"). Checked against a
+ * (docs/record-collector.md, "System calls the collector makes"). Checked against a
  * filter with util_seccomp.h: by `record -p` against each thread's filters
  * before it touches the process (src/recorder/rec_seccomp.c), and by the
  * collector against a filter the program installs (col_hooks_sys.c).

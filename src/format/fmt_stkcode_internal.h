@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Stack node address coding (docs/format.md, "Stacks", STACK_CODES).
+/* Stack node address coding (docs/format-encoding.md, "Stacks", STACK_CODES).
  *
  * A new node's return address is usually one a node under a parent with the
  * same address had before: the call sites of a function are few. So the

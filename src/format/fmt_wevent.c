@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The writer's hot path: encodes events into the columns of the current
- * chunk (docs/format.md, "Events"), matching frees, reallocs and unmaps to
+ * chunk (docs/format-events.md, "Events"), matching frees, reallocs and unmaps to
  * the blocks they end. Not thread-safe: the recorder calls it from one
  * thread. */
 #include <errno.h>
@@ -334,7 +334,7 @@ static inline int ensure_room(struct fmt_writer *w, const struct fmt_event *ev)
                             ev ? (ev->str ? ev->str_len : 0) + (ev->str2 ? ev->str2_len : 0) : 0);
 }
 
-/* A heap address in ADDR (docs/format.md, "Address prediction"): code
+/* A heap address in ADDR (docs/format-encoding.md, "Address prediction"): code
  * hit (0 for the malloc family) when it is guess, else in format 1.7 its
  * class's top, else its rank among the class's freed addresses, else
  * the difference to guess (or, for a difference that would not fit beside
@@ -426,7 +426,7 @@ static inline __attribute__((always_inline)) int event_end(struct fmt_writer *w,
     return 0;
 }
 
-/* OP, TIME and CTX of an event (docs/format.md, "Events"); returns its OP
+/* OP, TIME and CTX of an event (docs/format-events.md, "Events"); returns its OP
  * byte, which EXTRA may still mark, or NULL if out of memory. */
 static inline __attribute__((always_inline)) uint8_t *
 encode_head(struct fmt_writer *w, uint32_t ctx, unsigned kind, uint64_t ts_ns)
@@ -496,7 +496,7 @@ static inline __attribute__((always_inline)) int encode_alloc(struct fmt_writer 
     return h->addr && !failed ? start_heap(w, live, h, ctx) : 0;
 }
 
-/* A realloc in format 1.7 (docs/format.md, "Reallocs"): the old block's
+/* A realloc in format 1.7 (docs/format-encoding.md, "Reallocs"): the old block's
  * reference, SIZE, then the new address coded as glibc finds it: 0 in
  * place, else through the model (without the tcache, which realloc does
  * not use; a realloc of NULL is a malloc). The model then takes the new
@@ -638,7 +638,7 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
 
 /* A pool destroyed (format 1.4): its blocks still live end just before
  * the HEAP_DESTROY, by frees flagged HEAP_DESTROYED with its time, thread
- * and stack, oldest block first (docs/format.md, "Pools"). */
+ * and stack, oldest block first (docs/format-events.md, "Pools"). */
 static int end_pool(struct fmt_writer *w, const struct fmt_event *ev)
 {
     struct fmt_wblock *v;

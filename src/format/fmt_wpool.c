@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The writer's pools: ids of the program's own pools and their live
- * blocks (docs/format.md, "Pools"). */
+ * blocks (docs/format-events.md, "Pools"). */
 #include "format/fmt_wpool_internal.h"
 
 #include <errno.h>

@@ -31,12 +31,12 @@
  * finds (fmt_wchunk.c). */
 #define FMT_REPEAT_PROBE 8
 /* Fewer blocks outlive a chunk of 2^19 events than one of 2^18, and a
- * free of a block from an earlier chunk repeats its facts (docs/format.md,
- * "References"): python3's trace came out 7 % smaller (bench/README.md,
- * session 18) for ~5 MiB more of the recorder's memory and 20-30 MB more
- * of a reader's (a chunk decoded). 2^20 (the format's most) made it 4 %
- * smaller still, but cost sqlite3's recorder 2 % more instructions. A
- * short program's chunks are as before. */
+ * free of a block from an earlier chunk repeats its facts (docs/format-events.md,
+ * "References"): python3's trace came out 7 % smaller (bench/notes/
+ * trace-size.md, "Chunks of 2^19 events") for ~5 MiB more of the
+ * recorder's memory and 20-30 MB more of a reader's (a chunk decoded).
+ * 2^20 (the format's most) made it 4 % smaller still, but cost sqlite3's
+ * recorder 2 % more instructions. A short program's chunks are as before. */
 #define FMT_DEFAULT_CHUNK_EVENTS (1u << 19)
 /* The first chunk's events: each next chunk holds twice as many as the
  * one before, up to chunk_events. A short program's trace (cc1 at -O2:

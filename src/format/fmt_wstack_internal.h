@@ -11,7 +11,7 @@
  * nodes under a node of an earlier window (whose chain starts with this
  * stack's frames after its first k, k <= FMT_WSTACK_WINDOW_SHIFT), the leaf
  * getting a limit: the stack is the first `limit` frames of the chain
- * (docs/format.md, "Stacks"). A direct-mapped cache remembers recent
+ * (docs/format-encoding.md, "Stacks"). A direct-mapped cache remembers recent
  * windows; a miss only costs size, never correctness. */
 #ifndef FMT_WSTACK_INTERNAL_H
 #define FMT_WSTACK_INTERNAL_H
@@ -22,7 +22,7 @@
 #include "format/fmt_stkcode_internal.h"
 
 /* The streams of a STACK_CODES record, in their order there
- * (docs/format.md, "Stacks"): each has uniform statistics, so zstd codes
+ * (docs/format-encoding.md, "Stacks"): each has uniform statistics, so zstd codes
  * each well where one interleaved stream would mix them. */
 enum fmt_stk_stream {
     FMT_STK_HEAD,  /* varint 2 * parent distance + L, per node */

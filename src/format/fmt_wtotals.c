@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The writer's chunk totals (fmt_wtotals_internal.h): the slow paths, the
- * rarer events and the TOTALS record (docs/format.md, "TOTALS"). */
+ * rarer events and the TOTALS record (docs/format-blocks.md, "TOTALS"). */
 #include "format/fmt_wtotals_internal.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The writer's chunk totals (format 1.10, optional feature bit TOTALS;
- * docs/format.md, "TOTALS"): for each process image with events in the
+ * docs/format-blocks.md, "TOTALS"): for each process image with events in the
  * chunk being built, what a range of a parallel replay counts of it
  * (ana_pmodel.c): its calls by kind, the change of its heap and the
  * highest that change reached after a block started or ended, its RSS

@@ -58,7 +58,8 @@ size_t fmt_zc_compress(struct fmt_zc *z, void *dst, size_t cap, const void *src,
  * candidates, greedy. For larger inputs zstd takes a larger window but a
  * search of 8, which finds fewer of a column's repeats: real programs'
  * columns (sizes, addresses, stacks of 0.3-4 MB in chunks of 2^18-2^20 events)
- * came out 3-8 % smaller with these (bench/README.md, session 18). Set by
+ * came out 3-8 % smaller with these (bench/notes/trace-size.md, "Chunks of
+ * 2^19 events and a deeper search pinned to 256 KB"). Set by
  * name, not taken from ZSTD_getCParams, which zstd keeps out of its stable
  * API; zstd shrinks the window and tables itself for smaller inputs.
  *
@@ -66,7 +67,8 @@ size_t fmt_zc_compress(struct fmt_zc *z, void *dst, size_t cap, const void *src,
  * zstd picks by itself for a window over 16 KiB: on the columns of a
  * program that repeats itself (sqlite3's compress 28 to 1) the row finder
  * took twice as long, with tables of 2^15 or 2^18 alike, for traces no
- * smaller (bench/README.md, session 19). The chains' tables (hash 2^15,
+ * smaller (bench/notes/trace-size.md, "zstd's hash chains for the deeper
+ * search"). The chains' tables (hash 2^15,
  * chain 2^16: 384 KiB) stay in a core's L2 cache. Matches of 6 bytes or
  * more, not level 5's 5: as fast here, traces ~1 % smaller.
  * ZSTD_c_useRowMatchFinder is zstd's experimental API (the same value

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Compressing chunk columns and definition blocks (docs/format.md,
+/* Compressing chunk columns and definition blocks (docs/format-blocks.md,
  * "Chunk coding"): zstd, as every Linux writer does, or zlib (format 1.2:
  * the Windows launcher, cross-built with mingw-w64, for which Debian has
  * zlib but no zstd). Built with FMT_NO_ZSTD (the mingw build), zlib only.

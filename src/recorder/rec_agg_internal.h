@@ -234,7 +234,7 @@ int rec_agg_end(struct rec_agg *a, struct rec_agg_thread *t, uint32_t slot);
 uint32_t rec_agg_pool_id(struct rec_agg *a, uint32_t image, uint64_t handle, int make);
 /* A pool destroyed (format 1.4): its blocks end before it, oldest first,
  * by the destroying thread, as the writer ends the kept ones itself
- * (docs/format.md, "Pools"). 0 or -ENOMEM. */
+ * (docs/format-events.md, "Pools"). 0 or -ENOMEM. */
 int rec_agg_pool_destroy(struct rec_agg *a, struct rec_agg_thread *t, const struct fmt_event *ev);
 /* The image exits: its blocks leave the running heap (ana_step.h); they
  * stay its leaks. 0 or -ENOMEM. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* `memscribe record -p PID` (rec_attach.c, rec_attach_elf.c): load the
  * attach build of the collector into a running process with ptrace and
- * start or stop it there. docs/record.md, Attach. */
+ * start or stop it there. docs/record-attach.md. */
 #ifndef REC_ATTACH_H
 #define REC_ATTACH_H
 

@@ -33,7 +33,7 @@
 
 /* A trace's mode (less the umask): it holds the command line, executable
  * and library paths and host name of everything it recorded, so only its
- * owner reads it, as perf.data (docs/record.md, "Other users"). */
+ * owner reads it, as perf.data (docs/record-programs.md, "Other users"). */
 #define REC_TRACE_MODE 0600
 
 /* Events younger than now - REC_GUARD_NS are held back: a producer's
@@ -229,7 +229,7 @@ struct rec_synth {
 /* What the recorder knows of its socket's queue of connections, which it
  * takes in REC_ACCEPTS_PER_ROUND at a time (rec_proc.c). The merge may
  * emit an event only once every hello sent before its time is in
- * (docs/protocol.md, "Time order"): while the queue is behind, that is
+ * (docs/protocol-order.md, "Time order"): while the queue is behind, that is
  * known up to in_ns, moved on by a connection of the recorder's own to its
  * socket (the marker), which the kernel queues behind every one before it. */
 struct rec_queue {
@@ -245,7 +245,7 @@ struct rec_queue {
 };
 
 /* Connections to the socket that brought no hello, for the summary line:
- * anyone on the machine may connect (docs/record.md, "Other users"). */
+ * anyone on the machine may connect (docs/record-programs.md, "Other users"). */
 struct rec_conn_counts {
     uint64_t closed;  /* closed (or ended) before sending anything */
     uint64_t silent;  /* nothing within REC_CONN_WAIT_NS, or dropped for room */

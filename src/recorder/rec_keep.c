@@ -240,7 +240,7 @@ static int gather_block(void *arg, uint32_t blk, uint64_t ts, uint32_t image)
  * radix sort, a byte a pass, skipping the bytes all keys share. A carry
  * sorts every live block: with a million, qsort's comparisons took 690
  * instructions a block, half of what a segment's beginning cost
- * (bench/README.md, "The flight recorder"). */
+ * (bench/notes/aggregate.md, "The flight recorder"). */
 static void item_radix(struct keep_item *v, struct keep_item *tmp, size_t n, int by_ts)
 {
     struct keep_item *from = v, *to = tmp, *swap;

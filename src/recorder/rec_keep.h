@@ -32,7 +32,7 @@
 struct rec_keep;
 
 /* Segments per D. Each costs its beginning (every live block, mapping,
- * module, thread, the stacks: bench/README.md, "The flight recorder"):
+ * module, thread, the stacks: bench/notes/aggregate.md, "The flight recorder"):
  * with a million live blocks and D of a second, quarters cost the recorder
  * 32 % more instructions per call than halves, past the 5 % any change may
  * cost; so halves, and D plus a half is the most kept. */

@@ -516,7 +516,7 @@ static int rec_emit_one(struct rec_session *s, struct rec_ring *r, uint64_t at_m
         break;
     case FMT_SHM_REC_POOL: {
         /* A block of the program's own pool, or the pool made or ended
-         * (memscribe/annotate.h; docs/format.md, "Pools"). */
+         * (memscribe/annotate.h; docs/format-events.md, "Pools"). */
         const struct fmt_shm_pool *pl = (const void *)p;
 
         ev.kind = pl->kind;

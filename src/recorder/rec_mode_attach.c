@@ -4,7 +4,7 @@
  * recording's settings; the recording ends when the process does, when
  * --duration has passed, or when INT/TERM/HUP asks to detach (the program
  * is not ours to stop): its GOTs are put back and it runs on untraced.
- * docs/record.md, "Attach". */
+ * docs/record-attach.md, "Attach". */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The scan at exit (record --reach, docs/leaks.md, docs/protocol.md "Leak
+/* The scan at exit (record --reach, docs/leaks.md, docs/protocol-order.md "Leak
  * classes at exit"): an image that ends asks for it and waits; we stop its
  * threads with ptrace, write every event it made before, read its roots
  * (registers, stacks, writable mappings that hold no heap block) and
@@ -10,6 +10,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <signal.h>
@@ -801,6 +802,7 @@ static void rec_reach_image(struct rec_session *s, struct rec_image *img, struct
         return;
     held = rec_clock_now(&s->clock) - t;
     s->reach.nr_scans++;
+    s->reach.last_ts_ns = out.ts_ns;
     s->reach.held_ns += held;
     if (held > s->reach.max_held_ns)
         s->reach.max_held_ns = held;
@@ -863,9 +865,14 @@ void rec_reach_round(struct rec_session *s)
 
         rec_reach_requested = 0;
         rec_reach_now(s);
-        rec_session_say(s, REC_SAY_NOTE, "leak classes on request: %u process(es) scanned at %.6fs",
-                        s->reach.nr_scans - before,
-                        (double)(rec_clock_now(&s->clock) - s->start_mono_ns) / 1e9);
+        /* The time the trace dates the scan at, as leaks shows it (to the
+         * microsecond, cut), so that leaks --at it finds this scan; the
+         * end of the scans can be far later on a loaded machine. */
+        rec_session_say(s, REC_SAY_NOTE,
+                        "leak classes on request: %u process(es) scanned at %" PRIu64 ".%06" PRIu64
+                        "s",
+                        s->reach.nr_scans - before, s->reach.last_ts_ns / 1000000000,
+                        s->reach.last_ts_ns % 1000000000 / 1000);
     }
 }
 

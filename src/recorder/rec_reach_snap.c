@@ -3,8 +3,8 @@
  * reads before the leak search (rec_reach_internal.h): a read of a block
  * per ranges of 32 bytes costs the kernel a page walk each, and 4 million
  * blocks took 10 s of process_vm_readv; the same bytes in spans of
- * neighbouring blocks take a fraction of a second (bench/README.md, "The
- * leak scan against LeakSanitizer"). The search then reads through
+ * neighbouring blocks take a fraction of a second (bench/notes/reach.md,
+ * "The leak scan against LeakSanitizer"). The search then reads through
  * rec_reach_snap_read, which serves what the copy holds and passes the
  * rest to process_vm_readv. */
 #include <errno.h>

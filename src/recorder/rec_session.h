@@ -2,7 +2,7 @@
 /* A recording session (rec_session.c): one trace written from one traced
  * tree, from the moment its file is made to its last byte. The session owns
  * the recorder's loop, once for every way of recording. Each round: take in
- * the hellos waiting on the socket, read the watermark (docs/protocol.md,
+ * the hellos waiting on the socket, read the watermark (docs/protocol-order.md,
  * "Time order"), reap children, close the images whose processes ended,
  * merge what is older than the watermark into the trace, let the mode read
  * its own input, run the taps, sample RSS, flush each second (flush_ns:
@@ -144,9 +144,10 @@ struct rec_summary {
         /* record --reach: the scans made, the blocks they classed, and
          * their time: scan_ns reading the roots and blocks and classing
          * them (what LeakSanitizer's check does), held_ns the program
-         * stopped (the scan, writing what it made before, the record). */
+         * stopped (the scan, writing what it made before, the record);
+         * last_ts_ns the trace time the latest scan is dated at. */
         uint32_t nr_scans;
-        uint64_t nr_blocks, read_bytes, scan_ns, held_ns, max_held_ns;
+        uint64_t nr_blocks, read_bytes, scan_ns, held_ns, max_held_ns, last_ts_ns;
     } reach;
     struct rec_agg_stats agg;   /* --aggregate's */
     struct rec_keep_stats keep; /* --keep-last's */

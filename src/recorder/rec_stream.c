@@ -133,7 +133,7 @@ static void rec_queue_start(struct rec_session *s, struct rec_image *img,
  * cannot tell an exec from outside), and would date img's end after the
  * new image's start (rec_stream_close ends an image after its last
  * sample). Drop those still waiting in the merge, which holds back what
- * is dated after a hello not yet in (docs/protocol.md, "Time order"); one
+ * is dated after a hello not yet in (docs/protocol-order.md, "Time order"); one
  * already written keeps the end after it. */
 static void rec_drop_rss_after(struct rec_session *s, struct rec_image *img, uint64_t ts)
 {

@@ -5,7 +5,7 @@
  * (/tmp) that user could plant a symbolic link at the name, so that a root
  * recording overwrote a root-only file, or make the file first (mode 0666),
  * so that root's trace, argv included, went into a file that user owns and
- * reads. Every writer opens its file here (docs/record.md, "Other users"). */
+ * reads. Every writer opens its file here (docs/record-programs.md, "Other users"). */
 #ifndef UTIL_OUTFILE_H
 #define UTIL_OUTFILE_H
 

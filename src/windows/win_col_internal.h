@@ -59,7 +59,7 @@ void win_col_module_emit(struct win_thread *t, const void *base, const WCHAR *pa
 void win_col_modules_emit_all(struct win_thread *t);
 
 /* A WIN_REC_REGION for every region in use now that is not part of an
- * image (docs/windows.md, "The address space at start"); shm: the view of
+ * image (docs/windows-internals.md, "The address space at start"); shm: the view of
  * the launcher's shared memory, the collector's own. Never allocates. */
 void win_col_regions_emit_all(struct win_thread *t, const void *shm);
 

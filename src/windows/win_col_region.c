@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The address space when the collector starts (docs/windows.md, "The
+/* The address space when the collector starts (docs/windows-internals.md, "The
  * address space at start"): VirtualQuery from the bottom to the top of the
  * user address space, one WIN_REC_REGION per region in use, so that the
  * reservations, commits, thread stacks, heap segments and views made before

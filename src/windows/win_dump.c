@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* win_dump FILE: print the interim Windows event file (docs/windows.md,
+/* win_dump FILE: print the interim Windows event file (docs/windows-internals.md,
  * "Interim records") as text, one event a line, in each process's order.
  * Host tool: reads what memscribe.exe wrote under Wine or on Windows. */
 #include "win_file.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Reading the launcher's interim event file (docs/windows.md, "Interim
+/* Reading the launcher's interim event file (docs/windows-internals.md, "Interim
  * records") on the host: checked records in each process's order, and the
  * launcher's clock. Shared by win_dump and win_trace. */
 #ifndef WIN_FILE_H

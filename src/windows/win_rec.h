@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The interim Windows event records (docs/windows.md, "Interim records"):
+/* The interim Windows event records (docs/windows-internals.md, "Interim records"):
  * what the collector writes into shared memory, and, in the same bytes,
  * what the launcher writes to its output file. Shared by the collector,
  * the launcher and the host dumper; no Windows headers. */

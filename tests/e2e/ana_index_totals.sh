@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # report --index and timeline --index (format 1.10's chunk totals, docs/
-# format.md "TOTALS"; docs/report.md, docs/timeline.md): on programs of
+# format-blocks.md "TOTALS"; docs/report.md, docs/timeline.md): on programs of
 # this tree (temporaries by heaptrack's rule per thread, every call kind,
 # threads) and on real ones nobody here wrote (python3 with
 # PYTHONMALLOC=malloc, perl, sqlite3, sort), each cut into chunks of 64

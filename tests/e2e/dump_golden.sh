@@ -27,14 +27,14 @@ golden v1_2_windows  # a Windows program's trace (docs/windows.md)
 golden v1_3          # times in microseconds (docs/format.md, "Time unit")
 golden v1_3_sampled  # a sampled trace
 golden v1_4          # packed times (docs/format.md, "Packed times")
-golden v1_5          # recent addresses, references by rank (docs/format.md, "References")
-golden v1_6_reach    # feature bit REACH: reachability classes at exit (docs/format.md, "REACH")
-golden v1_7          # realloc addresses predicted, class tops (docs/format.md, "Reallocs")
-golden v1_8_aggregate # feature bit AGGREGATE: batches, transient moments (docs/format.md, "Aggregated traces")
-golden v1_9_segment  # feature bit SEGMENT: a --keep-last segment, blocks carried in (docs/format.md, "Segments")
-golden v1_10         # feature bit TOTALS: each chunk's totals (docs/format.md, "TOTALS"; read by test_fmt_totals)
-golden v1_4_pools    # feature bit POOLS: the program's own pools (docs/format.md, "Pools")
-golden v1_3_wine     # META records WINE_PREFIX and WINE_DLL_DIR (docs/format.md, "META")
+golden v1_5          # recent addresses, references by rank (docs/format-events.md, "References")
+golden v1_6_reach    # feature bit REACH: reachability classes at exit (docs/format-blocks.md, "REACH")
+golden v1_7          # realloc addresses predicted, class tops (docs/format-encoding.md, "Reallocs")
+golden v1_8_aggregate # feature bit AGGREGATE: batches, transient moments (docs/format-events.md, "Aggregated traces")
+golden v1_9_segment  # feature bit SEGMENT: a --keep-last segment, blocks carried in (docs/format-events.md, "Segments")
+golden v1_10         # feature bit TOTALS: each chunk's totals (docs/format-blocks.md, "TOTALS"; read by test_fmt_totals)
+golden v1_4_pools    # feature bit POOLS: the program's own pools (docs/format-events.md, "Pools")
+golden v1_3_wine     # META records WINE_PREFIX and WINE_DLL_DIR (docs/format-blocks.md, "META")
 
 # Without --header and --stacks: exactly the event lines, 45 of them.
 "$MEMSCRIBE" dump "$golden" >"$tmp/plain"

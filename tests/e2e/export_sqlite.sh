@@ -6,10 +6,10 @@ source "$(dirname "$0")/export_lib.sh"
 need sqlite3
 : "${MS_SOURCE:?}"
 
-# The "-- query: NAME" block of docs/export.md.
+# The "-- query: NAME" block of docs/export-tables.md.
 query() {
     awk -v m="-- query: $1" '$0 == m { on = 1; next } on { print } on && /;$/ { exit }' \
-        "$MS_SOURCE/docs/export.md"
+        "$MS_SOURCE/docs/export-tables.md"
 }
 
 run() { # db sql [t0 t1]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Under RLIMIT_AS the collector takes little address space (docs/record.md,
+# Under RLIMIT_AS the collector takes little address space (docs/record-collector.md,
 # "What the collector cannot promise"): the stack table and arena grow on
 # demand, and so does the ring segment (one 4 MiB ring for the first thread,
 # docs/protocol.md). Under a 64 or a 256 MiB limit the program is traced,

@@ -4,7 +4,7 @@
 # libgcc_s (its unwinder's _Unwind_Find_FDE). libunwind serves
 # MEMSCRIBE_UNWIND=verify alone and is loaded only then (dlopen,
 # col_unwind_verify.c): linked, every traced process would load it and
-# liblzma at its start (bench/README.md, session 16).
+# liblzma at its start (bench/notes/collector.md, "Paired ratios, and what a walk waits for").
 source "$(dirname "$0")/record_lib.sh"
 
 lib=$(dirname "$MEMSCRIBE")/../lib/memscribe

@@ -5,7 +5,7 @@
 # of the same length does, nor hold the recording open: the recorder drains
 # the rings first and accepts a bounded number of connections a round, and
 # the summary counts every connection that brought no hello
-# (docs/record.md, "Other users"). A storm that took 1.3 s took 4.5 s with
+# (docs/record-programs.md, "Other users"). A storm that took 1.3 s took 4.5 s with
 # pauses of over a second under a flood of connects and closes, 5.4 s under
 # one of SEGMENT hellos for unknown streams, and a recording without the
 # wrapper never finished while silent connections kept coming.

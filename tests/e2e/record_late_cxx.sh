@@ -19,7 +19,7 @@ COLLECTOR=$MS_BUILD/lib/memscribe/libmemscribe.so
 # The plugin's plain-sized calls reach malloc through libstdc++, each twice
 # (its constructor, then col_cxx_plug_run), or once when attached (the
 # constructor runs before the attach collector patches the new module:
-# docs/record.md, "What it cannot see"). usage: plugin_calls TRACE WHAT [N]
+# docs/record-attach.md, "What it cannot see"). usage: plugin_calls TRACE WHAT [N]
 plugin_calls() {
     "$MEMSCRIBE" dump "$1" >"$WORK/dump.txt" 2>"$WORK/dump.err" ||
         fail "$2: dump failed: $(cat "$WORK/dump.err")"

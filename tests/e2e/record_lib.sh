@@ -142,7 +142,7 @@ ms_heap_calls() {
         }' | sort | uniq -c | awk '{ print $2, $3, $1 }'
 }
 
-# The system calls docs/record.md's table "System calls the collector
+# The system calls docs/record-collector.md's table "System calls the collector
 # makes" names in its first column, one a line (tests/programs/col_seccomp
 # allows them by name).
 ms_doc_calls() {
@@ -156,7 +156,7 @@ ms_doc_calls() {
                 print substr(s, RSTART + 1, RLENGTH - 2)
                 s = substr(s, RSTART + RLENGTH)
             }
-        }' "$MS_SOURCE/docs/record.md" | sort -u
+        }' "$MS_SOURCE/docs/record-collector.md" | sort -u
 }
 
 # Heap calls of the sizes matching $2 (an awk regex: "200[1-3]"), as

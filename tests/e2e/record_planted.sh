@@ -12,7 +12,7 @@
 # nobody made there is refused too, naming its owner) (win_trace, a host
 # tool, opens its output the same way: tests/unit/test_util_outfile.c). Devices, FIFOs and /dev/stdout keep
 # working, one's own file is replaced, a trace is whole under its name after
-# a SIGKILL, and nobody cannot read root's trace (docs/record.md, "Other
+# a SIGKILL, and nobody cannot read root's trace (docs/record-programs.md, "Other
 # users").
 source "$(dirname "$0")/lib.sh" --go-on record_planted MEMSCRIBE MS_PROGRAMS MS_BUILD
 P=$MS_PROGRAMS

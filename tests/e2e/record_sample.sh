@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# record --sample BYTES (docs/record.md, Sampling). With --sample 1 every
+# record --sample BYTES (docs/record-sampling.md). With --sample 1 every
 # block is sampled with weight 1: the report equals the exact trace's. At
 # 16 KiB only sampled blocks and their frees are in the trace (no free of
 # an unsampled block: every free ends a recorded block), the trace says

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # A sampled trace's figures are labelled as estimates in every output
-# (docs/record.md, Sampling: Labels): '~' before each estimated figure of
+# (docs/record-sampling.md: Labels): '~' before each estimated figure of
 # text, and a line inside each exported file, read back by the format's
 # own reader where one is installed (ms_print, heaptrack_print, go tool
 # pprof, sqlite3). An exact trace's outputs have neither.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # A sampled trace's temporary allocations are left out of every output
-# (src/analysis/core/ana_sample.h; docs/record.md, Sampling): they are not
+# (src/analysis/core/ana_sample.h; docs/record-sampling.md): they are not
 # estimates (a sampled trace misses most calls between a block's malloc
 # and free, so blocks look temporary 2.3-2.7 times too often), so no
 # output shows one: report (text, JSON, CSV: summary, rows, the list by

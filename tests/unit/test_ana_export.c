@@ -953,14 +953,14 @@ static void test_random_all(void **state)
     }
 }
 
-/* The "-- query: NAME" block of docs/export.md, up to its ';'. */
+/* The "-- query: NAME" block of docs/export-tables.md, up to its ';'. */
 static char *doc_query(const char *name)
 {
     char path[4096], marker[64], *doc, *q, *end;
     FILE *fp;
     long n;
 
-    snprintf(path, sizeof(path), "%s/docs/export.md", MS_SOURCE_DIR);
+    snprintf(path, sizeof(path), "%s/docs/export-tables.md", MS_SOURCE_DIR);
     assert_non_null(fp = fopen(path, "r"));
     fseek(fp, 0, SEEK_END);
     n = ftell(fp);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Aggregated traces (format 1.8, feature bit AGGREGATE: docs/format.md,
+/* Aggregated traces (format 1.8, feature bit AGGREGATE: docs/format-events.md,
  * "Aggregated traces"; docs/aggregate.md): the three kinds written and read
  * back field by field, the trace facts aggregate_ns and aggregate_from_ns
  * from a trace aggregated from its start (META AGGREGATE), from one that

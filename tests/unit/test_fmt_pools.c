@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Format 1.4, feature bit POOLS (docs/format.md, "Pools"): the program's
+/* Format 1.4, feature bit POOLS (docs/format-events.md, "Pools"): the program's
  * own pools as heaps. tests/golden/v1_4_pools.mscr, written from
  * pool_events() with the bit, must read back exactly (its dump is
  * compared with v1_4_pools.dump by tests/e2e/dump_golden.sh); a pool block

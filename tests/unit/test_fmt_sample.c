@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Format 1.3, sampled traces (docs/format.md, "Sampled traces"):
+/* Format 1.3, sampled traces (docs/format-encoding.md, "Sampled traces"):
  * tests/golden/v1_3_sampled.mscr, written from sampled_events() at rate
  * 1,000 bytes, reads back exactly with the estimates off, and with them
  * on gives each heap size as round(s / p(s)), p(s) = 1 - 0.999^s; the

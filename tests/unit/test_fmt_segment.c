@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* record --keep-last's segments (format 1.9, feature bit SEGMENT: docs/
- * format.md "Segments"; docs/aggregate.md "Flight recorder"): a segment
+ * format-events.md "Segments"; docs/aggregate.md "Flight recorder"): a segment
  * written and read back field by field, with its META (number, start,
  * duration) and the blocks it carries in (origin SNAPSHOT); the whole
  * run's META KEEP_LAST alone; a segment's writer given the stacks of

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Format 1.10's chunk totals (docs/format.md, "TOTALS"; feature bit 33):
+/* Format 1.10's chunk totals (docs/format-blocks.md, "TOTALS"; feature bit 33):
  * a trace of two processes, two threads in the first, in chunks of 6
  * events, whose every chunk's totals are held against numbers worked out
  * here by hand from the events: calls by kind, failed calls, a free of an

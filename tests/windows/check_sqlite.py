@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Check the SQLite export of a Windows trace (docs/export.md, "Windows
+"""Check the SQLite export of a Windows trace (docs/export-tables.md, "Windows
 traces") against `memscribe dump` of the same trace and against what
 win_prog_known.exe printed (its EXPECT lines):
 - vm_calls: one row per Windows VM event of the dump, kind by kind, with its

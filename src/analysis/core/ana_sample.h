@@ -36,7 +36,7 @@ struct ana_json;
  * and why a command refuses to draw or rank by them. */
 #define ANA_SAMPLE_NO_TEMPORARY "not estimated in a sampled trace"
 #define ANA_SAMPLE_NO_TEMPORARY_WHY                                                                \
-    "a sampled trace's temporary allocations are not estimated (docs/record.md, Sampling)"
+    "a sampled trace's temporary allocations are not estimated (docs/record-sampling.md)"
 
 /* Whether a trace sampled at rate bytes (0: exact) has temporary figures
  * (see above): an exact one, or one of --sample 1, which records every

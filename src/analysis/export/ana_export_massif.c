@@ -8,7 +8,7 @@
  * at the end). massif-visualizer draws a band per call site through the
  * detailed snapshots alone, a straight line between two: with the peak
  * and the end only, a site's band stood far above the total in between
- * (issue 46). So the regular snapshots just before and after the peak
+ * (docs/export.md, "massif"). So the regular snapshots just before and after the peak
  * are detailed too: the bands rise to the peak and fall from it as the
  * total does. A detailed snapshot's sites add up to its heap. An
  * aggregated trace's regular snapshots are at its cuts, where its heap is

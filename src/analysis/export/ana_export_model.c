@@ -205,7 +205,7 @@ static int each_of(struct ana_xlive *l, uint32_t image, bool take, ana_xlive_fn 
             (image == UINT32_MAX ||
              ((const struct xlive_block *)ana_map_slot_val(&l->blocks, i))->image == image))
             serials[n++] = ana_map_slot_key(&l->blocks, i);
-    /* Serials count blocks in trace order (docs/format.md, "Serials"). */
+    /* Serials count blocks in trace order (docs/format-events.md, "Serials"). */
     qsort(serials, n, sizeof(*serials), by_serial);
     for (size_t i = 0; i < n && !rc; i++) {
         const struct xlive_block *b = ana_map_get(&l->blocks, serials[i]);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The SQLite export's Windows tables (docs/export.md, "Windows traces"):
+/* The SQLite export's Windows tables (docs/export-tables.md, "Windows traces"):
  * every virtual-memory call with its MEM_* and PAGE_* values (vm_calls),
  * the heaps by handle (heaps) and the heap of each block (heap_blocks).
  * Made only for a Windows trace, so a Linux trace's database is as before. */

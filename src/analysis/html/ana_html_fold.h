@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The HTML page on a process tree: what its pass keeps of each process is
- * folded at the process's end (issue 40, item 10; docs/architecture.md,
- * "Process trees: an image's state goes at its end").
+ * folded at the process's end (docs/architecture.md, "Process trees: an
+ * image's state goes at its end").
  *
  * In the per-program view the page's sites are rows by (program, places)
  * and its flame graphs paths by functions, ranked by function chain. The

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Rows folded at each image's end: bounded memory on process trees
- * (issue 40, item 10; docs/architecture.md, "Process trees: an image's
- * state goes at its end").
+ * (docs/architecture.md, "Process trees: an image's state goes at its
+ * end").
  *
  * A model asked to retire its sites (ana_model_options.retire) hands each
  * image's sites over when the image ends; the fold adds them into rows by

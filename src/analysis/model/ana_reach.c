@@ -42,6 +42,14 @@ static void add(struct ana_reach_sum *s, unsigned cls, uint64_t size)
     s->blocks[cls]++;
 }
 
+/* Whether a scan at ts_ns is at or before at_ns. Times are shown to the
+ * microsecond (ana_time_format cuts), so a scan within the microsecond
+ * asked counts: leaks --at a time copied from a scan's line finds it. */
+static bool scan_by(uint64_t ts_ns, uint64_t at_ns)
+{
+    return ts_ns / 1000 <= at_ns / 1000;
+}
+
 const struct fmt_reach_info *ana_reach_find(const struct fmt_reader *r, uint32_t image,
                                             uint64_t at_ns)
 {
@@ -52,7 +60,7 @@ const struct fmt_reach_info *ana_reach_find(const struct fmt_reader *r, uint32_t
     for (uint32_t i = 0; i < fmt_reader_nr_reach(r); i++) {
         const struct fmt_reach_info *ri = fmt_reader_reach(r, i);
 
-        if (ri->image == image && ri->ts_ns <= at_ns && (!best || ri->ts_ns >= best->ts_ns))
+        if (ri->image == image && scan_by(ri->ts_ns, at_ns) && (!best || ri->ts_ns >= best->ts_ns))
             best = ri;
     }
     return best;
@@ -100,7 +108,7 @@ static const struct fmt_reach_info **ana_reach_find_all(const struct fmt_reader 
         /* the last record, or at at_ns the latest at or before it */
         if (ri->image < nr_images &&
             (at_ns == UINT64_MAX ||
-             (ri->ts_ns <= at_ns && (!of[ri->image] || ri->ts_ns >= of[ri->image]->ts_ns))))
+             (scan_by(ri->ts_ns, at_ns) && (!of[ri->image] || ri->ts_ns >= of[ri->image]->ts_ns))))
             of[ri->image] = ri;
     }
     return of;
