@@ -47,8 +47,8 @@ static void usage(FILE *out)
         "                  and at T2 (1.5s, 250ms, peak, end, peak-100ms, ...);\n"
         "                  down to the trace's time unit, single events\n"
         "  --max-points N  at most N rows per process: a longer interval, a multiple\n"
-        "                  of the one asked, where it would make more (a note on\n"
-        "                  stderr says so); not --index's rows\n"
+        "                  of the one asked (with --index: every k-th chunk's end),\n"
+        "                  where it would make more (a note on stderr says so)\n"
         "  --sites N       also the bytes in use over time of the N call sites\n"
         "                  with the most at their process's peak (text, json)\n"
         "  --index         rows at each chunk's end from the chunks' totals (format\n"
@@ -378,9 +378,11 @@ static int compute(struct cli_ana *a, struct ana_timeline *tl,
 
 /* The rows: from the chunks' totals with index (timeline --index) where
  * the trace allows (a note says why not: asked with a range or an
- * interval, ranged), else the timeline's pass. */
-static int rows(struct cli_ana *a, struct ana_timeline *tl, const struct ana_timeline_range *range,
-                uint32_t n, struct sites *st, bool index, bool ranged)
+ * interval, ranged), else the timeline's pass; either bounded to
+ * max_points rows per process (0: no bound), with a note when that
+ * coarsens them. */
+static int rows(struct cli_ana *a, struct ana_timeline *tl, struct ana_timeline_range *range,
+                uint32_t n, struct sites *st, bool index, bool ranged, uint64_t max_points)
 {
     const char *no = !index   ? NULL
                      : ranged ? "--from, --to and --interval ask for rows the totals do not hold"
@@ -391,13 +393,21 @@ static int rows(struct cli_ana *a, struct ana_timeline *tl, const struct ana_tim
         cli_warn("timeline: --index: %s; replaying the trace", no);
         index = false;
     }
-    if (!index)
+    if (!index) {
+        bound_points(a, range, max_points);
         return compute(a, tl, range, n, st);
+    }
     if (n) /* the sites picked from the totals' model too */
         pick_sites(a, st, n, true);
-    rc = ana_timeline_from_totals(tl, a->r, st->stacks, n ? st->n : 0, n ? &st->series : NULL);
+    rc = ana_timeline_from_totals(tl, a->r, st->stacks, n ? st->n : 0, n ? &st->series : NULL,
+                                  max_points);
     if (rc == -EPROTO)
         cli_die("timeline: %s", fmt_reader_error(a->r));
+    if (!rc && tl->chunk_stride > 1)
+        cli_warn("timeline: %s: a row at each of its %u chunks' ends would make more than %llu "
+                 "rows per process: rows at every %u chunks' end and the last's",
+                 a->path, fmt_reader_nr_chunks(a->r), (unsigned long long)max_points,
+                 tl->chunk_stride);
     return rc;
 }
 
@@ -444,8 +454,10 @@ static void write_rows(struct cli_ana *a, const struct ana_timeline *tl, bool ra
     if (a->format == CLI_FMT_JSON) {
         cli_ana_json_begin(a, &j);
         ana_json_kv_u64(&j, "interval_ns", tl->interval_ns);
-        if (tl->index)
+        if (tl->index) {
             ana_json_kv_bool(&j, "index", true);
+            ana_json_kv_u64(&j, "chunk_stride", tl->chunk_stride);
+        }
         if (ranged) {
             ana_json_kv_u64(&j, "from_ns", tl->from_ns);
             ana_json_kv_u64(&j, "to_ns", tl->to_ns);
@@ -559,9 +571,8 @@ int cmd_timeline(int argc, char **argv)
     struct ana_timeline_range range = {interval, 0, UINT64_MAX};
     if (ranged)
         pick_range(&a, &range, &from, &to);
-    bound_points(&a, &range, max_points);
     rc = rows(&a, &tl, &range, (uint32_t)(nr_sites > 1000 ? 1000 : nr_sites), &st, index,
-              ranged || interval);
+              ranged || interval, max_points);
     check_rows(&a, &tl, rc, interval);
     write_rows(&a, &tl, ranged, &st, nr_sites);
     ana_site_series_release(&st.series);

@@ -6,6 +6,9 @@
 # rows asked at that interval, byte for byte; without the bound the same
 # question is refused. On tests/programs/rec_agg recorded exactly and
 # aggregated, and the live page's query (points=) through serve's options.
+# --index's rows (one per chunk's end, from the chunks' totals) are bounded
+# too: at every k-th chunk's end and the last, each row the unbounded
+# answer's row at that end but heap_max, the highest since the row before.
 # Needs MEMSCRIBE, MS_PROGRAMS.
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" ana_timeline_bound MEMSCRIBE MS_PROGRAMS
@@ -36,6 +39,40 @@ for t in exact agg; do
     expect "$t: 10ms kept" "$(jq .interval_ns "$WORK/fit.json")" 10000000
     [ -s "$WORK/fit.err" ] && fail "$t: a note for an interval that fits: $(cat "$WORK/fit.err")"
 done
+# --index: rows at chunk ends (chunks of 2,048 events: some 60 of them).
+MEMSCRIBE_CHUNK_EVENTS=2048 "$MEMSCRIBE" record -q --totals -o "$WORK/tot.mscr" -- \
+    "$MS_PROGRAMS/rec_agg" 30 || fail "record --totals failed"
+"$MEMSCRIBE" timeline --index --format=json "$WORK/tot.mscr" >"$WORK/all.json" ||
+    fail "timeline --index failed"
+every=$(jq '.processes[0].rows | length' "$WORK/all.json")
+[ "$every" -gt 20 ] || fail "--index: only $every rows; the test wants more chunks"
+expect "--index without a bound: a row at every chunk's end" "$(jq .chunk_stride "$WORK/all.json")" 1
+for n in 3 10 1000; do
+    "$MEMSCRIBE" timeline --index --max-points "$n" --format=json "$WORK/tot.mscr" \
+        >"$WORK/ib.json" 2>"$WORK/ib.err" || fail "--index --max-points $n failed"
+    k=$(jq .chunk_stride "$WORK/ib.json")
+    got=$(jq '.processes[0].rows | length' "$WORK/ib.json")
+    [ "$got" -le "$n" ] || fail "--index --max-points $n: $got rows"
+    if [ "$n" -ge "$every" ]; then
+        expect "--index --max-points $n: every chunk" "$k" 1
+        [ -s "$WORK/ib.err" ] && fail "--index --max-points $n: a note: $(cat "$WORK/ib.err")"
+    else
+        grep -q "rows at every $k chunks' end" "$WORK/ib.err" ||
+            fail "--index --max-points $n: no note: $(cat "$WORK/ib.err")"
+    fi
+    # the unbounded rows at every k-th end and the last, heap_max the
+    # highest of the rows since the one before
+    want=$(jq -c --argjson k "$k" '.processes[0].rows as $r | ($r | length) as $n
+        | [range(0; $n) | select((. + 1) % $k == 0 or . == $n - 1)] as $at
+        | [range(0; $at | length) | . as $i
+           | ($r[$at[$i]] | del(.heap_max_bytes)) + {heap_max_bytes:
+               ([$r[(if $i == 0 then 0 else $at[$i - 1] + 1 end):($at[$i] + 1)][]
+                 .heap_max_bytes] | max)}]' "$WORK/all.json")
+    have=$(jq -c '[.processes[0].rows[] | (del(.heap_max_bytes)) + {heap_max_bytes}]' "$WORK/ib.json")
+    [ "$want" = "$have" ] || fail "--index --max-points $n: rows differ from every ${k}th of the unbounded"
+    echo "ok: --index --max-points $n: $got rows, every $k chunks' end"
+done
+
 # Unbounded, 1 ns over rec_agg's ~100 ms is more rows than a timeline makes.
 if "$MEMSCRIBE" timeline --interval 1ns "$WORK/exact.mscr" >/dev/null 2>"$WORK/err"; then
     fail "--interval 1ns without a bound was answered"

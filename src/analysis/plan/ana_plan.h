@@ -7,10 +7,9 @@
  * or a verified answer is preferred; never how to build it. The planner
  * asks each route in order of cost whether it can answer this trace and
  * this query, runs the first that can, and returns the model with a note
- * for each route it passed over, saying why (docs/architecture.md, "How a
- * query is answered"). Whatever the route, the model is the one a single
- * pass gives, number for number, for what the query needs (the unit test
- * test_ana_plan holds every route to it).
+ * for each route it passed over, saying why (docs/planner.md). Whatever the route, the model is the
+ * one a single pass gives, number for number, for what the query needs (the unit test test_ana_plan
+ * holds every route to it).
  *
  * The routes, cheapest first (each a file ana_route_<name>.c with its ops
  * in ana_plan_internal.h, like the recorder's modes, rec_session.h):
