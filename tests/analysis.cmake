@@ -6,7 +6,7 @@ set(ANA_UNIT ${PROJECT_SOURCE_DIR}/tests/unit)
 # test_ana_sym_* belong to the symbolizer (tests/symbolize.cmake).
 # A test named here that is missing fails the configure step.
 foreach(name test_ana_json test_ana_model test_ana_heap_replay test_ana_window test_ana_pmodel test_ana_plan
-             test_ana_names test_ana_aggregate test_ana_argv)
+             test_ana_names test_ana_aggregate test_ana_argv test_ana_supp)
   ms_unit_test(${name} ${ANA_UNIT}/${name}.c LIBS ms_analysis ms_format)
 endforeach()
 

@@ -19,7 +19,6 @@
 #include "analysis/model/ana_heap_replay.h"
 #include "analysis/plan/ana_plan.h"
 #include "cli/cli.h"
-#include "cli/cli_fold.h"
 #include "util/util_array.h"
 
 void cli_ana_init(struct cli_ana *a, const char *cmd, unsigned default_top)
@@ -225,6 +224,35 @@ struct ana_stacks *cli_ana_stacks(struct cli_ana *a)
     if (!a->stacks && (rc = ana_stacks_create(&a->stacks, a->r, &so)))
         cli_die("%s: %s: cannot start the symbolizer: %s", a->cmd, a->path, strerror(-rc));
     return a->stacks;
+}
+
+void cli_ana_supp_load(struct cli_ana *a)
+{
+    struct cli_supp *s = &a->supp;
+    char err[512] = "";
+    int rc = 0;
+
+    if (s->loaded)
+        return;
+    s->loaded = true;
+    if (!s->no_defaults)
+        rc = ana_supp_add_defaults(&s->rules);
+    for (unsigned i = 0; i < s->nr_files && !rc; i++)
+        rc = ana_supp_load_file(&s->rules, s->files[i], false, err, sizeof(err));
+    for (unsigned i = 0; i < s->nr_lsan_files && !rc; i++)
+        rc = ana_supp_load_file(&s->rules, s->lsan_files[i], true, err, sizeof(err));
+    if (rc)
+        cli_die("%s: %s", a->cmd, err[0] ? err : strerror(-rc));
+}
+
+bool cli_ana_suppressed(struct cli_ana *a, uint32_t stack)
+{
+    int rc;
+    bool hit = ana_supp_match(&a->supp.rules, a->r, cli_ana_stacks(a), stack, &rc) != NULL;
+
+    if (rc)
+        cli_ana_fail(a, rc);
+    return hit;
 }
 
 const uint8_t *cli_ana_classes(struct cli_ana *a, const struct ana_frame *f, unsigned n)
@@ -733,6 +761,15 @@ void cli_ana_program_json(const struct cli_ana *a, struct ana_json *j, uint32_t 
     ana_json_kv_u64(j, "processes", pg->nr_images);
 }
 
+void cli_ana_fold_release(struct cli_ana *a)
+{
+    if (a->fold)
+        ana_fold_release(a->fold);
+    free(a->fold);
+    a->fold = NULL;
+    ana_ended_release(&a->let_go);
+}
+
 int cli_ana_close(struct cli_ana *a)
 {
     int bad = fflush(stdout) || ferror(stdout);
@@ -743,12 +780,13 @@ int cli_ana_close(struct cli_ana *a)
         for (size_t i = 0; i < ana_sym_nr_notes(s); i++)
             cli_warn("%s: note: %s", a->cmd, ana_sym_note(s, i));
     }
-    cli_fold_release(a);
+    cli_ana_fold_release(a);
     ana_stacks_destroy(a->stacks);
     fmt_reader_close(a->r);
     ana_filter_release(&a->filter);
     ana_programs_release(&a->programs);
-    cli_supp_release(&a->supp);
+    ana_supp_release(&a->supp.rules);
+    a->supp.loaded = false;
     free(a->list);
     free(a->cls);
     ana_map_release(&a->apart);

@@ -17,16 +17,31 @@
 #include "analysis/core/ana_map.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_stacks.h"
+#include "analysis/core/ana_supp.h"
 #include "analysis/core/ana_table.h"
 #include "analysis/core/ana_time.h"
 #include "analysis/model/ana_model.h"
 #include "analysis/model/ana_tree.h"
 #include "analysis/plan/ana_plan.h"
-#include "cli/cli_supp.h"
 #include "cli/cli_sym.h"
 #include "memscribe/trace.h"
 
 enum cli_format { CLI_FMT_TEXT = 0, CLI_FMT_JSON, CLI_FMT_CSV };
+
+#define CLI_SUPP_MAX_FILES 16
+
+/* A command's suppressions (ana_supp.h): --suppress FILE,
+ * --lsan-suppressions FILE and --no-default-suppressions (CLI_TAKES_SUPP),
+ * the rules loaded by cli_ana_supp_load. */
+struct cli_supp {
+    bool no_defaults;
+    const char *files[CLI_SUPP_MAX_FILES];
+    unsigned nr_files;
+    const char *lsan_files[CLI_SUPP_MAX_FILES];
+    unsigned nr_lsan_files;
+    struct ana_supp rules;
+    bool loaded; /* cli_ana_supp_load ran: a second call does nothing */
+};
 
 /* Frames a stack column shows in text by default (--frames N changes it);
  * JSON and CSV have all. */
@@ -162,6 +177,14 @@ void cli_ana_program_json(const struct cli_ana *a, struct ana_json *j, uint32_t 
 
 /* The stack labeler, created on first use (dies on failure). */
 struct ana_stacks *cli_ana_stacks(struct cli_ana *a);
+
+/* Load a->supp's rules: the default ones (unless --no-default-suppressions)
+ * and every file's; dies with "FILE:LINE: ..." on a bad file. A second
+ * call does nothing. */
+void cli_ana_supp_load(struct cli_ana *a);
+
+/* Whether a->supp's rules match stack (ana_supp_match; dies on failure). */
+bool cli_ana_suppressed(struct cli_ana *a, uint32_t stack);
 
 /* A stack as strings, root first (top_down) or leaf first. In text, a row
  * as ana_interest_row lays it out (ana_interest.h): the entry chain left
@@ -299,6 +322,10 @@ uint64_t cli_ana_time(struct cli_ana *a, const char *opt, const struct ana_time_
  * after it; the trace's end at most): a warning on stderr says so when it
  * moves. t itself in an exact trace. */
 uint64_t cli_ana_cut(struct cli_ana *a, const char *opt, uint64_t t, bool up);
+
+/* Free a->fold and the queue of processes whose stacks go next (a
+ * command that is done with its rows early: export). */
+void cli_ana_fold_release(struct cli_ana *a);
 
 /* Finish output (flush, check for write errors) and free everything. */
 int cli_ana_close(struct cli_ana *a);

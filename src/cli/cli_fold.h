@@ -79,7 +79,4 @@ int cli_fold_let_go_fn(void *a, uint32_t image, uint64_t end_ns);
  * -errno. */
 int cli_fold_keep_frames(struct cli_ana *a, uint32_t stack);
 
-/* Free a->fold and what cli_fold_let_go keeps (cli_ana_close). */
-void cli_fold_release(struct cli_ana *a);
-
 #endif

@@ -224,7 +224,7 @@ void cli_rows_answer(struct cli_ana *a, const struct ana_model *m, enum cli_rows
 
 bool cli_rows_suppressed(struct cli_ana *a, const struct cli_rows *r, uint32_t id)
 {
-    return r->supp ? r->supp[id] : cli_supp_match(&a->supp, a, cli_rows_stack(r, id)) != NULL;
+    return r->supp ? r->supp[id] : cli_ana_suppressed(a, cli_rows_stack(r, id));
 }
 
 void cli_rows_release(struct cli_rows *r)

@@ -28,7 +28,7 @@ static void index_rows(struct cli_ana *a, struct cli_view *v, uint32_t nr_images
         if (g < v->nr_groups)
             v->group_start[g + 1]++;
         if (row && row->live_blocks > 0)
-            v->suppressed[id] = cli_supp_match(&a->supp, a, cli_rows_stack(&v->rows, id)) != NULL;
+            v->suppressed[id] = cli_ana_suppressed(a, cli_rows_stack(&v->rows, id));
     }
     for (uint32_t g = 0; g < v->nr_groups; g++) {
         v->group_start[g + 1] += v->group_start[g];

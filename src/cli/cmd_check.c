@@ -205,7 +205,7 @@ static void measure(struct cli_ana *a, struct ana_check_values *v, struct ana_mo
     cli_fold_setup(a, &mo, CLI_FOLD_ROWS);
     *m = cli_ana_model(a, &mo, UINT64_MAX);
     const struct ana_scope *t = ana_model_total(*m);
-    cli_supp_load(&a->supp, a);
+    cli_ana_supp_load(a);
     cli_view_answer(a, *m, CLI_ROWS_BY_ALL, view);
     bool classes = ana_reach_present(a->r);
     memset(reach, 0, sizeof(*reach));

@@ -311,7 +311,7 @@ static void stack_rows(struct leaks *lk)
     struct ana_reach_sum *cls = lk->classes ? cli_rows_reach(&rows, rows.nr, &lk->reach) : NULL;
     if (stack_table(lk, cols, &lk->tab) || stack_table(lk, cols, &lk->sup))
         cli_die("leaks: out of memory");
-    cli_supp_load(&a->supp, a);
+    cli_ana_supp_load(a);
     /* the rows shown: those that would read alike show more of their stacks */
     uint32_t *stacks = malloc(((size_t)n + 1) * sizeof(*stacks)), nr_shown = 0;
     if (!stacks)

@@ -1033,7 +1033,7 @@ static void answer(struct report *rp)
     if (rp->classes && ana_reach_build(&rp->reach, rp->a.r, rp->m))
         cli_die("report: out of memory");
     cli_heaps_load(&rp->a, &rp->heaps, UINT64_MAX);
-    cli_supp_load(&rp->a.supp, &rp->a);
+    cli_ana_supp_load(&rp->a);
     make_views(rp, need_procs);
 }
 
