@@ -274,17 +274,6 @@ static int run(const struct cli_serve_trace *t, char **argv, struct sink *out, s
     return rc ? rc : status;
 }
 
-int cli_serve_trace_version(const char *path, uint64_t *size, uint64_t *mtime_ns)
-{
-    struct stat st;
-
-    if (stat(path, &st))
-        return -errno;
-    *size = (uint64_t)st.st_size;
-    *mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
-    return 0;
-}
-
 static int status_answer(const struct cli_serve_trace *t, struct cli_serve_answer *ans)
 {
     uint64_t size = 0, mtime = 0;
