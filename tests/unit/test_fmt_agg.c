@@ -160,7 +160,6 @@ static void test_agg_roundtrip(void **state)
 {
     struct fmt_event ev[64];
     size_t n = golden_events(ev);
-    const char *golden = getenv("MS_FMT_WRITE_GOLDEN_1_8");
     struct tfmt t;
     struct fmt_reader *r;
 
@@ -181,12 +180,9 @@ static void test_agg_roundtrip(void **state)
                                      .aggregate_ns = MS};
     assert_int_equal(fmt_writer_create(&t.w, t.fd, &t.info, &opt), 0);
     write_events(&t, ev, n);
-    if (golden) {
-        tfmt_save(&t, golden);
+    r = tfmt_finish_golden(&t, "MS_FMT_WRITE_GOLDEN_1_8");
+    if (!r)
         return;
-    }
-    tfmt_finish(&t);
-    r = tfmt_open(&t);
     check_golden(r);
     fmt_reader_close(r);
     tfmt_close(&t);
@@ -194,12 +190,9 @@ static void test_agg_roundtrip(void **state)
 
 static void test_agg_golden(void **state)
 {
-    struct fmt_reader *r;
-    char err[600];
+    struct fmt_reader *r = tfmt_open_path(MS_GOLDEN_DIR "/v1_8_aggregate.mscr");
 
     (void)state;
-    if (fmt_reader_open(&r, MS_GOLDEN_DIR "/v1_8_aggregate.mscr", err, sizeof(err)))
-        fail_msg("%s", err);
     check_golden(r);
     fmt_reader_close(r);
 }

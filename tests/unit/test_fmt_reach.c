@@ -125,18 +125,14 @@ static void test_reach_roundtrip(void **state)
 {
     struct tfmt t;
     struct fmt_reader *r;
-    const char *golden = getenv("MS_FMT_WRITE_GOLDEN_1_6");
 
     (void)state;
     tfmt_start_opt(&t, &reach_opt);
     write_blocks(&t);
     write_reach(&t);
-    if (golden) {
-        tfmt_save(&t, golden);
+    r = tfmt_finish_golden(&t, "MS_FMT_WRITE_GOLDEN_1_6");
+    if (!r)
         return;
-    }
-    tfmt_finish(&t);
-    r = tfmt_open(&t);
     check_reach(r);
     fmt_reader_close(r);
     tfmt_close(&t);
@@ -177,12 +173,9 @@ static void test_reach_refused(void **state)
 
 static void test_reach_golden(void **state)
 {
-    struct fmt_reader *r;
-    char err[600];
+    struct fmt_reader *r = tfmt_open_path(MS_GOLDEN_DIR "/v1_6_reach.mscr");
 
     (void)state;
-    if (fmt_reader_open(&r, MS_GOLDEN_DIR "/v1_6_reach.mscr", err, sizeof(err)))
-        fail_msg("%s", err);
     check_reach(r);
     fmt_reader_close(r);
 }

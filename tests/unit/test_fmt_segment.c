@@ -165,17 +165,13 @@ static void check_segment(struct fmt_reader *r)
 static void test_segment_roundtrip(void **state)
 {
     struct fmt_trace_info info = seg_info(3, 10 * MS);
-    const char *golden = getenv("MS_FMT_WRITE_GOLDEN_1_9");
     struct tfmt t;
 
     (void)state;
     write_segment(&t, &info);
-    if (golden) {
-        tfmt_save(&t, golden);
+    struct fmt_reader *r = tfmt_finish_golden(&t, "MS_FMT_WRITE_GOLDEN_1_9");
+    if (!r)
         return;
-    }
-    tfmt_finish(&t);
-    struct fmt_reader *r = tfmt_open(&t);
     check_segment(r);
     fmt_reader_close(r);
     tfmt_close(&t);
@@ -183,12 +179,9 @@ static void test_segment_roundtrip(void **state)
 
 static void test_segment_golden(void **state)
 {
-    struct fmt_reader *r;
-    char err[600];
+    struct fmt_reader *r = tfmt_open_path(MS_GOLDEN_DIR "/v1_9_segment.mscr");
 
     (void)state;
-    if (fmt_reader_open(&r, MS_GOLDEN_DIR "/v1_9_segment.mscr", err, sizeof(err)))
-        fail_msg("%s", err);
     check_segment(r);
     fmt_reader_close(r);
 }

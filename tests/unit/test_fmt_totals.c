@@ -310,17 +310,13 @@ static void check_totals(struct fmt_reader *r)
 
 static void test_totals_roundtrip(void **state)
 {
-    const char *golden = getenv("MS_FMT_WRITE_GOLDEN_1_10");
     struct tfmt t;
 
     (void)state;
     write_trace(&t);
-    if (golden) {
-        tfmt_save(&t, golden);
+    struct fmt_reader *r = tfmt_finish_golden(&t, "MS_FMT_WRITE_GOLDEN_1_10");
+    if (!r)
         return;
-    }
-    tfmt_finish(&t);
-    struct fmt_reader *r = tfmt_open(&t);
     check_totals(r);
     assert_int_equal(fmt_reader_chunk_totals(r, 3, got_image, got_stack, NULL), -EINVAL);
     fmt_reader_close(r);
@@ -329,12 +325,9 @@ static void test_totals_roundtrip(void **state)
 
 static void test_totals_golden(void **state)
 {
-    struct fmt_reader *r;
-    char err[600];
+    struct fmt_reader *r = tfmt_open_path(MS_GOLDEN_DIR "/v1_10.mscr");
 
     (void)state;
-    if (fmt_reader_open(&r, MS_GOLDEN_DIR "/v1_10.mscr", err, sizeof(err)))
-        fail_msg("%s", err);
     check_totals(r);
     fmt_reader_close(r);
 }

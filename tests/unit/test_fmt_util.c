@@ -49,6 +49,20 @@ void tfmt_start_opt(struct tfmt *t, const struct fmt_writer_options *opt)
     assert_int_equal(fmt_writer_create(&t->w, t->fd, &t->info, opt), 0);
 }
 
+void tfmt_start_short(struct tfmt *t, const struct fmt_writer_options *opt,
+                      const struct fmt_trace_info *base)
+{
+    memset(t, 0, sizeof(*t));
+    if (base)
+        t->info = *base;
+    t->fd = memfd_create("trace", MFD_CLOEXEC);
+    assert_true(t->fd >= 0);
+    t->info.start_realtime_ns = 1700000000123456789ull;
+    t->info.recorder_pid = 4242;
+    t->info.stack_depth = 32;
+    assert_int_equal(fmt_writer_create(&t->w, t->fd, &t->info, opt), 0);
+}
+
 void tfmt_restart(struct tfmt *t, int zstd_level, uint32_t chunk_events, uint32_t stack_depth)
 {
     struct fmt_writer_options opt = {.zstd_level = zstd_level, .chunk_events = chunk_events};
@@ -112,6 +126,41 @@ void tfmt_save(struct tfmt *t, const char *path)
     assert_int_equal(fclose(f), 0);
     free(p);
     tfmt_close(t);
+}
+
+struct fmt_reader *tfmt_finish_golden(struct tfmt *t, const char *env)
+{
+    const char *golden = getenv(env);
+
+    if (golden) {
+        tfmt_save(t, golden);
+        return NULL;
+    }
+    tfmt_finish(t);
+    return tfmt_open(t);
+}
+
+struct fmt_reader *tfmt_golden_open(struct tfmt *t, const struct fmt_event *want, size_t n,
+                                    const char *env, const char *golden)
+{
+    if (getenv(env)) {
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(fmt_writer_event(t->w, &want[i]), 0);
+        tfmt_save(t, getenv(env));
+        skip();
+    }
+    tfmt_close(t);
+    return tfmt_open_path(golden);
+}
+
+struct fmt_reader *tfmt_open_path(const char *path)
+{
+    struct fmt_reader *r;
+    char err[600];
+
+    if (fmt_reader_open(&r, path, err, sizeof(err)))
+        fail_msg("%s", err);
+    return r;
 }
 
 int tfmt_memfd(const uint8_t *p, size_t size)
@@ -583,4 +632,21 @@ size_t tfmt_every_kind(struct fmt_event *ev, size_t max)
     ev[n++].addr = 0x5555000010;
     assert_true(n <= max);
     return n;
+}
+
+void tfmt_two_stacks(struct tfmt *t, const uint64_t *frames, uint32_t nr, struct fmt_event *ev,
+                     size_t n)
+{
+    uint32_t ids[3] = {0};
+
+    for (uint32_t s = 1; s <= 2; s++) {
+        uint64_t f[8];
+
+        assert_true(nr >= 1 && nr <= 8);
+        for (uint32_t k = 0; k < nr; k++)
+            f[k] = frames[k] + (k + 1 < nr ? s : 0);
+        assert_int_equal(fmt_writer_stack(t->w, 0, f, nr, &ids[s]), 0);
+    }
+    for (size_t i = 0; i < n; i++)
+        ev[i].stack = ids[ev[i].stack];
 }

@@ -27,6 +27,11 @@ void tfmt_start_unit(struct tfmt *t, uint32_t chunk_events, uint32_t time_unit_n
 void tfmt_start_pack(struct tfmt *t, uint32_t chunk_events, uint32_t time_unit_ns, int time_pack);
 /* The same with any writer options. */
 void tfmt_start_opt(struct tfmt *t, const struct fmt_writer_options *opt);
+/* The same with the short trace info of the golden files since 1.2 (a
+ * start time, the recorder's pid, depth 32; no command, host or monotonic
+ * start), the info's other fields from *base if it is not NULL. */
+void tfmt_start_short(struct tfmt *t, const struct fmt_writer_options *opt,
+                      const struct fmt_trace_info *base);
 /* Start again on an empty file with the given writer options and stack
  * depth in the trace info. */
 void tfmt_restart(struct tfmt *t, int zstd_level, uint32_t chunk_events, uint32_t stack_depth);
@@ -41,6 +46,18 @@ uint8_t *tfmt_bytes(int fd, size_t *size);
 /* Finish t's trace, write its bytes to PATH (a golden file made anew) and
  * close t. */
 void tfmt_save(struct tfmt *t, const char *path);
+/* Finish t's trace. With the variable env set: write it into the file
+ * env names (a golden file made anew), close t and return NULL; else a
+ * reader on it (t closed after the reader). */
+struct fmt_reader *tfmt_finish_golden(struct tfmt *t, const char *env);
+/* want[0..n) written on t: with the variable env set, into the file it
+ * names (a golden file made anew, and the test skipped); else t is
+ * dropped and the golden file opened. */
+struct fmt_reader *tfmt_golden_open(struct tfmt *t, const struct fmt_event *want, size_t n,
+                                    const char *env, const char *golden);
+/* A reader on the trace file at path; fails the test with the reader's
+ * error. */
+struct fmt_reader *tfmt_open_path(const char *path);
 /* A memfd holding these bytes. */
 int tfmt_memfd(const uint8_t *p, size_t size);
 
@@ -76,6 +93,11 @@ void tfmt_assert_event(const struct fmt_event *want, const struct fmt_event *got
 extern const struct fmt_module tfmt_test_module;
 /* An event of kind at ts on thread 0..2 (threads 2.. are in image 1). */
 struct fmt_event tfmt_mk(uint16_t kind, uint64_t ts, uint32_t thread);
+/* Intern stacks 1 and 2 on t's writer, of nr frames: each frame but the
+ * last is frames[k] plus the stack's number, the last is frames[nr - 1];
+ * then give ev[0..n) (stacks named 1..2, or 0) the ids. */
+void tfmt_two_stacks(struct tfmt *t, const uint64_t *frames, uint32_t nr, struct fmt_event *ev,
+                     size_t n);
 /* Fill ev with one event of every kind with every field it has (stacks
  * named 1..5, which the caller interns). Returns the count (<= max). */
 size_t tfmt_every_kind(struct fmt_event *ev, size_t max);
