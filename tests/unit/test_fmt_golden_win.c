@@ -171,10 +171,8 @@ static void start(struct tfmt *t, int pe)
 static size_t events(struct tfmt *t, struct fmt_event *ev)
 {
     static const uint64_t frames[3] = {0x7b00a000ull, 0x140001713ull, 0x140001a45ull};
-    size_t n = golden_win_events(ev);
 
-    tfmt_two_stacks(t, frames, 3, ev, n);
-    return n;
+    return tfmt_two_stacks(t, frames, 3, ev, golden_win_events(ev));
 }
 
 static void test_golden_v1_2_windows(void **state)

@@ -123,10 +123,8 @@ static void start(struct tfmt *t, int pools, uint32_t chunk_events)
 static size_t events(struct tfmt *t, struct fmt_event *ev)
 {
     static const uint64_t frames[2] = {0x401000ull, 0x401200ull};
-    size_t n = pool_events(ev);
 
-    tfmt_two_stacks(t, frames, 2, ev, n);
-    return n;
+    return tfmt_two_stacks(t, frames, 2, ev, pool_events(ev));
 }
 
 static void test_golden_v1_4_pools(void **state)

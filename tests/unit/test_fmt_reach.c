@@ -124,18 +124,12 @@ static void check_reach(struct fmt_reader *r)
 static void test_reach_roundtrip(void **state)
 {
     struct tfmt t;
-    struct fmt_reader *r;
 
     (void)state;
     tfmt_start_opt(&t, &reach_opt);
     write_blocks(&t);
     write_reach(&t);
-    r = tfmt_finish_golden(&t, "MS_FMT_WRITE_GOLDEN_1_6");
-    if (!r)
-        return;
-    check_reach(r);
-    fmt_reader_close(r);
-    tfmt_close(&t);
+    tfmt_check_written(&t, "MS_FMT_WRITE_GOLDEN_1_6", check_reach);
 }
 
 /* The writer refuses what the format forbids. */
@@ -173,11 +167,8 @@ static void test_reach_refused(void **state)
 
 static void test_reach_golden(void **state)
 {
-    struct fmt_reader *r = tfmt_open_path(MS_GOLDEN_DIR "/v1_6_reach.mscr");
-
     (void)state;
-    check_reach(r);
-    fmt_reader_close(r);
+    tfmt_check_path(MS_GOLDEN_DIR "/v1_6_reach.mscr", check_reach);
 }
 
 int main(void)

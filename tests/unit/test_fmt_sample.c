@@ -41,36 +41,16 @@ static size_t sampled_events(struct fmt_event *ev)
     ev[n].arg[0] = 1;
     ev[n].str = "/bin/prog";
     ev[n++].str_len = 9;
-    ev[n] = tfmt_mk(FMT_EV_MALLOC, ts += 100, 0);
-    ev[n].stack = 1;
-    ev[n].addr = HEAP + 0x10;
-    ev[n++].size = 100;
-    ev[n] = tfmt_mk(FMT_EV_MALLOC, ts += 100, 0);
-    ev[n].stack = 2;
-    ev[n].addr = HEAP + 0x1000;
-    ev[n++].size = 4096;
-    ev[n] = tfmt_mk(FMT_EV_REALLOC, ts += 100, 0);
-    ev[n].stack = 1;
+    ev[n++] = tfmt_heap(FMT_EV_MALLOC, ts += 100, 0, HEAP + 0x10, 100, 1);
+    ev[n++] = tfmt_heap(FMT_EV_MALLOC, ts += 100, 0, HEAP + 0x1000, 4096, 2);
+    ev[n] = tfmt_heap(FMT_EV_REALLOC, ts += 100, 0, HEAP + 0x10, 2000, 1);
     ev[n].flags = FMT_EVF_IN_PLACE;
-    ev[n].old_addr = HEAP + 0x10;
-    ev[n].addr = HEAP + 0x10;
-    ev[n++].size = 2000;
-    ev[n] = tfmt_mk(FMT_EV_REALLOC, ts += 100, 0);
-    ev[n].stack = 2;
-    ev[n].addr = HEAP + 0x3000;
-    ev[n++].size = 1;
-    ev[n] = tfmt_mk(FMT_EV_MALLOC, ts += 100, 0);
-    ev[n].stack = 2;
-    ev[n].addr = HEAP + 0x4000;
-    ev[n++].size = 0;
-    ev[n] = tfmt_mk(FMT_EV_FREE, ts += 100, 0);
-    ev[n++].addr = HEAP + 0x10;
-    ev[n] = tfmt_mk(FMT_EV_FREE, ts += 100, 0);
-    ev[n++].addr = HEAP + 0x1000;
-    ev[n] = tfmt_mk(FMT_EV_MMAP, ts += 100, 0);
-    ev[n].stack = 1;
-    ev[n].addr = 0x7f0000000000ull;
-    ev[n].size = 1 << 20;
+    ev[n++].old_addr = HEAP + 0x10;
+    ev[n++] = tfmt_heap(FMT_EV_REALLOC, ts += 100, 0, HEAP + 0x3000, 1, 2); /* unsampled old */
+    ev[n++] = tfmt_heap(FMT_EV_MALLOC, ts += 100, 0, HEAP + 0x4000, 0, 2);
+    ev[n++] = tfmt_heap(FMT_EV_FREE, ts += 100, 0, HEAP + 0x10, 0, 0);
+    ev[n++] = tfmt_heap(FMT_EV_FREE, ts += 100, 0, HEAP + 0x1000, 0, 0);
+    ev[n] = tfmt_heap(FMT_EV_MMAP, ts += 100, 0, 0x7f0000000000ull, 1 << 20, 1);
     ev[n].arg[0] = 3;    /* PROT_READ | PROT_WRITE */
     ev[n].arg[1] = 0x22; /* MAP_PRIVATE | MAP_ANONYMOUS */
     ev[n].arg[2] = (uint64_t)-1;
@@ -91,10 +71,8 @@ static void start(struct tfmt *t, uint64_t rate)
 static size_t events(struct tfmt *t, struct fmt_event *ev)
 {
     static const uint64_t frames[2] = {0x401000ull, 0x401a00ull};
-    size_t n = sampled_events(ev);
 
-    tfmt_two_stacks(t, frames, 2, ev, n);
-    return n;
+    return tfmt_two_stacks(t, frames, 2, ev, sampled_events(ev));
 }
 
 static void test_golden_v1_3_sampled(void **state)

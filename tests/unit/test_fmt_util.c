@@ -34,33 +34,43 @@ void tfmt_start_pack(struct tfmt *t, uint32_t chunk_events, uint32_t time_unit_n
     tfmt_start_opt(t, &opt);
 }
 
+struct fmt_trace_info tfmt_info(const char *command, uint32_t command_len)
+{
+    return (struct fmt_trace_info){.start_realtime_ns = 1700000000123456789ull,
+                                   .start_monotonic_ns = 5000000000ull,
+                                   .recorder_pid = 4242,
+                                   .stack_depth = 64,
+                                   .command = command,
+                                   .command_len = command_len,
+                                   .hostname = "testhost"};
+}
+
 void tfmt_start_opt(struct tfmt *t, const struct fmt_writer_options *opt)
+{
+    const struct fmt_trace_info info = tfmt_info("prog\0arg1\0arg 2", 15);
+
+    tfmt_start_info(t, opt, &info);
+}
+
+void tfmt_start_info(struct tfmt *t, const struct fmt_writer_options *opt,
+                     const struct fmt_trace_info *info)
 {
     memset(t, 0, sizeof(*t));
     t->fd = memfd_create("trace", MFD_CLOEXEC);
     assert_true(t->fd >= 0);
-    t->info.start_realtime_ns = 1700000000123456789ull;
-    t->info.start_monotonic_ns = 5000000000ull;
-    t->info.recorder_pid = 4242;
-    t->info.stack_depth = 64;
-    t->info.command = "prog\0arg1\0arg 2";
-    t->info.command_len = 15;
-    t->info.hostname = "testhost";
+    t->info = *info;
     assert_int_equal(fmt_writer_create(&t->w, t->fd, &t->info, opt), 0);
 }
 
 void tfmt_start_short(struct tfmt *t, const struct fmt_writer_options *opt,
                       const struct fmt_trace_info *base)
 {
-    memset(t, 0, sizeof(*t));
-    if (base)
-        t->info = *base;
-    t->fd = memfd_create("trace", MFD_CLOEXEC);
-    assert_true(t->fd >= 0);
-    t->info.start_realtime_ns = 1700000000123456789ull;
-    t->info.recorder_pid = 4242;
-    t->info.stack_depth = 32;
-    assert_int_equal(fmt_writer_create(&t->w, t->fd, &t->info, opt), 0);
+    struct fmt_trace_info info = base ? *base : (struct fmt_trace_info){0};
+
+    info.start_realtime_ns = 1700000000123456789ull;
+    info.recorder_pid = 4242;
+    info.stack_depth = 32;
+    tfmt_start_info(t, opt, &info);
 }
 
 void tfmt_restart(struct tfmt *t, int zstd_level, uint32_t chunk_events, uint32_t stack_depth)
@@ -128,16 +138,27 @@ void tfmt_save(struct tfmt *t, const char *path)
     tfmt_close(t);
 }
 
-struct fmt_reader *tfmt_finish_golden(struct tfmt *t, const char *env)
+void tfmt_check_written(struct tfmt *t, const char *env, tfmt_check_fn *check)
 {
     const char *golden = getenv(env);
 
     if (golden) {
         tfmt_save(t, golden);
-        return NULL;
+        return;
     }
     tfmt_finish(t);
-    return tfmt_open(t);
+    struct fmt_reader *r = tfmt_open(t);
+    check(r);
+    fmt_reader_close(r);
+    tfmt_close(t);
+}
+
+void tfmt_check_path(const char *path, tfmt_check_fn *check)
+{
+    struct fmt_reader *r = tfmt_open_path(path);
+
+    check(r);
+    fmt_reader_close(r);
 }
 
 struct fmt_reader *tfmt_golden_open(struct tfmt *t, const struct fmt_event *want, size_t n,
@@ -454,6 +475,17 @@ struct fmt_event tfmt_mk(uint16_t kind, uint64_t ts, uint32_t thread)
     return ev;
 }
 
+struct fmt_event tfmt_heap(uint16_t kind, uint64_t ts, uint32_t thread, uint64_t addr,
+                           uint64_t size, uint32_t stack)
+{
+    struct fmt_event ev = tfmt_mk(kind, ts, thread);
+
+    ev.addr = addr;
+    ev.size = size;
+    ev.stack = stack;
+    return ev;
+}
+
 size_t tfmt_every_kind(struct fmt_event *ev, size_t max)
 {
     size_t n = 0;
@@ -634,8 +666,8 @@ size_t tfmt_every_kind(struct fmt_event *ev, size_t max)
     return n;
 }
 
-void tfmt_two_stacks(struct tfmt *t, const uint64_t *frames, uint32_t nr, struct fmt_event *ev,
-                     size_t n)
+size_t tfmt_two_stacks(struct tfmt *t, const uint64_t *frames, uint32_t nr, struct fmt_event *ev,
+                       size_t n)
 {
     uint32_t ids[3] = {0};
 
@@ -649,4 +681,5 @@ void tfmt_two_stacks(struct tfmt *t, const uint64_t *frames, uint32_t nr, struct
     }
     for (size_t i = 0; i < n; i++)
         ev[i].stack = ids[ev[i].stack];
+    return n;
 }
