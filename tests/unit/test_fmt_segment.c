@@ -273,24 +273,16 @@ static void test_live_maps(void **state)
 
     (void)state;
     tfmt_start_opt(&t, &seg_opt);
-    ev[0] = tfmt_mk(FMT_EV_MMAP, 1000, 0);
-    ev[0].addr = MAP;
-    ev[0].size = 0x10000;
+    ev[0] = tfmt_heap(FMT_EV_MMAP, 1000, 0, MAP, 0x10000, 0);
     ev[0].arg[0] = 1;
     ev[0].arg[1] = 34;
-    ev[1] = tfmt_mk(FMT_EV_MUNMAP, 2000, 0);
-    ev[1].addr = MAP + 0x4000;
-    ev[1].size = 0x1000;
-    ev[2] = tfmt_mk(FMT_EV_MMAP, 3000, 0);
-    ev[2].addr = MAP + 0x100000;
-    ev[2].size = 0x2000;
+    ev[1] = tfmt_heap(FMT_EV_MUNMAP, 2000, 0, MAP + 0x4000, 0x1000, 0);
+    ev[2] = tfmt_heap(FMT_EV_MMAP, 3000, 0, MAP + 0x100000, 0x2000, 0);
     ev[2].arg[0] = 3;
     ev[2].arg[1] = 2;
-    ev[3] = tfmt_mk(FMT_EV_MREMAP, 4000, 0);
+    ev[3] = tfmt_heap(FMT_EV_MREMAP, 4000, 0, MAP + 0x200000, 0x3000, 0);
     ev[3].old_addr = MAP + 0x100000;
     ev[3].old_size = 0x2000;
-    ev[3].addr = MAP + 0x200000;
-    ev[3].size = 0x3000;
     for (int i = 0; i < 4; i++)
         assert_int_equal(fmt_writer_event(t.w, &ev[i]), 0);
     assert_int_equal(fmt_writer_live_maps(t.w, see_map, &s), 0);

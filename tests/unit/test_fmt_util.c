@@ -503,135 +503,80 @@ size_t tfmt_every_kind(struct fmt_event *ev, size_t max)
     ev[n++].str_len = 4;
     ev[n] = tfmt_mk(FMT_EV_MODULE_LOAD, ts += 5, 0);
     ev[n++].module = &tfmt_test_module;
-    ev[n] = tfmt_mk(FMT_EV_MALLOC, ts += 10, 0);
-    ev[n].addr = 0x5555000010;
-    ev[n].size = 24;
-    ev[n++].stack = 1;
-    ev[n] = tfmt_mk(FMT_EV_CALLOC, ts += 10, 0);
-    ev[n].addr = 0x5555000100;
-    ev[n].size = 40;
+    ev[n++] = tfmt_heap(FMT_EV_MALLOC, ts += 10, 0, 0x5555000010, 24, 1);
+    ev[n] = tfmt_heap(FMT_EV_CALLOC, ts += 10, 0, 0x5555000100, 40, 2);
     ev[n].arg[0] = 10;
-    ev[n].arg[1] = 4;
-    ev[n++].stack = 2;
-    ev[n] = tfmt_mk(FMT_EV_REALLOC, ts += 10, 0);
+    ev[n++].arg[1] = 4;
+    ev[n] = tfmt_heap(FMT_EV_REALLOC, ts += 10, 0, 0x5555000010, 32, 3);
     ev[n].old_addr = 0x5555000010;
-    ev[n].addr = 0x5555000010;
-    ev[n].size = 32;
-    ev[n].flags = FMT_EVF_IN_PLACE;
-    ev[n++].stack = 3;
-    ev[n] = tfmt_mk(FMT_EV_REALLOC, ts += 10, 0); /* from NULL */
-    ev[n].addr = 0x5555000200;
-    ev[n].size = 7;
-    ev[n++].stack = 3;
-    ev[n] = tfmt_mk(FMT_EV_REALLOCARRAY, ts += 10, 0);
+    ev[n++].flags = FMT_EVF_IN_PLACE;
+    ev[n++] = tfmt_heap(FMT_EV_REALLOC, ts += 10, 0, 0x5555000200, 7, 3); /* from NULL */
+    ev[n] = tfmt_heap(FMT_EV_REALLOCARRAY, ts += 10, 0, 0x5555000400, 60, 3);
     ev[n].old_addr = 0x5555000200;
-    ev[n].addr = 0x5555000400;
-    ev[n].size = 60;
     ev[n].arg[0] = 3;
-    ev[n].arg[1] = 20;
-    ev[n++].stack = 3;
-    ev[n] = tfmt_mk(FMT_EV_REALLOC, ts += 10, 0); /* to 0: frees, starts nothing */
-    ev[n].old_addr = 0x5555000400;
-    ev[n].size = 0;
-    ev[n++].stack = 3;
-    ev[n] = tfmt_mk(FMT_EV_MEMALIGN, ts += 10, 0);
-    ev[n].addr = 0x5555001000;
-    ev[n].size = 100;
+    ev[n++].arg[1] = 20;
+    ev[n] = tfmt_heap(FMT_EV_REALLOC, ts += 10, 0, 0, 0, 3); /* to 0: frees, starts nothing */
+    ev[n++].old_addr = 0x5555000400;
+    ev[n] = tfmt_heap(FMT_EV_MEMALIGN, ts += 10, 0, 0x5555001000, 100, 0);
     ev[n++].arg[0] = 64;
-    ev[n] = tfmt_mk(FMT_EV_POSIX_MEMALIGN, ts += 10, 0);
-    ev[n].addr = 0x5555002000;
-    ev[n].size = 100;
+    ev[n] = tfmt_heap(FMT_EV_POSIX_MEMALIGN, ts += 10, 0, 0x5555002000, 100, 0);
     ev[n].arg[0] = 4096;
     ev[n++].arg[1] = 0;
-    ev[n] = tfmt_mk(FMT_EV_POSIX_MEMALIGN, ts += 10, 0); /* failed: EINVAL */
-    ev[n].size = 100;
+    ev[n] = tfmt_heap(FMT_EV_POSIX_MEMALIGN, ts += 10, 0, 0, 100, 0); /* failed: EINVAL */
     ev[n].arg[0] = 3;
     ev[n].arg[1] = 22;
     ev[n++].flags = FMT_EVF_FAILED;
-    ev[n] = tfmt_mk(FMT_EV_ALIGNED_ALLOC, ts += 10, 1);
-    ev[n].addr = 0x5555003000;
-    ev[n].size = 256;
+    ev[n] = tfmt_heap(FMT_EV_ALIGNED_ALLOC, ts += 10, 1, 0x5555003000, 256, 0);
     ev[n++].arg[0] = 256;
-    ev[n] = tfmt_mk(FMT_EV_VALLOC, ts += 10, 1);
-    ev[n].addr = 0x5555004000;
-    ev[n++].size = 10;
-    ev[n] = tfmt_mk(FMT_EV_PVALLOC, ts += 10, 1);
-    ev[n].addr = 0x5555005000;
-    ev[n++].size = 4096;
-    ev[n] = tfmt_mk(FMT_EV_MALLOC, ts += 10, 1); /* failed */
-    ev[n].size = 1ull << 50;
+    ev[n++] = tfmt_heap(FMT_EV_VALLOC, ts += 10, 1, 0x5555004000, 10, 0);
+    ev[n++] = tfmt_heap(FMT_EV_PVALLOC, ts += 10, 1, 0x5555005000, 4096, 0);
+    ev[n] = tfmt_heap(FMT_EV_MALLOC, ts += 10, 1, 0, 1ull << 50, 0); /* failed */
     ev[n++].flags = FMT_EVF_FAILED;
-    ev[n] = tfmt_mk(FMT_EV_MALLOC, ts += 10, 1); /* glibc's own mmap */
-    ev[n].addr = 0x7f1234560010;
-    ev[n].size = 64 << 20;
+    /* glibc's own mmap */
+    ev[n] = tfmt_heap(FMT_EV_MALLOC, ts += 10, 1, 0x7f1234560010, 64 << 20, 0);
     ev[n++].flags = FMT_EVF_LIBC_MMAP;
-    ev[n] = tfmt_mk(FMT_EV_FREE, ts += 10, 1);
-    ev[n].addr = 0x7f1234560010;
-    ev[n++].stack = 4;
-    ev[n] = tfmt_mk(FMT_EV_FREE, ts += 10, 1); /* free(NULL) */
-    ev[n++].addr = 0;
-    ev[n] = tfmt_mk(FMT_EV_FREE, ts += 10, 1); /* unknown address */
-    ev[n++].addr = 0xdeadbeef0;
-    ev[n] = tfmt_mk(FMT_EV_FREE, ts += 10, 0);
-    ev[n++].addr = 0x5555000100;
-    ev[n] = tfmt_mk(FMT_EV_MMAP, ts += 10, 0);
-    ev[n].addr = 0x7f0000100000;
-    ev[n].size = 0x10000;
+    ev[n++] = tfmt_heap(FMT_EV_FREE, ts += 10, 1, 0x7f1234560010, 0, 4);
+    ev[n++] = tfmt_heap(FMT_EV_FREE, ts += 10, 1, 0, 0, 0);           /* free(NULL) */
+    ev[n++] = tfmt_heap(FMT_EV_FREE, ts += 10, 1, 0xdeadbeef0, 0, 0); /* unknown address */
+    ev[n++] = tfmt_heap(FMT_EV_FREE, ts += 10, 0, 0x5555000100, 0, 0);
+    ev[n] = tfmt_heap(FMT_EV_MMAP, ts += 10, 0, 0x7f0000100000, 0x10000, 5);
     ev[n].arg[0] = 3;
     ev[n].arg[1] = 0x22;
     ev[n].arg[2] = (uint64_t)-1;
     ev[n].arg[3] = 0;
-    ev[n].stack = 5;
     ev[n++].origin = FMT_ORIGIN_CALL;
-    ev[n] = tfmt_mk(FMT_EV_MMAP, ts += 10, 0); /* a file mapping, from libc */
-    ev[n].addr = 0x7f0000200000;
-    ev[n].size = 0x3000;
+    /* a file mapping, from libc */
+    ev[n] = tfmt_heap(FMT_EV_MMAP, ts += 10, 0, 0x7f0000200000, 0x3000, 0);
     ev[n].arg[0] = 1;
     ev[n].arg[1] = 0x2;
     ev[n].arg[2] = 7;
     ev[n].arg[3] = 0x2000;
     ev[n++].origin = FMT_ORIGIN_LIBC;
-    ev[n] = tfmt_mk(FMT_EV_MPROTECT, ts += 10, 0);
-    ev[n].addr = 0x7f0000100000;
-    ev[n].size = 0x1000;
+    ev[n] = tfmt_heap(FMT_EV_MPROTECT, ts += 10, 0, 0x7f0000100000, 0x1000, 0);
     ev[n++].arg[0] = 0;
-    ev[n] = tfmt_mk(FMT_EV_MUNMAP, ts += 10, 0); /* a hole in the middle */
-    ev[n].addr = 0x7f0000104000;
-    ev[n++].size = 0x1000;
-    ev[n] = tfmt_mk(FMT_EV_MUNMAP, ts += 10, 0); /* across both pieces and beyond */
-    ev[n].addr = 0x7f0000100000;
-    ev[n++].size = 0x200000;
-    ev[n] = tfmt_mk(FMT_EV_MUNMAP, ts += 10, 0); /* the rest of the file mapping */
-    ev[n].addr = 0x7f0000200000;
-    ev[n++].size = 0x3000;
-    ev[n] = tfmt_mk(FMT_EV_MUNMAP, ts += 10, 0); /* nothing there */
-    ev[n].addr = 0x7f0000200000;
-    ev[n++].size = 0x3000;
-    ev[n] = tfmt_mk(FMT_EV_MMAP, ts += 10, 0);
-    ev[n].addr = 0x7f0000300000;
-    ev[n].size = 0x4000;
+    /* a hole in the middle */
+    ev[n++] = tfmt_heap(FMT_EV_MUNMAP, ts += 10, 0, 0x7f0000104000, 0x1000, 0);
+    /* across both pieces and beyond */
+    ev[n++] = tfmt_heap(FMT_EV_MUNMAP, ts += 10, 0, 0x7f0000100000, 0x200000, 0);
+    /* the rest of the file mapping */
+    ev[n++] = tfmt_heap(FMT_EV_MUNMAP, ts += 10, 0, 0x7f0000200000, 0x3000, 0);
+    ev[n++] = tfmt_heap(FMT_EV_MUNMAP, ts += 10, 0, 0x7f0000200000, 0x3000, 0); /* nothing there */
+    ev[n] = tfmt_heap(FMT_EV_MMAP, ts += 10, 0, 0x7f0000300000, 0x4000, 0);
     ev[n].arg[0] = 3;
     ev[n++].arg[1] = 0x22;
-    ev[n] = tfmt_mk(FMT_EV_MREMAP, ts += 10, 0);
+    ev[n] = tfmt_heap(FMT_EV_MREMAP, ts += 10, 0, 0x7f0000400000, 0x8000, 0);
     ev[n].old_addr = 0x7f0000300000;
     ev[n].old_size = 0x4000;
-    ev[n].addr = 0x7f0000400000;
-    ev[n].size = 0x8000;
     ev[n++].arg[1] = 1;
-    ev[n] = tfmt_mk(FMT_EV_MMAP, ts += 10, 0); /* MAP_FIXED over part of it */
-    ev[n].addr = 0x7f0000402000;
-    ev[n].size = 0x1000;
+    /* MAP_FIXED over part of it */
+    ev[n] = tfmt_heap(FMT_EV_MMAP, ts += 10, 0, 0x7f0000402000, 0x1000, 0);
     ev[n].arg[0] = 3;
     ev[n++].arg[1] = 0x32;
-    ev[n] = tfmt_mk(FMT_EV_MMAP, ts += 10, 0); /* failed */
-    ev[n].addr = UINT64_MAX;
-    ev[n].size = 0x1000;
+    ev[n] = tfmt_heap(FMT_EV_MMAP, ts += 10, 0, UINT64_MAX, 0x1000, 0); /* failed */
     ev[n++].flags = FMT_EVF_FAILED;
-    ev[n] = tfmt_mk(FMT_EV_BRK, ts += 10, 0);
-    ev[n].addr = 0x555600000000;
+    ev[n] = tfmt_heap(FMT_EV_BRK, ts += 10, 0, 0x555600000000, 0, 0);
     ev[n++].arg[0] = 0x555600000000;
-    ev[n] = tfmt_mk(FMT_EV_SBRK, ts += 10, 0);
-    ev[n].addr = 0x555600000000;
+    ev[n] = tfmt_heap(FMT_EV_SBRK, ts += 10, 0, 0x555600000000, 0, 0);
     ev[n++].arg[0] = (uint64_t)-4096;
     ev[n] = tfmt_mk(FMT_EV_THREAD_START, ts += 10, 2);
     ev[n++].str = NULL;
@@ -640,11 +585,9 @@ size_t tfmt_every_kind(struct fmt_event *ev, size_t max)
     ev[n].arg[1] = FMT_START_FORK;
     ev[n].str = "/usr/bin/prog";
     ev[n++].str_len = 13;
-    ev[n] = tfmt_mk(FMT_EV_MALLOC, ts += 10, 2); /* same address, other image */
-    ev[n].addr = 0x5555000010;
-    ev[n++].size = 24;
-    ev[n] = tfmt_mk(FMT_EV_FREE, ts += 10, 2);
-    ev[n++].addr = 0x5555000010;
+    /* same address, other image */
+    ev[n++] = tfmt_heap(FMT_EV_MALLOC, ts += 10, 2, 0x5555000010, 24, 0);
+    ev[n++] = tfmt_heap(FMT_EV_FREE, ts += 10, 2, 0x5555000010, 0, 0);
     ev[n] = tfmt_mk(FMT_EV_THREAD_NAME, ts += 10, 1);
     ev[n].str = "worker\x01";
     ev[n++].str_len = 7;
@@ -659,9 +602,9 @@ size_t tfmt_every_kind(struct fmt_event *ev, size_t max)
     ev[n] = tfmt_mk(FMT_EV_PROCESS_EXIT, ts += 10, 2);
     ev[n].arg[0] = 0x100;
     ev[n++].arg[1] = 1;
-    ev[n] = tfmt_mk(FMT_EV_FREE, ts += 10, 0); /* the realloc'd block, same ts */
-    ev[n].ts_ns = ts;
-    ev[n++].addr = 0x5555000010;
+    /* the realloc'd block, same ts */
+    ev[n] = tfmt_heap(FMT_EV_FREE, ts += 10, 0, 0x5555000010, 0, 0);
+    ev[n++].ts_ns = ts;
     assert_true(n <= max);
     return n;
 }
