@@ -157,6 +157,17 @@ static int same_heap(const struct fmt_event *h, const struct fmt_event *ev)
     return (ev->flags & FMT_EVF_POOL) ? h->arg[1] == ev->arg[1] : h->addr == ev->addr;
 }
 
+/* The kinds that end held events, and which they end. */
+static const struct {
+    uint16_t kind;
+    keep_match_fn *match;
+} ends[] = {
+    {FMT_EV_PROCESS_EXIT, same_image},
+    {FMT_EV_THREAD_EXIT, same_thread},
+    {FMT_EV_MODULE_UNLOAD, same_module},
+    {FMT_EV_HEAP_DESTROY, same_heap},
+};
+
 /* What the event changes in the run's life. */
 static int held_follow(struct rec_keep *k, const struct fmt_event *ev)
 {
@@ -170,19 +181,10 @@ static int held_follow(struct rec_keep *k, const struct fmt_event *ev)
     case FMT_EV_THREAD_NAME:
         held_drop(k, ev, same_name);
         return held_add(k, ev);
-    case FMT_EV_PROCESS_EXIT:
-        held_drop(k, ev, same_image);
-        return 0;
-    case FMT_EV_THREAD_EXIT:
-        held_drop(k, ev, same_thread);
-        return 0;
-    case FMT_EV_MODULE_UNLOAD:
-        held_drop(k, ev, same_module);
-        return 0;
-    case FMT_EV_HEAP_DESTROY:
-        held_drop(k, ev, same_heap);
-        return 0;
     }
+    for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
+        if (ev->kind == ends[i].kind)
+            held_drop(k, ev, ends[i].match);
     return 0;
 }
 
