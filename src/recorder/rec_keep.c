@@ -157,20 +157,12 @@ static int same_heap(const struct fmt_event *h, const struct fmt_event *ev)
     return (ev->flags & FMT_EVF_POOL) ? h->arg[1] == ev->arg[1] : h->addr == ev->addr;
 }
 
-/* The kinds that end held events, and which they end. */
-static const struct {
-    uint16_t kind;
-    keep_match_fn *match;
-} ends[] = {
-    {FMT_EV_PROCESS_EXIT, same_image},
-    {FMT_EV_THREAD_EXIT, same_thread},
-    {FMT_EV_MODULE_UNLOAD, same_module},
-    {FMT_EV_HEAP_DESTROY, same_heap},
-};
-
 /* What the event changes in the run's life. */
 static int held_follow(struct rec_keep *k, const struct fmt_event *ev)
 {
+    keep_match_fn *ended = NULL; /* which held events this one ends */
+
+    /* A switch, not a table walked: this runs for every event kept. */
     switch (ev->kind) {
     case FMT_EV_PROCESS_START:
     case FMT_EV_THREAD_START:
@@ -181,10 +173,21 @@ static int held_follow(struct rec_keep *k, const struct fmt_event *ev)
     case FMT_EV_THREAD_NAME:
         held_drop(k, ev, same_name);
         return held_add(k, ev);
+    case FMT_EV_PROCESS_EXIT:
+        ended = same_image;
+        break;
+    case FMT_EV_THREAD_EXIT:
+        ended = same_thread;
+        break;
+    case FMT_EV_MODULE_UNLOAD:
+        ended = same_module;
+        break;
+    case FMT_EV_HEAP_DESTROY:
+        ended = same_heap;
+        break;
     }
-    for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
-        if (ev->kind == ends[i].kind)
-            held_drop(k, ev, ends[i].match);
+    if (ended)
+        held_drop(k, ev, ended);
     return 0;
 }
 
