@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bench_rand.h"
+
 #define DEEP_NR_FNS 8
 #define DEEP_MAX_DEPTH 100000
 
@@ -27,17 +29,6 @@ struct deep_walk {
 typedef void deep_fn(struct deep_walk *w, unsigned level);
 static deep_fn *const deep_fns[DEEP_NR_FNS];
 
-static uint64_t deep_rand(uint64_t *s)
-{
-    uint64_t x = *s;
-
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 2685821657736338717ULL;
-}
-
 /* One level of the recursion. Each of the DEEP_NR_FNS copies asks for a
  * different size, so the compiler cannot fold them into one function (the
  * copies must keep distinct return addresses). The free after the call keeps
@@ -50,7 +41,7 @@ static uint64_t deep_rand(uint64_t *s)
                                                                                                    \
         if (level == w->depth)                                                                     \
             return;                                                                                \
-        r = deep_rand(&w->seed);                                                                   \
+        r = bench_rand(&w->seed);                                                                  \
         p = malloc(16 + 8 * (k) + (size_t)(r >> 58));                                              \
         if (!p) {                                                                                  \
             fprintf(stderr, "bench_deep: malloc failed\n");                                        \
@@ -104,7 +95,7 @@ int main(int argc, char **argv)
     nr_walks = parse_count(argv[1], "WALKS", UINT64_MAX);
     w.depth = (unsigned)parse_count(argv[2], "DEPTH", DEEP_MAX_DEPTH);
     for (i = 0; i < nr_walks; i++)
-        deep_fns[deep_rand(&w.seed) % DEEP_NR_FNS](&w, 0);
+        deep_fns[bench_rand(&w.seed) % DEEP_NR_FNS](&w, 0);
     printf("bench-mallocs: %" PRIu64 "\nbench-frees: %" PRIu64 "\nbench-events: %" PRIu64 "\n",
            w.nr_mallocs, w.nr_frees, w.nr_mallocs + w.nr_frees);
     return 0;

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_rand.h"
+
 /* Each thread keeps its last few blocks alive, so blocks overlap in time as in
  * a real program and the allocator cannot hand back the same chunk every call. */
 #define STORM_RING 16
@@ -33,21 +35,9 @@ struct storm_thread {
     uint64_t nr_frees;
 };
 
-/* xorshift64*: fixed seed, so every run asks for the same sizes. */
-static uint64_t storm_rand(uint64_t *s)
-{
-    uint64_t x = *s;
-
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 2685821657736338717ULL;
-}
-
 static size_t storm_size(uint64_t *s)
 {
-    return STORM_MIN_SIZE + (size_t)(storm_rand(s) % (STORM_MAX_SIZE - STORM_MIN_SIZE + 1));
+    return STORM_MIN_SIZE + (size_t)(bench_rand(s) % (STORM_MAX_SIZE - STORM_MIN_SIZE + 1));
 }
 
 static void *storm_alloc(struct storm_thread *t)
@@ -85,7 +75,7 @@ static void *storm_run(void *arg)
     /* Steady state: free the oldest block (ring) or a random one (pool), and
      * allocate a new one in its slot. */
     for (; i < t->nr_pairs; i++) {
-        slot = t->blocks ? storm_rand(&t->seed) % nr_fill : i % STORM_RING;
+        slot = t->blocks ? bench_rand(&t->seed) % nr_fill : i % STORM_RING;
         storm_free(t, slots[slot]);
         slots[slot] = storm_alloc(t);
     }

@@ -19,9 +19,7 @@ BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 REPS=3
 # shellcheck source=bench/tool_args.sh
 . "$BENCH_DIR/tool_args.sh"
-USAGE="bench/faults.sh NAME=MEMSCRIBE... [-r N] -- CMD [ARGS...]"
-tool_args 1 "$USAGE" "$@"
-tool_cmd "$USAGE"
+tool_args_cmd "bench/faults.sh NAME=MEMSCRIBE... [-r N] -- CMD [ARGS...]" "$@"
 command -v perf >/dev/null || { echo "faults.sh: perf is not installed" >&2; exit 1; }
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/faults.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT

@@ -29,8 +29,7 @@ shift 2
 REPS=7
 # shellcheck source=bench/tool_args.sh
 . "$BENCH_DIR/tool_args.sh"
-tool_args 1 "$usage" "memscribe=$MEMSCRIBE" "$@"
-tool_cmd "$usage"
+tool_args_cmd "$usage" "memscribe=$MEMSCRIBE" "$@"
 [ -x "$MEMSCRIBE" ] || { echo "floor.sh: not an executable: $MEMSCRIBE" >&2; exit 2; }
 SHIM=$BIN/libbench_count.so
 [ -f "$SHIM" ] || { echo "floor.sh: no $SHIM (build the bench first)" >&2; exit 2; }
@@ -38,8 +37,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/floor.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
 # The heap calls, counted once, untimed.
-BENCH_COUNT_FILE=$WORK/count LD_PRELOAD=$SHIM "${CMD[@]}" >/dev/null
-CALLS=$(awk '{ sub(/.*events=/, ""); n += $1 } END { print n + 0 }' "$WORK/count")
+CALLS=$(count_calls "$BIN" "$WORK/count" "${CMD[@]}")
 [ "$CALLS" -gt 0 ] || { echo "floor.sh: the shim counted no heap call of ${CMD[0]}" >&2; exit 1; }
 
 layer() {

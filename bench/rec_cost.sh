@@ -53,9 +53,7 @@ printf '| workload | heap calls | recorder |'
 printf ' ns/ev (user, sys) | minor faults/1k ev | peak RSS MiB | runs | CPU / first, paired |\n'
 for w in "${WORKLOADS[@]}"; do
     workload "$w"
-    rm -f "$WORK/count"
-    BENCH_COUNT_FILE=$WORK/count LD_PRELOAD=$BIN/libbench_count.so "${CMD[@]}" >/dev/null
-    calls=$(awk -F'events=' '{ s += $2 } END { print s }' "$WORK/count")
+    calls=$(count_calls "$BIN" "$WORK/count" "${CMD[@]}")
     for i in "${!TOOLS[@]}"; do : >"$WORK/runs.$i"; done
     for ((rep = 0; rep < REPS; rep++)); do
         for i in "${!TOOLS[@]}"; do

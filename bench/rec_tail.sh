@@ -24,9 +24,7 @@ BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 REPS=7
 # shellcheck source=bench/tool_args.sh
 . "$BENCH_DIR/tool_args.sh"
-USAGE="bench/rec_tail.sh NAME=MEMSCRIBE... [-r N] -- CMD [ARGS...]"
-tool_args 1 "$USAGE" "$@"
-tool_cmd "$USAGE"
+tool_args_cmd "bench/rec_tail.sh NAME=MEMSCRIBE... [-r N] -- CMD [ARGS...]" "$@"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rec-tail.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 

@@ -403,6 +403,28 @@ measure_analysis() {
     [ "$result" = ok ]
 }
 
+# usage: repeat_runs MEASURE W ROTATE BEFORE AFTER T...: REPEAT rounds of
+# MEASURE W T REP for each T, logged as "W: BEFORE T AFTER, run REP". With
+# ROTATE 1 the order of the Ts turns from one round to the next, so a slow
+# drift of the machine does not always favour the same one. A T that failed
+# (out of memory, say) fails again the same way: its remaining rounds are
+# not spent on it.
+repeat_runs() {
+    local fn=$1 w=$2 rotate=$3 before=$4 after=$5 rep k t
+    shift 5
+    local n=$# list=("$@")
+    local -A gave_up=()
+    for ((rep = 1; rep <= REPEAT; rep++)); do
+        for ((k = 0; k < n; k++)); do
+            t=${list[$k]}
+            [ "$rotate" = 1 ] && t=${list[$(((k + rep - 1) % n))]}
+            [ -n "${gave_up[$t]:-}" ] && continue
+            log "$w: $before$t$after, run $rep of $REPEAT"
+            "$fn" "$w" "$t" "$rep" || gave_up[$t]=1
+        done
+    done
+}
+
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 tools=()
 for t in "${TOOLS[@]}"; do
@@ -413,32 +435,13 @@ done
 for w in "${WORKLOADS[@]}"; do
     log "$w: counting heap calls"
     count_events "$w"
-    declare -A gave_up=()
-    for ((rep = 1; rep <= REPEAT; rep++)); do
-        # Rotate the order of the tools from one repetition to the next, so a
-        # slow drift of the machine does not always favour the same one.
-        n=${#tools[@]}
-        for ((k = 0; k < n; k++)); do
-            t=${tools[$(((k + rep - 1) % n))]}
-            [ -n "${gave_up[$t]:-}" ] && continue
-            log "$w: $t, run $rep of $REPEAT"
-            # A tool that failed (out of memory, say) fails again the same way:
-            # do not spend the remaining repetitions on it.
-            measure "$w" "$t" "$rep" || gave_up[$t]=1
-        done
-    done
-    unset gave_up
+    repeat_runs measure "$w" 1 "" "" "${tools[@]}"
     if [ "$REPORT" = 1 ]; then
-        declare -A gave_up=()
-        for ((rep = 1; rep <= REPEAT; rep++)); do
-            for t in "${ANALYSES[@]}"; do
-                compgen -G "$WORK/kept/$w.$t.*" >/dev/null || continue
-                [ -n "${gave_up[$t]:-}" ] && continue
-                log "$w: analysing the $t trace, run $rep of $REPEAT"
-                measure_analysis "$w" "$t" "$rep" || gave_up[$t]=1
-            done
+        kept=()
+        for t in "${ANALYSES[@]}"; do
+            compgen -G "$WORK/kept/$w.$t.*" >/dev/null && kept+=("$t")
         done
-        unset gave_up
+        repeat_runs measure_analysis "$w" 0 "analysing the " " trace" "${kept[@]}"
         rm -rf "$WORK/kept"
     fi
 done

@@ -27,6 +27,8 @@ if [ $# -gt 0 ] && [ "$1" != -- ]; then SEEDS=$1; shift; fi
 [ "${1:-}" = -- ] && shift
 WORKLOADS=("$@")
 [ ${#WORKLOADS[@]} -gt 0 ] || WORKLOADS=(storm sqlite)
+# shellcheck source=bench/tool_args.sh
+. "$BENCH_DIR/tool_args.sh"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/sample-cost.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
@@ -63,9 +65,7 @@ echo "| workload | heap calls | untraced Ir | exact: added Ir/call | sampled: ad
 echo "|---|---:|---:|---:|---:|---:|"
 for w in "${WORKLOADS[@]}"; do
     workload "$w"
-    rm -f "$WORK/count"
-    BENCH_COUNT_FILE=$WORK/count LD_PRELOAD=$BIN/libbench_count.so "${SMALL[@]}" >/dev/null
-    calls=$(awk '{ sub("events=", "", $3); s += $3 } END { print s }' "$WORK/count")
+    calls=$(count_calls "$BIN" "$WORK/count" "${SMALL[@]}")
     base=$(cg_run "$WORK/u")
     exact=$(cg_run "$WORK/e" --)
     sampled=$(cg_run "$WORK/s" --sample "$RATE" --)

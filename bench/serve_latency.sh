@@ -26,6 +26,13 @@ trap '[ -z "$SERVER" ] || kill "$SERVER" 2>/dev/null; rm -rf "$WORK"' EXIT
 
 ms_now() { date +%s%3N; }
 get() { curl -s -o /dev/null -w '%{http_code}' "$BASE/api/$1?token=$TOKEN&$2"; }
+# usage: timed VAR QUERY ARGS: get QUERY ARGS, its time in ms added to the list in VAR.
+timed() {
+    local s
+    s=$(ms_now)
+    get "$2" "$3" >/dev/null
+    printf -v "$1" '%s %d' "${!1}" $(($(ms_now) - s))
+}
 
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 end_ns=$("$MS" report --format=json "$TRACE" 2>/dev/null |
@@ -58,13 +65,10 @@ for ((i = 0; i < RUNS; i++)); do
     # The page's check of a first view from the totals: report replayed.
     [ -z "$ix" ] || get report "top=20" >/dev/null
     t1c=$(ms_now)
-    get window "from=$((end_ns / 4))ns&to=$((end_ns * 3 / 5))ns&top=20" >/dev/null
-    t2=$(ms_now)
-    get leaks "at=$((end_ns / 2))ns&top=20" >/dev/null
-    t3=$(ms_now)
-    get window "from=$((end_ns / 4))ns&to=$((end_ns * 3 / 5))ns&top=20" >/dev/null
-    t4=$(ms_now)
-    first+=" $((t1 - t0))" check+=" $((t1c - t1))" window+=" $((t2 - t1c))" leaks+=" $((t3 - t2))" again+=" $((t4 - t3))"
+    first+=" $((t1 - t0))" check+=" $((t1c - t1))"
+    timed window window "from=$((end_ns / 4))ns&to=$((end_ns * 3 / 5))ns&top=20"
+    timed leaks leaks "at=$((end_ns / 2))ns&top=20"
+    timed again window "from=$((end_ns / 4))ns&to=$((end_ns * 3 / 5))ns&top=20"
     for _ in $(seq 1200); do
         curl -s "$BASE/api/status?token=$TOKEN" | grep -q '"index": true' && break
         sleep 0.1
@@ -73,12 +77,10 @@ for ((i = 0; i < RUNS; i++)); do
     get leaks "at=$((end_ns / 3))ns&top=20" >/dev/null
     get leaks "at=$((end_ns * 2 / 3))ns&top=20" >/dev/null
     t6=$(ms_now)
+    ready+=" $((t5 - t0))" indexed+=" $(((t6 - t5) / 2))"
     # A window of 1/100 of the run, then the first window's span moved by 1 ns.
-    get window "from=$((end_ns * 7 / 10))ns&to=$((end_ns * 71 / 100))ns&top=20" >/dev/null
-    t7=$(ms_now)
-    get window "from=$((end_ns / 4 + 1))ns&to=$((end_ns * 3 / 5 + 1))ns&top=20" >/dev/null
-    t8=$(ms_now)
-    ready+=" $((t5 - t0))" indexed+=" $(((t6 - t5) / 2))" narrow+=" $((t7 - t6))" wide+=" $((t8 - t7))"
+    timed narrow window "from=$((end_ns * 7 / 10))ns&to=$((end_ns * 71 / 100))ns&top=20"
+    timed wide window "from=$((end_ns / 4 + 1))ns&to=$((end_ns * 3 / 5 + 1))ns&top=20"
     rss+=" $(awk '/VmHWM/ { print $2 }' "/proc/$SERVER/status")"
     kill "$SERVER"
     wait "$SERVER" 2>/dev/null || true

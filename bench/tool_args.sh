@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Sourced by the bench scripts that compare builds side by side (rec_cost.sh,
 # rec_ir.sh, unwind_cost.sh, rec_tail.sh, floor.sh, faults.sh): their arguments
-# NAME=BINARY... [-r N] [-- REST...], tool_cmd for a command after --, and now_us
-# to time runs.
+# NAME=BINARY... [-r N] [-- REST...], tool_cmd for a command after --, now_us
+# to time runs; and by sample_cost.sh too, for count_calls.
 #
 # shellcheck disable=SC2034 # NAMES, TOOLS, REST, REPS and CMD are the caller's
 #
@@ -52,6 +52,26 @@ tool_cmd() {
         echo "usage: $1" >&2
         exit 2
     fi
+}
+
+# tool_args_cmd USAGE ARGS...: tool_args with -r N, then tool_cmd: the
+# scripts that run one command under each tool (rec_tail.sh, floor.sh,
+# faults.sh).
+tool_args_cmd() {
+    local usage=$1
+    shift
+    tool_args 1 "$usage" "$@"
+    tool_cmd "$usage"
+}
+
+# count_calls BENCH_BIN COUNT CMD...: the heap calls of CMD (all its processes;
+# untimed), counted by BENCH_BIN/libbench_count.so into the file COUNT.
+count_calls() {
+    local bin=$1 count=$2
+    shift 2
+    rm -f "$count"
+    BENCH_COUNT_FILE=$count LD_PRELOAD=$bin/libbench_count.so "$@" >/dev/null || return
+    awk -F'events=' '{ n += $2 } END { print n + 0 }' "$count"
 }
 
 # now_us: the wall clock in microseconds, for timing runs from the shell.

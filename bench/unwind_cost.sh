@@ -74,9 +74,7 @@ for t in "${NAMES[@]}"; do printf ' %s: added Ir/call (unwinder + interning) |' 
 printf '\n'
 for w in "${WORKLOADS[@]}"; do
     workload "$w"
-    rm -f "$WORK"/count
-    BENCH_COUNT_FILE=$WORK/count LD_PRELOAD=$BIN/libbench_count.so "${CMD[@]}" >/dev/null
-    calls=$(awk '{ sub("events=", "", $3); s += $3 } END { print s }' "$WORK/count")
+    calls=$(count_calls "$BIN" "$WORK/count" "${CMD[@]}")
     "${TOOLS[-1]}" record -q -o "$WORK/share.mscr" -- "${CMD[@]}" >/dev/null
     share=$(bash "$BENCH_DIR/stack_share.sh" "$WORK/share.mscr" "${TOOLS[-1]}" |
         sed -E 's/^[0-9]+ allocations, mean //; s/, same stack.*//')

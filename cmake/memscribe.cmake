@@ -1,5 +1,13 @@
 # SPDX-License-Identifier: MIT
-# Shared build settings: warnings and the sanitizer switch.
+# Shared build settings: the C standard, the build type, warnings and the
+# sanitizer switch (the project's, and bench/'s built on its own).
+
+set(CMAKE_C_STANDARD 11)
+set(CMAKE_C_STANDARD_REQUIRED ON)
+set(CMAKE_C_EXTENSIONS OFF)
+if(NOT CMAKE_BUILD_TYPE)
+  set(CMAKE_BUILD_TYPE RelWithDebInfo)
+endif()
 
 set(MEMSCRIBE_WARNINGS -Wall -Wextra -Wshadow -Wstrict-prototypes
     -Wmissing-prototypes -Wformat=2 -Wno-unused-parameter)

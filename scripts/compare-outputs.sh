@@ -46,6 +46,10 @@ record() {
     "$ms" record -o "$traces/demo.mscr" -- "$build/examples/memtest_demo" >/dev/null
     "$ms" record -o "$traces/storm.mscr" -- "$build/bench/bench_storm" 2 100000
     "$ms" record -o "$traces/deep-small.mscr" -- "$build/bench/bench_deep" 200 300
+    # chunk totals (report --index, timeline --index), one process and three
+    "$ms" record --totals -o "$traces/demo-totals.mscr" -- "$build/examples/memtest_demo" >/dev/null
+    "$ms" record --totals -o "$traces/procs-totals.mscr" -- sh -c \
+        "$build/examples/memtest_demo >/dev/null; $build/bench/bench_storm 1 20000"
     if command -v sqlite3 >/dev/null; then
         awk -v rows=5000 -f "$root/bench/gen_sql.awk" >"$traces/sqlite.sql"
         "$ms" record -o "$traces/sqlite.mscr" -- sqlite3 -batch :memory: ".read $traces/sqlite.sql" >/dev/null
@@ -65,6 +69,10 @@ RUNS=(
     "leaks|leaks @T"
     "leaks-all-json|leaks --all --format json @T"
     "leaks-at|leaks --at 1ms @T"
+    "leaks-index|leaks --index --at 1ms @T"
+    "report-index|report --index @T"
+    "report-verify|report --verify --format json @T"
+    "timeline-index|timeline --index --format json @T"
     "window|window @T"
     "window-json|window --format json @T"
     "window-tree|window --tree --depth 6 @T"

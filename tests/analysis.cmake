@@ -5,29 +5,29 @@
 set(ANA_UNIT ${PROJECT_SOURCE_DIR}/tests/unit)
 # test_ana_sym_* belong to the symbolizer (tests/symbolize.cmake).
 # A test named here that is missing fails the configure step.
-foreach(name test_ana_json test_ana_model test_ana_heap_replay test_ana_window test_ana_pmodel
-             test_ana_names test_ana_aggregate test_ana_argv)
+foreach(name test_ana_json test_ana_model test_ana_heap_replay test_ana_window test_ana_pmodel test_ana_plan
+             test_ana_names test_ana_aggregate test_ana_argv test_ana_supp)
   ms_unit_test(${name} ${ANA_UNIT}/${name}.c LIBS ms_analysis ms_format)
 endforeach()
 
 ms_e2e_test(ana_demo ana_demo.sh)
 
+# A test program and the e2e test of the same name that records it.
+foreach(name ana_procs ana_rows ana_exits ana_deep ana_escape)
+  ms_test_program(${name} ${PROJECT_SOURCE_DIR}/tests/programs/${name}.c)
+  ms_e2e_test(${name} ${name}.sh)
+endforeach()
+foreach(name ana_threads ana_temporary ana_aggregate)
+  ms_test_program(${name} ${PROJECT_SOURCE_DIR}/tests/programs/${name}.c LIBS Threads::Threads)
+  ms_e2e_test(${name} ${name}.sh)
+endforeach()
+
 ms_test_program(ana_heapcheck ${PROJECT_SOURCE_DIR}/tests/programs/ana_heapcheck.c)
 ms_e2e_test(ana_heaptrack ana_heaptrack.sh)
-ms_test_program(ana_procs ${PROJECT_SOURCE_DIR}/tests/programs/ana_procs.c)
-ms_e2e_test(ana_procs ana_procs.sh)
 # report --index and timeline --index from format 1.10's chunk totals
 ms_e2e_test(ana_index_totals ana_index_totals.sh)
-ms_test_program(ana_threads ${PROJECT_SOURCE_DIR}/tests/programs/ana_threads.c LIBS Threads::Threads)
-ms_e2e_test(ana_threads ana_threads.sh)
-ms_test_program(ana_temporary ${PROJECT_SOURCE_DIR}/tests/programs/ana_temporary.c LIBS Threads::Threads)
-ms_e2e_test(ana_temporary ana_temporary.sh)
-ms_test_program(ana_aggregate ${PROJECT_SOURCE_DIR}/tests/programs/ana_aggregate.c LIBS Threads::Threads)
-ms_e2e_test(ana_aggregate ana_aggregate.sh)
 ms_e2e_test(ana_cli ana_cli.sh)
 ms_e2e_test(ana_select ana_select.sh)
-ms_test_program(ana_rows ${PROJECT_SOURCE_DIR}/tests/programs/ana_rows.c)
-ms_e2e_test(ana_rows ana_rows.sh)
 # Blocks a part of the trace did not see allocated: a fork child's frees of
 # its parent's, a window's realloc of a block from before it.
 ms_test_program(ana_unseen ${PROJECT_SOURCE_DIR}/tests/programs/ana_unseen.c)
@@ -36,6 +36,7 @@ ms_e2e_test(ana_labels ana_labels.sh)
 ms_e2e_test(ana_notfile ana_notfile.sh)
 ms_e2e_test(ana_timeline_procs ana_timeline_procs.sh)
 ms_e2e_test(ana_timeline_range ana_timeline_range.sh)
+ms_e2e_test(ana_timeline_bound ana_timeline_bound.sh)
 # About 500 queries of the sanitized build in all (257 s in a fresh root, past
 # 600 s beside two busy loops and builds): four tests, each of one part.
 # The tree's part, 16 processes replayed at a dozen moments five ways, took
@@ -46,18 +47,12 @@ endforeach()
 set_tests_properties(e2e.ana_index.tree PROPERTIES TIMEOUT 600)
 ms_e2e_test(ana_tree_focus ana_tree_focus.sh)
 ms_test_program(ana_hog ${PROJECT_SOURCE_DIR}/tests/programs/ana_hog.c)
-ms_test_program(ana_exits ${PROJECT_SOURCE_DIR}/tests/programs/ana_exits.c)
-ms_e2e_test(ana_exits ana_exits.sh)
 ms_e2e_test(ana_tree_peak ana_tree_peak.sh)
-ms_test_program(ana_deep ${PROJECT_SOURCE_DIR}/tests/programs/ana_deep.c)
-ms_e2e_test(ana_deep ana_deep.sh)
 ms_e2e_test(ana_mutants ana_mutants.sh)
 set_tests_properties(e2e.ana_mutants PROPERTIES TIMEOUT 900)
 ms_e2e_test(ana_corrupt ana_corrupt.sh)
 # 91 runs of ASan-built commands: well over 300 s on a loaded machine.
 set_tests_properties(e2e.ana_corrupt PROPERTIES TIMEOUT 900)
-ms_test_program(ana_escape ${PROJECT_SOURCE_DIR}/tests/programs/ana_escape.c)
-ms_e2e_test(ana_escape ana_escape.sh)
 # Compiles a generated program of 12,000 functions: about 70 s on a loaded machine.
 ms_e2e_test(ana_lump ana_lump.sh)
 set_tests_properties(e2e.ana_lump PROPERTIES TIMEOUT 900)

@@ -14,3 +14,8 @@ add_test(NAME style.function_length_bite COMMAND bash ${PROJECT_SOURCE_DIR}/scri
 set_tests_properties(style.function_length_bite PROPERTIES ENVIRONMENT MAX_FUNCTION_LINES=40 WILL_FAIL TRUE)
 # Comments cite the docs, not the work log ("session 18", "issue 40").
 add_test(NAME style.worklog_refs COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-style.sh worklog-refs)
+# No include circle inside src/cli or a room of src/analysis, and the
+# check shown to bite on a planted tree.
+add_test(NAME style.include_circles COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-style.sh include-circles)
+add_test(NAME style.include_circles_bite COMMAND bash ${PROJECT_SOURCE_DIR}/tests/layers/circles.sh
+                                                 ${PROJECT_SOURCE_DIR}/scripts/check-style.sh)

@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,9 +17,8 @@
 #include "analysis/core/ana_text.h"
 #include "analysis/model/ana_fold.h"
 #include "analysis/model/ana_heap_replay.h"
-#include "analysis/model/ana_pmodel.h"
+#include "analysis/plan/ana_plan.h"
 #include "cli/cli.h"
-#include "cli/cli_fold.h"
 #include "util/util_array.h"
 
 void cli_ana_init(struct cli_ana *a, const char *cmd, unsigned default_top)
@@ -228,6 +226,35 @@ struct ana_stacks *cli_ana_stacks(struct cli_ana *a)
     return a->stacks;
 }
 
+void cli_ana_supp_load(struct cli_ana *a)
+{
+    struct cli_supp *s = &a->supp;
+    char err[512] = "";
+    int rc = 0;
+
+    if (s->loaded)
+        return;
+    s->loaded = true;
+    if (!s->no_defaults)
+        rc = ana_supp_add_defaults(&s->rules);
+    for (unsigned i = 0; i < s->nr_files && !rc; i++)
+        rc = ana_supp_load_file(&s->rules, s->files[i], false, err, sizeof(err));
+    for (unsigned i = 0; i < s->nr_lsan_files && !rc; i++)
+        rc = ana_supp_load_file(&s->rules, s->lsan_files[i], true, err, sizeof(err));
+    if (rc)
+        cli_die("%s: %s", a->cmd, err[0] ? err : strerror(-rc));
+}
+
+bool cli_ana_suppressed(struct cli_ana *a, uint32_t stack)
+{
+    int rc;
+    bool hit = ana_supp_match(&a->supp.rules, a->r, cli_ana_stacks(a), stack, &rc) != NULL;
+
+    if (rc)
+        cli_ana_fail(a, rc);
+    return hit;
+}
+
 const uint8_t *cli_ana_classes(struct cli_ana *a, const struct ana_frame *f, unsigned n)
 {
     if (UTIL_ARRAY_RESERVE(a->cls, a->cap_cls, (size_t)n + 1, 64))
@@ -332,7 +359,7 @@ const char *const *cli_ana_stack(struct cli_ana *a, uint32_t stack, bool top_dow
     if (n == 0) {
         a->list[0] = (char *)ana_stacks_str(s, 0);
         k = 1;
-    } else if (a->format == CLI_FMT_TEXT && !a->sym.show_internal) {
+    } else if (a->format == CLI_FMT_TEXT && !a->sym.so.show_internal) {
         /* a row of one item is a label: the frame of interest alone */
         k = text_row(a, f, (unsigned)n, max, max == 1 ? APART_NONE : apart_of(a, stack));
     } else {
@@ -391,7 +418,7 @@ void cli_ana_apart(struct cli_ana *a, const uint32_t *stacks, unsigned n, unsign
 {
     if (a->frames_set)
         max = a->frames;
-    if (a->format != CLI_FMT_TEXT || a->sym.show_internal || n < 2 || max == 1)
+    if (a->format != CLI_FMT_TEXT || a->sym.so.show_internal || n < 2 || max == 1)
         return;
     struct apart_row *v = calloc(n, sizeof(*v));
     if (!v)
@@ -575,120 +602,38 @@ uint64_t cli_ana_range_events(void)
     return range && *range ? strtoull(range, NULL, 10) : 0;
 }
 
-/* After a's model was made from a->r: what reading held goes before the
- * command writes (on a build's trace its large chunks' buffers outweigh
- * the rows written), and the fold the model retired into is finished. */
-static void after_pass(struct cli_ana *a, const struct ana_model_options *mo, struct ana_model *m)
+struct ana_model *cli_ana_answer(struct cli_ana *a, struct ana_query *q)
 {
-    fmt_reader_drop_chunk_buffers(a->r);
-    malloc_trim(0);
-    if (a->fold && mo->retire.fn)
-        ana_fold_finish(a->fold, m);
-}
-
-/* The model from the index (from_totals: the whole trace's, from the
- * chunks' totals), read with a->r, into *m: 0, or -ENOTSUP with why in err
- * (the trace must be replayed); a read error ends the command. */
-static int index_build(struct cli_ana *a, const struct ana_model_options *mo, uint64_t until_ns,
-                       bool from_totals, struct ana_model **m, char *err, size_t err_size)
-{
-    struct ana_pmodel_options po = {.until_ns = until_ns,
-                                    .from_index = !from_totals,
-                                    .from_totals = from_totals,
-                                    .reader = a->r};
-    int rc = ana_pmodel_build(m, a->path, mo, &po, err, err_size);
-
-    if (rc == -EPROTO || rc == -EIO)
-        cli_die("%s: %s", a->cmd, err[0] ? err : fmt_reader_error(a->r));
-    if (rc && rc != -ENOTSUP)
-        cli_ana_fail(a, rc);
-    return rc;
-}
-
-/* index_build's model (whose stacks a fold reads and lets go), or NULL,
- * said why, when the trace must be replayed. */
-static struct ana_model *index_model(struct cli_ana *a, const struct ana_model_options *mo,
-                                     uint64_t until_ns, bool from_totals)
-{
+    struct ana_plan p;
     struct ana_model *m;
-    char err[600] = "";
-
-    if (index_build(a, mo, until_ns, from_totals, &m, err, sizeof(err))) {
-        cli_warn("%s: --index: %s; replaying the trace", a->cmd, err);
-        return NULL;
-    }
-    after_pass(a, mo, m);
-    return m;
-}
-
-/* --verify on a trace with chunk totals that can answer for mo: the model
- * they make (report --index's) must be m, the replay's, number for number
- * (the summaries were held against the events as they were read). */
-static void verify_totals(struct cli_ana *a, const struct ana_model_options *mo,
-                          const struct ana_model *m)
-{
-    struct ana_model *t;
-    char err[600] = "", why[300];
-
-    if (ana_pmodel_totals_refusal(a->r, mo) ||
-        index_build(a, mo, UINT64_MAX, true, &t, err, sizeof(err)))
-        return;
-    /* sites handed to a fold at their image's end are in neither model */
-    if (ana_model_differs(t, m, !mo->retire.fn, why, sizeof(why)))
-        cli_die("%s: %s: the chunks' totals do not match the events: %s (totals, then events)",
-                a->cmd, a->path, why);
-    ana_model_destroy(t);
-}
-
-/* cli_ana_model, from the index or not. */
-static struct ana_model *model(struct cli_ana *a, const struct ana_model_options *mo,
-                               uint64_t until_ns, bool index)
-{
-    struct ana_model *m;
-    unsigned cpus = cli_ana_jobs();
+    char err[600];
     int rc;
 
-    if (index && a->totals && until_ns == UINT64_MAX && (m = index_model(a, mo, until_ns, true)))
-        return m;
-    if (index && !a->totals && (m = index_model(a, mo, until_ns, false)))
-        return m;
-    if (cpus > 1 && ana_pmodel_supported(mo)) {
-        struct ana_pmodel_options po = {
-            .nr_threads = cpus,
-            .until_ns = until_ns,
-            .min_range_events = cli_ana_range_events(),
-            .progress = cli_ana_progress,
-            .progress_arg = a,
-            .verify = a->verify,
-        };
-        char err[600] = "";
-        rc = ana_pmodel_build(&m, a->path, mo, &po, err, sizeof(err));
-        cli_ana_progress_done(a);
-        if (rc == -EPROTO || rc == -EIO)
-            cli_die("%s: %s", a->cmd, err[0] ? err : a->path);
-        if (rc)
-            cli_ana_fail(a, rc);
-        if (a->verify && until_ns == UINT64_MAX)
-            verify_totals(a, mo, m);
-        return m;
-    }
-    struct ana_scan_options so;
-    cli_ana_scan_options(a, until_ns, &so);
-    fmt_reader_verify_summaries(a->r, a->verify);
-    rc = ana_model_build(&m, a->r, mo, &so);
+    q->nr_threads = cli_ana_jobs();
+    q->min_range_events = cli_ana_range_events();
+    q->progress = cli_ana_progress;
+    q->progress_arg = a;
+    rc = ana_plan_model(a->r, a->path, q, &m, &p, err, sizeof(err));
     cli_ana_progress_done(a);
+    if (p.asked)
+        cli_warn("%s: --index: %s; replaying the trace", a->cmd, p.asked->why);
+    if (rc == -EBADMSG)
+        cli_die("%s: %s: %s", a->cmd, a->path, err);
+    if ((rc == -EPROTO || rc == -EIO) && err[0])
+        cli_die("%s: %s", a->cmd, err);
     if (rc)
         cli_ana_fail(a, rc);
-    if (a->verify && until_ns == UINT64_MAX)
-        verify_totals(a, mo, m);
-    after_pass(a, mo, m);
+    if (a->fold && q->mo && q->mo->retire.fn) /* the fold the model retired into */
+        ana_fold_finish(a->fold, m);
     return m;
 }
 
 struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_options *mo,
                                 uint64_t until_ns)
 {
-    return model(a, mo, until_ns, a->index || a->totals);
+    struct ana_query q = {.mo = mo, .until_ns = until_ns};
+
+    return cli_ana_answer(a, &q);
 }
 
 uint64_t cli_ana_peak(struct cli_ana *a)
@@ -696,7 +641,7 @@ uint64_t cli_ana_peak(struct cli_ana *a)
     if (!a->have_peak) {
         struct ana_model_options mo = {.filter = &a->filter};
         /* The peak is the replay's to find: the index holds no peak. */
-        struct ana_model *m = model(a, &mo, UINT64_MAX, false);
+        struct ana_model *m = cli_ana_model(a, &mo, UINT64_MAX);
 
         a->peak_ns = ana_model_total(m)->peak_ns;
         a->have_peak = true;
@@ -816,22 +761,32 @@ void cli_ana_program_json(const struct cli_ana *a, struct ana_json *j, uint32_t 
     ana_json_kv_u64(j, "processes", pg->nr_images);
 }
 
+void cli_ana_fold_release(struct cli_ana *a)
+{
+    if (a->fold)
+        ana_fold_release(a->fold);
+    free(a->fold);
+    a->fold = NULL;
+    ana_ended_release(&a->let_go);
+}
+
 int cli_ana_close(struct cli_ana *a)
 {
     int bad = fflush(stdout) || ferror(stdout);
 
     /* Notes go with text; asked for (--verbose), on stderr with any format */
-    if (a->stacks && (a->format == CLI_FMT_TEXT || a->sym.verbose)) {
+    if (a->stacks && (a->format == CLI_FMT_TEXT || a->sym.so.verbose)) {
         struct ana_sym *s = ana_stacks_sym(a->stacks);
         for (size_t i = 0; i < ana_sym_nr_notes(s); i++)
             cli_warn("%s: note: %s", a->cmd, ana_sym_note(s, i));
     }
-    cli_fold_release(a);
+    cli_ana_fold_release(a);
     ana_stacks_destroy(a->stacks);
     fmt_reader_close(a->r);
     ana_filter_release(&a->filter);
     ana_programs_release(&a->programs);
-    cli_supp_release(&a->supp);
+    ana_supp_release(&a->supp.rules);
+    a->supp.loaded = false;
     free(a->list);
     free(a->cls);
     ana_map_release(&a->apart);

@@ -17,15 +17,31 @@
 #include "analysis/core/ana_map.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_stacks.h"
+#include "analysis/core/ana_supp.h"
 #include "analysis/core/ana_table.h"
 #include "analysis/core/ana_time.h"
 #include "analysis/model/ana_model.h"
 #include "analysis/model/ana_tree.h"
-#include "cli/cli_supp.h"
+#include "analysis/plan/ana_plan.h"
 #include "cli/cli_sym.h"
 #include "memscribe/trace.h"
 
 enum cli_format { CLI_FMT_TEXT = 0, CLI_FMT_JSON, CLI_FMT_CSV };
+
+#define CLI_SUPP_MAX_FILES 16
+
+/* A command's suppressions (ana_supp.h): --suppress FILE,
+ * --lsan-suppressions FILE and --no-default-suppressions (CLI_TAKES_SUPP),
+ * the rules loaded by cli_ana_supp_load. */
+struct cli_supp {
+    bool no_defaults;
+    const char *files[CLI_SUPP_MAX_FILES];
+    unsigned nr_files;
+    const char *lsan_files[CLI_SUPP_MAX_FILES];
+    unsigned nr_lsan_files;
+    struct ana_supp rules;
+    bool loaded; /* cli_ana_supp_load ran: a second call does nothing */
+};
 
 /* Frames a stack column shows in text by default (--frames N changes it);
  * JSON and CSV have all. */
@@ -109,16 +125,10 @@ struct cli_ana {
      * and leaks with --by-process read rows by process, check and diff
      * rows by key alone): it may fold without the per-program view. */
     bool fold_alone;
-    /* --index (leaks): cli_ana_model answers a moment's live state from the
-     * chunk summaries where the trace and options allow (ana_pmodel.h). */
+    /* --index (leaks, window): the command's query prefers the index
+     * (ana_plan.h), and its fold lets no left-out process go as it ends
+     * (cli_fold_leaves_out). */
     bool index;
-    /* --verify (report): cli_ana_model's pass also holds every chunk's
-     * summary against its events, as dump --verify does. */
-    bool verify;
-    /* --index (report): cli_ana_model makes the whole trace's model from
-     * the chunks' totals where the trace and options allow
-     * (ana_pmodel.h, from_totals), else replays it with a note why. */
-    bool totals;
     /* The rows of the per-program view and of the tree, folded at each
      * image's end (cli_fold.h); NULL: read from the whole model. */
     struct ana_fold *fold;
@@ -167,6 +177,14 @@ void cli_ana_program_json(const struct cli_ana *a, struct ana_json *j, uint32_t 
 
 /* The stack labeler, created on first use (dies on failure). */
 struct ana_stacks *cli_ana_stacks(struct cli_ana *a);
+
+/* Load a->supp's rules: the default ones (unless --no-default-suppressions)
+ * and every file's; dies with "FILE:LINE: ..." on a bad file. A second
+ * call does nothing. */
+void cli_ana_supp_load(struct cli_ana *a);
+
+/* Whether a->supp's rules match stack (ana_supp_match; dies on failure). */
+bool cli_ana_suppressed(struct cli_ana *a, uint32_t stack);
 
 /* A stack as strings, root first (top_down) or leaf first. In text, a row
  * as ana_interest_row lays it out (ana_interest.h): the entry chain left
@@ -275,13 +293,18 @@ unsigned cli_ana_jobs(void);
  * (tests cut small traces so), else 0 (the replay's own). */
 uint64_t cli_ana_range_events(void);
 
-/* Replay the trace (up to until_ns, UINT64_MAX: all) into a finished heap
- * model: on every CPU in ranges when the options allow (ana_pmodel.h),
- * else in one pass. MEMSCRIBE_JOBS=N caps the threads, MEMSCRIBE_RANGE_EVENTS=N
- * sets the fewest events per range (tests cut small traces so). With
- * a->index, a moment's live state from the index where it can answer (else
- * the replay, with a note why); with a->verify, the replay holds every
- * chunk's summary against its events too. Dies on failure. */
+/* The finished heap model that answers q: the planner picks the route
+ * (ana_plan.h: the chunks' totals or the index where q prefers them and
+ * the trace allows, ranges on every CPU where the options allow, else one
+ * pass), with q's threads (cli_ana_jobs), fewest events per range
+ * (cli_ana_range_events) and progress filled in here. The refusal of the
+ * route q asked for is said on stderr ("--index: WHY; replaying the
+ * trace"); a fold's model (a->fold, mo->retire) is finished into it. Dies
+ * on failure. */
+struct ana_model *cli_ana_answer(struct cli_ana *a, struct ana_query *q);
+
+/* cli_ana_answer of the query of every counter of mo's model up to
+ * until_ns (UINT64_MAX: all), no index preferred. */
 struct ana_model *cli_ana_model(struct cli_ana *a, const struct ana_model_options *mo,
                                 uint64_t until_ns);
 
@@ -299,6 +322,10 @@ uint64_t cli_ana_time(struct cli_ana *a, const char *opt, const struct ana_time_
  * after it; the trace's end at most): a warning on stderr says so when it
  * moves. t itself in an exact trace. */
 uint64_t cli_ana_cut(struct cli_ana *a, const char *opt, uint64_t t, bool up);
+
+/* Free a->fold and the queue of processes whose stacks go next (a
+ * command that is done with its rows early: export). */
+void cli_ana_fold_release(struct cli_ana *a);
 
 /* Finish output (flush, check for write errors) and free everything. */
 int cli_ana_close(struct cli_ana *a);

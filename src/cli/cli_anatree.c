@@ -203,7 +203,7 @@ uint32_t cli_ana_tree_path(struct cli_ana *a, uint32_t stack, bool bottom_up, ui
     }
     /* Trees start at main or the thread's function: the entry chain is
      * left out (ana_interest.h), unless --all-frames. */
-    if (nf > 0 && !a->sym.show_internal)
+    if (nf > 0 && !a->sym.so.show_internal)
         nf = (int)ana_interest_entry(cli_ana_classes(a, f, (unsigned)nf), (uint32_t)nf);
     uint32_t nl = nr_before;
     if (nf == 0)

@@ -173,7 +173,7 @@ void cli_diff_set_site(struct cli_ana *nw, struct cli_ana *base, struct ana_tabl
     for (char *tok = strtok_r(copy, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save))
         lines[n++] = tok;
     unsigned nr = 0, interest;
-    if (nw->format == CLI_FMT_TEXT && !nw->sym.show_internal) {
+    if (nw->format == CLI_FMT_TEXT && !nw->sym.so.show_internal) {
         /* a row as every command lays it out (ana_interest.h) */
         struct ana_interest_row row;
 

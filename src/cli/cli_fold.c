@@ -9,7 +9,6 @@
 #include "analysis/model/ana_fold.h"
 #include "cli/cli.h"
 #include "cli/cli_rows.h"
-#include "cli/cli_supp.h"
 #include "util/util_array.h"
 
 static int row_key(void *arg, uint32_t stack, uint32_t *key)
@@ -29,7 +28,7 @@ static int row_made(void *arg, uint32_t stack, uint32_t *tag)
 {
     struct cli_ana *a = arg;
 
-    *tag = cli_supp_match(&a->supp, a, stack) != NULL;
+    *tag = cli_ana_suppressed(a, stack);
     return 0;
 }
 
@@ -191,20 +190,11 @@ bool cli_fold_setup(struct cli_ana *a, struct ana_model_options *mo, enum cli_fo
                                                .arg = a});
         a->fold->all_sites = what != CLI_FOLD_TREE;
     } else {
-        cli_supp_load(&a->supp, a); /* rows are matched as they are made */
+        cli_ana_supp_load(a); /* rows are matched as they are made */
         ana_fold_init(a->fold, &a->programs,
                       &(struct ana_fold_calls){
                           .key = row_key, .made = row_made, .stays = row_stays, .arg = a});
     }
     mo->retire = (struct ana_model_retire){retire, a, cli_fold_let_go_fn};
     return true;
-}
-
-void cli_fold_release(struct cli_ana *a)
-{
-    if (a->fold)
-        ana_fold_release(a->fold);
-    free(a->fold);
-    a->fold = NULL;
-    ana_ended_release(&a->let_go);
 }

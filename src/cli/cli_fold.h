@@ -3,7 +3,7 @@
  * an image's state goes at its end"): a command whose
  * tables are the per-program view's and the tree's asks the model to hand
  * each image's sites to a fold at the image's end and drop them
- * (ana_fold.h), and reads its rows from the fold (cli_view_make_folded). */
+ * (ana_fold.h), and reads its rows from the fold (cli_rows_answer). */
 #ifndef CLI_FOLD_H
 #define CLI_FOLD_H
 
@@ -14,7 +14,7 @@
 
 /* After cli_ana_programs: when the per-program view is on and mo keeps no
  * blocks, make a->fold and set mo->retire to feed it (from the replay, or
- * from the index image by image: leaks --index); cli_ana_model then
+ * from the index image by image: leaks --index); cli_ana_answer then
  * finishes it.
  * MEMSCRIBE_FOLD=0 in the environment keeps every site instead (tests
  * compare the two). With a->stacks_later, the reader lets each folded
@@ -78,8 +78,5 @@ int cli_fold_let_go_fn(void *a, uint32_t image, uint64_t end_ns);
  * gone: the rows and tables a command prints at the end. Returns 0 or
  * -errno. */
 int cli_fold_keep_frames(struct cli_ana *a, uint32_t stack);
-
-/* Free a->fold and what cli_fold_let_go keeps (cli_ana_close). */
-void cli_fold_release(struct cli_ana *a);
 
 #endif

@@ -213,9 +213,18 @@ void cli_rows_from_fold(struct cli_ana *a, const struct ana_fold *f, enum cli_ro
     }
 }
 
+void cli_rows_answer(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
+                     struct cli_rows *out)
+{
+    if (a->fold)
+        cli_rows_from_fold(a, a->fold, by, out);
+    else
+        cli_rows_make_by(a, m, by, out);
+}
+
 bool cli_rows_suppressed(struct cli_ana *a, const struct cli_rows *r, uint32_t id)
 {
-    return r->supp ? r->supp[id] : cli_supp_match(&a->supp, a, cli_rows_stack(r, id)) != NULL;
+    return r->supp ? r->supp[id] : cli_ana_suppressed(a, cli_rows_stack(r, id));
 }
 
 void cli_rows_release(struct cli_rows *r)

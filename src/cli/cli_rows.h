@@ -38,7 +38,7 @@ struct cli_rows {
     uint32_t *live_stack;
     uint32_t *lowest; /* lowest[id]: the lowest stack id of its sites */
     /* Rows of a fold: whether a suppression matches each (decided when it
-     * was made, cli_fold.c); NULL: cli_rows_suppressed asks cli_supp. */
+     * was made, cli_fold.c); NULL: cli_rows_suppressed asks the rules (cli_ana_suppressed). */
     bool *supp;
 };
 void cli_rows_make(struct cli_ana *a, const struct ana_model *m, struct cli_rows *out);
@@ -57,7 +57,7 @@ static inline uint32_t cli_rows_lowest(const struct cli_rows *r, uint32_t id)
     return r->lowest ? r->lowest[id] : id;
 }
 
-/* Whether a suppression matches the leaks of row id (cli_supp.h). */
+/* Whether a suppression matches the leaks of row id (ana_supp.h). */
 bool cli_rows_suppressed(struct cli_ana *a, const struct cli_rows *r, uint32_t id);
 
 /* The rows of a fold (cli_ana_fold), by program or all in one: the same
@@ -73,6 +73,12 @@ void cli_rows_from_fold(struct cli_ana *a, const struct ana_fold *f, enum cli_ro
  * row is a copy (in merged); row->image is its first site's image. */
 void cli_rows_make_by(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
                       struct cli_rows *out);
+
+/* The rows of the command's answer by `by`: the fold's where its model
+ * was folded into one at each image's end (a->fold, cli_fold.h), else m's
+ * (cli_rows_make_by). The one place that chooses between them. */
+void cli_rows_answer(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
+                     struct cli_rows *out);
 
 /* The group of a site of image in rows by `by`: the image, its program
  * (UINT32_MAX for an image the programs do not know), or 0. */

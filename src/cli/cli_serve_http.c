@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cli/cli_serve_gzip.h"
+#include "cli/cli_serve_index.h"
 
 /* Answers kept, each until the trace's size or time changes: a finished
  * trace answers each query once, and a page that polls a growing trace

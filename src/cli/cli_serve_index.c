@@ -2,7 +2,19 @@
 /* The checked index of memscribe serve (see cli_serve_index.h). */
 #include "cli/cli_serve_index.h"
 
-#include "cli/cli_serve_query.h"
+#include <errno.h>
+#include <sys/stat.h>
+
+int cli_serve_trace_version(const char *path, uint64_t *size, uint64_t *mtime_ns)
+{
+    struct stat st;
+
+    if (stat(path, &st))
+        return -errno;
+    *size = (uint64_t)st.st_size;
+    *mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+    return 0;
+}
 
 void cli_serve_index_init(struct cli_serve_index *x)
 {

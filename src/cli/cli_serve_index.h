@@ -20,6 +20,10 @@ struct cli_serve_index {
     bool verified;
 };
 
+/* The version of the trace at path: its size and modification time.
+ * Returns 0 or -errno (stat). */
+int cli_serve_trace_version(const char *path, uint64_t *size, uint64_t *mtime_ns);
+
 void cli_serve_index_init(struct cli_serve_index *x);
 
 /* The trace at path, of this version before and after a pass that checked

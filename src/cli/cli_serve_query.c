@@ -43,7 +43,7 @@ struct param {
     const char *flag; /* P_FLAG: the option it adds when 1 */
 };
 
-#define MAX_PARAMS 6
+#define MAX_PARAMS 7
 struct query {
     const char *name;
     const char *command;
@@ -67,6 +67,7 @@ static const struct query queries[] = {
      .command = "timeline",
      .params = {{"interval", "--interval", P_TIME, NULL},
                 {"sites", "--sites", P_COUNT, NULL},
+                {"points", "--max-points", P_COUNT, NULL},
                 {"from", "--from", P_TIME, NULL},
                 {"to", "--to", P_TIME, NULL},
                 {"pid", "--pid", P_PIDS, NULL},
@@ -271,17 +272,6 @@ static int run(const struct cli_serve_trace *t, char **argv, struct sink *out, s
     if (err->buf)
         err->buf[err->len] = 0;
     return rc ? rc : status;
-}
-
-int cli_serve_trace_version(const char *path, uint64_t *size, uint64_t *mtime_ns)
-{
-    struct stat st;
-
-    if (stat(path, &st))
-        return -errno;
-    *size = (uint64_t)st.st_size;
-    *mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
-    return 0;
 }
 
 static int status_answer(const struct cli_serve_trace *t, struct cli_serve_answer *ans)

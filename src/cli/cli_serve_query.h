@@ -47,8 +47,4 @@ struct cli_serve_trace {
 int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve_param_fn *param,
                     void *arg, struct cli_serve_answer *ans);
 
-/* The trace's size and modification time (its version: a query's answer
- * is kept until it changes): 0, or -errno. */
-int cli_serve_trace_version(const char *path, uint64_t *size, uint64_t *mtime_ns);
-
 #endif

@@ -13,34 +13,34 @@ bool cli_sym_option(const char *cmd, int c, const char *arg, struct cli_sym_opts
 {
     switch (c) {
     case CLI_SYM_OPT_DEBUG_DIR:
-        if (o->nr_debug_dirs == CLI_SYM_MAX_DEBUG_DIRS)
+        if (o->so.nr_debug_dirs == CLI_SYM_MAX_DEBUG_DIRS)
             cli_usage_error("%s: at most %d --debug-dir options", cmd, CLI_SYM_MAX_DEBUG_DIRS);
-        o->debug_dirs[o->nr_debug_dirs++] = arg;
+        o->debug_dirs[o->so.nr_debug_dirs++] = arg;
         return true;
     case CLI_SYM_OPT_SYSROOT:
-        o->sysroot = arg;
+        o->so.sysroot = arg;
         return true;
     case CLI_SYM_OPT_ALL_FRAMES:
-        o->show_internal = true;
+        o->so.show_internal = true;
         return true;
     case CLI_SYM_OPT_RAW:
-        o->raw = true;
+        o->so.raw = true;
         return true;
     case CLI_SYM_OPT_FULL_NAMES:
-        o->full_names = true;
+        o->so.full_names = true;
         return true;
     case CLI_SYM_OPT_VERBOSE:
-        o->verbose = true;
+        o->so.verbose = true;
         return true;
     case CLI_SYM_OPT_SYMBOL_PATH:
-        o->symbol_path = arg;
+        o->so.symbol_path = arg;
         return true;
     case CLI_SYM_OPT_ALLOC_FN:
-        if (o->nr_alloc_fns == CLI_SYM_MAX_ALLOC_FNS)
+        if (o->so.nr_alloc_fns == CLI_SYM_MAX_ALLOC_FNS)
             cli_usage_error("%s: at most %d --alloc-fn options", cmd, CLI_SYM_MAX_ALLOC_FNS);
         if (!*arg)
             cli_usage_error("%s: --alloc-fn wants a function's name", cmd);
-        o->alloc_fns[o->nr_alloc_fns++] = arg;
+        o->alloc_fns[o->so.nr_alloc_fns++] = arg;
         return true;
     default:
         return false;
@@ -61,7 +61,7 @@ static size_t alloc_fns(const struct cli_sym_opts *o, const char *const **out)
              w = strtok_r(NULL, ",\n", &save))
             all[CLI_SYM_MAX_ALLOC_FNS + nr_env++] = w;
     size_t n = 0;
-    for (size_t i = 0; i < o->nr_alloc_fns; i++)
+    for (size_t i = 0; i < o->so.nr_alloc_fns; i++)
         all[n++] = o->alloc_fns[i];
     for (size_t i = 0; i < nr_env; i++)
         all[n++] = all[CLI_SYM_MAX_ALLOC_FNS + i];
@@ -71,21 +71,11 @@ static size_t alloc_fns(const struct cli_sym_opts *o, const char *const **out)
 
 struct ana_sym_options cli_sym_options(const struct cli_sym_opts *o)
 {
-    const char *const *fns;
-    size_t nr_fns = alloc_fns(o, &fns);
+    struct ana_sym_options so = o->so;
 
-    return (struct ana_sym_options){
-        .alloc_fns = fns,
-        .nr_alloc_fns = nr_fns,
-        .debug_dirs = o->debug_dirs,
-        .nr_debug_dirs = o->nr_debug_dirs,
-        .sysroot = o->sysroot,
-        .show_internal = o->show_internal,
-        .raw = o->raw,
-        .full_names = o->full_names,
-        .verbose = o->verbose,
-        .symbol_path = o->symbol_path,
-    };
+    so.debug_dirs = o->debug_dirs;
+    so.nr_alloc_fns = alloc_fns(o, &so.alloc_fns);
+    return so;
 }
 
 struct ana_sym *cli_sym_open(const char *cmd, const struct cli_sym_opts *o,

@@ -47,17 +47,13 @@ enum {
     "  --symbol-path P look for Windows PDBs in P too, before _NT_SYMBOL_PATH, P in\n"             \
     "                  its syntax (DIR;srv*DIR;...: folders and symbol stores, no server)\n"
 
+/* The shared options: the symbolizer's own (struct ana_sym_options, the one
+ * definition of what they mean), whose lists cli_sym_options points into
+ * the room kept here; so.nr_alloc_fns counts --alloc-fn's names only. */
 struct cli_sym_opts {
+    struct ana_sym_options so;
     const char *debug_dirs[CLI_SYM_MAX_DEBUG_DIRS];
-    size_t nr_debug_dirs;
-    const char *sysroot;
-    bool show_internal;
-    bool raw;
-    bool full_names;
-    bool verbose;
-    const char *symbol_path;                      /* --symbol-path, or NULL */
     const char *alloc_fns[CLI_SYM_MAX_ALLOC_FNS]; /* --alloc-fn */
-    size_t nr_alloc_fns;
 };
 
 /* Handle a getopt_long result if it is one of the shared options: returns

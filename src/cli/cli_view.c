@@ -28,7 +28,7 @@ static void index_rows(struct cli_ana *a, struct cli_view *v, uint32_t nr_images
         if (g < v->nr_groups)
             v->group_start[g + 1]++;
         if (row && row->live_blocks > 0)
-            v->suppressed[id] = cli_supp_match(&a->supp, a, cli_rows_stack(&v->rows, id)) != NULL;
+            v->suppressed[id] = cli_ana_suppressed(a, cli_rows_stack(&v->rows, id));
     }
     for (uint32_t g = 0; g < v->nr_groups; g++) {
         v->group_start[g + 1] += v->group_start[g];
@@ -43,22 +43,13 @@ static void index_rows(struct cli_ana *a, struct cli_view *v, uint32_t nr_images
     free(next);
 }
 
-void cli_view_make(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
-                   struct cli_view *v)
+void cli_view_answer(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
+                     struct cli_view *v)
 {
     memset(v, 0, sizeof(*v));
     v->by = by;
-    cli_rows_make_by(a, m, by, &v->rows);
+    cli_rows_answer(a, m, by, &v->rows);
     index_rows(a, v, ana_model_nr_images(m));
-}
-
-void cli_view_make_folded(struct cli_ana *a, const struct ana_fold *f, enum cli_rows_by by,
-                          uint32_t nr_images, struct cli_view *v)
-{
-    memset(v, 0, sizeof(*v));
-    v->by = by;
-    cli_rows_from_fold(a, f, by, &v->rows);
-    index_rows(a, v, nr_images);
 }
 
 void cli_view_release(struct cli_view *v)

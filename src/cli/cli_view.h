@@ -18,7 +18,7 @@
 struct cli_view {
     enum cli_rows_by by;
     struct cli_rows rows; /* by row id (a stack id for a model's), as cli_rows.h */
-    bool *suppressed;     /* by row id: leaks listed apart (cli_supp.h) */
+    bool *suppressed;     /* by row id: leaks listed apart (ana_supp.h) */
     /* Row ids by group, ascending within each: group g's are
      * by_group[group_start[g] .. group_start[g + 1]). */
     uint32_t *by_group;
@@ -30,14 +30,11 @@ struct cli_view {
     const uint64_t (*supp_sums)[2];
 };
 
-/* Build the view of m by `by` (suppressions loaded: cli_supp_load). Dies
- * on failure. */
-void cli_view_make(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
-                   struct cli_view *v);
-/* The same of the rows a fold made (cli_ana_fold: by program or all). */
-struct ana_fold;
-void cli_view_make_folded(struct cli_ana *a, const struct ana_fold *f, enum cli_rows_by by,
-                          uint32_t nr_images, struct cli_view *v);
+/* The view of the command's answer by `by` (suppressions loaded:
+ * cli_ana_supp_load): of the fold's rows where its model was folded into one
+ * (a->fold, cli_fold.h), else of m's (cli_rows_answer). Dies on failure. */
+void cli_view_answer(struct cli_ana *a, const struct ana_model *m, enum cli_rows_by by,
+                     struct cli_view *v);
 void cli_view_release(struct cli_view *v);
 
 /* The stack row id shows (cli_rows_stack). */

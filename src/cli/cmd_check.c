@@ -202,14 +202,11 @@ static void measure(struct cli_ana *a, struct ana_check_values *v, struct ana_mo
     /* On a tree the rows are folded at each process's end (cli_fold.h). */
     cli_ana_programs(a, &mo);
     a->fold_alone = true; /* its rows are by key alone */
-    bool fold = cli_fold_setup(a, &mo, CLI_FOLD_ROWS);
+    cli_fold_setup(a, &mo, CLI_FOLD_ROWS);
     *m = cli_ana_model(a, &mo, UINT64_MAX);
     const struct ana_scope *t = ana_model_total(*m);
-    cli_supp_load(&a->supp, a);
-    if (fold)
-        cli_view_make_folded(a, a->fold, CLI_ROWS_BY_ALL, 0, view);
-    else
-        cli_view_make(a, *m, CLI_ROWS_BY_ALL, view);
+    cli_ana_supp_load(a);
+    cli_view_answer(a, *m, CLI_ROWS_BY_ALL, view);
     bool classes = ana_reach_present(a->r);
     memset(reach, 0, sizeof(*reach));
     if (classes && ana_reach_build(reach, a->r, *m))

@@ -235,6 +235,71 @@ static void side_json(struct ana_json *j, const char *name, const struct side *s
     ana_json_end_object(j);
 }
 
+/* The columns both sides can fill, and the sort they allow (usage errors
+ * exit). */
+static struct shown shown_of(struct side *base, struct side *nw, enum ana_diff_metric sort)
+{
+    /* Whether each side has temporary figures (a sampled trace has none,
+     * ana_sample.h) and leak classes: nothing to sort by, and empty cells,
+     * where not; the lost bytes are shown where a side has classes. */
+    struct shown sh = {.nr = base->classes || nw->classes ? ANA_DIFF_NR_SHOWN : ANA_DIFF_LOST};
+    for (unsigned p = 0; p < 2; p++) {
+        const struct side *s = p ? nw : base;
+        for (unsigned k = 0; k < ANA_DIFF_NR_METRICS; k++)
+            sh.known[p][k] = true;
+        sh.known[p][ANA_DIFF_TEMPORARY] = ana_sample_has_temporary(fmt_reader_sample_bytes(s->a.r));
+        sh.known[p][ANA_DIFF_LOST] = s->classes;
+    }
+    if (sort == ANA_DIFF_TEMPORARY) {
+        cli_ana_want_temporary(&base->a, "--sort temporary");
+        cli_ana_want_temporary(&nw->a, "--sort temporary");
+    }
+    if (sort == ANA_DIFF_LOST && !(base->classes && nw->classes))
+        cli_usage_error("diff: --sort lost needs leak classes at the end of both traces (record "
+                        "--reach; not with --to or --base-to)");
+    return sh;
+}
+
+/* The table t of d's rows, and the sides' ranges and the totals, in the
+ * format asked. */
+static void write_diff(const struct side *base, struct side *nw, const struct ana_diff *d,
+                       const struct ana_table *t, char keys[][24], const struct shown *sh,
+                       int lines, enum ana_diff_metric sort)
+{
+    if (nw->a.format == CLI_FMT_JSON) {
+        struct ana_json j;
+
+        ana_json_init(&j, stdout, true);
+        ana_json_begin_object(&j);
+        side_json(&j, "base", base);
+        side_json(&j, "new", nw);
+        ana_json_kv_str(&j, "match", lines ? "line" : "function");
+        ana_json_kv_str(&j, "sort", ana_diff_metric_name(sort));
+        ana_json_kv_u64(&j, "sites", d->nr_rows);
+        total_json(&j, d, keys, sh);
+        ana_json_key(&j, "rows");
+        ana_table_write_json(t, &j);
+        ana_json_end_object(&j);
+        if (ana_json_finish(&j))
+            cli_die("diff: writing JSON failed");
+    } else {
+        if (nw->a.format == CLI_FMT_TEXT) {
+            char a0[32], a1[32], b0[32], b1[32];
+
+            printf("memscribe diff: base %s [%s, %s], new %s [%s, %s]\n", base->a.path,
+                   ana_time_format(base->t0, a0, sizeof(a0)),
+                   ana_time_format(base->t1, a1, sizeof(a1)), nw->a.path,
+                   ana_time_format(nw->t0, b0, sizeof(b0)),
+                   ana_time_format(nw->t1, b1, sizeof(b1)));
+            printf("%zu sites matched by %s, sorted by the change of %s; the first row is the "
+                   "total\n\n",
+                   d->nr_rows, lines ? "function, file and line" : "function chain",
+                   ana_diff_metric_name(sort));
+        }
+        cli_ana_table(&nw->a, t, stdout, "", true);
+    }
+}
+
 int cmd_diff(int argc, char **argv)
 {
     static const struct option own[] = {
@@ -302,24 +367,7 @@ int cmd_diff(int argc, char **argv)
     base.a.format = nw.a.format;
     side_open(&base, argv[optind], lines);
     side_open(&nw, argv[optind + 1], lines);
-    /* Whether each side has temporary figures (a sampled trace has none,
-     * ana_sample.h) and leak classes: nothing to sort by, and empty cells,
-     * where not; the lost bytes are shown where a side has classes. */
-    struct shown sh = {.nr = base.classes || nw.classes ? ANA_DIFF_NR_SHOWN : ANA_DIFF_LOST};
-    for (unsigned p = 0; p < 2; p++) {
-        const struct side *s = p ? &nw : &base;
-        for (unsigned k = 0; k < ANA_DIFF_NR_METRICS; k++)
-            sh.known[p][k] = true;
-        sh.known[p][ANA_DIFF_TEMPORARY] = ana_sample_has_temporary(fmt_reader_sample_bytes(s->a.r));
-        sh.known[p][ANA_DIFF_LOST] = s->classes;
-    }
-    if (sort == ANA_DIFF_TEMPORARY) {
-        cli_ana_want_temporary(&base.a, "--sort temporary");
-        cli_ana_want_temporary(&nw.a, "--sort temporary");
-    }
-    if (sort == ANA_DIFF_LOST && !(base.classes && nw.classes))
-        cli_usage_error("diff: --sort lost needs leak classes at the end of both traces (record "
-                        "--reach; not with --to or --base-to)");
+    struct shown sh = shown_of(&base, &nw, sort);
 
     ana_diff_init(&d);
     add_side(&base, &d, ANA_DIFF_BASE, lines);
@@ -340,37 +388,7 @@ int cmd_diff(int argc, char **argv)
         add_row(&nw, &base, t, (const uint64_t(*)[ANA_DIFF_NR_METRICS])d.rows[i].v, d.rows[i].key,
                 frames, &sh);
 
-    if (nw.a.format == CLI_FMT_JSON) {
-        struct ana_json j;
-
-        ana_json_init(&j, stdout, true);
-        ana_json_begin_object(&j);
-        side_json(&j, "base", &base);
-        side_json(&j, "new", &nw);
-        ana_json_kv_str(&j, "match", lines ? "line" : "function");
-        ana_json_kv_str(&j, "sort", ana_diff_metric_name(sort));
-        ana_json_kv_u64(&j, "sites", d.nr_rows);
-        total_json(&j, &d, keys, &sh);
-        ana_json_key(&j, "rows");
-        ana_table_write_json(t, &j);
-        ana_json_end_object(&j);
-        if (ana_json_finish(&j))
-            cli_die("diff: writing JSON failed");
-    } else {
-        if (nw.a.format == CLI_FMT_TEXT) {
-            char a0[32], a1[32], b0[32], b1[32];
-
-            printf("memscribe diff: base %s [%s, %s], new %s [%s, %s]\n", base.a.path,
-                   ana_time_format(base.t0, a0, sizeof(a0)),
-                   ana_time_format(base.t1, a1, sizeof(a1)), nw.a.path,
-                   ana_time_format(nw.t0, b0, sizeof(b0)), ana_time_format(nw.t1, b1, sizeof(b1)));
-            printf("%zu sites matched by %s, sorted by the change of %s; the first row is the "
-                   "total\n\n",
-                   d.nr_rows, lines ? "function, file and line" : "function chain",
-                   ana_diff_metric_name(sort));
-        }
-        cli_ana_table(&nw.a, t, stdout, "", true);
-    }
+    write_diff(&base, &nw, &d, t, keys, &sh, lines, sort);
     ana_table_destroy(t);
     ana_diff_release(&d);
     ana_reach_release(&base.reach);

@@ -178,6 +178,95 @@ static void put_agg_fields(FILE *out, const struct fmt_event *ev)
     }
 }
 
+/* What every kind may carry, after its own fields: a pool's or a Windows
+ * heap's, the flags, a snapshot's origin. */
+static void put_flags(FILE *out, const struct fmt_event *ev)
+{
+    if (fmt_kind_is_heap_alloc(ev->kind) || ev->kind == FMT_EV_FREE) {
+        if (ev->flags & FMT_EVF_POOL) /* a block of the program's pool (format 1.4) */
+            fprintf(out, " pool=0x%" PRIx64, ev->arg[1]);
+    }
+    if ((ev->kind == FMT_EV_MALLOC || ev->kind == FMT_EV_REALLOC || ev->kind == FMT_EV_FREE) &&
+        !(ev->flags & FMT_EVF_POOL) &&
+        (ev->arg[0] | ev->arg[1])) /* a Windows heap call (format 1.2) */
+        fprintf(out, " heap=0x%" PRIx64 " hflags=0x%" PRIx64, ev->arg[1], ev->arg[0]);
+    if (ev->flags & FMT_EVF_FAILED)
+        fputs(" failed", out);
+    if (ev->flags & FMT_EVF_LIBC_MMAP)
+        fputs(" libc-mmap", out);
+    if (ev->flags & FMT_EVF_IN_PLACE)
+        fputs(" in-place", out);
+    if (ev->flags & FMT_EVF_COLLECTOR)
+        fputs(" collector", out);
+    if (ev->flags & FMT_EVF_HEAP_DESTROYED)
+        fputs(" heap-destroyed", out);
+    if (((ev->kind >= FMT_EV_MMAP && ev->kind <= FMT_EV_SBRK) || fmt_kind_is_win_vm(ev->kind) ||
+         fmt_kind_is_heap_alloc(ev->kind)) && /* 1.9: a block a segment carries in */
+        ev->origin)
+        fprintf(out, " origin=%s", origin_name(ev->origin));
+}
+
+/* Windows virtual memory (format 1.2): PAGE_* and MEM_* as passed. */
+static void put_win_vm_fields(FILE *out, const struct fmt_event *ev)
+{
+    fprintf(out, " addr=0x%" PRIx64 " size=%" PRIu64, ev->addr, ev->size);
+    if (ev->kind == FMT_EV_VM_RESERVE || ev->kind == FMT_EV_VM_COMMIT)
+        fprintf(out, " page=0x%" PRIx64 " mem=0x%" PRIx64 " asked=%" PRIu64, ev->arg[0], ev->arg[1],
+                ev->arg[2]);
+    else if (ev->kind == FMT_EV_VM_DECOMMIT || ev->kind == FMT_EV_VM_RELEASE)
+        fprintf(out, " mem=0x%" PRIx64, ev->arg[1]);
+    else if (ev->kind == FMT_EV_VM_PROTECT)
+        fprintf(out, " page=0x%" PRIx64 " old=0x%" PRIx64, ev->arg[0], ev->arg[1]);
+    else if (ev->kind == FMT_EV_SECTION_MAP)
+        fprintf(out, " page=0x%" PRIx64 " mem=0x%" PRIx64 " section=0x%" PRIx64, ev->arg[0],
+                ev->arg[1], ev->arg[2]);
+}
+
+static void put_module(FILE *out, const struct fmt_module *m)
+{
+    fprintf(out, " base=0x%" PRIx64 " path=", m->base);
+    put_str(out, m->path, m->path_len, 0);
+    fputs(" build_id=", out);
+    for (uint32_t i = 0; i < m->build_id_len; i++)
+        fprintf(out, "%02x", m->build_id[i]);
+    if (!m->build_id_len)
+        fputs("none", out);
+}
+
+/* A pool of the program (format 1.4) or a Windows heap made or
+ * destroyed. */
+static void put_heap_fields(FILE *out, const struct fmt_event *ev)
+{
+    if (ev->kind == FMT_EV_HEAP_DESTROY) {
+        fprintf(out, (ev->flags & FMT_EVF_POOL) ? " pool=0x%" PRIx64 : " heap=0x%" PRIx64,
+                ev->addr);
+        return;
+    }
+    if (ev->flags & FMT_EVF_POOL) {
+        fprintf(out, " pool=0x%" PRIx64 " name=", ev->addr);
+        put_str(out, ev->str ? ev->str : "", ev->str_len, 0);
+        return;
+    }
+    fprintf(out, " heap=0x%" PRIx64 " reserve=%" PRIu64 " commit=%" PRIu64 " hflags=0x%" PRIx64,
+            ev->addr, ev->size, ev->arg[1], ev->arg[0]);
+}
+
+/* A process's start (its parent, how, executable, arguments) or exit. */
+static void put_process_fields(FILE *out, const struct fmt_event *ev)
+{
+    if (ev->kind == FMT_EV_PROCESS_EXIT) {
+        if (ev->arg[1])
+            fprintf(out, " status=0x%" PRIx64, ev->arg[0]);
+        else
+            fputs(" status=unknown", out);
+        return;
+    }
+    fprintf(out, " ppid=%" PRIu64 " how=%s exe=", ev->arg[0], start_name(ev->arg[1]));
+    put_str(out, ev->str, ev->str_len, 0);
+    fputs(" argv=", out);
+    put_str(out, ev->str2, ev->str2_len, 1);
+}
+
 /* Fields that depend on the kind, after "KIND". */
 static void put_fields(FILE *out, const struct fmt_event *ev)
 {
@@ -237,16 +326,8 @@ static void put_fields(FILE *out, const struct fmt_event *ev)
         fprintf(out, " addr=0x%" PRIx64 " incr=%" PRId64, ev->addr, (int64_t)ev->arg[0]);
         break;
     case FMT_EV_PROCESS_START:
-        fprintf(out, " ppid=%" PRIu64 " how=%s exe=", ev->arg[0], start_name(ev->arg[1]));
-        put_str(out, ev->str, ev->str_len, 0);
-        fputs(" argv=", out);
-        put_str(out, ev->str2, ev->str2_len, 1);
-        break;
     case FMT_EV_PROCESS_EXIT:
-        if (ev->arg[1])
-            fprintf(out, " status=0x%" PRIx64, ev->arg[0]);
-        else
-            fputs(" status=unknown", out);
+        put_process_fields(out, ev);
         break;
     case FMT_EV_THREAD_START:
     case FMT_EV_THREAD_NAME:
@@ -256,15 +337,8 @@ static void put_fields(FILE *out, const struct fmt_event *ev)
         }
         break;
     case FMT_EV_MODULE_LOAD:
-        if (ev->module) {
-            fprintf(out, " base=0x%" PRIx64 " path=", ev->module->base);
-            put_str(out, ev->module->path, ev->module->path_len, 0);
-            fputs(" build_id=", out);
-            for (uint32_t i = 0; i < ev->module->build_id_len; i++)
-                fprintf(out, "%02x", ev->module->build_id[i]);
-            if (!ev->module->build_id_len)
-                fputs("none", out);
-        }
+        if (ev->module)
+            put_module(out, ev->module);
         break;
     case FMT_EV_MODULE_UNLOAD:
         fprintf(out, " base=0x%" PRIx64, ev->addr);
@@ -276,58 +350,17 @@ static void put_fields(FILE *out, const struct fmt_event *ev)
         fprintf(out, " count=%" PRIu64, ev->arg[0]);
         break;
     case FMT_EV_HEAP_CREATE:
-        if (ev->flags & FMT_EVF_POOL) { /* a pool of the program (format 1.4) */
-            fprintf(out, " pool=0x%" PRIx64 " name=", ev->addr);
-            put_str(out, ev->str ? ev->str : "", ev->str_len, 0);
-            break;
-        }
-        fprintf(out, " heap=0x%" PRIx64 " reserve=%" PRIu64 " commit=%" PRIu64 " hflags=0x%" PRIx64,
-                ev->addr, ev->size, ev->arg[1], ev->arg[0]);
-        break;
     case FMT_EV_HEAP_DESTROY:
-        fprintf(out, (ev->flags & FMT_EVF_POOL) ? " pool=0x%" PRIx64 : " heap=0x%" PRIx64,
-                ev->addr);
+        put_heap_fields(out, ev);
         break;
     case FMT_EV_HEAP_BATCH ... FMT_EV_AGGREGATE:
         put_agg_fields(out, ev);
         break;
     case FMT_EV_VM_RESERVE ... FMT_EV_SECTION_UNMAP:
-        /* Windows virtual memory (format 1.2): PAGE_* and MEM_* as passed. */
-        fprintf(out, " addr=0x%" PRIx64 " size=%" PRIu64, ev->addr, ev->size);
-        if (ev->kind == FMT_EV_VM_RESERVE || ev->kind == FMT_EV_VM_COMMIT)
-            fprintf(out, " page=0x%" PRIx64 " mem=0x%" PRIx64 " asked=%" PRIu64, ev->arg[0],
-                    ev->arg[1], ev->arg[2]);
-        else if (ev->kind == FMT_EV_VM_DECOMMIT || ev->kind == FMT_EV_VM_RELEASE)
-            fprintf(out, " mem=0x%" PRIx64, ev->arg[1]);
-        else if (ev->kind == FMT_EV_VM_PROTECT)
-            fprintf(out, " page=0x%" PRIx64 " old=0x%" PRIx64, ev->arg[0], ev->arg[1]);
-        else if (ev->kind == FMT_EV_SECTION_MAP)
-            fprintf(out, " page=0x%" PRIx64 " mem=0x%" PRIx64 " section=0x%" PRIx64, ev->arg[0],
-                    ev->arg[1], ev->arg[2]);
+        put_win_vm_fields(out, ev);
         break;
     }
-    if (fmt_kind_is_heap_alloc(ev->kind) || ev->kind == FMT_EV_FREE) {
-        if (ev->flags & FMT_EVF_POOL) /* a block of the program's pool (format 1.4) */
-            fprintf(out, " pool=0x%" PRIx64, ev->arg[1]);
-    }
-    if ((ev->kind == FMT_EV_MALLOC || ev->kind == FMT_EV_REALLOC || ev->kind == FMT_EV_FREE) &&
-        !(ev->flags & FMT_EVF_POOL) &&
-        (ev->arg[0] | ev->arg[1])) /* a Windows heap call (format 1.2) */
-        fprintf(out, " heap=0x%" PRIx64 " hflags=0x%" PRIx64, ev->arg[1], ev->arg[0]);
-    if (ev->flags & FMT_EVF_FAILED)
-        fputs(" failed", out);
-    if (ev->flags & FMT_EVF_LIBC_MMAP)
-        fputs(" libc-mmap", out);
-    if (ev->flags & FMT_EVF_IN_PLACE)
-        fputs(" in-place", out);
-    if (ev->flags & FMT_EVF_COLLECTOR)
-        fputs(" collector", out);
-    if (ev->flags & FMT_EVF_HEAP_DESTROYED)
-        fputs(" heap-destroyed", out);
-    if (((ev->kind >= FMT_EV_MMAP && ev->kind <= FMT_EV_SBRK) || fmt_kind_is_win_vm(ev->kind) ||
-         fmt_kind_is_heap_alloc(ev->kind)) && /* 1.9: a block a segment carries in */
-        ev->origin)
-        fprintf(out, " origin=%s", origin_name(ev->origin));
+    put_flags(out, ev);
 }
 
 static void dump_event(FILE *out, const struct fmt_event *ev)

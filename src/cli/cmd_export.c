@@ -431,7 +431,7 @@ int cmd_export(int argc, char **argv)
         fputs("\r\033[K", stderr); /* clear the progress line */
     if ((rc = close_outputs(&a, rc, &bad)))
         fail(&a, r, rc);
-    cli_fold_release(&a.ana);
+    cli_ana_fold_release(&a.ana);
     fmt_reader_close(r);
     ana_filter_release(&a.filter);
     return CLI_EXIT_OK;

@@ -116,6 +116,39 @@ static int build(struct cli_ana *a, struct ana_tree *t, const struct ana_model *
     return rc;
 }
 
+/* The graph t as folded stacks or an SVG (so) to -o's file or the
+ * default one; a sampled or aggregated trace's label in the subtitle and
+ * the folded stacks' first line. */
+static void write_graph(struct cli_ana *a, const struct ana_tree *t, struct ana_stacks *st,
+                        struct ana_flame_svg_options *so, int folded)
+{
+    int rc;
+
+    struct cli_output out;
+    /* Folded stacks are text: a terminal is a fine place for them. */
+    cli_output_open(&out, "flamegraph", folded && !a->output ? "-" : a->output, a->path,
+                    "-flame.svg");
+    char cmdline[1024], subtitle[1400], label[ANA_AGGREGATE_NOTE_SIZE];
+    ana_plot_command_line(fmt_reader_info(a->r), cmdline, sizeof(cmdline));
+    /* A sampled trace: the subtitle, and a first line of folded stacks,
+     * say its figures are estimates (ana_sample.h). */
+    ana_sample_label(label, sizeof(label), fmt_reader_sample_bytes(a->r));
+    if (!*label) /* an aggregated trace says so as well (ana_aggregate.h) */
+        ana_aggregate_label(label, sizeof(label), fmt_reader_info(a->r));
+    snprintf(subtitle, sizeof(subtitle), "%s%s%s%s%s", a->path, *cmdline ? ": " : "", cmdline,
+             *label ? " -- " : "", label);
+    so->subtitle = subtitle;
+    if (folded && *label)
+        fprintf(out.f, "# %s\n", label);
+    if (folded)
+        rc = ana_flame_write_folded(t, ana_stacks_str_fn, st, out.f, so->cost);
+    else
+        rc = ana_flame_write_svg(t, ana_stacks_str_fn, st, out.f, so);
+    rc = cli_output_close(&out, "flamegraph", rc);
+    if (rc)
+        cli_die("flamegraph: writing %s: %s", out.name, strerror(-rc));
+}
+
 int cmd_flamegraph(int argc, char **argv)
 {
     static const struct option own[] = {
@@ -207,28 +240,7 @@ int cmd_flamegraph(int argc, char **argv)
     if (diff)
         so.base = base = cli_diff_flame_base(&a, argv[optind], &t, so.cost, so.inverted);
 
-    struct cli_output out;
-    /* Folded stacks are text: a terminal is a fine place for them. */
-    cli_output_open(&out, "flamegraph", folded && !a.output ? "-" : a.output, a.path, "-flame.svg");
-    char cmdline[1024], subtitle[1400], label[ANA_AGGREGATE_NOTE_SIZE];
-    ana_plot_command_line(fmt_reader_info(a.r), cmdline, sizeof(cmdline));
-    /* A sampled trace: the subtitle, and a first line of folded stacks,
-     * say its figures are estimates (ana_sample.h). */
-    ana_sample_label(label, sizeof(label), fmt_reader_sample_bytes(a.r));
-    if (!*label) /* an aggregated trace says so as well (ana_aggregate.h) */
-        ana_aggregate_label(label, sizeof(label), fmt_reader_info(a.r));
-    snprintf(subtitle, sizeof(subtitle), "%s%s%s%s%s", a.path, *cmdline ? ": " : "", cmdline,
-             *label ? " -- " : "", label);
-    so.subtitle = subtitle;
-    if (folded && *label)
-        fprintf(out.f, "# %s\n", label);
-    if (folded)
-        rc = ana_flame_write_folded(&t, ana_stacks_str_fn, st, out.f, so.cost);
-    else
-        rc = ana_flame_write_svg(&t, ana_stacks_str_fn, st, out.f, &so);
-    rc = cli_output_close(&out, "flamegraph", rc);
-    if (rc)
-        cli_die("flamegraph: writing %s: %s", out.name, strerror(-rc));
+    write_graph(&a, &t, st, &so, folded);
     ana_tree_release(&t);
     free(base);
     free(keep);

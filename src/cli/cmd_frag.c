@@ -134,6 +134,35 @@ static int image_sites(const struct ana_vm_image *im, uint64_t gran,
     return 0;
 }
 
+/* The largest free gap of image over time, a row per sample; *first: its
+ * first sample (NULL: none). */
+static struct ana_table *gap_table(const struct frag *f, uint32_t image,
+                                   const struct ana_frag_sample **first)
+{
+    struct ana_table *gaps;
+    char b1[64];
+
+    if (ana_table_create(&gaps, gap_cols, 6))
+        cli_die("frag: out of memory");
+    for (size_t i = 0; i < f->s.nr; i++) {
+        const struct ana_frag_sample *x = &f->s.v[i];
+
+        if (x->image != image)
+            continue;
+        if (!*first)
+            *first = x;
+        ana_table_add_row(gaps);
+        ana_table_set_u64(gaps, 0, x->ts);
+        ana_table_set_u64(gaps, 1, x->st.largest_hi - x->st.largest_lo);
+        snprintf(b1, sizeof(b1), "0x%" PRIx64, x->st.largest_lo);
+        ana_table_set_str(gaps, 2, b1);
+        ana_table_set_u64(gaps, 3, x->st.free);
+        ana_table_set_u64(gaps, 4, x->st.nr_holes);
+        ana_table_set_u64(gaps, 5, x->st.nr_mappings);
+    }
+    return gaps;
+}
+
 static void report_image(struct frag *f, uint32_t image, uint64_t gran, struct ana_json *j)
 {
     struct cli_ana *a = f->a;
@@ -147,24 +176,7 @@ static void report_image(struct frag *f, uint32_t image, uint64_t gran, struct a
     int rc;
 
     ana_frag_stats(im, &st);
-    if (ana_table_create(&gaps, gap_cols, 6))
-        cli_die("frag: out of memory");
-    for (size_t i = 0; i < f->s.nr; i++) {
-        const struct ana_frag_sample *x = &f->s.v[i];
-
-        if (x->image != image)
-            continue;
-        if (!first)
-            first = x;
-        ana_table_add_row(gaps);
-        ana_table_set_u64(gaps, 0, x->ts);
-        ana_table_set_u64(gaps, 1, x->st.largest_hi - x->st.largest_lo);
-        snprintf(b1, sizeof(b1), "0x%" PRIx64, x->st.largest_lo);
-        ana_table_set_str(gaps, 2, b1);
-        ana_table_set_u64(gaps, 3, x->st.free);
-        ana_table_set_u64(gaps, 4, x->st.nr_holes);
-        ana_table_set_u64(gaps, 5, x->st.nr_mappings);
-    }
+    gaps = gap_table(f, image, &first);
     if ((rc = image_sites(im, gran, first, &mis, &nm, &occ, &no)))
         cli_ana_fail(a, rc);
     mt = site_table(a, mis, nm, 0);
@@ -278,6 +290,34 @@ static int frag_event(void *arg, const struct fmt_event *ev)
     return ev->kind == FMT_EV_PROCESS_EXIT ? cli_fold_let_go(f->a, ev->image, ev->ts_ns) : 0;
 }
 
+/* The address-space map of the first process shown (--pid for another)
+ * to svg, stdout with svg_only. */
+static void write_map(struct frag *f, const char *svg, bool svg_only)
+{
+    char buf[64];
+    int rc;
+
+    FILE *out = svg_only ? stdout : cli_output_stream("frag", svg);
+    uint32_t img = UINT32_MAX;
+
+    for (uint32_t i = 0; i < f->s.replay.vm.nr_images && img == UINT32_MAX; i++)
+        if (f->s.replay.vm.images[i].nr &&
+            ana_filter_image(&f->a->filter, i, fmt_reader_image(f->a->r, i)->pid))
+            img = i;
+    if (img == UINT32_MAX)
+        cli_die("frag: %s: no mappings to draw", f->a->path);
+    {
+        char title[300], name[256];
+
+        cli_ana_image_name(f->a, img, name, sizeof(name));
+        snprintf(title, sizeof(title), "address space of %s at %s", name,
+                 ana_time_format(f->s.replay.until, buf, sizeof(buf)));
+        rc = ana_frag_svg(out, &f->s.replay.vm.images[img], title, 0);
+    }
+    if ((svg_only ? fflush(out) : fclose(out)) != 0 || rc)
+        cli_die("frag: %s: cannot write the map", svg_only ? "stdout" : svg);
+}
+
 int cmd_frag(int argc, char **argv)
 {
     static const struct option own[] = {
@@ -371,28 +411,8 @@ int cmd_frag(int argc, char **argv)
                 ana_filter_image(&a.filter, i, fmt_reader_image(a.r, i)->pid))
                 report_image(&f, i, gran, NULL);
     }
-    if (svg) {
-        FILE *out = svg_only ? stdout : cli_output_stream("frag", svg);
-        uint32_t img = UINT32_MAX;
-
-        /* The first process shown (use --pid for another). */
-        for (uint32_t i = 0; i < f.s.replay.vm.nr_images && img == UINT32_MAX; i++)
-            if (f.s.replay.vm.images[i].nr &&
-                ana_filter_image(&a.filter, i, fmt_reader_image(a.r, i)->pid))
-                img = i;
-        if (img == UINT32_MAX)
-            cli_die("frag: %s: no mappings to draw", a.path);
-        {
-            char title[300], name[256];
-
-            cli_ana_image_name(&a, img, name, sizeof(name));
-            snprintf(title, sizeof(title), "address space of %s at %s", name,
-                     ana_time_format(f.s.replay.until, buf, sizeof(buf)));
-            rc = ana_frag_svg(out, &f.s.replay.vm.images[img], title, 0);
-        }
-        if ((svg_only ? fflush(out) : fclose(out)) != 0 || rc)
-            cli_die("frag: %s: cannot write the map", svg_only ? "stdout" : svg);
-    }
+    if (svg)
+        write_map(&f, svg, svg_only);
     ana_frag_scan_release(&f.s);
     return cli_ana_close(&a);
 }

@@ -291,11 +291,7 @@ static void stack_rows(struct leaks *lk)
     unsigned nr;
     char exe[4 * 1024 + 1];
 
-    if (a->fold)
-        cli_rows_from_fold(a, a->fold, a->by_program ? CLI_ROWS_BY_PROGRAM : CLI_ROWS_BY_IMAGE,
-                           &rows);
-    else
-        cli_rows_make_by(a, lk->m, a->by_program ? CLI_ROWS_BY_PROGRAM : CLI_ROWS_BY_IMAGE, &rows);
+    cli_rows_answer(a, lk->m, a->by_program ? CLI_ROWS_BY_PROGRAM : CLI_ROWS_BY_IMAGE, &rows);
     uint32_t *ids = malloc(((size_t)rows.nr + 1) * sizeof(*ids));
     /* A fold keeps each row's lowest stack with live blocks; a model's
      * rows find it from their sites. */
@@ -315,7 +311,7 @@ static void stack_rows(struct leaks *lk)
     struct ana_reach_sum *cls = lk->classes ? cli_rows_reach(&rows, rows.nr, &lk->reach) : NULL;
     if (stack_table(lk, cols, &lk->tab) || stack_table(lk, cols, &lk->sup))
         cli_die("leaks: out of memory");
-    cli_supp_load(&a->supp, a);
+    cli_ana_supp_load(a);
     /* the rows shown: those that would read alike show more of their stacks */
     uint32_t *stacks = malloc(((size_t)n + 1) * sizeof(*stacks)), nr_shown = 0;
     if (!stacks)
@@ -539,7 +535,11 @@ int cmd_leaks(int argc, char **argv)
             lk.a.fold->calls.image_arg = &lk;
         }
     }
-    lk.m = cli_ana_model(&lk.a, &mo, lk.t);
+    /* A moment's live state: from the index where --index asks and the
+     * trace allows (ana_plan.h). */
+    struct ana_query q = {
+        .mo = &mo, .until_ns = lk.t, .need = ANA_NEED_LIVE, .prefer_index = lk.a.index};
+    lk.m = cli_ana_answer(&lk.a, &q);
     if (lk.classes && ana_reach_build_at(&lk.reach, lk.a.r, lk.m, lk.reach_at))
         cli_die("leaks: out of memory");
     cli_heaps_load(&lk.a, &lk.heaps, lk.t);

@@ -172,6 +172,17 @@ static uint32_t parse_time_unit(const char *s)
     return (uint32_t)ns;
 }
 
+/* The time above zero the option --opt gives, or the usage error that
+ * says what it wants (e.g. "a time such as 500ms or 10s"). */
+static uint64_t time_arg(const char *arg, const char *opt, const char *wants)
+{
+    uint64_t ns;
+
+    if (util_duration_parse(arg, &ns) || !ns)
+        cli_usage_error("record: --%s wants %s, not '%s'", opt, wants, arg);
+    return ns;
+}
+
 /* How the session's notes and warnings reach the user. */
 static void record_say(void *arg, enum rec_say_level level, const char *msg)
 {
@@ -223,10 +234,7 @@ static void record_opt(struct record_opts *o, int opt, const char *arg)
             cli_usage_error("record: --sample wants a byte count such as 512K, not '%s'", arg);
         break;
     case 'E':
-        if (util_duration_parse(arg, &o->snap_every_ns) || !o->snap_every_ns)
-            cli_usage_error("record: --snapshot-every wants a time such as 500ms or 10s, "
-                            "not '%s'",
-                            arg);
+        o->snap_every_ns = time_arg(arg, "snapshot-every", "a time such as 500ms or 10s");
         break;
     case 'P':
     case 'p':
@@ -246,9 +254,7 @@ static void record_opt(struct record_opts *o, int opt, const char *arg)
         break;
     case 'Y':
         o->keep_last_text = arg;
-        if (util_duration_parse(arg, &o->rec.keep_last_ns) || !o->rec.keep_last_ns)
-            cli_usage_error("record: --keep-last wants a duration such as 10m or 1h, not '%s'",
-                            arg);
+        o->rec.keep_last_ns = time_arg(arg, "keep-last", "a duration such as 10m or 1h");
         break;
     case 'M':
         if (util_size_parse(arg, &o->rec.max_size) || !o->rec.max_size)
@@ -258,16 +264,11 @@ static void record_opt(struct record_opts *o, int opt, const char *arg)
         /* --aggregate alone: intervals of a second (docs/aggregate.md) */
         if (!arg)
             o->rec.aggregate_ns = RECORD_AGGREGATE_DEFAULT_NS;
-        else if (util_duration_parse(arg, &o->rec.aggregate_ns) || !o->rec.aggregate_ns)
-            cli_usage_error("record: --aggregate wants a period such as 100ms, 1s or 5s, "
-                            "not '%s'",
-                            arg);
+        else
+            o->rec.aggregate_ns = time_arg(arg, "aggregate", "a period such as 100ms, 1s or 5s");
         break;
     case 'U':
-        if (util_duration_parse(arg, &o->duration_ns) || !o->duration_ns)
-            cli_usage_error("record: --duration wants a time such as 10, 1.5s, 500ms or 2m, "
-                            "not '%s'",
-                            arg);
+        o->duration_ns = time_arg(arg, "duration", "a time such as 10, 1.5s, 500ms or 2m");
         break;
     default:
         cli_usage_error("record: see 'memscribe record --help'");

@@ -390,6 +390,88 @@ static void write_text(struct cli_ana *a, const struct opts *o, const struct cli
                    res[i].run.emulated);
 }
 
+/* --touch's value. */
+static enum rpl_touch parse_touch(const char *arg)
+{
+    if (!strcmp(arg, "first"))
+        return RPL_TOUCH_FIRST;
+    if (!strcmp(arg, "pages"))
+        return RPL_TOUCH_PAGES;
+    cli_usage_error("replay: unknown --touch '%s' (first or pages)", arg);
+}
+
+/* The process --pid chooses (the first without it) and its heap calls
+ * into plan; its pid. */
+static uint32_t take_calls(struct cli_ana *a, const struct opts *o, struct cli_replay_plan *plan)
+{
+    uint32_t pid;
+    int rc;
+
+    plan->image = UINT32_MAX;
+    for (uint32_t i = 0; i < fmt_reader_nr_images(a->r); i++) {
+        const struct fmt_image_info *im = fmt_reader_image(a->r, i);
+
+        if (o->pid < 0 || im->pid == (uint32_t)o->pid) {
+            plan->image = i;
+            break;
+        }
+    }
+    if (plan->image == UINT32_MAX)
+        cli_die("replay: %s: no process %ld in the trace", a->path, o->pid);
+    pid = fmt_reader_image(a->r, plan->image)->pid;
+    rc = cli_replay_stream(a->r, plan, -1);
+    if (rc)
+        cli_ana_fail(a, rc);
+    if (!plan->nr_calls)
+        cli_die("replay: %s: pid %" PRIu32 " made no heap calls (--pid chooses another)", a->path,
+                pid);
+    return pid;
+}
+
+/* --script FILE: the calls as a script, not replayed. */
+static void write_script(struct cli_ana *a, struct cli_replay_plan *plan, const char *script)
+{
+    int fd = cli_output_create("replay", script, NULL);
+    int rc = cli_replay_stream(a->r, plan, fd);
+
+    if (close(fd) && !rc)
+        rc = -errno;
+    if (rc == -EPROTO)
+        cli_ana_fail(a, rc);
+    if (rc)
+        cli_die("replay: %s: %s", script, strerror(-rc));
+}
+
+/* Each allocator's run, --repeat times: the first run's results and the
+ * median time per call. A fresh array. */
+static struct result *measure(struct cli_ana *a, const struct opts *o, struct cli_replay_plan *plan)
+{
+    struct result *res = calloc(o->nr_alloc, sizeof(*res));
+    double *times = calloc(o->repeat, sizeof(*times));
+
+    if (!res || !times)
+        cli_die("replay: out of memory");
+    for (unsigned i = 0; i < o->nr_alloc; i++) {
+        for (unsigned k = 0; k < o->repeat; k++) {
+            struct cli_replay_run run;
+
+            cli_replay_plan_free(plan);
+            cli_replay_run(a->path, a->r, plan, o->alloc[i].preload, o->alloc[i].name, &run);
+            check_library(&o->alloc[i], &run);
+            times[k] = per_call(&run);
+            if (k == 0)
+                res[i].run = run;
+            else
+                cli_replay_run_free(&run);
+        }
+        qsort(times, o->repeat, sizeof(*times), by_time);
+        res[i].ns_per_call = o->repeat % 2 ? times[o->repeat / 2]
+                                           : (times[o->repeat / 2 - 1] + times[o->repeat / 2]) / 2;
+    }
+    free(times);
+    return res;
+}
+
 int cmd_replay(int argc, char **argv)
 {
     static const struct option own[] = {
@@ -426,12 +508,7 @@ int cmd_replay(int argc, char **argv)
                 cli_usage_error("replay: --repeat takes 1 to 1000");
             break;
         case OPT_TOUCH:
-            if (!strcmp(optarg, "first"))
-                plan.touch = RPL_TOUCH_FIRST;
-            else if (!strcmp(optarg, "pages"))
-                plan.touch = RPL_TOUCH_PAGES;
-            else
-                cli_usage_error("replay: unknown --touch '%s' (first or pages)", optarg);
+            plan.touch = parse_touch(optarg);
             break;
         case OPT_TOUCH_LIMIT:
             if (util_size_parse(optarg, &plan.touch_limit) != 0)
@@ -462,60 +539,15 @@ int cmd_replay(int argc, char **argv)
     if (cli_replay_refuses(a.r))
         cli_die("replay: %s: %s", a.path, cli_replay_refuses(a.r));
 
-    plan.image = UINT32_MAX;
-    for (uint32_t i = 0; i < fmt_reader_nr_images(a.r); i++) {
-        const struct fmt_image_info *im = fmt_reader_image(a.r, i);
-
-        if (o.pid < 0 || im->pid == (uint32_t)o.pid) {
-            plan.image = i;
-            break;
-        }
-    }
-    if (plan.image == UINT32_MAX)
-        cli_die("replay: %s: no process %ld in the trace", a.path, o.pid);
-    pid = fmt_reader_image(a.r, plan.image)->pid;
-    rc = cli_replay_stream(a.r, &plan, -1);
-    if (rc)
-        cli_ana_fail(&a, rc);
-    if (!plan.nr_calls)
-        cli_die("replay: %s: pid %" PRIu32 " made no heap calls (--pid chooses another)", a.path,
-                pid);
+    pid = take_calls(&a, &o, &plan);
 
     if (o.script) {
-        int fd = cli_output_create("replay", o.script, NULL);
-
-        rc = cli_replay_stream(a.r, &plan, fd);
-        if (close(fd) && !rc)
-            rc = -errno;
-        if (rc == -EPROTO)
-            cli_ana_fail(&a, rc);
-        if (rc)
-            cli_die("replay: %s: %s", o.script, strerror(-rc));
+        write_script(&a, &plan, o.script);
         cli_replay_plan_free(&plan);
         return cli_ana_close(&a);
     }
 
-    res = calloc(o.nr_alloc, sizeof(*res));
-    double *times = calloc(o.repeat, sizeof(*times));
-    if (!res || !times)
-        cli_die("replay: out of memory");
-    for (unsigned i = 0; i < o.nr_alloc; i++) {
-        for (unsigned k = 0; k < o.repeat; k++) {
-            struct cli_replay_run run;
-
-            cli_replay_plan_free(&plan);
-            cli_replay_run(a.path, a.r, &plan, o.alloc[i].preload, o.alloc[i].name, &run);
-            check_library(&o.alloc[i], &run);
-            times[k] = per_call(&run);
-            if (k == 0)
-                res[i].run = run;
-            else
-                cli_replay_run_free(&run);
-        }
-        qsort(times, o.repeat, sizeof(*times), by_time);
-        res[i].ns_per_call = o.repeat % 2 ? times[o.repeat / 2]
-                                          : (times[o.repeat / 2 - 1] + times[o.repeat / 2]) / 2;
-    }
+    res = measure(&a, &o, &plan);
     if (o.svg)
         write_svg(o.svg, &o, &plan, res, pid);
     if (a.format == CLI_FMT_JSON) {
@@ -535,7 +567,6 @@ int cmd_replay(int argc, char **argv)
     for (unsigned i = 0; i < o.nr_alloc; i++)
         cli_replay_run_free(&res[i].run);
     free(res);
-    free(times);
     cli_replay_plan_free(&plan);
     rc = cli_ana_close(&a);
     return rc ? rc : failed ? 1 : 0;

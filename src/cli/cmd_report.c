@@ -103,6 +103,8 @@ struct report {
     uint64_t temp_threshold;
     uint32_t *ids; /* scratch: row ids of one group */
     bool loose;    /* --temporary-threshold given: the loose rule */
+    bool index;    /* --index: the query prefers the chunks' totals (ana_plan.h) */
+    bool verify;   /* --verify: the query's answer holds them against the events */
     /* The rows by process; with the per-program view (a.by_program) also
      * by program and all in one (cli_view.h). */
     struct cli_view procs, progs, all;
@@ -929,7 +931,8 @@ static void write_csv(struct report *rp, FILE *out)
     ana_table_destroy(t);
 }
 
-int cmd_report(int argc, char **argv)
+/* The options, then the trace opened: what report asks. */
+static void parse(struct report *rp, int argc, char **argv)
 {
     static const struct option own[] = {
         {"temporary-threshold", required_argument, NULL, OPT_TEMP_THRESHOLD},
@@ -941,90 +944,105 @@ int cmd_report(int argc, char **argv)
                                     CLI_TAKES_PROGRAMS,
                            .own = own,
                            .usage = usage};
-    struct report rp = {0};
     int c;
 
-    cli_ana_init(&rp.a, "report", 10);
-    while ((c = cli_getopt(&g, &rp.a, argc, argv)) != -1) {
+    cli_ana_init(&rp->a, "report", 10);
+    while ((c = cli_getopt(&g, &rp->a, argc, argv)) != -1) {
         if (c == OPT_TEMP_THRESHOLD) {
-            rp.temp_threshold = cli_ana_number(&rp.a, "--temporary-threshold", optarg);
-            rp.loose = true;
+            rp->temp_threshold = cli_ana_number(&rp->a, "--temporary-threshold", optarg);
+            rp->loose = true;
         }
         if (c == OPT_VERIFY)
-            rp.a.verify = true;
+            rp->verify = true;
         if (c == OPT_INDEX)
-            rp.a.totals = true;
+            rp->index = true;
     }
-    if (rp.a.verify && rp.a.totals)
+    if (rp->verify && rp->index)
         cli_usage_error("report: --verify replays every event to check the index; "
                         "--index does not read them");
     /* It may fold the tree's processes (cli_fold.h). */
-    rp.a.stacks_later = true;
+    rp->a.stacks_later = true;
     /* Text and JSON say the trace's notes; CSV has no place for them. */
-    rp.a.notes_in_output = rp.a.format != CLI_FMT_CSV;
-    cli_ana_open(&rp.a, argc, argv, optind);
-    if (rp.loose)
-        cli_ana_want_temporary(&rp.a, "--temporary-threshold");
+    rp->a.notes_in_output = rp->a.format != CLI_FMT_CSV;
+    cli_ana_open(&rp->a, argc, argv, optind);
+    if (rp->loose)
+        cli_ana_want_temporary(&rp->a, "--temporary-threshold");
     /* The recorder decided every temporary by the strict rule; the reader
      * lacks the calls another rule needs (docs/aggregate.md). */
-    if (rp.loose && fmt_reader_info(rp.a.r)->aggregate_ns)
+    if (rp->loose && fmt_reader_info(rp->a.r)->aggregate_ns)
         cli_die("report: %s: --temporary-threshold: an aggregated trace's temporary allocations "
                 "were counted by the recorder under the strict rule; the calls another rule "
                 "needs are not in it (docs/aggregate.md)",
-                rp.a.path);
+                rp->a.path);
+}
 
-    rp.classes = ana_reach_present(rp.a.r);
-    struct ana_model_options mo = {.filter = &rp.a.filter,
-                                   .keep_blocks = rp.classes,
-                                   .loose_temporary = rp.loose,
-                                   .temporary_threshold = rp.temp_threshold};
-    cli_ana_programs(&rp.a, &mo);
+/* The views of the answer (cli_view.h): by process, and with the
+ * per-program view or a fold by program and all in one. */
+static void make_views(struct report *rp, bool need_procs)
+{
+    if (need_procs)
+        cli_view_answer(&rp->a, rp->m, CLI_ROWS_BY_IMAGE, &rp->procs);
+    if (need_procs && rp->a.fold) { /* a fold keeps each image's first rows only */
+        uint32_t nr = ana_model_nr_images(rp->m);
+        rp->supp[nr][0] = rp->supp_total[0];
+        rp->supp[nr][1] = rp->supp_total[1];
+        rp->procs.supp_sums = (const uint64_t(*)[2])rp->supp;
+    }
+    if (rp->a.fold || rp->a.by_program) {
+        cli_view_answer(&rp->a, rp->m, CLI_ROWS_BY_PROGRAM, &rp->progs);
+        cli_view_answer(&rp->a, rp->m, CLI_ROWS_BY_ALL, &rp->all);
+    }
+    /* Scratch for a table's rows or the programs: the most of any view. */
+    size_t nr_ids = ana_model_nr_programs(rp->m);
+    const struct cli_view *views[] = {&rp->procs, &rp->progs, &rp->all};
+    for (size_t k = 0; k < sizeof(views) / sizeof(views[0]); k++)
+        if (views[k]->rows.nr > nr_ids)
+            nr_ids = views[k]->rows.nr;
+    if (!(rp->ids = malloc((nr_ids + 1) * sizeof(*rp->ids))))
+        cli_die("report: out of memory");
+}
+
+/* The model and its views: what report answers. */
+static void answer(struct report *rp)
+{
+    rp->classes = ana_reach_present(rp->a.r);
+    struct ana_model_options mo = {.filter = &rp->a.filter,
+                                   .keep_blocks = rp->classes,
+                                   .loose_temporary = rp->loose,
+                                   .temporary_threshold = rp->temp_threshold};
+    cli_ana_programs(&rp->a, &mo);
     /* The per-program view's rows can be folded at each image's end
      * (cli_fold.h); the JSON's and CSV's tables by process too, each
      * keeping its first rows (keep_rows). With --top 0 those are every
      * row of every process, which the whole model holds in less. */
-    bool need_procs = !rp.a.by_program || rp.a.format != CLI_FMT_TEXT;
+    bool need_procs = !rp->a.by_program || rp->a.format != CLI_FMT_TEXT;
     /* Without the per-program view only the rows by process are read. */
-    rp.a.fold_alone = !rp.a.by_program;
-    bool folded = need_procs && !rp.a.top ? cli_fold_can(&rp.a, true)
-                                          : cli_fold_setup(&rp.a, &mo, CLI_FOLD_ROWS);
+    rp->a.fold_alone = !rp->a.by_program;
+    bool folded = need_procs && !rp->a.top ? cli_fold_can(&rp->a, true)
+                                           : cli_fold_setup(&rp->a, &mo, CLI_FOLD_ROWS);
     if (folded && need_procs) {
-        rp.nr_supp = fmt_reader_nr_images(rp.a.r);
-        if (!(rp.supp = calloc((size_t)rp.nr_supp + 1, sizeof(*rp.supp))))
+        rp->nr_supp = fmt_reader_nr_images(rp->a.r);
+        if (!(rp->supp = calloc((size_t)rp->nr_supp + 1, sizeof(*rp->supp))))
             cli_die("report: out of memory");
-        rp.a.fold->calls.image_rows = keep_rows;
-        rp.a.fold->calls.image_arg = &rp;
+        rp->a.fold->calls.image_rows = keep_rows;
+        rp->a.fold->calls.image_arg = rp;
     }
-    rp.m = cli_ana_model(&rp.a, &mo, UINT64_MAX);
-    if (rp.classes && ana_reach_build(&rp.reach, rp.a.r, rp.m))
+    struct ana_query q = {
+        .mo = &mo, .until_ns = UINT64_MAX, .prefer_index = rp->index, .verify = rp->verify};
+    rp->m = cli_ana_answer(&rp->a, &q);
+    if (rp->classes && ana_reach_build(&rp->reach, rp->a.r, rp->m))
         cli_die("report: out of memory");
-    cli_heaps_load(&rp.a, &rp.heaps, UINT64_MAX);
-    cli_supp_load(&rp.a.supp, &rp.a);
-    if (need_procs && folded) {
-        uint32_t nr = ana_model_nr_images(rp.m);
-        cli_view_make_folded(&rp.a, rp.a.fold, CLI_ROWS_BY_IMAGE, nr, &rp.procs);
-        rp.supp[nr][0] = rp.supp_total[0];
-        rp.supp[nr][1] = rp.supp_total[1];
-        rp.procs.supp_sums = (const uint64_t(*)[2])rp.supp;
-    } else if (need_procs) {
-        cli_view_make(&rp.a, rp.m, CLI_ROWS_BY_IMAGE, &rp.procs);
-    }
-    if (folded) {
-        cli_view_make_folded(&rp.a, rp.a.fold, CLI_ROWS_BY_PROGRAM, 0, &rp.progs);
-        cli_view_make_folded(&rp.a, rp.a.fold, CLI_ROWS_BY_ALL, 0, &rp.all);
-    } else if (rp.a.by_program) {
-        cli_view_make(&rp.a, rp.m, CLI_ROWS_BY_PROGRAM, &rp.progs);
-        cli_view_make(&rp.a, rp.m, CLI_ROWS_BY_ALL, &rp.all);
-    }
-    /* Scratch for a table's rows or the programs: the most of any view. */
-    size_t nr_ids = ana_model_nr_programs(rp.m);
-    const struct cli_view *views[] = {&rp.procs, &rp.progs, &rp.all};
-    for (size_t k = 0; k < sizeof(views) / sizeof(views[0]); k++)
-        if (views[k]->rows.nr > nr_ids)
-            nr_ids = views[k]->rows.nr;
-    if (!(rp.ids = malloc((nr_ids + 1) * sizeof(*rp.ids))))
-        cli_die("report: out of memory");
+    cli_heaps_load(&rp->a, &rp->heaps, UINT64_MAX);
+    cli_ana_supp_load(&rp->a);
+    make_views(rp, need_procs);
+}
 
+int cmd_report(int argc, char **argv)
+{
+    struct report rp = {0};
+
+    parse(&rp, argc, argv);
+    answer(&rp);
     if (rp.a.format == CLI_FMT_JSON)
         write_json(&rp, stdout);
     else if (rp.a.format == CLI_FMT_CSV)

@@ -13,13 +13,21 @@
 #include "analysis/model/ana_model.h"
 #include "analysis/model/ana_site_series.h"
 #include "analysis/model/ana_timeline.h"
+#include "analysis/plan/ana_plan.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_fold.h"
 #include "cli/cli_getopt.h"
 #include "util/util_duration.h"
 
-enum { OPT_INTERVAL = CLI_ANA_OPT_FIRST_OWN, OPT_SITES, OPT_FROM, OPT_TO, OPT_INDEX };
+enum {
+    OPT_INTERVAL = CLI_ANA_OPT_FIRST_OWN,
+    OPT_SITES,
+    OPT_FROM,
+    OPT_TO,
+    OPT_INDEX,
+    OPT_MAX_POINTS
+};
 
 static void usage(FILE *out)
 {
@@ -38,6 +46,9 @@ static void usage(FILE *out)
         "  --from T, --to T  a range (a zoom): rows at T1, every interval after it,\n"
         "                  and at T2 (1.5s, 250ms, peak, end, peak-100ms, ...);\n"
         "                  down to the trace's time unit, single events\n"
+        "  --max-points N  at most N rows per process: a longer interval, a multiple\n"
+        "                  of the one asked (with --index: every k-th chunk's end),\n"
+        "                  where it would make more (a note on stderr says so)\n"
         "  --sites N       also the bytes in use over time of the N call sites\n"
         "                  with the most at their process's peak (text, json)\n"
         "  --index         rows at each chunk's end from the chunks' totals (format\n"
@@ -159,8 +170,9 @@ static int pick_left_out(void *arg, uint32_t image, uint64_t end_ns)
 
 /* The n sites with the most bytes at their process's peak: a pass of the
  * model first (the series follows them in the timeline's pass). On a tree
- * each image's sites are weighed at its end and dropped (cli_fold.h). */
-static void pick_sites(struct cli_ana *a, struct sites *st, uint32_t n)
+ * each image's sites are weighed at its end and dropped (cli_fold.h).
+ * index: from the chunks' totals where the trace allows (timeline --index). */
+static void pick_sites(struct cli_ana *a, struct sites *st, uint32_t n, bool index)
 {
     struct ana_model_options mo = {.filter = &a->filter};
     struct picks p = {a, calloc((size_t)n + 1, sizeof(*p.v)), 0, n};
@@ -169,7 +181,8 @@ static void pick_sites(struct cli_ana *a, struct sites *st, uint32_t n)
         cli_die("timeline: out of memory");
     if (st->retire)
         mo.retire = (struct ana_model_retire){pick_image, &p, pick_left_out};
-    struct ana_model *m = cli_ana_model(a, &mo, UINT64_MAX);
+    struct ana_query q = {.mo = &mo, .until_ns = UINT64_MAX, .prefer_index = index};
+    struct ana_model *m = cli_ana_answer(a, &q);
     if (st->retire) {
         if (!(st->stacks = malloc((n ? n : 1) * sizeof(*st->stacks))))
             cli_die("timeline: out of memory");
@@ -204,6 +217,29 @@ static void pick_range(struct cli_ana *a, struct ana_timeline_range *range,
     if (range->to_ns < range->from_ns)
         cli_usage_error("timeline: the range ends (%llu ns) before it starts (%llu ns)",
                         (unsigned long long)range->to_ns, (unsigned long long)range->from_ns);
+}
+
+/* --max-points N (the query's bound, ana_plan_interval): the range's
+ * interval coarsened so that each process's rows are at most N, with a
+ * note on stderr when it is. */
+static void bound_points(struct cli_ana *a, struct ana_timeline_range *range, uint64_t max_points)
+{
+    struct fmt_trace_counts c;
+    char t1[64], t2[64];
+
+    fmt_reader_counts(a->r, &c);
+    uint64_t to = range->to_ns < c.last_ts_ns ? range->to_ns : c.last_ts_ns;
+    uint64_t span = to > range->from_ns ? to - range->from_ns : 0;
+    uint64_t iv = range->interval_ns ? range->interval_ns : ana_timeline_default_interval(span);
+    uint64_t bounded = ana_plan_interval(span, iv, max_points);
+
+    if (!max_points || bounded == iv)
+        return;
+    cli_warn("timeline: %s: %s %s would make more than %llu rows per process: rows every %s",
+             a->path, range->interval_ns ? "--interval" : "the default interval",
+             ana_time_format(iv, t1, sizeof(t1)), (unsigned long long)max_points,
+             ana_time_format(bounded, t2, sizeof(t2)));
+    range->interval_ns = bounded;
 }
 
 /* The text output's first lines. */
@@ -326,14 +362,14 @@ static int compute(struct cli_ana *a, struct ana_timeline *tl,
     /* A few processes: the model that picks them may replay in parallel. */
     st->retire = cli_fold_trace(a->r) && fmt_reader_nr_images(a->r) >= cli_fold_min_images();
     if (n && !st->top)
-        pick_sites(a, st, n);
+        pick_sites(a, st, n, false);
     rc = ana_timeline_compute_range(tl, a->r, &a->filter, range, cli_ana_progress, a,
                                     n ? follow_sites : NULL, st);
     if (rc == -EFBIG && st->top) { /* more moments than the bound: pick first */
         ana_site_series_release(&st->series);
         ana_timeline_release(tl);
         st->top = false;
-        pick_sites(a, st, n);
+        pick_sites(a, st, n, false);
         rc = ana_timeline_compute_range(tl, a->r, &a->filter, range, cli_ana_progress, a,
                                         follow_sites, st);
     }
@@ -342,9 +378,11 @@ static int compute(struct cli_ana *a, struct ana_timeline *tl,
 
 /* The rows: from the chunks' totals with index (timeline --index) where
  * the trace allows (a note says why not: asked with a range or an
- * interval, ranged), else the timeline's pass. */
-static int rows(struct cli_ana *a, struct ana_timeline *tl, const struct ana_timeline_range *range,
-                uint32_t n, struct sites *st, bool index, bool ranged)
+ * interval, ranged), else the timeline's pass; either bounded to
+ * max_points rows per process (0: no bound), with a note when that
+ * coarsens them. */
+static int rows(struct cli_ana *a, struct ana_timeline *tl, struct ana_timeline_range *range,
+                uint32_t n, struct sites *st, bool index, bool ranged, uint64_t max_points)
 {
     const char *no = !index   ? NULL
                      : ranged ? "--from, --to and --interval ask for rows the totals do not hold"
@@ -355,15 +393,122 @@ static int rows(struct cli_ana *a, struct ana_timeline *tl, const struct ana_tim
         cli_warn("timeline: --index: %s; replaying the trace", no);
         index = false;
     }
-    if (!index)
+    if (!index) {
+        bound_points(a, range, max_points);
         return compute(a, tl, range, n, st);
-    a->totals = true; /* the sites picked from the totals' model too */
-    if (n)
-        pick_sites(a, st, n);
-    rc = ana_timeline_from_totals(tl, a->r, st->stacks, n ? st->n : 0, n ? &st->series : NULL);
+    }
+    if (n) /* the sites picked from the totals' model too */
+        pick_sites(a, st, n, true);
+    rc = ana_timeline_from_totals(tl, a->r, st->stacks, n ? st->n : 0, n ? &st->series : NULL,
+                                  max_points);
     if (rc == -EPROTO)
         cli_die("timeline: %s", fmt_reader_error(a->r));
+    if (!rc && tl->chunk_stride > 1)
+        cli_warn("timeline: %s: a row at each of its %u chunks' ends would make more than %llu "
+                 "rows per process: rows at every %u chunks' end and the last's",
+                 a->path, fmt_reader_nr_chunks(a->r), (unsigned long long)max_points,
+                 tl->chunk_stride);
     return rc;
+}
+
+/* The rows' errors end the command; an aggregated trace's interval
+ * moved is said. */
+static void check_rows(struct cli_ana *a, const struct ana_timeline *tl, int rc, uint64_t interval)
+{
+    cli_ana_progress_done(a);
+    if (rc == -ERANGE)
+        cli_die("timeline: %s: --from is after the trace's last event", a->path);
+    if (rc == -E2BIG)
+        cli_usage_error("timeline: --interval is too small for this trace (more than %u rows)",
+                        ANA_TIMELINE_MAX_ROWS);
+    if (rc == -EOVERFLOW) /* not the interval's fault: it may not have been given */
+        cli_die("timeline: %s: %u processes over %llu intervals would make %llu rows, more than "
+                "%u; choose processes with --pid%s",
+                a->path, tl->nr_images, (unsigned long long)tl->nr_intervals,
+                (unsigned long long)tl->nr_rows_needed, ANA_TIMELINE_MAX_ROWS,
+                interval ? " or a longer --interval" : "");
+    if (rc)
+        cli_ana_fail(a, rc);
+    if (tl->asked_ns && tl->asked_ns != tl->interval_ns) {
+        char t1[64], t2[64], t3[64];
+        cli_warn("timeline: %s: --interval %s is not a multiple of the aggregated trace's "
+                 "intervals (%s): rows every %s",
+                 a->path, ana_time_format(tl->asked_ns, t1, sizeof(t1)),
+                 ana_time_format(tl->aggregate_ns, t2, sizeof(t2)),
+                 ana_time_format(tl->interval_ns, t3, sizeof(t3)));
+    }
+}
+
+/* The rows, one table per process, in the format asked; then the sites. */
+static void write_rows(struct cli_ana *a, const struct ana_timeline *tl, bool ranged,
+                       const struct sites *st, unsigned long nr_sites)
+{
+    /* Rows come time-major; group them by image for sections. */
+    uint32_t nr_images = 0;
+    for (size_t i = 0; i < tl->nr_rows; i++)
+        if (tl->rows[i].image + 1 > nr_images)
+            nr_images = tl->rows[i].image + 1;
+    char name[256];
+    struct ana_json j;
+    bool csv_header_done = false;
+    if (a->format == CLI_FMT_JSON) {
+        cli_ana_json_begin(a, &j);
+        ana_json_kv_u64(&j, "interval_ns", tl->interval_ns);
+        if (tl->index) {
+            ana_json_kv_bool(&j, "index", true);
+            ana_json_kv_u64(&j, "chunk_stride", tl->chunk_stride);
+        }
+        if (ranged) {
+            ana_json_kv_u64(&j, "from_ns", tl->from_ns);
+            ana_json_kv_u64(&j, "to_ns", tl->to_ns);
+        }
+        ana_json_key(&j, "processes");
+        ana_json_begin_array(&j);
+    } else if (a->format == CLI_FMT_TEXT) {
+        text_head(a, tl, ranged);
+    }
+    for (uint32_t im = 0; im < nr_images; im++) {
+        struct ana_table *t;
+        if (ana_table_create(&t, cols, tl->index ? NR_INDEX_COLS : NR_COLS))
+            cli_die("timeline: out of memory");
+        for (size_t i = 0; i < tl->nr_rows; i++)
+            if (tl->rows[i].image == im)
+                add_row(t, &tl->rows[i], tl->index);
+        if (!ana_table_nr_rows(t)) {
+            ana_table_destroy(t);
+            continue;
+        }
+        if (a->format == CLI_FMT_JSON) {
+            ana_json_begin_object(&j);
+            cli_ana_image_json(a, &j, im);
+            ana_json_key(&j, "rows");
+            ana_table_write_json(t, &j);
+            ana_json_end_object(&j);
+        } else if (a->format == CLI_FMT_CSV) {
+            cli_ana_table(a, t, stdout, "", !csv_header_done);
+            csv_header_done = true;
+        } else {
+            cli_ana_image_name(a, im, name, sizeof(name));
+            printf("\n%s\n", name);
+            cli_ana_table(a, t, stdout, "  ", true);
+            if (!tl->index && !tl->vm_precise && ana_timeline_committed_flat(tl, im))
+                printf("  (committed does not change: recorded without --vm-precise, only the\n"
+                       "  program's own mmap calls and the mappings at its start are seen, not\n"
+                       "  malloc's arenas and large blocks, thread stacks or libraries loaded\n"
+                       "  later; record with --vm-precise to follow them)\n");
+        }
+        ana_table_destroy(t);
+    }
+    if (a->format == CLI_FMT_JSON) {
+        ana_json_end_array(&j);
+        if (nr_sites)
+            sites_json(a, &j, st);
+        ana_json_end_object(&j);
+        if (ana_json_finish(&j))
+            cli_die("timeline: writing the output failed");
+    }
+    if (nr_sites && a->format == CLI_FMT_TEXT)
+        sites_text(a, st);
 }
 
 int cmd_timeline(int argc, char **argv)
@@ -374,6 +519,7 @@ int cmd_timeline(int argc, char **argv)
         {"from", required_argument, NULL, OPT_FROM},
         {"to", required_argument, NULL, OPT_TO},
         {"index", no_argument, NULL, OPT_INDEX},
+        {"max-points", required_argument, NULL, OPT_MAX_POINTS},
         {NULL, 0, NULL, 0},
     };
     struct cli_getopt g = {
@@ -383,7 +529,7 @@ int cmd_timeline(int argc, char **argv)
     /* --from, --to: a zoom (the whole trace by default) */
     struct ana_time_point from = {.base = ANA_TIME_START}, to = {.base = ANA_TIME_END};
     bool ranged = false, index = false;
-    unsigned long nr_sites = 0;
+    unsigned long nr_sites = 0, max_points = 0;
     struct sites st = {0};
     int c, rc;
 
@@ -409,6 +555,9 @@ int cmd_timeline(int argc, char **argv)
         case OPT_INDEX:
             index = true;
             break;
+        case OPT_MAX_POINTS:
+            max_points = cli_ana_number(&a, "--max-points", optarg);
+            break;
         }
     }
     /* Without --sites no stack is read: none is decoded (a build's are
@@ -423,94 +572,9 @@ int cmd_timeline(int argc, char **argv)
     if (ranged)
         pick_range(&a, &range, &from, &to);
     rc = rows(&a, &tl, &range, (uint32_t)(nr_sites > 1000 ? 1000 : nr_sites), &st, index,
-              ranged || interval);
-    cli_ana_progress_done(&a);
-    if (rc == -ERANGE)
-        cli_die("timeline: %s: --from is after the trace's last event", a.path);
-    if (rc == -E2BIG)
-        cli_usage_error("timeline: --interval is too small for this trace (more than %u rows)",
-                        ANA_TIMELINE_MAX_ROWS);
-    if (rc == -EOVERFLOW) /* not the interval's fault: it may not have been given */
-        cli_die("timeline: %s: %u processes over %llu intervals would make %llu rows, more than "
-                "%u; choose processes with --pid%s",
-                a.path, tl.nr_images, (unsigned long long)tl.nr_intervals,
-                (unsigned long long)tl.nr_rows_needed, ANA_TIMELINE_MAX_ROWS,
-                interval ? " or a longer --interval" : "");
-    if (rc)
-        cli_ana_fail(&a, rc);
-    if (tl.asked_ns && tl.asked_ns != tl.interval_ns) {
-        char t1[64], t2[64], t3[64];
-        cli_warn("timeline: %s: --interval %s is not a multiple of the aggregated trace's "
-                 "intervals (%s): rows every %s",
-                 a.path, ana_time_format(tl.asked_ns, t1, sizeof(t1)),
-                 ana_time_format(tl.aggregate_ns, t2, sizeof(t2)),
-                 ana_time_format(tl.interval_ns, t3, sizeof(t3)));
-    }
-
-    /* Rows come time-major; group them by image for sections. */
-    uint32_t nr_images = 0;
-    for (size_t i = 0; i < tl.nr_rows; i++)
-        if (tl.rows[i].image + 1 > nr_images)
-            nr_images = tl.rows[i].image + 1;
-    char name[256];
-    struct ana_json j;
-    bool csv_header_done = false;
-    if (a.format == CLI_FMT_JSON) {
-        cli_ana_json_begin(&a, &j);
-        ana_json_kv_u64(&j, "interval_ns", tl.interval_ns);
-        if (tl.index)
-            ana_json_kv_bool(&j, "index", true);
-        if (ranged) {
-            ana_json_kv_u64(&j, "from_ns", tl.from_ns);
-            ana_json_kv_u64(&j, "to_ns", tl.to_ns);
-        }
-        ana_json_key(&j, "processes");
-        ana_json_begin_array(&j);
-    } else if (a.format == CLI_FMT_TEXT) {
-        text_head(&a, &tl, ranged);
-    }
-    for (uint32_t im = 0; im < nr_images; im++) {
-        struct ana_table *t;
-        if (ana_table_create(&t, cols, tl.index ? NR_INDEX_COLS : NR_COLS))
-            cli_die("timeline: out of memory");
-        for (size_t i = 0; i < tl.nr_rows; i++)
-            if (tl.rows[i].image == im)
-                add_row(t, &tl.rows[i], tl.index);
-        if (!ana_table_nr_rows(t)) {
-            ana_table_destroy(t);
-            continue;
-        }
-        if (a.format == CLI_FMT_JSON) {
-            ana_json_begin_object(&j);
-            cli_ana_image_json(&a, &j, im);
-            ana_json_key(&j, "rows");
-            ana_table_write_json(t, &j);
-            ana_json_end_object(&j);
-        } else if (a.format == CLI_FMT_CSV) {
-            cli_ana_table(&a, t, stdout, "", !csv_header_done);
-            csv_header_done = true;
-        } else {
-            cli_ana_image_name(&a, im, name, sizeof(name));
-            printf("\n%s\n", name);
-            cli_ana_table(&a, t, stdout, "  ", true);
-            if (!tl.index && !tl.vm_precise && ana_timeline_committed_flat(&tl, im))
-                printf("  (committed does not change: recorded without --vm-precise, only the\n"
-                       "  program's own mmap calls and the mappings at its start are seen, not\n"
-                       "  malloc's arenas and large blocks, thread stacks or libraries loaded\n"
-                       "  later; record with --vm-precise to follow them)\n");
-        }
-        ana_table_destroy(t);
-    }
-    if (a.format == CLI_FMT_JSON) {
-        ana_json_end_array(&j);
-        if (nr_sites)
-            sites_json(&a, &j, &st);
-        ana_json_end_object(&j);
-        if (ana_json_finish(&j))
-            cli_die("timeline: writing the output failed");
-    }
-    if (nr_sites && a.format == CLI_FMT_TEXT)
-        sites_text(&a, &st);
+              ranged || interval, max_points);
+    check_rows(&a, &tl, rc, interval);
+    write_rows(&a, &tl, ranged, &st, nr_sites);
     ana_site_series_release(&st.series);
     free(st.stacks);
     ana_timeline_release(&tl);

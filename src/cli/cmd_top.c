@@ -124,10 +124,7 @@ static struct ana_model *rows_of(struct top *t, struct cli_rows *rows)
     t->a.fold_alone = true; /* its rows are by key alone */
     cli_fold_setup(&t->a, &mo, CLI_FOLD_ROWS);
     struct ana_model *m = cli_ana_model(&t->a, &mo, UINT64_MAX);
-    if (t->a.fold)
-        cli_rows_from_fold(&t->a, t->a.fold, CLI_ROWS_BY_ALL, rows);
-    else
-        cli_rows_make_by(&t->a, m, CLI_ROWS_BY_ALL, rows);
+    cli_rows_answer(&t->a, m, CLI_ROWS_BY_ALL, rows);
     return m;
 }
 

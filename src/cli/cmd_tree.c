@@ -127,6 +127,46 @@ static void add_site(struct paths *ps, uint32_t id, const struct ana_site *s)
         cli_die("tree: out of memory");
 }
 
+/* Every site with allocations or live blocks into the tree: the rows of
+ * the per-program view, else each site. */
+static void add_sites(struct paths *ps, const struct ana_model *m)
+{
+    struct cli_ana *a = ps->a;
+
+    if (a->by_program) {
+        struct cli_rows rows;
+        cli_rows_answer(a, m, CLI_ROWS_BY_PROGRAM, &rows);
+        for (uint32_t id = 0; id < rows.nr; id++) {
+            const struct ana_site *s = rows.row[id];
+            if (s && (s->nr_allocs || s->live_blocks))
+                add_site(ps, cli_rows_stack(&rows, id), s);
+        }
+        cli_rows_release(&rows);
+    }
+    for (uint32_t id = 0; !a->by_program && id < ana_model_nr_sites(m); id++) {
+        const struct ana_site *s = ana_model_site(m, id);
+        if (s && (s->nr_allocs || s->live_blocks))
+            add_site(ps, id, s);
+    }
+}
+
+/* The text's last lines: the totals, and the depth limit. */
+static void text_total(const struct cli_ana *a, const int64_t *total, bool temp, uint32_t depth)
+{
+    const char *e = ana_sample_mark(fmt_reader_sample_bytes(a->r)); /* estimates */
+    char tmp[64] = "temporary " ANA_SAMPLE_NO_TEMPORARY;
+
+    if (temp)
+        snprintf(tmp, sizeof(tmp), "%" PRId64 " temporary", total[4]);
+    printf("\ntotal: peak %s%" PRId64 " bytes, leaked %s%" PRId64 " bytes, %s%" PRId64
+           " allocations of %s%" PRId64 " bytes, %s\n",
+           e, total[0], e, total[1], e, total[2], e, total[3], tmp);
+    if (depth)
+        printf("(at most %u levels: deeper frames are in their ancestor's self columns; "
+               "--depth 0 shows all)\n",
+               depth);
+}
+
 int cmd_tree(int argc, char **argv)
 {
     static const struct option own[] = {
@@ -185,7 +225,7 @@ int cmd_tree(int argc, char **argv)
     /* The per-program view: a program's processes are one (their sites'
      * peak at the program's peak); on a tree, folded as each ends. */
     cli_ana_programs(&a, &mo);
-    bool fold = cli_fold_setup(&a, &mo, CLI_FOLD_TREE);
+    cli_fold_setup(&a, &mo, CLI_FOLD_TREE);
     struct ana_model *m = cli_ana_model(&a, &mo, UINT64_MAX);
 
     /* Several processes: each (or each program) is a first-level node, as
@@ -198,24 +238,7 @@ int cmd_tree(int argc, char **argv)
         focus_on(&ps, focus);
     if (ana_tree_init(&ps.t, NR_METS, depth ? depth + ps.per_process : 0))
         cli_die("tree: out of memory");
-    if (a.by_program) {
-        struct cli_rows rows;
-        if (fold)
-            cli_rows_from_fold(&a, a.fold, CLI_ROWS_BY_PROGRAM, &rows);
-        else
-            cli_rows_make_by(&a, m, CLI_ROWS_BY_PROGRAM, &rows);
-        for (uint32_t id = 0; id < rows.nr; id++) {
-            const struct ana_site *s = rows.row[id];
-            if (s && (s->nr_allocs || s->live_blocks))
-                add_site(&ps, cli_rows_stack(&rows, id), s);
-        }
-        cli_rows_release(&rows);
-    }
-    for (uint32_t id = 0; !a.by_program && id < ana_model_nr_sites(m); id++) {
-        const struct ana_site *s = ana_model_site(m, id);
-        if (s && (s->nr_allocs || s->live_blocks))
-            add_site(&ps, id, s);
-    }
+    add_sites(&ps, m);
     if (focus && !ps.nr_focused)
         cli_warn("tree: %s: no allocation's stack holds '%s'", a.path, focus);
     if (ana_tree_sort(&ps.t, sort, ana_stacks_str_fn, cli_ana_stacks(&a)))
@@ -228,20 +251,8 @@ int cmd_tree(int argc, char **argv)
                            : "callees of ",
                focus ? focus : "");
     cli_ana_tree(&a, &ps.t, shown, NR_METS, with_self, stdout);
-    if (a.format == CLI_FMT_TEXT) {
-        const char *e = ana_sample_mark(fmt_reader_sample_bytes(a.r)); /* estimates */
-        char tmp[64] = "temporary " ANA_SAMPLE_NO_TEMPORARY;
-
-        if (temp)
-            snprintf(tmp, sizeof(tmp), "%" PRId64 " temporary", total[4]);
-        printf("\ntotal: peak %s%" PRId64 " bytes, leaked %s%" PRId64 " bytes, %s%" PRId64
-               " allocations of %s%" PRId64 " bytes, %s\n",
-               e, total[0], e, total[1], e, total[2], e, total[3], tmp);
-        if (depth)
-            printf("(at most %u levels: deeper frames are in their ancestor's self columns; "
-                   "--depth 0 shows all)\n",
-                   depth);
-    }
+    if (a.format == CLI_FMT_TEXT)
+        text_total(&a, total, temp, depth);
     free(ps.labels);
     ana_tree_release(&ps.t);
     ana_model_destroy(m);

@@ -6,6 +6,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,31 +50,27 @@ char *rec_resolve_command(const char *cmd)
 static int rec_has_interp(int fd)
 {
     unsigned char ident[EI_NIDENT];
+    union {
+        Elf64_Ehdr e64;
+        Elf32_Ehdr e32;
+    } eh;
     uint64_t phoff;
     uint16_t phnum, phentsize;
 
     if (pread(fd, ident, sizeof(ident), 0) != (ssize_t)sizeof(ident) ||
         memcmp(ident, ELFMAG, SELFMAG) != 0)
         return -1;
-    if (ident[EI_CLASS] == ELFCLASS64) {
-        Elf64_Ehdr eh;
-
-        if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh))
-            return -1;
-        phoff = eh.e_phoff;
-        phnum = eh.e_phnum;
-        phentsize = eh.e_phentsize;
-    } else if (ident[EI_CLASS] == ELFCLASS32) {
-        Elf32_Ehdr eh;
-
-        if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh))
-            return -1;
-        phoff = eh.e_phoff;
-        phnum = eh.e_phnum;
-        phentsize = eh.e_phentsize;
-    } else {
+    if (ident[EI_CLASS] != ELFCLASS64 && ident[EI_CLASS] != ELFCLASS32)
         return -1;
-    }
+    /* One header read for either class, its fields taken from its own. */
+    bool is64 = ident[EI_CLASS] == ELFCLASS64;
+    size_t eh_size = is64 ? sizeof(eh.e64) : sizeof(eh.e32);
+
+    if (pread(fd, &eh, eh_size, 0) != (ssize_t)eh_size)
+        return -1;
+    phoff = is64 ? eh.e64.e_phoff : eh.e32.e_phoff;
+    phnum = is64 ? eh.e64.e_phnum : eh.e32.e_phnum;
+    phentsize = is64 ? eh.e64.e_phentsize : eh.e32.e_phentsize;
     for (uint16_t i = 0; i < phnum; i++) {
         uint32_t type;
 

@@ -160,6 +160,9 @@ static int same_heap(const struct fmt_event *h, const struct fmt_event *ev)
 /* What the event changes in the run's life. */
 static int held_follow(struct rec_keep *k, const struct fmt_event *ev)
 {
+    keep_match_fn *ended = NULL; /* which held events this one ends */
+
+    /* A switch, not a table walked: this runs for every event kept. */
     switch (ev->kind) {
     case FMT_EV_PROCESS_START:
     case FMT_EV_THREAD_START:
@@ -171,18 +174,20 @@ static int held_follow(struct rec_keep *k, const struct fmt_event *ev)
         held_drop(k, ev, same_name);
         return held_add(k, ev);
     case FMT_EV_PROCESS_EXIT:
-        held_drop(k, ev, same_image);
-        return 0;
+        ended = same_image;
+        break;
     case FMT_EV_THREAD_EXIT:
-        held_drop(k, ev, same_thread);
-        return 0;
+        ended = same_thread;
+        break;
     case FMT_EV_MODULE_UNLOAD:
-        held_drop(k, ev, same_module);
-        return 0;
+        ended = same_module;
+        break;
     case FMT_EV_HEAP_DESTROY:
-        held_drop(k, ev, same_heap);
-        return 0;
+        ended = same_heap;
+        break;
     }
+    if (ended)
+        held_drop(k, ev, ended);
     return 0;
 }
 

@@ -8,17 +8,25 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" --go-on ana-notfile MEMSCRIBE
 mkfifo "$WORK/fifo.mscr"
 mkdir "$WORK/dir.mscr"
 
+# usage: refused WHAT WANT ARGS...: memscribe ARGS exits 1 at once (within
+# 20 s) with the fixed string WANT in its stderr.
+refused() {
+    local what=$1 want=$2 rc
+    shift 2
+    timeout 20 "$MEMSCRIBE" "$@" >"$WORK/out" 2>"$WORK/err"
+    rc=$?
+    if [ "$rc" -ne 1 ] || ! grep -qF -- "$want" "$WORK/err"; then
+        fail "$what: exit $rc (want 1, 124 is a hang), stderr:"
+        cat "$WORK/err"
+    fi
+}
+
 cmds=("dump" "report" "leaks" "window" "timeline" "vmem" "frag" "histogram" "tree"
       "plot timeline" "plot histogram" "flamegraph" "html" "export --to csv -o $WORK/x.csv")
 for what in fifo dir; do
     for cmd in "${cmds[@]}"; do
         # shellcheck disable=SC2086 # the command's words
-        timeout 20 "$MEMSCRIBE" $cmd "$WORK/$what.mscr" >"$WORK/out" 2>"$WORK/err"
-        rc=$?
-        if [ "$rc" -ne 1 ] || ! grep -q "$what.mscr: offset 0: not a regular file" "$WORK/err"; then
-            fail "$cmd on a $what: exit $rc (want 1, 124 is a hang), stderr:"
-            cat "$WORK/err"
-        fi
+        refused "$cmd on a $what" "$what.mscr: offset 0: not a regular file" $cmd "$WORK/$what.mscr"
     done
 done
 
@@ -34,12 +42,8 @@ for opt in --suppress --lsan-suppressions; do
                    "/dev/zero:not a regular file" "$WORK/big.supp:larger than a rules file's 1048576 bytes" \
                    "$WORK/nul.supp:a NUL byte in it"; do
             file=${bad%%:*} why=${bad#*:}
-            timeout 20 "$MEMSCRIBE" "$cmd" "$opt" "$file" "$WORK/t.mscr" >"$WORK/out" 2>"$WORK/err"
-            rc=$?
-            if [ "$rc" -ne 1 ] || ! grep -qF "$cmd: $file: cannot read the suppressions: $why" "$WORK/err"; then
-                fail "$cmd $opt $file: exit $rc (want 1, 124 is a hang), stderr:"
-                cat "$WORK/err"
-            fi
+            refused "$cmd $opt $file" "$cmd: $file: cannot read the suppressions: $why" \
+                "$cmd" "$opt" "$file" "$WORK/t.mscr"
         done
     done
 done

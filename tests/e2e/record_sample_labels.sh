@@ -23,47 +23,32 @@ has() {
     fi
 }
 
+# marked CMD PATTERN: CMD's text output for the sampled trace has a line
+# matching PATTERN (its figures marked '~').
+marked() {
+    grep -q -- "$2" "$WORK/s.$1" || fail "$1: not marked, no line like '$2' in: $(cat "$WORK/s.$1")"
+}
+
 for t in s exact; do
-    # Text: every figure of the process and its tables marked.
-    "$MEMSCRIBE" report "$WORK/$t.mscr" >"$WORK/$t.report" 2>/dev/null || fail "report $t failed"
+    # Text: every figure of the process and its tables marked; none in the
+    # exact trace's.
+    for cmd in report leaks tree window histogram; do
+        "$MEMSCRIBE" $cmd "$WORK/$t.mscr" >"$WORK/$t.$cmd" 2>/dev/null || fail "$cmd $t failed"
+        [ "$t" = s ] || ! grep -q "~" "$WORK/exact.$cmd" ||
+            fail "$cmd of an exact trace has a '~': $(grep '~' "$WORK/exact.$cmd")"
+    done
     if [ "$t" = s ]; then
-        grep -q "^  allocations:        ~28 (~3670016 bytes, ~3.50 MiB)$" "$WORK/s.report" ||
-            fail "report: allocations not marked: $(grep allocations: "$WORK/s.report")"
-        grep -q "^  calls:              malloc ~28, free ~20$" "$WORK/s.report" ||
-            fail "report: calls: $(grep calls: "$WORK/s.report")"
-        grep -q "^  peak heap in use:   ~3145728 bytes (~3.00 MiB) in ~24 blocks at .* (sampled: not an unbiased estimate of the peak)$" "$WORK/s.report" ||
-            fail "report: peak: $(grep peak.heap "$WORK/s.report")"
-        grep -q "^  leaked:             ~2097152 bytes (~2.00 MiB) in ~8 blocks$" "$WORK/s.report" ||
-            fail "report: leaked: $(grep leaked: "$WORK/s.report")"
-        grep -q "^ *~2097152 *~2097152 *~8 *~8 *~2097152 *  block" "$WORK/s.report" ||
-            fail "report: site rows not marked: $(grep -A2 'top call sites by peak' "$WORK/s.report")"
-    else
-        ! grep -q "~" "$WORK/exact.report" || fail "report of an exact trace has a '~': $(grep '~' "$WORK/exact.report")"
-    fi
-    "$MEMSCRIBE" leaks "$WORK/$t.mscr" >"$WORK/$t.leaks" 2>/dev/null || fail "leaks $t failed"
-    if [ "$t" = s ]; then
-        grep -q "~2097152 *~8 " "$WORK/s.leaks" || fail "leaks: not marked: $(cat "$WORK/s.leaks")"
-    else
-        ! grep -q "~" "$WORK/exact.leaks" || fail "leaks of an exact trace has a '~'"
-    fi
-    "$MEMSCRIBE" tree "$WORK/$t.mscr" >"$WORK/$t.tree" 2>/dev/null || fail "tree $t failed"
-    if [ "$t" = s ]; then
+        marked report "^  allocations:        ~28 (~3670016 bytes, ~3.50 MiB)$"
+        marked report "^  calls:              malloc ~28, free ~20$"
+        marked report "^  peak heap in use:   ~3145728 bytes (~3.00 MiB) in ~24 blocks at .* (sampled: not an unbiased estimate of the peak)$"
+        marked report "^  leaked:             ~2097152 bytes (~2.00 MiB) in ~8 blocks$"
+        marked report "^ *~2097152 *~2097152 *~8 *~8 *~2097152 *  block"
+        marked leaks "~2097152 *~8 "
         # (the tree's root is main: the start-up is left out, docs/tree.md)
-        grep -q "^ *~3145728 *~2097152 *~28 *~3670016  .* main$" "$WORK/s.tree" ||
-            fail "tree: not marked: $(head -4 "$WORK/s.tree")"
-        grep -q "^total: peak ~3145728 bytes, leaked ~2097152 bytes, ~28 allocations of ~3670016 bytes, temporary not estimated in a sampled trace$" "$WORK/s.tree" ||
-            fail "tree: total not marked: $(grep total: "$WORK/s.tree")"
-    else
-        ! grep -q "~" "$WORK/exact.tree" || fail "tree of an exact trace has a '~'"
-    fi
-    "$MEMSCRIBE" window "$WORK/$t.mscr" >"$WORK/$t.window" 2>/dev/null || fail "window $t failed"
-    "$MEMSCRIBE" histogram "$WORK/$t.mscr" >"$WORK/$t.hist" 2>/dev/null || fail "histogram $t failed"
-    if [ "$t" = s ]; then
-        grep -q ": Transient ~20 blocks ~1572864 bytes; Impacting ~8 blocks, Impacting Size ~2097152 bytes$" "$WORK/s.window" ||
-            fail "window: not marked: $(head -3 "$WORK/s.window")"
-        grep -q " 65536  131071  *~16  *~1048576 " "$WORK/s.hist" || fail "histogram: not marked: $(cat "$WORK/s.hist")"
-    else
-        ! grep -q "~" "$WORK/exact.window" "$WORK/exact.hist" || fail "window or histogram of an exact trace has a '~'"
+        marked tree "^ *~3145728 *~2097152 *~28 *~3670016  .* main$"
+        marked tree "^total: peak ~3145728 bytes, leaked ~2097152 bytes, ~28 allocations of ~3670016 bytes, temporary not estimated in a sampled trace$"
+        marked window ": Transient ~20 blocks ~1572864 bytes; Impacting ~8 blocks, Impacting Size ~2097152 bytes$"
+        marked histogram " 65536  131071  *~16  *~1048576 "
     fi
 
     # massif: desc, which ms_print prints.

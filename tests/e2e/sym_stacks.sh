@@ -148,11 +148,19 @@ grep -q '^  \[0\] [0-9a-f]\{12\} sym_chain+0x[0-9a-f]*$' "$WORK/raw.txt" || fail
 mkdir -p "$WORK/empty" "$WORK/root$(dirname "$PROG")" "$WORK/dbg"
 cp "$PROG" "$WORK/root$PROG"
 cp "$PROG" "$WORK/dbg/"
-"$MEMSCRIBE" dump --stacks --sysroot "$WORK/empty" "$WORK/t.mscr" >"$WORK/empty.txt"
-grep -qF "# note: $PROG: No such file or directory; frames show module+offset" "$WORK/empty.txt" ||
-    fail "empty sysroot: no note about $PROG"
-stack_of "$WORK/empty.txt" 77001 | head -1 | grep -qx '\[n\] sym_chain' ||
-    fail "empty sysroot: $(stack_of "$WORK/empty.txt" 77001 | head -1)"
+# usage: noted NAME WHAT NOTE OPTION...: dump --stacks with the options into
+# $WORK/NAME.txt says "# note: $PROG: NOTE", and still names stack 77001's
+# first frame (never a wrong name).
+noted() {
+    local name=$1 what=$2 note=$3
+    shift 3
+    "$MEMSCRIBE" dump --stacks "$@" "$WORK/t.mscr" >"$WORK/$name.txt"
+    grep -qF "# note: $PROG: $note" "$WORK/$name.txt" || fail "$what: no note '$note'"
+    stack_of "$WORK/$name.txt" 77001 | head -1 | grep -qx '\[n\] sym_chain' ||
+        fail "$what: $(stack_of "$WORK/$name.txt" 77001 | head -1)"
+}
+noted empty "empty sysroot" "No such file or directory; frames show module+offset" \
+    --sysroot "$WORK/empty"
 for how in "--sysroot $WORK/root" "--sysroot $WORK/empty --debug-dir $WORK/dbg"; do
     # shellcheck disable=SC2086
     "$MEMSCRIBE" dump --stacks $how "$WORK/t.mscr" >"$WORK/moved.txt"
@@ -162,9 +170,5 @@ done
 
 # A changed binary at the recorded path: a note, and never a wrong name.
 cp "$MS_PROGRAMS/libsym_plugin.so" "$WORK/root$PROG"
-"$MEMSCRIBE" dump --stacks --sysroot "$WORK/root" "$WORK/t.mscr" >"$WORK/changed.txt"
-grep -qF "# note: $PROG: build id differs from the recorded one" "$WORK/changed.txt" ||
-    fail "changed binary: no note"
-stack_of "$WORK/changed.txt" 77001 | head -1 | grep -qx '\[n\] sym_chain' ||
-    fail "changed binary: $(stack_of "$WORK/changed.txt" 77001 | head -1)"
+noted changed "changed binary" "build id differs from the recorded one" --sysroot "$WORK/root"
 echo "ok: 6 cases symbolized frame by frame; raw, all-frames, sysroot, debug-dir, changed binary"

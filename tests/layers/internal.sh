@@ -7,6 +7,9 @@
 # beside the header must pass.
 # Usage: internal.sh CHECK_STYLE_SH
 set -euo pipefail
+# shellcheck source=tests/layers/bite_lib.sh
+source "$(dirname "$0")/bite_lib.sh"
+NAME=internal.sh
 check=$1
 tree=$(mktemp -d)
 trap 'rm -rf "$tree"' EXIT
@@ -15,18 +18,8 @@ printf '/* private */\n' >"$tree/src/a/a_internal.h"
 printf '#include "a/a_internal.h"\n' >"$tree/src/a/a_one.c"
 printf '#include "a_internal.h"\n' >"$tree/src/a/a_two.c"
 printf '#include "a/a_internal.h"\n' >"$tree/tests/unit/test_a.c"
-if ! bash "$check" internal-headers "$tree"; then
-    echo "internal.sh: includes from the header's own folder were refused" >&2
-    exit 1
-fi
+passes "includes from the header's own folder" bash "$check" internal-headers "$tree"
 printf '#include <stdio.h>\n  #  include "a/a_internal.h"\n' >"$tree/src/b/b.c"
-if err=$(bash "$check" internal-headers "$tree" 2>&1); then
-    echo "internal.sh: src/b/b.c includes a/a_internal.h and the check passed" >&2
-    exit 1
-fi
-if ! grep -q '^src/b/b.c:2: includes a/a_internal.h, private to src/a$' <<<"$err"; then
-    echo "internal.sh: the check failed without naming src/b/b.c:2:" >&2
-    echo "$err" >&2
-    exit 1
-fi
+refused "src/b/b.c includes a/a_internal.h" '^src/b/b.c:2: includes a/a_internal.h, private to src/a$' \
+    bash "$check" internal-headers "$tree"
 echo "internal headers: a foreign include refused, own ones allowed"

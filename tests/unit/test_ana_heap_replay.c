@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -80,21 +81,35 @@ static void events(struct fmt_event *e)
         e[i].pid = 10;
 }
 
+/* Replay the events to a, then b, subscribed with moments every a_every
+ * and b_every (a's after the events at a moment if a_after), until the
+ * first error. Returns it, or what finish returns; p is left to release. */
+static int replay_two(struct ana_heap_replay *p, struct log *a, struct log *b, bool a_after,
+                      uint64_t a_every, uint64_t b_every)
+{
+    struct fmt_event e[5];
+    int rc = 0;
+
+    events(e);
+    ana_heap_replay_init(p, NULL);
+    a->p = b->p = p;
+    if (a_after)
+        assert_int_equal(ana_heap_replay_subscribe_after(p, &all_ops, a, a_every), 0);
+    else
+        assert_int_equal(ana_heap_replay_subscribe(p, &all_ops, a, a_every), 0);
+    assert_int_equal(ana_heap_replay_subscribe(p, &all_ops, b, b_every), 0);
+    for (int i = 0; i < 5 && !rc; i++)
+        rc = ana_heap_replay_event(p, &e[i]);
+    return rc ? rc : ana_heap_replay_finish(p);
+}
+
 static void test_order(void **state)
 {
     struct log a = {.name = "a"}, b = {.name = "b"};
     struct ana_heap_replay p;
-    struct fmt_event e[5];
 
     (void)state;
-    events(e);
-    ana_heap_replay_init(&p, NULL);
-    a.p = b.p = &p;
-    assert_int_equal(ana_heap_replay_subscribe(&p, &all_ops, &a, 20), 0);
-    assert_int_equal(ana_heap_replay_subscribe(&p, &all_ops, &b, 0), 0);
-    for (int i = 0; i < 5; i++)
-        assert_int_equal(ana_heap_replay_event(&p, &e[i]), 0);
-    assert_int_equal(ana_heap_replay_finish(&p), 0);
+    assert_int_equal(replay_two(&p, &a, &b, false, 20, 0), 0);
     /* a's moments: 20 before the event at 25; 40 and 60 before the event
      * at 60 (a moment at t comes before the first event at or after t); b
      * has none. Steps number the events that start or end a block. */
@@ -108,18 +123,9 @@ static void test_error_stops(void **state)
 {
     struct log a = {.name = "a", .fail_at = 30}, b = {.name = "b"};
     struct ana_heap_replay p;
-    struct fmt_event e[5];
-    int rc = 0;
 
     (void)state;
-    events(e);
-    ana_heap_replay_init(&p, NULL);
-    a.p = b.p = &p;
-    assert_int_equal(ana_heap_replay_subscribe(&p, &all_ops, &a, 0), 0);
-    assert_int_equal(ana_heap_replay_subscribe(&p, &all_ops, &b, 0), 0);
-    for (int i = 0; i < 5 && !rc; i++)
-        rc = ana_heap_replay_event(&p, &e[i]);
-    assert_int_equal(rc, -EIO);
+    assert_int_equal(replay_two(&p, &a, &b, false, 0, 0), -EIO);
     /* b never saw the event a failed on. */
     assert_string_equal(b.text, "b:e10/1 b:e25/0 ");
     ana_heap_replay_release(&p);
@@ -132,17 +138,9 @@ static void test_moments_after(void **state)
 {
     struct log a = {.name = "a"}, b = {.name = "b"};
     struct ana_heap_replay p;
-    struct fmt_event e[5];
 
     (void)state;
-    events(e);
-    ana_heap_replay_init(&p, NULL);
-    a.p = b.p = &p;
-    assert_int_equal(ana_heap_replay_subscribe_after(&p, &all_ops, &a, 30), 0);
-    assert_int_equal(ana_heap_replay_subscribe(&p, &all_ops, &b, 30), 0);
-    for (int i = 0; i < 5; i++)
-        assert_int_equal(ana_heap_replay_event(&p, &e[i]), 0);
-    assert_int_equal(ana_heap_replay_finish(&p), 0);
+    assert_int_equal(replay_two(&p, &a, &b, true, 30, 30), 0);
     assert_string_equal(a.text, "a:e10/1 a:e25/0 a:e30/2 a:e30/3 a:m30 a:e60/4 a:f0 ");
     assert_string_equal(b.text, "b:e10/1 b:e25/0 b:m30 b:e30/2 b:e30/3 b:m60 b:e60/4 b:f0 ");
     ana_heap_replay_release(&p);

@@ -24,83 +24,74 @@ static enum ana_frame_class class_of(const char *fn, const char *module)
 
 static void test_classes(void **state)
 {
+    static const struct {
+        const char *fn, *module;
+        enum ana_frame_class want;
+    } cases[] = {
+        /* the user's own code, templates and lambdas included */
+        {"load_catalog()", EXE, ANA_FRAME_USER},
+        {"main", EXE, ANA_FRAME_USER},
+        {"std::string load<int>(int)", EXE, ANA_FRAME_USER},
+        {"(anonymous namespace)::load_catalog()", EXE, ANA_FRAME_USER},
+        {"load_catalog()::{lambda(int)#1}::operator()(int) const", EXE, ANA_FRAME_USER},
+        {NULL, EXE, ANA_FRAME_USER},
+        {NULL, NULL, ANA_FRAME_USER},
+        {"Foo::operator<<(int)", EXE, ANA_FRAME_USER},
+        /* the C++ runtime by name, wherever it was instantiated */
+        {"std::__new_allocator<int>::allocate(unsigned long, void const*)", EXE, ANA_FRAME_RUNTIME},
+        {"std::allocator_traits<std::allocator<int> >::allocate(std::allocator<int>&, unsigned "
+         "long)",
+         EXE, ANA_FRAME_RUNTIME},
+        {"void std::vector<int, std::allocator<int> >::_M_realloc_insert<int "
+         "const&>(__gnu_cxx::__normal_iterator<int*, std::vector<int> >, int const&)",
+         EXE, ANA_FRAME_RUNTIME},
+        {"std::pair<std::_Rb_tree_iterator<int>, bool> "
+         "std::_Rb_tree<int>::_M_emplace_unique<int>(int&&)",
+         EXE, ANA_FRAME_RUNTIME},
+        {"__gnu_cxx::new_allocator<char>::allocate(unsigned long, void const*)", EXE,
+         ANA_FRAME_RUNTIME},
+        {"std::operator<<(std::ostream&, char const*)", EXE, ANA_FRAME_RUNTIME},
+        {"std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > "
+         "std::operator+<char, std::char_traits<char>, std::allocator<char> >(char const*, "
+         "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&)",
+         EXE, ANA_FRAME_RUNTIME},
+        {"bool operator< <int>(Box<int> const&, Box<int> const&)", EXE, ANA_FRAME_USER},
+        {"bool std::operator< <int>(Box<int> const&, Box<int> const&)", EXE, ANA_FRAME_RUNTIME},
+        /* libc's insides by name and by module */
+        {"_IO_file_doallocate", LIBC, ANA_FRAME_RUNTIME},
+        {"_IO_file_doallocate", EXE, ANA_FRAME_RUNTIME},
+        {"fopen", LIBC, ANA_FRAME_RUNTIME},
+        {NULL, "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", ANA_FRAME_RUNTIME},
+        /* Wine's and Windows' system DLLs */
+        {"VirtualAllocEx", "C:\\windows\\system32\\KernelBase.dll", ANA_FRAME_RUNTIME},
+        {"VirtualAlloc", "C:\\windows\\system32\\kernel32.dll", ANA_FRAME_RUNTIME},
+        {"NtAllocateVirtualMemory", "/usr/lib/x86_64-linux-gnu/wine/x86_64-windows/ntdll.dll",
+         ANA_FRAME_RUNTIME},
+        /* the entry chain */
+        {"_start", EXE, ANA_FRAME_ENTRY},
+        {"__libc_start_main", LIBC, ANA_FRAME_ENTRY},
+        {"__libc_start_call_main", LIBC, ANA_FRAME_ENTRY},
+        {"start_thread", LIBC, ANA_FRAME_ENTRY},
+        {"clone3", LIBC, ANA_FRAME_ENTRY},
+        {"BaseThreadInitThunk", "C:\\windows\\system32\\kernel32.dll", ANA_FRAME_ENTRY},
+        {"RtlUserThreadStart", "C:\\windows\\system32\\ntdll.dll", ANA_FRAME_ENTRY},
+        {"__tmainCRTStartup", "C:\\prog.exe", ANA_FRAME_ENTRY},
+        /* allocators: libc's, operator new, the GNU and GLib wrappers */
+        {"malloc", LIBC, ANA_FRAME_ALLOCATOR},
+        {"operator new(unsigned long)", "libstdc++.so.6", ANA_FRAME_ALLOCATOR},
+        {"xmalloc", "/usr/lib/gcc/x86_64-linux-gnu/12/cc1", ANA_FRAME_ALLOCATOR},
+        {"xrealloc", "libbfd-2.40-system.so", ANA_FRAME_ALLOCATOR},
+        {"g_malloc", "libglib-2.0.so.0", ANA_FRAME_ALLOCATOR},
+    };
     (void)state;
-    /* the user's own code, templates and lambdas included */
-    assert_int_equal(class_of("load_catalog()", EXE), ANA_FRAME_USER);
-    assert_int_equal(class_of("main", EXE), ANA_FRAME_USER);
-    assert_int_equal(class_of("std::string load<int>(int)", EXE), ANA_FRAME_USER);
-    assert_int_equal(class_of("(anonymous namespace)::load_catalog()", EXE), ANA_FRAME_USER);
-    assert_int_equal(class_of("load_catalog()::{lambda(int)#1}::operator()(int) const", EXE),
-                     ANA_FRAME_USER);
-    assert_int_equal(class_of(NULL, EXE), ANA_FRAME_USER);
-    assert_int_equal(class_of(NULL, NULL), ANA_FRAME_USER);
-    assert_int_equal(class_of("Foo::operator<<(int)", EXE), ANA_FRAME_USER);
-    /* the C++ runtime by name, wherever it was instantiated */
-    assert_int_equal(
-        class_of("std::__new_allocator<int>::allocate(unsigned long, void const*)", EXE),
-        ANA_FRAME_RUNTIME);
-    assert_int_equal(
-        class_of("std::allocator_traits<std::allocator<int> >::allocate(std::allocator<int>&, "
-                 "unsigned long)",
-                 EXE),
-        ANA_FRAME_RUNTIME);
-    assert_int_equal(class_of("void std::vector<int, std::allocator<int> >::_M_realloc_insert<int "
-                              "const&>(__gnu_cxx::__normal_iterator<int*, std::vector<int> >, int "
-                              "const&)",
-                              EXE),
-                     ANA_FRAME_RUNTIME);
-    assert_int_equal(class_of("std::pair<std::_Rb_tree_iterator<int>, bool> std::_Rb_tree<int>::"
-                              "_M_emplace_unique<int>(int&&)",
-                              EXE),
-                     ANA_FRAME_RUNTIME);
-    assert_int_equal(
-        class_of("__gnu_cxx::new_allocator<char>::allocate(unsigned long, void const*)", EXE),
-        ANA_FRAME_RUNTIME);
-    assert_int_equal(class_of("std::operator<<(std::ostream&, char const*)", EXE),
-                     ANA_FRAME_RUNTIME);
-    assert_int_equal(
-        class_of("std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > "
-                 "std::operator+<char, std::char_traits<char>, std::allocator<char> >(char const*, "
-                 "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > "
-                 "const&)",
-                 EXE),
-        ANA_FRAME_RUNTIME);
-    assert_int_equal(class_of("bool operator< <int>(Box<int> const&, Box<int> const&)", EXE),
-                     ANA_FRAME_USER);
-    assert_int_equal(class_of("bool std::operator< <int>(Box<int> const&, Box<int> const&)", EXE),
-                     ANA_FRAME_RUNTIME);
-    /* libc's insides by name and by module */
-    assert_int_equal(class_of("_IO_file_doallocate", LIBC), ANA_FRAME_RUNTIME);
-    assert_int_equal(class_of("_IO_file_doallocate", EXE), ANA_FRAME_RUNTIME);
-    assert_int_equal(class_of("fopen", LIBC), ANA_FRAME_RUNTIME);
-    assert_int_equal(class_of(NULL, "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"), ANA_FRAME_RUNTIME);
-    /* Wine's and Windows' system DLLs */
-    assert_int_equal(class_of("VirtualAllocEx", "C:\\windows\\system32\\KernelBase.dll"),
-                     ANA_FRAME_RUNTIME);
-    assert_int_equal(class_of("VirtualAlloc", "C:\\windows\\system32\\kernel32.dll"),
-                     ANA_FRAME_RUNTIME);
-    assert_int_equal(class_of("NtAllocateVirtualMemory",
-                              "/usr/lib/x86_64-linux-gnu/wine/x86_64-windows/ntdll.dll"),
-                     ANA_FRAME_RUNTIME);
-    /* the entry chain */
-    assert_int_equal(class_of("_start", EXE), ANA_FRAME_ENTRY);
-    assert_int_equal(class_of("__libc_start_main", LIBC), ANA_FRAME_ENTRY);
-    assert_int_equal(class_of("__libc_start_call_main", LIBC), ANA_FRAME_ENTRY);
-    assert_int_equal(class_of("start_thread", LIBC), ANA_FRAME_ENTRY);
-    assert_int_equal(class_of("clone3", LIBC), ANA_FRAME_ENTRY);
-    assert_int_equal(class_of("BaseThreadInitThunk", "C:\\windows\\system32\\kernel32.dll"),
-                     ANA_FRAME_ENTRY);
-    assert_int_equal(class_of("RtlUserThreadStart", "C:\\windows\\system32\\ntdll.dll"),
-                     ANA_FRAME_ENTRY);
-    assert_int_equal(class_of("__tmainCRTStartup", "C:\\prog.exe"), ANA_FRAME_ENTRY);
-    /* allocators: libc's, operator new, the GNU and GLib wrappers */
-    assert_int_equal(class_of("malloc", LIBC), ANA_FRAME_ALLOCATOR);
-    assert_int_equal(class_of("operator new(unsigned long)", "libstdc++.so.6"),
-                     ANA_FRAME_ALLOCATOR);
-    assert_int_equal(class_of("xmalloc", "/usr/lib/gcc/x86_64-linux-gnu/12/cc1"),
-                     ANA_FRAME_ALLOCATOR);
-    assert_int_equal(class_of("xrealloc", "libbfd-2.40-system.so"), ANA_FRAME_ALLOCATOR);
-    assert_int_equal(class_of("g_malloc", "libglib-2.0.so.0"), ANA_FRAME_ALLOCATOR);
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        enum ana_frame_class got = class_of(cases[i].fn, cases[i].module);
+
+        if (got != cases[i].want)
+            fail_msg("%s in %s: class %d, want %d", cases[i].fn ? cases[i].fn : "(no name)",
+                     cases[i].module ? cases[i].module : "(no module)", got, cases[i].want);
+    }
 }
 
 static void test_user_allocators(void **state)
@@ -119,6 +110,13 @@ static void test_user_allocators(void **state)
 }
 
 enum { U = ANA_FRAME_USER, A = ANA_FRAME_ALLOCATOR, R = ANA_FRAME_RUNTIME, E = ANA_FRAME_ENTRY };
+
+/* Where cls[0..n)'s entry chain starts, and its frame of interest. */
+static void expect_chain(const uint8_t *cls, uint32_t n, uint32_t entry, uint32_t interest)
+{
+    assert_int_equal(ana_interest_entry(cls, n), entry);
+    assert_int_equal(ana_interest_find(cls, n), interest);
+}
 
 static void test_interest(void **state)
 {
@@ -140,18 +138,31 @@ static void test_interest(void **state)
     const uint8_t plain[] = {U, U};
 
     (void)state;
-    assert_int_equal(ana_interest_entry(cxx, 12), 9);
-    assert_int_equal(ana_interest_find(cxx, 12), 7);
+    expect_chain(cxx, 12, 9, 7);
     assert_int_equal(ana_interest_find(build, 5), 1);
-    assert_int_equal(ana_interest_entry(thread, 3), 1);
-    assert_int_equal(ana_interest_find(thread, 3), 0);
+    expect_chain(thread, 3, 1, 0);
     assert_int_equal(ana_interest_find(lib, 3), 0);
-    assert_int_equal(ana_interest_entry(init, 2), 2);
-    assert_int_equal(ana_interest_entry(stripped, 5), 2);
-    assert_int_equal(ana_interest_find(stripped, 5), 1);
+    expect_chain(init, 2, 2, 0);
+    expect_chain(stripped, 5, 2, 1);
     assert_int_equal(ana_interest_entry(plain, 2), 2);
-    assert_int_equal(ana_interest_find(init, 2), 0);
     assert_int_equal(ana_interest_find(NULL, 0), 0);
+}
+
+/* The row of cls[0..n) at most max items long: its number of items. */
+static uint32_t row_of(const uint8_t *cls, uint32_t n, uint32_t max, struct ana_interest_item *it,
+                       struct ana_interest_row *row)
+{
+    ana_interest_row(cls, n, max, it, row);
+    return row->nr_items;
+}
+
+/* An item: frames [first, first + nr), folded into a mark or not. */
+static void expect_item(const struct ana_interest_item *it, uint32_t first, uint32_t nr,
+                        bool folded)
+{
+    assert_int_equal(it->first, first);
+    assert_int_equal(it->nr, nr);
+    assert_int_equal(it->folded, folded);
 }
 
 static void test_row(void **state)
@@ -169,59 +180,41 @@ static void test_row(void **state)
 
     (void)state;
     /* [7 library frames] < load_catalog < main; the chain left out */
-    ana_interest_row(cxx, 12, 6, it, &row);
-    assert_int_equal(row.nr_items, 3);
+    assert_int_equal(row_of(cxx, 12, 6, it, &row), 3);
     assert_int_equal(row.interest, 7);
     assert_int_equal(row.entry, 9);
     assert_int_equal(row.nr_more, 0);
-    assert_int_equal(it[0].first, 0);
-    assert_int_equal(it[0].nr, 7);
-    assert_true(it[0].folded);
-    assert_int_equal(it[1].first, 7);
-    assert_int_equal(it[1].nr, 1);
-    assert_false(it[1].folded);
+    expect_item(&it[0], 0, 7, true);
+    expect_item(&it[1], 7, 1, false);
     assert_int_equal(it[2].first, 8);
     /* one item: the frame of interest alone, main after it */
-    ana_interest_row(cxx, 12, 1, it, &row);
-    assert_int_equal(row.nr_items, 1);
+    assert_int_equal(row_of(cxx, 12, 1, it, &row), 1);
     assert_int_equal(it[0].first, 7);
     assert_int_equal(it[0].nr, 1);
     assert_int_equal(row.nr_more, 1);
     /* two items: the mark and the frame of interest */
-    ana_interest_row(cxx, 12, 2, it, &row);
-    assert_int_equal(row.nr_items, 2);
+    assert_int_equal(row_of(cxx, 12, 2, it, &row), 2);
     assert_int_equal(it[1].first, 7);
     assert_int_equal(row.nr_more, 1);
     /* runs of two or more fold; one runtime frame shows */
-    ana_interest_row(mixed, 7, 0, it, &row);
-    assert_int_equal(row.nr_items, 5);
+    assert_int_equal(row_of(mixed, 7, 0, it, &row), 5);
     assert_int_equal(it[0].first, 0);
-    assert_int_equal(it[1].first, 1);
-    assert_int_equal(it[1].nr, 2);
-    assert_true(it[1].folded);
+    expect_item(&it[1], 1, 2, true);
     assert_int_equal(it[2].first, 3);
-    assert_int_equal(it[3].first, 4);
-    assert_int_equal(it[3].nr, 1);
-    assert_false(it[3].folded);
+    expect_item(&it[3], 4, 1, false);
     assert_int_equal(it[4].first, 5);
     assert_int_equal(row.nr_more, 0);
-    ana_interest_row(mixed, 7, 3, it, &row);
-    assert_int_equal(row.nr_items, 3);
+    assert_int_equal(row_of(mixed, 7, 3, it, &row), 3);
     assert_int_equal(row.nr_more, 2);
     /* the leaf's wrappers are left out, one runtime frame before the
      * frame of interest is a mark of one */
-    ana_interest_row(wrapped, 5, 6, it, &row);
-    assert_int_equal(row.nr_items, 2);
-    assert_int_equal(it[0].first, 2);
-    assert_int_equal(it[0].nr, 1);
-    assert_true(it[0].folded);
+    assert_int_equal(row_of(wrapped, 5, 6, it, &row), 2);
+    expect_item(&it[0], 2, 1, true);
     assert_int_equal(it[1].first, 3);
-    ana_interest_row(build, 2, 6, it, &row);
-    assert_int_equal(row.nr_items, 1);
+    assert_int_equal(row_of(build, 2, 6, it, &row), 1);
     assert_int_equal(it[0].first, 1);
     /* empty */
-    ana_interest_row(NULL, 0, 6, it, &row);
-    assert_int_equal(row.nr_items, 0);
+    assert_int_equal(row_of(NULL, 0, 6, it, &row), 0);
     /* the mark's words */
     ana_interest_mark(mark, sizeof(mark), 7);
     assert_string_equal(mark, "[7 library frames]");

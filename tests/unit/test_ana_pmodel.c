@@ -4,7 +4,7 @@
  * processes, three threads, reallocs, temporaries that straddle range
  * edges, RSS samples and runs of equal timestamps; for 1 to 7 ranges, for
  * the whole trace and up to a time. The model of a moment from the index
- * (from_index) with a retire callback, on a tree of processes that start
+ * (ana_pmodel_index_build) with a retire callback, on a tree of processes that start
  * and end one after another: each image's live sites handed over once,
  * equal to the replay's, while the model holds the sites of a few images
  * only. */
@@ -329,7 +329,6 @@ static void index_retires(const char *path, uint64_t until_ns, unsigned most_hel
     struct ana_scan_options so;
     struct retired rt = {0};
     struct ana_model_options mo = {.retire = {.fn = on_retire, .arg = &rt}};
-    struct ana_pmodel_options po = {.until_ns = until_ns, .from_index = true};
 
     assert_int_equal(fmt_reader_open_flags(&r, path, FMT_OPEN_STACKS_LATER, err, sizeof(err)), 0);
     ana_scan_options_init(&so);
@@ -337,8 +336,8 @@ static void index_retires(const char *path, uint64_t until_ns, unsigned most_hel
     assert_int_equal(ana_model_build(&want, r, NULL, &so), 0);
     assert_int_equal(ana_model_finish(want), 0);
     rt.want = want;
-    po.reader = r;
-    assert_int_equal(ana_pmodel_build(&got, path, &mo, &po, err, sizeof(err)), 0);
+    assert_null(ana_pmodel_index_refusal(r, &mo));
+    assert_int_equal(ana_pmodel_index_build(&got, r, path, &mo, until_ns, err, sizeof(err)), 0);
     for (uint32_t i = 0; i < TREE_IMAGES; i++) {
         const struct ana_scope *a = ana_model_image(want, i), *b = ana_model_image(got, i);
         if (!a || !a->seen || (!a->live_blocks && !a->heap))

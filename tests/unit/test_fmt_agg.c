@@ -34,17 +34,6 @@
 static const struct fmt_writer_options agg_opt = {
     .time_unit_ns = 1000, .time_pack = 1, .free_ranks = 1, .realloc_pred = 1, .aggregate = 1};
 
-static struct fmt_event mk_heap(uint16_t kind, uint64_t ts, uint32_t thread, uint64_t addr,
-                                uint64_t size, uint32_t stack)
-{
-    struct fmt_event ev = tfmt_mk(kind, ts, thread);
-
-    ev.addr = addr;
-    ev.size = size;
-    ev.stack = stack;
-    return ev;
-}
-
 static struct fmt_event mk_batch(uint64_t ts, uint32_t thread, uint32_t stack, uint64_t blocks,
                                  uint64_t bytes, uint64_t temp, uint64_t temp_bytes, uint64_t cls)
 {
@@ -97,26 +86,26 @@ static size_t golden_events(struct fmt_event *ev)
     ev[n] = tfmt_mk(FMT_EV_PROCESS_START, 0, 0);
     ev[n].str = "/usr/bin/agg";
     ev[n++].str_len = 12;
-    ev[n++] = mk_heap(FMT_EV_MALLOC, 100000, 0, HEAP + 0x100, 100, 1); /* kept, freed at 1.5 ms */
-    ev[n++] = mk_heap(FMT_EV_FREE, 200000, 1, 0x7f0000001000, 0, 2);   /* unknown: as is */
-    ev[n++] = mk_heap(FMT_EV_MALLOC, 250000, 2, HEAP + 0x900, 300, 3); /* kept, leaked */
-    ev[n++] = mk_transient(300000, 0, 1, 64, 2, 0, 0);                 /* all images' peak */
+    ev[n++] = tfmt_heap(FMT_EV_MALLOC, 100000, 0, HEAP + 0x100, 100, 1); /* kept, freed at 1.5 ms */
+    ev[n++] = tfmt_heap(FMT_EV_FREE, 200000, 1, 0x7f0000001000, 0, 2);   /* unknown: as is */
+    ev[n++] = tfmt_heap(FMT_EV_MALLOC, 250000, 2, HEAP + 0x900, 300, 3); /* kept, leaked */
+    ev[n++] = mk_transient(300000, 0, 1, 64, 2, 0, 0);                   /* all images' peak */
     ev[n++] = mk_transient(300000, 2, 3, 48, 1, 0, 0);
     ev[n++] = mk_transient(300000, 0, 1, 64, 2, 0, 1);
     ev[n++] = mk_transient(300000, 2, 3, 48, 1, 0, 1);
     ev[n++] = mk_transient(400000, 0, 2, 4000, 1, 1, 0); /* image 0's own peak */
     ev[n++] = mk_transient(400000, 0, 2, 4000, 1, 1, 1);
-    ev[n++] = mk_heap(FMT_EV_MALLOC, 700000, 1, HEAP + 0x200, 101, 2); /* kept, realloc'd */
+    ev[n++] = tfmt_heap(FMT_EV_MALLOC, 700000, 1, HEAP + 0x200, 101, 2); /* kept, realloc'd */
     ev[n++] = mk_batch(MS, 0, 1, 2, 64, 1, 32, 6);
     ev[n++] = mk_batch(MS, 0, 2, 1, 4000, 0, 0, 12);
     ev[n++] = mk_batch(MS, 2, 3, 1, 48, 1, 48, 6);
-    ev[n] = mk_heap(FMT_EV_REALLOC, 1200000, 1, HEAP + 0x300, 202, 2); /* a kept block's */
+    ev[n] = tfmt_heap(FMT_EV_REALLOC, 1200000, 1, HEAP + 0x300, 202, 2); /* a kept block's */
     ev[n++].old_addr = HEAP + 0x200;
-    ev[n++] = mk_heap(FMT_EV_REALLOC, 1300000, 0, HEAP + 0x400, 50, 1); /* pending's new, kept */
-    ev[n++] = mk_heap(FMT_EV_FREE, 1500000, 0, HEAP + 0x100, 0, 1);
-    ev[n++] = mk_heap(FMT_EV_FREE, 1600000, 1, HEAP + 0x300, 0, 2);
+    ev[n++] = tfmt_heap(FMT_EV_REALLOC, 1300000, 0, HEAP + 0x400, 50, 1); /* pending's new, kept */
+    ev[n++] = tfmt_heap(FMT_EV_FREE, 1500000, 0, HEAP + 0x100, 0, 1);
+    ev[n++] = tfmt_heap(FMT_EV_FREE, 1600000, 1, HEAP + 0x300, 0, 2);
     ev[n++] = mk_batch(2 * MS, 0, 1, 1, 20, 1, 100, 5); /* the temporary: the kept 100 */
-    ev[n++] = mk_heap(FMT_EV_FREE, 2100000, 0, HEAP + 0x400, 0, 1);
+    ev[n++] = tfmt_heap(FMT_EV_FREE, 2100000, 0, HEAP + 0x400, 0, 1);
     ev[n++] = mk_batch(3 * MS, 0, 1, 0, 0, 1, 50, 6); /* a kept block's temporary alone */
     ev[n] = tfmt_mk(FMT_EV_PROCESS_EXIT, 3 * MS + 5000, 0);
     ev[n++].arg[1] = 1;
@@ -160,48 +149,22 @@ static void test_agg_roundtrip(void **state)
 {
     struct fmt_event ev[64];
     size_t n = golden_events(ev);
-    const char *golden = getenv("MS_FMT_WRITE_GOLDEN_1_8");
     struct tfmt t;
-    struct fmt_reader *r;
 
     (void)state;
-    memset(&t, 0, sizeof(t));
-    /* tfmt_start_opt with the period in the trace info */
     struct fmt_writer_options opt = agg_opt;
     opt.chunk_events = 8; /* three chunks: the reader finds the record in the first's DEFS */
-    t.fd = memfd_create("trace", MFD_CLOEXEC);
-    assert_true(t.fd >= 0);
-    t.info = (struct fmt_trace_info){.start_realtime_ns = 1700000000123456789ull,
-                                     .start_monotonic_ns = 5000000000ull,
-                                     .recorder_pid = 4242,
-                                     .stack_depth = 64,
-                                     .command = "agg\0--x",
-                                     .command_len = 7,
-                                     .hostname = "testhost",
-                                     .aggregate_ns = MS};
-    assert_int_equal(fmt_writer_create(&t.w, t.fd, &t.info, &opt), 0);
+    struct fmt_trace_info info = tfmt_info("agg\0--x", 7);
+    info.aggregate_ns = MS; /* the period in the trace info */
+    tfmt_start_info(&t, &opt, &info);
     write_events(&t, ev, n);
-    if (golden) {
-        tfmt_save(&t, golden);
-        return;
-    }
-    tfmt_finish(&t);
-    r = tfmt_open(&t);
-    check_golden(r);
-    fmt_reader_close(r);
-    tfmt_close(&t);
+    tfmt_check_written(&t, "MS_FMT_WRITE_GOLDEN_1_8", check_golden);
 }
 
 static void test_agg_golden(void **state)
 {
-    struct fmt_reader *r;
-    char err[600];
-
     (void)state;
-    if (fmt_reader_open(&r, MS_GOLDEN_DIR "/v1_8_aggregate.mscr", err, sizeof(err)))
-        fail_msg("%s", err);
-    check_golden(r);
-    fmt_reader_close(r);
+    tfmt_check_path(MS_GOLDEN_DIR "/v1_8_aggregate.mscr", check_golden);
 }
 
 /* record --max-size: exact events, then the switch (arg[1] 1) at a cut;
@@ -210,8 +173,8 @@ static void test_agg_golden(void **state)
 static void write_switch(struct tfmt *t, int flush_before)
 {
     struct fmt_event ev[] = {
-        mk_heap(FMT_EV_MALLOC, 1000, 0, HEAP + 0x100, 100, 1),
-        mk_heap(FMT_EV_FREE, 2000, 0, HEAP + 0x100, 0, 1),
+        tfmt_heap(FMT_EV_MALLOC, 1000, 0, HEAP + 0x100, 100, 1),
+        tfmt_heap(FMT_EV_FREE, 2000, 0, HEAP + 0x100, 0, 1),
         mk_aggregate(5 * MS, 100 * 1000, 1),
         mk_batch(5 * MS + 100000, 0, 1, 3, 300, 3, 300, 7),
     };
@@ -271,7 +234,7 @@ static void test_agg_switch(void **state)
  * bit cleared (its header CRC made again). */
 static uint8_t *batch_without_switch(size_t *size)
 {
-    struct fmt_event ev[] = {mk_heap(FMT_EV_MALLOC, 1000, 0, HEAP, 8, 1),
+    struct fmt_event ev[] = {tfmt_heap(FMT_EV_MALLOC, 1000, 0, HEAP, 8, 1),
                              mk_batch(2000, 0, 1, 1, 8, 0, 0, 4)};
     struct tfmt t;
     uint8_t *p;

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -50,6 +49,21 @@ static struct fmt_event mk(uint16_t kind, uint64_t *ts, uint32_t stack)
     return ev;
 }
 
+/* The process's start by CreateProcess (arg0 its parent's pid) and its
+ * program loaded: ev[0..2). */
+static size_t pe_start(struct fmt_event *ev, uint64_t *ts, uint64_t arg0)
+{
+    ev[0] = mk(FMT_EV_PROCESS_START, ts, 0);
+    ev[0].arg[0] = arg0;
+    ev[0].arg[1] = FMT_START_CREATEPROCESS;
+    ev[0].str = pe_module.path;
+    ev[0].str_len = pe_module.path_len;
+    ev[1] = mk(FMT_EV_MODULE_LOAD, ts, 0);
+    ev[1].addr = pe_module.base;
+    ev[1].module = &pe_module;
+    return 2;
+}
+
 /* A process with every Windows kind: two heaps (one destroyed with a block
  * still in it), HeapAlloc/ReAlloc/Free with flags, a reservation committed,
  * protected, decommitted and released, a failed commit, an image view
@@ -60,14 +74,7 @@ static size_t golden_win_events(struct fmt_event *ev)
     uint64_t ts = 1000;
     size_t n = 0;
 
-    ev[n] = mk(FMT_EV_PROCESS_START, &ts, 0);
-    ev[n].arg[0] = 4;
-    ev[n].arg[1] = FMT_START_CREATEPROCESS;
-    ev[n].str = pe_module.path;
-    ev[n++].str_len = pe_module.path_len;
-    ev[n] = mk(FMT_EV_MODULE_LOAD, &ts, 0);
-    ev[n].addr = pe_module.base;
-    ev[n++].module = &pe_module;
+    n += pe_start(&ev[n], &ts, 4);
     ev[n] = mk(FMT_EV_SECTION_MAP, &ts, 0);
     ev[n].origin = FMT_ORIGIN_SNAPSHOT;
     ev[n].addr = pe_module.base;
@@ -152,13 +159,7 @@ static void start_coded(struct tfmt *t, int pe, int zlib)
 {
     struct fmt_writer_options opt = {.chunk_events = 8, .pe_process = pe, .zlib = zlib};
 
-    memset(t, 0, sizeof(*t));
-    t->fd = memfd_create("trace", MFD_CLOEXEC);
-    assert_true(t->fd >= 0);
-    t->info.start_realtime_ns = 1700000000123456789ull;
-    t->info.recorder_pid = 4242;
-    t->info.stack_depth = 32;
-    assert_int_equal(fmt_writer_create(&t->w, t->fd, &t->info, &opt), 0);
+    tfmt_start_short(t, &opt, NULL);
 }
 
 static void start(struct tfmt *t, int pe)
@@ -169,37 +170,9 @@ static void start(struct tfmt *t, int pe)
 /* The events with their stacks interned on t's writer. */
 static size_t events(struct tfmt *t, struct fmt_event *ev)
 {
-    uint32_t ids[3] = {0};
+    static const uint64_t frames[3] = {0x7b00a000ull, 0x140001713ull, 0x140001a45ull};
 
-    for (uint32_t s = 1; s <= 2; s++) {
-        uint64_t frames[3] = {0x7b00a000ull + s, 0x140001713ull + s, 0x140001a45ull};
-        assert_int_equal(fmt_writer_stack(t->w, 0, frames, 3, &ids[s]), 0);
-    }
-    size_t n = golden_win_events(ev);
-    for (size_t i = 0; i < n; i++)
-        ev[i].stack = ids[ev[i].stack];
-    return n;
-}
-
-/* The events written on t: with the variable env set, into the file it
- * names (a golden file made anew, and the test skipped); else t is
- * dropped and the golden file opened. */
-static struct fmt_reader *golden_open(struct tfmt *t, const struct fmt_event *want, size_t n,
-                                      const char *env, const char *golden)
-{
-    struct fmt_reader *r;
-    char err[600];
-
-    if (getenv(env)) {
-        for (size_t i = 0; i < n; i++)
-            assert_int_equal(fmt_writer_event(t->w, &want[i]), 0);
-        tfmt_save(t, getenv(env));
-        skip();
-    }
-    tfmt_close(t);
-    if (fmt_reader_open(&r, golden, err, sizeof(err)))
-        fail_msg("%s", err);
-    return r;
+    return tfmt_two_stacks(t, frames, 3, ev, golden_win_events(ev));
 }
 
 static void test_golden_v1_2_windows(void **state)
@@ -211,7 +184,8 @@ static void test_golden_v1_2_windows(void **state)
     (void)state;
     start(&t, 1);
     size_t n = events(&t, want);
-    r = golden_open(&t, want, n, "MS_FMT_WRITE_GOLDEN_1_2", MS_GOLDEN_DIR "/v1_2_windows.mscr");
+    r = tfmt_golden_open(&t, want, n, "MS_FMT_WRITE_GOLDEN_1_2",
+                         MS_GOLDEN_DIR "/v1_2_windows.mscr");
     assert_int_equal(fmt_reader_info(r)->version_minor, 2);
     assert_true(fmt_reader_pe(r));
     tfmt_read_expect(r, want, n);
@@ -289,13 +263,7 @@ static size_t golden_wine_events(struct tfmt *t, struct fmt_event *ev)
 
     assert_int_equal(fmt_writer_stack(t->w, 0, frames[0], 3, &ids[0]), 0);
     assert_int_equal(fmt_writer_stack(t->w, 0, frames[1], 4, &ids[1]), 0);
-    ev[n] = mk(FMT_EV_PROCESS_START, &ts, 0);
-    ev[n].arg[1] = FMT_START_CREATEPROCESS;
-    ev[n].str = pe_module.path;
-    ev[n++].str_len = pe_module.path_len;
-    ev[n] = mk(FMT_EV_MODULE_LOAD, &ts, 0);
-    ev[n].addr = pe_module.base;
-    ev[n++].module = &pe_module;
+    n += pe_start(&ev[n], &ts, 0);
     ev[n] = mk(FMT_EV_MODULE_LOAD, &ts, 0);
     ev[n].addr = wine_dll.base;
     ev[n++].module = &wine_dll;
@@ -323,23 +291,17 @@ static size_t golden_wine_events(struct tfmt *t, struct fmt_event *ev)
 static void test_golden_wine(void **state)
 {
     struct fmt_writer_options opt = {.chunk_events = 8, .pe_process = 1, .time_unit_ns = 1};
+    const struct fmt_trace_info wine = {.wine_prefix = "/wine-golden/prefix",
+                                        .wine_dll_dirs = wine_dirs,
+                                        .wine_dll_dirs_len = sizeof(wine_dirs)};
     struct fmt_event want[16];
     struct fmt_reader *r;
     struct tfmt t;
 
     (void)state;
-    memset(&t, 0, sizeof(t));
-    t.fd = memfd_create("trace", MFD_CLOEXEC);
-    assert_true(t.fd >= 0);
-    t.info.start_realtime_ns = 1700000000123456789ull;
-    t.info.recorder_pid = 4242;
-    t.info.stack_depth = 32;
-    t.info.wine_prefix = "/wine-golden/prefix";
-    t.info.wine_dll_dirs = wine_dirs;
-    t.info.wine_dll_dirs_len = sizeof(wine_dirs);
-    assert_int_equal(fmt_writer_create(&t.w, t.fd, &t.info, &opt), 0);
+    tfmt_start_short(&t, &opt, &wine);
     size_t n = golden_wine_events(&t, want);
-    r = golden_open(&t, want, n, "MS_FMT_WRITE_GOLDEN_WINE", MS_GOLDEN_DIR "/v1_3_wine.mscr");
+    r = tfmt_golden_open(&t, want, n, "MS_FMT_WRITE_GOLDEN_WINE", MS_GOLDEN_DIR "/v1_3_wine.mscr");
     const struct fmt_trace_info *info = fmt_reader_info(r);
     assert_int_equal(info->version_minor, 3);
     assert_string_equal(info->wine_prefix, "/wine-golden/prefix");
@@ -352,12 +314,9 @@ static void test_golden_wine(void **state)
 /* A trace without them (every golden file before) has none. */
 static void test_no_wine(void **state)
 {
-    struct fmt_reader *r;
-    char err[600];
+    struct fmt_reader *r = tfmt_open_path(MS_GOLDEN_DIR "/v1_2_windows.mscr");
 
     (void)state;
-    if (fmt_reader_open(&r, MS_GOLDEN_DIR "/v1_2_windows.mscr", err, sizeof(err)))
-        fail_msg("%s", err);
     assert_null(fmt_reader_info(r)->wine_prefix);
     assert_null(fmt_reader_info(r)->wine_dll_dirs);
     assert_int_equal(fmt_reader_info(r)->wine_dll_dirs_len, 0);

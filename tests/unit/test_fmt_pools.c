@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -118,27 +117,14 @@ static void start(struct tfmt *t, int pools, uint32_t chunk_events)
     struct fmt_writer_options opt = {
         .chunk_events = chunk_events, .time_unit_ns = 1, .pools = pools};
 
-    memset(t, 0, sizeof(*t));
-    t->fd = memfd_create("trace", MFD_CLOEXEC);
-    assert_true(t->fd >= 0);
-    t->info.start_realtime_ns = 1700000000123456789ull;
-    t->info.recorder_pid = 4242;
-    t->info.stack_depth = 32;
-    assert_int_equal(fmt_writer_create(&t->w, t->fd, &t->info, &opt), 0);
+    tfmt_start_short(t, &opt, NULL);
 }
 
 static size_t events(struct tfmt *t, struct fmt_event *ev)
 {
-    uint32_t ids[3] = {0};
+    static const uint64_t frames[2] = {0x401000ull, 0x401200ull};
 
-    for (uint32_t s = 1; s <= 2; s++) {
-        uint64_t frames[2] = {0x401000ull + s, 0x401200ull};
-        assert_int_equal(fmt_writer_stack(t->w, 0, frames, 2, &ids[s]), 0);
-    }
-    size_t n = pool_events(ev);
-    for (size_t i = 0; i < n; i++)
-        ev[i].stack = ids[ev[i].stack];
-    return n;
+    return tfmt_two_stacks(t, frames, 2, ev, pool_events(ev));
 }
 
 static void test_golden_v1_4_pools(void **state)
@@ -146,20 +132,12 @@ static void test_golden_v1_4_pools(void **state)
     struct fmt_event in[32], want[40];
     struct fmt_reader *r;
     struct tfmt t;
-    char err[600];
 
     (void)state;
     start(&t, 1, 8);
     size_t n = events(&t, in);
-    if (getenv("MS_FMT_WRITE_GOLDEN_1_4_POOLS")) {
-        for (size_t i = 0; i < n; i++)
-            assert_int_equal(fmt_writer_event(t.w, &in[i]), 0);
-        tfmt_save(&t, getenv("MS_FMT_WRITE_GOLDEN_1_4_POOLS"));
-        skip();
-    }
-    tfmt_close(&t);
-    if (fmt_reader_open(&r, MS_GOLDEN_DIR "/v1_4_pools.mscr", err, sizeof(err)))
-        fail_msg("%s", err);
+    r = tfmt_golden_open(&t, in, n, "MS_FMT_WRITE_GOLDEN_1_4_POOLS",
+                         MS_GOLDEN_DIR "/v1_4_pools.mscr");
     assert_int_equal(fmt_reader_info(r)->version_minor, 4);
     assert_true(fmt_reader_pools(r));
     assert_false(fmt_reader_pe(r));

@@ -124,22 +124,12 @@ static void check_reach(struct fmt_reader *r)
 static void test_reach_roundtrip(void **state)
 {
     struct tfmt t;
-    struct fmt_reader *r;
-    const char *golden = getenv("MS_FMT_WRITE_GOLDEN_1_6");
 
     (void)state;
     tfmt_start_opt(&t, &reach_opt);
     write_blocks(&t);
     write_reach(&t);
-    if (golden) {
-        tfmt_save(&t, golden);
-        return;
-    }
-    tfmt_finish(&t);
-    r = tfmt_open(&t);
-    check_reach(r);
-    fmt_reader_close(r);
-    tfmt_close(&t);
+    tfmt_check_written(&t, "MS_FMT_WRITE_GOLDEN_1_6", check_reach);
 }
 
 /* The writer refuses what the format forbids. */
@@ -177,14 +167,8 @@ static void test_reach_refused(void **state)
 
 static void test_reach_golden(void **state)
 {
-    struct fmt_reader *r;
-    char err[600];
-
     (void)state;
-    if (fmt_reader_open(&r, MS_GOLDEN_DIR "/v1_6_reach.mscr", err, sizeof(err)))
-        fail_msg("%s", err);
-    check_reach(r);
-    fmt_reader_close(r);
+    tfmt_check_path(MS_GOLDEN_DIR "/v1_6_reach.mscr", check_reach);
 }
 
 int main(void)

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -42,36 +41,16 @@ static size_t sampled_events(struct fmt_event *ev)
     ev[n].arg[0] = 1;
     ev[n].str = "/bin/prog";
     ev[n++].str_len = 9;
-    ev[n] = tfmt_mk(FMT_EV_MALLOC, ts += 100, 0);
-    ev[n].stack = 1;
-    ev[n].addr = HEAP + 0x10;
-    ev[n++].size = 100;
-    ev[n] = tfmt_mk(FMT_EV_MALLOC, ts += 100, 0);
-    ev[n].stack = 2;
-    ev[n].addr = HEAP + 0x1000;
-    ev[n++].size = 4096;
-    ev[n] = tfmt_mk(FMT_EV_REALLOC, ts += 100, 0);
-    ev[n].stack = 1;
+    ev[n++] = tfmt_heap(FMT_EV_MALLOC, ts += 100, 0, HEAP + 0x10, 100, 1);
+    ev[n++] = tfmt_heap(FMT_EV_MALLOC, ts += 100, 0, HEAP + 0x1000, 4096, 2);
+    ev[n] = tfmt_heap(FMT_EV_REALLOC, ts += 100, 0, HEAP + 0x10, 2000, 1);
     ev[n].flags = FMT_EVF_IN_PLACE;
-    ev[n].old_addr = HEAP + 0x10;
-    ev[n].addr = HEAP + 0x10;
-    ev[n++].size = 2000;
-    ev[n] = tfmt_mk(FMT_EV_REALLOC, ts += 100, 0);
-    ev[n].stack = 2;
-    ev[n].addr = HEAP + 0x3000;
-    ev[n++].size = 1;
-    ev[n] = tfmt_mk(FMT_EV_MALLOC, ts += 100, 0);
-    ev[n].stack = 2;
-    ev[n].addr = HEAP + 0x4000;
-    ev[n++].size = 0;
-    ev[n] = tfmt_mk(FMT_EV_FREE, ts += 100, 0);
-    ev[n++].addr = HEAP + 0x10;
-    ev[n] = tfmt_mk(FMT_EV_FREE, ts += 100, 0);
-    ev[n++].addr = HEAP + 0x1000;
-    ev[n] = tfmt_mk(FMT_EV_MMAP, ts += 100, 0);
-    ev[n].stack = 1;
-    ev[n].addr = 0x7f0000000000ull;
-    ev[n].size = 1 << 20;
+    ev[n++].old_addr = HEAP + 0x10;
+    ev[n++] = tfmt_heap(FMT_EV_REALLOC, ts += 100, 0, HEAP + 0x3000, 1, 2); /* unsampled old */
+    ev[n++] = tfmt_heap(FMT_EV_MALLOC, ts += 100, 0, HEAP + 0x4000, 0, 2);
+    ev[n++] = tfmt_heap(FMT_EV_FREE, ts += 100, 0, HEAP + 0x10, 0, 0);
+    ev[n++] = tfmt_heap(FMT_EV_FREE, ts += 100, 0, HEAP + 0x1000, 0, 0);
+    ev[n] = tfmt_heap(FMT_EV_MMAP, ts += 100, 0, 0x7f0000000000ull, 1 << 20, 1);
     ev[n].arg[0] = 3;    /* PROT_READ | PROT_WRITE */
     ev[n].arg[1] = 0x22; /* MAP_PRIVATE | MAP_ANONYMOUS */
     ev[n].arg[2] = (uint64_t)-1;
@@ -84,28 +63,16 @@ static size_t sampled_events(struct fmt_event *ev)
 
 static void start(struct tfmt *t, uint64_t rate)
 {
-    memset(t, 0, sizeof(*t));
-    t->fd = memfd_create("trace", MFD_CLOEXEC);
-    assert_true(t->fd >= 0);
-    t->info.start_realtime_ns = 1700000000123456789ull;
-    t->info.recorder_pid = 4242;
-    t->info.stack_depth = 32;
-    t->info.sample_bytes = rate;
-    assert_int_equal(fmt_writer_create(&t->w, t->fd, &t->info, NULL), 0);
+    const struct fmt_trace_info base = {.sample_bytes = rate};
+
+    tfmt_start_short(t, NULL, &base);
 }
 
 static size_t events(struct tfmt *t, struct fmt_event *ev)
 {
-    uint32_t ids[3] = {0};
+    static const uint64_t frames[2] = {0x401000ull, 0x401a00ull};
 
-    for (uint32_t s = 1; s <= 2; s++) {
-        uint64_t frames[2] = {0x401000ull + s, 0x401a00ull};
-        assert_int_equal(fmt_writer_stack(t->w, 0, frames, 2, &ids[s]), 0);
-    }
-    size_t n = sampled_events(ev);
-    for (size_t i = 0; i < n; i++)
-        ev[i].stack = ids[ev[i].stack];
-    return n;
+    return tfmt_two_stacks(t, frames, 2, ev, sampled_events(ev));
 }
 
 static void test_golden_v1_3_sampled(void **state)
@@ -114,20 +81,12 @@ static void test_golden_v1_3_sampled(void **state)
     struct fmt_reader *r;
     struct tmodel m;
     struct tfmt t;
-    char err[600];
 
     (void)state;
     start(&t, RATE);
     size_t n = events(&t, want);
-    if (getenv("MS_FMT_WRITE_GOLDEN_1_3_SAMPLED")) {
-        for (size_t i = 0; i < n; i++)
-            assert_int_equal(fmt_writer_event(t.w, &want[i]), 0);
-        tfmt_save(&t, getenv("MS_FMT_WRITE_GOLDEN_1_3_SAMPLED"));
-        skip();
-    }
-    tfmt_close(&t);
-    if (fmt_reader_open(&r, MS_GOLDEN_DIR "/v1_3_sampled.mscr", err, sizeof(err)))
-        fail_msg("%s", err);
+    r = tfmt_golden_open(&t, want, n, "MS_FMT_WRITE_GOLDEN_1_3_SAMPLED",
+                         MS_GOLDEN_DIR "/v1_3_sampled.mscr");
     assert_int_equal(fmt_reader_info(r)->version_minor, 3);
     assert_int_equal(fmt_reader_sample_bytes(r), RATE);
     fmt_reader_estimates(r, 0);
@@ -152,12 +111,9 @@ static void test_estimates(void **state)
     static const uint64_t size[] = {0, 1050, 4165, 2313, 1000, 0, 0, 0, 1 << 20, 0};
     static const uint64_t ref_size[] = {0, 0, 0, 1050, 0, 0, 2313, 4165, 0, 0};
     struct fmt_event ev;
-    struct fmt_reader *r;
-    char err[600];
+    struct fmt_reader *r = tfmt_open_path(MS_GOLDEN_DIR "/v1_3_sampled.mscr");
 
     (void)state;
-    if (fmt_reader_open(&r, MS_GOLDEN_DIR "/v1_3_sampled.mscr", err, sizeof(err)))
-        fail_msg("%s", err);
     for (size_t i = 0; i < sizeof(size) / sizeof(size[0]); i++) {
         assert_int_equal(fmt_reader_next(r, &ev), 1);
         if (ev.kind == FMT_EV_FREE || ev.kind == FMT_EV_PROCESS_START ||

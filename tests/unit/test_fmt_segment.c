@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -40,26 +39,19 @@ static const struct fmt_writer_options seg_opt = {
 
 static struct fmt_trace_info seg_info(uint32_t nr, uint64_t from)
 {
-    return (struct fmt_trace_info){.start_realtime_ns = 1700000000123456789ull,
-                                   .start_monotonic_ns = 5000000000ull,
-                                   .recorder_pid = 4242,
-                                   .stack_depth = 64,
-                                   .command = "svc\0--x",
-                                   .command_len = 7,
-                                   .hostname = "testhost",
-                                   .keep_last_ns = 20 * MS,
-                                   .segment_nr = nr,
-                                   .segment_from_ns = from};
+    struct fmt_trace_info info = tfmt_info("svc\0--x", 7);
+
+    info.keep_last_ns = 20 * MS;
+    info.segment_nr = nr;
+    info.segment_from_ns = from;
+    return info;
 }
 
 static struct fmt_event mk_heap(uint16_t kind, uint64_t ts, uint64_t addr, uint64_t size,
                                 uint32_t stack, uint8_t origin)
 {
-    struct fmt_event ev = tfmt_mk(kind, ts, 0);
+    struct fmt_event ev = tfmt_heap(kind, ts, 0, addr, size, stack);
 
-    ev.addr = addr;
-    ev.size = size;
-    ev.stack = stack;
     ev.origin = origin;
     return ev;
 }
@@ -117,11 +109,7 @@ static void write_segment(struct tfmt *t, const struct fmt_trace_info *info)
     uint64_t frames[2][2] = {{0x401000, 0x402000}, {0x401100, 0x402000}};
     uint32_t id;
 
-    memset(t, 0, sizeof(*t));
-    t->fd = memfd_create("trace", MFD_CLOEXEC);
-    assert_true(t->fd >= 0);
-    t->info = *info;
-    assert_int_equal(fmt_writer_create(&t->w, t->fd, &t->info, &seg_opt), 0);
+    tfmt_start_info(t, &seg_opt, info);
     for (int i = 0; i < 2; i++) {
         assert_int_equal(fmt_writer_stack(t->w, 0, frames[i], 2, &id), 0);
         assert_int_equal(id, (uint32_t)(i == 0 ? 2 : 3)); /* a shared root: node 1 */
@@ -165,32 +153,17 @@ static void check_segment(struct fmt_reader *r)
 static void test_segment_roundtrip(void **state)
 {
     struct fmt_trace_info info = seg_info(3, 10 * MS);
-    const char *golden = getenv("MS_FMT_WRITE_GOLDEN_1_9");
     struct tfmt t;
 
     (void)state;
     write_segment(&t, &info);
-    if (golden) {
-        tfmt_save(&t, golden);
-        return;
-    }
-    tfmt_finish(&t);
-    struct fmt_reader *r = tfmt_open(&t);
-    check_segment(r);
-    fmt_reader_close(r);
-    tfmt_close(&t);
+    tfmt_check_written(&t, "MS_FMT_WRITE_GOLDEN_1_9", check_segment);
 }
 
 static void test_segment_golden(void **state)
 {
-    struct fmt_reader *r;
-    char err[600];
-
     (void)state;
-    if (fmt_reader_open(&r, MS_GOLDEN_DIR "/v1_9_segment.mscr", err, sizeof(err)))
-        fail_msg("%s", err);
-    check_segment(r);
-    fmt_reader_close(r);
+    tfmt_check_path(MS_GOLDEN_DIR "/v1_9_segment.mscr", check_segment);
 }
 
 /* The whole run's trace says --keep-last's duration and is no segment:
@@ -201,10 +174,7 @@ static void test_keep_last_meta(void **state)
     struct tfmt t;
 
     (void)state;
-    memset(&t, 0, sizeof(t));
-    t.fd = memfd_create("trace", MFD_CLOEXEC);
-    t.info = info;
-    assert_int_equal(fmt_writer_create(&t.w, t.fd, &t.info, &seg_opt), 0);
+    tfmt_start_info(&t, &seg_opt, &info);
     struct fmt_event ev = mk_heap(FMT_EV_MALLOC, 1000, HEAP, 8, 0, 0);
     assert_int_equal(fmt_writer_event(t.w, &ev), 0);
     tfmt_finish(&t);
@@ -303,24 +273,16 @@ static void test_live_maps(void **state)
 
     (void)state;
     tfmt_start_opt(&t, &seg_opt);
-    ev[0] = tfmt_mk(FMT_EV_MMAP, 1000, 0);
-    ev[0].addr = MAP;
-    ev[0].size = 0x10000;
+    ev[0] = tfmt_heap(FMT_EV_MMAP, 1000, 0, MAP, 0x10000, 0);
     ev[0].arg[0] = 1;
     ev[0].arg[1] = 34;
-    ev[1] = tfmt_mk(FMT_EV_MUNMAP, 2000, 0);
-    ev[1].addr = MAP + 0x4000;
-    ev[1].size = 0x1000;
-    ev[2] = tfmt_mk(FMT_EV_MMAP, 3000, 0);
-    ev[2].addr = MAP + 0x100000;
-    ev[2].size = 0x2000;
+    ev[1] = tfmt_heap(FMT_EV_MUNMAP, 2000, 0, MAP + 0x4000, 0x1000, 0);
+    ev[2] = tfmt_heap(FMT_EV_MMAP, 3000, 0, MAP + 0x100000, 0x2000, 0);
     ev[2].arg[0] = 3;
     ev[2].arg[1] = 2;
-    ev[3] = tfmt_mk(FMT_EV_MREMAP, 4000, 0);
+    ev[3] = tfmt_heap(FMT_EV_MREMAP, 4000, 0, MAP + 0x200000, 0x3000, 0);
     ev[3].old_addr = MAP + 0x100000;
     ev[3].old_size = 0x2000;
-    ev[3].addr = MAP + 0x200000;
-    ev[3].size = 0x3000;
     for (int i = 0; i < 4; i++)
         assert_int_equal(fmt_writer_event(t.w, &ev[i]), 0);
     assert_int_equal(fmt_writer_live_maps(t.w, see_map, &s), 0);
@@ -353,10 +315,7 @@ static void test_segment_refused(void **state)
     struct fmt_reader *r;
 
     (void)state;
-    memset(&t, 0, sizeof(t));
-    t.fd = memfd_create("trace", MFD_CLOEXEC);
-    t.info = info;
-    assert_int_equal(fmt_writer_create(&t.w, t.fd, &t.info, &seg_opt), 0);
+    tfmt_start_info(&t, &seg_opt, &info);
     tfmt_finish(&t);
     uint8_t *p = tfmt_bytes(t.fd, &size);
     fmt_put_le64(p + 16, fmt_get_le64(p + 16) | FMT_FEAT_SEGMENT);

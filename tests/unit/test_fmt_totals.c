@@ -44,12 +44,7 @@ static const struct fmt_writer_options tot_opt = {.time_unit_ns = 1000,
 static struct fmt_event heap(uint16_t kind, uint64_t us, uint32_t thread, uint64_t addr,
                              uint64_t size, uint32_t stack)
 {
-    struct fmt_event ev = tfmt_mk(kind, us * 1000, thread);
-
-    ev.addr = addr;
-    ev.size = size;
-    ev.stack = stack;
-    return ev;
+    return tfmt_heap(kind, us * 1000, thread, addr, size, stack);
 }
 
 /* 18 events, three chunks of 6 (threads 0 and 1: image 0; thread 2:
@@ -306,37 +301,22 @@ static void check_totals(struct fmt_reader *r)
     assert_int_equal(g.img[1].calls[FMT_EV_DROPPED], 1);
     assert_int_equal(g.img[0].calls[FMT_EV_PROCESS_EXIT], 1);
     check_stacks(&g, (struct want_stack[]){{4, 1, 64, 1, 64}}, 1);
+    assert_int_equal(fmt_reader_chunk_totals(r, 3, got_image, got_stack, NULL), -EINVAL);
 }
 
 static void test_totals_roundtrip(void **state)
 {
-    const char *golden = getenv("MS_FMT_WRITE_GOLDEN_1_10");
     struct tfmt t;
 
     (void)state;
     write_trace(&t);
-    if (golden) {
-        tfmt_save(&t, golden);
-        return;
-    }
-    tfmt_finish(&t);
-    struct fmt_reader *r = tfmt_open(&t);
-    check_totals(r);
-    assert_int_equal(fmt_reader_chunk_totals(r, 3, got_image, got_stack, NULL), -EINVAL);
-    fmt_reader_close(r);
-    tfmt_close(&t);
+    tfmt_check_written(&t, "MS_FMT_WRITE_GOLDEN_1_10", check_totals);
 }
 
 static void test_totals_golden(void **state)
 {
-    struct fmt_reader *r;
-    char err[600];
-
     (void)state;
-    if (fmt_reader_open(&r, MS_GOLDEN_DIR "/v1_10.mscr", err, sizeof(err)))
-        fail_msg("%s", err);
-    check_totals(r);
-    fmt_reader_close(r);
+    tfmt_check_path(MS_GOLDEN_DIR "/v1_10.mscr", check_totals);
 }
 
 /* Without the option: a 1.7 trace, no totals. */

@@ -34,19 +34,43 @@ void tfmt_start_pack(struct tfmt *t, uint32_t chunk_events, uint32_t time_unit_n
     tfmt_start_opt(t, &opt);
 }
 
+struct fmt_trace_info tfmt_info(const char *command, uint32_t command_len)
+{
+    return (struct fmt_trace_info){.start_realtime_ns = 1700000000123456789ull,
+                                   .start_monotonic_ns = 5000000000ull,
+                                   .recorder_pid = 4242,
+                                   .stack_depth = 64,
+                                   .command = command,
+                                   .command_len = command_len,
+                                   .hostname = "testhost"};
+}
+
 void tfmt_start_opt(struct tfmt *t, const struct fmt_writer_options *opt)
+{
+    const struct fmt_trace_info info = tfmt_info("prog\0arg1\0arg 2", 15);
+
+    tfmt_start_info(t, opt, &info);
+}
+
+void tfmt_start_info(struct tfmt *t, const struct fmt_writer_options *opt,
+                     const struct fmt_trace_info *info)
 {
     memset(t, 0, sizeof(*t));
     t->fd = memfd_create("trace", MFD_CLOEXEC);
     assert_true(t->fd >= 0);
-    t->info.start_realtime_ns = 1700000000123456789ull;
-    t->info.start_monotonic_ns = 5000000000ull;
-    t->info.recorder_pid = 4242;
-    t->info.stack_depth = 64;
-    t->info.command = "prog\0arg1\0arg 2";
-    t->info.command_len = 15;
-    t->info.hostname = "testhost";
+    t->info = *info;
     assert_int_equal(fmt_writer_create(&t->w, t->fd, &t->info, opt), 0);
+}
+
+void tfmt_start_short(struct tfmt *t, const struct fmt_writer_options *opt,
+                      const struct fmt_trace_info *base)
+{
+    struct fmt_trace_info info = base ? *base : (struct fmt_trace_info){0};
+
+    info.start_realtime_ns = 1700000000123456789ull;
+    info.recorder_pid = 4242;
+    info.stack_depth = 32;
+    tfmt_start_info(t, opt, &info);
 }
 
 void tfmt_restart(struct tfmt *t, int zstd_level, uint32_t chunk_events, uint32_t stack_depth)
@@ -112,6 +136,52 @@ void tfmt_save(struct tfmt *t, const char *path)
     assert_int_equal(fclose(f), 0);
     free(p);
     tfmt_close(t);
+}
+
+void tfmt_check_written(struct tfmt *t, const char *env, tfmt_check_fn *check)
+{
+    const char *golden = getenv(env);
+
+    if (golden) {
+        tfmt_save(t, golden);
+        return;
+    }
+    tfmt_finish(t);
+    struct fmt_reader *r = tfmt_open(t);
+    check(r);
+    fmt_reader_close(r);
+    tfmt_close(t);
+}
+
+void tfmt_check_path(const char *path, tfmt_check_fn *check)
+{
+    struct fmt_reader *r = tfmt_open_path(path);
+
+    check(r);
+    fmt_reader_close(r);
+}
+
+struct fmt_reader *tfmt_golden_open(struct tfmt *t, const struct fmt_event *want, size_t n,
+                                    const char *env, const char *golden)
+{
+    if (getenv(env)) {
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(fmt_writer_event(t->w, &want[i]), 0);
+        tfmt_save(t, getenv(env));
+        skip();
+    }
+    tfmt_close(t);
+    return tfmt_open_path(golden);
+}
+
+struct fmt_reader *tfmt_open_path(const char *path)
+{
+    struct fmt_reader *r;
+    char err[600];
+
+    if (fmt_reader_open(&r, path, err, sizeof(err)))
+        fail_msg("%s", err);
+    return r;
 }
 
 int tfmt_memfd(const uint8_t *p, size_t size)
@@ -405,6 +475,17 @@ struct fmt_event tfmt_mk(uint16_t kind, uint64_t ts, uint32_t thread)
     return ev;
 }
 
+struct fmt_event tfmt_heap(uint16_t kind, uint64_t ts, uint32_t thread, uint64_t addr,
+                           uint64_t size, uint32_t stack)
+{
+    struct fmt_event ev = tfmt_mk(kind, ts, thread);
+
+    ev.addr = addr;
+    ev.size = size;
+    ev.stack = stack;
+    return ev;
+}
+
 size_t tfmt_every_kind(struct fmt_event *ev, size_t max)
 {
     size_t n = 0;
@@ -422,135 +503,80 @@ size_t tfmt_every_kind(struct fmt_event *ev, size_t max)
     ev[n++].str_len = 4;
     ev[n] = tfmt_mk(FMT_EV_MODULE_LOAD, ts += 5, 0);
     ev[n++].module = &tfmt_test_module;
-    ev[n] = tfmt_mk(FMT_EV_MALLOC, ts += 10, 0);
-    ev[n].addr = 0x5555000010;
-    ev[n].size = 24;
-    ev[n++].stack = 1;
-    ev[n] = tfmt_mk(FMT_EV_CALLOC, ts += 10, 0);
-    ev[n].addr = 0x5555000100;
-    ev[n].size = 40;
+    ev[n++] = tfmt_heap(FMT_EV_MALLOC, ts += 10, 0, 0x5555000010, 24, 1);
+    ev[n] = tfmt_heap(FMT_EV_CALLOC, ts += 10, 0, 0x5555000100, 40, 2);
     ev[n].arg[0] = 10;
-    ev[n].arg[1] = 4;
-    ev[n++].stack = 2;
-    ev[n] = tfmt_mk(FMT_EV_REALLOC, ts += 10, 0);
+    ev[n++].arg[1] = 4;
+    ev[n] = tfmt_heap(FMT_EV_REALLOC, ts += 10, 0, 0x5555000010, 32, 3);
     ev[n].old_addr = 0x5555000010;
-    ev[n].addr = 0x5555000010;
-    ev[n].size = 32;
-    ev[n].flags = FMT_EVF_IN_PLACE;
-    ev[n++].stack = 3;
-    ev[n] = tfmt_mk(FMT_EV_REALLOC, ts += 10, 0); /* from NULL */
-    ev[n].addr = 0x5555000200;
-    ev[n].size = 7;
-    ev[n++].stack = 3;
-    ev[n] = tfmt_mk(FMT_EV_REALLOCARRAY, ts += 10, 0);
+    ev[n++].flags = FMT_EVF_IN_PLACE;
+    ev[n++] = tfmt_heap(FMT_EV_REALLOC, ts += 10, 0, 0x5555000200, 7, 3); /* from NULL */
+    ev[n] = tfmt_heap(FMT_EV_REALLOCARRAY, ts += 10, 0, 0x5555000400, 60, 3);
     ev[n].old_addr = 0x5555000200;
-    ev[n].addr = 0x5555000400;
-    ev[n].size = 60;
     ev[n].arg[0] = 3;
-    ev[n].arg[1] = 20;
-    ev[n++].stack = 3;
-    ev[n] = tfmt_mk(FMT_EV_REALLOC, ts += 10, 0); /* to 0: frees, starts nothing */
-    ev[n].old_addr = 0x5555000400;
-    ev[n].size = 0;
-    ev[n++].stack = 3;
-    ev[n] = tfmt_mk(FMT_EV_MEMALIGN, ts += 10, 0);
-    ev[n].addr = 0x5555001000;
-    ev[n].size = 100;
+    ev[n++].arg[1] = 20;
+    ev[n] = tfmt_heap(FMT_EV_REALLOC, ts += 10, 0, 0, 0, 3); /* to 0: frees, starts nothing */
+    ev[n++].old_addr = 0x5555000400;
+    ev[n] = tfmt_heap(FMT_EV_MEMALIGN, ts += 10, 0, 0x5555001000, 100, 0);
     ev[n++].arg[0] = 64;
-    ev[n] = tfmt_mk(FMT_EV_POSIX_MEMALIGN, ts += 10, 0);
-    ev[n].addr = 0x5555002000;
-    ev[n].size = 100;
+    ev[n] = tfmt_heap(FMT_EV_POSIX_MEMALIGN, ts += 10, 0, 0x5555002000, 100, 0);
     ev[n].arg[0] = 4096;
     ev[n++].arg[1] = 0;
-    ev[n] = tfmt_mk(FMT_EV_POSIX_MEMALIGN, ts += 10, 0); /* failed: EINVAL */
-    ev[n].size = 100;
+    ev[n] = tfmt_heap(FMT_EV_POSIX_MEMALIGN, ts += 10, 0, 0, 100, 0); /* failed: EINVAL */
     ev[n].arg[0] = 3;
     ev[n].arg[1] = 22;
     ev[n++].flags = FMT_EVF_FAILED;
-    ev[n] = tfmt_mk(FMT_EV_ALIGNED_ALLOC, ts += 10, 1);
-    ev[n].addr = 0x5555003000;
-    ev[n].size = 256;
+    ev[n] = tfmt_heap(FMT_EV_ALIGNED_ALLOC, ts += 10, 1, 0x5555003000, 256, 0);
     ev[n++].arg[0] = 256;
-    ev[n] = tfmt_mk(FMT_EV_VALLOC, ts += 10, 1);
-    ev[n].addr = 0x5555004000;
-    ev[n++].size = 10;
-    ev[n] = tfmt_mk(FMT_EV_PVALLOC, ts += 10, 1);
-    ev[n].addr = 0x5555005000;
-    ev[n++].size = 4096;
-    ev[n] = tfmt_mk(FMT_EV_MALLOC, ts += 10, 1); /* failed */
-    ev[n].size = 1ull << 50;
+    ev[n++] = tfmt_heap(FMT_EV_VALLOC, ts += 10, 1, 0x5555004000, 10, 0);
+    ev[n++] = tfmt_heap(FMT_EV_PVALLOC, ts += 10, 1, 0x5555005000, 4096, 0);
+    ev[n] = tfmt_heap(FMT_EV_MALLOC, ts += 10, 1, 0, 1ull << 50, 0); /* failed */
     ev[n++].flags = FMT_EVF_FAILED;
-    ev[n] = tfmt_mk(FMT_EV_MALLOC, ts += 10, 1); /* glibc's own mmap */
-    ev[n].addr = 0x7f1234560010;
-    ev[n].size = 64 << 20;
+    /* glibc's own mmap */
+    ev[n] = tfmt_heap(FMT_EV_MALLOC, ts += 10, 1, 0x7f1234560010, 64 << 20, 0);
     ev[n++].flags = FMT_EVF_LIBC_MMAP;
-    ev[n] = tfmt_mk(FMT_EV_FREE, ts += 10, 1);
-    ev[n].addr = 0x7f1234560010;
-    ev[n++].stack = 4;
-    ev[n] = tfmt_mk(FMT_EV_FREE, ts += 10, 1); /* free(NULL) */
-    ev[n++].addr = 0;
-    ev[n] = tfmt_mk(FMT_EV_FREE, ts += 10, 1); /* unknown address */
-    ev[n++].addr = 0xdeadbeef0;
-    ev[n] = tfmt_mk(FMT_EV_FREE, ts += 10, 0);
-    ev[n++].addr = 0x5555000100;
-    ev[n] = tfmt_mk(FMT_EV_MMAP, ts += 10, 0);
-    ev[n].addr = 0x7f0000100000;
-    ev[n].size = 0x10000;
+    ev[n++] = tfmt_heap(FMT_EV_FREE, ts += 10, 1, 0x7f1234560010, 0, 4);
+    ev[n++] = tfmt_heap(FMT_EV_FREE, ts += 10, 1, 0, 0, 0);           /* free(NULL) */
+    ev[n++] = tfmt_heap(FMT_EV_FREE, ts += 10, 1, 0xdeadbeef0, 0, 0); /* unknown address */
+    ev[n++] = tfmt_heap(FMT_EV_FREE, ts += 10, 0, 0x5555000100, 0, 0);
+    ev[n] = tfmt_heap(FMT_EV_MMAP, ts += 10, 0, 0x7f0000100000, 0x10000, 5);
     ev[n].arg[0] = 3;
     ev[n].arg[1] = 0x22;
     ev[n].arg[2] = (uint64_t)-1;
     ev[n].arg[3] = 0;
-    ev[n].stack = 5;
     ev[n++].origin = FMT_ORIGIN_CALL;
-    ev[n] = tfmt_mk(FMT_EV_MMAP, ts += 10, 0); /* a file mapping, from libc */
-    ev[n].addr = 0x7f0000200000;
-    ev[n].size = 0x3000;
+    /* a file mapping, from libc */
+    ev[n] = tfmt_heap(FMT_EV_MMAP, ts += 10, 0, 0x7f0000200000, 0x3000, 0);
     ev[n].arg[0] = 1;
     ev[n].arg[1] = 0x2;
     ev[n].arg[2] = 7;
     ev[n].arg[3] = 0x2000;
     ev[n++].origin = FMT_ORIGIN_LIBC;
-    ev[n] = tfmt_mk(FMT_EV_MPROTECT, ts += 10, 0);
-    ev[n].addr = 0x7f0000100000;
-    ev[n].size = 0x1000;
+    ev[n] = tfmt_heap(FMT_EV_MPROTECT, ts += 10, 0, 0x7f0000100000, 0x1000, 0);
     ev[n++].arg[0] = 0;
-    ev[n] = tfmt_mk(FMT_EV_MUNMAP, ts += 10, 0); /* a hole in the middle */
-    ev[n].addr = 0x7f0000104000;
-    ev[n++].size = 0x1000;
-    ev[n] = tfmt_mk(FMT_EV_MUNMAP, ts += 10, 0); /* across both pieces and beyond */
-    ev[n].addr = 0x7f0000100000;
-    ev[n++].size = 0x200000;
-    ev[n] = tfmt_mk(FMT_EV_MUNMAP, ts += 10, 0); /* the rest of the file mapping */
-    ev[n].addr = 0x7f0000200000;
-    ev[n++].size = 0x3000;
-    ev[n] = tfmt_mk(FMT_EV_MUNMAP, ts += 10, 0); /* nothing there */
-    ev[n].addr = 0x7f0000200000;
-    ev[n++].size = 0x3000;
-    ev[n] = tfmt_mk(FMT_EV_MMAP, ts += 10, 0);
-    ev[n].addr = 0x7f0000300000;
-    ev[n].size = 0x4000;
+    /* a hole in the middle */
+    ev[n++] = tfmt_heap(FMT_EV_MUNMAP, ts += 10, 0, 0x7f0000104000, 0x1000, 0);
+    /* across both pieces and beyond */
+    ev[n++] = tfmt_heap(FMT_EV_MUNMAP, ts += 10, 0, 0x7f0000100000, 0x200000, 0);
+    /* the rest of the file mapping */
+    ev[n++] = tfmt_heap(FMT_EV_MUNMAP, ts += 10, 0, 0x7f0000200000, 0x3000, 0);
+    ev[n++] = tfmt_heap(FMT_EV_MUNMAP, ts += 10, 0, 0x7f0000200000, 0x3000, 0); /* nothing there */
+    ev[n] = tfmt_heap(FMT_EV_MMAP, ts += 10, 0, 0x7f0000300000, 0x4000, 0);
     ev[n].arg[0] = 3;
     ev[n++].arg[1] = 0x22;
-    ev[n] = tfmt_mk(FMT_EV_MREMAP, ts += 10, 0);
+    ev[n] = tfmt_heap(FMT_EV_MREMAP, ts += 10, 0, 0x7f0000400000, 0x8000, 0);
     ev[n].old_addr = 0x7f0000300000;
     ev[n].old_size = 0x4000;
-    ev[n].addr = 0x7f0000400000;
-    ev[n].size = 0x8000;
     ev[n++].arg[1] = 1;
-    ev[n] = tfmt_mk(FMT_EV_MMAP, ts += 10, 0); /* MAP_FIXED over part of it */
-    ev[n].addr = 0x7f0000402000;
-    ev[n].size = 0x1000;
+    /* MAP_FIXED over part of it */
+    ev[n] = tfmt_heap(FMT_EV_MMAP, ts += 10, 0, 0x7f0000402000, 0x1000, 0);
     ev[n].arg[0] = 3;
     ev[n++].arg[1] = 0x32;
-    ev[n] = tfmt_mk(FMT_EV_MMAP, ts += 10, 0); /* failed */
-    ev[n].addr = UINT64_MAX;
-    ev[n].size = 0x1000;
+    ev[n] = tfmt_heap(FMT_EV_MMAP, ts += 10, 0, UINT64_MAX, 0x1000, 0); /* failed */
     ev[n++].flags = FMT_EVF_FAILED;
-    ev[n] = tfmt_mk(FMT_EV_BRK, ts += 10, 0);
-    ev[n].addr = 0x555600000000;
+    ev[n] = tfmt_heap(FMT_EV_BRK, ts += 10, 0, 0x555600000000, 0, 0);
     ev[n++].arg[0] = 0x555600000000;
-    ev[n] = tfmt_mk(FMT_EV_SBRK, ts += 10, 0);
-    ev[n].addr = 0x555600000000;
+    ev[n] = tfmt_heap(FMT_EV_SBRK, ts += 10, 0, 0x555600000000, 0, 0);
     ev[n++].arg[0] = (uint64_t)-4096;
     ev[n] = tfmt_mk(FMT_EV_THREAD_START, ts += 10, 2);
     ev[n++].str = NULL;
@@ -559,11 +585,9 @@ size_t tfmt_every_kind(struct fmt_event *ev, size_t max)
     ev[n].arg[1] = FMT_START_FORK;
     ev[n].str = "/usr/bin/prog";
     ev[n++].str_len = 13;
-    ev[n] = tfmt_mk(FMT_EV_MALLOC, ts += 10, 2); /* same address, other image */
-    ev[n].addr = 0x5555000010;
-    ev[n++].size = 24;
-    ev[n] = tfmt_mk(FMT_EV_FREE, ts += 10, 2);
-    ev[n++].addr = 0x5555000010;
+    /* same address, other image */
+    ev[n++] = tfmt_heap(FMT_EV_MALLOC, ts += 10, 2, 0x5555000010, 24, 0);
+    ev[n++] = tfmt_heap(FMT_EV_FREE, ts += 10, 2, 0x5555000010, 0, 0);
     ev[n] = tfmt_mk(FMT_EV_THREAD_NAME, ts += 10, 1);
     ev[n].str = "worker\x01";
     ev[n++].str_len = 7;
@@ -578,9 +602,27 @@ size_t tfmt_every_kind(struct fmt_event *ev, size_t max)
     ev[n] = tfmt_mk(FMT_EV_PROCESS_EXIT, ts += 10, 2);
     ev[n].arg[0] = 0x100;
     ev[n++].arg[1] = 1;
-    ev[n] = tfmt_mk(FMT_EV_FREE, ts += 10, 0); /* the realloc'd block, same ts */
-    ev[n].ts_ns = ts;
-    ev[n++].addr = 0x5555000010;
+    /* the realloc'd block, same ts */
+    ev[n] = tfmt_heap(FMT_EV_FREE, ts += 10, 0, 0x5555000010, 0, 0);
+    ev[n++].ts_ns = ts;
     assert_true(n <= max);
+    return n;
+}
+
+size_t tfmt_two_stacks(struct tfmt *t, const uint64_t *frames, uint32_t nr, struct fmt_event *ev,
+                       size_t n)
+{
+    uint32_t ids[3] = {0};
+
+    for (uint32_t s = 1; s <= 2; s++) {
+        uint64_t f[8];
+
+        assert_true(nr >= 1 && nr <= 8);
+        for (uint32_t k = 0; k < nr; k++)
+            f[k] = frames[k] + (k + 1 < nr ? s : 0);
+        assert_int_equal(fmt_writer_stack(t->w, 0, f, nr, &ids[s]), 0);
+    }
+    for (size_t i = 0; i < n; i++)
+        ev[i].stack = ids[ev[i].stack];
     return n;
 }

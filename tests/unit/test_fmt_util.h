@@ -18,6 +18,9 @@ struct tfmt {
     struct fmt_trace_info info;
 };
 
+/* The trace info the tests write: a start time and its monotonic clock,
+ * the recorder's pid, depth 64, host "testhost" and this command line. */
+struct fmt_trace_info tfmt_info(const char *command, uint32_t command_len);
 /* Create a writer on a fresh memfd; chunk_events 0 means the default. */
 void tfmt_start(struct tfmt *t, uint32_t chunk_events);
 /* The same with a time unit (0: nanoseconds, format 1.1; more: 1.3). */
@@ -27,6 +30,14 @@ void tfmt_start_unit(struct tfmt *t, uint32_t chunk_events, uint32_t time_unit_n
 void tfmt_start_pack(struct tfmt *t, uint32_t chunk_events, uint32_t time_unit_ns, int time_pack);
 /* The same with any writer options. */
 void tfmt_start_opt(struct tfmt *t, const struct fmt_writer_options *opt);
+/* The same with this trace info. */
+void tfmt_start_info(struct tfmt *t, const struct fmt_writer_options *opt,
+                     const struct fmt_trace_info *info);
+/* The same with the short trace info of the golden files since 1.2 (a
+ * start time, the recorder's pid, depth 32; no command, host or monotonic
+ * start), the info's other fields from *base if it is not NULL. */
+void tfmt_start_short(struct tfmt *t, const struct fmt_writer_options *opt,
+                      const struct fmt_trace_info *base);
 /* Start again on an empty file with the given writer options and stack
  * depth in the trace info. */
 void tfmt_restart(struct tfmt *t, int zstd_level, uint32_t chunk_events, uint32_t stack_depth);
@@ -41,6 +52,21 @@ uint8_t *tfmt_bytes(int fd, size_t *size);
 /* Finish t's trace, write its bytes to PATH (a golden file made anew) and
  * close t. */
 void tfmt_save(struct tfmt *t, const char *path);
+/* A test's checks of a trace read from its start. */
+typedef void tfmt_check_fn(struct fmt_reader *r);
+/* Finish t's trace and close t. With the variable env set: write the trace
+ * into the file env names (a golden file made anew); else check it. */
+void tfmt_check_written(struct tfmt *t, const char *env, tfmt_check_fn *check);
+/* Check the trace file at path (a golden file). */
+void tfmt_check_path(const char *path, tfmt_check_fn *check);
+/* want[0..n) written on t: with the variable env set, into the file it
+ * names (a golden file made anew, and the test skipped); else t is
+ * dropped and the golden file opened. */
+struct fmt_reader *tfmt_golden_open(struct tfmt *t, const struct fmt_event *want, size_t n,
+                                    const char *env, const char *golden);
+/* A reader on the trace file at path; fails the test with the reader's
+ * error. */
+struct fmt_reader *tfmt_open_path(const char *path);
 /* A memfd holding these bytes. */
 int tfmt_memfd(const uint8_t *p, size_t size);
 
@@ -76,6 +102,14 @@ void tfmt_assert_event(const struct fmt_event *want, const struct fmt_event *got
 extern const struct fmt_module tfmt_test_module;
 /* An event of kind at ts on thread 0..2 (threads 2.. are in image 1). */
 struct fmt_event tfmt_mk(uint16_t kind, uint64_t ts, uint32_t thread);
+/* Intern stacks 1 and 2 on t's writer, of nr frames: each frame but the
+ * last is frames[k] plus the stack's number, the last is frames[nr - 1];
+ * then give ev[0..n) (stacks named 1..2, or 0) the ids. Returns n. */
+size_t tfmt_two_stacks(struct tfmt *t, const uint64_t *frames, uint32_t nr, struct fmt_event *ev,
+                       size_t n);
+/* tfmt_mk's event of a block or a mapping: at addr, of size, on stack. */
+struct fmt_event tfmt_heap(uint16_t kind, uint64_t ts, uint32_t thread, uint64_t addr,
+                           uint64_t size, uint32_t stack);
 /* Fill ev with one event of every kind with every field it has (stacks
  * named 1..5, which the caller interns). Returns the count (<= max). */
 size_t tfmt_every_kind(struct fmt_event *ev, size_t max);

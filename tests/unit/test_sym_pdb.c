@@ -109,30 +109,49 @@ static void test_tiny(void **state)
     free(buf);
 }
 
+/* tiny.pdb (its size in *size) and a buffer as large for damaged copies. */
+static uint8_t *load_with_copy(size_t *size, uint8_t **copy)
+{
+    uint8_t *buf = load(size);
+
+    *copy = malloc(*size);
+    assert_non_null(*copy);
+    return buf;
+}
+
+/* Parse len bytes of a damaged copy: 0 and *p, or -EPROTO with a reason;
+ * any other answer fails the test. */
+static int parse_damaged(const uint8_t *copy, size_t len, struct ana_sym_pdb **p)
+{
+    const char *why = NULL;
+    int rc = ana_sym_pdb_parse(p, copy, len, NULL, 0, &why);
+
+    if (rc) {
+        assert_int_equal(rc, -EPROTO);
+        assert_non_null(why);
+    }
+    return rc;
+}
+
 static void test_damaged(void **state)
 {
     size_t size;
-    uint8_t *buf = load(&size);
-    uint8_t *copy = malloc(size);
+    uint8_t *copy, *buf = load_with_copy(&size, &copy);
     int refused = 0;
 
     (void)state;
-    assert_non_null(copy);
     for (size_t cut = 0; cut < size; cut += 512) {
         struct ana_sym_pdb *p;
-        const char *why = NULL;
+
         memcpy(copy, buf, cut);
-        int rc = ana_sym_pdb_parse(&p, copy, cut, NULL, 0, &why);
-        if (rc == 0) {
-            /* only the unused tail of the last block is gone */
-            assert_true(cut >= 70144);
-            expect_at(p, 0x104c, "twice", 0x1030, 15);
-            ana_sym_pdb_close(p);
-        } else {
-            assert_int_equal(rc, -EPROTO);
-            assert_non_null(why);
+        if (parse_damaged(copy, cut, &p)) {
             refused++;
+            continue;
         }
+        /* only the unused tail of the last block is gone */
+        assert_true(cut >= 70144);
+        expect_at(p, 0x104c, "twice", 0x1030, 15);
+        ana_sym_pdb_close(p);
     }
     assert_int_equal(refused, 70144 / 512);
     overwrite_each(buf, size, 61);
@@ -146,23 +165,18 @@ static void test_damaged(void **state)
 static void test_unended_names(void **state)
 {
     size_t size;
-    uint8_t *buf = load(&size);
-    uint8_t *copy = malloc(size);
+    uint8_t *copy, *buf = load_with_copy(&size, &copy);
     int parsed = 0;
 
     (void)state;
-    assert_non_null(copy);
     for (size_t k = 1; k < size; k++) {
         if (buf[k] || buf[k - 1] < 'a' || buf[k - 1] > 'z')
             continue;
         struct ana_sym_pdb *p;
-        const char *why = NULL;
         memcpy(copy, buf, size);
         for (size_t i = k; i == k || i % 4; i++)
             copy[i] = 'x';
-        int rc = ana_sym_pdb_parse(&p, copy, size, NULL, 0, &why);
-        assert_true(rc == 0 || rc == -EPROTO);
-        if (!rc) {
+        if (!parse_damaged(copy, size, &p)) {
             parsed++;
             ana_sym_pdb_close(p);
         }
@@ -170,6 +184,14 @@ static void test_unended_names(void **state)
     assert_true(parsed > 0);
     free(copy);
     free(buf);
+}
+
+/* A row of inlined code: [start, end) at line. */
+static void expect_row(const struct pdb_inl_row *r, uint32_t start, uint32_t end, uint32_t line)
+{
+    assert_int_equal(r->start, start);
+    assert_int_equal(r->end, end);
+    assert_int_equal(r->line, line);
 }
 
 /* Binary annotations as lld wrote them for inl_outer in inline.pdb
@@ -188,21 +210,13 @@ static void test_inline_annotations(void **state)
 
     (void)state;
     assert_int_equal(pdb_inl_decode(lld, sizeof(lld), 20, 0, 56, r, 8), 2);
-    assert_int_equal(r[0].start, 0x5);
-    assert_int_equal(r[0].end, 0x24);
-    assert_int_equal(r[0].line, 22);
-    assert_int_equal(r[1].start, 0x24);
-    assert_int_equal(r[1].end, 0x2b);
-    assert_int_equal(r[1].line, 23);
+    expect_row(&r[0], 0x5, 0x24, 22);
+    expect_row(&r[1], 0x24, 0x2b, 23);
 
     assert_int_equal(pdb_inl_decode(ops, sizeof(ops), 10, 0, 0x200, r, 8), 3);
-    assert_int_equal(r[0].start, 0x100);
-    assert_int_equal(r[0].end, 0x108);
+    expect_row(&r[0], 0x100, 0x108, 10);
     assert_int_equal(r[0].file, 0x18);
-    assert_int_equal(r[0].line, 10);
-    assert_int_equal(r[1].start, 0x108);
-    assert_int_equal(r[1].end, 0x10c);
-    assert_int_equal(r[1].line, 7);
+    expect_row(&r[1], 0x108, 0x10c, 7);
     assert_int_equal(r[2].start, 0x118);
     assert_int_equal(r[2].end, 0x200);
 

@@ -163,6 +163,13 @@ static void expect_tramp(const uint8_t *code, size_t n, uint64_t src, int mode64
     assert_int_equal(out[want_len], 0xaa);
 }
 
+/* The usual case: code at SRC64 (x86-64) or SRC32 (x86) hooked with the
+ * 5-byte jmp, its trampoline at DST64 or DST32. */
+#define TRAMP64(code, stolen, want)                                                                \
+    expect_tramp(code, sizeof(code), SRC64, 1, WIN_HOOK_JMP_LEN, DST64, stolen, want, sizeof(want))
+#define TRAMP32(code, stolen, want)                                                                \
+    expect_tramp(code, sizeof(code), SRC32, 0, WIN_HOOK_JMP_LEN, DST32, stolen, want, sizeof(want))
+
 /* Wine 8.0 ntdll!NtAllocateVirtualMemory: a Windows-style syscall thunk. */
 static void test_wine_syscall_thunk(void **state)
 {
@@ -171,7 +178,7 @@ static void test_wine_syscall_thunk(void **state)
     static const uint8_t want[] = {0x4c, 0x8b, 0xd1, 0xb8, 0x0b, 0,   0,
                                    0,    0xe9, 0xfb, 0xff, 0x33, 0x02};
 
-    expect_tramp(code, sizeof(code), SRC64, 1, WIN_HOOK_JMP_LEN, DST64, 8, want, sizeof(want));
+    TRAMP64(code, 8, want);
 }
 
 /* Wine's ntdll!RtlAllocateHeap opens with an 8-byte no-op (lea rsp,[rsp+0]);
@@ -186,10 +193,8 @@ static void test_wine_heap_prologues(void **state)
     static const uint8_t want_realloc[] = {0x41, 0x57, 0x41, 0x56, 0x41, 0x55,
                                            0xe9, 0xfb, 0xff, 0x33, 0x02};
 
-    expect_tramp(alloc, sizeof(alloc), SRC64, 1, WIN_HOOK_JMP_LEN, DST64, 8, want_alloc,
-                 sizeof(want_alloc));
-    expect_tramp(realloc_, sizeof(realloc_), SRC64, 1, WIN_HOOK_JMP_LEN, DST64, 6, want_realloc,
-                 sizeof(want_realloc));
+    TRAMP64(alloc, 8, want_alloc);
+    TRAMP64(realloc_, 6, want_realloc);
 }
 
 /* A trampoline beyond +-2 GiB of the function: the jump back is absolute. */
@@ -215,7 +220,7 @@ static void test_riprel_with_immediate_and_jcc32(void **state)
     static const uint8_t want13[] = {0xf6, 0x05, 0x6a, 0xe5, 0x37, 0x02, 0x08, 0x0f, 0x85,
                                      0x14, 0x02, 0x34, 0x02, 0xe9, 0xfb, 0xff, 0x33, 0x02};
 
-    expect_tramp(code, sizeof(code), SRC64, 1, WIN_HOOK_JMP_LEN, DST64, 7, want7, sizeof(want7));
+    TRAMP64(code, 7, want7);
     expect_tramp(code, sizeof(code), SRC64, 1, 13, DST64, 13, want13, sizeof(want13));
 }
 
@@ -231,7 +236,7 @@ static void test_msvc_prologue_with_rip_load(void **state)
     memcpy(want12, code, 17);
     memcpy(want12 + 13, (const uint8_t[]){0xf1, 0x2f, 0x35, 0x02}, 4);
     memcpy(want12 + 17, (const uint8_t[]){0xe9, 0xfb, 0xff, 0x33, 0x02}, 5);
-    expect_tramp(code, sizeof(code), SRC64, 1, WIN_HOOK_JMP_LEN, DST64, 5, want5, sizeof(want5));
+    TRAMP64(code, 5, want5);
     expect_tramp(code, sizeof(code), SRC64, 1, 12, DST64, 17, want12, sizeof(want12));
 }
 
@@ -243,7 +248,7 @@ static void test_short_jcc_in_first_bytes(void **state)
     static const uint8_t want[] = {0x48, 0x85, 0xc9, 0x0f, 0x84, 0x33, 0x00,
                                    0x34, 0x02, 0xe9, 0xf7, 0xff, 0x33, 0x02};
 
-    expect_tramp(code, sizeof(code), SRC64, 1, WIN_HOOK_JMP_LEN, DST64, 5, want, sizeof(want));
+    TRAMP64(code, 5, want);
 }
 
 /* A branch into the moved bytes lands on their copy in the trampoline; a
@@ -255,9 +260,8 @@ static void test_branch_into_moved_bytes(void **state)
     static const uint8_t ret_pad[] = {0xc3, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc};
     static const uint8_t want_ret[] = {0xc3};
 
-    expect_tramp(code, sizeof(code), SRC64, 1, WIN_HOOK_JMP_LEN, DST64, 5, want, sizeof(want));
-    expect_tramp(ret_pad, sizeof(ret_pad), SRC64, 1, WIN_HOOK_JMP_LEN, DST64, 5, want_ret,
-                 sizeof(want_ret));
+    TRAMP64(code, 5, want);
+    TRAMP64(ret_pad, 5, want_ret);
 }
 
 /* Import forwarders: Windows kernel32's jmp [rip+d] stub, and Wine's
@@ -271,8 +275,7 @@ static void test_forwarder_stubs(void **state)
     static const uint8_t want_wine[] = {0x48, 0x8d, 0xa4, 0x24, 0,    0,    0,
                                         0,    0xff, 0x25, 0x5e, 0xd3, 0x37, 0x02};
 
-    expect_tramp(win, sizeof(win), SRC64, 1, WIN_HOOK_JMP_LEN, DST64, 7, want_win,
-                 sizeof(want_win));
+    TRAMP64(win, 7, want_win);
     expect_tramp(wine, sizeof(wine), SRC64, 1, WIN_HOOK_JMPABS_LEN, DST64, 14, want_wine,
                  sizeof(want_wine));
 }
@@ -285,7 +288,7 @@ static void test_x86_hotpatch_prologue(void **state)
     static const uint8_t want[] = {0x8b, 0xff, 0x55, 0x8b, 0xec, 0xe9, 0xfb, 0x0f, 0xff, 0x76};
     static const uint8_t want_hi[] = {0x8b, 0xff, 0x55, 0x8b, 0xec, 0xe9, 0xfb, 0x0f, 0x01, 0x77};
 
-    expect_tramp(code, sizeof(code), SRC32, 0, WIN_HOOK_JMP_LEN, DST32, 5, want, sizeof(want));
+    TRAMP32(code, 5, want);
     expect_tramp(code, sizeof(code), SRC32, 0, WIN_HOOK_JMP_LEN, 0xffff0000ull, 5, want_hi,
                  sizeof(want_hi));
 }
@@ -311,10 +314,8 @@ static void test_x86_thunk_and_jcc(void **state)
     static const uint8_t want_jcc[] = {0x33, 0xc0, 0x85, 0xc9, 0x0f, 0x84, 0x06, 0x10,
                                        0xff, 0x76, 0xe9, 0xf7, 0x0f, 0xff, 0x76};
 
-    expect_tramp(thunk, sizeof(thunk), SRC32, 0, WIN_HOOK_JMP_LEN, DST32, 5, want_thunk,
-                 sizeof(want_thunk));
-    expect_tramp(jcc, sizeof(jcc), SRC32, 0, WIN_HOOK_JMP_LEN, DST32, 6, want_jcc,
-                 sizeof(want_jcc));
+    TRAMP32(thunk, 5, want_thunk);
+    TRAMP32(jcc, 6, want_jcc);
 }
 
 static void test_refusals(void **state)

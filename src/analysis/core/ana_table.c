@@ -10,8 +10,10 @@
 #include "analysis/core/ana_time.h"
 
 struct cell {
-    uint64_t u;
-    int64_t i;
+    union { /* one number: U64 (a stack's interest), or I64 */
+        uint64_t u;
+        int64_t i;
+    };
     char *s;      /* STR, and the joined LIST for text output */
     char **items; /* LIST */
     unsigned nr_items;
@@ -94,14 +96,10 @@ int ana_table_set_u64(struct ana_table *t, unsigned col, uint64_t v)
     return 0;
 }
 
+/* The same bits as u64: the union reads them back as i. */
 int ana_table_set_i64(struct ana_table *t, unsigned col, int64_t v)
 {
-    struct cell *c = cur(t, col);
-
-    if (!c)
-        return -EINVAL;
-    c->i = v;
-    return 0;
+    return ana_table_set_u64(t, col, (uint64_t)v);
 }
 
 int ana_table_set_list(struct ana_table *t, unsigned col, const char *const *items, unsigned nr)

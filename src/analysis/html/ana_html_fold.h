@@ -22,7 +22,7 @@
 #include "analysis/core/ana_map.h"
 #include "analysis/core/ana_programs.h"
 #include "analysis/core/ana_stacks.h"
-#include "analysis/html/ana_html.h"
+#include "analysis/html/ana_html_options.h"
 #include "analysis/model/ana_fold.h"
 #include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_model.h"

@@ -46,31 +46,6 @@ struct ana_html_run {
     char nonce[40]; /* the Content-Security-Policy nonce of the page's script */
 };
 
-/* ana_map hashes the low bits of a key; packed keys (stack, buckets,
- * parent node) carry their variety anywhere. A bijection that spreads
- * every bit over the low ones makes any packing hash well: x ^= x >> 32
- * is its own inverse and an odd multiplier has one modulo 2^64. Zero maps
- * to zero, so a non-zero key stays non-zero. */
-#define ANA_HTML_MIX 0xd6e8feb86659fd93ull
-
-static inline uint64_t ana_html_mix(uint64_t x)
-{
-    x ^= x >> 32;
-    x *= ANA_HTML_MIX;
-    return x ^ (x >> 32);
-}
-
-static inline uint64_t ana_html_unmix(uint64_t x)
-{
-    uint64_t inv = ANA_HTML_MIX; /* Newton: each step doubles the good bits */
-
-    for (int i = 0; i < 5; i++)
-        inv *= 2 - ANA_HTML_MIX * inv;
-    x ^= x >> 32;
-    x *= inv;
-    return x ^ (x >> 32);
-}
-
 /* A stream that writes JSON into out so that it is safe inside a
  * <script> element (see ana_html_script.c). fclose() it to finish; that
  * does not close out. NULL on allocation failure. */

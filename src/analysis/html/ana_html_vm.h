@@ -17,7 +17,7 @@
 #include "analysis/core/ana_filter.h"
 #include "analysis/core/ana_json.h"
 #include "analysis/core/ana_map.h"
-#include "analysis/html/ana_html.h"
+#include "analysis/html/ana_html_wpa.h"
 #include "memscribe/trace.h"
 
 struct ana_vm_replay;

@@ -10,8 +10,7 @@
  * classes for [i*w, (j+1)*w - 1 ns]. */
 #include <errno.h>
 
-#include "analysis/html/ana_html.h"
-#include "analysis/html/ana_html_internal.h"
+#include "analysis/html/ana_html_wpa.h"
 #include "analysis/model/ana_heap_replay.h"
 
 static uint64_t wpa_key(uint32_t stack, uint32_t a, uint32_t f)

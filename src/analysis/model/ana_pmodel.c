@@ -190,6 +190,15 @@ int ana_pmodel_merge(struct ana_model *out, struct range *rg, unsigned n)
         peak_k[i] = merge_scope(&out->images[i], rg, n, i);
     }
     int total_k = merge_scope(&out->total, rg, n, UINT32_MAX);
+    /* The images still running at the end hold the all-images running
+     * heap, as one pass leaves it (an image leaves it at its exit): 0 was
+     * left for a process not ended (top's "heap in use by running
+     * processes" of a trace being written). */
+    for (uint32_t i = 0; i < out->nr_images; i++)
+        if (out->images[i].seen && !out->images[i].ended) {
+            out->total.running_heap += out->images[i].heap;
+            out->total.running_blocks += out->images[i].live_blocks;
+        }
 
     /* RSS in order: the all-images figure is a sum of latest samples. */
     for (unsigned k = 0; k < n; k++)
@@ -313,29 +322,6 @@ static bool ends_after(struct fmt_reader *r, uint64_t until_ns)
     return false;
 }
 
-/* po->from_index, read with r: why it cannot answer, or its model. */
-static int index_build(struct ana_model **out, struct fmt_reader *r, const char *path,
-                       const struct ana_model_options *opt, const struct ana_pmodel_options *po,
-                       char *err, size_t err_size)
-{
-    const char *no = ana_pmodel_index_refusal(r, opt);
-
-    if (no && err && err_size)
-        snprintf(err, err_size, "%s", no);
-    return no ? -ENOTSUP : ana_pmodel_index_build(out, r, path, opt, po, err, err_size);
-}
-
-/* po->from_totals, read with r: why it cannot answer, or its model. */
-static int totals_build(struct ana_model **out, struct fmt_reader *r, const char *path,
-                        const struct ana_model_options *opt, char *err, size_t err_size)
-{
-    const char *no = ana_pmodel_totals_refusal(r, opt);
-
-    if (no && err && err_size)
-        snprintf(err, err_size, "%s", no);
-    return no ? -ENOTSUP : ana_pmodel_totals_build(out, r, path, opt, err, err_size);
-}
-
 int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_model_options *opt,
                      const struct ana_pmodel_options *po, char *err, size_t err_size)
 {
@@ -349,21 +335,11 @@ int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_
     unsigned n = 0;
     int rc;
 
-    if (!po->from_index && !po->from_totals && !ana_pmodel_supported(opt))
+    if (!ana_pmodel_supported(opt))
         return -ENOTSUP;
-    if (po->from_totals && po->reader)
-        return totals_build(out, po->reader, path, opt, err, err_size);
-    if (po->from_index && po->reader)
-        return index_build(out, po->reader, path, opt, po, err, err_size);
-    /* No stack is decoded: the index asks their images only. */
+    /* No stack is decoded: the ranges' readers decode their own. */
     if ((rc = fmt_reader_open_flags(&r, path, FMT_OPEN_STACKS_LATER, err, err_size)))
         return rc;
-    if (po->from_totals || po->from_index) {
-        rc = po->from_totals ? totals_build(out, r, path, opt, err, err_size)
-                             : index_build(out, r, path, opt, po, err, err_size);
-        fmt_reader_close(r);
-        return rc;
-    }
     uint32_t nr_chunks = fmt_reader_nr_chunks(r);
     uint32_t last_chunk =
         until_ns == UINT64_MAX ? nr_chunks : fmt_reader_find_chunk(r, until_ns) + 1;

@@ -4,7 +4,11 @@
  * into a partial model (deltas from the range's start), and the partials
  * are merged in order into exactly the model one pass would give (peak and
  * when, each stack's share of the peak, temporary allocations across range
- * edges, RSS). Decoding is most of a report's time; this spreads it. */
+ * edges, RSS). Decoding is most of a report's time; this spreads it.
+ * With the index's model of a moment and the totals' model of the whole
+ * trace beside it, these are the planner's strategies (ana_plan.h picks
+ * one); a command never calls them. ana_pmodel.c (ranges and their merge)
+ * calls neither of the others; they call its merge. */
 #ifndef ANA_PMODEL_H
 #define ANA_PMODEL_H
 
@@ -24,26 +28,6 @@ struct ana_pmodel_options {
     uint64_t min_range_events; /* fewer per range is not worth a thread (0: 200000) */
     ana_progress_fn *progress; /* called by the first range's thread only */
     void *progress_arg;
-    /* The index (ana_pmodel_index_refusal): until_ns's live state from
-     * the chunk summaries before the chunk that reaches it, and that
-     * chunk's events up to it; the chunks before are not decoded and the
-     * summaries are taken on trust (dump --verify checks them). Only the
-     * live state is the trace's (each site's live bytes and blocks, each
-     * image's and the total's heap and live blocks, which images were
-     * seen): calls, allocations, peaks and temporary count one chunk. */
-    bool from_index;
-    /* from_index: the reader of the summaries and of the stacks' images,
-     * the caller's (opened on path, FMT_OPEN_STACKS_LATER where the
-     * options retire images: the retire callback reads its stacks and
-     * lets them go, and the build decodes none). NULL: one of its own. */
-    struct fmt_reader *reader;
-    /* The whole trace from its chunks' totals (format 1.10, TOTALS;
-     * ana_pmodel_totals_refusal says when it cannot): the chunks'
-     * totals merged, and the chunk where the trace peaks replayed for its
-     * stacks' shares of the peak; the totals are taken on trust as the
-     * index's summaries are (report --verify holds them against the
-     * events). until_ns must be UINT64_MAX. Uses reader if set. */
-    bool from_totals;
     /* Each range's reader also holds its chunks' summaries against their
      * events (fmt_reader_verify_summaries): a whole trace's pass checks the
      * index a later from_index build trusts. */
@@ -63,9 +47,36 @@ const char *ana_pmodel_index_refusal(struct fmt_reader *r, const struct ana_mode
 const char *ana_pmodel_totals_refusal(struct fmt_reader *r, const struct ana_model_options *opt);
 
 /* Build *out (finished: peak contributions resolved) from the events of
- * the trace at path. Returns 0, -ENOTSUP (options not supported; with
- * from_index, why in err), or -errno; a reader error message goes to err. */
+ * the trace at path, in ranges. Returns 0, -ENOTSUP (options not
+ * supported), or -errno; a reader error message goes to err. */
 int ana_pmodel_build(struct ana_model **out, const char *path, const struct ana_model_options *opt,
                      const struct ana_pmodel_options *po, char *err, size_t err_size);
+
+/* The model of the moment until_ns from the index (ana_pmodel_index.c;
+ * ana_pmodel_index_refusal must have said NULL): until_ns's live state from
+ * the chunk summaries before the chunk that reaches it, and that chunk's
+ * events up to it; the chunks before are not decoded and the summaries are
+ * taken on trust (dump --verify checks them). Only the live state is the
+ * trace's (each site's live bytes and blocks, each image's and the
+ * total's heap and live blocks, which images were seen): calls,
+ * allocations, peaks and temporary count one chunk. r is the caller's,
+ * opened on path (FMT_OPEN_STACKS_LATER where the options retire images:
+ * the retire callback reads its stacks and lets them go, and the build
+ * decodes none). Returns 0, -ENOTSUP (blocks without a stack in a trace
+ * of several processes; why in err) or -errno. */
+int ana_pmodel_index_build(struct ana_model **out, struct fmt_reader *r, const char *path,
+                           const struct ana_model_options *opt, uint64_t until_ns, char *err,
+                           size_t err_size);
+
+/* The whole trace's model from its chunks' totals (ana_pmodel_totals.c,
+ * format 1.10, TOTALS; ana_pmodel_totals_refusal must have said NULL): the
+ * chunks' totals merged, and the chunk where the trace peaks replayed for
+ * its stacks' shares of the peak; the totals are taken on trust as the
+ * index's summaries are (report --verify holds them against the events).
+ * r is the caller's, opened on path. Returns 0, -EPROTO (corrupt totals,
+ * or totals that disagree with the peak chunk's events; why in err) or
+ * -errno. */
+int ana_pmodel_totals_build(struct ana_model **out, struct fmt_reader *r, const char *path,
+                            const struct ana_model_options *opt, char *err, size_t err_size);
 
 #endif

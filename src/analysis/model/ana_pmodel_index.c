@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The heap model of a moment from the trace's index (ana_pmodel.h,
- * from_index): one range replayed from the chunk that reaches the moment,
- * merged as ana_pmodel.c merges ranges, plus what the chunk summaries say
- * was live before it (ana_index.h). With opt->retire (a fold: leaks
+ * ana_pmodel_index_build; the planner's index route): one range replayed from the chunk that
+ * reaches the moment, merged as ana_pmodel.c merges ranges, plus what the chunk summaries say was
+ * live before it (ana_index.h). With opt->retire (a fold: leaks
  * --index on a build), each image's sites are retired as soon as its live
  * state is read, image by image, as a replay retires them at each exit:
  * the model then holds a few processes' sites, not every stack of the
@@ -108,21 +108,20 @@ static int base_seen(struct base *b, uint32_t k)
     return 0;
 }
 
-/* po->from_index: the replay of the chunks from the one that reaches
- * until_ns (none if it is past them all), merged, plus the summaries of
- * the chunks before it. */
+/* The replay of the chunks from the one that reaches until_ns (none if it
+ * is past them all), merged, plus the summaries of the chunks before it. */
 int ana_pmodel_index_build(struct ana_model **out, struct fmt_reader *r, const char *path,
-                           const struct ana_model_options *opt, const struct ana_pmodel_options *po,
-                           char *err, size_t err_size)
+                           const struct ana_model_options *opt, uint64_t until_ns, char *err,
+                           size_t err_size)
 {
-    uint32_t k = fmt_reader_find_chunk(r, po->until_ns);
+    uint32_t k = fmt_reader_find_chunk(r, until_ns);
     struct ana_model_options ro = index_range_options(opt);
     /* One chunk's stacks among a build's millions: its sites paged. */
     struct range rg = {.path = path,
                        .opt = &ro,
                        .first_chunk = k,
                        .end_ns = UINT64_MAX,
-                       .until_ns = po->until_ns,
+                       .until_ns = until_ns,
                        .paged_sites = true};
     struct base b = {.r = r, .filter = opt ? opt->filter : NULL};
     int rc = 0;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* What ana_pmodel.c shares with the index's build (ana_pmodel_index.c): a
- * range of chunks replayed into a partial model, and the merge of ranges
- * into one model. */
+/* What ana_pmodel.c shares with the index's build (ana_pmodel_index.c)
+ * and the totals' (ana_pmodel_totals.c): a range of chunks replayed into
+ * a partial model, and the merge of ranges into one model. ana_pmodel.c
+ * calls neither of them (the planner does, ana_plan.h). */
 #ifndef ANA_PMODEL_INTERNAL_H
 #define ANA_PMODEL_INTERNAL_H
 
@@ -38,19 +39,5 @@ void *ana_pmodel_run_range(void *arg);
 /* Merge the n ranges' partial models, in order, into out (made by
  * ana_model_create). Returns 0 or -ENOMEM. */
 int ana_pmodel_merge(struct ana_model *out, struct range *rg, unsigned n);
-
-/* po->from_index (ana_pmodel_index.c): the model of the moment until_ns
- * from the index, r opened on path. Returns 0, -ENOTSUP with why in err,
- * or -errno. */
-int ana_pmodel_index_build(struct ana_model **out, struct fmt_reader *r, const char *path,
-                           const struct ana_model_options *opt, const struct ana_pmodel_options *po,
-                           char *err, size_t err_size);
-
-/* po->from_totals (ana_pmodel_totals.c): the whole trace's model from
- * its chunks' totals, r opened on path. Returns 0, -EPROTO (corrupt
- * totals, or totals that disagree with the peak chunk's events; why in
- * err) or -errno. */
-int ana_pmodel_totals_build(struct ana_model **out, struct fmt_reader *r, const char *path,
-                            const struct ana_model_options *opt, char *err, size_t err_size);
 
 #endif

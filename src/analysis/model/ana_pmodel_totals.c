@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The whole trace's heap model from its chunks' totals (format 1.10,
- * TOTALS; ana_pmodel.h, from_totals: report --index). Each chunk's totals
+ * TOTALS; ana_pmodel.h, ana_pmodel_totals_build: the planner's totals
+ * route, report --index). Each chunk's totals
  * are what a range of the parallel replay counts of that chunk (its calls,
  * its heap's change and the highest it reached, its RSS, its exit, each
  * stack's allocations and temporaries; its live deltas are its summary's),

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* What one event means for the heap (see ana_step.h). */
 #include "analysis/model/ana_step.h"
-#include "analysis/model/ana_model_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -110,11 +110,16 @@ int ana_timeline_subscribe(struct ana_timeline *tl, struct ana_heap_replay *p, s
     return ana_timeline_subscribe_range(tl, p, r, &whole, m, vm);
 }
 
+uint64_t ana_timeline_default_interval(uint64_t span_ns)
+{
+    return span_ns / 100 ? span_ns / 100 : 1;
+}
+
 /* The interval: the one asked, or about 100 rows over span; in an
  * aggregated trace a multiple of its period. */
 static uint64_t pick_interval(struct ana_timeline *tl, uint64_t asked, uint64_t span)
 {
-    uint64_t iv = asked ? asked : span / 100 ? span / 100 : 1;
+    uint64_t iv = asked ? asked : ana_timeline_default_interval(span);
 
     if (tl->aggregate_ns && iv % tl->aggregate_ns) {
         uint64_t k = iv / tl->aggregate_ns + 1;

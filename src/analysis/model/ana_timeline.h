@@ -60,8 +60,11 @@ struct ana_timeline {
      * moves only with the program's own mmap calls. */
     bool vm_precise;
     /* From the chunks' totals (ana_timeline_from_totals): rows at each
-     * chunk's end, interval_ns 0, no committed or reserved memory. */
+     * chunk's end (at every chunk_stride-th, the last always, when a bound
+     * on the points asked so), interval_ns 0, no committed or reserved
+     * memory. */
     bool index;
+    uint32_t chunk_stride;
     /* private: what the rows are read off, during the pass */
     struct ana_model *m_;
     const struct ana_vm_replay *vm_;
@@ -91,6 +94,10 @@ struct ana_model;
 int ana_timeline_compute_model(struct ana_timeline *tl, struct fmt_reader *r, struct ana_filter *f,
                                uint64_t interval_ns, ana_progress_fn *progress, void *progress_arg,
                                struct ana_model **model);
+
+/* The interval of a timeline over span_ns asked with none: about 100 rows
+ * (at least 1 ns). */
+uint64_t ana_timeline_default_interval(uint64_t span_ns);
 
 /* The same over a range (struct ana_timeline_range), with more consumers
  * on the pass: more(more_arg, p, m, tl) is called once the timeline is
@@ -139,14 +146,17 @@ int ana_timeline_follow(const struct ana_timeline *tl, struct ana_heap_replay *p
 /* timeline --index (format 1.10): a row per image at the end of each
  * chunk from the chunks' totals and summaries, no event decoded (see
  * ana_timeline_index.c), and with se the series of the n sites stacks
- * (their live bytes at the same ends). Returns 0, -EOVERFLOW (too many
+ * (their live bytes at the same ends). max_points (0: no bound) bounds the
+ * rows of each image: then the rows are at the end of every k-th chunk
+ * and of the last, k the smallest that fits (tl->chunk_stride), each
+ * row's heap_max the highest since the row before. Returns 0, -EOVERFLOW (too many
  * rows), -EPROTO (corrupt totals: the reader's error says why), -ENOMEM.
  * ana_timeline_index_refusal says why it cannot (no totals, a selection,
  * the index's reasons), or NULL. */
 struct ana_site_series;
 const char *ana_timeline_index_refusal(struct fmt_reader *r, const struct ana_filter *f);
 int ana_timeline_from_totals(struct ana_timeline *tl, struct fmt_reader *r, const uint32_t *stacks,
-                             uint32_t n, struct ana_site_series *se);
+                             uint32_t n, struct ana_site_series *se, uint64_t max_points);
 
 /* Does image's committed column never change (or has it no rows)? */
 bool ana_timeline_committed_flat(const struct ana_timeline *tl, uint32_t image);

@@ -8,7 +8,9 @@
  * heap at its start, or that heap), allocations so far, the latest RSS
  * sample. Mappings are not in the totals: the rows have no committed or
  * reserved memory. The sites' series are their stacks' live bytes at the
- * same ends, from the summaries' deltas. */
+ * same ends, from the summaries' deltas. Bounded to N points, the rows are
+ * at every k-th chunk's end and the last's: heap_max then is the highest
+ * of the chunks since the row before. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +31,8 @@ const char *ana_timeline_index_refusal(struct fmt_reader *r, const struct ana_fi
     return ana_index_refusal(r, NULL);
 }
 
-/* One image's state after the chunks so far. */
+/* One image's state after the chunks so far; in_chunk: it had events
+ * since its latest row, whose highest heap is heap_max. */
 struct img {
     bool seen, ended, has_rss, in_chunk;
     uint32_t pid;
@@ -55,9 +58,11 @@ static int on_image(void *arg, const struct fmt_image_totals *t)
 
     if (!s)
         return -EPROTO;
+    int64_t top = t->has_peak && t->peak > 0 ? s->heap + t->peak : s->heap;
+
+    s->heap_max = s->in_chunk && s->heap_max > top ? s->heap_max : top;
     s->seen = s->in_chunk = true;
     s->pid = t->pid;
-    s->heap_max = t->has_peak && t->peak > 0 ? s->heap + t->peak : s->heap;
     s->heap += t->heap;
     s->blocks += t->blocks;
     s->allocs += t->allocs;
@@ -142,14 +147,25 @@ static int series_row(struct ana_site_series *se, const struct walk *w, uint64_t
     return 0;
 }
 
+/* The fewest chunks between rows that make at most max_points rows of
+ * nr_chunks (0: no bound, every chunk's end). */
+static uint32_t chunk_stride(uint32_t nr_chunks, uint64_t max_points)
+{
+    if (!max_points || nr_chunks <= max_points)
+        return 1;
+    return (uint32_t)((nr_chunks + max_points - 1) / max_points);
+}
+
 int ana_timeline_from_totals(struct ana_timeline *tl, struct fmt_reader *r, const uint32_t *stacks,
-                             uint32_t n, struct ana_site_series *se)
+                             uint32_t n, struct ana_site_series *se, uint64_t max_points)
 {
     struct walk w = {.nr_im = fmt_reader_nr_images(r), .n = n};
+    uint32_t nr_chunks = fmt_reader_nr_chunks(r);
     int rc = 0;
 
     memset(tl, 0, sizeof(*tl));
     tl->index = true;
+    tl->chunk_stride = chunk_stride(nr_chunks, max_points);
     tl->from_ns = 0;
     tl->to_ns = UINT64_MAX;
     if (se)
@@ -171,12 +187,16 @@ int ana_timeline_from_totals(struct ana_timeline *tl, struct fmt_reader *r, cons
     qsort(w.sorted, n, sizeof(*w.sorted), cmp_u64);
     if (se)
         se->nr_sites = n;
-    for (uint32_t k = 0; k < fmt_reader_nr_chunks(r) && !rc; k++) {
+    for (uint32_t k = 0; k < nr_chunks && !rc; k++) {
         uint64_t t_ns = fmt_reader_chunk(r, k)->last_ts_ns;
         rc = fmt_reader_chunk_totals(r, k, on_image, NULL, &w);
         if (!rc && se && n)
             rc = fmt_reader_chunk_delta(r, k, on_delta, &w);
-        rc = rc ?: emit(tl, &w, t_ns);
+        /* rows at every stride-th chunk's end (k + 1 of them read) and the last's:
+         * ceil(nr_chunks / stride) <= max_points */
+        if (rc || ((k + 1) % tl->chunk_stride && k + 1 < nr_chunks))
+            continue;
+        rc = emit(tl, &w, t_ns);
         if (!rc && se)
             rc = series_row(se, &w, t_ns);
     }

@@ -83,11 +83,6 @@ static inline const struct ana_vm_image *ana_vm_get(const struct ana_vm *vm, uin
     return image < vm->nr_images ? &vm->images[image] : NULL;
 }
 
-/* A piece's prot for pages committed without access (Windows PAGE_NOACCESS,
- * docs/windows.md): not PROT_NONE, so they count as committed, and no
- * PROT_* bit, so they are no commit charge. */
-#define ANA_VM_PROT_COMMITTED 0x80000000u
-
 /* True for a private writable protection: commit charge. */
 int ana_vm_is_charge(uint32_t prot, uint32_t flags);
 

@@ -4,8 +4,6 @@
 
 #include <sys/mman.h>
 
-#include "analysis/vm/ana_vm.h"
-
 unsigned ana_vm_win_prot(uint64_t page)
 {
     switch (page & 0xff) {

@@ -11,6 +11,11 @@
 
 #include "memscribe/event.h"
 
+/* A piece's prot for pages committed without access (Windows PAGE_NOACCESS,
+ * docs/windows.md): not PROT_NONE, so they count as committed, and no
+ * PROT_* bit, so they are no commit charge. */
+#define ANA_VM_PROT_COMMITTED 0x80000000u
+
 /* PROT_* for a PAGE_* protection (its modifiers, PAGE_GUARD and the like,
  * left out). PAGE_NOACCESS is PROT_NONE. */
 unsigned ana_vm_win_prot(uint64_t page);

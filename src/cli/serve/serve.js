@@ -544,7 +544,9 @@ async function loadCharts() {
   const len = z ? z.to - z.from : Math.max(1, state.lastNs);
   const interval = `${Math.max(z ? 1 : 1000, Math.round(len / 400))}ns`;
   const index = state.totals && state.chunks >= INDEX_CHART_CHUNKS && !z;
-  const params = index ? { sites: '8', index: '1' } : { interval, sites: '8' };
+  // at most 1000 rows a process, whatever the span (a growing trace's is 0)
+  // or the chunks (the index's: every k-th chunk's end past 1000 of them)
+  const params = index ? { sites: '8', index: '1', points: '1000' } : { interval, sites: '8', points: '1000' };
   if (z) {
     params.from = `${z.from}ns`;
     params.to = `${z.to}ns`;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Suppressions of the runtime's one-time allocations (see cli_supp.h). */
-#include "cli/cli_supp.h"
+/* Suppressions of the runtime's one-time allocations (see ana_supp.h). */
+#include "analysis/core/ana_supp.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,9 +12,6 @@
 #include <unistd.h>
 
 #include "analysis/sym/ana_symbolize.h"
-#include "cli/cli.h"
-#include "cli/cli_ana.h"
-#include "format/fmt_shm.h"
 
 /* Allocations every program of a kind makes once and never frees. */
 static const char *const default_rules[] = {
@@ -27,73 +24,98 @@ static const char *const default_rules[] = {
     "_IO_file_doallocate (*",
 };
 
-static void add(char ***rules, size_t *nr, const char *cmd, const char *rule)
+static int add(char ***rules, size_t *nr, const char *rule)
 {
     char **v = realloc(*rules, (*nr + 1) * sizeof(*v));
 
-    if (!v || !(v[*nr] = strdup(rule)))
-        cli_die("%s: out of memory", cmd);
+    if (!v)
+        return -ENOMEM;
     *rules = v;
+    if (!(v[*nr] = strdup(rule)))
+        return -ENOMEM;
     (*nr)++;
+    return 0;
+}
+
+int ana_supp_add_defaults(struct ana_supp *s)
+{
+    int rc = 0;
+
+    for (size_t i = 0; i < sizeof(default_rules) / sizeof(default_rules[0]) && !rc; i++)
+        rc = add(&s->rules, &s->nr_rules, default_rules[i]);
+    return rc;
 }
 
 /* A suppressions file is a few rules: a larger one is not one (LSan's own
  * files are a few kilobytes). */
-#define CLI_SUPP_MAX_SIZE (1u << 20)
+#define ANA_SUPP_MAX_SIZE (1u << 20)
 
-static void die_unread(const char *cmd, const char *path, const char *why)
+static int unread(const char *path, const char *why, char *err, size_t err_size)
 {
-    cli_die("%s: %s: cannot read the suppressions: %s", cmd, path, why);
+    snprintf(err, err_size, "%s: cannot read the suppressions: %s", path, why);
+    return -EINVAL;
 }
 
-/* The text of path, NUL-terminated, if it is a regular file of at most
- * CLI_SUPP_MAX_SIZE bytes, refused as trace inputs are (fmt_reader.c):
+/* The text of path into *out, NUL-terminated, if it is a regular file of at
+ * most ANA_SUPP_MAX_SIZE bytes, refused as trace inputs are (fmt_reader.c):
  * /dev/zero would grow memory without end, a FIFO would hang, a folder
  * would read as no rules. O_NONBLOCK so that opening a FIFO does not wait
  * for a writer before the check; at most the bound is read, also of a file
- * that grows meanwhile. Dies otherwise. */
-static char *read_rules(const char *cmd, const char *path)
+ * that grows meanwhile. */
+static int read_rules(const char *path, char **out, char *err, size_t err_size)
 {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY), rc = 0;
     struct stat st;
-    char *text;
+    char *text = NULL;
     size_t len = 0;
 
     if (fd < 0 || fstat(fd, &st))
-        die_unread(cmd, path, strerror(errno));
-    if (!S_ISREG(st.st_mode))
-        die_unread(cmd, path, "not a regular file");
-    if (!(text = malloc(CLI_SUPP_MAX_SIZE + 2)))
-        cli_die("%s: out of memory", cmd);
-    for (;;) {
-        ssize_t n = read(fd, text + len, CLI_SUPP_MAX_SIZE + 1 - len);
+        rc = unread(path, strerror(errno), err, err_size);
+    else if (!S_ISREG(st.st_mode))
+        rc = unread(path, "not a regular file", err, err_size);
+    else if (!(text = malloc(ANA_SUPP_MAX_SIZE + 2)))
+        rc = -ENOMEM;
+    while (!rc) {
+        ssize_t n = read(fd, text + len, ANA_SUPP_MAX_SIZE + 1 - len);
 
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0)
-            die_unread(cmd, path, strerror(errno));
-        if (n == 0)
+        if (n <= 0) {
+            rc = n < 0 ? unread(path, strerror(errno), err, err_size) : 0;
             break;
+        }
         len += (size_t)n;
-        if (len > CLI_SUPP_MAX_SIZE)
-            cli_die("%s: %s: cannot read the suppressions: larger than a rules file's %u bytes",
-                    cmd, path, CLI_SUPP_MAX_SIZE);
+        if (len > ANA_SUPP_MAX_SIZE) {
+            snprintf(err, err_size,
+                     "%s: cannot read the suppressions: larger than a rules file's %u bytes", path,
+                     ANA_SUPP_MAX_SIZE);
+            rc = -EINVAL;
+        }
     }
-    close(fd);
-    text[len] = 0;
-    if (strlen(text) != len)
-        die_unread(cmd, path, "a NUL byte in it: not a text file of rules");
-    return text;
+    if (fd >= 0)
+        close(fd);
+    if (!rc) {
+        text[len] = 0;
+        if (strlen(text) != len)
+            rc = unread(path, "a NUL byte in it: not a text file of rules", err, err_size);
+    }
+    if (rc)
+        free(text);
+    else
+        *out = text;
+    return rc;
 }
 
-/* One file of rules into rules: the same syntax for memscribe's and for
+/* One file of rules: the same syntax for memscribe's and for
  * LeakSanitizer's (its parser trims blanks around a line). */
-static void load_file(char ***rules, size_t *nr_rules, const char *cmd, const char *path)
+int ana_supp_load_file(struct ana_supp *s, const char *path, bool lsan, char *err, size_t err_size)
 {
-    char *text = read_rules(cmd, path), *line = text, *next;
+    char **rules = lsan ? s->lsan_rules : s->rules, *text = NULL, *line, *next;
+    size_t nr_rules = lsan ? s->nr_lsan_rules : s->nr_rules;
     unsigned nr = 0;
+    int rc = read_rules(path, &text, err, err_size);
 
-    for (; *line; line = next) {
+    for (line = text; !rc && *line; line = next) {
         size_t len = strcspn(line, "\n");
 
         next = line + len + (line[len] == '\n');
@@ -104,26 +126,23 @@ static void load_file(char ***rules, size_t *nr_rules, const char *cmd, const ch
         const char *p = line + strspn(line, " \t");
         if (!*p || *p == '#')
             continue;
-        if (strncmp(p, "leak:", 5) || !p[5])
-            cli_die("%s: %s:%u: a rule is 'leak:PATTERN' (docs/leaks.md), not '%s'", cmd, path, nr,
-                    p);
-        add(rules, nr_rules, cmd, p + 5);
+        if (strncmp(p, "leak:", 5) || !p[5]) {
+            snprintf(err, err_size, "%s:%u: a rule is 'leak:PATTERN' (docs/leaks.md), not '%s'",
+                     path, nr, p);
+            rc = -EINVAL;
+        } else {
+            rc = add(&rules, &nr_rules, p + 5);
+        }
     }
     free(text);
-}
-
-void cli_supp_load(struct cli_supp *s, struct cli_ana *a)
-{
-    if (s->loaded)
-        return;
-    s->loaded = true;
-    if (!s->no_defaults)
-        for (size_t i = 0; i < sizeof(default_rules) / sizeof(default_rules[0]); i++)
-            add(&s->rules, &s->nr_rules, a->cmd, default_rules[i]);
-    for (unsigned i = 0; i < s->nr_files; i++)
-        load_file(&s->rules, &s->nr_rules, a->cmd, s->files[i]);
-    for (unsigned i = 0; i < s->nr_lsan_files; i++)
-        load_file(&s->lsan_rules, &s->nr_lsan_rules, a->cmd, s->lsan_files[i]);
+    if (lsan) {
+        s->lsan_rules = rules;
+        s->nr_lsan_rules = nr_rules;
+    } else {
+        s->rules = rules;
+        s->nr_rules = nr_rules;
+    }
+    return rc;
 }
 
 /* Where the n bytes of piece first occur in str, or NULL. */
@@ -135,7 +154,7 @@ static const char *find_piece(const char *str, const char *piece, size_t n)
     return n ? NULL : str;
 }
 
-bool cli_supp_lsan_match(const char *pattern, const char *name)
+bool ana_supp_lsan_match(const char *pattern, const char *name)
 {
     bool start = false, asterisk = false;
 
@@ -171,52 +190,61 @@ bool cli_supp_lsan_match(const char *pattern, const char *name)
  * address's module path, then the function and file of each frame the
  * address reads as (inlined ones too): all of them here, from the stack
  * as memscribe cleans it (the allocator's and memscribe's frames cut). */
-static const char *lsan_match(const struct cli_supp *s, struct cli_ana *a, uint32_t stack)
+static const char *lsan_match(const struct ana_supp *s, struct fmt_reader *r, struct ana_stacks *st,
+                              uint32_t stack, int *rc)
 {
-    uint64_t addrs[FMT_SHM_MAX_DEPTH];
     struct ana_sym_stack ss = {0};
     uint32_t image;
-    int depth = fmt_reader_stack(a->r, stack, &image, addrs, FMT_SHM_MAX_DEPTH), rc;
+    int depth = fmt_reader_stack(r, stack, &image, NULL, 0);
+    uint64_t *addrs = depth > 0 ? malloc((size_t)depth * sizeof(*addrs)) : NULL;
     const char *hit = NULL;
 
-    if (depth < 0)
-        cli_ana_fail(a, depth);
-    if ((rc = ana_sym_stack(ana_stacks_sym(cli_ana_stacks(a)), image, addrs,
-                            depth < FMT_SHM_MAX_DEPTH ? (uint32_t)depth : FMT_SHM_MAX_DEPTH, &ss)))
-        cli_ana_fail(a, rc);
+    *rc = depth < 0 ? depth : depth && !addrs ? -ENOMEM : 0;
+    if (!*rc && depth)
+        depth = fmt_reader_stack(r, stack, &image, addrs, (uint32_t)depth);
+    if (!*rc && depth > 0)
+        *rc = ana_sym_stack(ana_stacks_sym(st), image, addrs, (uint32_t)depth, &ss);
+    free(addrs);
+    if (*rc)
+        return NULL;
     for (uint32_t i = 0; i < ss.nr_lines && !hit; i++) {
         const struct ana_sym_frame *f = ss.lines[i].frame;
         for (size_t k = 0; k < s->nr_lsan_rules && !hit; k++) {
-            const char *r = s->lsan_rules[k];
-            if (cli_supp_lsan_match(r, f->module) || cli_supp_lsan_match(r, f->function) ||
-                cli_supp_lsan_match(r, f->file))
-                hit = r;
+            const char *rule = s->lsan_rules[k];
+            if (ana_supp_lsan_match(rule, f->module) || ana_supp_lsan_match(rule, f->function) ||
+                ana_supp_lsan_match(rule, f->file))
+                hit = rule;
         }
     }
     ana_sym_stack_release(&ss);
     return hit;
 }
 
-const char *cli_supp_match(const struct cli_supp *s, struct cli_ana *a, uint32_t stack)
+const char *ana_supp_match(const struct ana_supp *s, struct fmt_reader *r, struct ana_stacks *st,
+                           uint32_t stack, int *rc)
 {
+    *rc = 0;
     if (s->nr_lsan_rules && stack) {
-        const char *hit = lsan_match(s, a, stack);
-        if (hit)
+        const char *hit = lsan_match(s, r, st, stack, rc);
+        if (hit || *rc)
             return hit;
     }
     if (!s->nr_rules)
         return NULL;
-    struct ana_stacks *st = cli_ana_stacks(a);
     const struct ana_frame *f;
     int n = ana_stacks_frames(st, stack, &f); /* each row once: not kept */
-    if (n < 0)
-        cli_ana_fail(a, n);
+    if (n < 0) {
+        *rc = n;
+        return NULL;
+    }
     size_t len = 1;
     for (int i = 0; i < n; i++)
         len += strlen(ana_stacks_str(st, f[i].place)) + 3;
     char *text = malloc(len);
-    if (!text)
-        cli_die("%s: out of memory", a->cmd);
+    if (!text) {
+        *rc = -ENOMEM;
+        return NULL;
+    }
     text[0] = 0;
     for (int i = 0, at = 0; i < n; i++)
         at += sprintf(text + at, "%s%s", i ? " < " : "", ana_stacks_str(st, f[i].place));
@@ -228,7 +256,7 @@ const char *cli_supp_match(const struct cli_supp *s, struct cli_ana *a, uint32_t
     return hit;
 }
 
-void cli_supp_release(struct cli_supp *s)
+void ana_supp_release(struct ana_supp *s)
 {
     for (size_t i = 0; i < s->nr_rules; i++)
         free(s->rules[i]);
@@ -236,7 +264,5 @@ void cli_supp_release(struct cli_supp *s)
     for (size_t i = 0; i < s->nr_lsan_rules; i++)
         free(s->lsan_rules[i]);
     free(s->lsan_rules);
-    s->rules = s->lsan_rules = NULL;
-    s->nr_rules = s->nr_lsan_rules = 0;
-    s->loaded = false;
+    memset(s, 0, sizeof(*s));
 }

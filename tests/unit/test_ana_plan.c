@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/* The planner (ana_plan.h): for each kind of trace (exact, with and without
+ * chunk totals, aggregated, sampled, growing, of several processes) and
+ * each kind of query (the whole trace or a moment, every counter or the
+ * live state, with or without the index preferred, on one thread or
+ * several, blocks kept), the route it picks, the notes it gives for the
+ * routes it passed over (the one the query asked for said apart), and the
+ * model it returns equal to one pass over the events, number for number
+ * (a moment's live state for the index). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "analysis/model/ana_model.h"
+#include "analysis/plan/ana_plan.h"
+#include "format/fmt_writer.h"
+#include "memscribe/trace.h"
+#include "test_ana_rnd.h"
+
+enum kind {
+    EXACT,        /* one process, no chunk totals */
+    TOTALS,       /* one process, record --totals */
+    MULTI_TOTALS, /* two processes, record --totals */
+    AGGREGATED,   /* record --aggregate from the start */
+    SAMPLED,      /* record --sample */
+    GROWING,      /* record --totals, still being written: no index, no trailer */
+};
+
+#define NR_SLOTS 16
+#define NR_OPS 3000
+#define STEP_NS 1000 /* the events' spacing, a multiple of the time unit */
+
+/* A trace of kind k in a memfd, its path in path. Allocations and frees
+ * of 16 slots per process from 3 stacks each, RSS now and then, each
+ * process's exit at the end (a growing trace has none: it was flushed and
+ * left). */
+static int write_trace(enum kind k, char *path, size_t size)
+{
+    struct fmt_trace_info info = {.command = "p", .command_len = 1, .hostname = "h"};
+    struct fmt_writer_options opt = {.chunk_events = 128};
+    uint32_t nr_images = k == MULTI_TOTALS ? 2 : 1, stacks[2][3];
+    uint64_t addr[2][NR_SLOTS] = {{0}}, ts = STEP_NS, next = 0x100000;
+    struct fmt_writer *w;
+    int fd = memfd_create("plan", MFD_CLOEXEC);
+
+    assert_true(fd >= 0);
+    rnd_state = 60 + k;
+    if (k == SAMPLED)
+        info.sample_bytes = 4096;
+    if (k == AGGREGATED) {
+        info.aggregate_ns = 1000000;
+        opt.aggregate = 1;
+    }
+    if (k == TOTALS || k == MULTI_TOTALS || k == GROWING) {
+        opt.time_unit_ns = STEP_NS;
+        opt.time_pack = opt.free_ranks = opt.realloc_pred = opt.totals = 1;
+    }
+    assert_int_equal(fmt_writer_create(&w, fd, &info, &opt), 0);
+    for (uint32_t im = 0; im < nr_images; im++)
+        for (uint32_t s = 0; s < 3; s++) {
+            uint64_t frames[2] = {0x4000 + 0x20 * s, 0x2000};
+            assert_int_equal(fmt_writer_stack(w, im, frames, 2, &stacks[im][s]), 0);
+        }
+    for (int op = 0; op < NR_OPS; op++) {
+        uint32_t im = (uint32_t)(rnd() % nr_images), slot = (uint32_t)(rnd() % NR_SLOTS);
+        struct fmt_event ev = {
+            .ts_ns = ts += STEP_NS, .image = im, .thread = im, .pid = 70 + im, .tid = 70 + im};
+
+        if (rnd() % 50 == 0) {
+            ev.kind = FMT_EV_RSS;
+            ev.size = 4096 * (1 + rnd() % 500);
+        } else if (addr[im][slot]) {
+            ev.kind = FMT_EV_FREE;
+            ev.addr = addr[im][slot];
+            addr[im][slot] = 0;
+        } else {
+            ev.kind = FMT_EV_MALLOC;
+            ev.addr = addr[im][slot] = next += 0x100;
+            ev.size = 1 + rnd() % 5000;
+            ev.stack = stacks[im][rnd() % 3];
+        }
+        assert_int_equal(fmt_writer_event(w, &ev), 0);
+    }
+    for (uint32_t im = 0; k != GROWING && im < nr_images; im++) {
+        struct fmt_event ev = {.kind = FMT_EV_PROCESS_EXIT,
+                               .ts_ns = ts += STEP_NS,
+                               .image = im,
+                               .thread = im,
+                               .pid = 70 + im,
+                               .tid = 70 + im};
+        assert_int_equal(fmt_writer_event(w, &ev), 0);
+    }
+    assert_int_equal(k == GROWING ? fmt_writer_flush(w) : fmt_writer_finish(w), 0);
+    fmt_writer_destroy(w);
+    snprintf(path, size, "/proc/self/fd/%d", fd);
+    return fd;
+}
+
+struct trace {
+    int fd;
+    char path[64];
+    struct fmt_reader *r;
+};
+
+static void trace_open(struct trace *t, enum kind k)
+{
+    char err[600];
+
+    t->fd = write_trace(k, t->path, sizeof(t->path));
+    if (fmt_reader_open(&t->r, t->path, err, sizeof(err)))
+        fail_msg("%s", err);
+}
+
+static void trace_close(struct trace *t)
+{
+    fmt_reader_close(t->r);
+    close(t->fd);
+}
+
+/* The whole trace or a moment, every counter, on 4 threads in ranges of
+ * at least 64 events. */
+static struct ana_query query(uint64_t until_ns)
+{
+    return (struct ana_query){.until_ns = until_ns, .nr_threads = 4, .min_range_events = 64};
+}
+
+/* One pass over t's events up to until_ns, with a reader of its own. */
+static struct ana_model *one_pass(const struct trace *t, const struct ana_model_options *mo,
+                                  uint64_t until_ns)
+{
+    struct fmt_reader *r;
+    struct ana_model *m;
+    struct ana_scan_options so;
+    char err[600];
+
+    if (fmt_reader_open(&r, t->path, err, sizeof(err)))
+        fail_msg("%s", err);
+    ana_scan_options_init(&so);
+    so.until_ns = until_ns;
+    assert_int_equal(ana_model_build(&m, r, mo, &so), 0);
+    fmt_reader_close(r);
+    return m;
+}
+
+/* Ask the planner q about t: it must take route `want`, and its model must
+ * equal one pass, every number (live: the live state only). */
+static void answers(struct trace *t, const struct ana_query *q, enum ana_route want, bool live,
+                    struct ana_plan *p)
+{
+    struct ana_model *got, *pass;
+    char err[600], why[300];
+    int rc = ana_plan_model(t->r, t->path, q, &got, p, err, sizeof(err));
+
+    if (rc)
+        fail_msg("ana_plan_model: %s (%s)", strerror(-rc), err);
+    if (p->route != want)
+        fail_msg("route %s, want %s", ana_route_name(p->route), ana_route_name(want));
+    pass = one_pass(t, q->mo, q->until_ns);
+    if (!live && ana_model_differs(got, pass, true, why, sizeof(why)))
+        fail_msg("%s differs from one pass: %s", ana_route_name(want), why);
+    for (uint32_t i = 0; live && i < ana_model_nr_images(pass); i++) {
+        const struct ana_scope *a = ana_model_image(pass, i), *b = ana_model_image(got, i);
+        assert_int_equal(a->heap, b->heap);
+        assert_int_equal(a->live_blocks, b->live_blocks);
+    }
+    for (uint32_t s = 0; live && s < ana_model_nr_sites(pass); s++) {
+        const struct ana_site *a = ana_model_site(pass, s), *b = ana_model_site(got, s);
+        assert_int_equal(a ? a->live_bytes : 0, b ? b->live_bytes : 0);
+        assert_int_equal(a ? a->live_blocks : 0, b ? b->live_blocks : 0);
+    }
+    ana_model_destroy(got);
+    ana_model_destroy(pass);
+}
+
+/* The note of route, or a failure. */
+static const struct ana_plan_note *note_of(const struct ana_plan *p, enum ana_route route)
+{
+    for (unsigned i = 0; i < p->nr_notes; i++)
+        if (p->notes[i].route == route)
+            return &p->notes[i];
+    fail_msg("no note for route %s", ana_route_name(route));
+    return NULL;
+}
+
+/* The asked-for route's refusal, said apart, is why. */
+static void asked_why(const struct ana_plan *p, enum ana_route route, const char *why)
+{
+    assert_non_null(p->asked);
+    assert_int_equal(p->asked->route, route);
+    assert_string_equal(p->asked->why, why);
+}
+
+/* No index asked: the ranges answer an exact trace, and the index's routes
+ * are passed over without a note to say. */
+static void test_exact_ranges(void **state)
+{
+    struct trace t;
+    struct ana_query q = query(UINT64_MAX);
+    struct ana_plan p;
+
+    (void)state;
+    trace_open(&t, EXACT);
+    answers(&t, &q, ANA_ROUTE_RANGES, false, &p);
+    assert_null(p.asked);
+    assert_int_equal(p.nr_notes, 2);
+    assert_string_equal(note_of(&p, ANA_ROUTE_TOTALS)->why, "not asked for (--index)");
+    assert_string_equal(note_of(&p, ANA_ROUTE_INDEX)->why, "not asked for (--index)");
+    trace_close(&t);
+}
+
+/* One thread, or options that need the events in order: one pass. */
+static void test_one_pass(void **state)
+{
+    struct trace t;
+    struct ana_query q = query(UINT64_MAX);
+    struct ana_model_options keep = {.keep_blocks = true};
+    struct ana_plan p;
+
+    (void)state;
+    trace_open(&t, EXACT);
+    q.nr_threads = 1;
+    answers(&t, &q, ANA_ROUTE_PASS, false, &p);
+    assert_string_equal(note_of(&p, ANA_ROUTE_RANGES)->why,
+                        "one thread (one CPU, or MEMSCRIBE_JOBS=1)");
+    q = query(UINT64_MAX);
+    q.mo = &keep;
+    answers(&t, &q, ANA_ROUTE_PASS, false, &p);
+    assert_string_equal(note_of(&p, ANA_ROUTE_RANGES)->why,
+                        "every block is kept (leaks --all, the leak classes of record --reach)");
+    assert_null(p.asked);
+    trace_close(&t);
+}
+
+/* A case of the index's routes: a kind of trace, a query that prefers the
+ * index (of the whole trace, or of the moment half way, its live state),
+ * the route that answers, and the asked route's refusal (NULL: none). */
+struct index_case {
+    const char *name;
+    enum kind kind;
+    enum ana_need need;
+    enum ana_route want;
+    enum ana_route refused;
+    const char *why;
+};
+
+static const struct index_case index_cases[] = {
+    /* the totals answer a trace that has them, the index a moment */
+    {"totals", TOTALS, ANA_NEED_ALL, ANA_ROUTE_TOTALS, 0, NULL},
+    {"index", EXACT, ANA_NEED_LIVE, ANA_ROUTE_INDEX, 0, NULL},
+    /* a trace still being written: its flushed chunks' totals answer for
+     * what it holds */
+    {"growing", GROWING, ANA_NEED_ALL, ANA_ROUTE_TOTALS, 0, NULL},
+    {"no totals", EXACT, ANA_NEED_ALL, ANA_ROUTE_RANGES, ANA_ROUTE_TOTALS,
+     "the trace has no chunk totals (format 1.10: memscribe record --totals)"},
+    /* several processes: the all-processes peak inside a chunk is not in
+     * the totals yet */
+    {"several processes", MULTI_TOTALS, ANA_NEED_ALL, ANA_ROUTE_RANGES, ANA_ROUTE_TOTALS,
+     "a trace of several processes is merged from its events"},
+    {"aggregated", AGGREGATED, ANA_NEED_LIVE, ANA_ROUTE_RANGES, ANA_ROUTE_INDEX,
+     "an aggregated trace's summaries do not hold its batches"},
+    {"sampled", SAMPLED, ANA_NEED_LIVE, ANA_ROUTE_RANGES, ANA_ROUTE_INDEX,
+     "a sampled trace's summaries hold recorded sizes, not estimates"},
+};
+
+/* --index: each case's route, its model equal to one pass (the live state
+ * for a moment), the refusal said of the route asked for, and every other
+ * route passed over without a note to say. */
+static void test_index_routes(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(index_cases) / sizeof(index_cases[0]); i++) {
+        const struct index_case *c = &index_cases[i];
+        bool live = c->need == ANA_NEED_LIVE;
+        struct ana_query q = query(live ? NR_OPS / 2 * STEP_NS : UINT64_MAX);
+        struct ana_plan p;
+        struct trace t;
+
+        print_message("%s\n", c->name);
+        q.prefer_index = true;
+        q.need = c->need;
+        trace_open(&t, c->kind);
+        assert_int_equal(fmt_reader_incomplete(t.r), c->kind == GROWING);
+        answers(&t, &q, c->want, live, &p);
+        if (c->why) {
+            asked_why(&p, c->refused, c->why);
+        } else {
+            assert_null(p.asked);
+        }
+        /* the other index route, where it was reached, is not asked for */
+        for (unsigned k = 0; k < p.nr_notes; k++)
+            assert_true(p.notes[k].asked == (c->why && p.notes[k].route == c->refused));
+        trace_close(&t);
+    }
+}
+
+/* ana_plan_choose foresees what ana_plan_model takes, and --verify of a
+ * trace with totals holds them against the events without a difference. */
+static void test_choose_and_verify(void **state)
+{
+    struct trace t;
+    struct ana_query q = query(UINT64_MAX);
+    struct ana_plan p;
+
+    (void)state;
+    trace_open(&t, TOTALS);
+    assert_int_equal(ana_plan_choose(t.r, &q, &p), ANA_ROUTE_RANGES);
+    q.prefer_index = true;
+    assert_int_equal(ana_plan_choose(t.r, &q, &p), ANA_ROUTE_TOTALS);
+    q.prefer_index = false;
+    q.verify = true;
+    q.nr_threads = 1;
+    answers(&t, &q, ANA_ROUTE_PASS, false, &p);
+    trace_close(&t);
+}
+
+/* Bounded answers: the interval asked where it fits, else its smallest
+ * multiple that makes at most the points stated (span / interval + 2). */
+static void test_interval_bound(void **state)
+{
+    (void)state;
+    assert_int_equal(ana_plan_interval(1000, 10, 0), 10);   /* no bound */
+    assert_int_equal(ana_plan_interval(1000, 10, 102), 10); /* 100 + 2 fit */
+    assert_int_equal(ana_plan_interval(1000, 10, 101), 20); /* 100 + 2 do not: 50 + 2 */
+    assert_int_equal(ana_plan_interval(1000, 1, 12), 91);   /* 10 + 2; 90 makes 11 + 2 */
+    assert_int_equal(ana_plan_interval(1000, 1, 11), 101);  /* 9 + 2; 100 makes 10 + 2 */
+    assert_int_equal(ana_plan_interval(1000, 7, 12), 91);   /* a multiple of 7: 13 * 7 */
+    assert_int_equal(ana_plan_interval(1000, 8, 12), 96);   /* 12 * 8; 88 makes 11 + 2 */
+    assert_int_equal(ana_plan_interval(0, 1, 3), 1);        /* an empty span */
+    assert_int_equal(ana_plan_interval(1000, 1, 1), 501);   /* at least 3 points: 1 + 2 */
+    assert_int_equal(ana_plan_interval(UINT64_MAX, 1, 1002), UINT64_MAX / 1001 + 1);
+    /* a storm of 200 M events over 60 s asked at 1 ns, 1000 points */
+    uint64_t iv = ana_plan_interval(60000000000ull, 1, 1000);
+    assert_true(60000000000ull / iv + 2 <= 1000);
+    assert_true(60000000000ull / (iv - 1) + 2 > 1000);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exact_ranges),   cmocka_unit_test(test_one_pass),
+        cmocka_unit_test(test_index_routes),   cmocka_unit_test(test_choose_and_verify),
+        cmocka_unit_test(test_interval_bound),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
