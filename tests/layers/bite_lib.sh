@@ -2,7 +2,11 @@
 # SPDX-License-Identifier: MIT
 # What the checks' bite tests share (internal.sh, circles.sh): a planted
 # tree that must pass, then one that must fail naming what is wrong.
-# Sourced; the caller sets NAME (its own, for messages).
+# Sourced; the caller sets NAME (its own, for messages) and plants its
+# files in $tree, a new folder removed at exit.
+
+tree=$(mktemp -d)
+trap 'rm -rf "$tree"' EXIT
 
 # usage: passes WHY CMD...: CMD must pass; WHY says what was planted.
 passes() {

@@ -11,8 +11,6 @@ set -euo pipefail
 source "$(dirname "$0")/bite_lib.sh"
 NAME=circles.sh
 check=$1
-tree=$(mktemp -d)
-trap 'rm -rf "$tree"' EXIT
 mkdir -p "$tree"/src/cli "$tree"/src/analysis/core
 printf '#include "cli/cli_b.h"\n' >"$tree/src/cli/cli_a.c"
 printf '/* b */\n' >"$tree/src/cli/cli_a.h"

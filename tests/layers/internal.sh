@@ -11,8 +11,6 @@ set -euo pipefail
 source "$(dirname "$0")/bite_lib.sh"
 NAME=internal.sh
 check=$1
-tree=$(mktemp -d)
-trap 'rm -rf "$tree"' EXIT
 mkdir -p "$tree"/{include,src/a,src/b,tests/unit,bench,examples,scripts,.ci}
 printf '/* private */\n' >"$tree/src/a/a_internal.h"
 printf '#include "a/a_internal.h"\n' >"$tree/src/a/a_one.c"
