@@ -242,7 +242,7 @@ void cli_ana_supp_load(struct cli_ana *a)
     for (unsigned i = 0; i < s->nr_lsan_files && !rc; i++)
         rc = ana_supp_load_file(&s->rules, s->lsan_files[i], true, err, sizeof(err));
     if (rc)
-        cli_die("%s: %s", a->cmd, err[0] ? err : strerror(-rc));
+        cli_die("%s: %s", a->cmd, err[0] ? err : "out of memory"); /* -ENOMEM has no why */
 }
 
 bool cli_ana_suppressed(struct cli_ana *a, uint32_t stack)
