@@ -31,31 +31,31 @@ enum {
 
 static void usage(FILE *out)
 {
-    fprintf(
-        out,
-        "usage: memscribe timeline [options] FILE\n\n"
-        "Use over time, one row per interval: heap in use at the interval's end\n"
-        "(heap) and its maximum inside the interval (heap_max), bytes and blocks\n"
-        "allocated so far (the cumulative total), live blocks, and the latest RSS\n"
-        "sample, committed memory (mapped with access) and reserved memory\n"
-        "(mapped without access; memscribe vmem).\n"
-        "One table per process.\n\n"
-        "options:\n"
-        "  --interval D    row spacing: 10ms, 1s, ... (default: a hundredth of\n"
-        "                  the trace, or of the range)\n"
-        "  --from T, --to T  a range (a zoom): rows at T1, every interval after it,\n"
-        "                  and at T2 (1.5s, 250ms, peak, end, peak-100ms, ...);\n"
-        "                  down to the trace's time unit, single events\n"
-        "  --max-points N  at most N rows per process: a longer interval, a multiple\n"
-        "                  of the one asked (with --index: every k-th chunk's end),\n"
-        "                  where it would make more (a note on stderr says so)\n"
-        "  --sites N       also the bytes in use over time of the N call sites\n"
-        "                  with the most at their process's peak (text, json)\n"
-        "  --index         rows at each chunk's end from the chunks' totals (format\n"
-        "                  1.10), not every event: heap, its highest inside the chunk,\n"
-        "                  allocations, live blocks, RSS (no committed or reserved);\n"
-        "                  a trace without totals, or with --from, --to, --interval or\n"
-        "                  a selection, is replayed (a note on stderr says why)\n" CLI_ANA_USAGE);
+    fprintf(out, "usage: memscribe timeline [options] FILE\n\n"
+                 "Use over time, one row per interval: heap in use at the interval's end\n"
+                 "(heap) and its maximum inside the interval (heap_max), bytes and blocks\n"
+                 "allocated so far (the cumulative total), live blocks, and the latest RSS\n"
+                 "sample, committed memory (mapped with access) and reserved memory\n"
+                 "(mapped without access; memscribe vmem).\n"
+                 "One table per process.\n\n"
+                 "options:\n"
+                 "  --interval D    row spacing: 10ms, 1s, ... (default: a hundredth of\n"
+                 "                  the trace, or of the range)\n"
+                 "  --from T, --to T  a range (a zoom): rows at T1, every interval after it,\n"
+                 "                  and at T2 (1.5s, 250ms, peak, end, peak-100ms, ...);\n"
+                 "                  down to the trace's time unit, single events\n"
+                 "  --max-points N  at most N rows per process: a longer interval, a multiple\n"
+                 "                  of the one asked (with --index: every k-th chunk's end),\n"
+                 "                  where it would make more (a note on stderr says so)\n"
+                 "  --sites N       also the bytes in use over time of the N call sites\n"
+                 "                  with the most at their process's peak (text, json)\n"
+                 "  --index         rows at chunk ends from the chunks' totals (format 1.10),\n"
+                 "                  not every event: heap, its highest since the row before,\n"
+                 "                  allocations, live blocks, RSS (no committed or reserved);\n"
+                 "                  --from and --to pick the chunks that hold the range,\n"
+                 "                  --interval the ends at least that far apart; a trace\n"
+                 "                  without totals, or a selection, is replayed (a note on\n"
+                 "                  stderr says why)\n" CLI_ANA_USAGE);
 }
 
 static const struct ana_column cols[] = {
@@ -247,18 +247,17 @@ static void text_head(const struct cli_ana *a, const struct ana_timeline *tl, bo
 {
     char buf[64], t1[64];
 
+    printf("memscribe timeline: %s: ", a->path);
     if (tl->index)
-        printf("memscribe timeline: %s: at each chunk's end, from the chunks' totals (no "
-               "committed or reserved memory)\n",
-               a->path);
+        printf("at chunk ends");
     else
-        printf("memscribe timeline: %s: every %s", a->path,
-               ana_time_format(tl->interval_ns, buf, sizeof(buf)));
+        printf("every %s", ana_time_format(tl->interval_ns, buf, sizeof(buf)));
     if (ranged)
         printf(" from %s to %s", ana_time_format(tl->from_ns, t1, sizeof(t1)),
                ana_time_format(tl->to_ns, buf, sizeof(buf)));
-    if (!tl->index)
-        printf("\n");
+    if (tl->index)
+        printf(", from the chunks' totals (no committed or reserved memory)");
+    printf("\n");
     if (tl->aggregate_ns)
         printf("(an aggregated trace: interval granularity, rows at its cuts, each with the "
                "blocks of the intervals it ends)\n");
@@ -376,38 +375,53 @@ static int compute(struct cli_ana *a, struct ana_timeline *tl,
     return rc;
 }
 
-/* The rows: from the chunks' totals with index (timeline --index) where
- * the trace allows (a note says why not: asked with a range or an
- * interval, ranged), else the timeline's pass; either bounded to
+/* What the index's rows are, when the range or interval asked shaped
+ * them: said once on stderr. */
+static void index_note(struct cli_ana *a, const struct ana_timeline *tl,
+                       const struct ana_timeline_range *range, uint64_t max_points)
+{
+    if (range->interval_ns)
+        cli_warn("timeline: %s: --index: rows at chunk ends, none closer than --interval to the "
+                 "row before (the totals hold nothing finer than a chunk)",
+                 a->path);
+    if (tl->chunk_stride > 1 &&
+        (range->interval_ns || range->from_ns || range->to_ns != UINT64_MAX))
+        cli_warn("timeline: %s: a row at each of those chunk ends would make more than %llu rows "
+                 "per process: rows at every %u of them and the last's",
+                 a->path, (unsigned long long)max_points, tl->chunk_stride);
+    else if (tl->chunk_stride > 1)
+        cli_warn("timeline: %s: a row at each of its %u chunks' ends would make more than %llu "
+                 "rows per process: rows at every %u chunks' end and the last's",
+                 a->path, fmt_reader_nr_chunks(a->r), (unsigned long long)max_points,
+                 tl->chunk_stride);
+}
+
+/* The rows, by the route the planner picks (ana_plan_timeline): from the
+ * chunks' totals with index (timeline --index) where the trace allows (a
+ * note says why not), at chunk ends within the range, at least the
+ * interval asked apart; else the timeline's pass. Either bounded to
  * max_points rows per process (0: no bound), with a note when that
  * coarsens them. */
 static int rows(struct cli_ana *a, struct ana_timeline *tl, struct ana_timeline_range *range,
-                uint32_t n, struct sites *st, bool index, bool ranged, uint64_t max_points)
+                uint32_t n, struct sites *st, bool index, uint64_t max_points)
 {
-    const char *no = !index   ? NULL
-                     : ranged ? "--from, --to and --interval ask for rows the totals do not hold"
-                              : ana_timeline_index_refusal(a->r, &a->filter);
+    const char *no;
     int rc;
 
-    if (index && no) {
-        cli_warn("timeline: --index: %s; replaying the trace", no);
-        index = false;
-    }
-    if (!index) {
+    if (ana_plan_timeline(a->r, &a->filter, index, &no) != ANA_ROUTE_TOTALS) {
+        if (no)
+            cli_warn("timeline: --index: %s; replaying the trace", no);
         bound_points(a, range, max_points);
         return compute(a, tl, range, n, st);
     }
     if (n) /* the sites picked from the totals' model too */
         pick_sites(a, st, n, true);
-    rc = ana_timeline_from_totals(tl, a->r, st->stacks, n ? st->n : 0, n ? &st->series : NULL,
-                                  max_points);
+    rc = ana_timeline_from_totals(tl, a->r, range, st->stacks, n ? st->n : 0,
+                                  n ? &st->series : NULL, max_points);
     if (rc == -EPROTO)
         cli_die("timeline: %s", fmt_reader_error(a->r));
-    if (!rc && tl->chunk_stride > 1)
-        cli_warn("timeline: %s: a row at each of its %u chunks' ends would make more than %llu "
-                 "rows per process: rows at every %u chunks' end and the last's",
-                 a->path, fmt_reader_nr_chunks(a->r), (unsigned long long)max_points,
-                 tl->chunk_stride);
+    if (!rc)
+        index_note(a, tl, range, max_points);
     return rc;
 }
 
@@ -572,7 +586,7 @@ int cmd_timeline(int argc, char **argv)
     if (ranged)
         pick_range(&a, &range, &from, &to);
     rc = rows(&a, &tl, &range, (uint32_t)(nr_sites > 1000 ? 1000 : nr_sites), &st, index,
-              ranged || interval, max_points);
+              max_points);
     check_rows(&a, &tl, rc, interval);
     write_rows(&a, &tl, ranged, &st, nr_sites);
     ana_site_series_release(&st.series);

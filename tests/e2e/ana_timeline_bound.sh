@@ -9,6 +9,9 @@
 # --index's rows (one per chunk's end, from the chunks' totals) are bounded
 # too: at every k-th chunk's end and the last, each row the unbounded
 # answer's row at that end but heap_max, the highest since the row before.
+# --index with --interval, --from and --to (the planner's totals route for a
+# timeline, ana_plan_timeline): the chunk ends of the range, none closer than
+# the interval to the row before, each the unbounded row at that end.
 # Needs MEMSCRIBE, MS_PROGRAMS.
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" ana_timeline_bound MEMSCRIBE MS_PROGRAMS
@@ -72,6 +75,50 @@ for n in 3 10 1000; do
     [ "$want" = "$have" ] || fail "--index --max-points $n: rows differ from every ${k}th of the unbounded"
     echo "ok: --index --max-points $n: $got rows, every $k chunks' end"
 done
+
+# --index with an interval: the unbounded rows whose ends are at least the
+# interval after the row kept before (the last always), each the unbounded
+# row but heap_max, the highest of the rows since the one kept before.
+# KEEP is jq: from the unbounded rows $r (and $iv, the interval), the
+# places of the rows kept, the first row's place, $r.
+held() { # usage: held NAME KEEP ARGS...: timeline --index ARGS against KEEP
+    local name=$1 keep=$2
+    shift 2
+    "$MEMSCRIBE" timeline --index --format=json "$@" "$WORK/tot.mscr" >"$WORK/h.json" \
+        2>"$WORK/h.err" || fail "$name: timeline --index $* failed: $(cat "$WORK/h.err")"
+    want=$(jq -c --argjson iv "${iv:-0}" "[.processes[0].rows as \$r | $keep] | .[0] as \$at | .[1] as \$from
+        | .[2] as \$r | [range(0; \$at | length) | . as \$i
+        | (\$r[\$at[\$i]] | del(.heap_max_bytes)) + {heap_max_bytes:
+            ([\$r[(if \$i == 0 then \$from else \$at[\$i - 1] + 1 end):(\$at[\$i] + 1)][]
+              .heap_max_bytes] | max)}]" "$WORK/all.json")
+    have=$(jq -c '[.processes[0].rows[] | (del(.heap_max_bytes)) + {heap_max_bytes}]' "$WORK/h.json")
+    [ "$want" = "$have" ] || fail "$name: rows differ from the unbounded ones kept: $have"
+    echo "ok: $name: $(jq '.processes[0].rows | length' "$WORK/h.json") rows"
+}
+# the unbounded rows' places at least $iv apart (the first, the last always)
+# shellcheck disable=SC2016 # jq's variables, not the shell's
+spaced='reduce range(0; $r | length) as $k ([];
+    if length == 0 or $k == ($r | length) - 1
+       or $r[$k].time_ns - $r[.[-1]].time_ns >= $iv then . + [$k] else . end)'
+span=$(jq '.processes[0].rows | .[-1].time_ns - .[0].time_ns' "$WORK/all.json")
+for iv in 1 $((span / 10)) $((span / 3)); do
+    held "--index --interval ${iv}ns" "($spaced), 0, \$r" --interval "${iv}ns"
+    grep -q 'none closer than --interval' "$WORK/h.err" || fail "--interval ${iv}ns: no note"
+    [ "$iv" -gt 1 ] && [ "$(jq '.processes[0].rows | length' "$WORK/h.json")" -ge "$every" ] &&
+        fail "--interval ${iv}ns kept every row"
+done
+# a range: the chunks that hold it, from the first ending at or after
+# --from to the first ending at or after --to; the first row's heap_max its
+# own chunk's
+t1=$(jq '.processes[0].rows[5].time_ns - 1' "$WORK/all.json")
+t2=$(jq '.processes[0].rows[12].time_ns + 1' "$WORK/all.json")
+held "--index --from --to" "[range(5; 14)], 5, \$r" --from "${t1}ns" --to "${t2}ns"
+# both, then bounded: at most 3 rows, every k-th of the spaced ones and the last
+"$MEMSCRIBE" timeline --index --format=json --interval "$((span / 10))ns" --max-points 3 \
+    "$WORK/tot.mscr" >"$WORK/b.json" 2>"$WORK/b.err" || fail "--interval --max-points failed"
+[ "$(jq '.processes[0].rows | length' "$WORK/b.json")" -le 3 ] || fail "--interval --max-points 3: more rows"
+grep -q 'rows at every [0-9]* of them' "$WORK/b.err" || fail "--max-points 3: no note: $(cat "$WORK/b.err")"
+echo "ok: --index --interval --max-points 3: $(jq '.processes[0].rows | length' "$WORK/b.json") rows"
 
 # Unbounded, 1 ns over rec_agg's ~100 ms is more rows than a timeline makes.
 if "$MEMSCRIBE" timeline --interval 1ns "$WORK/exact.mscr" >/dev/null 2>"$WORK/err"; then

@@ -19,7 +19,9 @@
 
 #include <cmocka.h>
 
+#include "analysis/core/ana_filter.h"
 #include "analysis/model/ana_model.h"
+#include "analysis/model/ana_timeline.h"
 #include "analysis/plan/ana_plan.h"
 #include "format/fmt_writer.h"
 #include "memscribe/trace.h"
@@ -342,12 +344,137 @@ static void test_interval_bound(void **state)
     assert_true(60000000000ull / (iv - 1) + 2 > 1000);
 }
 
+/* A timeline's route: the totals where asked and the trace allows (one
+ * process or several, finished or growing), else one pass, and why. */
+static void test_timeline_routes(void **state)
+{
+    static const struct {
+        enum kind kind;
+        bool prefer, selection;
+        enum ana_route want;
+        const char *why;
+    } cases[] = {
+        {TOTALS, true, false, ANA_ROUTE_TOTALS, NULL},
+        {TOTALS, false, false, ANA_ROUTE_PASS, NULL},
+        {MULTI_TOTALS, true, false, ANA_ROUTE_TOTALS, NULL},
+        {GROWING, true, false, ANA_ROUTE_TOTALS, NULL},
+        {EXACT, true, false, ANA_ROUTE_PASS,
+         "the trace has no chunk totals (format 1.10: memscribe record --totals)"},
+        {TOTALS, true, true, ANA_ROUTE_PASS,
+         "a selection (--pid, --exe, --thread) is not in the totals"},
+    };
+    uint32_t pid = 70;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ana_filter f = {0};
+        const char *why = "unset";
+        struct trace t;
+
+        if (cases[i].selection) {
+            f.pids = &pid;
+            f.nr_pids = 1;
+        }
+        trace_open(&t, cases[i].kind);
+        assert_int_equal(ana_plan_timeline(t.r, &f, cases[i].prefer, &why), cases[i].want);
+        if (cases[i].why)
+            assert_string_equal(why, cases[i].why);
+        else
+            assert_null(why);
+        trace_close(&t);
+    }
+}
+
+/* The totals' rows over a range, an interval and a bound: rows at chunk
+ * ends, each the whole answer's row at that end but heap_max, the highest
+ * of the whole answer's rows since the row before (the first's: since the
+ * range's first chunk); the ends at least the interval apart but the last, none
+ * passed over that was; at most the points asked. */
+static void timeline_held(const struct ana_timeline *all, const struct ana_timeline *tl,
+                          const struct ana_timeline_range *rg, uint64_t max_points)
+{
+    size_t j = 0, prev = SIZE_MAX, from = 0;
+
+    while (all->rows[from].t_ns < rg->from_ns) /* the range's first chunk */
+        from++;
+    assert_true(tl->nr_rows > 0);
+    assert_true(!max_points || tl->nr_rows <= max_points);
+    for (size_t i = 0; i < tl->nr_rows; i++) {
+        const struct ana_timeline_row *r = &tl->rows[i];
+        while (j < all->nr_rows && all->rows[j].t_ns != r->t_ns)
+            j++;
+        assert_true(j < all->nr_rows);
+        uint64_t top = 0;
+        for (size_t k = prev == SIZE_MAX ? from : prev + 1; k <= j; k++)
+            top = all->rows[k].heap_max > top ? all->rows[k].heap_max : top;
+        assert_int_equal(r->heap_max, top);
+        assert_int_equal(r->heap, all->rows[j].heap);
+        assert_int_equal(r->nr_allocs, all->rows[j].nr_allocs);
+        assert_int_equal(r->live_blocks, all->rows[j].live_blocks);
+        if (i + 1 < tl->nr_rows && tl->chunk_stride == 1 && i > 0)
+            assert_true(r->t_ns - tl->rows[i - 1].t_ns >= rg->interval_ns);
+        for (size_t k = prev + 1; i > 0 && tl->chunk_stride == 1 && k < j; k++)
+            assert_true(all->rows[k].t_ns - tl->rows[i - 1].t_ns < rg->interval_ns);
+        prev = j;
+    }
+}
+
+static void test_timeline_totals(void **state)
+{
+    struct ana_timeline all, tl;
+    struct trace t;
+
+    (void)state;
+    trace_open(&t, TOTALS);
+    assert_int_equal(ana_timeline_from_totals(&all, t.r, NULL, NULL, 0, NULL, 0), 0);
+    assert_int_equal(all.nr_rows, fmt_reader_nr_chunks(t.r));
+    uint64_t first = all.rows[0].t_ns, last = all.rows[all.nr_rows - 1].t_ns;
+    uint64_t span = last - first;
+    const struct ana_timeline_range ranges[] = {
+        {1, 0, UINT64_MAX},                                  /* 1 ns: every chunk */
+        {span / 5, 0, UINT64_MAX},                           /* about 5 rows */
+        {0, all.rows[3].t_ns - 1, all.rows[9].t_ns + 1},     /* chunks 3 to 10 */
+        {span / 8, all.rows[2].t_ns + 1, all.rows[15].t_ns}, /* both */
+    };
+    for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+        for (uint64_t points = 0; points < 8; points += 3) {
+            const struct ana_timeline_range *rg = &ranges[i];
+            assert_int_equal(ana_timeline_from_totals(&tl, t.r, rg, NULL, 0, NULL, points), 0);
+            timeline_held(&all, &tl, rg, points);
+            /* the range's chunks: from the first ending at or after from */
+            if (rg->from_ns) {
+                size_t k = 0;
+                while (all.rows[k].t_ns < rg->from_ns)
+                    k++;
+                if (tl.chunk_stride == 1)
+                    assert_int_equal(tl.rows[0].t_ns, all.rows[k].t_ns);
+            }
+            if (rg->to_ns != UINT64_MAX) {
+                size_t k = 0;
+                while (all.rows[k].t_ns < rg->to_ns)
+                    k++;
+                assert_int_equal(tl.rows[tl.nr_rows - 1].t_ns, all.rows[k].t_ns);
+            } else {
+                assert_int_equal(tl.rows[tl.nr_rows - 1].t_ns, last);
+            }
+            if (rg->interval_ns == 1 && !points)
+                assert_int_equal(tl.nr_rows, all.nr_rows);
+            ana_timeline_release(&tl);
+        }
+    /* a range after the last chunk */
+    const struct ana_timeline_range late = {0, last + 1, UINT64_MAX};
+    assert_int_equal(ana_timeline_from_totals(&tl, t.r, &late, NULL, 0, NULL, 0), -ERANGE);
+    ana_timeline_release(&all);
+    trace_close(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exact_ranges),   cmocka_unit_test(test_one_pass),
-        cmocka_unit_test(test_index_routes),   cmocka_unit_test(test_choose_and_verify),
-        cmocka_unit_test(test_interval_bound),
+        cmocka_unit_test(test_exact_ranges),    cmocka_unit_test(test_one_pass),
+        cmocka_unit_test(test_index_routes),    cmocka_unit_test(test_choose_and_verify),
+        cmocka_unit_test(test_interval_bound),  cmocka_unit_test(test_timeline_routes),
+        cmocka_unit_test(test_timeline_totals),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

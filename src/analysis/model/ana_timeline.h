@@ -59,10 +59,10 @@ struct ana_timeline {
      * themselves (recorded by record --vm-precise): without them committed
      * moves only with the program's own mmap calls. */
     bool vm_precise;
-    /* From the chunks' totals (ana_timeline_from_totals): rows at each
-     * chunk's end (at every chunk_stride-th, the last always, when a bound
-     * on the points asked so), interval_ns 0, no committed or reserved
-     * memory. */
+    /* From the chunks' totals (ana_timeline_from_totals): rows at chunk
+     * ends (those of the range, at least an interval asked apart, then at
+     * every chunk_stride-th of them, the last always, when a bound on the
+     * points asks so), interval_ns 0, no committed or reserved memory. */
     bool index;
     uint32_t chunk_stride;
     /* private: what the rows are read off, during the pass */
@@ -146,16 +146,23 @@ int ana_timeline_follow(const struct ana_timeline *tl, struct ana_heap_replay *p
 /* timeline --index (format 1.10): a row per image at the end of each
  * chunk from the chunks' totals and summaries, no event decoded (see
  * ana_timeline_index.c), and with se the series of the n sites stacks
- * (their live bytes at the same ends). max_points (0: no bound) bounds the
- * rows of each image: then the rows are at the end of every k-th chunk
- * and of the last, k the smallest that fits (tl->chunk_stride), each
- * row's heap_max the highest since the row before. Returns 0, -EOVERFLOW (too many
- * rows), -EPROTO (corrupt totals: the reader's error says why), -ENOMEM.
+ * (their live bytes at the same ends). range (NULL: the whole trace, no
+ * interval) narrows the rows to the chunks that hold it (from the first
+ * that ends at or after from_ns to the first that ends at or after
+ * to_ns), each row's end at least range->interval_ns after the row
+ * before (the last one always); the totals hold nothing finer than a
+ * chunk. max_points (0: no bound) bounds the rows of each image: then
+ * the rows are at every k-th of those ends and the last, k the smallest
+ * that fits (tl->chunk_stride). Each row's heap_max is the highest since
+ * the row before (the first's: inside its chunk). Returns 0, -ERANGE (the
+ * range starts after the last chunk), -EOVERFLOW (too many rows), -EPROTO
+ * (corrupt totals: the reader's error says why), -ENOMEM.
  * ana_timeline_index_refusal says why it cannot (no totals, a selection,
  * the index's reasons), or NULL. */
 struct ana_site_series;
 const char *ana_timeline_index_refusal(struct fmt_reader *r, const struct ana_filter *f);
-int ana_timeline_from_totals(struct ana_timeline *tl, struct fmt_reader *r, const uint32_t *stacks,
+int ana_timeline_from_totals(struct ana_timeline *tl, struct fmt_reader *r,
+                             const struct ana_timeline_range *range, const uint32_t *stacks,
                              uint32_t n, struct ana_site_series *se, uint64_t max_points);
 
 /* Does image's committed column never change (or has it no rows)? */

@@ -147,27 +147,59 @@ static int series_row(struct ana_site_series *se, const struct walk *w, uint64_t
     return 0;
 }
 
-/* The fewest chunks between rows that make at most max_points rows of
- * nr_chunks (0: no bound, every chunk's end). */
-static uint32_t chunk_stride(uint32_t nr_chunks, uint64_t max_points)
+/* The rows' chunks: where the range asks (the chunks that hold it, from
+ * the first that ends at or after from_ns to the first that ends at or
+ * after to_ns, or the last), each chunk's end at least interval_ns after
+ * the row before (the last's always), then every stride-th of those and
+ * the last, the stride the smallest that makes at most max_points. Sets
+ * row[k] for the chunks with a row; returns how many chunks to read (the
+ * last with a row + 1; 0 with *first the number of chunks when the
+ * range starts after the last) and the first with a row in *first. */
+static uint32_t pick_chunks(struct fmt_reader *r, const struct ana_timeline_range *range,
+                            uint64_t max_points, bool *row, uint32_t *first, uint32_t *stride)
 {
-    if (!max_points || nr_chunks <= max_points)
-        return 1;
-    return (uint32_t)((nr_chunks + max_points - 1) / max_points);
+    uint32_t nr_chunks = fmt_reader_nr_chunks(r), lo = 0, hi, nr = 0, kept = 0;
+    uint64_t last_ns = 0;
+
+    while (lo < nr_chunks && fmt_reader_chunk(r, lo)->last_ts_ns < range->from_ns)
+        lo++;
+    *first = lo;
+    if (lo == nr_chunks) /* no chunk (or the range starts after the last) */
+        return 0;
+    for (hi = lo; hi + 1 < nr_chunks && fmt_reader_chunk(r, hi)->last_ts_ns < range->to_ns; hi++)
+        ;
+    for (uint32_t k = lo; k <= hi && k < nr_chunks; k++) {
+        uint64_t t = fmt_reader_chunk(r, k)->last_ts_ns;
+        row[k] = !nr || k == hi || t - last_ns >= range->interval_ns;
+        if (row[k]) {
+            last_ns = t;
+            nr++;
+        }
+    }
+    /* then every stride-th row and the last: ceil(nr / stride) <= max_points */
+    *stride = max_points && nr > max_points ? (uint32_t)((nr + max_points - 1) / max_points) : 1;
+    for (uint32_t k = lo; k <= hi && k < nr_chunks; k++)
+        if (row[k])
+            row[k] = ++kept % *stride == 0 || kept == nr;
+    return hi + 1;
 }
 
-int ana_timeline_from_totals(struct ana_timeline *tl, struct fmt_reader *r, const uint32_t *stacks,
+int ana_timeline_from_totals(struct ana_timeline *tl, struct fmt_reader *r,
+                             const struct ana_timeline_range *range, const uint32_t *stacks,
                              uint32_t n, struct ana_site_series *se, uint64_t max_points)
 {
+    static const struct ana_timeline_range whole = {0, 0, UINT64_MAX};
     struct walk w = {.nr_im = fmt_reader_nr_images(r), .n = n};
-    uint32_t nr_chunks = fmt_reader_nr_chunks(r);
+    uint32_t nr_chunks = fmt_reader_nr_chunks(r), first = 0, end;
+    bool *row = calloc((size_t)nr_chunks + 1, sizeof(*row));
     int rc = 0;
 
+    if (!range)
+        range = &whole;
     memset(tl, 0, sizeof(*tl));
     tl->index = true;
-    tl->chunk_stride = chunk_stride(nr_chunks, max_points);
-    tl->from_ns = 0;
-    tl->to_ns = UINT64_MAX;
+    tl->from_ns = range->from_ns;
+    tl->to_ns = range->to_ns;
     if (se)
         memset(se, 0, sizeof(*se));
     w.im = calloc((size_t)w.nr_im + 1, sizeof(*w.im));
@@ -175,10 +207,17 @@ int ana_timeline_from_totals(struct ana_timeline *tl, struct fmt_reader *r, cons
     w.live = calloc((size_t)n + 1, sizeof(*w.live));
     if (se && n && !(se->stacks = malloc(n * sizeof(*se->stacks))))
         rc = -ENOMEM;
-    if (!w.im || !w.sorted || !w.live || rc) {
+    if (!row || !w.im || !w.sorted || !w.live || rc) {
         rc = -ENOMEM;
         goto out;
     }
+    end = pick_chunks(r, range, max_points, row, &first, &tl->chunk_stride);
+    if (!end && nr_chunks) {
+        rc = -ERANGE;
+        goto out;
+    }
+    if (end && tl->to_ns != UINT64_MAX && tl->to_ns > fmt_reader_chunk(r, end - 1)->last_ts_ns)
+        tl->to_ns = fmt_reader_chunk(r, end - 1)->last_ts_ns;
     for (uint32_t k = 0; k < n; k++) {
         w.sorted[k] = (uint64_t)stacks[k] << 32 | k;
         if (se)
@@ -187,14 +226,17 @@ int ana_timeline_from_totals(struct ana_timeline *tl, struct fmt_reader *r, cons
     qsort(w.sorted, n, sizeof(*w.sorted), cmp_u64);
     if (se)
         se->nr_sites = n;
-    for (uint32_t k = 0; k < nr_chunks && !rc; k++) {
+    /* Every chunk up to the last row's is read (the heap is their sum); a
+     * range's first row's heap_max is its own chunk's highest. */
+    for (uint32_t k = 0; k < end && !rc; k++) {
         uint64_t t_ns = fmt_reader_chunk(r, k)->last_ts_ns;
+        if (k == first)
+            for (uint32_t i = 0; i < w.nr_im; i++)
+                w.im[i].in_chunk = false;
         rc = fmt_reader_chunk_totals(r, k, on_image, NULL, &w);
         if (!rc && se && n)
             rc = fmt_reader_chunk_delta(r, k, on_delta, &w);
-        /* rows at every stride-th chunk's end (k + 1 of them read) and the last's:
-         * ceil(nr_chunks / stride) <= max_points */
-        if (rc || ((k + 1) % tl->chunk_stride && k + 1 < nr_chunks))
+        if (rc || !row[k])
             continue;
         rc = emit(tl, &w, t_ns);
         if (!rc && se)
@@ -209,6 +251,7 @@ out:
         if (se)
             ana_site_series_release(se);
     }
+    free(row);
     free(w.im);
     free(w.sorted);
     free(w.live);

@@ -133,4 +133,14 @@ enum ana_route ana_plan_choose(struct fmt_reader *r, const struct ana_query *q,
  * so gets the points it asked for, not gigabytes of rows. */
 uint64_t ana_plan_interval(uint64_t span_ns, uint64_t interval_ns, uint64_t max_points);
 
+/* How a timeline's rows are answered: ANA_ROUTE_TOTALS, from the chunks'
+ * totals at chunk ends (ana_timeline_from_totals: a range, an interval and
+ * a bound on the points narrow them there too), when prefer_index asks
+ * and the trace and the selection f allow; else ANA_ROUTE_PASS, the rows
+ * at every interval from a pass over the events, and *why says why the
+ * totals could not when they were asked (else NULL). */
+struct ana_filter;
+enum ana_route ana_plan_timeline(struct fmt_reader *r, const struct ana_filter *f,
+                                 bool prefer_index, const char **why);
+
 #endif
