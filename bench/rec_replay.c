@@ -11,7 +11,8 @@
  * the options `memscribe record` writes (with PERIOD_NS, those of `record
  * --aggregate=PERIOD_NS`: through the aggregator, src/recorder/rec_agg.h;
  * with KEEP_NS too, `record --keep-last`'s segments in OUT.last/,
- * src/recorder/rec_keep.h);
+ * src/recorder/rec_keep.h; with REC_REPLAY_TOTALS=1 in the environment,
+ * those of `record --totals`);
  * prints the events written and the CPU time per heap call replayed
  * (records put in the rings excluded). */
 #include <errno.h>
@@ -212,6 +213,8 @@ int main(int argc, char **argv)
     info.aggregate_ns = period;
     info.aggregate_from_ns = 0;
     opt.aggregate = period != 0;
+    /* REC_REPLAY_TOTALS=1: the chunks' totals too (record --totals) */
+    opt.totals = getenv("REC_REPLAY_TOTALS") && !strcmp(getenv("REC_REPLAY_TOTALS"), "1");
     info.keep_last_ns = period ? keep : 0;
     snprintf(keep_dir, sizeof(keep_dir), "%s.last", argv[2]);
     if (fd < 0 || (rc = fmt_writer_create(&s.w, fd, &info, &opt)) ||
