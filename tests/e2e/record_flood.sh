@@ -71,15 +71,15 @@ done
 best() { awk -v h="$1" -v f="$2" '$1 == h && (!n++ || $f < m) { m = $f } END { print m }' "$WORK/runs"; }
 spin_wall=$(best spin 2) spin_gap=$(best spin 3)
 for how in flood segment; do
+    # The storm's whole time, which the bug made 3.5 and 4.2 times the
+    # spinner's (its pauses of over a second add up). Its longest pause is
+    # shown, not held: a busy machine makes it any length (beside the flake
+    # check's two spinners: 1.4 s flooded against 0.5 s beside a spinner,
+    # while the flooded storm took less time in all).
     wall=$(best "$how" 2) gap=$(best "$how" 3)
     [ "$wall" -le $((spin_wall * 3 / 2 + 500)) ] ||
         fail "$how: the storm took $wall ms, against $spin_wall ms beside a spinner"
-    # Pauses: twice the spinner's and 100 ms. A busy machine stretches
-    # every pause (a CI root beside two builds: spinner 430 ms, segment
-    # 760 ms); the bug held the storm for over a second beside a spinner's
-    # 150 ms.
-    [ "$gap" -le $((2 * spin_gap + 100)) ] ||
-        fail "$how: the storm stood still for $gap ms, against $spin_gap ms beside a spinner"
+    echo "$how: the storm took $wall ms (a spinner: $spin_wall ms); its longest pause $gap ms (a spinner: $spin_gap ms)"
 done
 # Every connection is counted, and how it ended said.
 for i in 1 2; do
