@@ -30,7 +30,9 @@ static struct fmt_wtimg *img_entry(struct fmt_wtotals *t, uint64_t gen, uint32_t
     e->pid = pid;
     e->first_ns = ts_ns;
     e->peak = INT64_MIN;
-    t->at[image] = (struct fmt_wtimg_at){gen, t->nr++};
+    e->gone = t->at[image].gone;
+    t->at[image].gen = gen;
+    t->at[image].idx = t->nr++;
     return e;
 }
 
@@ -72,6 +74,15 @@ void fmt_wtot_other(struct fmt_wtotals *t, const struct fmt_event *ev)
         e->arena_maps++;
     switch (ev->kind) {
     case FMT_EV_RSS:
+        /* the running processes' sum of latest samples (ana_model.c) */
+        if (!e->gone)
+            t->all.rss = t->all.rss - t->at[e->image].rss + ev->size;
+        t->at[e->image].rss = ev->size;
+        if (!t->all.has_rss || t->all.rss > t->all.rss_max) {
+            t->all.rss_max = t->all.rss;
+            t->all.rss_max_ns = ev->ts_ns;
+        }
+        t->all.has_rss = true;
         /* The highest sample first reached, as the model's strict > */
         if (!e->has_rss || ev->size > e->rss_max) {
             e->rss_max = ev->size;
@@ -87,6 +98,14 @@ void fmt_wtot_other(struct fmt_wtotals *t, const struct fmt_event *ev)
     case FMT_EV_PROCESS_EXIT:
         e->ended = true;
         e->end_ns = ev->ts_ns;
+        /* its whole heap leaves the running processes' (ana_stepper_exit) */
+        if (!e->gone) {
+            const struct fmt_wtimg_at *a = &t->at[e->image];
+            t->all.heap -= a->heap + e->heap;
+            t->all.blocks -= a->blocks + e->blocks;
+            t->all.rss -= a->rss;
+            e->gone = true;
+        }
         break;
     }
 }
@@ -143,6 +162,39 @@ static void put_image(struct fmt_buf *b, const struct fmt_wtimg *e, uint64_t bas
         fmt_buf_put_varint(b, e->end_ns - e->first_ns);
 }
 
+/* The all-processes part (TOTALS_ALL), after the stacks. */
+static void put_all(struct fmt_buf *b, const struct fmt_wtall *a, uint64_t base_ns)
+{
+    bool has_peak = a->peak != INT64_MIN;
+
+    fmt_buf_put_varint(b, (uint64_t)has_peak | (uint64_t)a->has_rss << 1);
+    fmt_buf_put_varint(b, fmt_zigzag(a->heap));
+    fmt_buf_put_varint(b, fmt_zigzag(a->blocks));
+    if (has_peak) {
+        fmt_buf_put_varint(b, fmt_zigzag(a->peak));
+        fmt_buf_put_varint(b, a->peak_ns - base_ns);
+        fmt_buf_put_varint(b, fmt_zigzag(a->peak_blocks));
+    }
+    if (a->has_rss) {
+        fmt_buf_put_varint(b, a->rss_max);
+        fmt_buf_put_varint(b, a->rss_max_ns - base_ns);
+    }
+}
+
+/* The chunk's images' heaps carried to the next chunk's start, and the
+ * all-processes part begun again. */
+static void carry(struct fmt_wtotals *t)
+{
+    for (uint32_t i = 0; i < t->nr; i++) {
+        const struct fmt_wtimg *e = &t->v[i];
+        struct fmt_wtimg_at *a = &t->at[e->image];
+        a->heap += e->heap;
+        a->blocks += e->blocks;
+        a->gone = e->gone;
+    }
+    t->all = (struct fmt_wtall){.peak = INT64_MIN, .rss = t->all.rss};
+}
+
 int fmt_wtot_put(struct fmt_wtotals *t, struct fmt_buf *defs, uint64_t chunk, uint64_t base_ns,
                  struct fmt_wdeltas *d)
 {
@@ -158,7 +210,7 @@ int fmt_wtot_put(struct fmt_wtotals *t, struct fmt_buf *defs, uint64_t chunk, ui
         return 0;
     for (uint32_t i = 0; i < d->nr; i++)
         nr += d->touched[i].allocs || d->touched[i].temps;
-    rc = fmt_buf_reserve(&b, (4 + (size_t)t->nr * (24 + 3 * FMT_TOTALS_KEYS) + 5 * (size_t)nr) *
+    rc = fmt_buf_reserve(&b, (10 + (size_t)t->nr * (24 + 3 * FMT_TOTALS_KEYS) + 5 * (size_t)nr) *
                                  FMT_VARINT_MAX);
     if (rc)
         return rc;
@@ -191,6 +243,8 @@ int fmt_wtot_put(struct fmt_wtotals *t, struct fmt_buf *defs, uint64_t chunk, ui
         }
         prev = x->stack;
     }
+    put_all(&b, &t->all, base_ns);
+    carry(t);
     rc = fmt_buf_add_varint(defs, FMT_DEF_TOTALS);
     rc = rc ?: fmt_buf_add_string(defs, b.data, b.len);
     fmt_buf_free(&b);
