@@ -13,6 +13,27 @@
 #include "format/fmt_writer.h"
 #include "util/util_array.h"
 
+/* The all-processes part followed event by event from now on: until now
+ * it was the chunk's one image's own (the running processes' change is
+ * that image's while it alone has events and has not exited), which keeps
+ * the hot path of a chunk of one process free of it. */
+static void go_multi(struct fmt_wtotals *t)
+{
+    if (t->multi)
+        return;
+    t->multi = true;
+    t->all.heap = t->all.blocks = 0;
+    t->all.peak = INT64_MIN;
+    if (t->nr == 1 && !t->v[0].gone) {
+        const struct fmt_wtimg *e = &t->v[0];
+        t->all.heap = e->heap;
+        t->all.blocks = e->blocks;
+        t->all.peak = e->peak;
+        t->all.peak_ns = e->peak_ns;
+        t->all.peak_blocks = e->peak_blocks;
+    }
+}
+
 /* Image's entry in the chunk of generation gen, made (first at ts_ns) if
  * new; NULL if out of memory. */
 static struct fmt_wtimg *img_entry(struct fmt_wtotals *t, uint64_t gen, uint32_t image,
@@ -24,6 +45,8 @@ static struct fmt_wtimg *img_entry(struct fmt_wtotals *t, uint64_t gen, uint32_t
         return &t->v[t->at[image].idx];
     if (UTIL_ARRAY_RESERVE(t->v, t->cap, (size_t)t->nr + 1, 4))
         return NULL;
+    if (t->nr || t->at[image].gone)
+        go_multi(t);
     struct fmt_wtimg *e = &t->v[t->nr];
     memset(e, 0, sizeof(*e));
     e->image = image;
@@ -99,6 +122,7 @@ void fmt_wtot_other(struct fmt_wtotals *t, const struct fmt_event *ev)
         e->ended = true;
         e->end_ns = ev->ts_ns;
         /* its whole heap leaves the running processes' (ana_stepper_exit) */
+        go_multi(t);
         if (!e->gone) {
             const struct fmt_wtimg_at *a = &t->at[e->image];
             t->all.heap -= a->heap + e->heap;
@@ -193,6 +217,7 @@ static void carry(struct fmt_wtotals *t)
         a->gone = e->gone;
     }
     t->all = (struct fmt_wtall){.peak = INT64_MIN, .rss = t->all.rss};
+    t->multi = false;
 }
 
 int fmt_wtot_put(struct fmt_wtotals *t, struct fmt_buf *defs, uint64_t chunk, uint64_t base_ns,
@@ -243,6 +268,7 @@ int fmt_wtot_put(struct fmt_wtotals *t, struct fmt_buf *defs, uint64_t chunk, ui
         }
         prev = x->stack;
     }
+    go_multi(t); /* a chunk of one image: its part */
     put_all(&b, &t->all, base_ns);
     carry(t);
     rc = fmt_buf_add_varint(defs, FMT_DEF_TOTALS);

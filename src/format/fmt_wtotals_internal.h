@@ -84,7 +84,9 @@ struct fmt_wtotals {
     struct fmt_wtimg *cur; /* the current event's image (fmt_wtot_event); NULL at a chunk's
                               start, and always without totals */
     struct fmt_wthr *thr;  /* the current event's thread's in thr_last */
-    struct fmt_wtall all;  /* the chunk's all-processes part */
+    struct fmt_wtall all;  /* the chunk's all-processes part, */
+    bool multi;            /* followed event by event once the chunk holds a second
+                              image or an exit: before, it is its one image's */
     uint32_t ctx;          /* the writer's context of cur and thr */
     uint64_t ts;           /* the time of cur's latest event */
 };
@@ -151,7 +153,7 @@ static inline void fmt_wtot_start(struct fmt_wtotals *t, uint64_t size, uint64_t
         e->peak_ns = ts_ns;
         e->peak_blocks = e->blocks;
     }
-    if (__builtin_expect(e->gone, 0))
+    if (__builtin_expect(!t->multi || e->gone, 1))
         return;
     t->all.heap += (int64_t)size;
     t->all.blocks++;
@@ -183,7 +185,7 @@ static inline bool fmt_wtot_end(struct fmt_wtotals *t, uint64_t size, uint64_t s
         e->peak_ns = ts_ns;
         e->peak_blocks = e->blocks;
     }
-    if (__builtin_expect(e->gone, 0))
+    if (__builtin_expect(!t->multi || e->gone, 1))
         return temp;
     t->all.heap -= (int64_t)size;
     t->all.blocks--;
