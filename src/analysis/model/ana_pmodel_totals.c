@@ -36,7 +36,10 @@ const char *ana_pmodel_totals_refusal(struct fmt_reader *r, const struct ana_mod
                "1.11: memscribe record --totals)";
     if (opt && !ana_filter_is_empty(opt->filter))
         return "a selection (--pid, --exe, --thread) is not in the totals";
-    if (!ana_pmodel_supported(opt) || (opt && opt->programs))
+    if (opt && opt->programs)
+        return "the per-program view (the processes of one executable summed) is not in the "
+               "totals (--by-process is)";
+    if (!ana_pmodel_supported(opt))
         return "these options need every block";
     return ana_index_refusal(r, NULL);
 }
