@@ -355,6 +355,30 @@ bool fmt_reader_has_totals(const struct fmt_reader *r);
 int fmt_reader_chunk_totals(struct fmt_reader *r, uint32_t k, fmt_image_totals_fn *img,
                             fmt_stack_totals_fn *stk, void *arg);
 
+/* Format 1.11's all-processes part of chunk k's totals (feature bit
+ * TOTALS_ALL): the heap of the processes running, as a report of several
+ * processes counts it (an exit takes that process's whole heap out), its
+ * change and its live blocks' over the chunk, and the highest that change
+ * reached just after a block of a running process started or ended, first
+ * reached (has_peak: some event did), with the live blocks' change then;
+ * and the running processes' RSS. */
+struct fmt_all_totals {
+    bool has_peak;
+    int64_t heap, blocks;
+    int64_t peak, peak_blocks;
+    uint64_t peak_ns;
+    /* RSS samples in the chunk (has_rss): the highest sum of the running
+     * processes' latest samples just after one, first reached (a sum, not
+     * a change) */
+    bool has_rss;
+    uint64_t rss_max, rss_max_ns;
+};
+/* Do the chunks' totals have the all-processes part (TOTALS_ALL)? */
+bool fmt_reader_has_all_totals(const struct fmt_reader *r);
+/* Chunk k's all-processes part in *out: 0, -EINVAL (no such chunk, no
+ * such part) or -EPROTO (corrupt: the reader's error says why). */
+int fmt_reader_chunk_all_totals(struct fmt_reader *r, uint32_t k, struct fmt_all_totals *out);
+
 /* "malloc", "munmap", ...; "unknown" for other values. */
 const char *fmt_kind_name(unsigned kind);
 /* The name of an enum fmt_origin ("call", "libc", "loader", "thread",

@@ -216,6 +216,7 @@ struct fmt_reader {
     uint32_t cap_mods;
     int reach_on;             /* FMT_FEAT_REACH (1.6) */
     int totals_on;            /* FMT_FEAT_TOTALS (1.10) */
+    int totals_all;           /* FMT_FEAT_TOTALS_ALL (1.11) */
     struct fmt_rreach *reach; /* REACH records (1.6), in order */
     uint32_t nr_reach;
     uint32_t cap_reach;

@@ -88,9 +88,39 @@ static int get_image(struct fmt_reader *r, struct fmt_cur *b, const struct fmt_c
     return b->bad ? -1 : 0;
 }
 
-/* The TOTALS record of chunk k in the DEFS payload at off (r->raw). */
+/* The all-processes part (put_all in fmt_wtotals.c); 0 or -1 if corrupt.
+ * The running heap moves at a block's start or end, where the peak is
+ * checked, and falls at an exit: without a peak it cannot have risen. */
+static int get_all(struct fmt_cur *b, const struct fmt_chunk_info *ci, struct fmt_all_totals *a)
+{
+    uint64_t flags = fmt_cur_varint(b);
+
+    memset(a, 0, sizeof(*a));
+    a->has_peak = flags & 1;
+    a->heap = fmt_unzigzag(fmt_cur_varint(b));
+    a->blocks = fmt_unzigzag(fmt_cur_varint(b));
+    if (a->has_peak) {
+        a->peak = fmt_unzigzag(fmt_cur_varint(b));
+        if (!get_time(b, ci->first_ts_ns, ci->last_ts_ns, &a->peak_ns))
+            return -1;
+        a->peak_blocks = fmt_unzigzag(fmt_cur_varint(b));
+    }
+    a->has_rss = flags & 2;
+    if (a->has_rss) {
+        a->rss_max = fmt_cur_varint(b);
+        if (!get_time(b, ci->first_ts_ns, ci->last_ts_ns, &a->rss_max_ns))
+            return -1;
+    }
+    if (b->bad || flags > 3 || (a->has_peak ? a->peak < a->heap : a->heap > 0 || a->blocks > 0))
+        return -1;
+    return 0;
+}
+
+/* The TOTALS record of chunk k in the DEFS payload at off (r->raw); with
+ * all, its all-processes part too. */
 static int walk(struct fmt_reader *r, struct fmt_cur *b, uint64_t off, uint32_t k,
-                fmt_image_totals_fn *img, fmt_stack_totals_fn *stk, void *arg)
+                fmt_image_totals_fn *img, fmt_stack_totals_fn *stk, void *arg,
+                struct fmt_all_totals *all)
 {
     const struct fmt_chunk_info *ci = &r->chunks[k].c;
     uint64_t n = fmt_cur_varint(b);
@@ -138,6 +168,8 @@ static int walk(struct fmt_reader *r, struct fmt_cur *b, uint64_t off, uint32_t 
         if (stk && (rc = stk(arg, &s)))
             return rc;
     }
+    if (!b->bad && all && get_all(b, ci, all))
+        return fmt_rerr(r, -EPROTO, off, "bad all-processes totals of chunk %u", k);
     return b->bad ? fmt_rerr(r, -EPROTO, off, "bad totals of chunk %u", k) : 0;
 }
 
@@ -153,5 +185,24 @@ int fmt_reader_chunk_totals(struct fmt_reader *r, uint32_t k, fmt_image_totals_f
     if ((rc = fmt_rdefs_chunk_record(r, k, FMT_DEF_TOTALS, "totals", &b, &off)))
         return rc;
     (void)fmt_cur_varint(&b); /* the chunk's number, k */
-    return walk(r, &b, off, k, img, stk, arg);
+    return walk(r, &b, off, k, img, stk, arg, NULL);
+}
+
+bool fmt_reader_has_all_totals(const struct fmt_reader *r)
+{
+    return r->totals_all;
+}
+
+int fmt_reader_chunk_all_totals(struct fmt_reader *r, uint32_t k, struct fmt_all_totals *out)
+{
+    struct fmt_cur b;
+    uint64_t off;
+    int rc;
+
+    if (k >= r->nr_chunks || !r->totals_all)
+        return -EINVAL;
+    if ((rc = fmt_rdefs_chunk_record(r, k, FMT_DEF_TOTALS, "totals", &b, &off)))
+        return rc;
+    (void)fmt_cur_varint(&b);
+    return walk(r, &b, off, k, NULL, NULL, NULL, out);
 }

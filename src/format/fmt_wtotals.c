@@ -13,6 +13,27 @@
 #include "format/fmt_writer.h"
 #include "util/util_array.h"
 
+/* The all-processes part followed event by event from now on: until now
+ * it was the chunk's one image's own (the running processes' change is
+ * that image's while it alone has events and has not exited), which keeps
+ * the hot path of a chunk of one process free of it. */
+static void go_multi(struct fmt_wtotals *t)
+{
+    if (t->multi)
+        return;
+    t->multi = true;
+    t->all.heap = t->all.blocks = 0;
+    t->all.peak = INT64_MIN;
+    if (t->nr == 1 && !t->v[0].gone) {
+        const struct fmt_wtimg *e = &t->v[0];
+        t->all.heap = e->heap;
+        t->all.blocks = e->blocks;
+        t->all.peak = e->peak;
+        t->all.peak_ns = e->peak_ns;
+        t->all.peak_blocks = e->peak_blocks;
+    }
+}
+
 /* Image's entry in the chunk of generation gen, made (first at ts_ns) if
  * new; NULL if out of memory. */
 static struct fmt_wtimg *img_entry(struct fmt_wtotals *t, uint64_t gen, uint32_t image,
@@ -24,13 +45,17 @@ static struct fmt_wtimg *img_entry(struct fmt_wtotals *t, uint64_t gen, uint32_t
         return &t->v[t->at[image].idx];
     if (UTIL_ARRAY_RESERVE(t->v, t->cap, (size_t)t->nr + 1, 4))
         return NULL;
+    if (t->nr || t->at[image].gone)
+        go_multi(t);
     struct fmt_wtimg *e = &t->v[t->nr];
     memset(e, 0, sizeof(*e));
     e->image = image;
     e->pid = pid;
     e->first_ns = ts_ns;
     e->peak = INT64_MIN;
-    t->at[image] = (struct fmt_wtimg_at){gen, t->nr++};
+    e->gone = t->at[image].gone;
+    t->at[image].gen = gen;
+    t->at[image].idx = t->nr++;
     return e;
 }
 
@@ -72,6 +97,15 @@ void fmt_wtot_other(struct fmt_wtotals *t, const struct fmt_event *ev)
         e->arena_maps++;
     switch (ev->kind) {
     case FMT_EV_RSS:
+        /* the running processes' sum of latest samples (ana_model.c) */
+        if (!e->gone)
+            t->all.rss = t->all.rss - t->at[e->image].rss + ev->size;
+        t->at[e->image].rss = ev->size;
+        if (!t->all.has_rss || t->all.rss > t->all.rss_max) {
+            t->all.rss_max = t->all.rss;
+            t->all.rss_max_ns = ev->ts_ns;
+        }
+        t->all.has_rss = true;
         /* The highest sample first reached, as the model's strict > */
         if (!e->has_rss || ev->size > e->rss_max) {
             e->rss_max = ev->size;
@@ -87,6 +121,15 @@ void fmt_wtot_other(struct fmt_wtotals *t, const struct fmt_event *ev)
     case FMT_EV_PROCESS_EXIT:
         e->ended = true;
         e->end_ns = ev->ts_ns;
+        /* its whole heap leaves the running processes' (ana_stepper_exit) */
+        go_multi(t);
+        if (!e->gone) {
+            const struct fmt_wtimg_at *a = &t->at[e->image];
+            t->all.heap -= a->heap + e->heap;
+            t->all.blocks -= a->blocks + e->blocks;
+            t->all.rss -= a->rss;
+            e->gone = true;
+        }
         break;
     }
 }
@@ -143,6 +186,40 @@ static void put_image(struct fmt_buf *b, const struct fmt_wtimg *e, uint64_t bas
         fmt_buf_put_varint(b, e->end_ns - e->first_ns);
 }
 
+/* The all-processes part (TOTALS_ALL), after the stacks. */
+static void put_all(struct fmt_buf *b, const struct fmt_wtall *a, uint64_t base_ns)
+{
+    bool has_peak = a->peak != INT64_MIN;
+
+    fmt_buf_put_varint(b, (uint64_t)has_peak | (uint64_t)a->has_rss << 1);
+    fmt_buf_put_varint(b, fmt_zigzag(a->heap));
+    fmt_buf_put_varint(b, fmt_zigzag(a->blocks));
+    if (has_peak) {
+        fmt_buf_put_varint(b, fmt_zigzag(a->peak));
+        fmt_buf_put_varint(b, a->peak_ns - base_ns);
+        fmt_buf_put_varint(b, fmt_zigzag(a->peak_blocks));
+    }
+    if (a->has_rss) {
+        fmt_buf_put_varint(b, a->rss_max);
+        fmt_buf_put_varint(b, a->rss_max_ns - base_ns);
+    }
+}
+
+/* The chunk's images' heaps carried to the next chunk's start, and the
+ * all-processes part begun again. */
+static void carry(struct fmt_wtotals *t)
+{
+    for (uint32_t i = 0; i < t->nr; i++) {
+        const struct fmt_wtimg *e = &t->v[i];
+        struct fmt_wtimg_at *a = &t->at[e->image];
+        a->heap += e->heap;
+        a->blocks += e->blocks;
+        a->gone = e->gone;
+    }
+    t->all = (struct fmt_wtall){.peak = INT64_MIN, .rss = t->all.rss};
+    t->multi = false;
+}
+
 int fmt_wtot_put(struct fmt_wtotals *t, struct fmt_buf *defs, uint64_t chunk, uint64_t base_ns,
                  struct fmt_wdeltas *d)
 {
@@ -158,7 +235,7 @@ int fmt_wtot_put(struct fmt_wtotals *t, struct fmt_buf *defs, uint64_t chunk, ui
         return 0;
     for (uint32_t i = 0; i < d->nr; i++)
         nr += d->touched[i].allocs || d->touched[i].temps;
-    rc = fmt_buf_reserve(&b, (4 + (size_t)t->nr * (24 + 3 * FMT_TOTALS_KEYS) + 5 * (size_t)nr) *
+    rc = fmt_buf_reserve(&b, (10 + (size_t)t->nr * (24 + 3 * FMT_TOTALS_KEYS) + 5 * (size_t)nr) *
                                  FMT_VARINT_MAX);
     if (rc)
         return rc;
@@ -191,6 +268,9 @@ int fmt_wtot_put(struct fmt_wtotals *t, struct fmt_buf *defs, uint64_t chunk, ui
         }
         prev = x->stack;
     }
+    go_multi(t); /* a chunk of one image: its part */
+    put_all(&b, &t->all, base_ns);
+    carry(t);
     rc = fmt_buf_add_varint(defs, FMT_DEF_TOTALS);
     rc = rc ?: fmt_buf_add_string(defs, b.data, b.len);
     fmt_buf_free(&b);

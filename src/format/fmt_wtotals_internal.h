@@ -7,8 +7,12 @@
  * samples' highest and latest, its exit; and per stack (beside the live
  * deltas, fmt_wdelta_internal.h) the blocks it started and its temporary
  * allocations, decided by heaptrack's rule per thread as the analysis's
- * stepper decides it (ana_step.h). A report then merges the chunks'
- * totals instead of replaying their events (report --index).
+ * stepper decides it (ana_step.h). With the all-processes part (format
+ * 1.11, feature bit TOTALS_ALL), also the change of the heap of the
+ * running processes over the chunk, which an exit lowers by that image's
+ * whole heap, and the highest that change reached, as the stepper's heap
+ * of a whole trace moves. A report then merges the chunks' totals instead
+ * of replaying their events (report --index).
  *
  * The hot path: the current context's image entry and thread slot, kept
  * until the context changes (fmt_wtot_event); memory follows the images
@@ -35,12 +39,30 @@ struct fmt_wtimg {
     uint64_t start_maps, carried, carried_bytes, arena_maps, unmatched, dropped;
     uint64_t allocs, alloc_bytes; /* blocks started by calls, their bytes */
     uint64_t rss_max, rss_max_ns, rss_last, rss_last_ns, end_ns;
+    bool gone; /* exited, in this chunk or before: its blocks are not running */
     uint64_t calls[FMT_TOTALS_KEYS], failed[FMT_TOTALS_KEYS];
 };
 
 struct fmt_wtimg_at {
-    uint64_t gen; /* chunk number + 1 when the image is in v */
-    uint32_t idx; /* its index in v then */
+    uint64_t gen;         /* chunk number + 1 when the image is in v */
+    uint32_t idx;         /* its index in v then */
+    bool gone;            /* exited in a chunk before */
+    int64_t heap, blocks; /* its heap and live blocks at the chunk's start */
+    uint64_t rss;         /* its latest RSS sample */
+};
+
+/* The all-processes part (TOTALS_ALL): the running processes' heap and
+ * live blocks, their change over the chunk so far, and the highest that
+ * change reached after a block of a running process started or ended
+ * (INT64_MIN: none yet), first reached; their RSS and its highest in the
+ * chunk. */
+struct fmt_wtall {
+    int64_t heap, blocks;
+    int64_t peak, peak_blocks;
+    uint64_t peak_ns;
+    uint64_t rss;                 /* the sum of their latest RSS samples (not a change) */
+    bool has_rss;                 /* an RSS sample in the chunk: */
+    uint64_t rss_max, rss_max_ns; /* the highest sum after one, first reached */
 };
 
 /* A thread's serial of its latest heap event if it started a block, else
@@ -62,6 +84,9 @@ struct fmt_wtotals {
     struct fmt_wtimg *cur; /* the current event's image (fmt_wtot_event); NULL at a chunk's
                               start, and always without totals */
     struct fmt_wthr *thr;  /* the current event's thread's in thr_last */
+    struct fmt_wtall all;  /* the chunk's all-processes part, */
+    bool multi;            /* followed event by event once the chunk holds a second
+                              image or an exit: before, it is its one image's */
     uint32_t ctx;          /* the writer's context of cur and thr */
     uint64_t ts;           /* the time of cur's latest event */
 };
@@ -128,6 +153,15 @@ static inline void fmt_wtot_start(struct fmt_wtotals *t, uint64_t size, uint64_t
         e->peak_ns = ts_ns;
         e->peak_blocks = e->blocks;
     }
+    if (__builtin_expect(!t->multi || e->gone, 1))
+        return;
+    t->all.heap += (int64_t)size;
+    t->all.blocks++;
+    if (t->all.heap > t->all.peak) {
+        t->all.peak = t->all.heap;
+        t->all.peak_ns = ts_ns;
+        t->all.peak_blocks = t->all.blocks;
+    }
 }
 
 /* The heap block serial of size bytes ends: true if it was temporary (its
@@ -150,6 +184,15 @@ static inline bool fmt_wtot_end(struct fmt_wtotals *t, uint64_t size, uint64_t s
         e->peak = e->heap;
         e->peak_ns = ts_ns;
         e->peak_blocks = e->blocks;
+    }
+    if (__builtin_expect(!t->multi || e->gone, 1))
+        return temp;
+    t->all.heap -= (int64_t)size;
+    t->all.blocks--;
+    if (check && __builtin_expect(t->all.peak == INT64_MIN, 0)) {
+        t->all.peak = t->all.heap;
+        t->all.peak_ns = ts_ns;
+        t->all.peak_blocks = t->all.blocks;
     }
     return temp;
 }

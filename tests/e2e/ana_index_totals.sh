@@ -11,39 +11,45 @@
 # against the replay's, number for number) passes; the index timeline's last row is the replayed
 # timeline's last row (heap, allocations, bytes, live blocks, RSS), its
 # highest heap_max is report's peak, and its sites are the replay's, their
-# series ending where the replay's do. A trace of several processes, a selection and an older trace are
-# replayed, with a note on stderr that says why. Needs MEMSCRIBE,
+# series ending where the replay's do; so on traces of several processes (the
+# tree's peak from format 1.11's all-processes part; by process: the
+# per-program view, a selection and an older trace are replayed, with a note
+# on stderr that says why). Needs MEMSCRIBE,
 # MS_PROGRAMS.
 # shellcheck source=tests/e2e/ana_lib.sh
 source "$(dirname "$0")/ana_lib.sh"
 : "${MS_SOURCE:?set by ctest}"
 
-# usage: same NAME: report with and without --index on $WORK/NAME.mscr.
+# usage: same NAME [OPTION...]: report OPTION... with and without --index on
+# $WORK/NAME.mscr.
 same() {
     local t=$WORK/$1.mscr f
+    shift
+    local name=${t##*/}
+    name=${name%.mscr}
     for f in text json; do
-        "$MEMSCRIBE" report --format=$f "$t" >"$WORK/a.$f" 2>"$WORK/a.err" ||
-            fail "$1: report: $(cat "$WORK/a.err")"
-        "$MEMSCRIBE" report --index --format=$f "$t" >"$WORK/b.$f" 2>"$WORK/b.err" ||
-            fail "$1: report --index: $(cat "$WORK/b.err")"
-        [ ! -s "$WORK/b.err" ] || fail "$1: report --index replayed: $(cat "$WORK/b.err")"
+        "$MEMSCRIBE" report "$@" --format=$f "$t" >"$WORK/a.$f" 2>"$WORK/a.err" ||
+            fail "$name: report: $(cat "$WORK/a.err")"
+        "$MEMSCRIBE" report "$@" --index --format=$f "$t" >"$WORK/b.$f" 2>"$WORK/b.err" ||
+            fail "$name: report --index: $(cat "$WORK/b.err")"
+        [ ! -s "$WORK/b.err" ] || fail "$name: report --index replayed: $(cat "$WORK/b.err")"
         cmp -s "$WORK/a.$f" "$WORK/b.$f" ||
-            fail "$1: report --index ($f) differs: $(diff "$WORK/a.$f" "$WORK/b.$f" | head -5)"
+            fail "$name: report --index ($f) differs: $(diff "$WORK/a.$f" "$WORK/b.$f" | head -5)"
     done
     # --verify holds the totals' model against the replay's, on one CPU
     # (one reader) and on two (ranges of 1,000 events merged): it passes
     # and is report.
     local jobs
     for jobs in 1 2; do
-        MEMSCRIBE_JOBS=$jobs MEMSCRIBE_RANGE_EVENTS=1000 "$MEMSCRIBE" report --verify "$t" \
+        MEMSCRIBE_JOBS=$jobs MEMSCRIBE_RANGE_EVENTS=1000 "$MEMSCRIBE" report "$@" --verify "$t" \
             >"$WORK/v.text" 2>"$WORK/v.err" ||
-            fail "$1: report --verify on $jobs CPUs: $(cat "$WORK/v.err")"
-        cmp -s "$WORK/a.text" "$WORK/v.text" || fail "$1: report --verify on $jobs CPUs differs"
+            fail "$name: report --verify on $jobs CPUs: $(cat "$WORK/v.err")"
+        cmp -s "$WORK/a.text" "$WORK/v.text" || fail "$name: report --verify on $jobs CPUs differs"
     done
     local chunks
     chunks=$("$MEMSCRIBE" dump --header "$t" | sed -n 's/.* chunks=\([0-9]*\) .*/\1/p')
-    echo "ok: $1: report --index is report, text and JSON, and passes --verify ($chunks chunks)"
-    timeline "$1"
+    echo "ok: $name: report --index is report, text and JSON, and passes --verify ($chunks chunks)"
+    timeline "$name"
 }
 
 # The index timeline against the replayed one and report.
@@ -105,13 +111,21 @@ if command -v sqlite3 >/dev/null; then
     same sqlite
 fi
 
-# Replayed, and said why: several processes, a selection, no totals.
+# Several processes (format 1.11's all-processes totals): two, and a tree
+# of sh, sort and perl whose processes exit while others run.
+CHUNK=64
 rec procs "$MS_PROGRAMS/ana_procs"
-run 0 report --index "$WORK/procs.mscr"
-grep -q 'several processes.*replaying' "$WORK/err" || fail "procs: no note: $(cat "$WORK/err")"
-"$MEMSCRIBE" report "$WORK/procs.mscr" >"$WORK/a.txt"
-cmp -s "$WORK/out" "$WORK/a.txt" || fail "procs: report --index (replayed) differs from report"
-pid=$(jq '.processes[0].pid' "$WORK/a.json")
+same procs --by-process
+CHUNK=2048
+# shellcheck disable=SC2016 # perl's own variables
+rec tree /bin/sh -c 'sort -R "$1" | sort >/dev/null; perl -e '"'"'my @a; push @a, "x" x ($_ % 900) for 1 .. 30000; print scalar(@a), "\n"'"'"'' sh "$WORK/words"
+same tree --by-process
+# The per-program view (the two sorts summed) is not in the totals: replayed.
+run 0 report --index "$WORK/tree.mscr"
+grep -q 'per-program view.*replaying' "$WORK/err" || fail "tree: no note: $(cat "$WORK/err")"
+
+# Replayed, and said why: a selection, no totals.
+pid=$("$MEMSCRIBE" report --format=json "$WORK/sqlite.mscr" | jq '.processes[0].pid')
 run 0 report --index --pid "$pid" "$WORK/sqlite.mscr"
 grep -q 'selection.*replaying' "$WORK/err" || fail "--pid: no note: $(cat "$WORK/err")"
 # an interval is answered from the totals, at chunk ends (ana_timeline_bound.sh)

@@ -43,7 +43,8 @@ static void use_tables(struct fmt_reader *r)
     (void)acc;
 }
 
-/* Format 1.10's chunk totals: every chunk's, images and stacks. */
+/* Format 1.10's chunk totals: every chunk's, images and stacks (and
+ * 1.11's all-processes part). */
 static int sink_image(void *arg, const struct fmt_image_totals *t)
 {
     *(volatile uint64_t *)arg += t->calls[1] + (uint64_t)t->peak + t->rss_max;
@@ -86,6 +87,9 @@ static void use_events(struct fmt_reader *r)
             uint64_t sum = 0;
             fmt_reader_chunk_totals(r, k, sink_image, sink_stack, &sum);
             acc += sum;
+            struct fmt_all_totals all;
+            if (!fmt_reader_chunk_all_totals(r, k, &all))
+                acc += (uint64_t)all.heap + all.peak_ns;
         }
         /* A range (fmt_reader_seek_range: a parallel replay's), then every
          * chunk again with its summary held against its events (dump

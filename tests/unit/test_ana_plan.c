@@ -34,22 +34,31 @@ enum kind {
     AGGREGATED,   /* record --aggregate from the start */
     SAMPLED,      /* record --sample */
     GROWING,      /* record --totals, still being written: no index, no trailer */
+    STAGGERED,    /* three processes one after another, overlapping, record --totals */
 };
 
 #define NR_SLOTS 16
 #define NR_OPS 3000
 #define STEP_NS 1000 /* the events' spacing, a multiple of the time unit */
 
+/* A staggered trace's image i runs from op i * NR_OPS / 4 to op (i + 2) *
+ * NR_OPS / 4 and exits then, leaving its live blocks. */
+static bool runs(uint32_t im, int op)
+{
+    return op >= (int)im * NR_OPS / 4 && op < ((int)im + 2) * NR_OPS / 4;
+}
+
 /* A trace of kind k in a memfd, its path in path. Allocations and frees
  * of 16 slots per process from 3 stacks each, RSS now and then, each
  * process's exit at the end (a growing trace has none: it was flushed and
- * left). */
+ * left; a staggered one's processes exit as they end, the running
+ * processes' heap falling by what each leaves). */
 static int write_trace(enum kind k, char *path, size_t size)
 {
     struct fmt_trace_info info = {.command = "p", .command_len = 1, .hostname = "h"};
     struct fmt_writer_options opt = {.chunk_events = 128};
-    uint32_t nr_images = k == MULTI_TOTALS ? 2 : 1, stacks[2][3];
-    uint64_t addr[2][NR_SLOTS] = {{0}}, ts = STEP_NS, next = 0x100000;
+    uint32_t nr_images = k == MULTI_TOTALS ? 2 : k == STAGGERED ? 3 : 1, stacks[3][3];
+    uint64_t addr[3][NR_SLOTS] = {{0}}, ts = STEP_NS, next = 0x100000;
     struct fmt_writer *w;
     int fd = memfd_create("plan", MFD_CLOEXEC);
 
@@ -61,7 +70,7 @@ static int write_trace(enum kind k, char *path, size_t size)
         info.aggregate_ns = 1000000;
         opt.aggregate = 1;
     }
-    if (k == TOTALS || k == MULTI_TOTALS || k == GROWING) {
+    if (k == TOTALS || k == MULTI_TOTALS || k == GROWING || k == STAGGERED) {
         opt.time_unit_ns = STEP_NS;
         opt.time_pack = opt.free_ranks = opt.realloc_pred = opt.totals = 1;
     }
@@ -73,6 +82,20 @@ static int write_trace(enum kind k, char *path, size_t size)
         }
     for (int op = 0; op < NR_OPS; op++) {
         uint32_t im = (uint32_t)(rnd() % nr_images), slot = (uint32_t)(rnd() % NR_SLOTS);
+        if (k == STAGGERED) {
+            for (uint32_t e = 0; e < nr_images; e++)
+                if (op && runs(e, op - 1) && !runs(e, op)) {
+                    struct fmt_event x = {.kind = FMT_EV_PROCESS_EXIT,
+                                          .ts_ns = ts += STEP_NS,
+                                          .image = e,
+                                          .thread = e,
+                                          .pid = 70 + e,
+                                          .tid = 70 + e};
+                    assert_int_equal(fmt_writer_event(w, &x), 0);
+                }
+            while (!runs(im, op))
+                im = (im + 1) % nr_images;
+        }
         struct fmt_event ev = {
             .ts_ns = ts += STEP_NS, .image = im, .thread = im, .pid = 70 + im, .tid = 70 + im};
 
@@ -92,6 +115,8 @@ static int write_trace(enum kind k, char *path, size_t size)
         assert_int_equal(fmt_writer_event(w, &ev), 0);
     }
     for (uint32_t im = 0; k != GROWING && im < nr_images; im++) {
+        if (k == STAGGERED && !runs(im, NR_OPS - 1))
+            continue; /* exited */
         struct fmt_event ev = {.kind = FMT_EV_PROCESS_EXIT,
                                .ts_ns = ts += STEP_NS,
                                .image = im,
@@ -262,10 +287,11 @@ static const struct index_case index_cases[] = {
     {"growing", GROWING, ANA_NEED_ALL, ANA_ROUTE_TOTALS, 0, NULL},
     {"no totals", EXACT, ANA_NEED_ALL, ANA_ROUTE_RANGES, ANA_ROUTE_TOTALS,
      "the trace has no chunk totals (format 1.10: memscribe record --totals)"},
-    /* several processes: the all-processes peak inside a chunk is not in
-     * the totals yet */
-    {"several processes", MULTI_TOTALS, ANA_NEED_ALL, ANA_ROUTE_RANGES, ANA_ROUTE_TOTALS,
-     "a trace of several processes is merged from its events"},
+    /* several processes: the running processes' heap and its highest in
+     * each chunk are the totals' all-processes part (format 1.11); the
+     * shares of the peaks from replays of their chunks */
+    {"several processes", MULTI_TOTALS, ANA_NEED_ALL, ANA_ROUTE_TOTALS, 0, NULL},
+    {"several processes, exits between", STAGGERED, ANA_NEED_ALL, ANA_ROUTE_TOTALS, 0, NULL},
     {"aggregated", AGGREGATED, ANA_NEED_LIVE, ANA_ROUTE_RANGES, ANA_ROUTE_INDEX,
      "an aggregated trace's summaries do not hold its batches"},
     {"sampled", SAMPLED, ANA_NEED_LIVE, ANA_ROUTE_RANGES, ANA_ROUTE_INDEX,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Format 1.10's chunk totals (docs/format-blocks.md, "TOTALS"; feature bit 33):
+/* Format 1.10's chunk totals (docs/format-blocks.md, "TOTALS"; feature bit 33)
+ * and 1.11's all-processes part (feature bit 34):
  * a trace of two processes, two threads in the first, in chunks of 6
  * events, whose every chunk's totals are held against numbers worked out
  * here by hand from the events: calls by kind, failed calls, a free of an
@@ -10,9 +11,12 @@
  * thread is not), the heap's change and its highest and when, pymalloc's arenas, a
  * snapshot's mapping, RSS samples, dropped events and an exit; the
  * stacks' allocations and temporaries; a trace without the option has no
- * totals (-EINVAL); and tests/golden/v1_10.mscr, which must read back as
- * it always did. MS_FMT_WRITE_GOLDEN_1_10=PATH writes it anew; do that
- * only for a new format version, into a new file. */
+ * totals (-EINVAL); the running processes' heap of every chunk, which an
+ * exit lowers by that process's whole heap and a block the exited process
+ * frees after does not move; and tests/golden/v1_10.mscr (no all-processes
+ * part) and v1_11.mscr, which must read back as they always did.
+ * MS_FMT_WRITE_GOLDEN_1_11=PATH writes the second anew; do that only for a
+ * new format version, into a new file. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -204,11 +208,32 @@ static void check_stacks(const struct got *g, const struct want_stack *w, unsign
     }
 }
 
+/* Chunk k's all-processes part, or -EINVAL without one. */
+static void check_all(struct fmt_reader *r, uint32_t k, const struct fmt_all_totals *w)
+{
+    struct fmt_all_totals a;
+
+    if (!fmt_reader_has_all_totals(r)) {
+        assert_int_equal(fmt_reader_chunk_all_totals(r, k, &a), -EINVAL);
+        return;
+    }
+    assert_int_equal(fmt_reader_chunk_all_totals(r, k, &a), 0);
+    assert_int_equal(a.has_peak, w->has_peak);
+    assert_int_equal(a.heap, w->heap);
+    assert_int_equal(a.blocks, w->blocks);
+    assert_int_equal(a.peak, w->peak);
+    assert_int_equal(a.peak_ns, w->peak_ns);
+    assert_int_equal(a.peak_blocks, w->peak_blocks);
+    assert_int_equal(a.has_rss, w->has_rss);
+    assert_int_equal(a.rss_max, w->rss_max);
+    assert_int_equal(a.rss_max_ns, w->rss_max_ns);
+}
+
 static void check_totals(struct fmt_reader *r)
 {
     struct got g;
 
-    assert_int_equal(fmt_reader_info(r)->version_minor, 10);
+    assert_int_equal(fmt_reader_info(r)->version_minor, fmt_reader_has_all_totals(r) ? 11 : 10);
     assert_true(fmt_reader_has_totals(r));
     assert_int_equal(fmt_reader_nr_chunks(r), 3);
 
@@ -234,6 +259,8 @@ static void check_totals(struct fmt_reader *r)
                                                 .peak_blocks = 2,
                                                 .peak_us = 50});
     check_stacks(&g, (struct want_stack[]){{2, 2, 400, 1, 100}, {3, 1, 50, 0, 0}}, 2);
+    /* one process running: its heap is the running processes' */
+    check_all(r, 0, &(struct fmt_all_totals){true, 350, 2, 350, 2, 50000, false, 0, 0});
 
     /* chunk 1: two frees that end nothing (one unmatched), a realloc of
      * #3 (80 bytes: heap 350 - 50 + 80 = 380, temporary: thread 1's
@@ -264,6 +291,8 @@ static void check_totals(struct fmt_reader *r)
                                                 .rss_last = 4096,
                                                 .rss_last_us = 110});
     check_stacks(&g, (struct want_stack[]){{3, 1, 80, 1, 50}}, 1);
+    /* the samples 8192 then 4096: the running RSS's highest the first */
+    check_all(r, 1, &(struct fmt_all_totals){true, 30, 0, 30, 0, 90000, true, 8192, 100000});
 
     /* chunk 2: image 1's block, made and freed by its only thread
      * (temporary), its dropped events; image 0's threads free each
@@ -301,7 +330,66 @@ static void check_totals(struct fmt_reader *r)
     assert_int_equal(g.img[1].calls[FMT_EV_DROPPED], 1);
     assert_int_equal(g.img[0].calls[FMT_EV_PROCESS_EXIT], 1);
     check_stacks(&g, (struct want_stack[]){{4, 1, 64, 1, 64}}, 1);
+    /* 64 at 130 us (the highest, one block), then 64 - 300 - 80; image 0
+     * exits holding nothing; then - 64 */
+    check_all(r, 2, &(struct fmt_all_totals){true, -380, -2, 64, 1, 130000, false, 0, 0});
     assert_int_equal(fmt_reader_chunk_totals(r, 3, got_image, got_stack, NULL), -EINVAL);
+}
+
+/* Two processes in chunks of 4: the exit of one takes its whole heap, 120
+ * bytes in 2 blocks of an earlier chunk, and its RSS out of the running
+ * processes'; a block it frees after its exit does not move theirs, only
+ * its own. */
+static void write_exit_trace(struct tfmt *t)
+{
+    struct fmt_event ev[12];
+    size_t n = 0;
+
+    ev[n] = tfmt_mk(FMT_EV_RSS, 5000, 0); /* running RSS 8000 */
+    ev[n++].size = 8000;
+    ev[n++] = heap(FMT_EV_MALLOC, 10, 0, H, 100, 0);         /* A: 100 */
+    ev[n++] = heap(FMT_EV_MALLOC, 20, 2, H + 0x1000, 40, 0); /* B: 140 */
+    ev[n++] = heap(FMT_EV_MALLOC, 30, 0, H + 0x100, 20, 0);  /* C: 160, the peak */
+    ev[n++] = heap(FMT_EV_FREE, 40, 2, H + 0x1000, 0, 0);    /* 120 */
+    ev[n++] = heap(FMT_EV_MALLOC, 50, 2, H + 0x2000, 30, 0); /* D: 150 */
+    ev[n] = tfmt_mk(FMT_EV_PROCESS_EXIT, 60000, 0);          /* image 0: 30, RSS 0 */
+    ev[n++].arg[1] = 1;
+    ev[n++] = heap(FMT_EV_FREE, 70, 0, H, 0, 0); /* A, after the exit */
+    ev[n] = tfmt_mk(FMT_EV_RSS, 75000, 2);       /* running RSS 2000 */
+    ev[n++].size = 2000;
+    ev[n++] = heap(FMT_EV_MALLOC, 80, 2, H + 0x3000, 5, 0); /* E: 35 */
+    struct fmt_writer_options opt = tot_opt;
+    opt.chunk_events = 4;
+    memset(t, 0, sizeof(*t));
+    tfmt_start_opt(t, &opt);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(fmt_writer_event(t->w, &ev[i]), 0);
+    tfmt_finish(t);
+}
+
+static void test_all_exit(void **state)
+{
+    struct tfmt t;
+    struct got g = {0};
+
+    (void)state;
+    write_exit_trace(&t);
+    struct fmt_reader *r = tfmt_open(&t);
+    assert_int_equal(fmt_reader_nr_chunks(r), 3);
+    check_all(r, 0, &(struct fmt_all_totals){true, 160, 3, 160, 3, 30000, true, 8000, 5000});
+    /* -40 at 40 us (the chunk's first), -10 at 50 us, its highest; the
+     * exit takes 120 and 2 blocks; the free after it nothing; no sample */
+    check_all(r, 1, &(struct fmt_all_totals){true, -130, -2, -10, 0, 50000, false, 0, 0});
+    /* image 1's sample alone: image 0's left at its exit */
+    check_all(r, 2, &(struct fmt_all_totals){true, 5, 1, 5, 1, 80000, true, 2000, 75000});
+    /* image 0's own heap still ends A */
+    assert_int_equal(fmt_reader_chunk_totals(r, 1, got_image, NULL, &g), 0);
+    assert_int_equal(g.nr_img, 2);
+    assert_int_equal(g.img[0].heap, -100);
+    assert_int_equal(g.img[0].blocks, -1);
+    assert_true(g.img[0].ended);
+    fmt_reader_close(r);
+    tfmt_close(&t);
 }
 
 static void test_totals_roundtrip(void **state)
@@ -310,13 +398,15 @@ static void test_totals_roundtrip(void **state)
 
     (void)state;
     write_trace(&t);
-    tfmt_check_written(&t, "MS_FMT_WRITE_GOLDEN_1_10", check_totals);
+    tfmt_check_written(&t, "MS_FMT_WRITE_GOLDEN_1_11", check_totals);
 }
 
+/* 1.10's (no all-processes part: -EINVAL) and 1.11's golden traces. */
 static void test_totals_golden(void **state)
 {
     (void)state;
     tfmt_check_path(MS_GOLDEN_DIR "/v1_10.mscr", check_totals);
+    tfmt_check_path(MS_GOLDEN_DIR "/v1_11.mscr", check_totals);
 }
 
 /* Without the option: a 1.7 trace, no totals. */
@@ -345,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_totals_roundtrip),
         cmocka_unit_test(test_totals_golden),
         cmocka_unit_test(test_no_totals),
+        cmocka_unit_test(test_all_exit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

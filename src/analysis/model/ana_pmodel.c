@@ -86,8 +86,7 @@ static void add_u64s(uint64_t *r, const uint64_t *p, size_t n)
         r[i] += p[i];
 }
 
-/* The scope's counters (ANA_SCOPE_COUNTERS) and its time span. */
-static void add_counts(struct ana_scope *r, const struct ana_scope *p)
+void ana_pmodel_add_counts(struct ana_scope *r, const struct ana_scope *p)
 {
     if (!r->seen) {
         r->seen = true;
@@ -105,7 +104,7 @@ static void add_counts(struct ana_scope *r, const struct ana_scope *p)
  * (-1 if none). get(k) is the scope of range k or NULL. */
 static int merge_scope(struct ana_scope *r, struct range *rg, unsigned n, uint32_t image)
 {
-    uint64_t heap = 0, blocks = 0;
+    uint64_t heap = 0, blocks = 0, base = 0, base_blocks = 0;
     int peak_k = -1;
 
     for (unsigned k = 0; k < n; k++) {
@@ -113,7 +112,7 @@ static int merge_scope(struct ana_scope *r, struct range *rg, unsigned n, uint32
             image == UINT32_MAX ? ana_model_total(rg[k].m) : ana_model_image(rg[k].m, image);
         if (!p || !p->seen)
             continue;
-        add_counts(r, p);
+        ana_pmodel_add_counts(r, p);
         /* An image ends in the range that holds its exit (or exec). */
         if (p->ended) {
             r->ended = true;
@@ -121,18 +120,21 @@ static int merge_scope(struct ana_scope *r, struct range *rg, unsigned n, uint32
         }
         /* The whole trace's peak is the first range state above every
          * earlier one: the range's own highest, from where it starts. */
-        if ((int64_t)p->peak != INT64_MIN && heap + p->peak > r->peak) {
-            r->peak = heap + p->peak;
+        if ((int64_t)p->peak != INT64_MIN && base + p->peak > r->peak) {
+            r->peak = base + p->peak;
             r->peak_ns = p->peak_ns;
-            r->peak_blocks = blocks + p->peak_blocks;
+            r->peak_blocks = base_blocks + p->peak_blocks;
             peak_k = (int)k;
         }
         heap += p->heap;
         blocks += p->live_blocks;
+        bool running = image == UINT32_MAX && rg[k].running_base;
+        base += running ? p->running_heap : p->heap;
+        base_blocks += running ? p->running_blocks : p->live_blocks;
     }
     r->heap = heap;
     r->live_blocks = blocks;
-    r->max_since_mark = heap;
+    r->max_since_mark = base;
     return peak_k;
 }
 

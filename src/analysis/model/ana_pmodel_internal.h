@@ -22,6 +22,11 @@ struct range {
     uint32_t end_chunk; /* the next range's first chunk (0: none) */
     bool verify;        /* ana_pmodel_options.verify */
     bool paged_sites;   /* its model's sites indexed in pages (one chunk of the index) */
+    /* The all-images peak is of the running processes' heap (a trace of
+     * several processes' chunk totals): the merge bases it on the ranges'
+     * changes of running_heap and running_blocks, not of heap, which
+     * keeps what exited processes left. */
+    bool running_base;
     uint64_t until_ns;
     uint64_t prog_end_ns; /* the range's last time, for progress */
     ana_progress_fn *progress;
@@ -39,5 +44,18 @@ void *ana_pmodel_run_range(void *arg);
 /* Merge the n ranges' partial models, in order, into out (made by
  * ana_model_create). Returns 0 or -ENOMEM. */
 int ana_pmodel_merge(struct ana_model *out, struct range *rg, unsigned n);
+
+/* The shares of the peaks of a trace of several processes with format
+ * 1.11's all-processes totals (ana_pmodel_peaks.c): every site of m (the
+ * totals' merged model) gets its bytes at its process's peak and at the
+ * running processes' peak, from replays of the chunks where they are.
+ * Returns 0, -ENOTSUP (blocks of no stack: not a process's), -EPROTO
+ * (the totals disagree with the events, or a corrupt trace: err says
+ * why), -ENOMEM. */
+int ana_pmodel_peaks(struct ana_model *m, struct fmt_reader *r, const char *path,
+                     const struct ana_model_options *opt, char *err, size_t err_size);
+
+/* Add p's counters (ANA_SCOPE_COUNTERS) and time span to r's. */
+void ana_pmodel_add_counts(struct ana_scope *r, const struct ana_scope *p);
 
 #endif

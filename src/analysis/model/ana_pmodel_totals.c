@@ -29,13 +29,17 @@ const char *ana_pmodel_totals_refusal(struct fmt_reader *r, const struct ana_mod
         return no;
     for (uint32_t i = 0; i < fmt_reader_nr_images(r); i++)
         images += fmt_reader_image(r, i) != NULL;
-    /* As the parallel replay (ana_pmodel.c): a range cannot take an
-     * image's exit out of the running total without its heap then. */
-    if (images > 1)
-        return "a trace of several processes is merged from its events";
+    /* A chunk's running heap, which an exit lowers by that image's whole
+     * heap, is the all-processes part of 1.11's totals. */
+    if (images > 1 && !fmt_reader_has_all_totals(r))
+        return "a trace of several processes needs the chunks' all-processes totals (format "
+               "1.11: memscribe record --totals)";
     if (opt && !ana_filter_is_empty(opt->filter))
         return "a selection (--pid, --exe, --thread) is not in the totals";
-    if (!ana_pmodel_supported(opt) || (opt && opt->programs))
+    if (opt && opt->programs)
+        return "the per-program view (the processes of one executable summed) is not in the "
+               "totals (--by-process is)";
+    if (!ana_pmodel_supported(opt))
         return "these options need every block";
     return ana_index_refusal(r, NULL);
 }
@@ -43,9 +47,26 @@ const char *ana_pmodel_totals_refusal(struct fmt_reader *r, const struct ana_mod
 /* Chunk k's partial model being made from its totals. */
 struct fill {
     struct ana_model *m;
-    uint32_t image; /* the trace's one image */
+    struct fmt_reader *r;
+    bool several;   /* a trace of several processes: a stack's image is its own */
+    uint32_t image; /* else the trace's one image */
     int rc;
 };
+
+/* The image of a stack of the chunk. Stack 0 is no process's in a trace
+ * of several (-ENOTSUP: the route cannot answer). */
+static int stack_image(struct fill *f, uint32_t stack, uint32_t *image)
+{
+    int rc;
+
+    *image = f->image;
+    if (!f->several)
+        return 0;
+    if (!stack)
+        return -ENOTSUP;
+    rc = fmt_reader_stack_image(f->r, stack, image);
+    return rc == -EINVAL || (!rc && *image >= fmt_reader_nr_images(f->r)) ? -EPROTO : rc;
+}
 
 static int rss_sample(struct ana_model *m, uint64_t ts_ns, uint64_t size, uint32_t image)
 {
@@ -62,7 +83,8 @@ static int fill_image(void *arg, const struct fmt_image_totals *t)
 
     if (!s)
         return -ENOMEM;
-    f->image = t->image;
+    if (!f->several)
+        f->image = t->image;
     s->seen = true;
     s->pid = t->pid;
     s->first_ns = t->first_ns;
@@ -97,10 +119,12 @@ static int fill_image(void *arg, const struct fmt_image_totals *t)
 static int fill_stack(void *arg, const struct fmt_stack_totals *t)
 {
     struct fill *f = arg;
-    struct ana_site *site = ana_model_site_make(f->m, t->stack, f->image);
+    uint32_t image;
+    int rc = stack_image(f, t->stack, &image);
+    struct ana_site *site = rc ? NULL : ana_model_site_make(f->m, t->stack, image);
 
-    if (!site)
-        return -ENOMEM;
+    if (rc || !site)
+        return rc ?: -ENOMEM;
     site->nr_allocs = t->allocs;
     site->alloc_bytes = t->alloc_bytes;
     site->nr_temporary = t->temps;
@@ -111,8 +135,11 @@ static int fill_stack(void *arg, const struct fmt_stack_totals *t)
 static void fill_live(void *arg, uint32_t stack, int64_t bytes, int64_t blocks)
 {
     struct fill *f = arg;
-    struct ana_site *site = f->rc ? NULL : ana_model_site_make(f->m, stack, f->image);
+    uint32_t image;
 
+    if (f->rc || (f->rc = stack_image(f, stack, &image)))
+        return;
+    struct ana_site *site = ana_model_site_make(f->m, stack, image);
     if (!site) {
         f->rc = -ENOMEM;
         return;
@@ -121,24 +148,53 @@ static void fill_live(void *arg, uint32_t stack, int64_t bytes, int64_t blocks)
     site->live_blocks = blocks;
 }
 
-/* The image's counters its stacks' make up, and the total (one image: the
- * same scope). Blocks started are its allocations and the blocks a
- * segment carried in; those not live at the end of the chunk ended. */
-static void fill_sums(struct ana_model *m, uint32_t image)
+/* The images' counters their stacks make up. Blocks started are its
+ * allocations and the blocks a segment carried in; those not live at the
+ * end of the chunk ended. */
+static void fill_images(struct ana_model *m)
 {
-    struct ana_scope *s = ana_model_image_make(m, image);
-
     for (uint32_t k = 0; k < m->nr_sites; k++) {
         const struct ana_site *site = &m->sites[k];
+        struct ana_scope *s = ana_model_image_make(m, site->image);
         s->nr_allocs += site->nr_allocs;
         s->alloc_bytes += site->alloc_bytes;
         s->nr_temporary += site->nr_temporary;
         s->temporary_bytes += site->temporary_bytes;
     }
-    s->nr_frees = s->nr_allocs + s->nr_carried - s->live_blocks;
-    s->freed_bytes = s->alloc_bytes + s->carried_bytes - s->heap;
-    m->total = *s;
-    /* the all-images scope, which has no pid and never ends */
+    for (uint32_t i = 0; i < m->nr_images; i++) {
+        struct ana_scope *s = &m->images[i];
+        s->nr_frees = s->nr_allocs + s->nr_carried - s->live_blocks;
+        s->freed_bytes = s->alloc_bytes + s->carried_bytes - s->heap;
+    }
+}
+
+/* The all-images scope, which has no pid and never ends: one image's own
+ * (its running heap its heap), or the sum of several with the running
+ * processes' heap and its highest from the all-processes part a. */
+static void fill_total(struct ana_model *m, uint32_t image, const struct fmt_all_totals *a)
+{
+    if (!a) {
+        m->total = *ana_model_image_make(m, image);
+    } else {
+        memset(&m->total, 0, sizeof(m->total));
+        for (uint32_t i = 0; i < m->nr_images; i++) {
+            const struct ana_scope *s = &m->images[i];
+            if (!s->seen)
+                continue;
+            uint64_t first = m->total.seen ? m->total.first_ns : s->first_ns;
+            uint64_t last = m->total.last_ns;
+            ana_pmodel_add_counts(&m->total, s);
+            m->total.first_ns = s->first_ns < first ? s->first_ns : first;
+            m->total.last_ns = s->last_ns > last ? s->last_ns : last;
+            m->total.heap += s->heap;
+            m->total.live_blocks += s->live_blocks;
+        }
+        m->total.running_heap = (uint64_t)a->heap; /* deltas, as a partial model's */
+        m->total.running_blocks = (uint64_t)a->blocks;
+        m->total.peak = a->has_peak ? (uint64_t)a->peak : (uint64_t)INT64_MIN;
+        m->total.peak_ns = a->peak_ns;
+        m->total.peak_blocks = (uint64_t)a->peak_blocks;
+    }
     m->total.image = UINT32_MAX;
     m->total.pid = 0;
     m->total.ended = false;
@@ -147,9 +203,10 @@ static void fill_sums(struct ana_model *m, uint32_t image)
 
 /* Chunk k's partial model from its totals and summary. */
 static int chunk_model(struct fmt_reader *r, uint32_t k, const struct ana_model_options *opt,
-                       struct ana_model **out)
+                       bool several, struct ana_model **out)
 {
-    struct fill f = {0};
+    struct fill f = {.r = r, .several = several};
+    struct fmt_all_totals a;
     int rc = ana_model_create_partial(&f.m, opt);
 
     if (rc)
@@ -159,8 +216,11 @@ static int chunk_model(struct fmt_reader *r, uint32_t k, const struct ana_model_
     rc = fmt_reader_chunk_totals(r, k, fill_image, fill_stack, &f);
     rc = rc ?: fmt_reader_chunk_delta(r, k, fill_live, &f);
     rc = rc ?: f.rc;
-    if (!rc)
-        fill_sums(f.m, f.image);
+    rc = rc ?: (several ? fmt_reader_chunk_all_totals(r, k, &a) : 0);
+    if (!rc) {
+        fill_images(f.m);
+        fill_total(f.m, f.image, several ? &a : NULL);
+    }
     if (rc) {
         ana_model_destroy(f.m);
         return rc;
@@ -261,13 +321,18 @@ static int as_range(struct ana_model *m)
 int ana_pmodel_totals_build(struct ana_model **out, struct fmt_reader *r, const char *path,
                             const struct ana_model_options *opt, char *err, size_t err_size)
 {
-    uint32_t n = fmt_reader_nr_chunks(r);
+    uint32_t n = fmt_reader_nr_chunks(r), images = 0;
     struct peak_find pf = {.found = -1};
     struct range rg[BATCH + 1];
     struct ana_model *acc = NULL;
     int rc = 0;
 
-    for (pf.k = 0; pf.k < n && !rc; pf.k++)
+    for (uint32_t i = 0; i < fmt_reader_nr_images(r); i++)
+        images += fmt_reader_image(r, i) != NULL;
+    bool several = images > 1;
+    /* one process: its peak's chunk replayed as the merge goes; several:
+     * every peak's chunk, after (ana_pmodel_peaks) */
+    for (pf.k = 0; !several && pf.k < n && !rc; pf.k++)
         rc = fmt_reader_chunk_totals(r, pf.k, peak_image, NULL, &pf);
     if (!rc && !(rc = ana_model_create(&acc, opt)))
         rc = as_range(acc);
@@ -276,8 +341,10 @@ int ana_pmodel_totals_build(struct ana_model **out, struct fmt_reader *r, const 
         struct ana_model *next = NULL;
         memset(rg, 0, sizeof(rg));
         rg[0].m = acc;
+        for (unsigned i = 0; i <= BATCH; i++)
+            rg[i].running_base = several;
         for (; nr <= BATCH && k < n && !rc; nr++, k++) {
-            rc = chunk_model(r, k, opt, &rg[nr].m);
+            rc = chunk_model(r, k, opt, several, &rg[nr].m);
             if (!rc && (int64_t)k == pf.found)
                 rc = peak_shares(r, path, opt, k, rg[nr].m, err, err_size);
         }
@@ -293,6 +360,10 @@ int ana_pmodel_totals_build(struct ana_model **out, struct fmt_reader *r, const 
         ana_model_destroy(acc);
         acc = next;
     }
+    if (!rc && several)
+        rc = ana_pmodel_peaks(acc, r, path, opt, err, err_size);
+    if (rc == -ENOTSUP && err && err_size)
+        snprintf(err, err_size, "%s", ana_index_stackless);
     if (rc == -EPROTO && err && err_size && !err[0])
         snprintf(err, err_size, "%s", fmt_reader_error(r));
     if (rc) {

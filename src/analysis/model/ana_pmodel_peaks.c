@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: MIT */
+/* The shares of the peaks of a trace of several processes from its chunk
+ * totals (ana_pmodel_internal.h, ana_pmodel_peaks; the totals route of
+ * ana_pmodel_totals.c): each site's bytes at the moment the running
+ * processes' heap first reached its highest (peak_all_bytes) and at the
+ * moment its own process's heap did (peak_bytes). The totals say in which
+ * chunk each peak is (format 1.11's all-processes part for the first);
+ * each such chunk is replayed once, as one pass over the whole trace would
+ * meet it: from the state at its start that the totals and the summaries
+ * give (each image's heap, live blocks, highest so far and whether it
+ * exited, the running heap and its highest so far, each live stack's bytes
+ * and blocks), so that an exit inside the chunk takes that process's
+ * whole heap out of the running heap and its sites hold nothing of a later
+ * peak. The replay's own peaks must be the totals' (else the totals
+ * disagree with the events). The running RSS's highest comes from the
+ * all-processes part too. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/core/ana_map.h"
+#include "analysis/model/ana_model_internal.h"
+#include "analysis/model/ana_pmodel_internal.h"
+#include "util/util_array.h"
+
+/* An image's state at a chunk's start, from the chunks before; and its
+ * highest over the whole trace, where and when (pass one). */
+struct img {
+    int64_t heap, blocks;
+    uint64_t peak, peak_ns; /* its highest so far (0: none above 0) */
+    bool ended;
+    int64_t peak_chunk; /* -1: none */
+    uint64_t top, top_ns;
+};
+
+/* A stack's live heap so far (the summaries' deltas). */
+struct live {
+    int64_t bytes, blocks;
+};
+
+/* A site's share found by a replay. */
+struct share {
+    uint32_t stack;
+    uint64_t bytes;
+};
+
+struct walk {
+    struct fmt_reader *r;
+    const char *path;
+    const struct ana_model_options *opt;
+    struct img *im;
+    uint32_t nr_im;
+    int64_t run, run_blocks;      /* the running processes' heap and blocks */
+    uint64_t peak, peak_ns;       /* their highest so far */
+    int64_t peak_chunk;           /* where their highest is (-1: none), */
+    uint64_t top, top_ns;         /* which, and when */
+    uint64_t rss_top, rss_top_ns; /* their RSS's highest (the sum of latest samples) */
+    uint32_t chunk;               /* the chunk being read */
+    struct ana_map live;          /* stack -> struct live */
+    struct share *own, *all;      /* peak_bytes, peak_all_bytes found */
+    size_t nr_own, cap_own, nr_all, cap_all;
+    int rc;
+    char *err;
+    size_t err_size;
+};
+
+/* The image of stack; stack 0 is no process's in a trace of several. */
+static int stack_image(struct walk *w, uint32_t stack, uint32_t *image)
+{
+    int rc = stack ? fmt_reader_stack_image(w->r, stack, image) : -ENOTSUP;
+
+    if (rc == -EINVAL || (!rc && *image >= w->nr_im))
+        return -EPROTO;
+    return rc;
+}
+
+/* Pass one: where each image's highest and the running heap's are. */
+static int find_image(void *arg, const struct fmt_image_totals *t)
+{
+    struct walk *w = arg;
+    struct img *s = &w->im[t->image];
+
+    if (t->has_peak && s->heap + t->peak > 0 && (uint64_t)(s->heap + t->peak) > s->top) {
+        s->top = (uint64_t)(s->heap + t->peak);
+        s->top_ns = t->peak_ns;
+        s->peak_chunk = w->chunk;
+    }
+    s->heap += t->heap;
+    return 0;
+}
+
+static int find_peaks(struct walk *w)
+{
+    uint32_t n = fmt_reader_nr_chunks(w->r);
+    int rc = 0;
+
+    for (w->chunk = 0; w->chunk < n && !rc; w->chunk++) {
+        struct fmt_all_totals a;
+        rc = fmt_reader_chunk_totals(w->r, w->chunk, find_image, NULL, w);
+        rc = rc ?: fmt_reader_chunk_all_totals(w->r, w->chunk, &a);
+        if (!rc && a.has_peak && w->run + a.peak > 0 && (uint64_t)(w->run + a.peak) > w->top) {
+            w->top = (uint64_t)(w->run + a.peak);
+            w->top_ns = a.peak_ns;
+            w->peak_chunk = w->chunk;
+        }
+        w->run += rc ? 0 : a.heap;
+        if (!rc && a.has_rss && a.rss_max > w->rss_top) {
+            w->rss_top = a.rss_max;
+            w->rss_top_ns = a.rss_max_ns;
+        }
+    }
+    /* pass two starts again from the trace's start */
+    for (uint32_t i = 0; i < w->nr_im; i++)
+        w->im[i].heap = 0;
+    w->run = 0;
+    return rc;
+}
+
+/* Pass two: the state at each chunk's start. */
+static int step_image(void *arg, const struct fmt_image_totals *t)
+{
+    struct walk *w = arg;
+    struct img *s = &w->im[t->image];
+
+    if (t->has_peak && s->heap + t->peak > 0 && (uint64_t)(s->heap + t->peak) > s->peak) {
+        s->peak = (uint64_t)(s->heap + t->peak);
+        s->peak_ns = t->peak_ns;
+    }
+    s->heap += t->heap;
+    s->blocks += t->blocks;
+    s->ended |= t->ended;
+    return 0;
+}
+
+static void step_live(void *arg, uint32_t stack, int64_t bytes, int64_t blocks)
+{
+    struct walk *w = arg;
+    struct live *l;
+
+    if (w->rc)
+        return;
+    if (!stack) { /* blocks of no stack: whose process they are is not known */
+        w->rc = -ENOTSUP;
+        return;
+    }
+    if (!(l = ana_map_put(&w->live, stack, NULL))) {
+        w->rc = -ENOMEM;
+        return;
+    }
+    l->bytes += bytes;
+    l->blocks += blocks;
+}
+
+/* The replay of chunk k starts from the walk's state: each image's, the
+ * running heap's and each live stack's of an image still running. */
+static int seed(struct walk *w, struct ana_model *m, struct ana_heap_replay *p)
+{
+    struct ana_stepper *st = &p->stepper;
+
+    for (uint32_t i = 0; i < w->nr_im; i++) {
+        const struct img *s = &w->im[i];
+        struct ana_scope *img = ana_model_image_make(m, i);
+        struct ana_step_image *si = ana_stepper_grow_images(st, i);
+        if (!img || !si)
+            return -ENOMEM;
+        img->heap = (uint64_t)s->heap;
+        img->live_blocks = (uint64_t)s->blocks;
+        img->peak = s->peak;
+        img->peak_ns = s->peak_ns;
+        img->ended = s->ended;
+        si->heap = (uint64_t)s->heap;
+        si->ended = s->ended;
+        m->total.heap += (uint64_t)s->heap;
+        m->total.live_blocks += (uint64_t)s->blocks;
+    }
+    m->total.running_heap = st->heap = (uint64_t)w->run;
+    m->total.running_blocks = (uint64_t)w->run_blocks;
+    m->total.peak = st->peak = w->peak;
+    m->total.peak_ns = w->peak_ns;
+    for (size_t i = 0; i < w->live.cap; i++) {
+        uint64_t stack = ana_map_slot_key(&w->live, i);
+        const struct live *l = ana_map_slot_val(&w->live, i);
+        uint32_t image;
+        if (!stack || (!l->bytes && !l->blocks))
+            continue;
+        int rc = stack_image(w, (uint32_t)stack, &image);
+        if (rc)
+            return rc;
+        if (w->im[image].ended)
+            continue;
+        struct ana_site *site = ana_model_site_make(m, (uint32_t)stack, image);
+        if (!site)
+            return -ENOMEM;
+        site->live_bytes = l->bytes;
+        site->live_blocks = l->blocks;
+    }
+    return 0;
+}
+
+static int keep(struct share **v, size_t *nr, size_t *cap, uint32_t stack, uint64_t bytes)
+{
+    if (!bytes)
+        return 0;
+    if (UTIL_ARRAY_RESERVE(*v, *cap, *nr + 1, 256))
+        return -ENOMEM;
+    (*v)[(*nr)++] = (struct share){stack, bytes};
+    return 0;
+}
+
+/* The replay's peaks are the totals' (the images' whose highest is in
+ * chunk k, and the running heap's), and the shares they give. */
+static int take(struct walk *w, const struct ana_model *m, uint32_t k)
+{
+    int rc = 0;
+
+    for (uint32_t i = 0; i < w->nr_im && !rc; i++)
+        if (w->im[i].peak_chunk == (int64_t)k &&
+            (m->images[i].peak != w->im[i].top || m->images[i].peak_ns != w->im[i].top_ns))
+            rc = -EBADMSG;
+    if (!rc && w->peak_chunk == (int64_t)k &&
+        (m->total.peak != w->top || m->total.peak_ns != w->top_ns))
+        rc = -EBADMSG;
+    if (rc) {
+        snprintf(w->err, w->err_size, "%s: chunk %u's totals disagree with its events", w->path, k);
+        return -EPROTO;
+    }
+    for (uint32_t id = 0; id < m->nr_used && !rc; id++) {
+        const struct ana_site *s = ana_model_site(m, id);
+        if (!s || s->image >= w->nr_im)
+            continue;
+        if (w->im[s->image].peak_chunk == (int64_t)k)
+            rc = keep(&w->own, &w->nr_own, &w->cap_own, id, s->peak_bytes);
+        if (!rc && w->peak_chunk == (int64_t)k)
+            rc = keep(&w->all, &w->nr_all, &w->cap_all, id, s->peak_all_bytes);
+    }
+    return rc;
+}
+
+/* Replay chunk k from the walk's state. */
+static int replay(struct walk *w, uint32_t k)
+{
+    struct ana_model_options mo = w->opt ? *w->opt : (struct ana_model_options){0};
+    struct ana_step_options so;
+    struct ana_heap_replay p;
+    struct ana_scan_options sc;
+    struct ana_model *m = NULL;
+    struct fmt_reader *r;
+    int rc;
+
+    mo.retire = (struct ana_model_retire){0};
+    mo.programs = NULL;
+    so = ana_model_step_options(&mo);
+    ana_heap_replay_init(&p, &so);
+    if ((rc = fmt_reader_open_flags(&r, w->path, FMT_OPEN_STACKS_LATER, w->err, w->err_size))) {
+        ana_heap_replay_release(&p);
+        return rc;
+    }
+    ana_scan_options_init(&sc);
+    sc.range = true;
+    sc.from_chunk = k;
+    sc.end_chunk = k + 1 < fmt_reader_nr_chunks(r) ? k + 1 : 0;
+    rc = ana_model_create(&m, &mo);
+    rc = rc ?: seed(w, m, &p);
+    rc = rc ?: ana_model_subscribe(m, &p);
+    rc = rc ?: ana_heap_replay_run(&p, r, &sc);
+    if (rc == -EPROTO || rc == -EIO)
+        snprintf(w->err, w->err_size, "%s", fmt_reader_error(r));
+    rc = rc ?: take(w, m, k);
+    ana_model_destroy(m);
+    ana_heap_replay_release(&p);
+    fmt_reader_close(r);
+    return rc;
+}
+
+static int cmp_share(const void *a, const void *b)
+{
+    uint32_t x = ((const struct share *)a)->stack, y = ((const struct share *)b)->stack;
+
+    return x < y ? -1 : x > y;
+}
+
+static uint64_t find(const struct share *v, size_t n, uint32_t stack)
+{
+    const struct share key = {stack, 0}, *s = bsearch(&key, v, n, sizeof(*v), cmp_share);
+
+    return s ? s->bytes : 0;
+}
+
+/* Pass two: at each chunk where a peak is, a replay; then its changes. */
+static int walk_chunks(struct walk *w)
+{
+    uint32_t n = fmt_reader_nr_chunks(w->r);
+    int rc = 0;
+
+    for (w->chunk = 0; w->chunk < n && !rc; w->chunk++) {
+        uint32_t k = w->chunk;
+        bool needed = w->peak_chunk == (int64_t)k;
+        for (uint32_t i = 0; i < w->nr_im && !needed; i++)
+            needed = w->im[i].peak_chunk == (int64_t)k;
+        if (needed && (rc = replay(w, k)))
+            break;
+        struct fmt_all_totals a;
+        rc = fmt_reader_chunk_totals(w->r, k, step_image, NULL, w);
+        rc = rc ?: fmt_reader_chunk_all_totals(w->r, k, &a);
+        rc = rc ?: fmt_reader_chunk_delta(w->r, k, step_live, w);
+        rc = rc ?: w->rc;
+        if (rc)
+            break;
+        if (a.has_peak && w->run + a.peak > 0 && (uint64_t)(w->run + a.peak) > w->peak) {
+            w->peak = (uint64_t)(w->run + a.peak);
+            w->peak_ns = a.peak_ns;
+        }
+        w->run += a.heap;
+        w->run_blocks += a.blocks;
+    }
+    return rc;
+}
+
+int ana_pmodel_peaks(struct ana_model *m, struct fmt_reader *r, const char *path,
+                     const struct ana_model_options *opt, char *err, size_t err_size)
+{
+    struct walk w = {.r = r,
+                     .path = path,
+                     .opt = opt,
+                     .nr_im = fmt_reader_nr_images(r),
+                     .peak_chunk = -1,
+                     .err = err,
+                     .err_size = err_size};
+    int rc = -ENOMEM;
+
+    ana_map_init(&w.live, sizeof(struct live));
+    if (!(w.im = calloc((size_t)w.nr_im + 1, sizeof(*w.im))))
+        goto out;
+    for (uint32_t i = 0; i < w.nr_im; i++)
+        w.im[i].peak_chunk = -1;
+    if ((rc = find_peaks(&w)) || (rc = walk_chunks(&w)))
+        goto out;
+    /* the running RSS's highest: the merge's samples are each image's
+     * highest and latest of a chunk, whose sums are no moment's */
+    m->total.rss_peak = w.rss_top;
+    m->total.rss_peak_ns = w.rss_top_ns;
+    qsort(w.own, w.nr_own, sizeof(*w.own), cmp_share);
+    qsort(w.all, w.nr_all, sizeof(*w.all), cmp_share);
+    for (uint32_t id = 0; id < m->nr_used; id++) {
+        struct ana_site *s = (struct ana_site *)ana_model_site(m, id);
+        if (!s)
+            continue;
+        s->peak_bytes = find(w.own, w.nr_own, id);
+        s->peak_all_bytes = find(w.all, w.nr_all, id);
+    }
+out:
+    ana_map_release(&w.live);
+    free(w.im);
+    free(w.own);
+    free(w.all);
+    return rc;
+}
