@@ -39,8 +39,10 @@ const char *ana_pmodel_totals_refusal(struct fmt_reader *r, const struct ana_mod
     if (opt && opt->programs)
         return "the per-program view (the processes of one executable summed) is not in the "
                "totals (--by-process is)";
+    if (opt && (opt->retire.fn || opt->retire.left_out))
+        return "the fold at each process's end (a tree of many processes) is not in the totals";
     if (!ana_pmodel_supported(opt))
-        return "these options need every block";
+        return "these options (blocks kept, the loose temporary rule) need every event";
     return ana_index_refusal(r, NULL);
 }
 
