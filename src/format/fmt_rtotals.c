@@ -173,19 +173,27 @@ static int walk(struct fmt_reader *r, struct fmt_cur *b, uint64_t off, uint32_t 
     return b->bad ? fmt_rerr(r, -EPROTO, off, "bad totals of chunk %u", k) : 0;
 }
 
-int fmt_reader_chunk_totals(struct fmt_reader *r, uint32_t k, fmt_image_totals_fn *img,
-                            fmt_stack_totals_fn *stk, void *arg)
+/* Chunk k's TOTALS record found and walked (walk); -EINVAL if the trace
+ * has no such chunk or no such part (on: the feature bit asked). */
+static int chunk_record(struct fmt_reader *r, uint32_t k, int on, fmt_image_totals_fn *img,
+                        fmt_stack_totals_fn *stk, void *arg, struct fmt_all_totals *all)
 {
     struct fmt_cur b;
     uint64_t off;
     int rc;
 
-    if (k >= r->nr_chunks || !r->totals_on)
+    if (k >= r->nr_chunks || !on)
         return -EINVAL;
     if ((rc = fmt_rdefs_chunk_record(r, k, FMT_DEF_TOTALS, "totals", &b, &off)))
         return rc;
     (void)fmt_cur_varint(&b); /* the chunk's number, k */
-    return walk(r, &b, off, k, img, stk, arg, NULL);
+    return walk(r, &b, off, k, img, stk, arg, all);
+}
+
+int fmt_reader_chunk_totals(struct fmt_reader *r, uint32_t k, fmt_image_totals_fn *img,
+                            fmt_stack_totals_fn *stk, void *arg)
+{
+    return chunk_record(r, k, r->totals_on, img, stk, arg, NULL);
 }
 
 bool fmt_reader_has_all_totals(const struct fmt_reader *r)
@@ -195,14 +203,5 @@ bool fmt_reader_has_all_totals(const struct fmt_reader *r)
 
 int fmt_reader_chunk_all_totals(struct fmt_reader *r, uint32_t k, struct fmt_all_totals *out)
 {
-    struct fmt_cur b;
-    uint64_t off;
-    int rc;
-
-    if (k >= r->nr_chunks || !r->totals_all)
-        return -EINVAL;
-    if ((rc = fmt_rdefs_chunk_record(r, k, FMT_DEF_TOTALS, "totals", &b, &off)))
-        return rc;
-    (void)fmt_cur_varint(&b);
-    return walk(r, &b, off, k, NULL, NULL, NULL, out);
+    return chunk_record(r, k, r->totals_all, NULL, NULL, NULL, out);
 }

@@ -117,7 +117,6 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     /* An aggregated trace's batches count what its events do not: no
      * totals there (docs/aggregate.md). */
     w->tot.on = w->v17 && opt->totals && !w->agg;
-    w->tot.all.peak = INT64_MIN;
     w->rep_deep = w->v15 && !opt->zstd_level && !opt->zlib;
     /* A period needs the bit that says what it is. */
     if (w->tu > FMT_WRITER_MAX_TIME_UNIT_NS || (w->agg_ns && !w->agg) || info->aggregate_from_ns) {

@@ -216,7 +216,7 @@ static void carry(struct fmt_wtotals *t)
         a->blocks += e->blocks;
         a->gone = e->gone;
     }
-    t->all = (struct fmt_wtall){.peak = INT64_MIN, .rss = t->all.rss};
+    t->all = (struct fmt_wtall){.rss = t->all.rss}; /* the rest set by go_multi */
     t->multi = false;
 }
 
