@@ -55,6 +55,11 @@ int ana_pmodel_merge(struct ana_model *out, struct range *rg, unsigned n);
 int ana_pmodel_peaks(struct ana_model *m, struct fmt_reader *r, const char *path,
                      const struct ana_model_options *opt, char *err, size_t err_size);
 
+/* The image of stack in a trace of several processes (ana_pmodel_totals.c):
+ * 0, -ENOTSUP for stack 0 (blocks of no stack: not a process's), -EPROTO
+ * (a stack the trace does not define, or of no image it has), -errno. */
+int ana_pmodel_stack_image(struct fmt_reader *r, uint32_t stack, uint32_t *image);
+
 /* Add p's counters (ANA_SCOPE_COUNTERS) and time span to r's. */
 void ana_pmodel_add_counts(struct ana_scope *r, const struct ana_scope *p);
 

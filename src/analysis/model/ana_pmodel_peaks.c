@@ -65,14 +65,16 @@ struct walk {
     size_t err_size;
 };
 
-/* The image of stack; stack 0 is no process's in a trace of several. */
-static int stack_image(struct walk *w, uint32_t stack, uint32_t *image)
+/* A chunk's highest, peak from base, first above top (the merge's strict
+ * rule, from 0): top and top_ns become it. */
+static bool passes(int64_t base, bool has_peak, int64_t peak, uint64_t ns, uint64_t *top,
+                   uint64_t *top_ns)
 {
-    int rc = stack ? fmt_reader_stack_image(w->r, stack, image) : -ENOTSUP;
-
-    if (rc == -EINVAL || (!rc && *image >= w->nr_im))
-        return -EPROTO;
-    return rc;
+    if (!has_peak || base + peak <= 0 || (uint64_t)(base + peak) <= *top)
+        return false;
+    *top = (uint64_t)(base + peak);
+    *top_ns = ns;
+    return true;
 }
 
 /* Pass one: where each image's highest and the running heap's are. */
@@ -81,11 +83,8 @@ static int find_image(void *arg, const struct fmt_image_totals *t)
     struct walk *w = arg;
     struct img *s = &w->im[t->image];
 
-    if (t->has_peak && s->heap + t->peak > 0 && (uint64_t)(s->heap + t->peak) > s->top) {
-        s->top = (uint64_t)(s->heap + t->peak);
-        s->top_ns = t->peak_ns;
+    if (passes(s->heap, t->has_peak, t->peak, t->peak_ns, &s->top, &s->top_ns))
         s->peak_chunk = w->chunk;
-    }
     s->heap += t->heap;
     return 0;
 }
@@ -99,16 +98,12 @@ static int find_peaks(struct walk *w)
         struct fmt_all_totals a;
         rc = fmt_reader_chunk_totals(w->r, w->chunk, find_image, NULL, w);
         rc = rc ?: fmt_reader_chunk_all_totals(w->r, w->chunk, &a);
-        if (!rc && a.has_peak && w->run + a.peak > 0 && (uint64_t)(w->run + a.peak) > w->top) {
-            w->top = (uint64_t)(w->run + a.peak);
-            w->top_ns = a.peak_ns;
+        if (rc)
+            break;
+        if (passes(w->run, a.has_peak, a.peak, a.peak_ns, &w->top, &w->top_ns))
             w->peak_chunk = w->chunk;
-        }
-        w->run += rc ? 0 : a.heap;
-        if (!rc && a.has_rss && a.rss_max > w->rss_top) {
-            w->rss_top = a.rss_max;
-            w->rss_top_ns = a.rss_max_ns;
-        }
+        w->run += a.heap;
+        passes(0, a.has_rss, (int64_t)a.rss_max, a.rss_max_ns, &w->rss_top, &w->rss_top_ns);
     }
     /* pass two starts again from the trace's start */
     for (uint32_t i = 0; i < w->nr_im; i++)
@@ -123,10 +118,7 @@ static int step_image(void *arg, const struct fmt_image_totals *t)
     struct walk *w = arg;
     struct img *s = &w->im[t->image];
 
-    if (t->has_peak && s->heap + t->peak > 0 && (uint64_t)(s->heap + t->peak) > s->peak) {
-        s->peak = (uint64_t)(s->heap + t->peak);
-        s->peak_ns = t->peak_ns;
-    }
+    passes(s->heap, t->has_peak, t->peak, t->peak_ns, &s->peak, &s->peak_ns);
     s->heap += t->heap;
     s->blocks += t->blocks;
     s->ended |= t->ended;
@@ -184,7 +176,7 @@ static int seed(struct walk *w, struct ana_model *m, struct ana_heap_replay *p)
         uint32_t image;
         if (!stack || (!l->bytes && !l->blocks))
             continue;
-        int rc = stack_image(w, (uint32_t)stack, &image);
+        int rc = ana_pmodel_stack_image(w->r, (uint32_t)stack, &image);
         if (rc)
             return rc;
         if (w->im[image].ended)
@@ -291,14 +283,19 @@ static uint64_t find(const struct share *v, size_t n, uint32_t stack)
 static int walk_chunks(struct walk *w)
 {
     uint32_t n = fmt_reader_nr_chunks(w->r);
+    bool *peaks_in = calloc((size_t)n + 1, sizeof(*peaks_in));
     int rc = 0;
 
+    if (!peaks_in)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < w->nr_im; i++)
+        if (w->im[i].peak_chunk >= 0)
+            peaks_in[w->im[i].peak_chunk] = true;
+    if (w->peak_chunk >= 0)
+        peaks_in[w->peak_chunk] = true;
     for (w->chunk = 0; w->chunk < n && !rc; w->chunk++) {
         uint32_t k = w->chunk;
-        bool needed = w->peak_chunk == (int64_t)k;
-        for (uint32_t i = 0; i < w->nr_im && !needed; i++)
-            needed = w->im[i].peak_chunk == (int64_t)k;
-        if (needed && (rc = replay(w, k)))
+        if (peaks_in[k] && (rc = replay(w, k)))
             break;
         struct fmt_all_totals a;
         rc = fmt_reader_chunk_totals(w->r, k, step_image, NULL, w);
@@ -307,13 +304,11 @@ static int walk_chunks(struct walk *w)
         rc = rc ?: w->rc;
         if (rc)
             break;
-        if (a.has_peak && w->run + a.peak > 0 && (uint64_t)(w->run + a.peak) > w->peak) {
-            w->peak = (uint64_t)(w->run + a.peak);
-            w->peak_ns = a.peak_ns;
-        }
+        passes(w->run, a.has_peak, a.peak, a.peak_ns, &w->peak, &w->peak_ns);
         w->run += a.heap;
         w->run_blocks += a.blocks;
     }
+    free(peaks_in);
     return rc;
 }
 

@@ -20,18 +20,25 @@
 #include "analysis/model/ana_pmodel_internal.h"
 #include "util/util_array.h"
 
+/* The trace's process images. */
+static uint32_t nr_images(struct fmt_reader *r)
+{
+    uint32_t n = 0;
+
+    for (uint32_t i = 0; i < fmt_reader_nr_images(r); i++)
+        n += fmt_reader_image(r, i) != NULL;
+    return n;
+}
+
 const char *ana_pmodel_totals_refusal(struct fmt_reader *r, const struct ana_model_options *opt)
 {
     const char *no = ana_index_no_totals(r);
-    uint32_t images = 0;
 
     if (no)
         return no;
-    for (uint32_t i = 0; i < fmt_reader_nr_images(r); i++)
-        images += fmt_reader_image(r, i) != NULL;
     /* A chunk's running heap, which an exit lowers by that image's whole
      * heap, is the all-processes part of 1.11's totals. */
-    if (images > 1 && !fmt_reader_has_all_totals(r))
+    if (nr_images(r) > 1 && !fmt_reader_has_all_totals(r))
         return "a trace of several processes needs the chunks' all-processes totals (format "
                "1.11: memscribe record --totals)";
     if (opt && !ana_filter_is_empty(opt->filter))
@@ -55,19 +62,18 @@ struct fill {
     int rc;
 };
 
-/* The image of a stack of the chunk. Stack 0 is no process's in a trace
- * of several (-ENOTSUP: the route cannot answer). */
+int ana_pmodel_stack_image(struct fmt_reader *r, uint32_t stack, uint32_t *image)
+{
+    int rc = stack ? fmt_reader_stack_image(r, stack, image) : -ENOTSUP;
+
+    return rc == -EINVAL || (!rc && *image >= fmt_reader_nr_images(r)) ? -EPROTO : rc;
+}
+
+/* The image of a stack of the chunk: the trace's one, or the stack's own. */
 static int stack_image(struct fill *f, uint32_t stack, uint32_t *image)
 {
-    int rc;
-
     *image = f->image;
-    if (!f->several)
-        return 0;
-    if (!stack)
-        return -ENOTSUP;
-    rc = fmt_reader_stack_image(f->r, stack, image);
-    return rc == -EINVAL || (!rc && *image >= fmt_reader_nr_images(f->r)) ? -EPROTO : rc;
+    return f->several ? ana_pmodel_stack_image(f->r, stack, image) : 0;
 }
 
 static int rss_sample(struct ana_model *m, uint64_t ts_ns, uint64_t size, uint32_t image)
@@ -323,15 +329,13 @@ static int as_range(struct ana_model *m)
 int ana_pmodel_totals_build(struct ana_model **out, struct fmt_reader *r, const char *path,
                             const struct ana_model_options *opt, char *err, size_t err_size)
 {
-    uint32_t n = fmt_reader_nr_chunks(r), images = 0;
+    uint32_t n = fmt_reader_nr_chunks(r);
     struct peak_find pf = {.found = -1};
     struct range rg[BATCH + 1];
     struct ana_model *acc = NULL;
+    bool several = nr_images(r) > 1;
     int rc = 0;
 
-    for (uint32_t i = 0; i < fmt_reader_nr_images(r); i++)
-        images += fmt_reader_image(r, i) != NULL;
-    bool several = images > 1;
     /* one process: its peak's chunk replayed as the merge goes; several:
      * every peak's chunk, after (ana_pmodel_peaks) */
     for (pf.k = 0; !several && pf.k < n && !rc; pf.k++)

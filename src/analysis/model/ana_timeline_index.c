@@ -168,7 +168,7 @@ static uint32_t pick_chunks(struct fmt_reader *r, const struct ana_timeline_rang
         return 0;
     for (hi = lo; hi + 1 < nr_chunks && fmt_reader_chunk(r, hi)->last_ts_ns < range->to_ns; hi++)
         ;
-    for (uint32_t k = lo; k <= hi && k < nr_chunks; k++) {
+    for (uint32_t k = lo; k <= hi; k++) {
         uint64_t t = fmt_reader_chunk(r, k)->last_ts_ns;
         row[k] = !nr || k == hi || t - last_ns >= range->interval_ns;
         if (row[k]) {
@@ -178,7 +178,7 @@ static uint32_t pick_chunks(struct fmt_reader *r, const struct ana_timeline_rang
     }
     /* then every stride-th row and the last: ceil(nr / stride) <= max_points */
     *stride = max_points && nr > max_points ? (uint32_t)((nr + max_points - 1) / max_points) : 1;
-    for (uint32_t k = lo; k <= hi && k < nr_chunks; k++)
+    for (uint32_t k = lo; k <= hi; k++)
         if (row[k])
             row[k] = ++kept % *stride == 0 || kept == nr;
     return hi + 1;
