@@ -48,6 +48,21 @@ static bool runs(uint32_t im, int op)
     return op >= (int)im * NR_OPS / 4 && op < ((int)im + 2) * NR_OPS / 4;
 }
 
+/* The next event of image im (on its one thread), STEP_NS after the last. */
+static struct fmt_event next_event(uint32_t im, uint64_t *ts)
+{
+    return (struct fmt_event){
+        .ts_ns = *ts += STEP_NS, .image = im, .thread = im, .pid = 70 + im, .tid = 70 + im};
+}
+
+static void write_exit(struct fmt_writer *w, uint32_t im, uint64_t *ts)
+{
+    struct fmt_event ev = next_event(im, ts);
+
+    ev.kind = FMT_EV_PROCESS_EXIT;
+    assert_int_equal(fmt_writer_event(w, &ev), 0);
+}
+
 /* A trace of kind k in a memfd, its path in path. Allocations and frees
  * of 16 slots per process from 3 stacks each, RSS now and then, each
  * process's exit at the end (a growing trace has none: it was flushed and
@@ -84,20 +99,12 @@ static int write_trace(enum kind k, char *path, size_t size)
         uint32_t im = (uint32_t)(rnd() % nr_images), slot = (uint32_t)(rnd() % NR_SLOTS);
         if (k == STAGGERED) {
             for (uint32_t e = 0; e < nr_images; e++)
-                if (op && runs(e, op - 1) && !runs(e, op)) {
-                    struct fmt_event x = {.kind = FMT_EV_PROCESS_EXIT,
-                                          .ts_ns = ts += STEP_NS,
-                                          .image = e,
-                                          .thread = e,
-                                          .pid = 70 + e,
-                                          .tid = 70 + e};
-                    assert_int_equal(fmt_writer_event(w, &x), 0);
-                }
+                if (op && runs(e, op - 1) && !runs(e, op))
+                    write_exit(w, e, &ts);
             while (!runs(im, op))
                 im = (im + 1) % nr_images;
         }
-        struct fmt_event ev = {
-            .ts_ns = ts += STEP_NS, .image = im, .thread = im, .pid = 70 + im, .tid = 70 + im};
+        struct fmt_event ev = next_event(im, &ts);
 
         if (rnd() % 50 == 0) {
             ev.kind = FMT_EV_RSS;
@@ -115,15 +122,8 @@ static int write_trace(enum kind k, char *path, size_t size)
         assert_int_equal(fmt_writer_event(w, &ev), 0);
     }
     for (uint32_t im = 0; k != GROWING && im < nr_images; im++) {
-        if (k == STAGGERED && !runs(im, NR_OPS - 1))
-            continue; /* exited */
-        struct fmt_event ev = {.kind = FMT_EV_PROCESS_EXIT,
-                               .ts_ns = ts += STEP_NS,
-                               .image = im,
-                               .thread = im,
-                               .pid = 70 + im,
-                               .tid = 70 + im};
-        assert_int_equal(fmt_writer_event(w, &ev), 0);
+        if (k != STAGGERED || runs(im, NR_OPS - 1)) /* else exited */
+            write_exit(w, im, &ts);
     }
     assert_int_equal(k == GROWING ? fmt_writer_flush(w) : fmt_writer_finish(w), 0);
     fmt_writer_destroy(w);
