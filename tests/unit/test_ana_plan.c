@@ -20,6 +20,8 @@
 #include <cmocka.h>
 
 #include "analysis/core/ana_filter.h"
+#include "analysis/core/ana_programs.h"
+#include "analysis/model/ana_fold.h"
 #include "analysis/model/ana_model.h"
 #include "analysis/model/ana_timeline.h"
 #include "analysis/plan/ana_plan.h"
@@ -329,6 +331,112 @@ static void test_index_routes(void **state)
     }
 }
 
+/* A grouping of a trace's images into programs: of_image[i] is image i's. */
+struct grouping {
+    const char *name;
+    enum kind kind;
+    uint32_t of_image[3];
+};
+
+static const struct grouping groupings[] = {
+    /* both processes, running side by side in every chunk: the totals only
+     * bound the program's highest, the chunks that may hold it replayed */
+    {"two processes, one program", MULTI_TOTALS, {0, 0}},
+    /* overlapping, the first exiting while the second runs */
+    {"staggered, the first two one program", STAGGERED, {0, 0, 1}},
+    /* one after the other: a chunk of one running process is exact */
+    {"staggered, the first and last one program", STAGGERED, {0, 1, 0}},
+};
+
+static void programs_of(const struct grouping *g, uint32_t nr_images, struct ana_program *v,
+                        struct ana_programs *p)
+{
+    *p = (struct ana_programs){.of_image = (uint32_t *)g->of_image, .nr_images = nr_images, .v = v};
+    for (uint32_t i = 0; i < nr_images; i++) {
+        uint32_t k = g->of_image[i];
+        if (k >= p->nr)
+            v[p->nr++] = (struct ana_program){.first_image = i};
+        v[k].nr_images++;
+    }
+}
+
+/* A fold keyed by stack: each site its row. */
+static int stack_key(void *arg, uint32_t stack, uint32_t *key)
+{
+    (void)arg;
+    *key = stack;
+    return 0;
+}
+
+/* The fold's rows by `by` equal in every number. */
+static void rows_equal(const struct ana_fold *a, const struct ana_fold *b, enum ana_fold_by by)
+{
+    uint32_t na, nb;
+    const struct ana_fold_row *x = ana_fold_rows(a, by, &na), *y = ana_fold_rows(b, by, &nb);
+
+    assert_int_equal(na, nb);
+    for (uint32_t i = 0; i < na; i++) {
+        assert_int_equal(x[i].stack, y[i].stack);
+        assert_int_equal(x[i].nr_sites, y[i].nr_sites);
+        assert_int_equal(x[i].s.nr_allocs, y[i].s.nr_allocs);
+        assert_int_equal(x[i].s.alloc_bytes, y[i].s.alloc_bytes);
+        assert_int_equal(x[i].s.live_bytes, y[i].s.live_bytes);
+        assert_int_equal(x[i].s.nr_temporary, y[i].s.nr_temporary);
+        assert_int_equal(x[i].s.peak_bytes, y[i].s.peak_bytes);
+        assert_int_equal(x[i].s.peak_all_bytes, y[i].s.peak_all_bytes);
+        assert_int_equal(x[i].leaked_bytes, y[i].leaked_bytes);
+    }
+}
+
+/* The per-program view from the totals (a program's peak is its running
+ * processes' highest sum, which the totals bound where several of them
+ * move in a chunk): the programs' scopes and each site's bytes at its
+ * program's peak equal one pass's; and folded at each process's end (a
+ * build's report), the fold's rows equal those a pass folds. */
+static void test_programs_totals(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(groupings) / sizeof(groupings[0]); i++) {
+        const struct grouping *g = &groupings[i];
+        struct ana_program v[3];
+        struct ana_programs progs;
+        struct ana_model_options mo = {.programs = &progs};
+        struct ana_query q = query(UINT64_MAX);
+        struct ana_plan p;
+        struct trace t;
+
+        print_message("%s\n", g->name);
+        trace_open(&t, g->kind);
+        programs_of(g, fmt_reader_nr_images(t.r), v, &progs);
+        q.mo = &mo;
+        q.prefer_index = true;
+        answers(&t, &q, ANA_ROUTE_TOTALS, false, &p);
+        assert_null(p.asked);
+
+        struct ana_fold by_totals, by_pass;
+        struct ana_model *got, *pass;
+        char err[600];
+        const struct ana_fold_calls calls = {.key = stack_key};
+        ana_fold_init(&by_totals, &progs, &calls);
+        ana_fold_init(&by_pass, &progs, &calls);
+        mo.retire = ana_fold_retire(&by_totals);
+        if (ana_plan_model(t.r, t.path, &q, &got, &p, err, sizeof(err)))
+            fail_msg("%s", err);
+        assert_int_equal(p.route, ANA_ROUTE_TOTALS);
+        mo.retire = ana_fold_retire(&by_pass);
+        pass = one_pass(&t, &mo, UINT64_MAX);
+        assert_int_equal(ana_fold_finish(&by_totals, got), 0);
+        assert_int_equal(ana_fold_finish(&by_pass, pass), 0);
+        for (enum ana_fold_by by = 0; by < ANA_FOLD_BY_IMAGE; by++)
+            rows_equal(&by_totals, &by_pass, by);
+        ana_fold_release(&by_totals);
+        ana_fold_release(&by_pass);
+        ana_model_destroy(got);
+        ana_model_destroy(pass);
+        trace_close(&t);
+    }
+}
+
 /* ana_plan_choose foresees what ana_plan_model takes, and --verify of a
  * trace with totals holds them against the events without a difference. */
 static void test_choose_and_verify(void **state)
@@ -500,7 +608,7 @@ int main(void)
         cmocka_unit_test(test_exact_ranges),    cmocka_unit_test(test_one_pass),
         cmocka_unit_test(test_index_routes),    cmocka_unit_test(test_choose_and_verify),
         cmocka_unit_test(test_interval_bound),  cmocka_unit_test(test_timeline_routes),
-        cmocka_unit_test(test_timeline_totals),
+        cmocka_unit_test(test_timeline_totals), cmocka_unit_test(test_programs_totals),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

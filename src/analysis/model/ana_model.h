@@ -293,9 +293,9 @@ const struct ana_scope *ana_model_program(const struct ana_model *m, uint32_t pr
 /* Site stack's live bytes at its program's peak (after finish). */
 uint64_t ana_model_site_program_peak(const struct ana_model *m, uint32_t stack);
 
-/* Do two finished models of one trace differ in a number (every scope's
- * counters, heap, peak, end and RSS; with sites, every site's counters and
- * shares of the peaks)? 1 with the first difference said in why (a's
+/* Do two finished models of one trace differ in a number (every scope's,
+ * the programs' too, counters, heap, peak, end and RSS; with sites, every
+ * site's counters and shares of the peaks, its program's too)? 1 with the first difference said in why (a's
  * value, then b's), else 0 (ana_model_same.c: report --verify holds the
  * chunks' totals so). */
 int ana_model_differs(const struct ana_model *a, const struct ana_model *b, bool sites, char *why,

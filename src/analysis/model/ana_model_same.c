@@ -84,31 +84,49 @@ static int site_differs(const struct ana_site *a, const struct ana_site *b, cons
 #undef SITE_COUNTER_DIFFERS
 }
 
+/* The scopes of a list (the images, the programs), one that a has and b
+ * has not compared with one never seen. */
+static int scopes_differ(const struct ana_model *a, const struct ana_model *b,
+                         uint32_t (*nr)(const struct ana_model *),
+                         const struct ana_scope *(*get)(const struct ana_model *, uint32_t),
+                         const char *what, char *why, size_t size)
+{
+    static const struct ana_scope unseen = {0};
+    uint32_t n = nr(a), nb = nr(b);
+    char who[48];
+
+    for (uint32_t i = 0; i < (n > nb ? n : nb); i++) {
+        const struct ana_scope *x = i < n ? get(a, i) : &unseen;
+        const struct ana_scope *y = i < nb ? get(b, i) : &unseen;
+
+        snprintf(who, sizeof(who), "%s %" PRIu32, what, i);
+        if (scope_differs(x, y, who, why, size))
+            return 1;
+    }
+    return 0;
+}
+
 int ana_model_differs(const struct ana_model *a, const struct ana_model *b, bool sites, char *why,
                       size_t size)
 {
     static const struct ana_site none = {0};
-    static const struct ana_scope unseen = {0};
-    uint32_t n = ana_model_nr_images(a), nb = ana_model_nr_images(b);
+    uint32_t n, nb;
     char who[48];
 
-    if (scope_differs(ana_model_total(a), ana_model_total(b), "all processes", why, size))
+    if (scope_differs(ana_model_total(a), ana_model_total(b), "all processes", why, size) ||
+        scopes_differ(a, b, ana_model_nr_images, ana_model_image, "image", why, size) ||
+        scopes_differ(a, b, ana_model_nr_programs, ana_model_program, "program", why, size))
         return 1;
-    for (uint32_t i = 0; i < (n > nb ? n : nb); i++) {
-        const struct ana_scope *x = i < n ? ana_model_image(a, i) : &unseen;
-        const struct ana_scope *y = i < nb ? ana_model_image(b, i) : &unseen;
-
-        snprintf(who, sizeof(who), "image %" PRIu32, i);
-        if (scope_differs(x, y, who, why, size))
-            return 1;
-    }
     n = ana_model_nr_sites(a), nb = ana_model_nr_sites(b);
     for (uint32_t k = 0; sites && k < (n > nb ? n : nb); k++) {
         const struct ana_site *x = k < n ? ana_model_site(a, k) : NULL;
         const struct ana_site *y = k < nb ? ana_model_site(b, k) : NULL;
+        uint64_t px = x ? ana_model_site_program_peak(a, k) : 0;
+        uint64_t py = y ? ana_model_site_program_peak(b, k) : 0;
 
         snprintf(who, sizeof(who), "stack %" PRIu32, k);
-        if (site_differs(x ? x : &none, y ? y : &none, who, why, size))
+        if (site_differs(x ? x : &none, y ? y : &none, who, why, size) ||
+            values_differ(&px, &py, 1, false, who, "bytes at its program's peak", why, size))
             return 1;
     }
     return 0;

@@ -32,6 +32,17 @@ bool ana_pmodel_supported(const struct ana_model_options *opt)
                     (!opt->filter || !opt->filter->nr_tids));
 }
 
+struct ana_model_options ana_pmodel_plain_options(const struct ana_model_options *opt)
+{
+    struct ana_model_options o = {0};
+
+    if (opt)
+        o = *opt;
+    o.programs = NULL;
+    o.retire = (struct ana_model_retire){0};
+    return o;
+}
+
 /* The range's progress as a share of the range. */
 static void range_progress(void *arg, uint64_t ts_ns, uint64_t last_ns)
 {

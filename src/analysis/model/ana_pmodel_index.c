@@ -15,23 +15,9 @@
 #include "analysis/model/ana_model_internal.h"
 #include "analysis/model/ana_pmodel_internal.h"
 
-/* The options of the index's replay: the per-program view is summed from
- * the images' scopes afterwards (ana_model_prog_finish), and the range's
- * sites are retired with the rest, after the merge. */
-static struct ana_model_options index_range_options(const struct ana_model_options *opt)
-{
-    struct ana_model_options o = {0};
-
-    if (opt)
-        o = *opt;
-    o.programs = NULL;
-    o.retire = (struct ana_model_retire){0};
-    return o;
-}
-
 const char *ana_pmodel_index_refusal(struct fmt_reader *r, const struct ana_model_options *opt)
 {
-    struct ana_model_options o = index_range_options(opt);
+    struct ana_model_options o = ana_pmodel_plain_options(opt);
 
     if (!ana_pmodel_supported(&o))
         return "--all and the leak classes of a record --reach trace need every block";
@@ -115,7 +101,7 @@ int ana_pmodel_index_build(struct ana_model **out, struct fmt_reader *r, const c
                            size_t err_size)
 {
     uint32_t k = fmt_reader_find_chunk(r, until_ns);
-    struct ana_model_options ro = index_range_options(opt);
+    struct ana_model_options ro = ana_pmodel_plain_options(opt);
     /* One chunk's stacks among a build's millions: its sites paged. */
     struct range rg = {.path = path,
                        .opt = &ro,

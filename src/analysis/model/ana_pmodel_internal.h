@@ -55,10 +55,66 @@ int ana_pmodel_merge(struct ana_model *out, struct range *rg, unsigned n);
 int ana_pmodel_peaks(struct ana_model *m, struct fmt_reader *r, const char *path,
                      const struct ana_model_options *opt, char *err, size_t err_size);
 
+/* The per-program view of a trace of several processes from its chunk
+ * totals (ana_pmodel_progs.c), for the peaks walk (ana_pmodel_peaks.c),
+ * which feeds it each image's totals with the image's state at the
+ * chunk's start (struct ana_pmodel_before), in two passes over the chunks:
+ * scan (where each program's peak can be: the chunks to replay), then step
+ * (the peaks in order, from the exact chunks and the replays). */
+struct ana_pmodel_before {
+    int64_t heap, blocks; /* its heap and live blocks */
+    int64_t rss;          /* its latest RSS sample (0: none yet) */
+    bool ended;           /* it exited (or exec'd) in an earlier chunk */
+};
+
+struct ana_pmodel_prog;
+struct ana_pmodel_doubt;
+struct ana_pmodel_share;
+struct ana_pmodel_progs {
+    const struct ana_programs *programs;
+    struct ana_pmodel_prog *v;
+    uint32_t *touched; /* the programs with a running image in the chunk read */
+    uint32_t nr_touched;
+    struct ana_pmodel_doubt *doubts; /* scan: chunks where totals bound a program's highest */
+    size_t nr_doubts, cap_doubts;
+    struct ana_pmodel_share *shares; /* step: sites' bytes at a program's peak, by replay */
+    size_t nr_shares, cap_shares;
+};
+
+/* NULL programs: every call does nothing. Returns 0 or -ENOMEM. */
+int ana_pmodel_progs_init(struct ana_pmodel_progs *p, const struct ana_programs *programs);
+void ana_pmodel_progs_release(struct ana_pmodel_progs *p);
+/* Image t->image's totals of chunk k, its state at the chunk's start b. */
+void ana_pmodel_progs_image(struct ana_pmodel_progs *p, uint32_t k,
+                            const struct ana_pmodel_before *b, const struct fmt_image_totals *t);
+/* Chunk k read (scan): its exact values and bounds noted. Returns 0 or
+ * -ENOMEM. */
+int ana_pmodel_progs_scanned(struct ana_pmodel_progs *p, uint32_t k);
+/* After the scan: set replay[k] for each chunk that may hold a program's
+ * peak; the running sums start again from the trace's start. */
+void ana_pmodel_progs_mark(struct ana_pmodel_progs *p, bool *replay);
+/* Chunk k read (step), replayed or not: the exact values of the programs
+ * one process of which ran in it pass their peaks so far. */
+void ana_pmodel_progs_stepped(struct ana_pmodel_progs *p, uint32_t k, bool replayed);
+/* A replay of chunk k from the step's state: seed its model m (made with
+ * the programs) before, take its peaks and shares after (0 or -ENOMEM). */
+void ana_pmodel_progs_seed(const struct ana_pmodel_progs *p, struct ana_model *m);
+int ana_pmodel_progs_take(struct ana_pmodel_progs *p, const struct ana_model *m, uint32_t k);
+/* The programs' scopes and their sites' shares into the totals' model m
+ * (made with the programs; ana_model_finish sums their counters after).
+ * Returns 0, -ENOTSUP (a program's peak in a chunk not replayed: the
+ * totals cannot say its shares) or -ENOMEM. */
+int ana_pmodel_progs_apply(struct ana_pmodel_progs *p, struct ana_model *m);
+
 /* The image of stack in a trace of several processes (ana_pmodel_totals.c):
  * 0, -ENOTSUP for stack 0 (blocks of no stack: not a process's), -EPROTO
  * (a stack the trace does not define, or of no image it has), -errno. */
 int ana_pmodel_stack_image(struct fmt_reader *r, uint32_t stack, uint32_t *image);
+
+/* opt without the per-program view and the fold: the options of a range
+ * the index's build or the totals' merge, whose whole model then finds
+ * the programs' peaks and feeds the fold (ana_pmodel.c). */
+struct ana_model_options ana_pmodel_plain_options(const struct ana_model_options *opt);
 
 /* Add p's counters (ANA_SCOPE_COUNTERS) and time span to r's. */
 void ana_pmodel_add_counts(struct ana_scope *r, const struct ana_scope *p);

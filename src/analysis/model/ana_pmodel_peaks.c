@@ -13,7 +13,9 @@
  * whole heap out of the running heap and its sites hold nothing of a later
  * peak. The replay's own peaks must be the totals' (else the totals
  * disagree with the events). The running RSS's highest comes from the
- * all-processes part too. */
+ * all-processes part too. With the per-program view, the programs' peaks
+ * are found on the same walk (ana_pmodel_progs.c), with more chunks
+ * replayed where the totals only bound them. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,10 +29,9 @@
 /* An image's state at a chunk's start, from the chunks before; and its
  * highest over the whole trace, where and when (pass one). */
 struct img {
-    int64_t heap, blocks;
-    uint64_t peak, peak_ns; /* its highest so far (0: none above 0) */
-    bool ended;
-    int64_t peak_chunk; /* -1: none */
+    struct ana_pmodel_before b; /* heap, live blocks, latest RSS, ended */
+    uint64_t peak, peak_ns;     /* its highest so far (0: none above 0) */
+    int64_t peak_chunk;         /* -1: none */
     uint64_t top, top_ns;
 };
 
@@ -51,14 +52,15 @@ struct walk {
     const struct ana_model_options *opt;
     struct img *im;
     uint32_t nr_im;
-    int64_t run, run_blocks;      /* the running processes' heap and blocks */
-    uint64_t peak, peak_ns;       /* their highest so far */
-    int64_t peak_chunk;           /* where their highest is (-1: none), */
-    uint64_t top, top_ns;         /* which, and when */
-    uint64_t rss_top, rss_top_ns; /* their RSS's highest (the sum of latest samples) */
-    uint32_t chunk;               /* the chunk being read */
-    struct ana_map live;          /* stack -> struct live */
-    struct share *own, *all;      /* peak_bytes, peak_all_bytes found */
+    int64_t run, run_blocks;       /* the running processes' heap and blocks */
+    uint64_t peak, peak_ns;        /* their highest so far */
+    int64_t peak_chunk;            /* where their highest is (-1: none), */
+    uint64_t top, top_ns;          /* which, and when */
+    uint64_t rss_top, rss_top_ns;  /* their RSS's highest (the sum of latest samples) */
+    uint32_t chunk;                /* the chunk being read */
+    struct ana_map live;           /* stack -> struct live */
+    struct ana_pmodel_progs progs; /* the per-program view's (none: does nothing) */
+    struct share *own, *all;       /* peak_bytes, peak_all_bytes found */
     size_t nr_own, cap_own, nr_all, cap_all;
     int rc;
     char *err;
@@ -77,15 +79,27 @@ static bool passes(int64_t base, bool has_peak, int64_t peak, uint64_t ns, uint6
     return true;
 }
 
-/* Pass one: where each image's highest and the running heap's are. */
+/* An image's state at the next chunk's start. */
+static void advance(struct ana_pmodel_before *b, const struct fmt_image_totals *t)
+{
+    b->heap += t->heap;
+    b->blocks += t->blocks;
+    b->ended |= t->ended;
+    if (t->has_rss)
+        b->rss = (int64_t)t->rss_last;
+}
+
+/* Pass one: where each image's highest and the running heap's are (and
+ * where the programs' may be). */
 static int find_image(void *arg, const struct fmt_image_totals *t)
 {
     struct walk *w = arg;
     struct img *s = &w->im[t->image];
 
-    if (passes(s->heap, t->has_peak, t->peak, t->peak_ns, &s->top, &s->top_ns))
+    ana_pmodel_progs_image(&w->progs, w->chunk, &s->b, t);
+    if (passes(s->b.heap, t->has_peak, t->peak, t->peak_ns, &s->top, &s->top_ns))
         s->peak_chunk = w->chunk;
-    s->heap += t->heap;
+    advance(&s->b, t);
     return 0;
 }
 
@@ -98,6 +112,7 @@ static int find_peaks(struct walk *w)
         struct fmt_all_totals a;
         rc = fmt_reader_chunk_totals(w->r, w->chunk, find_image, NULL, w);
         rc = rc ?: fmt_reader_chunk_all_totals(w->r, w->chunk, &a);
+        rc = rc ?: ana_pmodel_progs_scanned(&w->progs, w->chunk);
         if (rc)
             break;
         if (passes(w->run, a.has_peak, a.peak, a.peak_ns, &w->top, &w->top_ns))
@@ -107,7 +122,7 @@ static int find_peaks(struct walk *w)
     }
     /* pass two starts again from the trace's start */
     for (uint32_t i = 0; i < w->nr_im; i++)
-        w->im[i].heap = 0;
+        w->im[i].b = (struct ana_pmodel_before){0};
     w->run = 0;
     return rc;
 }
@@ -118,10 +133,9 @@ static int step_image(void *arg, const struct fmt_image_totals *t)
     struct walk *w = arg;
     struct img *s = &w->im[t->image];
 
-    passes(s->heap, t->has_peak, t->peak, t->peak_ns, &s->peak, &s->peak_ns);
-    s->heap += t->heap;
-    s->blocks += t->blocks;
-    s->ended |= t->ended;
+    ana_pmodel_progs_image(&w->progs, w->chunk, &s->b, t);
+    passes(s->b.heap, t->has_peak, t->peak, t->peak_ns, &s->peak, &s->peak_ns);
+    advance(&s->b, t);
     return 0;
 }
 
@@ -156,16 +170,19 @@ static int seed(struct walk *w, struct ana_model *m, struct ana_heap_replay *p)
         struct ana_step_image *si = ana_stepper_grow_images(st, i);
         if (!img || !si)
             return -ENOMEM;
-        img->heap = (uint64_t)s->heap;
-        img->live_blocks = (uint64_t)s->blocks;
+        img->heap = (uint64_t)s->b.heap;
+        img->live_blocks = (uint64_t)s->b.blocks;
         img->peak = s->peak;
         img->peak_ns = s->peak_ns;
-        img->ended = s->ended;
-        si->heap = (uint64_t)s->heap;
-        si->ended = s->ended;
-        m->total.heap += (uint64_t)s->heap;
-        m->total.live_blocks += (uint64_t)s->blocks;
+        img->ended = s->b.ended;
+        img->rss = s->b.ended ? 0 : (uint64_t)s->b.rss;
+        si->heap = (uint64_t)s->b.heap;
+        si->ended = s->b.ended;
+        m->total.heap += (uint64_t)s->b.heap;
+        m->total.live_blocks += (uint64_t)s->b.blocks;
+        m->total.rss += img->rss;
     }
+    ana_pmodel_progs_seed(&w->progs, m);
     m->total.running_heap = st->heap = (uint64_t)w->run;
     m->total.running_blocks = (uint64_t)w->run_blocks;
     m->total.peak = st->peak = w->peak;
@@ -179,7 +196,7 @@ static int seed(struct walk *w, struct ana_model *m, struct ana_heap_replay *p)
         int rc = ana_pmodel_stack_image(w->r, (uint32_t)stack, &image);
         if (rc)
             return rc;
-        if (w->im[image].ended)
+        if (w->im[image].b.ended)
             continue;
         struct ana_site *site = ana_model_site_make(m, (uint32_t)stack, image);
         if (!site)
@@ -226,7 +243,7 @@ static int take(struct walk *w, const struct ana_model *m, uint32_t k)
         if (!rc && w->peak_chunk == (int64_t)k)
             rc = keep(&w->all, &w->nr_all, &w->cap_all, id, s->peak_all_bytes);
     }
-    return rc;
+    return rc ?: ana_pmodel_progs_take(&w->progs, m, k);
 }
 
 /* Replay chunk k from the walk's state. */
@@ -241,7 +258,6 @@ static int replay(struct walk *w, uint32_t k)
     int rc;
 
     mo.retire = (struct ana_model_retire){0};
-    mo.programs = NULL;
     so = ana_model_step_options(&mo);
     ana_heap_replay_init(&p, &so);
     if ((rc = fmt_reader_open_flags(&r, w->path, FMT_OPEN_STACKS_LATER, w->err, w->err_size))) {
@@ -279,7 +295,8 @@ static uint64_t find(const struct share *v, size_t n, uint32_t stack)
     return s ? s->bytes : 0;
 }
 
-/* Pass two: at each chunk where a peak is, a replay; then its changes. */
+/* Pass two: at each chunk where a peak is (or may be: a program's), a
+ * replay; then its changes. */
 static int walk_chunks(struct walk *w)
 {
     uint32_t n = fmt_reader_nr_chunks(w->r);
@@ -293,6 +310,7 @@ static int walk_chunks(struct walk *w)
             peaks_in[w->im[i].peak_chunk] = true;
     if (w->peak_chunk >= 0)
         peaks_in[w->peak_chunk] = true;
+    ana_pmodel_progs_mark(&w->progs, peaks_in);
     for (w->chunk = 0; w->chunk < n && !rc; w->chunk++) {
         uint32_t k = w->chunk;
         if (peaks_in[k] && (rc = replay(w, k)))
@@ -304,6 +322,7 @@ static int walk_chunks(struct walk *w)
         rc = rc ?: w->rc;
         if (rc)
             break;
+        ana_pmodel_progs_stepped(&w->progs, k, peaks_in[k]);
         passes(w->run, a.has_peak, a.peak, a.peak_ns, &w->peak, &w->peak_ns);
         w->run += a.heap;
         w->run_blocks += a.blocks;
@@ -325,7 +344,8 @@ int ana_pmodel_peaks(struct ana_model *m, struct fmt_reader *r, const char *path
     int rc = -ENOMEM;
 
     ana_map_init(&w.live, sizeof(struct live));
-    if (!(w.im = calloc((size_t)w.nr_im + 1, sizeof(*w.im))))
+    if (!(w.im = calloc((size_t)w.nr_im + 1, sizeof(*w.im))) ||
+        ana_pmodel_progs_init(&w.progs, opt ? opt->programs : NULL))
         goto out;
     for (uint32_t i = 0; i < w.nr_im; i++)
         w.im[i].peak_chunk = -1;
@@ -335,6 +355,8 @@ int ana_pmodel_peaks(struct ana_model *m, struct fmt_reader *r, const char *path
      * highest and latest of a chunk, whose sums are no moment's */
     m->total.rss_peak = w.rss_top;
     m->total.rss_peak_ns = w.rss_top_ns;
+    if ((rc = ana_pmodel_progs_apply(&w.progs, m)))
+        goto out;
     qsort(w.own, w.nr_own, sizeof(*w.own), cmp_share);
     qsort(w.all, w.nr_all, sizeof(*w.all), cmp_share);
     for (uint32_t id = 0; id < m->nr_used; id++) {
@@ -346,6 +368,7 @@ int ana_pmodel_peaks(struct ana_model *m, struct fmt_reader *r, const char *path
     }
 out:
     ana_map_release(&w.live);
+    ana_pmodel_progs_release(&w.progs);
     free(w.im);
     free(w.own);
     free(w.all);

@@ -13,6 +13,7 @@
  * are taken from its replay (which must agree with its totals). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/model/ana_index.h"
@@ -43,12 +44,10 @@ const char *ana_pmodel_totals_refusal(struct fmt_reader *r, const struct ana_mod
                "1.11: memscribe record --totals)";
     if (opt && !ana_filter_is_empty(opt->filter))
         return "a selection (--pid, --exe, --thread) is not in the totals";
-    if (opt && opt->programs)
-        return "the per-program view (the processes of one executable summed) is not in the "
-               "totals (--by-process is)";
-    if (opt && (opt->retire.fn || opt->retire.left_out))
-        return "the fold at each process's end (a tree of many processes) is not in the totals";
-    if (!ana_pmodel_supported(opt))
+    if (opt && opt->programs && nr_images(r) < 2)
+        return "one process's per-program view is its own (--by-process)";
+    struct ana_model_options o = ana_pmodel_plain_options(opt);
+    if (!ana_pmodel_supported(&o))
         return "these options (blocks kept, the loose temporary rule) need every event";
     return ana_index_refusal(r, NULL);
 }
@@ -320,6 +319,40 @@ static int as_range(struct ana_model *m)
     return 0;
 }
 
+static int by_end(const void *x, const void *y, void *arg)
+{
+    const struct ana_model *m = arg;
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    uint64_t ea = ana_model_image(m, a)->end_ns, eb = ana_model_image(m, b)->end_ns;
+
+    if (ea != eb)
+        return ea < eb ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+/* Finish the totals' model as a replay finishes its own: a fold (the
+ * options' retire) gets each image's sites in the order the images ended,
+ * as their exits hand them over, then those still running; the programs'
+ * counters are summed. */
+static int finish(struct ana_model *m)
+{
+    uint32_t n = ana_model_nr_images(m), k = 0;
+    uint32_t *ended = m->opt.retire.fn ? malloc(((size_t)n + 1) * sizeof(*ended)) : NULL;
+    int rc = 0;
+
+    if (m->opt.retire.fn && !ended)
+        return -ENOMEM;
+    for (uint32_t i = 0; ended && i < n; i++)
+        if (ana_model_image(m, i)->ended)
+            ended[k++] = i;
+    if (ended)
+        qsort_r(ended, k, sizeof(*ended), by_end, m);
+    for (uint32_t i = 0; i < k && !rc; i++)
+        rc = ana_model_retire_image(m, ended[i]);
+    free(ended);
+    return rc ?: ana_model_finish(m);
+}
+
 /* Chunks merged at once into the model so far: the merge walks every
  * stack id of its ranges, so one a chunk (a python3 trace in chunks of
  * 2,048 events: 817 chunks of 43,000 stacks) spent its time making and
@@ -334,6 +367,7 @@ int ana_pmodel_totals_build(struct ana_model **out, struct fmt_reader *r, const 
     struct range rg[BATCH + 1];
     struct ana_model *acc = NULL;
     bool several = nr_images(r) > 1;
+    struct ana_model_options co = ana_pmodel_plain_options(opt);
     int rc = 0;
 
     /* one process: its peak's chunk replayed as the merge goes; several:
@@ -350,9 +384,9 @@ int ana_pmodel_totals_build(struct ana_model **out, struct fmt_reader *r, const 
         for (unsigned i = 0; i <= BATCH; i++)
             rg[i].running_base = several;
         for (; nr <= BATCH && k < n && !rc; nr++, k++) {
-            rc = chunk_model(r, k, opt, several, &rg[nr].m);
+            rc = chunk_model(r, k, &co, several, &rg[nr].m);
             if (!rc && (int64_t)k == pf.found)
-                rc = peak_shares(r, path, opt, k, rg[nr].m, err, err_size);
+                rc = peak_shares(r, path, &co, k, rg[nr].m, err, err_size);
         }
         rc = rc ?: ana_model_create(&next, opt);
         rc = rc ?: ana_pmodel_merge(next, rg, nr);
@@ -368,6 +402,7 @@ int ana_pmodel_totals_build(struct ana_model **out, struct fmt_reader *r, const 
     }
     if (!rc && several)
         rc = ana_pmodel_peaks(acc, r, path, opt, err, err_size);
+    rc = rc ?: finish(acc);
     if (rc == -ENOTSUP && err && err_size)
         snprintf(err, err_size, "%s", ana_index_stackless);
     if (rc == -EPROTO && err && err_size && !err[0])

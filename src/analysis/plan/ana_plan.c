@@ -82,13 +82,18 @@ static int verify_totals(const struct ana_plan_ctx *c, const struct ana_model *m
                          size_t err_size)
 {
     const struct ana_model_options *mo = c->q->mo;
+    struct ana_model_options own = {0};
     struct ana_model *t;
     char why[300];
     int rc;
 
     if (ana_pmodel_totals_refusal(c->r, mo))
         return 0;
-    if ((rc = ana_pmodel_totals_build(&t, c->r, c->path, mo, err, err_size))) {
+    /* the fold was fed by the replay: the totals' model keeps its sites */
+    if (mo)
+        own = *mo;
+    own.retire = (struct ana_model_retire){0};
+    if ((rc = ana_pmodel_totals_build(&t, c->r, c->path, &own, err, err_size))) {
         ana_plan_reader_error(c->r, rc, err, err_size);
         return rc == -ENOTSUP ? 0 : rc;
     }
