@@ -5,7 +5,7 @@
 # test command passes every time, not just on a quiet machine.
 #
 # Usage: scripts/flake-check.sh [--spinners K] [--build DIR] [--no-build] [--out DIR]
-#                               [--tests REGEX] N
+#                               [--tests REGEX] [--resume] N
 #   N             how many whole runs of the suite (ctest -j2, as scripts/test.sh)
 #   --spinners K  CPU-bound processes running beside the suite (default 2:
 #                 one per core of the 2-core machines CI runs on)
@@ -14,6 +14,9 @@
 #   --out DIR     where each run's log and JUnit file go (default: a new
 #                 folder under /tmp, printed)
 #   --tests REGEX only the tests whose names match (ctest -R), to chase one
+#   --resume      go on with the runs --out DIR already holds (a check cut
+#                 short: five runs take over three hours): those that
+#                 finished count among the N, and must be of this commit
 # Prints, per run, its time, load average and failures; then each test that
 # failed in any run, the runs it failed in and the last lines of its output
 # that say why. Exits 0 when every run passed every test, 1 otherwise, 2 on
@@ -22,7 +25,7 @@
 set -euo pipefail
 
 {
-spinners=2 build='' do_build=1 out='' n='' only=''
+spinners=2 build='' do_build=1 out='' n='' only='' resume=0
 while [ $# -gt 0 ]; do
   case $1 in
     --spinners) spinners=${2:?--spinners needs a number}; shift ;;
@@ -30,6 +33,7 @@ while [ $# -gt 0 ]; do
     --no-build) do_build=0 ;;
     --tests) only=${2:?--tests needs a regular expression}; shift ;;
     --out) out=${2:?--out needs a folder}; shift ;;
+    --resume) resume=1 ;;
     -h|--help) awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0"; exit 0 ;;
     -*) echo "flake-check: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) [ -z "$n" ] || { echo "flake-check: one N only (see --help)" >&2; exit 2; }; n=$1 ;;
@@ -42,6 +46,7 @@ esac
 case $spinners in
   '' | *[!0-9]*) echo "flake-check: --spinners needs a whole number" >&2; exit 2 ;;
 esac
+[ "$resume" -eq 0 ] || [ -n "$out" ] || { echo "flake-check: --resume needs --out DIR" >&2; exit 2; }
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # Folders named on the command line are the caller's; the build's default
@@ -61,6 +66,15 @@ build=$(cd "$build" && pwd)
 [ -n "$out" ] || out=$(mktemp -d /tmp/flake-check.XXXXXX)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+# The commit the runs are of (the build's sources'): a resumed check goes on
+# with the same code.
+src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
+commit=$(git -C "${src:-$repo}" rev-parse HEAD)$(git -C "${src:-$repo}" diff --quiet HEAD || echo '+changes')
+if [ "$resume" -eq 1 ] && [ -f "$out/commit" ] && [ "$(cat "$out/commit")" != "$commit" ]; then
+  say "$out holds runs of $(cat "$out/commit"), this is $commit: start a new --out"
+  exit 1
+fi
+echo "$commit" >"$out/commit"
 
 # The spinners: plain busy loops, each in a process group of its own,
 # stopped however this script ends.
@@ -98,15 +112,24 @@ PY
 declare -A failed_in why
 runs_failed=0 secs=()
 for ((r = 1; r <= n; r++)); do
-  t=$SECONDS
-  rc=0
-  (cd "$build" && ctest --output-on-failure -j2 --timeout 600 --output-junit "$out/run-$r.xml" \
-    ${only:+-R "$only"}) \
-    >"$out/run-$r.log" 2>&1 || rc=$?
-  secs+=($((SECONDS - t)))
-  load=$(cut -d' ' -f1-3 /proc/loadavg)
-  summary=$(grep -E '^[0-9]+% tests passed' "$out/run-$r.log" || echo "no summary (ctest exit $rc)")
-  say "run $r of $n: $((secs[-1] / 60))m$(printf '%02d' $((secs[-1] % 60)))s, load $load: $summary"
+  # a finished run of the check resumed: its time and verdict as written
+  if [ "$resume" -eq 1 ] && [ -f "$out/run-$r.done" ]; then
+    read -r s rc load <"$out/run-$r.done"
+    secs+=("$s")
+    say "run $r of $n (done before): $((s / 60))m$(printf '%02d' $((s % 60)))s, load $load:" \
+      "$(grep -E '^[0-9]+% tests passed' "$out/run-$r.log" || echo "ctest exit $rc")"
+  else
+    t=$SECONDS
+    rc=0
+    (cd "$build" && ctest --output-on-failure -j2 --timeout 600 --output-junit "$out/run-$r.xml" \
+      ${only:+-R "$only"}) \
+      >"$out/run-$r.log" 2>&1 || rc=$?
+    secs+=($((SECONDS - t)))
+    load=$(cut -d' ' -f1-3 /proc/loadavg)
+    echo "${secs[-1]} $rc $load" >"$out/run-$r.done"
+    summary=$(grep -E '^[0-9]+% tests passed' "$out/run-$r.log" || echo "no summary (ctest exit $rc)")
+    say "run $r of $n: $((secs[-1] / 60))m$(printf '%02d' $((secs[-1] % 60)))s, load $load: $summary"
+  fi
   [ "$rc" -eq 0 ] && continue
   runs_failed=$((runs_failed + 1))
   list=$([ -s "$out/run-$r.xml" ] && failed_tests "$out/run-$r.xml" || true)
