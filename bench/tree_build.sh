@@ -8,12 +8,17 @@
 # (`gcc -c` of the biggest file: its cc1 is the tree's largest process).
 # Target: every ratio at most 2.
 #
-#   bash bench/tree_build.sh [-n FILES] [-j JOBS] [-k DIR [-r]] MEMSCRIBE
+#   bash bench/tree_build.sh [-n FILES] [-j JOBS] [-k DIR [-r]] [-t] MEMSCRIBE
 #
 #   -k DIR  keep the project and both traces in DIR (default: a temporary
 #           folder, removed at the end)
 #   -r      reuse the traces DIR holds (tree.mscr, alone.mscr) if both are
 #           there: only the commands run
+#   -t      record with --totals (format 1.11), and hold report --index
+#           against report on the tree: the same output, text and JSON
+#           (where the planner finds a replay cheaper than the totals, its
+#           note), and the time and peak RSS of each (issue 60: the
+#           planner's totals route on a build)
 # Prints one line per command: name, RSS on the tree, RSS alone (MiB),
 # ratio and whether it meets the target, then the load average; exits 1
 # when a command misses it. Every analysis command runs (about 15 minutes
@@ -21,13 +26,15 @@
 # database for some 5): TREE_BUILD_ONLY="report html ..." runs those named.
 set -euo pipefail
 
-usage() { sed -n '11,21p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '11,25p' "$0" | sed 's/^# \{0,1\}//'; }
 FILES=330
 JOBS=2
 KEEP=
 REUSE=
+TOTALS=()
 while [ $# -gt 1 ]; do
     case $1 in
+    -t) TOTALS=(--totals); shift ;;
     -n) FILES=$2; shift 2 ;;
     -j) JOBS=$2; shift 2 ;;
     -k) KEEP=$2; shift 2 ;;
@@ -94,9 +101,9 @@ if [ -n "$REUSE" ] && [ -n "$KEEP" ] && [ -f "$work/tree.mscr" ] && [ -f "$work/
     echo "tree_build: the traces in $work" >&2
 else
     echo "tree_build: building $FILES files with make -j$JOBS under memscribe record" >&2
-    (cd "$work/src" && "$ms" record -q -o "$work/tree.mscr" -- make -s -j"$JOBS" >/dev/null)
+    (cd "$work/src" && "$ms" record -q "${TOTALS[@]}" -o "$work/tree.mscr" -- make -s -j"$JOBS" >/dev/null)
     rm -f "$work"/src/*.o
-    (cd "$work/src" && "$ms" record -q -o "$work/alone.mscr" -- gcc -O2 -c "f$last.c" -o "f$last.o")
+    (cd "$work/src" && "$ms" record -q "${TOTALS[@]}" -o "$work/alone.mscr" -- gcc -O2 -c "f$last.c" -o "f$last.o")
 fi
 nproc_tree=$("$ms" report --format=json "$work/tree.mscr" |
     python3 -c 'import json,sys; print(len(json.load(sys.stdin)["processes"]))')
@@ -149,6 +156,29 @@ peak_mib() {
     rm -f "$work/out"
     awk '{ printf "%.1f\n", $1 / 1024 }' "$work/time"
 }
+
+# -t: report --index (the chunks' totals) against report (every event
+# replayed) on the tree, in text and JSON: the same bytes; then the time
+# and peak RSS of each.
+if [ ${#TOTALS[@]} -gt 0 ]; then
+    for f in text json; do
+        "$ms" report --format=$f "$work/tree.mscr" >"$work/replayed.$f"
+        "$ms" report --index --format=$f "$work/tree.mscr" >"$work/index.$f" 2>"$work/index.err"
+        # the planner may find a replay cheaper, and say why
+        [ ! -s "$work/index.err" ] || echo "tree_build: $(cat "$work/index.err")" >&2
+        cmp -s "$work/replayed.$f" "$work/index.$f" ||
+            { echo "tree_build: report --index ($f) differs from report: $(diff "$work/replayed.$f" "$work/index.$f" | head -5)" >&2; exit 1; }
+    done
+    echo "tree_build: report --index = report, text and JSON" >&2
+    printf '%-16s %8s %8s %8s\n' command wall_s cpu_s max_MiB
+    for args in "report" "report --index"; do
+        # shellcheck disable=SC2086 # the words of the command
+        /usr/bin/time -f '%e %U %S %M' -o "$work/time" "$ms" $args "$work/tree.mscr" >/dev/null
+        awk -v c="$args" '{ printf "%-16s %8s %8.2f %8.1f\n", c, $1, $2 + $3, $4 / 1024 }' "$work/time"
+    done
+    echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+    [ -n "${TREE_BUILD_ONLY:-}" ] || exit 0
+fi
 
 over=0
 printf '%-18s %10s %10s %6s %s\n' command tree_MiB alone_MiB ratio target

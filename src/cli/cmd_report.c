@@ -1027,8 +1027,14 @@ static void answer(struct report *rp)
         rp->a.fold->calls.image_rows = keep_rows;
         rp->a.fold->calls.image_arg = rp;
     }
-    struct ana_query q = {
-        .mo = &mo, .until_ns = UINT64_MAX, .prefer_index = rp->index, .verify = rp->verify};
+    /* The text of the per-program view reads no process's own shares: the
+     * totals route then replays no process's peak chunk (a build's many). */
+    struct ana_query q = {.mo = &mo,
+                          .until_ns = UINT64_MAX,
+                          .prefer_index = rp->index,
+                          .verify = rp->verify,
+                          .shares =
+                              need_procs ? ANA_SHARES_EVERY : ANA_SHARES_PROGRAM | ANA_SHARES_ALL};
     rp->m = cli_ana_answer(&rp->a, &q);
     if (rp->classes && ana_reach_build(&rp->reach, rp->a.r, rp->m))
         cli_die("report: out of memory");

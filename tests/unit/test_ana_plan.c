@@ -360,6 +360,34 @@ static void programs_of(const struct grouping *g, uint32_t nr_images, struct ana
     }
 }
 
+/* Asked for q->shares only (not every process's own), the totals' model
+ * is one pass's in every scope, and in each site's shares of its program's
+ * peak and of all processes'; its own process's are 0 unless a chunk
+ * replayed for those held it. */
+static void shares_held(struct trace *t, const struct ana_query *q)
+{
+    struct ana_model *got, *pass;
+    struct ana_plan p;
+    char err[600], why[300];
+
+    assert_int_equal(q->shares & ANA_SHARES_IMAGE, 0);
+    if (ana_plan_model(t->r, t->path, q, &got, &p, err, sizeof(err)))
+        fail_msg("%s", err);
+    assert_int_equal(p.route, ANA_ROUTE_TOTALS);
+    pass = one_pass(t, q->mo, UINT64_MAX);
+    if (ana_model_differs(got, pass, false, why, sizeof(why)))
+        fail_msg("totals differ from one pass: %s", why);
+    for (uint32_t s = 0; s < ana_model_nr_sites(pass); s++) {
+        const struct ana_site *a = ana_model_site(pass, s), *b = ana_model_site(got, s);
+        assert_int_equal(a ? a->peak_all_bytes : 0, b ? b->peak_all_bytes : 0);
+        assert_int_equal(ana_model_site_program_peak(pass, s), ana_model_site_program_peak(got, s));
+        /* found where a chunk replayed for the others holds it */
+        assert_true(!b || !b->peak_bytes || b->peak_bytes == a->peak_bytes);
+    }
+    ana_model_destroy(got);
+    ana_model_destroy(pass);
+}
+
 /* A fold keyed by stack: each site its row. */
 static int stack_key(void *arg, uint32_t stack, uint32_t *key)
 {
@@ -410,8 +438,13 @@ static void test_programs_totals(void **state)
         programs_of(g, fmt_reader_nr_images(t.r), v, &progs);
         q.mo = &mo;
         q.prefer_index = true;
+        q.max_replayed = UINT64_MAX; /* every chunk the peaks need */
         answers(&t, &q, ANA_ROUTE_TOTALS, false, &p);
         assert_null(p.asked);
+        /* the shares asked only: no process's own, fewer chunks replayed */
+        q.shares = ANA_SHARES_PROGRAM | ANA_SHARES_ALL;
+        shares_held(&t, &q);
+        q.shares = 0;
 
         struct ana_fold by_totals, by_pass;
         struct ana_model *got, *pass;
@@ -423,6 +456,24 @@ static void test_programs_totals(void **state)
         if (ana_plan_model(t.r, t.path, &q, &got, &p, err, sizeof(err)))
             fail_msg("%s", err);
         assert_int_equal(p.route, ANA_ROUTE_TOTALS);
+        /* with the replays bounded as a trace of millions of events on 4
+         * threads bounds them (a quarter of its events), chunks of two
+         * processes of one program side by side are too many to replay
+         * alone: one pass (the ranges do not make the per-program view) */
+        if (g->kind == MULTI_TOTALS) {
+            struct ana_model *m;
+            struct fmt_trace_counts n;
+            fmt_reader_counts(t.r, &n);
+            q.max_replayed = n.nr_events / 4;
+            mo.retire = (struct ana_model_retire){0};
+            if (ana_plan_model(t.r, t.path, &q, &m, &p, err, sizeof(err)))
+                fail_msg("%s", err);
+            assert_int_equal(p.route, ANA_ROUTE_PASS);
+            assert_non_null(p.asked);
+            assert_int_equal(p.asked->route, ANA_ROUTE_TOTALS);
+            assert_non_null(strstr(p.asked->why, "a replay of the whole trace is cheaper"));
+            ana_model_destroy(m);
+        }
         mo.retire = ana_fold_retire(&by_pass);
         pass = one_pass(&t, &mo, UINT64_MAX);
         assert_int_equal(ana_fold_finish(&by_totals, got), 0);

@@ -97,6 +97,17 @@ typedef int ana_model_site_fn(void *arg, uint32_t stack, const struct ana_site *
 int ana_model_each_site_of(const struct ana_model *m, uint32_t image, ana_model_site_fn *fn,
                            void *arg);
 
+/* The peaks whose shares a caller reads: each site's bytes at its own
+ * process's peak (peak_bytes), at its program's (the per-program view)
+ * and at all processes' (peak_all_bytes). A route that replays chunks to
+ * find them (the totals') finds only those asked. */
+enum ana_shares {
+    ANA_SHARES_IMAGE = 1,
+    ANA_SHARES_PROGRAM = 2,
+    ANA_SHARES_ALL = 4,
+    ANA_SHARES_EVERY = 7,
+};
+
 struct ana_model_options {
     struct ana_filter *filter; /* NULL: every event */
     /* Keep each live block (serial, address, size, time, thread): for
@@ -295,9 +306,9 @@ uint64_t ana_model_site_program_peak(const struct ana_model *m, uint32_t stack);
 
 /* Do two finished models of one trace differ in a number (every scope's,
  * the programs' too, counters, heap, peak, end and RSS; with sites, every
- * site's counters and shares of the peaks, its program's too)? 1 with the first difference said in why (a's
- * value, then b's), else 0 (ana_model_same.c: report --verify holds the
- * chunks' totals so). */
+ * site's counters and shares of the peaks, its program's too)? 1 with the first difference said in
+ * why (a's value, then b's), else 0 (ana_model_same.c: report --verify holds the chunks' totals
+ * so). */
 int ana_model_differs(const struct ana_model *a, const struct ana_model *b, bool sites, char *why,
                       size_t size);
 

@@ -73,10 +73,16 @@ int ana_pmodel_index_build(struct ana_model **out, struct fmt_reader *r, const c
  * chunks' totals merged, and the chunk where the trace peaks replayed for
  * its stacks' shares of the peak; the totals are taken on trust as the
  * index's summaries are (report --verify holds them against the events).
+ * Of a trace of several processes, only the shares asked (enum
+ * ana_shares) are found: the others are 0; and where the chunks those need
+ * replayed hold more than max_replayed events (UINT64_MAX: no bound), it
+ * returns -ENOTSUP with why in err (a replay of the whole trace is then
+ * cheaper).
  * r is the caller's, opened on path. Returns 0, -EPROTO (corrupt totals,
- * or totals that disagree with the peak chunk's events; why in err) or
- * -errno. */
+ * or totals that disagree with the peak chunk's events; why in err),
+ * -ENOTSUP (why in err) or -errno. */
 int ana_pmodel_totals_build(struct ana_model **out, struct fmt_reader *r, const char *path,
-                            const struct ana_model_options *opt, char *err, size_t err_size);
+                            const struct ana_model_options *opt, unsigned shares,
+                            uint64_t max_replayed, char *err, size_t err_size);
 
 #endif

@@ -48,12 +48,15 @@ int ana_pmodel_merge(struct ana_model *out, struct range *rg, unsigned n);
 /* The shares of the peaks of a trace of several processes with format
  * 1.11's all-processes totals (ana_pmodel_peaks.c): every site of m (the
  * totals' merged model) gets its bytes at its process's peak and at the
- * running processes' peak, from replays of the chunks where they are.
- * Returns 0, -ENOTSUP (blocks of no stack: not a process's), -EPROTO
+ * running processes' peak (and its program's), those of shares (enum
+ * ana_shares) only, from replays of the chunks where they are.
+ * Returns 0, -ENOTSUP (blocks of no stack: not a process's; or the
+ * chunks to replay hold more than max_replayed events: why in err), -EPROTO
  * (the totals disagree with the events, or a corrupt trace: err says
  * why), -ENOMEM. */
 int ana_pmodel_peaks(struct ana_model *m, struct fmt_reader *r, const char *path,
-                     const struct ana_model_options *opt, char *err, size_t err_size);
+                     const struct ana_model_options *opt, unsigned shares, uint64_t max_replayed,
+                     char *err, size_t err_size);
 
 /* The per-program view of a trace of several processes from its chunk
  * totals (ana_pmodel_progs.c), for the peaks walk (ana_pmodel_peaks.c),
@@ -91,8 +94,9 @@ void ana_pmodel_progs_image(struct ana_pmodel_progs *p, uint32_t k,
  * -ENOMEM. */
 int ana_pmodel_progs_scanned(struct ana_pmodel_progs *p, uint32_t k);
 /* After the scan: set replay[k] for each chunk that may hold a program's
- * peak; the running sums start again from the trace's start. */
-void ana_pmodel_progs_mark(struct ana_pmodel_progs *p, bool *replay);
+ * peak (and, with shares, where its highest exact value is, whose shares
+ * a replay gives); the running sums start again from the trace's start. */
+void ana_pmodel_progs_mark(struct ana_pmodel_progs *p, bool shares, bool *replay);
 /* Chunk k read (step), replayed or not: the exact values of the programs
  * one process of which ran in it pass their peaks so far. */
 void ana_pmodel_progs_stepped(struct ana_pmodel_progs *p, uint32_t k, bool replayed);
@@ -100,11 +104,11 @@ void ana_pmodel_progs_stepped(struct ana_pmodel_progs *p, uint32_t k, bool repla
  * the programs) before, take its peaks and shares after (0 or -ENOMEM). */
 void ana_pmodel_progs_seed(const struct ana_pmodel_progs *p, struct ana_model *m);
 int ana_pmodel_progs_take(struct ana_pmodel_progs *p, const struct ana_model *m, uint32_t k);
-/* The programs' scopes and their sites' shares into the totals' model m
- * (made with the programs; ana_model_finish sums their counters after).
- * Returns 0, -ENOTSUP (a program's peak in a chunk not replayed: the
- * totals cannot say its shares) or -ENOMEM. */
-int ana_pmodel_progs_apply(struct ana_pmodel_progs *p, struct ana_model *m);
+/* The programs' scopes and, with shares, their sites' shares into the
+ * totals' model m (made with the programs; ana_model_finish sums their
+ * counters after). Returns 0, -ENOTSUP (a program's peak in a chunk not
+ * replayed: the totals cannot say its shares) or -ENOMEM. */
+int ana_pmodel_progs_apply(struct ana_pmodel_progs *p, bool shares, struct ana_model *m);
 
 /* The image of stack in a trace of several processes (ana_pmodel_totals.c):
  * 0, -ENOTSUP for stack 0 (blocks of no stack: not a process's), -EPROTO

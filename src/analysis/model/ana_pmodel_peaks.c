@@ -50,6 +50,8 @@ struct walk {
     struct fmt_reader *r;
     const char *path;
     const struct ana_model_options *opt;
+    unsigned shares;       /* enum ana_shares: the peaks whose chunks are replayed */
+    uint64_t max_replayed; /* the most events those chunks may hold */
     struct img *im;
     uint32_t nr_im;
     int64_t run, run_blocks;       /* the running processes' heap and blocks */
@@ -295,6 +297,33 @@ static uint64_t find(const struct share *v, size_t n, uint32_t stack)
     return s ? s->bytes : 0;
 }
 
+/* Whether the chunks to replay hold at most w->max_replayed events; else
+ * -ENOTSUP, saying why in w->err: each is replayed from its start one
+ * after another, where a replay of the whole trace runs on every CPU (a
+ * build's many processes peak in most of its chunks, and where two of one
+ * program run side by side the totals only bound that program's peak). */
+static int within_budget(struct walk *w, const bool *replay)
+{
+    uint32_t n = fmt_reader_nr_chunks(w->r), nr = 0;
+    uint64_t events = 0, all = 0;
+
+    for (uint32_t k = 0; k < n; k++) {
+        uint64_t e = fmt_reader_chunk(w->r, k)->nr_events;
+        all += e;
+        if (replay[k]) {
+            events += e;
+            nr++;
+        }
+    }
+    if (events <= w->max_replayed)
+        return 0;
+    snprintf(w->err, w->err_size,
+             "the peaks fall in %u of the %u chunks (%.0f%% of the events), each to be replayed "
+             "alone: a replay of the whole trace is cheaper",
+             nr, n, all ? 100.0 * (double)events / (double)all : 0.0);
+    return -ENOTSUP;
+}
+
 /* Pass two: at each chunk where a peak is (or may be: a program's), a
  * replay; then its changes. */
 static int walk_chunks(struct walk *w)
@@ -305,12 +334,16 @@ static int walk_chunks(struct walk *w)
 
     if (!peaks_in)
         return -ENOMEM;
-    for (uint32_t i = 0; i < w->nr_im; i++)
+    for (uint32_t i = 0; (w->shares & ANA_SHARES_IMAGE) && i < w->nr_im; i++)
         if (w->im[i].peak_chunk >= 0)
             peaks_in[w->im[i].peak_chunk] = true;
-    if (w->peak_chunk >= 0)
+    if ((w->shares & ANA_SHARES_ALL) && w->peak_chunk >= 0)
         peaks_in[w->peak_chunk] = true;
-    ana_pmodel_progs_mark(&w->progs, peaks_in);
+    ana_pmodel_progs_mark(&w->progs, w->shares & ANA_SHARES_PROGRAM, peaks_in);
+    if ((rc = within_budget(w, peaks_in))) {
+        free(peaks_in);
+        return rc;
+    }
     for (w->chunk = 0; w->chunk < n && !rc; w->chunk++) {
         uint32_t k = w->chunk;
         if (peaks_in[k] && (rc = replay(w, k)))
@@ -332,11 +365,14 @@ static int walk_chunks(struct walk *w)
 }
 
 int ana_pmodel_peaks(struct ana_model *m, struct fmt_reader *r, const char *path,
-                     const struct ana_model_options *opt, char *err, size_t err_size)
+                     const struct ana_model_options *opt, unsigned shares, uint64_t max_replayed,
+                     char *err, size_t err_size)
 {
     struct walk w = {.r = r,
                      .path = path,
                      .opt = opt,
+                     .shares = shares,
+                     .max_replayed = max_replayed,
                      .nr_im = fmt_reader_nr_images(r),
                      .peak_chunk = -1,
                      .err = err,
@@ -355,7 +391,7 @@ int ana_pmodel_peaks(struct ana_model *m, struct fmt_reader *r, const char *path
      * highest and latest of a chunk, whose sums are no moment's */
     m->total.rss_peak = w.rss_top;
     m->total.rss_peak_ns = w.rss_top_ns;
-    if ((rc = ana_pmodel_progs_apply(&w.progs, m)))
+    if ((rc = ana_pmodel_progs_apply(&w.progs, shares & ANA_SHARES_PROGRAM, m)))
         goto out;
     qsort(w.own, w.nr_own, sizeof(*w.own), cmp_share);
     qsort(w.all, w.nr_all, sizeof(*w.all), cmp_share);

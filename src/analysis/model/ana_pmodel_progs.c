@@ -8,9 +8,9 @@
  *
  * Where one running process of a program has events in a chunk (the
  * others stand still), the program's highest in the chunk is theirs plus
- * that one's: exact. Where several do, or the one exits in the chunk
- * (events after an exit move its heap, not the program's), the totals
- * bound it only: the sum of each one's highest above, the sums at the
+ * that one's: exact. Where several do, or the one exits in the chunk no
+ * earlier than its highest there (events after an exit move its heap, not
+ * the program's), the totals bound it only: the sum of each one's highest above, the sums at the
  * chunk's ends below. The scan finds each program's highest exact value
  * and lower bound; a chunk whose bound above reaches the lower bound may
  * hold the peak and is replayed, as is the chunk of the highest exact
@@ -42,7 +42,7 @@ struct ana_pmodel_prog {
     /* the chunk read: its running processes with events there */
     uint32_t mark; /* the chunk + 1 once touched in it */
     uint32_t nr_active;
-    bool exits;                  /* one of them exits in it */
+    bool exits;                  /* one exits in it after its highest: not exact */
     int64_t run0, blocks0, rss0; /* the sums at its start */
     int64_t up, rss_up;          /* how far above them it can go */
     bool has_high, has_rss_high; /* one's highest (exact with one active) */
@@ -113,7 +113,10 @@ void ana_pmodel_progs_image(struct ana_pmodel_progs *p, uint32_t k,
         p->touched[p->nr_touched++] = (uint32_t)(g - p->v);
     }
     g->nr_active++;
-    g->exits |= t->ended;
+    /* Events after an exit move its heap, not the program's: its highest
+     * in the chunk is of the program only if reached before the exit. */
+    g->exits |= t->ended && ((t->has_peak && t->peak_ns >= t->end_ns) ||
+                             (t->has_rss && t->rss_max_ns >= t->end_ns));
     if (t->has_peak) {
         g->up += t->peak > 0 ? t->peak : 0;
         g->has_high = true;
@@ -179,13 +182,13 @@ int ana_pmodel_progs_scanned(struct ana_pmodel_progs *p, uint32_t k)
     return 0;
 }
 
-void ana_pmodel_progs_mark(struct ana_pmodel_progs *p, bool *replay)
+void ana_pmodel_progs_mark(struct ana_pmodel_progs *p, bool shares, bool *replay)
 {
     if (!p->programs)
         return;
     for (uint32_t k = 0; k < p->programs->nr; k++) {
         struct ana_pmodel_prog *g = &p->v[k];
-        if (g->best_chunk >= 0)
+        if (shares && g->best_chunk >= 0)
             replay[g->best_chunk] = true;
         g->run = g->run_blocks = g->rss = 0;
         g->mark = 0;
@@ -271,18 +274,18 @@ int ana_pmodel_progs_take(struct ana_pmodel_progs *p, const struct ana_model *m,
     return 0;
 }
 
-int ana_pmodel_progs_apply(struct ana_pmodel_progs *p, struct ana_model *m)
+int ana_pmodel_progs_apply(struct ana_pmodel_progs *p, bool shares, struct ana_model *m)
 {
     for (uint32_t k = 0; p->programs && k < m->nr_progs; k++) {
         const struct ana_pmodel_prog *g = &p->v[k];
         struct ana_scope *s = &m->progs[k];
-        if (g->peak_chunk != g->share_chunk)
+        if (shares && g->peak_chunk != g->share_chunk)
             return -ENOTSUP;
         put(g, s);
         s->has_rss = g->has_rss;
     }
     /* the model's generations stay 0: its finish keeps these shares */
-    for (size_t i = 0; i < p->nr_shares; i++) {
+    for (size_t i = 0; shares && i < p->nr_shares; i++) {
         const struct ana_pmodel_share *sh = &p->shares[i];
         uint32_t at = ana_model_site_index(m, sh->stack);
         if (sh->chunk != (uint32_t)p->v[sh->prog].share_chunk || at == UINT32_MAX)

@@ -360,7 +360,8 @@ static int finish(struct ana_model *m)
 #define BATCH 64
 
 int ana_pmodel_totals_build(struct ana_model **out, struct fmt_reader *r, const char *path,
-                            const struct ana_model_options *opt, char *err, size_t err_size)
+                            const struct ana_model_options *opt, unsigned shares,
+                            uint64_t max_replayed, char *err, size_t err_size)
 {
     uint32_t n = fmt_reader_nr_chunks(r);
     struct peak_find pf = {.found = -1};
@@ -401,9 +402,9 @@ int ana_pmodel_totals_build(struct ana_model **out, struct fmt_reader *r, const 
         acc = next;
     }
     if (!rc && several)
-        rc = ana_pmodel_peaks(acc, r, path, opt, err, err_size);
+        rc = ana_pmodel_peaks(acc, r, path, opt, shares, max_replayed, err, err_size);
     rc = rc ?: finish(acc);
-    if (rc == -ENOTSUP && err && err_size)
+    if (rc == -ENOTSUP && err && err_size && !err[0])
         snprintf(err, err_size, "%s", ana_index_stackless);
     if (rc == -EPROTO && err && err_size && !err[0])
         snprintf(err, err_size, "%s", fmt_reader_error(r));

@@ -93,7 +93,8 @@ static int verify_totals(const struct ana_plan_ctx *c, const struct ana_model *m
     if (mo)
         own = *mo;
     own.retire = (struct ana_model_retire){0};
-    if ((rc = ana_pmodel_totals_build(&t, c->r, c->path, &own, err, err_size))) {
+    if ((rc = ana_pmodel_totals_build(&t, c->r, c->path, &own, ANA_SHARES_EVERY, UINT64_MAX, err,
+                                      err_size))) {
         ana_plan_reader_error(c->r, rc, err, err_size);
         return rc == -ENOTSUP ? 0 : rc;
     }

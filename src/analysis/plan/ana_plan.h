@@ -73,6 +73,17 @@ struct ana_query {
      * can answer) must equal it; a difference fails the answer
      * (-EBADMSG). */
     bool verify;
+    /* enum ana_shares: the peaks whose shares the caller reads (0: every
+     * one). The totals route replays the chunks of those only and leaves
+     * the others' shares 0 (a build's report by program reads no
+     * process's own: a replay of each process's peak chunk saved). */
+    unsigned shares;
+    /* The most events the totals route may replay for the peaks' shares
+     * (their chunks, one after another); past it, it finds it cannot
+     * answer. 0: the planner's rule (the trace's events over nr_threads,
+     * what each CPU replays of it all in ranges, and at least a million);
+     * tests lift it. */
+    uint64_t max_replayed;
     unsigned nr_threads;       /* the ranges' at most (0 or 1: no ranges) */
     uint64_t min_range_events; /* the fewest events per range (0: the replay's own) */
     ana_progress_fn *progress; /* while events are replayed; may be NULL */
