@@ -373,6 +373,29 @@ struct fmt_all_totals {
     bool has_rss;
     uint64_t rss_max, rss_max_ns;
 };
+/* Format 1.12's programs' parts of chunk k's totals (feature bit
+ * TOTALS_PROGS): for each program (the processes of one executable path,
+ * byte for byte, as the per-program view groups them; a process of no
+ * known executable is its own) two of whose processes had events in the
+ * chunk, or one exited, what the all-processes part holds of its running
+ * processes: their heap's change and live blocks', its highest just after
+ * a block of one started or ended, first reached (has_peak), the blocks'
+ * change then; the highest sum of their latest RSS samples just after a
+ * sample of one of them (has_rss). first_image names the program: its
+ * first process in the trace. In increasing order of first_image. */
+struct fmt_prog_totals {
+    uint32_t first_image;
+    struct fmt_all_totals part;
+};
+typedef int fmt_prog_totals_fn(void *arg, const struct fmt_prog_totals *t);
+/* Do the chunks' totals have the programs' parts (TOTALS_PROGS)? */
+bool fmt_reader_has_prog_totals(const struct fmt_reader *r);
+/* Chunk k's programs' parts, fn called for each (a non-zero return ends
+ * the walk and is returned): 0, -EINVAL (no such chunk, no such parts) or
+ * -EPROTO (corrupt: the reader's error says why). */
+int fmt_reader_chunk_prog_totals(struct fmt_reader *r, uint32_t k, fmt_prog_totals_fn *fn,
+                                 void *arg);
+
 /* Do the chunks' totals have the all-processes part (TOTALS_ALL)? */
 bool fmt_reader_has_all_totals(const struct fmt_reader *r);
 /* Chunk k's all-processes part in *out: 0, -EINVAL (no such chunk, no

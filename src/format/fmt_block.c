@@ -74,9 +74,10 @@ void fmt_header_encode(uint8_t out[FMT_HEADER_SIZE], const struct fmt_trace_info
      * classes at exit (an optional bit: readers before it read the file), 1.7
      * with predicted realloc addresses, 1.8 with aggregated stretches, 1.9
      * --keep-last's segments, 1.10 with chunk totals (optional), 1.11 with
-     * their all-processes part (optional): Linux traces in nanoseconds
-     * stay 1.1 files. */
-    fmt_put_le16(out + 10, (features & FMT_FEAT_TOTALS_ALL)                       ? 11
+     * their all-processes part, 1.12 with their programs' parts (both
+     * optional): Linux traces in nanoseconds stay 1.1 files. */
+    fmt_put_le16(out + 10, (features & FMT_FEAT_TOTALS_PROGS)                     ? 12
+                           : (features & FMT_FEAT_TOTALS_ALL)                     ? 11
                            : (features & FMT_FEAT_TOTALS)                         ? 10
                            : (features & FMT_FEAT_SEGMENT)                        ? 9
                            : (features & FMT_FEAT_AGGREGATE)                      ? 8

@@ -12,7 +12,7 @@
 /* The newest minor version fmt_header_encode writes (chunk totals, 1.10);
  * a format bump raises it, with its golden file (tests/golden/v1_N*.mscr,
  * which the version test holds `memscribe --version` against). */
-#define FMT_VERSION_MINOR_NEWEST 11
+#define FMT_VERSION_MINOR_NEWEST 12
 
 /* File header: 64 bytes at offset 0. The magic starts with a non-ASCII
  * byte and holds \r\n and ^Z, so text-mode mangling is detected (as PNG). */
@@ -44,6 +44,9 @@
 /* 1.11: each TOTALS record ends with the all-processes part (optional: a
  * 1.10 reader reads the record as before and stops before it) */
 #define FMT_FEAT_TOTALS_ALL (1ull << 34)
+/* 1.12: after it, the programs' parts (optional, with TOTALS_ALL: a 1.11
+ * reader stops before them) */
+#define FMT_FEAT_TOTALS_PROGS (1ull << 35)
 #define FMT_FEAT_KNOWN                                                                             \
     (FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS | FMT_FEAT_PE_PROCESS |    \
      FMT_FEAT_TIME_UNIT | FMT_FEAT_SAMPLED | FMT_FEAT_TIME_PACK | FMT_FEAT_POOLS |                 \

@@ -302,6 +302,7 @@ static int open_trace(struct fmt_reader *r)
     r->reach_on = (features & FMT_FEAT_REACH) != 0;
     r->totals_on = (features & FMT_FEAT_TOTALS) != 0;
     r->totals_all = r->totals_on && (features & FMT_FEAT_TOTALS_ALL) != 0;
+    r->totals_progs = r->totals_all && (features & FMT_FEAT_TOTALS_PROGS) != 0;
     r->agg = (features & FMT_FEAT_AGGREGATE) != 0;
     r->segment = (features & FMT_FEAT_SEGMENT) != 0;
     r->estimates = r->sampled;

@@ -217,6 +217,7 @@ struct fmt_reader {
     int reach_on;             /* FMT_FEAT_REACH (1.6) */
     int totals_on;            /* FMT_FEAT_TOTALS (1.10) */
     int totals_all;           /* FMT_FEAT_TOTALS_ALL (1.11) */
+    int totals_progs;         /* FMT_FEAT_TOTALS_PROGS (1.12) */
     struct fmt_rreach *reach; /* REACH records (1.6), in order */
     uint32_t nr_reach;
     uint32_t cap_reach;

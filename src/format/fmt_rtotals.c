@@ -116,11 +116,37 @@ static int get_all(struct fmt_cur *b, const struct fmt_chunk_info *ci, struct fm
     return 0;
 }
 
+/* The programs' parts (fmt_wtgrp_put): each a first image, in increasing
+ * order, and a part read as the all-processes part. */
+static int get_progs(struct fmt_reader *r, struct fmt_cur *b, uint64_t off, uint32_t k,
+                     fmt_prog_totals_fn *fn, void *arg)
+{
+    const struct fmt_chunk_info *ci = &r->chunks[k].c;
+    uint64_t n = fmt_cur_varint(b);
+    int64_t prev = -1;
+    int rc;
+
+    if (b->bad || n > r->nr_images)
+        return fmt_rerr(r, -EPROTO, off, "bad programs' totals of chunk %u", k);
+    for (uint64_t i = 0; i < n; i++) {
+        struct fmt_prog_totals t;
+        uint64_t image = fmt_cur_varint(b);
+        if (b->bad || image >= r->nr_images || (int64_t)image <= prev || get_all(b, ci, &t.part))
+            return fmt_rerr(r, -EPROTO, off, "bad programs' totals of chunk %u (program %llu)", k,
+                            (unsigned long long)i);
+        t.first_image = (uint32_t)image;
+        prev = (int64_t)image;
+        if ((rc = fn(arg, &t)))
+            return rc;
+    }
+    return 0;
+}
+
 /* The TOTALS record of chunk k in the DEFS payload at off (r->raw); with
- * all, its all-processes part too. */
+ * all, its all-processes part too, and with progs then its programs'. */
 static int walk(struct fmt_reader *r, struct fmt_cur *b, uint64_t off, uint32_t k,
                 fmt_image_totals_fn *img, fmt_stack_totals_fn *stk, void *arg,
-                struct fmt_all_totals *all)
+                struct fmt_all_totals *all, fmt_prog_totals_fn *progs)
 {
     const struct fmt_chunk_info *ci = &r->chunks[k].c;
     uint64_t n = fmt_cur_varint(b);
@@ -170,13 +196,16 @@ static int walk(struct fmt_reader *r, struct fmt_cur *b, uint64_t off, uint32_t 
     }
     if (!b->bad && all && get_all(b, ci, all))
         return fmt_rerr(r, -EPROTO, off, "bad all-processes totals of chunk %u", k);
+    if (!b->bad && progs)
+        return get_progs(r, b, off, k, progs, arg);
     return b->bad ? fmt_rerr(r, -EPROTO, off, "bad totals of chunk %u", k) : 0;
 }
 
 /* Chunk k's TOTALS record found and walked (walk); -EINVAL if the trace
  * has no such chunk or no such part (on: the feature bit asked). */
 static int chunk_record(struct fmt_reader *r, uint32_t k, int on, fmt_image_totals_fn *img,
-                        fmt_stack_totals_fn *stk, void *arg, struct fmt_all_totals *all)
+                        fmt_stack_totals_fn *stk, void *arg, struct fmt_all_totals *all,
+                        fmt_prog_totals_fn *progs)
 {
     struct fmt_cur b;
     uint64_t off;
@@ -187,13 +216,13 @@ static int chunk_record(struct fmt_reader *r, uint32_t k, int on, fmt_image_tota
     if ((rc = fmt_rdefs_chunk_record(r, k, FMT_DEF_TOTALS, "totals", &b, &off)))
         return rc;
     (void)fmt_cur_varint(&b); /* the chunk's number, k */
-    return walk(r, &b, off, k, img, stk, arg, all);
+    return walk(r, &b, off, k, img, stk, arg, all, progs);
 }
 
 int fmt_reader_chunk_totals(struct fmt_reader *r, uint32_t k, fmt_image_totals_fn *img,
                             fmt_stack_totals_fn *stk, void *arg)
 {
-    return chunk_record(r, k, r->totals_on, img, stk, arg, NULL);
+    return chunk_record(r, k, r->totals_on, img, stk, arg, NULL, NULL);
 }
 
 bool fmt_reader_has_all_totals(const struct fmt_reader *r)
@@ -203,5 +232,18 @@ bool fmt_reader_has_all_totals(const struct fmt_reader *r)
 
 int fmt_reader_chunk_all_totals(struct fmt_reader *r, uint32_t k, struct fmt_all_totals *out)
 {
-    return chunk_record(r, k, r->totals_all, NULL, NULL, NULL, out);
+    return chunk_record(r, k, r->totals_all, NULL, NULL, NULL, out, NULL);
+}
+
+bool fmt_reader_has_prog_totals(const struct fmt_reader *r)
+{
+    return r->totals_progs;
+}
+
+int fmt_reader_chunk_prog_totals(struct fmt_reader *r, uint32_t k, fmt_prog_totals_fn *fn,
+                                 void *arg)
+{
+    struct fmt_all_totals all;
+
+    return chunk_record(r, k, r->totals_progs, NULL, NULL, arg, &all, fn);
 }

@@ -8,6 +8,6 @@
 # summaries); ms_format has both lists, tests/fuzz/run.sh names it.
 set(MS_FMT_WRITER_SOURCES
     fmt_writer.c fmt_wchunk.c fmt_wctx.c fmt_wdefs.c fmt_wdelta.c fmt_wevent.c fmt_wlive.c
-    fmt_wout.c fmt_wpool.c fmt_wreach.c fmt_wstack.c fmt_wtotals.c fmt_wvm.c fmt_wcarry.c fmt_buf.c fmt_crc.c fmt_block.c fmt_zc.c)
+    fmt_wout.c fmt_wpool.c fmt_wreach.c fmt_wstack.c fmt_wtotals.c fmt_wtgroups.c fmt_wvm.c fmt_wcarry.c fmt_buf.c fmt_crc.c fmt_block.c fmt_zc.c)
 set(MS_FMT_WRITER_UTIL_SOURCES util_array.c)
 set(MS_FMT_READER_SOURCES fmt_reader.c fmt_rchunk.c fmt_rdefs.c fmt_rnodes.c fmt_rtotals.c fmt_names.c)

@@ -583,8 +583,8 @@ static int encode(struct fmt_writer *w, const struct fmt_event *ev, uint32_t ctx
     uint8_t *op = encode_head(w, ctx, kind, ev->ts_ns);
     if (!op)
         return -ENOMEM;
-    if (w->tot.on)
-        fmt_wtot_other(&w->tot, ev);
+    if (w->tot.on && (rc = fmt_wtot_other(&w->tot, ev)))
+        return rc;
     if (put_extra(w, ev))
         *op |= FMT_OP_EXTRA;
     encode_stack(w, kind, ev->stack);

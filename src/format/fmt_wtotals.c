@@ -26,11 +26,14 @@ static void go_multi(struct fmt_wtotals *t)
     t->all.peak = INT64_MIN;
     if (t->nr == 1 && !t->v[0].gone) {
         const struct fmt_wtimg *e = &t->v[0];
-        t->all.heap = e->heap;
-        t->all.blocks = e->blocks;
-        t->all.peak = e->peak;
-        t->all.peak_ns = e->peak_ns;
-        t->all.peak_blocks = e->peak_blocks;
+        struct fmt_wtall *parts[2] = {&t->all, e->grp ? &t->gv[e->grp - 1].part : NULL};
+        for (int i = 0; i < 2 && parts[i]; i++) {
+            parts[i]->heap = e->heap;
+            parts[i]->blocks = e->blocks;
+            parts[i]->peak = e->peak;
+            parts[i]->peak_ns = e->peak_ns;
+            parts[i]->peak_blocks = e->peak_blocks;
+        }
     }
 }
 
@@ -56,7 +59,8 @@ static struct fmt_wtimg *img_entry(struct fmt_wtotals *t, uint64_t gen, uint32_t
     e->gone = t->at[image].gone;
     t->at[image].gen = gen;
     t->at[image].idx = t->nr++;
-    return e;
+    t->gen = gen;
+    return fmt_wtgrp_attach(t, e) ? NULL : e;
 }
 
 int fmt_wtot_switch(struct fmt_wtotals *t, uint64_t gen, uint32_t ctx,
@@ -77,12 +81,12 @@ int fmt_wtot_switch(struct fmt_wtotals *t, uint64_t gen, uint32_t ctx,
     return 0;
 }
 
-void fmt_wtot_other(struct fmt_wtotals *t, const struct fmt_event *ev)
+int fmt_wtot_other(struct fmt_wtotals *t, const struct fmt_event *ev)
 {
     struct fmt_wtimg *e = t->cur;
 
     if (!e)
-        return;
+        return 0;
     /* What a segment carries in, or what was mapped when the stream
      * began: not calls (ana_model.c's apply) */
     if (ev->origin == FMT_ORIGIN_SNAPSHOT && fmt_kind_is_heap_alloc(ev->kind)) {
@@ -97,6 +101,18 @@ void fmt_wtot_other(struct fmt_wtotals *t, const struct fmt_event *ev)
         e->arena_maps++;
     switch (ev->kind) {
     case FMT_EV_RSS:
+        /* its program's running processes' sum, and its highest after a
+         * sample of one of them (ana_model_programs.c) */
+        if (!e->gone && e->grp) {
+            struct fmt_wtprog *p = &t->progs[t->at[e->image].group - 1];
+            struct fmt_wtall *g = &t->gv[e->grp - 1].part;
+            p->rss = p->rss - t->at[e->image].rss + ev->size;
+            if (!g->has_rss || p->rss > g->rss_max) {
+                g->rss_max = p->rss;
+                g->rss_max_ns = ev->ts_ns;
+            }
+            g->has_rss = true;
+        }
         /* the running processes' sum of latest samples (ana_model.c) */
         if (!e->gone)
             t->all.rss = t->all.rss - t->at[e->image].rss + ev->size;
@@ -128,10 +144,20 @@ void fmt_wtot_other(struct fmt_wtotals *t, const struct fmt_event *ev)
             t->all.heap -= a->heap + e->heap;
             t->all.blocks -= a->blocks + e->blocks;
             t->all.rss -= a->rss;
+            if (e->grp) { /* and its program's */
+                struct fmt_wtgrp *g = &t->gv[e->grp - 1];
+                g->part.heap -= a->heap + e->heap;
+                g->part.blocks -= a->blocks + e->blocks;
+                t->progs[a->group - 1].rss -= a->rss;
+                g->exits = true;
+            }
             e->gone = true;
         }
         break;
+    case FMT_EV_PROCESS_START:
+        return fmt_wtgrp_start(t, e, ev->str, ev->str ? ev->str_len : 0);
     }
+    return 0;
 }
 
 static int cmp_image(const void *a, const void *b)
@@ -186,8 +212,9 @@ static void put_image(struct fmt_buf *b, const struct fmt_wtimg *e, uint64_t bas
         fmt_buf_put_varint(b, e->end_ns - e->first_ns);
 }
 
-/* The all-processes part (TOTALS_ALL), after the stacks. */
-static void put_all(struct fmt_buf *b, const struct fmt_wtall *a, uint64_t base_ns)
+/* The all-processes part (TOTALS_ALL), after the stacks; a program's
+ * (TOTALS_PROGS) after its first image. */
+void fmt_wtall_put(struct fmt_buf *b, const struct fmt_wtall *a, uint64_t base_ns)
 {
     bool has_peak = a->peak != INT64_MIN;
 
@@ -269,9 +296,10 @@ int fmt_wtot_put(struct fmt_wtotals *t, struct fmt_buf *defs, uint64_t chunk, ui
         prev = x->stack;
     }
     go_multi(t); /* a chunk of one image: its part */
-    put_all(&b, &t->all, base_ns);
+    fmt_wtall_put(&b, &t->all, base_ns);
+    rc = fmt_wtgrp_put(t, &b, base_ns);
     carry(t);
-    rc = fmt_buf_add_varint(defs, FMT_DEF_TOTALS);
+    rc = rc ?: fmt_buf_add_varint(defs, FMT_DEF_TOTALS);
     rc = rc ?: fmt_buf_add_string(defs, b.data, b.len);
     fmt_buf_free(&b);
     t->nr = 0; /* at forgets them by generation */
@@ -280,6 +308,7 @@ int fmt_wtot_put(struct fmt_wtotals *t, struct fmt_buf *defs, uint64_t chunk, ui
 
 void fmt_wtot_destroy(struct fmt_wtotals *t)
 {
+    fmt_wtgrp_destroy(t);
     free(t->v);
     free(t->at);
     free(t->thr_last);

@@ -11,7 +11,12 @@
  * 1.11, feature bit TOTALS_ALL), also the change of the heap of the
  * running processes over the chunk, which an exit lowers by that image's
  * whole heap, and the highest that change reached, as the stepper's heap
- * of a whole trace moves. A report then merges the chunks' totals instead
+ * of a whole trace moves. With the programs' part (format 1.12, feature
+ * bit TOTALS_PROGS; fmt_wtgroups.c), the same of each program's running
+ * processes (the processes of one executable, as the per-program view
+ * groups them), for each program two of whose processes had events in the
+ * chunk, or one that exited: where a program's highest cannot be told
+ * from its processes' own. A report then merges the chunks' totals instead
  * of replaying their events (report --index).
  *
  * The hot path: the current context's image entry and thread slot, kept
@@ -39,7 +44,8 @@ struct fmt_wtimg {
     uint64_t start_maps, carried, carried_bytes, arena_maps, unmatched, dropped;
     uint64_t allocs, alloc_bytes; /* blocks started by calls, their bytes */
     uint64_t rss_max, rss_max_ns, rss_last, rss_last_ns, end_ns;
-    bool gone; /* exited, in this chunk or before: its blocks are not running */
+    bool gone;    /* exited, in this chunk or before: its blocks are not running */
+    uint32_t grp; /* its program's part in the chunk's (gv), + 1; 0: none (exe unknown) */
     uint64_t calls[FMT_TOTALS_KEYS], failed[FMT_TOTALS_KEYS];
 };
 
@@ -49,6 +55,7 @@ struct fmt_wtimg_at {
     bool gone;            /* exited in a chunk before */
     int64_t heap, blocks; /* its heap and live blocks at the chunk's start */
     uint64_t rss;         /* its latest RSS sample */
+    uint32_t group;       /* its program (fmt_wtgroups.c) + 1; 0: exe unknown */
 };
 
 /* The all-processes part (TOTALS_ALL): the running processes' heap and
@@ -63,6 +70,29 @@ struct fmt_wtall {
     uint64_t rss;                 /* the sum of their latest RSS samples (not a change) */
     bool has_rss;                 /* an RSS sample in the chunk: */
     uint64_t rss_max, rss_max_ns; /* the highest sum after one, first reached */
+};
+
+/* A program's part of the chunk (TOTALS_PROGS): as the all-processes
+ * part, of its processes only. */
+struct fmt_wtgrp {
+    uint32_t group, first_image;
+    uint32_t nr; /* its images in the chunk */
+    bool exits;  /* one of them exited in the chunk */
+    struct fmt_wtall part;
+};
+
+/* A program over the whole trace: its executable, its first image (which
+ * names it in the record: a reader groups images by executable too), the
+ * sum of its running processes' latest RSS samples, where its part of the
+ * chunk being built is. */
+struct fmt_wtprog {
+    uint64_t hash;
+    char *exe;
+    uint32_t exe_len;
+    uint32_t first_image;
+    uint64_t rss;
+    uint64_t gen; /* chunk number + 1 when it has a part in gv */
+    uint32_t idx;
 };
 
 /* A thread's serial of its latest heap event if it started a block, else
@@ -81,14 +111,21 @@ struct fmt_wtotals {
     uint32_t nr_at;
     struct fmt_wthr *thr_last; /* by thread */
     uint32_t nr_thr;
-    struct fmt_wtimg *cur; /* the current event's image (fmt_wtot_event); NULL at a chunk's
-                              start, and always without totals */
-    struct fmt_wthr *thr;  /* the current event's thread's in thr_last */
-    struct fmt_wtall all;  /* the chunk's all-processes part, */
-    bool multi;            /* followed event by event once the chunk holds a second
-                              image or an exit: before, it is its one image's */
-    uint32_t ctx;          /* the writer's context of cur and thr */
-    uint64_t ts;           /* the time of cur's latest event */
+    struct fmt_wtimg *cur;    /* the current event's image (fmt_wtot_event); NULL at a chunk's
+                                 start, and always without totals */
+    struct fmt_wthr *thr;     /* the current event's thread's in thr_last */
+    struct fmt_wtall all;     /* the chunk's all-processes part, */
+    bool multi;               /* followed event by event once the chunk holds a second
+                                 image or an exit: before, it is its one image's */
+    uint32_t ctx;             /* the writer's context of cur and thr */
+    uint64_t ts;              /* the time of cur's latest event */
+    struct fmt_wtprog *progs; /* the programs, by id (fmt_wtgroups.c) */
+    uint32_t nr_progs, cap_progs;
+    uint32_t *by_hash; /* open addressing: program id + 1, 0 empty; size a power of 2 */
+    uint32_t hash_size;
+    struct fmt_wtgrp *gv; /* the programs' parts of the chunk */
+    uint32_t nr_gv, cap_gv;
+    uint64_t gen; /* the chunk's generation (number + 1) */
 };
 
 /* fmt_wtot_event() when the context changed (or at a chunk's start): who's
@@ -130,7 +167,49 @@ static inline void fmt_wtot_call(struct fmt_wtotals *t, unsigned kind, unsigned 
 
 /* The current event's rarer parts: a snapshot's copy, an mmap (pymalloc's
  * arenas), an RSS sample, a drop count, an exit. */
-void fmt_wtot_other(struct fmt_wtotals *t, const struct fmt_event *ev);
+int fmt_wtot_other(struct fmt_wtotals *t, const struct fmt_event *ev);
+
+/* The programs' parts (fmt_wtgroups.c): image e (its entry just made, or
+ * its process just started) joins its program's part of the chunk;
+ * PROCESS_START: e's image's program is the one of executable exe
+ * (exe_len bytes; none when 0). Return 0 or -ENOMEM. */
+int fmt_wtgrp_attach(struct fmt_wtotals *t, struct fmt_wtimg *e);
+int fmt_wtgrp_start(struct fmt_wtotals *t, struct fmt_wtimg *e, const char *exe, uint32_t exe_len);
+/* Append the parts of the programs two of whose images had events in the
+ * chunk, or one exited, to b; then the chunk's parts are forgotten.
+ * Returns 0 or -ENOMEM. */
+struct fmt_buf;
+int fmt_wtgrp_put(struct fmt_wtotals *t, struct fmt_buf *b, uint64_t base_ns);
+void fmt_wtgrp_destroy(struct fmt_wtotals *t);
+/* Part a of a chunk whose events start at base_ns, appended to b (room
+ * for 8 varints made). */
+void fmt_wtall_put(struct fmt_buf *b, const struct fmt_wtall *a, uint64_t base_ns);
+
+/* A block of size bytes started in a running process: a part (the
+ * all-processes', a program's) follows it. */
+static inline void fmt_wtall_start(struct fmt_wtall *a, uint64_t size, uint64_t ts_ns)
+{
+    a->heap += (int64_t)size;
+    a->blocks++;
+    if (a->heap > a->peak) {
+        a->peak = a->heap;
+        a->peak_ns = ts_ns;
+        a->peak_blocks = a->blocks;
+    }
+}
+
+/* A block of size bytes ended in a running process (check: as
+ * fmt_wtot_end's). */
+static inline void fmt_wtall_end(struct fmt_wtall *a, uint64_t size, bool check, uint64_t ts_ns)
+{
+    a->heap -= (int64_t)size;
+    a->blocks--;
+    if (check && __builtin_expect(a->peak == INT64_MIN, 0)) {
+        a->peak = a->heap;
+        a->peak_ns = ts_ns;
+        a->peak_blocks = a->blocks;
+    }
+}
 
 /* A heap block of size bytes starts (made: a call's, not a snapshot's
  * copy); its serial. The image's heap and blocks are followed for its
@@ -155,13 +234,9 @@ static inline void fmt_wtot_start(struct fmt_wtotals *t, uint64_t size, uint64_t
     }
     if (__builtin_expect(!t->multi || e->gone, 1))
         return;
-    t->all.heap += (int64_t)size;
-    t->all.blocks++;
-    if (t->all.heap > t->all.peak) {
-        t->all.peak = t->all.heap;
-        t->all.peak_ns = ts_ns;
-        t->all.peak_blocks = t->all.blocks;
-    }
+    fmt_wtall_start(&t->all, size, ts_ns);
+    if (e->grp)
+        fmt_wtall_start(&t->gv[e->grp - 1].part, size, ts_ns);
 }
 
 /* The heap block serial of size bytes ends: true if it was temporary (its
@@ -187,13 +262,9 @@ static inline bool fmt_wtot_end(struct fmt_wtotals *t, uint64_t size, uint64_t s
     }
     if (__builtin_expect(!t->multi || e->gone, 1))
         return temp;
-    t->all.heap -= (int64_t)size;
-    t->all.blocks--;
-    if (check && __builtin_expect(t->all.peak == INT64_MIN, 0)) {
-        t->all.peak = t->all.heap;
-        t->all.peak_ns = ts_ns;
-        t->all.peak_blocks = t->all.blocks;
-    }
+    fmt_wtall_end(&t->all, size, check, ts_ns);
+    if (e->grp)
+        fmt_wtall_end(&t->gv[e->grp - 1].part, size, check, ts_ns);
     return temp;
 }
 

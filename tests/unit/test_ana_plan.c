@@ -37,7 +37,23 @@ enum kind {
     SAMPLED,      /* record --sample */
     GROWING,      /* record --totals, still being written: no index, no trailer */
     STAGGERED,    /* three processes one after another, overlapping, record --totals */
+    /* the same, their processes started with executables: /bin/p twice (and
+     * /bin/q), so their chunks' totals have the programs' parts (1.12) */
+    MULTI_NAMED,
+    STAGGERED_NAMED,
 };
+
+/* The kind a named one is made as. */
+static enum kind made_as(enum kind k)
+{
+    return k == MULTI_NAMED ? MULTI_TOTALS : k == STAGGERED_NAMED ? STAGGERED : k;
+}
+
+/* The executable of a named kind's image im (NULL: none). */
+static const char *exe_of(enum kind k, uint32_t im)
+{
+    return k != MULTI_NAMED && k != STAGGERED_NAMED ? NULL : im < 2 ? "/bin/p" : "/bin/q";
+}
 
 #define NR_SLOTS 16
 #define NR_OPS 3000
@@ -70,8 +86,9 @@ static void write_exit(struct fmt_writer *w, uint32_t im, uint64_t *ts)
  * process's exit at the end (a growing trace has none: it was flushed and
  * left; a staggered one's processes exit as they end, the running
  * processes' heap falling by what each leaves). */
-static int write_trace(enum kind k, char *path, size_t size)
+static int write_trace(enum kind named, char *path, size_t size)
 {
+    enum kind k = made_as(named);
     struct fmt_trace_info info = {.command = "p", .command_len = 1, .hostname = "h"};
     struct fmt_writer_options opt = {.chunk_events = 128};
     uint32_t nr_images = k == MULTI_TOTALS ? 2 : k == STAGGERED ? 3 : 1, stacks[3][3];
@@ -80,7 +97,7 @@ static int write_trace(enum kind k, char *path, size_t size)
     int fd = memfd_create("plan", MFD_CLOEXEC);
 
     assert_true(fd >= 0);
-    rnd_state = 60 + k;
+    rnd_state = 60 + named;
     if (k == SAMPLED)
         info.sample_bytes = 4096;
     if (k == AGGREGATED) {
@@ -97,6 +114,13 @@ static int write_trace(enum kind k, char *path, size_t size)
             uint64_t frames[2] = {0x4000 + 0x20 * s, 0x2000};
             assert_int_equal(fmt_writer_stack(w, im, frames, 2, &stacks[im][s]), 0);
         }
+    for (uint32_t im = 0; exe_of(named, 0) && im < nr_images; im++) {
+        struct fmt_event ev = next_event(im, &ts);
+        ev.kind = FMT_EV_PROCESS_START;
+        ev.str = exe_of(named, im);
+        ev.str_len = (uint32_t)strlen(ev.str);
+        assert_int_equal(fmt_writer_event(w, &ev), 0);
+    }
     for (int op = 0; op < NR_OPS; op++) {
         uint32_t im = (uint32_t)(rnd() % nr_images), slot = (uint32_t)(rnd() % NR_SLOTS);
         if (k == STAGGERED) {
@@ -346,6 +370,10 @@ static const struct grouping groupings[] = {
     {"staggered, the first two one program", STAGGERED, {0, 0, 1}},
     /* one after the other: a chunk of one running process is exact */
     {"staggered, the first and last one program", STAGGERED, {0, 1, 0}},
+    /* the same with the programs' parts of the totals (1.12): every chunk's
+     * highest of a program is exact, the chunks replayed only for shares */
+    {"two processes of /bin/p, the programs' parts", MULTI_NAMED, {0, 0}},
+    {"staggered, two of /bin/p, the programs' parts", STAGGERED_NAMED, {0, 0, 1}},
 };
 
 static void programs_of(const struct grouping *g, uint32_t nr_images, struct ana_program *v,
@@ -459,19 +487,24 @@ static void test_programs_totals(void **state)
         /* with the replays bounded as a trace of millions of events on 4
          * threads bounds them (a quarter of its events), chunks of two
          * processes of one program side by side are too many to replay
-         * alone: one pass (the ranges do not make the per-program view) */
-        if (g->kind == MULTI_TOTALS) {
+         * alone: one pass (the ranges do not make the per-program view);
+         * with the programs' parts, a replay a program's peak is enough */
+        if (g->kind == MULTI_TOTALS || g->kind == MULTI_NAMED) {
             struct ana_model *m;
             struct fmt_trace_counts n;
+            bool parts = g->kind == MULTI_NAMED;
             fmt_reader_counts(t.r, &n);
+            assert_true(fmt_reader_has_prog_totals(t.r)); /* with no part where none is named */
             q.max_replayed = n.nr_events / 4;
             mo.retire = (struct ana_model_retire){0};
             if (ana_plan_model(t.r, t.path, &q, &m, &p, err, sizeof(err)))
                 fail_msg("%s", err);
-            assert_int_equal(p.route, ANA_ROUTE_PASS);
-            assert_non_null(p.asked);
-            assert_int_equal(p.asked->route, ANA_ROUTE_TOTALS);
-            assert_non_null(strstr(p.asked->why, "a replay of the whole trace is cheaper"));
+            assert_int_equal(p.route, parts ? ANA_ROUTE_TOTALS : ANA_ROUTE_PASS);
+            if (!parts) {
+                assert_non_null(p.asked);
+                assert_int_equal(p.asked->route, ANA_ROUTE_TOTALS);
+                assert_non_null(strstr(p.asked->why, "a replay of the whole trace is cheaper"));
+            }
             ana_model_destroy(m);
         }
         mo.retire = ana_fold_retire(&by_pass);

@@ -97,9 +97,10 @@ static const struct named_error {
     {"golden-v1.4-pools", READS_OK},
     {"impossible-size", "impossible block size"},
     {"leftover", "has 1 bytes left over"},
-    {"reach-golden", READS_OK},      /* format 1.6: tests/golden/v1_6_reach.mscr */
-    {"totals-golden", READS_OK},     /* format 1.10: tests/golden/v1_10.mscr */
-    {"totals-all-golden", READS_OK}, /* format 1.11: tests/golden/v1_11.mscr */
+    {"reach-golden", READS_OK},        /* format 1.6: tests/golden/v1_6_reach.mscr */
+    {"totals-golden", READS_OK},       /* format 1.10: tests/golden/v1_10.mscr */
+    {"totals-all-golden", READS_OK},   /* format 1.11: tests/golden/v1_11.mscr */
+    {"totals-progs-golden", READS_OK}, /* format 1.12: tests/golden/v1_12.mscr */
     /* v1_7.mscr without its feature bit REALLOC_PRED: its reallocs read
      * as 1.5's, which soon names a block twice. */
     {"realloc-pred-no-bit", "reference to a block already ended"},

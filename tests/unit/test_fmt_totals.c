@@ -15,8 +15,8 @@
  * exit lowers by that process's whole heap and a block the exited process
  * frees after does not move; and tests/golden/v1_10.mscr (no all-processes
  * part) and v1_11.mscr, which must read back as they always did.
- * MS_FMT_WRITE_GOLDEN_1_11=PATH writes the second anew; do that only for a
- * new format version, into a new file. */
+ * And format 1.12's programs' parts (feature bit 35, test_programs), with
+ * its golden trace v1_12.mscr. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -233,7 +233,9 @@ static void check_totals(struct fmt_reader *r)
 {
     struct got g;
 
-    assert_int_equal(fmt_reader_info(r)->version_minor, fmt_reader_has_all_totals(r) ? 11 : 10);
+    assert_int_equal(fmt_reader_info(r)->version_minor, fmt_reader_has_prog_totals(r)  ? 12
+                                                        : fmt_reader_has_all_totals(r) ? 11
+                                                                                       : 10);
     assert_true(fmt_reader_has_totals(r));
     assert_int_equal(fmt_reader_nr_chunks(r), 3);
 
@@ -398,15 +400,130 @@ static void test_totals_roundtrip(void **state)
 
     (void)state;
     write_trace(&t);
-    tfmt_check_written(&t, "MS_FMT_WRITE_GOLDEN_1_11", check_totals);
+    tfmt_check_written(&t, NULL, check_totals);
 }
 
-/* 1.10's (no all-processes part: -EINVAL) and 1.11's golden traces. */
+/* An event of image i (its one thread i, pid 300 + i) at us. */
+static struct fmt_event of(unsigned i, uint16_t kind, uint64_t us)
+{
+    struct fmt_event ev = {.kind = kind, .ts_ns = us * 1000, .thread = i, .image = i};
+
+    ev.pid = ev.tid = 300 + i;
+    return ev;
+}
+
+/* Three processes in chunks of 6 events: images 0 and 1 run /bin/cc1,
+ * image 2 /bin/as (format 1.12's programs' parts). */
+static void write_prog_trace(struct tfmt *t)
+{
+    static const char *const exe[3] = {"/bin/cc1", "/bin/cc1", "/bin/as"};
+    struct fmt_event ev[16];
+    size_t n = 0;
+
+    for (unsigned i = 0; i < 2; i++) {
+        ev[n] = of(i, FMT_EV_PROCESS_START, 1 + i);
+        ev[n].str = exe[i];
+        ev[n++].str_len = (uint32_t)strlen(exe[i]);
+    }
+    /* chunk 0: cc1 100, 150 (its highest, 2 blocks), 50; RSS 1000 */
+    ev[n] = of(0, FMT_EV_MALLOC, 3), ev[n].addr = H, ev[n++].size = 100;
+    ev[n] = of(1, FMT_EV_MALLOC, 4), ev[n].addr = H + 0x100, ev[n++].size = 50;
+    ev[n] = of(0, FMT_EV_FREE, 5), ev[n++].addr = H;
+    ev[n] = of(0, FMT_EV_RSS, 6), ev[n++].size = 1000;
+    /* chunk 1: as starts and holds 70; cc1 80 (+30, its highest), RSS
+     * 1500; image 1 exits with 80: cc1 0, RSS 1000; image 0: 20 */
+    ev[n] = of(2, FMT_EV_PROCESS_START, 7), ev[n].str = exe[2];
+    ev[n++].str_len = (uint32_t)strlen(exe[2]);
+    ev[n] = of(2, FMT_EV_MALLOC, 8), ev[n].addr = H + 0x200, ev[n++].size = 70;
+    ev[n] = of(1, FMT_EV_MALLOC, 9), ev[n].addr = H + 0x300, ev[n++].size = 30;
+    ev[n] = of(1, FMT_EV_RSS, 10), ev[n++].size = 500;
+    ev[n++] = of(1, FMT_EV_PROCESS_EXIT, 11);
+    ev[n] = of(0, FMT_EV_MALLOC, 12), ev[n].addr = H + 0x400, ev[n++].size = 20;
+    /* chunk 2: as 80 (+10, 2 blocks), then exits; cc1 frees 20 alone */
+    ev[n] = of(2, FMT_EV_MALLOC, 13), ev[n].addr = H + 0x500, ev[n++].size = 10;
+    ev[n++] = of(2, FMT_EV_PROCESS_EXIT, 14);
+    ev[n] = of(0, FMT_EV_FREE, 15), ev[n++].addr = H + 0x400;
+    memset(t, 0, sizeof(*t));
+    tfmt_start_opt(t, &tot_opt);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(fmt_writer_event(t->w, &ev[i]), 0);
+}
+
+struct got_progs {
+    struct fmt_prog_totals v[4];
+    unsigned nr;
+};
+
+static int got_prog(void *arg, const struct fmt_prog_totals *t)
+{
+    struct got_progs *g = arg;
+
+    assert_true(g->nr < 4);
+    g->v[g->nr++] = *t;
+    return 0;
+}
+
+/* Chunk k's programs' parts are want[0 .. n). */
+static void check_progs(struct fmt_reader *r, uint32_t k, const struct fmt_prog_totals *want,
+                        unsigned n)
+{
+    struct got_progs g = {0};
+
+    assert_int_equal(fmt_reader_chunk_prog_totals(r, k, got_prog, &g), 0);
+    assert_int_equal(g.nr, n);
+    for (unsigned i = 0; i < n; i++) {
+        const struct fmt_all_totals *a = &g.v[i].part, *w = &want[i].part;
+        assert_int_equal(g.v[i].first_image, want[i].first_image);
+        assert_int_equal(a->has_peak, w->has_peak);
+        assert_int_equal(a->heap, w->heap);
+        assert_int_equal(a->blocks, w->blocks);
+        assert_int_equal(a->peak, w->peak);
+        assert_int_equal(a->peak_ns, w->peak_ns);
+        assert_int_equal(a->peak_blocks, w->peak_blocks);
+        assert_int_equal(a->has_rss, w->has_rss);
+        assert_int_equal(a->rss_max, w->rss_max);
+        assert_int_equal(a->rss_max_ns, w->rss_max_ns);
+    }
+}
+
+static void check_programs(struct fmt_reader *r)
+{
+    assert_int_equal(fmt_reader_info(r)->version_minor, 12);
+    assert_true(fmt_reader_has_prog_totals(r));
+    assert_int_equal(fmt_reader_nr_chunks(r), 3);
+    /* both cc1s moved: their sum's highest 150 at 4 us, its RSS 1000 */
+    check_progs(r, 0, &(struct fmt_prog_totals){0, {true, 50, 1, 150, 2, 4000, true, 1000, 6000}},
+                1);
+    /* from 50 (1 block): +30 at 9 us (its highest), the exit takes 80
+     * and 2 blocks, +20: -30 and no block; RSS 1000 + 500; as alone,
+     * running on: none */
+    check_progs(r, 1, &(struct fmt_prog_totals){0, {true, -30, 0, 30, 1, 9000, true, 1500, 10000}},
+                1);
+    /* as alone but exiting: from 70, +10 at 13 us, then 80 and 2 blocks
+     * gone; cc1's one process freeing: none */
+    check_progs(r, 2, &(struct fmt_prog_totals){2, {true, -70, -1, 10, 1, 13000, false, 0, 0}}, 1);
+}
+
+/* Format 1.12: the programs' parts, written and as the golden trace holds
+ * them. MS_FMT_WRITE_GOLDEN_1_12=PATH writes the trace anew; do that only
+ * for a new format version, into a new file. */
+static void test_programs(void **state)
+{
+    struct tfmt t;
+
+    (void)state;
+    write_prog_trace(&t);
+    tfmt_check_written(&t, "MS_FMT_WRITE_GOLDEN_1_12", check_programs);
+}
+
+/* 1.10's (no all-processes part: -EINVAL) and 1.11's golden traces; and
+ * 1.12's programs' parts. */
 static void test_totals_golden(void **state)
 {
     (void)state;
     tfmt_check_path(MS_GOLDEN_DIR "/v1_10.mscr", check_totals);
     tfmt_check_path(MS_GOLDEN_DIR "/v1_11.mscr", check_totals);
+    tfmt_check_path(MS_GOLDEN_DIR "/v1_12.mscr", check_programs);
 }
 
 /* Without the option: a 1.7 trace, no totals. */
@@ -432,10 +549,9 @@ static void test_no_totals(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_totals_roundtrip),
-        cmocka_unit_test(test_totals_golden),
-        cmocka_unit_test(test_no_totals),
-        cmocka_unit_test(test_all_exit),
+        cmocka_unit_test(test_totals_roundtrip), cmocka_unit_test(test_totals_golden),
+        cmocka_unit_test(test_no_totals),        cmocka_unit_test(test_all_exit),
+        cmocka_unit_test(test_programs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

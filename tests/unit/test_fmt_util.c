@@ -140,7 +140,7 @@ void tfmt_save(struct tfmt *t, const char *path)
 
 void tfmt_check_written(struct tfmt *t, const char *env, tfmt_check_fn *check)
 {
-    const char *golden = getenv(env);
+    const char *golden = env ? getenv(env) : NULL;
 
     if (golden) {
         tfmt_save(t, golden);

@@ -105,6 +105,29 @@ static int find_image(void *arg, const struct fmt_image_totals *t)
     return 0;
 }
 
+static int take_part(void *arg, const struct fmt_prog_totals *t)
+{
+    struct walk *w = arg;
+    int rc = ana_pmodel_progs_part(&w->progs, w->chunk, t);
+
+    if (rc == -EPROTO)
+        snprintf(w->err, w->err_size,
+                 "%s: chunk %u's totals of a program disagree with its processes'", w->path,
+                 w->chunk);
+    return rc;
+}
+
+/* Chunk k's images' totals to fn, then its programs' parts (format 1.12)
+ * where the programs are followed. */
+static int chunk_images(struct walk *w, uint32_t k, fmt_image_totals_fn *fn)
+{
+    int rc = fmt_reader_chunk_totals(w->r, k, fn, NULL, w);
+
+    if (!rc && w->progs.programs && fmt_reader_has_prog_totals(w->r))
+        rc = fmt_reader_chunk_prog_totals(w->r, k, take_part, w);
+    return rc;
+}
+
 static int find_peaks(struct walk *w)
 {
     uint32_t n = fmt_reader_nr_chunks(w->r);
@@ -112,7 +135,7 @@ static int find_peaks(struct walk *w)
 
     for (w->chunk = 0; w->chunk < n && !rc; w->chunk++) {
         struct fmt_all_totals a;
-        rc = fmt_reader_chunk_totals(w->r, w->chunk, find_image, NULL, w);
+        rc = chunk_images(w, w->chunk, find_image);
         rc = rc ?: fmt_reader_chunk_all_totals(w->r, w->chunk, &a);
         rc = rc ?: ana_pmodel_progs_scanned(&w->progs, w->chunk);
         if (rc)
@@ -349,7 +372,7 @@ static int walk_chunks(struct walk *w)
         if (peaks_in[k] && (rc = replay(w, k)))
             break;
         struct fmt_all_totals a;
-        rc = fmt_reader_chunk_totals(w->r, k, step_image, NULL, w);
+        rc = chunk_images(w, k, step_image);
         rc = rc ?: fmt_reader_chunk_all_totals(w->r, k, &a);
         rc = rc ?: fmt_reader_chunk_delta(w->r, k, step_live, w);
         rc = rc ?: w->rc;

@@ -43,6 +43,7 @@ struct ana_pmodel_prog {
     uint32_t mark; /* the chunk + 1 once touched in it */
     uint32_t nr_active;
     bool exits;                  /* one exits in it after its highest: not exact */
+    bool part;                   /* its part of the chunk's totals (1.12) says: exact */
     int64_t run0, blocks0, rss0; /* the sums at its start */
     int64_t up, rss_up;          /* how far above them it can go */
     bool has_high, has_rss_high; /* one's highest (exact with one active) */
@@ -105,7 +106,7 @@ void ana_pmodel_progs_image(struct ana_pmodel_progs *p, uint32_t k,
     if (g->mark != k + 1) {
         g->mark = k + 1;
         g->nr_active = 0;
-        g->exits = g->has_high = g->has_rss_high = false;
+        g->exits = g->has_high = g->has_rss_high = g->part = false;
         g->run0 = g->run;
         g->blocks0 = g->run_blocks;
         g->rss0 = g->rss;
@@ -143,10 +144,32 @@ void ana_pmodel_progs_image(struct ana_pmodel_progs *p, uint32_t k,
     }
 }
 
-/* Its highest in the chunk read is exact: one running process moved. */
+/* Its highest in the chunk read is exact: one running process moved, or
+ * its part of the totals says. */
 static bool exact(const struct ana_pmodel_prog *g)
 {
-    return g->nr_active == 1 && !g->exits;
+    return g->part || (g->nr_active == 1 && !g->exits);
+}
+
+int ana_pmodel_progs_part(struct ana_pmodel_progs *p, uint32_t k, const struct fmt_prog_totals *t)
+{
+    struct ana_pmodel_prog *g = prog_of(p, t->first_image);
+    const struct fmt_all_totals *a = &t->part;
+
+    if (!g || g->mark != k + 1)
+        return 0; /* none of its processes running: nothing moved */
+    /* its running processes' change, as their own parts make it */
+    if (a->heap != g->run - g->run0 || a->blocks != g->run_blocks - g->blocks0)
+        return -EPROTO;
+    g->part = true;
+    g->has_high = a->has_peak;
+    g->high = g->run0 + a->peak;
+    g->high_ns = a->peak_ns;
+    g->high_blocks = g->blocks0 + a->peak_blocks;
+    g->has_rss_high = a->has_rss;
+    g->rss_high = (int64_t)a->rss_max; /* a sum, not a change */
+    g->rss_high_ns = a->rss_max_ns;
+    return 0;
 }
 
 static void raise_to(int64_t *v, int64_t x)
