@@ -207,7 +207,8 @@ int col_selfrec_start(char *sock_name, size_t sock_size, uint8_t secret[FMT_SHM_
     }
     for (unsigned i = 0; i < FMT_SHM_SECRET_BYTES; i++)
         snprintf(hex + 2 * i, 3, "%02x", secret[i]);
-    snprintf(sock_name, sock_size, "memscribe-%d-%016llx", (int)pid, (unsigned long long)nonce);
+    /* of one length whatever the pid (rec_socket_open) */
+    snprintf(sock_name, sock_size, "memscribe-%010d-%016llx", (int)pid, (unsigned long long)nonce);
     len = strlen(sock_name);
     memcpy(sa.sun_path + 1, sock_name, len);
     lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);

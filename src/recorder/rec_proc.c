@@ -30,7 +30,11 @@ int rec_socket_open(char *name, size_t name_size)
 
     if (getrandom(&nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce))
         nonce = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull;
-    snprintf(name, name_size, "memscribe-%d-%016llx", (int)getpid(), (unsigned long long)nonce);
+    /* The pid in ten digits: the name is in the traced program's
+     * environment, whose size must not depend on the recorder's pid (a
+     * program that copies its environment would allocate more when pids
+     * wrap from 5 digits to 4). */
+    snprintf(name, name_size, "memscribe-%010d-%016llx", (int)getpid(), (unsigned long long)nonce);
     len = strlen(name);
     memcpy(sa.sun_path + 1, name, len);
     fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

@@ -17,7 +17,7 @@ spid=''
 trap 'touch "$WORK/go"; kill $spid "$rpid" 2>/dev/null || true; wait "$rpid" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 sock='' tpid=''
 for _ in $(seq 200); do
-    sock=$(grep -o "@memscribe-$rpid-[0-9a-f]*" /proc/net/unix | head -1 || true)
+    sock=$(grep -o "@memscribe-$(printf %010d "$rpid")-[0-9a-f]*" /proc/net/unix | head -1 || true)
     tpid=$(pgrep -P "$rpid" || true)
     [ -n "$sock" ] && [ -n "$tpid" ] && grep -q "$P/rec_intruder" "/proc/$tpid/cmdline" 2>/dev/null && break
     sleep 0.05

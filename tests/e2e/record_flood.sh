@@ -17,12 +17,13 @@ bg=''
 trap 'touch "$WORK/go"; kill $bg 2>/dev/null || true; rm -rf "$WORK"' EXIT
 PAIRS=1000000
 
-# The abstract socket of recorder pid $1 (its name, without the @), once it
+# The abstract socket of recorder pid $1 (its name, without the @; the pid in
+# ten digits, rec_socket_open), once it
 # listens (flags 00010000: a flooder that came earlier found nobody there).
 socket_of() {
     local sock=''
     for _ in $(seq 250); do
-        sock=$(awk -v p="@memscribe-$1-" '$4 == "00010000" && index($8, p) == 1 { print $8; exit }' /proc/net/unix)
+        sock=$(awk -v p="@memscribe-$(printf %010d "$1")-" '$4 == "00010000" && index($8, p) == 1 { print $8; exit }' /proc/net/unix)
         [ -n "$sock" ] && break
         sleep 0.02
     done
