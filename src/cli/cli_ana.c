@@ -194,6 +194,7 @@ void cli_ana_open(struct cli_ana *a, int argc, char **argv, int optind_now)
     if ((rc = fmt_reader_open_flags(&a->r, a->path, a->stacks_later ? FMT_OPEN_STACKS_LATER : 0,
                                     err, sizeof(err))))
         cli_die("%s: %s", a->cmd, err);
+    a->letgo.r = a->r;
     /* Said once: in the output when it has a place for them, else here. */
     if (!a->notes_in_output)
         cli_ana_open_notes(a, warn_note, a);
@@ -223,6 +224,7 @@ struct ana_stacks *cli_ana_stacks(struct cli_ana *a)
 
     if (!a->stacks && (rc = ana_stacks_create(&a->stacks, a->r, &so)))
         cli_die("%s: %s: cannot start the symbolizer: %s", a->cmd, a->path, strerror(-rc));
+    a->letgo.stacks = a->stacks; /* its nodes go with the processes' stacks */
     return a->stacks;
 }
 
@@ -767,7 +769,7 @@ void cli_ana_fold_release(struct cli_ana *a)
         ana_fold_release(a->fold);
     free(a->fold);
     a->fold = NULL;
-    ana_ended_release(&a->let_go);
+    ana_letgo_release(&a->letgo);
 }
 
 int cli_ana_close(struct cli_ana *a)

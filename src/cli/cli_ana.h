@@ -14,6 +14,7 @@
 #include "analysis/core/ana_ended.h"
 #include "analysis/core/ana_filter.h"
 #include "analysis/core/ana_json.h"
+#include "analysis/core/ana_letgo.h"
 #include "analysis/core/ana_map.h"
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_stacks.h"
@@ -127,12 +128,14 @@ struct cli_ana {
     bool fold_alone;
     /* --index (leaks, window): the command's query prefers the index
      * (ana_plan.h), and its fold lets no left-out process go as it ends
-     * (cli_fold_leaves_out). */
+     * (ana_plan_fold_leaves_out). */
     bool index;
     /* The rows of the per-program view and of the tree, folded at each
      * image's end (cli_fold.h); NULL: read from the whole model. */
     struct ana_fold *fold;
-    struct ana_ended let_go; /* the processes whose stacks go next (cli_fold.c) */
+    /* The reader's stacks let go as processes end (ana_letgo.h): a fold's,
+     * and the one-pass analyses' of a tree (window, vmem, frag, ...). */
+    struct ana_letgo letgo;
     /* Set before cli_ana_open by a command that may fold: the trace is
      * opened with its stacks decoded as they are needed
      * (FMT_OPEN_STACKS_LATER); cli_fold_setup decodes them all when it

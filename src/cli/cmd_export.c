@@ -17,6 +17,7 @@
 #include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_segment.h"
 #include "analysis/export/ana_export_api.h"
+#include "analysis/plan/ana_plan_fold.h"
 #include "cli/cli.h"
 #include "cli/cli_fold.h"
 #include "cli/cli_getopt.h"
@@ -79,7 +80,7 @@ struct export_args {
     unsigned nr_pending, first_pending;
     bool have_cost;
     /* The shared options' parser, and then the trace's reader and the
-     * processes whose stacks go next (cli_fold_let_go). */
+     * processes whose stacks go next (ana_letgo.h). */
     struct cli_ana ana;
 };
 
@@ -266,8 +267,8 @@ static void note(void *arg, const char *text)
 static bool streams(const struct export_args *a, const struct fmt_reader *r)
 {
     /* An aggregated trace's rows of a process can come after its end
-     * (cli_fold_trace). */
-    return (r ? cli_fold_trace(r) : cli_fold_wanted()) &&
+     * (ana_plan_fold_trace). */
+    return (r ? ana_plan_fold_trace(r) : ana_plan_fold_wanted()) &&
            ana_export_streams(r, a->outs, a->nr_outs);
 }
 
@@ -285,7 +286,7 @@ static struct fmt_reader *open_trace(struct export_args *a)
     if (fmt_reader_open_flags(&r, a->in, streams(a, NULL) ? FMT_OPEN_STACKS_LATER : 0, err,
                               sizeof(err)))
         cli_die("export: %s", err);
-    a->ana.r = r;
+    a->ana.r = a->ana.letgo.r = r;
     if (streams(a, NULL) && !streams(a, r) && (rc = fmt_reader_load_stacks(r))) {
         if (rc == -EPROTO) /* its message names the file */
             cli_die("export: %s", fmt_reader_error(r));
@@ -422,8 +423,8 @@ int cmd_export(int argc, char **argv)
     }
     if (streams(&a, r)) {
         /* A process written: its stacks go a second after its end. */
-        a.opt.image_done = cli_fold_let_go_fn;
-        a.opt.image_arg = &a.ana;
+        a.opt.image_done = ana_letgo_fn;
+        a.opt.image_arg = &a.ana.letgo;
     }
     open_outputs(&a);
     rc = ana_export_run(r, &a.opt, a.outs, a.nr_outs);

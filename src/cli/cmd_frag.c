@@ -14,6 +14,7 @@
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_time.h"
 #include "analysis/pictures/ana_frag_svg.h"
+#include "analysis/plan/ana_plan_fold.h"
 #include "analysis/vm/ana_frag.h"
 #include "analysis/vm/ana_frag_scan.h"
 #include "analysis/vm/ana_vm.h"
@@ -276,7 +277,7 @@ static int keep_sites(struct frag *f, uint32_t image, const struct ana_vm_image 
 /* The replay's event (ana_scan_fn), on a process tree: at a process's
  * exit (and at a mapping call that comes after it), the frames its tables
  * read are kept (keep_sites); its stacks go a second after the exit
- * (cli_fold_let_go). */
+ * (ana_letgo_image). */
 static int frag_event(void *arg, const struct fmt_event *ev)
 {
     struct frag *f = arg;
@@ -287,7 +288,8 @@ static int frag_event(void *arg, const struct fmt_event *ev)
         return rc;
     if (im && im->ended && ana_vm_kind_applies(ev->kind) && (rc = keep_sites(f, ev->image, im)))
         return rc;
-    return ev->kind == FMT_EV_PROCESS_EXIT ? cli_fold_let_go(f->a, ev->image, ev->ts_ns) : 0;
+    return ev->kind == FMT_EV_PROCESS_EXIT ? ana_letgo_image(&f->a->letgo, ev->image, ev->ts_ns)
+                                           : 0;
 }
 
 /* The address-space map of the first process shown (--pid for another)
@@ -365,7 +367,7 @@ int cmd_frag(int argc, char **argv)
     }
     /* A tree's processes' stacks are decoded as needed and go as they end
      * (docs/architecture.md, "Process trees"). */
-    f.fold = a.stacks_later = cli_fold_wanted();
+    f.fold = a.stacks_later = ana_plan_fold_wanted();
     cli_ana_open(&a, argc, argv, optind);
     f.a = &a;
     f.gran = gran;

@@ -98,8 +98,8 @@ int cmd_html(int argc, char **argv)
     /* Leak classes keep the blocks live at the end; a base compares
      * processes. */
     o.fold = cli_fold_can(&a, ana_reach_present(a.r) || base_path);
-    o.let_go = cli_fold_let_go_fn;
-    o.let_go_arg = &a;
+    o.let_go = ana_letgo_fn;
+    o.let_go_arg = &a.letgo;
     char *path_copy = strdup(a.path);
     if (!path_copy)
         cli_die("html: out of memory");

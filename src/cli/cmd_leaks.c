@@ -15,6 +15,7 @@
 #include "analysis/model/ana_fold.h"
 #include "analysis/model/ana_model.h"
 #include "analysis/model/ana_reach.h"
+#include "analysis/plan/ana_plan_fold.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_fold.h"
@@ -146,7 +147,7 @@ static int all_retire(void *arg, const struct ana_model *m, uint32_t image)
 
     if (!s->ended || ana_model_each_block_of(m, image, any_block, NULL))
         return 0;
-    return cli_fold_let_go(arg, image, s->end_ns);
+    return ana_letgo_image(arg, image, s->end_ns);
 }
 
 /* --all: the model keeps every live block; on a build's tree (--top N,
@@ -157,15 +158,15 @@ static void all_setup(struct leaks *lk, struct ana_model_options *mo)
 {
     struct cli_ana *a = &lk->a;
 
-    if (lk->classes || !a->top || fmt_reader_nr_images(a->r) < cli_fold_min_images() ||
-        fmt_reader_nr_pools(a->r) || !cli_fold_trace(a->r)) {
+    if (lk->classes || !a->top || fmt_reader_nr_images(a->r) < ana_plan_fold_min_images() ||
+        fmt_reader_nr_pools(a->r) || !ana_plan_fold_trace(a->r)) {
         int rc = fmt_reader_load_stacks(a->r);
         if (rc)
             cli_ana_fail(a, rc);
         return;
     }
     mo->blocks_first = (uint32_t)a->top;
-    mo->retire = (struct ana_model_retire){all_retire, a, cli_fold_let_go_fn};
+    mo->retire = (struct ana_model_retire){all_retire, &a->letgo, ana_letgo_fn};
 }
 
 /* --all: a row per live block, oldest first. */

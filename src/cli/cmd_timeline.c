@@ -14,6 +14,7 @@
 #include "analysis/model/ana_site_series.h"
 #include "analysis/model/ana_timeline.h"
 #include "analysis/plan/ana_plan.h"
+#include "analysis/plan/ana_plan_fold.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_fold.h"
@@ -101,7 +102,7 @@ struct sites {
     /* top: no sites picked first; the timeline's pass follows every stack
      * and keeps the n first by peak (ana_site_series_subscribe_top) */
     bool top;
-    /* the sites' models retire their images' (cli_fold_wanted) */
+    /* the sites' models retire their images' (ana_plan_fold_wanted) */
     bool retire;
     uint32_t nr_stacks;
     struct ana_site_series series;
@@ -157,7 +158,7 @@ static int pick_image(void *arg, const struct ana_model *m, uint32_t image)
 
     if (rc || !s->ended)
         return rc;
-    return cli_fold_let_go(p->a, image, s->end_ns);
+    return ana_letgo_image(&p->a->letgo, image, s->end_ns);
 }
 
 /* A process --pid or --exe left out ended: its stacks go too. */
@@ -165,7 +166,7 @@ static int pick_left_out(void *arg, uint32_t image, uint64_t end_ns)
 {
     const struct picks *p = arg;
 
-    return cli_fold_let_go(p->a, image, end_ns);
+    return ana_letgo_image(&p->a->letgo, image, end_ns);
 }
 
 /* The n sites with the most bytes at their process's peak: a pass of the
@@ -359,7 +360,8 @@ static int compute(struct cli_ana *a, struct ana_timeline *tl,
     st->nr_stacks = counts.nr_stacks;
     st->n = n;
     /* A few processes: the model that picks them may replay in parallel. */
-    st->retire = cli_fold_trace(a->r) && fmt_reader_nr_images(a->r) >= cli_fold_min_images();
+    st->retire =
+        ana_plan_fold_trace(a->r) && fmt_reader_nr_images(a->r) >= ana_plan_fold_min_images();
     if (n && !st->top)
         pick_sites(a, st, n, false);
     rc = ana_timeline_compute_range(tl, a->r, &a->filter, range, cli_ana_progress, a,
@@ -576,7 +578,7 @@ int cmd_timeline(int argc, char **argv)
     }
     /* Without --sites no stack is read: none is decoded (a build's are
      * millions); with them, a tree's processes' go as they end. */
-    a.stacks_later = !nr_sites || cli_fold_wanted();
+    a.stacks_later = !nr_sites || ana_plan_fold_wanted();
     cli_ana_open(&a, argc, argv, optind);
     if (nr_sites && a.format == CLI_FMT_CSV)
         cli_usage_error("timeline: --sites goes with text or json, not csv");

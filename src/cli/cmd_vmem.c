@@ -14,6 +14,7 @@
 
 #include "analysis/core/ana_scan.h"
 #include "analysis/core/ana_time.h"
+#include "analysis/plan/ana_plan_fold.h"
 #include "analysis/vm/ana_vm.h"
 #include "analysis/vm/ana_vm_window.h"
 #include "cli/cli.h"
@@ -371,7 +372,7 @@ static int keep_committed(struct vmem *s, const struct ana_vm_image *im)
  * tables read are kept while the process's stacks are there (a lifetime
  * in the window as it ends, the ranges still committed at the exit, the
  * stack of a mapping call that comes after it), and its stacks go a
- * second after its exit (cli_fold_let_go). */
+ * second after its exit (ana_letgo_image). */
 static int vmem_event(void *arg, const struct fmt_event *ev)
 {
     struct vmem *s = arg;
@@ -387,7 +388,7 @@ static int vmem_event(void *arg, const struct fmt_event *ev)
     if (ev->kind == FMT_EV_PROCESS_EXIT) {
         if (im && im->ended && (rc = keep_committed(s, im)))
             return rc;
-        return cli_fold_let_go(s->a, ev->image, ev->ts_ns);
+        return ana_letgo_image(&s->a->letgo, ev->image, ev->ts_ns);
     }
     if (im && im->ended && ana_vm_kind_applies(ev->kind))
         return cli_fold_keep_frames(s->a, ev->stack);
@@ -446,7 +447,7 @@ int cmd_vmem(int argc, char **argv)
     }
     /* A tree's processes' stacks are decoded as needed and go as they end
      * (docs/architecture.md, "Process trees"). */
-    s.fold = a.stacks_later = cli_fold_wanted();
+    s.fold = a.stacks_later = ana_plan_fold_wanted();
     cli_ana_open(&a, argc, argv, optind);
     fmt_reader_counts(a.r, &counts);
     s.a = &a;

@@ -17,6 +17,7 @@
 #include "analysis/model/ana_model.h"
 #include "analysis/model/ana_tree.h"
 #include "analysis/model/ana_window.h"
+#include "analysis/plan/ana_plan_fold.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_fold.h"
@@ -326,7 +327,7 @@ static void parse(struct window *wn, int argc, char **argv)
      * (with --index too: retire_of): their stacks are decoded as needed
      * and let go (cli_fold.h); rows by thread, size class or heap read no
      * stack at all. */
-    wn->a.stacks_later = cli_fold_wanted();
+    wn->a.stacks_later = ana_plan_fold_wanted();
     cli_ana_open(&wn->a, argc, argv, optind);
     if (wn->by == BY_HEAP && !fmt_reader_pe(wn->a.r) && !fmt_reader_pools(wn->a.r))
         cli_die("window: %s: --by heap needs a trace of a Windows program (heap handles) or one "
@@ -342,7 +343,7 @@ static int tree_retire(void *arg, const struct ana_window *w, uint32_t image,
 
     (void)w;
     tree_add(&wn->a, &wn->t, keys, (long)n, wn->bottom_up);
-    return cli_fold_let_go(&wn->a, image, end_ns);
+    return ana_letgo_image(&wn->a.letgo, image, end_ns);
 }
 
 /* A process ended (rows by stack or function): its rows made and, with
@@ -370,7 +371,7 @@ static int rows_retire(void *arg, const struct ana_window *w, uint32_t image,
             wn->rows.v[wn->rows.nr++] = own.v[i];
     }
     free(own.v);
-    return rc ? rc : cli_fold_let_go(a, image, end_ns);
+    return rc ? rc : ana_letgo_image(&a->letgo, image, end_ns);
 }
 
 /* The retire callback of the window's pass, if any: --tree's, or rows by
@@ -405,13 +406,13 @@ static void compute(struct window *wn)
     char err[600] = "";
     /* A few processes (a program and its shell) keep their keys to the
      * end, read in parallel ranges; a tree's retire as they end, in one. */
-    bool tree = fmt_reader_nr_images(a->r) >= cli_fold_min_images();
+    bool tree = fmt_reader_nr_images(a->r) >= ana_plan_fold_min_images();
     struct ana_window_ranges rg = {a->path, cli_ana_jobs(), cli_ana_range_events(),
                                    tree ? retire_of(wn) : NULL, wn};
     /* Read from the chunk of t0: what ended before it has no row. */
     const struct fmt_chunk_info *first =
         fmt_reader_chunk(a->r, fmt_reader_find_chunk(a->r, wn->t0));
-    if (a->index && rg.retire && first && (rc = cli_fold_let_go_before(a, first->first_ts_ns)))
+    if (a->index && rg.retire && first && (rc = ana_letgo_before(&a->letgo, first->first_ts_ns)))
         cli_ana_fail(a, rc);
     rc = a->index
              ? ana_window_compute_index(&wn->w, a->r, &rg, &a->filter, wn->t0, wn->t1, wby[wn->by],

@@ -104,7 +104,7 @@ expect "exit of --to before --from" "$code" 2
 echo "ok: timeline --from --to"
 # An aggregated trace's process (rec_agg's fork child) has its shares of
 # its peak in rows after its end: its sites are not folded at its end
-# (cli_fold_trace), so the report's tables by process read as the whole
+# (ana_plan_fold_trace), so the report's tables by process read as the whole
 # model's (the child's peak rows were missing once).
 "$MEMSCRIBE" report --format=json "$WORK/agg.mscr" >"$WORK/fold.json" 2>/dev/null
 MEMSCRIBE_FOLD=0 "$MEMSCRIBE" report --format=json "$WORK/agg.mscr" >"$WORK/whole.json" 2>/dev/null

@@ -6,8 +6,8 @@
  * records, an exporter's tables, a fold's rows) is kept as long, then let
  * go, which bounds the memory of a build's thousand processes to those
  * that ran within a second. One queue for each user: the reader's stacks
- * (cli_fold_let_go) and the exporters that write what an ended process
- * left (csv, heaptrack, massif, sqlite). */
+ * (ana_letgo.h) and the exporters that write what an ended process left
+ * (csv, heaptrack, massif, sqlite). */
 #ifndef ANA_ENDED_H
 #define ANA_ENDED_H
 

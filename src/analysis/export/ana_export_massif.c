@@ -488,7 +488,7 @@ static void release_massif(struct ana_export_job *job)
 bool ana_export_massif_streams(const struct fmt_reader *r)
 {
     /* One process: nothing to let go. Aggregated: its rows of a process
-     * can come after its end (cli_fold_trace). */
+     * can come after its end (ana_plan_fold_trace). */
     return fmt_reader_nr_images(r) > 1 && !fmt_reader_info(r)->aggregate_ns;
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/ana_stacks.h"
 #include "analysis/model/ana_model_internal.h"
 #include "util/util_array.h"
 #include "util/util_sort.h"
@@ -133,6 +134,21 @@ static void add_site(struct ana_fold_row *r, const struct ana_site *s, uint32_t 
     add_share(&r->gen_all_, &r->bytes_all_, s->gen_all_, s->peak_all_bytes);
 }
 
+/* Image folded: its process's stacks go (f->letgo), once it ended; the
+ * labeler's nodes its rows read go now (still running: at the end). */
+static int let_go(struct ana_fold *f, const struct ana_model *m, uint32_t image)
+{
+    const struct ana_scope *s = ana_model_image(m, image);
+
+    if (!f->letgo)
+        return 0;
+    if (s->ended)
+        return ana_letgo_image(f->letgo, image, s->end_ns);
+    if (f->letgo->stacks)
+        ana_stacks_drop_nodes(f->letgo->stacks);
+    return 0;
+}
+
 int ana_fold_image(void *arg, const struct ana_model *m, uint32_t image)
 {
     struct ana_fold *f = arg;
@@ -167,12 +183,22 @@ int ana_fold_image(void *arg, const struct ana_model *m, uint32_t image)
             return rc;
         add_site(r, s, stack, share);
     }
-    return f->calls.image_rows ? keep_image_rows(f, image) : 0;
+    int rc = f->calls.image_rows ? keep_image_rows(f, image) : 0;
+    return rc ? rc : let_go(f, m, image);
+}
+
+/* An image the filter leaves out ended: its stacks go too. */
+static int left_out(void *arg, uint32_t image, uint64_t end_ns)
+{
+    struct ana_fold *f = arg;
+
+    return ana_letgo_image(f->letgo, image, end_ns);
 }
 
 struct ana_model_retire ana_fold_retire(struct ana_fold *f)
 {
-    return (struct ana_model_retire){.fn = ana_fold_image, .arg = f};
+    return (struct ana_model_retire){
+        .fn = ana_fold_image, .arg = f, .left_out = f->letgo ? left_out : NULL};
 }
 
 static int by_stack(const void *x, const void *y, void *arg)

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "analysis/core/ana_letgo.h"
 #include "analysis/core/ana_map.h"
 #include "analysis/core/ana_programs.h"
 #include "analysis/model/ana_model.h"
@@ -96,6 +97,9 @@ struct ana_fold {
     struct ana_fold_calls calls;
     struct ana_fold_rows by[ANA_FOLD_NR];
     struct ana_fold_rows img; /* the rows of the image being folded */
+    /* Set by the caller: each image's stacks let go once it is folded
+     * (a trace opened with FMT_OPEN_STACKS_LATER); NULL: kept. */
+    struct ana_letgo *letgo;
 };
 
 /* BY_IMAGE rows are made only with calls->image_rows; their peak_bytes is
@@ -108,7 +112,9 @@ void ana_fold_release(struct ana_fold *f);
  * callback (ana_model_retire_fn). Returns 0 or -errno. */
 int ana_fold_image(void *f, const struct ana_model *m, uint32_t image);
 
-/* The model option that feeds f (ana_model_options.retire). */
+/* The model option that feeds f (ana_model_options.retire); with
+ * f->letgo set, the images the filter leaves out are let go as they end
+ * too. */
 struct ana_model_retire ana_fold_retire(struct ana_fold *f);
 
 /* After the model's finish (every image retired): resolve the shares by
