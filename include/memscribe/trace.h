@@ -381,11 +381,15 @@ struct fmt_all_totals {
  * processes: their heap's change and live blocks', its highest just after
  * a block of one started or ended, first reached (has_peak), the blocks'
  * change then; the highest sum of their latest RSS samples just after a
- * sample of one of them (has_rss). first_image names the program: its
- * first process in the trace. In increasing order of first_image. */
+ * sample of one of them (has_rss), and that sum at the chunk's end.
+ * first_image names the program: its first process in the trace. In
+ * increasing order of first_image. A program a process joined after a
+ * sample or a block of its own (before its PROCESS_START) has no part in
+ * that chunk. */
 struct fmt_prog_totals {
     uint32_t first_image;
     struct fmt_all_totals part;
+    uint64_t rss; /* its running processes' RSS sum at the chunk's end */
 };
 typedef int fmt_prog_totals_fn(void *arg, const struct fmt_prog_totals *t);
 /* Do the chunks' totals have the programs' parts (TOTALS_PROGS)? */

@@ -117,7 +117,8 @@ static int get_all(struct fmt_cur *b, const struct fmt_chunk_info *ci, struct fm
 }
 
 /* The programs' parts (fmt_wtgrp_put): each a first image, in increasing
- * order, and a part read as the all-processes part. */
+ * order, a part read as the all-processes part, and the RSS sum at the
+ * chunk's end. */
 static int get_progs(struct fmt_reader *r, struct fmt_cur *b, uint64_t off, uint32_t k,
                      fmt_prog_totals_fn *fn, void *arg)
 {
@@ -131,7 +132,8 @@ static int get_progs(struct fmt_reader *r, struct fmt_cur *b, uint64_t off, uint
     for (uint64_t i = 0; i < n; i++) {
         struct fmt_prog_totals t;
         uint64_t image = fmt_cur_varint(b);
-        if (b->bad || image >= r->nr_images || (int64_t)image <= prev || get_all(b, ci, &t.part))
+        if (b->bad || image >= r->nr_images || (int64_t)image <= prev || get_all(b, ci, &t.part) ||
+            ((t.rss = fmt_cur_varint(b)), b->bad))
             return fmt_rerr(r, -EPROTO, off, "bad programs' totals of chunk %u (program %llu)", k,
                             (unsigned long long)i);
         t.first_image = (uint32_t)image;

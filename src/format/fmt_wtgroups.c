@@ -117,7 +117,18 @@ int fmt_wtgrp_start(struct fmt_wtotals *t, struct fmt_wtimg *e, const char *exe,
         return 0; /* unknown: a program of its own; an image starts once */
     if (!(a->group = program_of(t, exe, exe_len, e->image)))
         return -ENOMEM;
-    return fmt_wtgrp_attach(t, e);
+    int rc = fmt_wtgrp_attach(t, e);
+    if (rc || e->gone)
+        return rc;
+    /* An RSS sample or a block of it before its start (the recorder dates
+     * none so, but a writer takes what comes): its program's running sum
+     * has it from now on, and this chunk's part, which missed it, is not
+     * written (a reader tells the program's highest there another way). */
+    if (a->rss || a->heap || a->blocks || e->heap || e->blocks || e->has_rss) {
+        t->progs[a->group - 1].rss += a->rss;
+        t->gv[e->grp - 1].late = true;
+    }
+    return 0;
 }
 
 static int by_first_image(const void *x, const void *y)
@@ -128,6 +139,13 @@ static int by_first_image(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* Whether g's part is written: two of its images had events in the chunk,
+ * or one exited; and none joined it late. */
+static bool written(const struct fmt_wtgrp *g)
+{
+    return (g->nr > 1 || g->exits) && !g->late;
+}
+
 int fmt_wtgrp_put(struct fmt_wtotals *t, struct fmt_buf *b, uint64_t base_ns)
 {
     uint32_t n = 0;
@@ -135,17 +153,20 @@ int fmt_wtgrp_put(struct fmt_wtotals *t, struct fmt_buf *b, uint64_t base_ns)
     /* in increasing order of their first images: a reader checks it */
     qsort(t->gv, t->nr_gv, sizeof(*t->gv), by_first_image);
     for (uint32_t i = 0; i < t->nr_gv; i++)
-        n += t->gv[i].nr > 1 || t->gv[i].exits;
-    int rc = fmt_buf_reserve(b, (1 + 10 * (size_t)n) * FMT_VARINT_MAX);
+        n += written(&t->gv[i]);
+    int rc = fmt_buf_reserve(b, (1 + 11 * (size_t)n) * FMT_VARINT_MAX);
     if (rc)
         return rc;
     fmt_buf_put_varint(b, n);
     for (uint32_t i = 0; i < t->nr_gv; i++) {
         const struct fmt_wtgrp *g = &t->gv[i];
-        if (g->nr < 2 && !g->exits)
+        if (!written(g))
             continue;
         fmt_buf_put_varint(b, g->first_image);
         fmt_wtall_put(b, &g->part, base_ns);
+        /* its running processes' RSS sum at the chunk's end: a reader
+         * checks its own against it */
+        fmt_buf_put_varint(b, t->progs[g->group].rss);
     }
     t->nr_gv = 0; /* progs[].gen forgets them by generation */
     return 0;

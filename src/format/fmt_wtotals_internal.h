@@ -78,6 +78,7 @@ struct fmt_wtgrp {
     uint32_t group, first_image;
     uint32_t nr; /* its images in the chunk */
     bool exits;  /* one of them exited in the chunk */
+    bool late;   /* one joined it after a sample or a block of its own: no part */
     struct fmt_wtall part;
 };
 

@@ -500,7 +500,10 @@ void rec_sample_rss(struct rec_session *s, uint64_t now_ns, uint64_t period_ns)
         ssize_t n;
         int fd;
 
-        if (!img->open || now_ns - img->last_rss_ns < period_ns)
+        /* Not before its start: a sample dated before the hello (now_ns is
+         * the loop's, taken before the hello was read) would come before
+         * the image's PROCESS_START, of the process it exec'd from. */
+        if (!img->open || now_ns < img->start_ns || now_ns - img->last_rss_ns < period_ns)
             continue;
         img->last_rss_ns = now_ns;
         snprintf(path, sizeof(path), "/proc/%u/statm", img->pid);

@@ -483,6 +483,7 @@ static void check_progs(struct fmt_reader *r, uint32_t k, const struct fmt_prog_
         assert_int_equal(a->has_rss, w->has_rss);
         assert_int_equal(a->rss_max, w->rss_max);
         assert_int_equal(a->rss_max_ns, w->rss_max_ns);
+        assert_int_equal(g.v[i].rss, want[i].rss);
     }
 }
 
@@ -492,16 +493,51 @@ static void check_programs(struct fmt_reader *r)
     assert_true(fmt_reader_has_prog_totals(r));
     assert_int_equal(fmt_reader_nr_chunks(r), 3);
     /* both cc1s moved: their sum's highest 150 at 4 us, its RSS 1000 */
-    check_progs(r, 0, &(struct fmt_prog_totals){0, {true, 50, 1, 150, 2, 4000, true, 1000, 6000}},
-                1);
+    check_progs(
+        r, 0, &(struct fmt_prog_totals){0, {true, 50, 1, 150, 2, 4000, true, 1000, 6000}, 1000}, 1);
     /* from 50 (1 block): +30 at 9 us (its highest), the exit takes 80
      * and 2 blocks, +20: -30 and no block; RSS 1000 + 500; as alone,
      * running on: none */
-    check_progs(r, 1, &(struct fmt_prog_totals){0, {true, -30, 0, 30, 1, 9000, true, 1500, 10000}},
+    check_progs(r, 1,
+                &(struct fmt_prog_totals){0, {true, -30, 0, 30, 1, 9000, true, 1500, 10000}, 1000},
                 1);
     /* as alone but exiting: from 70, +10 at 13 us, then 80 and 2 blocks
      * gone; cc1's one process freeing: none */
-    check_progs(r, 2, &(struct fmt_prog_totals){2, {true, -70, -1, 10, 1, 13000, false, 0, 0}}, 1);
+    check_progs(r, 2, &(struct fmt_prog_totals){2, {true, -70, -1, 10, 1, 13000, false, 0, 0}, 0},
+                1);
+}
+
+/* A process that joins its program after an RSS sample of its own (dated
+ * before its PROCESS_START): that chunk's part is not written (it missed
+ * the sample), the next one's sum has it. Chunks of 4 events. */
+static void test_programs_late(void **state)
+{
+    struct fmt_writer_options opt = tot_opt;
+    struct fmt_event ev[8];
+    struct tfmt t;
+    size_t n = 0;
+
+    (void)state;
+    ev[n] = of(0, FMT_EV_PROCESS_START, 1), ev[n].str = "/bin/cc1", ev[n++].str_len = 8;
+    ev[n] = of(1, FMT_EV_RSS, 2), ev[n++].size = 700; /* before its start */
+    ev[n] = of(1, FMT_EV_PROCESS_START, 3), ev[n].str = "/bin/cc1", ev[n++].str_len = 8;
+    ev[n] = of(0, FMT_EV_MALLOC, 4), ev[n].addr = H, ev[n++].size = 10;
+    ev[n] = of(1, FMT_EV_MALLOC, 5), ev[n].addr = H + 0x100, ev[n++].size = 20;
+    ev[n] = of(0, FMT_EV_RSS, 6), ev[n++].size = 300;
+    opt.chunk_events = 4;
+    memset(&t, 0, sizeof(t));
+    tfmt_start_opt(&t, &opt);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(fmt_writer_event(t.w, &ev[i]), 0);
+    tfmt_finish(&t);
+    struct fmt_reader *r = tfmt_open(&t);
+    assert_int_equal(fmt_reader_nr_chunks(r), 2);
+    check_progs(r, 0, NULL, 0);
+    /* 10 + 20 at 5 us; RSS 700 + 300 */
+    check_progs(
+        r, 1, &(struct fmt_prog_totals){0, {true, 20, 1, 20, 1, 5000, true, 1000, 6000}, 1000}, 1);
+    fmt_reader_close(r);
+    tfmt_close(&t);
 }
 
 /* Format 1.12: the programs' parts, written and as the golden trace holds
@@ -551,7 +587,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_totals_roundtrip), cmocka_unit_test(test_totals_golden),
         cmocka_unit_test(test_no_totals),        cmocka_unit_test(test_all_exit),
-        cmocka_unit_test(test_programs),
+        cmocka_unit_test(test_programs),         cmocka_unit_test(test_programs_late),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -91,8 +91,8 @@ void ana_pmodel_progs_release(struct ana_pmodel_progs *p);
 void ana_pmodel_progs_image(struct ana_pmodel_progs *p, uint32_t k,
                             const struct ana_pmodel_before *b, const struct fmt_image_totals *t);
 /* Chunk k's part of a program (format 1.12), after its images: that
- * program's highest there is exact. Returns 0, or -EPROTO when it
- * disagrees with the images' own parts. */
+ * program's highest there is exact, unless the part disagrees with its
+ * processes' own parts (then it is not used). Returns 0. */
 int ana_pmodel_progs_part(struct ana_pmodel_progs *p, uint32_t k, const struct fmt_prog_totals *t);
 /* Chunk k read (scan): its exact values and bounds noted. Returns 0 or
  * -ENOMEM. */

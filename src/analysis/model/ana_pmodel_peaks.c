@@ -108,13 +108,8 @@ static int find_image(void *arg, const struct fmt_image_totals *t)
 static int take_part(void *arg, const struct fmt_prog_totals *t)
 {
     struct walk *w = arg;
-    int rc = ana_pmodel_progs_part(&w->progs, w->chunk, t);
 
-    if (rc == -EPROTO)
-        snprintf(w->err, w->err_size,
-                 "%s: chunk %u's totals of a program disagree with its processes'", w->path,
-                 w->chunk);
-    return rc;
+    return ana_pmodel_progs_part(&w->progs, w->chunk, t);
 }
 
 /* Chunk k's images' totals to fn, then its programs' parts (format 1.12)

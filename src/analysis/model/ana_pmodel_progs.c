@@ -158,9 +158,13 @@ int ana_pmodel_progs_part(struct ana_pmodel_progs *p, uint32_t k, const struct f
 
     if (!g || g->mark != k + 1)
         return 0; /* none of its processes running: nothing moved */
-    /* its running processes' change, as their own parts make it */
-    if (a->heap != g->run - g->run0 || a->blocks != g->run_blocks - g->blocks0)
-        return -EPROTO;
+    /* Its running processes' change and RSS at the end, as their own parts
+     * make them: else the writer grouped its processes otherwise (one
+     * joined late: a sample before its start), and its highest is told as
+     * if there were no part. */
+    if (a->heap != g->run - g->run0 || a->blocks != g->run_blocks - g->blocks0 ||
+        t->rss != (uint64_t)g->rss)
+        return 0;
     g->part = true;
     g->has_high = a->has_peak;
     g->high = g->run0 + a->peak;
