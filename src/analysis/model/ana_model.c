@@ -169,8 +169,8 @@ static uint32_t site_place(struct ana_model *m)
     uint32_t next_cap = m->cap_sites, stack_cap = m->cap_sites;
     if (UTIL_ARRAY_RESERVE_ZERO(m->sites, m->cap_sites, (size_t)m->nr_sites + 1, 64))
         return UINT32_MAX;
-    if (m->opt.retire.fn && (UTIL_ARRAY_RESERVE(m->site_next, next_cap, m->cap_sites, 0) ||
-                             UTIL_ARRAY_RESERVE(m->site_stack, stack_cap, m->cap_sites, 0)))
+    if ((m->opt.retire.fn && UTIL_ARRAY_RESERVE(m->site_next, next_cap, m->cap_sites, 0)) ||
+        UTIL_ARRAY_RESERVE(m->site_stack, stack_cap, m->cap_sites, 0))
         return UINT32_MAX;
     return m->nr_sites++;
 }
@@ -213,8 +213,8 @@ struct ana_site *ana_model_site_make(struct ana_model *m, uint32_t stack, uint32
     s->image = image;
     if (paged && set_paged(m, stack, k + 1))
         return NULL;
+    m->site_stack[k] = stack;
     if (m->opt.retire.fn) {
-        m->site_stack[k] = stack;
         m->site_next[k] = m->img_sites[image];
         m->img_sites[image] = k + 1;
     } else if (!paged) {

@@ -87,7 +87,7 @@ struct ana_model {
      * site_next (places + 1, 0 ends it), headed by img_sites[image]; the
      * stack of each place; places of dropped sites (image UINT32_MAX) in
      * a list through site_next headed by free_site, used again first. */
-    uint32_t *site_next, *site_stack; /* by place, cap_sites */
+    uint32_t *site_next, *site_stack; /* by place, cap_sites (site_next: retiring only) */
     /* ... and the index by stack in pages of ANA_SITE_PAGE ids (site_of
      * unused), each with its number of sites and freed with the last: a
      * build's stack ids number every process's nodes. paged_sites: the

@@ -149,30 +149,6 @@ static int merge_scope(struct ana_scope *r, struct range *rg, unsigned n, uint32
     return peak_k;
 }
 
-static const struct ana_site *psite(struct ana_model *m, uint32_t stack)
-{
-    return ana_model_site(m, stack);
-}
-
-/* A site's live bytes at a peak in range pk: the deltas of the ranges
- * before, plus its delta at that range's peak. */
-static uint64_t share(struct range *rg, uint32_t stack, int pk, bool all)
-{
-    uint64_t v = 0;
-
-    if (pk < 0)
-        return 0;
-    for (int k = 0; k < pk; k++) {
-        const struct ana_site *p = psite(rg[k].m, stack);
-        if (p)
-            v += (uint64_t)p->live_bytes;
-    }
-    const struct ana_site *p = psite(rg[pk].m, stack);
-    if (p)
-        v += all ? p->peak_all_bytes : p->peak_bytes;
-    return (int64_t)v > 0 ? v : 0;
-}
-
 int ana_pmodel_merge(struct ana_model *out, struct range *rg, unsigned n)
 {
     uint32_t nr_images = 0, nr_sites = 0, nr_threads = 0;
@@ -236,12 +212,19 @@ int ana_pmodel_merge(struct ana_model *out, struct range *rg, unsigned n)
         if (out->images[i].ended)
             out->total.rss -= out->images[i].rss;
 
-    for (uint32_t s = 0; s < nr_sites; s++) {
-        struct ana_site *r = NULL;
-        for (unsigned k = 0; k < n; k++) {
-            const struct ana_site *p = psite(rg[k].m, s);
-            if (!p)
-                continue;
+    /* Each range's sites, in order (not every stack id of every range: a
+     * build's model so far has millions of ids and a chunk's thousands of
+     * sites): counters summed, and each site's live bytes at a peak in
+     * range pk the deltas of the ranges before plus its delta at that
+     * range's peak (share), summed as the ranges come. */
+    for (unsigned k = 0; k < n; k++) {
+        const struct ana_model *m = rg[k].m;
+        for (uint32_t i = 0; i < m->nr_sites; i++) {
+            const struct ana_site *p = &m->sites[i];
+            uint32_t s = m->site_stack[i];
+            if (p->image == UINT32_MAX)
+                continue; /* a place a retired site left */
+            struct ana_site *r = (struct ana_site *)ana_model_site(out, s);
             if (!r) {
                 if (!(r = ana_model_site_make(out, s, p->image)))
                     goto out;
@@ -251,11 +234,21 @@ int ana_pmodel_merge(struct ana_model *out, struct range *rg, unsigned n)
 #define ADD_SITE_COUNTER(type, name) r->name += p->name;
             ANA_SITE_COUNTERS(ADD_SITE_COUNTER)
 #undef ADD_SITE_COUNTER
+            int pk = peak_k[r->image];
+            r->peak_bytes += (int)k < pk    ? (uint64_t)p->live_bytes
+                             : (int)k == pk ? p->peak_bytes
+                                            : 0;
+            r->peak_all_bytes += (int)k < total_k    ? (uint64_t)p->live_bytes
+                                 : (int)k == total_k ? p->peak_all_bytes
+                                                     : 0;
         }
-        if (!r)
-            continue;
-        r->peak_bytes = share(rg, s, peak_k[r->image], false);
-        r->peak_all_bytes = share(rg, s, total_k, true);
+    }
+    for (uint32_t i = 0; i < out->nr_sites; i++) {
+        struct ana_site *r = &out->sites[i];
+        if ((int64_t)r->peak_bytes < 0)
+            r->peak_bytes = 0;
+        if ((int64_t)r->peak_all_bytes < 0)
+            r->peak_all_bytes = 0;
     }
 
     /* Frees met before their thread's first heap event in a range are

@@ -46,17 +46,28 @@ void *ana_pmodel_run_range(void *arg);
 int ana_pmodel_merge(struct ana_model *out, struct range *rg, unsigned n);
 
 /* The shares of the peaks of a trace of several processes with format
- * 1.11's all-processes totals (ana_pmodel_peaks.c): every site of m (the
- * totals' merged model) gets its bytes at its process's peak and at the
- * running processes' peak (and its program's), those of shares (enum
- * ana_shares) only, from replays of the chunks where they are.
+ * 1.11's all-processes totals (ana_pmodel_peaks.c), found before the
+ * merge (ana_pmodel_peaks_find), from replays of the chunks where they
+ * are: each site's bytes at its process's peak and at the running
+ * processes' peak (and its program's), those of shares (enum ana_shares)
+ * only; then given to the merged model's sites.
  * Returns 0, -ENOTSUP (blocks of no stack: not a process's; or the
  * chunks to replay hold more than max_replayed events: why in err), -EPROTO
  * (the totals disagree with the events, or a corrupt trace: err says
  * why), -ENOMEM. */
-int ana_pmodel_peaks(struct ana_model *m, struct fmt_reader *r, const char *path,
-                     const struct ana_model_options *opt, unsigned shares, uint64_t max_replayed,
-                     char *err, size_t err_size);
+struct ana_pmodel_peaks;
+int ana_pmodel_peaks_find(struct ana_pmodel_peaks **out, struct fmt_reader *r, const char *path,
+                          const struct ana_model_options *opt, unsigned shares,
+                          uint64_t max_replayed, char *err, size_t err_size);
+/* Before image is retired from m (a fold): its sites get their shares,
+ * each stack's once (a site of it made again later, by an event after
+ * its exit, has none, as a replay's). Returns 0 or -ENOMEM. */
+int ana_pmodel_peaks_give_image(struct ana_pmodel_peaks *p, struct ana_model *m, uint32_t image);
+/* After the merge: m's scopes get their peaks (the running RSS's, the
+ * programs'), and its sites not given theirs yet their shares. Returns 0,
+ * -ENOTSUP or -ENOMEM. */
+int ana_pmodel_peaks_give(struct ana_pmodel_peaks *p, struct ana_model *m);
+void ana_pmodel_peaks_free(struct ana_pmodel_peaks *p);
 
 /* The per-program view of a trace of several processes from its chunk
  * totals (ana_pmodel_progs.c), for the peaks walk (ana_pmodel_peaks.c),
@@ -108,11 +119,15 @@ void ana_pmodel_progs_stepped(struct ana_pmodel_progs *p, uint32_t k, bool repla
  * the programs) before, take its peaks and shares after (0 or -ENOMEM). */
 void ana_pmodel_progs_seed(const struct ana_pmodel_progs *p, struct ana_model *m);
 int ana_pmodel_progs_take(struct ana_pmodel_progs *p, const struct ana_model *m, uint32_t k);
-/* The programs' scopes and, with shares, their sites' shares into the
- * totals' model m (made with the programs; ana_model_finish sums their
- * counters after). Returns 0, -ENOTSUP (a program's peak in a chunk not
- * replayed: the totals cannot say its shares) or -ENOMEM. */
+/* The programs' scopes into the totals' model m (made with the programs;
+ * ana_model_finish sums their counters after). Returns 0, or -ENOTSUP
+ * with shares asked: a program's peak in a chunk not replayed, whose
+ * shares the totals cannot say. */
 int ana_pmodel_progs_apply(struct ana_pmodel_progs *p, bool shares, struct ana_model *m);
+/* After the walk: the sites' shares of their programs' peaks kept, by
+ * stack; ana_pmodel_progs_take_share then gives stack's (once: 0 after). */
+void ana_pmodel_progs_settle(struct ana_pmodel_progs *p);
+uint64_t ana_pmodel_progs_take_share(struct ana_pmodel_progs *p, uint32_t stack);
 
 /* The image of stack in a trace of several processes (ana_pmodel_totals.c):
  * 0, -ENOTSUP for stack 0 (blocks of no stack: not a process's), -EPROTO

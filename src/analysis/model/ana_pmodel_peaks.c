@@ -301,20 +301,6 @@ static int replay(struct walk *w, uint32_t k)
     return rc;
 }
 
-static int cmp_share(const void *a, const void *b)
-{
-    uint32_t x = ((const struct share *)a)->stack, y = ((const struct share *)b)->stack;
-
-    return x < y ? -1 : x > y;
-}
-
-static uint64_t find(const struct share *v, size_t n, uint32_t stack)
-{
-    const struct share key = {stack, 0}, *s = bsearch(&key, v, n, sizeof(*v), cmp_share);
-
-    return s ? s->bytes : 0;
-}
-
 /* Whether the chunks to replay hold at most w->max_replayed events; else
  * -ENOTSUP, saying why in w->err: each is replayed from its start one
  * after another, where a replay of the whole trace runs on every CPU (a
@@ -382,49 +368,124 @@ static int walk_chunks(struct walk *w)
     return rc;
 }
 
-int ana_pmodel_peaks(struct ana_model *m, struct fmt_reader *r, const char *path,
-                     const struct ana_model_options *opt, unsigned shares, uint64_t max_replayed,
-                     char *err, size_t err_size)
+static int cmp_share(const void *a, const void *b)
 {
-    struct walk w = {.r = r,
-                     .path = path,
-                     .opt = opt,
-                     .shares = shares,
-                     .max_replayed = max_replayed,
-                     .nr_im = fmt_reader_nr_images(r),
-                     .peak_chunk = -1,
-                     .err = err,
-                     .err_size = err_size};
+    uint32_t x = ((const struct share *)a)->stack, y = ((const struct share *)b)->stack;
+
+    return x < y ? -1 : x > y;
+}
+
+/* Stack's share in v (sorted), taken: 0 after (a site of it made again
+ * later, after its process's exit, had none). */
+static uint64_t take_share(struct share *v, size_t n, uint32_t stack)
+{
+    struct share key = {stack, 0}, *s = n ? bsearch(&key, v, n, sizeof(*v), cmp_share) : NULL;
+    uint64_t bytes = s ? s->bytes : 0;
+
+    if (s)
+        s->bytes = 0;
+    return bytes;
+}
+
+struct ana_pmodel_peaks {
+    struct walk w;
+};
+
+int ana_pmodel_peaks_find(struct ana_pmodel_peaks **out, struct fmt_reader *r, const char *path,
+                          const struct ana_model_options *opt, unsigned shares,
+                          uint64_t max_replayed, char *err, size_t err_size)
+{
+    struct ana_pmodel_peaks *p = calloc(1, sizeof(*p));
+    struct walk *w = p ? &p->w : NULL;
     int rc = -ENOMEM;
 
-    ana_map_init(&w.live, sizeof(struct live));
-    if (!(w.im = calloc((size_t)w.nr_im + 1, sizeof(*w.im))) ||
-        ana_pmodel_progs_init(&w.progs, opt ? opt->programs : NULL))
+    *out = NULL;
+    if (!p)
+        return -ENOMEM;
+    *w = (struct walk){.r = r,
+                       .path = path,
+                       .opt = opt,
+                       .shares = shares,
+                       .max_replayed = max_replayed,
+                       .nr_im = fmt_reader_nr_images(r),
+                       .peak_chunk = -1,
+                       .err = err,
+                       .err_size = err_size};
+    ana_map_init(&w->live, sizeof(struct live));
+    if (!(w->im = calloc((size_t)w->nr_im + 1, sizeof(*w->im))) ||
+        ana_pmodel_progs_init(&w->progs, opt ? opt->programs : NULL))
         goto out;
-    for (uint32_t i = 0; i < w.nr_im; i++)
-        w.im[i].peak_chunk = -1;
-    if ((rc = find_peaks(&w)) || (rc = walk_chunks(&w)))
+    for (uint32_t i = 0; i < w->nr_im; i++)
+        w->im[i].peak_chunk = -1;
+    if ((rc = find_peaks(w)) || (rc = walk_chunks(w)))
         goto out;
+    /* what the model is given: the walk's state goes */
+    ana_map_release(&w->live);
+    qsort(w->own, w->nr_own, sizeof(*w->own), cmp_share);
+    qsort(w->all, w->nr_all, sizeof(*w->all), cmp_share);
+    ana_pmodel_progs_settle(&w->progs);
+    *out = p;
+    return 0;
+out:
+    ana_pmodel_peaks_free(p);
+    return rc;
+}
+
+/* Site s of stack in m gets its shares. */
+static int give_site(struct walk *w, struct ana_model *m, uint32_t stack, struct ana_site *s)
+{
+    uint64_t prog = ana_pmodel_progs_take_share(&w->progs, stack);
+    uint32_t at = ana_model_site_index(m, stack);
+
+    s->peak_bytes = take_share(w->own, w->nr_own, stack);
+    s->peak_all_bytes = take_share(w->all, w->nr_all, stack);
+    if (!prog || at == UINT32_MAX)
+        return 0;
+    /* the model's generations stay 0: its finish keeps these shares */
+    if (at >= m->nr_shares &&
+        UTIL_ARRAY_RESERVE_ZERO(m->shares, m->nr_shares, (size_t)at + 1, 1024))
+        return -ENOMEM;
+    m->shares[at] = (struct ana_prog_share){prog, 0};
+    return 0;
+}
+
+int ana_pmodel_peaks_give_image(struct ana_pmodel_peaks *p, struct ana_model *m, uint32_t image)
+{
+    int rc = 0;
+
+    for (uint32_t k = ana_model_first_site(m, image); k != UINT32_MAX && !rc;
+         k = ana_model_next_site(m, k))
+        rc = give_site(&p->w, m, m->site_stack[k], &m->sites[k]);
+    return rc;
+}
+
+int ana_pmodel_peaks_give(struct ana_pmodel_peaks *p, struct ana_model *m)
+{
+    struct walk *w = &p->w;
+    int rc;
+
     /* the running RSS's highest: the merge's samples are each image's
      * highest and latest of a chunk, whose sums are no moment's */
-    m->total.rss_peak = w.rss_top;
-    m->total.rss_peak_ns = w.rss_top_ns;
-    if ((rc = ana_pmodel_progs_apply(&w.progs, shares & ANA_SHARES_PROGRAM, m)))
-        goto out;
-    qsort(w.own, w.nr_own, sizeof(*w.own), cmp_share);
-    qsort(w.all, w.nr_all, sizeof(*w.all), cmp_share);
-    for (uint32_t id = 0; id < m->nr_used; id++) {
+    m->total.rss_peak = w->rss_top;
+    m->total.rss_peak_ns = w->rss_top_ns;
+    if ((rc = ana_pmodel_progs_apply(&w->progs, w->shares & ANA_SHARES_PROGRAM, m)))
+        return rc;
+    for (uint32_t id = 0; id < m->nr_used && !rc; id++) {
         struct ana_site *s = (struct ana_site *)ana_model_site(m, id);
-        if (!s)
-            continue;
-        s->peak_bytes = find(w.own, w.nr_own, id);
-        s->peak_all_bytes = find(w.all, w.nr_all, id);
+        if (s)
+            rc = give_site(w, m, id, s);
     }
-out:
-    ana_map_release(&w.live);
-    ana_pmodel_progs_release(&w.progs);
-    free(w.im);
-    free(w.own);
-    free(w.all);
     return rc;
+}
+
+void ana_pmodel_peaks_free(struct ana_pmodel_peaks *p)
+{
+    if (!p)
+        return;
+    ana_map_release(&p->w.live);
+    ana_pmodel_progs_release(&p->w.progs);
+    free(p->w.im);
+    free(p->w.own);
+    free(p->w.all);
+    free(p);
 }

@@ -311,16 +311,39 @@ int ana_pmodel_progs_apply(struct ana_pmodel_progs *p, bool shares, struct ana_m
         put(g, s);
         s->has_rss = g->has_rss;
     }
-    /* the model's generations stay 0: its finish keeps these shares */
-    for (size_t i = 0; shares && i < p->nr_shares; i++) {
-        const struct ana_pmodel_share *sh = &p->shares[i];
-        uint32_t at = ana_model_site_index(m, sh->stack);
-        if (sh->chunk != (uint32_t)p->v[sh->prog].share_chunk || at == UINT32_MAX)
-            continue;
-        if (at >= m->nr_shares &&
-            UTIL_ARRAY_RESERVE_ZERO(m->shares, m->nr_shares, (size_t)at + 1, 1024))
-            return -ENOMEM;
-        m->shares[at] = (struct ana_prog_share){sh->bytes, 0};
-    }
     return 0;
+}
+
+static int by_stack(const void *x, const void *y)
+{
+    uint32_t a = ((const struct ana_pmodel_share *)x)->stack;
+    uint32_t b = ((const struct ana_pmodel_share *)y)->stack;
+
+    return (a > b) - (a < b);
+}
+
+void ana_pmodel_progs_settle(struct ana_pmodel_progs *p)
+{
+    size_t kept = 0;
+
+    /* those of the replay where each program's peak last passed */
+    for (size_t i = 0; i < p->nr_shares; i++) {
+        const struct ana_pmodel_share *sh = &p->shares[i];
+        if (sh->chunk == (uint32_t)p->v[sh->prog].share_chunk)
+            p->shares[kept++] = *sh;
+    }
+    p->nr_shares = kept;
+    qsort(p->shares, p->nr_shares, sizeof(*p->shares), by_stack);
+}
+
+uint64_t ana_pmodel_progs_take_share(struct ana_pmodel_progs *p, uint32_t stack)
+{
+    struct ana_pmodel_share key = {.stack = stack};
+    struct ana_pmodel_share *sh =
+        p->nr_shares ? bsearch(&key, p->shares, p->nr_shares, sizeof(*p->shares), by_stack) : NULL;
+    uint64_t bytes = sh ? sh->bytes : 0;
+
+    if (sh)
+        sh->bytes = 0; /* a site of it made again later had none */
+    return bytes;
 }

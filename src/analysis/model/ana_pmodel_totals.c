@@ -330,26 +330,40 @@ static int by_end(const void *x, const void *y, void *arg)
     return (a > b) - (a < b);
 }
 
-/* Finish the totals' model as a replay finishes its own: a fold (the
- * options' retire) gets each image's sites in the order the images ended,
- * as their exits hand them over, then those still running; the programs'
- * counters are summed. */
-static int finish(struct ana_model *m)
+/* The images of m that ended and were not retired yet (done, by image)
+ * retired, in the order they ended, as their exits hand them over in a
+ * replay: a fold (the options' retire) gets their sites, with their
+ * shares of the peaks (pk, several processes), and the model drops them,
+ * so that it holds the running processes' sites, not every process's. */
+static int retire_ended(struct ana_model *m, struct ana_pmodel_peaks *pk, bool *done)
 {
     uint32_t n = ana_model_nr_images(m), k = 0;
-    uint32_t *ended = m->opt.retire.fn ? malloc(((size_t)n + 1) * sizeof(*ended)) : NULL;
+    uint32_t *ended = malloc(((size_t)n + 1) * sizeof(*ended));
     int rc = 0;
 
-    if (m->opt.retire.fn && !ended)
+    if (!ended)
         return -ENOMEM;
-    for (uint32_t i = 0; ended && i < n; i++)
-        if (ana_model_image(m, i)->ended)
+    for (uint32_t i = 0; i < n; i++)
+        if (ana_model_image(m, i)->ended && !done[i])
             ended[k++] = i;
-    if (ended)
-        qsort_r(ended, k, sizeof(*ended), by_end, m);
-    for (uint32_t i = 0; i < k && !rc; i++)
-        rc = ana_model_retire_image(m, ended[i]);
+    qsort_r(ended, k, sizeof(*ended), by_end, m);
+    for (uint32_t i = 0; i < k && !rc; i++) {
+        rc = pk ? ana_pmodel_peaks_give_image(pk, m, ended[i]) : 0;
+        rc = rc ?: ana_model_retire_image(m, ended[i]);
+        done[ended[i]] = true;
+    }
     free(ended);
+    return rc;
+}
+
+/* Finish the totals' model as a replay finishes its own: the images that
+ * ended retired (a fold), the shares of the peaks given to the sites left,
+ * those still running retired, the programs' counters summed. */
+static int finish(struct ana_model *m, struct ana_pmodel_peaks *pk, bool *done)
+{
+    int rc = m->opt.retire.fn ? retire_ended(m, pk, done) : 0;
+
+    rc = rc ?: (pk ? ana_pmodel_peaks_give(pk, m) : 0);
     return rc ?: ana_model_finish(m);
 }
 
@@ -358,6 +372,10 @@ static int finish(struct ana_model *m)
  * 2,048 events: 817 chunks of 43,000 stacks) spent its time making and
  * walking models; 64 at once, 1.0 -> 0.2 s. */
 #define BATCH 64
+/* ... or fewer, once their models hold this many sites: a build's chunks
+ * each touch tens of thousands of stacks, and 64 of their models at once
+ * were most of report --index's memory on a 991-process build. */
+#define BATCH_SITES (1u << 16)
 
 int ana_pmodel_totals_build(struct ana_model **out, struct fmt_reader *r, const char *path,
                             const struct ana_model_options *opt, unsigned shares,
@@ -367,14 +385,19 @@ int ana_pmodel_totals_build(struct ana_model **out, struct fmt_reader *r, const 
     struct peak_find pf = {.found = -1};
     struct range rg[BATCH + 1];
     struct ana_model *acc = NULL;
+    struct ana_pmodel_peaks *pk = NULL;
     bool several = nr_images(r) > 1;
     struct ana_model_options co = ana_pmodel_plain_options(opt);
-    int rc = 0;
+    bool *done = calloc((size_t)fmt_reader_nr_images(r) + 1, sizeof(*done));
+    int rc = done ? 0 : -ENOMEM;
 
     /* one process: its peak's chunk replayed as the merge goes; several:
-     * every peak's chunk, after (ana_pmodel_peaks) */
+     * every peak's chunk first (ana_pmodel_peaks_find), so that a fold can
+     * take each process's sites, with their shares, once it ended */
     for (pf.k = 0; !several && pf.k < n && !rc; pf.k++)
         rc = fmt_reader_chunk_totals(r, pf.k, peak_image, NULL, &pf);
+    if (!rc && several)
+        rc = ana_pmodel_peaks_find(&pk, r, path, opt, shares, max_replayed, err, err_size);
     if (!rc && !(rc = ana_model_create(&acc, opt)))
         rc = as_range(acc);
     for (uint32_t k = 0; k < n && !rc;) {
@@ -384,8 +407,10 @@ int ana_pmodel_totals_build(struct ana_model **out, struct fmt_reader *r, const 
         rg[0].m = acc;
         for (unsigned i = 0; i <= BATCH; i++)
             rg[i].running_base = several;
-        for (; nr <= BATCH && k < n && !rc; nr++, k++) {
+        size_t sites = 0;
+        for (; nr <= BATCH && k < n && !rc && sites < BATCH_SITES; nr++, k++) {
             rc = chunk_model(r, k, &co, several, &rg[nr].m);
+            sites += rc ? 0 : rg[nr].m->nr_sites;
             if (!rc && (int64_t)k == pf.found)
                 rc = peak_shares(r, path, &co, k, rg[nr].m, err, err_size);
         }
@@ -400,10 +425,12 @@ int ana_pmodel_totals_build(struct ana_model **out, struct fmt_reader *r, const 
         }
         ana_model_destroy(acc);
         acc = next;
+        /* a fold gets the processes that ended so far */
+        rc = opt && opt->retire.fn ? retire_ended(acc, pk, done) : 0;
     }
-    if (!rc && several)
-        rc = ana_pmodel_peaks(acc, r, path, opt, shares, max_replayed, err, err_size);
-    rc = rc ?: finish(acc);
+    rc = rc ?: finish(acc, pk, done);
+    ana_pmodel_peaks_free(pk);
+    free(done);
     if (rc == -ENOTSUP && err && err_size && !err[0])
         snprintf(err, err_size, "%s", ana_index_stackless);
     if (rc == -EPROTO && err && err_size && !err[0])
