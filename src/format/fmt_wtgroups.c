@@ -151,7 +151,8 @@ int fmt_wtgrp_put(struct fmt_wtotals *t, struct fmt_buf *b, uint64_t base_ns)
     uint32_t n = 0;
 
     /* in increasing order of their first images: a reader checks it */
-    qsort(t->gv, t->nr_gv, sizeof(*t->gv), by_first_image);
+    if (t->nr_gv)
+        qsort(t->gv, t->nr_gv, sizeof(*t->gv), by_first_image);
     for (uint32_t i = 0; i < t->nr_gv; i++)
         n += written(&t->gv[i]);
     int rc = fmt_buf_reserve(b, (1 + 11 * (size_t)n) * FMT_VARINT_MAX);

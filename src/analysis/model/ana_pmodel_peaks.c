@@ -421,8 +421,10 @@ int ana_pmodel_peaks_find(struct ana_pmodel_peaks **out, struct fmt_reader *r, c
         goto out;
     /* what the model is given: the walk's state goes */
     ana_map_release(&w->live);
-    qsort(w->own, w->nr_own, sizeof(*w->own), cmp_share);
-    qsort(w->all, w->nr_all, sizeof(*w->all), cmp_share);
+    if (w->nr_own) /* (qsort must not be given NULL, even for none) */
+        qsort(w->own, w->nr_own, sizeof(*w->own), cmp_share);
+    if (w->nr_all)
+        qsort(w->all, w->nr_all, sizeof(*w->all), cmp_share);
     ana_pmodel_progs_settle(&w->progs);
     *out = p;
     return 0;

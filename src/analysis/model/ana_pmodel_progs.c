@@ -333,7 +333,8 @@ void ana_pmodel_progs_settle(struct ana_pmodel_progs *p)
             p->shares[kept++] = *sh;
     }
     p->nr_shares = kept;
-    qsort(p->shares, p->nr_shares, sizeof(*p->shares), by_stack);
+    if (kept)
+        qsort(p->shares, p->nr_shares, sizeof(*p->shares), by_stack);
 }
 
 uint64_t ana_pmodel_progs_take_share(struct ana_pmodel_progs *p, uint32_t stack)
