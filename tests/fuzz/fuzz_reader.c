@@ -44,10 +44,16 @@ static void use_tables(struct fmt_reader *r)
 }
 
 /* Format 1.10's chunk totals: every chunk's, images and stacks (and
- * 1.11's all-processes part). */
+ * 1.11's all-processes part, 1.12's programs' parts). */
 static int sink_image(void *arg, const struct fmt_image_totals *t)
 {
     *(volatile uint64_t *)arg += t->calls[1] + (uint64_t)t->peak + t->rss_max;
+    return 0;
+}
+
+static int sink_prog(void *arg, const struct fmt_prog_totals *t)
+{
+    *(volatile uint64_t *)arg += t->first_image + (uint64_t)t->part.peak + t->rss;
     return 0;
 }
 
@@ -90,6 +96,8 @@ static void use_events(struct fmt_reader *r)
             struct fmt_all_totals all;
             if (!fmt_reader_chunk_all_totals(r, k, &all))
                 acc += (uint64_t)all.heap + all.peak_ns;
+            if (fmt_reader_chunk_prog_totals(r, k, sink_prog, &sum) == 0)
+                acc += sum;
         }
         /* A range (fmt_reader_seek_range: a parallel replay's), then every
          * chunk again with its summary held against its events (dump
