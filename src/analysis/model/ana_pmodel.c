@@ -216,7 +216,7 @@ int ana_pmodel_merge(struct ana_model *out, struct range *rg, unsigned n)
      * build's model so far has millions of ids and a chunk's thousands of
      * sites): counters summed, and each site's live bytes at a peak in
      * range pk the deltas of the ranges before plus its delta at that
-     * range's peak (share), summed as the ranges come. */
+     * range's peak, summed as the ranges come (below 0: none). */
     for (unsigned k = 0; k < n; k++) {
         const struct ana_model *m = rg[k].m;
         for (uint32_t i = 0; i < m->nr_sites; i++) {

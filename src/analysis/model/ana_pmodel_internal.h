@@ -124,10 +124,15 @@ int ana_pmodel_progs_take(struct ana_pmodel_progs *p, const struct ana_model *m,
  * with shares asked: a program's peak in a chunk not replayed, whose
  * shares the totals cannot say. */
 int ana_pmodel_progs_apply(struct ana_pmodel_progs *p, bool shares, struct ana_model *m);
-/* After the walk: the sites' shares of their programs' peaks kept, by
- * stack; ana_pmodel_progs_take_share then gives stack's (once: 0 after). */
-void ana_pmodel_progs_settle(struct ana_pmodel_progs *p);
-uint64_t ana_pmodel_progs_take_share(struct ana_pmodel_progs *p, uint32_t stack);
+/* After the walk: the sites' bytes at their programs' peaks, in *out (*nr
+ * of them, in no order; NULL for none), which the caller frees. Returns 0
+ * or -ENOMEM. */
+struct ana_pmodel_stack_share {
+    uint32_t stack;
+    uint64_t bytes;
+};
+int ana_pmodel_progs_settle(struct ana_pmodel_progs *p, struct ana_pmodel_stack_share **out,
+                            size_t *nr);
 
 /* The image of stack in a trace of several processes (ana_pmodel_totals.c):
  * 0, -ENOTSUP for stack 0 (blocks of no stack: not a process's), -EPROTO

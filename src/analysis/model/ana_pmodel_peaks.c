@@ -40,12 +40,6 @@ struct live {
     int64_t bytes, blocks;
 };
 
-/* A site's share found by a replay. */
-struct share {
-    uint32_t stack;
-    uint64_t bytes;
-};
-
 struct walk {
     struct fmt_reader *r;
     const char *path;
@@ -62,8 +56,10 @@ struct walk {
     uint32_t chunk;                /* the chunk being read */
     struct ana_map live;           /* stack -> struct live */
     struct ana_pmodel_progs progs; /* the per-program view's (none: does nothing) */
-    struct share *own, *all;       /* peak_bytes, peak_all_bytes found */
-    size_t nr_own, cap_own, nr_all, cap_all;
+    /* the sites' shares found by the replays, by stack: peak_bytes,
+     * peak_all_bytes, and (after the walk) of their programs' peaks */
+    struct ana_pmodel_stack_share *own, *all, *prog;
+    size_t nr_own, cap_own, nr_all, cap_all, nr_prog;
     int rc;
     char *err;
     size_t err_size;
@@ -227,13 +223,14 @@ static int seed(struct walk *w, struct ana_model *m, struct ana_heap_replay *p)
     return 0;
 }
 
-static int keep(struct share **v, size_t *nr, size_t *cap, uint32_t stack, uint64_t bytes)
+static int keep(struct ana_pmodel_stack_share **v, size_t *nr, size_t *cap, uint32_t stack,
+                uint64_t bytes)
 {
     if (!bytes)
         return 0;
     if (UTIL_ARRAY_RESERVE(*v, *cap, *nr + 1, 256))
         return -ENOMEM;
-    (*v)[(*nr)++] = (struct share){stack, bytes};
+    (*v)[(*nr)++] = (struct ana_pmodel_stack_share){stack, bytes};
     return 0;
 }
 
@@ -370,16 +367,18 @@ static int walk_chunks(struct walk *w)
 
 static int cmp_share(const void *a, const void *b)
 {
-    uint32_t x = ((const struct share *)a)->stack, y = ((const struct share *)b)->stack;
+    uint32_t x = ((const struct ana_pmodel_stack_share *)a)->stack,
+             y = ((const struct ana_pmodel_stack_share *)b)->stack;
 
     return x < y ? -1 : x > y;
 }
 
 /* Stack's share in v (sorted), taken: 0 after (a site of it made again
  * later, after its process's exit, had none). */
-static uint64_t take_share(struct share *v, size_t n, uint32_t stack)
+static uint64_t take_share(struct ana_pmodel_stack_share *v, size_t n, uint32_t stack)
 {
-    struct share key = {stack, 0}, *s = n ? bsearch(&key, v, n, sizeof(*v), cmp_share) : NULL;
+    struct ana_pmodel_stack_share key = {stack, 0},
+                                  *s = n ? bsearch(&key, v, n, sizeof(*v), cmp_share) : NULL;
     uint64_t bytes = s ? s->bytes : 0;
 
     if (s)
@@ -421,11 +420,13 @@ int ana_pmodel_peaks_find(struct ana_pmodel_peaks **out, struct fmt_reader *r, c
         goto out;
     /* what the model is given: the walk's state goes */
     ana_map_release(&w->live);
-    if (w->nr_own) /* (qsort must not be given NULL, even for none) */
-        qsort(w->own, w->nr_own, sizeof(*w->own), cmp_share);
-    if (w->nr_all)
-        qsort(w->all, w->nr_all, sizeof(*w->all), cmp_share);
-    ana_pmodel_progs_settle(&w->progs);
+    if ((rc = ana_pmodel_progs_settle(&w->progs, &w->prog, &w->nr_prog)))
+        goto out;
+    struct ana_pmodel_stack_share *v[3] = {w->own, w->all, w->prog};
+    size_t nr[3] = {w->nr_own, w->nr_all, w->nr_prog};
+    for (int i = 0; i < 3; i++)
+        if (nr[i]) /* (qsort must not be given NULL, even for none) */
+            qsort(v[i], nr[i], sizeof(*v[i]), cmp_share);
     *out = p;
     return 0;
 out:
@@ -436,7 +437,7 @@ out:
 /* Site s of stack in m gets its shares. */
 static int give_site(struct walk *w, struct ana_model *m, uint32_t stack, struct ana_site *s)
 {
-    uint64_t prog = ana_pmodel_progs_take_share(&w->progs, stack);
+    uint64_t prog = take_share(w->prog, w->nr_prog, stack);
     uint32_t at = ana_model_site_index(m, stack);
 
     s->peak_bytes = take_share(w->own, w->nr_own, stack);
@@ -472,11 +473,9 @@ int ana_pmodel_peaks_give(struct ana_pmodel_peaks *p, struct ana_model *m)
     m->total.rss_peak_ns = w->rss_top_ns;
     if ((rc = ana_pmodel_progs_apply(&w->progs, w->shares & ANA_SHARES_PROGRAM, m)))
         return rc;
-    for (uint32_t id = 0; id < m->nr_used && !rc; id++) {
-        struct ana_site *s = (struct ana_site *)ana_model_site(m, id);
-        if (s)
-            rc = give_site(w, m, id, s);
-    }
+    for (uint32_t i = 0; i < m->nr_sites && !rc; i++)
+        if (m->sites[i].image != UINT32_MAX) /* not a place a retired site left */
+            rc = give_site(w, m, m->site_stack[i], &m->sites[i]);
     return rc;
 }
 
@@ -489,5 +488,6 @@ void ana_pmodel_peaks_free(struct ana_pmodel_peaks *p)
     free(p->w.im);
     free(p->w.own);
     free(p->w.all);
+    free(p->w.prog);
     free(p);
 }

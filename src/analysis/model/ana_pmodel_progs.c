@@ -314,37 +314,24 @@ int ana_pmodel_progs_apply(struct ana_pmodel_progs *p, bool shares, struct ana_m
     return 0;
 }
 
-static int by_stack(const void *x, const void *y)
+int ana_pmodel_progs_settle(struct ana_pmodel_progs *p, struct ana_pmodel_stack_share **out,
+                            size_t *nr)
 {
-    uint32_t a = ((const struct ana_pmodel_share *)x)->stack;
-    uint32_t b = ((const struct ana_pmodel_share *)y)->stack;
+    size_t n = 0;
 
-    return (a > b) - (a < b);
-}
-
-void ana_pmodel_progs_settle(struct ana_pmodel_progs *p)
-{
-    size_t kept = 0;
-
+    *out = NULL;
+    *nr = 0;
+    for (size_t i = 0; i < p->nr_shares; i++)
+        n += p->shares[i].chunk == (uint32_t)p->v[p->shares[i].prog].share_chunk;
+    if (!n)
+        return 0;
+    if (!(*out = malloc(n * sizeof(**out))))
+        return -ENOMEM;
     /* those of the replay where each program's peak last passed */
     for (size_t i = 0; i < p->nr_shares; i++) {
         const struct ana_pmodel_share *sh = &p->shares[i];
         if (sh->chunk == (uint32_t)p->v[sh->prog].share_chunk)
-            p->shares[kept++] = *sh;
+            (*out)[(*nr)++] = (struct ana_pmodel_stack_share){sh->stack, sh->bytes};
     }
-    p->nr_shares = kept;
-    if (kept)
-        qsort(p->shares, p->nr_shares, sizeof(*p->shares), by_stack);
-}
-
-uint64_t ana_pmodel_progs_take_share(struct ana_pmodel_progs *p, uint32_t stack)
-{
-    struct ana_pmodel_share key = {.stack = stack};
-    struct ana_pmodel_share *sh =
-        p->nr_shares ? bsearch(&key, p->shares, p->nr_shares, sizeof(*p->shares), by_stack) : NULL;
-    uint64_t bytes = sh ? sh->bytes : 0;
-
-    if (sh)
-        sh->bytes = 0; /* a site of it made again later had none */
-    return bytes;
+    return 0;
 }

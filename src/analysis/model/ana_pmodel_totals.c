@@ -367,10 +367,10 @@ static int finish(struct ana_model *m, struct ana_pmodel_peaks *pk, bool *done)
     return rc ?: ana_model_finish(m);
 }
 
-/* Chunks merged at once into the model so far: the merge walks every
- * stack id of its ranges, so one a chunk (a python3 trace in chunks of
- * 2,048 events: 817 chunks of 43,000 stacks) spent its time making and
- * walking models; 64 at once, 1.0 -> 0.2 s. */
+/* Chunks merged at once into the model so far: each merge copies the
+ * model so far, so one a chunk (a python3 trace in chunks of 2,048
+ * events: 817 chunks of 43,000 stacks) spent its time making and walking
+ * models; 64 at once, 1.0 -> 0.2 s. */
 #define BATCH 64
 /* ... or fewer, once their models hold this many sites: a build's chunks
  * each touch tens of thousands of stacks, and 64 of their models at once
