@@ -6,14 +6,18 @@
 # of tests/programs/rec_ledger share one CPU (taskset), so the recorder
 # gets a quarter of it and merges for seconds a round; under --keep-last
 # (two writers) and --aggregate=100ms (an aggregated trace fills no chunk of
-# its own: only the flush writes it) the trace's first chunk must come
-# within 2 s of the start. It comes at 1.0-1.25 s here; when the flush
-# waited for the round's end, at 2.75-3 s (CI's rec_killed_ledger then
-# found a killed recorder's trace empty). Needs MEMSCRIBE, MS_PROGRAMS.
+# its own: only the flush writes it) the trace gets a chunk while the
+# program runs, and a killed recorder leaves it. When it came is printed,
+# not bounded: 1.0-1.25 s here on a quiet machine, 2.3 s once at load 7.6
+# (when the flush waited for the round's end, 2.75-3 s quiet). That the
+# flush does not wait for the round is test_rec_stream's
+# test_long_merge_flushes_inside, which counts the flushes inside a merge
+# and does not depend on the machine's speed. Needs MEMSCRIBE, MS_PROGRAMS.
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" rec_flush_behind MEMSCRIBE MS_PROGRAMS
 need taskset
-BOUND_MS=2000
+# The program runs 15 s: a chunk must come before it ends.
+WAIT_MS=12000
 
 # The first CPU this test may run on (a container may not offer CPU 0).
 cpu=$(taskset -pc $$ | sed 's/.*: *//; s/[-,].*//')
@@ -42,7 +46,7 @@ while :; do
         first_ms=$now_ms
         break
     fi
-    [ "$now_ms" -lt 10000 ] || break
+    [ "$now_ms" -lt "$WAIT_MS" ] || break
     kill -0 "$rec" 2>/dev/null || fail "record ended: $(cat "$WORK/err")"
     [ -n "$prog" ] || prog=$(program_pid)
     sleep 0.05
@@ -55,7 +59,8 @@ rec=0
 [ -n "$prog" ] || prog=$(program_pid)
 [ -z "$prog" ] || kill -KILL "$prog" 2>/dev/null || true
 prog=''
-[ -n "$first_ms" ] || fail "no chunk in the trace 10 s after the start"
-[ "$first_ms" -le "$BOUND_MS" ] ||
-    fail "the trace's first chunk came $first_ms ms after the start, more than $BOUND_MS ms"
+[ -n "$first_ms" ] || fail "no chunk in the trace $((WAIT_MS / 1000)) s after the start"
+# What the killed recorder left reads, chunks and all.
+"$MEMSCRIBE" report "$t" >/dev/null 2>"$WORK/report.err" ||
+    fail "the killed recorder's trace does not read: $(cat "$WORK/report.err")"
 echo "ok: the first chunk of a recorder behind its program came $first_ms ms after the start"
