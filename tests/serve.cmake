@@ -5,3 +5,4 @@
 ms_test_program(serve_steps ${PROJECT_SOURCE_DIR}/tests/programs/serve_steps.c)
 ms_e2e_test(serve_page serve_page.sh)
 ms_e2e_test(serve_live serve_live.sh)
+ms_e2e_test(serve_guard serve_guard.sh)

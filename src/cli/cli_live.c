@@ -45,8 +45,8 @@ static void read_url(int fd, char *url, size_t size)
 
 static void live_start(struct rec_session *s, struct cli_live *l)
 {
-    char self[PATH_MAX], url[512];
-    char *argv[12];
+    char self[PATH_MAX], url[512], me[24];
+    char *argv[14];
     int n = 0, fd[2];
     ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
     posix_spawn_file_actions_t fa;
@@ -71,6 +71,10 @@ static void live_start(struct rec_session *s, struct cli_live *l)
         argv[n++] = "--url-file";
         argv[n++] = (char *)l->url_file;
     }
+    /* the server goes when the recorder does, SIGKILLed or not */
+    snprintf(me, sizeof(me), "%d", (int)getpid());
+    argv[n++] = "--parent";
+    argv[n++] = me;
     argv[n++] = "--";
     argv[n++] = (char *)l->trace;
     argv[n] = NULL;

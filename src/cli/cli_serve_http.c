@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* memscribe serve's HTTP side (cli_serve_http.h). libmicrohttpd runs a
- * thread per connection, so a slow query (a large trace replayed) does not
- * hold up the page's other requests; each query runs memscribe's own
- * command in a child (cli_serve_query.c). */
+/* memscribe serve's HTTP side (cli_serve_http.h). libmicrohttpd's one
+ * polling thread reads every connection and answers what is at hand (the
+ * page, the status, a kept answer); a query to run is queued for the
+ * workers (cli_serve_pool.h), its connection suspended until it ran, so a
+ * slow query (a large trace replayed) holds up no other request. Each
+ * query runs memscribe's own command in a child (cli_serve_query.c). Each
+ * user or address holds a bounded share of the connections
+ * (cli_serve_clients.h). */
 #include "cli/cli_serve_http.h"
 
 #include <arpa/inet.h>
@@ -10,13 +14,18 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
+#include "cli/cli.h"
+#include "cli/cli_serve_clients.h"
 #include "cli/cli_serve_gzip.h"
 #include "cli/cli_serve_index.h"
+#include "cli/cli_serve_pool.h"
 
 /* Answers kept, each until the trace's size or time changes: a finished
  * trace answers each query once, and a page that polls a growing trace
@@ -48,6 +57,8 @@ struct cache_entry {
 
 struct cli_serve_http {
     struct MHD_Daemon *d;
+    struct cli_serve_clients clients; /* connections per user or address */
+    struct cli_serve_pool *pool;      /* the queries' queue and workers */
     struct cli_serve_trace trace;
     char token[80];
     const char *page;
@@ -175,12 +186,6 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, cons
     return reply(c, status, "text/plain; charset=utf-8", text, strlen(text));
 }
 
-/* A query's parameter from the URL. */
-static const char *param(void *arg, const char *name)
-{
-    return MHD_lookup_connection_value(arg, MHD_GET_ARGUMENT_KIND, name);
-}
-
 struct cache_key {
     char key[MAX_KEY];
     size_t len;
@@ -262,49 +267,190 @@ static void cache_put(struct cli_serve_http *h, const char *key, uint64_t size, 
     }
 }
 
-static enum MHD_Result api(struct cli_serve_http *h, struct MHD_Connection *c, const char *name)
-{
-    struct cache_key p;
-    struct cli_serve_answer a = {0};
-    uint64_t size = 0, mtime = 0;
-    bool cacheable = strcmp(name, "status") != 0;
+/* A query's request from its headers to its end: libmicrohttpd's
+ * per-request pointer, freed when the request completes (completed). Its
+ * parameters are copied, so that a worker reads no connection. */
+#define MAX_ARGS 16
+struct request {
+    struct cli_serve_http *h;
+    struct MHD_Connection *c;
+    char name[40];
+    struct cache_key key;
+    uint64_t size, mtime; /* the trace's version before the query */
+    bool cacheable;
+    char *args[2 * MAX_ARGS]; /* name, value */
+    size_t nr_args;
+    struct cli_serve_answer a;
     int rc;
+    bool ran, done;
+};
 
-    p.len = (size_t)snprintf(p.key, sizeof(p.key), "%s", name);
-    if (cacheable && cli_serve_trace_version(h->trace.path, &size, &mtime) == 0) {
-        MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_to_key, &p);
-        pthread_mutex_lock(&h->lock);
-        struct cache_entry *e = p.len < MAX_KEY ? cache_find(h, p.key, size, mtime) : NULL;
-        if (e) {
-            struct body *b = e->body;
-            unsigned status = e->status;
-            const char *type = e->type;
-            e->used = ++h->clock;
-            b->refs++; /* the reply's */
-            pthread_mutex_unlock(&h->lock);
-            return reply_shared(h, c, status, type, b);
-        }
-        pthread_mutex_unlock(&h->lock);
+static void request_free(struct request *q)
+{
+    for (size_t i = 0; i < 2 * q->nr_args; i++)
+        free(q->args[i]);
+    free(q->a.body);
+    free(q);
+}
+
+static const char *request_param(void *arg, const char *name)
+{
+    const struct request *q = arg;
+
+    for (size_t i = 0; i < q->nr_args; i++)
+        if (!strcmp(q->args[2 * i], name))
+            return q->args[2 * i + 1];
+    return NULL;
+}
+
+static enum MHD_Result copy_arg(void *arg, enum MHD_ValueKind kind, const char *name,
+                                const char *value)
+{
+    struct request *q = arg;
+
+    (void)kind;
+    if (q->nr_args == MAX_ARGS || !strcmp(name, "token"))
+        return MHD_YES; /* more than any query takes: the query says which it knows */
+    char *n = strdup(name), *v = strdup(value ? value : "");
+    if (!n || !v) {
+        free(n);
+        free(v);
+        q->rc = -ENOMEM;
+        return MHD_NO;
     }
-    rc = cli_serve_query(&h->trace, name, param, c, &a);
-    if (rc < 0)
+    q->args[2 * q->nr_args] = n;
+    q->args[2 * q->nr_args++ + 1] = v;
+    return MHD_YES;
+}
+
+/* The worker's part: run the query. */
+static void request_run(void *job)
+{
+    struct request *q = job;
+
+    q->rc = cli_serve_query(&q->h->trace, q->name, request_param, q, &q->a);
+}
+
+/* Its end: the connection, suspended while the query waited and ran, is
+ * handed back (handle answers it). The request is not touched after. */
+static void request_end(void *job, bool ran)
+{
+    struct request *q = job;
+    struct MHD_Connection *c = q->c;
+
+    q->ran = ran;
+    q->done = true;
+    MHD_resume_connection(c);
+}
+
+/* Answer q's query once it ran: its output becomes the body the cache and
+ * the reply share. */
+static enum MHD_Result answer(struct cli_serve_http *h, struct MHD_Connection *c, struct request *q)
+{
+    struct cli_serve_answer *a = &q->a;
+
+    if (!q->ran || q->rc == -ECANCELED)
+        return send_text(c, 503, "memscribe serve is stopping\n");
+    if (q->rc < 0)
         return send_text(c, 500, "the server could not run the query\n");
-    /* The command's output, its buffer's slack given back, becomes the
-     * body the cache and the reply share. */
+    /* its buffer's slack given back */
     struct body *b = malloc(sizeof(*b));
-    char *data = a.body_len ? realloc(a.body, a.body_len) : a.body;
-    if (!b || (a.body_len && !data)) {
+    char *data = a->body_len ? realloc(a->body, a->body_len) : a->body;
+    if (a->body_len && data)
+        a->body = data;
+    if (!b || (a->body_len && !data)) {
         free(b);
-        free(a.body);
         return send_text(c, 500, "the server ran out of memory\n");
     }
-    *b = (struct body){1, a.body_len, data, a.gzip}; /* the reply's reference */
+    *b = (struct body){1, a->body_len, a->body, a->gzip}; /* the reply's reference */
+    a->body = NULL;
     /* Keep answers that are the trace's, not a passing failure. */
     pthread_mutex_lock(&h->lock);
-    if (cacheable && (a.status == 200 || a.status == 400) && p.len < MAX_KEY)
-        cache_put(h, p.key, size, mtime, a.status, a.type, b);
+    if (q->cacheable && (a->status == 200 || a->status == 400) && q->key.len < MAX_KEY)
+        cache_put(h, q->key.key, q->size, q->mtime, a->status, a->type, b);
     pthread_mutex_unlock(&h->lock);
-    return reply_shared(h, c, a.status, a.type, b);
+    return reply_shared(h, c, a->status, a->type, b);
+}
+
+/* A kept answer to key for this version of the trace, sent; MHD_NO with
+ * *found false when there is none. */
+static enum MHD_Result from_cache(struct cli_serve_http *h, struct MHD_Connection *c,
+                                  const struct request *q, bool *found)
+{
+    pthread_mutex_lock(&h->lock);
+    struct cache_entry *e = cache_find(h, q->key.key, q->size, q->mtime);
+    *found = e != NULL;
+    if (!e) {
+        pthread_mutex_unlock(&h->lock);
+        return MHD_NO;
+    }
+    struct body *b = e->body;
+    unsigned status = e->status;
+    const char *type = e->type;
+    e->used = ++h->clock;
+    b->refs++; /* the reply's */
+    pthread_mutex_unlock(&h->lock);
+    return reply_shared(h, c, status, type, b);
+}
+
+/* /api/NAME: the status at once (a stat of the file), a kept answer at
+ * once, else the query queued for a worker and the connection suspended
+ * until it ran; a full queue is answered 503 at once. */
+static enum MHD_Result api(struct cli_serve_http *h, struct MHD_Connection *c, const char *name,
+                           void **state)
+{
+    struct cli_serve_answer a = {0};
+    struct request *q;
+    bool found;
+
+    if (!strcmp(name, "status")) {
+        int rc = cli_serve_query(&h->trace, name, NULL, NULL, &a);
+        enum MHD_Result r =
+            rc < 0
+                ? send_text(c, 500, "the server could not run the query\n")
+                : queue(c, a.status, a.type,
+                        MHD_create_response_from_buffer(a.body_len, a.body, MHD_RESPMEM_MUST_FREE));
+        if (rc < 0)
+            free(a.body);
+        return r;
+    }
+    if (!(q = calloc(1, sizeof(*q))))
+        return send_text(c, 500, "the server ran out of memory\n");
+    *q = (struct request){.h = h, .c = c};
+    snprintf(q->name, sizeof(q->name), "%s", name);
+    q->key.len = (size_t)snprintf(q->key.key, sizeof(q->key.key), "%s", name);
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_to_key, &q->key);
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, copy_arg, q);
+    q->cacheable = cli_serve_trace_version(h->trace.path, &q->size, &q->mtime) == 0;
+    enum MHD_Result r = MHD_NO;
+    if (q->rc) {
+        r = send_text(c, 500, "the server ran out of memory\n");
+    } else if (q->cacheable && q->key.len < MAX_KEY && (r = from_cache(h, c, q, &found), found)) {
+        /* answered */
+    } else if (cli_serve_pool_push(h->pool, q)) {
+        char busy[120];
+        snprintf(busy, sizeof(busy), "memscribe serve is busy: %u queries wait; ask again\n",
+                 cli_serve_pool_waiting(h->pool));
+        r = queue(c, 503, "text/plain; charset=utf-8",
+                  MHD_create_response_from_buffer(strlen(busy), busy, MHD_RESPMEM_MUST_COPY));
+    } else {
+        *state = q; /* freed when the request completes */
+        MHD_suspend_connection(c);
+        return MHD_YES;
+    }
+    request_free(q);
+    return r;
+}
+
+/* A request with a body (Content-Length above 0, or chunked): a GET has
+ * none to read, and a client waiting for "100 Continue" would wait. */
+static bool has_body(struct MHD_Connection *c)
+{
+    const char *len =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+    return (len && strspn(len, "0") != strlen(len)) ||
+           MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
@@ -315,10 +461,17 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 
     (void)version;
     (void)upload;
-    /* Only GET: anything else is answered at its headers, its body unread. */
+    if (*state && *state != h) { /* a query that ran: answer it */
+        struct request *q = *state;
+        return q->done ? answer(h, c, q) : MHD_YES;
+    }
+    /* Only GET, without a body: anything else is answered at its headers,
+     * its body unread. */
     if (strcmp(method, "GET") && strcmp(method, "HEAD"))
         return send_text(c, 405, "only GET\n");
     if (!*state) { /* the headers: answer once they are all here */
+        if (has_body(c))
+            return send_text(c, 413, "memscribe serve: a GET carries no body\n");
         *state = h;
         return MHD_YES;
     }
@@ -330,8 +483,93 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (!strcmp(url, "/"))
         return reply(c, 200, "text/html; charset=utf-8", h->page, strlen(h->page));
     if (!strncmp(url, "/api/", 5) && strlen(url) < 40)
-        return api(h, c, url + 5);
+        return api(h, c, url + 5, state);
     return send_text(c, 404, "not here\n");
+}
+
+/* A request ended (answered, or its connection closed): its query's
+ * state goes. */
+static void completed(void *cls, struct MHD_Connection *c, void **state,
+                      enum MHD_RequestTerminationCode how)
+{
+    (void)c;
+    (void)how;
+    if (*state && *state != cls)
+        request_free(*state);
+    *state = NULL;
+}
+
+/* A connection from a client at its limit is refused at accept. */
+static enum MHD_Result accept_client(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+    struct cli_serve_http *h = cls;
+
+    return cli_serve_client_may(&h->clients, cli_serve_client_key(&h->clients, addr, len)) ? MHD_YES
+                                                                                           : MHD_NO;
+}
+
+/* Each connection's client counted from its start to its close. */
+static void connection_note(void *cls, struct MHD_Connection *c, void **socket_state,
+                            enum MHD_ConnectionNotificationCode code)
+{
+    struct cli_serve_http *h = cls;
+    uint64_t *key = *socket_state;
+
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        if (!ci || !(key = malloc(sizeof(*key))))
+            return;
+        *key = cli_serve_client_key(&h->clients, ci->client_addr,
+                                    ci->client_addr->sa_family == AF_INET6
+                                        ? sizeof(struct sockaddr_in6)
+                                        : sizeof(struct sockaddr_in));
+        cli_serve_client_opened(&h->clients, *key);
+        *socket_state = key;
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED && key) {
+        cli_serve_client_closed(&h->clients, *key);
+        free(key);
+        *socket_state = NULL;
+    }
+}
+
+/* libmicrohttpd's messages about connections (its refusals at its own
+ * limit or out of descriptors, clients gone or timed out mid-request)
+ * counted with ours, not a line each (a flood of connections wrote 2.66 MB
+ * of them in 5 s); any other said. */
+static void log_mhd(void *cls, const char *fmt, va_list ap)
+{
+    struct cli_serve_http *h = cls;
+    char msg[256];
+
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    msg[strcspn(msg, "\n")] = 0;
+    if (strstr(msg, "limit") || strstr(msg, "accept"))
+        cli_serve_clients_trouble(&h->clients, true);
+    else if (strcasestr(msg, "connection"))
+        cli_serve_clients_trouble(&h->clients, false);
+    else
+        cli_warn("serve: %s", msg);
+}
+
+/* Connections at once: as many as the descriptors allow, up to
+ * MAX_CONNECTIONS (the soft limit raised to the hard one first). */
+#define MAX_CONNECTIONS 1000u
+#define IDLE_S 30
+static unsigned connection_limit(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl))
+        return 256;
+    if (rl.rlim_cur < MAX_CONNECTIONS + 64 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max < MAX_CONNECTIONS + 64 ? rl.rlim_max : MAX_CONNECTIONS + 64;
+        setrlimit(RLIMIT_NOFILE, &rl);
+        getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur <= 128)
+        return 64;
+    return rl.rlim_cur - 64 < MAX_CONNECTIONS ? (unsigned)(rl.rlim_cur - 64) : MAX_CONNECTIONS;
 }
 
 static int bind_address(const char *listen, uint16_t port, struct sockaddr_storage *ss)
@@ -371,30 +609,52 @@ int cli_serve_http_start(struct cli_serve_http **out, const struct cli_serve_tra
     h->page = o->page;
     snprintf(h->token, sizeof(h->token), "%s", o->token);
     pthread_mutex_init(&h->lock, NULL);
-    h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+    cli_serve_clients_init(&h->clients, o->port);
+    int rc = cli_serve_pool_start(&h->pool, request_run, request_end);
+    if (rc) {
+        snprintf(msg, msg_size, "cannot start the query workers: %s", strerror(-rc));
+        goto fail;
+    }
+    h->trace.stop = cli_serve_pool_stopping(h->pool);
+    /* One polling thread for every connection (a half-open one costs a
+     * descriptor, not a thread); queries go to the pool, the connection
+     * suspended meanwhile. Idle connections close after IDLE_S. */
+    h->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
                                 MHD_USE_ERROR_LOG | (family == AF_INET6 ? MHD_USE_IPv6 : 0),
-                            o->port, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR,
-                            (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned)32,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_END);
+                            o->port, accept_client, h, handle, h, MHD_OPTION_EXTERNAL_LOGGER,
+                            log_mhd, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+                            MHD_OPTION_CONNECTION_LIMIT, connection_limit(),
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_S,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_NOTIFY_CONNECTION,
+                            connection_note, h, MHD_OPTION_END);
     if (!h->d) {
-        int e = errno ? errno : EADDRINUSE;
+        rc = -(errno ? errno : EADDRINUSE);
         snprintf(msg, msg_size, "cannot listen on %s port %u: %s", o->listen, (unsigned)o->port,
-                 strerror(e));
-        pthread_mutex_destroy(&h->lock);
-        free(h);
-        return -e;
+                 strerror(-rc));
+        goto fail;
     }
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
     *port = di ? di->port : o->port;
+    cli_serve_clients_set_port(&h->clients, *port);
     *out = h;
     return 0;
+fail:
+    cli_serve_pool_stop(h->pool);
+    cli_serve_clients_release(&h->clients);
+    pthread_mutex_destroy(&h->lock);
+    free(h);
+    return rc;
 }
 
 void cli_serve_http_stop(struct cli_serve_http *h)
 {
     if (!h)
         return;
+    /* The queries queued end first, those running are cut short: every
+     * suspended connection is handed back before the daemon stops. */
+    cli_serve_pool_stop(h->pool);
     MHD_stop_daemon(h->d); /* every response is sent or dropped: its bodies released */
+    cli_serve_clients_release(&h->clients);
     for (size_t i = 0; i < CACHE_ENTRIES; i++)
         cache_drop(h, &h->cache[i]);
     pthread_mutex_destroy(&h->lock);

@@ -243,7 +243,11 @@ static int run(const struct cli_serve_trace *t, char **argv, struct sink *out, s
             rc = -ETIMEDOUT;
             break;
         }
-        if (poll(p, 2, 1000) < 0 && errno != EINTR) {
+        if (t->stop && atomic_load(t->stop)) { /* the server stops */
+            rc = -ECANCELED;
+            break;
+        }
+        if (poll(p, 2, 200) < 0 && errno != EINTR) {
             rc = -errno;
             break;
         }

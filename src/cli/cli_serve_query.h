@@ -8,6 +8,7 @@
 #ifndef CLI_SERVE_QUERY_H
 #define CLI_SERVE_QUERY_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,6 +39,7 @@ struct cli_serve_trace {
     uint32_t chunks;  /* its chunks then: the page's chart from the totals (timeline
                          --index, a row per chunk) when there are enough of them */
     struct cli_serve_index *index; /* NULL: leaks and window always replay */
+    const atomic_int *stop;        /* set: a running query is cut short (NULL: never) */
 };
 
 /* Answer query `name` (report, timeline, window, leaks, tree, status):

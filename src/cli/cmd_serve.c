@@ -12,20 +12,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "analysis/core/ana_asset.h"
 #include "cli/cli.h"
-#include "cli/cli_output.h"
 #include "cli/cli_serve_http.h"
 #include "cli/cli_serve_index.h"
 #include "memscribe/trace.h"
+#include "util/util_outfile.h"
 
 extern const struct ana_asset cli_serve_assets[];
 
-enum { OPT_LISTEN = 1000, OPT_PORT, OPT_TIMEOUT, OPT_URL_FILE };
+enum { OPT_LISTEN = 1000, OPT_PORT, OPT_TIMEOUT, OPT_URL_FILE, OPT_PARENT };
 
 static void usage(FILE *out)
 {
@@ -41,7 +43,9 @@ static void usage(FILE *out)
                  "                  lets other machines in, still only with the token)\n"
                  "  --port N        port (default 0: one the system picks)\n"
                  "  --timeout S     longest a query may run, in seconds (default 300)\n"
-                 "  --url-file F    also write the address to F (for scripts; made new)\n"
+                 "  --url-file F    also write the address to F (for scripts; made new, and\n"
+                 "                  readable by you alone: the address holds the token)\n"
+                 "  --parent PID    stop when process PID ends (record --live passes its own)\n"
                  "  -h, --help      this text\n");
 }
 
@@ -144,43 +148,75 @@ static int open_trace(struct cli_serve_trace *t, char *err, size_t err_size)
     return res.rc;
 }
 
-int cmd_serve(int argc, char **argv)
+/* The address, token and all, into path: the caller's alone (made 0600,
+ * or one of the caller's files set to 0600 before it is written; a planted
+ * file or link is refused, util_outfile.h). */
+static void write_url_file(const char *path, const char *url)
+{
+    struct util_outfile made;
+    struct stat st;
+    int fd = util_outfile_open(path, O_WRONLY, 0600, &made);
+    FILE *f;
+
+    if (fd < 0)
+        cli_die("serve: %s: cannot create it: %s", path, made.why);
+    if (fstat(fd, &st) || (S_ISREG(st.st_mode) && (st.st_mode & 077) && fchmod(fd, 0600)) ||
+        !(f = fdopen(fd, "w")))
+        cli_die("serve: %s: %s", path, strerror(errno));
+    if (fprintf(f, "%s\n", url) < 0 || fclose(f))
+        cli_die("serve: %s: cannot write it: %s", path, strerror(errno));
+}
+
+/* What the command line asks. */
+struct serve_args {
+    struct cli_serve_http_options o;
+    struct cli_serve_trace t;
+    const char *url_file;
+    pid_t parent;
+};
+
+/* Parse the options into a: -1 to go on, else the exit status (--help, a
+ * usage error). */
+static int parse_options(int argc, char **argv, struct serve_args *a)
 {
     static const struct option opts[] = {
         {"listen", required_argument, NULL, OPT_LISTEN},
         {"port", required_argument, NULL, OPT_PORT},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"url-file", required_argument, NULL, OPT_URL_FILE},
+        {"parent", required_argument, NULL, OPT_PARENT},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct cli_serve_http_options o = {.listen = "127.0.0.1"};
-    struct cli_serve_trace t = {.timeout_s = 300};
-    const char *url_file = NULL;
-    char token[40], msg[256], self[PATH_MAX], err[512], *end;
     unsigned long v;
-    uint16_t port;
-    int c, rc;
+    char *end;
+    int c;
 
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case OPT_LISTEN:
-            o.listen = optarg;
+            a->o.listen = optarg;
             break;
         case OPT_PORT:
             v = strtoul(optarg, &end, 10);
             if (*end || !*optarg || v > 65535)
                 cli_usage_error("serve: --port wants 0 to 65535, not '%s'", optarg);
-            o.port = (uint16_t)v;
+            a->o.port = (uint16_t)v;
             break;
         case OPT_TIMEOUT:
             v = strtoul(optarg, &end, 10);
             if (*end || !*optarg || !v || v > 86400)
                 cli_usage_error("serve: --timeout wants seconds, 1 to 86400, not '%s'", optarg);
-            t.timeout_s = (unsigned)v;
+            a->t.timeout_s = (unsigned)v;
             break;
         case OPT_URL_FILE:
-            url_file = optarg;
+            a->url_file = optarg;
+            break;
+        case OPT_PARENT:
+            v = strtoul(optarg, &end, 10);
+            if (*end || !*optarg || !v || v > INT_MAX)
+                cli_usage_error("serve: --parent wants a process id, not '%s'", optarg);
+            a->parent = (pid_t)v;
             break;
         case 'h':
             usage(stdout);
@@ -190,9 +226,34 @@ int cmd_serve(int argc, char **argv)
             return 2;
         }
     }
+    return -1;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    struct serve_args a = {.o = {.listen = "127.0.0.1"}, .t = {.timeout_s = 300}};
+    struct cli_serve_http_options o;
+    struct cli_serve_trace t;
+    const char *url_file;
+    pid_t parent;
+    char token[40], msg[256], self[PATH_MAX], err[512];
+    uint16_t port;
+    int rc = parse_options(argc, argv, &a);
+
+    if (rc >= 0)
+        return rc;
+    o = a.o;
+    t = a.t;
+    url_file = a.url_file;
+    parent = a.parent;
     if (optind + 1 != argc)
         cli_usage_error("serve: one trace file, please (memscribe serve --help)");
     t.path = argv[optind];
+    /* A server whose recorder was killed goes with it (SIGTERM, which
+     * stops it as Ctrl-C does), not on with the old token. */
+    if (parent && (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent))
+        cli_die("serve: --parent %d: that process is not this one's parent, or already ended",
+                (int)parent);
 
     /* Say now, not at the first query, when the file is not a trace. */
     if (open_trace(&t, err, sizeof(err)))
@@ -229,12 +290,8 @@ int cmd_serve(int argc, char **argv)
              (unsigned)port, token);
     printf("%s\n", url);
     fflush(stdout);
-    if (url_file) {
-        FILE *f = cli_output_stream("serve", url_file);
-
-        if (fprintf(f, "%s\n", url) < 0 || fclose(f))
-            cli_die("serve: %s: cannot write it: %s", url_file, strerror(errno));
-    }
+    if (url_file)
+        write_url_file(url_file, url);
     fprintf(stderr, "memscribe serve: %s on %s; Ctrl-C to stop\n", t.path, url);
 
     int sig;

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""memscribe serve against other local users and rough clients (docs/serve.md,
+"Other users"): half-open connections of another user leave the owner's
+page answering; the address file and the processes do not show the token;
+concurrent queries wait their turn instead of being refused; a request
+with a body is answered at once. Run by tests/e2e/serve_guard.sh.
+
+usage: serve_guard.py MEMSCRIBE TRACE WORK [OTHER_USER]
+OTHER_USER (as root only): the user the flood and the reads run as."""
+import concurrent.futures
+import os
+import pwd
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+FLOOD = 200       # half-open connections of the other user
+ANSWER_S = 1.0    # the owner's request answered within this, during the flood
+QUERIES = 60      # concurrent queries, each a different one (no kept answer)
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def get(url, timeout=30):
+    """(status, body) of a GET."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def as_user(user, code, stdin, *args):
+    """Run python code as user (setpriv; None: as this one), its output
+    returned."""
+    cmd = [sys.executable, "-c", code] + list(args)
+    if user:
+        cmd = ["setpriv", "--reuid=" + user, "--regid=" + str(pwd.getpwnam(user).pw_gid), "--clear-groups"] + cmd
+    return subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=120)
+
+
+FLOOD_CODE = r"""
+import socket, sys, time
+port, n, hold = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+socks, refused = [], 0
+for i in range(n):
+    s = socket.socket()
+    try:
+        s.connect(("127.0.0.1", port))
+        s.send(b"GET / HTTP/1.1\r\nHost: x\r\n")  # and never the end of the headers
+        socks.append(s)
+    except OSError:
+        refused += 1
+print("open", len(socks), "refused", refused, flush=True)
+time.sleep(hold)
+"""
+
+READ_CODE = r"""
+import os, sys
+token = sys.stdin.read().strip()  # not in this process's argv
+try:
+    open(sys.argv[1]).read()
+    print("url file readable")
+except OSError:
+    pass
+for pid in os.listdir("/proc"):
+    if not pid.isdigit():
+        continue
+    for what in ("cmdline", "environ"):
+        try:
+            with open("/proc/%s/%s" % (pid, what), "rb") as f:
+                if token.encode() in f.read():
+                    print("token in /proc/%s/%s" % (pid, what))
+        except OSError:
+            pass
+"""
+
+
+def flood_of(other, port, url, api):
+    """other's FLOOD half-open connections; the owner's page and status
+    answered within ANSWER_S meanwhile."""
+    flood = subprocess.Popen(["setpriv", "--reuid=" + other, "--regid=" + str(pwd.getpwnam(other).pw_gid),
+                              "--clear-groups", sys.executable, "-c", FLOOD_CODE, str(port),
+                              str(FLOOD), "8"], stdout=subprocess.PIPE, text=True)
+    line = flood.stdout.readline().strip()
+    if not re.match(r"open (\d+) refused (\d+)", line):
+        fail("the flood said: " + line)
+    time.sleep(0.5)
+    for what in ("", "status"):
+        t0 = time.monotonic()
+        status, _ = get(api(what) if what else url, timeout=10)
+        took = time.monotonic() - t0
+        if status != 200 or took > ANSWER_S:
+            fail("during %s's flood (%s), /%s answered %d in %.2f s"
+                 % (other, line, what, status, took))
+        print("ok: during %s's %d half-open connections (%s), /%s answered in %.3f s"
+              % (other, FLOOD, line, what, took))
+    flood.wait()
+    time.sleep(0.5)
+
+
+def main():
+    ms, trace, work = sys.argv[1:4]
+    other = sys.argv[4] if len(sys.argv) > 4 else None
+    url_file = os.path.join(work, "url")
+    err = open(os.path.join(work, "serve.err"), "w")
+    srv = subprocess.Popen([ms, "serve", "--url-file", url_file, trace],
+                           stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        for _ in range(600):
+            if os.path.exists(url_file) and open(url_file).read().endswith("\n"):
+                break
+            time.sleep(0.1)
+        else:
+            fail("serve wrote no address in 60 s")
+        url = open(url_file).read().strip()
+        base, token = url.split("/?token=")
+        port = int(base.rsplit(":", 1)[1])
+        api = lambda q: "%s/api/%s%stoken=%s" % (base, q, "&" if "?" in q else "?", token)
+
+        mode = os.stat(url_file).st_mode & 0o777
+        if mode != 0o600:
+            fail("the address file is mode %o, not 600" % mode)
+        print("ok: the address file is 0600")
+
+        # Another user's reads: neither the file nor any process shows the token.
+        if other:
+            r = as_user(other, READ_CODE, token, url_file)
+            if r.returncode or r.stdout.strip():
+                fail("as %s: %s%s" % (other, r.stdout, r.stderr))
+            print("ok: as %s, the token is in no file and no process" % other)
+        r = as_user(None, READ_CODE, token, "/nonexistent")
+        leaks = [l for l in r.stdout.splitlines() if "/environ" in l or "/cmdline" in l]
+        if leaks:
+            fail("the token shows in a process: " + "; ".join(leaks))
+        print("ok: no process's argv or environment holds the token")
+
+        # The flood: another user's half-open connections held for 8 s (the
+        # owner's own flood would take the owner's share: not a test).
+        if other:
+            flood_of(other, port, url, api)
+        else:
+            print("skip: the flood of another user needs root (to run as one)")
+
+        # Concurrent queries: each a different one, all answered.
+        qs = ["timeline?interval=%dms" % (i + 1) for i in range(QUERIES)]
+        with concurrent.futures.ThreadPoolExecutor(QUERIES) as ex:
+            got = list(ex.map(lambda q: get(api(q), timeout=120)[0], qs))
+        bad = [(q, s) for q, s in zip(qs, got) if s != 200]
+        if bad:
+            fail("%d of %d concurrent queries not answered 200: %s" % (len(bad), QUERIES, bad[:5]))
+        print("ok: %d concurrent queries all answered" % QUERIES)
+
+        # A GET with a body, its client waiting for "100 Continue".
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        path = "/api/status?token=" + token
+        s.send(("GET %s HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n"
+                "Expect: 100-continue\r\n\r\n" % path).encode())
+        t0 = time.monotonic()
+        try:
+            reply = s.recv(200).decode(errors="replace")
+        except socket.timeout:
+            fail("a GET with a body and Expect: 100-continue had no answer in 5 s")
+        took = time.monotonic() - t0
+        if not reply.startswith("HTTP/1.1 413") or took > ANSWER_S:
+            fail("a GET with a body: %r after %.2f s" % (reply[:40], took))
+        print("ok: a GET with a body was refused at once (413, %.3f s)" % took)
+    finally:
+        srv.terminate()
+        srv.wait(timeout=30)
+        err.close()
+    lines = open(os.path.join(work, "serve.err")).read().splitlines()
+    if len(lines) > 6:
+        fail("serve wrote %d lines to stderr:\n%s" % (len(lines), "\n".join(lines[:10])))
+    print("ok: serve's stderr holds %d lines:" % len(lines))
+    for l in lines:
+        print("    " + l)
+
+
+main()
