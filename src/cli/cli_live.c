@@ -112,17 +112,40 @@ static void live_round(struct rec_session *s, void *tap, uint64_t now_ns)
     }
 }
 
+/* Wait up to ms for the server to end: 1 if it did. */
+static int server_ended(pid_t pid, int ms)
+{
+    int status;
+
+    for (int waited = 0;; waited += 50) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid || (r < 0 && errno != EINTR))
+            return 1;
+        if (waited >= ms)
+            return 0;
+        poll(NULL, 0, 50);
+    }
+}
+
+/* The recording ended: the server is told how the program ended (SIGUSR1,
+ * its wait status as the signal's value, -1 when not seen), and stays until
+ * a page following it has taken the final state (docs/serve.md, "The
+ * end"); then it ends by itself, or is stopped after CLI_LIVE_LINGER_MS. */
 static void live_finish(struct rec_session *s, void *tap)
 {
     struct cli_live *l = tap;
+    union sigval how = {.sival_int = -1};
     int status;
 
-    (void)s;
     if (!l->pid)
         return;
-    kill(l->pid, SIGTERM);
-    while (waitpid(l->pid, &status, 0) < 0 && errno == EINTR)
-        ;
+    if (rec_session_program_status(s, &status))
+        how.sival_int = status;
+    if (sigqueue(l->pid, SIGUSR1, how) || !server_ended(l->pid, CLI_LIVE_LINGER_MS)) {
+        kill(l->pid, SIGTERM);
+        while (waitpid(l->pid, &status, 0) < 0 && errno == EINTR)
+            ;
+    }
     l->pid = 0;
     fprintf(stderr,
             "memscribe: record: the live view ended with the recording; `memscribe serve %s` "

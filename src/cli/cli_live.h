@@ -4,7 +4,9 @@
  * exists, its address said on stderr; the trace flushed every
  * CLI_LIVE_FLUSH_NS (the session's flush_ns, set by record) so that the
  * page (which asks every second) is at most that much behind the program;
- * the server stopped when the recording ends. */
+ * when the recording ends the server is told how the program ended, and
+ * ends once a page following it took the final state (at most
+ * CLI_LIVE_LINGER_MS: then it is stopped). */
 #ifndef CLI_LIVE_H
 #define CLI_LIVE_H
 
@@ -14,6 +16,7 @@
 #include "recorder/rec_session.h"
 
 #define CLI_LIVE_FLUSH_NS (250 * 1000 * 1000ull)
+#define CLI_LIVE_LINGER_MS 20000
 
 struct cli_live {
     const char *trace;    /* the trace the session writes, known at the first round */

@@ -15,11 +15,13 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "cli/cli_serve_clients.h"
@@ -59,6 +61,9 @@ struct cli_serve_http {
     struct MHD_Daemon *d;
     struct cli_serve_clients clients; /* connections per user or address */
     struct cli_serve_pool *pool;      /* the queries' queue and workers */
+    struct cli_serve_end end;         /* how a live recording ended (the status says) */
+    atomic_int busy;                  /* requests being answered */
+    atomic_ullong last_ms;            /* when the last one ended (CLOCK_MONOTONIC) */
     struct cli_serve_trace trace;
     char token[80];
     const char *page;
@@ -465,6 +470,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         struct request *q = *state;
         return q->done ? answer(h, c, q) : MHD_YES;
     }
+    if (!*state)
+        atomic_fetch_add(&h->busy, 1); /* until completed */
     /* Only GET, without a body: anything else is answered at its headers,
      * its body unread. */
     if (strcmp(method, "GET") && strcmp(method, "HEAD"))
@@ -487,16 +494,29 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     return send_text(c, 404, "not here\n");
 }
 
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 /* A request ended (answered, or its connection closed): its query's
  * state goes. */
 static void completed(void *cls, struct MHD_Connection *c, void **state,
                       enum MHD_RequestTerminationCode how)
 {
+    struct cli_serve_http *h = cls;
+
     (void)c;
     (void)how;
     if (*state && *state != cls)
         request_free(*state);
     *state = NULL;
+    atomic_store(&h->last_ms, now_ms());
+    if (atomic_load(&h->busy) > 0)
+        atomic_fetch_sub(&h->busy, 1);
 }
 
 /* A connection from a client at its limit is refused at accept. */
@@ -616,6 +636,8 @@ int cli_serve_http_start(struct cli_serve_http **out, const struct cli_serve_tra
         goto fail;
     }
     h->trace.stop = cli_serve_pool_stopping(h->pool);
+    h->trace.end = &h->end;
+    atomic_store(&h->last_ms, now_ms());
     /* One polling thread for every connection (a half-open one costs a
      * descriptor, not a thread); queries go to the pool, the connection
      * suspended meanwhile. Idle connections close after IDLE_S. */
@@ -659,4 +681,17 @@ void cli_serve_http_stop(struct cli_serve_http *h)
         cache_drop(h, &h->cache[i]);
     pthread_mutex_destroy(&h->lock);
     free(h);
+}
+
+void cli_serve_http_ended(struct cli_serve_http *h, int how)
+{
+    atomic_store(&h->end.how, how);
+    atomic_store(&h->end.ended, 1);
+}
+
+uint64_t cli_serve_http_quiet_ms(struct cli_serve_http *h)
+{
+    uint64_t last = atomic_load(&h->last_ms), now = now_ms();
+
+    return atomic_load(&h->busy) || now < last ? 0 : now - last;
 }

@@ -24,5 +24,11 @@ int cli_serve_http_start(struct cli_serve_http **out, const struct cli_serve_tra
                          const struct cli_serve_http_options *o, uint16_t *port, char *msg,
                          size_t msg_size);
 void cli_serve_http_stop(struct cli_serve_http *h);
+/* The live recording ended, the program with wait status how (-1: not
+ * seen): the status query says so from now on. */
+void cli_serve_http_ended(struct cli_serve_http *h, int how);
+/* Milliseconds since the last request ended, none being answered now (0
+ * while one is). */
+uint64_t cli_serve_http_quiet_ms(struct cli_serve_http *h);
 
 #endif

@@ -278,22 +278,46 @@ static int run(const struct cli_serve_trace *t, char **argv, struct sink *out, s
     return rc ? rc : status;
 }
 
+/* How the program of a recording that ended ended, as JSON: null while
+ * it runs (or for a trace not recorded live). */
+static void ended_json(const struct cli_serve_trace *t, char *out, size_t size)
+{
+    int how = t->end && atomic_load(&t->end->ended) ? atomic_load(&t->end->how) : -2;
+
+    if (how == -2)
+        snprintf(out, size, "null");
+    else if (how == -1)
+        snprintf(out, size,
+                 "\"the recording ended; the program's end was not seen (it may run on)\"");
+    else if (WIFEXITED(how))
+        snprintf(out, size, "\"the program exited with status %d\"", WEXITSTATUS(how));
+    else if (WIFSIGNALED(how))
+        snprintf(out, size, "\"the program was killed by signal %d (SIG%s)\"", WTERMSIG(how),
+                 sigabbrev_np(WTERMSIG(how)) ? sigabbrev_np(WTERMSIG(how)) : "?");
+    else
+        snprintf(out, size, "\"the program ended (wait status %#x)\"", (unsigned)how);
+}
+
 static int status_answer(const struct cli_serve_trace *t, struct cli_serve_answer *ans)
 {
     uint64_t size = 0, mtime = 0;
+    char ended[120];
     int rc = cli_serve_trace_version(t->path, &size, &mtime);
 
     if (rc)
         return answer_text(ans, 500, "%s: %s\n", t->path, strerror(-rc));
+    ended_json(t, ended, sizeof(ended));
     /* index: leaks and window come from the checked index (cli_serve_index.h);
      * last_ns: the trace's span when the server started, for the page's
-     * first charts, asked at once with report */
-    rc = answer_text(ans, 200,
-                     "{\"size\": %llu, \"mtime_ns\": %llu, \"index\": %s, \"last_ns\": %llu, "
-                     "\"totals\": %s, \"chunks\": %u}\n",
-                     (unsigned long long)size, (unsigned long long)mtime,
-                     cli_serve_index_ready(t->index, t->path) ? "true" : "false",
-                     (unsigned long long)t->last_ns, t->totals ? "true" : "false", t->chunks);
+     * first charts, asked at once with report; ended: how the program of a
+     * live recording ended, once it did */
+    rc =
+        answer_text(ans, 200,
+                    "{\"size\": %llu, \"mtime_ns\": %llu, \"index\": %s, \"last_ns\": %llu, "
+                    "\"totals\": %s, \"chunks\": %u, \"ended\": %s}\n",
+                    (unsigned long long)size, (unsigned long long)mtime,
+                    cli_serve_index_ready(t->index, t->path) ? "true" : "false",
+                    (unsigned long long)t->last_ns, t->totals ? "true" : "false", t->chunks, ended);
     ans->type = "application/json";
     return rc;
 }

@@ -29,6 +29,13 @@ struct cli_serve_answer {
     bool gzip;
 };
 
+/* How the recording of a live trace ended (record --live tells its server:
+ * docs/serve.md, "The end"): the status query says it. */
+struct cli_serve_end {
+    atomic_int ended; /* 0: not ended, or not a live recording */
+    atomic_int how;   /* the program's wait status, -1 when not seen */
+};
+
 struct cli_serve_trace {
     const char *path; /* the one file the server reads */
     const char *self; /* this memscribe binary (/proc/self/exe at start) */
@@ -38,8 +45,9 @@ struct cli_serve_trace {
                          page asks report and leaks with index=1 first */
     uint32_t chunks;  /* its chunks then: the page's chart from the totals (timeline
                          --index, a row per chunk) when there are enough of them */
-    struct cli_serve_index *index; /* NULL: leaks and window always replay */
-    const atomic_int *stop;        /* set: a running query is cut short (NULL: never) */
+    struct cli_serve_index *index;   /* NULL: leaks and window always replay */
+    const atomic_int *stop;          /* set: a running query is cut short (NULL: never) */
+    const struct cli_serve_end *end; /* NULL: not followed */
 };
 
 /* Answer query `name` (report, timeline, window, leaks, tree, status):

@@ -167,6 +167,29 @@ static void write_url_file(const char *path, const char *url)
         cli_die("serve: %s: cannot write it: %s", path, strerror(errno));
 }
 
+/* The live recording ended (record --live's SIGUSR1, the program's wait
+ * status its value): the status says so, and the server stays until a page
+ * following it took the final state, that is until no request came for
+ * QUIET_MS (a page that saw the end asks no more) and at least QUIET_MS
+ * after the end (a page's next question comes within a second), or
+ * LINGER_MS, or a stop signal. */
+#define QUIET_MS 1500
+#define LINGER_MS 15000
+static void linger(struct cli_serve_http *h, const sigset_t *stop, int how)
+{
+    struct timespec tick = {0, 100 * 1000 * 1000};
+    sigset_t quit = *stop;
+
+    sigdelset(&quit, SIGUSR1);
+    cli_serve_http_ended(h, how);
+    for (unsigned waited = 0; waited < LINGER_MS; waited += 100) {
+        if (sigtimedwait(&quit, NULL, &tick) > 0)
+            return;
+        if (waited >= QUIET_MS && cli_serve_http_quiet_ms(h) >= QUIET_MS)
+            return;
+    }
+}
+
 /* What the command line asks. */
 struct serve_args {
     struct cli_serve_http_options o;
@@ -274,6 +297,7 @@ int cmd_serve(int argc, char **argv)
     sigaddset(&stop, SIGINT);
     sigaddset(&stop, SIGTERM);
     sigaddset(&stop, SIGHUP);
+    sigaddset(&stop, SIGUSR1); /* record --live: the recording ended */
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
 
@@ -294,8 +318,11 @@ int cmd_serve(int argc, char **argv)
         write_url_file(url_file, url);
     fprintf(stderr, "memscribe serve: %s on %s; Ctrl-C to stop\n", t.path, url);
 
-    int sig;
-    sigwait(&stop, &sig);
+    siginfo_t si;
+    while (sigwaitinfo(&stop, &si) < 0 && errno == EINTR)
+        ;
+    if (si.si_signo == SIGUSR1)
+        linger(h, &stop, si.si_value.sival_int);
     cli_serve_http_stop(h);
     free((void *)o.page);
     return 0;

@@ -157,6 +157,13 @@ int rec_session_program_ended(const struct rec_session *s)
     return s->statuses.root_done;
 }
 
+int rec_session_program_status(const struct rec_session *s, int *status)
+{
+    if (s->statuses.root_done)
+        *status = s->statuses.root_status;
+    return s->statuses.root_done;
+}
+
 int rec_session_child_status(const struct rec_session *s, pid_t pid, int *status)
 {
     for (uint32_t i = s->statuses.n; i-- > 0;) /* the latest first */

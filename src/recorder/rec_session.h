@@ -182,6 +182,9 @@ int rec_session_add_helper(struct rec_session *s, pid_t pid);
 const char *rec_session_trace_path(const struct rec_session *s);
 /* Has the first program ended (its wait status collected)? */
 int rec_session_program_ended(const struct rec_session *s);
+/* Its wait status into *status: 1, or 0 when it was not collected (a
+ * program attached to, or left running). */
+int rec_session_program_status(const struct rec_session *s, int *status);
 /* The wait status of child pid, if a round has collected it: 1, else 0. */
 int rec_session_child_status(const struct rec_session *s, pid_t pid, int *status);
 /* Write out every event merged so far, in whole chunks, so that a reader

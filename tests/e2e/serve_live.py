@@ -185,22 +185,49 @@ err = open(os.path.join(work, "record.err")).read()
 if "live view at " + url not in err:
     errors.append("record did not say the address: %r" % err)
 
-# The recording is over and its server with it: the finished trace under a
-# server of its own shows report's numbers.
+rep = json.loads(subprocess.run([memscribe, "report", "--format=json", trace], check=True,
+                                capture_output=True, text=True).stdout)["total"]
+
+
+def final_numbers(where):
+    """The page's cards are report's numbers of the finished trace."""
+    for card, key, want in (("peak", "peak_bytes", base + 10 * MIB),
+                            ("leaked", "leaked_bytes", base + 9 * MIB),
+                            ("allocations", "allocations", None)):
+        got = int(d.find_element(By.ID, card).get_attribute("data-value"))
+        if got != rep[key] or (want is not None and got != want):
+            errors.append("%s: %s: page %d, report %d, the program made %s"
+                          % (where, card, got, rep[key], want))
+        else:
+            print("ok: %s: %s = %d" % (where, card, got))
+
+
+def ended():
+    return d.find_element(By.ID, "status").get_attribute("data-ended")
+
+
+# The recording is over: the live page, left open, says how the program
+# ended and shows the final state, report's numbers; its server gone, it
+# stays so, with no error and no more questions.
+until(ended, "the live page saying the recording ended (data-ended)")
+if ended() != "the program exited with status 0":
+    errors.append("the live page says %r of the program's end" % ended())
+else:
+    print("ok: the live page says: %s" % ended())
+final_numbers("the live page at the end")
+time.sleep(3)
+shown = d.find_element(By.ID, "error").text
+if shown or not ended():
+    errors.append("3 s after the end the live page shows %r (ended: %r)" % (shown, ended()))
+else:
+    print("ok: 3 s after the end the live page still shows the final state, no error")
+
+# The finished trace under a server of its own shows report's numbers too.
 srv = subprocess.Popen([memscribe, "serve", "--url-file", url_file + "2", trace],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 d.get(address(url_file + "2", srv, "serve"))
 until(loaded, "the finished trace's page (data-loaded)")
-rep = json.loads(subprocess.run([memscribe, "report", "--format=json", trace], check=True,
-                                capture_output=True, text=True).stdout)["total"]
-for card, key, want in (("peak", "peak_bytes", base + 10 * MIB),
-                        ("leaked", "leaked_bytes", base + 9 * MIB),
-                        ("allocations", "allocations", None)):
-    got = int(d.find_element(By.ID, card).get_attribute("data-value"))
-    if got != rep[key] or (want is not None and got != want):
-        errors.append("%s: page %d, report %d, the program made %s" % (card, got, rep[key], want))
-    else:
-        print("ok: %s = %d" % (card, got))
+final_numbers("the finished trace's page")
 srv.terminate()
 srv.wait()
 d.save_screenshot(shot)

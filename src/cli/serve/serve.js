@@ -614,6 +614,10 @@ async function checkTotals(fromTotals) {
 
 // Follow the trace: each second, ask whether it changed; only then ask
 // again for what the page shows (the server keeps answers until it does).
+// Once the live recording ended (the status says how the program did), the
+// final state is shown and the page asks no more; a server gone (the
+// network fails, not a query) leaves the last state, said so, and no
+// error loop.
 async function poll() {
   try {
     const s = await api('status');
@@ -626,7 +630,17 @@ async function poll() {
       await loadAll();
       $('status').textContent += `, updated ${new Date().toLocaleTimeString()}`;
     }
+    if (s.ended) {
+      $('status').textContent = `${s.ended}: the recording ended, and this is its final state`;
+      $('status').dataset.ended = s.ended;
+      return;
+    }
   } catch (e) {
+    if (e instanceof TypeError && state.version) {
+      $('status').textContent += '; the server stopped: the numbers shown are the last it gave';
+      $('status').dataset.stopped = 'true';
+      return;
+    }
     showError(e);
   }
   setTimeout(poll, 1000);
