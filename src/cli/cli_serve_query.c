@@ -41,7 +41,18 @@ struct param {
     const char *option; /* the command's option, NULL for a P_FLAG that adds `flag` */
     enum param_kind kind;
     const char *flag; /* P_FLAG: the option it adds when 1 */
+    /* P_COUNT: the values allowed (max 0: any of 7 digits), and the value
+     * given when the URL has none (NULL: the command's default). Every
+     * answer is bounded in rows and points whatever the URL asks: no
+     * "0: all" (docs/serve.md, "Bounded answers"). */
+    unsigned long min, max;
+    const char *dflt;
 };
+
+/* The bounds of the counts a page may ask. */
+/* clang-format off */
+#define TOP(...) {"top", "--top", P_COUNT, NULL, 1, 200, __VA_ARGS__}
+/* clang-format on */
 
 #define MAX_PARAMS 7
 struct query {
@@ -60,14 +71,12 @@ static const struct query queries[] = {
     {.name = "report",
      .command = "report",
      .verify = true,
-     .params = {{"top", "--top", P_COUNT, NULL},
-                {"pid", "--pid", P_PIDS, NULL},
-                {"index", NULL, P_FLAG, "--index"}}},
+     .params = {TOP(NULL), {"pid", "--pid", P_PIDS, NULL}, {"index", NULL, P_FLAG, "--index"}}},
     {.name = "timeline",
      .command = "timeline",
      .params = {{"interval", "--interval", P_TIME, NULL},
-                {"sites", "--sites", P_COUNT, NULL},
-                {"points", "--max-points", P_COUNT, NULL},
+                {"sites", "--sites", P_COUNT, NULL, 0, 32, NULL},
+                {"points", "--max-points", P_COUNT, NULL, 1, 4000, "1000"},
                 {"from", "--from", P_TIME, NULL},
                 {"to", "--to", P_TIME, NULL},
                 {"pid", "--pid", P_PIDS, NULL},
@@ -77,20 +86,20 @@ static const struct query queries[] = {
      .index = true,
      .params = {{"from", "--from", P_TIME, NULL},
                 {"to", "--to", P_TIME, NULL},
-                {"top", "--top", P_COUNT, NULL},
+                TOP(NULL),
                 {"tree", NULL, P_FLAG, "--tree"},
                 {"pid", "--pid", P_PIDS, NULL}}},
     {.name = "leaks",
      .command = "leaks",
      .index = true,
      .params = {{"at", "--at", P_TIME, NULL},
-                {"top", "--top", P_COUNT, NULL},
+                TOP(NULL),
                 {"pid", "--pid", P_PIDS, NULL},
                 {"index", NULL, P_FLAG, "--index"}}},
     {.name = "tree",
      .command = "tree",
-     .params = {{"depth", "--depth", P_COUNT, NULL},
-                {"top", "--top", P_COUNT, NULL},
+     .params = {{"depth", "--depth", P_COUNT, NULL, 1, 256, NULL},
+                TOP(NULL),
                 {"focus", "--focus", P_NAME, NULL},
                 {"bottom", NULL, P_FLAG, "--bottom-up"},
                 {"pid", "--pid", P_PIDS, NULL}}},
@@ -99,7 +108,7 @@ static const struct query queries[] = {
      .command = "vmem",
      .params = {{"from", "--from", P_TIME, NULL},
                 {"to", "--to", P_TIME, NULL},
-                {"top", "--top", P_COUNT, NULL},
+                TOP(NULL),
                 {"pid", "--pid", P_PIDS, NULL}}},
     /* The address-space map at a moment: frag's SVG (of the first process
      * the filter keeps). */
@@ -110,8 +119,9 @@ static const struct query queries[] = {
      .type = "image/svg+xml"},
 };
 
-static bool param_ok(enum param_kind kind, const char *v)
+static bool param_ok(const struct param *p, const char *v)
 {
+    enum param_kind kind = p->kind;
     size_t n = strlen(v);
 
     /* A name is one word of the command's argv (--focus=NAME): no option
@@ -149,7 +159,8 @@ static bool param_ok(enum param_kind kind, const char *v)
             break;
         }
     }
-    return true;
+    unsigned long x = kind == P_COUNT ? strtoul(v, NULL, 10) : 0;
+    return !p->max || (x >= p->min && x <= p->max);
 }
 
 static int answer_text(struct cli_serve_answer *ans, unsigned status, const char *fmt, ...)
@@ -351,11 +362,16 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
         const struct param *p = &q->params[i];
         const char *v = param(arg, p->name);
 
-        if (!v)
+        if (!v && !(v = p->dflt))
             continue;
-        if (!param_ok(p->kind, v)) {
-            rc = answer_text(ans, 400, "%s: parameter %s: '%.40s' is not allowed\n", name, p->name,
-                             v);
+        if (!param_ok(p, v)) {
+            if (p->max)
+                rc =
+                    answer_text(ans, 400, "%s: parameter %s: '%.40s' is not allowed (%lu to %lu)\n",
+                                name, p->name, v, p->min, p->max);
+            else
+                rc = answer_text(ans, 400, "%s: parameter %s: '%.40s' is not allowed\n", name,
+                                 p->name, v);
             goto out;
         }
         if (p->kind == P_FLAG) {
@@ -386,6 +402,10 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
         rc = answer_text(ans, 504, "%s took more than %u s\n", name, t->timeout_s);
     } else if (rc < 0) {
         /* rc stays: the system failed */
+    } else if (WIFEXITED(rc) && WEXITSTATUS(rc) == 2) {
+        /* a question the command refuses (a range that ends before it
+         * starts): the asker's to change, 400, with the command's words */
+        rc = answer_text(ans, 400, "%s", err.len ? err.buf : "the command refused the question\n");
     } else if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 0) {
         rc = answer_text(ans, 500, "%s", err.len ? err.buf : "the command failed\n");
     } else if (!(rc = cli_gzip_finish(&gz, &out.buf, &out.len))) {

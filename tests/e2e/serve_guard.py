@@ -9,6 +9,7 @@ with a body is answered at once. Run by tests/e2e/serve_guard.sh.
 usage: serve_guard.py MEMSCRIBE TRACE WORK [OTHER_USER]
 OTHER_USER (as root only): the user the flood and the reads run as."""
 import concurrent.futures
+import json
 import os
 import pwd
 import re
@@ -82,6 +83,66 @@ for pid in os.listdir("/proc"):
         except OSError:
             pass
 """
+
+
+# Extreme parameters: each answered 400 (a count out of its bounds) or 200
+# within its caps: at most the points asked (1000 unasked, 4000 at most)
+# a process, and at most CAP_BYTES of JSON.
+EXTREMES = ["timeline?interval=1ns", "timeline?interval=1ns&sites=32&points=4000",
+            "timeline?sites=1000000000", "timeline?sites=9999999", "timeline?points=9999999",
+            "timeline?points=0", "timeline?from=5s&to=1s", "timeline?from=99999999s&to=999999999s",
+            "timeline?interval=1ns&from=0ns&to=999999999s", "leaks?top=0", "leaks?at=999999999s",
+            "window?from=5s&to=1s", "window?from=1ns&to=999999999s&top=200", "tree?depth=9999999",
+            "report?top=200", "vmem?top=0"]
+CAP_BYTES = 8 << 20
+
+
+def extremes(api, where):
+    """Every EXTREMES query of the server at api, within its caps."""
+    for q in EXTREMES:
+        t0 = time.monotonic()
+        status, body = get(api(q), timeout=300)
+        took = time.monotonic() - t0
+        if status == 400:
+            print("ok: %s: %s refused: %s" % (where, q, body.decode(errors="replace").strip()))
+            continue
+        if status != 200:
+            fail("%s: %s answered %d: %r" % (where, q, status, body[:200]))
+        if len(body) > CAP_BYTES:
+            fail("%s: %s answered %d bytes, more than %d" % (where, q, len(body), CAP_BYTES))
+        if q.startswith("timeline"):
+            m = re.search(r"points=(\d+)", q)
+            cap = int(m.group(1)) if m else 1000
+            t = json.loads(body)
+            most = max([len(p["rows"]) for p in t["processes"]] + [len(t.get("site_times_ns", []))])
+            if most > cap:
+                fail("%s: %s: %d rows in a process, more than %d" % (where, q, most, cap))
+        print("ok: %s: %s: %d bytes in %.2f s" % (where, q, len(body), took))
+
+
+def growing(ms, work):
+    """record --live of a program growing for 12 s: the extreme queries of
+    its server while the trace grows."""
+    url_file = os.path.join(work, "grow.url")
+    prog = "import time\nx = []\nfor i in range(120):\n    x.append(bytearray(100000))\n    time.sleep(0.1)\n"
+    rec = subprocess.Popen([ms, "record", "--live", "--live-url-file", url_file, "-o",
+                            os.path.join(work, "grow.mscr"), "--", sys.executable, "-c", prog],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(300):
+            if os.path.exists(url_file) and open(url_file).read().endswith("\n"):
+                break
+            time.sleep(0.1)
+        else:
+            fail("record --live wrote no address in 30 s")
+        base, token = open(url_file).read().strip().split("/?token=")
+        time.sleep(2)
+        extremes(lambda q: "%s/api/%s%stoken=%s" % (base, q, "&" if "?" in q else "?", token),
+                 "a growing trace")
+        if rec.poll() is not None:
+            fail("the program ended before the queries did: the trace did not grow meanwhile")
+    finally:
+        rec.wait(timeout=120)
 
 
 def flood_of(other, port, url, api):
@@ -159,6 +220,8 @@ def main():
             fail("%d of %d concurrent queries not answered 200: %s" % (len(bad), QUERIES, bad[:5]))
         print("ok: %d concurrent queries all answered" % QUERIES)
 
+        extremes(api, "a finished trace")
+
         # A GET with a body, its client waiting for "100 Continue".
         s = socket.create_connection(("127.0.0.1", port), timeout=5)
         path = "/api/status?token=" + token
@@ -177,6 +240,7 @@ def main():
         srv.terminate()
         srv.wait(timeout=30)
         err.close()
+    growing(ms, work)
     lines = open(os.path.join(work, "serve.err")).read().splitlines()
     if len(lines) > 6:
         fail("serve wrote %d lines to stderr:\n%s" % (len(lines), "\n".join(lines[:10])))

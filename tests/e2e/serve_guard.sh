@@ -6,7 +6,10 @@
 # address file (0600) nor any process shows the token; 60 concurrent
 # queries are all answered (queued, not refused); a GET with a body is
 # refused at once; refusals are counted, not a line each
-# (tests/e2e/serve_guard.py). And record --live's server goes within 1 s
+# (tests/e2e/serve_guard.py); extreme parameters (interval=1ns, counts out of
+# bounds, reversed and huge times) answered 400 or within their caps of
+# points and bytes, of a finished trace and of one growing under record
+# --live. And record --live's server goes within 1 s
 # of a SIGKILL of its recorder. Needs MEMSCRIBE, MS_BUILD, MS_SOURCE.
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" serve-guard MEMSCRIBE MS_BUILD MS_SOURCE

@@ -63,7 +63,8 @@ expect "a name that looks like an option" "$(code "$BASE/api/tree?token=$TOKEN&f
 expect "an unknown query" "$(code "$BASE/api/dump?token=$TOKEN")" 404
 expect "a path" "$(code "$BASE/etc/passwd?token=$TOKEN")" 404
 expect "POST" "$(code -X POST -d x "$BASE/api/report?token=$TOKEN")" 405
-expect "a time the command refuses" "$(code "$BASE/api/leaks?token=$TOKEN&at=zz")" 500
+# The command refuses it (exit status 2): the asker's to change, 400.
+expect "a time the command refuses" "$(code "$BASE/api/leaks?token=$TOKEN&at=zz")" 400
 # The page's first question, report, is asked with --verify: once it passed,
 # window and leaks come from the trace's index (docs/serve.md, "Scale"), and
 # the page below must still show the commands' numbers, which the commands
