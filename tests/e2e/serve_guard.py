@@ -39,6 +39,15 @@ def get(url, timeout=30):
         return e.code, e.read()
 
 
+def address(url_file, who):
+    """The address who writes into url_file, once it is whole (60 s at most)."""
+    for _ in range(600):
+        if os.path.exists(url_file) and open(url_file).read().endswith("\n"):
+            return open(url_file).read().strip()
+        time.sleep(0.1)
+    fail("%s wrote no address in 60 s" % who)
+
+
 def as_user(user, code, stdin, *args):
     """Run python code as user (setpriv; None: as this one), its output
     returned."""
@@ -124,18 +133,13 @@ def growing(ms, work):
     """record --live of a program growing for 12 s: the extreme queries of
     its server while the trace grows."""
     url_file = os.path.join(work, "grow.url")
-    prog = "import time\nx = []\nfor i in range(120):\n    x.append(bytearray(100000))\n    time.sleep(0.1)\n"
+    prog = ("import time\nx = []\nfor i in range(120):\n"
+            "    x.append(bytearray(100000))\n    time.sleep(0.1)\n")
     rec = subprocess.Popen([ms, "record", "--live", "--live-url-file", url_file, "-o",
                             os.path.join(work, "grow.mscr"), "--", sys.executable, "-c", prog],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        for _ in range(300):
-            if os.path.exists(url_file) and open(url_file).read().endswith("\n"):
-                break
-            time.sleep(0.1)
-        else:
-            fail("record --live wrote no address in 30 s")
-        base, token = open(url_file).read().strip().split("/?token=")
+        base, token = address(url_file, "record --live").split("/?token=")
         time.sleep(2)
         extremes(lambda q: "%s/api/%s%stoken=%s" % (base, q, "&" if "?" in q else "?", token),
                  "a growing trace")
@@ -176,13 +180,7 @@ def main():
     srv = subprocess.Popen([ms, "serve", "--url-file", url_file, trace],
                            stdout=subprocess.DEVNULL, stderr=err)
     try:
-        for _ in range(600):
-            if os.path.exists(url_file) and open(url_file).read().endswith("\n"):
-                break
-            time.sleep(0.1)
-        else:
-            fail("serve wrote no address in 60 s")
-        url = open(url_file).read().strip()
+        url = address(url_file, "serve")
         base, token = url.split("/?token=")
         port = int(base.rsplit(":", 1)[1])
         api = lambda q: "%s/api/%s%stoken=%s" % (base, q, "&" if "?" in q else "?", token)
