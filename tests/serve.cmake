@@ -4,5 +4,7 @@
 # rules, and a live recording followed as the program grows its heap.
 ms_test_program(serve_steps ${PROJECT_SOURCE_DIR}/tests/programs/serve_steps.c)
 ms_e2e_test(serve_page serve_page.sh)
-ms_e2e_test(serve_live serve_live.sh)
+ms_e2e_test(serve_live serve_live.sh plain)
+ms_e2e_test(serve_live.spinner serve_live.sh spinner)
+ms_e2e_test(serve_live.attach serve_live.sh attach)
 ms_e2e_test(serve_guard serve_guard.sh)

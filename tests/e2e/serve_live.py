@@ -10,7 +10,12 @@ beside it); the page's latency is bench/serve_latency.sh's to measure
 (docs/serve.md, "Live": the trace is flushed every 250 ms, the page asks
 every second, and the query replays the trace).
 
-usage: serve_live.py MEMSCRIBE STEPS_PROGRAM WORKDIR SCREENSHOT
+The page is opened before the program's first allocation (it waits for a
+line first). MODE: "plain" (record --live -- PROGRAM), "spinner" (the same
+beside a CPU-bound process) or "attach" (record -p PID --live on the
+program already running).
+
+usage: serve_live.py MEMSCRIBE STEPS_PROGRAM WORKDIR SCREENSHOT [MODE]
 """
 import json
 import os
@@ -25,6 +30,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
 memscribe, program, work, shot = sys.argv[1:5]
+mode = sys.argv[5] if len(sys.argv) > 5 else "plain"
 MIB = 1024 * 1024
 # How long anything else is waited for: the program's lines, the servers'
 # addresses, the page's load, the trace to hold the program's base.
@@ -35,13 +41,13 @@ MARK = 123457
 errors = []
 trace = os.path.join(work, "live.mscr")
 url_file = os.path.join(work, "live.url")
-rec = srv = d = None
+rec = srv = d = spin = prog = None
 
 
 def give_up(what):
     """Stop at what did not come: say it (and the failures before it), end
     the programs and the browser."""
-    for p in (rec, srv):
+    for p in (rec, srv, spin, prog):
         if p is not None and p.poll() is None:
             p.kill()
     if d is not None:
@@ -64,9 +70,20 @@ def address(path, proc, what):
         what, path, WAIT, "running" if proc.poll() is None else "exited with %d" % proc.returncode))
 
 
-rec = subprocess.Popen([memscribe, "record", "--live", "--live-url-file", url_file, "-o", trace,
-                        "--", program], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                       stderr=open(os.path.join(work, "record.err"), "w"), text=True)
+if mode == "spinner":
+    spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+rec_err = open(os.path.join(work, "record.err"), "w")
+live = ["--live", "--live-url-file", url_file, "-o", trace]
+if mode == "attach":
+    # the program runs first; record -p attaches to it, and its lines come
+    # from the program itself
+    prog = subprocess.Popen([program], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    rec = subprocess.Popen([memscribe, "record", "-p", str(prog.pid)] + live,
+                           stdout=subprocess.DEVNULL, stderr=rec_err)
+else:
+    prog = rec = subprocess.Popen([memscribe, "record"] + live + ["--", program],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=rec_err,
+                                  text=True)
 url = address(url_file, rec, "record --live")
 print("live view at", url)
 
@@ -91,9 +108,9 @@ def top_heap():
 def line_of_program():
     """The program's next line (it writes whole lines and then waits for
     one), or "" if none came in WAIT seconds."""
-    if not select.select([rec.stdout], [], [], WAIT)[0]:
+    if not select.select([prog.stdout], [], [], WAIT)[0]:
         return ""
-    return rec.stdout.readline().strip()
+    return prog.stdout.readline().strip()
 
 
 def marked():
@@ -129,7 +146,19 @@ def heap_now():
         return -1
 
 
+def go():
+    prog.stdin.write("go\n")
+    prog.stdin.flush()
+
+
 delays = []
+# The page opened before the program's first allocation: loaded once with
+# what came before main (the status, the report of a trace just begun).
+if line_of_program() != "start":
+    give_up("the program did not say start in %g s" % WAIT)
+until(loaded, "the live page's first view, before the program's first allocation")
+print("ok: the page loaded before the program's first allocation")
+go()
 if line_of_program() != "ready":
     give_up("the program did not say ready in %g s" % WAIT)
 # The heap stays as it is until the program reads a line: the base, once
@@ -149,8 +178,7 @@ if base < 0 or base != top_heap():
     errors.append("before the steps: the page shows %d bytes in use, top %d, after %g s"
                   % (base, top_heap(), WAIT))
 print("heap before the steps: %d bytes (the marker, %d, and what came before main)" % (base, MARK))
-rec.stdin.write("go\n")
-rec.stdin.flush()
+go()
 for i in range(1, 5):
     line = line_of_program()
     seen_step = time.time()
@@ -175,9 +203,8 @@ for i in range(1, 5):
         errors.append("step %d: top shows %d bytes in use, want %d" % (i, top_heap(), want))
     else:
         print("ok: step %d on top after %.2f s" % (i, time.time() - seen_step))
-    rec.stdin.write("go\n")
-    rec.stdin.flush()
-rec.stdin.close()
+    go()
+prog.stdin.close()
 rc = rec.wait(timeout=60)
 if rc != 0:
     errors.append("record exited with %d: %s" % (rc, open(os.path.join(work, "record.err")).read()))
@@ -210,7 +237,10 @@ def ended():
 # ended and shows the final state, report's numbers; its server gone, it
 # stays so, with no error and no more questions.
 until(ended, "the live page saying the recording ended (data-ended)")
-if ended() != "the program exited with status 0":
+# record -p did not start the program: its wait status is not the recorder's.
+want_end = ("the recording ended; the program's end was not seen (it may run on)"
+            if mode == "attach" else "the program exited with status 0")
+if ended() != want_end:
     errors.append("the live page says %r of the program's end" % ended())
 else:
     print("ok: the live page says: %s" % ended())
@@ -230,6 +260,8 @@ until(loaded, "the finished trace's page (data-loaded)")
 final_numbers("the finished trace's page")
 srv.terminate()
 srv.wait()
+if spin is not None:
+    spin.kill()
 d.save_screenshot(shot)
 d.quit()
 print("delays: " + " ".join("%.2f" % x for x in delays))

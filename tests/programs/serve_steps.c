@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* A heap that grows in known steps, for the live view's test
  * (tests/e2e/serve_live.sh): stdio's buffers are its own (setvbuf: none
- * made on the heap), and its last allocation before it says "ready" is a
+ * made on the heap). It says "start" and waits for a line before its first
+ * allocation (the page is opened then), and its last allocation before it
+ * says "ready" is a
  * marker block of MARK_BYTES, kept: once the trace holds the marker it
  * holds every allocation before it, and the heap stays as it is (the
  * base) until the program reads a line. Then step i allocates i blocks of
@@ -28,6 +30,10 @@ int main(void)
 
     setvbuf(stdin, in, _IOFBF, sizeof(in));
     setvbuf(stdout, out, _IOFBF, sizeof(out));
+    printf("start\n");
+    fflush(stdout);
+    if (!fgets(line, sizeof(line), stdin))
+        return 2;
     mark = malloc(MARK_BYTES);
     if (!mark)
         return 1;

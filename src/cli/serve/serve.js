@@ -11,6 +11,10 @@ const state = { report: null, version: '', firstNs: 0, lastNs: 0, list: 'peak', 
 // A chart from the chunks' totals has a row per chunk: drawn so from this
 // many chunks (a trace of 50 M events and more), the replay's 400 rows below.
 const INDEX_CHART_CHUNKS = 100;
+// How often the page asks whether the trace changed (a stat on the server):
+// with record --live's 250 ms flush, a step shows within this plus the
+// flush plus the queries (docs/serve.md, "Live").
+const POLL_MS = 500;
 
 // The charts' span of trace time: the whole trace, or the zoom (timeline
 // --from --to); x(t) in 0..1000 across it.
@@ -612,7 +616,7 @@ async function checkTotals(fromTotals) {
   }
 }
 
-// Follow the trace: each second, ask whether it changed; only then ask
+// Follow the trace: every POLL_MS, ask whether it changed; only then ask
 // again for what the page shows (the server keeps answers until it does).
 // Once the live recording ended (the status says how the program did), the
 // final state is shown and the page asks no more; a server gone (the
@@ -643,6 +647,6 @@ async function poll() {
     }
     showError(e);
   }
-  setTimeout(poll, 1000);
+  setTimeout(poll, POLL_MS);
 }
 poll();
