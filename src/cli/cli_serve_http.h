@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The HTTP side of `memscribe serve` (docs/serve.md), on libmicrohttpd:
- * the page at /, the queries at /api/NAME, a random token asked on every
- * request, answers kept until the trace changes. */
+/* The routes of `memscribe serve` (docs/serve.md) on memscribe's one HTTP
+ * server (cli_http.h): the page at /, the queries at /api/NAME, answers
+ * kept until the trace changes (cli_serve_cache.h). */
 #ifndef CLI_SERVE_HTTP_H
 #define CLI_SERVE_HTTP_H
 

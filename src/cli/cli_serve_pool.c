@@ -94,11 +94,6 @@ unsigned cli_serve_pool_waiting(struct cli_serve_pool *p)
     return n;
 }
 
-const atomic_int *cli_serve_pool_stopping(const struct cli_serve_pool *p)
-{
-    return &p->stopping;
-}
-
 void cli_serve_pool_stop(struct cli_serve_pool *p)
 {
     if (!p)

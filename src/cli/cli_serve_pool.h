@@ -32,9 +32,7 @@ int cli_serve_pool_push(struct cli_serve_pool *p, void *job);
 /* Jobs waiting now (for the busy answer). */
 unsigned cli_serve_pool_waiting(struct cli_serve_pool *p);
 /* Stop taking jobs, end those queued (ran false), wait for those running
- * (whose work must see *cli_serve_pool_stopping and end soon), free. */
+ * (whose work the caller cuts short), free. */
 void cli_serve_pool_stop(struct cli_serve_pool *p);
-/* Set once the pool stops: running work polls it. */
-const atomic_int *cli_serve_pool_stopping(const struct cli_serve_pool *p);
 
 #endif
