@@ -46,6 +46,12 @@ function bytes(n) {
   while (v >= 1024 && u < units.length - 1) { v /= 1024; u++; }
   return u ? `${v.toFixed(1)} ${units[u]}` : `${n} B`;
 }
+// A time as the commands take it and a person reads it: seconds, to the
+// nanosecond (10.410961111s, not 10410961111ns).
+function timeArg(ns) {
+  const n = Math.round(ns), frac = String(n % 1e9).padStart(9, '0').replace(/0+$/, '');
+  return `${Math.floor(n / 1e9)}${frac ? `.${frac}` : ''}s`;
+}
 function seconds(ns) { return `${(ns / 1e9).toFixed(ns < 1e7 ? 6 : 3)} s`; }
 // A figure report leaves null (no RSS sample in a short run) shows as "-".
 function put(id, value, text) {
@@ -408,8 +414,8 @@ window.addEventListener('mouseup', (ev) => {
   const t = chartTime(ev), from = Math.min(dragFrom, t), to = Math.max(dragFrom, t);
   dragFrom = null;
   if (to <= from) return;
-  $('from').value = `${from}ns`;
-  $('to').value = `${to}ns`;
+  $('from').value = timeArg(from);
+  $('to').value = timeArg(to);
   loadWindow().catch(showError);
 });
 $('window-form').addEventListener('submit', (ev) => { ev.preventDefault(); loadWindow().catch(showError); });
