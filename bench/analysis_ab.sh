@@ -6,20 +6,28 @@
 # and new / base. For changes that must not slow the analysis down (a move,
 # a split, one pass shared by several outputs).
 #
-#   bash bench/analysis_ab.sh [-r N] BASE_MEMSCRIBE NEW_MEMSCRIBE TRACE...
+#   bash bench/analysis_ab.sh [-r N] [-c LABEL,...] BASE_MEMSCRIBE NEW_MEMSCRIBE TRACE...
+#
+# -c runs only the commands so labelled (a second look at a few with more
+# pairs); each ratio's pairs' own ratios give its spread: the lowest and
+# highest of them.
 #
 # Both binaries must read every TRACE (record them with the older one).
 set -euo pipefail
 
-usage() { sed -n '9,11p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '9,15p' "$0" | sed 's/^# \{0,1\}//'; }
 case ${1:-} in
 -h | --help) usage; exit 0 ;;
 esac
 REPEAT=5
-if [ "${1:-}" = -r ]; then
-    REPEAT=${2:?}
+ONLY=''
+while [ "${1:-}" = -r ] || [ "${1:-}" = -c ]; do
+    case $1 in
+    -r) REPEAT=${2:?} ;;
+    -c) ONLY=,${2:?}, ;;
+    esac
     shift 2
-fi
+done
 [ $# -ge 3 ] || { usage >&2; exit 2; }
 base=$(realpath "$1")
 new=$(realpath "$2")
@@ -50,11 +58,12 @@ measure() {
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-printf '%-14s %-18s %9s %9s %7s %10s %10s\n' trace command base_cpu new_cpu ratio base_kib new_kib
+printf '%-14s %-18s %9s %9s %7s %11s %10s %10s\n' trace command base_cpu new_cpu ratio pair_spread base_kib new_kib
 for trace in "$@"; do
     t=$(basename "$trace" .mscr)
     for c in "${COMMANDS[@]}"; do
         label=${c%%|*}
+        [ -z "$ONLY" ] || [[ $ONLY == *",$label,"* ]] || continue
         args=${c#*|}
         args=${args//@T/$trace}
         args=${args//@O/$work/out}
@@ -70,8 +79,11 @@ for trace in "$@"; do
         nc=$(cut -d' ' -f1 "$work/new" | median)
         bm=$(cut -d' ' -f2 "$work/base" | median)
         nm=$(cut -d' ' -f2 "$work/new" | median)
-        awk -v t="$t" -v l="$label" -v bc="$bc" -v nc="$nc" -v bm="$bm" -v nm="$nm" 'BEGIN {
-            printf "%-14s %-18s %9.3f %9.3f %7.2f %10d %10d\n", t, l, bc, nc, (bc > 0 ? nc / bc : 1), bm, nm }'
+        spread=$(paste -d' ' "$work/base" "$work/new" |
+            awk '$1 > 0 { r = $3 / $1; if (!n++ || r < lo) lo = r; if (r > hi) hi = r }
+                 END { if (n) printf "%.2f-%.2f", lo, hi; else print "-" }')
+        awk -v t="$t" -v l="$label" -v bc="$bc" -v nc="$nc" -v bm="$bm" -v nm="$nm" -v sp="$spread" 'BEGIN {
+            printf "%-14s %-18s %9.3f %9.3f %7.2f %11s %10d %10d\n", t, l, bc, nc, (bc > 0 ? nc / bc : 1), sp, bm, nm }'
     done
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
