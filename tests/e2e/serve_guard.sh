@@ -22,8 +22,13 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
     other=(nobody)
     chmod 711 "$WORK" # nobody reaches nothing in it but what the test names
 fi
-python3 "$MS_SOURCE/tests/e2e/serve_guard.py" "$MEMSCRIBE" "$T" "$WORK" "${other[@]}" ||
-    fail "serve did not hold (above)"
+# A large finished trace: python3's JSON round trip of 200,000 objects, every
+# object from malloc (PYTHONMALLOC=malloc): 7.3 M heap calls.
+PYTHONMALLOC=malloc "$MEMSCRIBE" record -q -o "$WORK/large.mscr" -- /usr/bin/python3 -c \
+    'import json; json.loads(json.dumps([{"a": i, "b": str(i)} for i in range(200000)]))' \
+    2>"$WORK/rec.err" || fail "record: $(cat "$WORK/rec.err")"
+LARGE_TRACE=$WORK/large.mscr python3 "$MS_SOURCE/tests/e2e/serve_guard.py" "$MEMSCRIBE" "$T" \
+    "$WORK" "${other[@]}" || fail "serve did not hold (above)"
 
 # record --live, its recorder SIGKILLed: the server goes with it.
 "$MEMSCRIBE" record --live --live-url-file "$WORK/live.url" -o "$WORK/live.mscr" -- sleep 60 \
