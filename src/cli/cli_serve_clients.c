@@ -35,7 +35,11 @@ static bool parse_endpoint(const char *s, uint32_t *words, unsigned nr_words, un
     return s[8 * nr_words] == ':' && sscanf(s + 8 * nr_words + 1, "%x", port) == 1;
 }
 
-long cli_serve_socket_owner(const char *table, const struct sockaddr *addr, uint16_t server_port)
+/* The local user who owns the socket at addr connected to port
+ * server_port, from /proc/net/tcp (tcp6 for IPv6): both ends of a loopback
+ * connection are there, the client's with addr as its own; -1 if none is
+ * found (a client of another machine). */
+static long socket_owner(const struct sockaddr *addr, uint16_t server_port)
 {
     uint32_t want[4];
     unsigned nr, want_port;
@@ -55,7 +59,7 @@ long cli_serve_socket_owner(const char *table, const struct sockaddr *addr, uint
     } else {
         return -1;
     }
-    FILE *f = fopen(table ? table : nr == 1 ? "/proc/net/tcp" : "/proc/net/tcp6", "re");
+    FILE *f = fopen(nr == 1 ? "/proc/net/tcp" : "/proc/net/tcp6", "re");
     if (!f)
         return -1;
     while (owner < 0 && fgets(line, sizeof(line), f)) {
@@ -77,7 +81,7 @@ long cli_serve_socket_owner(const char *table, const struct sockaddr *addr, uint
 uint64_t cli_serve_client_key(const struct cli_serve_clients *c, const struct sockaddr *addr,
                               socklen_t len)
 {
-    long uid = cli_serve_socket_owner(NULL, addr, (uint16_t)atomic_load(&c->port));
+    long uid = socket_owner(addr, (uint16_t)atomic_load(&c->port));
     uint64_t h = 1469598103934665603ull; /* FNV-1a of the address, not its port */
     const unsigned char *p;
     size_t n;

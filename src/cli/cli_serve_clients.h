@@ -55,9 +55,5 @@ void cli_serve_client_closed(struct cli_serve_clients *c, uint64_t key);
 /* Count one more refusal of libmicrohttpd's own (its connection limit,
  * descriptors), or (refused false) a connection closed mid-request. */
 void cli_serve_clients_trouble(struct cli_serve_clients *c, bool refused);
-/* The local user who owns the socket at addr:port connected to port
- * server_port, from /proc/net/tcp (tcp6 for IPv6); -1 if none is found.
- * For the tests, with the table's path (NULL: the system's). */
-long cli_serve_socket_owner(const char *table, const struct sockaddr *addr, uint16_t server_port);
 
 #endif

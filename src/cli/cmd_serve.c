@@ -255,41 +255,33 @@ static int parse_options(int argc, char **argv, struct serve_args *a)
 int cmd_serve(int argc, char **argv)
 {
     struct serve_args a = {.o = {.listen = "127.0.0.1"}, .t = {.timeout_s = 300}};
-    struct cli_serve_http_options o;
-    struct cli_serve_trace t;
-    const char *url_file;
-    pid_t parent;
     char token[40], msg[256], self[PATH_MAX], err[512];
     uint16_t port;
     int rc = parse_options(argc, argv, &a);
 
     if (rc >= 0)
         return rc;
-    o = a.o;
-    t = a.t;
-    url_file = a.url_file;
-    parent = a.parent;
     if (optind + 1 != argc)
         cli_usage_error("serve: one trace file, please (memscribe serve --help)");
-    t.path = argv[optind];
+    a.t.path = argv[optind];
     /* A server whose recorder was killed goes with it (SIGTERM, which
      * stops it as Ctrl-C does), not on with the old token. */
-    if (parent && (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent))
+    if (a.parent && (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != a.parent))
         cli_die("serve: --parent %d: that process is not this one's parent, or already ended",
-                (int)parent);
+                (int)a.parent);
 
     /* Say now, not at the first query, when the file is not a trace. */
-    if (open_trace(&t, err, sizeof(err)))
+    if (open_trace(&a.t, err, sizeof(err)))
         cli_die("serve: %s", err);
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (n <= 0)
         cli_die("serve: cannot find this program (/proc/self/exe): %s", strerror(errno));
     self[n] = 0;
-    t.self = self;
+    a.t.self = self;
 
     make_token(token, sizeof(token));
-    o.token = token;
-    o.page = make_page();
+    a.o.token = token;
+    a.o.page = make_page();
 
     /* Ctrl-C and kill end it; wait for them here, the server's threads run. */
     sigset_t stop;
@@ -303,20 +295,20 @@ int cmd_serve(int argc, char **argv)
 
     struct cli_serve_index ix;
     cli_serve_index_init(&ix);
-    t.index = &ix;
+    a.t.index = &ix;
 
     struct cli_serve_http *h;
-    if ((rc = cli_serve_http_start(&h, &t, &o, &port, msg, sizeof(msg))))
+    if ((rc = cli_serve_http_start(&h, &a.t, &a.o, &port, msg, sizeof(msg))))
         cli_die("serve: %s", msg);
     char url[200];
-    bool v6 = strchr(o.listen, ':') != NULL;
-    snprintf(url, sizeof(url), "http://%s%s%s:%u/?token=%s", v6 ? "[" : "", o.listen, v6 ? "]" : "",
-             (unsigned)port, token);
+    bool v6 = strchr(a.o.listen, ':') != NULL;
+    snprintf(url, sizeof(url), "http://%s%s%s:%u/?token=%s", v6 ? "[" : "", a.o.listen,
+             v6 ? "]" : "", (unsigned)port, token);
     printf("%s\n", url);
     fflush(stdout);
-    if (url_file)
-        write_url_file(url_file, url);
-    fprintf(stderr, "memscribe serve: %s on %s; Ctrl-C to stop\n", t.path, url);
+    if (a.url_file)
+        write_url_file(a.url_file, url);
+    fprintf(stderr, "memscribe serve: %s on %s; Ctrl-C to stop\n", a.t.path, url);
 
     siginfo_t si;
     while (sigwaitinfo(&stop, &si) < 0 && errno == EINTR)
@@ -324,6 +316,6 @@ int cmd_serve(int argc, char **argv)
     if (si.si_signo == SIGUSR1)
         linger(h, &stop, si.si_value.sival_int);
     cli_serve_http_stop(h);
-    free((void *)o.page);
+    free((void *)a.o.page);
     return 0;
 }
