@@ -203,43 +203,57 @@ static void classify(struct run *r)
  * in it. */
 static void batch_rows(struct run *r, uint64_t k, uint64_t ts)
 {
+    /* Each block counted into its (thread, stack, class) row, the rows
+     * then written in that order. */
+    static uint64_t row[NR_THREADS][7][ANA_NR_SIZE_CLASSES][4];
+
+    memset(row, 0, sizeof(row));
+    for (uint64_t s = 1; s <= r->nr_blk; s++) {
+        const struct blk *b = &r->blk[s];
+        uint64_t *c = row[b->thread][b->stack][ana_size_class(b->size)];
+        if (!b->kept && interval(r->exact.ev[b->alloc_ev].ts_ns) == k) {
+            c[0]++;
+            c[1] += b->size;
+        }
+        if (b->temporary && interval(r->exact.ev[b->end_ev].ts_ns) == k) {
+            c[2]++;
+            c[3] += b->size;
+        }
+    }
     for (uint32_t t = 0; t < NR_THREADS; t++)
         for (uint32_t stack = 1; stack <= 6; stack++)
             for (unsigned cls = 0; cls < ANA_NR_SIZE_CLASSES; cls++) {
-                struct fmt_event row = event_of(FMT_EV_HEAP_BATCH, ts, t);
-                for (uint64_t s = 1; s <= r->nr_blk; s++) {
-                    const struct blk *b = &r->blk[s];
-                    if (b->thread != t || b->stack != stack || ana_size_class(b->size) != cls)
-                        continue;
-                    if (!b->kept && interval(r->exact.ev[b->alloc_ev].ts_ns) == k) {
-                        row.arg[0]++;
-                        row.size += b->size;
-                    }
-                    if (b->temporary && interval(r->exact.ev[b->end_ev].ts_ns) == k) {
-                        row.arg[1]++;
-                        row.arg[2] += b->size;
-                    }
-                }
-                if (row.arg[0] || row.arg[1]) {
-                    row.stack = stack;
-                    row.arg[3] = cls;
-                    push(&r->agg, &row);
-                }
+                const uint64_t *c = row[t][stack][cls];
+                if (!c[0] && !c[2])
+                    continue;
+                struct fmt_event ev = event_of(FMT_EV_HEAP_BATCH, ts, t);
+                ev.arg[0] = c[0];
+                ev.size = c[1];
+                ev.arg[1] = c[2];
+                ev.arg[2] = c[3];
+                ev.stack = stack;
+                ev.arg[3] = cls;
+                push(&r->agg, &ev);
             }
 }
 
-/* After exact event i: heap of image im (2: both), and the transient
- * blocks' bytes and blocks live per stack. */
-static uint64_t heap_after(const struct run *r, size_t i, uint32_t im)
+/* The heap after each exact event of image im (2: both): the sum of the
+ * blocks allocated at or before it and not ended by it, as running sums. */
+static uint64_t *heap_after(const struct run *r, uint32_t im)
 {
-    uint64_t heap = 0;
+    uint64_t *heap = calloc(r->exact.nr + 1, sizeof(*heap));
 
+    assert_non_null(heap);
     for (uint64_t s = 1; s <= r->nr_blk; s++) {
         const struct blk *b = &r->blk[s];
-        if (b->alloc_ev <= i && (b->end_ev == SIZE_MAX || b->end_ev > i) &&
-            (im == 2 || image_of(b->thread) == im))
-            heap += b->size;
+        if (im != 2 && image_of(b->thread) != im)
+            continue;
+        heap[b->alloc_ev] += b->size;
+        if (b->end_ev != SIZE_MAX)
+            heap[b->end_ev] -= b->size;
     }
+    for (size_t i = 1; i < r->exact.nr; i++)
+        heap[i] += heap[i - 1];
     return heap;
 }
 
@@ -277,6 +291,8 @@ static unsigned *moments(const struct run *r)
     size_t best[3] = {0};
     uint64_t top[3] = {0}, k = 0;
 
+    uint64_t *heap[3] = {heap_after(r, 0), heap_after(r, 1), heap_after(r, 2)};
+
     assert_non_null(at);
     for (size_t i = 0; i <= r->exact.nr; i++) {
         if (i < r->exact.nr && r->exact.ev[i].ts_ns < r->from)
@@ -293,13 +309,15 @@ static unsigned *moments(const struct run *r)
                 best[w] = i;
         }
         for (uint32_t w = 0; w < 3; w++) {
-            uint64_t h = heap_after(r, i, w);
+            uint64_t h = heap[w][i];
             if (h > top[w]) {
                 top[w] = h;
                 best[w] = i;
             }
         }
     }
+    for (unsigned w = 0; w < 3; w++)
+        free(heap[w]);
     return at;
 }
 

@@ -202,6 +202,64 @@ void tmodel_init(struct tmodel *m)
 void tmodel_free(struct tmodel *m)
 {
     free(m->live);
+    free(m->slot);
+}
+
+/* The heap a block of ev lives in: a pool's handle + 1 (format 1.4), 0
+ * for malloc's (and every Windows heap, whose blocks never share an
+ * address). */
+static uint64_t pool_of(const struct fmt_event *ev)
+{
+    return ev->flags & FMT_EVF_POOL ? ev->arg[1] + 1 : 0;
+}
+
+static size_t key_hash(uint32_t image, uint64_t pool, uint64_t addr)
+{
+    uint64_t h = addr * 0x9e3779b97f4a7c15ull ^ pool * 0xc2b2ae3d27d4eb4full ^ image;
+    return (size_t)(h ^ h >> 29);
+}
+
+/* The slot of the heap block (image, pool, addr), or of where it would go
+ * (the first removed slot on the way, else the empty one ending it). */
+static uint32_t *slot_find(struct tmodel *m, uint32_t image, uint64_t pool, uint64_t addr)
+{
+    uint32_t *reuse = NULL;
+
+    for (size_t h = key_hash(image, pool, addr);; h++) {
+        uint32_t *s = &m->slot[h & (m->cap_slot - 1)];
+        if (!*s)
+            return reuse ? reuse : s;
+        if (*s == UINT32_MAX) {
+            reuse = reuse ? reuse : s;
+            continue;
+        }
+        const struct tmodel_blk *b = &m->live[*s - 1];
+        if (b->image == image && b->pool == pool && b->addr == addr)
+            return s;
+    }
+}
+
+static uint32_t *slot_of(struct tmodel *m, const struct tmodel_blk *b)
+{
+    return slot_find(m, b->image, b->pool, b->addr);
+}
+
+/* Index every heap block again in a table at least four times their
+ * number, so that a probe ends soon. */
+static void slot_rebuild(struct tmodel *m)
+{
+    free(m->slot);
+    m->cap_slot = 64;
+    while (m->cap_slot < 4 * (m->nr_live + 1))
+        m->cap_slot *= 2;
+    m->slot = calloc(m->cap_slot, sizeof(*m->slot));
+    assert_non_null(m->slot);
+    m->used_slot = 0;
+    for (size_t i = 0; i < m->nr_live; i++)
+        if (!m->live[i].vm) {
+            *slot_of(m, &m->live[i]) = (uint32_t)i + 1;
+            m->used_slot++;
+        }
 }
 
 static void model_add(struct tmodel *m, const struct tmodel_blk *b)
@@ -212,11 +270,34 @@ static void model_add(struct tmodel *m, const struct tmodel_blk *b)
         assert_non_null(m->live);
     }
     m->live[m->nr_live++] = *b;
+    if (b->vm)
+        return;
+    if (2 * (m->used_slot + 1) > m->cap_slot) {
+        slot_rebuild(m); /* indexes b too */
+        return;
+    }
+    uint32_t *s = slot_of(m, b);
+    if (!*s)
+        m->used_slot++; /* a removed slot reused stays counted */
+    *s = (uint32_t)m->nr_live;
 }
 
 static void model_del(struct tmodel *m, size_t i)
 {
+    if (!m->live[i].vm)
+        *slot_of(m, &m->live[i]) = UINT32_MAX;
     m->live[i] = m->live[--m->nr_live];
+    if (i < m->nr_live && !m->live[i].vm)
+        *slot_of(m, &m->live[i]) = (uint32_t)i + 1;
+}
+
+/* The index in live of the heap block (image, pool, addr), or -1. */
+static ptrdiff_t heap_find(struct tmodel *m, uint32_t image, uint64_t pool, uint64_t addr)
+{
+    if (!m->cap_slot)
+        return -1;
+    uint32_t s = *slot_find(m, image, pool, addr);
+    return s && s != UINT32_MAX ? (ptrdiff_t)s - 1 : -1;
 }
 
 static void set_ref(struct fmt_event *ev, const struct tmodel_blk *b)
@@ -228,27 +309,17 @@ static void set_ref(struct fmt_event *ev, const struct tmodel_blk *b)
     ev->ref_thread = b->thread;
 }
 
-/* The heap a block of ev lives in: a pool's handle + 1 (format 1.4), 0
- * for malloc's (and every Windows heap, whose blocks never share an
- * address). */
-static uint64_t pool_of(const struct fmt_event *ev)
-{
-    return ev->flags & FMT_EVF_POOL ? ev->arg[1] + 1 : 0;
-}
-
 /* Heap: the live block at (image, heap, addr), removed. */
 static int heap_end(struct tmodel *m, struct fmt_event *ev, uint64_t addr)
 {
-    for (size_t i = 0; i < m->nr_live; i++) {
-        struct tmodel_blk *b = &m->live[i];
-        if (!b->vm && b->image == ev->image && b->pool == pool_of(ev) && b->addr == addr) {
-            set_ref(ev, b);
-            ev->nr_refs = 1;
-            model_del(m, i);
-            return 1;
-        }
-    }
-    return 0;
+    ptrdiff_t i = heap_find(m, ev->image, pool_of(ev), addr);
+
+    if (i < 0)
+        return 0;
+    set_ref(ev, &m->live[i]);
+    ev->nr_refs = 1;
+    model_del(m, (size_t)i);
+    return 1;
 }
 
 /* Mappings: cut [a, a+len) out of every piece; ref = the lowest touched. */
@@ -317,10 +388,9 @@ static void start(struct tmodel *m, struct fmt_event *ev, int vm)
     b.pool = vm ? 0 : pool_of(ev);
     /* A heap block at an address still live replaces it (its free was
      * missed), as the writer's live map does. */
-    for (size_t i = 0; !vm && i < m->nr_live; i++)
-        if (!m->live[i].vm && m->live[i].image == b.image && m->live[i].pool == b.pool &&
-            m->live[i].addr == b.addr)
-            model_del(m, i);
+    ptrdiff_t old = vm ? -1 : heap_find(m, b.image, b.pool, b.addr);
+    if (old >= 0)
+        model_del(m, (size_t)old);
     if (!vm || ev->size)
         model_add(m, &b);
 }

@@ -71,7 +71,10 @@ struct fmt_reader *tfmt_open_path(const char *path);
 int tfmt_memfd(const uint8_t *p, size_t size);
 
 /* The model: what the reader must report for each written event. It keeps
- * its own live lists (linear, simple, obviously right). */
+ * its own live list (simple, obviously right): mappings are scanned
+ * linearly; heap blocks are found through a small hash of their key
+ * (image, pool, address), since a linear scan of thousands of live blocks
+ * per event made the roundtrip tests take minutes under ASan. */
 struct tmodel_blk {
     uint64_t serial, addr, size, ts, end; /* end: exclusive, mappings */
     uint32_t stack, thread, image, vm;
@@ -83,6 +86,8 @@ struct tmodel {
     uint64_t next_serial;
     struct tmodel_blk *live;
     size_t nr_live, cap_live;
+    uint32_t *slot; /* heap blocks: index + 1 in live, 0 empty, UINT32_MAX removed */
+    size_t cap_slot, used_slot;
 };
 
 void tmodel_init(struct tmodel *m);
