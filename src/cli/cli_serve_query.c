@@ -29,18 +29,19 @@ extern char **environ;
 
 /* What a parameter may hold. */
 enum param_kind {
-    P_COUNT, /* digits, at most 7 */
-    P_TIME,  /* a time or duration as the commands take it: 1.5s, 250ms, peak, end */
-    P_FLAG,  /* 0 or 1 */
-    P_PIDS,  /* digits and commas */
-    P_NAME,  /* a function's name as tree and report write it: no control character */
+    P_COUNT,  /* digits, at most 7 */
+    P_TIME,   /* a time or duration as the commands take it: 1.5s, 250ms, peak, end */
+    P_FLAG,   /* 0 or 1 */
+    P_PIDS,   /* digits and commas */
+    P_NAME,   /* a function's name as tree and report write it: no control character */
+    P_CHOICE, /* one of the words of `flag`, a comma-separated list */
 };
 
 struct param {
     const char *name;   /* in the URL */
     const char *option; /* the command's option, NULL for a P_FLAG that adds `flag` */
     enum param_kind kind;
-    const char *flag; /* P_FLAG: the option it adds when 1 */
+    const char *flag; /* P_FLAG: the option it adds when 1; P_CHOICE: the words allowed */
     /* P_COUNT: the values allowed (max 0: any of 7 digits), and the value
      * given when the URL has none (NULL: the command's default). Every
      * answer is bounded in rows and points whatever the URL asks: no
@@ -54,7 +55,7 @@ struct param {
 #define TOP(...) {"top", "--top", P_COUNT, NULL, 1, 200, __VA_ARGS__}
 /* clang-format on */
 
-#define MAX_PARAMS 7
+#define MAX_PARAMS 8
 struct query {
     const char *name;
     const char *command;
@@ -88,6 +89,9 @@ static const struct query queries[] = {
                 {"to", "--to", P_TIME, NULL},
                 TOP(NULL),
                 {"tree", NULL, P_FLAG, "--tree"},
+                {"bottom", NULL, P_FLAG, "--bottom-up"},
+                {"depth", "--depth", P_COUNT, NULL, 1, 256, NULL},
+                {"sort", "--sort", P_CHOICE, "impacting,size,count"},
                 {"pid", "--pid", P_PIDS, NULL}}},
     {.name = "leaks",
      .command = "leaks",
@@ -102,6 +106,7 @@ static const struct query queries[] = {
                 TOP(NULL),
                 {"focus", "--focus", P_NAME, NULL},
                 {"bottom", NULL, P_FLAG, "--bottom-up"},
+                {"sort", "--sort", P_CHOICE, "peak,leaked,allocations,bytes,temporary"},
                 {"pid", "--pid", P_PIDS, NULL}}},
     /* Commit lifetimes in a window (VirtualAlloc's on Windows traces). */
     {.name = "vmem",
@@ -132,6 +137,12 @@ static bool param_ok(const struct param *p, const char *v)
                 return false;
         return n > 0 && n <= 1024;
     }
+    if (kind == P_CHOICE) {
+        for (const char *w = p->flag; n && w; w = strchr(w, ',') ? strchr(w, ',') + 1 : NULL)
+            if (!strncmp(w, v, n) && (w[n] == ',' || !w[n]))
+                return true;
+        return false;
+    }
     if (!n || n > 32)
         return false;
     for (size_t i = 0; i < n; i++) {
@@ -156,6 +167,7 @@ static bool param_ok(const struct param *p, const char *v)
                 return false;
             break;
         case P_NAME: /* above */
+        case P_CHOICE:
             break;
         }
     }
@@ -365,7 +377,10 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
         if (!v && !(v = p->dflt))
             continue;
         if (!param_ok(p, v)) {
-            if (p->max)
+            if (p->kind == P_CHOICE)
+                rc = answer_text(ans, 400, "%s: parameter %s: '%.40s' is not one of %s\n", name,
+                                 p->name, v, p->flag);
+            else if (p->max)
                 rc =
                     answer_text(ans, 400, "%s: parameter %s: '%.40s' is not allowed (%lu to %lu)\n",
                                 name, p->name, v, p->min, p->max);

@@ -27,53 +27,23 @@ Chromium driven by Selenium), against the JSON of the commands a user runs:
 usage: serve_page.py URL MEMSCRIBE TRACE SCREENSHOT
 Prints a line per check; exits 1 with the differences.
 """
-import json
 import subprocess
 import sys
-import time
 
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-url, memscribe, trace, shot = sys.argv[1:5]
-errors = []
+import page_check as pc
+from page_check import check, cmd, errors, finish, wait
 
-
-def check(what, got, want):
-    if got != want:
-        errors.append("%s: on screen %r, command %r" % (what, got, want))
-    else:
-        text = repr(want)
-        print("ok: %s = %s" % (what, text if len(text) < 200 else text[:200] + "..."))
-
-
-def cmd(*args):
-    out = subprocess.run([memscribe, *args, "--format=json", trace], check=True,
-                         capture_output=True, text=True).stdout
-    return json.loads(out)
+memscribe, trace = pc.memscribe, pc.trace
 
 
 def value(d, id_):
     """A shown figure's exact value; None where report has none (null)."""
     v = d.find_element(By.ID, id_).get_attribute("data-value")
     return int(v) if v else None
-
-
-def wait(d, cond, what, seconds=60):
-    end = time.time() + seconds
-    while time.time() < end:
-        try:
-            if d.execute_script(cond):
-                return
-        except Exception:  # the page is still loading
-            pass
-        time.sleep(0.1)
-    errors.append("timed out waiting for " + what)
-    raise SystemExit(finish(d))
 
 
 def table(d, id_):
@@ -90,24 +60,7 @@ def class_rows(processes):
             [str(p["impacting_size"])] for p in processes]
 
 
-def finish(d):
-    logs = [e for e in d.get_log("browser") if e.get("level") in ("SEVERE", "WARNING")]
-    for e in logs:
-        errors.append("console: %s" % e.get("message"))
-    d.save_screenshot(shot)
-    d.quit()
-    for e in errors:
-        print("FAIL: " + e)
-    return 1 if errors else 0
-
-
-o = Options()
-for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1300,1700",
-          "--disable-background-networking", "--no-first-run"):
-    o.add_argument(a)
-o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-d = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=o)
-d.get(url)
+d = pc.start()
 wait(d, "return document.body.dataset.loaded >= 1", "the page's first load")
 
 rep = cmd("report", "--top", "20")

@@ -436,6 +436,7 @@ async function loadWindow() {
   $('window-classes').dataset.from = String(w.from_ns);
   $('window-classes').dataset.to = String(w.to_ns);
   showError(null);
+  if ($('tree-scope').value === 'window') loadTree().catch(showError);
 }
 
 // The window's commit lifetimes (vmem), shown where vmem has groups.
@@ -573,6 +574,211 @@ async function loadCharts() {
   chart.dataset.drawn = String(Number(chart.dataset.drawn || 0) + 1);
 }
 
+// Call trees: memscribe tree (top-down, bottom-up, or a function's callers
+// and callees: --focus F, with --bottom-up for the callers), each cost its
+// own order (--sort); of the window, window --tree. The whole answer is
+// kept (every level, TREE_TOP children a node) and each node's children
+// drawn as it is opened, so that opening a node or filtering asks the
+// server nothing.
+const TREE_TOP = 100;
+// A filter draws every path that holds a match, open: at most this many rows.
+const TREE_FILTER_ROWS = 2000;
+const TREE_COSTS = {
+  trace: [['peak', 'peak_bytes', 'at the peak', bytes], ['leaked', 'leaked_bytes', 'leaked', bytes],
+    ['allocations', 'allocations', 'allocations', group], ['bytes', 'allocated_bytes', 'allocated', bytes],
+    ['temporary', 'temporary', 'temporary', group]],
+  window: [['impacting', 'impacting_size', 'Impacting Size', bytes], ['size', 'size', 'allocated in the window', bytes],
+    ['count', 'count', 'allocations', group]],
+};
+const treeView = { mode: 'down', scope: 'trace', data: null, asked: '' };
+
+function treeCostChoices() {
+  const sel = $('tree-cost'), scopeNow = $('tree-scope').value;
+  if (sel.dataset.scope === scopeNow) return;
+  const keep = sel.value;
+  sel.replaceChildren();
+  for (const [key, , label] of TREE_COSTS[scopeNow]) {
+    const o = document.createElement('option');
+    o.value = key;
+    o.textContent = label;
+    sel.appendChild(o);
+  }
+  sel.dataset.scope = scopeNow;
+  if (TREE_COSTS[scopeNow].some((c) => c[0] === keep)) sel.value = keep;
+}
+
+async function loadTree() {
+  treeCostChoices();
+  const mode = treeView.mode, focus = $('tree-focus').value.trim();
+  const inWindow = $('tree-scope').value === 'window';
+  const focused = mode === 'callers' || mode === 'callees';
+  const info = $('tree-info');
+  if (inWindow && !state.window) return treeMessage('pick a window first: drag across the chart');
+  if (inWindow && focused) return treeMessage("a window's tree is top-down or bottom-up (window --tree has no --focus)");
+  if (focused && !focus) return treeMessage('type a function, or pick one with "callers · callees" on a row');
+  const params = { depth: '256', top: String(TREE_TOP), sort: $('tree-cost').value };
+  if (mode === 'up' || mode === 'callers') params.bottom = '1';
+  if (focused) params.focus = focus;
+  if (inWindow) Object.assign(params, { tree: '1', from: `${state.window.from}ns`, to: `${state.window.to}ns` });
+  const asked = JSON.stringify([inWindow, params]);
+  treeView.asked = asked;
+  info.textContent = 'asking the server...';
+  const t = await api(inWindow ? 'window' : 'tree', params);
+  if (treeView.asked !== asked) return; // a newer question is under way
+  treeView.data = t;
+  treeView.scope = inWindow ? 'window' : 'trace';
+  treeView.params = params;
+  // A tree of several processes has a node per program (or process) at its
+  // first level, unless focused: no function of which to ask callers.
+  treeView.perProcess = !inWindow && !focused && (state.report ? state.report.processes.length > 1 : false);
+  drawTree();
+  const cmd = inWindow ? `memscribe window --tree --from ${params.from} --to ${params.to}${params.bottom ? ' --bottom-up' : ''}`
+    : `memscribe tree${params.bottom ? ' --bottom-up' : ''}${focused ? ` --focus '${focus}'` : ''} --sort ${params.sort}`;
+  info.textContent = `${cmd} --depth 256 --top ${TREE_TOP}: every level, the ${TREE_TOP} largest children of each node`;
+  showError(null);
+}
+
+function treeMessage(text) {
+  treeView.data = null;
+  $('tree').tBodies[0].replaceChildren();
+  $('tree-info').textContent = text;
+}
+
+// One row: the node's function (indented by its depth, a mark to open it),
+// its inclusive costs; data-path holds the functions from the root.
+function treeRow(node, path, depth) {
+  const costs = TREE_COSTS[treeView.scope];
+  const tr = document.createElement('tr');
+  const kids = (node.children || []).length;
+  tr.dataset.path = JSON.stringify(path);
+  tr.dataset.depth = String(depth);
+  tr.dataset.fn = node.function;
+  const td = cell(tr, '', undefined, 'fn');
+  td.style.paddingLeft = `${0.4 + depth * 1.1}em`;
+  const toggle = document.createElement('span');
+  toggle.className = 'toggle';
+  toggle.textContent = kids ? '▸' : '';
+  const name = document.createElement('span');
+  name.className = 'name';
+  name.textContent = node.function;
+  td.append(toggle, name);
+  if (node.place) {
+    const pl = document.createElement('span');
+    pl.className = 'place';
+    pl.textContent = ` (${node.place})`;
+    td.appendChild(pl);
+  }
+  if (treeView.scope === 'trace' && depth > (treeView.perProcess ? 1 : 0)) {
+    const a = document.createElement('a');
+    a.className = 'focus';
+    a.href = '#';
+    a.textContent = 'callers · callees';
+    a.addEventListener('click', (ev) => {
+      ev.preventDefault();
+      ev.stopPropagation();
+      $('tree-focus').value = node.function;
+      setTreeMode('callers');
+    });
+    td.appendChild(a);
+  }
+  td.title = node.function;
+  for (const [, key, , fmt] of costs) cell(tr, fmt(node.inclusive[key]), node.inclusive[key]);
+  tr.addEventListener('click', () => toggleTree(tr, node));
+  tr.treeNode = node;
+  return tr;
+}
+
+function toggleTree(tr, node) {
+  const depth = Number(tr.dataset.depth);
+  if (tr.dataset.open === '1') {
+    while (tr.nextSibling && Number(tr.nextSibling.dataset.depth) > depth) tr.nextSibling.remove();
+    tr.dataset.open = '0';
+    tr.firstChild.firstChild.textContent = (node.children || []).length ? '▸' : '';
+    return;
+  }
+  if (!(node.children || []).length) return;
+  const path = JSON.parse(tr.dataset.path);
+  let after = tr;
+  for (const c of node.children) {
+    const row = treeRow(c, path.concat(c.function), depth + 1);
+    after.after(row);
+    after = row;
+  }
+  tr.dataset.open = '1';
+  tr.firstChild.firstChild.textContent = '▾';
+}
+
+function drawTree() {
+  const t = treeView.data;
+  if (!t) return;
+  const head = $('tree').tHead.rows[0];
+  head.replaceChildren();
+  for (const h of ['function'].concat(TREE_COSTS[treeView.scope].map((c) => c[2]))) {
+    const th = document.createElement('th');
+    th.textContent = h;
+    head.appendChild(th);
+  }
+  const tbody = $('tree').tBodies[0];
+  tbody.replaceChildren();
+  const filter = $('tree-filter').value.trim().toLowerCase();
+  if (!filter) {
+    const root = treeRow(t, [], 0);
+    tbody.appendChild(root);
+    toggleTree(root, t);
+  } else {
+    drawFiltered(t, filter, tbody);
+  }
+  $('tree').dataset.drawn = String(Number($('tree').dataset.drawn || 0) + 1);
+}
+
+// The paths that hold a function (or its file or module) matching the
+// filter, open down to each match.
+function drawFiltered(t, filter, tbody) {
+  const hit = (n) => n.function.toLowerCase().includes(filter) || (n.place || '').toLowerCase().includes(filter);
+  const keep = new Map();
+  const mark = (n) => {
+    let k = hit(n);
+    for (const c of n.children || []) k = mark(c) || k;
+    keep.set(n, k);
+    return k;
+  };
+  mark(t);
+  let rows = 0;
+  const walk = (n, path, depth) => {
+    if (!keep.get(n) || rows >= TREE_FILTER_ROWS) return;
+    const tr = treeRow(n, path, depth);
+    if (hit(n)) tr.classList.add('match');
+    tbody.appendChild(tr);
+    rows++;
+    const open = (n.children || []).filter((c) => keep.get(c));
+    if (open.length) {
+      tr.dataset.open = '1';
+      tr.firstChild.firstChild.textContent = '▾';
+    }
+    for (const c of open) walk(c, path.concat(c.function), depth + 1);
+  };
+  walk(t, [], 0);
+  $('tree-info').dataset.rows = String(rows);
+  $('tree-info').dataset.cap = String(TREE_FILTER_ROWS);
+  if (rows >= TREE_FILTER_ROWS) $('tree-info').textContent = `the first ${TREE_FILTER_ROWS} rows that lead to a match`;
+}
+
+function setTreeMode(mode) {
+  treeView.mode = mode;
+  for (const o of document.querySelectorAll('#tree-tabs button')) o.classList.toggle('on', o.dataset.mode === mode);
+  loadTree().catch(showError);
+}
+for (const b of document.querySelectorAll('#tree-tabs button'))
+  b.addEventListener('click', () => setTreeMode(b.dataset.mode));
+$('tree-scope').addEventListener('change', () => loadTree().catch(showError));
+$('tree-cost').addEventListener('change', () => loadTree().catch(showError));
+$('tree-focus').addEventListener('change', () => loadTree().catch(showError));
+let treeFilterTimer = null;
+$('tree-filter').addEventListener('input', () => {
+  clearTimeout(treeFilterTimer);
+  treeFilterTimer = setTimeout(drawTree, 200);
+});
+
 async function loadAll() {
   // The server runs each query in a process of its own: the charts (their
   // span from the status, or the latest report) are asked with report, the
@@ -591,6 +797,7 @@ async function loadAll() {
   $('status').dataset.complete = String(!report.incomplete);
   document.body.dataset.loaded = String(Number(document.body.dataset.loaded || 0) + 1);
   showError(null);
+  loadTree().catch(showError); // the tree as it is now; a large trace's may take a while
   if (state.totals) checkTotals(report).catch(showError);
 }
 
