@@ -108,6 +108,8 @@ static const struct query queries[] = {
                 {"bottom", NULL, P_FLAG, "--bottom-up"},
                 {"sort", "--sort", P_CHOICE, "peak,leaked,allocations,bytes,temporary"},
                 {"pid", "--pid", P_PIDS, NULL}}},
+    /* Heap blocks by power-of-two size class, per process. */
+    {.name = "histogram", .command = "histogram", .params = {{"pid", "--pid", P_PIDS, NULL}}},
     /* Commit lifetimes in a window (VirtualAlloc's on Windows traces). */
     {.name = "vmem",
      .command = "vmem",

@@ -574,6 +574,53 @@ async function loadCharts() {
   chart.dataset.drawn = String(Number(chart.dataset.drawn || 0) + 1);
 }
 
+// Sizes: histogram's classes summed over the processes, a bar per class
+// from the smallest to the largest allocated, as many allocations (or
+// bytes) tall; each bar keeps its class and both numbers in data-*.
+const histView = { by: 'count', data: null };
+async function loadHistogram() {
+  histView.data = await api('histogram');
+  drawHistogram();
+}
+function sizeLabel(n) {
+  const units = ['', 'K', 'M', 'G', 'T', 'P', 'E'];
+  let u = 0;
+  while (n >= 1024 && n % 1024 === 0 && u < units.length - 1) { n /= 1024; u++; }
+  return `${n}${units[u]}`;
+}
+function drawHistogram() {
+  const svg = $('hist');
+  const classes = new Map();
+  for (const r of histView.data || []) {
+    const c = classes.get(r.min_size) || { min: r.min_size, max: r.max_size, count: 0, bytes: 0 };
+    c.count += r.count;
+    c.bytes += r.bytes;
+    classes.set(r.min_size, c);
+  }
+  const bars = [...classes.values()].sort((a, b) => a.min - b.min);
+  const top = Math.max(1, ...bars.map((c) => c[histView.by]));
+  const w = 1000 / Math.max(1, bars.length), h = 180;
+  let out = '';
+  bars.forEach((c, i) => {
+    const bh = (h * c[histView.by]) / top, x = i * w;
+    const label = c.min === c.max ? sizeLabel(c.min) : `${sizeLabel(c.min)}-${sizeLabel(c.max)}`;
+    out += `<g><rect x="${(x + 1).toFixed(1)}" y="${(h - bh).toFixed(1)}" width="${Math.max(1, w - 2).toFixed(1)}" height="${bh.toFixed(1)}"` +
+      ` data-min="${c.min}" data-max="${c.max}" data-count="${c.count}" data-bytes="${c.bytes}">` +
+      `<title>${label} B: ${group(c.count)} allocations, ${bytes(c.bytes)}</title></rect>` +
+      `<text x="${(x + w / 2).toFixed(1)}" y="${h + 14}" text-anchor="middle">${label}</text>` +
+      (bh > 0 ? `<text x="${(x + w / 2).toFixed(1)}" y="${Math.max(10, h - bh - 3).toFixed(1)}" text-anchor="middle">` +
+        `${histView.by === 'count' ? group(c.count) : bytes(c.bytes)}</text>` : '') + '</g>';
+  });
+  svg.innerHTML = out || '<text x="10" y="20">no heap block in this trace</text>';
+  svg.dataset.drawn = String(Number(svg.dataset.drawn || 0) + 1);
+}
+for (const b of document.querySelectorAll('#hist-tabs button'))
+  b.addEventListener('click', () => {
+    histView.by = b.dataset.by;
+    for (const o of document.querySelectorAll('#hist-tabs button')) o.classList.toggle('on', o === b);
+    drawHistogram();
+  });
+
 // Call trees: memscribe tree (top-down, bottom-up, or a function's callers
 // and callees: --focus F, with --bottom-up for the callers), each cost its
 // own order (--sort); of the window, window --tree. The whole answer is
@@ -792,7 +839,7 @@ async function loadAll() {
   const report = await api('report', state.totals ? { top: '20', index: '1' } : { top: '20' });
   showReport(report);
   if (!charts) charts = loadCharts();
-  await Promise.all([charts, loadLeaks(), state.window ? loadWindow() : null]);
+  await Promise.all([charts, loadLeaks(), loadHistogram(), state.window ? loadWindow() : null]);
   $('status').textContent = report.incomplete ? 'being written (or cut short)' : 'complete';
   $('status').dataset.complete = String(!report.incomplete);
   document.body.dataset.loaded = String(Number(document.body.dataset.loaded || 0) + 1);
