@@ -346,6 +346,48 @@ check("the map's boxes at %s ns" % at,
 check("the map's title", d.execute_script("const t = document.querySelector('#map title');"
                                           "return t ? t.textContent : null"),
       svg.split("<title>", 1)[1].split("</title>", 1)[0] if "<title>" in svg else None)
+# The axes: each label says what the drawing holds at its place. A time
+# tick's text is its time from the trace's start in the unit it names, at
+# x = its time across the chart's span (the SVG's data-start-ns and
+# data-end-ns); a value tick's text is its bytes (or allocations per
+# second), at y = its value over the chart's top. At least three of each.
+UNITS = {"s": 1e9, "ms": 1e6, "µs": 1e3, "ns": 1, "B": 1, "KiB": 1024, "MiB": 1024 ** 2, "GiB": 1024 ** 3,
+         "TiB": 1024 ** 4}
+
+
+def said(text):
+    """A label's number in base units: '1.5 s', '20 MiB', '2,000/s', '0'."""
+    num, _, unit = text.replace(",", "").replace("/s", "").partition(" ")
+    return float(num) * UNITS.get(unit, 1)
+
+
+def axes(chart):
+    ticks = d.execute_script(
+        "const t = document.getElementById(arguments[0] + '-ticks'); return [{...t.dataset}, "
+        "[...t.children].map(s => [s.className, s.textContent, Number(s.dataset.value), "
+        "parseFloat(s.style.left || s.style.top)])]", chart)
+    meta, labels = ticks
+    t0, t1, vmax = float(meta["t0"]), float(meta["t1"]), float(meta["max"])
+    bottom, height = float(meta["bottom"]), float(meta["height"])
+    bad, nx, ny = [], 0, 0
+    for cls, text, v, at in labels:
+        want = 100 * (v - t0) / (t1 - t0) if cls == "xtick" else 100 * (bottom - height * v / vmax)
+        if abs(at - want) > 0.01 or abs(said(text) - v) > max(1e-6 * abs(v), 1e-9):
+            bad.append((text, v, at, want))
+        nx += cls == "xtick"
+        ny += cls == "ytick"
+    check("%s: every tick label at its value (%d time, %d value ticks)" % (chart, nx, ny), bad, [])
+    if nx < 3 or ny < 3:
+        pc.errors.append("%s: %d time and %d value ticks, fewer than 3" % (chart, nx, ny))
+    return t0, t1
+
+
+span0 = axes("chart")
+check("the heap chart's axis spans the chart's times", [str(int(x)) for x in span0],
+      [d.find_element(By.ID, "chart").get_attribute(k) for k in ("data-start-ns", "data-end-ns")])
+axes("rate-chart")
+axes("sites-chart")
+
 # The sizes: histogram's classes summed over the processes, bar for bar,
 # then drawn by bytes.
 classes = {}

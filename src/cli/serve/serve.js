@@ -274,6 +274,68 @@ function series(timeline) {
   return [...at.values()].sort((a, b) => a.t - b.t);
 }
 
+// A chart's axes: ticks at round values (1, 2 or 5 times a power of ten;
+// bytes in the binary unit that fits), times from the trace's start in the
+// unit of the span's end (s, ms, us, ns) with the step's decimals. Grid
+// lines go into the SVG (bottom and height: where the value range sits in
+// its viewBox), labels over it, each with its value in data-value so that
+// what they claim can be checked against the drawing.
+function niceStep(raw) {
+  const mag = 10 ** Math.floor(Math.log10(Math.max(raw, 1e-9)));
+  return [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw);
+}
+function timeTicks(t0, t1) {
+  const step = Math.max(1, niceStep((t1 - t0) / 7));
+  const end = Math.max(Math.abs(t0), Math.abs(t1));
+  const [unit, div] = end >= 1e9 ? ['s', 1e9] : end >= 1e6 ? ['ms', 1e6] : end >= 1e3 ? ['µs', 1e3] : ['ns', 1];
+  const digits = Math.max(0, Math.ceil(-Math.log10(step / div) - 1e-9));
+  const out = [];
+  for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) out.push([t, `${(t / div).toFixed(digits)} ${unit}`]);
+  return out;
+}
+function valueTicks(vmax, kind) {
+  let unit = 1, k = 0;
+  const names = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  if (kind === 'bytes') while (vmax / unit >= 1024 && k < names.length - 1) { unit *= 1024; k++; }
+  const step = niceStep(vmax / unit / 4) * unit;
+  const out = [];
+  for (let v = 0; v <= vmax * (1 + 1e-9); v += step) {
+    const n = +(v / unit).toPrecision(12);
+    out.push([v, v === 0 ? '0' : kind === 'bytes' ? `${n} ${names[k]}` : `${group(n)}/s`]);
+  }
+  return out;
+}
+function drawAxes(svg, t0, t1, vmax, kind, bottom, height) {
+  const [, , vbw, vbh] = svg.getAttribute('viewBox').split(' ').map(Number);
+  const ticks = $(`${svg.id}-ticks`);
+  let grid = '';
+  ticks.replaceChildren();
+  const label = (cls, text, value, style) => {
+    const s = document.createElement('span');
+    s.className = cls;
+    s.textContent = text;
+    s.dataset.value = String(value);
+    Object.assign(s.style, style);
+    ticks.appendChild(s);
+  };
+  for (const [t, text] of timeTicks(t0, t1)) {
+    const x = (vbw * (t - t0)) / (t1 - t0);
+    grid += `<line class="grid" x1="${x.toFixed(2)}" x2="${x.toFixed(2)}" y1="0" y2="${vbh}"/>`;
+    label('xtick', text, t, { left: `${(100 * x) / vbw}%` });
+  }
+  for (const [v, text] of valueTicks(vmax, kind)) {
+    const y = bottom - (height * v) / vmax;
+    grid += `<line class="grid" x1="0" x2="${vbw}" y1="${y.toFixed(2)}" y2="${y.toFixed(2)}"/>`;
+    label('ytick', text, v, { top: `${(100 * y) / vbh}%` });
+  }
+  svg.insertAdjacentHTML('afterbegin', grid);
+  ticks.dataset.bottom = String(bottom / vbh);
+  ticks.dataset.height = String(height / vbh);
+  ticks.dataset.max = String(vmax);
+  ticks.dataset.t0 = String(t0);
+  ticks.dataset.t1 = String(t1);
+}
+
 // Allocations per second in each interval: the growth of the timeline's
 // cumulative allocations (summed over the processes that have a row then;
 // an ended process keeps its count, so it is carried on) over the interval.
@@ -308,7 +370,8 @@ function drawRate(timeline) {
   const line = pts.map((p) => `${x(p.t)},${y(p.rate)}`);
   svg.innerHTML = `<polygon class="rate" points="${x(pts.length ? pts[0].t : t0)},78 ${line.join(' ')} ${x(times.length ? times[times.length - 1] : t0)},78"/>`;
   svg.dataset.counts = pts.map((p) => p.count).join(',');
-  $('rate-top').textContent = `top ${group(ymax)}/s`;
+  const { t1 } = span(times.length ? times[times.length - 1] : 1);
+  drawAxes(svg, t0, t1, ymax, 'rate', 78, 74);
 }
 
 function drawChart(timeline) {
@@ -331,8 +394,7 @@ function drawChart(timeline) {
     put('heap-now-time', last.t, `at ${seconds(last.t)}`);
   }
   svg.dataset.maxBytes = String(ymax);
-  $('axis-left').textContent = seconds(t0);
-  $('axis-right').textContent = `${seconds(t1)}; top ${bytes(ymax)}`;
+  drawAxes(svg, t0, t1, ymax, 'bytes', 255, 250);
   if (state.window) markWindow(state.window.from, state.window.to);
 }
 
@@ -357,6 +419,8 @@ function drawSites(timeline) {
   });
   svg.innerHTML = shapes;
   svg.dataset.maxBytes = String(ymax);
+  const { t0, t1 } = span(times.length ? times[times.length - 1] : 1);
+  drawAxes(svg, t0, t1, ymax, 'bytes', 195, 190);
   legend.replaceChildren();
   sites.forEach((s, k) => {
     const li = document.createElement('li');
