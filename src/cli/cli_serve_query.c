@@ -55,7 +55,7 @@ struct param {
 #define TOP(...) {"top", "--top", P_COUNT, NULL, 1, 200, __VA_ARGS__}
 /* clang-format on */
 
-#define MAX_PARAMS 8
+#define MAX_PARAMS 10
 struct query {
     const char *name;
     const char *command;
@@ -72,7 +72,10 @@ static const struct query queries[] = {
     {.name = "report",
      .command = "report",
      .verify = true,
-     .params = {TOP(NULL), {"pid", "--pid", P_PIDS, NULL}, {"index", NULL, P_FLAG, "--index"}}},
+     .params = {TOP(NULL),
+                {"pid", "--pid", P_PIDS, NULL},
+                {"thread", "--thread", P_PIDS, NULL},
+                {"index", NULL, P_FLAG, "--index"}}},
     {.name = "timeline",
      .command = "timeline",
      .params = {{"interval", "--interval", P_TIME, NULL},
@@ -81,6 +84,7 @@ static const struct query queries[] = {
                 {"from", "--from", P_TIME, NULL},
                 {"to", "--to", P_TIME, NULL},
                 {"pid", "--pid", P_PIDS, NULL},
+                {"thread", "--thread", P_PIDS, NULL},
                 {"index", NULL, P_FLAG, "--index"}}},
     {.name = "window",
      .command = "window",
@@ -92,13 +96,16 @@ static const struct query queries[] = {
                 {"bottom", NULL, P_FLAG, "--bottom-up"},
                 {"depth", "--depth", P_COUNT, NULL, 1, 256, NULL},
                 {"sort", "--sort", P_CHOICE, "impacting,size,count"},
-                {"pid", "--pid", P_PIDS, NULL}}},
+                {"by", "--by", P_CHOICE, "stack,function,thread,size-class,heap"},
+                {"pid", "--pid", P_PIDS, NULL},
+                {"thread", "--thread", P_PIDS, NULL}}},
     {.name = "leaks",
      .command = "leaks",
      .index = true,
      .params = {{"at", "--at", P_TIME, NULL},
                 TOP(NULL),
                 {"pid", "--pid", P_PIDS, NULL},
+                {"thread", "--thread", P_PIDS, NULL},
                 {"index", NULL, P_FLAG, "--index"}}},
     {.name = "tree",
      .command = "tree",
@@ -107,9 +114,12 @@ static const struct query queries[] = {
                 {"focus", "--focus", P_NAME, NULL},
                 {"bottom", NULL, P_FLAG, "--bottom-up"},
                 {"sort", "--sort", P_CHOICE, "peak,leaked,allocations,bytes,temporary"},
-                {"pid", "--pid", P_PIDS, NULL}}},
+                {"pid", "--pid", P_PIDS, NULL},
+                {"thread", "--thread", P_PIDS, NULL}}},
     /* Heap blocks by power-of-two size class, per process. */
-    {.name = "histogram", .command = "histogram", .params = {{"pid", "--pid", P_PIDS, NULL}}},
+    {.name = "histogram",
+     .command = "histogram",
+     .params = {{"pid", "--pid", P_PIDS, NULL}, {"thread", "--thread", P_PIDS, NULL}}},
     /* Commit lifetimes in a window (VirtualAlloc's on Windows traces). */
     {.name = "vmem",
      .command = "vmem",

@@ -7,7 +7,7 @@
 
 const token = new URLSearchParams(location.search).get('token') || '';
 const $ = (id) => document.getElementById(id);
-const state = { report: null, version: '', firstNs: 0, lastNs: 0, list: 'peak', window: null, at: null, zoom: null, totals: false, chunks: 0 };
+const state = { filter: { pid: '', thread: '' }, report: null, version: '', firstNs: 0, lastNs: 0, list: 'peak', window: null, at: null, zoom: null, totals: false, chunks: 0 };
 // A chart from the chunks' totals has a row per chunk: drawn so from this
 // many chunks (a trace of 50 M events and more), the replay's 400 rows below.
 const INDEX_CHART_CHUNKS = 100;
@@ -24,14 +24,24 @@ function span(lastT) {
   return { t0, t1, x: (t) => (1000 * (t - t0)) / (t1 - t0) };
 }
 
-async function apiText(name, params = {}) {
-  const q = new URLSearchParams({ token, ...params });
+// The filters picked (process, thread) go with every query that takes
+// them, as the commands' --pid and --thread; raw: a query about the whole
+// trace (the filters' own choices).
+const FILTERS = {
+  report: ['pid', 'thread'], timeline: ['pid', 'thread'], window: ['pid', 'thread'], leaks: ['pid', 'thread'],
+  tree: ['pid', 'thread'], histogram: ['pid', 'thread'], vmem: ['pid'], map: ['pid'],
+};
+async function apiText(name, params = {}, raw = false) {
+  const asked = { ...params };
+  for (const k of raw ? [] : FILTERS[name] || [])
+    if (state.filter[k] && asked[k] === undefined) asked[k] = state.filter[k];
+  const q = new URLSearchParams({ token, ...asked });
   const r = await fetch(`/api/${name}?${q}`, { cache: 'no-store' });
   const text = await r.text();
   if (!r.ok) throw new Error(`${name}: ${text.trim() || r.status}`);
   return text;
 }
-const api = async (name, params = {}) => JSON.parse(await apiText(name, params));
+const api = async (name, params = {}, raw = false) => JSON.parse(await apiText(name, params, raw));
 
 function showError(e) {
   $('error').hidden = !e;
@@ -890,6 +900,30 @@ $('tree-filter').addEventListener('input', () => {
   treeFilterTimer = setTimeout(drawTree, 200);
 });
 
+// The filters' choices: the trace's processes (report's, unfiltered) and
+// the threads that allocated (window --by thread over the whole trace).
+async function fillFilters(report) {
+  const pick = (sel, items) => {
+    const keep = sel.value, key = items.map((i) => i[0]).join(',');
+    if (sel.dataset.keys === key) return;
+    sel.replaceChildren(new Option('all', ''), ...items.map(([v, text]) => new Option(text, v)));
+    sel.dataset.keys = key;
+    sel.value = items.some((i) => i[0] === keep) ? keep : '';
+  };
+  pick($('f-pid'), report.processes.map((p) => [String(p.pid), `${p.pid} ${p.exe || ''}`]));
+  const w = await api('window', { by: 'thread', top: '200' }, true);
+  const seen = new Map();
+  for (const r of w.rows || []) if (r.tid !== undefined) seen.set(r.tid, r.pid);
+  pick($('f-thread'), [...seen].sort((a, b) => a[1] - b[1] || a[0] - b[0])
+    .map(([tid, pid]) => [String(tid), `${tid} (process ${pid})`]));
+  $('filters').dataset.filled = String(Number($('filters').dataset.filled || 0) + 1);
+}
+for (const id of ['f-pid', 'f-thread'])
+  $(id).addEventListener('change', () => {
+    state.filter = { pid: $('f-pid').value, thread: $('f-thread').value };
+    loadAll().catch(showError);
+  });
+
 async function loadAll() {
   // The server runs each query in a process of its own: the charts (their
   // span from the status, or the latest report) are asked with report, the
@@ -902,6 +936,7 @@ async function loadAll() {
   if (charts) charts.catch(() => {}); // its error is shown below, once
   const report = await api('report', state.totals ? { top: '20', index: '1' } : { top: '20' });
   showReport(report);
+  if (!state.filter.pid && !state.filter.thread) fillFilters(report).catch(showError);
   if (!charts) charts = loadCharts();
   await Promise.all([charts, loadLeaks(), loadHistogram(), state.window ? loadWindow() : null]);
   $('status').textContent = report.incomplete ? 'being written (or cut short)' : 'complete';
