@@ -62,6 +62,8 @@ struct query {
     struct param params[MAX_PARAMS];
     const char *fixed[3]; /* options always given, after --format=json */
     const char *type;     /* of the answer; NULL: JSON */
+    bool raw;             /* no --format=json: the command writes its one format (type) */
+    bool two;             /* of the base and the trace (serve --base): BASE NEW at the end */
     bool index;           /* --index once the trace's index passed its check */
     bool verify;          /* --verify: a pass checks the index (cli_serve_index.h) */
 };
@@ -120,6 +122,23 @@ static const struct query queries[] = {
     {.name = "histogram",
      .command = "histogram",
      .params = {{"pid", "--pid", P_PIDS, NULL}, {"thread", "--thread", P_PIDS, NULL}}},
+    /* Two runs compared (serve --base OLD NEW): diff's totals and sites, and
+     * the differential flame graph (NEW's widths, red as far as a path grew,
+     * blue as far as it shrank). */
+    {.name = "diff",
+     .command = "diff",
+     .two = true,
+     .params = {TOP(NULL),
+                {"sort", "--sort", P_CHOICE, "allocations,bytes,peak,leaked,temporary"},
+                {"lines", NULL, P_FLAG, "--lines"}}},
+    {.name = "diffflame",
+     .command = "flamegraph",
+     .two = true,
+     .raw = true,
+     .fixed = {"--diff", "-o", "-"},
+     .type = "image/svg+xml",
+     .params = {{"cost", "--cost", P_CHOICE, "allocations,bytes,leaked,peak,temporary"},
+                {"width", "--width", P_COUNT, NULL, 200, 4000, NULL}}},
     /* Commit lifetimes in a window (VirtualAlloc's on Windows traces). */
     {.name = "vmem",
      .command = "vmem",
@@ -346,13 +365,13 @@ static int status_answer(const struct cli_serve_trace *t, struct cli_serve_answe
      * last_ns: the trace's span when the server started, for the page's
      * first charts, asked at once with report; ended: how the program of a
      * live recording ended, once it did */
-    rc =
-        answer_text(ans, 200,
-                    "{\"size\": %llu, \"mtime_ns\": %llu, \"index\": %s, \"last_ns\": %llu, "
-                    "\"totals\": %s, \"chunks\": %u, \"ended\": %s}\n",
-                    (unsigned long long)size, (unsigned long long)mtime,
-                    cli_serve_index_ready(t->index, t->path) ? "true" : "false",
-                    (unsigned long long)t->last_ns, t->totals ? "true" : "false", t->chunks, ended);
+    rc = answer_text(ans, 200,
+                     "{\"size\": %llu, \"mtime_ns\": %llu, \"index\": %s, \"last_ns\": %llu, "
+                     "\"totals\": %s, \"chunks\": %u, \"ended\": %s, \"compare\": %s}\n",
+                     (unsigned long long)size, (unsigned long long)mtime,
+                     cli_serve_index_ready(t->index, t->path) ? "true" : "false",
+                     (unsigned long long)t->last_ns, t->totals ? "true" : "false", t->chunks, ended,
+                     t->base ? "true" : "false");
     ans->type = "application/json";
     return rc;
 }
@@ -362,8 +381,8 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
 {
     const struct query *q = NULL;
     /* self, command, --format=json, fixed, one option per parameter, --index,
-     * --verify, the trace, NULL */
-    char *argv[6 + MAX_PARAMS + 4] = {0}, *owned[MAX_PARAMS] = {0};
+     * --verify, the base, the trace, NULL */
+    char *argv[7 + MAX_PARAMS + 4] = {0}, *owned[MAX_PARAMS] = {0};
     size_t argc = 0, nr_owned = 0;
     bool asked_index = false;
     struct cli_gzip gz = {0};
@@ -377,10 +396,14 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
             q = &queries[i];
     if (!q)
         return answer_text(ans, 404, "no query '%s'\n", name);
+    if (q->two && !t->base)
+        return answer_text(ans, 404,
+                           "%s: no trace to compare with (memscribe serve --base OLD NEW)\n", name);
     argv[argc++] = (char *)t->self;
     argv[argc++] = (char *)q->command;
-    argv[argc++] = "--format=json";
-    for (size_t i = 0; i < 2 && q->fixed[i]; i++)
+    if (!q->raw)
+        argv[argc++] = "--format=json";
+    for (size_t i = 0; i < 3 && q->fixed[i]; i++)
         argv[argc++] = (char *)q->fixed[i];
     for (size_t i = 0; i < MAX_PARAMS && q->params[i].name; i++) {
         const struct param *p = &q->params[i];
@@ -422,6 +445,8 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
         q->verify && !asked_index && t->index && !cli_serve_trace_version(t->path, &size, &mtime);
     if (verify)
         argv[argc++] = "--verify";
+    if (q->two)
+        argv[argc++] = (char *)t->base;
     argv[argc++] = (char *)t->path;
     argv[argc] = NULL;
     rc = run(t, argv, &out, &err);

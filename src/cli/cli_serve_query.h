@@ -37,7 +37,9 @@ struct cli_serve_end {
 };
 
 struct cli_serve_trace {
-    const char *path; /* the one file the server reads */
+    const char *path; /* the trace the server shows */
+    const char *base; /* serve --base: the trace it is compared with (NULL: none); the server
+                         reads these two files and no other */
     const char *self; /* this memscribe binary (/proc/self/exe at start) */
     unsigned timeout_s;
     uint64_t last_ns; /* its last event's time when the server started */

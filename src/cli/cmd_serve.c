@@ -27,17 +27,20 @@
 
 extern const struct ana_asset cli_serve_assets[];
 
-enum { OPT_LISTEN = 1000, OPT_PORT, OPT_TIMEOUT, OPT_URL_FILE, OPT_PARENT };
+enum { OPT_LISTEN = 1000, OPT_PORT, OPT_TIMEOUT, OPT_URL_FILE, OPT_PARENT, OPT_BASE };
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: memscribe serve [options] FILE\n\n"
+    fprintf(out, "usage: memscribe serve [options] FILE\n"
+                 "       memscribe serve --base OLD [options] FILE\n\n"
                  "A web view of the trace FILE, finished or still being recorded: heap in use\n"
                  "and RSS over time, the top call sites and their stacks, a window dragged on\n"
                  "the chart (WPA's classes and Impacting Size, as `memscribe window`), and the\n"
                  "blocks live at any moment (as `memscribe leaks --at`). Prints the address to\n"
                  "open, with a random token every request must carry, and serves until\n"
-                 "interrupted (Ctrl-C). A trace being written is followed as it grows.\n\n"
+                 "interrupted (Ctrl-C). A trace being written is followed as it grows.\n"
+                 "With --base, the page also compares FILE with the trace OLD, as `memscribe\n"
+                 "diff OLD FILE` and `memscribe flamegraph --diff OLD FILE` do.\n\n"
                  "options:\n"
                  "  --listen ADDR   address to listen on (default 127.0.0.1; another one\n"
                  "                  lets other machines in, still only with the token)\n"
@@ -46,6 +49,7 @@ static void usage(FILE *out)
                  "  --url-file F    also write the address to F (for scripts; made new, and\n"
                  "                  readable by you alone: the address holds the token)\n"
                  "  --parent PID    stop when process PID ends (record --live passes its own)\n"
+                 "  --base OLD      compare with the trace OLD (an earlier run)\n"
                  "  -h, --help      this text\n");
 }
 
@@ -208,6 +212,7 @@ static int parse_options(int argc, char **argv, struct serve_args *a)
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"url-file", required_argument, NULL, OPT_URL_FILE},
         {"parent", required_argument, NULL, OPT_PARENT},
+        {"base", required_argument, NULL, OPT_BASE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -241,6 +246,9 @@ static int parse_options(int argc, char **argv, struct serve_args *a)
                 cli_usage_error("serve: --parent wants a process id, not '%s'", optarg);
             a->parent = (pid_t)v;
             break;
+        case OPT_BASE:
+            a->t.base = optarg;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -273,6 +281,11 @@ int cmd_serve(int argc, char **argv)
     /* Say now, not at the first query, when the file is not a trace. */
     if (open_trace(&a.t, err, sizeof(err)))
         cli_die("serve: %s", err);
+    if (a.t.base) {
+        struct cli_serve_trace base = {.path = a.t.base};
+        if (open_trace(&base, err, sizeof(err)))
+            cli_die("serve: --base %s", err);
+    }
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (n <= 0)
         cli_die("serve: cannot find this program (/proc/self/exe): %s", strerror(errno));

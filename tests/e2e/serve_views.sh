@@ -15,27 +15,40 @@ need chromium
 need chromedriver
 need make
 need cc
+need curl
 PY=/usr/bin/python3 # Debian's, with python3-selenium
 "$PY" -c 'import selenium' 2>/dev/null || fail "python3-selenium is not installed: run scripts/setup.sh --test"
 
 SERVER=""
+SERVE_ARGS=()
 trap '[ -z "$SERVER" ] || kill "$SERVER" 2>/dev/null; rm -rf "$WORK"' EXIT
+
+# usage: serve_start TRACE: memscribe serve TRACE (with SERVE_ARGS), its
+# address in URL; serve_stop ends it.
+serve_start() {
+    local end=$((SECONDS + 60))
+    rm -f "$WORK/url"
+    "$MEMSCRIBE" serve "${SERVE_ARGS[@]}" --url-file "$WORK/url" "$1" >/dev/null 2>"$WORK/serve.err" &
+    SERVER=$!
+    while [ ! -s "$WORK/url" ] && ((SECONDS < end)) && kill -0 "$SERVER" 2>/dev/null; do sleep 0.1; done
+    [ -s "$WORK/url" ] || fail "serve $1 wrote no address in 60 s: $(cat "$WORK/serve.err")"
+    URL=$(cat "$WORK/url")
+}
+serve_stop() {
+    kill "$SERVER"
+    wait "$SERVER" || true
+    SERVER=""
+}
 
 # usage: page SCRIPT NAME TRACE [ARGS]: serve TRACE and run
 # tests/e2e/SCRIPT.py on its page (ARGS after its own).
 page() {
-    local script=$1 name=$2 trace=$3 end=$((SECONDS + 60))
+    local script=$1 name=$2 trace=$3
     shift 3
-    rm -f "$WORK/url"
-    "$MEMSCRIBE" serve --url-file "$WORK/url" "$trace" >/dev/null 2>"$WORK/serve.err" &
-    SERVER=$!
-    while [ ! -s "$WORK/url" ] && ((SECONDS < end)) && kill -0 "$SERVER" 2>/dev/null; do sleep 0.1; done
-    [ -s "$WORK/url" ] || fail "serve $trace wrote no address in 60 s: $(cat "$WORK/serve.err")"
-    "$PY" "$MS_SOURCE/tests/e2e/$script.py" "$(cat "$WORK/url")" "$MEMSCRIBE" "$trace" \
-        "$ART/serve-$name.png" "$@" || fail "$name: the page differs from the commands (above)"
-    kill "$SERVER"
-    wait "$SERVER" || true
-    SERVER=""
+    serve_start "$trace"
+    "$PY" "$MS_SOURCE/tests/e2e/$script.py" "$URL" "$MEMSCRIBE" "$trace" "$ART/serve-$name.png" "$@" ||
+        fail "$name: the page differs from the commands (above)"
+    serve_stop
 }
 
 record_demo "$WORK/demo.mscr"
@@ -55,4 +68,16 @@ page serve_filters filter-pid "$WORK/make.mscr" pid
 "$MEMSCRIBE" record -q -o "$WORK/threads.mscr" -- "$MS_PROGRAMS/ana_threads" >/dev/null 2>"$WORK/err" ||
     fail "record ana_threads: $(cat "$WORK/err")"
 page serve_filters filter-thread "$WORK/threads.mscr" thread
-finish "the page's trees and filters showed the commands' numbers"
+
+# Two builds of one program compared (serve --base).
+for b in base new; do
+    "$MEMSCRIBE" record -q -o "$WORK/diff_$b.mscr" -- "$MS_PROGRAMS/diff_$b/diff_prog" >/dev/null 2>"$WORK/err" ||
+        fail "record diff_$b: $(cat "$WORK/err")"
+done
+SERVE_ARGS=(--base "$WORK/diff_base.mscr")
+page serve_compare compare "$WORK/diff_new.mscr" "$WORK/diff_base.mscr"
+SERVE_ARGS=()
+serve_start "$WORK/diff_new.mscr"
+expect "without --base: no comparison" "$(curl -s -o /dev/null -w '%{http_code}' "${URL/\/?token=/\/api\/diff?token=}")" 404
+serve_stop
+finish "the page's trees, filters and comparison showed the commands' numbers"

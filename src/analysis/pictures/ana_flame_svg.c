@@ -26,6 +26,9 @@ static const char CSS[] = "text { fill: #000; }\n"
                           ".button { cursor: pointer; fill: #224; text-decoration: underline; }\n"
                           "g.f { cursor: pointer; }\n"
                           "g.f text { font-size: 11px; pointer-events: none; }\n"
+                          /* an outline, so that a differential graph's unchanged
+                           * (white) frames show on the white ground */
+                          "g.f rect { stroke: #c8ccd4; stroke-width: 0.5; }\n"
                           "g.f:hover rect { stroke: #000; stroke-width: 0.5; }\n"
                           "g.f.hit rect { fill: #e040e0 !important; }\n"
                           "g.f.parent rect { opacity: 0.5; }\n";

@@ -900,6 +900,57 @@ $('tree-filter').addEventListener('input', () => {
   treeFilterTimer = setTimeout(drawTree, 200);
 });
 
+// Two runs compared (serve --base OLD NEW): diff's totals, its sites by the
+// change of the cost picked, and the differential flame graph of that cost.
+const COMPARE = {
+  peak: ['peak_bytes', 'bytes at the peak', bytes], leaked: ['leaked_bytes', 'leaked', bytes],
+  allocations: ['allocations', 'allocations', group], bytes: ['allocated_bytes', 'bytes allocated', bytes],
+  temporary: ['temporary', 'temporary allocations', group],
+};
+const compareView = { sort: 'peak' };
+const signed = (fmt, v) => (v > 0 ? `+${fmt(v)}` : fmt(v));
+async function loadCompare() {
+  const sort = compareView.sort, [key, , fmt] = COMPARE[sort];
+  const [d, svg] = await Promise.all([api('diff', { sort, top: '20' }, true),
+    apiText('diffflame', { cost: sort, width: '1000' }, true)]);
+  if (compareView.sort !== sort) return;
+  $('compare-section').hidden = false;
+  $('compare-base').textContent = d.base.trace;
+  const total = $('compare-total').tBodies[0];
+  total.replaceChildren();
+  for (const [k, [f, label, ff]] of Object.entries(COMPARE)) {
+    const tr = document.createElement('tr');
+    tr.dataset.cost = k;
+    cell(tr, label, undefined, 'where');
+    cell(tr, ff(d.total[`${f}_base`]), d.total[`${f}_base`]);
+    cell(tr, ff(d.total[`${f}_new`]), d.total[`${f}_new`]);
+    const c = d.total[`${f}_change`];
+    cell(tr, signed(ff, c), c, c > 0 ? 'grew' : c < 0 ? 'shrank' : '');
+    total.appendChild(tr);
+  }
+  const tbody = $('compare-sites').tBodies[0];
+  tbody.replaceChildren();
+  for (const r of d.rows) {
+    const c = r[`${key}_change`];
+    stackRow(tbody, [[signed(fmt, c), c], [fmt(r[`${key}_base`]), r[`${key}_base`]], [fmt(r[`${key}_new`]), r[`${key}_new`]],
+      [signed(group, r.allocations_change), r.allocations_change]], r.site, r.interest);
+    tbody.lastChild.cells[0].className = c > 0 ? 'grew' : c < 0 ? 'shrank' : '';
+  }
+  // The graph drawn in the page, without its own script and style (the
+  // page's rules allow neither): frames, names and titles, the page's CSS.
+  const doc = new DOMParser().parseFromString(svg, 'image/svg+xml');
+  for (const el of doc.querySelectorAll('script, style, .button')) el.remove();
+  $('compare-flame').replaceChildren(document.importNode(doc.documentElement, true));
+  $('compare-section').dataset.sort = sort;
+  $('compare-section').dataset.drawn = String(Number($('compare-section').dataset.drawn || 0) + 1);
+}
+for (const b of document.querySelectorAll('#compare-tabs button'))
+  b.addEventListener('click', () => {
+    compareView.sort = b.dataset.sort;
+    for (const o of document.querySelectorAll('#compare-tabs button')) o.classList.toggle('on', o === b);
+    loadCompare().catch(showError);
+  });
+
 // The filters' choices: the trace's processes (report's, unfiltered) and
 // the threads that allocated (window --by thread over the whole trace).
 async function fillFilters(report) {
@@ -938,7 +989,8 @@ async function loadAll() {
   showReport(report);
   if (!state.filter.pid && !state.filter.thread) fillFilters(report).catch(showError);
   if (!charts) charts = loadCharts();
-  await Promise.all([charts, loadLeaks(), loadHistogram(), state.window ? loadWindow() : null]);
+  await Promise.all([charts, loadLeaks(), loadHistogram(), state.window ? loadWindow() : null,
+    state.compare ? loadCompare() : null]);
   $('status').textContent = report.incomplete ? 'being written (or cut short)' : 'complete';
   $('status').dataset.complete = String(!report.incomplete);
   document.body.dataset.loaded = String(Number(document.body.dataset.loaded || 0) + 1);
@@ -990,6 +1042,7 @@ async function poll() {
       if (!state.lastNs) state.lastNs = s.last_ns || 0;
       state.totals = Boolean(s.totals);
       state.chunks = s.chunks || 0;
+      state.compare = Boolean(s.compare);
       await loadAll();
       $('status').textContent += `, updated ${new Date().toLocaleTimeString()}`;
     }
