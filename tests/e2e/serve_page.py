@@ -60,6 +60,38 @@ def class_rows(processes):
             [str(p["impacting_size"])] for p in processes]
 
 
+CLASS_KEYS = ("aifi", "aifo", "aofi", "aofo", "aifi_bytes", "aifo_bytes", "aofi_bytes", "aofo_bytes",
+              "impacting_size")
+
+
+def window_processes(w, rep):
+    """A window's class table as the page shows it: the processes alive in
+    the window (report's first_ns to last_ns reach into it), those of one
+    executable summed into one row ("prog:EXE"), in window's order."""
+    info = {p["pid"]: p for p in rep["processes"]}
+    alive = [p for p in w["processes"] if p["pid"] not in info or
+             (info[p["pid"]]["first_ns"] <= w["to_ns"] and info[p["pid"]]["last_ns"] >= w["from_ns"])]
+    exe = lambda p: info.get(p["pid"], {}).get("exe") or ""  # noqa: E731
+    out, done = [], set()
+    for p in alive:
+        same = [q for q in alive if exe(q) == exe(p)]
+        if len(same) < 2 or not exe(p):
+            out.append(p)
+        elif exe(p) not in done:
+            done.add(exe(p))
+            out.append(dict({k: sum(q[k] for q in same) for k in CLASS_KEYS}, pid="prog:" + exe(p)))
+    return out, len(w["processes"]) - len(alive)
+
+
+def window_class_rows(what, w):
+    rows, left = window_processes(w, rep)
+    check("%s: window classes (%d rows, %d processes not alive left out)" % (what, len(rows), left),
+          table(d, "window-classes"), class_rows(rows))
+    check("%s: the processes left out" % what,
+          d.find_element(By.ID, "window-classes-note").get_attribute("data-left"), str(left))
+    return rows
+
+
 d = pc.start()
 wait(d, "return document.body.dataset.loaded >= 1", "the page's first load")
 
@@ -205,12 +237,12 @@ f = d.find_element(By.ID, "from").get_attribute("value")
 t = d.find_element(By.ID, "to").get_attribute("value")
 print("dragged window: %s to %s" % (f, t))
 win = cmd("window", "--from", f, "--to", t, "--top", "20")
-check("window classes", table(d, "window-classes"), class_rows(win["processes"]))
+shown = window_class_rows("dragged window", win)
 got_bytes = d.execute_script(
     "return [...document.getElementById('window-classes').tBodies[0].rows]"
     ".map(r => [...r.cells].slice(1, 5).map(c => c.dataset.bytes))")
 check("window classes' bytes", got_bytes,
-      [[str(p[k + "_bytes"]) for k in ("aifi", "aifo", "aofi", "aofo")] for p in win["processes"]])
+      [[str(p[k + "_bytes"]) for k in ("aifi", "aifo", "aofi", "aofo")] for p in shown])
 check("window rows", table(d, "window-rows"),
       [[r["impacting_type"], str(r["count"]), str(r["size"]), str(r["impacting_size"]), None]
        for r in win["rows"]])
@@ -317,7 +349,7 @@ whole = cmd("window", "--top", "20")
 wait(d, "return document.getElementById('window-classes').dataset.from === '%d' && "
         "document.getElementById('window-classes').dataset.to === '%d'"
         % (whole["from_ns"], whole["to_ns"]), "the whole trace's window")
-check("whole trace: window classes", table(d, "window-classes"), class_rows(whole["processes"]))
+window_class_rows("whole trace", whole)
 lifetimes("whole trace", None, None)
 
 # The blocks live at a moment picked on the slider.

@@ -502,7 +502,7 @@ async function loadWindow() {
   const w = await api('window', params);
   state.window = { from: w.from_ns, to: w.to_ns };
   markWindow(w.from_ns, w.to_ns);
-  showClasses($('window-classes'), w.processes);
+  showClasses($('window-classes'), w.processes, { from: w.from_ns, to: w.to_ns });
   drawFlame(await api('window', { ...params, tree: '1', top: '50' }));
   showVmem(await api('vmem', { from: String(w.from_ns) + 'ns', to: String(w.to_ns) + 'ns', top: '20' }));
   showImpact($('window-rows'), w.rows, (r) => r.stack, (r) => r.interest);
@@ -522,17 +522,50 @@ function showVmem(v) {
 
 // WPA's classes of each process (window's and vmem's "processes"): counts,
 // with each class's bytes in data-bytes, and Impacting Size.
-function showClasses(table, processes) {
+function showClasses(table, processes, win) {
   const tbody = table.tBodies[0];
   tbody.replaceChildren();
-  for (const p of processes) {
+  for (const p of win ? windowProcesses(processes, win) : processes) {
     const tr = document.createElement('tr');
-    cell(tr, String(p.pid), p.pid);
+    cell(tr, p.label || String(p.pid), p.label ? `prog:${p.exe}` : p.pid);
     for (const k of ['aifi', 'aifo', 'aofi', 'aofo'])
       cell(tr, `${group(p[k])} (${bytes(p[`${k}_bytes`])})`, p[k]).dataset.bytes = String(p[`${k}_bytes`]);
     cell(tr, bytes(p.impacting_size), p.impacting_size);
     tbody.appendChild(tr);
   }
+}
+
+// A window's processes as its table shows them: only those alive in it
+// (report's first_ns and last_ns reach into it), and the processes of one
+// executable summed into one row (a build's cc1s), said how many.
+const CLASS_KEYS = ['aifi', 'aifo', 'aofi', 'aofo', 'aifi_bytes', 'aifo_bytes', 'aofi_bytes', 'aofo_bytes', 'impacting_size'];
+function windowProcesses(processes, win) {
+  const info = new Map(((state.report || {}).processes || []).map((p) => [p.pid, p]));
+  const alive = processes.filter((p) => {
+    const r = info.get(p.pid);
+    return !r || (r.first_ns <= win.to && r.last_ns >= win.from);
+  });
+  const byExe = new Map();
+  for (const p of alive) {
+    const exe = (info.get(p.pid) || {}).exe || '';
+    byExe.set(exe, (byExe.get(exe) || []).concat(p));
+  }
+  const out = [];
+  for (const p of alive) {
+    const exe = (info.get(p.pid) || {}).exe || '';
+    const same = byExe.get(exe);
+    if (same.length < 2 || !exe) { out.push(p); continue; }
+    if (same[0] !== p) continue;
+    const sum = { exe, label: `${exe} (${same.length} processes)` };
+    for (const k of CLASS_KEYS) sum[k] = same.reduce((a, q) => a + q[k], 0);
+    out.push(sum);
+  }
+  windowNote(processes.length - alive.length);
+  return out;
+}
+function windowNote(left) {
+  $('window-classes-note').textContent = left ? `${group(left)} processes not alive in the window are left out` : '';
+  $('window-classes-note').dataset.left = String(left);
 }
 
 // Rows of Impacting Type, Count, Size and Impacting Size with their stacks
