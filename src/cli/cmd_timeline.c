@@ -71,13 +71,17 @@ static const struct ana_column cols[] = {
     {"rss", "rss_bytes", ANA_CELL_U64},
     {"committed", "committed_bytes", ANA_CELL_U64},
     {"reserved", "reserved_bytes", ANA_CELL_U64},
+    {"temporary", "temporary", ANA_CELL_U64},
 };
 #define NR_COLS (sizeof(cols) / sizeof(cols[0]))
 
-/* The index's rows have no committed or reserved memory (the last two). */
-#define NR_INDEX_COLS (NR_COLS - 2)
+/* The index's rows have no committed or reserved memory and no temporary
+ * allocations (the last three); a sampled trace's rows no temporary (the
+ * last one: its blocks are not every block, ANA_SAMPLE_NO_TEMPORARY). */
+#define NR_INDEX_COLS (NR_COLS - 3)
 
-static void add_row(struct ana_table *t, const struct ana_timeline_row *r, bool index)
+static void add_row(struct ana_table *t, const struct ana_timeline_row *r, bool index,
+                    bool temporary)
 {
     char buf[64];
 
@@ -95,6 +99,8 @@ static void add_row(struct ana_table *t, const struct ana_timeline_row *r, bool 
         return;
     ana_table_set_u64(t, 9, r->committed);
     ana_table_set_u64(t, 10, r->reserved);
+    if (temporary)
+        ana_table_set_u64(t, 11, r->nr_temporary);
 }
 
 struct sites {
@@ -467,6 +473,7 @@ static void write_rows(struct cli_ana *a, const struct ana_timeline *tl, bool ra
     char name[256];
     struct ana_json j;
     bool csv_header_done = false;
+    bool temporary = ana_sample_has_temporary(fmt_reader_sample_bytes(a->r));
     if (a->format == CLI_FMT_JSON) {
         cli_ana_json_begin(a, &j);
         ana_json_kv_u64(&j, "interval_ns", tl->interval_ns);
@@ -485,11 +492,14 @@ static void write_rows(struct cli_ana *a, const struct ana_timeline *tl, bool ra
     }
     for (uint32_t im = 0; im < nr_images; im++) {
         struct ana_table *t;
-        if (ana_table_create(&t, cols, tl->index ? NR_INDEX_COLS : NR_COLS))
+        if (ana_table_create(&t, cols,
+                             tl->index   ? NR_INDEX_COLS
+                             : temporary ? NR_COLS
+                                         : NR_COLS - 1))
             cli_die("timeline: out of memory");
         for (size_t i = 0; i < tl->nr_rows; i++)
             if (tl->rows[i].image == im)
-                add_row(t, &tl->rows[i], tl->index);
+                add_row(t, &tl->rows[i], tl->index, temporary);
         if (!ana_table_nr_rows(t)) {
             ana_table_destroy(t);
             continue;

@@ -176,23 +176,35 @@ got = d.execute_script("return [...document.querySelectorAll('#sites-legend li')
 check("sites over time (%d sites, %d times)" % (len(tl["sites"]), len(tl["site_times_ns"])), got,
       [",".join(str(v) for v in s["bytes"]) for s in tl["sites"]])
 
-# The allocation rate: per interval, the growth of timeline's cumulative
-# allocations (each process's last count carried on), which for one
-# process adds up to report's allocations.
-last, prev, counts = {}, 0, []
-times = sorted({r["time_ns"] for p in tl["processes"] for r in p["rows"]})
-for t in times:
-    for p in tl["processes"]:
-        for r in p["rows"]:
-            if r["time_ns"] == t:
-                last[p["image"]] = r["allocations"]
-    counts.append(sum(last.values()) - prev)
-    prev = sum(last.values())
-got = d.find_element(By.ID, "rate-chart").get_attribute("data-counts")
-check("allocations per interval (%d intervals)" % len(counts), got,
-      ",".join(str(c) for c in counts))
-if len(rep["processes"]) == 1:  # an ended process's last partial interval has no row
-    check("the intervals' allocations add up to report's", sum(counts), tot["allocations"])
+# The allocation rate and the temporary allocations' rate: per interval,
+# the growth of timeline's cumulative count (each process's last count
+# carried on), which for one process adds up to report's total; a trace
+# whose timeline has no temporary count (sampled, or from the chunks'
+# totals) has no chart of it.
+def per_interval(key):
+    last, prev, counts = {}, 0, []
+    times = sorted({r["time_ns"] for p in tl["processes"] for r in p["rows"]})
+    for t in times:
+        for p in tl["processes"]:
+            for r in p["rows"]:
+                if r["time_ns"] == t and key in r:
+                    last[p["image"]] = r[key]
+        counts.append(sum(last.values()) - prev)
+        prev = sum(last.values())
+    return counts
+
+
+for key, chart in (("allocations", "rate-chart"), ("temporary", "temp-chart")):
+    has = any(key in r for p in tl["processes"] for r in p["rows"])
+    shown = d.execute_script("return !arguments[0].closest('.plot').hidden", d.find_element(By.ID, chart))
+    check("%s: a chart where timeline has the count" % key, shown, has)
+    if not has:
+        continue
+    counts = per_interval(key)
+    check("%s per interval (%d intervals)" % (key, len(counts)),
+          d.find_element(By.ID, chart).get_attribute("data-counts"), ",".join(str(c) for c in counts))
+    if len(rep["processes"]) == 1:  # an ended process's last partial interval has no row
+        check("the intervals' %s add up to report's" % key, sum(counts), tot[key])
 
 # And the series themselves hold what leaks says: at the trace's end each
 # site has its leaked bytes in use (one process: leaks merges the rows of
@@ -418,6 +430,8 @@ span0 = axes("chart")
 check("the heap chart's axis spans the chart's times", [str(int(x)) for x in span0],
       [d.find_element(By.ID, "chart").get_attribute(k) for k in ("data-start-ns", "data-end-ns")])
 axes("rate-chart")
+if d.execute_script("return !document.getElementById('temp-chart').closest('.plot').hidden"):
+    axes("temp-chart")
 axes("sites-chart")
 
 # The sizes: histogram's classes summed over the processes, bar for bar,

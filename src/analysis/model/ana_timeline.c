@@ -42,6 +42,7 @@ static int emit_rows(struct ana_timeline *tl, uint64_t t_ns, const struct ana_ti
         row->allocated_bytes = s->alloc_bytes;
         row->nr_allocs = s->nr_allocs;
         row->live_blocks = s->live_blocks;
+        row->nr_temporary = s->nr_temporary;
         row->rss = s->rss;
         row->has_rss = s->has_rss;
         row->committed = vi ? vi->committed : 0;

@@ -29,7 +29,8 @@ struct ana_timeline_row {
     uint64_t allocated_bytes; /* cumulative */
     uint64_t nr_allocs;       /* cumulative */
     uint64_t live_blocks;
-    uint64_t rss; /* latest sample at t, 0 if none yet */
+    uint64_t nr_temporary; /* cumulative: the blocks found temporary by t (ana_model's rule) */
+    uint64_t rss;          /* latest sample at t, 0 if none yet */
     bool has_rss;
     uint64_t committed; /* mapped with access at t (ana_vm; docs/vmem.md) */
     uint64_t reserved;  /* mapped without access (PROT_NONE, MEM_RESERVE) at t */

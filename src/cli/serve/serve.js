@@ -290,9 +290,9 @@ function series(timeline) {
 // lines go into the SVG (bottom and height: where the value range sits in
 // its viewBox), labels over it, each with its value in data-value so that
 // what they claim can be checked against the drawing.
-function niceStep(raw) {
+function niceStep(raw, steps = [1, 2, 5, 10]) {
   const mag = 10 ** Math.floor(Math.log10(Math.max(raw, 1e-9)));
-  return [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw);
+  return steps.map((m) => m * mag).find((s) => s >= raw);
 }
 function timeTicks(t0, t1) {
   const step = Math.max(1, niceStep((t1 - t0) / 7));
@@ -307,11 +307,13 @@ function valueTicks(vmax, kind) {
   let unit = 1, k = 0;
   const names = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   if (kind === 'bytes') while (vmax / unit >= 1024 && k < names.length - 1) { unit *= 1024; k++; }
-  const step = niceStep(vmax / unit / 4) * unit;
+  // 2.5 among the steps: at least three ticks (0, a step, two steps) for
+  // any top, where 1, 2, 5 could leave two.
+  const step = niceStep(vmax / unit / 4, [1, 2, 2.5, 5, 10]) * unit;
   const out = [];
-  for (let v = 0; v <= vmax * (1 + 1e-9); v += step) {
-    const n = +(v / unit).toPrecision(12);
-    out.push([v, v === 0 ? '0' : kind === 'bytes' ? `${n} ${names[k]}` : `${group(n)}/s`]);
+  for (let k2 = 0; k2 * step <= vmax * (1 + 1e-9); k2++) {
+    const v = k2 * step, n = +(v / unit).toPrecision(12);
+    out.push([v, v === 0 ? '0' : kind === 'bytes' ? `${n} ${names[k]}` : `${n >= 1000 ? group(n) : n}/s`]);
   }
   return out;
 }
@@ -346,15 +348,26 @@ function drawAxes(svg, t0, t1, vmax, kind, bottom, height) {
   ticks.dataset.t1 = String(t1);
 }
 
-// Allocations per second in each interval: the growth of the timeline's
-// cumulative allocations (summed over the processes that have a row then;
-// an ended process keeps its count, so it is carried on) over the interval.
-function drawRate(timeline) {
+// Allocations (or temporary allocations) per second in each interval: the
+// growth of the timeline's cumulative count (summed over the processes that
+// have a row then; an ended process keeps its count, so it is carried on)
+// over the interval. A timeline without the count (a sampled trace has no
+// temporary allocations, rows from the chunks' totals none either) hides
+// its chart.
+function drawPerSecond(timeline, key, id) {
   const last = new Map(), pts = [];
   const times = [...new Set(timeline.processes.flatMap((p) => p.rows.map((r) => r.time_ns)))].sort((a, b) => a - b);
   const rows = new Map();
+  let has = false;
   for (const p of timeline.processes)
-    for (const r of p.rows) rows.set(`${p.image}/${r.time_ns}`, r.allocations);
+    for (const r of p.rows) {
+      rows.set(`${p.image}/${r.time_ns}`, r[key]);
+      has = has || r[key] !== undefined;
+    }
+  const svg = $(id);
+  svg.closest('.plot').hidden = !has;
+  if (svg.closest('.plot').previousElementSibling) svg.closest('.plot').previousElementSibling.hidden = !has;
+  if (!has) return;
   let prevT = 0, prevSum = 0;
   let first = true;
   for (const t of times) {
@@ -373,14 +386,12 @@ function drawRate(timeline) {
   // Zoomed, the first row is the range's start: what came before it is
   // no interval of the chart.
   if (state.zoom && pts.length) pts.shift();
-  const svg = $('rate-chart');
-  const { t0, x: at } = span(times.length ? times[times.length - 1] : 1);
+  const { t0, t1, x: at } = span(times.length ? times[times.length - 1] : 1);
   const ymax = Math.max(1, ...pts.map((p) => p.rate));
   const x = (t) => at(t).toFixed(2), y = (v) => (78 - (74 * v) / ymax).toFixed(2);
   const line = pts.map((p) => `${x(p.t)},${y(p.rate)}`);
   svg.innerHTML = `<polygon class="rate" points="${x(pts.length ? pts[0].t : t0)},78 ${line.join(' ')} ${x(times.length ? times[times.length - 1] : t0)},78"/>`;
   svg.dataset.counts = pts.map((p) => p.count).join(',');
-  const { t1 } = span(times.length ? times[times.length - 1] : 1);
   drawAxes(svg, t0, t1, ymax, 'rate', 78, 74);
 }
 
@@ -675,7 +686,8 @@ async function loadCharts() {
   chart.dataset.zoomFrom = z ? String(z.from) : '';
   chart.dataset.zoomTo = z ? String(z.to) : '';
   drawChart(timeline);
-  drawRate(timeline);
+  drawPerSecond(timeline, 'allocations', 'rate-chart');
+  drawPerSecond(timeline, 'temporary', 'temp-chart');
   drawSites(timeline);
   $('zoom-out').disabled = !z;
   chart.dataset.drawn = String(Number(chart.dataset.drawn || 0) + 1);
