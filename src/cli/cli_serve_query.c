@@ -376,38 +376,25 @@ static int status_answer(const struct cli_serve_trace *t, struct cli_serve_answe
     return rc;
 }
 
-int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve_param_fn *param,
-                    void *arg, struct cli_serve_answer *ans)
-{
-    const struct query *q = NULL;
-    /* self, command, --format=json, fixed, one option per parameter, --index,
-     * --verify, the base, the trace, NULL */
-    char *argv[7 + MAX_PARAMS + 4] = {0}, *owned[MAX_PARAMS] = {0};
-    size_t argc = 0, nr_owned = 0;
-    bool asked_index = false;
-    struct cli_gzip gz = {0};
-    struct sink out = {.gz = &gz}, err = {0};
-    int rc;
+/* The command line of a query being built: argv (the owned strings freed
+ * by the caller), and whether the URL asked for the index. */
+struct cmdline {
+    char **argv;
+    size_t argc;
+    char **owned;
+    size_t nr_owned;
+    bool asked_index;
+};
 
-    if (!strcmp(name, "status"))
-        return status_answer(t, ans);
-    for (size_t i = 0; i < sizeof(queries) / sizeof(queries[0]); i++)
-        if (!strcmp(queries[i].name, name))
-            q = &queries[i];
-    if (!q)
-        return answer_text(ans, 404, "no query '%s'\n", name);
-    if (q->two && !t->base)
-        return answer_text(ans, 404,
-                           "%s: no trace to compare with (memscribe serve --base OLD NEW)\n", name);
-    argv[argc++] = (char *)t->self;
-    argv[argc++] = (char *)q->command;
-    if (!q->raw)
-        argv[argc++] = "--format=json";
-    for (size_t i = 0; i < 3 && q->fixed[i]; i++)
-        argv[argc++] = (char *)q->fixed[i];
+/* The URL's parameters of q as the command's options onto c: 0, 1 when one
+ * is not allowed (*ans a 400 that says why), or -ENOMEM. */
+static int add_params(const struct query *q, const char *name, cli_serve_param_fn *param, void *arg,
+                      struct cmdline *c, struct cli_serve_answer *ans)
+{
     for (size_t i = 0; i < MAX_PARAMS && q->params[i].name; i++) {
         const struct param *p = &q->params[i];
         const char *v = param(arg, p->name);
+        int rc;
 
         if (!v && !(v = p->dflt))
             continue;
@@ -422,33 +409,66 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
             else
                 rc = answer_text(ans, 400, "%s: parameter %s: '%.40s' is not allowed\n", name,
                                  p->name, v);
-            goto out;
+            return rc ? rc : 1;
         }
         if (p->kind == P_FLAG) {
             if (*v == '1')
-                argv[argc++] = (char *)p->flag;
-            asked_index |= *v == '1' && !strcmp(p->flag, "--index");
+                c->argv[c->argc++] = (char *)p->flag;
+            c->asked_index |= *v == '1' && !strcmp(p->flag, "--index");
             continue;
         }
-        if (asprintf(&owned[nr_owned], "%s=%s", p->option, v) < 0) {
-            rc = -ENOMEM;
-            goto out;
-        }
-        argv[argc++] = owned[nr_owned++];
+        if (asprintf(&c->owned[c->nr_owned], "%s=%s", p->option, v) < 0)
+            return -ENOMEM;
+        c->argv[c->argc++] = c->owned[c->nr_owned++];
+    }
+    return 0;
+}
+
+int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve_param_fn *param,
+                    void *arg, struct cli_serve_answer *ans)
+{
+    const struct query *q = NULL;
+    /* self, command, --format=json, fixed, one option per parameter, --index,
+     * --verify, the base, the trace, NULL */
+    char *argv[7 + MAX_PARAMS + 4] = {0}, *owned[MAX_PARAMS] = {0};
+    struct cmdline cmd = {.argv = argv, .owned = owned};
+    struct cli_gzip gz = {0};
+    struct sink out = {.gz = &gz}, err = {0};
+    int rc;
+
+    if (!strcmp(name, "status"))
+        return status_answer(t, ans);
+    for (size_t i = 0; i < sizeof(queries) / sizeof(queries[0]); i++)
+        if (!strcmp(queries[i].name, name))
+            q = &queries[i];
+    if (!q)
+        return answer_text(ans, 404, "no query '%s'\n", name);
+    if (q->two && !t->base)
+        return answer_text(ans, 404,
+                           "%s: no trace to compare with (memscribe serve --base OLD NEW)\n", name);
+    argv[cmd.argc++] = (char *)t->self;
+    argv[cmd.argc++] = (char *)q->command;
+    if (!q->raw)
+        argv[cmd.argc++] = "--format=json";
+    for (size_t i = 0; i < 3 && q->fixed[i]; i++)
+        argv[cmd.argc++] = (char *)q->fixed[i];
+    if ((rc = add_params(q, name, param, arg, &cmd, ans))) {
+        rc = rc > 0 ? 0 : rc; /* > 0: answered, a 400 */
+        goto out;
     }
     /* A moment's leaks and a window from the index once the trace passed
      * its check (cli_serve_index.h). */
-    if (q->index && !asked_index && cli_serve_index_ready(t->index, t->path))
-        argv[argc++] = "--index";
+    if (q->index && !cmd.asked_index && cli_serve_index_ready(t->index, t->path))
+        argv[cmd.argc++] = "--index";
     uint64_t size = 0, mtime = 0;
-    bool verify =
-        q->verify && !asked_index && t->index && !cli_serve_trace_version(t->path, &size, &mtime);
+    bool verify = q->verify && !cmd.asked_index && t->index &&
+                  !cli_serve_trace_version(t->path, &size, &mtime);
     if (verify)
-        argv[argc++] = "--verify";
+        argv[cmd.argc++] = "--verify";
     if (q->two)
-        argv[argc++] = (char *)t->base;
-    argv[argc++] = (char *)t->path;
-    argv[argc] = NULL;
+        argv[cmd.argc++] = (char *)t->base;
+    argv[cmd.argc++] = (char *)t->path;
+    argv[cmd.argc] = NULL;
     rc = run(t, argv, &out, &err);
     if (rc == -ETIMEDOUT) {
         rc = answer_text(ans, 504, "%s took more than %u s\n", name, t->timeout_s);
@@ -473,7 +493,7 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
             cli_serve_index_passed(t->index, size, mtime);
     }
 out:
-    for (size_t i = 0; i < nr_owned; i++)
+    for (size_t i = 0; i < cmd.nr_owned; i++)
         free(owned[i]);
     cli_gzip_release(&gz);
     free(out.buf);
