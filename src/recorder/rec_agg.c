@@ -58,6 +58,7 @@ void rec_agg_free(struct rec_agg *a)
     free(a->threads);
     free(a->images);
     free(a->pools);
+    free(a->orphans);
     free(a);
 }
 
@@ -203,18 +204,33 @@ int rec_agg_end(struct rec_agg *a, struct rec_agg_thread *t, uint32_t slot)
 }
 
 /* Another block took the address of block k at slot: the trace missed its
- * free. The writer keeps such a block live for ever, and so do the heap
- * and a reader: a pending one stays to be written at the cut, a kept one
- * is forgotten. */
-static void orphan(struct rec_agg *a, uint32_t slot)
+ * free (a thread killed between the real free and its event, whose time
+ * came first: the address was another thread's already). The writer keeps
+ * such a block live for ever, and so do the heap and a reader: a pending
+ * one stays to be written at the cut, a kept one is an orphan now
+ * (rec_agg_orphan_kept). */
+static int orphan(struct rec_agg *a, uint32_t slot)
 {
     uint32_t k = a->bix[slot];
 
     rec_agg_unindex(a, slot);
-    if (a->blks[k].pend)
-        a->blks[k].kind |= REC_AGG_ORPHAN;
-    else
+    if (!a->blks[k].pend)
+        return rec_agg_orphan_kept(a, k);
+    a->blks[k].kind |= REC_AGG_ORPHAN;
+    return 0;
+}
+
+int rec_agg_orphan_kept(struct rec_agg *a, uint32_t k)
+{
+    /* Without segments, nothing asks for it again. */
+    if (!a->keep_fields) {
         rec_agg_blk_free(a, k);
+        return 0;
+    }
+    if (UTIL_ARRAY_RESERVE(a->orphans, a->cap_orphans, (size_t)a->nr_orphans + 1, 64))
+        return -ENOMEM;
+    a->orphans[a->nr_orphans++] = k;
+    return 0;
 }
 
 int rec_agg_start(struct rec_agg *a, struct rec_agg_thread *t, const struct fmt_writer_who *who,
@@ -226,8 +242,8 @@ int rec_agg_start(struct rec_agg *a, struct rec_agg_thread *t, const struct fmt_
 
     if (!im)
         return -ENOMEM;
-    if (a->bix[slot])
-        orphan(a, slot);
+    if (a->bix[slot] && orphan(a, slot))
+        return -ENOMEM;
     if (!(k = rec_agg_blk_new(a, who->image, in->heap, addr)))
         return -ENOMEM;
     if (!in->kept && in->arg && (in->arg[0] || in->arg[1] || in->flags) &&

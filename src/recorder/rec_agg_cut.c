@@ -226,7 +226,7 @@ static int write_kept(struct rec_agg *a, uint32_t k)
         b->ext = 0;
     }
     if (b->kind & REC_AGG_ORPHAN) /* in no index: nothing will end it */
-        rec_agg_blk_free(a, k);
+        return rc ?: rec_agg_orphan_kept(a, k);
     return rc;
 }
 

@@ -135,6 +135,12 @@ struct rec_agg {
     uint32_t bix_mask, bix_nr;
     struct rec_agg_ext *exts;
     uint32_t nr_exts, cap_exts, free_ext;
+    /* Under --keep-last (keep_fields): the orphans, kept blocks whose
+     * address another block took (their free missed): in no index, live
+     * for ever, as the writer and a reader keep them, so carried into each
+     * segment too (rec_agg_live_each). */
+    uint32_t *orphans;
+    uint32_t nr_orphans, cap_orphans;
     /* The pending blocks in arrival order (0: one that ended). */
     uint32_t *pend;
     uint32_t nr_pend, cap_pend, nr_pend_dead;
@@ -189,6 +195,9 @@ uint32_t rec_agg_blk_new(struct rec_agg *a, uint32_t image, uint32_t heap, uint6
 /* Take the block at slot out of the index; its slab entry stays until
  * rec_agg_blk_free. */
 void rec_agg_unindex(struct rec_agg *a, uint32_t slot);
+/* Kept block k, in no index now, is an orphan: forgotten, or under
+ * --keep-last listed for the segments' carries. 0 or -ENOMEM. */
+int rec_agg_orphan_kept(struct rec_agg *a, uint32_t k);
 void rec_agg_blk_free(struct rec_agg *a, uint32_t b);
 /* Pending list: add block b (0 or -ENOMEM), drop it (it ended or was
  * kept). */

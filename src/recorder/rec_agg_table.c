@@ -222,6 +222,14 @@ int rec_agg_live_each(const struct rec_agg *a, rec_agg_block_fn *fn, void *arg)
         if (rc)
             return rc;
     }
+    /* The orphans, live for ever in the trace (rec_agg_orphan_kept). */
+    for (uint32_t i = 0; i < a->nr_orphans; i++) {
+        uint32_t k = a->orphans[i];
+        int rc = fn(arg, k, a->blks[k].ts, a->blks[k].image);
+
+        if (rc)
+            return rc;
+    }
     return 0;
 }
 
