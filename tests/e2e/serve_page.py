@@ -83,6 +83,33 @@ def window_processes(w, rep):
     return out, len(w["processes"]) - len(alive)
 
 
+def labels_apart(what, labels, rows):
+    """Rows that say where: each label is the row's frame of interest, then,
+    only where another row reads the same, callers of it in their order
+    (after "< ", or "< … <" past callers left out); no two rows whose
+    callers differ read alike."""
+    bad = []
+    for i, (label, r) in enumerate(zip(labels, rows)):
+        st, k = r["stack"], r.get("interest", 0)
+        parts = [p for p in label.split(" < ") if p != "…"]
+        at = k
+        for p in parts[1:]:  # callers, in the stack's order
+            at = st.index(p, at + 1) if p in st[at + 1:] else -1
+            if at < 0:
+                break
+        if parts[0] != st[k] or at < 0:
+            bad.append("row %d: %r is not its frame of interest and callers" % (i, label))
+        for j in range(i):
+            if labels[j] == label and rows[j]["stack"][rows[j].get("interest", 0):] != st[k:]:
+                bad.append("rows %d and %d: both %r, other callers" % (j, i, label))
+    check("%s: each row's label tells it apart (%d rows)" % (what, len(rows)), bad, [])
+
+
+def where_cells(id_):
+    return d.execute_script("return [...document.getElementById(arguments[0]).tBodies[0].rows]"
+                            ".map(r => r.lastChild.textContent)", id_)
+
+
 def window_class_rows(what, w):
     rows, left = window_processes(w, rep)
     check("%s: window classes (%d rows, %d processes not alive left out)" % (what, len(rows), left),
@@ -114,6 +141,7 @@ for tab in ("peak", "leaked", "allocations", "temporary"):
     want = [[str(r["peak_bytes"]), str(r["leaked_bytes"]), str(r["allocations"]),
              str(r["allocated_bytes"]), str(r["temporary"]), None] for r in proc["top"][tab]]
     check("sites, %s (%d rows)" % (tab, len(want)), table(d, "sites"), want)
+    labels_apart("sites, " + tab, where_cells("sites"), proc["top"][tab])
 
 # The programs of several processes: report's programs table (largest peak
 # first), and each program's site lists when picked.
@@ -129,6 +157,7 @@ for g in progs:
         want = [[str(r["peak_bytes"]), str(r["leaked_bytes"]), str(r["allocations"]),
                  str(r["allocated_bytes"]), str(r["temporary"]), None] for r in g["top"][tab]]
         check("program %s's sites, %s (%d rows)" % (g["exe"], tab, len(want)), table(d, "sites"), want)
+        labels_apart("program %s's sites, %s" % (g["exe"], tab), where_cells("sites"), g["top"][tab])
 d.find_element(By.CSS_SELECTOR, "#proc option[value='%s']" % proc["pid"]).click()
 
 # A site clicked: its allocating function's callers and callees, each node
@@ -175,6 +204,9 @@ got = d.execute_script("return [...document.querySelectorAll('#sites-legend li')
                        ".map(li => li.dataset.bytes)")
 check("sites over time (%d sites, %d times)" % (len(tl["sites"]), len(tl["site_times_ns"])), got,
       [",".join(str(v) for v in s["bytes"]) for s in tl["sites"]])
+labels_apart("the sites' legend", d.execute_script(
+    "return [...document.querySelectorAll('#sites-legend li')].map(li => li.textContent.split(' at most: ')[1])"),
+    tl["sites"])
 
 # The allocation rate and the temporary allocations' rate: per interval,
 # the growth of timeline's cumulative count (each process's last count
@@ -258,6 +290,7 @@ check("window classes' bytes", got_bytes,
 check("window rows", table(d, "window-rows"),
       [[r["impacting_type"], str(r["count"]), str(r["size"]), str(r["impacting_size"]), None]
        for r in win["rows"]])
+labels_apart("window rows", where_cells("window-rows"), win["rows"])
 
 # The window's flame graph: each drawn box is a node of window --tree, as
 # wide as its bytes, in the tree's order (boxes under half a pixel are not drawn).

@@ -148,12 +148,52 @@ function where(stack, interest) {
   return (stack || [])[interest || 0] || '?';
 }
 
+// Labels that tell rows apart: each its frame of interest, and where rows
+// whose callers differ would read the same, the callers at which they part
+// ("xmalloc < … < bfd_alloc", "< " alone for the next one): along a row's
+// callers, each frame where it leaves another row of its label. No two rows
+// of a table look alike unless their callers are the same.
+function distinctLabels(items) {
+  const labels = items.map((it) => where(it.stack, it.interest));
+  const groups = new Map();
+  labels.forEach((l, i) => groups.set(l, (groups.get(l) || []).concat(i)));
+  const callers = (i) => (items[i].stack || []).slice((items[i].interest || 0) + 1);
+  for (const idx of groups.values()) {
+    if (idx.length < 2) continue;
+    for (const i of idx) {
+      const mine = callers(i), parts = new Set();
+      for (const j of idx) {
+        const theirs = callers(j);
+        let d = 0;
+        while (d < mine.length && d < theirs.length && mine[d] === theirs[d]) d++;
+        if (d < mine.length) parts.add(d);
+      }
+      let prev = -1;
+      for (const d of [...parts].sort((x, y) => x - y)) {
+        labels[i] += `${d === prev + 1 ? ' < ' : ' < … < '}${mine[d]}`;
+        prev = d;
+      }
+    }
+  }
+  return labels;
+}
+
 function stackRow(tbody, cells, stack, interest) {
   const tr = document.createElement('tr');
   for (const [text, value] of cells) cell(tr, text, value);
   cell(tr, where(stack, interest), undefined, 'where');
   tr.addEventListener('click', () => showStack(stack, interest));
+  tr.site = { stack, interest };
   tbody.appendChild(tr);
+}
+
+// The rows of tbody (stackRow's) labelled apart (distinctLabels).
+function labelRows(tbody) {
+  const rows = [...tbody.rows].filter((tr) => tr.site);
+  distinctLabels(rows.map((tr) => tr.site)).forEach((l, i) => {
+    rows[i].lastChild.textContent = l;
+    rows[i].lastChild.title = l;
+  });
 }
 
 // A clicked site: its stack, and its frame of interest's callers and
@@ -268,6 +308,7 @@ function showSites(report) {
     stackRow(tbody, [[bytes(r.peak_bytes), r.peak_bytes], [bytes(r.leaked_bytes), r.leaked_bytes],
       [group(r.allocations), r.allocations], [bytes(r.allocated_bytes), r.allocated_bytes],
       [group(r.temporary), r.temporary]], r.stack, r.interest);
+  labelRows(tbody);
 }
 
 // Heap in use of all processes at each row's time: the timeline has a row
@@ -443,13 +484,14 @@ function drawSites(timeline) {
   const { t0, t1 } = span(times.length ? times[times.length - 1] : 1);
   drawAxes(svg, t0, t1, ymax, 'bytes', 195, 190);
   legend.replaceChildren();
+  const labels = distinctLabels(sites);
   sites.forEach((s, k) => {
     const li = document.createElement('li');
     const sw = document.createElement('span');
     sw.className = 'swatch';
     sw.style.background = palette[k % palette.length];
     li.appendChild(sw);
-    li.appendChild(document.createTextNode(`${bytes(Math.max(...s.bytes))} at most: ${where(s.stack, s.interest)}`));
+    li.appendChild(document.createTextNode(`${bytes(Math.max(...s.bytes))} at most: ${labels[k]}`));
     li.dataset.bytes = s.bytes.join(',');
     li.addEventListener('click', () => showStack(s.stack, s.interest));
     legend.appendChild(li);
@@ -587,6 +629,7 @@ function showImpact(table, rows, stackOf, interestOf) {
   for (const r of rows)
     stackRow(tbody, [[r.impacting_type, r.impacting_type], [group(r.count), r.count],
       [bytes(r.size), r.size], [bytes(r.impacting_size), r.impacting_size]], stackOf(r), interestOf(r));
+  labelRows(tbody);
 }
 
 // The window's call tree (window --tree) as a flame graph, root on top:
@@ -649,6 +692,7 @@ async function loadLeaks() {
   for (const s of l.stacks)
     stackRow(tbody, [[bytes(s.leaked_bytes), s.leaked_bytes], [group(s.leaked_blocks), s.leaked_blocks]], s.stack,
       s.interest);
+  labelRows(tbody);
   // The map of the same moment; a trace without mappings has none.
   try {
     $('map').innerHTML = await apiText('map', params.at ? { at: params.at } : {});
@@ -981,6 +1025,7 @@ async function loadCompare() {
       [signed(group, r.allocations_change), r.allocations_change]], r.site, r.interest);
     tbody.lastChild.cells[0].className = c > 0 ? 'grew' : c < 0 ? 'shrank' : '';
   }
+  labelRows(tbody);
   // The graph drawn in the page, without its own script and style (the
   // page's rules allow neither): frames, names and titles, the page's CSS.
   const doc = new DOMParser().parseFromString(svg, 'image/svg+xml');
