@@ -204,8 +204,8 @@ int rec_agg_end(struct rec_agg *a, struct rec_agg_thread *t, uint32_t slot)
 }
 
 /* Another block took the address of block k at slot: the trace missed its
- * free (a thread killed between the real free and its event, whose time
- * came first: the address was another thread's already). The writer keeps
+ * free, or it comes later (a thread that published its free after another
+ * thread's allocation there; one killed in between never does). The writer keeps
  * such a block live for ever, and so do the heap and a reader: a pending
  * one stays to be written at the cut, a kept one is an orphan now
  * (rec_agg_orphan_kept). */

@@ -39,6 +39,24 @@ def cmd(*args):
     return json.loads(out)
 
 
+# The costs of report's sites and tree's nodes, in the page's column order.
+COSTS = ("peak_bytes", "leaked_bytes", "allocations", "allocated_bytes", "temporary")
+# The sizes' bars as the page keeps them: [min, max, count, bytes] each.
+BARS = ("return [...document.querySelectorAll('#hist rect')].map(r => ['min', 'max', 'count', 'bytes']"
+        ".map(k => Number(r.dataset[k])))")
+
+
+def size_classes(rows):
+    """histogram's rows summed over the processes, a [min, max, count,
+    bytes] per class, smallest first: the page's sizes bars."""
+    classes = {}
+    for r in rows:
+        c = classes.setdefault(r["min_size"], [r["min_size"], r["max_size"], 0, 0])
+        c[2] += r["count"]
+        c[3] += r["bytes"]
+    return sorted(classes.values())
+
+
 def start():
     """Headless Chromium with the page at URL, its console kept."""
     o = Options()

@@ -62,17 +62,9 @@ tree = cmd("tree", "--depth", "256", "--top", "100", "--sort", "peak", *flag)
 rows = d.execute_script(
     "return [...document.getElementById('tree').tBodies[0].rows].filter(r => r.dataset.depth <= 1)"
     ".map(r => [r.dataset.fn, ...[...r.cells].slice(1).map(c => Number(c.dataset.value))])")
-costs = ("peak_bytes", "leaked_bytes", "allocations", "allocated_bytes", "temporary")
 check("%s %s: the tree's root and first level" % (what, pick), rows,
-      [[n["function"]] + [n["inclusive"][k] for k in costs] for n in [tree] + tree.get("children", [])])
-classes = {}
-for r in cmd("histogram", *flag):
-    c = classes.setdefault(r["min_size"], [r["min_size"], r["max_size"], 0, 0])
-    c[2] += r["count"]
-    c[3] += r["bytes"]
-check("%s %s: the sizes' bars" % (what, pick), d.execute_script(
-    "return [...document.querySelectorAll('#hist rect')].map(r => ['min', 'max', 'count', 'bytes']"
-    ".map(k => Number(r.dataset[k])))"), sorted(classes.values()))
+      [[n["function"]] + [n["inclusive"][k] for k in pc.COSTS] for n in [tree] + tree.get("children", [])])
+check("%s %s: the sizes' bars" % (what, pick), d.execute_script(pc.BARS), pc.size_classes(cmd("histogram", *flag)))
 lk = cmd("leaks", "--top", "20", *flag)
 check("%s %s: live at the end" % (what, pick),
       int(d.find_element(By.ID, "leaks-total").get_attribute("data-value")),

@@ -469,14 +469,8 @@ axes("sites-chart")
 
 # The sizes: histogram's classes summed over the processes, bar for bar,
 # then drawn by bytes.
-classes = {}
-for r in cmd("histogram"):
-    c = classes.setdefault(r["min_size"], [r["min_size"], r["max_size"], 0, 0])
-    c[2] += r["count"]
-    c[3] += r["bytes"]
-bars = "return [...document.querySelectorAll('#hist rect')].map(r => ['min', 'max', 'count', 'bytes']" \
-    ".map(k => Number(r.dataset[k])))"
-check("the sizes' bars (%d classes)" % len(classes), d.execute_script(bars), sorted(classes.values()))
+classes = pc.size_classes(cmd("histogram"))
+check("the sizes' bars (%d classes)" % len(classes), d.execute_script(pc.BARS), classes)
 drawn = d.execute_script("return Number(document.getElementById('hist').dataset.drawn)")
 d.find_element(By.CSS_SELECTOR, "#hist-tabs button[data-by='bytes']").click()
 wait(d, "return Number(document.getElementById('hist').dataset.drawn) > arguments[0]", "the sizes by bytes",
@@ -485,6 +479,6 @@ tallest = d.execute_script("const r = [...document.querySelectorAll('#hist rect'
                            "return Number(r.reduce((a, b) => (Number(b.getAttribute('height')) > "
                            "Number(a.getAttribute('height')) ? b : a)).dataset.min)")
 check("the sizes by bytes: the tallest bar's class", tallest,
-      max(classes.values(), key=lambda c: (c[3], -c[0]))[0])
+      max(classes, key=lambda c: (c[3], -c[0]))[0])
 
 sys.exit(finish(d))

@@ -28,7 +28,7 @@ import page_check as pc
 from page_check import check, cmd, finish, wait
 
 TREE = ("--depth", "256", "--top", "100")
-COSTS = ("peak_bytes", "leaked_bytes", "allocations", "allocated_bytes", "temporary")
+COSTS = pc.COSTS
 WINDOW_COSTS = ("impacting_size", "size", "count")
 
 

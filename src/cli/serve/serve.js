@@ -132,6 +132,16 @@ function showPrograms(report) {
   }
 }
 
+// A row of tab buttons (#id's): the one clicked marked on, then pick(it).
+function onTabs(id, pick) {
+  const buttons = document.querySelectorAll(`#${id} button`);
+  for (const b of buttons)
+    b.addEventListener('click', () => {
+      for (const o of buttons) o.classList.toggle('on', o === b);
+      pick(b);
+    });
+}
+
 function cell(tr, text, value, cls) {
   const td = document.createElement('td');
   td.textContent = text;
@@ -594,27 +604,21 @@ function showClasses(table, processes, win) {
 const CLASS_KEYS = ['aifi', 'aifo', 'aofi', 'aofo', 'aifi_bytes', 'aifo_bytes', 'aofi_bytes', 'aofo_bytes', 'impacting_size'];
 function windowProcesses(processes, win) {
   const info = new Map(((state.report || {}).processes || []).map((p) => [p.pid, p]));
-  const alive = processes.filter((p) => {
+  const groups = new Map(); // by executable, in the window's order
+  for (const p of processes) {
     const r = info.get(p.pid);
-    return !r || (r.first_ns <= win.to && r.last_ns >= win.from);
-  });
-  const byExe = new Map();
-  for (const p of alive) {
-    const exe = (info.get(p.pid) || {}).exe || '';
-    byExe.set(exe, (byExe.get(exe) || []).concat(p));
+    if (r && (r.first_ns > win.to || r.last_ns < win.from)) continue;
+    const key = (r && r.exe) || `pid ${p.pid}`;
+    groups.set(key, (groups.get(key) || []).concat(p));
   }
-  const out = [];
-  for (const p of alive) {
-    const exe = (info.get(p.pid) || {}).exe || '';
-    const same = byExe.get(exe);
-    if (same.length < 2 || !exe) { out.push(p); continue; }
-    if (same[0] !== p) continue;
+  const alive = [...groups.values()].reduce((n, g) => n + g.length, 0);
+  windowNote(processes.length - alive);
+  return [...groups].map(([exe, same]) => {
+    if (same.length < 2) return same[0];
     const sum = { exe, label: `${exe} (${same.length} processes)` };
     for (const k of CLASS_KEYS) sum[k] = same.reduce((a, q) => a + q[k], 0);
-    out.push(sum);
-  }
-  windowNote(processes.length - alive.length);
-  return out;
+    return sum;
+  });
 }
 function windowNote(left) {
   $('window-classes-note').textContent = left ? `${group(left)} processes not alive in the window are left out` : '';
@@ -664,12 +668,10 @@ function drawFlame(tree) {
 }
 
 $('proc').addEventListener('change', () => { if (state.report) showSites(state.report); });
-for (const b of document.querySelectorAll('#site-tabs button'))
-  b.addEventListener('click', () => {
-    state.list = b.dataset.list;
-    for (const o of document.querySelectorAll('#site-tabs button')) o.classList.toggle('on', o === b);
-    if (state.report) showSites(state.report);
-  });
+onTabs('site-tabs', (b) => {
+  state.list = b.dataset.list;
+  if (state.report) showSites(state.report);
+});
 
 async function loadLeaks() {
   const v = Number($('at').value);
@@ -777,12 +779,10 @@ function drawHistogram() {
   svg.innerHTML = out || '<text x="10" y="20">no heap block in this trace</text>';
   svg.dataset.drawn = String(Number(svg.dataset.drawn || 0) + 1);
 }
-for (const b of document.querySelectorAll('#hist-tabs button'))
-  b.addEventListener('click', () => {
-    histView.by = b.dataset.by;
-    for (const o of document.querySelectorAll('#hist-tabs button')) o.classList.toggle('on', o === b);
-    drawHistogram();
-  });
+onTabs('hist-tabs', (b) => {
+  histView.by = b.dataset.by;
+  drawHistogram();
+});
 
 // Call trees: memscribe tree (top-down, bottom-up, or a function's callers
 // and callees: --focus F, with --bottom-up for the callers), each cost its
@@ -991,11 +991,8 @@ $('tree-filter').addEventListener('input', () => {
 
 // Two runs compared (serve --base OLD NEW): diff's totals, its sites by the
 // change of the cost picked, and the differential flame graph of that cost.
-const COMPARE = {
-  peak: ['peak_bytes', 'bytes at the peak', bytes], leaked: ['leaked_bytes', 'leaked', bytes],
-  allocations: ['allocations', 'allocations', group], bytes: ['allocated_bytes', 'bytes allocated', bytes],
-  temporary: ['temporary', 'temporary allocations', group],
-};
+// The costs are the trees' (TREE_COSTS.trace): diff names them alike.
+const COMPARE = Object.fromEntries(TREE_COSTS.trace.map(([k, field, label, fmt]) => [k, [field, label, fmt]]));
 const compareView = { sort: 'peak' };
 const signed = (fmt, v) => (v > 0 ? `+${fmt(v)}` : fmt(v));
 async function loadCompare() {
@@ -1034,12 +1031,10 @@ async function loadCompare() {
   $('compare-section').dataset.sort = sort;
   $('compare-section').dataset.drawn = String(Number($('compare-section').dataset.drawn || 0) + 1);
 }
-for (const b of document.querySelectorAll('#compare-tabs button'))
-  b.addEventListener('click', () => {
-    compareView.sort = b.dataset.sort;
-    for (const o of document.querySelectorAll('#compare-tabs button')) o.classList.toggle('on', o === b);
-    loadCompare().catch(showError);
-  });
+onTabs('compare-tabs', (b) => {
+  compareView.sort = b.dataset.sort;
+  loadCompare().catch(showError);
+});
 
 // The filters' choices: the trace's processes (report's, unfiltered) and
 // the threads that allocated (window --by thread over the whole trace).
