@@ -20,6 +20,8 @@ static const struct cli_command commands[] = {
     {"frag", cmd_frag, "address-space fragmentation: holes, largest gap, misaligned ranges"},
     {"histogram", cmd_histogram, "allocations per power-of-two size class"},
     {"tree", cmd_tree, "call tree with inclusive and self cost, top-down or bottom-up"},
+    {"source", cmd_source,
+     "the source lines around a frame of the trace, as its owner may read them"},
     {"plot", cmd_plot, "SVG plots: heap use over time, log-log size histogram"},
     {"flamegraph", cmd_flamegraph, "interactive flame graph SVG (or folded stacks) by cost"},
     {"serve", cmd_serve,

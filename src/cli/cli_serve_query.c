@@ -66,6 +66,7 @@ struct query {
     bool two;             /* of the base and the trace (serve --base): BASE NEW at the end */
     bool index;           /* --index once the trace's index passed its check */
     bool verify;          /* --verify: a pass checks the index (cli_serve_index.h) */
+    bool may_lack;        /* a failure is what was asked not being there: 404, not 500 */
 };
 
 static const struct query queries[] = {
@@ -139,6 +140,14 @@ static const struct query queries[] = {
      .type = "image/svg+xml",
      .params = {{"cost", "--cost", P_CHOICE, "allocations,bytes,leaked,peak,temporary"},
                 {"width", "--width", P_COUNT, NULL, 200, 4000, NULL}}},
+    /* The lines around a frame, from the file the trace's own debug
+     * information names for it, read as the trace's owner may (memscribe
+     * source: the page never names a path). */
+    {.name = "source",
+     .command = "source",
+     .may_lack = true,
+     .params = {{"frame", "--frame", P_NAME, NULL},
+                {"context", "--context", P_COUNT, NULL, 0, 50, NULL}}},
     /* Commit lifetimes in a window (VirtualAlloc's on Windows traces). */
     {.name = "vmem",
      .command = "vmem",
@@ -479,7 +488,8 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
          * starts): the asker's to change, 400, with the command's words */
         rc = answer_text(ans, 400, "%s", err.len ? err.buf : "the command refused the question\n");
     } else if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 0) {
-        rc = answer_text(ans, 500, "%s", err.len ? err.buf : "the command failed\n");
+        rc = answer_text(ans, q->may_lack && WIFEXITED(rc) ? 404 : 500, "%s",
+                         err.len ? err.buf : "the command failed\n");
     } else if (!(rc = cli_gzip_finish(&gz, &out.buf, &out.len))) {
         *ans = (struct cli_serve_answer){.status = 200,
                                          .type = q->type ? q->type : "application/json",

@@ -83,10 +83,12 @@ def wait(d, cond, what, seconds=60, *args):
     raise SystemExit(finish(d))
 
 
-def finish(d):
-    """The console's warnings and errors as failures, the screenshot, the
-    differences printed; 1 if there were any."""
-    logs = [e for e in d.get_log("browser") if e.get("level") in ("SEVERE", "WARNING")]
+def finish(d, expected=()):
+    """The console's warnings and errors as failures (but those holding one
+    of expected: a query the test makes fail on purpose), the screenshot,
+    the differences printed; 1 if there were any."""
+    logs = [e for e in d.get_log("browser") if e.get("level") in ("SEVERE", "WARNING")
+            and not any(x in e.get("message", "") for x in expected)]
     for e in logs:
         errors.append("console: %s" % e.get("message"))
     d.save_screenshot(shot)

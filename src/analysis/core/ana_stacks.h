@@ -77,6 +77,19 @@ int ana_stacks_leaf(struct ana_stacks *s, uint32_t stack, uint32_t *function);
  * stacks by it. Returns 0 or -errno. */
 int ana_stacks_key(struct ana_stacks *s, uint32_t stack, int by_place, uint32_t *key);
 
+/* Where the frames that read as place (a place's string id, 'f (a.c:12)')
+ * come from: the source file as the debug information names it (not
+ * escaped: a path to open) and the line. The trace's stacks are read, all
+ * of them, so that two files whose frames read the same are found. */
+struct ana_place_file {
+    const char *path;  /* the file */
+    const char *other; /* a second file whose frames read the same, or NULL */
+    uint32_t line;
+};
+/* Returns 0, -ENOENT when no frame reads as place or its frames name no
+ * file, or another -errno (a stack the reader cannot give). */
+int ana_stacks_place_file(struct ana_stacks *s, uint32_t place, struct ana_place_file *out);
+
 /* Symbolizer notes (modules that could not be read), for --verbose. */
 struct ana_sym *ana_stacks_sym(struct ana_stacks *s);
 

@@ -210,8 +210,21 @@ function labelRows(tbody) {
 // callees over every allocation (memscribe tree --focus F, --bottom-up).
 function showStack(stack, interest) {
   $('stack').hidden = false;
-  $('stack').textContent = (stack || []).join('\n');
+  $('stack').replaceChildren();
+  (stack || []).forEach((frame, i) => {
+    const s = document.createElement('span');
+    s.className = 'frame';
+    s.textContent = frame;
+    s.dataset.frame = frame;
+    if (hasSource(frame)) {
+      s.classList.add('has-source');
+      s.addEventListener('click', () => showSource(frame));
+    }
+    $('stack').append(...(i ? ['\n', s] : [s]));
+  });
   const f = where(stack, interest);
+  $('source').hidden = true;
+  if (hasSource(f)) showSource(f);
   if (!f || f === '?') return;
   const params = { focus: f, depth: '4', top: '5' };
   Promise.all([api('tree', { ...params, bottom: '1' }), api('tree', params)]).then(([up, down]) => {
@@ -222,6 +235,40 @@ function showStack(stack, interest) {
     $('focus').dataset.function = f;
     showError(null);
   }).catch(showError);
+}
+
+// A frame that names its file and line ('f (file.c:12)'), whose source
+// memscribe source can show.
+const hasSource = (frame) => /\([^()]*:\d+\)$/.test(frame || '');
+
+// The lines around a frame (memscribe source), its line marked; when the
+// file cannot be shown (gone, changed, not the owner's), why, in its place.
+function showSource(frame) {
+  $('source').hidden = false;
+  $('source-frame').textContent = frame;
+  $('source').dataset.frame = frame;
+  delete $('source').dataset.line;
+  for (const s of $('stack').querySelectorAll('.frame'))
+    s.classList.toggle('on', s.dataset.frame === frame);
+  api('source', { frame, context: '6' }).then((src) => {
+    if ($('source').dataset.frame !== frame) return; // another frame was picked meanwhile
+    $('source-file').textContent = `${src.source}, line ${src.line}` +
+      (src.changed ? ' (the file changed after the trace was written: its lines may have moved)' : '');
+    const width = String(src.first_line + src.lines.length - 1).length;
+    $('source-lines').replaceChildren(...src.lines.map((text, i) => {
+      const n = src.first_line + i;
+      const line = document.createElement('span');
+      line.textContent = `${String(n).padStart(width)}  ${text}\n`;
+      line.dataset.line = String(n);
+      if (n === src.line) line.className = 'here';
+      return line;
+    }));
+    $('source').dataset.line = String(src.line);
+  }).catch((e) => {
+    if ($('source').dataset.frame !== frame) return;
+    $('source-file').textContent = `no source: ${String(e.message || e).replace(/^source: /, '')}`;
+    $('source-lines').replaceChildren();
+  });
 }
 
 // A focused tree as nested lists: each function with its bytes at the
