@@ -113,12 +113,35 @@ static void json_costs(struct tree_out *o, const char *key, const int64_t *v)
     ana_json_end_object(&o->j);
 }
 
+/* The files and modules of a function's frames (a filter's), where kept
+ * (ana_stacks_keep_where). */
+static void json_where(struct tree_out *o, uint32_t n)
+{
+    struct ana_where w;
+
+    if (!n || !ana_stacks_where(cli_ana_stacks(o->a), o->t->nodes[n].label, &w))
+        return;
+    ana_json_key(&o->j, "files");
+    ana_json_begin_array(&o->j);
+    for (unsigned i = 0; i < w.nr_files; i++)
+        ana_json_str(&o->j, w.files[i]);
+    ana_json_end_array(&o->j);
+    ana_json_key(&o->j, "modules");
+    ana_json_begin_array(&o->j);
+    for (unsigned i = 0; i < w.nr_modules; i++)
+        ana_json_str(&o->j, w.modules[i]);
+    ana_json_end_array(&o->j);
+    if (w.more)
+        ana_json_kv_bool(&o->j, "more_files_or_modules", true);
+}
+
 static void json_node(struct tree_out *o, uint32_t n)
 {
     const struct ana_tree_node *nd = &o->t->nodes[n];
 
     ana_json_begin_object(&o->j);
     ana_json_kv_str(&o->j, "function", n ? label(o, n) : "(all)");
+    json_where(o, n);
     json_costs(o, "inclusive", nd->incl);
     json_costs(o, "self", nd->self);
     ana_json_key(&o->j, "children");

@@ -212,6 +212,9 @@ int cmd_tree(int argc, char **argv)
     }
     a.stacks_later = true; /* it may fold a tree's processes (cli_fold.h) */
     cli_ana_open(&a, argc, argv, optind);
+    /* JSON's nodes say their files and modules (the page's filter). */
+    if (a.format == CLI_FMT_JSON)
+        ana_stacks_keep_where(cli_ana_stacks(&a));
     /* A sampled trace's temporary allocations are not estimated: no
      * column, nothing to sort by (ana_sample.h). */
     bool temp = ana_sample_has_temporary(fmt_reader_sample_bytes(a.r));

@@ -329,6 +329,9 @@ static void parse(struct window *wn, int argc, char **argv)
      * stack at all. */
     wn->a.stacks_later = ana_plan_fold_wanted();
     cli_ana_open(&wn->a, argc, argv, optind);
+    /* A JSON tree's nodes say their files and modules (the page's filter). */
+    if (wn->tree && wn->a.format == CLI_FMT_JSON)
+        ana_stacks_keep_where(cli_ana_stacks(&wn->a));
     if (wn->by == BY_HEAP && !fmt_reader_pe(wn->a.r) && !fmt_reader_pools(wn->a.r))
         cli_die("window: %s: --by heap needs a trace of a Windows program (heap handles) or one "
                 "recorded with pools (format 1.4, memscribe record)",

@@ -10,8 +10,9 @@ with the page's options):
 - bottom-up, and each cost's order (--sort);
 - a function's callers and callees, picked on a row (--focus F, with
   --bottom-up for the callers);
-- the filter: the rows that match are the functions of the command's tree
-  that hold the text, each drawn on its path;
+- the filter, by function, by file and by module: the rows that match are
+  the functions of the command's tree that hold the text (in their name,
+  their "files" or their "modules"), each drawn on its path;
 - the window's tree (window --tree --from --to of a window typed in);
 - the page wrote nothing to the console.
 
@@ -133,39 +134,65 @@ mode(d, "down")
 
 
 # The filter: a function deep in the tree, its text lower-cased as typed.
-def deepest_node(n, depth=0):
-    best = (depth, n["function"])
+def deepest(n, key, depth=0):
+    """The deepest node of the command's tree with a non-empty key (its
+    depth and the node; depth -1: none)."""
+    best = (depth, n) if n.get(key) else (-1, None)
     for c in n.get("children", []):
-        best = max(best, deepest_node(c, depth + 1))
+        d2 = deepest(c, key, depth + 1)
+        best = d2 if d2[0] > best[0] else best
     return best
 
 
-leaf = deepest_node(down)[1]
-text = leaf[: max(4, len(leaf) // 2)].lower()
-before = drawn(d)
-d.find_element(By.ID, "tree-filter").send_keys(text)
-redrawn(d, before, "the filtered tree")
-cap = int(d.find_element(By.ID, "tree-info").get_attribute("data-cap"))
+def filter_by(by, text):
+    """The filter typed by the page's choice `by` (function, files or
+    modules): the rows drawn are the command's paths to each node that
+    holds text, at most the page's cap of them."""
+    Select(d.find_element(By.ID, "tree-filter-by")).select_by_value(by)
+    box = d.find_element(By.ID, "tree-filter")
+    box.clear()
+    before = drawn(d)
+    box.send_keys(text)
+    wait(d, "return document.getElementById('tree').dataset.filter === arguments[0]",
+         "the tree filtered by %s %r" % (by, text), 60, "%s:%s" % (by, text))
+    cap = int(d.find_element(By.ID, "tree-info").get_attribute("data-cap"))
 
+    def hit(m):
+        if by == "function":
+            return text in m["function"].lower()
+        return any(text in w.lower() for w in m.get(by, []))
 
-def filtered(n, depth, out):
-    """The rows the filter draws, as the command's tree gives them: each
-    node whose subtree holds a match, in order, at most cap of them."""
     def holds(m):
-        return text in m["function"].lower() or any(holds(c) for c in m.get("children", []))
-    if len(out) < cap and holds(n):
-        out.append([depth, n["function"], text in n["function"].lower()])
-        for c in n.get("children", []):
-            filtered(c, depth + 1, out)
-    return out
+        return hit(m) or any(holds(c) for c in m.get("children", []))
+
+    def filtered(n, depth, out):
+        if len(out) < cap and holds(n):
+            out.append([depth, n["function"], hit(n)])
+            for c in n.get("children", []):
+                filtered(c, depth + 1, out)
+        return out
+
+    want = filtered(down, 0, [])
+    got = d.execute_script(
+        "return [...document.getElementById('tree').tBodies[0].rows]"
+        ".map(r => [Number(r.dataset.depth), r.dataset.fn, r.classList.contains('match')])")
+    check("filter by %s %r: the paths to the %d functions that hold it%s" % (
+        by, text, sum(1 for r in want if r[2]), " (the first %d rows)" % cap if len(want) >= cap else ""),
+        got, want)
+    check("filter by %s %r: some function matched" % (by, text), any(r[2] for r in want), True)
+    return before
 
 
-want = filtered(down, 0, [])
-got = d.execute_script(
-    "return [...document.getElementById('tree').tBodies[0].rows]"
-    ".map(r => [Number(r.dataset.depth), r.dataset.fn, r.classList.contains('match')])")
-check("filter %r: the paths to the %d functions that hold it%s" % (
-    text, sum(1 for r in want if r[2]), " (the first %d rows)" % cap if len(want) >= cap else ""), got, want)
+# A function deep in the tree, its text lower-cased as typed; then its
+# file and its module (each node's "files" and "modules").
+fn = deepest(down, "function")[1]["function"]
+filter_by("function", fn[: max(4, len(fn) // 2)].lower())
+for by in ("files", "modules"):
+    node = deepest(down, by)[1]
+    check("a node with %s in the tree" % by, node is not None, True)
+    if node:
+        filter_by(by, node[by][0].lower())
+Select(d.find_element(By.ID, "tree-filter-by")).select_by_value("function")
 d.find_element(By.ID, "tree-filter").clear()
 before = drawn(d)
 d.execute_script("document.getElementById('tree-filter').dispatchEvent(new Event('input'))")

@@ -61,6 +61,7 @@ int ana_stacks_create(struct ana_stacks **out, struct fmt_reader *r,
     ana_map_init(&s->got, sizeof(struct got));
     ana_map_init(&s->same, sizeof(struct got));
     ana_map_init(&s->files, sizeof(struct place_file));
+    ana_map_init(&s->wheres, sizeof(struct function_where));
     s->full_names = opt && opt->full_names;
     fmt_reader_counts(r, &c);
     s->nr_stacks = c.nr_stacks + 1;
@@ -100,6 +101,7 @@ void ana_stacks_destroy(struct ana_stacks *s)
     ana_map_release(&s->got);
     ana_map_release(&s->same);
     ana_map_release(&s->files);
+    ana_map_release(&s->wheres);
     free(s);
 }
 
@@ -164,8 +166,7 @@ static int frame_strings(struct ana_stacks *s, const struct ana_sym_frame *f, st
     ana_text_escape(safe, sizeof(safe), place, strlen(place));
     if ((rc = intern(s, safe, &out->place)))
         return rc;
-    if (s->want_files && f->function && f->file && f->line &&
-        (rc = ana_stacks_note_file(s, out->place, f)))
+    if ((s->want_files || s->want_where) && (rc = ana_stacks_note_where(s, out, f)))
         return rc;
     return set_class(s, out->place, c);
 }

@@ -8,6 +8,7 @@
 #ifndef ANA_STACKS_H
 #define ANA_STACKS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "analysis/sym/ana_interest.h"
@@ -89,6 +90,23 @@ struct ana_place_file {
 /* Returns 0, -ENOENT when no frame reads as place or its frames name no
  * file, or another -errno (a stack the reader cannot give). */
 int ana_stacks_place_file(struct ana_stacks *s, uint32_t place, struct ana_place_file *out);
+
+/* The files and modules a function's frames come from (the last part of
+ * each path, escaped as frames are), kept once ana_stacks_keep_where is
+ * called: a call tree merges a function's frames by name, and its filter
+ * by file or module asks where they were. */
+#define ANA_WHERE_MAX 4
+struct ana_where {
+    const char *files[ANA_WHERE_MAX];
+    const char *modules[ANA_WHERE_MAX];
+    unsigned nr_files, nr_modules;
+    bool more; /* more files or modules than these */
+};
+/* From now on (stacks read before are read again). */
+void ana_stacks_keep_where(struct ana_stacks *s);
+/* Where function (a frame's function string id) is; false if not kept
+ * (ana_stacks_keep_where not called, or not a function's id). */
+bool ana_stacks_where(const struct ana_stacks *s, uint32_t function, struct ana_where *out);
 
 /* Symbolizer notes (modules that could not be read), for --verbose. */
 struct ana_sym *ana_stacks_sym(struct ana_stacks *s);

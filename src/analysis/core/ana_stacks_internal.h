@@ -130,22 +130,32 @@ struct ana_stacks {
     uint32_t *key_ids; /* the keys' frames */
     size_t nr_key_ids, cap_key_ids;
 
-    /* Source files (ana_stacks_file.c), kept only once a command asks
-     * (want_files): a place's id + 1 -> struct place_file. */
-    bool want_files;
-    struct ana_map files;
+    /* Where frames come from (ana_stacks_where.c), kept only once a
+     * command asks: a place's id + 1 -> struct place_file (want_files), a
+     * function's id + 1 -> struct function_where (want_where). */
+    bool want_files, want_where;
+    struct ana_map files, wheres;
 };
 
-/* Where the frames of one place string are (ana_stacks_file.c): the
- * string ids of the file's path as the debug information names it (not
- * escaped) and of a second path whose frames read the same (0: none). */
+/* Where the frames of one place string are: the string ids of the file's
+ * path as the debug information names it (not escaped) and of a second
+ * path whose frames read the same (0: none). */
 struct place_file {
     uint32_t path, other, line;
 };
 
-/* Note the file of a frame just read as place (want_files). Returns 0 or
- * -ENOMEM. */
-int ana_stacks_note_file(struct ana_stacks *s, uint32_t place, const struct ana_sym_frame *f);
+/* The files and modules (string ids of their last parts, escaped) of one
+ * function's frames, the first few of them. */
+struct function_where {
+    uint32_t files[ANA_WHERE_MAX], modules[ANA_WHERE_MAX];
+    uint8_t nr_files, nr_modules;
+    bool more;
+};
+
+/* Note where a frame just read (its function's and place's string ids)
+ * comes from, as asked (want_files, want_where). Returns 0 or -ENOMEM. */
+int ana_stacks_note_where(struct ana_stacks *s, const struct ana_frame *out,
+                          const struct ana_sym_frame *f);
 
 /* Node n's page (n < nr_stacks), made on first use with its nodes'
  * parents read from the trace; NULL when out of memory. */

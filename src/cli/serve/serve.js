@@ -978,6 +978,7 @@ function drawTree() {
   const tbody = $('tree').tBodies[0];
   tbody.replaceChildren();
   const filter = $('tree-filter').value.trim().toLowerCase();
+  $('tree').dataset.filter = filter ? `${$('tree-filter-by').value}:${filter}` : '';
   if (!filter) {
     const root = treeRow(t, [], 0);
     tbody.appendChild(root);
@@ -988,10 +989,13 @@ function drawTree() {
   $('tree').dataset.drawn = String(Number($('tree').dataset.drawn || 0) + 1);
 }
 
-// The paths that hold a function (or its file or module) matching the
-// filter, open down to each match.
+// The paths that hold a function matching the filter (by its name, or by
+// the files or modules its frames come from: the nodes' "files" and
+// "modules"), open down to each match.
 function drawFiltered(t, filter, tbody) {
-  const hit = (n) => n.function.toLowerCase().includes(filter) || (n.place || '').toLowerCase().includes(filter);
+  const by = $('tree-filter-by').value;
+  const hit = by === 'function' ? (n) => n.function.toLowerCase().includes(filter)
+    : (n) => (n[by] || []).some((w) => w.toLowerCase().includes(filter));
   const keep = new Map();
   const mark = (n) => {
     let k = hit(n);
@@ -1035,6 +1039,7 @@ $('tree-filter').addEventListener('input', () => {
   clearTimeout(treeFilterTimer);
   treeFilterTimer = setTimeout(drawTree, 200);
 });
+$('tree-filter-by').addEventListener('change', drawTree);
 
 // Two runs compared (serve --base OLD NEW): diff's totals, its sites by the
 // change of the cost picked, and the differential flame graph of that cost.
