@@ -40,6 +40,7 @@ ms_e2e_test(ana_notfile ana_notfile.sh)
 ms_e2e_test(ana_timeline_procs ana_timeline_procs.sh)
 ms_e2e_test(ana_timeline_range ana_timeline_range.sh)
 ms_e2e_test(ana_timeline_bound ana_timeline_bound.sh)
+ms_e2e_test(ana_timeline_sites ana_timeline_sites.sh)
 # About 500 queries of the sanitized build in all (257 s in a fresh root, past
 # 600 s beside two busy loops and builds): four tests, each of one part.
 # The tree's part, 16 processes replayed at a dozen moments five ways, took

@@ -83,6 +83,7 @@ static const struct query queries[] = {
      .command = "timeline",
      .params = {{"interval", "--interval", P_TIME, NULL},
                 {"sites", "--sites", P_COUNT, NULL, 0, 32, NULL},
+                {"site_cost", "--site-cost", P_CHOICE, "in-use,allocations,temporary"},
                 {"points", "--max-points", P_COUNT, NULL, 1, 4000, "1000"},
                 {"from", "--from", P_TIME, NULL},
                 {"to", "--to", P_TIME, NULL},

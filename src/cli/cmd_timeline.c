@@ -27,7 +27,8 @@ enum {
     OPT_FROM,
     OPT_TO,
     OPT_INDEX,
-    OPT_MAX_POINTS
+    OPT_MAX_POINTS,
+    OPT_SITE_COST
 };
 
 static void usage(FILE *out)
@@ -50,6 +51,9 @@ static void usage(FILE *out)
                  "                  where it would make more (a note on stderr says so)\n"
                  "  --sites N       also the bytes in use over time of the N call sites\n"
                  "                  with the most at their process's peak (text, json)\n"
+                 "  --site-cost C   what --sites follows: in-use (default), allocations\n"
+                 "                  (so far; the sites with the most allocations) or\n"
+                 "                  temporary (temporary allocations so far)\n"
                  "  --index         rows at chunk ends from the chunks' totals (format 1.10),\n"
                  "                  not every event: heap, its highest since the row before,\n"
                  "                  allocations, live blocks, RSS (no committed or reserved);\n"
@@ -105,6 +109,7 @@ static void add_row(struct ana_table *t, const struct ana_timeline_row *r, bool 
 
 struct sites {
     uint32_t *stacks, n;
+    enum ana_site_cost cost;
     /* top: no sites picked first; the timeline's pass follows every stack
      * and keeps the n first by peak (ana_site_series_subscribe_top) */
     bool top;
@@ -118,26 +123,27 @@ struct sites {
  * past it, the sites are picked by a model's pass first. */
 #define TOP_MAX_CELLS (4u << 20)
 
-/* A site picked (a copy: its model drops it), ordered as ana_site_by_peak
- * orders them. */
+/* A site picked (a copy: its model drops it). */
 struct pick {
     struct ana_site s;
     uint32_t stack;
 };
 
-static int by_peak(const struct pick *a, const struct pick *b)
-{
-    return ana_site_peak_order(&a->s, a->stack, &b->s, b->stack);
-}
-
-/* The n first sites so far, in order, as each image's are handed over. */
+/* The n first sites so far by cost, in order, as each image's are handed
+ * over. */
 struct picks {
     struct cli_ana *a;
     struct pick *v;
     uint32_t nr, n;
+    enum ana_site_cost cost;
 };
 
-/* A site of an image ended: among the first n by peak, its frames kept
+static int by_cost(const struct picks *p, const struct pick *a, const struct pick *b)
+{
+    return ana_site_order(p->cost, &a->s, a->stack, &b->s, b->stack);
+}
+
+/* A site of an image ended: among the first n by cost, its frames kept
  * (the process's stacks go). */
 static int pick_site(void *arg, uint32_t stack, const struct ana_site *s)
 {
@@ -145,9 +151,9 @@ static int pick_site(void *arg, uint32_t stack, const struct ana_site *s)
     struct pick c = {*s, stack};
     uint32_t at = p->nr;
 
-    if (!s->nr_allocs || (p->nr == p->n && by_peak(&c, &p->v[p->nr - 1]) > 0))
+    if (!s->nr_allocs || (p->nr == p->n && by_cost(p, &c, &p->v[p->nr - 1]) > 0))
         return 0;
-    while (at && by_peak(&c, &p->v[at - 1]) < 0)
+    while (at && by_cost(p, &c, &p->v[at - 1]) < 0)
         at--;
     if (p->nr < p->n)
         p->nr++;
@@ -175,14 +181,15 @@ static int pick_left_out(void *arg, uint32_t image, uint64_t end_ns)
     return ana_letgo_image(&p->a->letgo, image, end_ns);
 }
 
-/* The n sites with the most bytes at their process's peak: a pass of the
+/* The n sites with the most of the cost (bytes at their process's peak,
+ * allocations, temporary allocations): a pass of the
  * model first (the series follows them in the timeline's pass). On a tree
  * each image's sites are weighed at its end and dropped (cli_fold.h).
  * index: from the chunks' totals where the trace allows (timeline --index). */
 static void pick_sites(struct cli_ana *a, struct sites *st, uint32_t n, bool index)
 {
     struct ana_model_options mo = {.filter = &a->filter};
-    struct picks p = {a, calloc((size_t)n + 1, sizeof(*p.v)), 0, n};
+    struct picks p = {a, calloc((size_t)n + 1, sizeof(*p.v)), 0, n, st->cost};
 
     if (!p.v)
         cli_die("timeline: out of memory");
@@ -209,7 +216,7 @@ static void pick_sites(struct cli_ana *a, struct sites *st, uint32_t n, bool ind
     for (uint32_t id = 0; id < nr; id++)
         if (ana_model_site(m, id) && ana_model_site(m, id)->nr_allocs)
             ids[k++] = id;
-    qsort_r(ids, k, sizeof(*ids), ana_site_by_peak, m);
+    ana_site_sort(m, st->cost, ids, k);
     st->stacks = ids;
     st->n = k < n ? k : n;
     ana_model_destroy(m);
@@ -279,9 +286,9 @@ static int follow_sites(void *arg, struct ana_heap_replay *p, struct ana_model *
     int rc;
 
     if (st->top)
-        return ana_site_series_subscribe_top(&st->series, p, m, st->nr_stacks, st->n, TOP_MAX_CELLS,
-                                             tl);
-    if ((rc = ana_site_series_subscribe(&st->series, p, m, st->stacks, st->n, tl)))
+        return ana_site_series_subscribe_top(&st->series, p, m, st->cost, st->nr_stacks, st->n,
+                                             TOP_MAX_CELLS, tl);
+    if ((rc = ana_site_series_subscribe(&st->series, p, m, st->cost, st->stacks, st->n, tl)))
         return rc;
     /* Only the followed sites are read: the others go at their end. */
     return st->retire
@@ -290,9 +297,19 @@ static int follow_sites(void *arg, struct ana_heap_replay *p, struct ana_model *
                : 0;
 }
 
+/* --site-cost's words, each series' key in JSON, and what text says. */
+static const char *const cost_names[] = {"in-use", "allocations", "temporary", NULL};
+static const char *const cost_key[] = {"bytes", "allocations", "temporary"};
+static const char *const cost_what[] = {"bytes in use", "allocations so far",
+                                        "temporary allocations so far"};
+static const char *const cost_rank[] = {"at their process's peak", "allocations",
+                                        "temporary allocations"};
+
 static void sites_json(struct cli_ana *a, struct ana_json *j, const struct sites *st)
 {
     const struct ana_site_series *se = &st->series;
+
+    ana_json_kv_str(j, "site_cost", cost_names[se->cost]);
 
     ana_json_key(j, "site_times_ns");
     ana_json_begin_array(j);
@@ -312,7 +329,7 @@ static void sites_json(struct cli_ana *a, struct ana_json *j, const struct sites
             ana_json_str(j, fr[f]);
         ana_json_end_array(j);
         ana_json_kv_u64(j, "interest", a->interest);
-        ana_json_key(j, "bytes");
+        ana_json_key(j, cost_key[se->cost]);
         ana_json_begin_array(j);
         for (size_t t = 0; t < se->nr_times; t++)
             ana_json_u64(j, se->bytes[t * se->nr_sites + k]);
@@ -327,8 +344,8 @@ static void sites_text(struct cli_ana *a, const struct sites *st)
     const struct ana_site_series *se = &st->series;
     char buf[64];
 
-    printf("\ncall sites' bytes in use over time (the %u with the most at their process's peak)\n",
-           se->nr_sites);
+    printf("\ncall sites' %s over time (the %u with the most %s)\n", cost_what[se->cost],
+           se->nr_sites, cost_rank[se->cost]);
     for (uint32_t k = 0; k < se->nr_sites; k++) {
         unsigned nr = 0;
         const char *const *fr = cli_ana_stack(a, se->stacks[k], false, 3, &nr);
@@ -416,7 +433,8 @@ static int rows(struct cli_ana *a, struct ana_timeline *tl, struct ana_timeline_
     const char *no;
     int rc;
 
-    if (ana_plan_timeline(a->r, &a->filter, index, &no) != ANA_ROUTE_TOTALS) {
+    if (ana_plan_timeline(a->r, &a->filter, index, n && st->cost != ANA_SITE_IN_USE, &no) !=
+        ANA_ROUTE_TOTALS) {
         if (no)
             cli_warn("timeline: --index: %s; replaying the trace", no);
         bound_points(a, range, max_points);
@@ -546,6 +564,7 @@ int cmd_timeline(int argc, char **argv)
         {"to", required_argument, NULL, OPT_TO},
         {"index", no_argument, NULL, OPT_INDEX},
         {"max-points", required_argument, NULL, OPT_MAX_POINTS},
+        {"site-cost", required_argument, NULL, OPT_SITE_COST},
         {NULL, 0, NULL, 0},
     };
     struct cli_getopt g = {
@@ -584,6 +603,9 @@ int cmd_timeline(int argc, char **argv)
         case OPT_MAX_POINTS:
             max_points = cli_ana_number(&a, "--max-points", optarg);
             break;
+        case OPT_SITE_COST:
+            st.cost = (enum ana_site_cost)cli_ana_choice(&a, "site-cost", optarg, cost_names);
+            break;
         }
     }
     /* Without --sites no stack is read: none is decoded (a build's are
@@ -592,6 +614,8 @@ int cmd_timeline(int argc, char **argv)
     cli_ana_open(&a, argc, argv, optind);
     if (nr_sites && a.format == CLI_FMT_CSV)
         cli_usage_error("timeline: --sites goes with text or json, not csv");
+    if (nr_sites && st.cost == ANA_SITE_TEMPORARY)
+        cli_ana_want_temporary(&a, "--site-cost temporary");
 
     struct ana_timeline tl;
     struct ana_timeline_range range = {interval, 0, UINT64_MAX};

@@ -72,6 +72,7 @@ check() { # name trace hogs-at-once
         vmem "vmem --format=json --by function --rows 0" frag "frag --format=json --granularity 4K --top 0" \
         "diff --sort leaked $t" "diff --lines --from 1ms --top 0 $t" "vmem --exe ana_hog" \
         "report --format=csv" "report --format=csv --top 0" "timeline --sites 3" \
+        "timeline --sites 3 --site-cost allocations" "timeline --sites 2 --format=json --site-cost temporary" \
         "timeline --sites 2 --format=json --from 1ms" "report --by-process" \
         "report --by-process --format=json --top 2" "report --exe ana_hog" "leaks --exe ana_hog" \
         "tree --exe ana_hog" "leaks --by-process" "leaks --by-process --format=json --top 1" \

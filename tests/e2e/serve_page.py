@@ -200,13 +200,19 @@ if interval == "index":
           "agree")
 else:
     tl = cmd("timeline", "--sites", "8", "--interval", interval)
-got = d.execute_script("return [...document.querySelectorAll('#sites-legend li')]"
-                       ".map(li => li.dataset.bytes)")
-check("sites over time (%d sites, %d times)" % (len(tl["sites"]), len(tl["site_times_ns"])), got,
-      [",".join(str(v) for v in s["bytes"]) for s in tl["sites"]])
-labels_apart("the sites' legend", d.execute_script(
-    "return [...document.querySelectorAll('#sites-legend li')].map(li => li.textContent.split(' at most: ')[1])"),
-    tl["sites"])
+
+
+def sites_shown(tl, key, cost):
+    """The legend's series and labels against timeline's sites of cost."""
+    got = d.execute_script("return [...document.querySelectorAll('#sites-legend li')]"
+                           ".map(li => li.dataset.values)")
+    check("sites over time by %s (%d sites, %d times)" % (cost, len(tl["sites"]), len(tl["site_times_ns"])),
+          got, [",".join(str(v) for v in s[key]) for s in tl["sites"]])
+    labels_apart("the sites' legend by " + cost, d.execute_script(
+        "return [...document.querySelectorAll('#sites-legend li')].map(li => li.dataset.label)"), tl["sites"])
+
+
+sites_shown(tl, "bytes", "in-use")
 
 # The allocation rate and the temporary allocations' rate: per interval,
 # the growth of timeline's cumulative count (each process's last count
@@ -466,6 +472,22 @@ axes("rate-chart")
 if d.execute_script("return !document.getElementById('temp-chart').closest('.plot').hidden"):
     axes("temp-chart")
 axes("sites-chart")
+# The other costs, heaptrack_gui's Allocations and Temporary Allocations
+# charts by function: each tab asks timeline --site-cost (the index's
+# totals hold no per-site count: that command replays, as the page's).
+site_args = ["--index"] if interval == "index" else ["--interval", interval]
+for cost, key in (("allocations", "allocations"), ("temporary", "temporary")):
+    tab = d.find_element(By.CSS_SELECTOR, "#sites-cost-tabs button[data-cost='%s']" % cost)
+    if not tab.is_displayed():
+        check("no temporary sites: the trace has no temporary count", "temporary" in tl["processes"][0]["rows"][0], False)
+        continue
+    tab.click()
+    wait(d, "return document.getElementById('sites-chart').dataset.cost === arguments[0]",
+         "the sites by " + cost, 60, cost)
+    sites_shown(cmd("timeline", "--sites", "8", "--site-cost", cost, *site_args), key, cost)
+    axes("sites-chart")
+d.find_element(By.CSS_SELECTOR, "#sites-cost-tabs button[data-cost='in-use']").click()
+wait(d, "return document.getElementById('sites-chart').dataset.cost === 'in-use'", "the sites by bytes in use")
 
 # The sizes: histogram's classes summed over the processes, bar for bar,
 # then drawn by bytes.

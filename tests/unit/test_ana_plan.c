@@ -568,18 +568,21 @@ static void test_timeline_routes(void **state)
 {
     static const struct {
         enum kind kind;
-        bool prefer, selection;
+        bool prefer, selection, site_counts;
         enum ana_route want;
         const char *why;
     } cases[] = {
-        {TOTALS, true, false, ANA_ROUTE_TOTALS, NULL},
-        {TOTALS, false, false, ANA_ROUTE_PASS, NULL},
-        {MULTI_TOTALS, true, false, ANA_ROUTE_TOTALS, NULL},
-        {GROWING, true, false, ANA_ROUTE_TOTALS, NULL},
-        {EXACT, true, false, ANA_ROUTE_PASS,
+        {TOTALS, true, false, false, ANA_ROUTE_TOTALS, NULL},
+        {TOTALS, false, false, false, ANA_ROUTE_PASS, NULL},
+        {MULTI_TOTALS, true, false, false, ANA_ROUTE_TOTALS, NULL},
+        {GROWING, true, false, false, ANA_ROUTE_TOTALS, NULL},
+        {EXACT, true, false, false, ANA_ROUTE_PASS,
          "the trace has no chunk totals (format 1.10: memscribe record --totals)"},
-        {TOTALS, true, true, ANA_ROUTE_PASS,
+        {TOTALS, true, true, false, ANA_ROUTE_PASS,
          "a selection (--pid, --exe, --thread) is not in the totals"},
+        {TOTALS, true, false, true, ANA_ROUTE_PASS,
+         "the chunks' totals hold each site's bytes in use, not its allocations"},
+        {TOTALS, false, false, true, ANA_ROUTE_PASS, NULL},
     };
     uint32_t pid = 70;
 
@@ -594,7 +597,8 @@ static void test_timeline_routes(void **state)
             f.nr_pids = 1;
         }
         trace_open(&t, cases[i].kind);
-        assert_int_equal(ana_plan_timeline(t.r, &f, cases[i].prefer, &why), cases[i].want);
+        assert_int_equal(ana_plan_timeline(t.r, &f, cases[i].prefer, cases[i].site_counts, &why),
+                         cases[i].want);
         if (cases[i].why)
             assert_string_equal(why, cases[i].why);
         else

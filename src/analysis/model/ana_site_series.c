@@ -34,9 +34,11 @@ static int take(struct ana_site_series *s, uint64_t t_ns)
     s->t_ns[s->nr_times - 1] = t_ns;
     for (uint32_t k = 0; k < s->nr_sites; k++) {
         const struct ana_site *site = ana_model_site(s->m_, s->stacks[k]);
-        int64_t live = site ? site->live_bytes : 0;
+        uint64_t v = site ? ana_site_cost_value(s->cost, site) : 0;
 
-        s->bytes[(s->nr_times - 1) * s->nr_sites + k] = live > 0             ? (uint64_t)live
+        /* a site retired with its image: its last value (an ended
+         * process's leaks stay in use, its counts stay counted) */
+        s->bytes[(s->nr_times - 1) * s->nr_sites + k] = v                    ? v
                                                         : site || !s->final_ ? 0
                                                                              : s->final_[k];
     }
@@ -57,27 +59,55 @@ int ana_site_series_retire(void *arg, const struct ana_model *m, uint32_t image)
     for (uint32_t k = 0; k < s->nr_sites; k++) {
         const struct ana_site *site = ana_model_site(m, s->stacks[k]);
         if (site && site->image == image)
-            s->final_[k] = site->live_bytes > 0 ? (uint64_t)site->live_bytes : 0;
+            s->final_[k] = ana_site_cost_value(s->cost, site);
     }
     return 0;
 }
 
-int ana_site_peak_order(const struct ana_site *a, uint32_t sa, const struct ana_site *b,
-                        uint32_t sb)
+uint64_t ana_site_cost_value(enum ana_site_cost c, const struct ana_site *s)
 {
-    if (a->peak_bytes != b->peak_bytes)
-        return a->peak_bytes > b->peak_bytes ? -1 : 1;
+    switch (c) {
+    case ANA_SITE_ALLOCATIONS:
+        return s->nr_allocs;
+    case ANA_SITE_TEMPORARY:
+        return s->nr_temporary;
+    case ANA_SITE_IN_USE:
+        break;
+    }
+    return s->live_bytes > 0 ? (uint64_t)s->live_bytes : 0;
+}
+
+int ana_site_order(enum ana_site_cost c, const struct ana_site *a, uint32_t sa,
+                   const struct ana_site *b, uint32_t sb)
+{
+    uint64_t va = c == ANA_SITE_IN_USE ? a->peak_bytes : ana_site_cost_value(c, a);
+    uint64_t vb = c == ANA_SITE_IN_USE ? b->peak_bytes : ana_site_cost_value(c, b);
+
+    if (va != vb)
+        return va > vb ? -1 : 1;
     if (a->alloc_bytes != b->alloc_bytes)
         return a->alloc_bytes > b->alloc_bytes ? -1 : 1;
     return (sa > sb) - (sa < sb);
 }
 
-int ana_site_by_peak(const void *x, const void *y, void *arg)
+struct sort_arg {
+    const struct ana_model *m;
+    enum ana_site_cost c;
+};
+
+static int by_cost(const void *x, const void *y, void *arg)
 {
-    const struct ana_model *m = arg;
+    const struct sort_arg *s = arg;
     uint32_t sa = *(const uint32_t *)x, sb = *(const uint32_t *)y;
 
-    return ana_site_peak_order(ana_model_site(m, sa), sa, ana_model_site(m, sb), sb);
+    return ana_site_order(s->c, ana_model_site(s->m, sa), sa, ana_model_site(s->m, sb), sb);
+}
+
+void ana_site_sort(const struct ana_model *m, enum ana_site_cost c, uint32_t *ids, size_t n)
+{
+    struct sort_arg arg = {m, c};
+
+    qsort_r(ids, n, sizeof(*ids), by_cost, &arg);
 }
 
 /* Top mode's end: the chosen sites' columns, in their order. */
@@ -96,7 +126,7 @@ static int keep_top(struct ana_site_series *s)
         if (site && site->nr_allocs)
             col[n++] = s->stacks[k];
     }
-    qsort_r(col, n, sizeof(*col), ana_site_by_peak, (void *)s->m_);
+    ana_site_sort(s->m_, s->cost, col, n);
     n = n < s->top_ ? n : s->top_;
     /* Stack ids are the columns (stacks[k] == k): each row's kept values
      * gathered, then stored at the row's new place, which ends before the
@@ -122,8 +152,8 @@ static int on_finish(void *arg)
 }
 
 int ana_site_series_subscribe(struct ana_site_series *s, struct ana_heap_replay *p,
-                              const struct ana_model *m, const uint32_t *stacks, uint32_t n,
-                              const struct ana_timeline *tl)
+                              const struct ana_model *m, enum ana_site_cost c,
+                              const uint32_t *stacks, uint32_t n, const struct ana_timeline *tl)
 {
     static const struct ana_heap_replay_ops ops = {.moment = on_moment, .finish = on_finish};
 
@@ -132,14 +162,16 @@ int ana_site_series_subscribe(struct ana_site_series *s, struct ana_heap_replay 
         return -ENOMEM;
     memcpy(s->stacks, stacks, n * sizeof(*stacks));
     s->nr_sites = n;
+    s->cost = c;
     s->m_ = m;
     s->end_ns_ = ana_timeline_end(tl);
     return ana_timeline_follow(tl, p, &ops, s);
 }
 
 int ana_site_series_subscribe_top(struct ana_site_series *s, struct ana_heap_replay *p,
-                                  const struct ana_model *m, uint32_t nr_stacks, uint32_t n,
-                                  size_t max_cells, const struct ana_timeline *tl)
+                                  const struct ana_model *m, enum ana_site_cost c,
+                                  uint32_t nr_stacks, uint32_t n, size_t max_cells,
+                                  const struct ana_timeline *tl)
 {
     uint32_t *ids = malloc(((size_t)nr_stacks + 1) * sizeof(*ids));
     int rc;
@@ -148,7 +180,7 @@ int ana_site_series_subscribe_top(struct ana_site_series *s, struct ana_heap_rep
         return -ENOMEM;
     for (uint32_t id = 0; id <= nr_stacks; id++)
         ids[id] = id;
-    rc = ana_site_series_subscribe(s, p, m, ids, nr_stacks + 1, tl);
+    rc = ana_site_series_subscribe(s, p, m, c, ids, nr_stacks + 1, tl);
     free(ids);
     s->top_ = n;
     s->max_cells_ = max_cells;

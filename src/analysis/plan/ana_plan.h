@@ -147,11 +147,13 @@ uint64_t ana_plan_interval(uint64_t span_ns, uint64_t interval_ns, uint64_t max_
 /* How a timeline's rows are answered: ANA_ROUTE_TOTALS, from the chunks'
  * totals at chunk ends (ana_timeline_from_totals: a range, an interval and
  * a bound on the points narrow them there too), when prefer_index asks
- * and the trace and the selection f allow; else ANA_ROUTE_PASS, the rows
- * at every interval from a pass over the events, and *why says why the
- * totals could not when they were asked (else NULL). */
+ * and the trace, the selection f and the sites followed allow (site_counts:
+ * their allocations, which the totals do not hold per stack, not their
+ * bytes in use); else ANA_ROUTE_PASS, the rows at every interval from a
+ * pass over the events, and *why says why the totals could not when they
+ * were asked (else NULL). */
 struct ana_filter;
 enum ana_route ana_plan_timeline(struct fmt_reader *r, const struct ana_filter *f,
-                                 bool prefer_index, const char **why);
+                                 bool prefer_index, bool site_counts, const char **why);
 
 #endif

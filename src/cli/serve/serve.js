@@ -7,7 +7,7 @@
 
 const token = new URLSearchParams(location.search).get('token') || '';
 const $ = (id) => document.getElementById(id);
-const state = { filter: { pid: '', thread: '' }, report: null, version: '', firstNs: 0, lastNs: 0, list: 'peak', window: null, at: null, zoom: null, totals: false, chunks: 0 };
+const state = { filter: { pid: '', thread: '' }, report: null, version: '', firstNs: 0, lastNs: 0, list: 'peak', window: null, at: null, zoom: null, totals: false, chunks: 0, siteCost: 'in-use' };
 // A chart from the chunks' totals has a row per chunk: drawn so from this
 // many chunks (a trace of 50 M events and more), the replay's 400 rows below.
 const INDEX_CHART_CHUNKS = 100;
@@ -407,11 +407,13 @@ function valueTicks(vmax, kind) {
   if (kind === 'bytes') while (vmax / unit >= 1024 && k < names.length - 1) { unit *= 1024; k++; }
   // 2.5 among the steps: at least three ticks (0, a step, two steps) for
   // any top, where 1, 2, 5 could leave two.
-  const step = niceStep(vmax / unit / 4, [1, 2, 2.5, 5, 10]) * unit;
+  // (whole numbers of a count: allocations are not had by the quarter)
+  const step = Math.max(kind === 'count' ? 1 : 0, niceStep(vmax / unit / 4, [1, 2, 2.5, 5, 10]) * unit);
   const out = [];
   for (let k2 = 0; k2 * step <= vmax * (1 + 1e-9); k2++) {
     const v = k2 * step, n = +(v / unit).toPrecision(12);
-    out.push([v, v === 0 ? '0' : kind === 'bytes' ? `${n} ${names[k]}` : `${n >= 1000 ? group(n) : n}/s`]);
+    const count = n >= 1000 ? group(n) : String(n);
+    out.push([v, v === 0 ? '0' : kind === 'bytes' ? `${n} ${names[k]}` : kind === 'count' ? count : `${count}/s`]);
   }
   return out;
 }
@@ -520,26 +522,33 @@ function drawChart(timeline) {
 // The top sites' bytes in use over time, stacked (timeline --sites): each
 // site a band between the sum of the sites below it and that sum plus it.
 const palette = ['#2b6cb0', '#dd6b20', '#38a169', '#805ad5', '#d53f8c', '#319795', '#b7791f', '#718096'];
+// The sites' series of each cost (timeline --site-cost), by its key in
+// the answer: bytes in use, or counts so far.
+const SITE_COSTS = { 'in-use': 'bytes', allocations: 'allocations', temporary: 'temporary' };
 function drawSites(timeline) {
   const svg = $('sites-chart'), legend = $('sites-legend');
-  const times = timeline.site_times_ns || [], sites = timeline.sites || [];
+  const cost = timeline.site_cost || 'in-use', key = SITE_COSTS[cost];
+  const times = timeline.site_times_ns || [];
+  const sites = (timeline.sites || []).map((s) => ({ ...s, values: s[key] }));
   const { x: at } = span(times.length ? times[times.length - 1] : 1);
-  const total = times.map((_, t) => sites.reduce((a, s) => a + s.bytes[t], 0));
-  const ymax = Math.max(1, ...total);
+  const total = times.map((_, t) => sites.reduce((a, s) => a + s.values[t], 0));
+  // a count's axis reaches 2 at least: whole-number ticks 0, 1, 2
+  const ymax = Math.max(key === 'bytes' ? 1 : 2, ...total);
   const x = (t) => at(t).toFixed(2), y = (v) => (195 - (190 * v) / ymax).toFixed(2);
   const below = times.map(() => 0);
   let shapes = '';
   sites.forEach((s, k) => {
-    const top = below.map((b, t) => b + s.bytes[t]);
+    const top = below.map((b, t) => b + s.values[t]);
     const pts = times.map((t, i) => `${x(t)},${y(top[i])}`).concat(
       times.map((t, i) => `${x(t)},${y(below[i])}`).reverse());
     shapes += `<polygon fill="${palette[k % palette.length]}" points="${pts.join(' ')}"/>`;
     top.forEach((v, i) => { below[i] = v; });
   });
   svg.innerHTML = shapes;
-  svg.dataset.maxBytes = String(ymax);
+  svg.dataset.maxValue = String(ymax);
+  svg.dataset.cost = cost;
   const { t0, t1 } = span(times.length ? times[times.length - 1] : 1);
-  drawAxes(svg, t0, t1, ymax, 'bytes', 195, 190);
+  drawAxes(svg, t0, t1, ymax, key === 'bytes' ? 'bytes' : 'count', 195, 190);
   legend.replaceChildren();
   const labels = distinctLabels(sites);
   sites.forEach((s, k) => {
@@ -548,8 +557,11 @@ function drawSites(timeline) {
     sw.className = 'swatch';
     sw.style.background = palette[k % palette.length];
     li.appendChild(sw);
-    li.appendChild(document.createTextNode(`${bytes(Math.max(...s.bytes))} at most: ${labels[k]}`));
-    li.dataset.bytes = s.bytes.join(',');
+    const most = Math.max(0, ...s.values);
+    li.appendChild(document.createTextNode(key === 'bytes' ? `${bytes(most)} at most: ${labels[k]}`
+      : `${group(most)} ${cost === 'temporary' ? 'temporary allocations' : 'allocations'}: ${labels[k]}`));
+    li.dataset.values = s.values.join(',');
+    li.dataset.label = labels[k];
     li.addEventListener('click', () => showStack(s.stack, s.interest));
     legend.appendChild(li);
   });
@@ -769,6 +781,7 @@ async function loadCharts() {
   // at most 1000 rows a process, whatever the span (a growing trace's is 0)
   // or the chunks (the index's: every k-th chunk's end past 1000 of them)
   const params = index ? { sites: '8', index: '1', points: '1000' } : { interval, sites: '8', points: '1000' };
+  params.site_cost = state.siteCost;
   if (z) {
     params.from = `${z.from}ns`;
     params.to = `${z.to}ns`;
@@ -781,6 +794,9 @@ async function loadCharts() {
   drawChart(timeline);
   drawPerSecond(timeline, 'allocations', 'rate-chart');
   drawPerSecond(timeline, 'temporary', 'temp-chart');
+  // no temporary count (a sampled trace's, or the totals'): no such sites
+  $('sites-cost-tabs').querySelector('[data-cost=temporary]').hidden = $('temp-chart').closest('.plot').hidden &&
+    state.siteCost !== 'temporary';
   drawSites(timeline);
   $('zoom-out').disabled = !z;
   chart.dataset.drawn = String(Number(chart.dataset.drawn || 0) + 1);
@@ -826,6 +842,10 @@ function drawHistogram() {
   svg.innerHTML = out || '<text x="10" y="20">no heap block in this trace</text>';
   svg.dataset.drawn = String(Number(svg.dataset.drawn || 0) + 1);
 }
+onTabs('sites-cost-tabs', (b) => {
+  state.siteCost = b.dataset.cost;
+  loadCharts().catch(showError);
+});
 onTabs('hist-tabs', (b) => {
   histView.by = b.dataset.by;
   drawHistogram();
