@@ -6,8 +6,9 @@
 # `make -j2` of two C files (a tree of processes: each program a
 # first-level node); the process filter on that tree and the thread filter
 # on tests/programs/ana_threads (tests/e2e/serve_filters.py: report, tree,
-# histogram and leaks with --pid or --thread). A screenshot of each in the
-# build's artifacts.
+# histogram and leaks with --pid or --thread); memcheck's leak classes on
+# tests/programs/rec_reach recorded with --reach (tests/e2e/serve_leaks.py).
+# A screenshot of each in the build's artifacts.
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" --go-on serve-views MEMSCRIBE MS_BUILD MS_SOURCE MS_PROGRAMS
 source "$MS_SOURCE/tests/e2e/html_chrome.sh"
@@ -68,6 +69,11 @@ page serve_filters filter-pid "$WORK/make.mscr" pid
 "$MEMSCRIBE" record -q -o "$WORK/threads.mscr" -- "$MS_PROGRAMS/ana_threads" >/dev/null 2>"$WORK/err" ||
     fail "record ana_threads: $(cat "$WORK/err")"
 page serve_filters filter-thread "$WORK/threads.mscr" thread
+
+# memcheck's classes at exit (record --reach) as the page draws them.
+"$MEMSCRIBE" record -q --reach -o "$WORK/reach.mscr" -- "$MS_PROGRAMS/rec_reach" >/dev/null 2>"$WORK/err" ||
+    fail "record --reach rec_reach: $(cat "$WORK/err")"
+page serve_leaks leak-classes "$WORK/reach.mscr"
 
 # Two builds of one program compared (serve --base).
 for b in base new; do

@@ -748,6 +748,7 @@ async function loadLeaks() {
   put('leaks-total', total[0], `${bytes(total[0])} in ${group(total[1])} blocks`);
   $('leaks-total').dataset.blocks = String(total[1]);
   $('leaks-total').dataset.at = state.at === null ? '' : String(state.at);
+  drawLeakClasses(l.processes);
   const tbody = $('leaks').tBodies[0];
   tbody.replaceChildren();
   for (const s of l.stacks)
@@ -763,6 +764,28 @@ async function loadLeaks() {
   $('map').dataset.at = state.at === null ? '' : String(state.at);
   showError(null);
 }
+// memcheck's classes of the blocks live at the end (record --reach's scan
+// at exit), summed over the processes scanned: a bar per class, as wide as
+// its bytes, its bytes and blocks in data-*. None for a moment before the
+// end, nor for a trace without the scan.
+const LEAK_CLASSES = [['definitely_lost', 'definitely lost'], ['indirectly_lost', 'indirectly lost'],
+  ['possibly_lost', 'possibly lost'], ['still_reachable', 'still reachable'], ['unclassed', 'not classed']];
+function drawLeakClasses(processes) {
+  const scanned = processes.filter((p) => p.reach && p.reach.status === 'scanned');
+  $('leak-classes').hidden = !scanned.length;
+  if (!scanned.length) return;
+  const sums = LEAK_CLASSES.map(([k]) => ['bytes', 'blocks'].map((u) => scanned.reduce((a, p) => a + p.reach[`${k}_${u}`], 0)));
+  const most = Math.max(1, ...sums.map(([b]) => b));
+  const esc = (t) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;');
+  $('leak-classes-chart').innerHTML = LEAK_CLASSES.map(([k, label], i) => {
+    const [b, n] = sums[i], y = 5 + 29 * i;
+    return `<rect x="200" y="${y}" width="${((600 * b) / most).toFixed(2)}" height="22" fill="${palette[i % palette.length]}" ` +
+      `data-class="${k}" data-bytes="${b}" data-blocks="${n}"/>` +
+      `<text x="190" y="${y + 16}" text-anchor="end">${esc(label)}</text>` +
+      `<text x="${(205 + (600 * b) / most).toFixed(2)}" y="${y + 16}">${esc(`${bytes(b)} in ${group(n)} block${n === 1 ? '' : 's'}`)}</text>`;
+  }).join('');
+}
+
 let leakTimer = null;
 $('at').addEventListener('input', () => {
   clearTimeout(leakTimer);
