@@ -132,6 +132,8 @@ for card, key in (("peak", "peak_bytes"), ("peak-time", "peak_ns"), ("leaked", "
                   ("allocated", "allocated_bytes"), ("temporary", "temporary"),
                   ("temporary-bytes", "temporary_bytes"), ("peak-rss", "peak_rss_bytes")):
     check("card " + card, value(d, card), tot[key])
+check("card peak-rss-time", value(d, "peak-rss-time"),
+      tot["peak_rss_ns"] if tot["peak_rss_bytes"] is not None else None)
 
 # The site lists: of the process with the highest peak, each tab.
 proc = max(rep["processes"], key=lambda p: p["peak_bytes"])

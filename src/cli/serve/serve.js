@@ -302,6 +302,7 @@ function showSummary(report) {
   put('temporary', get('temporary'), group(get('temporary')));
   put('temporary-bytes', get('temporary_bytes'), bytes(get('temporary_bytes')));
   put('peak-rss', get('peak_rss_bytes'), bytes(get('peak_rss_bytes')));
+  put('peak-rss-time', get('peak_rss_bytes') === null ? null : get('peak_rss_ns'), `at ${seconds(get('peak_rss_ns'))}`);
   const runNs = get('last_ns') - get('first_ns');
   put('rate', runNs > 0 ? Math.round(get('allocations') / (runNs / 1e9)) : 0,
     runNs > 0 ? `${group(get('allocations') / (runNs / 1e9))} allocations/s` : '');
