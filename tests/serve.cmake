@@ -9,6 +9,7 @@ ms_e2e_test(serve_live.spinner serve_live.sh spinner)
 ms_e2e_test(serve_live.attach serve_live.sh attach)
 ms_e2e_test(serve_views serve_views.sh)
 ms_e2e_test(serve_source serve_source.sh)
+ms_e2e_test(serve_beside serve_beside.sh)
 ms_e2e_test(serve_guard serve_guard.sh)
 # 61 s in the -O0 build alone, most of it the extreme queries of a 7.3 M-call
 # trace: a timeout catches a hang, not slowness

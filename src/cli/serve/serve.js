@@ -560,7 +560,7 @@ function drawSites(timeline) {
     li.appendChild(sw);
     const most = Math.max(0, ...s.values);
     li.appendChild(document.createTextNode(key === 'bytes' ? `${bytes(most)} at most: ${labels[k]}`
-      : `${group(most)} ${cost === 'temporary' ? 'temporary allocations' : 'allocations'}: ${labels[k]}`));
+      : `${group(most)} ${cost === 'temporary' ? 'temporary ' : ''}allocation${most === 1 ? '' : 's'}: ${labels[k]}`));
     li.dataset.values = s.values.join(',');
     li.dataset.label = labels[k];
     li.addEventListener('click', () => showStack(s.stack, s.interest));
