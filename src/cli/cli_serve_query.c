@@ -117,6 +117,7 @@ static const struct query queries[] = {
                 TOP(NULL),
                 {"focus", "--focus", P_NAME, NULL},
                 {"bottom", NULL, P_FLAG, "--bottom-up"},
+                {"flat", NULL, P_FLAG, "--flat"},
                 {"sort", "--sort", P_CHOICE, "peak,leaked,allocations,bytes,temporary"},
                 {"pid", "--pid", P_PIDS, NULL},
                 {"thread", "--thread", P_PIDS, NULL}}},

@@ -18,7 +18,14 @@
 #include "cli/cli_getopt.h"
 #include "cli/cli_rows.h"
 
-enum { OPT_BOTTOM_UP = CLI_ANA_OPT_FIRST_OWN, OPT_DEPTH, OPT_SORT, OPT_NO_SELF, OPT_FOCUS };
+enum {
+    OPT_BOTTOM_UP = CLI_ANA_OPT_FIRST_OWN,
+    OPT_DEPTH,
+    OPT_SORT,
+    OPT_NO_SELF,
+    OPT_FOCUS,
+    OPT_FLAT
+};
 
 static const struct cli_tree_metric mets[] = {
     {"peak", "peak_bytes", false},    {"leaked", "leaked_bytes", false},
@@ -51,6 +58,10 @@ static void usage(FILE *out)
                  "                  calls on the way to allocations (its callees), or with\n"
                  "                  --bottom-up who calls F (its callers); F as tree or\n"
                  "                  report names it ('f', or 'f (file.c:12)')\n"
+                 "  --flat          every function once, under the root: its inclusive cost\n"
+                 "                  (every allocation with it on the stack, a recursion\n"
+                 "                  counted once) and self cost, as heaptrack_gui's\n"
+                 "                  Caller / Callee list (not with --bottom-up or --focus)\n"
                  "  --top N         children per node (default 10; 0: all)\n" CLI_ANA_PROGRAMS_USAGE
                      CLI_ANA_USAGE
                  "\nA stack the recorder cut at its depth limit (record --depth) lacks its\n"
@@ -62,6 +73,7 @@ struct paths {
     struct cli_ana *a;
     struct ana_tree t;
     bool bottom_up, per_process; /* per_process: a first-level node per process (not focused) */
+    bool flat;                   /* --flat: each function once, under the root */
     /* --focus: the function's labels (as given, and its name before a
      * " (where)" as report writes frames); a path is kept from the first
      * of them on (from the root top-down, from the leaf bottom-up, so a
@@ -109,6 +121,15 @@ static void add_site(struct paths *ps, uint32_t id, const struct ana_site *s)
         nl = 1;
     }
     nl = cli_ana_tree_path(ps->a, id, ps->bottom_up, &ps->labels, &ps->cap, nl);
+    if (ps->flat) {
+        int64_t v[NR_METS] = {(int64_t)s->peak_bytes, s->live_bytes, (int64_t)s->nr_allocs,
+                              (int64_t)s->alloc_bytes, (int64_t)s->nr_temporary};
+        for (int k = 0; k < NR_METS; k++)
+            ps->total[k] += v[k];
+        if (ana_tree_add_flat(&ps->t, ps->labels, nl, v))
+            cli_die("tree: out of memory");
+        return;
+    }
     if (ps->per_process)
         ps->labels[0] = proc;
     if (ps->focus) {
@@ -175,6 +196,7 @@ int cmd_tree(int argc, char **argv)
         {"sort", required_argument, NULL, OPT_SORT},
         {"no-self", no_argument, NULL, OPT_NO_SELF},
         {"focus", required_argument, NULL, OPT_FOCUS},
+        {"flat", no_argument, NULL, OPT_FLAT},
         {NULL, 0, NULL, 0},
     };
     struct cli_getopt g = {
@@ -182,7 +204,7 @@ int cmd_tree(int argc, char **argv)
     static const char *const sort_names[NR_METS + 1] = {"peak",  "leaked",    "allocations",
                                                         "bytes", "temporary", NULL};
     struct cli_ana a;
-    bool bottom_up = false, with_self = true;
+    bool bottom_up = false, with_self = true, flat = false;
     const char *focus = NULL;
     uint32_t depth = TREE_DEFAULT_DEPTH;
     unsigned sort = 0;
@@ -203,6 +225,9 @@ int cmd_tree(int argc, char **argv)
         case OPT_SORT:
             sort = cli_ana_choice(&a, "sort", optarg, sort_names);
             break;
+        case OPT_FLAT:
+            flat = true;
+            break;
         case OPT_FOCUS:
             if (!*optarg)
                 cli_usage_error("tree: --focus wants a function's name");
@@ -210,6 +235,11 @@ int cmd_tree(int argc, char **argv)
             break;
         }
     }
+    if (flat && (bottom_up || focus))
+        cli_usage_error("tree: --flat lists every function once: not with --%s",
+                        bottom_up ? "bottom-up" : "focus");
+    if (flat)
+        depth = 0;         /* one level: nothing folds */
     a.stacks_later = true; /* it may fold a tree's processes (cli_fold.h) */
     cli_ana_open(&a, argc, argv, optind);
     /* JSON's nodes say their files and modules (the page's filter). */
@@ -235,8 +265,8 @@ int cmd_tree(int argc, char **argv)
      * WPA's Process column groups first; the depth limit then counts it
      * too. Focused, the function is the root, in whichever process it
      * ran. */
-    struct paths ps = {.a = &a, .bottom_up = bottom_up};
-    ps.per_process = ana_model_nr_seen(m) > 1 && !focus;
+    struct paths ps = {.a = &a, .bottom_up = bottom_up, .flat = flat};
+    ps.per_process = ana_model_nr_seen(m) > 1 && !focus && !flat;
     if (focus)
         focus_on(&ps, focus);
     if (ana_tree_init(&ps.t, NR_METS, depth ? depth + ps.per_process : 0))
@@ -249,7 +279,8 @@ int cmd_tree(int argc, char **argv)
     int64_t *total = ps.total;
     if (a.format == CLI_FMT_TEXT)
         printf("memscribe tree: %s (%s%s)\n\n", a.path,
-               !focus      ? (bottom_up ? "bottom-up" : "top-down")
+               flat        ? "every function once"
+               : !focus    ? (bottom_up ? "bottom-up" : "top-down")
                : bottom_up ? "callers of "
                            : "callees of ",
                focus ? focus : "");

@@ -7,7 +7,7 @@
 # the sites through it: computed here independently from report's every call site (--top 0,
 # each site's stack and numbers), across processes. F as report writes a frame
 # ('worker (rec_agg.c:114)') focuses as F's name does; a name no stack holds gives an empty
-# tree and a warning.
+# tree and a warning. tree --flat's every function, inclusive and self, from the same sites.
 # Needs MEMSCRIBE, MS_PROGRAMS.
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" ana_tree_focus MEMSCRIBE MS_PROGRAMS
@@ -55,6 +55,20 @@ done
 frame=$(jq -r '[.processes[].top.allocations[].stack[] | select(startswith("worker "))][0]' \
     "$WORK/report.json")
 expect "callees of '$frame'" "$(got "$frame" | jq -S -c .)" "$(got worker | jq -S -c .)"
+# tree --flat: every function once, its inclusive sums those of the sites
+# whose stack holds it (once, a recursion too) and its self those whose
+# leaf it is, as report's sites give them.
+flat_want=$(jq -S -c '
+    def name: sub(" \\([^()]*\\)$"; "");
+    [.processes[].top.allocations[] | . as $s | ($s.stack | map(name)) as $st
+     | ($st | unique)[] | {f: ., a: $s.allocations, b: $s.allocated_bytes, l: $s.leaked_bytes,
+                           self: (. == $st[0])}]
+    | group_by(.f) | map({(.[0].f): [(map(.a) | add), (map(.b) | add), (map(.l) | add),
+                                     (map(select(.self) | .a) | add // 0)]}) | add' "$WORK/report.json")
+flat_got=$("$MEMSCRIBE" tree --all-frames --flat --format=json --top 0 "$T" 2>"$WORK/err" |
+    jq -S -c '.children | map({(.function): [.inclusive.allocations, .inclusive.allocated_bytes,
+                                             .inclusive.leaked_bytes, .self.allocations]}) | add')
+expect "tree --flat: each function's inclusive and self sums" "$flat_got" "$flat_want"
 # A name no stack holds.
 "$MEMSCRIBE" tree --format=json --focus no_such_function "$T" >"$WORK/none" 2>"$WORK/err" ||
     fail "tree --focus no_such_function failed"

@@ -43,14 +43,14 @@ ROWS = "document.querySelectorAll('#tree tbody tr').length - 1"
 keep("summary", "section.cards", "document.querySelectorAll('.card .value').length")
 tree_mode("up")
 keep("bottom-up", "#trees-section", ROWS)
-# Caller / Callee: heaptrack_gui's of the function picked; here the
-# callers of the top allocating function, then its callees.
-fn = pc.cmd("tree", "--bottom-up", "--depth", "1")["children"][0]["function"]
-d.find_element(By.ID, "tree-focus").send_keys(fn)
-tree_mode("callers")
-# its callers opened a level, as a click on its row does
-d.find_elements(By.CSS_SELECTOR, "#tree tbody tr")[1].click()
-keep("caller-callee", "#trees-section", ROWS + " - 1")
+# Caller / Callee: heaptrack_gui's list of every function with its
+# inclusive and self costs (the page's "functions", tree --flat), whose
+# "callers · callees" link opens the callers of the one picked.
+tree_mode("flat")
+keep("caller-callee", "#trees-section", ROWS)
+d.find_elements(By.CSS_SELECTOR, "#tree tbody tr a.focus")[1].click()
+pc.wait(d, "return document.querySelector('#tree-tabs button.on').dataset.mode === 'callers' && "
+           "document.getElementById('tree').dataset.drawn > 0", "the callers of the function picked")
 tree_mode("down")
 keep("top-down", "#trees-section", ROWS)
 # The flame graph: the window's, of the whole run.

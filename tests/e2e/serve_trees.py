@@ -9,7 +9,8 @@ with the page's options):
   down to a leaf, each level's rows (function and every cost) in order;
 - bottom-up, and each cost's order (--sort);
 - a function's callers and callees, picked on a row (--focus F, with
-  --bottom-up for the callers);
+  --bottom-up for the callers); every function once with its inclusive and
+  self costs (--flat);
 - the filter, by function, by file and by module: the rows that match are
   the functions of the command's tree that hold the text (in their name,
   their "files" or their "modules"), each drawn on its path;
@@ -130,6 +131,14 @@ check("callers picked on a row: the function", d.find_element(By.ID, "tree-focus
 open_down(d, cmd("tree", *TREE, "--sort", "peak", "--bottom-up", "--focus", fn), "callers of " + fn, COSTS, 4)
 mode(d, "callees")
 open_down(d, cmd("tree", *TREE, "--sort", "peak", "--focus", fn), "callees of " + fn, COSTS, 4)
+# Every function once (heaptrack_gui's Caller / Callee list): each row's
+# inclusive and self costs, as tree --flat gives them.
+mode(d, "flat")
+flat = cmd("tree", "--flat", "--top", "200", "--sort", "peak")
+check("functions: each once, inclusive and self (%d)" % len(flat["children"]),
+      [r for r in rows(d) if r[0] == 1],
+      [node_row(c, 1, COSTS) + [str(c["self"][k]) for k in COSTS] for c in flat["children"]])
+check("functions: one row each", len({c["function"] for c in flat["children"]}), len(flat["children"]))
 mode(d, "down")
 
 

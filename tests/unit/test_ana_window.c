@@ -499,6 +499,45 @@ static void test_tree(void **state)
     ana_tree_release(&t);
 }
 
+/* The node under the root of label, or NULL. */
+static const struct ana_tree_node *top_node(const struct ana_tree *t, uint32_t label)
+{
+    for (uint32_t c = t->nodes[0].first_child; c != ANA_TREE_NONE; c = t->nodes[c].next_sibling)
+        if (t->nodes[c].label == label)
+            return &t->nodes[c];
+    return NULL;
+}
+
+static void test_tree_flat(void **state)
+{
+    struct ana_tree t;
+    (void)state;
+
+    /* main(1) -> a(2) -> a(2) -> leaf(4): a recursion; main -> b(3) ->
+     * leaf(4); main -> a: a allocates itself. */
+    uint32_t p1[] = {1, 2, 2, 4}, p2[] = {1, 3, 4}, p3[] = {1, 2};
+    int64_t m1[] = {10, 1}, m2[] = {30, 2}, m3[] = {5, 1};
+    assert_int_equal(ana_tree_init(&t, 2, 0), 0);
+    assert_int_equal(ana_tree_add_flat(&t, p1, 4, m1), 0);
+    assert_int_equal(ana_tree_add_flat(&t, p2, 3, m2), 0);
+    assert_int_equal(ana_tree_add_flat(&t, p3, 2, m3), 0);
+    assert_int_equal(t.nr_nodes, 5); /* the root and the four functions, each once */
+    assert_int_equal(t.nodes[0].incl[0], 45);
+    assert_int_equal(t.nodes[0].incl[1], 4);
+    /* label: inclusive (each path once), self (paths that end there) */
+    const int64_t want[][3] = {{1, 45, 0}, {2, 15, 5}, {3, 30, 0}, {4, 40, 40}};
+    for (size_t i = 0; i < 4; i++) {
+        const struct ana_tree_node *n = top_node(&t, (uint32_t)want[i][0]);
+        assert_non_null(n);
+        assert_int_equal(n->depth, 1);
+        assert_int_equal(n->first_child, ANA_TREE_NONE);
+        assert_int_equal(n->incl[0], want[i][1]);
+        assert_int_equal(n->self[0], want[i][2]);
+    }
+    assert_int_equal(top_node(&t, 2)->incl[1], 2); /* the recursion's path counted once */
+    ana_tree_release(&t);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -509,6 +548,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_timeline_many_processes),
         cmocka_unit_test(test_histogram),
         cmocka_unit_test(test_tree),
+        cmocka_unit_test(test_tree_flat),
     };
     /* For tests/e2e/ana_timeline_procs.sh: write the many-process trace. */
     if (argc == 3 && !strcmp(argv[1], "--write-many-processes")) {

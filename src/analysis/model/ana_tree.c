@@ -43,6 +43,7 @@ int ana_tree_init(struct ana_tree *t, unsigned nr_metrics, uint32_t max_depth)
 void ana_tree_release(struct ana_tree *t)
 {
     free(t->nodes);
+    free(t->seen);
     ana_map_release(&t->children);
     memset(t, 0, sizeof(*t));
 }
@@ -74,6 +75,44 @@ int ana_tree_add(struct ana_tree *t, const uint32_t *labels, uint32_t n, const i
     }
     for (unsigned k = 0; k < t->nr_metrics; k++)
         t->nodes[at].self[k] += metrics[k];
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+int ana_tree_add_flat(struct ana_tree *t, const uint32_t *labels, uint32_t n,
+                      const int64_t *metrics)
+{
+    int rc;
+
+    if (!n)
+        return ana_tree_add(t, labels, 0, metrics);
+    if (UTIL_ARRAY_RESERVE(t->seen, t->cap_seen, n, 256))
+        return -ENOMEM;
+    memcpy(t->seen, labels, n * sizeof(*labels));
+    qsort(t->seen, n, sizeof(*t->seen), cmp_u32);
+    for (uint32_t i = 0; i < n; i++) {
+        if (i && t->seen[i] == t->seen[i - 1])
+            continue;
+        /* the leaf's node gets self cost (and its inclusive) from a path
+         * of one; every other function its inclusive, taken back from
+         * the root, which counts the path once */
+        if ((rc = ana_tree_add(t, &t->seen[i], 1, metrics)))
+            return rc;
+        uint32_t at = *(const uint32_t *)ana_map_get(&t->children, (uint64_t)t->seen[i] + 1);
+        for (unsigned k = 0; k < t->nr_metrics; k++) {
+            t->nodes[0].incl[k] -= metrics[k];
+            if (t->seen[i] != labels[n - 1])
+                t->nodes[at].self[k] -= metrics[k];
+        }
+    }
+    for (unsigned k = 0; k < t->nr_metrics; k++)
+        t->nodes[0].incl[k] += metrics[k];
     return 0;
 }
 

@@ -32,6 +32,8 @@ struct ana_tree {
     unsigned nr_metrics;
     uint32_t max_depth;      /* 0: no limit */
     struct ana_map children; /* (parent << 32 | label) + 1 -> node index */
+    uint32_t *seen;          /* ana_tree_add_flat's labels of one path, sorted */
+    size_t cap_seen;
 };
 
 /* Returns 0, -EINVAL (nr_metrics too large) or -ENOMEM. */
@@ -40,6 +42,14 @@ void ana_tree_release(struct ana_tree *t);
 
 /* Add metrics along labels[0..n-1] (root side first). Returns 0 or -ENOMEM. */
 int ana_tree_add(struct ana_tree *t, const uint32_t *labels, uint32_t n, const int64_t *metrics);
+
+/* The flat list instead of a tree (heaptrack_gui's Caller / Callee list):
+ * one node under the root per function of labels[0..n-1] (root side
+ * first), each with the metrics added once however often the path holds
+ * it (a recursion), as inclusive cost; the last label's self cost too.
+ * Returns 0 or -ENOMEM. */
+int ana_tree_add_flat(struct ana_tree *t, const uint32_t *labels, uint32_t n,
+                      const int64_t *metrics);
 
 /* Order each node's children by inclusive metric, largest first (by
  * absolute value, so negative Impacting Sizes rank too); ties by name(arg,

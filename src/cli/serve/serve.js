@@ -891,7 +891,9 @@ const TREE_COSTS = {
   window: [['impacting', 'impacting_size', 'Impacting Size', bytes], ['size', 'size', 'allocated in the window', bytes],
     ['count', 'count', 'allocations', group]],
 };
-const treeView = { mode: 'down', scope: 'trace', data: null, asked: '' };
+const treeView = { mode: 'down', scope: 'trace', data: null, asked: '', flat: false };
+// The functions' list (tree --flat): this many, the costliest first.
+const TREE_FLAT_TOP = 200;
 
 function treeCostChoices() {
   const sel = $('tree-cost'), scopeNow = $('tree-scope').value;
@@ -917,7 +919,9 @@ async function loadTree() {
   if (inWindow && !state.window) return treeMessage('pick a window first: drag across the chart');
   if (inWindow && focused) return treeMessage("a window's tree is top-down or bottom-up (window --tree has no --focus)");
   if (focused && !focus) return treeMessage('type a function, or pick one with "callers · callees" on a row');
+  if (inWindow && mode === 'flat') return treeMessage("the functions' list is of the whole trace (window --tree has no --flat)");
   const params = { depth: '256', top: String(TREE_TOP), sort: $('tree-cost').value };
+  if (mode === 'flat') Object.assign(params, { flat: '1', top: String(TREE_FLAT_TOP) });
   if (mode === 'up' || mode === 'callers') params.bottom = '1';
   if (focused) params.focus = focus;
   if (inWindow) Object.assign(params, { tree: '1', from: `${state.window.from}ns`, to: `${state.window.to}ns` });
@@ -931,11 +935,13 @@ async function loadTree() {
   treeView.params = params;
   // A tree of several processes has a node per program (or process) at its
   // first level, unless focused: no function of which to ask callers.
-  treeView.perProcess = !inWindow && !focused && (state.report ? state.report.processes.length > 1 : false);
+  treeView.perProcess = !inWindow && !focused && mode !== 'flat' && (state.report ? state.report.processes.length > 1 : false);
+  treeView.flat = mode === 'flat';
   drawTree();
   const cmd = inWindow ? `memscribe window --tree --from ${params.from} --to ${params.to}${params.bottom ? ' --bottom-up' : ''}`
-    : `memscribe tree${params.bottom ? ' --bottom-up' : ''}${focused ? ` --focus '${focus}'` : ''} --sort ${params.sort}`;
-  info.textContent = `${cmd} --depth 256 --top ${TREE_TOP}: every level, the ${TREE_TOP} largest children of each node`;
+    : `memscribe tree${params.flat ? ' --flat' : ''}${params.bottom ? ' --bottom-up' : ''}${focused ? ` --focus '${focus}'` : ''} --sort ${params.sort}`;
+  info.textContent = params.flat ? `${cmd} --top ${params.top}: every function once, its inclusive and self costs; "callers · callees" on a row for its own`
+    : `${cmd} --depth 256 --top ${TREE_TOP}: every level, the ${TREE_TOP} largest children of each node`;
   showError(null);
 }
 
@@ -984,6 +990,7 @@ function treeRow(node, path, depth) {
   }
   td.title = node.function;
   for (const [, key, , fmt] of costs) cell(tr, fmt(node.inclusive[key]), node.inclusive[key]);
+  if (treeView.flat) for (const [, key, , fmt] of costs) cell(tr, fmt(node.self[key]), node.self[key]);
   tr.addEventListener('click', () => toggleTree(tr, node));
   tr.treeNode = node;
   return tr;
@@ -1014,7 +1021,8 @@ function drawTree() {
   if (!t) return;
   const head = $('tree').tHead.rows[0];
   head.replaceChildren();
-  for (const h of ['function'].concat(TREE_COSTS[treeView.scope].map((c) => c[2]))) {
+  const costs = TREE_COSTS[treeView.scope];
+  for (const h of ['function'].concat(costs.map((c) => c[2]), treeView.flat ? costs.map((c) => `self: ${c[2]}`) : [])) {
     const th = document.createElement('th');
     th.textContent = h;
     head.appendChild(th);
