@@ -188,7 +188,15 @@ static void text_total(const struct cli_ana *a, const int64_t *total, bool temp,
                depth);
 }
 
-int cmd_tree(int argc, char **argv)
+/* What the options ask. */
+struct tree_opts {
+    bool bottom_up, with_self, flat;
+    const char *focus;
+    uint32_t depth;
+    unsigned sort;
+};
+
+static void parse_options(int argc, char **argv, struct cli_ana *a, struct tree_opts *o)
 {
     static const struct option own[] = {
         {"bottom-up", no_argument, NULL, OPT_BOTTOM_UP},
@@ -203,43 +211,47 @@ int cmd_tree(int argc, char **argv)
         .takes = CLI_TAKES_ANALYSIS | CLI_TAKES_PROGRAMS, .own = own, .usage = usage};
     static const char *const sort_names[NR_METS + 1] = {"peak",  "leaked",    "allocations",
                                                         "bytes", "temporary", NULL};
-    struct cli_ana a;
-    bool bottom_up = false, with_self = true, flat = false;
-    const char *focus = NULL;
-    uint32_t depth = TREE_DEFAULT_DEPTH;
-    unsigned sort = 0;
     int c;
 
-    cli_ana_init(&a, "tree", 10);
-    while ((c = cli_getopt(&g, &a, argc, argv)) != -1) {
+    *o = (struct tree_opts){.with_self = true, .depth = TREE_DEFAULT_DEPTH};
+    while ((c = cli_getopt(&g, a, argc, argv)) != -1) {
         switch (c) {
         case OPT_BOTTOM_UP:
-            bottom_up = true;
+            o->bottom_up = true;
             break;
         case OPT_NO_SELF:
-            with_self = false;
+            o->with_self = false;
             break;
         case OPT_DEPTH:
-            depth = (uint32_t)cli_ana_number(&a, "--depth", optarg);
+            o->depth = (uint32_t)cli_ana_number(a, "--depth", optarg);
             break;
         case OPT_SORT:
-            sort = cli_ana_choice(&a, "sort", optarg, sort_names);
+            o->sort = cli_ana_choice(a, "sort", optarg, sort_names);
             break;
         case OPT_FLAT:
-            flat = true;
+            o->flat = true;
             break;
         case OPT_FOCUS:
             if (!*optarg)
                 cli_usage_error("tree: --focus wants a function's name");
-            focus = optarg;
+            o->focus = optarg;
             break;
         }
     }
-    if (flat && (bottom_up || focus))
+    if (o->flat && (o->bottom_up || o->focus))
         cli_usage_error("tree: --flat lists every function once: not with --%s",
-                        bottom_up ? "bottom-up" : "focus");
-    if (flat)
-        depth = 0;         /* one level: nothing folds */
+                        o->bottom_up ? "bottom-up" : "focus");
+    if (o->flat)
+        o->depth = 0; /* one level: nothing folds */
+}
+
+int cmd_tree(int argc, char **argv)
+{
+    struct cli_ana a;
+    struct tree_opts o;
+
+    cli_ana_init(&a, "tree", 10);
+    parse_options(argc, argv, &a, &o);
     a.stacks_later = true; /* it may fold a tree's processes (cli_fold.h) */
     cli_ana_open(&a, argc, argv, optind);
     /* JSON's nodes say their files and modules (the page's filter). */
@@ -251,7 +263,7 @@ int cmd_tree(int argc, char **argv)
     struct cli_tree_metric shown[NR_METS];
     memcpy(shown, mets, sizeof(shown));
     shown[NR_METS - 1].none = !temp;
-    if (sort == NR_METS - 1)
+    if (o.sort == NR_METS - 1)
         cli_ana_want_temporary(&a, "--sort temporary");
 
     struct ana_model_options mo = {.filter = &a.filter};
@@ -265,28 +277,28 @@ int cmd_tree(int argc, char **argv)
      * WPA's Process column groups first; the depth limit then counts it
      * too. Focused, the function is the root, in whichever process it
      * ran. */
-    struct paths ps = {.a = &a, .bottom_up = bottom_up, .flat = flat};
-    ps.per_process = ana_model_nr_seen(m) > 1 && !focus && !flat;
-    if (focus)
-        focus_on(&ps, focus);
-    if (ana_tree_init(&ps.t, NR_METS, depth ? depth + ps.per_process : 0))
+    struct paths ps = {.a = &a, .bottom_up = o.bottom_up, .flat = o.flat};
+    ps.per_process = ana_model_nr_seen(m) > 1 && !o.focus && !o.flat;
+    if (o.focus)
+        focus_on(&ps, o.focus);
+    if (ana_tree_init(&ps.t, NR_METS, o.depth ? o.depth + ps.per_process : 0))
         cli_die("tree: out of memory");
     add_sites(&ps, m);
-    if (focus && !ps.nr_focused)
-        cli_warn("tree: %s: no allocation's stack holds '%s'", a.path, focus);
-    if (ana_tree_sort(&ps.t, sort, ana_stacks_str_fn, cli_ana_stacks(&a)))
+    if (o.focus && !ps.nr_focused)
+        cli_warn("tree: %s: no allocation's stack holds '%s'", a.path, o.focus);
+    if (ana_tree_sort(&ps.t, o.sort, ana_stacks_str_fn, cli_ana_stacks(&a)))
         cli_die("tree: out of memory");
     int64_t *total = ps.total;
     if (a.format == CLI_FMT_TEXT)
         printf("memscribe tree: %s (%s%s)\n\n", a.path,
-               flat        ? "every function once"
-               : !focus    ? (bottom_up ? "bottom-up" : "top-down")
-               : bottom_up ? "callers of "
-                           : "callees of ",
-               focus ? focus : "");
-    cli_ana_tree(&a, &ps.t, shown, NR_METS, with_self, stdout);
+               o.flat        ? "every function once"
+               : !o.focus    ? (o.bottom_up ? "bottom-up" : "top-down")
+               : o.bottom_up ? "callers of "
+                             : "callees of ",
+               o.focus ? o.focus : "");
+    cli_ana_tree(&a, &ps.t, shown, NR_METS, o.with_self, stdout);
     if (a.format == CLI_FMT_TEXT)
-        text_total(&a, total, temp, depth);
+        text_total(&a, total, temp, o.depth);
     free(ps.labels);
     ana_tree_release(&ps.t);
     ana_model_destroy(m);
