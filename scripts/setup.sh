@@ -52,6 +52,11 @@ if [ "${1:-}" = "--test" ]; then
   # valgrind; `go tool pprof`; dh_view.html in chromium; the sqlite3 shell),
   # and GNU time for peak-RSS checks.
   PKGS+=(massif-visualizer golang-go chromium sqlite3 time)
+  # memscribe metrics and serve's /metrics: promtool checks the text, a real
+  # Prometheus scrapes it (tests/e2e/fleet_*.sh; started by the test on a
+  # loopback port; where systemd runs, Debian also starts its own service on
+  # :9090: `systemctl disable --now prometheus` if it is not wanted).
+  PKGS+=(prometheus)
   # memscribe serve's page driven in a browser (tests/e2e/serve_*.sh), and curl for its rules.
   PKGS+=(chromium-driver python3-selenium curl)
   # plot, flamegraph, html: SVGs checked by a real XML parser, DOMs read by

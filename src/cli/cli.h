@@ -42,6 +42,7 @@ cli_cmd_fn cmd_top;
 cli_cmd_fn cmd_vmem;
 cli_cmd_fn cmd_frag;
 cli_cmd_fn cmd_histogram;
+cli_cmd_fn cmd_metrics;
 cli_cmd_fn cmd_source;
 cli_cmd_fn cmd_tree;
 cli_cmd_fn cmd_plot;

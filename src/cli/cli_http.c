@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -33,6 +34,21 @@ static uint64_t now_ms(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The token a request presents: ?token= (the page's address), else the
+ * header Authorization: Bearer (a scraper's credentials_file, a header no
+ * other user sees in a process's argv); NULL if neither. */
+static const char *presented_token(struct MHD_Connection *c)
+{
+    const char *t = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
+    const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+
+    if (t || !auth || strncasecmp(auth, "Bearer ", 7))
+        return t;
+    for (auth += 7; *auth == ' '; auth++)
+        ;
+    return auth;
 }
 
 static bool token_ok(const struct cli_http *h, const char *given)
@@ -161,12 +177,20 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return MHD_YES;
     }
     *upload_size = 0; /* a GET's body, if any, is not read */
-    if (!token_ok(h, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token"))) {
+    const char *given = presented_token(c);
+    if (!given || !token_ok(h, given)) {
         snprintf(msg, sizeof(msg),
                  "%s: this address needs the token printed when the server started "
-                 "(?token=...)\n",
+                 "(?token=..., or the header 'Authorization: Bearer ...')\n",
                  h->o.name);
-        return cli_http_text(c, 403, msg);
+        if (given)
+            return cli_http_text(c, 403, msg);
+        /* none at all: 401, and how to give one (a scraper's bearer token) */
+        struct MHD_Response *r =
+            MHD_create_response_from_buffer(strlen(msg), msg, MHD_RESPMEM_MUST_COPY);
+        if (r)
+            MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
+        return cli_http_queue(c, 401, "text/plain; charset=utf-8", r);
     }
     return h->o.route(h->o.arg, h, c, url, state);
 }

@@ -31,6 +31,8 @@ static const struct cli_command commands[] = {
     {"replay", cmd_replay, "run a process's heap calls again under other allocators, side by side"},
     {"diff", cmd_diff, "what changed between two traces (or windows), call site by call site"},
     {"check", cmd_check, "a memory gate for CI: leaks, peak, growth against a base; JUnit XML"},
+    {"metrics", cmd_metrics,
+     "the trace's numbers as Prometheus metrics, for a scraper or a Pushgateway"},
     {"export", cmd_export,
      "write a trace for massif, heaptrack, DHAT, pprof, flame graphs, SQLite, CSV"},
 };

@@ -198,6 +198,10 @@ static enum MHD_Result route(void *arg, struct cli_http *server, struct MHD_Conn
         return cli_http_static(c, 200, "text/html; charset=utf-8", h->page, strlen(h->page));
     if (!strncmp(url, "/api/", 5) && strlen(url) < 40)
         return api(h, c, url + 5, state);
+    /* Prometheus's path, for a scraper with the token as its bearer
+     * credentials (memscribe metrics; docs/fleet.md) */
+    if (!strcmp(url, "/metrics"))
+        return api(h, c, "metrics", state);
     return cli_http_text(c, 404, "not here\n");
 }
 

@@ -150,6 +150,14 @@ static const struct query queries[] = {
      .may_lack = true,
      .params = {{"frame", "--frame", P_NAME, NULL},
                 {"context", "--context", P_COUNT, NULL, 0, 50, NULL}}},
+    /* The trace's numbers as Prometheus metrics (/metrics: text format
+     * 0.0.4), from the index once it passed its check. */
+    {.name = "metrics",
+     .command = "metrics",
+     .raw = true,
+     .index = true,
+     .type = "text/plain; version=0.0.4; charset=utf-8",
+     .params = {{"top", "--top", P_COUNT, NULL, 0, 200, NULL}}},
     /* Commit lifetimes in a window (VirtualAlloc's on Windows traces). */
     {.name = "vmem",
      .command = "vmem",

@@ -48,11 +48,13 @@ record_demo "$T"
 serve "$T"
 case $URL in http://127.0.0.1:*/\?token=????????????????????????????????) echo "ok: $URL" ;;
 *) fail "the address is not 127.0.0.1 with a 32-digit token: $URL" ;; esac
-expect "no token" "$(code "$BASE/")" 403
+expect "no token" "$(code "$BASE/")" 401
 other=${TOKEN%?}0
 [ "$other" != "$TOKEN" ] || other=${TOKEN%?}1
 expect "a wrong token" "$(code "$BASE/?token=$other")" 403
-expect "a query without the token" "$(code "$BASE/api/report")" 403
+expect "a wrong bearer token" "$(code -H "Authorization: Bearer $other" "$BASE/metrics")" 403
+expect "a query without the token" "$(code "$BASE/api/report")" 401
+expect "the token as a bearer" "$(code -H "Authorization: Bearer $TOKEN" "$BASE/api/status")" 200
 expect "the page" "$(code "$URL")" 200
 expect "a parameter that is an option" "$(code "$BASE/api/window?token=$TOKEN&from=-o")" 400
 expect "a parameter that is a path" "$(code "$BASE/api/leaks?token=$TOKEN&at=..%2Fetc")" 400

@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: MIT */
+/* memscribe metrics: the trace's numbers in Prometheus's text format
+ * (version 0.0.4), for a scraper: each process's heap in use, peak, live
+ * blocks, RSS and its counters, the tree's, and the top sites' bytes in
+ * use labelled by their frame of interest. The page of `memscribe serve`
+ * answers /metrics with it. docs/fleet.md. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/core/ana_sample.h"
+#include "analysis/model/ana_model.h"
+#include "cli/cli.h"
+#include "cli/cli_ana.h"
+#include "cli/cli_getopt.h"
+
+enum { OPT_LABEL = CLI_ANA_OPT_FIRST_OWN, OPT_INDEX };
+
+#define DEFAULT_SITES 20
+#define MAX_LABELS 16
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: memscribe metrics [options] FILE\n\n"
+                 "The trace's numbers as Prometheus metrics (its text format 0.0.4), for\n"
+                 "a scraper or a Pushgateway: per process (labels pid, exe) heap in use,\n"
+                 "its peak, live blocks, RSS and peak RSS as gauges, allocations, frees,\n"
+                 "bytes allocated and temporary allocations as counters; the same of the\n"
+                 "whole tree (memscribe_tree_*); and the bytes in use of each process's\n"
+                 "top call sites, labelled by their frame of interest (sites of one frame\n"
+                 "summed), at most --top N series a process.\n\n"
+                 "options:\n"
+                 "  --top N         sites a process (default 20; 0: none)\n"
+                 "  --label K=V     a label on every series (service, version; repeatable)\n"
+                 "  --index         from the chunks' totals where the trace has them\n"
+                 "  --pid LIST      only these processes (comma-separated pids)\n"
+                 "  --exe GLOB      only processes whose executable matches; repeatable\n"
+                 "  --thread LIST   only blocks allocated by these threads (tids)\n"
+                 "  -h, --help      this text\n" CLI_SYM_USAGE);
+}
+
+/* A label's value as the text format quotes it: \\, \" and \n escaped. */
+static void put_value(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '\\' || *s == '"')
+            fputc('\\', f);
+        if (*s == '\n')
+            fputs("\\n", f);
+        else
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+struct out {
+    FILE *f;
+    const char *label_k[MAX_LABELS], *label_v[MAX_LABELS];
+    unsigned nr_labels;
+};
+
+/* One series: name{the constant labels, then k=v pairs (NULL-ended)} v. */
+static void series(const struct out *o, const char *name, uint64_t v, ...)
+{
+    va_list ap;
+    const char *k;
+    unsigned n = 0;
+
+    fputs(name, o->f);
+    va_start(ap, v);
+    for (unsigned i = 0; i < o->nr_labels; i++) {
+        fprintf(o->f, "%s%s=", n++ ? "," : "{", o->label_k[i]);
+        put_value(o->f, o->label_v[i]);
+    }
+    while ((k = va_arg(ap, const char *))) {
+        fprintf(o->f, "%s%s=", n++ ? "," : "{", k);
+        put_value(o->f, va_arg(ap, const char *));
+    }
+    va_end(ap);
+    fprintf(o->f, "%s %" PRIu64 "\n", n ? "}" : "", v);
+}
+
+/* The numbers of a scope (a process, or the tree), each a family: a
+ * uint64_t field of struct ana_scope. */
+struct metric {
+    const char *name; /* after memscribe_ (or memscribe_tree_) */
+    const char *type;
+    const char *help;
+    size_t field;   /* offsetof(struct ana_scope, ...) */
+    bool rss;       /* none where no RSS sample is (has_rss) */
+    bool temporary; /* none in a sampled trace (ana_sample.h) */
+};
+
+#define FIELD(f) offsetof(struct ana_scope, f)
+static const struct metric metrics[] = {
+    {"heap_in_use_bytes", "gauge",
+     "Heap bytes in use (live blocks' requested bytes) at the trace's last event; an ended "
+     "process's: what it left",
+     FIELD(heap), false, false},
+    {"heap_peak_bytes", "gauge", "The highest heap in use so far", FIELD(peak), false, false},
+    {"live_blocks", "gauge", "Heap blocks live at the trace's last event", FIELD(live_blocks),
+     false, false},
+    {"rss_bytes", "gauge",
+     "The latest RSS sample (memscribe's own ring buffers included; the tree's: of the "
+     "processes still running)",
+     FIELD(rss), true, false},
+    {"rss_peak_bytes", "gauge", "The highest RSS sample so far", FIELD(rss_peak), true, false},
+    {"allocations_total", "counter", "Heap blocks allocated", FIELD(nr_allocs), false, false},
+    {"frees_total", "counter", "Heap blocks freed", FIELD(nr_frees), false, false},
+    {"allocated_bytes_total", "counter", "Bytes requested by the heap blocks allocated",
+     FIELD(alloc_bytes), false, false},
+    {"temporary_allocations_total", "counter",
+     "Blocks freed before their thread allocated or freed anything else (heaptrack's temporary)",
+     FIELD(nr_temporary), false, true},
+};
+
+static uint64_t value_of(const struct metric *mt, const struct ana_scope *s)
+{
+    return *(const uint64_t *)((const char *)s + mt->field);
+}
+
+#define NR_METRICS (sizeof(metrics) / sizeof(metrics[0]))
+
+static void family(const struct out *o, const char *prefix, const struct metric *mt)
+{
+    fprintf(o->f, "# HELP %s%s %s\n# TYPE %s%s %s\n", prefix, mt->name, mt->help, prefix, mt->name,
+            mt->type);
+}
+
+/* Each process's and the tree's families. */
+static void write_scopes(const struct out *o, struct cli_ana *a, const struct ana_model *m,
+                         bool with_temporary)
+{
+    char name[128], pid[16];
+
+    for (size_t k = 0; k < NR_METRICS; k++) {
+        const struct metric *mt = &metrics[k];
+        if (mt->temporary && !with_temporary)
+            continue;
+        family(o, "memscribe_", mt);
+        snprintf(name, sizeof(name), "memscribe_%s", mt->name);
+        for (uint32_t im = 0; im < ana_model_nr_images(m); im++) {
+            const struct ana_scope *s = ana_model_image(m, im);
+            const struct fmt_image_info *ii = fmt_reader_image(a->r, im);
+            if (!s || !s->seen || (mt->rss && !s->has_rss))
+                continue;
+            const char *exe = ii && ii->exe ? strrchr(ii->exe, '/') : NULL;
+            snprintf(pid, sizeof(pid), "%" PRIu32, s->pid);
+            series(o, name, value_of(mt, s), "pid", pid, "exe",
+                   exe             ? exe + 1
+                   : ii && ii->exe ? ii->exe
+                                   : "",
+                   NULL);
+        }
+        const struct ana_scope *t = ana_model_total(m);
+        if (mt->rss && !t->has_rss)
+            continue;
+        family(o, "memscribe_tree_", mt);
+        snprintf(name, sizeof(name), "memscribe_tree_%s", mt->name);
+        series(o, name, value_of(mt, t), NULL);
+    }
+}
+
+/* A site's bytes in use, by its process and frame of interest. */
+struct site_row {
+    uint32_t image;
+    char *where;
+    uint64_t bytes;
+};
+
+static int by_image_where(const void *x, const void *y)
+{
+    const struct site_row *a = x, *b = y;
+
+    if (a->image != b->image)
+        return a->image < b->image ? -1 : 1;
+    return strcmp(a->where, b->where);
+}
+
+static int by_image_bytes(const void *x, const void *y)
+{
+    const struct site_row *a = x, *b = y;
+
+    if (a->image != b->image)
+        return a->image < b->image ? -1 : 1;
+    if (a->bytes != b->bytes)
+        return a->bytes > b->bytes ? -1 : 1;
+    return strcmp(a->where, b->where);
+}
+
+/* The top sites of each process: sites of one frame of interest summed
+ * (series are told apart by their labels alone), the top of each process
+ * by bytes in use, at most top a process. */
+static void write_sites(const struct out *o, struct cli_ana *a, const struct ana_model *m,
+                        unsigned top)
+{
+    struct site_row *rows = NULL;
+    size_t nr = 0, cap = 0, kept = 0;
+    char pid[16];
+
+    for (uint32_t id = 0; top && id < ana_model_nr_sites(m); id++) {
+        const struct ana_site *s = ana_model_site(m, id);
+        if (!s || s->live_bytes <= 0)
+            continue;
+        unsigned n = 0;
+        const char *const *fr = cli_ana_stack(a, id, false, 0, &n);
+        if (nr == cap && !(rows = realloc(rows, (cap = cap ? 2 * cap : 256) * sizeof(*rows))))
+            cli_die("metrics: out of memory");
+        rows[nr] = (struct site_row){s->image, strdup(n ? fr[a->interest] : "(no stack)"),
+                                     (uint64_t)s->live_bytes};
+        if (!rows[nr++].where)
+            cli_die("metrics: out of memory");
+    }
+    qsort(rows, nr, sizeof(*rows), by_image_where);
+    for (size_t i = 0; i < nr; i++) {
+        if (kept && rows[kept - 1].image == rows[i].image &&
+            !strcmp(rows[kept - 1].where, rows[i].where)) {
+            rows[kept - 1].bytes += rows[i].bytes;
+            free(rows[i].where);
+            continue;
+        }
+        rows[kept++] = rows[i];
+    }
+    qsort(rows, kept, sizeof(*rows), by_image_bytes);
+    fprintf(o->f,
+            "# HELP memscribe_site_heap_in_use_bytes Heap bytes in use by the call sites "
+            "whose frame of interest is site, the top %u of each process\n"
+            "# TYPE memscribe_site_heap_in_use_bytes gauge\n",
+            top);
+    for (size_t i = 0, rank = 0; i < kept; i++) {
+        rank = i && rows[i].image == rows[i - 1].image ? rank + 1 : 0;
+        if (rank < top) {
+            const struct fmt_image_info *ii = fmt_reader_image(a->r, rows[i].image);
+            snprintf(pid, sizeof(pid), "%" PRIu32, ii ? ii->pid : 0);
+            series(o, "memscribe_site_heap_in_use_bytes", rows[i].bytes, "pid", pid, "site",
+                   rows[i].where, NULL);
+        }
+        free(rows[i].where);
+    }
+    free(rows);
+}
+
+/* --label K=V: K a label name of Prometheus's ([a-zA-Z_][a-zA-Z0-9_]*,
+ * not __*), not one of ours. */
+static void add_label(struct out *o, char *kv)
+{
+    char *eq = strchr(kv, '=');
+    bool ok = eq && eq > kv && o->nr_labels < MAX_LABELS && strncmp(kv, "__", 2);
+
+    for (char *p = kv; ok && p < eq; p++)
+        ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+             (p > kv && *p >= '0' && *p <= '9');
+    if (ok) {
+        *eq = '\0';
+        ok = strcmp(kv, "pid") && strcmp(kv, "exe") && strcmp(kv, "site");
+    }
+    if (!ok)
+        cli_usage_error("metrics: --label wants NAME=VALUE, NAME a Prometheus label name "
+                        "(letters, digits, _; not __*, pid, exe or site), at most %d",
+                        MAX_LABELS);
+    o->label_k[o->nr_labels] = kv;
+    o->label_v[o->nr_labels++] = eq + 1;
+}
+
+int cmd_metrics(int argc, char **argv)
+{
+    static const struct option own[] = {
+        {"label", required_argument, NULL, OPT_LABEL},
+        {"index", no_argument, NULL, OPT_INDEX},
+        {NULL, 0, NULL, 0},
+    };
+    struct cli_getopt g = {.takes =
+                               CLI_TAKES_TOP | CLI_TAKES_PID | CLI_TAKES_THREAD | CLI_TAKES_SYM,
+                           .own = own,
+                           .usage = usage};
+    struct out o = {.f = stdout};
+    struct cli_ana a;
+    bool index = false;
+    int c;
+
+    cli_ana_init(&a, "metrics", DEFAULT_SITES);
+    while ((c = cli_getopt(&g, &a, argc, argv)) != -1) {
+        if (c == OPT_LABEL)
+            add_label(&o, optarg);
+        else if (c == OPT_INDEX)
+            index = true;
+    }
+    cli_ana_open(&a, argc, argv, optind);
+    struct ana_model_options mo = {.filter = &a.filter};
+    struct ana_query q = {.mo = &mo, .until_ns = UINT64_MAX, .prefer_index = index};
+    struct ana_model *m = cli_ana_answer(&a, &q);
+    write_scopes(&o, &a, m, ana_sample_has_temporary(fmt_reader_sample_bytes(a.r)));
+    write_sites(&o, &a, m, a.top);
+    ana_model_destroy(m);
+    if (fflush(stdout) || ferror(stdout))
+        cli_die("metrics: cannot write the output");
+    return cli_ana_close(&a);
+}

@@ -1,0 +1,4 @@
+# SPDX-License-Identifier: MIT
+# Beyond one machine (docs/fleet.md): the trace as Prometheus metrics.
+ms_e2e_test(fleet_metrics fleet_metrics.sh)
+ms_e2e_test(fleet_prometheus fleet_prometheus.sh)
