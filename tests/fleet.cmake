@@ -2,3 +2,4 @@
 # Beyond one machine (docs/fleet.md): the trace as Prometheus metrics.
 ms_e2e_test(fleet_metrics fleet_metrics.sh)
 ms_e2e_test(fleet_prometheus fleet_prometheus.sh)
+ms_e2e_test(fleet_record_metrics fleet_record_metrics.sh)

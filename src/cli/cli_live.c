@@ -46,7 +46,7 @@ static void read_url(int fd, char *url, size_t size)
 static void live_start(struct rec_session *s, struct cli_live *l)
 {
     char self[PATH_MAX], url[512], me[24];
-    char *argv[14];
+    char *argv[16 + 2 * CLI_LIVE_MAX_LABELS];
     int n = 0, fd[2];
     ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
     posix_spawn_file_actions_t fa;
@@ -70,6 +70,14 @@ static void live_start(struct rec_session *s, struct cli_live *l)
     if (l->url_file) {
         argv[n++] = "--url-file";
         argv[n++] = (char *)l->url_file;
+    }
+    if (l->token_file) {
+        argv[n++] = "--token-file";
+        argv[n++] = (char *)l->token_file;
+    }
+    for (unsigned i = 0; i < l->nr_labels; i++) {
+        argv[n++] = "--metrics-label";
+        argv[n++] = (char *)l->labels[i];
     }
     /* the server goes when the recorder does, SIGKILLed or not */
     snprintf(me, sizeof(me), "%d", (int)getpid());
@@ -98,7 +106,15 @@ static void live_start(struct rec_session *s, struct cli_live *l)
                  "goes on");
         return;
     }
-    fprintf(stderr, "memscribe: record: live view at %s\n", url);
+    char *query = strstr(url, "/?token=");
+    if (l->metrics && query && l->token_file)
+        fprintf(stderr, "memscribe: record: metrics at %.*s/metrics (the bearer token in %s)\n",
+                (int)(query - url), url, l->token_file);
+    else if (l->metrics && query)
+        fprintf(stderr, "memscribe: record: metrics at %.*s/metrics?token=%s\n", (int)(query - url),
+                url, query + 8);
+    else
+        fprintf(stderr, "memscribe: record: live view at %s\n", url);
 }
 
 static void live_round(struct rec_session *s, void *tap, uint64_t now_ns)

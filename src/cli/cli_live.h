@@ -17,14 +17,21 @@
 
 #define CLI_LIVE_FLUSH_NS (250 * 1000 * 1000ull)
 #define CLI_LIVE_LINGER_MS 20000
+#define CLI_LIVE_MAX_LABELS 16
 
 struct cli_live {
     const char *trace;    /* the trace the session writes, known at the first round */
     const char *listen;   /* serve --listen, NULL: its default */
     const char *port;     /* serve --port, NULL: its default */
     const char *url_file; /* serve --url-file, NULL: none */
-    pid_t pid;            /* the server, 0 before it starts or after it failed */
-    int started;          /* the first round started it (or failed to) */
+    /* record --metrics: serve --token-file (NULL: a random token) and
+     * --metrics-label; metrics: say /metrics's address, not the page's */
+    const char *token_file;
+    const char *labels[CLI_LIVE_MAX_LABELS];
+    unsigned nr_labels;
+    int metrics;
+    pid_t pid;   /* the server, 0 before it starts or after it failed */
+    int started; /* the first round started it (or failed to) */
 };
 
 /* The recording session's tap (its argument a struct cli_live). */

@@ -449,7 +449,7 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
     const struct query *q = NULL;
     /* self, command, --format=json, fixed, one option per parameter, --index,
      * --verify, the base, the trace, NULL */
-    char *argv[7 + MAX_PARAMS + 4] = {0}, *owned[MAX_PARAMS] = {0};
+    char *argv[7 + MAX_PARAMS + 4 + 2 * CLI_SERVE_MAX_LABELS] = {0}, *owned[MAX_PARAMS] = {0};
     struct cmdline cmd = {.argv = argv, .owned = owned};
     struct cli_gzip gz = {0};
     struct sink out = {.gz = &gz}, err = {0};
@@ -471,6 +471,11 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
         argv[cmd.argc++] = "--format=json";
     for (size_t i = 0; i < 3 && q->fixed[i]; i++)
         argv[cmd.argc++] = (char *)q->fixed[i];
+    /* serve --metrics-label: on every series */
+    for (unsigned i = 0; !strcmp(q->command, "metrics") && i < t->nr_metrics_labels; i++) {
+        argv[cmd.argc++] = "--label";
+        argv[cmd.argc++] = (char *)t->metrics_labels[i];
+    }
     if ((rc = add_params(q, name, param, arg, &cmd, ans))) {
         rc = rc > 0 ? 0 : rc; /* > 0: answered, a 400 */
         goto out;

@@ -36,6 +36,8 @@ struct cli_serve_end {
     atomic_int how;   /* the program's wait status, -1 when not seen */
 };
 
+#define CLI_SERVE_MAX_LABELS 16
+
 struct cli_serve_trace {
     const char *path; /* the trace the server shows */
     const char *base; /* serve --base: the trace it is compared with (NULL: none); the server
@@ -50,6 +52,9 @@ struct cli_serve_trace {
     struct cli_serve_index *index;   /* NULL: leaks and window always replay */
     const atomic_int *stop;          /* set: a running query is cut short (NULL: never) */
     const struct cli_serve_end *end; /* NULL: not followed */
+    /* serve --metrics-label K=V: the metrics query's --label options */
+    const char *metrics_labels[CLI_SERVE_MAX_LABELS];
+    unsigned nr_metrics_labels;
 };
 
 /* Answer query `name` (report, timeline, window, leaks, tree, status):

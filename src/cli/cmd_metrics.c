@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
 #include "cli/cli_getopt.h"
+#include "cli/cli_metrics.h"
 
 enum { OPT_LABEL = CLI_ANA_OPT_FIRST_OWN, OPT_INDEX };
 
@@ -245,24 +246,29 @@ static void write_sites(const struct out *o, struct cli_ana *a, const struct ana
     free(rows);
 }
 
-/* --label K=V: K a label name of Prometheus's ([a-zA-Z_][a-zA-Z0-9_]*,
- * not __*), not one of ours. */
+bool cli_metrics_label_ok(const char *kv)
+{
+    const char *eq = strchr(kv, '=');
+    size_t n = eq ? (size_t)(eq - kv) : 0;
+    bool ok = n > 0 && strncmp(kv, "__", 2);
+
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (kv[i] >= 'a' && kv[i] <= 'z') || (kv[i] >= 'A' && kv[i] <= 'Z') || kv[i] == '_' ||
+             (i > 0 && kv[i] >= '0' && kv[i] <= '9');
+    for (const char *own = "pid\0exe\0site\0"; ok && *own; own += strlen(own) + 1)
+        ok = !(strlen(own) == n && !strncmp(kv, own, n));
+    return ok;
+}
+
+/* --label K=V (cli_metrics_label_ok). */
 static void add_label(struct out *o, char *kv)
 {
-    char *eq = strchr(kv, '=');
-    bool ok = eq && eq > kv && o->nr_labels < MAX_LABELS && strncmp(kv, "__", 2);
-
-    for (char *p = kv; ok && p < eq; p++)
-        ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
-             (p > kv && *p >= '0' && *p <= '9');
-    if (ok) {
-        *eq = '\0';
-        ok = strcmp(kv, "pid") && strcmp(kv, "exe") && strcmp(kv, "site");
-    }
-    if (!ok)
+    if (o->nr_labels == MAX_LABELS || !cli_metrics_label_ok(kv))
         cli_usage_error("metrics: --label wants NAME=VALUE, NAME a Prometheus label name "
                         "(letters, digits, _; not __*, pid, exe or site), at most %d",
                         MAX_LABELS);
+    char *eq = strchr(kv, '=');
+    *eq = '\0';
     o->label_k[o->nr_labels] = kv;
     o->label_v[o->nr_labels++] = eq + 1;
 }

@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_live.h"
+#include "cli/cli_metrics.h"
 #include "cli/cli_snap.h"
 #include "format/fmt_shm.h"
 #include "format/fmt_writer.h"
@@ -30,6 +31,13 @@ struct record_opts {
     const char *keep_last_text; /* --keep-last's D as given */
     int live;                   /* --live: the server's options in live_* */
     const char *live_listen, *live_port, *live_url_file;
+    /* --metrics [ADDR:]PORT: the live server there (live set, ADDR in
+     * metrics_addr, PORT in live_port), with these token file and labels */
+    int metrics;
+    char metrics_addr[64];
+    const char *metrics_token_file;
+    const char *metrics_labels[CLI_LIVE_MAX_LABELS];
+    unsigned nr_metrics_labels;
     const char *check[RECORD_MAX_CHECKS]; /* --check OPT[=VALUE]: memscribe check's --OPT */
     unsigned nr_check;
 };
@@ -122,6 +130,12 @@ static void print_help(void)
            "                     the time its queries take (docs/serve.md)\n"
            "      --live-listen ADDR, --live-port N, --live-url-file F\n"
            "                     serve's --listen, --port and --url-file\n"
+           "      --metrics [ADDR:]PORT  the live server at ADDR (default 127.0.0.1) and\n"
+           "                     PORT, for Prometheus: /metrics is memscribe metrics of\n"
+           "                     the trace so far (docs/metrics.md)\n"
+           "      --metrics-token-file F  its token kept in F (yours alone, 0600; made\n"
+           "                     if absent): a scrape's bearer credentials_file\n"
+           "      --metrics-label K=V  a label on every series (repeatable)\n"
            "      --vm-precise   also record the mappings libc, ld.so and pthread_create\n"
            "                     make themselves (Syscall User Dispatch; default off,\n"
            "                     README: Cost)\n"
@@ -276,6 +290,34 @@ static void record_opt(struct record_opts *o, int opt, const char *arg)
 }
 
 /* Parse argv into *o; returns the index of the program's name. */
+/* --metrics [ADDR:]PORT, --metrics-token-file F, --metrics-label K=V. */
+static void record_metrics_option(struct record_opts *o, int opt, const char *arg)
+{
+    if (opt == 1007) {
+        o->metrics_token_file = arg;
+        return;
+    }
+    if (opt == 1008) {
+        if (o->nr_metrics_labels == CLI_LIVE_MAX_LABELS || !cli_metrics_label_ok(arg))
+            cli_usage_error("record: --metrics-label wants NAME=VALUE (as memscribe metrics "
+                            "--label), at most %d",
+                            CLI_LIVE_MAX_LABELS);
+        o->metrics_labels[o->nr_metrics_labels++] = arg;
+        return;
+    }
+    const char *colon = strrchr(arg, ':');
+    const char *port = colon ? colon + 1 : arg;
+    size_t n = colon ? (size_t)(colon - arg) : 0;
+    if (!*port || strspn(port, "0123456789") != strlen(port) || strlen(port) > 5 ||
+        n >= sizeof(o->metrics_addr))
+        cli_usage_error("record: --metrics wants [ADDR:]PORT (127.0.0.1:9464, or 9464 on "
+                        "127.0.0.1), not '%s'",
+                        arg);
+    snprintf(o->metrics_addr, sizeof(o->metrics_addr), "%.*s", (int)n, arg);
+    o->metrics = o->live = 1;
+    o->live_port = port;
+}
+
 static int record_parse(int argc, char **argv, struct record_opts *o)
 {
     static const struct option longopts[] = {
@@ -301,6 +343,9 @@ static int record_parse(int argc, char **argv, struct record_opts *o)
         {"live-listen", required_argument, NULL, 1001},
         {"live-port", required_argument, NULL, 1002},
         {"live-url-file", required_argument, NULL, 1003},
+        {"metrics", required_argument, NULL, 1006},
+        {"metrics-token-file", required_argument, NULL, 1007},
+        {"metrics-label", required_argument, NULL, 1008},
         {"aggregate", optional_argument, NULL, 'G'},
         {"max-size", required_argument, NULL, 'M'},
         {"keep-last", required_argument, NULL, 'Y'},
@@ -324,6 +369,8 @@ static int record_parse(int argc, char **argv, struct record_opts *o)
             *(opt == 1001   ? &o->live_listen
               : opt == 1002 ? &o->live_port
                             : &o->live_url_file) = optarg;
+        } else if (opt >= 1006 && opt <= 1008) {
+            record_metrics_option(o, opt, optarg);
         } else if (opt == 'q') {
             o->quiet = 1;
         } else if (opt == 'S') {
@@ -370,6 +417,11 @@ static void record_check(const struct record_opts *o, int argc, int first)
         cli_usage_error("record: --reach-copy goes with --reach");
     if ((o->live_listen || o->live_port || o->live_url_file) && !o->live)
         cli_usage_error("record: --live-listen, --live-port and --live-url-file go with --live");
+    if ((o->metrics_token_file || o->nr_metrics_labels) && !o->metrics)
+        cli_usage_error("record: --metrics-token-file and --metrics-label go with --metrics");
+    if (o->metrics && o->live_listen)
+        cli_usage_error("record: --metrics ADDR:PORT says where the server listens: not "
+                        "--live-listen too");
     if (o->live && o->serve)
         cli_usage_error("record: --live does not go with --serve (nobody reads its messages)");
     if (o->serve) {
@@ -579,8 +631,14 @@ int cmd_record(int argc, char **argv)
     record_mode(s, &o, argv + first, &prog);
     if (o.snap_every_ns)
         rec_session_add_tap(s, &cli_snap_tap, &snap);
-    struct cli_live live = {
-        .listen = o.live_listen, .port = o.live_port, .url_file = o.live_url_file};
+    struct cli_live live = {.listen =
+                                o.metrics && o.metrics_addr[0] ? o.metrics_addr : o.live_listen,
+                            .port = o.live_port,
+                            .url_file = o.live_url_file,
+                            .token_file = o.metrics_token_file,
+                            .nr_labels = o.nr_metrics_labels,
+                            .metrics = o.metrics};
+    memcpy(live.labels, o.metrics_labels, sizeof(live.labels));
     if (o.live)
         rec_session_add_tap(s, &cli_live_tap, &live);
     if ((o.snap_every_ns && cli_snap_make(&snap, msg, sizeof(msg))) ||

@@ -13,21 +13,31 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "analysis/core/ana_asset.h"
 #include "cli/cli.h"
+#include "cli/cli_metrics.h"
 #include "cli/cli_serve_http.h"
 #include "cli/cli_serve_index.h"
+#include "cli/cli_serve_token.h"
 #include "memscribe/trace.h"
 #include "util/util_outfile.h"
 
 extern const struct ana_asset cli_serve_assets[];
 
-enum { OPT_LISTEN = 1000, OPT_PORT, OPT_TIMEOUT, OPT_URL_FILE, OPT_PARENT, OPT_BASE };
+enum {
+    OPT_LISTEN = 1000,
+    OPT_PORT,
+    OPT_TIMEOUT,
+    OPT_URL_FILE,
+    OPT_PARENT,
+    OPT_BASE,
+    OPT_TOKEN_FILE,
+    OPT_METRICS_LABEL
+};
 
 static void usage(FILE *out)
 {
@@ -50,6 +60,10 @@ static void usage(FILE *out)
                  "                  readable by you alone: the address holds the token)\n"
                  "  --parent PID    stop when process PID ends (record --live passes its own)\n"
                  "  --base OLD      compare with the trace OLD (an earlier run)\n"
+                 "  --token-file F  the token kept in F (yours alone, 0600; made with a random\n"
+                 "                  one if absent): a scraper's bearer credentials_file\n"
+                 "  --metrics-label K=V  a label on every series of /metrics (repeatable;\n"
+                 "                  memscribe metrics --label)\n"
                  "  -h, --help      this text\n");
 }
 
@@ -69,16 +83,6 @@ static char *make_page(void)
                  j + 8) < 0)
         cli_die("serve: out of memory");
     return page;
-}
-
-static void make_token(char *out, size_t size)
-{
-    unsigned char raw[16];
-
-    if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
-        cli_die("serve: no random bytes for the token: %s", strerror(errno));
-    for (size_t i = 0; i < sizeof(raw) && 2 * i + 2 < size; i++)
-        snprintf(out + 2 * i, 3, "%02x", raw[i]);
 }
 
 /* From this many chunks (about 50 M events) a trace without chunk totals
@@ -199,6 +203,7 @@ struct serve_args {
     struct cli_serve_http_options o;
     struct cli_serve_trace t;
     const char *url_file;
+    const char *token_file;
     pid_t parent;
 };
 
@@ -213,6 +218,8 @@ static int parse_options(int argc, char **argv, struct serve_args *a)
         {"url-file", required_argument, NULL, OPT_URL_FILE},
         {"parent", required_argument, NULL, OPT_PARENT},
         {"base", required_argument, NULL, OPT_BASE},
+        {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
+        {"metrics-label", required_argument, NULL, OPT_METRICS_LABEL},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -248,6 +255,16 @@ static int parse_options(int argc, char **argv, struct serve_args *a)
             break;
         case OPT_BASE:
             a->t.base = optarg;
+            break;
+        case OPT_TOKEN_FILE:
+            a->token_file = optarg;
+            break;
+        case OPT_METRICS_LABEL:
+            if (a->t.nr_metrics_labels == CLI_SERVE_MAX_LABELS || !cli_metrics_label_ok(optarg))
+                cli_usage_error("serve: --metrics-label wants NAME=VALUE (as memscribe metrics "
+                                "--label), at most %d",
+                                CLI_SERVE_MAX_LABELS);
+            a->t.metrics_labels[a->t.nr_metrics_labels++] = optarg;
             break;
         case 'h':
             usage(stdout);
@@ -292,7 +309,7 @@ int cmd_serve(int argc, char **argv)
     self[n] = 0;
     a.t.self = self;
 
-    make_token(token, sizeof(token));
+    cli_serve_token(a.token_file, token, sizeof(token));
     a.o.token = token;
     a.o.page = make_page();
 

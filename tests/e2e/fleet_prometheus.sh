@@ -9,16 +9,8 @@
 # credentials is down, its error the server's 401.
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" fleet-prometheus MEMSCRIBE MS_PROGRAMS
-need jq
-need curl
-need prometheus
-PIDS=()
-stop_all() {
-    local p
-    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-    rm -rf "$WORK"
-}
-trap stop_all EXIT
+# shellcheck source=tests/e2e/fleet_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/fleet_lib.sh"
 
 T=$WORK/agg.mscr
 "$MEMSCRIBE" record -q -o "$T" -- "$MS_PROGRAMS/rec_agg" 5 >/dev/null 2>"$WORK/err" ||
@@ -26,20 +18,14 @@ T=$WORK/agg.mscr
 "$MEMSCRIBE" report --format=json "$T" >"$WORK/report.json" 2>/dev/null || fail "report"
 
 "$MEMSCRIBE" serve --url-file "$WORK/url" "$T" >/dev/null 2>"$WORK/serve.err" &
-PIDS+=("$!")
+FLEET_PIDS+=("$!")
 for _ in $(seq 300); do [ -s "$WORK/url" ] && break; sleep 0.1; done
 [ -s "$WORK/url" ] || fail "serve wrote no address: $(cat "$WORK/serve.err")"
 url=$(cat "$WORK/url")
 base=${url%%/\?token=*}
 (umask 077 && printf '%s' "${url##*token=}" >"$WORK/token")
 
-# A free port for Prometheus's own web API.
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat >"$WORK/prometheus.yml" <<YML
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-scrape_configs:
+fleet_prometheus <<YML
   - job_name: memscribe
     authorization:
       credentials_file: $WORK/token
@@ -49,11 +35,6 @@ scrape_configs:
     static_configs:
       - targets: ['${base#http://}']
 YML
-promtool check config "$WORK/prometheus.yml" >"$WORK/promtool.out" 2>&1 || fail "promtool: $(cat "$WORK/promtool.out")"
-prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
-    --web.listen-address="127.0.0.1:$port" >"$WORK/prometheus.log" 2>&1 &
-PIDS+=("$!")
-API=http://127.0.0.1:$port/api/v1
 
 # Both targets scraped once (up, or down with an error), within 60 s.
 health=""
