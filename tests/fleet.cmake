@@ -3,3 +3,4 @@
 ms_e2e_test(fleet_metrics fleet_metrics.sh)
 ms_e2e_test(fleet_prometheus fleet_prometheus.sh)
 ms_e2e_test(fleet_record_metrics fleet_record_metrics.sh)
+ms_e2e_test(fleet_pprof fleet_pprof.sh)

@@ -202,6 +202,10 @@ static enum MHD_Result route(void *arg, struct cli_http *server, struct MHD_Conn
      * credentials (memscribe metrics; docs/fleet.md) */
     if (!strcmp(url, "/metrics"))
         return api(h, c, "metrics", state);
+    /* Go's pprof paths (go tool pprof URL, Parca's and Alloy's scrapers):
+     * one profile, its sample types all four (-sample_index picks) */
+    if (!strcmp(url, "/debug/pprof/heap") || !strcmp(url, "/debug/pprof/allocs"))
+        return api(h, c, "pprof", state);
     return cli_http_text(c, 404, "not here\n");
 }
 

@@ -158,6 +158,14 @@ static const struct query queries[] = {
      .index = true,
      .type = "text/plain; version=0.0.4; charset=utf-8",
      .params = {{"top", "--top", P_COUNT, NULL, 0, 200, NULL}}},
+    /* The heap as a pprof profile (/debug/pprof/heap and /allocs: Go's
+     * paths, for go tool pprof and pprof scrapers), by export's writer:
+     * alloc_objects, alloc_space, inuse_objects, inuse_space (default). */
+    {.name = "pprof",
+     .command = "export",
+     .raw = true,
+     .fixed = {"--to", "pprof", "--output=-"},
+     .type = "application/octet-stream"},
     /* Commit lifetimes in a window (VirtualAlloc's on Windows traces). */
     {.name = "vmem",
      .command = "vmem",
