@@ -56,7 +56,8 @@ if [ "${1:-}" = "--test" ]; then
   # Prometheus scrapes it (tests/e2e/fleet_*.sh; started by the test on a
   # loopback port; where systemd runs, Debian also starts its own service on
   # :9090: `systemctl disable --now prometheus` if it is not wanted).
-  PKGS+=(prometheus)
+  # record --push-metrics: a real Pushgateway takes the pushes.
+  PKGS+=(prometheus prometheus-pushgateway)
   # memscribe serve's page driven in a browser (tests/e2e/serve_*.sh), and curl for its rules.
   PKGS+=(chromium-driver python3-selenium curl)
   # plot, flamegraph, html: SVGs checked by a real XML parser, DOMs read by

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/core/ana_sample.h"
 #include "analysis/model/ana_model.h"
@@ -18,8 +19,9 @@
 #include "cli/cli_ana.h"
 #include "cli/cli_getopt.h"
 #include "cli/cli_metrics.h"
+#include "cli/cli_push.h"
 
-enum { OPT_LABEL = CLI_ANA_OPT_FIRST_OWN, OPT_INDEX };
+enum { OPT_LABEL = CLI_ANA_OPT_FIRST_OWN, OPT_INDEX, OPT_PUSH, OPT_JOB, OPT_INSTANCE };
 
 #define DEFAULT_SITES 20
 #define MAX_LABELS 16
@@ -38,6 +40,10 @@ static void usage(FILE *out)
                  "  --top N         sites a process (default 20; 0: none)\n"
                  "  --label K=V     a label on every series (service, version; repeatable)\n"
                  "  --index         from the chunks' totals where the trace has them\n"
+                 "  --push URL      PUT them to the Prometheus Pushgateway at URL\n"
+                 "                  (http://HOST:PORT) instead of printing them\n"
+                 "  --job NAME      the push's job (default memscribe)\n"
+                 "  --instance NAME the push's instance (default this host's name)\n"
                  "  --pid LIST      only these processes (comma-separated pids)\n"
                  "  --exe GLOB      only processes whose executable matches; repeatable\n"
                  "  --thread LIST   only blocks allocated by these threads (tids)\n"
@@ -273,11 +279,43 @@ static void add_label(struct out *o, char *kv)
     o->label_v[o->nr_labels++] = eq + 1;
 }
 
+static void note_comment(void *arg, const char *note)
+{
+    fprintf(arg, "# memscribe: %s\n", note);
+}
+
+/* --push: where, and the text made for it. */
+struct push {
+    const char *url, *job, *instance;
+    char *body;
+    size_t len;
+};
+
+static void push_out(struct push *p, FILE *f)
+{
+    char host[256], err[512];
+
+    if (fclose(f) || !p->body)
+        cli_die("metrics: out of memory");
+    if (!p->instance) {
+        if (gethostname(host, sizeof(host)))
+            snprintf(host, sizeof(host), "unknown");
+        host[sizeof(host) - 1] = 0;
+        p->instance = host;
+    }
+    if (cli_push_metrics(p->url, p->job, p->instance, p->body, p->len, err, sizeof(err)))
+        cli_die("metrics: --push %s", err);
+    free(p->body);
+}
+
 int cmd_metrics(int argc, char **argv)
 {
     static const struct option own[] = {
         {"label", required_argument, NULL, OPT_LABEL},
         {"index", no_argument, NULL, OPT_INDEX},
+        {"push", required_argument, NULL, OPT_PUSH},
+        {"job", required_argument, NULL, OPT_JOB},
+        {"instance", required_argument, NULL, OPT_INSTANCE},
         {NULL, 0, NULL, 0},
     };
     struct cli_getopt g = {.takes =
@@ -285,6 +323,7 @@ int cmd_metrics(int argc, char **argv)
                            .own = own,
                            .usage = usage};
     struct out o = {.f = stdout};
+    struct push push = {.job = "memscribe"};
     struct cli_ana a;
     bool index = false;
     int c;
@@ -295,15 +334,29 @@ int cmd_metrics(int argc, char **argv)
             add_label(&o, optarg);
         else if (c == OPT_INDEX)
             index = true;
+        else if (c == OPT_PUSH)
+            push.url = optarg;
+        else if (c == OPT_JOB)
+            push.job = optarg;
+        else if (c == OPT_INSTANCE)
+            push.instance = optarg;
     }
+    if (push.url && !(o.f = open_memstream(&push.body, &push.len)))
+        cli_die("metrics: out of memory");
+    /* What the trace is (cut short: still being written; sampled, ...) as
+     * comments of the output, not on stderr once a scrape */
+    a.notes_in_output = true;
     cli_ana_open(&a, argc, argv, optind);
+    cli_ana_open_notes(&a, note_comment, o.f);
     struct ana_model_options mo = {.filter = &a.filter};
     struct ana_query q = {.mo = &mo, .until_ns = UINT64_MAX, .prefer_index = index};
     struct ana_model *m = cli_ana_answer(&a, &q);
     write_scopes(&o, &a, m, ana_sample_has_temporary(fmt_reader_sample_bytes(a.r)));
     write_sites(&o, &a, m, a.top);
     ana_model_destroy(m);
-    if (fflush(stdout) || ferror(stdout))
+    if (push.url)
+        push_out(&push, o.f);
+    else if (fflush(stdout) || ferror(stdout))
         cli_die("metrics: cannot write the output");
     return cli_ana_close(&a);
 }

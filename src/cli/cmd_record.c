@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/cli_live.h"
 #include "cli/cli_metrics.h"
+#include "cli/cli_push_tap.h"
 #include "cli/cli_snap.h"
 #include "format/fmt_shm.h"
 #include "format/fmt_writer.h"
@@ -38,6 +39,8 @@ struct record_opts {
     const char *metrics_token_file;
     const char *metrics_labels[CLI_LIVE_MAX_LABELS];
     unsigned nr_metrics_labels;
+    /* --push-metrics URL, --push-job NAME, --push-every T */
+    struct cli_push_tap push;
     const char *check[RECORD_MAX_CHECKS]; /* --check OPT[=VALUE]: memscribe check's --OPT */
     unsigned nr_check;
 };
@@ -136,6 +139,10 @@ static void print_help(void)
            "      --metrics-token-file F  its token kept in F (yours alone, 0600; made\n"
            "                     if absent): a scrape's bearer credentials_file\n"
            "      --metrics-label K=V  a label on every series (repeatable)\n"
+           "      --push-metrics URL  at the end (and every --push-every T), push the\n"
+           "                     trace's metrics to the Prometheus Pushgateway at URL\n"
+           "                     (job --push-job NAME, default memscribe; instance: this\n"
+           "                     host); a failed last push makes the exit status 1\n"
            "      --vm-precise   also record the mappings libc, ld.so and pthread_create\n"
            "                     make themselves (Syscall User Dispatch; default off,\n"
            "                     README: Cost)\n"
@@ -290,9 +297,19 @@ static void record_opt(struct record_opts *o, int opt, const char *arg)
 }
 
 /* Parse argv into *o; returns the index of the program's name. */
-/* --metrics [ADDR:]PORT, --metrics-token-file F, --metrics-label K=V. */
+/* --metrics [ADDR:]PORT, --metrics-token-file F, --metrics-label K=V,
+ * --push-metrics URL, --push-job NAME, --push-every T. */
 static void record_metrics_option(struct record_opts *o, int opt, const char *arg)
 {
+    if (opt >= 1009) {
+        if (opt == 1009)
+            o->push.url = arg;
+        else if (opt == 1010)
+            o->push.job = arg;
+        else
+            o->push.every_ns = time_arg(arg, "push-every", "a time such as 10s or 1m");
+        return;
+    }
     if (opt == 1007) {
         o->metrics_token_file = arg;
         return;
@@ -346,6 +363,9 @@ static int record_parse(int argc, char **argv, struct record_opts *o)
         {"metrics", required_argument, NULL, 1006},
         {"metrics-token-file", required_argument, NULL, 1007},
         {"metrics-label", required_argument, NULL, 1008},
+        {"push-metrics", required_argument, NULL, 1009},
+        {"push-job", required_argument, NULL, 1010},
+        {"push-every", required_argument, NULL, 1011},
         {"aggregate", optional_argument, NULL, 'G'},
         {"max-size", required_argument, NULL, 'M'},
         {"keep-last", required_argument, NULL, 'Y'},
@@ -369,7 +389,7 @@ static int record_parse(int argc, char **argv, struct record_opts *o)
             *(opt == 1001   ? &o->live_listen
               : opt == 1002 ? &o->live_port
                             : &o->live_url_file) = optarg;
-        } else if (opt >= 1006 && opt <= 1008) {
+        } else if (opt >= 1006 && opt <= 1011) {
             record_metrics_option(o, opt, optarg);
         } else if (opt == 'q') {
             o->quiet = 1;
@@ -417,8 +437,15 @@ static void record_check(const struct record_opts *o, int argc, int first)
         cli_usage_error("record: --reach-copy goes with --reach");
     if ((o->live_listen || o->live_port || o->live_url_file) && !o->live)
         cli_usage_error("record: --live-listen, --live-port and --live-url-file go with --live");
-    if ((o->metrics_token_file || o->nr_metrics_labels) && !o->metrics)
-        cli_usage_error("record: --metrics-token-file and --metrics-label go with --metrics");
+    if (o->metrics_token_file && !o->metrics)
+        cli_usage_error("record: --metrics-token-file goes with --metrics");
+    if (o->nr_metrics_labels && !o->metrics && !o->push.url)
+        cli_usage_error("record: --metrics-label goes with --metrics or --push-metrics");
+    if ((o->push.job || o->push.every_ns) && !o->push.url)
+        cli_usage_error("record: --push-job and --push-every go with --push-metrics");
+    if (o->push.url && strncmp(o->push.url, "http://", 7))
+        cli_usage_error("record: --push-metrics wants a Pushgateway's http://HOST:PORT, not '%s'",
+                        o->push.url);
     if (o->metrics && o->live_listen)
         cli_usage_error("record: --metrics ADDR:PORT says where the server listens: not "
                         "--live-listen too");
@@ -639,6 +666,11 @@ int cmd_record(int argc, char **argv)
                             .nr_labels = o.nr_metrics_labels,
                             .metrics = o.metrics};
     memcpy(live.labels, o.metrics_labels, sizeof(live.labels));
+    _Static_assert(sizeof(o.push.labels) == sizeof(o.metrics_labels), "one bound of labels");
+    memcpy(o.push.labels, o.metrics_labels, sizeof(o.push.labels));
+    o.push.nr_labels = o.nr_metrics_labels;
+    if (o.push.url)
+        rec_session_add_tap(s, &cli_push_tap, &o.push);
     if (o.live)
         rec_session_add_tap(s, &cli_live_tap, &live);
     if ((o.snap_every_ns && cli_snap_make(&snap, msg, sizeof(msg))) ||
@@ -647,6 +679,8 @@ int cmd_record(int argc, char **argv)
         cli_die("record: %s", msg);
     }
     rc = record_summary(&o, &sum);
+    if (o.push.failed) /* said on stderr: a CI run sees its metrics did not go */
+        rc = CLI_EXIT_FAIL;
     /* The program's exit status when every check passes, else 1. */
     if (o.nr_check && !sum.write_err && record_run_check(&o, sum.out_path, false) != CLI_EXIT_OK)
         rc = CLI_EXIT_FAIL;
