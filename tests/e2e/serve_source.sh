@@ -125,6 +125,15 @@ refused "a '..'" 1 "$WORK/d/../crafted.c: a '.' or '..' in the path" "$C" 'a3 (c
 if [ "$(id -u)" = 0 ]; then
     chown nobody "$C"
     refused "a file the owner may not read" 1 "/etc/shadow: the trace's owner may not read it" "$C" 'a1 (shadow:3)'
+    # user nobody asking for it (the crafter): not a byte either
+    chmod 755 "$WORK" "$WORK/d"
+    rc=0
+    setpriv --reuid=nobody --regid=nogroup --clear-groups "$MEMSCRIBE" source "$C" 'a1 (shadow:3)' \
+        >"$WORK/out" 2>"$WORK/err" || rc=$?
+    expect "as nobody: exit status" "$rc" 1
+    [ ! -s "$WORK/out" ] || fail "as nobody: printed $(head -c 100 "$WORK/out")"
+    # (the system refuses first there: Permission denied)
+    grep -qF "source: /etc/shadow: " "$WORK/err" || fail "as nobody: $(cat "$WORK/err")"
 else
     echo "skipped: /etc/shadow under a trace of user nobody (needs root to give the trace away)"
 fi
