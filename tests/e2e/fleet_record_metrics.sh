@@ -8,7 +8,8 @@
 # credentials_file, and --metrics-label service=fleet-test on every series;
 # through its HTTP API each phase's site holds its exact bytes, and the
 # site of the phase before is absent (it left the top: stale, not
-# lingering). Without the token the server answers 401.
+# lingering). Without the token the server answers 401; user nobody can
+# read neither the token file nor the metrics nor the profiles.
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" fleet-record-metrics MEMSCRIBE
 need cc
@@ -55,6 +56,19 @@ for _ in $(seq 300); do [ -s "$WORK/token" ] && break; sleep 0.1; done
 [ -s "$WORK/token" ] || fail "record made no token file: $(cat "$WORK/record.err")"
 expect "the token file's mode" "$(stat -c %a "$WORK/token")" 600
 expect "without the token" "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mport/metrics")" 401
+# Another user (nobody, as root only): not the token file, not the
+# metrics, not the profiles.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    chmod 755 "$WORK"
+    as_nobody=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+    "${as_nobody[@]}" cat "$WORK/token" >/dev/null 2>&1 && fail "user nobody read the token file"
+    for path in metrics debug/pprof/heap; do
+        expect "as nobody, /$path" \
+            "$("${as_nobody[@]}" curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mport/$path")" 401
+    done
+else
+    echo "skipped: user nobody's tries (need root and setpriv)"
+fi
 
 fleet_prometheus <<YML
   - job_name: memscribe
