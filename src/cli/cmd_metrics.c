@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "analysis/core/ana_sample.h"
+#include "analysis/core/ana_text.h"
 #include "analysis/model/ana_model.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
@@ -139,11 +140,24 @@ static void family(const struct out *o, const char *prefix, const struct metric 
             mt->type);
 }
 
+/* An image's executable for its exe label: the path's last part, as
+ * every output makes a program's bytes safe (valid UTF-8, no control
+ * character: ana_text.h), "" if unknown. */
+static const char *exe_label(const struct fmt_image_info *ii, char *buf, size_t size)
+{
+    if (!ii || !ii->exe)
+        return "";
+    const char *slash = memrchr(ii->exe, '/', ii->exe_len);
+    const char *base = slash ? slash + 1 : ii->exe;
+    ana_text_escape(buf, size, base, ii->exe_len - (size_t)(base - ii->exe));
+    return buf;
+}
+
 /* Each process's and the tree's families. */
 static void write_scopes(const struct out *o, struct cli_ana *a, const struct ana_model *m,
                          bool with_temporary)
 {
-    char name[128], pid[16];
+    char name[128], pid[16], exe[1024];
 
     for (size_t k = 0; k < NR_METRICS; k++) {
         const struct metric *mt = &metrics[k];
@@ -156,12 +170,8 @@ static void write_scopes(const struct out *o, struct cli_ana *a, const struct an
             const struct fmt_image_info *ii = fmt_reader_image(a->r, im);
             if (!s || !s->seen || (mt->rss && !s->has_rss))
                 continue;
-            const char *exe = ii && ii->exe ? strrchr(ii->exe, '/') : NULL;
             snprintf(pid, sizeof(pid), "%" PRIu32, s->pid);
-            series(o, name, value_of(mt, s), "pid", pid, "exe",
-                   exe             ? exe + 1
-                   : ii && ii->exe ? ii->exe
-                                   : "",
+            series(o, name, value_of(mt, s), "pid", pid, "exe", exe_label(ii, exe, sizeof(exe)),
                    NULL);
         }
         const struct ana_scope *t = ana_model_total(m);
