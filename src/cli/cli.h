@@ -5,6 +5,7 @@
 #define CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define CLI_EXIT_OK 0
@@ -58,5 +59,21 @@ cli_cmd_fn cmd_check;
  * Returns CLI_EXIT_OK when every check passes, CLI_EXIT_FAIL when one
  * fails; dies (exit 1) if a trace cannot be read. */
 int cli_check_run(int argc, char **argv, FILE *out, bool parse_only);
+
+/* One check decided, for another command's output (metrics --check):
+ * check names it without its limit ("max-leaked", "max-growth-peak"),
+ * measure is report's field it holds ("unsuppressed_leaked_bytes"), value
+ * the run's and allowed the most it may be (known false: the trace cannot
+ * tell; a growth check's value is the run's, its allowed the base's plus
+ * the growth allowed). */
+struct cli_check_outcome {
+    const char *check, *measure;
+    bool known, passed;
+    uint64_t value, allowed;
+};
+typedef void cli_check_fn(void *arg, const struct cli_check_outcome *o);
+/* cli_check_run with each check handed to fn, and nothing written.
+ * Returns as cli_check_run. */
+int cli_check_each(int argc, char **argv, cli_check_fn *fn, void *arg);
 
 #endif

@@ -12,7 +12,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/cli_serve_clients.h"
@@ -304,6 +306,28 @@ static int bind_address(const char *listen, uint16_t port, struct sockaddr_stora
         return AF_INET6;
     }
     return -1;
+}
+
+int cli_http_can_listen(const char *listen, uint16_t port, char *msg, size_t msg_size)
+{
+    struct sockaddr_storage ss;
+    int family = bind_address(listen, port, &ss), one = 1, rc = 0;
+
+    if (family < 0) {
+        snprintf(msg, msg_size, "%s: not an IPv4 or IPv6 address", listen);
+        return -EINVAL;
+    }
+    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+        bind(fd, (struct sockaddr *)&ss,
+             family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6))) {
+        rc = -errno;
+        snprintf(msg, msg_size, "cannot listen on %s port %u: %s", listen, (unsigned)port,
+                 strerror(errno));
+    }
+    if (fd >= 0)
+        close(fd);
+    return rc;
 }
 
 int cli_http_start(struct cli_http **out, const struct cli_http_options *o, uint16_t *port,

@@ -49,6 +49,12 @@ struct cli_http_options {
  * with msg saying why. */
 int cli_http_start(struct cli_http **out, const struct cli_http_options *o, uint16_t *port,
                    char *msg, size_t msg_size);
+/* Whether a server could listen on listen (an IPv4 or IPv6 address) and
+ * port now: a socket bound there (SO_REUSEADDR, as the server's) and
+ * closed. 0, or -errno with msg saying why: a command that starts its
+ * server later, where nobody reads its words (record without the
+ * wrapper), says so while someone does. */
+int cli_http_can_listen(const char *listen, uint16_t port, char *msg, size_t msg_size);
 /* Stop: the jobs queued are answered that the server stops, those running
  * are waited for (the route's to cut short); every connection closes. */
 void cli_http_stop(struct cli_http *h);

@@ -6,6 +6,8 @@
 #include <limits.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,16 +16,18 @@
 
 extern char **environ;
 
-/* `memscribe metrics --push URL [--job J] [--label K=V]... TRACE` started. */
-static void push_start(struct rec_session *s, struct cli_push_tap *p)
+/* `memscribe metrics --push URL [--job J] [--label K=V]... [--check C]...
+ * TRACE` started (the checks: the last push's). */
+static void push_start(struct rec_session *s, struct cli_push_tap *p, bool last)
 {
     char self[PATH_MAX];
-    char *argv[12 + 2 * CLI_PUSH_MAX_LABELS];
+    char **argv = calloc(12 + 2 * (CLI_PUSH_MAX_LABELS + (size_t)p->nr_checks), sizeof(*argv));
     int n = 0;
     ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
-    if (len <= 0) {
-        cli_warn("record: --push-metrics: cannot find this program: %s", strerror(errno));
+    if (len <= 0 || !argv) {
+        cli_warn("record: --push-metrics: cannot start the push: %s", strerror(errno));
+        free(argv);
         return;
     }
     self[len] = 0;
@@ -39,10 +43,15 @@ static void push_start(struct rec_session *s, struct cli_push_tap *p)
         argv[n++] = "--label";
         argv[n++] = (char *)p->labels[i];
     }
+    for (unsigned i = 0; last && i < p->nr_checks; i++) {
+        argv[n++] = "--check";
+        argv[n++] = (char *)p->checks[i];
+    }
     argv[n++] = "--";
     argv[n++] = (char *)rec_session_trace_path(s);
     argv[n] = NULL;
     int rc = posix_spawn(&p->pid, self, NULL, NULL, argv, environ);
+    free(argv);
     if (rc) {
         p->pid = 0;
         cli_warn("record: --push-metrics: cannot start the push: %s", strerror(rc));
@@ -75,7 +84,7 @@ static void push_round(struct rec_session *s, void *tap, uint64_t now_ns)
     if (!p->every_ns || now_ns - p->last_ns < p->every_ns)
         return;
     p->last_ns = now_ns;
-    push_start(s, p);
+    push_start(s, p, false);
 }
 
 static void push_finish(struct rec_session *s, void *tap)
@@ -85,7 +94,7 @@ static void push_finish(struct rec_session *s, void *tap)
 
     if (p->pid)
         push_ended(p, 1, &ok);
-    push_start(s, p);
+    push_start(s, p, true);
     if (p->pid && push_ended(p, 1, &ok) && ok)
         return;
     p->failed = 1;

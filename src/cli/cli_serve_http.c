@@ -203,9 +203,12 @@ static enum MHD_Result route(void *arg, struct cli_http *server, struct MHD_Conn
     if (!strcmp(url, "/metrics"))
         return api(h, c, "metrics", state);
     /* Go's pprof paths (go tool pprof URL, Parca's and Alloy's scrapers):
-     * one profile, its sample types all four (-sample_index picks) */
-    if (!strcmp(url, "/debug/pprof/heap") || !strcmp(url, "/debug/pprof/allocs"))
+     * one profile, its sample types all four (-sample_index picks; Go's
+     * /allocs defaults to alloc_space) */
+    if (!strcmp(url, "/debug/pprof/heap"))
         return api(h, c, "pprof", state);
+    if (!strcmp(url, "/debug/pprof/allocs"))
+        return api(h, c, "pprof_allocs", state);
     return cli_http_text(c, 404, "not here\n");
 }
 

@@ -35,6 +35,8 @@ enum param_kind {
     P_PIDS,   /* digits and commas */
     P_NAME,   /* a function's name as tree and report write it: no control character */
     P_CHOICE, /* one of the words of `flag`, a comma-separated list */
+    P_LAST,   /* seconds, at most 7 digits: the option gets the trace's last as
+                 much (end-Ns,end), the window of Go's ?seconds=N */
 };
 
 struct param {
@@ -60,7 +62,7 @@ struct query {
     const char *name;
     const char *command;
     struct param params[MAX_PARAMS];
-    const char *fixed[3]; /* options always given, after --format=json */
+    const char *fixed[4]; /* options always given, after --format=json */
     const char *type;     /* of the answer; NULL: JSON */
     bool raw;             /* no --format=json: the command writes its one format (type) */
     bool two;             /* of the base and the trace (serve --base): BASE NEW at the end */
@@ -160,12 +162,22 @@ static const struct query queries[] = {
      .params = {{"top", "--top", P_COUNT, NULL, 0, 200, NULL}}},
     /* The heap as a pprof profile (/debug/pprof/heap and /allocs: Go's
      * paths, for go tool pprof and pprof scrapers), by export's writer:
-     * alloc_objects, alloc_space, inuse_objects, inuse_space (default). */
+     * alloc_objects, alloc_space, inuse_objects, inuse_space (default;
+     * /allocs: alloc_space, as Go's). ?seconds=N: the delta of the
+     * trace's last N seconds (Go waits N seconds from the asking; a trace
+     * already holds them). */
     {.name = "pprof",
      .command = "export",
      .raw = true,
      .fixed = {"--to", "pprof", "--output=-"},
-     .type = "application/octet-stream"},
+     .type = "application/octet-stream",
+     .params = {{"seconds", "--window", P_LAST, NULL, 1, 9999999, NULL}}},
+    {.name = "pprof_allocs",
+     .command = "export",
+     .raw = true,
+     .fixed = {"--to", "pprof", "--output=-", "--sample-index=alloc_space"},
+     .type = "application/octet-stream",
+     .params = {{"seconds", "--window", P_LAST, NULL, 1, 9999999, NULL}}},
     /* Commit lifetimes in a window (VirtualAlloc's on Windows traces). */
     {.name = "vmem",
      .command = "vmem",
@@ -209,6 +221,7 @@ static bool param_ok(const struct param *p, const char *v)
 
         switch (kind) {
         case P_COUNT:
+        case P_LAST:
             if (!digit || n > 7)
                 return false;
             break;
@@ -229,7 +242,7 @@ static bool param_ok(const struct param *p, const char *v)
             break;
         }
     }
-    unsigned long x = kind == P_COUNT ? strtoul(v, NULL, 10) : 0;
+    unsigned long x = kind == P_COUNT || kind == P_LAST ? strtoul(v, NULL, 10) : 0;
     return !p->max || (x >= p->min && x <= p->max);
 }
 
@@ -444,7 +457,8 @@ static int add_params(const struct query *q, const char *name, cli_serve_param_f
             c->asked_index |= *v == '1' && !strcmp(p->flag, "--index");
             continue;
         }
-        if (asprintf(&c->owned[c->nr_owned], "%s=%s", p->option, v) < 0)
+        if ((p->kind == P_LAST ? asprintf(&c->owned[c->nr_owned], "%s=end-%ss,end", p->option, v)
+                               : asprintf(&c->owned[c->nr_owned], "%s=%s", p->option, v)) < 0)
             return -ENOMEM;
         c->argv[c->argc++] = c->owned[c->nr_owned++];
     }
@@ -457,7 +471,7 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
     const struct query *q = NULL;
     /* self, command, --format=json, fixed, one option per parameter, --index,
      * --verify, the base, the trace, NULL */
-    char *argv[7 + MAX_PARAMS + 4 + 2 * CLI_SERVE_MAX_LABELS] = {0}, *owned[MAX_PARAMS] = {0};
+    char *argv[8 + MAX_PARAMS + 4 + 2 * CLI_SERVE_MAX_LABELS] = {0}, *owned[MAX_PARAMS] = {0};
     struct cmdline cmd = {.argv = argv, .owned = owned};
     struct cli_gzip gz = {0};
     struct sink out = {.gz = &gz}, err = {0};
@@ -477,7 +491,7 @@ int cli_serve_query(const struct cli_serve_trace *t, const char *name, cli_serve
     argv[cmd.argc++] = (char *)q->command;
     if (!q->raw)
         argv[cmd.argc++] = "--format=json";
-    for (size_t i = 0; i < 3 && q->fixed[i]; i++)
+    for (size_t i = 0; i < 4 && q->fixed[i]; i++)
         argv[cmd.argc++] = (char *)q->fixed[i];
     /* serve --metrics-label: on every series */
     for (unsigned i = 0; !strcmp(q->command, "metrics") && i < t->nr_metrics_labels; i++) {

@@ -693,7 +693,24 @@ static void write_junit(struct check *c)
         cli_die("check: %s: writing the JUnit XML failed", c->junit);
 }
 
-int cli_check_run(int argc, char **argv, FILE *out, bool parse_only)
+/* Each check to fn (cli_check_each). */
+static void hand_over(const struct check *c, cli_check_fn *fn, void *arg)
+{
+    char name[64];
+
+    for (size_t i = 0; i < c->nr; i++) {
+        const struct ana_check_limit *l = &c->lim[i];
+        const struct ana_check_result *r = &c->res[i];
+        uint64_t allowed = l->growth && r->known ? r->base + r->allowed : r->allowed;
+        snprintf(name, sizeof(name), "max-%s%s", l->growth ? "growth-" : "",
+                 ana_check_measure_name(l->measure));
+        fn(arg, &(struct cli_check_outcome){name, ana_check_measure_key(l->measure), r->known,
+                                            r->pass, r->value, allowed});
+    }
+}
+
+/* cli_check_run, or with fn cli_check_each. */
+static int check_run(int argc, char **argv, FILE *out, bool parse_only, cli_check_fn *fn, void *arg)
 {
     struct check c = {.out = out};
 
@@ -708,11 +725,13 @@ int cli_check_run(int argc, char **argv, FILE *out, bool parse_only)
     c.classes = c.run.known[ANA_CHECK_LOST];
     c.all_ended = ana_model_all_ended(c.m);
     decide(&c);
-    if (c.a.format == CLI_FMT_JSON)
+    if (fn)
+        hand_over(&c, fn, arg);
+    else if (c.a.format == CLI_FMT_JSON)
         write_json(&c);
     else
         write_text(&c);
-    if (c.junit)
+    if (c.junit && !fn)
         write_junit(&c);
     free(c.leaks);
     free(c.row_reach);
@@ -730,9 +749,19 @@ int cli_check_run(int argc, char **argv, FILE *out, bool parse_only)
         cli_ana_close(&c.b);
     }
     int rc = cli_ana_close(&c.a);
-    if (fflush(out) || ferror(out))
+    if (out && (fflush(out) || ferror(out)))
         cli_die("check: writing the output failed");
     return rc ? rc : c.nr_failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
+int cli_check_run(int argc, char **argv, FILE *out, bool parse_only)
+{
+    return check_run(argc, argv, out, parse_only, NULL, NULL);
+}
+
+int cli_check_each(int argc, char **argv, cli_check_fn *fn, void *arg)
+{
+    return check_run(argc, argv, NULL, false, fn, arg);
 }
 
 int cmd_check(int argc, char **argv)

@@ -16,6 +16,7 @@
 #include "analysis/core/ana_aggregate.h"
 #include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_segment.h"
+#include "analysis/core/ana_time.h"
 #include "analysis/export/ana_export_api.h"
 #include "analysis/plan/ana_plan_fold.h"
 #include "cli/cli.h"
@@ -58,6 +59,13 @@ static void usage(FILE *out)
             "  --detailed-freq N massif: every Nth snapshot is detailed, as valgrind's\n"
             "                    option (default 10, 1..100000; the peak and the last\n"
             "                    one always are)\n"
+            "  --window FROM,TO  pprof: a delta of that window (times as `memscribe\n"
+            "                    window` takes them: 1.5s, peak-1s, end-2s, end), as Go's\n"
+            "                    ?seconds=N: alloc_* allocated inside it, inuse_* the\n"
+            "                    change of the heap in use over it\n"
+            "  --sample-index T  pprof: the default sample type (alloc_objects,\n"
+            "                    alloc_space, inuse_objects, inuse_space; default\n"
+            "                    inuse_space), as go tool pprof -sample_index\n"
             "  --exe GLOB        only processes whose executable (name or path) matches\n"
             "  --pid LIST        only these processes (comma-separated pids); by default\n"
             "                    every process of the trace counts, as one heap\n" CLI_SYM_USAGE
@@ -66,7 +74,15 @@ static void usage(FILE *out)
             "See docs/export.md.\n");
 }
 
-enum { OPT_TO = CLI_ANA_OPT_FIRST_OWN, OPT_COST, OPT_SNAPSHOTS, OPT_THRESHOLD, OPT_DETAILED_FREQ };
+enum {
+    OPT_TO = CLI_ANA_OPT_FIRST_OWN,
+    OPT_COST,
+    OPT_SNAPSHOTS,
+    OPT_THRESHOLD,
+    OPT_DETAILED_FREQ,
+    OPT_WINDOW,
+    OPT_SAMPLE_INDEX,
+};
 
 struct export_args {
     struct ana_export_options opt;
@@ -79,6 +95,8 @@ struct export_args {
     const char *pending[MAX_OUTPUTS]; /* -o given before a --to without one */
     unsigned nr_pending, first_pending;
     bool have_cost;
+    /* --window FROM,TO: resolved once the trace is open */
+    struct ana_time_point win_from, win_to;
     /* The shared options' parser, and then the trace's reader and the
      * processes whose stacks go next (ana_letgo.h). */
     struct cli_ana ana;
@@ -114,6 +132,22 @@ static uint32_t count_arg(const char *name, unsigned long min)
         cli_usage_error("export: %s wants a number from %lu to 100000, not '%s'", name, min,
                         optarg);
     return (uint32_t)n;
+}
+
+/* --window FROM,TO: two points of the trace (ana_time.h). */
+static void window_arg(struct export_args *a)
+{
+    const char *comma = strchr(optarg, ',');
+    char from[64];
+
+    if (!comma || (size_t)(comma - optarg) >= sizeof(from) ||
+        (snprintf(from, sizeof(from), "%.*s", (int)(comma - optarg), optarg),
+         ana_time_parse_point(from, &a->win_from)) ||
+        ana_time_parse_point(comma + 1, &a->win_to))
+        cli_usage_error("export: --window wants FROM,TO (times such as 1.5s, peak-1s, end-2s, "
+                        "end), not '%s'",
+                        optarg);
+    a->opt.window = true;
 }
 
 static void parse_option(struct export_args *a, int c)
@@ -153,6 +187,16 @@ static void parse_option(struct export_args *a, int c)
         break;
     case OPT_DETAILED_FREQ:
         a->opt.massif_detailed_freq = count_arg("--detailed-freq", 1);
+        break;
+    case OPT_WINDOW:
+        window_arg(a);
+        break;
+    case OPT_SAMPLE_INDEX:
+        if (!ana_export_pprof_type_ok(optarg))
+            cli_usage_error("export: --sample-index wants alloc_objects, alloc_space, "
+                            "inuse_objects or inuse_space, not '%s'",
+                            optarg);
+        a->opt.pprof_default = optarg;
         break;
     case OPT_THRESHOLD:
         a->opt.massif_threshold = strtod(optarg, &end);
@@ -198,6 +242,8 @@ static void parse_args(int argc, char **argv, struct export_args *a)
         {"snapshots", required_argument, NULL, OPT_SNAPSHOTS},
         {"threshold", required_argument, NULL, OPT_THRESHOLD},
         {"detailed-freq", required_argument, NULL, OPT_DETAILED_FREQ},
+        {"window", required_argument, NULL, OPT_WINDOW},
+        {"sample-index", required_argument, NULL, OPT_SAMPLE_INDEX},
         {NULL, 0, NULL, 0},
     };
     struct cli_getopt g = {.takes = CLI_TAKES_PID | CLI_TAKES_SYM, .own = own, .usage = usage};
@@ -227,6 +273,9 @@ static void parse_args(int argc, char **argv, struct export_args *a)
     if ((a->opt.massif_snapshots || a->opt.massif_threshold >= 0 || a->opt.massif_detailed_freq) &&
         !exporting(a, "massif"))
         cli_usage_error("export: --snapshots, --threshold and --detailed-freq are for --to massif");
+    if ((a->opt.window || a->opt.pprof_default) &&
+        (a->nr_outs != 1 || strcmp(a->outs[0].format->name, "pprof")))
+        cli_usage_error("export: --window and --sample-index are for --to pprof alone");
     check_outputs(a);
 }
 
@@ -266,6 +315,8 @@ static void note(void *arg, const char *text)
  * not keep every process to the end (tests compare the two: cli_fold.h). */
 static bool streams(const struct export_args *a, const struct fmt_reader *r)
 {
+    if (a->opt.window)
+        return false; /* the window's keys are the whole trace's (ana_window.h) */
     /* An aggregated trace's rows of a process can come after its end
      * (ana_plan_fold_trace). */
     return (r ? ana_plan_fold_trace(r) : ana_plan_fold_wanted()) &&
@@ -313,6 +364,12 @@ static struct fmt_reader *open_trace(struct export_args *a)
     if (fmt_reader_incomplete(r))
         cli_warn("export: %s: trace is incomplete (no valid end); exporting its %u whole chunks",
                  a->in, fmt_reader_nr_chunks(r));
+    if (a->opt.window) {
+        a->opt.window_t0_ns = cli_ana_time(&a->ana, "--window's FROM", &a->win_from);
+        a->opt.window_t1_ns = cli_ana_time(&a->ana, "--window's TO", &a->win_to);
+        if (a->opt.window_t1_ns < a->opt.window_t0_ns)
+            cli_usage_error("export: --window: its TO comes before its FROM");
+    }
     if (!a->opt.filter)
         return r;
     if (ana_filter_resolve_exes(a->opt.filter, r) < 0)

@@ -22,10 +22,11 @@
 #include "cli/cli_metrics.h"
 #include "cli/cli_push.h"
 
-enum { OPT_LABEL = CLI_ANA_OPT_FIRST_OWN, OPT_INDEX, OPT_PUSH, OPT_JOB, OPT_INSTANCE };
+enum { OPT_LABEL = CLI_ANA_OPT_FIRST_OWN, OPT_INDEX, OPT_PUSH, OPT_JOB, OPT_INSTANCE, OPT_CHECK };
 
 #define DEFAULT_SITES 20
 #define MAX_LABELS 16
+#define MAX_CHECKS 64
 
 static void usage(FILE *out)
 {
@@ -45,6 +46,10 @@ static void usage(FILE *out)
                  "                  (http://HOST:PORT) instead of printing them\n"
                  "  --job NAME      the push's job (default memscribe)\n"
                  "  --instance NAME the push's instance (default this host's name)\n"
+                 "  --check OPT[=VALUE]  memscribe check's --OPT VALUE (max-leaked=0,\n"
+                 "                  max-peak=64M; repeatable): each check's value, limit\n"
+                 "                  and verdict as memscribe_check_* series, for a CI\n"
+                 "                  fleet's charts\n"
                  "  --pid LIST      only these processes (comma-separated pids)\n"
                  "  --exe GLOB      only processes whose executable matches; repeatable\n"
                  "  --thread LIST   only blocks allocated by these threads (tids)\n"
@@ -294,6 +299,72 @@ static void note_comment(void *arg, const char *note)
     fprintf(arg, "# memscribe: %s\n", note);
 }
 
+/* --check: check's options ("--OPT=VALUE") and the trace, as record
+ * --check gives them to check. */
+struct checks {
+    char *argv[MAX_CHECKS + 3];
+    int argc;
+};
+
+static void add_check(struct checks *k, const char *opt)
+{
+    if (k->argc == 0)
+        k->argv[k->argc++] = "check";
+    if (k->argc == MAX_CHECKS + 1 || opt[0] == '-' || asprintf(&k->argv[k->argc], "--%s", opt) < 0)
+        cli_usage_error("metrics: --check wants OPT[=VALUE] as record --check (max-leaked=0), at "
+                        "most %d",
+                        MAX_CHECKS);
+    k->argc++;
+}
+
+/* The three families of --check, each written whole (the text format
+ * wants a family's lines together): a check's value, limit and verdict go
+ * to one buffer each, written in turn at the end. */
+static const char *const check_families[3][2] = {
+    {"memscribe_check_value",
+     "The number a check of memscribe check holds (report's field named by measure)"},
+    {"memscribe_check_limit", "The most that number may be for the check to pass"},
+    {"memscribe_check_passed", "1 if the check passed, 0 if it failed"},
+};
+
+static void check_series(void *arg, const struct cli_check_outcome *c)
+{
+    const struct out *fam = arg;
+
+    if (c->known)
+        series(&fam[0], check_families[0][0], c->value, "check", c->check, "measure", c->measure,
+               NULL);
+    series(&fam[1], check_families[1][0], c->allowed, "check", c->check, "measure", c->measure,
+           NULL);
+    series(&fam[2], check_families[2][0], c->passed, "check", c->check, "measure", c->measure,
+           NULL);
+}
+
+/* memscribe check's verdicts on the trace, as series. */
+static void write_checks(const struct out *o, struct checks *k, const char *trace)
+{
+    struct out fam[3] = {*o, *o, *o};
+    char *text[3] = {0};
+    size_t len[3] = {0};
+
+    if (!k->argc)
+        return;
+    k->argv[k->argc] = (char *)trace;
+    for (int i = 0; i < 3; i++)
+        if (!(fam[i].f = open_memstream(&text[i], &len[i])))
+            cli_die("metrics: out of memory");
+    cli_check_each(k->argc + 1, k->argv, check_series, fam);
+    for (int i = 0; i < 3; i++) {
+        if (fclose(fam[i].f))
+            cli_die("metrics: out of memory");
+        fprintf(o->f, "# HELP %s %s\n# TYPE %s gauge\n%s", check_families[i][0],
+                check_families[i][1], check_families[i][0], text[i] ? text[i] : "");
+        free(text[i]);
+    }
+    for (int i = 1; i < k->argc; i++)
+        free(k->argv[i]);
+}
+
 /* --push: where, and the text made for it. */
 struct push {
     const char *url, *job, *instance;
@@ -326,6 +397,7 @@ int cmd_metrics(int argc, char **argv)
         {"push", required_argument, NULL, OPT_PUSH},
         {"job", required_argument, NULL, OPT_JOB},
         {"instance", required_argument, NULL, OPT_INSTANCE},
+        {"check", required_argument, NULL, OPT_CHECK},
         {NULL, 0, NULL, 0},
     };
     struct cli_getopt g = {.takes =
@@ -334,6 +406,7 @@ int cmd_metrics(int argc, char **argv)
                            .usage = usage};
     struct out o = {.f = stdout};
     struct push push = {.job = "memscribe"};
+    struct checks checks = {0};
     struct cli_ana a;
     bool index = false;
     int c;
@@ -350,6 +423,14 @@ int cmd_metrics(int argc, char **argv)
             push.job = optarg;
         else if (c == OPT_INSTANCE)
             push.instance = optarg;
+        else if (c == OPT_CHECK)
+            add_check(&checks, optarg);
+    }
+    if (checks.argc) { /* check's usage errors before any output (its getopt: ours after) */
+        int first = optind;
+        checks.argv[checks.argc] = "TRACE";
+        cli_check_run(checks.argc + 1, checks.argv, NULL, true);
+        optind = first;
     }
     if (push.url && !(o.f = open_memstream(&push.body, &push.len)))
         cli_die("metrics: out of memory");
@@ -364,6 +445,7 @@ int cmd_metrics(int argc, char **argv)
     write_scopes(&o, &a, m, ana_sample_has_temporary(fmt_reader_sample_bytes(a.r)));
     write_sites(&o, &a, m, a.top);
     ana_model_destroy(m);
+    write_checks(&o, &checks, a.path);
     if (push.url)
         push_out(&push, o.f);
     else if (fflush(stdout) || ferror(stdout))

@@ -4,15 +4,19 @@
  * recorder a collector starts itself), let the recording session run it
  * (src/recorder/rec_session.h), and print what it says and its summary. */
 #include <getopt.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/cli_http.h"
 #include "cli/cli_live.h"
 #include "cli/cli_metrics.h"
 #include "cli/cli_push_tap.h"
+#include "cli/cli_serve_token.h"
 #include "cli/cli_snap.h"
 #include "format/fmt_shm.h"
 #include "format/fmt_writer.h"
@@ -470,6 +474,69 @@ static void record_check(const struct record_opts *o, int argc, int first)
     }
 }
 
+/* path from the working directory, as an absolute one in buf (dies if it
+ * cannot be). */
+static const char *record_absolute(const char *path, char *buf, size_t size)
+{
+    char cwd[PATH_MAX];
+
+    if (path[0] == '/')
+        return path;
+    if (!getcwd(cwd, sizeof(cwd)) || (size_t)snprintf(buf, size, "%s/%s", cwd, path) >= size)
+        cli_die("record: %s: cannot make it an absolute path", path);
+    return buf;
+}
+
+/* Without the wrapper (record --serve, started by the collector), the
+ * program's environment asks for the metrics server: MEMSCRIBE_METRICS
+ * [ADDR:]PORT, MEMSCRIBE_METRICS_TOKEN_FILE F, MEMSCRIBE_METRICS_LABELS
+ * K=V,K=V (docs/metrics.md). Noted before the session is made (its flush
+ * period is the live one), checked once stderr is the collector's word
+ * pipe (record_serve_metrics_check). */
+static void record_serve_metrics(struct record_opts *o)
+{
+    static char out[PATH_MAX];
+    const char *v = getenv(FMT_SHM_ENV_METRICS);
+
+    if (!o->serve || !v || !*v)
+        return;
+    o->metrics = o->live = 1;
+    /* The server is started once the recorder left for "/" (rec_mode_serve) */
+    o->rec.out_path = record_absolute(o->rec.out_path, out, sizeof(out));
+}
+
+/* The metrics the environment asks for, as --metrics and its options
+ * would be: a bad value, a token file refused or an address nobody can
+ * listen on is said to the collector, which leaves the program untraced
+ * with the reason on its stderr (the recorder's words go nowhere once it
+ * said "ok"). */
+static void record_serve_metrics_check(struct record_opts *o)
+{
+    static char labels[1024];
+    const char *token = getenv(FMT_SHM_ENV_METRICS_TOKEN), *l = getenv(FMT_SHM_ENV_METRICS_LABELS);
+    char msg[256], tok[80];
+
+    if (!o->serve || !o->metrics)
+        return;
+    record_metrics_option(o, 1006, getenv(FMT_SHM_ENV_METRICS));
+    /* nobody reads a random token's words here: the file is the one way */
+    if (!token || !*token)
+        cli_usage_error("record: %s wants %s too (the file the scraper reads the token from)",
+                        FMT_SHM_ENV_METRICS, FMT_SHM_ENV_METRICS_TOKEN);
+    static char token_path[PATH_MAX];
+    record_metrics_option(o, 1007, record_absolute(token, token_path, sizeof(token_path)));
+    if (l && strlen(l) >= sizeof(labels))
+        cli_usage_error("record: %s is longer than %zu bytes", FMT_SHM_ENV_METRICS_LABELS,
+                        sizeof(labels) - 1);
+    snprintf(labels, sizeof(labels), "%s", l ? l : "");
+    for (char *save = NULL, *kv = strtok_r(labels, ",", &save); kv; kv = strtok_r(NULL, ",", &save))
+        record_metrics_option(o, 1008, kv);
+    cli_serve_token(o->metrics_token_file, tok, sizeof(tok)); /* dies if the file is refused */
+    if (cli_http_can_listen(o->metrics_addr[0] ? o->metrics_addr : "127.0.0.1",
+                            (uint16_t)strtoul(o->live_port, NULL, 10), msg, sizeof(msg)))
+        cli_die("record: %s=%s: %s", FMT_SHM_ENV_METRICS, getenv(FMT_SHM_ENV_METRICS), msg);
+}
+
 /* A Windows program is traced whole, with its children. */
 static void record_check_win(const struct record_opts *o)
 {
@@ -642,6 +709,7 @@ int cmd_record(int argc, char **argv)
     if ((o.rec.max_size || o.rec.keep_last_ns) && !o.rec.aggregate_ns)
         o.rec.aggregate_ns = RECORD_AGGREGATE_DEFAULT_NS;
     record_check(&o, argc, first);
+    record_serve_metrics(&o);
     if (o.nr_check)
         record_run_check(&o, "TRACE", true); /* a usage error exits 2 before the program runs */
     o.quiet |= o.serve;                      /* nobody reads its stderr */
@@ -656,6 +724,7 @@ int cmd_record(int argc, char **argv)
     if (!(s = rec_session_new(&o.rec)))
         cli_die("record: out of memory");
     record_mode(s, &o, argv + first, &prog);
+    record_serve_metrics_check(&o);
     if (o.snap_every_ns)
         rec_session_add_tap(s, &cli_snap_tap, &snap);
     struct cli_live live = {.listen =
@@ -669,6 +738,8 @@ int cmd_record(int argc, char **argv)
     _Static_assert(sizeof(o.push.labels) == sizeof(o.metrics_labels), "one bound of labels");
     memcpy(o.push.labels, o.metrics_labels, sizeof(o.push.labels));
     o.push.nr_labels = o.nr_metrics_labels;
+    o.push.checks = o.check;
+    o.push.nr_checks = o.nr_check;
     if (o.push.url)
         rec_session_add_tap(s, &cli_push_tap, &o.push);
     if (o.live)

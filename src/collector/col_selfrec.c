@@ -35,6 +35,11 @@ static char col_rec_env_sock[160], col_rec_env_secret[64], col_rec_env_clock[40]
 static char col_rec_env_sample[48]; /* the program's MEMSCRIBE_SAMPLE: the trace must say so */
 static char col_rec_env_reach[24];  /* the program's MEMSCRIBE_REACH: the scan at exit */
 static char col_rec_env_agg[64];    /* the program's MEMSCRIBE_AGGREGATE: an aggregated trace */
+/* The program's MEMSCRIBE_METRICS, _TOKEN_FILE and _LABELS: the recorder's
+ * metrics server (docs/metrics.md); "NAME=" when unset. */
+static const char *const col_rec_metrics_names[] = {FMT_SHM_ENV_METRICS, FMT_SHM_ENV_METRICS_TOKEN,
+                                                    FMT_SHM_ENV_METRICS_LABELS};
+static char col_rec_env_metrics[3][PATH_MAX + 40];
 
 /* One line on the program's stderr: the user asked for a trace and gets
  * none. The only thing the collector ever writes there. MEMSCRIBE_OUTPUT
@@ -108,13 +113,11 @@ static void col_selfrec_exec(int lfd, int wfd)
 {
     char *const argv[] = {col_rec_path, "record",      "--serve",  "--pid",     col_rec_pid,
                           "--depth",    col_rec_depth, "--output", col_rec_out, NULL};
-    char *const envp[] = {col_rec_env_sock,
-                          col_rec_env_secret,
-                          col_rec_env_clock,
-                          col_rec_env_sample,
-                          col_rec_env_reach,
-                          col_rec_env_agg,
-                          NULL};
+    char *const envp[] = {col_rec_env_sock,       col_rec_env_secret,
+                          col_rec_env_clock,      col_rec_env_sample,
+                          col_rec_env_reach,      col_rec_env_agg,
+                          col_rec_env_metrics[0], col_rec_env_metrics[1],
+                          col_rec_env_metrics[2], NULL};
     static const char no_exec[] = "cannot run the recorder";
     const char *why;
     sigset_t none;
@@ -244,6 +247,18 @@ int col_selfrec_start(char *sock_name, size_t sock_size, uint8_t secret[FMT_SHM_
              getenv(FMT_SHM_ENV_AGGREGATE) && strlen(getenv(FMT_SHM_ENV_AGGREGATE)) < 32
                  ? getenv(FMT_SHM_ENV_AGGREGATE)
                  : "");
+    /* Passed on whole: a value cut short would be another. */
+    for (unsigned i = 0; i < 3; i++) {
+        const char *v = getenv(col_rec_metrics_names[i]);
+        if ((size_t)snprintf(col_rec_env_metrics[i], sizeof(col_rec_env_metrics[i]), "%s=%s",
+                             col_rec_metrics_names[i],
+                             v ? v : "") >= sizeof(col_rec_env_metrics[i])) {
+            col_selfrec_fail("too long a value", col_rec_metrics_names[i]);
+            close(lfd);
+            sock_name[0] = 0;
+            return -1;
+        }
+    }
     rc = col_selfrec_spawn(lfd, word, sizeof(word));
     close(lfd);
     word[strcspn(word, "\n")] = 0;

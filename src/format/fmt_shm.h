@@ -33,6 +33,13 @@
  * collector starts, `record --serve`, for an aggregated trace
  * (docs/aggregate.md). The collector itself does not read it. */
 #define FMT_SHM_ENV_AGGREGATE "MEMSCRIBE_AGGREGATE"
+/* Without the wrapper, the same way: the metrics server of the recorder
+ * ([ADDR:]PORT), the file of its bearer token and its labels (K=V,K=V),
+ * as record's --metrics, --metrics-token-file and --metrics-label
+ * (docs/metrics.md). The collector itself does not read them. */
+#define FMT_SHM_ENV_METRICS "MEMSCRIBE_METRICS"
+#define FMT_SHM_ENV_METRICS_TOKEN "MEMSCRIBE_METRICS_TOKEN_FILE"
+#define FMT_SHM_ENV_METRICS_LABELS "MEMSCRIBE_METRICS_LABELS"
 /* The recording's secret, FMT_SHM_SECRET_BYTES random bytes in hex: every
  * hello carries it, and the recorder takes in only hellos that do. Only
  * the traced tree inherits it (docs/protocol.md, Channel and hello). */

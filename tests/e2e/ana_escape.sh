@@ -116,6 +116,6 @@ xmllint --noout "$WORK/flame.svg" 2>"$WORK/err" ||
 python3 "$WORK/check.py" text "$WORK/flame.svg" "$want" ||
     fail "flamegraph: the output above"
 # The command line as report shows it.
-"$MEMSCRIBE" report "$WORK/t.mscr" | grep -qF 'arg\x1b[2J\xff\xc0end' ||
+grep -qF 'arg\x1b[2J\xff\xc0end' <("$MEMSCRIBE" report "$WORK/t.mscr") ||
     fail "report does not show argv escaped"
 finish "ana_escape: text, JSON, CSV, HTML, SVG and every export carry the name escaped"

@@ -31,7 +31,7 @@ recorded() {
 
 # The first "KEY": N of the report (the process's own, before its top lists).
 report_num() {
-    sed -n "s/^ *\"$1\": \([0-9][0-9]*\),*$/\1/p" "$T/report.json" | head -n 1
+    sed -n "s/^ *\"$1\": \([0-9][0-9]*\),*$/\1/p;T;q" "$T/report.json"
 }
 
 # "1,500": a number as dh_view and heaptrack_gui print it.

@@ -31,6 +31,6 @@ expect_eq alloc_space "$(total "$T/prog.pb.gz" alloc_space)" "$REPORT_BYTES"
 expect_eq inuse_objects "$(total "$T/prog.pb.gz" inuse_objects)" "$REPORT_LEAKED_BLOCKS"
 expect_eq inuse_space "$(total "$T/prog.pb.gz" inuse_space)" "$REPORT_LEAKED"
 grep -q "File: export_prog" "$T/pp.out" || fail "no main mapping"
-go tool pprof -top -sample_index=alloc_objects "$T/prog.pb.gz" 2>/dev/null | grep -q " churn$" ||
+grep -q " churn$" <(go tool pprof -top -sample_index=alloc_objects "$T/prog.pb.gz" 2>/dev/null) ||
     fail "no churn function"
 echo "export_pprof: ok"

@@ -28,7 +28,7 @@ for c in alloc_space:REPORT_BYTES alloc_objects:REPORT_ALLOCS inuse_space:REPORT
     rm -f "$ART/pprof_top_$si.png"
     # The legend, in the page's menu (not shown until opened): the DOM.
     got=$(grep -o "Showing nodes accounting for [0-9]*B, [0-9.]*% of [0-9]*B total" "$T/pprof_top_$si.html" |
-        sed -n 's/.* of \([0-9]*\)B total/\1/p' | head -n 1)
+        sed -n 's/.* of \([0-9]*\)B total/\1/p;T;q')
     expect_eq "pprof's $si total" "$got" "${!var}"
 done
 grep -q "churn" "$T/pprof_top_alloc_objects.txt" || fail "no churn row in pprof's top"

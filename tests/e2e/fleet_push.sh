@@ -6,8 +6,10 @@
 # while it runs) under the job asked, the host as instance, with
 # --metrics-label's label; read back from the gateway, each process's heap
 # in use and allocations are report's; a running program pushes again and
-# again at --push-every 200ms. A gateway that is not there fails
-# the push: said, and record's exit status 1.
+# again at --push-every 200ms; record --check's verdicts go with the last
+# push (memscribe_check_value, _limit, _passed: check --format=json's). A
+# gateway that is not there fails the push: said, and record's exit
+# status 1.
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" fleet-push MEMSCRIBE MS_PROGRAMS
 need prometheus-pushgateway
@@ -57,9 +59,31 @@ expect "the pushes' words on stderr" "$(cat "$WORK/record.err")" ""
 # metrics --push of any trace, under a job and instance of its own.
 "$MEMSCRIBE" metrics --push "$GW" --job nightly --instance run-7 "$WORK/t.mscr" 2>"$WORK/err" ||
     fail "metrics --push: $(cat "$WORK/err")"
-curl -s "$GW/metrics" | grep -q '^memscribe_tree_heap_peak_bytes{instance="run-7",job="nightly"} ' ||
+# (read whole first: grep -q ending the pipe early would fail curl's write)
+curl -s "$GW/metrics" >"$WORK/gw.txt"
+grep -q '^memscribe_tree_heap_peak_bytes{instance="run-7",job="nightly"} ' "$WORK/gw.txt" ||
     fail "metrics --push: no tree peak under job nightly, instance run-7"
 echo "ok: metrics --push under its job and instance"
+
+# record --check: the last push carries each check's value, limit and
+# verdict, as check --format=json gives them (a leak check that fails, a
+# peak check that passes: record's exit status 1).
+rc=0
+"$MEMSCRIBE" record -q -o "$WORK/c.mscr" --check max-leaked=0 --check max-peak=64M \
+    --push-metrics "$GW" --push-job gate -- "$MS_PROGRAMS/rec_agg" 1 >/dev/null 2>"$WORK/record.err" || rc=$?
+expect "record --check with a leak: exit status" "$rc" 1
+got=$(curl -s "$GW/metrics" | awk '$1 ~ /^memscribe_check_[a-z]+\{/ && index($1, "job=\"gate\"") {
+        name = $1; sub(/\{.*/, "", name); sub(/memscribe_check_/, "", name)
+        check = $1; sub(/.*check="/, "", check); sub(/".*/, "", check)
+        measure = $1; sub(/.*measure="/, "", measure); sub(/".*/, "", measure)
+        printf "%s %s %s %.0f\n", check, measure, name, $2 }' | sort)   # the gateway writes 6.7108864e+07
+want=$({ "$MEMSCRIBE" check --max-leaked 0 --max-peak 64M --format=json "$WORK/c.mscr" 2>/dev/null || true; } |
+    jq -r '.checks[] | (.check | split(" ")[0]) as $c |
+        "\($c) \(.measure) value \(.value)", "\($c) \(.measure) limit \(.limit)",
+        "\($c) \(.measure) passed \(if .passed then 1 else 0 end)"' | sort)
+expect "the pushed verdicts (check, measure, series, value) against check --format=json" "$got" "$want"
+grep -q ' passed 0$' <<<"$got" && grep -q '^max-peak .* passed 1$' <<<"$got" ||
+    fail "the verdicts: one failed check and one passed wanted: $got"
 
 # No gateway there.
 gone=$(fleet_port)

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # record --metrics (docs/metrics.md): Debian's real Prometheus scrapes a
-# program while it runs. A program of three phases, each waiting for the
-# test: it holds 1 MiB from phase_one(), then frees it and holds 3 MiB from
-# phase_two(), then frees that and exits. Prometheus scrapes the recorder's
+# program while it runs: tests/programs/fleet_phases, of three phases, each
+# waiting for the test: it holds 1 MiB from phase_one(), then frees it and
+# holds 3 MiB from phase_two(), then frees that and exits. Prometheus scrapes the recorder's
 # server every second with the token file record made (0600) as its bearer
 # credentials_file, and --metrics-label service=fleet-test on every series;
 # through its HTTP API each phase's site holds its exact bytes, and the
@@ -11,46 +11,14 @@
 # lingering). Without the token the server answers 401; user nobody can
 # read neither the token file nor the metrics nor the profiles.
 # shellcheck source=tests/e2e/lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" fleet-record-metrics MEMSCRIBE
-need cc
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" fleet-record-metrics MEMSCRIBE MS_PROGRAMS
 # shellcheck source=tests/e2e/fleet_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/fleet_lib.sh"
 
-cat >"$WORK/phases.c" <<'C'
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-/* Wait for the file the test makes. */
-static void wait_for(const char *path)
-{
-    while (access(path, F_OK))
-        usleep(20000);
-}
-
-__attribute__((noinline)) char *phase_one(void) { return memset(malloc(1 << 20), 1, 1 << 20); }
-__attribute__((noinline)) char *phase_two(void) { return memset(malloc(3 << 20), 2, 3 << 20); }
-
-int main(int argc, char **argv)
-{
-    char go[4096];
-    char *a = phase_one();
-    snprintf(go, sizeof(go), "%s/go1", argv[1]);
-    wait_for(go);
-    free(a);
-    char *b = phase_two();
-    snprintf(go, sizeof(go), "%s/go2", argv[1]);
-    wait_for(go);
-    free(b);
-    return argc > 2;
-}
-C
-cc -g -O0 -o "$WORK/phases" "$WORK/phases.c" || fail "cc phases.c"
 
 mport=$(fleet_port)
 "$MEMSCRIBE" record -q -o "$WORK/t.mscr" --metrics "127.0.0.1:$mport" --metrics-token-file "$WORK/token" \
-    --metrics-label service=fleet-test -- "$WORK/phases" "$WORK" >/dev/null 2>"$WORK/record.err" &
+    --metrics-label service=fleet-test -- "$MS_PROGRAMS/fleet_phases" "$WORK" >/dev/null 2>"$WORK/record.err" &
 FLEET_PIDS+=("$!")
 for _ in $(seq 300); do [ -s "$WORK/token" ] && break; sleep 0.1; done
 [ -s "$WORK/token" ] || fail "record made no token file: $(cat "$WORK/record.err")"

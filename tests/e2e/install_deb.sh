@@ -51,5 +51,5 @@ fi
 dpkg-deb -x "$deb" "$WORK/root"
 "$WORK/root/usr/bin/memscribe" record -q -o "$WORK/t.mscr" -- "$MS_PROGRAMS/col_calls" >/dev/null 2>"$WORK/rec.err" ||
     fail "the unpacked memscribe record failed: $(cat "$WORK/rec.err")"
-"$WORK/root/usr/bin/memscribe" report "$WORK/t.mscr" | grep -q "peak heap in use" || fail "the unpacked memscribe report"
+grep -q "peak heap in use" <("$WORK/root/usr/bin/memscribe" report "$WORK/t.mscr") || fail "the unpacked memscribe report"
 finish "packages: lintian without error, the layout and Depends as installed"

@@ -65,7 +65,7 @@ grep -q "starts mid-run" "$WORK/leaks.err" || fail "leaks says nothing of the at
 # The program ran on after the detach: the trace does not see it end, and
 # what it holds is live at the end, not leaked (report's summary and the
 # HTML page's); the process table has no end for it.
-"$MEMSCRIBE" dump "$WORK/t1.mscr" | grep -q " process_exit " && fail "the detach wrote an exit"
+grep -q " process_exit " <("$MEMSCRIBE" dump "$WORK/t1.mscr") && fail "the detach wrote an exit"
 grep -q "^  live at the end: " "$WORK/report.txt" || fail "report: no 'live at the end': $(grep -i 'leaked\|live' "$WORK/report.txt")"
 grep -q "^  leaked:" "$WORK/report.txt" && fail "report says 'leaked' for a program that runs on"
 grep -q "top call sites by bytes live at the end" "$WORK/report.txt" || fail "report: the list of leaked bytes"

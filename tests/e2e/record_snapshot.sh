@@ -46,7 +46,7 @@ for mode in exact sampled; do
                 grep -q "memscribe: sampled trace (record --sample 1024): figures are estimates" ||
                 fail "$f: no sampling comment: $(go tool pprof -comments "$f" 2>&1)"
         else
-            go tool pprof -comments "$f" 2>/dev/null | grep -q "sampled" && fail "$f: an exact trace's profile says sampled"
+            grep -q "sampled" <(go tool pprof -comments "$f" 2>/dev/null) && fail "$f: an exact trace's profile says sampled"
         fi
     done
     # One snapshot in each pause at least: in use, objects in use, allocated.

@@ -65,7 +65,7 @@ expect "--context 0" "$(jq -c '[.first_line, .lines]' "$WORK/json")" '[15,["    
 touch -d '+1 hour' "$SRC"
 "$MEMSCRIBE" source --format=json "$T" 'main (leaky.c:15)' >"$WORK/json" 2>&1 || fail "source changed: $(cat "$WORK/json")"
 expect "a file edited since" "$(jq .changed "$WORK/json")" true
-"$MEMSCRIBE" source "$T" 'main (leaky.c:15)' | grep -q '^(the file changed after the trace was written' ||
+grep -q '^(the file changed after the trace was written' <("$MEMSCRIBE" source "$T" 'main (leaky.c:15)') ||
     fail "text: no note that the file changed"
 touch -d '-1 hour' "$SRC"
 

@@ -12,6 +12,6 @@ expect "lines" "$(wc -l <"$WORK/out")" 2
 expect "line 1" "$(sed -n 1p "$WORK/out" | sed -E 's/[0-9]+\.[0-9]+\.[0-9]+$/X.Y.Z/')" "memscribe X.Y.Z"
 expect "line 2" "$(sed -n 2p "$WORK/out")" "trace format: reads 1.0 to 1.$newest, writes 1.1 to 1.$newest"
 # And the newest golden trace says that version in its header.
-"$MEMSCRIBE" dump --header "$MS_SOURCE"/tests/golden/v1_"$newest"*.mscr | grep -q "^# memscribe trace version 1\.$newest\b" ||
+grep -q "^# memscribe trace version 1\.$newest\b" <("$MEMSCRIBE" dump --header "$MS_SOURCE"/tests/golden/v1_"$newest"*.mscr) ||
     { echo "FAIL: tests/golden/v1_$newest*.mscr is not version 1.$newest" >&2; exit 1; }
 echo "version: reads 1.0 to 1.$newest, writes 1.1 to 1.$newest"

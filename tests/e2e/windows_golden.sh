@@ -27,10 +27,10 @@ assert rows == want, rows
 p = d["processes"][0]
 assert (p["aifi"], p["aifo"], p["aofi"]) == (3, 0, 0), p
 PY
-"$MEMSCRIBE" window --by heap "$g" | grep -q '^100  Transient      2   100               0  0x5a0000$'
+grep -q '^100  Transient      2   100               0  0x5a0000$' <("$MEMSCRIBE" window --by heap "$g")
 
 # Nothing leaks: the destroyed heap's block is freed with it.
-"$MEMSCRIBE" leaks "$g" | grep -q '0 bytes in 0 blocks'
+grep -q '0 bytes in 0 blocks' <("$MEMSCRIBE" leaks "$g")
 "$MEMSCRIBE" report "$g" >"$tmp/report"
 # The free HeapDestroy makes is no call: the program called free once.
 grep -q 'calls: *malloc 2, realloc 1, free 1, heap_create 1, heap_destroy 1, vm_reserve 1, vm_commit 2, vm_decommit 1, vm_release 1, vm_protect 1, section_map 1, section_unmap 1' "$tmp/report" ||

@@ -103,7 +103,21 @@ struct ana_export_options {
      * write at the end. */
     int (*image_done)(void *arg, uint32_t image, uint64_t end_ns);
     void *image_arg;
+    /* pprof: a delta of the window [window_t0_ns, window_t1_ns] (times
+     * from the trace's start; window set), as Go's /debug/pprof/heap?
+     * seconds=N: alloc_* what was allocated inside it, inuse_* the change
+     * of what is in use (negative where more was freed), per stack; the
+     * classes of `memscribe window` (ana_window.h). Not with image_done. */
+    bool window;
+    uint64_t window_t0_ns, window_t1_ns;
+    /* pprof: the default sample type (pprof -sample_index): one of
+     * alloc_objects, alloc_space, inuse_objects, inuse_space; NULL:
+     * inuse_space, as Go's /heap (its /allocs: alloc_space). */
+    const char *pprof_default;
 };
+
+/* Whether name is one of pprof's sample types memscribe writes. */
+bool ana_export_pprof_type_ok(const char *name);
 
 /* Name -> value, for the command line. -EINVAL for an unknown name. */
 int ana_export_cost_parse(const char *name, enum ana_export_cost *out);

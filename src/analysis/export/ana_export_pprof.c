@@ -17,7 +17,13 @@
  * locations dropped: memory follows the processes running, not every
  * process the trace holds. A trace with leak classes is written at the
  * end (record --reach traces one program; its classes are known at the
- * end of the trace). */
+ * end of the trace).
+ *
+ * A window (ana_export_options.window) is a delta, as Go's ?seconds=N:
+ * per stack, alloc_* what was allocated inside it and inuse_* the change
+ * of what is in use (AIFO - AOFI: negative where more was freed), from
+ * the window's own classes (ana_window.h), so that its sums are
+ * `memscribe window`'s. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,11 +32,13 @@
 #include "analysis/core/ana_aggregate.h"
 #include "analysis/core/ana_strtab.h"
 #include "analysis/core/ana_text.h"
+#include "analysis/core/ana_time.h"
 #include "analysis/export/ana_export_internal.h"
 #include "analysis/export/ana_export_map.h"
 #include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_heaps.h"
 #include "analysis/model/ana_reach.h"
+#include "analysis/model/ana_window.h"
 #include "util/util_array.h"
 
 /* profile.proto field numbers. */
@@ -167,6 +175,9 @@ struct pprof {
     struct xsample *img;
     size_t nr_img, cap_img;
     int64_t none[4];
+    /* A window's delta (o->window): its classes per stack. */
+    struct ana_window win;
+    bool win_on;
 };
 
 /* A sample's stack and values: alloc_objects, alloc_space, inuse_objects,
@@ -405,29 +416,34 @@ static int sample_one(struct pprof *p, uint32_t id, const struct pb *ids, const 
     return rc;
 }
 
-/* Stack id's samples (values v, as struct xsample's, each at least 0).
- * The stack must still be readable (fmt_reader_stack). */
-static int sample(struct pprof *p, uint32_t id, const int64_t v_in[4])
+/* Stack id's location ids into ids (packed), leaf first: one per recorded
+ * address. The stack must still be readable (fmt_reader_stack). */
+static int stack_ids(struct pprof *p, uint32_t id, struct pb *ids)
 {
     const struct ana_sym_stack *st;
-    struct pb ids = {0};
     uint32_t image;
     int rc;
 
     if ((rc = ana_xsym_stack(p->sym, id, &st, &image)))
         return rc;
-    /* Location ids leaf first: one per recorded address. */
     for (uint32_t i = 0; i < st->nr_lines && !rc;) {
         uint32_t j = i, loc = 0;
         while (j < st->nr_lines && st->lines[j].index == st->lines[i].index)
             j++;
         if ((rc = location_id(p, image, &st->lines[i], j - i, &loc)))
             break;
-        pb_varint(&ids, loc);
+        pb_varint(ids, loc);
         i = j;
     }
-    if (!rc)
-        rc = ids.err;
+    return rc ? rc : ids->err;
+}
+
+/* Stack id's samples (values v, as struct xsample's, each at least 0). */
+static int sample(struct pprof *p, uint32_t id, const int64_t v_in[4])
+{
+    struct pb ids = {0};
+    int rc = stack_ids(p, id, &ids);
+
     /* The classed blocks apart: the stack's own sample keeps the rest. */
     uint64_t v[4];
     for (int i = 0; i < 4; i++)
@@ -470,6 +486,21 @@ static int live_step(void *arg, const struct fmt_event *ev, const struct ana_ste
     return st->ends || st->starts ? ana_xlive_step(&p->live, ev, st, &kind) : 0;
 }
 
+/* The comment of a window's profile: its bounds from the trace's start,
+ * and what its values are. 0 or -ENOMEM; *index its string. */
+static int window_comment(struct pprof *p, uint32_t *index)
+{
+    char t0[32], t1[32], text[256];
+    int rc;
+
+    snprintf(text, sizeof(text),
+             "memscribe: the window %s to %s of the trace: alloc_* allocated inside it, "
+             "inuse_* the change of the heap in use over it (a delta)",
+             ana_time_format(p->win.t0_ns, t0, sizeof(t0)),
+             ana_time_format(p->win.t1_ns, t1, sizeof(t1)));
+    return (rc = str(p, text, index)) < 0 ? rc : 0;
+}
+
 /* What comes before the samples: the sample types, mappings, comments,
  * time, and the duration (NULL: written after the samples, which a
  * profile allows: it is a plain field, the last one read wins). */
@@ -492,7 +523,8 @@ static int header(struct ana_export_job *job, const uint64_t *duration_ns)
         (rc = value_type(p, PROFILE_SAMPLE_TYPE, "inuse_objects", "count")) ||
         (rc = value_type(p, PROFILE_SAMPLE_TYPE, "inuse_space", "bytes")) ||
         (rc = value_type(p, PROFILE_PERIOD_TYPE, "space", "bytes")) ||
-        (rc = str(p, "inuse_space", &space)) < 0 || (rc = mappings(p)))
+        (rc = str(p, job->o->pprof_default ? job->o->pprof_default : "inuse_space", &space)) < 0 ||
+        (rc = mappings(p)))
         return rc;
     /* A sampled trace: a comment says its values are estimates (pprof
      * -raw, go tool pprof -comments), and the period is the rate, as Go's
@@ -505,7 +537,12 @@ static int header(struct ana_export_job *job, const uint64_t *duration_ns)
     char agg[ANA_AGGREGATE_NOTE_SIZE];
     if (*ana_aggregate_label(agg, sizeof(agg), info) && (rc = str(p, agg, &agg_comment)) < 0)
         return rc;
-    pb_uint(&p->body, PROFILE_TIME_NANOS, info->start_realtime_ns);
+    /* A window: a comment says what its values are, and its time is its
+     * start's (pprof -raw prints both). */
+    uint32_t win_comment = 0;
+    if (p->win_on && (rc = window_comment(p, &win_comment)) < 0)
+        return rc;
+    pb_uint(&p->body, PROFILE_TIME_NANOS, info->start_realtime_ns + (p->win_on ? p->win.t0_ns : 0));
     if (duration_ns)
         pb_uint(&p->body, PROFILE_DURATION_NANOS, *duration_ns);
     pb_uint(&p->body, PROFILE_PERIOD, rate ? rate : 1);
@@ -513,6 +550,8 @@ static int header(struct ana_export_job *job, const uint64_t *duration_ns)
         pb_uint(&p->body, PROFILE_COMMENT, comment);
     if (agg_comment)
         pb_uint(&p->body, PROFILE_COMMENT, agg_comment);
+    if (win_comment)
+        pb_uint(&p->body, PROFILE_COMMENT, win_comment);
     pb_uint(&p->body, PROFILE_DEFAULT_SAMPLE_TYPE, space);
     /* Plain varint fields: write the body as it is, not length-delimited. */
     if ((rc = p->body.err ? p->body.err : ana_xout_write(out, p->body.p, p->body.len)))
@@ -544,6 +583,38 @@ static int write_pprof(struct ana_export_job *job)
         if (v[0] || v[2])
             rc = sample(p, id, v);
     }
+    return rc;
+}
+
+/* ---- A window's delta. */
+
+/* After the pass: one sample per key of the window (a stack of an image;
+ * the keys of one stack add up in pprof), values signed. */
+static int write_window(struct ana_export_job *job)
+{
+    struct pprof *p = job->state;
+    const struct ana_window *w = &p->win;
+    struct ana_window_key *keys = NULL;
+    uint64_t duration = w->t1_ns - w->t0_ns;
+    long n = ana_window_keys(w, &keys);
+    int rc = n < 0 ? (int)n : header(job, &duration);
+
+    for (long i = 0; i < n && !rc; i++) {
+        const struct ana_wpa *c = &keys[i].c;
+        uint32_t id = keys[i].key <= p->nr_stacks ? (uint32_t)keys[i].key : 0;
+        /* int64 values as protobuf writes them: two's complement varints */
+        const uint64_t v[4] = {
+            c->nr[ANA_AIFI] + c->nr[ANA_AIFO], c->bytes[ANA_AIFI] + c->bytes[ANA_AIFO],
+            c->nr[ANA_AIFO] - c->nr[ANA_AOFI], c->bytes[ANA_AIFO] - c->bytes[ANA_AOFI]};
+        struct pb ids = {0};
+
+        if (!v[0] && !v[2] && !v[3])
+            continue;
+        if (!(rc = stack_ids(p, id, &ids)))
+            rc = sample_one(p, id, &ids, v, FMT_REACH_UNKNOWN);
+        free(ids.p);
+    }
+    free(keys);
     return rc;
 }
 
@@ -618,6 +689,17 @@ static int write_stream(struct ana_export_job *job)
     return 0;
 }
 
+bool ana_export_pprof_type_ok(const char *name)
+{
+    static const char *const types[] = {"alloc_objects", "alloc_space", "inuse_objects",
+                                        "inuse_space"};
+
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+        if (!strcmp(name, types[i]))
+            return true;
+    return false;
+}
+
 bool ana_export_pprof_streams(const struct fmt_reader *r)
 {
     return !ana_reach_present(r);
@@ -637,6 +719,8 @@ static void release_pprof(struct ana_export_job *job)
     struct pprof *p = job->state;
 
     ana_model_destroy(p->model);
+    if (p->win_on)
+        ana_window_release(&p->win);
     free(p->img);
     free(p->mods);
     free(p->by_stack.of);
@@ -655,9 +739,14 @@ int ana_export_pprof(struct ana_export_job *job)
     static const struct ana_xjob_hooks hooks = {.write = write_pprof, .release = release_pprof};
     static const struct ana_xjob_hooks stream_hooks = {.write = write_stream,
                                                        .release = release_pprof};
+    static const struct ana_xjob_hooks window_hooks = {.write = write_window,
+                                                       .release = release_pprof};
     /* image_done is set when the output streams (ana_export_streams). */
-    bool stream = job->o->image_done != NULL;
-    struct pprof *p = ana_xjob_state(job, sizeof(*p), stream ? &stream_hooks : &hooks);
+    bool stream = job->o->image_done != NULL, window = job->o->window;
+    struct pprof *p = ana_xjob_state(job, sizeof(*p),
+                                     window   ? &window_hooks
+                                     : stream ? &stream_hooks
+                                              : &hooks);
 
     if (!p)
         return -ENOMEM;
@@ -676,6 +765,14 @@ int ana_export_pprof(struct ana_export_job *job)
     if (ana_heaps_present(job->r) &&
         (rc = ana_heaps_by_stack_subscribe(&p->by_stack, job->pass[0], &p->heaps, p->nr_stacks)))
         return rc;
+    if (window && stream)
+        return -EINVAL; /* a window's keys are the whole trace's */
+    if (window) {
+        rc = ana_window_subscribe(&p->win, job->pass[0], job->r, job->o->window_t0_ns,
+                                  job->o->window_t1_ns, ANA_WINDOW_BY_STACK);
+        p->win_on = !rc;
+        return rc;
+    }
     if (stream)
         return start_stream(job);
     if (!(p->m = ana_xjob_model(job)))
