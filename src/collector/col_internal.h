@@ -435,8 +435,8 @@ extern int col_sample_fast;
 extern int col_hook_fast;
 extern _Atomic uint32_t *col_sample_filter;
 #define COL_SAMPLE_FILTER_BITS 18
-/* The rate MEMSCRIBE_SAMPLE asks for: a whole decimal number; 0 (exact)
- * for anything else. */
+/* The rate MEMSCRIBE_SAMPLE asks for: a whole decimal number, with K, M
+ * or G after it (1024s); 0 (exact) for anything else. */
 uint64_t col_sample_env_rate(void);
 int col_sample_init(void);
 void col_sample_reset(void);

@@ -244,6 +244,12 @@ uint64_t col_sample_env_rate(void)
     if (!s || !*s)
         return 0;
     rate = strtoull(s, &end, 10);
+    /* K, M, G: as record --sample's sizes (util_size.h), for a program
+     * started without the wrapper */
+    char unit = (char)(*end | 0x20); /* either case */
+    unsigned shift = unit == 'k' ? 10 : unit == 'm' ? 20 : unit == 'g' ? 30 : 0;
+    if (shift && !end[1] && end != s)
+        return rate > UINT64_MAX >> shift ? 0 : rate << shift;
     return *end ? 0 : rate;
 }
 

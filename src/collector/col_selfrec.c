@@ -203,6 +203,12 @@ int col_selfrec_start(char *sock_name, size_t sock_size, uint8_t secret[FMT_SHM_
         col_selfrec_fail("MEMSCRIBE_OUTPUT is too long", NULL);
         return -1;
     }
+    /* A rate that does not parse would record exactly and say nothing. */
+    const char *rate = getenv(FMT_SHM_ENV_SAMPLE);
+    if (rate && *rate && strcmp(rate, "0") && !col_sample_env_rate()) {
+        col_selfrec_fail("MEMSCRIBE_SAMPLE is not a size (524288, 512K)", rate);
+        return -1;
+    }
     if (syscall(SYS_getrandom, secret, FMT_SHM_SECRET_BYTES, 0) != FMT_SHM_SECRET_BYTES ||
         syscall(SYS_getrandom, &nonce, sizeof(nonce), 0) != (long)sizeof(nonce)) {
         col_selfrec_fail("cannot make the recording's secret", strerrorname_np(errno));

@@ -104,9 +104,14 @@ awk '$5 == "malloc" { for (i = 6; i <= NF; i++) if ($i ~ /^addr=/) print substr(
 # 4. No recorder to start, or no file to write: one line, untraced, same status.
 printf '\177ELF not really\n' >"$WORK/bad-recorder"
 chmod +x "$WORK/bad-recorder"
-for how in recorder exec output; do
+for how in recorder exec rate output; do
     rc=0
-    if [ $how = recorder ]; then
+    if [ $how = rate ]; then
+        env LD_PRELOAD="$COL" MEMSCRIBE_OUTPUT="$WORK/e.mscr" MEMSCRIBE_SAMPLE=512KiB \
+            "$PROG" >"$WORK/e.out" 2>"$WORK/e.err" || rc=$?
+        grep -q "MEMSCRIBE_SAMPLE is not a size (524288, 512K): 512KiB" "$WORK/e.err" ||
+            fail "rate: $(cat "$WORK/e.err")"
+    elif [ $how = recorder ]; then
         env LD_PRELOAD="$COL" MEMSCRIBE_OUTPUT="$WORK/e.mscr" MEMSCRIBE_RECORDER=/nonexistent/memscribe \
             "$PROG" >"$WORK/e.out" 2>"$WORK/e.err" || rc=$?
     elif [ $how = exec ]; then
@@ -124,4 +129,9 @@ for how in recorder exec output; do
     [ ! -e "$WORK/e.mscr" ] || fail "$how: a trace was written"
 done
 grep -q "no/such/dir/e.mscr" "$WORK/e.err" || fail "the message does not name the file: $(cat "$WORK/e.err")"
-echo "ok: env, sh, fork, exec, threads, an orphan, a crash, no recorder"
+
+# 5. MEMSCRIBE_SAMPLE=512K: a sampled trace at 524288 bytes, as record --sample 512K.
+env LD_PRELOAD="$COL" MEMSCRIBE_OUTPUT="$WORK/s.mscr" MEMSCRIBE_SAMPLE=512k "$PROG" >/dev/null 2>&1 || true
+"$MEMSCRIBE" dump --header "$WORK/s.mscr" >"$WORK/s.hdr" 2>&1 || fail "MEMSCRIBE_SAMPLE=512k: no trace"
+grep -q "sample_bytes=524288\b" "$WORK/s.hdr" || fail "MEMSCRIBE_SAMPLE=512k: $(grep -i sampl "$WORK/s.hdr")"
+echo "ok: env, sh, fork, exec, threads, an orphan, a crash, no recorder, MEMSCRIBE_SAMPLE's sizes"
