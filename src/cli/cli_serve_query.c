@@ -113,8 +113,11 @@ static const struct query queries[] = {
                 {"pid", "--pid", P_PIDS, NULL},
                 {"thread", "--thread", P_PIDS, NULL},
                 {"index", NULL, P_FLAG, "--index"}}},
+    /* from the chunks' totals once the index passed its check: a build's
+     * tree in a fraction of a replay's time */
     {.name = "tree",
      .command = "tree",
+     .index = true,
      .params = {{"depth", "--depth", P_COUNT, NULL, 1, 256, NULL},
                 TOP(NULL),
                 {"focus", "--focus", P_NAME, NULL},

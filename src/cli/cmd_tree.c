@@ -24,7 +24,8 @@ enum {
     OPT_SORT,
     OPT_NO_SELF,
     OPT_FOCUS,
-    OPT_FLAT
+    OPT_FLAT,
+    OPT_INDEX
 };
 
 static const struct cli_tree_metric mets[] = {
@@ -62,8 +63,12 @@ static void usage(FILE *out)
                  "                  (every allocation with it on the stack, a recursion\n"
                  "                  counted once) and self cost, as heaptrack_gui's\n"
                  "                  Caller / Callee list (not with --bottom-up or --focus)\n"
-                 "  --top N         children per node (default 10; 0: all)\n" CLI_ANA_PROGRAMS_USAGE
-                     CLI_ANA_USAGE
+                 "  --top N         children per node (default 10; 0: all)\n"
+                 "  --index         from each chunk's totals (record --totals) and the\n"
+                 "                  chunks where the heap peaked, not every event: the\n"
+                 "                  same tree, in a fraction of the time; where the trace\n"
+                 "                  cannot, a note on stderr says why and it is "
+                 "replayed\n" CLI_ANA_PROGRAMS_USAGE CLI_ANA_USAGE
                  "\nA stack the recorder cut at its depth limit (record --depth) lacks its\n"
                  "root side: it hangs under one node '(stack cut at N frames)'.\n");
 }
@@ -190,7 +195,7 @@ static void text_total(const struct cli_ana *a, const int64_t *total, bool temp,
 
 /* What the options ask. */
 struct tree_opts {
-    bool bottom_up, with_self, flat;
+    bool bottom_up, with_self, flat, index;
     const char *focus;
     uint32_t depth;
     unsigned sort;
@@ -205,6 +210,7 @@ static void parse_options(int argc, char **argv, struct cli_ana *a, struct tree_
         {"no-self", no_argument, NULL, OPT_NO_SELF},
         {"focus", required_argument, NULL, OPT_FOCUS},
         {"flat", no_argument, NULL, OPT_FLAT},
+        {"index", no_argument, NULL, OPT_INDEX},
         {NULL, 0, NULL, 0},
     };
     struct cli_getopt g = {
@@ -230,6 +236,9 @@ static void parse_options(int argc, char **argv, struct cli_ana *a, struct tree_
             break;
         case OPT_FLAT:
             o->flat = true;
+            break;
+        case OPT_INDEX:
+            o->index = true;
             break;
         case OPT_FOCUS:
             if (!*optarg)
@@ -271,7 +280,8 @@ int cmd_tree(int argc, char **argv)
      * peak at the program's peak); on a tree, folded as each ends. */
     cli_ana_programs(&a, &mo);
     cli_fold_setup(&a, &mo, CLI_FOLD_TREE);
-    struct ana_model *m = cli_ana_model(&a, &mo, UINT64_MAX);
+    struct ana_query q = {.mo = &mo, .until_ns = UINT64_MAX, .prefer_index = o.index};
+    struct ana_model *m = cli_ana_answer(&a, &q);
 
     /* Several processes: each (or each program) is a first-level node, as
      * WPA's Process column groups first; the depth limit then counts it

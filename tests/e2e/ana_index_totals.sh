@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# report --index and timeline --index (format 1.10's chunk totals, docs/
+# report --index, timeline --index and tree --index (format 1.10's chunk totals, docs/
 # format-blocks.md "TOTALS"; docs/report.md, docs/timeline.md): on programs of
 # this tree (temporaries by heaptrack's rule per thread, every call kind,
 # threads) and on real ones nobody here wrote (python3 with
@@ -51,6 +51,26 @@ same() {
     chunks=$("$MEMSCRIBE" dump --header "$t" | sed -n 's/.* chunks=\([0-9]*\) .*/\1/p')
     echo "ok: $name: report --index is report, text and JSON, and passes --verify ($chunks chunks)"
     timeline "$name"
+    trees "$name" "$@"
+}
+
+# usage: trees NAME [OPTION...]: tree --index is tree, each way (the page's
+# trees ask it so once the index passed its check: docs/serve.md).
+trees() {
+    local t=$WORK/$1.mscr name=$1 way
+    shift
+    for way in "" --bottom-up --flat "--sort leaked --top 0 --depth 0" "--sort temporary"; do
+        # shellcheck disable=SC2086 # each way's words
+        "$MEMSCRIBE" tree "$@" $way --format=json "$t" >"$WORK/ta.json" 2>"$WORK/ta.err" ||
+            fail "$name: tree $way: $(cat "$WORK/ta.err")"
+        # shellcheck disable=SC2086
+        "$MEMSCRIBE" tree "$@" $way --index --format=json "$t" >"$WORK/tb.json" 2>"$WORK/tb.err" ||
+            fail "$name: tree $way --index: $(cat "$WORK/tb.err")"
+        [ ! -s "$WORK/tb.err" ] || fail "$name: tree $way --index replayed: $(cat "$WORK/tb.err")"
+        cmp -s "$WORK/ta.json" "$WORK/tb.json" ||
+            fail "$name: tree $way --index differs: $(diff "$WORK/ta.json" "$WORK/tb.json" | head -5)"
+    done
+    echo "ok: $name: tree --index is tree, top-down, bottom-up, flat, by leaked and temporary"
 }
 
 # The index timeline against the replayed one and report.
