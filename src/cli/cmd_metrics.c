@@ -238,7 +238,8 @@ static void write_sites(const struct out *o, struct cli_ana *a, const struct ana
         if (!rows[nr++].where)
             cli_die("metrics: out of memory");
     }
-    qsort(rows, nr, sizeof(*rows), by_image_where);
+    if (nr) /* rows NULL with none: qsort wants an array */
+        qsort(rows, nr, sizeof(*rows), by_image_where);
     for (size_t i = 0; i < nr; i++) {
         if (kept && rows[kept - 1].image == rows[i].image &&
             !strcmp(rows[kept - 1].where, rows[i].where)) {
@@ -248,7 +249,8 @@ static void write_sites(const struct out *o, struct cli_ana *a, const struct ana
         }
         rows[kept++] = rows[i];
     }
-    qsort(rows, kept, sizeof(*rows), by_image_bytes);
+    if (kept)
+        qsort(rows, kept, sizeof(*rows), by_image_bytes);
     fprintf(o->f,
             "# HELP memscribe_site_heap_in_use_bytes Heap bytes in use by the call sites "
             "whose frame of interest is site, the top %u of each process\n"

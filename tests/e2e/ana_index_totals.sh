@@ -51,7 +51,6 @@ same() {
     chunks=$("$MEMSCRIBE" dump --header "$t" | sed -n 's/.* chunks=\([0-9]*\) .*/\1/p')
     echo "ok: $name: report --index is report, text and JSON, and passes --verify ($chunks chunks)"
     timeline "$name"
-    trees "$name" "$@"
 }
 
 # usage: trees NAME [OPTION...]: tree --index is tree, each way (the page's
@@ -108,6 +107,7 @@ rec() {
 
 rec temporary "$MS_PROGRAMS/ana_temporary"
 same temporary
+trees temporary
 rec threads "$MS_PROGRAMS/ana_threads"
 same threads
 rec calls "$MS_PROGRAMS/col_calls"
@@ -121,6 +121,7 @@ import json
 d = [{"k": i, "v": [str(i)] * 3} for i in range(20000)]
 print(len(json.dumps(d)))'
 same python
+trees python
 # shellcheck disable=SC2016 # perl's own variables
 rec perl /usr/bin/perl -e 'my %h; $h{$_ % 5000} .= "x" x ($_ % 64) for 1 .. 60000; print scalar(keys %h), "\n"'
 same perl
@@ -130,6 +131,7 @@ same sort
 if command -v sqlite3 >/dev/null; then
     rec sqlite sqlite3 :memory: 'create table t(a, b); with recursive c(x) as (select 1 union all select x + 1 from c where x < 20000) insert into t select x, hex(randomblob(x % 100)) from c; select count(*), sum(length(b)) from t;'
     same sqlite
+    trees sqlite
 fi
 
 # Several processes (format 1.11's all-processes totals): two, and a tree
@@ -137,6 +139,7 @@ fi
 CHUNK=64
 rec procs "$MS_PROGRAMS/ana_procs"
 same procs --by-process
+trees procs --by-process
 CHUNK=2048
 # shellcheck disable=SC2016 # perl's own variables
 rec tree /bin/sh -c 'sort -R "$1" | sort >/dev/null; perl -e '"'"'my @a; push @a, "x" x ($_ % 900) for 1 .. 30000; print scalar(@a), "\n"'"'"'' sh "$WORK/words"
@@ -146,6 +149,7 @@ same tree --by-process
 # programs' peaks from the totals, bounded where both sorts move in a chunk
 # and replayed there; and unfolded.
 same tree
+trees tree
 MEMSCRIBE_FOLD=0 same tree
 
 # Replayed, and said why: a selection, no totals.
