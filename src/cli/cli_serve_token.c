@@ -16,6 +16,7 @@
 
 #define MIN_TOKEN 16
 #define MAX_TOKEN 64
+_Static_assert(CLI_SERVE_TOKEN_SIZE > MAX_TOKEN, "a token and its NUL fit");
 
 static void random_token(char *out, size_t size)
 {

@@ -8,7 +8,10 @@
 
 #include <stddef.h>
 
-/* The token into out (size at least 40): file NULL: 32 random hex digits;
+/* A buffer that holds any token (64 characters at most) and its NUL. */
+#define CLI_SERVE_TOKEN_SIZE 80
+
+/* The token into out (size CLI_SERVE_TOKEN_SIZE): file NULL: 32 random hex digits;
  * else the token in file, or, if there is no such file, a random one
  * written to it, made new and 0600. A file that is a link, not regular,
  * not the user's or readable by others, or holds anything but 16 to 64

@@ -514,7 +514,7 @@ static void record_serve_metrics_check(struct record_opts *o)
 {
     static char labels[1024];
     const char *token = getenv(FMT_SHM_ENV_METRICS_TOKEN), *l = getenv(FMT_SHM_ENV_METRICS_LABELS);
-    char msg[256], tok[80];
+    char msg[256], tok[CLI_SERVE_TOKEN_SIZE];
 
     if (!o->serve || !o->metrics)
         return;

@@ -277,10 +277,26 @@ static int parse_options(int argc, char **argv, struct serve_args *a)
     return -1;
 }
 
+/* s as a URL's query value: a token of one's own may hold + / = (base64),
+ * which a query would read as a space and separators. Returns buf. */
+static const char *url_encode(const char *s, char *buf, size_t size)
+{
+    size_t n = 0;
+
+    for (; *s && n + 4 <= size; s++) {
+        if (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._~-", *s))
+            buf[n++] = *s;
+        else
+            n += (size_t)snprintf(buf + n, size - n, "%%%02X", (unsigned char)*s);
+    }
+    buf[n] = 0;
+    return buf;
+}
+
 int cmd_serve(int argc, char **argv)
 {
     struct serve_args a = {.o = {.listen = "127.0.0.1"}, .t = {.timeout_s = 300}};
-    char token[40], msg[256], self[PATH_MAX], err[512];
+    char token[CLI_SERVE_TOKEN_SIZE], msg[256], self[PATH_MAX], err[512];
     uint16_t port;
     int rc = parse_options(argc, argv, &a);
 
@@ -330,10 +346,10 @@ int cmd_serve(int argc, char **argv)
     struct cli_serve_http *h;
     if ((rc = cli_serve_http_start(&h, &a.t, &a.o, &port, msg, sizeof(msg))))
         cli_die("serve: %s", msg);
-    char url[200];
+    char url[512], enc[3 * CLI_SERVE_TOKEN_SIZE];
     bool v6 = strchr(a.o.listen, ':') != NULL;
     snprintf(url, sizeof(url), "http://%s%s%s:%u/?token=%s", v6 ? "[" : "", a.o.listen,
-             v6 ? "]" : "", (unsigned)port, token);
+             v6 ? "]" : "", (unsigned)port, url_encode(token, enc, sizeof(enc)));
     printf("%s\n", url);
     fflush(stdout);
     if (a.url_file)

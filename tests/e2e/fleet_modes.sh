@@ -12,7 +12,7 @@
 #     another server holds) is said on the program's stderr, and the
 #     program runs untraced and unharmed;
 #   - record -p attaches to the running program (phase_two, allocated
-#     after the attach);
+#     after the attach), its token file one of the user's (64 characters);
 #   - record --keep-last keeps segments (the metrics are the whole run's).
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" fleet-modes MEMSCRIBE MS_PROGRAMS MS_BUILD
@@ -84,8 +84,11 @@ touch "$WORK/nw/go2"
 wait "$nw" || fail "no wrapper: fleet_phases failed: $(cat "$WORK/nw.err")"
 [ ! -s "$WORK/nw.err" ] || fail "no wrapper: the program's stderr: $(cat "$WORK/nw.err")"
 
-# ---- record -p: phase_two is allocated after the attach.
+# ---- record -p: phase_two is allocated after the attach; the token
+# file is the user's own, of the longest token taken (64 characters).
 mkdir "$WORK/p"
+(umask 077 && printf '%s\n' "$(printf 'aB3._~+/=-%.0s' 1 2 3 4 5 6)abcd" >"$WORK/p/token")
+expect "the user's token's length" "$(head -1 "$WORK/p/token" | tr -d '\n' | wc -c)" 64
 "$PHASES" "$WORK/p" &
 FLEET_PIDS+=("$!")
 pid=$(pid_of "$WORK/p")
@@ -103,6 +106,14 @@ touch "$WORK/p/go1"
 phase "record -p" "$port" "$WORK/p/token" "phase_two 3145728"
 touch "$WORK/p/go2"
 wait "$rp" || fail "record -p: $(cat "$WORK/p.err")"
+# The address serve says for that token (+ / = in it): the URL works as
+# given (a query reads a bare + as a space).
+"$MEMSCRIBE" serve --url-file "$WORK/p/url" --token-file "$WORK/p/token" "$WORK/p.mscr" >/dev/null 2>&1 &
+FLEET_PIDS+=("$!")
+for _ in $(seq 300); do [ -s "$WORK/p/url" ] && break; sleep 0.1; done
+url=$(cat "$WORK/p/url")
+expect "serve's address with the user's token" \
+    "$(curl -s -o /dev/null -w '%{http_code}' "${url%%/\?token=*}/api/status?token=${url##*token=}")" 200
 
 # ---- record --keep-last: the served trace is the whole run's.
 mkdir "$WORK/k"
