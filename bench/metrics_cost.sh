@@ -43,7 +43,7 @@ port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)
 # Prometheus scraping the one address every traced run listens on.
 MPORT=$(port)
 PPORT=$(port)
-head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$WORK/token"
+head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$WORK/token"
 chmod 600 "$WORK/token"
 cat >"$WORK/prometheus.yml" <<YML
 global:
