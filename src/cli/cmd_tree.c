@@ -280,7 +280,13 @@ int cmd_tree(int argc, char **argv)
      * peak at the program's peak); on a tree, folded as each ends. */
     cli_ana_programs(&a, &mo);
     cli_fold_setup(&a, &mo, CLI_FOLD_TREE);
-    struct ana_query q = {.mo = &mo, .until_ns = UINT64_MAX, .prefer_index = o.index};
+    /* The per-program view's rows read the programs' peaks' shares only:
+     * the totals route then replays no process's own peak chunk (a
+     * build's hundreds), as report's text. */
+    struct ana_query q = {.mo = &mo,
+                          .until_ns = UINT64_MAX,
+                          .prefer_index = o.index,
+                          .shares = a.by_program ? ANA_SHARES_PROGRAM : ANA_SHARES_EVERY};
     struct ana_model *m = cli_ana_answer(&a, &q);
 
     /* Several processes: each (or each program) is a first-level node, as
