@@ -32,10 +32,9 @@ def source(frame):
 
 def shown(frame):
     """What the panel shows once it has answered for frame."""
-    pc.wait(d, "const s = document.getElementById('source');"
-               "return s.dataset.frame === arguments[0] && "
-               "(s.dataset.line !== undefined || "
-               "document.getElementById('source-file').textContent.startsWith('no source'))",
+    # data-answered: the answer drawn is this frame's (the last frame's
+    # reason or lines stay until then: waiting on them passed at once)
+    pc.wait(d, "return document.getElementById('source').dataset.answered === arguments[0]",
             "the source of " + frame, 60, frame)
     return d.execute_script(
         "const lines = [...document.querySelectorAll('#source-lines span')];"

@@ -248,6 +248,10 @@ function showSource(frame) {
   $('source-frame').textContent = frame;
   $('source').dataset.frame = frame;
   delete $('source').dataset.line;
+  delete $('source').dataset.answered; // set to the frame once its answer is drawn
+  // not the last frame's lines under this one's name while the server answers
+  $('source-file').textContent = 'asking the server...';
+  $('source-lines').replaceChildren();
   for (const s of $('stack').querySelectorAll('.frame'))
     s.classList.toggle('on', s.dataset.frame === frame);
   api('source', { frame, context: '6' }).then((src) => {
@@ -264,10 +268,12 @@ function showSource(frame) {
       return line;
     }));
     $('source').dataset.line = String(src.line);
+    $('source').dataset.answered = frame;
   }).catch((e) => {
     if ($('source').dataset.frame !== frame) return;
     $('source-file').textContent = `no source: ${String(e.message || e).replace(/^source: /, '')}`;
     $('source-lines').replaceChildren();
+    $('source').dataset.answered = frame;
   });
 }
 
