@@ -61,6 +61,12 @@ static int rec_serve_init(struct rec_serve *sv, struct rec_session *s, pid_t roo
     fcntl(REC_SERVE_LFD, F_SETFD, FD_CLOEXEC);
     fcntl(REC_SERVE_LFD, F_SETFL, fcntl(REC_SERVE_LFD, F_GETFL) | O_NONBLOCK);
     strcpy(sv->sock, name);
+    /* Out of the environment the helpers this recorder starts inherit (the
+     * metrics server, pushes): with the socket's name they would count as
+     * processes of the traced tree (rec_serve_tree_alive), and the server
+     * lives as long as the recorder does; nor is the secret theirs. */
+    unsetenv(FMT_SHM_ENV_SOCKET);
+    unsetenv(FMT_SHM_ENV_SECRET);
     sv->root = root;
     sv->rootfd = (int)syscall(SYS_pidfd_open, (long)root, 0L);
     s->root_pid = root;

@@ -8,7 +8,7 @@
 #   - the program runs without the wrapper (LD_PRELOAD, MEMSCRIBE_OUTPUT,
 #     MEMSCRIBE_METRICS, MEMSCRIBE_METRICS_TOKEN_FILE,
 #     MEMSCRIBE_METRICS_LABELS): the recorder the collector starts serves
-#     them, with the labels; a value it cannot take (no token file, a port
+#     them, with the labels, and ends with the program; a value it cannot take (no token file, a port
 #     another server holds) is said on the program's stderr, and the
 #     program runs untraced and unharmed;
 #   - record -p attaches to the running program (phase_two, allocated
@@ -83,6 +83,12 @@ phase "no wrapper" "$port" "$WORK/nw/token" "phase_two 3145728" 'service="nowrap
 touch "$WORK/nw/go2"
 wait "$nw" || fail "no wrapper: fleet_phases failed: $(cat "$WORK/nw.err")"
 [ ! -s "$WORK/nw.err" ] || fail "no wrapper: the program's stderr: $(cat "$WORK/nw.err")"
+# The recorder and its server end with the program (its server, started
+# with the socket's name in its environment, once kept it waiting for ever).
+for _ in $(seq 300); do pgrep -f "record --serve .*$WORK/nw.mscr" >/dev/null || break; sleep 0.2; done
+pgrep -f -a "$WORK/nw" && fail "no wrapper: the recorder or its server outlived the program by 60 s"
+"$MEMSCRIBE" report "$WORK/nw.mscr" >/dev/null 2>"$WORK/nw.report" || fail "no wrapper: report"
+grep -q "incomplete\|cut short" "$WORK/nw.report" && fail "no wrapper: the trace is cut short: $(cat "$WORK/nw.report")"
 
 # ---- record -p: phase_two is allocated after the attach; the token
 # file is the user's own, of the longest token taken (64 characters).
