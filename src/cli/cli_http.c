@@ -391,6 +391,11 @@ void cli_http_stop(struct cli_http *h)
     free(h);
 }
 
+bool cli_http_busy(struct cli_http *h)
+{
+    return atomic_load(&h->busy) > 0;
+}
+
 uint64_t cli_http_quiet_ms(struct cli_http *h)
 {
     uint64_t last = atomic_load(&h->last_ms), now = now_ms();

@@ -61,6 +61,8 @@ void cli_http_stop(struct cli_http *h);
 /* Milliseconds since the last request ended, none being answered now (0
  * while one is). */
 uint64_t cli_http_quiet_ms(struct cli_http *h);
+/* Whether a request is being answered now. */
+bool cli_http_busy(struct cli_http *h);
 
 /* Run job in a worker, then answer it: MHD_YES with the connection
  * suspended meanwhile; a full queue is answered 503 at once (and the job

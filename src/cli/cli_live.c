@@ -146,7 +146,9 @@ static int server_ended(pid_t pid, int ms)
 /* The recording ended: the server is told how the program ended (SIGUSR1,
  * its wait status as the signal's value, -1 when not seen), and stays until
  * a page following it has taken the final state (docs/serve.md, "The
- * end"); then it ends by itself, or is stopped after CLI_LIVE_LINGER_MS. */
+ * end"); then it ends by itself, or is stopped after CLI_LIVE_LINGER_MS.
+ * A server of --metrics alone (no --live page to follow) stops at once:
+ * record's command ends with its program. */
 static void live_finish(struct rec_session *s, void *tap)
 {
     struct cli_live *l = tap;
@@ -157,16 +159,18 @@ static void live_finish(struct rec_session *s, void *tap)
         return;
     if (rec_session_program_status(s, &status))
         how.sival_int = status;
-    if (sigqueue(l->pid, SIGUSR1, how) || !server_ended(l->pid, CLI_LIVE_LINGER_MS)) {
+    if (l->metrics_only || sigqueue(l->pid, SIGUSR1, how) ||
+        !server_ended(l->pid, CLI_LIVE_LINGER_MS)) {
         kill(l->pid, SIGTERM);
         while (waitpid(l->pid, &status, 0) < 0 && errno == EINTR)
             ;
     }
     l->pid = 0;
-    fprintf(stderr,
-            "memscribe: record: the live view ended with the recording; `memscribe serve %s` "
-            "shows the trace again\n",
-            l->trace);
+    if (!l->metrics_only)
+        fprintf(stderr,
+                "memscribe: record: the live view ended with the recording; `memscribe serve %s` "
+                "shows the trace again\n",
+                l->trace);
 }
 
 const struct rec_tap_ops cli_live_tap = {.round = live_round, .finish = live_finish};

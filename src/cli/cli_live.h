@@ -30,8 +30,9 @@ struct cli_live {
     const char *labels[CLI_LIVE_MAX_LABELS];
     unsigned nr_labels;
     int metrics;
-    pid_t pid;   /* the server, 0 before it starts or after it failed */
-    int started; /* the first round started it (or failed to) */
+    int metrics_only; /* --metrics without --live: no page to wait for at the end */
+    pid_t pid;        /* the server, 0 before it starts or after it failed */
+    int started;      /* the first round started it (or failed to) */
 };
 
 /* The recording session's tap (its argument a struct cli_live). */

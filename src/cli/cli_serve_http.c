@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli_http.h"
 #include "cli/cli_serve_cache.h"
@@ -24,7 +25,18 @@ struct cli_serve_http {
     atomic_int stopping;      /* set when it stops: a running query is cut short */
     struct cli_serve_trace trace;
     const char *page;
+    /* When the page last asked (CLOCK_MONOTONIC ms): a scraper's /metrics
+     * and pprof questions do not keep a finished recording's server up */
+    atomic_ullong page_ms;
 };
+
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
 
 struct cache_key {
     char key[CLI_SERVE_CACHE_KEY];
@@ -194,6 +206,8 @@ static enum MHD_Result route(void *arg, struct cli_http *server, struct MHD_Conn
     struct cli_serve_http *h = arg;
 
     (void)server;
+    if (!strcmp(url, "/") || !strncmp(url, "/api/", 5))
+        atomic_store(&h->page_ms, mono_ms());
     if (!strcmp(url, "/"))
         return cli_http_static(c, 200, "text/html; charset=utf-8", h->page, strlen(h->page));
     if (!strncmp(url, "/api/", 5) && strlen(url) < 40)
@@ -230,6 +244,7 @@ int cli_serve_http_start(struct cli_serve_http **out, const struct cli_serve_tra
     h->trace.stop = &h->stopping;
     h->trace.end = &h->end;
     h->page = o->page;
+    atomic_store(&h->page_ms, mono_ms());
     cli_serve_cache_init(&h->cache);
     ho.arg = h;
     if ((rc = cli_http_start(&h->server, &ho, port, msg, msg_size))) {
@@ -259,5 +274,7 @@ void cli_serve_http_ended(struct cli_serve_http *h, int how)
 
 uint64_t cli_serve_http_quiet_ms(struct cli_serve_http *h)
 {
-    return cli_http_quiet_ms(h->server);
+    uint64_t last = atomic_load(&h->page_ms), now = mono_ms();
+
+    return cli_http_busy(h->server) || now < last ? 0 : now - last;
 }

@@ -27,7 +27,8 @@ void cli_serve_http_stop(struct cli_serve_http *h);
 /* The live recording ended, the program with wait status how (-1: not
  * seen): the status query says so from now on. */
 void cli_serve_http_ended(struct cli_serve_http *h, int how);
-/* Milliseconds since the last request ended, none being answered now (0
+/* Milliseconds since the page last asked (its page or /api/: a scraper's
+ * /metrics and pprof questions do not count), none being answered now (0
  * while one is). */
 uint64_t cli_serve_http_quiet_ms(struct cli_serve_http *h);
 

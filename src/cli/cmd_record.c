@@ -34,7 +34,8 @@ struct record_opts {
     pid_t pid; /* -p, or --serve's first program */
     uint64_t duration_ns, snap_every_ns;
     const char *keep_last_text; /* --keep-last's D as given */
-    int live;                   /* --live: the server's options in live_* */
+    int live;                   /* --live or --metrics: the server's options in live_* */
+    int live_asked;             /* --live itself: a page may follow to the end */
     const char *live_listen, *live_port, *live_url_file;
     /* --metrics [ADDR:]PORT: the live server there (live set, ADDR in
      * metrics_addr, PORT in live_port), with these token file and labels */
@@ -388,7 +389,7 @@ static int record_parse(int argc, char **argv, struct record_opts *o)
         } else if (opt == 1004) {
             o->rec.totals = 1;
         } else if (opt == 'L') {
-            o->live = 1;
+            o->live = o->live_asked = 1;
         } else if (opt >= 1001 && opt <= 1003) {
             *(opt == 1001   ? &o->live_listen
               : opt == 1002 ? &o->live_port
@@ -733,7 +734,8 @@ int cmd_record(int argc, char **argv)
                             .url_file = o.live_url_file,
                             .token_file = o.metrics_token_file,
                             .nr_labels = o.nr_metrics_labels,
-                            .metrics = o.metrics};
+                            .metrics = o.metrics,
+                            .metrics_only = o.metrics && !o.live_asked};
     memcpy(live.labels, o.metrics_labels, sizeof(live.labels));
     _Static_assert(sizeof(o.push.labels) == sizeof(o.metrics_labels), "one bound of labels");
     memcpy(o.push.labels, o.metrics_labels, sizeof(o.push.labels));

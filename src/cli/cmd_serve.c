@@ -354,7 +354,10 @@ int cmd_serve(int argc, char **argv)
     fflush(stdout);
     if (a.url_file)
         write_url_file(a.url_file, url);
-    fprintf(stderr, "memscribe serve: %s on %s; Ctrl-C to stop\n", a.t.path, url);
+    /* started by record (--parent): record says where, without the token
+     * when it is kept in a file (a service's log is read by others) */
+    if (!a.parent)
+        fprintf(stderr, "memscribe serve: %s on %s; Ctrl-C to stop\n", a.t.path, url);
 
     siginfo_t si;
     while (sigwaitinfo(&stop, &si) < 0 && errno == EINTR)
