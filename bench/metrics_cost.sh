@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # What a service's metrics cost (docs/fleet.md, "What it costs"): a
-# workload run untraced and run under `record --sample 512K --metrics`
-# with Debian's Prometheus scraping /metrics every second, in interleaved
-# pairs (which of the two goes first alternates), each pair's traced time
-# over its untraced time. Two figures a workload: the wall time (what the
+# workload run untraced, under `record --sample 512K` alone, and under
+# `record --sample 512K --metrics` with Debian's Prometheus scraping
+# /metrics every second, in interleaved rounds (the order rotates), each
+# traced run's time over its round's untraced time. Two figures a workload: the wall time (what the
 # service's users wait) and the CPU time of everything that ran (the
 # program, the recorder, its metrics server and the metrics it answers
 # with; Prometheus itself not counted), each as the mean ratio with its
-# 95 % confidence interval (Student's t over the pairs) and the median.
+# 95 % confidence interval (Student's t over the rounds) and the median;
+# "sampled" is --sample 512K alone, "traced" with --metrics and the scrapes.
 # The load average before and after is printed with them.
 #
 # usage: bench/metrics_cost.sh MEMSCRIBE [-r PAIRS] [-- WORKLOAD...]
-#   PAIRS     pairs per workload (default 10)
+#   PAIRS     rounds per workload (default 10)
 #   WORKLOAD  sqlite python (default: both); bench/run.sh's sizes
 set -euo pipefail
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
@@ -98,20 +99,24 @@ echo "memscribe: $MS; $(prometheus --version 2>&1 | head -1)"
 for w in "${WORKLOADS[@]}"; do
     workload "$w"
     : >"$WORK/$w.plain"
+    : >"$WORK/$w.sampled"
     : >"$WORK/$w.traced"
+    orders=("plain sampled traced" "sampled traced plain" "traced plain sampled")
     for ((i = 1; i <= PAIRS; i++)); do
-        for side in $([ $((i % 2)) = 1 ] && echo plain traced || echo traced plain); do
-            if [ "$side" = plain ]; then
-                timed "$WORK/$w.plain" "${CMD[@]}"
-            else
-                timed "$WORK/$w.traced" "$MS" record -q -o "$WORK/t.mscr" --sample 512K \
-                    --metrics "127.0.0.1:$MPORT" --metrics-token-file "$WORK/token" -- "${CMD[@]}"
-                rm -rf "$WORK/t.mscr"
-            fi
+        for side in ${orders[$((i % 3))]}; do
+            case $side in
+            plain) timed "$WORK/$w.plain" "${CMD[@]}" ;;
+            sampled) timed "$WORK/$w.sampled" "$MS" record -q -o "$WORK/t.mscr" --sample 512K -- "${CMD[@]}" ;;
+            traced) timed "$WORK/$w.traced" "$MS" record -q -o "$WORK/t.mscr" --sample 512K \
+                --metrics "127.0.0.1:$MPORT" --metrics-token-file "$WORK/token" -- "${CMD[@]}" ;;
+            esac
+            rm -rf "$WORK/t.mscr"
         done
     done
     scrapes=$(scrapes)
-    paste -d' ' "$WORK/$w.plain" "$WORK/$w.traced" |
-        awk -v w="$w" -v s="$scrapes" -f "$BENCH_DIR/median.awk" -f "$WORK/report.awk"
+    for arm in sampled traced; do
+        paste -d' ' "$WORK/$w.plain" "$WORK/$w.$arm" |
+            awk -v w="$w, $arm" -v s="$scrapes" -f "$BENCH_DIR/median.awk" -f "$WORK/report.awk"
+    done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
