@@ -277,14 +277,6 @@ uint32_t ana_interest_entry(const uint8_t *cls, uint32_t n)
         e--;
     while (e > 0 && cls[e - 1] == ANA_FRAME_ENTRY)
         e--;
-    /* libc's glue between the chain and main (__libc_start_call_main),
-     * nameless where libc's symbols are not installed: the library frames
-     * right above the chain when a user frame calls them */
-    uint32_t g = e;
-    while (e < n && g > 0 && cls[g - 1] == ANA_FRAME_RUNTIME)
-        g--;
-    if (e < n && g < e && g > 0 && cls[g - 1] == ANA_FRAME_USER)
-        e = g;
     return e == 0 ? n : e;
 }
 

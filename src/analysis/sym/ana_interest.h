@@ -22,9 +22,7 @@
  *
  * A stack's entry chain is its run of entry frames on the root side (an
  * entry-class frame elsewhere counts as runtime; a stripped program's
- * nameless _start is of it, and so are the library frames between the chain
- * and the user frame that calls them: libc's __libc_start_call_main, nameless
- * where libc's symbols are not installed); rows and trees leave it out. Its frame of interest is its first user
+ * nameless _start is of it); rows and trees leave it out. Its frame of interest is its first user
  * frame, leaf first, before the chain, or the leaf when it has none. A row (ana_interest_row)
  * leaves out the allocation wrappers at its leaf (as malloc and operator new are cut from every
  * stack), shows the other frames down to the frame of interest as one mark ("[6 library frames]"),
