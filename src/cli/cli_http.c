@@ -13,7 +13,6 @@
 #include <strings.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -27,16 +26,7 @@ struct cli_http {
     struct cli_serve_clients clients; /* connections per user or address */
     struct cli_serve_pool *pool;      /* the deferred work's queue and workers */
     atomic_int busy;                  /* requests being answered */
-    atomic_ullong last_ms;            /* when the last one ended (CLOCK_MONOTONIC) */
 };
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* The token a request presents: ?token= (the page's address), else the
  * header Authorization: Bearer (a scraper's credentials_file, a header no
@@ -211,7 +201,6 @@ static void completed(void *cls, struct MHD_Connection *c, void **state,
         j->free(j);
     }
     *state = NULL;
-    atomic_store(&h->last_ms, now_ms());
     if (atomic_load(&h->busy) > 0)
         atomic_fetch_sub(&h->busy, 1);
 }
@@ -346,7 +335,6 @@ int cli_http_start(struct cli_http **out, const struct cli_http_options *o, uint
     h->o = *o;
     snprintf(h->token, sizeof(h->token), "%s", o->token);
     cli_serve_clients_init(&h->clients, o->port);
-    atomic_store(&h->last_ms, now_ms());
     int rc = cli_serve_pool_start(&h->pool, job_run, job_end);
     if (rc) {
         snprintf(msg, msg_size, "cannot start the workers: %s", strerror(-rc));
@@ -394,11 +382,4 @@ void cli_http_stop(struct cli_http *h)
 bool cli_http_busy(struct cli_http *h)
 {
     return atomic_load(&h->busy) > 0;
-}
-
-uint64_t cli_http_quiet_ms(struct cli_http *h)
-{
-    uint64_t last = atomic_load(&h->last_ms), now = now_ms();
-
-    return atomic_load(&h->busy) || now < last ? 0 : now - last;
 }

@@ -58,9 +58,6 @@ int cli_http_can_listen(const char *listen, uint16_t port, char *msg, size_t msg
 /* Stop: the jobs queued are answered that the server stops, those running
  * are waited for (the route's to cut short); every connection closes. */
 void cli_http_stop(struct cli_http *h);
-/* Milliseconds since the last request ended, none being answered now (0
- * while one is). */
-uint64_t cli_http_quiet_ms(struct cli_http *h);
 /* Whether a request is being answered now. */
 bool cli_http_busy(struct cli_http *h);
 

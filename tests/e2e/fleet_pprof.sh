@@ -22,19 +22,31 @@ trap '[ -z "$SERVER" ] || kill "$SERVER" 2>/dev/null; rm -rf "$WORK"' EXIT
 T=$WORK/agg.mscr
 "$MEMSCRIBE" record -q -o "$T" -- "$MS_PROGRAMS/rec_agg" 5 >/dev/null 2>"$WORK/err" ||
     fail "record rec_agg: $(cat "$WORK/err")"
-"$MEMSCRIBE" serve --url-file "$WORK/url" "$T" >/dev/null 2>"$WORK/serve.err" &
-SERVER=$!
-for _ in $(seq 300); do [ -s "$WORK/url" ] && break; sleep 0.1; done
-[ -s "$WORK/url" ] || fail "serve wrote no address: $(cat "$WORK/serve.err")"
-url=$(cat "$WORK/url")
-base=${url%%/\?token=*} token=${url##*token=}
+# usage: serve_trace TRACE: memscribe serve on TRACE (SERVER), its address
+# in base and its token in token.
+serve_trace() {
+    rm -f "$WORK/url"
+    "$MEMSCRIBE" serve --url-file "$WORK/url" "$1" >/dev/null 2>"$WORK/serve.err" &
+    SERVER=$!
+    for _ in $(seq 300); do [ -s "$WORK/url" ] && break; sleep 0.1; done
+    [ -s "$WORK/url" ] || fail "serve wrote no address: $(cat "$WORK/serve.err")"
+    url=$(cat "$WORK/url")
+    base=${url%%/\?token=*} token=${url##*token=}
+}
+# usage: sums RAW: go tool pprof -raw's samples summed by column
+# (alloc_objects alloc_space inuse_objects inuse_space; a delta's may be
+# negative).
+sums() {
+    awk '/^Samples:/ { on = 1; next } on && /^ *-?[0-9]+ +-?[0-9]+ +-?[0-9]+ +-?[0-9]+:/ {
+        sub(":", "", $4); a += $1; b += $2; c += $3; d += $4 } /^Locations/ { on = 0 }
+        END { print a + 0, b + 0, c + 0, d + 0 }' "$1"
+}
+serve_trace "$T"
 
 # go tool pprof on the URL: the raw profile's samples summed by column.
 PPROF_TMPDIR=$WORK HOME=$WORK timeout 120 go tool pprof -raw "$base/debug/pprof/heap?token=$token" \
     >"$WORK/raw" 2>"$WORK/pprof.err" || fail "go tool pprof: $(cat "$WORK/pprof.err")"
-got=$(awk '/^Samples:/ { on = 1; next } on && /^ *[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+:/ {
-        sub(":", "", $4); a += $1; b += $2; c += $3; d += $4 } /^Locations/ { on = 0 }
-        END { print a, b, c, d }' "$WORK/raw")
+got=$(sums "$WORK/raw")
 want=$("$MEMSCRIBE" report --format=json "$T" |
     jq -r '(.total // .processes[0]) | "\(.allocations) \(.allocated_bytes) \(.leaked_blocks) \(.leaked_bytes)"')
 expect "go tool pprof's samples (alloc_objects alloc_space inuse_objects inuse_space) against report" "$got" "$want"
@@ -81,21 +93,10 @@ C
 cc -g -O0 -o "$WORK/last" "$WORK/last.c" || fail "cc last.c"
 L=$WORK/last.mscr
 "$MEMSCRIBE" record -q -o "$L" -- "$WORK/last" 2>"$WORK/err" || fail "record last: $(cat "$WORK/err")"
-rm -f "$WORK/url"
-"$MEMSCRIBE" serve --url-file "$WORK/url" "$L" >/dev/null 2>"$WORK/serve.err" &
-SERVER=$!
-for _ in $(seq 300); do [ -s "$WORK/url" ] && break; sleep 0.1; done
-[ -s "$WORK/url" ] || fail "serve wrote no address: $(cat "$WORK/serve.err")"
-url=$(cat "$WORK/url")
-base=${url%%/\?token=*} token=${url##*token=}
+serve_trace "$L"
 PPROF_TMPDIR=$WORK HOME=$WORK timeout 120 go tool pprof -seconds 2 -raw \
     "$base/debug/pprof/heap?token=$token" >"$WORK/delta" 2>"$WORK/pprof.err" ||
     fail "go tool pprof -seconds 2: $(cat "$WORK/pprof.err")"
-sums() {
-    awk '/^Samples:/ { on = 1; next } on && /^ *-?[0-9]+ +-?[0-9]+ +-?[0-9]+ +-?[0-9]+:/ {
-        sub(":", "", $4); a += $1; b += $2; c += $3; d += $4 } /^Locations/ { on = 0 }
-        END { print a + 0, b + 0, c + 0, d + 0 }' "$1"
-}
 expect "the last 2 s (alloc_objects alloc_space inuse_objects inuse_space) as the program made them" \
     "$(sums "$WORK/delta")" "2 340000 0 200000"
 want=$("$MEMSCRIBE" window --from end-2s --to end --format=json "$L" | jq -r '[.processes[] |
