@@ -234,6 +234,13 @@ if grep -n ': warning: ' "$root/work/demo.log" >&2; then
   echo "fresh-check: the main job's build printed warnings (above)" >&2
   exit 1
 fi
+# The demo runs before the tests install libc6-dbg: its rows must still end
+# at the demo's code, not in libc's or the loader's nameless frames
+# (docs/symbols.md, the entry class).
+if grep -nE '< (libc\.so|ld-linux)[^ ]*\+0x[0-9a-f]+$' "$root/work/demo.log" >&2; then
+  echo "fresh-check: the main job's rows end in a nameless libc frame (above)" >&2
+  exit 1
+fi
 # The test build has -Werror: a warning there fails the step by itself.
 step test "bash scripts/test.sh"
 # The .debs of the main job's build: lintian, installed with apt, the demo

@@ -20,6 +20,7 @@ static const char *const default_rules[] = {
      * with symbols, and as module+offset without them. */
     "*pool::pool()*eh_alloc.cc*",
     "libstdc++.so*+0x* < call_init (*",
+    "libstdc++.so*+0x* < ld-linux*.so*+0x*",
     /* stdio's buffer of a stream, made at its first use, kept until exit. */
     "_IO_file_doallocate (*",
 };

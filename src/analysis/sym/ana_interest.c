@@ -241,6 +241,19 @@ static bool runtime_module(const char *module)
            strcasestr(module, "\\windows\\syswow64\\");
 }
 
+/* A module whose internal functions, named only by its debug symbols,
+ * make the entry chain: libc (__libc_start_call_main, start_thread,
+ * clone3) and the dynamic loader (_dl_start_user, _dl_init, call_init).
+ * A nameless frame of theirs is one of those where their symbols are not
+ * installed (libc6-dbg), as on a fresh Debian machine: the exported ones
+ * have names. */
+static bool start_up_module(const char *module)
+{
+    const char *base = ana_sym_base_name(module);
+
+    return starts_with(base, "libc.so") || starts_with(base, "ld-linux");
+}
+
 enum ana_frame_class ana_interest_class(const struct ana_sym_frame *f, const char *const *alloc_fns,
                                         size_t nr_alloc_fns)
 {
@@ -262,6 +275,8 @@ enum ana_frame_class ana_interest_class(const struct ana_sym_frame *f, const cha
             if (starts_with(start, runtime_prefixes[i]))
                 return ANA_FRAME_RUNTIME;
     }
+    if (!f->function && f->module && start_up_module(f->module))
+        return ANA_FRAME_ENTRY;
     if (f->module && runtime_module(f->module))
         return ANA_FRAME_RUNTIME;
     return ANA_FRAME_USER;

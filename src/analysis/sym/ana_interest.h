@@ -9,7 +9,11 @@
  *              __libc_start_main, exit's handlers), thread start
  *              (start_thread, clone3), the dynamic loader's initializers,
  *              mingw's CRT start-up and Wine's thread thunks
- *              (BaseThreadInitThunk, RtlUserThreadStart)
+ *              (BaseThreadInitThunk, RtlUserThreadStart); and any frame
+ *              of libc or the loader with no symbol: their internal
+ *              functions, these among them, where libc6-dbg is not
+ *              installed (at the root side they are the chain; elsewhere
+ *              an entry-class frame counts as runtime, as below)
  *   runtime    the language runtime and the system's libraries: std::,
  *              __gnu_cxx::, libc's _IO_ internals, anything in libc,
  *              libstdc++, libgcc_s or the dynamic loader, Wine's and
