@@ -56,3 +56,11 @@ target_compile_definitions(test_sym_pe PRIVATE MS_GOLDEN_DIR="${PROJECT_SOURCE_D
 # chain, the frame of interest and a row's layout on made-up stacks.
 ms_unit_test(test_ana_interest ${PROJECT_SOURCE_DIR}/tests/unit/test_ana_interest.c
              LIBS ms_analysis)
+
+# The symbol cache on disk (ana_sym_cache.c): read back as written, a
+# damaged tail cut, other options' cache emptied, other files refused.
+ms_unit_test(test_ana_sym_cache ${PROJECT_SOURCE_DIR}/tests/unit/test_ana_sym_cache.c
+             LIBS ms_analysis)
+# ... and its users: every output the same with it, names from it when the
+# files are gone, serve's in memory (needs the programs of analysis.cmake).
+ms_e2e_test(sym_cache sym_cache.sh)

@@ -16,11 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
 #include "cli/cli_serve_gzip.h"
 #include "cli/cli_serve_index.h"
 #include "util/util_array.h"
@@ -299,6 +301,38 @@ static int sink_read(struct sink *s)
 /* Run `self argv...` to its end, its output into out and its messages
  * into err (both NUL-terminated). Returns its wait status, or -errno;
  * -ETIMEDOUT when it ran past timeout_s (it is killed). */
+#define SYMBOLS_ENV "MEMSCRIBE_SYMBOL_CACHE="
+
+void cli_serve_symbols(struct cli_serve_trace *t)
+{
+    size_t n = 0;
+    char **env;
+    /* above the descriptors a child is given, so that dup2 makes a copy
+     * without close-on-exec */
+    int mfd = memfd_create("memscribe-symbols", MFD_CLOEXEC), fd = -1;
+
+    if (mfd >= 0) {
+        fd = fcntl(mfd, F_DUPFD_CLOEXEC, 10);
+        close(mfd);
+    }
+    while (environ[n])
+        n++;
+    if (fd < 0 || !(env = calloc(n + 2, sizeof(*env)))) {
+        cli_warn("serve: no symbol cache for the queries: %s", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], SYMBOLS_ENV, strlen(SYMBOLS_ENV)))
+            env[k++] = environ[i];
+    _Static_assert(CLI_SERVE_SYMBOLS_FD == 3, "the variable names descriptor 3");
+    env[k++] = (char *)SYMBOLS_ENV "/proc/self/fd/3";
+    t->symbols_fd = fd;
+    t->env = env;
+}
+
 static int run(const struct cli_serve_trace *t, char **argv, struct sink *out, struct sink *err)
 {
     int po[2], pe[2], status = 0, rc = 0;
@@ -318,7 +352,9 @@ static int run(const struct cli_serve_trace *t, char **argv, struct sink *out, s
     posix_spawn_file_actions_adddup2(&fa, po[1], 1);
     posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    rc = posix_spawn(&pid, t->self, &fa, NULL, argv, environ);
+    if (t->env)
+        posix_spawn_file_actions_adddup2(&fa, t->symbols_fd, CLI_SERVE_SYMBOLS_FD);
+    rc = posix_spawn(&pid, t->self, &fa, NULL, argv, t->env ? t->env : environ);
     posix_spawn_file_actions_destroy(&fa);
     close(po[1]);
     close(pe[1]);

@@ -55,7 +55,23 @@ struct cli_serve_trace {
     /* serve --metrics-label K=V: the metrics query's --label options */
     const char *metrics_labels[CLI_SERVE_MAX_LABELS];
     unsigned nr_metrics_labels;
+    /* The queries' symbol cache (cli_serve_symbols): a file in memory that
+     * each query's command gets as CLI_SERVE_SYMBOLS_FD, and the
+     * environment naming it; NULL env: none, the queries read every
+     * module's files each time. */
+    int symbols_fd;
+    char **env;
 };
+
+/* The descriptor a query's command finds its symbol cache at. */
+#define CLI_SERVE_SYMBOLS_FD 3
+
+/* Give t's queries one symbol cache (ana_sym_cache.c): the first scrape of
+ * /metrics, or the page's first view, reads the modules' DWARF (libc's
+ * debug file alone is 30 ms of zlib), the later ones its frames. A file
+ * in memory (memfd), gone with the server; nothing on failure, said on
+ * stderr. */
+void cli_serve_symbols(struct cli_serve_trace *t);
 
 /* Answer query `name` (report, timeline, window, leaks, tree, status):
  * 0 with *ans filled (status 400 for a bad parameter, 404 for an unknown

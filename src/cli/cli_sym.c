@@ -75,6 +75,9 @@ struct ana_sym_options cli_sym_options(const struct cli_sym_opts *o)
 
     so.debug_dirs = o->debug_dirs;
     so.nr_alloc_fns = alloc_fns(o, &so.alloc_fns);
+    /* memscribe serve names one for every query it runs (cli_serve_query.c) */
+    const char *cache = getenv("MEMSCRIBE_SYMBOL_CACHE");
+    so.cache = cache && *cache ? cache : NULL;
     return so;
 }
 

@@ -324,6 +324,7 @@ int cmd_serve(int argc, char **argv)
         cli_die("serve: cannot find this program (/proc/self/exe): %s", strerror(errno));
     self[n] = 0;
     a.t.self = self;
+    cli_serve_symbols(&a.t);
 
     cli_serve_token(a.token_file, token, sizeof(token));
     a.o.token = token;

@@ -30,6 +30,7 @@ struct sym_module {
     struct ana_sym_pdb *pdb;  /* a Windows module's PDB (ana_sym_pdb.c) */
     char *pdb_path;           /* ... its file (malloc'd) */
     struct ana_sym_code code; /* to recognise signal trampolines */
+    bool disk_noted;          /* its note given from the disk cache, not read */
 };
 
 /* One PT_LOAD segment of a module in an image. */
@@ -82,6 +83,10 @@ struct ana_sym {
      * from this host's on the first Windows module (wine_host) */
     struct ana_sym_wine wine;
     bool wine_host;
+
+    /* the symbol cache on disk (opts.cache), opened at its first use */
+    struct ana_sym_cache *disk;
+    bool disk_tried;
 };
 
 /* *to: a copy of the n strings of from in the arena (NULL for none).
@@ -152,6 +157,7 @@ void ana_sym_destroy(struct ana_sym *s)
         free(m);
     }
     free(s->mods);
+    ana_sym_cache_close(s->disk);
     for (size_t i = 0; i < s->nr_images; i++)
         free(s->images[i].v);
     free(s->images);
@@ -440,6 +446,67 @@ static int note_files(struct ana_sym *s, const struct sym_module *m)
     return rc;
 }
 
+/* The disk cache, if the options name one and m's addresses may go in it
+ * (a module with a build id, read with names: not --raw, nor --verbose,
+ * whose notes of the files read would be missing). */
+static bool disk_for(struct ana_sym *s, const struct sym_module *m)
+{
+    if (!s->opts.cache || s->opts.raw || s->opts.verbose || m->build_id_len < 4 ||
+        is_pseudo_module(m->path))
+        return false;
+    if (!s->disk_tried) {
+        char why[200], *note;
+
+        s->disk_tried = true;
+        if (ana_sym_cache_open(&s->disk, s->opts.cache, ana_sym_cache_key(&s->opts), why,
+                               sizeof(why)) &&
+            asprintf(&note, "the symbol cache %s is not used: %s", s->opts.cache, why) >= 0 &&
+            add_note(s, note))
+            free(note);
+    }
+    return s->disk;
+}
+
+/* The frames of offset off of m from the disk cache into tmp (tmp[0]
+ * holding the address's own fields): their count, 0 when it has none. */
+static int from_disk(struct ana_sym *s, struct sym_module *m, uint64_t off, unsigned kind,
+                     struct ana_sym_frame *tmp)
+{
+    struct ana_sym_frame got[ANA_SYM_MAX_INLINE];
+    const char *note;
+
+    if (!disk_for(s, m))
+        return 0;
+    int n = ana_sym_cache_find(s->disk, m->build_id, m->build_id_len, off, kind, got, &s->arena);
+    if (n <= 0)
+        return n;
+    if (m->state == MOD_NEW && !m->disk_noted) {
+        /* the module's note, as reading it would have given it */
+        if (!ana_sym_cache_module(s->disk, m->build_id, m->build_id_len, &note))
+            return 0;
+        char *copy = note ? strdup(note) : NULL;
+        if (note && (!copy || add_note(s, copy))) {
+            free(copy);
+            return -ENOMEM;
+        }
+        m->disk_noted = true;
+    }
+    for (int i = 0; i < n; i++) {
+        struct ana_sym_frame *f = &tmp[i];
+
+        *f = tmp[0];
+        f->function = got[i].function;
+        f->file = got[i].file;
+        f->line = got[i].line;
+        f->column = got[i].column;
+        f->function_offset = got[i].function_offset;
+        f->has_offset = got[i].has_offset;
+        f->inlined = got[i].inlined;
+        f->signal_frame = got[i].signal_frame;
+    }
+    return n;
+}
+
 static int load_module(struct ana_sym *s, struct sym_module *m)
 {
     m->state = MOD_READY;
@@ -453,6 +520,12 @@ static int load_module(struct ana_sym *s, struct sym_module *m)
         rc = ana_sym_find_files(&s->opts, &s->wine, &id, &m->found);
     if (rc)
         return rc;
+    if (disk_for(s, m))
+        (void)ana_sym_cache_add_module(s->disk, m->build_id, m->build_id_len, m->found.note);
+    if (m->disk_noted) {
+        free(m->found.note); /* given already, from the disk cache */
+        m->found.note = NULL;
+    }
     s->stats.nr_modules_loaded++;
     if (m->found.asked_debuginfod)
         s->stats.nr_debuginfod_queries++;
@@ -550,14 +623,17 @@ static int compute(struct ana_sym *s, uint32_t image, uint64_t addr, enum ana_sy
     if (!map)
         return 1;
     struct sym_module *m = map->mod;
+    uint64_t off = addr - map->base, module_off = off;
+    tmp[0].module = m->path;
+    tmp[0].module_offset = off;
+    int n = from_disk(s, m, off, kind, tmp);
+    if (n)
+        return n;
     if (m->state == MOD_NEW) {
         int rc = load_module(s, m);
         if (rc)
             return rc;
     }
-    uint64_t off = addr - map->base;
-    tmp[0].module = m->path;
-    tmp[0].module_offset = off;
     if (s->opts.raw)
         return 1;
 
@@ -603,8 +679,8 @@ static int compute(struct ana_sym *s, uint32_t image, uint64_t addr, enum ana_sy
         }
     }
 
-    uint32_t n = chain->nr_frames ? chain->nr_frames : 1;
-    for (uint32_t i = 0; i < n; i++) {
+    n = chain->nr_frames ? (int)chain->nr_frames : 1;
+    for (int i = 0; i < n; i++) {
         struct ana_sym_frame *f = &tmp[i];
 
         *f = tmp[0];
@@ -636,7 +712,10 @@ static int compute(struct ana_sym *s, uint32_t image, uint64_t addr, enum ana_sy
         phys->function_offset = off - chain->outer_low;
         phys->has_offset = true;
     }
-    return (int)n;
+    if (disk_for(s, m)) /* failing, it is only a shortcut missed */
+        (void)ana_sym_cache_add(s->disk, m->build_id, m->build_id_len, module_off, kind, tmp,
+                                (uint32_t)n);
+    return n;
 }
 
 static size_t cache_hash(uint32_t image, uint64_t addr, unsigned kind)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Pieces the symbolizer's files share: the string arena, the per-module
- * state, the sorted symbol table, the DWARF index and the file finder. */
+ * state, the sorted symbol table, the DWARF index, the file finder and
+ * the symbol cache on disk. */
 #ifndef ANA_SYM_INTERNAL_H
 #define ANA_SYM_INTERNAL_H
 
@@ -281,5 +282,45 @@ void ana_sym_pdb_close(struct ana_sym_pdb *p);
 int ana_sym_pdb_find(const struct ana_sym_options *opts, const char *module_path,
                      const char *pe_path, const char *pdb_name, const uint8_t *id, uint32_t id_len,
                      struct ana_sym_pdb **out, char **path, char **note);
+
+/* ---- the symbol cache on disk (ana_symbolize.h, ana_sym_options.cache;
+ * the file's layout: ana_sym_cache.c) */
+
+struct ana_sym_cache;
+
+/* Open path (made 0600 if missing) for a symbolizer whose frames depend on
+ * key. A symbolic link at path is followed only if it is the caller's or
+ * root's (/dev/fd/N); the file must be a regular one of the caller's, and
+ * empty or a cache (never another file written over). Returns 0, or
+ * -errno with why (a phrase) set; *out NULL then. */
+int ana_sym_cache_open(struct ana_sym_cache **out, const char *path, uint64_t key, char *why,
+                       size_t why_size);
+
+/* The frames cached for (build id, offset, kind) into f[0 ..) (at most
+ * ANA_SYM_MAX_INLINE), their strings copied into a: their count, 0 when
+ * not cached, -ENOMEM. Only the fields the file keeps are set (above). */
+int ana_sym_cache_find(struct ana_sym_cache *c, const uint8_t *build_id, uint32_t build_id_len,
+                       uint64_t offset, unsigned kind, struct ana_sym_frame *f,
+                       struct ana_sym_arena *a);
+
+/* Was the module read by a symbolizer that wrote here: true with *note its
+ * note (NULL for none; valid until ana_sym_cache_close). */
+bool ana_sym_cache_module(struct ana_sym_cache *c, const uint8_t *build_id, uint32_t build_id_len,
+                          const char **note);
+
+/* Keep n frames of an address, or a module's note, for the append at
+ * close. 0 or -ENOMEM. */
+int ana_sym_cache_add(struct ana_sym_cache *c, const uint8_t *build_id, uint32_t build_id_len,
+                      uint64_t offset, unsigned kind, const struct ana_sym_frame *f, uint32_t n);
+int ana_sym_cache_add_module(struct ana_sym_cache *c, const uint8_t *build_id,
+                             uint32_t build_id_len, const char *note);
+
+/* The key of the options frames depend on (--debug-dir, --sysroot,
+ * --symbol-path) and of this memscribe. */
+uint64_t ana_sym_cache_key(const struct ana_sym_options *o);
+
+/* Append what was added and close. Nothing is lost to the caller when the
+ * append fails: the cache is only a shortcut. */
+void ana_sym_cache_close(struct ana_sym_cache *c);
 
 #endif

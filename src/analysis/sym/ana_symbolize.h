@@ -51,6 +51,10 @@ struct ana_sym_options {
      * rows name the frame below them (ana_interest.h). */
     const char *const *alloc_fns;
     size_t nr_alloc_fns;
+    /* A symbol cache file (MEMSCRIBE_SYMBOL_CACHE; ana_sym_cache.c): the
+     * frames of each module address read from it before the module's
+     * files are opened, and the new ones added; NULL for none. */
+    const char *cache;
 };
 
 /* How to read one recorded address. */
