@@ -12,15 +12,20 @@
 # "sampled" is --sample 512K alone, "traced" with --metrics and the scrapes.
 # The load average before and after is printed with them.
 #
-# usage: bench/metrics_cost.sh MEMSCRIBE [-r PAIRS] [-- WORKLOAD...]
+# usage: bench/metrics_cost.sh MEMSCRIBE [-r PAIRS] [-x TIMES] [-- WORKLOAD...]
 #   PAIRS     rounds per workload (default 10)
+#   TIMES     each workload's size times this (default 1): a service runs
+#             for hours, and a run of a second or two is ruled by the
+#             recorder's start and end
 #   WORKLOAD  sqlite python (default: both); bench/run.sh's sizes
 set -euo pipefail
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
-MS=$(realpath "${1:?usage: bench/metrics_cost.sh MEMSCRIBE [-r PAIRS] [-- WORKLOAD...]}")
+MS=$(realpath "${1:?usage: bench/metrics_cost.sh MEMSCRIBE [-r PAIRS] [-x TIMES] [-- WORKLOAD...]}")
 shift
-PAIRS=10
+PAIRS=10 TIMES=1
 if [ "${1:-}" = -r ]; then PAIRS=${2:?-r wants a number}; shift 2; fi
+if [ "${1:-}" = -x ]; then TIMES=${2:?-x wants a number}; shift 2; fi
+case $TIMES in '' | *[!0-9]* | 0) echo "metrics_cost.sh: -x wants a whole number, 1 or more" >&2; exit 2 ;; esac
 [ "${1:-}" = -- ] && shift
 WORKLOADS=("$@")
 [ ${#WORKLOADS[@]} -gt 0 ] || WORKLOADS=(sqlite python)
@@ -31,11 +36,11 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/metrics-cost.XXXXXX")
 PROM=""
 trap '[ -z "$PROM" ] || kill "$PROM" 2>/dev/null; rm -rf "$WORK"' EXIT
 
-awk -v rows=200000 -f "$BENCH_DIR/gen_sql.awk" >"$WORK/big.sql"
+awk -v rows=$((200000 * TIMES)) -f "$BENCH_DIR/gen_sql.awk" >"$WORK/big.sql"
 workload() {
     case $1 in
     sqlite) CMD=(sqlite3 -batch :memory: ".read $WORK/big.sql") ;;
-    python) CMD=(env PYTHONMALLOC=malloc /usr/bin/python3 "$BENCH_DIR/json_roundtrip.py" 100000) ;;
+    python) CMD=(env PYTHONMALLOC=malloc /usr/bin/python3 "$BENCH_DIR/json_roundtrip.py" $((100000 * TIMES))) ;;
     *) echo "metrics_cost.sh: unknown workload $1" >&2; exit 2 ;;
     esac
 }
@@ -95,7 +100,7 @@ END {
 AWK
 
 echo "metrics_cost: $(date -u +%FT%TZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "memscribe: $MS; $(prometheus --version 2>&1 | head -1)"
+echo "memscribe: $MS; $(prometheus --version 2>&1 | head -1); workloads x$TIMES"
 for w in "${WORKLOADS[@]}"; do
     workload "$w"
     : >"$WORK/$w.plain"

@@ -433,7 +433,11 @@ extern int col_sample_fast;
  * heap hooks test on the exact path (col_hooks_heap.c). A col_dormant set
  * without it is still honoured, by col_enter(). */
 extern int col_hook_fast;
-extern _Atomic uint32_t *col_sample_filter;
+/* A bit per slot of sampled addresses (col_sample_slot): set while a live
+ * sampled block hashes to the slot. 32 KiB, which a free reads, stays in
+ * the cache beside the program's data; the slots' counts (col_sample.c),
+ * 1 MiB, are read only by a sampled allocation or a maybe-sampled free. */
+extern _Atomic uint64_t *col_sample_bits;
 #define COL_SAMPLE_FILTER_BITS 18
 /* The rate MEMSCRIBE_SAMPLE asks for: a whole decimal number, with K, M
  * or G after it (1024s); 0 (exact) for anything else. */
@@ -485,11 +489,14 @@ static inline __attribute__((always_inline)) int col_sample_pass(uint64_t size)
     return 0;
 }
 
-/* 1 if p cannot be a live sampled block (its counter is zero). */
+/* 1 if p cannot be a live sampled block (its slot's bit is clear). */
 static inline __attribute__((always_inline)) int col_sample_surely_not(const void *p)
 {
-    return !atomic_load_explicit(&col_sample_filter[col_sample_slot((uint64_t)(uintptr_t)p)],
-                                 memory_order_acquire);
+    uint32_t slot = col_sample_slot((uint64_t)(uintptr_t)p);
+
+    return !(
+        (atomic_load_explicit(&col_sample_bits[slot >> 6], memory_order_acquire) >> (slot & 63)) &
+        1);
 }
 
 /* Sampling mode: 1 if p is a live sampled block, which is then removed
