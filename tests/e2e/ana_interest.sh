@@ -17,8 +17,10 @@
 #   row holds libc's start-up, not even a stripped program's (as, the gcc
 #   driver: `... < __libc_start_main < as+0x6d131`, its nameless _start);
 #   its compile commands keep their source files' names in the process
-#   table (before: `cc -O2 -g -I. ... -c ...` cut at 60 characters).
-# Needs MEMSCRIBE, MS_PROGRAMS, MS_SOURCE; make and cc.
+#   table (before: `cc -O2 -g -I. ... -c ...` cut at 60 characters);
+# - a perl script: rows start at the function that asked perl's Newx
+#   (Perl_sv_grow), not at Perl_safesysmalloc.
+# Needs MEMSCRIBE, MS_PROGRAMS, MS_SOURCE; make, cc and perl.
 # shellcheck source=tests/e2e/ana_lib.sh
 source "$(dirname "$0")/ana_lib.sh"
 ROWS="python3 $MS_SOURCE/tests/e2e/ana_interest_rows.py"
@@ -114,4 +116,16 @@ for cmd in "report --top 0" "leaks" "tree --depth 6"; do
         fail "$cmd (make): rows hold the start-up: $(head -3 "$WORK/hits")"
     fi
 done
+
+# A perl script: its rows start at the interpreter's function that asked
+# perl's Newx for memory (Perl_sv_grow, Perl_more_sv...), never at the
+# wrapper itself, as xmalloc is cut.
+# shellcheck disable=SC2016 # perl's own $ variables
+"$MEMSCRIBE" record -q -o "$WORK/perl.mscr" -- perl -e 'my %h; $h{$_} = "x" x 100 for 1 .. 20000' \
+    >/dev/null 2>"$WORK/err" || fail "record perl: $(cat "$WORK/err")"
+run 0 report --top 10 "$WORK/perl.mscr"
+grep -q 'Perl_sv_grow (perl)' "$WORK/out" || fail "perl: no row names Perl_sv_grow: $(grep -m3 '(perl)' "$WORK/out")"
+if grep -E 'Perl_safesys' "$WORK/out" >"$WORK/hits"; then
+    fail "perl: rows hold perl's allocation wrapper: $(head -3 "$WORK/hits")"
+fi
 echo "PASS"

@@ -67,6 +67,10 @@ static void test_classes(void **state)
         {"VirtualAlloc", "C:\\windows\\system32\\kernel32.dll", ANA_FRAME_RUNTIME},
         {"NtAllocateVirtualMemory", "/usr/lib/x86_64-linux-gnu/wine/x86_64-windows/ntdll.dll",
          ANA_FRAME_RUNTIME},
+        /* perl's Newx, by name in the perl binary */
+        {"Perl_safesysmalloc", "/usr/bin/perl", ANA_FRAME_ALLOCATOR},
+        {"Perl_savepvn", "/usr/bin/perl", ANA_FRAME_ALLOCATOR},
+        {"Perl_sv_grow", "/usr/bin/perl", ANA_FRAME_USER},
         /* the entry chain */
         {"_start", EXE, ANA_FRAME_ENTRY},
         {"__libc_start_main", LIBC, ANA_FRAME_ENTRY},

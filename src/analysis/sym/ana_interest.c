@@ -58,8 +58,8 @@ static const char *const entry_functions[] = {
 /* Allocation wrappers: what the libc allocator's cleaning list
  * (ana_sym_frame_is_internal) does not name: gnulib's and libiberty's x*
  * and concat, obstacks and objalloc, BFD's (binutils), GCC's garbage
- * collector's, GLib's, libc's strdup: the allocators every build and
- * desktop program calls through. */
+ * collector's, GLib's, libc's strdup, perl's: the allocators every build,
+ * desktop program and perl script calls through. */
 static const char *const allocator_functions[] = {
     "xmalloc",
     "xcalloc",
@@ -117,6 +117,14 @@ static const char *const allocator_functions[] = {
     "strndup",
     "__strdup",
     "__strndup",
+    /* perl's Newx and its string copies */
+    "Perl_safesysmalloc",
+    "Perl_safesyscalloc",
+    "Perl_safesysrealloc",
+    "Perl_savepv",
+    "Perl_savepvn",
+    "Perl_savesharedpv",
+    "Perl_savesharedpvn",
 };
 
 /* Qualified-name prefixes of the C++ runtime and libc's insides. */
