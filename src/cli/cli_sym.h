@@ -45,7 +45,9 @@ enum {
     "  --verbose       a note for every module: the files its names come from, and\n"              \
     "                  how they were found (a Wine prefix, --debug-dir, ...)\n"                    \
     "  --symbol-path P look for Windows PDBs in P too, before _NT_SYMBOL_PATH, P in\n"             \
-    "                  its syntax (DIR;srv*DIR;...: folders and symbol stores, no server)\n"
+    "                  its syntax (DIR;srv*DIR;...: folders and symbol stores, no server)\n"       \
+    "  (MEMSCRIBE_SYMBOL_CACHE=FILE keeps the names read in FILE, and the next\n"                  \
+    "  command reads them there, not from DWARF again; docs/symbols.md)\n"
 
 /* The shared options: the symbolizer's own (struct ana_sym_options, the one
  * definition of what they mean), whose lists cli_sym_options points into
