@@ -245,7 +245,8 @@ static void test_refused(void **state)
 }
 
 /* Two symbolizers at once, as serve's queries: each appends at the end as
- * it is when it closes, and both records are read. */
+ * it is when it closes, and both records are read; one of other options
+ * that empties the file meanwhile keeps it. */
 static void test_two_writers(void **state)
 {
     struct dir d;
@@ -260,6 +261,17 @@ static void test_two_writers(void **state)
     struct ana_sym_cache *c = open_ok(d.file, 3);
     expect_chain(c, 0x1);
     expect_chain(c, 0x2);
+    ana_sym_cache_close(c);
+
+    /* one of other options made the file its own meanwhile: the first's
+     * records, made for its options, do not go into it */
+    a = open_ok(d.file, 3);
+    assert_int_equal(ana_sym_cache_add(a, BID, sizeof(BID), 0x3, 0, chain, 2), 0);
+    b = open_ok(d.file, 4);
+    ana_sym_cache_close(b);
+    ana_sym_cache_close(a);
+    c = open_ok(d.file, 4);
+    assert_int_equal(find_nr(c, BID, sizeof(BID), 0x3, 0), 0);
     ana_sym_cache_close(c);
     dir_remove(&d);
 }

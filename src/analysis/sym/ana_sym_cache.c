@@ -58,7 +58,8 @@ struct slot {
 
 struct ana_sym_cache {
     int fd;
-    const uint8_t *map; /* the file as read when opened */
+    uint8_t head[HEADER_SIZE]; /* the file's header for this key */
+    const uint8_t *map;        /* the file as read when opened */
     size_t size;
     struct slot *slots;
     size_t cap, nr; /* cap: a power of two */
@@ -223,7 +224,7 @@ static long long index_records(struct ana_sym_cache *c, const uint8_t *map, size
  * exclusive lock. */
 static int load(struct ana_sym_cache *c, uint64_t key, char *why, size_t size)
 {
-    uint8_t head[HEADER_SIZE];
+    uint8_t *head = c->head;
     struct stat st;
     int rc = 0;
 
@@ -484,10 +485,17 @@ void ana_sym_cache_close(struct ana_sym_cache *c)
 {
     if (!c)
         return;
+    uint8_t head[HEADER_SIZE];
+
     if (c->out_len && c->fd >= 0 && !flock(c->fd, LOCK_EX)) {
-        /* at the end as it is now: another query may have appended */
+        /* at the end as it is now: another query may have appended; and
+         * not at all if a symbolizer of other options made it its own
+         * meanwhile (its header) */
         off_t end = lseek(c->fd, 0, SEEK_END);
         size_t done = 0;
+
+        if (pread(c->fd, head, HEADER_SIZE, 0) != HEADER_SIZE || memcmp(head, c->head, HEADER_SIZE))
+            end = -1;
 
         while (end >= (off_t)HEADER_SIZE && end + (off_t)c->out_len <= MAX_FILE &&
                done < c->out_len) {
