@@ -333,6 +333,16 @@ void cli_serve_symbols(struct cli_serve_trace *t)
     t->env = env;
 }
 
+void cli_serve_symbols_end(struct cli_serve_trace *t)
+{
+    if (!t->env)
+        return;
+    free(t->env);
+    close(t->symbols_fd);
+    t->env = NULL;
+    t->symbols_fd = -1;
+}
+
 static int run(const struct cli_serve_trace *t, char **argv, struct sink *out, struct sink *err)
 {
     int po[2], pe[2], status = 0, rc = 0;

@@ -72,6 +72,8 @@ struct cli_serve_trace {
  * in memory (memfd), gone with the server; nothing on failure, said on
  * stderr. */
 void cli_serve_symbols(struct cli_serve_trace *t);
+/* ... and its end, once no query runs. */
+void cli_serve_symbols_end(struct cli_serve_trace *t);
 
 /* Answer query `name` (report, timeline, window, leaks, tree, status):
  * 0 with *ans filled (status 400 for a bad parameter, 404 for an unknown

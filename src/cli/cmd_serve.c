@@ -366,6 +366,7 @@ int cmd_serve(int argc, char **argv)
     if (si.si_signo == SIGUSR1)
         linger(h, &stop, si.si_value.sival_int);
     cli_serve_http_stop(h);
+    cli_serve_symbols_end(&a.t);
     free((void *)a.o.page);
     return 0;
 }
