@@ -85,3 +85,11 @@ curl -sf -H "Authorization: Bearer $token" "$base/metrics" -o "$WORK/scraped" ||
 cmp -s "$WORK/scraped" "$WORK/metrics" || fail "/metrics against memscribe metrics: $(diff "$WORK/scraped" "$WORK/metrics" | head -5)"
 [ "$(stat -L -c %s "$memfd")" -gt 16 ] || fail "serve's cache is empty after a query"
 echo "ok: serve's cache in memory holds $(stat -L -c %s "$memfd") bytes after /metrics, which equals memscribe metrics"
+# It ends with the server, nothing left behind (under ASan: no leak said).
+kill "$SERVER"
+wait "$SERVER" || true
+SERVER=""
+if grep -E 'Sanitizer|runtime error' "$WORK/serve.err" >"$WORK/hits"; then
+    fail "serve's end: $(head -5 "$WORK/hits")"
+fi
+echo "ok: serve ended cleanly"
