@@ -17,6 +17,8 @@
 #   --resume      go on with the runs --out DIR already holds (a check cut
 #                 short: five runs take over three hours): those that
 #                 finished count among the N, and must be of this commit
+#                 (scripts/flake-runs/COMMIT/ keeps a series' finished runs
+#                 across sessions: copy it to DIR, in a worktree at COMMIT)
 # Prints, per run, its time, load average and failures; then each test that
 # failed in any run, the runs it failed in and the last lines of its output
 # that say why. Exits 0 when every run passed every test, 1 otherwise, 2 on
