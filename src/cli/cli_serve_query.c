@@ -298,9 +298,6 @@ static int sink_read(struct sink *s)
     return 0;
 }
 
-/* Run `self argv...` to its end, its output into out and its messages
- * into err (both NUL-terminated). Returns its wait status, or -errno;
- * -ETIMEDOUT when it ran past timeout_s (it is killed). */
 #define SYMBOLS_ENV "MEMSCRIBE_SYMBOL_CACHE="
 
 void cli_serve_symbols(struct cli_serve_trace *t)
@@ -343,6 +340,9 @@ void cli_serve_symbols_end(struct cli_serve_trace *t)
     t->symbols_fd = -1;
 }
 
+/* Run `self argv...` to its end, its output into out and its messages
+ * into err (both NUL-terminated). Returns its wait status, or -errno;
+ * -ETIMEDOUT when it ran past timeout_s (it is killed). */
 static int run(const struct cli_serve_trace *t, char **argv, struct sink *out, struct sink *err)
 {
     int po[2], pe[2], status = 0, rc = 0;
