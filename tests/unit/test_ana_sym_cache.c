@@ -64,12 +64,16 @@ static const struct ana_sym_frame chain[2] = {
      .has_offset = true},
 };
 
+/* The address's own fields, which the cache gives each frame. */
+static const struct ana_sym_frame base = {
+    .addr = 0x7f0000001234, .module = "/lib/x.so", .module_offset = 0x1234};
+
 static void expect_chain(struct ana_sym_cache *c, uint64_t off)
 {
     struct ana_sym_frame f[ANA_SYM_MAX_INLINE];
     struct ana_sym_arena a = {0};
 
-    assert_int_equal(ana_sym_cache_find(c, BID, sizeof(BID), off, 0, f, &a), 2);
+    assert_int_equal(ana_sym_cache_find(c, BID, sizeof(BID), off, 0, &base, f, &a), 2);
     for (int i = 0; i < 2; i++) {
         assert_string_equal(f[i].function, chain[i].function);
         assert_string_equal(f[i].file, chain[i].file);
@@ -78,6 +82,9 @@ static void expect_chain(struct ana_sym_cache *c, uint64_t off)
         assert_int_equal(f[i].inlined, chain[i].inlined);
         assert_int_equal(f[i].has_offset, chain[i].has_offset);
         assert_int_equal(f[i].function_offset, chain[i].function_offset);
+        assert_int_equal(f[i].addr, base.addr);
+        assert_ptr_equal(f[i].module, base.module);
+        assert_int_equal(f[i].module_offset, base.module_offset);
     }
     ana_sym_arena_free(&a);
 }
@@ -87,7 +94,7 @@ static int find_nr(struct ana_sym_cache *c, const uint8_t *bid, uint32_t len, ui
 {
     struct ana_sym_frame f[ANA_SYM_MAX_INLINE];
     struct ana_sym_arena a = {0};
-    int n = ana_sym_cache_find(c, bid, len, off, kind, f, &a);
+    int n = ana_sym_cache_find(c, bid, len, off, kind, &base, f, &a);
 
     ana_sym_arena_free(&a);
     return n;
@@ -118,7 +125,7 @@ static void test_roundtrip(void **state)
     assert_int_equal(find_nr(c, BID, 8, 0x100, 0), 0); /* a prefix of the build id */
     struct ana_sym_frame f[ANA_SYM_MAX_INLINE];
     struct ana_sym_arena a = {0};
-    assert_int_equal(ana_sym_cache_find(c, BID, sizeof(BID), 0x200, 1, f, &a), 1);
+    assert_int_equal(ana_sym_cache_find(c, BID, sizeof(BID), 0x200, 1, &base, f, &a), 1);
     assert_null(f[0].function);
     assert_null(f[0].file);
     assert_true(f[0].signal_frame);

@@ -468,41 +468,34 @@ static bool disk_for(struct ana_sym *s, const struct sym_module *m)
 }
 
 /* The frames of offset off of m from the disk cache into tmp (tmp[0]
- * holding the address's own fields): their count, 0 when it has none. */
+ * holding the address's own fields, kept on a miss): their count, 0 when
+ * it has none. */
 static int from_disk(struct ana_sym *s, struct sym_module *m, uint64_t off, unsigned kind,
                      struct ana_sym_frame *tmp)
 {
-    struct ana_sym_frame got[ANA_SYM_MAX_INLINE];
+    struct ana_sym_frame base = tmp[0];
     const char *note;
 
     if (!disk_for(s, m))
         return 0;
-    int n = ana_sym_cache_find(s->disk, m->build_id, m->build_id_len, off, kind, got, &s->arena);
-    if (n <= 0)
+    int n =
+        ana_sym_cache_find(s->disk, m->build_id, m->build_id_len, off, kind, &base, tmp, &s->arena);
+    if (n <= 0) {
+        tmp[0] = base;
         return n;
+    }
     if (m->state == MOD_NEW && !m->disk_noted) {
         /* the module's note, as reading it would have given it */
-        if (!ana_sym_cache_module(s->disk, m->build_id, m->build_id_len, &note))
+        if (!ana_sym_cache_module(s->disk, m->build_id, m->build_id_len, &note)) {
+            tmp[0] = base;
             return 0;
+        }
         char *copy = note ? strdup(note) : NULL;
         if (note && (!copy || add_note(s, copy))) {
             free(copy);
             return -ENOMEM;
         }
         m->disk_noted = true;
-    }
-    for (int i = 0; i < n; i++) {
-        struct ana_sym_frame *f = &tmp[i];
-
-        *f = tmp[0];
-        f->function = got[i].function;
-        f->file = got[i].file;
-        f->line = got[i].line;
-        f->column = got[i].column;
-        f->function_offset = got[i].function_offset;
-        f->has_offset = got[i].has_offset;
-        f->inlined = got[i].inlined;
-        f->signal_frame = got[i].signal_frame;
     }
     return n;
 }

@@ -60,7 +60,6 @@ struct ana_sym_cache {
     int fd;
     uint8_t head[HEADER_SIZE]; /* the file's header for this key */
     const uint8_t *map;        /* the file as read when opened */
-    size_t size;
     struct slot *slots;
     size_t cap, nr; /* cap: a power of two */
     uint8_t *out;   /* records to append at close */
@@ -78,6 +77,13 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 }
 
 #define FNV_START 0xcbf29ce484222325ull
+
+/* The n low bytes of v at p, little-endian. */
+static void le_put(uint8_t *p, uint64_t v, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
 
 static uint64_t key_hash(unsigned type, const uint8_t *bid, uint32_t len, uint64_t off,
                          unsigned kind)
@@ -144,24 +150,26 @@ static void get_string(struct rd *r, const uint8_t **s, size_t *len)
     r->p += n;
 }
 
-/* The key of a payload: its type, build id and, for an address, offset and
- * kind, the reader left at what follows. false: a bad record. */
-static bool payload_key(struct rd *r, uint64_t *hash)
-{
-    unsigned type = (unsigned)get(r, 1), len = (unsigned)get(r, 1);
-    const uint8_t *bid = r->p;
-    uint64_t off = 0;
-    unsigned kind = 0;
+/* A record's key: its type, build id and, for an address, offset and kind. */
+struct key {
+    unsigned type, len, kind;
+    const uint8_t *bid;
+    uint64_t off;
+};
 
-    if (r->bad || (type != REC_ADDRESS && type != REC_MODULE) || len < 4 ||
-        len > FMT_MAX_BUILD_ID || (size_t)(r->end - r->p) < len)
+/* The key of the payload at r, the reader left at what follows. false: a
+ * bad record. */
+static bool read_key(struct rd *r, struct key *k)
+{
+    *k = (struct key){.type = (unsigned)get(r, 1), .len = (unsigned)get(r, 1), .bid = r->p};
+    if (r->bad || (k->type != REC_ADDRESS && k->type != REC_MODULE) || k->len < 4 ||
+        k->len > FMT_MAX_BUILD_ID || (size_t)(r->end - r->p) < k->len)
         return false;
-    r->p += len;
-    if (type == REC_ADDRESS) {
-        off = get(r, 8);
-        kind = (unsigned)get(r, 1);
+    r->p += k->len;
+    if (k->type == REC_ADDRESS) {
+        k->off = get(r, 8);
+        k->kind = (unsigned)get(r, 1);
     }
-    *hash = key_hash(type, bid, len, off, kind);
     return !r->bad;
 }
 
@@ -203,15 +211,16 @@ static long long index_records(struct ana_sym_cache *c, const uint8_t *map, size
     while (size - at >= RECORD_HEAD) {
         struct rd h = {map + at, map + size, false};
         uint32_t len = (uint32_t)get(&h, 4);
-        uint64_t sum = get(&h, 8), hash;
+        uint64_t sum = get(&h, 8);
+        struct key k;
 
         if (len > MAX_PAYLOAD || size - at - RECORD_HEAD < len ||
             fnv(FNV_START, map + at + RECORD_HEAD, len) != sum)
             break;
         struct rd r = {map + at + RECORD_HEAD, map + at + RECORD_HEAD + len, false};
-        if (!payload_key(&r, &hash))
+        if (!read_key(&r, &k))
             break;
-        if (slots_put(c, hash, at + RECORD_HEAD))
+        if (slots_put(c, key_hash(k.type, k.bid, k.len, k.off, k.kind), at + RECORD_HEAD))
             return -ENOMEM;
         at += RECORD_HEAD + len;
     }
@@ -229,8 +238,7 @@ static int load(struct ana_sym_cache *c, uint64_t key, char *why, size_t size)
     int rc = 0;
 
     memcpy(head, MAGIC, 8);
-    for (unsigned i = 0; i < 8; i++)
-        head[8 + i] = (uint8_t)(key >> (8 * i));
+    le_put(head + 8, key, 8);
     if (flock(c->fd, LOCK_EX) || fstat(c->fd, &st))
         return fail(why, size, strerror(errno), -errno);
     size_t len = (size_t)st.st_size, got = 0;
@@ -258,7 +266,6 @@ static int load(struct ana_sym_cache *c, uint64_t key, char *why, size_t size)
         else if ((size_t)valid < len && ftruncate(c->fd, (off_t)valid))
             rc = fail(why, size, strerror(errno), -errno);
         c->map = data;
-        c->size = len;
         data = NULL;
     }
     if (!rc && len == 0 &&
@@ -315,15 +322,12 @@ static const struct slot *find(const struct ana_sym_cache *c, uint64_t hash)
 static bool payload_at(const struct ana_sym_cache *c, const struct slot *s, unsigned type,
                        const uint8_t *bid, uint32_t len, uint64_t off, unsigned kind, struct rd *r)
 {
-    uint32_t plen = (uint32_t)(c->map[s->at - 12] | c->map[s->at - 11] << 8 |
-                               c->map[s->at - 10] << 16 | (uint32_t)c->map[s->at - 9] << 24);
+    struct rd h = {c->map + s->at - RECORD_HEAD, c->map + s->at, false};
+    struct key k;
 
-    *r = (struct rd){c->map + s->at, c->map + s->at + plen, false};
-    if (get(r, 1) != type || get(r, 1) != len || (size_t)(r->end - r->p) < len ||
-        memcmp(r->p, bid, len))
-        return false;
-    r->p += len;
-    return type != REC_ADDRESS || (get(r, 8) == off && get(r, 1) == kind && !r->bad);
+    *r = (struct rd){c->map + s->at, c->map + s->at + get(&h, 4), false};
+    return read_key(r, &k) && k.type == type && k.len == len && !memcmp(k.bid, bid, len) &&
+           k.off == off && k.kind == kind;
 }
 
 static const char *arena_string(struct ana_sym_arena *a, const uint8_t *s, size_t len, bool *nomem)
@@ -338,8 +342,8 @@ static const char *arena_string(struct ana_sym_arena *a, const uint8_t *s, size_
 }
 
 int ana_sym_cache_find(struct ana_sym_cache *c, const uint8_t *build_id, uint32_t build_id_len,
-                       uint64_t offset, unsigned kind, struct ana_sym_frame *f,
-                       struct ana_sym_arena *a)
+                       uint64_t offset, unsigned kind, const struct ana_sym_frame *base,
+                       struct ana_sym_frame *f, struct ana_sym_arena *a)
 {
     const struct slot *s = find(c, key_hash(REC_ADDRESS, build_id, build_id_len, offset, kind));
     struct rd r;
@@ -352,19 +356,23 @@ int ana_sym_cache_find(struct ana_sym_cache *c, const uint8_t *build_id, uint32_
         return 0;
     for (unsigned i = 0; i < n && !r.bad; i++) {
         unsigned flags = (unsigned)get(&r, 1);
+        uint64_t line = get(&r, 4), column = get(&r, 4), function_offset = get(&r, 8);
         const uint8_t *fn, *file;
         size_t fn_len, file_len;
 
-        f[i].line = (uint32_t)get(&r, 4);
-        f[i].column = (uint32_t)get(&r, 4);
-        f[i].function_offset = get(&r, 8);
         get_string(&r, &fn, &fn_len);
         get_string(&r, &file, &file_len);
-        f[i].inlined = flags & FLAG_INLINED;
-        f[i].signal_frame = flags & FLAG_SIGNAL;
-        f[i].has_offset = flags & FLAG_OFFSET;
-        f[i].function = arena_string(a, fn, fn_len, &nomem);
-        f[i].file = arena_string(a, file, file_len, &nomem);
+        f[i] = (struct ana_sym_frame){.addr = base->addr,
+                                      .module = base->module,
+                                      .module_offset = base->module_offset,
+                                      .function = arena_string(a, fn, fn_len, &nomem),
+                                      .function_offset = function_offset,
+                                      .has_offset = flags & FLAG_OFFSET,
+                                      .file = arena_string(a, file, file_len, &nomem),
+                                      .line = (uint32_t)line,
+                                      .column = (uint32_t)column,
+                                      .inlined = flags & FLAG_INLINED,
+                                      .signal_frame = flags & FLAG_SIGNAL};
     }
     if (nomem)
         return -ENOMEM;
@@ -391,15 +399,33 @@ bool ana_sym_cache_module(struct ana_sym_cache *c, const uint8_t *build_id, uint
     return !text || c->note;
 }
 
-/* Append n little-endian bytes of v to the pending records. */
-static void put(struct ana_sym_cache *c, uint64_t v, unsigned n, bool *nomem)
+/* Room for n more bytes of pending records: where they go, or NULL with
+ * *nomem set. */
+static uint8_t *room(struct ana_sym_cache *c, size_t n, bool *nomem)
 {
     if (*nomem || UTIL_ARRAY_RESERVE(c->out, c->out_cap, c->out_len + n, 4096)) {
         *nomem = true;
-        return;
+        return NULL;
     }
-    for (unsigned i = 0; i < n; i++)
-        c->out[c->out_len++] = (uint8_t)(v >> (8 * i));
+    c->out_len += n;
+    return c->out + c->out_len - n;
+}
+
+/* Append n little-endian bytes of v to the pending records. */
+static void put(struct ana_sym_cache *c, uint64_t v, unsigned n, bool *nomem)
+{
+    uint8_t *p = room(c, n, nomem);
+
+    if (p)
+        le_put(p, v, n);
+}
+
+static void put_bytes(struct ana_sym_cache *c, const void *b, size_t n, bool *nomem)
+{
+    uint8_t *p = room(c, n, nomem);
+
+    if (p)
+        memcpy(p, b, n);
 }
 
 static void put_string(struct ana_sym_cache *c, const char *s, bool *nomem)
@@ -409,12 +435,8 @@ static void put_string(struct ana_sym_cache *c, const char *s, bool *nomem)
     if (len >= NO_STRING)
         len = NO_STRING - 1; /* a name of 64 KiB is cut: names are compared whole nowhere */
     put(c, s ? len : NO_STRING, 2, nomem);
-    if (!s || *nomem || UTIL_ARRAY_RESERVE(c->out, c->out_cap, c->out_len + len, 4096)) {
-        *nomem = *nomem || s;
-        return;
-    }
-    memcpy(c->out + c->out_len, s, len);
-    c->out_len += len;
+    if (s)
+        put_bytes(c, s, len, nomem);
 }
 
 /* Start a record: its head, filled in by end_record. */
@@ -427,8 +449,7 @@ static size_t start_record(struct ana_sym_cache *c, unsigned type, const uint8_t
     put(c, 0, 8, nomem);
     put(c, type, 1, nomem);
     put(c, len, 1, nomem);
-    for (uint32_t i = 0; i < len; i++)
-        put(c, bid[i], 1, nomem);
+    put_bytes(c, bid, len, nomem);
     return at;
 }
 
@@ -441,10 +462,8 @@ static int end_record(struct ana_sym_cache *c, size_t at, bool nomem)
     size_t len = c->out_len - at - RECORD_HEAD;
     uint64_t sum = fnv(FNV_START, c->out + at + RECORD_HEAD, len);
 
-    for (unsigned i = 0; i < 4; i++)
-        c->out[at + i] = (uint8_t)(len >> (8 * i));
-    for (unsigned i = 0; i < 8; i++)
-        c->out[at + 4 + i] = (uint8_t)(sum >> (8 * i));
+    le_put(c->out + at, len, 4);
+    le_put(c->out + at + 4, sum, 8);
     return 0;
 }
 

@@ -297,11 +297,12 @@ int ana_sym_cache_open(struct ana_sym_cache **out, const char *path, uint64_t ke
                        size_t why_size);
 
 /* The frames cached for (build id, offset, kind) into f[0 ..) (at most
- * ANA_SYM_MAX_INLINE), their strings copied into a: their count, 0 when
- * not cached, -ENOMEM. Only the fields the file keeps are set (above). */
+ * ANA_SYM_MAX_INLINE), each with base's address, module and offset and
+ * the rest from the file (above), their strings copied into a: their
+ * count; 0 when not cached (f may be written then), or -ENOMEM. */
 int ana_sym_cache_find(struct ana_sym_cache *c, const uint8_t *build_id, uint32_t build_id_len,
-                       uint64_t offset, unsigned kind, struct ana_sym_frame *f,
-                       struct ana_sym_arena *a);
+                       uint64_t offset, unsigned kind, const struct ana_sym_frame *base,
+                       struct ana_sym_frame *f, struct ana_sym_arena *a);
 
 /* Was the module read by a symbolizer that wrote here: true with *note its
  * note (NULL for none; valid until ana_sym_cache_close). */
