@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include "analysis/core/ana_map.h"
+#include "analysis/core/ana_table.h"
 #include "analysis/model/ana_fold.h"
 #include "analysis/model/ana_reach.h"
+#include "analysis/model/ana_site_se.h"
 #include "cli/cli.h"
 #include "util/util_array.h"
 
@@ -267,4 +269,19 @@ int cli_rows_cmp_leaked(const void *x, const void *y, void *arg)
     if (va != vb)
         return va < vb ? 1 : -1;
     return (a > b) - (a < b);
+}
+
+void cli_rows_set_se(const struct cli_ana *a, struct ana_table *t, const struct ana_site *s,
+                     uint64_t peak_bytes, struct cli_rows_se_cols cols)
+{
+    struct ana_site_se se;
+    const int col[] = {cols.peak, cols.leaked, cols.blocks, cols.allocs, cols.bytes};
+
+    if (fmt_reader_sample_bytes(a->r) <= 1)
+        return; /* exact, or --sample 1: every block recorded */
+    ana_site_se(s, peak_bytes, &se);
+    const double v[] = {se.peak, se.leaked, se.blocks, se.allocs, se.bytes};
+    for (unsigned i = 0; i < sizeof(col) / sizeof(col[0]); i++)
+        if (col[i] >= 0)
+            ana_table_set_se(t, (unsigned)col[i], v[i]); /* allocates nothing */
 }

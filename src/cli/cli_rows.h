@@ -92,6 +92,18 @@ struct ana_reach;
 struct ana_reach_sum *cli_rows_reach(const struct cli_rows *r, uint32_t nr_sites,
                                      const struct ana_reach *reach);
 
+/* The columns of a table of rows that hold a site's estimates (-1: a
+ * column the table has not). */
+struct cli_rows_se_cols {
+    int peak, leaked, blocks, allocs, bytes;
+};
+/* In a sampled trace, the standard errors (ana_site_se.h) of row s's
+ * figures, its share of a peak being peak_bytes, set in the latest row of
+ * t (ana_table_set_se); in an exact one nothing. */
+struct ana_table;
+void cli_rows_set_se(const struct cli_ana *a, struct ana_table *t, const struct ana_site *s,
+                     uint64_t peak_bytes, struct cli_rows_se_cols cols);
+
 /* qsort_r's comparison of two row ids (uint32_t) whose rows are arg's
  * (cli_rows.row): more leaked bytes (live_bytes) first, then the lower id. */
 int cli_rows_cmp_leaked(const void *x, const void *y, void *arg);

@@ -498,6 +498,7 @@ static struct ana_table *leak_table(struct check *c)
         ana_table_add_row(t);
         ana_table_set_u64(t, 0, (uint64_t)s->live_bytes);
         ana_table_set_u64(t, 1, (uint64_t)s->live_blocks);
+        cli_rows_set_se(&c->a, t, s, 0, (struct cli_rows_se_cols){-1, 0, 1, -1, -1});
         const struct ana_reach_sum *r = c->row_reach ? &c->row_reach[c->leaks[k]] : NULL;
         for (unsigned j = 0; r && j < 3; j++)
             ana_table_set_u64(t, 2 + j, r->bytes[ana_reach_order[j]]);

@@ -337,6 +337,7 @@ static void stack_rows(struct leaks *lk)
         }
         ana_table_set_u64(to, 1, (uint64_t)s->live_bytes);
         ana_table_set_u64(to, 2, (uint64_t)s->live_blocks);
+        cli_rows_set_se(a, to, s, 0, (struct cli_rows_se_cols){-1, 1, 2, -1, -1});
         for (unsigned c = 0; cls && c < 4; c++) {
             ana_table_set_u64(to, 3 + 2 * c, cls[ids[i]].bytes[ana_reach_order[c]]);
             ana_table_set_u64(to, 4 + 2 * c, cls[ids[i]].blocks[ana_reach_order[c]]);

@@ -75,26 +75,23 @@ static const char *const rank_title[NR_RANKS] = {
 };
 static const char *const rank_key[NR_RANKS] = {"peak", "leaked", "allocations", "temporary"};
 
-static const struct ana_column site_cols[] = {
-    {"peak", "peak_bytes", ANA_CELL_U64 | ANA_CELL_EST},
-    {"leaked", "leaked_bytes", ANA_CELL_I64 | ANA_CELL_EST},
-    {"blocks", "leaked_blocks", ANA_CELL_I64 | ANA_CELL_EST},
-    {"allocs", "allocations", ANA_CELL_U64 | ANA_CELL_EST},
-    {"bytes", "allocated_bytes", ANA_CELL_U64 | ANA_CELL_EST},
-    {"temp", "temporary", ANA_CELL_U64 | ANA_CELL_EST},
-    {"call site", "stack", ANA_CELL_LIST | ANA_CELL_INTEREST},
-};
+/* A site's columns: the tables' and, after its ids, the CSV's. */
+/* clang-format off */
+#define SITE_COLUMNS                                                                               \
+    {"peak", "peak_bytes", ANA_CELL_U64 | ANA_CELL_EST},                                           \
+    {"leaked", "leaked_bytes", ANA_CELL_I64 | ANA_CELL_EST},                                       \
+    {"blocks", "leaked_blocks", ANA_CELL_I64 | ANA_CELL_EST},                                      \
+    {"allocs", "allocations", ANA_CELL_U64 | ANA_CELL_EST},                                        \
+    {"bytes", "allocated_bytes", ANA_CELL_U64 | ANA_CELL_EST},                                     \
+    {"temp", "temporary", ANA_CELL_U64 | ANA_CELL_EST},                                            \
+    {"call site", "stack", ANA_CELL_LIST | ANA_CELL_INTEREST}
+/* clang-format on */
+static const struct ana_column site_cols[] = {SITE_COLUMNS};
 static const struct ana_column csv_cols[] = {
     {"pid", "pid", ANA_CELL_U64},
     {"image", "image", ANA_CELL_U64},
     {"stack", "stack_id", ANA_CELL_U64},
-    {"peak", "peak_bytes", ANA_CELL_U64},
-    {"leaked", "leaked_bytes", ANA_CELL_I64},
-    {"blocks", "leaked_blocks", ANA_CELL_I64},
-    {"allocs", "allocations", ANA_CELL_U64},
-    {"bytes", "allocated_bytes", ANA_CELL_U64},
-    {"temp", "temporary", ANA_CELL_U64},
-    {"call site", "stack", ANA_CELL_LIST | ANA_CELL_INTEREST},
+    SITE_COLUMNS,
 };
 
 struct report {
@@ -204,6 +201,9 @@ static void site_row(struct report *rp, const struct cli_view *v, struct ana_tab
         ana_table_set_u64(t, first_col + 5, s->nr_temporary);
     else
         ana_table_set_none(t, first_col + 5); /* not estimated (ana_sample.h) */
+    int c = (int)first_col;
+    cli_rows_set_se(&rp->a, t, s, s->peak_bytes,
+                    (struct cli_rows_se_cols){c, c + 1, c + 2, c + 3, c + 4});
     const char *const *fr = cli_ana_stack(&rp->a, cli_view_stack(v, id), false, max_frames, &nr);
     if (ana_table_set_stack(t, first_col + 6, fr, nr, rp->a.interest))
         cli_die("report: out of memory");

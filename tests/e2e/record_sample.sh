@@ -78,13 +78,18 @@ figures "$WORK/ph.mscr" | grep -v "^temporary" >"$WORK/ph.txt"
 figures "$WORK/ph1k.mscr" | grep -v "^temporary" >"$WORK/ph1k.txt"
 grep -q "^allocations 28$" "$WORK/ph.txt" || fail "col_phases: $(head -1 "$WORK/ph.txt")"
 diff "$WORK/ph.txt" "$WORK/ph1k.txt" >&2 || fail "col_phases at 1K differs from the exact trace (above)"
-# Per site too (report's tables of top sites, every column but temporary).
+# Per site too (report's tables of top sites, every column but temporary),
+# and each estimate's standard error is 0.
 for t in ph ph1k; do
     "$MEMSCRIBE" report --format=json "$WORK/$t.mscr" 2>/dev/null |
-        jq -S '.processes[0].top | del(.temporary) | map_values(map(del(.temporary)))' >"$WORK/$t.top"
+        jq -S '.processes[0].top | del(.temporary) | map_values(map(del(.temporary)))' >"$WORK/$t.all"
+    jq -S 'map_values(map(with_entries(select(.key | endswith("_se") | not))))' "$WORK/$t.all" >"$WORK/$t.top"
 done
 grep -q '"allocations": 16' "$WORK/ph.top" || fail "col_phases: no site of 16 allocations"
 diff "$WORK/ph.top" "$WORK/ph1k.top" >&2 || fail "col_phases at 1K: per-site figures differ (above)"
+jq -e '[.[][] | to_entries[] | select(.key | endswith("_se")) | .value] |
+    length > 0 and all(. == 0)' "$WORK/ph1k.all" >/dev/null ||
+    fail "col_phases at 1K: a standard error that is not 0, or none: $(head -c 600 "$WORK/ph1k.all")"
 
 # Labels: report text and JSON, and a note on stderr for every analysis.
 "$MEMSCRIBE" report "$WORK/s16.mscr" >"$WORK/report.txt" 2>"$WORK/report.err" || fail "report failed"

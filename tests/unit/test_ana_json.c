@@ -151,6 +151,61 @@ static void table_json(FILE *f, void *arg)
     assert_int_equal(ana_json_finish(&j), 0);
 }
 
+/* A sampled trace's table: estimates with standard errors (ana_table_set_se). */
+static const struct ana_column est_cols[] = {
+    {"bytes", "bytes", ANA_CELL_U64 | ANA_CELL_EST},
+    {"blocks", "blocks", ANA_CELL_I64 | ANA_CELL_EST},
+    {"temp", "temporary", ANA_CELL_U64 | ANA_CELL_EST},
+};
+
+static void table_marked(FILE *f, void *arg)
+{
+    assert_int_equal(ana_table_write_text_marked(arg, f, "", " < ", "~"), 0);
+}
+
+/* Text says the error relative to its estimate (none after a 0 or an
+ * error of 0); JSON and CSV give it whole, in a column of its own for
+ * each column that has one, null or empty where a row has none. */
+static void test_table_se(void **state)
+{
+    struct ana_table *t;
+    char *s;
+
+    (void)state;
+    assert_int_equal(ana_table_create(&t, est_cols, 3), 0);
+    assert_int_equal(ana_table_add_row(t), 0);
+    ana_table_set_u64(t, 0, 1000);
+    assert_int_equal(ana_table_set_se(t, 0, 12.4), 0);
+    ana_table_set_i64(t, 1, -40);
+    assert_int_equal(ana_table_set_se(t, 1, 20.0), 0);
+    ana_table_set_u64(t, 2, 3);
+    assert_int_equal(ana_table_add_row(t), 0);
+    ana_table_set_u64(t, 0, 0);
+    assert_int_equal(ana_table_set_se(t, 0, 65536.0), 0);
+    ana_table_set_i64(t, 1, 9);
+    assert_int_equal(ana_table_set_se(t, 1, 0.2), 0);
+    ana_table_set_none(t, 2);
+    /* a column that is no estimate takes none */
+    assert_int_equal(ana_table_set_se(t, 3, 1.0), -EINVAL);
+
+    s = capture(table_marked, t);
+    assert_string_equal(s, "     bytes    blocks  temp\n"
+                           "~1000±1.2%  ~-40±50%    ~3\n"
+                           "        ~0        ~9      \n");
+    free(s);
+    s = capture(table_csv, t);
+    assert_string_equal(s, "bytes,bytes_se,blocks,blocks_se,temporary\n"
+                           "1000,12,-40,20,3\n"
+                           "0,65536,9,0,\n");
+    free(s);
+    s = capture(table_json, t);
+    assert_string_equal(s, "[{\"bytes\":1000,\"bytes_se\":12,\"blocks\":-40,\"blocks_se\":20,"
+                           "\"temporary\":3},{\"bytes\":0,\"bytes_se\":65536,\"blocks\":9,"
+                           "\"blocks_se\":0,\"temporary\":null}]\n");
+    free(s);
+    ana_table_destroy(t);
+}
+
 static void json_bytes(FILE *f, void *arg)
 {
     struct ana_json j;
@@ -307,7 +362,7 @@ int main(void)
         cmocka_unit_test(test_json_exact),      cmocka_unit_test(test_json_errors_and_pretty),
         cmocka_unit_test(test_json_text_bytes), cmocka_unit_test(test_json_escape),
         cmocka_unit_test(test_json_deep),       cmocka_unit_test(test_table),
-        cmocka_unit_test(test_time_parse),
+        cmocka_unit_test(test_table_se),        cmocka_unit_test(test_time_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +19,9 @@ struct cell {
     char *s;      /* STR, and the joined LIST for text output */
     char **items; /* LIST */
     unsigned nr_items;
-    int none; /* no value (ana_table_set_none) */
+    int none;   /* no value (ana_table_set_none) */
+    int has_se; /* se is set (ana_table_set_se) */
+    double se;
 };
 
 struct ana_table {
@@ -25,6 +29,7 @@ struct ana_table {
     unsigned nr_cols;
     struct cell *cells; /* nr_rows * nr_cols */
     unsigned nr_rows, cap_rows;
+    bool *col_se; /* col_se[c]: a cell of column c has a standard error */
 };
 
 int ana_table_create(struct ana_table **out, const struct ana_column *cols, unsigned nr_cols)
@@ -35,6 +40,11 @@ int ana_table_create(struct ana_table **out, const struct ana_column *cols, unsi
         return -ENOMEM;
     t->cols = cols;
     t->nr_cols = nr_cols;
+    t->col_se = calloc(nr_cols ? nr_cols : 1, sizeof(*t->col_se));
+    if (!t->col_se) {
+        free(t);
+        return -ENOMEM;
+    }
     *out = t;
     return 0;
 }
@@ -50,6 +60,7 @@ void ana_table_destroy(struct ana_table *t)
         free(t->cells[k].items);
     }
     free(t->cells);
+    free(t->col_se);
     free(t);
 }
 
@@ -130,6 +141,45 @@ int ana_table_set_stack(struct ana_table *t, unsigned col, const char *const *it
     return rc;
 }
 
+int ana_table_set_se(struct ana_table *t, unsigned col, double se)
+{
+    struct cell *c = cur(t, col);
+
+    if (!c || !(t->cols[col].type & ANA_CELL_EST))
+        return -EINVAL;
+    c->se = se > 0.0 ? se : 0.0;
+    c->has_se = 1;
+    t->col_se[col] = true;
+    return 0;
+}
+
+/* Whether col gets a "_se" member or column in JSON and CSV. */
+static bool se_column(const struct ana_table *t, unsigned col)
+{
+    return t->col_se[col];
+}
+
+/* A cell's standard error as JSON and CSV give it: a whole number. */
+static uint64_t se_value(const struct cell *c)
+{
+    return (uint64_t)llround(c->se);
+}
+
+/* A standard error as text, relative to the value it belongs to: "±1.3%"
+ * (two significant digits below 10 %, whole percents above), "" for no
+ * standard error, one of 0, or a value of 0. */
+static void se_text(const struct cell *c, enum ana_cell_type type, char *out, size_t size)
+{
+    double v = ANA_CELL_KIND(type) == ANA_CELL_I64 ? fabs((double)c->i) : (double)c->u, pct;
+
+    *out = 0;
+    if (!c->has_se || c->none || v == 0.0 || !se_value(c))
+        return;                            /* "~0": what a sampled 0 can hide is in JSON and CSV; an
+                                              estimate of blocks each sure to be recorded has none */
+    pct = 100.0 * (double)se_value(c) / v; /* the figure JSON gives, as the page says it */
+    snprintf(out, size, pct < 9.95 ? "±%.1f%%" : "±%.0f%%", pct);
+}
+
 int ana_table_set_none(struct ana_table *t, unsigned col)
 {
     struct cell *c = cur(t, col);
@@ -181,6 +231,17 @@ static char *render(const struct ana_table *t, const struct cell *c, unsigned co
     return s;
 }
 
+/* The columns s takes on a terminal: its characters, not its bytes (a
+ * standard error's "±" is two; so may a function's name be). */
+static size_t text_width(const char *s)
+{
+    size_t n = 0;
+
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xc0) != 0x80;
+    return n;
+}
+
 int ana_table_write_text(const struct ana_table *t, FILE *f, const char *indent, const char *sep)
 {
     return ana_table_write_text_marked(t, f, indent, sep, "");
@@ -203,10 +264,11 @@ int ana_table_write_text_marked(const struct ana_table *t, FILE *f, const char *
     for (size_t k = 0; k < n; k++) {
         unsigned c = (unsigned)(k % t->nr_cols);
         txt[k] = render(t, &t->cells[k], c, sep, true);
-        if (txt[k] && *txt[k] && *mark && (t->cols[c].type & ANA_CELL_EST)) {
-            char *marked = NULL;
+        if (txt[k] && *txt[k] && (t->cols[c].type & ANA_CELL_EST)) {
+            char *marked = NULL, se[32];
 
-            if (asprintf(&marked, "%s%s", mark, txt[k]) < 0)
+            se_text(&t->cells[k], t->cols[c].type, se, sizeof(se));
+            if (asprintf(&marked, "%s%s%s", mark, txt[k], se) < 0)
                 marked = NULL;
             free(txt[k]);
             txt[k] = marked;
@@ -215,7 +277,7 @@ int ana_table_write_text_marked(const struct ana_table *t, FILE *f, const char *
             rc = -ENOMEM;
             goto out;
         }
-        size_t w = strlen(txt[k]);
+        size_t w = text_width(txt[k]);
         if (w > width[c])
             width[c] = w;
     }
@@ -226,12 +288,12 @@ int ana_table_write_text_marked(const struct ana_table *t, FILE *f, const char *
             bool last = c + 1 == t->nr_cols;
             unsigned type = ANA_CELL_KIND(t->cols[c].type);
             bool num = type == ANA_CELL_U64 || type == ANA_CELL_I64;
+            size_t pad = last && !num ? 0 : width[c] - text_width(s);
             if (num)
-                fprintf(f, "%*s", (int)width[c], s);
-            else if (last)
-                fputs(s, f);
-            else
-                fprintf(f, "%-*s", (int)width[c], s);
+                fprintf(f, "%*s", (int)pad, "");
+            fputs(s, f);
+            if (!num)
+                fprintf(f, "%*s", (int)pad, "");
             fputs(last ? "\n" : "  ", f);
         }
     }
@@ -266,18 +328,43 @@ int ana_table_write_csv(const struct ana_table *t, FILE *f, bool header)
     if (header)
         for (unsigned c = 0; c < t->nr_cols; c++) {
             csv_field(f, t->cols[c].key);
+            if (se_column(t, c))
+                fprintf(f, ",%s_se", t->cols[c].key);
             fputs(c + 1 == t->nr_cols ? "\n" : ",", f);
         }
     for (unsigned r = 0; r < t->nr_rows; r++)
         for (unsigned c = 0; c < t->nr_cols; c++) {
-            char *s = render(t, &t->cells[(size_t)r * t->nr_cols + c], c, ";", false);
+            const struct cell *cl = &t->cells[(size_t)r * t->nr_cols + c];
+            char *s = render(t, cl, c, ";", false);
             if (!s)
                 return -ENOMEM;
             csv_field(f, s);
             free(s);
+            if (se_column(t, c)) {
+                fputc(',', f);
+                if (cl->has_se && !cl->none)
+                    fprintf(f, "%" PRIu64, se_value(cl));
+            }
             fputs(c + 1 == t->nr_cols ? "\n" : ",", f);
         }
     return ferror(f) ? -EIO : 0;
+}
+
+/* After a column's member: its standard error's, if the column has
+ * them. */
+static void json_se(const struct ana_table *t, unsigned col, const struct cell *cl,
+                    struct ana_json *j)
+{
+    char key[96];
+
+    if (!se_column(t, col))
+        return;
+    snprintf(key, sizeof(key), "%s_se", t->cols[col].key);
+    ana_json_key(j, key);
+    if (cl->has_se && !cl->none)
+        ana_json_u64(j, se_value(cl));
+    else
+        ana_json_null(j);
 }
 
 void ana_table_write_json(const struct ana_table *t, struct ana_json *j)
@@ -290,6 +377,7 @@ void ana_table_write_json(const struct ana_table *t, struct ana_json *j)
             ana_json_key(j, t->cols[c].key);
             if (cl->none) {
                 ana_json_null(j);
+                json_se(t, c, cl, j);
                 continue;
             }
             switch (ANA_CELL_KIND(t->cols[c].type)) {
@@ -298,9 +386,11 @@ void ana_table_write_json(const struct ana_table *t, struct ana_json *j)
                 break;
             case ANA_CELL_U64:
                 ana_json_u64(j, cl->u);
+                json_se(t, c, cl, j);
                 break;
             case ANA_CELL_I64:
                 ana_json_i64(j, cl->i);
+                json_se(t, c, cl, j);
                 break;
             case ANA_CELL_LIST:
                 ana_json_begin_array(j);

@@ -54,6 +54,14 @@ int ana_table_set_list(struct ana_table *t, unsigned col, const char *const *ite
  * frame of interest among items. */
 int ana_table_set_stack(struct ana_table *t, unsigned col, const char *const *items, unsigned nr,
                         unsigned interest);
+/* The standard error of the latest row's estimate in col (a sampled
+ * trace's, ana_site_se.h; an ANA_CELL_EST column), in the cell's unit:
+ * "±N%" of the value after it in text (nothing after a 0), and a member or column of its own
+ * named as the column's key with "_se" after it (rounded to a whole
+ * number) in JSON and CSV, in every row once a row has one (null, or
+ * empty in CSV, where a row has none). A table with none writes as
+ * before. */
+int ana_table_set_se(struct ana_table *t, unsigned col, double se);
 /* A cell with no value (a figure that would mislead): empty in text and
  * CSV, null in JSON. */
 int ana_table_set_none(struct ana_table *t, unsigned col);

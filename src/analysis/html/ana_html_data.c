@@ -3,6 +3,7 @@
  * is described at the top of html/report.js). Arrays are columnar, so a
  * trace with many stacks and buckets stays compact and fast to parse. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,7 @@
 #include "analysis/html/ana_html_base.h"
 #include "analysis/html/ana_html_internal.h"
 #include "analysis/model/ana_scope_json.h"
+#include "analysis/model/ana_site_se.h"
 #include "analysis/pictures/ana_flame.h"
 #include "util/util_array.h"
 
@@ -36,6 +38,7 @@ enum site_col {
 struct page_site {
     uint32_t stack, frames, image;
     int64_t v[NR_COLS];
+    struct ana_site sum; /* its stacks' counters added up: the standard errors' variances */
 };
 
 struct data_run {
@@ -196,10 +199,13 @@ static int64_t site_value(const struct ana_site *s, enum site_col c)
     }
 }
 
-static void add_values(int64_t v[NR_COLS], const struct ana_site *s)
+static void add_values(struct page_site *p, const struct ana_site *s)
 {
     for (unsigned c = 0; c < NR_COLS; c++)
-        v[c] += site_value(s, (enum site_col)c);
+        p->v[c] += site_value(s, (enum site_col)c);
+#define ADD(type, name) p->sum.name += s->name;
+    ANA_SITE_COUNTERS(ADD)
+#undef ADD
 }
 
 /* A new page site (its index in *out); NULL when out of memory. */
@@ -214,7 +220,7 @@ static struct page_site *new_site(struct data_run *d, uint32_t stack, uint32_t f
 }
 
 /* Something not listed: lumped into the one site after the listed ones. */
-static void lump(struct data_run *d, int64_t other[NR_COLS], const struct ana_site *s,
+static void lump(struct data_run *d, struct page_site *other, const struct ana_site *s,
                  uint32_t nr_stacks)
 {
     d->nr_other += nr_stacks;
@@ -230,7 +236,7 @@ static void lump(struct data_run *d, int64_t other[NR_COLS], const struct ana_si
  * `memscribe report` and `window`: the page's window table adds up cells
  * by site. The rest are lumped into one site so that every total stays
  * exact. */
-static int pick_stacks(struct data_run *d, int64_t other[NR_COLS])
+static int pick_stacks(struct data_run *d, struct page_site *other)
 {
     uint32_t n = ana_model_nr_sites(d->run->model);
     const uint8_t *keep = d->run->keep;
@@ -262,7 +268,7 @@ static int pick_stacks(struct data_run *d, int64_t other[NR_COLS])
         if (created)
             new_site(d, id, id, s->image, site);
         d->site_of[id] = *site;
-        add_values(d->sites[*site].v, s);
+        add_values(&d->sites[*site], s);
     }
     ana_map_release(&by_row);
     return rc;
@@ -271,7 +277,7 @@ static int pick_stacks(struct data_run *d, int64_t other[NR_COLS])
 /* The page's sites from the rows folded at each process's end
  * (ana_html_fold.h): a row by (program, places) of a row id run->keep
  * keeps is listed, the others lumped. */
-static int pick_rows(struct data_run *d, int64_t other[NR_COLS])
+static int pick_rows(struct data_run *d, struct page_site *other)
 {
     const struct ana_html_fold *h = d->run->fold;
     uint32_t n;
@@ -287,7 +293,7 @@ static int pick_rows(struct data_run *d, int64_t other[NR_COLS])
             lump(d, other, &r->s, r->nr_sites);
             continue;
         }
-        add_values(new_site(d, r->stack, r->made_stack, r->s.image, &site)->v, &r->s);
+        add_values(new_site(d, r->stack, r->made_stack, r->s.image, &site), &r->s);
         d->site_of[id] = site;
     }
     return 0;
@@ -299,7 +305,7 @@ static int pick_sites(struct data_run *d)
 {
     uint32_t n = d->run->nr_keys;
     const struct ana_map *cells = &d->run->wpa.cells;
-    int64_t other[NR_COLS] = {0};
+    struct page_site other = {0};
     int rc;
 
     d->site_of = malloc((n ? n : 1) * sizeof(*d->site_of));
@@ -308,7 +314,7 @@ static int pick_sites(struct data_run *d)
         return -ENOMEM;
     for (uint32_t k = 0; k < n; k++)
         d->site_of[k] = NO_SITE;
-    if ((rc = d->run->fold ? pick_rows(d, other) : pick_stacks(d, other)))
+    if ((rc = d->run->fold ? pick_rows(d, &other) : pick_stacks(d, &other)))
         return rc;
     for (size_t i = 0; i < cells->cap; i++) {
         uint32_t key, a, f;
@@ -329,9 +335,10 @@ static int pick_sites(struct data_run *d)
         /* A stack that only freed blocks made before tracing. */
         const struct ana_site *s = d->run->fold ? NULL : ana_model_site(d->run->model, key);
         if (s)
-            add_values(other, s);
+            add_values(&other, s);
     }
-    memcpy(d->sites[d->nr_sites].v, other, sizeof(other));
+    memcpy(d->sites[d->nr_sites].v, other.v, sizeof(other.v));
+    d->sites[d->nr_sites].sum = other.sum;
     return 0;
 }
 
@@ -523,6 +530,32 @@ static void write_classes(struct data_run *d)
     ana_json_end_object(j);
 }
 
+/* A sampled trace's standard errors of the sites' estimates (ana_site_se.h),
+ * each an array beside its figure's, named as it with "_se" after it
+ * (docs/json.md); an exact trace has none. */
+static void write_site_se(struct data_run *d)
+{
+    static const char *const keys[] = {"allocations_se", "allocated_bytes_se", "leaked_bytes_se",
+                                       "leaked_blocks_se", "peak_bytes_se"};
+    struct ana_json *j = &d->j;
+    uint32_t n = d->nr_sites + (d->nr_other ? 1 : 0);
+
+    if (fmt_reader_sample_bytes(d->run->r) <= 1)
+        return;
+    for (unsigned c = 0; c < sizeof(keys) / sizeof(keys[0]); c++) {
+        ana_json_key(j, keys[c]);
+        ana_json_begin_array(j);
+        for (uint32_t i = 0; i < n; i++) {
+            const struct page_site *p = &d->sites[i];
+            struct ana_site_se se;
+            ana_site_se(&p->sum, p->v[COL_PEAK] > 0 ? (uint64_t)p->v[COL_PEAK] : 0, &se);
+            const double v[] = {se.allocs, se.bytes, se.leaked, se.blocks, se.peak};
+            ana_json_u64(j, (uint64_t)llround(v[c]));
+        }
+        ana_json_end_array(j);
+    }
+}
+
 static void write_sites(struct data_run *d)
 {
     static const char *const keys[NR_COLS] = {"allocations",    "allocated_bytes", "leaked_bytes",
@@ -631,6 +664,7 @@ static void write_sites(struct data_run *d)
             ana_json_i64(j, d->sites[i].v[c]);
         ana_json_end_array(j);
     }
+    write_site_se(d);
     if (d->run->classes)
         d->rc = write_site_classes(d);
     ana_json_end_object(j);

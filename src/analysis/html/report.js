@@ -20,7 +20,9 @@
 //          the entry chain)
 //   sites: stack[] (trace stack id), node[] (its leaf in frames), pid[],
 //          allocations[], allocated_bytes[], leaked_bytes[], leaked_blocks[],
-//          peak_bytes[], temporary[], temporary_bytes[] (docs/json.md); with
+//          peak_bytes[], temporary[], temporary_bytes[] (docs/json.md); a
+//          sampled trace's also allocations_se[], allocated_bytes_se[],
+//          leaked_bytes_se[], leaked_blocks_se[], peak_bytes_se[]; with
 //          leak classes also definitely_lost_bytes[], ..._blocks[],
 //          indirectly_lost_*, possibly_lost_*, still_reachable_*
 //   classes: the leak classes at exit of record --reach in all (keys as
@@ -226,10 +228,23 @@
     td.setAttribute('data-skipped', String(st.skipped));
     return td;
   }
-  function numCell(v, kind, cls) {
+  // A sampled trace's standard error as the text says it: relative to
+  // its estimate, "±1.3%" below 10 %, whole percents above.
+  function seText(v, se) {
+    if (se === undefined || se === null || !v || !se) return ''; // as the text says it
+    var pct = 100 * se / Math.abs(v);
+    return '\u00b1' + (pct < 9.95 ? pct.toFixed(1) : pct.toFixed(0)) + '%';
+  }
+  function numCell(v, kind, cls, se) {
     var td = el('td', cls || '', kind === 'bytes' ? int(v) : int(v));
     td.setAttribute('data-v', String(v));
     if (kind === 'bytes' && Math.abs(v) >= 1024) td.title = bytes(v);
+    var s = seText(v, se);
+    if (s) {
+      td.appendChild(el('span', 'se', s));
+      td.setAttribute('data-se', String(se));
+      td.title = (td.title ? td.title + ', ' : '') + 'standard error ' + int(se);
+    }
     return td;
   }
 
@@ -300,7 +315,8 @@
         cols.forEach(function (c) {
           if (c[2] === 'fn') tr.appendChild(fnCell(site));
           else if (c[2] === 'label') tr.appendChild(el('td', 'text c-' + c[1], c[3](r)));
-          else tr.appendChild(numCell(c[3](r), c[2], 'c-' + c[1] + (c[4] ? ' ' + c[4](c[3](r)) : '')));
+          else tr.appendChild(numCell(c[3](r), c[2], 'c-' + c[1] + (c[4] ? ' ' + c[4](c[3](r)) : ''),
+            c[5] ? c[5](r) : undefined));
         });
         tr.addEventListener('click', function () { showStack(site); });
         tbody.appendChild(tr);
@@ -487,7 +503,13 @@
       all.push(i);
       if (C.leaked_bytes[i] > 0) leaks.push(i);
     }
-    function col(title, key, kind) { return [title, key, kind, function (i) { return C[key][i]; }]; }
+    // A sampled trace's sites carry each estimate's standard error
+    // (KEY_se), shown after it.
+    function col(title, key, kind) {
+      var se = C[key + '_se'];
+      return [title, key, kind, function (i) { return C[key][i]; }, null,
+        se ? function (i) { return se[i]; } : null];
+    }
     $('leaks-count').textContent = '(' + int(leaks.length) + ' call sites, ' +
       bytes(D.summary.leaked_bytes) + ')';
     // With a base, the change of each row's function chain against the

@@ -15,6 +15,7 @@
 #include "analysis/core/ana_map.h"
 #include "analysis/model/ana_heap_replay.h"
 #include "analysis/model/ana_model_internal.h"
+#include "analysis/model/ana_site_var.h"
 #include "memscribe/trace.h"
 #include "util/util_array.h"
 
@@ -284,6 +285,11 @@ static inline __attribute__((always_inline)) int end_block(struct ana_model *m,
         return -ENOMEM;
     site->live_bytes -= (int64_t)ev->ref_size;
     site->live_blocks -= (int64_t)n;
+    if (ev->ref_size != ev->raw_ref_size || n > 1) { /* a sampled block's weight */
+        site->var_live_bytes -= ana_se_bytes_term(ev->ref_size, ev->raw_ref_size);
+        site->var_live_blocks -= ana_se_count_term(ev->ref_size, ev->raw_ref_size, n);
+        site->live_recorded--;
+    }
     heap_sub(img, ev->ref_size, n, partial);
     heap_sub(&m->total, ev->ref_size, n, partial);
     if (!img->ended)
@@ -331,6 +337,18 @@ start_block(struct ana_model *m, struct ana_scope *img, const struct fmt_event *
     site->alloc_bytes += made_bytes;
     site->live_bytes += (int64_t)ev->size;
     site->live_blocks += (int64_t)n;
+    if (ev->size != ev->raw_size || n > 1) { /* a sampled block's weight */
+        double var_bytes = ana_se_bytes_term(ev->size, ev->raw_size);
+        double var_n = ana_se_count_term(ev->size, ev->raw_size, n);
+        if (made) {
+            site->var_alloc_bytes += var_bytes;
+            site->var_allocs += var_n;
+            site->nr_recorded++;
+        }
+        site->var_live_bytes += var_bytes;
+        site->var_live_blocks += var_n;
+        site->live_recorded++;
+    }
     struct ana_scope *sc[2] = {img, &m->total};
     for (int i = 0; i < 2; i++) {
         sc[i]->heap += ev->size;

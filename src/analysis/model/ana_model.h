@@ -136,14 +136,25 @@ struct ana_model_options {
 /* A site's counters: they add up over the ranges of a parallel replay,
  * which merges them by this one list (ana_pmodel.c), so a counter added
  * here is merged too. X(type, name). live_bytes and live_blocks: at the
- * end (or where replay stopped), the leaks; in a range, its delta. */
+ * end (or where replay stopped), the leaks; in a range, its delta.
+ * In a sampled trace (ana_site_se.h): var_* the estimated variances of
+ * alloc_bytes, nr_allocs, live_bytes and live_blocks, and nr_recorded and
+ * live_recorded the recorded blocks that make nr_allocs and live_blocks;
+ * all 0 in an exact trace. The variances are sums of doubles: another
+ * order of adding (a parallel replay's) may change their last bits. */
 #define ANA_SITE_COUNTERS(X)                                                                       \
     X(uint64_t, nr_allocs)                                                                         \
     X(uint64_t, alloc_bytes)                                                                       \
     X(uint64_t, nr_temporary)                                                                      \
     X(uint64_t, temporary_bytes)                                                                   \
     X(int64_t, live_bytes)                                                                         \
-    X(int64_t, live_blocks)
+    X(int64_t, live_blocks)                                                                        \
+    X(double, var_alloc_bytes)                                                                     \
+    X(double, var_allocs)                                                                          \
+    X(double, var_live_bytes)                                                                      \
+    X(double, var_live_blocks)                                                                     \
+    X(uint64_t, nr_recorded)                                                                       \
+    X(int64_t, live_recorded)
 
 #define ANA_SITE_COUNTER_FIELD(type, name) type name;
 

@@ -6,22 +6,55 @@
  * (ANA_SCOPE_COUNTERS, ANA_SITE_COUNTERS), so a counter added there is
  * compared too. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "analysis/model/ana_model.h"
 
-/* The first of n values that differ (signed ones: int64_t), said as
- * what[i]: 1, else 0. */
-static int values_differ(const uint64_t *a, const uint64_t *b, size_t n, bool is_signed,
+/* How values_differ says a value: as the field's type. */
+enum value_kind { VALUE_U64, VALUE_I64, VALUE_DOUBLE };
+
+static void say_value(char *out, size_t size, uint64_t bits, enum value_kind kind)
+{
+    double d;
+
+    switch (kind) {
+    case VALUE_I64:
+        snprintf(out, size, "%" PRId64, (int64_t)bits);
+        break;
+    case VALUE_DOUBLE:
+        memcpy(&d, &bits, sizeof(d));
+        snprintf(out, size, "%.17g", d);
+        break;
+    default:
+        snprintf(out, size, "%" PRIu64, bits);
+    }
+}
+
+/* Two doubles' bits: the same but for the last bits, which the order of
+ * adding moves (a variance's sum over a parallel replay's ranges). */
+static bool doubles_near(uint64_t x, uint64_t y)
+{
+    double a, b;
+
+    memcpy(&a, &x, sizeof(a));
+    memcpy(&b, &y, sizeof(b));
+    return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b));
+}
+
+/* The first of n values that differ (bit for bit; doubles by
+ * doubles_near), said as what[i]: 1, else 0. */
+static int values_differ(const uint64_t *a, const uint64_t *b, size_t n, enum value_kind kind,
                          const char *who, const char *what, char *why, size_t size)
 {
     for (size_t i = 0; i < n; i++) {
-        char x[24], y[24], at[24] = "";
+        char x[32], y[32], at[24] = "";
 
-        if (a[i] == b[i])
+        if (a[i] == b[i] || (kind == VALUE_DOUBLE && doubles_near(a[i], b[i])))
             continue;
-        snprintf(x, sizeof(x), is_signed ? "%" PRId64 : "%" PRIu64, a[i]);
-        snprintf(y, sizeof(y), is_signed ? "%" PRId64 : "%" PRIu64, b[i]);
+        say_value(x, sizeof(x), a[i], kind);
+        say_value(y, sizeof(y), b[i], kind);
         if (n > 1)
             snprintf(at, sizeof(at), "[%zu]", i);
         snprintf(why, size, "%s: %s%s is %s against %s", who, what, at, x, y);
@@ -36,15 +69,16 @@ static int values_differ(const uint64_t *a, const uint64_t *b, size_t n, bool is
                   (const uint64_t *)(const void *)&(y)->name,                                      \
                   sizeof((x)->name) / sizeof(uint64_t),                                            \
                   _Generic((x)->name, int64_t                                                      \
-                           : true, default                                                         \
-                           : false),                                                               \
+                           : VALUE_I64, double                                                     \
+                           : VALUE_DOUBLE, default                                                 \
+                           : VALUE_U64),                                                           \
                   who, #name, why, size)
 
 static int flag_differs(bool a, bool b, const char *who, const char *what, char *why, size_t size)
 {
     uint64_t x = a, y = b;
 
-    return values_differ(&x, &y, 1, false, who, what, why, size);
+    return values_differ(&x, &y, 1, VALUE_U64, who, what, why, size);
 }
 
 static int scope_differs(const struct ana_scope *a, const struct ana_scope *b, const char *who,
