@@ -134,11 +134,11 @@ static void *segment(uint32_t pid, size_t *size)
 {
     struct fmt_shm_header *h;
 
-    *size = fmt_shm_segment_size(RINGS, RING_SIZE);
+    *size = fmt_shm_segment_bytes(0, RINGS, RING_SIZE);
     h = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (h == MAP_FAILED)
         return NULL;
-    fmt_shm_header_layout(h, RINGS, RING_SIZE);
+    fmt_shm_header_layout(h, 0, RINGS, RING_SIZE);
     h->pid = pid;
     h->stream_id = 1;
     h->clock_tsc = 1; /* as on x86-64: the merge converts every time */

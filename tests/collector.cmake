@@ -93,6 +93,8 @@ ms_e2e_test(record_sample_labels record_sample_labels.sh)
 ms_e2e_test(record_sample_temp record_sample_temp.sh)
 ms_test_program(col_sample_sites ${COLP}/col_sample_sites.c)
 ms_e2e_test(record_sample_se record_sample_se.sh)
+ms_test_program(col_exact ${COLP}/col_exact.c)
+ms_e2e_test(record_sample_exact record_sample_exact.sh)
 ms_e2e_test(record_snapshot record_snapshot.sh)
 
 # Programs with pools of their own (memscribe/annotate.h): C and C++.

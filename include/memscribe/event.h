@@ -79,7 +79,41 @@ enum fmt_kind {
                                    all running images, 1 of this image alone */
     FMT_EV_AGGREGATE = 52,      /* the trace is aggregated from here: arg[0] period ns,
                                    arg[1] 0 asked (--aggregate), 1 switched at --max-size */
+
+    /* A sampled trace's exact counters (format 1.13, feature bit COUNTERS;
+     * docs/format-events.md, "Counters"): a process image's counter
+     * arg[0] (enum fmt_counter) is size from its start on, at this time.
+     * The recorder writes one when it changed, every few ms and at the
+     * image's end. */
+    FMT_EV_COUNTER = 53,
 };
+
+/* The counters of FMT_EV_COUNTER: each every heap call of the image
+ * counted, none sampled. The calls of each kind at FMT_CTR_CALLS + kind
+ * (malloc to pvalloc; failed ones too), the blocks by the log2 class of
+ * their requested size at FMT_CTR_CLASS + class (0: 0-1 bytes, k: 2^k to
+ * 2^(k+1) - 1). Usable bytes are what the allocator gave
+ * (malloc_usable_size): a free learns its block's size so. */
+enum fmt_counter {
+    FMT_CTR_CALLS = 0,            /* + kind, 16 */
+    FMT_CTR_ALLOCS = 16,          /* heap blocks started */
+    FMT_CTR_ALLOC_BYTES = 17,     /* their requested bytes */
+    FMT_CTR_ALLOC_USABLE = 18,    /* their usable bytes */
+    FMT_CTR_FREES = 19,           /* heap blocks ended (free, a realloc's old block) */
+    FMT_CTR_FREE_USABLE = 20,     /* their usable bytes */
+    FMT_CTR_TEMPORARY = 21,       /* blocks freed before their thread did anything else */
+    FMT_CTR_TEMPORARY_BYTES = 22, /* their requested bytes */
+    FMT_CTR_FAILED = 23,          /* calls that failed (no block) */
+    FMT_CTR_CLASS = 24,           /* + class, 48 */
+    FMT_CTR_NR = 72,              /* the per-thread ones (a slot, fmt_shm_counters.h) */
+    FMT_CTR_HEAP_USABLE = 72,     /* heap in use, usable bytes */
+    FMT_CTR_PEAK_USABLE = 73,     /* its highest so far */
+    /* 1: the program called an allocator's own entry points (mallocx,
+     * mi_malloc, tc_malloc, ...), which are not counted */
+    FMT_CTR_UNCOUNTED = 74,
+    FMT_CTR_ALL = 75,
+};
+#define FMT_CTR_NR_CLASSES 48
 
 /* How a process image began (FMT_EV_PROCESS_START arg[1]). */
 enum fmt_start {

@@ -225,6 +225,8 @@ void fmt_reader_counts(const struct fmt_reader *r, struct fmt_trace_counts *c);
 
 /* A sampled trace (format 1.3, record --sample): the rate, else 0. */
 uint64_t fmt_reader_sample_bytes(const struct fmt_reader *r);
+/* A sampled trace with exact counters (format 1.13, FMT_EV_COUNTER). */
+int fmt_reader_has_counters(const struct fmt_reader *r);
 
 /* A sampled trace is read with estimates by default: each heap
  * allocation's size, and the ref_size of each heap block ended, is the
@@ -408,6 +410,10 @@ int fmt_reader_chunk_all_totals(struct fmt_reader *r, uint32_t k, struct fmt_all
 
 /* "malloc", "munmap", ...; "unknown" for other values. */
 const char *fmt_kind_name(unsigned kind);
+/* The name of an enum fmt_counter (FMT_EV_COUNTER's arg[0]): "calls.malloc",
+ * "allocations", "class.12", ..., into buf (size bytes); "counter.N" for
+ * one the format does not define. Returns buf. */
+char *fmt_counter_name(unsigned id, char *buf, size_t size);
 /* The name of an enum fmt_origin ("call", "libc", "loader", "thread",
  * "snapshot"), NULL for a value the format does not define (below
  * FMT_NR_ORIGINS every value has one). */

@@ -208,7 +208,8 @@ void cli_ana_trace_notes(struct cli_ana *a, cli_ana_note_fn *fn, void *arg)
                                                               : ANA_AGGREGATE_NOTE_SIZE];
 
     if (fmt_reader_sample_bytes(a->r))
-        fn(arg, ana_sample_note(note, sizeof(note), fmt_reader_sample_bytes(a->r)));
+        fn(arg, (fmt_reader_has_counters(a->r) ? ana_sample_note_counted : ana_sample_note)(
+                    note, sizeof(note), fmt_reader_sample_bytes(a->r)));
     if (info->attached_pid)
         fn(arg, ana_attach_note(note, sizeof(note), info->attached_pid));
     if (info->aggregate_ns)

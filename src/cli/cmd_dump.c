@@ -349,6 +349,12 @@ static void put_fields(FILE *out, const struct fmt_event *ev)
     case FMT_EV_DROPPED:
         fprintf(out, " count=%" PRIu64, ev->arg[0]);
         break;
+    case FMT_EV_COUNTER: {
+        char name[32];
+        fprintf(out, " %s=%" PRIu64, fmt_counter_name((unsigned)ev->arg[0], name, sizeof(name)),
+                ev->size);
+        break;
+    }
     case FMT_EV_HEAP_CREATE:
     case FMT_EV_HEAP_DESTROY:
         put_heap_fields(out, ev);

@@ -17,6 +17,7 @@
 #include "analysis/core/ana_text.h"
 #include "analysis/core/ana_time.h"
 #include "analysis/core/ana_unmatched.h"
+#include "analysis/model/ana_exact.h"
 #include "analysis/model/ana_fold.h"
 #include "analysis/model/ana_model.h"
 #include "analysis/model/ana_reach.h"
@@ -340,17 +341,30 @@ static uint64_t run_time(struct report *rp, const struct ana_scope *s)
     return run_span(rp, s, &from, &to);
 }
 
-static void text_calls(FILE *out, const struct ana_scope *s, const char *e)
+/* A call's count: exact (a trace's own, a sampled trace's counters), or
+ * a sampled trace's estimate (heap calls); its mappings are not sampled. */
+static uint64_t call_count(const struct ana_scope *s, const struct ana_exact *x, unsigned k,
+                           bool *estimated)
 {
-    bool any = false;
+    *estimated = ana_call_estimated(k);
+    if (x->present && k >= FMT_EV_MALLOC && k <= FMT_EV_PVALLOC) {
+        *estimated = false;
+        return x->v[FMT_CTR_CALLS + k];
+    }
+    return s->nr_calls[k];
+}
+
+static void text_calls(FILE *out, const struct ana_scope *s, const struct ana_exact *x,
+                       const char *e)
+{
+    bool any = false, est;
 
     fprintf(out, "  calls:              ");
     for (unsigned k = 1; k < ANA_NR_CALLS; k++) {
-        if (!s->nr_calls[k] || !ana_call_name(k))
+        uint64_t n = call_count(s, x, k, &est);
+        if (!n || !ana_call_name(k))
             continue;
-        /* a sampled trace's heap calls are estimates; its mappings are not sampled */
-        fprintf(out, "%s%s %s%" PRIu64, any ? ", " : "", ana_call_name(k),
-                ana_call_estimated(k) ? e : "", s->nr_calls[k]);
+        fprintf(out, "%s%s %s%" PRIu64, any ? ", " : "", ana_call_name(k), est ? e : "", n);
         any = true;
     }
     fprintf(out, "%s\n", any ? "" : "none");
@@ -505,6 +519,52 @@ static void text_unmatched(const struct report *rp, const struct part *p, FILE *
     fputs(")\n", out);
 }
 
+/* Allocations and failed calls: counted (no mark), or the trace's own
+ * (estimates in a sampled trace without counters). */
+static void text_allocations(FILE *out, const struct ana_scope *s, const struct ana_exact *x,
+                             const char *e)
+{
+    char b1[64];
+
+    if (x->present) {
+        fprintf(out, "  allocations:        %" PRIu64 " (%" PRIu64 " bytes, %s)\n",
+                x->v[FMT_CTR_ALLOCS], x->v[FMT_CTR_ALLOC_BYTES],
+                ana_bytes_format(x->v[FMT_CTR_ALLOC_BYTES], b1, sizeof(b1)));
+        fprintf(out, "  frees:              %" PRIu64 "\n", x->v[FMT_CTR_FREES]);
+        if (x->v[FMT_CTR_FAILED])
+            fprintf(out, "  failed calls:       %" PRIu64 "\n", x->v[FMT_CTR_FAILED]);
+        return;
+    }
+    fprintf(out, "  allocations:        %s%" PRIu64 " (%s%" PRIu64 " bytes, %s%s)\n", e,
+            s->nr_allocs, e, s->alloc_bytes, e, ana_bytes_format(s->alloc_bytes, b1, sizeof(b1)));
+    if (s->nr_failed)
+        fprintf(out, "  failed calls:       %s%" PRIu64 "\n", e, s->nr_failed);
+}
+
+/* The exact counters' heap: usable bytes, its peak and at the end. */
+static void text_exact_heap(FILE *out, const struct ana_exact *x)
+{
+    char b1[64], b2[64], t1[64];
+
+    if (x->has_peak)
+        fprintf(out,
+                "  heap, usable bytes: peak %" PRIu64 " (%s) by %s, %" PRIu64
+                " (%s) at the end (counted)\n",
+                x->v[FMT_CTR_PEAK_USABLE],
+                ana_bytes_format(x->v[FMT_CTR_PEAK_USABLE], b1, sizeof(b1)),
+                ana_time_format(x->peak_ns, t1, sizeof(t1)), x->v[FMT_CTR_HEAP_USABLE],
+                ana_bytes_format(x->v[FMT_CTR_HEAP_USABLE], b2, sizeof(b2)));
+    else
+        fprintf(out,
+                "  heap, usable bytes: %" PRIu64 " (%s) at the end (counted; each process's "
+                "peak under it)\n",
+                x->v[FMT_CTR_HEAP_USABLE],
+                ana_bytes_format(x->v[FMT_CTR_HEAP_USABLE], b2, sizeof(b2)));
+    if (x->uncounted)
+        fprintf(out, "  note: an allocator's own entry points (mallocx, mi_malloc, tc_malloc, "
+                     "...) were called: the counts leave them out\n");
+}
+
 static void text_scope(struct report *rp, FILE *out, const struct part *p, const char *name)
 {
     const struct ana_scope *s = p->s;
@@ -517,20 +577,22 @@ static void text_scope(struct report *rp, FILE *out, const struct part *p, const
     uint64_t from, to, ran = run_span(rp, s, &from, &to);
     char t2[64], t3[64];
 
+    struct ana_exact x;
+    ana_exact_of(rp->m, s, &x);
+
     fprintf(out, "%s\n", name);
     fprintf(out, "  run time:           %s (%s to %s of the trace)\n",
             ana_time_format(ran, t1, sizeof(t1)), ana_time_format(from, t2, sizeof(t2)),
             ana_time_format(to, t3, sizeof(t3)));
-    text_calls(out, s, e);
-    fprintf(out, "  allocations:        %s%" PRIu64 " (%s%" PRIu64 " bytes, %s%s)\n", e,
-            s->nr_allocs, e, s->alloc_bytes, e, ana_bytes_format(s->alloc_bytes, b1, sizeof(b1)));
-    if (s->nr_failed)
-        fprintf(out, "  failed calls:       %s%" PRIu64 "\n", e, s->nr_failed);
+    text_calls(out, s, &x, e);
+    text_allocations(out, s, &x, e);
     fprintf(out,
             "  peak heap in use:   %s%" PRIu64 " bytes (%s%s) in %s%" PRIu64 " blocks at %s%s\n", e,
             s->peak, e, ana_bytes_format(s->peak, b1, sizeof(b1)), e, s->peak_blocks,
             ana_time_format(s->peak_ns, t1, sizeof(t1)),
             *e ? " (sampled: not an unbiased estimate of the peak)" : "");
+    if (x.present)
+        text_exact_heap(out, &x);
     fprintf(out, "  %-20s%s%" PRIu64 " bytes (%s%s) in %s%" PRIu64 " blocks\n",
             part_ended(rp, p) ? "leaked:" : "live at the end:", e, s->heap, e,
             ana_bytes_format(s->heap, b1, sizeof(b1)), e, s->live_blocks);
@@ -561,7 +623,11 @@ static void text_scope(struct report *rp, FILE *out, const struct part *p, const
                 " blocks (definitely %" PRIu64 " bytes), possibly lost %" PRIu64 " bytes\n",
                 ana_reach_lost_bytes(&lk.cls), ana_reach_lost_blocks(&lk.cls),
                 lk.cls.bytes[FMT_REACH_DEFINITE], lk.cls.bytes[FMT_REACH_POSSIBLE]);
-    if (!ana_sample_has_temporary(fmt_reader_sample_bytes(rp->a.r)))
+    if (x.present)
+        fprintf(out, "  temporary:          %" PRIu64 " allocations (%" PRIu64 " bytes, %s)\n",
+                x.v[FMT_CTR_TEMPORARY], x.v[FMT_CTR_TEMPORARY_BYTES],
+                ana_bytes_format(x.v[FMT_CTR_TEMPORARY_BYTES], b2, sizeof(b2)));
+    else if (!ana_sample_has_temporary(fmt_reader_sample_bytes(rp->a.r)))
         fprintf(out, "  temporary:          " ANA_SAMPLE_NO_TEMPORARY "\n");
     else
         fprintf(out, "  temporary:          %" PRIu64 " allocations (%" PRIu64 " bytes, %s)\n",
@@ -602,6 +668,10 @@ static void json_scope(struct report *rp, struct ana_json *j, const struct part 
      * end:" (a segment before the run's end, an attach, a trace cut short) */
     ana_json_kv_bool(j, "ended", part_ended(rp, p));
     ana_scope_write_json(j, s, fmt_reader_sample_bytes(rp->a.r));
+    struct ana_exact x;
+    ana_exact_of(rp->m, s, &x);
+    if (fmt_reader_sample_bytes(rp->a.r))
+        ana_exact_json(j, &x);
     uint64_t n[ANA_UNMATCHED_NR];
     part_unmatched(rp, p, n);
     ana_json_key(j, "unmatched_frees_by_cause");

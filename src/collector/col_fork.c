@@ -73,6 +73,7 @@ static void col_fork_child(void)
 {
     /* Only this thread goes on in the child. */
     atomic_store(&col_loader_users, col_loader_depth ? 1u : 0u);
+    col_count_fork_child();
 }
 
 void col_fork_init(void)

@@ -274,6 +274,7 @@ col_x_alloc(int record, uint8_t kind, void *p, uint64_t size, const uint64_t *ex
 
     if (!record || !(t = col_enter()))
         return;
+    col_count_uncounted();
     if (COL_UNLIKELY(col_sample_bytes) && col_sample_skip(t, p, size)) {
         col_leave(t); /* not sampled: no unwind, no event (col_hooks_heap.c) */
         return;
@@ -296,6 +297,7 @@ static inline __attribute__((always_inline)) struct col_thread *col_x_free_start
 
     if (!record || !(t = col_enter()))
         return NULL;
+    col_count_uncounted();
     if (COL_UNLIKELY(col_sample_bytes) && !col_sample_forget(p)) {
         col_leave(t); /* not a sampled block */
         return NULL;
@@ -388,6 +390,7 @@ col_x_realloc(struct col_thread *t, void *old, void *p, uint64_t size, uint64_t 
             uint64_t extra[1] = {(uint64_t)(uintptr_t)old};                                        \
             struct col_realloc_sampled rs;                                                         \
                                                                                                    \
+            col_count_uncounted();                                                                 \
             col_realloc_sampled_begin(t, old, &rs);                                                \
             p = ((void *(*)type)n.fn)args;                                                         \
             return col_realloc_sampled_end(t, &rs, old, p, size_expr, FMT_EV_REALLOC, extra, 1);   \

@@ -80,6 +80,8 @@ col_alloc_done_with(struct col_thread *t, uint8_t kind, void *p, uint64_t size,
     uint32_t stack;
     uint64_t ts;
 
+    if (COL_UNLIKELY(col_sample_bytes))
+        col_count_alloc(t, kind, failed ? NULL : p, size);
     if (COL_UNLIKELY(col_sample_bytes) && col_sample_skip(t, p, size)) {
         /* not sampled: no unwind, no event */
         if (plain)
@@ -163,6 +165,12 @@ static __attribute__((noinline)) void col_free_rare(struct col_thread *t, void *
     uint32_t stack = 0;
     uint64_t ts;
 
+    if (col_sample_bytes) {
+        if (p)
+            col_count_free(t, p);
+        else
+            col_count_free_null(t);
+    }
     if (col_sample_bytes && !col_sample_forget(p)) {
         COL_REAL_CALL_VOID(t, col_real.free(p)); /* not a sampled block */
         col_leave(t);
@@ -332,11 +340,14 @@ col_realloc_sampled(struct col_thread *t, void *old, size_t nmemb, size_t elsize
     size_t size = 0;
     int overflow = __builtin_mul_overflow(nmemb, elsize, &size);
     struct col_realloc_sampled rs;
+    uint64_t old_usable = old && col_counters ? col_count_usable(old) : 0;
     void *p;
 
     col_realloc_sampled_begin(t, old, &rs);
     p = COL_REAL_CALL(t, is_array ? col_real.reallocarray(old, nmemb, elsize)
                                   : col_real.realloc(old, size));
+    col_count_realloc(t, is_array ? FMT_EV_REALLOCARRAY : FMT_EV_REALLOC, old, old_usable, p,
+                      overflow ? UINT64_MAX : size);
     return col_realloc_sampled_end(t, &rs, old, p, overflow ? UINT64_MAX : size,
                                    is_array ? FMT_EV_REALLOCARRAY : FMT_EV_REALLOC, extra,
                                    is_array ? 3 : 1);
@@ -422,30 +433,58 @@ static __attribute__((noinline)) void *col_reallocarray(void *old, size_t nmemb,
  * one branch for them. */
 COL_EXPORT void *malloc(size_t size)
 {
-    /* not sampled: the real call only */
-    if (COL_UNLIKELY(col_hook_fast) && (col_dormant || col_sample_pass(size)))
-        return col_real.malloc(size);
+    void *p;
+
+    if (COL_UNLIKELY(col_hook_fast)) {
+        if (col_dormant)
+            return col_real.malloc(size);
+        if (col_sample_pass(size)) { /* not sampled: the real call, counted */
+            p = col_real.malloc(size);
+            col_count_alloc(&col_thread, FMT_EV_MALLOC, p, size);
+            return p;
+        }
+    }
     return col_malloc(size);
 }
 
 COL_EXPORT void *calloc(size_t nmemb, size_t elsize)
 {
     size_t total;
+    void *p;
 
-    if (COL_UNLIKELY(col_hook_fast) &&
-        (col_dormant ||
-         col_sample_pass(__builtin_mul_overflow(nmemb, elsize, &total) ? SIZE_MAX : total)))
-        return col_real.calloc(nmemb, elsize);
+    if (COL_UNLIKELY(col_hook_fast)) {
+        if (col_dormant)
+            return col_real.calloc(nmemb, elsize);
+        if (__builtin_mul_overflow(nmemb, elsize, &total))
+            total = SIZE_MAX;
+        if (col_sample_pass(total)) {
+            p = col_real.calloc(nmemb, elsize);
+            col_count_alloc(&col_thread, FMT_EV_CALLOC, p, total);
+            return p;
+        }
+    }
     return col_calloc(nmemb, elsize);
 }
 
 COL_EXPORT void free(void *p)
 {
     /* A bootstrap block is never in the sampled set: col_free drops it. */
-    if (COL_UNLIKELY(col_hook_fast) && !col_is_boot(p) &&
-        (col_dormant || col_sample_surely_not(p))) {
-        col_real.free(p); /* not a sampled block: the real call only */
-        return;
+    if (COL_UNLIKELY(col_hook_fast) && !col_is_boot(p)) {
+        if (col_dormant) {
+            col_real.free(p);
+            return;
+        }
+        if (col_sample_surely_not(p)) { /* not a sampled block: the real call, counted */
+            struct col_thread *t = &col_thread;
+            if (!t->busy) { /* a call inside a hook is not the program's */
+                if (p)
+                    col_count_free(t, p);
+                else
+                    col_count_free_null(t);
+            }
+            col_real.free(p);
+            return;
+        }
     }
     col_free(p);
 }
@@ -461,19 +500,40 @@ static inline __attribute__((always_inline)) int col_realloc_pass(void *old, siz
            col_sample_pass(__builtin_mul_overflow(nmemb, elsize, &size) ? SIZE_MAX : size);
 }
 
+/* An unsampled realloc-shaped call: the real call, counted. */
+static inline __attribute__((always_inline)) void *col_realloc_counted(void *old, size_t nmemb,
+                                                                       size_t elsize, int is_array)
+{
+    struct col_thread *t = &col_thread;
+    uint64_t old_usable = old && col_counters ? col_count_usable(old) : 0;
+    size_t size;
+    int overflow = __builtin_mul_overflow(nmemb, elsize, &size);
+    void *p = is_array ? col_real.reallocarray(old, nmemb, elsize) : col_real.realloc(old, size);
+
+    col_count_realloc(t, is_array ? FMT_EV_REALLOCARRAY : FMT_EV_REALLOC, old, old_usable, p,
+                      overflow ? UINT64_MAX : size);
+    return p;
+}
+
 COL_EXPORT void *realloc(void *old, size_t size)
 {
-    if (COL_UNLIKELY(col_hook_fast) &&
-        (col_dormant ? !col_is_boot(old) : col_realloc_pass(old, size, 1)))
-        return col_real.realloc(old, size);
+    if (COL_UNLIKELY(col_hook_fast)) {
+        if (col_dormant ? !col_is_boot(old) : 0)
+            return col_real.realloc(old, size);
+        if (!col_dormant && col_realloc_pass(old, size, 1))
+            return col_realloc_counted(old, size, 1, 0);
+    }
     return col_realloc(old, size);
 }
 
 COL_EXPORT void *reallocarray(void *old, size_t nmemb, size_t elsize)
 {
-    if (COL_UNLIKELY(col_hook_fast) &&
-        (col_dormant ? !col_is_boot(old) : col_realloc_pass(old, nmemb, elsize)))
-        return col_real.reallocarray(old, nmemb, elsize);
+    if (COL_UNLIKELY(col_hook_fast)) {
+        if (col_dormant ? !col_is_boot(old) : 0)
+            return col_real.reallocarray(old, nmemb, elsize);
+        if (!col_dormant && col_realloc_pass(old, nmemb, elsize))
+            return col_realloc_counted(old, nmemb, elsize, 1);
+    }
     return col_reallocarray(old, nmemb, elsize);
 }
 

@@ -125,6 +125,15 @@ struct col_thread {
      * the thread's generator (0: not seeded yet). */
     uint64_t sample_left;
     uint64_t sample_rng;
+    /* Exact counters under sampling (col_count.c): the thread's slot (NULL
+     * until its first counted call; ctr_shared: slot 0, which every thread
+     * that found no slot of its own adds to atomically), and for the
+     * temporary rule its latest block if its latest heap call was an
+     * allocation (else 0) and that block's requested size. */
+    struct fmt_shm_counter_slot *ctr;
+    int ctr_shared;
+    uintptr_t last_block;
+    uint64_t last_size;
 };
 extern COL_TLS struct col_thread col_thread;
 
@@ -421,6 +430,158 @@ col_emit_event_inline(struct col_thread *t, uint8_t type, uint8_t kind, uint8_t 
 void col_emit_event(struct col_thread *t, uint8_t type, uint8_t kind, uint8_t flags, uint8_t origin,
                     uint32_t stack, uint64_t ts, uint64_t addr, uint64_t size,
                     const uint64_t *extra, unsigned nargs);
+
+/* col_count.c: the exact counters of a sampled recording (fmt_shm_counters.h):
+ * segment 0's area, NULL before the stream starts, when not sampling, and
+ * in a forked child until its own stream starts. */
+extern struct fmt_shm_counters *col_counters;
+struct fmt_shm_counter_slot *col_count_claim(struct col_thread *t);
+void col_count_start(struct fmt_shm_header *h0);
+void col_count_fork_child(void);
+void col_count_threads(void);
+/* The usable size of a block the real allocator gave (not NULL): glibc's
+ * chunk header when the real malloc is glibc's, else its
+ * malloc_usable_size. */
+size_t col_count_usable_slow(void *p);
+static inline size_t col_count_usable(void *p)
+{
+    if (COL_LIKELY(col_glibc_malloc)) {
+        /* glibc 2.36's malloc_usable_size, untagged: the chunk's size less
+         * its header, two words if it was mmap'd, else one */
+        size_t w = ((const size_t *)p)[-1];
+        return (w & ~(size_t)7) - (w & 2 ? 2 : 1) * sizeof(size_t);
+    }
+    return col_count_usable_slow(p);
+}
+
+/* *v += d in one instruction: a signal handler's call between a load and a
+ * store cannot lose one (the slot is the thread's alone). Slot 0 is
+ * shared: atomic. */
+static inline __attribute__((always_inline)) void col_count_add(const struct col_thread *t,
+                                                                uint64_t *v, uint64_t d)
+{
+#if defined(__x86_64__)
+    if (COL_LIKELY(!t->ctr_shared)) {
+        __asm__("addq %1, %0" : "+m"(*v) : "er"(d));
+        return;
+    }
+#endif
+    __atomic_fetch_add(v, d, __ATOMIC_RELAXED);
+}
+
+/* The stream's heap in use moves by d usable bytes (a two's complement
+ * negative for a free); an allocation may raise its peak. One thread:
+ * an unlocked xadd (a handler between cannot lose it either). */
+static inline __attribute__((always_inline)) void col_count_heap(struct fmt_shm_counters *c,
+                                                                 uint64_t d, int grows)
+{
+    uint64_t v = d;
+
+#if defined(__x86_64__)
+    if (COL_LIKELY(!atomic_load_explicit(&c->threaded, memory_order_relaxed)))
+        __asm__("xaddq %0, %1" : "+r"(v), "+m"(*(uint64_t *)&c->heap_usable));
+    else
+#endif
+        v = atomic_fetch_add_explicit(&c->heap_usable, d, memory_order_relaxed);
+    if (!grows)
+        return;
+    v += d;
+    uint64_t peak = atomic_load_explicit(&c->peak_usable, memory_order_relaxed);
+    while (v > peak && !atomic_compare_exchange_weak_explicit(
+                           &c->peak_usable, &peak, v, memory_order_relaxed, memory_order_relaxed))
+        ;
+}
+
+/* A call of kind (enum fmt_kind) that started block p of size requested
+ * bytes (NULL: it failed, or a realloc to 0 that freed), counted. */
+static inline __attribute__((always_inline)) void
+col_count_alloc(struct col_thread *t, unsigned kind, void *p, uint64_t size)
+{
+    struct fmt_shm_counters *c = col_counters;
+    struct fmt_shm_counter_slot *s;
+
+    if (!c || !(s = t->ctr ? t->ctr : col_count_claim(t)))
+        return;
+    col_count_add(t, &s->v[FMT_CTR_CALLS + kind], 1);
+    if (!p) {
+        col_count_add(t, &s->v[FMT_CTR_FAILED],
+                      size != 0 || kind < FMT_EV_REALLOC || kind > FMT_EV_REALLOCARRAY);
+        return;
+    }
+    uint64_t usable = col_count_usable(p);
+    col_count_add(t, &s->v[FMT_CTR_ALLOCS], 1);
+    col_count_add(t, &s->v[FMT_CTR_ALLOC_BYTES], size);
+    col_count_add(t, &s->v[FMT_CTR_ALLOC_USABLE], usable);
+    col_count_add(t, &s->v[FMT_CTR_CLASS + fmt_counter_class(size)], 1);
+    col_count_heap(c, usable, 1);
+    t->last_block = (uintptr_t)p;
+    t->last_size = size;
+}
+
+/* Block p (not NULL) of usable bytes, ended by the real free or realloc,
+ * counted (its usable size read before the allocator had it back). A
+ * free() call counts as one (a realloc's call is its allocation's). */
+static inline __attribute__((always_inline)) void
+col_count_end_usable(struct col_thread *t, void *p, uint64_t usable, int is_free)
+{
+    struct fmt_shm_counters *c = col_counters;
+    struct fmt_shm_counter_slot *s;
+
+    if (!c || !(s = t->ctr ? t->ctr : col_count_claim(t)))
+        return;
+    if (is_free)
+        col_count_add(t, &s->v[FMT_CTR_CALLS + FMT_EV_FREE], 1);
+    col_count_add(t, &s->v[FMT_CTR_FREES], 1);
+    col_count_add(t, &s->v[FMT_CTR_FREE_USABLE], usable);
+    if (t->last_block == (uintptr_t)p) {
+        col_count_add(t, &s->v[FMT_CTR_TEMPORARY], 1);
+        col_count_add(t, &s->v[FMT_CTR_TEMPORARY_BYTES], t->last_size);
+    }
+    t->last_block = 0;
+    col_count_heap(c, (uint64_t)0 - usable, 0);
+}
+
+/* free(p) of block p (not NULL), before the real free. */
+static inline __attribute__((always_inline)) void col_count_free(struct col_thread *t, void *p)
+{
+    if (col_counters)
+        col_count_end_usable(t, p, col_count_usable(p), 1);
+}
+
+/* A realloc-shaped call of kind after the real call: old (NULL: none) of
+ * old_usable bytes (read before it), p its result for size requested
+ * bytes. A failure leaves the old block as it was; realloc(old, 0) that
+ * returned NULL freed it. */
+static inline __attribute__((always_inline)) void col_count_realloc(struct col_thread *t,
+                                                                    unsigned kind, void *old,
+                                                                    uint64_t old_usable, void *p,
+                                                                    uint64_t size)
+{
+    if (!col_counters)
+        return;
+    if (old && (p || !size))
+        col_count_end_usable(t, old, old_usable, 0);
+    col_count_alloc(t, kind, p, size);
+}
+
+/* A call of an allocator's own entry points (col_hooks_alloc.c), not
+ * counted: the totals say they leave such calls out. */
+static inline void col_count_uncounted(void)
+{
+    struct fmt_shm_counters *c = col_counters;
+
+    if (c && !atomic_load_explicit(&c->uncounted, memory_order_relaxed))
+        atomic_store_explicit(&c->uncounted, 1u, memory_order_relaxed);
+}
+
+/* free(NULL): a call, and no block. */
+static inline __attribute__((always_inline)) void col_count_free_null(struct col_thread *t)
+{
+    struct fmt_shm_counter_slot *s;
+
+    if (col_counters && (s = t->ctr ? t->ctr : col_count_claim(t)))
+        col_count_add(t, &s->v[FMT_CTR_CALLS + FMT_EV_FREE], 1);
+}
 
 /* col_sample.c: record --sample BYTES (0: every allocation, the default). */
 extern uint64_t col_sample_bytes;

@@ -161,7 +161,7 @@ static void col_segment_info(struct fmt_shm_header *h)
 static int col_segment_new(uint32_t index, uint16_t kind)
 {
     uint32_t nr_rings = col_segment_rings(index);
-    uint64_t size = fmt_shm_segment_size(nr_rings, COL_RING_SIZE);
+    uint64_t size = fmt_shm_segment_bytes(index, nr_rings, COL_RING_SIZE);
     struct col_segment *s = &col_segs[index];
     struct fmt_shm_header *h;
     int fd, saved;
@@ -193,7 +193,7 @@ static int col_segment_new(uint32_t index, uint16_t kind)
         goto fail;
     }
     h = (struct fmt_shm_header *)p;
-    fmt_shm_header_layout(h, nr_rings, COL_RING_SIZE);
+    fmt_shm_header_layout(h, index, nr_rings, COL_RING_SIZE);
     h->pid = (uint32_t)getpid();
     h->stream_id = col_proc->stream_id;
     h->segment_index = index;
@@ -202,6 +202,7 @@ static int col_segment_new(uint32_t index, uint16_t kind)
     if (index == 0) {
         col_segment_info(h);
         col_reach_publish(h);
+        col_count_start(h);
     }
     for (uint32_t i = 0; i < nr_rings; i++) {
         struct col_ring *r = &s->rings[i];

@@ -819,6 +819,7 @@ COL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(
 
     if (COL_UNLIKELY(!real))
         *(void **)&real = dlsym(COL_RTLD_NEXT, "pthread_create");
+    col_count_threads(); /* before the thread exists: the heap's count goes atomic */
     if (!col_sud_on || t->busy || !col_real.malloc || !(s = col_real.malloc(sizeof(*s))))
         return real(th, attr, fn, arg);
     s->fn = fn;

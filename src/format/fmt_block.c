@@ -75,8 +75,10 @@ void fmt_header_encode(uint8_t out[FMT_HEADER_SIZE], const struct fmt_trace_info
      * with predicted realloc addresses, 1.8 with aggregated stretches, 1.9
      * --keep-last's segments, 1.10 with chunk totals (optional), 1.11 with
      * their all-processes part, 1.12 with their programs' parts (both
-     * optional): Linux traces in nanoseconds stay 1.1 files. */
-    fmt_put_le16(out + 10, (features & FMT_FEAT_TOTALS_PROGS)                     ? 12
+     * optional), 1.13 with a sampled trace's exact counters: Linux traces
+     * in nanoseconds stay 1.1 files. */
+    fmt_put_le16(out + 10, (features & FMT_FEAT_COUNTERS)                         ? 13
+                           : (features & FMT_FEAT_TOTALS_PROGS)                   ? 12
                            : (features & FMT_FEAT_TOTALS_ALL)                     ? 11
                            : (features & FMT_FEAT_TOTALS)                         ? 10
                            : (features & FMT_FEAT_SEGMENT)                        ? 9

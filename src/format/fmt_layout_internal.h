@@ -12,7 +12,7 @@
 /* The newest minor version fmt_header_encode writes (chunk totals, 1.10);
  * a format bump raises it, with its golden file (tests/golden/v1_N*.mscr,
  * which the version test holds `memscribe --version` against). */
-#define FMT_VERSION_MINOR_NEWEST 12
+#define FMT_VERSION_MINOR_NEWEST 13
 
 /* File header: 64 bytes at offset 0. The magic starts with a non-ASCII
  * byte and holds \r\n and ^Z, so text-mode mangling is detected (as PNG). */
@@ -34,6 +34,7 @@
 #define FMT_FEAT_REALLOC_PRED 0x200u /* 1.7: realloc addresses predicted; class tops */
 #define FMT_FEAT_AGGREGATE 0x400u    /* 1.8: aggregated stretches (docs/aggregate.md) */
 #define FMT_FEAT_SEGMENT 0x800u      /* 1.9: a --keep-last segment (META SEGMENT) */
+#define FMT_FEAT_COUNTERS 0x1000u    /* 1.13: a sampled trace's exact counters (FMT_EV_COUNTER) */
 #define FMT_FEAT_REQUIRED_MASK 0xffffffffull
 /* Optional (a reader that does not know it reads the trace as before): the
  * recorder scanned each image at its exit for memcheck's reachability
@@ -50,7 +51,8 @@
 #define FMT_FEAT_KNOWN                                                                             \
     (FMT_FEAT_ZSTD_COLUMNS | FMT_FEAT_STACK_CODES | FMT_FEAT_ADDR_CANDS | FMT_FEAT_PE_PROCESS |    \
      FMT_FEAT_TIME_UNIT | FMT_FEAT_SAMPLED | FMT_FEAT_TIME_PACK | FMT_FEAT_POOLS |                 \
-     FMT_FEAT_FREE_RANKS | FMT_FEAT_REALLOC_PRED | FMT_FEAT_AGGREGATE | FMT_FEAT_SEGMENT)
+     FMT_FEAT_FREE_RANKS | FMT_FEAT_REALLOC_PRED | FMT_FEAT_AGGREGATE | FMT_FEAT_SEGMENT |         \
+     FMT_FEAT_COUNTERS)
 /* The time unit (feature bit TIME_UNIT): ns per unit, a 32-bit field of the
  * header at this offset, at most FMT_MAX_TIME_UNIT (one second). */
 #define FMT_HEADER_TIME_UNIT 44

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Names of event kinds, as dump prints them and analyses label them. */
 #include "memscribe/trace.h"
+#include <stdio.h>
 
 const char *fmt_kind_name(unsigned kind)
 {
@@ -55,6 +56,8 @@ const char *fmt_kind_name(unsigned kind)
         return "rss";
     case FMT_EV_DROPPED:
         return "dropped";
+    case FMT_EV_COUNTER:
+        return "counter";
     case FMT_EV_HEAP_CREATE:
         return "heap_create";
     case FMT_EV_HEAP_DESTROY:
@@ -89,4 +92,32 @@ const char *fmt_origin_name(unsigned origin)
                                                       "snapshot"};
 
     return origin < FMT_NR_ORIGINS ? names[origin] : NULL;
+}
+
+char *fmt_counter_name(unsigned id, char *buf, size_t size)
+{
+    static const char *const named[] = {
+        [FMT_CTR_ALLOCS] = "allocations",
+        [FMT_CTR_ALLOC_BYTES] = "allocated_bytes",
+        [FMT_CTR_ALLOC_USABLE] = "allocated_usable",
+        [FMT_CTR_FREES] = "frees",
+        [FMT_CTR_FREE_USABLE] = "freed_usable",
+        [FMT_CTR_TEMPORARY] = "temporary",
+        [FMT_CTR_TEMPORARY_BYTES] = "temporary_bytes",
+        [FMT_CTR_FAILED] = "failed",
+        [FMT_CTR_HEAP_USABLE] = "heap_usable",
+        [FMT_CTR_PEAK_USABLE] = "peak_usable",
+        [FMT_CTR_UNCOUNTED] = "uncounted",
+    };
+    const char *kind;
+
+    if (id < FMT_CTR_CALLS + 16 && (kind = fmt_kind_name(id - FMT_CTR_CALLS)))
+        snprintf(buf, size, "calls.%s", kind);
+    else if (id >= FMT_CTR_CLASS && id < FMT_CTR_CLASS + FMT_CTR_NR_CLASSES)
+        snprintf(buf, size, "class.%u", id - FMT_CTR_CLASS);
+    else if (id < sizeof(named) / sizeof(named[0]) && named[id])
+        snprintf(buf, size, "%s", named[id]);
+    else
+        snprintf(buf, size, "counter.%u", id);
+    return buf;
 }

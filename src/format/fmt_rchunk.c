@@ -823,6 +823,12 @@ static ALWAYS_INLINE int decode(struct fmt_reader *r, struct fmt_event *ev, int 
         if ((rc = check_agg(r, ev)))
             return rc;
         goto plain; /* format 1.8: stored as is */
+    case FMT_EV_COUNTER:
+        if (!r->counters)
+            return bad_event(r, "unknown event kind"); /* not without the COUNTERS feature bit */
+        if (ev->arg[0] >= FMT_CTR_ALL || ev->flags || ev->stack)
+            return bad_event(r, "a counter event names no counter");
+        goto plain; /* format 1.13: stored as is */
     default:
         return bad_event(r, "unknown event kind");
     }

@@ -305,6 +305,7 @@ static int open_trace(struct fmt_reader *r)
     r->totals_progs = r->totals_all && (features & FMT_FEAT_TOTALS_PROGS) != 0;
     r->agg = (features & FMT_FEAT_AGGREGATE) != 0;
     r->segment = (features & FMT_FEAT_SEGMENT) != 0;
+    r->counters = (features & FMT_FEAT_COUNTERS) != 0;
     r->estimates = r->sampled;
     r->layout = !r->addr_cands                    ? FMT_RLAYOUT_ANY
                 : !r->v13 && !r->tpack && !r->v15 ? FMT_RLAYOUT_1_1
@@ -358,6 +359,11 @@ static int open_trace(struct fmt_reader *r)
 uint64_t fmt_reader_sample_bytes(const struct fmt_reader *r)
 {
     return r->info.sample_bytes;
+}
+
+int fmt_reader_has_counters(const struct fmt_reader *r)
+{
+    return r->counters;
 }
 
 void fmt_reader_estimates(struct fmt_reader *r, int on)

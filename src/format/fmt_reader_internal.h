@@ -168,6 +168,7 @@ struct fmt_reader {
                        decoded in every layout from FMT_RLAYOUT_1_5 on by this flag */
     int agg;        /* FMT_FEAT_AGGREGATE (1.8): aggregated stretches' kinds allowed */
     int segment;    /* FMT_FEAT_SEGMENT (1.9): a --keep-last segment */
+    int counters;   /* FMT_FEAT_COUNTERS (1.13): FMT_EV_COUNTER events */
     int agg_meta;   /* META AGGREGATE: aggregated from the start */
     int agg_defs;   /* DEFS AGGREGATE: the FMT_EV_AGGREGATE event's time and period */
     int estimates;  /* sampled: heap sizes are estimates (fmt_reader_estimates) */

@@ -8,11 +8,13 @@
 
 #include <stdalign.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "format/fmt_shm_counters.h"
 #include "memscribe/event.h"
 
-#define FMT_SHM_VERSION 5
+#define FMT_SHM_VERSION 6
 #define FMT_SHM_HELLO_MAGIC 0x6f6c6568u         /* "helo" */
 #define FMT_SHM_SEG_MAGIC 0x4745534c4f43534dull /* "MSCOLSEG" */
 
@@ -123,12 +125,18 @@ struct fmt_shm_header {
     _Atomic uint32_t reach_done;
     _Atomic uint64_t own_addr;
     _Atomic uint32_t own_nr;
+    uint32_t pad_; /* a 32-bit collector aligns the next field as a 64-bit recorder does */
+    /* Segment 0 only: where its exact counters' area (struct
+     * fmt_shm_counters) starts, past the rings; 0 in the others. */
+    uint64_t counters_offset;
 };
 
 enum { FMT_SHM_REACH_WAITING = 0, FMT_SHM_REACH_SCANNING = 1, FMT_SHM_REACH_DONE = 2 };
 
 #define FMT_SHM_INFO_OFFSET 256u
 _Static_assert(sizeof(struct fmt_shm_header) <= FMT_SHM_INFO_OFFSET, "header overlaps the info");
+_Static_assert(offsetof(struct fmt_shm_header, counters_offset) == 104,
+               "a 32-bit collector's header reads as a 64-bit recorder's");
 
 /* A time stamp with this bit set is CLOCK_MONOTONIC ns read by the
  * clock_gettime system call, whatever the segment's clock: its thread may
@@ -363,10 +371,20 @@ static inline uint64_t fmt_shm_segment_size(uint32_t nr_rings, uint32_t ring_siz
     return fmt_shm_data_offset(nr_rings) + (uint64_t)nr_rings * ring_size;
 }
 
-/* The layout half of a fresh segment's header (magic, version, rings),
- * for the collector and its stand-ins (tests, bench/rec_replay.c). */
-static inline void fmt_shm_header_layout(struct fmt_shm_header *h, uint32_t nr_rings,
-                                         uint32_t ring_size)
+/* The exact counters' area, page-rounded: at the end of segment 0. */
+#define FMT_SHM_COUNTERS_BYTES ((sizeof(struct fmt_shm_counters) + 4095) & ~(size_t)4095)
+
+/* Segment number index's whole size: its rings, and segment 0's counters. */
+static inline uint64_t fmt_shm_segment_bytes(uint32_t index, uint32_t nr_rings, uint32_t ring_size)
+{
+    return fmt_shm_segment_size(nr_rings, ring_size) + (index == 0 ? FMT_SHM_COUNTERS_BYTES : 0);
+}
+
+/* The layout half of a fresh segment's header (magic, version, rings,
+ * counters), for the collector and its stand-ins (tests,
+ * bench/rec_replay.c). */
+static inline void fmt_shm_header_layout(struct fmt_shm_header *h, uint32_t index,
+                                         uint32_t nr_rings, uint32_t ring_size)
 {
     h->magic = FMT_SHM_SEG_MAGIC;
     h->version = FMT_SHM_VERSION;
@@ -374,6 +392,7 @@ static inline void fmt_shm_header_layout(struct fmt_shm_header *h, uint32_t nr_r
     h->ring_size = ring_size;
     h->ctl_offset = FMT_SHM_HEADER_SIZE;
     h->data_offset = fmt_shm_data_offset(nr_rings);
+    h->counters_offset = index == 0 ? fmt_shm_segment_size(nr_rings, ring_size) : 0;
 }
 
 #endif

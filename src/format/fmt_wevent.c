@@ -247,6 +247,8 @@ static int kind_known(const struct fmt_writer *w, const struct fmt_event *ev)
         return w->pe; /* format 1.2, PE traces only */
     case FMT_EV_HEAP_BATCH ... FMT_EV_AGGREGATE:
         return agg_known(w, ev);
+    case FMT_EV_COUNTER: /* format 1.13 */
+        return w->counters && ev->arg[0] < FMT_CTR_ALL && !ev->flags && !ev->stack;
     }
     return 0;
 }

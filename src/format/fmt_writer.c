@@ -108,6 +108,7 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
     w->pools = opt && opt->pools;
     w->reach = opt && opt->reach;
     w->agg = opt && opt->aggregate;
+    w->counters = opt && opt->counters;
     /* A trace aggregated from a later time (a reader's info of one, given
      * to write it again) says so by its AGGREGATE event's record alone. */
     w->agg_ns = info->aggregate_from_ns ? 0 : info->aggregate_ns;
@@ -157,6 +158,7 @@ int fmt_writer_create(struct fmt_writer **out, int fd, const struct fmt_trace_in
             (w->pools ? FMT_FEAT_POOLS : 0) | (w->v15 ? FMT_FEAT_FREE_RANKS : 0) |
             (w->reach ? FMT_FEAT_REACH : 0) | (w->v17 ? FMT_FEAT_REALLOC_PRED : 0) |
             (w->agg ? FMT_FEAT_AGGREGATE : 0) | (info->segment_nr ? FMT_FEAT_SEGMENT : 0) |
+            (w->counters ? FMT_FEAT_COUNTERS : 0) |
             (w->tot.on ? FMT_FEAT_TOTALS | FMT_FEAT_TOTALS_ALL | FMT_FEAT_TOTALS_PROGS : 0));
     if ((rc = fmt_wout_raw(&w->out, hdr, sizeof(hdr))) || (rc = w_meta(w, info)))
         goto fail;

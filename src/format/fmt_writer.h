@@ -38,6 +38,8 @@ struct fmt_writer_options {
     int totals;            /* with realloc_pred: a format 1.10 file, each chunk's totals
                               (a TOTALS record: report --index), feature bit TOTALS
                               (optional) */
+    int counters;          /* a sampled trace's exact counters (FMT_EV_COUNTER) allowed:
+                              format 1.13, feature bit COUNTERS */
 };
 
 struct fmt_writer_stats {

@@ -80,6 +80,7 @@ struct fmt_writer {
     struct fmt_buf defs;             /* pending DEFS records, stacks excepted */
     int reach;                       /* FMT_FEAT_REACH: REACH records allowed (fmt_wreach.c) */
     int agg;                         /* FMT_FEAT_AGGREGATE (1.8): aggregated stretches */
+    int counters;                    /* FMT_FEAT_COUNTERS (1.13): FMT_EV_COUNTER events */
     uint64_t agg_ns;                 /* the META's period (aggregated from the start), or 0 */
     int agg_seen;                    /* the FMT_EV_AGGREGATE event was written */
     struct fmt_buf scratch;          /* compressed columns, DEFS payloads */

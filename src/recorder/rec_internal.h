@@ -209,6 +209,12 @@ struct rec_image {
     uint64_t nr_unknown_stacks;
     uint64_t last_rss_ns;
     uint64_t rss_sample_ns; /* time of the last RSS sample written: its exit comes after */
+    /* A sampled recording's exact counters (rec_counters.c): the values
+     * last written, and when. */
+    const struct fmt_shm_counters *ctr_area; /* segment 0's, NULL: none (yet) */
+    const struct fmt_shm_header *seg0;       /* segment 0 (its exit stamp), NULL: none */
+    uint64_t ctr_written[FMT_CTR_ALL];
+    uint64_t ctr_ns;
     /* Blocks a realloc/mremap released (RELEASE emitted) whose REALLOC or
      * MREMAP is not written yet: at most one per ring. */
     struct {

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "recorder/rec_counters.h"
 #include "recorder/rec_proc.h"
 #include "util/util_outfile.h"
 
@@ -286,6 +287,7 @@ static int rec_session_create(struct rec_session *s, char *msg, size_t msg_size)
     info.aggregate_ns = s->opt.max_size ? 0 : s->opt.aggregate_ns;
     info.keep_last_ns = s->opt.keep_last_ns;
     s->wopt.aggregate = s->opt.aggregate_ns != 0;
+    s->wopt.counters = s->opt.sample_bytes != 0;
     rc = fmt_writer_create(&s->w, s->out_fd, &info, &s->wopt);
     if (rc == 0 && s->opt.aggregate_ns)
         rc = rec_agg_new(&s->agg, s->w, s->opt.aggregate_ns, s->opt.max_size != 0);
@@ -401,6 +403,7 @@ static uint64_t rec_session_round(struct rec_session *s, uint64_t now)
         if (s->taps[i].ops->round)
             s->taps[i].ops->round(s, s->taps[i].arg, now);
     rec_sample_rss(s, now, REC_RSS_PERIOD_NS);
+    rec_counters_round(s, now);
     return s->nr_copied - before;
 }
 

@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "recorder/rec_counters.h"
 #include "recorder/rec_internal.h"
 #include "util/util_array.h"
 
@@ -166,7 +167,9 @@ static int rec_check_segment(const struct fmt_shm_hello *hello, const struct fmt
         return -EPROTO;
     if (h->ctl_offset != FMT_SHM_HEADER_SIZE ||
         h->data_offset != fmt_shm_data_offset(h->nr_rings) ||
-        fmt_shm_segment_size(h->nr_rings, h->ring_size) != size)
+        fmt_shm_segment_bytes(h->segment_index, h->nr_rings, h->ring_size) != size ||
+        h->counters_offset !=
+            (h->segment_index ? 0 : fmt_shm_segment_size(h->nr_rings, h->ring_size)))
         return -EPROTO;
     if (h->pid != hello->pid || h->stream_id != hello->stream_id ||
         h->segment_index != hello->segment_index || h->segment_index >= REC_MAX_SEGMENTS)
@@ -302,6 +305,12 @@ int rec_stream_attach(struct rec_session *s, const struct fmt_shm_hello *hello, 
     img->segs[img->nr_segs].base = seg;
     img->segs[img->nr_segs].size = size;
     img->nr_segs++;
+    /* From the checked copy: the area's place, not the program's word. */
+    if (h.segment_index == 0) {
+        img->seg0 = seg;
+        img->ctr_area =
+            (const struct fmt_shm_counters *)((const char *)seg + size - FMT_SHM_COUNTERS_BYTES);
+    }
     atomic_store_explicit(&((struct fmt_shm_header *)seg)->recorder_pid, s->recorder_pid,
                           memory_order_relaxed);
     return 0;
@@ -758,9 +767,13 @@ uint64_t rec_stream_close(struct rec_session *s, struct rec_image *img, int stat
         if (end > img->start_ns && end < now_ns)
             now_ns = end;
     }
+    uint64_t ctr[FMT_CTR_ALL];
+    int has_ctr = rec_counters_read(s, img, ctr);
     for (uint32_t i = 0; i < img->nr_segs; i++)
         munmap(img->segs[i].base, img->segs[i].size);
     img->nr_segs = 0;
+    img->ctr_area = NULL;
+    img->seg0 = NULL;
     img->open = 0;
     if (img->pidfd >= 0)
         close(img->pidfd);
@@ -777,6 +790,10 @@ uint64_t rec_stream_close(struct rec_session *s, struct rec_image *img, int stat
      * (rec_sample_rss skips one without an address space). */
     if (last <= img->rss_sample_ns)
         last = img->rss_sample_ns + 1;
+    if (last <= img->ctr_ns) /* nor before its counters */
+        last = img->ctr_ns + 1;
+    if (has_ctr) /* its last counts, before its exit */
+        rec_counters_write(s, img, ctr, last);
     ev.image = img->index;
     ev.pid = img->pid;
     ev.tid = img->pid;

@@ -3,7 +3,8 @@
 # The golden traces of formats 1.0, 1.1, 1.2 (Windows), 1.3 (a time unit; sampled; Wine's
 # folders), 1.4 (packed times; pools), 1.5 (ranked references), 1.6 (reachability classes),
 # 1.7 (predicted realloc addresses), 1.8 (aggregated), 1.9 (a --keep-last segment), 1.10 (chunk
-# totals), 1.11 (their all-processes part) and 1.12 (the programs' parts) dump exactly as
+# totals), 1.11 (their all-processes part), 1.12 (the programs' parts) and 1.13 (a
+# sampled trace's exact counters) dump exactly as
 # they always did (old
 # traces stay readable, and dump's output is stable for the tests built on it);
 # --pid keeps one process; a trace cut short dumps its whole chunks, says
@@ -37,6 +38,7 @@ golden v1_9_segment  # feature bit SEGMENT: a --keep-last segment, blocks carrie
 golden v1_10         # feature bit TOTALS: each chunk's totals (docs/format-blocks.md, "TOTALS"; read by test_fmt_totals)
 golden v1_11         # feature bit TOTALS_ALL: their all-processes part (the same; read by test_fmt_totals)
 golden v1_12         # feature bit TOTALS_PROGS: the programs' parts (the same)
+golden v1_13_counters # feature bit COUNTERS: a sampled trace's exact counters (docs/format-events.md, "Counters")
 golden v1_4_pools    # feature bit POOLS: the program's own pools (docs/format-events.md, "Pools")
 golden v1_3_wine     # META records WINE_PREFIX and WINE_DLL_DIR (docs/format-blocks.md, "META")
 

@@ -34,7 +34,8 @@ grep -q "^allocations 2001[0-9][0-9]$" "$WORK/exact.txt" || fail "exact: $(head 
 # The sampled trace: format 1.7 with its rate; a sample of the blocks;
 # no free that does not end a recorded block.
 "$MEMSCRIBE" dump --header "$WORK/s16.mscr" >"$WORK/s16.dump" || fail "dump failed"
-grep -q "^# memscribe trace version 1.7$" "$WORK/s16.dump" || fail "not a 1.7 trace"
+# (1.13: its exact counters, tests/e2e/record_sample_exact.sh)
+grep -q "^# memscribe trace version 1.13$" "$WORK/s16.dump" || fail "not a 1.13 trace"
 grep -q " sample_bytes=16384$" "$WORK/s16.dump" || fail "dump header has no sample_bytes=16384"
 n_malloc=$(grep -c " malloc " "$WORK/s16.dump" || true)
 n_free=$(grep -c " free " "$WORK/s16.dump" || true)
@@ -93,7 +94,7 @@ jq -e '[.[][] | to_entries[] | select(.key | endswith("_se")) | .value] |
 
 # Labels: report text and JSON, and a note on stderr for every analysis.
 "$MEMSCRIBE" report "$WORK/s16.mscr" >"$WORK/report.txt" 2>"$WORK/report.err" || fail "report failed"
-grep -q "^note: sampled trace (record --sample 16384): bytes and counts are estimates" "$WORK/report.txt" ||
+grep -q "^note: sampled trace (record --sample 16384) with exact counts: calls, allocations, frees" "$WORK/report.txt" ||
     fail "report text has no sampling note"
 "$MEMSCRIBE" report --format=json "$WORK/s16.mscr" 2>/dev/null |
     jq -e '.sampled == {"sample_bytes": 16384, "bytes": "estimate", "counts": "estimate", "peak_unbiased": false, "temporary": "not estimated"}' >/dev/null ||

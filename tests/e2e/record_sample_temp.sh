@@ -36,7 +36,8 @@ jqs() {
 
 # report: text, JSON, CSV.
 "$MEMSCRIBE" report "$S" >"$WORK/s.report" 2>/dev/null || fail "report exited with $?"
-grep -q "^  temporary:          not estimated in a sampled trace$" "$WORK/s.report" ||
+# (report's total line gives the counted ones: record_sample_exact.sh)
+grep -q "^  temporary:          4 allocations (524288 bytes, 512.00 KiB)$" "$WORK/s.report" ||
     fail "report: $(grep temporary: "$WORK/s.report")"
 grep -q "top call sites by temporary" "$WORK/s.report" && fail "report lists sites by temporary allocations"
 # A row: five marked figures (peak, leaked, blocks, allocs, bytes), an empty temp.

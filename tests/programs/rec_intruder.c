@@ -90,7 +90,7 @@ static int make_segment(struct fmt_shm_hello *hello, uint16_t kind, uint32_t ind
                         uint64_t size, int sealed)
 {
     const uint32_t nr_rings = 1, ring_size = 4096;
-    uint64_t seg_size = fmt_shm_segment_size(nr_rings, ring_size);
+    uint64_t seg_size = fmt_shm_segment_bytes(index, nr_rings, ring_size);
     struct fmt_shm_header *h;
     struct fmt_shm_thread *t;
     struct fmt_shm_event *e;
@@ -122,12 +122,7 @@ static int make_segment(struct fmt_shm_hello *hello, uint16_t kind, uint32_t ind
     h = mmap(NULL, seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
     if (h == MAP_FAILED)
         return -1;
-    h->magic = FMT_SHM_SEG_MAGIC;
-    h->version = FMT_SHM_VERSION;
-    h->nr_rings = nr_rings;
-    h->ring_size = ring_size;
-    h->ctl_offset = FMT_SHM_HEADER_SIZE;
-    h->data_offset = (uint32_t)(seg_size - ring_size);
+    fmt_shm_header_layout(h, index, nr_rings, ring_size);
     h->pid = pid;
     h->stream_id = hello->stream_id;
     h->segment_index = index;

@@ -101,6 +101,7 @@ static const struct named_error {
     {"totals-golden", READS_OK},       /* format 1.10: tests/golden/v1_10.mscr */
     {"totals-all-golden", READS_OK},   /* format 1.11: tests/golden/v1_11.mscr */
     {"totals-progs-golden", READS_OK}, /* format 1.12: tests/golden/v1_12.mscr */
+    {"counters-golden", READS_OK},     /* format 1.13: tests/golden/v1_13_counters.mscr */
     /* v1_7.mscr without its feature bit REALLOC_PRED: its reallocs read
      * as 1.5's, which soon names a block twice. */
     {"realloc-pred-no-bit", "reference to a block already ended"},

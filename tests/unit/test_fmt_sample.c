@@ -165,12 +165,99 @@ static void test_bit_and_rate_together(void **state)
     }
 }
 
+/* Format 1.13: the sampled events with exact counters between them
+ * (FMT_EV_COUNTER, feature bit COUNTERS): the counted calls, blocks and
+ * bytes after the first events, the heap's usable bytes and peak, and the
+ * last counts before the exit. */
+static size_t counted_events(struct fmt_event *ev, size_t n)
+{
+    static const uint64_t at[][2] = {
+        {FMT_CTR_CALLS + FMT_EV_MALLOC, 41},
+        {FMT_CTR_ALLOCS, 41},
+        {FMT_CTR_ALLOC_BYTES, 123456},
+        {FMT_CTR_CLASS + 6, 40},
+        {FMT_CTR_HEAP_USABLE, 98304},
+        {FMT_CTR_PEAK_USABLE, 131072},
+        {FMT_CTR_TEMPORARY, 7},
+        {FMT_CTR_CALLS + FMT_EV_FREE, 30},
+    };
+    struct fmt_event exit = ev[n - 1];
+    uint64_t ts = ev[n - 2].ts_ns;
+
+    n--;
+    for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+        ev[n] = tfmt_mk(FMT_EV_COUNTER, ts += 10, 0);
+        ev[n].arg[0] = at[i][0];
+        ev[n++].size = at[i][1];
+    }
+    exit.ts_ns = ts + 10;
+    ev[n++] = exit;
+    return n;
+}
+
+static void test_golden_v1_13_counters(void **state)
+{
+    const struct fmt_writer_options opt = {.counters = 1};
+    const struct fmt_trace_info base = {.sample_bytes = RATE};
+    static const uint64_t frames[2] = {0x401000ull, 0x401a00ull};
+    struct fmt_event want[32], got;
+    struct fmt_reader *r;
+    struct tmodel m;
+    struct tfmt t;
+
+    (void)state;
+    tfmt_start_short(&t, &opt, &base);
+    size_t n = tfmt_two_stacks(&t, frames, 2, want, counted_events(want, sampled_events(want)));
+    r = tfmt_golden_open(&t, want, n, "MS_FMT_WRITE_GOLDEN_1_13_COUNTERS",
+                         MS_GOLDEN_DIR "/v1_13_counters.mscr");
+    assert_int_equal(fmt_reader_info(r)->version_minor, 13);
+    assert_true(fmt_reader_has_counters(r));
+    fmt_reader_estimates(r, 0);
+    tmodel_init(&m);
+    for (size_t i = 0; i < n; i++) {
+        tmodel_apply(&m, &want[i]);
+        assert_int_equal(fmt_reader_next(r, &got), 1);
+        tfmt_assert_event(&want[i], &got, i);
+        if (got.kind == FMT_EV_COUNTER)
+            assert_int_equal(got.arg[0], want[i].arg[0]);
+    }
+    assert_int_equal(fmt_reader_next(r, &got), 0);
+    tmodel_free(&m);
+    fmt_reader_close(r);
+}
+
+/* A counter event without the option, or naming no counter, is refused
+ * by the writer; a trace without the bit stays as it was (1.3 here). */
+static void test_counter_refused(void **state)
+{
+    const struct fmt_writer_options opt = {.counters = 1};
+    const struct fmt_trace_info base = {.sample_bytes = RATE};
+    struct fmt_event ev = tfmt_mk(FMT_EV_COUNTER, 500, 0);
+    struct tfmt t;
+
+    (void)state;
+    ev.size = 5;
+    start(&t, RATE);
+    assert_int_equal(fmt_writer_event(t.w, &ev), -EINVAL);
+    tfmt_finish(&t);
+    struct fmt_reader *r = tfmt_open(&t);
+    assert_int_equal(fmt_reader_info(r)->version_minor, 3);
+    assert_false(fmt_reader_has_counters(r));
+    fmt_reader_close(r);
+    tfmt_close(&t);
+    tfmt_start_short(&t, &opt, &base);
+    ev.arg[0] = FMT_CTR_ALL;
+    assert_int_equal(fmt_writer_event(t.w, &ev), -EINVAL);
+    tfmt_finish(&t);
+    tfmt_close(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_golden_v1_3_sampled),
-        cmocka_unit_test(test_estimates),
-        cmocka_unit_test(test_bit_and_rate_together),
+        cmocka_unit_test(test_golden_v1_3_sampled),   cmocka_unit_test(test_estimates),
+        cmocka_unit_test(test_bit_and_rate_together), cmocka_unit_test(test_golden_v1_13_counters),
+        cmocka_unit_test(test_counter_refused),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -192,10 +192,10 @@ static void *seg_new(uint32_t pid, uint64_t stream, size_t *size)
 {
     struct fmt_shm_header *h;
 
-    *size = fmt_shm_segment_size(RINGS, ring_size);
+    *size = fmt_shm_segment_bytes(0, RINGS, ring_size);
     h = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     assert_true(h != MAP_FAILED);
-    fmt_shm_header_layout(h, RINGS, ring_size);
+    fmt_shm_header_layout(h, 0, RINGS, ring_size);
     h->pid = pid;
     h->stream_id = stream;
     memcpy((char *)h + FMT_SHM_INFO_OFFSET, "/bin/x\0x\0-v", 11);

@@ -24,6 +24,17 @@ char *ana_sample_note(char *buf, size_t size, uint64_t rate)
     return buf;
 }
 
+char *ana_sample_note_counted(char *buf, size_t size, uint64_t rate)
+{
+    snprintf(buf, size,
+             "sampled trace (record --sample %" PRIu64 ") with exact counts: calls, "
+             "allocations, frees, their bytes, temporary allocations and the heap's usable "
+             "bytes are counted; call sites, leaks and the peak of requested bytes are "
+             "estimates (" ANA_SAMPLE_MARK "), and a peak is not an unbiased estimate",
+             rate);
+    return buf;
+}
+
 char *ana_sample_label(char *buf, size_t size, uint64_t rate)
 {
     if (!rate) {

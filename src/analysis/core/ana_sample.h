@@ -53,6 +53,9 @@ const char *ana_sample_mark(uint64_t rate);
 /* The note for a trace sampled at rate bytes, into buf (size bytes,
  * NUL-terminated). Returns buf. */
 char *ana_sample_note(char *buf, size_t size, uint64_t rate);
+/* The note for a sampled trace with exact counters (format 1.13): which
+ * figures are counted and which estimated. As ana_sample_note. */
+char *ana_sample_note_counted(char *buf, size_t size, uint64_t rate);
 
 /* The one line an exported file carries (massif desc, pprof comment,
  * heaptrack and folded comments, SQLite meta, SVG title): "memscribe:

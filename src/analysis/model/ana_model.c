@@ -598,6 +598,13 @@ static int other_event(struct ana_model *m, struct ana_scope *img, const struct 
         img->nr_dropped += ev->arg[0];
         m->total.nr_dropped += ev->arg[0];
         return 1;
+    case FMT_EV_COUNTER: /* the reader checked the id */
+        img->exact[ev->arg[0]] = ev->size;
+        img->exact_set[ev->arg[0] / 64] |= 1ull << ev->arg[0] % 64;
+        img->has_exact = true;
+        if (ev->arg[0] == FMT_CTR_PEAK_USABLE)
+            img->exact_peak_ns = ev->ts_ns;
+        return 1;
     case FMT_EV_PROCESS_EXIT:
         /* Partial ranges leave exits out of the running totals
          * (ana_step.h), and note only that the image ended, and when

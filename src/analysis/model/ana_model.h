@@ -226,7 +226,17 @@ struct ana_scope {
     bool ended;              /* images: the image exited (or exec replaced it) */
     uint64_t end_ns;         /* when */
     uint64_t end_gen_;       /* private: the all-images peak generation then */
-    uint64_t rss;            /* latest RSS sample (all: sum of the running images' latest) */
+    /* Images of a sampled trace (format 1.13): the exact counters
+     * (enum fmt_counter) as last written, and when the peak was last
+     * raised (at most REC_COUNTER_PERIOD_NS after it happened); the
+     * all-images scope has none (ana_exact.h adds the images up).
+     * exact_set: the counters written (a range of a parallel replay has
+     * only those that changed in it). */
+    bool has_exact;
+    uint64_t exact[FMT_CTR_ALL];
+    uint64_t exact_set[(FMT_CTR_ALL + 63) / 64];
+    uint64_t exact_peak_ns;
+    uint64_t rss; /* latest RSS sample (all: sum of the running images' latest) */
     uint64_t rss_peak;
     uint64_t rss_peak_ns;
     bool has_rss;

@@ -124,6 +124,17 @@ static int merge_scope(struct ana_scope *r, struct range *rg, unsigned n, uint32
         if (!p || !p->seen)
             continue;
         ana_pmodel_add_counts(r, p);
+        /* The exact counters are totals so far: the latest range's */
+        if (p->has_exact) {
+            for (unsigned c = 0; c < FMT_CTR_ALL; c++)
+                if (p->exact_set[c / 64] >> c % 64 & 1)
+                    r->exact[c] = p->exact[c];
+            for (unsigned w = 0; w < sizeof(r->exact_set) / sizeof(r->exact_set[0]); w++)
+                r->exact_set[w] |= p->exact_set[w];
+            if (p->exact_set[FMT_CTR_PEAK_USABLE / 64] >> FMT_CTR_PEAK_USABLE % 64 & 1)
+                r->exact_peak_ns = p->exact_peak_ns;
+            r->has_exact = true;
+        }
         /* An image ends in the range that holds its exit (or exec). */
         if (p->ended) {
             r->ended = true;

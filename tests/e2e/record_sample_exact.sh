@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The exact counters of record --sample (docs/record-sampling.md, "Exact
+# totals"): col_exact, a deterministic program, recorded exact and sampled
+# at 64K with three seeds. Each sampled trace's counted totals (report's
+# JSON "exact") equal the exact trace's report: calls of each kind,
+# allocations, their bytes, frees, temporary allocations and their bytes;
+# its heap in usable bytes, peak and end, equal what the program counted
+# itself with malloc_usable_size. The text says them without "~" and the
+# trace is format 1.13 with counter events.
+source "$(dirname "$0")/record_lib.sh"
+
+P=$MS_PROGRAMS/col_exact
+"$MEMSCRIBE" record -q -o "$WORK/exact.mscr" -- "$P" >"$WORK/own" || fail "exact record exited with $?"
+heap_kinds='["malloc","calloc","realloc","reallocarray","free","memalign","posix_memalign","aligned_alloc","valloc","pvalloc"]'
+"$MEMSCRIBE" report --format json "$WORK/exact.mscr" 2>/dev/null |
+    jq -S --argjson k "$heap_kinds" '.processes[0] | {calls: (.calls | with_entries(select(.key as $n | $k | index($n)))),
+        allocations, allocated_bytes, frees, temporary, temporary_bytes}' >"$WORK/want" ||
+    fail "report of the exact trace failed"
+grep -q '"posix_memalign": 40' "$WORK/want" || fail "exact: no 40 posix_memalign calls: $(cat "$WORK/want")"
+grep -q '"temporary": 22000' "$WORK/want" || fail "exact: not 22000 temporary: $(cat "$WORK/want")"
+peak=$(awk '$1 == "peak_usable" { print $2 }' "$WORK/own")
+left=$(awk '$1 == "heap_usable" { print $2 }' "$WORK/own")
+for seed in 1 2 3; do
+    MEMSCRIBE_SAMPLE_SEED=$seed "$MEMSCRIBE" record -q --sample 64K -o "$WORK/s$seed.mscr" -- "$P" \
+        >"$WORK/own$seed" || fail "record --sample (seed $seed) exited with $?"
+    cmp -s "$WORK/own" "$WORK/own$seed" || fail "the program's own count moved under --sample"
+    "$MEMSCRIBE" report --format json "$WORK/s$seed.mscr" 2>/dev/null >"$WORK/s$seed.json" ||
+        fail "report (seed $seed) failed"
+    jq -S '.processes[0].exact | {calls, allocations, allocated_bytes, frees, temporary, temporary_bytes}' \
+        "$WORK/s$seed.json" >"$WORK/got"
+    diff "$WORK/want" "$WORK/got" >&2 || fail "seed $seed: the counted totals differ from the exact trace's (above)"
+    got=$(jq -r '.processes[0].exact | "\(.peak_usable_bytes) \(.heap_usable_bytes)"' "$WORK/s$seed.json")
+    [ "$got" = "$peak $left" ] || fail "seed $seed: heap peak and end $got, the program counted $peak $left"
+done
+
+# The text: counted figures without "~", the heap's usable bytes; the
+# sampled ones still marked.
+"$MEMSCRIBE" report --top 1 "$WORK/s1.mscr" >"$WORK/text" 2>/dev/null
+grep -q "^  allocations:        52040 (" "$WORK/text" || fail "text: $(grep allocations: "$WORK/text")"
+grep -q "^  heap, usable bytes: peak $peak (" "$WORK/text" || fail "text: $(grep 'heap,' "$WORK/text")"
+grep -q "^  temporary:          22000 allocations" "$WORK/text" || fail "text: $(grep temporary: "$WORK/text")"
+grep -q "^  leaked:             ~" "$WORK/text" || fail "text: leaks not marked as estimates"
+grep -q "with exact counts" "$WORK/text" || fail "text: no note of the exact counts"
+# The trace: format 1.13, the counters as events.
+"$MEMSCRIBE" dump --header "$WORK/s1.mscr" >"$WORK/dump"
+grep -q "^# memscribe trace version 1.13$" "$WORK/dump" || fail "not a 1.13 trace: $(head -1 "$WORK/dump")"
+grep -q " counter allocations=52040 " "$WORK/dump" || fail "no counter event of the allocations"
+# An exact trace has no counters, and its JSON no "exact".
+"$MEMSCRIBE" dump "$WORK/exact.mscr" | grep -q " counter " && fail "an exact trace has counter events"
+"$MEMSCRIBE" report --format json "$WORK/exact.mscr" 2>/dev/null | jq -e '.processes[0] | has("exact") | not' >/dev/null ||
+    fail "an exact trace's JSON has \"exact\""
+echo "ok: three seeds' counted totals equal the exact trace's; heap peak $peak usable bytes, as counted by the program"
