@@ -84,6 +84,18 @@ void col_count_fork_child(void)
         t->sample_left = 0;
 }
 
+void col_count_alloc_first(struct col_thread *t, unsigned kind, void *p, uint64_t size)
+{
+    if (col_count_claim(t))
+        col_count_alloc(t, kind, p, size);
+}
+
+void col_count_end_first(struct col_thread *t, void *p, uint64_t usable, int is_free)
+{
+    if (col_count_claim(t))
+        col_count_end_usable(t, p, usable, is_free);
+}
+
 size_t col_count_usable_slow(void *p)
 {
     return col_real.malloc_usable_size ? col_real.malloc_usable_size(p) : 0;

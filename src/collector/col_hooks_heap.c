@@ -428,21 +428,101 @@ static __attribute__((noinline)) void *col_reallocarray(void *old, size_t nmemb,
     return col_realloc_common(old, nmemb, elsize, 1);
 }
 
+/* The unsampled calls under sampling, counted (col_count_*): out of line,
+ * so that the exported hooks keep no frame of their own on the exact
+ * path and jump. */
+/* The counting the common call needs (a block given by glibc's malloc, a
+ * thread with its own slot), with no call after the real one: the hook
+ * saves nothing but the size across it. Anything else: the general
+ * col_count_* (col_count_slow). */
+static __attribute__((noinline)) void *col_count_slow(unsigned kind, void *p, uint64_t size)
+{
+    col_count_alloc(&col_thread, kind, p, size);
+    return p;
+}
+
+static inline __attribute__((always_inline)) void *col_count_lean(unsigned kind, void *p,
+                                                                  uint64_t size)
+{
+    struct col_thread *t = &col_thread;
+    struct fmt_shm_counters *c = col_counters;
+    struct fmt_shm_counter_slot *s = t->ctr;
+
+    if (COL_UNLIKELY(!p || !c || !s || t->ctr_shared || !col_glibc_malloc))
+        return col_count_slow(kind, p, size);
+    uint64_t w = ((const uint64_t *)p)[-1]; /* col_count_usable, glibc's case */
+    uint64_t usable = (w & ~(uint64_t)7) - 8 - (w & 2) * 4;
+    uint64_t *v = s->v;
+    col_count_add(0, &v[FMT_CTR_CALLS + kind], 1);
+    col_count_add(0, &v[FMT_CTR_ALLOCS], 1);
+    col_count_add(0, &v[FMT_CTR_ALLOC_BYTES], size);
+    col_count_add(0, &v[FMT_CTR_ALLOC_USABLE], usable);
+    col_count_add(0, &v[FMT_CTR_CLASS + 63 - __builtin_clzll(size | 1)], 1);
+    t->last_block = (uintptr_t)p;
+    t->last_size = size;
+    col_count_heap(c, usable, 1);
+    return p;
+}
+
+static __attribute__((noinline)) void *col_malloc_counted(size_t size)
+{
+    return col_count_lean(FMT_EV_MALLOC, col_real.malloc(size), size);
+}
+
+static __attribute__((noinline)) void *col_calloc_counted(size_t nmemb, size_t elsize, size_t total)
+{
+    return col_count_lean(FMT_EV_CALLOC, col_real.calloc(nmemb, elsize), total);
+}
+
+static __attribute__((noinline)) void col_free_counted_slow(void *p)
+{
+    struct col_thread *t = &col_thread;
+
+    if (!t->busy) { /* a call inside a hook is not the program's */
+        if (p)
+            col_count_free(t, p);
+        else
+            col_count_free_null(t);
+    }
+    col_real.free(p);
+}
+
+/* A free counted before the real call, which is then a jump: no frame. */
+static __attribute__((noinline)) void col_free_counted(void *p)
+{
+    struct col_thread *t = &col_thread;
+    struct fmt_shm_counters *c = col_counters;
+    struct fmt_shm_counter_slot *s = t->ctr;
+
+    if (COL_UNLIKELY(!p || !c || !s || t->busy || t->ctr_shared || !col_glibc_malloc)) {
+        col_free_counted_slow(p);
+        return;
+    }
+    uint64_t w = ((const uint64_t *)p)[-1];
+    uint64_t usable = (w & ~(uint64_t)7) - 8 - (w & 2) * 4;
+    uint64_t *v = s->v;
+    col_count_add(0, &v[FMT_CTR_CALLS + FMT_EV_FREE], 1);
+    col_count_add(0, &v[FMT_CTR_FREES], 1);
+    col_count_add(0, &v[FMT_CTR_FREE_USABLE], usable);
+    if (t->last_block == (uintptr_t)p) {
+        col_count_add(0, &v[FMT_CTR_TEMPORARY], 1);
+        col_count_add(0, &v[FMT_CTR_TEMPORARY_BYTES], t->last_size);
+    }
+    t->last_block = 0;
+    col_count_heap(c, (uint64_t)0 - usable, 0);
+    col_real.free(p);
+}
+
 /* The exported hooks' fast paths (a dormant image, an unsampled call)
  * sit behind one test of col_hook_fast: the exact path pays one load and
  * one branch for them. */
 COL_EXPORT void *malloc(size_t size)
 {
-    void *p;
-
     if (COL_UNLIKELY(col_hook_fast)) {
         if (col_dormant)
             return col_real.malloc(size);
-        if (col_sample_pass(size)) { /* not sampled: the real call, counted */
-            p = col_real.malloc(size);
-            col_count_alloc(&col_thread, FMT_EV_MALLOC, p, size);
-            return p;
-        }
+        if (col_sample_pass(size)) /* not sampled: the real call, counted */
+            return col_malloc_counted(size);
     }
     return col_malloc(size);
 }
@@ -450,18 +530,14 @@ COL_EXPORT void *malloc(size_t size)
 COL_EXPORT void *calloc(size_t nmemb, size_t elsize)
 {
     size_t total;
-    void *p;
 
     if (COL_UNLIKELY(col_hook_fast)) {
         if (col_dormant)
             return col_real.calloc(nmemb, elsize);
         if (__builtin_mul_overflow(nmemb, elsize, &total))
             total = SIZE_MAX;
-        if (col_sample_pass(total)) {
-            p = col_real.calloc(nmemb, elsize);
-            col_count_alloc(&col_thread, FMT_EV_CALLOC, p, total);
-            return p;
-        }
+        if (col_sample_pass(total))
+            return col_calloc_counted(nmemb, elsize, total);
     }
     return col_calloc(nmemb, elsize);
 }
@@ -475,14 +551,7 @@ COL_EXPORT void free(void *p)
             return;
         }
         if (col_sample_surely_not(p)) { /* not a sampled block: the real call, counted */
-            struct col_thread *t = &col_thread;
-            if (!t->busy) { /* a call inside a hook is not the program's */
-                if (p)
-                    col_count_free(t, p);
-                else
-                    col_count_free_null(t);
-            }
-            col_real.free(p);
+            col_free_counted(p);
             return;
         }
     }
@@ -501,8 +570,8 @@ static inline __attribute__((always_inline)) int col_realloc_pass(void *old, siz
 }
 
 /* An unsampled realloc-shaped call: the real call, counted. */
-static inline __attribute__((always_inline)) void *col_realloc_counted(void *old, size_t nmemb,
-                                                                       size_t elsize, int is_array)
+static __attribute__((noinline)) void *col_realloc_counted(void *old, size_t nmemb, size_t elsize,
+                                                           int is_array)
 {
     struct col_thread *t = &col_thread;
     uint64_t old_usable = old && col_counters ? col_count_usable(old) : 0;

@@ -436,6 +436,12 @@ void col_emit_event(struct col_thread *t, uint8_t type, uint8_t kind, uint8_t fl
  * in a forked child until its own stream starts. */
 extern struct fmt_shm_counters *col_counters;
 struct fmt_shm_counter_slot *col_count_claim(struct col_thread *t);
+/* A thread's first counted call (col_count.c): its slot claimed, then
+ * counted as col_count_alloc and col_count_end_usable do. Out of line, so
+ * that the inline paths make no call after the real one (no registers to
+ * save across it). */
+void col_count_alloc_first(struct col_thread *t, unsigned kind, void *p, uint64_t size);
+void col_count_end_first(struct col_thread *t, void *p, uint64_t usable, int is_free);
 void col_count_start(struct fmt_shm_header *h0);
 void col_count_fork_child(void);
 void col_count_threads(void);
@@ -447,45 +453,50 @@ static inline size_t col_count_usable(void *p)
 {
     if (COL_LIKELY(col_glibc_malloc)) {
         /* glibc 2.36's malloc_usable_size, untagged: the chunk's size less
-         * its header, two words if it was mmap'd, else one */
+         * its header, two words if it was mmap'd (bit 1), else one */
         size_t w = ((const size_t *)p)[-1];
-        return (w & ~(size_t)7) - (w & 2 ? 2 : 1) * sizeof(size_t);
+        return (w & ~(size_t)7) - sizeof(size_t) - (w & 2) * (sizeof(size_t) / 2);
     }
     return col_count_usable_slow(p);
 }
 
 /* *v += d in one instruction: a signal handler's call between a load and a
  * store cannot lose one (the slot is the thread's alone). Slot 0 is
- * shared: atomic. */
-static inline __attribute__((always_inline)) void col_count_add(const struct col_thread *t,
-                                                                uint64_t *v, uint64_t d)
+ * shared: atomic. The caller reads the thread's shared flag once. */
+static inline __attribute__((always_inline)) void col_count_add(int shared, uint64_t *v, uint64_t d)
 {
 #if defined(__x86_64__)
-    if (COL_LIKELY(!t->ctr_shared)) {
+    if (COL_LIKELY(!shared)) {
         __asm__("addq %1, %0" : "+m"(*v) : "er"(d));
         return;
     }
+#else
+    (void)shared;
 #endif
     __atomic_fetch_add(v, d, __ATOMIC_RELAXED);
 }
 
 /* The stream's heap in use moves by d usable bytes (a two's complement
  * negative for a free); an allocation may raise its peak. One thread:
- * an unlocked xadd (a handler between cannot lose it either). */
+ * an unlocked xadd (a handler between cannot lose it either) and a plain
+ * store of the peak; threads: atomic. */
 static inline __attribute__((always_inline)) void col_count_heap(struct fmt_shm_counters *c,
                                                                  uint64_t d, int grows)
 {
     uint64_t v = d;
 
 #if defined(__x86_64__)
-    if (COL_LIKELY(!atomic_load_explicit(&c->threaded, memory_order_relaxed)))
+    if (COL_LIKELY(!atomic_load_explicit(&c->threaded, memory_order_relaxed))) {
         __asm__("xaddq %0, %1" : "+r"(v), "+m"(*(uint64_t *)&c->heap_usable));
-    else
+        v += d;
+        if (grows && v > atomic_load_explicit(&c->peak_usable, memory_order_relaxed))
+            atomic_store_explicit(&c->peak_usable, v, memory_order_relaxed);
+        return;
+    }
 #endif
-        v = atomic_fetch_add_explicit(&c->heap_usable, d, memory_order_relaxed);
+    v = atomic_fetch_add_explicit(&c->heap_usable, d, memory_order_relaxed) + d;
     if (!grows)
         return;
-    v += d;
     uint64_t peak = atomic_load_explicit(&c->peak_usable, memory_order_relaxed);
     while (v > peak && !atomic_compare_exchange_weak_explicit(
                            &c->peak_usable, &peak, v, memory_order_relaxed, memory_order_relaxed))
@@ -500,22 +511,29 @@ col_count_alloc(struct col_thread *t, unsigned kind, void *p, uint64_t size)
     struct fmt_shm_counters *c = col_counters;
     struct fmt_shm_counter_slot *s;
 
-    if (!c || !(s = t->ctr ? t->ctr : col_count_claim(t)))
+    if (!c)
         return;
-    col_count_add(t, &s->v[FMT_CTR_CALLS + kind], 1);
+    if (COL_UNLIKELY(!(s = t->ctr))) {
+        col_count_alloc_first(t, kind, p, size);
+        return;
+    }
+    int shared = t->ctr_shared;
+    uint64_t *v = s->v;
+    col_count_add(shared, &v[FMT_CTR_CALLS + kind], 1);
     if (!p) {
-        col_count_add(t, &s->v[FMT_CTR_FAILED],
+        col_count_add(shared, &v[FMT_CTR_FAILED],
                       size != 0 || kind < FMT_EV_REALLOC || kind > FMT_EV_REALLOCARRAY);
         return;
     }
     uint64_t usable = col_count_usable(p);
-    col_count_add(t, &s->v[FMT_CTR_ALLOCS], 1);
-    col_count_add(t, &s->v[FMT_CTR_ALLOC_BYTES], size);
-    col_count_add(t, &s->v[FMT_CTR_ALLOC_USABLE], usable);
-    col_count_add(t, &s->v[FMT_CTR_CLASS + fmt_counter_class(size)], 1);
-    col_count_heap(c, usable, 1);
+    col_count_add(shared, &v[FMT_CTR_ALLOCS], 1);
+    col_count_add(shared, &v[FMT_CTR_ALLOC_BYTES], size);
+    col_count_add(shared, &v[FMT_CTR_ALLOC_USABLE], usable);
+    /* a block given is below 2^47 bytes: its class below 48 */
+    col_count_add(shared, &v[FMT_CTR_CLASS + 63 - __builtin_clzll(size | 1)], 1);
     t->last_block = (uintptr_t)p;
     t->last_size = size;
+    col_count_heap(c, usable, 1);
 }
 
 /* Block p (not NULL) of usable bytes, ended by the real free or realloc,
@@ -527,15 +545,21 @@ col_count_end_usable(struct col_thread *t, void *p, uint64_t usable, int is_free
     struct fmt_shm_counters *c = col_counters;
     struct fmt_shm_counter_slot *s;
 
-    if (!c || !(s = t->ctr ? t->ctr : col_count_claim(t)))
+    if (!c)
         return;
+    if (COL_UNLIKELY(!(s = t->ctr))) {
+        col_count_end_first(t, p, usable, is_free);
+        return;
+    }
+    int shared = t->ctr_shared;
+    uint64_t *v = s->v;
     if (is_free)
-        col_count_add(t, &s->v[FMT_CTR_CALLS + FMT_EV_FREE], 1);
-    col_count_add(t, &s->v[FMT_CTR_FREES], 1);
-    col_count_add(t, &s->v[FMT_CTR_FREE_USABLE], usable);
+        col_count_add(shared, &v[FMT_CTR_CALLS + FMT_EV_FREE], 1);
+    col_count_add(shared, &v[FMT_CTR_FREES], 1);
+    col_count_add(shared, &v[FMT_CTR_FREE_USABLE], usable);
     if (t->last_block == (uintptr_t)p) {
-        col_count_add(t, &s->v[FMT_CTR_TEMPORARY], 1);
-        col_count_add(t, &s->v[FMT_CTR_TEMPORARY_BYTES], t->last_size);
+        col_count_add(shared, &v[FMT_CTR_TEMPORARY], 1);
+        col_count_add(shared, &v[FMT_CTR_TEMPORARY_BYTES], t->last_size);
     }
     t->last_block = 0;
     col_count_heap(c, (uint64_t)0 - usable, 0);
@@ -580,7 +604,7 @@ static inline __attribute__((always_inline)) void col_count_free_null(struct col
     struct fmt_shm_counter_slot *s;
 
     if (col_counters && (s = t->ctr ? t->ctr : col_count_claim(t)))
-        col_count_add(t, &s->v[FMT_CTR_CALLS + FMT_EV_FREE], 1);
+        col_count_add(t->ctr_shared, &s->v[FMT_CTR_CALLS + FMT_EV_FREE], 1);
 }
 
 /* col_sample.c: record --sample BYTES (0: every allocation, the default). */
