@@ -15,6 +15,7 @@
 
 #include "analysis/core/ana_sample.h"
 #include "analysis/core/ana_text.h"
+#include "analysis/model/ana_exact.h"
 #include "analysis/model/ana_model.h"
 #include "cli/cli.h"
 #include "cli/cli_ana.h"
@@ -185,6 +186,73 @@ static void write_scopes(const struct out *o, struct cli_ana *a, const struct an
         family(o, "memscribe_tree_", mt);
         snprintf(name, sizeof(name), "memscribe_tree_%s", mt->name);
         series(o, name, value_of(mt, t), NULL);
+    }
+}
+
+/* A sampled trace's exact counters (ana_exact.h), each a family of its own:
+ * memscribe_exact_* by process, memscribe_tree_exact_* of the tree (its
+ * counts added up; no peak, as the processes' peaks need not fall at one
+ * moment). */
+struct exact_metric {
+    const char *name; /* after memscribe_exact_ */
+    const char *type;
+    const char *help;
+    unsigned id; /* enum fmt_counter */
+    bool peak;   /* the process's own only */
+};
+
+static const struct exact_metric exact_metrics[] = {
+    {"allocations_total", "counter", "Heap blocks allocated, every call counted (not sampled)",
+     FMT_CTR_ALLOCS, false},
+    {"frees_total", "counter", "Heap blocks freed, every call counted", FMT_CTR_FREES, false},
+    {"allocated_bytes_total", "counter", "Bytes requested by the heap blocks allocated, counted",
+     FMT_CTR_ALLOC_BYTES, false},
+    {"temporary_allocations_total", "counter",
+     "Blocks freed before their thread allocated or freed anything else, counted",
+     FMT_CTR_TEMPORARY, false},
+    {"failed_calls_total", "counter", "Heap calls that failed, counted", FMT_CTR_FAILED, false},
+    {"heap_usable_bytes", "gauge",
+     "Heap in use in usable bytes (what the allocator gave), counted, at the last counts",
+     FMT_CTR_HEAP_USABLE, false},
+    {"heap_usable_peak_bytes", "gauge", "The highest heap in use in usable bytes, counted",
+     FMT_CTR_PEAK_USABLE, true},
+};
+
+static void exact_series(const struct out *o, const char *name, const struct ana_exact *x,
+                         const struct exact_metric *mt, const char *pid, const char *exe)
+{
+    if (pid)
+        series(o, name, x->v[mt->id], "pid", pid, "exe", exe, NULL);
+    else
+        series(o, name, x->v[mt->id], NULL);
+}
+
+static void write_exact(const struct out *o, struct cli_ana *a, const struct ana_model *m)
+{
+    char name[128], pid[16], exe[1024];
+    struct ana_exact x;
+
+    for (size_t k = 0; k < sizeof(exact_metrics) / sizeof(exact_metrics[0]); k++) {
+        const struct exact_metric *mt = &exact_metrics[k];
+        fprintf(o->f, "# HELP memscribe_exact_%s %s\n# TYPE memscribe_exact_%s %s\n", mt->name,
+                mt->help, mt->name, mt->type);
+        snprintf(name, sizeof(name), "memscribe_exact_%s", mt->name);
+        for (uint32_t im = 0; im < ana_model_nr_images(m); im++) {
+            const struct ana_scope *s = ana_model_image(m, im);
+            if (!s || !s->has_exact)
+                continue;
+            ana_exact_of(m, s, &x);
+            snprintf(pid, sizeof(pid), "%" PRIu32, s->pid);
+            exact_series(o, name, &x, mt, pid,
+                         exe_label(fmt_reader_image(a->r, im), exe, sizeof(exe)));
+        }
+        ana_exact_of(m, ana_model_total(m), &x);
+        if (mt->peak && !x.has_peak)
+            continue;
+        fprintf(o->f, "# HELP memscribe_tree_exact_%s %s\n# TYPE memscribe_tree_exact_%s %s\n",
+                mt->name, mt->help, mt->name, mt->type);
+        snprintf(name, sizeof(name), "memscribe_tree_exact_%s", mt->name);
+        exact_series(o, name, &x, mt, NULL, NULL);
     }
 }
 
@@ -445,6 +513,8 @@ int cmd_metrics(int argc, char **argv)
     struct ana_query q = {.mo = &mo, .until_ns = UINT64_MAX, .prefer_index = index};
     struct ana_model *m = cli_ana_answer(&a, &q);
     write_scopes(&o, &a, m, ana_sample_has_temporary(fmt_reader_sample_bytes(a.r)));
+    if (fmt_reader_has_counters(a.r))
+        write_exact(&o, &a, m);
     write_sites(&o, &a, m, a.top);
     ana_model_destroy(m);
     write_checks(&o, &checks, a.path);

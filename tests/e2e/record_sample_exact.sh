@@ -6,8 +6,9 @@
 # JSON "exact") equal the exact trace's report: calls of each kind,
 # allocations, their bytes, frees, temporary allocations and their bytes;
 # its heap in usable bytes, peak and end, equal what the program counted
-# itself with malloc_usable_size. The text says them without "~" and the
-# trace is format 1.13 with counter events.
+# itself with malloc_usable_size. The text says them without "~", the
+# metrics as memscribe_exact_*, and the trace is format 1.13 with counter
+# events.
 source "$(dirname "$0")/record_lib.sh"
 
 P=$MS_PROGRAMS/col_exact
@@ -46,6 +47,18 @@ grep -q "with exact counts" "$WORK/text" || fail "text: no note of the exact cou
 "$MEMSCRIBE" dump --header "$WORK/s1.mscr" >"$WORK/dump"
 grep -q "^# memscribe trace version 1.13$" "$WORK/dump" || fail "not a 1.13 trace: $(head -1 "$WORK/dump")"
 grep -q " counter allocations=52040 " "$WORK/dump" || fail "no counter event of the allocations"
+# The metrics (Prometheus' text, promtool if it is here) give the same
+# counted figures, per process and for the tree.
+"$MEMSCRIBE" metrics "$WORK/s1.mscr" >"$WORK/metrics" 2>/dev/null || fail "metrics failed"
+for want in 'memscribe_exact_allocations_total{pid="[0-9]*",exe="col_exact"} 52040$' \
+    'memscribe_tree_exact_temporary_allocations_total 22000$' \
+    "memscribe_exact_heap_usable_peak_bytes{pid=\"[0-9]*\",exe=\"col_exact\"} $peak\$" \
+    "memscribe_exact_heap_usable_bytes{pid=\"[0-9]*\",exe=\"col_exact\"} $left\$"; do
+    grep -q "^$want" "$WORK/metrics" || fail "metrics: no line like $want"
+done
+if command -v promtool >/dev/null; then
+    promtool check metrics <"$WORK/metrics" || fail "promtool refuses the metrics"
+fi
 # An exact trace has no counters, and its JSON no "exact".
 "$MEMSCRIBE" dump "$WORK/exact.mscr" | grep -q " counter " && fail "an exact trace has counter events"
 "$MEMSCRIBE" report --format json "$WORK/exact.mscr" 2>/dev/null | jq -e '.processes[0] | has("exact") | not' >/dev/null ||
