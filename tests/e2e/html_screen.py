@@ -83,11 +83,17 @@ def cards(t, rep):
             return None
         return [x for x in c.children if part in x.classes()][0].all_text()
 
+    # A sampled trace's counted totals (report's "exact") where it has them.
+    exact = tot.get("exact") or {}
     check("card peak (exact)", number(card("card-peak", "exact")), tot["peak_bytes"])
-    check("card allocations", number(card("card-allocs", "value")), tot["allocations"])
+    check("card allocations", number(card("card-allocs", "value")),
+          exact.get("allocations", tot["allocations"]))
     check("card leaked blocks", number(card("card-leaked", "exact")), tot["leaked_blocks"])
     temp = card("card-temp", "value")
-    check("card temporary", None if temp is None else number(temp), tot["temporary"])
+    check("card temporary", None if temp is None else number(temp),
+          exact.get("temporary", tot["temporary"]))
+    if exact:
+        check("card usable heap at the end", "card-usable" in t.by_id, True)
     check("card peak RSS shown", "card-rss" in t.by_id, tot["peak_rss_bytes"] is not None)
     options = [o.all_text() for o in t.by_id["flame-cost"].children if o.tag == "option"]
     check("flame graph cost 'temporary allocations' offered", "temporary allocations" in options,

@@ -131,7 +131,7 @@ for t in s16 exact; do
     dump_dom "$WORK" "$WORK/$t.dom" "$WORK/chrome.err" "$READY" "file://$WORK/$t.html" ||
         fail "chromium exited with $?: $(tail -5 "$WORK/chrome.err")"
 done
-grep -q '<p class="warn" id="sampled">Sampled trace (record --sample 16,384 bytes): byte figures and counts are estimates' \
+grep -q '<p class="warn" id="sampled">Sampled trace (record --sample 16,384 bytes): calls, allocations, frees, their bytes, temporary allocations and the heap.s usable bytes are counted' \
     "$WORK/s16.dom" || fail "the sampled trace's page has no sampling note: $(grep -o '<p class="warn" id="sampled"[^<]*' "$WORK/s16.dom")"
 grep -q '<p class="warn" id="sampled" hidden=""></p>' "$WORK/exact.dom" ||
     fail "the exact trace's page shows a sampling note: $(grep -o '<p class="warn" id="sampled"[^<]*' "$WORK/exact.dom")"

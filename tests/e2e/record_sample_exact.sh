@@ -7,8 +7,8 @@
 # allocations, their bytes, frees, temporary allocations and their bytes;
 # its heap in usable bytes, peak and end, equal what the program counted
 # itself with malloc_usable_size. The text says them without "~", the
-# metrics as memscribe_exact_*, and the trace is format 1.13 with counter
-# events.
+# metrics as memscribe_exact_*, the page in its cards and summary, and the
+# trace is format 1.13 with counter events.
 source "$(dirname "$0")/record_lib.sh"
 
 P=$MS_PROGRAMS/col_exact
@@ -59,6 +59,19 @@ done
 if command -v promtool >/dev/null; then
     promtool check metrics <"$WORK/metrics" || fail "promtool refuses the metrics"
 fi
+# The page (chromium renders it): the counted cards and summary rows hold
+# the same numbers.
+# shellcheck source=tests/e2e/html_chrome.sh
+source "$(dirname "$0")/html_chrome.sh"
+"$MEMSCRIBE" html -o "$WORK/s1.html" "$WORK/s1.mscr" 2>/dev/null || fail "html failed"
+dump_dom "$WORK" "$WORK/s1.dom" "$WORK/chrome.err" "$READY" "file://$WORK/s1.html" ||
+    fail "chromium exited with $?: $(tail -5 "$WORK/chrome.err")"
+for want in 'id="sum-exact_allocations" data-v="52040"' 'id="sum-exact_temporary" data-v="22000"' \
+    "id=\"sum-exact_peak_usable_bytes\" data-v=\"$peak\"" \
+    "id=\"sum-exact_heap_usable_bytes\" data-v=\"$left\"" \
+    '<div class="label">Allocations (counted)</div><div class="value">52,040</div>'; do
+    grep -q "$want" "$WORK/s1.dom" || fail "the page has no $want"
+done
 # An exact trace has no counters, and its JSON no "exact".
 "$MEMSCRIBE" dump "$WORK/exact.mscr" | grep -q " counter " && fail "an exact trace has counter events"
 "$MEMSCRIBE" report --format json "$WORK/exact.mscr" 2>/dev/null | jq -e '.processes[0] | has("exact") | not' >/dev/null ||

@@ -13,6 +13,7 @@
 #include "analysis/core/ana_segment.h"
 #include "analysis/html/ana_html_base.h"
 #include "analysis/html/ana_html_internal.h"
+#include "analysis/model/ana_exact.h"
 #include "analysis/model/ana_scope_json.h"
 #include "analysis/model/ana_site_se.h"
 #include "analysis/pictures/ana_flame.h"
@@ -116,6 +117,11 @@ void ana_html_write_summary(struct ana_json *j, const struct ana_model *m,
     /* Stacks the heap events use, not the trace's stack nodes (every
      * prefix of every stack, VM and module-load stacks too). */
     ana_json_kv_u64(j, "stack_count", nr_stacks_used);
+    if (sample_bytes) { /* a sampled trace's counted totals (null: none) */
+        struct ana_exact x;
+        ana_exact_of(m, t, &x);
+        ana_exact_json(j, &x);
+    }
     ana_json_end_object(j);
 }
 

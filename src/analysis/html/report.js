@@ -384,12 +384,17 @@
   function summary() {
     var s = D.summary, cards = $('summary-cards'), t = $('summary-table');
     if (D.incomplete) $('incomplete').hidden = false;
+    // A sampled trace's counted totals (format 1.13): every call counted
+    var X = s.exact || null;
     if (D.sampled) {
       // record --sample: the page's bytes and counts are estimates (as every command says)
       $('sampled').hidden = false;
       $('sampled').textContent = 'Sampled trace (record --sample ' + int(D.sampled.sample_bytes) +
-        ' bytes): byte figures and counts are estimates, a peak ' +
-        'is not an unbiased estimate, and temporary allocations are not estimated (left out).';
+        ' bytes): ' + (X ? 'calls, allocations, frees, their bytes, temporary allocations and ' +
+        'the heap\u2019s usable bytes are counted (the cards and the table\u2019s \u201ccounted\u201d ' +
+        'rows); call sites, leaks and the peak of requested bytes are estimates, and a peak is not ' +
+        'an unbiased estimate.' : 'byte figures and counts are estimates, a peak ' +
+        'is not an unbiased estimate, and temporary allocations are not estimated (left out).');
     }
     // record --aggregate: totals exact, times at the intervals' granularity;
     // record --keep-last: where the exact segments are, or what a segment holds
@@ -399,10 +404,20 @@
       $('aggregated').textContent = kinds.map(n => n.charAt(0).toUpperCase() + n.slice(1) + '.').join(' ');
     }
     card(cards, 'card-peak', 'Peak heap in use', bytes(s.peak_bytes), int(s.peak_bytes) + ' B at ' + time(s.peak_ns));
-    card(cards, 'card-allocs', 'Allocations', int(s.allocations), bytes(s.allocated_bytes) + ' requested');
+    if (X) {
+      card(cards, 'card-allocs', 'Allocations (counted)', int(X.allocations),
+        bytes(X.allocated_bytes) + ' requested');
+      card(cards, 'card-usable', 'Heap, usable bytes (counted)',
+        X.peak_usable_bytes !== null ? bytes(X.peak_usable_bytes) : bytes(X.heap_usable_bytes),
+        X.peak_usable_bytes !== null ? 'peak, by ' + time(X.peak_usable_ns) + '; ' +
+          bytes(X.heap_usable_bytes) + ' at the end' : 'at the end (each process\u2019s peak apart)');
+    } else {
+      card(cards, 'card-allocs', 'Allocations', int(s.allocations), bytes(s.allocated_bytes) + ' requested');
+    }
     card(cards, 'card-leaked', LEFT.card || LEFT.title, bytes(s.leaked_bytes), int(s.leaked_blocks) + ' blocks' +
       (D.classes ? ', ' + bytes(D.classes.lost_bytes) + ' lost' : ''));
     if (TEMP) card(cards, 'card-temp', 'Temporary allocations', int(s.temporary), bytes(s.temporary_bytes));
+    else if (X) card(cards, 'card-temp', 'Temporary allocations (counted)', int(X.temporary), bytes(X.temporary_bytes));
     if (s.peak_rss_bytes !== null) {
       card(cards, 'card-rss', 'Peak RSS', bytes(s.peak_rss_bytes),
         'at ' + time(s.peak_rss_ns) + ', with memscribe\u2019s ring buffers (up to 4 MiB a thread)');
@@ -432,6 +447,19 @@
       ['Distinct stacks', 'stack_count', s.stack_count, 'count'],
       ['Duration', 'endNs', D.endNs, 'time']
     ];
+    // The counted totals, after the estimates they stand beside.
+    if (X) {
+      rows.unshift(
+        ['Allocations, counted', 'exact_allocations', X.allocations, 'count'],
+        ['Bytes allocated, counted', 'exact_allocated_bytes', X.allocated_bytes, 'bytes'],
+        ['Frees, counted', 'exact_frees', X.frees, 'count'],
+        ['Temporary allocations, counted', 'exact_temporary', X.temporary, 'count'],
+        ['Temporary bytes, counted', 'exact_temporary_bytes', X.temporary_bytes, 'bytes'],
+        ['Heap in use at the end, usable bytes, counted', 'exact_heap_usable_bytes', X.heap_usable_bytes, 'bytes']);
+      if (X.peak_usable_bytes !== null)
+        rows.splice(6, 0, ['Peak heap in use, usable bytes, counted', 'exact_peak_usable_bytes',
+          X.peak_usable_bytes, 'bytes']);
+    }
     // Leak classes at exit (record --reach), as report gives them.
     if (D.classes) {
       var at = rows.findIndex(function (r) { return r[1] === 'leaked_blocks'; }) + 1;
