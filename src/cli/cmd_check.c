@@ -13,6 +13,7 @@
 
 #include "analysis/core/ana_sample.h"
 #include "analysis/diff/ana_check.h"
+#include "analysis/model/ana_exact.h"
 #include "analysis/model/ana_model.h"
 #include "analysis/model/ana_reach.h"
 #include "analysis/pictures/ana_svg.h"
@@ -48,8 +49,10 @@ static void usage(FILE *out)
             "                           classes it counts still-reachable bytes too\n"
             "  --max-leaked-blocks N    unsuppressed leaked blocks (unsuppressed_leaked_blocks)\n"
             "  --max-peak SIZE          peak heap in use (peak_bytes)\n"
-            "  --max-temporary N        temporary allocations (temporary)\n"
-            "  --max-allocations N      heap blocks allocated (allocations)\n"
+            "  --max-temporary N        temporary allocations (temporary; a sampled trace's\n"
+            "                           counted ones, exact.temporary)\n"
+            "  --max-allocations N      heap blocks allocated (allocations; a sampled\n"
+            "                           trace's counted ones, exact.allocations)\n"
             "  --max-peak-rss SIZE      largest RSS sample, with memscribe's ring buffers\n"
             "                           (peak_rss_bytes)\n"
             "  --max-definitely-lost SIZE  unsuppressed bytes definitely lost at exit\n"
@@ -233,6 +236,14 @@ static void measure(struct cli_ana *a, struct ana_check_values *v, struct ana_mo
     for (int k = 0; k < ANA_CHECK_NR_MEASURES; k++)
         v->known[k] = true;
     v->known[ANA_CHECK_TEMPORARY] = ana_sample_has_temporary(fmt_reader_sample_bytes(a->r));
+    /* A sampled trace's counted totals, where it has them (ana_exact.h) */
+    struct ana_exact x;
+    ana_exact_of(*m, t, &x);
+    if (x.present) {
+        v->v[ANA_CHECK_TEMPORARY] = x.v[FMT_CTR_TEMPORARY];
+        v->v[ANA_CHECK_ALLOCATIONS] = x.v[FMT_CTR_ALLOCS];
+        v->known[ANA_CHECK_TEMPORARY] = true;
+    }
     v->known[ANA_CHECK_PEAK_RSS] = t->has_rss;
     v->known[ANA_CHECK_DEFINITELY_LOST] = v->known[ANA_CHECK_LOST] =
         v->known[ANA_CHECK_LOST_BLOCKS] = v->known[ANA_CHECK_POSSIBLY_LOST] = classes;

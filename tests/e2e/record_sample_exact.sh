@@ -7,7 +7,8 @@
 # allocations, their bytes, frees, temporary allocations and their bytes;
 # its heap in usable bytes, peak and end, equal what the program counted
 # itself with malloc_usable_size. The text says them without "~", the
-# metrics as memscribe_exact_*, the page in its cards and summary, and the
+# metrics as memscribe_exact_*, check gates on them, the page shows them in
+# its cards and summary, and the
 # trace is format 1.13 with counter events.
 source "$(dirname "$0")/record_lib.sh"
 
@@ -59,6 +60,17 @@ done
 if command -v promtool >/dev/null; then
     promtool check metrics <"$WORK/metrics" || fail "promtool refuses the metrics"
 fi
+# check gates on the counted figures: exactly at the limit passes, one
+# below fails.
+"$MEMSCRIBE" check --max-temporary 22000 --max-allocations 52040 "$WORK/s1.mscr" >/dev/null 2>&1 ||
+    fail "check: the counted figures at their limits did not pass"
+set +e
+"$MEMSCRIBE" check --max-temporary 21999 "$WORK/s1.mscr" >"$WORK/check" 2>/dev/null
+rc=$?
+set -e
+[ "$rc" = 1 ] && grep -q "temporary allocations: 22000 (limit 21999)" "$WORK/check" ||
+    fail "check --max-temporary 21999: exit $rc, $(cat "$WORK/check")"
+
 # The page (chromium renders it): the counted cards and summary rows hold
 # the same numbers.
 # shellcheck source=tests/e2e/html_chrome.sh
