@@ -63,19 +63,31 @@ static void usage(FILE *out)
                  "                  stderr says why)\n" CLI_ANA_USAGE);
 }
 
+/* clang-format off */
+#define ROW_COLUMNS                                                                                \
+    {"pid", "pid", ANA_CELL_U64},                                                                  \
+    {"time", "time", ANA_CELL_STR},                                                                \
+    {"time_ns", "time_ns", ANA_CELL_U64},                                                          \
+    {"heap", "heap_bytes", ANA_CELL_U64 | ANA_CELL_EST},                                           \
+    {"heap_max", "heap_max_bytes", ANA_CELL_U64 | ANA_CELL_EST},                                   \
+    {"allocated", "allocated_bytes", ANA_CELL_U64 | ANA_CELL_EST},                                 \
+    {"allocations", "allocations", ANA_CELL_U64 | ANA_CELL_EST},                                   \
+    {"live_blocks", "live_blocks", ANA_CELL_U64 | ANA_CELL_EST},                                   \
+    {"rss", "rss_bytes", ANA_CELL_U64},                                                            \
+    {"committed", "committed_bytes", ANA_CELL_U64},                                                \
+    {"reserved", "reserved_bytes", ANA_CELL_U64}
+/* clang-format on */
 static const struct ana_column cols[] = {
-    {"pid", "pid", ANA_CELL_U64},
-    {"time", "time", ANA_CELL_STR},
-    {"time_ns", "time_ns", ANA_CELL_U64},
-    {"heap", "heap_bytes", ANA_CELL_U64 | ANA_CELL_EST},
-    {"heap_max", "heap_max_bytes", ANA_CELL_U64 | ANA_CELL_EST},
-    {"allocated", "allocated_bytes", ANA_CELL_U64 | ANA_CELL_EST},
-    {"allocations", "allocations", ANA_CELL_U64 | ANA_CELL_EST},
-    {"live_blocks", "live_blocks", ANA_CELL_U64 | ANA_CELL_EST},
-    {"rss", "rss_bytes", ANA_CELL_U64},
-    {"committed", "committed_bytes", ANA_CELL_U64},
-    {"reserved", "reserved_bytes", ANA_CELL_U64},
+    ROW_COLUMNS,
     {"temporary", "temporary", ANA_CELL_U64},
+};
+/* A sampled trace with counters (format 1.13): its rows' counted figures
+ * after the estimated ones, where an exact trace has its temporary. */
+static const struct ana_column counted_cols[] = {
+    ROW_COLUMNS,
+    {"usable", "counted_heap_usable_bytes", ANA_CELL_U64},
+    {"allocs_counted", "counted_allocations", ANA_CELL_U64},
+    {"temp_counted", "counted_temporary", ANA_CELL_U64},
 };
 #define NR_COLS (sizeof(cols) / sizeof(cols[0]))
 
@@ -105,6 +117,11 @@ static void add_row(struct ana_table *t, const struct ana_timeline_row *r, bool 
     ana_table_set_u64(t, 10, r->reserved);
     if (temporary)
         ana_table_set_u64(t, 11, r->nr_temporary);
+    if (r->has_exact) {
+        ana_table_set_u64(t, 11, r->exact_usable);
+        ana_table_set_u64(t, 12, r->exact_allocs);
+        ana_table_set_u64(t, 13, r->exact_temporary);
+    }
 }
 
 struct sites {
@@ -276,6 +293,10 @@ static void text_head(const struct cli_ana *a, const struct ana_timeline *tl, bo
         printf("(an aggregated trace: interval granularity, rows at its cuts, each with the "
                "blocks of the intervals it ends)\n");
     printf("(rss includes memscribe's own ring buffers, up to 4 MiB per traced thread)\n");
+    if (!tl->index && fmt_reader_has_counters(a->r))
+        printf("(usable, allocs_counted, temp_counted: every call counted, as the recorder last "
+               "wrote them, a round or two (up to ~15 ms) before the row's time; usable is the "
+               "heap in use in usable bytes)\n");
 }
 
 static int follow_sites(void *arg, struct ana_heap_replay *p, struct ana_model *m,
@@ -510,10 +531,12 @@ static void write_rows(struct cli_ana *a, const struct ana_timeline *tl, bool ra
     }
     for (uint32_t im = 0; im < nr_images; im++) {
         struct ana_table *t;
-        if (ana_table_create(&t, cols,
-                             tl->index   ? NR_INDEX_COLS
-                             : temporary ? NR_COLS
-                                         : NR_COLS - 1))
+        bool counted = !tl->index && fmt_reader_has_counters(a->r);
+        if (counted ? ana_table_create(&t, counted_cols, NR_COLS + 2)
+                    : ana_table_create(&t, cols,
+                                       tl->index   ? NR_INDEX_COLS
+                                       : temporary ? NR_COLS
+                                                   : NR_COLS - 1))
             cli_die("timeline: out of memory");
         for (size_t i = 0; i < tl->nr_rows; i++)
             if (tl->rows[i].image == im)

@@ -11,7 +11,7 @@
 
 #include "memscribe/event.h"
 
-#define REC_COUNTER_PERIOD_NS (10 * 1000 * 1000ull)
+#define REC_COUNTER_PERIOD_NS (5 * 1000 * 1000ull)
 
 struct rec_session;
 struct rec_image;

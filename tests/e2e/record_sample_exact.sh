@@ -60,6 +60,11 @@ done
 if command -v promtool >/dev/null; then
     promtool check metrics <"$WORK/metrics" || fail "promtool refuses the metrics"
 fi
+# timeline: the last row's counted figures are the totals.
+"$MEMSCRIBE" timeline --format json "$WORK/s1.mscr" 2>/dev/null >"$WORK/tl.json" || fail "timeline failed"
+got=$(jq -r '.processes[0].rows[-1] | "\(.counted_allocations) \(.counted_temporary) \(.counted_heap_usable_bytes)"' "$WORK/tl.json")
+[ "$got" = "52040 22000 $left" ] || fail "timeline's last row: $got, want 52040 22000 $left"
+
 # check gates on the counted figures: exactly at the limit passes, one
 # below fails.
 "$MEMSCRIBE" check --max-temporary 22000 --max-allocations 52040 "$WORK/s1.mscr" >/dev/null 2>&1 ||

@@ -25,7 +25,7 @@ struct ana_exact {
     bool uncounted;     /* an allocator's own entry points were called: left out */
     uint32_t nr_images; /* images that counted */
     uint64_t v[FMT_CTR_ALL];
-    uint64_t peak_ns; /* when the peak was written (at most 10 ms after it was reached) */
+    uint64_t peak_ns; /* when the peak was written (a recorder round or two after it) */
 };
 
 /* The counters of scope s of model m (an image's, or the all-images one). */

@@ -228,7 +228,7 @@ struct ana_scope {
     uint64_t end_gen_;       /* private: the all-images peak generation then */
     /* Images of a sampled trace (format 1.13): the exact counters
      * (enum fmt_counter) as last written, and when the peak was last
-     * raised (at most REC_COUNTER_PERIOD_NS after it happened); the
+     * raised (a recorder round or two after it happened); the
      * all-images scope has none (ana_exact.h adds the images up).
      * exact_set: the counters written (a range of a parallel replay has
      * only those that changed in it). */

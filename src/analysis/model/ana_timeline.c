@@ -45,6 +45,10 @@ static int emit_rows(struct ana_timeline *tl, uint64_t t_ns, const struct ana_ti
         row->nr_temporary = s->nr_temporary;
         row->rss = s->rss;
         row->has_rss = s->has_rss;
+        row->has_exact = s->has_exact;
+        row->exact_usable = s->exact[FMT_CTR_HEAP_USABLE];
+        row->exact_allocs = s->exact[FMT_CTR_ALLOCS];
+        row->exact_temporary = s->exact[FMT_CTR_TEMPORARY];
         row->committed = vi ? vi->committed : 0;
         row->reserved = vi ? vi->reserved : 0;
         for (size_t k = 0; k < nr_prior; k++)

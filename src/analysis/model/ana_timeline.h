@@ -32,6 +32,11 @@ struct ana_timeline_row {
     uint64_t nr_temporary; /* cumulative: the blocks found temporary by t (ana_model's rule) */
     uint64_t rss;          /* latest sample at t, 0 if none yet */
     bool has_rss;
+    /* A sampled trace's counted totals at t (ana_exact.h), as last
+     * written before it: heap in use in usable bytes, allocations,
+     * temporary allocations; has_exact: its image has counters. */
+    bool has_exact;
+    uint64_t exact_usable, exact_allocs, exact_temporary;
     uint64_t committed; /* mapped with access at t (ana_vm; docs/vmem.md) */
     uint64_t reserved;  /* mapped without access (PROT_NONE, MEM_RESERVE) at t */
 };
