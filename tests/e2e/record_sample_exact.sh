@@ -89,6 +89,31 @@ for want in 'id="sum-exact_allocations" data-v="52040"' 'id="sum-exact_temporary
     '<div class="label">Allocations (counted)</div><div class="value">52,040</div>'; do
     grep -q "$want" "$WORK/s1.dom" || fail "the page has no $want"
 done
+# Threads and a fork: four threads allocate and free at once, then a
+# forked child on its own. Each process's counted totals equal the exact
+# trace's; the child's usable heap at the end is what it counted; the
+# parent's is what its threads counted plus pthread_create's own blocks
+# (four callocs of libc, less than 4 KiB), which the program cannot see.
+PT=$MS_PROGRAMS/col_exact_threads
+"$MEMSCRIBE" record -q -o "$WORK/te.mscr" -- "$PT" >"$WORK/te.own" || fail "threads: exact record failed"
+MEMSCRIBE_SAMPLE_SEED=5 "$MEMSCRIBE" record -q --sample 64K -o "$WORK/ts.mscr" -- "$PT" >"$WORK/ts.own" ||
+    fail "threads: record --sample failed"
+"$MEMSCRIBE" report --format json "$WORK/te.mscr" 2>/dev/null |
+    jq -S --argjson k "$heap_kinds" '[.processes[] | {calls: (.calls | with_entries(select(.key as $n | $k | index($n)))),
+        allocations, allocated_bytes, frees, temporary, temporary_bytes}]' >"$WORK/twant"
+"$MEMSCRIBE" report --format json "$WORK/ts.mscr" 2>/dev/null >"$WORK/ts.json"
+jq -S '[.processes[] | .exact | {calls, allocations, allocated_bytes, frees, temporary, temporary_bytes}]' \
+    "$WORK/ts.json" >"$WORK/tgot"
+diff "$WORK/twant" "$WORK/tgot" >&2 || fail "threads: the counted totals differ from the exact trace's (above)"
+[ "$(jq length "$WORK/tgot")" = 2 ] || fail "threads: not two processes"
+child=$(awk '$1 == "child_usable" { print $2 }' "$WORK/ts.own")
+parent=$(awk '$1 == "parent_usable" { print $2 }' "$WORK/ts.own")
+got=$(jq -r '.processes[1].exact.heap_usable_bytes' "$WORK/ts.json")
+[ "$got" = "$child" ] || fail "threads: the child's usable heap $got, it counted $child"
+got=$(jq -r '.processes[0].exact.heap_usable_bytes' "$WORK/ts.json")
+[ "$got" -ge "$parent" ] && [ $((got - parent)) -lt 4096 ] ||
+    fail "threads: the parent's usable heap $got, its threads counted $parent"
+
 # An exact trace has no counters, and its JSON no "exact".
 "$MEMSCRIBE" dump "$WORK/exact.mscr" | grep -q " counter " && fail "an exact trace has counter events"
 "$MEMSCRIBE" report --format json "$WORK/exact.mscr" 2>/dev/null | jq -e '.processes[0] | has("exact") | not' >/dev/null ||
