@@ -51,9 +51,11 @@ struct fmt_shm_counter_slot *col_count_claim(struct col_thread *t)
     if (n < FMT_SHM_COUNTER_SLOTS) {
         t->ctr = &c->slot[n];
         t->ctr_shared = 0;
+        t->ctr_lean = col_glibc_malloc ? t->ctr : NULL;
     } else {
         t->ctr = &c->slot[0];
         t->ctr_shared = 1;
+        t->ctr_lean = NULL;
     }
     return t->ctr;
 }
@@ -78,6 +80,7 @@ void col_count_fork_child(void)
 
     atomic_store(&col_counters, NULL);
     t->ctr = NULL;
+    t->ctr_lean = NULL;
     t->ctr_shared = 0;
     t->last_block = 0;
     if (col_sample_bytes)

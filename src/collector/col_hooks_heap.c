@@ -445,10 +445,9 @@ static inline __attribute__((always_inline)) void *col_count_lean(unsigned kind,
                                                                   uint64_t size)
 {
     struct col_thread *t = &col_thread;
-    struct fmt_shm_counters *c = col_counters;
-    struct fmt_shm_counter_slot *s = t->ctr;
+    struct fmt_shm_counter_slot *s = t->ctr_lean; /* implies the counters are on */
 
-    if (COL_UNLIKELY(!p || !c || !s || t->ctr_shared || !col_glibc_malloc))
+    if (COL_UNLIKELY(!p || !s))
         return col_count_slow(kind, p, size);
     uint64_t w = ((const uint64_t *)p)[-1]; /* col_count_usable, glibc's case */
     uint64_t usable = (w & ~(uint64_t)7) - 8 - (w & 2) * 4;
@@ -460,7 +459,7 @@ static inline __attribute__((always_inline)) void *col_count_lean(unsigned kind,
     col_count_add(0, &v[FMT_CTR_CLASS + 63 - __builtin_clzll(size | 1)], 1);
     t->last_block = (uintptr_t)p;
     t->last_size = size;
-    col_count_heap(c, usable, 1);
+    col_count_heap(col_counters, usable, 1);
     return p;
 }
 
@@ -491,10 +490,9 @@ static __attribute__((noinline)) void col_free_counted_slow(void *p)
 static __attribute__((noinline)) void col_free_counted(void *p)
 {
     struct col_thread *t = &col_thread;
-    struct fmt_shm_counters *c = col_counters;
-    struct fmt_shm_counter_slot *s = t->ctr;
+    struct fmt_shm_counter_slot *s = t->ctr_lean; /* implies the counters are on */
 
-    if (COL_UNLIKELY(!p || !c || !s || t->busy || t->ctr_shared || !col_glibc_malloc)) {
+    if (COL_UNLIKELY(!p || !s || t->busy)) {
         col_free_counted_slow(p);
         return;
     }
@@ -509,7 +507,7 @@ static __attribute__((noinline)) void col_free_counted(void *p)
         col_count_add(0, &v[FMT_CTR_TEMPORARY_BYTES], t->last_size);
     }
     t->last_block = 0;
-    col_count_heap(c, (uint64_t)0 - usable, 0);
+    col_count_heap(col_counters, (uint64_t)0 - usable, 0);
     col_real.free(p);
 }
 

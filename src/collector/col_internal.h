@@ -127,10 +127,13 @@ struct col_thread {
     uint64_t sample_rng;
     /* Exact counters under sampling (col_count.c): the thread's slot (NULL
      * until its first counted call; ctr_shared: slot 0, which every thread
-     * that found no slot of its own adds to atomically), and for the
-     * temporary rule its latest block if its latest heap call was an
-     * allocation (else 0) and that block's requested size. */
+     * that found no slot of its own adds to atomically; ctr_lean: the
+     * slot again when it is the thread's own and the real malloc is
+     * glibc's, the one test of the hooks' common path, else NULL), and
+     * for the temporary rule its latest block if its latest heap call was
+     * an allocation (else 0) and that block's requested size. */
     struct fmt_shm_counter_slot *ctr;
+    struct fmt_shm_counter_slot *ctr_lean;
     int ctr_shared;
     uintptr_t last_block;
     uint64_t last_size;

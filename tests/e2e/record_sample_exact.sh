@@ -114,8 +114,33 @@ got=$(jq -r '.processes[0].exact.heap_usable_bytes' "$WORK/ts.json")
 [ "$got" -ge "$parent" ] && [ $((got - parent)) -lt 4096 ] ||
     fail "threads: the parent's usable heap $got, its threads counted $parent"
 
+# Another allocator as the program's malloc (jemalloc preloaded): the
+# counting takes its general path, usable sizes from jemalloc's
+# malloc_usable_size. The totals still equal the exact trace's; the heap's
+# rise from its end to its peak is what the program counted (jemalloc's
+# start-up adds one block, there all along, that the program cannot see).
+JE=$(ldconfig -p | awk '$1 == "libjemalloc.so.2" { print $NF; exit }')
+[ -n "$JE" ] || fail "libjemalloc.so.2 is not installed (scripts/setup.sh installs it)"
+LD_PRELOAD=$JE "$MEMSCRIBE" record -q -o "$WORK/je.mscr" -- "$P" >"$WORK/je.own" ||
+    fail "jemalloc: exact record failed"
+LD_PRELOAD=$JE MEMSCRIBE_SAMPLE_SEED=2 "$MEMSCRIBE" record -q --sample 64K -o "$WORK/jes.mscr" -- "$P" \
+    >"$WORK/jes.own" || fail "jemalloc: record --sample failed"
+"$MEMSCRIBE" dump "$WORK/jes.mscr" >"$WORK/jes.dump"
+grep -q 'module_load .*libjemalloc\.so\.2' "$WORK/jes.dump" ||
+    fail "jemalloc: not the program's allocator in the trace"
+"$MEMSCRIBE" report --format json "$WORK/je.mscr" 2>/dev/null |
+    jq -S '.processes[0] | {allocations, allocated_bytes, frees, temporary, temporary_bytes}' >"$WORK/jewant"
+"$MEMSCRIBE" report --format json "$WORK/jes.mscr" 2>/dev/null >"$WORK/jes.json"
+jq -S '.processes[0].exact | {allocations, allocated_bytes, frees, temporary, temporary_bytes}' \
+    "$WORK/jes.json" >"$WORK/jegot"
+diff "$WORK/jewant" "$WORK/jegot" >&2 || fail "jemalloc: the counted totals differ from the exact trace's (above)"
+own=$(awk '$1 == "peak_usable" { p = $2 } $1 == "heap_usable" { h = $2 } END { print p - h }' "$WORK/jes.own")
+got=$(jq -r '.processes[0].exact | .peak_usable_bytes - .heap_usable_bytes' "$WORK/jes.json")
+[ "$got" = "$own" ] || fail "jemalloc: the heap's fall from its peak to its end $got usable bytes, the program counted $own"
+
 # An exact trace has no counters, and its JSON no "exact".
-"$MEMSCRIBE" dump "$WORK/exact.mscr" | grep -q " counter " && fail "an exact trace has counter events"
+"$MEMSCRIBE" dump "$WORK/exact.mscr" >"$WORK/exact.dump"
+grep -q " counter " "$WORK/exact.dump" && fail "an exact trace has counter events"
 "$MEMSCRIBE" report --format json "$WORK/exact.mscr" 2>/dev/null | jq -e '.processes[0] | has("exact") | not' >/dev/null ||
     fail "an exact trace's JSON has \"exact\""
 echo "ok: three seeds' counted totals equal the exact trace's; heap peak $peak usable bytes, as counted by the program"
