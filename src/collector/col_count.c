@@ -30,7 +30,7 @@ void col_count_start(struct fmt_shm_header *h0)
         return;
     c = (struct fmt_shm_counters *)((char *)h0 + h0->counters_offset);
     atomic_store(&c->threaded, 0u); /* a new image, a forked child: one thread */
-    atomic_store_explicit(&col_counters, c, memory_order_release);
+    __atomic_store_n(&col_counters, c, __ATOMIC_RELEASE);
 #endif
 }
 
@@ -78,7 +78,7 @@ void col_count_fork_child(void)
 {
     struct col_thread *t = &col_thread;
 
-    atomic_store(&col_counters, NULL);
+    __atomic_store_n(&col_counters, NULL, __ATOMIC_RELAXED); /* one thread after fork */
     t->ctr = NULL;
     t->ctr_lean = NULL;
     t->ctr_shared = 0;

@@ -42,7 +42,9 @@
  * ring, not 64 MiB of address space (docs/protocol.md). The memfd is
  * sparse, so a ring costs memory only as far as it has been written. */
 #define COL_MAX_RINGS_PER_SEGMENT 16
+#ifndef COL_RING_SIZE /* tests/unit/test_tsan_rings.c builds the ring code with small rings */
 #define COL_RING_SIZE (4u << 20)
+#endif
 #define COL_MAX_SEGMENTS FMT_SHM_MAX_SEGMENTS
 
 /* Per-ring cache of recently seen stacks: 1024 entries of 16 bytes, the
@@ -344,7 +346,9 @@ static inline __attribute__((always_inline)) uint64_t col_stamp_with(struct col_
     struct fmt_shm_ring_ctl *c = t->ring->ctl;
     uint64_t ts;
 
-    atomic_store_explicit(&c->pending, FMT_SHM_PENDING_MARKER, memory_order_relaxed);
+    /* Release: a recorder that reads the marker must find the previous
+     * event in head (docs/protocol.md, "Memory order"). */
+    atomic_store_explicit(&c->pending, FMT_SHM_PENDING_MARKER, memory_order_release);
     ts = plain ? __builtin_ia32_rdtsc() : col_now();
     atomic_store_explicit(&c->pending, ts, memory_order_release);
     return ts;
@@ -463,12 +467,28 @@ static inline size_t col_count_usable(void *p)
     return col_count_usable_slow(p);
 }
 
+/* The x86-64 single-instruction adds below are plain instructions to
+ * ThreadSanitizer, which sees no asm: under it the portable path, the
+ * one AArch64 takes, is compiled (tests/unit/test_tsan_rings.c). */
+#if defined(__SANITIZE_THREAD__)
+#define COL_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define COL_TSAN 1
+#endif
+#endif
+#if defined(__x86_64__) && !defined(COL_TSAN)
+#define COL_COUNT_ASM 1
+#endif
+
 /* *v += d in one instruction: a signal handler's call between a load and a
  * store cannot lose one (the slot is the thread's alone). Slot 0 is
- * shared: atomic. The caller reads the thread's shared flag once. */
+ * shared: atomic. Elsewhere than x86-64 a relaxed atomic add (LSE's
+ * stadd, or an exclusive pair a signal makes retry). Relaxed: the sums
+ * publish nothing. The caller reads the thread's shared flag once. */
 static inline __attribute__((always_inline)) void col_count_add(int shared, uint64_t *v, uint64_t d)
 {
-#if defined(__x86_64__)
+#ifdef COL_COUNT_ASM
     if (COL_LIKELY(!shared)) {
         __asm__("addq %1, %0" : "+m"(*v) : "er"(d));
         return;
@@ -488,7 +508,7 @@ static inline __attribute__((always_inline)) void col_count_heap(struct fmt_shm_
 {
     uint64_t v = d;
 
-#if defined(__x86_64__)
+#ifdef COL_COUNT_ASM
     if (COL_LIKELY(!atomic_load_explicit(&c->threaded, memory_order_relaxed))) {
         __asm__("xaddq %0, %1" : "+r"(v), "+m"(*(uint64_t *)&c->heap_usable));
         v += d;

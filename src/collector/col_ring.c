@@ -432,7 +432,7 @@ static int col_ring_wait_room(struct col_thread *t, uint64_t need)
         }
         waited_ms += 10; /* at most; checking the recorder now and then is enough */
         if (atomic_load_explicit(&col_state, memory_order_relaxed) == COL_OFF ||
-            t->gen != atomic_load_explicit(&col_proc->gen, memory_order_relaxed))
+            t->gen != __atomic_load_n(&col_proc->gen, __ATOMIC_RELAXED))
             return -1;
         if (waited_ms % 100 == 0 && !col_recorder_alive(r, waited_ms)) {
             col_turn_off("the recorder is gone; tracing stops here", 0);

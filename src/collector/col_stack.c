@@ -811,7 +811,8 @@ static __attribute__((noinline)) void col_node_verify(uint32_t node, void *const
 uint32_t col_stack_finish_walk(struct col_thread *t, void **buf, int n, int max,
                                struct col_unwind_memo *m)
 {
-    int newest = atomic_load_explicit(&col_nodes_newest, memory_order_relaxed), k;
+    /* Acquire: the tier's table pointer was stored before newest. */
+    int newest = atomic_load_explicit(&col_nodes_newest, memory_order_acquire), k;
     uint32_t limit = col_depth < 255 ? col_depth : 255, node = 0, base = COL_NODE_NONE;
     struct col_node_probe p = {atomic_load_explicit(&col_nodes[newest], memory_order_acquire),
                                col_tier_mask[newest],

@@ -132,8 +132,9 @@ void col_turn_off(const char *why, int err)
     if (expect == COL_OFF)
         return;
     atomic_store(&col_state, COL_OFF);
+    /* Every thread drops to the slow path, which reads col_state. */
     if (col_proc)
-        col_proc->gen = UINT32_MAX; /* every thread drops to the slow path */
+        __atomic_store_n(&col_proc->gen, UINT32_MAX, __ATOMIC_RELAXED);
     if (why)
         col_say(why, err);
 }
