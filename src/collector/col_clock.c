@@ -63,7 +63,7 @@ uint64_t col_now_slow(void)
         return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) | FMT_SHM_TS_SYSCLOCK;
     }
     if (col_clock_tsc)
-        return __builtin_ia32_rdtsc();
+        return ms_arch_ticks();
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }

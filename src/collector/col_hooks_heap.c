@@ -240,7 +240,7 @@ static inline __attribute__((always_inline)) int col_free_quick(void *p)
     }
     t->nr_events++;
     atomic_store_explicit(&r->ctl->pending, FMT_SHM_PENDING_MARKER, memory_order_release);
-    ts = __builtin_ia32_rdtsc();
+    ts = ms_arch_ticks();
     atomic_store_explicit(&r->ctl->pending, ts, memory_order_release);
     e = (struct fmt_shm_event *)(r->data + (r->head & (COL_RING_SIZE - 1)));
     e->type = FMT_SHM_REC_EVENT;

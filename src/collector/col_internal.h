@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "format/fmt_shm.h"
+#include "util/util_arch.h"
 #ifndef COL_UNWIND_LIBGCC
 #include "collector/col_unwind_internal.h"
 #endif
@@ -207,7 +208,7 @@ void col_clock_settings(void);
 static inline uint64_t col_now(void)
 {
     if (COL_LIKELY(col_clock_fast))
-        return __builtin_ia32_rdtsc();
+        return ms_arch_ticks();
     return col_now_slow();
 }
 
@@ -349,7 +350,7 @@ static inline __attribute__((always_inline)) uint64_t col_stamp_with(struct col_
     /* Release: a recorder that reads the marker must find the previous
      * event in head (docs/protocol.md, "Memory order"). */
     atomic_store_explicit(&c->pending, FMT_SHM_PENDING_MARKER, memory_order_release);
-    ts = plain ? __builtin_ia32_rdtsc() : col_now();
+    ts = plain ? ms_arch_ticks() : col_now();
     atomic_store_explicit(&c->pending, ts, memory_order_release);
     return ts;
 }

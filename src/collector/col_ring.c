@@ -143,7 +143,7 @@ static void col_segment_info(struct fmt_shm_header *h)
 {
     char *out = (char *)h + FMT_SHM_INFO_OFFSET;
     uint32_t room = FMT_SHM_HEADER_SIZE - FMT_SHM_INFO_OFFSET;
-    long n = syscall(SYS_readlink, "/proc/self/exe", out, (long)room / 2);
+    long n = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", out, (long)room / 2);
     int fd;
 
     h->exe_len = n > 0 ? (uint32_t)n : 0;
@@ -414,7 +414,7 @@ static int col_ring_wait_room(struct col_thread *t, uint64_t need)
             return 0;
         if (spins < 2000) {
             spins++;
-            __builtin_ia32_pause();
+            ms_arch_relax();
             continue;
         }
         seq = atomic_load(&c->wake_seq);

@@ -151,7 +151,7 @@ static void col_sample_lock(struct col_sample_shard *sh)
             if (++spins % 256 == 0)
                 sched_yield(); /* the holder may be preempted on a busy machine */
             else
-                __builtin_ia32_pause();
+                ms_arch_relax();
         }
     }
 }

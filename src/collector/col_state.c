@@ -341,7 +341,7 @@ static int col_process_start(void)
     col_proc->pid = getpid();
     if (col_segments_start(kind) != 0)
         return -1;
-    atomic_store_explicit(&col_proc->gen, ++col_gen_counter, memory_order_release);
+    __atomic_store_n(&col_proc->gen, ++col_gen_counter, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -363,7 +363,7 @@ static __attribute__((noinline)) struct col_thread *col_enter_start(struct col_t
     /* Before anything is stamped: may this thread read the TSC? */
     if (COL_UNLIKELY(!t->clock_known))
         col_clock_thread(t);
-    if (atomic_load_explicit(&col_proc->gen, memory_order_acquire) == 0) {
+    if (__atomic_load_n(&col_proc->gen, __ATOMIC_ACQUIRE) == 0) {
         _Atomic int *lock = col_proc_lock();
         int rc = 0;
 
@@ -430,7 +430,7 @@ int col_attach_restart(void)
     col_modules_reset();
     col_sample_reset();
     col_started_once = 0;
-    atomic_store(&col_proc->gen, 0);
+    __atomic_store_n(&col_proc->gen, 0, __ATOMIC_SEQ_CST);
     atomic_store(&col_state, COL_READY);
     return 0;
 }

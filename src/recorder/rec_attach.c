@@ -272,6 +272,11 @@ static pid_t rec_pick_thread(pid_t pid)
     return tid;
 }
 
+/* The thread held for our calls: x86-64's registers (an i386 process is
+ * traced by the x86-64 recorder). AArch64's (NT_PRSTATUS, NT_PRFPREG and
+ * NT_ARM_SYSTEM_CALL for the restart) are not written yet: there
+ * rec_attach_start refuses (docs/platforms.md). */
+#if defined(__x86_64__)
 /* A stopped thread we hold, and what it was doing. */
 struct rec_hold {
     pid_t pid, tid;
@@ -488,6 +493,7 @@ static void rec_hold_read(struct rec_hold *h, uint64_t addr, char *buf, size_t s
 
     buf[n > 0 ? (size_t)n : 0] = 0;
 }
+#endif /* __x86_64__ */
 
 static const char *rec_lib_suffix(const char *lib)
 {
@@ -496,6 +502,20 @@ static const char *rec_lib_suffix(const char *lib)
     return slash ? slash : lib;
 }
 
+#if !defined(__x86_64__)
+int rec_attach_start(pid_t pid, const char *lib, const char *settings, char *msg, size_t size)
+{
+    (void)pid, (void)lib, (void)settings;
+    return rec_say(msg, size, "record -p: attaching to a running process is built for x86-64 only "
+                              "so far (docs/platforms.md)");
+}
+
+int rec_attach_stop(pid_t pid, const char *lib, long *nr_restored, char *msg, size_t size)
+{
+    (void)pid, (void)lib, (void)nr_restored;
+    return rec_say(msg, size, "record -p: attaching is built for x86-64 only so far");
+}
+#else
 int rec_attach_start(pid_t pid, const char *lib, const char *settings, char *msg, size_t size)
 {
     char libc[4200], path[4200], err[512];
@@ -605,3 +625,4 @@ int rec_attach_stop(pid_t pid, const char *lib, long *nr_restored, char *msg, si
     *nr_restored = (long)rc;
     return ret;
 }
+#endif

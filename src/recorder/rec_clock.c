@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "recorder/rec_internal.h"
+#include "util/util_arch.h"
 
 static uint64_t rec_mono_ns(void)
 {
@@ -55,7 +56,7 @@ static void rec_tsc_read(struct rec_tsc_seen *best)
         struct rec_tsc_seen r;
 
         r.before = rec_mono_ns();
-        r.tick = __builtin_ia32_rdtsc();
+        r.tick = ms_arch_ticks();
         r.after = rec_mono_ns();
         if (r.after - r.before < best->after - best->before)
             *best = r;
@@ -152,7 +153,7 @@ static void rec_clock_pair(uint64_t *tick, uint64_t *ns)
     uint64_t a = rec_mono_ns();
 
 #if defined(__x86_64__) || defined(__i386__)
-    *tick = __builtin_ia32_rdtsc();
+    *tick = ms_arch_ticks();
 #else
     *tick = 0;
 #endif
@@ -218,7 +219,7 @@ void rec_clock_follow(struct rec_clock *c)
     if (!c->tsc || !c->ready)
         return;
     for (int i = 0; i < 3; i++) { /* the narrowest reading: one not preempted */
-        uint64_t before = rec_mono_ns(), tick = __builtin_ia32_rdtsc(), after = rec_mono_ns();
+        uint64_t before = rec_mono_ns(), tick = ms_arch_ticks(), after = rec_mono_ns();
 
         if (after - before < best) {
             best = after - before;
@@ -234,7 +235,7 @@ uint64_t rec_clock_now(const struct rec_clock *c)
 {
 #if defined(__x86_64__) || defined(__i386__)
     if (c->tsc && c->ready)
-        return rec_clock_ns(c, __builtin_ia32_rdtsc(), 1);
+        return rec_clock_ns(c, ms_arch_ticks(), 1);
 #endif
     return rec_mono_ns();
 }

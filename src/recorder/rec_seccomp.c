@@ -129,6 +129,7 @@ static int rec_seccomp_mode(pid_t pid, pid_t tid)
 
 static void rec_seccomp_restart_plain(pid_t tid)
 {
+#if defined(__x86_64__)
     struct user_regs_struct r;
 
     if (ptrace(PTRACE_GETREGS, tid, 0L, &r) != 0 || (int32_t)r.rax != -REC_ERESTART_RESTARTBLOCK ||
@@ -137,6 +138,9 @@ static void rec_seccomp_restart_plain(pid_t tid)
     r.rax = r.orig_rax;
     r.rip -= 2; /* the syscall (int $0x80) instruction again */
     ptrace(PTRACE_SETREGS, tid, 0L, &r);
+#else
+    (void)tid; /* only attach uses it, and attach is x86-64's alone so far */
+#endif
 }
 
 /* Check thread tid of pid (inject: it is the one that will load the

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "replay/rpl_internal.h"
+#include "util/util_arch.h"
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
@@ -147,7 +148,7 @@ static int wait_turn(struct rpl_slot *s, uint32_t seq, void (*pause)(void *), vo
         return 0;
     pause(arg);
     for (int i = 0; i < SPINS && (now = LOAD(&s->seq)) != seq; i++)
-        __builtin_ia32_pause();
+        ms_arch_relax();
     while ((now = LOAD(&s->seq)) != seq) {
         __atomic_add_fetch(&s->waiters, 1, __ATOMIC_SEQ_CST);
         if (LOAD(&s->seq) == now)
