@@ -246,56 +246,6 @@ int rec_attach_check(pid_t pid, int *is32, char *msg, size_t size)
     return 0;
 }
 
-/* A thread of pid that can run our calls: pid itself unless it has
- * exited (pthread_exit in main), else the first live one. */
-static pid_t rec_pick_thread(pid_t pid)
-{
-    char path[96], state[64];
-    struct dirent *e;
-    pid_t tid = 0;
-    DIR *d;
-
-    snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)pid);
-    if (rec_status_field(path, "State", state, sizeof(state)) == 0 && state[0] != 'Z')
-        return pid;
-    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-    d = opendir(path);
-    while (d && !tid && (e = readdir(d))) {
-        long t = strtol(e->d_name, NULL, 10);
-
-        snprintf(path, sizeof(path), "/proc/%d/task/%ld/status", (int)pid, t);
-        if (t > 0 && rec_status_field(path, "State", state, sizeof(state)) == 0 && state[0] != 'Z')
-            tid = (pid_t)t;
-    }
-    if (d)
-        closedir(d);
-    return tid;
-}
-
-/* The thread held for our calls: x86-64's registers (an i386 process is
- * traced by the x86-64 recorder). AArch64's (NT_PRSTATUS, NT_PRFPREG and
- * NT_ARM_SYSTEM_CALL for the restart) are not written yet: there
- * rec_attach_start refuses (docs/platforms.md). */
-#if defined(__x86_64__)
-/* A stopped thread we hold, and what it was doing. */
-struct rec_hold {
-    pid_t pid, tid;
-    int memfd; /* /proc/PID/mem */
-    struct user_regs_struct regs;
-    unsigned char xstate[REC_XSTATE_MAX];
-    struct iovec xiov;
-    int have_xstate;
-    uint64_t scratch; /* below the thread's stack pointer, for our strings */
-    int is32;         /* an i386 process: arguments on the stack, 32-bit pointers */
-};
-
-static int rec_gone(const struct rec_hold *h, int status, char *msg, size_t size)
-{
-    if (WIFEXITED(status) || WIFSIGNALED(status))
-        return rec_say(msg, size, "process %d exited while being attached to", (int)h->pid);
-    return -1;
-}
-
 int rec_attach_stop_thread(pid_t tid)
 {
     int status;
@@ -322,6 +272,56 @@ int rec_attach_stop_thread(pid_t tid)
 void rec_attach_let_go(pid_t tid)
 {
     ptrace(PTRACE_DETACH, tid, 0L, 0L);
+}
+
+/* The thread held for our calls: x86-64's registers (an i386 process is
+ * traced by the x86-64 recorder). AArch64's (NT_PRSTATUS, NT_PRFPREG and
+ * NT_ARM_SYSTEM_CALL for the restart) are not written yet: there
+ * rec_attach_start refuses (docs/platforms.md). */
+#if defined(__x86_64__)
+/* A thread of pid that can run our calls: pid itself unless it has
+ * exited (pthread_exit in main), else the first live one. */
+static pid_t rec_pick_thread(pid_t pid)
+{
+    char path[96], state[64];
+    struct dirent *e;
+    pid_t tid = 0;
+    DIR *d;
+
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)pid);
+    if (rec_status_field(path, "State", state, sizeof(state)) == 0 && state[0] != 'Z')
+        return pid;
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    d = opendir(path);
+    while (d && !tid && (e = readdir(d))) {
+        long t = strtol(e->d_name, NULL, 10);
+
+        snprintf(path, sizeof(path), "/proc/%d/task/%ld/status", (int)pid, t);
+        if (t > 0 && rec_status_field(path, "State", state, sizeof(state)) == 0 && state[0] != 'Z')
+            tid = (pid_t)t;
+    }
+    if (d)
+        closedir(d);
+    return tid;
+}
+
+/* A stopped thread we hold, and what it was doing. */
+struct rec_hold {
+    pid_t pid, tid;
+    int memfd; /* /proc/PID/mem */
+    struct user_regs_struct regs;
+    unsigned char xstate[REC_XSTATE_MAX];
+    struct iovec xiov;
+    int have_xstate;
+    uint64_t scratch; /* below the thread's stack pointer, for our strings */
+    int is32;         /* an i386 process: arguments on the stack, 32-bit pointers */
+};
+
+static int rec_gone(const struct rec_hold *h, int status, char *msg, size_t size)
+{
+    if (WIFEXITED(status) || WIFSIGNALED(status))
+        return rec_say(msg, size, "process %d exited while being attached to", (int)h->pid);
+    return -1;
 }
 
 /* Seize the thread and stop it (PTRACE_INTERRUPT): signals that arrive
@@ -493,21 +493,21 @@ static void rec_hold_read(struct rec_hold *h, uint64_t addr, char *buf, size_t s
 
     buf[n > 0 ? (size_t)n : 0] = 0;
 }
-#endif /* __x86_64__ */
-
 static const char *rec_lib_suffix(const char *lib)
 {
     const char *slash = strrchr(lib, '/');
 
     return slash ? slash : lib;
 }
+#endif /* __x86_64__ */
 
 #if !defined(__x86_64__)
 int rec_attach_start(pid_t pid, const char *lib, const char *settings, char *msg, size_t size)
 {
     (void)pid, (void)lib, (void)settings;
-    return rec_say(msg, size, "record -p: attaching to a running process is built for x86-64 only "
-                              "so far (docs/platforms.md)");
+    return rec_say(msg, size,
+                   "record -p: attaching to a running process is built for x86-64 only "
+                   "so far (docs/platforms.md)");
 }
 
 int rec_attach_stop(pid_t pid, const char *lib, long *nr_restored, char *msg, size_t size)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The recorder's clock. With a stable TSC (the kernel's own clocksource)
- * the collector stamps events with rdtsc, cheaper than the vDSO clock; the
+ * the collector stamps events with rdtsc (AArch64: the virtual counter,
+ * util_arch.h's ms_arch_ticks), cheaper than the vDSO clock; the
  * recorder turns ticks into CLOCK_MONOTONIC nanoseconds with one line
  * calibrated at start, and reads its own "now" the same way, so comparing
  * its time with the collector's never mixes two clocks. */
@@ -40,7 +41,6 @@ static int rec_file_has(const char *path, const char *want, int anywhere)
     return anywhere ? strstr(buf, want) != NULL : strncmp(buf, want, strlen(want)) == 0;
 }
 
-#if defined(__x86_64__) || defined(__i386__)
 /* One (tick, ns) reading on this CPU: the tick and the CLOCK_MONOTONIC
  * times read on both sides of it, the narrowest of a few (a reading the
  * thread was preempted in is wide). */
@@ -123,15 +123,17 @@ static int rec_tsc_same_everywhere(void)
     }
     return 1;
 }
-#endif
 
 /* The TSC is as good a clock as the kernel's when it neither stops nor
  * changes rate and the kernel itself uses it, or uses kvm-clock (built on
- * it) and every CPU's TSC is on one line. */
+ * it) and every CPU's TSC is on one line. AArch64's virtual counter runs
+ * at one rate on every CPU by the architecture; the kernel's own clock is
+ * built on it (arch_sys_counter), else (an emulator, a hypervisor's clock)
+ * it must be on one line on every CPU as kvm-clock's TSC. */
 static int rec_tsc_usable(void)
 {
-    const char *env = getenv("MEMSCRIBE_CLOCK");
     static const char source[] = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
+    const char *env = getenv("MEMSCRIBE_CLOCK");
 
     if (env && *env)
         return !strcmp(env, "tsc");
@@ -143,7 +145,7 @@ static int rec_tsc_usable(void)
         return 1;
     return rec_file_has(source, "kvm-clock\n", 0) && rec_tsc_same_everywhere();
 #else
-    return 0;
+    return rec_file_has(source, "arch_sys_counter\n", 0) || rec_tsc_same_everywhere();
 #endif
 }
 
@@ -152,11 +154,7 @@ static void rec_clock_pair(uint64_t *tick, uint64_t *ns)
 {
     uint64_t a = rec_mono_ns();
 
-#if defined(__x86_64__) || defined(__i386__)
     *tick = ms_arch_ticks();
-#else
-    *tick = 0;
-#endif
     *ns = a + (rec_mono_ns() - a) / 2;
 }
 
@@ -213,7 +211,6 @@ int rec_clock_settle_now(struct rec_clock *c)
 
 void rec_clock_follow(struct rec_clock *c)
 {
-#if defined(__x86_64__) || defined(__i386__)
     uint64_t best = UINT64_MAX;
 
     if (!c->tsc || !c->ready)
@@ -226,16 +223,11 @@ void rec_clock_follow(struct rec_clock *c)
             c->sys_off = (int64_t)(rec_clock_ns(c, tick, 1) - (before + (after - before) / 2));
         }
     }
-#else
-    (void)c;
-#endif
 }
 
 uint64_t rec_clock_now(const struct rec_clock *c)
 {
-#if defined(__x86_64__) || defined(__i386__)
     if (c->tsc && c->ready)
         return rec_clock_ns(c, ms_arch_ticks(), 1);
-#endif
     return rec_mono_ns();
 }
