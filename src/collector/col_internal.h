@@ -5,12 +5,14 @@
 #ifndef COL_INTERNAL_H
 #define COL_INTERNAL_H
 
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "format/fmt_shm.h"
 #include "util/util_arch.h"
@@ -438,6 +440,19 @@ col_emit_event_inline(struct col_thread *t, uint8_t type, uint8_t kind, uint8_t 
 void col_emit_event(struct col_thread *t, uint8_t type, uint8_t kind, uint8_t flags, uint8_t origin,
                     uint32_t stack, uint64_t ts, uint64_t addr, uint64_t size,
                     const uint64_t *extra, unsigned nargs);
+
+/* readlink(path) by the system call (no libc wrapper under a hook):
+ * readlink where the CPU has it (x86), since a program's seccomp filter
+ * that lets the collector run allows what it always called
+ * (tests/programs/col_seccomp.c); AArch64 has only readlinkat. */
+static inline long col_sys_readlink(const char *path, char *buf, long size)
+{
+#ifdef SYS_readlink
+    return syscall(SYS_readlink, path, buf, size);
+#else
+    return syscall(SYS_readlinkat, AT_FDCWD, path, buf, size);
+#endif
+}
 
 /* col_count.c: the exact counters of a sampled recording (fmt_shm_counters.h):
  * segment 0's area, NULL before the stream starts, when not sampling, and

@@ -3,7 +3,6 @@
  * build id, sent at start and whenever dlopen/dlclose change the set, so
  * addresses can be symbolised later, elsewhere. */
 #include <elf.h>
-#include <fcntl.h>
 #include <link.h>
 #include <sched.h>
 #include <string.h>
@@ -75,7 +74,7 @@ static void col_emit_module(struct col_thread *t, uint64_t ts, const struct dl_p
     struct fmt_shm_module *m;
 
     if (is_main) {
-        long n = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", exe, sizeof(exe) - 1);
+        long n = col_sys_readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
         exe[n > 0 ? n : 0] = 0;
         path = exe;

@@ -143,7 +143,7 @@ static void col_segment_info(struct fmt_shm_header *h)
 {
     char *out = (char *)h + FMT_SHM_INFO_OFFSET;
     uint32_t room = FMT_SHM_HEADER_SIZE - FMT_SHM_INFO_OFFSET;
-    long n = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", out, (long)room / 2);
+    long n = col_sys_readlink("/proc/self/exe", out, (long)room / 2);
     int fd;
 
     h->exe_len = n > 0 ? (uint32_t)n : 0;
