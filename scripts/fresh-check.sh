@@ -173,7 +173,7 @@ say "root ready in $t_debootstrap: $(git -C "$repo" rev-parse --short "$rev") in
 # the terminal and to a log beside the root (kept on failure).
 cat > "$root/work/steps.sh" <<'STEPS'
 set -euo pipefail
-root=$1 cache=$2
+root=$1 cache=$2 root_dev=$3
 umount_all() {
   local m
   for m in $(awk -v r="$root" '$5 == r || index($5, r "/") == 1 { print $5 }' /proc/self/mountinfo | sort -r); do
@@ -183,28 +183,8 @@ umount_all() {
 trap umount_all EXIT
 mount -t proc proc "$root/proc"
 mount -t sysfs sys "$root/sys"
-# The root's own /dev: a tmpfs with the device nodes a program expects, the
-# std* and fd links, and a pty instance of its own. Not the host's /dev bound
-# in, nor devtmpfs (one instance for the whole kernel): a test that replaces
-# /dev/stdout in the root (as `gcc -o /dev/stdout >file` does) must not
-# replace the host's.
-mount -t tmpfs -o mode=0755,nosuid,size=64m dev "$root/dev"
-mknod -m 0666 "$root/dev/null" c 1 3
-mknod -m 0666 "$root/dev/zero" c 1 5
-mknod -m 0666 "$root/dev/full" c 1 7
-mknod -m 0666 "$root/dev/random" c 1 8
-mknod -m 0666 "$root/dev/urandom" c 1 9
-mknod -m 0666 "$root/dev/tty" c 5 0
-ln -s /proc/self/fd "$root/dev/fd"
-ln -s /proc/self/fd/0 "$root/dev/stdin"
-ln -s /proc/self/fd/1 "$root/dev/stdout"
-ln -s /proc/self/fd/2 "$root/dev/stderr"
-ln -s /proc/kcore "$root/dev/core"
-mkdir -m 0755 "$root/dev/pts" "$root/dev/mqueue"
-mkdir -m 1777 "$root/dev/shm"
-mount -t devpts -o newinstance,ptmxmode=0666,mode=0620,gid=5 devpts "$root/dev/pts"
-ln -s pts/ptmx "$root/dev/ptmx"
-mount -t tmpfs -o mode=1777,nosuid,nodev shm "$root/dev/shm"
+# The root's own /dev, never the host's (root-dev.sh says why).
+bash "$root_dev" "$root"
 if [ "$cache" -eq 1 ]; then
   mount --bind /var/cache/apt/archives "$root/var/cache/apt/archives"
 fi
@@ -254,7 +234,8 @@ STEPS
 
 rc=0
 host_stdout=$(readlink /dev/stdout || echo "not a link")
-unshare --mount --propagation private -- bash "$root/work/steps.sh" "$root" "$cache" || rc=$?
+unshare --mount --propagation private -- bash "$root/work/steps.sh" "$root" "$cache" \
+  "$repo/scripts/root-dev.sh" || rc=$?
 if [ "$(readlink /dev/stdout || echo "not a link")" != "$host_stdout" ]; then
   say "the host's /dev/stdout changed during the check (was '$host_stdout', now" \
     "'$(readlink /dev/stdout || stat -c %F /dev/stdout)'): the root's /dev is not its own"

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# memscribe on another CPU, from this x86-64 Debian 12 machine (issue 66,
+# docs/platforms.md): make an arm64 Debian 12 root (debootstrap, the
+# emulator qemu-user-static through binfmt_misc), install there the
+# libraries memscribe links and the tools its tests use, cross-build the
+# tree and its tests with clang and lld against that root, and run a named
+# subset of the suite inside the root, every program emulated.
+#
+# Usage: scripts/cross-check.sh arm64 [--root DIR] [--tests REGEX] [--all] [--keep-build]
+#   arm64          the one other CPU so far (AArch64)
+#   --root DIR     the arm64 root (default /var/tmp/memscribe-arm64); made
+#                  if it is not there, reused (packages topped up) if it is
+#   --tests REGEX  the tests to run (ctest -R; default: the subset below)
+#   --all          every test the build has (many need what qemu-user
+#                  cannot do: ptrace, Syscall User Dispatch)
+# Needs root (debootstrap, chroot, binfmt_misc, mount). Prints each step's
+# time; exits 0 when every test run passed, 1 otherwise, 2 on a usage error.
+#
+# Why clang: Debian's gcc-aarch64-linux-gnu conflicts with gcc-multilib,
+# which the i386 collector needs; clang cross-compiles with the root's own
+# gcc start files and libgcc. Why these tests: qemu-user emulates neither
+# ptrace between guest processes (record -p, --reach, the flight
+# recorder's attach) nor Syscall User Dispatch (--vm-precise), and
+# PR_SET_CHILD_SUBREAPER is refused (record says so and goes on).
+set -euo pipefail
+
+{
+arch='' root=/var/tmp/memscribe-arm64 tests='' all=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    arm64) arch=arm64 ;;
+    --root) root=${2:?--root needs a folder}; shift ;;
+    --tests) tests=${2:?--tests needs a regular expression}; shift ;;
+    --all) all=1 ;;
+    -h|--help) awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0"; exit 0 ;;
+    *) echo "cross-check: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ "$arch" = arm64 ] || { echo "cross-check: name the CPU: arm64 (see --help)" >&2; exit 2; }
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+say() { echo "cross-check: $*" >&2; }
+die() { say "$*"; exit 1; }
+[ "$(id -u)" -eq 0 ] || die "must run as root (debootstrap, chroot, binfmt_misc and mount need it)"
+t_start=$SECONDS
+elapsed() { local t=$((SECONDS - $1)); printf '%dm%02ds' $((t / 60)) $((t % 60)); }
+
+# The default subset: the exact-number tests that need no ptrace and no
+# Syscall User Dispatch (the unit tests, records of threads, C++, fork and
+# exec, sampling and its exact counters, the analyses and the golden
+# traces), grown as the port goes on.
+SUBSET='^(unit\.test_(ana_(json|model|window|pmodel|plan|names|aggregate|argv|supp|stacks|check)|fmt_.*|rec_(stream|session|agg)|util.*)|e2e\.(record_(calls|cxx|threads|procs|short|sample_exact)|dump_golden|dump_errors|ana_(demo|threads|temporary))$)'
+[ -n "$tests" ] || tests=$SUBSET
+[ "$all" -eq 0 ] || tests=.
+
+# Host side: the emulator, debootstrap, the cross compiler and linker.
+host_pkgs=(qemu-user-static binfmt-support debootstrap clang lld)
+missing=()
+for p in "${host_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  say "installing ${missing[*]}"
+  apt-get update -q >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+fi
+# binfmt_misc runs arm64 programs through qemu-aarch64-static; its F flag
+# opens the emulator once, so it works inside the chroot too.
+[ -e /proc/sys/fs/binfmt_misc/status ] ||
+  mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc ||
+  die "binfmt_misc cannot be mounted here: arm64 programs cannot be run"
+update-binfmts --enable qemu-aarch64 >/dev/null 2>&1 || true
+grep -q '^flags: .*F' /proc/sys/fs/binfmt_misc/qemu-aarch64 2>/dev/null ||
+  die "binfmt_misc has no qemu-aarch64 entry with the F flag (update-binfmts --display qemu-aarch64)"
+
+# The root: Debian 12 for arm64 with the build's libraries and the tests'
+# tools. A root made before is topped up.
+ROOT_PKGS=(build-essential cmake pkg-config libzstd-dev libunwind-dev libdw-dev libelf-dev
+           libiberty-dev zlib1g-dev libsqlite3-dev libmicrohttpd-dev libcmocka-dev
+           libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev libpng-dev
+           jq python3 procps file zstd libc6-dbg)
+if [ ! -x "$root/usr/bin/apt-get" ]; then
+  t=$SECONDS
+  say "debootstrap --arch=arm64 --variant=minbase bookworm $root (emulated: several minutes)"
+  mkdir -p "$root"
+  debootstrap --arch=arm64 --variant=minbase bookworm "$root" http://deb.debian.org/debian \
+    >"$root.debootstrap.log" 2>&1 || { tail -20 "$root.debootstrap.log" >&2; die "debootstrap failed"; }
+  say "root made in $(elapsed "$t")"
+fi
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+missing=()
+for p in "${ROOT_PKGS[@]}"; do
+  # shellcheck disable=SC2016 # dpkg-query's own ${Status}
+  chroot "$root" dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  t=$SECONDS
+  say "installing in the root: ${missing[*]}"
+  chroot "$root" apt-get update -q >&2
+  chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    "${missing[@]}" >&2
+  say "packages installed in $(elapsed "$t")"
+fi
+
+# Cross-build, tests included, into a folder the root sees at the same
+# path (the tests name their programs by absolute path).
+build=$repo/build-arm64
+t=$SECONDS
+say "cross-building into $build"
+cmake -S "$repo" -B "$build" -DMEMSCRIBE_SYSROOT="$root" \
+  -DCMAKE_TOOLCHAIN_FILE="$repo/cmake/aarch64-linux-gnu.cmake" -DCMAKE_BUILD_TYPE=Debug \
+  -DMEMSCRIBE_TESTS=ON >"$build.log" 2>&1 ||
+  { tail -30 "$build.log" >&2; die "cmake failed (all of it in $build.log)"; }
+cmake --build "$build" -j2 >>"$build.log" 2>&1 ||
+  { grep -E "error|Error" "$build.log" | tail -30 >&2; die "the cross-build failed ($build.log)"; }
+say "built in $(elapsed "$t")"
+
+# Run the tests in the root, in a mount namespace of their own: the
+# repository bind-mounted at its own path, /proc, the root's own /dev
+# (root-dev.sh) and a /tmp.
+t=$SECONDS
+say "running the tests matching $tests in the arm64 root"
+rc=0
+# shellcheck disable=SC2016 # the inner script's own variables, from its arguments
+unshare --mount --propagation private bash -c '
+  set -e
+  root=$1 repo=$2 build=$3 tests=$4
+  mkdir -p "$root$repo" "$root/proc" "$root/dev" "$root/tmp"
+  mount --bind "$repo" "$root$repo"
+  mount -t proc proc "$root/proc"
+  bash "$repo/scripts/root-dev.sh" "$root"
+  mount -t tmpfs -o mode=1777 tmpfs "$root/tmp"
+  chroot "$root" /bin/sh -c "cd \"$build\" && ctest -R \"$tests\" -j2 --timeout 1200 --output-on-failure"
+' cross-check "$root" "$repo" "$build" "$tests" || rc=$?
+say "tests ran in $(elapsed "$t"); all of it in $(elapsed "$t_start")"
+exit "$rc"
+}
