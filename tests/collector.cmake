@@ -135,7 +135,7 @@ ms_e2e_test(record_attach record_attach.sh)
 # and a C program that reaches operator new and the other allocators'
 # names where nothing defines them.
 add_library(col_cxx_plug MODULE ${COLP}/col_cxx_plug.cc)
-target_compile_options(col_cxx_plug PRIVATE -O0 -g -faligned-new)
+target_compile_options(col_cxx_plug PRIVATE -O0 -g -faligned-new -fsized-deallocation) # clang: sized delete is opt-in
 set_target_properties(col_cxx_plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/programs)
 ms_test_program(col_cxx_host ${COLP}/col_cxx_host.c LIBS dl)
 add_dependencies(col_cxx_host col_cxx_plug memscribe_collector_attach)

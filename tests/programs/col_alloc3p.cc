@@ -84,7 +84,8 @@ int main()
     own_api();
 #if !defined(COL_MIMALLOC) // mimalloc's C new cannot throw: it aborts
     try {
-        use(new char[static_cast<size_t>(1) << 62]);
+        volatile size_t huge = static_cast<size_t>(1) << 62; // not a constant: clang refuses one
+        use(new char[huge]);
         return 4;
     } catch (const std::bad_alloc &) {
         // the exception left the collector's hook: the thread is still traced

@@ -53,9 +53,15 @@ static const struct {
     long nr;
 } col_seccomp_names[] = {
     /* The program's own, after its filter. */
+#ifdef SYS_access /* x86 only: AArch64 has the *at and ppoll calls alone */
     {"access", SYS_access},
+#endif
+#ifdef SYS_poll /* x86 only: AArch64 has the *at and ppoll calls alone */
     {"poll", SYS_poll},
+#endif
+#ifdef SYS_mkdir /* x86 only: AArch64 has the *at and ppoll calls alone */
     {"mkdir", SYS_mkdir},
+#endif
     {"write", SYS_write},
     {"exit_group", SYS_exit_group},
     {"exit", SYS_exit},
@@ -76,7 +82,9 @@ static const struct {
     {"clock_nanosleep", SYS_clock_nanosleep},
     {"madvise", SYS_madvise},
     {"getrandom", SYS_getrandom},
+#ifdef SYS_readlink /* x86 only: AArch64 has the *at and ppoll calls alone */
     {"readlink", SYS_readlink},
+#endif
     {"gettid", SYS_gettid},
     {"getpid", SYS_getpid},
     {"prctl", SYS_prctl},
