@@ -440,6 +440,15 @@ static void record_check(const struct record_opts *o, int argc, int first)
                         "the profiles");
     if (o->rec.reach_copy != REC_REACH_COPY_DEFAULT && !o->rec.reach)
         cli_usage_error("record: --reach-copy goes with --reach");
+#if !defined(__x86_64__)
+    /* Each reads or steers a stopped thread's registers, or dispatches
+     * system calls, so far for x86-64 alone (docs/platforms.md). */
+    if (o->rec.reach || o->vm_precise || o->pid)
+        cli_usage_error("record: %s is not available on this CPU yet (docs/platforms.md)",
+                        o->pid         ? "-p"
+                        : o->rec.reach ? "--reach"
+                                       : "--vm-precise");
+#endif
     if ((o->live_listen || o->live_port || o->live_url_file) && !o->live)
         cli_usage_error("record: --live-listen, --live-port and --live-url-file go with --live");
     if (o->metrics_token_file && !o->metrics)
