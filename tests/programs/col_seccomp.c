@@ -52,7 +52,7 @@ static const struct {
     const char *name;
     long nr;
 } col_seccomp_names[] = {
-    /* The program's own, after its filter. */
+/* The program's own, after its filter. */
 #ifdef SYS_access /* x86 only: AArch64 has the *at and ppoll calls alone */
     {"access", SYS_access},
 #endif
