@@ -96,6 +96,7 @@ ms_e2e_test(record_sample_se record_sample_se.sh)
 ms_test_program(col_exact ${COLP}/col_exact.c)
 ms_test_program(col_exact_threads ${COLP}/col_exact_threads.c LIBS pthread)
 ms_e2e_test(record_sample_exact record_sample_exact.sh)
+ms_e2e_test(record_arm64_trace record_arm64_trace.sh)
 ms_e2e_test(record_snapshot record_snapshot.sh)
 
 # Programs with pools of their own (memscribe/annotate.h): C and C++.
