@@ -114,17 +114,16 @@ got=$(jq -r '.processes[0].exact.heap_usable_bytes' "$WORK/ts.json")
 [ "$got" -ge "$parent" ] && [ $((got - parent)) -lt 4096 ] ||
     fail "threads: the parent's usable heap $got, its threads counted $parent"
 
-# Another allocator as the program's malloc (jemalloc preloaded): the
-# counting takes its general path, usable sizes from jemalloc's
-# malloc_usable_size. The totals still equal the exact trace's; the heap's
-# rise from its end to its peak is what the program counted (jemalloc's
-# start-up adds one block, there all along, that the program cannot see).
-JE=$(ldconfig -p | awk '$1 == "libjemalloc.so.2" { print $NF; exit }')
-[ -n "$JE" ] || fail "libjemalloc.so.2 is not installed (scripts/setup.sh installs it)"
-LD_PRELOAD=$JE "$MEMSCRIBE" record -q -o "$WORK/je.mscr" -- "$P" >"$WORK/je.own" ||
-    fail "jemalloc: exact record failed"
-LD_PRELOAD=$JE MEMSCRIBE_SAMPLE_SEED=2 "$MEMSCRIBE" record -q --sample 64K -o "$WORK/jes.mscr" -- "$P" \
-    >"$WORK/jes.own" || fail "jemalloc: record --sample failed"
+# Another allocator as the program's malloc (col_exact linked with
+# jemalloc): the counting takes its general path, usable sizes from
+# jemalloc's malloc_usable_size. The totals still equal the exact trace's;
+# the heap's rise from its end to its peak is what the program counted
+# (jemalloc's start-up adds one block, there all along, that the program
+# cannot see).
+PJ=$MS_PROGRAMS/col_exact_jemalloc
+"$MEMSCRIBE" record -q -o "$WORK/je.mscr" -- "$PJ" >"$WORK/je.own" || fail "jemalloc: exact record failed"
+MEMSCRIBE_SAMPLE_SEED=2 "$MEMSCRIBE" record -q --sample 64K -o "$WORK/jes.mscr" -- "$PJ" >"$WORK/jes.own" ||
+    fail "jemalloc: record --sample failed"
 "$MEMSCRIBE" dump "$WORK/jes.mscr" >"$WORK/jes.dump"
 grep -q 'module_load .*libjemalloc\.so\.2' "$WORK/jes.dump" ||
     fail "jemalloc: not the program's allocator in the trace"
