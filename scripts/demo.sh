@@ -26,10 +26,11 @@ echo "demo: trace demo-out/demo.mscr, HTML report demo-out/report.html; see READ
 ./build/bin/memscribe vmem demo-out/demo-win.mscr | sed -n '1,12p'
 ./build/bin/memscribe html demo-out/demo-win.mscr -o demo-out/report-win.html
 echo "demo: the Windows demo's trace demo-out/demo-win.mscr, HTML report demo-out/report-win.html" >&2
-# The 32-bit build of it, where wine32 could be installed (scripts/setup.sh).
-if [ -x /usr/lib/wine/wine ]; then
+# The 32-bit build of it, where wine32 could be installed and the kernel runs
+# 32-bit programs (scripts/setup.sh, scripts/runs-i386.sh).
+if [ -x /usr/lib/wine/wine ] && bash scripts/runs-i386.sh; then
   ./build/bin/memscribe record -o demo-out/demo-win32.mscr -- ./build/windows/i686/memtest_demo_win.exe
   ./build/bin/memscribe report --top 3 demo-out/demo-win32.mscr
 else
-  echo "demo: no wine32 on this machine (scripts/setup.sh said why): the 32-bit Windows demo is left out" >&2
+  echo "demo: no wine32 that runs on this machine (scripts/setup.sh said why): the 32-bit Windows demo is left out" >&2
 fi

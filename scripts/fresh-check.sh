@@ -173,7 +173,7 @@ say "root ready in $t_debootstrap: $(git -C "$repo" rev-parse --short "$rev") in
 # the terminal and to a log beside the root (kept on failure).
 cat > "$root/work/steps.sh" <<'STEPS'
 set -euo pipefail
-root=$1 cache=$2 root_dev=$3
+root=$1 cache=$2 root_dev=$3 i386=$4
 umount_all() {
   local m
   for m in $(awk -v r="$root" '$5 == r || index($5, r "/") == 1 { print $5 }' /proc/self/mountinfo | sort -r); do
@@ -192,7 +192,7 @@ in_root() {
   chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     CI="${CI:-}" MEMSCRIBE_FUZZ_SECONDS="${MEMSCRIBE_FUZZ_SECONDS:-60}" \
-    MEMSCRIBE_REQUIRE_WINE32=1 MEMSCRIBE_REQUIRE_VIEWERS=1 \
+    MEMSCRIBE_REQUIRE_WINE32="$i386" MEMSCRIBE_REQUIRE_VIEWERS=1 \
     bash -c "cd /work/memscribe && $1"
 }
 step() {  # step NAME COMMAND: run it, timed, output also to NAME.log
@@ -204,10 +204,12 @@ step() {  # step NAME COMMAND: run it, timed, output also to NAME.log
 }
 step demo "bash scripts/demo.sh"
 # The main job must leave its traces and reports, the Windows demo's (64
-# and 32-bit: this root takes wine32) beside the Linux one's, and build
-# without warnings.
+# and, where the kernel runs 32-bit programs, 32-bit: this root takes
+# wine32) beside the Linux one's, and build without warnings.
+win32=()
+[ "$i386" = 1 ] && win32=(demo-out/demo-win32.mscr)
 for f in demo-out/demo.mscr demo-out/report.html demo-out/demo-win.mscr demo-out/report-win.html \
-         demo-out/demo-win32.mscr; do
+         "${win32[@]}"; do
   [ -s "$root/work/memscribe/$f" ] || { echo "fresh-check: the main job wrote no $f" >&2; exit 1; }
 done
 if grep -n ': warning: ' "$root/work/demo.log" >&2; then
@@ -234,8 +236,16 @@ STEPS
 
 rc=0
 host_stdout=$(readlink /dev/stdout || echo "not a link")
+# The root shares this kernel: 32-bit Windows is required of it only where
+# the kernel runs 32-bit programs (scripts/runs-i386.sh).
+i386=0
+if bash "$repo/scripts/runs-i386.sh"; then
+  i386=1
+else
+  say "this kernel runs no 32-bit x86 programs: 32-bit Windows is not required of the root"
+fi
 unshare --mount --propagation private -- bash "$root/work/steps.sh" "$root" "$cache" \
-  "$repo/scripts/root-dev.sh" || rc=$?
+  "$repo/scripts/root-dev.sh" "$i386" || rc=$?
 if [ "$(readlink /dev/stdout || echo "not a link")" != "$host_stdout" ]; then
   say "the host's /dev/stdout changed during the check (was '$host_stdout', now" \
     "'$(readlink /dev/stdout || stat -c %F /dev/stdout)'): the root's /dev is not its own"

@@ -151,7 +151,16 @@ fi
 # If it fails, remove the architecture again (or every later apt-get update
 # fails) and say plainly what will not work; never fail the Linux half
 # (ctest reports windows.*_i686 as skipped, with why).
-if [ "$windows" = 1 ] &&
+# A kernel that runs no 32-bit x86 program (scripts/runs-i386.sh) could not
+# run wine32 either: then it is not installed, and the tests say why they
+# skip.
+i386=0
+bash "$(dirname "$0")/runs-i386.sh" && i386=1
+if [ "$windows" = 1 ] && [ "$i386" = 0 ]; then
+  echo "setup: this machine runs no 32-bit x86 programs (the kernel refuses their exec):" \
+       "wine32 is not installed, and 32-bit programs cannot be traced here" >&2
+fi
+if [ "$windows" = 1 ] && [ "$i386" = 1 ] &&
    ! dpkg-query -W -f='${Status}' wine32:i386 2>/dev/null | grep -q "install ok installed"; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO=sudo

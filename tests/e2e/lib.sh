@@ -56,18 +56,17 @@ expect_eq() {
 need() {
     command -v "$1" >/dev/null || fail "$1 is not installed: run scripts/setup.sh --test"
 }
-# usage: m32_runs: does this machine run 32-bit x86 programs (the -m32
-# probe, tests/programs/m32_probe.c)? 1 where the kernel refuses their
-# exec (ENOEXEC: bash says 126); a probe missing or failing any other way
-# is the test's failure, not a reason to skip.
+# usage: m32_runs: does this machine run 32-bit x86 programs
+# (scripts/runs-i386.sh, the one probe)? 1 where the kernel refuses their
+# exec; a probe that fails any other way is the test's failure, not a
+# reason to skip.
 m32_runs() {
     local rc=0
-    [ -x "$MS_PROGRAMS/m32_probe" ] || fail "no $MS_PROGRAMS/m32_probe (built with the 32-bit tests)"
-    "$MS_PROGRAMS/m32_probe" 2>/dev/null || rc=$?
+    bash "$(dirname "${BASH_SOURCE[0]}")/../../scripts/runs-i386.sh" || rc=$?
     case $rc in
     0) return 0 ;;
-    126) return 1 ;;
-    *) fail "m32_probe exited with $rc" ;;
+    1) return 1 ;;
+    *) fail "scripts/runs-i386.sh exited with $rc" ;;
     esac
 }
 # usage: need_nobody: a test that acts as another local user ends as
@@ -86,6 +85,6 @@ need_nobody() {
 # ctest's SKIP_RETURN_CODE) where they cannot run.
 need_m32() {
     m32_runs && return 0
-    echo "SKIPPED: this machine does not run 32-bit x86 programs (the exec of m32_probe: Exec format error)"
+    echo "SKIPPED: this machine does not run 32-bit x86 programs (the exec of an i386 program: Exec format error)"
     exit 77
 }
