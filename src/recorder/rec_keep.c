@@ -351,6 +351,14 @@ static void seg_path(const struct rec_keep *k, uint32_t nr, char *out, size_t si
     snprintf(out, size, "%s/seg-%06u.mscr", k->dir, nr);
 }
 
+/* Where a segment is begun: it takes its name once its header is on disk,
+ * so a recorder killed in between leaves no empty seg-*.mscr, which no
+ * reader could read (the next recording's clear_dir removes this one). */
+static void seg_new_path(const struct rec_keep *k, uint32_t nr, char *out, size_t size)
+{
+    snprintf(out, size, "%s/.seg-%06u.mscr.new", k->dir, nr);
+}
+
 /* Finish the open segment (0 or -errno). */
 static int seg_close(struct rec_keep *k)
 {
@@ -398,7 +406,7 @@ static void seg_trim(struct rec_keep *k, uint64_t now)
  * longer needed removed (the finished ones hold every event up to from). */
 static int seg_open(struct rec_keep *k, uint64_t from)
 {
-    char path[4096];
+    char path[4096], begun[4096];
     struct util_outfile made;
     int rc = seg_close(k);
 
@@ -408,20 +416,26 @@ static int seg_open(struct rec_keep *k, uint64_t from)
         return -ENOMEM;
     seg_trim(k, from);
     uint32_t nr = ++k->st.nr_segments;
-    seg_path(k, nr, path, sizeof(path));
-    k->fd = util_outfile_open(path, O_WRONLY, REC_TRACE_MODE, &made);
+    seg_new_path(k, nr, begun, sizeof(begun));
+    k->fd = util_outfile_open(begun, O_WRONLY, REC_TRACE_MODE, &made);
     if (k->fd < 0)
         return k->fd;
-    k->segs[k->nr_segs++] = (struct keep_seg){nr, from};
     k->info.segment_nr = nr;
     k->info.segment_from_ns = from;
     k->nr_stacks = 0;
     rc = fmt_writer_create(&k->w, k->fd, &k->info, &k->wopt);
+    seg_path(k, nr, path, sizeof(path));
+    if (!rc && rename(begun, path) != 0)
+        rc = -errno;
     if (rc) {
+        fmt_writer_destroy(k->w);
+        k->w = NULL;
         close(k->fd);
         k->fd = -1;
+        unlink(begun);
         return rc;
     }
+    k->segs[k->nr_segs++] = (struct keep_seg){nr, from};
     rc = fmt_writer_copy_stacks(k->w, k->main);
     k->nr_stacks = fmt_writer_nr_stacks(k->main);
     return rc ?: carry(k);
@@ -436,8 +450,10 @@ static void clear_dir(const char *dir)
     char tail;
 
     while (d && (e = readdir(d)))
-        if (sscanf(e->d_name, "seg-%u.mscr%c", &nr, &tail) == 1 &&
-            strlen(e->d_name) == strlen("seg-000000.mscr"))
+        if ((sscanf(e->d_name, "seg-%u.mscr%c", &nr, &tail) == 1 &&
+             strlen(e->d_name) == strlen("seg-000000.mscr")) ||
+            (sscanf(e->d_name, ".seg-%u.mscr.ne%c", &nr, &tail) == 2 && tail == 'w' &&
+             strlen(e->d_name) == strlen(".seg-000000.mscr.new")))
             unlinkat(dirfd(d), e->d_name, 0);
     if (d)
         closedir(d);
