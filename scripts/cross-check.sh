@@ -61,15 +61,7 @@ SUBSET='^(unit\.test_(ana_(json|model|window|pmodel|plan|names|aggregate|argv|su
 
 # Host side: the emulator, debootstrap, the cross compiler and linker.
 host_pkgs=(qemu-user-static binfmt-support debootstrap clang lld)
-missing=()
-for p in "${host_pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  say "installing ${missing[*]}"
-  apt-get update -q >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
-fi
+bash "$repo/scripts/apt-need.sh" "${host_pkgs[@]}"
 # binfmt_misc runs arm64 programs through qemu-aarch64-static; its F flag
 # opens the emulator once, so it works inside the chroot too.
 [ -e /proc/sys/fs/binfmt_misc/status ] ||
@@ -94,20 +86,9 @@ if [ ! -x "$root/usr/bin/apt-get" ]; then
   say "root made in $(elapsed "$t")"
 fi
 cp /etc/resolv.conf "$root/etc/resolv.conf"
-missing=()
-for p in "${ROOT_PKGS[@]}"; do
-  # shellcheck disable=SC2016 # dpkg-query's own ${Status}
-  chroot "$root" dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-    missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  t=$SECONDS
-  say "installing in the root: ${missing[*]}"
-  chroot "$root" apt-get update -q >&2
-  chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-    "${missing[@]}" >&2
-  say "packages installed in $(elapsed "$t")"
-fi
+t=$SECONDS
+bash "$repo/scripts/apt-need.sh" --root "$root" "${ROOT_PKGS[@]}"
+say "the root's packages are there ($(elapsed "$t"))"
 
 # Cross-build, tests included, into a folder the root sees at the same
 # path (the tests name their programs by absolute path).

@@ -111,17 +111,7 @@ elif [ $# -gt 0 ]; then
   exit 2
 fi
 
-missing=()
-for p in "${PKGS[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing ${missing[*]}" >&2
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO=sudo
-  $SUDO apt-get update -q >&2
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
-fi
+bash "$(dirname "$0")/apt-need.sh" "${PKGS[@]}"
 
 # speedscope's built files (tests/e2e/export_view_speedscope.sh serves them
 # from 127.0.0.1), from the npm registry at a pinned version, into a folder
