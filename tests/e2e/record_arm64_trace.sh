@@ -15,14 +15,12 @@ A64=$MS_SOURCE/tests/traces/arm64_col_exact.mscr
 "$MEMSCRIBE" record -q -o "$WORK/x86.mscr" -- "$MS_PROGRAMS/col_exact" >"$WORK/own" ||
     fail "record exited with $?"
 kinds='["malloc","calloc","realloc","reallocarray","memalign","posix_memalign","aligned_alloc","valloc","pvalloc"]'
-"$MEMSCRIBE" report --format json "$WORK/x86.mscr" 2>/dev/null |
-    jq -S --argjson k "$kinds" '.processes[0] | {calls: (.calls | with_entries(select(.key as $n | $k | index($n)))),
-        allocations, allocated_bytes, frees, temporary, temporary_bytes}' >"$WORK/want" ||
+"$MEMSCRIBE" report --format json "$WORK/x86.mscr" 2>/dev/null >"$WORK/x86.json" ||
     fail "report of the x86-64 trace failed"
+heap_totals . "$kinds" "$WORK/x86.json" >"$WORK/want"
 "$MEMSCRIBE" report --format json "$A64" 2>"$WORK/err" >"$WORK/a64.json" ||
     fail "report of the arm64 trace failed: $(cat "$WORK/err")"
-jq -S --argjson k "$kinds" '.processes[0].exact | {calls: (.calls | with_entries(select(.key as $n | $k | index($n)))),
-    allocations, allocated_bytes, frees, temporary, temporary_bytes}' "$WORK/a64.json" >"$WORK/got"
+heap_totals .exact "$kinds" "$WORK/a64.json" >"$WORK/got"
 diff "$WORK/want" "$WORK/got" >&2 || fail "the arm64 trace's counted totals differ from x86-64's (above)"
 own=$(awk '$1 == "peak_usable" { p = $2 } $1 == "heap_usable" { h = $2 } END { print p, h }' "$WORK/own")
 got=$(jq -r '.processes[0].exact | "\(.peak_usable_bytes) \(.heap_usable_bytes)"' "$WORK/a64.json")

@@ -6,6 +6,17 @@
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" record MEMSCRIBE MS_PROGRAMS
 
+# usage: heap_totals FROM KINDS FILE: from report's JSON in FILE, each
+# process's heap totals as one sorted JSON list, to compare a sampled trace's
+# counted totals with an unsampled trace's: FROM is "." (what the events
+# give) or ".exact" (what the counters give); KINDS, a JSON list of call
+# names, keeps those calls ("" keeps every call, "[]" none).
+heap_totals() {
+    jq -S --argjson k "${2:-null}" "[.processes[] | $1 | {calls: (.calls |
+        if \$k then with_entries(select(.key as \$n | \$k | index(\$n))) else . end),
+        allocations, allocated_bytes, frees, temporary, temporary_bytes}]" "$3"
+}
+
 # Heap and virtual-memory events of one pid, as "KIND key=value..." with the
 # time, pid, tid, serial, stack and ends fields taken off.
 # usage: ms_calls TRACE PID
