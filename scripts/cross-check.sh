@@ -55,7 +55,7 @@ elapsed() { local t=$((SECONDS - $1)); printf '%dm%02ds' $((t / 60)) $((t % 60))
 # its parent), and no browser in the root: the unit tests, records of
 # threads and C++, exec, the analyses and the golden traces. Grown as the
 # port goes on.
-SUBSET='^(unit\.test_(ana_(json|model|window|pmodel|plan|names|aggregate|argv|supp|stacks|check)|fmt_.*|rec_(stream|session|agg)|util.*)|e2e\.(record_(calls|cxx|threads|short)|dump_golden|dump_errors|ana_(threads|temporary))$)'
+SUBSET='^(unit\.test_(ana_(json|model|window|pmodel|plan|names|aggregate|argv|supp|stacks|check)|fmt_.*|rec_(stream|session|agg)|util.*)|e2e\.(record_(calls|cxx|threads|short|same_sites)|dump_golden|dump_errors|ana_(threads|temporary))$)'
 [ -n "$tests" ] || tests=$SUBSET
 [ "$all" -eq 0 ] || tests=.
 

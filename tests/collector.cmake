@@ -99,6 +99,8 @@ ms_test_program(col_exact_threads ${COLP}/col_exact_threads.c LIBS pthread)
 ms_test_program(col_exact_jemalloc ${COLP}/col_exact.c LIBS ${MS_LIB_JEMALLOC})
 ms_e2e_test(record_sample_exact record_sample_exact.sh)
 ms_e2e_test(record_arm64_trace record_arm64_trace.sh)
+# One source, the same own call sites on every CPU (tests/expected/sites-*.txt).
+ms_e2e_test(record_same_sites record_same_sites.sh)
 ms_e2e_test(record_snapshot record_snapshot.sh)
 
 # Programs with pools of their own (memscribe/annotate.h): C and C++.
