@@ -441,19 +441,29 @@ static int seg_open(struct rec_keep *k, uint64_t from)
     return rc ?: carry(k);
 }
 
-/* Remove the segments an earlier recording left in the folder. */
+/* Is name BEFORE, six digits, AFTER: a segment's name (seg_path,
+ * seg_new_path)? */
+static int seg_named(const char *name, const char *before, const char *after)
+{
+    size_t n = strlen(before);
+
+    if (strncmp(name, before, n) != 0)
+        return 0;
+    for (size_t i = n; i < n + 6; i++)
+        if (name[i] < '0' || name[i] > '9')
+            return 0;
+    return strcmp(name + n + 6, after) == 0;
+}
+
+/* Remove the segments an earlier recording left in the folder (and one
+ * begun but not named). */
 static void clear_dir(const char *dir)
 {
     DIR *d = opendir(dir);
     struct dirent *e;
-    unsigned nr;
-    char tail;
 
     while (d && (e = readdir(d)))
-        if ((sscanf(e->d_name, "seg-%u.mscr%c", &nr, &tail) == 1 &&
-             strlen(e->d_name) == strlen("seg-000000.mscr")) ||
-            (sscanf(e->d_name, ".seg-%u.mscr.ne%c", &nr, &tail) == 2 && tail == 'w' &&
-             strlen(e->d_name) == strlen(".seg-000000.mscr.new")))
+        if (seg_named(e->d_name, "seg-", ".mscr") || seg_named(e->d_name, ".seg-", ".mscr.new"))
             unlinkat(dirfd(d), e->d_name, 0);
     if (d)
         closedir(d);
