@@ -52,14 +52,15 @@ static const struct {
     const char *name;
     long nr;
 } col_seccomp_names[] = {
-/* The program's own, after its filter. */
-#ifdef SYS_access /* x86 only: AArch64 has the *at and ppoll calls alone */
+/* The program's own, after its filter; first those x86 has beside their
+ * *at and ppoll forms, which AArch64 has alone. */
+#ifdef SYS_access
     {"access", SYS_access},
 #endif
-#ifdef SYS_poll /* x86 only: AArch64 has the *at and ppoll calls alone */
+#ifdef SYS_poll
     {"poll", SYS_poll},
 #endif
-#ifdef SYS_mkdir /* x86 only: AArch64 has the *at and ppoll calls alone */
+#ifdef SYS_mkdir
     {"mkdir", SYS_mkdir},
 #endif
     {"write", SYS_write},
@@ -82,7 +83,7 @@ static const struct {
     {"clock_nanosleep", SYS_clock_nanosleep},
     {"madvise", SYS_madvise},
     {"getrandom", SYS_getrandom},
-#ifdef SYS_readlink /* x86 only: AArch64 has the *at and ppoll calls alone */
+#ifdef SYS_readlink /* x86 only, as access above */
     {"readlink", SYS_readlink},
 #endif
     {"gettid", SYS_gettid},
