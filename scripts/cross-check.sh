@@ -53,9 +53,9 @@ elapsed() { local t=$((SECONDS - $1)); printf '%dm%02ds' $((t / 60)) $((t % 60))
 # Syscall User Dispatch and no fork without exec (qemu-user ignores
 # MADV_WIPEONFORK, by which a forked child's collector knows it is not
 # its parent), and no browser in the root: the unit tests, records of
-# threads and C++, exec, the analyses and the golden traces. Grown as the
-# port goes on.
-SUBSET='^(unit\.test_(ana_(json|model|window|pmodel|plan|names|aggregate|argv|supp|stacks|check)|fmt_.*|rec_(stream|session|agg)|util.*)|e2e\.(record_(calls|cxx|threads|short|same_sites)|dump_golden|dump_errors|ana_(threads|temporary))$)'
+# threads and C++, exec, the own unwinder against libunwind on real
+# programs, the analyses and the golden traces. Grown as the port goes on.
+SUBSET='^(unit\.test_(ana_(json|model|window|pmodel|plan|names|aggregate|argv|supp|stacks|check)|fmt_.*|rec_(stream|session|agg)|util.*)|e2e\.(record_(calls|cxx|threads|short|same_sites)|unwind_verify\.small|dump_golden|dump_errors|ana_(threads|temporary))$)'
 [ -n "$tests" ] || tests=$SUBSET
 [ "$all" -eq 0 ] || tests=.
 
@@ -76,7 +76,7 @@ grep -q '^flags: .*F' /proc/sys/fs/binfmt_misc/qemu-aarch64 2>/dev/null ||
 ROOT_PKGS=(build-essential cmake pkg-config libzstd-dev libunwind-dev libdw-dev libelf-dev
            libiberty-dev zlib1g-dev libsqlite3-dev libmicrohttpd-dev libcmocka-dev
            libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev libpng-dev
-           jq python3 procps file zstd libc6-dbg)
+           jq python3 procps file zstd libc6-dbg git sqlite3)
 if [ ! -x "$root/usr/bin/apt-get" ]; then
   t=$SECONDS
   say "debootstrap --arch=arm64 --variant=minbase bookworm $root (emulated: several minutes)"

@@ -9,6 +9,10 @@ ms_test_program(col_unwind_o2 ${UNWP}/col_unwind.cc LIBS Threads::Threads
                 FLAGS -O2 -fomit-frame-pointer -finline)
 
 ms_e2e_test(unwind_verify unwind_verify.sh)
+# Under an emulator (scripts/cross-check.sh arm64) a tenth of it.
+if(NOT MEMSCRIBE_X86_64)
+  ms_e2e_test(unwind_verify.small unwind_verify.sh small)
+endif()
 
 # The collector test programs' own scripts, every walk checked. Not
 # record_fds: verify starts libunwind, whose pipe that test forbids.

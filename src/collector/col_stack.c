@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Call stacks: unwound from the program's CFI (col_unwind_x86_64.c, right through code
+/* Call stacks: unwound from the program's CFI (col_unwind.c, right through code
  * without frame pointers) and interned per process so each
  * distinct stack crosses to the recorder once, as a STACK record. */
 #ifdef COL_UNWIND_LIBGCC
@@ -92,7 +92,7 @@ struct col_cache_entry {
 
 struct col_stack_cache {
 #ifndef COL_UNWIND_LIBGCC
-    /* The last walks (col_unwind_x86_64.c): first, for col_stack_memo. */
+    /* The last walks (col_unwind.c): first, for col_stack_memo. */
     struct col_unwind_memo memo[COL_UNWIND_MEMOS];
 #endif
     struct col_cache_entry e[COL_STACK_CACHE_ENTRIES];

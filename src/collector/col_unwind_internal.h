@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The collector's unwinder (col_unwind_x86_64.c) and its check against
+/* The collector's unwinder (col_unwind.c) and its check against
  * libunwind (col_unwind_verify.c). */
 #ifndef COL_UNWIND_INTERNAL_H
 #define COL_UNWIND_INTERNAL_H
@@ -16,12 +16,12 @@ void col_unwind_forget(void);
 #include "format/fmt_shm.h"
 
 /* What one walk read, kept for the next walk of the same ring: each
- * frame's registers (ip, sp = the CFA of the frame inside it, rbp, 0 when
+ * frame's registers (ip, sp = the CFA of the frame inside it, fp, 0 when
  * not known) and the slots its step read, with what they held. A later
- * walk that arrives at a frame with the same ip and sp (and rbp, where the
+ * walk that arrives at a frame with the same ip and sp (and fp, where the
  * rest of the walk uses it: code built without frame pointers keeps data
- * in rbp), and finds every slot the steps from there out read still
- * holding what it held (the rbp slots only where the value is used), would
+ * in fp), and finds every slot the steps from there out read still
+ * holding what it held (the fp slots only where the value is used), would
  * read and compute the same values from there on: it takes the old frames
  * instead of stepping.
  *
@@ -33,7 +33,7 @@ void col_unwind_forget(void);
  * first, in s[]; a later walk moves into f[] only those it takes (on
  * sqlite fewer than one a walk, of five and a half). */
 struct col_unwind_frame {
-    uint64_t ip, sp, rbp;
+    uint64_t ip, sp, fp;
     /* The program's frames from this one out, as a node of col_stack.c's
      * tree (COL_NODE_ID bits) with their number above (COL_NODE_DEPTH);
      * 0: not known. Only a walk that reached the stack's end gives nodes:
@@ -46,12 +46,12 @@ struct col_unwind_frame {
 _Static_assert(sizeof(struct col_unwind_frame) == 32, "col_unwind_frame");
 #define COL_UF_EXACT 0x02 /* ip is an interrupted instruction */
 #define COL_UF_STEPPED                                                                             \
-    0x04                     /* this frame's step read its slots: the next entry out is the result \
-                              */
-#define COL_UF_CFA_RBP 0x08  /* and its CFA was rbp + offset */
-#define COL_UF_RBP_SLOT 0x10 /* and read rbp at CFA + 8 * rbp_off8 */
-#define COL_UF_NEED_RBP 0x20 /* the walk from this entry on depends on its rbp (f[] only) */
-#define COL_UF_CUT 0x40      /* the last entry only: the walk stopped at its maximum here */
+    0x04                    /* this frame's step read its slots: the next entry out is the result  \
+                             */
+#define COL_UF_CFA_FP 0x08  /* and its CFA was fp + offset */
+#define COL_UF_FP_SLOT 0x10 /* and read fp at CFA + 8 * fp_off8 */
+#define COL_UF_NEED_FP 0x20 /* the walk from this entry on depends on its fp (f[] only) */
+#define COL_UF_CUT 0x40     /* the last entry only: the walk stopped at its maximum here */
 
 /* A slot a step read, and the value it held. */
 struct col_unwind_check {
@@ -61,12 +61,12 @@ struct col_unwind_check {
 
 /* A frame a walk stepped itself, and the offsets of the rule its step
  * followed: the slots it read are found from the sp of the next frame out,
- * its CFA, and held what that frame holds (its ip, and its rbp where the
+ * its CFA, and held what that frame holds (its ip, and its fp where the
  * rule restored it). The last 8 bytes are the rule's word (col_step). */
 struct col_unwind_fresh {
-    uint64_t ip, sp, rbp;
+    uint64_t ip, sp, fp;
     uint32_t node; /* as col_unwind_frame's */
-    int8_t rbp_off8, ra_off8;
+    int8_t fp_off8, ra_off8;
     uint8_t rule;  /* the rule's flags (COL_R_SLOW: a slow step, which read other slots) */
     uint8_t exact; /* COL_UF_EXACT or 0 */
 };
@@ -91,7 +91,7 @@ struct col_unwind_memo {
     struct col_unwind_frame *f;
     struct col_unwind_check *chk; /* 2 * (max + 1) */
     /* The thread's own small cache of rules, with the generation of the
-     * table they are from (col_unwind_x86_64.c), one for all the ring's
+     * table they are from (col_unwind.c), one for all the ring's
      * memos, in front of the process-wide table: that one spreads the
      * rules a loop steps through over a MiB, a cache line each, and perf
      * put 45 % of the walk's samples on sqlite at its first probe, a load

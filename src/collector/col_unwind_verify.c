@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* MEMSCRIBE_UNWIND=verify: the collector's walk (col_unwind_x86_64.c)
+/* MEMSCRIBE_UNWIND=verify: the collector's walk (col_unwind.c)
  * against libunwind's full unw_backtrace from the same place, on every
  * call. Only this mode loads libunwind (and so opens its memory-validation
  * pipe): it is a test mode, not for data files. The collector does not
@@ -8,7 +8,7 @@
  * collector.md, "Paired ratios, and what a walk waits for"), and its
  * unversioned _Unwind_* would join
  * the program's global scope. */
-#if defined(__x86_64__) && !defined(COL_UNWIND_LIBGCC)
+#ifndef COL_UNWIND_LIBGCC
 
 #include <dlfcn.h>
 #include <stdint.h>
@@ -25,6 +25,53 @@ int col_unwind_verify;
 static uintptr_t col_verify_lo, col_verify_hi;
 static int (*col_unw_backtrace)(void **, int); /* libunwind's unw_backtrace */
 
+#ifdef __aarch64__
+/* libunwind 1.6's unw_backtrace on AArch64, its fast trace, gives each
+ * return address less one (fixed upstream in 2025: "Fix off-by-one in
+ * aarch64 unw_backtrace()") and ends at the frame a signal interrupted;
+ * its general steps do neither, so the reference here is theirs: the
+ * cursor's ip frame by frame, as unw_backtrace's own fallback reads it. */
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#define COL_STR2(x) #x
+#define COL_STR(x) COL_STR2(x) /* a libunwind name as its macro spells it */
+
+static int (*col_unw_init_local)(unw_cursor_t *, unw_context_t *);
+static int (*col_unw_step)(unw_cursor_t *);
+static int (*col_unw_get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+
+static int col_unw_steps(void **buf, int max)
+{
+    unw_context_t uc;
+    unw_cursor_t c;
+    unw_word_t ip;
+    int n = 0;
+
+    unw_getcontext(&uc); /* inline code: no call into libunwind */
+    if (col_unw_init_local(&c, &uc) < 0)
+        return 0;
+    do {
+        if (col_unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || !ip)
+            break;
+        buf[n++] = (void *)(uintptr_t)ip;
+    } while (n < max && col_unw_step(&c) > 0);
+    return n;
+}
+
+/* The steps' functions from h, the reference in place of unw_backtrace. */
+static void col_unw_pick(void *h)
+{
+    col_unw_init_local =
+        (int (*)(unw_cursor_t *, unw_context_t *))dlsym(h, COL_STR(unw_init_local));
+    col_unw_step = (int (*)(unw_cursor_t *))dlsym(h, COL_STR(unw_step));
+    col_unw_get_reg =
+        (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))dlsym(h, COL_STR(unw_get_reg));
+    col_unw_backtrace =
+        col_unw_init_local && col_unw_step && col_unw_get_reg ? col_unw_steps : NULL;
+}
+#endif
+
 void col_unwind_verify_init(void)
 {
     /* Local: its symbols stay out of the program's lookups. From col_init,
@@ -33,6 +80,10 @@ void col_unwind_verify_init(void)
     void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
 
     col_unw_backtrace = h ? (int (*)(void **, int))dlsym(h, "unw_backtrace") : NULL;
+#ifdef __aarch64__
+    if (h)
+        col_unw_pick(h);
+#endif
     if (!col_unw_backtrace) {
         /* A verify that checks nothing must not pass. */
         col_say("MEMSCRIBE_UNWIND=verify: cannot load libunwind.so.8 (Debian's libunwind8)", 0);

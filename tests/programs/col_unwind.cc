@@ -6,7 +6,8 @@
 // where the last one's outer part is gone), allocations in a signal
 // handler running on an alternate stack, recursion deeper than the walks'
 // maximum, one frame at the same place from two callers, and 8 threads
-// doing all of it.
+// doing all of it, each thread ROUNDS times (argument 1, default 200;
+// fewer where every step is emulated).
 // Prints the number of allocations it made.
 #include <atomic>
 #include <csetjmp>
@@ -139,6 +140,7 @@ static __attribute__((noinline)) void via_b(int k)
 }
 
 static volatile sig_atomic_t handled;
+static int rounds = 200;
 
 static void on_alarm(int)
 {
@@ -158,7 +160,7 @@ static void *worker(void *arg)
 {
     int id = (int)(long)arg;
 
-    for (int i = 0; i < 200; i++) {
+    for (int i = 0; i < rounds; i++) {
         try {
             thrower(i % 7, id);
         } catch (const std::exception &) {
@@ -180,12 +182,15 @@ static void *worker(void *arg)
     return nullptr;
 }
 
-int main()
+int main(int argc, char **argv)
 {
     static char altstack[1 << 16];
     stack_t ss = {};
     struct sigaction sa = {};
     pthread_t th[8];
+
+    if (argc > 1 && (rounds = atoi(argv[1])) < 1)
+        return fprintf(stderr, "usage: col_unwind [ROUNDS >= 1]\n"), 2;
 
     ss.ss_sp = altstack;
     ss.ss_size = sizeof(altstack);

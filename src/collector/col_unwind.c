@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Call stacks on x86-64 from the program's own .eh_frame, with a rule per
- * return address cached process-wide: no descriptor, no syscall on the way
- * (glibc's _dl_find_object, through libgcc's _Unwind_Find_FDE, finds the
- * FDE), and a step costs a table probe and one or two loads.
+/* Call stacks on x86-64 and AArch64 from the program's own .eh_frame, with
+ * a rule per return address cached process-wide: no descriptor, no
+ * syscall on the way (glibc's _dl_find_object, through libgcc's
+ * _Unwind_Find_FDE, finds the FDE), and a step costs a table probe and one
+ * or two loads. What differs between the two CPUs is in col_unwind_cpu.h.
  *
  * Why not libunwind: its memory validation keeps a pipe on two of the
  * program's descriptors (3 and 4 when it starts), reads and writes them on
@@ -11,11 +12,12 @@
  * libunwind stays the reference of MEMSCRIBE_UNWIND=verify only.
  *
  * A frame's rule (DWARF CFI, the row for its address) is kept in its
- * short form when it has the shapes compilers emit: CFA = rsp or rbp plus
- * an offset, the return address and rbp saved at offsets from the CFA.
- * Anything else (signal trampolines, realigned stacks' CFA expressions) is
- * interpreted again at each step, which is exact but slower. */
-#if defined(__x86_64__) && !defined(COL_UNWIND_LIBGCC)
+ * short form when it has the shapes compilers emit: CFA = sp or fp (rbp,
+ * x29) plus an offset, the return address and fp saved at offsets from the
+ * CFA. Anything else (signal trampolines, realigned stacks' CFA
+ * expressions, a return address still in x30 or signed) is interpreted
+ * again at each step, which is exact but slower. */
+#ifndef COL_UNWIND_LIBGCC
 
 #include <stddef.h>
 #include <stdint.h>
@@ -26,6 +28,7 @@
 #include <unistd.h>
 
 #include "collector/col_internal.h"
+#include "collector/col_unwind_cpu.h"
 #include "collector/col_unwind_internal.h"
 #include "util/util_leb128.h"
 
@@ -35,11 +38,6 @@ struct col_eh_bases {
     void *tbase, *dbase, *func;
 };
 extern const void *_Unwind_Find_FDE(void *pc, struct col_eh_bases *bases);
-
-/* DWARF register numbers on x86-64 (psABI figure 3.36). */
-#define COL_DW_RBP 6
-#define COL_DW_RSP 7
-#define COL_DW_RA 16
 
 /* How a register is recovered (DWARF 6.4.1). */
 enum {
@@ -62,7 +60,8 @@ struct col_row {
     uint8_t cfa_reg; /* 0xff: cfa_expr */
     int64_t cfa_off;
     const uint8_t *cfa_expr;
-    struct col_reg_rule rbp, rsp, ra;
+    struct col_reg_rule fp, sp, ra;
+    uint8_t ra_signed; /* AArch64: the return address is signed (col_cpu_ra_strip) */
 };
 
 /* A parsed FDE: its instructions and its CIE's, up to the target. */
@@ -77,12 +76,17 @@ struct col_cfi {
  * write read. */
 struct col_regs {
     uint64_t ip, sp;
-    /* 0: not known (the CFI said so). A known rbp of 0 (the outermost
+    /* 0: not known (the CFI said so). A known fp of 0 (the outermost
      * frame's) is as good as none: no CFA is found from it. */
-    uint64_t rbp;
+    uint64_t fp;
     /* COL_UF_EXACT: ip is the interrupted instruction, not a return
      * address; else 0. */
     uint64_t exact;
+    /* AArch64: x30 where ip is exact and x30 known (a signal context's),
+     * else 0; x86-64 has no such register. A step by the short rule never
+     * reads it: only an interrupted leaf's frame, whose return address is
+     * still in x30, and that is a slow step. */
+    uint64_t lr;
 };
 
 /* LEB128 in CFI: a truncated one yields the bits read, and the parse
@@ -206,10 +210,7 @@ static int col_cfi_find(uint64_t pc, struct col_cfi *cfi)
 
 static struct col_reg_rule *col_row_reg(struct col_row *r, uint64_t reg)
 {
-    return reg == COL_DW_RBP   ? &r->rbp
-           : reg == COL_DW_RSP ? &r->rsp
-           : reg == COL_DW_RA  ? &r->ra
-                               : NULL;
+    return reg == COL_DW_FP ? &r->fp : reg == COL_DW_SP ? &r->sp : reg == COL_DW_RA ? &r->ra : NULL;
 }
 
 /* DW_CFA_restore of reg: its rule back to the CIE's (init). Returns 0, or
@@ -354,6 +355,9 @@ static int col_cfi_run(const struct col_cfi *cfi, const uint8_t *p, const uint8_
             }
             continue;
         }
+        case 0x2d: /* AARCH64_negate_ra_state (GNU_window_save, SPARC's, elsewhere) */
+            row->ra_signed ^= 1;
+            continue;
         case 0x2e: /* GNU_args_size */
             (void)col_uleb(&p, end);
             continue;
@@ -388,7 +392,7 @@ static int col_cfi_row(uint64_t pc, struct col_row *row, uint8_t *signal)
     if (col_cfi_find(pc, &cfi) != 0)
         return -1;
     memset(row, 0, sizeof(*row));
-    row->cfa_reg = COL_DW_RSP;
+    row->cfa_reg = COL_DW_SP;
     loc = cfi.start;
     if (col_cfi_run(&cfi, cfi.cie_ins, cfi.cie_end, &loc, ~0ull, row, NULL) < 0)
         return -1;
@@ -418,10 +422,10 @@ static int col_expr_eval(const uint8_t *e, const struct col_regs *r, uint64_t *o
             unsigned reg = op - 0x70;
             int64_t off = col_sleb(&p, end);
 
-            if (reg == COL_DW_RSP)
+            if (reg == COL_DW_SP)
                 st[n++] = r->sp + (uint64_t)off;
-            else if (reg == COL_DW_RBP && r->rbp)
-                st[n++] = r->rbp + (uint64_t)off;
+            else if (reg == COL_DW_FP && r->fp)
+                st[n++] = r->fp + (uint64_t)off;
             else
                 return -1;
         } else if (op >= 0x30 && op <= 0x4f) { /* lit0..31 */
@@ -455,28 +459,28 @@ static int col_expr_eval(const uint8_t *e, const struct col_regs *r, uint64_t *o
 
 /* The cached short form of a row. The bits a memo entry has too are the
  * same (COL_UF_*), so that they move over as they are. */
-#define COL_R_RBP_LOST 0x01             /* rbp undefined in the caller */
-#define COL_R_SIGNAL COL_UF_EXACT       /* a signal trampoline: the caller's ip is exact */
-#define COL_R_STEPPED COL_UF_STEPPED    /* set in every rule a step can follow */
-#define COL_R_CFA_RBP COL_UF_CFA_RBP    /* CFA = rbp + cfa_off, else rsp + cfa_off */
-#define COL_R_RBP_SAVED COL_UF_RBP_SLOT /* rbp restored from CFA + 8 * rbp_off8 */
-#define COL_R_END 0x20                  /* return address undefined: the outermost frame */
-#define COL_R_SLOW 0x40                 /* interpret the CFI at each step */
-#define COL_R_NOINFO 0x80               /* no FDE, or CFI we do not read: the walk ends */
+#define COL_R_FP_LOST 0x01            /* fp undefined in the caller */
+#define COL_R_SIGNAL COL_UF_EXACT     /* a signal trampoline: the caller's ip is exact */
+#define COL_R_STEPPED COL_UF_STEPPED  /* set in every rule a step can follow */
+#define COL_R_CFA_FP COL_UF_CFA_FP    /* CFA = fp + cfa_off, else sp + cfa_off */
+#define COL_R_FP_SAVED COL_UF_FP_SLOT /* fp restored from CFA + 8 * fp_off8 */
+#define COL_R_END 0x20                /* return address undefined: the outermost frame */
+#define COL_R_SLOW 0x40               /* interpret the CFI at each step */
+#define COL_R_NOINFO 0x80             /* no FDE, or CFI we do not read: the walk ends */
 
-/* CFA = rsp or rbp plus cfa_off; the return address and rbp at CFA plus 8
+/* CFA = sp or fp plus cfa_off; the return address and fp at CFA plus 8
  * times their offsets. */
 struct col_unwind_rule {
     int32_t cfa_off;
-    int8_t rbp_off8;
+    int8_t fp_off8;
     int8_t ra_off8;
     uint8_t flags; /* COL_R_* */
     uint8_t pad;
 };
-/* Its last 4 bytes are a fresh frame's from rbp_off8 on (col_step). */
+/* Its last 4 bytes are a fresh frame's from fp_off8 on (col_step). */
 _Static_assert(
-    offsetof(struct col_unwind_fresh, rbp_off8) - offsetof(struct col_unwind_fresh, node) ==
-            offsetof(struct col_unwind_rule, rbp_off8) &&
+    offsetof(struct col_unwind_fresh, fp_off8) - offsetof(struct col_unwind_fresh, node) ==
+            offsetof(struct col_unwind_rule, fp_off8) &&
         offsetof(struct col_unwind_fresh, ra_off8) - offsetof(struct col_unwind_fresh, node) ==
             offsetof(struct col_unwind_rule, ra_off8) &&
         offsetof(struct col_unwind_fresh, rule) - offsetof(struct col_unwind_fresh, node) ==
@@ -485,41 +489,49 @@ _Static_assert(
         sizeof(struct col_unwind_rule) == 8,
     "col_unwind_rule, col_unwind_fresh");
 
-static struct col_unwind_rule col_rule_make(uint64_t pc)
+/* The rule of the frame at ip, by the row of pc (col_frame_pc). */
+static struct col_unwind_rule col_rule_make(uint64_t pc, uint64_t ip)
 {
     struct col_unwind_rule r = {0, 0, 0, 0, 0};
     struct col_row row;
     uint8_t signal = 0;
+    int found = col_cfi_row(pc, &row, &signal) == 0;
 
-    if (col_cfi_row(pc, &row, &signal) != 0) {
+    /* A signal trampoline known by its code (col_cpu_sigreturn_at): where
+     * no FDE covers it, or one that says it is a signal frame. */
+    if ((!found || signal) && col_cpu_sigreturn_at(ip)) {
+        r.flags |= COL_R_SLOW;
+        return r;
+    }
+    if (!found) {
         r.flags |= COL_R_NOINFO;
         return r;
     }
     if (signal)
         r.flags |= COL_R_SIGNAL;
-    if ((row.cfa_reg != COL_DW_RSP && row.cfa_reg != COL_DW_RBP) ||
-        row.cfa_off != (int32_t)row.cfa_off || row.rsp.how != COL_HOW_SAME ||
+    if ((row.cfa_reg != COL_DW_SP && row.cfa_reg != COL_DW_FP) ||
+        row.cfa_off != (int32_t)row.cfa_off || row.sp.how != COL_HOW_SAME || row.ra_signed ||
         (row.ra.how != COL_HOW_UNDEF && (row.ra.how != COL_HOW_OFFSET || row.ra.off % 8 ||
                                          row.ra.off / 8 != (int8_t)(row.ra.off / 8))) ||
-        (row.rbp.how != COL_HOW_SAME && row.rbp.how != COL_HOW_UNDEF &&
-         (row.rbp.how != COL_HOW_OFFSET || row.rbp.off % 8 ||
-          row.rbp.off / 8 != (int8_t)(row.rbp.off / 8)))) {
+        (row.fp.how != COL_HOW_SAME && row.fp.how != COL_HOW_UNDEF &&
+         (row.fp.how != COL_HOW_OFFSET || row.fp.off % 8 ||
+          row.fp.off / 8 != (int8_t)(row.fp.off / 8)))) {
         r.flags |= COL_R_SLOW;
         return r;
     }
     r.cfa_off = (int32_t)row.cfa_off;
     r.flags |= COL_R_STEPPED;
-    if (row.cfa_reg == COL_DW_RBP)
-        r.flags |= COL_R_CFA_RBP;
+    if (row.cfa_reg == COL_DW_FP)
+        r.flags |= COL_R_CFA_FP;
     if (row.ra.how == COL_HOW_UNDEF)
         r.flags |= COL_R_END;
     else
         r.ra_off8 = (int8_t)(row.ra.off / 8);
-    if (row.rbp.how == COL_HOW_OFFSET) {
-        r.flags |= COL_R_RBP_SAVED;
-        r.rbp_off8 = (int8_t)(row.rbp.off / 8);
-    } else if (row.rbp.how == COL_HOW_UNDEF) {
-        r.flags |= COL_R_RBP_LOST;
+    if (row.fp.how == COL_HOW_OFFSET) {
+        r.flags |= COL_R_FP_SAVED;
+        r.fp_off8 = (int8_t)(row.fp.off / 8);
+    } else if (row.fp.how == COL_HOW_UNDEF) {
+        r.flags |= COL_R_FP_LOST;
     }
     return r;
 }
@@ -558,35 +570,51 @@ static int col_step_slow(struct col_regs *r, uint64_t pc)
 {
     struct col_row row;
     uint8_t signal = 0;
-    uint64_t cfa, ra, sp, rbp = r->rbp;
+    uint64_t cfa, ra, sp, fp = r->fp;
 
+    if (col_cpu_sigreturn_at(r->ip)) {
+        /* The trampoline a handler returned to: the interrupted state is
+         * in the frame the kernel wrote, all of it. */
+        struct col_cpu_context c = col_cpu_sigframe(r->sp);
+
+        *r = (struct col_regs){c.ip, c.sp, c.fp, COL_UF_EXACT, c.lr};
+        return c.ip ? 1 : 0;
+    }
     if (col_cfi_row(pc, &row, &signal) != 0)
         return -1;
     if (row.cfa_reg == 0xff) {
         if (col_expr_eval(row.cfa_expr, r, &cfa) != 0)
             return -1;
-    } else if (row.cfa_reg == COL_DW_RSP) {
+    } else if (row.cfa_reg == COL_DW_SP) {
         cfa = r->sp + (uint64_t)row.cfa_off;
-    } else if (row.cfa_reg == COL_DW_RBP && r->rbp) {
-        cfa = r->rbp + (uint64_t)row.cfa_off;
+    } else if (row.cfa_reg == COL_DW_FP && r->fp) {
+        cfa = r->fp + (uint64_t)row.cfa_off;
     } else {
         return -1;
     }
     if (row.ra.how == COL_HOW_UNDEF)
         return 0;
-    if (col_reg_recover(&row.ra, cfa, r, r->ip, &ra) != 0)
+    /* The return address "same value": still in its register, which only
+     * an interrupted frame's context tells (AArch64's x30). */
+    if (row.ra.how == COL_HOW_SAME ? !COL_CPU_LR || !r->exact || !r->lr
+                                   : col_reg_recover(&row.ra, cfa, r, r->ip, &ra) != 0)
         return -1;
+    if (row.ra.how == COL_HOW_SAME)
+        ra = r->lr;
+    if (row.ra_signed)
+        ra = col_cpu_ra_strip(ra);
     sp = cfa;
-    if (row.rsp.how != COL_HOW_SAME && col_reg_recover(&row.rsp, cfa, r, r->sp, &sp) != 0)
+    if (row.sp.how != COL_HOW_SAME && col_reg_recover(&row.sp, cfa, r, r->sp, &sp) != 0)
         return -1;
-    if (row.rbp.how == COL_HOW_UNDEF)
-        rbp = 0;
-    else if (col_reg_recover(&row.rbp, cfa, r, r->rbp, &rbp) != 0)
+    if (row.fp.how == COL_HOW_UNDEF)
+        fp = 0;
+    else if (col_reg_recover(&row.fp, cfa, r, r->fp, &fp) != 0)
         return -1;
-    r->rbp = rbp;
+    r->fp = fp;
     r->sp = sp;
     r->ip = ra;
     r->exact = signal ? COL_UF_EXACT : 0;
+    r->lr = 0; /* a frame the CFI steps into has its x30 in no context */
     return 1;
 }
 
@@ -641,7 +669,7 @@ col_rule_probe(struct col_rule_slot *tab, uint64_t key, uint32_t i, struct col_u
         if (k == 0) {
             uint64_t expect = 0;
 
-            *spare = col_rule_make(pc);
+            *spare = col_rule_make(pc, key << 1 >> 1);
             if (atomic_compare_exchange_strong(&s->key, &expect, COL_RULE_BUSY)) {
                 s->rule = *spare;
                 atomic_store_explicit(&s->key, key, memory_order_release);
@@ -649,7 +677,7 @@ col_rule_probe(struct col_rule_slot *tab, uint64_t key, uint32_t i, struct col_u
             return spare;
         }
     }
-    *spare = col_rule_make(pc);
+    *spare = col_rule_make(pc, key << 1 >> 1);
     return spare;
 }
 
@@ -718,7 +746,7 @@ static inline void col_near_check(struct col_rule_near_cache *near, uint32_t gen
  * however often a program loads and unloads objects. A walk may still
  * hold the table it started with; reused only COL_RULE_TABLES unloads
  * later, it is long done with it. Even then a slot it reads as the wipe
- * passes holds zeros or its old rule, and a zero rule (CFA = rsp + 0)
+ * passes holds zeros or its old rule, and a zero rule (CFA = sp + 0)
  * only ends that walk (col_step). */
 #define COL_RULE_TABLES 8
 
@@ -759,12 +787,12 @@ void col_unwind_forget(void)
 }
 
 /* What col_step did. */
-enum { COL_STEP_SLOW = -1, COL_STEP_END = 0, COL_STEP_END_RBP, COL_STEP_DONE };
+enum { COL_STEP_SLOW = -1, COL_STEP_END = 0, COL_STEP_END_FP, COL_STEP_DONE };
 
 /* One step of a walk from *r by its frame's cached rule: COL_STEP_DONE
  * (*r is the caller's state; with e, *e is the frame and its rule),
- * COL_STEP_END or COL_STEP_END_RBP (the walk ends at this frame, the
- * second for a reason that depends on rbp), COL_STEP_SLOW (the frame's
+ * COL_STEP_END or COL_STEP_END_FP (the walk ends at this frame, the
+ * second for a reason that depends on fp), COL_STEP_SLOW (the frame's
  * rule must be read again at each step: col_step_slow). Inlined into both
  * walks, whose state then stays in registers. */
 static inline __attribute__((always_inline)) int col_step(struct col_rule_slot *tab,
@@ -781,9 +809,9 @@ static inline __attribute__((always_inline)) int col_step(struct col_rule_slot *
 
     if (COL_UNLIKELY(rf & (COL_R_END | COL_R_NOINFO | COL_R_SLOW)))
         return (rf & COL_R_SLOW) ? COL_STEP_SLOW : COL_STEP_END;
-    cfa = ((rf & COL_R_CFA_RBP) ? r->rbp : r->sp) + (uint64_t)(int64_t)ru->cfa_off;
-    if (COL_UNLIKELY(((rf & COL_R_CFA_RBP) && !r->rbp) || cfa <= r->sp || (cfa & 7)))
-        return (rf & COL_R_CFA_RBP) ? COL_STEP_END_RBP : COL_STEP_END;
+    cfa = ((rf & COL_R_CFA_FP) ? r->fp : r->sp) + (uint64_t)(int64_t)ru->cfa_off;
+    if (COL_UNLIKELY(((rf & COL_R_CFA_FP) && !r->fp) || cfa <= r->sp || (cfa & 7)))
+        return (rf & COL_R_CFA_FP) ? COL_STEP_END_FP : COL_STEP_END;
     if (e) {
         uint64_t word;
 
@@ -792,16 +820,18 @@ static inline __attribute__((always_inline)) int col_step(struct col_rule_slot *
         word = (word & 0x00ffffff00000000ull) | r->exact << 56;
         e->ip = r->ip;
         e->sp = r->sp;
-        e->rbp = r->rbp;
+        e->fp = r->fp;
         memcpy(&e->node, &word, sizeof(word));
     }
     r->ip = *(const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)ru->ra_off8 * 8);
-    if (rf & (COL_R_RBP_SAVED | COL_R_RBP_LOST))
-        r->rbp = (rf & COL_R_RBP_SAVED)
-                     ? *(const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)ru->rbp_off8 * 8)
-                     : 0;
+    if (rf & (COL_R_FP_SAVED | COL_R_FP_LOST))
+        r->fp = (rf & COL_R_FP_SAVED)
+                    ? *(const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)ru->fp_off8 * 8)
+                    : 0;
     r->exact = rf & COL_R_SIGNAL;
     r->sp = cfa;
+    if (COL_CPU_LR)
+        r->lr = 0;
     return COL_STEP_DONE;
 }
 
@@ -827,15 +857,15 @@ static int col_walk(struct col_regs r, void **buf, int max)
 /* The end of a walk whose own frames are m->s_next[0..nr): f[] becomes
  * its last entry r alone (the frame where it ended, or the state after its
  * last step), with flags fl; need: the walk from there depends on its
- * rbp. */
+ * fp. */
 static __attribute__((noinline)) int col_memo_end(struct col_unwind_memo *m, struct col_regs r,
                                                   uint32_t fl, uint32_t need, uint32_t nr,
                                                   uint32_t s_stop, int is_frame, uint32_t gen)
 {
     struct col_unwind_fresh *s = m->s_next;
 
-    fl |= (need ? COL_UF_NEED_RBP : 0) | (uint32_t)r.exact;
-    m->f[1] = (struct col_unwind_frame){r.ip, r.sp, r.rbp, 0, 0, (uint8_t)fl, 0};
+    fl |= (need ? COL_UF_NEED_FP : 0) | (uint32_t)r.exact;
+    m->f[1] = (struct col_unwind_frame){r.ip, r.sp, r.fp, 0, 0, (uint8_t)fl, 0};
     m->n = 1;
     m->base = !is_frame;
     m->stop = 1;
@@ -910,17 +940,17 @@ differs:
 /* Can the last walk's own frames t..end (s[] from t out) be taken, with
  * the entries of f[] outside them (already checked)? The slots each one's
  * step read, found from the frame outside it, still hold what that frame
- * holds (rbp's only where the rest of the walk depends on it), and t's rbp
- * is rbp if the rest depends on it. They are written behind f[]'s entries,
+ * holds (fp's only where the rest of the walk depends on it), and t's fp
+ * is fp if the rest depends on it. They are written behind f[]'s entries,
  * outermost first, with their checks, as they are checked; the memo takes
  * them only if they pass. Returns 1 if they do, else 0. */
 static inline __attribute__((always_inline)) int
 col_memo_keep(struct col_unwind_memo *m, const struct col_unwind_fresh *t,
-              const struct col_unwind_fresh *end, uint64_t rbp, struct col_memo_seen *seen)
+              const struct col_unwind_fresh *end, uint64_t fp, struct col_memo_seen *seen)
 {
     struct col_unwind_frame *e = m->f + 1 + m->n;
-    uint64_t need = e[-1].flags & COL_UF_NEED_RBP, nc = e[-1].nchk;
-    uint64_t ip = e[-1].ip, cfa = e[-1].sp, nrbp = e[-1].rbp;
+    uint64_t need = e[-1].flags & COL_UF_NEED_FP, nc = e[-1].nchk;
+    uint64_t ip = e[-1].ip, cfa = e[-1].sp, nfp = e[-1].fp;
 
     for (const struct col_unwind_fresh *u = end; u-- > t; e++) {
         uint64_t rf = u->rule;
@@ -929,46 +959,45 @@ col_memo_keep(struct col_unwind_memo *m, const struct col_unwind_fresh *t,
         if (*at != ip)
             goto bad;
         m->chk[nc++] = (struct col_unwind_check){at, ip};
-        if (rf & COL_R_CFA_RBP) {
-            need = COL_UF_NEED_RBP;
-        } else if (rf & COL_R_RBP_SAVED) {
+        if (rf & COL_R_CFA_FP) {
+            need = COL_UF_NEED_FP;
+        } else if (rf & COL_R_FP_SAVED) {
             if (need) {
-                at = (const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)u->rbp_off8 * 8);
-                if (*at != nrbp)
+                at = (const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)u->fp_off8 * 8);
+                if (*at != nfp)
                     goto bad;
-                m->chk[nc++] = (struct col_unwind_check){at, nrbp};
+                m->chk[nc++] = (struct col_unwind_check){at, nfp};
             }
             need = 0;
         }
         ip = u->ip;
         cfa = u->sp;
-        nrbp = u->rbp;
+        nfp = u->fp;
         *e = (struct col_unwind_frame){
             ip,
             cfa,
-            nrbp,
+            nfp,
             u->node,
             (uint16_t)nc,
-            (uint8_t)((rf & (COL_R_STEPPED | COL_R_CFA_RBP | COL_R_RBP_SAVED)) | u->exact | need),
+            (uint8_t)((rf & (COL_R_STEPPED | COL_R_CFA_FP | COL_R_FP_SAVED)) | u->exact | need),
             0};
         continue;
     bad:
         seen->s_from = u + 1;
         return 0;
     }
-    if (need && nrbp != rbp)
+    if (need && nfp != fp)
         return 0;
     m->n += (uint32_t)(end - t);
     return 1;
 }
 
 /* A walk with nr frames of its own (in m->s_next) has taken f[0..i]:
- * stop at its maximum if that is past it, give f[i] this walk's rbp, and
+ * stop at its maximum if that is past it, give f[i] this walk's fp, and
  * make the walk the memo's. Returns the walk's number of frames. */
 static inline __attribute__((always_inline)) int col_memo_took(struct col_unwind_memo *m,
-                                                               uint32_t i, uint64_t rbp,
-                                                               uint32_t nr, uint32_t s_stop,
-                                                               uint32_t max)
+                                                               uint32_t i, uint64_t fp, uint32_t nr,
+                                                               uint32_t s_stop, uint32_t max)
 {
     struct col_unwind_fresh *s = m->s_next;
 
@@ -976,9 +1005,9 @@ static inline __attribute__((always_inline)) int col_memo_took(struct col_unwind
         col_memo_cut(m, i, max - nr);
         i = max - nr;
     }
-    /* The entry keeps the rbp the old walk had where nothing depends on
+    /* The entry keeps the fp the old walk had where nothing depends on
      * it: make it this walk's. */
-    m->f[1 + i].rbp = rbp;
+    m->f[1 + i].fp = fp;
     m->n = i + 1;
     m->stop = m->n;
     m->nr_s = nr;
@@ -992,7 +1021,7 @@ static inline __attribute__((always_inline)) int col_memo_took(struct col_unwind
  * there is found by its sp (the sp of the last walk's own frames rises from
  * the innermost out, the sp of its entries falls from the outermost in),
  * and the walk takes it and every frame outside it: if it can (the same
- * exactness, the same rbp if the rest depends on it, the slots of the
+ * exactness, the same fp if the rest depends on it, the slots of the
  * steps from it out as they were). The frames are left in the memo. */
 static int col_walk_memo(struct col_regs r, int max, struct col_unwind_memo *m)
 {
@@ -1027,8 +1056,8 @@ static int col_walk_memo(struct col_regs r, int max, struct col_unwind_memo *m)
                  (uint64_t)(s - m->s_next) + m->n - m->base + (uint64_t)(old + m->nr_s - so) >=
                      (uint64_t)max) &&
                 col_memo_valid(m, f[m->n - 1].nchk, &seen) &&
-                col_memo_keep(m, so, old + m->nr_s, r.rbp, &seen))
-                return col_memo_took(m, m->n - 1, r.rbp, (uint32_t)(s - m->s_next), s_stop,
+                col_memo_keep(m, so, old + m->nr_s, r.fp, &seen))
+                return col_memo_took(m, m->n - 1, r.fp, (uint32_t)(s - m->s_next), s_stop,
                                      (uint32_t)max);
         } else if (so->sp == UINT64_MAX) {
             while (o->sp < r.sp)
@@ -1037,9 +1066,9 @@ static int col_walk_memo(struct col_regs r, int max, struct col_unwind_memo *m)
                 (o->flags & COL_UF_EXACT) == r.exact && o >= f + m->base &&
                 (!(m->f[1].flags & COL_UF_CUT) ||
                  (uint64_t)(s - m->s_next) + (uint64_t)(o - f) + 1 - m->base >= (uint64_t)max) &&
-                (!(o->flags & COL_UF_NEED_RBP) || o->rbp == r.rbp) &&
+                (!(o->flags & COL_UF_NEED_FP) || o->fp == r.fp) &&
                 col_memo_valid(m, o->nchk, &seen))
-                return col_memo_took(m, (uint32_t)(o - f), r.rbp, (uint32_t)(s - m->s_next), s_stop,
+                return col_memo_took(m, (uint32_t)(o - f), r.fp, (uint32_t)(s - m->s_next), s_stop,
                                      (uint32_t)max);
         }
         if (COL_UNLIKELY(s == s_max))
@@ -1053,8 +1082,8 @@ static int col_walk_memo(struct col_regs r, int max, struct col_unwind_memo *m)
             return col_memo_end(m, r, 0, 0, (uint32_t)(s - m->s_next), s_stop, 0, gen);
         }
         if (rc != COL_STEP_SLOW)
-            /* Ends at this frame, for a reason that depends on its rbp or not. */
-            return col_memo_end(m, r, 0, rc == COL_STEP_END_RBP, (uint32_t)(s - m->s_next), s_stop,
+            /* Ends at this frame, for a reason that depends on its fp or not. */
+            return col_memo_end(m, r, 0, rc == COL_STEP_END_FP, (uint32_t)(s - m->s_next), s_stop,
                                 1, gen);
         {
             struct col_regs next = r;
@@ -1069,7 +1098,7 @@ static int col_walk_memo(struct col_regs r, int max, struct col_unwind_memo *m)
             }
             /* Neither it nor the frames inside it can be taken. */
             *s++ =
-                (struct col_unwind_fresh){r.ip, r.sp, r.rbp, 0, 0, 0, COL_R_SLOW, (uint8_t)r.exact};
+                (struct col_unwind_fresh){r.ip, r.sp, r.fp, 0, 0, 0, COL_R_SLOW, (uint8_t)r.exact};
             s_stop = nr + 1;
             r = next;
         }
@@ -1091,14 +1120,31 @@ static inline struct col_unwind_memo *col_memo_pick(struct col_unwind_memo *memo
 __attribute__((noinline)) int col_unwind_backtrace(void **buf, int max,
                                                    struct col_unwind_memo **memos)
 {
+#if defined(__x86_64__)
     /* Start in our caller's caller: the collector is built with frame
-     * pointers, so our caller's frame starts at the rbp we saved (fp[0]),
-     * its CFA is that + 16, and it saved its caller's rbp there: the state
-     * its CFI step would give, without the rule lookup, the memo entry and
-     * the slot check of a frame that is ours (a hook's, dropped from every
-     * stack) and new on every walk whose stack changed. */
-    const uint64_t *fp = __builtin_frame_address(0), *caller = (const uint64_t *)(uintptr_t)fp[0];
-    struct col_regs r = {caller[1], (uint64_t)(uintptr_t)(caller + 2), caller[0], 0};
+     * pointers, so our caller's frame starts at the rbp we saved
+     * (frame[0]), its CFA is that + 16, and it saved its caller's rbp
+     * there: the state its CFI step would give, without the rule lookup,
+     * the memo entry and the slot check of a frame that is ours (a hook's,
+     * dropped from every stack) and new on every walk whose stack changed. */
+    const uint64_t *frame = __builtin_frame_address(0),
+                   *caller = (const uint64_t *)(uintptr_t)frame[0];
+    struct col_regs r = {caller[1], (uint64_t)(uintptr_t)(caller + 2), caller[0], 0, 0};
+#else
+    /* AArch64: a frame record (x29, x30) does not say where its frame
+     * ends (GCC puts it below the frame's saved registers and locals), so
+     * our caller's frame is stepped by its CFI from our CFA and return
+     * address, outside the memo for the same reason as above; by the slow
+     * step of the walk if it must be (its ip is then dropped as ours). */
+    const uint64_t *frame = __builtin_frame_address(0);
+    struct col_regs r = {col_cpu_ra_strip((uint64_t)(uintptr_t)__builtin_return_address(0)),
+                         (uint64_t)(uintptr_t)__builtin_dwarf_cfa(), frame[0], 0, 0},
+                    next = r;
+
+    if (col_step(atomic_load_explicit(&col_rules, memory_order_acquire), NULL, &next, NULL) ==
+        COL_STEP_DONE)
+        r = next;
+#endif
     struct col_unwind_memo *memo = memos && *memos ? col_memo_pick(*memos, &r) : NULL;
     int n = memo ? col_walk_memo(r, max, memo) : col_walk(r, buf, max);
 
@@ -1114,10 +1160,8 @@ __attribute__((noinline)) int col_unwind_backtrace(void **buf, int max,
 
 int col_unwind_from_context(const void *uc, void **buf, int max)
 {
-    const ucontext_t *u = uc;
-    struct col_regs r = {(uint64_t)u->uc_mcontext.gregs[REG_RIP],
-                         (uint64_t)u->uc_mcontext.gregs[REG_RSP],
-                         (uint64_t)u->uc_mcontext.gregs[REG_RBP], COL_UF_EXACT};
+    struct col_cpu_context c = col_cpu_context(uc);
+    struct col_regs r = {c.ip, c.sp, c.fp, COL_UF_EXACT, c.lr};
 
     return col_walk(r, buf, max);
 }
