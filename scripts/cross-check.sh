@@ -22,9 +22,9 @@
 # gcc start files and libgcc. Why these tests: qemu-user emulates neither
 # ptrace between guest processes (record -p, --reach, the flight
 # recorder's attach) nor Syscall User Dispatch (--vm-precise), ignores
-# MADV_WIPEONFORK (so a child forked without exec is not traced right:
-# e2e.record_procs), and refuses PR_SET_CHILD_SUBREAPER (record says so
-# and goes on).
+# MADV_WIPEONFORK (a child forked by a raw clone, not glibc's fork, is not
+# told from its parent), and refuses PR_SET_CHILD_SUBREAPER (record says
+# so and goes on).
 set -euo pipefail
 
 {
@@ -50,12 +50,11 @@ t_start=$SECONDS
 elapsed() { local t=$((SECONDS - $1)); printf '%dm%02ds' $((t / 60)) $((t % 60)); }
 
 # The default subset: the exact-number tests that need no ptrace, no
-# Syscall User Dispatch and no fork without exec (qemu-user ignores
-# MADV_WIPEONFORK, by which a forked child's collector knows it is not
-# its parent), and no browser in the root: the unit tests, records of
-# threads and C++, exec, the own unwinder against libunwind on real
-# programs, the analyses and the golden traces. Grown as the port goes on.
-SUBSET='^(unit\.test_(ana_(json|model|window|pmodel|plan|names|aggregate|argv|supp|stacks|check)|fmt_.*|rec_(stream|session|agg)|util.*)|e2e\.(record_(calls|cxx|threads|short|same_sites)|unwind_verify\.small|dump_golden|dump_errors|ana_(threads|temporary))$)'
+# Syscall User Dispatch and no browser in the root: the unit tests,
+# records of threads, C++, exec and fork, the own unwinder against
+# libunwind on real programs, the analyses and the golden traces. Grown as
+# the port goes on.
+SUBSET='^(unit\.test_(ana_(json|model|window|pmodel|plan|names|aggregate|argv|supp|stacks|check)|fmt_.*|rec_(stream|session|agg)|util.*)|e2e\.(record_(calls|cxx|threads|procs|short|same_sites)|unwind_verify\.small|dump_golden|dump_errors|ana_(threads|temporary))$)'
 [ -n "$tests" ] || tests=$SUBSET
 [ "$all" -eq 0 ] || tests=.
 

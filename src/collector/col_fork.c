@@ -11,6 +11,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
+#include <string.h>
 
 #include "collector/col_internal.h"
 
@@ -71,6 +72,13 @@ static void col_fork_parent(void)
 
 static void col_fork_child(void)
 {
+    /* What MADV_WIPEONFORK did to the process page on a kernel, done again
+     * for a fork through glibc: qemu-user accepts the advice and ignores
+     * it, and a child that saw the parent's page would write into the
+     * parent's rings. Our handler is among the first registered, so it
+     * runs before the program's own child handlers allocate. */
+    if (col_proc)
+        memset(col_proc, 0, sizeof(*col_proc));
     /* Only this thread goes on in the child. */
     atomic_store(&col_loader_users, col_loader_depth ? 1u : 0u);
     col_count_fork_child();
