@@ -7,6 +7,14 @@ set(UNWP ${PROJECT_SOURCE_DIR}/tests/programs)
 ms_test_program(col_unwind ${UNWP}/col_unwind.cc LIBS Threads::Threads)
 ms_test_program(col_unwind_o2 ${UNWP}/col_unwind.cc LIBS Threads::Threads
                 FLAGS -O2 -fomit-frame-pointer -finline)
+# Return addresses signed by pointer authentication, A key (and BTI) and
+# B key: held to col_unwind's numbers by e2e.record_same_sites.
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64")
+  ms_test_program(col_unwind_pac ${UNWP}/col_unwind.cc LIBS Threads::Threads
+                  FLAGS -mbranch-protection=standard)
+  ms_test_program(col_unwind_pacb ${UNWP}/col_unwind.cc LIBS Threads::Threads
+                  FLAGS -mbranch-protection=pac-ret+b-key)
+endif()
 
 ms_e2e_test(unwind_verify unwind_verify.sh)
 # Under an emulator (scripts/cross-check.sh arm64) a tenth of it.

@@ -183,6 +183,8 @@ static int col_cfi_find(uint64_t pc, struct col_cfi *cfi)
                     q += s;
                 } else if (*a == 'S') {
                     cfi->signal = 1;
+                } else if (*a == 'B') {
+                    /* AArch64: signed with the B key; XPACLRI strips either */
                 } else {
                     return -1;
                 }
