@@ -15,6 +15,15 @@ ms_e2e_test(serve_views serve_views.sh)
 ms_e2e_test(serve_source serve_source.sh)
 ms_e2e_test(serve_beside serve_beside.sh)
 ms_e2e_test(serve_guard serve_guard.sh)
+# The Selenium tests, a Chromium each with the server and often a recording
+# beside it, one at a time: started together (ctest runs its costliest
+# first) beside two spinners they ran past their bounds (scripts/
+# flake-check.sh). serve_views took 92-183 s in earlier runs there: 600 s, as
+# serve_guard's, catches a hang.
+set_tests_properties(e2e.serve_page e2e.serve_page.chunks e2e.serve_page.traces e2e.serve_live
+  e2e.serve_live.spinner e2e.serve_live.attach e2e.serve_views e2e.serve_source e2e.serve_beside
+  PROPERTIES RESOURCE_LOCK selenium)
+set_tests_properties(e2e.serve_views PROPERTIES TIMEOUT 600)
 # 61 s in the -O0 build alone, most of it the extreme queries of a 7.3 M-call
 # trace: a timeout catches a hang, not slowness
 set_tests_properties(e2e.serve_guard PROPERTIES TIMEOUT 600)
