@@ -16,7 +16,7 @@
 #include "recorder/rec_session.h"
 
 #define CLI_LIVE_FLUSH_NS (250 * 1000 * 1000ull)
-#define CLI_LIVE_LINGER_MS 20000
+#define CLI_LIVE_LINGER_MS 65000 /* serve's own bound, 60 s, and then some */
 #define CLI_LIVE_MAX_LABELS 16
 
 struct cli_live {

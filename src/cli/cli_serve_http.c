@@ -28,6 +28,8 @@ struct cli_serve_http {
     /* When the page last asked (CLOCK_MONOTONIC ms): a scraper's /metrics
      * and pprof questions do not keep a finished recording's server up */
     atomic_ullong page_ms;
+    atomic_bool asked;    /* a page has asked something */
+    atomic_bool took_end; /* a page has taken a live recording's end (status?took=end) */
 };
 
 static uint64_t mono_ms(void)
@@ -154,7 +156,11 @@ static enum MHD_Result status(struct cli_serve_http *h, struct MHD_Connection *c
 {
     struct cli_serve_answer a = {0};
     int rc = cli_serve_query(&h->trace, "status", NULL, NULL, &a);
+    const char *took = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "took");
 
+    /* the page showed the live recording's end (serve.js): the server may go */
+    if (took && !strcmp(took, "end") && atomic_load(&h->end.ended))
+        atomic_store(&h->took_end, true);
     if (rc < 0) {
         free(a.body);
         return cli_http_text(c, 500, "the server could not run the query\n");
@@ -206,8 +212,10 @@ static enum MHD_Result route(void *arg, struct cli_http *server, struct MHD_Conn
     struct cli_serve_http *h = arg;
 
     (void)server;
-    if (!strcmp(url, "/") || !strncmp(url, "/api/", 5))
+    if (!strcmp(url, "/") || !strncmp(url, "/api/", 5)) {
         atomic_store(&h->page_ms, mono_ms());
+        atomic_store(&h->asked, true);
+    }
     if (!strcmp(url, "/"))
         return cli_http_static(c, 200, "text/html; charset=utf-8", h->page, strlen(h->page));
     if (!strncmp(url, "/api/", 5) && strlen(url) < 40)
@@ -270,6 +278,16 @@ void cli_serve_http_ended(struct cli_serve_http *h, int how)
 {
     atomic_store(&h->end.how, how);
     atomic_store(&h->end.ended, 1);
+}
+
+bool cli_serve_http_took_end(struct cli_serve_http *h)
+{
+    return atomic_load(&h->took_end);
+}
+
+bool cli_serve_http_asked(struct cli_serve_http *h)
+{
+    return atomic_load(&h->asked);
 }
 
 uint64_t cli_serve_http_quiet_ms(struct cli_serve_http *h)

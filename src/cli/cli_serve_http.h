@@ -5,6 +5,7 @@
 #ifndef CLI_SERVE_HTTP_H
 #define CLI_SERVE_HTTP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cli/cli_serve_query.h"
@@ -27,6 +28,10 @@ void cli_serve_http_stop(struct cli_serve_http *h);
 /* The live recording ended, the program with wait status how (-1: not
  * seen): the status query says so from now on. */
 void cli_serve_http_ended(struct cli_serve_http *h, int how);
+/* Has a page said it showed the end (status?took=end)? */
+bool cli_serve_http_took_end(struct cli_serve_http *h);
+/* Has a page asked anything (the page itself, or a query)? */
+bool cli_serve_http_asked(struct cli_serve_http *h);
 /* Milliseconds since the page last asked (its page or /api/: a scraper's
  * /metrics and pprof questions do not count), none being answered now (0
  * while one is). */

@@ -177,12 +177,18 @@ static void write_url_file(const char *path, const char *url)
 
 /* The live recording ended (record --live's SIGUSR1, the program's wait
  * status its value): the status says so, and the server stays until a page
- * following it took the final state, that is until no request came for
- * QUIET_MS (a page that saw the end asks no more) and at least QUIET_MS
- * after the end (a page's next question comes within a second), or
- * LINGER_MS, or a stop signal. */
+ * following it took the final state: the page says so once it shows it
+ * (status?took=end), and the server goes when that answer is out. Without
+ * a page it ends after QUIET_MS (a page opened just then asks within a
+ * second); a page that asked before but nothing for NO_PAGE_MS is gone (it
+ * asks every second). A silence alone is no proof: the server used to end
+ * after 1.5 s without a question, and a page on a loaded machine, loading
+ * the finished trace between two questions, lost the end. At most
+ * LINGER_MS, or until a stop signal. */
 #define QUIET_MS 1500
-#define LINGER_MS 15000
+#define TOOK_MS 300
+#define NO_PAGE_MS 10000
+#define LINGER_MS 60000
 static void linger(struct cli_serve_http *h, const sigset_t *stop, int how)
 {
     struct timespec tick = {0, 100 * 1000 * 1000};
@@ -191,9 +197,14 @@ static void linger(struct cli_serve_http *h, const sigset_t *stop, int how)
     sigdelset(&quit, SIGUSR1);
     cli_serve_http_ended(h, how);
     for (unsigned waited = 0; waited < LINGER_MS; waited += 100) {
+        uint64_t quiet;
+
         if (sigtimedwait(&quit, NULL, &tick) > 0)
             return;
-        if (waited >= QUIET_MS && cli_serve_http_quiet_ms(h) >= QUIET_MS)
+        quiet = cli_serve_http_quiet_ms(h);
+        if (cli_serve_http_asked(h)
+                ? (cli_serve_http_took_end(h) && quiet >= TOOK_MS) || quiet >= NO_PAGE_MS
+                : waited >= QUIET_MS)
             return;
     }
 }

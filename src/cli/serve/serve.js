@@ -1244,6 +1244,8 @@ async function poll() {
     if (s.ended) {
       $('status').textContent = `${s.ended}: the recording ended, and this is its final state`;
       $('status').dataset.ended = s.ended;
+      // The server waits for this before it ends (cmd_serve.c, linger).
+      await apiText('status', { took: 'end' }).catch(() => {});
       return;
     }
   } catch (e) {
