@@ -23,7 +23,8 @@
 int col_unwind_verify;
 
 static uintptr_t col_verify_lo, col_verify_hi;
-static int (*col_unw_backtrace)(void **, int); /* libunwind's unw_backtrace */
+/* libunwind's unw_backtrace (on AArch64 its steps instead: col_unw_steps) */
+static int (*col_unw_backtrace)(void **, int);
 
 #ifdef __aarch64__
 /* libunwind 1.6's unw_backtrace on AArch64, its fast trace, gives each

@@ -34,8 +34,8 @@ mode = sys.argv[5] if len(sys.argv) > 5 else "plain"
 MIB = 1024 * 1024
 # How long anything else is waited for: the program's lines, the servers'
 # addresses, the page's load, the trace to hold the program's base. A bound
-# on a hang, not a speed: the page's end took over 60 s in the flake check
-# (scripts/flake-check.sh), two spinners and another browser test beside it.
+# on a hang, not a speed: beside two spinners (scripts/flake-check.sh) this
+# whole test took 80 s, and its steps seconds each.
 WAIT = 180.0
 # serve_steps' marker block (its MARK_BYTES): its last allocation before
 # "ready".

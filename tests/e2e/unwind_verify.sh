@@ -36,10 +36,10 @@ verified() {
 case ${1:-full} in
 full)
     rounds=200 min_unw=30000 rows=5000 min_sql=50000 py_n=20000 py_malloc=malloc min_py=50000
-    perl_n=40000 min_perl=50000 git_lines=6000 git_files=400 min_git=20000 ;;
+    perl_n=40000 min_perl=50000 git_lines=6000 git_files=400 min_git=20000 cc1=1 ;;
 small) # python3's own small-object allocator: its start alone makes 37,000 malloc calls
     rounds=20 min_unw=3000 rows=300 min_sql=3000 py_n=200 py_malloc=pymalloc min_py=300
-    perl_n=400 min_perl=1000 git_lines=300 git_files=20 min_git=1000 ;;
+    perl_n=400 min_perl=1000 git_lines=300 git_files=20 min_git=1000 cc1=0 ;;
 *) echo "usage: unwind_verify.sh [small]" >&2; exit 2 ;;
 esac
 
@@ -56,7 +56,7 @@ import json, re, sys
 rows = [{"id": i, "name": "n%d" % i, "tags": [str(j) for j in range(i % 7)]} for i in range(int(sys.argv[1]))]
 text = json.dumps(rows)
 print(len(json.loads(text)), len(re.findall(r"n[0-9]+", text)))' "$py_n"
-[ "${1:-full}" = small ] ||
+[ "$cc1" = 0 ] ||
     verified cc1 20000 gcc -O2 -c /usr/share/doc/libpng-dev/examples/pngtest.c -o "$WORK/pngtest.o"
 # shellcheck disable=SC2016 # perl's variables
 verified perl "$min_perl" perl -e '
