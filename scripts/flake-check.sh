@@ -78,18 +78,24 @@ if [ "$resume" -eq 1 ] && [ -f "$out/commit" ] && [ "$(cat "$out/commit")" != "$
 fi
 echo "$commit" >"$out/commit"
 
-# The spinners: plain busy loops, each in a process group of its own,
-# stopped however this script ends.
-spin_pids=()
+# The spinners: plain busy loops, stopped however this script ends. They
+# stay in this script's session: where the kernel groups the scheduling by
+# session (autogroup, /proc/sys/kernel/sched_autogroup_enabled), a spinner
+# in a session of its own (setsid) got a third of the CPUs to itself and
+# the whole suite the last third, not two busy loops among the suite's
+# processes. Job control gives each its own process group (to kill it
+# whole), in the same session.
+set -m
+spin_pids=() ctest_pid=''
 stop_spinners() {
   local p
-  for p in "${spin_pids[@]}"; do kill -- "-$p" 2>/dev/null || true; done
+  for p in "${spin_pids[@]}" $ctest_pid; do kill -- "-$p" 2>/dev/null || true; done
 }
 trap stop_spinners EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 for ((i = 0; i < spinners; i++)); do
-  setsid bash -c 'while :; do :; done' &
+  bash -c 'while :; do :; done' &
   spin_pids+=("$!")
 done
 say "$n runs of the suite in $build beside $spinners spinners; logs in $out"
@@ -123,9 +129,12 @@ for ((r = 1; r <= n; r++)); do
   else
     t=$SECONDS
     rc=0
-    (cd "$build" && ctest --output-on-failure -j2 --timeout 600 --output-junit "$out/run-$r.xml" \
-      ${only:+-R "$only"}) \
-      >"$out/run-$r.log" 2>&1 || rc=$?
+    # In the background, waited for: a signal to this script stops it at once.
+    (cd "$build" && exec ctest --output-on-failure -j2 --timeout 600 \
+      --output-junit "$out/run-$r.xml" ${only:+-R "$only"}) >"$out/run-$r.log" 2>&1 &
+    ctest_pid=$!
+    wait "$ctest_pid" || rc=$?
+    ctest_pid=''
     secs+=($((SECONDS - t)))
     load=$(cut -d' ' -f1-3 /proc/loadavg)
     echo "${secs[-1]} $rc $load" >"$out/run-$r.done"
