@@ -7,13 +7,17 @@
 # tree and its tests with clang and lld against that root, and run a named
 # subset of the suite inside the root, every program emulated.
 #
-# Usage: scripts/cross-check.sh arm64 [--root DIR] [--tests REGEX] [--all]
+# Usage: scripts/cross-check.sh arm64 [--root DIR] [--tests REGEX] [--all] [--vm]
 #   arm64          the one other CPU so far (AArch64)
 #   --root DIR     the arm64 root (default /var/tmp/memscribe-arm64); made
 #                  if it is not there, reused (packages topped up) if it is
 #   --tests REGEX  the tests to run (ctest -R; default: the subset below)
 #   --all          every test the build has (many need what qemu-user
 #                  cannot do: ptrace, Syscall User Dispatch)
+#   --vm           then the tests qemu-user cannot run (ptrace: record -p,
+#                  --reach; seccomp filters) in a virtual machine with
+#                  Debian's arm64 kernel (scripts/arm64-vm.sh); with
+#                  --tests, only there
 # Needs root (debootstrap, chroot, binfmt_misc, mount). Prints each step's
 # time; exits 0 when every test run passed, 1 otherwise, 2 on a usage error.
 #
@@ -28,13 +32,14 @@
 set -euo pipefail
 
 {
-arch='' root=/var/tmp/memscribe-arm64 tests='' all=0
+arch='' root=/var/tmp/memscribe-arm64 tests='' all=0 vm=0
 while [ $# -gt 0 ]; do
   case $1 in
     arm64) arch=arm64 ;;
     --root) root=${2:?--root needs a folder}; shift ;;
     --tests) tests=${2:?--tests needs a regular expression}; shift ;;
     --all) all=1 ;;
+    --vm) vm=1 ;;
     -h|--help) awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0"; exit 0 ;;
     *) echo "cross-check: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -54,8 +59,16 @@ elapsed() { local t=$((SECONDS - $1)); printf '%dm%02ds' $((t / 60)) $((t % 60))
 # records of threads, C++, exec and fork, the own unwinder against
 # libunwind on real programs, the analyses and the golden traces. Grown as
 # the port goes on.
-SUBSET='^(unit\.test_(ana_(json|model|window|pmodel|plan|names|aggregate|argv|supp|stacks|check)|fmt_.*|rec_(stream|session|agg)|util.*)|e2e\.(record_(calls|cxx|threads|procs|short|same_sites)|unwind_verify\.small|dump_golden|dump_errors|ana_(threads|temporary))$)'
-[ -n "$tests" ] || tests=$SUBSET
+SUBSET='^(unit\.test_(ana_(json|model|window|pmodel|plan|names|aggregate|argv|supp|stacks|check)|fmt_.*|rec_(stream|session|agg)|util.*)|e2e\.(record_(calls|cxx|threads|procs|short|same_sites)|unwind_verify\.small|vm_precise_refused|dump_golden|dump_errors|ana_(threads|temporary))$)'
+# The tests that need a kernel of their own: ptrace between processes
+# (record -p, --reach) and seccomp filters.
+VM_SUBSET='^(unit\.test_rec_(seccomp|reach)|e2e\.(record_(attach|attach_killed|attach_seccomp|seccomp|procs)|rec_reach(_attach|_request)?|diff_reach))$'
+vm_tests=$VM_SUBSET
+if [ "$vm" -eq 1 ] && [ -n "$tests" ]; then
+  vm_tests=$tests tests=''
+else
+  [ -n "$tests" ] || tests=$SUBSET
+fi
 [ "$all" -eq 0 ] || tests=.
 
 # Host side: the emulator, debootstrap, the cross compiler and linker.
@@ -76,6 +89,9 @@ ROOT_PKGS=(build-essential cmake pkg-config libzstd-dev libunwind-dev libdw-dev 
            libiberty-dev zlib1g-dev libsqlite3-dev libmicrohttpd-dev libcmocka-dev
            libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev libpng-dev
            jq python3 procps file zstd libc6-dbg git sqlite3)
+# What the machine's tests use besides: record_attach's strace, rec_reach's
+# oracle (memcheck).
+[ "$vm" -eq 0 ] || ROOT_PKGS+=(strace valgrind)
 if [ ! -x "$root/usr/bin/apt-get" ]; then
   t=$SECONDS
   say "debootstrap --arch=arm64 --variant=minbase bookworm $root (emulated: several minutes)"
@@ -105,20 +121,29 @@ say "built in $(elapsed "$t")"
 # Run the tests in the root, in a mount namespace of their own: the
 # repository bind-mounted at its own path, /proc, the root's own /dev
 # (root-dev.sh) and a /tmp.
-t=$SECONDS
-say "running the tests matching $tests in the arm64 root"
 rc=0
-# shellcheck disable=SC2016 # the inner script's own variables, from its arguments
-unshare --mount --propagation private bash -c '
-  set -e
-  root=$1 repo=$2 build=$3 tests=$4
-  mkdir -p "$root$repo" "$root/proc" "$root/dev" "$root/tmp"
-  mount --bind "$repo" "$root$repo"
-  mount -t proc proc "$root/proc"
-  bash "$repo/scripts/root-dev.sh" "$root"
-  mount -t tmpfs -o mode=1777 tmpfs "$root/tmp"
-  chroot "$root" /bin/sh -c "cd \"$build\" && ctest -R \"$tests\" -j2 --timeout 1200 --output-on-failure"
-' cross-check "$root" "$repo" "$build" "$tests" || rc=$?
-say "tests ran in $(elapsed "$t"); all of it in $(elapsed "$t_start")"
+if [ -n "$tests" ]; then
+  t=$SECONDS
+  say "running the tests matching $tests in the arm64 root"
+  # shellcheck disable=SC2016 # the inner script's own variables, from its arguments
+  unshare --mount --propagation private bash -c '
+    set -e
+    root=$1 repo=$2 build=$3 tests=$4
+    mkdir -p "$root$repo" "$root/proc" "$root/dev" "$root/tmp"
+    mount --bind "$repo" "$root$repo"
+    mount -t proc proc "$root/proc"
+    bash "$repo/scripts/root-dev.sh" "$root"
+    mount -t tmpfs -o mode=1777 tmpfs "$root/tmp"
+    chroot "$root" /bin/sh -c "cd \"$build\" && ctest -R \"$tests\" -j2 --timeout 1200 --output-on-failure"
+  ' cross-check "$root" "$repo" "$build" "$tests" || rc=$?
+  say "tests ran in $(elapsed "$t")"
+fi
+if [ "$vm" -eq 1 ]; then
+  t=$SECONDS
+  say "running the tests matching $vm_tests in an arm64 virtual machine"
+  bash "$repo/scripts/arm64-vm.sh" "$root" "$build" "$vm_tests" || rc=1
+  say "the machine's tests ran in $(elapsed "$t")"
+fi
+say "all of it in $(elapsed "$t_start")"
 [ "$rc" -eq 0 ] || exit 1
 }

@@ -14,10 +14,15 @@ ms_test_program(vm_signals ${VMP}/vm_signals.c)
 ms_test_program(vm_reserve ${VMP}/vm_reserve.c)
 ms_test_program(vm_harm ${VMP}/vm_harm.c LIBS Threads::Threads)
 
-ms_e2e_test(vm_every vm_every.sh)
-ms_e2e_test(vm_signals vm_signals.sh)
 ms_e2e_test(vm_reserve vm_reserve.sh)
-ms_e2e_test(vm_harm vm_harm.sh)
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+  # --vm-precise (Syscall User Dispatch): x86's alone (docs/platforms.md).
+  ms_e2e_test(vm_every vm_every.sh)
+  ms_e2e_test(vm_signals vm_signals.sh)
+  ms_e2e_test(vm_harm vm_harm.sh)
+else()
+  ms_e2e_test(vm_precise_refused vm_precise_refused.sh)
+endif()
 
 if(MEMSCRIBE_HAVE_M32)
   # Whether this machine runs 32-bit programs at all: the tests below (and

@@ -441,13 +441,12 @@ static void record_check(const struct record_opts *o, int argc, int first)
     if (o->rec.reach_copy != REC_REACH_COPY_DEFAULT && !o->rec.reach)
         cli_usage_error("record: --reach-copy goes with --reach");
 #if !defined(__x86_64__)
-    /* Each reads or steers a stopped thread's registers, or dispatches
-     * system calls, so far for x86-64 alone (docs/platforms.md). */
-    if (o->rec.reach || o->vm_precise || o->pid)
-        cli_usage_error("record: %s is not available on this CPU yet (docs/platforms.md)",
-                        o->pid         ? "-p"
-                        : o->rec.reach ? "--reach"
-                                       : "--vm-precise");
+    /* The SIGSYS handler of Syscall User Dispatch reads x86's registers;
+     * Debian 12's arm64 kernel (6.1) has no Syscall User Dispatch at all
+     * (prctl says EINVAL: docs/platforms.md). */
+    if (o->vm_precise)
+        cli_usage_error("record: --vm-precise is built for x86-64 only: it needs Syscall User "
+                        "Dispatch, which Linux 6.1 has on x86 alone (docs/platforms.md)");
 #endif
     if ((o->live_listen || o->live_port || o->live_url_file) && !o->live)
         cli_usage_error("record: --live-listen, --live-port and --live-url-file go with --live");

@@ -16,11 +16,16 @@
 #include "collector/col_internal.h"
 
 /* The relocation types that hold a symbol's address. */
-#ifdef __x86_64__
+#if defined(__x86_64__)
 #define COL_R_TYPE ELF64_R_TYPE
 #define COL_R_SYM ELF64_R_SYM
 #define COL_R_JUMP_SLOT R_X86_64_JUMP_SLOT
 #define COL_R_GLOB_DAT R_X86_64_GLOB_DAT
+#elif defined(__aarch64__)
+#define COL_R_TYPE ELF64_R_TYPE
+#define COL_R_SYM ELF64_R_SYM
+#define COL_R_JUMP_SLOT R_AARCH64_JUMP_SLOT
+#define COL_R_GLOB_DAT R_AARCH64_GLOB_DAT
 #else
 #define COL_R_TYPE ELF32_R_TYPE
 #define COL_R_SYM ELF32_R_SYM
@@ -91,14 +96,15 @@ static uintptr_t col_export_find(const char *name)
 /* Write one GOT entry, lifting RELRO's read-only protection around it. */
 static void col_got_write(uintptr_t *slot, uintptr_t value, const struct col_dyn *d)
 {
-    uintptr_t page = (uintptr_t)slot & ~(uintptr_t)4095;
+    long size = getpagesize(); /* 4, 16 or 64 KiB on AArch64 */
+    uintptr_t page = (uintptr_t)slot & ~(uintptr_t)(size - 1);
     int relro = (uintptr_t)slot >= d->relro_lo && (uintptr_t)slot < d->relro_hi;
 
     if (relro)
-        syscall(SYS_mprotect, page, 4096L, (long)(PROT_READ | PROT_WRITE));
+        syscall(SYS_mprotect, page, size, (long)(PROT_READ | PROT_WRITE));
     __atomic_store_n(slot, value, __ATOMIC_RELEASE);
     if (relro)
-        syscall(SYS_mprotect, page, 4096L, (long)PROT_READ);
+        syscall(SYS_mprotect, page, size, (long)PROT_READ);
 }
 
 static int col_slot_add(uintptr_t *slot, uintptr_t old, uintptr_t hook)

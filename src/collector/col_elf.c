@@ -4,6 +4,7 @@
 #include <elf.h>
 #include <link.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "collector/col_elf_internal.h"
 #include "collector/col_internal.h"
@@ -33,8 +34,10 @@ int col_dyn_read(const struct dl_phdr_info *info, struct col_dyn *d)
         if (ph->p_type == PT_GNU_RELRO) {
             /* What ld.so made read-only: whole pages only, a last partial
              * page stays writable (_dl_protect_relro), and must stay so. */
-            d->relro_lo = (info->dlpi_addr + ph->p_vaddr) & ~(uintptr_t)4095;
-            d->relro_hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(uintptr_t)4095;
+            uintptr_t page = (uintptr_t)getpagesize(); /* 4, 16 or 64 KiB on AArch64 */
+
+            d->relro_lo = (info->dlpi_addr + ph->p_vaddr) & ~(page - 1);
+            d->relro_hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(page - 1);
         }
     }
     if (!dyn)

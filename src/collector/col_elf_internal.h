@@ -8,9 +8,9 @@
 #include <link.h>
 #include <stdint.h>
 
-/* x86-64 relocates with RELA, i386 with REL; JUMP_SLOT and GLOB_DAT
- * entries hold the symbol's address either way. */
-#ifdef __x86_64__
+/* x86-64 and AArch64 relocate with RELA, i386 with REL; JUMP_SLOT and
+ * GLOB_DAT entries hold the symbol's address either way. */
+#if defined(__x86_64__) || defined(__aarch64__)
 typedef ElfW(Rela) col_rel_t;
 #define COL_DT_REL DT_RELA
 #define COL_DT_RELSZ DT_RELASZ

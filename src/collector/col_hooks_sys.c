@@ -90,11 +90,11 @@ static void col_sys_filter(const struct sock_fprog *prog, const char *how)
         struct seccomp_data d;
         int64_t r;
 
-        if (!(call->when & when) || !fmt_shm_call_data(call, sizeof(void *) == 4, &d))
+        if (!(call->when & when) || !fmt_shm_call_data(call, FMT_ABI_NATIVE, &d))
             continue;
         r = util_seccomp_run(prog->filter, prog->len, &d);
         if (r < 0 || util_seccomp_forbids((uint32_t)r)) {
-            parts[3] = fmt_shm_call_name(call, sizeof(void *) == 4);
+            parts[3] = fmt_shm_call_name(call, FMT_ABI_NATIVE);
             parts[5] = call->why;
             parts[7] = r == UTIL_SECCOMP_READS_IP ? "depends on the instruction address"
                        : r < 0                    ? "cannot be evaluated"

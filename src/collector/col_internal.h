@@ -450,7 +450,7 @@ static inline long col_sys_readlink(const char *path, char *buf, long size)
 #ifdef SYS_readlink
     return syscall(SYS_readlink, path, buf, size);
 #else
-    return syscall(SYS_readlinkat, AT_FDCWD, path, buf, size);
+    return syscall(SYS_readlinkat, (long)AT_FDCWD, path, buf, size); /* as fmt_shm_calls.h says */
 #endif
 }
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "recorder/rec_attach.h"
+#include "recorder/rec_cpu.h"
 
 #define REC_CAP_SYS_PTRACE 19
 /* The injected calls' frames start this far below the thread's stack
@@ -28,8 +29,6 @@
 /* An injected call that has not returned by then is given up (its thread
  * waits for a lock, perhaps one the program held when we stopped it). */
 #define REC_CALL_TIMEOUT_MS 10000
-/* x86-64 extended state (NT_X86_XSTATE) is a few KiB with AVX-512. */
-#define REC_XSTATE_MAX 16384
 
 int rec_say(char *msg, size_t size, const char *fmt, ...)
 {
@@ -233,6 +232,13 @@ int rec_attach_check(pid_t pid, int *is32, char *msg, size_t size)
     *is32 = cls == ELFCLASS32;
     if (cls != ELFCLASS64 && cls != ELFCLASS32)
         return rec_say(msg, size, "process %d: its executable is not an ELF file", (int)pid);
+#if !defined(__x86_64__)
+    if (cls == ELFCLASS32) /* the i386 collector is x86's alone */
+        return rec_say(msg, size,
+                       "process %d is a 32-bit program: on this CPU memscribe traces 64-bit "
+                       "programs only (docs/platforms.md)",
+                       (int)pid);
+#endif
     if (!dynamic || !rec_mapped(pid, "/libc.so.6"))
         return rec_say(msg, size,
                        "process %d is statically linked (no glibc libc.so.6 loaded): there is no "
@@ -274,11 +280,9 @@ void rec_attach_let_go(pid_t tid)
     ptrace(PTRACE_DETACH, tid, 0L, 0L);
 }
 
-/* The thread held for our calls: x86-64's registers (an i386 process is
- * traced by the x86-64 recorder). AArch64's (NT_PRSTATUS, NT_PRFPREG and
- * NT_ARM_SYSTEM_CALL for the restart) are not written yet: there
- * rec_attach_start refuses (docs/platforms.md). */
-#if defined(__x86_64__)
+/* The thread held for our calls, on the CPUs rec_cpu.h knows (an i386
+ * process is traced by the x86-64 recorder). */
+#if defined(REC_CPU_ATTACH)
 /* A thread of pid that can run our calls: pid itself unless it has
  * exited (pthread_exit in main), else the first live one. */
 static pid_t rec_pick_thread(pid_t pid)
@@ -310,9 +314,7 @@ struct rec_hold {
     pid_t pid, tid;
     int memfd; /* /proc/PID/mem */
     struct user_regs_struct regs;
-    unsigned char xstate[REC_XSTATE_MAX];
-    struct iovec xiov;
-    int have_xstate;
+    struct rec_cpu_ext ext;
     uint64_t scratch; /* below the thread's stack pointer, for our strings */
     int is32;         /* an i386 process: arguments on the stack, 32-bit pointers */
 };
@@ -346,7 +348,7 @@ static int rec_hold_take(struct rec_hold *h, pid_t pid, char *msg, size_t size)
         return rec_say(msg, size, "process %d: cannot stop it: %s", (int)pid, strerror(-rc));
     snprintf(path, sizeof(path), "/proc/%d/mem", (int)h->tid);
     h->memfd = open(path, O_RDWR | O_CLOEXEC);
-    if (h->memfd < 0 || ptrace(PTRACE_GETREGS, h->tid, 0L, &h->regs) != 0) {
+    if (h->memfd < 0 || rec_cpu_get(h->tid, &h->regs) != 0) {
         int e = errno;
 
         if (h->memfd >= 0)
@@ -355,10 +357,8 @@ static int rec_hold_take(struct rec_hold *h, pid_t pid, char *msg, size_t size)
         return rec_say(msg, size, "process %d: cannot read its registers or memory: %s", (int)pid,
                        strerror(e));
     }
-    h->xiov.iov_base = h->xstate;
-    h->xiov.iov_len = sizeof(h->xstate);
-    h->have_xstate = ptrace(PTRACE_GETREGSET, h->tid, (void *)NT_X86_XSTATE, &h->xiov) == 0;
-    h->scratch = (h->regs.rsp - REC_STACK_GAP) & ~(uint64_t)15;
+    rec_cpu_ext_save(h->tid, &h->ext);
+    h->scratch = (rec_cpu_sp(&h->regs) - REC_STACK_GAP) & ~(uint64_t)15;
     {
         int cls = 0, dynamic = 0;
 
@@ -368,12 +368,12 @@ static int rec_hold_take(struct rec_hold *h, pid_t pid, char *msg, size_t size)
 }
 
 /* Put the thread back as it was and let it go. A system call it was in
- * restarts (its registers say so, and orig_rax was kept). */
+ * restarts (its registers say so: x86's orig_rax was kept, AArch64's pc
+ * is back on the svc). */
 static void rec_hold_release(struct rec_hold *h)
 {
-    ptrace(PTRACE_SETREGS, h->tid, 0L, &h->regs);
-    if (h->have_xstate)
-        ptrace(PTRACE_SETREGSET, h->tid, (void *)NT_X86_XSTATE, &h->xiov);
+    rec_cpu_set(h->tid, &h->regs);
+    rec_cpu_ext_restore(h->tid, &h->ext);
     ptrace(PTRACE_DETACH, h->tid, 0L, 0L);
     close(h->memfd);
 }
@@ -424,7 +424,7 @@ static int rec_hold_abandon(struct rec_hold *h)
 }
 
 /* Call fn(a0, a1) in the thread: a return to address 0 faults, and that
- * fault (never delivered) ends the call. *ret gets rax. */
+ * fault (never delivered) ends the call. *ret gets its result register. */
 static int rec_hold_call(struct rec_hold *h, uint64_t fn, uint64_t a0, uint64_t a1, uint64_t *ret,
                          char *msg, size_t size)
 {
@@ -438,19 +438,14 @@ static int rec_hold_call(struct rec_hold *h, uint64_t fn, uint64_t a0, uint64_t 
         if (pwrite(h->memfd, frame, sizeof(frame), (off_t)sp) != (ssize_t)sizeof(frame))
             return rec_say(msg, size, "process %d: cannot write to its stack: %s", (int)h->pid,
                            strerror(errno));
-    } else {
+    } else if (REC_CPU_RA_ON_STACK) {
         sp -= 8; /* the return address: the callee sees rsp + 8 16-aligned */
         if (pwrite(h->memfd, &zero, sizeof(zero), (off_t)sp) != (ssize_t)sizeof(zero))
             return rec_say(msg, size, "process %d: cannot write to its stack: %s", (int)h->pid,
                            strerror(errno));
     }
-    r.rsp = sp;
-    r.rip = fn;
-    r.rdi = a0;
-    r.rsi = a1;
-    r.rax = 0;
-    r.orig_rax = (uint64_t)-1; /* no system call to restart under our call */
-    if (ptrace(PTRACE_SETREGS, h->tid, 0L, &r) != 0 || ptrace(PTRACE_CONT, h->tid, 0L, 0L) != 0)
+    rec_cpu_call(&r, fn, sp, a0, a1);
+    if (rec_cpu_set(h->tid, &r) != 0 || ptrace(PTRACE_CONT, h->tid, 0L, 0L) != 0)
         return rec_say(msg, size, "process %d: ptrace: %s", (int)h->pid, strerror(errno));
     for (;;) {
         int w = rec_wait_timed(h->tid, &status, REC_CALL_TIMEOUT_MS);
@@ -472,17 +467,17 @@ static int rec_hold_call(struct rec_hold *h, uint64_t fn, uint64_t a0, uint64_t 
             continue;
         }
         if (WSTOPSIG(status) == SIGSEGV) {
-            if (ptrace(PTRACE_GETREGS, h->tid, 0L, &r) == 0 && r.rip == 0)
+            if (rec_cpu_get(h->tid, &r) == 0 && rec_cpu_pc(&r) == 0)
                 break;
             return rec_say(msg, size,
                            "process %d: the call at %#llx crashed (SIGSEGV at %#llx); its "
                            "thread is put back where it was, but the process may be damaged",
-                           (int)h->pid, (unsigned long long)fn, (unsigned long long)r.rip);
+                           (int)h->pid, (unsigned long long)fn, (unsigned long long)rec_cpu_pc(&r));
         }
         /* The program's own signal: its handler runs on top of our call. */
         ptrace(PTRACE_CONT, h->tid, 0L, (long)WSTOPSIG(status));
     }
-    *ret = h->is32 ? (uint64_t)(int64_t)(int32_t)r.rax : r.rax;
+    *ret = h->is32 ? (uint64_t)(int64_t)(int32_t)rec_cpu_result(&r) : rec_cpu_result(&r);
     return 0;
 }
 
@@ -499,21 +494,21 @@ static const char *rec_lib_suffix(const char *lib)
 
     return slash ? slash : lib;
 }
-#endif /* __x86_64__ */
+#endif /* REC_CPU_ATTACH */
 
-#if !defined(__x86_64__)
+#if !defined(REC_CPU_ATTACH)
 int rec_attach_start(pid_t pid, const char *lib, const char *settings, char *msg, size_t size)
 {
     (void)pid, (void)lib, (void)settings;
     return rec_say(msg, size,
-                   "record -p: attaching to a running process is built for x86-64 only "
-                   "so far (docs/platforms.md)");
+                   "record -p: attaching to a running process is built for x86-64 and "
+                   "AArch64 only (docs/platforms.md)");
 }
 
 int rec_attach_stop(pid_t pid, const char *lib, long *nr_restored, char *msg, size_t size)
 {
     (void)pid, (void)lib, (void)nr_restored;
-    return rec_say(msg, size, "record -p: attaching is built for x86-64 only so far");
+    return rec_say(msg, size, "record -p: attaching is built for x86-64 and AArch64 only");
 }
 #else
 int rec_attach_start(pid_t pid, const char *lib, const char *settings, char *msg, size_t size)

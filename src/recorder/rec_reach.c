@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "memscribe/trace.h"
+#include "recorder/rec_cpu.h"
 #include "recorder/rec_internal.h"
 #include "recorder/rec_proc.h"
 #include "recorder/rec_reach_internal.h"
@@ -41,7 +42,11 @@
 #define REC_REACH_CATCH_UP_MS 1000
 /* memcheck keeps the red zone below the stack pointer addressable
  * (VG_STACK_REDZONE_SZB: 128 on amd64, 0 on x86). */
+#if defined(__aarch64__)
+#define REC_REACH_REDZONE 0 /* AAPCS64 on Linux keeps nothing below sp */
+#else
 #define REC_REACH_REDZONE 128
+#endif
 #define REC_REACH_REDZONE32 0
 #define REC_REACH_MAX_OWN 64
 
@@ -49,7 +54,7 @@ struct rec_reach_thread {
     pid_t tid;
     int stopped;
     int inject; /* a signal it stopped for, handed back at the detach */
-    uint64_t regs[16];
+    uint64_t regs[32];
     unsigned nr_regs;
     uint64_t sp;
 };
@@ -125,7 +130,8 @@ struct rec_reach_regs32 {
 };
 
 /* A stopped thread's general registers (memcheck's VG_(apply_to_GP_regs)):
- * amd64's 16, or x86's 8 for a 32-bit process (then p->word is 4). */
+ * amd64's 16, or x86's 8 for a 32-bit process (then p->word is 4), or
+ * AArch64's 31 and sp. */
 static void rec_reach_regs(struct rec_reach_proc *p, struct rec_reach_thread *t)
 {
 #if defined(__x86_64__)
@@ -153,6 +159,17 @@ static void rec_reach_regs(struct rec_reach_proc *p, struct rec_reach_thread *t)
     memcpy(t->regs, v, sizeof(v));
     t->nr_regs = 16;
     t->sp = r->rsp;
+#elif defined(__aarch64__)
+    /* x0-x30 and sp: x30 may hold a pointer as well as a return address. */
+    struct user_regs_struct r;
+
+    (void)p;
+    if (rec_cpu_get(t->tid, &r) != 0)
+        return;
+    memcpy(t->regs, r.regs, sizeof(r.regs));
+    t->regs[31] = r.sp;
+    t->nr_regs = 32;
+    t->sp = r.sp;
 #else
     (void)p;
     (void)t;
@@ -193,7 +210,7 @@ static void rec_reach_wait_stops(struct rec_reach_proc *p)
 
 static int rec_reach_stop(struct rec_reach_proc *p, char *why, size_t why_size)
 {
-#if !defined(__x86_64__)
+#if !defined(REC_CPU_ATTACH)
     snprintf(why, why_size, "not on this architecture");
     return -ENOSYS;
 #endif

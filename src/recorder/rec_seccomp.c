@@ -15,15 +15,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/uio.h>
 #include <sys/user.h>
+#include <sys/wait.h>
 
 #include "format/fmt_shm_calls.h"
 #include "recorder/rec_attach.h"
+#include "recorder/rec_cpu.h"
 #include "util/util_seccomp.h"
 
 #ifndef PTRACE_SECCOMP_GET_FILTER
 #define PTRACE_SECCOMP_GET_FILTER 0x420c
 #endif
+
+/* The ABI of the traced process: i386, or this machine's 64-bit one. */
+static enum fmt_call_abi rec_abi(int is32)
+{
+    return is32 ? FMT_ABI_I386 : FMT_ABI_NATIVE;
+}
 
 const struct fmt_shm_call *rec_seccomp_judge(const struct rec_seccomp_filters *f, int is32,
                                              unsigned when, const char **effect)
@@ -33,7 +42,7 @@ const struct fmt_shm_call *rec_seccomp_judge(const struct rec_seccomp_filters *f
         struct seccomp_data d;
         uint32_t ret = SECCOMP_RET_ALLOW;
 
-        if (!(call->when & when) || !fmt_shm_call_data(call, is32, &d))
+        if (!(call->when & when) || !fmt_shm_call_data(call, rec_abi(is32), &d))
             continue;
         for (uint32_t i = 0, at = 0; i < f->nr; at += f->len[i++]) {
             int64_t r = util_seccomp_run(f->insns + at, f->len[i], &d);
@@ -126,20 +135,48 @@ static int rec_seccomp_mode(pid_t pid, pid_t tid)
  * sleep itself instead, as after -ERESTARTNOHAND (a relative timeout
  * starts again): it lives, a little later. */
 #define REC_ERESTART_RESTARTBLOCK 516
+#define REC_A64_SVC0 0xd4000001u    /* svc #0 */
+#define REC_A64_RESTART_SYSCALL 128 /* AArch64's restart_syscall */
 
 static void rec_seccomp_restart_plain(pid_t tid)
 {
 #if defined(__x86_64__)
     struct user_regs_struct r;
 
-    if (ptrace(PTRACE_GETREGS, tid, 0L, &r) != 0 || (int32_t)r.rax != -REC_ERESTART_RESTARTBLOCK ||
+    if (rec_cpu_get(tid, &r) != 0 || (int32_t)r.rax != -REC_ERESTART_RESTARTBLOCK ||
         (int32_t)r.orig_rax < 0)
         return;
     r.rax = r.orig_rax;
     r.rip -= 2; /* the syscall (int $0x80) instruction again */
-    ptrace(PTRACE_SETREGS, tid, 0L, &r);
+    rec_cpu_set(tid, &r);
+#elif defined(__aarch64__)
+    /* The kernel rewound the call before this stop (pc on its svc, x0 its
+     * first argument, x8 its number) and forgot its result: it turns the
+     * svc into restart_syscall when the thread goes on. So the thread
+     * goes on to its system call's entry, where the number is set back. */
+    struct user_regs_struct r;
+    int nr = -1, status;
+    struct iovec iov = {&nr, sizeof(nr)};
+    long insn;
+
+    errno = 0;
+    if (rec_cpu_get(tid, &r) != 0 || r.regs[8] > 0xffff ||
+        (insn = ptrace(PTRACE_PEEKTEXT, tid, (void *)r.pc, 0L), errno) ||
+        (uint32_t)insn != REC_A64_SVC0 || ptrace(PTRACE_SYSCALL, tid, 0L, 0L) != 0)
+        return;
+    if (waitpid(tid, &status, __WALL) != tid || !WIFSTOPPED(status))
+        return;
+    if (WSTOPSIG(status) != SIGTRAP) { /* a signal came first: it is the thread's */
+        ptrace(PTRACE_DETACH, tid, 0L, (long)WSTOPSIG(status));
+        return;
+    }
+    if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_ARM_SYSTEM_CALL, &iov) == 0 &&
+        nr == REC_A64_RESTART_SYSCALL) {
+        nr = (int)r.regs[8];
+        ptrace(PTRACE_SETREGSET, tid, (void *)NT_ARM_SYSTEM_CALL, &iov);
+    }
 #else
-    (void)tid; /* only attach uses it, and attach is x86-64's alone so far */
+    (void)tid; /* only attach uses it (rec_cpu.h) */
 #endif
 }
 
@@ -188,7 +225,7 @@ static int rec_seccomp_thread(pid_t pid, pid_t tid, int inject, int is32, char *
     return rec_say(msg, size,
                    "process %d: thread %d's seccomp filter forbids a call the collector "
                    "needs: %s (%s) %s; not attached, the process is untouched",
-                   (int)pid, (int)tid, fmt_shm_call_name(bad, is32), bad->why, effect);
+                   (int)pid, (int)tid, fmt_shm_call_name(bad, rec_abi(is32)), bad->why, effect);
 }
 
 int rec_seccomp_check(pid_t pid, pid_t inject_tid, int is32, char *msg, size_t size)

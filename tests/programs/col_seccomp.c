@@ -63,6 +63,11 @@ static const struct {
 #ifdef SYS_mkdir
     {"mkdir", SYS_mkdir},
 #endif
+#ifndef SYS_access
+    {"faccessat", SYS_faccessat},
+    {"ppoll", SYS_ppoll},
+    {"mkdirat", SYS_mkdirat},
+#endif
     {"write", SYS_write},
     {"exit_group", SYS_exit_group},
     {"exit", SYS_exit},
@@ -85,6 +90,8 @@ static const struct {
     {"getrandom", SYS_getrandom},
 #ifdef SYS_readlink /* x86 only, as access above */
     {"readlink", SYS_readlink},
+#else
+    {"readlinkat", SYS_readlinkat},
 #endif
     {"gettid", SYS_gettid},
     {"getpid", SYS_getpid},
@@ -111,13 +118,22 @@ static const struct {
     {"restart_syscall", SYS_restart_syscall},
     {"uname", SYS_uname},
 };
+/* The program's own calls after its filter: x86's access, poll and mkdir
+ * are AArch64's faccessat, ppoll and mkdirat. */
+#ifdef SYS_access
+#define COL_OWN_AT "access", "poll", "mkdir"
+#else
+#define COL_OWN_AT "faccessat", "ppoll", "mkdirat"
+#endif
 static const char *const col_seccomp_own[] = {
-    "access", "poll",  "mkdir", "write",           "exit_group", "exit",
-    "brk",    "futex", "clone", "set_robust_list", "wait4",      "read",
+    COL_OWN_AT, "write", "exit_group",      "exit",  "brk",
+    "futex",    "clone", "set_robust_list", "wait4", "read",
 };
 
-#ifdef __x86_64__
+#if defined(__x86_64__)
 #define COL_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define COL_ARCH AUDIT_ARCH_AARCH64
 #else
 #define COL_ARCH AUDIT_ARCH_I386
 #endif

@@ -38,7 +38,8 @@
 #define RET(v) BPF_STMT(BPF_RET | BPF_K, (v))
 #define IF_EQ(k, skip_if_not) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (k), 0, (skip_if_not))
 
-/* Judge one filter on the calls of when, x86-64; returns the call's name
+/* Judge one filter on the calls of when, this machine's 64-bit ABI (is32:
+ * i386's); returns the call's name
  * or NULL, the effect in *effect. */
 static const char *judge1(struct sock_filter *insns, uint32_t len, int is32, unsigned when,
                           const char **effect)
@@ -47,7 +48,7 @@ static const char *judge1(struct sock_filter *insns, uint32_t len, int is32, uns
     struct rec_seccomp_filters f = {insns, lens, 1};
     const struct fmt_shm_call *c = rec_seccomp_judge(&f, is32, when, effect);
 
-    return c ? fmt_shm_call_name(c, is32) : NULL;
+    return c ? fmt_shm_call_name(c, is32 ? FMT_ABI_I386 : FMT_ABI_NATIVE) : NULL;
 }
 
 static void test_allow_and_kill_all(void **state)
@@ -62,8 +63,8 @@ static void test_allow_and_kill_all(void **state)
     assert_string_equal(effect, "kills the process (SECCOMP_RET_KILL_PROCESS)");
 }
 
-/* A whitelist of every call the table names on x86-64, but skip_nr;
- * another ABI is killed. */
+/* A whitelist of every call the table names on this machine's ABI, but
+ * skip_nr; another ABI is killed. */
 static uint32_t whitelist(struct sock_filter *out, long skip_nr)
 {
     uint32_t n = 0;
@@ -71,10 +72,10 @@ static uint32_t whitelist(struct sock_filter *out, long skip_nr)
     int nr_seen = 0;
 
     out[n++] = (struct sock_filter)LD_ARCH;
-    out[n++] = (struct sock_filter)IF_EQ(AUDIT_ARCH_X86_64, 0); /* jf set below */
+    out[n++] = (struct sock_filter)IF_EQ(fmt_call_arch[FMT_ABI_NATIVE], 0); /* jf set below */
     out[n++] = (struct sock_filter)LD_NR;
     for (size_t i = 0; i < FMT_SHM_NR_CALLS; i++) {
-        long nr = fmt_shm_calls[i].nr64;
+        long nr = fmt_shm_calls[i].nr[FMT_ABI_NATIVE];
         int dup = 0;
 
         for (int j = 0; j < nr_seen; j++)
@@ -222,7 +223,7 @@ static void test_alu(void **state)
         BPF_STMT(BPF_ALU | BPF_OR | BPF_X, 0),
         BPF_STMT(BPF_RET | BPF_A, 0),
     };
-    struct seccomp_data d = {.nr = SYS_getpid, .arch = AUDIT_ARCH_X86_64};
+    struct seccomp_data d = {.nr = SYS_getpid, .arch = fmt_call_arch[FMT_ABI_NATIVE]};
 
     (void)state;
     assert_int_equal(util_seccomp_run(f, sizeof(f) / sizeof(f[0]), &d),
@@ -244,7 +245,7 @@ static void test_refused_programs(void **state)
         {BPF_STMT(BPF_JMP | BPF_JA, 1), RET(SECCOMP_RET_ALLOW)},
         {BPF_STMT(BPF_ST, 16), RET(SECCOMP_RET_ALLOW)},
     };
-    struct seccomp_data d = {.nr = SYS_getpid, .arch = AUDIT_ARCH_X86_64};
+    struct seccomp_data d = {.nr = SYS_getpid, .arch = fmt_call_arch[FMT_ABI_NATIVE]};
     struct sock_filter reads_ip[] = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, instruction_pointer)),
         RET(SECCOMP_RET_ALLOW)};
