@@ -71,8 +71,10 @@ refuse "a filter that kills on mprotect" \
     "process $target: thread $target's seccomp filter forbids a call the collector needs: mprotect \(loading the attach collector \(dlopen\).*\) kills the process \(SECCOMP_RET_KILL_PROCESS\); not attached, the process is untouched"
 finish_target "a filter that kills on mprotect"
 
-# Its main thread sleeps in poll: stopped to read the filter, it would
-# resume with restart_syscall, which kills; it restarts poll instead.
+# Its main thread sleeps in nanosleep: stopped to read the filter, it
+# would resume with restart_syscall, which kills; it restarts the sleep
+# instead (x86: the registers rewound; AArch64: the call's number given
+# back at its entry).
 start restart tsync-kill restart_syscall
 refuse "a filter that kills on restart_syscall" \
     "process $target: thread [0-9]+'s seccomp filter forbids a call the collector needs: restart_syscall"
