@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # record -p PID --reach (docs/leaks.md, "Other ways of recording"):
 # tests/programs/rec_reach.c waits for the attach, makes a block of each
-# class and says which it expects. Detached by --duration while the program
+# class and says which it expects. Detached by Ctrl-C while the program
 # runs on, the recorder classes its blocks at the detach: every block has
 # the class expected, leaks says when the scan was and that its blocks were
 # live then (not at exit), the program goes on and ends as it would have.
@@ -27,15 +27,17 @@ attach() {
     if [ -n "${3:-}" ]; then
         "$MEMSCRIBE" record -p "$target" --reach -o "$2" 2>"$2.err" &
     else
-        "$MEMSCRIBE" record -p "$target" --reach -o "$2" --duration 2 2>"$2.err" &
+        "$MEMSCRIBE" record -p "$target" --reach -o "$2" 2>"$2.err" &
     fi
     rec=$!
     wait_line "$2.err" "attached to process $target"
     touch "$1/go.1"
     wait_file "$1/done.1"
+    # detached once the blocks are made, not after a time they may outlast
+    [ -n "${3:-}" ] || kill -INT "$rec"
 }
 
-# Detached (--duration) while the program waits: the scan at the detach.
+# Detached (Ctrl-C) while the program waits: the scan at the detach.
 D=$WORK/detach
 attach "$D" "$WORK/d.mscr"
 rc=0

@@ -23,14 +23,14 @@ mkdir "$WORK/plain"
 touch "$WORK/plain/go.1" "$WORK/plain/go.2" "$WORK/plain/go.3" "$WORK/plain/go.4"
 "$PROG" "$WORK/plain" 4 >"$WORK/plain.out"
 
-# Attached in round 1 (until --duration), not in round 2, again in round 3
-# (until Ctrl-C), not in round 4.
+# Attached in round 1, not in round 2, again in round 3, not in round 4
+# (each attach until Ctrl-C; --duration detaches the sampled attach below).
 D=$WORK/run
 ms_attach_target "$D" 4
 ms_attach_round "$WORK/t1.mscr" 1 "$D"
 touch "$D/go.2"
 wait_file "$D/done.2"
-ms_attach_round "$WORK/t3.mscr" 3 "$D" int
+ms_attach_round "$WORK/t3.mscr" 3 "$D"
 touch "$D/go.4"
 rc=0
 wait "$target" || rc=$?
@@ -157,13 +157,14 @@ if unshare --pid --fork true 2>/dev/null; then
     wait "$outer" || fail "the program in its namespace failed after the refusal"
 fi
 # One attached already: a second recorder is turned away, the first goes on.
-"$MEMSCRIBE" record -p "$target" -o "$WORK/first.mscr" --duration 3 2>"$WORK/first.err" &
+"$MEMSCRIBE" record -p "$target" -o "$WORK/first.mscr" 2>"$WORK/first.err" &
 first=$!
 wait_line "$WORK/first.err" "attached to process $target"
 refuse "a second attach at once" "process $target is being recorded already by another 'record -p'" \
     "$MEMSCRIBE" record -p "$target" -o "$WORK/refused.mscr"
 touch "$D/go.1"
 wait_file "$D/done.1"
+kill -INT "$first" 2>/dev/null || true # or it ended with the program, its one round done
 wait "$first" || fail "the first recorder failed: $(cat "$WORK/first.err")"
 expect "the first recorder's round" "$(ms_heap_calls "$WORK/first.mscr" | tr '\n' ';')" \
     "calloc size=300 1;free known 3;free null 2;free unknown 2;malloc size=5001 5;malloc size=7001 3;realloc size=6001 1;"

@@ -53,11 +53,12 @@ refuse() {
 
 # shellcheck disable=SC2046 # one name a word
 start allow tsync-allow $(ms_doc_calls)
-"$MEMSCRIBE" record -p "$target" -o "$WORK/allow.mscr" --duration 1.5 2>"$WORK/allow.err" &
+"$MEMSCRIBE" record -p "$target" -o "$WORK/allow.mscr" 2>"$WORK/allow.err" &
 rec=$!
 wait_line "$WORK/allow.err" "attached to process $target"
 mkdir "$dir/go.1"
 wait_file "$dir/done.1"
+kill -INT "$rec" # once the round is done, not after a time it may outlast
 rc=0
 wait "$rec" || rc=$?
 expect "exit status of record -p under the whitelist of the documented calls" "$rc" 0

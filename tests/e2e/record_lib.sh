@@ -123,20 +123,17 @@ ms_attach_target() {
     wait_file "$1/ready.0"
 }
 # Attach to $target for round $2 into trace $1: attach, wait for the
-# announcement, release the round, wait for it, detach by --duration, or
-# by SIGINT (Ctrl-C) if $4 is "int". usage: ms_attach_round TRACE ROUND DIR [int]
+# announcement, release the round, wait for it, detach by SIGINT (Ctrl-C).
+# Not by --duration: a round that had not ended when it ran out (an
+# emulated machine under load) was cut. usage: ms_attach_round TRACE ROUND DIR
 ms_attach_round() {
-    local dir=$3 how=${4:-duration}
-    if [ "$how" = int ]; then
-        "$MEMSCRIBE" record -p "$target" -o "$1" 2>"$1.err" &
-    else
-        "$MEMSCRIBE" record -p "$target" -o "$1" --duration 1.5 2>"$1.err" &
-    fi
+    local dir=$3
+    "$MEMSCRIBE" record -p "$target" -o "$1" 2>"$1.err" &
     local rec=$!
     wait_line "$1.err" "attached to process $target"
     touch "$dir/go.$2"
     wait_file "$dir/done.$2"
-    [ "$how" != int ] || kill -INT "$rec"
+    kill -INT "$rec"
     local rc=0
     wait "$rec" || rc=$?
     [ "$rc" = 0 ] || fail "record -p exited with $rc: $(cat "$1.err")"
