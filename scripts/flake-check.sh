@@ -78,20 +78,20 @@ if [ "$resume" -eq 1 ] && [ -f "$out/commit" ] && [ "$(cat "$out/commit")" != "$
 fi
 echo "$commit" >"$out/commit"
 
-# The spinners: plain busy loops, stopped however this script ends. They
-# stay in this script's session: where the kernel groups the scheduling by
-# session (autogroup, /proc/sys/kernel/sched_autogroup_enabled), a spinner
-# in a session of its own (setsid) got a third of the CPUs to itself and
-# the whole suite the last third, not two busy loops among the suite's
-# processes. Job control gives each its own process group (to kill it
-# whole), in the same session.
+# The spinners: plain busy loops, stopped with ctest however this script
+# ends. They stay in this script's session: where the kernel groups the
+# scheduling by session (autogroup, /proc/sys/kernel/sched_autogroup_enabled),
+# a spinner in a session of its own (setsid) got a third of the CPUs to
+# itself and the whole suite the last third, not two busy loops among the
+# suite's processes. Job control gives each its own process group (to kill
+# it whole), in the same session.
 set -m
 spin_pids=() ctest_pid=''
-stop_spinners() {
+stop_children() {
   local p
   for p in "${spin_pids[@]}" $ctest_pid; do kill -- "-$p" 2>/dev/null || true; done
 }
-trap stop_spinners EXIT
+trap stop_children EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 for ((i = 0; i < spinners; i++)); do
